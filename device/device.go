@@ -1,0 +1,175 @@
+// Package device is the contract between the gompt runtime and its device
+// plugins, as database/sql/driver is between database/sql and its drivers.
+//
+// A plugin registers itself from its init function with Register. The
+// runtime (package target) asks each plugin for its devices on first use;
+// a plugin that finds no driver or no device returns an error saying why,
+// and has zero devices. Users never import this package for offloading;
+// they import target.
+//
+// Division of work: the runtime does the bookkeeping (mapping tables,
+// reference counts, OMPT callbacks, ids and trace records); a plugin only
+// allocates, copies, launches and timestamps. Extra abilities are optional
+// interfaces a Device or Queue may implement, found by type assertion
+// (MemInfo, Closer, Syncer).
+package device
+
+import (
+	"fmt"
+	"strconv"
+)
+
+// DevicePtr is an address in a device's memory. It is never converted to
+// unsafe.Pointer on the Go side: only the plugin that made it may interpret
+// it. Zero is never a valid allocation.
+type DevicePtr uintptr
+
+// String formats p as hexadecimal.
+func (p DevicePtr) String() string { return "0x" + strconv.FormatUint(uint64(p), 16) }
+
+// Plugin is one backend: host, cuda, opencl.
+type Plugin interface {
+	// Devices loads the driver on the first call and returns the devices
+	// it found, in a stable order. With no driver, no platform or no
+	// usable device it returns no devices and an error (wrapping
+	// ErrNoDevice) that says why, in words a user can act on. Later calls
+	// return the same result. Safe for concurrent use.
+	Devices() ([]Device, error)
+}
+
+// Device is one offload device. All methods are safe for concurrent use.
+type Device interface {
+	// Info describes the device. It does not change after Devices returns.
+	Info() Info
+
+	// Alloc allocates size bytes of device memory (size > 0). The memory
+	// is not initialised. Errors: CodeInvalidArgument for size <= 0 or
+	// above Info().MaxAlloc, CodeOutOfResources when memory is exhausted.
+	Alloc(size int) (Buffer, error)
+
+	// Free releases a buffer returned by Alloc. Freeing a pointer that is
+	// not a live allocation (twice, or never allocated) is an error
+	// (CodeInvalidArgument) and changes nothing.
+	Free(p DevicePtr) error
+
+	// NewQueue returns a new in-order asynchronous queue on the device.
+	NewQueue() (Queue, error)
+
+	// Load prepares k for launching on this device, choosing the image
+	// the device runs (building or JIT-compiling it once; later calls for
+	// the same *Kernel return the cached result). A kernel with no image
+	// for this device gives CodeInvalidBinary naming the kernel, the
+	// device and the image kinds it has; a build failure gives
+	// CodeInvalidBinary with the full build log.
+	Load(k *Kernel) (Function, error)
+
+	// Now reads the device clock in nanoseconds. It is monotonic per
+	// device; its epoch is the device's own.
+	Now() (int64, error)
+}
+
+// Buffer is one device allocation.
+type Buffer struct {
+	Ptr  DevicePtr
+	Size int
+}
+
+// Function is a kernel loaded on one device, ready to launch.
+type Function interface {
+	// Kernel returns the kernel it was loaded from.
+	Kernel() *Kernel
+	// Image returns the image the device chose.
+	Image() ImageKind
+	// Bytes is the size of the loaded image (source, PTX or binary), for
+	// the OMPT device_load event; > 0.
+	Bytes() int
+}
+
+// Queue is an in-order asynchronous queue of device operations. Operations
+// start in the order they are enqueued; an enqueue may return before the
+// operation completes. Host memory passed to CopyIn and CopyOut must stay
+// alive and unmodified (CopyIn) or unread (CopyOut) until a later Sync or
+// Event.Wait on the queue returns; the plugin pins it as it needs. An error
+// of an operation that failed asynchronously is returned by the next Sync
+// or Wait. A queue is used by one goroutine at a time.
+type Queue interface {
+	// CopyIn copies len(src) bytes from host memory to dst.
+	CopyIn(dst DevicePtr, src []byte) error
+	// CopyOut copies len(dst) bytes from src to host memory.
+	CopyOut(dst []byte, src DevicePtr) error
+	// Copy copies n bytes between two locations of this device.
+	Copy(dst, src DevicePtr, n int) error
+	// Launch runs f over shape with args (one per kernel parameter).
+	Launch(f Function, shape Shape, args []Arg) error
+	// Record returns an event that completes when every operation
+	// enqueued so far has completed.
+	Record() (Event, error)
+	// Sync waits for every operation enqueued so far and returns the
+	// first error among them.
+	Sync() error
+	// Release waits for the queue's work and releases it.
+	Release() error
+}
+
+// Event marks a point in a queue.
+type Event interface {
+	// Wait blocks until the event has completed and returns the error of
+	// the queue's work up to it, if any.
+	Wait() error
+	// Time returns the device time (as Device.Now) at which the event
+	// completed; it waits for completion.
+	Time() (int64, error)
+}
+
+// Info describes a device. Fields a backend cannot tell are zero.
+type Info struct {
+	Name          string // "NVIDIA H100 80GB HBM3", "pthread-AMD EPYC", "gompt host device"
+	Vendor        string
+	Backend       string // plugin name: "host", "cuda", "opencl"
+	Type          string // "gpu", "cpu", "accelerator"
+	Version       string // device or API version
+	DriverVersion string
+
+	GlobalMem         uint64 // bytes
+	LocalMem          uint64 // bytes of team-shared memory
+	MaxAlloc          uint64 // largest single allocation, bytes
+	ComputeUnits      int    // SMs, compute units, or worker goroutines
+	MaxThreadsPerTeam int    // largest team (work-group, block)
+	MaxTeams          int    // largest number of teams in one launch; 0 if unbounded
+	ClockMHz          int
+	TimerResolutionNS float64 // device clock resolution
+	UnifiedMemory     bool    // host and device share memory
+
+	// Extra holds backend-specific facts in a stable order (UUID, PCI
+	// bus id, compute capability, extensions).
+	Extra []Attr
+}
+
+// Attr is one named backend-specific fact.
+type Attr struct {
+	Key, Value string
+}
+
+// MemInfo is implemented by devices that account for their memory, so tests
+// and tools can check that nothing leaks.
+type MemInfo interface {
+	// MemInUse returns the bytes and number of live allocations made
+	// through Alloc and not yet freed.
+	MemInUse() (bytes int64, allocs int)
+}
+
+// Closer is implemented by devices that hold driver resources to release
+// at runtime shutdown.
+type Closer interface {
+	Close() error
+}
+
+// ID formats a device id as the runtime and ompt-devinfo show it: the plugin
+// name and the device's number within that plugin, "host:0".
+func ID(plugin string, n int) string { return plugin + ":" + strconv.Itoa(n) }
+
+// NoDevice returns the error of a plugin that has no device, wrapping
+// ErrNoDevice with the reason.
+func NoDevice(plugin string, reason error) error {
+	return fmt.Errorf("%s: %w: %v", plugin, ErrNoDevice, reason)
+}

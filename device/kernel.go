@@ -1,0 +1,267 @@
+package device
+
+import (
+	"fmt"
+	"math"
+	"unsafe"
+)
+
+// ParamKind is the type of one kernel parameter.
+type ParamKind uint8
+
+// Parameter kinds. Buffer parameters are device pointers (global memory);
+// the others are scalars passed by value.
+const (
+	ParamBuffer ParamKind = iota + 1
+	ParamInt32
+	ParamUint32
+	ParamInt64
+	ParamFloat32
+	ParamFloat64
+)
+
+var paramNames = [...]string{"", "buffer", "int32", "uint32", "int64", "float32", "float64"}
+
+func (k ParamKind) String() string {
+	if int(k) < len(paramNames) && k > 0 {
+		return paramNames[k]
+	}
+	return fmt.Sprintf("param(%d)", int(k))
+}
+
+// Size returns the size in bytes of a scalar of this kind as passed to a
+// device kernel (8 for a buffer pointer).
+func (k ParamKind) Size() int {
+	switch k {
+	case ParamInt32, ParamUint32, ParamFloat32:
+		return 4
+	default:
+		return 8
+	}
+}
+
+// Param describes one kernel parameter.
+type Param struct {
+	Name string
+	Kind ParamKind
+	Elem int // element size in bytes of a buffer parameter (4 for float*); 0 for scalars
+}
+
+// Arg is one argument of a launch: a device pointer for a buffer parameter,
+// or the bits of a scalar (float32 and float64 as their IEEE bits, integers
+// zero- or sign-extended into the 64 bits).
+type Arg struct {
+	Ptr  DevicePtr
+	Bits uint64
+}
+
+// Float32 returns the argument's bits as a float32.
+func (a Arg) Float32() float32 { return math.Float32frombits(uint32(a.Bits)) }
+
+// Float64 returns the argument's bits as a float64.
+func (a Arg) Float64() float64 { return math.Float64frombits(a.Bits) }
+
+// ImageKind names the form of a kernel image.
+type ImageKind uint8
+
+// Image kinds a plugin may accept.
+const (
+	ImageHost   ImageKind = iota + 1 // a Go function (HostFunc)
+	ImageOpenCL                      // OpenCL C source, built at run time
+	ImagePTX                         // PTX text for the CUDA driver's JIT
+)
+
+func (k ImageKind) String() string {
+	switch k {
+	case ImageHost:
+		return "host"
+	case ImageOpenCL:
+		return "opencl-c"
+	case ImagePTX:
+		return "ptx"
+	}
+	return fmt.Sprintf("image(%d)", int(k))
+}
+
+// Image is one form of a kernel's code. Source holds OpenCL C or PTX text;
+// Host holds the Go function of an ImageHost image. Entry is the function's
+// name inside Source (the kernel's Name when empty).
+type Image struct {
+	Kind   ImageKind
+	Entry  string
+	Source string
+	Host   HostFunc
+}
+
+// Kernel is one named kernel with several images that all compute the same
+// result. A Kernel is immutable once built and may be shared by goroutines
+// and devices; plugins cache what they build from it keyed by its pointer.
+type Kernel struct {
+	Name   string
+	Params []Param
+	Images []Image
+
+	// MaxThreads, when not 0, is the largest team size the device code
+	// supports (a kernel with a fixed-size local scratch array, say).
+	MaxThreads int
+}
+
+// Image returns k's image of the given kind, if it has one.
+func (k *Kernel) Image(kind ImageKind) (*Image, bool) {
+	for i := range k.Images {
+		if k.Images[i].Kind == kind {
+			return &k.Images[i], true
+		}
+	}
+	return nil, false
+}
+
+// Host returns k's Go image, or nil.
+func (k *Kernel) Host() HostFunc {
+	if img, ok := k.Image(ImageHost); ok {
+		return img.Host
+	}
+	return nil
+}
+
+// CheckArgs reports an error naming the first argument that does not fit
+// k's parameters. It does not check that buffer pointers are valid.
+func (k *Kernel) CheckArgs(args []Arg) error {
+	if len(args) != len(k.Params) {
+		return fmt.Errorf("kernel %s takes %d arguments (%s), got %d", k.Name, len(k.Params), k.signature(), len(args))
+	}
+	for i, p := range k.Params {
+		if p.Kind == ParamBuffer && args[i].Ptr == 0 {
+			return fmt.Errorf("kernel %s argument %d (%s): nil device pointer", k.Name, i, p.Name)
+		}
+	}
+	return nil
+}
+
+func (k *Kernel) signature() string {
+	s := ""
+	for i, p := range k.Params {
+		if i > 0 {
+			s += ", "
+		}
+		s += p.Name + " " + p.Kind.String()
+	}
+	return s
+}
+
+// Shape is the launch shape of a target region: an iteration space of up to
+// three dimensions (Size[0] varies fastest, as OpenCL's dimension 0), and the
+// requested numbers of teams and threads per team; 0 lets the plugin choose.
+// Device code iterates over Size with grid-stride loops, so any number of
+// teams and threads computes the same result.
+type Shape struct {
+	Size    [3]int
+	Teams   int
+	Threads int
+}
+
+// Dims returns the number of dimensions in use (1 to 3).
+func (s Shape) Dims() int {
+	switch {
+	case s.Size[2] > 1:
+		return 3
+	case s.Size[1] > 1:
+		return 2
+	}
+	return 1
+}
+
+// Iterations returns the product of the sizes in use.
+func (s Shape) Iterations() int {
+	n := 1
+	for d := 0; d < s.Dims(); d++ {
+		n *= s.Size[d]
+	}
+	return n
+}
+
+// Check reports an error for a shape with a zero or negative size, or
+// negative teams or threads.
+func (s Shape) Check() error {
+	if s.Size[0] <= 0 {
+		return fmt.Errorf("launch shape: size %v: dimension 0 must be at least 1", s.Size)
+	}
+	for d := 1; d < 3; d++ {
+		if s.Size[d] < 0 {
+			return fmt.Errorf("launch shape: size %v: dimension %d is negative", s.Size, d)
+		}
+	}
+	if s.Teams < 0 || s.Threads < 0 {
+		return fmt.Errorf("launch shape: teams %d, threads %d: must be 0 (runtime picks) or positive", s.Teams, s.Threads)
+	}
+	return nil
+}
+
+// Range is a box of a kernel's iteration space, [Lo, Hi) in each dimension.
+type Range struct {
+	Lo, Hi [3]int
+}
+
+// HostFunc is a kernel's Go image. It computes the iterations in r, and is
+// called once per team: team is the team number in [0, teams). Calls for
+// different teams run concurrently; together their ranges cover the
+// iteration space exactly once. a holds the arguments, buffers as host
+// memory (the device's own on an offload device, the program's slices on
+// the initial device).
+type HostFunc func(a *HostArgs, r Range, team, teams int)
+
+// HostArgs are the arguments of a HostFunc.
+type HostArgs struct {
+	Bufs [][]byte // per parameter; nil for scalars
+	Args []Arg    // per parameter; scalar bits
+}
+
+// F32 returns buffer argument i as []float32.
+func (a *HostArgs) F32(i int) []float32 { return view[float32](a.Bufs[i]) }
+
+// F64 returns buffer argument i as []float64.
+func (a *HostArgs) F64(i int) []float64 { return view[float64](a.Bufs[i]) }
+
+// I32 returns buffer argument i as []int32.
+func (a *HostArgs) I32(i int) []int32 { return view[int32](a.Bufs[i]) }
+
+// U32 returns buffer argument i as []uint32.
+func (a *HostArgs) U32(i int) []uint32 { return view[uint32](a.Bufs[i]) }
+
+// Bytes returns buffer argument i as bytes.
+func (a *HostArgs) Bytes(i int) []byte { return a.Bufs[i] }
+
+// Int returns scalar argument i as a signed integer.
+func (a *HostArgs) Int(i int) int { return int(int64(a.Args[i].Bits)) }
+
+// Float32 returns scalar argument i as a float32.
+func (a *HostArgs) Float32(i int) float32 { return a.Args[i].Float32() }
+
+// Float64 returns scalar argument i as a float64.
+func (a *HostArgs) Float64(i int) float64 { return a.Args[i].Float64() }
+
+func view[T any](b []byte) []T {
+	var z T
+	n := len(b) / int(unsafe.Sizeof(z))
+	if n == 0 {
+		return nil
+	}
+	return unsafe.Slice((*T)(unsafe.Pointer(unsafe.SliceData(b))), n)
+}
+
+// Bytes returns the memory of s as bytes, without copying. The result
+// aliases s.
+func Bytes[T any](s []T) []byte {
+	if len(s) == 0 {
+		return s2b(s)
+	}
+	var z T
+	return unsafe.Slice((*byte)(unsafe.Pointer(unsafe.SliceData(s))), len(s)*int(unsafe.Sizeof(z)))
+}
+
+func s2b[T any](s []T) []byte {
+	if s == nil {
+		return nil
+	}
+	return []byte{}
+}

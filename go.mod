@@ -1,0 +1,3 @@
+module github.com/gompt/gompt
+
+go 1.26.8
