@@ -44,7 +44,7 @@ func (k ParamKind) Size() int {
 type Param struct {
 	Name string
 	Kind ParamKind
-	Elem int // element size in bytes of a buffer parameter (4 for float*); 0 for scalars
+	Elem ParamKind // element type of a buffer parameter (ParamFloat32 for float*); 0 for scalars
 }
 
 // Arg is one argument of a launch: a device pointer for a buffer parameter,
@@ -104,6 +104,24 @@ type Kernel struct {
 	// MaxThreads, when not 0, is the largest team size the device code
 	// supports (a kernel with a fixed-size local scratch array, say).
 	MaxThreads int
+
+	// Sample, when not nil, returns a representative problem of about n
+	// iterations, deterministic for (n, seed): the launch shape, the
+	// initial contents of each buffer parameter (nil for scalars) and the
+	// scalar arguments (zero for buffers). devicetest runs it on a device
+	// and on the Go image and compares every buffer afterwards, so a
+	// user's own kernels get the same conformance check as the library's.
+	Sample func(n int, seed int64) Sample
+}
+
+// Sample is one problem instance of a kernel; see Kernel.Sample.
+type Sample struct {
+	Shape Shape
+	Bufs  [][]byte
+	Args  []Arg
+	// Tol is the relative tolerance for comparing floating-point buffer
+	// elements (0 means exact).
+	Tol float64
 }
 
 // Image returns k's image of the given kind, if it has one.
