@@ -1,0 +1,42 @@
+package dl
+
+import (
+	"strings"
+	"testing"
+)
+
+func TestOpenLibc(t *testing.T) {
+	if !Available {
+		if _, err := Open("libc.so.6"); err == nil || !strings.Contains(err.Error(), "without cgo") {
+			t.Fatalf("Open without cgo: got %v, want built-without-cgo error", err)
+		}
+		return
+	}
+	l, err := Open("libdoes-not-exist.so.9", "libc.so.6")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer l.Close()
+	if l.Name != "libc.so.6" {
+		t.Errorf("opened %q, want libc.so.6", l.Name)
+	}
+	if p, err := l.Sym("malloc"); err != nil || p == nil {
+		t.Errorf("Sym(malloc) = %v, %v", p, err)
+	}
+	if _, err := l.Sym("no_such_symbol_gompt"); err == nil || !strings.Contains(err.Error(), "no_such_symbol_gompt") {
+		t.Errorf("Sym of a missing symbol: %v", err)
+	}
+	if _, name, err := l.SymFirst("malloc_v9", "malloc"); err != nil || name != "malloc" {
+		t.Errorf("SymFirst = %q, %v", name, err)
+	}
+}
+
+func TestOpenMissing(t *testing.T) {
+	if !Available {
+		t.Skip("built without cgo")
+	}
+	_, err := Open("libgompt-missing.so.1")
+	if err == nil || !strings.Contains(err.Error(), "libgompt-missing.so.1") {
+		t.Fatalf("got %v, want an error naming the library", err)
+	}
+}
