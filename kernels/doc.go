@@ -1,0 +1,100 @@
+// Package kernels is gompt's kernel library, and the pattern for writing
+// your own kernels.
+//
+// A kernel (a *device.Kernel) is one name with several images that all
+// compute the same result:
+//
+//   - OpenCL C source, the device code, written once (saxpy.cl). The OpenCL
+//     plugin builds it at run time.
+//   - PTX generated from that same source by clang-19 with libclc
+//     (saxpy.ptx, committed; no CUDA toolkit needed). The CUDA plugin JITs
+//     it. A kernel may instead carry PTX made from CUDA C (see SaxpyCUDA and
+//     saxpy_cuda.cu).
+//   - A Go function (device.HostFunc), run by the host device and by the
+//     initial device.
+//
+// The library: Empty, Saxpy, VecAdd, Dot (with DotShape and SumPartials),
+// Matmul, Jacobi, Fill and SaxpyCUDA; All lists them and ByName finds one.
+//
+// # Writing a kernel
+//
+// Params lists the parameters in the order of the OpenCL C kernel's
+// arguments: buffers are device.ParamBuffer with an Elem type, scalars
+// ParamInt64, ParamFloat32 and so on. The entry point in the device source is
+// named as the Kernel (Image.Entry).
+//
+// Device code must not assume a launch shape. It iterates over the iteration
+// space with grid-stride loops, so any number of teams and threads computes
+// the same result, and indexes with long (64-bit) so that arrays of 2^28
+// elements and more work:
+//
+//	for (long i = get_global_id(0); i < n; i += get_global_size(0)) { ... }
+//
+// For a two-dimensional space, nest one such loop per dimension (dimension 0
+// fastest). A kernel with a fixed-size __local array sets Kernel.MaxThreads.
+//
+// The Go image computes exactly the device.Range it is given (the caller
+// splits the space among teams and runs teams concurrently). Keep it a tight
+// loop over slices taken once from HostArgs, with no allocation:
+//
+//	func scaleHost(a *device.HostArgs, r device.Range, team, teams int) {
+//		s := a.Float32(1)
+//		x := a.F32(2)[r.Lo[0]:r.Hi[0]]
+//		for i := range x {
+//			x[i] *= s
+//		}
+//	}
+//
+// Generate the PTX with a go:generate line beside the sources; gen.sh in
+// this folder is a script to copy:
+//
+//	//go:generate sh gen.sh
+//
+// which runs, for each .cl file,
+//
+//	clang-19 -x cl -cl-std=CL1.2 -target nvptx64-unknown-nvidiacl -march=sm_70 -O3 \
+//	    -Xclang -mlink-builtin-bitcode -Xclang /usr/lib/clc/nvptx64--nvidiacl.bc \
+//	    -S -o scale.ptx scale.cl
+//
+// Embed the sources and assemble the kernel:
+//
+//	//go:embed scale.cl
+//	var scaleCL string
+//
+//	//go:embed scale.ptx
+//	var scalePTX string
+//
+//	var Scale = &device.Kernel{
+//		Name: "scale",
+//		Params: []device.Param{
+//			{Name: "n", Kind: device.ParamInt64},
+//			{Name: "s", Kind: device.ParamFloat32},
+//			{Name: "x", Kind: device.ParamBuffer, Elem: device.ParamFloat32},
+//		},
+//		Images: []device.Image{
+//			{Kind: device.ImageHost, Entry: "scale", Host: scaleHost},
+//			{Kind: device.ImageOpenCL, Entry: "scale", Source: scaleCL},
+//			{Kind: device.ImagePTX, Entry: "scale", Source: scalePTX},
+//		},
+//		Sample: scaleSample,
+//	}
+//
+// with scale.cl holding
+//
+//	__kernel void scale(long n, float s, __global float *x) {
+//		for (long i = get_global_id(0); i < n; i += get_global_size(0))
+//			x[i] *= s;
+//	}
+//
+// # Conformance
+//
+// Give the kernel a Sample: a deterministic problem of about n iterations
+// for (n, seed), with its launch shape, initial buffers (device.Bytes of
+// float32 slices), scalar arguments (device.Arg{Bits: math.Float32bits(v)}
+// for a float32, uint64(n) for an int64) and a relative tolerance. The
+// device conformance suite runs the Sample on every device present and on the
+// Go image and compares every buffer, so your kernel is checked as the
+// library's are. Prefer data that avoids cancellation (positive values), so
+// that a fused multiply-add on one device and not on another stays within
+// the tolerance.
+package kernels

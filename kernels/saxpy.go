@@ -1,0 +1,52 @@
+package kernels
+
+import (
+	_ "embed"
+
+	"github.com/gompt/gompt/device"
+)
+
+//go:embed saxpy.cl
+var saxpyCL string
+
+//go:embed saxpy.ptx
+var saxpyPTX string
+
+// Saxpy computes y[i] = a*x[i] + y[i] for i in [0, n). Parameters: n int64,
+// a float32, x and y float32 buffers of at least n elements. One-dimensional
+// iteration space of n.
+var Saxpy = &device.Kernel{
+	Name:   "saxpy",
+	Params: saxpyParams(),
+	Images: images("saxpy", saxpyCL, saxpyPTX, saxpyHost),
+	Sample: saxpySample("saxpy"),
+}
+
+func saxpyParams() []device.Param {
+	return []device.Param{int64Param("n"), float32Param("a"), bufParam("x"), bufParam("y")}
+}
+
+func saxpyHost(a *device.HostArgs, r device.Range, team, teams int) {
+	lo, hi := clampRange(r, 0, a.Int(0))
+	alpha := a.Float32(1)
+	x := a.F32(2)[lo:hi]
+	y := a.F32(3)[lo:hi]
+	y = y[:len(x)]
+	for i, xv := range x {
+		y[i] = alpha*xv + y[i]
+	}
+}
+
+func saxpySample(name string) func(n int, seed int64) device.Sample {
+	return func(n int, seed int64) device.Sample {
+		n = max(n, 1)
+		r := sampleRand(name, n, seed)
+		alpha := 0.5 + 1.5*r.Float32()
+		return device.Sample{
+			Shape: shape1(n),
+			Bufs:  [][]byte{nil, nil, randFloats(r, n, 0.5, 1.5), randFloats(r, n, 0.5, 1.5)},
+			Args:  []device.Arg{int64Arg(n), float32Arg(alpha), {}, {}},
+			Tol:   1e-5,
+		}
+	}
+}
