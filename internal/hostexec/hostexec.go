@@ -1,0 +1,296 @@
+// Package hostexec runs a kernel's Go image (device.HostFunc) over a launch
+// shape on a pool of persistent worker goroutines: the team executor shared
+// by the host offload device, by the initial device in package target, and by
+// devicetest's reference runs.
+//
+// Run splits the outermost dimension of the iteration space into contiguous
+// chunks, one per team, runs team 0 on the calling goroutine and offers the
+// others to idle workers. The caller keeps claiming chunks no worker has
+// taken, so Run never waits for a worker to become free: many goroutines may
+// call Run at once, and f may itself call Run (nested parallelism), without
+// deadlock. In steady state a Run allocates nothing.
+package hostexec
+
+import (
+	"fmt"
+	"math"
+	"math/bits"
+	"runtime"
+	"runtime/debug"
+	"sync"
+	"sync/atomic"
+
+	"github.com/gompt/gompt/device"
+)
+
+// ChunkIterations is the number of iterations per team Run aims for when the
+// shape leaves the number of teams to it: below this, waking another
+// goroutine costs more than it saves.
+const ChunkIterations = 16 << 10
+
+// MaxTeams is the largest number of teams one Run grants; a larger request
+// is granted MaxTeams.
+const MaxTeams = math.MaxInt32
+
+// Pool is a set of persistent worker goroutines. All methods are safe for
+// concurrent use.
+type Pool struct {
+	workers int
+	tickets chan ticket
+	jobs    sync.Pool
+	closed  atomic.Bool
+	once    sync.Once
+}
+
+// ticket offers the chunks of one job to a worker. gen tells a ticket for
+// the job's current Run from a stale one left in the channel by an earlier
+// Run whose chunks were all claimed before any worker looked.
+type ticket struct {
+	j     *job // nil asks the worker to stop
+	gen   uint32
+	teams int
+}
+
+// job is one Run in flight. It is reused across Runs (through Pool.jobs) so
+// that a Run allocates nothing.
+type job struct {
+	f     device.HostFunc
+	a     *device.HostArgs
+	shape device.Shape
+	dim   int // the dimension split between teams
+
+	// state holds the generation in its high 32 bits and the next
+	// unclaimed team in its low 32 bits; workers claim a team by CAS, so
+	// a stale ticket can never claim a team of a later Run.
+	state atomic.Uint64
+	done  atomic.Int64  // teams finished
+	wake  chan struct{} // the worker finishing the last team tells the caller
+	pmu   sync.Mutex
+	pan   *TeamPanic // the first panic among the teams
+}
+
+// TeamPanic is the value Run panics with, on the caller's goroutine, when f
+// panicked in one of several teams: the panic is recovered on whichever
+// goroutine ran the team, every other team still runs to completion, and then
+// Run re-panics with the first one. A single-team Run is a plain call of f,
+// and a panic in it propagates unchanged.
+type TeamPanic struct {
+	Value any    // the value f panicked with
+	Team  int    // the team that panicked
+	Teams int    // the number of teams of the Run
+	Stack []byte // the stack of the panicking goroutine
+}
+
+// Error formats the panic with its team and stack.
+func (p *TeamPanic) Error() string {
+	return fmt.Sprintf("hostexec: team %d of %d panicked: %v\n\n%s", p.Team, p.Teams, p.Value, p.Stack)
+}
+
+// Unwrap returns the panic value if it is an error.
+func (p *TeamPanic) Unwrap() error {
+	err, _ := p.Value.(error)
+	return err
+}
+
+var (
+	defaultOnce sync.Once
+	defaultPool *Pool
+)
+
+// Default returns the process-wide pool, built on first use with
+// runtime.GOMAXPROCS(0) workers. It is never closed.
+func Default() *Pool {
+	defaultOnce.Do(func() { defaultPool = New(runtime.GOMAXPROCS(0)) })
+	return defaultPool
+}
+
+// New starts a pool of workers goroutines (at least 1). Close stops them.
+func New(workers int) *Pool {
+	if workers < 1 {
+		workers = 1
+	}
+	p := &Pool{workers: workers, tickets: make(chan ticket, 4*workers)}
+	p.jobs.New = func() any { return &job{wake: make(chan struct{}, 1)} }
+	for range workers {
+		go p.work()
+	}
+	return p
+}
+
+// Workers returns the number of worker goroutines.
+func (p *Pool) Workers() int { return p.workers }
+
+// Close stops the workers once they finish the teams they hold. Runs after
+// Close still work: the caller runs every team itself. Close is idempotent.
+func (p *Pool) Close() {
+	p.once.Do(func() {
+		p.closed.Store(true)
+		for range p.workers {
+			p.tickets <- ticket{}
+		}
+	})
+}
+
+// Teams returns the number of teams Run grants for s: s.Teams when it is
+// positive (at most MaxTeams), otherwise one per ChunkIterations iterations,
+// at most one per worker and at least one.
+func (p *Pool) Teams(s device.Shape) int {
+	if s.Teams > 0 {
+		return min(s.Teams, MaxTeams)
+	}
+	n := s.Iterations()
+	t := (n + ChunkIterations - 1) / ChunkIterations
+	return max(1, min(t, p.workers))
+}
+
+// Run calls f once per team over the shape s with arguments a and returns
+// the number of teams granted (see Teams). The outermost dimension in use
+// (s.Dims()-1) is split into that many contiguous chunks, in team order;
+// the other dimensions in use get their full range, and unused dimensions
+// the range [0, 1). When there are more teams than iterations some chunks are
+// empty, and f is still called for them, so team-indexed outputs (one
+// partial sum per team) are always written.
+//
+// Team 0 runs on the calling goroutine, the others on workers or, when none
+// is free, on the caller too. Run returns when every team has returned. A
+// Run with one team is a direct call of f. s is not validated: callers check
+// it with Shape.Check first; a non-positive size gives empty chunks.
+//
+// If f panics in a Run of several teams, Run panics with a *TeamPanic after
+// all teams finish (see TeamPanic).
+func (p *Pool) Run(f device.HostFunc, a *device.HostArgs, s device.Shape) (teams int) {
+	if s.Teams == 1 {
+		f(a, fullRange(s), 0, 1)
+		return 1
+	}
+	return p.run(f, a, s)
+}
+
+func (p *Pool) run(f device.HostFunc, a *device.HostArgs, s device.Shape) (teams int) {
+	teams = p.Teams(s)
+	if teams == 1 {
+		f(a, fullRange(s), 0, 1)
+		return 1
+	}
+	j := p.jobs.Get().(*job)
+	j.f, j.a, j.shape, j.dim = f, a, s, s.Dims()-1
+	j.done.Store(0)
+	gen := uint32(j.state.Load()>>32) + 1
+	j.state.Store(uint64(gen)<<32 | 1) // team 0 is the caller's
+
+	if !p.closed.Load() {
+		offers := min(teams-1, p.workers)
+	offer:
+		for range offers {
+			select {
+			case p.tickets <- ticket{j, gen, teams}:
+			default:
+				break offer // workers are busy; the caller runs the rest
+			}
+		}
+	}
+
+	last := j.run(0, teams)
+	for {
+		t, ok := j.claim(gen, teams)
+		if !ok {
+			break
+		}
+		last = j.run(t, teams) || last
+	}
+	if !last {
+		<-j.wake
+	}
+	pan := j.pan
+	j.pan, j.f, j.a = nil, nil, nil
+	p.jobs.Put(j)
+	if pan != nil {
+		panic(pan)
+	}
+	return teams
+}
+
+// claim takes the next unclaimed team of the Run of generation gen, which
+// has teams teams. It reads nothing of j but state: a job whose teams are
+// all claimed may be reused by another Run at any moment.
+func (j *job) claim(gen uint32, teams int) (team int, ok bool) {
+	for {
+		v := j.state.Load()
+		if uint32(v>>32) != gen {
+			return 0, false
+		}
+		t := int(uint32(v))
+		if t >= teams {
+			return 0, false
+		}
+		if j.state.CompareAndSwap(v, v+1) {
+			return t, true
+		}
+	}
+}
+
+// run runs one claimed team and reports whether it was the last to finish.
+// After the last team finishes, j belongs to the Run's caller again.
+func (j *job) run(team, teams int) (last bool) {
+	defer func() {
+		if r := recover(); r != nil {
+			j.pmu.Lock()
+			if j.pan == nil {
+				j.pan = &TeamPanic{Value: r, Team: team, Teams: teams, Stack: debug.Stack()}
+			}
+			j.pmu.Unlock()
+		}
+		last = j.done.Add(1) == int64(teams)
+	}()
+	j.f(j.a, chunk(j.shape, j.dim, team, teams), team, teams)
+	return
+}
+
+// work is one worker goroutine: it takes tickets and runs the teams it can
+// claim. The worker finishing the last team of a Run wakes its caller.
+func (p *Pool) work() {
+	for t := range p.tickets {
+		if t.j == nil {
+			return
+		}
+		for {
+			team, ok := t.j.claim(t.gen, t.teams)
+			if !ok {
+				break
+			}
+			if t.j.run(team, t.teams) {
+				t.j.wake <- struct{}{}
+				break // the job may be reused from here on
+			}
+		}
+	}
+}
+
+// fullRange is the whole iteration space of s.
+func fullRange(s device.Shape) device.Range {
+	var r device.Range
+	dims := s.Dims()
+	for d := range 3 {
+		r.Hi[d] = 1
+		if d < dims {
+			r.Hi[d] = s.Size[d]
+		}
+	}
+	return r
+}
+
+// chunk is team's part of s when dimension dim is split into teams parts.
+func chunk(s device.Shape, dim, team, teams int) device.Range {
+	r := fullRange(s)
+	n := uint64(max(r.Hi[dim], 0))
+	r.Lo[dim] = split(n, team, teams)
+	r.Hi[dim] = split(n, team+1, teams)
+	return r
+}
+
+// split returns n*i/teams without overflow (i <= teams).
+func split(n uint64, i, teams int) int {
+	hi, lo := bits.Mul64(n, uint64(i))
+	q, _ := bits.Div64(hi, lo, uint64(teams))
+	return int(q)
+}
