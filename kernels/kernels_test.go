@@ -1,0 +1,401 @@
+package kernels_test
+
+import (
+	"bytes"
+	"fmt"
+	"math"
+	"slices"
+	"sync"
+	"testing"
+
+	"github.com/gompt/gompt/device"
+	"github.com/gompt/gompt/kernels"
+)
+
+func TestAllAndByName(t *testing.T) {
+	want := []string{"empty", "saxpy", "vecadd", "dot", "matmul", "jacobi", "fill", "saxpy_cuda"}
+	all := kernels.All()
+	var got []string
+	for _, k := range all {
+		got = append(got, k.Name)
+	}
+	if !slices.Equal(got, want) {
+		t.Fatalf("All() names = %v, want %v", got, want)
+	}
+	vars := []*device.Kernel{kernels.Empty, kernels.Saxpy, kernels.VecAdd, kernels.Dot,
+		kernels.Matmul, kernels.Jacobi, kernels.Fill, kernels.SaxpyCUDA}
+	for i, k := range all {
+		if k != vars[i] {
+			t.Errorf("All()[%d] is not the exported variable for %s", i, k.Name)
+		}
+		byName, ok := kernels.ByName(k.Name)
+		if !ok || byName != k {
+			t.Errorf("ByName(%q) = %p, %v; want %p, true", k.Name, byName, ok, k)
+		}
+	}
+	if k, ok := kernels.ByName("nope"); ok || k != nil {
+		t.Errorf("ByName(\"nope\") = %v, %v; want nil, false", k, ok)
+	}
+	all[0] = nil
+	if kernels.All()[0] != kernels.Empty {
+		t.Error("All() returns a slice shared between calls")
+	}
+}
+
+func TestImages(t *testing.T) {
+	for _, k := range kernels.All() {
+		want := []device.ImageKind{device.ImageHost, device.ImageOpenCL, device.ImagePTX}
+		if k == kernels.SaxpyCUDA {
+			want = []device.ImageKind{device.ImageHost, device.ImagePTX}
+		}
+		var got []device.ImageKind
+		for _, img := range k.Images {
+			got = append(got, img.Kind)
+			if img.Entry != k.Name {
+				t.Errorf("%s: %v image entry %q, want %q", k.Name, img.Kind, img.Entry, k.Name)
+			}
+			switch img.Kind {
+			case device.ImageHost:
+				if img.Host == nil {
+					t.Errorf("%s: host image without a function", k.Name)
+				}
+			default:
+				if img.Source == "" {
+					t.Errorf("%s: %v image without source", k.Name, img.Kind)
+				}
+			}
+		}
+		if !slices.Equal(got, want) {
+			t.Errorf("%s: image kinds %v, want %v", k.Name, got, want)
+		}
+		if k.Host() == nil {
+			t.Errorf("%s: Host() = nil", k.Name)
+		}
+		if k.Sample == nil {
+			t.Errorf("%s: no Sample", k.Name)
+		}
+		for _, p := range k.Params {
+			if (p.Kind == device.ParamBuffer) != (p.Elem != 0) {
+				t.Errorf("%s: param %s: kind %v with element %v", k.Name, p.Name, p.Kind, p.Elem)
+			}
+		}
+	}
+	if kernels.Dot.MaxThreads != kernels.DotMaxThreads || kernels.DotMaxThreads != 256 {
+		t.Errorf("Dot.MaxThreads = %d, DotMaxThreads = %d; want 256", kernels.Dot.MaxThreads, kernels.DotMaxThreads)
+	}
+}
+
+func TestChunk(t *testing.T) {
+	for _, n := range []int{0, 1, 2, 7, 100, 1023, 4096} {
+		for _, teams := range []int{1, 2, 3, 7, 64, 5000} {
+			next := 0
+			for team := range teams {
+				lo, hi := kernels.Chunk(n, teams, team)
+				if n > 0 && (lo != next || hi < lo || hi-lo > (n+teams-1)/teams) {
+					t.Fatalf("Chunk(%d, %d, %d) = [%d, %d), want it to start at %d and hold at most ceil(n/teams)", n, teams, team, lo, hi, next)
+				}
+				next = hi
+			}
+			if next != n {
+				t.Fatalf("Chunk(%d, %d, ...) covers [0, %d), want [0, %d)", n, teams, next, n)
+			}
+			if lo, hi := kernels.Chunk(n, teams, teams); lo != hi {
+				t.Errorf("Chunk(%d, %d, %d) = [%d, %d), want empty for a team out of range", n, teams, teams, lo, hi)
+			}
+		}
+	}
+}
+
+func TestSamples(t *testing.T) {
+	for _, k := range kernels.All() {
+		for _, n := range []int{-3, 0, 1, 5, 1000, 1 << 16} {
+			s := k.Sample(n, 1)
+			if err := s.Shape.Check(); err != nil {
+				t.Errorf("%s: Sample(%d, 1): %v", k.Name, n, err)
+			}
+			if len(s.Bufs) != len(k.Params) || len(s.Args) != len(k.Params) {
+				t.Fatalf("%s: Sample(%d, 1) has %d buffers and %d args for %d params", k.Name, n, len(s.Bufs), len(s.Args), len(k.Params))
+			}
+			if err := k.CheckArgs(fakePtrs(k, s.Args)); err != nil {
+				t.Errorf("%s: %v", k.Name, err)
+			}
+			for i, p := range k.Params {
+				if (p.Kind == device.ParamBuffer) != (s.Bufs[i] != nil) {
+					t.Errorf("%s: Sample(%d, 1) param %s (%v): buffer %v", k.Name, n, p.Name, p.Kind, s.Bufs[i] != nil)
+				}
+				if s.Bufs[i] != nil && len(s.Bufs[i])%4 != 0 {
+					t.Errorf("%s: param %s: buffer of %d bytes is not float32s", k.Name, p.Name, len(s.Bufs[i]))
+				}
+			}
+			if n >= 1000 {
+				if it := s.Shape.Iterations(); it < n/2 || it > 2*n {
+					t.Errorf("%s: Sample(%d, 1) has %d iterations, want about %d", k.Name, n, it, n)
+				}
+			}
+			again := k.Sample(n, 1)
+			if !sampleEqual(s, again) {
+				t.Errorf("%s: Sample(%d, 1) differs between calls", k.Name, n)
+			}
+			if other := k.Sample(n, 2); k != kernels.Empty && sampleEqual(s, other) {
+				t.Errorf("%s: Sample(%d, 1) and Sample(%d, 2) are the same", k.Name, n, n)
+			}
+		}
+	}
+}
+
+func fakePtrs(k *device.Kernel, args []device.Arg) []device.Arg {
+	out := slices.Clone(args)
+	for i, p := range k.Params {
+		if p.Kind == device.ParamBuffer {
+			out[i].Ptr = device.DevicePtr(0x1000 * (i + 1))
+		}
+	}
+	return out
+}
+
+func sampleEqual(a, b device.Sample) bool {
+	if a.Shape != b.Shape || a.Tol != b.Tol || !slices.Equal(a.Args, b.Args) || len(a.Bufs) != len(b.Bufs) {
+		return false
+	}
+	for i := range a.Bufs {
+		if !bytes.Equal(a.Bufs[i], b.Bufs[i]) {
+			return false
+		}
+	}
+	return true
+}
+
+// runHost runs k's Go image on a copy of s's buffers, splitting the
+// outermost dimension of s's iteration space among teams goroutines as a
+// host device does, and returns the buffers.
+func runHost(k *device.Kernel, s device.Sample, teams int, size [3]int) [][]byte {
+	a := &device.HostArgs{Args: s.Args}
+	for _, b := range s.Bufs {
+		if b == nil {
+			a.Bufs = append(a.Bufs, nil)
+		} else {
+			a.Bufs = append(a.Bufs, bytes.Clone(b))
+		}
+	}
+	outer := 0
+	for d := range 3 {
+		if size[d] > 1 {
+			outer = d
+		}
+	}
+	var wg sync.WaitGroup
+	for team := range teams {
+		var r device.Range
+		for d := range 3 {
+			r.Hi[d] = max(size[d], 1)
+		}
+		r.Lo[outer], r.Hi[outer] = kernels.Chunk(size[outer], teams, team)
+		wg.Go(func() { k.Host()(a, r, team, teams) })
+	}
+	wg.Wait()
+	return a.Bufs
+}
+
+func f32(b []byte) []float32 {
+	out := make([]float32, len(b)/4)
+	copy(device.Bytes(out), b)
+	return out
+}
+
+// reference computes k's result on s's buffers with plain loops.
+func reference(t *testing.T, k *device.Kernel, s device.Sample) [][]float32 {
+	bufs := make([][]float32, len(s.Bufs))
+	for i, b := range s.Bufs {
+		bufs[i] = f32(b)
+	}
+	arg := func(i int) int { return int(int64(s.Args[i].Bits)) }
+	switch k {
+	case kernels.Empty:
+	case kernels.Saxpy, kernels.SaxpyCUDA:
+		a, x, y := s.Args[1].Float32(), bufs[2], bufs[3]
+		for i := range arg(0) {
+			y[i] = a*x[i] + y[i]
+		}
+	case kernels.VecAdd:
+		for i := range arg(0) {
+			bufs[3][i] = bufs[1][i] + bufs[2][i]
+		}
+	case kernels.Fill:
+		for i := range arg(0) {
+			bufs[2][i] = s.Args[1].Float32()
+		}
+	case kernels.Dot:
+		n, teams := arg(0), s.Shape.Teams
+		for team := range teams {
+			lo, hi := kernels.Chunk(n, teams, team)
+			var sum float64
+			for i := lo; i < hi; i++ {
+				sum += float64(bufs[1][i]) * float64(bufs[2][i])
+			}
+			bufs[3][team] = float32(sum)
+		}
+	case kernels.Matmul:
+		m, n, kk := arg(0), arg(1), arg(2)
+		A, B, C := bufs[3], bufs[4], bufs[5]
+		for i := range m {
+			for j := range n {
+				var sum float64
+				for p := range kk {
+					sum += float64(A[i*kk+p]) * float64(B[p*n+j])
+				}
+				C[i*n+j] = float32(sum)
+			}
+		}
+	case kernels.Jacobi:
+		nx, ny := arg(0), arg(1)
+		in, out := bufs[2], bufs[3]
+		for y := range ny {
+			for x := range nx {
+				i := y*nx + x
+				if x == 0 || y == 0 || x == nx-1 || y == ny-1 {
+					out[i] = in[i]
+				} else {
+					out[i] = 0.25 * (in[i-nx] + in[i+nx] + in[i-1] + in[i+1])
+				}
+			}
+		}
+	default:
+		t.Fatalf("no reference for kernel %s", k.Name)
+	}
+	return bufs
+}
+
+func compare(t *testing.T, what string, got []byte, want []float32, tol float64) {
+	t.Helper()
+	g := f32(got)
+	if len(g) != len(want) {
+		t.Fatalf("%s: %d elements, want %d", what, len(g), len(want))
+	}
+	bad := 0
+	for i := range g {
+		x, y := float64(g[i]), float64(want[i])
+		if math.Abs(x-y) > tol*max(math.Abs(x), math.Abs(y)) || math.IsNaN(x) != math.IsNaN(y) {
+			if bad < 5 {
+				t.Errorf("%s[%d] = %v, want %v (tolerance %g)", what, i, g[i], want[i], tol)
+			}
+			bad++
+		}
+	}
+	if bad > 0 {
+		t.Errorf("%s: %d of %d elements differ", what, bad, len(g))
+	}
+}
+
+func TestHostMatchesReference(t *testing.T) {
+	for _, k := range kernels.All() {
+		for _, n := range []int{1, 7, 1000, 4099, 70000} {
+			for _, seed := range []int64{1, 2} {
+				s := k.Sample(n, seed)
+				want := reference(t, k, s)
+				teamCounts := []int{1, 2, 3, 8, 13}
+				if k == kernels.Dot {
+					teamCounts = []int{s.Shape.Teams} // partials are per team
+				}
+				for _, teams := range teamCounts {
+					got := runHost(k, s, teams, s.Shape.Size)
+					for i, p := range k.Params {
+						if p.Kind == device.ParamBuffer {
+							what := fmt.Sprintf("%s n=%d seed=%d teams=%d: %s", k.Name, n, seed, teams, p.Name)
+							compare(t, what, got[i], want[i], max(s.Tol, 1e-7))
+						}
+					}
+				}
+			}
+		}
+	}
+}
+
+// TestHostStaysWithinN runs the Go images over an iteration space larger
+// than the problem: as the device code, they must leave the extra
+// iterations alone rather than index past the buffers.
+func TestHostStaysWithinN(t *testing.T) {
+	for _, k := range kernels.All() {
+		s := k.Sample(500, 3)
+		want := reference(t, k, s)
+		size := s.Shape.Size
+		size[0] += 17
+		if size[1] > 1 {
+			size[1] += 5
+		}
+		teams := 4
+		if k == kernels.Dot {
+			teams = s.Shape.Teams
+			size[0] = s.Shape.Size[0] // the split decides the partials
+		}
+		got := runHost(k, s, teams, size)
+		for i, p := range k.Params {
+			if p.Kind == device.ParamBuffer {
+				compare(t, k.Name+": "+p.Name, got[i], want[i], max(s.Tol, 1e-7))
+			}
+		}
+	}
+}
+
+func TestDotSum(t *testing.T) {
+	for _, n := range []int{1, 1000, 1 << 20} {
+		s := kernels.Dot.Sample(n, 5)
+		if s.Shape.Teams < 1 || s.Shape.Threads != kernels.DotMaxThreads || len(s.Bufs[3]) != 4*s.Shape.Teams {
+			t.Fatalf("Dot.Sample(%d): %d teams of %d threads, %d partial bytes", n, s.Shape.Teams, s.Shape.Threads, len(s.Bufs[3]))
+		}
+		x, y := f32(s.Bufs[1]), f32(s.Bufs[2])
+		var want float64
+		for i := range x {
+			want += float64(x[i]) * float64(y[i])
+		}
+		got := kernels.SumPartials(f32(runHost(kernels.Dot, s, s.Shape.Teams, s.Shape.Size)[3]))
+		if math.Abs(got-want) > 1e-6*want {
+			t.Errorf("n=%d: SumPartials = %v, want %v", n, got, want)
+		}
+	}
+	if got := kernels.SumPartials([]float32{1, 2.5, -0.5}); got != 3 {
+		t.Errorf("SumPartials(1, 2.5, -0.5) = %v, want 3", got)
+	}
+	if got := kernels.DotShape(1<<20, 0); got.Teams != kernels.DotTeams(1<<20) || got.Teams != 256 || got.Size[0] != 1<<20 {
+		t.Errorf("DotShape(1<<20, 0) = %+v, want %d teams", got, kernels.DotTeams(1<<20))
+	}
+	if got := kernels.DotTeams(1 << 30); got != 1024 {
+		t.Errorf("DotTeams(1<<30) = %d, want 1024", got)
+	}
+	if got := kernels.DotTeams(0); got != 1 {
+		t.Errorf("DotTeams(0) = %d, want 1", got)
+	}
+}
+
+func benchHost(b *testing.B, k *device.Kernel, n, bytesPerIter int) {
+	s := k.Sample(n, 1)
+	a := &device.HostArgs{Bufs: s.Bufs, Args: s.Args}
+	var r device.Range
+	for d := range 3 {
+		r.Hi[d] = max(s.Shape.Size[d], 1)
+	}
+	h := k.Host()
+	b.SetBytes(int64(s.Shape.Iterations() * bytesPerIter))
+	b.ReportAllocs()
+	for b.Loop() {
+		h(a, r, 0, 1)
+	}
+}
+
+func BenchmarkSaxpyHost(b *testing.B) { benchHost(b, kernels.Saxpy, 1<<24, 12) }
+
+func BenchmarkVecAddHost(b *testing.B) { benchHost(b, kernels.VecAdd, 1<<24, 12) }
+
+func BenchmarkJacobiHost(b *testing.B) { benchHost(b, kernels.Jacobi, 1<<22, 8) }
+
+func BenchmarkMatmulHost(b *testing.B) { benchHost(b, kernels.Matmul, 1<<16, 4) }
+
+func BenchmarkDotHost(b *testing.B) {
+	s := kernels.Dot.Sample(1<<24, 1)
+	a := &device.HostArgs{Bufs: s.Bufs, Args: s.Args}
+	r := device.Range{Hi: [3]int{s.Shape.Size[0], 1, 1}}
+	b.SetBytes(int64(8 * s.Shape.Size[0]))
+	b.ReportAllocs()
+	for b.Loop() {
+		kernels.Dot.Host()(a, r, 0, 1)
+	}
+}
