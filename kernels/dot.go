@@ -6,10 +6,10 @@ import (
 	"github.com/gompt/gompt/device"
 )
 
-//go:embed dot.cl
+//go:embed dot_partial.cl
 var dotCL string
 
-//go:embed dot.ptx
+//go:embed dot_partial.ptx
 var dotPTX string
 
 // DotMaxThreads is the largest team size Dot's device code supports (its
@@ -22,6 +22,9 @@ const DotMaxThreads = 256
 // int64, x and y float32 buffers of at least n elements, partial a float32
 // buffer of one element per team.
 //
+// Its name is "dot_partial", not "dot": OpenCL C has a built-in dot, and
+// OpenCL implementations (POCL) refuse a kernel of that name.
+//
 // A launch must set Shape.Teams to len(partial) and Shape.Threads to at most
 // DotMaxThreads (a power of two is fastest); DotShape builds such a shape.
 // Team t's share is Chunk(n, teams, t), contiguous, on every device, so the
@@ -29,9 +32,9 @@ const DotMaxThreads = 256
 // team t exactly that share when n is a multiple of teams, or when it splits
 // dimension 0 as Chunk does.
 var Dot = &device.Kernel{
-	Name:       "dot",
+	Name:       "dot_partial",
 	Params:     []device.Param{int64Param("n"), bufParam("x"), bufParam("y"), bufParam("partial")},
-	Images:     images("dot", dotCL, dotPTX, dotHost),
+	Images:     images("dot_partial", dotCL, dotPTX, dotHost),
 	MaxThreads: DotMaxThreads,
 	Sample:     dotSample,
 }
@@ -87,7 +90,7 @@ func dotSample(n int, seed int64) device.Sample {
 	n = max(n, 1)
 	teams := min(DotTeams(n), n)
 	n -= n % teams // every split of [0, n) into teams is then Chunk's
-	r := sampleRand("dot", n, seed)
+	r := sampleRand("dot_partial", n, seed)
 	return device.Sample{
 		Shape: DotShape(n, teams),
 		Bufs:  [][]byte{nil, randFloats(r, n, 0, 1), randFloats(r, n, 0, 1), make([]byte, 4*teams)},

@@ -18,7 +18,7 @@ func All() []*device.Kernel {
 	return []*device.Kernel{Empty, Saxpy, VecAdd, Dot, Matmul, Jacobi, Fill, SaxpyCUDA}
 }
 
-// ByName returns the library kernel called name ("saxpy", "dot", ...), and
+// ByName returns the library kernel called name ("saxpy", "dot_partial", ...), and
 // false when there is none. Safe for concurrent use.
 func ByName(name string) (*device.Kernel, bool) {
 	for _, k := range All() {

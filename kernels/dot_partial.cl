@@ -1,4 +1,4 @@
-// dot: partial[t] = sum of x[i]*y[i] over team t's share of [0, n).
+// dot_partial: partial[t] = sum of x[i]*y[i] over team t's share of [0, n).
 //
 // Team t (work-group t of get_num_groups(0)) owns the contiguous chunk
 // [t*c, min(n, (t+1)*c)) with c = ceil(n / teams), the same split a host
@@ -8,7 +8,7 @@
 // power of two is fastest); the caller sums the partials.
 #define DOT_MAX_THREADS 256
 
-__kernel void dot(long n, __global const float *x, __global const float *y, __global float *partial) {
+__kernel void dot_partial(long n, __global const float *x, __global const float *y, __global float *partial) {
   __local float scratch[DOT_MAX_THREADS];
   long teams = (long)get_num_groups(0);
   long team = (long)get_group_id(0);
