@@ -1,0 +1,203 @@
+// Command ompt-bench measures gompt's overheads and throughput on every
+// device present, side by side with the same work done without gompt (a
+// plain Go loop, or the vendor API through the plugin's binding alone).
+//
+//	go run ./cmd/ompt-bench -json                 # every case on every device
+//	go run ./cmd/ompt-bench -case empty_target    # one case (comma list or regexp)
+//	go run ./cmd/ompt-bench -device host:0        # one device (ID or number)
+//
+// With -json each result is one JSON object per line:
+//
+//	{"name":"empty_target","device":"host:0","ns_per_op":101.2,"allocs_per_op":0,"iterations":10000000}
+//
+// bytes_per_sec is present where a case moves a known number of bytes.
+package main
+
+import (
+	"encoding/json"
+	"flag"
+	"fmt"
+	"os"
+	"regexp"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/gompt/gompt/target"
+)
+
+// result is one line of output.
+type result struct {
+	Name        string  `json:"name"`
+	Device      string  `json:"device"`
+	NsPerOp     float64 `json:"ns_per_op"`
+	BytesPerSec float64 `json:"bytes_per_sec,omitempty"`
+	AllocsPerOp int64   `json:"allocs_per_op"`
+	Iterations  int     `json:"iterations"`
+	Error       string  `json:"error,omitempty"`
+}
+
+// bcase is one benchmark case. run is called by testing.Benchmark; bytes
+// is the number of bytes one op moves (0 if not meaningful). setup, when
+// not nil, runs once before and returns a teardown.
+type bcase struct {
+	name    string
+	backend string // "" for every device, else the plugin name
+	bytes   int64
+	bench   func(dev int) (func(b *testing.B), func(), error)
+}
+
+var cases []bcase
+
+func register(c bcase) { cases = append(cases, c) }
+
+func main() {
+	asJSON := flag.Bool("json", false, "print one JSON object per line")
+	devSel := flag.String("device", "", "only this device: an ID as ompt-devinfo shows it (host:0) or a device number")
+	caseSel := flag.String("case", "", "only these cases: a comma-separated list of names, or a regular expression")
+	benchtime := flag.Duration("benchtime", time.Second, "target run time per case")
+	list := flag.Bool("list", false, "list the case names and exit")
+	flag.Parse()
+	testing.Init()
+	if err := flag.Set("test.benchtime", benchtime.String()); err != nil {
+		fmt.Fprintln(os.Stderr, "ompt-bench:", err)
+		os.Exit(2)
+	}
+	if *list {
+		for _, c := range cases {
+			b := c.backend
+			if b == "" {
+				b = "all"
+			}
+			fmt.Printf("%-28s %s\n", c.name, b)
+		}
+		return
+	}
+	match, err := caseMatcher(*caseSel)
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "ompt-bench:", err)
+		os.Exit(2)
+	}
+	devs := target.Devices()
+	var chosen []target.DeviceInfo
+	for _, d := range devs {
+		if *devSel == "" || *devSel == d.ID || *devSel == strconv.Itoa(d.Num) {
+			chosen = append(chosen, d)
+		}
+	}
+	if len(chosen) == 0 {
+		fmt.Fprintf(os.Stderr, "ompt-bench: no device matches -device %q; devices: %s\n", *devSel, ids(devs))
+		os.Exit(2)
+	}
+	ran := 0
+	for _, d := range chosen {
+		for _, c := range cases {
+			if (c.backend != "" && c.backend != d.Plugin) || !match(c.name) {
+				continue
+			}
+			ran++
+			emit(*asJSON, runCase(c, d))
+		}
+	}
+	if ran == 0 {
+		fmt.Fprintf(os.Stderr, "ompt-bench: no case matches -case %q on the chosen devices (see -list)\n", *caseSel)
+		os.Exit(2)
+	}
+	if err := target.Shutdown(); err != nil {
+		fmt.Fprintln(os.Stderr, "ompt-bench: shutdown:", err)
+		os.Exit(1)
+	}
+}
+
+func ids(devs []target.DeviceInfo) string {
+	var s []string
+	for _, d := range devs {
+		s = append(s, d.ID)
+	}
+	if len(s) == 0 {
+		return "none"
+	}
+	return strings.Join(s, ", ")
+}
+
+func caseMatcher(sel string) (func(string) bool, error) {
+	if sel == "" {
+		return func(string) bool { return true }, nil
+	}
+	names := map[string]bool{}
+	plain := true
+	for _, n := range strings.Split(sel, ",") {
+		if !regexp.MustCompile(`^[a-z0-9_]+$`).MatchString(n) {
+			plain = false
+		}
+		names[n] = true
+	}
+	if plain {
+		return func(s string) bool { return names[s] }, nil
+	}
+	re, err := regexp.Compile(sel)
+	if err != nil {
+		return nil, fmt.Errorf("-case %q: not a list of names nor a regular expression: %v", sel, err)
+	}
+	return re.MatchString, nil
+}
+
+func runCase(c bcase, d target.DeviceInfo) result {
+	r := result{Name: c.name, Device: d.ID}
+	fn, teardown, err := c.bench(d.Num)
+	if err != nil {
+		r.Error = err.Error()
+		return r
+	}
+	var failed error
+	br := testing.Benchmark(func(b *testing.B) {
+		b.ReportAllocs()
+		defer func() {
+			if p := recover(); p != nil {
+				failed = fmt.Errorf("%v", p)
+			}
+		}()
+		fn(b)
+	})
+	if teardown != nil {
+		teardown()
+	}
+	if failed != nil {
+		r.Error = failed.Error()
+		return r
+	}
+	if br.N > 0 {
+		r.NsPerOp = float64(br.T.Nanoseconds()) / float64(br.N)
+		r.AllocsPerOp = br.AllocsPerOp()
+		r.Iterations = br.N
+		if c.bytes > 0 && r.NsPerOp > 0 {
+			r.BytesPerSec = float64(c.bytes) / (r.NsPerOp / 1e9)
+		}
+	}
+	return r
+}
+
+func emit(asJSON bool, r result) {
+	if asJSON {
+		b, _ := json.Marshal(r)
+		fmt.Println(string(b))
+		return
+	}
+	if r.Error != "" {
+		fmt.Printf("%-28s %-10s ERROR %s\n", r.Name, r.Device, r.Error)
+		return
+	}
+	bw := ""
+	if r.BytesPerSec > 0 {
+		bw = fmt.Sprintf("%10.2f GB/s", r.BytesPerSec/1e9)
+	}
+	fmt.Printf("%-28s %-10s %14.1f ns/op %4d allocs/op %s\n", r.Name, r.Device, r.NsPerOp, r.AllocsPerOp, bw)
+}
+
+// must stops a benchmark on an error; runCase reports it.
+func must(b *testing.B, err error) {
+	if err != nil {
+		panic(err)
+	}
+}

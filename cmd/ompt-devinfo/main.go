@@ -1,0 +1,149 @@
+// Command ompt-devinfo lists gompt's plugins and offload devices, in the
+// manner of llvm-omp-device-info and clinfo: each plugin with its load
+// status (and, when it has no device, the reason), then every device with
+// all it can tell.
+//
+//	go run ./cmd/ompt-devinfo          # text
+//	go run ./cmd/ompt-devinfo -json    # one JSON document
+package main
+
+import (
+	"encoding/json"
+	"flag"
+	"fmt"
+	"io"
+	"os"
+
+	"github.com/gompt/gompt/target"
+)
+
+type pluginJSON struct {
+	Name    string `json:"name"`
+	Loaded  bool   `json:"loaded"`
+	Devices int    `json:"devices"`
+	Reason  string `json:"reason,omitempty"`
+}
+
+type deviceJSON struct {
+	Num               int               `json:"num"`
+	ID                string            `json:"id"`
+	Name              string            `json:"name"`
+	Vendor            string            `json:"vendor"`
+	Backend           string            `json:"backend"`
+	Type              string            `json:"type"`
+	Version           string            `json:"version"`
+	DriverVersion     string            `json:"driver_version"`
+	GlobalMem         uint64            `json:"global_mem_bytes"`
+	LocalMem          uint64            `json:"local_mem_bytes"`
+	MaxAlloc          uint64            `json:"max_alloc_bytes"`
+	ComputeUnits      int               `json:"compute_units"`
+	MaxThreadsPerTeam int               `json:"max_threads_per_team"`
+	MaxTeams          int               `json:"max_teams"`
+	ClockMHz          int               `json:"clock_mhz"`
+	TimerResolutionNS float64           `json:"timer_resolution_ns"`
+	UnifiedMemory     bool              `json:"unified_memory"`
+	Extra             map[string]string `json:"extra,omitempty"`
+}
+
+type report struct {
+	OpenMP        int          `json:"openmp"`
+	Offload       string       `json:"offload"`
+	InitialDevice int          `json:"initial_device"`
+	DefaultDevice int          `json:"default_device"`
+	Plugins       []pluginJSON `json:"plugins"`
+	Devices       []deviceJSON `json:"devices"`
+}
+
+func collect() report {
+	r := report{
+		OpenMP:        target.OpenMPVersion,
+		Offload:       target.Offloading().String(),
+		InitialDevice: target.InitialDeviceNum(),
+		DefaultDevice: target.GetDefaultDevice(),
+		Plugins:       []pluginJSON{},
+		Devices:       []deviceJSON{},
+	}
+	for _, p := range target.Plugins() {
+		pj := pluginJSON{Name: p.Name, Loaded: p.Loaded, Devices: p.Devices}
+		if p.Err != nil {
+			pj.Reason = p.Err.Error()
+		}
+		r.Plugins = append(r.Plugins, pj)
+	}
+	for _, d := range target.Devices() {
+		dj := deviceJSON{Num: d.Num, ID: d.ID, Name: d.Name, Vendor: d.Vendor, Backend: d.Backend, Type: d.Type,
+			Version: d.Version, DriverVersion: d.DriverVersion, GlobalMem: d.GlobalMem, LocalMem: d.LocalMem,
+			MaxAlloc: d.MaxAlloc, ComputeUnits: d.ComputeUnits, MaxThreadsPerTeam: d.MaxThreadsPerTeam,
+			MaxTeams: d.MaxTeams, ClockMHz: d.ClockMHz, TimerResolutionNS: d.TimerResolutionNS,
+			UnifiedMemory: d.UnifiedMemory}
+		if len(d.Extra) > 0 {
+			dj.Extra = map[string]string{}
+			for _, a := range d.Extra {
+				dj.Extra[a.Key] = a.Value
+			}
+		}
+		r.Devices = append(r.Devices, dj)
+	}
+	return r
+}
+
+func printText(w io.Writer, r report) {
+	fmt.Fprintf(w, "gompt: OpenMP %d, OMP_TARGET_OFFLOAD=%s, %d offload device(s), initial device %d, default device %d\n\n",
+		r.OpenMP, r.Offload, len(r.Devices), r.InitialDevice, r.DefaultDevice)
+	fmt.Fprintln(w, "Plugins:")
+	for _, p := range r.Plugins {
+		switch {
+		case p.Devices > 0:
+			fmt.Fprintf(w, "  %-8s loaded, %d device(s)\n", p.Name, p.Devices)
+		case p.Loaded:
+			fmt.Fprintf(w, "  %-8s loaded, no devices: %s\n", p.Name, p.Reason)
+		default:
+			fmt.Fprintf(w, "  %-8s not loaded: %s\n", p.Name, p.Reason)
+		}
+	}
+	for _, d := range r.Devices {
+		fmt.Fprintf(w, "\nDevice %d (%s):\n", d.Num, d.ID)
+		row := func(k string, v any) { fmt.Fprintf(w, "  %-24s %v\n", k+":", v) }
+		row("Name", d.Name)
+		row("Vendor", d.Vendor)
+		row("Backend", d.Backend)
+		row("Type", d.Type)
+		row("Version", d.Version)
+		row("Driver version", d.DriverVersion)
+		row("Global memory", mib(d.GlobalMem))
+		row("Local memory", kib(d.LocalMem))
+		row("Max allocation", mib(d.MaxAlloc))
+		row("Compute units", d.ComputeUnits)
+		row("Max threads per team", d.MaxThreadsPerTeam)
+		if d.MaxTeams > 0 {
+			row("Max teams", d.MaxTeams)
+		}
+		if d.ClockMHz > 0 {
+			row("Clock", fmt.Sprintf("%d MHz", d.ClockMHz))
+		}
+		row("Timer resolution", fmt.Sprintf("%g ns", d.TimerResolutionNS))
+		row("Unified memory", d.UnifiedMemory)
+		for _, a := range target.Devices()[d.Num].Extra {
+			row(a.Key, a.Value)
+		}
+	}
+}
+
+func mib(b uint64) string { return fmt.Sprintf("%d MiB (%d bytes)", b>>20, b) }
+func kib(b uint64) string { return fmt.Sprintf("%d KiB", b>>10) }
+
+func main() {
+	asJSON := flag.Bool("json", false, "print one JSON document instead of text")
+	flag.Parse()
+	r := collect()
+	if *asJSON {
+		enc := json.NewEncoder(os.Stdout)
+		enc.SetIndent("", "  ")
+		if err := enc.Encode(r); err != nil {
+			fmt.Fprintln(os.Stderr, "ompt-devinfo:", err)
+			os.Exit(1)
+		}
+		return
+	}
+	printText(os.Stdout, r)
+}

@@ -1,0 +1,109 @@
+package target
+
+import (
+	"math"
+
+	"github.com/gompt/gompt/device"
+	"github.com/gompt/gompt/mapping"
+)
+
+// Kernel is a kernel with several images; see package kernels.
+type Kernel = device.Kernel
+
+// Shape is a launch shape: iteration space, teams and threads.
+type Shape = device.Shape
+
+// DevicePtr is an address in a device's memory.
+type DevicePtr = device.DevicePtr
+
+// N returns a one-dimensional shape of n iterations.
+func N(n int) Shape { return Shape{Size: [3]int{n, 1, 1}} }
+
+// N2 returns a two-dimensional shape; x varies fastest.
+func N2(x, y int) Shape { return Shape{Size: [3]int{x, y, 1}} }
+
+// Map is one list item of a map clause (or of a motion clause of Update).
+// Build it with To, From, ToFrom, Alloc, Release or Delete.
+type Map struct {
+	item mapping.Item
+}
+
+func newMap[T any](s []T, t mapping.Type) Map {
+	return Map{mapping.Item{Host: device.Bytes(s), Type: t}}
+}
+
+// To maps s to the device: copied in when it becomes present.
+func To[T any](s []T) Map { return newMap(s, mapping.To) }
+
+// From maps s from the device: copied out when it stops being present.
+func From[T any](s []T) Map { return newMap(s, mapping.From) }
+
+// ToFrom maps s both ways.
+func ToFrom[T any](s []T) Map { return newMap(s, mapping.ToFrom) }
+
+// Alloc maps s without copying.
+func Alloc[T any](s []T) Map { return newMap(s, mapping.Alloc) }
+
+// Release decrements s's reference count (exit data).
+func Release[T any](s []T) Map { return newMap(s, mapping.Release) }
+
+// Delete sets s's reference count to zero and unmaps it (exit data).
+func Delete[T any](s []T) Map { return newMap(s, mapping.Delete) }
+
+// Always returns m with the always modifier: copies happen even when the
+// item is already present or stays present.
+func (m Map) Always() Map { m.item.Always = true; return m }
+
+// Present returns m with the present modifier: the item must already be
+// present, or the construct fails.
+func (m Map) Present() Map { m.item.Present = true; return m }
+
+// Named returns m labelled for error messages and GOMPT_INFO ("a", "x[2:]").
+func (m Map) Named(name string) Map { m.item.Name = name; return m }
+
+type argKind uint8
+
+const (
+	argScalar argKind = iota + 1
+	argSlice
+	argPtr
+)
+
+// Arg is one kernel argument: a slice (its device copy inside the region),
+// a device pointer, or a scalar.
+type Arg struct {
+	kind argKind
+	host []byte
+	bits uint64
+	ptr  DevicePtr
+}
+
+// Slice passes s to the kernel as its device address in the region. If s
+// is not mapped by the construct and not already present, it is mapped
+// tofrom for the region, as OpenMP maps arrays used in a target region.
+func Slice[T any](s []T) Arg { return Arg{kind: argSlice, host: device.Bytes(s)} }
+
+// Ptr passes a device pointer from AllocMem as is (is_device_ptr).
+func Ptr(p DevicePtr) Arg { return Arg{kind: argPtr, ptr: p} }
+
+// Int passes an integer scalar (int32 or int64 parameters).
+func Int(v int) Arg { return Arg{kind: argScalar, bits: uint64(int64(v))} }
+
+// Float32 passes a float32 scalar.
+func Float32(v float32) Arg { return Arg{kind: argScalar, bits: uint64(math.Float32bits(v))} }
+
+// Float64 passes a float64 scalar.
+func Float64(v float64) Arg { return Arg{kind: argScalar, bits: math.Float64bits(v)} }
+
+// Region is a target construct: a kernel run on a device over a shape,
+// with map clauses and arguments (one per kernel parameter, in order).
+type Region struct {
+	// Device is the device number: 0..NumDevices()-1, InitialDevice,
+	// DefaultDevice, or NumDevices() for the initial device. The zero
+	// value is device 0.
+	Device int
+	Kernel *Kernel
+	Shape  Shape
+	Maps   []Map
+	Args   []Arg
+}

@@ -1,0 +1,334 @@
+package target
+
+import (
+	"errors"
+	"fmt"
+	"os"
+	"sync"
+	"sync/atomic"
+
+	"github.com/gompt/gompt/device"
+	"github.com/gompt/gompt/mapping"
+)
+
+// OpenMPVersion is the _OPENMP value this runtime follows (OpenMP 5.2).
+const OpenMPVersion = 202111
+
+// Device numbers with a special meaning, as in OpenMP 5.2.
+const (
+	// InitialDevice names the initial (host) device, omp_initial_device.
+	InitialDevice = -1
+	// InvalidDevice is omp_invalid_device.
+	InvalidDevice = -2
+	// DefaultDevice names the device in the default-device ICV
+	// (OMP_DEFAULT_DEVICE, SetDefaultDevice). Constructs whose Device
+	// field is 0 use device 0, as OpenMP's default ICV value is 0.
+	DefaultDevice = -3
+)
+
+// PluginStatus tells what one plugin found.
+type PluginStatus struct {
+	Name    string
+	Loaded  bool  // the plugin is registered and was asked for devices
+	Devices int   // how many devices it contributed
+	Err     error // why it has no devices, if it has none
+}
+
+// DeviceInfo describes one offload device as the runtime numbers it.
+type DeviceInfo struct {
+	Num    int    // the OpenMP device number
+	ID     string // plugin name and number within the plugin, "host:0"
+	Plugin string
+	device.Info
+}
+
+type runtimeState struct {
+	cfg           config
+	plugins       []PluginStatus
+	devs          []*dev
+	defaultDevice atomic.Int64
+	initial       hostMem // the initial device's memory routines
+	shut          atomic.Bool
+}
+
+var (
+	rtOnce sync.Once
+	rt     *runtimeState
+)
+
+// state returns the runtime, starting it on first use.
+func state() *runtimeState {
+	rtOnce.Do(func() { rt = start(os.Getenv) })
+	return rt
+}
+
+// start discovers plugins and devices. Devices are numbered across
+// plugins in plugin order; each is initialised lazily on first use.
+func start(getenv func(string) string) *runtimeState {
+	r := &runtimeState{cfg: readConfig(getenv)}
+	r.defaultDevice.Store(int64(r.cfg.defaultDevice))
+	for _, name := range r.cfg.plugins {
+		st := PluginStatus{Name: name}
+		p, ok := device.Lookup(name)
+		if !ok {
+			st.Err = fmt.Errorf("plugin %q is not registered (registered: %v)", name, device.Plugins())
+			r.plugins = append(r.plugins, st)
+			continue
+		}
+		st.Loaded = true
+		if r.cfg.offload == OffloadDisabled {
+			st.Err = errors.New("OMP_TARGET_OFFLOAD=disabled")
+			r.plugins = append(r.plugins, st)
+			continue
+		}
+		devs, err := p.Devices()
+		st.Err = err
+		for i, d := range devs {
+			r.devs = append(r.devs, newDev(len(r.devs), name, i, d, r.cfg.info))
+		}
+		st.Devices = len(devs)
+		if len(devs) > 0 {
+			st.Err = nil
+		}
+		r.plugins = append(r.plugins, st)
+	}
+	if r.cfg.displayEnv != "" {
+		r.displayEnv(os.Stderr)
+	}
+	return r
+}
+
+// NumDevices returns the number of offload devices (omp_get_num_devices).
+func NumDevices() int { return len(state().devs) }
+
+// InitialDeviceNum returns the device number of the initial device, which
+// is NumDevices() (omp_get_initial_device).
+func InitialDeviceNum() int { return len(state().devs) }
+
+// IsInitialDevice reports whether dev names the initial device, directly or
+// through DefaultDevice or InitialDevice.
+func IsInitialDevice(dev int) bool {
+	n, err := state().resolve(dev)
+	return err == nil && n == len(state().devs)
+}
+
+// GetDefaultDevice returns the default-device ICV (omp_get_default_device).
+func GetDefaultDevice() int { return int(state().defaultDevice.Load()) }
+
+// SetDefaultDevice sets the default-device ICV (omp_set_default_device).
+func SetDefaultDevice(n int) { state().defaultDevice.Store(int64(n)) }
+
+// Offloading returns the target-offload-var ICV.
+func Offloading() Offload { return state().cfg.offload }
+
+// Plugins returns what each plugin in GOMPT_PLUGINS order found.
+func Plugins() []PluginStatus { return append([]PluginStatus(nil), state().plugins...) }
+
+// Devices describes every offload device, in device-number order.
+func Devices() []DeviceInfo {
+	r := state()
+	out := make([]DeviceInfo, len(r.devs))
+	for i, d := range r.devs {
+		out[i] = DeviceInfo{Num: d.num, ID: d.id, Plugin: d.plugin, Info: d.info}
+	}
+	return out
+}
+
+// ErrDevice is matched (errors.Is) by every error about a device number
+// that does not name a usable device.
+var ErrDevice = errors.New("target: no such device")
+
+// resolve turns a device argument into a device number 0..N, where N is
+// the initial device. It applies the default-device ICV and
+// OMP_TARGET_OFFLOAD.
+func (r *runtimeState) resolve(n int) (int, error) {
+	nd := len(r.devs)
+	explicit := true
+	switch n {
+	case DefaultDevice:
+		n = int(r.defaultDevice.Load())
+		explicit = false
+	case InitialDevice:
+		return nd, nil
+	}
+	if r.cfg.offload == OffloadDisabled {
+		return nd, nil
+	}
+	if n >= 0 && n < nd {
+		return n, nil
+	}
+	if n == nd {
+		if nd == 0 && r.cfg.offload == OffloadMandatory {
+			return 0, fmt.Errorf("%w: OMP_TARGET_OFFLOAD=mandatory and no offload device is available (%s)", ErrDevice, r.why())
+		}
+		return nd, nil
+	}
+	if !explicit && r.cfg.offload == OffloadDefault {
+		// A default device ICV that names no device falls back.
+		return nd, nil
+	}
+	return 0, fmt.Errorf("%w: device %d is out of range: %d offload device(s) 0..%d, initial device %d (%s)",
+		ErrDevice, n, nd, nd-1, nd, r.why())
+}
+
+// why summarises plugin status for error messages.
+func (r *runtimeState) why() string {
+	s := ""
+	for i, p := range r.plugins {
+		if i > 0 {
+			s += "; "
+		}
+		if p.Devices > 0 {
+			s += fmt.Sprintf("%s: %d device(s)", p.Name, p.Devices)
+		} else {
+			s += fmt.Sprintf("%s: %v", p.Name, p.Err)
+		}
+	}
+	return s
+}
+
+// device returns the offload device n (0 <= n < N).
+func (r *runtimeState) device(n int) *dev { return r.devs[n] }
+
+// Shutdown waits for outstanding work, releases every queue, mapping and
+// device resource, and closes the devices. Constructs started after
+// Shutdown fail. It is safe to call more than once.
+func Shutdown() error {
+	r := state()
+	if r.shut.Swap(true) {
+		return nil
+	}
+	var errs []error
+	for _, d := range r.devs {
+		if err := d.close(); err != nil {
+			errs = append(errs, err)
+		}
+	}
+	return errors.Join(errs...)
+}
+
+var errShutdown = errors.New("target: runtime is shut down")
+
+// dev is one offload device with its runtime bookkeeping.
+type dev struct {
+	num    int
+	id     string
+	plugin string
+	d      device.Device
+	info   device.Info
+	table  *mapping.Table
+	infoOn int
+
+	qmu    sync.Mutex
+	queues []device.Queue // idle queues, reused by constructs
+
+	funcs sync.Map // *device.Kernel -> device.Function
+
+	amu    sync.Mutex
+	allocs map[device.DevicePtr]int // omp_target_alloc'd buffers and sizes
+}
+
+func newDev(num int, plugin string, i int, d device.Device, info int) *dev {
+	id := device.ID(plugin, i)
+	return &dev{num: num, id: id, plugin: plugin, d: d, info: d.Info(), table: mapping.New(id),
+		infoOn: info, allocs: map[device.DevicePtr]int{}}
+}
+
+// queue takes an idle queue or makes one. Give it back with putQueue.
+func (d *dev) queue() (device.Queue, error) {
+	d.qmu.Lock()
+	if n := len(d.queues); n > 0 {
+		q := d.queues[n-1]
+		d.queues = d.queues[:n-1]
+		d.qmu.Unlock()
+		return q, nil
+	}
+	d.qmu.Unlock()
+	if rt != nil && rt.shut.Load() {
+		return nil, errShutdown
+	}
+	return d.d.NewQueue()
+}
+
+// putQueue syncs q and returns it to the idle list; a queue whose work
+// failed is released instead, so its error does not leak into the next
+// construct.
+func (d *dev) putQueue(q device.Queue) error {
+	if err := q.Sync(); err != nil {
+		q.Release()
+		return err
+	}
+	d.qmu.Lock()
+	d.queues = append(d.queues, q)
+	d.qmu.Unlock()
+	return nil
+}
+
+// load returns k loaded on d, loading it on first use.
+func (d *dev) load(k *device.Kernel) (device.Function, error) {
+	if f, ok := d.funcs.Load(k); ok {
+		return f.(device.Function), nil
+	}
+	f, err := d.d.Load(k)
+	if err != nil {
+		return nil, err
+	}
+	if prev, loaded := d.funcs.LoadOrStore(k, f); loaded {
+		return prev.(device.Function), nil
+	}
+	onLoad(d, k, f)
+	return f, nil
+}
+
+func (d *dev) close() error {
+	var errs []error
+	d.qmu.Lock()
+	for _, q := range d.queues {
+		if err := q.Release(); err != nil {
+			errs = append(errs, err)
+		}
+	}
+	d.queues = nil
+	d.qmu.Unlock()
+	d.amu.Lock()
+	for p := range d.allocs {
+		if err := d.d.Free(p); err != nil {
+			errs = append(errs, err)
+		}
+		delete(d.allocs, p)
+	}
+	d.amu.Unlock()
+	if c, ok := d.d.(device.Closer); ok {
+		if err := c.Close(); err != nil {
+			errs = append(errs, err)
+		}
+	}
+	return errors.Join(errs...)
+}
+
+// onLoad is called once per kernel image loaded on a device; the tools
+// interface hooks device_load here.
+var onLoad = func(d *dev, k *device.Kernel, f device.Function) {}
+
+// infof prints a GOMPT_INFO diagnostic line.
+func (d *dev) infof(bit int, format string, args ...any) {
+	if d.infoOn&bit != 0 {
+		fmt.Fprintf(os.Stderr, "gompt: "+d.id+": "+format+"\n", args...)
+	}
+}
+
+// Describe names the device a construct with device argument dev would
+// use: "device 0 (host:0, gompt host device)" or "the initial device (2)".
+// A device number that names no device is described with the reason.
+func Describe(dev int) string {
+	r := state()
+	n, err := r.resolve(dev)
+	if err != nil {
+		return err.Error()
+	}
+	if n == len(r.devs) {
+		return fmt.Sprintf("the initial device (%d, host fallback, OMP_TARGET_OFFLOAD=%s)", n, r.cfg.offload)
+	}
+	d := r.devs[n]
+	return fmt.Sprintf("device %d (%s, %s)", n, d.id, d.info.Name)
+}

@@ -1,0 +1,522 @@
+package target
+
+import (
+	"bytes"
+	"errors"
+	"strings"
+	"sync"
+	"testing"
+
+	"github.com/gompt/gompt/device"
+	"github.com/gompt/gompt/kernels"
+)
+
+// useRuntime replaces the process runtime with one started from env for the
+// duration of the test. Tests using it must not run in parallel.
+func useRuntime(t *testing.T, env map[string]string) *runtimeState {
+	t.Helper()
+	state()
+	old := rt
+	var warn bytes.Buffer
+	oldWarn := warnOut
+	warnOut = &warn
+	r := start(func(k string) string { return env[k] })
+	warnOut = oldWarn
+	rt = r
+	t.Cleanup(func() {
+		rt = old
+	})
+	if w := warn.String(); w != "" {
+		t.Logf("start-up warnings: %s", w)
+	}
+	return r
+}
+
+// hostRuntime is a runtime with just the host plugin and one host device.
+func hostRuntime(t *testing.T) *runtimeState {
+	r := useRuntime(t, map[string]string{"GOMPT_PLUGINS": "host"})
+	if len(r.devs) == 0 {
+		t.Fatalf("no host device: %s", r.why())
+	}
+	return r
+}
+
+func memInUse(t *testing.T, r *runtimeState) (int64, int) {
+	t.Helper()
+	mi, ok := r.devs[0].d.(device.MemInfo)
+	if !ok {
+		t.Fatal("host device does not implement device.MemInfo")
+	}
+	return mi.MemInUse()
+}
+
+// noLeak checks that the host device's memory returns to its level at the
+// call when the test ends.
+func noLeak(t *testing.T, r *runtimeState) {
+	b0, n0 := memInUse(t, r)
+	t.Cleanup(func() {
+		if b, n := memInUse(t, r); b != b0 || n != n0 {
+			t.Errorf("device memory leaked: %d bytes in %d allocations at start, %d bytes in %d at end", b0, n0, b, n)
+		}
+	})
+}
+
+func saxpyRegion(dev, n int, a float32, x, y []float32, maps ...Map) Region {
+	return Region{Device: dev, Kernel: kernels.Saxpy, Shape: N(n), Maps: maps,
+		Args: []Arg{Int(n), Float32(a), Slice(x), Slice(y)}}
+}
+
+func vecs(n int) (x, y []float32) {
+	x, y = make([]float32, n), make([]float32, n)
+	for i := range x {
+		x[i], y[i] = float32(i), float32(2*i)
+	}
+	return
+}
+
+func checkSaxpy(t *testing.T, a float32, x, y []float32, y0 func(i int) float32) {
+	t.Helper()
+	for i := range y {
+		if want := a*x[i] + y0(i); y[i] != want {
+			t.Fatalf("y[%d] = %g, want %g", i, y[i], want)
+		}
+	}
+}
+
+func TestTargetSaxpyEveryDevice(t *testing.T) {
+	r := hostRuntime(t)
+	noLeak(t, r)
+	for _, dev := range []int{0, InitialDevice, len(r.devs), DefaultDevice} {
+		x, y := vecs(100003)
+		if err := Target(saxpyRegion(dev, len(x), 3, x, y, To(x), ToFrom(y))); err != nil {
+			t.Fatalf("device %d: %v", dev, err)
+		}
+		checkSaxpy(t, 3, x, y, func(i int) float32 { return float32(2 * i) })
+	}
+}
+
+// A missing from map leaves the host copy stale, as on a GPU: the host
+// device has memory of its own.
+func TestHostDeviceMemoryIsSeparate(t *testing.T) {
+	r := hostRuntime(t)
+	noLeak(t, r)
+	x, y := vecs(1000)
+	if err := Target(saxpyRegion(0, len(x), 2, x, y, To(x), To(y))); err != nil {
+		t.Fatal(err)
+	}
+	for i := range y {
+		if y[i] != float32(2*i) {
+			t.Fatalf("y[%d] = %g changed without a from map", i, y[i])
+		}
+	}
+}
+
+func TestImplicitTofromMap(t *testing.T) {
+	r := hostRuntime(t)
+	noLeak(t, r)
+	x, y := vecs(4096)
+	if err := Target(saxpyRegion(0, len(x), 2, x, y)); err != nil {
+		t.Fatal(err)
+	}
+	checkSaxpy(t, 2, x, y, func(i int) float32 { return float32(2 * i) })
+	if r.devs[0].table.Len() != 0 {
+		t.Fatalf("implicit maps left %d entries", r.devs[0].table.Len())
+	}
+}
+
+func TestDataRegionUpdateAndRefcounts(t *testing.T) {
+	r := hostRuntime(t)
+	noLeak(t, r)
+	x, y := vecs(2048)
+	err := Data(0, []Map{To(x), ToFrom(y)}, func() error {
+		// Present: the region's own maps neither allocate nor copy.
+		if err := Target(saxpyRegion(0, len(x), 1, x, y, To(x), ToFrom(y))); err != nil {
+			return err
+		}
+		if y[1] != 2 {
+			t.Errorf("y copied back inside the data region: y[1] = %g", y[1])
+		}
+		// The host changes x; update to brings the change to the device.
+		for i := range x {
+			x[i] = 1
+		}
+		if err := Update(0, To(x)); err != nil {
+			return err
+		}
+		if err := Target(saxpyRegion(0, len(x), 1, x, y)); err != nil {
+			return err
+		}
+		if err := Update(0, From(y[:10])); err != nil {
+			return err
+		}
+		if want := float32(2*5) + 5 + 1; y[5] != want {
+			t.Errorf("after update from of y[:10]: y[5] = %g, want %g", y[5], want)
+		}
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i := range y {
+		if want := float32(2*i) + float32(i) + 1; y[i] != want {
+			t.Fatalf("y[%d] = %g, want %g", i, y[i], want)
+		}
+	}
+	if !IsPresent(y, len(r.devs)) || IsPresent(y, 0) {
+		t.Error("after the data region y must be absent on device 0 (and present on the initial device)")
+	}
+}
+
+func TestEnterExitDynamicCounts(t *testing.T) {
+	r := hostRuntime(t)
+	noLeak(t, r)
+	x := make([]float32, 100)
+	for _, err := range []error{EnterData(0, To(x)), EnterData(0, To(x))} {
+		if err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := ExitData(0, Release(x)); err != nil {
+		t.Fatal(err)
+	}
+	if !IsPresent(x, 0) {
+		t.Fatal("x absent after one release of two enters")
+	}
+	if !IsPresent(x[10:20], 0) {
+		t.Fatal("a sub-slice of a present slice is not present")
+	}
+	if err := ExitData(0, Delete(x)); err != nil {
+		t.Fatal(err)
+	}
+	if IsPresent(x, 0) {
+		t.Fatal("x present after delete")
+	}
+}
+
+func TestNowaitConcurrent(t *testing.T) {
+	r := hostRuntime(t)
+	noLeak(t, r)
+	var tasks []*Task
+	var ys [][]float32
+	var xs [][]float32
+	for g := 0; g < 16; g++ {
+		x, y := vecs(5000 + g)
+		xs, ys = append(xs, x), append(ys, y)
+		tasks = append(tasks, TargetNowait(saxpyRegion(0, len(x), float32(g), x, y, To(x), ToFrom(y))))
+	}
+	for g, tk := range tasks {
+		if err := tk.Wait(); err != nil {
+			t.Fatal(err)
+		}
+		checkSaxpy(t, float32(g), xs[g], ys[g], func(i int) float32 { return float32(2 * i) })
+	}
+	x := make([]float32, 64)
+	if err := EnterDataNowait(0, To(x)).Wait(); err != nil {
+		t.Fatal(err)
+	}
+	if err := UpdateNowait(0, From(x)).Wait(); err != nil {
+		t.Fatal(err)
+	}
+	if err := ExitDataNowait(0, Delete(x)).Wait(); err != nil {
+		t.Fatal(err)
+	}
+}
+
+func TestConcurrentGoroutines(t *testing.T) {
+	r := hostRuntime(t)
+	noLeak(t, r)
+	var wg sync.WaitGroup
+	errs := make(chan error, 32)
+	for g := 0; g < 32; g++ {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for it := 0; it < 20; it++ {
+				x, y := vecs(1000 + g)
+				if err := Target(saxpyRegion(0, len(x), 2, x, y, To(x), ToFrom(y))); err != nil {
+					errs <- err
+					return
+				}
+				for i := range y {
+					if y[i] != 2*x[i]+float32(2*i) {
+						errs <- errors.New("wrong saxpy result under concurrency")
+						return
+					}
+				}
+			}
+		}()
+	}
+	wg.Wait()
+	close(errs)
+	for err := range errs {
+		t.Fatal(err)
+	}
+}
+
+func TestMemoryRoutines(t *testing.T) {
+	r := hostRuntime(t)
+	noLeak(t, r)
+	ini := len(r.devs)
+	src := make([]int32, 1000)
+	for i := range src {
+		src[i] = int32(i * 7)
+	}
+	p, err := AllocMem(4000, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	q, err := AllocMem(4000, ini)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// host -> device 0 -> device 0 (offset) -> initial device allocation -> host
+	if err := Memcpy(On(0, p), Host(src), 2000); err != nil {
+		t.Fatal(err)
+	}
+	if err := Memcpy(On(0, p).Add(2000), On(0, p), 2000); err != nil {
+		t.Fatal(err)
+	}
+	if err := Memcpy(On(ini, q), On(0, p), 4000); err != nil {
+		t.Fatal(err)
+	}
+	dst := make([]int32, 1000)
+	if err := Memcpy(Host(dst), On(ini, q), 4000); err != nil {
+		t.Fatal(err)
+	}
+	for i := range dst {
+		if want := src[i%500]; dst[i] != want {
+			t.Fatalf("dst[%d] = %d, want %d", i, dst[i], want)
+		}
+	}
+	// A rectangle: rows 1..2, columns 2..4 of a 4x5 int32 matrix.
+	m := make([]int32, 20)
+	for i := range m {
+		m[i] = int32(i)
+	}
+	if err := MemcpyRect(On(0, p), Host(m), 4, []int{2, 3}, []int{0, 0}, []int{1, 2}, []int{2, 3}, []int{4, 5}); err != nil {
+		t.Fatal(err)
+	}
+	got := make([]int32, 6)
+	if err := Memcpy(Host(got), On(0, p), 24); err != nil {
+		t.Fatal(err)
+	}
+	if want := []int32{7, 8, 9, 12, 13, 14}; !equal(got, want) {
+		t.Fatalf("rect copy gave %v, want %v", got, want)
+	}
+	// Associate p with a host slice: maps find it present and do not copy.
+	h := make([]int32, 6)
+	if err := Associate(h, p, 0, 0); err != nil {
+		t.Fatal(err)
+	}
+	if !IsPresent(h, 0) {
+		t.Fatal("associated slice not present")
+	}
+	if err := Update(0, From(h)); err != nil {
+		t.Fatal(err)
+	}
+	if !equal(h, []int32{7, 8, 9, 12, 13, 14}) {
+		t.Fatalf("update from associated memory gave %v", h)
+	}
+	if err := Disassociate(h, 0); err != nil {
+		t.Fatal(err)
+	}
+	if IsAccessible(h, 0) || !IsAccessible(h, ini) {
+		t.Error("host device memory must not be accessible from the host; the initial device's must")
+	}
+	for _, e := range []error{FreeMem(p, 0), FreeMem(q, ini)} {
+		if e != nil {
+			t.Fatal(e)
+		}
+	}
+}
+
+func equal(a, b []int32) bool {
+	if len(a) != len(b) {
+		return false
+	}
+	for i := range a {
+		if a[i] != b[i] {
+			return false
+		}
+	}
+	return true
+}
+
+// Every bad input of the foundation issue: an error that says what was
+// wrong, no panic, no leaked device memory, and the next construct works.
+func TestBadInput(t *testing.T) {
+	r := hostRuntime(t)
+	noLeak(t, r)
+	x, y := vecs(100)
+	present := make([]float32, 100)
+	if err := EnterData(0, To(present[:50])); err != nil {
+		t.Fatal(err)
+	}
+	defer ExitData(0, Delete(present[:50]))
+	clOnly := &device.Kernel{Name: "cl_only", Params: []device.Param{{Name: "n", Kind: device.ParamInt64}},
+		Images: []device.Image{{Kind: device.ImageOpenCL, Source: "kernel void cl_only(long n) {}"}}}
+	p, err := AllocMem(64, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := FreeMem(p, 0); err != nil {
+		t.Fatal(err)
+	}
+	cases := []struct {
+		name string
+		err  error
+		want string
+	}{
+		{"nil slice in a map", EnterData(0, To([]float32(nil))), "empty"},
+		{"empty slice in a map", Target(saxpyRegion(0, 1, 1, x, y, To(x[:0]))), "empty"},
+		{"nil slice argument", Target(Region{Kernel: kernels.Saxpy, Shape: N(1), Args: []Arg{Int(1), Float32(1), Slice([]float32(nil)), Slice(y)}}), "empty"},
+		{"overlapping items", Target(saxpyRegion(0, 10, 1, x, y, To(x[:60]), From(x[50:]))), "overlap"},
+		{"partial overlap with present", EnterData(0, To(present[25:75])), "extends past"},
+		{"exit data of unmapped", ExitData(0, From(x)), "not present"},
+		{"present modifier on absent", Target(saxpyRegion(0, 10, 1, x, y, To(x).Present())), "present"},
+		{"device out of range", Target(saxpyRegion(7, 10, 1, x, y)), "out of range"},
+		{"no image for device", Target(Region{Device: 0, Kernel: clOnly, Shape: N(1), Args: []Arg{Int(1)}}), "no image"},
+		{"no Go image on initial device", Target(Region{Device: InitialDevice, Kernel: clOnly, Shape: N(1), Args: []Arg{Int(1)}}), "no Go image"},
+		{"zero size", Target(saxpyRegion(0, 0, 1, x, y)), "at least 1"},
+		{"negative teams", Target(Region{Kernel: kernels.Empty, Shape: Shape{Size: [3]int{1, 1, 1}, Teams: -1}, Args: []Arg{Int(1)}}), "teams"},
+		{"wrong argument count", Target(Region{Kernel: kernels.Saxpy, Shape: N(1), Args: []Arg{Int(1)}}), "takes 4 arguments"},
+		{"scalar for buffer", Target(Region{Kernel: kernels.Saxpy, Shape: N(1), Args: []Arg{Int(1), Float32(1), Int(3), Slice(y)}}), "want a buffer"},
+		{"no kernel", Target(Region{Shape: N(1)}), "no kernel"},
+		{"double free", FreeMem(p, 0), "not a live allocation"},
+		{"memcpy out of bounds", func() error {
+			q, err := AllocMem(16, 0)
+			if err != nil {
+				return err
+			}
+			defer FreeMem(q, 0)
+			return Memcpy(On(0, q), Host(x), 400)
+		}(), "out of bounds"},
+		{"memcpy from unknown pointer", Memcpy(Host(x), On(0, 0x10), 4), "not inside any allocation"},
+		{"update with a map type", Update(0, ToFrom(x)), "motion clause"},
+		{"data region without body", Data(0, nil, nil), "no body"},
+	}
+	for _, c := range cases {
+		if c.err == nil {
+			t.Errorf("%s: no error", c.name)
+			continue
+		}
+		if !strings.Contains(c.err.Error(), c.want) {
+			t.Errorf("%s: error %q does not say %q", c.name, c.err, c.want)
+		}
+	}
+	if r.devs[0].table.Len() != 1 {
+		t.Errorf("present table has %d entries after bad input, want 1:\n%v", r.devs[0].table.Len(), r.devs[0].table.Entries())
+	}
+	// And the runtime still works.
+	if err := Target(saxpyRegion(0, len(x), 1, x, y, To(x), ToFrom(y))); err != nil {
+		t.Fatal(err)
+	}
+}
+
+func TestOffloadPolicy(t *testing.T) {
+	r := useRuntime(t, map[string]string{"GOMPT_PLUGINS": "nosuch", "OMP_TARGET_OFFLOAD": "mandatory"})
+	if len(r.devs) != 0 {
+		t.Fatal("devices from an unregistered plugin")
+	}
+	x, y := vecs(10)
+	err := Target(saxpyRegion(DefaultDevice, 10, 1, x, y))
+	if !errors.Is(err, ErrDevice) || !strings.Contains(err.Error(), "mandatory") || !strings.Contains(err.Error(), "nosuch") {
+		t.Fatalf("mandatory with no device: %v", err)
+	}
+
+	r = useRuntime(t, map[string]string{"GOMPT_PLUGINS": "host", "OMP_TARGET_OFFLOAD": "disabled"})
+	if NumDevices() != 0 || InitialDeviceNum() != 0 {
+		t.Fatalf("disabled: %d devices, initial %d", NumDevices(), InitialDeviceNum())
+	}
+	if err := Target(saxpyRegion(DefaultDevice, 10, 2, x, y)); err != nil {
+		t.Fatal(err)
+	}
+	checkSaxpy(t, 2, x, y, func(i int) float32 { return float32(2 * i) })
+
+	r = useRuntime(t, map[string]string{"GOMPT_PLUGINS": "nosuch"})
+	if err := Target(saxpyRegion(DefaultDevice, 10, 1, x, y)); err != nil {
+		t.Fatalf("default policy without devices must fall back: %v", err)
+	}
+	if !IsInitialDevice(DefaultDevice) {
+		t.Fatal("default device is not the initial device with no devices")
+	}
+
+	r = useRuntime(t, map[string]string{"GOMPT_PLUGINS": "host", "OMP_DEFAULT_DEVICE": "0"})
+	if IsInitialDevice(DefaultDevice) || len(r.devs) != 1 {
+		t.Fatal("OMP_DEFAULT_DEVICE=0 with a host device must offload")
+	}
+}
+
+func TestBadEnvironmentWarns(t *testing.T) {
+	var w bytes.Buffer
+	old := warnOut
+	warnOut = &w
+	defer func() { warnOut = old }()
+	c := readConfig(func(k string) string {
+		return map[string]string{"OMP_TARGET_OFFLOAD": "sometimes", "OMP_DEFAULT_DEVICE": "-4",
+			"OMP_DISPLAY_ENV": "loud", "GOMPT_PLUGINS": "host,,cuda", "GOMPT_INFO": "99"}[k]
+	})
+	if c.offload != OffloadDefault || c.defaultDevice != 0 || c.displayEnv != "" || c.info != 0 ||
+		strings.Join(c.plugins, ",") != DefaultPlugins {
+		t.Errorf("bad values did not fall back to defaults: %+v", c)
+	}
+	lines := strings.Split(strings.TrimSpace(w.String()), "\n")
+	if len(lines) != 5 {
+		t.Fatalf("want one warning line per bad variable, got:\n%s", w.String())
+	}
+	for i, v := range []string{"OMP_TARGET_OFFLOAD", "OMP_DEFAULT_DEVICE", "OMP_DISPLAY_ENV", "GOMPT_PLUGINS", "GOMPT_INFO"} {
+		if !strings.HasPrefix(lines[i], "gompt: "+v+"=") || !strings.Contains(lines[i], "want") || !strings.Contains(lines[i], "using") {
+			t.Errorf("warning %q does not name %s, what it accepts and the default", lines[i], v)
+		}
+	}
+}
+
+func TestDisplayEnv(t *testing.T) {
+	r := hostRuntime(t)
+	var b bytes.Buffer
+	r.cfg.displayEnv = "verbose"
+	r.displayEnv(&b)
+	for _, want := range []string{"OPENMP DISPLAY ENVIRONMENT BEGIN", "_OPENMP = '202111'", "OMP_TARGET_OFFLOAD = 'DEFAULT'", "host:0", "END"} {
+		if !strings.Contains(b.String(), want) {
+			t.Errorf("OMP_DISPLAY_ENV output lacks %q:\n%s", want, b.String())
+		}
+	}
+}
+
+// The hot path of an empty target region allocates nothing.
+func TestEmptyTargetAllocatesNothing(t *testing.T) {
+	hostRuntime(t)
+	reg := Region{Kernel: kernels.Empty, Shape: Shape{Size: [3]int{1, 1, 1}, Teams: 1}, Args: []Arg{Int(1)}}
+	x := make([]float32, 1024)
+	tf := Region{Kernel: kernels.Empty, Shape: Shape{Size: [3]int{1, 1, 1}, Teams: 1}, Maps: []Map{ToFrom(x)}, Args: []Arg{Int(1)}}
+	for _, c := range []struct {
+		name string
+		r    Region
+	}{{"empty", reg}, {"tofrom 4KiB", tf}} {
+		if err := Target(c.r); err != nil {
+			t.Fatal(err)
+		}
+		if n := testing.AllocsPerRun(200, func() { Target(c.r) }); n != 0 {
+			t.Errorf("%s target region: %v allocations per run, want 0", c.name, n)
+		}
+	}
+}
+
+func BenchmarkEmptyTarget(b *testing.B) {
+	reg := Region{Kernel: kernels.Empty, Shape: Shape{Size: [3]int{1, 1, 1}, Teams: 1}, Args: []Arg{Int(1)}}
+	for b.Loop() {
+		if err := Target(reg); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
+
+func BenchmarkTargetTofrom4KiB(b *testing.B) {
+	x := make([]float32, 1024)
+	reg := Region{Kernel: kernels.Empty, Shape: Shape{Size: [3]int{1, 1, 1}, Teams: 1}, Maps: []Map{ToFrom(x)}, Args: []Arg{Int(1)}}
+	for b.Loop() {
+		if err := Target(reg); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
