@@ -20,8 +20,10 @@
 //
 // Params lists the parameters in the order of the OpenCL C kernel's
 // arguments: buffers are device.ParamBuffer with an Elem type, scalars
-// ParamInt64, ParamFloat32 and so on. The entry point in the device source is
-// named as the Kernel (Image.Entry).
+// ParamInt64 (long), ParamFloat32 (float) and so on. The entry point in the
+// device source is named as the Kernel (Image.Entry). Avoid names of OpenCL C
+// built-in functions (dot, min, clamp...): some OpenCL implementations refuse
+// a kernel so named, which is why the library's dot product is "dot_partial".
 //
 // Device code must not assume a launch shape. It iterates over the iteration
 // space with grid-stride loops, so any number of teams and threads computes
@@ -34,12 +36,13 @@
 // fastest). A kernel with a fixed-size __local array sets Kernel.MaxThreads.
 //
 // The Go image computes exactly the device.Range it is given (the caller
-// splits the space among teams and runs teams concurrently). Keep it a tight
-// loop over slices taken once from HostArgs, with no allocation:
+// splits the space among teams and runs teams concurrently), limited to the
+// problem's bounds as the device loops are. Keep it a tight loop over slices
+// taken once from HostArgs, with no allocation:
 //
 //	func scaleHost(a *device.HostArgs, r device.Range, team, teams int) {
-//		s := a.Float32(1)
-//		x := a.F32(2)[r.Lo[0]:r.Hi[0]]
+//		n, s := a.Int(0), a.Float32(1)
+//		x := a.F32(2)[min(r.Lo[0], n):min(r.Hi[0], n)]
 //		for i := range x {
 //			x[i] *= s
 //		}
@@ -55,6 +58,15 @@
 //	clang-19 -x cl -cl-std=CL1.2 -target nvptx64-unknown-nvidiacl -march=sm_70 -O3 \
 //	    -Xclang -mlink-builtin-bitcode -Xclang /usr/lib/clc/nvptx64--nvidiacl.bc \
 //	    -S -o scale.ptx scale.cl
+//
+// (the target triple is libclc's own, so the two modules link without a
+// warning and the entry is .visible, as CUDA-compiled PTX has it; the result
+// is PTX ISA 6.0 for sm_70, which CUDA drivers JIT for Volta and every later
+// GPU) and, for each .cu file (CUDA C, with cuda_sreg.cuh for threadIdx and
+// friends),
+//
+//	clang-19 -x cuda --cuda-device-only -nocudainc -nocudalib --cuda-gpu-arch=sm_70 -O3 \
+//	    -S -o scale.ptx scale.cu
 //
 // Embed the sources and assemble the kernel:
 //

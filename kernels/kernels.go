@@ -109,11 +109,11 @@ func isqrt(n int) int {
 
 func shape1(n int) device.Shape { return device.Shape{Size: [3]int{n, 1, 1}} }
 
-// clampRange returns [lo, hi) of dimension d of r limited to [0, n).
+// clampRange returns [lo, hi) of dimension d of r limited to [0, n), as the
+// device code's loop bounds limit it; a negative n counts as 0.
 func clampRange(r device.Range, d, n int) (lo, hi int) {
-	lo, hi = max(r.Lo[d], 0), min(r.Hi[d], n)
-	if lo > hi {
-		lo = hi
-	}
+	n = max(n, 0)
+	lo = min(max(r.Lo[d], 0), n)
+	hi = min(max(r.Hi[d], lo), n)
 	return lo, hi
 }

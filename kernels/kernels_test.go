@@ -399,3 +399,33 @@ func BenchmarkDotHost(b *testing.B) {
 		kernels.Dot.Host()(a, r, 0, 1)
 	}
 }
+
+// TestHostEmptyProblem runs each Go image with all its sizes 0 or negative
+// over a non-empty range: like the device code, it must do nothing.
+func TestHostEmptyProblem(t *testing.T) {
+	for _, n := range []int{0, -5} {
+		for _, k := range kernels.All() {
+			s := k.Sample(100, 1)
+			args := slices.Clone(s.Args)
+			for i, p := range k.Params {
+				if p.Kind == device.ParamInt64 {
+					args[i].Bits = uint64(int64(n))
+				}
+			}
+			s.Args = args
+			teams := 3
+			if k == kernels.Dot {
+				teams = s.Shape.Teams // one partial per team
+			}
+			got := runHost(k, s, teams, s.Shape.Size)
+			for i, p := range k.Params {
+				if p.Kind == device.ParamBuffer && k != kernels.Dot && !bytes.Equal(got[i], s.Bufs[i]) {
+					t.Errorf("%s with sizes %d changed buffer %s", k.Name, n, p.Name)
+				}
+			}
+			if k == kernels.Dot {
+				compare(t, "dot with n=0: partial", got[3], make([]float32, s.Shape.Teams), 0)
+			}
+		}
+	}
+}
