@@ -1,0 +1,307 @@
+package mapping
+
+import (
+	"errors"
+	"fmt"
+	"slices"
+	"strings"
+	"sync"
+	"testing"
+
+	"github.com/gompt/gompt/device"
+)
+
+func sortedEntries(tab *Table) []Entry { return sortEntries(tab.Entries()) }
+
+func sortEntries(es []Entry) []Entry {
+	slices.SortFunc(es, func(a, b Entry) int {
+		switch {
+		case a.Host < b.Host:
+			return -1
+		case a.Host > b.Host:
+			return 1
+		}
+		return 0
+	})
+	return es
+}
+
+// enterScenario builds a table with a present entry p (dynamic 1) and an
+// associated entry q, and returns the items of a target region that maps
+// three new ranges around them.
+func enterScenario(t *testing.T) (*Table, *fakeOps, []Item) {
+	f, tab := newFake(), New(dev)
+	mem := make([]byte, 5000)
+	p, q := mem[1000:2000], mem[3000:3500]
+	mustOK(t, tab.Enter(f, []Item{{Host: p, Type: To}}, Dynamic, nil))
+	qp, err := f.Alloc(&Item{Host: q}, len(q)) // memory the user owns
+	mustOK(t, err)
+	mustOK(t, tab.Associate(q, qp))
+	f.take()
+	items := []Item{
+		{Host: mem[0:100], Type: ToFrom, Name: "A"},
+		{Host: p[10:20], Type: To, Always: true, Name: "p[10:20]"},
+		{Host: mem[2500:2600], Type: To, Name: "B"},
+		{Host: q, Type: ToFrom, Always: true, Name: "q"},
+		{Host: mem[4000:4100], Type: Alloc, Name: "C"},
+	}
+	return tab, f, items
+}
+
+// TestEnterFailureAtomic fails each device operation of a multi-item Enter in
+// turn: the table must be exactly as before, and every buffer the call made
+// freed.
+func TestEnterFailureAtomic(t *testing.T) {
+	tab, f, items := enterScenario(t)
+	mustOK(t, tab.Enter(f, items, Structured, make([]device.DevicePtr, len(items))))
+	ok := f.take()
+	want := []string{"alloc 100 -> 0x102000", "copyin 0x102000 100", "copyin 0x10000a 10",
+		"alloc 100 -> 0x103000", "copyin 0x103000 100", "copyin 0x101000 500", "alloc 100 -> 0x104000"}
+	if !slices.Equal(ok, want) {
+		t.Fatalf("operations %q\nwant %q", ok, want)
+	}
+	checkConsistent(t, tab, f)
+
+	for n := 1; n <= len(ok); n++ {
+		t.Run(fmt.Sprint("fail op ", n), func(t *testing.T) {
+			tab, f, items := enterScenario(t)
+			before := sortedEntries(tab)
+			live := f.live()
+			f.failAt = f.calls + n
+			err := tab.Enter(f, items, Structured, make([]device.DevicePtr, len(items)))
+			if !errors.Is(err, errInjected) {
+				t.Fatalf("error %v, want the injected failure", err)
+			}
+			log := f.take()
+			if !strings.HasSuffix(log[n-1], "failed") {
+				t.Fatalf("op %d did not fail: %q", n, log)
+			}
+			// After the failure, only frees of what this call made, newest first.
+			var made []string
+			for _, l := range log[:n-1] {
+				if strings.HasPrefix(l, "alloc") {
+					made = append(made, l[strings.Index(l, "-> ")+3:])
+				}
+			}
+			var freed []string
+			for _, l := range log[n:] {
+				var p string
+				var size int
+				if _, err := fmt.Sscanf(l, "free %s %d", &p, &size); err != nil || size != 100 {
+					t.Fatalf("after the failure: %q", l)
+				}
+				freed = append(freed, p)
+			}
+			slices.Reverse(made)
+			if !slices.Equal(made, freed) {
+				t.Fatalf("made %q, freed %q", made, freed)
+			}
+			if got := sortedEntries(tab); !slices.Equal(got, before) {
+				t.Fatalf("table changed:\n%v\nwas\n%v", got, before)
+			}
+			if f.live() != live {
+				t.Fatalf("%d live buffers, was %d", f.live(), live)
+			}
+			checkConsistent(t, tab, f)
+			// The table still works: the same Enter succeeds afterwards.
+			f.failAt = 0
+			mustOK(t, tab.Enter(f, items, Structured, nil))
+			mustOK(t, tab.Exit(f, items, Structured))
+			if got := sortedEntries(tab); !slices.Equal(got, before) {
+				t.Fatalf("after a successful enter and exit:\n%v\nwas\n%v", got, before)
+			}
+			checkConsistent(t, tab, f)
+		})
+	}
+}
+
+// TestEnterFailureRollbackFreeFails: when a free during the undo fails too,
+// both errors are returned and the entry is still removed from the table.
+func TestEnterFailureRollbackFreeFails(t *testing.T) {
+	f, tab := newFake(), New(dev)
+	a, b := make([]byte, 8), make([]byte, 8)
+	f.failAt = 2 // the copy in of a
+	err := tab.Enter(failFree{f}, []Item{{Host: a, Type: To}, {Host: b, Type: To}}, Structured, nil)
+	if !errors.Is(err, errInjected) || !strings.Contains(err.Error(), "undoing map of") {
+		t.Fatalf("error %v", err)
+	}
+	if tab.Len() != 0 {
+		t.Fatalf("%d entries after a failed enter", tab.Len())
+	}
+}
+
+type failFree struct{ *fakeOps }
+
+func (failFree) Free(p device.DevicePtr, size int, host []byte) error {
+	return errors.New("free refused")
+}
+
+// exitScenario maps A (structured 1), P (structured 1, dynamic 1) and C
+// (structured 1), and returns the exit items of the structured region.
+func exitScenario(t *testing.T) (*Table, *fakeOps, []Item) {
+	f, tab := newFake(), New(dev)
+	mem := make([]byte, 5000)
+	p := mem[1000:2000]
+	mustOK(t, tab.Enter(f, []Item{{Host: p, Type: To}}, Dynamic, nil))
+	items := []Item{
+		{Host: mem[0:100], Type: ToFrom, Name: "A"},
+		{Host: p, Type: From, Always: true, Name: "P"},
+		{Host: mem[4000:4100], Type: From, Name: "C"},
+	}
+	mustOK(t, tab.Enter(f, items, Structured, nil))
+	f.take()
+	return tab, f, items
+}
+
+// TestExitFailure fails each device operation of a multi-item Exit in turn:
+// the entry whose copy or free failed stays as before the call; the others
+// are unmapped; nothing leaks.
+func TestExitFailure(t *testing.T) {
+	tab, f, items := exitScenario(t)
+	mustOK(t, tab.Exit(f, items, Structured))
+	ok := f.take()
+	want := []string{"copyout 0x101000 100", "copyout 0x100000 1000", "copyout 0x102000 100",
+		"free 0x101000 100", "free 0x102000 100"}
+	if !slices.Equal(ok, want) {
+		t.Fatalf("operations %q\nwant %q", ok, want)
+	}
+
+	for n := 1; n <= len(ok); n++ {
+		t.Run(fmt.Sprint("fail op ", n), func(t *testing.T) {
+			tab, f, items := exitScenario(t)
+			before := sortedEntries(tab)
+			// What a successful exit leaves: P, with its structured count gone.
+			var after []Entry
+			for _, e := range before {
+				if e.Host == addr(items[1].Host) {
+					e.Structured--
+					after = append(after, e)
+				}
+			}
+			f.failAt = f.calls + n
+			err := tab.Exit(f, items, Structured)
+			if !errors.Is(err, errInjected) || !strings.Contains(err.Error(), "the mapping stays present") {
+				t.Fatalf("error %v", err)
+			}
+			log := f.take()
+			var failed device.DevicePtr
+			var size int
+			var op string
+			if _, err := fmt.Sscanf(log[n-1], "%s %v %d failed", &op, &failed, &size); err != nil {
+				t.Fatalf("op %d: %q: %v", n, log[n-1], err)
+			}
+			// Expected: the result of a successful exit, except that the
+			// entry of the failed op is as before.
+			var x Entry
+			for _, e := range before {
+				if failed >= e.Device && failed < e.Device+device.DevicePtr(e.Size) {
+					x = e
+				}
+			}
+			if x.Size == 0 {
+				t.Fatalf("no entry holds the failed op's address %v", failed)
+			}
+			want := []Entry{x}
+			for _, e := range after {
+				if e.Host != x.Host {
+					want = append(want, e)
+				}
+			}
+			if got, want := sortedEntries(tab), sortEntries(want); !slices.Equal(got, want) {
+				t.Fatalf("entries\n%v\nwant\n%v", got, want)
+			}
+			checkConsistent(t, tab, f)
+			// A retry of the failed entry's exit completes it.
+			f.failAt = 0
+			var retry []Item
+			for _, it := range items {
+				if addr(it.Host) == x.Host {
+					retry = append(retry, it)
+				}
+			}
+			mustOK(t, tab.Exit(f, retry, Structured))
+			if got := sortedEntries(tab); !slices.Equal(got, after) {
+				t.Fatalf("after retry\n%v\nwant\n%v", got, after)
+			}
+			checkConsistent(t, tab, f)
+		})
+	}
+}
+
+// TestConcurrent runs goroutines that each map their own data and one shared
+// range with Enter, check it with Translate, Update and IsPresent, and unmap
+// it, while a reader takes snapshots; run it with -race.
+func TestConcurrent(t *testing.T) {
+	f, tab := newFake(), New(dev)
+	shared := make([]byte, 4096)
+	const workers, rounds = 8, 200
+	var wg sync.WaitGroup
+	errs := make(chan error, workers+1)
+	stop := make(chan struct{})
+	go func() { // reader
+		defer wg.Done()
+		for {
+			select {
+			case <-stop:
+				return
+			default:
+			}
+			for _, e := range tab.Entries() {
+				if e.Size <= 0 || (e.Structured == 0 && e.Dynamic == 0) {
+					errs <- fmt.Errorf("snapshot has a bad entry %v", e)
+					return
+				}
+			}
+			_ = tab.Len()
+			_ = tab.IsPresent(shared)
+		}
+	}()
+	wg.Add(1)
+	var workersWG sync.WaitGroup
+	for w := 0; w < workers; w++ {
+		workersWG.Add(1)
+		go func() {
+			defer workersWG.Done()
+			own := make([]byte, 256)
+			for r := 0; r < rounds; r++ {
+				fill(own, byte(w*16+r))
+				items := []Item{{Host: own, Type: ToFrom}, {Host: shared[w*8 : w*8+8], Type: To}}
+				ptrs := make([]device.DevicePtr, 2)
+				if err := tab.Enter(f, items, Structured, ptrs); err != nil {
+					errs <- err
+					return
+				}
+				if p, err := tab.Translate(own[100:200]); err != nil || p != ptrs[0]+100 {
+					errs <- fmt.Errorf("translate: %v %v, want %v", p, err, ptrs[0]+100)
+					return
+				}
+				if !tab.IsPresent(shared[w*8 : w*8+1]) {
+					errs <- errors.New("shared range not present while mapped")
+					return
+				}
+				if err := tab.Update(f, []Item{{Host: own[:16], Type: From}}); err != nil {
+					errs <- err
+					return
+				}
+				if own[0] != byte(w*16+r) {
+					errs <- fmt.Errorf("worker %d round %d: device copy %d", w, r, own[0])
+					return
+				}
+				if err := tab.Exit(f, items, Structured); err != nil {
+					errs <- err
+					return
+				}
+			}
+		}()
+	}
+	workersWG.Wait()
+	close(stop)
+	wg.Wait()
+	close(errs)
+	for err := range errs {
+		t.Error(err)
+	}
+	if tab.Len() != 0 || f.live() != 0 {
+		t.Fatalf("after all exits: %d entries, %d live buffers", tab.Len(), f.live())
+	}
+}
