@@ -1,0 +1,381 @@
+//go:build cgo
+
+package cuda
+
+import (
+	"errors"
+	"fmt"
+	"slices"
+	"strconv"
+	"sync"
+
+	"github.com/gompt/gompt/device"
+	"github.com/gompt/gompt/device/cuda/internal/cu"
+)
+
+// gpu is one CUDA device, used through its primary context. All methods are
+// safe for concurrent use.
+type gpu struct {
+	id       string // "cuda:0"
+	dev      cu.Device
+	ctx      cu.Context
+	info     device.Info
+	maxBlock int
+	maxGrid  [3]int
+
+	// cacheLimit bounds the bytes of freed blocks kept for reuse.
+	cacheLimit int64
+
+	mu     sync.Mutex
+	closed bool
+	live   map[device.DevicePtr]allocation
+	bases  []device.DevicePtr // keys of live, sorted, for range checks
+	cache  map[int][]device.DevicePtr
+	cached int64 // bytes in cache
+	inUse  int64 // bytes the program holds (requested sizes)
+	queues map[*queue]struct{}
+
+	loadMu sync.Mutex
+	funcs  map[*device.Kernel]*function
+
+	staging stagingPool
+	clock   clock
+	events  eventPool
+}
+
+type allocation struct {
+	size  int // as requested
+	class int // as allocated
+}
+
+// openGPU opens CUDA device ordinal as plugin device number n.
+func openGPU(n, ordinal, driver int, lib string) (*gpu, error) {
+	dev, err := cu.DeviceGet(ordinal)
+	if err != nil {
+		return nil, err
+	}
+	attr := func(a cu.DeviceAttribute) int {
+		if err != nil {
+			return 0
+		}
+		var v int
+		v, err = cu.DeviceGetAttribute(a, dev)
+		return v
+	}
+	name, err := cu.DeviceGetName(dev)
+	if err != nil {
+		return nil, err
+	}
+	major := attr(cu.DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MAJOR)
+	minor := attr(cu.DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MINOR)
+	if err != nil {
+		return nil, err
+	}
+	if major*10+minor < minCompute {
+		return nil, fmt.Errorf("%s has compute capability %d.%d; gompt's PTX needs %d.%d or newer",
+			name, major, minor, minCompute/10, minCompute%10)
+	}
+	g := &gpu{
+		id:       device.ID("cuda", n),
+		dev:      dev,
+		maxBlock: attr(cu.DEVICE_ATTRIBUTE_MAX_THREADS_PER_BLOCK),
+		maxGrid: [3]int{attr(cu.DEVICE_ATTRIBUTE_MAX_GRID_DIM_X), attr(cu.DEVICE_ATTRIBUTE_MAX_GRID_DIM_Y),
+			attr(cu.DEVICE_ATTRIBUTE_MAX_GRID_DIM_Z)},
+		live:   map[device.DevicePtr]allocation{},
+		cache:  map[int][]device.DevicePtr{},
+		queues: map[*queue]struct{}{},
+		funcs:  map[*device.Kernel]*function{},
+	}
+	sms := attr(cu.DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT)
+	clockKHz := attr(cu.DEVICE_ATTRIBUTE_CLOCK_RATE)
+	memKHz := attr(cu.DEVICE_ATTRIBUTE_MEMORY_CLOCK_RATE)
+	busWidth := attr(cu.DEVICE_ATTRIBUTE_GLOBAL_MEMORY_BUS_WIDTH)
+	l2 := attr(cu.DEVICE_ATTRIBUTE_L2_CACHE_SIZE)
+	shared := attr(cu.DEVICE_ATTRIBUTE_MAX_SHARED_MEMORY_PER_BLOCK)
+	warp := attr(cu.DEVICE_ATTRIBUTE_WARP_SIZE)
+	engines := attr(cu.DEVICE_ATTRIBUTE_ASYNC_ENGINE_COUNT)
+	integrated := attr(cu.DEVICE_ATTRIBUTE_INTEGRATED)
+	pciDomain := attr(cu.DEVICE_ATTRIBUTE_PCI_DOMAIN_ID)
+	pciBus := attr(cu.DEVICE_ATTRIBUTE_PCI_BUS_ID)
+	pciDev := attr(cu.DEVICE_ATTRIBUTE_PCI_DEVICE_ID)
+	if err != nil {
+		return nil, err
+	}
+	uuid, err := cu.DeviceGetUuid(dev)
+	if err != nil {
+		return nil, err
+	}
+	total, err := cu.DeviceTotalMem(dev)
+	if err != nil {
+		return nil, err
+	}
+	g.ctx, err = cu.DevicePrimaryCtxRetain(dev)
+	if err != nil {
+		return nil, err
+	}
+	free, _, err := cu.MemGetInfo(g.ctx)
+	if err == nil {
+		err = g.clock.init(g.ctx)
+	}
+	if err != nil {
+		cu.DevicePrimaryCtxRelease(dev)
+		return nil, err
+	}
+	g.cacheLimit = int64(total / 4)
+	g.info = device.Info{
+		Name:              name,
+		Vendor:            "NVIDIA",
+		Backend:           "cuda",
+		Type:              "gpu",
+		Version:           fmt.Sprintf("sm_%d%d", major, minor),
+		DriverVersion:     versionString(driver),
+		GlobalMem:         total,
+		LocalMem:          uint64(shared),
+		MaxAlloc:          total,
+		ComputeUnits:      sms,
+		MaxThreadsPerTeam: g.maxBlock,
+		MaxTeams:          g.maxGrid[0],
+		ClockMHz:          clockKHz / 1000,
+		TimerResolutionNS: 500, // cuEventElapsedTime: about half a microsecond
+		UnifiedMemory:     integrated != 0,
+		Extra: []device.Attr{
+			{Key: "UUID", Value: formatUUID(uuid)},
+			{Key: "PCI bus id", Value: fmt.Sprintf("%08x:%02x:%02x.0", pciDomain, pciBus, pciDev)},
+			{Key: "compute capability", Value: fmt.Sprintf("%d.%d", major, minor)},
+			{Key: "CUDA ordinal", Value: strconv.Itoa(ordinal)},
+			{Key: "multiprocessors", Value: strconv.Itoa(sms)},
+			{Key: "clock MHz", Value: strconv.Itoa(clockKHz / 1000)},
+			{Key: "memory clock MHz", Value: strconv.Itoa(memKHz / 1000)},
+			{Key: "memory bus width", Value: strconv.Itoa(busWidth)},
+			{Key: "global memory", Value: strconv.FormatUint(total, 10)},
+			{Key: "free memory", Value: strconv.FormatUint(free, 10)},
+			{Key: "L2 cache", Value: strconv.Itoa(l2)},
+			{Key: "max threads per block", Value: strconv.Itoa(g.maxBlock)},
+			{Key: "max grid", Value: fmt.Sprintf("%dx%dx%d", g.maxGrid[0], g.maxGrid[1], g.maxGrid[2])},
+			{Key: "warp size", Value: strconv.Itoa(warp)},
+			{Key: "copy engines", Value: strconv.Itoa(engines)},
+			{Key: "driver version", Value: versionString(driver)},
+			{Key: "driver library", Value: lib},
+		},
+	}
+	return g, nil
+}
+
+// formatUUID formats as nvidia-smi does: GPU-xxxxxxxx-xxxx-xxxx-xxxx-xxxxxxxxxxxx.
+func formatUUID(u [16]byte) string {
+	return fmt.Sprintf("GPU-%x-%x-%x-%x-%x", u[0:4], u[4:6], u[6:8], u[8:10], u[10:16])
+}
+
+// Info describes the device; free memory in Extra is as at start-up.
+func (g *gpu) Info() device.Info { return g.info }
+
+// fail wraps a driver error as a device error of operation op.
+func (g *gpu) fail(op string, err error) error {
+	if err == nil {
+		return nil
+	}
+	var ce *cu.Error
+	if errors.As(err, &ce) {
+		return &device.Error{Op: op, Device: g.id, Code: ce.Code(), Err: err}
+	}
+	var de *device.Error
+	if errors.As(err, &de) {
+		return err
+	}
+	return &device.Error{Op: op, Device: g.id, Code: device.CodeUnknown, Err: err}
+}
+
+func (g *gpu) errClosed(op string) error {
+	return device.Errorf(g.id, op, device.CodeInvalidDevice, "device is closed")
+}
+
+// Alloc returns device memory of at least size bytes from the cache of
+// freed blocks of the same size class, or from cuMemAlloc. When the driver
+// is out of memory, the cache is returned to it and the allocation retried
+// once. DevicePtr is the CUdeviceptr itself, so interior pointers work.
+func (g *gpu) Alloc(size int) (device.Buffer, error) {
+	const op = "alloc"
+	if size <= 0 || uint64(size) > g.info.MaxAlloc {
+		return device.Buffer{}, device.Errorf(g.id, op, device.CodeInvalidArgument,
+			"size %d: must be between 1 and %d bytes", size, g.info.MaxAlloc)
+	}
+	class := sizeClass(size)
+	if uint64(class) > g.info.MaxAlloc {
+		class = size
+	}
+	g.mu.Lock()
+	if g.closed {
+		g.mu.Unlock()
+		return device.Buffer{}, g.errClosed(op)
+	}
+	var p device.DevicePtr
+	if free := g.cache[class]; len(free) > 0 {
+		p = free[len(free)-1]
+		g.cache[class] = free[:len(free)-1]
+		g.cached -= int64(class)
+	}
+	g.mu.Unlock()
+	if p == 0 {
+		dp, err := cu.MemAlloc(g.ctx, class)
+		if isOOM(err) {
+			g.trim()
+			dp, err = cu.MemAlloc(g.ctx, class)
+		}
+		if err != nil {
+			e := g.fail(op, err)
+			if isOOM(err) {
+				free, total, _ := cu.MemGetInfo(g.ctx)
+				e = device.Errorf(g.id, op, device.CodeOutOfResources,
+					"%d bytes: the device has %d of %d bytes free: %w", size, free, total, err)
+			}
+			return device.Buffer{}, e
+		}
+		p = device.DevicePtr(dp)
+	}
+	g.mu.Lock()
+	g.live[p] = allocation{size: size, class: class}
+	i, _ := slices.BinarySearch(g.bases, p)
+	g.bases = slices.Insert(g.bases, i, p)
+	g.inUse += int64(size)
+	g.mu.Unlock()
+	return device.Buffer{Ptr: p, Size: size}, nil
+}
+
+func isOOM(err error) bool {
+	var ce *cu.Error
+	return errors.As(err, &ce) && ce.Result == cu.ERROR_OUT_OF_MEMORY
+}
+
+// Free returns p to the cache, or to the driver when the cache is full.
+// The memory is handed out again by the next Alloc of its size class, so the
+// caller must have waited for the queue work that uses p (the runtime frees
+// after the region's queue is synchronised).
+func (g *gpu) Free(p device.DevicePtr) error {
+	const op = "free"
+	g.mu.Lock()
+	if g.closed {
+		g.mu.Unlock()
+		return g.errClosed(op)
+	}
+	a, ok := g.live[p]
+	if !ok {
+		g.mu.Unlock()
+		return device.Errorf(g.id, op, device.CodeInvalidArgument,
+			"%v is not a live allocation (freed twice, never allocated, or not the start of one)", p)
+	}
+	delete(g.live, p)
+	if i, found := slices.BinarySearch(g.bases, p); found {
+		g.bases = slices.Delete(g.bases, i, i+1)
+	}
+	g.inUse -= int64(a.size)
+	keep := g.cached+int64(a.class) <= g.cacheLimit
+	if keep {
+		g.cache[a.class] = append(g.cache[a.class], p)
+		g.cached += int64(a.class)
+	}
+	g.mu.Unlock()
+	if !keep {
+		return g.fail(op, cu.MemFree(g.ctx, cu.DevicePtr(p)))
+	}
+	return nil
+}
+
+// trim returns every cached block to the driver.
+func (g *gpu) trim() error {
+	g.mu.Lock()
+	var blocks []device.DevicePtr
+	for c, l := range g.cache {
+		blocks = append(blocks, l...)
+		delete(g.cache, c)
+	}
+	g.cached = 0
+	g.mu.Unlock()
+	var first error
+	for _, p := range blocks {
+		if err := cu.MemFree(g.ctx, cu.DevicePtr(p)); err != nil && first == nil {
+			first = g.fail("free", err)
+		}
+	}
+	return first
+}
+
+// checkRange reports an error unless [p, p+n) lies inside one live
+// allocation (n may be 0: p may then be the allocation's end).
+func (g *gpu) checkRange(op string, p device.DevicePtr, n int) error {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	if g.closed {
+		return g.errClosed(op)
+	}
+	i, found := slices.BinarySearch(g.bases, p)
+	if !found {
+		i--
+	}
+	if i >= 0 {
+		base := g.bases[i]
+		a := g.live[base]
+		if uint64(p)+uint64(n) <= uint64(base)+uint64(a.size) {
+			return nil
+		}
+		if uint64(p) < uint64(base)+uint64(a.size) {
+			return device.Errorf(g.id, op, device.CodeInvalidArgument,
+				"[%v, +%d) extends past the allocation [%v, +%d)", p, n, base, a.size)
+		}
+	}
+	return device.Errorf(g.id, op, device.CodeInvalidArgument, "%v is not inside a live allocation", p)
+}
+
+// MemInUse returns the bytes and number of live allocations the program
+// holds; the cache of freed blocks is not counted.
+func (g *gpu) MemInUse() (int64, int) {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	return g.inUse, len(g.live)
+}
+
+// CacheBytes returns the bytes of freed device memory kept for reuse.
+func (g *gpu) CacheBytes() int64 {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	return g.cached
+}
+
+// Close releases everything the device holds: queues (after their work),
+// loaded modules, live and cached memory, staging buffers, events and the
+// primary context. Later calls on the device fail with CodeInvalidDevice.
+// It returns the first error.
+func (g *gpu) Close() error {
+	g.mu.Lock()
+	if g.closed {
+		g.mu.Unlock()
+		return nil
+	}
+	queues := make([]*queue, 0, len(g.queues))
+	for q := range g.queues {
+		queues = append(queues, q)
+	}
+	g.mu.Unlock()
+	var errs []error
+	for _, q := range queues {
+		errs = append(errs, q.Release())
+	}
+	errs = append(errs, g.trim())
+	g.mu.Lock()
+	g.closed = true
+	live := g.bases
+	g.bases, g.live = nil, map[device.DevicePtr]allocation{}
+	g.inUse = 0
+	g.mu.Unlock()
+	for _, p := range live {
+		errs = append(errs, g.fail("free", cu.MemFree(g.ctx, cu.DevicePtr(p))))
+	}
+	g.loadMu.Lock()
+	for k, f := range g.funcs {
+		errs = append(errs, g.fail("unload", cu.ModuleUnload(g.ctx, f.mod)))
+		delete(g.funcs, k)
+	}
+	g.loadMu.Unlock()
+	errs = append(errs, g.staging.close(g), g.events.close(g), g.clock.close(g.ctx))
+	errs = append(errs, g.fail("close", cu.DevicePrimaryCtxRelease(g.dev)))
+	return errors.Join(errs...)
+}

@@ -1,0 +1,23 @@
+//go:build !cgo
+
+// Package cu is the small part of the CUDA driver API that the cuda plugin
+// uses. This build has no cgo, so the driver cannot be loaded: Load always
+// fails with "not available: built without cgo".
+package cu
+
+import "errors"
+
+// Available reports whether this build can load the driver (cgo is on).
+const Available = false
+
+// DefaultLibrary is the driver library Load opens when given no name.
+const DefaultLibrary = "libcuda.so.1"
+
+// ErrNoCgo is returned by Load in a build without cgo.
+var ErrNoCgo = errors.New("not available: built without cgo")
+
+// Load fails: a build without cgo cannot load the driver.
+func Load(name string) error { return ErrNoCgo }
+
+// LiveObjects returns zero counts: nothing can be made without cgo.
+func LiveObjects() Live { return Live{} }

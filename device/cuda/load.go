@@ -1,0 +1,92 @@
+//go:build cgo
+
+package cuda
+
+import (
+	"errors"
+	"regexp"
+	"strings"
+
+	"github.com/gompt/gompt/device"
+	"github.com/gompt/gompt/device/cuda/internal/cu"
+)
+
+// function is a kernel's PTX module loaded on one device (device.Function).
+type function struct {
+	g          *gpu
+	k          *device.Kernel
+	mod        cu.Module
+	fn         cu.Function
+	maxThreads int // CU_FUNC_ATTRIBUTE_MAX_THREADS_PER_BLOCK
+	bytes      int
+}
+
+func (f *function) Kernel() *device.Kernel  { return f.k }
+func (f *function) Image() device.ImageKind { return device.ImagePTX }
+func (f *function) Bytes() int              { return f.bytes }
+
+var entryRE = regexp.MustCompile(`\.entry\s+([A-Za-z_$][\w$]*)`)
+
+// Load JIT-compiles k's PTX image for this device (cuModuleLoadDataEx) the
+// first time and returns the cached function afterwards. Errors:
+// CodeInvalidBinary when k has no PTX image (kernels written in OpenCL C get
+// theirs from the kernels package's generator) or the driver rejects it
+// (with the JIT log), CodeNotFound when the module has no entry of the
+// image's name.
+func (g *gpu) Load(k *device.Kernel) (device.Function, error) {
+	if k == nil {
+		return nil, device.Errorf(g.id, "load", device.CodeInvalidArgument, "nil kernel")
+	}
+	op := "load " + k.Name
+	g.loadMu.Lock()
+	defer g.loadMu.Unlock()
+	if f, ok := g.funcs[k]; ok {
+		return f, nil
+	}
+	g.mu.Lock()
+	closed := g.closed
+	g.mu.Unlock()
+	if closed {
+		return nil, g.errClosed(op)
+	}
+	img, ok := k.Image(device.ImagePTX)
+	if !ok || strings.TrimSpace(img.Source) == "" {
+		kinds := make([]string, 0, len(k.Images))
+		for _, im := range k.Images {
+			kinds = append(kinds, im.Kind.String())
+		}
+		return nil, device.Errorf(g.id, op, device.CodeInvalidBinary,
+			"kernel %s has no PTX image for %s (it has: %s); generate PTX from OpenCL C or CUDA C with clang as the kernels package does",
+			k.Name, g.id, strings.Join(kinds, ", "))
+	}
+	entry := img.Entry
+	if entry == "" {
+		entry = k.Name
+	}
+	mod, _, err := cu.ModuleLoadDataEx(g.ctx, img.Source)
+	if err != nil {
+		return nil, &device.Error{Op: op, Device: g.id, Code: device.CodeInvalidBinary, Err: err}
+	}
+	fn, err := cu.ModuleGetFunction(g.ctx, mod, entry)
+	if err != nil {
+		cu.ModuleUnload(g.ctx, mod)
+		var ce *cu.Error
+		if errors.As(err, &ce) && ce.Result == cu.ERROR_NOT_FOUND {
+			var names []string
+			for _, m := range entryRE.FindAllStringSubmatch(img.Source, -1) {
+				names = append(names, m[1])
+			}
+			return nil, device.Errorf(g.id, op, device.CodeNotFound,
+				"kernel %s: no entry %q in its PTX module (entries: %s): %w", k.Name, entry, strings.Join(names, ", "), err)
+		}
+		return nil, g.fail(op, err)
+	}
+	maxT, err := cu.FuncGetAttribute(g.ctx, cu.FUNC_ATTRIBUTE_MAX_THREADS_PER_BLOCK, fn)
+	if err != nil {
+		cu.ModuleUnload(g.ctx, mod)
+		return nil, g.fail(op, err)
+	}
+	f := &function{g: g, k: k, mod: mod, fn: fn, maxThreads: maxT, bytes: len(img.Source)}
+	g.funcs[k] = f
+	return f, nil
+}

@@ -1,0 +1,97 @@
+package cuda
+
+import (
+	"fmt"
+	"math/bits"
+
+	"github.com/gompt/gompt/device"
+)
+
+// defaultThreads is the block size of a launch whose shape leaves it to the
+// plugin.
+const defaultThreads = 256
+
+// limits are the launch limits of one kernel on one device.
+type limits struct {
+	maxBlock int    // threads per block: min of device, function and Kernel.MaxThreads
+	maxGrid  [3]int // CU_DEVICE_ATTRIBUTE_MAX_GRID_DIM_{X,Y,Z}
+}
+
+// geometry turns a launch shape into CUDA grid and block dimensions.
+//
+// The block is one-dimensional: Shape.Threads, or defaultThreads (rounded
+// down to a multiple of 32 that covers a small 1-D space) when 0, capped at
+// lim.maxBlock; OpenMP's thread_limit is an upper bound, so a larger request
+// gets the largest legal block. With Shape.Teams set, the grid is Teams
+// blocks in dimension 0 (kernels such as dot split dimension 0 by
+// get_num_groups(0)); Teams beyond the device's largest grid is an error,
+// since the number of teams is visible to the kernel. With Teams 0, the grid
+// covers dimension 0 with blocks and dimensions 1 and 2 with one block per
+// index, each capped at the device's grid limits: device code uses
+// grid-stride loops, so capped grids compute the same result.
+func geometry(s device.Shape, lim limits) (grid, block [3]uint32, err error) {
+	if err := s.Check(); err != nil {
+		return grid, block, err
+	}
+	if lim.maxBlock < 1 || lim.maxGrid[0] < 1 || lim.maxGrid[1] < 1 || lim.maxGrid[2] < 1 {
+		return grid, block, fmt.Errorf("launch limits %+v: device reports no usable grid", lim)
+	}
+	b := s.Threads
+	if b == 0 {
+		b = defaultThreads
+		if s.Dims() == 1 && s.Size[0] < b {
+			b = (s.Size[0] + 31) &^ 31
+		}
+	}
+	b = min(b, lim.maxBlock)
+	block = [3]uint32{uint32(b), 1, 1}
+	if s.Teams > 0 {
+		if s.Teams > lim.maxGrid[0] {
+			return grid, block, fmt.Errorf("launch shape: %d teams exceed the device's largest grid of %d blocks; use at most %d teams or 0 to let the plugin choose",
+				s.Teams, lim.maxGrid[0], lim.maxGrid[0])
+		}
+		return [3]uint32{uint32(s.Teams), 1, 1}, block, nil
+	}
+	gx := min((s.Size[0]+b-1)/b, lim.maxGrid[0])
+	gy := min(max(s.Size[1], 1), lim.maxGrid[1])
+	gz := min(max(s.Size[2], 1), lim.maxGrid[2])
+	return [3]uint32{uint32(gx), uint32(gy), uint32(gz)}, block, nil
+}
+
+// packArgs lays out launch arguments as the driver wants them: one 8-byte
+// slot per parameter, 4-byte kinds in the low half.
+func packArgs(k *device.Kernel, args []device.Arg) ([]uint64, error) {
+	if err := k.CheckArgs(args); err != nil {
+		return nil, err
+	}
+	vals := make([]uint64, len(args))
+	for i, p := range k.Params {
+		switch p.Kind {
+		case device.ParamBuffer:
+			vals[i] = uint64(args[i].Ptr)
+		case device.ParamInt32, device.ParamUint32, device.ParamFloat32:
+			vals[i] = args[i].Bits & 0xffffffff
+		case device.ParamInt64, device.ParamFloat64:
+			vals[i] = args[i].Bits
+		default:
+			return nil, fmt.Errorf("kernel %s parameter %d (%s): unknown kind %v", k.Name, i, p.Name, p.Kind)
+		}
+	}
+	return vals, nil
+}
+
+// sizeClass returns the size of the cached block that serves an allocation
+// of n bytes (n > 0): powers of two up to 4 KiB (at least 256 bytes, the
+// driver's alignment), above that the next multiple of a quarter of the
+// power of two below n, so at most 25% is wasted and a repeated size always
+// maps to the same class.
+func sizeClass(n int) int {
+	if n <= 256 {
+		return 256
+	}
+	if n <= 4096 {
+		return 1 << bits.Len(uint(n-1))
+	}
+	step := 1 << (bits.Len(uint(n-1)) - 3) // a quarter of the power of two below n
+	return (n + step - 1) &^ (step - 1)
+}

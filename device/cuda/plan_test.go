@@ -1,0 +1,95 @@
+package cuda
+
+import (
+	"strings"
+	"testing"
+
+	"github.com/gompt/gompt/device"
+)
+
+var h100 = limits{maxBlock: 1024, maxGrid: [3]int{1<<31 - 1, 65535, 65535}}
+
+func TestGeometry(t *testing.T) {
+	tests := []struct {
+		name        string
+		shape       device.Shape
+		lim         limits
+		grid, block [3]uint32
+	}{
+		{"default 1-D", device.Shape{Size: [3]int{1 << 20, 1, 1}}, h100, [3]uint32{4096, 1, 1}, [3]uint32{256, 1, 1}},
+		{"small 1-D rounds to a warp", device.Shape{Size: [3]int{10, 1, 1}}, h100, [3]uint32{1, 1, 1}, [3]uint32{32, 1, 1}},
+		{"ragged 1-D", device.Shape{Size: [3]int{1000, 1, 1}, Threads: 128}, h100, [3]uint32{8, 1, 1}, [3]uint32{128, 1, 1}},
+		{"teams in dimension 0", device.Shape{Size: [3]int{1000, 1, 1}, Teams: 7, Threads: 64}, h100, [3]uint32{7, 1, 1}, [3]uint32{64, 1, 1}},
+		{"2-D", device.Shape{Size: [3]int{1000, 300, 1}}, h100, [3]uint32{4, 300, 1}, [3]uint32{256, 1, 1}},
+		{"3-D capped", device.Shape{Size: [3]int{10, 100000, 70000}}, h100, [3]uint32{1, 65535, 65535}, [3]uint32{256, 1, 1}},
+		{"threads beyond the device", device.Shape{Size: [3]int{1 << 20, 1, 1}, Threads: 1 << 20}, h100, [3]uint32{1024, 1, 1}, [3]uint32{1024, 1, 1}},
+		{"threads beyond the kernel", device.Shape{Size: [3]int{4096, 1, 1}, Threads: 1024}, limits{maxBlock: 256, maxGrid: h100.maxGrid}, [3]uint32{16, 1, 1}, [3]uint32{256, 1, 1}},
+		{"grid capped", device.Shape{Size: [3]int{1 << 40, 1, 1}, Threads: 1}, limits{maxBlock: 1024, maxGrid: [3]int{1000, 1, 1}}, [3]uint32{1000, 1, 1}, [3]uint32{1, 1, 1}},
+	}
+	for _, tc := range tests {
+		grid, block, err := geometry(tc.shape, tc.lim)
+		if err != nil {
+			t.Errorf("%s: %v", tc.name, err)
+			continue
+		}
+		if grid != tc.grid || block != tc.block {
+			t.Errorf("%s: grid %v block %v, want grid %v block %v", tc.name, grid, block, tc.grid, tc.block)
+		}
+	}
+}
+
+func TestGeometryErrors(t *testing.T) {
+	for _, s := range []device.Shape{
+		{Size: [3]int{0, 1, 1}},
+		{Size: [3]int{10, -1, 1}},
+		{Size: [3]int{10, 1, 1}, Teams: -1},
+	} {
+		if _, _, err := geometry(s, h100); err == nil {
+			t.Errorf("geometry(%+v) succeeded, want an error", s)
+		}
+	}
+	_, _, err := geometry(device.Shape{Size: [3]int{10, 1, 1}, Teams: 70000}, limits{maxBlock: 1024, maxGrid: [3]int{65535, 65535, 65535}})
+	if err == nil || !strings.Contains(err.Error(), "70000 teams exceed") || !strings.Contains(err.Error(), "65535") {
+		t.Errorf("too many teams: %v, want an error naming the request and the limit", err)
+	}
+}
+
+func TestPackArgs(t *testing.T) {
+	k := &device.Kernel{Name: "k", Params: []device.Param{
+		{Name: "p", Kind: device.ParamBuffer}, {Name: "i", Kind: device.ParamInt32},
+		{Name: "f", Kind: device.ParamFloat32}, {Name: "l", Kind: device.ParamInt64},
+	}}
+	vals, err := packArgs(k, []device.Arg{{Ptr: 0x7000}, {Bits: 0xffffffff_fffffffe}, {Bits: 0x3f800000}, {Bits: 1 << 40}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := []uint64{0x7000, 0xfffffffe, 0x3f800000, 1 << 40}
+	for i := range want {
+		if vals[i] != want[i] {
+			t.Errorf("slot %d = %#x, want %#x", i, vals[i], want[i])
+		}
+	}
+	if _, err := packArgs(k, []device.Arg{{Ptr: 0x7000}}); err == nil || !strings.Contains(err.Error(), "takes 4 arguments") {
+		t.Errorf("wrong count: %v", err)
+	}
+	if _, err := packArgs(k, []device.Arg{{}, {}, {}, {}}); err == nil || !strings.Contains(err.Error(), "nil device pointer") {
+		t.Errorf("nil pointer: %v", err)
+	}
+}
+
+func TestSizeClass(t *testing.T) {
+	for _, tc := range []struct{ n, want int }{
+		{1, 256}, {256, 256}, {257, 512}, {4096, 4096}, {4097, 5120}, {5120, 5120},
+		{1 << 20, 1 << 20}, {1<<20 + 1, 1<<20 + 1<<18}, {1 << 30, 1 << 30}, {3 << 28, 3 << 28},
+	} {
+		if got := sizeClass(tc.n); got != tc.want {
+			t.Errorf("sizeClass(%d) = %d, want %d", tc.n, got, tc.want)
+		}
+	}
+	for n := 1; n < 1<<22; n = n*3/2 + 1 {
+		c := sizeClass(n)
+		if c < n || (n > 4096 && float64(c) > 1.25*float64(n)+1) || sizeClass(c) != c {
+			t.Fatalf("sizeClass(%d) = %d: not a stable class within 25%%", n, c)
+		}
+	}
+}

@@ -1,0 +1,103 @@
+//go:build cgo
+
+package cuda
+
+import (
+	"errors"
+	"fmt"
+	"os"
+	"strings"
+	"sync"
+
+	"github.com/gompt/gompt/device"
+	"github.com/gompt/gompt/device/cuda/internal/cu"
+)
+
+// minDriver is the oldest driver the plugin accepts: CUDA 10.0, which JITs
+// the PTX ISA 6.0 for sm_70 that the kernels package ships.
+const minDriver = 10000
+
+// minCompute is the oldest compute capability (major*10+minor) the shipped
+// PTX (.target sm_70) can be JIT-compiled for.
+const minCompute = 70
+
+type plugin struct {
+	lib  string // library to load; "" means $GOMPT_CUDA_LIBRARY, then libcuda.so.1
+	once sync.Once
+	devs []device.Device
+	err  error
+}
+
+func newPlugin(lib string) *plugin { return &plugin{lib: lib} }
+
+// Devices loads the driver on the first call and returns one device per
+// usable GPU, in CUDA ordinal order. Safe for concurrent use.
+func (p *plugin) Devices() ([]device.Device, error) {
+	p.once.Do(func() {
+		p.devs, p.err = p.open()
+		if p.err != nil {
+			p.err = device.NoDevice("cuda", p.err)
+		}
+	})
+	return p.devs, p.err
+}
+
+func (p *plugin) open() ([]device.Device, error) {
+	name := p.lib
+	if name == "" {
+		name = os.Getenv(EnvLibrary)
+	}
+	if name == "" {
+		name = cu.DefaultLibrary
+	}
+	if err := cu.Load(name); err != nil {
+		return nil, fmt.Errorf("no CUDA driver: %w", err)
+	}
+	if err := cu.Init(0); err != nil {
+		var ce *cu.Error
+		if errors.As(err, &ce) && ce.Result == cu.ERROR_NO_DEVICE {
+			return nil, fmt.Errorf("no CUDA device: the driver (%s) found none: %w", name, err)
+		}
+		return nil, fmt.Errorf("CUDA driver %s failed to initialise: %w", name, err)
+	}
+	ver, err := cu.DriverGetVersion()
+	if err != nil {
+		return nil, fmt.Errorf("CUDA driver %s: %w", name, err)
+	}
+	if ver < minDriver {
+		return nil, fmt.Errorf("CUDA driver %s supports CUDA %s, too old: gompt needs CUDA %s or newer (PTX ISA 6.0 for sm_70)",
+			name, versionString(ver), versionString(minDriver))
+	}
+	n, err := cu.DeviceGetCount()
+	if err != nil {
+		return nil, fmt.Errorf("CUDA driver %s: %w", name, err)
+	}
+	if n == 0 {
+		return nil, fmt.Errorf("no CUDA device: the driver (%s, CUDA %s) found none", name, versionString(ver))
+	}
+	var devs []device.Device
+	var skipped []string
+	for i := 0; i < n; i++ {
+		d, err := openGPU(len(devs), i, ver, name)
+		if err != nil {
+			skipped = append(skipped, fmt.Sprintf("CUDA device %d: %v", i, err))
+			continue
+		}
+		devs = append(devs, d)
+	}
+	if len(devs) == 0 {
+		return nil, errors.New(strings.Join(skipped, "; "))
+	}
+	return devs, nil
+}
+
+func versionString(v int) string { return fmt.Sprintf("%d.%d", v/1000, v%1000/10) }
+
+// gpuOf returns d as a device of this plugin.
+func gpuOf(d device.Device) (*gpu, error) {
+	g, ok := d.(*gpu)
+	if !ok {
+		return nil, fmt.Errorf("cuda: %T is not a device of the cuda plugin", d)
+	}
+	return g, nil
+}

@@ -1,0 +1,257 @@
+//go:build cgo
+
+package cuda
+
+import (
+	"errors"
+	"runtime"
+	"unsafe"
+
+	"github.com/gompt/gompt/device"
+	"github.com/gompt/gompt/device/cuda/internal/cu"
+)
+
+// queue is one non-blocking CUDA stream (device.Queue). It is used by one
+// goroutine at a time.
+type queue struct {
+	g        *gpu
+	s        cu.Stream
+	pin      runtime.Pinner // Go memory of direct copies, until the next Sync
+	pinned   int
+	released bool
+}
+
+// NewQueue creates a queue on a new CU_STREAM_NON_BLOCKING stream, which
+// does not synchronise with the legacy default stream.
+func (g *gpu) NewQueue() (device.Queue, error) {
+	g.mu.Lock()
+	closed := g.closed
+	g.mu.Unlock()
+	if closed {
+		return nil, g.errClosed("new queue")
+	}
+	s, err := cu.StreamCreate(g.ctx, cu.STREAM_NON_BLOCKING)
+	if err != nil {
+		return nil, g.fail("new queue", err)
+	}
+	q := &queue{g: g, s: s}
+	g.mu.Lock()
+	g.queues[q] = struct{}{}
+	g.mu.Unlock()
+	return q, nil
+}
+
+func (q *queue) usable(op string) error {
+	if q.released {
+		return device.Errorf(q.g.id, op, device.CodeInvalidArgument, "queue is released")
+	}
+	return nil
+}
+
+// keep pins Go memory that an enqueued copy reads or writes until Sync. When
+// many pins pile up on a queue that is never synchronised, they are dropped
+// once the stream is idle.
+func (q *queue) keep(p unsafe.Pointer) {
+	q.pin.Pin(p)
+	q.pinned++
+	if q.pinned > 1024 && cu.StreamQuery(q.g.ctx, q.s) == nil {
+		q.pin.Unpin()
+		q.pinned = 0
+	}
+}
+
+// CopyIn copies src to device memory at dst. Small copies go to the driver
+// directly; large ones through the device's staging buffers (see
+// stagingMin). It may return before the copy completes.
+func (q *queue) CopyIn(dst device.DevicePtr, src []byte) error {
+	const op = "copy to device"
+	if err := q.usable(op); err != nil {
+		return err
+	}
+	if len(src) == 0 {
+		return nil
+	}
+	if err := q.g.checkRange(op, dst, len(src)); err != nil {
+		return err
+	}
+	if len(src) >= stagingMin {
+		if slots := q.g.staging.get(q.g, stagingDepth); len(slots) > 0 {
+			err := q.stagedIn(cu.DevicePtr(dst), src, slots)
+			q.g.staging.put(slots)
+			return q.g.fail(op, err)
+		}
+	}
+	p := unsafe.Pointer(unsafe.SliceData(src))
+	q.keep(p)
+	return q.g.fail(op, cu.MemcpyHtoDAsync(q.g.ctx, cu.DevicePtr(dst), p, len(src), q.s))
+}
+
+// CopyOut copies device memory at src to dst. A large copy returns when dst
+// holds the data; a small one may return before.
+func (q *queue) CopyOut(dst []byte, src device.DevicePtr) error {
+	const op = "copy from device"
+	if err := q.usable(op); err != nil {
+		return err
+	}
+	if len(dst) == 0 {
+		return nil
+	}
+	if err := q.g.checkRange(op, src, len(dst)); err != nil {
+		return err
+	}
+	if len(dst) >= stagingMin {
+		if slots := q.g.staging.get(q.g, stagingDepth); len(slots) > 0 {
+			err := q.stagedOut(dst, cu.DevicePtr(src), slots)
+			q.g.staging.put(slots)
+			return q.g.fail(op, err)
+		}
+	}
+	p := unsafe.Pointer(unsafe.SliceData(dst))
+	q.keep(p)
+	return q.g.fail(op, cu.MemcpyDtoHAsync(q.g.ctx, p, cu.DevicePtr(src), len(dst), q.s))
+}
+
+// Copy copies n bytes between two places of this device (cuMemcpyDtoDAsync).
+func (q *queue) Copy(dst, src device.DevicePtr, n int) error {
+	const op = "copy on device"
+	if err := q.usable(op); err != nil {
+		return err
+	}
+	if n < 0 {
+		return device.Errorf(q.g.id, op, device.CodeInvalidArgument, "negative size %d", n)
+	}
+	if n == 0 {
+		return nil
+	}
+	if err := q.g.checkRange(op, dst, n); err != nil {
+		return err
+	}
+	if err := q.g.checkRange(op, src, n); err != nil {
+		return err
+	}
+	return q.g.fail(op, cu.MemcpyDtoDAsync(q.g.ctx, cu.DevicePtr(dst), cu.DevicePtr(src), n, q.s))
+}
+
+// PeerCopier is implemented by the queues of this plugin: CopyPeer copies n
+// bytes from srcPtr on another CUDA device to dst on the queue's device
+// without passing through the program's memory (cuMemcpyPeerAsync; the
+// driver uses NVLink or PCIe peer access where it can, and stages through
+// host memory where it cannot). The runtime finds it by type assertion.
+type PeerCopier interface {
+	CopyPeer(dst device.DevicePtr, src device.Device, srcPtr device.DevicePtr, n int) error
+}
+
+var _ PeerCopier = (*queue)(nil)
+
+// CopyPeer implements PeerCopier. src must be a device of this plugin.
+func (q *queue) CopyPeer(dst device.DevicePtr, src device.Device, srcPtr device.DevicePtr, n int) error {
+	const op = "copy between devices"
+	if err := q.usable(op); err != nil {
+		return err
+	}
+	sg, err := gpuOf(src)
+	if err != nil {
+		return device.Errorf(q.g.id, op, device.CodeInvalidArgument, "%v", err)
+	}
+	if n < 0 {
+		return device.Errorf(q.g.id, op, device.CodeInvalidArgument, "negative size %d", n)
+	}
+	if n == 0 {
+		return nil
+	}
+	if err := q.g.checkRange(op, dst, n); err != nil {
+		return err
+	}
+	if err := sg.checkRange(op, srcPtr, n); err != nil {
+		return err
+	}
+	return q.g.fail(op, cu.MemcpyPeerAsync(q.g.ctx, cu.DevicePtr(dst), q.g.ctx, cu.DevicePtr(srcPtr), sg.ctx, n, q.s))
+}
+
+// Launch enqueues f over shape with args. Buffer arguments must point into
+// live allocations of this device (checked, so a stray pointer is an error
+// here rather than a fault that would end the context). See geometry for
+// how the shape becomes a grid.
+func (q *queue) Launch(f device.Function, shape device.Shape, args []device.Arg) error {
+	fn, ok := f.(*function)
+	if !ok || fn.g != q.g {
+		name := "<nil>"
+		if f != nil && f.Kernel() != nil {
+			name = f.Kernel().Name
+		}
+		return device.Errorf(q.g.id, "launch "+name, device.CodeInvalidArgument,
+			"function was not loaded on this device (%T)", f)
+	}
+	op := "launch " + fn.k.Name
+	if err := q.usable(op); err != nil {
+		return err
+	}
+	vals, err := packArgs(fn.k, args)
+	if err != nil {
+		return device.Errorf(q.g.id, op, device.CodeInvalidArgument, "%v", err)
+	}
+	for i, p := range fn.k.Params {
+		if p.Kind == device.ParamBuffer {
+			if err := q.g.checkRange(op, args[i].Ptr, 0); err != nil {
+				return device.Errorf(q.g.id, op, device.CodeInvalidArgument, "argument %d (%s): %v", i, p.Name, err)
+			}
+		}
+	}
+	lim := limits{maxBlock: min(q.g.maxBlock, fn.maxThreads), maxGrid: q.g.maxGrid}
+	if fn.k.MaxThreads > 0 {
+		lim.maxBlock = min(lim.maxBlock, fn.k.MaxThreads)
+	}
+	grid, block, err := geometry(shape, lim)
+	if err != nil {
+		return device.Errorf(q.g.id, op, device.CodeInvalidArgument, "%v", err)
+	}
+	return q.g.fail(op, cu.LaunchKernel(q.g.ctx, fn.fn, grid, block, q.s, vals))
+}
+
+// Record returns an event that completes when the queue's work so far has.
+func (q *queue) Record() (device.Event, error) {
+	const op = "record"
+	if err := q.usable(op); err != nil {
+		return nil, err
+	}
+	e, err := q.g.events.get(q.g.ctx)
+	if err != nil {
+		return nil, q.g.fail(op, err)
+	}
+	if err := cu.EventRecord(q.g.ctx, e, q.s); err != nil {
+		q.g.events.put(q.g.ctx, e)
+		return nil, q.g.fail(op, err)
+	}
+	h := &eventHandle{g: q.g, e: e}
+	ev := &event{h: h}
+	runtime.AddCleanup(ev, func(h *eventHandle) { h.release() }, h)
+	return ev, nil
+}
+
+// Sync waits for the queue's work and returns the first error of it; the
+// Go memory of direct copies is unpinned.
+func (q *queue) Sync() error {
+	const op = "sync"
+	if err := q.usable(op); err != nil {
+		return err
+	}
+	err := cu.StreamSynchronize(q.g.ctx, q.s)
+	q.pin.Unpin()
+	q.pinned = 0
+	return q.g.fail(op, err)
+}
+
+// Release waits for the queue's work and destroys its stream. Releasing
+// twice does nothing.
+func (q *queue) Release() error {
+	if q.released {
+		return nil
+	}
+	err := q.Sync()
+	q.released = true
+	err = errors.Join(err, q.g.fail("release", cu.StreamDestroy(q.g.ctx, q.s)))
+	q.g.mu.Lock()
+	delete(q.g.queues, q)
+	q.g.mu.Unlock()
+	return err
+}

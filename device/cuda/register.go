@@ -1,0 +1,31 @@
+// Package cuda is the gompt device plugin for NVIDIA GPUs, through the CUDA
+// driver API loaded at run time (libcuda.so.1, or $GOMPT_CUDA_LIBRARY), so
+// one binary runs on machines with and without a GPU. It registers itself as
+// "cuda"; programs import it for its side effect, and the runtime asks it
+// for devices.
+//
+// Each GPU is one device, used through its primary context. Device memory is
+// a caching allocator over cuMemAlloc; queues are non-blocking streams;
+// kernels are PTX images JIT-compiled by the driver once per device; device
+// time comes from CUDA events anchored to the host clock.
+//
+// With no driver, no GPU, a driver older than CUDA 10.0, or a build without
+// cgo, Devices returns no devices and an error saying why.
+package cuda
+
+import (
+	"github.com/gompt/gompt/device"
+	"github.com/gompt/gompt/device/cuda/internal/cu"
+)
+
+// EnvLibrary names the environment variable that overrides the driver
+// library's path.
+const EnvLibrary = "GOMPT_CUDA_LIBRARY"
+
+func init() { device.Register("cuda", &plugin{}) }
+
+// LiveDriverObjects returns the counts of CUDA driver objects the plugin
+// holds across all its devices (allocations, cached ones included;
+// page-locked buffers; streams; events; modules), for leak checks in tests
+// and tools. All zero in a build without cgo.
+func LiveDriverObjects() cu.Live { return cu.LiveObjects() }
