@@ -12,10 +12,10 @@ import (
 //go:generate sh gen.sh
 
 // All returns every kernel of the library, in a fixed order: Empty, Saxpy,
-// VecAdd, Dot, Matmul, Jacobi, Fill, SaxpyCUDA. The slice is new on each
+// VecAdd, Dot, Matmul, Jacobi, Fill, Copy32, SaxpyCUDA. The slice is new on each
 // call and belongs to the caller; the kernels are shared and immutable.
 func All() []*device.Kernel {
-	return []*device.Kernel{Empty, Saxpy, VecAdd, Dot, Matmul, Jacobi, Fill, SaxpyCUDA}
+	return []*device.Kernel{Empty, Saxpy, VecAdd, Dot, Matmul, Jacobi, Fill, Copy32, SaxpyCUDA}
 }
 
 // ByName returns the library kernel called name ("saxpy", "dot_partial", ...), and

@@ -13,7 +13,7 @@ import (
 )
 
 func TestAllAndByName(t *testing.T) {
-	want := []string{"empty", "saxpy", "vecadd", "dot_partial", "matmul", "jacobi", "fill", "saxpy_cuda"}
+	want := []string{"empty", "saxpy", "vecadd", "dot_partial", "matmul", "jacobi", "fill", "copy32", "saxpy_cuda"}
 	all := kernels.All()
 	var got []string
 	for _, k := range all {
@@ -23,7 +23,7 @@ func TestAllAndByName(t *testing.T) {
 		t.Fatalf("All() names = %v, want %v", got, want)
 	}
 	vars := []*device.Kernel{kernels.Empty, kernels.Saxpy, kernels.VecAdd, kernels.Dot,
-		kernels.Matmul, kernels.Jacobi, kernels.Fill, kernels.SaxpyCUDA}
+		kernels.Matmul, kernels.Jacobi, kernels.Fill, kernels.Copy32, kernels.SaxpyCUDA}
 	for i, k := range all {
 		if k != vars[i] {
 			t.Errorf("All()[%d] is not the exported variable for %s", i, k.Name)
@@ -220,6 +220,8 @@ func reference(t *testing.T, k *device.Kernel, s device.Sample) [][]float32 {
 		for i := range arg(0) {
 			bufs[3][i] = bufs[1][i] + bufs[2][i]
 		}
+	case kernels.Copy32:
+		copy(bufs[2][:arg(0)], bufs[1][:arg(0)])
 	case kernels.Fill:
 		for i := range arg(0) {
 			bufs[2][i] = s.Args[1].Float32()

@@ -332,3 +332,13 @@ func Describe(dev int) string {
 	d := r.devs[n]
 	return fmt.Sprintf("device %d (%s, %s)", n, d.id, d.info.Name)
 }
+
+// PluginDevice returns the plugin's device behind offload device n, for
+// tools and benchmarks that talk to a plugin directly.
+func PluginDevice(n int) (device.Device, bool) {
+	r := state()
+	if n < 0 || n >= len(r.devs) {
+		return nil, false
+	}
+	return r.devs[n].d, true
+}

@@ -1,0 +1,68 @@
+// Command veccopy is the classic OMPT test program (LLVM's
+// offload/test/ompt/veccopy.c in Go): a target region, a target data
+// region with an update, enter and exit data, and the device memory
+// routines, on N = 1000 int32. It verifies a == b and exits 0.
+//
+//	go run ./examples/veccopy [-device N]
+package main
+
+import (
+	"fmt"
+
+	"flag"
+
+	"github.com/gompt/gompt/examples/internal/ex"
+	"github.com/gompt/gompt/kernels"
+	"github.com/gompt/gompt/target"
+)
+
+const N = 1000
+
+func main() {
+	dev := ex.DeviceFlag()
+	flag.Parse()
+	const name = "veccopy"
+	ex.Describe(name, *dev)
+	d := *dev
+	if d == target.DefaultDevice {
+		d = target.GetDefaultDevice()
+	}
+
+	a := make([]int32, N)
+	b := make([]int32, N)
+	for i := range b {
+		b[i] = int32(i)
+	}
+	copyRegion := func() error {
+		return target.Target(target.Region{
+			Device: d,
+			Kernel: kernels.Copy32,
+			Shape:  target.N(N),
+			Maps:   []target.Map{target.From(a), target.To(b)},
+			Args:   []target.Arg{target.Int(N), target.Slice(b), target.Slice(a)},
+		})
+	}
+
+	// target map(from: a) map(to: b): a[i] = b[i]
+	ex.Check(name, copyRegion())
+	// target data map(tofrom: a) { target update to(a) }
+	ex.Check(name, target.Data(d, []target.Map{target.ToFrom(a)}, func() error {
+		return target.Update(d, target.To(a))
+	}))
+	// target enter data map(to: b); target exit data map(from: b)
+	ex.Check(name, target.EnterData(d, target.To(b)))
+	ex.Check(name, target.ExitData(d, target.From(b)))
+	// omp_target_alloc(4000); omp_target_memcpy from b; omp_target_free
+	p, err := target.AllocMem(N*4, d)
+	ex.Check(name, err)
+	ex.Check(name, target.Memcpy(target.On(d, p), target.Host(b), N*4))
+	ex.Check(name, target.FreeMem(p, d))
+
+	for i := range a {
+		if a[i] != b[i] {
+			ex.Fail(name, "a[%d] = %d, b[%d] = %d", i, a[i], i, b[i])
+		}
+	}
+	fmt.Printf("%s: OK, a == b for all %d elements\n", name, N)
+	ex.Check(name, target.Shutdown())
+}
