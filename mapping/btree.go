@@ -155,13 +155,71 @@ func (t *tree) split(x *node, i int) {
 	x.n++
 }
 
-// delete removes key k, which must be in the tree.
+// maxDepth bounds the height of the tree: with every node but the root
+// holding at least degree children, 24 levels is far more than memory holds.
+const maxDepth = 24
+
+// delete removes key k; a key not in the tree changes nothing. It removes
+// from a leaf (an internal key is first replaced by its predecessor) and
+// then repairs underflow bottom-up, borrowing from a sibling or merging
+// with one, so a delete after an insert at the same place does not undo
+// the insert's split (no split/merge thrash in steady state).
 func (t *tree) delete(k uintptr) {
-	if t.root == nil {
-		return
+	type step struct {
+		x *node
+		i int // the child taken
 	}
-	if t.remove(t.root, k) {
-		t.len--
+	var path [maxDepth]step
+	d := 0
+	x := t.root
+	i := 0
+	for {
+		if x == nil {
+			return
+		}
+		i = lower(x, k)
+		if i < x.n && x.keys[i] == k {
+			break
+		}
+		if x.leaf {
+			return
+		}
+		path[d] = step{x, i}
+		d++
+		x = x.kids[i]
+	}
+	if !x.leaf { // swap in the predecessor, the last key of the left subtree
+		path[d] = step{x, i}
+		d++
+		y := x.kids[i]
+		for !y.leaf {
+			path[d] = step{y, y.n}
+			d++
+			y = y.kids[y.n]
+		}
+		x.keys[i], x.ents[i] = y.keys[y.n-1], y.ents[y.n-1]
+		x, i = y, y.n-1
+	}
+	copy(x.keys[i:x.n-1], x.keys[i+1:x.n])
+	copy(x.ents[i:x.n-1], x.ents[i+1:x.n])
+	x.ents[x.n-1] = nil
+	x.n--
+	t.len--
+
+	for d > 0 && x.n < degree-1 {
+		d--
+		p, c := path[d].x, path[d].i
+		switch {
+		case c > 0 && p.kids[c-1].n >= degree:
+			rotateRight(p, c)
+		case c < p.n && p.kids[c+1].n >= degree:
+			rotateLeft(p, c)
+		case c < p.n:
+			t.merge(p, c)
+		default:
+			t.merge(p, c-1)
+		}
+		x = p
 	}
 	if r := t.root; r.n == 0 {
 		if r.leaf {
@@ -173,66 +231,8 @@ func (t *tree) delete(k uintptr) {
 	}
 }
 
-// remove deletes k from the subtree at x, making sure before it descends
-// into a child that the child has at least degree keys, so no node
-// underflows on the way back (CLRS 18.3). It reports whether k was found.
-func (t *tree) remove(x *node, k uintptr) bool {
-	for {
-		i := lower(x, k)
-		found := i < x.n && x.keys[i] == k
-		if x.leaf {
-			if !found {
-				return false
-			}
-			copy(x.keys[i:x.n-1], x.keys[i+1:x.n])
-			copy(x.ents[i:x.n-1], x.ents[i+1:x.n])
-			x.ents[x.n-1] = nil
-			x.n--
-			return true
-		}
-		if found {
-			y, z := x.kids[i], x.kids[i+1]
-			switch {
-			case y.n >= degree: // replace by the predecessor, delete that below
-				p := y
-				for !p.leaf {
-					p = p.kids[p.n]
-				}
-				x.keys[i], x.ents[i] = p.keys[p.n-1], p.ents[p.n-1]
-				x, k = y, p.keys[p.n-1]
-			case z.n >= degree: // replace by the successor
-				s := z
-				for !s.leaf {
-					s = s.kids[0]
-				}
-				x.keys[i], x.ents[i] = s.keys[0], s.ents[0]
-				x, k = z, s.keys[0]
-			default:
-				t.merge(x, i)
-				x = y
-			}
-			continue
-		}
-		c := x.kids[i]
-		if c.n == degree-1 {
-			switch {
-			case i > 0 && x.kids[i-1].n >= degree:
-				rotateRight(x, i)
-			case i < x.n && x.kids[i+1].n >= degree:
-				rotateLeft(x, i)
-			case i < x.n:
-				t.merge(x, i)
-			default:
-				t.merge(x, i-1)
-				c = x.kids[i-1]
-			}
-		}
-		x = c
-	}
-}
-
-// merge joins child i+1 of x and the key between them into child i; both
-// children hold degree-1 keys.
+// merge joins child i+1 of x and the key between them into child i; together
+// they hold at most maxKeys-1 keys.
 func (t *tree) merge(x *node, i int) {
 	y, z := x.kids[i], x.kids[i+1]
 	y.keys[y.n], y.ents[y.n] = x.keys[i], x.ents[i]

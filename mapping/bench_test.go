@@ -1,0 +1,142 @@
+package mapping
+
+import (
+	"fmt"
+	"math/rand"
+	"testing"
+
+	"github.com/gompt/gompt/device"
+)
+
+var sinkPtr device.DevicePtr
+
+var benchSizes = []int{1, 1000, 1000000}
+
+// BenchmarkLookup translates one interior sub-range of a table with the given
+// number of live entries (the same range every time, so the path is hot in
+// cache: this measures the search itself).
+func BenchmarkLookup(b *testing.B) {
+	for _, n := range benchSizes {
+		b.Run(fmt.Sprint("entries=", n), func(b *testing.B) {
+			tab, h := NewBenchTable(n)
+			if tab.Len() != n {
+				b.Fatalf("table has %d entries, want %d", tab.Len(), n)
+			}
+			b.ReportAllocs()
+			for b.Loop() {
+				p, err := tab.Translate(h)
+				if err != nil {
+					b.Fatal(err)
+				}
+				sinkPtr = p
+			}
+		})
+	}
+}
+
+// BenchmarkLookupRandom translates interior sub-ranges of 4096 entries chosen
+// at random, so a large table also pays for cache misses.
+func BenchmarkLookupRandom(b *testing.B) {
+	for _, n := range benchSizes {
+		b.Run(fmt.Sprint("entries=", n), func(b *testing.B) {
+			tab, mem := newBenchTable(n)
+			r := rand.New(rand.NewSource(1))
+			probes := make([][]byte, 4096)
+			for i := range probes {
+				off := r.Intn(n) * benchEntrySize
+				probes[i] = mem[off+2 : off+10]
+			}
+			b.ReportAllocs()
+			i := 0
+			for b.Loop() {
+				p, err := tab.Translate(probes[i&4095])
+				if err != nil {
+					b.Fatal(err)
+				}
+				sinkPtr = p
+				i++
+			}
+		})
+	}
+}
+
+// nopOps hands out device addresses without memory and copies nothing: the
+// benchmarks measure the table's own cost.
+type nopOps struct{ next device.DevicePtr }
+
+func (o *nopOps) Alloc(it *Item, size int) (device.DevicePtr, error) {
+	o.next += 0x10000
+	return o.next, nil
+}
+func (o *nopOps) Free(device.DevicePtr, int, []byte) error { return nil }
+func (o *nopOps) CopyIn(device.DevicePtr, []byte) error    { return nil }
+func (o *nopOps) CopyOut([]byte, device.DevicePtr) error   { return nil }
+
+// BenchmarkEnterExit4KiB maps and unmaps one new 4 KiB tofrom item (a target
+// region's whole bookkeeping: alloc, copy in, copy out, free) in a table with
+// 1000 other live entries.
+func BenchmarkEnterExit4KiB(b *testing.B) {
+	tab, _ := NewBenchTable(1000)
+	ops := &nopOps{}
+	items := []Item{{Host: make([]byte, 4096), Type: ToFrom}}
+	ptrs := make([]device.DevicePtr, 1)
+	b.ReportAllocs()
+	b.SetBytes(4096)
+	for b.Loop() {
+		if err := tab.Enter(ops, items, Structured, ptrs); err != nil {
+			b.Fatal(err)
+		}
+		if err := tab.Exit(ops, items, Structured); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
+
+// TestSteadyStateNoAlloc checks that Enter and Exit of one new item, and
+// Translate, do not allocate once the table's pools are warm.
+func TestSteadyStateNoAlloc(t *testing.T) {
+	if raceEnabled {
+		t.Skip("the race detector allocates")
+	}
+	tab, h := NewBenchTable(1000)
+	ops := &nopOps{}
+	items := []Item{{Host: make([]byte, 4096), Type: ToFrom}}
+	ptrs := make([]device.DevicePtr, 1)
+	n := testing.AllocsPerRun(1000, func() {
+		if err := tab.Enter(ops, items, Structured, ptrs); err != nil {
+			t.Fatal(err)
+		}
+		if err := tab.Exit(ops, items, Structured); err != nil {
+			t.Fatal(err)
+		}
+	})
+	if n != 0 {
+		t.Errorf("Enter+Exit of one new item: %v allocations per run, want 0", n)
+	}
+	if n := testing.AllocsPerRun(1000, func() { sinkPtr, _ = tab.Translate(h) }); n != 0 {
+		t.Errorf("Translate: %v allocations per run, want 0", n)
+	}
+	if tab.Len() != 1000 {
+		t.Fatalf("len %d", tab.Len())
+	}
+}
+
+func TestNewBenchTable(t *testing.T) {
+	for _, n := range []int{0, 1, 2, 1000} {
+		tab, h := NewBenchTable(n)
+		want := max(n, 1)
+		if tab.Len() != want {
+			t.Fatalf("NewBenchTable(%d): %d entries", n, tab.Len())
+		}
+		if len(h) != 8 || !tab.IsPresent(h) {
+			t.Fatalf("NewBenchTable(%d): range of %d bytes, present %v", n, len(h), tab.IsPresent(h))
+		}
+		p, err := tab.Translate(h)
+		mustOK(t, err)
+		es := tab.Entries()
+		mid := es[want/2]
+		if addr(h) != mid.Host+4 || p != mid.Device+4 {
+			t.Fatalf("range %s -> %v is not 4 bytes into the middle entry %v", rng(h), p, mid)
+		}
+	}
+}
