@@ -260,15 +260,11 @@ func copySegs(dst, src Loc, segs []seg) error {
 
 // withQueue runs fn on a queue of d and waits for its work.
 func withQueue(d *dev, fn func(q device.Queue) error) error {
-	q, err := d.queue()
+	c, err := d.take()
 	if err != nil {
 		return err
 	}
-	err = fn(q)
-	if serr := d.putQueue(q); err == nil {
-		err = serr
-	}
-	return err
+	return c.end(fn(c.q))
 }
 
 // MemcpyRect copies a rectangular subvolume of up to three dimensions

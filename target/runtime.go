@@ -219,10 +219,12 @@ type dev struct {
 	table  *mapping.Table
 	infoOn int
 
-	qmu    sync.Mutex
-	queues []device.Queue // idle queues, reused by constructs
+	spare atomic.Pointer[construct] // the last construct given back
+	qmu   sync.Mutex
+	idle  []*construct // more idle constructs, each with its queue
 
-	funcs sync.Map // *device.Kernel -> device.Function
+	fmu   sync.Mutex
+	funcs atomic.Pointer[map[*device.Kernel]device.Function] // copy on write
 
 	amu    sync.Mutex
 	allocs map[device.DevicePtr]int // omp_target_alloc'd buffers and sizes
@@ -234,48 +236,73 @@ func newDev(num int, plugin string, i int, d device.Device, info int) *dev {
 		infoOn: info, allocs: map[device.DevicePtr]int{}}
 }
 
-// queue takes an idle queue or makes one. Give it back with putQueue.
-func (d *dev) queue() (device.Queue, error) {
+// take returns an idle construct of d with its queue, or a new one. The
+// last construct given back waits in an atomic slot, so a goroutine issuing
+// constructs one after another pays two atomic operations and no lock.
+func (d *dev) take() (*construct, error) {
+	if c := d.spare.Swap(nil); c != nil {
+		return c, nil
+	}
 	d.qmu.Lock()
-	if n := len(d.queues); n > 0 {
-		q := d.queues[n-1]
-		d.queues = d.queues[:n-1]
+	if n := len(d.idle); n > 0 {
+		c := d.idle[n-1]
+		d.idle = d.idle[:n-1]
 		d.qmu.Unlock()
-		return q, nil
+		return c, nil
 	}
 	d.qmu.Unlock()
 	if rt != nil && rt.shut.Load() {
 		return nil, errShutdown
 	}
-	return d.d.NewQueue()
+	q, err := d.d.NewQueue()
+	if err != nil {
+		return nil, err
+	}
+	return &construct{d: d, q: q}, nil
 }
 
-// putQueue syncs q and returns it to the idle list; a queue whose work
+// give syncs c's queue and keeps c for reuse; a construct whose queue
 // failed is released instead, so its error does not leak into the next
 // construct.
-func (d *dev) putQueue(q device.Queue) error {
-	if err := q.Sync(); err != nil {
-		q.Release()
+func (d *dev) give(c *construct) error {
+	if err := c.q.Sync(); err != nil {
+		c.q.Release()
 		return err
 	}
+	if d.spare.CompareAndSwap(nil, c) {
+		return nil
+	}
 	d.qmu.Lock()
-	d.queues = append(d.queues, q)
+	d.idle = append(d.idle, c)
 	d.qmu.Unlock()
 	return nil
 }
 
 // load returns k loaded on d, loading it on first use.
 func (d *dev) load(k *device.Kernel) (device.Function, error) {
-	if f, ok := d.funcs.Load(k); ok {
-		return f.(device.Function), nil
+	if m := d.funcs.Load(); m != nil {
+		if f, ok := (*m)[k]; ok {
+			return f, nil
+		}
+	}
+	d.fmu.Lock()
+	defer d.fmu.Unlock()
+	old := d.funcs.Load()
+	if old != nil {
+		if f, ok := (*old)[k]; ok {
+			return f, nil
+		}
 	}
 	f, err := d.d.Load(k)
 	if err != nil {
 		return nil, err
 	}
-	if prev, loaded := d.funcs.LoadOrStore(k, f); loaded {
-		return prev.(device.Function), nil
+	m := make(map[*device.Kernel]device.Function, 1+len(deref(old)))
+	for kk, ff := range deref(old) {
+		m[kk] = ff
 	}
+	m[k] = f
+	d.funcs.Store(&m)
 	onLoad(d, k, f)
 	return f, nil
 }
@@ -283,12 +310,16 @@ func (d *dev) load(k *device.Kernel) (device.Function, error) {
 func (d *dev) close() error {
 	var errs []error
 	d.qmu.Lock()
-	for _, q := range d.queues {
-		if err := q.Release(); err != nil {
+	idle := d.idle
+	if c := d.spare.Swap(nil); c != nil {
+		idle = append(idle, c)
+	}
+	for _, c := range idle {
+		if err := c.q.Release(); err != nil {
 			errs = append(errs, err)
 		}
 	}
-	d.queues = nil
+	d.idle = nil
 	d.qmu.Unlock()
 	d.amu.Lock()
 	for p := range d.allocs {
@@ -341,4 +372,12 @@ func PluginDevice(n int) (device.Device, bool) {
 		return nil, false
 	}
 	return r.devs[n].d, true
+}
+
+func deref[M any](p *M) M {
+	var z M
+	if p == nil {
+		return z
+	}
+	return *p
 }

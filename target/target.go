@@ -10,8 +10,9 @@ import (
 	"github.com/gompt/gompt/mapping"
 )
 
-// construct is the scratch state of one construct on one device. It is
-// pooled, so a construct allocates nothing in steady state, and it is the
+// construct is the scratch state of one construct on one device, with the
+// queue it runs on. Each device keeps its idle constructs (dev.take,
+// dev.give), so a construct allocates nothing in steady state; it is the
 // mapping.Ops through which the present table reaches the device.
 type construct struct {
 	d     *dev
@@ -22,30 +23,21 @@ type construct struct {
 	hargs device.HostArgs
 }
 
-var constructs = sync.Pool{New: func() any { return new(construct) }}
+// initialScratch holds scratch constructs for the initial device, which
+// has no queue.
+var initialScratch = sync.Pool{New: func() any { return new(construct) }}
 
-// begin takes a construct for d with a queue.
-func begin(d *dev) (*construct, error) {
-	q, err := d.queue()
-	if err != nil {
-		return nil, err
-	}
-	c := constructs.Get().(*construct)
-	c.d, c.q = d, q
-	return c, nil
-}
+// begin takes a construct of d.
+func begin(d *dev) (*construct, error) { return d.take() }
 
-// end syncs the construct's queue, returns it and the construct to their
-// pools, and joins the sync error to err.
+// end syncs the construct's queue, gives the construct back, and joins the
+// sync error to err.
 func (c *construct) end(err error) error {
-	if qerr := c.d.putQueue(c.q); qerr != nil && err == nil {
+	clear(c.items)
+	c.items, c.ptrs, c.args = c.items[:0], c.ptrs[:0], c.args[:0]
+	if qerr := c.d.give(c); qerr != nil && err == nil {
 		err = qerr
 	}
-	clear(c.items)
-	clear(c.hargs.Bufs)
-	c.items, c.ptrs, c.args = c.items[:0], c.ptrs[:0], c.args[:0]
-	c.d, c.q = nil, nil
-	constructs.Put(c)
 	return err
 }
 
@@ -254,10 +246,10 @@ func (r *runtimeState) runInitial(reg *Region) error {
 	if f == nil {
 		return fmt.Errorf("target: kernel %s has no Go image, so it cannot run on the initial device", reg.Kernel.Name)
 	}
-	c := constructs.Get().(*construct)
+	c := initialScratch.Get().(*construct)
 	defer func() {
 		clear(c.hargs.Bufs)
-		constructs.Put(c)
+		initialScratch.Put(c)
 	}()
 	c.hargs.Bufs = grow(c.hargs.Bufs, len(reg.Args))
 	c.hargs.Args = grow(c.hargs.Args, len(reg.Args))
