@@ -3,6 +3,7 @@ package hostexec
 import (
 	"errors"
 	"fmt"
+	"math"
 	"runtime"
 	"sync"
 	"sync/atomic"
@@ -112,7 +113,7 @@ func TestTeams(t *testing.T) {
 		{device.Shape{Size: [3]int{1 << 30}}, 8},
 		{device.Shape{Size: [3]int{1}, Teams: 5}, 5},
 		{device.Shape{Size: [3]int{0}}, 1},
-		{device.Shape{Size: [3]int{1}, Teams: MaxTeams + 1}, MaxTeams},
+		{device.Shape{Size: [3]int{1}, Teams: math.MaxInt}, MaxTeams},
 	} {
 		if got := p.Teams(c.s); got != c.want {
 			t.Errorf("Teams(%+v) = %d, want %d", c.s, got, c.want)

@@ -1,0 +1,810 @@
+// Package devicetest is the conformance suite of device plugins, in the
+// manner of testing/fstest: every plugin's tests call TestDevice with a live
+// device, and the host device (device/host) is the reference.
+package devicetest
+
+import (
+	"bytes"
+	"fmt"
+	"math"
+	"math/rand/v2"
+	"reflect"
+	"slices"
+	"sync"
+	"testing"
+
+	"github.com/gompt/gompt/device"
+	"github.com/gompt/gompt/internal/hostexec"
+)
+
+// TestDevice checks that dev keeps the device.Device contract, as subtests:
+//
+//   - Info: the description is sane and stable; the clock is monotonic.
+//   - Alloc: allocations of several sizes are distinct, usable and
+//     accounted; bad sizes, double frees and frees of pointers never
+//     allocated give CodeInvalidArgument.
+//   - Copy: host to device, device to host and device to device, at offsets
+//     inside buffers, of sizes 0 to 1 MiB+7, verified byte for byte,
+//     including the bytes around the range.
+//   - Order: long chains of dependent copies and launches on one queue with
+//     no sync in between give the result of running them in order.
+//   - Events: event times are non-decreasing in queue order and lie between
+//     clock readings taken before the work and after waiting for it.
+//   - Kernels: each kernel loads or gives CodeInvalidBinary; each one with a
+//     Sample runs on dev and, as its Go image, on host copies of the same
+//     buffers (internal/hostexec, the Sample's shape), and every buffer is
+//     compared: float elements (per Param.Elem) within the Sample's relative
+//     tolerance, magnitudes below 1 counted as 1, other bytes exactly; a
+//     kernel with no image gives CodeInvalidBinary; launches with the wrong
+//     number of arguments or bad shapes give CodeInvalidArgument and leave
+//     the queue usable.
+//   - Concurrent: 16 goroutines, each with its own queue, allocate, copy,
+//     launch, verify and free at once.
+//   - NoLeak: if dev implements device.MemInfo, memory in use is back to its
+//     value before the suite.
+//
+// A kernel whose results depend on the number of teams (one partial result
+// per team) must fix Shape.Teams in its Sample. The suite must have the
+// device to itself: other users of dev while it runs would upset the memory
+// accounting checks.
+func TestDevice(t *testing.T, dev device.Device, kernels ...*device.Kernel) {
+	t.Helper()
+	mi, hasMI := dev.(device.MemInfo)
+	var startBytes int64
+	var startN int
+	if hasMI {
+		startBytes, startN = mi.MemInUse()
+	}
+	s := &suite{dev: dev, kernels: kernels}
+	t.Run("Info", s.testInfo)
+	t.Run("Alloc", s.testAlloc)
+	t.Run("Copy", s.testCopy)
+	t.Run("Kernels", s.testKernels) // finds the runnable kernels the later tests use
+	t.Run("Order", s.testOrder)
+	t.Run("Events", s.testEvents)
+	t.Run("Concurrent", s.testConcurrent)
+	if hasMI {
+		t.Run("NoLeak", func(t *testing.T) {
+			b, n := mi.MemInUse()
+			if b != startBytes || n != startN {
+				t.Errorf("MemInUse after the suite = %d bytes in %d allocations, want %d bytes in %d as before",
+					b, n, startBytes, startN)
+			}
+		})
+	}
+}
+
+type suite struct {
+	dev     device.Device
+	kernels []*device.Kernel
+
+	mu       sync.Mutex
+	runnable []runnable // kernels with a Sample that load and pass on dev
+}
+
+// runnable is a kernel that loads on the device, with a sample problem and
+// the result of its Go image.
+type runnable struct {
+	k    *device.Kernel
+	f    device.Function
+	smp  device.Sample
+	want [][]byte
+}
+
+// newQueue returns a queue released when the test ends.
+func newQueue(t *testing.T, dev device.Device) device.Queue {
+	t.Helper()
+	q, err := dev.NewQueue()
+	if err != nil {
+		t.Fatalf("NewQueue: %v", err)
+	}
+	t.Cleanup(func() {
+		if err := q.Release(); err != nil {
+			t.Errorf("Release: %v", err)
+		}
+	})
+	return q
+}
+
+// alloc allocates n bytes, freed when the test ends.
+func alloc(t *testing.T, dev device.Device, n int) device.DevicePtr {
+	t.Helper()
+	b, err := dev.Alloc(n)
+	if err != nil {
+		t.Fatalf("Alloc(%d): %v", n, err)
+	}
+	if b.Ptr == 0 || b.Size != n {
+		t.Fatalf("Alloc(%d) = %v, %d bytes; want a non-zero pointer to %d bytes", n, b.Ptr, b.Size, n)
+	}
+	t.Cleanup(func() {
+		if err := dev.Free(b.Ptr); err != nil {
+			t.Errorf("Free(%v): %v", b.Ptr, err)
+		}
+	})
+	return b.Ptr
+}
+
+// pattern returns n deterministic pseudo-random bytes.
+func pattern(n int, seed uint64) []byte {
+	r := rand.New(rand.NewPCG(seed, 0x9e3779b97f4a7c15))
+	b := make([]byte, n)
+	for i := 0; i < n; i += 8 {
+		v := r.Uint64()
+		for j := 0; j < 8 && i+j < n; j++ {
+			b[i+j] = byte(v >> (8 * j))
+		}
+	}
+	return b
+}
+
+// sameBytes reports the first difference between got and want.
+func sameBytes(t *testing.T, what string, got, want []byte) bool {
+	t.Helper()
+	if bytes.Equal(got, want) {
+		return true
+	}
+	if len(got) != len(want) {
+		t.Errorf("%s: %d bytes, want %d", what, len(got), len(want))
+		return false
+	}
+	for i := range got {
+		if got[i] != want[i] {
+			t.Errorf("%s: byte %d of %d is %#02x, want %#02x", what, i, len(got), got[i], want[i])
+			break
+		}
+	}
+	return false
+}
+
+func wantCode(t *testing.T, what string, err error, code device.Code) {
+	t.Helper()
+	if err == nil {
+		t.Errorf("%s: no error, want %v", what, code)
+	} else if c := device.CodeOf(err); c != code {
+		t.Errorf("%s: %v (code %v), want code %v", what, err, c, code)
+	}
+}
+
+func (s *suite) testInfo(t *testing.T) {
+	info := s.dev.Info()
+	if info.Name == "" || info.Backend == "" {
+		t.Errorf("Info: Name %q, Backend %q: both must be set", info.Name, info.Backend)
+	}
+	switch info.Type {
+	case "", "gpu", "cpu", "accelerator":
+	default:
+		t.Errorf("Info.Type = %q, want gpu, cpu, accelerator or empty", info.Type)
+	}
+	if info.MaxAlloc == 0 {
+		t.Errorf("Info.MaxAlloc = 0, want the largest allocation")
+	}
+	if info.GlobalMem != 0 && info.MaxAlloc > info.GlobalMem {
+		t.Errorf("Info.MaxAlloc %d > GlobalMem %d", info.MaxAlloc, info.GlobalMem)
+	}
+	if info.ComputeUnits <= 0 || info.MaxThreadsPerTeam <= 0 {
+		t.Errorf("Info: ComputeUnits %d, MaxThreadsPerTeam %d: want both > 0", info.ComputeUnits, info.MaxThreadsPerTeam)
+	}
+	if info.MaxTeams < 0 || info.ClockMHz < 0 || info.TimerResolutionNS < 0 {
+		t.Errorf("Info: MaxTeams %d, ClockMHz %d, TimerResolutionNS %v: want none negative", info.MaxTeams, info.ClockMHz, info.TimerResolutionNS)
+	}
+	for i, a := range info.Extra {
+		if a.Key == "" {
+			t.Errorf("Info.Extra[%d] has an empty key (value %q)", i, a.Value)
+		}
+	}
+	if again := s.dev.Info(); !reflect.DeepEqual(info, again) {
+		t.Errorf("Info changed between calls:\n%+v\n%+v", info, again)
+	}
+	t0, err := s.dev.Now()
+	if err != nil {
+		t.Fatalf("Now: %v", err)
+	}
+	for range 100 {
+		t1, err := s.dev.Now()
+		if err != nil || t1 < t0 {
+			t.Fatalf("Now went from %d to %d (err %v): want monotonic", t0, t1, err)
+		}
+		t0 = t1
+	}
+}
+
+func (s *suite) testAlloc(t *testing.T) {
+	info := s.dev.Info()
+	mi, hasMI := s.dev.(device.MemInfo)
+	var b0 int64
+	var n0 int
+	if hasMI {
+		b0, n0 = mi.MemInUse()
+	}
+	q := newQueue(t, s.dev)
+	sizes := []int{1, 3, 4096, 1<<20 + 7}
+	bufs := make([]device.Buffer, len(sizes))
+	var total int64
+	for i, n := range sizes {
+		b, err := s.dev.Alloc(n)
+		if err != nil {
+			t.Fatalf("Alloc(%d): %v", n, err)
+		}
+		if b.Ptr == 0 || b.Size != n {
+			t.Fatalf("Alloc(%d) = %v, %d bytes; want a non-zero pointer to %d bytes", n, b.Ptr, b.Size, n)
+		}
+		for _, o := range bufs[:i] {
+			if b.Ptr < o.Ptr+device.DevicePtr(o.Size) && o.Ptr < b.Ptr+device.DevicePtr(b.Size) {
+				t.Errorf("Alloc(%d) = [%v,+%d) overlaps live [%v,+%d)", n, b.Ptr, b.Size, o.Ptr, o.Size)
+			}
+		}
+		bufs[i] = b
+		total += int64(n)
+	}
+	if hasMI {
+		if b, n := mi.MemInUse(); b != b0+total || n != n0+len(sizes) {
+			t.Errorf("MemInUse with %d more allocations of %d bytes = %d bytes in %d, want %d in %d",
+				len(sizes), total, b, n, b0+total, n0+len(sizes))
+		}
+	}
+	// Every byte of every allocation is usable.
+	for i, b := range bufs {
+		in := pattern(b.Size, uint64(i))
+		out := make([]byte, b.Size)
+		if err := q.CopyIn(b.Ptr, in); err != nil {
+			t.Fatalf("CopyIn(%v, %d bytes): %v", b.Ptr, b.Size, err)
+		}
+		if err := q.CopyOut(out, b.Ptr); err != nil {
+			t.Fatalf("CopyOut(%d bytes, %v): %v", b.Size, b.Ptr, err)
+		}
+		if err := q.Sync(); err != nil {
+			t.Fatalf("Sync: %v", err)
+		}
+		sameBytes(t, fmt.Sprintf("allocation of %d bytes read back", b.Size), out, in)
+	}
+
+	wantCode(t, "Alloc(0)", allocErr(s.dev, 0), device.CodeInvalidArgument)
+	wantCode(t, "Alloc(-1)", allocErr(s.dev, -1), device.CodeInvalidArgument)
+	if info.MaxAlloc < math.MaxInt {
+		wantCode(t, fmt.Sprintf("Alloc(MaxAlloc+1 = %d)", info.MaxAlloc+1), allocErr(s.dev, int(info.MaxAlloc+1)), device.CodeInvalidArgument)
+	}
+	wantCode(t, "Free(0)", s.dev.Free(0), device.CodeInvalidArgument)
+	wantCode(t, "Free of an interior pointer never allocated", s.dev.Free(bufs[2].Ptr+1), device.CodeInvalidArgument)
+	for _, b := range bufs {
+		if err := s.dev.Free(b.Ptr); err != nil {
+			t.Errorf("Free(%v): %v", b.Ptr, err)
+		}
+	}
+	wantCode(t, "second Free of a buffer", s.dev.Free(bufs[0].Ptr), device.CodeInvalidArgument)
+	if hasMI {
+		if b, n := mi.MemInUse(); b != b0 || n != n0 {
+			t.Errorf("MemInUse after freeing = %d bytes in %d, want %d in %d", b, n, b0, n0)
+		}
+	}
+}
+
+func allocErr(dev device.Device, n int) error {
+	b, err := dev.Alloc(n)
+	if err == nil {
+		dev.Free(b.Ptr)
+	}
+	return err
+}
+
+func (s *suite) testCopy(t *testing.T) {
+	for _, n := range []int{0, 1, 3, 4095, 4096, 1<<20 + 7} {
+		t.Run(fmt.Sprint(n), func(t *testing.T) {
+			q := newQueue(t, s.dev)
+			const offA, offB, pad = 13, 7, 29
+			sa, sb := n+offA+pad, n+offB+pad
+			a, b := alloc(t, s.dev, sa), alloc(t, s.dev, sb)
+			bgA, bgB := pattern(sa, 1), pattern(sb, 2)
+			data := pattern(n, 3)
+			must(t, "CopyIn background A", q.CopyIn(a, bgA))
+			must(t, "CopyIn background B", q.CopyIn(b, bgB))
+			must(t, "CopyIn at offset", q.CopyIn(a+offA, data))
+			must(t, "Copy device to device", q.Copy(b+offB, a+offA, n))
+			gotA, gotB, part := make([]byte, sa), make([]byte, sb), make([]byte, n)
+			must(t, "CopyOut A", q.CopyOut(gotA, a))
+			must(t, "CopyOut B", q.CopyOut(gotB, b))
+			must(t, "CopyOut at offset", q.CopyOut(part, b+offB))
+			must(t, "Sync", q.Sync())
+			wantA, wantB := slices.Clone(bgA), slices.Clone(bgB)
+			copy(wantA[offA:], data)
+			copy(wantB[offB:], data)
+			sameBytes(t, "buffer A after CopyIn at offset", gotA, wantA)
+			sameBytes(t, "buffer B after Copy at offset", gotB, wantB)
+			sameBytes(t, "CopyOut at offset", part, data)
+		})
+	}
+	t.Run("zero length", func(t *testing.T) {
+		q := newQueue(t, s.dev)
+		p := alloc(t, s.dev, 16)
+		must(t, "CopyIn of nothing", q.CopyIn(p, nil))
+		must(t, "CopyOut of nothing", q.CopyOut([]byte{}, p))
+		must(t, "Copy of nothing", q.Copy(p, p+8, 0))
+		must(t, "Sync", q.Sync())
+	})
+}
+
+func must(t *testing.T, what string, err error) {
+	t.Helper()
+	if err != nil {
+		t.Fatalf("%s: %v", what, err)
+	}
+}
+
+// testOrder enqueues a long chain of dependent operations without syncing
+// and compares the result with the same chain applied to host memory.
+func (s *suite) testOrder(t *testing.T) {
+	t.Run("copies", func(t *testing.T) {
+		q := newQueue(t, s.dev)
+		const n = 1<<20 + 5 // whole-buffer copies large enough to be asynchronous anywhere
+		x, y := alloc(t, s.dev, n), alloc(t, s.dev, n)
+		hx, hy := pattern(n, 10), make([]byte, n)
+		must(t, "CopyIn", q.CopyIn(x, slices.Clone(hx))) // hx is the model; the copy must stay unmodified
+		r := rand.New(rand.NewPCG(11, 12))
+		for i := range 64 {
+			// A small write into x, x copied whole to y, a piece of y copied
+			// back into x at another place: each step reads the last.
+			k := 1 + r.IntN(5000)
+			off := r.IntN(n - k)
+			chunk := pattern(k, uint64(100+i))
+			must(t, "CopyIn", q.CopyIn(x+device.DevicePtr(off), chunk))
+			copy(hx[off:], chunk)
+			must(t, "Copy x to y", q.Copy(y, x, n))
+			copy(hy, hx)
+			src, dst := r.IntN(n-k), r.IntN(n-k)
+			must(t, "Copy y to x", q.Copy(x+device.DevicePtr(dst), y+device.DevicePtr(src), k))
+			copy(hx[dst:], hy[src:src+k])
+		}
+		gx, gy := make([]byte, n), make([]byte, n)
+		must(t, "CopyOut", q.CopyOut(gx, x))
+		must(t, "CopyOut", q.CopyOut(gy, y))
+		must(t, "Sync", q.Sync())
+		sameBytes(t, "x after the chain", gx, hx)
+		sameBytes(t, "y after the chain", gy, hy)
+	})
+	for _, rk := range s.runnable {
+		t.Run("launches/"+rk.k.Name, func(t *testing.T) {
+			const rounds = 3
+			q := newQueue(t, s.dev)
+			ptrs, args := s.upload(t, q, rk.k, rk.smp)
+			scratch := make([]device.DevicePtr, len(ptrs))
+			for i, b := range rk.smp.Bufs {
+				if ptrs[i] != 0 {
+					scratch[i] = alloc(t, s.dev, max(len(b), 1))
+				}
+			}
+			for range rounds {
+				must(t, "Launch", q.Launch(rk.f, rk.smp.Shape, args))
+				// Bounce every buffer through scratch: the next launch
+				// must see the result of the copies after this one.
+				for i, b := range rk.smp.Bufs {
+					if ptrs[i] != 0 && len(b) > 0 {
+						must(t, "Copy to scratch", q.Copy(scratch[i], ptrs[i], len(b)))
+						must(t, "Copy from scratch", q.Copy(ptrs[i], scratch[i], len(b)))
+					}
+				}
+			}
+			got := download(t, q, rk.smp, ptrs)
+			want := reference(rk.k, rk.smp, rounds)
+			compareBufs(t, rk.k, rk.smp, got, want, rounds)
+		})
+	}
+}
+
+func (s *suite) testEvents(t *testing.T) {
+	q := newQueue(t, s.dev)
+	const n = 4 << 20
+	a, b := alloc(t, s.dev, n), alloc(t, s.dev, n)
+	src := pattern(n, 20)
+	t0, err := s.dev.Now()
+	must(t, "Now", err)
+	var events []device.Event
+	for i := range 8 {
+		must(t, "CopyIn", q.CopyIn(a, src))
+		must(t, "Copy", q.Copy(b, a, n))
+		if i%2 == 1 && len(s.runnable) > 0 {
+			rk := s.runnable[0]
+			_, args := s.upload(t, q, rk.k, rk.smp)
+			must(t, "Launch", q.Launch(rk.f, rk.smp.Shape, args))
+		}
+		e, err := q.Record()
+		must(t, "Record", err)
+		events = append(events, e)
+	}
+	last := events[len(events)-1]
+	must(t, "Wait", last.Wait())
+	t1, err := s.dev.Now()
+	must(t, "Now", err)
+	prev := t0
+	for i, e := range events {
+		must(t, "Wait", e.Wait())
+		et, err := e.Time()
+		must(t, "Time", err)
+		if et < prev {
+			t.Errorf("event %d time %d is before %d (the previous event, or Now before the work)", i, et, prev)
+		}
+		if et > t1 {
+			t.Errorf("event %d time %d is after Now %d read after waiting for the last event", i, et, t1)
+		}
+		if again, err := e.Time(); err != nil || again != et {
+			t.Errorf("event %d: Time gave %d, then %d (err %v)", i, et, again, err)
+		}
+		prev = et
+	}
+	// An event recorded on an idle queue.
+	must(t, "Sync", q.Sync())
+	t2, _ := s.dev.Now()
+	e, err := q.Record()
+	must(t, "Record", err)
+	et, err := e.Time()
+	must(t, "Time", err)
+	t3, _ := s.dev.Now()
+	if et < t2 || et > t3 || et < prev {
+		t.Errorf("event on an idle queue at %d, want within [%d, %d] and not before the previous event %d", et, t2, t3, prev)
+	}
+}
+
+// upload allocates the sample's buffers (freed when the test ends), copies
+// their contents in, and returns the pointers (0 for scalars) and the launch
+// arguments.
+func (s *suite) upload(t *testing.T, q device.Queue, k *device.Kernel, smp device.Sample) ([]device.DevicePtr, []device.Arg) {
+	t.Helper()
+	ptrs := make([]device.DevicePtr, len(k.Params))
+	args := make([]device.Arg, len(k.Params))
+	copy(args, smp.Args)
+	for i, p := range k.Params {
+		if p.Kind != device.ParamBuffer {
+			continue
+		}
+		var b []byte
+		if i < len(smp.Bufs) {
+			b = smp.Bufs[i]
+		}
+		ptrs[i] = alloc(t, s.dev, max(len(b), 1))
+		args[i] = device.Arg{Ptr: ptrs[i]}
+		must(t, "CopyIn "+p.Name, q.CopyIn(ptrs[i], b))
+	}
+	return ptrs, args
+}
+
+// download copies the sample's buffers out and syncs.
+func download(t *testing.T, q device.Queue, smp device.Sample, ptrs []device.DevicePtr) [][]byte {
+	t.Helper()
+	got := make([][]byte, len(ptrs))
+	for i, p := range ptrs {
+		if p != 0 && i < len(smp.Bufs) {
+			got[i] = make([]byte, len(smp.Bufs[i]))
+			must(t, "CopyOut", q.CopyOut(got[i], p))
+		}
+	}
+	must(t, "Sync", q.Sync())
+	return got
+}
+
+// reference runs k's Go image rounds times on copies of the sample's
+// buffers.
+func reference(k *device.Kernel, smp device.Sample, rounds int) [][]byte {
+	ha := &device.HostArgs{Bufs: make([][]byte, len(k.Params)), Args: make([]device.Arg, len(k.Params))}
+	copy(ha.Args, smp.Args)
+	for i, p := range k.Params {
+		if p.Kind == device.ParamBuffer && i < len(smp.Bufs) {
+			ha.Bufs[i] = slices.Clone(smp.Bufs[i])
+			if ha.Bufs[i] == nil {
+				ha.Bufs[i] = []byte{}
+			}
+		}
+	}
+	for range rounds {
+		hostexec.Default().Run(k.Host(), ha, smp.Shape)
+	}
+	return ha.Bufs
+}
+
+// compareBufs compares every buffer of a run with the reference.
+func compareBufs(t *testing.T, k *device.Kernel, smp device.Sample, got, want [][]byte, rounds int) {
+	t.Helper()
+	tol := smp.Tol * float64(rounds)
+	for i, p := range k.Params {
+		if p.Kind != device.ParamBuffer || i >= len(got) {
+			continue
+		}
+		what := fmt.Sprintf("kernel %s buffer %d (%s)", k.Name, i, p.Name)
+		g, w := got[i], want[i]
+		switch p.Elem {
+		case device.ParamFloat32:
+			n := len(g) / 4 * 4
+			gf, wf := view32(g[:n]), view32(w[:n])
+			bad := 0
+			for j := range gf {
+				if !near(float64(gf[j]), float64(wf[j]), tol) {
+					if bad < 5 {
+						t.Errorf("%s: element %d = %v, want %v (tolerance %g)", what, j, gf[j], wf[j], tol)
+					}
+					bad++
+				}
+			}
+			if bad > 5 {
+				t.Errorf("%s: %d of %d elements differ", what, bad, len(gf))
+			}
+			sameBytes(t, what+" trailing bytes", g[n:], w[n:])
+		case device.ParamFloat64:
+			n := len(g) / 8 * 8
+			gf, wf := view64(g[:n]), view64(w[:n])
+			bad := 0
+			for j := range gf {
+				if !near(gf[j], wf[j], tol) {
+					if bad < 5 {
+						t.Errorf("%s: element %d = %v, want %v (tolerance %g)", what, j, gf[j], wf[j], tol)
+					}
+					bad++
+				}
+			}
+			if bad > 5 {
+				t.Errorf("%s: %d of %d elements differ", what, bad, len(gf))
+			}
+			sameBytes(t, what+" trailing bytes", g[n:], w[n:])
+		default:
+			sameBytes(t, what, g, w)
+		}
+	}
+}
+
+// near reports whether a and b agree within relative tolerance tol, with
+// magnitudes below 1 counted as 1; NaNs agree with NaNs.
+func near(a, b, tol float64) bool {
+	if a == b || (math.IsNaN(a) && math.IsNaN(b)) {
+		return true
+	}
+	scale := max(math.Abs(a), math.Abs(b), 1)
+	return math.Abs(a-b) <= tol*scale
+}
+
+func view32(b []byte) []float32 {
+	f := make([]float32, len(b)/4)
+	for i := range f {
+		f[i] = math.Float32frombits(uint32(b[4*i]) | uint32(b[4*i+1])<<8 | uint32(b[4*i+2])<<16 | uint32(b[4*i+3])<<24)
+	}
+	return f
+}
+
+func view64(b []byte) []float64 {
+	f := make([]float64, len(b)/8)
+	for i := range f {
+		var v uint64
+		for j := 7; j >= 0; j-- {
+			v = v<<8 | uint64(b[8*i+j])
+		}
+		f[i] = math.Float64frombits(v)
+	}
+	return f
+}
+
+// sampleSizes are the problem sizes each kernel's Sample is run at.
+var sampleSizes = []int{1, 257, 100_003}
+
+func (s *suite) testKernels(t *testing.T) {
+	t.Run("no image", func(t *testing.T) {
+		k := &device.Kernel{Name: "devicetest_no_image", Params: []device.Param{{Name: "x", Kind: device.ParamBuffer, Elem: device.ParamFloat32}}}
+		_, err := s.dev.Load(k)
+		wantCode(t, "Load of a kernel with no image", err, device.CodeInvalidBinary)
+	})
+	for _, k := range s.kernels {
+		t.Run(k.Name, func(t *testing.T) {
+			f, err := s.dev.Load(k)
+			if err != nil {
+				if device.CodeOf(err) != device.CodeInvalidBinary {
+					t.Fatalf("Load(%s): %v (code %v), want success or CodeInvalidBinary", k.Name, err, device.CodeOf(err))
+				}
+				t.Skipf("Load(%s): %v", k.Name, err)
+			}
+			if f.Kernel() != k || f.Bytes() <= 0 {
+				t.Errorf("Load(%s): Kernel() %p (want %p), Bytes() %d (want > 0)", k.Name, f.Kernel(), k, f.Bytes())
+			}
+			if _, ok := k.Image(f.Image()); !ok {
+				t.Errorf("Load(%s) chose image %v, which the kernel does not have", k.Name, f.Image())
+			}
+			if f2, err := s.dev.Load(k); err != nil {
+				t.Errorf("second Load(%s): %v", k.Name, err)
+			} else if reflect.TypeOf(f).Comparable() && f2 != f {
+				t.Errorf("second Load(%s) returned a new Function, want the cached one", k.Name)
+			}
+			if k.Sample == nil {
+				return
+			}
+			if k.Host() == nil {
+				t.Skipf("kernel %s has a Sample but no Go image to compare with", k.Name)
+			}
+			q := newQueue(t, s.dev)
+			var last device.Sample
+			for _, n := range sampleSizes {
+				smp := k.Sample(n, int64(n))
+				last = smp
+				ptrs, args := s.upload(t, q, k, smp)
+				must(t, "Launch", q.Launch(f, smp.Shape, args))
+				got := download(t, q, smp, ptrs)
+				compareBufs(t, k, smp, got, reference(k, smp, 1), 1)
+			}
+			if t.Failed() {
+				return
+			}
+			s.badLaunches(t, q, k, f, last)
+			s.mu.Lock()
+			s.runnable = append(s.runnable, runnable{k: k, f: f, smp: last, want: reference(k, last, 1)})
+			s.mu.Unlock()
+		})
+	}
+}
+
+// badLaunches checks that bad arguments and shapes are refused and that the
+// queue still works afterwards.
+func (s *suite) badLaunches(t *testing.T, q device.Queue, k *device.Kernel, f device.Function, smp device.Sample) {
+	t.Helper()
+	ptrs, args := s.upload(t, q, k, smp)
+	refused := func(what string, err error) {
+		t.Helper()
+		if err == nil {
+			err = q.Sync()
+		} else if serr := q.Sync(); serr != nil {
+			t.Errorf("%s: Sync after the refused launch: %v", what, serr)
+		}
+		wantCode(t, what, err, device.CodeInvalidArgument)
+	}
+	if len(args) > 0 {
+		refused("Launch with one argument too few", q.Launch(f, smp.Shape, args[:len(args)-1]))
+	}
+	refused("Launch with one argument too many", q.Launch(f, smp.Shape, append(slices.Clone(args), device.Arg{})))
+	for _, bad := range []device.Shape{
+		{Size: [3]int{0}},
+		{Size: [3]int{-1}},
+		{Size: [3]int{4, -1}},
+		{Size: [3]int{4}, Teams: -1},
+		{Size: [3]int{4}, Threads: -1},
+	} {
+		refused(fmt.Sprintf("Launch with shape %+v", bad), q.Launch(f, bad, args))
+	}
+	must(t, "Launch after refused launches", q.Launch(f, smp.Shape, args))
+	got := download(t, q, smp, ptrs)
+	compareBufs(t, k, smp, got, reference(k, smp, 1), 1)
+}
+
+func (s *suite) testConcurrent(t *testing.T) {
+	const goroutines, iters = 16, 6
+	var wg sync.WaitGroup
+	for g := range goroutines {
+		wg.Go(func() {
+			if err := s.worker(g, iters); err != nil {
+				t.Errorf("goroutine %d: %v", g, err)
+			}
+		})
+	}
+	wg.Wait()
+}
+
+// worker is one goroutine of testConcurrent. It reports failures as errors,
+// since only the test's goroutine may call t.Fatal.
+func (s *suite) worker(g, iters int) (err error) {
+	q, err := s.dev.NewQueue()
+	if err != nil {
+		return fmt.Errorf("NewQueue: %w", err)
+	}
+	defer func() {
+		if rerr := q.Release(); rerr != nil && err == nil {
+			err = fmt.Errorf("Release: %w", rerr)
+		}
+	}()
+	var live []device.DevicePtr
+	defer func() {
+		for _, p := range live {
+			if ferr := s.dev.Free(p); ferr != nil && err == nil {
+				err = fmt.Errorf("Free: %w", ferr)
+			}
+		}
+	}()
+	get := func(n int) (device.DevicePtr, error) {
+		b, err := s.dev.Alloc(n)
+		if err != nil {
+			return 0, fmt.Errorf("Alloc(%d): %w", n, err)
+		}
+		live = append(live, b.Ptr)
+		return b.Ptr, nil
+	}
+	for it := range iters {
+		n := 1000 + 4099*g + it
+		data := pattern(n, uint64(g*100+it))
+		a, err := get(n)
+		if err != nil {
+			return err
+		}
+		b, err := get(n)
+		if err != nil {
+			return err
+		}
+		out := make([]byte, n)
+		if err := q.CopyIn(a, data); err != nil {
+			return fmt.Errorf("CopyIn: %w", err)
+		}
+		if err := q.Copy(b, a, n); err != nil {
+			return fmt.Errorf("Copy: %w", err)
+		}
+		if err := q.CopyOut(out, b); err != nil {
+			return fmt.Errorf("CopyOut: %w", err)
+		}
+		if len(s.runnable) > 0 {
+			rk := s.runnable[(g+it)%len(s.runnable)]
+			args := slices.Clone(rk.smp.Args)
+			args = append(args, make([]device.Arg, max(0, len(rk.k.Params)-len(args)))...)
+			ptrs := make([]device.DevicePtr, len(rk.k.Params))
+			for i, p := range rk.k.Params {
+				if p.Kind != device.ParamBuffer {
+					continue
+				}
+				if ptrs[i], err = get(max(len(rk.smp.Bufs[i]), 1)); err != nil {
+					return err
+				}
+				args[i] = device.Arg{Ptr: ptrs[i]}
+				if err := q.CopyIn(ptrs[i], rk.smp.Bufs[i]); err != nil {
+					return fmt.Errorf("CopyIn: %w", err)
+				}
+			}
+			if err := q.Launch(rk.f, rk.smp.Shape, args); err != nil {
+				return fmt.Errorf("Launch %s: %w", rk.k.Name, err)
+			}
+			got := make([][]byte, len(ptrs))
+			for i, p := range ptrs {
+				if p != 0 {
+					got[i] = make([]byte, len(rk.smp.Bufs[i]))
+					if err := q.CopyOut(got[i], p); err != nil {
+						return fmt.Errorf("CopyOut: %w", err)
+					}
+				}
+			}
+			if err := q.Sync(); err != nil {
+				return fmt.Errorf("Sync: %w", err)
+			}
+			for i, p := range rk.k.Params {
+				if p.Kind == device.ParamBuffer && !equalWithin(got[i], rk.want[i], p.Elem, rk.smp.Tol) {
+					return fmt.Errorf("kernel %s buffer %d (%s) differs from its Go image's result", rk.k.Name, i, p.Name)
+				}
+			}
+		}
+		if err := q.Sync(); err != nil {
+			return fmt.Errorf("Sync: %w", err)
+		}
+		if !bytes.Equal(out, data) {
+			return fmt.Errorf("iteration %d: %d bytes copied in, to another buffer and out differ", it, n)
+		}
+		for _, p := range live {
+			if err := s.dev.Free(p); err != nil {
+				return fmt.Errorf("Free(%v): %w", p, err)
+			}
+		}
+		live = live[:0]
+	}
+	return nil
+}
+
+// equalWithin is compareBufs for one buffer, without reporting.
+func equalWithin(g, w []byte, elem device.ParamKind, tol float64) bool {
+	if len(g) != len(w) {
+		return false
+	}
+	switch elem {
+	case device.ParamFloat32:
+		n := len(g) / 4 * 4
+		gf, wf := view32(g[:n]), view32(w[:n])
+		for j := range gf {
+			if !near(float64(gf[j]), float64(wf[j]), tol) {
+				return false
+			}
+		}
+		return bytes.Equal(g[n:], w[n:])
+	case device.ParamFloat64:
+		n := len(g) / 8 * 8
+		gf, wf := view64(g[:n]), view64(w[:n])
+		for j := range gf {
+			if !near(gf[j], wf[j], tol) {
+				return false
+			}
+		}
+		return bytes.Equal(g[n:], w[n:])
+	}
+	return bytes.Equal(g, w)
+}

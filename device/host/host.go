@@ -1,0 +1,220 @@
+// Package host is the "host" device plugin: offload devices that run on the
+// CPU, each with its own memory, so that a program offloading to them does
+// everything it would do with an accelerator (allocations, copies that really
+// happen, kernels that see only device memory) and can be checked without
+// one. Kernels run as their Go image (device.ImageHost) on teams of worker
+// goroutines (internal/hostexec). The host device is the reference the other
+// plugins are tested against (device/devicetest).
+//
+// Importing the package registers the plugin as "host". GOMPT_HOST_DEVICES
+// sets how many devices it has: a whole number 0..64, default 1.
+package host
+
+import (
+	"errors"
+	"fmt"
+	"os"
+	"runtime"
+	"slices"
+	"strconv"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/gompt/gompt/device"
+	"github.com/gompt/gompt/internal/hostexec"
+)
+
+// Name is the plugin's registered name.
+const Name = "host"
+
+// MaxDevices is the largest GOMPT_HOST_DEVICES accepted.
+const MaxDevices = 64
+
+// FunctionBytes is what Function.Bytes reports: a nominal size, since a Go
+// image is compiled into the program and nothing is loaded.
+const FunctionBytes = 4096
+
+// MaxThreadsPerTeam is the largest Shape.Threads a launch accepts. Threads
+// within a team are not separate goroutines: a team's HostFunc call runs its
+// whole chunk, so the value only bounds what a kernel may assume.
+const MaxThreadsPerTeam = 1024
+
+func init() { device.Register(Name, &plugin{}) }
+
+type plugin struct {
+	once sync.Once
+	devs []device.Device
+	err  error
+}
+
+// Devices creates the devices on the first call, reading GOMPT_HOST_DEVICES
+// (a bad value gives one warning on stderr and 1 device); later calls return
+// the same devices. With GOMPT_HOST_DEVICES=0 it returns no device and an
+// error wrapping device.ErrNoDevice.
+func (p *plugin) Devices() ([]device.Device, error) {
+	p.once.Do(func() {
+		n, warn := parseCount(os.Getenv("GOMPT_HOST_DEVICES"))
+		if warn != "" {
+			fmt.Fprintln(os.Stderr, warn)
+		}
+		if n == 0 {
+			p.err = device.NoDevice(Name, errors.New("GOMPT_HOST_DEVICES=0 asks for no host devices"))
+			return
+		}
+		for i := range n {
+			p.devs = append(p.devs, newDevice(i))
+		}
+	})
+	return slices.Clone(p.devs), p.err
+}
+
+// parseCount parses GOMPT_HOST_DEVICES: the number of devices and, for a bad
+// value, the one-line warning to print.
+func parseCount(v string) (n int, warn string) {
+	s := strings.TrimSpace(v)
+	if s == "" {
+		return 1, ""
+	}
+	n, err := strconv.Atoi(s)
+	if err != nil || n < 0 || n > MaxDevices {
+		return 1, fmt.Sprintf("gompt: GOMPT_HOST_DEVICES=%q: want a whole number 0..%d; using 1", v, MaxDevices)
+	}
+	return n, ""
+}
+
+// Device is one host offload device. All its methods are safe for concurrent
+// use. Besides device.Device it implements device.MemInfo, and Resolve gives
+// direct access to its memory.
+type Device struct {
+	id    string // "host:0"
+	num   int
+	epoch time.Time // monotonic clock reading at creation
+	info  device.Info
+	pool  *hostexec.Pool
+
+	mu         sync.RWMutex
+	slots      []slot // sorted by addr; see mem.go
+	free       [numClasses][]int32
+	base, top  uint64 // address space [base, limit); top is the next new slot
+	limit      uint64
+	liveBytes  int64
+	liveN      int
+	backing    int64 // Go memory held: live blocks and cached free ones
+	cached     int64 // of which cached free blocks
+	budget     int64 // most backing the device may hold
+	cacheLimit int64
+
+	loadMu sync.Mutex
+	funcs  map[*device.Kernel]*Function
+}
+
+func newDevice(n int) *Device {
+	total, how := physicalMemory()
+	d := &Device{
+		id:    device.ID(Name, n),
+		num:   n,
+		epoch: time.Now(),
+		pool:  hostexec.Default(),
+		funcs: map[*device.Kernel]*Function{},
+	}
+	d.base = addrBase + uint64(n)<<spaceBits
+	d.top, d.limit = d.base, d.base+1<<spaceBits
+	d.budget = int64(min(total/2, 1<<62))
+	d.cacheLimit = min(d.budget/8, 1<<30)
+	maxAlloc := min(total/4, 1<<(spaceBits-1))
+	procs := runtime.GOMAXPROCS(0)
+	d.info = device.Info{
+		Name:              "gompt host device",
+		Vendor:            "gompt",
+		Backend:           Name,
+		Type:              "cpu",
+		Version:           "1.0",
+		DriverVersion:     runtime.Version(),
+		GlobalMem:         total,
+		LocalMem:          64 << 10,
+		MaxAlloc:          maxAlloc,
+		ComputeUnits:      procs,
+		MaxThreadsPerTeam: MaxThreadsPerTeam,
+		MaxTeams:          hostexec.MaxTeams,
+		ClockMHz:          0,
+		TimerResolutionNS: 1,
+		UnifiedMemory:     false,
+		Extra: []device.Attr{
+			{Key: "GOMAXPROCS", Value: strconv.Itoa(procs)},
+			{Key: "NumCPU", Value: strconv.Itoa(runtime.NumCPU())},
+			{Key: "GOOS", Value: runtime.GOOS},
+			{Key: "GOARCH", Value: runtime.GOARCH},
+			{Key: "GlobalMem source", Value: how},
+			{Key: "address space", Value: ""},
+			{Key: "memory budget", Value: strconv.FormatInt(d.budget, 10)},
+		},
+	}
+	d.info.Extra[5].Value = d.spaceString()
+	return d
+}
+
+// ID returns the device's id, "host:0".
+func (d *Device) ID() string { return d.id }
+
+// Info describes the device. GlobalMem is the machine's physical memory (or
+// its cgroup limit); live allocations may total at most half of it.
+func (d *Device) Info() device.Info {
+	info := d.info
+	info.Extra = slices.Clone(d.info.Extra)
+	return info
+}
+
+// Now returns nanoseconds since the device was created, on the monotonic
+// clock, plus one, so that it is always > 0.
+func (d *Device) Now() (int64, error) { return d.now(), nil }
+
+func (d *Device) now() int64 { return int64(time.Since(d.epoch)) + 1 }
+
+// Function is a kernel loaded on a host device: its Go image.
+type Function struct {
+	k    *device.Kernel
+	d    *Device
+	host device.HostFunc
+}
+
+// Kernel returns the kernel f was loaded from.
+func (f *Function) Kernel() *device.Kernel { return f.k }
+
+// Image returns device.ImageHost.
+func (f *Function) Image() device.ImageKind { return device.ImageHost }
+
+// Bytes returns FunctionBytes, a nominal size.
+func (f *Function) Bytes() int { return FunctionBytes }
+
+// Load returns k's Go image as a Function of this device, cached per
+// *Kernel. A kernel without a Go image gives CodeInvalidBinary naming the
+// images it has.
+func (d *Device) Load(k *device.Kernel) (device.Function, error) {
+	if k == nil {
+		return nil, device.Errorf(d.id, "load", device.CodeInvalidArgument, "nil kernel")
+	}
+	d.loadMu.Lock()
+	defer d.loadMu.Unlock()
+	if f, ok := d.funcs[k]; ok {
+		return f, nil
+	}
+	h := k.Host()
+	if h == nil {
+		has := make([]string, 0, len(k.Images))
+		for _, img := range k.Images {
+			has = append(has, img.Kind.String())
+		}
+		if len(has) == 0 {
+			has = append(has, "none")
+		}
+		return nil, device.Errorf(d.id, "load "+k.Name, device.CodeInvalidBinary,
+			"kernel %s has no image for %s (has: %s)", k.Name, d.id, strings.Join(has, ", "))
+	}
+	f := &Function{k: k, d: d, host: h}
+	d.funcs[k] = f
+	return f, nil
+}
+
+// fallbackMemory is GlobalMem when the machine's memory cannot be read.
+const fallbackMemory = 4 << 30

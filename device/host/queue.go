@@ -1,0 +1,417 @@
+package host
+
+import (
+	"sync"
+	"sync/atomic"
+
+	"github.com/gompt/gompt/device"
+	"github.com/gompt/gompt/internal/hostexec"
+)
+
+// InlineCopyMax is the largest copy a queue runs on the caller's goroutine
+// when nothing is pending on it; larger copies go to the queue's goroutine so
+// the caller can go on.
+const InlineCopyMax = 256 << 10
+
+// NewQueue returns a new in-order queue on d (see Queue).
+func (d *Device) NewQueue() (device.Queue, error) {
+	q := &Queue{d: d, ring: make([]op, 8)}
+	q.cond.L = &q.mu
+	return q, nil
+}
+
+// Queue is an in-order asynchronous queue of a host device.
+//
+// When nothing is pending, a small operation (a copy of at most
+// InlineCopyMax bytes, or a kernel launch) runs on the caller's goroutine
+// before the call returns; otherwise operations go, in order, to the queue's
+// own goroutine, started on first need and stopped by Release. Arguments are
+// checked when an operation is enqueued, so bad pointers, sizes, shapes and
+// arguments are returned by the enqueuing call on either path. An operation
+// that runs inline returns its own failure (a kernel that panicked); one that
+// runs on the queue's goroutine leaves it for the next Sync or Wait.
+//
+// A queue is used by one goroutine at a time (device.Queue), while its own
+// goroutine runs the work enqueued.
+type Queue struct {
+	d *Device
+
+	pending  atomic.Int64 // operations enqueued and not yet completed
+	released atomic.Bool
+
+	mu      sync.Mutex
+	cond    sync.Cond // signalled when work arrives and when work completes
+	ring    []op      // operations in order, from head, n of them
+	head, n int
+	enq     uint64 // operations enqueued on the goroutine, ever
+	done    uint64 // of which completed
+	err     error  // the first asynchronous error since the last Sync
+	running bool   // the goroutine is started
+	stop    bool
+	exited  chan struct{}
+
+	inline op // storage of the operation running inline
+}
+
+type opKind uint8
+
+const (
+	opCopy   opKind = iota + 1 // dst <- src, within device memory or to/from the host
+	opLaunch                   // fn over shape with ha
+	opEvent                    // complete ev
+)
+
+// op is one queued operation. Its slices are reused from one operation to
+// the next in the same ring slot, so enqueuing allocates nothing in steady
+// state.
+type op struct {
+	kind     opKind
+	dst, src []byte
+	fn       *Function
+	shape    device.Shape
+	ha       device.HostArgs
+	ev       *Event
+}
+
+func (q *Queue) closedErr(op string) error {
+	return device.Errorf(q.d.id, op, device.CodeInvalidArgument, "queue already released")
+}
+
+// CopyIn copies src to device memory at dst. src must stay unmodified until
+// a later Sync or Wait returns (or until CopyIn returns, for a copy that ran
+// inline: one of at most InlineCopyMax bytes on an idle queue).
+func (q *Queue) CopyIn(dst device.DevicePtr, src []byte) error {
+	if q.released.Load() {
+		return q.closedErr("copy to device")
+	}
+	if len(src) == 0 {
+		return nil
+	}
+	b, err := q.d.Resolve(dst, len(src))
+	if err != nil {
+		return rename(err, "copy to device")
+	}
+	return q.copy(b, src)
+}
+
+// CopyOut copies device memory at src to dst; see CopyIn for when dst may
+// be read.
+func (q *Queue) CopyOut(dst []byte, src device.DevicePtr) error {
+	if q.released.Load() {
+		return q.closedErr("copy from device")
+	}
+	if len(dst) == 0 {
+		return nil
+	}
+	b, err := q.d.Resolve(src, len(dst))
+	if err != nil {
+		return rename(err, "copy from device")
+	}
+	return q.copy(dst, b)
+}
+
+// Copy copies n bytes from src to dst, both on this device. The ranges may
+// overlap.
+func (q *Queue) Copy(dst, src device.DevicePtr, n int) error {
+	if q.released.Load() {
+		return q.closedErr("copy on device")
+	}
+	if n == 0 {
+		return nil
+	}
+	if n < 0 {
+		return device.Errorf(q.d.id, "copy on device", device.CodeInvalidArgument, "negative size %d", n)
+	}
+	s, err := q.d.Resolve(src, n)
+	if err != nil {
+		return rename(err, "copy on device")
+	}
+	d, err := q.d.Resolve(dst, n)
+	if err != nil {
+		return rename(err, "copy on device")
+	}
+	return q.copy(d, s)
+}
+
+func (q *Queue) copy(dst, src []byte) error {
+	if len(dst) <= InlineCopyMax && q.pending.Load() == 0 {
+		copy(dst, src)
+		return nil
+	}
+	o := q.slot()
+	o.kind, o.dst, o.src = opCopy, dst, src
+	q.push()
+	return nil
+}
+
+// rename makes a Resolve error report the operation that asked.
+func rename(err error, op string) error {
+	if e, ok := err.(*device.Error); ok {
+		e.Op = op
+	}
+	return err
+}
+
+// Launch runs f, which must come from this device's Load, over shape with
+// args. Buffer arguments are resolved to the device memory from the pointer
+// to the end of its allocation.
+func (q *Queue) Launch(f device.Function, shape device.Shape, args []device.Arg) error {
+	fn, ok := f.(*Function)
+	if !ok || fn == nil {
+		return device.Errorf(q.d.id, "launch", device.CodeInvalidArgument,
+			"function %T was not loaded by a host device", f)
+	}
+	k := fn.k
+	if q.released.Load() {
+		return q.closedErr("launch " + k.Name)
+	}
+	if err := q.checkLaunch(fn, shape, args); err != nil {
+		return err
+	}
+
+	inline := q.pending.Load() == 0
+	o := &q.inline
+	if !inline {
+		o = q.slot()
+	}
+	o.ha.Bufs = o.ha.Bufs[:0]
+	o.ha.Args = append(o.ha.Args[:0], args...)
+	for i, p := range k.Params {
+		var b []byte
+		if p.Kind == device.ParamBuffer {
+			var err error
+			if b, err = q.d.resolveTail(args[i].Ptr, 0, ""); err != nil {
+				clear(o.ha.Bufs)
+				var cause error = err
+				if e, ok := err.(*device.Error); ok {
+					cause = e.Err
+				}
+				return device.Errorf(q.d.id, "launch "+k.Name, device.CodeInvalidArgument,
+					"argument %d (%s): %v", i, p.Name, cause)
+			}
+		}
+		o.ha.Bufs = append(o.ha.Bufs, b)
+	}
+	o.kind, o.fn, o.shape = opLaunch, fn, shape
+	if inline {
+		err := q.d.launch(o)
+		clear(o.ha.Bufs)
+		return err
+	}
+	q.push()
+	return nil
+}
+
+// checkLaunch checks a launch's device, arguments and shape.
+func (q *Queue) checkLaunch(fn *Function, shape device.Shape, args []device.Arg) error {
+	k := fn.k
+	if fn.d != q.d {
+		return device.Errorf(q.d.id, "launch "+k.Name, device.CodeInvalidArgument,
+			"kernel %s was loaded on %s, not on this device", k.Name, fn.d.id)
+	}
+	if err := k.CheckArgs(args); err != nil {
+		return &device.Error{Op: "launch " + k.Name, Device: q.d.id, Code: device.CodeInvalidArgument, Err: err}
+	}
+	if err := shape.Check(); err != nil {
+		return &device.Error{Op: "launch " + k.Name, Device: q.d.id, Code: device.CodeInvalidArgument, Err: err}
+	}
+	maxThreads := MaxThreadsPerTeam
+	if k.MaxThreads > 0 {
+		maxThreads = min(maxThreads, k.MaxThreads)
+	}
+	if shape.Threads > maxThreads {
+		return device.Errorf(q.d.id, "launch "+k.Name, device.CodeInvalidArgument,
+			"launch shape: %d threads per team: want at most %d", shape.Threads, maxThreads)
+	}
+	if shape.Teams > hostexec.MaxTeams {
+		return device.Errorf(q.d.id, "launch "+k.Name, device.CodeInvalidArgument,
+			"launch shape: %d teams: want at most %d", shape.Teams, hostexec.MaxTeams)
+	}
+	return nil
+}
+
+// launch runs a launch operation, turning a panic of the kernel into an
+// error.
+func (d *Device) launch(o *op) (err error) {
+	defer func() {
+		if r := recover(); r != nil {
+			if tp, ok := r.(*hostexec.TeamPanic); ok {
+				err = device.Errorf(d.id, "launch "+o.fn.k.Name, device.CodeUnknown,
+					"kernel panicked in team %d of %d: %v", tp.Team, tp.Teams, tp.Value)
+			} else {
+				err = device.Errorf(d.id, "launch "+o.fn.k.Name, device.CodeUnknown,
+					"kernel panicked: %v", r)
+			}
+		}
+	}()
+	d.pool.Run(o.fn.host, &o.ha, o.shape)
+	return nil
+}
+
+// Record returns an event completing when all work enqueued so far has
+// completed; its Time is the device clock at that moment.
+func (q *Queue) Record() (device.Event, error) {
+	if q.released.Load() {
+		return nil, q.closedErr("record")
+	}
+	ev := &Event{q: q}
+	if q.pending.Load() == 0 {
+		ev.t = q.d.now()
+		q.mu.Lock()
+		ev.err = q.err
+		q.mu.Unlock()
+		return ev, nil
+	}
+	o := q.slot()
+	o.kind, o.ev = opEvent, ev
+	ev.seq = q.push()
+	return ev, nil
+}
+
+// Sync waits for all work enqueued so far and returns the first error of
+// the work that ran on the queue's goroutine since the last Sync, clearing
+// it.
+func (q *Queue) Sync() error {
+	if q.released.Load() {
+		return q.closedErr("sync")
+	}
+	return q.wait()
+}
+
+func (q *Queue) wait() error {
+	q.mu.Lock()
+	for q.done < q.enq {
+		q.cond.Wait()
+	}
+	err := q.err
+	q.err = nil
+	q.mu.Unlock()
+	return err
+}
+
+// Release waits for the queue's work, stops its goroutine and returns the
+// first pending error. Any later call on the queue is an error.
+func (q *Queue) Release() error {
+	if q.released.Swap(true) {
+		return q.closedErr("release")
+	}
+	err := q.wait()
+	q.mu.Lock()
+	q.stop = true
+	running := q.running
+	q.cond.Broadcast()
+	q.mu.Unlock()
+	if running {
+		<-q.exited
+	}
+	return err
+}
+
+// slot returns the ring slot the next operation goes in, growing the ring
+// when full. Only the goroutine using the queue calls it; push publishes it.
+func (q *Queue) slot() *op {
+	q.mu.Lock()
+	if q.n == len(q.ring) {
+		ring := make([]op, 2*len(q.ring))
+		for i := range q.n {
+			ring[i] = q.ring[(q.head+i)%len(q.ring)]
+		}
+		q.ring, q.head = ring, 0
+	}
+	o := &q.ring[(q.head+q.n)%len(q.ring)]
+	q.mu.Unlock()
+	return o
+}
+
+// push publishes the operation filled in after slot and returns its
+// sequence number.
+func (q *Queue) push() uint64 {
+	q.mu.Lock()
+	q.n++
+	q.enq++
+	seq := q.enq
+	q.pending.Add(1)
+	if !q.running {
+		q.running = true
+		q.exited = make(chan struct{})
+		go q.loop()
+	}
+	q.cond.Broadcast()
+	q.mu.Unlock()
+	return seq
+}
+
+// loop is the queue's goroutine: it runs the operations in order until
+// Release.
+func (q *Queue) loop() {
+	defer close(q.exited)
+	q.mu.Lock()
+	for {
+		for q.n == 0 && !q.stop {
+			q.cond.Wait()
+		}
+		if q.n == 0 {
+			q.mu.Unlock()
+			return
+		}
+		o := &q.ring[q.head]
+		q.mu.Unlock()
+
+		var err error
+		switch o.kind {
+		case opCopy:
+			copy(o.dst, o.src)
+		case opLaunch:
+			err = q.d.launch(o)
+		case opEvent:
+			o.ev.t = q.d.now()
+		}
+
+		q.mu.Lock()
+		if err != nil && q.err == nil {
+			q.err = err
+		}
+		o = &q.ring[q.head] // the ring may have grown meanwhile
+		if o.kind == opEvent {
+			o.ev.err = q.err
+		}
+		o.dst, o.src, o.fn, o.ev = nil, nil, nil, nil
+		clear(o.ha.Bufs)
+		q.head = (q.head + 1) % len(q.ring)
+		q.n--
+		q.done++
+		q.pending.Add(-1)
+		q.cond.Broadcast()
+	}
+}
+
+// Event is a point in a host queue.
+type Event struct {
+	q   *Queue
+	seq uint64 // the queue's enq count at Record; 0: complete at Record
+	t   int64
+	err error
+}
+
+// Wait blocks until the event completes and returns the first error of the
+// queue's asynchronous work up to it (which Sync has not cleared before
+// Record); it does not clear the queue's error.
+func (e *Event) Wait() error {
+	q := e.q
+	q.mu.Lock()
+	for q.done < e.seq {
+		q.cond.Wait()
+	}
+	err := e.err
+	q.mu.Unlock()
+	return err
+}
+
+// Time waits for the event and returns the device time at which the work
+// before it had completed.
+func (e *Event) Time() (int64, error) {
+	if err := e.Wait(); err != nil {
+		return 0, err
+	}
+	return e.t, nil
+}
