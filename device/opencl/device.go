@@ -1,0 +1,479 @@
+//go:build cgo
+
+package opencl
+
+import (
+	"errors"
+	"fmt"
+	"strconv"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/gompt/gompt/device"
+	"github.com/gompt/gompt/device/opencl/internal/cl"
+)
+
+// load finds every device of every platform.
+func load() ([]device.Device, error) {
+	if err := cl.Init(); err != nil {
+		return nil, device.NoDevice(Name, err)
+	}
+	plats, err := cl.GetPlatformIDs()
+	if cl.StatusOf(err) == cl.PLATFORM_NOT_FOUND_KHR || (err == nil && len(plats) == 0) {
+		return nil, device.NoDevice(Name, fmt.Errorf("%s found no OpenCL platform (no vendor driver registered in /etc/OpenCL/vendors or $OCL_ICD_VENDORS)", cl.Library()))
+	}
+	if err != nil {
+		return nil, device.NoDevice(Name, err)
+	}
+	var devs []device.Device
+	var why []string
+	for pi, p := range plats {
+		pname, _ := cl.GetPlatformString(p, cl.PLATFORM_NAME)
+		ids, err := cl.GetDeviceIDs(p, cl.DEVICE_TYPE_ALL)
+		if err != nil || len(ids) == 0 {
+			if err == nil {
+				err = errors.New("no devices")
+			}
+			why = append(why, fmt.Sprintf("platform %d %q: %v", pi, pname, err))
+			continue
+		}
+		for _, id := range ids {
+			d, err := newDevice(len(devs), p, pname, id)
+			if err != nil {
+				why = append(why, fmt.Sprintf("platform %d %q: %v", pi, pname, err))
+				continue
+			}
+			devs = append(devs, d)
+		}
+	}
+	if len(devs) == 0 {
+		return nil, device.NoDevice(Name, errors.New(strings.Join(why, "; ")))
+	}
+	return devs, nil
+}
+
+// version is an OpenCL version, parsed from "OpenCL 3.0 ...".
+type version struct{ major, minor int }
+
+func parseVersion(s string) version {
+	f := strings.Fields(s)
+	if len(f) < 2 {
+		return version{}
+	}
+	maj, min, _ := strings.Cut(f[1], ".")
+	a, _ := strconv.Atoi(maj)
+	b, _ := strconv.Atoi(min)
+	return version{a, b}
+}
+
+func (v version) atLeast(major, minor int) bool {
+	return v.major > major || v.major == major && v.minor >= minor
+}
+
+// clDevice is one OpenCL device. Its context, internal queue and clock fit
+// are made on first use (init), so listing devices stays cheap.
+type clDevice struct {
+	n       int
+	id      string // "opencl:0"
+	plat    cl.PlatformID
+	dev     cl.DeviceID
+	info    device.Info
+	platVer version
+	align   uint64 // CL_DEVICE_MEM_BASE_ADDR_ALIGN in bytes
+	maxWG   int
+	maxItem [3]int
+	timer   bool // clGetDeviceAndHostTimer usable
+
+	initOnce sync.Once
+	initErr  error
+	ctx      cl.Context
+	ioq      cl.CommandQueue // for the clock fit and the raw baselines
+	epoch    time.Time       // host clock origin of the fitted offset
+	offset   int64           // device ns = host ns since epoch + offset
+
+	mu      sync.RWMutex
+	closed  bool
+	space   *space
+	inUse   int64
+	queues  map[*queue]struct{}
+	kernels map[*device.Kernel]*loadEntry
+
+	rawOnce sync.Once
+	rawProg cl.Program
+	rawKern cl.Kernel
+	rawErr  error
+}
+
+func newDevice(n int, p cl.PlatformID, pname string, id cl.DeviceID) (*clDevice, error) {
+	d := &clDevice{n: n, id: device.ID(Name, n), plat: p, dev: id, space: newSpace(n),
+		queues: map[*queue]struct{}{}, kernels: map[*device.Kernel]*loadEntry{}}
+	str := func(param uint32) string { s, _ := cl.GetDeviceString(id, param); return strings.TrimSpace(s) }
+	num := func(param uint32) uint64 { v, _ := cl.GetDeviceUint(id, param); return v }
+	if num(cl.DEVICE_AVAILABLE) == 0 {
+		return nil, fmt.Errorf("device %q is not available", str(cl.DEVICE_NAME))
+	}
+	pver, _ := cl.GetPlatformString(p, cl.PLATFORM_VERSION)
+	d.platVer = parseVersion(pver)
+	typ := num(cl.DEVICE_TYPE)
+	var tname string
+	switch {
+	case typ&cl.DEVICE_TYPE_GPU != 0:
+		tname = "gpu"
+	case typ&cl.DEVICE_TYPE_CPU != 0:
+		tname = "cpu"
+	case typ&cl.DEVICE_TYPE_ACCELERATOR != 0:
+		tname = "accelerator"
+	default:
+		tname = "custom"
+	}
+	d.align = num(cl.DEVICE_MEM_BASE_ADDR_ALIGN) / 8
+	if d.align == 0 {
+		d.align = 128
+	}
+	d.maxWG = int(num(cl.DEVICE_MAX_WORK_GROUP_SIZE))
+	if sizes, err := cl.GetDeviceSizes(id, cl.DEVICE_MAX_WORK_ITEM_SIZES); err == nil {
+		for i := 0; i < len(sizes) && i < 3; i++ {
+			d.maxItem[i] = int(sizes[i])
+		}
+	}
+	unified := num(cl.DEVICE_HOST_UNIFIED_MEMORY) != 0
+	exts := strings.Fields(str(cl.DEVICE_EXTENSIONS))
+	hasExt := func(name string) bool {
+		for _, e := range exts {
+			if e == name {
+				return true
+			}
+		}
+		return false
+	}
+	var hostRes uint64
+	if d.platVer.atLeast(2, 1) {
+		hostRes, _ = func() (uint64, error) {
+			b, err := cl.GetPlatformInfo(p, cl.PLATFORM_HOST_TIMER_RESOLUTION)
+			if err != nil {
+				return 0, err
+			}
+			var v uint64
+			for i := len(b) - 1; i >= 0; i-- {
+				v = v<<8 | uint64(b[i])
+			}
+			return v, nil
+		}()
+	}
+	if hostRes > 0 && cl.Has("clGetDeviceAndHostTimer") {
+		if _, _, err := cl.GetDeviceAndHostTimer(id); err == nil {
+			d.timer = true
+		}
+	}
+	clock := "host monotonic clock + fitted offset"
+	if d.timer {
+		clock = "clGetDeviceAndHostTimer"
+	}
+	extra := []device.Attr{
+		{Key: "platform", Value: pname},
+		{Key: "platform_version", Value: strings.TrimSpace(pver)},
+		{Key: "opencl_c_version", Value: str(cl.DEVICE_OPENCL_C_VERSION)},
+		{Key: "vendor_id", Value: fmt.Sprintf("0x%x", num(cl.DEVICE_VENDOR_ID))},
+		{Key: "address_bits", Value: strconv.FormatUint(num(cl.DEVICE_ADDRESS_BITS), 10)},
+		{Key: "mem_base_addr_align", Value: strconv.FormatUint(d.align, 10)},
+		{Key: "max_work_item_sizes", Value: fmt.Sprintf("%dx%dx%d", d.maxItem[0], d.maxItem[1], d.maxItem[2])},
+		{Key: "global_mem_cache", Value: strconv.FormatUint(num(cl.DEVICE_GLOBAL_MEM_CACHE_SIZE), 10)},
+		{Key: "ecc", Value: strconv.FormatBool(num(cl.DEVICE_ERROR_CORRECTION_SUPPORT) != 0)},
+		{Key: "extensions", Value: strconv.Itoa(len(exts))},
+		{Key: "clock_source", Value: clock},
+	}
+	if hasExt("cl_khr_device_uuid") {
+		if b, err := cl.GetDeviceInfo(id, cl.DEVICE_UUID_KHR); err == nil && len(b) == 16 {
+			extra = append(extra, device.Attr{Key: "uuid", Value: fmt.Sprintf("%x-%x-%x-%x-%x", b[0:4], b[4:6], b[6:8], b[8:10], b[10:16])})
+		}
+	}
+	if hasExt("cl_khr_pci_bus_info") {
+		if b, err := cl.GetDeviceInfo(id, cl.DEVICE_PCI_BUS_INFO_KHR); err == nil && len(b) == 16 {
+			u := func(i int) uint32 { return uint32(b[i]) | uint32(b[i+1])<<8 | uint32(b[i+2])<<16 | uint32(b[i+3])<<24 }
+			extra = append(extra, device.Attr{Key: "pci_bus_id", Value: fmt.Sprintf("%04x:%02x:%02x.%x", u(0), u(4), u(8), u(12))})
+		}
+	} else if hasExt("cl_nv_device_attribute_query") {
+		bus, slot := num(cl.DEVICE_PCI_BUS_ID_NV), num(cl.DEVICE_PCI_SLOT_ID_NV)
+		extra = append(extra, device.Attr{Key: "pci_bus_id", Value: fmt.Sprintf("%04x:%02x:%02x.%x", num(cl.DEVICE_PCI_DOMAIN_ID_NV), bus, slot>>3, slot&7)})
+	}
+	if hasExt("cl_nv_device_attribute_query") {
+		extra = append(extra, device.Attr{Key: "compute_capability",
+			Value: fmt.Sprintf("%d.%d", num(cl.DEVICE_COMPUTE_CAPABILITY_MAJOR_NV), num(cl.DEVICE_COMPUTE_CAPABILITY_MINOR_NV))})
+	}
+	d.info = device.Info{
+		Name:              str(cl.DEVICE_NAME),
+		Vendor:            str(cl.DEVICE_VENDOR),
+		Backend:           Name,
+		Type:              tname,
+		Version:           str(cl.DEVICE_VERSION),
+		DriverVersion:     str(cl.DRIVER_VERSION),
+		GlobalMem:         num(cl.DEVICE_GLOBAL_MEM_SIZE),
+		LocalMem:          num(cl.DEVICE_LOCAL_MEM_SIZE),
+		MaxAlloc:          num(cl.DEVICE_MAX_MEM_ALLOC_SIZE),
+		ComputeUnits:      int(num(cl.DEVICE_MAX_COMPUTE_UNITS)),
+		MaxThreadsPerTeam: d.maxWG,
+		ClockMHz:          int(num(cl.DEVICE_MAX_CLOCK_FREQUENCY)),
+		TimerResolutionNS: float64(num(cl.DEVICE_PROFILING_TIMER_RESOLUTION)),
+		UnifiedMemory:     unified,
+		Extra:             extra,
+	}
+	if d.maxWG <= 0 || d.info.MaxAlloc == 0 {
+		return nil, fmt.Errorf("device %q reports no work-group size or allocation size", d.info.Name)
+	}
+	return d, nil
+}
+
+// Info describes the device; it does not change.
+func (d *clDevice) Info() device.Info { return d.info }
+
+// errorf builds a device.Error for this device.
+func (d *clDevice) errorf(op string, code device.Code, format string, args ...any) error {
+	return device.Errorf(d.id, op, code, format, args...)
+}
+
+// wrap turns a binding error into a device.Error with its code.
+func (d *clDevice) wrap(op string, err error) error {
+	if err == nil {
+		return nil
+	}
+	return &device.Error{Op: op, Device: d.id, Code: cl.CodeOf(err), Err: err}
+}
+
+// init creates the context, the internal queue and the clock fit, once.
+func (d *clDevice) init() error {
+	d.initOnce.Do(func() { d.initErr = d.initOnceBody() })
+	if d.initErr != nil {
+		return d.initErr
+	}
+	d.mu.RLock()
+	closed := d.closed
+	d.mu.RUnlock()
+	if closed {
+		return d.errorf("use", device.CodeInvalidDevice, "device is closed")
+	}
+	return nil
+}
+
+func (d *clDevice) initOnceBody() error {
+	ctx, err := cl.CreateContext(d.plat, d.dev)
+	if err != nil {
+		return d.wrap("create context", err)
+	}
+	d.ctx = ctx
+	q, err := d.createQueue()
+	if err != nil {
+		cl.ReleaseContext(ctx)
+		return err
+	}
+	d.ioq = q
+	if !d.timer {
+		if err := d.fitClock(); err != nil {
+			cl.ReleaseCommandQueue(q)
+			cl.ReleaseContext(ctx)
+			return err
+		}
+	}
+	return nil
+}
+
+// createQueue makes an in-order queue with profiling on.
+func (d *clDevice) createQueue() (cl.CommandQueue, error) {
+	var q cl.CommandQueue
+	var err error
+	if d.platVer.atLeast(2, 0) && cl.Has("clCreateCommandQueueWithProperties") {
+		q, err = cl.CreateCommandQueueWithProperties(d.ctx, d.dev, cl.QUEUE_PROFILING_ENABLE)
+	} else {
+		q, err = cl.CreateCommandQueue(d.ctx, d.dev, cl.QUEUE_PROFILING_ENABLE)
+	}
+	if err != nil {
+		return 0, d.wrap("create queue", err)
+	}
+	return q, nil
+}
+
+// fitClock fits the offset from the host monotonic clock to the device's
+// profiling clock: it brackets the enqueue of a profiled marker with two
+// host readings and pairs their midpoint with the marker's QUEUED time,
+// keeping the tightest of several tries.
+func (d *clDevice) fitClock() error {
+	d.epoch = time.Now()
+	best := int64(-1)
+	for i := 0; i < 16; i++ {
+		t0 := int64(time.Since(d.epoch))
+		ev, err := cl.EnqueueMarkerWithWaitList(d.ioq)
+		t1 := int64(time.Since(d.epoch))
+		if err != nil {
+			return d.wrap("fit clock", err)
+		}
+		err = cl.WaitForEvents(ev)
+		var qt uint64
+		if err == nil {
+			qt, err = cl.GetEventProfilingInfo(ev, cl.PROFILING_COMMAND_QUEUED)
+		}
+		cl.ReleaseEvent(ev)
+		if err != nil {
+			return d.wrap("fit clock", err)
+		}
+		if best < 0 || t1-t0 < best {
+			best = t1 - t0
+			d.offset = int64(qt) - (t0+t1)/2
+		}
+	}
+	return nil
+}
+
+// Now reads the device clock in nanoseconds.
+func (d *clDevice) Now() (int64, error) {
+	if err := d.init(); err != nil {
+		return 0, err
+	}
+	if d.timer {
+		t, _, err := cl.GetDeviceAndHostTimer(d.dev)
+		if err != nil {
+			return 0, d.wrap("now", err)
+		}
+		return int64(t), nil
+	}
+	return int64(time.Since(d.epoch)) + d.offset, nil
+}
+
+// Alloc allocates size bytes of device memory at a fresh synthetic address.
+func (d *clDevice) Alloc(size int) (device.Buffer, error) {
+	if size <= 0 || uint64(size) > d.info.MaxAlloc {
+		return device.Buffer{}, d.errorf("alloc", device.CodeInvalidArgument,
+			"size %d bytes: must be in [1, %d] (CL_DEVICE_MAX_MEM_ALLOC_SIZE)", size, d.info.MaxAlloc)
+	}
+	if err := d.init(); err != nil {
+		return device.Buffer{}, err
+	}
+	m, err := cl.CreateBuffer(d.ctx, cl.MEM_READ_WRITE, uintptr(size))
+	if err != nil {
+		return device.Buffer{}, d.wrap(fmt.Sprintf("alloc %d bytes", size), err)
+	}
+	d.mu.Lock()
+	base, err := d.space.add(uint64(size), uintptr(m))
+	if err == nil {
+		d.inUse += int64(size)
+	}
+	d.mu.Unlock()
+	if err != nil {
+		cl.ReleaseMemObject(m)
+		return device.Buffer{}, d.errorf("alloc", device.CodeOutOfResources, "%v", err)
+	}
+	return device.Buffer{Ptr: device.DevicePtr(base), Size: size}, nil
+}
+
+// Free releases the buffer at p. OpenCL keeps the memory until commands
+// already enqueued on it complete.
+func (d *clDevice) Free(p device.DevicePtr) error {
+	d.mu.Lock()
+	sp, ok := d.space.remove(uint64(p))
+	if ok {
+		d.inUse -= int64(sp.size)
+	}
+	d.mu.Unlock()
+	if !ok {
+		return d.errorf("free", device.CodeInvalidArgument, "%v is not the start of a live allocation (freed twice, or never allocated here)", p)
+	}
+	return d.wrap("free", cl.ReleaseMemObject(cl.Mem(sp.mem)))
+}
+
+// MemInUse returns the bytes and number of live allocations.
+func (d *clDevice) MemInUse() (int64, int) {
+	d.mu.RLock()
+	defer d.mu.RUnlock()
+	return d.inUse, len(d.space.spans)
+}
+
+// resolve translates p, which must point n bytes into one live buffer, to
+// the buffer and the offset in it.
+func (d *clDevice) resolve(op string, p device.DevicePtr, n int) (cl.Mem, uint64, uint64, error) {
+	d.mu.RLock()
+	i, ok := d.space.find(uint64(p))
+	var sp span
+	if ok {
+		sp = d.space.spans[i]
+	}
+	d.mu.RUnlock()
+	if !ok {
+		return 0, 0, 0, d.errorf(op, device.CodeInvalidArgument, "%v is not in a live allocation of this device", p)
+	}
+	off := uint64(p) - sp.base
+	if uint64(n) > sp.size-off {
+		return 0, 0, 0, d.errorf(op, device.CodeInvalidArgument,
+			"[%v, +%d) extends past the end of allocation [0x%x, 0x%x)", p, n, sp.base, sp.base+sp.size)
+	}
+	return cl.Mem(sp.mem), off, sp.size, nil
+}
+
+// Close releases the device's queues, kernels, programs, buffers and
+// context. Later calls on the device fail with CodeInvalidDevice.
+func (d *clDevice) Close() error {
+	d.mu.Lock()
+	if d.closed {
+		d.mu.Unlock()
+		return nil
+	}
+	d.closed = true
+	qs := d.queues
+	d.queues = map[*queue]struct{}{}
+	ks := d.kernels
+	d.kernels = map[*device.Kernel]*loadEntry{}
+	spans := d.space.spans
+	d.space.spans = nil
+	d.inUse = 0
+	d.mu.Unlock()
+
+	var first error
+	keep := func(err error) {
+		if err != nil && first == nil {
+			first = err
+		}
+	}
+	for q := range qs {
+		keep(q.release())
+	}
+	for _, e := range ks {
+		e.once.Do(func() {}) // a load in flight finishes before we release
+		if e.fn != nil {
+			keep(d.wrap("close", e.fn.release()))
+		}
+	}
+	for _, sp := range spans {
+		keep(d.wrap("close", cl.ReleaseMemObject(cl.Mem(sp.mem))))
+	}
+	d.rawOnce.Do(func() {}) // a raw build in flight finishes first
+	if d.rawKern != 0 {
+		keep(d.wrap("close", cl.ReleaseKernel(d.rawKern)))
+		keep(d.wrap("close", cl.ReleaseProgram(d.rawProg)))
+	}
+	d.initOnce.Do(func() { d.initErr = d.errorf("use", device.CodeInvalidDevice, "device is closed") })
+	if d.ctx != 0 {
+		keep(d.wrap("close", cl.ReleaseCommandQueue(d.ioq)))
+		keep(d.wrap("close", cl.ReleaseContext(d.ctx)))
+		d.ctx = 0
+	}
+	return first
+}
+
+// NewQueue returns a new in-order queue with profiling.
+func (d *clDevice) NewQueue() (device.Queue, error) {
+	if err := d.init(); err != nil {
+		return nil, err
+	}
+	cq, err := d.createQueue()
+	if err != nil {
+		return nil, err
+	}
+	q := &queue{d: d, q: cq}
+	d.mu.Lock()
+	if d.closed {
+		d.mu.Unlock()
+		cl.ReleaseCommandQueue(cq)
+		return nil, d.errorf("new queue", device.CodeInvalidDevice, "device is closed")
+	}
+	d.queues[q] = struct{}{}
+	d.mu.Unlock()
+	return q, nil
+}

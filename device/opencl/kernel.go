@@ -1,0 +1,280 @@
+//go:build cgo
+
+package opencl
+
+import (
+	"fmt"
+	"strings"
+	"sync"
+
+	"github.com/gompt/gompt/device"
+	"github.com/gompt/gompt/device/opencl/internal/cl"
+)
+
+const (
+	// defaultThreads is the work-group size used when a launch asks for
+	// none (capped by the device's and the kernel's limits).
+	defaultThreads = 256
+	// groupsPerCU caps the number of work-groups of a launch that asks for
+	// no teams: device code loops over the iteration space grid-stride, so
+	// more groups than the device can hold only add scheduling cost.
+	groupsPerCU = 32
+)
+
+// loadEntry is the cached result of loading one kernel on one device.
+type loadEntry struct {
+	once sync.Once
+	fn   *function
+	err  error
+}
+
+// function is a kernel built for one device. Its cl_kernel holds argument
+// state, so launches on it are serialised by mu (from set-argument to
+// enqueue; OpenCL captures the arguments at enqueue).
+type function struct {
+	d     *clDevice
+	k     *device.Kernel
+	bytes int
+	prog  cl.Program
+	kern  cl.Kernel
+	limit int // largest legal work-group size for this kernel on this device
+
+	mu sync.Mutex
+}
+
+func (f *function) Kernel() *device.Kernel  { return f.k }
+func (f *function) Image() device.ImageKind { return device.ImageOpenCL }
+func (f *function) Bytes() int              { return f.bytes }
+
+func (f *function) release() error {
+	err := cl.ReleaseKernel(f.kern)
+	if perr := cl.ReleaseProgram(f.prog); err == nil {
+		err = perr
+	}
+	return err
+}
+
+// Load builds k's OpenCL C image for this device, once per *Kernel; later
+// calls return the cached function or error.
+func (d *clDevice) Load(k *device.Kernel) (device.Function, error) {
+	if k == nil {
+		return nil, d.errorf("load", device.CodeInvalidArgument, "nil kernel")
+	}
+	if err := d.init(); err != nil {
+		return nil, err
+	}
+	d.mu.Lock()
+	if d.closed {
+		d.mu.Unlock()
+		return nil, d.errorf("load "+k.Name, device.CodeInvalidDevice, "device is closed")
+	}
+	e := d.kernels[k]
+	if e == nil {
+		e = &loadEntry{}
+		d.kernels[k] = e
+	}
+	d.mu.Unlock()
+	e.once.Do(func() { e.fn, e.err = d.build(k) })
+	if e.err != nil {
+		return nil, e.err
+	}
+	return e.fn, nil
+}
+
+func (d *clDevice) build(k *device.Kernel) (*function, error) {
+	op := "load " + k.Name
+	img, ok := k.Image(device.ImageOpenCL)
+	if !ok {
+		kinds := make([]string, len(k.Images))
+		for i, im := range k.Images {
+			kinds[i] = im.Kind.String()
+		}
+		return nil, d.errorf(op, device.CodeInvalidBinary, "kernel %s has no %s image for OpenCL device %q; it has: [%s]",
+			k.Name, device.ImageOpenCL, d.info.Name, strings.Join(kinds, ", "))
+	}
+	entry := img.Entry
+	if entry == "" {
+		entry = k.Name
+	}
+	prog, err := cl.CreateProgramWithSource(d.ctx, img.Source)
+	if err != nil {
+		return nil, d.wrap(op, err)
+	}
+	if err := cl.BuildProgram(prog, d.dev, ""); err != nil {
+		log, lerr := cl.GetProgramBuildLog(prog, d.dev)
+		cl.ReleaseProgram(prog)
+		if lerr != nil {
+			log = "(no build log: " + lerr.Error() + ")"
+		}
+		return nil, d.errorf(op, device.CodeInvalidBinary, "building the OpenCL C source of kernel %s failed: %v; build log:\n%s",
+			k.Name, err, strings.TrimSpace(log))
+	}
+	kern, err := cl.CreateKernel(prog, entry)
+	if err != nil {
+		names, _ := cl.GetProgramKernelNames(prog)
+		cl.ReleaseProgram(prog)
+		if cl.StatusOf(err) == cl.INVALID_KERNEL_NAME {
+			return nil, d.errorf(op, device.CodeNotFound, "entry point %q not found in the built program of kernel %s (it defines: [%s]): %v",
+				entry, k.Name, strings.Join(names, ", "), err)
+		}
+		return nil, d.wrap(op, err)
+	}
+	f := &function{d: d, k: k, bytes: len(img.Source), prog: prog, kern: kern}
+	fail := func(err error) (*function, error) {
+		f.release()
+		return nil, err
+	}
+	nargs, err := cl.GetKernelUint(kern, cl.KERNEL_NUM_ARGS)
+	if err != nil {
+		return fail(d.wrap(op, err))
+	}
+	if int(nargs) != len(k.Params) {
+		return fail(d.errorf(op, device.CodeInvalidBinary, "OpenCL kernel %s takes %d arguments but the Kernel declares %d parameters",
+			entry, nargs, len(k.Params)))
+	}
+	wg, err := cl.GetKernelWorkGroupUint(kern, d.dev, cl.KERNEL_WORK_GROUP_SIZE)
+	if err != nil {
+		return fail(d.wrap(op, err))
+	}
+	f.limit = min(int(wg), d.maxWG)
+	if d.maxItem[0] > 0 {
+		f.limit = min(f.limit, d.maxItem[0])
+	}
+	if k.MaxThreads > 0 {
+		f.limit = min(f.limit, k.MaxThreads)
+	}
+	if f.limit < 1 {
+		return fail(d.errorf(op, device.CodeUnsupported, "kernel %s cannot run on this device: its work-group size limit is %d", k.Name, f.limit))
+	}
+	return f, nil
+}
+
+// geometry maps a launch shape onto an NDRange. Work-groups are 1-D along
+// dimension 0 (local = [threads,1,1]); dimensions 1 and 2 get one work-item
+// per index. threads is shape.Threads clamped to the kernel's limit on this
+// device (the smallest of CL_KERNEL_WORK_GROUP_SIZE,
+// CL_DEVICE_MAX_WORK_GROUP_SIZE, CL_DEVICE_MAX_WORK_ITEM_SIZES[0] and
+// Kernel.MaxThreads), as OpenMP's thread_limit is an upper bound; with
+// Threads 0 it is 256 capped the same way, and no larger than Size[0].
+// Teams, when set, is the total number of work-groups (spread along
+// dimension 0); with Teams 0 dimension 0 gets ceil(Size[0]/threads) groups,
+// at most 32 per compute unit. Device code loops grid-stride, so every
+// choice computes the same result.
+func (f *function) geometry(s device.Shape) (dims int, global, local [3]uintptr) {
+	dims = s.Dims()
+	threads := s.Threads
+	if threads == 0 {
+		threads = min(defaultThreads, s.Size[0])
+	}
+	threads = max(1, min(threads, f.limit))
+	rest := 1
+	for d := 1; d < dims; d++ {
+		rest *= s.Size[d]
+	}
+	var groups int
+	if s.Teams > 0 {
+		groups = max(1, (s.Teams+rest-1)/rest)
+	} else {
+		groups = (s.Size[0] + threads - 1) / threads
+		if c := max(1, f.d.info.ComputeUnits) * groupsPerCU; groups > c {
+			groups = c
+		}
+	}
+	global = [3]uintptr{uintptr(groups * threads), 1, 1}
+	local = [3]uintptr{uintptr(threads), 1, 1}
+	for d := 1; d < dims; d++ {
+		global[d] = uintptr(s.Size[d])
+	}
+	return dims, global, local
+}
+
+// LaunchGeometry returns the NDRange (global and local work sizes per
+// dimension) a launch of f with shape s uses on its OpenCL device, for
+// diagnostics (GOMPT_INFO) and tests. f must come from an OpenCL device's
+// Load.
+func LaunchGeometry(f device.Function, s device.Shape) (global, local [3]int, err error) {
+	fn, ok := f.(*function)
+	if !ok {
+		return global, local, fmt.Errorf("opencl: LaunchGeometry: function %T was not loaded by the OpenCL plugin", f)
+	}
+	if err := s.Check(); err != nil {
+		return global, local, fn.d.errorf("launch "+fn.k.Name, device.CodeInvalidArgument, "%v", err)
+	}
+	_, g, l := fn.geometry(s)
+	for i := range g {
+		global[i], local[i] = int(g[i]), int(l[i])
+	}
+	return global, local, nil
+}
+
+// Launch enqueues f over shape with args.
+func (q *queue) Launch(f device.Function, shape device.Shape, args []device.Arg) error {
+	fn, ok := f.(*function)
+	if !ok || fn.d != q.d {
+		name := "<nil>"
+		if f != nil && f.Kernel() != nil {
+			name = f.Kernel().Name
+		}
+		return q.d.errorf("launch "+name, device.CodeInvalidArgument, "function was not loaded on this device (%s)", q.d.id)
+	}
+	op := "launch " + fn.k.Name
+	if err := q.live(op); err != nil {
+		return err
+	}
+	if err := shape.Check(); err != nil {
+		return q.d.errorf(op, device.CodeInvalidArgument, "%v", err)
+	}
+	if err := fn.k.CheckArgs(args); err != nil {
+		return q.d.errorf(op, device.CodeInvalidArgument, "%v", err)
+	}
+	q.args = q.args[:0]
+	q.subs = q.subs[:0]
+	defer q.releaseSubs()
+	for i, p := range fn.k.Params {
+		a := args[i]
+		if p.Kind != device.ParamBuffer {
+			q.args = append(q.args, cl.Arg{Size: uintptr(p.Kind.Size()), Value: a.Bits})
+			continue
+		}
+		m, off, size, err := q.d.resolve(op, a.Ptr, 0)
+		if err != nil {
+			return q.d.errorf(op, device.CodeInvalidArgument, "argument %d (%s): %v is not in a live allocation of this device", i, p.Name, a.Ptr)
+		}
+		if off != 0 {
+			if off%q.d.align != 0 {
+				return q.d.errorf(op, device.CodeUnsupported,
+					"argument %d (%s): %v is %d bytes into its allocation; OpenCL kernels take whole buffers or sub-buffers at multiples of %d bytes (CL_DEVICE_MEM_BASE_ADDR_ALIGN) on this device",
+					i, p.Name, a.Ptr, off, q.d.align)
+			}
+			sub, err := cl.CreateSubBuffer(m, cl.MEM_READ_WRITE, uintptr(off), uintptr(size-off))
+			if err != nil {
+				return q.d.wrap(fmt.Sprintf("%s: argument %d (%s)", op, i, p.Name), err)
+			}
+			q.subs = append(q.subs, sub)
+			m = sub
+		}
+		q.args = append(q.args, cl.Arg{Size: 8, Value: uint64(m)})
+	}
+	dims, global, local := fn.geometry(shape)
+	fn.mu.Lock()
+	bad, err := cl.EnqueueKernel(q.q, fn.kern, q.args, dims, &global, &local, nil)
+	fn.mu.Unlock()
+	if err != nil {
+		if bad >= 0 {
+			p := fn.k.Params[bad]
+			return q.d.wrap(fmt.Sprintf("%s: argument %d (%s %s)", op, bad, p.Name, p.Kind), err)
+		}
+		return q.d.wrap(fmt.Sprintf("%s: global %v local %v", op, global[:dims], local[:dims]), err)
+	}
+	q.enqueued()
+	return nil
+}
+
+// releaseSubs drops this launch's sub-buffers; OpenCL keeps them until the
+// kernel that uses them completes.
+func (q *queue) releaseSubs() {
+	for _, s := range q.subs {
+		cl.ReleaseMemObject(s)
+	}
+	q.subs = q.subs[:0]
+}

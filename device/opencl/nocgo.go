@@ -1,0 +1,27 @@
+//go:build !cgo
+
+package opencl
+
+import (
+	"errors"
+	"time"
+
+	"github.com/gompt/gompt/device"
+)
+
+var errNoCgo = errors.New("not available: built without cgo")
+
+func load() ([]device.Device, error) { return nil, device.NoDevice(Name, errNoCgo) }
+
+// RawEmptyKernel fails in a build without cgo.
+func RawEmptyKernel(d device.Device, iters int) (time.Duration, error) { return 0, errNoCgo }
+
+// RawCopy fails in a build without cgo.
+func RawCopy(d device.Device, bytes int, toDevice bool, iters int) (time.Duration, error) {
+	return 0, errNoCgo
+}
+
+// LaunchGeometry fails in a build without cgo.
+func LaunchGeometry(f device.Function, s device.Shape) (global, local [3]int, err error) {
+	return global, local, errNoCgo
+}

@@ -1,0 +1,56 @@
+// Package opencl is the gompt device plugin for OpenCL: every device of
+// every OpenCL platform on the machine (CPUs through POCL, NVIDIA GPUs
+// through NVIDIA's OpenCL, others through the ICD loader) becomes an offload
+// device. The driver is loaded at run time from libOpenCL.so.1, or from the
+// path in GOMPT_OPENCL_LIBRARY; nothing OpenCL-related is needed to build
+// it, and a build without cgo reports zero devices.
+//
+// Importing the package registers the plugin as "opencl":
+//
+//	import _ "github.com/gompt/gompt/device/opencl"
+//
+// Memory. A cl_mem is a handle, not an address, so each device has a
+// synthetic address space: device.DevicePtr values are base+offset into it,
+// translated back to (cl_mem, offset) in O(log n). Copies take interior
+// pointers freely. A kernel argument must be a buffer's base, or an interior
+// pointer whose offset is a multiple of the device's
+// CL_DEVICE_MEM_BASE_ADDR_ALIGN (it is then passed as a sub-buffer);
+// OpenCL 1.2 kernels take only cl_mem objects, so any other interior pointer
+// is refused with CodeUnsupported and a message saying the alignment.
+//
+// Queues are in-order OpenCL command queues with profiling enabled. CopyIn
+// and CopyOut are non-blocking; the host slice is pinned (runtime.Pinner)
+// and referenced by the queue until a Sync, or the Wait of an event recorded
+// after it, returns.
+//
+// Time. Device.Now reads clGetDeviceAndHostTimer where the platform is
+// OpenCL 2.1 or newer and reports a host timer resolution; otherwise it
+// reads the host's monotonic clock plus an offset fitted once, at device
+// initialisation, from paired readings (host time around the enqueue of a
+// profiled marker, against the marker's CL_PROFILING_COMMAND_QUEUED). Event
+// times are CL_PROFILING_COMMAND_END of a marker, in the same clock.
+package opencl
+
+import (
+	"sync"
+
+	"github.com/gompt/gompt/device"
+)
+
+// Name is the plugin's registered name.
+const Name = "opencl"
+
+func init() { device.Register(Name, &plugin{}) }
+
+type plugin struct {
+	once sync.Once
+	devs []device.Device
+	err  error
+}
+
+// Devices loads the OpenCL library on the first call and returns every
+// device of every platform, in platform order. Safe for concurrent use.
+func (p *plugin) Devices() ([]device.Device, error) {
+	p.once.Do(func() { p.devs, p.err = load() })
+	return p.devs, p.err
+}

@@ -1,0 +1,328 @@
+//go:build cgo
+
+package opencl
+
+import (
+	"runtime"
+	"sync"
+	"unsafe"
+
+	"github.com/gompt/gompt/device"
+	"github.com/gompt/gompt/device/opencl/internal/cl"
+)
+
+// pin is host memory of a non-blocking copy, pinned until the queue has
+// passed seq (the number of operations enqueued up to and including it).
+type pin struct {
+	seq uint64
+	p   runtime.Pinner
+}
+
+// queue is an in-order OpenCL command queue with profiling. One goroutine
+// enqueues at a time (the device.Queue contract); events recorded on it
+// may be waited from other goroutines, so its bookkeeping has a lock.
+// Lock order: event.mu before queue.mu.
+type queue struct {
+	d *clDevice
+	q cl.CommandQueue
+
+	mu       sync.Mutex
+	seq      uint64   // operations enqueued
+	done     uint64   // operations known complete
+	pins     []*pin   // pinned host memory of operations after done
+	events   []*event // recorded events not yet finalised
+	err      error    // first asynchronous error not yet reported
+	released bool
+
+	args []cl.Arg // launch scratch, used by the enqueuing goroutine only
+	subs []cl.Mem // sub-buffers of the launch being enqueued
+	pool []*pin   // spare pins
+}
+
+func (q *queue) live(op string) error {
+	q.mu.Lock()
+	r := q.released
+	q.mu.Unlock()
+	if r {
+		return q.d.errorf(op, device.CodeInvalidArgument, "queue already released")
+	}
+	return nil
+}
+
+// pin pins host memory b before it is handed to a non-blocking command.
+// The caller then commits it (the command was enqueued) or drops it.
+func (q *queue) pin(b []byte) *pin {
+	q.mu.Lock()
+	var p *pin
+	if n := len(q.pool); n > 0 {
+		p, q.pool = q.pool[n-1], q.pool[:n-1]
+	} else {
+		p = new(pin)
+	}
+	q.mu.Unlock()
+	p.p.Pin(unsafe.SliceData(b))
+	return p
+}
+
+// commit records p as held by the operation just enqueued.
+func (q *queue) commit(p *pin) {
+	q.mu.Lock()
+	q.seq++
+	p.seq = q.seq
+	q.pins = append(q.pins, p)
+	q.mu.Unlock()
+}
+
+// drop unpins p, whose command was not enqueued.
+func (q *queue) drop(p *pin) {
+	p.p.Unpin()
+	q.mu.Lock()
+	q.pool = append(q.pool, p)
+	q.mu.Unlock()
+}
+
+func (q *queue) enqueued() {
+	q.mu.Lock()
+	q.seq++
+	q.mu.Unlock()
+}
+
+// completed unpins the memory of every operation up to seq. Called with
+// q.mu held.
+func (q *queue) completed(seq uint64) {
+	if seq <= q.done {
+		return
+	}
+	q.done = seq
+	i := 0
+	for ; i < len(q.pins) && q.pins[i].seq <= seq; i++ {
+		q.pins[i].p.Unpin()
+		q.pool = append(q.pool, q.pins[i])
+		q.pins[i] = nil
+	}
+	q.pins = q.pins[i:]
+}
+
+// CopyIn copies src to dst without blocking; src is pinned until a later
+// Sync or Wait returns.
+func (q *queue) CopyIn(dst device.DevicePtr, src []byte) error {
+	if err := q.live("copy to device"); err != nil {
+		return err
+	}
+	if len(src) == 0 {
+		return nil
+	}
+	m, off, _, err := q.d.resolve("copy to device", dst, len(src))
+	if err != nil {
+		return err
+	}
+	p := q.pin(src)
+	if err := cl.EnqueueWriteBuffer(q.q, m, false, uintptr(off), uintptr(len(src)), unsafe.Pointer(unsafe.SliceData(src)), nil); err != nil {
+		q.drop(p)
+		return q.d.wrap("copy to device", err)
+	}
+	q.commit(p)
+	return nil
+}
+
+// CopyOut copies src to dst without blocking; dst is pinned until a later
+// Sync or Wait returns.
+func (q *queue) CopyOut(dst []byte, src device.DevicePtr) error {
+	if err := q.live("copy from device"); err != nil {
+		return err
+	}
+	if len(dst) == 0 {
+		return nil
+	}
+	m, off, _, err := q.d.resolve("copy from device", src, len(dst))
+	if err != nil {
+		return err
+	}
+	p := q.pin(dst)
+	if err := cl.EnqueueReadBuffer(q.q, m, false, uintptr(off), uintptr(len(dst)), unsafe.Pointer(unsafe.SliceData(dst)), nil); err != nil {
+		q.drop(p)
+		return q.d.wrap("copy from device", err)
+	}
+	q.commit(p)
+	return nil
+}
+
+// Copy copies n bytes between two buffers of this device
+// (clEnqueueCopyBuffer). Overlapping ranges of one buffer are refused, as
+// OpenCL refuses them.
+func (q *queue) Copy(dst, src device.DevicePtr, n int) error {
+	if err := q.live("copy on device"); err != nil {
+		return err
+	}
+	if n < 0 {
+		return q.d.errorf("copy on device", device.CodeInvalidArgument, "size %d is negative", n)
+	}
+	if n == 0 {
+		return nil
+	}
+	dm, doff, _, err := q.d.resolve("copy on device", dst, n)
+	if err != nil {
+		return err
+	}
+	sm, soff, _, err := q.d.resolve("copy on device", src, n)
+	if err != nil {
+		return err
+	}
+	if dm == sm && doff < soff+uint64(n) && soff < doff+uint64(n) {
+		return q.d.errorf("copy on device", device.CodeInvalidArgument,
+			"source [%v, +%d) and destination [%v, +%d) overlap", src, n, dst, n)
+	}
+	if err := cl.EnqueueCopyBuffer(q.q, sm, dm, uintptr(soff), uintptr(doff), uintptr(n), nil); err != nil {
+		return q.d.wrap("copy on device", err)
+	}
+	q.enqueued()
+	return nil
+}
+
+// Record enqueues a profiled marker and returns its event.
+func (q *queue) Record() (device.Event, error) {
+	if err := q.live("record"); err != nil {
+		return nil, err
+	}
+	ev, err := cl.EnqueueMarkerWithWaitList(q.q)
+	if err != nil {
+		return nil, q.d.wrap("record", err)
+	}
+	// Submit the work now, so a Wait from another goroutine makes progress.
+	if err := cl.Flush(q.q); err != nil {
+		cl.ReleaseEvent(ev)
+		return nil, q.d.wrap("record", err)
+	}
+	q.mu.Lock()
+	e := &event{q: q, ev: ev, seq: q.seq}
+	q.events = append(q.events, e)
+	q.mu.Unlock()
+	return e, nil
+}
+
+// Sync waits for all enqueued work, unpins host memory, finalises the
+// events recorded so far and returns the first error among them.
+func (q *queue) Sync() error {
+	if err := q.live("sync"); err != nil {
+		return err
+	}
+	return q.sync()
+}
+
+func (q *queue) sync() error {
+	ferr := cl.Finish(q.q)
+	q.mu.Lock()
+	evs := q.events
+	q.events = nil
+	q.mu.Unlock()
+	for _, e := range evs {
+		e.finish(false)
+	}
+	q.mu.Lock()
+	q.completed(q.seq)
+	err := q.err
+	q.err = nil
+	q.mu.Unlock()
+	if ferr != nil {
+		return q.d.wrap("sync", ferr)
+	}
+	return err
+}
+
+// Release waits for the queue's work and releases it.
+func (q *queue) Release() error {
+	if err := q.live("release queue"); err != nil {
+		return err
+	}
+	q.d.mu.Lock()
+	delete(q.d.queues, q)
+	q.d.mu.Unlock()
+	return q.release()
+}
+
+func (q *queue) release() error {
+	q.mu.Lock()
+	if q.released {
+		q.mu.Unlock()
+		return nil
+	}
+	q.released = true
+	q.mu.Unlock()
+	err := q.sync()
+	if rerr := cl.ReleaseCommandQueue(q.q); rerr != nil && err == nil {
+		err = q.d.wrap("release queue", rerr)
+	}
+	return err
+}
+
+// event is a marker in a queue. Its cl_event is released as soon as it is
+// known complete (by Wait, Time, or the queue's Sync or Release); its time
+// and status are kept.
+type event struct {
+	q   *queue
+	seq uint64
+
+	mu   sync.Mutex
+	ev   cl.Event // 0 once finalised
+	end  int64
+	err  error
+	done bool
+}
+
+// finish waits for the marker (unless the queue already finished it),
+// reads its end time and status, and releases it. With report set, the
+// queue's pending asynchronous error is also taken.
+func (e *event) finish(report bool) error {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	if !e.done {
+		e.done = true
+		werr := cl.WaitForEvents(e.ev)
+		st, serr := cl.GetEventStatus(e.ev)
+		switch {
+		case werr != nil && cl.StatusOf(werr) != cl.EXEC_STATUS_ERROR_IN_LIST:
+			e.err = e.q.d.wrap("wait", werr)
+		case serr != nil:
+			e.err = e.q.d.wrap("wait", serr)
+		case st < 0:
+			e.err = e.q.d.errorf("wait", cl.StatusCode(st), "an operation before the event failed: %s (%d)", cl.StatusName(st), st)
+		default:
+			end, err := cl.GetEventProfilingInfo(e.ev, cl.PROFILING_COMMAND_END)
+			if err != nil {
+				e.err = e.q.d.wrap("event time", err)
+			}
+			e.end = int64(end)
+		}
+		cl.ReleaseEvent(e.ev)
+		e.ev = 0
+		e.q.mu.Lock()
+		if e.err == nil {
+			e.q.completed(e.seq)
+		} else if e.q.err == nil && !report {
+			e.q.err = e.err
+		}
+		e.q.mu.Unlock()
+	}
+	if !report {
+		return e.err
+	}
+	if e.err != nil {
+		return e.err
+	}
+	e.q.mu.Lock()
+	err := e.q.err
+	e.q.err = nil
+	e.q.mu.Unlock()
+	return err
+}
+
+// Wait blocks until the event has completed.
+func (e *event) Wait() error { return e.finish(true) }
+
+// Time returns CL_PROFILING_COMMAND_END of the marker, waiting for it.
+func (e *event) Time() (int64, error) {
+	if err := e.finish(false); err != nil {
+		return 0, err
+	}
+	return e.end, nil
+}
