@@ -1,0 +1,331 @@
+package ompt
+
+import (
+	"fmt"
+	"sort"
+	"sync"
+	"time"
+)
+
+// Device is what the runtime gives the tools interface about one offload
+// device, for the device entry points. target wraps its device.Device in
+// it. Both methods are called from any goroutine, possibly concurrently,
+// including from inside tool callbacks.
+type Device interface {
+	// NumProcs returns the number of processors (compute units, SMs,
+	// worker goroutines) of the device.
+	NumProcs() int
+	// Now reads the device clock, in nanoseconds, monotonic, on the
+	// device's own epoch (device.Device.Now).
+	Now() (int64, error)
+}
+
+// DeviceHandle is the Go form of ompt_device_t: the opaque handle a tool
+// receives in device_initialize and passes to the device entry points.
+type DeviceHandle struct {
+	num    int
+	typ    string
+	dev    Device
+	lookup LookupFunc
+
+	mu        sync.Mutex // guards the fields below
+	finalized bool
+	fit       clockFit
+}
+
+// Num returns the device number the handle stands for.
+func (h *DeviceHandle) Num() int { return h.num }
+
+// Type returns the type string given in device_initialize.
+func (h *DeviceHandle) Type() string { return h.typ }
+
+var (
+	devMu   sync.Mutex
+	devices = map[int]*DeviceHandle{}
+)
+
+// DeviceDoc is the documentation string passed to device_initialize.
+const DeviceDoc = `gompt device entry points (resolve them with the device's lookup):
+ompt_get_device_num_procs(device) int: processors of the device.
+ompt_get_device_time(device) ompt_device_time_t: device clock, ns; 0 on error.
+ompt_translate_time(device, time) double: device time to host seconds on
+  the omp_get_wtime base, from a linear fit of paired clock readings kept
+  per device and refreshed as time passes.
+The tracing entry points (ompt_set_trace_ompt ... ompt_get_record_abstract)
+resolve to NULL in this version.`
+
+// GetDeviceNumProcsFunc is ompt_get_device_num_procs_t.
+type GetDeviceNumProcsFunc func(device *DeviceHandle) int
+
+// GetDeviceTimeFunc is ompt_get_device_time_t.
+type GetDeviceTimeFunc func(device *DeviceHandle) uint64
+
+// TranslateTimeFunc is ompt_translate_time_t.
+type TranslateTimeFunc func(device *DeviceHandle, time uint64) float64
+
+// DeviceEntryNames lists every name a device lookup knows: the ones that
+// resolve in this version first, then the tracing names, which resolve to
+// nil until device tracing is implemented.
+var DeviceEntryNames = []string{
+	"ompt_get_device_num_procs", "ompt_get_device_time", "ompt_translate_time",
+	"ompt_set_trace_ompt", "ompt_set_trace_native", "ompt_start_trace",
+	"ompt_pause_trace", "ompt_flush_trace", "ompt_stop_trace",
+	"ompt_advance_buffer_cursor", "ompt_get_record_type",
+	"ompt_get_record_ompt", "ompt_get_record_native", "ompt_get_record_abstract",
+}
+
+var (
+	getDeviceNumProcs GetDeviceNumProcsFunc = func(h *DeviceHandle) int {
+		if h == nil || h.isFinalized() {
+			return 0
+		}
+		return h.dev.NumProcs()
+	}
+	getDeviceTime GetDeviceTimeFunc = func(h *DeviceHandle) uint64 {
+		if h == nil || h.isFinalized() {
+			return 0
+		}
+		v, err := h.dev.Now()
+		if err != nil || v < 0 {
+			return 0
+		}
+		return uint64(v)
+	}
+	translateTime TranslateTimeFunc = func(h *DeviceHandle, t uint64) float64 {
+		if h == nil || h.isFinalized() {
+			return 0
+		}
+		return h.translate(int64(t))
+	}
+)
+
+func deviceLookup(name string) any {
+	switch name {
+	case "ompt_get_device_num_procs":
+		return getDeviceNumProcs
+	case "ompt_get_device_time":
+		return getDeviceTime
+	case "ompt_translate_time":
+		return translateTime
+	}
+	return nil
+}
+
+func (h *DeviceHandle) isFinalized() bool {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	return h.finalized
+}
+
+// DeviceInitialize records device deviceNum (0..N-1) as initialized and
+// dispatches device_initialize(deviceNum, typ, handle, lookup, DeviceDoc)
+// to the tools. The runtime calls it once per device, after the plugin has
+// initialized the device and before any other event that names it; it may
+// be called with no tool active (GetDeviceInfo then works for tools that
+// ask later). Errors: nil dev, or a device already initialized.
+func DeviceInitialize(deviceNum int, typ string, dev Device) error {
+	if dev == nil {
+		return fmt.Errorf("ompt: DeviceInitialize(%d): nil Device", deviceNum)
+	}
+	h := &DeviceHandle{num: deviceNum, typ: typ, dev: dev, lookup: deviceLookup}
+	devMu.Lock()
+	if _, ok := devices[deviceNum]; ok {
+		devMu.Unlock()
+		return fmt.Errorf("ompt: DeviceInitialize(%d): device already initialized", deviceNum)
+	}
+	devices[deviceNum] = h
+	devMu.Unlock()
+	h.mu.Lock()
+	h.fit.resample(h.dev)
+	h.mu.Unlock()
+	if d := cur.Load(); d != nil {
+		for _, t := range d.tools {
+			if f, _ := t.callback(CallbackDeviceInitialize).(DeviceInitializeCallback); f != nil && !t.done.Load() {
+				f(deviceNum, typ, h, h.lookup, DeviceDoc)
+			}
+		}
+	}
+	return nil
+}
+
+func liveDevice(op string, deviceNum int) (*DeviceHandle, error) {
+	devMu.Lock()
+	h := devices[deviceNum]
+	devMu.Unlock()
+	if h == nil {
+		return nil, fmt.Errorf("ompt: %s(%d): device not initialized (call DeviceInitialize first)", op, deviceNum)
+	}
+	if h.isFinalized() {
+		return nil, fmt.Errorf("ompt: %s(%d): device already finalized", op, deviceNum)
+	}
+	return h, nil
+}
+
+// DeviceLoad dispatches device_load for a code image loaded on device
+// deviceNum (bytes > 0; filename "" when the image has no file; 0 for
+// addresses that do not exist) and returns the module id, to be passed to
+// DeviceUnload. The runtime calls it once per image per device, before the
+// first construct that launches from it. Errors: device not initialized
+// or finalized, bytes == 0.
+func DeviceLoad(deviceNum int, filename string, offsetInFile int64, vmaInFile uintptr, bytes uint64, hostAddr, deviceAddr uintptr) (moduleID uint64, err error) {
+	if _, err := liveDevice("DeviceLoad", deviceNum); err != nil {
+		return 0, err
+	}
+	if bytes == 0 {
+		return 0, fmt.Errorf("ompt: DeviceLoad(%d): image of 0 bytes (bytes must be > 0)", deviceNum)
+	}
+	moduleID = nextID()
+	if d := cur.Load(); d != nil {
+		for _, t := range d.tools {
+			if f, _ := t.callback(CallbackDeviceLoad).(DeviceLoadCallback); f != nil && !t.done.Load() {
+				f(deviceNum, filename, offsetInFile, vmaInFile, bytes, hostAddr, deviceAddr, moduleID)
+			}
+		}
+	}
+	return moduleID, nil
+}
+
+// DeviceUnload dispatches device_unload for a module DeviceLoad returned.
+func DeviceUnload(deviceNum int, moduleID uint64) error {
+	if _, err := liveDevice("DeviceUnload", deviceNum); err != nil {
+		return err
+	}
+	if d := cur.Load(); d != nil {
+		for _, t := range d.tools {
+			if f, _ := t.callback(CallbackDeviceUnload).(DeviceUnloadCallback); f != nil && !t.done.Load() {
+				f(deviceNum, moduleID)
+			}
+		}
+	}
+	return nil
+}
+
+// DeviceFinalize dispatches device_finalize for device deviceNum, the last
+// event for it; its handle's entry points then answer 0. The runtime calls
+// it at shutdown for each device it initialized (Finalize does it for any
+// device the runtime did not). Errors: device not initialized, or
+// finalized already.
+func DeviceFinalize(deviceNum int) error {
+	h, err := liveDevice("DeviceFinalize", deviceNum)
+	if err != nil {
+		return err
+	}
+	h.mu.Lock()
+	if h.finalized {
+		h.mu.Unlock()
+		return fmt.Errorf("ompt: DeviceFinalize(%d): device already finalized", deviceNum)
+	}
+	h.finalized = true
+	h.mu.Unlock()
+	if d := cur.Load(); d != nil {
+		for _, t := range d.tools {
+			if f, _ := t.callback(CallbackDeviceFinalize).(DeviceFinalizeCallback); f != nil && !t.done.Load() {
+				f(deviceNum)
+			}
+		}
+	}
+	return nil
+}
+
+// finalizeDevices finalizes every live device, in device-number order.
+func finalizeDevices() {
+	devMu.Lock()
+	var nums []int
+	for n, h := range devices {
+		if !h.isFinalized() {
+			nums = append(nums, n)
+		}
+	}
+	devMu.Unlock()
+	sort.Ints(nums)
+	for _, n := range nums {
+		DeviceFinalize(n)
+	}
+}
+
+// GetDeviceInfo returns the handle and lookup function of an initialized,
+// not finalized device: the technical report's ompt_target_get_device_info,
+// for tools that want a device's entry points outside device_initialize.
+func GetDeviceInfo(deviceNum int) (*DeviceHandle, LookupFunc, bool) {
+	h, err := liveDevice("GetDeviceInfo", deviceNum)
+	if err != nil {
+		return nil, nil, false
+	}
+	return h, h.lookup, true
+}
+
+// epoch is the zero of Wtime.
+var epoch = time.Now()
+
+// Wtime returns seconds since the runtime's epoch on the monotonic clock.
+// It is omp_get_wtime's base: target's omp_get_wtime returns it, and
+// ompt_translate_time maps device times onto it.
+func Wtime() float64 { return float64(time.Since(epoch)) / 1e9 }
+
+// clockFit maps a device clock onto Wtime by a line through two paired
+// readings: anchor a and the latest b. It is refreshed on use when b is
+// older than refitAfter, and the anchor moves up when the span exceeds
+// window, so the slope follows drift.
+type clockFit struct {
+	a, b  sample
+	n     int
+	slope float64 // host seconds per device nanosecond
+}
+
+type sample struct {
+	dev  int64
+	host float64
+}
+
+const (
+	refitAfter = 0.25 // seconds
+	window     = 30.0 // seconds
+)
+
+// resample takes a paired reading (the best of three: the narrowest host
+// bracket around the device read) and refits. h.mu must be held.
+func (f *clockFit) resample(dev Device) {
+	best, bestW := sample{}, -1.0
+	for range 3 {
+		h0 := Wtime()
+		d, err := dev.Now()
+		h1 := Wtime()
+		if err != nil {
+			continue
+		}
+		if w := h1 - h0; bestW < 0 || w < bestW {
+			best, bestW = sample{d, (h0 + h1) / 2}, w
+		}
+	}
+	if bestW < 0 {
+		return
+	}
+	switch {
+	case f.n == 0:
+		f.a, f.b = best, best
+	case best.host-f.a.host > window:
+		f.a, f.b = f.b, best
+	default:
+		f.b = best
+	}
+	f.n++
+	f.slope = 1e-9
+	if span := f.b.dev - f.a.dev; span > 1e6 { // at least 1 ms apart
+		if s := (f.b.host - f.a.host) / float64(span); s > 0.5e-9 && s < 2e-9 {
+			f.slope = s
+		}
+	}
+}
+
+// translate maps device time t to Wtime seconds.
+func (h *DeviceHandle) translate(t int64) float64 {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	if h.fit.n == 0 || Wtime()-h.fit.b.host > refitAfter {
+		h.fit.resample(h.dev)
+	}
+	if h.fit.n == 0 {
+		return 0
+	}
+	return h.fit.b.host + float64(t-h.fit.b.dev)*h.fit.slope
+}

@@ -1,0 +1,3 @@
+package ompt
+
+const sysGetcpu = 309 // getcpu on linux/amd64

@@ -1,0 +1,3 @@
+package ompt
+
+const sysGetcpu = 168 // getcpu on linux/arm64

@@ -1,0 +1,477 @@
+package ompt
+
+import (
+	"fmt"
+	"io"
+	"os"
+	"runtime"
+	"strings"
+	"sync"
+	"sync/atomic"
+)
+
+// Version is gompt's version, part of RuntimeVersion.
+const Version = "0.1.0"
+
+// OMPVersion is the omp_version passed to start functions: the _OPENMP
+// value of OpenMP 5.1 (202011), the version whose OMPT interface (EMI
+// callbacks, omp-tools.h of 5.1) gompt implements. Where 5.1 and 5.2
+// differ, gompt follows 5.2 (only EMI forms are called when both forms are
+// registered).
+const OMPVersion = 202011
+
+var runtimeVersion = "gompt " + Version + " (" + runtime.Version() + ")"
+
+// RuntimeVersion returns the runtime_version string given to start
+// functions, "gompt 0.1.0 (go1.26.8)". It never changes during a run.
+func RuntimeVersion() string { return runtimeVersion }
+
+// StartFunc is the Go form of ompt_start_tool. gompt calls it once, at
+// start-up, with OMPVersion and RuntimeVersion. A tool that does not want
+// to run returns nil; otherwise its result activates it.
+type StartFunc func(ompVersion int, runtimeVersion string) *StartResult
+
+// StartResult is the Go form of ompt_start_tool_result_t. Initialize is
+// called once, before any OpenMP event, with the tool's own lookup
+// function, the initial (host) device number and a pointer to ToolData; a
+// return of 0 drops the tool. Finalize (may be nil) is called once, at
+// runtime shutdown or when the tool calls ompt_finalize_tool, with the
+// same pointer. The runtime keeps the StartResult for the life of the
+// tool; the tool must not change it after returning it.
+type StartResult struct {
+	Initialize func(lookup LookupFunc, initialDeviceNum int, toolData *Data) int
+	Finalize   func(toolData *Data)
+	ToolData   Data
+}
+
+// Runtime is what the offload runtime (package target) tells the tools
+// interface about itself. NumDevices returns the number of offload
+// devices N; the initial (host) device is device number N. It is called
+// during Start and by ompt_get_num_devices, from any goroutine.
+type Runtime interface {
+	NumDevices() int
+}
+
+// State is the OMPT interface state of the start-up section of the
+// standard.
+type State int32
+
+// Interface states.
+const (
+	StateInactive State = iota // no tool: nothing is dispatched
+	StatePending               // tool-var enabled, search not finished
+	StateActive                // a tool was found (and, after initialize, kept)
+)
+
+func (s State) String() string {
+	switch s {
+	case StateInactive:
+		return "inactive"
+	case StatePending:
+		return "pending"
+	case StateActive:
+		return "active"
+	}
+	return fmt.Sprintf("State(%d)", int32(s))
+}
+
+// Finder searches for tools outside the Go registry; package ompt/cabi
+// registers one that looks for a C ompt_start_tool in the address space
+// and then in OMP_TOOL_LIBRARIES. It is called during Start, after every
+// Go tool has been asked, only when tool-var is enabled. It calls each
+// candidate's start function with the given version values and returns
+// the tools that accepted (the C search stops at its first non-NULL
+// result, as the standard says). log writes one line to the
+// OMP_TOOL_VERBOSE_INIT log (a no-op when logging is off).
+type Finder func(ompVersion int, runtimeVersion string, log func(msg string)) []Found
+
+// Found is a tool a Finder activated.
+type Found struct {
+	Name   string
+	Result *StartResult
+}
+
+type registered struct {
+	name  string
+	start StartFunc
+}
+
+type finder struct {
+	name string
+	find Finder
+}
+
+// tool is one activated tool.
+type tool struct {
+	name   string
+	res    *StartResult
+	lookup LookupFunc
+	done   atomic.Bool // detached: no callback is dispatched to it any more
+
+	// guarded by mu
+	initializing bool
+	cbs          [numCallbacks]any
+
+	// host-side slots, ompt_get_thread_data, get_task_info, get_parallel_info
+	threadData, taskData, parallelData Data
+	frame                              Frame
+}
+
+const numCallbacks = 38
+
+var (
+	mu         sync.Mutex // guards the registry, tools and publishing
+	registry   []registered
+	finders    []finder
+	started    bool
+	starting   bool // initializers are running: detach must not change the state
+	finalized  bool
+	active     []*tool // tools that passed initialize and are not detached
+	runtimeIfc Runtime
+
+	state atomic.Int32               // State
+	cur   atomic.Pointer[dispatcher] // nil: no tool; the one hot-path load
+
+	stderr io.Writer = os.Stderr // warnings; tests replace it
+	getenv           = os.Getenv
+)
+
+// RegisterTool registers a Go tool under name, in the manner of a
+// statically linked ompt_start_tool. Call it from the tool package's init
+// function. It panics if start is nil or name is already registered. A tool
+// registered after Start is not asked.
+//
+// At Start every registered tool is asked, in registration order; each
+// that returns a non-nil result is activated (nil means "not me, keep
+// looking"). The standard's "first ompt_start_tool found wins" is about
+// one C symbol found in several places; Go tools register under distinct
+// names, so several can be active at once, each with its own tool data,
+// callbacks and data slots. Tools found by a Finder (C tools) come after
+// the Go tools.
+func RegisterTool(name string, start StartFunc) {
+	if start == nil {
+		panic("ompt: RegisterTool " + name + " with nil start function")
+	}
+	mu.Lock()
+	defer mu.Unlock()
+	for _, r := range registry {
+		if r.name == name {
+			panic("ompt: RegisterTool called twice for tool " + name)
+		}
+	}
+	registry = append(registry, registered{name, start})
+}
+
+// RegisterFinder adds a tool search that runs after the Go tools, in
+// registration order (package ompt/cabi registers the C search). It panics
+// if f is nil or name is already registered.
+func RegisterFinder(name string, f Finder) {
+	if f == nil {
+		panic("ompt: RegisterFinder " + name + " with nil finder")
+	}
+	mu.Lock()
+	defer mu.Unlock()
+	for _, r := range finders {
+		if r.name == name {
+			panic("ompt: RegisterFinder called twice for " + name)
+		}
+	}
+	finders = append(finders, finder{name, f})
+}
+
+// CurrentState returns the interface state.
+func CurrentState() State { return State(state.Load()) }
+
+// Enabled reports whether any tool is active; one atomic load. The runtime
+// may use it to skip preparing event arguments.
+func Enabled() bool { return cur.Load() != nil }
+
+// Start runs tool start-up, once per process: it reads OMP_TOOL and
+// OMP_TOOL_VERBOSE_INIT, asks the registered tools and finders, and calls
+// each found tool's initializer. The runtime calls it once, lazily, on its
+// first OpenMP-level operation (the first construct, device query or
+// device routine), after it knows its number of devices and before it
+// initializes any device. Later calls, and calls after Finalize, do
+// nothing. Safe for concurrent use: a second caller waits until start-up
+// is done.
+func Start(rt Runtime) {
+	startMu.Lock()
+	defer startMu.Unlock()
+	mu.Lock()
+	if started || finalized {
+		mu.Unlock()
+		return
+	}
+	started = true
+	runtimeIfc = rt
+	regs := append([]registered(nil), registry...)
+	fnds := append([]finder(nil), finders...)
+	mu.Unlock()
+
+	openVerbose()
+	vlogf("----- START LOGGING OF TOOL REGISTRATION -----")
+	defer vlogf("----- END LOGGING OF TOOL REGISTRATION -----")
+
+	if !toolVarEnabled() {
+		vlogf("OMP_TOOL = disabled: no tool search; OMPT interface inactive.")
+		state.Store(int32(StateInactive))
+		return
+	}
+	state.Store(int32(StatePending))
+
+	var found []*tool
+	vlogf("Searching Go tools (%d registered)...", len(regs))
+	for _, r := range regs {
+		res, err := callStart(r.start)
+		switch {
+		case err != nil:
+			vlogf("Go tool %q: start function panicked: %v; skipped.", r.name, err)
+		case res == nil:
+			vlogf("Go tool %q: start function returned nil; skipped.", r.name)
+		case res.Initialize == nil:
+			vlogf("Go tool %q: start result has no Initialize; skipped.", r.name)
+		default:
+			vlogf("Go tool %q: start function returned a result; Success.", r.name)
+			found = append(found, newTool(r.name, res))
+		}
+	}
+	for _, f := range fnds {
+		vlogf("Searching with %s...", f.name)
+		list, err := callFinder(f.find)
+		if err != nil {
+			vlogf("%s: panicked: %v; skipped.", f.name, err)
+			continue
+		}
+		for _, fd := range list {
+			if fd.Result == nil || fd.Result.Initialize == nil {
+				vlogf("%s tool %q: no initializer; skipped.", f.name, fd.Name)
+				continue
+			}
+			vlogf("%s tool %q: found; Success.", f.name, fd.Name)
+			found = append(found, newTool(fd.Name, fd.Result))
+		}
+	}
+	if len(found) == 0 {
+		vlogf("No OMP tool loaded: OMPT interface inactive.")
+		state.Store(int32(StateInactive))
+		return
+	}
+	state.Store(int32(StateActive))
+
+	mu.Lock()
+	starting = true
+	mu.Unlock()
+	initial := rt.NumDevices()
+	var kept []*tool
+	for _, t := range found {
+		mu.Lock()
+		t.initializing = true
+		mu.Unlock()
+		ret, err := callInitialize(t, initial)
+		mu.Lock()
+		t.initializing = false
+		mu.Unlock()
+		switch {
+		case err != nil:
+			vlogf("Tool %q: initializer panicked: %v; tool dropped.", t.name, err)
+			t.done.Store(true)
+		case ret == 0:
+			vlogf("Tool %q: initializer returned 0; tool dropped.", t.name)
+			t.done.Store(true)
+		case t.done.Load():
+			vlogf("Tool %q: called ompt_finalize_tool during initialize; tool dropped.", t.name)
+		default:
+			vlogf("Tool %q: initializer returned %d; tool active.", t.name, ret)
+			kept = append(kept, t)
+		}
+	}
+	mu.Lock()
+	starting = false
+	active = kept
+	publishLocked()
+	mu.Unlock()
+	if len(kept) == 0 {
+		vlogf("No tool left after initialize: OMPT interface inactive.")
+	} else {
+		vlogf("OMPT interface active with %d tool(s).", len(kept))
+	}
+}
+
+var startMu sync.Mutex
+
+// Finalize shuts the tools interface down, at runtime shutdown (the
+// runtime's Shutdown routine; programs call it before exit). It
+// dispatches device_finalize for every device that was initialized and not
+// yet finalized, then calls each active tool's finalizer once, in
+// activation order, and leaves the interface inactive. Calling it again,
+// or before Start, is harmless; after it, Start does nothing.
+func Finalize() {
+	startMu.Lock()
+	defer startMu.Unlock()
+	mu.Lock()
+	if finalized {
+		mu.Unlock()
+		return
+	}
+	finalized = true
+	mu.Unlock()
+
+	finalizeDevices()
+
+	mu.Lock()
+	list := append([]*tool(nil), active...)
+	mu.Unlock()
+	for _, t := range list {
+		detach(t)
+	}
+	mu.Lock()
+	active = nil
+	publishLocked()
+	mu.Unlock()
+	closeVerbose()
+}
+
+// detach removes t from dispatch and calls its finalizer, once. Used by
+// Finalize and by ompt_finalize_tool.
+func detach(t *tool) {
+	mu.Lock()
+	if t.done.Load() {
+		mu.Unlock()
+		return
+	}
+	t.done.Store(true)
+	for i, a := range active {
+		if a == t {
+			active = append(active[:i:i], active[i+1:]...)
+			break
+		}
+	}
+	publishLocked()
+	mu.Unlock()
+	if t.res.Finalize == nil {
+		return
+	}
+	if err := catch(func() { t.res.Finalize(&t.res.ToolData) }); err != nil {
+		vlogf("Tool %q: finalizer panicked: %v.", t.name, err)
+		fmt.Fprintf(stderr, "gompt: OMPT tool %q: finalizer panicked: %v\n", t.name, err)
+	}
+}
+
+// publishLocked builds the dispatcher from the active tools and stores it
+// (nil when none). Constructs already begun keep the dispatcher they began
+// with, so their begin/end pairs stay matched. mu must be held.
+func publishLocked() {
+	if len(active) == 0 {
+		cur.Store(nil)
+		if !starting {
+			state.Store(int32(StateInactive))
+		}
+		return
+	}
+	cur.Store(newDispatcher(active))
+	state.Store(int32(StateActive))
+}
+
+func newTool(name string, res *StartResult) *tool {
+	t := &tool{name: name, res: res}
+	entries := hostEntries(t)
+	t.lookup = func(n string) any {
+		if f, ok := entries[n]; ok {
+			return f
+		}
+		return nil
+	}
+	return t
+}
+
+func callStart(f StartFunc) (res *StartResult, err error) {
+	err = catch(func() { res = f(OMPVersion, runtimeVersion) })
+	return
+}
+
+func callFinder(f Finder) (list []Found, err error) {
+	err = catch(func() { list = f(OMPVersion, runtimeVersion, func(s string) { vlogf("%s", s) }) })
+	return
+}
+
+func callInitialize(t *tool, initial int) (ret int, err error) {
+	err = catch(func() { ret = t.res.Initialize(t.lookup, initial, &t.res.ToolData) })
+	return
+}
+
+// catch runs f and turns a panic into an error.
+func catch(f func()) (err error) {
+	defer func() {
+		if r := recover(); r != nil {
+			err = fmt.Errorf("%v", r)
+		}
+	}()
+	f()
+	return nil
+}
+
+// toolVarEnabled reads OMP_TOOL: enabled (the default) or disabled, case
+// insensitive, surrounding blanks ignored. Anything else gets a one-line
+// warning and the default.
+func toolVarEnabled() bool {
+	v := strings.ToLower(strings.TrimSpace(getenv("OMP_TOOL")))
+	switch v {
+	case "", "enabled":
+		return true
+	case "disabled":
+		return false
+	}
+	fmt.Fprintf(stderr, "gompt: OMP_TOOL=%q is not valid (use enabled or disabled); using enabled\n", getenv("OMP_TOOL"))
+	vlogf("OMP_TOOL = %q is not valid; using enabled.", getenv("OMP_TOOL"))
+	return true
+}
+
+var (
+	vmu    sync.Mutex
+	vw     io.Writer
+	vclose io.Closer
+)
+
+// openVerbose reads OMP_TOOL_VERBOSE_INIT: disabled (default), stdout,
+// stderr (case insensitive), or a file name to create.
+func openVerbose() {
+	raw := getenv("OMP_TOOL_VERBOSE_INIT")
+	v := strings.TrimSpace(raw)
+	vmu.Lock()
+	defer vmu.Unlock()
+	switch strings.ToLower(v) {
+	case "", "disabled":
+		return
+	case "stdout":
+		vw = os.Stdout
+		return
+	case "stderr":
+		vw = stderr
+		return
+	}
+	f, err := os.Create(v)
+	if err != nil {
+		fmt.Fprintf(stderr, "gompt: OMP_TOOL_VERBOSE_INIT=%q: %v (use disabled, stdout, stderr or a file name); logging disabled\n", raw, err)
+		return
+	}
+	vw, vclose = f, f
+}
+
+func closeVerbose() {
+	vmu.Lock()
+	defer vmu.Unlock()
+	if vclose != nil {
+		vclose.Close()
+	}
+	vw, vclose = nil, nil
+}
+
+// vlogf writes one line to the OMP_TOOL_VERBOSE_INIT log, if it is open.
+func vlogf(format string, args ...any) {
+	vmu.Lock()
+	defer vmu.Unlock()
+	if vw == nil {
+		return
+	}
+	fmt.Fprintf(vw, format+"\n", args...)
+}

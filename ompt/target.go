@@ -1,0 +1,451 @@
+package ompt
+
+import (
+	"sync"
+	"sync/atomic"
+)
+
+// ids is the one id space of the process: target ids, host op ids,
+// module ids and ompt_get_unique_id all come from it, so no two are equal.
+var ids atomic.Uint64
+
+func nextID() uint64 { return ids.Add(1) }
+
+// dispatcher is an immutable snapshot of who listens to what, built when
+// the set of tools or their callbacks changes. Each entry names the tool
+// and its index, which selects the tool's data slots in a Target.
+type dispatcher struct {
+	tools  []*tool
+	target []targetEntry
+	dataOp []dataOpEntry
+	submit []submitEntry
+	tmap   []mapEntry
+	pool   sync.Pool
+}
+
+type targetEntry struct {
+	t     *tool
+	i     int
+	emi   TargetEMICallback
+	plain TargetCallback
+}
+
+type dataOpEntry struct {
+	t     *tool
+	i     int
+	emi   TargetDataOpEMICallback
+	plain TargetDataOpCallback
+}
+
+type submitEntry struct {
+	t     *tool
+	i     int
+	emi   TargetSubmitEMICallback
+	plain TargetSubmitCallback
+}
+
+type mapEntry struct {
+	t     *tool
+	i     int
+	emi   TargetMapEMICallback
+	plain TargetMapCallback
+}
+
+// newDispatcher builds the snapshot; for each tool and event it keeps the
+// EMI callback if one is registered and the non-EMI one otherwise
+// (OpenMP 5.2: when both are registered only the EMI form is dispatched).
+// Called with mu held.
+func newDispatcher(tools []*tool) *dispatcher {
+	d := &dispatcher{tools: append([]*tool(nil), tools...)}
+	for i, t := range d.tools {
+		emi, _ := t.cbs[CallbackTargetEMI].(TargetEMICallback)
+		plain, _ := t.cbs[CallbackTarget].(TargetCallback)
+		if emi != nil || plain != nil {
+			if emi != nil {
+				plain = nil
+			}
+			d.target = append(d.target, targetEntry{t, i, emi, plain})
+		}
+		demi, _ := t.cbs[CallbackTargetDataOpEMI].(TargetDataOpEMICallback)
+		dplain, _ := t.cbs[CallbackTargetDataOp].(TargetDataOpCallback)
+		if demi != nil || dplain != nil {
+			if demi != nil {
+				dplain = nil
+			}
+			d.dataOp = append(d.dataOp, dataOpEntry{t, i, demi, dplain})
+		}
+		semi, _ := t.cbs[CallbackTargetSubmitEMI].(TargetSubmitEMICallback)
+		splain, _ := t.cbs[CallbackTargetSubmit].(TargetSubmitCallback)
+		if semi != nil || splain != nil {
+			if semi != nil {
+				splain = nil
+			}
+			d.submit = append(d.submit, submitEntry{t, i, semi, splain})
+		}
+		memi, _ := t.cbs[CallbackTargetMapEMI].(TargetMapEMICallback)
+		mplain, _ := t.cbs[CallbackTargetMap].(TargetMapCallback)
+		if memi != nil || mplain != nil {
+			if memi != nil {
+				mplain = nil
+			}
+			d.tmap = append(d.tmap, mapEntry{t, i, memi, mplain})
+		}
+	}
+	n := len(d.tools)
+	d.pool.New = func() any {
+		return &Target{
+			targetData:     make([]Data, n),
+			targetTaskData: make([]Data, n),
+			hostOp:         make([]uint64, n),
+			slot:           -1,
+		}
+	}
+	return d
+}
+
+// Target is the scope of one target construct (target, target enter data,
+// target exit data, target update, or their nowait forms) or of one device
+// memory routine, as the runtime reports it to the tools. TargetBegin and
+// RoutineBegin return nil when no tool is active; every method of a nil
+// *Target returns at once, so the runtime calls them unconditionally and
+// pays one atomic load per construct when no tool is attached.
+//
+// A Target belongs to the construct: its methods are called in sequence,
+// by one goroutine at a time (the encountering goroutine, or for nowait
+// constructs the goroutine running the deferred target task), with at most
+// one data operation or submit in flight. End releases it; it must not be
+// used afterwards.
+type Target struct {
+	d       *dispatcher
+	kind    atomic.Int32 // TargetKind
+	dev     atomic.Int64
+	id      atomic.Uint64 // target_id; 0 for a routine
+	opID    atomic.Uint64 // host_op_id of the operation in flight, 0 if none
+	opState atomic.Int32  // opNone, opData, opSubmit
+	g       atomic.Uintptr
+	code    uintptr
+	routine bool
+	slot    int
+
+	// per-tool slots, indexed by the tool's index in d.tools
+	targetData     []Data
+	targetTaskData []Data
+	hostOp         []uint64
+
+	// the operation in flight
+	op             DataOpKind
+	src, dst       uintptr
+	srcDev, dstDev int
+	bytes          uint64
+}
+
+const (
+	opNone = iota
+	opData
+	opSubmit
+)
+
+// TargetBegin reports the begin of a target construct of the given kind on
+// device deviceNum (the resolved device number: 0..N-1, or N for the
+// initial device), encountered at codePtr (the user's call site, non-zero).
+// It dispatches target_emi / target begin to every tool that registered
+// one, with a fresh target_id, and returns the construct's scope; nil when
+// no tool is active (one atomic load, no allocation). The caller must call
+// End on the result (a nil result included) when the construct ends.
+func TargetBegin(kind TargetKind, deviceNum int, codePtr uintptr) *Target {
+	d := cur.Load()
+	if d == nil {
+		return nil
+	}
+	t := d.get(kind, deviceNum, codePtr, false)
+	t.id.Store(nextID())
+	t.register()
+	t.g.Store(getg())
+	ttdNil := !kind.Nowait()
+	for _, e := range d.target {
+		if e.t.done.Load() {
+			continue
+		}
+		if e.emi != nil {
+			e.emi(kind, ScopeBegin, deviceNum, &e.t.taskData, t.ttd(e.i, ttdNil), &t.targetData[e.i], codePtr)
+		} else {
+			e.plain(kind, ScopeBegin, deviceNum, &e.t.taskData, t.id.Load(), codePtr)
+		}
+	}
+	return t
+}
+
+// RoutineBegin opens the scope of a device memory routine (omp_target_alloc,
+// free, memcpy, memcpy_rect, memset, associate, disassociate) called at
+// codePtr: its data operations are reported outside any construct
+// (non-EMI target_id 0, EMI target_data nil). No target event is
+// dispatched. Returns nil when no tool is active. End releases it.
+func RoutineBegin(codePtr uintptr) *Target {
+	d := cur.Load()
+	if d == nil {
+		return nil
+	}
+	return d.get(0, InitialDevice, codePtr, true)
+}
+
+func (d *dispatcher) get(kind TargetKind, dev int, code uintptr, routine bool) *Target {
+	t := d.pool.Get().(*Target)
+	t.d = d
+	t.kind.Store(int32(kind))
+	t.dev.Store(int64(dev))
+	t.code = code
+	t.routine = routine
+	return t
+}
+
+func (t *Target) ttd(i int, isNil bool) *Data {
+	if isNil {
+		return nil
+	}
+	return &t.targetTaskData[i]
+}
+
+func (t *Target) td(i int) *Data {
+	if t.routine {
+		return nil
+	}
+	return &t.targetData[i]
+}
+
+// ID returns the construct's target_id (0 for a routine or a nil scope),
+// for the runtime's own diagnostics and trace records.
+func (t *Target) ID() uint64 {
+	if t == nil {
+		return 0
+	}
+	return t.id.Load()
+}
+
+// End reports the end of the construct (target_emi / target end, same
+// kind, device, code pointer, target_id and data slots as the begin) and
+// releases the scope. For a routine it only releases the scope.
+func (t *Target) End() {
+	if t == nil {
+		return
+	}
+	d := t.d
+	if !t.routine {
+		t.g.Store(getg())
+		kind := TargetKind(t.kind.Load())
+		dev := int(t.dev.Load())
+		ttdNil := !kind.Nowait()
+		for _, e := range d.target {
+			if e.t.done.Load() {
+				continue
+			}
+			if e.emi != nil {
+				e.emi(kind, ScopeEnd, dev, &e.t.taskData, t.ttd(e.i, ttdNil), &t.targetData[e.i], t.code)
+			} else {
+				e.plain(kind, ScopeEnd, dev, &e.t.taskData, t.id.Load(), t.code)
+			}
+		}
+		t.unregister()
+	}
+	t.d = nil
+	t.id.Store(0)
+	t.opID.Store(0)
+	t.opState.Store(opNone)
+	t.g.Store(0)
+	clear(t.targetData)
+	clear(t.targetTaskData)
+	clear(t.hostOp)
+	d.pool.Put(t)
+}
+
+// DataOpBegin reports the begin of one data operation of the construct:
+// op moves or allocates bytes from srcAddr on srcDeviceNum to destAddr on
+// destDeviceNum (the host is InitialDevice, -1; an address not yet known
+// is 0). It takes a fresh host_op_id, writes it into each EMI tool's
+// host_op_id slot, and dispatches target_data_op_emi begin. The runtime
+// performs (or enqueues) the operation between DataOpBegin and DataOpEnd.
+func (t *Target) DataOpBegin(op DataOpKind, srcAddr uintptr, srcDeviceNum int, destAddr uintptr, destDeviceNum int, bytes uint64) {
+	if t == nil {
+		return
+	}
+	id := nextID()
+	t.opID.Store(id)
+	t.opState.Store(opData)
+	t.op, t.src, t.srcDev, t.dst, t.dstDev, t.bytes = op, srcAddr, srcDeviceNum, destAddr, destDeviceNum, bytes
+	for i := range t.hostOp {
+		t.hostOp[i] = id
+	}
+	t.g.Store(getg())
+	ttdNil := !TargetKind(t.kind.Load()).Nowait()
+	for _, e := range t.d.dataOp {
+		if e.emi == nil || e.t.done.Load() {
+			continue
+		}
+		e.emi(ScopeBegin, t.ttd(e.i, ttdNil), t.td(e.i), &t.hostOp[e.i], op, srcAddr, srcDeviceNum, destAddr, destDeviceNum, bytes, t.code)
+	}
+}
+
+// DataOpEnd reports the end of the data operation begun by DataOpBegin,
+// once it is done or enqueued. destAddr is the final destination address
+// (for an alloc, the new device address; otherwise the address given to
+// DataOpBegin). It dispatches target_data_op_emi end (same host_op_id
+// slot as the begin) and the non-EMI target_data_op, which gompt
+// dispatches once per operation, here, so that every argument is final.
+func (t *Target) DataOpEnd(destAddr uintptr) {
+	if t == nil {
+		return
+	}
+	t.dst = destAddr
+	t.g.Store(getg())
+	ttdNil := !TargetKind(t.kind.Load()).Nowait()
+	tid, id := t.id.Load(), t.opID.Load()
+	for _, e := range t.d.dataOp {
+		if e.t.done.Load() {
+			continue
+		}
+		if e.emi != nil {
+			e.emi(ScopeEnd, t.ttd(e.i, ttdNil), t.td(e.i), &t.hostOp[e.i], t.op, t.src, t.srcDev, destAddr, t.dstDev, t.bytes, t.code)
+		} else {
+			e.plain(tid, id, t.op, t.src, t.srcDev, destAddr, t.dstDev, t.bytes, t.code)
+		}
+	}
+	t.opID.Store(0)
+	t.opState.Store(opNone)
+}
+
+// SubmitBegin reports that the construct's kernel is about to be launched
+// with requestedNumTeams teams (what the program asked; 0 if it did not
+// say). It takes a fresh host_op_id and dispatches target_submit_emi begin
+// and the non-EMI target_submit (once, before the launch, as LLVM does).
+func (t *Target) SubmitBegin(requestedNumTeams uint32) {
+	if t == nil {
+		return
+	}
+	id := nextID()
+	t.opID.Store(id)
+	t.opState.Store(opSubmit)
+	for i := range t.hostOp {
+		t.hostOp[i] = id
+	}
+	t.g.Store(getg())
+	t.bytes = uint64(requestedNumTeams)
+	tid := t.id.Load()
+	for _, e := range t.d.submit {
+		if e.t.done.Load() {
+			continue
+		}
+		if e.emi != nil {
+			e.emi(ScopeBegin, t.td(e.i), &t.hostOp[e.i], requestedNumTeams)
+		} else {
+			e.plain(tid, id, requestedNumTeams)
+		}
+	}
+}
+
+// SubmitEnd reports that the launch begun by SubmitBegin has been
+// submitted (or, for a synchronous launch, has completed); it dispatches
+// target_submit_emi end with the same slots.
+func (t *Target) SubmitEnd() {
+	if t == nil {
+		return
+	}
+	t.g.Store(getg())
+	teams := uint32(t.bytes)
+	for _, e := range t.d.submit {
+		if e.emi == nil || e.t.done.Load() {
+			continue
+		}
+		e.emi(ScopeEnd, t.td(e.i), &t.hostOp[e.i], teams)
+	}
+	t.opID.Store(0)
+	t.opState.Store(opNone)
+}
+
+// Map reports the construct's map items (target_map_emi / target_map):
+// one element per item in each slice, all of the same length; flags are
+// MapFlag* bits. The slices are read only during the call. The runtime
+// calls it once per construct that has map items, after the items are
+// mapped (device addresses known) and before the submit.
+func (t *Target) Map(hostAddr, deviceAddr []uintptr, bytes []uint64, flags []uint32) {
+	if t == nil || t.routine || len(t.d.tmap) == 0 {
+		return
+	}
+	n := min(len(hostAddr), len(deviceAddr), len(bytes), len(flags))
+	hostAddr, deviceAddr, bytes, flags = hostAddr[:n], deviceAddr[:n], bytes[:n], flags[:n]
+	t.g.Store(getg())
+	tid := t.id.Load()
+	for _, e := range t.d.tmap {
+		if e.t.done.Load() {
+			continue
+		}
+		if e.emi != nil {
+			e.emi(&t.targetData[e.i], hostAddr, deviceAddr, bytes, flags, t.code)
+		} else {
+			e.plain(tid, hostAddr, deviceAddr, bytes, flags, t.code)
+		}
+	}
+}
+
+// The table of constructs in progress, for ompt_get_target_info and
+// ompt_get_state. Go has no thread-local storage, so each Target records
+// the goroutine that last dispatched one of its events (t.g); an inquiry
+// answers for the most recently begun construct whose last event was
+// dispatched on the calling goroutine. Inside a callback that is always
+// the construct of the event being dispatched.
+const activeSlots = 256
+
+var (
+	activeTab   [activeSlots]atomic.Pointer[Target]
+	overflowMu  sync.Mutex
+	overflowSet = map[*Target]struct{}{}
+)
+
+func (t *Target) register() {
+	h := int(t.id.Load() % activeSlots)
+	for k := 0; k < activeSlots; k++ {
+		i := (h + k) % activeSlots
+		if activeTab[i].CompareAndSwap(nil, t) {
+			t.slot = i
+			return
+		}
+	}
+	overflowMu.Lock()
+	overflowSet[t] = struct{}{}
+	overflowMu.Unlock()
+	t.slot = -1
+}
+
+func (t *Target) unregister() {
+	if t.slot >= 0 {
+		activeTab[t.slot].Store(nil)
+		t.slot = -1
+		return
+	}
+	overflowMu.Lock()
+	delete(overflowSet, t)
+	overflowMu.Unlock()
+}
+
+// currentTarget returns the construct the calling goroutine is in, and
+// snapshots of its fields read after the ownership check.
+func currentTarget() (t *Target, id uint64) {
+	g := getg()
+	for i := range activeTab {
+		c := activeTab[i].Load()
+		if c == nil || c.g.Load() != g {
+			continue
+		}
+		if cid := c.id.Load(); cid != 0 && cid > id {
+			t, id = c, cid
+		}
+	}
+	overflowMu.Lock()
+	for c := range overflowSet {
+		if c.g.Load() == g {
+			if cid := c.id.Load(); cid > id {
+				t, id = c, cid
+			}
+		}
+	}
+	overflowMu.Unlock()
+	return t, id
+}
