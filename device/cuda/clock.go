@@ -22,13 +22,22 @@ func hostNow() int64 { return int64(time.Since(epoch)) }
 // keeps cuEventElapsedTime's float milliseconds precise (about 60 ns at 1 s).
 const resyncEvery = time.Second
 
+// maxSlew is the most a resynchronisation moves device time.
+const maxSlew = 2 * time.Microsecond
+
 // clock converts CUDA events to device time. Device time is host monotonic
 // time (hostNow) as seen from the GPU: a reference event is recorded on an
 // idle stream between two host readings, and an event's time is the first
 // reading plus cuEventElapsedTime from the reference to it. The first
 // reading is a lower bound of the reference's completion, so an event's time
 // never runs ahead of Now; the error is the record latency, a few
-// microseconds. The reference is retaken when older than resyncEvery.
+// microseconds. An event's time is also clamped between the host time of its
+// Record and the host time it is read at, bounds it cannot be outside of.
+//
+// The reference is retaken when older than resyncEvery, to follow the drift
+// between the GPU's clock and the host's. The new reference continues the
+// old mapping and moves it toward the new reading by at most maxSlew, so a
+// resynchronisation never makes device time step by more than that.
 type clock struct {
 	mu    sync.Mutex
 	s     cu.Stream
@@ -80,14 +89,19 @@ func (c *clock) resync(ctx cu.Context) error {
 		}
 	}
 	if c.ref != nil {
+		if ms, err := cu.EventElapsedTime(ctx, c.ref, best); err == nil {
+			cont := c.refNS + int64(float64(ms)*1e6)
+			bestNS = cont + max(-int64(maxSlew), min(bestNS-cont, int64(maxSlew)))
+		}
 		cu.EventDestroy(ctx, c.ref)
 	}
 	c.ref, c.refNS = best, bestNS
 	return nil
 }
 
-// time returns the device time of the completed event e.
-func (c *clock) time(ctx cu.Context, e cu.Event) (int64, error) {
+// time returns the device time of the completed event e, recorded at host
+// time recorded.
+func (c *clock) time(ctx cu.Context, e cu.Event, recorded int64) (int64, error) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	if c.ref == nil {
@@ -101,7 +115,7 @@ func (c *clock) time(ctx cu.Context, e cu.Event) (int64, error) {
 		return 0, err
 	}
 	t := c.refNS + int64(float64(ms)*1e6)
-	return min(t, hostNow()), nil
+	return min(max(t, recorded), hostNow()), nil
 }
 
 func (c *clock) close(ctx cu.Context) error {
@@ -183,6 +197,7 @@ func (h *eventHandle) release() {
 // from any goroutine, any number of times.
 type event struct {
 	h    *eventHandle
+	rec  int64 // host time just before cuEventRecord
 	mu   sync.Mutex
 	done bool
 	t    int64
@@ -201,7 +216,7 @@ func (ev *event) Wait() error {
 	g := ev.h.g
 	if err := cu.EventSynchronize(g.ctx, ev.h.e); err != nil {
 		ev.err = g.fail("wait", err)
-	} else if t, err := g.clock.time(g.ctx, ev.h.e); err != nil {
+	} else if t, err := g.clock.time(g.ctx, ev.h.e, ev.rec); err != nil {
 		ev.err = g.fail("event time", err)
 	} else {
 		ev.t = t

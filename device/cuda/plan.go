@@ -95,3 +95,27 @@ func sizeClass(n int) int {
 	step := 1 << (bits.Len(uint(n-1)) - 3) // a quarter of the power of two below n
 	return (n + step - 1) &^ (step - 1)
 }
+
+// Copies of pageable Go memory.
+//
+// Below stagingMin bytes a copy goes straight to cuMemcpy{HtoD,DtoH}Async
+// from the Go slice (pinned with runtime.Pinner until the queue's next Sync):
+// the driver stages pageable memory itself, and for a small copy the fixed
+// cost dominates. From stagingMin up, the copy is pipelined through a ring of
+// page-locked staging buffers of stagingChunk bytes: the host copies chunk
+// i+1 into one buffer (with several goroutines for a large chunk) while the
+// DMA engine moves chunk i from another, so a pageable copy approaches the
+// pinned bandwidth instead of the driver's pageable path (about a sixth of
+// it on an H100).
+//
+// Host registration (cuMemHostRegister) of the program's slice would avoid
+// the host copy, but it pins pages of the Go heap until unregistered; a
+// cache of registrations would have to outlive the slices' lifetimes, which
+// the collector does not report in time, and registering per copy costs more
+// than the copy. So the plugin stages.
+const (
+	stagingMin   = 256 << 10
+	stagingChunk = 8 << 20
+	stagingDepth = 3  // buffers per copy: one filling, up to two in flight
+	stagingMax   = 24 // buffers per device at most (192 MiB page-locked)
+)

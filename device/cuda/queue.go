@@ -132,15 +132,6 @@ func (q *queue) Copy(dst, src device.DevicePtr, n int) error {
 	return q.g.fail(op, cu.MemcpyDtoDAsync(q.g.ctx, cu.DevicePtr(dst), cu.DevicePtr(src), n, q.s))
 }
 
-// PeerCopier is implemented by the queues of this plugin: CopyPeer copies n
-// bytes from srcPtr on another CUDA device to dst on the queue's device
-// without passing through the program's memory (cuMemcpyPeerAsync; the
-// driver uses NVLink or PCIe peer access where it can, and stages through
-// host memory where it cannot). The runtime finds it by type assertion.
-type PeerCopier interface {
-	CopyPeer(dst device.DevicePtr, src device.Device, srcPtr device.DevicePtr, n int) error
-}
-
 var _ PeerCopier = (*queue)(nil)
 
 // CopyPeer implements PeerCopier. src must be a device of this plugin.
@@ -218,12 +209,13 @@ func (q *queue) Record() (device.Event, error) {
 	if err != nil {
 		return nil, q.g.fail(op, err)
 	}
+	rec := hostNow()
 	if err := cu.EventRecord(q.g.ctx, e, q.s); err != nil {
 		q.g.events.put(q.g.ctx, e)
 		return nil, q.g.fail(op, err)
 	}
 	h := &eventHandle{g: q.g, e: e}
-	ev := &event{h: h}
+	ev := &event{h: h, rec: rec}
 	runtime.AddCleanup(ev, func(h *eventHandle) { h.release() }, h)
 	return ev, nil
 }

@@ -29,3 +29,12 @@ func init() { device.Register("cuda", &plugin{}) }
 // page-locked buffers; streams; events; modules), for leak checks in tests
 // and tools. All zero in a build without cgo.
 func LiveDriverObjects() cu.Live { return cu.LiveObjects() }
+
+// PeerCopier is implemented by the queues of this plugin: CopyPeer copies n
+// bytes from srcPtr on another CUDA device to dst on the queue's device
+// without passing through the program's memory (cuMemcpyPeerAsync; the
+// driver uses NVLink or PCIe peer access where it can, and stages through
+// host memory where it cannot). The runtime finds it by type assertion.
+type PeerCopier interface {
+	CopyPeer(dst device.DevicePtr, src device.Device, srcPtr device.DevicePtr, n int) error
+}
