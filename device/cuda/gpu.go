@@ -192,7 +192,8 @@ func (g *gpu) errClosed(op string) error {
 // Alloc returns device memory of at least size bytes from the cache of
 // freed blocks of the same size class, or from cuMemAlloc. When the driver
 // is out of memory, the cache is returned to it and the allocation retried
-// once. DevicePtr is the CUdeviceptr itself, so interior pointers work.
+// once, then once more at the exact size. DevicePtr is the CUdeviceptr
+// itself, so interior pointers work.
 func (g *gpu) Alloc(size int) (device.Buffer, error) {
 	const op = "alloc"
 	if size <= 0 || uint64(size) > g.info.MaxAlloc {
@@ -219,6 +220,11 @@ func (g *gpu) Alloc(size int) (device.Buffer, error) {
 		dp, err := cu.MemAlloc(g.ctx, class)
 		if isOOM(err) {
 			g.trim()
+			dp, err = cu.MemAlloc(g.ctx, class)
+		}
+		if isOOM(err) && class != size {
+			// The rounding of the size class may be what does not fit.
+			class = size
 			dp, err = cu.MemAlloc(g.ctx, class)
 		}
 		if err != nil {

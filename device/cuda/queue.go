@@ -177,6 +177,9 @@ func (q *queue) Launch(f device.Function, shape device.Shape, args []device.Arg)
 	if err := q.usable(op); err != nil {
 		return err
 	}
+	if len(args) > cu.MaxParams {
+		return device.Errorf(q.g.id, op, device.CodeInvalidArgument, "%d arguments: at most %d are supported", len(args), cu.MaxParams)
+	}
 	vals, err := packArgs(fn.k, args)
 	if err != nil {
 		return device.Errorf(q.g.id, op, device.CodeInvalidArgument, "%v", err)
