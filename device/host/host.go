@@ -93,7 +93,7 @@ type Device struct {
 	info  device.Info
 	pool  *hostexec.Pool
 
-	mu         sync.RWMutex
+	mu         sync.Mutex
 	slots      []slot // sorted by addr; see mem.go
 	free       [numClasses][]int32
 	base, top  uint64 // address space [base, limit); top is the next new slot

@@ -191,8 +191,8 @@ func (d *Device) find(a uint64) int {
 // MemInUse returns the bytes and the number of live allocations made by
 // Alloc and not yet freed (device.MemInfo). Cached free blocks do not count.
 func (d *Device) MemInUse() (bytes int64, allocs int) {
-	d.mu.RLock()
-	defer d.mu.RUnlock()
+	d.mu.Lock()
+	defer d.mu.Unlock()
 	return d.liveBytes, d.liveN
 }
 
@@ -216,10 +216,10 @@ func (d *Device) Resolve(p device.DevicePtr, n int) ([]byte, error) {
 // checking that at least n bytes are there.
 func (d *Device) resolveTail(p device.DevicePtr, n int, op string) ([]byte, error) {
 	a := uint64(p)
-	d.mu.RLock()
+	d.mu.Lock()
 	i := d.find(a)
 	if i < 0 || !d.slots[i].live {
-		d.mu.RUnlock()
+		d.mu.Unlock()
 		if n == 0 {
 			return nil, device.Errorf(d.id, op, device.CodeInvalidArgument,
 				"pointer %v is not inside any live allocation", p)
@@ -231,12 +231,12 @@ func (d *Device) resolveTail(p device.DevicePtr, n int, op string) ([]byte, erro
 	off := a - s.addr
 	if off+uint64(n) > uint64(s.size) {
 		base, size := s.addr, s.size
-		d.mu.RUnlock()
+		d.mu.Unlock()
 		return nil, device.Errorf(d.id, op, device.CodeInvalidArgument,
 			"range [%v,%#x) extends past allocation [%#x,%#x)", p, a+uint64(n), base, base+uint64(size))
 	}
 	b := s.mem[off:s.size:s.size]
-	d.mu.RUnlock()
+	d.mu.Unlock()
 	return b, nil
 }
 

@@ -1,0 +1,25 @@
+package host_test
+
+import (
+	"testing"
+
+	"github.com/gompt/gompt/device"
+	"github.com/gompt/gompt/device/devicetest"
+	_ "github.com/gompt/gompt/device/host"
+	"github.com/gompt/gompt/kernels"
+)
+
+// TestLibraryConformance runs the conformance suite on the registered host
+// device with the kernel library: every library kernel with a Go image runs
+// on the device and is compared with its Go image run on the host.
+func TestLibraryConformance(t *testing.T) {
+	p, ok := device.Lookup("host")
+	if !ok {
+		t.Fatal(`plugin "host" is not registered`)
+	}
+	devs, err := p.Devices()
+	if err != nil {
+		t.Fatalf("Devices: %v", err)
+	}
+	devicetest.TestDevice(t, devs[0], kernels.All()...)
+}
