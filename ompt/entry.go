@@ -171,7 +171,7 @@ func getTargetInfo() (int, uint64, uint64, bool) {
 	if t == nil {
 		return 0, 0, 0, false
 	}
-	return int(t.dev.Load()), id, t.opID.Load(), true
+	return t.dev, id, t.opID, true
 }
 
 func getState() (int, uint64) {
@@ -179,11 +179,11 @@ func getState() (int, uint64) {
 	if t == nil {
 		return StateWorkSerial, 0
 	}
-	kind := TargetKind(t.kind.Load())
+	kind := t.kind
 	switch {
 	case kind == KindTargetUpdate || kind == KindTargetUpdateNowait:
 		return StateWaitTargetUpdate, 0
-	case t.opState.Load() == opData, kind != KindTarget && kind != KindTargetNowait:
+	case t.opState == opData, kind != KindTarget && kind != KindTargetNowait:
 		return StateWaitTargetMap, 0
 	}
 	return StateWaitTarget, 0

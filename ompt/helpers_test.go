@@ -67,7 +67,7 @@ type recorder struct {
 	initial int
 	data    *Data
 
-	emi, plain bool          // register EMI / non-EMI target callbacks
+	emi, plain bool            // register EMI / non-EMI target callbacks
 	extra      func(*recorder) // called in initialize after registering
 	inside     func(r *recorder, ev string) string
 	finalized  int

@@ -116,13 +116,17 @@ func newDispatcher(tools []*tool) *dispatcher {
 // one data operation or submit in flight. End releases it; it must not be
 // used afterwards.
 type Target struct {
-	d       *dispatcher
-	kind    atomic.Int32 // TargetKind
-	dev     atomic.Int64
-	id      atomic.Uint64 // target_id; 0 for a routine
-	opID    atomic.Uint64 // host_op_id of the operation in flight, 0 if none
-	opState atomic.Int32  // opNone, opData, opSubmit
+	// g is the goroutine that dispatched the construct's latest event.
+	// The other fields are written only by the goroutine that owns the
+	// construct; currentTarget reads them only after finding g equal to
+	// its own goroutine, so every read is ordered after the writes.
 	g       atomic.Uintptr
+	d       *dispatcher
+	kind    TargetKind
+	dev     int
+	id      uint64 // target_id; 0 for a routine
+	opID    uint64 // host_op_id of the operation in flight, 0 if none
+	opState int32  // opNone, opData, opSubmit
 	code    uintptr
 	routine bool
 	slot    int
@@ -153,14 +157,17 @@ const (
 // no tool is active (one atomic load, no allocation). The caller must call
 // End on the result (a nil result included) when the construct ends.
 func TargetBegin(kind TargetKind, deviceNum int, codePtr uintptr) *Target {
-	d := cur.Load()
-	if d == nil {
-		return nil
+	if d := cur.Load(); d != nil {
+		return d.targetBegin(kind, deviceNum, codePtr)
 	}
+	return nil
+}
+
+func (d *dispatcher) targetBegin(kind TargetKind, deviceNum int, codePtr uintptr) *Target {
 	t := d.get(kind, deviceNum, codePtr, false)
-	t.id.Store(nextID())
+	t.id = nextID()
+	t.own() // before register: a scan must never see a stale owner
 	t.register()
-	t.g.Store(getg())
 	ttdNil := !kind.Nowait()
 	for _, e := range d.target {
 		if e.t.done.Load() {
@@ -169,7 +176,7 @@ func TargetBegin(kind TargetKind, deviceNum int, codePtr uintptr) *Target {
 		if e.emi != nil {
 			e.emi(kind, ScopeBegin, deviceNum, &e.t.taskData, t.ttd(e.i, ttdNil), &t.targetData[e.i], codePtr)
 		} else {
-			e.plain(kind, ScopeBegin, deviceNum, &e.t.taskData, t.id.Load(), codePtr)
+			e.plain(kind, ScopeBegin, deviceNum, &e.t.taskData, t.id, codePtr)
 		}
 	}
 	return t
@@ -191,11 +198,18 @@ func RoutineBegin(codePtr uintptr) *Target {
 func (d *dispatcher) get(kind TargetKind, dev int, code uintptr, routine bool) *Target {
 	t := d.pool.Get().(*Target)
 	t.d = d
-	t.kind.Store(int32(kind))
-	t.dev.Store(int64(dev))
+	t.kind = kind
+	t.dev = dev
 	t.code = code
 	t.routine = routine
 	return t
+}
+
+// own records the calling goroutine as the one dispatching t's events.
+func (t *Target) own() {
+	if g := getg(); t.g.Load() != g {
+		t.g.Store(g)
+	}
 }
 
 func (t *Target) ttd(i int, isNil bool) *Data {
@@ -218,21 +232,24 @@ func (t *Target) ID() uint64 {
 	if t == nil {
 		return 0
 	}
-	return t.id.Load()
+	return t.id
 }
 
 // End reports the end of the construct (target_emi / target end, same
 // kind, device, code pointer, target_id and data slots as the begin) and
 // releases the scope. For a routine it only releases the scope.
 func (t *Target) End() {
-	if t == nil {
-		return
+	if t != nil {
+		t.end()
 	}
+}
+
+func (t *Target) end() {
 	d := t.d
 	if !t.routine {
-		t.g.Store(getg())
-		kind := TargetKind(t.kind.Load())
-		dev := int(t.dev.Load())
+		t.own()
+		kind := t.kind
+		dev := t.dev
 		ttdNil := !kind.Nowait()
 		for _, e := range d.target {
 			if e.t.done.Load() {
@@ -241,19 +258,18 @@ func (t *Target) End() {
 			if e.emi != nil {
 				e.emi(kind, ScopeEnd, dev, &e.t.taskData, t.ttd(e.i, ttdNil), &t.targetData[e.i], t.code)
 			} else {
-				e.plain(kind, ScopeEnd, dev, &e.t.taskData, t.id.Load(), t.code)
+				e.plain(kind, ScopeEnd, dev, &e.t.taskData, t.id, t.code)
 			}
 		}
 		t.unregister()
 	}
-	t.d = nil
-	t.id.Store(0)
-	t.opID.Store(0)
-	t.opState.Store(opNone)
-	t.g.Store(0)
-	clear(t.targetData)
-	clear(t.targetTaskData)
-	clear(t.hostOp)
+	t.id = 0
+	t.opID = 0
+	t.opState = opNone
+	for i := range t.targetData {
+		t.targetData[i] = Data{}
+		t.targetTaskData[i] = Data{}
+	}
 	d.pool.Put(t)
 }
 
@@ -264,18 +280,21 @@ func (t *Target) End() {
 // host_op_id slot, and dispatches target_data_op_emi begin. The runtime
 // performs (or enqueues) the operation between DataOpBegin and DataOpEnd.
 func (t *Target) DataOpBegin(op DataOpKind, srcAddr uintptr, srcDeviceNum int, destAddr uintptr, destDeviceNum int, bytes uint64) {
-	if t == nil {
-		return
+	if t != nil {
+		t.dataOpBegin(op, srcAddr, srcDeviceNum, destAddr, destDeviceNum, bytes)
 	}
+}
+
+func (t *Target) dataOpBegin(op DataOpKind, srcAddr uintptr, srcDeviceNum int, destAddr uintptr, destDeviceNum int, bytes uint64) {
 	id := nextID()
-	t.opID.Store(id)
-	t.opState.Store(opData)
+	t.opID = id
+	t.opState = opData
 	t.op, t.src, t.srcDev, t.dst, t.dstDev, t.bytes = op, srcAddr, srcDeviceNum, destAddr, destDeviceNum, bytes
 	for i := range t.hostOp {
 		t.hostOp[i] = id
 	}
-	t.g.Store(getg())
-	ttdNil := !TargetKind(t.kind.Load()).Nowait()
+	t.own()
+	ttdNil := !t.kind.Nowait()
 	for _, e := range t.d.dataOp {
 		if e.emi == nil || e.t.done.Load() {
 			continue
@@ -291,13 +310,16 @@ func (t *Target) DataOpBegin(op DataOpKind, srcAddr uintptr, srcDeviceNum int, d
 // slot as the begin) and the non-EMI target_data_op, which gompt
 // dispatches once per operation, here, so that every argument is final.
 func (t *Target) DataOpEnd(destAddr uintptr) {
-	if t == nil {
-		return
+	if t != nil {
+		t.dataOpEnd(destAddr)
 	}
+}
+
+func (t *Target) dataOpEnd(destAddr uintptr) {
 	t.dst = destAddr
-	t.g.Store(getg())
-	ttdNil := !TargetKind(t.kind.Load()).Nowait()
-	tid, id := t.id.Load(), t.opID.Load()
+	t.own()
+	ttdNil := !t.kind.Nowait()
+	tid, id := t.id, t.opID
 	for _, e := range t.d.dataOp {
 		if e.t.done.Load() {
 			continue
@@ -308,8 +330,8 @@ func (t *Target) DataOpEnd(destAddr uintptr) {
 			e.plain(tid, id, t.op, t.src, t.srcDev, destAddr, t.dstDev, t.bytes, t.code)
 		}
 	}
-	t.opID.Store(0)
-	t.opState.Store(opNone)
+	t.opID = 0
+	t.opState = opNone
 }
 
 // SubmitBegin reports that the construct's kernel is about to be launched
@@ -317,18 +339,21 @@ func (t *Target) DataOpEnd(destAddr uintptr) {
 // say). It takes a fresh host_op_id and dispatches target_submit_emi begin
 // and the non-EMI target_submit (once, before the launch, as LLVM does).
 func (t *Target) SubmitBegin(requestedNumTeams uint32) {
-	if t == nil {
-		return
+	if t != nil {
+		t.submitBegin(requestedNumTeams)
 	}
+}
+
+func (t *Target) submitBegin(requestedNumTeams uint32) {
 	id := nextID()
-	t.opID.Store(id)
-	t.opState.Store(opSubmit)
+	t.opID = id
+	t.opState = opSubmit
 	for i := range t.hostOp {
 		t.hostOp[i] = id
 	}
-	t.g.Store(getg())
+	t.own()
 	t.bytes = uint64(requestedNumTeams)
-	tid := t.id.Load()
+	tid := t.id
 	for _, e := range t.d.submit {
 		if e.t.done.Load() {
 			continue
@@ -345,10 +370,13 @@ func (t *Target) SubmitBegin(requestedNumTeams uint32) {
 // submitted (or, for a synchronous launch, has completed); it dispatches
 // target_submit_emi end with the same slots.
 func (t *Target) SubmitEnd() {
-	if t == nil {
-		return
+	if t != nil {
+		t.submitEnd()
 	}
-	t.g.Store(getg())
+}
+
+func (t *Target) submitEnd() {
+	t.own()
 	teams := uint32(t.bytes)
 	for _, e := range t.d.submit {
 		if e.emi == nil || e.t.done.Load() {
@@ -356,8 +384,8 @@ func (t *Target) SubmitEnd() {
 		}
 		e.emi(ScopeEnd, t.td(e.i), &t.hostOp[e.i], teams)
 	}
-	t.opID.Store(0)
-	t.opState.Store(opNone)
+	t.opID = 0
+	t.opState = opNone
 }
 
 // Map reports the construct's map items (target_map_emi / target_map):
@@ -371,8 +399,8 @@ func (t *Target) Map(hostAddr, deviceAddr []uintptr, bytes []uint64, flags []uin
 	}
 	n := min(len(hostAddr), len(deviceAddr), len(bytes), len(flags))
 	hostAddr, deviceAddr, bytes, flags = hostAddr[:n], deviceAddr[:n], bytes[:n], flags[:n]
-	t.g.Store(getg())
-	tid := t.id.Load()
+	t.own()
+	tid := t.id
 	for _, e := range t.d.tmap {
 		if e.t.done.Load() {
 			continue
@@ -397,19 +425,27 @@ var (
 	activeTab   [activeSlots]atomic.Pointer[Target]
 	overflowMu  sync.Mutex
 	overflowSet = map[*Target]struct{}{}
+	overflowN   atomic.Int32 // len(overflowSet), read without the lock
+	activeHi    atomic.Int32 // slots at and above it have never been used
 )
 
 func (t *Target) register() {
-	h := int(t.id.Load() % activeSlots)
-	for k := 0; k < activeSlots; k++ {
-		i := (h + k) % activeSlots
-		if activeTab[i].CompareAndSwap(nil, t) {
+	// lowest free slot first, so inquiries scan a short prefix
+	for i := range activeTab {
+		if activeTab[i].Load() == nil && activeTab[i].CompareAndSwap(nil, t) {
 			t.slot = i
+			for {
+				hi := activeHi.Load()
+				if int32(i) < hi || activeHi.CompareAndSwap(hi, int32(i+1)) {
+					break
+				}
+			}
 			return
 		}
 	}
 	overflowMu.Lock()
 	overflowSet[t] = struct{}{}
+	overflowN.Store(int32(len(overflowSet)))
 	overflowMu.Unlock()
 	t.slot = -1
 }
@@ -422,6 +458,7 @@ func (t *Target) unregister() {
 	}
 	overflowMu.Lock()
 	delete(overflowSet, t)
+	overflowN.Store(int32(len(overflowSet)))
 	overflowMu.Unlock()
 }
 
@@ -429,19 +466,22 @@ func (t *Target) unregister() {
 // snapshots of its fields read after the ownership check.
 func currentTarget() (t *Target, id uint64) {
 	g := getg()
-	for i := range activeTab {
+	for i := range activeTab[:activeHi.Load()] {
 		c := activeTab[i].Load()
 		if c == nil || c.g.Load() != g {
 			continue
 		}
-		if cid := c.id.Load(); cid != 0 && cid > id {
+		if cid := c.id; cid != 0 && cid > id {
 			t, id = c, cid
 		}
+	}
+	if overflowN.Load() == 0 {
+		return t, id
 	}
 	overflowMu.Lock()
 	for c := range overflowSet {
 		if c.g.Load() == g {
-			if cid := c.id.Load(); cid > id {
+			if cid := c.id; cid > id {
 				t, id = c, cid
 			}
 		}

@@ -1,0 +1,80 @@
+package ompt
+
+import "testing"
+
+// BenchmarkDispatchNoTool is the cost of one event with no tool: a
+// TargetBegin (the one atomic load) and the nil-receiver End.
+func BenchmarkDispatchNoTool(b *testing.B) {
+	reset(b, nil)
+	Start(fakeRuntime{1})
+	b.ReportAllocs()
+	for b.Loop() {
+		t := TargetBegin(KindTarget, 0, 1)
+		t.End()
+	}
+}
+
+// BenchmarkEmptyTargetNoTool is an empty construct (target begin, submit
+// begin/end, target end) with no tool.
+func BenchmarkEmptyTargetNoTool(b *testing.B) {
+	reset(b, nil)
+	Start(fakeRuntime{1})
+	b.ReportAllocs()
+	for b.Loop() {
+		emptyConstruct()
+	}
+}
+
+// BenchmarkDispatchAllCallbacks is the same empty construct with a Go tool
+// that registered every target callback (EMI forms, empty bodies).
+func BenchmarkDispatchAllCallbacks(b *testing.B) {
+	reset(b, nil)
+	RegisterTool("empty", emptyTool)
+	Start(fakeRuntime{1})
+	b.ReportAllocs()
+	for b.Loop() {
+		emptyConstruct()
+	}
+}
+
+// BenchmarkDispatchAllCallbacksNonEMI: as above, non-EMI forms.
+func BenchmarkDispatchAllCallbacksNonEMI(b *testing.B) {
+	reset(b, nil)
+	RegisterTool("empty", func(int, string) *StartResult {
+		return &StartResult{Initialize: func(l LookupFunc, _ int, _ *Data) int {
+			set := l("ompt_set_callback").(SetCallbackFunc)
+			set(CallbackTarget, func(TargetKind, Endpoint, int, *Data, uint64, uintptr) {})
+			set(CallbackTargetDataOp, func(uint64, uint64, DataOpKind, uintptr, int, uintptr, int, uint64, uintptr) {})
+			set(CallbackTargetSubmit, func(uint64, uint64, uint32) {})
+			return 1
+		}}
+	})
+	Start(fakeRuntime{1})
+	b.ReportAllocs()
+	for b.Loop() {
+		emptyConstruct()
+	}
+}
+
+// BenchmarkGetTargetInfo is one ompt_get_target_info call from inside a
+// construct.
+func BenchmarkGetTargetInfo(b *testing.B) {
+	reset(b, nil)
+	RegisterTool("empty", emptyTool)
+	Start(fakeRuntime{1})
+	t := TargetBegin(KindTarget, 0, 1)
+	defer t.End()
+	b.ReportAllocs()
+	for b.Loop() {
+		if _, _, _, ok := getTargetInfo(); !ok {
+			b.Fatal("not in a construct")
+		}
+	}
+}
+
+func emptyConstruct() {
+	t := TargetBegin(KindTarget, 0, 1)
+	t.SubmitBegin(0)
+	t.SubmitEnd()
+	t.End()
+}
