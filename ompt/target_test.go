@@ -2,6 +2,7 @@ package ompt
 
 import (
 	"fmt"
+	"regexp"
 	"sync"
 	"testing"
 )
@@ -90,8 +91,8 @@ func TestTargetRegionEMI(t *testing.T) {
 	}
 	diffSeq(t, got[:len(want)], want)
 	// The update construct: fresh target id, its own td value, update state.
-	second := got[len(want)]
-	if want := "target_emi ompt_target_update begin dev=0 task=d1 ttd=nil td=d2(0xab0f) code=0x4343 info=0/#8/0 state=0x82"; second != want {
+	second := regexp.MustCompile(`td=d\d+`).ReplaceAllString(got[len(want)], "td=dN")
+	if want := "target_emi ompt_target_update begin dev=0 task=d1 ttd=nil td=dN(0xab0f) code=0x4343 info=0/#8/0 state=0x82"; second != want {
 		t.Errorf("second construct begins with\n%s\nwant\n%s", second, want)
 	}
 }
@@ -119,6 +120,9 @@ func TestRoutineDataOps(t *testing.T) {
 	p.DataOpBegin(DataOpAlloc, 0, InitialDevice, 0, 0, 32)
 	p.DataOpEnd(0xd100)
 	p.End()
+	r.mu.Lock()
+	r.names = nil // a new scope may or may not reuse the pooled slots
+	r.mu.Unlock()
 	p = RoutineBegin(0x5001)
 	p.DataOpBegin(DataOpMemset, 0, InitialDevice, 0xd100, 0, 32)
 	p.DataOpEnd(0xd100)
@@ -126,8 +130,8 @@ func TestRoutineDataOps(t *testing.T) {
 	diffSeq(t, r.got()[2:], []string{
 		"data_op_emi begin ttd=nil td=nil(-) hop=h1(#2) ompt_target_data_alloc src=0x0/-1 dest=0x0/0 bytes=32 code=0x5000 info=none",
 		"data_op_emi end ttd=nil td=nil(-) hop=h1(#2) ompt_target_data_alloc src=0x0/-1 dest=0xd100/0 bytes=32 code=0x5000 info=none",
-		"data_op_emi begin ttd=nil td=nil(-) hop=h1(#3) ompt_target_data_memset src=0x0/-1 dest=0xd100/0 bytes=32 code=0x5001 info=none",
-		"data_op_emi end ttd=nil td=nil(-) hop=h1(#3) ompt_target_data_memset src=0x0/-1 dest=0xd100/0 bytes=32 code=0x5001 info=none",
+		"data_op_emi begin ttd=nil td=nil(-) hop=h1(#1) ompt_target_data_memset src=0x0/-1 dest=0xd100/0 bytes=32 code=0x5001 info=none",
+		"data_op_emi end ttd=nil td=nil(-) hop=h1(#1) ompt_target_data_memset src=0x0/-1 dest=0xd100/0 bytes=32 code=0x5001 info=none",
 	})
 
 	r2 := &recorder{plain: true}
@@ -294,6 +298,9 @@ func TestToolDispatchZeroAlloc(t *testing.T) {
 	reset(t, nil)
 	RegisterTool("empty", emptyTool)
 	Start(fakeRuntime{1})
+	if raceEnabled {
+		t.Skip("the race detector makes sync.Pool drop objects on purpose")
+	}
 	emptyRegion() // warm the pool
 	if n := testing.AllocsPerRun(1000, emptyRegion); n > 0.01 {
 		t.Errorf("with a tool: %v allocations per construct, want 0", n)

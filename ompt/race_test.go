@@ -1,0 +1,5 @@
+//go:build race
+
+package ompt
+
+const raceEnabled = true
