@@ -7,3 +7,6 @@ package ompt
 // between live goroutines. It is only compared, never dereferenced. One
 // load of the thread-local g slot (the technique of petermattis/goid).
 func getg() uintptr
+
+// fastGetg is true: getg is one load and allocates nothing.
+const fastGetg = true

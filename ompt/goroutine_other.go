@@ -2,22 +2,28 @@
 
 package ompt
 
-import (
-	"runtime"
-	"strconv"
-	"strings"
-)
+import "runtime"
+
+// fastGetg is false: getg reads the stack header and allocates.
+const fastGetg = false
 
 // getg returns the calling goroutine's id, parsed from its stack header
-// ("goroutine 12 [running]:"). Slow (about a microsecond); used only on
-// architectures without the assembly version.
+// ("goroutine 12 [running]:"). Slow (about a microsecond, one small
+// allocation); used only on architectures without the assembly version,
+// and only when a tool is active.
 func getg() uintptr {
 	var buf [64]byte
-	s := string(buf[:runtime.Stack(buf[:], false)])
-	s = strings.TrimPrefix(s, "goroutine ")
-	if i := strings.IndexByte(s, ' '); i > 0 {
-		s = s[:i]
+	b := buf[:runtime.Stack(buf[:], false)]
+	const prefix = "goroutine "
+	if len(b) < len(prefix) {
+		return 0
 	}
-	n, _ := strconv.ParseUint(s, 10, 64)
-	return uintptr(n)
+	var id uintptr
+	for _, c := range b[len(prefix):] {
+		if c < '0' || c > '9' {
+			break
+		}
+		id = id*10 + uintptr(c-'0')
+	}
+	return id
 }
