@@ -1,0 +1,149 @@
+// Package ompt is gompt's OMPT tools interface: tool start-up, entry points
+// by name, device events and target callbacks, as OpenMP 5.1/5.2 specify
+// them for a runtime that offloads target regions but has no host
+// parallel regions. It is one implementation with two faces: Go tools use
+// it directly; package ompt/cabi gives C tools (omp-tools.h) the same
+// events, ids and state through C entry points. It imports nothing of
+// gompt; package target drives it (see RUNTIME.md for the exact calls).
+//
+// # Start-up
+//
+// A Go tool calls RegisterTool from its init function; it is the Go form
+// of a statically linked ompt_start_tool. The runtime calls Start once, on
+// its first OpenMP-level operation, before any event and before it answers
+// any device query:
+//
+//   - tool-var comes from OMP_TOOL: "enabled" (default) or "disabled",
+//     case-insensitive, blanks ignored. Disabled: no search, the interface
+//     stays inactive. Any other value: a one-line warning on stderr, and
+//     enabled.
+//   - Enabled: the state becomes pending and every registered Go tool is
+//     asked in registration order (StartFunc, with OMPVersion = 202011 and
+//     RuntimeVersion "gompt X.Y.Z (go1.N)"). nil means "keep looking". Each
+//     non-nil result activates its tool. Then each Finder (ompt/cabi's C
+//     search) runs. The standard's "the first ompt_start_tool found is
+//     used" is about one C symbol that may be found in several places. Go
+//     tools register under distinct names, so gompt activates every one
+//     that accepts. Several tools can be active at once, each with its own
+//     tool data, callbacks and data slots. This is what LLVM needs its
+//     multiplex header for.
+//   - No tool found: inactive. Otherwise active, and each tool's
+//     Initialize runs with its own LookupFunc, the initial device number
+//     (N, the number of offload devices) and &StartResult.ToolData. A
+//     start function or initializer that panics is recovered and its tool
+//     dropped. An initializer that returns 0 drops its tool. With no tool
+//     left, the interface is inactive: nothing is dispatched.
+//   - OMP_TOOL_VERBOSE_INIT=disabled|stdout|stderr|FILE logs each step of
+//     the search and why each tool was skipped or dropped.
+//
+// Finalize (called by the runtime's shutdown routine) dispatches
+// device_finalize for every live device, then calls each tool's finalizer
+// once. A second call does nothing. ompt_finalize_tool, called by one
+// tool, detaches only that tool: its finalizer runs and it gets no callback
+// afterwards. The other tools keep running. (The standard speaks of a
+// single tool; with several, detaching only the tool that asked is the
+// faithful reading.)
+//
+// # Entry points (Table 4.1), as gompt answers them
+//
+// The lookup function given to Initialize returns a value of the named
+// type below, or nil for a name it does not know:
+//
+//	ompt_enumerate_states       EnumerateStatesFunc: the states gompt uses: work_serial,
+//	                            wait_target, wait_target_map, wait_target_update
+//	ompt_enumerate_mutex_impls  EnumerateMutexImplsFunc: none (gompt has no OpenMP locks)
+//	ompt_set_callback           SetCallbackFunc: see below
+//	ompt_get_callback           GetCallbackFunc: the calling tool's callback, as its named type
+//	ompt_get_thread_data        GetThreadDataFunc: one slot per tool. gompt has no OpenMP
+//	                            threads: all goroutines run as the initial thread
+//	ompt_get_num_places         GetNumPlacesFunc: 0 (gompt has no place list)
+//	ompt_get_place_proc_ids     GetPlaceProcIDsFunc: 0 (no such place)
+//	ompt_get_place_num          GetPlaceNumFunc: -1 (not bound to a place)
+//	ompt_get_partition_place_nums GetPartitionPlaceNumsFunc: 0
+//	ompt_get_proc_id            GetProcIDFunc: the CPU the calling thread is on now
+//	                            (getcpu), -1 where unknown
+//	ompt_get_state              GetStateFunc: wait_target inside a target construct
+//	                            (wait_target_map during its data operations and for
+//	                            enter/exit data, wait_target_update for update),
+//	                            work_serial elsewhere; wait id 0
+//	ompt_get_parallel_info      GetParallelInfoFunc: level 0 is the implicit parallel
+//	                            region around the program (team size 1, result 2);
+//	                            other levels: 0
+//	ompt_get_task_info          GetTaskInfoFunc: level 0 is the initial task (flags
+//	                            ompt_task_initial, the task_data that target callbacks
+//	                            get, a zero frame, thread 0, result 2); other levels: 0
+//	ompt_get_task_memory        GetTaskMemoryFunc: 0 (no task memory)
+//	ompt_get_num_devices        GetNumDevicesFunc: N, the number of offload devices
+//	ompt_get_num_procs          GetNumProcsFunc: runtime.NumCPU()
+//	ompt_get_target_info        GetTargetInfoFunc: see "Which construct" below
+//	ompt_get_unique_id          GetUniqueIDFunc: a fresh id from the process-wide id
+//	                            space that target and host-op ids come from
+//	ompt_finalize_tool          FinalizeToolFunc: detaches the calling tool
+//
+// ompt_set_callback answers ompt_set_always for the target events (both
+// forms of target, target_data_op, target_submit, target_map) and the
+// four device events. It answers ompt_set_never for every host event
+// (gompt never dispatches them) and ompt_set_error for a number
+// omp-tools.h does not define. A callback of the wrong Go type (not the
+// event's callback type, nor a func with the same signature) is also
+// ompt_set_error, and nothing is registered, so there is no later panic.
+// nil (untyped or a typed nil func) unregisters. Registration works while
+// the tool initializes and while it is active: a change applies to
+// constructs that begin afterwards, and a construct already running keeps
+// the callbacks it began with, so its begin and end stay paired. Before
+// initialize and after the tool is finalized, it answers ompt_set_error,
+// as the standard allows.
+//
+// Each device's lookup (given in device_initialize, or from GetDeviceInfo)
+// resolves ompt_get_device_num_procs, ompt_get_device_time and
+// ompt_translate_time. The ten tracing names resolve to nil in this
+// version. translate_time maps device nanoseconds onto Wtime seconds, the
+// base of omp_get_wtime, with a linear fit kept per device. The fit is
+// refreshed from new paired readings at most every 0.25 s and its anchor
+// slides forward every 30 s, so it follows clock drift. On a nil or
+// finalized device all three answer 0.
+//
+// # Target events
+//
+// Both forms of target, target_data_op, target_submit and target_map are
+// dispatched. If a tool registers both forms of one event, only the EMI
+// form is called: that is OpenMP 5.2's rule, and LLVM follows it. Ids:
+// every target construct gets a fresh target_id, and each data operation
+// and each submit gets a fresh host_op_id. All of them come from one
+// process-wide counter, so no two are equal. EMI tools get one target_data
+// slot per construct and one host_op_id slot. The runtime fills the slot
+// with the operation's host_op_id before the begin event. Whatever the
+// tool writes at begin is still there at end. A non-EMI target_data_op is
+// dispatched once, after the operation: every argument is then final,
+// including the device address of an alloc. A non-EMI target_submit is
+// dispatched once, before the launch. task_data is the initial task's slot
+// of each tool. target_task_data is nil except for nowait kinds. Device
+// memory routines report their data operations outside any construct:
+// non-EMI target_id 0, EMI target_data nil. The host is device -1
+// (InitialDevice) in data-op callbacks.
+//
+// # Which construct: ompt_get_target_info without thread-local storage
+//
+// Go has no goroutine-local storage. Each construct scope records which
+// goroutine dispatched its latest event: getg, one load of the g register
+// in assembly on amd64 and arm64, or a parse of the stack header
+// elsewhere. In-progress constructs sit in a lock-free table.
+// ompt_get_target_info and ompt_get_state answer for the most recently
+// begun construct whose latest event was dispatched on the calling
+// goroutine. Inside a callback that is always the construct of the event
+// being dispatched, including for nowait constructs whose work continues
+// on another goroutine. Between events, the goroutine that dispatched the
+// latest event is "in" the construct. Outside any construct, or for a
+// device memory routine (which is no construct), it reports false. The
+// host_op_id it reports is the runtime's id of the operation in flight,
+// and 0 between operations.
+//
+// # Cost
+//
+// With no tool active, TargetBegin and RoutineBegin do one atomic load and
+// return nil. Every method of a nil *Target returns at once, and nothing
+// is allocated (tested with testing.AllocsPerRun). With tools, scopes come
+// from a sync.Pool and dispatch allocates nothing. Callbacks run
+// synchronously on the goroutine that causes the event. gompt does not
+// recover panics in event callbacks: a callback must not panic.
+package ompt
