@@ -85,10 +85,12 @@ type suite struct {
 // runnable is a kernel that loads on the device, with a sample problem and
 // the result of its Go image.
 type runnable struct {
-	k    *device.Kernel
-	f    device.Function
-	smp  device.Sample
-	want [][]byte
+	k   *device.Kernel
+	f   device.Function
+	smp device.Sample // the largest sample, for Order and Events
+
+	small device.Sample // a small sample and its Go image's result, for Concurrent
+	want  [][]byte
 }
 
 // newQueue returns a queue released when the test ends.
@@ -627,7 +629,8 @@ func (s *suite) testKernels(t *testing.T) {
 			}
 			s.badLaunches(t, q, k, f, last)
 			s.mu.Lock()
-			s.runnable = append(s.runnable, runnable{k: k, f: f, smp: last, want: reference(k, last, 1)})
+			small := k.Sample(sampleSizes[1], 7)
+			s.runnable = append(s.runnable, runnable{k: k, f: f, smp: last, small: small, want: reference(k, small, 1)})
 			s.mu.Unlock()
 		})
 	}
@@ -708,6 +711,9 @@ func (s *suite) worker(g, iters int) (err error) {
 	}
 	for it := range iters {
 		n := 1000 + 4099*g + it
+		if g%4 == 0 {
+			n += 600 << 10 // large enough to be asynchronous on some devices
+		}
 		data := pattern(n, uint64(g*100+it))
 		a, err := get(n)
 		if err != nil {
@@ -729,28 +735,28 @@ func (s *suite) worker(g, iters int) (err error) {
 		}
 		if len(s.runnable) > 0 {
 			rk := s.runnable[(g+it)%len(s.runnable)]
-			args := slices.Clone(rk.smp.Args)
+			args := slices.Clone(rk.small.Args)
 			args = append(args, make([]device.Arg, max(0, len(rk.k.Params)-len(args)))...)
 			ptrs := make([]device.DevicePtr, len(rk.k.Params))
 			for i, p := range rk.k.Params {
 				if p.Kind != device.ParamBuffer {
 					continue
 				}
-				if ptrs[i], err = get(max(len(rk.smp.Bufs[i]), 1)); err != nil {
+				if ptrs[i], err = get(max(len(rk.small.Bufs[i]), 1)); err != nil {
 					return err
 				}
 				args[i] = device.Arg{Ptr: ptrs[i]}
-				if err := q.CopyIn(ptrs[i], rk.smp.Bufs[i]); err != nil {
+				if err := q.CopyIn(ptrs[i], rk.small.Bufs[i]); err != nil {
 					return fmt.Errorf("CopyIn: %w", err)
 				}
 			}
-			if err := q.Launch(rk.f, rk.smp.Shape, args); err != nil {
+			if err := q.Launch(rk.f, rk.small.Shape, args); err != nil {
 				return fmt.Errorf("Launch %s: %w", rk.k.Name, err)
 			}
 			got := make([][]byte, len(ptrs))
 			for i, p := range ptrs {
 				if p != 0 {
-					got[i] = make([]byte, len(rk.smp.Bufs[i]))
+					got[i] = make([]byte, len(rk.small.Bufs[i]))
 					if err := q.CopyOut(got[i], p); err != nil {
 						return fmt.Errorf("CopyOut: %w", err)
 					}
@@ -760,7 +766,7 @@ func (s *suite) worker(g, iters int) (err error) {
 				return fmt.Errorf("Sync: %w", err)
 			}
 			for i, p := range rk.k.Params {
-				if p.Kind == device.ParamBuffer && !equalWithin(got[i], rk.want[i], p.Elem, rk.smp.Tol) {
+				if p.Kind == device.ParamBuffer && !equalWithin(got[i], rk.want[i], p.Elem, rk.small.Tol) {
 					return fmt.Errorf("kernel %s buffer %d (%s) differs from its Go image's result", rk.k.Name, i, p.Name)
 				}
 			}
