@@ -4,6 +4,8 @@ import (
 	"bytes"
 	"errors"
 	"fmt"
+	"os"
+	"os/exec"
 	"runtime"
 	"strings"
 	"testing"
@@ -423,3 +425,31 @@ func TestAllocFreeAllocatesNothing(t *testing.T) {
 }
 
 func unsafePointer(b []byte) uintptr { return uintptr(unsafe.Pointer(unsafe.SliceData(b))) }
+
+// TestBadCountWarnsOnce runs this test binary again with a bad
+// GOMPT_HOST_DEVICES: the child's Devices calls must print exactly one
+// warning line and give one device.
+func TestBadCountWarnsOnce(t *testing.T) {
+	if os.Getenv("HOST_TEST_CHILD") == "1" {
+		p := &plugin{}
+		for range 3 {
+			if devs, err := p.Devices(); err != nil || len(devs) != 1 {
+				fmt.Printf("Devices = %d devices, %v\n", len(devs), err)
+				os.Exit(1)
+			}
+		}
+		return
+	}
+	cmd := exec.Command(os.Args[0], "-test.run=^TestBadCountWarnsOnce$")
+	cmd.Env = append(os.Environ(), "HOST_TEST_CHILD=1", "GOMPT_HOST_DEVICES=x")
+	var stderr bytes.Buffer
+	cmd.Stderr = &stderr
+	out, err := cmd.Output()
+	if err != nil {
+		t.Fatalf("child: %v\n%s%s", err, out, stderr.Bytes())
+	}
+	want := "gompt: GOMPT_HOST_DEVICES=\"x\": want a whole number 0..64; using 1\n"
+	if got := stderr.String(); got != want {
+		t.Errorf("stderr = %q, want %q", got, want)
+	}
+}
