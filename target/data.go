@@ -6,6 +6,7 @@ import (
 	"unsafe"
 
 	"github.com/gompt/gompt/mapping"
+	"github.com/gompt/gompt/ompt"
 )
 
 // span returns the host address range [lo, hi) of b.
@@ -17,24 +18,66 @@ func span(b []byte) (lo, hi uintptr) {
 	return lo, lo + uintptr(len(b))
 }
 
-// dataOp resolves dev and runs fn on a construct of that device. On the
-// initial device nothing is mapped and fn is not called.
-func dataOp(devNum int, maps []Map, fn func(c *construct) error) error {
-	rs := state()
-	n, err := rs.resolve(devNum)
-	if err != nil {
-		return err
-	}
-	if n == len(rs.devs) {
+// dataOp runs one data construct of the given kind on device n (d nil for
+// the initial device, where nothing is mapped and fn is not called), inside
+// a tools scope that begins here unless the caller began it (nowait).
+func dataOp(n int, d *dev, t *ompt.Target, async bool, maps []Map, fn func(c *construct) error) error {
+	if d == nil {
 		return checkInitialMaps(maps)
 	}
-	c, err := begin(rs.devs[n])
+	c, err := begin(d, t, async)
 	if err != nil {
 		return err
 	}
 	c.setItems(maps)
 	c.ptrs = grow(c.ptrs, len(c.items))
 	return c.end(fn(c))
+}
+
+// dataConstruct is a complete synchronous or nowait data construct: it
+// resolves dev, begins the tools scope on the calling goroutine, and runs
+// fn. A synchronous construct returns its error and no task; a nowait one
+// runs fn in a new goroutine and returns the task.
+func dataConstruct(dev int, pc uintptr, kind ompt.TargetKind, nowait bool, maps []Map, fn func(c *construct) error) (*Task, error) {
+	n, d, err := open(dev)
+	if err != nil {
+		return nil, err
+	}
+	if nowait {
+		kind = nowaitKind(kind)
+	}
+	t := ompt.TargetBegin(kind, n, pc)
+	run := func() error {
+		err := dataOp(n, d, t, nowait, maps, fn)
+		t.End()
+		return err
+	}
+	if nowait {
+		return spawn(run), nil
+	}
+	return nil, run()
+}
+
+// task turns dataConstruct's result into a task.
+func task(t *Task, err error) *Task {
+	if err != nil {
+		return failed(err)
+	}
+	return t
+}
+
+func nowaitKind(k ompt.TargetKind) ompt.TargetKind {
+	switch k {
+	case ompt.KindTarget:
+		return ompt.KindTargetNowait
+	case ompt.KindTargetEnterData:
+		return ompt.KindTargetEnterDataNowait
+	case ompt.KindTargetExitData:
+		return ompt.KindTargetExitDataNowait
+	case ompt.KindTargetUpdate:
+		return ompt.KindTargetUpdateNowait
+	}
+	return k
 }
 
 // checkInitialMaps reports the same bad list items on the initial device as
@@ -48,73 +91,103 @@ func checkInitialMaps(maps []Map) error {
 	return nil
 }
 
-// EnterData maps items on a device (target enter data): to and alloc.
-func EnterData(dev int, maps ...Map) error {
-	return dataOp(dev, maps, func(c *construct) error {
-		return c.d.table.Enter(c, c.items, mapping.Dynamic, c.ptrs)
-	})
+func enter(c *construct) error {
+	if err := c.d.table.Enter(c, c.items, mapping.Dynamic, c.ptrs); err != nil {
+		return err
+	}
+	c.reportMap()
+	return nil
 }
 
-// ExitData unmaps items (target exit data): from, release and delete.
-func ExitData(dev int, maps ...Map) error {
-	return dataOp(dev, maps, func(c *construct) error {
-		return c.d.table.Exit(c, c.items, mapping.Dynamic)
-	})
+func exit(c *construct) error {
+	c.reportExitMap()
+	return c.d.table.Exit(c, c.items, mapping.Dynamic)
 }
 
-// Update copies present items between host and device (target update):
-// To items to the device, From items to the host.
-func Update(dev int, maps ...Map) error {
+func update(c *construct) error { return c.d.table.Update(c, c.items) }
+
+func checkMotion(maps []Map) error {
 	for i := range maps {
 		if t := maps[i].item.Type; t != mapping.To && t != mapping.From {
 			return fmt.Errorf("target: update: item %d is %s; a motion clause takes target.To or target.From", i, t)
 		}
 	}
-	return dataOp(dev, maps, func(c *construct) error {
-		return c.d.table.Update(c, c.items)
-	})
+	return nil
 }
 
-// Data runs body inside a target data region: maps are entered before body
-// and exited after it, whether or not body fails.
-func Data(dev int, maps []Map, body func() error) error {
-	if body == nil {
-		return errors.New("target: data region has no body")
-	}
-	rs := state()
-	n, err := rs.resolve(dev)
-	if err != nil {
+// EnterData maps items on a device (target enter data): to and alloc.
+func EnterData(dev int, maps ...Map) error {
+	_, err := dataConstruct(dev, callerPC(), ompt.KindTargetEnterData, false, maps, enter)
+	return err
+}
+
+// ExitData unmaps items (target exit data): from, release and delete.
+func ExitData(dev int, maps ...Map) error {
+	_, err := dataConstruct(dev, callerPC(), ompt.KindTargetExitData, false, maps, exit)
+	return err
+}
+
+// Update copies present items between host and device (target update):
+// To items to the device, From items to the host.
+func Update(dev int, maps ...Map) error {
+	if err := checkMotion(maps); err != nil {
 		return err
 	}
-	if n == len(rs.devs) {
-		if err := checkInitialMaps(maps); err != nil {
-			return err
-		}
-		return body()
-	}
-	if err := dataOp(n, maps, func(c *construct) error {
-		return c.d.table.Enter(c, c.items, mapping.Structured, c.ptrs)
-	}); err != nil {
-		return err
-	}
-	berr := body()
-	xerr := dataOp(n, maps, func(c *construct) error {
-		return c.d.table.Exit(c, c.items, mapping.Structured)
-	})
-	return errors.Join(berr, xerr)
+	_, err := dataConstruct(dev, callerPC(), ompt.KindTargetUpdate, false, maps, update)
+	return err
 }
 
 // EnterDataNowait is EnterData as a deferred task (enter data nowait).
 func EnterDataNowait(dev int, maps ...Map) *Task {
-	return spawn(func() error { return EnterData(dev, maps...) })
+	return task(dataConstruct(dev, callerPC(), ompt.KindTargetEnterData, true, maps, enter))
 }
 
 // ExitDataNowait is ExitData as a deferred task (exit data nowait).
 func ExitDataNowait(dev int, maps ...Map) *Task {
-	return spawn(func() error { return ExitData(dev, maps...) })
+	return task(dataConstruct(dev, callerPC(), ompt.KindTargetExitData, true, maps, exit))
 }
 
 // UpdateNowait is Update as a deferred task (update nowait).
 func UpdateNowait(dev int, maps ...Map) *Task {
-	return spawn(func() error { return Update(dev, maps...) })
+	if err := checkMotion(maps); err != nil {
+		return failed(err)
+	}
+	return task(dataConstruct(dev, callerPC(), ompt.KindTargetUpdate, true, maps, update))
+}
+
+// Data runs body inside a target data region: maps are entered before body
+// and exited after it, whether or not body fails. For the tools it is an
+// enter-data construct where it begins and an exit-data construct where it
+// ends.
+func Data(dev int, maps []Map, body func() error) error {
+	if body == nil {
+		return errors.New("target: data region has no body")
+	}
+	pc := callerPC()
+	n, d, err := open(dev)
+	if err != nil {
+		return err
+	}
+	structured := func(c *construct, exiting bool) error {
+		if exiting {
+			c.reportExitMap()
+			return c.d.table.Exit(c, c.items, mapping.Structured)
+		}
+		if err := c.d.table.Enter(c, c.items, mapping.Structured, c.ptrs); err != nil {
+			return err
+		}
+		c.reportMap()
+		return nil
+	}
+	t := ompt.TargetBegin(ompt.KindTargetEnterData, n, pc)
+	err = dataOp(n, d, t, false, maps, func(c *construct) error { return structured(c, false) })
+	t.End()
+	if err != nil {
+		return err
+	}
+	berr := body()
+	t = ompt.TargetBegin(ompt.KindTargetExitData, n, pc)
+	xerr := dataOp(n, d, t, false, maps, func(c *construct) error { return structured(c, true) })
+	t.End()
+	return errors.Join(berr, xerr)
 }

@@ -7,6 +7,7 @@ import (
 	"unsafe"
 
 	"github.com/gompt/gompt/device"
+	"github.com/gompt/gompt/ompt"
 )
 
 // hostMem is the initial device's side of the device memory routines:
@@ -54,19 +55,25 @@ func (h *hostMem) resolve(p DevicePtr) ([]byte, error) {
 // initial device it returns Go memory owned by the runtime. Free it with
 // FreeMem.
 func AllocMem(size int, dev int) (DevicePtr, error) {
-	rs := state()
-	n, err := rs.resolve(dev)
+	pc := callerPC()
+	n, d, err := open(dev)
 	if err != nil {
 		return 0, err
 	}
 	if size <= 0 {
 		return 0, fmt.Errorf("target: alloc of %d bytes: size must be positive", size)
 	}
-	if n == len(rs.devs) {
-		return rs.initial.alloc(size), nil
+	r := ompt.RoutineBegin(pc)
+	defer r.End()
+	if d == nil {
+		r.DataOpBegin(ompt.DataOpAlloc, 0, ompt.InitialDevice, 0, ompt.InitialDevice, uint64(size))
+		p := state().initial.alloc(size)
+		r.DataOpEnd(uintptr(p))
+		return p, nil
 	}
-	d := rs.devs[n]
+	r.DataOpBegin(ompt.DataOpAlloc, 0, ompt.InitialDevice, 0, n, uint64(size))
 	b, err := d.d.Alloc(size)
+	r.DataOpEnd(uintptr(b.Ptr))
 	if err != nil {
 		return 0, err
 	}
@@ -79,15 +86,19 @@ func AllocMem(size int, dev int) (DevicePtr, error) {
 // FreeMem releases memory from AllocMem (omp_target_free). Freeing a pointer
 // that AllocMem did not return, or freeing it twice, is an error.
 func FreeMem(p DevicePtr, dev int) error {
-	rs := state()
-	n, err := rs.resolve(dev)
+	pc := callerPC()
+	n, d, err := open(dev)
 	if err != nil {
 		return err
 	}
-	if n == len(rs.devs) {
-		return rs.initial.free(p)
+	r := ompt.RoutineBegin(pc)
+	defer r.End()
+	if d == nil {
+		r.DataOpBegin(ompt.DataOpDelete, uintptr(p), ompt.InitialDevice, 0, ompt.InitialDevice, 0)
+		err := state().initial.free(p)
+		r.DataOpEnd(0)
+		return err
 	}
-	d := rs.devs[n]
 	d.amu.Lock()
 	_, ok := d.allocs[p]
 	delete(d.allocs, p)
@@ -95,7 +106,10 @@ func FreeMem(p DevicePtr, dev int) error {
 	if !ok {
 		return fmt.Errorf("target: free %v on device %d (%s): not a live allocation (freed twice, or never allocated by target.AllocMem)", p, n, d.id)
 	}
-	return d.d.Free(p)
+	r.DataOpBegin(ompt.DataOpDelete, uintptr(p), n, 0, ompt.InitialDevice, 0)
+	err = d.d.Free(p)
+	r.DataOpEnd(0)
+	return err
 }
 
 // Loc is one side of a memcpy: device memory or host memory.
@@ -130,6 +144,7 @@ func (l Loc) Add(off int) Loc {
 // the bytes available from there to the end of its allocation.
 type end struct {
 	d     *dev // nil for host memory
+	num   int  // device number for the tools: -1 for host memory
 	p     DevicePtr
 	host  []byte
 	avail int
@@ -140,25 +155,24 @@ func (rs *runtimeState) endOf(l Loc, what string) (end, error) {
 		if l.host == nil && l.ptr != 0 {
 			return end{}, fmt.Errorf("target: memcpy %s: offset %d is outside the host slice", what, int(l.ptr))
 		}
-		return end{host: l.host, avail: len(l.host)}, nil
+		return end{host: l.host, avail: len(l.host), num: ompt.InitialDevice}, nil
 	}
-	n, err := rs.resolve(l.dev)
+	n, d, err := open(l.dev)
 	if err != nil {
 		return end{}, fmt.Errorf("target: memcpy %s: %w", what, err)
 	}
-	if n == len(rs.devs) {
+	if d == nil {
 		b, err := rs.initial.resolve(l.ptr)
 		if err != nil {
 			return end{}, fmt.Errorf("target: memcpy %s: %w", what, err)
 		}
-		return end{host: b, avail: len(b)}, nil
+		return end{host: b, avail: len(b), num: ompt.InitialDevice}, nil
 	}
-	d := rs.devs[n]
 	avail, err := d.extent(l.ptr)
 	if err != nil {
 		return end{}, fmt.Errorf("target: memcpy %s: %w", what, err)
 	}
-	return end{d: d, p: l.ptr, avail: avail}, nil
+	return end{d: d, num: n, p: l.ptr, avail: avail}, nil
 }
 
 // extent returns how many bytes lie from p to the end of the allocation
@@ -190,10 +204,20 @@ func Memcpy(dst, src Loc, n int) error {
 	if n < 0 {
 		return fmt.Errorf("target: memcpy of %d bytes: length must not be negative", n)
 	}
-	return copySegs(dst, src, []seg{{0, 0, n}})
+	return copySegs(callerPC(), dst, src, []seg{{0, 0, n}})
 }
 
-func copySegs(dst, src Loc, segs []seg) error {
+// address returns the address of offset off of a memcpy side, for the tools.
+func (e *end) address(off int) uintptr {
+	if e.d != nil {
+		return uintptr(e.p) + uintptr(off)
+	}
+	return addr(e.host) + uintptr(off)
+}
+
+// copySegs copies each segment from src to dst, as one device memory
+// routine called at pc: one data op per segment.
+func copySegs(pc uintptr, dst, src Loc, segs []seg) error {
 	rs := state()
 	de, err := rs.endOf(dst, "destination")
 	if err != nil {
@@ -211,6 +235,33 @@ func copySegs(dst, src Loc, segs []seg) error {
 			return fmt.Errorf("target: memcpy of %d bytes at source offset %d: out of bounds, only %d bytes there", s.n, s.src, se.avail)
 		}
 	}
+	r := ompt.RoutineBegin(pc)
+	defer r.End()
+	if r != nil {
+		return copyTraced(r, &de, &se, segs)
+	}
+	return copyPlain(&de, &se, segs)
+}
+
+// copyTraced copies segment by segment, each a data op for the tools.
+func copyTraced(r *ompt.Target, de, se *end, segs []seg) error {
+	op := ompt.DataOpTransferFromDevice // device to host, and device to device
+	if se.d == nil {
+		op = ompt.DataOpTransferToDevice
+	}
+	for _, s := range segs {
+		r.DataOpBegin(op, se.address(s.src), se.num, de.address(s.dst), de.num, uint64(s.n))
+		err := copyPlain(de, se, []seg{s})
+		r.DataOpEnd(de.address(s.dst))
+		if err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// copyPlain does the copies of segs on the devices' queues.
+func copyPlain(de, se *end, segs []seg) error {
 	switch {
 	case de.d == nil && se.d == nil:
 		for _, s := range segs {
@@ -314,27 +365,43 @@ func MemcpyRect(dst, src Loc, elem int, volume, dstOff, srcOff, dstDims, srcDims
 			segs = append(segs, seg{dOff, sOff, v[2] * elem})
 		}
 	}
-	return copySegs(dst, src, segs)
+	return copySegs(callerPC(), dst, src, segs)
 }
 
 // Associate makes device memory p+devOffset on dev the device copy of s
 // (omp_target_associate_ptr). The runtime never frees it; map clauses
 // find s present.
 func Associate[T any](s []T, p DevicePtr, devOffset int, dev int) error {
+	pc := callerPC()
 	d, err := offloadDev(dev, "associate")
 	if err != nil || d == nil {
 		return err
 	}
-	return d.table.Associate(device.Bytes(s), p+DevicePtr(devOffset))
+	b := device.Bytes(s)
+	q := p + DevicePtr(devOffset)
+	r := ompt.RoutineBegin(pc)
+	defer r.End()
+	r.DataOpBegin(ompt.DataOpAssociate, addr(b), ompt.InitialDevice, uintptr(q), d.num, uint64(len(b)))
+	err = d.table.Associate(b, q)
+	r.DataOpEnd(uintptr(q))
+	return err
 }
 
 // Disassociate undoes Associate (omp_target_disassociate_ptr).
 func Disassociate[T any](s []T, dev int) error {
+	pc := callerPC()
 	d, err := offloadDev(dev, "disassociate")
 	if err != nil || d == nil {
 		return err
 	}
-	return d.table.Disassociate(device.Bytes(s))
+	b := device.Bytes(s)
+	p, _ := d.table.Translate(b)
+	r := ompt.RoutineBegin(pc)
+	defer r.End()
+	r.DataOpBegin(ompt.DataOpDisassociate, addr(b), ompt.InitialDevice, uintptr(p), d.num, 0)
+	err = d.table.Disassociate(b)
+	r.DataOpEnd(uintptr(p))
+	return err
 }
 
 // IsPresent reports whether s has a device copy on dev (omp_target_is_present).
@@ -373,13 +440,9 @@ func MappedPtr[T any](s []T, dev int) (DevicePtr, error) {
 
 // offloadDev resolves dev; nil (and no error) means the initial device.
 func offloadDev(num int, op string) (*dev, error) {
-	rs := state()
-	n, err := rs.resolve(num)
+	_, d, err := open(num)
 	if err != nil {
 		return nil, fmt.Errorf("target: %s: %w", op, err)
 	}
-	if n == len(rs.devs) {
-		return nil, nil
-	}
-	return rs.devs[n], nil
+	return d, nil
 }

@@ -9,6 +9,7 @@ import (
 
 	"github.com/gompt/gompt/device"
 	"github.com/gompt/gompt/mapping"
+	"github.com/gompt/gompt/ompt"
 )
 
 // OpenMPVersion is the _OPENMP value this runtime follows (OpenMP 5.2).
@@ -58,8 +59,57 @@ var (
 
 // state returns the runtime, starting it on first use.
 func state() *runtimeState {
-	rtOnce.Do(func() { rt = start(os.Getenv) })
+	rtOnce.Do(func() {
+		rt = start(os.Getenv)
+		// Tools start after the devices are known and before any is used.
+		ompt.Start(omptRuntime{})
+	})
 	return rt
+}
+
+// omptRuntime answers the tools interface's questions about the runtime.
+// It reads rt directly: a tool's initializer runs inside state's once.
+type omptRuntime struct{}
+
+func (omptRuntime) NumDevices() int { return len(rt.devs) }
+
+// omptDevice is a device as the tools interface sees it.
+type omptDevice struct{ d *dev }
+
+func (o omptDevice) NumProcs() int       { return o.d.info.ComputeUnits }
+func (o omptDevice) Now() (int64, error) { return o.d.d.Now() }
+
+// Wtime returns elapsed wall-clock seconds on the runtime's time base
+// (omp_get_wtime); ompt_translate_time maps device times onto it.
+func Wtime() float64 { return ompt.Wtime() }
+
+// open resolves a device argument and makes sure the device is
+// initialised (device_initialize is the first event naming it). d is nil
+// for the initial device.
+func open(devArg int) (n int, d *dev, err error) {
+	r := state()
+	if r.shut.Load() {
+		return 0, nil, errShutdown
+	}
+	n, err = r.resolve(devArg)
+	if err != nil {
+		return 0, nil, err
+	}
+	if n == len(r.devs) {
+		return n, nil, nil
+	}
+	d = r.devs[n]
+	d.initOnce.Do(d.initialize)
+	return n, d, nil
+}
+
+// initialize tells the tools about the device, once, on first use.
+func (d *dev) initialize() {
+	if err := ompt.DeviceInitialize(d.num, d.plugin+" "+d.info.Name, omptDevice{d}); err != nil {
+		d.infof(infoAll, "tools interface: %v", err)
+		return
+	}
+	d.initialized.Store(true)
 }
 
 // start discovers plugins and devices. Devices are numbered across
@@ -191,8 +241,11 @@ func (r *runtimeState) why() string {
 func (r *runtimeState) device(n int) *dev { return r.devs[n] }
 
 // Shutdown waits for outstanding work, releases every queue, mapping and
-// device resource, and closes the devices. Constructs started after
-// Shutdown fail. It is safe to call more than once.
+// device resource, closes the devices, and finalizes the tools interface
+// (device_unload, device_finalize, then each tool's finalize). Go has no
+// atexit: a program that wants its tools finalized calls Shutdown before it
+// exits, as the examples do. Constructs started after Shutdown fail. It is
+// safe to call more than once.
 func Shutdown() error {
 	r := state()
 	if r.shut.Swap(true) {
@@ -203,7 +256,17 @@ func Shutdown() error {
 		if err := d.close(); err != nil {
 			errs = append(errs, err)
 		}
+		if d.initialized.Load() {
+			d.fmu.Lock()
+			for _, m := range d.modules {
+				ompt.DeviceUnload(d.num, m)
+			}
+			d.modules = nil
+			d.fmu.Unlock()
+			ompt.DeviceFinalize(d.num)
+		}
 	}
+	ompt.Finalize()
 	return errors.Join(errs...)
 }
 
@@ -223,8 +286,12 @@ type dev struct {
 	qmu   sync.Mutex
 	idle  []*construct // more idle constructs, each with its queue
 
-	fmu   sync.Mutex
-	funcs atomic.Pointer[map[*device.Kernel]device.Function] // copy on write
+	fmu     sync.Mutex
+	funcs   atomic.Pointer[map[*device.Kernel]device.Function] // copy on write
+	modules []uint64                                           // OMPT module ids of loaded images, under fmu
+
+	initOnce    sync.Once
+	initialized atomic.Bool // device_initialize was reported
 
 	amu    sync.Mutex
 	allocs map[device.DevicePtr]int // omp_target_alloc'd buffers and sizes
@@ -337,9 +404,18 @@ func (d *dev) close() error {
 	return errors.Join(errs...)
 }
 
-// onLoad is called once per kernel image loaded on a device; the tools
-// interface hooks device_load here.
-var onLoad = func(d *dev, k *device.Kernel, f device.Function) {}
+// onLoad reports a kernel image loaded on d (device_load); d.fmu is held.
+func onLoad(d *dev, k *device.Kernel, f device.Function) {
+	if !d.initialized.Load() {
+		return
+	}
+	mod, err := ompt.DeviceLoad(d.num, "", 0, 0, uint64(f.Bytes()), 0, 0)
+	if err != nil {
+		d.infof(infoAll, "tools interface: device_load of %s: %v", k.Name, err)
+		return
+	}
+	d.modules = append(d.modules, mod)
+}
 
 // infof prints a GOMPT_INFO diagnostic line.
 func (d *dev) infof(bit int, format string, args ...any) {

@@ -3,11 +3,14 @@ package target
 import (
 	"errors"
 	"fmt"
+	"runtime"
+	"strings"
 	"sync"
 
 	"github.com/gompt/gompt/device"
 	"github.com/gompt/gompt/internal/hostexec"
 	"github.com/gompt/gompt/mapping"
+	"github.com/gompt/gompt/ompt"
 )
 
 // construct is the scratch state of one construct on one device, with the
@@ -21,20 +24,31 @@ type construct struct {
 	ptrs  []device.DevicePtr
 	args  []device.Arg
 	hargs device.HostArgs
+
+	t     *ompt.Target // the construct's tools scope; nil with no tool
+	async bool         // a nowait construct: data ops use the async kinds
 }
 
 // initialScratch holds scratch constructs for the initial device, which
 // has no queue.
 var initialScratch = sync.Pool{New: func() any { return new(construct) }}
 
-// begin takes a construct of d.
-func begin(d *dev) (*construct, error) { return d.take() }
+// begin takes a construct of d for the tools scope t.
+func begin(d *dev, t *ompt.Target, async bool) (*construct, error) {
+	c, err := d.take()
+	if err != nil {
+		return nil, err
+	}
+	c.t, c.async = t, async
+	return c, nil
+}
 
 // end syncs the construct's queue, gives the construct back, and joins the
 // sync error to err.
 func (c *construct) end(err error) error {
 	clear(c.items)
 	c.items, c.ptrs, c.args = c.items[:0], c.ptrs[:0], c.args[:0]
+	c.t = nil
 	if qerr := c.d.give(c); qerr != nil && err == nil {
 		err = qerr
 	}
@@ -47,9 +61,29 @@ func (c *construct) setItems(maps []Map) {
 	}
 }
 
+// op returns the data-op kind for c: the async kinds in nowait constructs.
+func (c *construct) op(k ompt.DataOpKind) ompt.DataOpKind {
+	if !c.async {
+		return k
+	}
+	switch k {
+	case ompt.DataOpAlloc:
+		return ompt.DataOpAllocAsync
+	case ompt.DataOpTransferToDevice:
+		return ompt.DataOpTransferToDeviceAsync
+	case ompt.DataOpTransferFromDevice:
+		return ompt.DataOpTransferFromDeviceAsync
+	case ompt.DataOpDelete:
+		return ompt.DataOpDeleteAsync
+	}
+	return k
+}
+
 // Alloc implements mapping.Ops.
 func (c *construct) Alloc(it *mapping.Item, size int) (device.DevicePtr, error) {
+	c.t.DataOpBegin(c.op(ompt.DataOpAlloc), addr(it.Host), ompt.InitialDevice, 0, c.d.num, uint64(size))
 	b, err := c.d.d.Alloc(size)
+	c.t.DataOpEnd(uintptr(b.Ptr))
 	if err != nil {
 		return 0, err
 	}
@@ -68,7 +102,10 @@ func (c *construct) Free(p device.DevicePtr, size int, host []byte) error {
 	if c.d.infoOn&infoMapping != 0 {
 		c.d.infof(infoMapping, "free %d bytes at %v (host %p)", size, p, dataPtr(host))
 	}
-	return c.d.d.Free(p)
+	c.t.DataOpBegin(c.op(ompt.DataOpDelete), uintptr(p), c.d.num, 0, ompt.InitialDevice, 0)
+	err := c.d.d.Free(p)
+	c.t.DataOpEnd(0)
+	return err
 }
 
 // CopyIn implements mapping.Ops.
@@ -76,7 +113,10 @@ func (c *construct) CopyIn(dst device.DevicePtr, src []byte) error {
 	if c.d.infoOn&infoMapping != 0 {
 		c.d.infof(infoMapping, "copy %d bytes host %p -> device %v", len(src), dataPtr(src), dst)
 	}
-	return c.q.CopyIn(dst, src)
+	c.t.DataOpBegin(c.op(ompt.DataOpTransferToDevice), addr(src), ompt.InitialDevice, uintptr(dst), c.d.num, uint64(len(src)))
+	err := c.q.CopyIn(dst, src)
+	c.t.DataOpEnd(uintptr(dst))
+	return err
 }
 
 // CopyOut implements mapping.Ops.
@@ -84,7 +124,16 @@ func (c *construct) CopyOut(dst []byte, src device.DevicePtr) error {
 	if c.d.infoOn&infoMapping != 0 {
 		c.d.infof(infoMapping, "copy %d bytes device %v -> host %p", len(dst), src, dataPtr(dst))
 	}
-	return c.q.CopyOut(dst, src)
+	c.t.DataOpBegin(c.op(ompt.DataOpTransferFromDevice), uintptr(src), c.d.num, addr(dst), ompt.InitialDevice, uint64(len(dst)))
+	err := c.q.CopyOut(dst, src)
+	c.t.DataOpEnd(addr(dst))
+	return err
+}
+
+// addr is the host address of b's first byte (0 for an empty b).
+func addr(b []byte) uintptr {
+	lo, _ := span(b)
+	return lo
 }
 
 func itemName(it *mapping.Item) string {
@@ -105,27 +154,74 @@ func dataPtr(b []byte) *byte {
 // map clauses have been undone (the target construct). Safe for concurrent
 // use by many goroutines.
 func Target(r Region) error {
-	rs := state()
-	n, err := rs.resolve(r.Device)
+	pc := callerPC()
+	n, d, f, err := prepare(&r)
 	if err != nil {
 		return err
 	}
-	if err := checkRegion(&r); err != nil {
+	t := ompt.TargetBegin(ompt.KindTarget, n, pc)
+	err = runTarget(&r, d, f, t, false)
+	t.End()
+	return err
+}
+
+// TargetNowait starts r and returns at once (target nowait). The slices r
+// maps must not be touched until the task's Wait returns.
+func TargetNowait(r Region) *Task {
+	pc := callerPC()
+	n, d, f, err := prepare(&r)
+	if err != nil {
+		return failed(err)
+	}
+	t := ompt.TargetBegin(ompt.KindTargetNowait, n, pc)
+	return spawn(func() error {
+		err := runTarget(&r, d, f, t, true)
+		t.End()
 		return err
+	})
+}
+
+// prepare resolves r's device, checks r, and loads its kernel there, all
+// before the construct begins for the tools: device_initialize and
+// device_load come before the first target event that needs them.
+func prepare(r *Region) (n int, d *dev, f device.Function, err error) {
+	if n, d, err = open(r.Device); err != nil {
+		return
 	}
-	if n == len(rs.devs) {
-		return rs.runInitial(&r)
+	if err = checkRegion(r); err != nil {
+		return
 	}
-	d := rs.devs[n]
-	f, err := d.load(r.Kernel)
+	if d != nil {
+		f, err = d.load(r.Kernel)
+	}
+	return
+}
+
+// runTarget is the body of a target construct on d (nil for the initial
+// device), inside the tools scope t.
+func runTarget(r *Region, d *dev, f device.Function, t *ompt.Target, async bool) error {
+	if d == nil {
+		return runInitial(r, t)
+	}
+	c, err := begin(d, t, async)
 	if err != nil {
 		return err
 	}
-	c, err := begin(d)
-	if err != nil {
-		return err
+	return c.end(c.target(r, f))
+}
+
+// callerPC returns the program's call site of the public function that
+// calls it, for the tools' code pointer; 0 (and no stack walk) when no
+// tool is attached.
+func callerPC() uintptr {
+	if !ompt.Enabled() {
+		return 0
 	}
-	return c.end(c.target(&r, f))
+	var pcs [1]uintptr
+	if runtime.Callers(3, pcs[:]) == 0 {
+		return 0
+	}
+	return pcs[0]
 }
 
 // checkRegion validates r's kernel, shape and arguments before any device
@@ -175,6 +271,7 @@ func (c *construct) target(r *Region, f device.Function) error {
 		if err := d.table.Enter(c, c.items, mapping.Structured, c.ptrs); err != nil {
 			return err
 		}
+		c.reportMap()
 	}
 	err := c.launch(r, f)
 	if len(c.items) > 0 {
@@ -205,7 +302,63 @@ func (c *construct) launch(r *Region, f device.Function) error {
 	if c.d.infoOn&infoLaunch != 0 {
 		c.d.infof(infoLaunch, "launch %s size %v teams %d threads %d", r.Kernel.Name, r.Shape.Size, r.Shape.Teams, r.Shape.Threads)
 	}
-	return c.q.Launch(f, r.Shape, c.args)
+	c.t.SubmitBegin(uint32(r.Shape.Teams))
+	err := c.q.Launch(f, r.Shape, c.args)
+	c.t.SubmitEnd()
+	return err
+}
+
+// reportMap tells the tools every item of the construct (target_map). The
+// device addresses are c.ptrs when Enter filled them, else looked up.
+func (c *construct) reportMap() {
+	if c.t == nil {
+		return
+	}
+	n := len(c.items)
+	hosts, devs := make([]uintptr, n), make([]uintptr, n)
+	sizes, flags := make([]uint64, n), make([]uint32, n)
+	for i := range c.items {
+		it := &c.items[i]
+		hosts[i], sizes[i] = addr(it.Host), uint64(len(it.Host))
+		if i < len(c.ptrs) && c.ptrs[i] != 0 {
+			devs[i] = uintptr(c.ptrs[i])
+		} else if p, err := c.d.table.Translate(it.Host); err == nil {
+			devs[i] = uintptr(p)
+		}
+		flags[i] = mapFlags(it)
+	}
+	c.t.Map(hosts, devs, sizes, flags)
+}
+
+// reportExitMap reports the items of an exit construct before they are
+// unmapped, while their device addresses can still be looked up.
+func (c *construct) reportExitMap() {
+	if c.t != nil {
+		c.ptrs = c.ptrs[:0]
+		c.reportMap()
+	}
+}
+
+func mapFlags(it *mapping.Item) uint32 {
+	var f uint32
+	switch it.Type {
+	case mapping.To:
+		f = ompt.MapFlagTo
+	case mapping.From:
+		f = ompt.MapFlagFrom
+	case mapping.ToFrom:
+		f = ompt.MapFlagTo | ompt.MapFlagFrom
+	case mapping.Alloc:
+		f = ompt.MapFlagAlloc
+	case mapping.Release:
+		f = ompt.MapFlagRelease
+	case mapping.Delete:
+		f = ompt.MapFlagDelete
+	}
+	if strings.HasPrefix(it.Name, "argument ") {
+		f |= ompt.MapFlagImplicit
+	}
+	return f
 }
 
 // translate finds host's device address: the construct's own items first
@@ -241,7 +394,7 @@ func grow[T any](s []T, n int) []T {
 
 // runInitial runs r on the initial device: maps do nothing and the kernel's
 // Go image runs on the program's own slices.
-func (r *runtimeState) runInitial(reg *Region) error {
+func runInitial(reg *Region, t *ompt.Target) error {
 	f := reg.Kernel.Host()
 	if f == nil {
 		return fmt.Errorf("target: kernel %s has no Go image, so it cannot run on the initial device", reg.Kernel.Name)
@@ -261,14 +414,16 @@ func (r *runtimeState) runInitial(reg *Region) error {
 		case argSlice:
 			c.hargs.Bufs[i] = a.host
 		case argPtr:
-			b, err := r.initial.resolve(a.ptr)
+			b, err := state().initial.resolve(a.ptr)
 			if err != nil {
 				return fmt.Errorf("target: kernel %s argument %d: %w", reg.Kernel.Name, i, err)
 			}
 			c.hargs.Bufs[i] = b
 		}
 	}
+	t.SubmitBegin(uint32(reg.Shape.Teams))
 	hostexec.Default().Run(f, &c.hargs, reg.Shape)
+	t.SubmitEnd()
 	return nil
 }
 
@@ -297,9 +452,12 @@ func spawn(fn func() error) *Task {
 	return t
 }
 
-// TargetNowait starts r and returns at once (target nowait). The slices r
-// maps must not be touched until the task's Wait returns.
-func TargetNowait(r Region) *Task { return spawn(func() error { return Target(r) }) }
+// failed returns a finished task with err.
+func failed(err error) *Task {
+	t := &Task{done: make(chan struct{}), err: err}
+	close(t.done)
+	return t
+}
 
 var argNames = func() (s [16]string) {
 	for i := range s {
