@@ -214,6 +214,7 @@ func runTarget(r *Region, d *dev, f device.Function, t *ompt.Target, async bool)
 // calls it, for the tools' code pointer; 0 (and no stack walk) when no
 // tool is attached.
 func callerPC() uintptr {
+	state() // tools start with the runtime, before the first construct
 	if !ompt.Enabled() {
 		return 0
 	}
