@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"unsafe"
 
+	"github.com/gompt/gompt/internal/callsite"
 	"github.com/gompt/gompt/mapping"
 	"github.com/gompt/gompt/ompt"
 )
@@ -116,54 +117,95 @@ func checkMotion(maps []Map) error {
 }
 
 // EnterData maps items on a device (target enter data): to and alloc.
+//
+//go:noinline
 func EnterData(dev int, maps ...Map) error {
-	_, err := dataConstruct(dev, callerPC(), ompt.KindTargetEnterData, false, maps, enter)
+	var pc uintptr
+	if toolsOn() {
+		pc = callsite.Parent()
+	}
+	_, err := dataConstruct(dev, pc, ompt.KindTargetEnterData, false, maps, enter)
 	return err
 }
 
 // ExitData unmaps items (target exit data): from, release and delete.
+//
+//go:noinline
 func ExitData(dev int, maps ...Map) error {
-	_, err := dataConstruct(dev, callerPC(), ompt.KindTargetExitData, false, maps, exit)
+	var pc uintptr
+	if toolsOn() {
+		pc = callsite.Parent()
+	}
+	_, err := dataConstruct(dev, pc, ompt.KindTargetExitData, false, maps, exit)
 	return err
 }
 
 // Update copies present items between host and device (target update):
 // To items to the device, From items to the host.
+//
+//go:noinline
 func Update(dev int, maps ...Map) error {
 	if err := checkMotion(maps); err != nil {
 		return err
 	}
-	_, err := dataConstruct(dev, callerPC(), ompt.KindTargetUpdate, false, maps, update)
+	var pc uintptr
+	if toolsOn() {
+		pc = callsite.Parent()
+	}
+	_, err := dataConstruct(dev, pc, ompt.KindTargetUpdate, false, maps, update)
 	return err
 }
 
 // EnterDataNowait is EnterData as a deferred task (enter data nowait).
+//
+//go:noinline
 func EnterDataNowait(dev int, maps ...Map) *Task {
-	return task(dataConstruct(dev, callerPC(), ompt.KindTargetEnterData, true, maps, enter))
+	var pc uintptr
+	if toolsOn() {
+		pc = callsite.Parent()
+	}
+	return task(dataConstruct(dev, pc, ompt.KindTargetEnterData, true, maps, enter))
 }
 
 // ExitDataNowait is ExitData as a deferred task (exit data nowait).
+//
+//go:noinline
 func ExitDataNowait(dev int, maps ...Map) *Task {
-	return task(dataConstruct(dev, callerPC(), ompt.KindTargetExitData, true, maps, exit))
+	var pc uintptr
+	if toolsOn() {
+		pc = callsite.Parent()
+	}
+	return task(dataConstruct(dev, pc, ompt.KindTargetExitData, true, maps, exit))
 }
 
 // UpdateNowait is Update as a deferred task (update nowait).
+//
+//go:noinline
 func UpdateNowait(dev int, maps ...Map) *Task {
 	if err := checkMotion(maps); err != nil {
 		return failed(err)
 	}
-	return task(dataConstruct(dev, callerPC(), ompt.KindTargetUpdate, true, maps, update))
+	var pc uintptr
+	if toolsOn() {
+		pc = callsite.Parent()
+	}
+	return task(dataConstruct(dev, pc, ompt.KindTargetUpdate, true, maps, update))
 }
 
 // Data runs body inside a target data region: maps are entered before body
 // and exited after it, whether or not body fails. For the tools it is an
 // enter-data construct where it begins and an exit-data construct where it
 // ends.
+//
+//go:noinline
 func Data(dev int, maps []Map, body func() error) error {
 	if body == nil {
 		return errors.New("target: data region has no body")
 	}
-	pc := callerPC()
+	var pc uintptr
+	if toolsOn() {
+		pc = callsite.Parent()
+	}
 	n, d, err := open(dev)
 	if err != nil {
 		return err

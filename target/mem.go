@@ -7,6 +7,7 @@ import (
 	"unsafe"
 
 	"github.com/gompt/gompt/device"
+	"github.com/gompt/gompt/internal/callsite"
 	"github.com/gompt/gompt/ompt"
 )
 
@@ -54,8 +55,13 @@ func (h *hostMem) resolve(p DevicePtr) ([]byte, error) {
 // AllocMem allocates size bytes on device dev (omp_target_alloc). On the
 // initial device it returns Go memory owned by the runtime. Free it with
 // FreeMem.
+//
+//go:noinline
 func AllocMem(size int, dev int) (DevicePtr, error) {
-	pc := callerPC()
+	var pc uintptr
+	if toolsOn() {
+		pc = callsite.Parent()
+	}
 	n, d, err := open(dev)
 	if err != nil {
 		return 0, err
@@ -85,8 +91,13 @@ func AllocMem(size int, dev int) (DevicePtr, error) {
 
 // FreeMem releases memory from AllocMem (omp_target_free). Freeing a pointer
 // that AllocMem did not return, or freeing it twice, is an error.
+//
+//go:noinline
 func FreeMem(p DevicePtr, dev int) error {
-	pc := callerPC()
+	var pc uintptr
+	if toolsOn() {
+		pc = callsite.Parent()
+	}
 	n, d, err := open(dev)
 	if err != nil {
 		return err
@@ -200,11 +211,17 @@ type seg struct{ dst, src, n int }
 // Memcpy copies n bytes from src to dst (omp_target_memcpy), between any
 // two devices including the initial device. Both ranges must lie inside
 // one allocation, mapped buffer or slice; it returns when the copy is done.
+//
+//go:noinline
 func Memcpy(dst, src Loc, n int) error {
 	if n < 0 {
 		return fmt.Errorf("target: memcpy of %d bytes: length must not be negative", n)
 	}
-	return copySegs(callerPC(), dst, src, []seg{{0, 0, n}})
+	var pc uintptr
+	if toolsOn() {
+		pc = callsite.Parent()
+	}
+	return copySegs(pc, dst, src, []seg{{0, 0, n}})
 }
 
 // address returns the address of offset off of a memcpy side, for the tools.
@@ -324,6 +341,8 @@ func withQueue(d *dev, fn func(q device.Queue) error) error {
 // subvolume's origin in each array; dstDims and srcDims each array's full
 // dimensions. All slices have the same length, 1 to 3; the last dimension
 // varies fastest, as in C.
+//
+//go:noinline
 func MemcpyRect(dst, src Loc, elem int, volume, dstOff, srcOff, dstDims, srcDims []int) error {
 	nd := len(volume)
 	if nd < 1 || nd > 3 {
@@ -365,14 +384,23 @@ func MemcpyRect(dst, src Loc, elem int, volume, dstOff, srcOff, dstDims, srcDims
 			segs = append(segs, seg{dOff, sOff, v[2] * elem})
 		}
 	}
-	return copySegs(callerPC(), dst, src, segs)
+	var pc uintptr
+	if toolsOn() {
+		pc = callsite.Parent()
+	}
+	return copySegs(pc, dst, src, segs)
 }
 
 // Associate makes device memory p+devOffset on dev the device copy of s
 // (omp_target_associate_ptr). The runtime never frees it; map clauses
 // find s present.
+//
+//go:noinline
 func Associate[T any](s []T, p DevicePtr, devOffset int, dev int) error {
-	pc := callerPC()
+	var pc uintptr
+	if toolsOn() {
+		pc = callsite.Parent()
+	}
 	d, err := offloadDev(dev, "associate")
 	if err != nil || d == nil {
 		return err
@@ -388,8 +416,13 @@ func Associate[T any](s []T, p DevicePtr, devOffset int, dev int) error {
 }
 
 // Disassociate undoes Associate (omp_target_disassociate_ptr).
+//
+//go:noinline
 func Disassociate[T any](s []T, dev int) error {
-	pc := callerPC()
+	var pc uintptr
+	if toolsOn() {
+		pc = callsite.Parent()
+	}
 	d, err := offloadDev(dev, "disassociate")
 	if err != nil || d == nil {
 		return err

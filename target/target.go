@@ -3,11 +3,11 @@ package target
 import (
 	"errors"
 	"fmt"
-	"runtime"
 	"strings"
 	"sync"
 
 	"github.com/gompt/gompt/device"
+	"github.com/gompt/gompt/internal/callsite"
 	"github.com/gompt/gompt/internal/hostexec"
 	"github.com/gompt/gompt/mapping"
 	"github.com/gompt/gompt/ompt"
@@ -153,8 +153,13 @@ func dataPtr(b []byte) *byte {
 // Target runs r on its device and returns when the kernel has run and the
 // map clauses have been undone (the target construct). Safe for concurrent
 // use by many goroutines.
+//
+//go:noinline
 func Target(r Region) error {
-	pc := callerPC()
+	var pc uintptr
+	if toolsOn() {
+		pc = callsite.Parent()
+	}
 	n, d, f, err := prepare(&r)
 	if err != nil {
 		return err
@@ -167,8 +172,13 @@ func Target(r Region) error {
 
 // TargetNowait starts r and returns at once (target nowait). The slices r
 // maps must not be touched until the task's Wait returns.
+//
+//go:noinline
 func TargetNowait(r Region) *Task {
-	pc := callerPC()
+	var pc uintptr
+	if toolsOn() {
+		pc = callsite.Parent()
+	}
 	n, d, f, err := prepare(&r)
 	if err != nil {
 		return failed(err)
@@ -210,19 +220,13 @@ func runTarget(r *Region, d *dev, f device.Function, t *ompt.Target, async bool)
 	return c.end(c.target(r, f))
 }
 
-// callerPC returns the program's call site of the public function that
-// calls it, for the tools' code pointer; 0 (and no stack walk) when no
-// tool is attached.
-func callerPC() uintptr {
-	state() // tools start with the runtime, before the first construct
-	if !ompt.Enabled() {
-		return 0
-	}
-	var pcs [1]uintptr
-	if runtime.Callers(3, pcs[:]) == 0 {
-		return 0
-	}
-	return pcs[0]
+// toolsOn reports whether a tool is attached, starting the runtime (and
+// so the tools) first. Public entry points then take their call site for
+// the tools' code pointer with callsite.Parent, called directly from the
+// entry point, which is marked go:noinline so its frame is its own.
+func toolsOn() bool {
+	state()
+	return ompt.Enabled()
 }
 
 // checkRegion validates r's kernel, shape and arguments before any device

@@ -45,6 +45,7 @@ type bcase struct {
 	name    string
 	backend string // "" for every device, else the plugin name
 	bytes   int64
+	env     []string // run in a child process with this environment (a tool attached)
 	bench   func(dev int) (func(b *testing.B), func(), error)
 }
 
@@ -97,6 +98,10 @@ func main() {
 				continue
 			}
 			ran++
+			if len(c.env) > 0 && os.Getenv(childEnv) == "" {
+				emit(*asJSON, runChild(c, d, benchtime.String()))
+				continue
+			}
 			emit(*asJSON, runCase(c, d))
 		}
 	}

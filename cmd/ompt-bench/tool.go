@@ -1,0 +1,91 @@
+package main
+
+import (
+	"bufio"
+	"encoding/json"
+	"fmt"
+	"os"
+	"os/exec"
+	"strings"
+	"testing"
+
+	"github.com/gompt/gompt/ompt"
+	"github.com/gompt/gompt/target"
+)
+
+// The tools interface starts once per process, so cases that need a tool
+// attached run in a child process of this command with the tool's
+// environment; every other case runs here with no tool at all.
+const childEnv = "GOMPT_BENCH_CHILD"
+
+// benchToolEnv makes the child register the Go tool below.
+const benchToolEnv = "GOMPT_BENCH_TOOL"
+
+func init() {
+	register(bcase{name: "empty_target_notool", bench: emptyTarget})
+	register(bcase{name: "empty_target_tool_all", backend: "host", env: []string{benchToolEnv + "=all"}, bench: emptyTarget})
+	register(bcase{name: "callback_dispatch", backend: "host", env: []string{benchToolEnv + "=all"}, bench: dispatch})
+	if os.Getenv(benchToolEnv) == "all" {
+		ompt.RegisterTool("ompt-bench", startAll)
+	}
+}
+
+// startAll is a Go tool registered for every target and device callback,
+// each returning at once: the cost of the interface itself.
+func startAll(int, string) *ompt.StartResult {
+	return &ompt.StartResult{Initialize: func(lookup ompt.LookupFunc, _ int, _ *ompt.Data) int {
+		set := lookup("ompt_set_callback").(ompt.SetCallbackFunc)
+		set(ompt.CallbackDeviceInitialize, ompt.DeviceInitializeCallback(func(int, string, *ompt.DeviceHandle, ompt.LookupFunc, string) {}))
+		set(ompt.CallbackDeviceFinalize, ompt.DeviceFinalizeCallback(func(int) {}))
+		set(ompt.CallbackDeviceLoad, ompt.DeviceLoadCallback(func(int, string, int64, uintptr, uint64, uintptr, uintptr, uint64) {}))
+		set(ompt.CallbackDeviceUnload, ompt.DeviceUnloadCallback(func(int, uint64) {}))
+		set(ompt.CallbackTargetEMI, ompt.TargetEMICallback(func(ompt.TargetKind, ompt.Endpoint, int, *ompt.Data, *ompt.Data, *ompt.Data, uintptr) {}))
+		set(ompt.CallbackTargetDataOpEMI, ompt.TargetDataOpEMICallback(func(ompt.Endpoint, *ompt.Data, *ompt.Data, *uint64, ompt.DataOpKind, uintptr, int, uintptr, int, uint64, uintptr) {}))
+		set(ompt.CallbackTargetSubmitEMI, ompt.TargetSubmitEMICallback(func(ompt.Endpoint, *ompt.Data, *uint64, uint32) {}))
+		set(ompt.CallbackTargetMapEMI, ompt.TargetMapEMICallback(func(*ompt.Data, []uintptr, []uintptr, []uint64, []uint32, uintptr) {}))
+		return 1
+	}}
+}
+
+// dispatch: one device memory routine with one data op, so two callback
+// dispatches (begin and end) and the routine's scope, on the tool above.
+func dispatch(dev int) (func(*testing.B), func(), error) {
+	if !ompt.Enabled() {
+		return nil, nil, fmt.Errorf("no tool attached")
+	}
+	return func(b *testing.B) {
+		for b.Loop() {
+			r := ompt.RoutineBegin(1)
+			r.DataOpBegin(ompt.DataOpTransferToDevice, 1, ompt.InitialDevice, 2, dev, 8)
+			r.DataOpEnd(2)
+			r.End()
+		}
+	}, nil, nil
+}
+
+// runChild runs case c on device d in a child process with c.env.
+func runChild(c bcase, d target.DeviceInfo, benchtime string) result {
+	r := result{Name: c.name, Device: d.ID}
+	exe, err := os.Executable()
+	if err != nil {
+		r.Error = err.Error()
+		return r
+	}
+	cmd := exec.Command(exe, "-json", "-case", c.name, "-device", d.ID, "-benchtime", benchtime)
+	cmd.Env = append(append(os.Environ(), childEnv+"=1"), c.env...)
+	cmd.Stderr = os.Stderr
+	out, err := cmd.Output()
+	if err != nil {
+		r.Error = fmt.Sprintf("child process: %v", err)
+		return r
+	}
+	sc := bufio.NewScanner(strings.NewReader(string(out)))
+	for sc.Scan() {
+		if err := json.Unmarshal(sc.Bytes(), &r); err == nil && r.Name == c.name {
+			return r
+		}
+	}
+	r.Error = "child process printed no result"
+	return r
+}
+
