@@ -40,7 +40,8 @@ func startAll(int, string) *ompt.StartResult {
 		set(ompt.CallbackDeviceLoad, ompt.DeviceLoadCallback(func(int, string, int64, uintptr, uint64, uintptr, uintptr, uint64) {}))
 		set(ompt.CallbackDeviceUnload, ompt.DeviceUnloadCallback(func(int, uint64) {}))
 		set(ompt.CallbackTargetEMI, ompt.TargetEMICallback(func(ompt.TargetKind, ompt.Endpoint, int, *ompt.Data, *ompt.Data, *ompt.Data, uintptr) {}))
-		set(ompt.CallbackTargetDataOpEMI, ompt.TargetDataOpEMICallback(func(ompt.Endpoint, *ompt.Data, *ompt.Data, *uint64, ompt.DataOpKind, uintptr, int, uintptr, int, uint64, uintptr) {}))
+		set(ompt.CallbackTargetDataOpEMI, ompt.TargetDataOpEMICallback(func(ompt.Endpoint, *ompt.Data, *ompt.Data, *uint64, ompt.DataOpKind, uintptr, int, uintptr, int, uint64, uintptr) {
+		}))
 		set(ompt.CallbackTargetSubmitEMI, ompt.TargetSubmitEMICallback(func(ompt.Endpoint, *ompt.Data, *uint64, uint32) {}))
 		set(ompt.CallbackTargetMapEMI, ompt.TargetMapEMICallback(func(*ompt.Data, []uintptr, []uintptr, []uint64, []uint32, uintptr) {}))
 		return 1
@@ -88,4 +89,3 @@ func runChild(c bcase, d target.DeviceInfo, benchtime string) result {
 	r.Error = "child process printed no result"
 	return r
 }
-
