@@ -38,6 +38,7 @@ type Queue struct {
 
 	pending  atomic.Int64 // operations enqueued and not yet completed
 	released atomic.Bool
+	errSet   atomic.Bool // err is not nil
 
 	mu      sync.Mutex
 	cond    sync.Cond // signalled when work arrives and when work completes
@@ -279,12 +280,18 @@ func (q *Queue) Sync() error {
 }
 
 func (q *Queue) wait() error {
+	// Nothing was ever left to the goroutine, or all of it is done with no
+	// error: no lock needed. errSet is written before pending drops.
+	if q.pending.Load() == 0 && !q.errSet.Load() {
+		return nil
+	}
 	q.mu.Lock()
 	for q.done < q.enq {
 		q.cond.Wait()
 	}
 	err := q.err
 	q.err = nil
+	q.errSet.Store(false)
 	q.mu.Unlock()
 	return err
 }
@@ -370,6 +377,7 @@ func (q *Queue) loop() {
 		q.mu.Lock()
 		if err != nil && q.err == nil {
 			q.err = err
+			q.errSet.Store(true)
 		}
 		o = &q.ring[q.head] // the ring may have grown meanwhile
 		if o.kind == opEvent {
