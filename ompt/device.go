@@ -31,6 +31,8 @@ type DeviceHandle struct {
 	mu        sync.Mutex // guards the fields below
 	finalized bool
 	fit       clockFit
+
+	tr tracer // device tracing; has its own lock
 }
 
 // Num returns the device number the handle stands for.
@@ -51,8 +53,23 @@ ompt_get_device_time(device) ompt_device_time_t: device clock, ns; 0 on error.
 ompt_translate_time(device, time) double: device time to host seconds on
   the omp_get_wtime base, from a linear fit of paired clock readings kept
   per device and refreshed as time passes.
-The tracing entry points (ompt_set_trace_ompt ... ompt_get_record_abstract)
-resolve to NULL in this version.`
+ompt_set_trace_ompt(device, enable, etype): records of target (8),
+  target_data_op (9) and target_submit (10) (EMI numbers: the same types)
+  are ompt_set_always; every other event ompt_set_never; 0 (all) is
+  ompt_set_sometimes. Nothing is recorded until a type is enabled.
+ompt_set_trace_native(device, enable, flags): ompt_set_always when the
+  device's plugin honours every flag, ompt_set_sometimes for some,
+  ompt_set_never for none.
+ompt_start_trace, ompt_pause_trace, ompt_flush_trace, ompt_stop_trace: 1 on
+  success, 0 otherwise (start twice, stop or pause without start, flush or
+  stop from inside this device's own buffer callbacks).
+Buffers: entries start 8-byte aligned; an OMPT entry is one
+  ompt_record_ompt_t (104 bytes); a native entry is a 48-byte header and
+  the plugin's record. Cursors are byte offsets from the buffer's start.
+  buffer_complete's bytes is the end offset of the part's records (0 for
+  an empty part); a part with buffer_owned = 0 follows a flush and the
+  runtime keeps writing after it. Target records come in pairs, endpoint
+  begin and end, each with its own time.`
 
 // GetDeviceNumProcsFunc is ompt_get_device_num_procs_t.
 type GetDeviceNumProcsFunc func(device *DeviceHandle) int
@@ -63,9 +80,8 @@ type GetDeviceTimeFunc func(device *DeviceHandle) uint64
 // TranslateTimeFunc is ompt_translate_time_t.
 type TranslateTimeFunc func(device *DeviceHandle, time uint64) float64
 
-// DeviceEntryNames lists every name a device lookup knows: the ones that
-// resolve in this version first, then the tracing names, which resolve to
-// nil until device tracing is implemented.
+// DeviceEntryNames lists every name a device lookup resolves: the three
+// device entry points, then the eleven tracing entry points (trace.go).
 var DeviceEntryNames = []string{
 	"ompt_get_device_num_procs", "ompt_get_device_time", "ompt_translate_time",
 	"ompt_set_trace_ompt", "ompt_set_trace_native", "ompt_start_trace",
@@ -85,6 +101,7 @@ var (
 		if h == nil || h.isFinalized() {
 			return 0
 		}
+		h.resampleIfStale() // keep a sync point near every time handed out
 		v, err := h.dev.Now()
 		if err != nil || v < 0 {
 			return 0
@@ -108,7 +125,7 @@ func deviceLookup(name string) any {
 	case "ompt_translate_time":
 		return translateTime
 	}
-	return nil
+	return traceLookup(name)
 }
 
 func (h *DeviceHandle) isFinalized() bool {
@@ -128,6 +145,7 @@ func DeviceInitialize(deviceNum int, typ string, dev Device) error {
 		return fmt.Errorf("ompt: DeviceInitialize(%d): nil Device", deviceNum)
 	}
 	h := &DeviceHandle{num: deviceNum, typ: typ, dev: dev, lookup: deviceLookup}
+	h.tr.init(h)
 	devMu.Lock()
 	if _, ok := devices[deviceNum]; ok {
 		devMu.Unlock()
@@ -217,6 +235,7 @@ func DeviceFinalize(deviceNum int) error {
 	}
 	h.finalized = true
 	h.mu.Unlock()
+	h.tr.stop() // deliver every record before device_finalize; none after
 	if d := cur.Load(); d != nil {
 		for _, t := range d.tools {
 			if f, _ := t.callback(CallbackDeviceFinalize).(DeviceFinalizeCallback); f != nil && !t.done.Load() {
@@ -261,71 +280,3 @@ var epoch = time.Now()
 // It is omp_get_wtime's base: target's omp_get_wtime returns it, and
 // ompt_translate_time maps device times onto it.
 func Wtime() float64 { return float64(time.Since(epoch)) / 1e9 }
-
-// clockFit maps a device clock onto Wtime by a line through two paired
-// readings: anchor a and the latest b. It is refreshed on use when b is
-// older than refitAfter, and the anchor moves up when the span exceeds
-// window, so the slope follows drift.
-type clockFit struct {
-	a, b  sample
-	n     int
-	slope float64 // host seconds per device nanosecond
-}
-
-type sample struct {
-	dev  int64
-	host float64
-}
-
-const (
-	refitAfter = 0.25 // seconds
-	window     = 30.0 // seconds
-)
-
-// resample takes a paired reading (the best of three: the narrowest host
-// bracket around the device read) and refits. h.mu must be held.
-func (f *clockFit) resample(dev Device) {
-	best, bestW := sample{}, -1.0
-	for range 3 {
-		h0 := Wtime()
-		d, err := dev.Now()
-		h1 := Wtime()
-		if err != nil {
-			continue
-		}
-		if w := h1 - h0; bestW < 0 || w < bestW {
-			best, bestW = sample{d, (h0 + h1) / 2}, w
-		}
-	}
-	if bestW < 0 {
-		return
-	}
-	switch {
-	case f.n == 0:
-		f.a, f.b = best, best
-	case best.host-f.a.host > window:
-		f.a, f.b = f.b, best
-	default:
-		f.b = best
-	}
-	f.n++
-	f.slope = 1e-9
-	if span := f.b.dev - f.a.dev; span > 1e6 { // at least 1 ms apart
-		if s := (f.b.host - f.a.host) / float64(span); s > 0.5e-9 && s < 2e-9 {
-			f.slope = s
-		}
-	}
-}
-
-// translate maps device time t to Wtime seconds.
-func (h *DeviceHandle) translate(t int64) float64 {
-	h.mu.Lock()
-	defer h.mu.Unlock()
-	if h.fit.n == 0 || Wtime()-h.fit.b.host > refitAfter {
-		h.fit.resample(h.dev)
-	}
-	if h.fit.n == 0 {
-		return 0
-	}
-	return h.fit.b.host + float64(t-h.fit.b.dev)*h.fit.slope
-}

@@ -109,7 +109,7 @@ func TestTranslateTime(t *testing.T) {
 	time.Sleep(300 * time.Millisecond) // past refitAfter: the next use refits
 	check("after refit", 2e-4)
 	h.mu.Lock()
-	slope := h.fit.slope
+	slope := h.fit.slope()
 	h.mu.Unlock()
 	if math.Abs(slope*1.0001e9-1) > 1e-3 {
 		t.Errorf("fitted slope %g s/ns, want %g", slope, 1/1.0001e9)

@@ -14,6 +14,7 @@ import (
 func reset(t testing.TB, env map[string]string) *bytes.Buffer {
 	t.Helper()
 	Finalize()
+	stopAllTracing()
 	mu.Lock()
 	registry, finders = nil, nil
 	started, finalized, starting = false, false, false
@@ -24,6 +25,8 @@ func reset(t testing.TB, env map[string]string) *bytes.Buffer {
 	devMu.Lock()
 	devices = map[int]*DeviceHandle{}
 	devMu.Unlock()
+	traced.Store(nil)
+	hostClock = Wtime
 	var warn bytes.Buffer
 	stderr = &warn
 	getenv = func(k string) string { return env[k] }

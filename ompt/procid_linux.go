@@ -17,3 +17,10 @@ func procID() int {
 	}
 	return int(cpu)
 }
+
+// threadID is the thread_id of trace records: the OS thread id (gettid)
+// of the thread the calling goroutine runs on.
+func threadID() uint64 {
+	tid, _, _ := syscall.RawSyscall(sysGettid, 0, 0, 0)
+	return uint64(tid)
+}

@@ -1,3 +1,6 @@
 package ompt
 
-const sysGetcpu = 168 // getcpu on linux/arm64
+const (
+	sysGetcpu = 168 // getcpu on linux/arm64
+	sysGettid = 178 // gettid on linux/arm64
+)

@@ -131,6 +131,14 @@ type Target struct {
 	routine bool
 	slot    int
 
+	// tracing: the host thread and device time of the begin target record
+	// (traceT0 0: not recorded), and the operation DataOpEnd/SubmitEnd
+	// last ended (for Op)
+	tid     uint64
+	traceT0 int64
+	lastOp  int32
+	lastID  uint64
+
 	// per-tool slots, indexed by the tool's index in d.tools
 	targetData     []Data
 	targetTaskData []Data
@@ -168,6 +176,9 @@ func (d *dispatcher) targetBegin(kind TargetKind, deviceNum int, codePtr uintptr
 	t.id = nextID()
 	t.own() // before register: a scan must never see a stale owner
 	t.register()
+	if tr := tracerOf(deviceNum); tr != nil {
+		t.traceBegin(tr)
+	}
 	ttdNil := !kind.Nowait()
 	for _, e := range d.target {
 		if e.t.done.Load() {
@@ -248,6 +259,9 @@ func (t *Target) end() {
 	d := t.d
 	if !t.routine {
 		t.own()
+		if t.traceT0 != 0 {
+			t.traceEnd()
+		}
 		kind := t.kind
 		dev := t.dev
 		ttdNil := !kind.Nowait()
@@ -266,6 +280,7 @@ func (t *Target) end() {
 	t.id = 0
 	t.opID = 0
 	t.opState = opNone
+	t.lastOp, t.lastID, t.traceT0 = opNone, 0, 0
 	for i := range t.targetData {
 		t.targetData[i] = Data{}
 		t.targetTaskData[i] = Data{}
@@ -289,6 +304,7 @@ func (t *Target) dataOpBegin(op DataOpKind, srcAddr uintptr, srcDeviceNum int, d
 	id := nextID()
 	t.opID = id
 	t.opState = opData
+	t.lastOp = opNone
 	t.op, t.src, t.srcDev, t.dst, t.dstDev, t.bytes = op, srcAddr, srcDeviceNum, destAddr, destDeviceNum, bytes
 	for i := range t.hostOp {
 		t.hostOp[i] = id
@@ -330,6 +346,7 @@ func (t *Target) dataOpEnd(destAddr uintptr) {
 			e.plain(tid, id, t.op, t.src, t.srcDev, destAddr, t.dstDev, t.bytes, t.code)
 		}
 	}
+	t.lastOp, t.lastID = opData, id
 	t.opID = 0
 	t.opState = opNone
 }
@@ -348,6 +365,7 @@ func (t *Target) submitBegin(requestedNumTeams uint32) {
 	id := nextID()
 	t.opID = id
 	t.opState = opSubmit
+	t.lastOp = opNone
 	for i := range t.hostOp {
 		t.hostOp[i] = id
 	}
@@ -384,6 +402,7 @@ func (t *Target) submitEnd() {
 		}
 		e.emi(ScopeEnd, t.td(e.i), &t.hostOp[e.i], teams)
 	}
+	t.lastOp, t.lastID = opSubmit, t.opID
 	t.opID = 0
 	t.opState = opNone
 }

@@ -1,0 +1,349 @@
+package ompt
+
+import (
+	"iter"
+	"strconv"
+	"sync"
+	"sync/atomic"
+	"unsafe"
+)
+
+// Trace buffers. A buffer is memory the tool hands the runtime in its
+// buffer_request callback: a []byte for a Go tool, C memory seen as a
+// []byte (unsafe.Slice) for a C tool through ompt/cabi, so both faces see
+// the same bytes. The runtime writes entries into it, each starting at an
+// 8-byte aligned address (the first entry at the first aligned offset of
+// the buffer), one after the other:
+//
+//   - an OMPT entry is exactly one ompt_record_ompt_t of omp-tools.h
+//     (RecordOMPT, 104 bytes on 64-bit Linux, body union at offset 32);
+//   - a native entry is a 48-byte header (nativeHeader) followed by the
+//     plugin's native record, padded to a multiple of 8 bytes.
+//
+// A cursor (ompt_buffer_cursor_t) is the byte offset of an entry from the
+// start of the buffer. get_record_type tells the two kinds apart by the
+// first 4 bytes: an OMPT entry starts with its event number (8, 9 or 10),
+// a native entry with NativeMarker.
+
+// RecordKind is ompt_record_t: what get_record_type says about an entry.
+type RecordKind int
+
+// Record kinds, as in omp-tools.h.
+const (
+	RecordKindOMPT    RecordKind = 1 // ompt_record_ompt
+	RecordKindNative  RecordKind = 2 // ompt_record_native
+	RecordKindInvalid RecordKind = 3 // ompt_record_invalid
+)
+
+func (k RecordKind) String() string {
+	switch k {
+	case RecordKindOMPT:
+		return "ompt_record_ompt"
+	case RecordKindNative:
+		return "ompt_record_native"
+	case RecordKindInvalid:
+		return "ompt_record_invalid"
+	}
+	return "ompt_record(" + strconv.Itoa(int(k)) + ")"
+}
+
+// RecordOMPT is ompt_record_ompt_t of omp-tools.h, byte for byte on 64-bit
+// targets: Type at 0 (ompt_callbacks_t, int32), Time at 8, ThreadID at 16,
+// TargetID at 24, and the body union (72 bytes) at 32; 104 bytes in all.
+// The body is read through Target, DataOp and Kernel, according to Type.
+// get_record_ompt returns a pointer into the trace buffer: valid while the
+// tool owns the buffer, not to be kept after the buffer is reused.
+type RecordOMPT struct {
+	Type     int32  // the event: CallbackTarget, CallbackTargetDataOp or CallbackTargetSubmit
+	_        uint32 // padding
+	Time     uint64 // device time (ns) of the begin of the event; non-zero
+	ThreadID uint64 // the OS thread id of the host thread that caused the event
+	TargetID uint64 // target_id of the construct; 0 for a device memory routine
+	body     [9]uint64
+}
+
+// Event returns the record's event number as a Callback.
+func (r *RecordOMPT) Event() Callback { return Callback(r.Type) }
+
+// Target returns the body of a CallbackTarget record (nil for any other).
+func (r *RecordOMPT) Target() *RecordTarget {
+	if r.Type != int32(CallbackTarget) {
+		return nil
+	}
+	return (*RecordTarget)(unsafe.Pointer(&r.body))
+}
+
+// DataOp returns the body of a CallbackTargetDataOp record (nil for any
+// other).
+func (r *RecordOMPT) DataOp() *RecordTargetDataOp {
+	if r.Type != int32(CallbackTargetDataOp) {
+		return nil
+	}
+	return (*RecordTargetDataOp)(unsafe.Pointer(&r.body))
+}
+
+// Kernel returns the body of a CallbackTargetSubmit record (nil for any
+// other).
+func (r *RecordOMPT) Kernel() *RecordTargetKernel {
+	if r.Type != int32(CallbackTargetSubmit) {
+		return nil
+	}
+	return (*RecordTargetKernel)(unsafe.Pointer(&r.body))
+}
+
+// RecordTarget is ompt_record_target_t (40 bytes): one end of a target
+// construct. gompt writes two records per traced construct, Endpoint
+// ScopeBegin with the device time at its begin and ScopeEnd with the
+// device time at its end (ompt_record_target_t has no end_time).
+type RecordTarget struct {
+	Kind      int32 // TargetKind
+	Endpoint  int32 // Endpoint
+	DeviceNum int32
+	_         uint32
+	TaskID    uint64 // 0: gompt has no host task ids
+	TargetID  uint64
+	CodePtr   uintptr
+}
+
+// RecordTargetDataOp is ompt_record_target_data_op_t (72 bytes).
+type RecordTargetDataOp struct {
+	HostOpID      uint64
+	OpType        int32 // DataOpKind
+	_             uint32
+	SrcAddr       uintptr
+	SrcDeviceNum  int32
+	_             uint32
+	DestAddr      uintptr
+	DestDeviceNum int32
+	_             uint32
+	Bytes         uint64
+	EndTime       uint64 // device time (ns) at the end; >= the record's Time
+	CodePtr       uintptr
+}
+
+// RecordTargetKernel is ompt_record_target_kernel_t (24 bytes).
+type RecordTargetKernel struct {
+	HostOpID          uint64
+	RequestedNumTeams uint32 // what the program asked; 0 if unspecified
+	GrantedNumTeams   uint32 // what was launched
+	EndTime           uint64 // device time (ns) at the end; >= the record's Time
+}
+
+// Layout constants the C face checks against omp-tools.h.
+const (
+	RecordOMPTSize   = int(unsafe.Sizeof(RecordOMPT{})) // sizeof(ompt_record_ompt_t): 104
+	RecordBodyOffset = int(unsafe.Offsetof(RecordOMPT{}.body))
+	// NativeHeaderSize is the size of the header before each native record
+	// in a buffer; get_record_native returns the address just after it.
+	NativeHeaderSize = int(unsafe.Sizeof(nativeHeader{}))
+	// NativeMax is the largest native record a plugin may attach (bytes).
+	NativeMax = 64
+	// MaxEntrySize is the largest entry gompt writes: a buffer shorter
+	// than this may lose records that would fit a larger one.
+	MaxEntrySize = NativeHeaderSize + NativeMax
+	// NativeMarker starts every native entry (no event number is this).
+	NativeMarker = 0x4e415456 // "NATV"
+)
+
+// NativeClass is ompt_record_native_t.
+type NativeClass int32
+
+// Native record classes, as in omp-tools.h.
+const (
+	NativeRecordInfo  NativeClass = 1 // ompt_record_native_info
+	NativeRecordEvent NativeClass = 2 // ompt_record_native_event
+)
+
+// Native monitoring flags, ompt_native_mon_flag_t, for ompt_set_trace_native
+// and NativeInfo.Flag.
+const (
+	NativeDataMotionExplicit uint32 = 0x01
+	NativeDataMotionImplicit uint32 = 0x02
+	NativeKernelInvocation   uint32 = 0x04
+	NativeKernelExecution    uint32 = 0x08
+	NativeDriver             uint32 = 0x10
+	NativeRuntime            uint32 = 0x20
+	NativeOverhead           uint32 = 0x40
+	NativeIdleness           uint32 = 0x80
+	nativeAll                uint32 = 0xff
+)
+
+// nativeHeader precedes each native record in a buffer.
+type nativeHeader struct {
+	marker   int32  // NativeMarker
+	size     uint32 // whole entry, header included, multiple of 8
+	hostOpID uint64
+	class    int32  // NativeClass
+	typeIdx  uint32 // index into nativeTypes
+	start    uint64
+	end      uint64
+	hwid     uint64
+}
+
+// RecordAbstract is the Go form of ompt_record_abstract_t: what any tool
+// can learn about a native record without knowing its plugin's format.
+// Times are device nanoseconds, 0 (ompt_time_none) where unknown; HWID is
+// 0 (ompt_hwid_none) where there is none. Type is a short name of what
+// happened ("host copy", "cuda kernel"); the C face hands C tools a
+// static C string with the same text.
+type RecordAbstract struct {
+	Class     NativeClass
+	Type      string
+	StartTime uint64
+	EndTime   uint64
+	HWID      uint64
+}
+
+// NativeInfo is what the runtime attaches to an operation's trace record
+// when the plugin has a native record for it (TracedOp.Record). Data is
+// the plugin's native record (at most NativeMax bytes, copied; it may
+// live on the caller's stack), in the Go type documented for its plugin
+// (HostNative, OpenCLNative, CUDANative) and made with NativeBytes. The
+// record is written only if the tool enabled Flag with
+// ompt_set_trace_native and the device can honour it (NativeDevice).
+type NativeInfo struct {
+	Flag       uint32      // one Native* monitoring flag this record belongs to
+	Class      NativeClass // NativeRecordEvent for timed work, NativeRecordInfo otherwise
+	Type       string      // short constant name, e.g. "host copy in"; at most 255 distinct names per process
+	HWID       uint64      // where on the device it ran (queue, stream, compute unit); 0 if none
+	Start, End uint64      // device ns; 0 if unknown
+	Data       []byte      // the native record; len <= NativeMax
+}
+
+// HostNative is the native record of the host offload device: the
+// interval, on the host device's clock (Device.Now, ns), during which the
+// operation ran, and the queue that ran it.
+type HostNative struct {
+	Start, End int64
+	Queue      uint64 // the queue's number on its device (1, 2, ...)
+}
+
+// OpenCLNative is the native record of the OpenCL plugin: the four
+// CL_PROFILING_COMMAND_* counters of the operation's event (device ns,
+// as clGetEventProfilingInfo reports them).
+type OpenCLNative struct {
+	Queued, Submit, Start, End uint64
+}
+
+// CUDANative is the native record of the CUDA plugin: the operation's
+// interval from the CUDA events around it (device ns on the plugin's
+// clock), and the stream and context it ran on (CUstream, CUcontext
+// values, as identifiers only).
+type CUDANative struct {
+	Start, End      uint64
+	Stream, Context uint64
+}
+
+// NativeBytes returns the bytes of a native record value, for
+// NativeInfo.Data; the result aliases *v (no copy, no allocation).
+func NativeBytes[T HostNative | OpenCLNative | CUDANative](v *T) []byte {
+	return unsafe.Slice((*byte)(unsafe.Pointer(v)), unsafe.Sizeof(*v))
+}
+
+// nativeTypes interns NativeInfo.Type names: the buffer holds an index.
+var (
+	nativeMu    sync.Mutex
+	nativeIdx   = map[string]uint32{}
+	nativeNames atomic.Pointer[[]string]
+)
+
+const maxNativeTypes = 255
+
+func internNative(name string) uint32 {
+	nativeMu.Lock()
+	defer nativeMu.Unlock()
+	if i, ok := nativeIdx[name]; ok {
+		return i
+	}
+	var names []string
+	if p := nativeNames.Load(); p != nil {
+		names = *p
+	}
+	if len(names) == 0 {
+		names = []string{"native"} // index 0: an unnamed or overflowing type
+		nativeIdx["native"] = 0
+	}
+	if len(names) > maxNativeTypes || name == "" {
+		return 0
+	}
+	i := uint32(len(names))
+	nn := append(names[:len(names):len(names)], name)
+	nativeIdx[name] = i
+	nativeNames.Store(&nn)
+	return i
+}
+
+func nativeName(i uint32) string {
+	if p := nativeNames.Load(); p != nil && int(i) < len(*p) {
+		return (*p)[i]
+	}
+	return "native"
+}
+
+// entryAt classifies the entry at cursor in b[:limit] and returns its
+// kind and size. It reads only within b[:limit].
+func entryAt(b []byte, limit, cursor uint64) (RecordKind, uint64) {
+	if limit > uint64(len(b)) {
+		limit = uint64(len(b))
+	}
+	if cursor >= limit || limit-cursor < 8 {
+		return RecordKindInvalid, 0
+	}
+	p := unsafe.Pointer(&b[cursor])
+	if uintptr(p)&7 != 0 {
+		return RecordKindInvalid, 0
+	}
+	typ := *(*int32)(p)
+	switch {
+	case typ == int32(CallbackTarget) || typ == int32(CallbackTargetDataOp) || typ == int32(CallbackTargetSubmit):
+		if limit-cursor < uint64(RecordOMPTSize) {
+			return RecordKindInvalid, 0
+		}
+		return RecordKindOMPT, uint64(RecordOMPTSize)
+	case typ == NativeMarker:
+		size := uint64(*(*uint32)(unsafe.Add(p, 4)))
+		if size < uint64(NativeHeaderSize) || size > uint64(MaxEntrySize) || size&7 != 0 || limit-cursor < size {
+			return RecordKindInvalid, 0
+		}
+		return RecordKindNative, size
+	}
+	return RecordKindInvalid, 0
+}
+
+// firstOffset returns the first 8-byte aligned offset in b.
+func firstOffset(b []byte) uint64 {
+	if len(b) == 0 {
+		return 0
+	}
+	return uint64(-uintptr(unsafe.Pointer(&b[0])) & 7)
+}
+
+// RecordAt returns the OMPT record at cursor in buffer, or nil if there is
+// none (out of range, misaligned, or another kind of entry). It is what
+// ompt_get_record_ompt returns, for Go tools that hold the buffer.
+func RecordAt(buffer []byte, cursor uint64) *RecordOMPT {
+	if k, _ := entryAt(buffer, uint64(len(buffer)), cursor); k != RecordKindOMPT {
+		return nil
+	}
+	return (*RecordOMPT)(unsafe.Pointer(&buffer[cursor]))
+}
+
+// Records iterates over the entries of one completed part of a buffer, as
+// buffer_complete describes it: from cursor begin up to bytes. It yields
+// each entry's cursor and kind, and stops at the first invalid entry.
+// For Go tools:
+//
+//	for cur, kind := range ompt.Records(buffer, bytes, begin) {
+//		if r := ompt.RecordAt(buffer, cur); r != nil { ... }
+//	}
+func Records(buffer []byte, bytes, begin uint64) iter.Seq2[uint64, RecordKind] {
+	return func(yield func(uint64, RecordKind) bool) {
+		for cur := begin; ; {
+			k, n := entryAt(buffer, bytes, cur)
+			if k == RecordKindInvalid || !yield(cur, k) {
+				return
+			}
+			cur += n
+		}
+	}
+}
