@@ -15,10 +15,6 @@ const (
 	// defaultThreads is the work-group size used when a launch asks for
 	// none (capped by the device's and the kernel's limits).
 	defaultThreads = 256
-	// groupsPerCU caps the number of work-groups of a launch that asks for
-	// no teams: device code loops over the iteration space grid-stride, so
-	// more groups than the device can hold only add scheduling cost.
-	groupsPerCU = 32
 )
 
 // loadEntry is the cached result of loading one kernel on one device.
@@ -158,7 +154,7 @@ func (d *clDevice) build(k *device.Kernel) (*function, error) {
 // Threads 0 it is 256 capped the same way, and no larger than Size[0].
 // Teams, when set, is the total number of work-groups (spread along
 // dimension 0); with Teams 0 dimension 0 gets ceil(Size[0]/threads) groups,
-// at most 32 per compute unit. Device code loops grid-stride, so every
+// one work-item per iteration. Device code loops grid-stride, so every
 // choice computes the same result.
 func (f *function) geometry(s device.Shape) (dims int, global, local [3]uintptr) {
 	dims = s.Dims()
@@ -175,10 +171,12 @@ func (f *function) geometry(s device.Shape) (dims int, global, local [3]uintptr)
 	if s.Teams > 0 {
 		groups = max(1, (s.Teams+rest-1)/rest)
 	} else {
+		// One work-item per iteration. Measured on POCL (saxpy, 2^24
+		// floats, 2 cores): 11 ms, as fast as the host device, against
+		// 240 ms with 64 groups looping grid-stride, since POCL vectorises
+		// across the work-items of a group but not along a work-item's
+		// loop. GPUs want this shape too.
 		groups = (s.Size[0] + threads - 1) / threads
-		if c := max(1, f.d.info.ComputeUnits) * groupsPerCU; groups > c {
-			groups = c
-		}
 	}
 	global = [3]uintptr{uintptr(groups * threads), 1, 1}
 	local = [3]uintptr{uintptr(threads), 1, 1}
@@ -217,14 +215,16 @@ func (q *queue) Launch(f device.Function, shape device.Shape, args []device.Arg)
 		}
 		return q.d.errorf("launch "+name, device.CodeInvalidArgument, "function was not loaded on this device (%s)", q.d.id)
 	}
-	op := "launch " + fn.k.Name
+	op := "launch" // the kernel's name is added on the error paths only
 	if err := q.live(op); err != nil {
 		return err
 	}
 	if err := shape.Check(); err != nil {
+		op = "launch " + fn.k.Name
 		return q.d.errorf(op, device.CodeInvalidArgument, "%v", err)
 	}
 	if err := fn.k.CheckArgs(args); err != nil {
+		op = "launch " + fn.k.Name
 		return q.d.errorf(op, device.CodeInvalidArgument, "%v", err)
 	}
 	q.args = q.args[:0]
@@ -238,9 +238,11 @@ func (q *queue) Launch(f device.Function, shape device.Shape, args []device.Arg)
 		}
 		m, off, size, err := q.d.resolve(op, a.Ptr, 0)
 		if err != nil {
+			op = "launch " + fn.k.Name
 			return q.d.errorf(op, device.CodeInvalidArgument, "argument %d (%s): %v is not in a live allocation of this device", i, p.Name, a.Ptr)
 		}
 		if off != 0 {
+			op = "launch " + fn.k.Name
 			if off%q.d.align != 0 {
 				return q.d.errorf(op, device.CodeUnsupported,
 					"argument %d (%s): %v is %d bytes into its allocation; OpenCL kernels take whole buffers or sub-buffers at multiples of %d bytes (CL_DEVICE_MEM_BASE_ADDR_ALIGN) on this device",
@@ -256,15 +258,17 @@ func (q *queue) Launch(f device.Function, shape device.Shape, args []device.Arg)
 		q.args = append(q.args, cl.Arg{Size: 8, Value: uint64(m)})
 	}
 	dims, global, local := fn.geometry(shape)
+	q.global, q.local = global, local // queue-owned: no allocation for the C call
 	fn.mu.Lock()
-	bad, err := cl.EnqueueKernel(q.q, fn.kern, q.args, dims, &global, &local, nil)
+	bad, err := cl.EnqueueKernel(q.q, fn.kern, q.args, dims, &q.global, &q.local, nil)
 	fn.mu.Unlock()
 	if err != nil {
+		op = "launch " + fn.k.Name
 		if bad >= 0 {
 			p := fn.k.Params[bad]
 			return q.d.wrap(fmt.Sprintf("%s: argument %d (%s %s)", op, bad, p.Name, p.Kind), err)
 		}
-		return q.d.wrap(fmt.Sprintf("%s: global %v local %v", op, global[:dims], local[:dims]), err)
+		return q.d.wrap(fmt.Sprintf("%s: global %v local %v", op, q.global[:dims], q.local[:dims]), err)
 	}
 	q.enqueued()
 	return nil

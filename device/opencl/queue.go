@@ -34,9 +34,11 @@ type queue struct {
 	err      error    // first asynchronous error not yet reported
 	released bool
 
-	args []cl.Arg // launch scratch, used by the enqueuing goroutine only
-	subs []cl.Mem // sub-buffers of the launch being enqueued
-	pool []*pin   // spare pins
+	args   []cl.Arg   // launch scratch, used by the enqueuing goroutine only
+	global [3]uintptr // launch NDRange scratch, likewise
+	local  [3]uintptr
+	subs   []cl.Mem // sub-buffers of the launch being enqueued
+	pool   []*pin   // spare pins
 }
 
 func (q *queue) live(op string) error {

@@ -109,20 +109,19 @@ static cl_int ReleaseKernel(uintptr_t k) { return CALL(ReleaseKernel, cl_int (*)
 static cl_int EnqueueNDRangeKernel(uintptr_t q, uintptr_t k, cl_uint dims, const size_t *global, const size_t *local, uintptr_t *ev) {
 	return CALL(EnqueueNDRangeKernel, cl_int (*)(h, h, cl_uint, const size_t*, const size_t*, const size_t*, cl_uint, const h*, h*))((h)q, (h)k, dims, NULL, global, local, 0, NULL, (h*)ev);
 }
-// EnqueueKernel sets every argument and enqueues in one C call. On a failed
-// clSetKernelArg it stores the argument's index in *bad.
-static cl_int EnqueueKernel(uintptr_t q, uintptr_t k, cl_uint nargs, const gompt_cl_arg *args,
-		cl_uint dims, const size_t *global, const size_t *local, uintptr_t *ev, cl_int *bad) {
+// EnqueueKernel sets every argument and enqueues in one C call. It returns
+// the status in the low 32 bits and, for a failed clSetKernelArg, the
+// argument's index + 1 in the high bits (0: the enqueue failed or nothing).
+static int64_t EnqueueKernel(uintptr_t q, uintptr_t k, cl_uint nargs, const gompt_cl_arg *args,
+		cl_uint dims, const size_t *global, const size_t *local, uintptr_t *ev) {
 	cl_int (*set)(h, cl_uint, size_t, const void*) = CALL(SetKernelArg, cl_int (*)(h, cl_uint, size_t, const void*));
 	for (cl_uint i = 0; i < nargs; i++) {
 		cl_int st = set((h)k, i, args[i].size, &args[i].value);
 		if (st != 0) {
-			*bad = (cl_int)i;
-			return st;
+			return ((int64_t)(i + 1) << 32) | (uint32_t)st;
 		}
 	}
-	*bad = -1;
-	return EnqueueNDRangeKernel(q, k, dims, global, local, ev);
+	return (uint32_t)EnqueueNDRangeKernel(q, k, dims, global, local, ev);
 }
 static cl_int Finish(uintptr_t q) { return CALL(Finish, cl_int (*)(h))((h)q); }
 static cl_int Flush(uintptr_t q) { return CALL(Flush, cl_int (*)(h))((h)q); }
@@ -673,16 +672,16 @@ func EnqueueKernel(q CommandQueue, k Kernel, args []Arg, dims int, global, local
 		lp = (*C.size_t)(unsafe.Pointer(&local[0]))
 	}
 	out, keep := evOut(ev)
-	var b C.cl_int
-	st := C.EnqueueKernel(C.uintptr_t(q), C.uintptr_t(k), C.cl_uint(len(args)), ap, C.cl_uint(dims),
-		(*C.size_t)(unsafe.Pointer(&global[0])), lp, out, &b)
+	r := int64(C.EnqueueKernel(C.uintptr_t(q), C.uintptr_t(k), C.cl_uint(len(args)), ap, C.cl_uint(dims),
+		(*C.size_t)(unsafe.Pointer(&global[0])), lp, out))
+	st, bad := int32(uint32(r)), int(r>>32)-1
 	fn := "clEnqueueNDRangeKernel"
-	if b >= 0 {
+	if bad >= 0 {
 		fn = "clSetKernelArg"
 	}
-	err = chk(fn, st)
+	err = check(fn, st)
 	evStore(ev, keep, err)
-	return int(b), err
+	return bad, err
 }
 
 // Finish blocks until every command of q has completed.
