@@ -462,32 +462,52 @@ func TestNoLeakedObjects(t *testing.T) {
 	}
 }
 
-// TestClose uses a device of its own (a fresh plugin load in a child
-// process would be needed otherwise): it closes the last device the test
-// binary saw, so it runs last.
-func TestZZClose(t *testing.T) {
-	devs := devices(t)
-	d := devs[len(devs)-1]
-	if _, err := d.Load(iotaKernel); err != nil {
-		t.Fatal(err)
+// TestClose closes a device in a child process, so that the devices of
+// this process stay open for the other tests and benchmarks.
+func TestClose(t *testing.T) {
+	devices(t)
+	cmd := exec.Command(os.Args[0], "-test.run=^TestChildClose$", "-test.v")
+	cmd.Env = append(os.Environ(), "GOMPT_OPENCL_CHILD=close")
+	out, err := cmd.CombinedOutput()
+	if err != nil || !strings.Contains(string(out), "--- PASS: TestChildClose") {
+		t.Fatalf("child: %v\n%s", err, out)
 	}
-	if _, err := d.Alloc(64); err != nil {
-		t.Fatal(err)
+}
+
+// TestChildClose is run by TestClose in a child process.
+func TestChildClose(t *testing.T) {
+	if os.Getenv("GOMPT_OPENCL_CHILD") != "close" {
+		t.Skip("run by TestClose")
 	}
-	if _, err := d.NewQueue(); err != nil {
-		t.Fatal(err)
+	for _, d := range devices(t) {
+		if _, err := d.Load(iotaKernel); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := d.Alloc(64); err != nil {
+			t.Fatal(err)
+		}
+		q, err := d.NewQueue()
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := d.(device.Closer).Close(); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := d.Alloc(64); device.CodeOf(err) != device.CodeInvalidDevice {
+			t.Errorf("Alloc after Close: %v, want invalid device", err)
+		}
+		if _, err := d.Load(iotaKernel); device.CodeOf(err) != device.CodeInvalidDevice {
+			t.Errorf("Load after Close: %v, want invalid device", err)
+		}
+		if _, err := q.Record(); err == nil {
+			t.Error("Record on a queue of a closed device succeeded")
+		}
+		if err := d.(device.Closer).Close(); err != nil {
+			t.Errorf("second Close: %v", err)
+		}
 	}
-	if err := d.(device.Closer).Close(); err != nil {
-		t.Fatal(err)
-	}
-	if live := cl.Live(); live.Total() != 0 && len(devs) == 1 {
-		t.Errorf("live OpenCL objects after Close: %+v", live)
-	}
-	if _, err := d.Alloc(64); device.CodeOf(err) != device.CodeInvalidDevice {
-		t.Errorf("Alloc after Close: %v, want invalid device", err)
-	}
-	if err := d.(device.Closer).Close(); err != nil {
-		t.Errorf("second Close: %v", err)
+	if live := cl.Live(); live.Total() != 0 {
+		t.Errorf("live OpenCL objects after closing every device: %+v", live)
 	}
 }
 
