@@ -1,0 +1,146 @@
+//go:build cgo
+
+package cabi
+
+import (
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+	"unsafe"
+
+	"github.com/gompt/gompt/ompt"
+)
+
+// TestABI compiles, against the real omp-tools.h, static asserts
+// generated from what the Go side uses: the layout of every C type cabi
+// passes (as cgo sees cabi.h), the sizes of the Go types that travel as C
+// types, and the value of every ompt constant that has an omp-tools.h
+// enumerator.
+func TestABI(t *testing.T) {
+	needC(t)
+	var b strings.Builder
+	b.WriteString("#include <stddef.h>\n#include <stdint.h>\n#include <omp-tools.h>\n")
+	n := 0
+	assert := func(cond, msg string) {
+		n++
+		fmt.Fprintf(&b, "_Static_assert(%s, %q);\n", cond, msg)
+	}
+
+	// The record layout DESIGN.md promises, stated once by hand.
+	assert("sizeof(ompt_record_ompt_t) == 104", "ompt_record_ompt_t is 104 bytes")
+	assert("offsetof(ompt_record_ompt_t, record) == 32", "record body at offset 32")
+
+	for _, l := range layouts() {
+		assert(fmt.Sprintf("sizeof(%s) == %d", l.typ, l.size), "size of "+l.typ)
+		for _, f := range l.fields {
+			assert(fmt.Sprintf("offsetof(%s, %s) == %d", l.typ, f.name, f.off), l.typ+"."+f.name)
+		}
+	}
+	for typ, size := range scalarSizes() {
+		assert(fmt.Sprintf("sizeof(%s) == %d", typ, size), "size of "+typ)
+	}
+
+	// Go types that cabi hands to C as C types.
+	assert(fmt.Sprintf("sizeof(void *) == %d", unsafe.Sizeof(uintptr(0))), "uintptr is void * (addresses, map arrays)")
+	assert(fmt.Sprintf("sizeof(size_t) == %d", unsafe.Sizeof(uint64(0))), "uint64 is size_t (map bytes array)")
+	assert(fmt.Sprintf("sizeof(unsigned int) == %d", unsafe.Sizeof(uint32(0))), "uint32 is unsigned int (map flags array)")
+	assert(fmt.Sprintf("sizeof(ompt_id_t) == %d", unsafe.Sizeof(uint64(0))), "host_op_id slot is a uint64")
+	assert(fmt.Sprintf("sizeof(ompt_data_t) == %d", unsafe.Sizeof(ompt.Data{}.Value)), "ompt.Data.Value is the ompt_data_t word")
+	assert("sizeof(ompt_device_t *) == sizeof(void *)", "ompt_device_t * is a plain pointer")
+
+	// Enumerators: every ompt constant whose value C tools see.
+	for ev := ompt.Callback(1); ev <= ompt.CallbackError; ev++ {
+		assert(fmt.Sprintf("%s == %d", ev, int(ev)), ev.String())
+	}
+	for r := ompt.SetError; r <= ompt.SetAlways; r++ {
+		assert(fmt.Sprintf("%s == %d", r, int(r)), r.String())
+	}
+	for _, e := range []ompt.Endpoint{ompt.ScopeBegin, ompt.ScopeEnd, ompt.ScopeBeginEnd} {
+		assert(fmt.Sprintf("ompt_scope_%s == %d", e, int(e)), "endpoint "+e.String())
+	}
+	for _, k := range []ompt.TargetKind{ompt.KindTarget, ompt.KindTargetEnterData, ompt.KindTargetExitData, ompt.KindTargetUpdate,
+		ompt.KindTargetNowait, ompt.KindTargetEnterDataNowait, ompt.KindTargetExitDataNowait, ompt.KindTargetUpdateNowait} {
+		assert(fmt.Sprintf("%s == %d", k, int(k)), k.String())
+	}
+	// ompt_target_data_memset (8) is OpenMP 6.0's and not in the 5.1
+	// header; its value is checked by ctool's op_name only.
+	for _, k := range []ompt.DataOpKind{ompt.DataOpAlloc, ompt.DataOpTransferToDevice, ompt.DataOpTransferFromDevice,
+		ompt.DataOpDelete, ompt.DataOpAssociate, ompt.DataOpDisassociate, ompt.DataOpAllocAsync,
+		ompt.DataOpTransferToDeviceAsync, ompt.DataOpTransferFromDeviceAsync, ompt.DataOpDeleteAsync} {
+		assert(fmt.Sprintf("%s == %d", k, int(k)), k.String())
+	}
+	for name, v := range map[string]uint32{"to": ompt.MapFlagTo, "from": ompt.MapFlagFrom, "alloc": ompt.MapFlagAlloc,
+		"release": ompt.MapFlagRelease, "delete": ompt.MapFlagDelete, "implicit": ompt.MapFlagImplicit} {
+		assert(fmt.Sprintf("ompt_target_map_flag_%s == %d", name, v), "map flag "+name)
+	}
+	for name, v := range map[string]int{"work_serial": ompt.StateWorkSerial, "wait_target": ompt.StateWaitTarget,
+		"wait_target_map": ompt.StateWaitTargetMap, "wait_target_update": ompt.StateWaitTargetUpdate, "undefined": ompt.StateUndefined} {
+		assert(fmt.Sprintf("ompt_state_%s == %d", name, v), "state "+name)
+	}
+	assert(fmt.Sprintf("ompt_task_initial == %d", ompt.TaskInitial), "ompt_task_initial")
+	assert(fmt.Sprintf("ompt_task_target == %d", ompt.TaskTarget), "ompt_task_target")
+
+	dir := t.TempDir()
+	src := filepath.Join(dir, "abi.c")
+	if err := os.WriteFile(src, []byte(b.String()), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	hdir, err := HeaderDir()
+	if err != nil {
+		t.Fatal(err)
+	}
+	inc := filepath.Join(dir, "inc")
+	os.Mkdir(inc, 0o755)
+	if err := os.Symlink(filepath.Join(hdir, "omp-tools.h"), filepath.Join(inc, "omp-tools.h")); err != nil {
+		t.Fatal(err)
+	}
+	out, err := exec.Command(cc(), "-std=c11", "-fsyntax-only", "-I", inc, src).CombinedOutput()
+	if err != nil {
+		t.Fatalf("ABI asserts against %s/omp-tools.h failed: %v\n%s", hdir, err, out)
+	}
+	if n < 100 {
+		t.Errorf("only %d asserts generated", n)
+	}
+	t.Logf("%d asserts hold against %s/omp-tools.h", n, hdir)
+}
+
+// TestABICatchesMismatch proves the asserts can fail: a wrong size is
+// rejected by the compiler.
+func TestABICatchesMismatch(t *testing.T) {
+	needC(t)
+	dir := t.TempDir()
+	hdir, _ := HeaderDir()
+	os.Symlink(filepath.Join(hdir, "omp-tools.h"), filepath.Join(dir, "omp-tools.h"))
+	src := filepath.Join(dir, "bad.c")
+	os.WriteFile(src, []byte("#include <omp-tools.h>\n_Static_assert(sizeof(ompt_record_ompt_t) == 96, \"x\");\n"), 0o644)
+	if out, err := exec.Command(cc(), "-std=c11", "-fsyntax-only", "-I", dir, src).CombinedOutput(); err == nil {
+		t.Fatalf("a false assert compiled:\n%s", out)
+	}
+}
+
+// TestEntryTable checks that the C table and entryNames agree and cover
+// ompt's names.
+func TestEntryTable(t *testing.T) {
+	if !Available {
+		t.Skip("built without cgo")
+	}
+	if got := numCEntries(); got != len(entryNames) {
+		t.Fatalf("C table has %d entries, entryNames %d", got, len(entryNames))
+	}
+	if numHostEntries != len(ompt.HostEntryNames) {
+		t.Fatalf("numHostEntries %d, ompt has %d host names", numHostEntries, len(ompt.HostEntryNames))
+	}
+	for i, n := range ompt.HostEntryNames {
+		if entryNames[i] != n {
+			t.Errorf("entry %d: %q, ompt.HostEntryNames has %q", i, entryNames[i], n)
+		}
+	}
+	for i, n := range entryNames[numHostEntries:] {
+		if ompt.DeviceEntryNames[i] != n {
+			t.Errorf("device entry %d: %q, ompt.DeviceEntryNames has %q", i, n, ompt.DeviceEntryNames[i])
+		}
+	}
+}

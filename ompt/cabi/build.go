@@ -1,0 +1,104 @@
+package cabi
+
+import (
+	"errors"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"runtime"
+	"sort"
+)
+
+// FinderName is the name under which the C tool search is registered with
+// ompt.RegisterFinder (it prefixes the core's verbose-log lines about it).
+const FinderName = "C tools"
+
+// HeaderDir returns the directory that holds omp-tools.h, for building C
+// tools: $GOMPT_OMPT_INCLUDE if set, else the newest clang resource
+// directory of an installed LLVM (Debian libomp-N-dev puts it at
+// /usr/lib/llvm-N/lib/clang/N/include), else /usr/include or
+// /usr/local/include.
+func HeaderDir() (string, error) {
+	if d := os.Getenv("GOMPT_OMPT_INCLUDE"); d != "" {
+		if _, err := os.Stat(filepath.Join(d, "omp-tools.h")); err != nil {
+			return "", fmt.Errorf("cabi: GOMPT_OMPT_INCLUDE=%q: %w (set it to the directory that holds omp-tools.h)", d, err)
+		}
+		return d, nil
+	}
+	found, _ := filepath.Glob("/usr/lib/llvm-*/lib/clang/*/include/omp-tools.h")
+	sort.Strings(found)
+	for _, d := range []string{"/usr/include", "/usr/local/include"} {
+		found = append([]string{filepath.Join(d, "omp-tools.h")}, found...)
+	}
+	for i := len(found) - 1; i >= 0; i-- {
+		if _, err := os.Stat(found[i]); err == nil {
+			return filepath.Dir(found[i]), nil
+		}
+	}
+	return "", errors.New("cabi: omp-tools.h not found (install libomp-19-dev, or set GOMPT_OMPT_INCLUDE to its directory)")
+}
+
+// BuildTool compiles the C source files srcs into the shared library out
+// with gcc (or $CC) against omp-tools.h (HeaderDir), with -shared -fPIC
+// -pthread. It is what the tests use to build C tools; the error carries
+// the compiler's output. Only omp-tools.h is put on the include path (a
+// clang resource directory also holds clang's own stddef.h, which older
+// clang versions write in a way gcc rejects).
+func BuildTool(out string, srcs ...string) error {
+	hdir, err := HeaderDir()
+	if err != nil {
+		return err
+	}
+	inc, err := os.MkdirTemp("", "gompt-ompt-include-")
+	if err != nil {
+		return fmt.Errorf("cabi: %w", err)
+	}
+	defer os.RemoveAll(inc)
+	if err := os.Symlink(filepath.Join(hdir, "omp-tools.h"), filepath.Join(inc, "omp-tools.h")); err != nil {
+		return fmt.Errorf("cabi: %w", err)
+	}
+	cc := os.Getenv("CC")
+	if cc == "" {
+		cc = "gcc"
+	}
+	if _, err := exec.LookPath(cc); err != nil {
+		return fmt.Errorf("cabi: C compiler %q: %w (install gcc or set CC)", cc, err)
+	}
+	args := append([]string{"-shared", "-fPIC", "-pthread", "-O2", "-Wall", "-Werror", "-I", inc, "-o", out}, srcs...)
+	cmd := exec.Command(cc, args...)
+	if b, err := cmd.CombinedOutput(); err != nil {
+		return fmt.Errorf("cabi: %s %v: %w\n%s", cc, args, err, b)
+	}
+	return nil
+}
+
+// ExampleToolSource returns the path of examples/tools/ctool/ctool.c in
+// the source tree this package was built from.
+func ExampleToolSource() (string, error) {
+	_, file, _, ok := runtime.Caller(0)
+	if !ok {
+		return "", errors.New("cabi: cannot locate the source tree")
+	}
+	src := filepath.Join(filepath.Dir(file), "..", "..", "examples", "tools", "ctool", "ctool.c")
+	if _, err := os.Stat(src); err != nil {
+		return "", fmt.Errorf("cabi: example tool source: %w", err)
+	}
+	return src, nil
+}
+
+// BuildExampleTool compiles the example C tool (examples/tools/ctool) into
+// dir/libctool.so and returns its path, for tests that run a program under
+// it with OMP_TOOL_LIBRARIES. The tool writes its event lines to the file
+// named by $CTOOL_OUTPUT (stdout if unset); see examples/tools/ctool.
+func BuildExampleTool(dir string) (string, error) {
+	src, err := ExampleToolSource()
+	if err != nil {
+		return "", err
+	}
+	out := filepath.Join(dir, "libctool.so")
+	if err := BuildTool(out, src); err != nil {
+		return "", err
+	}
+	return out, nil
+}

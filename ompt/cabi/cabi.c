@@ -1,0 +1,274 @@
+//go:build cgo
+
+// cabi.c: the C side of ompt/cabi. Loading tools, the C entry points a C
+// tool looks up (each calls into Go through an exported function), and the
+// trampolines through which Go calls the tool's callbacks.
+
+#define _GNU_SOURCE
+#include <dlfcn.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "cabi.h"
+#include "_cgo_export.h"
+
+// ---- loading ----------------------------------------------------------
+
+static char *dup_dlerror(void) {
+	const char *e = dlerror();
+	return strdup(e != NULL ? e : "unknown error");
+}
+
+// gompt_cabi_dlopen opens name as dlopen does (paths as given, bare names
+// through the loader's search path). RTLD_LAZY, as LLVM's libomp opens
+// tools: a tool may reference functions that are resolved only when called.
+// On failure *err is a malloc'd copy of dlerror's message (taken in the
+// same C call, so on the same thread).
+void *gompt_cabi_dlopen(const char *name, char **err) {
+	void *h = dlopen(name, RTLD_LAZY | RTLD_LOCAL);
+	if (h == NULL) {
+		*err = dup_dlerror();
+	}
+	return h;
+}
+
+void *gompt_cabi_dlsym(void *h, const char *name, char **err) {
+	dlerror();
+	void *p = dlsym(h, name);
+	if (p == NULL) {
+		const char *e = dlerror();
+		*err = strdup(e != NULL ? e : "symbol value is NULL");
+	}
+	return p;
+}
+
+void *gompt_cabi_dlsym_default(const char *name) {
+	return dlsym(RTLD_DEFAULT, name);
+}
+
+// gompt_cabi_dladdr_file returns a malloc'd copy of the file name of the
+// object that holds addr, or NULL.
+char *gompt_cabi_dladdr_file(void *addr) {
+	Dl_info info;
+	if (dladdr(addr, &info) == 0 || info.dli_fname == NULL) {
+		return NULL;
+	}
+	return strdup(info.dli_fname);
+}
+
+void gompt_cabi_dlclose(void *h) { dlclose(h); }
+
+ompt_start_tool_result_t *gompt_cabi_call_start(void *fn, unsigned int omp_version, const char *runtime_version) {
+	return ((ompt_start_tool_t)fn)(omp_version, runtime_version);
+}
+
+int gompt_cabi_call_initialize(ompt_start_tool_result_t *r, int initial_device_num) {
+	return r->initialize(gompt_cabi_lookup, initial_device_num, &r->tool_data);
+}
+
+void gompt_cabi_call_finalize(ompt_start_tool_result_t *r) {
+	if (r->finalize != NULL) {
+		r->finalize(&r->tool_data);
+	}
+}
+
+// ---- entry points (Table 4.1) ------------------------------------------
+
+static int e_enumerate_states(int cur, int *next, const char **name) {
+	struct gomptEnumerateStates_return r = gomptEnumerateStates(cur);
+	if (r.r0 && next != NULL) *next = r.r1;
+	if (r.r0 && name != NULL) *name = r.r2;
+	return r.r0;
+}
+
+static int e_enumerate_mutex_impls(int cur, int *next, const char **name) {
+	struct gomptEnumerateMutexImpls_return r = gomptEnumerateMutexImpls(cur);
+	if (r.r0 && next != NULL) *next = r.r1;
+	if (r.r0 && name != NULL) *name = r.r2;
+	return r.r0;
+}
+
+static ompt_set_result_t e_set_callback(ompt_callbacks_t event, ompt_callback_t cb) {
+	return gomptSetCallback(event, (uintptr_t)cb);
+}
+
+static int e_get_callback(ompt_callbacks_t event, ompt_callback_t *cb) {
+	uintptr_t p = gomptGetCallback(event);
+	if (p == 0) return 0;
+	if (cb != NULL) *cb = (ompt_callback_t)p;
+	return 1;
+}
+
+static ompt_data_t *e_get_thread_data(void) { return gomptGetThreadData(); }
+static int e_get_num_places(void) { return gomptGetNumPlaces(); }
+
+static int e_get_place_proc_ids(int place_num, int ids_size, int *ids) {
+	if (ids_size < 0 || (ids_size > 0 && ids == NULL)) ids_size = 0;
+	return gomptGetPlaceProcIDs(place_num, ids_size, ids);
+}
+
+static int e_get_place_num(void) { return gomptGetPlaceNum(); }
+
+static int e_get_partition_place_nums(int size, int *nums) {
+	if (size < 0 || (size > 0 && nums == NULL)) size = 0;
+	return gomptGetPartitionPlaceNums(size, nums);
+}
+
+static int e_get_proc_id(void) { return gomptGetProcID(); }
+
+static int e_get_state(ompt_wait_id_t *wait_id) {
+	struct gomptGetState_return r = gomptGetState();
+	if (wait_id != NULL) *wait_id = r.r1;
+	return r.r0;
+}
+
+static int e_get_parallel_info(int level, ompt_data_t **parallel_data, int *team_size) {
+	struct gomptGetParallelInfo_return r = gomptGetParallelInfo(level);
+	if (r.r0 != 0) {
+		if (parallel_data != NULL) *parallel_data = r.r1;
+		if (team_size != NULL) *team_size = r.r2;
+	}
+	return r.r0;
+}
+
+static int e_get_task_info(int level, int *flags, ompt_data_t **task_data, ompt_frame_t **task_frame, ompt_data_t **parallel_data, int *thread_num) {
+	struct gomptGetTaskInfo_return r = gomptGetTaskInfo(level);
+	if (r.r0 != 0) {
+		if (flags != NULL) *flags = r.r1;
+		if (task_data != NULL) *task_data = r.r2;
+		if (task_frame != NULL) *task_frame = r.r3;
+		if (parallel_data != NULL) *parallel_data = r.r4;
+		if (thread_num != NULL) *thread_num = r.r5;
+	}
+	return r.r0;
+}
+
+static int e_get_task_memory(void **addr, size_t *size, int block) {
+	struct gomptGetTaskMemory_return r = gomptGetTaskMemory(block);
+	if (r.r0 != 0) {
+		if (addr != NULL) *addr = (void *)r.r1;
+		if (size != NULL) *size = r.r2;
+	}
+	return r.r0;
+}
+
+static int e_get_num_devices(void) { return gomptGetNumDevices(); }
+static int e_get_num_procs(void) { return gomptGetNumProcs(); }
+
+static int e_get_target_info(uint64_t *device_num, ompt_id_t *target_id, ompt_id_t *host_op_id) {
+	struct gomptGetTargetInfo_return r = gomptGetTargetInfo();
+	if (r.r0 != 0) {
+		if (device_num != NULL) *device_num = r.r1;
+		if (target_id != NULL) *target_id = r.r2;
+		if (host_op_id != NULL) *host_op_id = r.r3;
+	}
+	return r.r0;
+}
+
+static uint64_t e_get_unique_id(void) { return gomptGetUniqueID(); }
+static void e_finalize_tool(void) { gomptFinalizeTool(); }
+
+// ---- device entry points ---------------------------------------------
+
+static int e_get_device_num_procs(ompt_device_t *device) {
+	return gomptGetDeviceNumProcs((uintptr_t)device);
+}
+
+static ompt_device_time_t e_get_device_time(ompt_device_t *device) {
+	return gomptGetDeviceTime((uintptr_t)device);
+}
+
+static double e_translate_time(ompt_device_t *device, ompt_device_time_t time) {
+	return gomptTranslateTime((uintptr_t)device, time);
+}
+
+// gompt_cabi_entries: the order of entryNames in entry.go.
+const ompt_interface_fn_t gompt_cabi_entries[] = {
+	(ompt_interface_fn_t)e_enumerate_states,
+	(ompt_interface_fn_t)e_enumerate_mutex_impls,
+	(ompt_interface_fn_t)e_set_callback,
+	(ompt_interface_fn_t)e_get_callback,
+	(ompt_interface_fn_t)e_get_thread_data,
+	(ompt_interface_fn_t)e_get_num_places,
+	(ompt_interface_fn_t)e_get_place_proc_ids,
+	(ompt_interface_fn_t)e_get_place_num,
+	(ompt_interface_fn_t)e_get_partition_place_nums,
+	(ompt_interface_fn_t)e_get_proc_id,
+	(ompt_interface_fn_t)e_get_state,
+	(ompt_interface_fn_t)e_get_parallel_info,
+	(ompt_interface_fn_t)e_get_task_info,
+	(ompt_interface_fn_t)e_get_task_memory,
+	(ompt_interface_fn_t)e_get_num_devices,
+	(ompt_interface_fn_t)e_get_num_procs,
+	(ompt_interface_fn_t)e_get_target_info,
+	(ompt_interface_fn_t)e_get_unique_id,
+	(ompt_interface_fn_t)e_finalize_tool,
+	(ompt_interface_fn_t)e_get_device_num_procs,
+	(ompt_interface_fn_t)e_get_device_time,
+	(ompt_interface_fn_t)e_translate_time,
+};
+const int gompt_cabi_nentries = sizeof gompt_cabi_entries / sizeof gompt_cabi_entries[0];
+
+// The lookups ask Go whether the tool's Go lookup resolves the name, and
+// answer with the C entry point of the same index.
+ompt_interface_fn_t gompt_cabi_lookup(const char *name) {
+	if (name == NULL) return NULL;
+	int i = gomptLookupIndex((char *)name, 0);
+	return i >= 0 && i < gompt_cabi_nentries ? gompt_cabi_entries[i] : NULL;
+}
+
+ompt_interface_fn_t gompt_cabi_device_lookup(const char *name) {
+	if (name == NULL) return NULL;
+	int i = gomptLookupIndex((char *)name, 1);
+	return i >= 0 && i < gompt_cabi_nentries ? gompt_cabi_entries[i] : NULL;
+}
+
+// ---- trampolines -------------------------------------------------------
+
+void gompt_cabi_call_device_initialize(uintptr_t fn, int device_num, const char *type, ompt_device_t *device, const char *doc) {
+	((ompt_callback_device_initialize_t)fn)(device_num, type, device, gompt_cabi_device_lookup, doc);
+}
+
+void gompt_cabi_call_device_finalize(uintptr_t fn, int device_num) {
+	((ompt_callback_device_finalize_t)fn)(device_num);
+}
+
+void gompt_cabi_call_device_load(uintptr_t fn, int device_num, const char *filename, int64_t offset_in_file, uintptr_t vma_in_file, size_t bytes, uintptr_t host_addr, uintptr_t device_addr, uint64_t module_id) {
+	((ompt_callback_device_load_t)fn)(device_num, filename, offset_in_file, (void *)vma_in_file, bytes, (void *)host_addr, (void *)device_addr, module_id);
+}
+
+void gompt_cabi_call_device_unload(uintptr_t fn, int device_num, uint64_t module_id) {
+	((ompt_callback_device_unload_t)fn)(device_num, module_id);
+}
+
+void gompt_cabi_call_target(uintptr_t fn, int kind, int endpoint, int device_num, ompt_data_t *task_data, ompt_id_t target_id, uintptr_t code) {
+	((ompt_callback_target_t)fn)(kind, endpoint, device_num, task_data, target_id, (const void *)code);
+}
+
+void gompt_cabi_call_target_emi(uintptr_t fn, int kind, int endpoint, int device_num, ompt_data_t *task_data, ompt_data_t *target_task_data, ompt_data_t *target_data, uintptr_t code) {
+	((ompt_callback_target_emi_t)fn)(kind, endpoint, device_num, task_data, target_task_data, target_data, (const void *)code);
+}
+
+void gompt_cabi_call_target_data_op(uintptr_t fn, ompt_id_t target_id, ompt_id_t host_op_id, int optype, uintptr_t src, int src_dev, uintptr_t dest, int dest_dev, size_t bytes, uintptr_t code) {
+	((ompt_callback_target_data_op_t)fn)(target_id, host_op_id, optype, (void *)src, src_dev, (void *)dest, dest_dev, bytes, (const void *)code);
+}
+
+void gompt_cabi_call_target_data_op_emi(uintptr_t fn, int endpoint, ompt_data_t *target_task_data, ompt_data_t *target_data, ompt_id_t *host_op_id, int optype, uintptr_t src, int src_dev, uintptr_t dest, int dest_dev, size_t bytes, uintptr_t code) {
+	((ompt_callback_target_data_op_emi_t)fn)(endpoint, target_task_data, target_data, host_op_id, optype, (void *)src, src_dev, (void *)dest, dest_dev, bytes, (const void *)code);
+}
+
+void gompt_cabi_call_target_submit(uintptr_t fn, ompt_id_t target_id, ompt_id_t host_op_id, unsigned int teams) {
+	((ompt_callback_target_submit_t)fn)(target_id, host_op_id, teams);
+}
+
+void gompt_cabi_call_target_submit_emi(uintptr_t fn, int endpoint, ompt_data_t *target_data, ompt_id_t *host_op_id, unsigned int teams) {
+	((ompt_callback_target_submit_emi_t)fn)(endpoint, target_data, host_op_id, teams);
+}
+
+void gompt_cabi_call_target_map(uintptr_t fn, ompt_id_t target_id, unsigned int nitems, uintptr_t *host_addr, uintptr_t *device_addr, uint64_t *bytes, uint32_t *flags, uintptr_t code) {
+	((ompt_callback_target_map_t)fn)(target_id, nitems, (void **)host_addr, (void **)device_addr, (size_t *)bytes, (unsigned int *)flags, (const void *)code);
+}
+
+void gompt_cabi_call_target_map_emi(uintptr_t fn, ompt_data_t *target_data, unsigned int nitems, uintptr_t *host_addr, uintptr_t *device_addr, uint64_t *bytes, uint32_t *flags, uintptr_t code) {
+	((ompt_callback_target_map_emi_t)fn)(target_data, nitems, (void **)host_addr, (void **)device_addr, (size_t *)bytes, (unsigned int *)flags, (const void *)code);
+}

@@ -1,0 +1,59 @@
+// Package cabi is the C face of package ompt: it lets an OMPT tool written
+// in C (or C++, or anything that builds a shared library against
+// omp-tools.h of OpenMP 5.1/5.2) attach to a Go program that runs gompt,
+// unchanged and without recompiling, as it would attach to LLVM's libomp.
+//
+// Importing the package (for its side effect; package target does) adds
+// the C tool search to ompt's start-up, after the Go tools:
+//
+//   - first an ompt_start_tool already in the address space: linked into
+//     the program through cgo (external linking exports it), or preloaded
+//     with LD_PRELOAD. gompt defines no such symbol itself;
+//   - then each library in OMP_TOOL_LIBRARIES, a colon-separated list, in
+//     order. Each entry is opened as dlopen(3) opens it: a name with a
+//     slash as an absolute or relative path, a bare name through the
+//     loader's search path (LD_LIBRARY_PATH, ld.so.cache, ...). Empty
+//     entries are skipped.
+//
+// Each ompt_start_tool found is called with ompt.OMPVersion and
+// ompt.RuntimeVersion. NULL means "keep looking". The first non-NULL
+// result is the tool, and the search stops: there is at most one C tool.
+// Libraries that gave no tool are closed again. OMP_TOOL_VERBOSE_INIT logs
+// each place tried and why it was skipped: not found, cannot be loaded, no
+// ompt_start_tool symbol, returned NULL. The core logs the initializer's
+// result. With OMP_TOOL=disabled the core never calls the search. C and Go
+// tools can be active together.
+//
+// # Entry points
+//
+// The lookup function given to the tool's initialize returns a C function
+// with the omp-tools.h signature for each Table 4.1 name that ompt's Go
+// lookup resolves, and NULL for any other name. The lookup given to
+// device_initialize does the same for the device names (get_device_num_procs,
+// get_device_time, translate_time; the tracing names once ompt resolves
+// them). Entry points are safe to call from any thread, including threads
+// the tool creates, and from inside callbacks. A device pointer gompt did
+// not hand out is answered with 0, never dereferenced.
+//
+// # Callbacks
+//
+// ompt_set_callback registers, for the C function, a Go callback of the
+// event's type that calls it with the omp-tools.h argument list, and
+// answers what ompt answers (ompt_set_always for the target and device
+// events, ompt_set_never for host events gompt never dispatches,
+// ompt_set_error for numbers omp-tools.h does not define). Every
+// ompt_data_t * and ompt_id_t * a callback gets points to C memory:
+// task_data, thread_data and parallel_data live as long as the tool;
+// target_data, target_task_data and the host_op_id slot live from the
+// construct's begin event to its end event, and whatever the tool wrote
+// at begin is there at end (for a device memory routine, the host_op_id
+// slot lives from the data op's begin to its end). The map arrays of
+// target_map are valid during the call only. device_load gets NULL for an
+// image without a file and ompt_addr_none for addresses that do not exist.
+// tool_data of ompt_start_tool_result_t is passed to initialize and
+// finalize by reference, in the tool's own structure.
+//
+// Callbacks run on the goroutine that causes the event, on whatever
+// thread it runs; a C callback must not longjmp out or keep the map
+// arrays.
+package cabi

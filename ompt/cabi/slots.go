@@ -1,0 +1,189 @@
+//go:build cgo
+
+package cabi
+
+/*
+#include <stdlib.h>
+#include "cabi.h"
+*/
+import "C"
+
+import (
+	"sync"
+	"unsafe"
+
+	"github.com/gompt/gompt/ompt"
+)
+
+// Construct slots. The core gives each tool a Go ompt.Data per construct
+// (target_data, target_task_data) and a *uint64 host_op_id slot; a C tool
+// must get C memory it may keep a pointer to for the construct's life. The
+// first callback of a construct takes a gompt_scope from a free list and
+// hangs it on the Go slot's Ptr field (the slot belongs to this tool, and
+// the core zeroes it when the construct ends); the target_emi end callback
+// returns it. Only the goroutine running the construct touches its slots.
+
+var (
+	scopeMu    sync.Mutex
+	freeScopes *C.gompt_scope
+)
+
+func allocScope() *C.gompt_scope {
+	scopeMu.Lock()
+	sc := freeScopes
+	if sc != nil {
+		freeScopes = sc.next
+	}
+	scopeMu.Unlock()
+	if sc == nil {
+		return (*C.gompt_scope)(C.calloc(1, C.sizeof_gompt_scope))
+	}
+	*sc = C.gompt_scope{}
+	return sc
+}
+
+func freeScope(sc *C.gompt_scope) {
+	scopeMu.Lock()
+	sc.next = freeScopes
+	freeScopes = sc
+	scopeMu.Unlock()
+}
+
+// scopeOf returns the C scope of the construct whose Go target_data slot
+// is td, taking one on first use.
+func scopeOf(td *ompt.Data) *C.gompt_scope {
+	if sc, ok := td.Ptr.(*C.gompt_scope); ok {
+		return sc
+	}
+	sc := allocScope()
+	td.Ptr = sc
+	return sc
+}
+
+// releaseScope returns td's C scope at the end of its construct.
+func releaseScope(td *ompt.Data) {
+	if sc, ok := td.Ptr.(*C.gompt_scope); ok {
+		td.Ptr = nil
+		freeScope(sc)
+	}
+}
+
+// Device memory routines have no construct and no target_data: their
+// host_op_id slot lives from the data op's begin to its end, keyed by the
+// core's Go slot.
+var (
+	routineMu     sync.Mutex
+	routineScopes = map[*uint64]*C.gompt_scope{}
+)
+
+func routineScope(hop *uint64, ep ompt.Endpoint) *C.gompt_scope {
+	routineMu.Lock()
+	defer routineMu.Unlock()
+	sc := routineScopes[hop]
+	if sc == nil {
+		sc = allocScope()
+		routineScopes[hop] = sc
+		if ep != ompt.ScopeBegin {
+			sc.host_op_id = C.ompt_id_t(*hop)
+		}
+	}
+	return sc
+}
+
+func releaseRoutineScope(hop *uint64) {
+	routineMu.Lock()
+	sc := routineScopes[hop]
+	delete(routineScopes, hop)
+	routineMu.Unlock()
+	if sc != nil {
+		freeScope(sc)
+	}
+}
+
+// Devices. A C tool gets a gompt_device (C memory, never freed) as
+// ompt_device_t *; the device entry points find the Go handle by its
+// address, so a pointer gompt did not hand out is answered with 0, never
+// dereferenced.
+
+// cdevice is one device as the C face knows it.
+type cdevice struct {
+	h      *ompt.DeviceHandle
+	c      *C.gompt_device
+	typ    *C.char
+	lookup ompt.LookupFunc
+
+	numProcs  ompt.GetDeviceNumProcsFunc
+	time      ompt.GetDeviceTimeFunc
+	translate ompt.TranslateTimeFunc
+}
+
+const deviceMagic = 0x676f6d7074646576 // "gomptdev"
+
+var (
+	devMu    sync.RWMutex
+	devByH   = map[*ompt.DeviceHandle]*cdevice{}
+	devByPtr = map[uintptr]*cdevice{}
+)
+
+// deviceFor returns the C face of device handle h, making it on first use.
+func deviceFor(h *ompt.DeviceHandle, typ string, lookup ompt.LookupFunc) *cdevice {
+	devMu.RLock()
+	d := devByH[h]
+	devMu.RUnlock()
+	if d != nil {
+		return d
+	}
+	devMu.Lock()
+	defer devMu.Unlock()
+	if d = devByH[h]; d != nil {
+		return d
+	}
+	d = &cdevice{h: h, typ: C.CString(typ), lookup: lookup}
+	d.c = (*C.gompt_device)(C.calloc(1, C.sizeof_gompt_device))
+	d.c.num = C.int(h.Num())
+	d.c.magic = deviceMagic
+	d.numProcs, _ = lookup("ompt_get_device_num_procs").(ompt.GetDeviceNumProcsFunc)
+	d.time, _ = lookup("ompt_get_device_time").(ompt.GetDeviceTimeFunc)
+	d.translate, _ = lookup("ompt_translate_time").(ompt.TranslateTimeFunc)
+	devByH[h] = d
+	devByPtr[uintptr(unsafe.Pointer(d.c))] = d
+	return d
+}
+
+// deviceAt returns the device whose C handle is at p, or nil.
+func deviceAt(p C.uintptr_t) *cdevice {
+	devMu.RLock()
+	defer devMu.RUnlock()
+	return devByPtr[uintptr(p)]
+}
+
+// deviceResolves reports whether the Go lookup of some device the C tool
+// knows resolves name (the C device lookup is one function for all).
+func deviceResolves(name string) bool {
+	devMu.RLock()
+	defer devMu.RUnlock()
+	for _, d := range devByH {
+		if d.lookup(name) != nil {
+			return true
+		}
+	}
+	return false
+}
+
+// C strings handed to the tool that must stay valid (state names, the
+// device documentation): made once, never freed.
+var (
+	cstrMu sync.Mutex
+	cstrs  = map[string]*C.char{}
+)
+
+func cstring(s string) *C.char {
+	cstrMu.Lock()
+	defer cstrMu.Unlock()
+	p := cstrs[s]
+	if p == nil {
+		p = C.CString(s)
+		cstrs[s] = p
+	}
+	return p
+}

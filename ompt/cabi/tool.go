@@ -1,0 +1,289 @@
+//go:build cgo
+
+package cabi
+
+/*
+#include <stdlib.h>
+#include "cabi.h"
+*/
+import "C"
+
+import (
+	"sync"
+	"sync/atomic"
+	"unsafe"
+
+	"github.com/gompt/gompt/ompt"
+)
+
+// ctool is the one C tool of the process (the C search stops at the first
+// ompt_start_tool that returns non-NULL, so there is at most one).
+type ctool struct {
+	name  string
+	res   *C.ompt_start_tool_result_t // the tool's own memory
+	lib   unsafe.Pointer              // dlopen handle (nil: found in the address space); kept open
+	slots *C.gompt_tool_slots         // C slots that live as long as the tool; never freed
+
+	ent atomic.Pointer[entries] // Go entry points, bound before the C initializer runs
+
+	mu  sync.Mutex             // serializes registrations
+	cfn [numEvents]C.uintptr_t // accepted C callbacks, for ompt_get_callback
+}
+
+// numEvents bounds the event numbers omp-tools.h defines (1..37).
+const numEvents = 38
+
+var theTool atomic.Pointer[ctool]
+
+func newTool(name string, res *C.ompt_start_tool_result_t, lib unsafe.Pointer) ompt.Found {
+	c := &ctool{name: name, res: res, lib: lib}
+	c.slots = (*C.gompt_tool_slots)(C.calloc(1, C.sizeof_gompt_tool_slots))
+	theTool.Store(c)
+	sr := &ompt.StartResult{
+		Finalize: func(*ompt.Data) { C.gompt_cabi_call_finalize(c.res) },
+	}
+	if res.initialize != nil {
+		sr.Initialize = func(lookup ompt.LookupFunc, initial int, _ *ompt.Data) int {
+			c.ent.Store(bindEntries(lookup))
+			return int(C.gompt_cabi_call_initialize(c.res, C.int(initial)))
+		}
+	}
+	return ompt.Found{Name: name, Result: sr}
+}
+
+// dispatched reports whether gompt dispatches event ev (the core answers
+// ompt_set_always for these and ompt_set_never for the other host events).
+func dispatched(ev ompt.Callback) bool {
+	switch ev {
+	case ompt.CallbackTarget, ompt.CallbackTargetEMI,
+		ompt.CallbackTargetDataOp, ompt.CallbackTargetDataOpEMI,
+		ompt.CallbackTargetSubmit, ompt.CallbackTargetSubmitEMI,
+		ompt.CallbackTargetMap, ompt.CallbackTargetMapEMI,
+		ompt.CallbackDeviceInitialize, ompt.CallbackDeviceFinalize,
+		ompt.CallbackDeviceLoad, ompt.CallbackDeviceUnload:
+		return true
+	}
+	return false
+}
+
+// setCallback is ompt_set_callback for the C tool: it registers a Go
+// callback with the core that calls fn with the omp-tools.h arguments, and
+// answers what the core answers.
+//
+// EMI callbacks get target_data (and target_task_data) slots in C memory,
+// one gompt_scope per construct, released at the construct's end. The end
+// is seen by a target_emi callback that cabi registers with the core
+// whenever the tool has any EMI callback that gets target_data. It calls
+// the tool's ompt_callback_target_emi if the tool registered one, or else
+// its ompt_callback_target with the target_id from ompt_get_target_info,
+// so what the tool sees is unchanged.
+func (c *ctool) setCallback(ev ompt.Callback, fn C.uintptr_t) ompt.SetResult {
+	e := c.ent.Load()
+	if e == nil || e.set == nil {
+		return ompt.SetError
+	}
+	if ev <= 0 || ev >= numEvents {
+		return e.set(ev, nil) // the core answers ompt_set_error
+	}
+	if !dispatched(ev) {
+		if fn == 0 {
+			return e.set(ev, nil)
+		}
+		return e.set(ev, func() {}) // never dispatched: the core answers ompt_set_never
+	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	old := c.cfn[ev]
+	switch ev {
+	case ompt.CallbackTarget, ompt.CallbackTargetEMI:
+		c.cfn[ev] = fn
+		res := c.syncTarget(e)
+		if res == ompt.SetError {
+			c.cfn[ev] = old
+			c.syncTarget(e)
+		}
+		return res
+	case ompt.CallbackTargetDataOpEMI, ompt.CallbackTargetSubmitEMI, ompt.CallbackTargetMapEMI:
+		// Adding: the scope-releasing target_emi goes in first; removing: last.
+		c.cfn[ev] = fn
+		if fn != 0 && c.syncTarget(e) == ompt.SetError {
+			c.cfn[ev] = old
+			return ompt.SetError
+		}
+		res := e.set(ev, c.wrap(ev, fn))
+		if res == ompt.SetError {
+			c.cfn[ev] = old
+		}
+		c.syncTarget(e)
+		return res
+	}
+	res := e.set(ev, c.wrap(ev, fn))
+	if res != ompt.SetError {
+		c.cfn[ev] = fn
+	}
+	return res
+}
+
+// syncTarget registers the Go target callback the tool's C callbacks
+// need (see setCallback). c.mu must be held.
+func (c *ctool) syncTarget(e *entries) ompt.SetResult {
+	emi, plain := c.cfn[ompt.CallbackTargetEMI], c.cfn[ompt.CallbackTarget]
+	if emi != 0 || c.cfn[ompt.CallbackTargetDataOpEMI] != 0 ||
+		c.cfn[ompt.CallbackTargetSubmitEMI] != 0 || c.cfn[ompt.CallbackTargetMapEMI] != 0 {
+		res := e.set(ompt.CallbackTargetEMI, c.targetEMI(emi, plain))
+		e.set(ompt.CallbackTarget, nil)
+		return res
+	}
+	res := e.set(ompt.CallbackTargetEMI, nil)
+	if plain != 0 {
+		res = e.set(ompt.CallbackTarget, c.wrap(ompt.CallbackTarget, plain))
+	} else {
+		e.set(ompt.CallbackTarget, nil)
+	}
+	return res
+}
+
+// getCallback is ompt_get_callback: the C function the tool registered
+// for ev and the core accepted, or 0.
+func (c *ctool) getCallback(ev ompt.Callback) C.uintptr_t {
+	if ev <= 0 || ev >= numEvents {
+		return 0
+	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.cfn[ev]
+}
+
+// targetEMI is the Go target_emi callback registered for the C tool.
+func (c *ctool) targetEMI(emi, plain C.uintptr_t) ompt.TargetEMICallback {
+	task := &c.slots.task_data
+	return func(kind ompt.TargetKind, ep ompt.Endpoint, dev int, _, ttd, td *ompt.Data, code uintptr) {
+		sc := scopeOf(td)
+		switch {
+		case emi != 0:
+			var cttd *C.ompt_data_t
+			if ttd != nil {
+				cttd = &sc.target_task_data
+			}
+			C.gompt_cabi_call_target_emi(emi, C.int(kind), C.int(ep), C.int(dev), task, cttd, &sc.target_data, C.uintptr_t(code))
+		case plain != 0:
+			var id uint64
+			if e := c.ent.Load(); e.targetInfo != nil {
+				_, id, _, _ = e.targetInfo()
+			}
+			C.gompt_cabi_call_target(plain, C.int(kind), C.int(ep), C.int(dev), task, C.ompt_id_t(id), C.uintptr_t(code))
+		}
+		if ep == ompt.ScopeEnd {
+			releaseScope(td)
+		}
+	}
+}
+
+// wrap returns the Go callback (of the event's Go callback type) that
+// calls the C callback fn, or nil when fn is 0.
+func (c *ctool) wrap(ev ompt.Callback, fn C.uintptr_t) any {
+	if fn == 0 {
+		return nil
+	}
+	task := &c.slots.task_data
+	switch ev {
+	case ompt.CallbackDeviceInitialize:
+		return ompt.DeviceInitializeCallback(func(dev int, typ string, h *ompt.DeviceHandle, lookup ompt.LookupFunc, doc string) {
+			d := deviceFor(h, typ, lookup)
+			C.gompt_cabi_call_device_initialize(fn, C.int(dev), d.typ, unsafe.Pointer(d.c), cstring(doc))
+		})
+	case ompt.CallbackDeviceFinalize:
+		return ompt.DeviceFinalizeCallback(func(dev int) {
+			C.gompt_cabi_call_device_finalize(fn, C.int(dev))
+		})
+	case ompt.CallbackDeviceLoad:
+		return ompt.DeviceLoadCallback(func(dev int, file string, off int64, vma uintptr, bytes uint64, host, daddr uintptr, mod uint64) {
+			var cf *C.char // NULL: the image has no file
+			if file != "" {
+				cf = C.CString(file)
+				defer C.free(unsafe.Pointer(cf))
+			}
+			C.gompt_cabi_call_device_load(fn, C.int(dev), cf, C.int64_t(off), addrOrNone(vma), C.size_t(bytes), addrOrNone(host), addrOrNone(daddr), C.uint64_t(mod))
+		})
+	case ompt.CallbackDeviceUnload:
+		return ompt.DeviceUnloadCallback(func(dev int, mod uint64) {
+			C.gompt_cabi_call_device_unload(fn, C.int(dev), C.uint64_t(mod))
+		})
+	case ompt.CallbackTarget:
+		return ompt.TargetCallback(func(kind ompt.TargetKind, ep ompt.Endpoint, dev int, _ *ompt.Data, id uint64, code uintptr) {
+			C.gompt_cabi_call_target(fn, C.int(kind), C.int(ep), C.int(dev), task, C.ompt_id_t(id), C.uintptr_t(code))
+		})
+	case ompt.CallbackTargetDataOp:
+		return ompt.TargetDataOpCallback(func(tid, hop uint64, op ompt.DataOpKind, src uintptr, sdev int, dst uintptr, ddev int, n uint64, code uintptr) {
+			C.gompt_cabi_call_target_data_op(fn, C.ompt_id_t(tid), C.ompt_id_t(hop), C.int(op), C.uintptr_t(src), C.int(sdev), C.uintptr_t(dst), C.int(ddev), C.size_t(n), C.uintptr_t(code))
+		})
+	case ompt.CallbackTargetDataOpEMI:
+		return ompt.TargetDataOpEMICallback(func(ep ompt.Endpoint, ttd, td *ompt.Data, hop *uint64, op ompt.DataOpKind, src uintptr, sdev int, dst uintptr, ddev int, n uint64, code uintptr) {
+			var sc *C.gompt_scope
+			var cttd, ctd *C.ompt_data_t
+			if td != nil {
+				sc = scopeOf(td)
+				ctd = &sc.target_data
+				if ttd != nil {
+					cttd = &sc.target_task_data
+				}
+			} else {
+				sc = routineScope(hop, ep) // a device memory routine: no construct
+			}
+			if ep == ompt.ScopeBegin {
+				sc.host_op_id = C.ompt_id_t(*hop)
+			}
+			C.gompt_cabi_call_target_data_op_emi(fn, C.int(ep), cttd, ctd, &sc.host_op_id, C.int(op), C.uintptr_t(src), C.int(sdev), C.uintptr_t(dst), C.int(ddev), C.size_t(n), C.uintptr_t(code))
+			if td == nil && ep == ompt.ScopeEnd {
+				releaseRoutineScope(hop)
+			}
+		})
+	case ompt.CallbackTargetSubmit:
+		return ompt.TargetSubmitCallback(func(tid, hop uint64, teams uint32) {
+			C.gompt_cabi_call_target_submit(fn, C.ompt_id_t(tid), C.ompt_id_t(hop), C.uint(teams))
+		})
+	case ompt.CallbackTargetSubmitEMI:
+		return ompt.TargetSubmitEMICallback(func(ep ompt.Endpoint, td *ompt.Data, hop *uint64, teams uint32) {
+			sc := scopeOf(td)
+			if ep == ompt.ScopeBegin {
+				sc.host_op_id = C.ompt_id_t(*hop)
+			}
+			C.gompt_cabi_call_target_submit_emi(fn, C.int(ep), &sc.target_data, &sc.host_op_id, C.uint(teams))
+		})
+	case ompt.CallbackTargetMap:
+		return ompt.TargetMapCallback(func(tid uint64, host, daddr []uintptr, bytes []uint64, flags []uint32, code uintptr) {
+			n := mapLen(host, daddr, bytes, flags)
+			if n == 0 {
+				C.gompt_cabi_call_target_map(fn, C.ompt_id_t(tid), 0, nil, nil, nil, nil, C.uintptr_t(code))
+				return
+			}
+			C.gompt_cabi_call_target_map(fn, C.ompt_id_t(tid), C.uint(n), (*C.uintptr_t)(unsafe.Pointer(&host[0])), (*C.uintptr_t)(unsafe.Pointer(&daddr[0])),
+				(*C.uint64_t)(unsafe.Pointer(&bytes[0])), (*C.uint32_t)(unsafe.Pointer(&flags[0])), C.uintptr_t(code))
+		})
+	case ompt.CallbackTargetMapEMI:
+		return ompt.TargetMapEMICallback(func(td *ompt.Data, host, daddr []uintptr, bytes []uint64, flags []uint32, code uintptr) {
+			sc := scopeOf(td)
+			n := mapLen(host, daddr, bytes, flags)
+			if n == 0 {
+				C.gompt_cabi_call_target_map_emi(fn, &sc.target_data, 0, nil, nil, nil, nil, C.uintptr_t(code))
+				return
+			}
+			C.gompt_cabi_call_target_map_emi(fn, &sc.target_data, C.uint(n), (*C.uintptr_t)(unsafe.Pointer(&host[0])), (*C.uintptr_t)(unsafe.Pointer(&daddr[0])),
+				(*C.uint64_t)(unsafe.Pointer(&bytes[0])), (*C.uint32_t)(unsafe.Pointer(&flags[0])), C.uintptr_t(code))
+		})
+	}
+	return nil
+}
+
+// mapLen is the number of map items (the core passes slices of one length).
+func mapLen(host, daddr []uintptr, bytes []uint64, flags []uint32) int {
+	return min(len(host), len(daddr), len(bytes), len(flags), 1<<31)
+}
+
+// addrOrNone turns 0 ("does not exist") into ompt_addr_none (~0).
+func addrOrNone(a uintptr) C.uintptr_t {
+	if a == 0 {
+		return ^C.uintptr_t(0)
+	}
+	return C.uintptr_t(a)
+}
