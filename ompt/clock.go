@@ -1,6 +1,9 @@
 package ompt
 
-import "sort"
+import (
+	"math"
+	"sort"
+)
 
 // hostClock is the host side of clock synchronisation: Wtime, replaced by
 // tests that simulate a long run.
@@ -14,11 +17,15 @@ var hostClock = Wtime
 // translated with the clock rate of its own time, not today's: drift
 // (a rate that changes with temperature or load) costs nothing for the
 // past. A time after the last sync point is extrapolated with the rate of
-// the latest span of at least minSpan. When the history is full, every
-// other point of its older half is dropped, so old times keep coarser
-// but bounded-error coverage.
+// the latest span of at least minSpan. The history stays small: a new
+// sync point replaces the last one when the line from the one before to
+// the new one passes within mergeTol of every point it replaces, so a
+// steady clock keeps a few points for hours and a wandering one keeps
+// as many as its wander needs. If it still fills up, every other point of
+// its older half is dropped.
 type clockFit struct {
 	hist []sample
+	pend []sample // points merged into the last span since hist[len-2]
 }
 
 type sample struct {
@@ -27,9 +34,11 @@ type sample struct {
 }
 
 const (
-	refitAfter = 0.25 // seconds between sync points
-	minSpan    = 1e7  // device ns: the shortest span a rate is taken from
-	maxHist    = 4096
+	refitAfter = 0.25   // seconds between sync points
+	minSpan    = 1e7    // device ns: the shortest span a rate is taken from
+	mergeTol   = 150e-9 // seconds: how far a merged point may be off the line
+	maxPend    = 256
+	maxHist    = 1 << 15
 )
 
 // resample takes a paired reading, the best of three (the narrowest host
@@ -58,6 +67,22 @@ func (f *clockFit) resample(dev Device) {
 			return
 		}
 	}
+	if n := len(f.hist); n >= 2 && len(f.pend) < maxPend {
+		a, b := f.hist[n-2], f.hist[n-1]
+		on := func(p sample) bool {
+			return math.Abs(a.host+float64(p.dev-a.dev)*rate(a, best)-p.host) <= mergeTol
+		}
+		fits := on(b)
+		for _, p := range f.pend {
+			fits = fits && on(p)
+		}
+		if fits {
+			f.pend = append(f.pend, b)
+			f.hist[n-1] = best
+			return
+		}
+	}
+	f.pend = f.pend[:0]
 	if len(f.hist) == maxHist {
 		half := maxHist / 2
 		k := 0
@@ -71,9 +96,18 @@ func (f *clockFit) resample(dev Device) {
 	f.hist = append(f.hist, best)
 }
 
-// stale reports whether the last sync point is older than refitAfter.
+// stale reports whether the last sync point is too old to extrapolate
+// from: older than refitAfter, or, while the history is young, than a
+// quarter of its span (at least 1 ms), so that the first rates come from
+// spans at least four times the distance they are used over.
 func (f *clockFit) stale() bool {
-	return len(f.hist) == 0 || hostClock()-f.hist[len(f.hist)-1].host > refitAfter
+	n := len(f.hist)
+	if n == 0 {
+		return true
+	}
+	age := hostClock() - f.hist[n-1].host
+	span := f.hist[n-1].host - f.hist[0].host
+	return age > min(refitAfter, max(1e-3, span/4))
 }
 
 // rate returns host seconds per device ns between two sync points, within

@@ -3,6 +3,7 @@ package ompt
 import (
 	"iter"
 	"strconv"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"unsafe"
@@ -241,18 +242,38 @@ func NativeBytes[T HostNative | OpenCLNative | CUDANative](v *T) []byte {
 }
 
 // nativeTypes interns NativeInfo.Type names: the buffer holds an index.
+// Lookups read an immutable snapshot (no lock); a new name copies it.
 var (
 	nativeMu    sync.Mutex
-	nativeIdx   = map[string]uint32{}
+	nativeIdx   atomic.Pointer[map[string]uint32]
 	nativeNames atomic.Pointer[[]string]
 )
 
 const maxNativeTypes = 255
 
+// internNative returns the index of name; 0 ("native") for "" or when
+// maxNativeTypes names exist. name does not escape (the caller's
+// NativeInfo may live on its stack).
 func internNative(name string) uint32 {
+	if m := nativeIdx.Load(); m != nil {
+		if i, ok := (*m)[name]; ok {
+			return i
+		}
+	}
+	if name == "" {
+		return 0
+	}
+	return internSlow(strings.Clone(name))
+}
+
+func internSlow(name string) uint32 {
 	nativeMu.Lock()
 	defer nativeMu.Unlock()
-	if i, ok := nativeIdx[name]; ok {
+	old := map[string]uint32{}
+	if m := nativeIdx.Load(); m != nil {
+		old = *m
+	}
+	if i, ok := old[name]; ok {
 		return i
 	}
 	var names []string
@@ -261,15 +282,19 @@ func internNative(name string) uint32 {
 	}
 	if len(names) == 0 {
 		names = []string{"native"} // index 0: an unnamed or overflowing type
-		nativeIdx["native"] = 0
 	}
-	if len(names) > maxNativeTypes || name == "" {
+	if len(names) > maxNativeTypes {
 		return 0
 	}
 	i := uint32(len(names))
 	nn := append(names[:len(names):len(names)], name)
-	nativeIdx[name] = i
+	m := make(map[string]uint32, len(old)+1)
+	for k, v := range old {
+		m[k] = v
+	}
+	m[name] = i
 	nativeNames.Store(&nn)
+	nativeIdx.Store(&m)
 	return i
 }
 

@@ -176,9 +176,6 @@ func (d *dispatcher) targetBegin(kind TargetKind, deviceNum int, codePtr uintptr
 	t.id = nextID()
 	t.own() // before register: a scan must never see a stale owner
 	t.register()
-	if tr := tracerOf(deviceNum); tr != nil {
-		t.traceBegin(tr)
-	}
 	ttdNil := !kind.Nowait()
 	for _, e := range d.target {
 		if e.t.done.Load() {
@@ -189,6 +186,11 @@ func (d *dispatcher) targetBegin(kind TargetKind, deviceNum int, codePtr uintptr
 		} else {
 			e.plain(kind, ScopeBegin, deviceNum, &e.t.taskData, t.id, codePtr)
 		}
+	}
+	// the begin record is stamped after the begin callbacks and the end
+	// record before the end callbacks: records lie inside the callbacks
+	if tr := tracerOf(deviceNum); tr != nil {
+		t.traceBegin(tr)
 	}
 	return t
 }

@@ -554,6 +554,18 @@ func LiveBuffer(p unsafe.Pointer) []byte {
 	return nil
 }
 
+// liveOffset returns p's offset in the live buffer that holds it.
+func liveOffset(p unsafe.Pointer) (uint64, bool) {
+	liveMu.Lock()
+	defer liveMu.Unlock()
+	for k, l := range live {
+		if uintptr(p) >= k && uintptr(p) < k+uintptr(len(l.b)) {
+			return uint64(uintptr(p) - k), true
+		}
+	}
+	return 0, false
+}
+
 // limitFor is how far entry points may read in b: the delivered extent
 // for a buffer the runtime holds, the whole slice otherwise.
 func limitFor(b []byte) uint64 {
@@ -771,6 +783,9 @@ func getRecordNative(b []byte, cur uint64) (unsafe.Pointer, uint64) {
 func getRecordAbstract(p unsafe.Pointer) *RecordAbstract {
 	if p == nil || uintptr(p)&7 != 0 {
 		return nil
+	}
+	if off, ok := liveOffset(p); ok && off < uint64(NativeHeaderSize) {
+		return nil // no header before it in its buffer
 	}
 	hdr := (*nativeHeader)(unsafe.Add(p, -NativeHeaderSize))
 	if hdr.marker != NativeMarker {

@@ -1,0 +1,79 @@
+package ompt
+
+import (
+	"math"
+	"testing"
+)
+
+// driftClock is a synthetic device clock driven by a fake host clock:
+// its rate runs 80 ppm fast on average, wanders by ±30 ppm with a
+// 10-minute period, and its epoch is its own. devAt integrates the rate
+// exactly, so every device time has a known true host time.
+type driftClock struct {
+	host *float64 // the fake host clock, seconds
+}
+
+const (
+	driftBase   = 80e-6
+	driftAmp    = 30e-6
+	driftPeriod = 600.0
+	driftEpoch  = 7e12 // ns
+)
+
+func devAt(h float64) int64 {
+	w := 2 * math.Pi / driftPeriod
+	// ∫0^h (1 + base + amp·sin(w s)) ds
+	return driftEpoch + int64(1e9*(h*(1+driftBase)+driftAmp*(1-math.Cos(w*h))/w))
+}
+
+func (c *driftClock) NumProcs() int       { return 1 }
+func (c *driftClock) Now() (int64, error) { return devAt(*c.host), nil }
+
+// TestTranslateTimeDrift simulates a two-hour run with a drifting device
+// clock: the runtime re-synchronises as device times are used, and every
+// device time, translated, stays within 1 us of its true host time,
+// including times of records taken long before they are translated.
+func TestTranslateTimeDrift(t *testing.T) {
+	reset(t, nil)
+	host := 0.5
+	hostClock = func() float64 { host += 20e-9; return host } // each read takes 20 ns
+	clk := &driftClock{host: &host}
+	if err := DeviceInitialize(0, "drift", clk); err != nil {
+		t.Fatal(err)
+	}
+	h, l, _ := GetDeviceInfo(0)
+	now := l("ompt_get_device_time").(GetDeviceTimeFunc)
+	tr := l("ompt_translate_time").(TranslateTimeFunc)
+	type point struct {
+		dev  uint64
+		host float64
+	}
+	var past []point
+	worst := 0.0
+	check := func(d uint64, want float64) {
+		if e := math.Abs(tr(h, d) - want); e > worst {
+			worst = e
+		}
+	}
+	for step := 0; host < 7200; step++ {
+		host += 0.1 // the program runs; a tool reads the device clock now and then
+		d := now(h)
+		want := host // the device read is the last thing get_device_time does
+		past = append(past, point{d, want})
+		check(d, want) // translated at once
+		if step%997 == 0 && len(past) > 10 {
+			p := past[len(past)/3] // and a record from long ago
+			check(p.dev, p.host)
+		}
+	}
+	for _, p := range past { // at the end of the run, every time taken
+		check(p.dev, p.host)
+	}
+	if worst > 1e-6 {
+		t.Errorf("worst translation error %.3g s over a two-hour run with drift; want <= 1 us", worst)
+	}
+	h.mu.Lock()
+	n := len(h.fit.hist)
+	h.mu.Unlock()
+	t.Logf("worst error %.3g s over %d device times; %d sync points kept", worst, len(past), n)
+}
