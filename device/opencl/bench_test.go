@@ -105,3 +105,13 @@ func BenchmarkCopy64MiB(b *testing.B) {
 		})
 	}
 }
+
+// BenchmarkNow is the cost of one device clock reading.
+func BenchmarkNow(b *testing.B) {
+	d := devices(b)[0]
+	for b.Loop() {
+		if _, err := d.Now(); err != nil {
+			b.Fatal(err)
+		}
+	}
+}

@@ -8,7 +8,8 @@ import (
 	"strconv"
 	"strings"
 	"sync"
-	"time"
+	"sync/atomic"
+	"unsafe"
 
 	"github.com/gompt/gompt/device"
 	"github.com/gompt/gompt/device/opencl/internal/cl"
@@ -71,8 +72,8 @@ func (v version) atLeast(major, minor int) bool {
 	return v.major > major || v.major == major && v.minor >= minor
 }
 
-// clDevice is one OpenCL device. Its context, internal queue and clock fit
-// are made on first use (init), so listing devices stays cheap.
+// clDevice is one OpenCL device. Its context and internal queue are made on
+// first use (init), so listing devices stays cheap.
 type clDevice struct {
 	n       int
 	id      string // "opencl:0"
@@ -84,13 +85,13 @@ type clDevice struct {
 	maxWG   int
 	maxItem [3]int
 	timer   bool // clGetDeviceAndHostTimer usable
+	kstamps bool // markers carry no profiling times: stamp with an empty kernel
 
 	initOnce sync.Once
 	initErr  error
 	ctx      cl.Context
-	ioq      cl.CommandQueue // for the clock fit and the raw baselines
-	epoch    time.Time       // host clock origin of the fitted offset
-	offset   int64           // device ns = host ns since epoch + offset
+	ioq      cl.CommandQueue // idle internal queue: clock readings, probes
+	last     atomic.Int64    // latest Now reading, to keep Now monotonic
 
 	mu      sync.RWMutex
 	closed  bool
@@ -166,7 +167,7 @@ func newDevice(n int, p cl.PlatformID, pname string, id cl.DeviceID) (*clDevice,
 			d.timer = true
 		}
 	}
-	clock := "host monotonic clock + fitted offset"
+	clock := "profiling time of a command on an idle queue"
 	if d.timer {
 		clock = "clGetDeviceAndHostTimer"
 	}
@@ -240,7 +241,8 @@ func (d *clDevice) wrap(op string, err error) error {
 	return &device.Error{Op: op, Device: d.id, Code: cl.CodeOf(err), Err: err}
 }
 
-// init creates the context, the internal queue and the clock fit, once.
+// init creates the context and the internal queue and probes event
+// profiling, once.
 func (d *clDevice) init() error {
 	d.initOnce.Do(func() { d.initErr = d.initOnceBody() })
 	if d.initErr != nil {
@@ -267,12 +269,10 @@ func (d *clDevice) initOnceBody() error {
 		return err
 	}
 	d.ioq = q
-	if !d.timer {
-		if err := d.fitClock(); err != nil {
-			cl.ReleaseCommandQueue(q)
-			cl.ReleaseContext(ctx)
-			return err
-		}
+	if err := d.probeStamps(); err != nil {
+		cl.ReleaseCommandQueue(q)
+		cl.ReleaseContext(ctx)
+		return err
 	}
 	return nil
 }
@@ -292,50 +292,94 @@ func (d *clDevice) createQueue() (cl.CommandQueue, error) {
 	return q, nil
 }
 
-// fitClock fits the offset from the host monotonic clock to the device's
-// profiling clock: it brackets the enqueue of a profiled marker with two
-// host readings and pairs their midpoint with the marker's QUEUED time,
-// keeping the tightest of several tries.
-func (d *clDevice) fitClock() error {
-	d.epoch = time.Now()
-	best := int64(-1)
-	for i := 0; i < 16; i++ {
-		t0 := int64(time.Since(d.epoch))
-		ev, err := cl.EnqueueMarkerWithWaitList(d.ioq)
-		t1 := int64(time.Since(d.epoch))
-		if err != nil {
-			return d.wrap("fit clock", err)
+// probeStamps checks that a marker after a command carries profiling
+// times. Some drivers (NVIDIA's, reportedly) give 0 for markers and
+// barriers; Record then enqueues the empty kernel instead, whose times are
+// real.
+func (d *clDevice) probeStamps() error {
+	one := []byte{0, 0, 0, 0}
+	m, err := cl.CreateBuffer(d.ctx, cl.MEM_READ_WRITE, 4)
+	if err != nil {
+		return d.wrap("probe event profiling", err)
+	}
+	defer cl.ReleaseMemObject(m)
+	if err := cl.EnqueueWriteBuffer(d.ioq, m, true, 0, 4, unsafe.Pointer(&one[0]), nil); err != nil {
+		return d.wrap("probe event profiling", err)
+	}
+	ev, err := cl.EnqueueMarkerWithWaitList(d.ioq)
+	if err != nil {
+		return d.wrap("probe event profiling", err)
+	}
+	defer cl.ReleaseEvent(ev)
+	if err := cl.WaitForEvents(ev); err != nil {
+		return d.wrap("probe event profiling", err)
+	}
+	qt, qerr := cl.GetEventProfilingInfo(ev, cl.PROFILING_COMMAND_QUEUED)
+	end, eerr := cl.GetEventProfilingInfo(ev, cl.PROFILING_COMMAND_END)
+	if qerr != nil || eerr != nil || qt == 0 || end == 0 || end < qt {
+		if _, err := d.emptyKernel(); err != nil {
+			return d.wrap("probe event profiling: markers have no times and the empty kernel does not build", err)
 		}
-		err = cl.WaitForEvents(ev)
-		var qt uint64
-		if err == nil {
-			qt, err = cl.GetEventProfilingInfo(ev, cl.PROFILING_COMMAND_QUEUED)
-		}
-		cl.ReleaseEvent(ev)
-		if err != nil {
-			return d.wrap("fit clock", err)
-		}
-		if best < 0 || t1-t0 < best {
-			best = t1 - t0
-			d.offset = int64(qt) - (t0+t1)/2
-		}
+		d.kstamps = true
 	}
 	return nil
 }
 
-// Now reads the device clock in nanoseconds.
+// stamp enqueues a command whose profiling times mark this point of q: a
+// marker, or the empty kernel where markers have no times.
+func (d *clDevice) stamp(q cl.CommandQueue) (cl.Event, error) { return d.stampWith(q, d.kstamps) }
+
+func (d *clDevice) stampWith(q cl.CommandQueue, kernel bool) (cl.Event, error) {
+	if !kernel {
+		return cl.EnqueueMarkerWithWaitList(q)
+	}
+	global, local := [3]uintptr{1, 1, 1}, [3]uintptr{1, 1, 1}
+	var ev cl.Event
+	err := cl.EnqueueNDRangeKernel(q, d.rawKern, 1, &global, &local, &ev)
+	return ev, err
+}
+
+// Now reads the device clock in nanoseconds: clGetDeviceAndHostTimer
+// where the platform has it, else the CL_PROFILING_COMMAND_END of a
+// timestamp command (marker or empty kernel) on the device's idle internal
+// queue, which is the device's own profiling clock, read between the call
+// and its return. Readings never go backwards.
 func (d *clDevice) Now() (int64, error) {
 	if err := d.init(); err != nil {
 		return 0, err
 	}
+	var t int64
 	if d.timer {
-		t, _, err := cl.GetDeviceAndHostTimer(d.dev)
+		v, _, err := cl.GetDeviceAndHostTimer(d.dev)
 		if err != nil {
 			return 0, d.wrap("now", err)
 		}
-		return int64(t), nil
+		t = int64(v)
+	} else {
+		ev, err := d.stamp(d.ioq)
+		if err != nil {
+			return 0, d.wrap("now", err)
+		}
+		err = cl.WaitForEvents(ev)
+		var end uint64
+		if err == nil {
+			end, err = cl.GetEventProfilingInfo(ev, cl.PROFILING_COMMAND_END)
+		}
+		cl.ReleaseEvent(ev)
+		if err != nil {
+			return 0, d.wrap("now", err)
+		}
+		t = int64(end)
 	}
-	return int64(time.Since(d.epoch)) + d.offset, nil
+	for {
+		last := d.last.Load()
+		if t <= last {
+			return last, nil
+		}
+		if d.last.CompareAndSwap(last, t) {
+			return t, nil
+		}
+	}
 }
 
 // Alloc allocates size bytes of device memory at a fresh synthetic address.

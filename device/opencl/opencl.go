@@ -25,10 +25,16 @@
 //
 // Time. Device.Now reads clGetDeviceAndHostTimer where the platform is
 // OpenCL 2.1 or newer and reports a host timer resolution; otherwise it
-// reads the host's monotonic clock plus an offset fitted once, at device
-// initialisation, from paired readings (host time around the enqueue of a
-// profiled marker, against the marker's CL_PROFILING_COMMAND_QUEUED). Event
-// times are CL_PROFILING_COMMAND_END of a marker, in the same clock.
+// enqueues a timestamp command on an idle internal queue and returns its
+// CL_PROFILING_COMMAND_END, a reading of the device's own profiling clock
+// taken between the call and its return (about 20 us on POCL). A host
+// monotonic clock plus a fitted offset was tried and dropped: on POCL the
+// marker's QUEUED time, the only pairing available, strays by up to 100 us
+// from the host time around the enqueue, so event times fell outside the
+// clock readings around them. The runtime fits host/device translation
+// from paired Now and host readings. Event times are
+// CL_PROFILING_COMMAND_END of a marker; drivers whose markers carry no
+// profiling times (checked at first use) get an empty kernel instead.
 package opencl
 
 import (

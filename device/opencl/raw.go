@@ -13,6 +13,32 @@ import (
 
 const rawEmptySource = "__kernel void gompt_raw_empty(void) {}\n"
 
+// emptyKernel builds the device's empty kernel once: the raw baseline
+// launches it, and Record enqueues it as a timestamp on drivers whose
+// markers carry no profiling times.
+func (d *clDevice) emptyKernel() (cl.Kernel, error) {
+	d.rawOnce.Do(func() {
+		p, err := cl.CreateProgramWithSource(d.ctx, rawEmptySource)
+		if err != nil {
+			d.rawErr = err
+			return
+		}
+		if err := cl.BuildProgram(p, d.dev, ""); err != nil {
+			cl.ReleaseProgram(p)
+			d.rawErr = err
+			return
+		}
+		k, err := cl.CreateKernel(p, "gompt_raw_empty")
+		if err != nil {
+			cl.ReleaseProgram(p)
+			d.rawErr = err
+			return
+		}
+		d.rawProg, d.rawKern = p, k
+	})
+	return d.rawKern, d.rawErr
+}
+
 func rawDevice(d device.Device) (*clDevice, error) {
 	cd, ok := d.(*clDevice)
 	if !ok {
@@ -30,27 +56,9 @@ func RawEmptyKernel(d device.Device, iters int) (time.Duration, error) {
 	if err != nil {
 		return 0, err
 	}
-	cd.rawOnce.Do(func() {
-		p, err := cl.CreateProgramWithSource(cd.ctx, rawEmptySource)
-		if err != nil {
-			cd.rawErr = err
-			return
-		}
-		if err := cl.BuildProgram(p, cd.dev, ""); err != nil {
-			cl.ReleaseProgram(p)
-			cd.rawErr = err
-			return
-		}
-		k, err := cl.CreateKernel(p, "gompt_raw_empty")
-		if err != nil {
-			cl.ReleaseProgram(p)
-			cd.rawErr = err
-			return
-		}
-		cd.rawProg, cd.rawKern = p, k
-	})
-	if cd.rawErr != nil {
-		return 0, cd.wrap("raw empty kernel", cd.rawErr)
+	kern, err := cd.emptyKernel()
+	if err != nil {
+		return 0, cd.wrap("raw empty kernel", err)
 	}
 	q, err := cd.createQueue()
 	if err != nil {
@@ -60,7 +68,7 @@ func RawEmptyKernel(d device.Device, iters int) (time.Duration, error) {
 	global, local := [3]uintptr{1, 1, 1}, [3]uintptr{1, 1, 1}
 	start := time.Now()
 	for i := 0; i < iters; i++ {
-		if err := cl.EnqueueNDRangeKernel(q, cd.rawKern, 1, &global, &local, nil); err != nil {
+		if err := cl.EnqueueNDRangeKernel(q, kern, 1, &global, &local, nil); err != nil {
 			return 0, cd.wrap("raw empty kernel", err)
 		}
 		if err := cl.Finish(q); err != nil {
