@@ -95,13 +95,50 @@
 // as the standard allows.
 //
 // Each device's lookup (given in device_initialize, or from GetDeviceInfo)
-// resolves ompt_get_device_num_procs, ompt_get_device_time and
-// ompt_translate_time. The ten tracing names resolve to nil in this
-// version. translate_time maps device nanoseconds onto Wtime seconds, the
-// base of omp_get_wtime, with a linear fit kept per device. The fit is
-// refreshed from new paired readings at most every 0.25 s and its anchor
-// slides forward every 30 s, so it follows clock drift. On a nil or
-// finalized device all three answer 0.
+// resolves ompt_get_device_num_procs, ompt_get_device_time,
+// ompt_translate_time and the eleven tracing entry points (see "Device
+// tracing"). translate_time maps device nanoseconds onto Wtime seconds,
+// the base of omp_get_wtime, by a history of paired clock readings kept
+// per device: taken when device times are used and the last is older than
+// 0.25 s, interpolated between the two around a time (so old records are
+// translated with the clock rate of their own time), extrapolated after
+// the last one, and merged where the clock runs straight, so the history
+// stays small. On a nil or finalized device all three answer 0.
+//
+// # Device tracing
+//
+// Entry points (Go forms of omp-tools.h, named types in trace.go):
+//
+//	ompt_set_trace_ompt        SetTraceOMPTFunc: ompt_set_always for target,
+//	                           target_data_op, target_submit (and their EMI
+//	                           numbers); ompt_set_never for other events;
+//	                           ompt_set_sometimes for 0 (all). Nothing is
+//	                           recorded until a type is enabled.
+//	ompt_set_trace_native      SetTraceNativeFunc: always/sometimes/never as the
+//	                           device's plugin honours the flags (NativeDevice)
+//	ompt_start_trace           StartTraceFunc(device, BufferRequestFunc, BufferCompleteFunc)
+//	ompt_pause_trace, ompt_flush_trace, ompt_stop_trace
+//	ompt_advance_buffer_cursor, ompt_get_record_type, ompt_get_record_ompt,
+//	ompt_get_record_native, ompt_get_record_abstract
+//
+// Buffers are []byte (the C face passes C memory as the same bytes);
+// cursors are byte offsets. Records are ompt_record_ompt_t byte for byte
+// (RecordOMPT, 104 bytes, body at 32); native records follow a 48-byte
+// header. Each device has a bounded queue (2048 operations) and one
+// delivery goroutine: the application only queues; buffer_request and
+// buffer_complete run on the delivery goroutine, in record order. A
+// request that yields no buffer, or one too small for a record, loses the
+// records of that batch (counted, TraceStats, and logged under
+// OMP_TOOL_VERBOSE_INIT); the next batch asks again. A full queue loses
+// records too, never blocking the caller. Buffers are completed when full
+// (buffer_owned 1), on flush (a part with buffer_owned 0; the runtime
+// goes on writing after it), on stop and at device finalize (buffer_owned
+// 1). flush_trace returns after every record queued before it is
+// delivered; after stop_trace returns, and after DeviceFinalize, no
+// callback of the session runs. flush and stop from inside the device's
+// own buffer callbacks return 0 (they would wait for themselves). A
+// buffer callback that panics ends tracing on its device (logged); the
+// device keeps running.
 //
 // # Target events
 //

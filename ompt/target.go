@@ -282,7 +282,7 @@ func (t *Target) end() {
 	t.id = 0
 	t.opID = 0
 	t.opState = opNone
-	t.lastOp, t.lastID, t.traceT0 = opNone, 0, 0
+	t.lastOp, t.lastID, t.traceT0, t.tid = opNone, 0, 0, 0
 	for i := range t.targetData {
 		t.targetData[i] = Data{}
 		t.targetTaskData[i] = Data{}

@@ -917,6 +917,8 @@ func (o *TracedOp) Record(begin, end int64, grantedTeams uint32, native *NativeI
 }
 
 // Op captures the operation that the last DataOpEnd or SubmitEnd ended,
+// with the OS thread id of the goroutine that captures the scope's first
+// record (gettid is a system call, so it is read once per scope),
 // for its trace record, if its device is tracing (one atomic load);
 // otherwise, or on a nil *Target, it returns the zero TracedOp. The
 // operation's device is the construct's; for a device memory routine it
@@ -937,7 +939,10 @@ func (t *Target) Op() TracedOp {
 	if !Tracing(dev) {
 		return TracedOp{}
 	}
-	o := TracedOp{dev: dev, targetID: t.id, hostOpID: t.lastID, thread: threadID(), code: t.code}
+	if t.tid == 0 {
+		t.tid = threadID() // once per scope: gettid is a system call
+	}
+	o := TracedOp{dev: dev, targetID: t.id, hostOpID: t.lastID, thread: t.tid, code: t.code}
 	if t.lastOp == opSubmit {
 		o.event = CallbackTargetSubmit
 		o.teams = uint32(t.bytes)
@@ -963,7 +968,9 @@ func (t *Target) traceBegin(tr *tracer) {
 	if err != nil || now <= 0 {
 		return
 	}
-	t.tid = threadID()
+	if t.tid == 0 {
+		t.tid = threadID()
+	}
 	t.traceT0 = now
 	tr.pushTarget(t, ScopeBegin, now)
 }
@@ -981,6 +988,5 @@ func (t *Target) traceEnd() {
 	if err != nil || now < t0 {
 		now = t0
 	}
-	t.tid = threadID()
 	tr.pushTarget(t, ScopeEnd, now)
 }
