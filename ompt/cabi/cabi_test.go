@@ -315,3 +315,37 @@ func TestBuildExampleTool(t *testing.T) {
 		t.Errorf("BuildTool accepted a file that is not C")
 	}
 }
+
+// TestReadmeTool builds the three-line tool of examples/tools/ctool's
+// README exactly as written and runs events under it.
+func TestReadmeTool(t *testing.T) {
+	needC(t)
+	src, err := ExampleToolSource()
+	if err != nil {
+		t.Fatal(err)
+	}
+	readme, err := os.ReadFile(filepath.Join(filepath.Dir(src), "README.md"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, rest, ok := strings.Cut(string(readme), "```c\n")
+	code, _, ok2 := strings.Cut(rest, "```")
+	if !ok || !ok2 {
+		t.Fatal("README.md has no ```c block")
+	}
+	if n := len(lines(code)) - 2; n != 3 {
+		t.Errorf("the README tool has %d lines after its includes, want 3", n)
+	}
+	dir := t.TempDir()
+	os.WriteFile(filepath.Join(dir, "mytool.c"), []byte(code), 0o644)
+	lib := filepath.Join(dir, "libmytool.so")
+	if err := BuildTool(lib, filepath.Join(dir, "mytool.c")); err != nil {
+		t.Fatal(err)
+	}
+	c := run(t, dir, "events", "OMP_TOOL_LIBRARIES=./libmytool.so")
+	for _, re := range []string{`(?m)^target begin dev=0 target_id=\d+$`, `(?m)^target end dev=1 target_id=\d+$`} {
+		if !regexp.MustCompile(re).MatchString(c.out) {
+			t.Errorf("no line matching %s in:\n%s", re, c.out)
+		}
+	}
+}
