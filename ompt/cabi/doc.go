@@ -29,8 +29,11 @@
 // The lookup function given to the tool's initialize returns a C function
 // with the omp-tools.h signature for each Table 4.1 name that ompt's Go
 // lookup resolves, and NULL for any other name. The lookup given to
-// device_initialize does the same for the device names (get_device_num_procs,
-// get_device_time, translate_time; the tracing names once ompt resolves
+// device_initialize does the same for get_device_num_procs,
+// get_device_time and translate_time. The eleven tracing names
+// (ompt_set_trace_ompt ... ompt_get_record_abstract) have no C form yet:
+// the C device lookup answers NULL for them although ompt's Go lookup
+// resolves them, so C tools cannot trace yet (entry.go says how to add
 // them). Entry points are safe to call from any thread, including threads
 // the tool creates, and from inside callbacks. A device pointer gompt did
 // not hand out is answered with 0, never dereferenced.
