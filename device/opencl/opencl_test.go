@@ -414,6 +414,10 @@ func TestClock(t *testing.T) {
 		if at < before || at > after {
 			t.Errorf("event time %d not within clock readings [%d, %d]", at, before, after)
 		}
+		prof, err := opencl.EventProfile(ev)
+		if err != nil || prof.End != at || prof.Queued == 0 || prof.Queued > prof.Submit || prof.Submit > prof.Start || prof.Start > prof.End {
+			t.Errorf("EventProfile = %+v, %v; want queued <= submit <= start <= end = %d", prof, err, at)
+		}
 		if err := q.Release(); err != nil {
 			t.Fatal(err)
 		}

@@ -3,6 +3,7 @@
 package opencl
 
 import (
+	"fmt"
 	"runtime"
 	"sync"
 	"unsafe"
@@ -267,9 +268,30 @@ type event struct {
 
 	mu   sync.Mutex
 	ev   cl.Event // 0 once finalised
+	prof Profile
 	end  int64
 	err  error
 	done bool
+}
+
+// Profile holds the OpenCL profiling counters of the command behind an
+// event (a marker, or the empty kernel), in device nanoseconds: the
+// plugin's native trace record.
+type Profile struct {
+	Queued, Submit, Start, End int64
+}
+
+// EventProfile returns the profiling counters of an event recorded on an
+// OpenCL queue, waiting for it. Safe for concurrent use.
+func EventProfile(ev device.Event) (Profile, error) {
+	e, ok := ev.(*event)
+	if !ok {
+		return Profile{}, fmt.Errorf("opencl: EventProfile: %T is not an OpenCL event", ev)
+	}
+	if err := e.finish(false); err != nil {
+		return Profile{}, err
+	}
+	return e.prof, nil
 }
 
 // finish waits for the marker (unless the queue already finished it),
@@ -290,11 +312,23 @@ func (e *event) finish(report bool) error {
 		case st < 0:
 			e.err = e.q.d.errorf("wait", cl.StatusCode(st), "an operation before the event failed: %s (%d)", cl.StatusName(st), st)
 		default:
-			end, err := cl.GetEventProfilingInfo(e.ev, cl.PROFILING_COMMAND_END)
-			if err != nil {
-				e.err = e.q.d.wrap("event time", err)
+			for _, c := range []struct {
+				param uint32
+				dst   *int64
+			}{
+				{cl.PROFILING_COMMAND_QUEUED, &e.prof.Queued},
+				{cl.PROFILING_COMMAND_SUBMIT, &e.prof.Submit},
+				{cl.PROFILING_COMMAND_START, &e.prof.Start},
+				{cl.PROFILING_COMMAND_END, &e.prof.End},
+			} {
+				v, err := cl.GetEventProfilingInfo(e.ev, c.param)
+				if err != nil {
+					e.err = e.q.d.wrap("event time", err)
+					break
+				}
+				*c.dst = int64(v)
 			}
-			e.end = int64(end)
+			e.end = e.prof.End
 		}
 		cl.ReleaseEvent(e.ev)
 		e.ev = 0
