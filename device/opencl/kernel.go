@@ -15,6 +15,10 @@ const (
 	// defaultThreads is the work-group size used when a launch asks for
 	// none (capped by the device's and the kernel's limits).
 	defaultThreads = 256
+	// defaultThreadsCPU is the same for CPU devices, where a work-group is
+	// a loop on one core: saxpy of 2^24 floats on POCL took 11.5 ms with
+	// 256, 10.3 ms with 1024 and 10.5 ms with 4096.
+	defaultThreadsCPU = 1024
 )
 
 // loadEntry is the cached result of loading one kernel on one device.
@@ -151,7 +155,8 @@ func (d *clDevice) build(k *device.Kernel) (*function, error) {
 // device (the smallest of CL_KERNEL_WORK_GROUP_SIZE,
 // CL_DEVICE_MAX_WORK_GROUP_SIZE, CL_DEVICE_MAX_WORK_ITEM_SIZES[0] and
 // Kernel.MaxThreads), as OpenMP's thread_limit is an upper bound; with
-// Threads 0 it is 256 capped the same way, and no larger than Size[0].
+// Threads 0 it is 256 (1024 on CPU devices) capped the same way, and no
+// larger than Size[0].
 // Teams, when set, is the total number of work-groups (spread along
 // dimension 0); with Teams 0 dimension 0 gets ceil(Size[0]/threads) groups,
 // one work-item per iteration. Device code loops grid-stride, so every
@@ -160,7 +165,11 @@ func (f *function) geometry(s device.Shape) (dims int, global, local [3]uintptr)
 	dims = s.Dims()
 	threads := s.Threads
 	if threads == 0 {
-		threads = min(defaultThreads, s.Size[0])
+		threads = defaultThreads
+		if f.d.info.Type == "cpu" {
+			threads = defaultThreadsCPU
+		}
+		threads = min(threads, s.Size[0])
 	}
 	threads = max(1, min(threads, f.limit))
 	rest := 1

@@ -244,7 +244,7 @@ func TestGeometryDefaults(t *testing.T) {
 		}{
 			{device.Shape{Size: [3]int{1}}, func(g, l [3]int) bool { return g == [3]int{1, 1, 1} && l == [3]int{1, 1, 1} }},
 			{device.Shape{Size: [3]int{100}}, func(g, l [3]int) bool { return l[0] == min(100, d.Info().MaxThreadsPerTeam) && g[0] >= 100 }},
-			{device.Shape{Size: [3]int{1 << 24}}, func(g, l [3]int) bool { return l[0] <= 256 && g[0]%l[0] == 0 && g[0] <= 1<<24 }},
+			{device.Shape{Size: [3]int{1 << 24}}, func(g, l [3]int) bool { return l[0] <= 1024 && g[0]%l[0] == 0 && g[0] == 1<<24 }},
 			{device.Shape{Size: [3]int{64, 32, 2}, Threads: 16}, func(g, l [3]int) bool {
 				return l == [3]int{16, 1, 1} && g[0] == 64 && g[1] == 32 && g[2] == 2
 			}},
