@@ -18,6 +18,7 @@ type Native struct {
 	Words [4]uint64
 	Type  string // a short constant name: "host copy in", "opencl kernel"
 	HWID  uint64 // where it ran: queue, stream or compute unit; 0 if none
+	Teams int    // for a launch, the number of teams the device ran; 0 if unknown
 }
 
 // Profiler is an optional interface of a Queue that times its own

@@ -78,8 +78,12 @@ func AllocMem(size int, dev int) (DevicePtr, error) {
 		return p, nil
 	}
 	r.DataOpBegin(ompt.DataOpAlloc, 0, ompt.InitialDevice, 0, n, uint64(size))
+	t0, tr := traceStart(r, d)
 	b, err := d.d.Alloc(size)
 	r.DataOpEnd(uintptr(b.Ptr))
+	if tr {
+		routineRecord(r, d, t0)
+	}
 	if err != nil {
 		return 0, err
 	}
@@ -118,8 +122,12 @@ func FreeMem(p DevicePtr, dev int) error {
 		return fmt.Errorf("target: free %v on device %d (%s): not a live allocation (freed twice, or never allocated by target.AllocMem)", p, n, d.id)
 	}
 	r.DataOpBegin(ompt.DataOpDelete, uintptr(p), n, 0, ompt.InitialDevice, 0)
+	t0, tr := traceStart(r, d)
 	err = d.d.Free(p)
 	r.DataOpEnd(0)
+	if tr {
+		routineRecord(r, d, t0)
+	}
 	return err
 }
 
@@ -266,10 +274,18 @@ func copyTraced(r *ompt.Target, de, se *end, segs []seg) error {
 	if se.d == nil {
 		op = ompt.DataOpTransferToDevice
 	}
+	rd := de.d // the record's device: the destination, else the source
+	if rd == nil {
+		rd = se.d
+	}
 	for _, s := range segs {
 		r.DataOpBegin(op, se.address(s.src), se.num, de.address(s.dst), de.num, uint64(s.n))
+		t0, tr := traceStart(r, rd)
 		err := copyPlain(de, se, []seg{s})
 		r.DataOpEnd(de.address(s.dst))
+		if tr {
+			routineRecord(r, rd, t0)
+		}
 		if err != nil {
 			return err
 		}

@@ -105,6 +105,10 @@ func open(devArg int) (n int, d *dev, err error) {
 
 // initialize tells the tools about the device, once, on first use.
 func (d *dev) initialize() {
+	if q, err := d.d.NewQueue(); err == nil {
+		_, d.profiles = q.(device.Profiler)
+		q.Release()
+	}
 	if err := ompt.DeviceInitialize(d.num, d.plugin+" "+d.info.Name, omptDevice{d}); err != nil {
 		d.infof(infoAll, "tools interface: %v", err)
 		return
@@ -292,6 +296,7 @@ type dev struct {
 
 	initOnce    sync.Once
 	initialized atomic.Bool // device_initialize was reported
+	profiles    bool        // the plugin's queues time their own operations
 
 	amu    sync.Mutex
 	allocs map[device.DevicePtr]int // omp_target_alloc'd buffers and sizes
@@ -325,7 +330,8 @@ func (d *dev) take() (*construct, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &construct{d: d, q: q}, nil
+	prof, _ := q.(device.Profiler)
+	return &construct{d: d, q: q, prof: prof}, nil
 }
 
 // give syncs c's queue and keeps c for reuse; a construct whose queue

@@ -27,6 +27,11 @@ type construct struct {
 
 	t     *ompt.Target // the construct's tools scope; nil with no tool
 	async bool         // a nowait construct: data ops use the async kinds
+
+	trace  bool            // the device is traced: operations make records
+	prof   device.Profiler // q's own timing, if it has it
+	profOn bool            // prof is switched on
+	pend   []pending       // traced operations waiting for their times
 }
 
 // initialScratch holds scratch constructs for the initial device, which
@@ -40,6 +45,7 @@ func begin(d *dev, t *ompt.Target, async bool) (*construct, error) {
 		return nil, err
 	}
 	c.t, c.async = t, async
+	c.startTracing()
 	return c, nil
 }
 
@@ -48,6 +54,14 @@ func begin(d *dev, t *ompt.Target, async bool) (*construct, error) {
 func (c *construct) end(err error) error {
 	clear(c.items)
 	c.items, c.ptrs, c.args = c.items[:0], c.ptrs[:0], c.args[:0]
+	if len(c.pend) > 0 {
+		// The records need the operations' times: wait for them here,
+		// before c can go to another goroutine.
+		if serr := c.q.Sync(); serr != nil && err == nil {
+			err = serr
+		}
+		c.flushRecords()
+	}
 	c.t = nil
 	if qerr := c.d.give(c); qerr != nil && err == nil {
 		err = qerr
@@ -82,8 +96,15 @@ func (c *construct) op(k ompt.DataOpKind) ompt.DataOpKind {
 // Alloc implements mapping.Ops.
 func (c *construct) Alloc(it *mapping.Item, size int) (device.DevicePtr, error) {
 	c.t.DataOpBegin(c.op(ompt.DataOpAlloc), addr(it.Host), ompt.InitialDevice, 0, c.d.num, uint64(size))
+	var t0 int64
+	if c.trace {
+		t0 = c.now()
+	}
 	b, err := c.d.d.Alloc(size)
 	c.t.DataOpEnd(uintptr(b.Ptr))
+	if c.trace {
+		c.syncOp(t0, c.now())
+	}
 	if err != nil {
 		return 0, err
 	}
@@ -103,8 +124,15 @@ func (c *construct) Free(p device.DevicePtr, size int, host []byte) error {
 		c.d.infof(infoMapping, "free %d bytes at %v (host %p)", size, p, dataPtr(host))
 	}
 	c.t.DataOpBegin(c.op(ompt.DataOpDelete), uintptr(p), c.d.num, 0, ompt.InitialDevice, 0)
+	var t0 int64
+	if c.trace {
+		t0 = c.now()
+	}
 	err := c.d.d.Free(p)
 	c.t.DataOpEnd(0)
+	if c.trace {
+		c.syncOp(t0, c.now())
+	}
 	return err
 }
 
@@ -114,8 +142,15 @@ func (c *construct) CopyIn(dst device.DevicePtr, src []byte) error {
 		c.d.infof(infoMapping, "copy %d bytes host %p -> device %v", len(src), dataPtr(src), dst)
 	}
 	c.t.DataOpBegin(c.op(ompt.DataOpTransferToDevice), addr(src), ompt.InitialDevice, uintptr(dst), c.d.num, uint64(len(src)))
+	var ev device.Event
+	if c.trace {
+		ev = c.bracket()
+	}
 	err := c.q.CopyIn(dst, src)
 	c.t.DataOpEnd(uintptr(dst))
+	if c.trace {
+		c.asyncOp(ev, ompt.NativeDataMotionExplicit)
+	}
 	return err
 }
 
@@ -125,8 +160,15 @@ func (c *construct) CopyOut(dst []byte, src device.DevicePtr) error {
 		c.d.infof(infoMapping, "copy %d bytes device %v -> host %p", len(dst), src, dataPtr(dst))
 	}
 	c.t.DataOpBegin(c.op(ompt.DataOpTransferFromDevice), uintptr(src), c.d.num, addr(dst), ompt.InitialDevice, uint64(len(dst)))
+	var ev device.Event
+	if c.trace {
+		ev = c.bracket()
+	}
 	err := c.q.CopyOut(dst, src)
 	c.t.DataOpEnd(addr(dst))
+	if c.trace {
+		c.asyncOp(ev, ompt.NativeDataMotionExplicit)
+	}
 	return err
 }
 
@@ -308,8 +350,15 @@ func (c *construct) launch(r *Region, f device.Function) error {
 		c.d.infof(infoLaunch, "launch %s size %v teams %d threads %d", r.Kernel.Name, r.Shape.Size, r.Shape.Teams, r.Shape.Threads)
 	}
 	c.t.SubmitBegin(uint32(r.Shape.Teams))
+	var ev device.Event
+	if c.trace {
+		ev = c.bracket()
+	}
 	err := c.q.Launch(f, r.Shape, c.args)
 	c.t.SubmitEnd()
+	if c.trace {
+		c.asyncOp(ev, ompt.NativeKernelExecution)
+	}
 	return err
 }
 

@@ -19,6 +19,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/gompt/gompt/device"
@@ -91,6 +92,8 @@ type Device struct {
 	num   int
 	epoch time.Time // monotonic clock reading at creation
 	info  device.Info
+
+	queues atomic.Uint64 // queues made, for their numbers
 	pool  *hostexec.Pool
 
 	mu         sync.Mutex

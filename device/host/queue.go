@@ -15,7 +15,7 @@ const InlineCopyMax = 256 << 10
 
 // NewQueue returns a new in-order queue on d (see Queue).
 func (d *Device) NewQueue() (device.Queue, error) {
-	q := &Queue{d: d, ring: make([]op, 8)}
+	q := &Queue{d: d, ring: make([]op, 8), num: d.queues.Add(1)}
 	q.cond.L = &q.mu
 	return q, nil
 }
@@ -52,6 +52,58 @@ type Queue struct {
 	exited  chan struct{}
 
 	inline op // storage of the operation running inline
+
+	num  uint64  // the queue's number on its device, for native records
+	prof bool    // time each operation (device.Profiler)
+	last *timing // the timing of the operation enqueued last
+}
+
+// timing is the host device's device.Timing of one operation.
+type timing struct {
+	q          *Queue
+	seq        uint64 // the operation's sequence number on the goroutine; 0 if it ran inline
+	begin, end int64
+	typ        string
+	teams      int // teams granted, for a launch
+}
+
+// Profile implements device.Profiler: while on, each operation records
+// when it ran on the device clock.
+func (q *Queue) Profile(on bool) { q.prof = on }
+
+// Last implements device.Profiler.
+func (q *Queue) Last() device.Timing {
+	if q.last == nil {
+		return nil
+	}
+	return q.last
+}
+
+// Times implements device.Timing: it waits for the operation if it went to
+// the queue's goroutine.
+func (t *timing) Times() (begin, end int64, native device.Native, err error) {
+	if t.seq > 0 {
+		q := t.q
+		q.mu.Lock()
+		for q.done < t.seq && !q.stop {
+			q.cond.Wait()
+		}
+		q.mu.Unlock()
+	}
+	native = device.Native{Kind: device.NativeHost, Words: [4]uint64{uint64(t.begin), uint64(t.end), t.q.num},
+		Type: t.typ, HWID: t.q.num, Teams: t.teams}
+	return t.begin, t.end, native, nil
+}
+
+// startTiming makes the timing of the operation being enqueued, if the
+// queue is profiling.
+func (q *Queue) startTiming(typ string) *timing {
+	if !q.prof {
+		return nil
+	}
+	t := &timing{q: q, typ: typ}
+	q.last = t
+	return t
 }
 
 type opKind uint8
@@ -72,6 +124,7 @@ type op struct {
 	shape    device.Shape
 	ha       device.HostArgs
 	ev       *Event
+	tm       *timing // set while profiling
 }
 
 func (q *Queue) closedErr(op string) error {
@@ -92,7 +145,7 @@ func (q *Queue) CopyIn(dst device.DevicePtr, src []byte) error {
 	if err != nil {
 		return rename(err, "copy to device")
 	}
-	return q.copy(b, src)
+	return q.copy(b, src, "host copy in")
 }
 
 // CopyOut copies device memory at src to dst; see CopyIn for when dst may
@@ -108,7 +161,7 @@ func (q *Queue) CopyOut(dst []byte, src device.DevicePtr) error {
 	if err != nil {
 		return rename(err, "copy from device")
 	}
-	return q.copy(dst, b)
+	return q.copy(dst, b, "host copy out")
 }
 
 // Copy copies n bytes from src to dst, both on this device. The ranges may
@@ -131,17 +184,27 @@ func (q *Queue) Copy(dst, src device.DevicePtr, n int) error {
 	if err != nil {
 		return rename(err, "copy on device")
 	}
-	return q.copy(d, s)
+	return q.copy(d, s, "host copy")
 }
 
-func (q *Queue) copy(dst, src []byte) error {
+func (q *Queue) copy(dst, src []byte, typ string) error {
+	tm := q.startTiming(typ)
 	if len(dst) <= InlineCopyMax && q.pending.Load() == 0 {
+		if tm != nil {
+			tm.begin = q.d.now()
+		}
 		copy(dst, src)
+		if tm != nil {
+			tm.end = q.d.now()
+		}
 		return nil
 	}
 	o := q.slot()
-	o.kind, o.dst, o.src = opCopy, dst, src
-	q.push()
+	o.kind, o.dst, o.src, o.tm = opCopy, dst, src, tm
+	seq := q.push()
+	if tm != nil {
+		tm.seq = seq
+	}
 	return nil
 }
 
@@ -194,12 +257,26 @@ func (q *Queue) Launch(f device.Function, shape device.Shape, args []device.Arg)
 		o.ha.Bufs = append(o.ha.Bufs, b)
 	}
 	o.kind, o.fn, o.shape = opLaunch, fn, shape
+	tm := q.startTiming("host kernel")
+	if tm != nil {
+		tm.teams = q.d.pool.Teams(shape)
+	}
 	if inline {
+		if tm != nil {
+			tm.begin = q.d.now()
+		}
 		err := q.d.launch(o)
+		if tm != nil {
+			tm.end = q.d.now()
+		}
 		clear(o.ha.Bufs)
 		return err
 	}
-	q.push()
+	o.tm = tm
+	seq := q.push()
+	if tm != nil {
+		tm.seq = seq
+	}
 	return nil
 }
 
@@ -365,6 +442,9 @@ func (q *Queue) loop() {
 		q.mu.Unlock()
 
 		var err error
+		if o.tm != nil {
+			o.tm.begin = q.d.now()
+		}
 		switch o.kind {
 		case opCopy:
 			copy(o.dst, o.src)
@@ -372,6 +452,9 @@ func (q *Queue) loop() {
 			err = q.d.launch(o)
 		case opEvent:
 			o.ev.t = q.d.now()
+		}
+		if o.tm != nil {
+			o.tm.end = q.d.now()
 		}
 
 		q.mu.Lock()
@@ -383,7 +466,7 @@ func (q *Queue) loop() {
 		if o.kind == opEvent {
 			o.ev.err = q.err
 		}
-		o.dst, o.src, o.fn, o.ev = nil, nil, nil, nil
+		o.dst, o.src, o.fn, o.ev, o.tm = nil, nil, nil, nil, nil
 		clear(o.ha.Bufs)
 		q.head = (q.head + 1) % len(q.ring)
 		q.n--

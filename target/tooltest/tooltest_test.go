@@ -19,6 +19,27 @@ type rec struct {
 	errs   []string
 	info   ompt.GetTargetInfoFunc
 	nextTD uint64
+
+	// tracing
+	handle   *ompt.DeviceHandle
+	lookup   ompt.LookupFunc
+	records  []traced
+	opIDs    map[uint64]uint64     // runtime host_op_id -> target_id of its callback
+	window   map[uint64][2]float64 // tool target data value -> host begin/end (wtime seconds)
+	tdTarget map[uint64]uint64     // tool target data value -> runtime target_id
+}
+
+// traced is one trace record as the tool copied it out of the buffer.
+type traced struct {
+	typ        ompt.Callback
+	targetID   uint64
+	hostOpID   uint64
+	op         ompt.DataOpKind
+	begin, end float64 // translated to host seconds
+	rawBegin   uint64
+	rawEnd     uint64
+	thread     uint64
+	granted    uint32
 }
 
 var tool = &rec{}
@@ -57,6 +78,9 @@ func init() {
 			set := lookup("ompt_set_callback").(ompt.SetCallbackFunc)
 			tool.info = lookup("ompt_get_target_info").(ompt.GetTargetInfoFunc)
 			tool.add("initialize initial=%d", initial)
+			tool.opIDs = map[uint64]uint64{}
+			tool.window = map[uint64][2]float64{}
+			tool.tdTarget = map[uint64]uint64{}
 			set(ompt.CallbackDeviceInitialize, ompt.DeviceInitializeCallback(func(dev int, typ string, h *ompt.DeviceHandle, lk ompt.LookupFunc, _ string) {
 				if h == nil || lk == nil {
 					tool.fail("device_initialize %d: nil device or lookup", dev)
@@ -65,6 +89,9 @@ func init() {
 					tool.fail("device %d: ompt_get_device_time missing or 0", dev)
 				}
 				tool.add("device_initialize dev=%d", dev)
+				if dev == 0 {
+					startTracing(h, lk)
+				}
 			}))
 			set(ompt.CallbackDeviceLoad, ompt.DeviceLoadCallback(func(dev int, _ string, _ int64, _ uintptr, bytes uint64, _, _ uintptr, _ uint64) {
 				if bytes == 0 {
@@ -73,12 +100,20 @@ func init() {
 				tool.add("device_load dev=%d", dev)
 			}))
 			set(ompt.CallbackTargetEMI, ompt.TargetEMICallback(func(kind ompt.TargetKind, ep ompt.Endpoint, dev int, task, ttd, td *ompt.Data, code uintptr) {
+				now := target.Wtime()
+				_, tid, _, _ := tool.info()
+				tool.mu.Lock()
 				if ep == ompt.ScopeBegin {
-					tool.mu.Lock()
 					tool.nextTD++
 					td.Value = 1000 + tool.nextTD
-					tool.mu.Unlock()
+					tool.window[td.Value] = [2]float64{now, 0}
+					tool.tdTarget[td.Value] = tid
+				} else {
+					w := tool.window[td.Value]
+					w[1] = now
+					tool.window[td.Value] = w
 				}
+				tool.mu.Unlock()
 				if kind.Nowait() == (ttd == nil) {
 					tool.fail("%v: target_task_data nil=%v for nowait=%v", kind, ttd == nil, kind.Nowait())
 				}
@@ -94,6 +129,10 @@ func init() {
 					tdv = td.Value
 				}
 				if ep == ompt.ScopeBegin {
+					_, tid, _, _ := tool.info()
+					tool.mu.Lock()
+					tool.opIDs[*op] = tid
+					tool.mu.Unlock()
 					*op = 7000 + *op%1000 // the tool's own id, must survive to the end
 				} else if *op < 7000 {
 					tool.fail("host_op_id slot lost the tool's value: %d", *op)
@@ -101,6 +140,12 @@ func init() {
 				tool.add("data_op %v %v src_dev=%d dst_dev=%d bytes=%d td=%d code=%s", kind, ep, sd, dd, bytes, tdv, fn(code))
 			}))
 			set(ompt.CallbackTargetSubmitEMI, ompt.TargetSubmitEMICallback(func(ep ompt.Endpoint, td *ompt.Data, op *uint64, teams uint32) {
+				if ep == ompt.ScopeBegin {
+					_, tid, _, _ := tool.info()
+					tool.mu.Lock()
+					tool.opIDs[*op] = tid
+					tool.mu.Unlock()
+				}
 				tool.add("submit %v teams=%d td=%d", ep, teams, td.Value)
 			}))
 			set(ompt.CallbackTargetMapEMI, ompt.TargetMapEMICallback(func(td *ompt.Data, host, dev []uintptr, bytes []uint64, flags []uint32, code uintptr) {
@@ -261,5 +306,127 @@ func TestInitialDeviceConstruct(t *testing.T) {
 	)
 	if x[7] != 3 {
 		t.Errorf("x[7] = %g", x[7])
+	}
+}
+
+// startTracing starts tracing every record type on the device through the
+// standard entry points.
+func startTracing(h *ompt.DeviceHandle, lk ompt.LookupFunc) {
+	tool.handle, tool.lookup = h, lk
+	set := lk("ompt_set_trace_ompt").(ompt.SetTraceOMPTFunc)
+	if r := set(h, true, 0); r != ompt.SetAlways && r != ompt.SetSometimes {
+		tool.fail("set_trace_ompt(all) = %v", r)
+	}
+	start := lk("ompt_start_trace").(ompt.StartTraceFunc)
+	advance := lk("ompt_advance_buffer_cursor").(ompt.AdvanceBufferCursorFunc)
+	rtype := lk("ompt_get_record_type").(ompt.GetRecordTypeFunc)
+	rompt := lk("ompt_get_record_ompt").(ompt.GetRecordOMPTFunc)
+	translate := lk("ompt_translate_time").(ompt.TranslateTimeFunc)
+	ok := start(h, func(int) []byte { return make([]byte, 1<<16) },
+		func(dev int, buf []byte, bytes, cur uint64, owned bool) {
+			for bytes > 0 {
+				if rtype(buf, cur) == ompt.RecordKindOMPT {
+					r := rompt(buf, cur)
+					t := traced{typ: r.Event(), targetID: r.TargetID, rawBegin: r.Time, thread: r.ThreadID}
+					t.begin = translate(h, r.Time)
+					t.rawEnd = r.Time
+					if d := r.DataOp(); d != nil {
+						t.hostOpID, t.op, t.rawEnd = d.HostOpID, ompt.DataOpKind(d.OpType), d.EndTime
+					}
+					if k := r.Kernel(); k != nil {
+						t.hostOpID, t.rawEnd, t.granted = k.HostOpID, k.EndTime, k.GrantedNumTeams
+					}
+					t.end = translate(h, t.rawEnd)
+					tool.mu.Lock()
+					tool.records = append(tool.records, t)
+					tool.mu.Unlock()
+				}
+				next, more := advance(h, buf, bytes, cur)
+				if !more {
+					break
+				}
+				cur = next
+			}
+		})
+	if ok != 1 {
+		tool.fail("start_trace = %d", ok)
+	}
+}
+
+func flush(t *testing.T) []traced {
+	t.Helper()
+	if tool.handle == nil {
+		t.Fatal("device 0 was never initialised")
+	}
+	if r := tool.lookup("ompt_flush_trace").(ompt.FlushTraceFunc)(tool.handle); r != 1 {
+		t.Fatalf("flush_trace = %d", r)
+	}
+	tool.mu.Lock()
+	defer tool.mu.Unlock()
+	rs := tool.records
+	tool.records = nil
+	return rs
+}
+
+// Every traced device interval, translated to host time, lies inside the
+// host-side begin/end callback times of its construct; records carry the
+// callbacks' ids; records of one queue do not overlap.
+func TestTraceRecordsMatchCallbacks(t *testing.T) {
+	x, y := make([]float32, 1<<12), make([]float32, 1<<12)
+	flush(t)
+	tool.take()
+	for i := 0; i < 5; i++ {
+		if err := target.Target(target.Region{Device: 0, Kernel: kernels.Saxpy, Shape: target.N(len(x)),
+			Maps: []target.Map{target.To(x), target.ToFrom(y)},
+			Args: []target.Arg{target.Int(len(x)), target.Float32(2), target.Slice(x), target.Slice(y)}}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	recs := flush(t)
+	tool.take()
+	counts := map[ompt.Callback]int{}
+	const slack = 1e-6 // 1 us
+	tool.mu.Lock()
+	defer tool.mu.Unlock()
+	windows := map[uint64][2]float64{}
+	for td, w := range tool.window {
+		windows[tool.tdTarget[td]] = w
+	}
+	var last float64
+	for i, r := range recs {
+		counts[r.typ]++
+		if r.rawBegin == 0 || r.rawEnd < r.rawBegin {
+			t.Errorf("record %d: times %d..%d", i, r.rawBegin, r.rawEnd)
+		}
+		if r.thread == 0 {
+			t.Errorf("record %d: no thread id", i)
+		}
+		w, ok := windows[r.targetID]
+		if !ok {
+			t.Errorf("record %d (%v): target_id %d of no construct seen by the callbacks", i, r.typ, r.targetID)
+			continue
+		}
+		if r.begin < w[0]-slack || r.end > w[1]+slack {
+			t.Errorf("record %d (%v %v): [%.9f, %.9f] outside its construct's callbacks [%.9f, %.9f]", i, r.typ, r.op, r.begin, r.end, w[0], w[1])
+		}
+		if r.typ != ompt.CallbackTarget {
+			if want := tool.opIDs[r.hostOpID]; want != r.targetID || r.hostOpID == 0 {
+				t.Errorf("record %d (%v): host_op_id %d belongs to target %d in the callbacks, record says %d", i, r.typ, r.hostOpID, want, r.targetID)
+			}
+			if r.begin < last-slack {
+				t.Errorf("record %d (%v): begins at %.9f before the previous operation ended at %.9f", i, r.typ, r.begin, last)
+			}
+			last = r.end
+		}
+		if r.typ == ompt.CallbackTargetSubmit && r.granted == 0 {
+			t.Errorf("record %d: kernel record with 0 granted teams", i)
+		}
+	}
+	// 5 constructs: 2 target records, 2 allocs, 2 copies in, 1 copy out, 2 deletes, 1 kernel.
+	want := map[ompt.Callback]int{ompt.CallbackTarget: 10, ompt.CallbackTargetDataOp: 35, ompt.CallbackTargetSubmit: 5}
+	for k, n := range want {
+		if counts[k] != n {
+			t.Errorf("%v records: %d, want %d (all: %v)", k, counts[k], n, counts)
+		}
 	}
 }

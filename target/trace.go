@@ -1,0 +1,143 @@
+package target
+
+import (
+	"github.com/gompt/gompt/device"
+	"github.com/gompt/gompt/ompt"
+)
+
+// Device tracing: while a tool traces a construct's device, each of the
+// construct's device operations also becomes a trace record with the
+// device's begin and end times and the plugin's native record. The times
+// are known only when the operation completes, so the construct keeps its
+// pending records and writes them, in issue order, after its queue has
+// synced and before its end event (ompt's TracedOp.Record rule).
+
+// pending is one traced operation waiting for its times.
+type pending struct {
+	op         ompt.TracedOp
+	begin, end int64         // known times (synchronous operations)
+	tm         device.Timing // the queue's own timing (device.Profiler)
+	ev0, ev1   device.Event  // brackets, for queues without a Profiler
+	flag       uint32        // ompt.Native* flag of the operation
+}
+
+// traced reports whether c's operations are traced, turning the queue's
+// profiling on or off to match.
+func (c *construct) startTracing() {
+	c.trace = c.t.Tracing()
+	if c.prof != nil && c.profOn != c.trace {
+		c.prof.Profile(c.trace)
+		c.profOn = c.trace
+	}
+}
+
+// now reads the device clock for a synchronous operation's record.
+func (c *construct) now() int64 {
+	t, _ := c.d.d.Now()
+	return t
+}
+
+// syncOp records a synchronous operation (alloc, delete) with known times.
+func (c *construct) syncOp(begin, end int64) {
+	c.pend = append(c.pend, pending{op: c.t.Op(), begin: begin, end: end})
+}
+
+// bracket is called before an asynchronous operation is enqueued; it
+// returns the event before it for queues that cannot time operations.
+func (c *construct) bracket() device.Event {
+	if c.prof != nil {
+		return nil
+	}
+	ev, _ := c.q.Record()
+	return ev
+}
+
+// asyncOp records an asynchronous operation just enqueued.
+func (c *construct) asyncOp(ev0 device.Event, flag uint32) {
+	p := pending{op: c.t.Op(), flag: flag}
+	if c.prof != nil {
+		p.tm = c.prof.Last()
+	} else {
+		p.ev0 = ev0
+		p.ev1, _ = c.q.Record()
+	}
+	c.pend = append(c.pend, p)
+}
+
+// flushRecords writes the construct's pending records; the queue has
+// synced, so every time is known.
+func (c *construct) flushRecords() {
+	for i := range c.pend {
+		p := &c.pend[i]
+		var native device.Native
+		switch {
+		case p.tm != nil:
+			p.begin, p.end, native, _ = p.tm.Times()
+		case p.ev1 != nil:
+			if p.ev0 != nil {
+				p.begin, _ = p.ev0.Time()
+			}
+			p.end, _ = p.ev1.Time()
+		}
+		if native.Kind == device.NativeNone {
+			p.op.Record(p.begin, p.end, 0, nil)
+			continue
+		}
+		recordNative(&p.op, p.begin, p.end, p.flag, &native)
+	}
+	clear(c.pend)
+	c.pend = c.pend[:0]
+}
+
+// recordNative writes a record with the plugin's native record attached.
+func recordNative(op *ompt.TracedOp, begin, end int64, flag uint32, n *device.Native) {
+	info := ompt.NativeInfo{Flag: flag, Class: ompt.NativeRecordEvent, Type: n.Type, HWID: n.HWID,
+		Start: uint64(begin), End: uint64(end)}
+	w := n.Words
+	switch n.Kind {
+	case device.NativeHost:
+		h := ompt.HostNative{Start: int64(w[0]), End: int64(w[1]), Queue: w[2]}
+		info.Data = ompt.NativeBytes(&h)
+		op.Record(begin, end, uint32(n.Teams), &info)
+	case device.NativeOpenCL:
+		o := ompt.OpenCLNative{Queued: w[0], Submit: w[1], Start: w[2], End: w[3]}
+		info.Data = ompt.NativeBytes(&o)
+		op.Record(begin, end, uint32(n.Teams), &info)
+	case device.NativeCUDA:
+		cu := ompt.CUDANative{Start: w[0], End: w[1], Stream: w[2], Context: w[3]}
+		info.Data = ompt.NativeBytes(&cu)
+		op.Record(begin, end, uint32(n.Teams), &info)
+	default:
+		op.Record(begin, end, uint32(n.Teams), nil)
+	}
+}
+
+// nativeFlags tells the tools which native records a device's plugin
+// gives: those of queues that time their own operations.
+func (o omptDevice) NativeFlags() uint32 {
+	if o.d.profiles {
+		return ompt.NativeDataMotionExplicit | ompt.NativeKernelExecution
+	}
+	return 0
+}
+
+// traceStart reports whether routine r's operation on d is traced and, if
+// so, reads d's clock for its begin.
+func traceStart(r *ompt.Target, d *dev) (int64, bool) {
+	if r == nil || d == nil || !ompt.Tracing(d.num) {
+		return 0, false
+	}
+	t, _ := d.d.Now()
+	return t, true
+}
+
+// routineRecord records a device memory routine's data op on device num
+// (the record's device) with times read there around the operation.
+func routineRecord(r *ompt.Target, d *dev, begin int64) {
+	if r == nil || d == nil {
+		return
+	}
+	end, _ := d.d.Now()
+	op := r.Op()
+	op.Record(begin, end, 0, nil)
+}
