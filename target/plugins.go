@@ -1,10 +1,13 @@
 package target
 
-// The plugins are linked into every program that imports target, so one
-// binary finds whatever devices a machine has at run time. (DESIGN.md's
-// layout lets target import only device, mapping and ompt; users import
-// target alone, so target is where the plugins are pulled in. No plugin
-// imports target.)
+// The plugins and the C face of the tools interface are linked into every
+// program that imports target, so one binary finds whatever devices and C
+// tools a machine has at run time. (DESIGN.md's layout lets target import
+// only device, mapping and ompt; users import target alone, so target is
+// where these are pulled in. None of them imports target.)
 import (
+	_ "github.com/gompt/gompt/device/cuda"
 	_ "github.com/gompt/gompt/device/host"
+	_ "github.com/gompt/gompt/device/opencl"
+	_ "github.com/gompt/gompt/ompt/cabi"
 )

@@ -94,7 +94,7 @@ type Device struct {
 	info  device.Info
 
 	queues atomic.Uint64 // queues made, for their numbers
-	pool  *hostexec.Pool
+	pool   *hostexec.Pool
 
 	mu         sync.Mutex
 	slots      []slot // sorted by addr; see mem.go
