@@ -25,17 +25,34 @@ func init() {
 	register(bcase{name: "empty_target_notool", bench: emptyTarget})
 	register(bcase{name: "empty_target_tool_all", backend: "host", env: []string{benchToolEnv + "=all"}, bench: emptyTarget})
 	register(bcase{name: "callback_dispatch", backend: "host", env: []string{benchToolEnv + "=all"}, bench: dispatch})
-	if os.Getenv(benchToolEnv) == "all" {
+	register(bcase{name: "empty_target_tracing", backend: "host", env: []string{benchToolEnv + "=trace"}, bench: emptyTarget})
+	register(bcase{name: "record_cost", backend: "host", env: []string{benchToolEnv + "=traceonly"}, bench: recordCost})
+	switch os.Getenv(benchToolEnv) {
+	case "all", "trace", "traceonly":
 		ompt.RegisterTool("ompt-bench", startAll)
 	}
 }
 
 // startAll is a Go tool registered for every target and device callback,
 // each returning at once: the cost of the interface itself.
+//
+// With GOMPT_BENCH_TOOL=trace it also traces every record type on every
+// device into 4 MiB buffers it discards; with traceonly it only traces.
 func startAll(int, string) *ompt.StartResult {
+	mode := os.Getenv(benchToolEnv)
 	return &ompt.StartResult{Initialize: func(lookup ompt.LookupFunc, _ int, _ *ompt.Data) int {
 		set := lookup("ompt_set_callback").(ompt.SetCallbackFunc)
-		set(ompt.CallbackDeviceInitialize, ompt.DeviceInitializeCallback(func(int, string, *ompt.DeviceHandle, ompt.LookupFunc, string) {}))
+		set(ompt.CallbackDeviceInitialize, ompt.DeviceInitializeCallback(func(dev int, _ string, h *ompt.DeviceHandle, lk ompt.LookupFunc, _ string) {
+			if mode == "all" {
+				return
+			}
+			lk("ompt_set_trace_ompt").(ompt.SetTraceOMPTFunc)(h, true, 0)
+			lk("ompt_start_trace").(ompt.StartTraceFunc)(h, func(int) []byte { return make([]byte, 4<<20) },
+				func(int, []byte, uint64, uint64, bool) {})
+		}))
+		if mode == "traceonly" {
+			return 1
+		}
 		set(ompt.CallbackDeviceFinalize, ompt.DeviceFinalizeCallback(func(int) {}))
 		set(ompt.CallbackDeviceLoad, ompt.DeviceLoadCallback(func(int, string, int64, uintptr, uint64, uintptr, uintptr, uint64) {}))
 		set(ompt.CallbackDeviceUnload, ompt.DeviceUnloadCallback(func(int, uint64) {}))
@@ -59,6 +76,28 @@ func dispatch(dev int) (func(*testing.B), func(), error) {
 			r := ompt.RoutineBegin(1)
 			r.DataOpBegin(ompt.DataOpTransferToDevice, 1, ompt.InitialDevice, 2, dev, 8)
 			r.DataOpEnd(2)
+			r.End()
+		}
+	}, nil, nil
+}
+
+// recordCost: one traced data op of a device memory routine with no
+// callbacks registered: the scope, the ids and the record written into the
+// trace buffer.
+func recordCost(dev int) (func(*testing.B), func(), error) {
+	if _, err := target.AllocMem(8, dev); err != nil { // initialises the device: tracing starts
+		return nil, nil, err
+	}
+	if !ompt.Tracing(dev) {
+		return nil, nil, fmt.Errorf("device %d is not traced", dev)
+	}
+	return func(b *testing.B) {
+		for b.Loop() {
+			r := ompt.RoutineBegin(1)
+			r.DataOpBegin(ompt.DataOpTransferToDevice, 1, ompt.InitialDevice, 2, dev, 8)
+			r.DataOpEnd(2)
+			op := r.Op()
+			op.Record(100, 200, 0, nil)
 			r.End()
 		}
 	}, nil, nil
