@@ -19,6 +19,7 @@ import (
 	"fmt"
 	"os"
 	"regexp"
+	"runtime/pprof"
 	"strconv"
 	"strings"
 	"testing"
@@ -59,7 +60,19 @@ func main() {
 	caseSel := flag.String("case", "", "only these cases: a comma-separated list of names, or a regular expression")
 	benchtime := flag.Duration("benchtime", time.Second, "target run time per case")
 	list := flag.Bool("list", false, "list the case names and exit")
+	cpuprof := flag.String("cpuprofile", "", "write a CPU profile of the cases run in this process to `file`")
 	flag.Parse()
+	if *cpuprof != "" {
+		f, err := os.Create(*cpuprof)
+		if err == nil {
+			err = pprof.StartCPUProfile(f)
+		}
+		if err != nil {
+			fmt.Fprintln(os.Stderr, "ompt-bench:", err)
+			os.Exit(2)
+		}
+		defer pprof.StopCPUProfile()
+	}
 	testing.Init()
 	if err := flag.Set("test.benchtime", benchtime.String()); err != nil {
 		fmt.Fprintln(os.Stderr, "ompt-bench:", err)
@@ -111,6 +124,7 @@ func main() {
 	}
 	if err := target.Shutdown(); err != nil {
 		fmt.Fprintln(os.Stderr, "ompt-bench: shutdown:", err)
+		pprof.StopCPUProfile()
 		os.Exit(1)
 	}
 }

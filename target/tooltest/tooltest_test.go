@@ -440,3 +440,17 @@ func TestTraceRecordsMatchCallbacks(t *testing.T) {
 		}
 	}
 }
+
+// BenchmarkEmptyTargetTraced: an empty target region on a traced device with
+// the test tool's callbacks.
+func BenchmarkEmptyTargetTraced(b *testing.B) {
+	r := target.Region{Device: 0, Kernel: kernels.Empty, Shape: target.Shape{Size: [3]int{1, 1, 1}, Teams: 1}, Args: []target.Arg{target.Int(1)}}
+	for b.Loop() {
+		if err := target.Target(r); err != nil {
+			b.Fatal(err)
+		}
+		if len(tool.lines) > 1000 {
+			tool.take()
+		}
+	}
+}
