@@ -182,6 +182,56 @@ static double e_translate_time(ompt_device_t *device, ompt_device_time_t time) {
 	return gomptTranslateTime((uintptr_t)device, time);
 }
 
+// ---- tracing entry points (trace.go) -----------------------------------
+//
+// Buffers are the tool's C memory; Go sees each as a []byte over it
+// (unsafe.Slice), remembered from buffer_request to the owned
+// buffer_complete, so the getters that receive only a pointer know its
+// length and answer invalid/NULL for a pointer that is not such a buffer.
+
+static ompt_set_result_t e_set_trace_ompt(ompt_device_t *device, unsigned int enable, unsigned int etype) {
+	return gomptSetTraceOMPT((uintptr_t)device, enable, etype);
+}
+
+static ompt_set_result_t e_set_trace_native(ompt_device_t *device, int enable, int flags) {
+	return gomptSetTraceNative((uintptr_t)device, enable, flags);
+}
+
+static int e_start_trace(ompt_device_t *device, ompt_callback_buffer_request_t request, ompt_callback_buffer_complete_t complete) {
+	return gomptStartTrace((uintptr_t)device, (uintptr_t)request, (uintptr_t)complete);
+}
+
+static int e_pause_trace(ompt_device_t *device, int begin_pause) {
+	return gomptPauseTrace((uintptr_t)device, begin_pause);
+}
+
+static int e_flush_trace(ompt_device_t *device) { return gomptFlushTrace((uintptr_t)device); }
+static int e_stop_trace(ompt_device_t *device) { return gomptStopTrace((uintptr_t)device); }
+
+static int e_advance_buffer_cursor(ompt_device_t *device, ompt_buffer_t *buffer, size_t size, ompt_buffer_cursor_t current, ompt_buffer_cursor_t *next) {
+	struct gomptAdvanceBufferCursor_return r = gomptAdvanceBufferCursor((uintptr_t)device, buffer, size, current);
+	if (r.r0 && next != NULL) *next = r.r1;
+	return r.r0;
+}
+
+static ompt_record_t e_get_record_type(ompt_buffer_t *buffer, ompt_buffer_cursor_t current) {
+	return gomptGetRecordType(buffer, current);
+}
+
+static ompt_record_ompt_t *e_get_record_ompt(ompt_buffer_t *buffer, ompt_buffer_cursor_t current) {
+	return gomptGetRecordOMPT(buffer, current);
+}
+
+static void *e_get_record_native(ompt_buffer_t *buffer, ompt_buffer_cursor_t current, ompt_id_t *host_op_id) {
+	struct gomptGetRecordNative_return r = gomptGetRecordNative(buffer, current);
+	if (r.r0 != NULL && host_op_id != NULL) *host_op_id = r.r1;
+	return r.r0;
+}
+
+static ompt_record_abstract_t *e_get_record_abstract(void *native_record) {
+	return gomptGetRecordAbstract(native_record);
+}
+
 // gompt_cabi_entries: the order of entryNames in entry.go.
 const ompt_interface_fn_t gompt_cabi_entries[] = {
 	(ompt_interface_fn_t)e_enumerate_states,
@@ -206,6 +256,17 @@ const ompt_interface_fn_t gompt_cabi_entries[] = {
 	(ompt_interface_fn_t)e_get_device_num_procs,
 	(ompt_interface_fn_t)e_get_device_time,
 	(ompt_interface_fn_t)e_translate_time,
+	(ompt_interface_fn_t)e_set_trace_ompt,
+	(ompt_interface_fn_t)e_set_trace_native,
+	(ompt_interface_fn_t)e_start_trace,
+	(ompt_interface_fn_t)e_pause_trace,
+	(ompt_interface_fn_t)e_flush_trace,
+	(ompt_interface_fn_t)e_stop_trace,
+	(ompt_interface_fn_t)e_advance_buffer_cursor,
+	(ompt_interface_fn_t)e_get_record_type,
+	(ompt_interface_fn_t)e_get_record_ompt,
+	(ompt_interface_fn_t)e_get_record_native,
+	(ompt_interface_fn_t)e_get_record_abstract,
 };
 const int gompt_cabi_nentries = sizeof gompt_cabi_entries / sizeof gompt_cabi_entries[0];
 
@@ -271,4 +332,18 @@ void gompt_cabi_call_target_map(uintptr_t fn, ompt_id_t target_id, unsigned int 
 
 void gompt_cabi_call_target_map_emi(uintptr_t fn, ompt_data_t *target_data, unsigned int nitems, uintptr_t *host_addr, uintptr_t *device_addr, uint64_t *bytes, uint32_t *flags, uintptr_t code) {
 	((ompt_callback_target_map_emi_t)fn)(target_data, nitems, (void **)host_addr, (void **)device_addr, (size_t *)bytes, (unsigned int *)flags, (const void *)code);
+}
+
+// gompt_cabi_call_buffer_request calls the tool's buffer_request and
+// returns the buffer (NULL: none), its size in *bytes.
+void *gompt_cabi_call_buffer_request(uintptr_t fn, int device_num, size_t *bytes) {
+	ompt_buffer_t *buffer = NULL;
+	*bytes = 0;
+	((ompt_callback_buffer_request_t)fn)(device_num, &buffer, bytes);
+	if (buffer == NULL) *bytes = 0;
+	return buffer;
+}
+
+void gompt_cabi_call_buffer_complete(uintptr_t fn, int device_num, void *buffer, size_t bytes, ompt_buffer_cursor_t begin, int owned) {
+	((ompt_callback_buffer_complete_t)fn)(device_num, buffer, bytes, begin, owned);
 }

@@ -188,6 +188,8 @@ void gompt_cabi_call_target_submit(uintptr_t fn, ompt_id_t target_id, ompt_id_t 
 void gompt_cabi_call_target_submit_emi(uintptr_t fn, int endpoint, ompt_data_t *target_data, ompt_id_t *host_op_id, unsigned int teams);
 void gompt_cabi_call_target_map(uintptr_t fn, ompt_id_t target_id, unsigned int nitems, uintptr_t *host_addr, uintptr_t *device_addr, uint64_t *bytes, uint32_t *flags, uintptr_t code);
 void gompt_cabi_call_target_map_emi(uintptr_t fn, ompt_data_t *target_data, unsigned int nitems, uintptr_t *host_addr, uintptr_t *device_addr, uint64_t *bytes, uint32_t *flags, uintptr_t code);
+void *gompt_cabi_call_buffer_request(uintptr_t fn, int device_num, size_t *bytes);
+void gompt_cabi_call_buffer_complete(uintptr_t fn, int device_num, void *buffer, size_t bytes, ompt_buffer_cursor_t begin, int owned);
 
 // gompt_cabi_entries lists the C entry points in the order of entryNames
 // (entry.go); gompt_cabi_nentries is its length.

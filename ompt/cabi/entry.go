@@ -16,9 +16,11 @@ import (
 
 // entryNames lists the entry points that have a C form, in the order of
 // gompt_cabi_entries in cabi.c; the first numHostEntries are the Table 4.1
-// names, the rest device names. To add one (the tracing names): write its
-// C function in cabi.c calling an exported Go function below, append it to
-// gompt_cabi_entries and its name here, and bind its Go form.
+// names, the rest device names (ompt.DeviceEntryNames, in its order: the
+// three device entry points, then the eleven tracing ones of trace.go).
+// To add one: write its C function in cabi.c calling an exported Go
+// function, append it to gompt_cabi_entries and its name here, and bind
+// its Go form.
 var entryNames = [...]string{
 	"ompt_enumerate_states", "ompt_enumerate_mutex_impls",
 	"ompt_set_callback", "ompt_get_callback", "ompt_get_thread_data",
@@ -29,6 +31,11 @@ var entryNames = [...]string{
 	"ompt_get_unique_id", "ompt_finalize_tool",
 	// device entry points
 	"ompt_get_device_num_procs", "ompt_get_device_time", "ompt_translate_time",
+	// tracing entry points (trace.go)
+	"ompt_set_trace_ompt", "ompt_set_trace_native", "ompt_start_trace",
+	"ompt_pause_trace", "ompt_flush_trace", "ompt_stop_trace",
+	"ompt_advance_buffer_cursor", "ompt_get_record_type",
+	"ompt_get_record_ompt", "ompt_get_record_native", "ompt_get_record_abstract",
 }
 
 const numHostEntries = 19

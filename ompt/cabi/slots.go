@@ -115,6 +115,13 @@ type cdevice struct {
 	numProcs  ompt.GetDeviceNumProcsFunc
 	time      ompt.GetDeviceTimeFunc
 	translate ompt.TranslateTimeFunc
+
+	setTraceOMPT   ompt.SetTraceOMPTFunc
+	setTraceNative ompt.SetTraceNativeFunc
+	startTrace     ompt.StartTraceFunc
+	pauseTrace     ompt.PauseTraceFunc
+	flushTrace     ompt.FlushTraceFunc
+	stopTrace      ompt.StopTraceFunc
 }
 
 const deviceMagic = 0x676f6d7074646576 // "gomptdev"
@@ -145,6 +152,13 @@ func deviceFor(h *ompt.DeviceHandle, typ string, lookup ompt.LookupFunc) *cdevic
 	d.numProcs, _ = lookup("ompt_get_device_num_procs").(ompt.GetDeviceNumProcsFunc)
 	d.time, _ = lookup("ompt_get_device_time").(ompt.GetDeviceTimeFunc)
 	d.translate, _ = lookup("ompt_translate_time").(ompt.TranslateTimeFunc)
+	d.setTraceOMPT, _ = lookup("ompt_set_trace_ompt").(ompt.SetTraceOMPTFunc)
+	d.setTraceNative, _ = lookup("ompt_set_trace_native").(ompt.SetTraceNativeFunc)
+	d.startTrace, _ = lookup("ompt_start_trace").(ompt.StartTraceFunc)
+	d.pauseTrace, _ = lookup("ompt_pause_trace").(ompt.PauseTraceFunc)
+	d.flushTrace, _ = lookup("ompt_flush_trace").(ompt.FlushTraceFunc)
+	d.stopTrace, _ = lookup("ompt_stop_trace").(ompt.StopTraceFunc)
+	bindGetters(lookup)
 	devByH[h] = d
 	devByPtr[uintptr(unsafe.Pointer(d.c))] = d
 	return d

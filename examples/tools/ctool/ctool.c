@@ -23,11 +23,28 @@
 //   CTOOL_OUTPUT  file to write the lines to (default stdout)
 //   CTOOL_FORM    "both" (default: register the EMI and non-EMI forms, so
 //                 only EMI callbacks run), "emi", or "plain" (non-EMI only)
+//   CTOOL_TRACE   device tracing, where the runtime provides it
+//                 (ompt_start_trace resolves in device_initialize):
+//                 unset or empty (default): trace every device (all OMPT
+//                 record types, 64-record malloc'd buffers) and read every
+//                 record, but print only problems ("ompt error ..."), so
+//                 the event lines are the same as without tracing;
+//                 "0": no tracing; "1": also print one line per OMPT
+//                 record; "all": also enable native records (explicit
+//                 data motion, kernel execution) and print them.
 //
-// Where the runtime provides device tracing (ompt_start_trace resolves),
-// the tool also starts tracing on each device and prints one line per
-// record: "ompt record <type> dev=N target_id=T ...".
+// Record lines (CTOOL_TRACE=1 or all) carry the ids of the callbacks of
+// the same operation, and whether the thread id and the times look right
+// (non-zero, end >= begin) rather than the times themselves:
 //
+//   ompt record type=target dev=0 target_id=2 kind=target endpoint=begin code=0x4a1b2c thread_ok=1 time_ok=1
+//   ompt record type=target_data_op dev=0 target_id=2 host_op_id=3 op=alloc src=0x1000/-1 dest=0xd000/0 bytes=64 code=0x4a1b2c thread_ok=1 time_ok=1
+//   ompt record type=target_submit dev=0 target_id=2 host_op_id=5 requested_teams=4 granted_teams=4 thread_ok=1 time_ok=1
+//   ompt record type=native dev=0 host_op_id=3 class=event name="host copy" hwid=1 time_ok=1
+//
+// They come from the runtime's delivery thread, so they interleave with
+// the event lines in no fixed order; per device they are in record order.
+
 // Build: gcc -shared -fPIC -I/usr/lib/llvm-19/lib/clang/19/include -o libctool.so ctool.c
 // Run:   OMP_TOOL_LIBRARIES=./libctool.so ./program
 
@@ -51,10 +68,13 @@ static ompt_get_target_info_t get_target_info;
 
 static ompt_start_trace_t start_trace;
 static ompt_set_trace_ompt_t set_trace_ompt;
+static ompt_set_trace_native_t set_trace_native;
 static ompt_stop_trace_t stop_trace;
 static ompt_advance_buffer_cursor_t advance_cursor;
 static ompt_get_record_type_t get_record_type;
 static ompt_get_record_ompt_t get_record_ompt;
+static ompt_get_record_native_t get_record_native;
+static ompt_get_record_abstract_t get_record_abstract;
 
 #define MAX_DEVICES 64
 static ompt_device_t *devices[MAX_DEVICES];
@@ -119,48 +139,128 @@ static void flags_name(unsigned int f, char *buf, size_t n) {
 	if (!buf[0]) snprintf(buf, n, "none");
 }
 
-// ---- device events -------------------------------------------------------
+// ---- device tracing ------------------------------------------------------
 
-static void on_buffer_request(int dev, ompt_buffer_t **buffer, size_t *bytes) {
-	(void)dev;
-	*bytes = 64 * sizeof(ompt_record_ompt_t);
-	*buffer = malloc(*bytes);
-	if (*buffer == NULL) *bytes = 0;
+// trace_mode: CTOOL_TRACE. 0: no tracing; 1 (default): trace every device
+// quietly (records are read and checked, only problems are printed);
+// 2: also print one line per OMPT record; 3: also enable native records
+// and print them.
+static int trace_mode = 1;
+
+#define BUFFER_RECORDS 64
+
+static pthread_mutex_t trace_mu = PTHREAD_MUTEX_INITIALIZER;
+static long outstanding[MAX_DEVICES]; // buffers handed out and not yet given back (owned)
+
+static int time_ok(ompt_device_time_t begin, ompt_device_time_t end) {
+	return begin != 0 && end >= begin;
 }
 
+static void on_buffer_request(int dev, ompt_buffer_t **buffer, size_t *bytes) {
+	*bytes = BUFFER_RECORDS * sizeof(ompt_record_ompt_t);
+	*buffer = malloc(*bytes);
+	if (*buffer == NULL) {
+		*bytes = 0;
+		return;
+	}
+	if (dev >= 0 && dev < MAX_DEVICES) {
+		pthread_mutex_lock(&trace_mu);
+		outstanding[dev]++;
+		pthread_mutex_unlock(&trace_mu);
+	}
+}
+
+static void print_record(int dev, ompt_record_ompt_t *r) {
+	switch (r->type) {
+	case ompt_callback_target:
+	case ompt_callback_target_emi: {
+		ompt_record_target_t *t = &r->record.target;
+		if (t->device_num != dev) {
+			emit("ompt error record target: device_num %d in a buffer of device %d", t->device_num, dev);
+		}
+		if (trace_mode >= 2) {
+			emit("ompt record type=target dev=%d target_id=%" PRIu64 " kind=%s endpoint=%s code=" A " thread_ok=%d time_ok=%d",
+			     dev, r->target_id, kind_name(t->kind), endpoint_name(t->endpoint), P(t->codeptr_ra), r->thread_id != 0, r->time != 0);
+		}
+		break;
+	}
+	case ompt_callback_target_data_op:
+	case ompt_callback_target_data_op_emi: {
+		ompt_record_target_data_op_t *d = &r->record.target_data_op;
+		if (trace_mode >= 2) {
+			emit("ompt record type=target_data_op dev=%d target_id=%" PRIu64 " host_op_id=%" PRIu64 " op=%s src=" A "/%d dest=" A "/%d bytes=%zu code=" A " thread_ok=%d time_ok=%d",
+			     dev, r->target_id, d->host_op_id, op_name(d->optype), P(d->src_addr), d->src_device_num, P(d->dest_addr), d->dest_device_num,
+			     d->bytes, P(d->codeptr_ra), r->thread_id != 0, time_ok(r->time, d->end_time));
+		}
+		break;
+	}
+	case ompt_callback_target_submit:
+	case ompt_callback_target_submit_emi: {
+		ompt_record_target_kernel_t *k = &r->record.target_kernel;
+		if (trace_mode >= 2) {
+			emit("ompt record type=target_submit dev=%d target_id=%" PRIu64 " host_op_id=%" PRIu64 " requested_teams=%u granted_teams=%u thread_ok=%d time_ok=%d",
+			     dev, r->target_id, k->host_op_id, k->requested_num_teams, k->granted_num_teams, r->thread_id != 0, time_ok(r->time, k->end_time));
+		}
+		break;
+	}
+	default:
+		emit("ompt error record: unexpected type %d on device %d", (int)r->type, dev);
+	}
+}
+
+static void print_native(int dev, ompt_buffer_t *buffer, ompt_buffer_cursor_t cur) {
+	ompt_id_t hop = 0;
+	void *n = get_record_native ? get_record_native(buffer, cur, &hop) : NULL;
+	ompt_record_abstract_t *a = n && get_record_abstract ? get_record_abstract(n) : NULL;
+	if (a == NULL) {
+		emit("ompt error record: native entry on device %d without a native or abstract record", dev);
+		return;
+	}
+	if (trace_mode >= 3) {
+		emit("ompt record type=native dev=%d host_op_id=%" PRIu64 " class=%s name=\"%s\" hwid=%" PRIu64 " time_ok=%d",
+		     dev, hop, a->rclass == ompt_record_native_event ? "event" : "info", a->type ? a->type : "",
+		     (uint64_t)a->hwid, time_ok(a->start_time, a->end_time));
+	}
+}
+
+// on_buffer_complete walks the part [begin, bytes) with the standard entry
+// points and frees the buffer when it is the tool's again.
 static void on_buffer_complete(int dev, ompt_buffer_t *buffer, size_t bytes, ompt_buffer_cursor_t begin, int owned) {
 	ompt_device_t *d = dev >= 0 && dev < MAX_DEVICES ? devices[dev] : NULL;
 	ompt_buffer_cursor_t cur = begin;
-	while (bytes > 0 && d != NULL) {
-		if (get_record_type(buffer, cur) == ompt_record_ompt) {
+	int more = bytes > 0;
+	while (more) {
+		switch (get_record_type(buffer, cur)) {
+		case ompt_record_ompt: {
 			ompt_record_ompt_t *r = get_record_ompt(buffer, cur);
-			switch (r->type) {
-			case ompt_callback_target:
-			case ompt_callback_target_emi:
-				emit("ompt record target dev=%d target_id=%" PRIu64 " kind=%s endpoint=%s",
-				     dev, r->target_id, kind_name(r->record.target.kind), endpoint_name(r->record.target.endpoint));
-				break;
-			case ompt_callback_target_data_op:
-			case ompt_callback_target_data_op_emi:
-				emit("ompt record target_data_op dev=%d target_id=%" PRIu64 " host_op_id=%" PRIu64 " op=%s bytes=%zu",
-				     dev, r->target_id, r->record.target_data_op.host_op_id, op_name(r->record.target_data_op.optype),
-				     r->record.target_data_op.bytes);
-				break;
-			case ompt_callback_target_submit:
-			case ompt_callback_target_submit_emi:
-				emit("ompt record target_submit dev=%d target_id=%" PRIu64 " host_op_id=%" PRIu64 " teams=%u",
-				     dev, r->target_id, r->record.target_kernel.host_op_id, r->record.target_kernel.requested_num_teams);
-				break;
-			default:
-				emit("ompt record type=%d dev=%d target_id=%" PRIu64, (int)r->type, dev, r->target_id);
+			if (r == NULL) {
+				emit("ompt error record: get_record_ompt is NULL for an OMPT entry on device %d", dev);
+			} else {
+				print_record(dev, r);
 			}
+			break;
 		}
-		ompt_buffer_cursor_t next;
-		if (advance_cursor(d, buffer, bytes, cur, &next) != 1) break;
-		cur = next;
+		case ompt_record_native:
+			print_native(dev, buffer, cur);
+			break;
+		default:
+			emit("ompt error record: invalid entry at %" PRIu64 " of %zu on device %d", (uint64_t)cur, bytes, dev);
+			more = 0;
+			continue;
+		}
+		more = advance_cursor(d, buffer, bytes, cur, &cur) == 1;
 	}
-	if (owned) free(buffer);
+	if (owned) {
+		free(buffer);
+		if (dev >= 0 && dev < MAX_DEVICES) {
+			pthread_mutex_lock(&trace_mu);
+			outstanding[dev]--;
+			pthread_mutex_unlock(&trace_mu);
+		}
+	}
 }
+
+// ---- device events -------------------------------------------------------
 
 static void on_device_initialize(int dev, const char *type, ompt_device_t *device, ompt_function_lookup_t lookup, const char *doc) {
 	(void)doc;
@@ -170,23 +270,41 @@ static void on_device_initialize(int dev, const char *type, ompt_device_t *devic
 		return;
 	}
 	if (dev >= 0 && dev < MAX_DEVICES) devices[dev] = device;
+	if (trace_mode == 0) return;
 	start_trace = (ompt_start_trace_t)lookup("ompt_start_trace");
 	set_trace_ompt = (ompt_set_trace_ompt_t)lookup("ompt_set_trace_ompt");
+	set_trace_native = (ompt_set_trace_native_t)lookup("ompt_set_trace_native");
 	stop_trace = (ompt_stop_trace_t)lookup("ompt_stop_trace");
 	advance_cursor = (ompt_advance_buffer_cursor_t)lookup("ompt_advance_buffer_cursor");
 	get_record_type = (ompt_get_record_type_t)lookup("ompt_get_record_type");
 	get_record_ompt = (ompt_get_record_ompt_t)lookup("ompt_get_record_ompt");
-	if (start_trace && set_trace_ompt && advance_cursor && get_record_type && get_record_ompt) {
-		set_trace_ompt(device, 1, 0);
-		if (!start_trace(device, on_buffer_request, on_buffer_complete)) {
-			emit("ompt error device_initialize dev=%d: ompt_start_trace failed", dev);
-		}
+	get_record_native = (ompt_get_record_native_t)lookup("ompt_get_record_native");
+	get_record_abstract = (ompt_get_record_abstract_t)lookup("ompt_get_record_abstract");
+	if (!start_trace || !set_trace_ompt || !stop_trace || !advance_cursor || !get_record_type || !get_record_ompt) {
+		return; // the runtime has no device tracing: events only
+	}
+	if (set_trace_ompt(device, 1, 0) == ompt_set_error) {
+		emit("ompt error device_initialize dev=%d: ompt_set_trace_ompt(all) failed", dev);
+	}
+	if (trace_mode >= 3 && set_trace_native) {
+		set_trace_native(device, 1, ompt_native_data_motion_explicit | ompt_native_kernel_execution);
+	}
+	if (!start_trace(device, on_buffer_request, on_buffer_complete)) {
+		emit("ompt error device_initialize dev=%d: ompt_start_trace failed", dev);
 	}
 }
 
 static void on_device_finalize(int dev) {
 	if (stop_trace && dev >= 0 && dev < MAX_DEVICES && devices[dev]) {
-		stop_trace(devices[dev]); // delivers what is left, before the device goes
+		stop_trace(devices[dev]); // delivers what is left (the runtime may have done so already: then 0)
+	}
+	if (dev >= 0 && dev < MAX_DEVICES) {
+		pthread_mutex_lock(&trace_mu);
+		long n = outstanding[dev];
+		pthread_mutex_unlock(&trace_mu);
+		if (n != 0) {
+			emit("ompt error device_finalize dev=%d: %ld trace buffers not given back", dev, n);
+		}
 	}
 	emit("ompt device_finalize dev=%d", dev);
 }
@@ -303,6 +421,14 @@ static int initialize(ompt_function_lookup_t lookup, int initial_device_num, omp
 	if (set_callback == NULL || get_target_info == NULL) {
 		fprintf(stderr, "ctool: the runtime lacks ompt_set_callback or ompt_get_target_info\n");
 		return 0;
+	}
+	const char *tr = getenv("CTOOL_TRACE");
+	if (tr && *tr) {
+		trace_mode = !strcmp(tr, "0") ? 0 : !strcmp(tr, "1") ? 2 : !strcmp(tr, "all") ? 3 : -1;
+		if (trace_mode < 0) {
+			fprintf(stderr, "ctool: CTOOL_TRACE=%s: want 0 (no tracing), 1 (print OMPT records) or all (also native records)\n", tr);
+			return 0;
+		}
 	}
 	const char *form = getenv("CTOOL_FORM");
 	int emi = !form || !*form || !strcmp(form, "both") || !strcmp(form, "emi");
