@@ -86,12 +86,14 @@ type clDevice struct {
 	maxItem [3]int
 	timer   bool // clGetDeviceAndHostTimer usable
 	kstamps bool // markers carry no profiling times: stamp with an empty kernel
+	hclock  int  // host clock (cl.CLOCK_*) the profiling timer runs on; 0 if none (set by init)
 
 	initOnce sync.Once
 	initErr  error
 	ctx      cl.Context
 	ioq      cl.CommandQueue // idle internal queue: clock readings, probes
 	last     atomic.Int64    // latest Now reading, to keep Now monotonic
+	nqueues  atomic.Uint64   // queues made, for queue numbers
 
 	mu      sync.RWMutex
 	closed  bool
@@ -171,6 +173,8 @@ func newDevice(n int, p cl.PlatformID, pname string, id cl.DeviceID) (*clDevice,
 	if d.timer {
 		clock = "clGetDeviceAndHostTimer"
 	}
+	// Checked at first use (probeHostClock), after Info is fixed.
+	clock += ", or the host clock the profiling timer runs on, if it does"
 	extra := []device.Attr{
 		{Key: "platform", Value: pname},
 		{Key: "platform_version", Value: strings.TrimSpace(pver)},
@@ -274,7 +278,46 @@ func (d *clDevice) initOnceBody() error {
 		cl.ReleaseContext(ctx)
 		return err
 	}
+	d.hclock = d.probeHostClock()
 	return nil
+}
+
+// hostClockTries is how many stamps must each fall inside their host
+// clock bracket for probeHostClock to accept a host clock.
+const hostClockTries = 5
+
+// probeHostClock returns the host clock (CLOCK_MONOTONIC_RAW or
+// CLOCK_MONOTONIC) that the device's profiling timer runs on, or 0 if it
+// runs on neither. CPU drivers stamp events with a host clock (POCL with
+// CLOCK_MONOTONIC_RAW); reading it directly makes Now exact and cheap,
+// where a timestamp command lands anywhere in a 20-70 us window (on POCL)
+// and skews the runtime's host/device fit by several microseconds. A clock
+// is accepted when the END of each of hostClockTries timestamp commands
+// on the idle internal queue lies between readings of it taken before the
+// enqueue and after the wait: a foreign clock (a GPU's) cannot do that.
+func (d *clDevice) probeHostClock() int {
+	for _, id := range []int{cl.CLOCK_MONOTONIC_RAW, cl.CLOCK_MONOTONIC} {
+		ok := true
+		for i := 0; i < hostClockTries && ok; i++ {
+			h0 := cl.HostClock(id)
+			ev, err := d.stamp(d.ioq)
+			if err != nil {
+				return 0
+			}
+			err = cl.WaitForEvents(ev)
+			var end uint64
+			if err == nil {
+				end, err = cl.GetEventProfilingInfo(ev, cl.PROFILING_COMMAND_END)
+			}
+			h1 := cl.HostClock(id)
+			cl.ReleaseEvent(ev)
+			ok = err == nil && h0 > 0 && h0 <= int64(end) && int64(end) <= h1
+		}
+		if ok {
+			return id
+		}
+	}
+	return 0
 }
 
 // createQueue makes an in-order queue with profiling on.
@@ -339,17 +382,23 @@ func (d *clDevice) stampWith(q cl.CommandQueue, kernel bool) (cl.Event, error) {
 	return ev, err
 }
 
-// Now reads the device clock in nanoseconds: clGetDeviceAndHostTimer
-// where the platform has it, else the CL_PROFILING_COMMAND_END of a
-// timestamp command (marker or empty kernel) on the device's idle internal
-// queue, which is the device's own profiling clock, read between the call
-// and its return. Readings never go backwards.
+// Now reads the device clock in nanoseconds: the clock of the device's
+// event profiling counters (CL_PROFILING_COMMAND_*), on which Event.Time
+// and the Profiler's timings report too. Where the counters run on a host
+// clock (probeHostClock: POCL's CPU devices) it reads that clock;
+// otherwise clGetDeviceAndHostTimer where the platform has it (whose
+// device timer is the profiling timer); else the CL_PROFILING_COMMAND_END
+// of a timestamp command (marker or empty kernel) on the device's idle
+// internal queue, read between the call and its return. Readings never go
+// backwards. Safe for concurrent use.
 func (d *clDevice) Now() (int64, error) {
 	if err := d.init(); err != nil {
 		return 0, err
 	}
 	var t int64
-	if d.timer {
+	if d.hclock != 0 {
+		t = cl.HostClock(d.hclock)
+	} else if d.timer {
 		v, _, err := cl.GetDeviceAndHostTimer(d.dev)
 		if err != nil {
 			return 0, d.wrap("now", err)
@@ -510,7 +559,7 @@ func (d *clDevice) NewQueue() (device.Queue, error) {
 	if err != nil {
 		return nil, err
 	}
-	q := &queue{d: d, q: cq}
+	q := &queue{d: d, q: cq, num: d.nqueues.Add(1)}
 	d.mu.Lock()
 	if d.closed {
 		d.mu.Unlock()

@@ -268,8 +268,10 @@ func (q *queue) Launch(f device.Function, shape device.Shape, args []device.Arg)
 	}
 	dims, global, local := fn.geometry(shape)
 	q.global, q.local = global, local // queue-owned: no allocation for the C call
+	var ev cl.Event
+	evp := q.event(&ev)
 	fn.mu.Lock()
-	bad, err := cl.EnqueueKernel(q.q, fn.kern, q.args, dims, &q.global, &q.local, nil)
+	bad, err := cl.EnqueueKernel(q.q, fn.kern, q.args, dims, &q.global, &q.local, evp)
 	fn.mu.Unlock()
 	if err != nil {
 		op = "launch " + fn.k.Name
@@ -280,6 +282,9 @@ func (q *queue) Launch(f device.Function, shape device.Shape, args []device.Arg)
 		return q.d.wrap(fmt.Sprintf("%s: global %v local %v", op, q.global[:dims], q.local[:dims]), err)
 	}
 	q.enqueued()
+	if evp != nil {
+		q.track(ev, typeKernel, groups(dims, global, local))
+	}
 	return nil
 }
 

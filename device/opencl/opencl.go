@@ -23,18 +23,33 @@
 // and referenced by the queue until a Sync, or the Wait of an event recorded
 // after it, returns.
 //
-// Time. Device.Now reads clGetDeviceAndHostTimer where the platform is
-// OpenCL 2.1 or newer and reports a host timer resolution; otherwise it
+// Time. Device time is the clock of the device's event profiling counters
+// (CL_PROFILING_COMMAND_*), so Device.Now, Event.Time and the queue's
+// Profiler timings are on one clock and need no conversion. Device.Now
+// reads it the cheapest exact way: where the counters run on a host clock
+// (POCL's CPU devices stamp with CLOCK_MONOTONIC_RAW; checked at first use
+// by bracketing timestamp commands with readings of it), that clock,
+// about 200 ns a reading (BenchmarkNow); else clGetDeviceAndHostTimer where the platform
+// is OpenCL 2.1 or newer and reports a host timer resolution; else it
 // enqueues a timestamp command on an idle internal queue and returns its
-// CL_PROFILING_COMMAND_END, a reading of the device's own profiling clock
-// taken between the call and its return (about 20 us on POCL). A host
-// monotonic clock plus a fitted offset was tried and dropped: on POCL the
-// marker's QUEUED time, the only pairing available, strays by up to 100 us
-// from the host time around the enqueue, so event times fell outside the
-// clock readings around them. The runtime fits host/device translation
-// from paired Now and host readings. Event times are
-// CL_PROFILING_COMMAND_END of a marker; drivers whose markers carry no
+// CL_PROFILING_COMMAND_END, taken somewhere between the call and its
+// return (a 20-70 us window on POCL, which skewed the runtime's
+// host/device fit by several microseconds: hence the host clock where
+// there is one). A host clock plus a fitted offset was tried and dropped:
+// on POCL the marker's QUEUED time, the only pairing available, strays by
+// up to 100 us from the host time around the enqueue. The runtime fits
+// host/device translation from paired Now and host readings. Event times
+// are CL_PROFILING_COMMAND_END of a marker; drivers whose markers carry no
 // profiling times (checked at first use) get an empty kernel instead.
+//
+// Tracing. The queues implement device.Profiler: while profiling is on,
+// each CopyIn, CopyOut, Copy and Launch keeps its command's own cl_event,
+// and its timing reports CL_PROFILING_COMMAND_START and END as begin and
+// end, with the four counters as the native record (ompt.OpenCLNative;
+// Type "opencl write", "opencl read", "opencl copy" or "opencl kernel",
+// HWID the queue's number, Teams the work-groups of a launch). The events
+// are released when the timing is read, or at the queue's next Sync or
+// Release.
 package opencl
 
 import (

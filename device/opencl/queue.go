@@ -28,11 +28,12 @@ type queue struct {
 	q cl.CommandQueue
 
 	mu       sync.Mutex
-	seq      uint64   // operations enqueued
-	done     uint64   // operations known complete
-	pins     []*pin   // pinned host memory of operations after done
-	events   []*event // recorded events not yet finalised
-	err      error    // first asynchronous error not yet reported
+	seq      uint64    // operations enqueued
+	done     uint64    // operations known complete
+	pins     []*pin    // pinned host memory of operations after done
+	events   []*event  // recorded events not yet finalised
+	timings  []*timing // profiled operations not yet read
+	err      error     // first asynchronous error not yet reported
 	released bool
 
 	args   []cl.Arg   // launch scratch, used by the enqueuing goroutine only
@@ -40,6 +41,10 @@ type queue struct {
 	local  [3]uintptr
 	subs   []cl.Mem // sub-buffers of the launch being enqueued
 	pool   []*pin   // spare pins
+
+	num  uint64  // the queue's number on its device (1, 2, ...): native records' HWID
+	prof bool    // time each operation (device.Profiler); enqueuing goroutine only
+	last *timing // the timing of the operation enqueued last while profiling
 }
 
 func (q *queue) live(op string) error {
@@ -120,11 +125,16 @@ func (q *queue) CopyIn(dst device.DevicePtr, src []byte) error {
 		return err
 	}
 	p := q.pin(src)
-	if err := cl.EnqueueWriteBuffer(q.q, m, false, uintptr(off), uintptr(len(src)), unsafe.Pointer(unsafe.SliceData(src)), nil); err != nil {
+	var ev cl.Event
+	evp := q.event(&ev)
+	if err := cl.EnqueueWriteBuffer(q.q, m, false, uintptr(off), uintptr(len(src)), unsafe.Pointer(unsafe.SliceData(src)), evp); err != nil {
 		q.drop(p)
 		return q.d.wrap("copy to device", err)
 	}
 	q.commit(p)
+	if evp != nil {
+		q.track(ev, typeWrite, 0)
+	}
 	return nil
 }
 
@@ -142,11 +152,16 @@ func (q *queue) CopyOut(dst []byte, src device.DevicePtr) error {
 		return err
 	}
 	p := q.pin(dst)
-	if err := cl.EnqueueReadBuffer(q.q, m, false, uintptr(off), uintptr(len(dst)), unsafe.Pointer(unsafe.SliceData(dst)), nil); err != nil {
+	var ev cl.Event
+	evp := q.event(&ev)
+	if err := cl.EnqueueReadBuffer(q.q, m, false, uintptr(off), uintptr(len(dst)), unsafe.Pointer(unsafe.SliceData(dst)), evp); err != nil {
 		q.drop(p)
 		return q.d.wrap("copy from device", err)
 	}
 	q.commit(p)
+	if evp != nil {
+		q.track(ev, typeRead, 0)
+	}
 	return nil
 }
 
@@ -175,10 +190,15 @@ func (q *queue) Copy(dst, src device.DevicePtr, n int) error {
 		return q.d.errorf("copy on device", device.CodeInvalidArgument,
 			"source [%v, +%d) and destination [%v, +%d) overlap", src, n, dst, n)
 	}
-	if err := cl.EnqueueCopyBuffer(q.q, sm, dm, uintptr(soff), uintptr(doff), uintptr(n), nil); err != nil {
+	var ev cl.Event
+	evp := q.event(&ev)
+	if err := cl.EnqueueCopyBuffer(q.q, sm, dm, uintptr(soff), uintptr(doff), uintptr(n), evp); err != nil {
 		return q.d.wrap("copy on device", err)
 	}
 	q.enqueued()
+	if evp != nil {
+		q.track(ev, typeCopy, 0)
+	}
 	return nil
 }
 
@@ -205,7 +225,8 @@ func (q *queue) Record() (device.Event, error) {
 }
 
 // Sync waits for all enqueued work, unpins host memory, finalises the
-// events recorded so far and returns the first error among them.
+// events recorded so far, reads the timings of the operations profiled so
+// far (releasing their events) and returns the first error among them.
 func (q *queue) Sync() error {
 	if err := q.live("sync"); err != nil {
 		return err
@@ -222,6 +243,7 @@ func (q *queue) sync() error {
 	for _, e := range evs {
 		e.finish(false)
 	}
+	q.finishTimings()
 	q.mu.Lock()
 	q.completed(q.seq)
 	err := q.err
@@ -302,34 +324,8 @@ func (e *event) finish(report bool) error {
 	defer e.mu.Unlock()
 	if !e.done {
 		e.done = true
-		werr := cl.WaitForEvents(e.ev)
-		st, serr := cl.GetEventStatus(e.ev)
-		switch {
-		case werr != nil && cl.StatusOf(werr) != cl.EXEC_STATUS_ERROR_IN_LIST:
-			e.err = e.q.d.wrap("wait", werr)
-		case serr != nil:
-			e.err = e.q.d.wrap("wait", serr)
-		case st < 0:
-			e.err = e.q.d.errorf("wait", cl.StatusCode(st), "an operation before the event failed: %s (%d)", cl.StatusName(st), st)
-		default:
-			for _, c := range []struct {
-				param uint32
-				dst   *int64
-			}{
-				{cl.PROFILING_COMMAND_QUEUED, &e.prof.Queued},
-				{cl.PROFILING_COMMAND_SUBMIT, &e.prof.Submit},
-				{cl.PROFILING_COMMAND_START, &e.prof.Start},
-				{cl.PROFILING_COMMAND_END, &e.prof.End},
-			} {
-				v, err := cl.GetEventProfilingInfo(e.ev, c.param)
-				if err != nil {
-					e.err = e.q.d.wrap("event time", err)
-					break
-				}
-				*c.dst = int64(v)
-			}
-			e.end = e.prof.End
-		}
+		e.prof, e.err = e.q.d.readEvent(e.ev)
+		e.end = e.prof.End
 		cl.ReleaseEvent(e.ev)
 		e.ev = 0
 		e.q.mu.Lock()

@@ -26,7 +26,22 @@ func TestStamps(t *testing.T) {
 		if _, err := d.emptyKernel(); err != nil {
 			t.Fatal(err)
 		}
-		t.Logf("%s: markers have times: %v", d.info.Name, !d.kstamps)
+		t.Logf("%s: markers have times: %v; Now reads host clock %d (0: none)", d.info.Name, !d.kstamps, d.hclock)
+		if d.hclock != 0 {
+			// Now reads that clock: a command's END lies between readings.
+			h0 := cl.HostClock(d.hclock)
+			ev, err := d.stamp(d.ioq)
+			if err != nil {
+				t.Fatal(err)
+			}
+			err = cl.WaitForEvents(ev)
+			end, perr := cl.GetEventProfilingInfo(ev, cl.PROFILING_COMMAND_END)
+			h1 := cl.HostClock(d.hclock)
+			cl.ReleaseEvent(ev)
+			if err != nil || perr != nil || int64(end) < h0 || int64(end) > h1 {
+				t.Errorf("host clock %d: stamp end %d outside [%d, %d] (%v, %v)", d.hclock, end, h0, h1, err, perr)
+			}
+		}
 		q, err := d.createQueue()
 		if err != nil {
 			t.Fatal(err)

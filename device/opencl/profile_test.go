@@ -1,0 +1,209 @@
+package opencl_test
+
+import (
+	"testing"
+
+	"github.com/gompt/gompt/device"
+	"github.com/gompt/gompt/device/opencl"
+	"github.com/gompt/gompt/device/opencl/internal/cl"
+)
+
+func must(t testing.TB, what string, err error) {
+	t.Helper()
+	if err != nil {
+		t.Fatalf("%s: %v", what, err)
+	}
+}
+
+// profiler returns q as a device.Profiler, failing the test if it is not.
+func profiler(t *testing.T, q device.Queue) device.Profiler {
+	t.Helper()
+	p, ok := q.(device.Profiler)
+	if !ok {
+		t.Fatalf("OpenCL queue %T does not implement device.Profiler", q)
+	}
+	return p
+}
+
+// TestProfile times a copy in, a launch, a copy on the device and a copy
+// out with profiling on: each timing lies within clock readings taken
+// before the first enqueue and after the Sync, in queue order, with the
+// four OpenCL counters in order as its native record, and the launch's
+// work-groups as Teams. Each operation holds one cl_event until its timing
+// is read or the queue syncs; with profiling off no event is made.
+func TestProfile(t *testing.T) {
+	for _, d := range devices(t) {
+		t.Run(d.Info().Name, func(t *testing.T) {
+			f, err := d.Load(iotaKernel) // cached program and kernel: counted in base
+			must(t, "Load", err)
+			const n = 1 << 12
+			shape := device.Shape{Size: [3]int{n}, Threads: 64}
+			global, local, err := opencl.LaunchGeometry(f, shape)
+			must(t, "LaunchGeometry", err)
+			wantGroups := global[0] / local[0]
+			base := cl.Live()
+
+			q, err := d.NewQueue()
+			must(t, "NewQueue", err)
+			p := profiler(t, q)
+			a, err := d.Alloc(4 * n)
+			must(t, "Alloc", err)
+			b, err := d.Alloc(4 * n)
+			must(t, "Alloc", err)
+			if tm := p.Last(); tm != nil {
+				t.Errorf("Last before any operation = %v, want nil", tm)
+			}
+
+			p.Profile(true)
+			got := make([]byte, 4*n)
+			var tms []device.Timing
+			before, err := d.Now()
+			must(t, "Now", err)
+			must(t, "CopyIn", q.CopyIn(a.Ptr, make([]byte, 4*n)))
+			tms = append(tms, p.Last())
+			must(t, "Launch", q.Launch(f, shape, []device.Arg{{Bits: n}, {Ptr: a.Ptr}}))
+			tms = append(tms, p.Last())
+			must(t, "Copy", q.Copy(b.Ptr, a.Ptr, 4*n))
+			tms = append(tms, p.Last())
+			must(t, "CopyOut", q.CopyOut(got, b.Ptr))
+			tms = append(tms, p.Last())
+			if ev := cl.Live().Events - base.Events; ev != 4 {
+				t.Errorf("%d live events with 4 profiled operations pending, want 4", ev)
+			}
+			for i := 1; i < len(tms); i++ {
+				if tms[i] == nil || tms[i] == tms[i-1] {
+					t.Fatalf("Last after operation %d = %v, the same as before it (%v)", i, tms[i], tms[i-1])
+				}
+			}
+			must(t, "Sync", q.Sync())
+			after, err := d.Now()
+			must(t, "Now", err)
+			checkIota(t, got, 0)
+			if ev := cl.Live().Events - base.Events; ev != 0 {
+				t.Errorf("%d live events after Sync, want 0: Sync reads and releases the timings", ev)
+			}
+
+			types := []string{"opencl write", "opencl kernel", "opencl copy", "opencl read"}
+			var prevEnd int64
+			var hwid uint64
+			for i, tm := range tms {
+				begin, end, nat, err := tm.Times()
+				must(t, types[i]+" Times", err)
+				if begin <= 0 || end < begin || begin < before || end > after {
+					t.Errorf("%s: [%d, %d], want 0 < begin <= end within the clock readings [%d, %d]", types[i], begin, end, before, after)
+				}
+				if begin < prevEnd {
+					t.Errorf("%s begins at %d, before the previous operation ended at %d (in-order queue)", types[i], begin, prevEnd)
+				}
+				prevEnd = end
+				w := nat.Words
+				if nat.Kind != device.NativeOpenCL || w[0] == 0 || w[0] > w[1] || w[1] > w[2] || w[2] > w[3] ||
+					int64(w[2]) != begin || int64(w[3]) != end {
+					t.Errorf("%s: native %+v, want NativeOpenCL with queued <= submit <= start = %d <= end = %d", types[i], nat, begin, end)
+				}
+				if nat.Type != types[i] {
+					t.Errorf("native type %q, want %q", nat.Type, types[i])
+				}
+				if i == 0 {
+					hwid = nat.HWID
+				}
+				if nat.HWID == 0 || nat.HWID != hwid {
+					t.Errorf("%s: HWID %d, want the queue's non-zero number %d", types[i], nat.HWID, hwid)
+				}
+				wantTeams := 0
+				if types[i] == "opencl kernel" {
+					wantTeams = wantGroups
+				}
+				if nat.Teams != wantTeams {
+					t.Errorf("%s: Teams %d, want %d", types[i], nat.Teams, wantTeams)
+				}
+				b2, e2, nat2, err := tm.Times()
+				if err != nil || b2 != begin || e2 != end || nat2 != nat {
+					t.Errorf("%s: second Times = %d, %d, %+v, %v; want the first's", types[i], b2, e2, nat2, err)
+				}
+			}
+
+			// Read before the queue syncs: Times waits and releases the event.
+			must(t, "CopyIn", q.CopyIn(a.Ptr, got))
+			tm := p.Last()
+			if _, _, _, err := tm.Times(); err != nil {
+				t.Fatal(err)
+			}
+			if ev := cl.Live().Events - base.Events; ev != 0 {
+				t.Errorf("%d live events after Times, want 0", ev)
+			}
+
+			// Off: no event, and Last keeps the last profiled operation.
+			p.Profile(false)
+			must(t, "CopyIn", q.CopyIn(a.Ptr, got))
+			must(t, "Launch", q.Launch(f, shape, []device.Arg{{Bits: n}, {Ptr: a.Ptr}}))
+			if ev := cl.Live().Events - base.Events; ev != 0 {
+				t.Errorf("%d live events after operations with profiling off, want 0", ev)
+			}
+			if p.Last() != tm {
+				t.Errorf("Last with profiling off changed to %v", p.Last())
+			}
+
+			// Timings never read are released with the queue, and can
+			// still be read after it.
+			p.Profile(true)
+			var left []device.Timing
+			for range 10 {
+				must(t, "CopyIn", q.CopyIn(a.Ptr, got))
+				left = append(left, p.Last())
+			}
+			q2, err := d.NewQueue()
+			must(t, "NewQueue", err)
+			p2 := profiler(t, q2)
+			p2.Profile(true)
+			must(t, "CopyIn", q2.CopyIn(b.Ptr, got))
+			_, _, nat2, err := p2.Last().Times()
+			must(t, "Times", err)
+			if nat2.HWID == hwid || nat2.HWID == 0 {
+				t.Errorf("second queue's HWID %d, first's %d: want distinct non-zero queue numbers", nat2.HWID, hwid)
+			}
+			must(t, "Release", q2.Release())
+			must(t, "Release", q.Release())
+			for i, tm := range left {
+				if b, e, _, err := tm.Times(); err != nil || b <= 0 || e < b {
+					t.Errorf("timing %d read after the queue's release: %d, %d, %v", i, b, e, err)
+				}
+			}
+			must(t, "Free", d.Free(a.Ptr))
+			must(t, "Free", d.Free(b.Ptr))
+			if now := cl.Live(); now != base {
+				t.Errorf("live OpenCL objects %+v after the work, %+v before", now, base)
+			}
+		})
+	}
+}
+
+// TestProfileOffAllocates checks that with profiling off (after it was on)
+// a copy and a launch allocate nothing for timing: profiling off costs a
+// branch.
+func TestProfileOffAllocates(t *testing.T) {
+	d := devices(t)[0]
+	f, err := d.Load(iotaKernel)
+	must(t, "Load", err)
+	q, err := d.NewQueue()
+	must(t, "NewQueue", err)
+	defer q.Release()
+	buf, err := d.Alloc(4 << 10)
+	must(t, "Alloc", err)
+	defer d.Free(buf.Ptr)
+	p := profiler(t, q)
+	p.Profile(true)
+	must(t, "Launch", q.Launch(f, device.Shape{Size: [3]int{1 << 10}}, []device.Arg{{Bits: 1 << 10}, {Ptr: buf.Ptr}}))
+	p.Profile(false)
+	must(t, "Sync", q.Sync())
+	args := []device.Arg{{Bits: 1 << 10}, {Ptr: buf.Ptr}}
+	allocs := testing.AllocsPerRun(100, func() {
+		if err := q.Launch(f, device.Shape{Size: [3]int{1 << 10}}, args); err != nil {
+			t.Fatal(err)
+		}
+	})
+	must(t, "Sync", q.Sync())
+	if allocs != 0 {
+		t.Errorf("Launch with profiling off allocates %v times per call, want 0", allocs)
+	}
+}
