@@ -8,6 +8,7 @@ import (
 	"slices"
 	"strconv"
 	"sync"
+	"sync/atomic"
 
 	"github.com/gompt/gompt/device"
 	"github.com/gompt/gompt/device/cuda/internal/cu"
@@ -34,6 +35,8 @@ type gpu struct {
 	cached int64 // bytes in cache
 	inUse  int64 // bytes the program holds (requested sizes)
 	queues map[*queue]struct{}
+	// nqueues counts the queues made, for queue numbers.
+	nqueues atomic.Uint64
 
 	loadMu sync.Mutex
 	funcs  map[*device.Kernel]*function

@@ -19,6 +19,11 @@ type queue struct {
 	pin      runtime.Pinner // Go memory of direct copies, until the next Sync
 	pinned   int
 	released bool
+
+	num     uint64    // the queue's number on its device (1, 2, ...): native records' HWID
+	prof    bool      // time each operation (device.Profiler)
+	last    *timing   // the timing of the operation enqueued last while profiling
+	timings []*timing // timed operations not yet read
 }
 
 // NewQueue creates a queue on a new CU_STREAM_NON_BLOCKING stream, which
@@ -34,7 +39,7 @@ func (g *gpu) NewQueue() (device.Queue, error) {
 	if err != nil {
 		return nil, g.fail("new queue", err)
 	}
-	q := &queue{g: g, s: s}
+	q := &queue{g: g, s: s, num: g.nqueues.Add(1)}
 	g.mu.Lock()
 	g.queues[q] = struct{}{}
 	g.mu.Unlock()
@@ -74,16 +79,20 @@ func (q *queue) CopyIn(dst device.DevicePtr, src []byte) error {
 	if err := q.g.checkRange(op, dst, len(src)); err != nil {
 		return err
 	}
+	tm := q.startTiming()
 	if len(src) >= stagingMin {
 		if slots := q.g.staging.get(q.g, stagingDepth); len(slots) > 0 {
 			err := q.stagedIn(cu.DevicePtr(dst), src, slots)
 			q.g.staging.put(slots)
+			q.endTiming(tm, typeHtoD, 0, err)
 			return q.g.fail(op, err)
 		}
 	}
 	p := unsafe.Pointer(unsafe.SliceData(src))
 	q.keep(p)
-	return q.g.fail(op, cu.MemcpyHtoDAsync(q.g.ctx, cu.DevicePtr(dst), p, len(src), q.s))
+	err := cu.MemcpyHtoDAsync(q.g.ctx, cu.DevicePtr(dst), p, len(src), q.s)
+	q.endTiming(tm, typeHtoD, 0, err)
+	return q.g.fail(op, err)
 }
 
 // CopyOut copies device memory at src to dst. A large copy returns when dst
@@ -99,16 +108,20 @@ func (q *queue) CopyOut(dst []byte, src device.DevicePtr) error {
 	if err := q.g.checkRange(op, src, len(dst)); err != nil {
 		return err
 	}
+	tm := q.startTiming()
 	if len(dst) >= stagingMin {
 		if slots := q.g.staging.get(q.g, stagingDepth); len(slots) > 0 {
 			err := q.stagedOut(dst, cu.DevicePtr(src), slots)
 			q.g.staging.put(slots)
+			q.endTiming(tm, typeDtoH, 0, err)
 			return q.g.fail(op, err)
 		}
 	}
 	p := unsafe.Pointer(unsafe.SliceData(dst))
 	q.keep(p)
-	return q.g.fail(op, cu.MemcpyDtoHAsync(q.g.ctx, p, cu.DevicePtr(src), len(dst), q.s))
+	err := cu.MemcpyDtoHAsync(q.g.ctx, p, cu.DevicePtr(src), len(dst), q.s)
+	q.endTiming(tm, typeDtoH, 0, err)
+	return q.g.fail(op, err)
 }
 
 // Copy copies n bytes between two places of this device (cuMemcpyDtoDAsync).
@@ -129,7 +142,10 @@ func (q *queue) Copy(dst, src device.DevicePtr, n int) error {
 	if err := q.g.checkRange(op, src, n); err != nil {
 		return err
 	}
-	return q.g.fail(op, cu.MemcpyDtoDAsync(q.g.ctx, cu.DevicePtr(dst), cu.DevicePtr(src), n, q.s))
+	tm := q.startTiming()
+	err := cu.MemcpyDtoDAsync(q.g.ctx, cu.DevicePtr(dst), cu.DevicePtr(src), n, q.s)
+	q.endTiming(tm, typeDtoD, 0, err)
+	return q.g.fail(op, err)
 }
 
 var _ PeerCopier = (*queue)(nil)
@@ -199,7 +215,10 @@ func (q *queue) Launch(f device.Function, shape device.Shape, args []device.Arg)
 	if err != nil {
 		return device.Errorf(q.g.id, op, device.CodeInvalidArgument, "%v", err)
 	}
-	return q.g.fail(op, cu.LaunchKernel(q.g.ctx, fn.fn, grid, block, q.s, vals))
+	tm := q.startTiming()
+	err = cu.LaunchKernel(q.g.ctx, fn.fn, grid, block, q.s, vals)
+	q.endTiming(tm, typeKernel, gridTeams(grid), err)
+	return q.g.fail(op, err)
 }
 
 // Record returns an event that completes when the queue's work so far has.
@@ -224,7 +243,8 @@ func (q *queue) Record() (device.Event, error) {
 }
 
 // Sync waits for the queue's work and returns the first error of it; the
-// Go memory of direct copies is unpinned.
+// Go memory of direct copies is unpinned, and the timings of the
+// operations profiled so far are read (their events go back to the pool).
 func (q *queue) Sync() error {
 	const op = "sync"
 	if err := q.usable(op); err != nil {
@@ -233,6 +253,7 @@ func (q *queue) Sync() error {
 	err := cu.StreamSynchronize(q.g.ctx, q.s)
 	q.pin.Unpin()
 	q.pinned = 0
+	q.finishTimings()
 	return q.g.fail(op, err)
 }
 

@@ -9,6 +9,16 @@
 // kernels are PTX images JIT-compiled by the driver once per device; device
 // time comes from CUDA events anchored to the host clock.
 //
+// Tracing. The queues implement device.Profiler: while profiling is on,
+// each CopyIn, CopyOut, Copy and Launch is bracketed by two pooled CUDA
+// events recorded on its stream, and its timing reports their device times
+// (the clock of Device.Now) as begin and end, with the native record
+// ompt.CUDANative {start, end, CUstream, CUcontext} (Type "cuda memcpy
+// HtoD", "cuda memcpy DtoH", "cuda memcpy DtoD" or "cuda kernel", HWID the
+// queue's number on its device, Teams the blocks of a launch's grid). The
+// events go back to the pool when the timing is read, or at the queue's
+// next Sync or Release.
+//
 // With no driver, no GPU, a driver older than CUDA 10.0, or a build without
 // cgo, Devices returns no devices and an error saying why.
 package cuda

@@ -1,0 +1,26 @@
+package cuda
+
+import "github.com/gompt/gompt/device"
+
+// Native record types of the operations a queue times (device.Native.Type).
+const (
+	typeHtoD   = "cuda memcpy HtoD"
+	typeDtoH   = "cuda memcpy DtoH"
+	typeDtoD   = "cuda memcpy DtoD"
+	typeKernel = "cuda kernel"
+)
+
+// gridTeams returns the number of blocks of a grid: the teams a launch
+// ran.
+func gridTeams(grid [3]uint32) int {
+	return int(grid[0]) * int(grid[1]) * int(grid[2])
+}
+
+// nativeRecord is the plugin's native record of one timed operation
+// (ompt.CUDANative): its interval on the device clock (Device.Now ns), and
+// the CUstream and CUcontext it ran on, as identifiers; HWID is the
+// queue's number on its device.
+func nativeRecord(begin, end int64, stream, ctx uint64, typ string, hwid uint64, teams int) device.Native {
+	return device.Native{Kind: device.NativeCUDA, Words: [4]uint64{uint64(begin), uint64(end), stream, ctx},
+		Type: typ, HWID: hwid, Teams: teams}
+}
