@@ -1,0 +1,86 @@
+// Package soak holds the reliability tests of the runtime (package target)
+// run as a user program would: injected device faults (device/faulty), a
+// concurrency soak on every device present, and leak checks. It is its own
+// test binary because the runtime and its plugin list start once per
+// process: here device 0 is the host device wrapped by the faulty plugin,
+// followed by the OpenCL devices, if any.
+package soak
+
+import (
+	"fmt"
+	"os"
+	"strconv"
+	"testing"
+
+	"github.com/gompt/gompt/device"
+	"github.com/gompt/gompt/device/faulty"
+	"github.com/gompt/gompt/target"
+)
+
+// plan is the fault plan of device 0.
+var plan = faulty.Register(nil)
+
+func TestMain(m *testing.M) {
+	if os.Getenv("GOMPT_PLUGINS") == "" {
+		os.Setenv("GOMPT_PLUGINS", "faulty,opencl")
+	}
+	if os.Getenv(childEnv) != "" {
+		// A child process (leak_test.go): its test shuts the runtime
+		// down itself.
+		os.Exit(m.Run())
+	}
+	code := m.Run()
+	if err := target.Shutdown(); err != nil {
+		fmt.Fprintln(os.Stderr, "soak: shutdown:", err)
+		code = 1
+	}
+	os.Exit(code)
+}
+
+// memInUse returns device n's memory in use, and false if it does not
+// account for its memory.
+func memInUse(n int) (int64, int, bool) {
+	d, ok := target.PluginDevice(n)
+	if !ok {
+		return 0, 0, false
+	}
+	mi, ok := d.(device.MemInfo)
+	if !ok {
+		return 0, 0, false
+	}
+	b, a := mi.MemInUse()
+	return b, a, true
+}
+
+// memBaseline records every device's memory in use and checks, when the
+// test ends, that it is back there.
+func memBaseline(t *testing.T) {
+	t.Helper()
+	type use struct {
+		b  int64
+		a  int
+		ok bool
+	}
+	before := make([]use, target.NumDevices())
+	for n := range before {
+		before[n].b, before[n].a, before[n].ok = memInUse(n)
+	}
+	t.Cleanup(func() {
+		for n, u := range before {
+			if !u.ok {
+				continue
+			}
+			if b, a, _ := memInUse(n); b != u.b || a != u.a {
+				t.Errorf("device %d: %d bytes in %d allocations in use after the test, %d in %d before (leak)", n, b, a, u.b, u.a)
+			}
+		}
+	})
+}
+
+// envInt reads a positive whole number from the environment.
+func envInt(name string, def int) int {
+	if v, err := strconv.Atoi(os.Getenv(name)); err == nil && v > 0 {
+		return v
+	}
+	return def
+}

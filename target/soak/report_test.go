@@ -1,0 +1,44 @@
+package soak
+
+import (
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"unsafe"
+)
+
+// reportDir is where tests write the figures ci/reliability.sh puts in
+// docs/reliability.md; empty: no figures are written.
+var reportDir = os.Getenv("GOMPT_RELIABILITY_OUT")
+
+func addrOf[T any](s []T) uintptr { return uintptr(unsafe.Pointer(unsafe.SliceData(s))) }
+
+// writeReport writes one fragment of the report.
+func writeReport(t *testing.T, name, text string) {
+	t.Helper()
+	if reportDir == "" {
+		return
+	}
+	if err := os.WriteFile(filepath.Join(reportDir, name), []byte(text), 0o644); err != nil {
+		t.Errorf("report: %v", err)
+	}
+}
+
+func writeFaultReport(t *testing.T, rows []faultRow) {
+	var b strings.Builder
+	fmt.Fprintf(&b, "| construct | failing call | outcome |\n| --- | --- | --- |\n")
+	bad := 0
+	for _, r := range rows {
+		out := "error returned; table and device memory as before; next construct correct"
+		if r.problem != "" {
+			out = "**" + r.problem + "**"
+			bad++
+		}
+		fmt.Fprintf(&b, "| %s | %v #%d | %s |\n", r.construct, r.op, r.n, strings.ReplaceAll(out, "|", "\\|"))
+	}
+	fmt.Fprintf(&b, "\n%d faults injected, %d left the runtime in a state other than before the construct.\n", len(rows), bad)
+	writeReport(t, "faults.md", b.String())
+	t.Logf("%d faults injected, %d with problems", len(rows), bad)
+}
