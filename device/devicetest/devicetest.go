@@ -38,6 +38,14 @@ import (
 //     kernel with no image gives CodeInvalidBinary; launches with the wrong
 //     number of arguments or bad shapes give CodeInvalidArgument and leave
 //     the queue usable.
+//   - Profile: if dev's queues implement device.Profiler, a copy in, a
+//     copy on the device, a launch and a copy out timed with profiling on
+//     each report 0 < begin <= end within clock readings taken before the
+//     work and after the Sync, in queue order, with a native record of
+//     the plugin's kind whose words agree with the times (per
+//     device.NativeKind), a type name, and teams > 0 for the launch only;
+//     Times gives the same answer twice; with profiling off, Last does not
+//     change.
 //   - Concurrent: 16 goroutines, each with its own queue, allocate, copy,
 //     launch, verify and free at once.
 //   - NoLeak: if dev implements device.MemInfo, memory in use is back to its
@@ -62,6 +70,7 @@ func TestDevice(t *testing.T, dev device.Device, kernels ...*device.Kernel) {
 	t.Run("Kernels", s.testKernels) // finds the runnable kernels the later tests use
 	t.Run("Order", s.testOrder)
 	t.Run("Events", s.testEvents)
+	t.Run("Profile", s.testProfile)
 	t.Run("Concurrent", s.testConcurrent)
 	if hasMI {
 		t.Run("NoLeak", func(t *testing.T) {
@@ -441,6 +450,84 @@ func (s *suite) testEvents(t *testing.T) {
 	t3, _ := s.dev.Now()
 	if et < t2 || et > t3 || et < prev {
 		t.Errorf("event on an idle queue at %d, want within [%d, %d] and not before the previous event %d", et, t2, t3, prev)
+	}
+}
+
+func (s *suite) testProfile(t *testing.T) {
+	q := newQueue(t, s.dev)
+	p, ok := q.(device.Profiler)
+	if !ok {
+		t.Skipf("queue %T does not implement device.Profiler", q)
+	}
+	const n = 64 << 10
+	a, b := alloc(t, s.dev, n), alloc(t, s.dev, n)
+	src, got := pattern(n, 30), make([]byte, n)
+	p.Profile(true)
+	t0, err := s.dev.Now()
+	must(t, "Now", err)
+	type timed struct {
+		what   string
+		launch bool
+		tm     device.Timing
+	}
+	var ops []timed
+	step := func(what string, launch bool, err error) {
+		t.Helper()
+		must(t, what, err)
+		tm := p.Last()
+		if tm == nil {
+			t.Fatalf("Last after %s with profiling on = nil", what)
+		}
+		ops = append(ops, timed{what, launch, tm})
+	}
+	step("CopyIn", false, q.CopyIn(a, src))
+	step("Copy", false, q.Copy(b, a, n))
+	if len(s.runnable) > 0 {
+		rk := s.runnable[0]
+		_, args := s.upload(t, q, rk.k, rk.smp)
+		step("Launch "+rk.k.Name, true, q.Launch(rk.f, rk.smp.Shape, args))
+	}
+	step("CopyOut", false, q.CopyOut(got, b))
+	must(t, "Sync", q.Sync())
+	t1, err := s.dev.Now()
+	must(t, "Now", err)
+	sameBytes(t, "copied out", got, src)
+	prev := t0
+	for _, o := range ops {
+		begin, end, nat, err := o.tm.Times()
+		must(t, o.what+" Times", err)
+		if begin <= 0 || end < begin || begin < prev || end > t1 {
+			t.Errorf("%s: [%d, %d], want 0 < begin <= end, begin not before %d (Now before the work, or the previous operation's end), end not after Now %d after the Sync",
+				o.what, begin, end, prev, t1)
+		}
+		prev = max(prev, end)
+		w := nat.Words
+		var agree bool
+		switch nat.Kind {
+		case device.NativeHost:
+			agree = int64(w[0]) == begin && int64(w[1]) == end && w[2] == nat.HWID
+		case device.NativeOpenCL:
+			agree = w[0] > 0 && w[0] <= w[1] && w[1] <= w[2] && w[2] <= w[3] && int64(w[2]) == begin && int64(w[3]) == end
+		case device.NativeCUDA:
+			agree = int64(w[0]) == begin && int64(w[1]) == end && w[2] != 0 && w[3] != 0
+		}
+		if !agree || nat.Type == "" {
+			t.Errorf("%s: native record %+v does not agree with the times [%d, %d] for its kind, or has no type", o.what, nat, begin, end)
+		}
+		if (nat.Teams > 0) != o.launch {
+			t.Errorf("%s: native record reports %d teams; want > 0 for a launch, 0 for a copy", o.what, nat.Teams)
+		}
+		b2, e2, nat2, err := o.tm.Times()
+		if err != nil || b2 != begin || e2 != end || nat2 != nat {
+			t.Errorf("%s: second Times = %d, %d, %+v, %v; want the first's", o.what, b2, e2, nat2, err)
+		}
+	}
+	last := p.Last()
+	p.Profile(false)
+	must(t, "CopyIn", q.CopyIn(a, src))
+	must(t, "Sync", q.Sync())
+	if p.Last() != last {
+		t.Errorf("Last changed after an operation with profiling off")
 	}
 }
 
