@@ -1,9 +1,3 @@
-// Package soak holds the reliability tests of the runtime (package target)
-// run as a user program would: injected device faults (device/faulty), a
-// concurrency soak on every device present, and leak checks. It is its own
-// test binary because the runtime and its plugin list start once per
-// process: here device 0 is the host device wrapped by the faulty plugin,
-// followed by the OpenCL devices, if any.
 package soak
 
 import (
