@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"sync"
 	"sync/atomic"
+	"time"
 	"unsafe"
 )
 
@@ -227,11 +228,47 @@ func (tr *tracer) slotLocked() *pending {
 	return p
 }
 
-// commitLocked wakes the worker if it sleeps; tr.mu must be held.
+// commitLocked wakes the worker if it sleeps and a batch of records is
+// waiting; tr.mu must be held. Waking it for every record would cost the
+// application a futex wake per operation; the ticker (tick) delivers
+// smaller batches within tickEvery.
 func (tr *tracer) commitLocked() {
+	if tr.waiting && len(tr.fill) >= max(cap(tr.fill)/8, 1) {
+		tr.waiting = false
+		tr.work.Signal()
+	}
+}
+
+// wakeLocked wakes the worker if it sleeps, whatever is queued (flush,
+// stop); tr.mu must be held.
+func (tr *tracer) wakeLocked() {
 	if tr.waiting {
 		tr.waiting = false
 		tr.work.Signal()
+	}
+}
+
+// tickEvery bounds how long a record waits for delivery when records come
+// too slowly to fill a batch.
+const tickEvery = 2 * time.Millisecond
+
+// tick wakes the worker for any waiting record every tickEvery, until the
+// session ends (done is closed).
+func (tr *tracer) tick(done <-chan struct{}) {
+	t := time.NewTicker(tickEvery)
+	defer t.Stop()
+	for {
+		select {
+		case <-done:
+			return
+		case <-t.C:
+		}
+		tr.mu.Lock()
+		if tr.waiting && len(tr.fill) > 0 {
+			tr.waiting = false
+			tr.work.Signal()
+		}
+		tr.mu.Unlock()
 	}
 }
 
@@ -659,8 +696,10 @@ func startTrace(h *DeviceHandle, request BufferRequestFunc, complete BufferCompl
 	tr.flushReq, tr.flushDone, tr.sessionLost = 0, 0, 0
 	tr.buf, tr.noBuf = nil, false
 	tr.done = make(chan struct{})
+	done := tr.done
 	tr.mu.Unlock()
 	go tr.run()
+	go tr.tick(done)
 	publishTrace()
 	return 1
 }
@@ -706,7 +745,7 @@ func (tr *tracer) flush() int {
 	tr.flushReq++
 	seq := tr.flushReq
 	done := tr.done
-	tr.commitLocked()
+	tr.wakeLocked()
 	for tr.flushDone < seq && tr.done == done && tr.state != traceOff {
 		tr.idle.Wait()
 	}
@@ -732,7 +771,7 @@ func (tr *tracer) stop() int {
 	done := tr.done
 	first := tr.state != traceStopping
 	tr.state = traceStopping
-	tr.commitLocked()
+	tr.wakeLocked()
 	tr.mu.Unlock()
 	publishTrace()
 	<-done
