@@ -1,0 +1,7 @@
+package timeline
+
+import "syscall"
+
+// threadID is the OS thread the calling goroutine runs on now: the host
+// track its callbacks are drawn on.
+func threadID() int { return syscall.Gettid() }

@@ -1,0 +1,701 @@
+package timeline
+
+import (
+	"encoding/json"
+	"fmt"
+	"math"
+	"math/rand/v2"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"runtime"
+	"sort"
+	"strconv"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/gompt/gompt/ompt"
+)
+
+// The tool starts once per process (ompt starts once), so each scenario
+// runs in a child: the test binary re-executed with TIMELINE_CHILD set to
+// the scenario's name and GOMPT_TRACE to a file; the parent checks the
+// file the child's tool wrote.
+func TestMain(m *testing.M) {
+	if s := os.Getenv("TIMELINE_CHILD"); s != "" {
+		if err := runScenario(s); err != nil {
+			fmt.Fprintln(os.Stderr, "scenario:", err)
+			os.Exit(2)
+		}
+		os.Exit(0)
+	}
+	os.Exit(m.Run())
+}
+
+type fakeRuntime struct{ n int }
+
+func (r fakeRuntime) NumDevices() int { return r.n }
+
+var base = time.Now()
+
+// fakeDevice is an offload device whose clock runs from its own epoch
+// (offset ns) at the host clock's rate; with queue != 0 it attaches
+// HostNative records on that queue.
+type fakeDevice struct {
+	offset int64
+	queue  uint64
+}
+
+func (d *fakeDevice) NumProcs() int { return 4 }
+func (d *fakeDevice) Now() (int64, error) {
+	return d.offset + int64(time.Since(base)), nil
+}
+
+type nativeDevice struct{ fakeDevice }
+
+func (d *nativeDevice) NativeFlags() uint32 {
+	return ompt.NativeDataMotionExplicit | ompt.NativeKernelExecution
+}
+
+type clock interface {
+	ompt.Device
+}
+
+func spin(d time.Duration) {
+	for t := time.Now(); time.Since(t) < d; {
+	}
+}
+
+// driver runs constructs the way package target does (RUNTIME.md) and
+// counts the device operations it records per device.
+type driver struct {
+	mu  sync.Mutex
+	ops map[int]int
+}
+
+func (dr *driver) record(t *ompt.Target, dev int, d ompt.Device, queue uint64, b, e int64, teams uint32, flag uint32) {
+	o := t.Op()
+	if !o.Valid() {
+		return
+	}
+	var native *ompt.NativeInfo
+	if queue != 0 {
+		hn := ompt.HostNative{Start: b, End: e, Queue: queue}
+		native = &ompt.NativeInfo{Flag: flag, Class: ompt.NativeRecordEvent, Type: "fake op",
+			HWID: queue, Start: uint64(b), End: uint64(e), Data: ompt.NativeBytes(&hn)}
+	}
+	o.Record(b, e, teams, native)
+	dr.mu.Lock()
+	dr.ops[dev]++
+	dr.mu.Unlock()
+}
+
+func (dr *driver) dataOp(t *ompt.Target, dev int, d ompt.Device, queue uint64, op ompt.DataOpKind, n uint64, work time.Duration) {
+	src, srcDev, dst, dstDev := uintptr(0x1000), ompt.InitialDevice, uintptr(0x7e00), dev
+	if op == ompt.DataOpTransferFromDevice || op == ompt.DataOpDelete {
+		src, srcDev, dst, dstDev = 0x7e00, dev, 0x1000, ompt.InitialDevice
+	}
+	t.DataOpBegin(op, src, srcDev, dst, dstDev, n)
+	b, _ := d.Now()
+	spin(work)
+	e, _ := d.Now()
+	t.DataOpEnd(dst)
+	dr.record(t, dev, d, queue, b, e, 0, ompt.NativeDataMotionExplicit)
+}
+
+func (dr *driver) kernel(t *ompt.Target, dev int, d ompt.Device, queue uint64, teams uint32, work time.Duration) {
+	t.SubmitBegin(0)
+	b, _ := d.Now()
+	spin(work)
+	e, _ := d.Now()
+	t.SubmitEnd()
+	dr.record(t, dev, d, queue, b, e, teams, ompt.NativeKernelExecution)
+}
+
+// region is a target construct with two map items: alloc and copy in,
+// the kernel, copy out and delete.
+func (dr *driver) region(dev int, d ompt.Device, queue uint64, work time.Duration) {
+	t := ompt.TargetBegin(ompt.KindTarget, dev, 0x4000)
+	dr.dataOp(t, dev, d, queue, ompt.DataOpAlloc, 4000, work/4)
+	dr.dataOp(t, dev, d, queue, ompt.DataOpTransferToDevice, 4000, work)
+	dr.kernel(t, dev, d, queue, 8, 2*work)
+	dr.dataOp(t, dev, d, queue, ompt.DataOpTransferFromDevice, 4000, work)
+	dr.dataOp(t, dev, d, queue, ompt.DataOpDelete, 0, work/4)
+	t.End()
+}
+
+// counter is a second Go tool, active beside the timeline.
+type counter struct {
+	mu     sync.Mutex
+	begins int
+}
+
+func (c *counter) start(int, string) *ompt.StartResult {
+	return &ompt.StartResult{
+		Initialize: func(lookup ompt.LookupFunc, _ int, _ *ompt.Data) int {
+			set := lookup("ompt_set_callback").(ompt.SetCallbackFunc)
+			set(ompt.CallbackTarget, ompt.TargetCallback(func(_ ompt.TargetKind, ep ompt.Endpoint, _ int, _ *ompt.Data, _ uint64, _ uintptr) {
+				if ep == ompt.ScopeBegin {
+					c.mu.Lock()
+					c.begins++
+					c.mu.Unlock()
+				}
+			}))
+			return 1
+		},
+		Finalize: func(*ompt.Data) {
+			c.mu.Lock()
+			fmt.Printf("COUNTER begins=%d\n", c.begins)
+			c.mu.Unlock()
+		},
+	}
+}
+
+func runScenario(name string) error {
+	c := &counter{}
+	ompt.RegisterTool("counter", c.start)
+	dr := &driver{ops: map[int]int{}}
+	d0 := &nativeDevice{fakeDevice{offset: 1e12, queue: 1}}
+	d1 := &fakeDevice{offset: 5e15}
+	switch name {
+	case "basic", "noshutdown":
+		runtime.LockOSThread()
+		ompt.Start(fakeRuntime{2})
+		if err := ompt.DeviceInitialize(0, "fake native device", d0); err != nil {
+			return err
+		}
+		if err := ompt.DeviceInitialize(1, "fake device", d1); err != nil {
+			return err
+		}
+		var wg sync.WaitGroup
+		wg.Go(func() {
+			runtime.LockOSThread() // another host thread
+			for range 3 {
+				dr.region(1, d1, 0, 30*time.Microsecond)
+			}
+		})
+		for range 3 {
+			dr.region(0, d0, 1, 50*time.Microsecond)
+		}
+		// enter data, an update, exit data
+		t := ompt.TargetBegin(ompt.KindTargetEnterData, 0, 0x4100)
+		dr.dataOp(t, 0, d0, 1, ompt.DataOpAlloc, 1<<20, 10*time.Microsecond)
+		dr.dataOp(t, 0, d0, 1, ompt.DataOpTransferToDevice, 1<<20, 40*time.Microsecond)
+		t.End()
+		t = ompt.TargetBegin(ompt.KindTargetUpdate, 0, 0x4200)
+		dr.dataOp(t, 0, d0, 1, ompt.DataOpTransferToDevice, 1<<20, 40*time.Microsecond)
+		t.End()
+		t = ompt.TargetBegin(ompt.KindTargetExitData, 0, 0x4300)
+		dr.dataOp(t, 0, d0, 1, ompt.DataOpTransferFromDevice, 1<<20, 40*time.Microsecond)
+		dr.dataOp(t, 0, d0, 1, ompt.DataOpDelete, 0, 10*time.Microsecond)
+		t.End()
+		// two nowait constructs that overlap without nesting
+		a := ompt.TargetBegin(ompt.KindTargetNowait, 0, 0x4400)
+		b := ompt.TargetBegin(ompt.KindTargetNowait, 0, 0x4500)
+		dr.kernel(a, 0, d0, 2, 4, 30*time.Microsecond)
+		a.End()
+		dr.kernel(b, 0, d0, 2, 4, 30*time.Microsecond)
+		b.End()
+		// a device memory routine: target_id 0
+		r := ompt.RoutineBegin(0x4600)
+		r.DataOpBegin(ompt.DataOpTransferToDevice, 0x1000, ompt.InitialDevice, 0x7e00, 0, 4000)
+		bt, _ := d0.Now()
+		spin(20 * time.Microsecond)
+		et, _ := d0.Now()
+		r.DataOpEnd(0x7e00)
+		if o := r.Op(); o.Valid() {
+			o.Record(bt, et, 0, nil)
+			dr.mu.Lock()
+			dr.ops[0]++
+			dr.mu.Unlock()
+		}
+		r.End()
+		wg.Wait()
+	case "many":
+		ompt.Start(fakeRuntime{1})
+		if err := ompt.DeviceInitialize(0, "fake native device", d0); err != nil {
+			return err
+		}
+		// a burst of short operations can outrun delivery (ompt queues
+		// 2048 and then counts losses), so flush every 200 constructs:
+		// parts of buffers then come back owned by the runtime too
+		h, lookup, ok := ompt.GetDeviceInfo(0)
+		if !ok {
+			return fmt.Errorf("no device 0")
+		}
+		flush := lookup("ompt_flush_trace").(ompt.FlushTraceFunc)
+		for i := range 1500 {
+			dr.region(0, d0, 1, 0)
+			if i%200 == 199 && flush(h) != 1 {
+				return fmt.Errorf("flush failed")
+			}
+		}
+	case "host-fallback":
+		// constructs on the initial device (number N): no device records
+		ompt.Start(fakeRuntime{1})
+		t := ompt.TargetBegin(ompt.KindTarget, 1, 0x4000)
+		t.End()
+	default:
+		return fmt.Errorf("unknown scenario %q", name)
+	}
+	dr.mu.Lock()
+	defer dr.mu.Unlock()
+	for dev := range 2 {
+		fmt.Printf("EXPECT device=%d ops=%d\n", dev, dr.ops[dev])
+	}
+	if name != "noshutdown" {
+		ompt.Finalize()
+	}
+	return nil
+}
+
+// child runs one scenario with GOMPT_TRACE=path and returns its standard
+// output and standard error.
+func child(t *testing.T, scenario, path string) (stdout, stderr string) {
+	t.Helper()
+	cmd := exec.Command(os.Args[0], "-test.run=^$")
+	cmd.Env = append(os.Environ(), "TIMELINE_CHILD="+scenario, EnvVar+"="+path,
+		"OMP_TOOL=enabled", "OMP_TOOL_VERBOSE_INIT=disabled", "OMP_TOOL_LIBRARIES=")
+	var o, e strings.Builder
+	cmd.Stdout, cmd.Stderr = &o, &e
+	if err := cmd.Run(); err != nil {
+		t.Fatalf("child %s: %v\nstdout:\n%s\nstderr:\n%s", scenario, err, o.String(), e.String())
+	}
+	return o.String(), e.String()
+}
+
+func readTrace(t *testing.T, path string) File {
+	t.Helper()
+	b, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var f File
+	if err := json.Unmarshal(b, &f); err != nil {
+		t.Fatalf("%s is not JSON: %v\n%s", path, err, b)
+	}
+	return f
+}
+
+func expected(t *testing.T, stdout string) map[int]int {
+	t.Helper()
+	m := map[int]int{}
+	for _, l := range strings.Split(stdout, "\n") {
+		var dev, n int
+		if _, err := fmt.Sscanf(l, "EXPECT device=%d ops=%d", &dev, &n); err == nil {
+			m[dev] = n
+		}
+	}
+	if len(m) == 0 {
+		t.Fatalf("child printed no expectations:\n%s", stdout)
+	}
+	return m
+}
+
+func num(a map[string]any, k string) (uint64, bool) {
+	v, ok := a[k].(float64)
+	return uint64(v), ok
+}
+
+type key struct{ pid, tid int }
+
+// checkTrace checks the properties every trace must have and returns the
+// complete events per device.
+func checkTrace(t errorer, f File, want map[int]int) map[int][]Event {
+	t.Helper()
+	const tol = 50.0 // us: the translation error allowed
+	procs := map[int]string{}
+	threads := map[key]string{}
+	var xs []Event
+	flows := map[uint64][]Event{}
+	for _, ev := range f.TraceEvents {
+		switch ev.Ph {
+		case "M":
+			switch ev.Name {
+			case "process_name":
+				procs[ev.PID], _ = ev.Args["name"].(string)
+			case "thread_name":
+				threads[key{ev.PID, ev.TID}], _ = ev.Args["name"].(string)
+			}
+		case "X":
+			if ev.Dur == nil || *ev.Dur < 0 || ev.TS < 0 || math.IsNaN(ev.TS) {
+				t.Errorf("complete event with bad time: %+v", ev)
+				continue
+			}
+			xs = append(xs, ev)
+		case "s", "f":
+			flows[ev.ID] = append(flows[ev.ID], ev)
+		default:
+			t.Errorf("unexpected phase %q: %+v", ev.Ph, ev)
+		}
+	}
+	if procs[HostPID] != "host" {
+		t.Errorf("no host process: %v", procs)
+	}
+	byTrack := map[key][]Event{}
+	constructs := map[uint64]Event{}
+	hostOps := map[uint64]Event{}
+	devs := map[int][]Event{}
+	for _, ev := range xs {
+		k := key{ev.PID, ev.TID}
+		if threads[k] == "" {
+			t.Errorf("event on a track with no thread_name: %+v", ev)
+		}
+		if procs[ev.PID] == "" {
+			t.Errorf("event in a process with no process_name: %+v", ev)
+		}
+		byTrack[k] = append(byTrack[k], ev)
+		id, _ := num(ev.Args, "target_id")
+		switch {
+		case ev.PID == HostPID && ev.Cat == "target":
+			constructs[id] = ev
+		case ev.PID == HostPID:
+			op, _ := num(ev.Args, "host_op_id")
+			hostOps[op] = ev
+		default:
+			devs[ev.PID-DevicePID] = append(devs[ev.PID-DevicePID], ev)
+		}
+	}
+	// one track holds spans that nest or do not overlap
+	for k, evs := range byTrack {
+		sort.SliceStable(evs, func(i, j int) bool {
+			if evs[i].TS != evs[j].TS {
+				return evs[i].TS < evs[j].TS
+			}
+			return *evs[i].Dur > *evs[j].Dur
+		})
+		var open []Event
+		for _, ev := range evs {
+			for len(open) > 0 && open[len(open)-1].TS+*open[len(open)-1].Dur <= ev.TS {
+				open = open[:len(open)-1]
+			}
+			if n := len(open); n > 0 && open[n-1].TS+*open[n-1].Dur < ev.TS+*ev.Dur {
+				a := open[n-1]
+				t.Errorf("track %v: %q [%.3f,+%.3f] and %q [%.3f,+%.3f] overlap without nesting", k, a.Name, a.TS, *a.Dur, ev.Name, ev.TS, *ev.Dur)
+			}
+			open = append(open, ev)
+		}
+	}
+	for dev, n := range want {
+		if n > 0 && !strings.HasPrefix(procs[DevicePID+dev], "device "+strconv.Itoa(dev)+": ") {
+			t.Errorf("device %d process named %q", dev, procs[DevicePID+dev])
+		}
+		if len(devs[dev]) != n {
+			t.Errorf("device %d: %d device events, want %d", dev, len(devs[dev]), n)
+		}
+	}
+	inside := func(in, out Event) bool {
+		return in.TS >= out.TS-tol && in.TS+*in.Dur <= out.TS+*out.Dur+tol
+	}
+	for dev, evs := range devs {
+		for _, ev := range evs {
+			id, _ := num(ev.Args, "target_id")
+			op, _ := num(ev.Args, "host_op_id")
+			h, ok := hostOps[op]
+			if !ok {
+				t.Errorf("device %d event %q: no host operation with host_op_id %d", dev, ev.Name, op)
+				continue
+			}
+			if !inside(ev, h) {
+				t.Errorf("device %d event %q [%.3f,+%.3f] is not inside its host operation [%.3f,+%.3f]", dev, ev.Name, ev.TS, *ev.Dur, h.TS, *h.Dur)
+			}
+			if hid, _ := num(h.Args, "target_id"); hid != id {
+				t.Errorf("device %d event %q: target_id %d, its host operation's %d", dev, ev.Name, id, hid)
+			}
+			if id != 0 {
+				c, ok := constructs[id]
+				if !ok {
+					t.Errorf("device %d event %q: no construct with target_id %d", dev, ev.Name, id)
+				} else if !inside(ev, c) {
+					t.Errorf("device %d event %q [%.3f,+%.3f] is not inside its construct [%.3f,+%.3f]", dev, ev.Name, ev.TS, *ev.Dur, c.TS, *c.Dur)
+				}
+			}
+			// one flow per device event, from its host operation
+			fl := flows[op]
+			if len(fl) != 2 || fl[0].Ph != "s" || fl[1].Ph != "f" {
+				t.Errorf("device %d event %q: flow %d is %+v, want one s then one f", dev, ev.Name, op, fl)
+				continue
+			}
+			s, e := fl[0], fl[1]
+			if s.PID != HostPID || e.PID != ev.PID || e.TID != ev.TID || e.BP != "e" {
+				t.Errorf("flow %d goes from %d/%d to %d/%d (bp %q), want host to the device event's track %d/%d", op, s.PID, s.TID, e.PID, e.TID, e.BP, ev.PID, ev.TID)
+			}
+			if s.TS < h.TS || s.TS > h.TS+*h.Dur || s.TID != h.TID {
+				t.Errorf("flow %d starts at %d/%.3f, outside its host operation %d/[%.3f,+%.3f]", op, s.TID, s.TS, h.TID, h.TS, *h.Dur)
+			}
+			if e.TS < ev.TS || e.TS > ev.TS+*ev.Dur {
+				t.Errorf("flow %d ends at %.3f, outside its device event [%.3f,+%.3f]", op, e.TS, ev.TS, *ev.Dur)
+			}
+		}
+	}
+	for id, fl := range flows {
+		if len(fl) != 2 {
+			t.Errorf("flow %d has %d events, want 2", id, len(fl))
+		}
+	}
+	return devs
+}
+
+func names(evs []Event) map[string]int {
+	m := map[string]int{}
+	for _, ev := range evs {
+		m[ev.Name]++
+	}
+	return m
+}
+
+func TestBasic(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "trace.json")
+	out, errOut := child(t, "basic", path)
+	if errOut != "" {
+		t.Errorf("warnings: %s", errOut)
+	}
+	if !strings.Contains(out, "COUNTER begins=11") {
+		t.Errorf("the other tool did not see every construct beside the timeline:\n%s", out)
+	}
+	f := readTrace(t, path)
+	devs := checkTrace(t, f, expected(t, out))
+	n0 := names(devs[0])
+	for name, want := range map[string]int{"alloc 3.9 KiB": 3, "to device 3.9 KiB": 4, "kernel teams=8": 3,
+		"kernel teams=4": 2, "from device 3.9 KiB": 3, "delete": 4, "alloc 1 MiB": 1, "to device 1 MiB": 2, "from device 1 MiB": 1} {
+		if n0[name] != want {
+			t.Errorf("device 0: %d events named %q, want %d (all: %v)", n0[name], name, want, n0)
+		}
+	}
+	// tracks: device 0's native records name queues 1 and 2; device 1 has
+	// none; two host threads; the overlapping nowait constructs need a
+	// second lane
+	tracks := map[string]bool{}
+	hostThreads := 0
+	for _, ev := range f.TraceEvents {
+		if ev.Ph == "M" && ev.Name == "thread_name" {
+			n := ev.Args["name"].(string)
+			tracks[strconv.Itoa(ev.PID)+" "+n] = true
+			if ev.PID == HostPID && !strings.Contains(n, "(") {
+				hostThreads++
+			}
+		}
+	}
+	for _, want := range []string{"100 queue 1", "100 queue 2", "101 device 1"} {
+		if !tracks[want] {
+			t.Errorf("no track %q in %v", want, tracks)
+		}
+	}
+	if hostThreads != 2 {
+		t.Errorf("%d host thread tracks, want 2: %v", hostThreads, tracks)
+	}
+	lane2 := false
+	for tr := range tracks {
+		lane2 = lane2 || (strings.HasPrefix(tr, "1 thread ") && strings.HasSuffix(tr, " (2)"))
+	}
+	if !lane2 {
+		t.Errorf("the overlapping nowait constructs got no second lane: %v", tracks)
+	}
+	if f.OtherData["records"].(float64) == 0 || f.OtherData["native_records"].(float64) == 0 {
+		t.Errorf("otherData: %v", f.OtherData)
+	}
+}
+
+// TestManyBuffers fills several buffers during the run: their times come
+// from ompt_translate_time, the last buffer's from the tool's own pairs.
+func TestManyBuffers(t *testing.T) {
+	if testing.Short() {
+		t.Skip("7500 operations")
+	}
+	path := filepath.Join(t.TempDir(), "trace.json")
+	out, errOut := child(t, "many", path)
+	if errOut != "" {
+		t.Errorf("warnings: %s", errOut)
+	}
+	f := readTrace(t, path)
+	want := expected(t, out)
+	if want[0] != 7500 {
+		t.Fatalf("the scenario recorded %d operations, want 7500", want[0])
+	}
+	checkTrace(t, f, want)
+}
+
+func TestBadPath(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "no", "such", "dir", "trace.json")
+	out, errOut := child(t, "basic", path)
+	lines := strings.Split(strings.TrimSpace(errOut), "\n")
+	if len(lines) != 1 || !strings.HasPrefix(lines[0], "gompt: GOMPT_TRACE: ") || !strings.Contains(lines[0], "no such file") {
+		t.Errorf("want one warning line naming GOMPT_TRACE and the error, got:\n%s", errOut)
+	}
+	if !strings.Contains(out, "COUNTER begins=11") {
+		t.Errorf("the program or the other tool did not run normally:\n%s", out)
+	}
+	if _, err := os.Stat(path); err == nil {
+		t.Errorf("%s exists", path)
+	}
+}
+
+func TestNoShutdown(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "trace.json")
+	child(t, "noshutdown", path)
+	f := readTrace(t, path)
+	if len(f.TraceEvents) != 0 || !strings.Contains(fmt.Sprint(f.OtherData["incomplete"]), "Shutdown") {
+		t.Errorf("without shutdown the file should be the placeholder, got %+v", f)
+	}
+}
+
+func TestHostFallback(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "trace.json")
+	out, _ := child(t, "host-fallback", path)
+	f := readTrace(t, path)
+	checkTrace(t, f, expected(t, out))
+	var got []string
+	for _, ev := range f.TraceEvents {
+		if ev.Ph == "X" {
+			got = append(got, fmt.Sprint(ev.PID, " ", ev.Name, " device=", ev.Args["device"]))
+		}
+	}
+	if want := "1 target device=1"; len(got) != 1 || got[0] != want {
+		t.Errorf("events %q, want [%q]", got, want)
+	}
+}
+
+func TestPackNests(t *testing.T) {
+	r := rand.New(rand.NewPCG(1, 2))
+	for trial := range 200 {
+		var spans []span
+		for range 1 + r.IntN(30) {
+			b := float64(r.IntN(100))
+			spans = append(spans, span{begin: b, end: b + float64(r.IntN(30))})
+		}
+		lanes := pack(spans)
+		for i, a := range spans {
+			for j, b := range spans {
+				if i >= j || lanes[i] != lanes[j] {
+					continue
+				}
+				overlap := a.begin < b.end && b.begin < a.end
+				nested := (a.begin <= b.begin && b.end <= a.end) || (b.begin <= a.begin && a.end <= b.end)
+				if overlap && !nested {
+					t.Fatalf("trial %d: lane %d holds %v and %v", trial, lanes[i], a, b)
+				}
+			}
+		}
+	}
+	// a nowait pair: B overlaps A; B's operations after A ends go under B
+	lanes := pack([]span{{begin: 0, end: 10, group: 1}, {begin: 2, end: 20, group: 2}, {begin: 3, end: 4, group: 1}, {begin: 12, end: 14, group: 2}, {begin: 5, end: 6, group: 2}})
+	if want := []int{0, 1, 0, 1, 1}; fmt.Sprint(lanes) != fmt.Sprint(want) {
+		t.Errorf("lanes %v, want %v", lanes, want)
+	}
+}
+
+func TestSize(t *testing.T) {
+	for n, want := range map[uint64]string{0: "0 B", 1000: "1000 B", 1024: "1 KiB", 4000: "3.9 KiB",
+		1 << 20: "1 MiB", 1536 << 10: "1.5 MiB", 3 << 30: "3 GiB"} {
+		if got := size(n); got != want {
+			t.Errorf("size(%d) = %q, want %q", n, got, want)
+		}
+	}
+}
+
+func TestClockMap(t *testing.T) {
+	var c clockMap
+	if _, ok := c.at(5); ok {
+		t.Error("empty map translated a time")
+	}
+	c.add(1e9, 10)
+	if v, _ := c.at(1e9 + 5e8); math.Abs(v-10.5) > 1e-12 {
+		t.Errorf("one pair: %v, want 10.5 (1 ns per ns)", v)
+	}
+	line := func(dev float64) float64 { return 10 + (dev-1e9)*1.001e-9 } // a clock at rate 1.001
+	c.add(1e9+1e6, line(1e9+1e6))                                        // the second pair
+	c.add(1e9+5e6, line(1e9+5e6))                                        // within minSpan of the first: replaces the second
+	c.add(1e9+2e6, line(1e9+2e6))                                        // earlier than the last: ignored
+	if len(c.pts) != 2 || c.pts[1].dev != 1e9+5e6 {
+		t.Fatalf("pairs %v", c.pts)
+	}
+	c.add(3e9, line(3e9)) // far enough: a new pair
+	if len(c.pts) != 3 {
+		t.Fatalf("pairs %v", c.pts)
+	}
+	for _, dev := range []float64{0, 1e9 + 3e6, 2e9, 4e9} { // before, between, after
+		if v, _ := c.at(uint64(dev)); math.Abs(v-line(dev)) > 1e-9 {
+			t.Errorf("at(%g) = %.9f, want %.9f", dev, v, line(dev))
+		}
+	}
+}
+
+// errorer is the part of testing.T that checkTrace uses.
+type errorer interface {
+	Helper()
+	Errorf(format string, args ...any)
+}
+
+type countErrors struct{ n int }
+
+func (c *countErrors) Helper()               {}
+func (c *countErrors) Errorf(string, ...any) { c.n++ }
+
+// TestCheckTraceCatchesFaults plants one fault at a time in a good trace.
+func TestCheckTraceCatchesFaults(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "trace.json")
+	out, _ := child(t, "basic", path)
+	want := expected(t, out)
+	good := readTrace(t, path)
+	c := &countErrors{}
+	if checkTrace(c, good, want); c.n != 0 {
+		t.Fatalf("the good trace fails %d checks", c.n)
+	}
+	firstDev := func(f File) int {
+		for i, ev := range f.TraceEvents {
+			if ev.Ph == "X" && ev.PID >= DevicePID {
+				return i
+			}
+		}
+		t.Fatal("no device event")
+		return 0
+	}
+	faults := map[string]func(f *File){
+		"device event moved out of its construct": func(f *File) { f.TraceEvents[firstDev(*f)].TS += 1e6 },
+		"negative duration": func(f *File) {
+			d := -1.0
+			f.TraceEvents[firstDev(*f)].Dur = &d
+		},
+		"flow end dropped": func(f *File) {
+			for i, ev := range f.TraceEvents {
+				if ev.Ph == "f" {
+					f.TraceEvents = append(f.TraceEvents[:i:i], f.TraceEvents[i+1:]...)
+					return
+				}
+			}
+		},
+		"partial overlap on a track": func(f *File) {
+			i := firstDev(*f)
+			ev := f.TraceEvents[i]
+			d := *ev.Dur
+			ev.TS += d / 2
+			ev.Dur = &d
+			ev.Args = map[string]any{"target_id": ev.Args["target_id"], "host_op_id": float64(1 << 40)}
+			f.TraceEvents = append(f.TraceEvents, ev)
+		},
+		"one device event missing": func(f *File) {
+			i := firstDev(*f)
+			f.TraceEvents = append(f.TraceEvents[:i:i], f.TraceEvents[i+1:]...)
+		},
+		"no thread name": func(f *File) {
+			for i, ev := range f.TraceEvents {
+				if ev.Ph == "M" && ev.Name == "thread_name" {
+					f.TraceEvents = append(f.TraceEvents[:i:i], f.TraceEvents[i+1:]...)
+					return
+				}
+			}
+		},
+	}
+	for name, plant := range faults {
+		b, _ := json.Marshal(good)
+		var f File
+		json.Unmarshal(b, &f)
+		plant(&f)
+		c := &countErrors{}
+		if checkTrace(c, f, want); c.n == 0 {
+			t.Errorf("fault %q passed checkTrace", name)
+		}
+	}
+}
