@@ -1,0 +1,256 @@
+package tracer_test
+
+import (
+	"flag"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"testing"
+)
+
+var update = flag.Bool("update", false, "rewrite the golden files")
+
+// buildExample builds examples/<name> with the tracer linked in.
+func buildExample(t *testing.T, name string) string {
+	t.Helper()
+	bin := filepath.Join(t.TempDir(), name)
+	cmd := exec.Command("go", "build", "-tags", "ompt_tracer", "-o", bin, "../../"+name)
+	if out, err := cmd.CombinedOutput(); err != nil {
+		t.Fatalf("go build %s: %v\n%s", name, err, out)
+	}
+	return bin
+}
+
+var (
+	fieldRe = regexp.MustCompile(`(\w+)=("[^"]*"|\S+)`)
+	idRe    = regexp.MustCompile(`\b(target_id|host_op_id)=(\d+)`)
+)
+
+func fields(l string) map[string]string {
+	f := map[string]string{}
+	for _, m := range fieldRe.FindAllStringSubmatch(l, -1) {
+		f[m[1]] = m[2]
+	}
+	return f
+}
+
+// split returns the tool's callback lines ("ompt cb ...") and its other
+// lines (records, buffer completions, device and tool events), each in
+// the order printed. The two interleave differently from run to run;
+// each keeps its own order.
+func split(out string) (cbs, rest []string) {
+	for _, l := range strings.Split(out, "\n") {
+		switch {
+		case strings.HasPrefix(l, "ompt cb "):
+			cbs = append(cbs, l)
+		case strings.HasPrefix(l, "ompt "):
+			rest = append(rest, l)
+		}
+	}
+	return cbs, rest
+}
+
+// normalize renames ids in order of first appearance, callbacks first,
+// so the golden file shows that records carry their callbacks' ids.
+func normalize(cbs, rest []string) []string {
+	names := map[string]string{}
+	n := map[string]int{}
+	rename := func(l string) string {
+		return idRe.ReplaceAllStringFunc(l, func(s string) string {
+			m := idRe.FindStringSubmatch(s)
+			if m[2] == "0" {
+				return s
+			}
+			class := map[string]string{"target_id": "T", "host_op_id": "O"}[m[1]]
+			k := class + m[2]
+			if _, ok := names[k]; !ok {
+				n[class]++
+				names[k] = fmt.Sprintf("%s%d", class, n[class])
+			}
+			return m[1] + "=" + names[k]
+		})
+	}
+	var out []string
+	out = append(out, "# callbacks")
+	for _, l := range cbs {
+		out = append(out, rename(l))
+	}
+	out = append(out, "# records and other events")
+	for _, l := range rest {
+		out = append(out, rename(l))
+	}
+	return out
+}
+
+// join checks that every record carries the ids and arguments of the
+// callbacks of its operation, that every traced operation has its record,
+// and that the buffers hold exactly the records printed.
+func join(t errorer, cbs, rest []string, traced string) {
+	t.Helper()
+	ops := map[string]map[string]string{}     // host_op_id: data op or submit callback
+	targets := map[string]map[string]string{} // target_id/endpoint: target callback
+	for _, l := range cbs {
+		f := fields(l)
+		switch strings.Fields(l)[2] {
+		case "target":
+			targets[f["target_id"]+"/"+strings.Fields(l)[3]] = f
+		case "target_data_op", "target_submit":
+			ops[f["host_op_id"]] = f
+		}
+	}
+	recorded := map[string]bool{}
+	records, entries, lastOp := 0, 0, ""
+	for _, l := range rest {
+		f := fields(l)
+		w := strings.Fields(l)
+		if w[1] == "buffer_complete" {
+			var n int
+			fmt.Sscan(f["entries"], &n)
+			entries += n
+			continue
+		}
+		if w[1] != "record" {
+			continue
+		}
+		records++
+		if f["times"] != "ok" {
+			t.Errorf("record with bad times: %s", l)
+		}
+		switch w[2] {
+		case "target":
+			cb := targets[f["target_id"]+"/"+f["endpoint"]]
+			if cb == nil || cb["kind"] != f["kind"] || cb["dev"] != f["dev"] {
+				t.Errorf("target record %s has no matching target callback (%v)", l, cb)
+			}
+			recorded[f["target_id"]+"/"+f["endpoint"]] = true
+		case "target_data_op", "target_kernel":
+			lastOp = f["host_op_id"]
+			cb := ops[f["host_op_id"]]
+			if cb == nil {
+				t.Errorf("record %s: no callback with its host_op_id", l)
+				continue
+			}
+			keys := []string{"target_id"}
+			if w[2] == "target_data_op" {
+				keys = append(keys, "op", "src_dev", "dest_dev", "bytes")
+			} else if cb["teams"] != f["requested_teams"] {
+				t.Errorf("record %s: requested_teams differs from the submit callback's teams=%s", l, cb["teams"])
+			}
+			for _, k := range keys {
+				if cb[k] != f[k] {
+					t.Errorf("record %s: %s=%s, its callback says %s", l, k, f[k], cb[k])
+				}
+			}
+			recorded[f["host_op_id"]] = true
+		case "native":
+			if f["host_op_id"] != lastOp {
+				t.Errorf("native record %s does not follow the record of its operation (last host_op_id %s)", l, lastOp)
+			}
+		default:
+			t.Errorf("unexpected record: %s", l)
+		}
+	}
+	if records == 0 || records != entries {
+		t.Errorf("%d records printed, buffers completed with %d entries", records, entries)
+	}
+	for id, cb := range ops {
+		if (cb["src_dev"] == traced || cb["dest_dev"] == traced || cb["teams"] != "") && !recorded[id] {
+			t.Errorf("operation host_op_id=%s on device %s has no record: %v", id, traced, cb)
+		}
+	}
+	for k := range targets {
+		if !recorded[k] {
+			t.Errorf("target callback %s has no record", k)
+		}
+	}
+}
+
+// TestVeccopyGolden runs examples/veccopy under the tracer on host
+// device 0 and compares the records (and the callbacks) with the golden
+// file, and joins records with callbacks.
+func TestVeccopyGolden(t *testing.T) {
+	if testing.Short() {
+		t.Skip("builds an example")
+	}
+	bin := buildExample(t, "veccopy")
+	cmd := exec.Command(bin, "-device", "0")
+	cmd.Env = append(os.Environ(), "GOMPT_PLUGINS=host", "GOMPT_HOST_DEVICES=1", "OMP_TOOL=enabled",
+		"OMP_TOOL_LIBRARIES=", "GOMPT_TRACE=")
+	out, err := cmd.CombinedOutput()
+	if err != nil {
+		t.Fatalf("veccopy: %v\n%s", err, out)
+	}
+	cbs, rest := split(string(out))
+	join(t, cbs, rest, "0")
+	got := strings.Join(normalize(cbs, rest), "\n") + "\n"
+	golden := filepath.Join("testdata", "veccopy.golden")
+	if *update {
+		if err := os.WriteFile(golden, []byte(got), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	want, err := os.ReadFile(golden)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got != string(want) {
+		t.Errorf("sequence differs from %s (rerun with -update after checking):\n--- got\n%s--- want\n%s", golden, got, want)
+	}
+}
+
+func TestJoinCatchesFaults(t *testing.T) {
+	cbs := []string{
+		"ompt cb target begin kind=target dev=0 target_id=2",
+		"ompt cb target_data_op target_id=2 host_op_id=3 op=to_device src_dev=-1 dest_dev=0 bytes=4000",
+		"ompt cb target_submit target_id=2 host_op_id=4 teams=0",
+		"ompt cb target end kind=target dev=0 target_id=2",
+	}
+	good := []string{
+		"ompt record target endpoint=begin kind=target dev=0 target_id=2 times=ok",
+		"ompt record target_data_op target_id=2 host_op_id=3 op=to_device src_dev=-1 dest_dev=0 bytes=4000 times=ok",
+		`ompt record native host_op_id=3 class=event type="host copy in" hwid=2 times=ok`,
+		"ompt record target_kernel target_id=2 host_op_id=4 requested_teams=0 granted_teams=1 times=ok",
+		"ompt record target endpoint=end kind=target dev=0 target_id=2 times=ok",
+		"ompt buffer_complete dev=0 entries=5 owned=1",
+	}
+	rec := &recorder{}
+	join(rec, cbs, good, "0")
+	if rec.n != 0 {
+		t.Fatalf("the good sequence fails %d checks", rec.n)
+	}
+	with := func(i int, l string) []string {
+		r := append([]string(nil), good...)
+		r[i] = l
+		return r
+	}
+	bad := map[string][]string{
+		"wrong target_id": with(1, "ompt record target_data_op target_id=9 host_op_id=3 op=to_device src_dev=-1 dest_dev=0 bytes=4000 times=ok"),
+		"wrong bytes":     with(1, "ompt record target_data_op target_id=2 host_op_id=3 op=to_device src_dev=-1 dest_dev=0 bytes=4 times=ok"),
+		"bad times":       with(3, "ompt record target_kernel target_id=2 host_op_id=4 requested_teams=0 granted_teams=1 times=BAD"),
+		"missing record":  with(3, "ompt trace nothing"),
+		"native astray":   with(2, `ompt record native host_op_id=4 class=event type="host copy in" hwid=2 times=ok`),
+		"wrong end kind":  with(4, "ompt record target endpoint=end kind=update dev=0 target_id=2 times=ok"),
+		"entries differ":  with(5, "ompt buffer_complete dev=0 entries=7 owned=1"),
+	}
+	for name, b := range bad {
+		rec := &recorder{}
+		join(rec, cbs, b, "0")
+		if rec.n == 0 {
+			t.Errorf("fault %q passed join", name)
+		}
+	}
+}
+
+// errorer is the part of testing.T that join uses.
+type errorer interface {
+	Helper()
+	Errorf(format string, args ...any)
+}
+
+type recorder struct{ n int }
+
+func (r *recorder) Helper()               {}
+func (r *recorder) Errorf(string, ...any) { r.n++ }
