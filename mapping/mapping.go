@@ -574,9 +574,13 @@ func (t *Table) undoEnter(ops Ops, items []Item, k Kind, n int, cause error) err
 //  3. In list order, each entry whose counts are both zero is freed
 //     (ops.Free, once per entry) and removed.
 //
-// A failed CopyOut or Free leaves that entry in place with its counts as
-// before the call (nothing of it is freed, so the copy can be retried); the
-// other items are still processed, and the errors are returned joined.
+// A failed Free is retried once. For Dynamic (exit data, which the program
+// can retry), a failed CopyOut or a Free that failed twice leaves that entry
+// in place with its counts as before the call. For Structured (the end of a
+// target or target data construct, which nothing can retry), the entry's
+// reference is released all the same, so no buffer is stranded: the error
+// says the copy was lost, or that the buffer may be. Other items are still
+// processed, and the errors are returned joined.
 // Safe for concurrent use; Ops are called with the table's lock held.
 func (t *Table) Exit(ops Ops, items []Item, k Kind) error {
 	c, err := exitConstruct(k)
@@ -612,6 +616,12 @@ func (t *Table) Exit(ops Ops, items []Item, k Kind) error {
 		if it.Type.copiesOut() && (it.Always || e.zero()) {
 			a, _ := bounds(it.Host)
 			if err := ops.CopyOut(it.Host, e.dev+device.DevicePtr(a-e.start)); err != nil {
+				if k == Structured {
+					// The construct has ended: nothing can retry the copy,
+					// so its reference goes anyway, and with it the buffer.
+					errs = append(errs, fmt.Errorf("%s%s: copy from device (the mapping is released): %w", c.prefix, c.label(it), err))
+					continue
+				}
 				e.failed = true
 				errs = append(errs, fmt.Errorf("%s%s: copy from device (the mapping stays present): %w", c.prefix, c.label(it), err))
 			}
@@ -632,9 +642,15 @@ func (t *Table) Exit(ops Ops, items []Item, k Kind) error {
 			continue
 		}
 		if err := ops.Free(e.dev, e.size(), e.host); err != nil {
-			e.structured, e.dynamic = e.oldS, e.oldD
-			errs = append(errs, fmt.Errorf("%s%s: free %v (the mapping stays present): %w", c.prefix, c.label(&items[i]), e.dev, err))
-			continue
+			// One retry: a transient failure must not strand the buffer.
+			if err2 := ops.Free(e.dev, e.size(), e.host); err2 != nil {
+				if k == Dynamic {
+					e.structured, e.dynamic = e.oldS, e.oldD
+					errs = append(errs, fmt.Errorf("%s%s: free %v (the mapping stays present): %w", c.prefix, c.label(&items[i]), e.dev, err2))
+					continue
+				}
+				errs = append(errs, fmt.Errorf("%s%s: free %v failed twice; the mapping is released and the buffer may be lost: %w", c.prefix, c.label(&items[i]), e.dev, err2))
+			}
 		}
 		t.tree.delete(e.start)
 		t.putEntry(e)

@@ -271,7 +271,10 @@ func (m *model) Exit(items []mItem, k mapping.Kind) result {
 		e := found[i]
 		if copiesOut(it.typ) && (it.always || e.zero()) {
 			if m.copyOut(e, it) != nil {
-				failed[e] = true
+				// A structured exit releases the mapping anyway.
+				if k != mapping.Structured {
+					failed[e] = true
+				}
 				res = result{code: device.CodeUnknown, injected: true}
 			}
 		}
@@ -300,10 +303,15 @@ func (m *model) Exit(items []mItem, k mapping.Kind) result {
 			continue
 		}
 		if m.op("free "+e.r.String()) != nil {
-			e.structured, e.dynamic = old[e].s, old[e].d
-			restored[e] = true
-			res = result{code: device.CodeUnknown, injected: true}
-			continue
+			// One retry; a structured exit then releases the mapping anyway.
+			if m.op("free "+e.r.String()) != nil {
+				res = result{code: device.CodeUnknown, injected: true}
+				if k != mapping.Structured {
+					e.structured, e.dynamic = old[e].s, old[e].d
+					restored[e] = true
+					continue
+				}
+			}
 		}
 		m.remove(e)
 	}
