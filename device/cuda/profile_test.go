@@ -53,12 +53,15 @@ func TestTimingError(t *testing.T) {
 	}
 }
 
-// liveEvents is the number of CUDA events made by the plugin and not in
-// g's pool: those in use.
+// liveEvents is the number of CUDA events made by the plugin that are
+// neither in g's pool nor staging slots' (made on first use, one each):
+// those in use.
 func liveEvents(g *gpu) int64 {
 	g.events.mu.Lock()
 	defer g.events.mu.Unlock()
-	return LiveDriverObjects().Events - int64(len(g.events.free))
+	g.staging.mu.Lock()
+	defer g.staging.mu.Unlock()
+	return LiveDriverObjects().Events - int64(len(g.events.free)) - int64(g.staging.n)
 }
 
 // TestProfile (GPU) times a small copy in, a staged copy in, a launch with
