@@ -7,6 +7,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"testing"
 	"unsafe"
@@ -142,5 +143,54 @@ func TestEntryTable(t *testing.T) {
 		if ompt.DeviceEntryNames[i] != n {
 			t.Errorf("device entry %d: %q, ompt.DeviceEntryNames has %q", i, n, ompt.DeviceEntryNames[i])
 		}
+	}
+}
+
+// TestEntrySignatures compiles, against the real omp-tools.h, the
+// prototype of every C entry point in cabi.c (as written there) assigned
+// to a variable of its omp-tools.h function pointer type, with
+// incompatible pointer types an error: each entry point the C lookups
+// hand out has exactly the header's signature.
+func TestEntrySignatures(t *testing.T) {
+	needC(t)
+	src, err := os.ReadFile("cabi.c")
+	if err != nil {
+		t.Fatal(err)
+	}
+	protos := map[string]string{}
+	re := regexp.MustCompile(`(?m)^static (.+?\be_(\w+)\(.*\)) \{`)
+	for _, m := range re.FindAllStringSubmatch(string(src), -1) {
+		protos[m[2]] = m[1]
+	}
+	var b strings.Builder
+	b.WriteString("#include <stddef.h>\n#include <stdint.h>\n#include <omp-tools.h>\n")
+	for _, name := range entryNames {
+		short := strings.TrimPrefix(name, "ompt_")
+		p, ok := protos[short]
+		if !ok {
+			t.Errorf("cabi.c has no entry point e_%s for %s", short, name)
+			continue
+		}
+		fmt.Fprintf(&b, "extern %s;\n%s_t check_%s = e_%s;\n", p, name, short, short)
+	}
+	dir := t.TempDir()
+	hdir, err := HeaderDir()
+	if err != nil {
+		t.Fatal(err)
+	}
+	os.Symlink(filepath.Join(hdir, "omp-tools.h"), filepath.Join(dir, "omp-tools.h"))
+	file := filepath.Join(dir, "sig.c")
+	os.WriteFile(file, []byte(b.String()), 0o644)
+	if out, err := exec.Command(cc(), "-std=gnu11", "-fsyntax-only", "-Werror=incompatible-pointer-types", "-I", dir, file).CombinedOutput(); err != nil {
+		t.Fatalf("entry point signatures differ from omp-tools.h: %v\n%s\n%s", err, out, b.String())
+	}
+	// the check can fail: a wrong signature is rejected
+	bad := strings.Replace(b.String(), "extern int e_flush_trace(ompt_device_t *device)", "extern int e_flush_trace(ompt_device_t *device, int x)", 1)
+	if bad == b.String() {
+		t.Fatal("e_flush_trace's prototype not found to alter")
+	}
+	os.WriteFile(file, []byte(bad), 0o644)
+	if out, err := exec.Command(cc(), "-std=gnu11", "-fsyntax-only", "-Werror=incompatible-pointer-types", "-I", dir, file).CombinedOutput(); err == nil {
+		t.Fatalf("a wrong signature compiled:\n%s", out)
 	}
 }

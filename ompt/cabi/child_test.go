@@ -46,6 +46,8 @@ func childMain(scenario string) int {
 		driveEvents()
 	case "concurrent":
 		driveConcurrent()
+	case "trace":
+		driveTraced()
 	default:
 		fmt.Println("unknown scenario", scenario)
 		return 2
@@ -167,6 +169,97 @@ func driveConcurrent() {
 		}()
 	}
 	wg.Wait()
+}
+
+// nativeClock is a clock whose plugin records native records (HostNative)
+// for explicit data motion and kernel execution.
+type nativeClock struct{ clock }
+
+func (nativeClock) NativeFlags() uint32 {
+	return ompt.NativeDataMotionExplicit | ompt.NativeKernelExecution
+}
+
+// Codes that tell testdata/ctrace.c what to do at the end of a construct.
+const (
+	codeFlush = 0xf100 // flush device 0 from a thread of the tool
+	codeStop  = 0xf200 // stop, then restart, tracing on the construct's device
+	codePause = 0xf300 // pause tracing during the construct
+)
+
+// driveTraced makes the runtime calls of RUNTIME.md "Tracing" for
+// constructs on two devices: per operation, device timestamps taken only
+// when the device traces, then Op and Record with a HostNative record.
+// Device 0 honours native records, device 1 does not.
+func driveTraced() {
+	d0, d1 := nativeClock{clock{procs: 4}}, clock{procs: 2, offset: 1 << 40}
+	must(ompt.DeviceInitialize(0, "host gompt host device", d0))
+	must(ompt.DeviceInitialize(1, "opencl Portable Computing Language", d1))
+	for i := range 6 {
+		tracedConstruct(0, code+uintptr(i), d0)
+	}
+	tracedConstruct(0, codeFlush, d0)
+	tracedConstruct(0, codePause, d0)
+	tracedConstruct(0, code, d0)
+	tracedConstruct(1, code, d1)
+	tracedConstruct(1, codeStop, d1)
+	tracedConstruct(1, code, d1)
+
+	// omp_target_memcpy host -> device 1: recorded on device 1, target_id 0
+	r := ompt.RoutineBegin(code + 9)
+	r.DataOpBegin(ompt.DataOpTransferToDevice, 0x5000, ompt.InitialDevice, 0xc000, 1, 256)
+	var b, e int64
+	tracing := ompt.Tracing(1)
+	if tracing {
+		b, _ = d1.Now()
+	}
+	if tracing {
+		e, _ = d1.Now()
+	}
+	r.DataOpEnd(0xc000)
+	o := r.Op()
+	o.Record(b, e, 0, nil)
+	r.End()
+
+	must(ompt.DeviceFinalize(0))
+	// device 1 is finalized by ompt.Finalize
+}
+
+// tracedConstruct is one target construct with four data operations and
+// a kernel, each recorded as package target records it.
+func tracedConstruct(dev int, pc uintptr, clk ompt.Device) {
+	const host, dptr = 0x1000, 0xd000
+	stamp := func(tr bool) (b, e int64) {
+		if tr {
+			b, _ = clk.Now()
+			e, _ = clk.Now()
+		}
+		return b, e
+	}
+	t := ompt.TargetBegin(ompt.KindTarget, dev, pc)
+	op := func(kind ompt.DataOpKind, src uintptr, sd int, dst uintptr, dd int, n uint64, final uintptr) {
+		t.DataOpBegin(kind, src, sd, dst, dd, n)
+		b, e := stamp(t.Tracing())
+		t.DataOpEnd(final)
+		o := t.Op()
+		hn := ompt.HostNative{Start: b, End: e, Queue: 3}
+		o.Record(b, e, 0, &ompt.NativeInfo{Flag: ompt.NativeDataMotionExplicit, Class: ompt.NativeRecordEvent,
+			Type: "host copy", HWID: 7, Start: uint64(b), End: uint64(e), Data: ompt.NativeBytes(&hn)})
+	}
+	op(ompt.DataOpAlloc, host, ompt.InitialDevice, 0, dev, 64, dptr)
+	op(ompt.DataOpTransferToDevice, host, ompt.InitialDevice, dptr, dev, 64, dptr)
+	if t != nil {
+		t.Map([]uintptr{host}, []uintptr{dptr}, []uint64{64}, []uint32{ompt.MapFlagTo | ompt.MapFlagFrom})
+	}
+	t.SubmitBegin(4)
+	b, e := stamp(t.Tracing())
+	t.SubmitEnd()
+	o := t.Op()
+	hn := ompt.HostNative{Start: b, End: e, Queue: 3}
+	o.Record(b, e, 8, &ompt.NativeInfo{Flag: ompt.NativeKernelExecution, Class: ompt.NativeRecordEvent,
+		Type: "host kernel", HWID: 7, Start: uint64(b), End: uint64(e), Data: ompt.NativeBytes(&hn)})
+	op(ompt.DataOpTransferFromDevice, dptr, dev, host, ompt.InitialDevice, 64, host)
+	op(ompt.DataOpDelete, dptr, dev, 0, ompt.InitialDevice, 0, 0)
+	t.End()
 }
 
 func must(err error) {

@@ -29,14 +29,35 @@
 // The lookup function given to the tool's initialize returns a C function
 // with the omp-tools.h signature for each Table 4.1 name that ompt's Go
 // lookup resolves, and NULL for any other name. The lookup given to
-// device_initialize does the same for get_device_num_procs,
-// get_device_time and translate_time. The eleven tracing names
-// (ompt_set_trace_ompt ... ompt_get_record_abstract) have no C form yet:
-// the C device lookup answers NULL for them although ompt's Go lookup
-// resolves them, so C tools cannot trace yet (entry.go says how to add
-// them). Entry points are safe to call from any thread, including threads
-// the tool creates, and from inside callbacks. A device pointer gompt did
-// not hand out is answered with 0, never dereferenced.
+// device_initialize does the same for the device names: get_device_num_procs,
+// get_device_time, translate_time and the eleven tracing entry points
+// (set_trace_ompt ... get_record_abstract). Entry points are safe to call
+// from any thread, including threads the tool creates, and from inside
+// callbacks. A device pointer gompt did not hand out is answered with 0
+// (ompt_set_error for the set_trace calls), never dereferenced.
+//
+// # Tracing
+//
+// ompt_start_trace takes the tool's C buffer_request and buffer_complete
+// callbacks. The buffer a request returns is the tool's C memory; ompt's
+// tracing core writes ompt_record_ompt_t records (and native entries) into
+// it in place, and buffer_complete gets the same pointer back; the tool
+// frees it when buffer_owned is 1. Both callbacks run on the device's
+// delivery goroutine, never on the thread of the operation. Each buffer is
+// remembered, with its length, from the request that returned it until
+// the owned buffer_complete has returned: get_record_type,
+// get_record_ompt, get_record_native and get_record_abstract, which get
+// no size, check bounds against it, and answer ompt_record_invalid or NULL
+// for a pointer that is not the start of such a buffer (or, for
+// get_record_abstract, a native record inside one). advance_buffer_cursor
+// answers 0 for such a pointer too, and otherwise reads at most the
+// smaller of its size argument and the buffer's length; its device may be
+// NULL. get_record_ompt returns a pointer into the
+// buffer. get_record_abstract returns a C ompt_record_abstract_t made on
+// the first call for that record (later calls return the same pointer),
+// valid until the buffer goes back to the tool; its type string is static.
+// flush_trace and stop_trace from inside the device's own buffer
+// callbacks return 0 (they would wait for themselves).
 //
 // # Callbacks
 //

@@ -45,7 +45,8 @@
 // They come from the runtime's delivery thread, so they interleave with
 // the event lines in no fixed order; per device they are in record order.
 
-// Build: gcc -shared -fPIC -I/usr/lib/llvm-19/lib/clang/19/include -o libctool.so ctool.c
+// Build: clang-19 -shared -fPIC -o libctool.so ctool.c (with gcc, put only
+//        omp-tools.h on the include path: see README.md)
 // Run:   OMP_TOOL_LIBRARIES=./libctool.so ./program
 
 #include <inttypes.h>
