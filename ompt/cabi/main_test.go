@@ -105,7 +105,8 @@ func run(t *testing.T, dir, scenario string, env ...string) child {
 	for _, kv := range os.Environ() {
 		k, _, _ := strings.Cut(kv, "=")
 		switch k {
-		case "OMP_TOOL", "OMP_TOOL_LIBRARIES", "OMP_TOOL_VERBOSE_INIT", "LD_PRELOAD", "CTOOL_OUTPUT", "CTOOL_FORM", "PROBE_OUTPUT", "MARK_FILE":
+		case "OMP_TOOL", "OMP_TOOL_LIBRARIES", "OMP_TOOL_VERBOSE_INIT", "LD_PRELOAD", "CTOOL_OUTPUT", "CTOOL_FORM", "CTOOL_TRACE",
+			"PROBE_OUTPUT", "MARK_FILE", "TRACE_OUTPUT", "TRACE_BUFFER_BYTES", "CABI_GO_OUTPUT":
 			continue
 		}
 		base = append(base, kv)
