@@ -159,7 +159,7 @@ func DeviceInitialize(deviceNum int, typ string, dev Device) error {
 	if d := cur.Load(); d != nil {
 		for _, t := range d.tools {
 			if f, _ := t.callback(CallbackDeviceInitialize).(DeviceInitializeCallback); f != nil && !t.done.Load() {
-				f(deviceNum, typ, h, h.lookup, DeviceDoc)
+				func() { defer t.guard(); f(deviceNum, typ, h, h.lookup, DeviceDoc) }()
 			}
 		}
 	}
@@ -196,7 +196,7 @@ func DeviceLoad(deviceNum int, filename string, offsetInFile int64, vmaInFile ui
 	if d := cur.Load(); d != nil {
 		for _, t := range d.tools {
 			if f, _ := t.callback(CallbackDeviceLoad).(DeviceLoadCallback); f != nil && !t.done.Load() {
-				f(deviceNum, filename, offsetInFile, vmaInFile, bytes, hostAddr, deviceAddr, moduleID)
+				func() { defer t.guard(); f(deviceNum, filename, offsetInFile, vmaInFile, bytes, hostAddr, deviceAddr, moduleID) }()
 			}
 		}
 	}
@@ -211,7 +211,7 @@ func DeviceUnload(deviceNum int, moduleID uint64) error {
 	if d := cur.Load(); d != nil {
 		for _, t := range d.tools {
 			if f, _ := t.callback(CallbackDeviceUnload).(DeviceUnloadCallback); f != nil && !t.done.Load() {
-				f(deviceNum, moduleID)
+				func() { defer t.guard(); f(deviceNum, moduleID) }()
 			}
 		}
 	}
@@ -239,7 +239,7 @@ func DeviceFinalize(deviceNum int) error {
 	if d := cur.Load(); d != nil {
 		for _, t := range d.tools {
 			if f, _ := t.callback(CallbackDeviceFinalize).(DeviceFinalizeCallback); f != nil && !t.done.Load() {
-				f(deviceNum)
+				func() { defer t.guard(); f(deviceNum) }()
 			}
 		}
 	}

@@ -119,6 +119,19 @@ type tool struct {
 
 const numCallbacks = 38
 
+// guard recovers a panic of one of t's callbacks, deferred around each
+// call: the tool is detached (no callback reaches it any more), the program
+// goes on, and stderr and the OMP_TOOL_VERBOSE_INIT log say why. A panic
+// must not take the application down with it.
+func (t *tool) guard() {
+	if r := recover(); r != nil {
+		if !t.done.Swap(true) {
+			fmt.Fprintf(os.Stderr, "gompt: OMPT tool %q: a callback panicked: %v; the tool is detached\n", t.name, r)
+			vlogf("Go tool %q: a callback panicked: %v; detached.", t.name, r)
+		}
+	}
+}
+
 var (
 	mu         sync.Mutex // guards the registry, tools and publishing
 	registry   []registered

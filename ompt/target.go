@@ -182,9 +182,9 @@ func (d *dispatcher) targetBegin(kind TargetKind, deviceNum int, codePtr uintptr
 			continue
 		}
 		if e.emi != nil {
-			e.emi(kind, ScopeBegin, deviceNum, &e.t.taskData, t.ttd(e.i, ttdNil), &t.targetData[e.i], codePtr)
+			func() { defer e.t.guard(); e.emi(kind, ScopeBegin, deviceNum, &e.t.taskData, t.ttd(e.i, ttdNil), &t.targetData[e.i], codePtr) }()
 		} else {
-			e.plain(kind, ScopeBegin, deviceNum, &e.t.taskData, t.id, codePtr)
+			func() { defer e.t.guard(); e.plain(kind, ScopeBegin, deviceNum, &e.t.taskData, t.id, codePtr) }()
 		}
 	}
 	// the begin record is stamped after the begin callbacks and the end
@@ -272,9 +272,9 @@ func (t *Target) end() {
 				continue
 			}
 			if e.emi != nil {
-				e.emi(kind, ScopeEnd, dev, &e.t.taskData, t.ttd(e.i, ttdNil), &t.targetData[e.i], t.code)
+				func() { defer e.t.guard(); e.emi(kind, ScopeEnd, dev, &e.t.taskData, t.ttd(e.i, ttdNil), &t.targetData[e.i], t.code) }()
 			} else {
-				e.plain(kind, ScopeEnd, dev, &e.t.taskData, t.id, t.code)
+				func() { defer e.t.guard(); e.plain(kind, ScopeEnd, dev, &e.t.taskData, t.id, t.code) }()
 			}
 		}
 		t.unregister()
@@ -317,7 +317,7 @@ func (t *Target) dataOpBegin(op DataOpKind, srcAddr uintptr, srcDeviceNum int, d
 		if e.emi == nil || e.t.done.Load() {
 			continue
 		}
-		e.emi(ScopeBegin, t.ttd(e.i, ttdNil), t.td(e.i), &t.hostOp[e.i], op, srcAddr, srcDeviceNum, destAddr, destDeviceNum, bytes, t.code)
+		func() { defer e.t.guard(); e.emi(ScopeBegin, t.ttd(e.i, ttdNil), t.td(e.i), &t.hostOp[e.i], op, srcAddr, srcDeviceNum, destAddr, destDeviceNum, bytes, t.code) }()
 	}
 }
 
@@ -343,9 +343,9 @@ func (t *Target) dataOpEnd(destAddr uintptr) {
 			continue
 		}
 		if e.emi != nil {
-			e.emi(ScopeEnd, t.ttd(e.i, ttdNil), t.td(e.i), &t.hostOp[e.i], t.op, t.src, t.srcDev, destAddr, t.dstDev, t.bytes, t.code)
+			func() { defer e.t.guard(); e.emi(ScopeEnd, t.ttd(e.i, ttdNil), t.td(e.i), &t.hostOp[e.i], t.op, t.src, t.srcDev, destAddr, t.dstDev, t.bytes, t.code) }()
 		} else {
-			e.plain(tid, id, t.op, t.src, t.srcDev, destAddr, t.dstDev, t.bytes, t.code)
+			func() { defer e.t.guard(); e.plain(tid, id, t.op, t.src, t.srcDev, destAddr, t.dstDev, t.bytes, t.code) }()
 		}
 	}
 	t.lastOp, t.lastID = opData, id
@@ -379,9 +379,9 @@ func (t *Target) submitBegin(requestedNumTeams uint32) {
 			continue
 		}
 		if e.emi != nil {
-			e.emi(ScopeBegin, t.td(e.i), &t.hostOp[e.i], requestedNumTeams)
+			func() { defer e.t.guard(); e.emi(ScopeBegin, t.td(e.i), &t.hostOp[e.i], requestedNumTeams) }()
 		} else {
-			e.plain(tid, id, requestedNumTeams)
+			func() { defer e.t.guard(); e.plain(tid, id, requestedNumTeams) }()
 		}
 	}
 }
@@ -402,7 +402,7 @@ func (t *Target) submitEnd() {
 		if e.emi == nil || e.t.done.Load() {
 			continue
 		}
-		e.emi(ScopeEnd, t.td(e.i), &t.hostOp[e.i], teams)
+		func() { defer e.t.guard(); e.emi(ScopeEnd, t.td(e.i), &t.hostOp[e.i], teams) }()
 	}
 	t.lastOp, t.lastID = opSubmit, t.opID
 	t.opID = 0
@@ -427,9 +427,9 @@ func (t *Target) Map(hostAddr, deviceAddr []uintptr, bytes []uint64, flags []uin
 			continue
 		}
 		if e.emi != nil {
-			e.emi(&t.targetData[e.i], hostAddr, deviceAddr, bytes, flags, t.code)
+			func() { defer e.t.guard(); e.emi(&t.targetData[e.i], hostAddr, deviceAddr, bytes, flags, t.code) }()
 		} else {
-			e.plain(tid, hostAddr, deviceAddr, bytes, flags, t.code)
+			func() { defer e.t.guard(); e.plain(tid, hostAddr, deviceAddr, bytes, flags, t.code) }()
 		}
 	}
 }

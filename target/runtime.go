@@ -8,6 +8,7 @@ import (
 	"sync/atomic"
 
 	"github.com/gompt/gompt/device"
+	"github.com/gompt/gompt/internal/hostexec"
 	"github.com/gompt/gompt/mapping"
 	"github.com/gompt/gompt/ompt"
 )
@@ -271,6 +272,9 @@ func Shutdown() error {
 		}
 	}
 	ompt.Finalize()
+	// The kernel worker goroutines go too; a Run after this (there is
+	// none: constructs fail) would still work, on the caller alone.
+	hostexec.Default().Close()
 	return errors.Join(errs...)
 }
 

@@ -78,17 +78,10 @@ func TestShutdownChild(t *testing.T) {
 	if g := runtime.NumGoroutine(); g > base {
 		buf := make([]byte, 1<<20)
 		buf = buf[:runtime.Stack(buf, true)]
-		// Known: the host kernel pool (internal/hostexec.Default) keeps
-		// its workers after Shutdown; anything else is a leak.
 		pool := strings.Count(string(buf), "internal/hostexec.(*Pool).work")
 		msg := fmt.Sprintf("%d goroutines 5s after Shutdown, %d before the runtime started (%d while running), %d of them host kernel pool workers:\n%s",
 			g, base, running, pool, buf)
-		if g-pool > base || os.Getenv("GOMPT_SOAK_STRICT") != "" {
-			t.Error(msg)
-		} else {
-			t.Logf("known issue: %s", msg)
-			fmt.Printf("LEAK-KNOWN hostexec workers %d\n", pool)
-		}
+		t.Error(msg)
 	} else {
 		t.Logf("goroutines: %d before, %d while running, %d after Shutdown", base, running, g)
 	}
