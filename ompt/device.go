@@ -196,7 +196,10 @@ func DeviceLoad(deviceNum int, filename string, offsetInFile int64, vmaInFile ui
 	if d := cur.Load(); d != nil {
 		for _, t := range d.tools {
 			if f, _ := t.callback(CallbackDeviceLoad).(DeviceLoadCallback); f != nil && !t.done.Load() {
-				func() { defer t.guard(); f(deviceNum, filename, offsetInFile, vmaInFile, bytes, hostAddr, deviceAddr, moduleID) }()
+				func() {
+					defer t.guard()
+					f(deviceNum, filename, offsetInFile, vmaInFile, bytes, hostAddr, deviceAddr, moduleID)
+				}()
 			}
 		}
 	}

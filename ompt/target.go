@@ -182,7 +182,10 @@ func (d *dispatcher) targetBegin(kind TargetKind, deviceNum int, codePtr uintptr
 			continue
 		}
 		if e.emi != nil {
-			func() { defer e.t.guard(); e.emi(kind, ScopeBegin, deviceNum, &e.t.taskData, t.ttd(e.i, ttdNil), &t.targetData[e.i], codePtr) }()
+			func() {
+				defer e.t.guard()
+				e.emi(kind, ScopeBegin, deviceNum, &e.t.taskData, t.ttd(e.i, ttdNil), &t.targetData[e.i], codePtr)
+			}()
 		} else {
 			func() { defer e.t.guard(); e.plain(kind, ScopeBegin, deviceNum, &e.t.taskData, t.id, codePtr) }()
 		}
@@ -272,7 +275,10 @@ func (t *Target) end() {
 				continue
 			}
 			if e.emi != nil {
-				func() { defer e.t.guard(); e.emi(kind, ScopeEnd, dev, &e.t.taskData, t.ttd(e.i, ttdNil), &t.targetData[e.i], t.code) }()
+				func() {
+					defer e.t.guard()
+					e.emi(kind, ScopeEnd, dev, &e.t.taskData, t.ttd(e.i, ttdNil), &t.targetData[e.i], t.code)
+				}()
 			} else {
 				func() { defer e.t.guard(); e.plain(kind, ScopeEnd, dev, &e.t.taskData, t.id, t.code) }()
 			}
@@ -317,7 +323,10 @@ func (t *Target) dataOpBegin(op DataOpKind, srcAddr uintptr, srcDeviceNum int, d
 		if e.emi == nil || e.t.done.Load() {
 			continue
 		}
-		func() { defer e.t.guard(); e.emi(ScopeBegin, t.ttd(e.i, ttdNil), t.td(e.i), &t.hostOp[e.i], op, srcAddr, srcDeviceNum, destAddr, destDeviceNum, bytes, t.code) }()
+		func() {
+			defer e.t.guard()
+			e.emi(ScopeBegin, t.ttd(e.i, ttdNil), t.td(e.i), &t.hostOp[e.i], op, srcAddr, srcDeviceNum, destAddr, destDeviceNum, bytes, t.code)
+		}()
 	}
 }
 
@@ -343,9 +352,15 @@ func (t *Target) dataOpEnd(destAddr uintptr) {
 			continue
 		}
 		if e.emi != nil {
-			func() { defer e.t.guard(); e.emi(ScopeEnd, t.ttd(e.i, ttdNil), t.td(e.i), &t.hostOp[e.i], t.op, t.src, t.srcDev, destAddr, t.dstDev, t.bytes, t.code) }()
+			func() {
+				defer e.t.guard()
+				e.emi(ScopeEnd, t.ttd(e.i, ttdNil), t.td(e.i), &t.hostOp[e.i], t.op, t.src, t.srcDev, destAddr, t.dstDev, t.bytes, t.code)
+			}()
 		} else {
-			func() { defer e.t.guard(); e.plain(tid, id, t.op, t.src, t.srcDev, destAddr, t.dstDev, t.bytes, t.code) }()
+			func() {
+				defer e.t.guard()
+				e.plain(tid, id, t.op, t.src, t.srcDev, destAddr, t.dstDev, t.bytes, t.code)
+			}()
 		}
 	}
 	t.lastOp, t.lastID = opData, id
