@@ -110,8 +110,9 @@ type tracer struct {
 
 	// worker-owned: the buffer being filled
 	buf       []byte
-	part, end uint64 // the current part is buf[part:end]
-	noBuf     bool   // a request failed during this batch
+	live      *liveBuf // buf's registration
+	part, end uint64   // the current part is buf[part:end]
+	noBuf     bool     // a request failed during this batch
 }
 
 // pending is one queued operation: an OMPT record, a native record, or
@@ -406,7 +407,7 @@ func (tr *tracer) abortLocked() {
 	tr.sessionLost += uint64(len(tr.fill))
 	tr.fill = tr.fill[:0]
 	if tr.buf != nil {
-		unregisterLive(tr.buf)
+		unregisterLive(tr.buf, tr.live)
 	}
 	tr.endLocked()
 }
@@ -477,7 +478,7 @@ func (tr *tracer) requestBuf(need uint64) bool {
 		return true
 	}
 	tr.buf, tr.part, tr.end = b, off, off
-	registerLive(b, tr.h.num)
+	tr.live = registerLive(b, tr.h.num)
 	return true
 }
 
@@ -505,8 +506,8 @@ func (tr *tracer) completePart(owned bool) bool {
 	setLiveEnd(b, bytes)
 	err := catch(func() { tr.complete(tr.h.num, b, bytes, begin, owned) })
 	if owned {
-		unregisterLive(b)
-		tr.buf = nil
+		unregisterLive(b, tr.live)
+		tr.buf, tr.live = nil, nil
 	} else {
 		tr.part = tr.end
 	}
@@ -542,10 +543,12 @@ func bufKey(b []byte) uintptr {
 	return uintptr(unsafe.Pointer(&b[0]))
 }
 
-func registerLive(b []byte, dev int) {
+func registerLive(b []byte, dev int) *liveBuf {
+	l := &liveBuf{b: b, dev: dev}
 	liveMu.Lock()
-	live[bufKey(b)] = &liveBuf{b: b, dev: dev}
+	live[bufKey(b)] = l
 	liveMu.Unlock()
+	return l
 }
 
 func setLiveEnd(b []byte, end uint64) {
@@ -556,9 +559,14 @@ func setLiveEnd(b []byte, end uint64) {
 	liveMu.Unlock()
 }
 
-func unregisterLive(b []byte) {
+// unregisterLive forgets b, if it is still the registration l: by the time
+// its owned completion returns, the tool may have freed the memory and
+// another device may have been handed the same address.
+func unregisterLive(b []byte, l *liveBuf) {
 	liveMu.Lock()
-	delete(live, bufKey(b))
+	if k := bufKey(b); live[k] == l {
+		delete(live, k)
+	}
 	liveMu.Unlock()
 }
 
