@@ -5,7 +5,7 @@
 //	ompt device_initialize dev=0 type="host gompt host device"
 //	ompt target begin kind=target dev=0 target_id=2 code=0x4a1b2c
 //	ompt target_data_op target_id=2 host_op_id=3 op=alloc src=0x0/-1 dest=0x7e0000000000/0 bytes=4000 code=0x4a1b2c
-//	ompt target_map target_id=2 n=1 host=0xc000010000 dev=0x7e0000000000 bytes=4000 flags=to|from code=0x4a1b2c
+//	ompt target_map target_id=2 n=1 host=0xc000010000 dev=0x7e0000000000 bytes=4000 flags=to|from
 //	ompt target_submit target_id=2 host_op_id=5 teams=0
 //	ompt target end kind=target dev=0 target_id=2 code=0x4a1b2c
 //
@@ -53,16 +53,16 @@ func init() {
 // Kind and op names as the lines show them.
 var (
 	kindNames = map[ompt.TargetKind]string{
-		ompt.KindTarget: "target", ompt.KindTargetEnterData: "enter_data", ompt.KindTargetExitData: "exit_data",
-		ompt.KindTargetUpdate: "update", ompt.KindTargetNowait: "target_nowait",
-		ompt.KindTargetEnterDataNowait: "enter_data_nowait", ompt.KindTargetExitDataNowait: "exit_data_nowait",
-		ompt.KindTargetUpdateNowait: "update_nowait",
+		ompt.KindTarget: "target", ompt.KindTargetEnterData: "target_enter_data", ompt.KindTargetExitData: "target_exit_data",
+		ompt.KindTargetUpdate: "target_update", ompt.KindTargetNowait: "target_nowait",
+		ompt.KindTargetEnterDataNowait: "target_enter_data_nowait", ompt.KindTargetExitDataNowait: "target_exit_data_nowait",
+		ompt.KindTargetUpdateNowait: "target_update_nowait",
 	}
 	opNames = map[ompt.DataOpKind]string{
-		ompt.DataOpAlloc: "alloc", ompt.DataOpTransferToDevice: "to_device", ompt.DataOpTransferFromDevice: "from_device",
+		ompt.DataOpAlloc: "alloc", ompt.DataOpTransferToDevice: "transfer_to_device", ompt.DataOpTransferFromDevice: "transfer_from_device",
 		ompt.DataOpDelete: "delete", ompt.DataOpAssociate: "associate", ompt.DataOpDisassociate: "disassociate",
 		ompt.DataOpMemset: "memset", ompt.DataOpAllocAsync: "alloc_async",
-		ompt.DataOpTransferToDeviceAsync: "to_device_async", ompt.DataOpTransferFromDeviceAsync: "from_device_async",
+		ompt.DataOpTransferToDeviceAsync: "transfer_to_device_async", ompt.DataOpTransferFromDeviceAsync: "transfer_from_device_async",
 		ompt.DataOpDeleteAsync: "delete_async",
 	}
 	flagNames = []struct {
@@ -87,7 +87,7 @@ func flags(f uint32) string {
 		}
 	}
 	if len(s) == 0 {
-		return "0"
+		return "none"
 	}
 	return strings.Join(s, "|")
 }
@@ -138,8 +138,8 @@ func initialize(lookup ompt.LookupFunc, initialDeviceNum int, toolData *ompt.Dat
 		for i, f := range fl {
 			fs[i] = flags(f)
 		}
-		printf("target_map target_id=%d n=%d host=%s dev=%s bytes=%s flags=%s code=%#x",
-			id, len(host), list(host, "%#x"), list(dev, "%#x"), list(bytes, "%d"), strings.Join(fs, ","), code)
+		printf("target_map target_id=%d n=%d host=%s dev=%s bytes=%s flags=%s",
+			id, len(host), list(host, "%#x"), list(dev, "%#x"), list(bytes, "%d"), strings.Join(fs, ","))
 	}))
 	return 1
 }
