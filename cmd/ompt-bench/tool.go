@@ -111,8 +111,19 @@ func runChild(c bcase, d target.DeviceInfo, benchtime string) result {
 		r.Error = err.Error()
 		return r
 	}
+	env := append([]string(nil), c.env...)
+	for i, e := range env {
+		if strings.HasSuffix(e, "="+ctoolMarker) {
+			lib, err := emptyCTool()
+			if err != nil {
+				r.Error = "building the C tool: " + err.Error()
+				return r
+			}
+			env[i] = strings.TrimSuffix(e, ctoolMarker) + lib
+		}
+	}
 	cmd := exec.Command(exe, "-json", "-case", c.name, "-device", d.ID, "-benchtime", benchtime)
-	cmd.Env = append(append(os.Environ(), childEnv+"=1"), c.env...)
+	cmd.Env = append(append(os.Environ(), childEnv+"=1"), env...)
 	cmd.Stderr = os.Stderr
 	out, err := cmd.Output()
 	if err != nil {

@@ -1,0 +1,51 @@
+package main
+
+import (
+	"errors"
+	"os"
+	"path/filepath"
+	"runtime"
+	"sync"
+
+	"github.com/gompt/gompt/ompt/cabi"
+)
+
+// empty_target_ctool_all: an empty target region with a C tool
+// (ompt/cabi/testdata/empty.c, built here with the C compiler) registered
+// for every target callback, each returning at once, attached through
+// OMP_TOOL_LIBRARIES in a child process.
+func init() {
+	register(bcase{name: "empty_target_ctool_all", backend: "host", env: []string{"OMP_TOOL_LIBRARIES=" + ctoolMarker},
+		bench: emptyTarget})
+}
+
+// ctoolMarker stands for the built tool's path in the case's environment;
+// runChild replaces it.
+const ctoolMarker = "<empty C tool>"
+
+var (
+	ctoolOnce sync.Once
+	ctoolPath string
+	ctoolErr  error
+)
+
+// emptyCTool builds the C tool once per run, from the source tree this
+// command was built from.
+func emptyCTool() (string, error) {
+	ctoolOnce.Do(func() {
+		_, file, _, ok := runtime.Caller(0)
+		if !ok {
+			ctoolErr = errors.New("cannot locate the source tree")
+			return
+		}
+		src := filepath.Join(filepath.Dir(file), "..", "..", "ompt", "cabi", "testdata", "empty.c")
+		dir, err := os.MkdirTemp("", "ompt-bench-")
+		if err != nil {
+			ctoolErr = err
+			return
+		}
+		ctoolPath = filepath.Join(dir, "libempty.so")
+		ctoolErr = cabi.BuildTool(ctoolPath, src)
+	})
+	return ctoolPath, ctoolErr
+}
