@@ -302,8 +302,11 @@ func num(a map[string]any, k string) (uint64, bool) {
 type key struct{ pid, tid int }
 
 // checkTrace checks the properties every trace must have and returns the
-// complete events per device.
-func checkTrace(t errorer, f File, want map[int]int) map[int][]Event {
+// complete events per device. Every device event must lie inside its
+// construct; with strict, also inside its host operation (the fake
+// runtime's operations are synchronous; the real runtime's copies and
+// kernels run after their host operation has enqueued them).
+func checkTrace(t errorer, f File, want map[int]int, strict bool) map[int][]Event {
 	t.Helper()
 	const tol = 50.0 // us: the translation error allowed
 	procs := map[int]string{}
@@ -383,7 +386,25 @@ func checkTrace(t errorer, f File, want map[int]int) map[int][]Event {
 			t.Errorf("device %d process named %q", dev, procs[DevicePID+dev])
 		}
 		if len(devs[dev]) != n {
-			t.Errorf("device %d: %d device events, want %d", dev, len(devs[dev]), n)
+			// name the host operations whose device work is missing
+			seen := map[uint64]bool{}
+			for _, ev := range devs[dev] {
+				op, _ := num(ev.Args, "host_op_id")
+				seen[op] = true
+			}
+			var miss []string
+			for op, h := range hostOps {
+				id, _ := num(h.Args, "target_id")
+				src, _ := h.Args["src_device"].(float64)
+				dst, _ := h.Args["dest_device"].(float64)
+				c, inC := constructs[id]
+				cdev, _ := c.Args["device"].(float64)
+				if !seen[op] && (int(src) == dev || int(dst) == dev || (h.Cat == "target_submit" && inC && int(cdev) == dev)) {
+					miss = append(miss, fmt.Sprintf("%s host_op_id=%d in %q target_id=%d", h.Name, op, c.Name, id))
+				}
+			}
+			sort.Strings(miss)
+			t.Errorf("device %d: %d device events, want %d; host operations without device work: %q", dev, len(devs[dev]), n, miss)
 		}
 	}
 	inside := func(in, out Event) bool {
@@ -398,7 +419,7 @@ func checkTrace(t errorer, f File, want map[int]int) map[int][]Event {
 				t.Errorf("device %d event %q: no host operation with host_op_id %d", dev, ev.Name, op)
 				continue
 			}
-			if !inside(ev, h) {
+			if (strict || id == 0) && !inside(ev, h) {
 				t.Errorf("device %d event %q [%.3f,+%.3f] is not inside its host operation [%.3f,+%.3f]", dev, ev.Name, ev.TS, *ev.Dur, h.TS, *h.Dur)
 			}
 			if hid, _ := num(h.Args, "target_id"); hid != id {
@@ -456,7 +477,7 @@ func TestBasic(t *testing.T) {
 		t.Errorf("the other tool did not see every construct beside the timeline:\n%s", out)
 	}
 	f := readTrace(t, path)
-	devs := checkTrace(t, f, expected(t, out))
+	devs := checkTrace(t, f, expected(t, out), true)
 	n0 := names(devs[0])
 	for name, want := range map[string]int{"alloc 3.9 KiB": 3, "to device 3.9 KiB": 4, "kernel teams=8": 3,
 		"kernel teams=4": 2, "from device 3.9 KiB": 3, "delete": 4, "alloc 1 MiB": 1, "to device 1 MiB": 2, "from device 1 MiB": 1} {
@@ -514,7 +535,7 @@ func TestManyBuffers(t *testing.T) {
 	if want[0] != 7500 {
 		t.Fatalf("the scenario recorded %d operations, want 7500", want[0])
 	}
-	checkTrace(t, f, want)
+	checkTrace(t, f, want, true)
 }
 
 func TestBadPath(t *testing.T) {
@@ -545,7 +566,7 @@ func TestHostFallback(t *testing.T) {
 	path := filepath.Join(t.TempDir(), "trace.json")
 	out, _ := child(t, "host-fallback", path)
 	f := readTrace(t, path)
-	checkTrace(t, f, expected(t, out))
+	checkTrace(t, f, expected(t, out), true)
 	var got []string
 	for _, ev := range f.TraceEvents {
 		if ev.Ph == "X" {
@@ -640,7 +661,7 @@ func TestCheckTraceCatchesFaults(t *testing.T) {
 	want := expected(t, out)
 	good := readTrace(t, path)
 	c := &countErrors{}
-	if checkTrace(c, good, want); c.n != 0 {
+	if checkTrace(c, good, want, true); c.n != 0 {
 		t.Fatalf("the good trace fails %d checks", c.n)
 	}
 	firstDev := func(f File) int {
@@ -694,8 +715,61 @@ func TestCheckTraceCatchesFaults(t *testing.T) {
 		json.Unmarshal(b, &f)
 		plant(&f)
 		c := &countErrors{}
-		if checkTrace(c, f, want); c.n == 0 {
+		if checkTrace(c, f, want, true); c.n == 0 {
 			t.Errorf("fault %q passed checkTrace", name)
+		}
+	}
+}
+
+// TestRealRuntime builds testdata/prog, which runs veccopy's constructs
+// and two nowait regions on every device through package target, and
+// checks the trace the real runtime's records make. It runs on the host
+// device and, if the OpenCL plugin finds a device, on that too.
+func TestRealRuntime(t *testing.T) {
+	if testing.Short() {
+		t.Skip("builds a program")
+	}
+	bin := filepath.Join(t.TempDir(), "prog")
+	if out, err := exec.Command("go", "build", "-o", bin, "./testdata/prog").CombinedOutput(); err != nil {
+		t.Fatalf("go build: %v\n%s", err, out)
+	}
+	path := filepath.Join(t.TempDir(), "trace.json")
+	cmd := exec.Command(bin)
+	cmd.Env = append(os.Environ(), EnvVar+"="+path, "GOMPT_PLUGINS=host,opencl", "GOMPT_HOST_DEVICES=1",
+		"OMP_TOOL=enabled", "OMP_TOOL_LIBRARIES=", "OMP_TOOL_VERBOSE_INIT=disabled")
+	var o, e strings.Builder
+	cmd.Stdout, cmd.Stderr = &o, &e
+	if err := cmd.Run(); err != nil {
+		t.Fatalf("prog: %v\n%s%s", err, o.String(), e.String())
+	}
+	if e.Len() != 0 {
+		t.Errorf("warnings: %s", e.String())
+	}
+	var ndev int
+	if _, err := fmt.Sscanf(o.String(), "prog: OK on %d devices", &ndev); err != nil || ndev < 1 {
+		t.Fatalf("prog said %q", o.String())
+	}
+	t.Logf("%d devices", ndev)
+	// per device: target 7 (2 allocs, copy in, kernel, copy out, 2
+	// deletes), data+update 5, enter+exit 4, routines 3, two nowait
+	// targets 14
+	want := map[int]int{}
+	for d := range ndev {
+		want[d] = 33
+	}
+	f := readTrace(t, path)
+	devs := checkTrace(t, f, want, false)
+	for d := range ndev {
+		kinds := map[string]int{}
+		for name, k := range names(devs[d]) {
+			for _, p := range []string{"to device", "from device", "kernel", "alloc", "delete"} {
+				if strings.HasPrefix(name, p) {
+					kinds[p] += k
+				}
+			}
+		}
+		if w := map[string]int{"to device": 7, "from device": 5, "kernel": 3, "alloc": 9, "delete": 9}; fmt.Sprint(kinds) != fmt.Sprint(w) {
+			t.Errorf("device %d: events by kind %v, want %v", d, kinds, w)
 		}
 	}
 }
