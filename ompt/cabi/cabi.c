@@ -302,28 +302,28 @@ void gompt_cabi_call_device_unload(uintptr_t fn, int device_num, uint64_t module
 	((ompt_callback_device_unload_t)fn)(device_num, module_id);
 }
 
-void gompt_cabi_call_target(uintptr_t fn, int kind, int endpoint, int device_num, ompt_data_t *task_data, ompt_id_t target_id, uintptr_t code) {
-	((ompt_callback_target_t)fn)(kind, endpoint, device_num, task_data, target_id, (const void *)code);
+void gompt_cabi_call_target(uintptr_t fn, int kind, int endpoint, int device_num, uintptr_t task_data, ompt_id_t target_id, uintptr_t code) {
+	((ompt_callback_target_t)fn)(kind, endpoint, device_num, (ompt_data_t *)task_data, target_id, (const void *)code);
 }
 
-void gompt_cabi_call_target_emi(uintptr_t fn, int kind, int endpoint, int device_num, ompt_data_t *task_data, ompt_data_t *target_task_data, ompt_data_t *target_data, uintptr_t code) {
-	((ompt_callback_target_emi_t)fn)(kind, endpoint, device_num, task_data, target_task_data, target_data, (const void *)code);
+void gompt_cabi_call_target_emi(uintptr_t fn, int kind, int endpoint, int device_num, uintptr_t task_data, uintptr_t target_task_data, uintptr_t target_data, uintptr_t code) {
+	((ompt_callback_target_emi_t)fn)(kind, endpoint, device_num, (ompt_data_t *)task_data, (ompt_data_t *)target_task_data, (ompt_data_t *)target_data, (const void *)code);
 }
 
 void gompt_cabi_call_target_data_op(uintptr_t fn, ompt_id_t target_id, ompt_id_t host_op_id, int optype, uintptr_t src, int src_dev, uintptr_t dest, int dest_dev, size_t bytes, uintptr_t code) {
 	((ompt_callback_target_data_op_t)fn)(target_id, host_op_id, optype, (void *)src, src_dev, (void *)dest, dest_dev, bytes, (const void *)code);
 }
 
-void gompt_cabi_call_target_data_op_emi(uintptr_t fn, int endpoint, ompt_data_t *target_task_data, ompt_data_t *target_data, ompt_id_t *host_op_id, int optype, uintptr_t src, int src_dev, uintptr_t dest, int dest_dev, size_t bytes, uintptr_t code) {
-	((ompt_callback_target_data_op_emi_t)fn)(endpoint, target_task_data, target_data, host_op_id, optype, (void *)src, src_dev, (void *)dest, dest_dev, bytes, (const void *)code);
+void gompt_cabi_call_target_data_op_emi(uintptr_t fn, int endpoint, uintptr_t target_task_data, uintptr_t target_data, uintptr_t host_op_id, int optype, uintptr_t src, int src_dev, uintptr_t dest, int dest_dev, size_t bytes, uintptr_t code) {
+	((ompt_callback_target_data_op_emi_t)fn)(endpoint, (ompt_data_t *)target_task_data, (ompt_data_t *)target_data, (ompt_id_t *)host_op_id, optype, (void *)src, src_dev, (void *)dest, dest_dev, bytes, (const void *)code);
 }
 
 void gompt_cabi_call_target_submit(uintptr_t fn, ompt_id_t target_id, ompt_id_t host_op_id, unsigned int teams) {
 	((ompt_callback_target_submit_t)fn)(target_id, host_op_id, teams);
 }
 
-void gompt_cabi_call_target_submit_emi(uintptr_t fn, int endpoint, ompt_data_t *target_data, ompt_id_t *host_op_id, unsigned int teams) {
-	((ompt_callback_target_submit_emi_t)fn)(endpoint, target_data, host_op_id, teams);
+void gompt_cabi_call_target_submit_emi(uintptr_t fn, int endpoint, uintptr_t target_data, uintptr_t host_op_id, unsigned int teams) {
+	((ompt_callback_target_submit_emi_t)fn)(endpoint, (ompt_data_t *)target_data, (ompt_id_t *)host_op_id, teams);
 }
 
 void gompt_cabi_call_target_map(uintptr_t fn, ompt_id_t target_id, unsigned int nitems, uintptr_t *host_addr, uintptr_t *device_addr, uint64_t *bytes, uint32_t *flags, uintptr_t code) {

@@ -180,12 +180,12 @@ void gompt_cabi_call_device_initialize(uintptr_t fn, int device_num, const char 
 void gompt_cabi_call_device_finalize(uintptr_t fn, int device_num);
 void gompt_cabi_call_device_load(uintptr_t fn, int device_num, const char *filename, int64_t offset_in_file, uintptr_t vma_in_file, size_t bytes, uintptr_t host_addr, uintptr_t device_addr, uint64_t module_id);
 void gompt_cabi_call_device_unload(uintptr_t fn, int device_num, uint64_t module_id);
-void gompt_cabi_call_target(uintptr_t fn, int kind, int endpoint, int device_num, ompt_data_t *task_data, ompt_id_t target_id, uintptr_t code);
-void gompt_cabi_call_target_emi(uintptr_t fn, int kind, int endpoint, int device_num, ompt_data_t *task_data, ompt_data_t *target_task_data, ompt_data_t *target_data, uintptr_t code);
+void gompt_cabi_call_target(uintptr_t fn, int kind, int endpoint, int device_num, uintptr_t task_data, ompt_id_t target_id, uintptr_t code);
+void gompt_cabi_call_target_emi(uintptr_t fn, int kind, int endpoint, int device_num, uintptr_t task_data, uintptr_t target_task_data, uintptr_t target_data, uintptr_t code);
 void gompt_cabi_call_target_data_op(uintptr_t fn, ompt_id_t target_id, ompt_id_t host_op_id, int optype, uintptr_t src, int src_dev, uintptr_t dest, int dest_dev, size_t bytes, uintptr_t code);
-void gompt_cabi_call_target_data_op_emi(uintptr_t fn, int endpoint, ompt_data_t *target_task_data, ompt_data_t *target_data, ompt_id_t *host_op_id, int optype, uintptr_t src, int src_dev, uintptr_t dest, int dest_dev, size_t bytes, uintptr_t code);
+void gompt_cabi_call_target_data_op_emi(uintptr_t fn, int endpoint, uintptr_t target_task_data, uintptr_t target_data, uintptr_t host_op_id, int optype, uintptr_t src, int src_dev, uintptr_t dest, int dest_dev, size_t bytes, uintptr_t code);
 void gompt_cabi_call_target_submit(uintptr_t fn, ompt_id_t target_id, ompt_id_t host_op_id, unsigned int teams);
-void gompt_cabi_call_target_submit_emi(uintptr_t fn, int endpoint, ompt_data_t *target_data, ompt_id_t *host_op_id, unsigned int teams);
+void gompt_cabi_call_target_submit_emi(uintptr_t fn, int endpoint, uintptr_t target_data, uintptr_t host_op_id, unsigned int teams);
 void gompt_cabi_call_target_map(uintptr_t fn, ompt_id_t target_id, unsigned int nitems, uintptr_t *host_addr, uintptr_t *device_addr, uint64_t *bytes, uint32_t *flags, uintptr_t code);
 void gompt_cabi_call_target_map_emi(uintptr_t fn, ompt_data_t *target_data, unsigned int nitems, uintptr_t *host_addr, uintptr_t *device_addr, uint64_t *bytes, uint32_t *flags, uintptr_t code);
 void *gompt_cabi_call_buffer_request(uintptr_t fn, int device_num, size_t *bytes);

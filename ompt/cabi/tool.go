@@ -165,13 +165,13 @@ func (c *ctool) targetEMI(emi, plain C.uintptr_t) ompt.TargetEMICallback {
 			if ttd != nil {
 				cttd = &sc.target_task_data
 			}
-			C.gompt_cabi_call_target_emi(emi, C.int(kind), C.int(ep), C.int(dev), task, cttd, &sc.target_data, C.uintptr_t(code))
+			C.gompt_cabi_call_target_emi(emi, C.int(kind), C.int(ep), C.int(dev), cptr(task), cptr(cttd), cptr(&sc.target_data), C.uintptr_t(code))
 		case plain != 0:
 			var id uint64
 			if e := c.ent.Load(); e.targetInfo != nil {
 				_, id, _, _ = e.targetInfo()
 			}
-			C.gompt_cabi_call_target(plain, C.int(kind), C.int(ep), C.int(dev), task, C.ompt_id_t(id), C.uintptr_t(code))
+			C.gompt_cabi_call_target(plain, C.int(kind), C.int(ep), C.int(dev), cptr(task), C.ompt_id_t(id), C.uintptr_t(code))
 		}
 		if ep == ompt.ScopeEnd {
 			releaseScope(td)
@@ -211,7 +211,7 @@ func (c *ctool) wrap(ev ompt.Callback, fn C.uintptr_t) any {
 		})
 	case ompt.CallbackTarget:
 		return ompt.TargetCallback(func(kind ompt.TargetKind, ep ompt.Endpoint, dev int, _ *ompt.Data, id uint64, code uintptr) {
-			C.gompt_cabi_call_target(fn, C.int(kind), C.int(ep), C.int(dev), task, C.ompt_id_t(id), C.uintptr_t(code))
+			C.gompt_cabi_call_target(fn, C.int(kind), C.int(ep), C.int(dev), cptr(task), C.ompt_id_t(id), C.uintptr_t(code))
 		})
 	case ompt.CallbackTargetDataOp:
 		return ompt.TargetDataOpCallback(func(tid, hop uint64, op ompt.DataOpKind, src uintptr, sdev int, dst uintptr, ddev int, n uint64, code uintptr) {
@@ -233,7 +233,7 @@ func (c *ctool) wrap(ev ompt.Callback, fn C.uintptr_t) any {
 			if ep == ompt.ScopeBegin {
 				sc.host_op_id = C.ompt_id_t(*hop)
 			}
-			C.gompt_cabi_call_target_data_op_emi(fn, C.int(ep), cttd, ctd, &sc.host_op_id, C.int(op), C.uintptr_t(src), C.int(sdev), C.uintptr_t(dst), C.int(ddev), C.size_t(n), C.uintptr_t(code))
+			C.gompt_cabi_call_target_data_op_emi(fn, C.int(ep), cptr(cttd), cptr(ctd), cptr(&sc.host_op_id), C.int(op), C.uintptr_t(src), C.int(sdev), C.uintptr_t(dst), C.int(ddev), C.size_t(n), C.uintptr_t(code))
 			if td == nil && ep == ompt.ScopeEnd {
 				releaseRoutineScope(hop)
 			}
@@ -248,7 +248,7 @@ func (c *ctool) wrap(ev ompt.Callback, fn C.uintptr_t) any {
 			if ep == ompt.ScopeBegin {
 				sc.host_op_id = C.ompt_id_t(*hop)
 			}
-			C.gompt_cabi_call_target_submit_emi(fn, C.int(ep), &sc.target_data, &sc.host_op_id, C.uint(teams))
+			C.gompt_cabi_call_target_submit_emi(fn, C.int(ep), cptr(&sc.target_data), cptr(&sc.host_op_id), C.uint(teams))
 		})
 	case ompt.CallbackTargetMap:
 		return ompt.TargetMapCallback(func(tid uint64, host, daddr []uintptr, bytes []uint64, flags []uint32, code uintptr) {
@@ -287,3 +287,8 @@ func addrOrNone(a uintptr) C.uintptr_t {
 	}
 	return C.uintptr_t(a)
 }
+
+// cptr passes a pointer to C memory (the tool's slots, a construct's
+// scope) as an integer, which spares the cgo pointer check on the hot path
+// of every callback: the memory is C's, never Go's.
+func cptr[T any](p *T) C.uintptr_t { return C.uintptr_t(uintptr(unsafe.Pointer(p))) }
