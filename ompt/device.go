@@ -28,9 +28,10 @@ type DeviceHandle struct {
 	dev    Device
 	lookup LookupFunc
 
-	mu        sync.Mutex // guards the fields below
-	finalized bool
-	fit       clockFit
+	mu         sync.Mutex // guards the fields below
+	finalized  bool
+	finalizing bool // DeviceFinalize is delivering the last trace records
+	fit        clockFit
 
 	tr tracer // device tracing; has its own lock
 }
@@ -232,13 +233,19 @@ func DeviceFinalize(deviceNum int) error {
 		return err
 	}
 	h.mu.Lock()
-	if h.finalized {
+	if h.finalized || h.finalizing {
 		h.mu.Unlock()
 		return fmt.Errorf("ompt: DeviceFinalize(%d): device already finalized", deviceNum)
 	}
+	h.finalizing = true
+	h.mu.Unlock()
+	// Deliver every record before device_finalize, none after. The device
+	// still counts as live meanwhile, so the tool's buffer callbacks can
+	// translate the last records' times.
+	h.tr.stop()
+	h.mu.Lock()
 	h.finalized = true
 	h.mu.Unlock()
-	h.tr.stop() // deliver every record before device_finalize; none after
 	if d := cur.Load(); d != nil {
 		for _, t := range d.tools {
 			if f, _ := t.callback(CallbackDeviceFinalize).(DeviceFinalizeCallback); f != nil && !t.done.Load() {
