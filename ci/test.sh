@@ -57,6 +57,13 @@ CGO_ENABLED=0 go vet ./...
 # --- tests -----------------------------------------------------------------
 step "go test -race ./..."
 go test -race -count=1 -timeout 40m ./...
+step "tracing property test on every OpenCL device (the default run uses the host device)"
+if clinfo -l 2>/dev/null | grep -q Device; then
+	GOMPT_PLUGINS=opencl go test -count=1 -race ./target/tooltest
+fi
+step "FuzzMapping against the reference model, bounded (ci/reliability.sh runs it longer)"
+go test -run '^$' -fuzz '^FuzzMapping$' -fuzztime "${FUZZTIME:-20s}" ./mapping
+
 step "CGO_ENABLED=0 go test ./..."
 # A build without cgo has no OpenCL, CUDA or C tools by design: their tests
 # skip there with the reason (CI is unset for this pass only, so a skip is
