@@ -18,78 +18,25 @@ package printer
 
 import (
 	"fmt"
+	"github.com/gompt/gompt/examples/tools/internal/lines"
 	"io"
 	"os"
 	"strings"
-	"sync"
 
 	"github.com/gompt/gompt/ompt"
 )
 
-var (
-	mu  sync.Mutex
-	out io.Writer = os.Stdout
-)
+var out = lines.NewOut()
 
 // SetOutput sends the lines to w instead of standard output.
-func SetOutput(w io.Writer) {
-	mu.Lock()
-	out = w
-	mu.Unlock()
-}
+func SetOutput(w io.Writer) { out.SetOutput(w) }
 
-func printf(format string, args ...any) {
-	mu.Lock()
-	fmt.Fprintf(out, "ompt "+format+"\n", args...)
-	mu.Unlock()
-}
+func printf(format string, args ...any) { out.Printf(format, args...) }
 
 func init() {
 	ompt.RegisterTool("printer", func(ompVersion int, runtimeVersion string) *ompt.StartResult {
 		return &ompt.StartResult{Initialize: initialize, Finalize: finalize}
 	})
-}
-
-// Kind and op names as the lines show them.
-var (
-	kindNames = map[ompt.TargetKind]string{
-		ompt.KindTarget: "target", ompt.KindTargetEnterData: "target_enter_data", ompt.KindTargetExitData: "target_exit_data",
-		ompt.KindTargetUpdate: "target_update", ompt.KindTargetNowait: "target_nowait",
-		ompt.KindTargetEnterDataNowait: "target_enter_data_nowait", ompt.KindTargetExitDataNowait: "target_exit_data_nowait",
-		ompt.KindTargetUpdateNowait: "target_update_nowait",
-	}
-	opNames = map[ompt.DataOpKind]string{
-		ompt.DataOpAlloc: "alloc", ompt.DataOpTransferToDevice: "transfer_to_device", ompt.DataOpTransferFromDevice: "transfer_from_device",
-		ompt.DataOpDelete: "delete", ompt.DataOpAssociate: "associate", ompt.DataOpDisassociate: "disassociate",
-		ompt.DataOpMemset: "memset", ompt.DataOpAllocAsync: "alloc_async",
-		ompt.DataOpTransferToDeviceAsync: "transfer_to_device_async", ompt.DataOpTransferFromDeviceAsync: "transfer_from_device_async",
-		ompt.DataOpDeleteAsync: "delete_async",
-	}
-	flagNames = []struct {
-		bit  uint32
-		name string
-	}{{ompt.MapFlagTo, "to"}, {ompt.MapFlagFrom, "from"}, {ompt.MapFlagAlloc, "alloc"},
-		{ompt.MapFlagRelease, "release"}, {ompt.MapFlagDelete, "delete"}, {ompt.MapFlagImplicit, "implicit"}}
-)
-
-func name[K comparable](m map[K]string, k K) string {
-	if s, ok := m[k]; ok {
-		return s
-	}
-	return fmt.Sprint(k)
-}
-
-func flags(f uint32) string {
-	var s []string
-	for _, b := range flagNames {
-		if f&b.bit != 0 {
-			s = append(s, b.name)
-		}
-	}
-	if len(s) == 0 {
-		return "none"
-	}
-	return strings.Join(s, "|")
 }
 
 func list[T any](xs []T, format string) string {
@@ -124,11 +71,11 @@ func initialize(lookup ompt.LookupFunc, initialDeviceNum int, toolData *ompt.Dat
 		if ep == ompt.ScopeEnd {
 			e = "end"
 		}
-		printf("target %s kind=%s dev=%d target_id=%d code=%#x", e, name(kindNames, kind), dev, id, code)
+		printf("target %s kind=%s dev=%d target_id=%d code=%#x", e, lines.Kind(kind), dev, id, code)
 	}))
 	set(ompt.CallbackTargetDataOp, ompt.TargetDataOpCallback(func(id, op uint64, kind ompt.DataOpKind, src uintptr, srcDev int, dst uintptr, dstDev int, bytes uint64, code uintptr) {
 		printf("target_data_op target_id=%d host_op_id=%d op=%s src=%#x/%d dest=%#x/%d bytes=%d code=%#x",
-			id, op, name(opNames, kind), src, srcDev, dst, dstDev, bytes, code)
+			id, op, lines.Op(kind), src, srcDev, dst, dstDev, bytes, code)
 	}))
 	set(ompt.CallbackTargetSubmit, ompt.TargetSubmitCallback(func(id, op uint64, teams uint32) {
 		printf("target_submit target_id=%d host_op_id=%d teams=%d", id, op, teams)
@@ -136,7 +83,7 @@ func initialize(lookup ompt.LookupFunc, initialDeviceNum int, toolData *ompt.Dat
 	set(ompt.CallbackTargetMap, ompt.TargetMapCallback(func(id uint64, host, dev []uintptr, bytes []uint64, fl []uint32, code uintptr) {
 		fs := make([]string, len(fl))
 		for i, f := range fl {
-			fs[i] = flags(f)
+			fs[i] = lines.Flags(f)
 		}
 		printf("target_map target_id=%d n=%d host=%s dev=%s bytes=%s flags=%s",
 			id, len(host), list(host, "%#x"), list(dev, "%#x"), list(bytes, "%d"), strings.Join(fs, ","))

@@ -32,6 +32,7 @@ package tracer
 
 import (
 	"fmt"
+	"github.com/gompt/gompt/examples/tools/internal/lines"
 	"io"
 	"os"
 	"sync"
@@ -43,59 +44,17 @@ import (
 // small, so that a short program fills several.
 const BufferSize = 2048
 
-var (
-	mu  sync.Mutex
-	out io.Writer = os.Stdout
-)
+var out = lines.NewOut()
 
 // SetOutput sends the lines to w instead of standard output.
-func SetOutput(w io.Writer) {
-	mu.Lock()
-	out = w
-	mu.Unlock()
-}
+func SetOutput(w io.Writer) { out.SetOutput(w) }
 
-func printf(format string, args ...any) {
-	mu.Lock()
-	fmt.Fprintf(out, "ompt "+format+"\n", args...)
-	mu.Unlock()
-}
+func printf(format string, args ...any) { out.Printf(format, args...) }
 
 func init() {
 	ompt.RegisterTool("tracer", func(int, string) *ompt.StartResult {
 		return &ompt.StartResult{Initialize: initialize, Finalize: func(*ompt.Data) { printf("finalize") }}
 	})
-}
-
-var (
-	kindNames = map[ompt.TargetKind]string{
-		ompt.KindTarget: "target", ompt.KindTargetEnterData: "enter_data", ompt.KindTargetExitData: "exit_data",
-		ompt.KindTargetUpdate: "update", ompt.KindTargetNowait: "target_nowait",
-		ompt.KindTargetEnterDataNowait: "enter_data_nowait", ompt.KindTargetExitDataNowait: "exit_data_nowait",
-		ompt.KindTargetUpdateNowait: "update_nowait",
-	}
-	opNames = map[ompt.DataOpKind]string{
-		ompt.DataOpAlloc: "alloc", ompt.DataOpTransferToDevice: "to_device", ompt.DataOpTransferFromDevice: "from_device",
-		ompt.DataOpDelete: "delete", ompt.DataOpAssociate: "associate", ompt.DataOpDisassociate: "disassociate",
-		ompt.DataOpMemset: "memset", ompt.DataOpAllocAsync: "alloc_async",
-		ompt.DataOpTransferToDeviceAsync: "to_device_async", ompt.DataOpTransferFromDeviceAsync: "from_device_async",
-		ompt.DataOpDeleteAsync: "delete_async",
-	}
-	classNames = map[ompt.NativeClass]string{ompt.NativeRecordInfo: "info", ompt.NativeRecordEvent: "event"}
-)
-
-func name[K comparable](m map[K]string, k K) string {
-	if s, ok := m[k]; ok {
-		return s
-	}
-	return fmt.Sprint(k)
-}
-
-func endpoint(e ompt.Endpoint) string {
-	if e == ompt.ScopeEnd {
-		return "end"
-	}
-	return "begin"
 }
 
 func initialize(lookup ompt.LookupFunc, initialDeviceNum int, _ *ompt.Data) int {
@@ -110,11 +69,11 @@ func initialize(lookup ompt.LookupFunc, initialDeviceNum int, _ *ompt.Data) int 
 		printf("device_finalize dev=%d", dev)
 	}))
 	set(ompt.CallbackTarget, ompt.TargetCallback(func(kind ompt.TargetKind, ep ompt.Endpoint, dev int, _ *ompt.Data, id uint64, _ uintptr) {
-		printf("cb target %s kind=%s dev=%d target_id=%d", endpoint(ep), name(kindNames, kind), dev, id)
+		printf("cb target %s kind=%s dev=%d target_id=%d", lines.Endpoint(ep), lines.Kind(kind), dev, id)
 	}))
 	set(ompt.CallbackTargetDataOp, ompt.TargetDataOpCallback(func(id, op uint64, kind ompt.DataOpKind, _ uintptr, srcDev int, _ uintptr, dstDev int, bytes uint64, _ uintptr) {
 		printf("cb target_data_op target_id=%d host_op_id=%d op=%s src_dev=%d dest_dev=%d bytes=%d",
-			id, op, name(opNames, kind), srcDev, dstDev, bytes)
+			id, op, lines.Op(kind), srcDev, dstDev, bytes)
 	}))
 	set(ompt.CallbackTargetSubmit, ompt.TargetSubmitCallback(func(id, op uint64, teams uint32) {
 		printf("cb target_submit target_id=%d host_op_id=%d teams=%d", id, op, teams)
@@ -209,12 +168,12 @@ func printRecord(d *device, dev int, buf []byte, cur uint64) {
 		case r.Target() != nil:
 			b := r.Target()
 			printf("record target endpoint=%s kind=%s dev=%d target_id=%d times=%s",
-				endpoint(ompt.Endpoint(b.Endpoint)), name(kindNames, ompt.TargetKind(b.Kind)), b.DeviceNum, r.TargetID,
+				lines.Endpoint(ompt.Endpoint(b.Endpoint)), lines.Kind(ompt.TargetKind(b.Kind)), b.DeviceNum, r.TargetID,
 				timesOK(r.Time > 0 && r.ThreadID != 0 && b.TargetID == r.TargetID))
 		case r.DataOp() != nil:
 			b := r.DataOp()
 			printf("record target_data_op target_id=%d host_op_id=%d op=%s src_dev=%d dest_dev=%d bytes=%d times=%s",
-				r.TargetID, b.HostOpID, name(opNames, ompt.DataOpKind(b.OpType)), b.SrcDeviceNum, b.DestDeviceNum, b.Bytes,
+				r.TargetID, b.HostOpID, lines.Op(ompt.DataOpKind(b.OpType)), b.SrcDeviceNum, b.DestDeviceNum, b.Bytes,
 				timesOK(r.Time > 0 && b.EndTime >= r.Time))
 		case r.Kernel() != nil:
 			b := r.Kernel()
@@ -231,8 +190,18 @@ func printRecord(d *device, dev int, buf []byte, cur uint64) {
 			return
 		}
 		printf("record native host_op_id=%d class=%s type=%q hwid=%d times=%s",
-			hostOp, name(classNames, a.Class), a.Type, a.HWID, timesOK(a.StartTime > 0 && a.EndTime >= a.StartTime))
+			hostOp, className(a.Class), a.Type, a.HWID, timesOK(a.StartTime > 0 && a.EndTime >= a.StartTime))
 	default:
 		printf("record %v dev=%d cursor=%d", k, dev, cur)
 	}
+}
+
+func className(c ompt.NativeClass) string {
+	switch c {
+	case ompt.NativeRecordInfo:
+		return "info"
+	case ompt.NativeRecordEvent:
+		return "event"
+	}
+	return fmt.Sprint(int(c))
 }
