@@ -69,10 +69,43 @@ func (c *construct) end(err error) error {
 	return err
 }
 
+// setItems takes the construct's list items. The same slice named in two
+// clauses (map(to: a) map(from: a)) is one list item with both motions, as
+// OpenMP allows; other overlaps are left for the mapping table to refuse.
 func (c *construct) setItems(maps []Map) {
+outer:
 	for _, m := range maps {
+		for i := range c.items {
+			it := &c.items[i]
+			if len(it.Host) == len(m.item.Host) && len(it.Host) > 0 && dataPtr(it.Host) == dataPtr(m.item.Host) {
+				it.Type = mergeTypes(it.Type, m.item.Type)
+				it.Always = it.Always || m.item.Always
+				it.Present = it.Present || m.item.Present
+				continue outer
+			}
+		}
 		c.items = append(c.items, m.item)
 	}
+}
+
+// mergeTypes is the map type of one list item named with types a and b.
+func mergeTypes(a, b mapping.Type) mapping.Type {
+	if a == mapping.Delete || b == mapping.Delete {
+		return mapping.Delete
+	}
+	in := a == mapping.To || a == mapping.ToFrom || b == mapping.To || b == mapping.ToFrom
+	out := a == mapping.From || a == mapping.ToFrom || b == mapping.From || b == mapping.ToFrom
+	switch {
+	case in && out:
+		return mapping.ToFrom
+	case in:
+		return mapping.To
+	case out:
+		return mapping.From
+	case a == mapping.Release || b == mapping.Release:
+		return mapping.Release
+	}
+	return mapping.Alloc
 }
 
 // op returns the data-op kind for c: the async kinds in nowait constructs.

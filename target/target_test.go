@@ -9,6 +9,7 @@ import (
 
 	"github.com/gompt/gompt/device"
 	"github.com/gompt/gompt/kernels"
+	"github.com/gompt/gompt/mapping"
 )
 
 // useRuntime replaces the process runtime with one started from env for the
@@ -164,6 +165,23 @@ func TestDataRegionUpdateAndRefcounts(t *testing.T) {
 	}
 	if !IsPresent(y, len(r.devs)) || IsPresent(y, 0) {
 		t.Error("after the data region y must be absent on device 0 (and present on the initial device)")
+	}
+}
+
+// The same slice in two clauses is one list item with both motions.
+func TestDuplicateItemsMerge(t *testing.T) {
+	r := hostRuntime(t)
+	noLeak(t, r)
+	x, y := vecs(512)
+	if err := Target(saxpyRegion(0, len(x), 2, x, y, To(x), To(y), From(y))); err != nil {
+		t.Fatal(err)
+	}
+	checkSaxpy(t, 2, x, y, func(i int) float32 { return float32(2 * i) })
+	if got := mergeTypes(mapping.Alloc, mapping.From); got != mapping.From {
+		t.Errorf("alloc+from = %v", got)
+	}
+	if got := mergeTypes(mapping.Release, mapping.Delete); got != mapping.Delete {
+		t.Errorf("release+delete = %v", got)
 	}
 }
 
