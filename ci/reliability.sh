@@ -108,10 +108,9 @@ This run: corpus of $corpus committed inputs, then \`$fuzzline\`: $fuzzres.
 Found while building it: no bug in \`mapping\`. The first crash input
 (committed as testdata/fuzz/FuzzMapping/partial-exit-failure) was a harness
 error that documents a property of \`Table.Exit\`: when one item's copy-out
-fails, the other items of the construct are still unmapped and the failed
-item keeps its counts, so ending the same region again with the full item
-list fails (the unmapped items are "not present"); only the kept items can
-be ended again.
+fails, the other items of the construct are still unmapped. (Since the
+structured-exit fix below, the model also releases a structured entry whose
+copy-out failed, and retries a failed free once, as the table does.)
 
 ## 2. Fault injection
 
@@ -133,21 +132,17 @@ EOF
 
 ### Found
 
-- **Structured exit leaks on a failed copy-out or free.** A target region or
-  target data region whose map-exit copy-out or free fails returns the
-  error, but `mapping.Table.Exit` restores the entry's counts (structured
-  1) so that the copy "can be retried", and nothing ever retries it:
-  `(*construct).target` (target/target.go) and `Data` (target/data.go) just
-  return the joined error. No later construct can drop a structured count,
-  so the entry and its device memory stay until `target.Shutdown`. Fix
-  belongs in target (drop the structured reference after reporting the
-  error, or retry the copy once and then free) or in mapping (an Exit mode
-  that frees on failure for structured constructs). Marked as a known issue
-  in target/soak (`GOMPT_SOAK_STRICT=1` makes it fail).
-- **Exit data is not atomic.** A failed copy-out or free in target exit data
-  leaves that item mapped with its dynamic count and unmaps the others; the
-  program can retry the failed item. This is mapping's documented behaviour;
-  the table is not "exactly as before", so it is listed.
+- **Fixed: a structured exit leaked on a failed copy-out or free.** The end
+  of a target region or target data region whose copy back or free failed
+  used to restore the entry's counts "for a retry" that nothing could make,
+  so the entry and its device memory stayed until `target.Shutdown`. Now
+  (`mapping.Table.Exit`) a structured exit releases the mapping all the
+  same and reports the lost copy, and a failed free is retried once (a
+  single injected free failure is absorbed: the rows above that say so).
+- **Exit data is not atomic, by design.** A failed copy-out in target exit
+  data leaves that item mapped with its dynamic count, so the program can
+  retry it, and unmaps the others: the one row above that differs from
+  "as before".
 - Entry-side faults (alloc, copy to device), launch, device-to-device copy,
   new queue and memory routines meet the contract in every case tried.
 
@@ -178,19 +173,20 @@ and counted). holdbuf: the tool keeps every completed buffer. panicbuf:
 buffer_complete panics on its third call (tracing of that device ends,
 the program goes on). goroutines: four tool goroutines call get_device_time,
 flush_trace and pause/resume trace throughout (records issued while paused
-are not written, by design). panicevent: a target_data_op callback panics:
-**the program crashes** — ompt does not recover panics in event callbacks
-(ompt/doc.go says callbacks must not panic). The issue asks for correct
-results under a panicking tool; that is not met for event callbacks and is
-reported here rather than changed (ompt is not this work's package).
+are not written, by design). panicevent: a target_data_op callback panics: the
+runtime recovers it, detaches that tool (no callback reaches it any more,
+one line on stderr and in the verbose-init log says why), and the program
+goes on with correct results. (Found by this run: the program used to crash;
+fixed in ompt.)
 
 ## 5. Leaks
 
 Device memory in use returns to its baseline after every soak test (above).
 After \`target.Shutdown\`, in a child process: ${leak:-see log}.
-Known: the host kernel pool (\`internal/hostexec.Default\`, workers started
-in \`hostexec.New\`) keeps its worker goroutines after Shutdown; nothing else
-remains. OpenCL/CUDA object counts in the bindings are not checked yet.
+The goroutine count must be back to its value before the runtime started
+(found by this run: the host kernel pool's workers stayed; Shutdown now
+stops them). The OpenCL binding's live-object counts are checked by
+device/opencl's tests (TestNoLeakedObjects); CUDA's were not run (no GPU).
 EOF
 } >"$OUT"
 echo "wrote $OUT"
