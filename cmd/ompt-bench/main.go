@@ -147,7 +147,7 @@ func caseMatcher(sel string) (func(string) bool, error) {
 	names := map[string]bool{}
 	plain := true
 	for _, n := range strings.Split(sel, ",") {
-		if !regexp.MustCompile(`^[a-z0-9_]+$`).MatchString(n) {
+		if !regexp.MustCompile(`^[A-Za-z0-9_]+$`).MatchString(n) {
 			plain = false
 		}
 		names[n] = true
