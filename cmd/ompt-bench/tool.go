@@ -47,8 +47,25 @@ func startAll(int, string) *ompt.StartResult {
 				return
 			}
 			lk("ompt_set_trace_ompt").(ompt.SetTraceOMPTFunc)(h, true, 0)
-			lk("ompt_start_trace").(ompt.StartTraceFunc)(h, func(int) []byte { return make([]byte, 4<<20) },
-				func(int, []byte, uint64, uint64, bool) {})
+			// Buffers are reused, as a real tool's would be once it has
+			// read them, so the figure is the runtime's cost, not the
+			// allocator's.
+			free := make(chan []byte, 4)
+			lk("ompt_start_trace").(ompt.StartTraceFunc)(h, func(int) []byte {
+				select {
+				case b := <-free:
+					return b
+				default:
+					return make([]byte, 4<<20)
+				}
+			}, func(_ int, b []byte, _, _ uint64, owned bool) {
+				if owned {
+					select {
+					case free <- b:
+					default:
+					}
+				}
+			})
 		}))
 		if mode == "traceonly" {
 			return 1
