@@ -16,7 +16,9 @@ import (
 	"testing"
 	"time"
 
+	"github.com/gompt/gompt/device"
 	"github.com/gompt/gompt/device/faulty"
+	"github.com/gompt/gompt/kernels"
 	"github.com/gompt/gompt/ompt"
 	"github.com/gompt/gompt/target"
 	"github.com/gompt/gompt/target/soak"
@@ -34,11 +36,13 @@ const modeEnv = "GOMPT_TOOLED_MODE"
 //	"panicevent"    a target_data_op callback panics once
 var mode = os.Getenv(modeEnv)
 
-func init() { faulty.Register(nil) }
+var plan = faulty.Register(nil)
 
 // counts of callbacks and records, by event.
 var (
 	cbTarget, cbDataOp, cbSubmit    atomic.Int64
+	beginTarget, endTarget          atomic.Int64 // target begin and end callbacks
+	beginOp, endOp                  atomic.Int64 // data op begin and end callbacks
 	recTarget, recDataOp, recSubmit atomic.Int64
 	bufRequests, bufCompletes       atomic.Int64
 	panicked                        atomic.Bool
@@ -59,8 +63,13 @@ func init() {
 				hmu.Unlock()
 				startTracing(h, lk)
 			}))
-			set(ompt.CallbackTargetEMI, ompt.TargetEMICallback(func(ompt.TargetKind, ompt.Endpoint, int, *ompt.Data, *ompt.Data, *ompt.Data, uintptr) {
+			set(ompt.CallbackTargetEMI, ompt.TargetEMICallback(func(_ ompt.TargetKind, ep ompt.Endpoint, _ int, _ *ompt.Data, _ *ompt.Data, _ *ompt.Data, _ uintptr) {
 				cbTarget.Add(1)
+				if ep == ompt.ScopeBegin {
+					beginTarget.Add(1)
+				} else {
+					endTarget.Add(1)
+				}
 			}))
 			set(ompt.CallbackTargetDataOpEMI, ompt.TargetDataOpEMICallback(func(ep ompt.Endpoint, _, _ *ompt.Data, _ *uint64, kind ompt.DataOpKind, _ uintptr, _ int, _ uintptr, _ int, _ uint64, _ uintptr) {
 				if mode == "panicevent" && panicked.CompareAndSwap(false, true) {
@@ -68,6 +77,11 @@ func init() {
 				}
 				if ep == ompt.ScopeEnd && kind != ompt.DataOpAssociate && kind != ompt.DataOpDisassociate {
 					cbDataOp.Add(1)
+				}
+				if ep == ompt.ScopeBegin {
+					beginOp.Add(1)
+				} else {
+					endOp.Add(1)
 				}
 			}))
 			set(ompt.CallbackTargetSubmitEMI, ompt.TargetSubmitEMICallback(func(ep ompt.Endpoint, _ *ompt.Data, _ *uint64, _ uint32) {
@@ -289,5 +303,40 @@ func TestMisbehaving(t *testing.T) {
 	}
 	if d := os.Getenv("GOMPT_RELIABILITY_OUT"); d != "" {
 		os.WriteFile(d+"/misbehaving.md", []byte(strings.Join(report, "\n")+"\n"), 0o644)
+	}
+}
+
+// TestFaultsKeepEventsPaired: a construct whose alloc, copy, launch or free
+// fails still gives the tool every end event for every begin event.
+func TestFaultsKeepEventsPaired(t *testing.T) {
+	if mode != "" {
+		t.Skip("a misbehaving-tool child")
+	}
+	dev := -1
+	for _, d := range target.Devices() {
+		if d.Plugin == faulty.Name {
+			dev = d.Num
+		}
+	}
+	if dev < 0 {
+		t.Skip("no faulty device (GOMPT_PLUGINS)")
+	}
+	for _, op := range []faulty.Op{faulty.Alloc, faulty.CopyIn, faulty.CopyOut, faulty.Launch, faulty.Free} {
+		x, y := make([]float32, 256), make([]float32, 256)
+		bt, et, bo, eo := beginTarget.Load(), endTarget.Load(), beginOp.Load(), endOp.Load()
+		plan.FailNth(op, 1, device.CodeUnknown)
+		err := target.Target(target.Region{Device: dev, Kernel: kernels.Saxpy, Shape: target.N(len(x)),
+			Maps: []target.Map{target.To(x), target.ToFrom(y)},
+			Args: []target.Arg{target.Int(len(x)), target.Float32(2), target.Slice(x), target.Slice(y)}})
+		plan.FailNth(op, 0, 0)
+		if err == nil && op != faulty.Free {
+			t.Errorf("%v: no error", op)
+		}
+		if b, e := beginTarget.Load()-bt, endTarget.Load()-et; b != 1 || e != 1 {
+			t.Errorf("%v: %d target begin and %d end events, want 1 and 1", op, b, e)
+		}
+		if b, e := beginOp.Load()-bo, endOp.Load()-eo; b != e || b == 0 {
+			t.Errorf("%v: %d data op begin and %d end events", op, b, e)
+		}
 	}
 }
