@@ -21,11 +21,13 @@ type pending struct {
 	flag       uint32        // ompt.Native* flag of the operation
 }
 
-// traced reports whether c's operations are traced, turning the queue's
-// profiling on or off to match.
+// startTracing decides whether c's operations are traced, turning the
+// queue's profiling on or off to match.
 func (c *construct) startTracing() {
 	c.trace = c.t.Tracing()
-	if c.prof != nil && c.profOn != c.trace {
+	if c.prof != nil && (c.trace || c.profOn) {
+		// On again at every traced construct: the queue may recycle the
+		// timings of the construct before, whose records are written.
 		c.prof.Profile(c.trace)
 		c.profOn = c.trace
 	}

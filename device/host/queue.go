@@ -53,9 +53,11 @@ type Queue struct {
 
 	inline op // storage of the operation running inline
 
-	num  uint64  // the queue's number on its device, for native records
-	prof bool    // time each operation (device.Profiler)
-	last *timing // the timing of the operation enqueued last
+	num     uint64  // the queue's number on its device, for native records
+	prof    bool    // time each operation (device.Profiler)
+	last    *timing // the timing of the operation enqueued last
+	timings []*[timingBlock]timing
+	nt      int // timings in use since profiling was last switched on
 }
 
 // timing is the host device's device.Timing of one operation.
@@ -69,7 +71,15 @@ type timing struct {
 
 // Profile implements device.Profiler: while on, each operation records
 // when it ran on the device clock.
-func (q *Queue) Profile(on bool) { q.prof = on }
+// Switching it on also recycles the timings of earlier operations, so the
+// caller reads every Timing it wants before it switches profiling on again
+// (the runtime does: a construct writes its records before it ends).
+func (q *Queue) Profile(on bool) {
+	q.prof = on
+	if on {
+		q.nt = 0
+	}
+}
 
 // Last implements device.Profiler.
 func (q *Queue) Last() device.Timing {
@@ -96,15 +106,25 @@ func (t *timing) Times() (begin, end int64, native device.Native, err error) {
 }
 
 // startTiming makes the timing of the operation being enqueued, if the
-// queue is profiling.
+// queue is profiling. Timings live in blocks the queue keeps and reuses
+// (no allocation per operation once the blocks exist); a Timing stays valid
+// until profiling is switched on again.
 func (q *Queue) startTiming(typ string) *timing {
 	if !q.prof {
 		return nil
 	}
-	t := &timing{q: q, typ: typ}
+	b, i := q.nt/timingBlock, q.nt%timingBlock
+	if b == len(q.timings) {
+		q.timings = append(q.timings, new([timingBlock]timing))
+	}
+	q.nt++
+	t := &q.timings[b][i]
+	*t = timing{q: q, typ: typ}
 	q.last = t
 	return t
 }
+
+const timingBlock = 64
 
 type opKind uint8
 
