@@ -1,6 +1,7 @@
 package printer_test
 
 import (
+	"github.com/gompt/gompt/examples/tools/internal/exampletest"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -17,21 +18,6 @@ var examples = map[string][]string{
 	"saxpy":   {"-n", "10000"},
 	"matmul":  {"-n", "16"},
 	"jacobi":  {"-nx", "32", "-ny", "24", "-iters", "4", "-k", "2"},
-}
-
-// build builds examples/<name> with the given build tags.
-func build(t *testing.T, dir, name string, tags ...string) string {
-	t.Helper()
-	out := filepath.Join(dir, name+strings.Join(tags, ""))
-	args := []string{"build", "-o", out}
-	if len(tags) > 0 {
-		args = append(args, "-tags", strings.Join(tags, ","))
-	}
-	cmd := exec.Command("go", append(args, "../../"+name)...)
-	if b, err := cmd.CombinedOutput(); err != nil {
-		t.Fatalf("go build %s: %v\n%s", name, err, b)
-	}
-	return out
 }
 
 var (
@@ -81,7 +67,7 @@ func TestEveryExampleBothFaces(t *testing.T) {
 	}
 	for name, args := range examples {
 		t.Run(name, func(t *testing.T) {
-			plain, printer := build(t, dir, name), build(t, dir, name, "ompt_printer")
+			plain, printer := exampletest.Build(t, name), exampletest.Build(t, name, "ompt_printer")
 			env := append(os.Environ(), "GOMPT_PLUGINS=host", "OMP_TOOL=enabled")
 			// The Go printer.
 			cmd := exec.Command(printer, append([]string{"-device", "0"}, args...)...)

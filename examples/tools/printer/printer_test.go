@@ -3,6 +3,7 @@ package printer_test
 import (
 	"flag"
 	"fmt"
+	"github.com/gompt/gompt/examples/tools/internal/exampletest"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -12,17 +13,6 @@ import (
 )
 
 var update = flag.Bool("update", false, "rewrite the golden files")
-
-// buildExample builds examples/<name> with the printer linked in.
-func buildExample(t *testing.T, name string) string {
-	t.Helper()
-	bin := filepath.Join(t.TempDir(), name)
-	cmd := exec.Command("go", "build", "-tags", "ompt_printer", "-o", bin, "../../"+name)
-	if out, err := cmd.CombinedOutput(); err != nil {
-		t.Fatalf("go build %s: %v\n%s", name, err, out)
-	}
-	return bin
-}
 
 // Normalize makes a run's event lines comparable across runs: addresses,
 // code pointers and ids become names in order of first appearance, so the
@@ -73,16 +63,6 @@ func eventLines(out string) []string {
 	return ls
 }
 
-var fieldRe = regexp.MustCompile(`(\w+)=("[^"]*"|\S+)`)
-
-func fields(l string) map[string]string {
-	f := map[string]string{}
-	for _, m := range fieldRe.FindAllStringSubmatch(l, -1) {
-		f[m[1]] = m[2]
-	}
-	return f
-}
-
 // CheckPairing checks the rules of OMPT-CONFORMANCE.md that a line sequence
 // shows: target begin/end pairs with the same kind, device, id and code
 // pointer, every data op and submit inside a construct carrying its id and
@@ -95,7 +75,7 @@ func CheckPairing(t errorer, lines []string) {
 	inited := map[string]bool{}
 	finalized := map[string]bool{}
 	for i, l := range lines {
-		f := fields(l)
+		f := exampletest.Fields(l)
 		ev := strings.Fields(l)[1]
 		if d, ok := f["dev"]; ok && ev != "device_initialize" && ev != "target_map" {
 			if !inited[d] {
@@ -164,7 +144,7 @@ func TestVeccopyGolden(t *testing.T) {
 	if testing.Short() {
 		t.Skip("builds an example")
 	}
-	bin := buildExample(t, "veccopy")
+	bin := exampletest.Build(t, "veccopy", "ompt_printer")
 	cmd := exec.Command(bin, "-device", "0")
 	cmd.Env = append(os.Environ(), "GOMPT_PLUGINS=host", "GOMPT_HOST_DEVICES=1", "OMP_TOOL=enabled", "OMP_TOOL_LIBRARIES=")
 	out, err := cmd.CombinedOutput()

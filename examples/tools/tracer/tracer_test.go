@@ -3,6 +3,7 @@ package tracer_test
 import (
 	"flag"
 	"fmt"
+	"github.com/gompt/gompt/examples/tools/internal/exampletest"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -13,29 +14,7 @@ import (
 
 var update = flag.Bool("update", false, "rewrite the golden files")
 
-// buildExample builds examples/<name> with the tracer linked in.
-func buildExample(t *testing.T, name string) string {
-	t.Helper()
-	bin := filepath.Join(t.TempDir(), name)
-	cmd := exec.Command("go", "build", "-tags", "ompt_tracer", "-o", bin, "../../"+name)
-	if out, err := cmd.CombinedOutput(); err != nil {
-		t.Fatalf("go build %s: %v\n%s", name, err, out)
-	}
-	return bin
-}
-
-var (
-	fieldRe = regexp.MustCompile(`(\w+)=("[^"]*"|\S+)`)
-	idRe    = regexp.MustCompile(`\b(target_id|host_op_id)=(\d+)`)
-)
-
-func fields(l string) map[string]string {
-	f := map[string]string{}
-	for _, m := range fieldRe.FindAllStringSubmatch(l, -1) {
-		f[m[1]] = m[2]
-	}
-	return f
-}
+var idRe = regexp.MustCompile(`\b(target_id|host_op_id)=(\d+)`)
 
 // split returns the tool's callback lines ("ompt cb ...") and its other
 // lines (records, buffer completions, device and tool events), each in
@@ -93,7 +72,7 @@ func join(t errorer, cbs, rest []string, traced string) {
 	ops := map[string]map[string]string{}     // host_op_id: data op or submit callback
 	targets := map[string]map[string]string{} // target_id/endpoint: target callback
 	for _, l := range cbs {
-		f := fields(l)
+		f := exampletest.Fields(l)
 		switch strings.Fields(l)[2] {
 		case "target":
 			targets[f["target_id"]+"/"+strings.Fields(l)[3]] = f
@@ -104,7 +83,7 @@ func join(t errorer, cbs, rest []string, traced string) {
 	recorded := map[string]bool{}
 	records, entries, lastOp := 0, 0, ""
 	for _, l := range rest {
-		f := fields(l)
+		f := exampletest.Fields(l)
 		w := strings.Fields(l)
 		if w[1] == "buffer_complete" {
 			var n int
@@ -175,7 +154,7 @@ func TestVeccopyGolden(t *testing.T) {
 	if testing.Short() {
 		t.Skip("builds an example")
 	}
-	bin := buildExample(t, "veccopy")
+	bin := exampletest.Build(t, "veccopy", "ompt_tracer")
 	cmd := exec.Command(bin, "-device", "0")
 	cmd.Env = append(os.Environ(), "GOMPT_PLUGINS=host", "GOMPT_HOST_DEVICES=1", "OMP_TOOL=enabled",
 		"OMP_TOOL_LIBRARIES=", "GOMPT_TRACE=")
