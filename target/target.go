@@ -63,6 +63,12 @@ func (c *construct) end(err error) error {
 		c.flushRecords()
 	}
 	c.t = nil
+	if c.d.infoOn&infoTable != 0 {
+		c.d.infof(infoTable, "present table after the construct: %d entries", c.d.table.Len())
+		for _, e := range c.d.table.Entries() {
+			c.d.infof(infoTable, "  %v", e)
+		}
+	}
 	if qerr := c.d.give(c); qerr != nil && err == nil {
 		err = qerr
 	}
