@@ -213,6 +213,56 @@ func (d *dev) extent(p DevicePtr) (int, error) {
 	return 0, fmt.Errorf("%v is not inside any allocation or mapped buffer on device %d (%s)", p, d.num, d.id)
 }
 
+// Memset sets n bytes at dst to value (omp_target_memset), on any device
+// including the initial device; dst's range must lie inside one
+// allocation, mapped buffer or slice. It returns when the memory is set.
+//
+//go:noinline
+func Memset(dst Loc, value byte, n int) error {
+	var pc uintptr
+	if toolsOn() {
+		pc = callsite.Parent()
+	}
+	if n < 0 {
+		return fmt.Errorf("target: memset of %d bytes: length must not be negative", n)
+	}
+	de, err := state().endOf(dst, "destination")
+	if err != nil {
+		return err
+	}
+	if n > de.avail {
+		return fmt.Errorf("target: memset of %d bytes: out of bounds, only %d bytes there", n, de.avail)
+	}
+	r := ompt.RoutineBegin(pc)
+	defer r.End()
+	num := ompt.InitialDevice
+	if de.d != nil {
+		num = de.num
+	}
+	r.DataOpBegin(ompt.DataOpMemset, 0, ompt.InitialDevice, de.address(0), num, uint64(n))
+	t0, tr := traceStart(r, de.d)
+	if de.d == nil {
+		b := de.host[:n]
+		for i := range b {
+			b[i] = value
+		}
+	} else {
+		// The contract has no fill operation: stage a filled host buffer.
+		b := make([]byte, n)
+		if value != 0 {
+			for i := range b {
+				b[i] = value
+			}
+		}
+		err = withQueue(de.d, func(q device.Queue) error { return q.CopyIn(de.p, b) })
+	}
+	r.DataOpEnd(de.address(0))
+	if tr {
+		routineRecord(r, de.d, t0)
+	}
+	return err
+}
+
 // seg is one contiguous piece of a copy: offsets from each side's start.
 type seg struct{ dst, src, n int }
 

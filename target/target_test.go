@@ -306,6 +306,26 @@ func TestMemoryRoutines(t *testing.T) {
 			t.Fatalf("dst[%d] = %d, want %d", i, dst[i], want)
 		}
 	}
+	// Memset on the device, then back.
+	if err := Memset(On(0, p).Add(8), 0xab, 8); err != nil {
+		t.Fatal(err)
+	}
+	mb := make([]byte, 24)
+	if err := Memcpy(Host(mb), On(0, p), 24); err != nil {
+		t.Fatal(err)
+	}
+	for i, b := range mb[8:16] {
+		if b != 0xab {
+			t.Fatalf("memset byte %d = %#x", i, b)
+		}
+	}
+	if err := Memset(On(0, p), 1, 5000); err == nil || !strings.Contains(err.Error(), "out of bounds") {
+		t.Fatalf("memset past the allocation: %v", err)
+	}
+	hb := make([]byte, 4)
+	if err := Memset(Host(hb), 7, 4); err != nil || hb[3] != 7 {
+		t.Fatalf("host memset: %v %v", err, hb)
+	}
 	// A rectangle: rows 1..2, columns 2..4 of a 4x5 int32 matrix.
 	m := make([]int32, 20)
 	for i := range m {

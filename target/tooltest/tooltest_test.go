@@ -260,6 +260,9 @@ func TestMemoryRoutinesAreOutsideConstructs(t *testing.T) {
 	if err := target.Memcpy(target.On(0, p), target.Host(h), 64); err != nil {
 		t.Fatal(err)
 	}
+	if err := target.Memset(target.On(0, p), 0, 64); err != nil {
+		t.Fatal(err)
+	}
 	if err := target.FreeMem(p, 0); err != nil {
 		t.Fatal(err)
 	}
@@ -269,6 +272,8 @@ func TestMemoryRoutinesAreOutsideConstructs(t *testing.T) {
 		"data_op ompt_target_data_alloc end src_dev=-1 dst_dev=0 bytes=64 td=0 code="+f,
 		"data_op ompt_target_data_transfer_to_device begin src_dev=-1 dst_dev=0 bytes=64 td=0 code="+f,
 		"data_op ompt_target_data_transfer_to_device end src_dev=-1 dst_dev=0 bytes=64 td=0 code="+f,
+		"data_op ompt_target_data_memset begin src_dev=-1 dst_dev=0 bytes=64 td=0 code="+f,
+		"data_op ompt_target_data_memset end src_dev=-1 dst_dev=0 bytes=64 td=0 code="+f,
 		"data_op ompt_target_data_delete begin src_dev=0 dst_dev=-1 bytes=0 td=0 code="+f,
 		"data_op ompt_target_data_delete end src_dev=0 dst_dev=-1 bytes=0 td=0 code="+f,
 	)
