@@ -31,8 +31,9 @@ var entryRE = regexp.MustCompile(`\.entry\s+([A-Za-z_$][\w$]*)`)
 // first time and returns the cached function afterwards. Errors:
 // CodeInvalidBinary when k has no PTX image (kernels written in OpenCL C get
 // theirs from the kernels package's generator) or the driver rejects it
-// (with the JIT log), CodeNotFound when the module has no entry of the
-// image's name.
+// (with the JIT log) or its entry's parameters do not match k.Params in
+// number and size (checkPTXParams, before the driver sees it), CodeNotFound
+// when the module has no entry of the image's name.
 func (g *gpu) Load(k *device.Kernel) (device.Function, error) {
 	if k == nil {
 		return nil, device.Errorf(g.id, "load", device.CodeInvalidArgument, "nil kernel")
@@ -62,6 +63,11 @@ func (g *gpu) Load(k *device.Kernel) (device.Function, error) {
 	entry := img.Entry
 	if entry == "" {
 		entry = k.Name
+	}
+	// A missing entry is left to the driver, whose CUDA_ERROR_NOT_FOUND
+	// becomes CodeNotFound below.
+	if err := checkPTXParams(k, img.Source, entry); err != nil && !errors.Is(err, errNoEntry) {
+		return nil, device.Errorf(g.id, op, device.CodeInvalidBinary, "kernel %s: %v", k.Name, err)
 	}
 	mod, _, err := cu.ModuleLoadDataEx(g.ctx, img.Source)
 	if err != nil {

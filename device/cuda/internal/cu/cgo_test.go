@@ -21,3 +21,37 @@ func TestLoadNotCUDA(t *testing.T) {
 		t.Errorf("message %q does not name the symbol", err)
 	}
 }
+
+// TestSymbolVersions guards the ABI: entry points whose unversioned symbol
+// takes 32-bit sizes or pointers (cuda.h maps them to _v2 since CUDA 3.2)
+// must resolve to the _v2 symbol only, never fall back to the old one.
+func TestSymbolVersions(t *testing.T) {
+	v2Only := map[string]bool{
+		"cuDeviceTotalMem_v2": true, "cuMemGetInfo_v2": true, "cuMemAlloc_v2": true,
+		"cuMemFree_v2": true, "cuMemAllocHost_v2": true, "cuMemcpyHtoD_v2": true,
+		"cuMemcpyDtoH_v2": true, "cuMemcpyHtoDAsync_v2": true, "cuMemcpyDtoHAsync_v2": true,
+		"cuMemcpyDtoDAsync_v2": true,
+	}
+	seen := map[string]bool{}
+	for i, alts := range symbols {
+		if len(alts) == 0 {
+			t.Fatalf("entry point %d has no symbol", i)
+		}
+		if v2Only[alts[0]] {
+			seen[alts[0]] = true
+			if len(alts) != 1 {
+				t.Errorf("%s falls back to %v, whose size arguments are 32-bit", alts[0], alts[1:])
+			}
+		}
+		for _, a := range alts[1:] {
+			if !strings.HasPrefix(alts[0], a+"_v") {
+				t.Errorf("%v: fallback %s is not an older version of %s", alts, a, alts[0])
+			}
+		}
+	}
+	for s := range v2Only {
+		if !seen[s] {
+			t.Errorf("%s is not the preferred symbol of any entry point", s)
+		}
+	}
+}

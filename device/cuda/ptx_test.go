@@ -1,0 +1,90 @@
+package cuda
+
+import (
+	"errors"
+	"strings"
+	"testing"
+
+	"github.com/gompt/gompt/device"
+	"github.com/gompt/gompt/kernels"
+)
+
+// TestShippedPTXParams checks, for every kernel the kernels package ships
+// with a PTX image, that the PTX entry's parameters match what packArgs and
+// cuLaunchKernel pass: same count, 8 bytes for buffers and 64-bit scalars, 4
+// for 32-bit ones; and that the image targets what minCompute promises.
+func TestShippedPTXParams(t *testing.T) {
+	n := 0
+	for _, k := range kernels.All() {
+		img, ok := k.Image(device.ImagePTX)
+		if !ok {
+			continue
+		}
+		n++
+		entry := img.Entry
+		if entry == "" {
+			entry = k.Name
+		}
+		if err := checkPTXParams(k, img.Source, entry); err != nil {
+			t.Errorf("kernel %s: %v", k.Name, err)
+		}
+		if !strings.Contains(img.Source, ".address_size 64") {
+			t.Errorf("kernel %s: PTX lacks .address_size 64; the plugin passes 64-bit pointers", k.Name)
+		}
+		if !strings.Contains(img.Source, ".target sm_70") {
+			t.Errorf("kernel %s: PTX does not target sm_70, which the plugin's compute capability check assumes", k.Name)
+		}
+		if strings.Contains(img.Source, ".extern .func") {
+			t.Errorf("kernel %s: PTX calls an external function the driver cannot link", k.Name)
+		}
+	}
+	if n == 0 {
+		t.Fatal("no kernel with a PTX image")
+	}
+}
+
+func TestPTXParamMismatch(t *testing.T) {
+	const src = `.version 6.0
+.target sm_70
+.address_size 64
+.visible .entry k(
+	.param .u64 k_param_0,
+	.param .f32 k_param_1,
+	.param .u64 .ptr .global .align 4 k_param_2
+)
+{
+	ret;
+}
+`
+	sizes, err := ptxEntryParamSizes(src, "k")
+	if err != nil || len(sizes) != 3 || sizes[0] != 8 || sizes[1] != 4 || sizes[2] != 8 {
+		t.Fatalf("sizes %v, %v; want [8 4 8]", sizes, err)
+	}
+	good := &device.Kernel{Name: "k", Params: []device.Param{
+		{Name: "n", Kind: device.ParamInt64}, {Name: "a", Kind: device.ParamFloat32},
+		{Name: "x", Kind: device.ParamBuffer, Elem: device.ParamFloat32}}}
+	if err := checkPTXParams(good, src, "k"); err != nil {
+		t.Errorf("matching kernel: %v", err)
+	}
+	wrongSize := &device.Kernel{Name: "k", Params: []device.Param{
+		{Name: "n", Kind: device.ParamInt32}, {Name: "a", Kind: device.ParamFloat32},
+		{Name: "x", Kind: device.ParamBuffer}}}
+	if err := checkPTXParams(wrongSize, src, "k"); err == nil || !strings.Contains(err.Error(), "parameter 0 is 8 bytes") {
+		t.Errorf("int32 for a .u64 parameter: %v, want a size mismatch", err)
+	}
+	tooFew := &device.Kernel{Name: "k", Params: good.Params[:2]}
+	if err := checkPTXParams(tooFew, src, "k"); err == nil || !strings.Contains(err.Error(), "takes 3 parameters") {
+		t.Errorf("two parameters for three: %v, want a count mismatch", err)
+	}
+	if err := checkPTXParams(good, src, "other"); !errors.Is(err, errNoEntry) {
+		t.Errorf("missing entry: %v, want errNoEntry", err)
+	}
+	agg := strings.Replace(src, ".param .f32 k_param_1", ".param .align 8 .b8 k_param_1[16]", 1)
+	if _, err := ptxEntryParamSizes(agg, "k"); err == nil || !strings.Contains(err.Error(), "not a scalar") {
+		t.Errorf("aggregate parameter: %v, want an error", err)
+	}
+	noParams := ".visible .entry e()\n{\n\tret;\n}\n"
+	if s, err := ptxEntryParamSizes(noParams, "e"); err != nil || len(s) != 0 {
+		t.Errorf("entry without parameters: %v, %v", s, err)
+	}
+}
