@@ -90,24 +90,30 @@ func openGPU(n, ordinal, driver int, lib string) (*gpu, error) {
 		funcs:  map[*device.Kernel]*function{},
 	}
 	sms := attr(cu.DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT)
-	clockKHz := attr(cu.DEVICE_ATTRIBUTE_CLOCK_RATE)
-	memKHz := attr(cu.DEVICE_ATTRIBUTE_MEMORY_CLOCK_RATE)
-	busWidth := attr(cu.DEVICE_ATTRIBUTE_GLOBAL_MEMORY_BUS_WIDTH)
-	l2 := attr(cu.DEVICE_ATTRIBUTE_L2_CACHE_SIZE)
-	shared := attr(cu.DEVICE_ATTRIBUTE_MAX_SHARED_MEMORY_PER_BLOCK)
-	warp := attr(cu.DEVICE_ATTRIBUTE_WARP_SIZE)
-	engines := attr(cu.DEVICE_ATTRIBUTE_ASYNC_ENGINE_COUNT)
-	integrated := attr(cu.DEVICE_ATTRIBUTE_INTEGRATED)
-	pciDomain := attr(cu.DEVICE_ATTRIBUTE_PCI_DOMAIN_ID)
-	pciBus := attr(cu.DEVICE_ATTRIBUTE_PCI_BUS_ID)
-	pciDev := attr(cu.DEVICE_ATTRIBUTE_PCI_DEVICE_ID)
 	if err != nil {
 		return nil, err
 	}
-	uuid, err := cu.DeviceGetUuid(dev)
-	if err != nil {
-		return nil, err
+	// The rest only describe the device: one a driver does not answer is
+	// shown as 0 rather than costing the whole GPU.
+	info := func(a cu.DeviceAttribute) int {
+		v, e := cu.DeviceGetAttribute(a, dev)
+		if e != nil {
+			return 0
+		}
+		return v
 	}
+	clockKHz := info(cu.DEVICE_ATTRIBUTE_CLOCK_RATE)
+	memKHz := info(cu.DEVICE_ATTRIBUTE_MEMORY_CLOCK_RATE)
+	busWidth := info(cu.DEVICE_ATTRIBUTE_GLOBAL_MEMORY_BUS_WIDTH)
+	l2 := info(cu.DEVICE_ATTRIBUTE_L2_CACHE_SIZE)
+	shared := info(cu.DEVICE_ATTRIBUTE_MAX_SHARED_MEMORY_PER_BLOCK)
+	warp := info(cu.DEVICE_ATTRIBUTE_WARP_SIZE)
+	engines := info(cu.DEVICE_ATTRIBUTE_ASYNC_ENGINE_COUNT)
+	integrated := info(cu.DEVICE_ATTRIBUTE_INTEGRATED)
+	pciDomain := info(cu.DEVICE_ATTRIBUTE_PCI_DOMAIN_ID)
+	pciBus := info(cu.DEVICE_ATTRIBUTE_PCI_BUS_ID)
+	pciDev := info(cu.DEVICE_ATTRIBUTE_PCI_DEVICE_ID)
+	uuid, _ := cu.DeviceGetUuid(dev) // zero when the driver cannot say
 	total, err := cu.DeviceTotalMem(dev)
 	if err != nil {
 		return nil, err
