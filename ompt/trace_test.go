@@ -25,7 +25,6 @@ func (d *tickDevice) Now() (int64, error)      { return d.t.Add(1000), nil }
 func (d *tickDevice) NativeFlags() uint32      { return d.flags }
 func (d *tickDevice) read() int64              { v, _ := d.Now(); return v }
 func (d *tickDevice) String() string           { return "tick" }
-func (d *tickDevice) check() *tickDevice       { return d }
 func newTick(flags uint32) *tickDevice         { d := &tickDevice{flags: flags}; d.t.Store(1e9); return d }
 func (d *tickDevice) interval() (int64, int64) { return d.read(), d.read() }
 

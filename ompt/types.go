@@ -165,10 +165,6 @@ const (
 // task exists, and target_task_data is passed).
 func (k TargetKind) Nowait() bool { return k >= KindTargetNowait && k <= KindTargetUpdateNowait }
 
-func (k TargetKind) valid() bool {
-	return (k >= KindTarget && k <= KindTargetUpdate) || k.Nowait()
-}
-
 func (k TargetKind) String() string {
 	switch k {
 	case KindTarget:
@@ -210,11 +206,6 @@ const (
 	DataOpTransferFromDeviceAsync DataOpKind = 19
 	DataOpDeleteAsync             DataOpKind = 20
 )
-
-func (k DataOpKind) valid() bool {
-	return (k >= DataOpAlloc && k <= DataOpDisassociate) || k == DataOpMemset ||
-		(k >= DataOpAllocAsync && k <= DataOpDeleteAsync)
-}
 
 func (k DataOpKind) String() string {
 	switch k {

@@ -242,9 +242,6 @@ func (r *runtimeState) why() string {
 	return s
 }
 
-// device returns the offload device n (0 <= n < N).
-func (r *runtimeState) device(n int) *dev { return r.devs[n] }
-
 // Shutdown waits for outstanding work, releases every queue, mapping and
 // device resource, closes the devices, and finalizes the tools interface
 // (device_unload, device_finalize, then each tool's finalize). Go has no

@@ -462,7 +462,7 @@ func TestOffloadPolicy(t *testing.T) {
 		t.Fatalf("mandatory with no device: %v", err)
 	}
 
-	r = useRuntime(t, map[string]string{"GOMPT_PLUGINS": "host", "OMP_TARGET_OFFLOAD": "disabled"})
+	useRuntime(t, map[string]string{"GOMPT_PLUGINS": "host", "OMP_TARGET_OFFLOAD": "disabled"})
 	if NumDevices() != 0 || InitialDeviceNum() != 0 {
 		t.Fatalf("disabled: %d devices, initial %d", NumDevices(), InitialDeviceNum())
 	}
@@ -471,7 +471,7 @@ func TestOffloadPolicy(t *testing.T) {
 	}
 	checkSaxpy(t, 2, x, y, func(i int) float32 { return float32(2 * i) })
 
-	r = useRuntime(t, map[string]string{"GOMPT_PLUGINS": "nosuch"})
+	useRuntime(t, map[string]string{"GOMPT_PLUGINS": "nosuch"})
 	if err := Target(saxpyRegion(DefaultDevice, 10, 1, x, y)); err != nil {
 		t.Fatalf("default policy without devices must fall back: %v", err)
 	}

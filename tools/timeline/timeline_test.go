@@ -59,10 +59,6 @@ func (d *nativeDevice) NativeFlags() uint32 {
 	return ompt.NativeDataMotionExplicit | ompt.NativeKernelExecution
 }
 
-type clock interface {
-	ompt.Device
-}
-
 func spin(d time.Duration) {
 	for t := time.Now(); time.Since(t) < d; {
 	}

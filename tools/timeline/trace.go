@@ -96,7 +96,6 @@ type track struct {
 	pid   int
 	name  string
 	spans []span
-	lanes [][]int // per lane, indices into spans
 }
 
 // pack places the spans on lanes so that on each lane every two spans
