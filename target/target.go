@@ -3,7 +3,6 @@ package target
 import (
 	"errors"
 	"fmt"
-	"strings"
 	"sync"
 
 	"github.com/gompt/gompt/device"
@@ -32,6 +31,8 @@ type construct struct {
 	prof   device.Profiler // q's own timing, if it has it
 	profOn bool            // prof is switched on
 	pend   []pending       // traced operations waiting for their times
+
+	clauses int // items[:clauses] come from map clauses; the rest are implicit
 }
 
 // initialScratch holds scratch constructs for the initial device, which
@@ -92,6 +93,7 @@ outer:
 		}
 		c.items = append(c.items, m.item)
 	}
+	c.clauses = len(c.items)
 }
 
 // mergeTypes is the map type of one list item named with types a and b.
@@ -418,7 +420,7 @@ func (c *construct) reportMap() {
 		} else if p, err := c.d.table.Translate(it.Host); err == nil {
 			devs[i] = uintptr(p)
 		}
-		flags[i] = mapFlags(it)
+		flags[i] = mapFlags(it, i >= c.clauses)
 	}
 	c.t.Map(hosts, devs, sizes, flags)
 }
@@ -432,7 +434,9 @@ func (c *construct) reportExitMap() {
 	}
 }
 
-func mapFlags(it *mapping.Item) uint32 {
+// mapFlags gives an item's OMPT map flags; implicit marks an item the
+// runtime added for a kernel argument no clause named.
+func mapFlags(it *mapping.Item, implicit bool) uint32 {
 	var f uint32
 	switch it.Type {
 	case mapping.To:
@@ -448,7 +452,7 @@ func mapFlags(it *mapping.Item) uint32 {
 	case mapping.Delete:
 		f = ompt.MapFlagDelete
 	}
-	if strings.HasPrefix(it.Name, "argument ") {
+	if implicit {
 		f |= ompt.MapFlagImplicit
 	}
 	return f

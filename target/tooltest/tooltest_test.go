@@ -21,6 +21,8 @@ type rec struct {
 	info   ompt.GetTargetInfoFunc
 	nextTD uint64
 
+	mapFlags []uint32 // of the last target_map event
+
 	// tracing
 	handle   *ompt.DeviceHandle
 	lookup   ompt.LookupFunc
@@ -150,6 +152,9 @@ func init() {
 				tool.add("submit %v teams=%d td=%d", ep, teams, td.Value)
 			}))
 			set(ompt.CallbackTargetMapEMI, ompt.TargetMapEMICallback(func(td *ompt.Data, host, dev []uintptr, bytes []uint64, flags []uint32, code uintptr) {
+				tool.mu.Lock()
+				tool.mapFlags = append([]uint32(nil), flags...)
+				tool.mu.Unlock()
 				tool.add("map n=%d td=%d", len(host), td.Value)
 			}))
 			// Registered too, but OpenMP 5.2 calls only the EMI form.
@@ -457,5 +462,25 @@ func BenchmarkEmptyTargetTraced(b *testing.B) {
 		if len(tool.lines) > 1000 {
 			tool.take()
 		}
+	}
+}
+
+// A slice the kernel uses that no clause maps is mapped tofrom and
+// reported with the implicit flag; the clauses' items are not, whatever
+// their names.
+func TestImplicitMapFlag(t *testing.T) {
+	x, y := make([]float32, 64), make([]float32, 64)
+	if err := target.Target(target.Region{Device: 0, Kernel: kernels.Saxpy, Shape: target.N(64),
+		Maps: []target.Map{target.To(x).Named("argument 9")},
+		Args: []target.Arg{target.Int(64), target.Float32(1), target.Slice(x), target.Slice(y)}}); err != nil {
+		t.Fatal(err)
+	}
+	tool.take()
+	tool.mu.Lock()
+	f := tool.mapFlags
+	tool.mu.Unlock()
+	want := []uint32{ompt.MapFlagTo, ompt.MapFlagTo | ompt.MapFlagFrom | ompt.MapFlagImplicit}
+	if len(f) != 2 || f[0] != want[0] || f[1] != want[1] {
+		t.Fatalf("map flags %v, want %v", f, want)
 	}
 }
