@@ -72,10 +72,11 @@ const (
 // Arg is one kernel argument: a slice (its device copy inside the region),
 // a device pointer, or a scalar.
 type Arg struct {
-	kind argKind
-	host []byte
-	bits uint64
-	ptr  DevicePtr
+	kind   argKind
+	scalar device.ParamKind // for a scalar: ParamInt64, ParamFloat32 or ParamFloat64
+	host   []byte
+	bits   uint64
+	ptr    DevicePtr
 }
 
 // Slice passes s to the kernel as its device address in the region. If s
@@ -87,13 +88,17 @@ func Slice[T any](s []T) Arg { return Arg{kind: argSlice, host: device.Bytes(s)}
 func Ptr(p DevicePtr) Arg { return Arg{kind: argPtr, ptr: p} }
 
 // Int passes an integer scalar (int32 or int64 parameters).
-func Int(v int) Arg { return Arg{kind: argScalar, bits: uint64(int64(v))} }
+func Int(v int) Arg { return Arg{kind: argScalar, scalar: device.ParamInt64, bits: uint64(int64(v))} }
 
 // Float32 passes a float32 scalar.
-func Float32(v float32) Arg { return Arg{kind: argScalar, bits: uint64(math.Float32bits(v))} }
+func Float32(v float32) Arg {
+	return Arg{kind: argScalar, scalar: device.ParamFloat32, bits: uint64(math.Float32bits(v))}
+}
 
 // Float64 passes a float64 scalar.
-func Float64(v float64) Arg { return Arg{kind: argScalar, bits: math.Float64bits(v)} }
+func Float64(v float64) Arg {
+	return Arg{kind: argScalar, scalar: device.ParamFloat64, bits: math.Float64bits(v)}
+}
 
 // Region is a target construct: a kernel run on a device over a shape,
 // with map clauses and arguments (one per kernel parameter, in order).

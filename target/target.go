@@ -332,6 +332,9 @@ func checkRegion(r *Region) error {
 			return fmt.Errorf("target: kernel %s argument %d (%s): want a buffer (target.Slice or target.Ptr), got a scalar", k.Name, i, p.Name)
 		case p.Kind != device.ParamBuffer && a.kind != argScalar:
 			return fmt.Errorf("target: kernel %s argument %d (%s): want a %s scalar, got a slice or pointer", k.Name, i, p.Name, p.Kind)
+		case a.kind == argScalar && scalarOf(p.Kind) != a.scalar:
+			return fmt.Errorf("target: kernel %s argument %d (%s): want a scalar of type %s (target.%s), got target.%s",
+				k.Name, i, p.Name, p.Kind, scalarFunc[scalarOf(p.Kind)], scalarFunc[a.scalar])
 		case a.kind == argSlice && len(a.host) == 0:
 			return fmt.Errorf("target: kernel %s argument %d (%s): empty or nil slice", k.Name, i, p.Name)
 		case a.kind == argPtr && a.ptr == 0:
@@ -339,6 +342,20 @@ func checkRegion(r *Region) error {
 		}
 	}
 	return nil
+}
+
+// scalarOf is the Arg constructor's kind that fits a scalar parameter:
+// target.Int for every integer kind.
+func scalarOf(k device.ParamKind) device.ParamKind {
+	switch k {
+	case device.ParamFloat32, device.ParamFloat64:
+		return k
+	}
+	return device.ParamInt64
+}
+
+var scalarFunc = map[device.ParamKind]string{
+	device.ParamInt64: "Int", device.ParamFloat32: "Float32", device.ParamFloat64: "Float64",
 }
 
 // target maps, launches and unmaps on c's device.

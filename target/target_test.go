@@ -420,6 +420,8 @@ func TestBadInput(t *testing.T) {
 		{"wrong argument count", Target(Region{Kernel: kernels.Saxpy, Shape: N(1), Args: []Arg{Int(1)}}), "takes 4 arguments"},
 		{"scalar for buffer", Target(Region{Kernel: kernels.Saxpy, Shape: N(1), Args: []Arg{Int(1), Float32(1), Int(3), Slice(y)}}), "want a buffer"},
 		{"no kernel", Target(Region{Shape: N(1)}), "no kernel"},
+		{"int for a float", Target(Region{Kernel: kernels.Saxpy, Shape: N(1), Args: []Arg{Int(1), Int(2), Slice(x), Slice(y)}}), "want a scalar of type float32 (target.Float32), got target.Int"},
+		{"float for an int", Target(Region{Kernel: kernels.Saxpy, Shape: N(1), Args: []Arg{Float32(1), Float32(2), Slice(x), Slice(y)}}), "want a scalar of type int64 (target.Int)"},
 		{"double free", FreeMem(p, 0), "not a live allocation"},
 		{"memcpy out of bounds", func() error {
 			q, err := AllocMem(16, 0)
