@@ -154,19 +154,7 @@ func TestVeccopyGolden(t *testing.T) {
 	lines := eventLines(string(out))
 	CheckPairing(t, lines)
 	got := strings.Join(Normalize(lines), "\n") + "\n"
-	golden := filepath.Join("testdata", "veccopy.golden")
-	if *update {
-		if err := os.WriteFile(golden, []byte(got), 0o644); err != nil {
-			t.Fatal(err)
-		}
-	}
-	want, err := os.ReadFile(golden)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if got != string(want) {
-		t.Errorf("event sequence differs from %s (rerun with -update after checking):\n--- got\n%s--- want\n%s", golden, got, want)
-	}
+	exampletest.Golden(t, filepath.Join("testdata", "veccopy.golden"), got, *update)
 }
 
 func TestCheckPairingCatchesFaults(t *testing.T) {

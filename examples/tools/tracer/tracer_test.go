@@ -165,19 +165,7 @@ func TestVeccopyGolden(t *testing.T) {
 	cbs, rest := split(string(out))
 	join(t, cbs, rest, "0")
 	got := strings.Join(normalize(cbs, rest), "\n") + "\n"
-	golden := filepath.Join("testdata", "veccopy.golden")
-	if *update {
-		if err := os.WriteFile(golden, []byte(got), 0o644); err != nil {
-			t.Fatal(err)
-		}
-	}
-	want, err := os.ReadFile(golden)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if got != string(want) {
-		t.Errorf("sequence differs from %s (rerun with -update after checking):\n--- got\n%s--- want\n%s", golden, got, want)
-	}
+	exampletest.Golden(t, filepath.Join("testdata", "veccopy.golden"), got, *update)
 }
 
 func TestJoinCatchesFaults(t *testing.T) {

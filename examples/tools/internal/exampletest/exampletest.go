@@ -4,6 +4,7 @@
 package exampletest
 
 import (
+	"os"
 	"os/exec"
 	"path/filepath"
 	"regexp"
@@ -36,4 +37,22 @@ func Fields(l string) map[string]string {
 		f[m[1]] = m[2]
 	}
 	return f
+}
+
+// Golden compares got with the golden file at path, rewriting the file
+// first when update is set (the tests' -update flag).
+func Golden(t testing.TB, path, got string, update bool) {
+	t.Helper()
+	if update {
+		if err := os.WriteFile(path, []byte(got), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	want, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got != string(want) {
+		t.Errorf("output differs from %s (rerun with -update after checking):\n--- got\n%s--- want\n%s", path, got, want)
+	}
 }
