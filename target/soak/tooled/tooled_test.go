@@ -148,11 +148,14 @@ func TestMain(m *testing.M) {
 }
 
 // flushAll flushes every traced device so every record is delivered.
+// The lock is not held across flush_trace: the buffer callbacks it waits
+// for take it too.
 func flushAll(t *testing.T) {
 	hmu.Lock()
-	defer hmu.Unlock()
-	for i, h := range handles {
-		lookups[i]("ompt_flush_trace").(ompt.FlushTraceFunc)(h)
+	hs, lks := append([]*ompt.DeviceHandle(nil), handles...), append([]ompt.LookupFunc(nil), lookups...)
+	hmu.Unlock()
+	for i, h := range hs {
+		lks[i]("ompt_flush_trace").(ompt.FlushTraceFunc)(h)
 	}
 }
 
