@@ -19,8 +19,17 @@ func procID() int {
 }
 
 // threadID is the thread_id of trace records: the OS thread id (gettid)
-// of the thread the calling goroutine runs on.
+// of the thread the calling goroutine runs on. Where the runtime's own
+// copy of it can be read (tid_linux_fast.go) that is one load; otherwise
+// a system call.
 func threadID() uint64 {
+	if tid, ok := fastTID(); ok {
+		return tid
+	}
+	return gettid()
+}
+
+func gettid() uint64 {
 	tid, _, _ := syscall.RawSyscall(sysGettid, 0, 0, 0)
 	return uint64(tid)
 }
