@@ -20,9 +20,9 @@ import (
 	"strings"
 	"sync"
 	"sync/atomic"
-	"time"
 
 	"github.com/gompt/gompt/device"
+	"github.com/gompt/gompt/internal/hostclock"
 	"github.com/gompt/gompt/internal/hostexec"
 )
 
@@ -88,10 +88,9 @@ func parseCount(v string) (n int, warn string) {
 // use. Besides device.Device it implements device.MemInfo, and Resolve gives
 // direct access to its memory.
 type Device struct {
-	id    string // "host:0"
-	num   int
-	epoch time.Time // monotonic clock reading at creation
-	info  device.Info
+	id   string // "host:0"
+	num  int
+	info device.Info
 
 	queues atomic.Uint64 // queues made, for their numbers
 	pool   *hostexec.Pool
@@ -117,7 +116,6 @@ func newDevice(n int) *Device {
 	d := &Device{
 		id:    device.ID(Name, n),
 		num:   n,
-		epoch: time.Now(),
 		pool:  hostexec.Default(),
 		funcs: map[*device.Kernel]*Function{},
 	}
@@ -164,15 +162,17 @@ func (d *Device) ID() string { return d.id }
 // its cgroup limit); live allocations may total at most half of it.
 func (d *Device) Info() device.Info {
 	info := d.info
-	info.Extra = slices.Clone(d.info.Extra)
+	info.Extra = append(slices.Clone(d.info.Extra), device.Attr{Key: "clock", Value: hostclock.Source()})
 	return info
 }
 
-// Now returns nanoseconds since the device was created, on the monotonic
-// clock, plus one, so that it is always > 0.
+// Now returns the host clock (internal/hostclock): nanoseconds since its
+// first use, plus one, so that it is always > 0; read from the CPU's
+// time-stamp counter where that is safe, else Go's monotonic clock. Info's
+// "clock" attribute says which.
 func (d *Device) Now() (int64, error) { return d.now(), nil }
 
-func (d *Device) now() int64 { return int64(time.Since(d.epoch)) + 1 }
+func (d *Device) now() int64 { return hostclock.Now() }
 
 // Function is a kernel loaded on a host device: its Go image.
 type Function struct {
