@@ -25,7 +25,8 @@ func init() {
 	register(bcase{name: "empty_target_notool", bench: emptyTarget})
 	register(bcase{name: "empty_target_tool_all", backend: "host", env: []string{benchToolEnv + "=all"}, bench: emptyTarget})
 	register(bcase{name: "callback_dispatch", backend: "host", env: []string{benchToolEnv + "=all"}, bench: dispatch})
-	register(bcase{name: "empty_target_tracing", backend: "host", env: []string{benchToolEnv + "=trace"}, bench: emptyTarget})
+	register(bcase{name: "empty_target_tracing", backend: "host", env: []string{benchToolEnv + "=traceonly"}, bench: emptyTarget})
+	register(bcase{name: "empty_target_tracing_tool_all", backend: "host", env: []string{benchToolEnv + "=trace"}, bench: emptyTarget})
 	register(bcase{name: "record_cost", backend: "host", env: []string{benchToolEnv + "=traceonly"}, bench: recordCost})
 	switch os.Getenv(benchToolEnv) {
 	case "all", "trace", "traceonly":
@@ -37,7 +38,9 @@ func init() {
 // each returning at once: the cost of the interface itself.
 //
 // With GOMPT_BENCH_TOOL=trace it also traces every record type on every
-// device into 4 MiB buffers it discards; with traceonly it only traces.
+// device into 4 MiB buffers it discards; with traceonly it only traces
+// (empty_target_tracing: the cost of tracing itself, beside
+// empty_target_tool_all's cost of the callbacks).
 func startAll(int, string) *ompt.StartResult {
 	mode := os.Getenv(benchToolEnv)
 	return &ompt.StartResult{Initialize: func(lookup ompt.LookupFunc, _ int, _ *ompt.Data) int {
