@@ -138,6 +138,9 @@ type Target struct {
 	traceT0 int64
 	lastOp  int32
 	lastID  uint64
+	gen     uint32 // incremented when the Target is reused: TracedOp.t's check
+	nstaged int
+	stage   [stageCap]pending // records waiting for the construct's end
 
 	// per-tool slots, indexed by the tool's index in d.tools
 	targetData     []Data
@@ -264,7 +267,7 @@ func (t *Target) end() {
 	d := t.d
 	if !t.routine {
 		t.own()
-		if t.traceT0 != 0 {
+		if t.traceT0 != 0 || t.nstaged > 0 {
 			t.traceEnd()
 		}
 		kind := t.kind
@@ -289,6 +292,8 @@ func (t *Target) end() {
 	t.opID = 0
 	t.opState = opNone
 	t.lastOp, t.lastID, t.traceT0, t.tid = opNone, 0, 0, 0
+	t.nstaged = 0
+	t.gen++
 	for i := range t.targetData {
 		t.targetData[i] = Data{}
 		t.targetTaskData[i] = Data{}

@@ -66,9 +66,12 @@ type NativeDevice interface {
 	NativeFlags() uint32
 }
 
-// ringCap is the number of records a device queues for delivery; more
-// are dropped and counted as lost. A var for tests.
-var ringCap = 2048
+// ringCap is the number of records a device's ring holds at first. When
+// the application makes records faster than the tracing goroutine
+// delivers them for a while (a GC cycle, a slow buffer callback, the
+// goroutine not scheduled), the ring doubles, up to ringMax records
+// (about 14 MiB); more are dropped and counted as lost. Vars for tests.
+var ringCap, ringMax = 2048, 1 << 16
 
 type traceState int32
 
@@ -218,6 +221,11 @@ func (tr *tracer) slotLocked() *pending {
 		return nil
 	}
 	n := len(tr.fill)
+	if n == cap(tr.fill) && n < ringMax {
+		// The worker holds the other ring; it swaps this one in at its
+		// next batch, so both grow to the largest size needed.
+		tr.fill = append(tr.fill, make([]pending, min(n, ringMax-n))...)[:n]
+	}
 	if n == cap(tr.fill) {
 		tr.lost.Add(1)
 		tr.sessionLost++
@@ -234,7 +242,7 @@ func (tr *tracer) slotLocked() *pending {
 // application a futex wake per operation; the ticker (tick) delivers
 // smaller batches within tickEvery.
 func (tr *tracer) commitLocked() {
-	if tr.waiting && len(tr.fill) >= max(cap(tr.fill)/8, 1) {
+	if tr.waiting && len(tr.fill) >= max(cap(tr.fill)/4, 1) {
 		tr.waiting = false
 		tr.work.Signal()
 	}
@@ -273,39 +281,20 @@ func (tr *tracer) tick(done <-chan struct{}) {
 	}
 }
 
-// pushTarget queues one target record (begin or end of construct t).
-func (tr *tracer) pushTarget(t *Target, endpoint Endpoint, now int64) {
-	tr.mu.Lock()
-	if p := tr.slotLocked(); p != nil {
-		p.hasRec = true
-		p.rec = RecordOMPT{Type: int32(CallbackTarget), Time: uint64(now), ThreadID: t.tid, TargetID: t.id}
-		b := (*RecordTarget)(unsafe.Pointer(&p.rec.body))
-		b.Kind, b.Endpoint, b.DeviceNum = int32(t.kind), int32(endpoint), int32(t.dev)
-		b.TargetID, b.CodePtr = t.id, t.code
-		tr.commitLocked()
-	}
-	tr.mu.Unlock()
+// fillTarget makes p the target record (begin or end of construct t).
+func fillTarget(p *pending, t *Target, endpoint Endpoint, now int64) {
+	p.hasRec, p.hasNat = true, false
+	p.rec = RecordOMPT{Type: int32(CallbackTarget), Time: uint64(now), ThreadID: t.tid, TargetID: t.id}
+	b := (*RecordTarget)(unsafe.Pointer(&p.rec.body))
+	b.Kind, b.Endpoint, b.DeviceNum = int32(t.kind), int32(endpoint), int32(t.dev)
+	b.TargetID, b.CodePtr = t.id, t.code
 }
 
-// pushOp queues the record(s) of one data operation or kernel.
-func (tr *tracer) pushOp(o *TracedOp, begin, end uint64, granted uint32, native *NativeInfo) {
-	wantRec := tr.types.Load()&(1<<o.event) != 0
-	wantNat := native != nil && native.Flag&tr.native.Load() != 0
-	if !wantRec && !wantNat {
-		return
-	}
-	var typeIdx uint32
-	if wantNat {
-		typeIdx = internNative(native.Type)
-	}
-	tr.mu.Lock()
-	p := tr.slotLocked()
-	if p == nil {
-		tr.mu.Unlock()
-		return
-	}
-	if wantRec {
-		p.hasRec = true
+// fillOp makes p the record(s) of one data operation or kernel: the OMPT
+// record if rec, the native record if native is non-nil.
+func fillOp(p *pending, o *TracedOp, begin, end uint64, granted uint32, rec bool, native *NativeInfo) {
+	p.hasRec, p.hasNat = rec, native != nil
+	if rec {
 		p.rec = RecordOMPT{Type: int32(o.event), Time: begin, ThreadID: o.thread, TargetID: o.targetID}
 		if o.event == CallbackTargetDataOp {
 			b := (*RecordTargetDataOp)(unsafe.Pointer(&p.rec.body))
@@ -318,16 +307,39 @@ func (tr *tracer) pushOp(o *TracedOp, begin, end uint64, granted uint32, native 
 			b.HostOpID, b.RequestedNumTeams, b.GrantedNumTeams, b.EndTime = o.hostOpID, o.teams, granted, end
 		}
 	}
-	if wantNat {
-		p.hasNat = true
+	if native != nil {
 		n := copy(p.natData[:], native.Data)
 		clear(p.natData[n:])
 		p.natLen = uint8(n)
 		p.nat = nativeHeader{
 			marker: NativeMarker, hostOpID: o.hostOpID, class: int32(native.Class),
-			typeIdx: typeIdx, start: native.Start, end: native.End, hwid: native.HWID,
+			typeIdx: internNative(native.Type), start: native.Start, end: native.End, hwid: native.HWID,
 		}
 		p.nat.size = uint32(NativeHeaderSize + (max(n, 1)+7)&^7)
+	}
+}
+
+// push queues records (made by fillTarget and fillOp), in order, in one
+// critical section. Those the ring has no room for are lost.
+func (tr *tracer) push(recs []pending) {
+	tr.mu.Lock()
+	for i := range recs {
+		p := tr.slotLocked()
+		if p == nil {
+			if tr.state == traceOn && i+1 < len(recs) { // slotLocked counted one
+				tr.lost.Add(uint64(len(recs) - i - 1))
+				tr.sessionLost += uint64(len(recs) - i - 1)
+			}
+			break
+		}
+		r := &recs[i]
+		p.hasRec, p.hasNat = r.hasRec, r.hasNat
+		if r.hasRec {
+			p.rec = r.rec
+		}
+		if r.hasNat {
+			p.nat, p.natLen, p.natData = r.nat, r.natLen, r.natData
+		}
 	}
 	tr.commitLocked()
 	tr.mu.Unlock()
@@ -394,7 +406,7 @@ func (tr *tracer) endLocked() {
 	tr.idle.Broadcast()
 	tr.mu.Unlock()
 	if lost > 0 {
-		vlogf("Device %d: %d trace records lost (no buffer or too small a buffer from buffer_request, or more than %d records waiting).", tr.h.num, lost, ringCap)
+		vlogf("Device %d: %d trace records lost (no buffer or too small a buffer from buffer_request, or more than %d records waiting).", tr.h.num, lost, ringMax)
 	}
 	publishTrace()
 	close(done)
@@ -916,6 +928,8 @@ type TracedOp struct {
 	bytes              uint64
 	code               uintptr
 	teams              uint32
+	t                  *Target // the construct that stages the record, if any
+	gen                uint32  // t.gen when captured
 }
 
 // HostOpID returns the operation's host_op_id (0 for the zero TracedOp).
@@ -960,7 +974,25 @@ func (o *TracedOp) Record(begin, end int64, grantedTeams uint32, native *NativeI
 		}
 		begin, end = now, now
 	}
-	tr.pushOp(o, uint64(begin), uint64(end), grantedTeams, native)
+	rec := tr.types.Load()&(1<<o.event) != 0
+	if native != nil && native.Flag&tr.native.Load() == 0 {
+		native = nil
+	}
+	if !rec && native == nil {
+		return
+	}
+	if t := o.t; t != nil && t.gen == o.gen {
+		// staged in the construct, queued with its other records at End
+		if t.nstaged == len(t.stage) {
+			t.flushStage()
+		}
+		fillOp(&t.stage[t.nstaged], o, uint64(begin), uint64(end), grantedTeams, rec, native)
+		t.nstaged++
+		return
+	}
+	var p [1]pending
+	fillOp(&p[0], o, uint64(begin), uint64(end), grantedTeams, rec, native)
+	tr.push(p[:])
 }
 
 // Op captures the operation that the last DataOpEnd or SubmitEnd ended,
@@ -990,6 +1022,9 @@ func (t *Target) Op() TracedOp {
 		t.tid = threadID() // once per scope: gettid is a system call
 	}
 	o := TracedOp{dev: dev, targetID: t.id, hostOpID: t.lastID, thread: t.tid, code: t.code}
+	if !t.routine {
+		o.t, o.gen = t, t.gen
+	}
 	if t.lastOp == opSubmit {
 		o.event = CallbackTargetSubmit
 		o.teams = uint32(t.bytes)
@@ -1005,7 +1040,18 @@ func (t *Target) Op() TracedOp {
 // checks with the package function Tracing). One atomic load.
 func (t *Target) Tracing() bool { return t != nil && !t.routine && Tracing(t.dev) }
 
-// traceBegin writes the construct's begin target record, if its device
+// stageCap is how many records a construct stages before it queues them
+// (its begin record, its operations, its end record): an empty target
+// region makes 3, a region with one mapped array 7.
+const stageCap = 8
+
+// A construct's records are staged in the construct and queued together
+// (one critical section on the device's ring instead of one per record)
+// when it ends, or earlier when the stage fills. Records of one construct
+// stay in order; records of constructs running at the same time on one
+// device are queued in the order the constructs end.
+
+// traceBegin stages the construct's begin target record, if its device
 // traces target records; called by targetBegin after the fast check.
 func (t *Target) traceBegin(tr *tracer) {
 	if tr.types.Load()&(1<<CallbackTarget) == 0 {
@@ -1019,21 +1065,44 @@ func (t *Target) traceBegin(tr *tracer) {
 		t.tid = threadID()
 	}
 	t.traceT0 = now
-	tr.pushTarget(t, ScopeBegin, now)
+	fillTarget(&t.stage[0], t, ScopeBegin, now)
+	t.nstaged = 1
 }
 
-// traceEnd writes the end target record of a construct whose begin was
-// recorded.
+// traceEnd stages the end target record of a construct whose begin was
+// recorded and queues the construct's staged records.
 func (t *Target) traceEnd() {
 	t0 := t.traceT0
 	t.traceT0 = 0
 	tr := tracerOf(t.dev)
 	if tr == nil {
+		t.nstaged = 0
 		return
 	}
-	now, err := tr.h.dev.Now()
-	if err != nil || now < t0 {
-		now = t0
+	if t0 != 0 && tr.types.Load()&(1<<CallbackTarget) != 0 {
+		now, err := tr.h.dev.Now()
+		if err != nil || now < t0 {
+			now = t0
+		}
+		if t.nstaged == len(t.stage) {
+			t.flushStage()
+		}
+		fillTarget(&t.stage[t.nstaged], t, ScopeEnd, now)
+		t.nstaged++
 	}
-	tr.pushTarget(t, ScopeEnd, now)
+	t.flushStage()
+}
+
+// flushStage queues the construct's staged records on its device (if it
+// still traces; otherwise they are dropped, as records made while tracing
+// is paused or stopped are).
+func (t *Target) flushStage() {
+	n := t.nstaged
+	t.nstaged = 0
+	if n == 0 {
+		return
+	}
+	if tr := tracerOf(t.dev); tr != nil {
+		tr.push(t.stage[:n])
+	}
 }

@@ -789,9 +789,9 @@ func TestTraceBadCursors(t *testing.T) {
 // application's goroutine, and a tool that is slow to complete never
 // stalls it: records beyond the queue are dropped and counted.
 func TestTraceCompleteRunsOffCaller(t *testing.T) {
-	old := ringCap
-	ringCap = 16
-	defer func() { ringCap = old }()
+	oldCap, oldMax := ringCap, ringMax
+	ringCap, ringMax = 16, 16
+	defer func() { ringCap, ringMax = oldCap, oldMax }()
 	release := make(chan struct{})
 	var once sync.Once
 	tt := &traceTool{size: RecordOMPTSize + 8}
@@ -820,6 +820,34 @@ func TestTraceCompleteRunsOffCaller(t *testing.T) {
 	defer tt.mu.Unlock()
 	if tt.gs[me] {
 		t.Error("buffer_complete ran on the application goroutine")
+	}
+}
+
+// TestTraceRingGrows: while the tool is slow, the ring grows instead of
+// dropping records, up to ringMax; then records are dropped and counted.
+func TestTraceRingGrows(t *testing.T) {
+	for _, tc := range []struct {
+		max      int
+		wantLoss bool
+	}{{256, false}, {32, true}} {
+		oldCap, oldMax := ringCap, ringMax
+		ringCap, ringMax = 16, tc.max
+		release := make(chan struct{})
+		var once sync.Once
+		tt := &traceTool{size: RecordOMPTSize + 8}
+		tt.complete = func(int, []byte, uint64, uint64) { once.Do(func() { <-release }) }
+		clks := withTrace(t, tt, 1)
+		for range 20 {
+			tracedRegion(0, 1, clks[0], false) // 140 records, the tool blocked
+		}
+		close(release)
+		tt.flush(0)
+		written, lost := TraceStats(0)
+		if written+lost != 140 || (lost > 0) != tc.wantLoss {
+			t.Errorf("ringMax %d: written %d + lost %d; want 140, lost > 0: %v", tc.max, written, lost, tc.wantLoss)
+		}
+		tt.stop(0)
+		ringCap, ringMax = oldCap, oldMax
 	}
 }
 

@@ -28,6 +28,7 @@ func init() {
 	register(bcase{name: "empty_target_tracing", backend: "host", env: []string{benchToolEnv + "=traceonly"}, bench: emptyTarget})
 	register(bcase{name: "empty_target_tracing_tool_all", backend: "host", env: []string{benchToolEnv + "=trace"}, bench: emptyTarget})
 	register(bcase{name: "record_cost", backend: "host", env: []string{benchToolEnv + "=traceonly"}, bench: recordCost})
+	register(bcase{name: "record_cost_routine", backend: "host", env: []string{benchToolEnv + "=traceonly"}, bench: recordCostRoutine})
 	switch os.Getenv(benchToolEnv) {
 	case "all", "trace", "traceonly":
 		ompt.RegisterTool("ompt-bench", startAll)
@@ -101,15 +102,45 @@ func dispatch(dev int) (func(*testing.B), func(), error) {
 	}, nil, nil
 }
 
-// recordCost: one traced data op of a device memory routine with no
-// callbacks registered: the scope, the ids and the record written into the
-// trace buffer.
-func recordCost(dev int) (func(*testing.B), func(), error) {
+// traced starts tracing on dev (through the first device routine) and
+// checks that it is on.
+func traced(dev int) error {
 	if _, err := target.AllocMem(8, dev); err != nil { // initialises the device: tracing starts
-		return nil, nil, err
+		return err
 	}
 	if !ompt.Tracing(dev) {
-		return nil, nil, fmt.Errorf("device %d is not traced", dev)
+		return fmt.Errorf("device %d is not traced", dev)
+	}
+	return nil
+}
+
+// recordCost: what tracing adds to one data operation of a construct: the
+// operation captured (Op) and its record made (Record) with its device
+// times, as target does for every operation of a traced construct. The
+// construct stays open, so its records are queued as a running construct
+// queues them (8 at a time).
+func recordCost(dev int) (func(*testing.B), func(), error) {
+	if err := traced(dev); err != nil {
+		return nil, nil, err
+	}
+	return func(b *testing.B) {
+		t := ompt.TargetBegin(ompt.KindTargetUpdate, dev, 1)
+		t.DataOpBegin(ompt.DataOpTransferToDevice, 1, ompt.InitialDevice, 2, dev, 8)
+		t.DataOpEnd(2)
+		for b.Loop() {
+			op := t.Op()
+			op.Record(100, 200, 0, nil)
+		}
+		t.End()
+	}, nil, nil
+}
+
+// recordCostRoutine: a whole traced device memory routine with one data
+// op and its record (RoutineBegin ... End), no callbacks registered: the
+// record beside the cost of the scope itself.
+func recordCostRoutine(dev int) (func(*testing.B), func(), error) {
+	if err := traced(dev); err != nil {
+		return nil, nil, err
 	}
 	return func(b *testing.B) {
 		for b.Loop() {
