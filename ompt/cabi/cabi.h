@@ -151,7 +151,6 @@ typedef struct gompt_scope {
 	ompt_data_t target_data;
 	ompt_data_t target_task_data;
 	ompt_id_t host_op_id;
-	struct gompt_scope *next; // free list
 } gompt_scope;
 
 // gompt_device: what a C tool gets as ompt_device_t *.

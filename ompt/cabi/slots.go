@@ -9,6 +9,7 @@ package cabi
 import "C"
 
 import (
+	"runtime"
 	"sync"
 	"unsafe"
 
@@ -18,53 +19,51 @@ import (
 // Construct slots. The core gives each tool a Go ompt.Data per construct
 // (target_data, target_task_data) and a *uint64 host_op_id slot; a C tool
 // must get C memory it may keep a pointer to for the construct's life. The
-// first callback of a construct takes a gompt_scope from a free list and
-// hangs it on the Go slot's Ptr field (the slot belongs to this tool, and
-// the core zeroes it when the construct ends); the target_emi end callback
-// returns it. Only the goroutine running the construct touches its slots.
+// first callback of a construct takes a gompt_scope (C memory, in a Go
+// box) from a sync.Pool and hangs the box on the Go slot's Ptr field (the
+// slot belongs to this tool, and the core zeroes it when the construct
+// ends); the target_emi end callback puts it back. A pool is per-P, so
+// this takes no lock; a box the pool drops (at a GC) frees its C memory
+// through a cleanup. Only the goroutine running the construct touches its
+// slots.
 
-var (
-	scopeMu    sync.Mutex
-	freeScopes *C.gompt_scope
-)
+type scopeBox struct{ sc *C.gompt_scope }
 
-func allocScope() *C.gompt_scope {
-	scopeMu.Lock()
-	sc := freeScopes
-	if sc != nil {
-		freeScopes = sc.next
-	}
-	scopeMu.Unlock()
+var scopePool = sync.Pool{New: func() any {
+	sc := (*C.gompt_scope)(C.calloc(1, C.sizeof_gompt_scope))
 	if sc == nil {
-		return (*C.gompt_scope)(C.calloc(1, C.sizeof_gompt_scope))
+		panic("cabi: out of C memory for a construct's tool slots")
 	}
-	*sc = C.gompt_scope{}
-	return sc
+	b := &scopeBox{sc: sc}
+	runtime.AddCleanup(b, func(p unsafe.Pointer) { C.free(p) }, unsafe.Pointer(sc))
+	return b
+}}
+
+// allocScope takes a zeroed scope.
+func allocScope() *scopeBox {
+	b := scopePool.Get().(*scopeBox)
+	*b.sc = C.gompt_scope{}
+	return b
 }
 
-func freeScope(sc *C.gompt_scope) {
-	scopeMu.Lock()
-	sc.next = freeScopes
-	freeScopes = sc
-	scopeMu.Unlock()
-}
+func freeScope(b *scopeBox) { scopePool.Put(b) }
 
 // scopeOf returns the C scope of the construct whose Go target_data slot
 // is td, taking one on first use.
 func scopeOf(td *ompt.Data) *C.gompt_scope {
-	if sc, ok := td.Ptr.(*C.gompt_scope); ok {
-		return sc
+	if b, ok := td.Ptr.(*scopeBox); ok {
+		return b.sc
 	}
-	sc := allocScope()
-	td.Ptr = sc
-	return sc
+	b := allocScope()
+	td.Ptr = b
+	return b.sc
 }
 
 // releaseScope returns td's C scope at the end of its construct.
 func releaseScope(td *ompt.Data) {
-	if sc, ok := td.Ptr.(*C.gompt_scope); ok {
+	if b, ok := td.Ptr.(*scopeBox); ok {
 		td.Ptr = nil
-		freeScope(sc)
+		freeScope(b)
 	}
 }
 
@@ -73,30 +72,30 @@ func releaseScope(td *ompt.Data) {
 // core's Go slot.
 var (
 	routineMu     sync.Mutex
-	routineScopes = map[*uint64]*C.gompt_scope{}
+	routineScopes = map[*uint64]*scopeBox{}
 )
 
 func routineScope(hop *uint64, ep ompt.Endpoint) *C.gompt_scope {
 	routineMu.Lock()
 	defer routineMu.Unlock()
-	sc := routineScopes[hop]
-	if sc == nil {
-		sc = allocScope()
-		routineScopes[hop] = sc
+	b := routineScopes[hop]
+	if b == nil {
+		b = allocScope()
+		routineScopes[hop] = b
 		if ep != ompt.ScopeBegin {
-			sc.host_op_id = C.ompt_id_t(*hop)
+			b.sc.host_op_id = C.ompt_id_t(*hop)
 		}
 	}
-	return sc
+	return b.sc
 }
 
 func releaseRoutineScope(hop *uint64) {
 	routineMu.Lock()
-	sc := routineScopes[hop]
+	b := routineScopes[hop]
 	delete(routineScopes, hop)
 	routineMu.Unlock()
-	if sc != nil {
-		freeScope(sc)
+	if b != nil {
+		freeScope(b)
 	}
 }
 
