@@ -138,9 +138,9 @@ type Target struct {
 	traceT0 int64
 	lastOp  int32
 	lastID  uint64
-	gen     uint32 // incremented when the Target is reused: TracedOp.t's check
-	nstaged int
-	stage   [stageCap]pending // records waiting for the construct's end
+	gen     uint32             // incremented when the Target is reused: TracedOp.t's check
+	nstaged int                // words used in stage
+	stage   [stageWords]uint64 // entries waiting for the construct's end
 
 	// per-tool slots, indexed by the tool's index in d.tools
 	targetData     []Data

@@ -66,12 +66,13 @@ type NativeDevice interface {
 	NativeFlags() uint32
 }
 
-// ringCap is the number of records a device's ring holds at first. When
-// the application makes records faster than the tracing goroutine
-// delivers them for a while (a GC cycle, a slow buffer callback, the
-// goroutine not scheduled), the ring doubles, up to ringMax records
-// (about 14 MiB); more are dropped and counted as lost. Vars for tests.
-var ringCap, ringMax = 2048, 1 << 16
+// ringCap is the size of a device's ring at first, in 8-byte words (an
+// entry takes 5 to 13: about 2048 operations). When the application makes
+// records faster than the tracing goroutine delivers them for a while (a
+// GC cycle, a slow buffer callback, the goroutine not scheduled), the
+// ring doubles, up to ringMax words (4 MiB, some 65536 operations); more
+// records are dropped and counted as lost. Vars for tests.
+var ringCap, ringMax = 2048 * 8, 65536 * 8
 
 type traceState int32
 
@@ -100,8 +101,8 @@ type tracer struct {
 	state     traceState
 	request   BufferRequestFunc
 	complete  BufferCompleteFunc
-	fill      []pending // producers append; bounded by cap
-	spare     []pending
+	fill      []uint64 // producers append entries (see encTarget); bounded by cap
+	spare     []uint64
 	waiting   bool // worker is in work.Wait
 	flushReq  uint64
 	flushDone uint64
@@ -118,15 +119,84 @@ type tracer struct {
 	noBuf     bool     // a request failed during this batch
 }
 
-// pending is one queued operation: an OMPT record, a native record, or
-// both (written as two entries, OMPT first).
-type pending struct {
-	rec     RecordOMPT
-	hasRec  bool
-	hasNat  bool
-	natLen  uint8
-	nat     nativeHeader
-	natData [NativeMax]byte
+// The ring holds entries packed into 8-byte words, which the tracing
+// goroutine unpacks into the tool's buffer: a construct's three records
+// and a native record take some 30 words instead of four 104-byte
+// records, and the ring's cache lines, which move from the application's
+// core to the tracing goroutine's and back, are what a record costs.
+// Word 0 of an entry is its kind (bits 0-7), its length in words (8-15),
+// two small fields (16-23, 24-31) and a 32-bit field (32-63).
+const (
+	entTarget = 1 + iota // endpoint, target kind, device; time, thread, target_id, codeptr
+	entDataOp            // op, -, src device; time, end, thread, target_id, host_op_id, src, dst, dst device, bytes, codeptr
+	entKernel            // -, -, -; time, end, thread, target_id, host_op_id, requested | granted<<32
+	entNative            // data length, class, type index; host_op_id, start, end, hwid, data words
+
+	entTargetWords = 5
+	entDataOpWords = 11
+	entKernelWords = 7
+	entNativeWords = 5 // plus the data
+	entMaxWords    = entDataOpWords + entNativeWords + NativeMax/8
+)
+
+func entHeader(kind, words int, a, b uint8, c uint32) uint64 {
+	return uint64(kind) | uint64(words)<<8 | uint64(a)<<16 | uint64(b)<<24 | uint64(c)<<32
+}
+
+func entKind(w0 uint64) int  { return int(uint8(w0)) }
+func entWords(w0 uint64) int { return int(uint8(w0 >> 8)) }
+
+// countEntries counts the entries in w.
+func countEntries(w []uint64) uint64 {
+	n := uint64(0)
+	for off := 0; off < len(w); off += entWords(w[off]) {
+		n++
+	}
+	return n
+}
+
+// encTarget writes the target record (begin or end of construct t) at
+// w[0:] and returns its length.
+func encTarget(w []uint64, t *Target, endpoint Endpoint, now int64) int {
+	w = w[:entTargetWords]
+	w[0] = entHeader(entTarget, entTargetWords, uint8(endpoint), uint8(t.kind), uint32(int32(t.dev)))
+	w[1], w[2], w[3], w[4] = uint64(now), t.tid, t.id, uint64(t.code)
+	return entTargetWords
+}
+
+// encOp writes the record(s) of one data operation or kernel at w[0:]:
+// the OMPT record if rec, the native record if native is non-nil; it
+// returns their length (at most entMaxWords).
+func encOp(w []uint64, o *TracedOp, begin, end uint64, granted uint32, rec bool, native *NativeInfo) int {
+	n := 0
+	if rec {
+		if o.event == CallbackTargetDataOp {
+			e := w[:entDataOpWords]
+			e[0] = entHeader(entDataOp, entDataOpWords, uint8(o.op), 0, uint32(int32(o.srcDev)))
+			e[1], e[2], e[3], e[4], e[5] = begin, end, o.thread, o.targetID, o.hostOpID
+			e[6], e[7], e[8], e[9], e[10] = uint64(o.src), uint64(o.dst), uint64(uint32(int32(o.dstDev))), o.bytes, uint64(o.code)
+			n = entDataOpWords
+		} else {
+			e := w[:entKernelWords]
+			e[0] = entHeader(entKernel, entKernelWords, 0, 0, 0)
+			e[1], e[2], e[3], e[4], e[5] = begin, end, o.thread, o.targetID, o.hostOpID
+			e[6] = uint64(o.teams) | uint64(granted)<<32
+			n = entKernelWords
+		}
+	}
+	if native != nil {
+		data := native.Data[:min(len(native.Data), NativeMax)]
+		dw := (len(data) + 7) / 8
+		e := w[n : n+entNativeWords+dw]
+		e[0] = entHeader(entNative, entNativeWords+dw, uint8(len(data)), uint8(native.Class), internNative(native.Type))
+		e[1], e[2], e[3], e[4] = o.hostOpID, native.Start, native.End, native.HWID
+		if dw > 0 {
+			e[len(e)-1] = 0 // the last word's padding
+			copy(unsafe.Slice((*byte)(unsafe.Pointer(&e[entNativeWords])), dw*8), data)
+		}
+		n += len(e)
+	}
+	return n
 }
 
 func (tr *tracer) init(h *DeviceHandle) {
@@ -213,30 +283,6 @@ func TraceStats(deviceNum int) (written, lost uint64) {
 	return h.tr.written.Load(), h.tr.lost.Load()
 }
 
-// slotLocked returns the next free slot of the ring, or nil when the
-// session does not accept records (not started, paused, stopping) or the
-// ring is full (counted as lost). tr.mu must be held.
-func (tr *tracer) slotLocked() *pending {
-	if tr.state != traceOn {
-		return nil
-	}
-	n := len(tr.fill)
-	if n == cap(tr.fill) && n < ringMax {
-		// The worker holds the other ring; it swaps this one in at its
-		// next batch, so both grow to the largest size needed.
-		tr.fill = append(tr.fill, make([]pending, min(n, ringMax-n))...)[:n]
-	}
-	if n == cap(tr.fill) {
-		tr.lost.Add(1)
-		tr.sessionLost++
-		return nil
-	}
-	tr.fill = tr.fill[:n+1]
-	p := &tr.fill[n]
-	p.hasRec, p.hasNat = false, false
-	return p
-}
-
 // commitLocked wakes the worker if it sleeps and a batch of records is
 // waiting; tr.mu must be held. Waking it for every record would cost the
 // application a futex wake per operation; the ticker (tick) delivers
@@ -281,66 +327,35 @@ func (tr *tracer) tick(done <-chan struct{}) {
 	}
 }
 
-// fillTarget makes p the target record (begin or end of construct t).
-func fillTarget(p *pending, t *Target, endpoint Endpoint, now int64) {
-	p.hasRec, p.hasNat = true, false
-	p.rec = RecordOMPT{Type: int32(CallbackTarget), Time: uint64(now), ThreadID: t.tid, TargetID: t.id}
-	b := (*RecordTarget)(unsafe.Pointer(&p.rec.body))
-	b.Kind, b.Endpoint, b.DeviceNum = int32(t.kind), int32(endpoint), int32(t.dev)
-	b.TargetID, b.CodePtr = t.id, t.code
-}
-
-// fillOp makes p the record(s) of one data operation or kernel: the OMPT
-// record if rec, the native record if native is non-nil.
-func fillOp(p *pending, o *TracedOp, begin, end uint64, granted uint32, rec bool, native *NativeInfo) {
-	p.hasRec, p.hasNat = rec, native != nil
-	if rec {
-		p.rec = RecordOMPT{Type: int32(o.event), Time: begin, ThreadID: o.thread, TargetID: o.targetID}
-		if o.event == CallbackTargetDataOp {
-			b := (*RecordTargetDataOp)(unsafe.Pointer(&p.rec.body))
-			b.HostOpID, b.OpType = o.hostOpID, int32(o.op)
-			b.SrcAddr, b.SrcDeviceNum = o.src, int32(o.srcDev)
-			b.DestAddr, b.DestDeviceNum = o.dst, int32(o.dstDev)
-			b.Bytes, b.EndTime, b.CodePtr = o.bytes, end, o.code
-		} else {
-			b := (*RecordTargetKernel)(unsafe.Pointer(&p.rec.body))
-			b.HostOpID, b.RequestedNumTeams, b.GrantedNumTeams, b.EndTime = o.hostOpID, o.teams, granted, end
-		}
-	}
-	if native != nil {
-		n := copy(p.natData[:], native.Data)
-		clear(p.natData[n:])
-		p.natLen = uint8(n)
-		p.nat = nativeHeader{
-			marker: NativeMarker, hostOpID: o.hostOpID, class: int32(native.Class),
-			typeIdx: internNative(native.Type), start: native.Start, end: native.End, hwid: native.HWID,
-		}
-		p.nat.size = uint32(NativeHeaderSize + (max(n, 1)+7)&^7)
-	}
-}
-
-// push queues records (made by fillTarget and fillOp), in order, in one
-// critical section. Those the ring has no room for are lost.
-func (tr *tracer) push(recs []pending) {
+// push queues entries (made by encTarget and encOp), in order, in one
+// critical section, unless the session does not accept records now (not
+// started, paused, stopping). Entries the ring has no room for, even
+// grown to ringMax, are lost.
+func (tr *tracer) push(w []uint64) {
 	tr.mu.Lock()
-	for i := range recs {
-		p := tr.slotLocked()
-		if p == nil {
-			if tr.state == traceOn && i+1 < len(recs) { // slotLocked counted one
-				tr.lost.Add(uint64(len(recs) - i - 1))
-				tr.sessionLost += uint64(len(recs) - i - 1)
-			}
-			break
-		}
-		r := &recs[i]
-		p.hasRec, p.hasNat = r.hasRec, r.hasNat
-		if r.hasRec {
-			p.rec = r.rec
-		}
-		if r.hasNat {
-			p.nat, p.natLen, p.natData = r.nat, r.natLen, r.natData
-		}
+	if tr.state != traceOn {
+		tr.mu.Unlock()
+		return
 	}
+	n := len(tr.fill)
+	if n+len(w) > cap(tr.fill) && cap(tr.fill) < ringMax {
+		// The worker holds the other ring; it swaps this one in at its
+		// next batch, so both grow to the largest size needed.
+		grown := make([]uint64, n, min(max(2*cap(tr.fill), n+len(w)), ringMax))
+		copy(grown, tr.fill)
+		tr.fill = grown
+	}
+	if n+len(w) > cap(tr.fill) {
+		k := 0 // whole entries that fit
+		for k < len(w) && n+k+entWords(w[k]) <= cap(tr.fill) {
+			k += entWords(w[k])
+		}
+		lost := countEntries(w[k:])
+		tr.lost.Add(lost)
+		tr.sessionLost += lost
+		w = w[:k]
+	}
+	tr.fill = append(tr.fill, w...)
 	tr.commitLocked()
 	tr.mu.Unlock()
 }
@@ -368,9 +383,9 @@ func (tr *tracer) run() {
 		}
 		ok := true
 		tr.noBuf = false
-		for i := range batch {
-			if ok = tr.deliver(&batch[i]); !ok {
-				tr.lost.Add(uint64(len(batch) - i))
+		for off := 0; off < len(batch); off += entWords(batch[off]) {
+			if ok = tr.deliver(batch[off : off+entWords(batch[off])]); !ok {
+				tr.lost.Add(countEntries(batch[off:]))
 				break
 			}
 		}
@@ -415,8 +430,9 @@ func (tr *tracer) endLocked() {
 // abortLocked ends the session after a tool buffer callback panicked:
 // queued records are dropped (counted), no callback is called again.
 func (tr *tracer) abortLocked() {
-	tr.lost.Add(uint64(len(tr.fill)))
-	tr.sessionLost += uint64(len(tr.fill))
+	lost := countEntries(tr.fill)
+	tr.lost.Add(lost)
+	tr.sessionLost += lost
 	tr.fill = tr.fill[:0]
 	if tr.buf != nil {
 		unregisterLive(tr.buf, tr.live)
@@ -424,19 +440,43 @@ func (tr *tracer) abortLocked() {
 	tr.endLocked()
 }
 
-// deliver writes one queued operation; false when a callback panicked.
-func (tr *tracer) deliver(p *pending) bool {
-	if p.hasRec {
-		if !tr.put(unsafe.Pointer(&p.rec), uint64(RecordOMPTSize), nil, 0) {
-			return false
+// deliver unpacks one entry of the ring into the tool's buffer; false
+// when a callback panicked.
+func (tr *tracer) deliver(e []uint64) bool {
+	var r RecordOMPT
+	switch entKind(e[0]) {
+	case entTarget:
+		r = RecordOMPT{Type: int32(CallbackTarget), Time: e[1], ThreadID: e[2], TargetID: e[3]}
+		b := (*RecordTarget)(unsafe.Pointer(&r.body))
+		b.Kind, b.Endpoint, b.DeviceNum = int32(uint8(e[0]>>24)), int32(uint8(e[0]>>16)), int32(e[0]>>32)
+		b.TargetID, b.CodePtr = e[3], uintptr(e[4])
+	case entDataOp:
+		r = RecordOMPT{Type: int32(CallbackTargetDataOp), Time: e[1], ThreadID: e[3], TargetID: e[4]}
+		b := (*RecordTargetDataOp)(unsafe.Pointer(&r.body))
+		b.HostOpID, b.OpType = e[5], int32(uint8(e[0]>>16))
+		b.SrcAddr, b.SrcDeviceNum = uintptr(e[6]), int32(e[0]>>32)
+		b.DestAddr, b.DestDeviceNum = uintptr(e[7]), int32(e[8])
+		b.Bytes, b.EndTime, b.CodePtr = e[9], e[2], uintptr(e[10])
+	case entKernel:
+		r = RecordOMPT{Type: int32(CallbackTargetSubmit), Time: e[1], ThreadID: e[3], TargetID: e[4]}
+		b := (*RecordTargetKernel)(unsafe.Pointer(&r.body))
+		b.HostOpID, b.RequestedNumTeams, b.GrantedNumTeams, b.EndTime = e[5], uint32(e[6]), uint32(e[6]>>32), e[2]
+	case entNative:
+		n := int(uint8(e[0] >> 16))
+		h := nativeHeader{
+			marker: NativeMarker, hostOpID: e[1], class: int32(uint8(e[0] >> 24)), typeIdx: uint32(e[0] >> 32),
+			start: e[2], end: e[3], hwid: e[4],
+			size: uint32(NativeHeaderSize + (max(n, 1)+7)&^7),
 		}
-	}
-	if p.hasNat {
-		if !tr.put(unsafe.Pointer(&p.nat), uint64(NativeHeaderSize), p.natData[:p.natLen], uint64(p.nat.size)) {
-			return false
+		var data []byte
+		if n > 0 {
+			data = unsafe.Slice((*byte)(unsafe.Pointer(&e[entNativeWords])), n)
 		}
+		return tr.put(unsafe.Pointer(&h), uint64(NativeHeaderSize), data, uint64(h.size))
+	default:
+		return true
 	}
-	return true
+	return tr.put(unsafe.Pointer(&r), uint64(RecordOMPTSize), nil, 0)
 }
 
 // put writes one entry of size n (or total, if larger: a native header of
@@ -709,7 +749,7 @@ func startTrace(h *DeviceHandle, request BufferRequestFunc, complete BufferCompl
 	}
 	tr.request, tr.complete = request, complete
 	if cap(tr.fill) != ringCap {
-		tr.fill, tr.spare = make([]pending, 0, ringCap), make([]pending, 0, ringCap)
+		tr.fill, tr.spare = make([]uint64, 0, ringCap), make([]uint64, 0, ringCap)
 	}
 	tr.fill, tr.spare = tr.fill[:0], tr.spare[:0]
 	tr.state = traceOn
@@ -983,16 +1023,14 @@ func (o *TracedOp) Record(begin, end int64, grantedTeams uint32, native *NativeI
 	}
 	if t := o.t; t != nil && t.gen == o.gen {
 		// staged in the construct, queued with its other records at End
-		if t.nstaged == len(t.stage) {
+		if t.nstaged+entMaxWords > len(t.stage) {
 			t.flushStage()
 		}
-		fillOp(&t.stage[t.nstaged], o, uint64(begin), uint64(end), grantedTeams, rec, native)
-		t.nstaged++
+		t.nstaged += encOp(t.stage[t.nstaged:], o, uint64(begin), uint64(end), grantedTeams, rec, native)
 		return
 	}
-	var p [1]pending
-	fillOp(&p[0], o, uint64(begin), uint64(end), grantedTeams, rec, native)
-	tr.push(p[:])
+	var w [entMaxWords]uint64
+	tr.push(w[:encOp(w[:], o, uint64(begin), uint64(end), grantedTeams, rec, native)])
 }
 
 // Op captures the operation that the last DataOpEnd or SubmitEnd ended,
@@ -1040,10 +1078,11 @@ func (t *Target) Op() TracedOp {
 // checks with the package function Tracing). One atomic load.
 func (t *Target) Tracing() bool { return t != nil && !t.routine && Tracing(t.dev) }
 
-// stageCap is how many records a construct stages before it queues them
-// (its begin record, its operations, its end record): an empty target
-// region makes 3, a region with one mapped array 7.
-const stageCap = 8
+// stageWords is how many words of entries a construct stages before it
+// queues them (its begin record, its operations, its end record): an
+// empty target region makes about 25 with native records, a region with
+// one mapped array about 90.
+const stageWords = 128
 
 // A construct's records are staged in the construct and queued together
 // (one critical section on the device's ring instead of one per record)
@@ -1065,8 +1104,7 @@ func (t *Target) traceBegin(tr *tracer) {
 		t.tid = threadID()
 	}
 	t.traceT0 = now
-	fillTarget(&t.stage[0], t, ScopeBegin, now)
-	t.nstaged = 1
+	t.nstaged = encTarget(t.stage[:], t, ScopeBegin, now)
 }
 
 // traceEnd stages the end target record of a construct whose begin was
@@ -1084,11 +1122,10 @@ func (t *Target) traceEnd() {
 		if err != nil || now < t0 {
 			now = t0
 		}
-		if t.nstaged == len(t.stage) {
+		if t.nstaged+entTargetWords > len(t.stage) {
 			t.flushStage()
 		}
-		fillTarget(&t.stage[t.nstaged], t, ScopeEnd, now)
-		t.nstaged++
+		t.nstaged += encTarget(t.stage[t.nstaged:], t, ScopeEnd, now)
 	}
 	t.flushStage()
 }

@@ -790,7 +790,7 @@ func TestTraceBadCursors(t *testing.T) {
 // stalls it: records beyond the queue are dropped and counted.
 func TestTraceCompleteRunsOffCaller(t *testing.T) {
 	oldCap, oldMax := ringCap, ringMax
-	ringCap, ringMax = 16, 16
+	ringCap, ringMax = 16*8, 16*8 // words: about 16 records
 	defer func() { ringCap, ringMax = oldCap, oldMax }()
 	release := make(chan struct{})
 	var once sync.Once
@@ -829,9 +829,9 @@ func TestTraceRingGrows(t *testing.T) {
 	for _, tc := range []struct {
 		max      int
 		wantLoss bool
-	}{{256, false}, {32, true}} {
+	}{{256 * 8, false}, {32 * 8, true}} { // words: about 256 and 32 records
 		oldCap, oldMax := ringCap, ringMax
-		ringCap, ringMax = 16, tc.max
+		ringCap, ringMax = 16*8, tc.max
 		release := make(chan struct{})
 		var once sync.Once
 		tt := &traceTool{size: RecordOMPTSize + 8}
