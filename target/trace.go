@@ -80,6 +80,7 @@ func (c *construct) flushRecords() {
 				p.begin, _ = p.ev0.Time()
 			}
 			p.end, _ = p.ev1.Time()
+			p.ev0, p.ev1 = nil, nil
 		}
 		if native.Kind == device.NativeNone {
 			p.op.Record(p.begin, p.end, 0, nil)
@@ -87,7 +88,9 @@ func (c *construct) flushRecords() {
 		}
 		recordNative(&p.op, p.begin, p.end, p.flag, &native)
 	}
-	clear(c.pend)
+	// Not cleared: the events are let go above; the rest points at
+	// pooled scopes and at timings the queue keeps, and clearing every
+	// entry costs more than the records.
 	c.pend = c.pend[:0]
 }
 
