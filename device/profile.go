@@ -42,3 +42,12 @@ type Timing interface {
 	// record, or the operation's error.
 	Times() (begin, end int64, native Native, err error)
 }
+
+// ReadyTiming is an optional interface of a Timing: Ready reports, without
+// waiting, whether Times would return at once (the operation has
+// completed, as one a queue ran inline has). The runtime then writes the
+// operation's record at once instead of keeping it until the construct's
+// queue syncs.
+type ReadyTiming interface {
+	Ready() bool
+}

@@ -104,6 +104,7 @@ type tracer struct {
 	fill      []uint64 // producers append entries (see encTarget); bounded by cap
 	spare     []uint64
 	waiting   bool // worker is in work.Wait
+	kick      bool // a tick came: deliver whatever is queued
 	flushReq  uint64
 	flushDone uint64
 	worker    uintptr // getg of the worker
@@ -285,13 +286,21 @@ func TraceStats(deviceNum int) (written, lost uint64) {
 
 // commitLocked wakes the worker if it sleeps and a batch of records is
 // waiting; tr.mu must be held. Waking it for every record would cost the
-// application a futex wake per operation; the ticker (tick) delivers
-// smaller batches within tickEvery.
+// application a futex wake per operation, and a worker that took every
+// record as it came would take tr.mu as often as the application does,
+// moving its cache line between their cores each time; the ticker (tick)
+// delivers smaller batches within tickEvery.
 func (tr *tracer) commitLocked() {
-	if tr.waiting && len(tr.fill) >= max(cap(tr.fill)/4, 1) {
+	if tr.waiting && tr.batchReadyLocked() {
 		tr.waiting = false
 		tr.work.Signal()
 	}
+}
+
+// batchReadyLocked reports whether a batch worth waking the worker for is
+// queued: a quarter of the ring, or anything after a tick.
+func (tr *tracer) batchReadyLocked() bool {
+	return len(tr.fill) >= max(cap(tr.fill)/4, 1) || (tr.kick && len(tr.fill) > 0)
 }
 
 // wakeLocked wakes the worker if it sleeps, whatever is queued (flush,
@@ -319,9 +328,12 @@ func (tr *tracer) tick(done <-chan struct{}) {
 		case <-t.C:
 		}
 		tr.mu.Lock()
-		if tr.waiting && len(tr.fill) > 0 {
-			tr.waiting = false
-			tr.work.Signal()
+		if len(tr.fill) > 0 {
+			tr.kick = true
+			if tr.waiting {
+				tr.waiting = false
+				tr.work.Signal()
+			}
 		}
 		tr.mu.Unlock()
 	}
@@ -367,11 +379,11 @@ func (tr *tracer) run() {
 	tr.mu.Lock()
 	tr.worker = getg()
 	for {
-		for len(tr.fill) == 0 && tr.flushReq == tr.flushDone && tr.state != traceStopping {
+		for !tr.batchReadyLocked() && tr.flushReq == tr.flushDone && tr.state != traceStopping {
 			tr.waiting = true
 			tr.work.Wait()
 		}
-		tr.waiting = false
+		tr.waiting, tr.kick = false, false
 		batch := tr.fill
 		tr.fill = tr.spare[:0]
 		flush, flushed := tr.flushReq, tr.flushDone

@@ -39,9 +39,15 @@ func (c *construct) now() int64 {
 	return t
 }
 
-// syncOp records a synchronous operation (alloc, delete) with known times.
+// syncOp records a synchronous operation (alloc, delete) with known times:
+// at once, unless earlier operations still wait for theirs.
 func (c *construct) syncOp(begin, end int64) {
-	c.pend = append(c.pend, pending{op: c.t.Op(), begin: begin, end: end})
+	op := c.t.Op()
+	if len(c.pend) == 0 {
+		op.Record(begin, end, 0, nil)
+		return
+	}
+	c.pend = append(c.pend, pending{op: op, begin: begin, end: end})
 }
 
 // bracket is called before an asynchronous operation is enqueued; it
@@ -54,16 +60,24 @@ func (c *construct) bracket() device.Event {
 	return ev
 }
 
-// asyncOp records an asynchronous operation just enqueued.
+// asyncOp records an asynchronous operation just enqueued: at once if
+// the queue ran it already (a host queue runs small operations inline)
+// and no earlier operation waits, else when the construct ends.
 func (c *construct) asyncOp(ev0 device.Event, flag uint32) {
-	p := pending{op: c.t.Op(), flag: flag}
 	if c.prof != nil {
-		p.tm = c.prof.Last()
-	} else {
-		p.ev0 = ev0
-		p.ev1, _ = c.q.Record()
+		tm := c.prof.Last()
+		if len(c.pend) == 0 {
+			if r, ok := tm.(device.ReadyTiming); ok && r.Ready() {
+				op := c.t.Op()
+				recordTiming(&op, tm, flag)
+				return
+			}
+		}
+		c.pend = append(c.pend, pending{op: c.t.Op(), flag: flag, tm: tm})
+		return
 	}
-	c.pend = append(c.pend, p)
+	ev1, _ := c.q.Record()
+	c.pend = append(c.pend, pending{op: c.t.Op(), flag: flag, ev0: ev0, ev1: ev1})
 }
 
 // flushRecords writes the construct's pending records; the queue has
@@ -71,10 +85,10 @@ func (c *construct) asyncOp(ev0 device.Event, flag uint32) {
 func (c *construct) flushRecords() {
 	for i := range c.pend {
 		p := &c.pend[i]
-		var native device.Native
 		switch {
 		case p.tm != nil:
-			p.begin, p.end, native, _ = p.tm.Times()
+			recordTiming(&p.op, p.tm, p.flag)
+			continue
 		case p.ev1 != nil:
 			if p.ev0 != nil {
 				p.begin, _ = p.ev0.Time()
@@ -82,16 +96,23 @@ func (c *construct) flushRecords() {
 			p.end, _ = p.ev1.Time()
 			p.ev0, p.ev1 = nil, nil
 		}
-		if native.Kind == device.NativeNone {
-			p.op.Record(p.begin, p.end, 0, nil)
-			continue
-		}
-		recordNative(&p.op, p.begin, p.end, p.flag, &native)
+		p.op.Record(p.begin, p.end, 0, nil)
 	}
 	// Not cleared: the events are let go above; the rest points at
 	// pooled scopes and at timings the queue keeps, and clearing every
 	// entry costs more than the records.
 	c.pend = c.pend[:0]
+}
+
+// recordTiming records op with the times and native record of the
+// queue's timing tm.
+func recordTiming(op *ompt.TracedOp, tm device.Timing, flag uint32) {
+	begin, end, native, _ := tm.Times()
+	if native.Kind == device.NativeNone {
+		op.Record(begin, end, 0, nil)
+		return
+	}
+	recordNative(op, begin, end, flag, &native)
 }
 
 // recordNative writes a record with the plugin's native record attached.

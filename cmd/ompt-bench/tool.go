@@ -23,6 +23,7 @@ const benchToolEnv = "GOMPT_BENCH_TOOL"
 
 func init() {
 	register(bcase{name: "empty_target_notool", bench: emptyTarget})
+	register(bcase{name: "empty_target_tool_none", backend: "host", env: []string{benchToolEnv + "=none"}, bench: emptyTarget})
 	register(bcase{name: "empty_target_tool_all", backend: "host", env: []string{benchToolEnv + "=all"}, bench: emptyTarget})
 	register(bcase{name: "callback_dispatch", backend: "host", env: []string{benchToolEnv + "=all"}, bench: dispatch})
 	register(bcase{name: "empty_target_tracing", backend: "host", env: []string{benchToolEnv + "=traceonly"}, bench: emptyTarget})
@@ -30,7 +31,7 @@ func init() {
 	register(bcase{name: "record_cost", backend: "host", env: []string{benchToolEnv + "=traceonly"}, bench: recordCost})
 	register(bcase{name: "record_cost_routine", backend: "host", env: []string{benchToolEnv + "=traceonly"}, bench: recordCostRoutine})
 	switch os.Getenv(benchToolEnv) {
-	case "all", "trace", "traceonly":
+	case "none", "all", "trace", "traceonly":
 		ompt.RegisterTool("ompt-bench", startAll)
 	}
 }
@@ -39,12 +40,17 @@ func init() {
 // each returning at once: the cost of the interface itself.
 //
 // With GOMPT_BENCH_TOOL=trace it also traces every record type on every
-// device into 4 MiB buffers it discards; with traceonly it only traces
-// (empty_target_tracing: the cost of tracing itself, beside
-// empty_target_tool_all's cost of the callbacks).
+// device into 4 MiB buffers it discards; with traceonly it only traces;
+// with none it registers nothing. The cost of tracing is
+// empty_target_tracing against empty_target_tool_none (a tool attached,
+// tracing off), or empty_target_tracing_tool_all against
+// empty_target_tool_all.
 func startAll(int, string) *ompt.StartResult {
 	mode := os.Getenv(benchToolEnv)
 	return &ompt.StartResult{Initialize: func(lookup ompt.LookupFunc, _ int, _ *ompt.Data) int {
+		if mode == "none" {
+			return 1 // attached, nothing registered, nothing traced
+		}
 		set := lookup("ompt_set_callback").(ompt.SetCallbackFunc)
 		set(ompt.CallbackDeviceInitialize, ompt.DeviceInitializeCallback(func(dev int, _ string, h *ompt.DeviceHandle, lk ompt.LookupFunc, _ string) {
 			if mode == "all" {

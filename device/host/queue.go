@@ -89,6 +89,10 @@ func (q *Queue) Last() device.Timing {
 	return q.last
 }
 
+// Ready implements device.ReadyTiming: true for an operation the queue ran
+// inline (its times are known).
+func (t *timing) Ready() bool { return t.seq == 0 }
+
 // Times implements device.Timing: it waits for the operation if it went to
 // the queue's goroutine.
 func (t *timing) Times() (begin, end int64, native device.Native, err error) {

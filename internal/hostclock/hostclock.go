@@ -5,11 +5,12 @@
 // On linux/amd64, when the CPU's time-stamp counter is invariant (CPUID
 // says so) and the kernel itself keeps time with it (its clocksource is
 // "tsc", which it picks only after checking that the counters of all CPUs
-// agree), the clock reads the counter (RDTSCP, ~15 ns on a KVM guest
+// agree), the clock reads the counter (RDTSC, ~15 ns on a KVM guest
 // where Go's monotonic clock costs ~40 ns) and scales it to nanoseconds
 // with a rate measured against the monotonic clock over calibrateFor on
 // first use. Anywhere else it is Go's monotonic clock. Either way it
-// never goes back and is linear in real time; the small error of the
+// does not go back (beyond the few cycles an unfenced counter read may
+// move) and is linear in real time; the small error of the
 // measured rate (about 1e-4) is absorbed by ompt's clock translation,
 // which fits device time to host time from paired readings.
 //
@@ -51,7 +52,7 @@ var (
 func Now() int64 {
 	once.Do(setup)
 	if c.tsc {
-		hi, lo := bits.Mul64(rdtscp()-c.t0, c.mult)
+		hi, lo := bits.Mul64(rdtsc()-c.t0, c.mult)
 		return int64(hi<<32|lo>>32) + 1
 	}
 	return int64(time.Since(c.origin)) + 1
@@ -71,7 +72,7 @@ func setup() {
 		mult, hz, ok := calibrate()
 		if ok {
 			c.tsc, c.mult = true, mult
-			c.t0 = rdtscp()
+			c.t0 = rdtsc()
 			c.source = fmt.Sprintf("tsc (%.3f GHz)", hz/1e9)
 			return
 		}
@@ -138,7 +139,7 @@ func pair() (tsc uint64, ns int64) {
 	best := int64(-1)
 	for range 3 {
 		a := int64(time.Since(c.origin))
-		t := rdtscp()
+		t := rdtsc()
 		b := int64(time.Since(c.origin))
 		if w := b - a; best < 0 || w < best {
 			best, tsc, ns = w, t, a+w/2
