@@ -38,14 +38,16 @@ import (
 //     kernel with no image gives CodeInvalidBinary; launches with the wrong
 //     number of arguments or bad shapes give CodeInvalidArgument and leave
 //     the queue usable.
-//   - Profile: if dev's queues implement device.Profiler, a copy in, a
-//     copy on the device, a launch and a copy out timed with profiling on
+//   - Profile: if dev's queues implement device.Profiler, a small and a
+//     large copy in, a copy on the device, a launch and a copy out timed
+//     with profiling on
 //     each report 0 < begin <= end within clock readings taken before the
 //     work and after the Sync, in queue order, with a native record of
 //     the plugin's kind whose words agree with the times (per
 //     device.NativeKind), a type name, and teams > 0 for the launch only;
-//     Times gives the same answer twice; with profiling off, Last does not
-//     change.
+//     Times gives the same answer twice (and, for a device.ReadyTiming
+//     that says Ready right after the operation was enqueued, already
+//     then, before the Sync); with profiling off, Last does not change.
 //   - Concurrent: 16 goroutines, each with its own queue, allocate, copy,
 //     launch, verify and free at once.
 //   - NoLeak: if dev implements device.MemInfo, memory in use is back to its
@@ -459,7 +461,7 @@ func (s *suite) testProfile(t *testing.T) {
 	if !ok {
 		t.Skipf("queue %T does not implement device.Profiler", q)
 	}
-	const n = 64 << 10
+	const n = 1 << 20 // above a host queue's inline limit: the large copies are queued
 	a, b := alloc(t, s.dev, n), alloc(t, s.dev, n)
 	src, got := pattern(n, 30), make([]byte, n)
 	p.Profile(true)
@@ -478,8 +480,19 @@ func (s *suite) testProfile(t *testing.T) {
 		if tm == nil {
 			t.Fatalf("Last after %s with profiling on = nil", what)
 		}
+		if r, ok := tm.(device.ReadyTiming); ok && r.Ready() {
+			// Ready: the operation is over, so it ended before now.
+			now, err := s.dev.Now()
+			must(t, "Now", err)
+			begin, end, _, err := tm.Times()
+			must(t, what+" Times when Ready", err)
+			if begin <= 0 || end < begin || end > now {
+				t.Errorf("%s: Ready, but Times = [%d, %d]; want 0 < begin <= end <= Now %d read after Ready", what, begin, end, now)
+			}
+		}
 		ops = append(ops, timed{what, launch, tm})
 	}
+	step("small CopyIn", false, q.CopyIn(a, src[:64])) // a host queue runs it inline: Ready
 	step("CopyIn", false, q.CopyIn(a, src))
 	step("Copy", false, q.Copy(b, a, n))
 	if len(s.runnable) > 0 {
