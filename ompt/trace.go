@@ -991,6 +991,17 @@ func (o *TracedOp) HostOpID() uint64 { return o.hostOpID }
 // device was tracing when it was captured).
 func (o *TracedOp) Valid() bool { return o.event != 0 }
 
+// WantsNative reports whether Record would keep a native record with
+// monitoring flag flag (the tool enabled it on the operation's device),
+// so the runtime can skip making one. One atomic load.
+func (o *TracedOp) WantsNative(flag uint32) bool {
+	if o.event == 0 {
+		return false
+	}
+	tr := tracerOf(o.dev)
+	return tr != nil && tr.native.Load()&flag != 0
+}
+
 // Record queues the operation's trace record(s) on its device: an OMPT
 // record (target_data_op or target_submit/kernel) if the tool enabled the
 // type, and a native record if native is non-nil and the tool enabled

@@ -108,8 +108,8 @@ func (c *construct) flushRecords() {
 // queue's timing tm.
 func recordTiming(op *ompt.TracedOp, tm device.Timing, flag uint32) {
 	begin, end, native, _ := tm.Times()
-	if native.Kind == device.NativeNone {
-		op.Record(begin, end, 0, nil)
+	if native.Kind == device.NativeNone || !op.WantsNative(flag) {
+		op.Record(begin, end, uint32(native.Teams), nil)
 		return
 	}
 	recordNative(op, begin, end, flag, &native)
