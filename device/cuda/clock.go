@@ -60,14 +60,21 @@ func (c *clock) init(ctx cu.Context) error {
 }
 
 // resync takes a new reference: the best of three tries, by the width of
-// the host window around the record.
+// the host window around the record. On failure the reference is unchanged
+// and the events of the tries are destroyed.
 func (c *clock) resync(ctx cu.Context) error {
 	var best cu.Event
 	var bestNS, bestWidth int64
+	fail := func(err error) error {
+		if best != nil {
+			cu.EventDestroy(ctx, best)
+		}
+		return err
+	}
 	for try := 0; try < 3; try++ {
 		e, err := cu.EventCreate(ctx, cu.EVENT_DEFAULT)
 		if err != nil {
-			return err
+			return fail(err)
 		}
 		before := hostNow()
 		err = cu.EventRecord(ctx, e, c.s)
@@ -77,7 +84,7 @@ func (c *clock) resync(ctx cu.Context) error {
 		width := hostNow() - before
 		if err != nil {
 			cu.EventDestroy(ctx, e)
-			return err
+			return fail(err)
 		}
 		if best == nil || width < bestWidth {
 			if best != nil {

@@ -1,0 +1,817 @@
+//go:build cgo && linux
+
+package cuda
+
+// Fault-path tests against a fake driver (testdata/fakecuda.c), beside the
+// GPU tests of gpu_test.go: the fake runs no kernel, so it checks only how
+// the plugin handles a driver that fails (out of memory, a JIT failure, a
+// failed launch, copy or synchronisation, a device that fails to open) and
+// that the plugin gives every driver object back, even on those paths. The
+// fake counts its live objects and every call with a stale handle, a range
+// outside a live allocation or no live context ("misuse"); each test ends
+// with all of them at zero.
+//
+// A process loads one driver library, so TestFakeDriverFaults builds the
+// fake and runs the TestFault* tests in a child process that has
+// GOMPT_CUDA_LIBRARY pointing at it; run directly, they skip.
+
+import (
+	"bytes"
+	"errors"
+	"math"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"unsafe"
+
+	"github.com/gompt/gompt/device"
+	"github.com/gompt/gompt/device/cuda/internal/cu"
+	"github.com/gompt/gompt/internal/dl"
+	"github.com/gompt/gompt/kernels"
+)
+
+// fakeChildEnv marks the child process of TestFakeDriverFaults.
+const fakeChildEnv = "GOMPT_FAKECUDA_CHILD"
+
+// faultTests are the tests the child runs; each must pass there.
+var faultTests = []string{
+	"TestFaultBaseline", "TestFaultOpen", "TestFaultOutOfMemory", "TestFaultInvalidPTX",
+	"TestFaultMissingEntry", "TestFaultLaunch", "TestFaultStagedCopy", "TestFaultNoPinnedMemory",
+	"TestFaultSync", "TestFaultClose",
+}
+
+// buildFakeDriver compiles testdata/fakecuda.c into a shared library in a
+// temporary directory and returns its path.
+func buildFakeDriver(t *testing.T) string {
+	t.Helper()
+	gcc, err := exec.LookPath("gcc")
+	if err != nil {
+		if os.Getenv("CI") != "" {
+			t.Fatal("gcc is needed for this test in CI")
+		}
+		t.Skip("no gcc to build the fake driver")
+	}
+	src, err := filepath.Abs(filepath.Join("testdata", "fakecuda.c"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	lib := filepath.Join(t.TempDir(), "libfakecuda.so")
+	out, err := exec.Command(gcc, "-shared", "-fPIC", "-O1", "-g", "-Wall", "-Wextra", "-pthread", "-o", lib, src).CombinedOutput()
+	if err != nil {
+		t.Fatalf("gcc: %v\n%s", err, out)
+	}
+	if len(out) > 0 {
+		t.Errorf("gcc warns about the fake driver:\n%s", out)
+	}
+	return lib
+}
+
+// TestFakeDriverFaults runs the fault tests in a child process whose CUDA
+// driver is the fake, so that this process can still load the real one.
+func TestFakeDriverFaults(t *testing.T) {
+	needCgo(t)
+	if os.Getenv(fakeChildEnv) != "" {
+		t.Skip("in the child")
+	}
+	lib := buildFakeDriver(t)
+	cmd := exec.Command(os.Args[0], "-test.run=^TestFault", "-test.v", "-test.timeout=3m")
+	cmd.Env = append(os.Environ(), fakeChildEnv+"=1", EnvLibrary+"="+lib)
+	out, err := cmd.CombinedOutput()
+	if err != nil {
+		t.Fatalf("fault tests failed (%v):\n%s", err, out)
+	}
+	for _, name := range faultTests {
+		if !strings.Contains(string(out), "--- PASS: "+name+" ") {
+			t.Errorf("%s did not pass in the child:\n%s", name, out)
+		}
+	}
+	if testing.Verbose() {
+		t.Logf("child output:\n%s", out)
+	}
+}
+
+// fakeState mirrors struct fakecuda_state of the fake.
+type fakeState struct {
+	Allocs, AllocBytes, HostAllocs, HostRegs, Streams, Events, Modules, CtxRefs int64
+	Injected, Misuse, LeakedAtRelease, Launches                                 int64
+}
+
+// live returns the part of s that counts live objects.
+func (s fakeState) live() fakeState {
+	return fakeState{Allocs: s.Allocs, AllocBytes: s.AllocBytes, HostAllocs: s.HostAllocs, HostRegs: s.HostRegs,
+		Streams: s.Streams, Events: s.Events, Modules: s.Modules, CtxRefs: s.CtxRefs}
+}
+
+// fakeLib is the fake's control block, reached through dlsym.
+type fakeLib struct {
+	state  *[12]int64
+	misuse *[512]byte
+	spec   *[1024]byte
+	gen    *int32
+
+	base     fakeState // the fake's counters at the start of the test
+	bindBase cu.Live   // the binding's
+}
+
+var fake struct {
+	once sync.Once
+	d    *fakeLib
+	err  error
+}
+
+// fakeDriverIn returns the fake of the child process, with the test's
+// baseline taken, or skips the test outside the child. It checks that the
+// previous test left nothing live, and disarms faults when the test ends.
+func fakeDriverIn(t *testing.T) *fakeLib {
+	t.Helper()
+	lib := os.Getenv(EnvLibrary)
+	if os.Getenv(fakeChildEnv) == "" || lib == "" {
+		t.Skip("runs against the fake driver in the child process of TestFakeDriverFaults")
+	}
+	fake.once.Do(func() {
+		l, err := dl.Open(lib)
+		if err != nil {
+			fake.err = err
+			return
+		}
+		d := &fakeLib{}
+		for _, s := range []struct {
+			name string
+			p    *unsafe.Pointer
+		}{
+			{"fakecuda_state", (*unsafe.Pointer)(unsafe.Pointer(&d.state))},
+			{"fakecuda_misuse_msg", (*unsafe.Pointer)(unsafe.Pointer(&d.misuse))},
+			{"fakecuda_fail_spec", (*unsafe.Pointer)(unsafe.Pointer(&d.spec))},
+			{"fakecuda_fail_gen", (*unsafe.Pointer)(unsafe.Pointer(&d.gen))},
+		} {
+			if *s.p, err = l.Sym(s.name); err != nil {
+				fake.err = err
+				return
+			}
+		}
+		fake.d = d
+	})
+	if fake.err != nil {
+		t.Fatalf("fake driver %s: %v", lib, fake.err)
+	}
+	f := fake.d
+	f.rebase()
+	if l := f.base.live(); l != (fakeState{}) {
+		t.Fatalf("the fake holds live objects at the start of the test: %+v", l)
+	}
+	f.arm("")
+	t.Cleanup(func() { f.arm("") })
+	return f
+}
+
+// rebase takes the baseline of checkClean and injected.
+func (f *fakeLib) rebase() {
+	f.base, f.bindBase = f.read(), LiveDriverObjects()
+}
+
+func (f *fakeLib) read() fakeState {
+	var v [12]int64
+	for i := range v {
+		v[i] = atomic.LoadInt64(&f.state[i])
+	}
+	return *(*fakeState)(unsafe.Pointer(&v))
+}
+
+// arm replaces the armed faults with spec (see fakecuda.c); "" disarms.
+// Call counts start from here.
+func (f *fakeLib) arm(spec string) {
+	if len(spec) >= len(f.spec) {
+		panic("fault spec too long")
+	}
+	copy(f.spec[:], spec)
+	f.spec[len(spec)] = 0
+	atomic.AddInt32(f.gen, 1)
+}
+
+// injected returns the failures injected since the test began.
+func (f *fakeLib) injected() int64 { return f.read().Injected - f.base.Injected }
+
+// checkClean fails t unless, since the baseline, the fake holds no live
+// object, no call misused the driver, and leakedAllocs device allocations
+// the plugin failed to free were freed by their context's final release
+// (the binding still counts those).
+func (f *fakeLib) checkClean(t *testing.T, leakedAllocs int64) {
+	t.Helper()
+	s := f.read()
+	if l := s.live(); l != (fakeState{}) {
+		t.Errorf("the fake driver still holds %+v", l)
+	}
+	if n := s.Misuse - f.base.Misuse; n != 0 {
+		msg := f.misuse[:bytes.IndexByte(f.misuse[:], 0)]
+		t.Errorf("%d driver calls misused the driver; the first ever: %s", n, msg)
+	}
+	if n := s.LeakedAtRelease - f.base.LeakedAtRelease; n != leakedAllocs {
+		t.Errorf("%d objects were still live when their context was released, want %d", n, leakedAllocs)
+	}
+	l, b := LiveDriverObjects(), f.bindBase
+	if d := (cu.Live{Allocs: l.Allocs - b.Allocs, HostAllocs: l.HostAllocs - b.HostAllocs, HostRegs: l.HostRegs - b.HostRegs,
+		Streams: l.Streams - b.Streams, Events: l.Events - b.Events, Modules: l.Modules - b.Modules}); d != (cu.Live{Allocs: leakedAllocs}) {
+		t.Errorf("the binding counts %v more live driver objects than at the start (want %d allocations)", d, leakedAllocs)
+	}
+}
+
+// open opens the plugin's devices on the fake afresh. When the test ends,
+// faults are disarmed, the devices closed and the fake checked clean.
+func (f *fakeLib) open(t *testing.T) []device.Device {
+	t.Helper()
+	devs, err := newPlugin("").Devices()
+	if err != nil {
+		t.Fatalf("Devices on the fake driver: %v", err)
+	}
+	t.Cleanup(func() {
+		f.arm("")
+		for _, d := range devs {
+			if err := d.(device.Closer).Close(); err != nil {
+				t.Errorf("Close: %v", err)
+			}
+		}
+		f.checkClean(t, 0)
+	})
+	return devs
+}
+
+// wantErr fails t unless err has code and contains each of want.
+func wantErr(t *testing.T, what string, err error, code device.Code, want ...string) {
+	t.Helper()
+	wantCode(t, what, err, code)
+	for _, w := range want {
+		if !strings.Contains(err.Error(), w) {
+			t.Errorf("%s: error %q does not contain %q", what, err, w)
+		}
+	}
+}
+
+func pattern(n, seed int) []byte {
+	b := make([]byte, n)
+	for i := range b {
+		b[i] = byte(i*7 + i>>13 + seed)
+	}
+	return b
+}
+
+// roundTrip copies data to buf and back through q and checks it.
+func roundTrip(t *testing.T, q device.Queue, buf device.DevicePtr, data []byte) {
+	t.Helper()
+	must(t, "CopyIn", q.CopyIn(buf, data))
+	got := make([]byte, len(data))
+	must(t, "CopyOut", q.CopyOut(got, buf))
+	must(t, "Sync", q.Sync())
+	if !bytes.Equal(got, data) {
+		t.Fatalf("round trip of %d bytes changed the data", len(data))
+	}
+}
+
+// TestFaultBaseline uses two fake devices with no fault armed: copies of
+// both sizes, a device copy, a peer copy, a launch, events and profiling
+// succeed and misuse nothing. It checks the fake as much as the plugin.
+func TestFaultBaseline(t *testing.T) {
+	f := fakeDriverIn(t)
+	t.Setenv("FAKECUDA_DEVICES", "2")
+	devs := f.open(t)
+	if len(devs) != 2 {
+		t.Fatalf("%d devices, want 2", len(devs))
+	}
+	info := devs[1].Info()
+	if info.GlobalMem != 256<<20 || info.ComputeUnits != 132 || info.MaxThreadsPerTeam != 1024 ||
+		info.Version != "sm_90" || info.DriverVersion != "12.8" || !strings.Contains(info.Name, "not a GPU") {
+		t.Errorf("info of the fake device: %+v", info)
+	}
+	if s := f.read(); s.CtxRefs != 2 || s.Streams != 2 || s.Events != 2 {
+		t.Errorf("open devices hold %+v; want a context, a clock stream and a clock event each", s.live())
+	}
+	d := devs[0]
+	const big = 2*stagingChunk + 999
+	a, err := d.Alloc(big)
+	must(t, "Alloc", err)
+	b, err := d.Alloc(big)
+	must(t, "Alloc", err)
+	q, err := d.NewQueue()
+	must(t, "NewQueue", err)
+	q.(device.Profiler).Profile(true)
+	roundTrip(t, q, a.Ptr, pattern(100, 1))
+	roundTrip(t, q, a.Ptr, pattern(big, 2))
+	must(t, "Copy", q.Copy(b.Ptr, a.Ptr, big))
+	got := make([]byte, big)
+	must(t, "CopyOut", q.CopyOut(got, b.Ptr))
+	must(t, "Sync", q.Sync())
+	if !bytes.Equal(got, pattern(big, 2)) {
+		t.Error("device copy changed the data")
+	}
+	if s := f.read(); s.HostAllocs != stagingDepth {
+		t.Errorf("%d staging buffers after staged copies on one queue, want %d", s.HostAllocs, stagingDepth)
+	}
+
+	fn, err := d.Load(kernels.Saxpy)
+	must(t, "Load", err)
+	args := []device.Arg{{Bits: 1000}, {Bits: uint64(math.Float32bits(2))}, {Ptr: a.Ptr}, {Ptr: b.Ptr}}
+	must(t, "Launch", q.Launch(fn, device.Shape{Size: [3]int{1000, 1, 1}}, args))
+	tm := q.(device.Profiler).Last()
+	ev, err := q.Record()
+	must(t, "Record", err)
+	t1, err := ev.Time()
+	must(t, "event Time", err)
+	begin, end, native, err := tm.Times()
+	must(t, "Times", err)
+	if begin > end || begin <= 0 || t1 <= 0 || native.Type != "cuda kernel" {
+		t.Errorf("launch timing %d..%d (%s), event at %d", begin, end, native.Type, t1)
+	}
+	if n := f.read().Launches - f.base.Launches; n != 1 {
+		t.Errorf("the fake saw %d launches, want 1", n)
+	}
+
+	peer := devs[1]
+	pb, err := peer.Alloc(4096)
+	must(t, "Alloc on the peer", err)
+	pq, err := peer.NewQueue()
+	must(t, "NewQueue on the peer", err)
+	must(t, "CopyIn on the peer", pq.CopyIn(pb.Ptr, pattern(4096, 3)))
+	must(t, "Sync on the peer", pq.Sync())
+	must(t, "CopyPeer", q.(PeerCopier).CopyPeer(a.Ptr, peer, pb.Ptr, 4096))
+	got = make([]byte, 4096)
+	must(t, "CopyOut", q.CopyOut(got, a.Ptr))
+	must(t, "Sync", q.Sync())
+	if !bytes.Equal(got, pattern(4096, 3)) {
+		t.Error("peer copy changed the data")
+	}
+	must(t, "Release", pq.Release())
+	must(t, "Release", q.Release())
+	must(t, "Free", d.Free(a.Ptr))
+	must(t, "Free", d.Free(b.Ptr))
+	must(t, "Free", peer.Free(pb.Ptr))
+}
+
+// TestFaultOpen fails the driver while the plugin opens its devices: the
+// plugin has no device (or fewer), says why, and keeps nothing.
+func TestFaultOpen(t *testing.T) {
+	f := fakeDriverIn(t)
+	for _, c := range []struct {
+		name string
+		env  map[string]string
+		want []string
+	}{
+		{"no device", map[string]string{"FAKECUDA_DEVICES": "0"}, []string{"no CUDA device", "CUDA_ERROR_NO_DEVICE"}},
+		{"old driver", map[string]string{"FAKECUDA_DRIVER_VERSION": "9020"}, []string{"supports CUDA 9.2, too old"}},
+		{"old GPU", map[string]string{"FAKECUDA_CC": "6.1"}, []string{"compute capability 6.1"}},
+		{"cuInit", map[string]string{"FAKECUDA_FAIL": "cuInit:1:999"}, []string{"failed to initialise", "cuInit: CUDA_ERROR_UNKNOWN"}},
+		{"context", map[string]string{"FAKECUDA_FAIL": "cuDevicePrimaryCtxRetain:1"}, []string{"CUDA device 0", "cuDevicePrimaryCtxRetain"}},
+		{"memory info", map[string]string{"FAKECUDA_FAIL": "cuMemGetInfo_v2:1"}, []string{"cuMemGetInfo_v2"}},
+		{"clock stream", map[string]string{"FAKECUDA_FAIL": "cuStreamCreate:1:2"}, []string{"cuStreamCreate: CUDA_ERROR_OUT_OF_MEMORY"}},
+		{"clock event", map[string]string{"FAKECUDA_FAIL": "cuEventCreate:2:2"}, []string{"cuEventCreate"}},
+		{"clock record", map[string]string{"FAKECUDA_FAIL": "cuEventRecord:3"}, []string{"cuEventRecord"}},
+		{"clock sync", map[string]string{"FAKECUDA_FAIL": "cuEventSynchronize:2"}, []string{"cuEventSynchronize: CUDA_ERROR_LAUNCH_FAILED"}},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			f.rebase()
+			for k, v := range c.env {
+				t.Setenv(k, v)
+			}
+			devs, err := newPlugin("").Devices()
+			if len(devs) != 0 {
+				t.Fatalf("%d devices, want none", len(devs))
+			}
+			wantErr(t, "Devices", err, device.CodeUnknown, c.want...)
+			if !errors.Is(err, device.ErrNoDevice) {
+				t.Errorf("error %v does not wrap ErrNoDevice", err)
+			}
+			if c.env["FAKECUDA_FAIL"] != "" && f.injected() != 1 {
+				t.Errorf("%d failures injected, want 1", f.injected())
+			}
+			f.checkClean(t, 0)
+		})
+	}
+	// One of two devices fails to open: the other is device 0.
+	f.rebase()
+	t.Setenv("FAKECUDA_DEVICES", "2")
+	t.Setenv("FAKECUDA_FAIL", "cuDevicePrimaryCtxRetain:1")
+	devs := f.open(t)
+	if len(devs) != 1 {
+		t.Fatalf("%d devices, want the one that opened", len(devs))
+	}
+	var ordinal string
+	for _, a := range devs[0].Info().Extra {
+		if a.Key == "CUDA ordinal" {
+			ordinal = a.Value
+		}
+	}
+	if id := devs[0].(*gpu).id; id != "cuda:0" || ordinal != "1" {
+		t.Errorf("the device that opened is %s, CUDA ordinal %s; want cuda:0, ordinal 1", id, ordinal)
+	}
+}
+
+// TestFaultOutOfMemory runs a 64 MiB device out of memory.
+func TestFaultOutOfMemory(t *testing.T) {
+	f := fakeDriverIn(t)
+	t.Setenv("FAKECUDA_MEM_LIMIT", "67108864")
+	d := f.open(t)[0]
+	mi := d.(device.MemInfo)
+	if d.Info().GlobalMem != 64<<20 {
+		t.Fatalf("GlobalMem %d, want 64 MiB", d.Info().GlobalMem)
+	}
+	// A block in the cache, for the out-of-memory path to give back.
+	small, err := d.Alloc(3 << 20)
+	must(t, "Alloc", err)
+	must(t, "Free", d.Free(small.Ptr))
+	if d.(*gpu).CacheBytes() == 0 {
+		t.Fatal("a freed 3 MiB block was not cached")
+	}
+	kept, err := d.Alloc(2 << 20)
+	must(t, "Alloc", err)
+
+	// 63 MiB: its size class (64 MiB) fails, again after the cache is
+	// given back, and the exact size fails too.
+	_, err = d.Alloc(63 << 20)
+	wantErr(t, "Alloc of 63 MiB with 2 MiB live", err, device.CodeOutOfResources,
+		"66060288 bytes: the device has 65011712 of 67108864 bytes free", "cuMemAlloc_v2: CUDA_ERROR_OUT_OF_MEMORY")
+	if !errors.Is(err, device.ErrOutOfResources) {
+		t.Errorf("%v is not ErrOutOfResources", err)
+	}
+	if b, n := mi.MemInUse(); b != 2<<20 || n != 1 {
+		t.Errorf("MemInUse after the failure: %d bytes in %d, want 2 MiB in 1", b, n)
+	}
+	if s := f.read(); s.Allocs != 1 || d.(*gpu).CacheBytes() != 0 {
+		t.Errorf("after the failure the driver has %d allocations and the cache %d bytes; want 1 and 0 (cache given back)",
+			s.Allocs, d.(*gpu).CacheBytes())
+	}
+
+	// 61 MiB: its size class does not fit in the 62 MiB free, the exact size does.
+	b, err := d.Alloc(61 << 20)
+	must(t, "Alloc of 61 MiB with 2 MiB live", err)
+	if s := f.read(); s.AllocBytes != 63<<20 {
+		t.Errorf("the driver holds %d bytes, want 63 MiB (61 MiB allocated at its exact size)", s.AllocBytes)
+	}
+	q, err := d.NewQueue()
+	must(t, "NewQueue", err)
+	roundTrip(t, q, b.Ptr+(40<<20), pattern(5<<20, 4))
+	must(t, "Free", d.Free(b.Ptr))
+
+	// Every cuMemAlloc fails: the error is the driver's, nothing is held.
+	f.arm("cuMemAlloc_v2:1:2:0")
+	_, err = d.Alloc(1 << 20)
+	wantErr(t, "Alloc with cuMemAlloc failing", err, device.CodeOutOfResources, "cuMemAlloc_v2")
+	if f.injected() == 0 {
+		t.Error("no failure was injected")
+	}
+	f.arm("")
+	if b, n := mi.MemInUse(); b != 2<<20 || n != 1 {
+		t.Errorf("MemInUse after the failures: %d bytes in %d, want 2 MiB in 1", b, n)
+	}
+
+	// The device keeps working.
+	buf, err := d.Alloc(16 << 20)
+	must(t, "Alloc after out of memory", err)
+	roundTrip(t, q, buf.Ptr, pattern(16<<20, 5))
+	must(t, "Release", q.Release())
+	must(t, "Free", d.Free(buf.Ptr))
+	must(t, "Free", d.Free(kept.Ptr))
+	if b, n := mi.MemInUse(); b != 0 || n != 0 {
+		t.Errorf("MemInUse at the end: %d bytes in %d", b, n)
+	}
+}
+
+// badPTX is rejected by the fake's JIT at its line 6.
+const badPTX = `.version 6.0
+.target sm_70
+.address_size 64
+.visible .entry broken()
+{
+	FAKECUDA_BAD_PTX;
+}
+`
+
+func TestFaultInvalidPTX(t *testing.T) {
+	f := fakeDriverIn(t)
+	d := f.open(t)[0]
+	k := &device.Kernel{Name: "broken", Images: []device.Image{{Kind: device.ImagePTX, Source: badPTX}}}
+	for i := 0; i < 2; i++ { // a failed load is not cached
+		_, err := d.Load(k)
+		wantErr(t, "Load of invalid PTX", err, device.CodeInvalidBinary,
+			"load broken", "cuModuleLoadDataEx: CUDA_ERROR_INVALID_PTX", "JIT log:\nptxas application ptx input, line 6")
+		var ce *cu.Error
+		if !errors.As(err, &ce) || !strings.Contains(ce.Log, "FAKECUDA_BAD_PTX") {
+			t.Errorf("the *cu.Error of %v lacks the JIT log", err)
+		}
+	}
+	if s := f.read(); s.Modules != 0 {
+		t.Errorf("%d modules live after failed loads", s.Modules)
+	}
+
+	// A load failure the fake injects carries its log too; then the kernel loads.
+	f.arm("cuModuleLoadDataEx:1:222")
+	_, err := d.Load(kernels.Saxpy)
+	wantErr(t, "Load with the JIT failing", err, device.CodeInvalidBinary,
+		"CUDA_ERROR_UNSUPPORTED_PTX_VERSION", "injected failure of cuModuleLoadDataEx")
+	fn, err := d.Load(kernels.Saxpy)
+	must(t, "Load after a failure", err)
+	if fn2, _ := d.Load(kernels.Saxpy); fn2 != fn || fn.Bytes() == 0 {
+		t.Error("a loaded kernel is not cached")
+	}
+	if s := f.read(); s.Modules != 1 {
+		t.Errorf("%d modules live, want 1", s.Modules)
+	}
+}
+
+func TestFaultMissingEntry(t *testing.T) {
+	f := fakeDriverIn(t)
+	d := f.open(t)[0]
+	img, _ := kernels.Saxpy.Image(device.ImagePTX)
+	k := &device.Kernel{Name: "nosuch", Params: kernels.Saxpy.Params,
+		Images: []device.Image{{Kind: device.ImagePTX, Entry: "nosuch", Source: img.Source}}}
+	_, err := d.Load(k)
+	wantErr(t, "Load of a missing entry", err, device.CodeNotFound,
+		`no entry "nosuch"`, "entries: saxpy", "cuModuleGetFunction: CUDA_ERROR_NOT_FOUND")
+	if s := f.read(); s.Modules != 0 {
+		t.Errorf("%d modules live after a missing entry, want the module unloaded", s.Modules)
+	}
+
+	// The other failures after the module has loaded unload it too.
+	for _, spec := range []string{"cuModuleGetFunction:1:400", "cuFuncGetAttribute:1:1"} {
+		f.arm(spec)
+		_, err := d.Load(kernels.Saxpy)
+		name := spec[:strings.IndexByte(spec, ':')]
+		if err == nil || !strings.Contains(err.Error(), name) {
+			t.Errorf("Load with %s failing: %v", name, err)
+		}
+		if s := f.read(); s.Modules != 0 {
+			t.Errorf("%d modules live after %s failed", s.Modules, name)
+		}
+	}
+	f.arm("")
+	_, err = d.Load(kernels.Saxpy)
+	must(t, "Load after the failures", err)
+}
+
+func TestFaultLaunch(t *testing.T) {
+	f := fakeDriverIn(t)
+	d := f.open(t)[0]
+	fn, err := d.Load(kernels.Saxpy)
+	must(t, "Load", err)
+	const n = 4096
+	x, err := d.Alloc(4 * n)
+	must(t, "Alloc", err)
+	y, err := d.Alloc(4 * n)
+	must(t, "Alloc", err)
+	q, err := d.NewQueue()
+	must(t, "NewQueue", err)
+	p := q.(device.Profiler)
+	p.Profile(true)
+	args := []device.Arg{{Bits: n}, {Bits: uint64(math.Float32bits(2))}, {Ptr: x.Ptr}, {Ptr: y.Ptr}}
+	shape := device.Shape{Size: [3]int{n, 1, 1}}
+	events := f.read().Events
+
+	f.arm("cuLaunchKernel:1")
+	err = q.Launch(fn, shape, args)
+	wantErr(t, "Launch with cuLaunchKernel failing", err, device.CodeOutOfResources,
+		"launch saxpy", "cuLaunchKernel: CUDA_ERROR_LAUNCH_OUT_OF_RESOURCES")
+	if p.Last() != nil {
+		t.Error("a launch that failed to enqueue left a timing")
+	}
+	f.arm("cuLaunchKernel:1:719")
+	wantErr(t, "Launch with the kernel failing", q.Launch(fn, shape, args), device.CodeInvalidDevice, "CUDA_ERROR_LAUNCH_FAILED")
+	if f.injected() != 2 {
+		t.Errorf("%d failures injected, want 2", f.injected())
+	}
+	f.arm("")
+	if s := f.read(); s.Launches != f.base.Launches || s.Events > events+2 {
+		t.Errorf("after two failed launches: %d launches, %d events (%d before); want none and the two timing events pooled",
+			s.Launches-f.base.Launches, s.Events, events)
+	}
+
+	must(t, "Launch after failures", q.Launch(fn, shape, args))
+	if _, _, _, err := p.Last().Times(); err != nil {
+		t.Errorf("timing of the launch: %v", err)
+	}
+	must(t, "Sync", q.Sync())
+	if n := f.read().Launches - f.base.Launches; n != 1 {
+		t.Errorf("%d launches reached the driver, want 1", n)
+	}
+	must(t, "Release", q.Release())
+	must(t, "Free", d.Free(x.Ptr))
+	must(t, "Free", d.Free(y.Ptr))
+}
+
+// TestFaultStagedCopy fails one driver call in the middle of copies large
+// enough to be pipelined through the staging buffers (4 chunks, 3 buffers):
+// the copy returns the error, the queue syncs without hanging, the staging
+// buffers go back to the pool, and the next copies are right.
+func TestFaultStagedCopy(t *testing.T) {
+	f := fakeDriverIn(t)
+	d := f.open(t)[0]
+	const n = 3*stagingChunk + 12345
+	buf, err := d.Alloc(n)
+	must(t, "Alloc", err)
+	q, err := d.NewQueue()
+	must(t, "NewQueue", err)
+	src := pattern(n, 6)
+	roundTrip(t, q, buf.Ptr, src)
+	for _, c := range []struct {
+		spec string
+		in   bool // fail CopyIn, else CopyOut
+		code device.Code
+	}{
+		{"cuMemcpyHtoDAsync_v2:2:700", true, device.CodeInvalidDevice},
+		{"cuMemcpyHtoDAsync_v2:4:1", true, device.CodeInvalidArgument},
+		{"cuEventRecord:3:999", true, device.CodeUnknown},
+		{"cuEventSynchronize:1:719", true, device.CodeInvalidDevice}, // the wait for chunk 3's buffer
+		{"cuMemcpyDtoHAsync_v2:2:700", false, device.CodeInvalidDevice},
+		{"cuMemcpyDtoHAsync_v2:4:700", false, device.CodeInvalidDevice}, // in the refill of the ring
+		{"cuEventRecord:4:999", false, device.CodeUnknown},
+		{"cuEventSynchronize:3:719", false, device.CodeInvalidDevice},
+	} {
+		t.Run(c.spec, func(t *testing.T) {
+			f.arm(c.spec)
+			if c.in {
+				err = q.CopyIn(buf.Ptr, src)
+				wantErr(t, "CopyIn", err, c.code, "copy to device")
+			} else {
+				err = q.CopyOut(make([]byte, n), buf.Ptr)
+				wantErr(t, "CopyOut", err, c.code, "copy from device")
+			}
+			if name := c.spec[:strings.IndexByte(c.spec, ':')]; !strings.Contains(err.Error(), name) {
+				t.Errorf("error %q does not name %s", err, name)
+			}
+			if f.injected() == 0 {
+				t.Fatal("no failure injected: the copy did not reach the armed call")
+			}
+			f.base.Injected = f.read().Injected
+			f.arm("")
+			must(t, "Sync after a failed copy", q.Sync())
+			roundTrip(t, q, buf.Ptr, src)
+			if s := f.read(); s.HostAllocs != stagingDepth || s.Misuse != f.base.Misuse {
+				t.Errorf("after the failure and a round trip: %d staging buffers (want %d, the same ones), %d misuses",
+					s.HostAllocs, stagingDepth, s.Misuse-f.base.Misuse)
+			}
+		})
+	}
+	must(t, "Release", q.Release())
+	must(t, "Free", d.Free(buf.Ptr))
+}
+
+// TestFaultNoPinnedMemory fails the page-locked allocations (or the events)
+// of the staging buffers: large copies then go with fewer buffers, or
+// straight from the program's memory, and stay right. (The plugin never
+// registers host memory with cuMemHostRegister: see plan.go.)
+func TestFaultNoPinnedMemory(t *testing.T) {
+	f := fakeDriverIn(t)
+	for _, c := range []struct {
+		spec    string
+		buffers int64 // staging buffers made
+	}{
+		{"cuMemAllocHost_v2:1:2:0", 0},
+		{"cuEventCreate:1:2:0", 0},
+		{"cuMemAllocHost_v2:2:2:0", 1},
+		{"cuMemAllocHost_v2:3:2:0", 2},
+	} {
+		t.Run(c.spec, func(t *testing.T) {
+			d := f.open(t)[0]
+			const n = 2*stagingChunk + 4321
+			buf, err := d.Alloc(n)
+			must(t, "Alloc", err)
+			q, err := d.NewQueue()
+			must(t, "NewQueue", err)
+			f.arm(c.spec)
+			roundTrip(t, q, buf.Ptr, pattern(n, 7))
+			roundTrip(t, q, buf.Ptr, pattern(n, 8))
+			if f.injected() == 0 {
+				t.Error("no failure injected")
+			}
+			if s := f.read(); s.HostAllocs != c.buffers {
+				t.Errorf("%d staging buffers, want %d", s.HostAllocs, c.buffers)
+			}
+			f.arm("")
+			must(t, "Release", q.Release())
+			must(t, "Free", d.Free(buf.Ptr))
+		})
+	}
+}
+
+// TestFaultSync fails the synchronisations: stream and event waits return
+// the driver's error once, and release still destroys what it should.
+func TestFaultSync(t *testing.T) {
+	f := fakeDriverIn(t)
+	d := f.open(t)[0]
+	buf, err := d.Alloc(1 << 20)
+	must(t, "Alloc", err)
+	q, err := d.NewQueue()
+	must(t, "NewQueue", err)
+	must(t, "CopyIn", q.CopyIn(buf.Ptr, pattern(1000, 9)))
+
+	f.arm("cuStreamSynchronize:1:700")
+	wantErr(t, "Sync", q.Sync(), device.CodeInvalidDevice, "sync", "cuStreamSynchronize: CUDA_ERROR_ILLEGAL_ADDRESS")
+	must(t, "Sync after the failure", q.Sync())
+
+	// Event waits.
+	e, err := q.Record()
+	must(t, "Record", err)
+	f.arm("cuEventSynchronize:1")
+	wantErr(t, "Wait", e.Wait(), device.CodeInvalidDevice, "wait", "cuEventSynchronize: CUDA_ERROR_LAUNCH_FAILED")
+	wantErr(t, "second Wait", e.Wait(), device.CodeInvalidDevice, "cuEventSynchronize")
+	if _, err := e.Time(); err == nil {
+		t.Error("Time of a failed event succeeded")
+	}
+	f.arm("cuEventRecord:1")
+	_, err = q.Record()
+	wantErr(t, "Record with cuEventRecord failing", err, device.CodeUnknown, "record", "cuEventRecord")
+
+	// A profiled copy whose end event fails.
+	p := q.(device.Profiler)
+	p.Profile(true)
+	f.arm("")
+	must(t, "CopyIn", q.CopyIn(buf.Ptr, pattern(1000, 10)))
+	f.arm("cuEventSynchronize:1")
+	if _, _, _, err := p.Last().Times(); err == nil || !strings.Contains(err.Error(), "cuEventSynchronize") {
+		t.Errorf("Times with cuEventSynchronize failing: %v", err)
+	}
+	f.arm("")
+	must(t, "Sync", q.Sync())
+
+	// Release whose sync fails still destroys the stream, once.
+	f.arm("cuStreamCreate:1")
+	_, err = d.NewQueue()
+	wantErr(t, "NewQueue with cuStreamCreate failing", err, device.CodeUnknown, "new queue", "cuStreamCreate")
+	streams := f.read().Streams
+	f.arm("cuStreamSynchronize:1")
+	wantErr(t, "Release", q.Release(), device.CodeInvalidDevice, "cuStreamSynchronize")
+	if s := f.read(); s.Streams != streams-1 {
+		t.Errorf("%d streams after a Release whose sync failed, want %d", s.Streams, streams-1)
+	}
+	must(t, "second Release", q.Release())
+	wantErr(t, "CopyIn on a released queue", q.CopyIn(buf.Ptr, []byte{1}), device.CodeInvalidArgument, "released")
+	if f.injected() != 6 {
+		t.Errorf("%d failures injected, want 6", f.injected())
+	}
+	must(t, "Free", d.Free(buf.Ptr))
+}
+
+// TestFaultClose closes devices in use, and a device whose driver fails
+// while it closes.
+func TestFaultClose(t *testing.T) {
+	f := fakeDriverIn(t)
+	t.Setenv("FAKECUDA_DEVICES", "2")
+	use := func(d device.Device) {
+		t.Helper()
+		_, err := d.Load(kernels.Saxpy)
+		must(t, "Load", err)
+		big, err := d.Alloc(2*stagingChunk + 1)
+		must(t, "Alloc", err)
+		cached, err := d.Alloc(1 << 20)
+		must(t, "Alloc", err)
+		must(t, "Free", d.Free(cached.Ptr))
+		q, err := d.NewQueue()
+		must(t, "NewQueue", err)
+		roundTrip(t, q, big.Ptr, pattern(2*stagingChunk+1, 11))
+		e, err := q.Record()
+		must(t, "Record", err)
+		must(t, "Wait", e.Wait())
+		q2, err := d.NewQueue() // left open, profiling, with an operation not synchronised
+		must(t, "NewQueue", err)
+		q2.(device.Profiler).Profile(true)
+		must(t, "CopyIn", q2.CopyIn(big.Ptr, pattern(100, 12)))
+		// big, q and q2 are left for Close.
+	}
+
+	devs := f.open(t)
+	for _, d := range devs {
+		use(d)
+	}
+	if s := f.read(); s.Modules != 2 || s.HostAllocs != 2*stagingDepth || s.Streams != 6 || s.Allocs != 4 {
+		t.Errorf("devices in use hold %+v", s.live())
+	}
+	for _, d := range devs {
+		must(t, "Close", d.(device.Closer).Close())
+		must(t, "second Close", d.(device.Closer).Close())
+		_, err := d.Alloc(1)
+		wantErr(t, "Alloc after Close", err, device.CodeInvalidDevice, "closed")
+		_, err = d.NewQueue()
+		wantErr(t, "NewQueue after Close", err, device.CodeInvalidDevice, "closed")
+		_, err = d.Load(kernels.Fill)
+		wantErr(t, "Load after Close", err, device.CodeInvalidDevice, "closed")
+	}
+	f.checkClean(t, 0)
+
+	// cuMemFree fails while a device closes: Close says so and still
+	// releases everything else and the context; the driver frees the
+	// memory with the context.
+	f.rebase()
+	devs, err := newPlugin("").Devices()
+	must(t, "Devices", err)
+	for _, d := range devs {
+		use(d)
+	}
+	f.arm("cuMemFree_v2:1:999:0")
+	for _, d := range devs {
+		err := d.(device.Closer).Close()
+		wantErr(t, "Close with cuMemFree failing", err, device.CodeUnknown, "cuMemFree_v2")
+	}
+	f.arm("")
+	f.checkClean(t, 4) // per device: the live allocation and the cached one
+	f.rebase()         // for the check when the test ends
+}

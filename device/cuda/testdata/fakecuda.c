@@ -1,0 +1,977 @@
+// fakecuda.c is a fault-injection fake of the CUDA driver library, built by
+// fault_test.go into a shared object and loaded by the cuda plugin through
+// GOMPT_CUDA_LIBRARY. It exists only to drive the plugin's fault paths
+// (out of memory, JIT failures, failed launches, copies and synchronisations,
+// failures while a device opens) and to check that the plugin gives back
+// every driver object it made. It is not a GPU and not a substitute for the
+// GPU tests: it runs no kernel (cuLaunchKernel checks its arguments and does
+// nothing) and executes every asynchronous operation at once.
+//
+// It exports every entry point the binding in internal/cu resolves, under
+// the names the binding prefers (cuMemAlloc_v2, cuStreamDestroy_v2, ...),
+// with the driver's signatures written with plain C types.
+//
+// The simulated devices live in host memory: device memory is malloc'd and a
+// CUdeviceptr is its host address; page-locked memory is malloc'd; events
+// take their time from CLOCK_MONOTONIC when recorded. Every handle the fake
+// gives out is checked when it comes back, and so is every device range a
+// copy touches: a call with a stale or foreign handle, a range outside a live
+// allocation, or no live current context fails with the driver's error and
+// is counted in fakecuda_state.misuse (the first one is described in
+// fakecuda_misuse_msg), so a test can assert that the plugin never misused
+// the driver.
+//
+// Configuration, read from the environment by every cuInit:
+//
+//	FAKECUDA_DEVICES=N          number of devices (default 1, at most 8; 0: cuInit fails with CUDA_ERROR_NO_DEVICE)
+//	FAKECUDA_MEM_LIMIT=BYTES    device memory per device (default 256 MiB), also cuDeviceTotalMem
+//	FAKECUDA_DRIVER_VERSION=V   cuDriverGetVersion (default 12080)
+//	FAKECUDA_CC=MAJOR.MINOR     compute capability (default 9.0)
+//	FAKECUDA_FAIL=SPEC          faults to inject, as below (counted from this cuInit)
+//	FAKECUDA_TRACE=1            print each call to stderr
+//
+// Fault injection. SPEC is a comma-separated list of NAME:N[:RESULT[:COUNT]]:
+// the Nth call (from the arming) of entry point NAME ("cuMemAlloc_v2", or
+// "cuMemAlloc" for the same) and the COUNT-1 calls after it (COUNT 1 by
+// default; 0 for every call from the Nth on) fail with CUresult RESULT
+// without doing anything. RESULT defaults to CUDA_ERROR_OUT_OF_MEMORY for the
+// allocations, CUDA_ERROR_INVALID_PTX for cuModuleLoadDataEx (with a JIT log
+// saying so), CUDA_ERROR_LAUNCH_OUT_OF_RESOURCES for cuLaunchKernel,
+// CUDA_ERROR_LAUNCH_FAILED for the synchronisations and CUDA_ERROR_UNKNOWN
+// otherwise. A test that has the library open re-arms at any time by writing
+// SPEC into fakecuda_fail_spec and then adding one to fakecuda_fail_gen
+// (atomically); the fake reads it at its next call.
+//
+// Module loads fail with CUDA_ERROR_INVALID_PTX and a JIT error log when the
+// image contains the marker FAKECUDA_BAD_PTX; cuModuleGetFunction finds
+// exactly the names that follow ".entry" in the image.
+//
+// Live objects are counted in fakecuda_state. When a device's primary
+// context is released for the last time, the objects still live in it are
+// freed (as the driver does) and counted in leaked_at_release.
+#define _GNU_SOURCE
+#include <pthread.h>
+#include <stdarg.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#define EXPORT __attribute__((visibility("default")))
+
+typedef int CUresult;
+typedef int CUdevice;
+typedef unsigned long long CUdeviceptr;
+
+enum {
+	OK = 0,
+	E_INVALID_VALUE = 1,
+	E_OUT_OF_MEMORY = 2,
+	E_NOT_INITIALIZED = 3,
+	E_NO_DEVICE = 100,
+	E_INVALID_DEVICE = 101,
+	E_INVALID_CONTEXT = 201,
+	E_INVALID_PTX = 218,
+	E_INVALID_HANDLE = 400,
+	E_NOT_FOUND = 500,
+	E_NOT_READY = 600,
+	E_LAUNCH_OUT_OF_RESOURCES = 701,
+	E_PEER_ACCESS_ALREADY_ENABLED = 704,
+	E_CONTEXT_IS_DESTROYED = 709,
+	E_HOST_MEMORY_ALREADY_REGISTERED = 712,
+	E_HOST_MEMORY_NOT_REGISTERED = 713,
+	E_LAUNCH_FAILED = 719,
+	E_UNKNOWN = 999,
+};
+
+// fakecuda_state counts what the fake holds and what happened. Fields are
+// updated under the fake's lock with atomic stores, and read by tests with
+// atomic loads; fault_test.go mirrors the layout.
+struct fakecuda_state {
+	long long allocs;            // live cuMemAlloc allocations
+	long long alloc_bytes;       // their bytes
+	long long host_allocs;       // live cuMemAllocHost allocations
+	long long host_regs;         // live cuMemHostRegister registrations
+	long long streams;           // live streams
+	long long events;            // live events
+	long long modules;           // live modules
+	long long ctx_refs;          // primary context references held, all devices
+	long long injected;          // injected failures so far
+	long long misuse;            // calls rejected for a bad handle, range or context
+	long long leaked_at_release; // objects still live when their context was released for the last time
+	long long launches;          // successful cuLaunchKernel calls
+};
+
+EXPORT struct fakecuda_state fakecuda_state;
+EXPORT char fakecuda_misuse_msg[512];
+EXPORT char fakecuda_fail_spec[1024];
+EXPORT int fakecuda_fail_gen;
+
+#define ADD(field, n) __atomic_store_n(&fakecuda_state.field, fakecuda_state.field + (n), __ATOMIC_SEQ_CST)
+
+static pthread_mutex_t mu = PTHREAD_MUTEX_INITIALIZER;
+
+#define MAX_DEVICES 8
+
+static int initialized;
+static int ndev = 1;
+static long long mem_limit = 256LL << 20;
+static int driver_version = 12080;
+static int cc_major = 9, cc_minor = 0;
+static int trace;
+
+// Contexts: one primary context per device; the handle is the address of
+// its entry, the same across retain cycles as the driver's is.
+struct ctx {
+	int dev;
+	int refs;
+	long long used; // device memory bytes allocated
+	int peer[MAX_DEVICES];
+};
+static struct ctx ctxs[MAX_DEVICES];
+static __thread struct ctx *current;
+
+enum kind { K_ALLOC, K_HOST, K_REG, K_STREAM, K_EVENT, K_MODULE, K_FUNC, K_COUNT };
+static const char *kind_names[K_COUNT] = {"allocation", "page-locked allocation", "host registration", "stream", "event", "module", "function"};
+
+struct obj {
+	struct obj *next;
+	enum kind kind;
+	int dev;
+	// K_ALLOC, K_HOST, K_REG: the memory.
+	char *p;
+	size_t n;
+	// K_EVENT
+	unsigned flags;
+	int recorded;
+	struct timespec t;
+	// K_MODULE: the image; K_FUNC: its module and name.
+	char *text;
+	struct obj *mod;
+	char name[128];
+};
+static struct obj *objs[K_COUNT];
+
+// Faults.
+#define MAX_FAULTS 16
+struct fault {
+	char name[64];
+	long long nth, count, calls;
+	int result; // 0: the entry point's default
+};
+static struct fault faults[MAX_FAULTS];
+static int nfaults;
+static int seen_gen = -1;
+
+static void misuse(const char *fn, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+
+static void misuse(const char *fn, const char *fmt, ...) {
+	if (fakecuda_state.misuse == 0) {
+		int k = snprintf(fakecuda_misuse_msg, sizeof fakecuda_misuse_msg, "%s: ", fn);
+		va_list ap;
+		va_start(ap, fmt);
+		vsnprintf(fakecuda_misuse_msg + k, sizeof fakecuda_misuse_msg - k, fmt, ap);
+		va_end(ap);
+	}
+	ADD(misuse, 1);
+	if (trace) fprintf(stderr, "fakecuda: MISUSE %s\n", fakecuda_misuse_msg);
+}
+
+static void parse_faults(const char *spec) {
+	nfaults = 0;
+	if (spec == NULL) return;
+	char buf[1024];
+	snprintf(buf, sizeof buf, "%s", spec);
+	char *save = NULL;
+	for (char *tok = strtok_r(buf, ", \t\n", &save); tok != NULL && nfaults < MAX_FAULTS; tok = strtok_r(NULL, ", \t\n", &save)) {
+		struct fault f = {.nth = 1, .count = 1};
+		char *c1 = strchr(tok, ':');
+		if (c1 != NULL) {
+			*c1 = 0;
+			char *end;
+			f.nth = strtoll(c1 + 1, &end, 10);
+			if (*end == ':') {
+				f.result = (int)strtol(end + 1, &end, 10);
+				if (*end == ':') f.count = strtoll(end + 1, &end, 10);
+			}
+		}
+		snprintf(f.name, sizeof f.name, "%s", tok);
+		if (f.nth < 1) f.nth = 1;
+		faults[nfaults++] = f;
+	}
+}
+
+static int default_result(const char *fn) {
+	if (strncmp(fn, "cuMemAlloc", 10) == 0 || strncmp(fn, "cuMemHostRegister", 17) == 0) return E_OUT_OF_MEMORY;
+	if (strcmp(fn, "cuModuleLoadDataEx") == 0) return E_INVALID_PTX;
+	if (strcmp(fn, "cuLaunchKernel") == 0) return E_LAUNCH_OUT_OF_RESOURCES;
+	if (strstr(fn, "Synchronize") != NULL) return E_LAUNCH_FAILED;
+	return E_UNKNOWN;
+}
+
+// same reports whether the fault name a names entry point fn: the same, or
+// fn without its version suffix.
+static int same(const char *a, const char *fn) {
+	if (strcmp(a, fn) == 0) return 1;
+	const char *v = strstr(fn, "_v");
+	return v != NULL && (size_t)(v - fn) == strlen(a) && strncmp(a, fn, v - fn) == 0;
+}
+
+// rearm picks up a re-arming by a test. Called under the lock.
+static void rearm(void) {
+	int gen = __atomic_load_n(&fakecuda_fail_gen, __ATOMIC_ACQUIRE);
+	if (gen != seen_gen) {
+		seen_gen = gen;
+		parse_faults(fakecuda_fail_spec);
+	}
+}
+
+// count counts a call of fn against the armed faults and returns the
+// result of an injected failure, or OK. Called under the lock.
+static int count(const char *fn) {
+	if (trace) fprintf(stderr, "fakecuda: %s\n", fn);
+	int r = OK;
+	for (int i = 0; i < nfaults; i++) {
+		struct fault *f = &faults[i];
+		if (!same(f->name, fn)) continue;
+		f->calls++;
+		if (r == OK && f->calls >= f->nth && (f->count == 0 || f->calls < f->nth + f->count)) {
+			r = f->result != 0 ? f->result : default_result(fn);
+			ADD(injected, 1);
+			if (trace) fprintf(stderr, "fakecuda: %s fails with %d (injected)\n", fn, r);
+		}
+	}
+	return r;
+}
+
+// enter is called under the lock at the start of every entry point except
+// cuGetErrorName and cuGetErrorString.
+static int enter(const char *fn) {
+	rearm();
+	return count(fn);
+}
+
+#define LOCK() pthread_mutex_lock(&mu)
+#define UNLOCK() pthread_mutex_unlock(&mu)
+
+// BEGIN starts an entry point that needs cuInit: it takes the lock, and
+// returns an injected failure or CUDA_ERROR_NOT_INITIALIZED.
+#define BEGIN(fn) \
+	LOCK(); \
+	int r_ = enter(fn); \
+	if (r_ == OK && !initialized) r_ = E_NOT_INITIALIZED; \
+	if (r_ != OK) { UNLOCK(); return r_; }
+
+#define RETURN(r) do { int rr_ = (r); UNLOCK(); return rr_; } while (0)
+
+// BEGIN_CTX is BEGIN for an entry point that needs a live current context;
+// the device is then cur.
+#define BEGIN_CTX(fn) \
+	BEGIN(fn); \
+	if (current == NULL) { misuse(fn, "no current context"); RETURN(E_INVALID_CONTEXT); } \
+	if (current->refs == 0) { misuse(fn, "the current context (device %d) has been released", current->dev); RETURN(E_CONTEXT_IS_DESTROYED); } \
+	int cur = current->dev; (void)cur;
+
+static void obj_add(struct obj *o) {
+	o->next = objs[o->kind];
+	objs[o->kind] = o;
+}
+
+static struct obj *obj_find(enum kind k, const void *h) {
+	for (struct obj *o = objs[k]; o != NULL; o = o->next)
+		if (o == h) return o;
+	return NULL;
+}
+
+static void obj_remove(struct obj *o) {
+	for (struct obj **pp = &objs[o->kind]; *pp != NULL; pp = &(*pp)->next) {
+		if (*pp == o) {
+			*pp = o->next;
+			return;
+		}
+	}
+}
+
+// handle returns the live object h of kind k on device cur, or NULL after
+// counting a misuse.
+static struct obj *handle(const char *fn, enum kind k, const void *h, int cur) {
+	struct obj *o = obj_find(k, h);
+	if (o == NULL) {
+		misuse(fn, "%p is not a live %s", h, kind_names[k]);
+		return NULL;
+	}
+	if (o->dev != cur) {
+		misuse(fn, "%s %p belongs to device %d, the current context is device %d's", kind_names[k], h, o->dev, cur);
+		return NULL;
+	}
+	return o;
+}
+
+// stream checks a stream argument: NULL (the legacy default stream) or a
+// live stream of the current device.
+static int stream_ok(const char *fn, const void *s, int cur) {
+	return s == NULL || handle(fn, K_STREAM, s, cur) != NULL;
+}
+
+// devrange returns the host address of [p, p+n) when it lies inside one live
+// device allocation (of any device: addressing is unified), or NULL.
+static char *devrange(const char *fn, CUdeviceptr p, size_t n) {
+	for (struct obj *o = objs[K_ALLOC]; o != NULL; o = o->next) {
+		uintptr_t base = (uintptr_t)o->p;
+		if (p >= base && p < base + o->n) {
+			if (p + n <= base + o->n) return (char *)(uintptr_t)p;
+			misuse(fn, "[0x%llx, +%zu) extends past the allocation [%p, +%zu)", p, n, (void *)o->p, o->n);
+			return NULL;
+		}
+	}
+	misuse(fn, "0x%llx is not inside a live device allocation", p);
+	return NULL;
+}
+
+static void free_obj(struct obj *o) {
+	switch (o->kind) {
+	case K_ALLOC:
+		ctxs[o->dev].used -= o->n;
+		ADD(allocs, -1);
+		ADD(alloc_bytes, -(long long)o->n);
+		free(o->p);
+		break;
+	case K_HOST:
+		ADD(host_allocs, -1);
+		free(o->p);
+		break;
+	case K_REG: ADD(host_regs, -1); break;
+	case K_STREAM: ADD(streams, -1); break;
+	case K_EVENT: ADD(events, -1); break;
+	case K_MODULE:
+		ADD(modules, -1);
+		free(o->text);
+		break;
+	default: break;
+	}
+	free(o);
+}
+
+static void unload_functions(struct obj *mod) {
+	for (struct obj **pp = &objs[K_FUNC]; *pp != NULL;) {
+		struct obj *f = *pp;
+		if (f->mod == mod) {
+			*pp = f->next;
+			free(f);
+		} else {
+			pp = &f->next;
+		}
+	}
+}
+
+static long long envll(const char *name, long long def) {
+	const char *s = getenv(name);
+	if (s == NULL || *s == 0) return def;
+	return strtoll(s, NULL, 0);
+}
+
+EXPORT CUresult cuInit(unsigned flags) {
+	LOCK();
+	rearm();
+	trace = envll("FAKECUDA_TRACE", 0) != 0;
+	const char *spec = getenv("FAKECUDA_FAIL");
+	if (spec != NULL && *spec != 0) parse_faults(spec);
+	int r = count("cuInit");
+	if (r != OK) RETURN(r);
+	if (flags != 0) RETURN(E_INVALID_VALUE);
+	int live = 0;
+	for (int i = 0; i < MAX_DEVICES; i++) live += ctxs[i].refs;
+	if (!live) { // the configuration holds while a context is retained
+		ndev = (int)envll("FAKECUDA_DEVICES", 1);
+		if (ndev < 0) ndev = 0;
+		if (ndev > MAX_DEVICES) ndev = MAX_DEVICES;
+		mem_limit = envll("FAKECUDA_MEM_LIMIT", 256LL << 20);
+		driver_version = (int)envll("FAKECUDA_DRIVER_VERSION", 12080);
+		const char *cc = getenv("FAKECUDA_CC");
+		cc_major = 9, cc_minor = 0;
+		if (cc != NULL && *cc != 0) sscanf(cc, "%d.%d", &cc_major, &cc_minor);
+		for (int i = 0; i < MAX_DEVICES; i++) ctxs[i].dev = i;
+	}
+	if (ndev == 0) RETURN(E_NO_DEVICE);
+	initialized = 1;
+	RETURN(OK);
+}
+
+EXPORT CUresult cuDriverGetVersion(int *v) {
+	LOCK();
+	int r = enter("cuDriverGetVersion");
+	if (r != OK) RETURN(r);
+	if (v == NULL) RETURN(E_INVALID_VALUE);
+	*v = driver_version;
+	RETURN(OK);
+}
+
+static const struct {
+	int r;
+	const char *name, *desc;
+} results[] = {
+	{0, "CUDA_SUCCESS", "no error"},
+	{1, "CUDA_ERROR_INVALID_VALUE", "invalid argument"},
+	{2, "CUDA_ERROR_OUT_OF_MEMORY", "out of memory"},
+	{3, "CUDA_ERROR_NOT_INITIALIZED", "initialization error"},
+	{100, "CUDA_ERROR_NO_DEVICE", "no CUDA-capable device is detected"},
+	{101, "CUDA_ERROR_INVALID_DEVICE", "invalid device ordinal"},
+	{201, "CUDA_ERROR_INVALID_CONTEXT", "invalid device context"},
+	{218, "CUDA_ERROR_INVALID_PTX", "a PTX JIT compilation failed"},
+	{400, "CUDA_ERROR_INVALID_HANDLE", "invalid resource handle"},
+	{500, "CUDA_ERROR_NOT_FOUND", "named symbol not found"},
+	{600, "CUDA_ERROR_NOT_READY", "device not ready"},
+	{700, "CUDA_ERROR_ILLEGAL_ADDRESS", "an illegal memory access was encountered"},
+	{701, "CUDA_ERROR_LAUNCH_OUT_OF_RESOURCES", "too many resources requested for launch"},
+	{704, "CUDA_ERROR_PEER_ACCESS_ALREADY_ENABLED", "peer access is already enabled"},
+	{709, "CUDA_ERROR_CONTEXT_IS_DESTROYED", "context is destroyed"},
+	{712, "CUDA_ERROR_HOST_MEMORY_ALREADY_REGISTERED", "part or all of the requested memory range is already mapped"},
+	{713, "CUDA_ERROR_HOST_MEMORY_NOT_REGISTERED", "pointer does not correspond to a registered memory region"},
+	{719, "CUDA_ERROR_LAUNCH_FAILED", "unspecified launch failure"},
+	{999, "CUDA_ERROR_UNKNOWN", "unknown error"},
+};
+
+EXPORT CUresult cuGetErrorName(CUresult r, const char **s) {
+	for (size_t i = 0; i < sizeof results / sizeof results[0]; i++) {
+		if (results[i].r == r) {
+			*s = results[i].name;
+			return OK;
+		}
+	}
+	*s = NULL;
+	return E_INVALID_VALUE;
+}
+
+EXPORT CUresult cuGetErrorString(CUresult r, const char **s) {
+	for (size_t i = 0; i < sizeof results / sizeof results[0]; i++) {
+		if (results[i].r == r) {
+			*s = results[i].desc;
+			return OK;
+		}
+	}
+	*s = NULL;
+	return E_INVALID_VALUE;
+}
+
+#define DEV_OK(fn, d) \
+	if ((d) < 0 || (d) >= ndev) { misuse(fn, "device %d of %d", (d), ndev); RETURN(E_INVALID_DEVICE); }
+
+EXPORT CUresult cuDeviceGetCount(int *n) {
+	BEGIN("cuDeviceGetCount");
+	*n = ndev;
+	RETURN(OK);
+}
+
+EXPORT CUresult cuDeviceGet(CUdevice *d, int ordinal) {
+	BEGIN("cuDeviceGet");
+	DEV_OK("cuDeviceGet", ordinal);
+	*d = ordinal;
+	RETURN(OK);
+}
+
+EXPORT CUresult cuDeviceGetName(char *s, int n, CUdevice d) {
+	BEGIN("cuDeviceGetName");
+	DEV_OK("cuDeviceGetName", d);
+	if (s == NULL || n <= 0) RETURN(E_INVALID_VALUE);
+	snprintf(s, n, "fakecuda %d (fault-injection fake, not a GPU)", d);
+	RETURN(OK);
+}
+
+EXPORT CUresult cuDeviceGetUuid_v2(unsigned char *u, CUdevice d) {
+	BEGIN("cuDeviceGetUuid_v2");
+	DEV_OK("cuDeviceGetUuid_v2", d);
+	for (int i = 0; i < 16; i++) u[i] = (unsigned char)(0xfa + i * 17 + d);
+	RETURN(OK);
+}
+
+// Attributes of an H100 SXM, except the compute capability (FAKECUDA_CC).
+EXPORT CUresult cuDeviceGetAttribute(int *v, int attr, CUdevice d) {
+	BEGIN("cuDeviceGetAttribute");
+	DEV_OK("cuDeviceGetAttribute", d);
+	switch (attr) {
+	case 1: *v = 1024; break;       // MAX_THREADS_PER_BLOCK
+	case 2: *v = 1024; break;       // MAX_BLOCK_DIM_X
+	case 3: *v = 1024; break;       // MAX_BLOCK_DIM_Y
+	case 4: *v = 64; break;         // MAX_BLOCK_DIM_Z
+	case 5: *v = 2147483647; break; // MAX_GRID_DIM_X
+	case 6: *v = 65535; break;      // MAX_GRID_DIM_Y
+	case 7: *v = 65535; break;      // MAX_GRID_DIM_Z
+	case 8: *v = 49152; break;      // MAX_SHARED_MEMORY_PER_BLOCK
+	case 10: *v = 32; break;        // WARP_SIZE
+	case 13: *v = 1980000; break;   // CLOCK_RATE, kHz
+	case 16: *v = 132; break;       // MULTIPROCESSOR_COUNT
+	case 18: *v = 0; break;         // INTEGRATED
+	case 33: *v = 0x18 + d; break;  // PCI_BUS_ID
+	case 34: *v = 0; break;         // PCI_DEVICE_ID
+	case 36: *v = 2619000; break;   // MEMORY_CLOCK_RATE, kHz
+	case 37: *v = 5120; break;      // GLOBAL_MEMORY_BUS_WIDTH
+	case 38: *v = 50 << 20; break;  // L2_CACHE_SIZE
+	case 39: *v = 2048; break;      // MAX_THREADS_PER_MULTIPROCESSOR
+	case 40: *v = 3; break;         // ASYNC_ENGINE_COUNT
+	case 41: *v = 1; break;         // UNIFIED_ADDRESSING
+	case 50: *v = 0; break;         // PCI_DOMAIN_ID
+	case 75: *v = cc_major; break;  // COMPUTE_CAPABILITY_MAJOR
+	case 76: *v = cc_minor; break;  // COMPUTE_CAPABILITY_MINOR
+	case 83: *v = 1; break;         // MANAGED_MEMORY
+	case 97: *v = 232448; break;    // MAX_SHARED_MEMORY_PER_BLOCK_OPTIN
+	default: RETURN(E_INVALID_VALUE);
+	}
+	RETURN(OK);
+}
+
+EXPORT CUresult cuDeviceTotalMem_v2(size_t *b, CUdevice d) {
+	BEGIN("cuDeviceTotalMem_v2");
+	DEV_OK("cuDeviceTotalMem_v2", d);
+	*b = (size_t)mem_limit;
+	RETURN(OK);
+}
+
+EXPORT CUresult cuDevicePrimaryCtxRetain(struct ctx **c, CUdevice d) {
+	BEGIN("cuDevicePrimaryCtxRetain");
+	DEV_OK("cuDevicePrimaryCtxRetain", d);
+	ctxs[d].refs++;
+	ADD(ctx_refs, 1);
+	*c = &ctxs[d];
+	RETURN(OK);
+}
+
+// release_all frees what is still live on device d when its primary context
+// goes away, as the driver does, counting it.
+static void release_all(int d) {
+	for (int k = 0; k < K_COUNT; k++) {
+		for (struct obj **pp = &objs[k]; *pp != NULL;) {
+			struct obj *o = *pp;
+			if (o->dev != d) {
+				pp = &o->next;
+				continue;
+			}
+			*pp = o->next;
+			if (k != K_FUNC) {
+				ADD(leaked_at_release, 1);
+				if (trace) fprintf(stderr, "fakecuda: %s %p still live when device %d's context is released\n", kind_names[k], (void *)o, d);
+			}
+			free_obj(o);
+		}
+	}
+	memset(ctxs[d].peer, 0, sizeof ctxs[d].peer);
+}
+
+EXPORT CUresult cuDevicePrimaryCtxRelease_v2(CUdevice d) {
+	BEGIN("cuDevicePrimaryCtxRelease_v2");
+	DEV_OK("cuDevicePrimaryCtxRelease_v2", d);
+	if (ctxs[d].refs == 0) {
+		misuse("cuDevicePrimaryCtxRelease_v2", "device %d's primary context is not retained", d);
+		RETURN(E_INVALID_CONTEXT);
+	}
+	ctxs[d].refs--;
+	ADD(ctx_refs, -1);
+	if (ctxs[d].refs == 0) release_all(d);
+	RETURN(OK);
+}
+
+EXPORT CUresult cuCtxSetCurrent(struct ctx *c) {
+	BEGIN("cuCtxSetCurrent");
+	if (c != NULL && (c < &ctxs[0] || c >= &ctxs[ndev])) {
+		misuse("cuCtxSetCurrent", "%p is not a context", (void *)c);
+		RETURN(E_INVALID_CONTEXT);
+	}
+	current = c;
+	RETURN(OK);
+}
+
+EXPORT CUresult cuMemGetInfo_v2(size_t *fr, size_t *tot) {
+	BEGIN_CTX("cuMemGetInfo_v2");
+	*fr = (size_t)(mem_limit - current->used);
+	*tot = (size_t)mem_limit;
+	RETURN(OK);
+}
+
+EXPORT CUresult cuMemAlloc_v2(CUdeviceptr *p, size_t n) {
+	BEGIN_CTX("cuMemAlloc_v2");
+	if (n == 0) RETURN(E_INVALID_VALUE);
+	if ((long long)n > mem_limit - current->used) RETURN(E_OUT_OF_MEMORY);
+	struct obj *o = calloc(1, sizeof *o);
+	void *m = NULL;
+	if (o == NULL || posix_memalign(&m, 256, (n + 255) & ~(size_t)255) != 0) {
+		free(o);
+		RETURN(E_OUT_OF_MEMORY);
+	}
+	o->kind = K_ALLOC, o->dev = cur, o->p = m, o->n = n;
+	obj_add(o);
+	current->used += n;
+	ADD(allocs, 1);
+	ADD(alloc_bytes, (long long)n);
+	*p = (CUdeviceptr)(uintptr_t)m;
+	RETURN(OK);
+}
+
+EXPORT CUresult cuMemFree_v2(CUdeviceptr p) {
+	BEGIN_CTX("cuMemFree_v2");
+	for (struct obj *o = objs[K_ALLOC]; o != NULL; o = o->next) {
+		if ((uintptr_t)o->p == p) {
+			if (o->dev != cur) {
+				misuse("cuMemFree_v2", "0x%llx belongs to device %d, the current context is device %d's", p, o->dev, cur);
+				RETURN(E_INVALID_VALUE);
+			}
+			obj_remove(o);
+			free_obj(o);
+			RETURN(OK);
+		}
+	}
+	misuse("cuMemFree_v2", "0x%llx is not a live allocation", p);
+	RETURN(E_INVALID_VALUE);
+}
+
+EXPORT CUresult cuMemAllocHost_v2(void **p, size_t n) {
+	BEGIN_CTX("cuMemAllocHost_v2");
+	if (n == 0) RETURN(E_INVALID_VALUE);
+	struct obj *o = calloc(1, sizeof *o);
+	void *m = NULL;
+	if (o == NULL || posix_memalign(&m, 4096, n) != 0) {
+		free(o);
+		RETURN(E_OUT_OF_MEMORY);
+	}
+	o->kind = K_HOST, o->dev = cur, o->p = m, o->n = n;
+	obj_add(o);
+	ADD(host_allocs, 1);
+	*p = m;
+	RETURN(OK);
+}
+
+EXPORT CUresult cuMemFreeHost(void *p) {
+	BEGIN_CTX("cuMemFreeHost");
+	for (struct obj *o = objs[K_HOST]; o != NULL; o = o->next) {
+		if (o->p == p) {
+			obj_remove(o);
+			free_obj(o);
+			RETURN(OK);
+		}
+	}
+	misuse("cuMemFreeHost", "%p is not live page-locked memory", p);
+	RETURN(E_INVALID_VALUE);
+}
+
+EXPORT CUresult cuMemHostRegister_v2(void *p, size_t n, unsigned flags) {
+	BEGIN_CTX("cuMemHostRegister_v2");
+	(void)flags;
+	if (p == NULL || n == 0) RETURN(E_INVALID_VALUE);
+	for (struct obj *o = objs[K_REG]; o != NULL; o = o->next)
+		if ((char *)p < o->p + o->n && o->p < (char *)p + n) RETURN(E_HOST_MEMORY_ALREADY_REGISTERED);
+	struct obj *o = calloc(1, sizeof *o);
+	if (o == NULL) RETURN(E_OUT_OF_MEMORY);
+	o->kind = K_REG, o->dev = cur, o->p = p, o->n = n;
+	obj_add(o);
+	ADD(host_regs, 1);
+	RETURN(OK);
+}
+
+EXPORT CUresult cuMemHostUnregister(void *p) {
+	BEGIN_CTX("cuMemHostUnregister");
+	for (struct obj *o = objs[K_REG]; o != NULL; o = o->next) {
+		if (o->p == p) {
+			obj_remove(o);
+			free_obj(o);
+			RETURN(OK);
+		}
+	}
+	misuse("cuMemHostUnregister", "%p is not registered", p);
+	RETURN(E_HOST_MEMORY_NOT_REGISTERED);
+}
+
+static CUresult copy(const char *fn, void *dst, const void *src, size_t n, const void *s, int cur) {
+	if (!stream_ok(fn, s, cur)) return E_INVALID_HANDLE;
+	if (n > 0 && (dst == NULL || src == NULL)) {
+		misuse(fn, "null pointer");
+		return E_INVALID_VALUE;
+	}
+	if (n > 0) memmove(dst, src, n);
+	return OK;
+}
+
+EXPORT CUresult cuMemcpyHtoD_v2(CUdeviceptr dst, const void *src, size_t n) {
+	BEGIN_CTX("cuMemcpyHtoD_v2");
+	char *d = devrange("cuMemcpyHtoD_v2", dst, n);
+	if (d == NULL) RETURN(E_INVALID_VALUE);
+	RETURN(copy("cuMemcpyHtoD_v2", d, src, n, NULL, cur));
+}
+
+EXPORT CUresult cuMemcpyDtoH_v2(void *dst, CUdeviceptr src, size_t n) {
+	BEGIN_CTX("cuMemcpyDtoH_v2");
+	char *s = devrange("cuMemcpyDtoH_v2", src, n);
+	if (s == NULL) RETURN(E_INVALID_VALUE);
+	RETURN(copy("cuMemcpyDtoH_v2", dst, s, n, NULL, cur));
+}
+
+EXPORT CUresult cuMemcpyHtoDAsync_v2(CUdeviceptr dst, const void *src, size_t n, void *stream) {
+	BEGIN_CTX("cuMemcpyHtoDAsync_v2");
+	char *d = devrange("cuMemcpyHtoDAsync_v2", dst, n);
+	if (d == NULL) RETURN(E_INVALID_VALUE);
+	RETURN(copy("cuMemcpyHtoDAsync_v2", d, src, n, stream, cur));
+}
+
+EXPORT CUresult cuMemcpyDtoHAsync_v2(void *dst, CUdeviceptr src, size_t n, void *stream) {
+	BEGIN_CTX("cuMemcpyDtoHAsync_v2");
+	char *s = devrange("cuMemcpyDtoHAsync_v2", src, n);
+	if (s == NULL) RETURN(E_INVALID_VALUE);
+	RETURN(copy("cuMemcpyDtoHAsync_v2", dst, s, n, stream, cur));
+}
+
+EXPORT CUresult cuMemcpyDtoDAsync_v2(CUdeviceptr dst, CUdeviceptr src, size_t n, void *stream) {
+	BEGIN_CTX("cuMemcpyDtoDAsync_v2");
+	char *d = devrange("cuMemcpyDtoDAsync_v2", dst, n);
+	char *s = devrange("cuMemcpyDtoDAsync_v2", src, n);
+	if (d == NULL || s == NULL) RETURN(E_INVALID_VALUE);
+	RETURN(copy("cuMemcpyDtoDAsync_v2", d, s, n, stream, cur));
+}
+
+EXPORT CUresult cuMemcpyPeerAsync(CUdeviceptr dst, struct ctx *dctx, CUdeviceptr src, struct ctx *sctx, size_t n, void *stream) {
+	BEGIN_CTX("cuMemcpyPeerAsync");
+	if (dctx < &ctxs[0] || dctx >= &ctxs[ndev] || sctx < &ctxs[0] || sctx >= &ctxs[ndev] || dctx->refs == 0 || sctx->refs == 0) {
+		misuse("cuMemcpyPeerAsync", "contexts %p and %p are not both live", (void *)dctx, (void *)sctx);
+		RETURN(E_INVALID_CONTEXT);
+	}
+	char *d = devrange("cuMemcpyPeerAsync", dst, n);
+	char *s = devrange("cuMemcpyPeerAsync", src, n);
+	if (d == NULL || s == NULL) RETURN(E_INVALID_VALUE);
+	RETURN(copy("cuMemcpyPeerAsync", d, s, n, stream, cur));
+}
+
+EXPORT CUresult cuDeviceCanAccessPeer(int *can, CUdevice d, CUdevice peer) {
+	BEGIN("cuDeviceCanAccessPeer");
+	DEV_OK("cuDeviceCanAccessPeer", d);
+	DEV_OK("cuDeviceCanAccessPeer", peer);
+	*can = d != peer;
+	RETURN(OK);
+}
+
+EXPORT CUresult cuCtxEnablePeerAccess(struct ctx *peer, unsigned flags) {
+	BEGIN_CTX("cuCtxEnablePeerAccess");
+	if (flags != 0) RETURN(E_INVALID_VALUE);
+	if (peer < &ctxs[0] || peer >= &ctxs[ndev] || peer->refs == 0 || peer == current) {
+		misuse("cuCtxEnablePeerAccess", "%p is not another live context", (void *)peer);
+		RETURN(E_INVALID_CONTEXT);
+	}
+	if (current->peer[peer->dev]) RETURN(E_PEER_ACCESS_ALREADY_ENABLED);
+	current->peer[peer->dev] = 1;
+	RETURN(OK);
+}
+
+EXPORT CUresult cuStreamCreate(void **s, unsigned flags) {
+	BEGIN_CTX("cuStreamCreate");
+	if (flags > 1) RETURN(E_INVALID_VALUE);
+	struct obj *o = calloc(1, sizeof *o);
+	if (o == NULL) RETURN(E_OUT_OF_MEMORY);
+	o->kind = K_STREAM, o->dev = cur, o->flags = flags;
+	obj_add(o);
+	ADD(streams, 1);
+	*s = o;
+	RETURN(OK);
+}
+
+EXPORT CUresult cuStreamDestroy_v2(void *s) {
+	BEGIN_CTX("cuStreamDestroy_v2");
+	struct obj *o = handle("cuStreamDestroy_v2", K_STREAM, s, cur);
+	if (o == NULL) RETURN(E_INVALID_HANDLE);
+	obj_remove(o);
+	free_obj(o);
+	RETURN(OK);
+}
+
+EXPORT CUresult cuStreamSynchronize(void *s) {
+	BEGIN_CTX("cuStreamSynchronize");
+	RETURN(stream_ok("cuStreamSynchronize", s, cur) ? OK : E_INVALID_HANDLE);
+}
+
+EXPORT CUresult cuStreamQuery(void *s) {
+	BEGIN_CTX("cuStreamQuery");
+	RETURN(stream_ok("cuStreamQuery", s, cur) ? OK : E_INVALID_HANDLE);
+}
+
+EXPORT CUresult cuEventCreate(void **e, unsigned flags) {
+	BEGIN_CTX("cuEventCreate");
+	if (flags & ~0xfu) RETURN(E_INVALID_VALUE);
+	struct obj *o = calloc(1, sizeof *o);
+	if (o == NULL) RETURN(E_OUT_OF_MEMORY);
+	o->kind = K_EVENT, o->dev = cur, o->flags = flags;
+	obj_add(o);
+	ADD(events, 1);
+	*e = o;
+	RETURN(OK);
+}
+
+EXPORT CUresult cuEventRecord(void *e, void *s) {
+	BEGIN_CTX("cuEventRecord");
+	struct obj *o = handle("cuEventRecord", K_EVENT, e, cur);
+	if (o == NULL) RETURN(E_INVALID_HANDLE);
+	if (!stream_ok("cuEventRecord", s, cur)) RETURN(E_INVALID_HANDLE);
+	o->recorded = 1;
+	clock_gettime(CLOCK_MONOTONIC, &o->t);
+	RETURN(OK);
+}
+
+EXPORT CUresult cuEventSynchronize(void *e) {
+	BEGIN_CTX("cuEventSynchronize");
+	RETURN(handle("cuEventSynchronize", K_EVENT, e, cur) != NULL ? OK : E_INVALID_HANDLE);
+}
+
+EXPORT CUresult cuEventQuery(void *e) {
+	BEGIN_CTX("cuEventQuery");
+	RETURN(handle("cuEventQuery", K_EVENT, e, cur) != NULL ? OK : E_INVALID_HANDLE);
+}
+
+EXPORT CUresult cuEventElapsedTime_v2(float *ms, void *a, void *b) {
+	BEGIN_CTX("cuEventElapsedTime_v2");
+	struct obj *ea = handle("cuEventElapsedTime_v2", K_EVENT, a, cur);
+	struct obj *eb = handle("cuEventElapsedTime_v2", K_EVENT, b, cur);
+	if (ea == NULL || eb == NULL) RETURN(E_INVALID_HANDLE);
+	if ((ea->flags | eb->flags) & 2) { // CU_EVENT_DISABLE_TIMING
+		misuse("cuEventElapsedTime_v2", "an event was created with CU_EVENT_DISABLE_TIMING");
+		RETURN(E_INVALID_HANDLE);
+	}
+	if (!ea->recorded || !eb->recorded) {
+		misuse("cuEventElapsedTime_v2", "an event has not been recorded");
+		RETURN(E_INVALID_HANDLE);
+	}
+	double ns = (double)(eb->t.tv_sec - ea->t.tv_sec) * 1e9 + (double)(eb->t.tv_nsec - ea->t.tv_nsec);
+	*ms = (float)(ns / 1e6);
+	RETURN(OK);
+}
+
+EXPORT CUresult cuEventDestroy_v2(void *e) {
+	BEGIN_CTX("cuEventDestroy_v2");
+	struct obj *o = handle("cuEventDestroy_v2", K_EVENT, e, cur);
+	if (o == NULL) RETURN(E_INVALID_HANDLE);
+	obj_remove(o);
+	free_obj(o);
+	RETURN(OK);
+}
+
+// CUjit_option values.
+enum { JIT_INFO_LOG_BUFFER = 3, JIT_INFO_LOG_BUFFER_SIZE_BYTES = 4, JIT_ERROR_LOG_BUFFER = 5, JIT_ERROR_LOG_BUFFER_SIZE_BYTES = 6 };
+
+// jitlog writes msg into the log buffer option buf of a cuModuleLoadDataEx
+// call, as far as its size option allows, and stores the bytes written in
+// the size option.
+static void jitlog(unsigned nopt, const int *opts, void **vals, int buf, int size, const char *msg) {
+	char *b = NULL;
+	size_t n = 0;
+	int si = -1;
+	for (unsigned i = 0; i < nopt; i++) {
+		if (opts[i] == buf) b = vals[i];
+		if (opts[i] == size) n = (size_t)(uintptr_t)vals[i], si = (int)i;
+	}
+	if (b == NULL || n == 0) return;
+	snprintf(b, n, "%s", msg);
+	vals[si] = (void *)(uintptr_t)(strlen(b) + 1);
+}
+
+EXPORT CUresult cuModuleLoadDataEx(void **m, const void *image, unsigned nopt, int *opts, void **vals) {
+	LOCK();
+	int r = enter("cuModuleLoadDataEx");
+	if (r == OK && !initialized) r = E_NOT_INITIALIZED;
+	if (r == OK && (current == NULL || current->refs == 0)) {
+		misuse("cuModuleLoadDataEx", "no live current context");
+		r = E_INVALID_CONTEXT;
+	}
+	if (r != OK) {
+		char msg[128];
+		snprintf(msg, sizeof msg, "fakecuda: injected failure of cuModuleLoadDataEx (CUresult %d)", r);
+		jitlog(nopt, opts, vals, JIT_ERROR_LOG_BUFFER, JIT_ERROR_LOG_BUFFER_SIZE_BYTES, msg);
+		RETURN(r);
+	}
+	if (image == NULL || m == NULL || (nopt > 0 && (opts == NULL || vals == NULL))) RETURN(E_INVALID_VALUE);
+	const char *text = image;
+	const char *bad = strstr(text, "FAKECUDA_BAD_PTX");
+	if (bad != NULL) {
+		int line = 1;
+		for (const char *p = text; p < bad; p++) line += *p == '\n';
+		char msg[256];
+		snprintf(msg, sizeof msg, "ptxas application ptx input, line %d; error   : FAKECUDA_BAD_PTX: syntax error\nptxas fatal   : Ptx assembly aborted due to errors", line);
+		jitlog(nopt, opts, vals, JIT_ERROR_LOG_BUFFER, JIT_ERROR_LOG_BUFFER_SIZE_BYTES, msg);
+		RETURN(E_INVALID_PTX);
+	}
+	struct obj *o = calloc(1, sizeof *o);
+	if (o == NULL || (o->text = strdup(text)) == NULL) {
+		free(o);
+		RETURN(E_OUT_OF_MEMORY);
+	}
+	o->kind = K_MODULE, o->dev = current->dev;
+	obj_add(o);
+	ADD(modules, 1);
+	char msg[128];
+	snprintf(msg, sizeof msg, "fakecuda: loaded %zu bytes of PTX (not compiled)", strlen(text));
+	jitlog(nopt, opts, vals, JIT_INFO_LOG_BUFFER, JIT_INFO_LOG_BUFFER_SIZE_BYTES, msg);
+	*m = o;
+	RETURN(OK);
+}
+
+static int ident(char c) {
+	return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '_' || c == '$';
+}
+
+// has_entry reports whether text declares ".entry name".
+static int has_entry(const char *text, const char *name) {
+	size_t n = strlen(name);
+	for (const char *p = strstr(text, ".entry"); p != NULL; p = strstr(p + 1, ".entry")) {
+		const char *q = p + 6;
+		if (*q != ' ' && *q != '\t' && *q != '\n') continue;
+		while (*q == ' ' || *q == '\t' || *q == '\n') q++;
+		if (strncmp(q, name, n) == 0 && !ident(q[n])) return 1;
+	}
+	return 0;
+}
+
+EXPORT CUresult cuModuleGetFunction(void **f, void *m, const char *name) {
+	BEGIN_CTX("cuModuleGetFunction");
+	struct obj *mod = handle("cuModuleGetFunction", K_MODULE, m, cur);
+	if (mod == NULL) RETURN(E_INVALID_HANDLE);
+	if (name == NULL || *name == 0 || strlen(name) >= sizeof mod->name) RETURN(E_INVALID_VALUE);
+	if (!has_entry(mod->text, name)) RETURN(E_NOT_FOUND);
+	for (struct obj *o = objs[K_FUNC]; o != NULL; o = o->next) {
+		if (o->mod == mod && strcmp(o->name, name) == 0) {
+			*f = o;
+			RETURN(OK);
+		}
+	}
+	struct obj *o = calloc(1, sizeof *o);
+	if (o == NULL) RETURN(E_OUT_OF_MEMORY);
+	o->kind = K_FUNC, o->dev = cur, o->mod = mod;
+	snprintf(o->name, sizeof o->name, "%s", name);
+	obj_add(o);
+	*f = o;
+	RETURN(OK);
+}
+
+EXPORT CUresult cuModuleUnload(void *m) {
+	BEGIN_CTX("cuModuleUnload");
+	struct obj *mod = handle("cuModuleUnload", K_MODULE, m, cur);
+	if (mod == NULL) RETURN(E_INVALID_HANDLE);
+	unload_functions(mod);
+	obj_remove(mod);
+	free_obj(mod);
+	RETURN(OK);
+}
+
+EXPORT CUresult cuFuncGetAttribute(int *v, int attr, void *f) {
+	BEGIN_CTX("cuFuncGetAttribute");
+	if (handle("cuFuncGetAttribute", K_FUNC, f, cur) == NULL) RETURN(E_INVALID_HANDLE);
+	if (attr != 0) RETURN(E_INVALID_VALUE); // only MAX_THREADS_PER_BLOCK
+	*v = 1024;
+	RETURN(OK);
+}
+
+EXPORT CUresult cuLaunchKernel(void *f, unsigned gx, unsigned gy, unsigned gz, unsigned bx, unsigned by, unsigned bz,
+	unsigned shmem, void *s, void **params, void **extra) {
+	BEGIN_CTX("cuLaunchKernel");
+	if (handle("cuLaunchKernel", K_FUNC, f, cur) == NULL) RETURN(E_INVALID_HANDLE);
+	if (!stream_ok("cuLaunchKernel", s, cur)) RETURN(E_INVALID_HANDLE);
+	if (gx == 0 || gy == 0 || gz == 0 || bx == 0 || by == 0 || bz == 0 || gx > 2147483647u || gy > 65535 || gz > 65535 ||
+		bx > 1024 || by > 1024 || bz > 64 || (unsigned long long)bx * by * bz > 1024 || shmem > 49152 || extra != NULL) {
+		misuse("cuLaunchKernel", "grid %ux%ux%u, block %ux%ux%u, shared %u, extra %p out of the device's limits", gx, gy, gz, bx, by, bz, shmem, (void *)extra);
+		RETURN(E_INVALID_VALUE);
+	}
+	(void)params;
+	ADD(launches, 1);
+	RETURN(OK);
+}
