@@ -124,9 +124,14 @@
 // Buffers are []byte (the C face passes C memory as the same bytes);
 // cursors are byte offsets. Records are ompt_record_ompt_t byte for byte
 // (RecordOMPT, 104 bytes, body at 32); native records follow a 48-byte
-// header. Each device has a bounded queue (2048 operations) and one
-// delivery goroutine: the application only queues; buffer_request and
-// buffer_complete run on the delivery goroutine, in record order. A
+// header. Each device has a queue of packed records (128 KiB, growing to
+// 4 MiB while delivery falls behind: some 2048 to 65536 operations) and
+// one delivery goroutine: the application only queues (a construct
+// queues its records together when it ends); buffer_request and
+// buffer_complete run on the delivery goroutine, in record order. The
+// goroutine takes records in batches, a quarter of the queue at a time
+// or every 2 ms, so a record reaches the tool within about 2 ms, or at
+// once on flush_trace. A
 // request that yields no buffer, or one too small for a record, loses the
 // records of that batch (counted, TraceStats, and logged under
 // OMP_TOOL_VERBOSE_INIT); the next batch asks again. A full queue loses
