@@ -306,6 +306,17 @@ func TestFaultBaseline(t *testing.T) {
 	if !bytes.Equal(got, pattern(big, 2)) {
 		t.Error("device copy changed the data")
 	}
+	// The fake runs a stream's copies when they are waited for: a small
+	// CopyOut (straight from the driver) has not written its slice yet.
+	small := make([]byte, 100)
+	must(t, "CopyOut", q.CopyOut(small, a.Ptr))
+	if !bytes.Equal(small, make([]byte, 100)) {
+		t.Error("the fake ran an asynchronous copy before its stream was waited for")
+	}
+	must(t, "Sync", q.Sync())
+	if !bytes.Equal(small, pattern(big, 2)[:100]) {
+		t.Error("small CopyOut gave wrong data")
+	}
 	if s := f.read(); s.HostAllocs != stagingDepth {
 		t.Errorf("%d staging buffers after staged copies on one queue, want %d", s.HostAllocs, stagingDepth)
 	}
@@ -651,8 +662,49 @@ func TestFaultStagedCopy(t *testing.T) {
 			}
 		})
 	}
+
+	// CopyOut fails to record the event after chunk 0's copy is enqueued:
+	// the copy still writes into its staging buffer, so the buffer must not
+	// go to another queue's CopyIn until the copy has run. (The fake runs a
+	// stream's copies when it is waited for: q's after q2 has filled the
+	// buffer.)
+	t.Run("reuse after a failed record", func(t *testing.T) {
+		other, err := d.Alloc(n)
+		must(t, "Alloc", err)
+		q2, err := d.NewQueue()
+		must(t, "NewQueue", err)
+		f.arm("cuEventRecord:1")
+		wantErr(t, "CopyOut", q.CopyOut(make([]byte, n), buf.Ptr), device.CodeUnknown, "cuEventRecord")
+		f.arm("")
+		src2 := pattern(n, 13)
+		must(t, "CopyIn on another queue", q2.CopyIn(other.Ptr, src2))
+		must(t, "Sync", q.Sync())
+		must(t, "Sync", q2.Sync())
+		got := make([]byte, n)
+		must(t, "CopyOut", q2.CopyOut(got, other.Ptr))
+		must(t, "Sync", q2.Sync())
+		if i := firstDiff(got, src2); i >= 0 {
+			t.Errorf("CopyIn on another queue wrote wrong data from byte %d (chunk %d): its staging buffer was overwritten by the failed CopyOut's copy",
+				i, i/stagingChunk)
+		}
+		must(t, "Release", q2.Release())
+		must(t, "Free", d.Free(other.Ptr))
+	})
 	must(t, "Release", q.Release())
 	must(t, "Free", d.Free(buf.Ptr))
+}
+
+// firstDiff returns the first index where a and b differ, or -1.
+func firstDiff(a, b []byte) int {
+	for i := range min(len(a), len(b)) {
+		if a[i] != b[i] {
+			return i
+		}
+	}
+	if len(a) != len(b) {
+		return min(len(a), len(b))
+	}
+	return -1
 }
 
 // TestFaultNoPinnedMemory fails the page-locked allocations (or the events)

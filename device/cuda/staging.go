@@ -105,6 +105,15 @@ func parallelCopy(dst, src []byte) {
 	wg.Wait()
 }
 
+// idle waits for the queue's stream after an event that would have marked
+// the end of a copy through a staging buffer failed to record, so that the
+// buffer, which goes back to the pool as not busy, is no longer used by the
+// copy when another copy takes it. It returns err.
+func (q *queue) idle(err error) error {
+	cu.StreamSynchronize(q.g.ctx, q.s) // on failure the stream is broken: err says enough
+	return err
+}
+
 // stagedIn copies src to dst through staging buffers; it returns when the
 // last chunk's DMA is enqueued (src is no longer needed then).
 func (q *queue) stagedIn(dst cu.DevicePtr, src []byte, slots []*slot) error {
@@ -120,7 +129,7 @@ func (q *queue) stagedIn(dst cu.DevicePtr, src []byte, slots []*slot) error {
 			return err
 		}
 		if err := cu.EventRecord(ctx, s.ev, q.s); err != nil {
-			return err
+			return q.idle(err)
 		}
 		s.busy = true
 	}
@@ -143,7 +152,7 @@ func (q *queue) stagedOut(dst []byte, src cu.DevicePtr, slots []*slot) error {
 			return err
 		}
 		if err := cu.EventRecord(ctx, s.ev, q.s); err != nil {
-			return err
+			return q.idle(err)
 		}
 		s.busy = true
 		return nil

@@ -12,8 +12,15 @@
 // with the driver's signatures written with plain C types.
 //
 // The simulated devices live in host memory: device memory is malloc'd and a
-// CUdeviceptr is its host address; page-locked memory is malloc'd; events
-// take their time from CLOCK_MONOTONIC when recorded. Every handle the fake
+// CUdeviceptr is its host address; page-locked memory is malloc'd.
+// Asynchronous copies and event records wait in their stream until something
+// waits for them (cuStreamSynchronize, cuEventSynchronize of a later event,
+// cuStreamDestroy, a free of memory, the context's release), as a GPU's would
+// until it ran them, so a plugin that reads a buffer before waiting for the
+// copy, or reuses one that a copy still uses, gets wrong data; cuStreamQuery
+// and cuEventQuery say CUDA_ERROR_NOT_READY meanwhile. An event takes its
+// time from CLOCK_MONOTONIC when its record runs. Copies on the NULL stream
+// and the synchronous copies run at once. Every handle the fake
 // gives out is checked when it comes back, and so is every device range a
 // copy touches: a call with a stale or foreign handle, a range outside a live
 // allocation, or no live current context fails with the driver's error and
@@ -28,6 +35,7 @@
 //	FAKECUDA_DRIVER_VERSION=V   cuDriverGetVersion (default 12080)
 //	FAKECUDA_CC=MAJOR.MINOR     compute capability (default 9.0)
 //	FAKECUDA_FAIL=SPEC          faults to inject, as below (counted from this cuInit)
+//	FAKECUDA_SYNC=1             run asynchronous copies and records at once
 //	FAKECUDA_TRACE=1            print each call to stderr
 //
 // Fault injection. SPEC is a comma-separated list of NAME:N[:RESULT[:COUNT]]:
@@ -120,6 +128,7 @@ static long long mem_limit = 256LL << 20;
 static int driver_version = 12080;
 static int cc_major = 9, cc_minor = 0;
 static int trace;
+static int at_once; // FAKECUDA_SYNC
 
 // Contexts: one primary context per device; the handle is the address of
 // its entry, the same across retain cycles as the driver's is.
@@ -135,6 +144,8 @@ static __thread struct ctx *current;
 enum kind { K_ALLOC, K_HOST, K_REG, K_STREAM, K_EVENT, K_MODULE, K_FUNC, K_COUNT };
 static const char *kind_names[K_COUNT] = {"allocation", "page-locked allocation", "host registration", "stream", "event", "module", "function"};
 
+struct op;
+
 struct obj {
 	struct obj *next;
 	enum kind kind;
@@ -142,16 +153,84 @@ struct obj {
 	// K_ALLOC, K_HOST, K_REG: the memory.
 	char *p;
 	size_t n;
-	// K_EVENT
+	// K_STREAM: the operations not yet run, in order.
+	struct op *head, *tail;
+	// K_EVENT (flags also K_STREAM)
 	unsigned flags;
-	int recorded;
-	struct timespec t;
+	int recorded;      // recorded at least once
+	int done;          // the latest record has run
+	long long gen;     // records so far
+	struct timespec t; // when the latest record ran
 	// K_MODULE: the image; K_FUNC: its module and name.
 	char *text;
 	struct obj *mod;
 	char name[128];
 };
 static struct obj *objs[K_COUNT];
+
+// op is an asynchronous copy or event record waiting in a stream.
+struct op {
+	struct op *next;
+	int is_record;
+	char *dst; // a copy
+	const char *src;
+	size_t n;
+	struct obj *ev; // an event record: the event, or NULL once it is destroyed
+	long long gen;  // the record's number among the event's records
+};
+
+static void run(struct op *o) {
+	if (!o->is_record) {
+		memmove(o->dst, o->src, o->n);
+	} else if (o->ev != NULL && o->ev->gen == o->gen) {
+		clock_gettime(CLOCK_MONOTONIC, &o->ev->t);
+		o->ev->done = 1;
+	}
+}
+
+// enqueue runs o at once on the NULL stream (or with FAKECUDA_SYNC), else
+// appends it to stream s.
+static void enqueue(struct obj *s, struct op o) {
+	if (s == NULL || at_once) {
+		run(&o);
+		return;
+	}
+	struct op *p = malloc(sizeof *p);
+	if (p == NULL) {
+		run(&o);
+		return;
+	}
+	*p = o;
+	p->next = NULL;
+	if (s->tail != NULL) s->tail->next = p;
+	else s->head = p;
+	s->tail = p;
+}
+
+// flush runs the operations of stream s in order, all of them or until
+// event ev's latest record has run.
+static void flush(struct obj *s, struct obj *ev) {
+	while (s->head != NULL && (ev == NULL || !ev->done)) {
+		struct op *o = s->head;
+		s->head = o->next;
+		if (s->head == NULL) s->tail = NULL;
+		run(o);
+		free(o);
+	}
+}
+
+// flush_dev runs everything pending on device d.
+static void flush_dev(int d) {
+	for (struct obj *s = objs[K_STREAM]; s != NULL; s = s->next)
+		if (s->dev == d) flush(s, NULL);
+}
+
+// forget_event drops event e from the records waiting in streams.
+static void forget_event(struct obj *e) {
+	for (struct obj *s = objs[K_STREAM]; s != NULL; s = s->next)
+		for (struct op *o = s->head; o != NULL; o = o->next)
+			if (o->ev == e) o->ev = NULL;
+}
 
 // Faults.
 #define MAX_FAULTS 16
@@ -308,10 +387,12 @@ static struct obj *handle(const char *fn, enum kind k, const void *h, int cur) {
 	return o;
 }
 
-// stream checks a stream argument: NULL (the legacy default stream) or a
-// live stream of the current device.
-static int stream_ok(const char *fn, const void *s, int cur) {
-	return s == NULL || handle(fn, K_STREAM, s, cur) != NULL;
+// stream_of checks a stream argument, NULL (the legacy default stream) or a
+// live stream of the current device, and stores the stream in *out. It
+// returns 0 after counting a misuse.
+static int stream_of(const char *fn, const void *s, int cur, struct obj **out) {
+	*out = NULL;
+	return s == NULL || (*out = handle(fn, K_STREAM, s, cur)) != NULL;
 }
 
 // devrange returns the host address of [p, p+n) when it lies inside one live
@@ -375,6 +456,7 @@ EXPORT CUresult cuInit(unsigned flags) {
 	LOCK();
 	rearm();
 	trace = envll("FAKECUDA_TRACE", 0) != 0;
+	at_once = envll("FAKECUDA_SYNC", 0) != 0;
 	const char *spec = getenv("FAKECUDA_FAIL");
 	if (spec != NULL && *spec != 0) parse_faults(spec);
 	int r = count("cuInit");
@@ -539,6 +621,7 @@ EXPORT CUresult cuDevicePrimaryCtxRetain(struct ctx **c, CUdevice d) {
 // release_all frees what is still live on device d when its primary context
 // goes away, as the driver does, counting it.
 static void release_all(int d) {
+	flush_dev(d);
 	for (int k = 0; k < K_COUNT; k++) {
 		for (struct obj **pp = &objs[k]; *pp != NULL;) {
 			struct obj *o = *pp;
@@ -608,6 +691,7 @@ EXPORT CUresult cuMemAlloc_v2(CUdeviceptr *p, size_t n) {
 
 EXPORT CUresult cuMemFree_v2(CUdeviceptr p) {
 	BEGIN_CTX("cuMemFree_v2");
+	flush_dev(cur); // cuMemFree synchronises
 	for (struct obj *o = objs[K_ALLOC]; o != NULL; o = o->next) {
 		if ((uintptr_t)o->p == p) {
 			if (o->dev != cur) {
@@ -641,6 +725,7 @@ EXPORT CUresult cuMemAllocHost_v2(void **p, size_t n) {
 
 EXPORT CUresult cuMemFreeHost(void *p) {
 	BEGIN_CTX("cuMemFreeHost");
+	flush_dev(cur);
 	for (struct obj *o = objs[K_HOST]; o != NULL; o = o->next) {
 		if (o->p == p) {
 			obj_remove(o);
@@ -668,6 +753,7 @@ EXPORT CUresult cuMemHostRegister_v2(void *p, size_t n, unsigned flags) {
 
 EXPORT CUresult cuMemHostUnregister(void *p) {
 	BEGIN_CTX("cuMemHostUnregister");
+	flush_dev(cur);
 	for (struct obj *o = objs[K_REG]; o != NULL; o = o->next) {
 		if (o->p == p) {
 			obj_remove(o);
@@ -679,13 +765,15 @@ EXPORT CUresult cuMemHostUnregister(void *p) {
 	RETURN(E_HOST_MEMORY_NOT_REGISTERED);
 }
 
+// copy enqueues a copy on stream s (NULL: runs it at once).
 static CUresult copy(const char *fn, void *dst, const void *src, size_t n, const void *s, int cur) {
-	if (!stream_ok(fn, s, cur)) return E_INVALID_HANDLE;
+	struct obj *so;
+	if (!stream_of(fn, s, cur, &so)) return E_INVALID_HANDLE;
 	if (n > 0 && (dst == NULL || src == NULL)) {
 		misuse(fn, "null pointer");
 		return E_INVALID_VALUE;
 	}
-	if (n > 0) memmove(dst, src, n);
+	if (n > 0) enqueue(so, (struct op){.dst = dst, .src = src, .n = n});
 	return OK;
 }
 
@@ -773,6 +861,7 @@ EXPORT CUresult cuStreamDestroy_v2(void *s) {
 	BEGIN_CTX("cuStreamDestroy_v2");
 	struct obj *o = handle("cuStreamDestroy_v2", K_STREAM, s, cur);
 	if (o == NULL) RETURN(E_INVALID_HANDLE);
+	flush(o, NULL); // the driver finishes the stream's work first
 	obj_remove(o);
 	free_obj(o);
 	RETURN(OK);
@@ -780,12 +869,18 @@ EXPORT CUresult cuStreamDestroy_v2(void *s) {
 
 EXPORT CUresult cuStreamSynchronize(void *s) {
 	BEGIN_CTX("cuStreamSynchronize");
-	RETURN(stream_ok("cuStreamSynchronize", s, cur) ? OK : E_INVALID_HANDLE);
+	struct obj *so;
+	if (!stream_of("cuStreamSynchronize", s, cur, &so)) RETURN(E_INVALID_HANDLE);
+	if (so != NULL) flush(so, NULL);
+	else flush_dev(cur); // the legacy stream waits for the blocking streams; all, here
+	RETURN(OK);
 }
 
 EXPORT CUresult cuStreamQuery(void *s) {
 	BEGIN_CTX("cuStreamQuery");
-	RETURN(stream_ok("cuStreamQuery", s, cur) ? OK : E_INVALID_HANDLE);
+	struct obj *so;
+	if (!stream_of("cuStreamQuery", s, cur, &so)) RETURN(E_INVALID_HANDLE);
+	RETURN(so != NULL && so->head != NULL ? E_NOT_READY : OK);
 }
 
 EXPORT CUresult cuEventCreate(void **e, unsigned flags) {
@@ -804,20 +899,28 @@ EXPORT CUresult cuEventRecord(void *e, void *s) {
 	BEGIN_CTX("cuEventRecord");
 	struct obj *o = handle("cuEventRecord", K_EVENT, e, cur);
 	if (o == NULL) RETURN(E_INVALID_HANDLE);
-	if (!stream_ok("cuEventRecord", s, cur)) RETURN(E_INVALID_HANDLE);
+	struct obj *so;
+	if (!stream_of("cuEventRecord", s, cur, &so)) RETURN(E_INVALID_HANDLE);
 	o->recorded = 1;
-	clock_gettime(CLOCK_MONOTONIC, &o->t);
+	o->done = 0;
+	o->gen++;
+	enqueue(so, (struct op){.is_record = 1, .ev = o, .gen = o->gen});
 	RETURN(OK);
 }
 
 EXPORT CUresult cuEventSynchronize(void *e) {
 	BEGIN_CTX("cuEventSynchronize");
-	RETURN(handle("cuEventSynchronize", K_EVENT, e, cur) != NULL ? OK : E_INVALID_HANDLE);
+	struct obj *o = handle("cuEventSynchronize", K_EVENT, e, cur);
+	if (o == NULL) RETURN(E_INVALID_HANDLE);
+	for (struct obj *s = objs[K_STREAM]; s != NULL && o->recorded && !o->done; s = s->next) flush(s, o);
+	RETURN(OK);
 }
 
 EXPORT CUresult cuEventQuery(void *e) {
 	BEGIN_CTX("cuEventQuery");
-	RETURN(handle("cuEventQuery", K_EVENT, e, cur) != NULL ? OK : E_INVALID_HANDLE);
+	struct obj *o = handle("cuEventQuery", K_EVENT, e, cur);
+	if (o == NULL) RETURN(E_INVALID_HANDLE);
+	RETURN(o->recorded && !o->done ? E_NOT_READY : OK);
 }
 
 EXPORT CUresult cuEventElapsedTime_v2(float *ms, void *a, void *b) {
@@ -833,6 +936,7 @@ EXPORT CUresult cuEventElapsedTime_v2(float *ms, void *a, void *b) {
 		misuse("cuEventElapsedTime_v2", "an event has not been recorded");
 		RETURN(E_INVALID_HANDLE);
 	}
+	if (!ea->done || !eb->done) RETURN(E_NOT_READY);
 	double ns = (double)(eb->t.tv_sec - ea->t.tv_sec) * 1e9 + (double)(eb->t.tv_nsec - ea->t.tv_nsec);
 	*ms = (float)(ns / 1e6);
 	RETURN(OK);
@@ -842,6 +946,7 @@ EXPORT CUresult cuEventDestroy_v2(void *e) {
 	BEGIN_CTX("cuEventDestroy_v2");
 	struct obj *o = handle("cuEventDestroy_v2", K_EVENT, e, cur);
 	if (o == NULL) RETURN(E_INVALID_HANDLE);
+	forget_event(o);
 	obj_remove(o);
 	free_obj(o);
 	RETURN(OK);
@@ -965,7 +1070,8 @@ EXPORT CUresult cuLaunchKernel(void *f, unsigned gx, unsigned gy, unsigned gz, u
 	unsigned shmem, void *s, void **params, void **extra) {
 	BEGIN_CTX("cuLaunchKernel");
 	if (handle("cuLaunchKernel", K_FUNC, f, cur) == NULL) RETURN(E_INVALID_HANDLE);
-	if (!stream_ok("cuLaunchKernel", s, cur)) RETURN(E_INVALID_HANDLE);
+	struct obj *so;
+	if (!stream_of("cuLaunchKernel", s, cur, &so)) RETURN(E_INVALID_HANDLE);
 	if (gx == 0 || gy == 0 || gz == 0 || bx == 0 || by == 0 || bz == 0 || gx > 2147483647u || gy > 65535 || gz > 65535 ||
 		bx > 1024 || by > 1024 || bz > 64 || (unsigned long long)bx * by * bz > 1024 || shmem > 49152 || extra != NULL) {
 		misuse("cuLaunchKernel", "grid %ux%ux%u, block %ux%ux%u, shared %u, extra %p out of the device's limits", gx, gy, gz, bx, by, bz, shmem, (void *)extra);
