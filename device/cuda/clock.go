@@ -144,10 +144,12 @@ func (c *clock) close(ctx cu.Context) error {
 // package started, the scale Event.Time reports CUDA events on.
 func (g *gpu) Now() (int64, error) { return hostNow(), nil }
 
-// eventPool keeps timing events for reuse by Record.
+// eventPool keeps timing events for reuse by Record, and knows the events
+// that Record's device.Events hold, so that Close can destroy them.
 type eventPool struct {
 	mu     sync.Mutex
 	free   []cu.Event
+	lent   map[*eventHandle]struct{} // events of Record not given back
 	closed bool
 }
 
@@ -174,11 +176,44 @@ func (p *eventPool) put(ctx cu.Context, e cu.Event) {
 	cu.EventDestroy(ctx, e)
 }
 
+// lend records that h holds its event until h.release.
+func (p *eventPool) lend(h *eventHandle) {
+	p.mu.Lock()
+	if p.lent == nil {
+		p.lent = map[*eventHandle]struct{}{}
+	}
+	p.lent[h] = struct{}{}
+	p.mu.Unlock()
+}
+
+// giveBack takes back the event of h, unless close has destroyed it.
+func (p *eventPool) giveBack(h *eventHandle) {
+	p.mu.Lock()
+	_, ok := p.lent[h]
+	delete(p.lent, h)
+	p.mu.Unlock()
+	if ok {
+		p.put(h.g.ctx, h.e)
+	}
+}
+
+// isClosed reports whether close has run: the events lent then are gone.
+func (p *eventPool) isClosed() bool {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return p.closed
+}
+
+// close destroys the pooled events and those still lent to Record's
+// events, whose queues have been released (so their work is done).
 func (p *eventPool) close(g *gpu) error {
 	p.mu.Lock()
-	free := p.free
-	p.free, p.closed = nil, true
+	free, lent := p.free, p.lent
+	p.free, p.lent, p.closed = nil, nil, true
 	p.mu.Unlock()
+	for h := range lent {
+		free = append(free, h.e)
+	}
 	var errs []error
 	for _, e := range free {
 		errs = append(errs, g.fail("close", cu.EventDestroy(g.ctx, e)))
@@ -187,7 +222,9 @@ func (p *eventPool) close(g *gpu) error {
 }
 
 // eventHandle owns a pooled CUDA event until the event is waited for or
-// garbage; released makes the two paths give it back once.
+// garbage, or the device closes; released makes the first two paths give
+// it back once, and the pool's lent set tells them whether Close has
+// destroyed it.
 type eventHandle struct {
 	g        *gpu
 	e        cu.Event
@@ -196,7 +233,7 @@ type eventHandle struct {
 
 func (h *eventHandle) release() {
 	if !h.released.Swap(true) {
-		h.g.events.put(h.g.ctx, h.e)
+		h.g.events.giveBack(h)
 	}
 }
 
@@ -213,7 +250,8 @@ type event struct {
 
 // Wait blocks until the event completes and returns the error of the
 // queue's work before it. The first Wait also reads the event's time and
-// gives the CUDA event back to the pool.
+// gives the CUDA event back to the pool. After the device's Close it fails
+// with CodeInvalidDevice without calling the driver.
 func (ev *event) Wait() error {
 	ev.mu.Lock()
 	defer ev.mu.Unlock()
@@ -221,7 +259,9 @@ func (ev *event) Wait() error {
 		return ev.err
 	}
 	g := ev.h.g
-	if err := cu.EventSynchronize(g.ctx, ev.h.e); err != nil {
+	if g.events.isClosed() { // the CUDA event is gone with the device
+		ev.err = g.errClosed("wait")
+	} else if err := cu.EventSynchronize(g.ctx, ev.h.e); err != nil {
 		ev.err = g.fail("wait", err)
 	} else if t, err := g.clock.time(g.ctx, ev.h.e, ev.rec); err != nil {
 		ev.err = g.fail("event time", err)

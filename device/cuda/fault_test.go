@@ -808,7 +808,10 @@ func TestFaultSync(t *testing.T) {
 func TestFaultClose(t *testing.T) {
 	f := fakeDriverIn(t)
 	t.Setenv("FAKECUDA_DEVICES", "2")
-	use := func(d device.Device) {
+	// use leaves in use on d a module, a live and a cached allocation,
+	// staging buffers, two queues (one profiling, with work not waited
+	// for) and an event not waited for, which it returns.
+	use := func(d device.Device) device.Event {
 		t.Helper()
 		_, err := d.Load(kernels.Saxpy)
 		must(t, "Load", err)
@@ -827,12 +830,15 @@ func TestFaultClose(t *testing.T) {
 		must(t, "NewQueue", err)
 		q2.(device.Profiler).Profile(true)
 		must(t, "CopyIn", q2.CopyIn(big.Ptr, pattern(100, 12)))
-		// big, q and q2 are left for Close.
+		e, err = q2.Record()
+		must(t, "Record", err)
+		return e // big, q, q2 and e are left for Close.
 	}
 
 	devs := f.open(t)
+	var events []device.Event
 	for _, d := range devs {
-		use(d)
+		events = append(events, use(d))
 	}
 	if s := f.read(); s.Modules != 2 || s.HostAllocs != 2*stagingDepth || s.Streams != 6 || s.Allocs != 4 {
 		t.Errorf("devices in use hold %+v", s.live())
@@ -846,6 +852,9 @@ func TestFaultClose(t *testing.T) {
 		wantErr(t, "NewQueue after Close", err, device.CodeInvalidDevice, "closed")
 		_, err = d.Load(kernels.Fill)
 		wantErr(t, "Load after Close", err, device.CodeInvalidDevice, "closed")
+	}
+	for _, e := range events {
+		wantErr(t, "Wait for an event after Close", e.Wait(), device.CodeInvalidDevice, "closed")
 	}
 	f.checkClean(t, 0)
 

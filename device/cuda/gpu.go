@@ -356,8 +356,9 @@ func (g *gpu) CacheBytes() int64 {
 }
 
 // Close releases everything the device holds: queues (after their work),
-// loaded modules, live and cached memory, staging buffers, events and the
-// primary context. Later calls on the device fail with CodeInvalidDevice.
+// loaded modules, live and cached memory, staging buffers, events (those of
+// Record not yet waited for too) and the primary context. Later calls
+// on the device, and Waits for those events, fail with CodeInvalidDevice.
 // It returns the first error.
 func (g *gpu) Close() error {
 	g.mu.Lock()

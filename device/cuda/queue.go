@@ -237,6 +237,7 @@ func (q *queue) Record() (device.Event, error) {
 		return nil, q.g.fail(op, err)
 	}
 	h := &eventHandle{g: q.g, e: e}
+	q.g.events.lend(h)
 	ev := &event{h: h, rec: rec}
 	runtime.AddCleanup(ev, func(h *eventHandle) { h.release() }, h)
 	return ev, nil
