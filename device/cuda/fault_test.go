@@ -41,7 +41,7 @@ const fakeChildEnv = "GOMPT_FAKECUDA_CHILD"
 var faultTests = []string{
 	"TestFaultBaseline", "TestFaultOpen", "TestFaultOutOfMemory", "TestFaultInvalidPTX",
 	"TestFaultMissingEntry", "TestFaultLaunch", "TestFaultStagedCopy", "TestFaultNoPinnedMemory",
-	"TestFaultSync", "TestFaultClose",
+	"TestFaultSync", "TestFaultConcurrent", "TestFaultRaw", "TestFaultClose",
 }
 
 // buildFakeDriver compiles testdata/fakecuda.c into a shared library in a
@@ -375,6 +375,8 @@ func TestFaultOpen(t *testing.T) {
 		{"cuInit", map[string]string{"FAKECUDA_FAIL": "cuInit:1:999"}, []string{"failed to initialise", "cuInit: CUDA_ERROR_UNKNOWN"}},
 		{"context", map[string]string{"FAKECUDA_FAIL": "cuDevicePrimaryCtxRetain:1"}, []string{"CUDA device 0", "cuDevicePrimaryCtxRetain"}},
 		{"memory info", map[string]string{"FAKECUDA_FAIL": "cuMemGetInfo_v2:1"}, []string{"cuMemGetInfo_v2"}},
+		{"block limit", map[string]string{"FAKECUDA_FAIL": "cuDeviceGetAttribute:3"}, []string{"cuDeviceGetAttribute"}},
+		{"total memory", map[string]string{"FAKECUDA_FAIL": "cuDeviceTotalMem:1"}, []string{"cuDeviceTotalMem_v2"}},
 		{"clock stream", map[string]string{"FAKECUDA_FAIL": "cuStreamCreate:1:2"}, []string{"cuStreamCreate: CUDA_ERROR_OUT_OF_MEMORY"}},
 		{"clock event", map[string]string{"FAKECUDA_FAIL": "cuEventCreate:2:2"}, []string{"cuEventCreate"}},
 		{"clock record", map[string]string{"FAKECUDA_FAIL": "cuEventRecord:3"}, []string{"cuEventRecord"}},
@@ -399,6 +401,24 @@ func TestFaultOpen(t *testing.T) {
 			f.checkClean(t, 0)
 		})
 	}
+	// Attributes that only describe the device read as zero when the
+	// driver does not answer: the clock rate (the 8th attribute read) and
+	// the UUID.
+	t.Run("descriptive attributes", func(t *testing.T) {
+		f.rebase()
+		t.Setenv("FAKECUDA_FAIL", "cuDeviceGetAttribute:8,cuDeviceGetUuid:1")
+		info := f.open(t)[0].Info()
+		var uuid string
+		for _, a := range info.Extra {
+			if a.Key == "UUID" {
+				uuid = a.Value
+			}
+		}
+		if info.ClockMHz != 0 || info.ComputeUnits != 132 || uuid != "GPU-00000000-0000-0000-0000-000000000000" || f.injected() != 2 {
+			t.Errorf("clock %d MHz, %d SMs, UUID %s, %d failures injected; want 0, 132, zero, 2", info.ClockMHz, info.ComputeUnits, uuid, f.injected())
+		}
+	})
+
 	// One of two devices fails to open: the other is device 0.
 	f.rebase()
 	t.Setenv("FAKECUDA_DEVICES", "2")
@@ -801,6 +821,86 @@ func TestFaultSync(t *testing.T) {
 		t.Errorf("%d failures injected, want 6", f.injected())
 	}
 	must(t, "Free", d.Free(buf.Ptr))
+}
+
+// TestFaultConcurrent runs staged round trips on several queues at once
+// while a copy and an event record fail somewhere among them: the copies
+// that fail say so, and every round trip that succeeds is right.
+func TestFaultConcurrent(t *testing.T) {
+	f := fakeDriverIn(t)
+	d := f.open(t)[0]
+	const workers, rounds, n = 3, 4, 2*stagingChunk + 1000
+	f.arm("cuEventRecord:7:999,cuMemcpyDtoHAsync_v2:5:700")
+	var failed atomic.Int64
+	var wg sync.WaitGroup
+	for w := range workers {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			buf, err := d.Alloc(n)
+			if err != nil {
+				t.Error(err)
+				return
+			}
+			defer d.Free(buf.Ptr)
+			q, err := d.NewQueue()
+			if err != nil {
+				t.Error(err)
+				return
+			}
+			defer q.Release()
+			got := make([]byte, n)
+			for r := range rounds {
+				src := pattern(n, 16*w+r)
+				err := q.CopyIn(buf.Ptr, src)
+				if err == nil {
+					err = q.CopyOut(got, buf.Ptr)
+				}
+				if err = errors.Join(err, q.Sync()); err != nil {
+					failed.Add(1)
+					continue
+				}
+				if i := firstDiff(got, src); i >= 0 {
+					t.Errorf("worker %d round %d: wrong data from byte %d", w, r, i)
+				}
+			}
+		}()
+	}
+	wg.Wait()
+	if n := f.injected(); n != 2 || failed.Load() != n {
+		t.Errorf("%d failures injected, %d round trips failed; want 2 and 2", n, failed.Load())
+	}
+}
+
+// TestFaultRaw fails the driver under the raw baselines: they return the
+// error and release what they made.
+func TestFaultRaw(t *testing.T) {
+	f := fakeDriverIn(t)
+	d := f.open(t)[0]
+	_, err := RawCopy(d, 1<<20, true, 3)
+	must(t, "RawCopy", err)
+	_, err = RawEmptyLaunchSync(d, 3)
+	must(t, "RawEmptyLaunchSync", err)
+	for _, c := range []struct {
+		spec string
+		raw  func() error
+	}{
+		{"cuMemcpyHtoD_v2:2", func() error { _, err := RawCopy(d, 1<<20, true, 3); return err }},
+		{"cuMemcpyDtoH_v2:3", func() error { _, err := RawCopy(d, 1<<20, false, 3); return err }},
+		{"cuMemAlloc_v2:1", func() error { _, err := RawCopy(d, 1<<20, false, 3); return err }},
+		{"cuLaunchKernel:2", func() error { _, err := RawEmptyLaunchSync(d, 3); return err }},
+		{"cuStreamSynchronize:3", func() error { _, err := RawEmptyLaunchSync(d, 3); return err }},
+		{"cuModuleGetFunction:1", func() error { _, err := RawEmptyLaunchSync(d, 3); return err }},
+	} {
+		before := f.read().live()
+		f.arm(c.spec)
+		if err := c.raw(); err == nil || !strings.Contains(err.Error(), c.spec[:strings.IndexByte(c.spec, ':')]) {
+			t.Errorf("raw baseline with %s failing: %v", c.spec, err)
+		}
+		if after := f.read().live(); after != before {
+			t.Errorf("with %s failing, the raw baseline left %+v (before: %+v)", c.spec, after, before)
+		}
+	}
 }
 
 // TestFaultClose closes devices in use, and a device whose driver fails
