@@ -717,6 +717,34 @@ func TestTraceNative(t *testing.T) {
 	}
 }
 
+// TestTraceWantsNative: WantsNative follows set_trace_native, flag by
+// flag, and is false for the zero TracedOp and an untraced device.
+func TestTraceWantsNative(t *testing.T) {
+	tt := &traceTool{native: NativeDataMotionExplicit}
+	withTrace(t, tt, 1)
+	if (&TracedOp{}).WantsNative(NativeDataMotionExplicit) {
+		t.Error("the zero TracedOp wants a native record")
+	}
+	tgt := TargetBegin(KindTarget, 0, 1)
+	tgt.SubmitBegin(1)
+	tgt.SubmitEnd()
+	op := tgt.Op()
+	if !op.WantsNative(NativeDataMotionExplicit) || op.WantsNative(NativeKernelExecution) {
+		t.Errorf("with data motion enabled: WantsNative(data motion) = %v, (kernel execution) = %v; want true, false",
+			op.WantsNative(NativeDataMotionExplicit), op.WantsNative(NativeKernelExecution))
+	}
+	set := tt.entry(0, "ompt_set_trace_native").(SetTraceNativeFunc)
+	set(tt.handle(0), false, NativeDataMotionExplicit)
+	if op.WantsNative(NativeDataMotionExplicit) {
+		t.Error("WantsNative after set_trace_native disabled the flag")
+	}
+	tgt.End()
+	tt.stop(0)
+	if op.WantsNative(NativeDataMotionExplicit) || op.WantsNative(NativeKernelExecution) {
+		t.Error("WantsNative after stop_trace")
+	}
+}
+
 // TestTraceBadCursors: cursors past the end, misaligned, in a foreign
 // buffer, or beyond what a device delivered are refused.
 func TestTraceBadCursors(t *testing.T) {
