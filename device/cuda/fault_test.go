@@ -813,11 +813,20 @@ func TestFaultSync(t *testing.T) {
 	f.arm("")
 	must(t, "Sync", q.Sync())
 
+	// A Sync with nothing enqueued since the last one makes no driver
+	// call; one after a copy does.
+	f.arm("cuStreamSynchronize:1")
+	must(t, "Sync of an idle queue", q.Sync())
+	must(t, "CopyIn", q.CopyIn(buf.Ptr, pattern(10, 11)))
+	wantErr(t, "Sync after a copy", q.Sync(), device.CodeInvalidDevice, "cuStreamSynchronize")
+	f.arm("")
+
 	// Release whose sync fails still destroys the stream, once.
 	f.arm("cuStreamCreate:1")
 	_, err = d.NewQueue()
 	wantErr(t, "NewQueue with cuStreamCreate failing", err, device.CodeUnknown, "new queue", "cuStreamCreate")
 	streams := f.read().Streams
+	must(t, "CopyIn", q.CopyIn(buf.Ptr, pattern(10, 12))) // something for Release to wait for
 	f.arm("cuStreamSynchronize:1")
 	wantErr(t, "Release", q.Release(), device.CodeInvalidDevice, "cuStreamSynchronize")
 	if s := f.read(); s.Streams != streams-1 {
@@ -825,8 +834,8 @@ func TestFaultSync(t *testing.T) {
 	}
 	must(t, "second Release", q.Release())
 	wantErr(t, "CopyIn on a released queue", q.CopyIn(buf.Ptr, []byte{1}), device.CodeInvalidArgument, "released")
-	if f.injected() != 6 {
-		t.Errorf("%d failures injected, want 6", f.injected())
+	if f.injected() != 7 {
+		t.Errorf("%d failures injected, want 7", f.injected())
 	}
 	must(t, "Free", d.Free(buf.Ptr))
 }

@@ -22,6 +22,7 @@ type queue struct {
 
 	num     uint64    // the queue's number on its device (1, 2, ...): native records' HWID
 	prof    bool      // time each operation (device.Profiler)
+	quiet   bool      // nothing was enqueued since the last Sync that succeeded: Sync has nothing to wait for
 	last    *timing   // the timing of the operation enqueued last while profiling
 	timings []*timing // timed operations not yet read
 }
@@ -39,7 +40,7 @@ func (g *gpu) NewQueue() (device.Queue, error) {
 	if err != nil {
 		return nil, g.fail("new queue", err)
 	}
-	q := &queue{g: g, s: s, num: g.nqueues.Add(1)}
+	q := &queue{g: g, s: s, num: g.nqueues.Add(1), quiet: true}
 	g.mu.Lock()
 	g.queues[q] = struct{}{}
 	g.mu.Unlock()
@@ -73,6 +74,7 @@ func (q *queue) CopyIn(dst device.DevicePtr, src []byte) error {
 	if err := q.usable(op); err != nil {
 		return err
 	}
+	q.quiet = false
 	if len(src) == 0 {
 		return nil
 	}
@@ -102,6 +104,7 @@ func (q *queue) CopyOut(dst []byte, src device.DevicePtr) error {
 	if err := q.usable(op); err != nil {
 		return err
 	}
+	q.quiet = false
 	if len(dst) == 0 {
 		return nil
 	}
@@ -130,6 +133,7 @@ func (q *queue) Copy(dst, src device.DevicePtr, n int) error {
 	if err := q.usable(op); err != nil {
 		return err
 	}
+	q.quiet = false
 	if n < 0 {
 		return device.Errorf(q.g.id, op, device.CodeInvalidArgument, "negative size %d", n)
 	}
@@ -156,6 +160,7 @@ func (q *queue) CopyPeer(dst device.DevicePtr, src device.Device, srcPtr device.
 	if err := q.usable(op); err != nil {
 		return err
 	}
+	q.quiet = false
 	sg, err := gpuOf(src)
 	if err != nil {
 		return device.Errorf(q.g.id, op, device.CodeInvalidArgument, "%v", err)
@@ -193,6 +198,7 @@ func (q *queue) Launch(f device.Function, shape device.Shape, args []device.Arg)
 	if err := q.usable(op); err != nil {
 		return err
 	}
+	q.quiet = false
 	if len(args) > cu.MaxParams {
 		return device.Errorf(q.g.id, op, device.CodeInvalidArgument, "%d arguments: at most %d are supported", len(args), cu.MaxParams)
 	}
@@ -227,6 +233,7 @@ func (q *queue) Record() (device.Event, error) {
 	if err := q.usable(op); err != nil {
 		return nil, err
 	}
+	q.quiet = false
 	e, err := q.g.events.get(q.g.ctx)
 	if err != nil {
 		return nil, q.g.fail(op, err)
@@ -251,10 +258,14 @@ func (q *queue) Sync() error {
 	if err := q.usable(op); err != nil {
 		return err
 	}
+	if q.quiet {
+		return nil // idle since the last Sync: one driver call less per construct
+	}
 	err := cu.StreamSynchronize(q.g.ctx, q.s)
 	q.pin.Unpin()
 	q.pinned = 0
 	q.finishTimings()
+	q.quiet = err == nil
 	return q.g.fail(op, err)
 }
 
