@@ -235,7 +235,16 @@ func (q *queue) Sync() error {
 }
 
 func (q *queue) sync() error {
-	ferr := cl.Finish(q.q)
+	// Nothing enqueued since the queue was last known idle, and no event
+	// to finalise: clFinish has nothing to wait for (a mapped region
+	// syncs before its free and again when it ends).
+	q.mu.Lock()
+	idle := q.done == q.seq && len(q.events) == 0
+	q.mu.Unlock()
+	var ferr error
+	if !idle {
+		ferr = cl.Finish(q.q)
+	}
 	q.mu.Lock()
 	evs := q.events
 	q.events = nil
