@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"errors"
 	"math"
+	"os"
 	"strings"
 	"testing"
 
@@ -13,7 +14,8 @@ import (
 )
 
 // gpus returns the devices of the registered plugin, or skips the test with
-// the plugin's reason.
+// the plugin's reason; with GOMPT_REQUIRE_GPU=1 (ci/gpu/run.sh sets it) no
+// device is a failure instead.
 func gpus(t testing.TB) []device.Device {
 	t.Helper()
 	p, ok := device.Lookup("cuda")
@@ -22,6 +24,9 @@ func gpus(t testing.TB) []device.Device {
 	}
 	devs, err := p.Devices()
 	if len(devs) == 0 {
+		if os.Getenv("GOMPT_REQUIRE_GPU") == "1" {
+			t.Fatalf("GOMPT_REQUIRE_GPU=1 and no CUDA device: %v", err)
+		}
 		t.Skipf("no CUDA device: %v", err)
 	}
 	return devs

@@ -1,0 +1,58 @@
+#!/usr/bin/env bash
+# ci/gpu/run.sh [tests|bench|all]: the GPU run, on the machine with the
+# GPU, from the repository root, with the binaries ci/gpu/build.sh made in
+# .gpu/: the tests and examples, the benchmarks, or both (the default).
+# Each part takes a few minutes; the device tool allows 10 per command, so
+# run them as two commands. Every step runs even if one before failed;
+# each writes its output under $OUT (default ./gpu-out), and summary.txt
+# has one line per step with its exit status and seconds. NVIDIA's OpenCL is reached through an ICD file naming
+# libnvidia-opencl.so.1 (OCL_ICD_VENDORS), POCL through its own.
+set -u
+cd "$(dirname "$0")/../.."
+OUT=${OUT:-$PWD/gpu-out}
+mkdir -p "$OUT"
+bin=$PWD/.gpu
+icd=$(mktemp -d)
+echo libnvidia-opencl.so.1 >"$icd/nvidia.icd"
+part=${1:-all}
+summary=$OUT/summary.txt
+touch "$summary"
+step() { # step NAME DIR CMD...: run CMD in DIR, output to $OUT/NAME.txt
+	local name=$1 dir=$2
+	shift 2
+	local t0=$SECONDS
+	(cd "$dir" && "$@") >"$OUT/$name.txt" 2>&1
+	local rc=$?
+	printf '%-28s rc=%-3d %4ds\n' "$name" "$rc" "$((SECONDS - t0))" | tee -a "$summary"
+}
+nvidia-smi >"$OUT/nvidia-smi.txt" 2>&1
+if [ "$part" = tests ] || [ "$part" = all ]; then
+	step devinfo . "$bin/ompt-devinfo"
+	step devinfo-nvidia-opencl . env OCL_ICD_VENDORS="$icd" GOMPT_PLUGINS=opencl "$bin/ompt-devinfo"
+	# The CUDA plugin's tests: devicetest on every GPU, info, out of memory,
+	# invalid PTX, missing kernel, launch limits, large copies, close, raw
+	# baselines, peer copies; and the fault-injection tests. No GPU, or no
+	# NVIDIA OpenCL device, is a failure here, not a skip.
+	step cuda-test device/cuda env GOMPT_REQUIRE_GPU=1 "$bin/device_cuda.test" -test.v -test.count=1
+	step opencl-nvidia-test device/opencl env CI=1 OCL_ICD_VENDORS="$icd" GOMPT_PLUGINS=opencl "$bin/device_opencl.test" -test.v -test.count=1
+	step target-test-cuda target env GOMPT_PLUGINS=cuda,host "$bin/target.test" -test.count=1
+	step tooltest-cuda target/tooltest env GOMPT_PLUGINS=cuda,host "$bin/target_tooltest.test" -test.count=1
+	# Every example on the first GPU (device 0 with the default plugin order
+	# cuda,opencl,host), on NVIDIA's OpenCL, and under the Go printer tool;
+	# OMP_TARGET_OFFLOAD=mandatory: no quiet fallback to the host.
+	for e in saxpy matmul jacobi veccopy; do
+		step "example-$e-cuda" . env OMP_TARGET_OFFLOAD=mandatory GOMPT_PLUGINS=cuda "$bin/$e" -device 0
+		step "example-$e-nvidia-opencl" . env OMP_TARGET_OFFLOAD=mandatory OCL_ICD_VENDORS="$icd" GOMPT_PLUGINS=opencl "$bin/$e" -device 0
+	done
+	step example-veccopy-printer-cuda . env OMP_TARGET_OFFLOAD=mandatory GOMPT_PLUGINS=cuda "$bin/veccopy-printer" -device 0
+	step timeline-jacobi-cuda . env OMP_TARGET_OFFLOAD=mandatory GOMPT_PLUGINS=cuda GOMPT_TRACE="$OUT/trace-jacobi-cuda.json" "$bin/jacobi" -device 0
+fi
+if [ "$part" = bench ] || [ "$part" = all ]; then
+	# Benchmarks: every case on the GPU (with the raw-binding baselines), and
+	# the host and NVIDIA OpenCL devices beside it.
+	step bench-cuda . sh -c "GOMPT_PLUGINS=cuda,host '$bin/ompt-bench' -json -device cuda:0 >'$OUT/bench-cuda.json'"
+	step bench-nvidia-opencl . sh -c "OCL_ICD_VENDORS='$icd' GOMPT_PLUGINS=opencl,host '$bin/ompt-bench' -json -device opencl:0 >'$OUT/bench-nvidia-opencl.json'"
+	step bench-host . sh -c "GOMPT_PLUGINS=host '$bin/ompt-bench' -json -device host:0 >'$OUT/bench-host.json'"
+fi
+rm -rf "$icd"
+echo "outputs in $OUT"
