@@ -327,7 +327,10 @@ func entryAt(b []byte, limit, cursor uint64) (RecordKind, uint64) {
 		return RecordKindOMPT, uint64(RecordOMPTSize)
 	case typ == NativeMarker:
 		size := uint64(*(*uint32)(unsafe.Add(p, 4)))
-		if size < uint64(NativeHeaderSize) || size > uint64(MaxEntrySize) || size&7 != 0 || limit-cursor < size {
+		// A native entry always holds data after its header (the runtime
+		// writes at least 8 bytes), so get_record_native's pointer past
+		// the header stays inside the buffer.
+		if size <= uint64(NativeHeaderSize) || size > uint64(MaxEntrySize) || size&7 != 0 || limit-cursor < size {
 			return RecordKindInvalid, 0
 		}
 		return RecordKindNative, size

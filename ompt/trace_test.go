@@ -807,6 +807,17 @@ func TestTraceBadCursors(t *testing.T) {
 		l("ompt_pause_trace").(PauseTraceFunc)(nil, true) != 0 {
 		t.Error("an entry point accepted a nil or never-initialized device")
 	}
+	// a hand-made native header with no data after it, ending the buffer
+	words := make([]uint64, NativeHeaderSize/8)
+	hb := unsafe.Slice((*byte)(unsafe.Pointer(&words[0])), NativeHeaderSize)
+	*(*int32)(unsafe.Pointer(&hb[0])) = NativeMarker
+	*(*uint32)(unsafe.Pointer(&hb[4])) = uint32(NativeHeaderSize)
+	if p, hop := l("ompt_get_record_native").(GetRecordNativeFunc)(hb, 0); p != nil || hop != 0 {
+		t.Error("get_record_native accepted a native header with no record after it")
+	}
+	if k := l("ompt_get_record_type").(GetRecordTypeFunc)(hb, 0); k != RecordKindInvalid {
+		t.Errorf("get_record_type of a header-only native entry = %v, want invalid", k)
+	}
 	tt.stop(0)
 	if l("ompt_start_trace").(StartTraceFunc)(tt.h[0], nil, tt.done) != 0 {
 		t.Error("start_trace with a nil request callback succeeded")
