@@ -111,7 +111,7 @@ type tracer struct {
 	done      chan struct{}
 
 	written, lost atomic.Uint64 // since DeviceInitialize
-	sessionLost   uint64        // worker-owned and under mu
+	lostAtStart   uint64        // lost when the session started; under mu
 
 	// worker-owned: the buffer being filled
 	buf       []byte
@@ -364,7 +364,6 @@ func (tr *tracer) push(w []uint64) {
 		}
 		lost := countEntries(w[k:])
 		tr.lost.Add(lost)
-		tr.sessionLost += lost
 		w = w[:k]
 	}
 	tr.fill = append(tr.fill, w...)
@@ -423,7 +422,7 @@ func (tr *tracer) run() {
 // endLocked closes the session after its last delivery; tr.mu is held and
 // released.
 func (tr *tracer) endLocked() {
-	lost := tr.sessionLost
+	lost := tr.lost.Load() - tr.lostAtStart
 	tr.state = traceOff
 	tr.request, tr.complete = nil, nil
 	tr.buf = nil
@@ -444,7 +443,6 @@ func (tr *tracer) endLocked() {
 func (tr *tracer) abortLocked() {
 	lost := countEntries(tr.fill)
 	tr.lost.Add(lost)
-	tr.sessionLost += lost
 	tr.fill = tr.fill[:0]
 	if tr.buf != nil {
 		unregisterLive(tr.buf, tr.live)
@@ -507,7 +505,6 @@ func (tr *tracer) put(src unsafe.Pointer, n uint64, data []byte, total uint64) b
 		if tr.buf == nil {
 			tr.noBuf = true
 			tr.lost.Add(1)
-			tr.sessionLost++
 			return true
 		}
 	}
@@ -765,7 +762,7 @@ func startTrace(h *DeviceHandle, request BufferRequestFunc, complete BufferCompl
 	}
 	tr.fill, tr.spare = tr.fill[:0], tr.spare[:0]
 	tr.state = traceOn
-	tr.flushReq, tr.flushDone, tr.sessionLost = 0, 0, 0
+	tr.flushReq, tr.flushDone, tr.lostAtStart = 0, 0, tr.lost.Load()
 	tr.buf, tr.noBuf = nil, false
 	tr.done = make(chan struct{})
 	done := tr.done
