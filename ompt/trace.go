@@ -432,7 +432,7 @@ func (tr *tracer) endLocked() {
 	tr.idle.Broadcast()
 	tr.mu.Unlock()
 	if lost > 0 {
-		vlogf("Device %d: %d trace records lost (no buffer or too small a buffer from buffer_request, or more than %d records waiting).", tr.h.num, lost, ringMax)
+		vlogf("Device %d: %d trace records lost (no buffer or too small a buffer from buffer_request, or the %d KiB record queue full: deliver faster, or give larger buffers).", tr.h.num, lost, ringMax*8/1024)
 	}
 	publishTrace()
 	close(done)
