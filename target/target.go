@@ -536,9 +536,12 @@ func runInitial(reg *Region, t *ompt.Target) error {
 		}
 	}
 	t.SubmitBegin(uint32(reg.Shape.Teams))
-	hostexec.Default().Run(f, &c.hargs, reg.Shape)
+	err := hostexec.Default().Try(f, &c.hargs, reg.Shape)
 	t.SubmitEnd()
-	return nil
+	if tp, ok := err.(*hostexec.TeamPanic); ok {
+		return fmt.Errorf("target: kernel %s on the initial device panicked in team %d of %d: %v", reg.Kernel.Name, tp.Team, tp.Teams, tp.Value)
+	}
+	return err
 }
 
 // Task is a construct running asynchronously (a nowait form).

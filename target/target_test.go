@@ -434,6 +434,8 @@ func TestBadInput(t *testing.T) {
 		{"memcpy from unknown pointer", Memcpy(Host(x), On(0, 0x10), 4), "not inside any allocation"},
 		{"update with a map type", Update(0, ToFrom(x)), "motion clause"},
 		{"data region without body", Data(0, nil, nil), "no body"},
+		{"kernel panics on the initial device", Target(saxpyRegion(InitialDevice, 200, 1, x[:4], y[:4])), "on the initial device panicked in team"},
+		{"kernel panics on the host device", Target(saxpyRegion(0, 200, 1, x[:4], y[:4])), "kernel panicked in team"},
 	}
 	for _, c := range cases {
 		if c.err == nil {

@@ -334,20 +334,13 @@ func (q *Queue) checkLaunch(fn *Function, shape device.Shape, args []device.Arg)
 
 // launch runs a launch operation, turning a panic of the kernel into an
 // error.
-func (d *Device) launch(o *op) (err error) {
-	defer func() {
-		if r := recover(); r != nil {
-			if tp, ok := r.(*hostexec.TeamPanic); ok {
-				err = device.Errorf(d.id, "launch "+o.fn.k.Name, device.CodeUnknown,
-					"kernel panicked in team %d of %d: %v", tp.Team, tp.Teams, tp.Value)
-			} else {
-				err = device.Errorf(d.id, "launch "+o.fn.k.Name, device.CodeUnknown,
-					"kernel panicked: %v", r)
-			}
-		}
-	}()
-	d.pool.Run(o.fn.host, &o.ha, o.shape)
-	return nil
+func (d *Device) launch(o *op) error {
+	err := d.pool.Try(o.fn.host, &o.ha, o.shape)
+	if tp, ok := err.(*hostexec.TeamPanic); ok {
+		return device.Errorf(d.id, "launch "+o.fn.k.Name, device.CodeUnknown,
+			"kernel panicked in team %d of %d: %v", tp.Team, tp.Teams, tp.Value)
+	}
+	return err
 }
 
 // Record returns an event completing when all work enqueued so far has

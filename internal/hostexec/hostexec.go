@@ -166,6 +166,23 @@ func (p *Pool) Run(f device.HostFunc, a *device.HostArgs, s device.Shape) (teams
 	return p.run(f, a, s)
 }
 
+// Try is Run that returns a panic of f as an error instead: always a
+// *TeamPanic (a panic of a single-team Run is team 0 of 1), for runtimes
+// that must not let a kernel's panic take the program down.
+func (p *Pool) Try(f device.HostFunc, a *device.HostArgs, s device.Shape) (err error) {
+	defer func() {
+		if r := recover(); r != nil {
+			tp, ok := r.(*TeamPanic)
+			if !ok {
+				tp = &TeamPanic{Value: r, Team: 0, Teams: 1, Stack: debug.Stack()}
+			}
+			err = tp
+		}
+	}()
+	p.Run(f, a, s)
+	return nil
+}
+
 func (p *Pool) run(f device.HostFunc, a *device.HostArgs, s device.Shape) (teams int) {
 	teams = p.Teams(s)
 	if teams == 1 {
