@@ -198,8 +198,9 @@ func (s Shape) Iterations() int {
 	return n
 }
 
-// Check reports an error for a shape with a zero or negative size, or
-// negative teams or threads.
+// Check reports an error for a shape with a zero or negative size (a
+// dimension below the last one in use counts as in use), or negative
+// teams or threads.
 func (s Shape) Check() error {
 	if s.Size[0] <= 0 {
 		return fmt.Errorf("launch shape: size %v: dimension 0 must be at least 1", s.Size)
@@ -207,6 +208,9 @@ func (s Shape) Check() error {
 	for d := 1; d < 3; d++ {
 		if s.Size[d] < 0 {
 			return fmt.Errorf("launch shape: size %v: dimension %d is negative", s.Size, d)
+		}
+		if s.Size[d] == 0 && d < s.Dims()-1 {
+			return fmt.Errorf("launch shape: size %v: dimension %d is 0 while dimension %d is in use; use 1 for an unused dimension", s.Size, d, s.Dims()-1)
 		}
 	}
 	if s.Teams < 0 || s.Threads < 0 {

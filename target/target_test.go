@@ -416,6 +416,7 @@ func TestBadInput(t *testing.T) {
 		{"no image for device", Target(Region{Device: 0, Kernel: clOnly, Shape: N(1), Args: []Arg{Int(1)}}), "no image"},
 		{"no Go image on initial device", Target(Region{Device: InitialDevice, Kernel: clOnly, Shape: N(1), Args: []Arg{Int(1)}}), "no Go image"},
 		{"zero size", Target(saxpyRegion(0, 0, 1, x, y)), "at least 1"},
+		{"zero inner dimension", Target(Region{Kernel: kernels.Empty, Shape: Shape{Size: [3]int{4, 0, 5}}, Args: []Arg{Int(1)}}), "dimension 1 is 0 while dimension 2 is in use"},
 		{"negative teams", Target(Region{Kernel: kernels.Empty, Shape: Shape{Size: [3]int{1, 1, 1}, Teams: -1}, Args: []Arg{Int(1)}}), "teams"},
 		{"wrong argument count", Target(Region{Kernel: kernels.Saxpy, Shape: N(1), Args: []Arg{Int(1)}}), "takes 4 arguments"},
 		{"scalar for buffer", Target(Region{Kernel: kernels.Saxpy, Shape: N(1), Args: []Arg{Int(1), Float32(1), Int(3), Slice(y)}}), "want a buffer"},
