@@ -3,10 +3,13 @@ package target
 import (
 	"errors"
 	"fmt"
+	"math"
+	"math/bits"
 	"sync"
 	"unsafe"
 
 	"github.com/gompt/gompt/device"
+	"github.com/gompt/gompt/device/host"
 	"github.com/gompt/gompt/internal/callsite"
 	"github.com/gompt/gompt/ompt"
 )
@@ -40,6 +43,14 @@ func (h *hostMem) free(p DevicePtr) error {
 	return nil
 }
 
+// initialAllocMax is the largest AllocMem on the initial device: half of
+// the memory the process may use, the budget a host offload device has.
+// Larger sizes fail with an error rather than Go's fatal out-of-memory.
+var initialAllocMax = sync.OnceValue(func() uint64 {
+	total, _ := host.PhysicalMemory()
+	return total / 2
+})
+
 // resolve returns the memory from p to the end of its allocation.
 func (h *hostMem) resolve(p DevicePtr) ([]byte, error) {
 	h.mu.Lock()
@@ -72,6 +83,9 @@ func AllocMem(size int, dev int) (DevicePtr, error) {
 	r := ompt.RoutineBegin(pc)
 	defer r.End()
 	if d == nil {
+		if limit := initialAllocMax(); uint64(size) > limit {
+			return 0, fmt.Errorf("target: alloc of %d bytes on the initial device: more than %d, half of the memory this process may use", size, limit)
+		}
 		r.DataOpBegin(ompt.DataOpAlloc, 0, ompt.InitialDevice, 0, ompt.InitialDevice, uint64(size))
 		p := state().initial.alloc(size)
 		r.DataOpEnd(uintptr(p))
@@ -169,27 +183,28 @@ type end struct {
 	avail int
 }
 
+// endOf resolves l; what names it in errors ("memcpy source").
 func (rs *runtimeState) endOf(l Loc, what string) (end, error) {
 	if l.isHo {
 		if l.host == nil && l.ptr != 0 {
-			return end{}, fmt.Errorf("target: memcpy %s: offset %d is outside the host slice", what, int(l.ptr))
+			return end{}, fmt.Errorf("target: %s: offset %d is outside the host slice", what, int(l.ptr))
 		}
 		return end{host: l.host, avail: len(l.host), num: ompt.InitialDevice}, nil
 	}
 	n, d, err := open(l.dev)
 	if err != nil {
-		return end{}, fmt.Errorf("target: memcpy %s: %w", what, err)
+		return end{}, fmt.Errorf("target: %s: %w", what, err)
 	}
 	if d == nil {
 		b, err := rs.initial.resolve(l.ptr)
 		if err != nil {
-			return end{}, fmt.Errorf("target: memcpy %s: %w", what, err)
+			return end{}, fmt.Errorf("target: %s: %w", what, err)
 		}
 		return end{host: b, avail: len(b), num: ompt.InitialDevice}, nil
 	}
 	avail, err := d.extent(l.ptr)
 	if err != nil {
-		return end{}, fmt.Errorf("target: memcpy %s: %w", what, err)
+		return end{}, fmt.Errorf("target: %s: %w", what, err)
 	}
 	return end{d: d, num: n, p: l.ptr, avail: avail}, nil
 }
@@ -226,7 +241,7 @@ func Memset(dst Loc, value byte, n int) error {
 	if n < 0 {
 		return fmt.Errorf("target: memset of %d bytes: length must not be negative", n)
 	}
-	de, err := state().endOf(dst, "destination")
+	de, err := state().endOf(dst, "memset destination")
 	if err != nil {
 		return err
 	}
@@ -235,11 +250,7 @@ func Memset(dst Loc, value byte, n int) error {
 	}
 	r := ompt.RoutineBegin(pc)
 	defer r.End()
-	num := ompt.InitialDevice
-	if de.d != nil {
-		num = de.num
-	}
-	r.DataOpBegin(ompt.DataOpMemset, 0, ompt.InitialDevice, de.address(0), num, uint64(n))
+	r.DataOpBegin(ompt.DataOpMemset, 0, ompt.InitialDevice, de.address(0), de.num, uint64(n))
 	t0, tr := traceStart(r, de.d)
 	if de.d == nil {
 		b := de.host[:n]
@@ -294,11 +305,11 @@ func (e *end) address(off int) uintptr {
 // routine called at pc: one data op per segment.
 func copySegs(pc uintptr, dst, src Loc, segs []seg) error {
 	rs := state()
-	de, err := rs.endOf(dst, "destination")
+	de, err := rs.endOf(dst, "memcpy destination")
 	if err != nil {
 		return err
 	}
-	se, err := rs.endOf(src, "source")
+	se, err := rs.endOf(src, "memcpy source")
 	if err != nil {
 		return err
 	}
@@ -430,6 +441,18 @@ func MemcpyRect(dst, src Loc, elem int, volume, dstOff, srcOff, dstDims, srcDims
 		if dstOff[i]+volume[i] > dstDims[i] || srcOff[i]+volume[i] > srcDims[i] {
 			return fmt.Errorf("target: memcpy_rect: dimension %d: volume %d at offsets %d (dst) and %d (src) exceeds dimensions %d and %d",
 				i, volume[i], dstOff[i], srcOff[i], dstDims[i], srcDims[i])
+		}
+	}
+	// Every offset lies inside its array, so arrays whose byte sizes fit
+	// an int keep every offset computed below from overflowing.
+	for _, dims := range [][]int{dstDims, srcDims} {
+		size := uint64(elem)
+		for _, n := range dims {
+			hi, lo := bits.Mul64(size, uint64(n))
+			if hi != 0 || lo > math.MaxInt {
+				return fmt.Errorf("target: memcpy_rect: dimensions %v of %d-byte elements: more bytes than an int can count", dims, elem)
+			}
+			size = lo
 		}
 	}
 	// Pad to three dimensions and walk the rows of the last one.

@@ -3,6 +3,7 @@ package target
 import (
 	"bytes"
 	"errors"
+	"math"
 	"strings"
 	"sync"
 	"testing"
@@ -435,6 +436,9 @@ func TestBadInput(t *testing.T) {
 		{"memcpy from unknown pointer", Memcpy(Host(x), On(0, 0x10), 4), "not inside any allocation"},
 		{"update with a map type", Update(0, ToFrom(x)), "motion clause"},
 		{"data region without body", Data(0, nil, nil), "no body"},
+		{"alloc beyond memory on the initial device", func() error { _, err := AllocMem(math.MaxInt, InitialDevice); return err }(), "half of the memory"},
+		{"memcpy_rect dimensions overflow", MemcpyRect(Host(x), Host(y), 1, []int{1, 1}, []int{1 << 62, 0}, []int{0, 0}, []int{1<<62 + 1, 3}, []int{1, 3}), "more bytes than an int"},
+		{"memset outside a host slice", Memset(Host(x).Add(1000), 0, 1), "memset destination: offset 1000"},
 		{"kernel panics on the initial device", Target(saxpyRegion(InitialDevice, 200, 1, x[:4], y[:4])), "on the initial device panicked in team"},
 		{"kernel panics on the host device", Target(saxpyRegion(0, 200, 1, x[:4], y[:4])), "kernel panicked in team"},
 	}

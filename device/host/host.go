@@ -112,7 +112,7 @@ type Device struct {
 }
 
 func newDevice(n int) *Device {
-	total, how := physicalMemory()
+	total, how := PhysicalMemory()
 	d := &Device{
 		id:    device.ID(Name, n),
 		num:   n,

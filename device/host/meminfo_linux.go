@@ -7,10 +7,10 @@ import (
 	"syscall"
 )
 
-// physicalMemory returns the bytes of memory this process may use: the
+// PhysicalMemory returns the bytes of memory this process may use: the
 // machine's RAM (sysinfo), or the cgroup memory limit when that is lower,
 // and where the number came from.
-func physicalMemory() (uint64, string) {
+func PhysicalMemory() (uint64, string) {
 	total, how := uint64(0), ""
 	var si syscall.Sysinfo_t
 	if err := syscall.Sysinfo(&si); err == nil && si.Totalram > 0 {

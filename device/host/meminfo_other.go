@@ -2,6 +2,6 @@
 
 package host
 
-// physicalMemory returns an assumed size where the platform's memory cannot
+// PhysicalMemory returns an assumed size where the platform's memory cannot
 // be asked for portably.
-func physicalMemory() (uint64, string) { return fallbackMemory, "assumed" }
+func PhysicalMemory() (uint64, string) { return fallbackMemory, "assumed" }
