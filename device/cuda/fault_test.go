@@ -621,6 +621,13 @@ func TestFaultLaunch(t *testing.T) {
 			s.Launches-f.base.Launches, s.Events, events)
 	}
 
+	bad := []device.Arg{args[0], args[1], {Ptr: 0x10}, args[3]}
+	err = q.Launch(fn, shape, bad)
+	wantErr(t, "Launch with a pointer outside every allocation", err, device.CodeInvalidArgument, "argument 2 (x): 0x10")
+	if msg := err.Error(); strings.Count(msg, "launch saxpy") != 1 {
+		t.Errorf("launch error names the launch %d times: %s", strings.Count(msg, "launch saxpy"), msg)
+	}
+
 	must(t, "Launch after failures", q.Launch(fn, shape, args))
 	if _, _, _, err := p.Last().Times(); err != nil {
 		t.Errorf("timing of the launch: %v", err)

@@ -4,6 +4,7 @@ package cuda
 
 import (
 	"errors"
+	"fmt"
 	"runtime"
 	"unsafe"
 
@@ -209,7 +210,13 @@ func (q *queue) Launch(f device.Function, shape device.Shape, args []device.Arg)
 	for i, p := range fn.k.Params {
 		if p.Kind == device.ParamBuffer {
 			if err := q.g.checkRange(op, args[i].Ptr, 0); err != nil {
-				return device.Errorf(q.g.id, op, device.CodeInvalidArgument, "argument %d (%s): %v", i, p.Name, err)
+				// checkRange's error already names the device and the
+				// launch (and says so if the device is closed): add which
+				// argument, once.
+				if e, ok := err.(*device.Error); ok {
+					e.Err = fmt.Errorf("argument %d (%s): %w", i, p.Name, e.Err)
+				}
+				return err
 			}
 		}
 	}
