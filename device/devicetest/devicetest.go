@@ -682,6 +682,17 @@ func view64(b []byte) []float64 {
 // sampleSizes are the problem sizes each kernel's Sample is run at.
 var sampleSizes = []int{1, 257, 100_003}
 
+// checkSample reports a Sample that does not give one buffer and one
+// argument per parameter (nil buffers and zero arguments where they do not
+// apply), which the rest of the suite relies on.
+func checkSample(k *device.Kernel, smp device.Sample) error {
+	if len(smp.Bufs) != len(k.Params) || len(smp.Args) != len(k.Params) {
+		return fmt.Errorf("kernel %s: Sample has %d buffers and %d arguments; want one of each per parameter (%d: nil buffers for scalars, zero arguments for buffers)",
+			k.Name, len(smp.Bufs), len(smp.Args), len(k.Params))
+	}
+	return nil
+}
+
 func (s *suite) testKernels(t *testing.T) {
 	t.Run("no image", func(t *testing.T) {
 		k := &device.Kernel{Name: "devicetest_no_image", Params: []device.Param{{Name: "x", Kind: device.ParamBuffer, Elem: device.ParamFloat32}}}
@@ -718,6 +729,9 @@ func (s *suite) testKernels(t *testing.T) {
 			var last device.Sample
 			for _, n := range sampleSizes {
 				smp := k.Sample(n, int64(n))
+				if err := checkSample(k, smp); err != nil {
+					t.Fatal(err)
+				}
 				last = smp
 				ptrs, args := s.upload(t, q, k, smp)
 				must(t, "Launch", q.Launch(f, smp.Shape, args))
@@ -730,6 +744,10 @@ func (s *suite) testKernels(t *testing.T) {
 			s.badLaunches(t, q, k, f, last)
 			s.mu.Lock()
 			small := k.Sample(sampleSizes[1], 7)
+			if err := checkSample(k, small); err != nil {
+				s.mu.Unlock()
+				t.Fatal(err)
+			}
 			s.runnable = append(s.runnable, runnable{k: k, f: f, smp: last, small: small, want: reference(k, small, 1)})
 			s.mu.Unlock()
 		})

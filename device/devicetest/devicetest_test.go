@@ -134,7 +134,17 @@ func TestPlanted(t *testing.T) {
 	if mode == "" {
 		t.Skip("run by TestSuiteFindsFaults")
 	}
-	devicetest.TestDevice(t, &broken{Device: hostDevice(t), mode: mode}, kernels.Saxpy, kernels.Dot)
+	saxpy := kernels.Saxpy
+	if mode == "short-sample" { // a user's kernel whose Sample gives too few buffers
+		k := *kernels.Saxpy
+		k.Sample = func(n int, seed int64) device.Sample {
+			smp := kernels.Saxpy.Sample(n, seed)
+			smp.Bufs = smp.Bufs[:3]
+			return smp
+		}
+		saxpy = &k
+	}
+	devicetest.TestDevice(t, &broken{Device: hostDevice(t), mode: mode}, saxpy, kernels.Dot)
 }
 
 func TestSuiteFindsFaults(t *testing.T) {
@@ -149,6 +159,7 @@ func TestSuiteFindsFaults(t *testing.T) {
 		{"no-shape-check", "--- FAIL: TestPlanted/Kernels/saxpy"},
 		{"event-time", "--- FAIL: TestPlanted/Events"},
 		{"leak", "--- FAIL: TestPlanted/NoLeak"},
+		{"short-sample", "Sample has 3 buffers and 4 arguments"},
 	} {
 		t.Run(c.mode, func(t *testing.T) {
 			cmd := exec.Command(os.Args[0], "-test.run=^TestPlanted$", "-test.v")
@@ -168,8 +179,8 @@ func TestSuiteFindsFaults(t *testing.T) {
 			if err == nil {
 				t.Fatalf("fault %s went unnoticed:\n%s", c.mode, out)
 			}
-			if !strings.Contains(string(out), c.failing) {
-				t.Errorf("fault %s: want %q in the output:\n%s", c.mode, c.failing, out)
+			if !strings.Contains(string(out), c.failing) || strings.Contains(string(out), "panic:") {
+				t.Errorf("fault %s: want %q in the output, and no panic:\n%s", c.mode, c.failing, out)
 			}
 		})
 	}
