@@ -21,6 +21,9 @@ func main() {
 	flag.Parse()
 	const name = "matmul"
 	ex.Describe(name, *dev)
+	if *n < 1 {
+		ex.Check(name, fmt.Errorf("-n %d: want a positive matrix size", *n))
+	}
 	m, k := *n, *n
 	A := make([]float32, m*k)
 	B := make([]float32, k**n)

@@ -22,6 +22,9 @@ func main() {
 	flag.Parse()
 	const name = "saxpy"
 	ex.Describe(name, *dev)
+	if *n < 1 {
+		ex.Check(name, fmt.Errorf("-n %d: want a positive number of elements", *n))
+	}
 
 	x := make([]float32, *n)
 	y := make([]float32, *n)

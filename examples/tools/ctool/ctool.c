@@ -434,6 +434,10 @@ static int initialize(ompt_function_lookup_t lookup, int initial_device_num, omp
 	const char *form = getenv("CTOOL_FORM");
 	int emi = !form || !*form || !strcmp(form, "both") || !strcmp(form, "emi");
 	int plain = !form || !*form || !strcmp(form, "both") || !strcmp(form, "plain");
+	if (!emi && !plain) {
+		fprintf(stderr, "ctool: CTOOL_FORM=%s: want both (the default), emi or plain\n", form);
+		return 0;
+	}
 	REG(device_initialize, on_device_initialize);
 	REG(device_finalize, on_device_finalize);
 	REG(device_load, on_device_load);
