@@ -67,11 +67,7 @@ func initialize(lookup ompt.LookupFunc, initialDeviceNum int, toolData *ompt.Dat
 		printf("device_unload dev=%d module=%d", dev, module)
 	}))
 	set(ompt.CallbackTarget, ompt.TargetCallback(func(kind ompt.TargetKind, ep ompt.Endpoint, dev int, _ *ompt.Data, id uint64, code uintptr) {
-		e := "begin"
-		if ep == ompt.ScopeEnd {
-			e = "end"
-		}
-		printf("target %s kind=%s dev=%d target_id=%d code=%#x", e, lines.Kind(kind), dev, id, code)
+		printf("target %s kind=%s dev=%d target_id=%d code=%#x", ep, lines.Kind(kind), dev, id, code)
 	}))
 	set(ompt.CallbackTargetDataOp, ompt.TargetDataOpCallback(func(id, op uint64, kind ompt.DataOpKind, src uintptr, srcDev int, dst uintptr, dstDev int, bytes uint64, code uintptr) {
 		printf("target_data_op target_id=%d host_op_id=%d op=%s src=%#x/%d dest=%#x/%d bytes=%d code=%#x",

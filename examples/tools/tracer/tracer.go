@@ -69,7 +69,7 @@ func initialize(lookup ompt.LookupFunc, initialDeviceNum int, _ *ompt.Data) int 
 		printf("device_finalize dev=%d", dev)
 	}))
 	set(ompt.CallbackTarget, ompt.TargetCallback(func(kind ompt.TargetKind, ep ompt.Endpoint, dev int, _ *ompt.Data, id uint64, _ uintptr) {
-		printf("cb target %s kind=%s dev=%d target_id=%d", lines.Endpoint(ep), lines.Kind(kind), dev, id)
+		printf("cb target %s kind=%s dev=%d target_id=%d", ep, lines.Kind(kind), dev, id)
 	}))
 	set(ompt.CallbackTargetDataOp, ompt.TargetDataOpCallback(func(id, op uint64, kind ompt.DataOpKind, _ uintptr, srcDev int, _ uintptr, dstDev int, bytes uint64, _ uintptr) {
 		printf("cb target_data_op target_id=%d host_op_id=%d op=%s src_dev=%d dest_dev=%d bytes=%d",
@@ -168,7 +168,7 @@ func printRecord(d *device, dev int, buf []byte, cur uint64) {
 		case r.Target() != nil:
 			b := r.Target()
 			printf("record target endpoint=%s kind=%s dev=%d target_id=%d times=%s",
-				lines.Endpoint(ompt.Endpoint(b.Endpoint)), lines.Kind(ompt.TargetKind(b.Kind)), b.DeviceNum, r.TargetID,
+				ompt.Endpoint(b.Endpoint), lines.Kind(ompt.TargetKind(b.Kind)), b.DeviceNum, r.TargetID,
 				timesOK(r.Time > 0 && r.ThreadID != 0 && b.TargetID == r.TargetID))
 		case r.DataOp() != nil:
 			b := r.DataOp()

@@ -37,19 +37,6 @@ func (o *Out) Printf(format string, args ...any) {
 }
 
 var (
-	kinds = map[ompt.TargetKind]string{
-		ompt.KindTarget: "target", ompt.KindTargetEnterData: "target_enter_data", ompt.KindTargetExitData: "target_exit_data",
-		ompt.KindTargetUpdate: "target_update", ompt.KindTargetNowait: "target_nowait",
-		ompt.KindTargetEnterDataNowait: "target_enter_data_nowait", ompt.KindTargetExitDataNowait: "target_exit_data_nowait",
-		ompt.KindTargetUpdateNowait: "target_update_nowait",
-	}
-	ops = map[ompt.DataOpKind]string{
-		ompt.DataOpAlloc: "alloc", ompt.DataOpTransferToDevice: "transfer_to_device", ompt.DataOpTransferFromDevice: "transfer_from_device",
-		ompt.DataOpDelete: "delete", ompt.DataOpAssociate: "associate", ompt.DataOpDisassociate: "disassociate",
-		ompt.DataOpMemset: "memset", ompt.DataOpAllocAsync: "alloc_async",
-		ompt.DataOpTransferToDeviceAsync: "transfer_to_device_async", ompt.DataOpTransferFromDeviceAsync: "transfer_from_device_async",
-		ompt.DataOpDeleteAsync: "delete_async",
-	}
 	flagNames = []struct {
 		bit  uint32
 		name string
@@ -58,28 +45,12 @@ var (
 )
 
 // Kind names a target construct kind: "target", "target_enter_data", ...
-func Kind(k ompt.TargetKind) string {
-	if s, ok := kinds[k]; ok {
-		return s
-	}
-	return fmt.Sprint(int(k))
-}
+// (ompt.TargetKind's name without "ompt_").
+func Kind(k ompt.TargetKind) string { return strings.TrimPrefix(k.String(), "ompt_") }
 
 // Op names a data operation: "alloc", "transfer_to_device", ...
-func Op(k ompt.DataOpKind) string {
-	if s, ok := ops[k]; ok {
-		return s
-	}
-	return fmt.Sprint(int(k))
-}
-
-// Endpoint names a scope endpoint: "begin" or "end".
-func Endpoint(e ompt.Endpoint) string {
-	if e == ompt.ScopeEnd {
-		return "end"
-	}
-	return "begin"
-}
+// (ompt.DataOpKind's name without "ompt_target_data_").
+func Op(k ompt.DataOpKind) string { return strings.TrimPrefix(k.String(), "ompt_target_data_") }
 
 // Flags names map flags: "to|from", or "none".
 func Flags(f uint32) string {
