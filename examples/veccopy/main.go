@@ -23,10 +23,7 @@ func main() {
 	flag.Parse()
 	const name = "veccopy"
 	ex.Describe(name, *dev)
-	d := *dev
-	if d == target.DefaultDevice {
-		d = target.GetDefaultDevice()
-	}
+	d := *dev // target.DefaultDevice resolves like any device number
 
 	a := make([]int32, N)
 	b := make([]int32, N)
