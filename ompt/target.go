@@ -429,13 +429,18 @@ func (t *Target) submitEnd() {
 	t.opState = opNone
 }
 
+// WantsMap reports whether Map would reach any tool (a tool registered
+// target_map or target_map_emi), so the runtime can skip building its
+// arguments.
+func (t *Target) WantsMap() bool { return t != nil && !t.routine && len(t.d.tmap) > 0 }
+
 // Map reports the construct's map items (target_map_emi / target_map):
 // one element per item in each slice, all of the same length; flags are
 // MapFlag* bits. The slices are read only during the call. The runtime
 // calls it once per construct that has map items, after the items are
 // mapped (device addresses known) and before the submit.
 func (t *Target) Map(hostAddr, deviceAddr []uintptr, bytes []uint64, flags []uint32) {
-	if t == nil || t.routine || len(t.d.tmap) == 0 {
+	if !t.WantsMap() {
 		return
 	}
 	n := min(len(hostAddr), len(deviceAddr), len(bytes), len(flags))

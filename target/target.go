@@ -423,7 +423,7 @@ func (c *construct) launch(r *Region, f device.Function) error {
 // reportMap tells the tools every item of the construct (target_map). The
 // device addresses are c.ptrs when Enter filled them, else looked up.
 func (c *construct) reportMap() {
-	if c.t == nil {
+	if !c.t.WantsMap() {
 		return
 	}
 	n := len(c.items)
@@ -445,7 +445,7 @@ func (c *construct) reportMap() {
 // reportExitMap reports the items of an exit construct before they are
 // unmapped, while their device addresses can still be looked up.
 func (c *construct) reportExitMap() {
-	if c.t != nil {
+	if c.t.WantsMap() {
 		c.ptrs = c.ptrs[:0]
 		c.reportMap()
 	}
