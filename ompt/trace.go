@@ -1021,6 +1021,13 @@ func (o *TracedOp) Record(begin, end int64, grantedTeams uint32, native *NativeI
 	if tr == nil {
 		return
 	}
+	rec := tr.types.Load()&(1<<o.event) != 0
+	if native != nil && native.Flag&tr.native.Load() == 0 {
+		native = nil
+	}
+	if !rec && native == nil {
+		return
+	}
 	if begin <= 0 {
 		begin = end
 	}
@@ -1033,13 +1040,6 @@ func (o *TracedOp) Record(begin, end int64, grantedTeams uint32, native *NativeI
 			now = 1
 		}
 		begin, end = now, now
-	}
-	rec := tr.types.Load()&(1<<o.event) != 0
-	if native != nil && native.Flag&tr.native.Load() == 0 {
-		native = nil
-	}
-	if !rec && native == nil {
-		return
 	}
 	if t := o.t; t != nil && t.gen == o.gen {
 		// staged in the construct, queued with its other records at End
