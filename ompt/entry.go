@@ -197,10 +197,7 @@ func (t *tool) callback(ev Callback) any {
 
 // eventResult says what set_callback answers for each event gompt knows.
 func eventResult(ev Callback) SetResult {
-	switch ev {
-	case CallbackTarget, CallbackTargetEMI, CallbackTargetDataOp, CallbackTargetDataOpEMI,
-		CallbackTargetSubmit, CallbackTargetSubmitEMI, CallbackTargetMap, CallbackTargetMapEMI,
-		CallbackDeviceInitialize, CallbackDeviceFinalize, CallbackDeviceLoad, CallbackDeviceUnload:
+	if _, ok := callbackTypes[ev]; ok { // the events gompt dispatches
 		return SetAlways
 	}
 	if ev > 0 && ev < numCallbacks {

@@ -117,7 +117,7 @@ type tool struct {
 	frame                              Frame
 }
 
-const numCallbacks = 38
+const numCallbacks = Callback(len(callbackNames))
 
 // guard recovers a panic of one of t's callbacks, deferred around each
 // call: the tool is detached (no callback reaches it any more), the program

@@ -330,10 +330,7 @@ func (tr *tracer) tick(done <-chan struct{}) {
 		tr.mu.Lock()
 		if len(tr.fill) > 0 {
 			tr.kick = true
-			if tr.waiting {
-				tr.waiting = false
-				tr.work.Signal()
-			}
+			tr.wakeLocked()
 		}
 		tr.mu.Unlock()
 	}

@@ -31,7 +31,7 @@ type ctool struct {
 }
 
 // numEvents bounds the event numbers omp-tools.h defines (1..37).
-const numEvents = 38
+const numEvents = ompt.CallbackError + 1
 
 var theTool atomic.Pointer[ctool]
 
