@@ -23,32 +23,34 @@ type dispatcher struct {
 	pool   sync.Pool
 }
 
-type targetEntry struct {
+// entry is one tool's registration for one event: its EMI callback or,
+// if it registered none, its non-EMI one.
+type entry[E, P any] struct {
 	t     *tool
 	i     int
-	emi   TargetEMICallback
-	plain TargetCallback
+	emi   E
+	plain P
 }
 
-type dataOpEntry struct {
-	t     *tool
-	i     int
-	emi   TargetDataOpEMICallback
-	plain TargetDataOpCallback
-}
+type (
+	targetEntry = entry[TargetEMICallback, TargetCallback]
+	dataOpEntry = entry[TargetDataOpEMICallback, TargetDataOpCallback]
+	submitEntry = entry[TargetSubmitEMICallback, TargetSubmitCallback]
+	mapEntry    = entry[TargetMapEMICallback, TargetMapCallback]
+)
 
-type submitEntry struct {
-	t     *tool
-	i     int
-	emi   TargetSubmitEMICallback
-	plain TargetSubmitCallback
-}
-
-type mapEntry struct {
-	t     *tool
-	i     int
-	emi   TargetMapEMICallback
-	plain TargetMapCallback
+// addEntry appends tool t's entry for the event whose two forms are emiEv
+// and plainEv, if it registered either: OpenMP 5.2's rule that only the
+// EMI form is dispatched when both are registered lives here. A tool's
+// callbacks never hold a typed nil (setCallback stores nil for one).
+func addEntry[E, P any](l []entry[E, P], t *tool, i int, emiEv, plainEv Callback) []entry[E, P] {
+	if f, ok := t.cbs[emiEv].(E); ok {
+		return append(l, entry[E, P]{t: t, i: i, emi: f})
+	}
+	if f, ok := t.cbs[plainEv].(P); ok {
+		return append(l, entry[E, P]{t: t, i: i, plain: f})
+	}
+	return l
 }
 
 // newDispatcher builds the snapshot; for each tool and event it keeps the
@@ -58,38 +60,10 @@ type mapEntry struct {
 func newDispatcher(tools []*tool) *dispatcher {
 	d := &dispatcher{tools: append([]*tool(nil), tools...)}
 	for i, t := range d.tools {
-		emi, _ := t.cbs[CallbackTargetEMI].(TargetEMICallback)
-		plain, _ := t.cbs[CallbackTarget].(TargetCallback)
-		if emi != nil || plain != nil {
-			if emi != nil {
-				plain = nil
-			}
-			d.target = append(d.target, targetEntry{t, i, emi, plain})
-		}
-		demi, _ := t.cbs[CallbackTargetDataOpEMI].(TargetDataOpEMICallback)
-		dplain, _ := t.cbs[CallbackTargetDataOp].(TargetDataOpCallback)
-		if demi != nil || dplain != nil {
-			if demi != nil {
-				dplain = nil
-			}
-			d.dataOp = append(d.dataOp, dataOpEntry{t, i, demi, dplain})
-		}
-		semi, _ := t.cbs[CallbackTargetSubmitEMI].(TargetSubmitEMICallback)
-		splain, _ := t.cbs[CallbackTargetSubmit].(TargetSubmitCallback)
-		if semi != nil || splain != nil {
-			if semi != nil {
-				splain = nil
-			}
-			d.submit = append(d.submit, submitEntry{t, i, semi, splain})
-		}
-		memi, _ := t.cbs[CallbackTargetMapEMI].(TargetMapEMICallback)
-		mplain, _ := t.cbs[CallbackTargetMap].(TargetMapCallback)
-		if memi != nil || mplain != nil {
-			if memi != nil {
-				mplain = nil
-			}
-			d.tmap = append(d.tmap, mapEntry{t, i, memi, mplain})
-		}
+		d.target = addEntry(d.target, t, i, CallbackTargetEMI, CallbackTarget)
+		d.dataOp = addEntry(d.dataOp, t, i, CallbackTargetDataOpEMI, CallbackTargetDataOp)
+		d.submit = addEntry(d.submit, t, i, CallbackTargetSubmitEMI, CallbackTargetSubmit)
+		d.tmap = addEntry(d.tmap, t, i, CallbackTargetMapEMI, CallbackTargetMap)
 	}
 	n := len(d.tools)
 	d.pool.New = func() any {
@@ -179,20 +153,7 @@ func (d *dispatcher) targetBegin(kind TargetKind, deviceNum int, codePtr uintptr
 	t.id = nextID()
 	t.own() // before register: a scan must never see a stale owner
 	t.register()
-	ttdNil := !kind.Nowait()
-	for _, e := range d.target {
-		if e.t.done.Load() {
-			continue
-		}
-		if e.emi != nil {
-			func() {
-				defer e.t.guard()
-				e.emi(kind, ScopeBegin, deviceNum, &e.t.taskData, t.ttd(e.i, ttdNil), &t.targetData[e.i], codePtr)
-			}()
-		} else {
-			func() { defer e.t.guard(); e.plain(kind, ScopeBegin, deviceNum, &e.t.taskData, t.id, codePtr) }()
-		}
-	}
+	t.dispatchTarget(ScopeBegin)
 	// the begin record is stamped after the begin callbacks and the end
 	// record before the end callbacks: records lie inside the callbacks
 	if tr := tracerOf(deviceNum); tr != nil {
@@ -263,6 +224,25 @@ func (t *Target) End() {
 	}
 }
 
+// dispatchTarget calls every tool's target (or target_emi) callback for
+// endpoint ep of construct t.
+func (t *Target) dispatchTarget(ep Endpoint) {
+	ttdNil := !t.kind.Nowait()
+	for _, e := range t.d.target {
+		if e.t.done.Load() {
+			continue
+		}
+		if e.emi != nil {
+			func() {
+				defer e.t.guard()
+				e.emi(t.kind, ep, t.dev, &e.t.taskData, t.ttd(e.i, ttdNil), &t.targetData[e.i], t.code)
+			}()
+		} else {
+			func() { defer e.t.guard(); e.plain(t.kind, ep, t.dev, &e.t.taskData, t.id, t.code) }()
+		}
+	}
+}
+
 func (t *Target) end() {
 	d := t.d
 	if !t.routine {
@@ -270,22 +250,7 @@ func (t *Target) end() {
 		if t.traceT0 != 0 || t.nstaged > 0 {
 			t.traceEnd()
 		}
-		kind := t.kind
-		dev := t.dev
-		ttdNil := !kind.Nowait()
-		for _, e := range d.target {
-			if e.t.done.Load() {
-				continue
-			}
-			if e.emi != nil {
-				func() {
-					defer e.t.guard()
-					e.emi(kind, ScopeEnd, dev, &e.t.taskData, t.ttd(e.i, ttdNil), &t.targetData[e.i], t.code)
-				}()
-			} else {
-				func() { defer e.t.guard(); e.plain(kind, ScopeEnd, dev, &e.t.taskData, t.id, t.code) }()
-			}
-		}
+		t.dispatchTarget(ScopeEnd)
 		t.unregister()
 	}
 	t.id = 0
