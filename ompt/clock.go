@@ -150,15 +150,6 @@ func (f *clockFit) at(t int64) float64 {
 	return b.host + float64(t-b.dev)*rate(f.hist[j], b)
 }
 
-// slope is the rate used for times after the last sync point (tests).
-func (f *clockFit) slope() float64 {
-	n := len(f.hist)
-	if n < 2 {
-		return 1e-9
-	}
-	return (f.at(f.hist[n-1].dev+1e9) - f.hist[n-1].host) / 1e9
-}
-
 // translate maps device time t to Wtime seconds, taking a new sync point
 // first when the last one is stale.
 func (h *DeviceHandle) translate(t int64) float64 {

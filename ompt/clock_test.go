@@ -77,3 +77,12 @@ func TestTranslateTimeDrift(t *testing.T) {
 	h.mu.Unlock()
 	t.Logf("worst error %.3g s over %d device times; %d sync points kept", worst, len(past), n)
 }
+
+// slope is the rate used for times after the last sync point .
+func (f *clockFit) slope() float64 {
+	n := len(f.hist)
+	if n < 2 {
+		return 1e-9
+	}
+	return (f.at(f.hist[n-1].dev+1e9) - f.hist[n-1].host) / 1e9
+}

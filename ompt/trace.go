@@ -2,6 +2,8 @@ package ompt
 
 import (
 	"fmt"
+	"maps"
+	"slices"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -236,12 +238,7 @@ func tracerOf(dev int) *tracer { return traced.Load().get(dev) }
 func publishTrace() {
 	traceMu.Lock()
 	defer traceMu.Unlock()
-	devMu.Lock()
-	hs := make([]*DeviceHandle, 0, len(devices))
-	for _, h := range devices {
-		hs = append(hs, h)
-	}
-	devMu.Unlock()
+	hs := deviceHandles()
 	var tab *traceTable
 	for _, h := range hs {
 		tr := &h.tr
@@ -644,19 +641,6 @@ func lookupLive(b []byte) (dev int, end uint64, ok bool) {
 	return 0, 0, false
 }
 
-// LiveBuffer returns the whole buffer the runtime holds at address p (the
-// start of a buffer a tool's buffer_request returned), or nil. ompt/cabi
-// uses it to give C entry points that receive no size (get_record_type,
-// get_record_ompt, get_record_native) the buffer's real extent.
-func LiveBuffer(p unsafe.Pointer) []byte {
-	liveMu.Lock()
-	defer liveMu.Unlock()
-	if l := live[uintptr(p)]; l != nil {
-		return l.b
-	}
-	return nil
-}
-
 // liveOffset returns p's offset in the live buffer that holds it.
 func liveOffset(p unsafe.Pointer) (uint64, bool) {
 	liveMu.Lock()
@@ -819,7 +803,7 @@ func (tr *tracer) flush() int {
 }
 
 func stopTrace(h *DeviceHandle) int {
-	if h == nil || h.dev == nil || h.tr.h != h {
+	if !traceable(h) {
 		return 0
 	}
 	return h.tr.stop()
@@ -870,12 +854,7 @@ func getRecordType(b []byte, cur uint64) RecordKind {
 	return k
 }
 
-func getRecordOMPT(b []byte, cur uint64) *RecordOMPT {
-	if k, _ := entryAt(b, limitFor(b), cur); k != RecordKindOMPT {
-		return nil
-	}
-	return (*RecordOMPT)(unsafe.Pointer(&b[cur]))
-}
+func getRecordOMPT(b []byte, cur uint64) *RecordOMPT { return RecordAt(b[:limitFor(b)], cur) }
 
 func getRecordNative(b []byte, cur uint64) (unsafe.Pointer, uint64) {
 	if k, _ := entryAt(b, limitFor(b), cur); k != RecordKindNative {
@@ -945,15 +924,16 @@ func traceLookup(name string) any {
 	return nil
 }
 
+// deviceHandles returns the handles of every device initialized so far.
+func deviceHandles() []*DeviceHandle {
+	devMu.Lock()
+	defer devMu.Unlock()
+	return slices.Collect(maps.Values(devices))
+}
+
 // stopAllTracing ends every device's session (Finalize, tests).
 func stopAllTracing() {
-	devMu.Lock()
-	hs := make([]*DeviceHandle, 0, len(devices))
-	for _, h := range devices {
-		hs = append(hs, h)
-	}
-	devMu.Unlock()
-	for _, h := range hs {
+	for _, h := range deviceHandles() {
 		h.tr.stop()
 	}
 }

@@ -120,22 +120,26 @@ func recordNative(op *ompt.TracedOp, begin, end int64, flag uint32, n *device.Na
 	info := ompt.NativeInfo{Flag: flag, Class: ompt.NativeRecordEvent, Type: n.Type, HWID: n.HWID,
 		Start: uint64(begin), End: uint64(end)}
 	w := n.Words
+	var (
+		h  ompt.HostNative
+		o  ompt.OpenCLNative
+		cu ompt.CUDANative
+	)
 	switch n.Kind {
 	case device.NativeHost:
-		h := ompt.HostNative{Start: int64(w[0]), End: int64(w[1]), Queue: w[2]}
+		h = ompt.HostNative{Start: int64(w[0]), End: int64(w[1]), Queue: w[2]}
 		info.Data = ompt.NativeBytes(&h)
-		op.Record(begin, end, uint32(n.Teams), &info)
 	case device.NativeOpenCL:
-		o := ompt.OpenCLNative{Queued: w[0], Submit: w[1], Start: w[2], End: w[3]}
+		o = ompt.OpenCLNative{Queued: w[0], Submit: w[1], Start: w[2], End: w[3]}
 		info.Data = ompt.NativeBytes(&o)
-		op.Record(begin, end, uint32(n.Teams), &info)
 	case device.NativeCUDA:
-		cu := ompt.CUDANative{Start: w[0], End: w[1], Stream: w[2], Context: w[3]}
+		cu = ompt.CUDANative{Start: w[0], End: w[1], Stream: w[2], Context: w[3]}
 		info.Data = ompt.NativeBytes(&cu)
-		op.Record(begin, end, uint32(n.Teams), &info)
 	default:
 		op.Record(begin, end, uint32(n.Teams), nil)
+		return
 	}
+	op.Record(begin, end, uint32(n.Teams), &info)
 }
 
 // nativeFlags tells the tools which native records a device's plugin
