@@ -312,16 +312,9 @@ func (t *Table) errf(code device.Code, format string, args ...any) error {
 	return device.Errorf("", "", code, format, args...)
 }
 
-// resolve validates items for construct c and fills t.found with each
-// item's present entry (nil when absent). It makes no change and calls no
-// Ops; on error t.found is cleared.
-func (t *Table) resolve(c *construct, items []Item) error {
-	if cap(t.found) < len(items) {
-		t.found = make([]*entry, len(items))
-		t.state = make([]uint8, len(items))
-	}
-	t.found = t.found[:len(items)]
-	t.state = t.state[:len(items)]
+// check validates items for construct c without looking at the entries:
+// each non-empty, of a map type c accepts, and no two sharing storage.
+func (t *Table) check(c *construct, items []Item) error {
 	for i := range items {
 		it := &items[i]
 		if len(it.Host) == 0 {
@@ -339,7 +332,43 @@ func (t *Table) resolve(c *construct, items []Item) error {
 				c.prefix, c.label(it), c.name, it.Type, c.acceptList())
 		}
 	}
-	if err := t.checkDisjoint(c, items); err != nil {
+	return t.checkDisjoint(c, items)
+}
+
+// CheckEnter, CheckExit and CheckUpdate validate items as Enter, Exit and
+// Update would on a device named dev, with the same errors, for a device
+// that maps nothing (the initial device): bad input is reported there too.
+func CheckEnter(dev string, k Kind, items []Item) error {
+	c, err := enterConstruct(k)
+	if err != nil {
+		return err
+	}
+	return New(dev).check(c, items)
+}
+
+// CheckExit: see CheckEnter.
+func CheckExit(dev string, k Kind, items []Item) error {
+	c, err := exitConstruct(k)
+	if err != nil {
+		return err
+	}
+	return New(dev).check(c, items)
+}
+
+// CheckUpdate: see CheckEnter.
+func CheckUpdate(dev string, items []Item) error { return New(dev).check(&update, items) }
+
+// resolve validates items for construct c and fills t.found with each
+// item's present entry (nil when absent). It makes no change and calls no
+// Ops; on error t.found is cleared.
+func (t *Table) resolve(c *construct, items []Item) error {
+	if cap(t.found) < len(items) {
+		t.found = make([]*entry, len(items))
+		t.state = make([]uint8, len(items))
+	}
+	t.found = t.found[:len(items)]
+	t.state = t.state[:len(items)]
+	if err := t.check(c, items); err != nil {
 		return err
 	}
 	for i := range items {

@@ -19,12 +19,15 @@ func span(b []byte) (lo, hi uintptr) {
 	return lo, lo + uintptr(len(b))
 }
 
-// dataOp runs one data construct of the given kind on device n (d nil for
-// the initial device, where nothing is mapped and fn is not called), inside
-// a tools scope that begins here unless the caller began it (nowait).
-func dataOp(n int, d *dev, t *ompt.Target, async bool, maps []Map, fn func(c *construct) error) error {
+// dataOp runs one data construct on device n, inside a tools scope that
+// begins here unless the caller began it (nowait). On the initial device
+// (d nil) nothing is mapped: fn is not called, and check validates the
+// construct's items as the mapping table would on an offload device.
+func dataOp(n int, d *dev, t *ompt.Target, async bool, maps []Map, fn func(c *construct) error, check func(items []mapping.Item) error) error {
 	if d == nil {
-		return checkInitialMaps(maps)
+		var c construct
+		c.setItems(maps)
+		return check(c.items)
 	}
 	c, err := begin(d, t, async)
 	if err != nil {
@@ -44,12 +47,13 @@ func dataConstruct(dev int, pc uintptr, kind ompt.TargetKind, nowait bool, maps 
 	if err != nil {
 		return nil, err
 	}
+	check := initialCheck(kind)
 	if nowait {
 		kind = nowaitKind(kind)
 	}
 	t := ompt.TargetBegin(kind, n, pc)
 	run := func() error {
-		err := dataOp(n, d, t, nowait, maps, fn)
+		err := dataOp(n, d, t, nowait, maps, fn, check)
 		t.End()
 		return err
 	}
@@ -81,15 +85,19 @@ func nowaitKind(k ompt.TargetKind) ompt.TargetKind {
 	return k
 }
 
-// checkInitialMaps reports the same bad list items on the initial device as
-// a mapping table would, although nothing is mapped there.
-func checkInitialMaps(maps []Map) error {
-	for i := range maps {
-		if len(maps[i].item.Host) == 0 {
-			return fmt.Errorf("target: map clause item %d (%s): empty or nil slice", i, maps[i].item.Type)
-		}
+// initialDevice names the initial device in mapping errors.
+const initialDevice = "the initial device"
+
+// initialCheck returns the initial-device check of a dynamic data
+// construct of the given kind (see dataOp).
+func initialCheck(kind ompt.TargetKind) func(items []mapping.Item) error {
+	switch kind {
+	case ompt.KindTargetEnterData:
+		return func(items []mapping.Item) error { return mapping.CheckEnter(initialDevice, mapping.Dynamic, items) }
+	case ompt.KindTargetExitData:
+		return func(items []mapping.Item) error { return mapping.CheckExit(initialDevice, mapping.Dynamic, items) }
 	}
-	return nil
+	return func(items []mapping.Item) error { return mapping.CheckUpdate(initialDevice, items) }
 }
 
 func enter(c *construct) error {
@@ -222,14 +230,16 @@ func Data(dev int, maps []Map, body func() error) error {
 		return nil
 	}
 	t := ompt.TargetBegin(ompt.KindTargetEnterData, n, pc)
-	err = dataOp(n, d, t, false, maps, func(c *construct) error { return structured(c, false) })
+	err = dataOp(n, d, t, false, maps, func(c *construct) error { return structured(c, false) },
+		func(items []mapping.Item) error { return mapping.CheckEnter(initialDevice, mapping.Structured, items) })
 	t.End()
 	if err != nil {
 		return err
 	}
 	berr := body()
 	t = ompt.TargetBegin(ompt.KindTargetExitData, n, pc)
-	xerr := dataOp(n, d, t, false, maps, func(c *construct) error { return structured(c, true) })
+	xerr := dataOp(n, d, t, false, maps, func(c *construct) error { return structured(c, true) },
+		func(items []mapping.Item) error { return mapping.CheckExit(initialDevice, mapping.Structured, items) })
 	t.End()
 	return errors.Join(berr, xerr)
 }

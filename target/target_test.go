@@ -439,6 +439,9 @@ func TestBadInput(t *testing.T) {
 		{"alloc beyond memory on the initial device", func() error { _, err := AllocMem(math.MaxInt, InitialDevice); return err }(), "half of the memory"},
 		{"memcpy_rect dimensions overflow", MemcpyRect(Host(x), Host(y), 1, []int{1, 1}, []int{1 << 62, 0}, []int{0, 0}, []int{1<<62 + 1, 3}, []int{1, 3}), "more bytes than an int"},
 		{"memset outside a host slice", Memset(Host(x).Add(1000), 0, 1), "memset destination: offset 1000"},
+		{"exit data with a to item on the initial device", ExitData(InitialDevice, To(x)), "target exit data does not accept map type to"},
+		{"exit data nowait with a to item on the initial device", ExitDataNowait(InitialDevice, To(x)).Wait(), "target exit data does not accept map type to"},
+		{"overlapping items on the initial device", EnterData(InitialDevice, To(x[:60]), To(x[50:])), "overlaps"},
 		{"kernel panics on the initial device", Target(saxpyRegion(InitialDevice, 200, 1, x[:4], y[:4])), "on the initial device panicked in team"},
 		{"kernel panics on the host device", Target(saxpyRegion(0, 200, 1, x[:4], y[:4])), "kernel panicked in team"},
 	}
