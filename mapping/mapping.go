@@ -208,6 +208,23 @@ func (t *Table) Entries() []Entry {
 	return out
 }
 
+// DeviceExtent returns the bytes from device address p to the end of the
+// mapped buffer that holds it, and whether one does. It walks the entries
+// under the read lock and stops at the first that holds p (no snapshot).
+func (t *Table) DeviceExtent(p device.DevicePtr) (int, bool) {
+	t.mu.RLock()
+	defer t.mu.RUnlock()
+	n, ok := 0, false
+	t.tree.walk(func(e *entry) bool {
+		if p >= e.dev && p < e.dev+device.DevicePtr(e.size()) {
+			n, ok = e.size()-int(p-e.dev), true
+			return false
+		}
+		return true
+	})
+	return n, ok
+}
+
 func bounds(b []byte) (start, end uintptr) {
 	a := uintptr(unsafe.Pointer(unsafe.SliceData(b)))
 	return a, a + uintptr(len(b))

@@ -710,3 +710,28 @@ func entryAt(t *testing.T, tab *Table, host []byte) Entry {
 	t.Fatalf("no entry at %s", rng(host))
 	return Entry{}
 }
+
+// DeviceExtent finds the mapped buffer holding a device address and counts
+// the bytes to its end; addresses outside every buffer are not found.
+func TestDeviceExtent(t *testing.T) {
+	f, tab := newFake(), New(dev)
+	a, b := make([]byte, 4096), make([]byte, 100)
+	ptrs := make([]device.DevicePtr, 2)
+	mustOK(t, tab.Enter(f, []Item{{Host: a, Type: Alloc}, {Host: b, Type: Alloc}}, Dynamic, ptrs))
+	for _, c := range []struct {
+		p    device.DevicePtr
+		n    int
+		want bool
+	}{
+		{ptrs[0], 4096, true}, {ptrs[0] + 4095, 1, true}, {ptrs[1] + 10, 90, true},
+		{ptrs[0] + 4096 + 0x100000, 0, false}, {0, 0, false},
+	} {
+		if n, ok := tab.DeviceExtent(c.p); n != c.n || ok != c.want {
+			t.Errorf("DeviceExtent(%v) = %d, %v; want %d, %v", c.p, n, ok, c.n, c.want)
+		}
+	}
+	mustOK(t, tab.Exit(f, []Item{{Host: a, Type: Delete}, {Host: b, Type: Delete}}, Dynamic))
+	if _, ok := tab.DeviceExtent(ptrs[0]); ok {
+		t.Error("DeviceExtent found a buffer after it was unmapped")
+	}
+}

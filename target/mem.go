@@ -220,10 +220,8 @@ func (d *dev) extent(p DevicePtr) (int, error) {
 		}
 	}
 	d.amu.Unlock()
-	for _, e := range d.table.Entries() {
-		if p >= e.Device && p < e.Device+DevicePtr(e.Size) {
-			return e.Size - int(p-e.Device), nil
-		}
+	if n, ok := d.table.DeviceExtent(p); ok {
+		return n, nil
 	}
 	return 0, fmt.Errorf("%v is not inside any allocation or mapped buffer on device %d (%s)", p, d.num, d.id)
 }
