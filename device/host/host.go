@@ -89,7 +89,6 @@ func parseCount(v string) (n int, warn string) {
 // direct access to its memory.
 type Device struct {
 	id   string // "host:0"
-	num  int
 	info device.Info
 
 	queues atomic.Uint64 // queues made, for their numbers
@@ -115,7 +114,6 @@ func newDevice(n int) *Device {
 	total, how := PhysicalMemory()
 	d := &Device{
 		id:    device.ID(Name, n),
-		num:   n,
 		pool:  hostexec.Default(),
 		funcs: map[*device.Kernel]*Function{},
 	}

@@ -69,8 +69,7 @@ func sizeClass(size int) (class int, span uint64) {
 
 // newBacking returns n bytes of Go memory, 8-byte aligned.
 func newBacking(n int) []byte {
-	w := make([]uint64, (n+7)/8)
-	return unsafe.Slice((*byte)(unsafe.Pointer(unsafe.SliceData(w))), len(w)*8)
+	return device.Bytes(make([]uint64, (n+7)/8))
 }
 
 // Alloc allocates size bytes of device memory; see device.Device. The memory
