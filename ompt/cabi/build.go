@@ -7,7 +7,9 @@ import (
 	"os/exec"
 	"path/filepath"
 	"runtime"
-	"sort"
+	"slices"
+	"strconv"
+	"strings"
 )
 
 // FinderName is the name under which the C tool search is registered with
@@ -26,14 +28,14 @@ func HeaderDir() (string, error) {
 		}
 		return d, nil
 	}
+	// The newest LLVM first (by its number: llvm-19 before llvm-9), then
+	// /usr/include, then /usr/local/include.
 	found, _ := filepath.Glob("/usr/lib/llvm-*/lib/clang/*/include/omp-tools.h")
-	sort.Strings(found)
-	for _, d := range []string{"/usr/include", "/usr/local/include"} {
-		found = append([]string{filepath.Join(d, "omp-tools.h")}, found...)
-	}
-	for i := len(found) - 1; i >= 0; i-- {
-		if _, err := os.Stat(found[i]); err == nil {
-			return filepath.Dir(found[i]), nil
+	newestFirst(found)
+	found = append(found, "/usr/include/omp-tools.h", "/usr/local/include/omp-tools.h")
+	for _, f := range found {
+		if _, err := os.Stat(f); err == nil {
+			return filepath.Dir(f), nil
 		}
 	}
 	return "", errors.New("cabi: omp-tools.h not found (install libomp-19-dev, or set GOMPT_OMPT_INCLUDE to its directory)")
@@ -71,6 +73,21 @@ func BuildTool(out string, srcs ...string) error {
 		return fmt.Errorf("cabi: %s %v: %w\n%s", cc, args, err, b)
 	}
 	return nil
+}
+
+// newestFirst sorts paths under /usr/lib/llvm-N/ by N, highest first.
+func newestFirst(paths []string) {
+	slices.SortStableFunc(paths, func(a, b string) int { return llvmVersion(b) - llvmVersion(a) })
+}
+
+// llvmVersion is N of a path under /usr/lib/llvm-N/, 0 if none.
+func llvmVersion(path string) int {
+	rest, ok := strings.CutPrefix(path, "/usr/lib/llvm-")
+	if !ok {
+		return 0
+	}
+	n, _ := strconv.Atoi(rest[:strings.IndexByte(rest+"/", '/')])
+	return n
 }
 
 // ExampleToolSource returns the path of examples/tools/ctool/ctool.c in
