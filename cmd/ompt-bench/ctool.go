@@ -1,10 +1,8 @@
 package main
 
 import (
-	"errors"
 	"os"
 	"path/filepath"
-	"runtime"
 	"sync"
 
 	"github.com/gompt/gompt/ompt/cabi"
@@ -26,6 +24,7 @@ const ctoolMarker = "<empty C tool>"
 var (
 	ctoolOnce sync.Once
 	ctoolPath string
+	ctoolDir  string
 	ctoolErr  error
 )
 
@@ -33,19 +32,24 @@ var (
 // command was built from.
 func emptyCTool() (string, error) {
 	ctoolOnce.Do(func() {
-		_, file, _, ok := runtime.Caller(0)
-		if !ok {
-			ctoolErr = errors.New("cannot locate the source tree")
-			return
-		}
-		src := filepath.Join(filepath.Dir(file), "..", "..", "ompt", "cabi", "testdata", "empty.c")
-		dir, err := os.MkdirTemp("", "ompt-bench-")
+		src, err := cabi.SourceFile("ompt/cabi/testdata/empty.c")
 		if err != nil {
 			ctoolErr = err
 			return
 		}
-		ctoolPath = filepath.Join(dir, "libempty.so")
+		if ctoolDir, err = os.MkdirTemp("", "ompt-bench-"); err != nil {
+			ctoolErr = err
+			return
+		}
+		ctoolPath = filepath.Join(ctoolDir, "libempty.so")
 		ctoolErr = cabi.BuildTool(ctoolPath, src)
 	})
 	return ctoolPath, ctoolErr
+}
+
+// removeCTool removes the C tool built for this run, if one was.
+func removeCTool() {
+	if ctoolDir != "" {
+		os.RemoveAll(ctoolDir)
+	}
 }

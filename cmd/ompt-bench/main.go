@@ -118,6 +118,7 @@ func main() {
 			emit(*asJSON, runCase(c, d))
 		}
 	}
+	removeCTool()
 	if ran == 0 {
 		fmt.Fprintf(os.Stderr, "ompt-bench: no case matches -case %q on the chosen devices (see -list)\n", *caseSel)
 		os.Exit(2)

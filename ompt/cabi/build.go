@@ -90,19 +90,24 @@ func llvmVersion(path string) int {
 	return n
 }
 
-// ExampleToolSource returns the path of examples/tools/ctool/ctool.c in
-// the source tree this package was built from.
-func ExampleToolSource() (string, error) {
+// SourceFile returns the path of the file at rel (slash-separated, from
+// the module root) in the source tree this package was built from, for
+// tests and benchmarks that build C files of the repository.
+func SourceFile(rel string) (string, error) {
 	_, file, _, ok := runtime.Caller(0)
 	if !ok {
 		return "", errors.New("cabi: cannot locate the source tree")
 	}
-	src := filepath.Join(filepath.Dir(file), "..", "..", "examples", "tools", "ctool", "ctool.c")
+	src := filepath.Join(filepath.Dir(file), "..", "..", filepath.FromSlash(rel))
 	if _, err := os.Stat(src); err != nil {
-		return "", fmt.Errorf("cabi: example tool source: %w", err)
+		return "", fmt.Errorf("cabi: source file %s: %w", rel, err)
 	}
 	return src, nil
 }
+
+// ExampleToolSource returns the path of examples/tools/ctool/ctool.c in
+// the source tree this package was built from.
+func ExampleToolSource() (string, error) { return SourceFile("examples/tools/ctool/ctool.c") }
 
 // BuildExampleTool compiles the example C tool (examples/tools/ctool) into
 // dir/libctool.so and returns its path, for tests that run a program under
