@@ -19,6 +19,7 @@ type function struct {
 	fn         cu.Function
 	maxThreads int // CU_FUNC_ATTRIBUTE_MAX_THREADS_PER_BLOCK
 	bytes      int
+	op         string // "launch NAME", for errors (made once, not per launch)
 }
 
 func (f *function) Kernel() *device.Kernel  { return f.k }
@@ -92,7 +93,7 @@ func (g *gpu) Load(k *device.Kernel) (device.Function, error) {
 		cu.ModuleUnload(g.ctx, mod)
 		return nil, g.fail(op, err)
 	}
-	f := &function{g: g, k: k, mod: mod, fn: fn, maxThreads: maxT, bytes: len(img.Source)}
+	f := &function{g: g, k: k, mod: mod, fn: fn, maxThreads: maxT, bytes: len(img.Source), op: "launch " + k.Name}
 	g.funcs[k] = f
 	return f, nil
 }

@@ -3,6 +3,7 @@ package cuda
 import (
 	"fmt"
 	"math/bits"
+	"slices"
 
 	"github.com/gompt/gompt/device"
 )
@@ -58,13 +59,15 @@ func geometry(s device.Shape, lim limits) (grid, block [3]uint32, err error) {
 	return [3]uint32{uint32(gx), uint32(gy), uint32(gz)}, block, nil
 }
 
-// packArgs lays out launch arguments as the driver wants them: one 8-byte
-// slot per parameter, 4-byte kinds in the low half.
-func packArgs(k *device.Kernel, args []device.Arg) ([]uint64, error) {
+// packArgs lays out launch arguments as the driver wants them, in dst's
+// memory when it is large enough (a queue's scratch: the driver copies
+// them during the launch call): one 8-byte slot per parameter, 4-byte
+// kinds in the low half.
+func packArgs(dst []uint64, k *device.Kernel, args []device.Arg) ([]uint64, error) {
 	if err := k.CheckArgs(args); err != nil {
 		return nil, err
 	}
-	vals := make([]uint64, len(args))
+	vals := slices.Grow(dst[:0], len(args))[:len(args)]
 	for i, p := range k.Params {
 		switch p.Kind {
 		case device.ParamBuffer:

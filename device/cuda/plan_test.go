@@ -59,7 +59,7 @@ func TestPackArgs(t *testing.T) {
 		{Name: "p", Kind: device.ParamBuffer}, {Name: "i", Kind: device.ParamInt32},
 		{Name: "f", Kind: device.ParamFloat32}, {Name: "l", Kind: device.ParamInt64},
 	}}
-	vals, err := packArgs(k, []device.Arg{{Ptr: 0x7000}, {Bits: 0xffffffff_fffffffe}, {Bits: 0x3f800000}, {Bits: 1 << 40}})
+	vals, err := packArgs(nil, k, []device.Arg{{Ptr: 0x7000}, {Bits: 0xffffffff_fffffffe}, {Bits: 0x3f800000}, {Bits: 1 << 40}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -69,10 +69,10 @@ func TestPackArgs(t *testing.T) {
 			t.Errorf("slot %d = %#x, want %#x", i, vals[i], want[i])
 		}
 	}
-	if _, err := packArgs(k, []device.Arg{{Ptr: 0x7000}}); err == nil || !strings.Contains(err.Error(), "takes 4 arguments") {
+	if _, err := packArgs(nil, k, []device.Arg{{Ptr: 0x7000}}); err == nil || !strings.Contains(err.Error(), "takes 4 arguments") {
 		t.Errorf("wrong count: %v", err)
 	}
-	if _, err := packArgs(k, []device.Arg{{}, {}, {}, {}}); err == nil || !strings.Contains(err.Error(), "nil device pointer") {
+	if _, err := packArgs(nil, k, []device.Arg{{}, {}, {}, {}}); err == nil || !strings.Contains(err.Error(), "nil device pointer") {
 		t.Errorf("nil pointer: %v", err)
 	}
 }

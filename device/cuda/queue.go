@@ -23,6 +23,7 @@ type queue struct {
 
 	num     uint64    // the queue's number on its device (1, 2, ...): native records' HWID
 	prof    bool      // time each operation (device.Profiler)
+	vals    []uint64  // launch argument scratch (packArgs)
 	quiet   bool      // nothing was enqueued since the last Sync that succeeded: Sync has nothing to wait for
 	last    *timing   // the timing of the operation enqueued last while profiling
 	timings []*timing // timed operations not yet read
@@ -195,7 +196,7 @@ func (q *queue) Launch(f device.Function, shape device.Shape, args []device.Arg)
 		return device.Errorf(q.g.id, "launch "+name, device.CodeInvalidArgument,
 			"function was not loaded on this device (%T)", f)
 	}
-	op := "launch " + fn.k.Name
+	op := fn.op
 	if err := q.usable(op); err != nil {
 		return err
 	}
@@ -203,10 +204,11 @@ func (q *queue) Launch(f device.Function, shape device.Shape, args []device.Arg)
 	if len(args) > cu.MaxParams {
 		return device.Errorf(q.g.id, op, device.CodeInvalidArgument, "%d arguments: at most %d are supported", len(args), cu.MaxParams)
 	}
-	vals, err := packArgs(fn.k, args)
+	vals, err := packArgs(q.vals, fn.k, args)
 	if err != nil {
 		return device.Errorf(q.g.id, op, device.CodeInvalidArgument, "%v", err)
 	}
+	q.vals = vals
 	for i, p := range fn.k.Params {
 		if p.Kind == device.ParamBuffer {
 			if err := q.g.checkRange(op, args[i].Ptr, 0); err != nil {
