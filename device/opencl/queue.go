@@ -106,9 +106,11 @@ func (q *queue) completed(seq uint64) {
 	for ; i < len(q.pins) && q.pins[i].seq <= seq; i++ {
 		q.pins[i].p.Unpin()
 		q.pool = append(q.pool, q.pins[i])
-		q.pins[i] = nil
 	}
-	q.pins = q.pins[i:]
+	// Keep the slice's start, so appends reuse its memory.
+	n := copy(q.pins, q.pins[i:])
+	clear(q.pins[n:])
+	q.pins = q.pins[:n]
 }
 
 // CopyIn copies src to dst without blocking; src is pinned until a later
