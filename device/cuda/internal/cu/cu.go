@@ -43,9 +43,8 @@ enum {
 	F_cuMemHostRegister, F_cuMemHostUnregister,
 	F_cuMemcpyHtoD, F_cuMemcpyDtoH, F_cuMemcpyHtoDAsync, F_cuMemcpyDtoHAsync,
 	F_cuMemcpyDtoDAsync, F_cuMemcpyPeerAsync,
-	F_cuDeviceCanAccessPeer, F_cuCtxEnablePeerAccess,
 	F_cuStreamCreate, F_cuStreamDestroy, F_cuStreamSynchronize, F_cuStreamQuery,
-	F_cuEventCreate, F_cuEventRecord, F_cuEventSynchronize, F_cuEventQuery,
+	F_cuEventCreate, F_cuEventRecord, F_cuEventSynchronize,
 	F_cuEventElapsedTime, F_cuEventDestroy,
 	F_cuModuleLoadDataEx, F_cuModuleGetFunction, F_cuModuleUnload,
 	F_cuFuncGetAttribute, F_cuLaunchKernel,
@@ -72,7 +71,6 @@ static CUresult w_deviceGetAttribute(int *v, int attr, CUdevice d) { return FN(c
 static CUresult w_deviceTotalMem(size_t *b, CUdevice d) { return FN(cuDeviceTotalMem, size_t *, CUdevice)(b, d); }
 static CUresult w_primaryCtxRetain(CUcontext *c, CUdevice d) { return FN(cuDevicePrimaryCtxRetain, CUcontext *, CUdevice)(c, d); }
 static CUresult w_primaryCtxRelease(CUdevice d) { return FN(cuDevicePrimaryCtxRelease, CUdevice)(d); }
-static CUresult w_deviceCanAccessPeer(int *can, CUdevice d, CUdevice peer) { return FN(cuDeviceCanAccessPeer, int *, CUdevice, CUdevice)(can, d, peer); }
 
 // The wrappers below take the context, make it current and call, in one C call.
 #define CTX(c) do { CUresult r_ = setctx(c); if (r_ != 0) return r_; } while (0)
@@ -90,7 +88,6 @@ static CUresult w_memcpyHtoDAsync(CUcontext c, CUdeviceptr dst, const void *src,
 static CUresult w_memcpyDtoHAsync(CUcontext c, void *dst, CUdeviceptr src, size_t n, CUstream s) { CTX(c); return FN(cuMemcpyDtoHAsync, void *, CUdeviceptr, size_t, CUstream)(dst, src, n, s); }
 static CUresult w_memcpyDtoDAsync(CUcontext c, CUdeviceptr dst, CUdeviceptr src, size_t n, CUstream s) { CTX(c); return FN(cuMemcpyDtoDAsync, CUdeviceptr, CUdeviceptr, size_t, CUstream)(dst, src, n, s); }
 static CUresult w_memcpyPeerAsync(CUcontext c, CUdeviceptr dst, CUcontext dctx, CUdeviceptr src, CUcontext sctx, size_t n, CUstream s) { CTX(c); return FN(cuMemcpyPeerAsync, CUdeviceptr, CUcontext, CUdeviceptr, CUcontext, size_t, CUstream)(dst, dctx, src, sctx, n, s); }
-static CUresult w_ctxEnablePeerAccess(CUcontext c, CUcontext peer) { CTX(c); return FN(cuCtxEnablePeerAccess, CUcontext, unsigned)(peer, 0); }
 static CUresult w_streamCreate(CUcontext c, CUstream *s, unsigned flags) { CTX(c); return FN(cuStreamCreate, CUstream *, unsigned)(s, flags); }
 static CUresult w_streamDestroy(CUcontext c, CUstream s) { CTX(c); return FN(cuStreamDestroy, CUstream)(s); }
 static CUresult w_streamSynchronize(CUcontext c, CUstream s) { CTX(c); return FN(cuStreamSynchronize, CUstream)(s); }
@@ -98,7 +95,6 @@ static CUresult w_streamQuery(CUcontext c, CUstream s) { CTX(c); return FN(cuStr
 static CUresult w_eventCreate(CUcontext c, CUevent *e, unsigned flags) { CTX(c); return FN(cuEventCreate, CUevent *, unsigned)(e, flags); }
 static CUresult w_eventRecord(CUcontext c, CUevent e, CUstream s) { CTX(c); return FN(cuEventRecord, CUevent, CUstream)(e, s); }
 static CUresult w_eventSynchronize(CUcontext c, CUevent e) { CTX(c); return FN(cuEventSynchronize, CUevent)(e); }
-static CUresult w_eventQuery(CUcontext c, CUevent e) { CTX(c); return FN(cuEventQuery, CUevent)(e); }
 static CUresult w_eventElapsedTime(CUcontext c, float *ms, CUevent a, CUevent b) { CTX(c); return FN(cuEventElapsedTime, float *, CUevent, CUevent)(ms, a, b); }
 static CUresult w_eventDestroy(CUcontext c, CUevent e) { CTX(c); return FN(cuEventDestroy, CUevent)(e); }
 static CUresult w_moduleGetFunction(CUcontext c, CUfunction *f, CUmodule m, const char *name) { CTX(c); return FN(cuModuleGetFunction, CUfunction *, CUmodule, const char *)(f, m, name); }
@@ -187,8 +183,6 @@ var symbols = [C.F_COUNT][]string{
 	C.F_cuMemcpyDtoHAsync:         {"cuMemcpyDtoHAsync_v2"},
 	C.F_cuMemcpyDtoDAsync:         {"cuMemcpyDtoDAsync_v2"},
 	C.F_cuMemcpyPeerAsync:         {"cuMemcpyPeerAsync"},
-	C.F_cuDeviceCanAccessPeer:     {"cuDeviceCanAccessPeer"},
-	C.F_cuCtxEnablePeerAccess:     {"cuCtxEnablePeerAccess"},
 	C.F_cuStreamCreate:            {"cuStreamCreate"},
 	C.F_cuStreamDestroy:           {"cuStreamDestroy_v2", "cuStreamDestroy"},
 	C.F_cuStreamSynchronize:       {"cuStreamSynchronize"},
@@ -196,7 +190,6 @@ var symbols = [C.F_COUNT][]string{
 	C.F_cuEventCreate:             {"cuEventCreate"},
 	C.F_cuEventRecord:             {"cuEventRecord"},
 	C.F_cuEventSynchronize:        {"cuEventSynchronize"},
-	C.F_cuEventQuery:              {"cuEventQuery"},
 	C.F_cuEventElapsedTime:        {"cuEventElapsedTime_v2", "cuEventElapsedTime"},
 	C.F_cuEventDestroy:            {"cuEventDestroy_v2", "cuEventDestroy"},
 	C.F_cuModuleLoadDataEx:        {"cuModuleLoadDataEx"},
@@ -273,32 +266,6 @@ func Load(name string) error {
 	lib, resolved = l, names
 	loaded.Store(true)
 	return nil
-}
-
-// Library returns the name of the loaded driver library, or "".
-func Library() string {
-	loadMu.Lock()
-	defer loadMu.Unlock()
-	if lib == nil {
-		return ""
-	}
-	return lib.Name
-}
-
-// Symbol returns the name an entry point was resolved under ("cuMemAlloc_v2"
-// for "cuMemAlloc"), or "" if the library is not loaded or it is unknown.
-func Symbol(name string) string {
-	if !loaded.Load() {
-		return ""
-	}
-	for i, alts := range symbols {
-		for _, a := range alts {
-			if a == name {
-				return resolved[i]
-			}
-		}
-	}
-	return ""
 }
 
 var errNotLoaded = errors.New("cu: the CUDA driver library is not loaded")
@@ -476,13 +443,6 @@ func DeviceTotalMem(d Device) (uint64, error) {
 	return uint64(b), err
 }
 
-// DeviceCanAccessPeer reports whether contexts on d can access peer's memory.
-func DeviceCanAccessPeer(d, peer Device) (bool, error) {
-	var can C.int
-	err := check(C.w_deviceCanAccessPeer(&can, C.CUdevice(d), C.CUdevice(peer)), C.F_cuDeviceCanAccessPeer)
-	return can != 0, err
-}
-
 // DevicePrimaryCtxRetain retains d's primary context; each successful call
 // is matched by one DevicePrimaryCtxRelease.
 func DevicePrimaryCtxRetain(d Device) (Context, error) {
@@ -494,11 +454,6 @@ func DevicePrimaryCtxRetain(d Device) (Context, error) {
 // DevicePrimaryCtxRelease releases d's primary context.
 func DevicePrimaryCtxRelease(d Device) error {
 	return check(C.w_primaryCtxRelease(C.CUdevice(d)), C.F_cuDevicePrimaryCtxRelease)
-}
-
-// CtxEnablePeerAccess lets ctx access memory of peer's context.
-func CtxEnablePeerAccess(ctx, peer Context) error {
-	return check(C.w_ctxEnablePeerAccess(ctx, peer), C.F_cuCtxEnablePeerAccess)
 }
 
 // MemGetInfo returns the free and total memory of ctx's device, in bytes.
@@ -645,12 +600,6 @@ func EventRecord(ctx Context, e Event, s Stream) error {
 // EventSynchronize waits for e.
 func EventSynchronize(ctx Context, e Event) error {
 	return check(C.w_eventSynchronize(ctx, e), C.F_cuEventSynchronize)
-}
-
-// EventQuery returns nil when e has completed, an *Error with
-// ERROR_NOT_READY while it has not.
-func EventQuery(ctx Context, e Event) error {
-	return check(C.w_eventQuery(ctx, e), C.F_cuEventQuery)
 }
 
 // EventElapsedTime returns the milliseconds from a to b (negative when b
