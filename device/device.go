@@ -11,7 +11,7 @@
 // reference counts, OMPT callbacks, ids and trace records); a plugin only
 // allocates, copies, launches and timestamps. Extra abilities are optional
 // interfaces a Device or Queue may implement, found by type assertion
-// (MemInfo, Closer, Syncer).
+// (MemInfo, Closer, Profiler).
 package device
 
 import (

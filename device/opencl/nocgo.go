@@ -26,11 +26,5 @@ func LaunchGeometry(f device.Function, s device.Shape) (global, local [3]int, er
 	return global, local, errNoCgo
 }
 
-// Profile holds the OpenCL profiling counters of the command behind an
-// event, in device nanoseconds.
-type Profile struct {
-	Queued, Submit, Start, End int64
-}
-
 // EventProfile fails in a build without cgo.
 func EventProfile(ev device.Event) (Profile, error) { return Profile{}, errNoCgo }

@@ -75,3 +75,10 @@ func (p *plugin) Devices() ([]device.Device, error) {
 	p.once.Do(func() { p.devs, p.err = load() })
 	return p.devs, p.err
 }
+
+// Profile holds the OpenCL profiling counters of the command behind an
+// event (a marker, or the empty kernel), in device nanoseconds: the
+// plugin's native trace record (EventProfile).
+type Profile struct {
+	Queued, Submit, Start, End int64
+}

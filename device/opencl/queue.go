@@ -307,13 +307,6 @@ type event struct {
 	done bool
 }
 
-// Profile holds the OpenCL profiling counters of the command behind an
-// event (a marker, or the empty kernel), in device nanoseconds: the
-// plugin's native trace record.
-type Profile struct {
-	Queued, Submit, Start, End int64
-}
-
 // EventProfile returns the profiling counters of an event recorded on an
 // OpenCL queue, waiting for it. Safe for concurrent use.
 func EventProfile(ev device.Event) (Profile, error) {
