@@ -197,13 +197,21 @@ func (t *tool) callback(ev Callback) any {
 
 // eventResult says what set_callback answers for each event gompt knows.
 func eventResult(ev Callback) SetResult {
-	if _, ok := callbackTypes[ev]; ok { // the events gompt dispatches
+	if ev.Dispatched() {
 		return SetAlways
 	}
 	if ev > 0 && ev < numCallbacks {
 		return SetNever // host events: gompt has no host parallel regions, tasks or locks
 	}
 	return SetError
+}
+
+// Dispatched reports whether gompt dispatches event c (the target and
+// device events; set_callback answers ompt_set_always for them and
+// ompt_set_never for the other events omp-tools.h defines).
+func (c Callback) Dispatched() bool {
+	_, ok := callbackTypes[c]
+	return ok
 }
 
 // callbackTypes gives the Go callback type of each dispatched event.

@@ -51,7 +51,7 @@ func find(ompVersion int, runtimeVersion string, log func(string)) []ompt.Found 
 		logf("C tools: ompt_start_tool found in %s; calling it.", where)
 		if res := C.gompt_cabi_call_start(p, C.uint(ompVersion), rvC); res != nil {
 			logf("C tools: %s: ompt_start_tool returned a result; using this tool.", where)
-			return []ompt.Found{newTool(where, res, nil)}
+			return []ompt.Found{newTool(where, res)}
 		}
 		logf("C tools: %s: ompt_start_tool returned NULL; skipped, continuing the search.", where)
 	} else {
@@ -105,7 +105,7 @@ func tryLibrary(name string, sym *C.char, ompVersion int, logf func(string, ...a
 		return nil
 	}
 	logf("C tools: %q: ompt_start_tool returned a result; using this tool.", name)
-	f := newTool(name, res, h)
+	f := newTool(name, res)
 	return &f
 }
 

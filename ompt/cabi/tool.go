@@ -19,9 +19,7 @@ import (
 // ctool is the one C tool of the process (the C search stops at the first
 // ompt_start_tool that returns non-NULL, so there is at most one).
 type ctool struct {
-	name  string
-	res   *C.ompt_start_tool_result_t // the tool's own memory
-	lib   unsafe.Pointer              // dlopen handle (nil: found in the address space); kept open
+	res   *C.ompt_start_tool_result_t // the tool's own memory (its library stays open)
 	slots *C.gompt_tool_slots         // C slots that live as long as the tool; never freed
 
 	ent atomic.Pointer[entries] // Go entry points, bound before the C initializer runs
@@ -35,8 +33,8 @@ const numEvents = ompt.CallbackError + 1
 
 var theTool atomic.Pointer[ctool]
 
-func newTool(name string, res *C.ompt_start_tool_result_t, lib unsafe.Pointer) ompt.Found {
-	c := &ctool{name: name, res: res, lib: lib}
+func newTool(name string, res *C.ompt_start_tool_result_t) ompt.Found {
+	c := &ctool{res: res}
 	c.slots = (*C.gompt_tool_slots)(C.calloc(1, C.sizeof_gompt_tool_slots))
 	theTool.Store(c)
 	sr := &ompt.StartResult{
@@ -49,21 +47,6 @@ func newTool(name string, res *C.ompt_start_tool_result_t, lib unsafe.Pointer) o
 		}
 	}
 	return ompt.Found{Name: name, Result: sr}
-}
-
-// dispatched reports whether gompt dispatches event ev (the core answers
-// ompt_set_always for these and ompt_set_never for the other host events).
-func dispatched(ev ompt.Callback) bool {
-	switch ev {
-	case ompt.CallbackTarget, ompt.CallbackTargetEMI,
-		ompt.CallbackTargetDataOp, ompt.CallbackTargetDataOpEMI,
-		ompt.CallbackTargetSubmit, ompt.CallbackTargetSubmitEMI,
-		ompt.CallbackTargetMap, ompt.CallbackTargetMapEMI,
-		ompt.CallbackDeviceInitialize, ompt.CallbackDeviceFinalize,
-		ompt.CallbackDeviceLoad, ompt.CallbackDeviceUnload:
-		return true
-	}
-	return false
 }
 
 // setCallback is ompt_set_callback for the C tool: it registers a Go
@@ -85,7 +68,7 @@ func (c *ctool) setCallback(ev ompt.Callback, fn C.uintptr_t) ompt.SetResult {
 	if ev <= 0 || ev >= numEvents {
 		return e.set(ev, nil) // the core answers ompt_set_error
 	}
-	if !dispatched(ev) {
+	if !ev.Dispatched() {
 		if fn == 0 {
 			return e.set(ev, nil)
 		}
