@@ -100,18 +100,25 @@ func initialCheck(kind ompt.TargetKind) func(items []mapping.Item) error {
 	return func(items []mapping.Item) error { return mapping.CheckUpdate(initialDevice, items) }
 }
 
-func enter(c *construct) error {
-	if err := c.d.table.Enter(c, c.items, mapping.Dynamic, c.ptrs); err != nil {
+// enterItems maps c's items with reference counts of kind k, then reports
+// them to the tools (target_map).
+func (c *construct) enterItems(k mapping.Kind) error {
+	if err := c.d.table.Enter(c, c.items, k, c.ptrs); err != nil {
 		return err
 	}
 	c.reportMap()
 	return nil
 }
 
-func exit(c *construct) error {
+// exitItems reports c's items to the tools, then unmaps them (kind k).
+func (c *construct) exitItems(k mapping.Kind) error {
 	c.reportExitMap()
-	return c.d.table.Exit(c, c.items, mapping.Dynamic)
+	return c.d.table.Exit(c, c.items, k)
 }
+
+func enter(c *construct) error { return c.enterItems(mapping.Dynamic) }
+
+func exit(c *construct) error { return c.exitItems(mapping.Dynamic) }
 
 func update(c *construct) error { return c.d.table.Update(c, c.items) }
 
@@ -218,19 +225,8 @@ func Data(dev int, maps []Map, body func() error) error {
 	if err != nil {
 		return err
 	}
-	structured := func(c *construct, exiting bool) error {
-		if exiting {
-			c.reportExitMap()
-			return c.d.table.Exit(c, c.items, mapping.Structured)
-		}
-		if err := c.d.table.Enter(c, c.items, mapping.Structured, c.ptrs); err != nil {
-			return err
-		}
-		c.reportMap()
-		return nil
-	}
 	t := ompt.TargetBegin(ompt.KindTargetEnterData, n, pc)
-	err = dataOp(n, d, t, false, maps, func(c *construct) error { return structured(c, false) },
+	err = dataOp(n, d, t, false, maps, func(c *construct) error { return c.enterItems(mapping.Structured) },
 		func(items []mapping.Item) error { return mapping.CheckEnter(initialDevice, mapping.Structured, items) })
 	t.End()
 	if err != nil {
@@ -238,7 +234,7 @@ func Data(dev int, maps []Map, body func() error) error {
 	}
 	berr := body()
 	t = ompt.TargetBegin(ompt.KindTargetExitData, n, pc)
-	xerr := dataOp(n, d, t, false, maps, func(c *construct) error { return structured(c, true) },
+	xerr := dataOp(n, d, t, false, maps, func(c *construct) error { return c.exitItems(mapping.Structured) },
 		func(items []mapping.Item) error { return mapping.CheckExit(initialDevice, mapping.Structured, items) })
 	t.End()
 	return errors.Join(berr, xerr)

@@ -373,10 +373,9 @@ func (c *construct) target(r *Region, f device.Function) error {
 	}
 	c.ptrs = grow(c.ptrs, len(c.items))
 	if len(c.items) > 0 {
-		if err := d.table.Enter(c, c.items, mapping.Structured, c.ptrs); err != nil {
+		if err := c.enterItems(mapping.Structured); err != nil {
 			return err
 		}
-		c.reportMap()
 	}
 	err := c.launch(r, f)
 	if len(c.items) > 0 {
