@@ -278,16 +278,30 @@ func (t *Target) DataOpBegin(op DataOpKind, srcAddr uintptr, srcDeviceNum int, d
 	}
 }
 
-func (t *Target) dataOpBegin(op DataOpKind, srcAddr uintptr, srcDeviceNum int, destAddr uintptr, destDeviceNum int, bytes uint64) {
+// startOp begins the scope's operation of the given state (opData,
+// opSubmit): a fresh host_op_id in every tool's slot.
+func (t *Target) startOp(state int32) uint64 {
 	id := nextID()
 	t.opID = id
-	t.opState = opData
+	t.opState = state
 	t.lastOp = opNone
-	t.op, t.src, t.srcDev, t.dst, t.dstDev, t.bytes = op, srcAddr, srcDeviceNum, destAddr, destDeviceNum, bytes
 	for i := range t.hostOp {
 		t.hostOp[i] = id
 	}
 	t.own()
+	return id
+}
+
+// finishOp ends the operation in flight; Op captures it from here.
+func (t *Target) finishOp(state int32) {
+	t.lastOp, t.lastID = state, t.opID
+	t.opID = 0
+	t.opState = opNone
+}
+
+func (t *Target) dataOpBegin(op DataOpKind, srcAddr uintptr, srcDeviceNum int, destAddr uintptr, destDeviceNum int, bytes uint64) {
+	t.startOp(opData)
+	t.op, t.src, t.srcDev, t.dst, t.dstDev, t.bytes = op, srcAddr, srcDeviceNum, destAddr, destDeviceNum, bytes
 	ttdNil := !t.kind.Nowait()
 	for _, e := range t.d.dataOp {
 		if e.emi == nil || e.t.done.Load() {
@@ -333,9 +347,7 @@ func (t *Target) dataOpEnd(destAddr uintptr) {
 			}()
 		}
 	}
-	t.lastOp, t.lastID = opData, id
-	t.opID = 0
-	t.opState = opNone
+	t.finishOp(opData)
 }
 
 // SubmitBegin reports that the construct's kernel is about to be launched
@@ -349,14 +361,7 @@ func (t *Target) SubmitBegin(requestedNumTeams uint32) {
 }
 
 func (t *Target) submitBegin(requestedNumTeams uint32) {
-	id := nextID()
-	t.opID = id
-	t.opState = opSubmit
-	t.lastOp = opNone
-	for i := range t.hostOp {
-		t.hostOp[i] = id
-	}
-	t.own()
+	id := t.startOp(opSubmit)
 	t.bytes = uint64(requestedNumTeams)
 	tid := t.id
 	for _, e := range t.d.submit {
@@ -389,9 +394,7 @@ func (t *Target) submitEnd() {
 		}
 		func() { defer e.t.guard(); e.emi(ScopeEnd, t.td(e.i), &t.hostOp[e.i], teams) }()
 	}
-	t.lastOp, t.lastID = opSubmit, t.opID
-	t.opID = 0
-	t.opState = opNone
+	t.finishOp(opSubmit)
 }
 
 // WantsMap reports whether Map would reach any tool (a tool registered
