@@ -788,8 +788,8 @@ func flushTrace(h *DeviceHandle) int {
 // callbacks (the worker would wait for itself): that returns 0.
 func (tr *tracer) flush() int {
 	tr.mu.Lock()
-	defer tr.mu.Unlock()
 	if (tr.state != traceOn && tr.state != tracePaused) || tr.worker == getg() {
+		tr.mu.Unlock()
 		return 0
 	}
 	tr.flushReq++
@@ -798,6 +798,13 @@ func (tr *tracer) flush() int {
 	tr.wakeLocked()
 	for tr.flushDone < seq && tr.done == done && tr.state != traceOff {
 		tr.idle.Wait()
+	}
+	ended := tr.done != done || tr.state == traceOff
+	tr.mu.Unlock()
+	if ended {
+		// The session ended meanwhile (a buffer callback panicked, or a
+		// stop): return once its end is published, as stop does.
+		<-done
 	}
 	return 1
 }
