@@ -157,13 +157,7 @@ func DeviceInitialize(deviceNum int, typ string, dev Device) error {
 	h.mu.Lock()
 	h.fit.resample(h.dev)
 	h.mu.Unlock()
-	if d := cur.Load(); d != nil {
-		for _, t := range d.tools {
-			if f, _ := t.callback(CallbackDeviceInitialize).(DeviceInitializeCallback); f != nil && !t.done.Load() {
-				func() { defer t.guard(); f(deviceNum, typ, h, h.lookup, DeviceDoc) }()
-			}
-		}
-	}
+	dispatchDevice(CallbackDeviceInitialize, func(f DeviceInitializeCallback) { f(deviceNum, typ, h, h.lookup, DeviceDoc) })
 	return nil
 }
 
@@ -194,16 +188,9 @@ func DeviceLoad(deviceNum int, filename string, offsetInFile int64, vmaInFile ui
 		return 0, fmt.Errorf("ompt: DeviceLoad(%d): image of 0 bytes (bytes must be > 0)", deviceNum)
 	}
 	moduleID = nextID()
-	if d := cur.Load(); d != nil {
-		for _, t := range d.tools {
-			if f, _ := t.callback(CallbackDeviceLoad).(DeviceLoadCallback); f != nil && !t.done.Load() {
-				func() {
-					defer t.guard()
-					f(deviceNum, filename, offsetInFile, vmaInFile, bytes, hostAddr, deviceAddr, moduleID)
-				}()
-			}
-		}
-	}
+	dispatchDevice(CallbackDeviceLoad, func(f DeviceLoadCallback) {
+		f(deviceNum, filename, offsetInFile, vmaInFile, bytes, hostAddr, deviceAddr, moduleID)
+	})
 	return moduleID, nil
 }
 
@@ -212,13 +199,7 @@ func DeviceUnload(deviceNum int, moduleID uint64) error {
 	if _, err := liveDevice("DeviceUnload", deviceNum); err != nil {
 		return err
 	}
-	if d := cur.Load(); d != nil {
-		for _, t := range d.tools {
-			if f, _ := t.callback(CallbackDeviceUnload).(DeviceUnloadCallback); f != nil && !t.done.Load() {
-				func() { defer t.guard(); f(deviceNum, moduleID) }()
-			}
-		}
-	}
+	dispatchDevice(CallbackDeviceUnload, func(f DeviceUnloadCallback) { f(deviceNum, moduleID) })
 	return nil
 }
 
@@ -246,14 +227,22 @@ func DeviceFinalize(deviceNum int) error {
 	h.mu.Lock()
 	h.finalized = true
 	h.mu.Unlock()
-	if d := cur.Load(); d != nil {
-		for _, t := range d.tools {
-			if f, _ := t.callback(CallbackDeviceFinalize).(DeviceFinalizeCallback); f != nil && !t.done.Load() {
-				func() { defer t.guard(); f(deviceNum) }()
-			}
+	dispatchDevice(CallbackDeviceFinalize, func(f DeviceFinalizeCallback) { f(deviceNum) })
+	return nil
+}
+
+// dispatchDevice calls every attached tool's callback for device event ev
+// (of Go type F) through call, each guarded against the tool's panic.
+func dispatchDevice[F any](ev Callback, call func(F)) {
+	d := cur.Load()
+	if d == nil {
+		return
+	}
+	for _, t := range d.tools {
+		if f, ok := t.callback(ev).(F); ok && !t.done.Load() {
+			func() { defer t.guard(); call(f) }()
 		}
 	}
-	return nil
 }
 
 // finalizeDevices finalizes every live device, in device-number order.
