@@ -150,6 +150,16 @@ func (t *tool) initialize(lookup ompt.LookupFunc, initialDevice int, _ *ompt.Dat
 }
 
 // deviceInitialize starts tracing device num through its lookup.
+// resolve sets *dst to the entry point lookup gives for name, or calls
+// missing(name) when it gives none of dst's type.
+func resolve[F any](lookup ompt.LookupFunc, name string, dst *F, missing func(string)) {
+	if f, ok := lookup(name).(F); ok {
+		*dst = f
+		return
+	}
+	missing(name)
+}
+
 func (t *tool) deviceInitialize(num int, typ string, h *ompt.DeviceHandle, lookup ompt.LookupFunc, _ string) {
 	d := &devState{num: num, h: h}
 	var (
@@ -158,48 +168,22 @@ func (t *tool) deviceInitialize(num int, typ string, h *ompt.DeviceHandle, looku
 		start     ompt.StartTraceFunc
 	)
 	ok := true
-	resolve := func(name string, dst any) {
-		v := lookup(name)
-		switch p := dst.(type) {
-		case *ompt.GetDeviceTimeFunc:
-			*p, ok = v.(ompt.GetDeviceTimeFunc)
-		case *ompt.TranslateTimeFunc:
-			*p, ok = v.(ompt.TranslateTimeFunc)
-		case *ompt.SetTraceOMPTFunc:
-			*p, ok = v.(ompt.SetTraceOMPTFunc)
-		case *ompt.SetTraceNativeFunc:
-			*p, ok = v.(ompt.SetTraceNativeFunc)
-		case *ompt.StartTraceFunc:
-			*p, ok = v.(ompt.StartTraceFunc)
-		case *ompt.AdvanceBufferCursorFunc:
-			*p, ok = v.(ompt.AdvanceBufferCursorFunc)
-		case *ompt.GetRecordTypeFunc:
-			*p, ok = v.(ompt.GetRecordTypeFunc)
-		case *ompt.GetRecordOMPTFunc:
-			*p, ok = v.(ompt.GetRecordOMPTFunc)
-		case *ompt.GetRecordNativeFunc:
-			*p, ok = v.(ompt.GetRecordNativeFunc)
-		case *ompt.GetRecordAbstractFunc:
-			*p, ok = v.(ompt.GetRecordAbstractFunc)
-		}
-		if !ok {
+	warn := func(name string) { // the first missing entry point only
+		if ok {
 			warnf("device %d: its lookup has no %s; its device work is missing from the timeline", num, name)
 		}
+		ok = false
 	}
-	for _, e := range []struct {
-		name string
-		dst  any
-	}{
-		{"ompt_get_device_time", &d.getTime}, {"ompt_translate_time", &d.translate},
-		{"ompt_set_trace_ompt", &setOMPT}, {"ompt_set_trace_native", &setNative},
-		{"ompt_start_trace", &start}, {"ompt_advance_buffer_cursor", &d.advance},
-		{"ompt_get_record_type", &d.recType}, {"ompt_get_record_ompt", &d.recOMPT},
-		{"ompt_get_record_native", &d.recNative}, {"ompt_get_record_abstract", &d.recAbst},
-	} {
-		if resolve(e.name, e.dst); !ok {
-			break
-		}
-	}
+	resolve(lookup, "ompt_get_device_time", &d.getTime, warn)
+	resolve(lookup, "ompt_translate_time", &d.translate, warn)
+	resolve(lookup, "ompt_set_trace_ompt", &setOMPT, warn)
+	resolve(lookup, "ompt_set_trace_native", &setNative, warn)
+	resolve(lookup, "ompt_start_trace", &start, warn)
+	resolve(lookup, "ompt_advance_buffer_cursor", &d.advance, warn)
+	resolve(lookup, "ompt_get_record_type", &d.recType, warn)
+	resolve(lookup, "ompt_get_record_ompt", &d.recOMPT, warn)
+	resolve(lookup, "ompt_get_record_native", &d.recNative, warn)
+	resolve(lookup, "ompt_get_record_abstract", &d.recAbst, warn)
 	t.mu.Lock()
 	t.devOrder = append(t.devOrder, devInfo{num, typ})
 	t.devs[num] = d
