@@ -3,6 +3,9 @@ package ompt
 import (
 	"sync"
 	"sync/atomic"
+	"unsafe"
+
+	"github.com/gompt/gompt/ompt/internal/toolslot"
 )
 
 // ids is the one id space of the process: target ids, host op ids,
@@ -20,16 +23,16 @@ type dispatcher struct {
 	dataOp []dataOpEntry
 	submit []submitEntry
 	tmap   []mapEntry
-	pool   sync.Pool
 }
 
 // entry is one tool's registration for one event: its EMI callback or,
-// if it registered none, its non-EMI one.
+// if it registered none, its non-EMI one. native copies t.native.
 type entry[E, P any] struct {
-	t     *tool
-	i     int
-	emi   E
-	plain P
+	t      *tool
+	i      int
+	native bool
+	emi    E
+	plain  P
 }
 
 type (
@@ -45,10 +48,10 @@ type (
 // callbacks never hold a typed nil (setCallback stores nil for one).
 func addEntry[E, P any](l []entry[E, P], t *tool, i int, emiEv, plainEv Callback) []entry[E, P] {
 	if f, ok := t.cbs[emiEv].(E); ok {
-		return append(l, entry[E, P]{t: t, i: i, emi: f})
+		return append(l, entry[E, P]{t: t, i: i, native: t.native, emi: f})
 	}
 	if f, ok := t.cbs[plainEv].(P); ok {
-		return append(l, entry[E, P]{t: t, i: i, plain: f})
+		return append(l, entry[E, P]{t: t, i: i, native: t.native, plain: f})
 	}
 	return l
 }
@@ -64,15 +67,6 @@ func newDispatcher(tools []*tool) *dispatcher {
 		d.dataOp = addEntry(d.dataOp, t, i, CallbackTargetDataOpEMI, CallbackTargetDataOp)
 		d.submit = addEntry(d.submit, t, i, CallbackTargetSubmitEMI, CallbackTargetSubmit)
 		d.tmap = addEntry(d.tmap, t, i, CallbackTargetMapEMI, CallbackTargetMap)
-	}
-	n := len(d.tools)
-	d.pool.New = func() any {
-		return &Target{
-			targetData:     make([]Data, n),
-			targetTaskData: make([]Data, n),
-			hostOp:         make([]uint64, n),
-			slot:           -1,
-		}
 	}
 	return d
 }
@@ -90,20 +84,26 @@ func newDispatcher(tools []*tool) *dispatcher {
 // one data operation or submit in flight. End releases it; it must not be
 // used afterwards.
 type Target struct {
-	// g is the goroutine that dispatched the construct's latest event.
-	// The other fields are written only by the goroutine that owns the
+	// g is the goroutine that dispatched the construct's latest event, 0
+	// while the Target is free: taking a free Target (acquire) and
+	// publishing it to currentTarget are one compare-and-swap of g. The
+	// other fields are written only by the goroutine that owns the
 	// construct; currentTarget reads them only after finding g equal to
 	// its own goroutine, so every read is ordered after the writes.
-	g       atomic.Uintptr
-	d       *dispatcher
-	kind    TargetKind
-	dev     int
-	id      uint64 // target_id; 0 for a routine
-	opID    uint64 // host_op_id of the operation in flight, 0 if none
-	opState int32  // opNone, opData, opSubmit
-	code    uintptr
-	routine bool
-	slot    int
+	g        atomic.Uintptr
+	d        *dispatcher
+	kind     TargetKind
+	dev      int
+	id       uint64 // target_id; 0 for a routine
+	opID     uint64 // host_op_id of the operation in flight, 0 if none
+	opState  int32  // opNone, opData, opSubmit
+	code     uintptr
+	routine  bool
+	overflow bool // not in activeTab (every slot was busy): dropped at End
+
+	// host_op_ids are handed out from a block of the id space that the
+	// Target takes at once (one atomic add per idBlock operations)
+	nextOp, endOp uint64
 
 	// tracing: the host thread and device time of the begin target record
 	// (traceT0 0: not recorded), and the operation DataOpEnd/SubmitEnd
@@ -117,16 +117,38 @@ type Target struct {
 	stage   [stageWords]uint64 // entries waiting for the construct's end
 
 	// per-tool slots, indexed by the tool's index in d.tools
-	targetData     []Data
-	targetTaskData []Data
-	hostOp         []uint64
+	slots []toolSlots
 
 	// the operation in flight
 	op             DataOpKind
 	src, dst       uintptr
 	srcDev, dstDev int
 	bytes          uint64
+
+	// the items Map is reporting, during its dispatch
+	mapHost, mapDev []uintptr
+	mapBytes        []uint64
+	mapFlags        []uint32
 }
+
+// toolSlots are one tool's slots in one construct. keep is the word of
+// package toolslot: the core never clears it, so a tool face's memory
+// hung there serves every construct that reuses the Target.
+type toolSlots struct {
+	targetData     Data
+	targetTaskData Data
+	hostOp         uint64
+	keep           unsafe.Pointer
+}
+
+func init() {
+	var s toolSlots
+	toolslot.Offset = unsafe.Offsetof(s.keep) - unsafe.Offsetof(s.targetData)
+}
+
+// idBlock is how many host_op_ids a Target takes from the id space at a
+// time.
+const idBlock = 64
 
 const (
 	opNone = iota
@@ -151,8 +173,6 @@ func TargetBegin(kind TargetKind, deviceNum int, codePtr uintptr) *Target {
 func (d *dispatcher) targetBegin(kind TargetKind, deviceNum int, codePtr uintptr) *Target {
 	t := d.get(kind, deviceNum, codePtr, false)
 	t.id = nextID()
-	t.own() // before register: a scan must never see a stale owner
-	t.register()
 	t.dispatchTarget(ScopeBegin)
 	// the begin record is stamped after the begin callbacks and the end
 	// record before the end callbacks: records lie inside the callbacks
@@ -176,13 +196,37 @@ func RoutineBegin(codePtr uintptr) *Target {
 }
 
 func (d *dispatcher) get(kind TargetKind, dev int, code uintptr, routine bool) *Target {
-	t := d.pool.Get().(*Target)
+	t := acquire(getg())
+	if len(t.slots) != len(d.tools) {
+		t.resize(len(d.tools))
+	}
 	t.d = d
 	t.kind = kind
 	t.dev = dev
 	t.code = code
 	t.routine = routine
 	return t
+}
+
+// resize gives t n tool slots, keeping the toolslot words it has (a word
+// belongs to whichever tool face hung it, not to a tool index) and
+// freeing those it cannot keep.
+func (t *Target) resize(n int) {
+	s := make([]toolSlots, n)
+	for i := range t.slots {
+		if i < n {
+			s[i].keep = t.slots[i].keep
+		} else {
+			freeKeep(t.slots[i].keep)
+		}
+	}
+	t.slots = s
+}
+
+func freeKeep(p unsafe.Pointer) {
+	if p != nil && toolslot.Free != nil {
+		toolslot.Free(p)
+	}
 }
 
 // own records the calling goroutine as the one dispatching t's events.
@@ -196,14 +240,14 @@ func (t *Target) ttd(i int, isNil bool) *Data {
 	if isNil {
 		return nil
 	}
-	return &t.targetTaskData[i]
+	return &t.slots[i].targetTaskData
 }
 
 func (t *Target) td(i int) *Data {
 	if t.routine {
 		return nil
 	}
-	return &t.targetData[i]
+	return &t.slots[i].targetData
 }
 
 // ID returns the construct's target_id (0 for a routine or a nil scope),
@@ -224,34 +268,44 @@ func (t *Target) End() {
 	}
 }
 
-// dispatchTarget calls every tool's target (or target_emi) callback for
-// endpoint ep of construct t.
-func (t *Target) dispatchTarget(ep Endpoint) {
-	ttdNil := !t.kind.Nowait()
-	for _, e := range t.d.target {
-		if e.t.done.Load() {
-			continue
-		}
-		if e.emi != nil {
-			func() {
-				defer e.t.guard()
-				e.emi(t.kind, ep, t.dev, &e.t.taskData, t.ttd(e.i, ttdNil), &t.targetData[e.i], t.code)
-			}()
-		} else {
-			func() { defer e.t.guard(); e.plain(t.kind, ep, t.dev, &e.t.taskData, t.id, t.code) }()
+// dispatch calls call(t, e, ep) for every entry e of l whose tool is not
+// detached: a native tool's directly, a Go tool's under its guard.
+func dispatch[E, P any](t *Target, l []entry[E, P], call func(*Target, *entry[E, P], Endpoint), ep Endpoint) {
+	for i := range l {
+		switch e := &l[i]; {
+		case e.t.done.Load():
+		case e.native:
+			call(t, e, ep)
+		default:
+			guarded(t, e, call, ep)
 		}
 	}
 }
 
+func guarded[E, P any](t *Target, e *entry[E, P], call func(*Target, *entry[E, P], Endpoint), ep Endpoint) {
+	defer e.t.guard()
+	call(t, e, ep)
+}
+
+// dispatchTarget calls every tool's target (or target_emi) callback for
+// endpoint ep of construct t.
+func (t *Target) dispatchTarget(ep Endpoint) { dispatch(t, t.d.target, (*Target).callTarget, ep) }
+
+func (t *Target) callTarget(e *targetEntry, ep Endpoint) {
+	if e.emi != nil {
+		e.emi(t.kind, ep, t.dev, &e.t.taskData, t.ttd(e.i, !t.kind.Nowait()), &t.slots[e.i].targetData, t.code)
+	} else {
+		e.plain(t.kind, ep, t.dev, &e.t.taskData, t.id, t.code)
+	}
+}
+
 func (t *Target) end() {
-	d := t.d
 	if !t.routine {
 		t.own()
 		if t.traceT0 != 0 || t.nstaged > 0 {
 			t.traceEnd()
 		}
 		t.dispatchTarget(ScopeEnd)
-		t.unregister()
 	}
 	t.id = 0
 	t.opID = 0
@@ -259,11 +313,11 @@ func (t *Target) end() {
 	t.lastOp, t.lastID, t.traceT0, t.tid = opNone, 0, 0, 0
 	t.nstaged = 0
 	t.gen++
-	for i := range t.targetData {
-		t.targetData[i] = Data{}
-		t.targetTaskData[i] = Data{}
+	for i := range t.slots {
+		t.slots[i].targetData = Data{}
+		t.slots[i].targetTaskData = Data{}
 	}
-	d.pool.Put(t)
+	t.release()
 }
 
 // DataOpBegin reports the begin of one data operation of the construct:
@@ -280,16 +334,20 @@ func (t *Target) DataOpBegin(op DataOpKind, srcAddr uintptr, srcDeviceNum int, d
 
 // startOp begins the scope's operation of the given state (opData,
 // opSubmit): a fresh host_op_id in every tool's slot.
-func (t *Target) startOp(state int32) uint64 {
-	id := nextID()
+func (t *Target) startOp(state int32) {
+	if t.nextOp == t.endOp {
+		end := ids.Add(idBlock)
+		t.nextOp, t.endOp = end-idBlock+1, end+1
+	}
+	id := t.nextOp
+	t.nextOp++
 	t.opID = id
 	t.opState = state
 	t.lastOp = opNone
-	for i := range t.hostOp {
-		t.hostOp[i] = id
+	for i := range t.slots {
+		t.slots[i].hostOp = id
 	}
 	t.own()
-	return id
 }
 
 // finishOp ends the operation in flight; Op captures it from here.
@@ -302,15 +360,17 @@ func (t *Target) finishOp(state int32) {
 func (t *Target) dataOpBegin(op DataOpKind, srcAddr uintptr, srcDeviceNum int, destAddr uintptr, destDeviceNum int, bytes uint64) {
 	t.startOp(opData)
 	t.op, t.src, t.srcDev, t.dst, t.dstDev, t.bytes = op, srcAddr, srcDeviceNum, destAddr, destDeviceNum, bytes
-	ttdNil := !t.kind.Nowait()
-	for _, e := range t.d.dataOp {
-		if e.emi == nil || e.t.done.Load() {
-			continue
-		}
-		func() {
-			defer e.t.guard()
-			e.emi(ScopeBegin, t.ttd(e.i, ttdNil), t.td(e.i), &t.hostOp[e.i], op, srcAddr, srcDeviceNum, destAddr, destDeviceNum, bytes, t.code)
-		}()
+	dispatch(t, t.d.dataOp, (*Target).callDataOp, ScopeBegin)
+}
+
+// callDataOp: the EMI form at both ends, the non-EMI form once, at the
+// end, when every argument is final.
+func (t *Target) callDataOp(e *dataOpEntry, ep Endpoint) {
+	switch {
+	case e.emi != nil:
+		e.emi(ep, t.ttd(e.i, !t.kind.Nowait()), t.td(e.i), &t.slots[e.i].hostOp, t.op, t.src, t.srcDev, t.dst, t.dstDev, t.bytes, t.code)
+	case ep == ScopeEnd:
+		e.plain(t.id, t.opID, t.op, t.src, t.srcDev, t.dst, t.dstDev, t.bytes, t.code)
 	}
 }
 
@@ -329,24 +389,7 @@ func (t *Target) DataOpEnd(destAddr uintptr) {
 func (t *Target) dataOpEnd(destAddr uintptr) {
 	t.dst = destAddr
 	t.own()
-	ttdNil := !t.kind.Nowait()
-	tid, id := t.id, t.opID
-	for _, e := range t.d.dataOp {
-		if e.t.done.Load() {
-			continue
-		}
-		if e.emi != nil {
-			func() {
-				defer e.t.guard()
-				e.emi(ScopeEnd, t.ttd(e.i, ttdNil), t.td(e.i), &t.hostOp[e.i], t.op, t.src, t.srcDev, destAddr, t.dstDev, t.bytes, t.code)
-			}()
-		} else {
-			func() {
-				defer e.t.guard()
-				e.plain(tid, id, t.op, t.src, t.srcDev, destAddr, t.dstDev, t.bytes, t.code)
-			}()
-		}
-	}
+	dispatch(t, t.d.dataOp, (*Target).callDataOp, ScopeEnd)
 	t.finishOp(opData)
 }
 
@@ -361,18 +404,19 @@ func (t *Target) SubmitBegin(requestedNumTeams uint32) {
 }
 
 func (t *Target) submitBegin(requestedNumTeams uint32) {
-	id := t.startOp(opSubmit)
+	t.startOp(opSubmit)
 	t.bytes = uint64(requestedNumTeams)
-	tid := t.id
-	for _, e := range t.d.submit {
-		if e.t.done.Load() {
-			continue
-		}
-		if e.emi != nil {
-			func() { defer e.t.guard(); e.emi(ScopeBegin, t.td(e.i), &t.hostOp[e.i], requestedNumTeams) }()
-		} else {
-			func() { defer e.t.guard(); e.plain(tid, id, requestedNumTeams) }()
-		}
+	dispatch(t, t.d.submit, (*Target).callSubmit, ScopeBegin)
+}
+
+// callSubmit: the EMI form at both ends, the non-EMI form once, at the
+// begin (before the launch).
+func (t *Target) callSubmit(e *submitEntry, ep Endpoint) {
+	switch {
+	case e.emi != nil:
+		e.emi(ep, t.td(e.i), &t.slots[e.i].hostOp, uint32(t.bytes))
+	case ep == ScopeBegin:
+		e.plain(t.id, t.opID, uint32(t.bytes))
 	}
 }
 
@@ -387,13 +431,7 @@ func (t *Target) SubmitEnd() {
 
 func (t *Target) submitEnd() {
 	t.own()
-	teams := uint32(t.bytes)
-	for _, e := range t.d.submit {
-		if e.emi == nil || e.t.done.Load() {
-			continue
-		}
-		func() { defer e.t.guard(); e.emi(ScopeEnd, t.td(e.i), &t.hostOp[e.i], teams) }()
-	}
+	dispatch(t, t.d.submit, (*Target).callSubmit, ScopeEnd)
 	t.finishOp(opSubmit)
 }
 
@@ -412,68 +450,85 @@ func (t *Target) Map(hostAddr, deviceAddr []uintptr, bytes []uint64, flags []uin
 		return
 	}
 	n := min(len(hostAddr), len(deviceAddr), len(bytes), len(flags))
-	hostAddr, deviceAddr, bytes, flags = hostAddr[:n], deviceAddr[:n], bytes[:n], flags[:n]
+	t.mapHost, t.mapDev, t.mapBytes, t.mapFlags = hostAddr[:n], deviceAddr[:n], bytes[:n], flags[:n]
 	t.own()
-	tid := t.id
-	for _, e := range t.d.tmap {
-		if e.t.done.Load() {
-			continue
-		}
-		if e.emi != nil {
-			func() { defer e.t.guard(); e.emi(&t.targetData[e.i], hostAddr, deviceAddr, bytes, flags, t.code) }()
-		} else {
-			func() { defer e.t.guard(); e.plain(tid, hostAddr, deviceAddr, bytes, flags, t.code) }()
-		}
+	dispatch(t, t.d.tmap, (*Target).callMap, ScopeBegin)
+	t.mapHost, t.mapDev, t.mapBytes, t.mapFlags = nil, nil, nil, nil
+}
+
+func (t *Target) callMap(e *mapEntry, _ Endpoint) {
+	if e.emi != nil {
+		e.emi(&t.slots[e.i].targetData, t.mapHost, t.mapDev, t.mapBytes, t.mapFlags, t.code)
+	} else {
+		e.plain(t.id, t.mapHost, t.mapDev, t.mapBytes, t.mapFlags, t.code)
 	}
 }
 
 // The table of constructs in progress, for ompt_get_target_info and
-// ompt_get_state. Go has no thread-local storage, so each Target records
-// the goroutine that last dispatched one of its events (t.g); an inquiry
-// answers for the most recently begun construct whose last event was
-// dispatched on the calling goroutine. Inside a callback that is always
-// the construct of the event being dispatched.
+// ompt_get_state, which is also where free Targets wait to be reused. Go
+// has no thread-local storage, so each Target records the goroutine that
+// last dispatched one of its events (t.g); an inquiry answers for the most
+// recently begun construct whose last event was dispatched on the calling
+// goroutine. Inside a callback that is always the construct of the event
+// being dispatched.
+//
+// A Target, once made, stays in its slot for the life of the process: it
+// is taken by a compare-and-swap of its g from 0 to the taking goroutine
+// (which also publishes it to currentTarget) and freed by storing 0 again,
+// two atomic operations per construct and no pool. Slots fill from the
+// lowest, so inquiries and takers scan a short prefix; when all of them
+// are busy the construct gets a Target of its own, kept in a set until it
+// ends.
 const activeSlots = 256
 
 var (
 	activeTab   [activeSlots]atomic.Pointer[Target]
+	activeHi    atomic.Int32 // slots below it hold a Target; growMu serializes its growth
+	growMu      sync.Mutex
 	overflowMu  sync.Mutex
 	overflowSet = map[*Target]struct{}{}
 	overflowN   atomic.Int32 // len(overflowSet), read without the lock
-	activeHi    atomic.Int32 // slots at and above it have never been used
 )
 
-func (t *Target) register() {
-	// lowest free slot first, so inquiries scan a short prefix
-	for i := range activeTab {
-		if activeTab[i].Load() == nil && activeTab[i].CompareAndSwap(nil, t) {
-			t.slot = i
-			for {
-				hi := activeHi.Load()
-				if int32(i) < hi || activeHi.CompareAndSwap(hi, int32(i+1)) {
-					break
-				}
-			}
-			return
+// acquire takes a free Target for goroutine g.
+func acquire(g uintptr) *Target {
+	for i := range activeTab[:activeHi.Load()] {
+		if t := activeTab[i].Load(); t.g.Load() == 0 && t.g.CompareAndSwap(0, g) {
+			return t
 		}
 	}
+	t := &Target{}
+	t.g.Store(g) // taken before anyone can see it
+	growMu.Lock()
+	if n := activeHi.Load(); n < activeSlots {
+		activeTab[n].Store(t)
+		activeHi.Store(n + 1)
+		growMu.Unlock()
+		return t
+	}
+	growMu.Unlock()
+	t.overflow = true
 	overflowMu.Lock()
 	overflowSet[t] = struct{}{}
 	overflowN.Store(int32(len(overflowSet)))
 	overflowMu.Unlock()
-	t.slot = -1
+	return t
 }
 
-func (t *Target) unregister() {
-	if t.slot >= 0 {
-		activeTab[t.slot].Store(nil)
-		t.slot = -1
+// release frees t, whose fields its owner has reset; an overflow Target
+// is dropped with the toolslot words it holds.
+func (t *Target) release() {
+	if !t.overflow {
+		t.g.Store(0)
 		return
 	}
 	overflowMu.Lock()
 	delete(overflowSet, t)
 	overflowN.Store(int32(len(overflowSet)))
 	overflowMu.Unlock()
+	for i := range t.slots {
+		freeKeep(t.slots[i].keep)
+	}
 }
 
 // currentTarget returns the construct the calling goroutine is in, and
@@ -482,7 +537,7 @@ func currentTarget() (t *Target, id uint64) {
 	g := getg()
 	for i := range activeTab[:activeHi.Load()] {
 		c := activeTab[i].Load()
-		if c == nil || c.g.Load() != g {
+		if c.g.Load() != g {
 			continue
 		}
 		if cid := c.id; cid != 0 && cid > id {

@@ -1,0 +1,26 @@
+// Package toolslot gives a tool face of package ompt (ompt/cabi, which
+// must hand a C tool C memory for its target_data, target_task_data and
+// host_op_id) one word of its own beside each per-tool slot of a
+// construct. ompt lays every tool's target_data slot out next to a word
+// that the core never clears when the construct ends, so memory a face
+// hangs there is reused by the next construct that gets the same slots;
+// and it calls Free for a word whose slots it drops.
+package toolslot
+
+import "unsafe"
+
+// Offset is the distance in bytes from a target_data slot (the *ompt.Data
+// an EMI callback gets as targetData inside a construct) to its word. Set
+// by package ompt when it is initialized.
+var Offset uintptr
+
+// Free, if set (by the face that uses the words), releases a non-nil
+// word's memory when ompt drops the slots it belongs to.
+var Free func(unsafe.Pointer)
+
+// Word returns the word beside targetData, which must be a target_data
+// slot that ompt passed to an EMI callback of a construct (never nil,
+// never a Data of the tool's own).
+func Word(targetData unsafe.Pointer) *unsafe.Pointer {
+	return (*unsafe.Pointer)(unsafe.Add(targetData, Offset))
+}
