@@ -69,7 +69,8 @@
 // ompt_data_t * and ompt_id_t * a callback gets points to C memory:
 // task_data, thread_data and parallel_data live as long as the tool;
 // target_data, target_task_data and the host_op_id slot live from the
-// construct's begin event to its end event, and whatever the tool wrote
+// construct's begin event to its end event, start as ompt_data_none (the
+// memory is reused by later constructs), and whatever the tool wrote
 // at begin is there at end (for a device memory routine, the host_op_id
 // slot lives from the data op's begin to its end). The map arrays of
 // target_map are valid during the call only. device_load gets NULL for an

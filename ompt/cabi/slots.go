@@ -14,28 +14,58 @@ import (
 	"unsafe"
 
 	"github.com/gompt/gompt/ompt"
+	"github.com/gompt/gompt/ompt/internal/toolslot"
 )
 
 // Construct slots. The core gives each tool a Go ompt.Data per construct
 // (target_data, target_task_data) and a *uint64 host_op_id slot; a C tool
-// must get C memory it may keep a pointer to for the construct's life. The
-// first callback of a construct takes a gompt_scope (C memory, in a Go
-// box) from a sync.Pool and hangs the box on the Go slot's Ptr field (the
-// slot belongs to this tool, and the core zeroes it when the construct
-// ends); the target_emi end callback puts it back. A pool is per-P, so
-// this takes no lock; a box the pool drops (at a GC) frees its C memory
-// through a cleanup. Only the goroutine running the construct touches its
-// slots.
+// must get C memory it may keep a pointer to for the construct's life.
+// Beside each of its target_data slots the core keeps a word it never
+// clears (package toolslot), and the core reuses the slots, construct
+// after construct: the word holds a gompt_scope (C memory) made the first
+// time the slot is used and freed only if the core drops the slot. The
+// construct's first callback zeroes the scope and marks the Go slot in
+// use (Value 1; the core zeroes it at the construct's end). Only the
+// goroutine running the construct touches its slots.
 
-type scopeBox struct{ sc *C.gompt_scope }
+func init() { toolslot.Free = func(p unsafe.Pointer) { C.free(p) } }
 
-var scopePool = sync.Pool{New: func() any {
+// newScope makes a zeroed scope.
+func newScope() *C.gompt_scope {
 	sc := (*C.gompt_scope)(C.calloc(1, C.sizeof_gompt_scope))
 	if sc == nil {
 		panic("cabi: out of C memory for a construct's tool slots")
 	}
-	b := &scopeBox{sc: sc}
-	runtime.AddCleanup(b, func(p unsafe.Pointer) { C.free(p) }, unsafe.Pointer(sc))
+	return sc
+}
+
+// scopeOf returns the C scope of the construct whose Go target_data slot
+// is td (a slot the core passed to an EMI callback of a construct).
+func scopeOf(td *ompt.Data) *C.gompt_scope {
+	w := toolslot.Word(unsafe.Pointer(td))
+	sc := (*C.gompt_scope)(*w)
+	if sc == nil {
+		sc = newScope()
+		*w = unsafe.Pointer(sc)
+	}
+	if td.Value == 0 {
+		*sc = C.gompt_scope{}
+		td.Value = 1
+	}
+	return sc
+}
+
+// Device memory routines have no construct and no target_data (nor a
+// toolslot word): their host_op_id slot lives from the data op's begin
+// to its end, keyed by the core's Go slot, in a scope from a sync.Pool (a
+// pool is per-P, so this takes no lock; a box the pool drops at a GC
+// frees its C memory through a cleanup).
+
+type scopeBox struct{ sc *C.gompt_scope }
+
+var scopePool = sync.Pool{New: func() any {
+	b := &scopeBox{sc: newScope()}
+	runtime.AddCleanup(b, func(p unsafe.Pointer) { C.free(p) }, unsafe.Pointer(b.sc))
 	return b
 }}
 
@@ -48,28 +78,6 @@ func allocScope() *scopeBox {
 
 func freeScope(b *scopeBox) { scopePool.Put(b) }
 
-// scopeOf returns the C scope of the construct whose Go target_data slot
-// is td, taking one on first use.
-func scopeOf(td *ompt.Data) *C.gompt_scope {
-	if b, ok := td.Ptr.(*scopeBox); ok {
-		return b.sc
-	}
-	b := allocScope()
-	td.Ptr = b
-	return b.sc
-}
-
-// releaseScope returns td's C scope at the end of its construct.
-func releaseScope(td *ompt.Data) {
-	if b, ok := td.Ptr.(*scopeBox); ok {
-		td.Ptr = nil
-		freeScope(b)
-	}
-}
-
-// Device memory routines have no construct and no target_data: their
-// host_op_id slot lives from the data op's begin to its end, keyed by the
-// core's Go slot.
 var (
 	routineMu     sync.Mutex
 	routineScopes = map[*uint64]*scopeBox{}

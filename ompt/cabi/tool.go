@@ -46,20 +46,13 @@ func newTool(name string, res *C.ompt_start_tool_result_t) ompt.Found {
 			return int(C.gompt_cabi_call_initialize(c.res, C.int(initial)))
 		}
 	}
-	return ompt.Found{Name: name, Result: sr}
+	return ompt.Found{Name: name, Result: sr, Native: true}
 }
 
 // setCallback is ompt_set_callback for the C tool: it registers a Go
 // callback with the core that calls fn with the omp-tools.h arguments, and
-// answers what the core answers.
-//
-// EMI callbacks get target_data (and target_task_data) slots in C memory,
-// one gompt_scope per construct, released at the construct's end. The end
-// is seen by a target_emi callback that cabi registers with the core
-// whenever the tool has any EMI callback that gets target_data. It calls
-// the tool's ompt_callback_target_emi if the tool registered one, or else
-// its ompt_callback_target with the target_id from ompt_get_target_info,
-// so what the tool sees is unchanged.
+// answers what the core answers. EMI callbacks get target_data (and
+// target_task_data) slots in C memory (slots.go).
 func (c *ctool) setCallback(ev ompt.Callback, fn C.uintptr_t) ompt.SetResult {
 	e := c.ent.Load()
 	if e == nil || e.set == nil {
@@ -76,52 +69,9 @@ func (c *ctool) setCallback(ev ompt.Callback, fn C.uintptr_t) ompt.SetResult {
 	}
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	old := c.cfn[ev]
-	switch ev {
-	case ompt.CallbackTarget, ompt.CallbackTargetEMI:
-		c.cfn[ev] = fn
-		res := c.syncTarget(e)
-		if res == ompt.SetError {
-			c.cfn[ev] = old
-			c.syncTarget(e)
-		}
-		return res
-	case ompt.CallbackTargetDataOpEMI, ompt.CallbackTargetSubmitEMI, ompt.CallbackTargetMapEMI:
-		// Adding: the scope-releasing target_emi goes in first; removing: last.
-		c.cfn[ev] = fn
-		if fn != 0 && c.syncTarget(e) == ompt.SetError {
-			c.cfn[ev] = old
-			return ompt.SetError
-		}
-		res := e.set(ev, c.wrap(ev, fn))
-		if res == ompt.SetError {
-			c.cfn[ev] = old
-		}
-		c.syncTarget(e)
-		return res
-	}
 	res := e.set(ev, c.wrap(ev, fn))
 	if res != ompt.SetError {
 		c.cfn[ev] = fn
-	}
-	return res
-}
-
-// syncTarget registers the Go target callback the tool's C callbacks
-// need (see setCallback). c.mu must be held.
-func (c *ctool) syncTarget(e *entries) ompt.SetResult {
-	emi, plain := c.cfn[ompt.CallbackTargetEMI], c.cfn[ompt.CallbackTarget]
-	if emi != 0 || c.cfn[ompt.CallbackTargetDataOpEMI] != 0 ||
-		c.cfn[ompt.CallbackTargetSubmitEMI] != 0 || c.cfn[ompt.CallbackTargetMapEMI] != 0 {
-		res := e.set(ompt.CallbackTargetEMI, c.targetEMI(emi, plain))
-		e.set(ompt.CallbackTarget, nil)
-		return res
-	}
-	res := e.set(ompt.CallbackTargetEMI, nil)
-	if plain != 0 {
-		res = e.set(ompt.CallbackTarget, c.wrap(ompt.CallbackTarget, plain))
-	} else {
-		e.set(ompt.CallbackTarget, nil)
 	}
 	return res
 }
@@ -135,31 +85,6 @@ func (c *ctool) getCallback(ev ompt.Callback) C.uintptr_t {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	return c.cfn[ev]
-}
-
-// targetEMI is the Go target_emi callback registered for the C tool.
-func (c *ctool) targetEMI(emi, plain C.uintptr_t) ompt.TargetEMICallback {
-	task := &c.slots.task_data
-	return func(kind ompt.TargetKind, ep ompt.Endpoint, dev int, _, ttd, td *ompt.Data, code uintptr) {
-		sc := scopeOf(td)
-		switch {
-		case emi != 0:
-			var cttd *C.ompt_data_t
-			if ttd != nil {
-				cttd = &sc.target_task_data
-			}
-			C.gompt_cabi_call_target_emi(emi, C.int(kind), C.int(ep), C.int(dev), cptr(task), cptr(cttd), cptr(&sc.target_data), C.uintptr_t(code))
-		case plain != 0:
-			var id uint64
-			if e := c.ent.Load(); e.targetInfo != nil {
-				_, id, _, _ = e.targetInfo()
-			}
-			C.gompt_cabi_call_target(plain, C.int(kind), C.int(ep), C.int(dev), cptr(task), C.ompt_id_t(id), C.uintptr_t(code))
-		}
-		if ep == ompt.ScopeEnd {
-			releaseScope(td)
-		}
-	}
 }
 
 // wrap returns the Go callback (of the event's Go callback type) that
@@ -191,6 +116,15 @@ func (c *ctool) wrap(ev ompt.Callback, fn C.uintptr_t) any {
 	case ompt.CallbackDeviceUnload:
 		return ompt.DeviceUnloadCallback(func(dev int, mod uint64) {
 			C.gompt_cabi_call_device_unload(fn, C.int(dev), C.uint64_t(mod))
+		})
+	case ompt.CallbackTargetEMI:
+		return ompt.TargetEMICallback(func(kind ompt.TargetKind, ep ompt.Endpoint, dev int, _, ttd, td *ompt.Data, code uintptr) {
+			sc := scopeOf(td)
+			var cttd *C.ompt_data_t
+			if ttd != nil {
+				cttd = &sc.target_task_data
+			}
+			C.gompt_cabi_call_target_emi(fn, C.int(kind), C.int(ep), C.int(dev), cptr(task), cptr(cttd), cptr(&sc.target_data), C.uintptr_t(code))
 		})
 	case ompt.CallbackTarget:
 		return ompt.TargetCallback(func(kind ompt.TargetKind, ep ompt.Endpoint, dev int, _ *ompt.Data, id uint64, code uintptr) {

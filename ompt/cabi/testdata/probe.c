@@ -111,6 +111,9 @@ static void on_target_emi(ompt_target_t kind, ompt_scope_endpoint_t ep, int dev,
 	         : ompt_state_wait_target_map;
 	if (st != want || w != 0) count(&state_bad);
 	if (ep == ompt_scope_begin) {
+		// a construct's slots start as ompt_data_none, however often
+		// the runtime reuses their memory
+		if (td->value != 0 || (ttd != NULL && ttd->value != 0)) count(&slot_bad);
 		td->value = get_unique_id();
 		slot_put(td, td->value);
 		if (ttd) {
