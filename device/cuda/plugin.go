@@ -13,8 +13,9 @@ import (
 	"github.com/gompt/gompt/device/cuda/internal/cu"
 )
 
-// minDriver is the oldest driver the plugin accepts: CUDA 10.0, which JITs
-// the PTX ISA 6.0 for sm_70 that the kernels package ships.
+// minDriver is the oldest driver the plugin accepts: CUDA 10.0, a round
+// floor above what it needs (the kernels' PTX ISA 6.0 for sm_70 needs a
+// CUDA 9.0 driver, cuDeviceGetUuid one of CUDA 9.2).
 const minDriver = 10000
 
 // minCompute is the oldest compute capability (major*10+minor) the shipped
@@ -65,7 +66,7 @@ func (p *plugin) open() ([]device.Device, error) {
 		return nil, fmt.Errorf("CUDA driver %s: %w", name, err)
 	}
 	if ver < minDriver {
-		return nil, fmt.Errorf("CUDA driver %s supports CUDA %s, too old: gompt needs CUDA %s or newer (PTX ISA 6.0 for sm_70)",
+		return nil, fmt.Errorf("CUDA driver %s supports CUDA %s, too old: gompt needs CUDA %s or newer",
 			name, versionString(ver), versionString(minDriver))
 	}
 	n, err := cu.DeviceGetCount()
