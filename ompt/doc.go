@@ -191,7 +191,8 @@
 // takes 64 at a time. Callbacks run synchronously on the goroutine that
 // causes the event. A Go callback that panics is recovered: its tool is
 // detached (no callback reaches it any more), stderr says why, and the
-// program goes on. A C tool's callbacks (ompt/cabi) are called without
-// that recover, which costs about 8 ns per callback and which a panic
-// could not cross C frames to reach anyway.
+// program goes on. A C tool's target callbacks (ompt/cabi; the events of
+// every construct) are called without that recover, which costs about
+// 8 ns per callback and which a panic could not cross C frames to reach
+// anyway; its device callbacks, rare, keep it.
 package ompt

@@ -90,10 +90,11 @@ type Found struct {
 	Name   string
 	Result *StartResult
 	// Native marks a tool whose callbacks are another language's, called
-	// through Go glue of the Finder's package (ompt/cabi's C tools): they
-	// are dispatched without the recover that detaches a Go tool whose
-	// callback panics, which a foreign callback cannot do (a Go panic
-	// cannot cross its frames), and which costs about 8 ns per callback.
+	// through Go glue of the Finder's package (ompt/cabi's C tools): its
+	// target callbacks (target, data op, submit, map) are dispatched
+	// without the recover that detaches a Go tool whose callback panics,
+	// which a foreign callback cannot do (a Go panic cannot cross its
+	// frames), and which costs about 8 ns per callback.
 	Native bool
 }
 
