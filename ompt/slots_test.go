@@ -2,6 +2,7 @@ package ompt
 
 import (
 	"fmt"
+	"strings"
 	"sync"
 	"testing"
 	"unsafe"
@@ -184,5 +185,61 @@ func TestToolSlotWords(t *testing.T) {
 	}
 	for _, e := range errs {
 		t.Error(e)
+	}
+}
+
+// A Go tool whose target callback panics is detached and the program goes
+// on; the other tools keep getting every event. A native tool's target
+// callbacks are not guarded: its panic reaches the runtime's caller.
+func TestCallbackPanic(t *testing.T) {
+	warn := reset(t, nil)
+	var badCalls, goodCalls int
+	RegisterTool("bad", func(int, string) *StartResult {
+		return &StartResult{Initialize: func(l LookupFunc, _ int, _ *Data) int {
+			l("ompt_set_callback").(SetCallbackFunc)(CallbackTargetSubmitEMI, TargetSubmitEMICallback(func(Endpoint, *Data, *uint64, uint32) {
+				badCalls++
+				panic("tool bug")
+			}))
+			return 1
+		}}
+	})
+	RegisterTool("good", func(int, string) *StartResult {
+		return &StartResult{Initialize: func(l LookupFunc, _ int, _ *Data) int {
+			l("ompt_set_callback").(SetCallbackFunc)(CallbackTargetSubmitEMI, TargetSubmitEMICallback(func(Endpoint, *Data, *uint64, uint32) {
+				goodCalls++
+			}))
+			return 1
+		}}
+	})
+	Start(fakeRuntime{1})
+	for range 3 {
+		emptyConstruct()
+	}
+	if badCalls != 1 || goodCalls != 6 {
+		t.Errorf("panicking tool called %d times (want 1, then detached), the other %d (want 6)", badCalls, goodCalls)
+	}
+	if !strings.Contains(warn.String(), `OMPT tool "bad": a callback panicked: tool bug; the tool is detached`) {
+		t.Errorf("stderr: %q", warn.String())
+	}
+
+	reset(t, nil)
+	RegisterFinder("native", func(int, string, func(string)) []Found {
+		return []Found{{Name: "libnative.so", Native: true, Result: &StartResult{Initialize: func(l LookupFunc, _ int, _ *Data) int {
+			l("ompt_set_callback").(SetCallbackFunc)(CallbackTargetSubmitEMI, TargetSubmitEMICallback(func(Endpoint, *Data, *uint64, uint32) {
+				panic("native bug")
+			}))
+			return 1
+		}}}}
+	})
+	Start(fakeRuntime{1})
+	c := TargetBegin(KindTarget, 0, 1)
+	got := func() (r any) {
+		defer func() { r = recover() }()
+		c.SubmitBegin(1)
+		return nil
+	}()
+	c.End()
+	if got != "native bug" {
+		t.Errorf("a native tool's panic: SubmitBegin recovered %v, want the panic to reach its caller", got)
 	}
 }

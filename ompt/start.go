@@ -134,7 +134,7 @@ const numCallbacks = Callback(len(callbackNames))
 func (t *tool) guard() {
 	if r := recover(); r != nil {
 		if !t.done.Swap(true) {
-			fmt.Fprintf(os.Stderr, "gompt: OMPT tool %q: a callback panicked: %v; the tool is detached\n", t.name, r)
+			fmt.Fprintf(stderr, "gompt: OMPT tool %q: a callback panicked: %v; the tool is detached\n", t.name, r)
 			vlogf("Go tool %q: a callback panicked: %v; detached.", t.name, r)
 		}
 	}
