@@ -78,3 +78,18 @@ func emptyConstruct() {
 	t.SubmitEnd()
 	t.End()
 }
+
+// BenchmarkDispatchAllCallbacksParallel: the same construct begun by 4
+// goroutines per CPU at once, each taking a Target from the shared table.
+func BenchmarkDispatchAllCallbacksParallel(b *testing.B) {
+	reset(b, nil)
+	RegisterTool("empty", emptyTool)
+	Start(fakeRuntime{1})
+	b.ReportAllocs()
+	b.SetParallelism(4)
+	b.RunParallel(func(pb *testing.PB) {
+		for pb.Next() {
+			emptyConstruct()
+		}
+	})
+}

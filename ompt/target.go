@@ -91,6 +91,7 @@ type Target struct {
 	// construct; currentTarget reads them only after finding g equal to
 	// its own goroutine, so every read is ordered after the writes.
 	g        atomic.Uintptr
+	_        [56]byte // g alone on its cache line: takers and inquiries read it, the owner writes the fields below
 	d        *dispatcher
 	kind     TargetKind
 	dev      int
