@@ -11,6 +11,11 @@
 //	{"name":"empty_target","device":"host:0","ns_per_op":101.2,"allocs_per_op":0,"iterations":10000000}
 //
 // bytes_per_sec is present where a case moves a known number of bytes.
+//
+// On a machine whose speed wanders, -rounds N runs the chosen cases N
+// times, interleaved (every case once, then every case again), and prints
+// one line per case at the end: ns_per_op is the lowest of the N rounds,
+// ns_per_op_median their median, and rounds N.
 package main
 
 import (
@@ -20,6 +25,7 @@ import (
 	"os"
 	"regexp"
 	"runtime/pprof"
+	"slices"
 	"strconv"
 	"strings"
 	"testing"
@@ -37,6 +43,11 @@ type result struct {
 	AllocsPerOp int64   `json:"allocs_per_op"`
 	Iterations  int     `json:"iterations"`
 	Error       string  `json:"error,omitempty"`
+
+	// with -rounds N > 1: NsPerOp is the lowest of the N rounds (and
+	// BytesPerSec the highest), NsPerOpMedian their median
+	Rounds        int     `json:"rounds,omitempty"`
+	NsPerOpMedian float64 `json:"ns_per_op_median,omitempty"`
 }
 
 // bcase is one benchmark case. run is called by testing.Benchmark; bytes
@@ -61,7 +72,12 @@ func main() {
 	benchtime := flag.Duration("benchtime", time.Second, "target run time per case")
 	list := flag.Bool("list", false, "list the case names and exit")
 	cpuprof := flag.String("cpuprofile", "", "write a CPU profile of the cases run in this process to `file`")
+	rounds := flag.Int("rounds", 1, "run the chosen cases this many times, interleaved, and report each case's lowest and median ns/op")
 	flag.Parse()
+	if *rounds < 1 {
+		fmt.Fprintf(os.Stderr, "ompt-bench: -rounds %d: want 1 or more\n", *rounds)
+		os.Exit(2)
+	}
 	if *cpuprof != "" {
 		f, err := os.Create(*cpuprof)
 		if err == nil {
@@ -105,18 +121,35 @@ func main() {
 		os.Exit(2)
 	}
 	ran := 0
-	for _, d := range chosen {
-		for _, c := range cases {
-			if (c.backend != "" && c.backend != d.Plugin) || !match(c.name) {
-				continue
+	var all [][]result // with -rounds: each case's result of every round, in case order
+	for r := range *rounds {
+		i := 0
+		for _, d := range chosen {
+			for _, c := range cases {
+				if (c.backend != "" && c.backend != d.Plugin) || !match(c.name) {
+					continue
+				}
+				var res result
+				if len(c.env) > 0 && os.Getenv(childEnv) == "" {
+					res = runChild(c, d, benchtime.String())
+				} else {
+					res = runCase(c, d)
+				}
+				if *rounds == 1 {
+					emit(*asJSON, res)
+				} else {
+					if r == 0 {
+						all = append(all, nil)
+					}
+					all[i] = append(all[i], res)
+				}
+				i++
 			}
-			ran++
-			if len(c.env) > 0 && os.Getenv(childEnv) == "" {
-				emit(*asJSON, runChild(c, d, benchtime.String()))
-				continue
-			}
-			emit(*asJSON, runCase(c, d))
 		}
+		ran = i
+	}
+	for _, rs := range all {
+		emit(*asJSON, summarize(rs))
 	}
 	removeCTool()
 	if ran == 0 {
@@ -198,6 +231,36 @@ func runCase(c bcase, d target.DeviceInfo) result {
 	return r
 }
 
+// summarize folds one case's rounds into one result: the lowest ns/op
+// (with that round's allocations and iterations), the highest bandwidth,
+// the median ns/op; the first error if any round failed.
+func summarize(rs []result) result {
+	var ns []float64
+	best := result{Name: rs[0].Name, Device: rs[0].Device}
+	for _, r := range rs {
+		if r.Error != "" {
+			if best.Error == "" {
+				best.Error = r.Error
+			}
+			continue
+		}
+		if len(ns) == 0 || r.NsPerOp < best.NsPerOp {
+			best.NsPerOp, best.AllocsPerOp, best.Iterations = r.NsPerOp, r.AllocsPerOp, r.Iterations
+		}
+		best.BytesPerSec = max(best.BytesPerSec, r.BytesPerSec)
+		ns = append(ns, r.NsPerOp)
+	}
+	best.Rounds = len(rs)
+	if n := len(ns); n > 0 {
+		slices.Sort(ns)
+		best.NsPerOpMedian = ns[n/2]
+		if n%2 == 0 {
+			best.NsPerOpMedian = (ns[n/2-1] + ns[n/2]) / 2
+		}
+	}
+	return best
+}
+
 func emit(asJSON bool, r result) {
 	if asJSON {
 		b, _ := json.Marshal(r)
@@ -212,7 +275,11 @@ func emit(asJSON bool, r result) {
 	if r.BytesPerSec > 0 {
 		bw = fmt.Sprintf("%10.2f GB/s", r.BytesPerSec/1e9)
 	}
-	fmt.Printf("%-28s %-10s %14.1f ns/op %4d allocs/op %s\n", r.Name, r.Device, r.NsPerOp, r.AllocsPerOp, bw)
+	med := ""
+	if r.Rounds > 1 {
+		med = fmt.Sprintf(" (lowest of %d rounds; median %.1f)", r.Rounds, r.NsPerOpMedian)
+	}
+	fmt.Printf("%-28s %-10s %14.1f ns/op%s %4d allocs/op %s\n", r.Name, r.Device, r.NsPerOp, med, r.AllocsPerOp, bw)
 }
 
 // must stops a benchmark on an error; runCase reports it.
