@@ -29,7 +29,6 @@ import (
 	"strconv"
 	"strings"
 	"testing"
-	"time"
 
 	"github.com/gompt/gompt/target"
 )
@@ -69,7 +68,7 @@ func main() {
 	asJSON := flag.Bool("json", false, "print one JSON object per line")
 	devSel := flag.String("device", "", "only this device: an ID as ompt-devinfo shows it (host:0) or a device number")
 	caseSel := flag.String("case", "", "only these cases: a comma-separated list of names, or a regular expression")
-	benchtime := flag.Duration("benchtime", time.Second, "target run time per case")
+	benchtime := flag.String("benchtime", "1s", "target run time per case, or `N`x for exactly N iterations (as go test -benchtime)")
 	list := flag.Bool("list", false, "list the case names and exit")
 	cpuprof := flag.String("cpuprofile", "", "write a CPU profile of the cases run in this process to `file`")
 	rounds := flag.Int("rounds", 1, "run the chosen cases this many times, interleaved, and report each case's lowest and median ns/op")
@@ -90,8 +89,8 @@ func main() {
 		defer pprof.StopCPUProfile()
 	}
 	testing.Init()
-	if err := flag.Set("test.benchtime", benchtime.String()); err != nil {
-		fmt.Fprintln(os.Stderr, "ompt-bench:", err)
+	if err := flag.Set("test.benchtime", *benchtime); err != nil {
+		fmt.Fprintf(os.Stderr, "ompt-bench: -benchtime %q: want a duration (1s) or an iteration count (1000x)\n", *benchtime)
 		os.Exit(2)
 	}
 	if *list {
@@ -131,7 +130,7 @@ func main() {
 				}
 				var res result
 				if len(c.env) > 0 && os.Getenv(childEnv) == "" {
-					res = runChild(c, d, benchtime.String())
+					res = runChild(c, d, *benchtime)
 				} else {
 					res = runCase(c, d)
 				}
