@@ -1,0 +1,63 @@
+#!/usr/bin/env bash
+# ci/bench/instructions.sh: instructions per empty target region on
+# host:0, counted with callgrind instead of timed, so that a change to the
+# tools interface can be compared on a machine whose speed wanders. Each
+# case runs twice in ompt-bench's child mode (in-process, the tool's
+# environment set), 20000 and 60000 iterations, with GOMAXPROCS=1 and
+# asynchronous preemption off (callgrind does not follow Go's signals);
+# the difference divided by 40000 is the cost of one region, start-up
+# cancelled out. Prints one JSON line per case:
+#
+#   {"name":"empty_target_ctool_all","device":"host:0","instructions_per_op":3411}
+#
+# Needs valgrind and gcc (installed when missing and running as root) and
+# LLVM's omp-tools.h (libomp-19-dev). Not part of ci/test.sh: it is a
+# benchmark.
+set -euo pipefail
+cd "$(dirname "$0")/../.."
+if ! command -v valgrind >/dev/null; then
+	if [ "$(id -u)" = 0 ]; then
+		DEBIAN_FRONTEND=noninteractive apt-get install -y -qq valgrind >/dev/null
+	else
+		echo "instructions.sh: need valgrind" >&2
+		exit 1
+	fi
+fi
+hdr=$(ls /usr/lib/llvm-*/lib/clang/*/include/omp-tools.h 2>/dev/null | sort -V | tail -1)
+if [ -z "$hdr" ]; then
+	echo "instructions.sh: no omp-tools.h (install libomp-19-dev)" >&2
+	exit 1
+fi
+out=$(mktemp -d)
+trap 'rm -rf "$out"' EXIT
+mkdir "$out/inc"
+ln -s "$hdr" "$out/inc/omp-tools.h" # alone: clang's own stddef.h must not shadow gcc's
+gcc -shared -fPIC -O2 -I "$out/inc" -o "$out/libempty.so" ompt/cabi/testdata/empty.c
+go build -o "$out/ompt-bench" ./cmd/ompt-bench
+
+count() { # case n env... -> instructions collected
+	local c=$1 n=$2
+	shift 2
+	env "$@" GOMPT_BENCH_CHILD=1 GOMAXPROCS=1 GODEBUG=asyncpreemptoff=1 \
+		valgrind --tool=callgrind --callgrind-out-file="$out/cg.out" \
+		"$out/ompt-bench" -json -device host:0 -case "$c" -benchtime "${n}x" >/dev/null 2>"$out/cg.err"
+	sed -n 's/.*Collected : \([0-9]*\).*/\1/p' "$out/cg.err"
+}
+
+one() { # case env...
+	local c=$1 a b
+	shift
+	a=$(count "$c" 20000 "$@")
+	b=$(count "$c" 60000 "$@")
+	if [ -z "$a" ] || [ -z "$b" ]; then
+		echo "instructions.sh: $c: callgrind collected nothing; its log:" >&2
+		cat "$out/cg.err" >&2
+		exit 1
+	fi
+	printf '{"name":"%s","device":"host:0","instructions_per_op":%d}\n' "$c" $(((b - a) / 40000))
+}
+
+one empty_target_notool X=1
+one empty_target_tool_none GOMPT_BENCH_TOOL=none
+one empty_target_tool_all GOMPT_BENCH_TOOL=all
+one empty_target_ctool_all OMP_TOOL_LIBRARIES="$out/libempty.so"
