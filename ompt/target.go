@@ -237,8 +237,10 @@ func (t *Target) own() {
 	}
 }
 
-func (t *Target) ttd(i int, isNil bool) *Data {
-	if isNil {
+// ttd is tool i's target_task_data slot: nil unless the construct is a
+// nowait one (a deferred target task).
+func (t *Target) ttd(i int) *Data {
+	if !t.kind.Nowait() {
 		return nil
 	}
 	return &t.slots[i].targetTaskData
@@ -294,7 +296,7 @@ func (t *Target) dispatchTarget(ep Endpoint) { dispatch(t, t.d.target, (*Target)
 
 func (t *Target) callTarget(e *targetEntry, ep Endpoint) {
 	if e.emi != nil {
-		e.emi(t.kind, ep, t.dev, &e.t.taskData, t.ttd(e.i, !t.kind.Nowait()), &t.slots[e.i].targetData, t.code)
+		e.emi(t.kind, ep, t.dev, &e.t.taskData, t.ttd(e.i), &t.slots[e.i].targetData, t.code)
 	} else {
 		e.plain(t.kind, ep, t.dev, &e.t.taskData, t.id, t.code)
 	}
@@ -369,7 +371,7 @@ func (t *Target) dataOpBegin(op DataOpKind, srcAddr uintptr, srcDeviceNum int, d
 func (t *Target) callDataOp(e *dataOpEntry, ep Endpoint) {
 	switch {
 	case e.emi != nil:
-		e.emi(ep, t.ttd(e.i, !t.kind.Nowait()), t.td(e.i), &t.slots[e.i].hostOp, t.op, t.src, t.srcDev, t.dst, t.dstDev, t.bytes, t.code)
+		e.emi(ep, t.ttd(e.i), t.td(e.i), &t.slots[e.i].hostOp, t.op, t.src, t.srcDev, t.dst, t.dstDev, t.bytes, t.code)
 	case ep == ScopeEnd:
 		e.plain(t.id, t.opID, t.op, t.src, t.srcDev, t.dst, t.dstDev, t.bytes, t.code)
 	}
@@ -484,9 +486,8 @@ const activeSlots = 256
 
 var (
 	activeTab   [activeSlots]atomic.Pointer[Target]
-	activeHi    atomic.Int32 // slots below it hold a Target; growMu serializes its growth
-	growMu      sync.Mutex
-	overflowMu  sync.Mutex
+	activeHi    atomic.Int32 // slots below it hold a Target; tableMu serializes its growth
+	tableMu     sync.Mutex   // guards the table's growth and overflowSet
 	overflowSet = map[*Target]struct{}{}
 	overflowN   atomic.Int32 // len(overflowSet), read without the lock
 )
@@ -500,19 +501,16 @@ func acquire(g uintptr) *Target {
 	}
 	t := &Target{}
 	t.g.Store(g) // taken before anyone can see it
-	growMu.Lock()
+	tableMu.Lock()
+	defer tableMu.Unlock()
 	if n := activeHi.Load(); n < activeSlots {
 		activeTab[n].Store(t)
 		activeHi.Store(n + 1)
-		growMu.Unlock()
 		return t
 	}
-	growMu.Unlock()
 	t.overflow = true
-	overflowMu.Lock()
 	overflowSet[t] = struct{}{}
 	overflowN.Store(int32(len(overflowSet)))
-	overflowMu.Unlock()
 	return t
 }
 
@@ -523,10 +521,10 @@ func (t *Target) release() {
 		t.g.Store(0)
 		return
 	}
-	overflowMu.Lock()
+	tableMu.Lock()
 	delete(overflowSet, t)
 	overflowN.Store(int32(len(overflowSet)))
-	overflowMu.Unlock()
+	tableMu.Unlock()
 	for i := range t.slots {
 		freeKeep(t.slots[i].keep)
 	}
@@ -541,14 +539,14 @@ func currentTarget() (t *Target, id uint64) {
 		if c.g.Load() != g {
 			continue
 		}
-		if cid := c.id; cid != 0 && cid > id {
+		if cid := c.id; cid > id {
 			t, id = c, cid
 		}
 	}
 	if overflowN.Load() == 0 {
 		return t, id
 	}
-	overflowMu.Lock()
+	tableMu.Lock()
 	for c := range overflowSet {
 		if c.g.Load() == g {
 			if cid := c.id; cid > id {
@@ -556,6 +554,6 @@ func currentTarget() (t *Target, id uint64) {
 			}
 		}
 	}
-	overflowMu.Unlock()
+	tableMu.Unlock()
 	return t, id
 }
