@@ -23,8 +23,7 @@ const ctoolMarker = "<empty C tool>"
 
 var (
 	ctoolOnce sync.Once
-	ctoolPath string
-	ctoolDir  string
+	ctoolPath string // in a folder of its own
 	ctoolErr  error
 )
 
@@ -37,11 +36,12 @@ func emptyCTool() (string, error) {
 			ctoolErr = err
 			return
 		}
-		if ctoolDir, err = os.MkdirTemp("", "ompt-bench-"); err != nil {
+		dir, err := os.MkdirTemp("", "ompt-bench-")
+		if err != nil {
 			ctoolErr = err
 			return
 		}
-		ctoolPath = filepath.Join(ctoolDir, "libempty.so")
+		ctoolPath = filepath.Join(dir, "libempty.so")
 		ctoolErr = cabi.BuildTool(ctoolPath, src)
 	})
 	return ctoolPath, ctoolErr
@@ -49,7 +49,7 @@ func emptyCTool() (string, error) {
 
 // removeCTool removes the C tool built for this run, if one was.
 func removeCTool() {
-	if ctoolDir != "" {
-		os.RemoveAll(ctoolDir)
+	if ctoolPath != "" {
+		os.RemoveAll(filepath.Dir(ctoolPath))
 	}
 }

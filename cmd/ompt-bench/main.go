@@ -30,6 +30,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/gompt/gompt/ompt"
 	"github.com/gompt/gompt/target"
 )
 
@@ -77,6 +78,11 @@ func main() {
 		fmt.Fprintf(os.Stderr, "ompt-bench: -rounds %d: want 1 or more\n", *rounds)
 		os.Exit(2)
 	}
+	testing.Init()
+	if err := flag.Set("test.benchtime", *benchtime); err != nil {
+		fmt.Fprintf(os.Stderr, "ompt-bench: -benchtime %q: want a duration (1s) or an iteration count (1000x)\n", *benchtime)
+		os.Exit(2)
+	}
 	if *cpuprof != "" {
 		f, err := os.Create(*cpuprof)
 		if err == nil {
@@ -87,11 +93,6 @@ func main() {
 			os.Exit(2)
 		}
 		defer pprof.StopCPUProfile()
-	}
-	testing.Init()
-	if err := flag.Set("test.benchtime", *benchtime); err != nil {
-		fmt.Fprintf(os.Stderr, "ompt-bench: -benchtime %q: want a duration (1s) or an iteration count (1000x)\n", *benchtime)
-		os.Exit(2)
 	}
 	if *list {
 		for _, c := range cases {
@@ -119,42 +120,43 @@ func main() {
 		fmt.Fprintf(os.Stderr, "ompt-bench: no device matches -device %q; devices: %s\n", *devSel, ids(devs))
 		os.Exit(2)
 	}
-	ran := 0
-	var all [][]result // with -rounds: each case's result of every round, in case order
-	for r := range *rounds {
-		i := 0
-		for _, d := range chosen {
-			for _, c := range cases {
-				if (c.backend != "" && c.backend != d.Plugin) || !match(c.name) {
-					continue
-				}
-				var res result
-				if len(c.env) > 0 && os.Getenv(childEnv) == "" {
-					res = runChild(c, d, *benchtime)
-				} else {
-					res = runCase(c, d)
-				}
-				if *rounds == 1 {
-					emit(*asJSON, res)
-				} else {
-					if r == 0 {
-						all = append(all, nil)
-					}
-					all[i] = append(all[i], res)
-				}
-				i++
+	type run struct {
+		c bcase
+		d target.DeviceInfo
+	}
+	var runs []run
+	for _, d := range chosen {
+		for _, c := range cases {
+			if (c.backend == "" || c.backend == d.Plugin) && match(c.name) {
+				runs = append(runs, run{c, d})
 			}
 		}
-		ran = i
 	}
-	for _, rs := range all {
-		emit(*asJSON, summarize(rs))
-	}
-	removeCTool()
-	if ran == 0 {
+	if len(runs) == 0 {
 		fmt.Fprintf(os.Stderr, "ompt-bench: no case matches -case %q on the chosen devices (see -list)\n", *caseSel)
 		os.Exit(2)
 	}
+	all := make([][]result, len(runs)) // with -rounds: each run's result of every round
+	for range *rounds {
+		for i, r := range runs {
+			var res result
+			if len(r.c.env) > 0 && os.Getenv(childEnv) == "" {
+				res = runChild(r.c, r.d, *benchtime)
+			} else {
+				res = runCase(r.c, r.d)
+			}
+			if *rounds == 1 {
+				emit(*asJSON, res)
+			}
+			all[i] = append(all[i], res)
+		}
+	}
+	if *rounds > 1 {
+		for _, rs := range all {
+			emit(*asJSON, summarize(rs))
+		}
+	}
+	removeCTool()
 	if err := target.Shutdown(); err != nil {
 		fmt.Fprintln(os.Stderr, "ompt-bench: shutdown:", err)
 		pprof.StopCPUProfile()
@@ -198,6 +200,13 @@ func caseMatcher(sel string) (func(string) bool, error) {
 func runCase(c bcase, d target.DeviceInfo) result {
 	r := result{Name: c.name, Device: d.ID}
 	fn, teardown, err := c.bench(d.Num)
+	if err == nil && len(c.env) > 0 && !ompt.Enabled() {
+		// the setup ran a construct, so the interface has started
+		err = fmt.Errorf("no tool attached: the case needs the tool its environment names (%s; OMP_TOOL_VERBOSE_INIT=stderr tells why none started)", strings.Join(c.env, " "))
+		if teardown != nil {
+			teardown()
+		}
+	}
 	if err != nil {
 		r.Error = err.Error()
 		return r
