@@ -10,8 +10,8 @@
 #
 #   {"name":"empty_target_ctool_all","device":"host:0","instructions_per_op":3411}
 #
-# Needs valgrind and gcc (installed when missing and running as root) and
-# LLVM's omp-tools.h (libomp-19-dev). Not part of ci/test.sh: it is a
+# Needs valgrind (installed when missing and running as root), gcc (or
+# $CC) and LLVM's omp-tools.h (libomp-19-dev, or $GOMPT_OMPT_INCLUDE). Not part of ci/test.sh: it is a
 # benchmark.
 set -euo pipefail
 cd "$(dirname "$0")/../.."
@@ -23,24 +23,36 @@ if ! command -v valgrind >/dev/null; then
 		exit 1
 	fi
 fi
-hdr=$(ls /usr/lib/llvm-*/lib/clang/*/include/omp-tools.h 2>/dev/null | sort -V | tail -1)
+# omp-tools.h where cabi.HeaderDir looks: $GOMPT_OMPT_INCLUDE, the newest
+# LLVM's clang resource directory, /usr/include, /usr/local/include
+hdr=
+for f in ${GOMPT_OMPT_INCLUDE:+"$GOMPT_OMPT_INCLUDE/omp-tools.h"} \
+	$(ls /usr/lib/llvm-*/lib/clang/*/include/omp-tools.h 2>/dev/null | sort -rV) \
+	/usr/include/omp-tools.h /usr/local/include/omp-tools.h; do
+	if [ -f "$f" ]; then hdr=$f; break; fi
+done
 if [ -z "$hdr" ]; then
-	echo "instructions.sh: no omp-tools.h (install libomp-19-dev)" >&2
+	echo "instructions.sh: no omp-tools.h (install libomp-19-dev, or set GOMPT_OMPT_INCLUDE to its directory)" >&2
 	exit 1
 fi
 out=$(mktemp -d)
 trap 'rm -rf "$out"' EXIT
 mkdir "$out/inc"
 ln -s "$hdr" "$out/inc/omp-tools.h" # alone: clang's own stddef.h must not shadow gcc's
-gcc -shared -fPIC -O2 -I "$out/inc" -o "$out/libempty.so" ompt/cabi/testdata/empty.c
+"${CC:-gcc}" -shared -fPIC -O2 -I "$out/inc" -o "$out/libempty.so" ompt/cabi/testdata/empty.c
 go build -o "$out/ompt-bench" ./cmd/ompt-bench
 
-count() { # case n env... -> instructions collected
+count() { # case n env... -> instructions collected; stops on a failed run
 	local c=$1 n=$2
 	shift 2
-	env "$@" GOMPT_BENCH_CHILD=1 GOMAXPROCS=1 GODEBUG=asyncpreemptoff=1 \
+	if ! env "$@" GOMPT_BENCH_CHILD=1 GOMAXPROCS=1 GODEBUG=asyncpreemptoff=1 \
 		valgrind --tool=callgrind --callgrind-out-file="$out/cg.out" \
-		"$out/ompt-bench" -json -device host:0 -case "$c" -benchtime "${n}x" >/dev/null 2>"$out/cg.err"
+		"$out/ompt-bench" -json -device host:0 -case "$c" -benchtime "${n}x" >"$out/res.json" 2>"$out/cg.err" ||
+		grep -q '"error"' "$out/res.json"; then
+		echo "instructions.sh: $c failed:" >&2
+		cat "$out/res.json" "$out/cg.err" >&2
+		exit 1
+	fi
 	sed -n 's/.*Collected : \([0-9]*\).*/\1/p' "$out/cg.err"
 }
 
@@ -57,7 +69,7 @@ one() { # case env...
 	printf '{"name":"%s","device":"host:0","instructions_per_op":%d}\n' "$c" $(((b - a) / 40000))
 }
 
-one empty_target_notool X=1
+one empty_target_notool
 one empty_target_tool_none GOMPT_BENCH_TOOL=none
 one empty_target_tool_all GOMPT_BENCH_TOOL=all
 one empty_target_ctool_all OMP_TOOL_LIBRARIES="$out/libempty.so"
