@@ -1039,7 +1039,8 @@ func (o *TracedOp) Record(begin, end int64, grantedTeams uint32, native *NativeI
 
 // Op captures the operation that the last DataOpEnd or SubmitEnd ended,
 // with the OS thread id of the goroutine that captures the scope's first
-// record (gettid is a system call, so it is read once per scope),
+// record (read once per scope: where the runtime's m.procid cannot be
+// used it is the gettid system call),
 // for its trace record, if its device is tracing (one atomic load);
 // otherwise, or on a nil *Target, it returns the zero TracedOp. The
 // operation's device is the construct's; for a device memory routine it
@@ -1061,7 +1062,7 @@ func (t *Target) Op() TracedOp {
 		return TracedOp{}
 	}
 	if t.tid == 0 {
-		t.tid = threadID() // once per scope: gettid is a system call
+		t.tid = threadID() // once per scope: it may be the gettid system call
 	}
 	o := TracedOp{dev: dev, targetID: t.id, hostOpID: t.lastID, thread: t.tid, code: t.code}
 	if !t.routine {

@@ -149,7 +149,6 @@ func (t *tool) initialize(lookup ompt.LookupFunc, initialDevice int, _ *ompt.Dat
 	return 1
 }
 
-// deviceInitialize starts tracing device num through its lookup.
 // resolve sets *dst to the entry point lookup gives for name, or calls
 // missing(name) when it gives none of dst's type.
 func resolve[F any](lookup ompt.LookupFunc, name string, dst *F, missing func(string)) {
@@ -160,6 +159,7 @@ func resolve[F any](lookup ompt.LookupFunc, name string, dst *F, missing func(st
 	missing(name)
 }
 
+// deviceInitialize starts tracing device num through its lookup.
 func (t *tool) deviceInitialize(num int, typ string, h *ompt.DeviceHandle, lookup ompt.LookupFunc, _ string) {
 	d := &devState{num: num, h: h}
 	var (
