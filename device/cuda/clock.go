@@ -5,7 +5,6 @@ package cuda
 import (
 	"errors"
 	"sync"
-	"sync/atomic"
 	"time"
 
 	"github.com/gompt/gompt/device/cuda/internal/cu"
@@ -222,20 +221,14 @@ func (p *eventPool) close(g *gpu) error {
 }
 
 // eventHandle owns a pooled CUDA event until the event is waited for or
-// garbage, or the device closes; released makes the first two paths give
-// it back once, and the pool's lent set tells them whether Close has
-// destroyed it.
+// garbage, or the device closes. The pool's lent set makes the first two
+// paths give it back once, and tells them whether Close has destroyed it.
 type eventHandle struct {
-	g        *gpu
-	e        cu.Event
-	released atomic.Bool
+	g *gpu
+	e cu.Event
 }
 
-func (h *eventHandle) release() {
-	if !h.released.Swap(true) {
-		h.g.events.giveBack(h)
-	}
-}
+func (h *eventHandle) release() { h.g.events.giveBack(h) }
 
 // event is a point in a queue (device.Event). Wait and Time may be called
 // from any goroutine, any number of times.

@@ -56,6 +56,16 @@ func (q *queue) usable(op string) error {
 	return nil
 }
 
+// enqueue is usable for an operation that enqueues work: the next Sync
+// has something to wait for.
+func (q *queue) enqueue(op string) error {
+	if err := q.usable(op); err != nil {
+		return err
+	}
+	q.quiet = false
+	return nil
+}
+
 // keep pins Go memory that an enqueued copy reads or writes until Sync. When
 // many pins pile up on a queue that is never synchronised, they are dropped
 // once the stream is idle.
@@ -73,10 +83,9 @@ func (q *queue) keep(p unsafe.Pointer) {
 // stagingMin). It may return before the copy completes.
 func (q *queue) CopyIn(dst device.DevicePtr, src []byte) error {
 	const op = "copy to device"
-	if err := q.usable(op); err != nil {
+	if err := q.enqueue(op); err != nil {
 		return err
 	}
-	q.quiet = false
 	if len(src) == 0 {
 		return nil
 	}
@@ -103,10 +112,9 @@ func (q *queue) CopyIn(dst device.DevicePtr, src []byte) error {
 // holds the data; a small one may return before.
 func (q *queue) CopyOut(dst []byte, src device.DevicePtr) error {
 	const op = "copy from device"
-	if err := q.usable(op); err != nil {
+	if err := q.enqueue(op); err != nil {
 		return err
 	}
-	q.quiet = false
 	if len(dst) == 0 {
 		return nil
 	}
@@ -132,10 +140,9 @@ func (q *queue) CopyOut(dst []byte, src device.DevicePtr) error {
 // Copy copies n bytes between two places of this device (cuMemcpyDtoDAsync).
 func (q *queue) Copy(dst, src device.DevicePtr, n int) error {
 	const op = "copy on device"
-	if err := q.usable(op); err != nil {
+	if err := q.enqueue(op); err != nil {
 		return err
 	}
-	q.quiet = false
 	if n < 0 {
 		return device.Errorf(q.g.id, op, device.CodeInvalidArgument, "negative size %d", n)
 	}
@@ -159,10 +166,9 @@ var _ PeerCopier = (*queue)(nil)
 // CopyPeer implements PeerCopier. src must be a device of this plugin.
 func (q *queue) CopyPeer(dst device.DevicePtr, src device.Device, srcPtr device.DevicePtr, n int) error {
 	const op = "copy between devices"
-	if err := q.usable(op); err != nil {
+	if err := q.enqueue(op); err != nil {
 		return err
 	}
-	q.quiet = false
 	sg, err := gpuOf(src)
 	if err != nil {
 		return device.Errorf(q.g.id, op, device.CodeInvalidArgument, "%v", err)
@@ -197,10 +203,9 @@ func (q *queue) Launch(f device.Function, shape device.Shape, args []device.Arg)
 			"function was not loaded on this device (%T)", f)
 	}
 	op := fn.op
-	if err := q.usable(op); err != nil {
+	if err := q.enqueue(op); err != nil {
 		return err
 	}
-	q.quiet = false
 	if len(args) > cu.MaxParams {
 		return device.Errorf(q.g.id, op, device.CodeInvalidArgument, "%d arguments: at most %d are supported", len(args), cu.MaxParams)
 	}
@@ -239,10 +244,9 @@ func (q *queue) Launch(f device.Function, shape device.Shape, args []device.Arg)
 // Record returns an event that completes when the queue's work so far has.
 func (q *queue) Record() (device.Event, error) {
 	const op = "record"
-	if err := q.usable(op); err != nil {
+	if err := q.enqueue(op); err != nil {
 		return nil, err
 	}
-	q.quiet = false
 	e, err := q.g.events.get(q.g.ctx)
 	if err != nil {
 		return nil, q.g.fail(op, err)
