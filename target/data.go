@@ -25,9 +25,13 @@ func span(b []byte) (lo, hi uintptr) {
 // construct's items as the mapping table would on an offload device.
 func dataOp(n int, d *dev, t *ompt.Target, async bool, maps []Map, fn func(c *construct) error, check func(items []mapping.Item) error) error {
 	if d == nil {
-		var c construct
+		c := initialScratch.Get().(*construct)
 		c.setItems(maps)
-		return check(c.items)
+		err := check(c.items)
+		clear(c.items)
+		c.items = c.items[:0]
+		initialScratch.Put(c)
+		return err
 	}
 	c, err := begin(d, t, async)
 	if err != nil {

@@ -407,6 +407,10 @@ func withQueue(d *dev, fn func(q device.Queue) error) error {
 	if err != nil {
 		return err
 	}
+	// Routines record their times with the device clock: a queue that an
+	// earlier traced construct left profiling would keep a timing per
+	// operation here, never recycled.
+	c.startTracing()
 	return c.end(fn(c.q))
 }
 
