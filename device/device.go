@@ -11,7 +11,7 @@
 // reference counts, OMPT callbacks, ids and trace records); a plugin only
 // allocates, copies, launches and timestamps. Extra abilities are optional
 // interfaces a Device or Queue may implement, found by type assertion
-// (MemInfo, Closer, Profiler).
+// (MemInfo, Closer, Profiler, Idler).
 package device
 
 import (
@@ -156,6 +156,14 @@ type MemInfo interface {
 	// MemInUse returns the bytes and number of live allocations made
 	// through Alloc and not yet freed.
 	MemInUse() (bytes int64, allocs int)
+}
+
+// Idler is implemented by queues that can tell cheaply, without a driver
+// call, that every operation enqueued on them has completed. The runtime
+// asks before it records an event for another queue to wait on: an idle
+// queue needs none. Called by the goroutine using the queue.
+type Idler interface {
+	Idle() bool
 }
 
 // Closer is implemented by devices that hold driver resources to release

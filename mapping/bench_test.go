@@ -71,6 +71,8 @@ func (o *nopOps) Alloc(it *Item, size int) (device.DevicePtr, error) {
 func (o *nopOps) Free(device.DevicePtr, int, []byte) error { return nil }
 func (o *nopOps) CopyIn(device.DevicePtr, []byte) error    { return nil }
 func (o *nopOps) CopyOut([]byte, device.DevicePtr) error   { return nil }
+func (o *nopOps) Fence() device.Event                      { return nil }
+func (o *nopOps) After(device.Event)                       {}
 
 // BenchmarkEnterExit4KiB maps and unmaps one new 4 KiB tofrom item (a target
 // region's whole bookkeeping: alloc, copy in, copy out, free) in a table with

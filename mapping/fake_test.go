@@ -122,6 +122,16 @@ func (f *fakeOps) CopyOut(dst []byte, src device.DevicePtr) error {
 	return nil
 }
 
+// Fence implements Ops: the fake's work is complete when each call returns.
+func (f *fakeOps) Fence() device.Event { return nil }
+
+// After implements Ops; with no fences it is never called, so it logs.
+func (f *fakeOps) After(ev device.Event) {
+	f.mu.Lock()
+	f.log = append(f.log, fmt.Sprintf("after %v", ev))
+	f.mu.Unlock()
+}
+
 // take returns the log so far and clears it.
 func (f *fakeOps) take() []string {
 	f.mu.Lock()

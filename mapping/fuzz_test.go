@@ -147,6 +147,9 @@ func (d *devMem) CopyIn(dst device.DevicePtr, src []byte) error {
 	return nil
 }
 
+func (d *devMem) Fence() device.Event   { return nil }
+func (d *devMem) After(ev device.Event) { d.log = append(d.log, fmt.Sprintf("after %v", ev)) }
+
 func (d *devMem) CopyOut(dst []byte, src device.DevicePtr) error {
 	if err := d.op("copyout " + d.where(dst).String()); err != nil {
 		return err

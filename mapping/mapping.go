@@ -120,6 +120,24 @@ type Ops interface {
 	// CopyOut copies device memory at src into dst. The data must be in
 	// dst when it returns: Exit may free the buffer right after.
 	CopyOut(dst []byte, src device.DevicePtr) error
+
+	// Fence returns an event that completes when every operation this
+	// Ops has enqueued so far has completed, or nil when they all have
+	// already (nothing to wait for). The table keeps it on the entries
+	// those operations wrote or read, for other Ops to wait on.
+	Fence() device.Event
+	// After makes this Ops's later device operations (its copies, frees
+	// and kernel launches) wait for ev, an event another Ops's Fence
+	// returned: the copy still filling an entry this Ops uses, or work
+	// of another construct still reading an entry this Ops copies out or
+	// frees. It must not block: the table calls it with its lock held.
+	After(ev device.Event)
+}
+
+// user is the completion of one Ops's work on an entry.
+type user struct {
+	ops Ops
+	ev  device.Event
 }
 
 // entry is one mapped host range [start, end) and its device copy.
@@ -131,9 +149,21 @@ type entry struct {
 	dynamic    int  // ignored (infinite) when assoc
 	assoc      bool // made by Associate: never freed by the table
 
+	// Ordering between constructs that share the entry on different
+	// queues. fill is the completion of the last write of the device
+	// copy (by filler), which every other user of the entry waits for;
+	// users are the completions of constructs that released their
+	// reference while their work on the entry may still be running, which
+	// a copy out or a free waits for. One per Ops at most (an Ops's
+	// queue is in order, so its newest fence covers its older ones).
+	fill   device.Event
+	filler Ops
+	users  []user
+
 	// Exit's bookkeeping for one call.
 	saved      bool
 	failed     bool
+	waited     bool // waitFor was called for it
 	oldS, oldD int
 	next       *entry // free list
 }
@@ -236,6 +266,63 @@ func rangeString(a uintptr, n int) string {
 
 func (e *entry) String() string { return rangeString(e.start, e.size()) }
 
+// waitFor makes ops wait for the work of other Ops on e: the copy that
+// filled it and, when all is set, the work of constructs that released
+// it while it may still run (a copy out or a free must wait for their
+// kernels). Checking an entry with nothing pending is two loads.
+func (e *entry) waitFor(ops Ops, all bool) {
+	if e.fill != nil && e.filler != ops {
+		ops.After(e.fill)
+	}
+	if all {
+		for _, u := range e.users {
+			if u.ops != ops {
+				ops.After(u.ev)
+			}
+		}
+	}
+}
+
+// filled records that ops wrote e's device copy, complete at ev (nil:
+// complete already).
+func (e *entry) filled(ops Ops, ev device.Event) {
+	e.fill, e.filler = ev, ops
+	if ev == nil {
+		e.filler = nil
+	}
+}
+
+// release records that ops stopped using e, its work complete at ev (nil:
+// complete already), replacing ops's earlier record.
+func (e *entry) release(ops Ops, ev device.Event) {
+	for i := range e.users {
+		if e.users[i].ops != ops {
+			continue
+		}
+		if ev != nil {
+			e.users[i].ev = ev
+			return
+		}
+		last := len(e.users) - 1
+		e.users[i] = e.users[last]
+		e.users[last] = user{}
+		e.users = e.users[:last]
+		return
+	}
+	if ev != nil {
+		e.users = append(e.users, user{ops, ev})
+	}
+}
+
+// fence calls ops.Fence once per table call; have says whether *ev holds
+// its result already.
+func fence(ops Ops, ev *device.Event, have *bool) device.Event {
+	if !*have {
+		*ev, *have = ops.Fence(), true
+	}
+	return *ev
+}
+
 // lookup finds the entry that holds [a, end): in is that entry, or nil;
 // over is an entry that overlaps the range without holding it, or nil.
 func (t *Table) lookup(a, end uintptr) (in, over *entry) {
@@ -268,7 +355,9 @@ func (t *Table) newEntry(host []byte, p device.DevicePtr) *entry {
 }
 
 func (t *Table) putEntry(e *entry) {
-	*e = entry{}
+	users := e.users[:0]
+	clear(e.users)
+	*e = entry{users: users}
 	if t.nfree < maxFreeEntries {
 		e.next = t.free
 		t.free = e
@@ -495,6 +584,8 @@ const (
 	stNone   uint8 = iota // nothing changed by this call
 	stNew                 // entry created by this call
 	stBumped              // count k incremented by this call
+
+	stWrote uint8 = 4 // bit: this call copied to the entry's device copy
 )
 
 // Enter maps items at the start of a construct: Structured for target and
@@ -540,8 +631,12 @@ func (t *Table) Enter(ops Ops, items []Item, k Kind, ptrs []device.DevicePtr) er
 				e.dynamic++
 				t.state[i] = stBumped
 			}
-			if it.Always && it.Type.copiesIn() {
+			// Present, maybe still being filled by another construct.
+			always := it.Always && it.Type.copiesIn()
+			e.waitFor(ops, always)
+			if always {
 				a, _ := bounds(it.Host)
+				t.state[i] |= stWrote
 				if err := ops.CopyIn(e.dev+device.DevicePtr(a-e.start), it.Host); err != nil {
 					return t.undoEnter(ops, items, k, i+1, fmt.Errorf("%s%s: copy to device: %w", c.prefix, c.label(it), err))
 				}
@@ -564,6 +659,7 @@ func (t *Table) Enter(ops Ops, items []Item, k Kind, ptrs []device.DevicePtr) er
 			t.found[i] = e
 			t.state[i] = stNew
 			if it.Type.copiesIn() {
+				t.state[i] |= stWrote
 				if err := ops.CopyIn(p, it.Host); err != nil {
 					return t.undoEnter(ops, items, k, i+1, fmt.Errorf("%s%s: copy to device: %w", c.prefix, c.label(it), err))
 				}
@@ -574,17 +670,38 @@ func (t *Table) Enter(ops Ops, items []Item, k Kind, ptrs []device.DevicePtr) er
 			ptrs[i] = e.dev + device.DevicePtr(a-e.start)
 		}
 	}
+	t.markFilled(ops, len(items))
 	clear(t.found)
 	return nil
+}
+
+// markFilled gives the entries of the first n items that this call copied
+// to the completion of those copies, for other constructs to wait on.
+func (t *Table) markFilled(ops Ops, n int) {
+	var ev device.Event
+	have := false
+	for i := range n {
+		if t.state[i]&stWrote != 0 {
+			t.found[i].filled(ops, fence(ops, &ev, &have))
+		}
+	}
 }
 
 // undoEnter reverts the first n items of a failed Enter, last first, and
 // returns cause with any error of freeing joined to it.
 func (t *Table) undoEnter(ops Ops, items []Item, k Kind, n int, cause error) error {
 	errs := []error{cause}
+	// Data copied to entries that stay present stays copied: others wait
+	// for it as for any fill.
+	for j := range n {
+		if t.state[j] == stBumped|stWrote {
+			t.markFilled(ops, n)
+			break
+		}
+	}
 	for j := n - 1; j >= 0; j-- {
 		e := t.found[j]
-		switch t.state[j] {
+		switch t.state[j] &^ stWrote {
 		case stNew:
 			t.tree.delete(e.start)
 			if err := ops.Free(e.dev, e.size(), e.host); err != nil {
@@ -657,10 +774,16 @@ func (t *Table) Exit(ops Ops, items []Item, k Kind) error {
 		}
 	}
 	var errs []error
+	var ev device.Event
+	have := false
 	for i := range items {
 		it, e := &items[i], t.found[i]
 		if it.Type.copiesOut() && (it.Always || e.zero()) {
 			a, _ := bounds(it.Host)
+			if !e.waited {
+				e.waitFor(ops, true)
+				e.waited = true
+			}
 			if err := ops.CopyOut(it.Host, e.dev+device.DevicePtr(a-e.start)); err != nil {
 				if k == Structured {
 					// The construct has ended: nothing can retry the copy,
@@ -679,13 +802,21 @@ func (t *Table) Exit(ops Ops, items []Item, k Kind) error {
 			continue // handled by an earlier item
 		}
 		e.saved = false
+		waited := e.waited
+		e.waited = false
 		if e.failed {
 			e.failed = false
 			e.structured, e.dynamic = e.oldS, e.oldD
 			continue
 		}
 		if !e.zero() {
+			// Others still use it: whoever frees it waits for this
+			// construct's work on it first.
+			e.release(ops, fence(ops, &ev, &have))
 			continue
+		}
+		if !waited {
+			e.waitFor(ops, true)
 		}
 		if err := ops.Free(e.dev, e.size(), e.host); err != nil {
 			// One retry: a transient failure must not strand the buffer.
@@ -720,21 +851,29 @@ func (t *Table) Update(ops Ops, items []Item) error {
 		return err
 	}
 	defer clear(t.found)
+	n := 0
 	for i := range items {
 		it, e := &items[i], t.found[i]
+		t.state[i] = stNone
+		n = i + 1
 		if e == nil {
 			continue
 		}
 		a, _ := bounds(it.Host)
 		p := e.dev + device.DevicePtr(a-e.start)
+		e.waitFor(ops, true)
 		if it.Type == To {
+			t.state[i] = stWrote
 			if err := ops.CopyIn(p, it.Host); err != nil {
+				t.markFilled(ops, n)
 				return fmt.Errorf("%s%s: copy to device: %w", c.prefix, c.label(it), err)
 			}
 		} else if err := ops.CopyOut(it.Host, p); err != nil {
+			t.markFilled(ops, n)
 			return fmt.Errorf("%s%s: copy from device: %w", c.prefix, c.label(it), err)
 		}
 	}
+	t.markFilled(ops, n)
 	return nil
 }
 

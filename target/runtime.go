@@ -335,7 +335,8 @@ func (d *dev) take() (*construct, error) {
 		return nil, err
 	}
 	prof, _ := q.(device.Profiler)
-	return &construct{d: d, q: q, prof: prof}, nil
+	idle, _ := q.(device.Idler)
+	return &construct{d: d, q: q, prof: prof, idle: idle}, nil
 }
 
 // give syncs c's queue and keeps c for reuse; a construct whose queue

@@ -33,6 +33,10 @@ type construct struct {
 	pend   []pending       // traced operations waiting for their times
 
 	clauses int // items[:clauses] come from map clauses; the rest are implicit
+
+	idle device.Idler  // q's own idleness test, if it has it
+	deps []device.Event // other constructs' work to wait for (mapping.Ops.After)
+	ferr error          // a failure of Fence's fallback sync, reported at end
 }
 
 // initialScratch holds scratch constructs for the initial device, which
@@ -53,6 +57,14 @@ func begin(d *dev, t *ompt.Target, async bool) (*construct, error) {
 // end syncs the construct's queue, gives the construct back, and joins the
 // sync error to err.
 func (c *construct) end(err error) error {
+	if len(c.deps) > 0 {
+		clear(c.deps)
+		c.deps = c.deps[:0]
+	}
+	if c.ferr != nil {
+		err = errors.Join(err, c.ferr)
+		c.ferr = nil
+	}
 	clear(c.items)
 	c.items, c.ptrs, c.args = c.items[:0], c.ptrs[:0], c.args[:0]
 	if len(c.pend) > 0 {
@@ -155,9 +167,56 @@ func (c *construct) Alloc(it *mapping.Item, size int) (device.DevicePtr, error) 
 	return b.Ptr, nil
 }
 
+// Fence implements mapping.Ops: an event after the work enqueued on c's
+// queue so far, or nil when the queue says it is idle. Without an event
+// (Record failed) it waits for the queue itself, so there is nothing left
+// to wait for.
+func (c *construct) Fence() device.Event {
+	if c.idle != nil && c.idle.Idle() {
+		return nil
+	}
+	ev, err := c.q.Record()
+	if err != nil {
+		if serr := c.q.Sync(); serr != nil && c.ferr == nil {
+			c.ferr = serr
+		}
+		return nil
+	}
+	return ev
+}
+
+// After implements mapping.Ops: c's next device operation waits for ev.
+func (c *construct) After(ev device.Event) { c.deps = append(c.deps, ev) }
+
+// await waits for the other constructs' work that c's next device
+// operation depends on (see mapping.Ops.After). With none, it is one
+// length check.
+func (c *construct) await() error {
+	if len(c.deps) == 0 {
+		return nil
+	}
+	return c.awaitDeps()
+}
+
+func (c *construct) awaitDeps() error {
+	var err error
+	for i, ev := range c.deps {
+		if werr := ev.Wait(); werr != nil && err == nil {
+			err = fmt.Errorf("target: %s: waiting for another construct's work on shared data: %w", c.d.id, werr)
+		}
+		c.deps[i] = nil
+	}
+	c.deps = c.deps[:0]
+	return err
+}
+
 // Free implements mapping.Ops. It waits for the queue first, so a copy out
-// of the buffer has completed before the buffer goes.
+// of the buffer has completed before the buffer goes, and for other
+// constructs' work on it.
 func (c *construct) Free(p device.DevicePtr, size int, host []byte) error {
+	if err := c.await(); err != nil {
+		return err
+	}
 	if err := c.q.Sync(); err != nil {
 		return err
 	}
@@ -179,6 +238,9 @@ func (c *construct) Free(p device.DevicePtr, size int, host []byte) error {
 
 // CopyIn implements mapping.Ops.
 func (c *construct) CopyIn(dst device.DevicePtr, src []byte) error {
+	if err := c.await(); err != nil {
+		return err
+	}
 	if c.d.infoOn&infoMapping != 0 {
 		c.d.infof(infoMapping, "copy %d bytes host %p -> device %v", len(src), dataPtr(src), dst)
 	}
@@ -197,6 +259,9 @@ func (c *construct) CopyIn(dst device.DevicePtr, src []byte) error {
 
 // CopyOut implements mapping.Ops.
 func (c *construct) CopyOut(dst []byte, src device.DevicePtr) error {
+	if err := c.await(); err != nil {
+		return err
+	}
 	if c.d.infoOn&infoMapping != 0 {
 		c.d.infof(infoMapping, "copy %d bytes device %v -> host %p", len(dst), src, dataPtr(dst))
 	}
@@ -362,11 +427,14 @@ var scalarFunc = map[device.ParamKind]string{
 func (c *construct) target(r *Region, f device.Function) error {
 	d := c.d
 	c.setItems(r.Maps)
-	// Slices passed to the kernel that no clause maps and that are not
-	// present are mapped tofrom for the region.
+	// Slices passed to the kernel that no clause maps are mapped tofrom
+	// for the region, as OpenMP maps arrays a target region uses: a
+	// present one has its count raised (so it stays mapped, and its fill
+	// is waited for, while the kernel runs), an absent one is copied. One
+	// that partly overlaps another item is left to the present table.
 	for i := range r.Args {
 		a := &r.Args[i]
-		if a.kind != argSlice || covered(a.host, c.items) || d.table.IsPresent(a.host) {
+		if a.kind != argSlice || covered(a.host, c.items) || overlapsAny(a.host, c.items) {
 			continue
 		}
 		c.items = append(c.items, mapping.Item{Host: a.host, Type: mapping.ToFrom, Name: argName(i)})
@@ -405,6 +473,9 @@ func (c *construct) launch(r *Region, f device.Function) error {
 	}
 	if c.d.infoOn&infoLaunch != 0 {
 		c.d.infof(infoLaunch, "launch %s size %v teams %d threads %d", r.Kernel.Name, r.Shape.Size, r.Shape.Teams, r.Shape.Threads)
+	}
+	if err := c.await(); err != nil {
+		return err
 	}
 	c.t.SubmitBegin(uint32(r.Shape.Teams))
 	var ev device.Event
@@ -492,6 +563,18 @@ func covered(host []byte, items []mapping.Item) bool {
 	for i := range items {
 		l, h := span(items[i].Host)
 		if lo >= l && hi <= h {
+			return true
+		}
+	}
+	return false
+}
+
+// overlapsAny reports whether host shares a byte with one of items.
+func overlapsAny(host []byte, items []mapping.Item) bool {
+	lo, hi := span(host)
+	for i := range items {
+		l, h := span(items[i].Host)
+		if lo < h && l < hi {
 			return true
 		}
 	}

@@ -363,6 +363,10 @@ func (q *Queue) Record() (device.Event, error) {
 	return ev, nil
 }
 
+// Idle implements device.Idler: true when nothing enqueued is pending
+// (everything ran inline or the queue's goroutine has finished it).
+func (q *Queue) Idle() bool { return q.pending.Load() == 0 }
+
 // Sync waits for all work enqueued so far and returns the first error of
 // the work that ran on the queue's goroutine since the last Sync, clearing
 // it.

@@ -226,6 +226,14 @@ func (q *queue) Record() (device.Event, error) {
 	return e, nil
 }
 
+// Idle implements device.Idler: true when every operation enqueued is
+// known complete (the queue has synced since).
+func (q *queue) Idle() bool {
+	q.mu.Lock()
+	defer q.mu.Unlock()
+	return q.done == q.seq
+}
+
 // Sync waits for all enqueued work, unpins host memory, finalises the
 // events recorded so far, reads the timings of the operations profiled so
 // far (releasing their events) and returns the first error among them.
@@ -322,7 +330,9 @@ func EventProfile(ev device.Event) (Profile, error) {
 
 // finish waits for the marker (unless the queue already finished it),
 // reads its end time and status, and releases it. With report set, the
-// queue's pending asynchronous error is also taken.
+// queue's pending asynchronous error is also returned; it stays pending,
+// so the queue's own next Sync reports it too (another construct's Wait
+// on this event must not take the owner's error).
 func (e *event) finish(report bool) error {
 	e.mu.Lock()
 	defer e.mu.Unlock()
@@ -348,7 +358,6 @@ func (e *event) finish(report bool) error {
 	}
 	e.q.mu.Lock()
 	err := e.q.err
-	e.q.err = nil
 	e.q.mu.Unlock()
 	return err
 }

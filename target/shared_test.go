@@ -1,0 +1,152 @@
+package target
+
+import (
+	"fmt"
+	"os"
+	"sync"
+	"testing"
+
+	"github.com/gompt/gompt/device/host"
+)
+
+// everyDeviceRuntime is a runtime with every plugin this machine has
+// (OpenCL where a driver is found, one host device) for tests that run on
+// every device; it returns the offload device numbers and the initial
+// device's. With CI set, a missing OpenCL device is a failure.
+func everyDeviceRuntime(t *testing.T) (*runtimeState, []int) {
+	t.Helper()
+	r := useRuntime(t, map[string]string{"GOMPT_PLUGINS": "opencl,host"})
+	var devs []int
+	for _, d := range r.devs {
+		devs = append(devs, d.num)
+	}
+	if len(r.devs) < 2 {
+		if os.Getenv("CI") != "" && cgoOn {
+			t.Fatalf("CI: OpenCL has no device here: %s", r.why())
+		}
+		t.Logf("OpenCL not tested: %s", r.why())
+	}
+	return r, append(devs, len(r.devs))
+}
+
+// sharedLen makes a slice too large for a host queue to copy inline, so a
+// copy into a new entry is still running when another construct finds the
+// entry present.
+const sharedLen = 2 * host.InlineCopyMax / 4
+
+// Two nowait regions started back to back read the same input, each with
+// its own output: the second finds x present while the first construct's
+// copy may still be filling it, and must wait for that copy; whichever
+// exits last frees x, and must wait for the other's kernel first.
+func TestSharedInputNowait(t *testing.T) {
+	_, devs := everyDeviceRuntime(t)
+	for _, dev := range devs {
+		t.Run(fmt.Sprint("device", dev), func(t *testing.T) {
+			x := make([]float32, sharedLen)
+			y1, y2 := make([]float32, sharedLen), make([]float32, sharedLen)
+			for round := range 100 {
+				for i := range x {
+					x[i] = float32(round + 1)
+					y1[i], y2[i] = 0, 1
+				}
+				t1 := TargetNowait(saxpyRegion(dev, len(x), 2, x, y1, To(x), ToFrom(y1)))
+				t2 := TargetNowait(saxpyRegion(dev, len(x), 3, x, y2, To(x), ToFrom(y2)))
+				if err := t1.Wait(); err != nil {
+					t.Fatal(err)
+				}
+				if err := t2.Wait(); err != nil {
+					t.Fatal(err)
+				}
+				for _, c := range []struct {
+					y    []float32
+					want float32
+				}{{y1, 2 * float32(round+1)}, {y2, 3*float32(round+1) + 1}} {
+					for i := 0; i < len(c.y); i += 997 {
+						if c.y[i] != c.want {
+							t.Fatalf("round %d: y[%d] = %g, want %g", round, i, c.y[i], c.want)
+						}
+					}
+				}
+			}
+		})
+	}
+}
+
+// Goroutines share one input mapped to by each construct, each with its own
+// output, on every device.
+func TestSharedInputGoroutines(t *testing.T) {
+	r, devs := everyDeviceRuntime(t)
+	for _, dev := range devs {
+		t.Run(fmt.Sprint("device", dev), func(t *testing.T) {
+			x := make([]float32, sharedLen)
+			for i := range x {
+				x[i] = float32(i % 1000)
+			}
+			const workers, rounds = 4, 12
+			var wg sync.WaitGroup
+			errs := make(chan error, workers)
+			for g := range workers {
+				wg.Add(1)
+				go func() {
+					defer wg.Done()
+					y := make([]float32, len(x))
+					for round := range rounds {
+						a := float32(g + round)
+						for i := range y {
+							y[i] = 1
+						}
+						if err := Target(saxpyRegion(dev, len(x), a, x, y, To(x), ToFrom(y))); err != nil {
+							errs <- err
+							return
+						}
+						for i := 0; i < len(y); i += 331 {
+							if want := a*x[i] + 1; y[i] != want {
+								errs <- fmt.Errorf("goroutine %d round %d: y[%d] = %g, want %g", g, round, i, y[i], want)
+								return
+							}
+						}
+					}
+				}()
+			}
+			wg.Wait()
+			close(errs)
+			for err := range errs {
+				t.Error(err)
+			}
+			if dev < len(r.devs) {
+				if n := r.devs[dev].table.Len(); n != 0 {
+					t.Errorf("present table has %d entries after every construct ended", n)
+				}
+			}
+		})
+	}
+}
+
+// A kernel argument that is present (from enter data) and not named by a
+// map clause is mapped for the region: a concurrent exit data that
+// releases the last dynamic reference cannot free it under the kernel.
+func TestPresentArgumentHeldForTheRegion(t *testing.T) {
+	r := hostRuntime(t)
+	noLeak(t, r)
+	x, y := vecs(sharedLen)
+	if err := EnterData(0, To(x), To(y)); err != nil {
+		t.Fatal(err)
+	}
+	tk := TargetNowait(saxpyRegion(0, len(x), 2, x, y))
+	// Released before the region's enter, x is mapped by the region itself;
+	// after, the region holds a reference of its own. Either way y, which
+	// stays entered, holds the kernel's result on the device.
+	if err := ExitData(0, Release(x)); err != nil {
+		t.Fatal(err)
+	}
+	if err := tk.Wait(); err != nil {
+		t.Fatal(err)
+	}
+	if entered := r.devs[0].table.Len(); entered != 1 {
+		t.Fatalf("present table has %d entries, want 1 (y, still entered)", entered)
+	}
+	if err := ExitData(0, From(y)); err != nil {
+		t.Fatal(err)
+	}
+	checkSaxpy(t, 2, x, y, func(i int) float32 { return float32(2 * i) })
+}
