@@ -34,7 +34,7 @@ type construct struct {
 
 	clauses int // items[:clauses] come from map clauses; the rest are implicit
 
-	idle device.Idler  // q's own idleness test, if it has it
+	idle device.Idler   // q's own idleness test, if it has it
 	deps []device.Event // other constructs' work to wait for (mapping.Ops.After)
 	ferr error          // a failure of Fence's fallback sync, reported at end
 }
