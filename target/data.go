@@ -212,9 +212,12 @@ func UpdateNowait(dev int, maps ...Map) *Task {
 }
 
 // Data runs body inside a target data region: maps are entered before body
-// and exited after it, whether or not body fails. For the tools it is an
-// enter-data construct where it begins and an exit-data construct where it
-// ends.
+// and exited after it, whether or not body fails. If body panics (or calls
+// runtime.Goexit, as t.Fatal does), the maps are exited all the same,
+// copy-back included, before the panic goes on; an error of that exit is
+// then reported on standard error, since the panic is what the caller
+// sees. For the tools it is an enter-data construct where it begins and an
+// exit-data construct where it ends.
 //
 //go:noinline
 func Data(dev int, maps []Map, body func() error) error {
@@ -236,10 +239,22 @@ func Data(dev int, maps []Map, body func() error) error {
 	if err != nil {
 		return err
 	}
+	exit := func() error {
+		t := ompt.TargetBegin(ompt.KindTargetExitData, n, pc)
+		err := dataOp(n, d, t, false, maps, func(c *construct) error { return c.exitItems(mapping.Structured) },
+			func(items []mapping.Item) error { return mapping.CheckExit(initialDevice, mapping.Structured, items) })
+		t.End()
+		return err
+	}
+	done := false
+	defer func() {
+		if !done { // body panicked or called runtime.Goexit
+			if xerr := exit(); xerr != nil {
+				fmt.Fprintf(warnOut, "gompt: target data region left by a panic: %v\n", xerr)
+			}
+		}
+	}()
 	berr := body()
-	t = ompt.TargetBegin(ompt.KindTargetExitData, n, pc)
-	xerr := dataOp(n, d, t, false, maps, func(c *construct) error { return c.exitItems(mapping.Structured) },
-		func(items []mapping.Item) error { return mapping.CheckExit(initialDevice, mapping.Structured, items) })
-	t.End()
-	return errors.Join(berr, xerr)
+	done = true
+	return errors.Join(berr, exit())
 }

@@ -3,6 +3,7 @@ package target
 import (
 	"fmt"
 	"os"
+	"runtime"
 	"sync"
 	"testing"
 
@@ -149,4 +150,50 @@ func TestPresentArgumentHeldForTheRegion(t *testing.T) {
 		t.Fatal(err)
 	}
 	checkSaxpy(t, 2, x, y, func(i int) float32 { return float32(2 * i) })
+}
+
+// A Data body that panics (recovered by the caller, as a server does per
+// request) or calls runtime.Goexit (t.Fatal) still leaves its region: the
+// maps are exited with their copy-back, and a later construct sees fresh
+// data, on every device.
+func TestDataBodyPanicExitsMaps(t *testing.T) {
+	r, devs := everyDeviceRuntime(t)
+	for _, dev := range devs {
+		t.Run(fmt.Sprint("device", dev), func(t *testing.T) {
+			x, y := vecs(1000)
+			func() {
+				defer func() {
+					if p := recover(); p != "boom" {
+						t.Fatalf("recovered %v, want the body's panic", p)
+					}
+				}()
+				Data(dev, []Map{To(x), ToFrom(y)}, func() error {
+					if err := Target(saxpyRegion(dev, len(x), 1, x, y)); err != nil {
+						t.Error(err)
+					}
+					panic("boom")
+				})
+			}()
+			// The region's tofrom copied y back as it was left.
+			checkSaxpy(t, 1, x, y, func(i int) float32 { return float32(2 * i) })
+			done := make(chan struct{})
+			go func() {
+				defer close(done)
+				Data(dev, []Map{ToFrom(y)}, func() error { runtime.Goexit(); return nil })
+			}()
+			<-done
+			if dev < len(r.devs) {
+				if n := r.devs[dev].table.Len(); n != 0 {
+					t.Fatalf("present table has %d entries after the regions ended: %v", n, r.devs[dev].table.Entries())
+				}
+			}
+			for i := range y {
+				y[i] = 10
+			}
+			if err := Target(saxpyRegion(dev, len(x), 2, x, y, To(x), ToFrom(y))); err != nil {
+				t.Fatal(err)
+			}
+			checkSaxpy(t, 2, x, y, func(int) float32 { return 10 })
+		})
+	}
 }
