@@ -77,6 +77,12 @@ func AllocMem(size int, dev int) (DevicePtr, error) {
 	if err != nil {
 		return 0, err
 	}
+	if d != nil {
+		if err := rt.beginRoutine(); err != nil {
+			return 0, err
+		}
+		defer rt.endRoutine()
+	}
 	if size <= 0 {
 		return 0, fmt.Errorf("target: alloc of %d bytes: size must be positive", size)
 	}
@@ -119,6 +125,12 @@ func FreeMem(p DevicePtr, dev int) error {
 	n, d, err := open(dev)
 	if err != nil {
 		return err
+	}
+	if d != nil {
+		if err := rt.beginRoutine(); err != nil {
+			return err
+		}
+		defer rt.endRoutine()
 	}
 	r := ompt.RoutineBegin(pc)
 	defer r.End()

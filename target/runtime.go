@@ -6,6 +6,7 @@ import (
 	"os"
 	"sync"
 	"sync/atomic"
+	"time"
 
 	"github.com/gompt/gompt/device"
 	"github.com/gompt/gompt/internal/hostexec"
@@ -50,7 +51,15 @@ type runtimeState struct {
 	devs          []*dev
 	defaultDevice atomic.Int64
 	initial       hostMem // the initial device's memory routines
-	shut          atomic.Bool
+
+	// Shutdown, in order: closing refuses new constructs, tasks and
+	// routines; once the nowait tasks and memory routines in flight have
+	// ended, shut makes the devices refuse new queues, and each device
+	// waits for its constructs to come back before it closes.
+	closing  atomic.Bool
+	shut     atomic.Bool
+	tasks    atomic.Int64 // nowait tasks started and not finished
+	routines atomic.Int64 // memory routines on offload devices in flight
 }
 
 var (
@@ -89,7 +98,7 @@ func Wtime() float64 { return ompt.Wtime() }
 // for the initial device.
 func open(devArg int) (n int, d *dev, err error) {
 	r := state()
-	if r.shut.Load() {
+	if r.closing.Load() {
 		return 0, nil, errShutdown
 	}
 	n, err = r.resolve(devArg)
@@ -246,13 +255,24 @@ func (r *runtimeState) why() string {
 // device resource, closes the devices, and finalizes the tools interface
 // (device_unload, device_finalize, then each tool's finalize). Go has no
 // atexit: a program that wants its tools finalized calls Shutdown before it
-// exits, as the examples do. Constructs started after Shutdown fail. It is
-// safe to call more than once.
+// exits, as the examples do.
+//
+// Outstanding work is every construct already begun on any goroutine:
+// nowait tasks already returned to the caller, synchronous constructs
+// holding a queue, and device memory routines in flight; Shutdown waits
+// for each to end. A construct, task or routine started after Shutdown
+// began fails with an error saying the runtime is shut down (also one
+// that had resolved its device but not yet taken a queue, and the end of
+// a target data region whose body was still running). It is safe to call
+// more than once; a later call returns at once.
 func Shutdown() error {
 	r := state()
-	if r.shut.Swap(true) {
+	if r.closing.Swap(true) {
 		return nil
 	}
+	waitZero(&r.tasks)
+	waitZero(&r.routines)
+	r.shut.Store(true)
 	var errs []error
 	for _, d := range r.devs {
 		if err := d.close(); err != nil {
@@ -278,7 +298,28 @@ func Shutdown() error {
 	return errors.Join(errs...)
 }
 
-var errShutdown = errors.New("target: runtime is shut down")
+var errShutdown = errors.New("target: runtime is shut down (target.Shutdown was called)")
+
+// waitZero waits for n, which only falls once Shutdown has begun, to reach
+// zero, polling with a backoff up to a millisecond.
+func waitZero(n *atomic.Int64) {
+	for d := time.Microsecond; n.Load() > 0; d = min(2*d, time.Millisecond) {
+		time.Sleep(d)
+	}
+}
+
+// beginRoutine marks a device memory routine in flight on an offload
+// device, or fails once Shutdown has begun; endRoutine ends it.
+func (r *runtimeState) beginRoutine() error {
+	r.routines.Add(1)
+	if r.closing.Load() {
+		r.routines.Add(-1)
+		return errShutdown
+	}
+	return nil
+}
+
+func (r *runtimeState) endRoutine() { r.routines.Add(-1) }
 
 // dev is one offload device with its runtime bookkeeping.
 type dev struct {
@@ -290,9 +331,10 @@ type dev struct {
 	table  *mapping.Table
 	infoOn int
 
-	spare atomic.Pointer[construct] // the last construct given back
-	qmu   sync.Mutex
-	idle  []*construct // more idle constructs, each with its queue
+	spare   atomic.Pointer[construct] // the last construct given back
+	qmu     sync.Mutex
+	idle    []*construct // more idle constructs, each with its queue
+	created int          // constructs made, under qmu: idle, spare or in use
 
 	fmu     sync.Mutex
 	funcs   atomic.Pointer[map[*device.Kernel]device.Function] // copy on write
@@ -315,28 +357,50 @@ func newDev(num int, plugin string, i int, d device.Device, info int) *dev {
 // take returns an idle construct of d with its queue, or a new one. The
 // last construct given back waits in an atomic slot, so a goroutine issuing
 // constructs one after another pays two atomic operations and no lock.
+//
+// Once Shutdown has set shut, take fails: a construct taken from the spare
+// slot then is put back with the idle ones, where Shutdown counts it.
 func (d *dev) take() (*construct, error) {
 	if c := d.spare.Swap(nil); c != nil {
+		if shutting() {
+			d.park(c)
+			return nil, errShutdown
+		}
 		return c, nil
 	}
 	d.qmu.Lock()
+	if shutting() {
+		d.qmu.Unlock()
+		return nil, errShutdown
+	}
 	if n := len(d.idle); n > 0 {
 		c := d.idle[n-1]
 		d.idle = d.idle[:n-1]
 		d.qmu.Unlock()
 		return c, nil
 	}
+	d.created++
 	d.qmu.Unlock()
-	if rt != nil && rt.shut.Load() {
-		return nil, errShutdown
-	}
 	q, err := d.d.NewQueue()
 	if err != nil {
+		d.qmu.Lock()
+		d.created--
+		d.qmu.Unlock()
 		return nil, err
 	}
 	prof, _ := q.(device.Profiler)
 	idle, _ := q.(device.Idler)
 	return &construct{d: d, q: q, prof: prof, idle: idle}, nil
+}
+
+// shutting reports whether Shutdown has stopped handing out queues.
+func shutting() bool { return rt != nil && rt.shut.Load() }
+
+// park puts c with the idle constructs.
+func (d *dev) park(c *construct) {
+	d.qmu.Lock()
+	d.idle = append(d.idle, c)
+	d.qmu.Unlock()
 }
 
 // give syncs c's queue and keeps c for reuse; a construct whose queue
@@ -345,15 +409,33 @@ func (d *dev) take() (*construct, error) {
 func (d *dev) give(c *construct) error {
 	if err := c.q.Sync(); err != nil {
 		c.q.Release()
+		d.qmu.Lock()
+		d.created--
+		d.qmu.Unlock()
 		return err
 	}
 	if d.spare.CompareAndSwap(nil, c) {
 		return nil
 	}
-	d.qmu.Lock()
-	d.idle = append(d.idle, c)
-	d.qmu.Unlock()
+	d.park(c)
 	return nil
+}
+
+// drain waits until every construct d made is back (idle, or in the spare
+// slot), so none is running when the device closes; take fails by then.
+func (d *dev) drain() {
+	for wait := time.Microsecond; ; wait = min(2*wait, time.Millisecond) {
+		d.qmu.Lock()
+		if c := d.spare.Swap(nil); c != nil {
+			d.idle = append(d.idle, c)
+		}
+		back := len(d.idle) == d.created
+		d.qmu.Unlock()
+		if back {
+			return
+		}
+		time.Sleep(wait)
+	}
 }
 
 // load returns k loaded on d, loading it on first use.
@@ -386,6 +468,7 @@ func (d *dev) load(k *device.Kernel) (device.Function, error) {
 }
 
 func (d *dev) close() error {
+	d.drain()
 	var errs []error
 	d.qmu.Lock()
 	idle := d.idle

@@ -642,10 +642,21 @@ func (t *Task) Wait() error {
 // Done is closed when the construct has finished.
 func (t *Task) Done() <-chan struct{} { return t.done }
 
+// spawn runs fn as a nowait task, which Shutdown waits for; once Shutdown
+// has begun it fails instead.
 func spawn(fn func() error) *Task {
+	r := state()
+	r.tasks.Add(1)
+	if r.closing.Load() {
+		r.tasks.Add(-1)
+		return failed(errShutdown)
+	}
 	t := &Task{done: make(chan struct{})}
 	go func() {
-		defer close(t.done)
+		defer func() {
+			close(t.done)
+			r.tasks.Add(-1)
+		}()
 		t.err = fn()
 	}()
 	return t
