@@ -63,11 +63,15 @@ type runtimeState struct {
 }
 
 var (
-	rtOnce sync.Once
+	rtOnce startOnce
 	rt     *runtimeState
 )
 
-// state returns the runtime, starting it on first use.
+// state returns the runtime, starting it on first use. A tool's
+// initializer that calls into the runtime while the tools start gets the
+// runtime with its devices known (see startOnce); the interface is still
+// pending then, so no tool sees the constructs it runs, nor the
+// device_initialize of an offload device it is first to use.
 func state() *runtimeState {
 	rtOnce.Do(func() {
 		rt = start(os.Getenv)
@@ -340,7 +344,7 @@ type dev struct {
 	funcs   atomic.Pointer[map[*device.Kernel]device.Function] // copy on write
 	modules []uint64                                           // OMPT module ids of loaded images, under fmu
 
-	initOnce    sync.Once
+	initOnce    startOnce // device_initialize; its callback may use the device
 	initialized atomic.Bool // device_initialize was reported
 	profiles    bool        // the plugin's queues time their own operations
 
