@@ -344,7 +344,7 @@ type dev struct {
 	funcs   atomic.Pointer[map[*device.Kernel]device.Function] // copy on write
 	modules []uint64                                           // OMPT module ids of loaded images, under fmu
 
-	initOnce    startOnce // device_initialize; its callback may use the device
+	initOnce    startOnce   // device_initialize; its callback may use the device
 	initialized atomic.Bool // device_initialize was reported
 	profiles    bool        // the plugin's queues time their own operations
 
