@@ -223,12 +223,12 @@ func DeviceFinalize(deviceNum int) error {
 	// Deliver every record before device_finalize, none after. The device
 	// still counts as live meanwhile, so the tool's buffer callbacks can
 	// translate the last records' times.
-	h.tr.stop()
+	_, err = h.tr.stop()
 	h.mu.Lock()
 	h.finalized = true
 	h.mu.Unlock()
 	dispatchDevice(CallbackDeviceFinalize, func(f DeviceFinalizeCallback) { f(deviceNum) })
-	return nil
+	return err
 }
 
 // dispatchDevice calls every attached tool's callback for device event ev

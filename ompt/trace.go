@@ -111,6 +111,7 @@ type tracer struct {
 	flushDone uint64
 	worker    uintptr // getg of the worker
 	done      chan struct{}
+	calling   atomic.Int32 // the buffer callback the worker is in (callingRequest...), for stop's report
 
 	written, lost atomic.Uint64 // since DeviceInitialize
 	lostAtStart   uint64        // lost when the session started; under mu
@@ -511,12 +512,34 @@ func (tr *tracer) put(src unsafe.Pointer, n uint64, data []byte, total uint64) b
 	return true
 }
 
+// The buffer callback a tracer's worker is in, for stop's report.
+const (
+	callingNone int32 = iota
+	callingRequest
+	callingComplete
+)
+
+// StopTimeout bounds how long ending a device's trace (ompt_stop_trace,
+// and DeviceFinalize at the runtime's shutdown) waits for a buffer
+// callback of the tool to return. Past it, the trace is abandoned with an
+// error naming the device and the callback; records not delivered are
+// lost, and the callback's goroutine is left where it is.
+var StopTimeout = 10 * time.Second
+
+// call runs one of the tool's buffer callbacks, recording which for stop.
+func (tr *tracer) call(which int32, f func()) error {
+	tr.calling.Store(which)
+	err := catch(f)
+	tr.calling.Store(callingNone)
+	return err
+}
+
 // requestBuf asks the tool for a buffer that can hold at least need
 // bytes. A buffer that is too small goes straight back to the tool
 // (complete with bytes 0, owned). False when a callback panicked.
 func (tr *tracer) requestBuf(need uint64) bool {
 	var b []byte
-	if err := catch(func() { b = tr.request(tr.h.num) }); err != nil {
+	if err := tr.call(callingRequest, func() { b = tr.request(tr.h.num) }); err != nil {
 		tr.toolPanic("buffer_request", err)
 		return false
 	}
@@ -526,7 +549,7 @@ func (tr *tracer) requestBuf(need uint64) bool {
 	}
 	off := firstOffset(b)
 	if uint64(len(b)) < off+need {
-		if err := catch(func() { tr.complete(tr.h.num, b, 0, 0, true) }); err != nil {
+		if err := tr.call(callingComplete, func() { tr.complete(tr.h.num, b, 0, 0, true) }); err != nil {
 			tr.toolPanic("buffer_complete", err)
 			return false
 		}
@@ -559,7 +582,7 @@ func (tr *tracer) completePart(owned bool) bool {
 		begin, bytes = 0, 0
 	}
 	setLiveEnd(b, bytes)
-	err := catch(func() { tr.complete(tr.h.num, b, bytes, begin, owned) })
+	err := tr.call(callingComplete, func() { tr.complete(tr.h.num, b, bytes, begin, owned) })
 	if owned {
 		unregisterLive(b, tr.live)
 		tr.buf, tr.live = nil, nil
@@ -813,17 +836,21 @@ func stopTrace(h *DeviceHandle) int {
 	if !traceable(h) {
 		return 0
 	}
-	return h.tr.stop()
+	n, err := h.tr.stop()
+	if err != nil {
+		fmt.Fprintf(stderr, "gompt: %v\n", err)
+	}
+	return n
 }
 
 // stop flushes and ends the session; when it returns, no callback of the
 // session runs any more. From the device's own buffer callbacks it
 // returns 0 and does nothing.
-func (tr *tracer) stop() int {
+func (tr *tracer) stop() (int, error) {
 	tr.mu.Lock()
 	if tr.state == traceOff || tr.worker == getg() {
 		tr.mu.Unlock()
-		return 0
+		return 0, nil
 	}
 	done := tr.done
 	first := tr.state != traceStopping
@@ -831,11 +858,23 @@ func (tr *tracer) stop() int {
 	tr.wakeLocked()
 	tr.mu.Unlock()
 	publishTrace()
-	<-done
-	if !first {
-		return 0 // another goroutine stopped it
+	select {
+	case <-done:
+	case <-time.After(StopTimeout):
+		what := "buffer callbacks"
+		switch tr.calling.Load() {
+		case callingRequest:
+			what = "buffer_request callback"
+		case callingComplete:
+			what = "buffer_complete callback"
+		}
+		return 0, fmt.Errorf("ompt: device %d (%s): the tool's %s has not returned after %v; gave up on the device's trace (records not yet delivered are lost)",
+			tr.h.num, tr.h.typ, what, StopTimeout)
 	}
-	return 1
+	if !first {
+		return 0, nil // another goroutine stopped it
+	}
+	return 1, nil
 }
 
 func advanceBufferCursor(h *DeviceHandle, b []byte, size, cur uint64) (uint64, bool) {
@@ -941,7 +980,9 @@ func deviceHandles() []*DeviceHandle {
 // stopAllTracing ends every device's session (Finalize, tests).
 func stopAllTracing() {
 	for _, h := range deviceHandles() {
-		h.tr.stop()
+		if _, err := h.tr.stop(); err != nil {
+			fmt.Fprintf(stderr, "gompt: %v\n", err)
+		}
 	}
 }
 

@@ -1181,3 +1181,36 @@ func TestTraceTimesInsideCallbacks(t *testing.T) {
 		}
 	}
 }
+
+// TestTraceStopGivesUpOnStuckCallback: a tool whose buffer_request never
+// returns does not hang DeviceFinalize (the runtime's Shutdown) silently:
+// after StopTimeout it returns an error naming the device and the
+// callback, and the device is finalized.
+func TestTraceStopGivesUpOnStuckCallback(t *testing.T) {
+	old := StopTimeout
+	StopTimeout = 50 * time.Millisecond
+	t.Cleanup(func() { StopTimeout = old })
+	stuck, release := make(chan struct{}), make(chan struct{})
+	t.Cleanup(func() { close(release) })
+	var once sync.Once
+	tt := &traceTool{}
+	tt.request = func(int) []byte {
+		once.Do(func() { close(stuck) })
+		<-release
+		return nil
+	}
+	clks := withTrace(t, tt, 1)
+	tracedRegion(0, 1, clks[0], false)
+	<-stuck
+	start := time.Now()
+	err := DeviceFinalize(0)
+	if err == nil || !strings.Contains(err.Error(), "device 0") || !strings.Contains(err.Error(), "buffer_request callback has not returned") {
+		t.Fatalf("DeviceFinalize: %v; want an error naming device 0 and buffer_request", err)
+	}
+	if d := time.Since(start); d > 5*time.Second {
+		t.Fatalf("DeviceFinalize took %v", d)
+	}
+	if err := DeviceFinalize(0); err == nil {
+		t.Error("second DeviceFinalize succeeded; the device should be finalized")
+	}
+}

@@ -289,7 +289,9 @@ func Shutdown() error {
 			}
 			d.modules = nil
 			d.fmu.Unlock()
-			ompt.DeviceFinalize(d.num)
+			if err := ompt.DeviceFinalize(d.num); err != nil {
+				errs = append(errs, err)
+			}
 			if written, lost := ompt.TraceStats(d.num); lost > 0 {
 				d.infof(infoAll, "device tracing: %d records written, %d lost (the tool gave no buffer, or too small a one)", written, lost)
 			}
