@@ -453,6 +453,9 @@ func (d *dev) load(k *device.Kernel) (device.Function, error) {
 	}
 	d.fmu.Lock()
 	defer d.fmu.Unlock()
+	if shutting() {
+		return nil, errShutdown
+	}
 	old := d.funcs.Load()
 	if old != nil {
 		if f, ok := (*old)[k]; ok {
@@ -474,6 +477,12 @@ func (d *dev) load(k *device.Kernel) (device.Function, error) {
 }
 
 func (d *dev) close() error {
+	// A first use still initializing the device, or loading a kernel, is
+	// waited for; later ones find shut set (initialize never runs, load
+	// fails).
+	d.initOnce.Do(func() {})
+	d.fmu.Lock()
+	d.fmu.Unlock()
 	d.drain()
 	var errs []error
 	d.qmu.Lock()
