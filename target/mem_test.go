@@ -1,0 +1,305 @@
+package target
+
+import (
+	"errors"
+	"fmt"
+	"math"
+	"runtime"
+	"strings"
+	"testing"
+
+	"github.com/gompt/gompt/device"
+)
+
+// clRuntime is a runtime with the host plugin (device 0) and the OpenCL
+// plugin. It returns the number of the first OpenCL device, or -1 when
+// there is none (no driver, or built without cgo).
+func clRuntime(t *testing.T) (*runtimeState, int) {
+	r := useRuntime(t, map[string]string{"GOMPT_PLUGINS": "host,opencl"})
+	if len(r.devs) == 0 || r.devs[0].plugin != "host" {
+		t.Fatalf("no host device: %s", r.why())
+	}
+	for _, d := range r.devs {
+		if d.plugin == "opencl" {
+			return r, d.num
+		}
+	}
+	t.Logf("no OpenCL device: %s", r.why())
+	return r, -1
+}
+
+// memInUseOf returns device n's bytes and allocations in use.
+func memInUseOf(t *testing.T, r *runtimeState, n int) (int64, int) {
+	t.Helper()
+	mi, ok := r.devs[n].d.(device.MemInfo)
+	if !ok {
+		t.Fatalf("device %s does not implement device.MemInfo", r.devs[n].id)
+	}
+	return mi.MemInUse()
+}
+
+// noLeakOn checks that every offload device's memory returns to its level
+// at the call when the test ends.
+func noLeakOn(t *testing.T, r *runtimeState) {
+	type use struct {
+		b int64
+		n int
+	}
+	at := make([]use, len(r.devs))
+	for i := range r.devs {
+		at[i].b, at[i].n = memInUseOf(t, r, i)
+	}
+	t.Cleanup(func() {
+		for i := range r.devs {
+			if b, n := memInUseOf(t, r, i); b != at[i].b || n != at[i].n {
+				t.Errorf("device %s leaked memory: %d bytes in %d allocations at start, %d bytes in %d at end",
+					r.devs[i].id, at[i].b, at[i].n, b, n)
+			}
+		}
+	})
+}
+
+// A huge rectangle on a small allocation fails before anything is copied
+// or any list of rows is built: the check is O(dimensions).
+func TestMemcpyRectHugeVolumeFailsFast(t *testing.T) {
+	r := hostRuntime(t)
+	noLeak(t, r)
+	p, err := AllocMem(64, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer FreeMem(p, 0)
+	small := make([]byte, 64)
+	huge := func(n int) error {
+		return MemcpyRect(On(0, p), Host(small), 1, []int{n, n}, []int{0, 0}, []int{0, 0}, []int{n, n}, []int{n, n})
+	}
+	var m0, m1 runtime.MemStats
+	runtime.ReadMemStats(&m0)
+	err = huge(4096)
+	runtime.ReadMemStats(&m1)
+	if got := m1.TotalAlloc - m0.TotalAlloc; got > 64<<10 {
+		t.Fatalf("a failing 4096x4096 memcpy_rect allocated %d bytes", got)
+	}
+	if !errors.Is(err, device.ErrInvalidArgument) || !strings.Contains(err.Error(), "destination: volume [4096 4096] at offset [0 0] in dimensions [4096 4096] of 1-byte elements reaches byte 16777216, out of bounds: only 64 bytes there") {
+		t.Fatalf("4096x4096 on 64 bytes: %v", err)
+	}
+	// The shape of the report: 4096x4096 rows of one element, which
+	// built 16 million segments (1.9 GB) before failing.
+	runtime.ReadMemStats(&m0)
+	err = MemcpyRect(On(0, p), Host(small), 4, []int{4096, 4096, 1}, []int{0, 0, 0}, []int{0, 0, 0}, []int{4096, 4096, 1}, []int{4096, 4096, 1})
+	runtime.ReadMemStats(&m1)
+	if got := m1.TotalAlloc - m0.TotalAlloc; got > 64<<10 || err == nil || !strings.Contains(err.Error(), "reaches byte 67108864, out of bounds: only 64 bytes there") {
+		t.Fatalf("a failing 4096x4096x1 memcpy_rect allocated %d bytes: %v", got, err)
+	}
+	if a := testing.AllocsPerRun(10, func() { huge(65536) }); a > 64 {
+		t.Errorf("a failing 65536x65536 memcpy_rect made %v allocations", a)
+	}
+	if err := huge(65536); err == nil || !strings.Contains(err.Error(), "reaches byte 4294967296, out of bounds") {
+		t.Errorf("65536x65536 on 64 bytes: %v", err)
+	}
+	// The source side is checked as well, in 3-D.
+	err = MemcpyRect(Host(make([]byte, 1<<20)), Host(small), 8, []int{8, 8, 8}, []int{0, 0, 0}, []int{1, 0, 0}, []int{8, 8, 8}, []int{9, 8, 8})
+	if !errors.Is(err, device.ErrInvalidArgument) || !strings.Contains(err.Error(), "source: volume [8 8 8] at offset [1 0 0] in dimensions [9 8 8] of 8-byte elements reaches byte 4608, out of bounds: only 64 bytes there") {
+		t.Errorf("source too small: %v", err)
+	}
+}
+
+// Every bad argument of MemcpyRect is an invalid-argument error naming it,
+// including offsets and volumes whose byte offsets overflow an int.
+func TestMemcpyRectBadArguments(t *testing.T) {
+	hostRuntime(t)
+	a, b := make([]byte, 64), make([]byte, 64)
+	big := math.MaxInt
+	cases := []struct {
+		name                                     string
+		elem                                     int
+		volume, dstOff, srcOff, dstDims, srcDims []int
+		want                                     string
+	}{
+		{"no dimensions", 1, nil, nil, nil, nil, nil, "volume has 0 dimensions; 1 to 3 are supported"},
+		{"four dimensions", 1, []int{1, 1, 1, 1}, nil, nil, nil, nil, "volume has 4 dimensions"},
+		{"zero element size", 0, []int{1}, []int{0}, []int{0}, []int{1}, []int{1}, "element size 0: must be positive"},
+		{"lengths differ", 1, []int{1, 1}, []int{0}, []int{0, 0}, []int{1, 1}, []int{1, 1}, "dstOff, srcOff, dstDims and srcDims have 1, 2, 2 and 2"},
+		{"negative volume", 1, []int{2, -1}, []int{0, 0}, []int{0, 0}, []int{4, 4}, []int{4, 4}, "volume[1] = -1: must not be negative"},
+		{"negative dstOff", 1, []int{1}, []int{-5}, []int{0}, []int{4}, []int{4}, "dstOff[0] = -5: must not be negative"},
+		{"negative srcOff", 1, []int{1}, []int{0}, []int{-1}, []int{4}, []int{4}, "srcOff[0] = -1: must not be negative"},
+		{"negative dstDims", 1, []int{0, 0, 0}, []int{0, 0, 0}, []int{0, 0, 0}, []int{1, 1, -1}, []int{1, 1, 1}, "dstDims[2] = -1: must not be negative"},
+		{"negative srcDims", 1, []int{0}, []int{0}, []int{0}, []int{1}, []int{-7}, "srcDims[0] = -7: must not be negative"},
+		{"volume past dimensions", 1, []int{3, 2}, []int{0, 0}, []int{2, 0}, []int{4, 4}, []int{4, 4}, "dimension 0: volume 3 at offsets 0 (dstOff) and 2 (srcOff) exceeds dimensions 4 (dstDims) and 4 (srcDims)"},
+		{"offset and volume overflow", 1, []int{2}, []int{big}, []int{0}, []int{big}, []int{4}, "dimension 0: volume 2 at offsets 9223372036854775807 (dstOff)"},
+		{"byte offset overflows", 1, []int{1, 1}, []int{1 << 62, 0}, []int{0, 0}, []int{1<<62 + 1, 3}, []int{1, 3}, "destination: volume [1 1] at offset [4611686018427387904 0] in dimensions [4611686018427387905 3] of 1-byte elements: more bytes than an int can count"},
+		{"element size overflows", 1 << 62, []int{1, 2}, []int{0, 0}, []int{0, 0}, []int{1, 2}, []int{1, 2}, "more bytes than an int can count"},
+		{"strides overflow", 8, []int{2, 1, 1}, []int{0, 0, 0}, []int{0, 0, 0}, []int{2, 1 << 30, 1 << 30}, []int{2, 1, 1}, "destination: volume [2 1 1] at offset [0 0 0] in dimensions [2 1073741824 1073741824] of 8-byte elements: more bytes than an int can count"},
+	}
+	for _, c := range cases {
+		err := MemcpyRect(Host(a), Host(b), c.elem, c.volume, c.dstOff, c.srcOff, c.dstDims, c.srcDims)
+		if !errors.Is(err, device.ErrInvalidArgument) || !strings.Contains(err.Error(), c.want) {
+			t.Errorf("%s: %v; want an invalid-argument error saying %q", c.name, err, c.want)
+		}
+	}
+	// Outer dimensions too large for an int do not matter when the
+	// rectangle stays inside the first plane; a zero volume copies nothing.
+	if err := MemcpyRect(Host(a), Host(b), 1, []int{1, 2, 3}, []int{0, 1, 0}, []int{0, 0, 0}, []int{big, 4, 4}, []int{1, 2, 3}); err != nil {
+		t.Errorf("rectangle in the first plane of a huge array: %v", err)
+	}
+	if err := MemcpyRect(Host(a), Host(b), 4, []int{0, 1 << 40}, []int{0, 0}, []int{0, 0}, []int{1, 1 << 40}, []int{1, 1 << 40}); err != nil {
+		t.Errorf("empty volume: %v", err)
+	}
+}
+
+// rectCase is one MemcpyRect of int32 elements.
+type rectCase struct {
+	name                                     string
+	volume, dstOff, srcOff, dstDims, srcDims []int
+}
+
+var rectCases = []rectCase{
+	{"1-D", []int{5}, []int{3}, []int{1}, []int{9}, []int{7}},
+	{"2-D with offsets", []int{3, 4}, []int{1, 2}, []int{2, 1}, []int{5, 7}, []int{6, 5}},
+	{"2-D whole rows", []int{3, 6}, []int{1, 0}, []int{0, 0}, []int{5, 6}, []int{4, 6}},
+	{"3-D with offsets", []int{2, 3, 4}, []int{1, 0, 2}, []int{0, 2, 1}, []int{4, 5, 7}, []int{3, 6, 5}},
+	{"3-D whole planes", []int{2, 3, 4}, []int{1, 0, 0}, []int{0, 0, 0}, []int{3, 3, 4}, []int{2, 3, 4}},
+}
+
+// size returns the number of elements of an array of dims.
+func size(dims []int) int {
+	n := 1
+	for _, d := range dims {
+		n *= d
+	}
+	return n
+}
+
+// index returns the linear index of idx in an array of dims.
+func index(idx, dims []int) int {
+	k := 0
+	for i := range dims {
+		k = k*dims[i] + idx[i]
+	}
+	return k
+}
+
+// want returns dst after copying c's rectangle from src, element by element.
+func (c rectCase) want(dst, src []int32) []int32 {
+	out := append([]int32(nil), dst...)
+	nd := len(c.volume)
+	idx := make([]int, nd)
+	for {
+		d, s := make([]int, nd), make([]int, nd)
+		for i := range idx {
+			d[i], s[i] = c.dstOff[i]+idx[i], c.srcOff[i]+idx[i]
+		}
+		out[index(d, c.dstDims)] = src[index(s, c.srcDims)]
+		i := nd - 1
+		for ; i >= 0; i-- {
+			if idx[i]++; idx[i] < c.volume[i] {
+				break
+			}
+			idx[i] = 0
+		}
+		if i < 0 {
+			return out
+		}
+	}
+}
+
+func (c rectCase) copy(dst, src Loc) error {
+	return MemcpyRect(dst, src, 4, c.volume, c.dstOff, c.srcOff, c.dstDims, c.srcDims)
+}
+
+// MemcpyRect copies exactly the rectangle, in every direction, on the host
+// device, on OpenCL, between them, and on the initial device.
+func TestMemcpyRectCopiesTheRightBytes(t *testing.T) {
+	r, cl := clRuntime(t)
+	noLeakOn(t, r)
+	devs := []int{0, len(r.devs)}
+	if cl >= 0 {
+		devs = append(devs, cl)
+	}
+	t.Logf("devices %v: %s", devs, r.why())
+	for _, c := range rectCases {
+		src := make([]int32, size(c.srcDims))
+		for i := range src {
+			src[i] = int32(i + 1)
+		}
+		dst0 := make([]int32, size(c.dstDims))
+		for i := range dst0 {
+			dst0[i] = -int32(i + 1)
+		}
+		want := c.want(dst0, src)
+		check := func(what string, got []int32) {
+			t.Helper()
+			if !equal(got, want) {
+				t.Errorf("%s, %s: got %v, want %v", c.name, what, got, want)
+			}
+		}
+		got := append([]int32(nil), dst0...)
+		if err := c.copy(Host(got), Host(src)); err != nil {
+			t.Fatalf("%s, host to host: %v", c.name, err)
+		}
+		check("host to host", got)
+		// to puts s in a new allocation on dev.
+		to := func(dev int, s []int32) DevicePtr {
+			t.Helper()
+			p, err := AllocMem(4*len(s), dev)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if err := Memcpy(On(dev, p), Host(s), 4*len(s)); err != nil {
+				t.Fatal(err)
+			}
+			return p
+		}
+		back := func(dev int, p DevicePtr, n int) []int32 {
+			t.Helper()
+			out := make([]int32, n)
+			if err := Memcpy(Host(out), On(dev, p), 4*n); err != nil {
+				t.Fatal(err)
+			}
+			return out
+		}
+		for _, dev := range devs {
+			name := r.describe(dev)
+			d := to(dev, dst0)
+			if err := c.copy(On(dev, d), Host(src)); err != nil {
+				t.Fatalf("%s, host to %s: %v", c.name, name, err)
+			}
+			check("host to "+name, back(dev, d, len(dst0)))
+			s := to(dev, src)
+			got := append([]int32(nil), dst0...)
+			if err := c.copy(Host(got), On(dev, s)); err != nil {
+				t.Fatalf("%s, %s to host: %v", c.name, name, err)
+			}
+			check(name+" to host", got)
+			d2 := to(dev, dst0)
+			if err := c.copy(On(dev, d2), On(dev, s)); err != nil {
+				t.Fatalf("%s, %s to itself: %v", c.name, name, err)
+			}
+			check(name+" to itself", back(dev, d2, len(dst0)))
+			for _, other := range devs {
+				if other == dev {
+					continue
+				}
+				d3 := to(other, dst0)
+				if err := c.copy(On(other, d3), On(dev, s)); err != nil {
+					t.Fatalf("%s, %s to %s: %v", c.name, name, r.describe(other), err)
+				}
+				check(name+" to "+r.describe(other), back(other, d3, len(dst0)))
+				FreeMem(d3, other)
+			}
+			for _, p := range []DevicePtr{d, s, d2} {
+				if err := FreeMem(p, dev); err != nil {
+					t.Fatal(err)
+				}
+			}
+		}
+	}
+}
+
+// describe names device number n for test messages.
+func (r *runtimeState) describe(n int) string {
+	if n == len(r.devs) {
+		return "the initial device"
+	}
+	return fmt.Sprintf("device %d (%s)", n, r.devs[n].id)
+}
