@@ -107,7 +107,10 @@ func AllocMem(size int, dev int) (DevicePtr, error) {
 }
 
 // FreeMem releases memory from AllocMem (omp_target_free). Freeing a pointer
-// that AllocMem did not return, or freeing it twice, is an error.
+// that AllocMem did not return, or freeing it twice, is an error, and so is
+// freeing an allocation that host memory is still associated with
+// (Associate): it frees nothing, and the error names the host range to
+// disassociate first.
 //
 //go:noinline
 func FreeMem(p DevicePtr, dev int) error {
@@ -128,12 +131,23 @@ func FreeMem(p DevicePtr, dev int) error {
 		return err
 	}
 	d.amu.Lock()
-	_, ok := d.allocs[p]
-	delete(d.allocs, p)
-	d.amu.Unlock()
+	size, ok := d.allocs[p]
 	if !ok {
+		d.amu.Unlock()
 		return fmt.Errorf("target: free %v on device %d (%s): not a live allocation (freed twice, or never allocated by target.AllocMem)", p, n, d.id)
 	}
+	if a, more := d.associated(p, size); more > 0 {
+		d.amu.Unlock()
+		also := ""
+		if more > 1 {
+			also = fmt.Sprintf(" and %d more host ranges", more-1)
+		}
+		return memErr("free", device.CodeInvalidArgument,
+			"%v on device %d (%s): host memory %s%s is still associated with it (target.Associate at %v); disassociate it first (target.Disassociate); nothing was freed",
+			p, n, d.id, rangeString(a.host, a.n), also, a.p)
+	}
+	delete(d.allocs, p)
+	d.amu.Unlock()
 	r.DataOpBegin(ompt.DataOpDelete, uintptr(p), n, 0, ompt.InitialDevice, 0)
 	t0, tr := traceStart(r, d)
 	err = d.d.Free(p)
@@ -581,9 +595,79 @@ func MemcpyRect(dst, src Loc, elem int, volume, dstOff, srcOff, dstDims, srcDims
 	return copyRows(pc, &de, &se, &r)
 }
 
+// memErr is an error of the device memory routine op ("associate").
+func memErr(op string, code device.Code, format string, args ...any) error {
+	return device.Errorf("", "target: "+op, code, format, args...)
+}
+
+// rangeString formats n bytes at a as "[0x1000,0x1040)".
+func rangeString(a uintptr, n int) string {
+	return fmt.Sprintf("[%#x,%#x)", a, a+uintptr(n))
+}
+
+// offloadDevices says which device numbers name offload devices.
+func offloadDevices() string {
+	if n := NumDevices(); n > 0 {
+		return fmt.Sprintf("offload devices are 0..%d", n-1)
+	}
+	return "there is no offload device (" + state().why() + ")"
+}
+
+// association is one Associate in force: host bytes [host, host+n) backed
+// by device memory at p, inside the AllocMem allocation at alloc.
+type association struct {
+	alloc DevicePtr
+	host  uintptr
+	n     int
+	p     DevicePtr
+}
+
+// associated returns the association with the lowest host address whose
+// device memory lies in the allocation [base, base+size), and how many
+// there are. d.amu is held.
+func (d *dev) associated(base DevicePtr, size int) (first association, n int) {
+	for _, a := range d.assocs {
+		if a.alloc == base {
+			if n == 0 || a.host < first.host {
+				first = a
+			}
+			n++
+		}
+	}
+	return first, n
+}
+
+// checkAssociate checks that len(b) bytes at p+devOffset lie inside one
+// live AllocMem allocation of d and returns its start. d.amu is held.
+func (d *dev) checkAssociate(b []byte, p DevicePtr, devOffset int) (DevicePtr, error) {
+	what := func() string {
+		return fmt.Sprintf("%s (%d bytes) with %v+%d on device %d (%s)", rangeString(addr(b), len(b)), len(b), p, devOffset, d.num, d.id)
+	}
+	if devOffset < 0 {
+		return 0, memErr("associate", device.CodeInvalidArgument, "%s: the device offset must not be negative", what())
+	}
+	for base, size := range d.allocs {
+		if p < base || p >= base+DevicePtr(size) {
+			continue
+		}
+		room := size - int(p-base) // bytes from p to the allocation's end
+		if devOffset > room || len(b) > room-devOffset {
+			return 0, memErr("associate", device.CodeInvalidArgument,
+				"%s: the device range [%v,+%d) extends past the allocation %s (%d bytes) made by target.AllocMem; only %d bytes there from %v",
+				what(), p, devOffset+len(b), rangeString(uintptr(base), size), size, room, p)
+		}
+		return base, nil
+	}
+	return 0, memErr("associate", device.CodeInvalidArgument,
+		"%s: %v is not inside any live allocation made by target.AllocMem on that device (freed, never allocated, or from another device)", what(), p)
+}
+
 // Associate makes device memory p+devOffset on dev the device copy of s
-// (omp_target_associate_ptr). The runtime never frees it; map clauses
-// find s present.
+// (omp_target_associate_ptr): map clauses find s present there and never
+// free it. p must be, or point inside, a live allocation that AllocMem made
+// on dev, and the len(s) elements' bytes from p+devOffset must lie inside
+// that allocation; FreeMem of it fails until Disassociate. The initial
+// device has no separate memory to associate: naming it is an error.
 //
 //go:noinline
 func Associate[T any](s []T, p DevicePtr, devOffset int, dev int) error {
@@ -592,20 +676,49 @@ func Associate[T any](s []T, p DevicePtr, devOffset int, dev int) error {
 		pc = callsite.Parent()
 	}
 	d, err := offloadDev(dev, "associate")
-	if err != nil || d == nil {
+	if err != nil {
 		return err
 	}
+	if d == nil {
+		return memErr("associate", device.CodeInvalidDevice,
+			"device %d names the initial device, whose memory is the program's own: there is nothing to associate; %s", dev, offloadDevices())
+	}
 	b := device.Bytes(s)
+	if len(b) == 0 {
+		return memErr("associate", device.CodeInvalidArgument, "empty host slice (nil or zero length) on device %d (%s)", d.num, d.id)
+	}
+	d.amu.Lock()
+	_, err = d.checkAssociate(b, p, devOffset)
+	d.amu.Unlock()
+	if err != nil {
+		return err
+	}
 	q := p + DevicePtr(devOffset)
 	r := ompt.RoutineBegin(pc)
 	defer r.End()
 	r.DataOpBegin(ompt.DataOpAssociate, addr(b), ompt.InitialDevice, uintptr(q), d.num, uint64(len(b)))
-	err = d.table.Associate(b, q)
+	// Checked again with the table change under d.amu, so a FreeMem
+	// meanwhile cannot leave the association pointing at freed memory.
+	d.amu.Lock()
+	base, err := d.checkAssociate(b, p, devOffset)
+	if err == nil {
+		err = d.table.Associate(b, q)
+	}
+	if err == nil {
+		if d.assocs == nil {
+			d.assocs = map[uintptr]association{}
+		}
+		d.assocs[addr(b)] = association{alloc: base, host: addr(b), n: len(b), p: q}
+	}
+	d.amu.Unlock()
 	r.DataOpEnd(uintptr(q))
 	return err
 }
 
-// Disassociate undoes Associate (omp_target_disassociate_ptr).
+// Disassociate undoes Associate (omp_target_disassociate_ptr): s must start
+// where an associated slice starts (it may be shorter). It does not free the
+// device memory. Nothing associated there is an error, as is the initial
+// device, where nothing can be associated.
 //
 //go:noinline
 func Disassociate[T any](s []T, dev int) error {
@@ -614,15 +727,24 @@ func Disassociate[T any](s []T, dev int) error {
 		pc = callsite.Parent()
 	}
 	d, err := offloadDev(dev, "disassociate")
-	if err != nil || d == nil {
+	if err != nil {
 		return err
+	}
+	if d == nil {
+		return memErr("disassociate", device.CodeInvalidDevice,
+			"device %d names the initial device, where nothing can be associated; %s", dev, offloadDevices())
 	}
 	b := device.Bytes(s)
 	p, _ := d.table.Translate(b)
 	r := ompt.RoutineBegin(pc)
 	defer r.End()
 	r.DataOpBegin(ompt.DataOpDisassociate, addr(b), ompt.InitialDevice, uintptr(p), d.num, 0)
+	d.amu.Lock()
 	err = d.table.Disassociate(b)
+	if err == nil {
+		delete(d.assocs, addr(b))
+	}
+	d.amu.Unlock()
 	r.DataOpEnd(uintptr(p))
 	return err
 }

@@ -303,3 +303,124 @@ func (r *runtimeState) describe(n int) string {
 	}
 	return fmt.Sprintf("device %d (%s)", n, r.devs[n].id)
 }
+
+// wantErr checks that err is an error of code saying each of want.
+func wantErr(t *testing.T, what string, err error, code device.Code, want ...string) {
+	t.Helper()
+	if err == nil {
+		t.Errorf("%s: no error", what)
+		return
+	}
+	if got := device.CodeOf(err); got != code {
+		t.Errorf("%s: code %s, want %s (%v)", what, got, code, err)
+	}
+	for _, w := range want {
+		if !strings.Contains(err.Error(), w) {
+			t.Errorf("%s: error %q does not say %q", what, err, w)
+		}
+	}
+}
+
+// Associate checks the device range at the call: inside one live AllocMem
+// allocation of the device; FreeMem refuses an allocation still associated.
+func TestAssociateChecksTheDeviceRange(t *testing.T) {
+	r := hostRuntime(t)
+	noLeak(t, r)
+	p, err := AllocMem(64, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	gone, err := AllocMem(64, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := FreeMem(gone, 0); err != nil {
+		t.Fatal(err)
+	}
+	big, small := make([]byte, 4096), make([]byte, 16)
+	bad := func(what string, err error, want ...string) {
+		t.Helper()
+		wantErr(t, what, err, device.CodeInvalidArgument, want...)
+	}
+	bad("4096 bytes on a 64-byte allocation", Associate(big, p, 0, 0), "extends past the allocation", "(64 bytes)", "only 64 bytes there")
+	bad("offset past the end", Associate(small, p, 64, 0), "extends past the allocation")
+	bad("last bytes past the end", Associate(small, p+56, 0, 0), "only 8 bytes there")
+	bad("offset overflowing", Associate(small, p, math.MaxInt, 0), "extends past the allocation")
+	bad("negative offset", Associate(small, p+32, -8, 0), "device offset must not be negative")
+	bad("made-up pointer", Associate(small, 0xdead0000, 0, 0), "0xdead0000 is not inside any live allocation made by target.AllocMem")
+	bad("freed pointer", Associate(small, gone, 0, 0), "is not inside any live allocation")
+	bad("empty slice", Associate(small[:0], p, 0, 0), "empty host slice")
+	if IsPresent(big, 0) || IsPresent(small, 0) || r.devs[0].table.Len() != 0 {
+		t.Fatalf("a refused association left entries: %v", r.devs[0].table.Entries())
+	}
+	wantErr(t, "associate on the initial device", Associate(small, p, 0, InitialDevice), device.CodeInvalidDevice,
+		"names the initial device", "nothing to associate", "offload devices are 0..0")
+
+	// Inside an allocation, ending at its last byte: accepted and used.
+	h := make([]int32, 8)
+	if err := Associate(h, p+16, 16, 0); err != nil {
+		t.Fatal(err)
+	}
+	src := []int32{1, 2, 3, 4, 5, 6, 7, 8}
+	if err := Memcpy(On(0, p).Add(32), Host(src), 32); err != nil {
+		t.Fatal(err)
+	}
+	if err := Update(0, From(h)); err != nil {
+		t.Fatal(err)
+	}
+	if !equal(h, src) {
+		t.Fatalf("update from associated memory at p+32 gave %v, want %v", h, src)
+	}
+	// Freeing it now is refused, names the host range, and frees nothing.
+	b0, n0 := memInUse(t, r)
+	err = FreeMem(p, 0)
+	wantErr(t, "free while associated", err, device.CodeInvalidArgument,
+		"host memory "+rangeString(addr(device.Bytes(h)), 32)+" is still associated with it", "disassociate it first", "nothing was freed")
+	if b, n := memInUse(t, r); b != b0 || n != n0 {
+		t.Fatalf("a refused FreeMem changed memory in use from %d bytes in %d allocations to %d in %d", b0, n0, b, n)
+	}
+	if err := Memcpy(On(0, p), Host(src), 32); err != nil {
+		t.Fatalf("the allocation is unusable after a refused FreeMem: %v", err)
+	}
+	if err := Disassociate(h, 0); err != nil {
+		t.Fatal(err)
+	}
+	if IsPresent(h, 0) {
+		t.Fatal("disassociated slice still present")
+	}
+	if err := FreeMem(p, 0); err != nil {
+		t.Fatalf("free after disassociate: %v", err)
+	}
+}
+
+// Disassociate never reports success without removing an association.
+func TestDisassociateOfNothingFails(t *testing.T) {
+	r := hostRuntime(t)
+	noLeak(t, r)
+	p, err := AllocMem(64, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	hb, other := make([]byte, 40), make([]byte, 32)
+	h := hb[:32]
+	wantErr(t, "never associated", Disassociate(other, 0), device.CodeNotFound, "nothing is associated there")
+	wantErr(t, "on the initial device", Disassociate(other, InitialDevice), device.CodeInvalidDevice, "names the initial device", "nothing can be associated")
+	wantErr(t, "on the initial device by number", Disassociate(other, len(r.devs)), device.CodeInvalidDevice, "names the initial device")
+	if err := Associate(h, p, 0, 0); err != nil {
+		t.Fatal(err)
+	}
+	wantErr(t, "inside the association", Disassociate(h[8:], 0), device.CodeInvalidArgument, "does not start an associated range")
+	wantErr(t, "past the association", Disassociate(hb, 0), device.CodeInvalidArgument, "does not start an associated range")
+	if !IsPresent(h, 0) {
+		t.Fatal("a failed disassociate removed the association")
+	}
+	if err := Disassociate(h, 0); err != nil {
+		t.Fatal(err)
+	}
+	wantErr(t, "twice", Disassociate(h, 0), device.CodeNotFound, "nothing is associated there")
+	if err := FreeMem(p, 0); err != nil {
+		t.Fatal(err)
+	}
+	useRuntime(t, map[string]string{"GOMPT_PLUGINS": "host", "OMP_TARGET_OFFLOAD": "disabled"})
+	wantErr(t, "offload disabled", Disassociate(h, 0), device.CodeInvalidDevice, "names the initial device", "there is no offload device (host: OMP_TARGET_OFFLOAD=disabled)")
+}
