@@ -4,8 +4,10 @@ import (
 	"fmt"
 	"math"
 	"math/bits"
+	"runtime"
 	"sync"
 	"unsafe"
+	"weak"
 
 	"github.com/gompt/gompt/device"
 	"github.com/gompt/gompt/device/host"
@@ -14,10 +16,23 @@ import (
 )
 
 // hostMem is the initial device's side of the device memory routines:
-// AllocMem on the initial device hands out Go memory kept alive here.
+// AllocMem on the initial device hands out Go memory kept alive here, and
+// MappedPtr on the initial device (which returns the slice's own address,
+// as omp_get_mapped_ptr does) records the slice here, held weakly, so that
+// On(initial, p) can find its bounds.
 type hostMem struct {
-	mu sync.Mutex
-	m  map[DevicePtr][]byte
+	mu    sync.Mutex
+	m     map[DevicePtr][]byte
+	views map[DevicePtr]*hostView // by start address
+}
+
+// hostView is a slice of the program's memory whose address MappedPtr
+// returned for the initial device. It does not keep the memory alive: once
+// the garbage collector frees it, resolving an address in it is an error,
+// and a cleanup drops the view.
+type hostView struct {
+	p weak.Pointer[byte]
+	n int
 }
 
 func (h *hostMem) alloc(size int) DevicePtr {
@@ -42,6 +57,57 @@ func (h *hostMem) free(p DevicePtr) error {
 	return nil
 }
 
+// view records b, the memory of a slice MappedPtr was asked about on the
+// initial device. Memory the Go runtime does not manage (from mmap, or C)
+// is not recorded: On cannot bound it, and says so.
+func (h *hostMem) view(b []byte) {
+	if len(b) == 0 {
+		return
+	}
+	p := DevicePtr(addr(b))
+	h.mu.Lock()
+	if v := h.views[p]; v != nil && v.n >= len(b) && v.p.Value() != nil {
+		h.mu.Unlock()
+		return
+	}
+	h.mu.Unlock()
+	v := &hostView{n: len(b)}
+	if !addCleanup(&b[0], func(v *hostView) { h.drop(p, v) }, v) {
+		return
+	}
+	v.p = weak.Make(&b[0])
+	h.mu.Lock()
+	if old := h.views[p]; old == nil || old.n < v.n || old.p.Value() == nil {
+		if h.views == nil {
+			h.views = map[DevicePtr]*hostView{}
+		}
+		h.views[p] = v
+	}
+	h.mu.Unlock()
+	runtime.KeepAlive(b)
+}
+
+// drop removes view v at p, unless another view has replaced it.
+func (h *hostMem) drop(p DevicePtr, v *hostView) {
+	h.mu.Lock()
+	if h.views[p] == v {
+		delete(h.views, p)
+	}
+	h.mu.Unlock()
+}
+
+// addCleanup is runtime.AddCleanup, reporting false instead of panicking
+// for memory the Go runtime does not manage.
+func addCleanup(p *byte, fn func(*hostView), v *hostView) (ok bool) {
+	defer func() {
+		if recover() != nil {
+			ok = false
+		}
+	}()
+	runtime.AddCleanup(p, fn, v)
+	return true
+}
+
 // initialAllocMax is the largest AllocMem on the initial device: half of
 // the memory the process may use, the budget a host offload device has.
 // Larger sizes fail with an error rather than Go's fatal out-of-memory.
@@ -50,7 +116,8 @@ var initialAllocMax = sync.OnceValue(func() uint64 {
 	return total / 2
 })
 
-// resolve returns the memory from p to the end of its allocation.
+// resolve returns the memory from p to the end of its allocation, or of
+// the longest live slice MappedPtr returned an address in.
 func (h *hostMem) resolve(p DevicePtr) ([]byte, error) {
 	h.mu.Lock()
 	defer h.mu.Unlock()
@@ -59,7 +126,26 @@ func (h *hostMem) resolve(p DevicePtr) ([]byte, error) {
 			return b[p-base:], nil
 		}
 	}
-	return nil, fmt.Errorf("%v is not in any initial-device allocation made by target.AllocMem", p)
+	var out []byte
+	gone := false
+	for base, v := range h.views {
+		if p < base || p >= base+DevicePtr(v.n) || int(base+DevicePtr(v.n)-p) <= len(out) {
+			continue
+		}
+		first := v.p.Value()
+		if first == nil {
+			gone = true
+			continue
+		}
+		out = unsafe.Slice(first, v.n)[p-base:]
+	}
+	if out != nil {
+		return out, nil
+	}
+	if gone {
+		return nil, fmt.Errorf("%v was in a slice that target.MappedPtr returned for the initial device, but the slice has been garbage collected since: keep it reachable (runtime.KeepAlive) while its address is in use", p)
+	}
+	return nil, fmt.Errorf("%v is not in any initial-device allocation made by target.AllocMem, nor in a slice of Go memory that target.MappedPtr returned for the initial device", p)
 }
 
 // AllocMem allocates size bytes on device dev (omp_target_alloc). On the
@@ -167,6 +253,8 @@ type Loc struct {
 }
 
 // On names device memory at p on device dev (from AllocMem, or MappedPtr).
+// On the initial device, p is an AllocMem allocation there or an address
+// MappedPtr returned for it (see MappedPtr for how long that stays valid).
 func On(dev int, p DevicePtr) Loc { return Loc{dev: dev, ptr: p} }
 
 // Host names the program's own memory s (on the initial device).
@@ -771,13 +859,20 @@ func IsAccessible[T any](s []T, dev int) bool {
 }
 
 // MappedPtr returns the device address of present host memory s on dev
-// (omp_get_mapped_ptr).
+// (omp_get_mapped_ptr). On the initial device it is s's own address, which
+// On(initial device, p) accepts for as long as s's memory is reachable:
+// the runtime does not keep s alive (keep it reachable, with
+// runtime.KeepAlive if need be, while p is in use), and a p whose slice
+// was collected is an error, not a copy into freed memory. Memory that Go
+// does not manage (mmap, C) gets its address, which On cannot bound.
 func MappedPtr[T any](s []T, dev int) (DevicePtr, error) {
 	d, err := offloadDev(dev, "mapped ptr")
 	if err != nil {
 		return 0, err
 	}
 	if d == nil {
+		b := device.Bytes(s)
+		state().initial.view(b)
 		return DevicePtr(uintptr(unsafe.Pointer(unsafe.SliceData(s)))), nil
 	}
 	return d.table.Translate(device.Bytes(s))

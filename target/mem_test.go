@@ -424,3 +424,82 @@ func TestDisassociateOfNothingFails(t *testing.T) {
 	useRuntime(t, map[string]string{"GOMPT_PLUGINS": "host", "OMP_TARGET_OFFLOAD": "disabled"})
 	wantErr(t, "offload disabled", Disassociate(h, 0), device.CodeInvalidDevice, "names the initial device", "there is no offload device (host: OMP_TARGET_OFFLOAD=disabled)")
 }
+
+// MappedPtr on the initial device returns the slice's own address, and On
+// accepts it there, as On's documentation promises.
+func TestMappedPtrOnTheInitialDevice(t *testing.T) {
+	r := hostRuntime(t)
+	ini := len(r.devs)
+	x := make([]int32, 16)
+	for _, dev := range []int{InitialDevice, ini} {
+		clear(x)
+		p, err := MappedPtr(x, dev)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if want := DevicePtr(addr(device.Bytes(x))); p != want {
+			t.Fatalf("MappedPtr(x, %d) = %v, want x's address %v", dev, p, want)
+		}
+		src := []int32{1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 16}
+		if err := Memcpy(On(dev, p), Host(src), 64); err != nil {
+			t.Fatalf("Memcpy to On(%d, MappedPtr(x, %d)): %v", dev, dev, err)
+		}
+		if !equal(x, src) {
+			t.Fatalf("memcpy into the mapped address gave %v", x)
+		}
+		out := make([]int32, 4)
+		if err := Memcpy(Host(out), On(dev, p).Add(48), 16); err != nil || !equal(out, src[12:]) {
+			t.Fatalf("Memcpy from On(%d, p).Add(48): %v %v", dev, err, out)
+		}
+		if err := Memset(On(dev, p), 0, 8); err != nil || x[0] != 0 || x[1] != 0 || x[2] != 3 {
+			t.Fatalf("Memset of On(%d, p): %v %v", dev, err, x)
+		}
+		if err := MemcpyRect(On(dev, p), Host(src), 4, []int{2, 2}, []int{1, 1}, []int{0, 0}, []int{4, 4}, []int{4, 4}); err != nil || x[5] != 1 || x[6] != 2 || x[9] != 5 || x[10] != 6 {
+			t.Fatalf("MemcpyRect into On(%d, p): %v %v", dev, err, x)
+		}
+		err = Memcpy(On(dev, p).Add(4), Host(src), 64)
+		if err == nil || !strings.Contains(err.Error(), "out of bounds, only 60 bytes there") {
+			t.Fatalf("Memcpy past the mapped slice: %v", err)
+		}
+		// A sub-slice's address lies inside the slice.
+		q, err := MappedPtr(x[4:8], dev)
+		if err != nil || q != p+16 {
+			t.Fatalf("MappedPtr(x[4:8]) = %v, %v; want %v", q, err, p+16)
+		}
+		if err := Memcpy(On(dev, q), Host(src), 16); err != nil || x[4] != 1 || x[7] != 4 {
+			t.Fatalf("Memcpy to a sub-slice's mapped address: %v %v", err, x)
+		}
+	}
+	runtime.KeepAlive(x)
+	err := Memcpy(On(ini, 0x1000), Host(x), 4)
+	if err == nil || !strings.Contains(err.Error(), "not in any initial-device allocation made by target.AllocMem, nor in a slice of Go memory that target.MappedPtr returned") {
+		t.Fatalf("an address MappedPtr never returned: %v", err)
+	}
+}
+
+// mappedAndDropped returns the initial-device address of a slice that is
+// unreachable when it returns.
+//
+//go:noinline
+func mappedAndDropped(t *testing.T) DevicePtr {
+	x := make([]byte, 1<<20)
+	p, err := MappedPtr(x, InitialDevice)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return p
+}
+
+// An address whose slice was collected is an error, not a write into
+// freed memory.
+func TestMappedPtrOfCollectedSlice(t *testing.T) {
+	hostRuntime(t)
+	p := mappedAndDropped(t)
+	runtime.GC()
+	runtime.GC()
+	err := Memcpy(On(InitialDevice, p), Host(make([]byte, 8)), 8)
+	if err == nil || !strings.Contains(err.Error(), "garbage collected") && !strings.Contains(err.Error(), "not in any initial-device allocation") {
+		t.Fatalf("Memcpy to the address of a collected slice: %v", err)
+	}
+	t.Log(err)
+}
