@@ -109,7 +109,8 @@ func addCleanup(p *byte, fn func(*hostView), v *hostView) (ok bool) {
 }
 
 // initialAllocMax is the largest AllocMem on the initial device: half of
-// the memory the process may use, the budget a host offload device has.
+// the memory the process may use, the budget the host offload devices
+// share.
 // Larger sizes fail with an error rather than Go's fatal out-of-memory.
 var initialAllocMax = sync.OnceValue(func() uint64 {
 	total, _ := host.PhysicalMemory()
