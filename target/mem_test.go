@@ -503,3 +503,36 @@ func TestMappedPtrOfCollectedSlice(t *testing.T) {
 	}
 	t.Log(err)
 }
+
+// On OpenCL, a kernel runs on sub-slices of mapped slices at any element
+// offset, aligned to CL_DEVICE_MEM_BASE_ADDR_ALIGN or not.
+func TestSubSliceArgumentsOnOpenCL(t *testing.T) {
+	r, cl := clRuntime(t)
+	if cl < 0 {
+		t.Skip("no OpenCL device")
+	}
+	noLeakOn(t, r)
+	for _, off := range []int{0, 1, 3, 32, 37} {
+		x, y := vecs(1000)
+		if err := EnterData(cl, To(x), To(y)); err != nil {
+			t.Fatal(err)
+		}
+		n := 500
+		err := Target(saxpyRegion(cl, n, 3, x[off:off+n], y[off+1:off+1+n]))
+		if err != nil {
+			t.Fatalf("saxpy on x[%d:], y[%d:] on OpenCL: %v", off, off+1, err)
+		}
+		if err := ExitData(cl, From(y), Delete(x)); err != nil {
+			t.Fatal(err)
+		}
+		for i := range y {
+			want := float32(2 * i)
+			if i >= off+1 && i < off+1+n {
+				want += 3 * float32(i-1)
+			}
+			if y[i] != want {
+				t.Fatalf("offset %d: y[%d] = %g, want %g", off, i, y[i], want)
+			}
+		}
+	}
+}

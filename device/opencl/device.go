@@ -94,6 +94,7 @@ type clDevice struct {
 	ioq      cl.CommandQueue // idle internal queue: clock readings, probes
 	last     atomic.Int64    // latest Now reading, to keep Now monotonic
 	nqueues  atomic.Uint64   // queues made, for queue numbers
+	staged   atomic.Uint64   // launches that staged unaligned arguments (tests)
 
 	mu      sync.RWMutex
 	closed  bool

@@ -4,6 +4,7 @@ package opencl
 
 import (
 	"fmt"
+	"slices"
 	"strings"
 	"sync"
 
@@ -214,7 +215,11 @@ func LaunchGeometry(f device.Function, s device.Shape) (global, local [3]int, er
 	return global, local, nil
 }
 
-// Launch enqueues f over shape with args.
+// Launch enqueues f over shape with args. A buffer argument may point
+// anywhere inside an allocation: at its start it is passed whole, at an
+// offset that is a multiple of CL_DEVICE_MEM_BASE_ADDR_ALIGN as a
+// sub-buffer, and at any other offset through a temporary buffer (see
+// stage), which costs a copy of the allocation's tail each way.
 func (q *queue) Launch(f device.Function, shape device.Shape, args []device.Arg) error {
 	fn, ok := f.(*function)
 	if !ok || fn.d != q.d {
@@ -238,7 +243,9 @@ func (q *queue) Launch(f device.Function, shape device.Shape, args []device.Arg)
 	}
 	q.args = q.args[:0]
 	q.subs = q.subs[:0]
+	q.bufs = q.bufs[:0]
 	defer q.releaseSubs()
+	unaligned := false
 	for i, p := range fn.k.Params {
 		a := args[i]
 		if p.Kind != device.ParamBuffer {
@@ -250,21 +257,31 @@ func (q *queue) Launch(f device.Function, shape device.Shape, args []device.Arg)
 			op = "launch " + fn.k.Name
 			return q.d.errorf(op, device.CodeInvalidArgument, "argument %d (%s): %v is not in a live allocation of this device", i, p.Name, a.Ptr)
 		}
-		if off != 0 {
-			op = "launch " + fn.k.Name
-			if off%q.d.align != 0 {
-				return q.d.errorf(op, device.CodeUnsupported,
-					"argument %d (%s): %v is %d bytes into its allocation; OpenCL kernels take whole buffers or sub-buffers at multiples of %d bytes (CL_DEVICE_MEM_BASE_ADDR_ALIGN) on this device",
-					i, p.Name, a.Ptr, off, q.d.align)
-			}
-			sub, err := cl.CreateSubBuffer(m, cl.MEM_READ_WRITE, uintptr(off), uintptr(size-off))
+		q.bufs = append(q.bufs, bufArg{arg: i, m: m, off: off, size: size})
+		unaligned = unaligned || off%q.d.align != 0
+		q.args = append(q.args, cl.Arg{Size: 8})
+	}
+	var staged []staging
+	if unaligned {
+		op = "launch " + fn.k.Name
+		var err error
+		if staged, err = q.stage(op, fn); err != nil {
+			return err
+		}
+	}
+	for _, b := range q.bufs {
+		m := b.m
+		if b.off != 0 {
+			// Aligned, in the buffer or in its staging buffer: a sub-buffer.
+			sub, err := cl.CreateSubBuffer(m, cl.MEM_READ_WRITE, uintptr(b.off), uintptr(b.size-b.off))
 			if err != nil {
-				return q.d.wrap(fmt.Sprintf("%s: argument %d (%s)", op, i, p.Name), err)
+				op = "launch " + fn.k.Name
+				return q.d.wrap(fmt.Sprintf("%s: argument %d (%s)", op, b.arg, fn.k.Params[b.arg].Name), err)
 			}
 			q.subs = append(q.subs, sub)
 			m = sub
 		}
-		q.args = append(q.args, cl.Arg{Size: 8, Value: uint64(m)})
+		q.args[b.arg].Value = uint64(m)
 	}
 	dims, global, local := fn.geometry(shape)
 	q.global, q.local = global, local // queue-owned: no allocation for the C call
@@ -285,11 +302,98 @@ func (q *queue) Launch(f device.Function, shape device.Shape, args []device.Arg)
 	if evp != nil {
 		q.track(ev, typeKernel, groups(dims, global, local))
 	}
+	// Staged arguments go back after the kernel, on the same in-order queue.
+	for _, st := range staged {
+		if err := q.copyBuffer(st.tmp, st.m, 0, st.from, st.n); err != nil {
+			op = "launch " + fn.k.Name
+			return q.d.wrap(fmt.Sprintf("%s: copying staged arguments back into their buffer", op), err)
+		}
+	}
 	return nil
 }
 
-// releaseSubs drops this launch's sub-buffers; OpenCL keeps them until the
-// kernel that uses them completes.
+// bufArg is a buffer argument of the launch being enqueued: argument arg
+// points off bytes into buffer m of size bytes.
+type bufArg struct {
+	arg       int
+	m         cl.Mem
+	off, size uint64
+}
+
+// staging is a temporary buffer standing in for bytes [from, from+n) of
+// buffer m during one launch.
+type staging struct {
+	m, tmp  cl.Mem
+	from, n uint64
+}
+
+// stage makes the launch's buffer arguments that point at offsets not a
+// multiple of the device's base address alignment usable: OpenCL takes a
+// buffer argument only as a whole buffer or a sub-buffer at such an
+// offset. For each buffer holding such an argument, it copies the bytes
+// from the lowest argument's offset to the buffer's end into a new buffer,
+// where every argument into that buffer then lies at an aligned offset,
+// and points those arguments there (q.bufs); Launch copies the bytes back
+// after the kernel, on the same queue. Every argument of one buffer must
+// then lie at offsets equal modulo the alignment, so that all of them move
+// together and the kernel sees one memory through them; other combinations
+// are refused with an error naming the arguments. The temporary buffers
+// are released with the launch's sub-buffers (OpenCL keeps them until the
+// copies that use them complete).
+func (q *queue) stage(op string, fn *function) ([]staging, error) {
+	var staged []staging
+	align := q.d.align
+	for i := range q.bufs {
+		b := &q.bufs[i]
+		if b.off%align == 0 || slices.ContainsFunc(staged, func(s staging) bool { return s.m == b.m }) {
+			continue
+		}
+		from := b.off
+		for _, o := range q.bufs {
+			if o.m != b.m {
+				continue
+			}
+			if o.off%align != b.off%align {
+				return nil, q.d.errorf(op, device.CodeUnsupported,
+					"arguments %d (%s) and %d (%s) point into one buffer at offsets %d and %d, which differ modulo %d (CL_DEVICE_MEM_BASE_ADDR_ALIGN): OpenCL kernels take buffers only at multiples of %d bytes, so gompt moves unaligned arguments of one buffer together into a temporary buffer, which needs them at offsets equal modulo %d; map such slices separately, or pass sub-slices whose offsets differ by multiples of %d bytes",
+					b.arg, fn.k.Params[b.arg].Name, o.arg, fn.k.Params[o.arg].Name, b.off, o.off, align, align, align, align)
+			}
+			from = min(from, o.off)
+		}
+		n := b.size - from
+		tmp, err := cl.CreateBuffer(q.d.ctx, cl.MEM_READ_WRITE, uintptr(n))
+		if err != nil {
+			return nil, q.d.wrap(fmt.Sprintf("%s: argument %d (%s) is %d bytes into its buffer, not a multiple of %d (CL_DEVICE_MEM_BASE_ADDR_ALIGN); a %d-byte temporary buffer for it",
+				op, b.arg, fn.k.Params[b.arg].Name, b.off, align, n), err)
+		}
+		q.subs = append(q.subs, tmp)
+		if err := q.copyBuffer(b.m, tmp, from, 0, n); err != nil {
+			return nil, q.d.wrap(fmt.Sprintf("%s: copying argument %d (%s) into a temporary buffer", op, b.arg, fn.k.Params[b.arg].Name), err)
+		}
+		staged = append(staged, staging{m: b.m, tmp: tmp, from: from, n: n})
+		m := b.m
+		for j := range q.bufs {
+			if o := &q.bufs[j]; o.m == m {
+				o.m, o.off, o.size = tmp, o.off-from, n
+			}
+		}
+	}
+	q.d.staged.Add(1)
+	return staged, nil
+}
+
+// copyBuffer enqueues a copy of n bytes from src at srcOff to dst at
+// dstOff, untimed: part of a launch.
+func (q *queue) copyBuffer(src, dst cl.Mem, srcOff, dstOff, n uint64) error {
+	if err := cl.EnqueueCopyBuffer(q.q, src, dst, uintptr(srcOff), uintptr(dstOff), uintptr(n), nil); err != nil {
+		return err
+	}
+	q.enqueued()
+	return nil
+}
+
+// releaseSubs drops this launch's sub-buffers and staging buffers; OpenCL
+// keeps them until the commands that use them complete.
 func (q *queue) releaseSubs() {
 	for _, s := range q.subs {
 		cl.ReleaseMemObject(s)
