@@ -535,4 +535,21 @@ func TestSubSliceArgumentsOnOpenCL(t *testing.T) {
 			}
 		}
 	}
+	// Two halves of one mapped slice, at offsets 0 and 4000 bytes.
+	a := make([]float32, 2000)
+	for i := range a {
+		a[i] = float32(i)
+	}
+	if err := Target(saxpyRegion(cl, 1000, 2, a[1000:], a[:1000], ToFrom(a))); err != nil {
+		t.Fatalf("saxpy on two halves of one slice on OpenCL: %v", err)
+	}
+	for i := range a {
+		want := float32(i)
+		if i < 1000 {
+			want += 2 * float32(1000+i)
+		}
+		if a[i] != want {
+			t.Fatalf("two halves: a[%d] = %g, want %g", i, a[i], want)
+		}
+	}
 }

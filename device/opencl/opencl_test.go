@@ -491,6 +491,19 @@ func TestChildClose(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
+		// A launch that stages arguments of two alignment classes builds
+		// the merge kernel, which Close releases too.
+		saxpy, err := d.Load(kernels.Saxpy)
+		if err != nil {
+			t.Fatal(err)
+		}
+		buf, err := d.Alloc(1024)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := q.Launch(saxpy, device.Shape{Size: [3]int{8}}, []device.Arg{{Bits: 8}, {Bits: 0}, {Ptr: buf.Ptr + 4}, {Ptr: buf.Ptr + 512 + 8}}); err != nil {
+			t.Fatal(err)
+		}
 		if err := d.(device.Closer).Close(); err != nil {
 			t.Fatal(err)
 		}
