@@ -372,7 +372,14 @@ func (q *queue) stage(op string, fn *function) ([]staging, error) {
 			return fmt.Sprintf("%s: argument %d (%s) is %d bytes into its buffer, not a multiple of %d (CL_DEVICE_MEM_BASE_ADDR_ALIGN)",
 				op, b.arg, fn.k.Params[b.arg].Name, b.off, align)
 		}
-		for _, dst := range []*cl.Mem{&st.tmp, &st.twin}[:1+btoi(mixed)] {
+		copies := []*cl.Mem{&st.tmp}
+		if mixed {
+			if _, err := q.d.mergeKernel(); err != nil {
+				return nil, q.d.wrap(what()+"; building the kernel that merges it back", err)
+			}
+			copies = append(copies, &st.twin)
+		}
+		for _, dst := range copies {
 			tmp, err := cl.CreateBuffer(q.d.ctx, cl.MEM_READ_WRITE, uintptr(n))
 			if err != nil {
 				return nil, q.d.wrap(fmt.Sprintf("%s; a %d-byte temporary buffer for it", what(), n), err)
@@ -383,11 +390,6 @@ func (q *queue) stage(op string, fn *function) ([]staging, error) {
 			}
 			*dst = tmp
 		}
-		if mixed {
-			if _, err := q.d.mergeKernel(); err != nil {
-				return nil, q.d.wrap(what()+"; building the kernel that merges it back", err)
-			}
-		}
 		staged = append(staged, st)
 		for j := range q.bufs {
 			if o := &q.bufs[j]; o.home == m && o.hoff%align == class {
@@ -397,13 +399,6 @@ func (q *queue) stage(op string, fn *function) ([]staging, error) {
 	}
 	q.d.staged.Add(1)
 	return staged, nil
-}
-
-func btoi(b bool) int {
-	if b {
-		return 1
-	}
-	return 0
 }
 
 // unstage enqueues the copies of staged arguments back into their buffers.
