@@ -1,12 +1,13 @@
 package target
 
 import (
-	"errors"
 	"fmt"
 	"math"
 	"math/bits"
+	"runtime"
 	"sync"
 	"unsafe"
+	"weak"
 
 	"github.com/gompt/gompt/device"
 	"github.com/gompt/gompt/device/host"
@@ -15,10 +16,23 @@ import (
 )
 
 // hostMem is the initial device's side of the device memory routines:
-// AllocMem on the initial device hands out Go memory kept alive here.
+// AllocMem on the initial device hands out Go memory kept alive here, and
+// MappedPtr on the initial device (which returns the slice's own address,
+// as omp_get_mapped_ptr does) records the slice here, held weakly, so that
+// On(initial, p) can find its bounds.
 type hostMem struct {
-	mu sync.Mutex
-	m  map[DevicePtr][]byte
+	mu    sync.Mutex
+	m     map[DevicePtr][]byte
+	views map[DevicePtr]*hostView // by start address
+}
+
+// hostView is a slice of the program's memory whose address MappedPtr
+// returned for the initial device. It does not keep the memory alive: once
+// the garbage collector frees it, resolving an address in it is an error,
+// and a cleanup drops the view.
+type hostView struct {
+	p weak.Pointer[byte]
+	n int
 }
 
 func (h *hostMem) alloc(size int) DevicePtr {
@@ -43,15 +57,68 @@ func (h *hostMem) free(p DevicePtr) error {
 	return nil
 }
 
+// view records b, the memory of a slice MappedPtr was asked about on the
+// initial device. Memory the Go runtime does not manage (from mmap, or C)
+// is not recorded: On cannot bound it, and says so.
+func (h *hostMem) view(b []byte) {
+	if len(b) == 0 {
+		return
+	}
+	p := DevicePtr(addr(b))
+	h.mu.Lock()
+	if v := h.views[p]; v != nil && v.n >= len(b) && v.p.Value() != nil {
+		h.mu.Unlock()
+		return
+	}
+	h.mu.Unlock()
+	v := &hostView{n: len(b)}
+	if !addCleanup(&b[0], func(v *hostView) { h.drop(p, v) }, v) {
+		return
+	}
+	v.p = weak.Make(&b[0])
+	h.mu.Lock()
+	if old := h.views[p]; old == nil || old.n < v.n || old.p.Value() == nil {
+		if h.views == nil {
+			h.views = map[DevicePtr]*hostView{}
+		}
+		h.views[p] = v
+	}
+	h.mu.Unlock()
+	runtime.KeepAlive(b)
+}
+
+// drop removes view v at p, unless another view has replaced it.
+func (h *hostMem) drop(p DevicePtr, v *hostView) {
+	h.mu.Lock()
+	if h.views[p] == v {
+		delete(h.views, p)
+	}
+	h.mu.Unlock()
+}
+
+// addCleanup is runtime.AddCleanup, reporting false instead of panicking
+// for memory the Go runtime does not manage.
+func addCleanup(p *byte, fn func(*hostView), v *hostView) (ok bool) {
+	defer func() {
+		if recover() != nil {
+			ok = false
+		}
+	}()
+	runtime.AddCleanup(p, fn, v)
+	return true
+}
+
 // initialAllocMax is the largest AllocMem on the initial device: half of
-// the memory the process may use, the budget a host offload device has.
+// the memory the process may use, the budget the host offload devices
+// share.
 // Larger sizes fail with an error rather than Go's fatal out-of-memory.
 var initialAllocMax = sync.OnceValue(func() uint64 {
 	total, _ := host.PhysicalMemory()
 	return total / 2
 })
 
-// resolve returns the memory from p to the end of its allocation.
+// resolve returns the memory from p to the end of its allocation, or of
+// the longest live slice MappedPtr returned an address in.
 func (h *hostMem) resolve(p DevicePtr) ([]byte, error) {
 	h.mu.Lock()
 	defer h.mu.Unlock()
@@ -60,7 +127,26 @@ func (h *hostMem) resolve(p DevicePtr) ([]byte, error) {
 			return b[p-base:], nil
 		}
 	}
-	return nil, fmt.Errorf("%v is not in any initial-device allocation made by target.AllocMem", p)
+	var out []byte
+	gone := false
+	for base, v := range h.views {
+		if p < base || p >= base+DevicePtr(v.n) || int(base+DevicePtr(v.n)-p) <= len(out) {
+			continue
+		}
+		first := v.p.Value()
+		if first == nil {
+			gone = true
+			continue
+		}
+		out = unsafe.Slice(first, v.n)[p-base:]
+	}
+	if out != nil {
+		return out, nil
+	}
+	if gone {
+		return nil, fmt.Errorf("%v was in a slice that target.MappedPtr returned for the initial device, but the slice has been garbage collected since: keep it reachable (runtime.KeepAlive) while its address is in use", p)
+	}
+	return nil, fmt.Errorf("%v is not in any initial-device allocation made by target.AllocMem, nor in a slice of Go memory that target.MappedPtr returned for the initial device", p)
 }
 
 // AllocMem allocates size bytes on device dev (omp_target_alloc). On the
@@ -114,7 +200,10 @@ func AllocMem(size int, dev int) (DevicePtr, error) {
 }
 
 // FreeMem releases memory from AllocMem (omp_target_free). Freeing a pointer
-// that AllocMem did not return, or freeing it twice, is an error.
+// that AllocMem did not return, or freeing it twice, is an error, and so is
+// freeing an allocation that host memory is still associated with
+// (Associate): it frees nothing, and the error names the host range to
+// disassociate first.
 //
 //go:noinline
 func FreeMem(p DevicePtr, dev int) error {
@@ -141,12 +230,23 @@ func FreeMem(p DevicePtr, dev int) error {
 		return err
 	}
 	d.amu.Lock()
-	_, ok := d.allocs[p]
-	delete(d.allocs, p)
-	d.amu.Unlock()
+	size, ok := d.allocs[p]
 	if !ok {
+		d.amu.Unlock()
 		return fmt.Errorf("target: free %v on device %d (%s): not a live allocation (freed twice, or never allocated by target.AllocMem)", p, n, d.id)
 	}
+	if a, more := d.associated(p, size); more > 0 {
+		d.amu.Unlock()
+		also := ""
+		if more > 1 {
+			also = fmt.Sprintf(" and %d more host ranges", more-1)
+		}
+		return memErr("free", device.CodeInvalidArgument,
+			"%v on device %d (%s): host memory %s%s is still associated with it (target.Associate at %v); disassociate it first (target.Disassociate); nothing was freed",
+			p, n, d.id, rangeString(a.host, a.n), also, a.p)
+	}
+	delete(d.allocs, p)
+	d.amu.Unlock()
 	r.DataOpBegin(ompt.DataOpDelete, uintptr(p), n, 0, ompt.InitialDevice, 0)
 	t0, tr := traceStart(r, d)
 	err = d.d.Free(p)
@@ -166,6 +266,8 @@ type Loc struct {
 }
 
 // On names device memory at p on device dev (from AllocMem, or MappedPtr).
+// On the initial device, p is an AllocMem allocation there or an address
+// MappedPtr returned for it (see MappedPtr for how long that stays valid).
 func On(dev int, p DevicePtr) Loc { return Loc{dev: dev, ptr: p} }
 
 // Host names the program's own memory s (on the initial device).
@@ -287,6 +389,34 @@ func Memset(dst Loc, value byte, n int) error {
 // seg is one contiguous piece of a copy: offsets from each side's start.
 type seg struct{ dst, src, n int }
 
+// rows is a copy of count[0] x count[1] rows of n bytes: row (i, j) starts
+// at base + i*stride[0] + j*stride[1] on each side. A plain memcpy is one
+// row. Walking it makes no list, so a rectangle of millions of rows costs
+// no memory.
+type rows struct {
+	n        int
+	count    [2]int
+	dst, src rowSide
+}
+
+type rowSide struct {
+	base   int
+	stride [2]int
+}
+
+// each calls fn with every row in order, stopping at its first error.
+func (r *rows) each(fn func(s seg) error) error {
+	for i := 0; i < r.count[0]; i++ {
+		d, s := r.dst.base+i*r.dst.stride[0], r.src.base+i*r.src.stride[0]
+		for j := 0; j < r.count[1]; j++ {
+			if err := fn(seg{d + j*r.dst.stride[1], s + j*r.src.stride[1], r.n}); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
+}
+
 // Memcpy copies n bytes from src to dst (omp_target_memcpy), between any
 // two devices including the initial device. Both ranges must lie inside
 // one allocation, mapped buffer or slice; it returns when the copy is done.
@@ -300,7 +430,22 @@ func Memcpy(dst, src Loc, n int) error {
 	if toolsOn() {
 		pc = callsite.Parent()
 	}
-	return copySegs(pc, dst, src, []seg{{0, 0, n}})
+	rs := state()
+	de, err := rs.endOf(dst, "memcpy destination")
+	if err != nil {
+		return err
+	}
+	se, err := rs.endOf(src, "memcpy source")
+	if err != nil {
+		return err
+	}
+	if n > de.avail {
+		return fmt.Errorf("target: memcpy of %d bytes at destination offset 0: out of bounds, only %d bytes there", n, de.avail)
+	}
+	if n > se.avail {
+		return fmt.Errorf("target: memcpy of %d bytes at source offset 0: out of bounds, only %d bytes there", n, se.avail)
+	}
+	return copyRows(pc, &de, &se, &rows{n: n, count: [2]int{1, 1}})
 }
 
 // address returns the address of offset off of a memcpy side, for the tools.
@@ -311,36 +456,20 @@ func (e *end) address(off int) uintptr {
 	return addr(e.host) + uintptr(off)
 }
 
-// copySegs copies each segment from src to dst, as one device memory
-// routine called at pc: one data op per segment.
-func copySegs(pc uintptr, dst, src Loc, segs []seg) error {
-	rs := state()
-	de, err := rs.endOf(dst, "memcpy destination")
-	if err != nil {
-		return err
+// copyRows copies every row of r from se to de, whose bounds the caller
+// has checked, as one device memory routine called at pc: one data op per
+// row.
+func copyRows(pc uintptr, de, se *end, r *rows) error {
+	rt := ompt.RoutineBegin(pc)
+	defer rt.End()
+	if rt != nil {
+		return copyTraced(rt, de, se, r)
 	}
-	se, err := rs.endOf(src, "memcpy source")
-	if err != nil {
-		return err
-	}
-	for _, s := range segs {
-		if s.dst+s.n > de.avail {
-			return fmt.Errorf("target: memcpy of %d bytes at destination offset %d: out of bounds, only %d bytes there", s.n, s.dst, de.avail)
-		}
-		if s.src+s.n > se.avail {
-			return fmt.Errorf("target: memcpy of %d bytes at source offset %d: out of bounds, only %d bytes there", s.n, s.src, se.avail)
-		}
-	}
-	r := ompt.RoutineBegin(pc)
-	defer r.End()
-	if r != nil {
-		return copyTraced(r, &de, &se, segs)
-	}
-	return copyPlain(&de, &se, segs)
+	return copyPlain(de, se, r)
 }
 
-// copyTraced copies segment by segment, each a data op for the tools.
-func copyTraced(r *ompt.Target, de, se *end, segs []seg) error {
+// copyTraced copies row by row, each a data op for the tools.
+func copyTraced(r *ompt.Target, de, se *end, rs *rows) error {
 	op := ompt.DataOpTransferFromDevice // device to host, and device to device
 	if se.d == nil {
 		op = ompt.DataOpTransferToDevice
@@ -349,68 +478,51 @@ func copyTraced(r *ompt.Target, de, se *end, segs []seg) error {
 	if rd == nil {
 		rd = se.d
 	}
-	for _, s := range segs {
+	return rs.each(func(s seg) error {
 		r.DataOpBegin(op, se.address(s.src), se.num, de.address(s.dst), de.num, uint64(s.n))
 		t0, tr := traceStart(r, rd)
-		err := copyPlain(de, se, []seg{s})
+		one := rows{n: s.n, count: [2]int{1, 1}, dst: rowSide{base: s.dst}, src: rowSide{base: s.src}}
+		err := copyPlain(de, se, &one)
 		r.DataOpEnd(de.address(s.dst))
 		if tr {
 			routineRecord(r, rd, t0)
 		}
-		if err != nil {
-			return err
-		}
-	}
-	return nil
+		return err
+	})
 }
 
-// copyPlain does the copies of segs on the devices' queues.
-func copyPlain(de, se *end, segs []seg) error {
+// copyPlain does the copies of r on the devices' queues.
+func copyPlain(de, se *end, r *rows) error {
+	if r.count[0] == 0 || r.count[1] == 0 {
+		return nil
+	}
 	switch {
 	case de.d == nil && se.d == nil:
-		for _, s := range segs {
+		return r.each(func(s seg) error {
 			copy(de.host[s.dst:s.dst+s.n], se.host[s.src:s.src+s.n])
-		}
-		return nil
+			return nil
+		})
 	case de.d != nil && se.d == nil:
 		return withQueue(de.d, func(q device.Queue) error {
-			for _, s := range segs {
-				if err := q.CopyIn(de.p+DevicePtr(s.dst), se.host[s.src:s.src+s.n]); err != nil {
-					return err
-				}
-			}
-			return nil
+			return r.each(func(s seg) error { return q.CopyIn(de.p+DevicePtr(s.dst), se.host[s.src:s.src+s.n]) })
 		})
 	case de.d == nil && se.d != nil:
 		return withQueue(se.d, func(q device.Queue) error {
-			for _, s := range segs {
-				if err := q.CopyOut(de.host[s.dst:s.dst+s.n], se.p+DevicePtr(s.src)); err != nil {
-					return err
-				}
-			}
-			return nil
+			return r.each(func(s seg) error { return q.CopyOut(de.host[s.dst:s.dst+s.n], se.p+DevicePtr(s.src)) })
 		})
 	case de.d == se.d:
 		return withQueue(de.d, func(q device.Queue) error {
-			for _, s := range segs {
-				if err := q.Copy(de.p+DevicePtr(s.dst), se.p+DevicePtr(s.src), s.n); err != nil {
-					return err
-				}
-			}
-			return nil
+			return r.each(func(s seg) error { return q.Copy(de.p+DevicePtr(s.dst), se.p+DevicePtr(s.src), s.n) })
 		})
 	}
-	// Two different devices: stage each piece through host memory.
-	for _, s := range segs {
-		tmp := make([]byte, s.n)
+	// Two different devices: stage each row through one host buffer.
+	tmp := make([]byte, r.n)
+	return r.each(func(s seg) error {
 		if err := withQueue(se.d, func(q device.Queue) error { return q.CopyOut(tmp, se.p+DevicePtr(s.src)) }); err != nil {
 			return err
 		}
-		if err := withQueue(de.d, func(q device.Queue) error { return q.CopyIn(de.p+DevicePtr(s.dst), tmp) }); err != nil {
-			return err
-		}
-	}
-	return nil
+		return withQueue(de.d, func(q device.Queue) error { return q.CopyIn(de.p+DevicePtr(s.dst), tmp) })
+	})
 }
 
 // withQueue runs fn on a queue of d and waits for its work.
@@ -426,77 +538,237 @@ func withQueue(d *dev, fn func(q device.Queue) error) error {
 	return c.end(fn(c.q))
 }
 
+// rectErr is an invalid-argument error of MemcpyRect.
+func rectErr(format string, args ...any) error {
+	return device.Errorf("", "target: memcpy_rect", device.CodeInvalidArgument, format, args...)
+}
+
+// mulInt returns a*b for non-negative a and b, and false if it does not
+// fit an int. b < 0 stands for a product that already did not fit: a*b
+// is then 0 if a is 0, and does not fit otherwise.
+func mulInt(a, b int) (int, bool) {
+	if a == 0 {
+		return 0, true
+	}
+	if b < 0 {
+		return 0, false
+	}
+	hi, lo := bits.Mul64(uint64(a), uint64(b))
+	if hi != 0 || lo > math.MaxInt {
+		return 0, false
+	}
+	return int(lo), true
+}
+
+// rectSide works out one array's side of MemcpyRect, with v, off and dims
+// padded to three dimensions, every v[i] at least 1 and off[i]+v[i] at
+// most dims[i]: where the rectangle starts, its plane and row strides (0
+// where the volume has one plane or one row), and end, the highest byte
+// it touches plus one. ok is false if end does not fit an int; when it
+// fits, so does every offset of the copy, each being at most end.
+func rectSide(elem int, v, off, dims [3]int) (s rowSide, end int, ok bool) {
+	var stride [3]int // bytes per index in each dimension; -1 if more than an int holds
+	stride[2] = elem
+	for i := 1; i >= 0; i-- {
+		var fits bool
+		if stride[i], fits = mulInt(dims[i+1], stride[i+1]); !fits {
+			stride[i] = -1
+		}
+	}
+	for i := range 3 {
+		hi := off[i] + v[i] - 1 // the last element's index; cannot overflow, being below dims[i]
+		if i == 2 {
+			hi++ // the end of the last row
+		}
+		last, fits := mulInt(hi, stride[i])
+		if !fits || end > math.MaxInt-last {
+			return s, 0, false
+		}
+		end += last
+		first, _ := mulInt(off[i], stride[i]) // off[i] <= hi: fits
+		s.base += first
+	}
+	// A stride used for more than one step is at most end.
+	if v[0] > 1 {
+		s.stride[0] = stride[0]
+	}
+	if v[1] > 1 {
+		s.stride[1] = stride[1]
+	}
+	return s, end, true
+}
+
+// unpad returns the last nd of a's dimensions, for messages.
+func unpad(a [3]int, nd int) []int { return append([]int(nil), a[3-nd:]...) }
+
 // MemcpyRect copies a rectangular subvolume of up to three dimensions
 // (omp_target_memcpy_rect). elem is the element size in bytes; volume the
 // number of elements copied per dimension; dstOff and srcOff the
 // subvolume's origin in each array; dstDims and srcDims each array's full
 // dimensions. All slices have the same length, 1 to 3; the last dimension
-// varies fastest, as in C.
+// varies fastest, as in C. The rectangle is checked against both sides
+// before anything is copied: an error names the argument at fault, or the
+// side whose allocation, mapped buffer or slice is too small for it. Rows
+// that follow each other on both sides are copied as one piece (one data
+// op for the tools); a volume with a zero dimension copies nothing.
 //
 //go:noinline
 func MemcpyRect(dst, src Loc, elem int, volume, dstOff, srcOff, dstDims, srcDims []int) error {
-	nd := len(volume)
-	if nd < 1 || nd > 3 {
-		return fmt.Errorf("target: memcpy_rect: %d dimensions; 1 to 3 are supported", nd)
-	}
-	if elem <= 0 {
-		return fmt.Errorf("target: memcpy_rect: element size %d must be positive", elem)
-	}
-	for _, s := range [][]int{dstOff, srcOff, dstDims, srcDims} {
-		if len(s) != nd {
-			return fmt.Errorf("target: memcpy_rect: volume has %d dimensions but offsets and dimensions have %d, %d, %d, %d",
-				nd, len(dstOff), len(srcOff), len(dstDims), len(srcDims))
-		}
-	}
-	for i := 0; i < nd; i++ {
-		if volume[i] < 0 || dstOff[i] < 0 || srcOff[i] < 0 {
-			return errors.New("target: memcpy_rect: negative volume or offset")
-		}
-		if dstOff[i]+volume[i] > dstDims[i] || srcOff[i]+volume[i] > srcDims[i] {
-			return fmt.Errorf("target: memcpy_rect: dimension %d: volume %d at offsets %d (dst) and %d (src) exceeds dimensions %d and %d",
-				i, volume[i], dstOff[i], srcOff[i], dstDims[i], srcDims[i])
-		}
-	}
-	// Every offset lies inside its array, so arrays whose byte sizes fit
-	// an int keep every offset computed below from overflowing.
-	for _, dims := range [][]int{dstDims, srcDims} {
-		size := uint64(elem)
-		for _, n := range dims {
-			hi, lo := bits.Mul64(size, uint64(n))
-			if hi != 0 || lo > math.MaxInt {
-				return fmt.Errorf("target: memcpy_rect: dimensions %v of %d-byte elements: more bytes than an int can count", dims, elem)
-			}
-			size = lo
-		}
-	}
-	// Pad to three dimensions and walk the rows of the last one.
-	pad := func(s []int, fill int) [3]int {
-		var out [3]int
-		for i := range out {
-			out[i] = fill
-		}
-		copy(out[3-len(s):], s)
-		return out
-	}
-	v, do, so, dd, sd := pad(volume, 1), pad(dstOff, 0), pad(srcOff, 0), pad(dstDims, 1), pad(srcDims, 1)
-	var segs []seg
-	for i := 0; i < v[0]; i++ {
-		for j := 0; j < v[1]; j++ {
-			dOff := (((do[0]+i)*dd[1]+(do[1]+j))*dd[2] + do[2]) * elem
-			sOff := (((so[0]+i)*sd[1]+(so[1]+j))*sd[2] + so[2]) * elem
-			segs = append(segs, seg{dOff, sOff, v[2] * elem})
-		}
-	}
 	var pc uintptr
 	if toolsOn() {
 		pc = callsite.Parent()
 	}
-	return copySegs(pc, dst, src, segs)
+	nd := len(volume)
+	if nd < 1 || nd > 3 {
+		return rectErr("volume has %d dimensions; 1 to 3 are supported", nd)
+	}
+	if elem <= 0 {
+		return rectErr("element size %d: must be positive", elem)
+	}
+	if len(dstOff) != nd || len(srcOff) != nd || len(dstDims) != nd || len(srcDims) != nd {
+		return rectErr("volume has %d dimensions but dstOff, srcOff, dstDims and srcDims have %d, %d, %d and %d; all must have the same",
+			nd, len(dstOff), len(srcOff), len(dstDims), len(srcDims))
+	}
+	// Pad to three dimensions: an outer dimension of 1 changes nothing.
+	var v, do, so, dd, sd [3]int
+	for i := range 3 - nd {
+		v[i], dd[i], sd[i] = 1, 1, 1
+	}
+	empty := false
+	for i := range nd {
+		for _, a := range [...]struct {
+			name string
+			s    []int
+		}{{"volume", volume}, {"dstOff", dstOff}, {"srcOff", srcOff}, {"dstDims", dstDims}, {"srcDims", srcDims}} {
+			if a.s[i] < 0 {
+				return rectErr("%s[%d] = %d: must not be negative", a.name, i, a.s[i])
+			}
+		}
+		// dims - off cannot overflow: both are non-negative.
+		if volume[i] > dstDims[i]-dstOff[i] || volume[i] > srcDims[i]-srcOff[i] {
+			return rectErr("dimension %d: volume %d at offsets %d (dstOff) and %d (srcOff) exceeds dimensions %d (dstDims) and %d (srcDims)",
+				i, volume[i], dstOff[i], srcOff[i], dstDims[i], srcDims[i])
+		}
+		empty = empty || volume[i] == 0
+		j := i + 3 - nd
+		v[j], do[j], so[j], dd[j], sd[j] = volume[i], dstOff[i], srcOff[i], dstDims[i], srcDims[i]
+	}
+	rs := state()
+	de, err := rs.endOf(dst, "memcpy_rect destination")
+	if err != nil {
+		return err
+	}
+	se, err := rs.endOf(src, "memcpy_rect source")
+	if err != nil {
+		return err
+	}
+	r := rows{n: v[2] * elem, count: [2]int{v[0], v[1]}}
+	if empty {
+		return copyRows(pc, &de, &se, &rows{})
+	}
+	side := func(name string, off, dims [3]int, avail int) (rowSide, error) {
+		s, end, ok := rectSide(elem, v, off, dims)
+		if !ok {
+			return s, rectErr("%s: volume %v at offset %v in dimensions %v of %d-byte elements: more bytes than an int can count",
+				name, volume, unpad(off, nd), unpad(dims, nd), elem)
+		}
+		if end > avail {
+			return s, rectErr("%s: volume %v at offset %v in dimensions %v of %d-byte elements reaches byte %d, out of bounds: only %d bytes there",
+				name, volume, unpad(off, nd), unpad(dims, nd), elem, end, avail)
+		}
+		return s, nil
+	}
+	if r.dst, err = side("destination", do, dd, de.avail); err != nil {
+		return err
+	}
+	if r.src, err = side("source", so, sd, se.avail); err != nil {
+		return err
+	}
+	// Rows that follow each other on both sides are one piece.
+	if r.count[1] > 1 && r.dst.stride[1] == r.n && r.src.stride[1] == r.n {
+		r.n *= r.count[1]
+		r.count[1], r.dst.stride[1], r.src.stride[1] = 1, 0, 0
+	}
+	if r.count[1] == 1 && r.count[0] > 1 && r.dst.stride[0] == r.n && r.src.stride[0] == r.n {
+		r.n *= r.count[0]
+		r.count[0], r.dst.stride[0], r.src.stride[0] = 1, 0, 0
+	}
+	return copyRows(pc, &de, &se, &r)
+}
+
+// memErr is an error of the device memory routine op ("associate").
+func memErr(op string, code device.Code, format string, args ...any) error {
+	return device.Errorf("", "target: "+op, code, format, args...)
+}
+
+// rangeString formats n bytes at a as "[0x1000,0x1040)".
+func rangeString(a uintptr, n int) string {
+	return fmt.Sprintf("[%#x,%#x)", a, a+uintptr(n))
+}
+
+// offloadDevices says which device numbers name offload devices.
+func offloadDevices() string {
+	if n := NumDevices(); n > 0 {
+		return fmt.Sprintf("offload devices are 0..%d", n-1)
+	}
+	return "there is no offload device (" + state().why() + ")"
+}
+
+// association is one Associate in force: host bytes [host, host+n) backed
+// by device memory at p, inside the AllocMem allocation at alloc.
+type association struct {
+	alloc DevicePtr
+	host  uintptr
+	n     int
+	p     DevicePtr
+}
+
+// associated returns the association with the lowest host address whose
+// device memory lies in the allocation [base, base+size), and how many
+// there are. d.amu is held.
+func (d *dev) associated(base DevicePtr, size int) (first association, n int) {
+	for _, a := range d.assocs {
+		if a.alloc == base {
+			if n == 0 || a.host < first.host {
+				first = a
+			}
+			n++
+		}
+	}
+	return first, n
+}
+
+// checkAssociate checks that len(b) bytes at p+devOffset lie inside one
+// live AllocMem allocation of d and returns its start. d.amu is held.
+func (d *dev) checkAssociate(b []byte, p DevicePtr, devOffset int) (DevicePtr, error) {
+	what := func() string {
+		return fmt.Sprintf("%s (%d bytes) with %v+%d on device %d (%s)", rangeString(addr(b), len(b)), len(b), p, devOffset, d.num, d.id)
+	}
+	if devOffset < 0 {
+		return 0, memErr("associate", device.CodeInvalidArgument, "%s: the device offset must not be negative", what())
+	}
+	for base, size := range d.allocs {
+		if p < base || p >= base+DevicePtr(size) {
+			continue
+		}
+		room := size - int(p-base) // bytes from p to the allocation's end
+		if devOffset > room || len(b) > room-devOffset {
+			return 0, memErr("associate", device.CodeInvalidArgument,
+				"%s: the device range [%v,+%d) extends past the allocation %s (%d bytes) made by target.AllocMem; only %d bytes there from %v",
+				what(), p, devOffset+len(b), rangeString(uintptr(base), size), size, room, p)
+		}
+		return base, nil
+	}
+	return 0, memErr("associate", device.CodeInvalidArgument,
+		"%s: %v is not inside any live allocation made by target.AllocMem on that device (freed, never allocated, or from another device)", what(), p)
 }
 
 // Associate makes device memory p+devOffset on dev the device copy of s
-// (omp_target_associate_ptr). The runtime never frees it; map clauses
-// find s present.
+// (omp_target_associate_ptr): map clauses find s present there and never
+// free it. p must be, or point inside, a live allocation that AllocMem made
+// on dev, and the len(s) elements' bytes from p+devOffset must lie inside
+// that allocation; FreeMem of it fails until Disassociate. The initial
+// device has no separate memory to associate: naming it is an error.
 //
 //go:noinline
 func Associate[T any](s []T, p DevicePtr, devOffset int, dev int) error {
@@ -505,20 +777,49 @@ func Associate[T any](s []T, p DevicePtr, devOffset int, dev int) error {
 		pc = callsite.Parent()
 	}
 	d, err := offloadDev(dev, "associate")
-	if err != nil || d == nil {
+	if err != nil {
 		return err
 	}
+	if d == nil {
+		return memErr("associate", device.CodeInvalidDevice,
+			"device %d names the initial device, whose memory is the program's own: there is nothing to associate; %s", dev, offloadDevices())
+	}
 	b := device.Bytes(s)
+	if len(b) == 0 {
+		return memErr("associate", device.CodeInvalidArgument, "empty host slice (nil or zero length) on device %d (%s)", d.num, d.id)
+	}
+	d.amu.Lock()
+	_, err = d.checkAssociate(b, p, devOffset)
+	d.amu.Unlock()
+	if err != nil {
+		return err
+	}
 	q := p + DevicePtr(devOffset)
 	r := ompt.RoutineBegin(pc)
 	defer r.End()
 	r.DataOpBegin(ompt.DataOpAssociate, addr(b), ompt.InitialDevice, uintptr(q), d.num, uint64(len(b)))
-	err = d.table.Associate(b, q)
+	// Checked again with the table change under d.amu, so a FreeMem
+	// meanwhile cannot leave the association pointing at freed memory.
+	d.amu.Lock()
+	base, err := d.checkAssociate(b, p, devOffset)
+	if err == nil {
+		err = d.table.Associate(b, q)
+	}
+	if err == nil {
+		if d.assocs == nil {
+			d.assocs = map[uintptr]association{}
+		}
+		d.assocs[addr(b)] = association{alloc: base, host: addr(b), n: len(b), p: q}
+	}
+	d.amu.Unlock()
 	r.DataOpEnd(uintptr(q))
 	return err
 }
 
-// Disassociate undoes Associate (omp_target_disassociate_ptr).
+// Disassociate undoes Associate (omp_target_disassociate_ptr): s must start
+// where an associated slice starts (it may be shorter). It does not free the
+// device memory. Nothing associated there is an error, as is the initial
+// device, where nothing can be associated.
 //
 //go:noinline
 func Disassociate[T any](s []T, dev int) error {
@@ -527,15 +828,24 @@ func Disassociate[T any](s []T, dev int) error {
 		pc = callsite.Parent()
 	}
 	d, err := offloadDev(dev, "disassociate")
-	if err != nil || d == nil {
+	if err != nil {
 		return err
+	}
+	if d == nil {
+		return memErr("disassociate", device.CodeInvalidDevice,
+			"device %d names the initial device, where nothing can be associated; %s", dev, offloadDevices())
 	}
 	b := device.Bytes(s)
 	p, _ := d.table.Translate(b)
 	r := ompt.RoutineBegin(pc)
 	defer r.End()
 	r.DataOpBegin(ompt.DataOpDisassociate, addr(b), ompt.InitialDevice, uintptr(p), d.num, 0)
+	d.amu.Lock()
 	err = d.table.Disassociate(b)
+	if err == nil {
+		delete(d.assocs, addr(b))
+	}
+	d.amu.Unlock()
 	r.DataOpEnd(uintptr(p))
 	return err
 }
@@ -562,13 +872,20 @@ func IsAccessible[T any](s []T, dev int) bool {
 }
 
 // MappedPtr returns the device address of present host memory s on dev
-// (omp_get_mapped_ptr).
+// (omp_get_mapped_ptr). On the initial device it is s's own address, which
+// On(initial device, p) accepts for as long as s's memory is reachable:
+// the runtime does not keep s alive (keep it reachable, with
+// runtime.KeepAlive if need be, while p is in use), and a p whose slice
+// was collected is an error, not a copy into freed memory. Memory that Go
+// does not manage (mmap, C) gets its address, which On cannot bound.
 func MappedPtr[T any](s []T, dev int) (DevicePtr, error) {
 	d, err := offloadDev(dev, "mapped ptr")
 	if err != nil {
 		return 0, err
 	}
 	if d == nil {
+		b := device.Bytes(s)
+		state().initial.view(b)
 		return DevicePtr(uintptr(unsafe.Pointer(unsafe.SliceData(s)))), nil
 	}
 	return d.table.Translate(device.Bytes(s))

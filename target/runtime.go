@@ -352,6 +352,7 @@ type dev struct {
 
 	amu    sync.Mutex
 	allocs map[device.DevicePtr]int // omp_target_alloc'd buffers and sizes
+	assocs map[uintptr]association  // Associate's associations in force, by host start
 }
 
 func newDev(num int, plugin string, i int, d device.Device, info int) *dev {

@@ -7,7 +7,9 @@
 // plugins are tested against (device/devicetest).
 //
 // Importing the package registers the plugin as "host". GOMPT_HOST_DEVICES
-// sets how many devices it has: a whole number 0..64, default 1.
+// sets how many devices it has: a whole number 0..64, default 1. However
+// many there are, they share one memory budget, half of the memory the
+// process may use (see Device.Info).
 package host
 
 import (
@@ -103,25 +105,28 @@ type Device struct {
 	liveN      int
 	backing    int64 // Go memory held: live blocks and cached free ones
 	cached     int64 // of which cached free blocks
-	budget     int64 // most backing the device may hold
+	shared     *budget
 	cacheLimit int64
 
 	loadMu sync.Mutex
 	funcs  map[*device.Kernel]*Function
 }
 
-func newDevice(n int) *Device {
-	total, how := PhysicalMemory()
+// newDevice returns host device n, drawing on the process's one budget.
+func newDevice(n int) *Device { return newDeviceIn(n, processBudget()) }
+
+// newDeviceIn returns host device n drawing on budget b.
+func newDeviceIn(n int, b *budget) *Device {
 	d := &Device{
-		id:    device.ID(Name, n),
-		pool:  hostexec.Default(),
-		funcs: map[*device.Kernel]*Function{},
+		id:     device.ID(Name, n),
+		pool:   hostexec.Default(),
+		funcs:  map[*device.Kernel]*Function{},
+		shared: b,
 	}
 	d.base = addrBase + uint64(n)<<spaceBits
 	d.top, d.limit = d.base, d.base+1<<spaceBits
-	d.budget = int64(min(total/2, 1<<62))
-	d.cacheLimit = min(d.budget/8, 1<<30)
-	maxAlloc := min(total/4, 1<<(spaceBits-1))
+	d.cacheLimit = min(b.limit/8, 1<<30)
+	maxAlloc := min(uint64(b.limit)/2, 1<<(spaceBits-1))
 	procs := runtime.GOMAXPROCS(0)
 	d.info = device.Info{
 		Name:              "gompt host device",
@@ -130,7 +135,7 @@ func newDevice(n int) *Device {
 		Type:              "cpu",
 		Version:           "1.0",
 		DriverVersion:     runtime.Version(),
-		GlobalMem:         total,
+		GlobalMem:         uint64(b.limit),
 		LocalMem:          64 << 10,
 		MaxAlloc:          maxAlloc,
 		ComputeUnits:      procs,
@@ -144,20 +149,26 @@ func newDevice(n int) *Device {
 			{Key: "NumCPU", Value: strconv.Itoa(runtime.NumCPU())},
 			{Key: "GOOS", Value: runtime.GOOS},
 			{Key: "GOARCH", Value: runtime.GOARCH},
-			{Key: "GlobalMem source", Value: how},
+			{Key: "GlobalMem source", Value: b.how},
 			{Key: "address space", Value: ""},
-			{Key: "memory budget", Value: strconv.FormatInt(d.budget, 10)},
+			{Key: "memory budget", Value: strconv.FormatInt(b.limit, 10) + " bytes, shared by every host device of the process"},
 		},
 	}
 	d.info.Extra[5].Value = d.spaceString()
+	b.add(d)
 	return d
 }
 
 // ID returns the device's id, "host:0".
 func (d *Device) ID() string { return d.id }
 
-// Info describes the device. GlobalMem is the machine's physical memory (or
-// its cgroup limit); live allocations may total at most half of it.
+// Info describes the device. GlobalMem is the memory budget that every host
+// device of the process shares, half of the memory the process may use
+// (physical memory, or the cgroup limit when lower; the "GlobalMem source"
+// attribute says which): the live allocations of all host devices together,
+// with the free blocks they keep for reuse, never hold more than that, so
+// one device may hold all of it only while the others hold nothing.
+// MaxAlloc, the largest single allocation, is half of it.
 func (d *Device) Info() device.Info {
 	info := d.info
 	info.Extra = append(slices.Clone(d.info.Extra), device.Attr{Key: "clock", Value: hostclock.Source()})

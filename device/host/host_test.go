@@ -172,27 +172,133 @@ func TestAllocErrors(t *testing.T) {
 	if device.CodeOf(err) != device.CodeInvalidArgument || !strings.Contains(err.Error(), "0x1234") {
 		t.Errorf("Free(0x1234) = %v; want invalid argument naming the pointer", err)
 	}
-	// Out of memory is an error, not a crash: a device with a tiny budget.
-	d.budget = 1 << 20
-	d.dropCache()
-	a, err := d.Alloc(600 << 10)
+	// Out of memory is an error, not a crash: a device with a tiny budget
+	// (2 MiB, so MaxAlloc is 1 MiB), holding a freed 200 KiB block for reuse.
+	d = newDeviceIn(0, newBudget(2<<20, "test"))
+	c, err := d.Alloc(200 << 10)
 	if err != nil {
 		t.Fatal(err)
+	}
+	d.Free(c.Ptr)
+	a, err := d.Alloc(1 << 20)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// The cached block is dropped when memory is short.
+	b, err := d.Alloc(1 << 20)
+	if err != nil {
+		t.Fatalf("Alloc that needs the cached block's memory: %v", err)
 	}
 	_, err = d.Alloc(600 << 10)
 	if device.CodeOf(err) != device.CodeOutOfResources {
 		t.Errorf("Alloc past the budget = %v; want out of resources", err)
 	}
 	d.Free(a.Ptr)
-	if _, n := d.MemInUse(); n != 0 {
-		t.Errorf("%d allocations live after a failed Alloc", n)
+	if _, n := d.MemInUse(); n != 1 {
+		t.Errorf("%d allocations live after a failed Alloc, want 1", n)
 	}
-	// The cache is dropped when memory is short.
-	b, err := d.Alloc(900 << 10)
+	a, err = d.Alloc(900 << 10)
 	if err != nil {
 		t.Fatalf("Alloc after freeing: %v", err)
 	}
+	d.Free(a.Ptr)
 	d.Free(b.Ptr)
+}
+
+// Several host devices share one budget: together they never hold more,
+// a device short of memory takes back what another keeps cached, and each
+// device's Info says what they share.
+func TestDevicesShareOneBudget(t *testing.T) {
+	shared := newBudget(4<<20, "test")
+	devs := []*Device{newDeviceIn(0, shared), newDeviceIn(1, shared), newDeviceIn(2, shared)}
+	for _, d := range devs {
+		info := d.Info()
+		if info.GlobalMem != 4<<20 || info.MaxAlloc != 2<<20 {
+			t.Errorf("%s: GlobalMem %d, MaxAlloc %d; want the shared 4 MiB and 2 MiB", d.id, info.GlobalMem, info.MaxAlloc)
+		}
+	}
+	// Three devices, 1.5 MiB each, on 4 MiB: the third does not fit.
+	var live []device.Buffer
+	for _, d := range devs[:2] {
+		b, err := d.Alloc(3 << 19)
+		if err != nil {
+			t.Fatalf("%s: %v", d.id, err)
+		}
+		live = append(live, b)
+	}
+	_, err := devs[2].Alloc(3 << 19)
+	if device.CodeOf(err) != device.CodeOutOfResources || !strings.Contains(err.Error(), "the 3 host devices hold 3145728 bytes of the 4194304 they share") {
+		t.Fatalf("a third 1.5 MiB on a shared 4 MiB = %v; want out of resources naming the shared budget", err)
+	}
+	// Freed on device 0 and kept there for reuse: device 2 takes it back.
+	if err := devs[0].Free(live[0].Ptr); err != nil {
+		t.Fatal(err)
+	}
+	small, err := devs[0].Alloc(200 << 10)
+	if err != nil {
+		t.Fatal(err)
+	}
+	devs[0].Free(small.Ptr) // cached on device 0
+	if devs[0].cached == 0 {
+		t.Fatal("device 0 keeps no freed block; the test needs one")
+	}
+	b, err := devs[2].Alloc(2 << 20)
+	if err != nil {
+		t.Fatalf("device 2, with device 0's memory freed: %v", err)
+	}
+	if held, _ := shared.state(); held > shared.limit {
+		t.Errorf("devices hold %d bytes of a shared %d", held, shared.limit)
+	}
+	if _, err := devs[0].Alloc(1 << 20); device.CodeOf(err) != device.CodeOutOfResources {
+		t.Errorf("device 0 past the shared budget = %v; want out of resources", err)
+	}
+	devs[2].Free(b.Ptr)
+	devs[1].Free(live[1].Ptr)
+	for _, d := range devs {
+		d.mu.Lock()
+		d.dropCache()
+		d.mu.Unlock()
+	}
+	if held, _ := shared.state(); held != 0 {
+		t.Errorf("the budget holds %d bytes after every device freed everything", held)
+	}
+}
+
+// With GOMPT_HOST_DEVICES=64, the plugin's devices share the process's
+// budget, and their Info says so, instead of each promising half of the
+// machine's memory.
+func TestPluginDevicesShareTheProcessBudget(t *testing.T) {
+	if os.Getenv("GOMPT_HOST_BUDGET_CHILD") == "" {
+		cmd := exec.Command(os.Args[0], "-test.run=^TestPluginDevicesShareTheProcessBudget$", "-test.count=1", "-test.v")
+		cmd.Env = append(os.Environ(), "GOMPT_HOST_BUDGET_CHILD=1", "GOMPT_HOST_DEVICES=64")
+		out, err := cmd.CombinedOutput()
+		if err != nil || !strings.Contains(string(out), "--- PASS: TestPluginDevicesShareTheProcessBudget") {
+			t.Fatalf("child: %v\n%s", err, out)
+		}
+		return
+	}
+	p, _ := device.Lookup(Name)
+	devs, err := p.Devices()
+	if err != nil || len(devs) != 64 {
+		t.Fatalf("Devices with GOMPT_HOST_DEVICES=64: %d devices, %v", len(devs), err)
+	}
+	total, _ := PhysicalMemory()
+	for _, d := range devs {
+		info := d.Info()
+		if info.GlobalMem > total/2 || info.GlobalMem != devs[0].Info().GlobalMem || info.MaxAlloc > info.GlobalMem {
+			t.Fatalf("%s: GlobalMem %d, MaxAlloc %d; want the budget every host device shares, at most half of the %d bytes this process may use",
+				d.(*Device).ID(), info.GlobalMem, info.MaxAlloc, total)
+		}
+		budget := ""
+		for _, a := range info.Extra {
+			if a.Key == "memory budget" {
+				budget = a.Value
+			}
+		}
+		if !strings.Contains(budget, "shared by every host device") {
+			t.Fatalf("%s: memory budget %q does not say it is shared", d.(*Device).ID(), budget)
+		}
+	}
 }
 
 func TestResolve(t *testing.T) {

@@ -3,6 +3,7 @@ package host
 import (
 	"fmt"
 	"math/bits"
+	"sync"
 	"unsafe"
 
 	"github.com/gompt/gompt/device"
@@ -86,6 +87,18 @@ func (d *Device) Alloc(size int) (device.Buffer, error) {
 		need = int(span) // cacheable: back the whole class so any size of it fits
 	}
 
+	b, err, short := d.alloc(size, class, span, need)
+	if short && d.shared.reclaim() > 0 {
+		// Other devices' free blocks held the memory: try once more.
+		b, err, _ = d.alloc(size, class, span, need)
+	}
+	return b, err
+}
+
+// alloc allocates size bytes of class (span bytes of address space), with
+// need bytes of backing if no free block of the class has some. short
+// reports that the shared budget had no room.
+func (d *Device) alloc(size, class int, span uint64, need int) (b device.Buffer, err error, short bool) {
 	d.mu.Lock()
 	defer d.mu.Unlock()
 	var s *slot
@@ -95,36 +108,49 @@ func (d *Device) Alloc(size int) (device.Buffer, error) {
 		if s.mem != nil {
 			d.cached -= int64(len(s.mem))
 			if len(s.mem) < size {
-				d.backing -= int64(len(s.mem))
-				s.mem = nil
+				d.release(s)
 			}
 		}
 	} else {
 		if d.top+span > d.limit {
 			return device.Buffer{}, device.Errorf(d.id, "alloc", device.CodeOutOfResources,
-				"size %d: device address space %s is exhausted", size, d.spaceString())
+				"size %d: device address space %s is exhausted", size, d.spaceString()), false
 		}
 		d.slots = append(d.slots, slot{addr: d.top, span: span, class: class})
 		d.top += span
 		s = &d.slots[len(d.slots)-1]
 	}
 	if s.mem == nil {
-		if d.backing+int64(need) > d.budget {
-			d.dropCache()
+		n := int64(backingSize(need))
+		ok := d.shared.take(n)
+		if !ok && d.dropCache() > 0 {
+			ok = d.shared.take(n)
 		}
-		if d.backing+int64(need) > d.budget {
+		if !ok {
 			d.free[class] = append(d.free[class], d.index(s))
+			held, devs := d.shared.state()
 			return device.Buffer{}, device.Errorf(d.id, "alloc", device.CodeOutOfResources,
-				"size %d: %d bytes in use of %d this device may hold; free some memory",
-				size, d.liveBytes, d.budget)
+				"size %d: the %d host devices hold %d bytes of the %d they share (this one %d in live allocations); free some memory",
+				size, devs, held, d.shared.limit, d.liveBytes), true
 		}
 		s.mem = newBacking(need)
-		d.backing += int64(len(s.mem))
+		d.backing += n
 	}
 	s.live, s.size = true, size
 	d.liveBytes += int64(size)
 	d.liveN++
-	return device.Buffer{Ptr: device.DevicePtr(uintptr(s.addr)), Size: size}, nil
+	return device.Buffer{Ptr: device.DevicePtr(uintptr(s.addr)), Size: size}, nil, false
+}
+
+// backingSize is the length of newBacking(n).
+func backingSize(n int) int { return (n + 7) / 8 * 8 }
+
+// release gives the backing of slot s back to the garbage collector and
+// its bytes back to the shared budget. d.mu is held.
+func (d *Device) release(s *slot) {
+	d.backing -= int64(len(s.mem))
+	d.shared.give(int64(len(s.mem)))
+	s.mem = nil
 }
 
 // Free releases an allocation made by Alloc; p must be its start. Freeing a
@@ -146,24 +172,26 @@ func (d *Device) Free(p device.DevicePtr) error {
 	if s.span <= cacheMaxClass && d.cached+int64(len(s.mem)) <= d.cacheLimit {
 		d.cached += int64(len(s.mem))
 	} else {
-		d.backing -= int64(len(s.mem))
-		s.mem = nil
+		d.release(s)
 	}
 	d.free[s.class] = append(d.free[s.class], int32(i))
 	return nil
 }
 
 // dropCache gives the backing of every free slot back to the garbage
-// collector. d.mu is held.
-func (d *Device) dropCache() {
+// collector, and its bytes to the shared budget, and returns how many
+// bytes that was. d.mu is held.
+func (d *Device) dropCache() (dropped int64) {
 	for _, free := range d.free {
 		for _, i := range free {
-			s := &d.slots[i]
-			d.backing -= int64(len(s.mem))
-			s.mem = nil
+			if s := &d.slots[i]; s.mem != nil {
+				dropped += int64(len(s.mem))
+				d.release(s)
+			}
 		}
 	}
 	d.cached = 0
+	return dropped
 }
 
 func (d *Device) index(s *slot) int32 {
@@ -242,4 +270,76 @@ func (d *Device) resolveTail(p device.DevicePtr, n int, op string) ([]byte, erro
 // spaceString describes the device's address space, for Info.Extra.
 func (d *Device) spaceString() string {
 	return fmt.Sprintf("[%#x,%#x)", d.base, d.limit)
+}
+
+// budget is the memory that host devices sharing it (every host device of
+// a process, outside tests) may hold together: the backing of their live
+// allocations and of the free blocks they keep for reuse. It exists because
+// the devices all take their memory from one machine; a budget per device
+// would let 64 devices promise 64 halves of it. Lock order: a device's mu,
+// then budget.mu.
+type budget struct {
+	limit int64  // bytes the devices may hold together
+	how   string // where the machine's memory size came from
+
+	mu   sync.Mutex
+	held int64
+	devs []*Device
+}
+
+// processBudget is the budget of the process's host devices: half of the
+// memory the process may use.
+var processBudget = sync.OnceValue(func() *budget {
+	total, how := PhysicalMemory()
+	return newBudget(int64(min(total/2, 1<<62)), how)
+})
+
+func newBudget(limit int64, how string) *budget { return &budget{limit: limit, how: how} }
+
+// add makes d one of the devices sharing b.
+func (b *budget) add(d *Device) {
+	b.mu.Lock()
+	b.devs = append(b.devs, d)
+	b.mu.Unlock()
+}
+
+// take reserves n bytes, reporting false, and reserving nothing, if that
+// would pass the limit.
+func (b *budget) take(n int64) bool {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	if n > b.limit-b.held {
+		return false
+	}
+	b.held += n
+	return true
+}
+
+// give returns n bytes taken.
+func (b *budget) give(n int64) {
+	b.mu.Lock()
+	b.held -= n
+	b.mu.Unlock()
+}
+
+// state returns the bytes held and the number of devices sharing b.
+func (b *budget) state() (held int64, devs int) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.held, len(b.devs)
+}
+
+// reclaim drops the free blocks every device of b keeps for reuse, and
+// returns how many bytes that gave back. No device lock may be held.
+func (b *budget) reclaim() int64 {
+	b.mu.Lock()
+	devs := b.devs
+	b.mu.Unlock()
+	var n int64
+	for _, d := range devs {
+		d.mu.Lock()
+		n += d.dropCache()
+		d.mu.Unlock()
+	}
+	return n
 }

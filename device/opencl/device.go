@@ -94,6 +94,7 @@ type clDevice struct {
 	ioq      cl.CommandQueue // idle internal queue: clock readings, probes
 	last     atomic.Int64    // latest Now reading, to keep Now monotonic
 	nqueues  atomic.Uint64   // queues made, for queue numbers
+	staged   atomic.Uint64   // launches that staged unaligned arguments (tests)
 
 	mu      sync.RWMutex
 	closed  bool
@@ -106,6 +107,12 @@ type clDevice struct {
 	rawProg cl.Program
 	rawKern cl.Kernel
 	rawErr  error
+
+	mergeOnce sync.Once // the kernel that merges staged arguments back (kernel.go)
+	mergeProg cl.Program
+	mergeKern cl.Kernel
+	mergeErr  error
+	mergeMu   sync.Mutex // a launch of mergeKern, from setting its arguments to its enqueue
 }
 
 func newDevice(n int, p cl.PlatformID, pname string, id cl.DeviceID) (*clDevice, error) {
@@ -540,6 +547,11 @@ func (d *clDevice) Close() error {
 	if d.rawKern != 0 {
 		keep(d.wrap("close", cl.ReleaseKernel(d.rawKern)))
 		keep(d.wrap("close", cl.ReleaseProgram(d.rawProg)))
+	}
+	d.mergeOnce.Do(func() {})
+	if d.mergeKern != 0 {
+		keep(d.wrap("close", cl.ReleaseKernel(d.mergeKern)))
+		keep(d.wrap("close", cl.ReleaseProgram(d.mergeProg)))
 	}
 	d.initOnce.Do(func() { d.initErr = d.errorf("use", device.CodeInvalidDevice, "device is closed") })
 	if d.ctx != 0 {

@@ -214,7 +214,11 @@ func LaunchGeometry(f device.Function, s device.Shape) (global, local [3]int, er
 	return global, local, nil
 }
 
-// Launch enqueues f over shape with args.
+// Launch enqueues f over shape with args. A buffer argument may point
+// anywhere inside an allocation: at its start it is passed whole, at an
+// offset that is a multiple of CL_DEVICE_MEM_BASE_ADDR_ALIGN as a
+// sub-buffer, and at any other offset through a temporary buffer (see
+// stage), which costs a copy of the allocation's tail each way.
 func (q *queue) Launch(f device.Function, shape device.Shape, args []device.Arg) error {
 	fn, ok := f.(*function)
 	if !ok || fn.d != q.d {
@@ -238,7 +242,9 @@ func (q *queue) Launch(f device.Function, shape device.Shape, args []device.Arg)
 	}
 	q.args = q.args[:0]
 	q.subs = q.subs[:0]
+	q.bufs = q.bufs[:0]
 	defer q.releaseSubs()
+	unaligned := false
 	for i, p := range fn.k.Params {
 		a := args[i]
 		if p.Kind != device.ParamBuffer {
@@ -250,21 +256,31 @@ func (q *queue) Launch(f device.Function, shape device.Shape, args []device.Arg)
 			op = "launch " + fn.k.Name
 			return q.d.errorf(op, device.CodeInvalidArgument, "argument %d (%s): %v is not in a live allocation of this device", i, p.Name, a.Ptr)
 		}
-		if off != 0 {
-			op = "launch " + fn.k.Name
-			if off%q.d.align != 0 {
-				return q.d.errorf(op, device.CodeUnsupported,
-					"argument %d (%s): %v is %d bytes into its allocation; OpenCL kernels take whole buffers or sub-buffers at multiples of %d bytes (CL_DEVICE_MEM_BASE_ADDR_ALIGN) on this device",
-					i, p.Name, a.Ptr, off, q.d.align)
-			}
-			sub, err := cl.CreateSubBuffer(m, cl.MEM_READ_WRITE, uintptr(off), uintptr(size-off))
+		q.bufs = append(q.bufs, bufArg{arg: i, m: m, off: off, size: size, home: m, hoff: off})
+		unaligned = unaligned || off%q.d.align != 0
+		q.args = append(q.args, cl.Arg{Size: 8})
+	}
+	var staged []staging
+	if unaligned {
+		op = "launch " + fn.k.Name
+		var err error
+		if staged, err = q.stage(op, fn); err != nil {
+			return err
+		}
+	}
+	for _, b := range q.bufs {
+		m := b.m
+		if b.off != 0 {
+			// Aligned, in the buffer or in its staging buffer: a sub-buffer.
+			sub, err := cl.CreateSubBuffer(m, cl.MEM_READ_WRITE, uintptr(b.off), uintptr(b.size-b.off))
 			if err != nil {
-				return q.d.wrap(fmt.Sprintf("%s: argument %d (%s)", op, i, p.Name), err)
+				op = "launch " + fn.k.Name
+				return q.d.wrap(fmt.Sprintf("%s: argument %d (%s)", op, b.arg, fn.k.Params[b.arg].Name), err)
 			}
 			q.subs = append(q.subs, sub)
 			m = sub
 		}
-		q.args = append(q.args, cl.Arg{Size: 8, Value: uint64(m)})
+		q.args[b.arg].Value = uint64(m)
 	}
 	dims, global, local := fn.geometry(shape)
 	q.global, q.local = global, local // queue-owned: no allocation for the C call
@@ -285,11 +301,177 @@ func (q *queue) Launch(f device.Function, shape device.Shape, args []device.Arg)
 	if evp != nil {
 		q.track(ev, typeKernel, groups(dims, global, local))
 	}
+	// Staged arguments go back after the kernel, on the same in-order queue.
+	if err := q.unstage(staged); err != nil {
+		op = "launch " + fn.k.Name
+		return q.d.wrap(fmt.Sprintf("%s: copying staged arguments back into their buffer", op), err)
+	}
 	return nil
 }
 
-// releaseSubs drops this launch's sub-buffers; OpenCL keeps them until the
-// kernel that uses them completes.
+// bufArg is a buffer argument of the launch being enqueued: argument arg
+// points off bytes into buffer m of size bytes, which stage may change to
+// a staging buffer; home and hoff are where it points in the allocation.
+type bufArg struct {
+	arg       int
+	m         cl.Mem
+	off, size uint64
+	home      cl.Mem
+	hoff      uint64
+}
+
+// staging is a temporary buffer standing in for bytes [from, from+n) of
+// buffer m during one launch. With a twin (a second copy, untouched by the
+// kernel), only the bytes the kernel changed go back.
+type staging struct {
+	m, tmp, twin cl.Mem
+	from, n      uint64
+}
+
+// stage makes the launch's buffer arguments that point at offsets not a
+// multiple of the device's base address alignment usable: OpenCL takes a
+// buffer argument only as a whole buffer or a sub-buffer at such an
+// offset. The arguments into one buffer fall into classes by their offset
+// modulo the alignment. Each class other than the aligned one moves to a
+// new buffer holding the bytes from its lowest offset to the buffer's end,
+// where its arguments lie at aligned offsets, and stage points them there
+// (q.bufs); Launch copies the bytes back after the kernel, on the same
+// queue. When every argument into the buffer is in one class, the kernel
+// sees one memory through all of them and the whole copy goes back. When
+// there are several, each sees its own, and a second copy taken before the
+// kernel (the twin) lets only the bytes the kernel changed go back
+// (mergeSource): right for kernels in which no byte written through one
+// argument is read or written through another of a different class, which
+// a kernel whose result does not depend on its number of threads already
+// satisfies across iterations. The temporary buffers are released with
+// the launch's sub-buffers; OpenCL keeps them until the commands that use
+// them complete.
+func (q *queue) stage(op string, fn *function) ([]staging, error) {
+	var staged []staging
+	align := q.d.align
+	for i := range q.bufs {
+		b := &q.bufs[i]
+		if b.off%align == 0 {
+			continue
+		}
+		m, class := b.m, b.off%align
+		from, mixed := b.off, false
+		for _, o := range q.bufs {
+			if o.home != m {
+				continue
+			}
+			if o.hoff%align != class {
+				mixed = true
+			} else {
+				from = min(from, o.off)
+			}
+		}
+		n := b.size - from
+		st := staging{m: m, from: from, n: n}
+		what := func() string {
+			return fmt.Sprintf("%s: argument %d (%s) is %d bytes into its buffer, not a multiple of %d (CL_DEVICE_MEM_BASE_ADDR_ALIGN)",
+				op, b.arg, fn.k.Params[b.arg].Name, b.off, align)
+		}
+		copies := []*cl.Mem{&st.tmp}
+		if mixed {
+			if _, err := q.d.mergeKernel(); err != nil {
+				return nil, q.d.wrap(what()+"; building the kernel that merges it back", err)
+			}
+			copies = append(copies, &st.twin)
+		}
+		for _, dst := range copies {
+			tmp, err := cl.CreateBuffer(q.d.ctx, cl.MEM_READ_WRITE, uintptr(n))
+			if err != nil {
+				return nil, q.d.wrap(fmt.Sprintf("%s; a %d-byte temporary buffer for it", what(), n), err)
+			}
+			q.subs = append(q.subs, tmp)
+			if err := q.copyBuffer(m, tmp, from, 0, n); err != nil {
+				return nil, q.d.wrap(what()+"; copying it into a temporary buffer", err)
+			}
+			*dst = tmp
+		}
+		staged = append(staged, st)
+		for j := range q.bufs {
+			if o := &q.bufs[j]; o.home == m && o.hoff%align == class {
+				o.m, o.off, o.size = st.tmp, o.off-from, n
+			}
+		}
+	}
+	q.d.staged.Add(1)
+	return staged, nil
+}
+
+// unstage enqueues the copies of staged arguments back into their buffers.
+func (q *queue) unstage(staged []staging) error {
+	for _, st := range staged {
+		if st.twin == 0 {
+			if err := q.copyBuffer(st.tmp, st.m, 0, st.from, st.n); err != nil {
+				return err
+			}
+			continue
+		}
+		k, _ := q.d.mergeKernel() // built by stage
+		args := [5]cl.Arg{{Size: 8, Value: uint64(st.m)}, {Size: 8, Value: st.from},
+			{Size: 8, Value: uint64(st.tmp)}, {Size: 8, Value: uint64(st.twin)}, {Size: 8, Value: st.n}}
+		global := [3]uintptr{uintptr(min(st.n, 1<<16)), 1, 1}
+		q.d.mergeMu.Lock()
+		_, err := cl.EnqueueKernel(q.q, k, args[:], 1, &global, nil, nil)
+		q.d.mergeMu.Unlock()
+		if err != nil {
+			return err
+		}
+		q.enqueued()
+	}
+	return nil
+}
+
+// mergeSource copies back into dst, from dstOff on, the bytes of a staged
+// argument's buffer that the kernel changed: those that differ from its
+// twin, copied before the kernel.
+const mergeSource = `__kernel void gompt_merge(__global uchar *dst, ulong dstOff, __global const uchar *tmp, __global const uchar *twin, ulong n) {
+  for (ulong i = get_global_id(0); i < n; i += get_global_size(0)) {
+    uchar v = tmp[i];
+    if (v != twin[i]) dst[dstOff + i] = v;
+  }
+}
+`
+
+// mergeKernel builds the device's merge kernel once.
+func (d *clDevice) mergeKernel() (cl.Kernel, error) {
+	d.mergeOnce.Do(func() {
+		p, err := cl.CreateProgramWithSource(d.ctx, mergeSource)
+		if err != nil {
+			d.mergeErr = err
+			return
+		}
+		if err := cl.BuildProgram(p, d.dev, ""); err != nil {
+			cl.ReleaseProgram(p)
+			d.mergeErr = err
+			return
+		}
+		k, err := cl.CreateKernel(p, "gompt_merge")
+		if err != nil {
+			cl.ReleaseProgram(p)
+			d.mergeErr = err
+			return
+		}
+		d.mergeProg, d.mergeKern = p, k
+	})
+	return d.mergeKern, d.mergeErr
+}
+
+// copyBuffer enqueues a copy of n bytes from src at srcOff to dst at
+// dstOff, untimed: part of a launch.
+func (q *queue) copyBuffer(src, dst cl.Mem, srcOff, dstOff, n uint64) error {
+	if err := cl.EnqueueCopyBuffer(q.q, src, dst, uintptr(srcOff), uintptr(dstOff), uintptr(n), nil); err != nil {
+		return err
+	}
+	q.enqueued()
+	return nil
+}
+
+// releaseSubs drops this launch's sub-buffers and staging buffers; OpenCL
+// keeps them until the commands that use them complete.
 func (q *queue) releaseSubs() {
 	for _, s := range q.subs {
 		cl.ReleaseMemObject(s)

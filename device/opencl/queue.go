@@ -39,7 +39,8 @@ type queue struct {
 	args   []cl.Arg   // launch scratch, used by the enqueuing goroutine only
 	global [3]uintptr // launch NDRange scratch, likewise
 	local  [3]uintptr
-	subs   []cl.Mem // sub-buffers of the launch being enqueued
+	subs   []cl.Mem // sub-buffers and staging buffers of the launch being enqueued
+	bufs   []bufArg // buffer arguments of the launch being enqueued
 	pool   []*pin   // spare pins
 
 	num  uint64  // the queue's number on its device (1, 2, ...): native records' HWID

@@ -284,6 +284,35 @@ func TestMemoryRoutinesAreOutsideConstructs(t *testing.T) {
 	)
 }
 
+// memcpy_rect is one data op per contiguous piece: each row of a
+// rectangle whose rows are apart, one op for rows that follow each other
+// on both sides.
+func TestMemcpyRectDataOps(t *testing.T) {
+	p, err := target.AllocMem(64, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer target.FreeMem(p, 0)
+	h := make([]byte, 64)
+	tool.take()
+	// Three rows of 4 bytes from an 8-wide array: three ops.
+	if err := target.MemcpyRect(target.On(0, p), target.Host(h), 1, []int{3, 4}, []int{0, 0}, []int{1, 2}, []int{3, 4}, []int{8, 8}); err != nil {
+		t.Fatal(err)
+	}
+	// Three whole rows on both sides: one op of 24 bytes.
+	if err := target.MemcpyRect(target.On(0, p), target.Host(h), 1, []int{3, 8}, []int{1, 0}, []int{2, 0}, []int{8, 8}, []int{8, 8}); err != nil {
+		t.Fatal(err)
+	}
+	f := "TestMemcpyRectDataOps"
+	var want []string
+	for _, n := range []int{4, 4, 4, 24} {
+		for _, ep := range []string{"begin", "end"} {
+			want = append(want, fmt.Sprintf("data_op ompt_target_data_transfer_to_device %s src_dev=-1 dst_dev=0 bytes=%d td=0 code=%s", ep, n, f))
+		}
+	}
+	expect(t, want...)
+}
+
 func TestNowaitKindsAndAsyncOps(t *testing.T) {
 	x := make([]float32, 32)
 	tool.take()
