@@ -166,6 +166,7 @@ func TestScalarRangeAndUntypedBuffer(t *testing.T) {
 		wantErr(t, dev, "negative uint32", run(dev, 4, -1, Slice(raw)), "argument 1 (m)", "-1 does not fit the uint32 parameter (0 to 4294967295)")
 		wantErr(t, dev, "uint32 above range", run(dev, 4, 1<<32, Slice(raw)), "does not fit the uint32")
 		wantErr(t, dev, "untyped buffer shorter in bytes", run(dev, 65, 1, Slice(raw)), "argument 2 (raw)", "64 bytes", "needs 65")
+		wantErr(t, dev, "untyped buffer of strings", run(dev, 1, 1, Slice([]string{"a"})), "argument 2 (raw)", "element type string holds Go pointers")
 	}
 	// The Go image exists only: run it where it runs.
 	for _, dev := range []int{InitialDevice} {
@@ -236,6 +237,62 @@ func TestHugeTwoDimensionalShape(t *testing.T) {
 			if out[i] != want[i] {
 				t.Fatalf("device %d: out[%d] = %g, want %g", dev, i, out[i], want[i])
 			}
+		}
+	}
+}
+
+type node struct {
+	next *node
+	v    int
+}
+
+// Item 3: slices whose elements hold Go pointers cannot be mapped, passed
+// or copied; the error names the type and nothing is mapped.
+func TestPointerElementsRefused(t *testing.T) {
+	r, devs := everyDevice(t)
+	nodes := []*node{{v: 1}, {v: 2}}
+	structs := []node{{v: 1}}
+	for _, dev := range devs {
+		for _, c := range []struct {
+			name string
+			err  error
+			want string
+		}{
+			{"enter data of []*node", EnterData(dev, To(nodes)), "map item 0: element type *target.node holds Go pointers"},
+			{"enter data nowait of []*node", EnterDataNowait(dev, To([]float32{1}), To(nodes).Named("nodes")).Wait(), "map item 1 (nodes): element type *target.node"},
+			{"exit data of []node", ExitData(dev, From(structs)), "element type target.node holds Go pointers"},
+			{"update of []string", Update(dev, To([]string{"a"})), "element type string"},
+			{"alloc of [][]float32", EnterData(dev, Alloc([][]float32{{1}})), "element type []float32"},
+			{"release of []any", ExitData(dev, Release([]any{1})), "element type interface {}"},
+			{"delete of []map", ExitData(dev, Delete([]map[int]int{nil})), "element type map[int]int"},
+			{"data region of []*node", Data(dev, []Map{ToFrom(nodes)}, func() error { return nil }), "*target.node"},
+			{"target maps []*node", Target(Region{Device: dev, Kernel: kernels.Empty, Shape: N(1), Maps: []Map{ToFrom(nodes)}, Args: []Arg{Int(1)}}), "*target.node"},
+			{"target nowait maps []*node", TargetNowait(Region{Device: dev, Kernel: kernels.Empty, Shape: N(1), Maps: []Map{ToFrom(nodes)}, Args: []Arg{Int(1)}}).Wait(), "*target.node"},
+			{"slice of []*node", Target(Region{Device: dev, Kernel: scalar32, Shape: N(1), Args: []Arg{Int(1), Int(0), Slice(nodes)}}), "argument 2 (raw): element type *target.node"},
+			{"memcpy from []*node", Memcpy(Host(make([]byte, 16)), Host(nodes), 16), "memcpy source: element type *target.node"},
+			{"memset of []*node", Memset(Host(nodes), 0, 8), "memset destination: element type *target.node"},
+			{"associate []*node", Associate(nodes, 0x1000, 0, dev), "associate: element type *target.node"},
+		} {
+			wantErr(t, dev, c.name, c.err, c.want)
+		}
+	}
+	for _, d := range r.devs {
+		if d.table.Len() != 0 {
+			t.Errorf("%s: %d present entries after refused maps", d.id, d.table.Len())
+		}
+	}
+	// Pointer-free structs and arrays map.
+	type pair struct {
+		a float32
+		b [2]int32
+	}
+	ok := []pair{{1, [2]int32{2, 3}}}
+	for _, dev := range devs {
+		if err := EnterData(dev, To(ok)); err != nil {
+			t.Fatalf("device %d: enter data of a pointer-free struct: %v", dev, err)
+		}
+		if err := ExitData(dev, Delete(ok)); err != nil {
+			t.Fatal(err)
 		}
 	}
 }

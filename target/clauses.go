@@ -23,13 +23,17 @@ func N(n int) Shape { return Shape{Size: [3]int{n, 1, 1}} }
 func N2(x, y int) Shape { return Shape{Size: [3]int{x, y, 1}} }
 
 // Map is one list item of a map clause (or of a motion clause of Update).
-// Build it with To, From, ToFrom, Alloc, Release or Delete.
+// Build it with To, From, ToFrom, Alloc, Release or Delete. Only slices of
+// pointer-free element types can be mapped: a construct given a map of
+// another type (pointers, strings, slices, interfaces, or structs holding
+// them) fails before any device work, naming the type.
 type Map struct {
 	item mapping.Item
+	bad  *elemType // T, when it holds Go pointers
 }
 
 func newMap[T any](s []T, t mapping.Type) Map {
-	return Map{mapping.Item{Host: device.Bytes(s), Type: t}}
+	return Map{item: mapping.Item{Host: device.Bytes(s), Type: t}, bad: badElem[T]()}
 }
 
 // To maps s to the device: copied in when it becomes present.

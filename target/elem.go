@@ -1,6 +1,7 @@
 package target
 
 import (
+	"fmt"
 	"reflect"
 	"sync"
 
@@ -8,8 +9,9 @@ import (
 )
 
 // elemType is what the runtime knows of the element type T of a slice
-// handed to it (Slice): its name for messages, the kernel buffer element
-// kind it is, and whether it holds Go pointers. One elemType per type, shared and never changed.
+// handed to it (Slice, To and the other map constructors, Host): its name
+// for messages, the kernel buffer element kind it is, and whether it holds
+// Go pointers. One elemType per type, shared and never changed.
 type elemType struct {
 	name     string
 	kind     device.ParamKind // the Param.Elem it fits; 0 for none
@@ -50,6 +52,16 @@ func elemOf[T any]() *elemType {
 		return &elemUint64
 	}
 	return describe(reflect.TypeFor[T]())
+}
+
+// badElem returns T's description if T holds Go pointers, else nil: what
+// the map and memory-routine constructors record for the construct to
+// report.
+func badElem[T any]() *elemType {
+	if et := elemOf[T](); et.pointers {
+		return et
+	}
+	return nil
 }
 
 var elemTypes sync.Map // reflect.Type -> *elemType
@@ -93,4 +105,25 @@ func hasPointers(t reflect.Type) bool {
 		}
 	}
 	return false
+}
+
+// pointersErr is the error for a slice of element type et, which holds Go
+// pointers, named by what ("map item 0 (a)", "memcpy source").
+func pointersErr(what string, et *elemType) error {
+	return fmt.Errorf("target: %s: element type %s holds Go pointers, which device memory would hide from the garbage collector; "+
+		"only slices of pointer-free types (numbers, and arrays and structs of them) can be mapped, passed to kernels or copied", what, et.name)
+}
+
+// checkMaps reports the first map item whose element type holds pointers.
+func checkMaps(maps []Map) error {
+	for i := range maps {
+		if et := maps[i].bad; et != nil {
+			what := fmt.Sprintf("map item %d", i)
+			if n := maps[i].item.Name; n != "" {
+				what += " (" + n + ")"
+			}
+			return pointersErr(what, et)
+		}
+	}
+	return nil
 }

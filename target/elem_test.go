@@ -59,6 +59,9 @@ func TestElemOf(t *testing.T) {
 	if elemOf[celsius]() != elemOf[celsius]() {
 		t.Error("a type described twice: want one cached description")
 	}
+	if badElem[float32]() != nil || badElem[*int]() == nil {
+		t.Error("badElem: want nil for float32, the description for *int")
+	}
 }
 
 // The constructors of the hot path stay free of allocation.

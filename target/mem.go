@@ -151,13 +151,16 @@ type Loc struct {
 	ptr  DevicePtr
 	host []byte
 	isHo bool
+	bad  *elemType // Host's T, when it holds Go pointers: the routine fails
 }
 
 // On names device memory at p on device dev (from AllocMem, or MappedPtr).
 func On(dev int, p DevicePtr) Loc { return Loc{dev: dev, ptr: p} }
 
-// Host names the program's own memory s (on the initial device).
-func Host[T any](s []T) Loc { return Loc{host: device.Bytes(s), isHo: true} }
+// Host names the program's own memory s (on the initial device). T must
+// be free of Go pointers (numbers, and arrays and structs of them): a
+// routine given another fails before it copies, naming the type.
+func Host[T any](s []T) Loc { return Loc{host: device.Bytes(s), isHo: true, bad: badElem[T]()} }
 
 // Add returns l advanced by off bytes.
 func (l Loc) Add(off int) Loc {
@@ -185,6 +188,9 @@ type end struct {
 
 // endOf resolves l; what names it in errors ("memcpy source").
 func (rs *runtimeState) endOf(l Loc, what string) (end, error) {
+	if l.bad != nil {
+		return end{}, pointersErr(what, l.bad)
+	}
 	if l.isHo {
 		if l.host == nil && l.ptr != 0 {
 			return end{}, fmt.Errorf("target: %s: offset %d is outside the host slice", what, int(l.ptr))
@@ -484,10 +490,13 @@ func MemcpyRect(dst, src Loc, elem int, volume, dstOff, srcOff, dstDims, srcDims
 
 // Associate makes device memory p+devOffset on dev the device copy of s
 // (omp_target_associate_ptr). The runtime never frees it; map clauses
-// find s present.
+// find s present. T must be free of Go pointers, as for a map.
 //
 //go:noinline
 func Associate[T any](s []T, p DevicePtr, devOffset int, dev int) error {
+	if et := badElem[T](); et != nil {
+		return pointersErr("associate", et)
+	}
 	var pc uintptr
 	if toolsOn() {
 		pc = callsite.Parent()

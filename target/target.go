@@ -324,6 +324,11 @@ func checkRegion(r *Region, d *dev) error {
 	if k == nil {
 		return errors.New("target: region has no kernel")
 	}
+	if len(r.Maps) > 0 {
+		if err := checkMaps(r.Maps); err != nil {
+			return err
+		}
+	}
 	s := &r.Shape
 	if err := s.Check(); err != nil {
 		return fmt.Errorf("target: kernel %s: %w", k.Name, err)
@@ -420,6 +425,8 @@ func checkArg(k *Kernel, i int, p *device.Param, a *Arg) error {
 		}
 	case a.kind == argSlice && len(a.host) == 0:
 		return fmt.Errorf("target: kernel %s argument %d (%s): empty or nil slice", k.Name, i, p.Name)
+	case a.kind == argSlice && a.et.pointers:
+		return pointersErr(fmt.Sprintf("kernel %s argument %d (%s)", k.Name, i, p.Name), a.et)
 	case a.kind == argSlice && p.Elem != 0 && a.et.kind != p.Elem:
 		return fmt.Errorf("target: kernel %s argument %d (%s): want a slice of %s (the parameter's element type), got []%s",
 			k.Name, i, p.Name, p.Elem, a.et.name)
