@@ -305,6 +305,51 @@ var panics = &device.Kernel{
 	Images: []device.Image{{Kind: device.ImageHost, Host: func(a *device.HostArgs, r device.Range, team, teams int) { panic("boom") }}},
 }
 
+// The initial device keeps the rules the offload devices keep: the same
+// input is refused on both, with the same words.
+func TestInitialDeviceSameRules(t *testing.T) {
+	r := hostRuntime(t)
+	noLeak(t, r)
+	x, y := vecs(100)
+	for _, c := range []struct {
+		name string
+		r    func(dev int) Region
+		want string
+	}{
+		{"delete map in a target", func(dev int) Region { return saxpyRegion(dev, 100, 1, x, y, Delete(x)) }, "does not accept map type delete"},
+		{"release map in a target", func(dev int) Region { return saxpyRegion(dev, 100, 1, x, y, Release(y)) }, "does not accept map type release"},
+		{"overlapping items", func(dev int) Region { return saxpyRegion(dev, 10, 1, x, y, To(x[:60]), From(x[50:])) }, "overlaps"},
+		{"empty map", func(dev int) Region { return saxpyRegion(dev, 10, 1, x, y, To(x[:0])) }, "empty host range"},
+		{"threads 1<<20", func(dev int) Region {
+			reg := saxpyRegion(dev, 100, 1, x, y)
+			reg.Shape.Threads = 1 << 20
+			return reg
+		}, "1048576 threads per team"},
+		{"zero Arg", func(dev int) Region {
+			return Region{Device: dev, Kernel: kernels.Saxpy, Shape: N(100), Args: []Arg{Int(100), Float32(1), {}, Slice(y)}}
+		}, "argument 2 (x): zero target.Arg"},
+		{"zero scalar Arg", func(dev int) Region {
+			return Region{Device: dev, Kernel: kernels.Saxpy, Shape: N(100), Args: []Arg{{}, Float32(1), Slice(x), Slice(y)}}
+		}, "argument 0 (n): zero target.Arg"},
+		{"kernel panics", func(dev int) Region {
+			return Region{Device: dev, Kernel: panics, Shape: N(1), Args: []Arg{Int(1)}}
+		}, "panicked in team 0 of 1: boom"},
+	} {
+		before := append([]float32(nil), y...)
+		for _, dev := range []int{0, InitialDevice} {
+			wantErr(t, dev, c.name, Target(c.r(dev)), c.want)
+			for i := range y {
+				if y[i] != before[i] {
+					t.Fatalf("device %d: %s: y[%d] changed by a refused region", dev, c.name, i)
+				}
+			}
+		}
+	}
+	if n := r.devs[0].table.Len(); n != 0 {
+		t.Errorf("%d present entries after refused regions", n)
+	}
+}
+
 // The checks cost no allocation: a saxpy region with maps, implicit maps
 // and a device pointer allocates nothing on the host device, nor on the
 // initial device (whose scratch comes from a sync.Pool, which the race

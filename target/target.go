@@ -636,8 +636,12 @@ func grow[T any](s []T, n int) []T {
 	return s[:n]
 }
 
-// runInitial runs r on the initial device: maps do nothing and the kernel's
-// Go image runs on the program's own slices.
+// runInitial runs r on the initial device: maps copy nothing and the
+// kernel's Go image runs on the program's own slices. The map clauses are
+// checked as an offload device's present table checks them (map types,
+// empty and overlapping items). The slices passed to the kernel are not
+// items: everything is present on the initial device, as a slice entered
+// beforehand is on an offload device.
 func runInitial(reg *Region, t *ompt.Target) error {
 	f := reg.Kernel.Host()
 	if f == nil {
@@ -646,8 +650,16 @@ func runInitial(reg *Region, t *ompt.Target) error {
 	c := initialScratch.Get().(*construct)
 	defer func() {
 		clear(c.hargs.Bufs)
+		clear(c.items)
+		c.items = c.items[:0]
 		initialScratch.Put(c)
 	}()
+	c.setItems(reg.Maps)
+	if len(c.items) > 0 {
+		if err := mapping.CheckEnter(initialDevice, mapping.Structured, c.items); err != nil {
+			return err
+		}
+	}
 	c.hargs.Bufs = grow(c.hargs.Bufs, len(reg.Args))
 	c.hargs.Args = grow(c.hargs.Args, len(reg.Args))
 	for i := range reg.Args {
