@@ -3,6 +3,7 @@ package device
 import (
 	"fmt"
 	"math"
+	"math/bits"
 	"unsafe"
 )
 
@@ -44,7 +45,36 @@ func (k ParamKind) Size() int {
 type Param struct {
 	Name string
 	Kind ParamKind
-	Elem ParamKind // element type of a buffer parameter (ParamFloat32 for float*); 0 for scalars
+
+	// Elem is the element type of a buffer parameter (ParamFloat32 for
+	// float*); 0 for scalars. The runtime passes such a buffer only a
+	// slice of the matching Go type (float32, float64, int32, uint32 or
+	// int64, or a type defined on one of them). Elem 0 on a buffer makes
+	// it untyped (void*, uchar*): any slice of a pointer-free element type
+	// is passed, and Len counts bytes.
+	Elem ParamKind
+
+	// Len is how many elements a buffer parameter must hold for a launch:
+	// as many as the device code may read or write. It is a product of
+	// terms separated by '*', each a whole number, the name of an integer
+	// scalar parameter (its value in the launch), Shape.Size[0],
+	// Shape.Size[1] or Shape.Size[2] (1 for a dimension not in use), or
+	// Shape.Teams (which the launch must then set): "n", "m*k", "2*n",
+	// "Shape.Teams". A term of 0 or less makes it 0. The runtime refuses a
+	// launch whose buffer is shorter, on every device, before any device
+	// work. Empty means undeclared: the runtime cannot check the buffer,
+	// and device code that indexes past it corrupts memory, so declare it.
+	// Scalars leave it empty.
+	Len string
+}
+
+// ElemSize returns the size in bytes of one element of buffer parameter p:
+// 4 or 8 for a typed buffer, 1 for an untyped one (Elem 0).
+func (p Param) ElemSize() int {
+	if p.Elem == 0 {
+		return 1
+	}
+	return p.Elem.Size()
 }
 
 // Arg is one argument of a launch: a device pointer for a buffer parameter,
@@ -100,6 +130,12 @@ type Kernel struct {
 	Name   string
 	Params []Param
 	Images []Image
+
+	// Dims is the number of dimensions of the iteration space the device
+	// code and the Go image iterate over (1 to 3; 0 means 1). The runtime
+	// refuses a launch shape that uses more: the images would split the
+	// extra dimensions differently.
+	Dims int
 
 	// MaxThreads, when not 0, is the largest team size the device code
 	// supports (a kernel with a fixed-size local scratch array, say).
@@ -199,9 +235,18 @@ func (s Shape) Iterations() int {
 }
 
 // Check reports an error for a shape with a zero or negative size (a
-// dimension below the last one in use counts as in use), or negative
-// teams or threads.
+// dimension below the last one in use counts as in use), sizes whose
+// product (Iterations) does not fit an int, or negative teams or threads.
 func (s Shape) Check() error {
+	// The common shape, checked in a few instructions: every size in
+	// 1..2^20 (so the product fits), teams and threads not negative.
+	if uint(s.Size[0]-1) < 1<<20 && uint(s.Size[1]-1) < 1<<20 && uint(s.Size[2]-1) < 1<<20 && s.Teams|s.Threads >= 0 {
+		return nil
+	}
+	return s.check()
+}
+
+func (s Shape) check() error {
 	if s.Size[0] <= 0 {
 		return fmt.Errorf("launch shape: size %v: dimension 0 must be at least 1", s.Size)
 	}
@@ -215,6 +260,14 @@ func (s Shape) Check() error {
 	}
 	if s.Teams < 0 || s.Threads < 0 {
 		return fmt.Errorf("launch shape: teams %d, threads %d: must be 0 (runtime picks) or positive", s.Teams, s.Threads)
+	}
+	n := uint64(s.Size[0])
+	for d, dims := 1, s.Dims(); d < dims; d++ {
+		hi, lo := bits.Mul64(n, uint64(s.Size[d]))
+		if hi != 0 || lo > math.MaxInt {
+			return fmt.Errorf("launch shape: size %v: more iterations than an int counts (%d)", s.Size, math.MaxInt)
+		}
+		n = lo
 	}
 	return nil
 }

@@ -18,8 +18,9 @@ var copy32PTX string
 var Copy32 = &device.Kernel{
 	Name: "copy32",
 	Params: []device.Param{int64Param("n"),
-		{Name: "src", Kind: device.ParamBuffer, Elem: device.ParamInt32},
-		{Name: "dst", Kind: device.ParamBuffer, Elem: device.ParamInt32}},
+		{Name: "src", Kind: device.ParamBuffer, Elem: device.ParamInt32, Len: "n"},
+		{Name: "dst", Kind: device.ParamBuffer, Elem: device.ParamInt32, Len: "n"}},
+	Dims:   1,
 	Images: images("copy32", copy32CL, copy32PTX, copy32Host),
 	Sample: copy32Sample,
 }

@@ -25,6 +25,26 @@
 // built-in functions (dot, min, clamp...): some OpenCL implementations refuse
 // a kernel so named, which is why the library's dot product is "dot_partial".
 //
+// Declare what the runtime checks before every launch, on every device:
+//
+//   - Each buffer's Elem: the runtime passes it only slices of that Go type
+//     ([]float32 for ParamFloat32). Elem 0 makes an untyped buffer (void*),
+//     which takes any slice of a pointer-free type, its Len in bytes.
+//   - Each buffer's Len: how many elements the device code may touch, as a
+//     product of whole numbers, integer scalar parameters and the shape's
+//     Shape.Size[d] or Shape.Teams: "n", "nx*ny", "m*k", "Shape.Teams".
+//     A launch with a shorter slice, or a device pointer with fewer
+//     elements to the end of its allocation, is refused: device code that
+//     indexes past its buffer would corrupt memory or hang the device.
+//     Never declare less than the code touches; TestLenIsEnough in this
+//     folder runs the Go images on buffers cut to their Len.
+//   - Dims: how many dimensions the code iterates over (1 to 3; 0 means
+//     1). A launch shape using more is refused, since the Go image and the
+//     device code would split the extra dimensions differently.
+//
+// Kernel.Check reports a declaration it cannot use (a Len naming no integer
+// scalar, say); the conformance suite calls it.
+//
 // Device code must not assume a launch shape. It iterates over the iteration
 // space with grid-stride loops, so any number of teams and threads computes
 // the same result, and indexes with long (64-bit) so that arrays of 2^28
@@ -81,8 +101,9 @@
 //		Params: []device.Param{
 //			{Name: "n", Kind: device.ParamInt64},
 //			{Name: "s", Kind: device.ParamFloat32},
-//			{Name: "x", Kind: device.ParamBuffer, Elem: device.ParamFloat32},
+//			{Name: "x", Kind: device.ParamBuffer, Elem: device.ParamFloat32, Len: "n"},
 //		},
+//		Dims: 1,
 //		Images: []device.Image{
 //			{Kind: device.ImageHost, Entry: "scale", Host: scaleHost},
 //			{Kind: device.ImageOpenCL, Entry: "scale", Source: scaleCL},
@@ -102,8 +123,9 @@
 //
 // Give the kernel a Sample: a deterministic problem of about n iterations
 // for (n, seed), with its launch shape, initial buffers (device.Bytes of
-// float32 slices), scalar arguments (device.Arg{Bits: math.Float32bits(v)}
-// for a float32, uint64(n) for an int64) and a relative tolerance. The
+// float32 slices, each at least its Len), scalar arguments
+// (device.Arg{Bits: math.Float32bits(v)} for a float32, uint64(n) for an
+// int64) and a relative tolerance. The
 // device conformance suite runs the Sample on every device present and on the
 // Go image and compares every buffer, so your kernel is checked as the
 // library's are. Prefer data that avoids cancellation (positive values), so

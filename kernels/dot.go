@@ -33,7 +33,8 @@ const DotMaxThreads = 256
 // dimension 0 as Chunk does.
 var Dot = &device.Kernel{
 	Name:       "dot_partial",
-	Params:     []device.Param{int64Param("n"), bufParam("x"), bufParam("y"), bufParam("partial")},
+	Params:     []device.Param{int64Param("n"), bufParam("x", "n"), bufParam("y", "n"), bufParam("partial", "Shape.Teams")},
+	Dims:       1,
 	Images:     images("dot_partial", dotCL, dotPTX, dotHost),
 	MaxThreads: DotMaxThreads,
 	Sample:     dotSample,

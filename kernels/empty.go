@@ -17,6 +17,7 @@ var emptyPTX string
 var Empty = &device.Kernel{
 	Name:   "empty",
 	Params: []device.Param{int64Param("n")},
+	Dims:   1,
 	Images: images("empty", emptyCL, emptyPTX, emptyHost),
 	Sample: emptySample,
 }

@@ -17,7 +17,8 @@ var fillPTX string
 // n.
 var Fill = &device.Kernel{
 	Name:   "fill",
-	Params: []device.Param{int64Param("n"), float32Param("v"), bufParam("x")},
+	Params: []device.Param{int64Param("n"), float32Param("v"), bufParam("x", "n")},
+	Dims:   1,
 	Images: images("fill", fillCL, fillPTX, fillHost),
 	Sample: fillSample,
 }

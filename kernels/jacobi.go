@@ -19,7 +19,8 @@ var jacobiPTX string
 // two-dimensional, Size = [nx, ny] (x fastest).
 var Jacobi = &device.Kernel{
 	Name:   "jacobi",
-	Params: []device.Param{int64Param("nx"), int64Param("ny"), bufParam("in"), bufParam("out")},
+	Params: []device.Param{int64Param("nx"), int64Param("ny"), bufParam("in", "nx*ny"), bufParam("out", "nx*ny")},
+	Dims:   2,
 	Images: images("jacobi", jacobiCL, jacobiPTX, jacobiHost),
 	Sample: jacobiSample,
 }

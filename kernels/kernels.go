@@ -51,8 +51,10 @@ func Chunk(n, teams, team int) (lo, hi int) {
 	return lo, hi
 }
 
-func bufParam(name string) device.Param {
-	return device.Param{Name: name, Kind: device.ParamBuffer, Elem: device.ParamFloat32}
+// bufParam is a float32 buffer parameter that must hold n elements (a
+// Param.Len expression).
+func bufParam(name, n string) device.Param {
+	return device.Param{Name: name, Kind: device.ParamBuffer, Elem: device.ParamFloat32, Len: n}
 }
 
 func int64Param(name string) device.Param {

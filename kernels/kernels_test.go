@@ -85,6 +85,69 @@ func TestImages(t *testing.T) {
 	}
 }
 
+// Every kernel declares what the runtime checks before a launch: the
+// dimensions it iterates over, and how long each buffer must be.
+func TestDeclarations(t *testing.T) {
+	dims := map[string]int{"matmul": 2, "jacobi": 2}
+	for _, k := range kernels.All() {
+		if err := k.Check(); err != nil {
+			t.Errorf("%s: %v", k.Name, err)
+		}
+		if want := max(dims[k.Name], 1); k.Dims != want {
+			t.Errorf("%s: Dims %d, want %d", k.Name, k.Dims, want)
+		}
+		for _, p := range k.Params {
+			if p.Kind == device.ParamBuffer && (p.Len == "" || p.Elem == 0) {
+				t.Errorf("%s: buffer %s declares Len %q and Elem %v; want both", k.Name, p.Name, p.Len, p.Elem)
+			}
+		}
+	}
+}
+
+// The Go images run on buffers cut to exactly their Len: a Len that
+// declares fewer elements than the code touches makes them panic here.
+func TestLenIsEnough(t *testing.T) {
+	for _, k := range kernels.All() {
+		for _, n := range []int{1, 7, 1000} {
+			s := k.Sample(n, 4)
+			for i, p := range k.Params {
+				if p.Kind != device.ParamBuffer {
+					continue
+				}
+				need, err := k.NeedLen(i, s.Shape, func(j int) uint64 { return s.Args[j].Bits })
+				if err != nil {
+					t.Fatalf("%s: %s: %v", k.Name, p.Name, err)
+				}
+				if need*p.ElemSize() > len(s.Bufs[i]) {
+					t.Fatalf("%s: Sample(%d): %s has %d bytes, Len %q needs %d elements", k.Name, n, p.Name, len(s.Bufs[i]), p.Len, need)
+				}
+				s.Bufs[i] = s.Bufs[i][: need*p.ElemSize() : need*p.ElemSize()]
+			}
+			teams := 3
+			if s.Shape.Teams > 0 {
+				teams = s.Shape.Teams
+			}
+			outer := s.Shape.Dims() - 1
+			a := &device.HostArgs{Bufs: s.Bufs, Args: s.Args}
+			for team := range teams { // in turn, so that a panic is this goroutine's
+				func() {
+					defer func() {
+						if r := recover(); r != nil {
+							t.Errorf("%s: Sample(%d) with buffers cut to their Len: the Go image panicked in team %d: %v", k.Name, n, team, r)
+						}
+					}()
+					var r device.Range
+					for d := range 3 {
+						r.Hi[d] = max(s.Shape.Size[d], 1)
+					}
+					r.Lo[outer], r.Hi[outer] = kernels.Chunk(s.Shape.Size[outer], teams, team)
+					k.Host()(a, r, team, teams)
+				}()
+			}
+		}
+	}
+}
+
 func TestChunk(t *testing.T) {
 	for _, n := range []int{0, 1, 2, 7, 100, 1023, 4096} {
 		for _, teams := range []int{1, 2, 3, 7, 64, 5000} {

@@ -20,8 +20,9 @@ var Matmul = &device.Kernel{
 	Name: "matmul",
 	Params: []device.Param{
 		int64Param("m"), int64Param("n"), int64Param("k"),
-		bufParam("A"), bufParam("B"), bufParam("C"),
+		bufParam("A", "m*k"), bufParam("B", "k*n"), bufParam("C", "m*n"),
 	},
+	Dims:   2,
 	Images: images("matmul", matmulCL, matmulPTX, matmulHost),
 	Sample: matmulSample,
 }

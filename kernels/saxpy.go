@@ -18,12 +18,13 @@ var saxpyPTX string
 var Saxpy = &device.Kernel{
 	Name:   "saxpy",
 	Params: saxpyParams(),
+	Dims:   1,
 	Images: images("saxpy", saxpyCL, saxpyPTX, saxpyHost),
 	Sample: saxpySample("saxpy"),
 }
 
 func saxpyParams() []device.Param {
-	return []device.Param{int64Param("n"), float32Param("a"), bufParam("x"), bufParam("y")}
+	return []device.Param{int64Param("n"), float32Param("a"), bufParam("x", "n"), bufParam("y", "n")}
 }
 
 func saxpyHost(a *device.HostArgs, r device.Range, team, teams int) {

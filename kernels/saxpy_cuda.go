@@ -16,6 +16,7 @@ var saxpyCUDAPTX string
 var SaxpyCUDA = &device.Kernel{
 	Name:   "saxpy_cuda",
 	Params: saxpyParams(),
+	Dims:   1,
 	Images: []device.Image{
 		{Kind: device.ImageHost, Entry: "saxpy_cuda", Host: saxpyHost},
 		{Kind: device.ImagePTX, Entry: "saxpy_cuda", Source: saxpyCUDAPTX},

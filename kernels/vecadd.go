@@ -17,7 +17,8 @@ var vecaddPTX string
 // iteration space of n.
 var VecAdd = &device.Kernel{
 	Name:   "vecadd",
-	Params: []device.Param{int64Param("n"), bufParam("a"), bufParam("b"), bufParam("c")},
+	Params: []device.Param{int64Param("n"), bufParam("a", "n"), bufParam("b", "n"), bufParam("c", "n")},
+	Dims:   1,
 	Images: images("vecadd", vecaddCL, vecaddPTX, vecaddHost),
 	Sample: vecaddSample,
 }

@@ -23,13 +23,17 @@ func N(n int) Shape { return Shape{Size: [3]int{n, 1, 1}} }
 func N2(x, y int) Shape { return Shape{Size: [3]int{x, y, 1}} }
 
 // Map is one list item of a map clause (or of a motion clause of Update).
-// Build it with To, From, ToFrom, Alloc, Release or Delete.
+// Build it with To, From, ToFrom, Alloc, Release or Delete. Only slices of
+// pointer-free element types can be mapped: a construct given a map of
+// another type (pointers, strings, slices, interfaces, or structs holding
+// them) fails before any device work, naming the type.
 type Map struct {
 	item mapping.Item
+	bad  *elemType // T, when it holds Go pointers
 }
 
 func newMap[T any](s []T, t mapping.Type) Map {
-	return Map{mapping.Item{Host: device.Bytes(s), Type: t}}
+	return Map{item: mapping.Item{Host: device.Bytes(s), Type: t}, bad: badElem[T]()}
 }
 
 // To maps s to the device: copied in when it becomes present.
@@ -70,11 +74,13 @@ const (
 )
 
 // Arg is one kernel argument: a slice (its device copy inside the region),
-// a device pointer, or a scalar.
+// a device pointer, or a scalar. The zero Arg is none of these, and a
+// region with one fails.
 type Arg struct {
 	kind   argKind
 	scalar device.ParamKind // for a scalar: ParamInt64, ParamFloat32 or ParamFloat64
 	host   []byte
+	et     *elemType // a slice's element type
 	bits   uint64
 	ptr    DevicePtr
 }
@@ -82,12 +88,19 @@ type Arg struct {
 // Slice passes s to the kernel as its device address in the region. If s
 // is not mapped by the construct and not already present, it is mapped
 // tofrom for the region, as OpenMP maps arrays used in a target region.
-func Slice[T any](s []T) Arg { return Arg{kind: argSlice, host: device.Bytes(s)} }
+// T must be the parameter's element type (float32 for a ParamFloat32
+// buffer, or a type defined on it), or any pointer-free type for an untyped
+// buffer; s must hold at least the parameter's Len elements.
+func Slice[T any](s []T) Arg { return Arg{kind: argSlice, host: device.Bytes(s), et: elemOf[T]()} }
 
-// Ptr passes a device pointer from AllocMem as is (is_device_ptr).
+// Ptr passes a device pointer from AllocMem as is (is_device_ptr). The
+// runtime knows no element type for it; where it knows the allocation (from
+// AllocMem, or a mapped buffer) it checks that the bytes from p to its end
+// hold the parameter's Len elements.
 func Ptr(p DevicePtr) Arg { return Arg{kind: argPtr, ptr: p} }
 
-// Int passes an integer scalar (int32 or int64 parameters).
+// Int passes an integer scalar (int32, uint32 or int64 parameters). A value
+// outside the parameter's range is an error.
 func Int(v int) Arg { return Arg{kind: argScalar, scalar: device.ParamInt64, bits: uint64(int64(v))} }
 
 // Float32 passes a float32 scalar.

@@ -47,6 +47,9 @@ func dataOp(n int, d *dev, t *ompt.Target, async bool, maps []Map, fn func(c *co
 // fn. A synchronous construct returns its error and no task; a nowait one
 // runs fn in a new goroutine and returns the task.
 func dataConstruct(dev int, pc uintptr, kind ompt.TargetKind, nowait bool, maps []Map, fn func(c *construct) error) (*Task, error) {
+	if err := checkMaps(maps); err != nil {
+		return nil, err
+	}
 	n, d, err := open(dev)
 	if err != nil {
 		return nil, err
@@ -223,6 +226,9 @@ func UpdateNowait(dev int, maps ...Map) *Task {
 func Data(dev int, maps []Map, body func() error) error {
 	if body == nil {
 		return errors.New("target: data region has no body")
+	}
+	if err := checkMaps(maps); err != nil {
+		return err
 	}
 	var pc uintptr
 	if toolsOn() {

@@ -263,6 +263,7 @@ type Loc struct {
 	ptr  DevicePtr
 	host []byte
 	isHo bool
+	bad  *elemType // Host's T, when it holds Go pointers: the routine fails
 }
 
 // On names device memory at p on device dev (from AllocMem, or MappedPtr).
@@ -270,8 +271,10 @@ type Loc struct {
 // MappedPtr returned for it (see MappedPtr for how long that stays valid).
 func On(dev int, p DevicePtr) Loc { return Loc{dev: dev, ptr: p} }
 
-// Host names the program's own memory s (on the initial device).
-func Host[T any](s []T) Loc { return Loc{host: device.Bytes(s), isHo: true} }
+// Host names the program's own memory s (on the initial device). T must
+// be free of Go pointers (numbers, and arrays and structs of them): a
+// routine given another fails before it copies, naming the type.
+func Host[T any](s []T) Loc { return Loc{host: device.Bytes(s), isHo: true, bad: badElem[T]()} }
 
 // Add returns l advanced by off bytes.
 func (l Loc) Add(off int) Loc {
@@ -299,6 +302,9 @@ type end struct {
 
 // endOf resolves l; what names it in errors ("memcpy source").
 func (rs *runtimeState) endOf(l Loc, what string) (end, error) {
+	if l.bad != nil {
+		return end{}, pointersErr(what, l.bad)
+	}
 	if l.isHo {
 		if l.host == nil && l.ptr != 0 {
 			return end{}, fmt.Errorf("target: %s: offset %d is outside the host slice", what, int(l.ptr))
@@ -768,10 +774,14 @@ func (d *dev) checkAssociate(b []byte, p DevicePtr, devOffset int) (DevicePtr, e
 // free it. p must be, or point inside, a live allocation that AllocMem made
 // on dev, and the len(s) elements' bytes from p+devOffset must lie inside
 // that allocation; FreeMem of it fails until Disassociate. The initial
-// device has no separate memory to associate: naming it is an error.
+// device has no separate memory to associate: naming it is an error. T
+// must be free of Go pointers, as for a map.
 //
 //go:noinline
 func Associate[T any](s []T, p DevicePtr, devOffset int, dev int) error {
+	if et := badElem[T](); et != nil {
+		return pointersErr("associate", et)
+	}
 	var pc uintptr
 	if toolsOn() {
 		pc = callsite.Parent()

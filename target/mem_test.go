@@ -305,7 +305,7 @@ func (r *runtimeState) describe(n int) string {
 }
 
 // wantErr checks that err is an error of code saying each of want.
-func wantErr(t *testing.T, what string, err error, code device.Code, want ...string) {
+func wantMemErr(t *testing.T, what string, err error, code device.Code, want ...string) {
 	t.Helper()
 	if err == nil {
 		t.Errorf("%s: no error", what)
@@ -340,7 +340,7 @@ func TestAssociateChecksTheDeviceRange(t *testing.T) {
 	big, small := make([]byte, 4096), make([]byte, 16)
 	bad := func(what string, err error, want ...string) {
 		t.Helper()
-		wantErr(t, what, err, device.CodeInvalidArgument, want...)
+		wantMemErr(t, what, err, device.CodeInvalidArgument, want...)
 	}
 	bad("4096 bytes on a 64-byte allocation", Associate(big, p, 0, 0), "extends past the allocation", "(64 bytes)", "only 64 bytes there")
 	bad("offset past the end", Associate(small, p, 64, 0), "extends past the allocation")
@@ -353,7 +353,7 @@ func TestAssociateChecksTheDeviceRange(t *testing.T) {
 	if IsPresent(big, 0) || IsPresent(small, 0) || r.devs[0].table.Len() != 0 {
 		t.Fatalf("a refused association left entries: %v", r.devs[0].table.Entries())
 	}
-	wantErr(t, "associate on the initial device", Associate(small, p, 0, InitialDevice), device.CodeInvalidDevice,
+	wantMemErr(t, "associate on the initial device", Associate(small, p, 0, InitialDevice), device.CodeInvalidDevice,
 		"names the initial device", "nothing to associate", "offload devices are 0..0")
 
 	// Inside an allocation, ending at its last byte: accepted and used.
@@ -374,7 +374,7 @@ func TestAssociateChecksTheDeviceRange(t *testing.T) {
 	// Freeing it now is refused, names the host range, and frees nothing.
 	b0, n0 := memInUse(t, r)
 	err = FreeMem(p, 0)
-	wantErr(t, "free while associated", err, device.CodeInvalidArgument,
+	wantMemErr(t, "free while associated", err, device.CodeInvalidArgument,
 		"host memory "+rangeString(addr(device.Bytes(h)), 32)+" is still associated with it", "disassociate it first", "nothing was freed")
 	if b, n := memInUse(t, r); b != b0 || n != n0 {
 		t.Fatalf("a refused FreeMem changed memory in use from %d bytes in %d allocations to %d in %d", b0, n0, b, n)
@@ -403,26 +403,26 @@ func TestDisassociateOfNothingFails(t *testing.T) {
 	}
 	hb, other := make([]byte, 40), make([]byte, 32)
 	h := hb[:32]
-	wantErr(t, "never associated", Disassociate(other, 0), device.CodeNotFound, "nothing is associated there")
-	wantErr(t, "on the initial device", Disassociate(other, InitialDevice), device.CodeInvalidDevice, "names the initial device", "nothing can be associated")
-	wantErr(t, "on the initial device by number", Disassociate(other, len(r.devs)), device.CodeInvalidDevice, "names the initial device")
+	wantMemErr(t, "never associated", Disassociate(other, 0), device.CodeNotFound, "nothing is associated there")
+	wantMemErr(t, "on the initial device", Disassociate(other, InitialDevice), device.CodeInvalidDevice, "names the initial device", "nothing can be associated")
+	wantMemErr(t, "on the initial device by number", Disassociate(other, len(r.devs)), device.CodeInvalidDevice, "names the initial device")
 	if err := Associate(h, p, 0, 0); err != nil {
 		t.Fatal(err)
 	}
-	wantErr(t, "inside the association", Disassociate(h[8:], 0), device.CodeInvalidArgument, "does not start an associated range")
-	wantErr(t, "past the association", Disassociate(hb, 0), device.CodeInvalidArgument, "does not start an associated range")
+	wantMemErr(t, "inside the association", Disassociate(h[8:], 0), device.CodeInvalidArgument, "does not start an associated range")
+	wantMemErr(t, "past the association", Disassociate(hb, 0), device.CodeInvalidArgument, "does not start an associated range")
 	if !IsPresent(h, 0) {
 		t.Fatal("a failed disassociate removed the association")
 	}
 	if err := Disassociate(h, 0); err != nil {
 		t.Fatal(err)
 	}
-	wantErr(t, "twice", Disassociate(h, 0), device.CodeNotFound, "nothing is associated there")
+	wantMemErr(t, "twice", Disassociate(h, 0), device.CodeNotFound, "nothing is associated there")
 	if err := FreeMem(p, 0); err != nil {
 		t.Fatal(err)
 	}
 	useRuntime(t, map[string]string{"GOMPT_PLUGINS": "host", "OMP_TARGET_OFFLOAD": "disabled"})
-	wantErr(t, "offload disabled", Disassociate(h, 0), device.CodeInvalidDevice, "names the initial device", "there is no offload device (host: OMP_TARGET_OFFLOAD=disabled)")
+	wantMemErr(t, "offload disabled", Disassociate(h, 0), device.CodeInvalidDevice, "names the initial device", "there is no offload device (host: OMP_TARGET_OFFLOAD=disabled)")
 }
 
 // MappedPtr on the initial device returns the slice's own address, and On

@@ -3,9 +3,11 @@ package target
 import (
 	"errors"
 	"fmt"
+	"math"
 	"sync"
 
 	"github.com/gompt/gompt/device"
+	"github.com/gompt/gompt/device/host"
 	"github.com/gompt/gompt/internal/callsite"
 	"github.com/gompt/gompt/internal/hostexec"
 	"github.com/gompt/gompt/mapping"
@@ -346,7 +348,7 @@ func prepare(r *Region) (n int, d *dev, f device.Function, err error) {
 	if n, d, err = open(r.Device); err != nil {
 		return
 	}
-	if err = checkRegion(r); err != nil {
+	if err = checkRegion(r, d); err != nil {
 		return
 	}
 	if d != nil {
@@ -377,34 +379,163 @@ func toolsOn() bool {
 	return ompt.Enabled()
 }
 
-// checkRegion validates r's kernel, shape and arguments before any device
-// work, so a bad region changes nothing.
-func checkRegion(r *Region) error {
+// checkRegion validates r for device d (nil for the initial device)
+// before any device work, so a bad region changes nothing. The rules are
+// the same on every device; only the limits are each device's. It is on
+// the hot path: the common cases cost a few comparisons, and the messages
+// are made by functions called only on error.
+func checkRegion(r *Region, d *dev) error {
 	k := r.Kernel
 	if k == nil {
 		return errors.New("target: region has no kernel")
 	}
-	if err := r.Shape.Check(); err != nil {
+	if len(r.Maps) > 0 {
+		if err := checkMaps(r.Maps); err != nil {
+			return err
+		}
+	}
+	s := &r.Shape
+	if err := s.Check(); err != nil {
 		return fmt.Errorf("target: kernel %s: %w", k.Name, err)
+	}
+	info := &initialInfo
+	if d != nil {
+		info = &d.info
+	}
+	if (s.Size[1] > 1 || s.Size[2] > 1) && s.Dims() > k.IterationDims() ||
+		s.Teams > 0 && info.MaxTeams > 0 && s.Teams > info.MaxTeams ||
+		s.Threads > 0 && (info.MaxThreadsPerTeam > 0 && s.Threads > info.MaxThreadsPerTeam || k.MaxThreads > 0 && s.Threads > k.MaxThreads) {
+		return shapeErr(k, s, d, info)
 	}
 	if len(r.Args) != len(k.Params) {
 		return fmt.Errorf("target: kernel %s takes %d arguments, got %d", k.Name, len(k.Params), len(r.Args))
 	}
-	for i, p := range k.Params {
-		a := &r.Args[i]
-		switch {
-		case p.Kind == device.ParamBuffer && a.kind == argScalar:
-			return fmt.Errorf("target: kernel %s argument %d (%s): want a buffer (target.Slice or target.Ptr), got a scalar", k.Name, i, p.Name)
-		case p.Kind != device.ParamBuffer && a.kind != argScalar:
-			return fmt.Errorf("target: kernel %s argument %d (%s): want a %s scalar, got a slice or pointer", k.Name, i, p.Name, p.Kind)
-		case a.kind == argScalar && scalarOf(p.Kind) != a.scalar:
-			return fmt.Errorf("target: kernel %s argument %d (%s): want a scalar of type %s (target.%s), got target.%s",
-				k.Name, i, p.Name, p.Kind, scalarFunc[scalarOf(p.Kind)], scalarFunc[a.scalar])
-		case a.kind == argSlice && len(a.host) == 0:
-			return fmt.Errorf("target: kernel %s argument %d (%s): empty or nil slice", k.Name, i, p.Name)
-		case a.kind == argPtr && a.ptr == 0:
-			return fmt.Errorf("target: kernel %s argument %d (%s): nil device pointer", k.Name, i, p.Name)
+	buffers := false
+	for i := range k.Params {
+		p, a := &k.Params[i], &r.Args[i]
+		if a.kind == argScalar && a.scalar == p.Kind {
+			continue // int64, float32 or float64, passed as such
 		}
+		if err := checkArg(k, i, p, a); err != nil {
+			return err
+		}
+		buffers = buffers || p.Kind == device.ParamBuffer
+	}
+	if !buffers {
+		return nil
+	}
+	// Lengths last: a Len reads scalars checked above.
+	for i := range k.Params {
+		if k.Params[i].Kind == device.ParamBuffer {
+			if err := checkLen(r, d, i); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
+}
+
+// initialInfo holds the initial device's launch limits: its kernels run on
+// the team executor the host device runs them on, so they are the host
+// device's.
+var initialInfo = device.Info{MaxThreadsPerTeam: host.MaxThreadsPerTeam, MaxTeams: hostexec.MaxTeams}
+
+// shapeErr says why checkRegion refused the valid shape s for kernel k on
+// device d, whose limits are info: more dimensions than k iterates over,
+// or teams or threads beyond the device's or the kernel's limits.
+func shapeErr(k *Kernel, s *Shape, d *dev, info *device.Info) error {
+	if dims := s.Dims(); dims > k.IterationDims() {
+		return fmt.Errorf("target: kernel %s: launch shape size %v uses %d dimensions; the kernel iterates over %d (Kernel.Dims)",
+			k.Name, s.Size, dims, k.IterationDims())
+	}
+	if info.MaxTeams > 0 && s.Teams > info.MaxTeams {
+		return fmt.Errorf("target: kernel %s: launch shape: %d teams; %s runs at most %d (MaxTeams)", k.Name, s.Teams, devName(d), info.MaxTeams)
+	}
+	if info.MaxThreadsPerTeam > 0 && s.Threads > info.MaxThreadsPerTeam {
+		return fmt.Errorf("target: kernel %s: launch shape: %d threads per team; %s runs at most %d (MaxThreadsPerTeam)",
+			k.Name, s.Threads, devName(d), info.MaxThreadsPerTeam)
+	}
+	return fmt.Errorf("target: kernel %s: launch shape: %d threads per team; the kernel runs at most %d (Kernel.MaxThreads)",
+		k.Name, s.Threads, k.MaxThreads)
+}
+
+// devName names d in messages; nil is the initial device.
+func devName(d *dev) string {
+	if d == nil {
+		return initialDevice
+	}
+	return fmt.Sprintf("device %d (%s)", d.num, d.id)
+}
+
+// checkArg checks argument a for parameter i (p) of k, all but its length.
+func checkArg(k *Kernel, i int, p *device.Param, a *Arg) error {
+	switch {
+	case a.kind == 0:
+		return fmt.Errorf("target: kernel %s argument %d (%s): zero target.Arg; build arguments with target.Slice, target.Ptr, target.Int, target.Float32 or target.Float64",
+			k.Name, i, p.Name)
+	case p.Kind == device.ParamBuffer && a.kind == argScalar:
+		return fmt.Errorf("target: kernel %s argument %d (%s): want a buffer (target.Slice or target.Ptr), got a scalar", k.Name, i, p.Name)
+	case p.Kind != device.ParamBuffer && a.kind != argScalar:
+		return fmt.Errorf("target: kernel %s argument %d (%s): want a %s scalar, got a slice or pointer", k.Name, i, p.Name, p.Kind)
+	case a.kind == argScalar && scalarOf(p.Kind) != a.scalar:
+		return fmt.Errorf("target: kernel %s argument %d (%s): want a scalar of type %s (target.%s), got target.%s",
+			k.Name, i, p.Name, p.Kind, scalarFunc[scalarOf(p.Kind)], scalarFunc[a.scalar])
+	case a.kind == argScalar && (p.Kind == device.ParamInt32 || p.Kind == device.ParamUint32):
+		lo, hi := int64(math.MinInt32), int64(math.MaxInt32)
+		if p.Kind == device.ParamUint32 {
+			lo, hi = 0, math.MaxUint32
+		}
+		if v := int64(a.bits); v < lo || v > hi {
+			return fmt.Errorf("target: kernel %s argument %d (%s): %d does not fit the %s parameter (%d to %d)", k.Name, i, p.Name, v, p.Kind, lo, hi)
+		}
+	case a.kind == argSlice && len(a.host) == 0:
+		return fmt.Errorf("target: kernel %s argument %d (%s): empty or nil slice", k.Name, i, p.Name)
+	case a.kind == argSlice && a.et.pointers:
+		return pointersErr(fmt.Sprintf("kernel %s argument %d (%s)", k.Name, i, p.Name), a.et)
+	case a.kind == argSlice && p.Elem != 0 && a.et.kind != p.Elem:
+		return fmt.Errorf("target: kernel %s argument %d (%s): want a slice of %s (the parameter's element type), got []%s",
+			k.Name, i, p.Name, p.Elem, a.et.name)
+	case a.kind == argPtr && a.ptr == 0:
+		return fmt.Errorf("target: kernel %s argument %d (%s): nil device pointer", k.Name, i, p.Name)
+	}
+	return nil
+}
+
+// checkLen checks that buffer argument i of r holds the elements its
+// parameter's Len asks for: a slice by its length, a device pointer by the
+// bytes from it to the end of its allocation where the runtime knows the
+// allocation (AllocMem, mapped buffers, the initial device's memory).
+func checkLen(r *Region, d *dev, i int) error {
+	k, p, a := r.Kernel, &r.Kernel.Params[i], &r.Args[i]
+	need, err := k.NeedLen(i, r.Shape, func(j int) uint64 { return r.Args[j].bits })
+	if err != nil {
+		return fmt.Errorf("target: kernel %s argument %d (%s): %w", k.Name, i, p.Name, err)
+	}
+	if need == 0 {
+		return nil
+	}
+	have := len(a.host)
+	if a.kind == argPtr {
+		if d == nil {
+			b, err := state().initial.resolve(a.ptr)
+			if err != nil {
+				return fmt.Errorf("target: kernel %s argument %d (%s): %w", k.Name, i, p.Name, err)
+			}
+			have = len(b)
+		} else if have, err = d.extent(a.ptr); err != nil {
+			return nil // not the runtime's: the plugin checks the pointer
+		}
+	}
+	if n := have / p.ElemSize(); n < need {
+		unit, what := "bytes", "slice"
+		if p.Elem != 0 {
+			unit = p.Elem.String() + " elements"
+		}
+		if a.kind == argPtr {
+			what = fmt.Sprintf("device memory from %v to the end of its allocation", a.ptr)
+		}
+		return fmt.Errorf("target: kernel %s argument %d (%s): %s of %d %s, but the kernel needs %d (Len %q)",
+			k.Name, i, p.Name, what, n, unit, need, p.Len)
 	}
 	return nil
 }
@@ -588,8 +719,12 @@ func grow[T any](s []T, n int) []T {
 	return s[:n]
 }
 
-// runInitial runs r on the initial device: maps do nothing and the kernel's
-// Go image runs on the program's own slices.
+// runInitial runs r on the initial device: maps copy nothing and the
+// kernel's Go image runs on the program's own slices. The map clauses are
+// checked as an offload device's present table checks them (map types,
+// empty and overlapping items). The slices passed to the kernel are not
+// items: everything is present on the initial device, as a slice entered
+// beforehand is on an offload device.
 func runInitial(reg *Region, t *ompt.Target) error {
 	f := reg.Kernel.Host()
 	if f == nil {
@@ -598,8 +733,16 @@ func runInitial(reg *Region, t *ompt.Target) error {
 	c := initialScratch.Get().(*construct)
 	defer func() {
 		clear(c.hargs.Bufs)
+		clear(c.items)
+		c.items = c.items[:0]
 		initialScratch.Put(c)
 	}()
+	c.setItems(reg.Maps)
+	if len(c.items) > 0 {
+		if err := mapping.CheckEnter(initialDevice, mapping.Structured, c.items); err != nil {
+			return err
+		}
+	}
 	c.hargs.Bufs = grow(c.hargs.Bufs, len(reg.Args))
 	c.hargs.Args = grow(c.hargs.Args, len(reg.Args))
 	for i := range reg.Args {

@@ -442,8 +442,10 @@ func TestBadInput(t *testing.T) {
 		{"exit data with a to item on the initial device", ExitData(InitialDevice, To(x)), "target exit data does not accept map type to"},
 		{"exit data nowait with a to item on the initial device", ExitDataNowait(InitialDevice, To(x)).Wait(), "target exit data does not accept map type to"},
 		{"overlapping items on the initial device", EnterData(InitialDevice, To(x[:60]), To(x[50:])), "overlaps"},
-		{"kernel panics on the initial device", Target(saxpyRegion(InitialDevice, 200, 1, x[:4], y[:4])), "on the initial device panicked in team"},
-		{"kernel panics on the host device", Target(saxpyRegion(0, 200, 1, x[:4], y[:4])), "kernel panicked in team"},
+		{"buffers shorter than n on the initial device", Target(saxpyRegion(InitialDevice, 200, 1, x[:4], y[:4])), "needs 200"},
+		{"buffers shorter than n on the host device", Target(saxpyRegion(0, 200, 1, x[:4], y[:4])), "needs 200"},
+		{"kernel panics on the initial device", Target(Region{Device: InitialDevice, Kernel: panics, Shape: N(1), Args: []Arg{Int(1)}}), "on the initial device panicked in team"},
+		{"kernel panics on the host device", Target(Region{Kernel: panics, Shape: N(1), Args: []Arg{Int(1)}}), "kernel panicked in team"},
 	}
 	for _, c := range cases {
 		if c.err == nil {

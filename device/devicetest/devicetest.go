@@ -682,13 +682,37 @@ func view64(b []byte) []float64 {
 // sampleSizes are the problem sizes each kernel's Sample is run at.
 var sampleSizes = []int{1, 257, 100_003}
 
-// checkSample reports a Sample that does not give one buffer and one
-// argument per parameter (nil buffers and zero arguments where they do not
-// apply), which the rest of the suite relies on.
+// checkSample reports a kernel whose declaration is wrong (Kernel.Check),
+// or a Sample that does not give one buffer and one argument per parameter
+// (nil buffers and zero arguments where they do not apply), which the rest
+// of the suite relies on, or that the runtime would refuse: a shape with
+// more dimensions than the kernel's Dims, a buffer shorter than its
+// parameter's Len.
 func checkSample(k *device.Kernel, smp device.Sample) error {
+	if err := k.Check(); err != nil {
+		return err
+	}
 	if len(smp.Bufs) != len(k.Params) || len(smp.Args) != len(k.Params) {
 		return fmt.Errorf("kernel %s: Sample has %d buffers and %d arguments; want one of each per parameter (%d: nil buffers for scalars, zero arguments for buffers)",
 			k.Name, len(smp.Bufs), len(smp.Args), len(k.Params))
+	}
+	if err := smp.Shape.Check(); err != nil {
+		return fmt.Errorf("kernel %s: Sample: %v", k.Name, err)
+	}
+	if dims := smp.Shape.Dims(); dims > k.IterationDims() {
+		return fmt.Errorf("kernel %s: Sample shape %v uses %d dimensions; the kernel declares %d (Kernel.Dims)", k.Name, smp.Shape.Size, dims, k.IterationDims())
+	}
+	for i, p := range k.Params {
+		if p.Kind != device.ParamBuffer {
+			continue
+		}
+		need, err := k.NeedLen(i, smp.Shape, func(j int) uint64 { return smp.Args[j].Bits })
+		if err != nil {
+			return fmt.Errorf("kernel %s: Sample: parameter %s: %v", k.Name, p.Name, err)
+		}
+		if have := len(smp.Bufs[i]) / p.ElemSize(); have < need {
+			return fmt.Errorf("kernel %s: Sample: buffer %s has %d elements; its Len %q needs %d", k.Name, p.Name, have, p.Len, need)
+		}
 	}
 	return nil
 }
@@ -772,13 +796,18 @@ func (s *suite) badLaunches(t *testing.T, q device.Queue, k *device.Kernel, f de
 		refused("Launch with one argument too few", q.Launch(f, smp.Shape, args[:len(args)-1]))
 	}
 	refused("Launch with one argument too many", q.Launch(f, smp.Shape, append(slices.Clone(args), device.Arg{})))
-	for _, bad := range []device.Shape{
+	bads := []device.Shape{
 		{Size: [3]int{0}},
 		{Size: [3]int{-1}},
 		{Size: [3]int{4, -1}},
 		{Size: [3]int{4}, Teams: -1},
 		{Size: [3]int{4}, Threads: -1},
-	} {
+		{Size: [3]int{16, 1 << 32, 1 << 32}}, // more iterations than an int counts
+	}
+	if m := s.dev.Info().MaxTeams; m > 0 && m < math.MaxInt {
+		bads = append(bads, device.Shape{Size: [3]int{4}, Teams: m + 1})
+	}
+	for _, bad := range bads {
 		refused(fmt.Sprintf("Launch with shape %+v", bad), q.Launch(f, bad, args))
 	}
 	must(t, "Launch after refused launches", q.Launch(f, smp.Shape, args))

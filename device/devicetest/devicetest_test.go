@@ -3,6 +3,7 @@ package devicetest_test
 import (
 	"os"
 	"os/exec"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -135,11 +136,33 @@ func TestPlanted(t *testing.T) {
 		t.Skip("run by TestSuiteFindsFaults")
 	}
 	saxpy := kernels.Saxpy
-	if mode == "short-sample" { // a user's kernel whose Sample gives too few buffers
+	switch mode {
+	case "short-sample": // a user's kernel whose Sample gives too few buffers
 		k := *kernels.Saxpy
 		k.Sample = func(n int, seed int64) device.Sample {
 			smp := kernels.Saxpy.Sample(n, seed)
 			smp.Bufs = smp.Bufs[:3]
+			return smp
+		}
+		saxpy = &k
+	case "sample-shorter-than-len": // a Sample whose y is one element short of n
+		k := *kernels.Saxpy
+		k.Sample = func(n int, seed int64) device.Sample {
+			smp := kernels.Saxpy.Sample(n, seed)
+			smp.Bufs[3] = smp.Bufs[3][:len(smp.Bufs[3])-4]
+			return smp
+		}
+		saxpy = &k
+	case "bad-len": // a Len naming no parameter
+		k := *kernels.Saxpy
+		k.Params = slices.Clone(k.Params)
+		k.Params[3].Len = "q"
+		saxpy = &k
+	case "undeclared-dims": // a 1-D kernel whose Sample is 2-D
+		k := *kernels.Saxpy
+		k.Sample = func(n int, seed int64) device.Sample {
+			smp := kernels.Saxpy.Sample(n, seed)
+			smp.Shape.Size[1] = 2
 			return smp
 		}
 		saxpy = &k
@@ -160,6 +183,9 @@ func TestSuiteFindsFaults(t *testing.T) {
 		{"event-time", "--- FAIL: TestPlanted/Events"},
 		{"leak", "--- FAIL: TestPlanted/NoLeak"},
 		{"short-sample", "Sample has 3 buffers and 4 arguments"},
+		{"sample-shorter-than-len", `buffer y has 0 elements; its Len "n" needs 1`},
+		{"bad-len", `kernel saxpy parameter y: Len "q": "q" is not an integer scalar parameter`},
+		{"undeclared-dims", "uses 2 dimensions; the kernel declares 1 (Kernel.Dims)"},
 	} {
 		t.Run(c.mode, func(t *testing.T) {
 			cmd := exec.Command(os.Args[0], "-test.run=^TestPlanted$", "-test.v")

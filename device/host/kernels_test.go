@@ -25,9 +25,10 @@ var testSaxpy = &device.Kernel{
 	Params: []device.Param{
 		{Name: "n", Kind: device.ParamInt64},
 		{Name: "a", Kind: device.ParamFloat32},
-		{Name: "x", Kind: device.ParamBuffer, Elem: device.ParamFloat32},
-		{Name: "y", Kind: device.ParamBuffer, Elem: device.ParamFloat32},
+		{Name: "x", Kind: device.ParamBuffer, Elem: device.ParamFloat32, Len: "n"},
+		{Name: "y", Kind: device.ParamBuffer, Elem: device.ParamFloat32, Len: "n"},
 	},
+	Dims: 1,
 	Images: []device.Image{
 		{Kind: device.ImageOpenCL, Source: "__kernel void test_saxpy(long n, float a, __global const float *x, __global float *y) {}"},
 		{Kind: device.ImageHost, Host: func(a *device.HostArgs, r device.Range, _, _ int) {
@@ -59,9 +60,10 @@ var testSaxpy = &device.Kernel{
 var testPartials = &device.Kernel{
 	Name: "test_partials",
 	Params: []device.Param{
-		{Name: "x", Kind: device.ParamBuffer, Elem: device.ParamFloat64},
-		{Name: "partial", Kind: device.ParamBuffer, Elem: device.ParamFloat64},
+		{Name: "x", Kind: device.ParamBuffer, Elem: device.ParamFloat64, Len: "Shape.Size[0]"},
+		{Name: "partial", Kind: device.ParamBuffer, Elem: device.ParamFloat64, Len: "Shape.Teams"},
 	},
+	Dims: 1,
 	Images: []device.Image{{Kind: device.ImageHost, Host: func(a *device.HostArgs, r device.Range, team, teams int) {
 		x, p := a.F64(0), a.F64(1)
 		s := 0.0
@@ -91,9 +93,10 @@ var testGrid = &device.Kernel{
 	Name: "test_grid",
 	Params: []device.Param{
 		{Name: "w", Kind: device.ParamInt32},
-		{Name: "in", Kind: device.ParamBuffer, Elem: device.ParamInt32},
-		{Name: "out", Kind: device.ParamBuffer, Elem: device.ParamInt32},
+		{Name: "in", Kind: device.ParamBuffer, Elem: device.ParamInt32, Len: "w*Shape.Size[1]"},
+		{Name: "out", Kind: device.ParamBuffer, Elem: device.ParamInt32, Len: "w*Shape.Size[1]"},
 	},
+	Dims: 2,
 	Images: []device.Image{{Kind: device.ImageHost, Host: func(a *device.HostArgs, r device.Range, _, _ int) {
 		w := a.Int(0)
 		in, out := a.I32(1), a.I32(2)

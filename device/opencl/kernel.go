@@ -4,6 +4,7 @@ package opencl
 
 import (
 	"fmt"
+	"math"
 	"strings"
 	"sync"
 
@@ -19,6 +20,18 @@ const (
 	// a loop on one core: saxpy of 2^24 floats on POCL took 11.5 ms with
 	// 256, 10.3 ms with 1024 and 10.5 ms with 4096.
 	defaultThreadsCPU = 1024
+
+	// maxTeams is the largest Shape.Teams a launch takes (Info.MaxTeams).
+	// The work-groups of one NDRange must be countable in 32 bits: POCL's
+	// CPU driver numbers them with an unsigned int and asserts, or runs
+	// nothing, past that; OpenCL has no query for the limit.
+	maxTeams = math.MaxInt32
+	// maxAutoGroups caps the work-groups of a launch that leaves Teams to
+	// the plugin, and maxGroupsZ those of dimension 2 within it: device
+	// code covers a larger iteration space with its grid-stride loops, as
+	// on CUDA, where the grid is capped likewise.
+	maxAutoGroups = 1 << 16
+	maxGroupsZ    = 1 << 8
 )
 
 // loadEntry is the cached result of loading one kernel on one device.
@@ -157,10 +170,13 @@ func (d *clDevice) build(k *device.Kernel) (*function, error) {
 // Kernel.MaxThreads), as OpenMP's thread_limit is an upper bound; with
 // Threads 0 it is 256 (1024 on CPU devices) capped the same way, and no
 // larger than Size[0].
-// Teams, when set, is the total number of work-groups (spread along
-// dimension 0); with Teams 0 dimension 0 gets ceil(Size[0]/threads) groups,
-// one work-item per iteration. Device code loops grid-stride, so every
-// choice computes the same result.
+// Dimensions 2 and 1 get one work-item per index up to maxGroupsZ and
+// maxAutoGroups work-items. Teams, when set, is the total number of
+// work-groups (spread along dimension 0; the caller keeps it within
+// maxTeams); with Teams 0 dimension 0 gets ceil(Size[0]/threads) groups,
+// one work-item per iteration, up to maxAutoGroups groups in all. Device
+// code loops grid-stride, so every choice computes the same result, and
+// the NDRange stays one the device can run for any valid shape.
 func (f *function) geometry(s device.Shape) (dims int, global, local [3]uintptr) {
 	dims = s.Dims()
 	threads := s.Threads
@@ -172,10 +188,14 @@ func (f *function) geometry(s device.Shape) (dims int, global, local [3]uintptr)
 		threads = min(threads, s.Size[0])
 	}
 	threads = max(1, min(threads, f.limit))
-	rest := 1
-	for d := 1; d < dims; d++ {
-		rest *= s.Size[d]
+	yz := [3]int{1, 1, 1}
+	if dims > 2 {
+		yz[2] = min(s.Size[2], maxGroupsZ)
 	}
+	if dims > 1 {
+		yz[1] = min(s.Size[1], maxAutoGroups/yz[2])
+	}
+	rest := yz[1] * yz[2]
 	var groups int
 	if s.Teams > 0 {
 		groups = max(1, (s.Teams+rest-1)/rest)
@@ -185,14 +205,23 @@ func (f *function) geometry(s device.Shape) (dims int, global, local [3]uintptr)
 		// 240 ms with 64 groups looping grid-stride, since POCL vectorises
 		// across the work-items of a group but not along a work-item's
 		// loop. GPUs want this shape too.
-		groups = (s.Size[0] + threads - 1) / threads
+		groups = min((s.Size[0]-1)/threads+1, max(1, maxAutoGroups/rest))
 	}
-	global = [3]uintptr{uintptr(groups * threads), 1, 1}
+	global = [3]uintptr{uintptr(groups * threads), uintptr(yz[1]), uintptr(yz[2])}
 	local = [3]uintptr{uintptr(threads), 1, 1}
-	for d := 1; d < dims; d++ {
-		global[d] = uintptr(s.Size[d])
-	}
 	return dims, global, local
+}
+
+// checkShape refuses what geometry cannot map: an invalid shape, or more
+// teams than maxTeams.
+func checkShape(s device.Shape) error {
+	if err := s.Check(); err != nil {
+		return err
+	}
+	if s.Teams > maxTeams {
+		return fmt.Errorf("launch shape: %d teams: at most %d (MaxTeams)", s.Teams, maxTeams)
+	}
+	return nil
 }
 
 // LaunchGeometry returns the NDRange (global and local work sizes per
@@ -204,7 +233,7 @@ func LaunchGeometry(f device.Function, s device.Shape) (global, local [3]int, er
 	if !ok {
 		return global, local, fmt.Errorf("opencl: LaunchGeometry: function %T was not loaded by the OpenCL plugin", f)
 	}
-	if err := s.Check(); err != nil {
+	if err := checkShape(s); err != nil {
 		return global, local, fn.d.errorf("launch "+fn.k.Name, device.CodeInvalidArgument, "%v", err)
 	}
 	_, g, l := fn.geometry(s)
@@ -232,7 +261,7 @@ func (q *queue) Launch(f device.Function, shape device.Shape, args []device.Arg)
 	if err := q.live(op); err != nil {
 		return err
 	}
-	if err := shape.Check(); err != nil {
+	if err := checkShape(shape); err != nil {
 		op = "launch " + fn.k.Name
 		return q.d.errorf(op, device.CodeInvalidArgument, "%v", err)
 	}

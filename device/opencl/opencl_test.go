@@ -260,6 +260,77 @@ func TestGeometryDefaults(t *testing.T) {
 	}
 }
 
+// Shapes far larger than any device runs map onto NDRanges it can run
+// (work-groups countable in 32 bits, as POCL counts them), and compute
+// right: device code strides. More teams than MaxTeams are refused.
+func TestHugeShapes(t *testing.T) {
+	for _, d := range devices(t) {
+		f, err := d.Load(iotaKernel)
+		if err != nil {
+			t.Fatal(err)
+		}
+		maxTeams := d.Info().MaxTeams
+		if maxTeams <= 0 {
+			t.Fatalf("Info.MaxTeams = %d, want the largest number of teams", maxTeams)
+		}
+		for _, s := range []device.Shape{
+			{Size: [3]int{1 << 62}},
+			{Size: [3]int{math.MaxInt}},
+			{Size: [3]int{16, 1 << 40}},
+			{Size: [3]int{7, 1 << 20, 1 << 20}},
+			{Size: [3]int{1 << 40, 1 << 10, 1 << 10}},
+			{Size: [3]int{1}, Teams: maxTeams},
+			{Size: [3]int{1, 1 << 30, 4}, Teams: maxTeams},
+		} {
+			g, l, err := opencl.LaunchGeometry(f, s)
+			if err != nil {
+				t.Fatalf("shape %+v: %v", s, err)
+			}
+			groups := uint64(1)
+			for i := range g {
+				if g[i] < 1 || l[i] < 1 || g[i]%l[i] != 0 {
+					t.Fatalf("shape %+v: global %v local %v: not an NDRange", s, g, l)
+				}
+				groups *= uint64(g[i] / l[i])
+			}
+			if groups > math.MaxUint32 {
+				t.Errorf("shape %+v: global %v local %v: %d work-groups, more than 32 bits count", s, g, l, groups)
+			}
+		}
+		_, _, err = opencl.LaunchGeometry(f, device.Shape{Size: [3]int{1}, Teams: maxTeams + 1})
+		wantCode(t, "teams above MaxTeams", err, device.CodeInvalidArgument)
+
+		q, err := d.NewQueue()
+		if err != nil {
+			t.Fatal(err)
+		}
+		n := 1000
+		buf, err := d.Alloc(4 * n)
+		if err != nil {
+			t.Fatal(err)
+		}
+		args := []device.Arg{{Bits: uint64(n)}, {Ptr: buf.Ptr}}
+		wantCode(t, "launch with teams above MaxTeams", q.Launch(f, device.Shape{Size: [3]int{n}, Teams: math.MaxInt}, args), device.CodeInvalidArgument)
+		if err := q.Launch(f, device.Shape{Size: [3]int{1 << 62}}, args); err != nil {
+			t.Fatalf("launch over 2^62: %v", err)
+		}
+		got := make([]byte, 4*n)
+		if err := q.CopyOut(got, buf.Ptr); err != nil {
+			t.Fatal(err)
+		}
+		if err := q.Sync(); err != nil {
+			t.Fatal(err)
+		}
+		checkIota(t, got, 0)
+		if err := d.Free(buf.Ptr); err != nil {
+			t.Fatal(err)
+		}
+		if err := q.Release(); err != nil {
+			t.Fatal(err)
+		}
+	}
+}
+
 func TestInteriorPointers(t *testing.T) {
 	for _, d := range devices(t) {
 		align := 0

@@ -1,0 +1,157 @@
+package device
+
+import (
+	"fmt"
+	"math"
+	"math/bits"
+	"strconv"
+	"strings"
+)
+
+// IterationDims returns the number of dimensions k iterates over: k.Dims,
+// or 1 when it is 0.
+func (k *Kernel) IterationDims() int {
+	if k.Dims <= 0 {
+		return 1
+	}
+	return k.Dims
+}
+
+// NeedLen returns how many elements (bytes for an untyped buffer) buffer
+// parameter i of k must hold for a launch over s, from the parameter's Len;
+// scalar(j) is the argument of scalar parameter j, as Arg.Bits. It returns 0
+// for an undeclared Len. The error says what in Len cannot be evaluated: a
+// name that is not an integer scalar parameter, Shape.Teams left to the
+// device, a product larger than an int. NeedLen does not allocate unless
+// it fails; runtimes call it before every launch.
+func (k *Kernel) NeedLen(i int, s Shape, scalar func(j int) uint64) (int, error) {
+	expr := k.Params[i].Len
+	if expr == "" {
+		return 0, nil
+	}
+	n, zero := uint64(1), false
+	for rest := expr; ; {
+		term, tail, more := strings.Cut(rest, "*")
+		v, err := k.lenTerm(strings.TrimSpace(term), s, scalar)
+		if err != nil {
+			return 0, fmt.Errorf("Len %q: %w", expr, err)
+		}
+		if v <= 0 {
+			zero = true
+		} else if !zero {
+			hi, lo := bits.Mul64(n, uint64(v))
+			if hi != 0 || lo > math.MaxInt {
+				return 0, fmt.Errorf("Len %q: more than %d elements", expr, math.MaxInt)
+			}
+			n = lo
+		}
+		if !more {
+			break
+		}
+		rest = tail
+	}
+	if zero {
+		return 0, nil
+	}
+	return int(n), nil
+}
+
+// lenTerm evaluates one term of a Len expression. With scalar nil it only
+// checks the term (values are 1).
+func (k *Kernel) lenTerm(term string, s Shape, scalar func(j int) uint64) (int64, error) {
+	if term == "" {
+		return 0, fmt.Errorf("empty term; want a number, an integer scalar parameter, Shape.Size[d] or Shape.Teams")
+	}
+	if c := term[0]; c >= '0' && c <= '9' {
+		v, err := strconv.ParseInt(term, 10, 64)
+		if err != nil {
+			return 0, fmt.Errorf("term %q is not a whole number", term)
+		}
+		return v, nil
+	}
+	if strings.HasPrefix(term, "Shape.") {
+		switch term {
+		case "Shape.Size[0]", "Shape.Size[1]", "Shape.Size[2]":
+			return int64(max(s.Size[term[11]-'0'], 1)), nil
+		case "Shape.Teams":
+			if scalar == nil {
+				return 1, nil
+			}
+			if s.Teams <= 0 {
+				return 0, fmt.Errorf("uses Shape.Teams, which the launch leaves to the device (0); set Shape.Teams")
+			}
+			return int64(s.Teams), nil
+		}
+		return 0, fmt.Errorf("term %q: the shape terms are Shape.Size[0], Shape.Size[1], Shape.Size[2] and Shape.Teams", term)
+	}
+	for j := range k.Params {
+		p := &k.Params[j]
+		if p.Name != term {
+			continue
+		}
+		if scalar == nil {
+			if p.Kind != ParamInt32 && p.Kind != ParamUint32 && p.Kind != ParamInt64 {
+				break
+			}
+			return 1, nil
+		}
+		b := scalar(j)
+		switch p.Kind {
+		case ParamInt32:
+			return int64(int32(uint32(b))), nil
+		case ParamUint32:
+			return int64(uint32(b)), nil
+		case ParamInt64:
+			return int64(b), nil
+		}
+		break
+	}
+	return 0, fmt.Errorf("%q is not an integer scalar parameter (int32, uint32 or int64) of kernel %s", term, k.Name)
+}
+
+// Check reports the first mistake in k's declaration: no name, parameters
+// without a name or with the same name, an unknown kind, an element type
+// or Len on a scalar, an element type that is not a number kind, a Len
+// that cannot be evaluated, Dims outside 0..3, a negative MaxThreads. It
+// does not look at the images. devicetest checks every kernel it runs with
+// it; the runtime evaluates Len at each launch and so reports the same
+// mistakes there.
+func (k *Kernel) Check() error {
+	if k.Name == "" {
+		return fmt.Errorf("kernel has no name")
+	}
+	if k.Dims < 0 || k.Dims > 3 {
+		return fmt.Errorf("kernel %s: Dims %d: want 1 to 3 (0 means 1)", k.Name, k.Dims)
+	}
+	if k.MaxThreads < 0 {
+		return fmt.Errorf("kernel %s: MaxThreads %d is negative", k.Name, k.MaxThreads)
+	}
+	for i := range k.Params {
+		p := &k.Params[i]
+		if p.Name == "" {
+			return fmt.Errorf("kernel %s parameter %d has no name", k.Name, i)
+		}
+		for j := range i {
+			if k.Params[j].Name == p.Name {
+				return fmt.Errorf("kernel %s: parameters %d and %d are both named %s", k.Name, j, i, p.Name)
+			}
+		}
+		switch {
+		case p.Kind < ParamBuffer || p.Kind > ParamFloat64:
+			return fmt.Errorf("kernel %s parameter %s: unknown kind %v", k.Name, p.Name, p.Kind)
+		case p.Kind != ParamBuffer && (p.Elem != 0 || p.Len != ""):
+			return fmt.Errorf("kernel %s parameter %s: kind %v is a scalar; Elem and Len are for buffers", k.Name, p.Name, p.Kind)
+		case p.Kind == ParamBuffer && (p.Elem == ParamBuffer || p.Elem > ParamFloat64):
+			return fmt.Errorf("kernel %s parameter %s: element type %v; want int32, uint32, int64, float32, float64 or 0 (untyped)", k.Name, p.Name, p.Elem)
+		}
+		if p.Len == "" {
+			continue
+		}
+		for _, term := range strings.Split(p.Len, "*") {
+			if _, err := k.lenTerm(strings.TrimSpace(term), Shape{}, nil); err != nil {
+				return fmt.Errorf("kernel %s parameter %s: Len %q: %w", k.Name, p.Name, p.Len, err)
+			}
+		}
+	}
+	return nil
+}

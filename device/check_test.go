@@ -1,0 +1,129 @@
+package device
+
+import (
+	"math"
+	"strings"
+	"testing"
+)
+
+var lenKernel = &Kernel{
+	Name: "lens",
+	Params: []Param{
+		{Name: "m", Kind: ParamInt64},
+		{Name: "k", Kind: ParamInt32},
+		{Name: "u", Kind: ParamUint32},
+		{Name: "a", Kind: ParamFloat32},
+		{Name: "buf", Kind: ParamBuffer, Elem: ParamFloat32},
+	},
+	Dims: 2,
+}
+
+func TestNeedLen(t *testing.T) {
+	args := []Arg{{Bits: 6}, {Bits: uint64(uint32(0xffffffff))}, {Bits: 0xffffffff}, {Bits: uint64(math.Float32bits(2))}, {}}
+	bits := func(j int) uint64 { return args[j].Bits }
+	s := Shape{Size: [3]int{10, 3}, Teams: 4}
+	for _, c := range []struct {
+		len  string
+		want int
+		err  string
+	}{
+		{"", 0, ""},
+		{"m", 6, ""},
+		{" m * 2 ", 12, ""},
+		{"m*u", 6 * 0xffffffff, ""},
+		{"k", 0, ""}, // int32 -1: no element
+		{"m*k*9", 0, ""},
+		{"Shape.Size[0]*Shape.Size[1]", 30, ""},
+		{"Shape.Size[2]", 1, ""}, // unused: 1
+		{"Shape.Teams*m", 24, ""},
+		{"0", 0, ""},
+		{"a", 0, `"a" is not an integer scalar parameter`},
+		{"buf", 0, `"buf" is not an integer scalar parameter`},
+		{"q", 0, `"q" is not an integer scalar parameter (int32, uint32 or int64) of kernel lens`},
+		{"m*", 0, "empty term"},
+		{"Shape.Threads", 0, "the shape terms are"},
+		{"12x", 0, `term "12x" is not a whole number`},
+		{"u*u*u", 0, "more than 9223372036854775807 elements"},
+	} {
+		lenKernel.Params[4].Len = c.len
+		got, err := lenKernel.NeedLen(4, s, bits)
+		switch {
+		case c.err == "" && (err != nil || got != c.want):
+			t.Errorf("Len %q: %d, %v; want %d", c.len, got, err, c.want)
+		case c.err != "" && (err == nil || !strings.Contains(err.Error(), c.err)):
+			t.Errorf("Len %q: %d, %v; want an error saying %q", c.len, got, err, c.err)
+		}
+	}
+	lenKernel.Params[4].Len = "Shape.Teams"
+	if _, err := lenKernel.NeedLen(4, Shape{Size: [3]int{10}}, bits); err == nil || !strings.Contains(err.Error(), "set Shape.Teams") {
+		t.Errorf("Shape.Teams with teams 0: %v, want an error saying to set it", err)
+	}
+	lenKernel.Params[4].Len = ""
+}
+
+func TestKernelCheck(t *testing.T) {
+	good := func() *Kernel {
+		return &Kernel{Name: "good", Dims: 2, Params: []Param{
+			{Name: "n", Kind: ParamInt64},
+			{Name: "x", Kind: ParamBuffer, Elem: ParamFloat64, Len: "n*Shape.Size[1]"},
+			{Name: "raw", Kind: ParamBuffer, Len: "8*n"},
+		}}
+	}
+	if err := good().Check(); err != nil {
+		t.Fatalf("good kernel: %v", err)
+	}
+	for _, c := range []struct {
+		spoil func(k *Kernel)
+		want  string
+	}{
+		{func(k *Kernel) { k.Name = "" }, "no name"},
+		{func(k *Kernel) { k.Dims = 4 }, "Dims 4"},
+		{func(k *Kernel) { k.MaxThreads = -1 }, "MaxThreads -1"},
+		{func(k *Kernel) { k.Params[1].Name = "n" }, "both named n"},
+		{func(k *Kernel) { k.Params[1].Name = "" }, "parameter 1 has no name"},
+		{func(k *Kernel) { k.Params[0].Kind = 9 }, "unknown kind"},
+		{func(k *Kernel) { k.Params[0].Len = "1" }, "kind int64 is a scalar; Elem and Len are for buffers"},
+		{func(k *Kernel) { k.Params[1].Elem = ParamBuffer }, "element type buffer"},
+		{func(k *Kernel) { k.Params[1].Len = "n*x" }, `parameter x: Len "n*x": "x" is not an integer scalar parameter`},
+	} {
+		k := good()
+		c.spoil(k)
+		if err := k.Check(); err == nil || !strings.Contains(err.Error(), c.want) {
+			t.Errorf("Check: %v, want an error saying %q", err, c.want)
+		}
+	}
+	if d := (&Kernel{}).IterationDims(); d != 1 {
+		t.Errorf("IterationDims of Dims 0 = %d, want 1", d)
+	}
+}
+
+func TestShapeCheck(t *testing.T) {
+	for _, s := range []Shape{
+		{Size: [3]int{1}},
+		{Size: [3]int{1 << 62}},
+		{Size: [3]int{math.MaxInt, 1, 1}},
+		{Size: [3]int{1 << 31, 1 << 31, 1}},
+		{Size: [3]int{4, 0, 0}},
+		{Size: [3]int{1 << 20, 1 << 20, 1 << 20}},
+	} {
+		if err := s.Check(); err != nil {
+			t.Errorf("%+v: %v", s, err)
+		}
+	}
+	for _, c := range []struct {
+		s    Shape
+		want string
+	}{
+		{Shape{Size: [3]int{16, 1 << 32, 1 << 32}}, "more iterations than an int counts"},
+		{Shape{Size: [3]int{1 << 32, 1 << 32, 1}}, "more iterations than an int counts"},
+		{Shape{Size: [3]int{2, math.MaxInt, 1}}, "more iterations than an int counts"},
+		{Shape{Size: [3]int{0, 1, 1}}, "dimension 0 must be at least 1"},
+		{Shape{Size: [3]int{4, 0, 2}}, "dimension 1 is 0"},
+		{Shape{Size: [3]int{4, 1, -1}}, "dimension 2 is negative"},
+		{Shape{Size: [3]int{4, 1, 1}, Threads: -1}, "threads -1"},
+	} {
+		if err := c.s.Check(); err == nil || !strings.Contains(err.Error(), c.want) {
+			t.Errorf("%+v: %v, want an error saying %q", c.s, err, c.want)
+		}
+	}
+}
