@@ -467,26 +467,26 @@ const mergeSource = `__kernel void gompt_merge(__global uchar *dst, ulong dstOff
 
 // mergeKernel builds the device's merge kernel once.
 func (d *clDevice) mergeKernel() (cl.Kernel, error) {
-	d.mergeOnce.Do(func() {
-		p, err := cl.CreateProgramWithSource(d.ctx, mergeSource)
-		if err != nil {
-			d.mergeErr = err
-			return
-		}
-		if err := cl.BuildProgram(p, d.dev, ""); err != nil {
-			cl.ReleaseProgram(p)
-			d.mergeErr = err
-			return
-		}
-		k, err := cl.CreateKernel(p, "gompt_merge")
-		if err != nil {
-			cl.ReleaseProgram(p)
-			d.mergeErr = err
-			return
-		}
-		d.mergeProg, d.mergeKern = p, k
-	})
+	d.mergeOnce.Do(func() { d.mergeProg, d.mergeKern, d.mergeErr = d.buildInternal(mergeSource, "gompt_merge") })
 	return d.mergeKern, d.mergeErr
+}
+
+// buildInternal builds one of the plugin's own kernels from source.
+func (d *clDevice) buildInternal(src, name string) (cl.Program, cl.Kernel, error) {
+	p, err := cl.CreateProgramWithSource(d.ctx, src)
+	if err != nil {
+		return 0, 0, err
+	}
+	if err := cl.BuildProgram(p, d.dev, ""); err != nil {
+		cl.ReleaseProgram(p)
+		return 0, 0, err
+	}
+	k, err := cl.CreateKernel(p, name)
+	if err != nil {
+		cl.ReleaseProgram(p)
+		return 0, 0, err
+	}
+	return p, k, nil
 }
 
 // copyBuffer enqueues a copy of n bytes from src at srcOff to dst at

@@ -17,25 +17,7 @@ const rawEmptySource = "__kernel void gompt_raw_empty(void) {}\n"
 // launches it, and Record enqueues it as a timestamp on drivers whose
 // markers carry no profiling times.
 func (d *clDevice) emptyKernel() (cl.Kernel, error) {
-	d.rawOnce.Do(func() {
-		p, err := cl.CreateProgramWithSource(d.ctx, rawEmptySource)
-		if err != nil {
-			d.rawErr = err
-			return
-		}
-		if err := cl.BuildProgram(p, d.dev, ""); err != nil {
-			cl.ReleaseProgram(p)
-			d.rawErr = err
-			return
-		}
-		k, err := cl.CreateKernel(p, "gompt_raw_empty")
-		if err != nil {
-			cl.ReleaseProgram(p)
-			d.rawErr = err
-			return
-		}
-		d.rawProg, d.rawKern = p, k
-	})
+	d.rawOnce.Do(func() { d.rawProg, d.rawKern, d.rawErr = d.buildInternal(rawEmptySource, "gompt_raw_empty") })
 	return d.rawKern, d.rawErr
 }
 
