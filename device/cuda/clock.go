@@ -254,6 +254,8 @@ func (ev *event) Wait() error {
 	g := ev.h.g
 	if g.events.isClosed() { // the CUDA event is gone with the device
 		ev.err = g.errClosed("wait")
+	} else if err := g.broken("wait"); err != nil {
+		ev.err = err
 	} else if err := cu.EventSynchronize(g.ctx, ev.h.e); err != nil {
 		ev.err = g.fail("wait", err)
 	} else if t, err := g.clock.time(g.ctx, ev.h.e, ev.rec); err != nil {

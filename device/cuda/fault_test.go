@@ -42,7 +42,7 @@ const fakeChildEnv = "GOMPT_FAKECUDA_CHILD"
 var faultTests = []string{
 	"TestFaultBaseline", "TestFaultOpen", "TestFaultOutOfMemory", "TestFaultInvalidPTX",
 	"TestFaultMissingEntry", "TestFaultLaunch", "TestFaultStagedCopy", "TestFaultNoPinnedMemory",
-	"TestFaultSync", "TestFaultConcurrent", "TestFaultRaw", "TestFaultClose",
+	"TestFaultSync", "TestFaultConcurrent", "TestFaultRaw", "TestFaultClose", "TestFaultSticky",
 }
 
 // buildFakeDriver compiles testdata/fakecuda.c into a shared library in a
@@ -385,7 +385,7 @@ func TestFaultOpen(t *testing.T) {
 		{"clock stream", map[string]string{"FAKECUDA_FAIL": "cuStreamCreate:1:2"}, []string{"cuStreamCreate: CUDA_ERROR_OUT_OF_MEMORY"}},
 		{"clock event", map[string]string{"FAKECUDA_FAIL": "cuEventCreate:2:2"}, []string{"cuEventCreate"}},
 		{"clock record", map[string]string{"FAKECUDA_FAIL": "cuEventRecord:3"}, []string{"cuEventRecord"}},
-		{"clock sync", map[string]string{"FAKECUDA_FAIL": "cuEventSynchronize:2"}, []string{"cuEventSynchronize: CUDA_ERROR_LAUNCH_FAILED"}},
+		{"clock sync", map[string]string{"FAKECUDA_FAIL": "cuEventSynchronize:2:999"}, []string{"cuEventSynchronize: CUDA_ERROR_UNKNOWN"}},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			f.rebase()
@@ -610,8 +610,8 @@ func TestFaultLaunch(t *testing.T) {
 	if p.Last() != nil {
 		t.Error("a launch that failed to enqueue left a timing")
 	}
-	f.arm("cuLaunchKernel:1:719")
-	wantErr(t, "Launch with the kernel failing", q.Launch(fn, shape, args), device.CodeInvalidDevice, "CUDA_ERROR_LAUNCH_FAILED")
+	f.arm("cuLaunchKernel:1:999")
+	wantErr(t, "Launch with the driver failing", q.Launch(fn, shape, args), device.CodeUnknown, "CUDA_ERROR_UNKNOWN")
 	if f.injected() != 2 {
 		t.Errorf("%d failures injected, want 2", f.injected())
 	}
@@ -660,14 +660,14 @@ func TestFaultStagedCopy(t *testing.T) {
 		in   bool // fail CopyIn, else CopyOut
 		code device.Code
 	}{
-		{"cuMemcpyHtoDAsync_v2:2:700", true, device.CodeInvalidDevice},
+		{"cuMemcpyHtoDAsync_v2:2:999", true, device.CodeUnknown},
 		{"cuMemcpyHtoDAsync_v2:4:1", true, device.CodeInvalidArgument},
 		{"cuEventRecord:3:999", true, device.CodeUnknown},
-		{"cuEventSynchronize:1:719", true, device.CodeInvalidDevice}, // the wait for chunk 3's buffer
-		{"cuMemcpyDtoHAsync_v2:2:700", false, device.CodeInvalidDevice},
-		{"cuMemcpyDtoHAsync_v2:4:700", false, device.CodeInvalidDevice}, // in the refill of the ring
+		{"cuEventSynchronize:1:101", true, device.CodeInvalidDevice}, // the wait for chunk 3's buffer
+		{"cuMemcpyDtoHAsync_v2:2:999", false, device.CodeUnknown},
+		{"cuMemcpyDtoHAsync_v2:4:999", false, device.CodeUnknown}, // in the refill of the ring
 		{"cuEventRecord:4:999", false, device.CodeUnknown},
-		{"cuEventSynchronize:3:719", false, device.CodeInvalidDevice},
+		{"cuEventSynchronize:3:101", false, device.CodeInvalidDevice},
 	} {
 		t.Run(c.spec, func(t *testing.T) {
 			f.arm(c.spec)
@@ -791,16 +791,16 @@ func TestFaultSync(t *testing.T) {
 	must(t, "NewQueue", err)
 	must(t, "CopyIn", q.CopyIn(buf.Ptr, pattern(1000, 9)))
 
-	f.arm("cuStreamSynchronize:1:700")
-	wantErr(t, "Sync", q.Sync(), device.CodeInvalidDevice, "sync", "cuStreamSynchronize: CUDA_ERROR_ILLEGAL_ADDRESS")
+	f.arm("cuStreamSynchronize:1:999")
+	wantErr(t, "Sync", q.Sync(), device.CodeUnknown, "sync", "cuStreamSynchronize: CUDA_ERROR_UNKNOWN")
 	must(t, "Sync after the failure", q.Sync())
 
 	// Event waits.
 	e, err := q.Record()
 	must(t, "Record", err)
-	f.arm("cuEventSynchronize:1")
-	wantErr(t, "Wait", e.Wait(), device.CodeInvalidDevice, "wait", "cuEventSynchronize: CUDA_ERROR_LAUNCH_FAILED")
-	wantErr(t, "second Wait", e.Wait(), device.CodeInvalidDevice, "cuEventSynchronize")
+	f.arm("cuEventSynchronize:1:999")
+	wantErr(t, "Wait", e.Wait(), device.CodeUnknown, "wait", "cuEventSynchronize: CUDA_ERROR_UNKNOWN")
+	wantErr(t, "second Wait", e.Wait(), device.CodeUnknown, "cuEventSynchronize")
 	if _, err := e.Time(); err == nil {
 		t.Error("Time of a failed event succeeded")
 	}
@@ -813,7 +813,7 @@ func TestFaultSync(t *testing.T) {
 	p.Profile(true)
 	f.arm("")
 	must(t, "CopyIn", q.CopyIn(buf.Ptr, pattern(1000, 10)))
-	f.arm("cuEventSynchronize:1")
+	f.arm("cuEventSynchronize:1:999")
 	if _, _, _, err := p.Last().Times(); err == nil || !strings.Contains(err.Error(), "cuEventSynchronize") {
 		t.Errorf("Times with cuEventSynchronize failing: %v", err)
 	}
@@ -822,10 +822,10 @@ func TestFaultSync(t *testing.T) {
 
 	// A Sync with nothing enqueued since the last one makes no driver
 	// call; one after a copy does.
-	f.arm("cuStreamSynchronize:1")
+	f.arm("cuStreamSynchronize:1:999")
 	must(t, "Sync of an idle queue", q.Sync())
 	must(t, "CopyIn", q.CopyIn(buf.Ptr, pattern(10, 11)))
-	wantErr(t, "Sync after a copy", q.Sync(), device.CodeInvalidDevice, "cuStreamSynchronize")
+	wantErr(t, "Sync after a copy", q.Sync(), device.CodeUnknown, "cuStreamSynchronize")
 	f.arm("")
 
 	// Release whose sync fails still destroys the stream, once.
@@ -834,8 +834,8 @@ func TestFaultSync(t *testing.T) {
 	wantErr(t, "NewQueue with cuStreamCreate failing", err, device.CodeUnknown, "new queue", "cuStreamCreate")
 	streams := f.read().Streams
 	must(t, "CopyIn", q.CopyIn(buf.Ptr, pattern(10, 12))) // something for Release to wait for
-	f.arm("cuStreamSynchronize:1")
-	wantErr(t, "Release", q.Release(), device.CodeInvalidDevice, "cuStreamSynchronize")
+	f.arm("cuStreamSynchronize:1:999")
+	wantErr(t, "Release", q.Release(), device.CodeUnknown, "cuStreamSynchronize")
 	if s := f.read(); s.Streams != streams-1 {
 		t.Errorf("%d streams after a Release whose sync failed, want %d", s.Streams, streams-1)
 	}
@@ -854,7 +854,7 @@ func TestFaultConcurrent(t *testing.T) {
 	f := fakeDriverIn(t)
 	d := f.open(t)[0]
 	const workers, rounds, n = 3, 3, 2*stagingChunk + 1000
-	f.arm("cuEventRecord:7:999,cuMemcpyDtoHAsync_v2:5:700")
+	f.arm("cuEventRecord:7:999,cuMemcpyDtoHAsync_v2:5:999")
 	var failed atomic.Int64
 	var wg sync.WaitGroup
 	for w := range workers {
@@ -913,7 +913,7 @@ func TestFaultRaw(t *testing.T) {
 		{"cuMemcpyDtoH_v2:3", func() error { _, err := RawCopy(d, 1<<20, false, 3); return err }},
 		{"cuMemAlloc_v2:1", func() error { _, err := RawCopy(d, 1<<20, false, 3); return err }},
 		{"cuLaunchKernel:2", func() error { _, err := RawEmptyLaunchSync(d, 3); return err }},
-		{"cuStreamSynchronize:3", func() error { _, err := RawEmptyLaunchSync(d, 3); return err }},
+		{"cuStreamSynchronize:3:999", func() error { _, err := RawEmptyLaunchSync(d, 3); return err }},
 		{"cuModuleGetFunction:1", func() error { _, err := RawEmptyLaunchSync(d, 3); return err }},
 	} {
 		before := f.read().live()
@@ -999,4 +999,92 @@ func TestFaultClose(t *testing.T) {
 	f.arm("")
 	f.checkClean(t, 4) // per device: the live allocation and the cached one
 	f.rebase()         // for the check when the test ends
+}
+
+// TestFaultSticky ends a device's context as a faulting kernel does on a
+// GPU (checkStickyFault), then as a driver call that returns a sticky
+// result does: the fake then fails every call in the context with that
+// result, as the driver does, until the context's last release.
+func TestFaultSticky(t *testing.T) {
+	f := fakeDriverIn(t)
+	// lostClean checks the fake after the Close of devices with lost
+	// contexts: what the plugin could not release went with the context.
+	lostClean := func(t *testing.T) {
+		t.Helper()
+		s := f.read()
+		if l := s.live(); l != (fakeState{}) {
+			t.Errorf("the fake driver still holds %+v", l)
+		}
+		if n := s.Misuse - f.base.Misuse; n != 0 {
+			t.Errorf("%d driver calls misused the driver", n)
+		}
+		if l, b := LiveDriverObjects(), f.bindBase; l != b {
+			t.Errorf("the binding counts %v live driver objects, %v at the start", l, b)
+		}
+		f.rebase()
+	}
+	t.Run("kernel", func(t *testing.T) {
+		d := f.open(t)[0]
+		checkStickyFault(t, d)
+		lostClean(t)
+	})
+	for _, c := range []struct{ spec, want string }{
+		{"cuStreamSynchronize:1:719", "CUDA_ERROR_LAUNCH_FAILED"},
+		{"cuMemcpyHtoDAsync_v2:1:716", "CUDA_ERROR_MISALIGNED_ADDRESS"},
+		{"cuLaunchKernel:1:715", "CUDA_ERROR_ILLEGAL_INSTRUCTION"},
+		{"cuEventSynchronize:1:702", "CUDA_ERROR_LAUNCH_TIMEOUT"},
+	} {
+		t.Run(c.spec, func(t *testing.T) {
+			d := f.open(t)[0]
+			g := d.(*gpu)
+			buf, err := d.Alloc(1 << 20)
+			must(t, "Alloc", err)
+			q, err := d.NewQueue()
+			must(t, "NewQueue", err)
+			q.(device.Profiler).Profile(true)
+			fn, err := d.Load(kernels.Fill)
+			must(t, "Load", err)
+			f.arm(c.spec)
+			err = q.CopyIn(buf.Ptr, pattern(1000, 1))
+			if err == nil {
+				err = q.Launch(fn, device.Shape{Size: [3]int{10, 1, 1}}, []device.Arg{{Bits: 10}, {Bits: 7}, {Ptr: buf.Ptr}})
+			}
+			if err == nil {
+				var e device.Event
+				if e, err = q.Record(); err == nil {
+					err = e.Wait()
+				}
+			}
+			if err == nil {
+				err = q.Sync()
+			}
+			wantErr(t, "the failing call", err, device.CodeInvalidDevice, c.want)
+			if errors.Is(err, ErrContextLost) {
+				t.Errorf("the first error wraps ErrContextLost: %v", err)
+			}
+			f.arm("")
+			// The fake is sticky: a call the plugin does not guard fails too.
+			if _, _, err := cu.MemGetInfo(g.ctx); err == nil || !strings.Contains(err.Error(), c.want) {
+				t.Errorf("cuMemGetInfo after %s: %v, want %s", c.spec, err, c.want)
+			}
+			_, err = d.Alloc(10)
+			wantErr(t, "Alloc", err, device.CodeInvalidDevice, "must be restarted", c.want)
+			wantErr(t, "CopyOut", q.CopyOut(make([]byte, 10), buf.Ptr), device.CodeInvalidDevice, "must be restarted", c.want)
+			if !errors.Is(d.Free(buf.Ptr), ErrContextLost) {
+				t.Error("Free on a lost device does not say so")
+			}
+			must(t, "Release", q.Release())
+			must(t, "Close", d.(device.Closer).Close())
+			lostClean(t)
+		})
+	}
+	// The context's last release ends the fault: the device opens afresh.
+	d := f.open(t)[0]
+	buf, err := d.Alloc(100)
+	must(t, "Alloc after reopening", err)
+	q, err := d.NewQueue()
+	must(t, "NewQueue", err)
+	roundTrip(t, q, buf.Ptr, pattern(100, 2))
+	must(t, "Release", q.Release())
+	must(t, "Free", d.Free(buf.Ptr))
 }

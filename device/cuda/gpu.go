@@ -27,6 +27,11 @@ type gpu struct {
 	// cacheLimit bounds the bytes of freed blocks kept for reuse.
 	cacheLimit int64
 
+	// fault is the first error with a sticky result (cu.Result.Sticky):
+	// from then on the context is unusable, and every operation fails at
+	// once with ErrContextLost (see broken).
+	fault atomic.Pointer[device.Error]
+
 	mu     sync.Mutex
 	closed bool
 	live   map[device.DevicePtr]allocation
@@ -178,14 +183,20 @@ func formatUUID(u [16]byte) string {
 // Info describes the device; free memory in Extra is as at start-up.
 func (g *gpu) Info() device.Info { return g.info }
 
-// fail wraps a driver error as a device error of operation op.
+// fail wraps a driver error as a device error of operation op. A sticky
+// result marks the device broken: the first such error is kept for the
+// errors of every later operation (broken).
 func (g *gpu) fail(op string, err error) error {
 	if err == nil {
 		return nil
 	}
 	var ce *cu.Error
 	if errors.As(err, &ce) {
-		return &device.Error{Op: op, Device: g.id, Code: ce.Code(), Err: err}
+		e := &device.Error{Op: op, Device: g.id, Code: ce.Code(), Err: err}
+		if ce.Result.Sticky() {
+			g.fault.CompareAndSwap(nil, e)
+		}
+		return e
 	}
 	var de *device.Error
 	if errors.As(err, &de) {
@@ -196,6 +207,27 @@ func (g *gpu) fail(op string, err error) error {
 
 func (g *gpu) errClosed(op string) error {
 	return device.Errorf(g.id, op, device.CodeInvalidDevice, "device is closed")
+}
+
+// broken returns the error of operation op on a device whose context a
+// sticky error has made unusable, or nil while the device works. The error
+// has CodeInvalidDevice, wraps ErrContextLost and names the first error.
+func (g *gpu) broken(op string) error {
+	first := g.fault.Load()
+	if first == nil {
+		return nil
+	}
+	return &device.Error{Op: op, Device: g.id, Code: device.CodeInvalidDevice,
+		Err: fmt.Errorf("%w; the first error was in %s: %w", ErrContextLost, first.Op, first.Err)}
+}
+
+// usable returns the error of operation op on a closed or broken device,
+// or nil. Called with g.mu held.
+func (g *gpu) usable(op string) error {
+	if g.closed {
+		return g.errClosed(op)
+	}
+	return g.broken(op)
 }
 
 // Alloc returns device memory of at least size bytes from the cache of
@@ -214,9 +246,9 @@ func (g *gpu) Alloc(size int) (device.Buffer, error) {
 		class = size
 	}
 	g.mu.Lock()
-	if g.closed {
+	if err := g.usable(op); err != nil {
 		g.mu.Unlock()
-		return device.Buffer{}, g.errClosed(op)
+		return device.Buffer{}, err
 	}
 	var p device.DevicePtr
 	if free := g.cache[class]; len(free) > 0 {
@@ -264,7 +296,8 @@ func isOOM(err error) bool {
 // Free returns p to the cache, or to the driver when the cache is full.
 // The memory is handed out again by the next Alloc of its size class, so the
 // caller must have waited for the queue work that uses p (the runtime frees
-// after the region's queue is synchronised).
+// after the region's queue is synchronised). On a broken device p is
+// forgotten (the memory goes with the context) and the error says why.
 func (g *gpu) Free(p device.DevicePtr) error {
 	const op = "free"
 	g.mu.Lock()
@@ -273,6 +306,16 @@ func (g *gpu) Free(p device.DevicePtr) error {
 		return g.errClosed(op)
 	}
 	a, ok := g.live[p]
+	if ok && g.fault.Load() != nil {
+		delete(g.live, p)
+		if i, found := slices.BinarySearch(g.bases, p); found {
+			g.bases = slices.Delete(g.bases, i, i+1)
+		}
+		g.inUse -= int64(a.size)
+		g.mu.Unlock()
+		cu.MemFree(g.ctx, cu.DevicePtr(p)) // fails at once: the binding forgets the block
+		return g.broken(op)
+	}
 	if !ok {
 		g.mu.Unlock()
 		return device.Errorf(g.id, op, device.CodeInvalidArgument,
@@ -319,8 +362,8 @@ func (g *gpu) trim() error {
 func (g *gpu) checkRange(op string, p device.DevicePtr, n int) error {
 	g.mu.Lock()
 	defer g.mu.Unlock()
-	if g.closed {
-		return g.errClosed(op)
+	if err := g.usable(op); err != nil {
+		return err
 	}
 	i, found := slices.BinarySearch(g.bases, p)
 	if !found {
@@ -359,7 +402,9 @@ func (g *gpu) CacheBytes() int64 {
 // loaded modules, live and cached memory, staging buffers, events (those of
 // Record not yet waited for too) and the primary context. Later calls
 // on the device, and Waits for those events, fail with CodeInvalidDevice.
-// It returns the first error.
+// It returns the errors joined, except on a broken device (see broken),
+// where the driver fails every call with the error already reported: Close
+// then releases what it can and the context, and returns nil.
 func (g *gpu) Close() error {
 	g.mu.Lock()
 	if g.closed {
@@ -393,5 +438,11 @@ func (g *gpu) Close() error {
 	g.loadMu.Unlock()
 	errs = append(errs, g.staging.close(g), g.events.close(g), g.clock.close(g.ctx))
 	errs = append(errs, g.fail("close", cu.DevicePrimaryCtxRelease(g.dev)))
+	if g.fault.Load() != nil {
+		errs = slices.DeleteFunc(errs, func(err error) bool {
+			var ce *cu.Error
+			return err == nil || errors.Is(err, ErrContextLost) || errors.As(err, &ce) && ce.Result.Sticky()
+		})
+	}
 	return errors.Join(errs...)
 }

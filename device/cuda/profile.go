@@ -172,9 +172,12 @@ func (t *timing) finish() error {
 	}
 	t.done = true
 	g := t.q.g
-	err := cu.EventSynchronize(g.ctx, t.e1)
+	err := g.broken("wait")
+	if err == nil {
+		err = g.fail("wait", cu.EventSynchronize(g.ctx, t.e1))
+	}
 	if err != nil {
-		t.err = g.fail("wait", err)
+		t.err = err
 	} else if t.begin, err = g.clock.time(g.ctx, t.e0, t.rec0); err != nil {
 		t.err = g.fail("event time", err)
 	} else if t.end, err = g.clock.time(g.ctx, t.e1, t.rec1); err != nil {

@@ -33,10 +33,10 @@ type queue struct {
 // does not synchronise with the legacy default stream.
 func (g *gpu) NewQueue() (device.Queue, error) {
 	g.mu.Lock()
-	closed := g.closed
+	err := g.usable("new queue")
 	g.mu.Unlock()
-	if closed {
-		return nil, g.errClosed("new queue")
+	if err != nil {
+		return nil, err
 	}
 	s, err := cu.StreamCreate(g.ctx, cu.STREAM_NON_BLOCKING)
 	if err != nil {
@@ -53,7 +53,7 @@ func (q *queue) usable(op string) error {
 	if q.released {
 		return device.Errorf(q.g.id, op, device.CodeInvalidArgument, "queue is released")
 	}
-	return nil
+	return q.g.broken(op)
 }
 
 // enqueue is usable for an operation that enqueues work: the next Sync
@@ -283,14 +283,33 @@ func (q *queue) Sync() error {
 }
 
 // Release waits for the queue's work and destroys its stream. Releasing
-// twice does nothing.
+// twice does nothing. On a device already broken (see gpu.broken) it only
+// destroys the stream and is quiet: the error has been reported.
 func (q *queue) Release() error {
 	if q.released {
 		return nil
 	}
-	err := q.Sync()
+	var err error
+	wasBroken := q.g.fault.Load() != nil
+	if wasBroken {
+		q.pin.Unpin()
+		q.pinned = 0
+		for _, t := range q.timings {
+			t.mu.Lock()
+			if !t.done {
+				t.release()
+				t.err, t.done = q.g.broken("wait"), true
+			}
+			t.mu.Unlock()
+		}
+		q.timings = nil
+	} else {
+		err = q.Sync()
+	}
 	q.released = true
-	err = errors.Join(err, q.g.fail("release", cu.StreamDestroy(q.g.ctx, q.s)))
+	if e := cu.StreamDestroy(q.g.ctx, q.s); !wasBroken {
+		err = errors.Join(err, q.g.fail("release", e))
+	}
 	q.g.mu.Lock()
 	delete(q.g.queues, q)
 	q.g.mu.Unlock()

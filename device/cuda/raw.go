@@ -31,6 +31,9 @@ func RawEmptyLaunchSync(d device.Device, iters int) (time.Duration, error) {
 	if err != nil {
 		return 0, err
 	}
+	if err := g.broken("raw baseline"); err != nil {
+		return 0, err
+	}
 	if iters < 1 {
 		return 0, fmt.Errorf("cuda: RawEmptyLaunchSync: iters %d: must be at least 1", iters)
 	}
@@ -73,6 +76,9 @@ func RawEmptyLaunchSync(d device.Device, iters int) (time.Duration, error) {
 func RawCopy(d device.Device, bytes int, toDevice bool, iters int) (time.Duration, error) {
 	g, err := gpuOf(d)
 	if err != nil {
+		return 0, err
+	}
+	if err := g.broken("raw baseline"); err != nil {
 		return 0, err
 	}
 	if bytes < 1 || iters < 1 {

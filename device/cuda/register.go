@@ -24,6 +24,8 @@
 package cuda
 
 import (
+	"errors"
+
 	"github.com/gompt/gompt/device"
 	"github.com/gompt/gompt/device/cuda/internal/cu"
 )
@@ -33,6 +35,15 @@ import (
 const EnvLibrary = "GOMPT_CUDA_LIBRARY"
 
 func init() { device.Register("cuda", &plugin{}) }
+
+// ErrContextLost is wrapped by the errors of every operation on a device
+// after a sticky driver error (an illegal address or instruction in a
+// kernel, an unspecified launch failure, a launch timeout, a device-side
+// assert: the results NVIDIA documents as leaving the context unusable).
+// The driver fails every later call in the context with that error, so the
+// device stays unusable until the process ends; the first error is named
+// beside it. Closing such a device is quiet.
+var ErrContextLost = errors.New("the device must be restarted: an earlier error left its CUDA context unusable (end the process and start it again)")
 
 // LiveDriverObjects returns the counts of CUDA driver objects the plugin
 // holds across all its devices (allocations, cached ones included;

@@ -54,6 +54,17 @@
 // image contains the marker FAKECUDA_BAD_PTX; cuModuleGetFunction finds
 // exactly the names that follow ".entry" in the image.
 //
+// Sticky errors. A result NVIDIA documents as leaving the context unusable
+// (CUDA_ERROR_ILLEGAL_ADDRESS 700, LAUNCH_TIMEOUT 702, ASSERT 710, 714-719
+// such as LAUNCH_FAILED, CONTAINED 226), whether injected or the end of a
+// faulting kernel, poisons the current device's context as the driver's
+// does: the work waiting in its streams never runs, and every later call
+// that needs the context (frees and destroys included) returns that result,
+// until the primary context is released for the last time. The kernels of a
+// module whose image contains the marker FAKECUDA_FAULT (optionally
+// followed by a CUresult, 700 by default) end with that result when their
+// stream runs them; cuLaunchKernel itself succeeds.
+//
 // Live objects are counted in fakecuda_state. When a device's primary
 // context is released for the last time, the objects still live in it are
 // freed (as the driver does) and counted in leaked_at_release.
@@ -90,6 +101,7 @@ enum {
 	E_HOST_MEMORY_ALREADY_REGISTERED = 712,
 	E_HOST_MEMORY_NOT_REGISTERED = 713,
 	E_LAUNCH_FAILED = 719,
+	E_ILLEGAL_ADDRESS = 700,
 	E_UNKNOWN = 999,
 };
 
@@ -137,6 +149,7 @@ struct ctx {
 	int refs;
 	long long used; // device memory bytes allocated
 	int peer[MAX_DEVICES];
+	int sticky; // a CUresult that has made the context unusable, or 0
 };
 static struct ctx ctxs[MAX_DEVICES];
 static __thread struct ctx *current;
@@ -177,10 +190,16 @@ struct op {
 	size_t n;
 	struct obj *ev; // an event record: the event, or NULL once it is destroyed
 	long long gen;  // the record's number among the event's records
+	int fault;      // a kernel: the sticky CUresult it ends with, or 0
+	int dev;        // a kernel: its device
 };
 
+static void poison(int d, int r);
+
 static void run(struct op *o) {
-	if (!o->is_record) {
+	if (o->fault != 0) {
+		poison(o->dev, o->fault);
+	} else if (!o->is_record) {
 		memmove(o->dst, o->src, o->n);
 	} else if (o->ev != NULL && o->ev->gen == o->gen) {
 		clock_gettime(CLOCK_MONOTONIC, &o->ev->t);
@@ -210,7 +229,7 @@ static void enqueue(struct obj *s, struct op o) {
 // flush runs the operations of stream s in order, all of them or until
 // event ev's latest record has run.
 static void flush(struct obj *s, struct obj *ev) {
-	while (s->head != NULL && (ev == NULL || !ev->done)) {
+	while (s->head != NULL && (ev == NULL || !ev->done) && !ctxs[s->dev].sticky) {
 		struct op *o = s->head;
 		s->head = o->next;
 		if (s->head == NULL) s->tail = NULL;
@@ -223,6 +242,31 @@ static void flush(struct obj *s, struct obj *ev) {
 static void flush_dev(int d) {
 	for (struct obj *s = objs[K_STREAM]; s != NULL; s = s->next)
 		if (s->dev == d) flush(s, NULL);
+}
+
+// is_sticky reports whether r is one of the results NVIDIA documents as
+// leaving the context unusable: every later call in it returns the same
+// result, until the primary context is released for the last time.
+static int is_sticky(int r) {
+	return r == 700 || r == 702 || r == 710 || (r >= 714 && r <= 719) || r == 226;
+}
+
+// drop_ops frees the operations waiting in stream s without running them.
+static void drop_ops(struct obj *s) {
+	while (s->head != NULL) {
+		struct op *o = s->head;
+		s->head = o->next;
+		free(o);
+	}
+	s->tail = NULL;
+}
+
+// poison makes device d's context unusable with result r (the first one
+// sticks): the work waiting in its streams never runs.
+static void poison(int d, int r) {
+	if (ctxs[d].sticky == 0) ctxs[d].sticky = r;
+	for (struct obj *s = objs[K_STREAM]; s != NULL; s = s->next)
+		if (s->dev == d) drop_ops(s);
 }
 
 // forget_event drops event e from the records waiting in streams.
@@ -347,9 +391,14 @@ static int enter(const char *fn) {
 // BEGIN_CTX is BEGIN for an entry point that needs a live current context;
 // the device is then cur.
 #define BEGIN_CTX(fn) \
-	BEGIN(fn); \
+	LOCK(); \
+	int r_ = enter(fn); \
+	if (r_ == OK && !initialized) r_ = E_NOT_INITIALIZED; \
+	if (r_ != OK && is_sticky(r_) && current != NULL && current->refs > 0) poison(current->dev, r_); \
+	if (r_ != OK) { UNLOCK(); return r_; } \
 	if (current == NULL) { misuse(fn, "no current context"); RETURN(E_INVALID_CONTEXT); } \
 	if (current->refs == 0) { misuse(fn, "the current context (device %d) has been released", current->dev); RETURN(E_CONTEXT_IS_DESTROYED); } \
+	if (current->sticky) RETURN(current->sticky); \
 	int cur = current->dev; (void)cur;
 
 static void obj_add(struct obj *o) {
@@ -504,12 +553,20 @@ static const struct {
 	{400, "CUDA_ERROR_INVALID_HANDLE", "invalid resource handle"},
 	{500, "CUDA_ERROR_NOT_FOUND", "named symbol not found"},
 	{600, "CUDA_ERROR_NOT_READY", "device not ready"},
+	{226, "CUDA_ERROR_CONTAINED", "uncorrectable error contained by the GPU"},
 	{700, "CUDA_ERROR_ILLEGAL_ADDRESS", "an illegal memory access was encountered"},
 	{701, "CUDA_ERROR_LAUNCH_OUT_OF_RESOURCES", "too many resources requested for launch"},
+	{702, "CUDA_ERROR_LAUNCH_TIMEOUT", "the launch timed out and was terminated"},
 	{704, "CUDA_ERROR_PEER_ACCESS_ALREADY_ENABLED", "peer access is already enabled"},
 	{709, "CUDA_ERROR_CONTEXT_IS_DESTROYED", "context is destroyed"},
 	{712, "CUDA_ERROR_HOST_MEMORY_ALREADY_REGISTERED", "part or all of the requested memory range is already mapped"},
+	{710, "CUDA_ERROR_ASSERT", "device-side assert triggered"},
 	{713, "CUDA_ERROR_HOST_MEMORY_NOT_REGISTERED", "pointer does not correspond to a registered memory region"},
+	{714, "CUDA_ERROR_HARDWARE_STACK_ERROR", "hardware stack error"},
+	{715, "CUDA_ERROR_ILLEGAL_INSTRUCTION", "an illegal instruction was encountered"},
+	{716, "CUDA_ERROR_MISALIGNED_ADDRESS", "misaligned address"},
+	{717, "CUDA_ERROR_INVALID_ADDRESS_SPACE", "operation not supported on global/shared address space"},
+	{718, "CUDA_ERROR_INVALID_PC", "invalid program counter"},
 	{719, "CUDA_ERROR_LAUNCH_FAILED", "unspecified launch failure"},
 	{999, "CUDA_ERROR_UNKNOWN", "unknown error"},
 };
@@ -638,6 +695,7 @@ static void release_all(int d) {
 		}
 	}
 	memset(ctxs[d].peer, 0, sizeof ctxs[d].peer);
+	ctxs[d].sticky = 0; // the next retain makes a fresh context
 }
 
 EXPORT CUresult cuDevicePrimaryCtxRelease_v2(CUdevice d) {
@@ -692,6 +750,7 @@ EXPORT CUresult cuMemAlloc_v2(CUdeviceptr *p, size_t n) {
 EXPORT CUresult cuMemFree_v2(CUdeviceptr p) {
 	BEGIN_CTX("cuMemFree_v2");
 	flush_dev(cur); // cuMemFree synchronises
+	if (current->sticky) RETURN(current->sticky);
 	for (struct obj *o = objs[K_ALLOC]; o != NULL; o = o->next) {
 		if ((uintptr_t)o->p == p) {
 			if (o->dev != cur) {
@@ -726,6 +785,7 @@ EXPORT CUresult cuMemAllocHost_v2(void **p, size_t n) {
 EXPORT CUresult cuMemFreeHost(void *p) {
 	BEGIN_CTX("cuMemFreeHost");
 	flush_dev(cur);
+	if (current->sticky) RETURN(current->sticky);
 	for (struct obj *o = objs[K_HOST]; o != NULL; o = o->next) {
 		if (o->p == p) {
 			obj_remove(o);
@@ -754,6 +814,7 @@ EXPORT CUresult cuMemHostRegister_v2(void *p, size_t n, unsigned flags) {
 EXPORT CUresult cuMemHostUnregister(void *p) {
 	BEGIN_CTX("cuMemHostUnregister");
 	flush_dev(cur);
+	if (current->sticky) RETURN(current->sticky);
 	for (struct obj *o = objs[K_REG]; o != NULL; o = o->next) {
 		if (o->p == p) {
 			obj_remove(o);
@@ -862,6 +923,7 @@ EXPORT CUresult cuStreamDestroy_v2(void *s) {
 	struct obj *o = handle("cuStreamDestroy_v2", K_STREAM, s, cur);
 	if (o == NULL) RETURN(E_INVALID_HANDLE);
 	flush(o, NULL); // the driver finishes the stream's work first
+	if (current->sticky) RETURN(current->sticky);
 	obj_remove(o);
 	free_obj(o);
 	RETURN(OK);
@@ -873,7 +935,7 @@ EXPORT CUresult cuStreamSynchronize(void *s) {
 	if (!stream_of("cuStreamSynchronize", s, cur, &so)) RETURN(E_INVALID_HANDLE);
 	if (so != NULL) flush(so, NULL);
 	else flush_dev(cur); // the legacy stream waits for the blocking streams; all, here
-	RETURN(OK);
+	RETURN(current->sticky);
 }
 
 EXPORT CUresult cuStreamQuery(void *s) {
@@ -913,7 +975,7 @@ EXPORT CUresult cuEventSynchronize(void *e) {
 	struct obj *o = handle("cuEventSynchronize", K_EVENT, e, cur);
 	if (o == NULL) RETURN(E_INVALID_HANDLE);
 	for (struct obj *s = objs[K_STREAM]; s != NULL && o->recorded && !o->done; s = s->next) flush(s, o);
-	RETURN(OK);
+	RETURN(current->sticky);
 }
 
 EXPORT CUresult cuEventQuery(void *e) {
@@ -975,10 +1037,12 @@ EXPORT CUresult cuModuleLoadDataEx(void **m, const void *image, unsigned nopt, i
 	LOCK();
 	int r = enter("cuModuleLoadDataEx");
 	if (r == OK && !initialized) r = E_NOT_INITIALIZED;
+	if (r != OK && is_sticky(r) && current != NULL && current->refs > 0) poison(current->dev, r);
 	if (r == OK && (current == NULL || current->refs == 0)) {
 		misuse("cuModuleLoadDataEx", "no live current context");
 		r = E_INVALID_CONTEXT;
 	}
+	if (r == OK && current->sticky) RETURN(current->sticky);
 	if (r != OK) {
 		char msg[128];
 		snprintf(msg, sizeof msg, "fakecuda: injected failure of cuModuleLoadDataEx (CUresult %d)", r);
@@ -1002,6 +1066,11 @@ EXPORT CUresult cuModuleLoadDataEx(void **m, const void *image, unsigned nopt, i
 		RETURN(E_OUT_OF_MEMORY);
 	}
 	o->kind = K_MODULE, o->dev = current->dev;
+	const char *fault = strstr(text, "FAKECUDA_FAULT");
+	if (fault != NULL) {
+		o->flags = (unsigned)strtol(fault + 14, NULL, 10);
+		if (o->flags == 0) o->flags = E_ILLEGAL_ADDRESS;
+	}
 	obj_add(o);
 	ADD(modules, 1);
 	char msg[128];
@@ -1069,7 +1138,8 @@ EXPORT CUresult cuFuncGetAttribute(int *v, int attr, void *f) {
 EXPORT CUresult cuLaunchKernel(void *f, unsigned gx, unsigned gy, unsigned gz, unsigned bx, unsigned by, unsigned bz,
 	unsigned shmem, void *s, void **params, void **extra) {
 	BEGIN_CTX("cuLaunchKernel");
-	if (handle("cuLaunchKernel", K_FUNC, f, cur) == NULL) RETURN(E_INVALID_HANDLE);
+	struct obj *fo = handle("cuLaunchKernel", K_FUNC, f, cur);
+	if (fo == NULL) RETURN(E_INVALID_HANDLE);
 	struct obj *so;
 	if (!stream_of("cuLaunchKernel", s, cur, &so)) RETURN(E_INVALID_HANDLE);
 	if (gx == 0 || gy == 0 || gz == 0 || bx == 0 || by == 0 || bz == 0 || gx > 2147483647u || gy > 65535 || gz > 65535 ||
@@ -1079,5 +1149,6 @@ EXPORT CUresult cuLaunchKernel(void *f, unsigned gx, unsigned gy, unsigned gz, u
 	}
 	(void)params;
 	ADD(launches, 1);
+	if (fo->mod->flags != 0) enqueue(so, (struct op){.fault = (int)fo->mod->flags, .dev = cur});
 	RETURN(OK);
 }

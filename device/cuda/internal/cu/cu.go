@@ -13,6 +13,10 @@
 // so goroutines that move between OS threads never use a stale current
 // context. All functions are safe for concurrent use as the driver's are.
 //
+// A function that releases an object (MemFree, StreamDestroy, ...) and fails
+// with a sticky result (Result.Sticky) stops counting the object as live:
+// it goes with the context, which its owner must release.
+//
 // Host memory passed to a function is read or written only during the call,
 // except for the async copies, whose caller keeps it alive and pinned until
 // the stream has passed the copy.
@@ -475,11 +479,11 @@ func MemAlloc(ctx Context, n int) (DevicePtr, error) {
 
 // MemFree frees memory from MemAlloc.
 func MemFree(ctx Context, p DevicePtr) error {
-	if err := check(C.w_memFree(ctx, C.CUdeviceptr(p)), C.F_cuMemFree); err != nil {
-		return err
+	err := check(C.w_memFree(ctx, C.CUdeviceptr(p)), C.F_cuMemFree)
+	if err == nil || IsSticky(err) {
+		live.allocs.Add(-1)
 	}
-	live.allocs.Add(-1)
-	return nil
+	return err
 }
 
 // MemAllocHost allocates n bytes of page-locked host memory, mapped for
@@ -495,11 +499,11 @@ func MemAllocHost(ctx Context, n int) (unsafe.Pointer, error) {
 
 // MemFreeHost frees memory from MemAllocHost.
 func MemFreeHost(ctx Context, p unsafe.Pointer) error {
-	if err := check(C.w_memFreeHost(ctx, p), C.F_cuMemFreeHost); err != nil {
-		return err
+	err := check(C.w_memFreeHost(ctx, p), C.F_cuMemFreeHost)
+	if err == nil || IsSticky(err) {
+		live.hostAllocs.Add(-1)
 	}
-	live.hostAllocs.Add(-1)
-	return nil
+	return err
 }
 
 // MemHostRegister page-locks n bytes of host memory at p. The caller keeps
@@ -514,11 +518,11 @@ func MemHostRegister(ctx Context, p unsafe.Pointer, n int, flags uint) error {
 
 // MemHostUnregister undoes MemHostRegister.
 func MemHostUnregister(ctx Context, p unsafe.Pointer) error {
-	if err := check(C.w_memHostUnregister(ctx, p), C.F_cuMemHostUnregister); err != nil {
-		return err
+	err := check(C.w_memHostUnregister(ctx, p), C.F_cuMemHostUnregister)
+	if err == nil || IsSticky(err) {
+		live.hostRegs.Add(-1)
 	}
-	live.hostRegs.Add(-1)
-	return nil
+	return err
 }
 
 // MemcpyHtoD copies n bytes from host to device and waits for the copy.
@@ -564,11 +568,11 @@ func StreamCreate(ctx Context, flags uint) (Stream, error) {
 
 // StreamDestroy destroys s once its work is done.
 func StreamDestroy(ctx Context, s Stream) error {
-	if err := check(C.w_streamDestroy(ctx, s), C.F_cuStreamDestroy); err != nil {
-		return err
+	err := check(C.w_streamDestroy(ctx, s), C.F_cuStreamDestroy)
+	if err == nil || IsSticky(err) {
+		live.streams.Add(-1)
 	}
-	live.streams.Add(-1)
-	return nil
+	return err
 }
 
 // StreamSynchronize waits for s's work and returns its error.
@@ -612,11 +616,11 @@ func EventElapsedTime(ctx Context, a, b Event) (float32, error) {
 
 // EventDestroy destroys e.
 func EventDestroy(ctx Context, e Event) error {
-	if err := check(C.w_eventDestroy(ctx, e), C.F_cuEventDestroy); err != nil {
-		return err
+	err := check(C.w_eventDestroy(ctx, e), C.F_cuEventDestroy)
+	if err == nil || IsSticky(err) {
+		live.events.Add(-1)
 	}
-	live.events.Add(-1)
-	return nil
+	return err
 }
 
 // jitLogSize is the size of each JIT log buffer.
@@ -658,11 +662,11 @@ func ModuleGetFunction(ctx Context, m Module, name string) (Function, error) {
 
 // ModuleUnload unloads m.
 func ModuleUnload(ctx Context, m Module) error {
-	if err := check(C.w_moduleUnload(ctx, m), C.F_cuModuleUnload); err != nil {
-		return err
+	err := check(C.w_moduleUnload(ctx, m), C.F_cuModuleUnload)
+	if err == nil || IsSticky(err) {
+		live.modules.Add(-1)
 	}
-	live.modules.Add(-1)
-	return nil
+	return err
 }
 
 // FuncGetAttribute returns one attribute of f.
