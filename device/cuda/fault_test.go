@@ -43,6 +43,7 @@ var faultTests = []string{
 	"TestFaultBaseline", "TestFaultOpen", "TestFaultOutOfMemory", "TestFaultInvalidPTX",
 	"TestFaultMissingEntry", "TestFaultLaunch", "TestFaultStagedCopy", "TestFaultNoPinnedMemory",
 	"TestFaultSync", "TestFaultConcurrent", "TestFaultRaw", "TestFaultClose", "TestFaultSticky",
+	"TestFaultReuse",
 }
 
 // buildFakeDriver compiles testdata/fakecuda.c into a shared library in a
@@ -1087,4 +1088,72 @@ func TestFaultSticky(t *testing.T) {
 	roundTrip(t, q, buf.Ptr, pattern(100, 2))
 	must(t, "Release", q.Release())
 	must(t, "Free", d.Free(buf.Ptr))
+}
+
+// sleepKernel does nothing; on the fake driver it runs for 300 ms.
+var sleepKernel = &device.Kernel{
+	Name: "gompt_test_sleep",
+	Images: []device.Image{{Kind: device.ImagePTX, Source: `.version 6.0
+.target sm_70
+.address_size 64
+// FAKECUDA_SLEEP_US 300000
+.visible .entry gompt_test_sleep()
+{
+	ret;
+}
+`}},
+}
+
+// TestFaultReuse frees a block while a queue's work still reads it, as
+// target.FreeMem after a nowait region does, and allocates its size class
+// again for another queue that writes it at once: the reader must still
+// see its data. With FAKECUDA_ASYNC each stream of the fake runs on its
+// own worker, so the writer's copy runs while the reader's queue is busy
+// with a slow kernel.
+func TestFaultReuse(t *testing.T) {
+	f := fakeDriverIn(t)
+	t.Setenv("FAKECUDA_ASYNC", "1")
+	d := f.open(t)[0]
+	sleep, err := d.Load(sleepKernel)
+	must(t, "Load", err)
+	const n = 64 << 10
+	a, err := d.Alloc(n)
+	must(t, "Alloc", err)
+	y, err := d.Alloc(n)
+	must(t, "Alloc", err)
+	q1, err := d.NewQueue()
+	must(t, "NewQueue", err)
+	q2, err := d.NewQueue()
+	must(t, "NewQueue", err)
+	src := pattern(n, 1)
+	must(t, "CopyIn", q1.CopyIn(a.Ptr, src))
+	must(t, "Launch", q1.Launch(sleep, device.Shape{Size: [3]int{1, 1, 1}}, nil))
+	must(t, "Copy", q1.Copy(y.Ptr, a.Ptr, n)) // reads a after the kernel
+	must(t, "Free", d.Free(a.Ptr))            // without waiting for q1
+	b, err := d.Alloc(n)
+	must(t, "Alloc", err)
+	must(t, "CopyIn on another queue", q2.CopyIn(b.Ptr, pattern(n, 2)))
+	must(t, "Sync", q2.Sync())
+	must(t, "Sync", q1.Sync())
+	got := make([]byte, n)
+	must(t, "CopyOut", q1.CopyOut(got, y.Ptr))
+	must(t, "Sync", q1.Sync())
+	if i := firstDiff(got, src); i >= 0 {
+		t.Errorf("the copy from a freed block read other data from byte %d: the block was handed to another queue before the work using it was done", i)
+	}
+	// Once the work is done, the cache hands the blocks out again.
+	must(t, "Free", d.Free(b.Ptr))
+	allocs := f.read().Allocs
+	c, err := d.Alloc(n)
+	must(t, "Alloc", err)
+	c2, err := d.Alloc(n)
+	must(t, "Alloc", err)
+	if s := f.read(); s.Allocs != allocs {
+		t.Errorf("%d driver allocations after two Allocs with two blocks of their class freed and idle, want %d (both reused)", s.Allocs, allocs)
+	}
+	for _, p := range []device.DevicePtr{c.Ptr, c2.Ptr, y.Ptr} {
+		must(t, "Free", d.Free(p))
+	}
+	must(t, "Release", q1.Release())
+	must(t, "Release", q2.Release())
 }

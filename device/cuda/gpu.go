@@ -34,11 +34,11 @@ type gpu struct {
 
 	mu     sync.Mutex
 	closed bool
-	live   map[device.DevicePtr]allocation
+	live   map[device.DevicePtr]*allocation
 	bases  []device.DevicePtr // keys of live, sorted, for range checks
-	cache  map[int][]device.DevicePtr
-	cached int64 // bytes in cache
-	inUse  int64 // bytes the program holds (requested sizes)
+	cache  map[int][]*block   // freed blocks by size class (see block)
+	cached int64              // bytes in cache
+	inUse  int64              // bytes the program holds (requested sizes)
 	queues map[*queue]struct{}
 	// nqueues counts the queues made, for queue numbers.
 	nqueues atomic.Uint64
@@ -52,8 +52,9 @@ type gpu struct {
 }
 
 type allocation struct {
-	size  int // as requested
-	class int // as allocated
+	size  int      // as requested
+	class int      // as allocated
+	users []*queue // the queues that have enqueued work on it
 }
 
 // openGPU opens CUDA device ordinal as plugin device number n.
@@ -89,8 +90,8 @@ func openGPU(n, ordinal, driver int, lib string) (*gpu, error) {
 		maxBlock: attr(cu.DEVICE_ATTRIBUTE_MAX_THREADS_PER_BLOCK),
 		maxGrid: [3]int{attr(cu.DEVICE_ATTRIBUTE_MAX_GRID_DIM_X), attr(cu.DEVICE_ATTRIBUTE_MAX_GRID_DIM_Y),
 			attr(cu.DEVICE_ATTRIBUTE_MAX_GRID_DIM_Z)},
-		live:   map[device.DevicePtr]allocation{},
-		cache:  map[int][]device.DevicePtr{},
+		live:   map[device.DevicePtr]*allocation{},
+		cache:  map[int][]*block{},
 		queues: map[*queue]struct{}{},
 		funcs:  map[*device.Kernel]*function{},
 	}
@@ -231,7 +232,8 @@ func (g *gpu) usable(op string) error {
 }
 
 // Alloc returns device memory of at least size bytes from the cache of
-// freed blocks of the same size class, or from cuMemAlloc. When the driver
+// freed blocks of the same size class whose earlier work is done (see
+// block), or from cuMemAlloc. When the driver
 // is out of memory, the cache is returned to it and the allocation retried
 // once, then once more at the exact size. DevicePtr is the CUdeviceptr
 // itself, so interior pointers work.
@@ -251,10 +253,14 @@ func (g *gpu) Alloc(size int) (device.Buffer, error) {
 		return device.Buffer{}, err
 	}
 	var p device.DevicePtr
-	if free := g.cache[class]; len(free) > 0 {
-		p = free[len(free)-1]
-		g.cache[class] = free[:len(free)-1]
-		g.cached -= int64(class)
+	free := g.cache[class]
+	for i := len(free) - 1; i >= 0; i-- {
+		if free[i].ready() {
+			p = free[i].p
+			g.cache[class] = slices.Delete(free, i, i+1)
+			g.cached -= int64(class)
+			break
+		}
 	}
 	g.mu.Unlock()
 	if p == 0 {
@@ -280,7 +286,7 @@ func (g *gpu) Alloc(size int) (device.Buffer, error) {
 		p = device.DevicePtr(dp)
 	}
 	g.mu.Lock()
-	g.live[p] = allocation{size: size, class: class}
+	g.live[p] = &allocation{size: size, class: class}
 	i, _ := slices.BinarySearch(g.bases, p)
 	g.bases = slices.Insert(g.bases, i, p)
 	g.inUse += int64(size)
@@ -293,11 +299,13 @@ func isOOM(err error) bool {
 	return errors.As(err, &ce) && ce.Result == cu.ERROR_OUT_OF_MEMORY
 }
 
-// Free returns p to the cache, or to the driver when the cache is full.
-// The memory is handed out again by the next Alloc of its size class, so the
-// caller must have waited for the queue work that uses p (the runtime frees
-// after the region's queue is synchronised). On a broken device p is
-// forgotten (the memory goes with the context) and the error says why.
+// Free returns p to the cache, or to the driver when the cache is full
+// (cuMemFree waits for the device's work). It does not wait for the work
+// enqueued on p: a cached block is handed out again by an Alloc of its size
+// class only once the work that the queues using p had enqueued before
+// Free is done (see block), as cuMemFree would have waited. On a broken
+// device p is forgotten (the memory goes with the context) and the error
+// says why. Safe for concurrent use.
 func (g *gpu) Free(p device.DevicePtr) error {
 	const op = "free"
 	g.mu.Lock()
@@ -328,7 +336,7 @@ func (g *gpu) Free(p device.DevicePtr) error {
 	g.inUse -= int64(a.size)
 	keep := g.cached+int64(a.class) <= g.cacheLimit
 	if keep {
-		g.cache[a.class] = append(g.cache[a.class], p)
+		g.cache[a.class] = append(g.cache[a.class], &block{p: p, fences: fences(a.users)})
 		g.cached += int64(a.class)
 	}
 	g.mu.Unlock()
@@ -338,10 +346,10 @@ func (g *gpu) Free(p device.DevicePtr) error {
 	return nil
 }
 
-// trim returns every cached block to the driver.
+// trim returns every cached block to the driver, after its fences.
 func (g *gpu) trim() error {
 	g.mu.Lock()
-	var blocks []device.DevicePtr
+	var blocks []*block
 	for c, l := range g.cache {
 		blocks = append(blocks, l...)
 		delete(g.cache, c)
@@ -349,17 +357,22 @@ func (g *gpu) trim() error {
 	g.cached = 0
 	g.mu.Unlock()
 	var first error
-	for _, p := range blocks {
-		if err := cu.MemFree(g.ctx, cu.DevicePtr(p)); err != nil && first == nil {
+	for _, b := range blocks {
+		err := b.wait()
+		if e := cu.MemFree(g.ctx, cu.DevicePtr(b.p)); err == nil {
+			err = e
+		}
+		if err != nil && first == nil {
 			first = g.fail("free", err)
 		}
 	}
 	return first
 }
 
-// checkRange reports an error unless [p, p+n) lies inside one live
-// allocation (n may be 0: p may then be the allocation's end).
-func (g *gpu) checkRange(op string, p device.DevicePtr, n int) error {
+// use reports an error unless [p, p+n) lies inside one live allocation (n
+// may be 0: p may then be the allocation's end), and notes that queue q
+// enqueues work on that allocation (see Free).
+func (g *gpu) use(op string, q *queue, p device.DevicePtr, n int) error {
 	g.mu.Lock()
 	defer g.mu.Unlock()
 	if err := g.usable(op); err != nil {
@@ -373,6 +386,9 @@ func (g *gpu) checkRange(op string, p device.DevicePtr, n int) error {
 		base := g.bases[i]
 		a := g.live[base]
 		if uint64(p)+uint64(n) <= uint64(base)+uint64(a.size) {
+			if !slices.Contains(a.users, q) {
+				a.users = append(a.users, q)
+			}
 			return nil
 		}
 		if uint64(p) < uint64(base)+uint64(a.size) {
@@ -424,7 +440,7 @@ func (g *gpu) Close() error {
 	g.mu.Lock()
 	g.closed = true
 	live := g.bases
-	g.bases, g.live = nil, map[device.DevicePtr]allocation{}
+	g.bases, g.live = nil, map[device.DevicePtr]*allocation{}
 	g.inUse = 0
 	g.mu.Unlock()
 	for _, p := range live {

@@ -11,6 +11,13 @@
 // the names the binding prefers (cuMemAlloc_v2, cuStreamDestroy_v2, ...),
 // with the driver's signatures written with plain C types.
 //
+// With FAKECUDA_ASYNC=1 each stream instead has a worker thread that runs its
+// operations in order as soon as they are enqueued, as a GPU runs streams
+// side by side: work on one stream does not wait for another, and queries
+// turn ready without anything waiting. The kernels of a module whose image
+// contains the marker FAKECUDA_SLEEP_US followed by a number run for that
+// many microseconds (in either mode), so a test can keep a stream busy.
+//
 // The simulated devices live in host memory: device memory is malloc'd and a
 // CUdeviceptr is its host address; page-locked memory is malloc'd.
 // Asynchronous copies and event records wait in their stream until something
@@ -36,6 +43,7 @@
 //	FAKECUDA_CC=MAJOR.MINOR     compute capability (default 9.0)
 //	FAKECUDA_FAIL=SPEC          faults to inject, as below (counted from this cuInit)
 //	FAKECUDA_SYNC=1             run asynchronous copies and records at once
+//	FAKECUDA_ASYNC=1            run each stream's work on a worker thread of its own as soon as it is enqueued
 //	FAKECUDA_TRACE=1            print each call to stderr
 //
 // Fault injection. SPEC is a comma-separated list of NAME:N[:RESULT[:COUNT]]:
@@ -141,6 +149,8 @@ static int driver_version = 12080;
 static int cc_major = 9, cc_minor = 0;
 static int trace;
 static int at_once; // FAKECUDA_SYNC
+static int async_mode; // FAKECUDA_ASYNC: a worker thread per stream
+static pthread_cond_t cv = PTHREAD_COND_INITIALIZER; // broadcast when an operation has run
 
 // Contexts: one primary context per device; the handle is the address of
 // its entry, the same across retain cycles as the driver's is.
@@ -166,16 +176,21 @@ struct obj {
 	// K_ALLOC, K_HOST, K_REG: the memory.
 	char *p;
 	size_t n;
-	// K_STREAM: the operations not yet run, in order.
+	// K_STREAM: the operations not yet run, in order; with FAKECUDA_ASYNC
+	// the stream's worker, whether it is running one, and its stop flag.
 	struct op *head, *tail;
+	pthread_t worker;
+	int has_worker, busy, stop;
 	// K_EVENT (flags also K_STREAM)
 	unsigned flags;
 	int recorded;      // recorded at least once
 	int done;          // the latest record has run
 	long long gen;     // records so far
 	struct timespec t; // when the latest record ran
-	// K_MODULE: the image; K_FUNC: its module and name.
+	// K_MODULE: the image, and how long its kernels run (FAKECUDA_SLEEP_US);
+	// K_FUNC: its module and name.
 	char *text;
+	long long sleep_ns;
 	struct obj *mod;
 	char name[128];
 };
@@ -190,15 +205,17 @@ struct op {
 	size_t n;
 	struct obj *ev; // an event record: the event, or NULL once it is destroyed
 	long long gen;  // the record's number among the event's records
+	int is_kernel;
 	int fault;      // a kernel: the sticky CUresult it ends with, or 0
 	int dev;        // a kernel: its device
+	long long sleep_ns; // a kernel: how long it runs
 };
 
 static void poison(int d, int r);
 
 static void run(struct op *o) {
-	if (o->fault != 0) {
-		poison(o->dev, o->fault);
+	if (o->is_kernel) {
+		if (o->fault != 0) poison(o->dev, o->fault);
 	} else if (!o->is_record) {
 		memmove(o->dst, o->src, o->n);
 	} else if (o->ev != NULL && o->ev->gen == o->gen) {
@@ -207,10 +224,54 @@ static void run(struct op *o) {
 	}
 }
 
+// sleep_unlocked sleeps ns nanoseconds without the lock.
+static void sleep_unlocked(long long ns) {
+	struct timespec d = {.tv_sec = ns / 1000000000, .tv_nsec = ns % 1000000000};
+	pthread_mutex_unlock(&mu);
+	while (nanosleep(&d, &d) != 0) {}
+	pthread_mutex_lock(&mu);
+}
+
+// worker runs the operations of stream s in order, as a GPU would, until
+// the stream is destroyed (FAKECUDA_ASYNC). A kernel sleeps for its run
+// time without the lock.
+static void *worker(void *arg) {
+	struct obj *s = arg;
+	pthread_mutex_lock(&mu);
+	for (;;) {
+		while (!s->stop && s->head == NULL) pthread_cond_wait(&cv, &mu);
+		if (s->head == NULL) break;
+		struct op *o = s->head;
+		s->head = o->next;
+		if (s->head == NULL) s->tail = NULL;
+		s->busy = 1;
+		if (o->sleep_ns > 0) sleep_unlocked(o->sleep_ns);
+		if (!ctxs[s->dev].sticky) run(o);
+		free(o);
+		s->busy = 0;
+		pthread_cond_broadcast(&cv);
+	}
+	pthread_mutex_unlock(&mu);
+	return NULL;
+}
+
+// stop_worker ends the worker of stream s, which is no longer in the list
+// of streams. Called under the lock, which it lets go while it waits.
+static void stop_worker(struct obj *s) {
+	if (!s->has_worker) return;
+	s->stop = 1;
+	pthread_cond_broadcast(&cv);
+	pthread_mutex_unlock(&mu);
+	pthread_join(s->worker, NULL);
+	pthread_mutex_lock(&mu);
+	s->has_worker = 0;
+}
+
 // enqueue runs o at once on the NULL stream (or with FAKECUDA_SYNC), else
 // appends it to stream s.
 static void enqueue(struct obj *s, struct op o) {
 	if (s == NULL || at_once) {
+		if (o.sleep_ns > 0) sleep_unlocked(o.sleep_ns);
 		run(&o);
 		return;
 	}
@@ -224,16 +285,22 @@ static void enqueue(struct obj *s, struct op o) {
 	if (s->tail != NULL) s->tail->next = p;
 	else s->head = p;
 	s->tail = p;
+	pthread_cond_broadcast(&cv);
 }
 
 // flush runs the operations of stream s in order, all of them or until
 // event ev's latest record has run.
 static void flush(struct obj *s, struct obj *ev) {
+	if (s->has_worker) { // wait for the worker instead
+		while ((s->head != NULL || s->busy) && (ev == NULL || !ev->done) && !ctxs[s->dev].sticky) pthread_cond_wait(&cv, &mu);
+		return;
+	}
 	while (s->head != NULL && (ev == NULL || !ev->done) && !ctxs[s->dev].sticky) {
 		struct op *o = s->head;
 		s->head = o->next;
 		if (s->head == NULL) s->tail = NULL;
-		run(o);
+		if (o->sleep_ns > 0) sleep_unlocked(o->sleep_ns);
+		if (!ctxs[s->dev].sticky || o->fault) run(o);
 		free(o);
 	}
 }
@@ -267,6 +334,7 @@ static void poison(int d, int r) {
 	if (ctxs[d].sticky == 0) ctxs[d].sticky = r;
 	for (struct obj *s = objs[K_STREAM]; s != NULL; s = s->next)
 		if (s->dev == d) drop_ops(s);
+	pthread_cond_broadcast(&cv);
 }
 
 // forget_event drops event e from the records waiting in streams.
@@ -506,6 +574,7 @@ EXPORT CUresult cuInit(unsigned flags) {
 	rearm();
 	trace = envll("FAKECUDA_TRACE", 0) != 0;
 	at_once = envll("FAKECUDA_SYNC", 0) != 0;
+	async_mode = envll("FAKECUDA_ASYNC", 0) != 0;
 	const char *spec = getenv("FAKECUDA_FAIL");
 	if (spec != NULL && *spec != 0) parse_faults(spec);
 	int r = count("cuInit");
@@ -679,6 +748,20 @@ EXPORT CUresult cuDevicePrimaryCtxRetain(struct ctx **c, CUdevice d) {
 // goes away, as the driver does, counting it.
 static void release_all(int d) {
 	flush_dev(d);
+	for (int again = 1; again;) { // streams first: their workers end without the lock
+		again = 0;
+		for (struct obj *s = objs[K_STREAM]; s != NULL; s = s->next) {
+			if (s->dev != d) continue;
+			obj_remove(s);
+			drop_ops(s);
+			stop_worker(s);
+			ADD(leaked_at_release, 1);
+			if (trace) fprintf(stderr, "fakecuda: stream %p still live when device %d's context is released\n", (void *)s, d);
+			free_obj(s);
+			again = 1;
+			break;
+		}
+	}
 	for (int k = 0; k < K_COUNT; k++) {
 		for (struct obj **pp = &objs[k]; *pp != NULL;) {
 			struct obj *o = *pp;
@@ -912,6 +995,13 @@ EXPORT CUresult cuStreamCreate(void **s, unsigned flags) {
 	struct obj *o = calloc(1, sizeof *o);
 	if (o == NULL) RETURN(E_OUT_OF_MEMORY);
 	o->kind = K_STREAM, o->dev = cur, o->flags = flags;
+	if (async_mode && !at_once) {
+		if (pthread_create(&o->worker, NULL, worker, o) != 0) {
+			free(o);
+			RETURN(E_OUT_OF_MEMORY);
+		}
+		o->has_worker = 1;
+	}
 	obj_add(o);
 	ADD(streams, 1);
 	*s = o;
@@ -925,6 +1015,7 @@ EXPORT CUresult cuStreamDestroy_v2(void *s) {
 	flush(o, NULL); // the driver finishes the stream's work first
 	if (current->sticky) RETURN(current->sticky);
 	obj_remove(o);
+	stop_worker(o);
 	free_obj(o);
 	RETURN(OK);
 }
@@ -942,7 +1033,7 @@ EXPORT CUresult cuStreamQuery(void *s) {
 	BEGIN_CTX("cuStreamQuery");
 	struct obj *so;
 	if (!stream_of("cuStreamQuery", s, cur, &so)) RETURN(E_INVALID_HANDLE);
-	RETURN(so != NULL && so->head != NULL ? E_NOT_READY : OK);
+	RETURN(so != NULL && (so->head != NULL || so->busy) ? E_NOT_READY : OK);
 }
 
 EXPORT CUresult cuEventCreate(void **e, unsigned flags) {
@@ -974,6 +1065,10 @@ EXPORT CUresult cuEventSynchronize(void *e) {
 	BEGIN_CTX("cuEventSynchronize");
 	struct obj *o = handle("cuEventSynchronize", K_EVENT, e, cur);
 	if (o == NULL) RETURN(E_INVALID_HANDLE);
+	if (async_mode && !at_once) {
+		while (o->recorded && !o->done && !current->sticky) pthread_cond_wait(&cv, &mu);
+		RETURN(current->sticky);
+	}
 	for (struct obj *s = objs[K_STREAM]; s != NULL && o->recorded && !o->done; s = s->next) flush(s, o);
 	RETURN(current->sticky);
 }
@@ -1066,6 +1161,8 @@ EXPORT CUresult cuModuleLoadDataEx(void **m, const void *image, unsigned nopt, i
 		RETURN(E_OUT_OF_MEMORY);
 	}
 	o->kind = K_MODULE, o->dev = current->dev;
+	const char *sl = strstr(text, "FAKECUDA_SLEEP_US");
+	if (sl != NULL) o->sleep_ns = strtoll(sl + 17, NULL, 10) * 1000;
 	const char *fault = strstr(text, "FAKECUDA_FAULT");
 	if (fault != NULL) {
 		o->flags = (unsigned)strtol(fault + 14, NULL, 10);
@@ -1149,6 +1246,7 @@ EXPORT CUresult cuLaunchKernel(void *f, unsigned gx, unsigned gy, unsigned gz, u
 	}
 	(void)params;
 	ADD(launches, 1);
-	if (fo->mod->flags != 0) enqueue(so, (struct op){.fault = (int)fo->mod->flags, .dev = cur});
+	if (fo->mod->flags != 0 || fo->mod->sleep_ns != 0)
+		enqueue(so, (struct op){.is_kernel = 1, .fault = (int)fo->mod->flags, .dev = cur, .sleep_ns = fo->mod->sleep_ns});
 	RETURN(OK);
 }

@@ -48,7 +48,7 @@ enum {
 	F_cuMemcpyHtoD, F_cuMemcpyDtoH, F_cuMemcpyHtoDAsync, F_cuMemcpyDtoHAsync,
 	F_cuMemcpyDtoDAsync, F_cuMemcpyPeerAsync,
 	F_cuStreamCreate, F_cuStreamDestroy, F_cuStreamSynchronize, F_cuStreamQuery,
-	F_cuEventCreate, F_cuEventRecord, F_cuEventSynchronize,
+	F_cuEventCreate, F_cuEventRecord, F_cuEventSynchronize, F_cuEventQuery,
 	F_cuEventElapsedTime, F_cuEventDestroy,
 	F_cuModuleLoadDataEx, F_cuModuleGetFunction, F_cuModuleUnload,
 	F_cuFuncGetAttribute, F_cuLaunchKernel,
@@ -99,6 +99,7 @@ static CUresult w_streamQuery(CUcontext c, CUstream s) { CTX(c); return FN(cuStr
 static CUresult w_eventCreate(CUcontext c, CUevent *e, unsigned flags) { CTX(c); return FN(cuEventCreate, CUevent *, unsigned)(e, flags); }
 static CUresult w_eventRecord(CUcontext c, CUevent e, CUstream s) { CTX(c); return FN(cuEventRecord, CUevent, CUstream)(e, s); }
 static CUresult w_eventSynchronize(CUcontext c, CUevent e) { CTX(c); return FN(cuEventSynchronize, CUevent)(e); }
+static CUresult w_eventQuery(CUcontext c, CUevent e) { CTX(c); return FN(cuEventQuery, CUevent)(e); }
 static CUresult w_eventElapsedTime(CUcontext c, float *ms, CUevent a, CUevent b) { CTX(c); return FN(cuEventElapsedTime, float *, CUevent, CUevent)(ms, a, b); }
 static CUresult w_eventDestroy(CUcontext c, CUevent e) { CTX(c); return FN(cuEventDestroy, CUevent)(e); }
 static CUresult w_moduleGetFunction(CUcontext c, CUfunction *f, CUmodule m, const char *name) { CTX(c); return FN(cuModuleGetFunction, CUfunction *, CUmodule, const char *)(f, m, name); }
@@ -194,6 +195,7 @@ var symbols = [C.F_COUNT][]string{
 	C.F_cuEventCreate:             {"cuEventCreate"},
 	C.F_cuEventRecord:             {"cuEventRecord"},
 	C.F_cuEventSynchronize:        {"cuEventSynchronize"},
+	C.F_cuEventQuery:              {"cuEventQuery"},
 	C.F_cuEventElapsedTime:        {"cuEventElapsedTime_v2", "cuEventElapsedTime"},
 	C.F_cuEventDestroy:            {"cuEventDestroy_v2", "cuEventDestroy"},
 	C.F_cuModuleLoadDataEx:        {"cuModuleLoadDataEx"},
@@ -604,6 +606,13 @@ func EventRecord(ctx Context, e Event, s Stream) error {
 // EventSynchronize waits for e.
 func EventSynchronize(ctx Context, e Event) error {
 	return check(C.w_eventSynchronize(ctx, e), C.F_cuEventSynchronize)
+}
+
+// EventQuery returns nil when the work before e's latest record is done
+// (or e was never recorded), an *Error with ERROR_NOT_READY while it is
+// not, or the work's error. It does not wait.
+func EventQuery(ctx Context, e Event) error {
+	return check(C.w_eventQuery(ctx, e), C.F_cuEventQuery)
 }
 
 // EventElapsedTime returns the milliseconds from a to b (negative when b
