@@ -23,10 +23,12 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"sync"
 	"sync/atomic"
 	"testing"
+	"time"
 	"unsafe"
 
 	"github.com/gompt/gompt/device"
@@ -43,7 +45,7 @@ var faultTests = []string{
 	"TestFaultBaseline", "TestFaultOpen", "TestFaultOutOfMemory", "TestFaultInvalidPTX",
 	"TestFaultMissingEntry", "TestFaultLaunch", "TestFaultStagedCopy", "TestFaultNoPinnedMemory",
 	"TestFaultSync", "TestFaultConcurrent", "TestFaultRaw", "TestFaultClose", "TestFaultSticky",
-	"TestFaultReuse",
+	"TestFaultReuse", "TestFaultClock", "TestFaultClockTimer",
 }
 
 // buildFakeDriver compiles testdata/fakecuda.c into a shared library in a
@@ -117,6 +119,7 @@ type fakeLib struct {
 	misuse *[512]byte
 	spec   *[1024]byte
 	gen    *int32
+	hostNS *int64 // the fake's host clock with FAKECUDA_CLOCK_MANUAL
 
 	base     fakeState // the fake's counters at the start of the test
 	bindBase cu.Live   // the binding's
@@ -152,6 +155,7 @@ func fakeDriverIn(t *testing.T) *fakeLib {
 			{"fakecuda_misuse_msg", (*unsafe.Pointer)(unsafe.Pointer(&d.misuse))},
 			{"fakecuda_fail_spec", (*unsafe.Pointer)(unsafe.Pointer(&d.spec))},
 			{"fakecuda_fail_gen", (*unsafe.Pointer)(unsafe.Pointer(&d.gen))},
+			{"fakecuda_host_ns", (*unsafe.Pointer)(unsafe.Pointer(&d.hostNS))},
 		} {
 			if *s.p, err = l.Sym(s.name); err != nil {
 				fake.err = err
@@ -164,6 +168,9 @@ func fakeDriverIn(t *testing.T) *fakeLib {
 		t.Fatalf("fake driver %s: %v", lib, fake.err)
 	}
 	f := fake.d
+	// The clock's timer would call the driver at any moment, among the
+	// calls a test counts; the tests that want it turn it on.
+	clockTimer = 0
 	f.rebase()
 	if l := f.base.live(); l != (fakeState{}) {
 		t.Fatalf("the fake holds live objects at the start of the test: %+v", l)
@@ -386,7 +393,7 @@ func TestFaultOpen(t *testing.T) {
 		{"clock stream", map[string]string{"FAKECUDA_FAIL": "cuStreamCreate:1:2"}, []string{"cuStreamCreate: CUDA_ERROR_OUT_OF_MEMORY"}},
 		{"clock event", map[string]string{"FAKECUDA_FAIL": "cuEventCreate:2:2"}, []string{"cuEventCreate"}},
 		{"clock record", map[string]string{"FAKECUDA_FAIL": "cuEventRecord:3"}, []string{"cuEventRecord"}},
-		{"clock sync", map[string]string{"FAKECUDA_FAIL": "cuEventSynchronize:2:999"}, []string{"cuEventSynchronize: CUDA_ERROR_UNKNOWN"}},
+		{"clock poll", map[string]string{"FAKECUDA_FAIL": "cuEventQuery:2:999"}, []string{"cuEventQuery: CUDA_ERROR_UNKNOWN"}},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			f.rebase()
@@ -1156,4 +1163,101 @@ func TestFaultReuse(t *testing.T) {
 	}
 	must(t, "Release", q1.Release())
 	must(t, "Release", q2.Release())
+}
+
+// TestFaultClock runs a simulated hour on a fake GPU whose timer runs 200
+// ppm fast or slow against the host's clock, is offset from it, and jumps
+// 3 ms ahead after half an hour. The clock resynchronises once a simulated
+// second (as its timer would), and an event recorded at a random moment of
+// each second must translate to within 1 us of the host time it was
+// recorded at. Exempt: the first 10 s (the rate is not yet known) and the
+// second after the jump (until the next reference sees it).
+func TestFaultClock(t *testing.T) {
+	f := fakeDriverIn(t)
+	const (
+		start  = int64(1000e9)
+		hour   = int64(3600e9)
+		jumpAt = start + hour/2 + 123456789
+	)
+	for _, ppm := range []string{"200", "-200", "3.5"} {
+		t.Run(ppm+"ppm", func(t *testing.T) {
+			t.Setenv("FAKECUDA_CLOCK_MANUAL", "1")
+			t.Setenv("FAKECUDA_CLOCK_PPM", ppm)
+			t.Setenv("FAKECUDA_CLOCK_OFFSET", "-987654321012")
+			t.Setenv("FAKECUDA_CLOCK_JUMP", "3000000")
+			t.Setenv("FAKECUDA_CLOCK_JUMP_AT", strconv.FormatInt(jumpAt, 10))
+			setHost := func(ns int64) { atomic.StoreInt64(f.hostNS, ns) }
+			setHost(start)
+			hostClock = func() int64 { return atomic.LoadInt64(f.hostNS) }
+			defer func() { hostClock = hostNow }()
+			d := f.open(t)[0]
+			g := d.(*gpu)
+			s, err := cu.StreamCreate(g.ctx, cu.STREAM_NON_BLOCKING)
+			must(t, "StreamCreate", err)
+			defer cu.StreamDestroy(g.ctx, s)
+			e, err := cu.EventCreate(g.ctx, cu.EVENT_DEFAULT)
+			must(t, "EventCreate", err)
+			defer cu.EventDestroy(g.ctx, e)
+			rng := rand.New(rand.NewPCG(1, uint64(len(ppm))))
+			var worst int64
+			bad := 0
+			for sec := int64(1); sec <= 3600; sec++ {
+				now := start + sec*1e9
+				setHost(now)
+				must(t, "resync", g.clock.resync(g.ctx, resyncWait))
+				at := now + rng.Int64N(1e9)
+				setHost(at)
+				must(t, "EventRecord", cu.EventRecord(g.ctx, e, s))
+				must(t, "EventSynchronize", cu.EventSynchronize(g.ctx, e))
+				setHost(at + rng.Int64N(1e9)) // read a little later
+				got, err := g.clock.translate(g.ctx, e, at)
+				must(t, "translate", err)
+				if sec < 10 || at >= jumpAt && at < jumpAt+2e9 {
+					continue
+				}
+				diff := abs(got - at)
+				worst = max(worst, diff)
+				if diff > 1000 && bad < 5 {
+					bad++
+					t.Errorf("after %d s: an event recorded at %d ns translates to %d ns, %d ns off", sec, at, got, got-at)
+				}
+			}
+			t.Logf("worst error %d ns", worst)
+		})
+	}
+}
+
+// TestFaultClockTimer turns the clock's timer on: references accumulate
+// without any time being read, and an event translates between its record
+// and its read.
+func TestFaultClockTimer(t *testing.T) {
+	f := fakeDriverIn(t)
+	clockTimer = 5 * time.Millisecond
+	d := f.open(t)[0]
+	g := d.(*gpu)
+	deadline := time.Now().Add(10 * time.Second)
+	for {
+		g.clock.mu.Lock()
+		n := len(g.clock.refs)
+		g.clock.mu.Unlock()
+		if n == refsKept {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("%d references after 10 s with a 5 ms timer, want %d", n, refsKept)
+		}
+		time.Sleep(time.Millisecond)
+	}
+	q, err := d.NewQueue()
+	must(t, "NewQueue", err)
+	t0, _ := d.Now()
+	e, err := q.Record()
+	must(t, "Record", err)
+	te, err := e.Time()
+	must(t, "Time", err)
+	t1, _ := d.Now()
+	if te < t0 || te > t1 {
+		t.Errorf("event time %d outside [%d, %d]", te, t0, t1)
+	}
+	must(t, "Release", q.Release())
 }

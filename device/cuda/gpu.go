@@ -130,7 +130,7 @@ func openGPU(n, ordinal, driver int, lib string) (*gpu, error) {
 	}
 	free, _, err := cu.MemGetInfo(g.ctx)
 	if err == nil {
-		err = g.clock.init(g.ctx)
+		err = g.clock.init(g.ctx, func(err error) { g.fail("device clock", err) })
 	}
 	if err != nil {
 		cu.DevicePrimaryCtxRelease(dev)

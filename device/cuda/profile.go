@@ -66,7 +66,7 @@ func (q *queue) beginTiming() *timing {
 	t := &timing{q: q}
 	e, err := g.events.get(g.ctx)
 	if err == nil {
-		t.rec0 = hostNow()
+		t.rec0 = g.clock.now()
 		if err = cu.EventRecord(g.ctx, e, q.s); err != nil {
 			g.events.put(g.ctx, e)
 		} else {
@@ -101,7 +101,7 @@ func (q *queue) finishEnqueue(t *timing, typ string, teams int, opErr error) {
 	}
 	e, err := g.events.get(g.ctx)
 	if err == nil {
-		t.rec1 = hostNow()
+		t.rec1 = g.clock.now()
 		if err = cu.EventRecord(g.ctx, e, q.s); err != nil {
 			g.events.put(g.ctx, e)
 		} else {

@@ -263,7 +263,7 @@ func (q *queue) Record() (device.Event, error) {
 	if err != nil {
 		return nil, q.g.fail(op, err)
 	}
-	rec := hostNow()
+	rec := q.g.clock.now()
 	if err := cu.EventRecord(q.g.ctx, e, q.s); err != nil {
 		q.g.events.put(q.g.ctx, e)
 		return nil, q.g.fail(op, err)

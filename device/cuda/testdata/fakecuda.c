@@ -26,7 +26,8 @@
 // until it ran them, so a plugin that reads a buffer before waiting for the
 // copy, or reuses one that a copy still uses, gets wrong data; cuStreamQuery
 // and cuEventQuery say CUDA_ERROR_NOT_READY meanwhile. An event takes its
-// time from CLOCK_MONOTONIC when its record runs. Copies on the NULL stream
+// time from the device clock (FAKECUDA_CLOCK_*) when its record runs; a
+// record on an idle stream runs at once. Copies on the NULL stream
 // and the synchronous copies run at once. Every handle the fake
 // gives out is checked when it comes back, and so is every device range a
 // copy touches: a call with a stale or foreign handle, a range outside a live
@@ -44,6 +45,11 @@
 //	FAKECUDA_FAIL=SPEC          faults to inject, as below (counted from this cuInit)
 //	FAKECUDA_SYNC=1             run asynchronous copies and records at once
 //	FAKECUDA_ASYNC=1            run each stream's work on a worker thread of its own as soon as it is enqueued
+//	FAKECUDA_CLOCK_PPM=P        the device clock (event times) runs P parts per million fast (negative: slow) ...
+//	FAKECUDA_CLOCK_OFFSET=NS    ... is NS ahead of the host's CLOCK_MONOTONIC ...
+//	FAKECUDA_CLOCK_JUMP=NS      ... and jumps NS further ahead ...
+//	FAKECUDA_CLOCK_JUMP_AT=NS   ... when host time reaches NS
+//	FAKECUDA_CLOCK_MANUAL=1     host time is fakecuda_host_ns, set by the test, instead of CLOCK_MONOTONIC
 //	FAKECUDA_TRACE=1            print each call to stderr
 //
 // Fault injection. SPEC is a comma-separated list of NAME:N[:RESULT[:COUNT]]:
@@ -186,7 +192,7 @@ struct obj {
 	int recorded;      // recorded at least once
 	int done;          // the latest record has run
 	long long gen;     // records so far
-	struct timespec t; // when the latest record ran
+	long long t;       // when the latest record ran, on the device's clock (gpu_now)
 	// K_MODULE: the image, and how long its kernels run (FAKECUDA_SLEEP_US);
 	// K_FUNC: its module and name.
 	char *text;
@@ -213,13 +219,36 @@ struct op {
 
 static void poison(int d, int r);
 
+// The device clock (FAKECUDA_CLOCK_*): host time, from CLOCK_MONOTONIC or
+// from fakecuda_host_ns, running clock_ppm parts per million fast (slow
+// when negative), clock_offset ns ahead, and clock_jump_ns further ahead
+// from host time clock_jump_at on.
+EXPORT long long fakecuda_host_ns;
+static int clock_manual;
+static double clock_ppm;
+static long long clock_offset, clock_jump_at = -1, clock_jump_ns;
+
+static long long host_now(void) {
+	if (clock_manual) return __atomic_load_n(&fakecuda_host_ns, __ATOMIC_SEQ_CST);
+	struct timespec ts;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (long long)ts.tv_sec * 1000000000LL + ts.tv_nsec;
+}
+
+static long long gpu_now(void) {
+	long long h = host_now();
+	long long g = h + (long long)((double)h * clock_ppm * 1e-6) + clock_offset;
+	if (clock_jump_at >= 0 && h >= clock_jump_at) g += clock_jump_ns;
+	return g;
+}
+
 static void run(struct op *o) {
 	if (o->is_kernel) {
 		if (o->fault != 0) poison(o->dev, o->fault);
 	} else if (!o->is_record) {
 		memmove(o->dst, o->src, o->n);
 	} else if (o->ev != NULL && o->ev->gen == o->gen) {
-		clock_gettime(CLOCK_MONOTONIC, &o->ev->t);
+		o->ev->t = gpu_now();
 		o->ev->done = 1;
 	}
 }
@@ -575,6 +604,11 @@ EXPORT CUresult cuInit(unsigned flags) {
 	trace = envll("FAKECUDA_TRACE", 0) != 0;
 	at_once = envll("FAKECUDA_SYNC", 0) != 0;
 	async_mode = envll("FAKECUDA_ASYNC", 0) != 0;
+	clock_manual = envll("FAKECUDA_CLOCK_MANUAL", 0) != 0;
+	clock_ppm = getenv("FAKECUDA_CLOCK_PPM") != NULL ? atof(getenv("FAKECUDA_CLOCK_PPM")) : 0;
+	clock_offset = envll("FAKECUDA_CLOCK_OFFSET", 0);
+	clock_jump_at = envll("FAKECUDA_CLOCK_JUMP_AT", -1);
+	clock_jump_ns = envll("FAKECUDA_CLOCK_JUMP", 0);
 	const char *spec = getenv("FAKECUDA_FAIL");
 	if (spec != NULL && *spec != 0) parse_faults(spec);
 	int r = count("cuInit");
@@ -1057,7 +1091,9 @@ EXPORT CUresult cuEventRecord(void *e, void *s) {
 	o->recorded = 1;
 	o->done = 0;
 	o->gen++;
-	enqueue(so, (struct op){.is_record = 1, .ev = o, .gen = o->gen});
+	struct op rec = {.is_record = 1, .ev = o, .gen = o->gen};
+	if (so != NULL && !so->has_worker && so->head == NULL) run(&rec); // an idle stream passes a record at once
+	else enqueue(so, rec);
 	RETURN(OK);
 }
 
@@ -1094,7 +1130,7 @@ EXPORT CUresult cuEventElapsedTime_v2(float *ms, void *a, void *b) {
 		RETURN(E_INVALID_HANDLE);
 	}
 	if (!ea->done || !eb->done) RETURN(E_NOT_READY);
-	double ns = (double)(eb->t.tv_sec - ea->t.tv_sec) * 1e9 + (double)(eb->t.tv_nsec - ea->t.tv_nsec);
+	double ns = (double)(eb->t - ea->t);
 	*ms = (float)(ns / 1e6);
 	RETURN(OK);
 }
