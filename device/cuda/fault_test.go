@@ -911,8 +911,27 @@ func TestFaultRaw(t *testing.T) {
 	d := f.open(t)[0]
 	_, err := RawCopy(d, 1<<20, true, 3)
 	must(t, "RawCopy", err)
+	// The empty kernel is loaded once per device: a failure to find its
+	// entry leaves nothing behind, and after the first successful call the
+	// JIT is not asked again.
+	before := f.read().live()
+	f.arm("cuModuleGetFunction:1")
+	if _, err := RawEmptyLaunchSync(d, 3); err == nil || !strings.Contains(err.Error(), "cuModuleGetFunction") {
+		t.Errorf("RawEmptyLaunchSync with cuModuleGetFunction failing: %v", err)
+	}
+	if after := f.read().live(); after != before {
+		t.Errorf("with cuModuleGetFunction failing, RawEmptyLaunchSync left %+v (before: %+v)", after, before)
+	}
+	f.arm("")
 	_, err = RawEmptyLaunchSync(d, 3)
 	must(t, "RawEmptyLaunchSync", err)
+	f.arm("cuModuleLoadDataEx:1:0:0")
+	_, err = RawEmptyLaunchSync(d, 3)
+	must(t, "RawEmptyLaunchSync with the JIT failing after the first call", err)
+	if s := f.read(); s.Modules != 1 {
+		t.Errorf("%d modules live after RawEmptyLaunchSync, want its kernel's", s.Modules)
+	}
+	f.arm("")
 	for _, c := range []struct {
 		spec string
 		raw  func() error
@@ -922,7 +941,6 @@ func TestFaultRaw(t *testing.T) {
 		{"cuMemAlloc_v2:1", func() error { _, err := RawCopy(d, 1<<20, false, 3); return err }},
 		{"cuLaunchKernel:2", func() error { _, err := RawEmptyLaunchSync(d, 3); return err }},
 		{"cuStreamSynchronize:3:999", func() error { _, err := RawEmptyLaunchSync(d, 3); return err }},
-		{"cuModuleGetFunction:1", func() error { _, err := RawEmptyLaunchSync(d, 3); return err }},
 	} {
 		before := f.read().live()
 		f.arm(c.spec)

@@ -45,6 +45,8 @@ type gpu struct {
 
 	loadMu sync.Mutex
 	funcs  map[*device.Kernel]*function
+	rawMod cu.Module   // RawEmptyLaunchSync's kernel, once loaded
+	rawFn  cu.Function // its function
 
 	staging stagingPool
 	clock   clock
@@ -450,6 +452,10 @@ func (g *gpu) Close() error {
 	for k, f := range g.funcs {
 		errs = append(errs, g.fail("unload", cu.ModuleUnload(g.ctx, f.mod)))
 		delete(g.funcs, k)
+	}
+	if g.rawMod != nil {
+		errs = append(errs, g.fail("unload", cu.ModuleUnload(g.ctx, g.rawMod)))
+		g.rawMod, g.rawFn = nil, nil
 	}
 	g.loadMu.Unlock()
 	errs = append(errs, g.staging.close(g), g.events.close(g), g.clock.close(g.ctx))
