@@ -385,6 +385,7 @@ func TestFaultOpen(t *testing.T) {
 		{"no device", map[string]string{"FAKECUDA_DEVICES": "0"}, []string{"no CUDA device", "CUDA_ERROR_NO_DEVICE"}},
 		{"old driver", map[string]string{"FAKECUDA_DRIVER_VERSION": "9020"}, []string{"supports CUDA 9.2, too old"}},
 		{"old GPU", map[string]string{"FAKECUDA_CC": "6.1"}, []string{"compute capability 6.1"}},
+		{"Volta", map[string]string{"FAKECUDA_CC": "7.0"}, []string{"compute capability 7.0", "PTX needs 7.5 or newer"}},
 		{"cuInit", map[string]string{"FAKECUDA_FAIL": "cuInit:1:999"}, []string{"failed to initialise", "cuInit: CUDA_ERROR_UNKNOWN"}},
 		{"context", map[string]string{"FAKECUDA_FAIL": "cuDevicePrimaryCtxRetain:1"}, []string{"CUDA device 0", "cuDevicePrimaryCtxRetain"}},
 		{"memory info", map[string]string{"FAKECUDA_FAIL": "cuMemGetInfo_v2:1"}, []string{"cuMemGetInfo_v2"}},
@@ -522,8 +523,8 @@ func TestFaultOutOfMemory(t *testing.T) {
 }
 
 // badPTX is rejected by the fake's JIT at its line 6.
-const badPTX = `.version 6.0
-.target sm_70
+const badPTX = `.version 6.3
+.target sm_75
 .address_size 64
 .visible .entry broken()
 {
@@ -1118,8 +1119,8 @@ func TestFaultSticky(t *testing.T) {
 // sleepKernel does nothing; on the fake driver it runs for 300 ms.
 var sleepKernel = &device.Kernel{
 	Name: "gompt_test_sleep",
-	Images: []device.Image{{Kind: device.ImagePTX, Source: `.version 6.0
-.target sm_70
+	Images: []device.Image{{Kind: device.ImagePTX, Source: `.version 6.3
+.target sm_75
 .address_size 64
 // FAKECUDA_SLEEP_US 300000
 .visible .entry gompt_test_sleep()

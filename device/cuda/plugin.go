@@ -13,14 +13,9 @@ import (
 	"github.com/gompt/gompt/device/cuda/internal/cu"
 )
 
-// minDriver is the oldest driver the plugin accepts: CUDA 10.0, a round
-// floor above what it needs (the kernels' PTX ISA 6.0 for sm_70 needs a
-// CUDA 9.0 driver, cuDeviceGetUuid one of CUDA 9.2).
+// minDriver is the oldest driver the plugin accepts: CUDA 10.0, what the
+// kernels' PTX ISA 6.3 for sm_75 needs (cuDeviceGetUuid needs CUDA 9.2).
 const minDriver = 10000
-
-// minCompute is the oldest compute capability (major*10+minor) the shipped
-// PTX (.target sm_70) can be JIT-compiled for.
-const minCompute = 70
 
 type plugin struct {
 	lib  string // library to load; "" means $GOMPT_CUDA_LIBRARY, then libcuda.so.1

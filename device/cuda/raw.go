@@ -12,8 +12,8 @@ import (
 )
 
 // emptyPTX is an empty kernel for RawEmptyLaunchSync.
-const emptyPTX = `.version 6.0
-.target sm_70
+const emptyPTX = `.version 6.3
+.target sm_75
 .address_size 64
 .visible .entry gompt_raw_empty()
 {

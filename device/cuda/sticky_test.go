@@ -14,8 +14,8 @@ import (
 // faultPTX stores to the address it is given. Given 0, it ends the context
 // with CUDA_ERROR_ILLEGAL_ADDRESS on a GPU; the fake driver, which runs no
 // kernel, ends it so for every kernel of a module with the marker below.
-const faultPTX = `.version 6.0
-.target sm_70
+const faultPTX = `.version 6.3
+.target sm_75
 .address_size 64
 // FAKECUDA_FAULT 700
 .visible .entry gompt_test_fault(.param .u64 addr)
