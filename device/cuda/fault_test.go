@@ -45,7 +45,7 @@ var faultTests = []string{
 	"TestFaultBaseline", "TestFaultOpen", "TestFaultOutOfMemory", "TestFaultInvalidPTX",
 	"TestFaultMissingEntry", "TestFaultLaunch", "TestFaultStagedCopy", "TestFaultNoPinnedMemory",
 	"TestFaultSync", "TestFaultConcurrent", "TestFaultRaw", "TestFaultClose", "TestFaultSticky",
-	"TestFaultReuse", "TestFaultClock", "TestFaultClockTimer",
+	"TestFaultReuse", "TestFaultClock", "TestFaultClockTimer", "TestFaultSched",
 }
 
 // buildFakeDriver compiles testdata/fakecuda.c into a shared library in a
@@ -1279,4 +1279,56 @@ func TestFaultClockTimer(t *testing.T) {
 		t.Errorf("event time %d outside [%d, %d]", te, t0, t1)
 	}
 	must(t, "Release", q.Release())
+}
+
+// TestFaultSched checks the scheduling flags the plugin gives the primary
+// context: blocking sync by default, as LLVM's plugin does, or what
+// GOMPT_CUDA_SCHED says; and none when the primary context is already
+// active (something else in the process retained it first).
+func TestFaultSched(t *testing.T) {
+	f := fakeDriverIn(t)
+	waiting := func(d device.Device) string {
+		for _, a := range d.Info().Extra {
+			if a.Key == "waiting" {
+				return a.Value
+			}
+		}
+		return ""
+	}
+	for _, c := range []struct {
+		env   string
+		flags uint
+		say   string
+	}{
+		{"", cu.CTX_SCHED_BLOCKING_SYNC, "blocking (default"},
+		{"spin", cu.CTX_SCHED_SPIN, "spin (GOMPT_CUDA_SCHED)"},
+		{"yield", cu.CTX_SCHED_YIELD, "yield (GOMPT_CUDA_SCHED)"},
+		{"auto", cu.CTX_SCHED_AUTO, "auto (GOMPT_CUDA_SCHED)"},
+		{"blocking", cu.CTX_SCHED_BLOCKING_SYNC, "blocking (GOMPT_CUDA_SCHED)"},
+		{"busy", cu.CTX_SCHED_BLOCKING_SYNC, "blocking (default"}, // warned about
+	} {
+		t.Run("GOMPT_CUDA_SCHED="+c.env, func(t *testing.T) {
+			t.Setenv(EnvSched, c.env)
+			d := f.open(t)[0]
+			flags, active, err := cu.DevicePrimaryCtxGetState(d.(*gpu).dev)
+			must(t, "cuDevicePrimaryCtxGetState", err)
+			if !active || flags&cu.CTX_SCHED_MASK != c.flags || !strings.HasPrefix(waiting(d), c.say) {
+				t.Errorf("primary context flags %#x (active %v), Info says %q; want %#x, %q", flags, active, waiting(d), c.flags, c.say)
+			}
+		})
+	}
+	t.Run("already active", func(t *testing.T) {
+		dev, err := cu.DeviceGet(0)
+		must(t, "cuDeviceGet", err)
+		must(t, "cuDevicePrimaryCtxSetFlags", cu.DevicePrimaryCtxSetFlags(dev, cu.CTX_SCHED_SPIN))
+		_, err = cu.DevicePrimaryCtxRetain(dev)
+		must(t, "cuDevicePrimaryCtxRetain", err)
+		d := f.open(t)[0]
+		t.Cleanup(func() { cu.DevicePrimaryCtxRelease(dev) }) // before open's check
+		flags, _, err := cu.DevicePrimaryCtxGetState(dev)
+		must(t, "cuDevicePrimaryCtxGetState", err)
+		if flags&cu.CTX_SCHED_MASK != cu.CTX_SCHED_SPIN || !strings.Contains(waiting(d), "spin (the primary context was already active") {
+			t.Errorf("flags %#x, Info says %q; want the active context's spin left alone, and said", flags, waiting(d))
+		}
+	})
 }

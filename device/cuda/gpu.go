@@ -59,8 +59,9 @@ type allocation struct {
 	users []*queue // the queues that have enqueued work on it
 }
 
-// openGPU opens CUDA device ordinal as plugin device number n.
-func openGPU(n, ordinal, driver int, lib string) (*gpu, error) {
+// openGPU opens CUDA device ordinal as plugin device number n; sched is
+// the value of EnvSched ("" for the default).
+func openGPU(n, ordinal, driver int, lib, sched string) (*gpu, error) {
 	dev, err := cu.DeviceGet(ordinal)
 	if err != nil {
 		return nil, err
@@ -126,6 +127,7 @@ func openGPU(n, ordinal, driver int, lib string) (*gpu, error) {
 	if err != nil {
 		return nil, err
 	}
+	schedWait := schedule(dev, sched)
 	g.ctx, err = cu.DevicePrimaryCtxRetain(dev)
 	if err != nil {
 		return nil, err
@@ -173,6 +175,7 @@ func openGPU(n, ordinal, driver int, lib string) (*gpu, error) {
 			{Key: "copy engines", Value: strconv.Itoa(engines)},
 			{Key: "driver version", Value: versionString(driver)},
 			{Key: "driver library", Value: lib},
+			{Key: "waiting", Value: schedWait},
 		},
 	}
 	return g, nil

@@ -34,6 +34,15 @@ import (
 // library's path.
 const EnvLibrary = "GOMPT_CUDA_LIBRARY"
 
+// EnvSched names the environment variable that chooses how a thread
+// waiting for a GPU waits: auto, spin, yield or blocking
+// (CU_CTX_SCHED_AUTO, _SPIN, _YIELD, _BLOCKING_SYNC). Unset, the plugin
+// does as LLVM's: blocking sync, so a waiting goroutine's thread sleeps
+// instead of spinning a core. Either way the flags are set only when the
+// device's primary context is not active yet (nothing else in the process
+// uses it); an active one is left as it is. Info.Extra says which.
+const EnvSched = "GOMPT_CUDA_SCHED"
+
 func init() { device.Register("cuda", &plugin{}) }
 
 // ErrContextLost is wrapped by the errors of every operation on a device

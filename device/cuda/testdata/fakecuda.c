@@ -166,6 +166,7 @@ struct ctx {
 	long long used; // device memory bytes allocated
 	int peer[MAX_DEVICES];
 	int sticky; // a CUresult that has made the context unusable, or 0
+	unsigned flags; // cuDevicePrimaryCtxSetFlags
 };
 static struct ctx ctxs[MAX_DEVICES];
 static __thread struct ctx *current;
@@ -825,6 +826,29 @@ EXPORT CUresult cuDevicePrimaryCtxRelease_v2(CUdevice d) {
 	ctxs[d].refs--;
 	ADD(ctx_refs, -1);
 	if (ctxs[d].refs == 0) release_all(d);
+	RETURN(OK);
+}
+
+EXPORT CUresult cuDevicePrimaryCtxGetState(CUdevice d, unsigned *flags, int *active) {
+	BEGIN("cuDevicePrimaryCtxGetState");
+	DEV_OK("cuDevicePrimaryCtxGetState", d);
+	if (flags == NULL || active == NULL) RETURN(E_INVALID_VALUE);
+	*flags = ctxs[d].flags;
+	*active = ctxs[d].refs > 0;
+	RETURN(OK);
+}
+
+// cuDevicePrimaryCtxSetFlags_v2 refuses an active context, as the first
+// version did: the plugin should not try.
+EXPORT CUresult cuDevicePrimaryCtxSetFlags_v2(CUdevice d, unsigned flags) {
+	BEGIN("cuDevicePrimaryCtxSetFlags_v2");
+	DEV_OK("cuDevicePrimaryCtxSetFlags_v2", d);
+	if (flags & ~0x1fu) RETURN(E_INVALID_VALUE);
+	if (ctxs[d].refs > 0) {
+		misuse("cuDevicePrimaryCtxSetFlags_v2", "device %d's primary context is active", d);
+		RETURN(708); // CUDA_ERROR_PRIMARY_CONTEXT_ACTIVE
+	}
+	ctxs[d].flags = flags;
 	RETURN(OK);
 }
 

@@ -43,6 +43,7 @@ enum {
 	F_cuDeviceGetCount, F_cuDeviceGet, F_cuDeviceGetName, F_cuDeviceGetUuid,
 	F_cuDeviceGetAttribute, F_cuDeviceTotalMem,
 	F_cuDevicePrimaryCtxRetain, F_cuDevicePrimaryCtxRelease, F_cuCtxSetCurrent,
+	F_cuDevicePrimaryCtxGetState, F_cuDevicePrimaryCtxSetFlags,
 	F_cuMemGetInfo, F_cuMemAlloc, F_cuMemFree, F_cuMemAllocHost, F_cuMemFreeHost,
 	F_cuMemHostRegister, F_cuMemHostUnregister,
 	F_cuMemcpyHtoD, F_cuMemcpyDtoH, F_cuMemcpyHtoDAsync, F_cuMemcpyDtoHAsync,
@@ -75,6 +76,8 @@ static CUresult w_deviceGetAttribute(int *v, int attr, CUdevice d) { return FN(c
 static CUresult w_deviceTotalMem(size_t *b, CUdevice d) { return FN(cuDeviceTotalMem, size_t *, CUdevice)(b, d); }
 static CUresult w_primaryCtxRetain(CUcontext *c, CUdevice d) { return FN(cuDevicePrimaryCtxRetain, CUcontext *, CUdevice)(c, d); }
 static CUresult w_primaryCtxRelease(CUdevice d) { return FN(cuDevicePrimaryCtxRelease, CUdevice)(d); }
+static CUresult w_primaryCtxGetState(CUdevice d, unsigned *flags, int *active) { return FN(cuDevicePrimaryCtxGetState, CUdevice, unsigned *, int *)(d, flags, active); }
+static CUresult w_primaryCtxSetFlags(CUdevice d, unsigned flags) { return FN(cuDevicePrimaryCtxSetFlags, CUdevice, unsigned)(d, flags); }
 
 // The wrappers below take the context, make it current and call, in one C call.
 #define CTX(c) do { CUresult r_ = setctx(c); if (r_ != 0) return r_; } while (0)
@@ -162,47 +165,49 @@ const MaxParams = C.MAX_PARAMS
 // symbols lists, in the order of the C enum, the names tried for each entry
 // point: the versioned name first where the driver has one.
 var symbols = [C.F_COUNT][]string{
-	C.F_cuInit:                    {"cuInit"},
-	C.F_cuDriverGetVersion:        {"cuDriverGetVersion"},
-	C.F_cuGetErrorName:            {"cuGetErrorName"},
-	C.F_cuGetErrorString:          {"cuGetErrorString"},
-	C.F_cuDeviceGetCount:          {"cuDeviceGetCount"},
-	C.F_cuDeviceGet:               {"cuDeviceGet"},
-	C.F_cuDeviceGetName:           {"cuDeviceGetName"},
-	C.F_cuDeviceGetUuid:           {"cuDeviceGetUuid_v2", "cuDeviceGetUuid"},
-	C.F_cuDeviceGetAttribute:      {"cuDeviceGetAttribute"},
-	C.F_cuDeviceTotalMem:          {"cuDeviceTotalMem_v2"},
-	C.F_cuDevicePrimaryCtxRetain:  {"cuDevicePrimaryCtxRetain"},
-	C.F_cuDevicePrimaryCtxRelease: {"cuDevicePrimaryCtxRelease_v2", "cuDevicePrimaryCtxRelease"},
-	C.F_cuCtxSetCurrent:           {"cuCtxSetCurrent"},
-	C.F_cuMemGetInfo:              {"cuMemGetInfo_v2"},
-	C.F_cuMemAlloc:                {"cuMemAlloc_v2"},
-	C.F_cuMemFree:                 {"cuMemFree_v2"},
-	C.F_cuMemAllocHost:            {"cuMemAllocHost_v2"},
-	C.F_cuMemFreeHost:             {"cuMemFreeHost"},
-	C.F_cuMemHostRegister:         {"cuMemHostRegister_v2", "cuMemHostRegister"},
-	C.F_cuMemHostUnregister:       {"cuMemHostUnregister"},
-	C.F_cuMemcpyHtoD:              {"cuMemcpyHtoD_v2"},
-	C.F_cuMemcpyDtoH:              {"cuMemcpyDtoH_v2"},
-	C.F_cuMemcpyHtoDAsync:         {"cuMemcpyHtoDAsync_v2"},
-	C.F_cuMemcpyDtoHAsync:         {"cuMemcpyDtoHAsync_v2"},
-	C.F_cuMemcpyDtoDAsync:         {"cuMemcpyDtoDAsync_v2"},
-	C.F_cuMemcpyPeerAsync:         {"cuMemcpyPeerAsync"},
-	C.F_cuStreamCreate:            {"cuStreamCreate"},
-	C.F_cuStreamDestroy:           {"cuStreamDestroy_v2", "cuStreamDestroy"},
-	C.F_cuStreamSynchronize:       {"cuStreamSynchronize"},
-	C.F_cuStreamQuery:             {"cuStreamQuery"},
-	C.F_cuEventCreate:             {"cuEventCreate"},
-	C.F_cuEventRecord:             {"cuEventRecord"},
-	C.F_cuEventSynchronize:        {"cuEventSynchronize"},
-	C.F_cuEventQuery:              {"cuEventQuery"},
-	C.F_cuEventElapsedTime:        {"cuEventElapsedTime_v2", "cuEventElapsedTime"},
-	C.F_cuEventDestroy:            {"cuEventDestroy_v2", "cuEventDestroy"},
-	C.F_cuModuleLoadDataEx:        {"cuModuleLoadDataEx"},
-	C.F_cuModuleGetFunction:       {"cuModuleGetFunction"},
-	C.F_cuModuleUnload:            {"cuModuleUnload"},
-	C.F_cuFuncGetAttribute:        {"cuFuncGetAttribute"},
-	C.F_cuLaunchKernel:            {"cuLaunchKernel"},
+	C.F_cuInit:                     {"cuInit"},
+	C.F_cuDriverGetVersion:         {"cuDriverGetVersion"},
+	C.F_cuGetErrorName:             {"cuGetErrorName"},
+	C.F_cuGetErrorString:           {"cuGetErrorString"},
+	C.F_cuDeviceGetCount:           {"cuDeviceGetCount"},
+	C.F_cuDeviceGet:                {"cuDeviceGet"},
+	C.F_cuDeviceGetName:            {"cuDeviceGetName"},
+	C.F_cuDeviceGetUuid:            {"cuDeviceGetUuid_v2", "cuDeviceGetUuid"},
+	C.F_cuDeviceGetAttribute:       {"cuDeviceGetAttribute"},
+	C.F_cuDeviceTotalMem:           {"cuDeviceTotalMem_v2"},
+	C.F_cuDevicePrimaryCtxRetain:   {"cuDevicePrimaryCtxRetain"},
+	C.F_cuDevicePrimaryCtxRelease:  {"cuDevicePrimaryCtxRelease_v2", "cuDevicePrimaryCtxRelease"},
+	C.F_cuCtxSetCurrent:            {"cuCtxSetCurrent"},
+	C.F_cuDevicePrimaryCtxGetState: {"cuDevicePrimaryCtxGetState"},
+	C.F_cuDevicePrimaryCtxSetFlags: {"cuDevicePrimaryCtxSetFlags_v2", "cuDevicePrimaryCtxSetFlags"},
+	C.F_cuMemGetInfo:               {"cuMemGetInfo_v2"},
+	C.F_cuMemAlloc:                 {"cuMemAlloc_v2"},
+	C.F_cuMemFree:                  {"cuMemFree_v2"},
+	C.F_cuMemAllocHost:             {"cuMemAllocHost_v2"},
+	C.F_cuMemFreeHost:              {"cuMemFreeHost"},
+	C.F_cuMemHostRegister:          {"cuMemHostRegister_v2", "cuMemHostRegister"},
+	C.F_cuMemHostUnregister:        {"cuMemHostUnregister"},
+	C.F_cuMemcpyHtoD:               {"cuMemcpyHtoD_v2"},
+	C.F_cuMemcpyDtoH:               {"cuMemcpyDtoH_v2"},
+	C.F_cuMemcpyHtoDAsync:          {"cuMemcpyHtoDAsync_v2"},
+	C.F_cuMemcpyDtoHAsync:          {"cuMemcpyDtoHAsync_v2"},
+	C.F_cuMemcpyDtoDAsync:          {"cuMemcpyDtoDAsync_v2"},
+	C.F_cuMemcpyPeerAsync:          {"cuMemcpyPeerAsync"},
+	C.F_cuStreamCreate:             {"cuStreamCreate"},
+	C.F_cuStreamDestroy:            {"cuStreamDestroy_v2", "cuStreamDestroy"},
+	C.F_cuStreamSynchronize:        {"cuStreamSynchronize"},
+	C.F_cuStreamQuery:              {"cuStreamQuery"},
+	C.F_cuEventCreate:              {"cuEventCreate"},
+	C.F_cuEventRecord:              {"cuEventRecord"},
+	C.F_cuEventSynchronize:         {"cuEventSynchronize"},
+	C.F_cuEventQuery:               {"cuEventQuery"},
+	C.F_cuEventElapsedTime:         {"cuEventElapsedTime_v2", "cuEventElapsedTime"},
+	C.F_cuEventDestroy:             {"cuEventDestroy_v2", "cuEventDestroy"},
+	C.F_cuModuleLoadDataEx:         {"cuModuleLoadDataEx"},
+	C.F_cuModuleGetFunction:        {"cuModuleGetFunction"},
+	C.F_cuModuleUnload:             {"cuModuleUnload"},
+	C.F_cuFuncGetAttribute:         {"cuFuncGetAttribute"},
+	C.F_cuLaunchKernel:             {"cuLaunchKernel"},
 }
 
 // DefaultLibrary is the driver library Load opens when given no name.
@@ -360,6 +365,11 @@ const (
 	EVENT_DEFAULT            = 0x0 // CU_EVENT_DEFAULT: timing enabled
 	EVENT_DISABLE_TIMING     = 0x2 // CU_EVENT_DISABLE_TIMING
 	MEMHOSTREGISTER_PORTABLE = 0x1 // CU_MEMHOSTREGISTER_PORTABLE
+	CTX_SCHED_AUTO           = 0x0 // CU_CTX_SCHED_AUTO: spin while the GPU has fewer contexts than the CPU cores, else yield
+	CTX_SCHED_SPIN           = 0x1 // CU_CTX_SCHED_SPIN
+	CTX_SCHED_YIELD          = 0x2 // CU_CTX_SCHED_YIELD
+	CTX_SCHED_BLOCKING_SYNC  = 0x4 // CU_CTX_SCHED_BLOCKING_SYNC: waits sleep on an interrupt
+	CTX_SCHED_MASK           = 0x7 // CU_CTX_SCHED_MASK
 )
 
 func ready() error {
@@ -455,6 +465,21 @@ func DevicePrimaryCtxRetain(d Device) (Context, error) {
 	var c C.CUcontext
 	err := check(C.w_primaryCtxRetain(&c, C.CUdevice(d)), C.F_cuDevicePrimaryCtxRetain)
 	return c, err
+}
+
+// DevicePrimaryCtxGetState returns the flags of d's primary context and
+// whether it is active (retained by someone in the process).
+func DevicePrimaryCtxGetState(d Device) (flags uint, active bool, err error) {
+	var f C.unsigned
+	var a C.int
+	err = check(C.w_primaryCtxGetState(C.CUdevice(d), &f, &a), C.F_cuDevicePrimaryCtxGetState)
+	return uint(f), a != 0, err
+}
+
+// DevicePrimaryCtxSetFlags sets the flags (CTX_SCHED_*) d's primary
+// context is created with.
+func DevicePrimaryCtxSetFlags(d Device, flags uint) error {
+	return check(C.w_primaryCtxSetFlags(C.CUdevice(d), C.unsigned(flags)), C.F_cuDevicePrimaryCtxSetFlags)
 }
 
 // DevicePrimaryCtxRelease releases d's primary context.
