@@ -75,17 +75,18 @@
 //
 // which runs, for each .cl file,
 //
-//	clang-19 -x cl -cl-std=CL1.2 -target nvptx64-unknown-nvidiacl -march=sm_70 -O3 \
+//	clang-19 -x cl -cl-std=CL1.2 -target nvptx64-unknown-nvidiacl -march=sm_75 -O3 \
 //	    -Xclang -mlink-builtin-bitcode -Xclang /usr/lib/clc/nvptx64--nvidiacl.bc \
 //	    -S -o scale.ptx scale.cl
 //
 // (the target triple is libclc's own, so the two modules link without a
 // warning and the entry is .visible, as CUDA-compiled PTX has it; the result
-// is PTX ISA 6.0 for sm_70, which CUDA drivers JIT for Volta and every later
-// GPU) and, for each .cu file (CUDA C, with cuda_sreg.cuh for threadIdx and
+// is PTX ISA 6.3 for sm_75, which CUDA drivers JIT for Turing and every
+// later GPU; not sm_70, since driver branches after 580 may drop Volta)
+// and, for each .cu file (CUDA C, with cuda_sreg.cuh for threadIdx and
 // friends),
 //
-//	clang-19 -x cuda --cuda-device-only -nocudainc -nocudalib --cuda-gpu-arch=sm_70 -O3 \
+//	clang-19 -x cuda --cuda-device-only -nocudainc -nocudalib --cuda-gpu-arch=sm_75 -O3 \
 //	    -S -o scale.ptx scale.cu
 //
 // Embed the sources and assemble the kernel:

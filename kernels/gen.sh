@@ -13,7 +13,7 @@ out=$(cd "$out" && pwd)
 cd "$(dirname "$0")"
 CLANG=${CLANG:-clang-19}
 LIBCLC=${LIBCLC:-/usr/lib/clc/nvptx64--nvidiacl.bc}
-ARCH=sm_70
+ARCH=sm_75
 
 if ! command -v "$CLANG" >/dev/null 2>&1; then
 	echo "gen.sh: $CLANG not found (install clang-19, or set CLANG)" >&2

@@ -107,11 +107,11 @@ func TestOpenCLSourceCompiles(t *testing.T) {
 
 var (
 	ptxVersion = regexp.MustCompile(`(?m)^\.version (\d+)\.(\d+)$`)
-	ptxTarget  = regexp.MustCompile(`(?m)^\.target sm_70$`)
+	ptxTarget  = regexp.MustCompile(`(?m)^\.target sm_75$`)
 )
 
 // TestPTXImages checks each PTX image's header and entry: an ISA version a
-// current CUDA driver JITs, target sm_70, and a visible entry named as the
+// current CUDA driver JITs, target sm_75, and a visible entry named as the
 // kernel whose parameters match Params in number and width.
 func TestPTXImages(t *testing.T) {
 	for _, k := range kernels.All() {
@@ -124,10 +124,10 @@ func TestPTXImages(t *testing.T) {
 		if m == nil {
 			t.Errorf("%s: PTX has no .version line", k.Name)
 		} else if major, _ := strconv.Atoi(m[1]); major < 6 || major > 8 {
-			t.Errorf("%s: PTX ISA %s.%s; want 6.x to 8.x (sm_70 needs 6.0, CUDA 12/13 drivers JIT up to 8.x and 9.x)", k.Name, m[1], m[2])
+			t.Errorf("%s: PTX ISA %s.%s; want 6.x to 8.x (sm_75 needs 6.3, CUDA 12/13 drivers JIT up to 8.x and 9.x)", k.Name, m[1], m[2])
 		}
 		if !ptxTarget.MatchString(src) {
-			t.Errorf("%s: PTX target is not sm_70", k.Name)
+			t.Errorf("%s: PTX target is not sm_75", k.Name)
 		}
 		params, ok := ptxEntryParams(src, img.Entry)
 		if !ok {

@@ -4,6 +4,8 @@ package cuda
 
 import (
 	"errors"
+	"math"
+	"runtime"
 	"sync"
 	"time"
 
@@ -16,122 +18,303 @@ var epoch = time.Now()
 
 func hostNow() int64 { return int64(time.Since(epoch)) }
 
-// resyncEvery is how old the reference event may get before the clock takes
-// a new one: it bounds the drift between the GPU's and the host's clocks and
-// keeps cuEventElapsedTime's float milliseconds precise (about 60 ns at 1 s).
-const resyncEvery = time.Second
+// hostClock and clockTimer are what devices opened from now on use as the
+// host clock and as the period of the timer that resynchronises their
+// clocks (0: no timer). Tests replace them before opening a device.
+var (
+	hostClock  = hostNow
+	clockTimer = resyncEvery
+)
 
-// maxSlew is the most a resynchronisation moves device time.
-const maxSlew = 2 * time.Microsecond
+const (
+	// resyncEvery is the period of the timer that takes a new reference.
+	// It keeps every event within a second or so of a reference, where
+	// cuEventElapsedTime's float32 milliseconds round by at most 30 ns
+	// (they stay under 1 us up to 16 s).
+	resyncEvery = time.Second
+	// refsKept is how many references the fit of rate and offset uses: the
+	// rate is estimated over about refsKept seconds.
+	refsKept = 8
+	// resyncWait bounds how long a resynchronisation polls for its
+	// reference event before it gives up (the GPU may be busy with other
+	// queues' work that holds the copy and compute engines, in which case
+	// the event's time would be late anyway).
+	resyncWait = 5 * time.Millisecond
+	// firstWait bounds the wait for the first reference, when the context
+	// is new and its first work may be slow to start.
+	firstWait = 2 * time.Second
+	// staleRef is how old the newest reference may be when a time is read
+	// before the read takes a new one (the timer is late or off).
+	staleRef = 8 * time.Second
+)
 
-// clock converts CUDA events to device time. Device time is host monotonic
-// time (hostNow) as seen from the GPU: a reference event is recorded on an
-// idle stream between two host readings, and an event's time is the first
-// reading plus cuEventElapsedTime from the reference to it. The first
-// reading is a lower bound of the reference's completion, so an event's time
-// never runs ahead of Now; the error is the record latency, a few
-// microseconds. An event's time is also clamped between the host time of its
-// Record and the host time it is read at, bounds it cannot be outside of.
-//
-// The reference is retaken when older than resyncEvery, to follow the drift
-// between the GPU's clock and the host's. The new reference continues the
-// old mapping and moves it toward the new reading by at most maxSlew, so a
-// resynchronisation never makes device time step by more than that.
-type clock struct {
-	mu    sync.Mutex
-	s     cu.Stream
-	ref   cu.Event
-	refNS int64
+// errResyncLate is the error of a resynchronisation that gave up.
+var errResyncLate = errors.New("device clock: the reference event did not complete in time")
+
+// ref is a reference: an event recorded on the clock's idle stream, its
+// time on the GPU's clock (ns since the first reference, the sum of
+// cuEventElapsedTime between successive references, in float64), and the
+// host time just before its record.
+type ref struct {
+	e cu.Event
+	g float64
+	h int64
 }
 
-func (c *clock) init(ctx cu.Context) error {
+// clock converts CUDA events to device time, which is host time (hostNow)
+// as seen from the GPU. A timer takes a reference every resyncEvery; the
+// last refsKept references are fitted by least squares with a line from the
+// GPU's clock to the host's, so the GPU timer's rate (a few to a few hundred
+// ppm off the host's) and offset are both estimated, as ompt_translate_time
+// does for other devices. An event's time is the line at the GPU time of
+// the event, taken from the reference nearest to it (so cuEventElapsedTime
+// spans at most about a second). A reference that lies far off the line
+// (a step of either clock) starts the fit afresh, keeping the rate.
+//
+// The host reading of a reference is a lower bound of its completion, so
+// device times lag the truth by the record latency, a few microseconds on a
+// GPU; Event.Time and Timing.Times also clamp an event's time between the
+// host time of its Record and the host time it is read at.
+//
+// Readers hold mu for arithmetic and one cuEventElapsedTime; resync holds
+// syncMu across its driver calls and mu only to add the reference, and
+// polls its event rather than waiting, so a read never waits behind
+// another queue's kernel.
+type clock struct {
+	now func() int64 // host time
+	s   cu.Stream    // where references are recorded
+
+	syncMu sync.Mutex // one resync at a time
+
+	mu     sync.Mutex
+	refs   []ref   // oldest first, at most refsKept
+	gm, hm float64 // the fit's centre: host = hm + slope*(g-gm)
+	slope  float64
+	closed bool
+
+	stop, done chan struct{} // the timer's, when it runs
+}
+
+// init creates the clock's stream and first reference, and starts the
+// timer that calls resync every clockTimer; resync's errors go to onErr.
+func (c *clock) init(ctx cu.Context, onErr func(error)) error {
+	c.now, c.slope = hostClock, 1
 	s, err := cu.StreamCreate(ctx, cu.STREAM_NON_BLOCKING)
 	if err != nil {
 		return err
 	}
 	c.s = s
-	if err := c.resync(ctx); err != nil {
+	if err := c.resync(ctx, firstWait); err != nil {
 		cu.StreamDestroy(ctx, s)
 		c.s = nil
 		return err
+	}
+	if every := clockTimer; every > 0 {
+		c.stop, c.done = make(chan struct{}), make(chan struct{})
+		go func() {
+			defer close(c.done)
+			t := time.NewTicker(every)
+			defer t.Stop()
+			for {
+				select {
+				case <-c.stop:
+					return
+				case <-t.C:
+					if err := c.resync(ctx, resyncWait); err != nil && err != errResyncLate {
+						onErr(err)
+					}
+				}
+			}
+		}()
 	}
 	return nil
 }
 
 // resync takes a new reference: the best of three tries, by the width of
-// the host window around the record. On failure the reference is unchanged
-// and the events of the tries are destroyed.
-func (c *clock) resync(ctx cu.Context) error {
+// the host window around the record. Each try polls its event and gives up
+// after wait (errResyncLate), leaving the references as they were.
+func (c *clock) resync(ctx cu.Context, wait time.Duration) error {
+	c.syncMu.Lock()
+	defer c.syncMu.Unlock()
 	var best cu.Event
-	var bestNS, bestWidth int64
-	fail := func(err error) error {
-		if best != nil {
-			cu.EventDestroy(ctx, best)
-		}
-		return err
-	}
+	var bestH, bestW int64
 	for try := 0; try < 3; try++ {
 		e, err := cu.EventCreate(ctx, cu.EVENT_DEFAULT)
 		if err != nil {
-			return fail(err)
-		}
-		before := hostNow()
-		err = cu.EventRecord(ctx, e, c.s)
-		if err == nil {
-			err = cu.EventSynchronize(ctx, e)
-		}
-		width := hostNow() - before
-		if err != nil {
-			cu.EventDestroy(ctx, e)
-			return fail(err)
-		}
-		if best == nil || width < bestWidth {
 			if best != nil {
 				cu.EventDestroy(ctx, best)
 			}
-			best, bestNS, bestWidth = e, before, width
+			return err
+		}
+		before := c.now()
+		err = cu.EventRecord(ctx, e, c.s)
+		if err == nil {
+			err = poll(ctx, e, wait)
+		}
+		width := c.now() - before
+		if err != nil {
+			cu.EventDestroy(ctx, e) // a late one is destroyed when it completes
+			if best != nil {
+				cu.EventDestroy(ctx, best)
+			}
+			return err
+		}
+		if best == nil || width < bestW {
+			if best != nil {
+				cu.EventDestroy(ctx, best)
+			}
+			best, bestH, bestW = e, before, width
 		} else {
 			cu.EventDestroy(ctx, e)
 		}
 	}
-	if c.ref != nil {
-		if ms, err := cu.EventElapsedTime(ctx, c.ref, best); err == nil {
-			cont := c.refNS + int64(float64(ms)*1e6)
-			bestNS = cont + max(-int64(maxSlew), min(bestNS-cont, int64(maxSlew)))
-		}
-		cu.EventDestroy(ctx, c.ref)
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.closed {
+		cu.EventDestroy(ctx, best)
+		return errors.New("device clock is closed")
 	}
-	c.ref, c.refNS = best, bestNS
+	return c.add(ctx, best, bestH)
+}
+
+// poll waits for e by querying it, for at most wait.
+func poll(ctx cu.Context, e cu.Event, wait time.Duration) error {
+	start := time.Now()
+	for spin := 0; ; spin++ {
+		err := cu.EventQuery(ctx, e)
+		var ce *cu.Error
+		if !errors.As(err, &ce) || ce.Result != cu.ERROR_NOT_READY {
+			return err
+		}
+		if time.Since(start) > wait {
+			return errResyncLate
+		}
+		if spin < 64 {
+			runtime.Gosched()
+		} else {
+			time.Sleep(20 * time.Microsecond)
+		}
+	}
+}
+
+// add adds the completed reference event e, recorded just after host time
+// h, and refits. Called with mu held.
+func (c *clock) add(ctx cu.Context, e cu.Event, h int64) error {
+	if len(c.refs) == 0 {
+		c.refs = append(c.refs, ref{e: e, h: h})
+		c.gm, c.hm = 0, float64(h)
+		return nil
+	}
+	last := c.refs[len(c.refs)-1]
+	ms, err := cu.EventElapsedTime(ctx, last.e, e)
+	if err != nil {
+		cu.EventDestroy(ctx, e)
+		return err
+	}
+	g := last.g + float64(ms)*1e6
+	// Far off the line, by more than 50 us and a rate error of 500 ppm
+	// since the last reference, one of the clocks has stepped.
+	if off := float64(h) - c.at(g); math.Abs(off) > 50e3+500e-6*float64(h-last.h) {
+		for _, r := range c.refs {
+			cu.EventDestroy(ctx, r.e)
+		}
+		c.refs = c.refs[:0]
+	}
+	if len(c.refs) == refsKept {
+		cu.EventDestroy(ctx, c.refs[0].e)
+		c.refs = append(c.refs[:0], c.refs[1:]...)
+	}
+	c.refs = append(c.refs, ref{e: e, g: g, h: h})
+	c.fit()
 	return nil
 }
 
-// time returns the device time of the completed event e, recorded at host
-// time recorded.
-func (c *clock) time(ctx cu.Context, e cu.Event, recorded int64) (int64, error) {
+// fit sets the line through the references by least squares; with one
+// reference, the line goes through it with the slope it had.
+func (c *clock) fit() {
+	n := float64(len(c.refs))
+	var gm, hm float64
+	for _, r := range c.refs {
+		gm += r.g
+		hm += float64(r.h)
+	}
+	gm, hm = gm/n, hm/n
+	var sgg, sgh float64
+	for _, r := range c.refs {
+		dg := r.g - gm
+		sgg += dg * dg
+		sgh += dg * (float64(r.h) - hm)
+	}
+	c.gm, c.hm = gm, hm
+	if slope := sgh / sgg; sgg > 0 && math.Abs(slope-1) < 1e-3 {
+		c.slope = slope
+	}
+}
+
+// at returns the host time of GPU time g on the line.
+func (c *clock) at(g float64) float64 { return c.hm + c.slope*(g-c.gm) }
+
+// translate returns the device time of the completed event e, recorded at
+// host time recorded, unclamped.
+func (c *clock) translate(ctx cu.Context, e cu.Event, recorded int64) (int64, error) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	if c.ref == nil {
+	if len(c.refs) == 0 {
 		return 0, errors.New("device clock is closed")
 	}
-	if hostNow()-c.refNS > int64(resyncEvery) {
-		c.resync(ctx) // on failure keep the old reference
+	r := c.refs[0]
+	for _, o := range c.refs[1:] {
+		if abs(o.h-recorded) < abs(r.h-recorded) {
+			r = o
+		}
 	}
-	ms, err := cu.EventElapsedTime(ctx, c.ref, e)
+	ms, err := cu.EventElapsedTime(ctx, r.e, e)
 	if err != nil {
 		return 0, err
 	}
-	t := c.refNS + int64(float64(ms)*1e6)
-	return min(max(t, recorded), hostNow()), nil
+	return int64(math.Round(c.at(r.g + float64(ms)*1e6))), nil
+}
+
+func abs(x int64) int64 {
+	if x < 0 {
+		return -x
+	}
+	return x
+}
+
+// time returns the device time of the completed event e, recorded at host
+// time recorded, clamped between recorded and the host time now. When the
+// newest reference is older than staleRef, it resyncs first.
+func (c *clock) time(ctx cu.Context, e cu.Event, recorded int64) (int64, error) {
+	c.mu.Lock()
+	stale := len(c.refs) > 0 && c.now()-c.refs[len(c.refs)-1].h > int64(staleRef)
+	c.mu.Unlock()
+	if stale {
+		c.resync(ctx, resyncWait) // on failure keep the old references
+	}
+	t, err := c.translate(ctx, e, recorded)
+	if err != nil {
+		return 0, err
+	}
+	return min(max(t, recorded), c.now()), nil
 }
 
 func (c *clock) close(ctx cu.Context) error {
+	if c.stop != nil {
+		close(c.stop)
+		<-c.done
+		c.stop = nil
+	}
+	c.syncMu.Lock()
+	defer c.syncMu.Unlock()
 	c.mu.Lock()
 	defer c.mu.Unlock()
+	c.closed = true
 	var errs []error
-	if c.ref != nil {
-		errs = append(errs, cu.EventDestroy(ctx, c.ref))
-		c.ref = nil
+	for _, r := range c.refs {
+		errs = append(errs, cu.EventDestroy(ctx, r.e))
 	}
+	c.refs = nil
 	if c.s != nil {
 		errs = append(errs, cu.StreamDestroy(ctx, c.s))
 		c.s = nil
@@ -141,7 +324,7 @@ func (c *clock) close(ctx cu.Context) error {
 
 // Now returns the device time in nanoseconds: host monotonic time since the
 // package started, the scale Event.Time reports CUDA events on.
-func (g *gpu) Now() (int64, error) { return hostNow(), nil }
+func (g *gpu) Now() (int64, error) { return g.clock.now(), nil }
 
 // eventPool keeps timing events for reuse by Record, and knows the events
 // that Record's device.Events hold, so that Close can destroy them.
@@ -254,6 +437,8 @@ func (ev *event) Wait() error {
 	g := ev.h.g
 	if g.events.isClosed() { // the CUDA event is gone with the device
 		ev.err = g.errClosed("wait")
+	} else if err := g.broken("wait"); err != nil {
+		ev.err = err
 	} else if err := cu.EventSynchronize(g.ctx, ev.h.e); err != nil {
 		ev.err = g.fail("wait", err)
 	} else if t, err := g.clock.time(g.ctx, ev.h.e, ev.rec); err != nil {

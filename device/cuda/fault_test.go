@@ -23,10 +23,12 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"sync"
 	"sync/atomic"
 	"testing"
+	"time"
 	"unsafe"
 
 	"github.com/gompt/gompt/device"
@@ -42,7 +44,8 @@ const fakeChildEnv = "GOMPT_FAKECUDA_CHILD"
 var faultTests = []string{
 	"TestFaultBaseline", "TestFaultOpen", "TestFaultOutOfMemory", "TestFaultInvalidPTX",
 	"TestFaultMissingEntry", "TestFaultLaunch", "TestFaultStagedCopy", "TestFaultNoPinnedMemory",
-	"TestFaultSync", "TestFaultConcurrent", "TestFaultRaw", "TestFaultClose",
+	"TestFaultSync", "TestFaultConcurrent", "TestFaultRaw", "TestFaultClose", "TestFaultSticky",
+	"TestFaultReuse", "TestFaultClock", "TestFaultClockTimer", "TestFaultSched",
 }
 
 // buildFakeDriver compiles testdata/fakecuda.c into a shared library in a
@@ -116,6 +119,7 @@ type fakeLib struct {
 	misuse *[512]byte
 	spec   *[1024]byte
 	gen    *int32
+	hostNS *int64 // the fake's host clock with FAKECUDA_CLOCK_MANUAL
 
 	base     fakeState // the fake's counters at the start of the test
 	bindBase cu.Live   // the binding's
@@ -151,6 +155,7 @@ func fakeDriverIn(t *testing.T) *fakeLib {
 			{"fakecuda_misuse_msg", (*unsafe.Pointer)(unsafe.Pointer(&d.misuse))},
 			{"fakecuda_fail_spec", (*unsafe.Pointer)(unsafe.Pointer(&d.spec))},
 			{"fakecuda_fail_gen", (*unsafe.Pointer)(unsafe.Pointer(&d.gen))},
+			{"fakecuda_host_ns", (*unsafe.Pointer)(unsafe.Pointer(&d.hostNS))},
 		} {
 			if *s.p, err = l.Sym(s.name); err != nil {
 				fake.err = err
@@ -163,6 +168,9 @@ func fakeDriverIn(t *testing.T) *fakeLib {
 		t.Fatalf("fake driver %s: %v", lib, fake.err)
 	}
 	f := fake.d
+	// The clock's timer would call the driver at any moment, among the
+	// calls a test counts; the tests that want it turn it on.
+	clockTimer = 0
 	f.rebase()
 	if l := f.base.live(); l != (fakeState{}) {
 		t.Fatalf("the fake holds live objects at the start of the test: %+v", l)
@@ -377,6 +385,7 @@ func TestFaultOpen(t *testing.T) {
 		{"no device", map[string]string{"FAKECUDA_DEVICES": "0"}, []string{"no CUDA device", "CUDA_ERROR_NO_DEVICE"}},
 		{"old driver", map[string]string{"FAKECUDA_DRIVER_VERSION": "9020"}, []string{"supports CUDA 9.2, too old"}},
 		{"old GPU", map[string]string{"FAKECUDA_CC": "6.1"}, []string{"compute capability 6.1"}},
+		{"Volta", map[string]string{"FAKECUDA_CC": "7.0"}, []string{"compute capability 7.0", "PTX needs 7.5 or newer"}},
 		{"cuInit", map[string]string{"FAKECUDA_FAIL": "cuInit:1:999"}, []string{"failed to initialise", "cuInit: CUDA_ERROR_UNKNOWN"}},
 		{"context", map[string]string{"FAKECUDA_FAIL": "cuDevicePrimaryCtxRetain:1"}, []string{"CUDA device 0", "cuDevicePrimaryCtxRetain"}},
 		{"memory info", map[string]string{"FAKECUDA_FAIL": "cuMemGetInfo_v2:1"}, []string{"cuMemGetInfo_v2"}},
@@ -385,7 +394,7 @@ func TestFaultOpen(t *testing.T) {
 		{"clock stream", map[string]string{"FAKECUDA_FAIL": "cuStreamCreate:1:2"}, []string{"cuStreamCreate: CUDA_ERROR_OUT_OF_MEMORY"}},
 		{"clock event", map[string]string{"FAKECUDA_FAIL": "cuEventCreate:2:2"}, []string{"cuEventCreate"}},
 		{"clock record", map[string]string{"FAKECUDA_FAIL": "cuEventRecord:3"}, []string{"cuEventRecord"}},
-		{"clock sync", map[string]string{"FAKECUDA_FAIL": "cuEventSynchronize:2"}, []string{"cuEventSynchronize: CUDA_ERROR_LAUNCH_FAILED"}},
+		{"clock poll", map[string]string{"FAKECUDA_FAIL": "cuEventQuery:2:999"}, []string{"cuEventQuery: CUDA_ERROR_UNKNOWN"}},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			f.rebase()
@@ -514,8 +523,8 @@ func TestFaultOutOfMemory(t *testing.T) {
 }
 
 // badPTX is rejected by the fake's JIT at its line 6.
-const badPTX = `.version 6.0
-.target sm_70
+const badPTX = `.version 6.3
+.target sm_75
 .address_size 64
 .visible .entry broken()
 {
@@ -610,8 +619,8 @@ func TestFaultLaunch(t *testing.T) {
 	if p.Last() != nil {
 		t.Error("a launch that failed to enqueue left a timing")
 	}
-	f.arm("cuLaunchKernel:1:719")
-	wantErr(t, "Launch with the kernel failing", q.Launch(fn, shape, args), device.CodeInvalidDevice, "CUDA_ERROR_LAUNCH_FAILED")
+	f.arm("cuLaunchKernel:1:999")
+	wantErr(t, "Launch with the driver failing", q.Launch(fn, shape, args), device.CodeUnknown, "CUDA_ERROR_UNKNOWN")
 	if f.injected() != 2 {
 		t.Errorf("%d failures injected, want 2", f.injected())
 	}
@@ -660,14 +669,14 @@ func TestFaultStagedCopy(t *testing.T) {
 		in   bool // fail CopyIn, else CopyOut
 		code device.Code
 	}{
-		{"cuMemcpyHtoDAsync_v2:2:700", true, device.CodeInvalidDevice},
+		{"cuMemcpyHtoDAsync_v2:2:999", true, device.CodeUnknown},
 		{"cuMemcpyHtoDAsync_v2:4:1", true, device.CodeInvalidArgument},
 		{"cuEventRecord:3:999", true, device.CodeUnknown},
-		{"cuEventSynchronize:1:719", true, device.CodeInvalidDevice}, // the wait for chunk 3's buffer
-		{"cuMemcpyDtoHAsync_v2:2:700", false, device.CodeInvalidDevice},
-		{"cuMemcpyDtoHAsync_v2:4:700", false, device.CodeInvalidDevice}, // in the refill of the ring
+		{"cuEventSynchronize:1:101", true, device.CodeInvalidDevice}, // the wait for chunk 3's buffer
+		{"cuMemcpyDtoHAsync_v2:2:999", false, device.CodeUnknown},
+		{"cuMemcpyDtoHAsync_v2:4:999", false, device.CodeUnknown}, // in the refill of the ring
 		{"cuEventRecord:4:999", false, device.CodeUnknown},
-		{"cuEventSynchronize:3:719", false, device.CodeInvalidDevice},
+		{"cuEventSynchronize:3:101", false, device.CodeInvalidDevice},
 	} {
 		t.Run(c.spec, func(t *testing.T) {
 			f.arm(c.spec)
@@ -791,16 +800,16 @@ func TestFaultSync(t *testing.T) {
 	must(t, "NewQueue", err)
 	must(t, "CopyIn", q.CopyIn(buf.Ptr, pattern(1000, 9)))
 
-	f.arm("cuStreamSynchronize:1:700")
-	wantErr(t, "Sync", q.Sync(), device.CodeInvalidDevice, "sync", "cuStreamSynchronize: CUDA_ERROR_ILLEGAL_ADDRESS")
+	f.arm("cuStreamSynchronize:1:999")
+	wantErr(t, "Sync", q.Sync(), device.CodeUnknown, "sync", "cuStreamSynchronize: CUDA_ERROR_UNKNOWN")
 	must(t, "Sync after the failure", q.Sync())
 
 	// Event waits.
 	e, err := q.Record()
 	must(t, "Record", err)
-	f.arm("cuEventSynchronize:1")
-	wantErr(t, "Wait", e.Wait(), device.CodeInvalidDevice, "wait", "cuEventSynchronize: CUDA_ERROR_LAUNCH_FAILED")
-	wantErr(t, "second Wait", e.Wait(), device.CodeInvalidDevice, "cuEventSynchronize")
+	f.arm("cuEventSynchronize:1:999")
+	wantErr(t, "Wait", e.Wait(), device.CodeUnknown, "wait", "cuEventSynchronize: CUDA_ERROR_UNKNOWN")
+	wantErr(t, "second Wait", e.Wait(), device.CodeUnknown, "cuEventSynchronize")
 	if _, err := e.Time(); err == nil {
 		t.Error("Time of a failed event succeeded")
 	}
@@ -813,7 +822,7 @@ func TestFaultSync(t *testing.T) {
 	p.Profile(true)
 	f.arm("")
 	must(t, "CopyIn", q.CopyIn(buf.Ptr, pattern(1000, 10)))
-	f.arm("cuEventSynchronize:1")
+	f.arm("cuEventSynchronize:1:999")
 	if _, _, _, err := p.Last().Times(); err == nil || !strings.Contains(err.Error(), "cuEventSynchronize") {
 		t.Errorf("Times with cuEventSynchronize failing: %v", err)
 	}
@@ -822,10 +831,10 @@ func TestFaultSync(t *testing.T) {
 
 	// A Sync with nothing enqueued since the last one makes no driver
 	// call; one after a copy does.
-	f.arm("cuStreamSynchronize:1")
+	f.arm("cuStreamSynchronize:1:999")
 	must(t, "Sync of an idle queue", q.Sync())
 	must(t, "CopyIn", q.CopyIn(buf.Ptr, pattern(10, 11)))
-	wantErr(t, "Sync after a copy", q.Sync(), device.CodeInvalidDevice, "cuStreamSynchronize")
+	wantErr(t, "Sync after a copy", q.Sync(), device.CodeUnknown, "cuStreamSynchronize")
 	f.arm("")
 
 	// Release whose sync fails still destroys the stream, once.
@@ -834,8 +843,8 @@ func TestFaultSync(t *testing.T) {
 	wantErr(t, "NewQueue with cuStreamCreate failing", err, device.CodeUnknown, "new queue", "cuStreamCreate")
 	streams := f.read().Streams
 	must(t, "CopyIn", q.CopyIn(buf.Ptr, pattern(10, 12))) // something for Release to wait for
-	f.arm("cuStreamSynchronize:1")
-	wantErr(t, "Release", q.Release(), device.CodeInvalidDevice, "cuStreamSynchronize")
+	f.arm("cuStreamSynchronize:1:999")
+	wantErr(t, "Release", q.Release(), device.CodeUnknown, "cuStreamSynchronize")
 	if s := f.read(); s.Streams != streams-1 {
 		t.Errorf("%d streams after a Release whose sync failed, want %d", s.Streams, streams-1)
 	}
@@ -854,7 +863,7 @@ func TestFaultConcurrent(t *testing.T) {
 	f := fakeDriverIn(t)
 	d := f.open(t)[0]
 	const workers, rounds, n = 3, 3, 2*stagingChunk + 1000
-	f.arm("cuEventRecord:7:999,cuMemcpyDtoHAsync_v2:5:700")
+	f.arm("cuEventRecord:7:999,cuMemcpyDtoHAsync_v2:5:999")
 	var failed atomic.Int64
 	var wg sync.WaitGroup
 	for w := range workers {
@@ -903,8 +912,27 @@ func TestFaultRaw(t *testing.T) {
 	d := f.open(t)[0]
 	_, err := RawCopy(d, 1<<20, true, 3)
 	must(t, "RawCopy", err)
+	// The empty kernel is loaded once per device: a failure to find its
+	// entry leaves nothing behind, and after the first successful call the
+	// JIT is not asked again.
+	before := f.read().live()
+	f.arm("cuModuleGetFunction:1")
+	if _, err := RawEmptyLaunchSync(d, 3); err == nil || !strings.Contains(err.Error(), "cuModuleGetFunction") {
+		t.Errorf("RawEmptyLaunchSync with cuModuleGetFunction failing: %v", err)
+	}
+	if after := f.read().live(); after != before {
+		t.Errorf("with cuModuleGetFunction failing, RawEmptyLaunchSync left %+v (before: %+v)", after, before)
+	}
+	f.arm("")
 	_, err = RawEmptyLaunchSync(d, 3)
 	must(t, "RawEmptyLaunchSync", err)
+	f.arm("cuModuleLoadDataEx:1:0:0")
+	_, err = RawEmptyLaunchSync(d, 3)
+	must(t, "RawEmptyLaunchSync with the JIT failing after the first call", err)
+	if s := f.read(); s.Modules != 1 {
+		t.Errorf("%d modules live after RawEmptyLaunchSync, want its kernel's", s.Modules)
+	}
+	f.arm("")
 	for _, c := range []struct {
 		spec string
 		raw  func() error
@@ -913,8 +941,7 @@ func TestFaultRaw(t *testing.T) {
 		{"cuMemcpyDtoH_v2:3", func() error { _, err := RawCopy(d, 1<<20, false, 3); return err }},
 		{"cuMemAlloc_v2:1", func() error { _, err := RawCopy(d, 1<<20, false, 3); return err }},
 		{"cuLaunchKernel:2", func() error { _, err := RawEmptyLaunchSync(d, 3); return err }},
-		{"cuStreamSynchronize:3", func() error { _, err := RawEmptyLaunchSync(d, 3); return err }},
-		{"cuModuleGetFunction:1", func() error { _, err := RawEmptyLaunchSync(d, 3); return err }},
+		{"cuStreamSynchronize:3:999", func() error { _, err := RawEmptyLaunchSync(d, 3); return err }},
 	} {
 		before := f.read().live()
 		f.arm(c.spec)
@@ -999,4 +1026,309 @@ func TestFaultClose(t *testing.T) {
 	f.arm("")
 	f.checkClean(t, 4) // per device: the live allocation and the cached one
 	f.rebase()         // for the check when the test ends
+}
+
+// TestFaultSticky ends a device's context as a faulting kernel does on a
+// GPU (checkStickyFault), then as a driver call that returns a sticky
+// result does: the fake then fails every call in the context with that
+// result, as the driver does, until the context's last release.
+func TestFaultSticky(t *testing.T) {
+	f := fakeDriverIn(t)
+	// lostClean checks the fake after the Close of devices with lost
+	// contexts: what the plugin could not release went with the context.
+	lostClean := func(t *testing.T) {
+		t.Helper()
+		s := f.read()
+		if l := s.live(); l != (fakeState{}) {
+			t.Errorf("the fake driver still holds %+v", l)
+		}
+		if n := s.Misuse - f.base.Misuse; n != 0 {
+			t.Errorf("%d driver calls misused the driver", n)
+		}
+		if l, b := LiveDriverObjects(), f.bindBase; l != b {
+			t.Errorf("the binding counts %v live driver objects, %v at the start", l, b)
+		}
+		f.rebase()
+	}
+	t.Run("kernel", func(t *testing.T) {
+		d := f.open(t)[0]
+		checkStickyFault(t, d)
+		lostClean(t)
+	})
+	for _, c := range []struct{ spec, want string }{
+		{"cuStreamSynchronize:1:719", "CUDA_ERROR_LAUNCH_FAILED"},
+		{"cuMemcpyHtoDAsync_v2:1:716", "CUDA_ERROR_MISALIGNED_ADDRESS"},
+		{"cuLaunchKernel:1:715", "CUDA_ERROR_ILLEGAL_INSTRUCTION"},
+		{"cuEventSynchronize:1:702", "CUDA_ERROR_LAUNCH_TIMEOUT"},
+	} {
+		t.Run(c.spec, func(t *testing.T) {
+			d := f.open(t)[0]
+			g := d.(*gpu)
+			buf, err := d.Alloc(1 << 20)
+			must(t, "Alloc", err)
+			q, err := d.NewQueue()
+			must(t, "NewQueue", err)
+			q.(device.Profiler).Profile(true)
+			fn, err := d.Load(kernels.Fill)
+			must(t, "Load", err)
+			f.arm(c.spec)
+			err = q.CopyIn(buf.Ptr, pattern(1000, 1))
+			if err == nil {
+				err = q.Launch(fn, device.Shape{Size: [3]int{10, 1, 1}}, []device.Arg{{Bits: 10}, {Bits: 7}, {Ptr: buf.Ptr}})
+			}
+			if err == nil {
+				var e device.Event
+				if e, err = q.Record(); err == nil {
+					err = e.Wait()
+				}
+			}
+			if err == nil {
+				err = q.Sync()
+			}
+			wantErr(t, "the failing call", err, device.CodeInvalidDevice, c.want)
+			if errors.Is(err, ErrContextLost) {
+				t.Errorf("the first error wraps ErrContextLost: %v", err)
+			}
+			f.arm("")
+			// The fake is sticky: a call the plugin does not guard fails too.
+			if _, _, err := cu.MemGetInfo(g.ctx); err == nil || !strings.Contains(err.Error(), c.want) {
+				t.Errorf("cuMemGetInfo after %s: %v, want %s", c.spec, err, c.want)
+			}
+			_, err = d.Alloc(10)
+			wantErr(t, "Alloc", err, device.CodeInvalidDevice, "must be restarted", c.want)
+			wantErr(t, "CopyOut", q.CopyOut(make([]byte, 10), buf.Ptr), device.CodeInvalidDevice, "must be restarted", c.want)
+			if !errors.Is(d.Free(buf.Ptr), ErrContextLost) {
+				t.Error("Free on a lost device does not say so")
+			}
+			must(t, "Release", q.Release())
+			must(t, "Close", d.(device.Closer).Close())
+			lostClean(t)
+		})
+	}
+	// The context's last release ends the fault: the device opens afresh.
+	d := f.open(t)[0]
+	buf, err := d.Alloc(100)
+	must(t, "Alloc after reopening", err)
+	q, err := d.NewQueue()
+	must(t, "NewQueue", err)
+	roundTrip(t, q, buf.Ptr, pattern(100, 2))
+	must(t, "Release", q.Release())
+	must(t, "Free", d.Free(buf.Ptr))
+}
+
+// sleepKernel does nothing; on the fake driver it runs for 300 ms.
+var sleepKernel = &device.Kernel{
+	Name: "gompt_test_sleep",
+	Images: []device.Image{{Kind: device.ImagePTX, Source: `.version 6.3
+.target sm_75
+.address_size 64
+// FAKECUDA_SLEEP_US 300000
+.visible .entry gompt_test_sleep()
+{
+	ret;
+}
+`}},
+}
+
+// TestFaultReuse frees a block while a queue's work still reads it, as
+// target.FreeMem after a nowait region does, and allocates its size class
+// again for another queue that writes it at once: the reader must still
+// see its data. With FAKECUDA_ASYNC each stream of the fake runs on its
+// own worker, so the writer's copy runs while the reader's queue is busy
+// with a slow kernel.
+func TestFaultReuse(t *testing.T) {
+	f := fakeDriverIn(t)
+	t.Setenv("FAKECUDA_ASYNC", "1")
+	d := f.open(t)[0]
+	sleep, err := d.Load(sleepKernel)
+	must(t, "Load", err)
+	const n = 64 << 10
+	a, err := d.Alloc(n)
+	must(t, "Alloc", err)
+	y, err := d.Alloc(n)
+	must(t, "Alloc", err)
+	q1, err := d.NewQueue()
+	must(t, "NewQueue", err)
+	q2, err := d.NewQueue()
+	must(t, "NewQueue", err)
+	src := pattern(n, 1)
+	must(t, "CopyIn", q1.CopyIn(a.Ptr, src))
+	must(t, "Launch", q1.Launch(sleep, device.Shape{Size: [3]int{1, 1, 1}}, nil))
+	must(t, "Copy", q1.Copy(y.Ptr, a.Ptr, n)) // reads a after the kernel
+	must(t, "Free", d.Free(a.Ptr))            // without waiting for q1
+	b, err := d.Alloc(n)
+	must(t, "Alloc", err)
+	must(t, "CopyIn on another queue", q2.CopyIn(b.Ptr, pattern(n, 2)))
+	must(t, "Sync", q2.Sync())
+	must(t, "Sync", q1.Sync())
+	got := make([]byte, n)
+	must(t, "CopyOut", q1.CopyOut(got, y.Ptr))
+	must(t, "Sync", q1.Sync())
+	if i := firstDiff(got, src); i >= 0 {
+		t.Errorf("the copy from a freed block read other data from byte %d: the block was handed to another queue before the work using it was done", i)
+	}
+	// Once the work is done, the cache hands the blocks out again.
+	must(t, "Free", d.Free(b.Ptr))
+	allocs := f.read().Allocs
+	c, err := d.Alloc(n)
+	must(t, "Alloc", err)
+	c2, err := d.Alloc(n)
+	must(t, "Alloc", err)
+	if s := f.read(); s.Allocs != allocs {
+		t.Errorf("%d driver allocations after two Allocs with two blocks of their class freed and idle, want %d (both reused)", s.Allocs, allocs)
+	}
+	for _, p := range []device.DevicePtr{c.Ptr, c2.Ptr, y.Ptr} {
+		must(t, "Free", d.Free(p))
+	}
+	must(t, "Release", q1.Release())
+	must(t, "Release", q2.Release())
+}
+
+// TestFaultClock runs a simulated hour on a fake GPU whose timer runs 200
+// ppm fast or slow against the host's clock, is offset from it, and jumps
+// 3 ms ahead after half an hour. The clock resynchronises once a simulated
+// second (as its timer would), and an event recorded at a random moment of
+// each second must translate to within 1 us of the host time it was
+// recorded at. Exempt: the first 10 s (the rate is not yet known) and the
+// second after the jump (until the next reference sees it).
+func TestFaultClock(t *testing.T) {
+	f := fakeDriverIn(t)
+	const (
+		start  = int64(1000e9)
+		hour   = int64(3600e9)
+		jumpAt = start + hour/2 + 123456789
+	)
+	for _, ppm := range []string{"200", "-200", "3.5"} {
+		t.Run(ppm+"ppm", func(t *testing.T) {
+			t.Setenv("FAKECUDA_CLOCK_MANUAL", "1")
+			t.Setenv("FAKECUDA_CLOCK_PPM", ppm)
+			t.Setenv("FAKECUDA_CLOCK_OFFSET", "-987654321012")
+			t.Setenv("FAKECUDA_CLOCK_JUMP", "3000000")
+			t.Setenv("FAKECUDA_CLOCK_JUMP_AT", strconv.FormatInt(jumpAt, 10))
+			setHost := func(ns int64) { atomic.StoreInt64(f.hostNS, ns) }
+			setHost(start)
+			hostClock = func() int64 { return atomic.LoadInt64(f.hostNS) }
+			defer func() { hostClock = hostNow }()
+			d := f.open(t)[0]
+			g := d.(*gpu)
+			s, err := cu.StreamCreate(g.ctx, cu.STREAM_NON_BLOCKING)
+			must(t, "StreamCreate", err)
+			defer cu.StreamDestroy(g.ctx, s)
+			e, err := cu.EventCreate(g.ctx, cu.EVENT_DEFAULT)
+			must(t, "EventCreate", err)
+			defer cu.EventDestroy(g.ctx, e)
+			rng := rand.New(rand.NewPCG(1, uint64(len(ppm))))
+			var worst int64
+			bad := 0
+			for sec := int64(1); sec <= 3600; sec++ {
+				now := start + sec*1e9
+				setHost(now)
+				must(t, "resync", g.clock.resync(g.ctx, resyncWait))
+				at := now + rng.Int64N(1e9)
+				setHost(at)
+				must(t, "EventRecord", cu.EventRecord(g.ctx, e, s))
+				must(t, "EventSynchronize", cu.EventSynchronize(g.ctx, e))
+				setHost(at + rng.Int64N(1e9)) // read a little later
+				got, err := g.clock.translate(g.ctx, e, at)
+				must(t, "translate", err)
+				if sec < 10 || at >= jumpAt && at < jumpAt+2e9 {
+					continue
+				}
+				diff := abs(got - at)
+				worst = max(worst, diff)
+				if diff > 1000 && bad < 5 {
+					bad++
+					t.Errorf("after %d s: an event recorded at %d ns translates to %d ns, %d ns off", sec, at, got, got-at)
+				}
+			}
+			t.Logf("worst error %d ns", worst)
+		})
+	}
+}
+
+// TestFaultClockTimer turns the clock's timer on: references accumulate
+// without any time being read, and an event translates between its record
+// and its read.
+func TestFaultClockTimer(t *testing.T) {
+	f := fakeDriverIn(t)
+	clockTimer = 5 * time.Millisecond
+	d := f.open(t)[0]
+	g := d.(*gpu)
+	deadline := time.Now().Add(10 * time.Second)
+	for {
+		g.clock.mu.Lock()
+		n := len(g.clock.refs)
+		g.clock.mu.Unlock()
+		if n == refsKept {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("%d references after 10 s with a 5 ms timer, want %d", n, refsKept)
+		}
+		time.Sleep(time.Millisecond)
+	}
+	q, err := d.NewQueue()
+	must(t, "NewQueue", err)
+	t0, _ := d.Now()
+	e, err := q.Record()
+	must(t, "Record", err)
+	te, err := e.Time()
+	must(t, "Time", err)
+	t1, _ := d.Now()
+	if te < t0 || te > t1 {
+		t.Errorf("event time %d outside [%d, %d]", te, t0, t1)
+	}
+	must(t, "Release", q.Release())
+}
+
+// TestFaultSched checks the scheduling flags the plugin gives the primary
+// context: blocking sync by default, as LLVM's plugin does, or what
+// GOMPT_CUDA_SCHED says; and none when the primary context is already
+// active (something else in the process retained it first).
+func TestFaultSched(t *testing.T) {
+	f := fakeDriverIn(t)
+	waiting := func(d device.Device) string {
+		for _, a := range d.Info().Extra {
+			if a.Key == "waiting" {
+				return a.Value
+			}
+		}
+		return ""
+	}
+	for _, c := range []struct {
+		env   string
+		flags uint
+		say   string
+	}{
+		{"", cu.CTX_SCHED_BLOCKING_SYNC, "blocking (default"},
+		{"spin", cu.CTX_SCHED_SPIN, "spin (GOMPT_CUDA_SCHED)"},
+		{"yield", cu.CTX_SCHED_YIELD, "yield (GOMPT_CUDA_SCHED)"},
+		{"auto", cu.CTX_SCHED_AUTO, "auto (GOMPT_CUDA_SCHED)"},
+		{"blocking", cu.CTX_SCHED_BLOCKING_SYNC, "blocking (GOMPT_CUDA_SCHED)"},
+		{"busy", cu.CTX_SCHED_BLOCKING_SYNC, "blocking (default"}, // warned about
+	} {
+		t.Run("GOMPT_CUDA_SCHED="+c.env, func(t *testing.T) {
+			t.Setenv(EnvSched, c.env)
+			d := f.open(t)[0]
+			flags, active, err := cu.DevicePrimaryCtxGetState(d.(*gpu).dev)
+			must(t, "cuDevicePrimaryCtxGetState", err)
+			if !active || flags&cu.CTX_SCHED_MASK != c.flags || !strings.HasPrefix(waiting(d), c.say) {
+				t.Errorf("primary context flags %#x (active %v), Info says %q; want %#x, %q", flags, active, waiting(d), c.flags, c.say)
+			}
+		})
+	}
+	t.Run("already active", func(t *testing.T) {
+		dev, err := cu.DeviceGet(0)
+		must(t, "cuDeviceGet", err)
+		must(t, "cuDevicePrimaryCtxSetFlags", cu.DevicePrimaryCtxSetFlags(dev, cu.CTX_SCHED_SPIN))
+		_, err = cu.DevicePrimaryCtxRetain(dev)
+		must(t, "cuDevicePrimaryCtxRetain", err)
+		d := f.open(t)[0]
+		t.Cleanup(func() { cu.DevicePrimaryCtxRelease(dev) }) // before open's check
+		flags, _, err := cu.DevicePrimaryCtxGetState(dev)
+		must(t, "cuDevicePrimaryCtxGetState", err)
+		if flags&cu.CTX_SCHED_MASK != cu.CTX_SCHED_SPIN || !strings.Contains(waiting(d), "spin (the primary context was already active") {
+			t.Errorf("flags %#x, Info says %q; want the active context's spin left alone, and said", flags, waiting(d))
+		}
+	})
 }

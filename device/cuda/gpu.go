@@ -27,19 +27,26 @@ type gpu struct {
 	// cacheLimit bounds the bytes of freed blocks kept for reuse.
 	cacheLimit int64
 
+	// fault is the first error with a sticky result (cu.Result.Sticky):
+	// from then on the context is unusable, and every operation fails at
+	// once with ErrContextLost (see broken).
+	fault atomic.Pointer[device.Error]
+
 	mu     sync.Mutex
 	closed bool
-	live   map[device.DevicePtr]allocation
+	live   map[device.DevicePtr]*allocation
 	bases  []device.DevicePtr // keys of live, sorted, for range checks
-	cache  map[int][]device.DevicePtr
-	cached int64 // bytes in cache
-	inUse  int64 // bytes the program holds (requested sizes)
+	cache  map[int][]*block   // freed blocks by size class (see block)
+	cached int64              // bytes in cache
+	inUse  int64              // bytes the program holds (requested sizes)
 	queues map[*queue]struct{}
 	// nqueues counts the queues made, for queue numbers.
 	nqueues atomic.Uint64
 
 	loadMu sync.Mutex
 	funcs  map[*device.Kernel]*function
+	rawMod cu.Module   // RawEmptyLaunchSync's kernel, once loaded
+	rawFn  cu.Function // its function
 
 	staging stagingPool
 	clock   clock
@@ -47,12 +54,14 @@ type gpu struct {
 }
 
 type allocation struct {
-	size  int // as requested
-	class int // as allocated
+	size  int      // as requested
+	class int      // as allocated
+	users []*queue // the queues that have enqueued work on it
 }
 
-// openGPU opens CUDA device ordinal as plugin device number n.
-func openGPU(n, ordinal, driver int, lib string) (*gpu, error) {
+// openGPU opens CUDA device ordinal as plugin device number n; sched is
+// the value of EnvSched ("" for the default).
+func openGPU(n, ordinal, driver int, lib, sched string) (*gpu, error) {
 	dev, err := cu.DeviceGet(ordinal)
 	if err != nil {
 		return nil, err
@@ -84,8 +93,8 @@ func openGPU(n, ordinal, driver int, lib string) (*gpu, error) {
 		maxBlock: attr(cu.DEVICE_ATTRIBUTE_MAX_THREADS_PER_BLOCK),
 		maxGrid: [3]int{attr(cu.DEVICE_ATTRIBUTE_MAX_GRID_DIM_X), attr(cu.DEVICE_ATTRIBUTE_MAX_GRID_DIM_Y),
 			attr(cu.DEVICE_ATTRIBUTE_MAX_GRID_DIM_Z)},
-		live:   map[device.DevicePtr]allocation{},
-		cache:  map[int][]device.DevicePtr{},
+		live:   map[device.DevicePtr]*allocation{},
+		cache:  map[int][]*block{},
 		queues: map[*queue]struct{}{},
 		funcs:  map[*device.Kernel]*function{},
 	}
@@ -118,13 +127,14 @@ func openGPU(n, ordinal, driver int, lib string) (*gpu, error) {
 	if err != nil {
 		return nil, err
 	}
+	schedWait := schedule(dev, sched)
 	g.ctx, err = cu.DevicePrimaryCtxRetain(dev)
 	if err != nil {
 		return nil, err
 	}
 	free, _, err := cu.MemGetInfo(g.ctx)
 	if err == nil {
-		err = g.clock.init(g.ctx)
+		err = g.clock.init(g.ctx, func(err error) { g.fail("device clock", err) })
 	}
 	if err != nil {
 		cu.DevicePrimaryCtxRelease(dev)
@@ -165,6 +175,7 @@ func openGPU(n, ordinal, driver int, lib string) (*gpu, error) {
 			{Key: "copy engines", Value: strconv.Itoa(engines)},
 			{Key: "driver version", Value: versionString(driver)},
 			{Key: "driver library", Value: lib},
+			{Key: "waiting", Value: schedWait},
 		},
 	}
 	return g, nil
@@ -178,14 +189,20 @@ func formatUUID(u [16]byte) string {
 // Info describes the device; free memory in Extra is as at start-up.
 func (g *gpu) Info() device.Info { return g.info }
 
-// fail wraps a driver error as a device error of operation op.
+// fail wraps a driver error as a device error of operation op. A sticky
+// result marks the device broken: the first such error is kept for the
+// errors of every later operation (broken).
 func (g *gpu) fail(op string, err error) error {
 	if err == nil {
 		return nil
 	}
 	var ce *cu.Error
 	if errors.As(err, &ce) {
-		return &device.Error{Op: op, Device: g.id, Code: ce.Code(), Err: err}
+		e := &device.Error{Op: op, Device: g.id, Code: ce.Code(), Err: err}
+		if ce.Result.Sticky() {
+			g.fault.CompareAndSwap(nil, e)
+		}
+		return e
 	}
 	var de *device.Error
 	if errors.As(err, &de) {
@@ -198,8 +215,30 @@ func (g *gpu) errClosed(op string) error {
 	return device.Errorf(g.id, op, device.CodeInvalidDevice, "device is closed")
 }
 
+// broken returns the error of operation op on a device whose context a
+// sticky error has made unusable, or nil while the device works. The error
+// has CodeInvalidDevice, wraps ErrContextLost and names the first error.
+func (g *gpu) broken(op string) error {
+	first := g.fault.Load()
+	if first == nil {
+		return nil
+	}
+	return &device.Error{Op: op, Device: g.id, Code: device.CodeInvalidDevice,
+		Err: fmt.Errorf("%w; the first error was in %s: %w", ErrContextLost, first.Op, first.Err)}
+}
+
+// usable returns the error of operation op on a closed or broken device,
+// or nil. Called with g.mu held.
+func (g *gpu) usable(op string) error {
+	if g.closed {
+		return g.errClosed(op)
+	}
+	return g.broken(op)
+}
+
 // Alloc returns device memory of at least size bytes from the cache of
-// freed blocks of the same size class, or from cuMemAlloc. When the driver
+// freed blocks of the same size class whose earlier work is done (see
+// block), or from cuMemAlloc. When the driver
 // is out of memory, the cache is returned to it and the allocation retried
 // once, then once more at the exact size. DevicePtr is the CUdeviceptr
 // itself, so interior pointers work.
@@ -214,15 +253,19 @@ func (g *gpu) Alloc(size int) (device.Buffer, error) {
 		class = size
 	}
 	g.mu.Lock()
-	if g.closed {
+	if err := g.usable(op); err != nil {
 		g.mu.Unlock()
-		return device.Buffer{}, g.errClosed(op)
+		return device.Buffer{}, err
 	}
 	var p device.DevicePtr
-	if free := g.cache[class]; len(free) > 0 {
-		p = free[len(free)-1]
-		g.cache[class] = free[:len(free)-1]
-		g.cached -= int64(class)
+	free := g.cache[class]
+	for i := len(free) - 1; i >= 0; i-- {
+		if free[i].ready() {
+			p = free[i].p
+			g.cache[class] = slices.Delete(free, i, i+1)
+			g.cached -= int64(class)
+			break
+		}
 	}
 	g.mu.Unlock()
 	if p == 0 {
@@ -248,7 +291,7 @@ func (g *gpu) Alloc(size int) (device.Buffer, error) {
 		p = device.DevicePtr(dp)
 	}
 	g.mu.Lock()
-	g.live[p] = allocation{size: size, class: class}
+	g.live[p] = &allocation{size: size, class: class}
 	i, _ := slices.BinarySearch(g.bases, p)
 	g.bases = slices.Insert(g.bases, i, p)
 	g.inUse += int64(size)
@@ -261,10 +304,13 @@ func isOOM(err error) bool {
 	return errors.As(err, &ce) && ce.Result == cu.ERROR_OUT_OF_MEMORY
 }
 
-// Free returns p to the cache, or to the driver when the cache is full.
-// The memory is handed out again by the next Alloc of its size class, so the
-// caller must have waited for the queue work that uses p (the runtime frees
-// after the region's queue is synchronised).
+// Free returns p to the cache, or to the driver when the cache is full
+// (cuMemFree waits for the device's work). It does not wait for the work
+// enqueued on p: a cached block is handed out again by an Alloc of its size
+// class only once the work that the queues using p had enqueued before
+// Free is done (see block), as cuMemFree would have waited. On a broken
+// device p is forgotten (the memory goes with the context) and the error
+// says why. Safe for concurrent use.
 func (g *gpu) Free(p device.DevicePtr) error {
 	const op = "free"
 	g.mu.Lock()
@@ -273,6 +319,16 @@ func (g *gpu) Free(p device.DevicePtr) error {
 		return g.errClosed(op)
 	}
 	a, ok := g.live[p]
+	if ok && g.fault.Load() != nil {
+		delete(g.live, p)
+		if i, found := slices.BinarySearch(g.bases, p); found {
+			g.bases = slices.Delete(g.bases, i, i+1)
+		}
+		g.inUse -= int64(a.size)
+		g.mu.Unlock()
+		cu.MemFree(g.ctx, cu.DevicePtr(p)) // fails at once: the binding forgets the block
+		return g.broken(op)
+	}
 	if !ok {
 		g.mu.Unlock()
 		return device.Errorf(g.id, op, device.CodeInvalidArgument,
@@ -285,7 +341,7 @@ func (g *gpu) Free(p device.DevicePtr) error {
 	g.inUse -= int64(a.size)
 	keep := g.cached+int64(a.class) <= g.cacheLimit
 	if keep {
-		g.cache[a.class] = append(g.cache[a.class], p)
+		g.cache[a.class] = append(g.cache[a.class], &block{p: p, fences: fences(a.users)})
 		g.cached += int64(a.class)
 	}
 	g.mu.Unlock()
@@ -295,10 +351,10 @@ func (g *gpu) Free(p device.DevicePtr) error {
 	return nil
 }
 
-// trim returns every cached block to the driver.
+// trim returns every cached block to the driver, after its fences.
 func (g *gpu) trim() error {
 	g.mu.Lock()
-	var blocks []device.DevicePtr
+	var blocks []*block
 	for c, l := range g.cache {
 		blocks = append(blocks, l...)
 		delete(g.cache, c)
@@ -306,21 +362,26 @@ func (g *gpu) trim() error {
 	g.cached = 0
 	g.mu.Unlock()
 	var first error
-	for _, p := range blocks {
-		if err := cu.MemFree(g.ctx, cu.DevicePtr(p)); err != nil && first == nil {
+	for _, b := range blocks {
+		err := b.wait()
+		if e := cu.MemFree(g.ctx, cu.DevicePtr(b.p)); err == nil {
+			err = e
+		}
+		if err != nil && first == nil {
 			first = g.fail("free", err)
 		}
 	}
 	return first
 }
 
-// checkRange reports an error unless [p, p+n) lies inside one live
-// allocation (n may be 0: p may then be the allocation's end).
-func (g *gpu) checkRange(op string, p device.DevicePtr, n int) error {
+// use reports an error unless [p, p+n) lies inside one live allocation (n
+// may be 0: p may then be the allocation's end), and notes that queue q
+// enqueues work on that allocation (see Free).
+func (g *gpu) use(op string, q *queue, p device.DevicePtr, n int) error {
 	g.mu.Lock()
 	defer g.mu.Unlock()
-	if g.closed {
-		return g.errClosed(op)
+	if err := g.usable(op); err != nil {
+		return err
 	}
 	i, found := slices.BinarySearch(g.bases, p)
 	if !found {
@@ -330,6 +391,9 @@ func (g *gpu) checkRange(op string, p device.DevicePtr, n int) error {
 		base := g.bases[i]
 		a := g.live[base]
 		if uint64(p)+uint64(n) <= uint64(base)+uint64(a.size) {
+			if !slices.Contains(a.users, q) {
+				a.users = append(a.users, q)
+			}
 			return nil
 		}
 		if uint64(p) < uint64(base)+uint64(a.size) {
@@ -359,7 +423,9 @@ func (g *gpu) CacheBytes() int64 {
 // loaded modules, live and cached memory, staging buffers, events (those of
 // Record not yet waited for too) and the primary context. Later calls
 // on the device, and Waits for those events, fail with CodeInvalidDevice.
-// It returns the first error.
+// It returns the errors joined, except on a broken device (see broken),
+// where the driver fails every call with the error already reported: Close
+// then releases what it can and the context, and returns nil.
 func (g *gpu) Close() error {
 	g.mu.Lock()
 	if g.closed {
@@ -379,7 +445,7 @@ func (g *gpu) Close() error {
 	g.mu.Lock()
 	g.closed = true
 	live := g.bases
-	g.bases, g.live = nil, map[device.DevicePtr]allocation{}
+	g.bases, g.live = nil, map[device.DevicePtr]*allocation{}
 	g.inUse = 0
 	g.mu.Unlock()
 	for _, p := range live {
@@ -390,8 +456,18 @@ func (g *gpu) Close() error {
 		errs = append(errs, g.fail("unload", cu.ModuleUnload(g.ctx, f.mod)))
 		delete(g.funcs, k)
 	}
+	if g.rawMod != nil {
+		errs = append(errs, g.fail("unload", cu.ModuleUnload(g.ctx, g.rawMod)))
+		g.rawMod, g.rawFn = nil, nil
+	}
 	g.loadMu.Unlock()
 	errs = append(errs, g.staging.close(g), g.events.close(g), g.clock.close(g.ctx))
 	errs = append(errs, g.fail("close", cu.DevicePrimaryCtxRelease(g.dev)))
+	if g.fault.Load() != nil {
+		errs = slices.DeleteFunc(errs, func(err error) bool {
+			var ce *cu.Error
+			return err == nil || errors.Is(err, ErrContextLost) || errors.As(err, &ce) && ce.Result.Sticky()
+		})
+	}
 	return errors.Join(errs...)
 }

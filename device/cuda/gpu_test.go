@@ -125,7 +125,7 @@ func TestOutOfMemory(t *testing.T) {
 func TestInvalidPTX(t *testing.T) {
 	for _, d := range gpus(t) {
 		k := &device.Kernel{Name: "broken", Images: []device.Image{{Kind: device.ImagePTX,
-			Source: ".version 6.0\n.target sm_70\n.address_size 64\n.visible .entry broken() { this is not ptx; }\n"}}}
+			Source: ".version 6.3\n.target sm_75\n.address_size 64\n.visible .entry broken() { this is not ptx; }\n"}}}
 		_, err := d.Load(k)
 		wantCode(t, "Load of invalid PTX", err, device.CodeInvalidBinary)
 		if !strings.Contains(err.Error(), "JIT log") {

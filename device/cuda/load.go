@@ -46,10 +46,10 @@ func (g *gpu) Load(k *device.Kernel) (device.Function, error) {
 		return f, nil
 	}
 	g.mu.Lock()
-	closed := g.closed
+	err := g.usable(op)
 	g.mu.Unlock()
-	if closed {
-		return nil, g.errClosed(op)
+	if err != nil {
+		return nil, err
 	}
 	img, ok := k.Image(device.ImagePTX)
 	if !ok || strings.TrimSpace(img.Source) == "" {

@@ -2,6 +2,7 @@ package cuda
 
 import (
 	"fmt"
+	"math"
 	"math/bits"
 	"slices"
 
@@ -20,16 +21,24 @@ type limits struct {
 
 // geometry turns a launch shape into CUDA grid and block dimensions.
 //
-// The block is one-dimensional: Shape.Threads, or defaultThreads (rounded
-// down to a multiple of 32 that covers a small 1-D space) when 0, capped at
-// lim.maxBlock; OpenMP's thread_limit is an upper bound, so a larger request
-// gets the largest legal block. With Shape.Teams set, the grid is Teams
-// blocks in dimension 0 (kernels such as dot split dimension 0 by
-// get_num_groups(0)); Teams beyond the device's largest grid is an error,
-// since the number of teams is visible to the kernel. With Teams 0, the grid
-// covers dimension 0 with blocks and dimensions 1 and 2 with one block per
-// index, each capped at the device's grid limits: device code uses
-// grid-stride loops, so capped grids compute the same result.
+// The block has Shape.Threads threads, or defaultThreads when 0, capped at
+// lim.maxBlock (OpenMP's thread_limit is an upper bound, so a larger
+// request gets the largest legal block). For a 1-D shape the block is
+// one-dimensional (with Threads 0, rounded down to a multiple of 32 that
+// covers a small space). For 2-D and 3-D shapes it is two-dimensional: 32
+// threads along dimension 0 (a warp reads consecutive elements), the rest
+// along dimension 1, e.g. 32x8, narrowed along a dimension the shape does
+// not fill (a 8-wide shape gets 8x32).
+//
+// With Shape.Teams set, the grid has at most Teams blocks, spread over the
+// shape's dimensions in proportion to the blocks each needs to cover it
+// (so a 2-D kernel sees get_global_size(1) > 1), the rest in dimension 0;
+// a 1-D shape gets exactly Teams blocks in dimension 0 (kernels such as dot
+// split dimension 0 by get_num_groups(0)). Teams beyond the device's
+// largest grid is an error, since the number of teams is visible to the
+// kernel. With Teams 0, the grid covers each dimension, capped at the
+// device's grid limits: device code uses grid-stride loops, so capped and
+// spread grids compute the same result.
 func geometry(s device.Shape, lim limits) (grid, block [3]uint32, err error) {
 	if err := s.Check(); err != nil {
 		return grid, block, err
@@ -37,27 +46,70 @@ func geometry(s device.Shape, lim limits) (grid, block [3]uint32, err error) {
 	if lim.maxBlock < 1 || lim.maxGrid[0] < 1 || lim.maxGrid[1] < 1 || lim.maxGrid[2] < 1 {
 		return grid, block, fmt.Errorf("launch limits %+v: device reports no usable grid", lim)
 	}
+	dims := s.Dims()
 	b := s.Threads
 	if b == 0 {
 		b = defaultThreads
-		if s.Dims() == 1 && s.Size[0] < b {
+		if dims == 1 && s.Size[0] < b {
 			b = (s.Size[0] + 31) &^ 31
 		}
 	}
 	b = min(b, lim.maxBlock)
-	block = [3]uint32{uint32(b), 1, 1}
+	bx, by := b, 1
+	if dims > 1 {
+		bx = min(32, ceilPow2(s.Size[0]), b)
+		by = min(b/bx, ceilPow2(s.Size[1]))
+		bx = min(b/by, max(bx, ceilPow2(s.Size[0]))) // widen what dimension 1 leaves
+	}
+	block = [3]uint32{uint32(bx), uint32(by), 1}
+	need := [3]int{(s.Size[0] + bx - 1) / bx, (s.Size[1] + by - 1) / by, max(s.Size[2], 1)}
 	if s.Teams > 0 {
 		if s.Teams > lim.maxGrid[0] {
 			return grid, block, fmt.Errorf("launch shape: %d teams exceed the device's largest grid of %d blocks; use at most %d teams or 0 to let the plugin choose",
 				s.Teams, lim.maxGrid[0], lim.maxGrid[0])
 		}
-		return [3]uint32{uint32(s.Teams), 1, 1}, block, nil
+		g := [3]int{s.Teams, 1, 1}
+		// From the last dimension down, g[d] is need[d]*f, with f such
+		// that the teams left would spread evenly over dimensions 0..d,
+		// moved to a nearby divisor of the teams left so that none are
+		// lost; dimension 0 takes the rest.
+		rest := s.Teams
+		for d := dims - 1; d >= 1; d-- {
+			prod := 1.0
+			for k := 0; k <= d; k++ {
+				prod *= float64(need[k])
+			}
+			f := math.Pow(float64(rest)/prod, 1/float64(d+1))
+			g[d] = nearDivisor(rest, float64(need[d])*f, min(need[d], lim.maxGrid[d]))
+			rest /= g[d]
+		}
+		g[0] = rest
+		return [3]uint32{uint32(g[0]), uint32(g[1]), uint32(g[2])}, block, nil
 	}
-	gx := min((s.Size[0]+b-1)/b, lim.maxGrid[0])
-	gy := min(max(s.Size[1], 1), lim.maxGrid[1])
-	gz := min(max(s.Size[2], 1), lim.maxGrid[2])
-	return [3]uint32{uint32(gx), uint32(gy), uint32(gz)}, block, nil
+	return [3]uint32{uint32(min(need[0], lim.maxGrid[0])), uint32(min(need[1], lim.maxGrid[1])), uint32(min(need[2], lim.maxGrid[2]))}, block, nil
 }
+
+// nearDivisor returns the divisor of n nearest to target within a few
+// dozen steps of it, or target rounded when none is that near, clamped to
+// [1, hi].
+func nearDivisor(n int, target float64, hi int) int {
+	t := max(1, min(int(math.Round(target)), hi, n))
+	for step := 0; step < 64; step++ {
+		if lo := t - step; lo >= 1 && n%lo == 0 {
+			if up := t + step; up <= min(hi, n) && n%up == 0 && float64(up)-target < target-float64(lo) {
+				return up
+			}
+			return lo
+		}
+		if up := t + step; up <= min(hi, n) && n%up == 0 {
+			return up
+		}
+	}
+	return t
+}
+
+// ceilPow2 returns the least power of two >= n (n >= 1).
+func ceilPow2(n int) int { return 1 << bits.Len(uint(n-1)) }
 
 // packArgs lays out launch arguments as the driver wants them, in dst's
 // memory when it is large enough (a queue's scratch: the driver copies

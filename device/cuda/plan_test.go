@@ -20,8 +20,16 @@ func TestGeometry(t *testing.T) {
 		{"small 1-D rounds to a warp", device.Shape{Size: [3]int{10, 1, 1}}, h100, [3]uint32{1, 1, 1}, [3]uint32{32, 1, 1}},
 		{"ragged 1-D", device.Shape{Size: [3]int{1000, 1, 1}, Threads: 128}, h100, [3]uint32{8, 1, 1}, [3]uint32{128, 1, 1}},
 		{"teams in dimension 0", device.Shape{Size: [3]int{1000, 1, 1}, Teams: 7, Threads: 64}, h100, [3]uint32{7, 1, 1}, [3]uint32{64, 1, 1}},
-		{"2-D", device.Shape{Size: [3]int{1000, 300, 1}}, h100, [3]uint32{4, 300, 1}, [3]uint32{256, 1, 1}},
-		{"3-D capped", device.Shape{Size: [3]int{10, 100000, 70000}}, h100, [3]uint32{1, 65535, 65535}, [3]uint32{256, 1, 1}},
+		{"2-D", device.Shape{Size: [3]int{1000, 300, 1}}, h100, [3]uint32{32, 38, 1}, [3]uint32{32, 8, 1}},
+		{"2-D narrow", device.Shape{Size: [3]int{8, 1000, 1}}, h100, [3]uint32{1, 32, 1}, [3]uint32{8, 32, 1}},
+		{"2-D short", device.Shape{Size: [3]int{1000, 2, 1}}, h100, [3]uint32{8, 1, 1}, [3]uint32{128, 2, 1}},
+		{"2-D thread limit", device.Shape{Size: [3]int{1000, 1000, 1}, Threads: 1000}, h100, [3]uint32{32, 33, 1}, [3]uint32{32, 31, 1}},
+		{"2-D teams spread", device.Shape{Size: [3]int{1000, 300, 1}, Teams: 64}, h100, [3]uint32{8, 8, 1}, [3]uint32{32, 8, 1}},
+		{"2-D prime teams", device.Shape{Size: [3]int{1000, 300, 1}, Teams: 7}, h100, [3]uint32{7, 1, 1}, [3]uint32{32, 8, 1}},
+		{"2-D teams along the long side", device.Shape{Size: [3]int{1000, 1000, 1}, Teams: 4, Threads: 64}, h100, [3]uint32{1, 4, 1}, [3]uint32{32, 2, 1}},
+		{"2-D more teams than blocks", device.Shape{Size: [3]int{64, 16, 1}, Teams: 100}, h100, [3]uint32{50, 2, 1}, [3]uint32{32, 8, 1}},
+		{"3-D teams", device.Shape{Size: [3]int{64, 64, 64}, Teams: 512}, h100, [3]uint32{2, 4, 64}, [3]uint32{32, 8, 1}},
+		{"3-D capped", device.Shape{Size: [3]int{10, 100000, 70000}}, h100, [3]uint32{1, 6250, 65535}, [3]uint32{16, 16, 1}},
 		{"threads beyond the device", device.Shape{Size: [3]int{1 << 20, 1, 1}, Threads: 1 << 20}, h100, [3]uint32{1024, 1, 1}, [3]uint32{1024, 1, 1}},
 		{"threads beyond the kernel", device.Shape{Size: [3]int{4096, 1, 1}, Threads: 1024}, limits{maxBlock: 256, maxGrid: h100.maxGrid}, [3]uint32{16, 1, 1}, [3]uint32{256, 1, 1}},
 		{"grid capped", device.Shape{Size: [3]int{1 << 40, 1, 1}, Threads: 1}, limits{maxBlock: 1024, maxGrid: [3]int{1000, 1, 1}}, [3]uint32{1000, 1, 1}, [3]uint32{1, 1, 1}},
@@ -31,6 +39,9 @@ func TestGeometry(t *testing.T) {
 		if err != nil {
 			t.Errorf("%s: %v", tc.name, err)
 			continue
+		}
+		if teams := gridTeams(grid); tc.shape.Teams > 0 && teams != tc.shape.Teams {
+			t.Errorf("%s: %d teams, asked for %d", tc.name, teams, tc.shape.Teams)
 		}
 		if grid != tc.grid || block != tc.block {
 			t.Errorf("%s: grid %v block %v, want grid %v block %v", tc.name, grid, block, tc.grid, tc.block)

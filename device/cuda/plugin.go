@@ -13,14 +13,9 @@ import (
 	"github.com/gompt/gompt/device/cuda/internal/cu"
 )
 
-// minDriver is the oldest driver the plugin accepts: CUDA 10.0, a round
-// floor above what it needs (the kernels' PTX ISA 6.0 for sm_70 needs a
-// CUDA 9.0 driver, cuDeviceGetUuid one of CUDA 9.2).
+// minDriver is the oldest driver the plugin accepts: CUDA 10.0, what the
+// kernels' PTX ISA 6.3 for sm_75 needs (cuDeviceGetUuid needs CUDA 9.2).
 const minDriver = 10000
-
-// minCompute is the oldest compute capability (major*10+minor) the shipped
-// PTX (.target sm_70) can be JIT-compiled for.
-const minCompute = 70
 
 type plugin struct {
 	lib  string // library to load; "" means $GOMPT_CUDA_LIBRARY, then libcuda.so.1
@@ -76,10 +71,15 @@ func (p *plugin) open() ([]device.Device, error) {
 	if n == 0 {
 		return nil, fmt.Errorf("no CUDA device: the driver (%s, CUDA %s) found none", name, versionString(ver))
 	}
+	sched := os.Getenv(EnvSched)
+	if _, ok := schedFlags[sched]; !ok && sched != "" {
+		fmt.Fprintf(os.Stderr, "gompt: %s=%q: want auto, spin, yield or blocking; using blocking\n", EnvSched, sched)
+		sched = ""
+	}
 	var devs []device.Device
 	var skipped []string
 	for i := 0; i < n; i++ {
-		d, err := openGPU(len(devs), i, ver, name)
+		d, err := openGPU(len(devs), i, ver, name, sched)
 		if err != nil {
 			skipped = append(skipped, fmt.Sprintf("CUDA device %d: %v", i, err))
 			continue
@@ -90,6 +90,45 @@ func (p *plugin) open() ([]device.Device, error) {
 		return nil, errors.New(strings.Join(skipped, "; "))
 	}
 	return devs, nil
+}
+
+// schedFlags are the values of EnvSched.
+var schedFlags = map[string]uint{
+	"auto": cu.CTX_SCHED_AUTO, "spin": cu.CTX_SCHED_SPIN, "yield": cu.CTX_SCHED_YIELD, "blocking": cu.CTX_SCHED_BLOCKING_SYNC,
+}
+
+func schedName(flags uint) string {
+	for k, v := range schedFlags {
+		if v == flags&cu.CTX_SCHED_MASK {
+			return k
+		}
+	}
+	return fmt.Sprintf("flags %#x", flags)
+}
+
+// schedule sets how threads wait for dev (see EnvSched; sched is its
+// value, "" for the default) unless its primary context is already active,
+// and says what it did, for Info. A driver that fails to say or set leaves
+// the device as it is: only the description says so.
+func schedule(dev cu.Device, sched string) string {
+	flags, active, err := cu.DevicePrimaryCtxGetState(dev)
+	if err != nil {
+		return "unknown: " + err.Error()
+	}
+	if active {
+		return schedName(flags) + " (the primary context was already active: left as it was)"
+	}
+	want := uint(cu.CTX_SCHED_BLOCKING_SYNC)
+	if sched != "" {
+		want = schedFlags[sched]
+	}
+	if err := cu.DevicePrimaryCtxSetFlags(dev, flags&^cu.CTX_SCHED_MASK|want); err != nil {
+		return schedName(flags) + " (not changed: " + err.Error() + ")"
+	}
+	if sched == "" {
+		return schedName(want) + " (default; " + EnvSched + " chooses)"
+	}
+	return schedName(want) + " (" + EnvSched + ")"
 }
 
 func versionString(v int) string { return fmt.Sprintf("%d.%d", v/1000, v%1000/10) }

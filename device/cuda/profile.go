@@ -66,7 +66,7 @@ func (q *queue) beginTiming() *timing {
 	t := &timing{q: q}
 	e, err := g.events.get(g.ctx)
 	if err == nil {
-		t.rec0 = hostNow()
+		t.rec0 = g.clock.now()
 		if err = cu.EventRecord(g.ctx, e, q.s); err != nil {
 			g.events.put(g.ctx, e)
 		} else {
@@ -101,7 +101,7 @@ func (q *queue) finishEnqueue(t *timing, typ string, teams int, opErr error) {
 	}
 	e, err := g.events.get(g.ctx)
 	if err == nil {
-		t.rec1 = hostNow()
+		t.rec1 = g.clock.now()
 		if err = cu.EventRecord(g.ctx, e, q.s); err != nil {
 			g.events.put(g.ctx, e)
 		} else {
@@ -172,9 +172,12 @@ func (t *timing) finish() error {
 	}
 	t.done = true
 	g := t.q.g
-	err := cu.EventSynchronize(g.ctx, t.e1)
+	err := g.broken("wait")
+	if err == nil {
+		err = g.fail("wait", cu.EventSynchronize(g.ctx, t.e1))
+	}
 	if err != nil {
-		t.err = g.fail("wait", err)
+		t.err = err
 	} else if t.begin, err = g.clock.time(g.ctx, t.e0, t.rec0); err != nil {
 		t.err = g.fail("event time", err)
 	} else if t.end, err = g.clock.time(g.ctx, t.e1, t.rec1); err != nil {

@@ -9,6 +9,11 @@ import (
 	"github.com/gompt/gompt/device"
 )
 
+// minCompute is the oldest compute capability (major*10+minor) the shipped
+// PTX (.target sm_75) can be JIT-compiled for: Turing. Not Volta (sm_70):
+// NVIDIA's driver branches after 580 may drop it.
+const minCompute = 75
+
 // ptxParamRE matches one parameter of a PTX .entry: ".param .u64 name",
 // ".param .f32 name", optionally with ".ptr .global .align N" attributes.
 var ptxParamRE = regexp.MustCompile(`^\.param\s+\.([busf])(8|16|32|64)\b`)

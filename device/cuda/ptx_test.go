@@ -2,6 +2,7 @@ package cuda
 
 import (
 	"errors"
+	"fmt"
 	"strings"
 	"testing"
 
@@ -31,8 +32,8 @@ func TestShippedPTXParams(t *testing.T) {
 		if !strings.Contains(img.Source, ".address_size 64") {
 			t.Errorf("kernel %s: PTX lacks .address_size 64; the plugin passes 64-bit pointers", k.Name)
 		}
-		if !strings.Contains(img.Source, ".target sm_70") {
-			t.Errorf("kernel %s: PTX does not target sm_70, which the plugin's compute capability check assumes", k.Name)
+		if target := fmt.Sprintf(".target sm_%d\n", minCompute); !strings.Contains(img.Source, target) {
+			t.Errorf("kernel %s: PTX does not target sm_%d, which the plugin's compute capability check assumes", k.Name, minCompute)
 		}
 		if strings.Contains(img.Source, ".extern .func") {
 			t.Errorf("kernel %s: PTX calls an external function the driver cannot link", k.Name)
@@ -44,8 +45,8 @@ func TestShippedPTXParams(t *testing.T) {
 }
 
 func TestPTXParamMismatch(t *testing.T) {
-	const src = `.version 6.0
-.target sm_70
+	const src = `.version 6.3
+.target sm_75
 .address_size 64
 .visible .entry k(
 	.param .u64 k_param_0,

@@ -6,6 +6,8 @@ import (
 	"errors"
 	"fmt"
 	"runtime"
+	"sync"
+	"sync/atomic"
 	"unsafe"
 
 	"github.com/gompt/gompt/device"
@@ -21,6 +23,15 @@ type queue struct {
 	pinned   int
 	released bool
 
+	// enqueued counts the operations enqueued; synced is its value before
+	// the last Sync that succeeded. Equal, the queue is idle. Read by Free
+	// from any goroutine.
+	enqueued, synced atomic.Uint64
+	// fenceMu orders fence's use of the stream before its destruction by
+	// Release, which sets dead.
+	fenceMu sync.Mutex
+	dead    bool
+
 	num     uint64    // the queue's number on its device (1, 2, ...): native records' HWID
 	prof    bool      // time each operation (device.Profiler)
 	vals    []uint64  // launch argument scratch (packArgs)
@@ -33,10 +44,10 @@ type queue struct {
 // does not synchronise with the legacy default stream.
 func (g *gpu) NewQueue() (device.Queue, error) {
 	g.mu.Lock()
-	closed := g.closed
+	err := g.usable("new queue")
 	g.mu.Unlock()
-	if closed {
-		return nil, g.errClosed("new queue")
+	if err != nil {
+		return nil, err
 	}
 	s, err := cu.StreamCreate(g.ctx, cu.STREAM_NON_BLOCKING)
 	if err != nil {
@@ -53,7 +64,7 @@ func (q *queue) usable(op string) error {
 	if q.released {
 		return device.Errorf(q.g.id, op, device.CodeInvalidArgument, "queue is released")
 	}
-	return nil
+	return q.g.broken(op)
 }
 
 // enqueue is usable for an operation that enqueues work: the next Sync
@@ -63,6 +74,7 @@ func (q *queue) enqueue(op string) error {
 		return err
 	}
 	q.quiet = false
+	q.enqueued.Add(1)
 	return nil
 }
 
@@ -89,7 +101,7 @@ func (q *queue) CopyIn(dst device.DevicePtr, src []byte) error {
 	if len(src) == 0 {
 		return nil
 	}
-	if err := q.g.checkRange(op, dst, len(src)); err != nil {
+	if err := q.g.use(op, q, dst, len(src)); err != nil {
 		return err
 	}
 	tm := q.startTiming()
@@ -118,7 +130,7 @@ func (q *queue) CopyOut(dst []byte, src device.DevicePtr) error {
 	if len(dst) == 0 {
 		return nil
 	}
-	if err := q.g.checkRange(op, src, len(dst)); err != nil {
+	if err := q.g.use(op, q, src, len(dst)); err != nil {
 		return err
 	}
 	tm := q.startTiming()
@@ -149,10 +161,10 @@ func (q *queue) Copy(dst, src device.DevicePtr, n int) error {
 	if n == 0 {
 		return nil
 	}
-	if err := q.g.checkRange(op, dst, n); err != nil {
+	if err := q.g.use(op, q, dst, n); err != nil {
 		return err
 	}
-	if err := q.g.checkRange(op, src, n); err != nil {
+	if err := q.g.use(op, q, src, n); err != nil {
 		return err
 	}
 	tm := q.startTiming()
@@ -179,10 +191,10 @@ func (q *queue) CopyPeer(dst device.DevicePtr, src device.Device, srcPtr device.
 	if n == 0 {
 		return nil
 	}
-	if err := q.g.checkRange(op, dst, n); err != nil {
+	if err := q.g.use(op, q, dst, n); err != nil {
 		return err
 	}
-	if err := sg.checkRange(op, srcPtr, n); err != nil {
+	if err := sg.use(op, q, srcPtr, n); err != nil {
 		return err
 	}
 	return q.g.fail(op, cu.MemcpyPeerAsync(q.g.ctx, cu.DevicePtr(dst), q.g.ctx, cu.DevicePtr(srcPtr), sg.ctx, n, q.s))
@@ -216,8 +228,8 @@ func (q *queue) Launch(f device.Function, shape device.Shape, args []device.Arg)
 	q.vals = vals
 	for i, p := range fn.k.Params {
 		if p.Kind == device.ParamBuffer {
-			if err := q.g.checkRange(op, args[i].Ptr, 0); err != nil {
-				// checkRange's error already names the device and the
+			if err := q.g.use(op, q, args[i].Ptr, 0); err != nil {
+				// use's error already names the device and the
 				// launch (and says so if the device is closed): add which
 				// argument, once.
 				if e, ok := err.(*device.Error); ok {
@@ -251,7 +263,7 @@ func (q *queue) Record() (device.Event, error) {
 	if err != nil {
 		return nil, q.g.fail(op, err)
 	}
-	rec := hostNow()
+	rec := q.g.clock.now()
 	if err := cu.EventRecord(q.g.ctx, e, q.s); err != nil {
 		q.g.events.put(q.g.ctx, e)
 		return nil, q.g.fail(op, err)
@@ -274,7 +286,11 @@ func (q *queue) Sync() error {
 	if q.quiet {
 		return nil // idle since the last Sync: one driver call less per construct
 	}
+	n := q.enqueued.Load()
 	err := cu.StreamSynchronize(q.g.ctx, q.s)
+	if err == nil {
+		q.synced.Store(n)
+	}
 	q.pin.Unpin()
 	q.pinned = 0
 	q.finishTimings()
@@ -283,14 +299,37 @@ func (q *queue) Sync() error {
 }
 
 // Release waits for the queue's work and destroys its stream. Releasing
-// twice does nothing.
+// twice does nothing. On a device already broken (see gpu.broken) it only
+// destroys the stream and is quiet: the error has been reported.
 func (q *queue) Release() error {
 	if q.released {
 		return nil
 	}
-	err := q.Sync()
+	var err error
+	wasBroken := q.g.fault.Load() != nil
+	if wasBroken {
+		q.pin.Unpin()
+		q.pinned = 0
+		for _, t := range q.timings {
+			t.mu.Lock()
+			if !t.done {
+				t.release()
+				t.err, t.done = q.g.broken("wait"), true
+			}
+			t.mu.Unlock()
+		}
+		q.timings = nil
+	} else {
+		err = q.Sync()
+	}
 	q.released = true
-	err = errors.Join(err, q.g.fail("release", cu.StreamDestroy(q.g.ctx, q.s)))
+	q.fenceMu.Lock()
+	q.dead = true
+	e := cu.StreamDestroy(q.g.ctx, q.s)
+	q.fenceMu.Unlock()
+	if !wasBroken {
+		err = errors.Join(err, q.g.fail("release", e))
+	}
 	q.g.mu.Lock()
 	delete(q.g.queues, q)
 	q.g.mu.Unlock()

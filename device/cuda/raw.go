@@ -12,8 +12,8 @@ import (
 )
 
 // emptyPTX is an empty kernel for RawEmptyLaunchSync.
-const emptyPTX = `.version 6.0
-.target sm_70
+const emptyPTX = `.version 6.3
+.target sm_75
 .address_size 64
 .visible .entry gompt_raw_empty()
 {
@@ -24,22 +24,22 @@ const emptyPTX = `.version 6.0
 // RawEmptyLaunchSync is the baseline of the empty_target benchmark: it
 // launches an empty kernel (one block of one thread) on a fresh stream and
 // synchronises the stream, iters times, through the binding alone, and
-// returns the median time of one launch plus synchronise. d must be a
-// device of this plugin. Safe to call concurrently with other use of d.
+// returns the median time of one launch plus synchronise. The kernel is
+// JIT-compiled at the first call on a device and kept until the device
+// closes, as Load keeps kernels. d must be a device of this plugin. Safe to
+// call concurrently with other use of d.
 func RawEmptyLaunchSync(d device.Device, iters int) (time.Duration, error) {
 	g, err := gpuOf(d)
 	if err != nil {
 		return 0, err
 	}
+	if err := g.broken("raw baseline"); err != nil {
+		return 0, err
+	}
 	if iters < 1 {
 		return 0, fmt.Errorf("cuda: RawEmptyLaunchSync: iters %d: must be at least 1", iters)
 	}
-	mod, _, err := cu.ModuleLoadDataEx(g.ctx, emptyPTX)
-	if err != nil {
-		return 0, err
-	}
-	defer cu.ModuleUnload(g.ctx, mod)
-	fn, err := cu.ModuleGetFunction(g.ctx, mod, "gompt_raw_empty")
+	fn, err := g.rawEmpty()
 	if err != nil {
 		return 0, err
 	}
@@ -65,6 +65,33 @@ func RawEmptyLaunchSync(d device.Device, iters int) (time.Duration, error) {
 	return median(times), nil
 }
 
+// rawEmpty returns the empty kernel of RawEmptyLaunchSync, loading it on
+// the first call.
+func (g *gpu) rawEmpty() (cu.Function, error) {
+	g.loadMu.Lock()
+	defer g.loadMu.Unlock()
+	if g.rawFn != nil {
+		return g.rawFn, nil
+	}
+	g.mu.Lock()
+	err := g.usable("raw baseline")
+	g.mu.Unlock()
+	if err != nil {
+		return nil, err
+	}
+	mod, _, err := cu.ModuleLoadDataEx(g.ctx, emptyPTX)
+	if err != nil {
+		return nil, err
+	}
+	fn, err := cu.ModuleGetFunction(g.ctx, mod, "gompt_raw_empty")
+	if err != nil {
+		cu.ModuleUnload(g.ctx, mod)
+		return nil, err
+	}
+	g.rawMod, g.rawFn = mod, fn
+	return fn, nil
+}
+
 // RawCopy is the baseline of the h2d and d2h benchmarks: it copies bytes
 // between page-locked host memory (cuMemAllocHost) and device memory
 // (cuMemAlloc) with the synchronous cuMemcpyHtoD or cuMemcpyDtoH, iters
@@ -73,6 +100,9 @@ func RawEmptyLaunchSync(d device.Device, iters int) (time.Duration, error) {
 func RawCopy(d device.Device, bytes int, toDevice bool, iters int) (time.Duration, error) {
 	g, err := gpuOf(d)
 	if err != nil {
+		return 0, err
+	}
+	if err := g.broken("raw baseline"); err != nil {
 		return 0, err
 	}
 	if bytes < 1 || iters < 1 {

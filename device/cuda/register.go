@@ -24,6 +24,8 @@
 package cuda
 
 import (
+	"errors"
+
 	"github.com/gompt/gompt/device"
 	"github.com/gompt/gompt/device/cuda/internal/cu"
 )
@@ -32,7 +34,25 @@ import (
 // library's path.
 const EnvLibrary = "GOMPT_CUDA_LIBRARY"
 
+// EnvSched names the environment variable that chooses how a thread
+// waiting for a GPU waits: auto, spin, yield or blocking
+// (CU_CTX_SCHED_AUTO, _SPIN, _YIELD, _BLOCKING_SYNC). Unset, the plugin
+// does as LLVM's: blocking sync, so a waiting goroutine's thread sleeps
+// instead of spinning a core. Either way the flags are set only when the
+// device's primary context is not active yet (nothing else in the process
+// uses it); an active one is left as it is. Info.Extra says which.
+const EnvSched = "GOMPT_CUDA_SCHED"
+
 func init() { device.Register("cuda", &plugin{}) }
+
+// ErrContextLost is wrapped by the errors of every operation on a device
+// after a sticky driver error (an illegal address or instruction in a
+// kernel, an unspecified launch failure, a launch timeout, a device-side
+// assert: the results NVIDIA documents as leaving the context unusable).
+// The driver fails every later call in the context with that error, so the
+// device stays unusable until the process ends; the first error is named
+// beside it. Closing such a device is quiet.
+var ErrContextLost = errors.New("the device must be restarted: an earlier error left its CUDA context unusable (end the process and start it again)")
 
 // LiveDriverObjects returns the counts of CUDA driver objects the plugin
 // holds across all its devices (allocations, cached ones included;

@@ -11,6 +11,13 @@
 // the names the binding prefers (cuMemAlloc_v2, cuStreamDestroy_v2, ...),
 // with the driver's signatures written with plain C types.
 //
+// With FAKECUDA_ASYNC=1 each stream instead has a worker thread that runs its
+// operations in order as soon as they are enqueued, as a GPU runs streams
+// side by side: work on one stream does not wait for another, and queries
+// turn ready without anything waiting. The kernels of a module whose image
+// contains the marker FAKECUDA_SLEEP_US followed by a number run for that
+// many microseconds (in either mode), so a test can keep a stream busy.
+//
 // The simulated devices live in host memory: device memory is malloc'd and a
 // CUdeviceptr is its host address; page-locked memory is malloc'd.
 // Asynchronous copies and event records wait in their stream until something
@@ -19,7 +26,8 @@
 // until it ran them, so a plugin that reads a buffer before waiting for the
 // copy, or reuses one that a copy still uses, gets wrong data; cuStreamQuery
 // and cuEventQuery say CUDA_ERROR_NOT_READY meanwhile. An event takes its
-// time from CLOCK_MONOTONIC when its record runs. Copies on the NULL stream
+// time from the device clock (FAKECUDA_CLOCK_*) when its record runs; a
+// record on an idle stream runs at once. Copies on the NULL stream
 // and the synchronous copies run at once. Every handle the fake
 // gives out is checked when it comes back, and so is every device range a
 // copy touches: a call with a stale or foreign handle, a range outside a live
@@ -36,6 +44,12 @@
 //	FAKECUDA_CC=MAJOR.MINOR     compute capability (default 9.0)
 //	FAKECUDA_FAIL=SPEC          faults to inject, as below (counted from this cuInit)
 //	FAKECUDA_SYNC=1             run asynchronous copies and records at once
+//	FAKECUDA_ASYNC=1            run each stream's work on a worker thread of its own as soon as it is enqueued
+//	FAKECUDA_CLOCK_PPM=P        the device clock (event times) runs P parts per million fast (negative: slow) ...
+//	FAKECUDA_CLOCK_OFFSET=NS    ... is NS ahead of the host's CLOCK_MONOTONIC ...
+//	FAKECUDA_CLOCK_JUMP=NS      ... and jumps NS further ahead ...
+//	FAKECUDA_CLOCK_JUMP_AT=NS   ... when host time reaches NS
+//	FAKECUDA_CLOCK_MANUAL=1     host time is fakecuda_host_ns, set by the test, instead of CLOCK_MONOTONIC
 //	FAKECUDA_TRACE=1            print each call to stderr
 //
 // Fault injection. SPEC is a comma-separated list of NAME:N[:RESULT[:COUNT]]:
@@ -53,6 +67,17 @@
 // Module loads fail with CUDA_ERROR_INVALID_PTX and a JIT error log when the
 // image contains the marker FAKECUDA_BAD_PTX; cuModuleGetFunction finds
 // exactly the names that follow ".entry" in the image.
+//
+// Sticky errors. A result NVIDIA documents as leaving the context unusable
+// (CUDA_ERROR_ILLEGAL_ADDRESS 700, LAUNCH_TIMEOUT 702, ASSERT 710, 714-719
+// such as LAUNCH_FAILED, CONTAINED 226), whether injected or the end of a
+// faulting kernel, poisons the current device's context as the driver's
+// does: the work waiting in its streams never runs, and every later call
+// that needs the context (frees and destroys included) returns that result,
+// until the primary context is released for the last time. The kernels of a
+// module whose image contains the marker FAKECUDA_FAULT (optionally
+// followed by a CUresult, 700 by default) end with that result when their
+// stream runs them; cuLaunchKernel itself succeeds.
 //
 // Live objects are counted in fakecuda_state. When a device's primary
 // context is released for the last time, the objects still live in it are
@@ -90,6 +115,7 @@ enum {
 	E_HOST_MEMORY_ALREADY_REGISTERED = 712,
 	E_HOST_MEMORY_NOT_REGISTERED = 713,
 	E_LAUNCH_FAILED = 719,
+	E_ILLEGAL_ADDRESS = 700,
 	E_UNKNOWN = 999,
 };
 
@@ -129,6 +155,8 @@ static int driver_version = 12080;
 static int cc_major = 9, cc_minor = 0;
 static int trace;
 static int at_once; // FAKECUDA_SYNC
+static int async_mode; // FAKECUDA_ASYNC: a worker thread per stream
+static pthread_cond_t cv = PTHREAD_COND_INITIALIZER; // broadcast when an operation has run
 
 // Contexts: one primary context per device; the handle is the address of
 // its entry, the same across retain cycles as the driver's is.
@@ -137,6 +165,8 @@ struct ctx {
 	int refs;
 	long long used; // device memory bytes allocated
 	int peer[MAX_DEVICES];
+	int sticky; // a CUresult that has made the context unusable, or 0
+	unsigned flags; // cuDevicePrimaryCtxSetFlags
 };
 static struct ctx ctxs[MAX_DEVICES];
 static __thread struct ctx *current;
@@ -153,16 +183,21 @@ struct obj {
 	// K_ALLOC, K_HOST, K_REG: the memory.
 	char *p;
 	size_t n;
-	// K_STREAM: the operations not yet run, in order.
+	// K_STREAM: the operations not yet run, in order; with FAKECUDA_ASYNC
+	// the stream's worker, whether it is running one, and its stop flag.
 	struct op *head, *tail;
+	pthread_t worker;
+	int has_worker, busy, stop;
 	// K_EVENT (flags also K_STREAM)
 	unsigned flags;
 	int recorded;      // recorded at least once
 	int done;          // the latest record has run
 	long long gen;     // records so far
-	struct timespec t; // when the latest record ran
-	// K_MODULE: the image; K_FUNC: its module and name.
+	long long t;       // when the latest record ran, on the device's clock (gpu_now)
+	// K_MODULE: the image, and how long its kernels run (FAKECUDA_SLEEP_US);
+	// K_FUNC: its module and name.
 	char *text;
+	long long sleep_ns;
 	struct obj *mod;
 	char name[128];
 };
@@ -177,21 +212,96 @@ struct op {
 	size_t n;
 	struct obj *ev; // an event record: the event, or NULL once it is destroyed
 	long long gen;  // the record's number among the event's records
+	int is_kernel;
+	int fault;      // a kernel: the sticky CUresult it ends with, or 0
+	int dev;        // a kernel: its device
+	long long sleep_ns; // a kernel: how long it runs
 };
 
+static void poison(int d, int r);
+
+// The device clock (FAKECUDA_CLOCK_*): host time, from CLOCK_MONOTONIC or
+// from fakecuda_host_ns, running clock_ppm parts per million fast (slow
+// when negative), clock_offset ns ahead, and clock_jump_ns further ahead
+// from host time clock_jump_at on.
+EXPORT long long fakecuda_host_ns;
+static int clock_manual;
+static double clock_ppm;
+static long long clock_offset, clock_jump_at = -1, clock_jump_ns;
+
+static long long host_now(void) {
+	if (clock_manual) return __atomic_load_n(&fakecuda_host_ns, __ATOMIC_SEQ_CST);
+	struct timespec ts;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (long long)ts.tv_sec * 1000000000LL + ts.tv_nsec;
+}
+
+static long long gpu_now(void) {
+	long long h = host_now();
+	long long g = h + (long long)((double)h * clock_ppm * 1e-6) + clock_offset;
+	if (clock_jump_at >= 0 && h >= clock_jump_at) g += clock_jump_ns;
+	return g;
+}
+
 static void run(struct op *o) {
-	if (!o->is_record) {
+	if (o->is_kernel) {
+		if (o->fault != 0) poison(o->dev, o->fault);
+	} else if (!o->is_record) {
 		memmove(o->dst, o->src, o->n);
 	} else if (o->ev != NULL && o->ev->gen == o->gen) {
-		clock_gettime(CLOCK_MONOTONIC, &o->ev->t);
+		o->ev->t = gpu_now();
 		o->ev->done = 1;
 	}
+}
+
+// sleep_unlocked sleeps ns nanoseconds without the lock.
+static void sleep_unlocked(long long ns) {
+	struct timespec d = {.tv_sec = ns / 1000000000, .tv_nsec = ns % 1000000000};
+	pthread_mutex_unlock(&mu);
+	while (nanosleep(&d, &d) != 0) {}
+	pthread_mutex_lock(&mu);
+}
+
+// worker runs the operations of stream s in order, as a GPU would, until
+// the stream is destroyed (FAKECUDA_ASYNC). A kernel sleeps for its run
+// time without the lock.
+static void *worker(void *arg) {
+	struct obj *s = arg;
+	pthread_mutex_lock(&mu);
+	for (;;) {
+		while (!s->stop && s->head == NULL) pthread_cond_wait(&cv, &mu);
+		if (s->head == NULL) break;
+		struct op *o = s->head;
+		s->head = o->next;
+		if (s->head == NULL) s->tail = NULL;
+		s->busy = 1;
+		if (o->sleep_ns > 0) sleep_unlocked(o->sleep_ns);
+		if (!ctxs[s->dev].sticky) run(o);
+		free(o);
+		s->busy = 0;
+		pthread_cond_broadcast(&cv);
+	}
+	pthread_mutex_unlock(&mu);
+	return NULL;
+}
+
+// stop_worker ends the worker of stream s, which is no longer in the list
+// of streams. Called under the lock, which it lets go while it waits.
+static void stop_worker(struct obj *s) {
+	if (!s->has_worker) return;
+	s->stop = 1;
+	pthread_cond_broadcast(&cv);
+	pthread_mutex_unlock(&mu);
+	pthread_join(s->worker, NULL);
+	pthread_mutex_lock(&mu);
+	s->has_worker = 0;
 }
 
 // enqueue runs o at once on the NULL stream (or with FAKECUDA_SYNC), else
 // appends it to stream s.
 static void enqueue(struct obj *s, struct op o) {
 	if (s == NULL || at_once) {
+		if (o.sleep_ns > 0) sleep_unlocked(o.sleep_ns);
 		run(&o);
 		return;
 	}
@@ -205,16 +315,22 @@ static void enqueue(struct obj *s, struct op o) {
 	if (s->tail != NULL) s->tail->next = p;
 	else s->head = p;
 	s->tail = p;
+	pthread_cond_broadcast(&cv);
 }
 
 // flush runs the operations of stream s in order, all of them or until
 // event ev's latest record has run.
 static void flush(struct obj *s, struct obj *ev) {
-	while (s->head != NULL && (ev == NULL || !ev->done)) {
+	if (s->has_worker) { // wait for the worker instead
+		while ((s->head != NULL || s->busy) && (ev == NULL || !ev->done) && !ctxs[s->dev].sticky) pthread_cond_wait(&cv, &mu);
+		return;
+	}
+	while (s->head != NULL && (ev == NULL || !ev->done) && !ctxs[s->dev].sticky) {
 		struct op *o = s->head;
 		s->head = o->next;
 		if (s->head == NULL) s->tail = NULL;
-		run(o);
+		if (o->sleep_ns > 0) sleep_unlocked(o->sleep_ns);
+		if (!ctxs[s->dev].sticky || o->fault) run(o);
 		free(o);
 	}
 }
@@ -223,6 +339,32 @@ static void flush(struct obj *s, struct obj *ev) {
 static void flush_dev(int d) {
 	for (struct obj *s = objs[K_STREAM]; s != NULL; s = s->next)
 		if (s->dev == d) flush(s, NULL);
+}
+
+// is_sticky reports whether r is one of the results NVIDIA documents as
+// leaving the context unusable: every later call in it returns the same
+// result, until the primary context is released for the last time.
+static int is_sticky(int r) {
+	return r == 700 || r == 702 || r == 710 || (r >= 714 && r <= 719) || r == 226;
+}
+
+// drop_ops frees the operations waiting in stream s without running them.
+static void drop_ops(struct obj *s) {
+	while (s->head != NULL) {
+		struct op *o = s->head;
+		s->head = o->next;
+		free(o);
+	}
+	s->tail = NULL;
+}
+
+// poison makes device d's context unusable with result r (the first one
+// sticks): the work waiting in its streams never runs.
+static void poison(int d, int r) {
+	if (ctxs[d].sticky == 0) ctxs[d].sticky = r;
+	for (struct obj *s = objs[K_STREAM]; s != NULL; s = s->next)
+		if (s->dev == d) drop_ops(s);
+	pthread_cond_broadcast(&cv);
 }
 
 // forget_event drops event e from the records waiting in streams.
@@ -347,9 +489,14 @@ static int enter(const char *fn) {
 // BEGIN_CTX is BEGIN for an entry point that needs a live current context;
 // the device is then cur.
 #define BEGIN_CTX(fn) \
-	BEGIN(fn); \
+	LOCK(); \
+	int r_ = enter(fn); \
+	if (r_ == OK && !initialized) r_ = E_NOT_INITIALIZED; \
+	if (r_ != OK && is_sticky(r_) && current != NULL && current->refs > 0) poison(current->dev, r_); \
+	if (r_ != OK) { UNLOCK(); return r_; } \
 	if (current == NULL) { misuse(fn, "no current context"); RETURN(E_INVALID_CONTEXT); } \
 	if (current->refs == 0) { misuse(fn, "the current context (device %d) has been released", current->dev); RETURN(E_CONTEXT_IS_DESTROYED); } \
+	if (current->sticky) RETURN(current->sticky); \
 	int cur = current->dev; (void)cur;
 
 static void obj_add(struct obj *o) {
@@ -457,6 +604,12 @@ EXPORT CUresult cuInit(unsigned flags) {
 	rearm();
 	trace = envll("FAKECUDA_TRACE", 0) != 0;
 	at_once = envll("FAKECUDA_SYNC", 0) != 0;
+	async_mode = envll("FAKECUDA_ASYNC", 0) != 0;
+	clock_manual = envll("FAKECUDA_CLOCK_MANUAL", 0) != 0;
+	clock_ppm = getenv("FAKECUDA_CLOCK_PPM") != NULL ? atof(getenv("FAKECUDA_CLOCK_PPM")) : 0;
+	clock_offset = envll("FAKECUDA_CLOCK_OFFSET", 0);
+	clock_jump_at = envll("FAKECUDA_CLOCK_JUMP_AT", -1);
+	clock_jump_ns = envll("FAKECUDA_CLOCK_JUMP", 0);
 	const char *spec = getenv("FAKECUDA_FAIL");
 	if (spec != NULL && *spec != 0) parse_faults(spec);
 	int r = count("cuInit");
@@ -504,12 +657,20 @@ static const struct {
 	{400, "CUDA_ERROR_INVALID_HANDLE", "invalid resource handle"},
 	{500, "CUDA_ERROR_NOT_FOUND", "named symbol not found"},
 	{600, "CUDA_ERROR_NOT_READY", "device not ready"},
+	{226, "CUDA_ERROR_CONTAINED", "uncorrectable error contained by the GPU"},
 	{700, "CUDA_ERROR_ILLEGAL_ADDRESS", "an illegal memory access was encountered"},
 	{701, "CUDA_ERROR_LAUNCH_OUT_OF_RESOURCES", "too many resources requested for launch"},
+	{702, "CUDA_ERROR_LAUNCH_TIMEOUT", "the launch timed out and was terminated"},
 	{704, "CUDA_ERROR_PEER_ACCESS_ALREADY_ENABLED", "peer access is already enabled"},
 	{709, "CUDA_ERROR_CONTEXT_IS_DESTROYED", "context is destroyed"},
 	{712, "CUDA_ERROR_HOST_MEMORY_ALREADY_REGISTERED", "part or all of the requested memory range is already mapped"},
+	{710, "CUDA_ERROR_ASSERT", "device-side assert triggered"},
 	{713, "CUDA_ERROR_HOST_MEMORY_NOT_REGISTERED", "pointer does not correspond to a registered memory region"},
+	{714, "CUDA_ERROR_HARDWARE_STACK_ERROR", "hardware stack error"},
+	{715, "CUDA_ERROR_ILLEGAL_INSTRUCTION", "an illegal instruction was encountered"},
+	{716, "CUDA_ERROR_MISALIGNED_ADDRESS", "misaligned address"},
+	{717, "CUDA_ERROR_INVALID_ADDRESS_SPACE", "operation not supported on global/shared address space"},
+	{718, "CUDA_ERROR_INVALID_PC", "invalid program counter"},
 	{719, "CUDA_ERROR_LAUNCH_FAILED", "unspecified launch failure"},
 	{999, "CUDA_ERROR_UNKNOWN", "unknown error"},
 };
@@ -622,6 +783,20 @@ EXPORT CUresult cuDevicePrimaryCtxRetain(struct ctx **c, CUdevice d) {
 // goes away, as the driver does, counting it.
 static void release_all(int d) {
 	flush_dev(d);
+	for (int again = 1; again;) { // streams first: their workers end without the lock
+		again = 0;
+		for (struct obj *s = objs[K_STREAM]; s != NULL; s = s->next) {
+			if (s->dev != d) continue;
+			obj_remove(s);
+			drop_ops(s);
+			stop_worker(s);
+			ADD(leaked_at_release, 1);
+			if (trace) fprintf(stderr, "fakecuda: stream %p still live when device %d's context is released\n", (void *)s, d);
+			free_obj(s);
+			again = 1;
+			break;
+		}
+	}
 	for (int k = 0; k < K_COUNT; k++) {
 		for (struct obj **pp = &objs[k]; *pp != NULL;) {
 			struct obj *o = *pp;
@@ -638,6 +813,7 @@ static void release_all(int d) {
 		}
 	}
 	memset(ctxs[d].peer, 0, sizeof ctxs[d].peer);
+	ctxs[d].sticky = 0; // the next retain makes a fresh context
 }
 
 EXPORT CUresult cuDevicePrimaryCtxRelease_v2(CUdevice d) {
@@ -650,6 +826,29 @@ EXPORT CUresult cuDevicePrimaryCtxRelease_v2(CUdevice d) {
 	ctxs[d].refs--;
 	ADD(ctx_refs, -1);
 	if (ctxs[d].refs == 0) release_all(d);
+	RETURN(OK);
+}
+
+EXPORT CUresult cuDevicePrimaryCtxGetState(CUdevice d, unsigned *flags, int *active) {
+	BEGIN("cuDevicePrimaryCtxGetState");
+	DEV_OK("cuDevicePrimaryCtxGetState", d);
+	if (flags == NULL || active == NULL) RETURN(E_INVALID_VALUE);
+	*flags = ctxs[d].flags;
+	*active = ctxs[d].refs > 0;
+	RETURN(OK);
+}
+
+// cuDevicePrimaryCtxSetFlags_v2 refuses an active context, as the first
+// version did: the plugin should not try.
+EXPORT CUresult cuDevicePrimaryCtxSetFlags_v2(CUdevice d, unsigned flags) {
+	BEGIN("cuDevicePrimaryCtxSetFlags_v2");
+	DEV_OK("cuDevicePrimaryCtxSetFlags_v2", d);
+	if (flags & ~0x1fu) RETURN(E_INVALID_VALUE);
+	if (ctxs[d].refs > 0) {
+		misuse("cuDevicePrimaryCtxSetFlags_v2", "device %d's primary context is active", d);
+		RETURN(708); // CUDA_ERROR_PRIMARY_CONTEXT_ACTIVE
+	}
+	ctxs[d].flags = flags;
 	RETURN(OK);
 }
 
@@ -692,6 +891,7 @@ EXPORT CUresult cuMemAlloc_v2(CUdeviceptr *p, size_t n) {
 EXPORT CUresult cuMemFree_v2(CUdeviceptr p) {
 	BEGIN_CTX("cuMemFree_v2");
 	flush_dev(cur); // cuMemFree synchronises
+	if (current->sticky) RETURN(current->sticky);
 	for (struct obj *o = objs[K_ALLOC]; o != NULL; o = o->next) {
 		if ((uintptr_t)o->p == p) {
 			if (o->dev != cur) {
@@ -726,6 +926,7 @@ EXPORT CUresult cuMemAllocHost_v2(void **p, size_t n) {
 EXPORT CUresult cuMemFreeHost(void *p) {
 	BEGIN_CTX("cuMemFreeHost");
 	flush_dev(cur);
+	if (current->sticky) RETURN(current->sticky);
 	for (struct obj *o = objs[K_HOST]; o != NULL; o = o->next) {
 		if (o->p == p) {
 			obj_remove(o);
@@ -754,6 +955,7 @@ EXPORT CUresult cuMemHostRegister_v2(void *p, size_t n, unsigned flags) {
 EXPORT CUresult cuMemHostUnregister(void *p) {
 	BEGIN_CTX("cuMemHostUnregister");
 	flush_dev(cur);
+	if (current->sticky) RETURN(current->sticky);
 	for (struct obj *o = objs[K_REG]; o != NULL; o = o->next) {
 		if (o->p == p) {
 			obj_remove(o);
@@ -851,6 +1053,13 @@ EXPORT CUresult cuStreamCreate(void **s, unsigned flags) {
 	struct obj *o = calloc(1, sizeof *o);
 	if (o == NULL) RETURN(E_OUT_OF_MEMORY);
 	o->kind = K_STREAM, o->dev = cur, o->flags = flags;
+	if (async_mode && !at_once) {
+		if (pthread_create(&o->worker, NULL, worker, o) != 0) {
+			free(o);
+			RETURN(E_OUT_OF_MEMORY);
+		}
+		o->has_worker = 1;
+	}
 	obj_add(o);
 	ADD(streams, 1);
 	*s = o;
@@ -862,7 +1071,9 @@ EXPORT CUresult cuStreamDestroy_v2(void *s) {
 	struct obj *o = handle("cuStreamDestroy_v2", K_STREAM, s, cur);
 	if (o == NULL) RETURN(E_INVALID_HANDLE);
 	flush(o, NULL); // the driver finishes the stream's work first
+	if (current->sticky) RETURN(current->sticky);
 	obj_remove(o);
+	stop_worker(o);
 	free_obj(o);
 	RETURN(OK);
 }
@@ -873,14 +1084,14 @@ EXPORT CUresult cuStreamSynchronize(void *s) {
 	if (!stream_of("cuStreamSynchronize", s, cur, &so)) RETURN(E_INVALID_HANDLE);
 	if (so != NULL) flush(so, NULL);
 	else flush_dev(cur); // the legacy stream waits for the blocking streams; all, here
-	RETURN(OK);
+	RETURN(current->sticky);
 }
 
 EXPORT CUresult cuStreamQuery(void *s) {
 	BEGIN_CTX("cuStreamQuery");
 	struct obj *so;
 	if (!stream_of("cuStreamQuery", s, cur, &so)) RETURN(E_INVALID_HANDLE);
-	RETURN(so != NULL && so->head != NULL ? E_NOT_READY : OK);
+	RETURN(so != NULL && (so->head != NULL || so->busy) ? E_NOT_READY : OK);
 }
 
 EXPORT CUresult cuEventCreate(void **e, unsigned flags) {
@@ -904,7 +1115,9 @@ EXPORT CUresult cuEventRecord(void *e, void *s) {
 	o->recorded = 1;
 	o->done = 0;
 	o->gen++;
-	enqueue(so, (struct op){.is_record = 1, .ev = o, .gen = o->gen});
+	struct op rec = {.is_record = 1, .ev = o, .gen = o->gen};
+	if (so != NULL && !so->has_worker && so->head == NULL) run(&rec); // an idle stream passes a record at once
+	else enqueue(so, rec);
 	RETURN(OK);
 }
 
@@ -912,8 +1125,12 @@ EXPORT CUresult cuEventSynchronize(void *e) {
 	BEGIN_CTX("cuEventSynchronize");
 	struct obj *o = handle("cuEventSynchronize", K_EVENT, e, cur);
 	if (o == NULL) RETURN(E_INVALID_HANDLE);
+	if (async_mode && !at_once) {
+		while (o->recorded && !o->done && !current->sticky) pthread_cond_wait(&cv, &mu);
+		RETURN(current->sticky);
+	}
 	for (struct obj *s = objs[K_STREAM]; s != NULL && o->recorded && !o->done; s = s->next) flush(s, o);
-	RETURN(OK);
+	RETURN(current->sticky);
 }
 
 EXPORT CUresult cuEventQuery(void *e) {
@@ -937,7 +1154,7 @@ EXPORT CUresult cuEventElapsedTime_v2(float *ms, void *a, void *b) {
 		RETURN(E_INVALID_HANDLE);
 	}
 	if (!ea->done || !eb->done) RETURN(E_NOT_READY);
-	double ns = (double)(eb->t.tv_sec - ea->t.tv_sec) * 1e9 + (double)(eb->t.tv_nsec - ea->t.tv_nsec);
+	double ns = (double)(eb->t - ea->t);
 	*ms = (float)(ns / 1e6);
 	RETURN(OK);
 }
@@ -975,10 +1192,12 @@ EXPORT CUresult cuModuleLoadDataEx(void **m, const void *image, unsigned nopt, i
 	LOCK();
 	int r = enter("cuModuleLoadDataEx");
 	if (r == OK && !initialized) r = E_NOT_INITIALIZED;
+	if (r != OK && is_sticky(r) && current != NULL && current->refs > 0) poison(current->dev, r);
 	if (r == OK && (current == NULL || current->refs == 0)) {
 		misuse("cuModuleLoadDataEx", "no live current context");
 		r = E_INVALID_CONTEXT;
 	}
+	if (r == OK && current->sticky) RETURN(current->sticky);
 	if (r != OK) {
 		char msg[128];
 		snprintf(msg, sizeof msg, "fakecuda: injected failure of cuModuleLoadDataEx (CUresult %d)", r);
@@ -1002,6 +1221,13 @@ EXPORT CUresult cuModuleLoadDataEx(void **m, const void *image, unsigned nopt, i
 		RETURN(E_OUT_OF_MEMORY);
 	}
 	o->kind = K_MODULE, o->dev = current->dev;
+	const char *sl = strstr(text, "FAKECUDA_SLEEP_US");
+	if (sl != NULL) o->sleep_ns = strtoll(sl + 17, NULL, 10) * 1000;
+	const char *fault = strstr(text, "FAKECUDA_FAULT");
+	if (fault != NULL) {
+		o->flags = (unsigned)strtol(fault + 14, NULL, 10);
+		if (o->flags == 0) o->flags = E_ILLEGAL_ADDRESS;
+	}
 	obj_add(o);
 	ADD(modules, 1);
 	char msg[128];
@@ -1069,7 +1295,8 @@ EXPORT CUresult cuFuncGetAttribute(int *v, int attr, void *f) {
 EXPORT CUresult cuLaunchKernel(void *f, unsigned gx, unsigned gy, unsigned gz, unsigned bx, unsigned by, unsigned bz,
 	unsigned shmem, void *s, void **params, void **extra) {
 	BEGIN_CTX("cuLaunchKernel");
-	if (handle("cuLaunchKernel", K_FUNC, f, cur) == NULL) RETURN(E_INVALID_HANDLE);
+	struct obj *fo = handle("cuLaunchKernel", K_FUNC, f, cur);
+	if (fo == NULL) RETURN(E_INVALID_HANDLE);
 	struct obj *so;
 	if (!stream_of("cuLaunchKernel", s, cur, &so)) RETURN(E_INVALID_HANDLE);
 	if (gx == 0 || gy == 0 || gz == 0 || bx == 0 || by == 0 || bz == 0 || gx > 2147483647u || gy > 65535 || gz > 65535 ||
@@ -1079,5 +1306,7 @@ EXPORT CUresult cuLaunchKernel(void *f, unsigned gx, unsigned gy, unsigned gz, u
 	}
 	(void)params;
 	ADD(launches, 1);
+	if (fo->mod->flags != 0 || fo->mod->sleep_ns != 0)
+		enqueue(so, (struct op){.is_kernel = 1, .fault = (int)fo->mod->flags, .dev = cur, .sleep_ns = fo->mod->sleep_ns});
 	RETURN(OK);
 }

@@ -13,6 +13,10 @@
 // so goroutines that move between OS threads never use a stale current
 // context. All functions are safe for concurrent use as the driver's are.
 //
+// A function that releases an object (MemFree, StreamDestroy, ...) and fails
+// with a sticky result (Result.Sticky) stops counting the object as live:
+// it goes with the context, which its owner must release.
+//
 // Host memory passed to a function is read or written only during the call,
 // except for the async copies, whose caller keeps it alive and pinned until
 // the stream has passed the copy.
@@ -39,12 +43,13 @@ enum {
 	F_cuDeviceGetCount, F_cuDeviceGet, F_cuDeviceGetName, F_cuDeviceGetUuid,
 	F_cuDeviceGetAttribute, F_cuDeviceTotalMem,
 	F_cuDevicePrimaryCtxRetain, F_cuDevicePrimaryCtxRelease, F_cuCtxSetCurrent,
+	F_cuDevicePrimaryCtxGetState, F_cuDevicePrimaryCtxSetFlags,
 	F_cuMemGetInfo, F_cuMemAlloc, F_cuMemFree, F_cuMemAllocHost, F_cuMemFreeHost,
 	F_cuMemHostRegister, F_cuMemHostUnregister,
 	F_cuMemcpyHtoD, F_cuMemcpyDtoH, F_cuMemcpyHtoDAsync, F_cuMemcpyDtoHAsync,
 	F_cuMemcpyDtoDAsync, F_cuMemcpyPeerAsync,
 	F_cuStreamCreate, F_cuStreamDestroy, F_cuStreamSynchronize, F_cuStreamQuery,
-	F_cuEventCreate, F_cuEventRecord, F_cuEventSynchronize,
+	F_cuEventCreate, F_cuEventRecord, F_cuEventSynchronize, F_cuEventQuery,
 	F_cuEventElapsedTime, F_cuEventDestroy,
 	F_cuModuleLoadDataEx, F_cuModuleGetFunction, F_cuModuleUnload,
 	F_cuFuncGetAttribute, F_cuLaunchKernel,
@@ -71,6 +76,8 @@ static CUresult w_deviceGetAttribute(int *v, int attr, CUdevice d) { return FN(c
 static CUresult w_deviceTotalMem(size_t *b, CUdevice d) { return FN(cuDeviceTotalMem, size_t *, CUdevice)(b, d); }
 static CUresult w_primaryCtxRetain(CUcontext *c, CUdevice d) { return FN(cuDevicePrimaryCtxRetain, CUcontext *, CUdevice)(c, d); }
 static CUresult w_primaryCtxRelease(CUdevice d) { return FN(cuDevicePrimaryCtxRelease, CUdevice)(d); }
+static CUresult w_primaryCtxGetState(CUdevice d, unsigned *flags, int *active) { return FN(cuDevicePrimaryCtxGetState, CUdevice, unsigned *, int *)(d, flags, active); }
+static CUresult w_primaryCtxSetFlags(CUdevice d, unsigned flags) { return FN(cuDevicePrimaryCtxSetFlags, CUdevice, unsigned)(d, flags); }
 
 // The wrappers below take the context, make it current and call, in one C call.
 #define CTX(c) do { CUresult r_ = setctx(c); if (r_ != 0) return r_; } while (0)
@@ -95,6 +102,7 @@ static CUresult w_streamQuery(CUcontext c, CUstream s) { CTX(c); return FN(cuStr
 static CUresult w_eventCreate(CUcontext c, CUevent *e, unsigned flags) { CTX(c); return FN(cuEventCreate, CUevent *, unsigned)(e, flags); }
 static CUresult w_eventRecord(CUcontext c, CUevent e, CUstream s) { CTX(c); return FN(cuEventRecord, CUevent, CUstream)(e, s); }
 static CUresult w_eventSynchronize(CUcontext c, CUevent e) { CTX(c); return FN(cuEventSynchronize, CUevent)(e); }
+static CUresult w_eventQuery(CUcontext c, CUevent e) { CTX(c); return FN(cuEventQuery, CUevent)(e); }
 static CUresult w_eventElapsedTime(CUcontext c, float *ms, CUevent a, CUevent b) { CTX(c); return FN(cuEventElapsedTime, float *, CUevent, CUevent)(ms, a, b); }
 static CUresult w_eventDestroy(CUcontext c, CUevent e) { CTX(c); return FN(cuEventDestroy, CUevent)(e); }
 static CUresult w_moduleGetFunction(CUcontext c, CUfunction *f, CUmodule m, const char *name) { CTX(c); return FN(cuModuleGetFunction, CUfunction *, CUmodule, const char *)(f, m, name); }
@@ -157,46 +165,49 @@ const MaxParams = C.MAX_PARAMS
 // symbols lists, in the order of the C enum, the names tried for each entry
 // point: the versioned name first where the driver has one.
 var symbols = [C.F_COUNT][]string{
-	C.F_cuInit:                    {"cuInit"},
-	C.F_cuDriverGetVersion:        {"cuDriverGetVersion"},
-	C.F_cuGetErrorName:            {"cuGetErrorName"},
-	C.F_cuGetErrorString:          {"cuGetErrorString"},
-	C.F_cuDeviceGetCount:          {"cuDeviceGetCount"},
-	C.F_cuDeviceGet:               {"cuDeviceGet"},
-	C.F_cuDeviceGetName:           {"cuDeviceGetName"},
-	C.F_cuDeviceGetUuid:           {"cuDeviceGetUuid_v2", "cuDeviceGetUuid"},
-	C.F_cuDeviceGetAttribute:      {"cuDeviceGetAttribute"},
-	C.F_cuDeviceTotalMem:          {"cuDeviceTotalMem_v2"},
-	C.F_cuDevicePrimaryCtxRetain:  {"cuDevicePrimaryCtxRetain"},
-	C.F_cuDevicePrimaryCtxRelease: {"cuDevicePrimaryCtxRelease_v2", "cuDevicePrimaryCtxRelease"},
-	C.F_cuCtxSetCurrent:           {"cuCtxSetCurrent"},
-	C.F_cuMemGetInfo:              {"cuMemGetInfo_v2"},
-	C.F_cuMemAlloc:                {"cuMemAlloc_v2"},
-	C.F_cuMemFree:                 {"cuMemFree_v2"},
-	C.F_cuMemAllocHost:            {"cuMemAllocHost_v2"},
-	C.F_cuMemFreeHost:             {"cuMemFreeHost"},
-	C.F_cuMemHostRegister:         {"cuMemHostRegister_v2", "cuMemHostRegister"},
-	C.F_cuMemHostUnregister:       {"cuMemHostUnregister"},
-	C.F_cuMemcpyHtoD:              {"cuMemcpyHtoD_v2"},
-	C.F_cuMemcpyDtoH:              {"cuMemcpyDtoH_v2"},
-	C.F_cuMemcpyHtoDAsync:         {"cuMemcpyHtoDAsync_v2"},
-	C.F_cuMemcpyDtoHAsync:         {"cuMemcpyDtoHAsync_v2"},
-	C.F_cuMemcpyDtoDAsync:         {"cuMemcpyDtoDAsync_v2"},
-	C.F_cuMemcpyPeerAsync:         {"cuMemcpyPeerAsync"},
-	C.F_cuStreamCreate:            {"cuStreamCreate"},
-	C.F_cuStreamDestroy:           {"cuStreamDestroy_v2", "cuStreamDestroy"},
-	C.F_cuStreamSynchronize:       {"cuStreamSynchronize"},
-	C.F_cuStreamQuery:             {"cuStreamQuery"},
-	C.F_cuEventCreate:             {"cuEventCreate"},
-	C.F_cuEventRecord:             {"cuEventRecord"},
-	C.F_cuEventSynchronize:        {"cuEventSynchronize"},
-	C.F_cuEventElapsedTime:        {"cuEventElapsedTime_v2", "cuEventElapsedTime"},
-	C.F_cuEventDestroy:            {"cuEventDestroy_v2", "cuEventDestroy"},
-	C.F_cuModuleLoadDataEx:        {"cuModuleLoadDataEx"},
-	C.F_cuModuleGetFunction:       {"cuModuleGetFunction"},
-	C.F_cuModuleUnload:            {"cuModuleUnload"},
-	C.F_cuFuncGetAttribute:        {"cuFuncGetAttribute"},
-	C.F_cuLaunchKernel:            {"cuLaunchKernel"},
+	C.F_cuInit:                     {"cuInit"},
+	C.F_cuDriverGetVersion:         {"cuDriverGetVersion"},
+	C.F_cuGetErrorName:             {"cuGetErrorName"},
+	C.F_cuGetErrorString:           {"cuGetErrorString"},
+	C.F_cuDeviceGetCount:           {"cuDeviceGetCount"},
+	C.F_cuDeviceGet:                {"cuDeviceGet"},
+	C.F_cuDeviceGetName:            {"cuDeviceGetName"},
+	C.F_cuDeviceGetUuid:            {"cuDeviceGetUuid_v2", "cuDeviceGetUuid"},
+	C.F_cuDeviceGetAttribute:       {"cuDeviceGetAttribute"},
+	C.F_cuDeviceTotalMem:           {"cuDeviceTotalMem_v2"},
+	C.F_cuDevicePrimaryCtxRetain:   {"cuDevicePrimaryCtxRetain"},
+	C.F_cuDevicePrimaryCtxRelease:  {"cuDevicePrimaryCtxRelease_v2", "cuDevicePrimaryCtxRelease"},
+	C.F_cuCtxSetCurrent:            {"cuCtxSetCurrent"},
+	C.F_cuDevicePrimaryCtxGetState: {"cuDevicePrimaryCtxGetState"},
+	C.F_cuDevicePrimaryCtxSetFlags: {"cuDevicePrimaryCtxSetFlags_v2", "cuDevicePrimaryCtxSetFlags"},
+	C.F_cuMemGetInfo:               {"cuMemGetInfo_v2"},
+	C.F_cuMemAlloc:                 {"cuMemAlloc_v2"},
+	C.F_cuMemFree:                  {"cuMemFree_v2"},
+	C.F_cuMemAllocHost:             {"cuMemAllocHost_v2"},
+	C.F_cuMemFreeHost:              {"cuMemFreeHost"},
+	C.F_cuMemHostRegister:          {"cuMemHostRegister_v2", "cuMemHostRegister"},
+	C.F_cuMemHostUnregister:        {"cuMemHostUnregister"},
+	C.F_cuMemcpyHtoD:               {"cuMemcpyHtoD_v2"},
+	C.F_cuMemcpyDtoH:               {"cuMemcpyDtoH_v2"},
+	C.F_cuMemcpyHtoDAsync:          {"cuMemcpyHtoDAsync_v2"},
+	C.F_cuMemcpyDtoHAsync:          {"cuMemcpyDtoHAsync_v2"},
+	C.F_cuMemcpyDtoDAsync:          {"cuMemcpyDtoDAsync_v2"},
+	C.F_cuMemcpyPeerAsync:          {"cuMemcpyPeerAsync"},
+	C.F_cuStreamCreate:             {"cuStreamCreate"},
+	C.F_cuStreamDestroy:            {"cuStreamDestroy_v2", "cuStreamDestroy"},
+	C.F_cuStreamSynchronize:        {"cuStreamSynchronize"},
+	C.F_cuStreamQuery:              {"cuStreamQuery"},
+	C.F_cuEventCreate:              {"cuEventCreate"},
+	C.F_cuEventRecord:              {"cuEventRecord"},
+	C.F_cuEventSynchronize:         {"cuEventSynchronize"},
+	C.F_cuEventQuery:               {"cuEventQuery"},
+	C.F_cuEventElapsedTime:         {"cuEventElapsedTime_v2", "cuEventElapsedTime"},
+	C.F_cuEventDestroy:             {"cuEventDestroy_v2", "cuEventDestroy"},
+	C.F_cuModuleLoadDataEx:         {"cuModuleLoadDataEx"},
+	C.F_cuModuleGetFunction:        {"cuModuleGetFunction"},
+	C.F_cuModuleUnload:             {"cuModuleUnload"},
+	C.F_cuFuncGetAttribute:         {"cuFuncGetAttribute"},
+	C.F_cuLaunchKernel:             {"cuLaunchKernel"},
 }
 
 // DefaultLibrary is the driver library Load opens when given no name.
@@ -354,6 +365,11 @@ const (
 	EVENT_DEFAULT            = 0x0 // CU_EVENT_DEFAULT: timing enabled
 	EVENT_DISABLE_TIMING     = 0x2 // CU_EVENT_DISABLE_TIMING
 	MEMHOSTREGISTER_PORTABLE = 0x1 // CU_MEMHOSTREGISTER_PORTABLE
+	CTX_SCHED_AUTO           = 0x0 // CU_CTX_SCHED_AUTO: spin while the GPU has fewer contexts than the CPU cores, else yield
+	CTX_SCHED_SPIN           = 0x1 // CU_CTX_SCHED_SPIN
+	CTX_SCHED_YIELD          = 0x2 // CU_CTX_SCHED_YIELD
+	CTX_SCHED_BLOCKING_SYNC  = 0x4 // CU_CTX_SCHED_BLOCKING_SYNC: waits sleep on an interrupt
+	CTX_SCHED_MASK           = 0x7 // CU_CTX_SCHED_MASK
 )
 
 func ready() error {
@@ -451,6 +467,21 @@ func DevicePrimaryCtxRetain(d Device) (Context, error) {
 	return c, err
 }
 
+// DevicePrimaryCtxGetState returns the flags of d's primary context and
+// whether it is active (retained by someone in the process).
+func DevicePrimaryCtxGetState(d Device) (flags uint, active bool, err error) {
+	var f C.unsigned
+	var a C.int
+	err = check(C.w_primaryCtxGetState(C.CUdevice(d), &f, &a), C.F_cuDevicePrimaryCtxGetState)
+	return uint(f), a != 0, err
+}
+
+// DevicePrimaryCtxSetFlags sets the flags (CTX_SCHED_*) d's primary
+// context is created with.
+func DevicePrimaryCtxSetFlags(d Device, flags uint) error {
+	return check(C.w_primaryCtxSetFlags(C.CUdevice(d), C.unsigned(flags)), C.F_cuDevicePrimaryCtxSetFlags)
+}
+
 // DevicePrimaryCtxRelease releases d's primary context.
 func DevicePrimaryCtxRelease(d Device) error {
 	return check(C.w_primaryCtxRelease(C.CUdevice(d)), C.F_cuDevicePrimaryCtxRelease)
@@ -475,11 +506,11 @@ func MemAlloc(ctx Context, n int) (DevicePtr, error) {
 
 // MemFree frees memory from MemAlloc.
 func MemFree(ctx Context, p DevicePtr) error {
-	if err := check(C.w_memFree(ctx, C.CUdeviceptr(p)), C.F_cuMemFree); err != nil {
-		return err
+	err := check(C.w_memFree(ctx, C.CUdeviceptr(p)), C.F_cuMemFree)
+	if err == nil || IsSticky(err) {
+		live.allocs.Add(-1)
 	}
-	live.allocs.Add(-1)
-	return nil
+	return err
 }
 
 // MemAllocHost allocates n bytes of page-locked host memory, mapped for
@@ -495,11 +526,11 @@ func MemAllocHost(ctx Context, n int) (unsafe.Pointer, error) {
 
 // MemFreeHost frees memory from MemAllocHost.
 func MemFreeHost(ctx Context, p unsafe.Pointer) error {
-	if err := check(C.w_memFreeHost(ctx, p), C.F_cuMemFreeHost); err != nil {
-		return err
+	err := check(C.w_memFreeHost(ctx, p), C.F_cuMemFreeHost)
+	if err == nil || IsSticky(err) {
+		live.hostAllocs.Add(-1)
 	}
-	live.hostAllocs.Add(-1)
-	return nil
+	return err
 }
 
 // MemHostRegister page-locks n bytes of host memory at p. The caller keeps
@@ -514,11 +545,11 @@ func MemHostRegister(ctx Context, p unsafe.Pointer, n int, flags uint) error {
 
 // MemHostUnregister undoes MemHostRegister.
 func MemHostUnregister(ctx Context, p unsafe.Pointer) error {
-	if err := check(C.w_memHostUnregister(ctx, p), C.F_cuMemHostUnregister); err != nil {
-		return err
+	err := check(C.w_memHostUnregister(ctx, p), C.F_cuMemHostUnregister)
+	if err == nil || IsSticky(err) {
+		live.hostRegs.Add(-1)
 	}
-	live.hostRegs.Add(-1)
-	return nil
+	return err
 }
 
 // MemcpyHtoD copies n bytes from host to device and waits for the copy.
@@ -564,11 +595,11 @@ func StreamCreate(ctx Context, flags uint) (Stream, error) {
 
 // StreamDestroy destroys s once its work is done.
 func StreamDestroy(ctx Context, s Stream) error {
-	if err := check(C.w_streamDestroy(ctx, s), C.F_cuStreamDestroy); err != nil {
-		return err
+	err := check(C.w_streamDestroy(ctx, s), C.F_cuStreamDestroy)
+	if err == nil || IsSticky(err) {
+		live.streams.Add(-1)
 	}
-	live.streams.Add(-1)
-	return nil
+	return err
 }
 
 // StreamSynchronize waits for s's work and returns its error.
@@ -602,6 +633,13 @@ func EventSynchronize(ctx Context, e Event) error {
 	return check(C.w_eventSynchronize(ctx, e), C.F_cuEventSynchronize)
 }
 
+// EventQuery returns nil when the work before e's latest record is done
+// (or e was never recorded), an *Error with ERROR_NOT_READY while it is
+// not, or the work's error. It does not wait.
+func EventQuery(ctx Context, e Event) error {
+	return check(C.w_eventQuery(ctx, e), C.F_cuEventQuery)
+}
+
 // EventElapsedTime returns the milliseconds from a to b (negative when b
 // completed first); resolution about half a microsecond.
 func EventElapsedTime(ctx Context, a, b Event) (float32, error) {
@@ -612,11 +650,11 @@ func EventElapsedTime(ctx Context, a, b Event) (float32, error) {
 
 // EventDestroy destroys e.
 func EventDestroy(ctx Context, e Event) error {
-	if err := check(C.w_eventDestroy(ctx, e), C.F_cuEventDestroy); err != nil {
-		return err
+	err := check(C.w_eventDestroy(ctx, e), C.F_cuEventDestroy)
+	if err == nil || IsSticky(err) {
+		live.events.Add(-1)
 	}
-	live.events.Add(-1)
-	return nil
+	return err
 }
 
 // jitLogSize is the size of each JIT log buffer.
@@ -658,11 +696,11 @@ func ModuleGetFunction(ctx Context, m Module, name string) (Function, error) {
 
 // ModuleUnload unloads m.
 func ModuleUnload(ctx Context, m Module) error {
-	if err := check(C.w_moduleUnload(ctx, m), C.F_cuModuleUnload); err != nil {
-		return err
+	err := check(C.w_moduleUnload(ctx, m), C.F_cuModuleUnload)
+	if err == nil || IsSticky(err) {
+		live.modules.Add(-1)
 	}
-	live.modules.Add(-1)
-	return nil
+	return err
 }
 
 // FuncGetAttribute returns one attribute of f.

@@ -75,6 +75,27 @@ func (r Result) Name() string {
 	return fmt.Sprintf("CUresult(%d)", int(r))
 }
 
+// Sticky reports whether r is one of the results NVIDIA documents as
+// leaving the context unusable ("the process must be terminated and
+// relaunched"): a fault in a kernel (illegal address or instruction,
+// misaligned address, invalid address space or program counter, hardware
+// stack error, unspecified launch failure), a launch timeout, a device-side
+// assert, or an error contained by the GPU. After one, every later call in
+// the context returns the same result.
+func (r Result) Sticky() bool {
+	switch r {
+	case 226, 700, 702, 710, 714, 715, 716, 717, 718, 719:
+		return true
+	}
+	return false
+}
+
+// IsSticky reports whether err is an *Error with a sticky result.
+func IsSticky(err error) bool {
+	e, ok := err.(*Error)
+	return ok && e.Result.Sticky()
+}
+
 // Code classifies r as a device error code.
 func (r Result) Code() device.Code {
 	switch r {
