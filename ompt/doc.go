@@ -161,8 +161,11 @@
 // dispatched once, before the launch. task_data is the initial task's slot
 // of each tool. target_task_data is nil except for nowait kinds. Device
 // memory routines report their data operations outside any construct:
-// non-EMI target_id 0, EMI target_data nil. The host is device -1
-// (InitialDevice) in data-op callbacks.
+// non-EMI target_id 0. EMI target_data is never nil: a routine gets a
+// slot of its own, zeroed at its begin and the same slot for each of its
+// data operations, begin and end (LLVM passes one, and tools written for
+// LLVM read target_data->value); target_task_data is nil there. The host
+// is device -1 (InitialDevice) in data-op callbacks.
 //
 // # Which construct: ompt_get_target_info without thread-local storage
 //

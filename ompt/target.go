@@ -186,8 +186,9 @@ func (d *dispatcher) targetBegin(kind TargetKind, deviceNum int, codePtr uintptr
 // RoutineBegin opens the scope of a device memory routine (omp_target_alloc,
 // free, memcpy, memcpy_rect, memset, associate, disassociate) called at
 // codePtr: its data operations are reported outside any construct
-// (non-EMI target_id 0, EMI target_data nil). No target event is
-// dispatched. Returns nil when no tool is active. End releases it.
+// (non-EMI target_id 0; EMI target_data is the routine's own slot, zeroed
+// at its begin and the same slot for all of its data operations). No
+// target event is dispatched. Returns nil when no tool is active. End releases it.
 func RoutineBegin(codePtr uintptr) *Target {
 	d := cur.Load()
 	if d == nil {
@@ -246,12 +247,10 @@ func (t *Target) ttd(i int) *Data {
 	return &t.slots[i].targetTaskData
 }
 
-func (t *Target) td(i int) *Data {
-	if t.routine {
-		return nil
-	}
-	return &t.slots[i].targetData
-}
+// td is tool i's target_data slot: the construct's, or for a device
+// memory routine the routine's own (zeroed at its begin, the same slot at
+// its end), never nil: LLVM passes one and LLVM-written tools read it.
+func (t *Target) td(i int) *Data { return &t.slots[i].targetData }
 
 // ID returns the construct's target_id (0 for a routine or a nil scope),
 // for the runtime's own diagnostics and trace records.

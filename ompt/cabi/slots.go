@@ -9,7 +9,6 @@ package cabi
 import "C"
 
 import (
-	"runtime"
 	"sync"
 	"unsafe"
 
@@ -39,8 +38,9 @@ func newScope() *C.gompt_scope {
 	return sc
 }
 
-// scopeOf returns the C scope of the construct whose Go target_data slot
-// is td (a slot the core passed to an EMI callback of a construct).
+// scopeOf returns the C scope of the construct (or device memory
+// routine) whose Go target_data slot is td (a slot the core passed to an
+// EMI callback).
 func scopeOf(td *ompt.Data) *C.gompt_scope {
 	w := toolslot.Word(unsafe.Pointer(td))
 	sc := (*C.gompt_scope)(*w)
@@ -53,58 +53,6 @@ func scopeOf(td *ompt.Data) *C.gompt_scope {
 		td.Value = 1
 	}
 	return sc
-}
-
-// Device memory routines have no construct and no target_data (nor a
-// toolslot word): their host_op_id slot lives from the data op's begin
-// to its end, keyed by the core's Go slot, in a scope from a sync.Pool (a
-// pool is per-P, so this takes no lock; a box the pool drops at a GC
-// frees its C memory through a cleanup).
-
-type scopeBox struct{ sc *C.gompt_scope }
-
-var scopePool = sync.Pool{New: func() any {
-	b := &scopeBox{sc: newScope()}
-	runtime.AddCleanup(b, func(p unsafe.Pointer) { C.free(p) }, unsafe.Pointer(b.sc))
-	return b
-}}
-
-// allocScope takes a zeroed scope.
-func allocScope() *scopeBox {
-	b := scopePool.Get().(*scopeBox)
-	*b.sc = C.gompt_scope{}
-	return b
-}
-
-func freeScope(b *scopeBox) { scopePool.Put(b) }
-
-var (
-	routineMu     sync.Mutex
-	routineScopes = map[*uint64]*scopeBox{}
-)
-
-func routineScope(hop *uint64, ep ompt.Endpoint) *C.gompt_scope {
-	routineMu.Lock()
-	defer routineMu.Unlock()
-	b := routineScopes[hop]
-	if b == nil {
-		b = allocScope()
-		routineScopes[hop] = b
-		if ep != ompt.ScopeBegin {
-			b.sc.host_op_id = C.ompt_id_t(*hop)
-		}
-	}
-	return b.sc
-}
-
-func releaseRoutineScope(hop *uint64) {
-	routineMu.Lock()
-	b := routineScopes[hop]
-	delete(routineScopes, hop)
-	routineMu.Unlock()
-	if b != nil {
-		freeScope(b)
-	}
 }
 
 // Devices. A C tool gets a gompt_device (C memory, never freed) as

@@ -130,6 +130,8 @@ func init() {
 				tdv := uint64(0)
 				if td != nil {
 					tdv = td.Value
+				} else {
+					tool.fail("%v %v: target_data nil (a device memory routine gets its own slot)", kind, ep)
 				}
 				if ep == ompt.ScopeBegin {
 					_, tid, _, _ := tool.info()
