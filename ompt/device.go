@@ -157,7 +157,14 @@ func DeviceInitialize(deviceNum int, typ string, dev Device) error {
 	h.mu.Lock()
 	h.fit.resample(h.dev)
 	h.mu.Unlock()
-	dispatchDevice(CallbackDeviceInitialize, func(f DeviceInitializeCallback) { f(deviceNum, typ, h, h.lookup, DeviceDoc) })
+	// each tool gets its own lookup: a trace it starts delivers the ids it holds
+	if d := cur.Load(); d != nil {
+		for _, t := range d.tools {
+			if f, ok := t.callback(CallbackDeviceInitialize).(DeviceInitializeCallback); ok && !t.done.Load() {
+				func() { defer t.guard(); f(deviceNum, typ, h, t.devLookup, DeviceDoc) }()
+			}
+		}
+	}
 	return nil
 }
 

@@ -180,8 +180,25 @@
 // on another goroutine. Between events, the goroutine that dispatched the
 // latest event is "in" the construct. Outside any construct, or for a
 // device memory routine (which is no construct), it reports false. The
-// host_op_id it reports is the runtime's id of the operation in flight,
-// and 0 between operations.
+// host_op_id it reports is that of the operation in flight, and 0
+// between operations.
+//
+// # Whose ids: an EMI tool's are its own
+//
+// The ids are those of the tool that asks. An EMI tool may write its own
+// ids into target_data (Value) and *host_op_id; it does so to join trace
+// records to its callbacks, as LLVM's runtime fills records from the
+// tool's slots. So ompt_get_target_info, called by a tool, answers the
+// target_data value and host_op_id that tool holds for the construct and
+// the operation in flight (a C tool's, as it wrote them into its C
+// slots), and the trace records delivered to it carry the same:
+// target_id from its target_data slot, host_op_id from its host_op_id
+// slot. Where the tool left a slot 0 (a non-EMI tool always does) the
+// runtime's id stands in. Each tool has its own slots, so several tools
+// at once each see their own values. The records go to the tool that
+// called ompt_start_trace through the device lookup it got in its
+// device_initialize; a trace started through GetDeviceInfo's lookup
+// belongs to no tool and carries the runtime's ids.
 //
 // # Cost
 //

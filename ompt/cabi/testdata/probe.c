@@ -146,7 +146,8 @@ static void on_data_op_emi(ompt_scope_endpoint_t ep, ompt_data_t *ttd, ompt_data
 		slot_check(td, td->value, 0); // the construct's slot, as its begin left it
 		ompt_wait_id_t w;
 		if (get_state(&w) != ompt_state_wait_target_map && get_state(&w) != ompt_state_wait_target_update) count(&state_bad);
-		if (id != (*hop & ~(1ull << 62))) count(&info_bad);
+		// the ids are the tool's: what its slots hold now
+		if (id != *hop || tid != td->value) count(&info_bad);
 	} else if (ep == ompt_scope_begin && td->value == 0) {
 		// a device memory routine's own slot: zeroed at its begin
 		slot_drop(td);
@@ -170,6 +171,10 @@ static void on_submit_emi(ompt_scope_endpoint_t ep, ompt_data_t *td, ompt_id_t *
 	slot_check(td, td->value, 0);
 	if (ep == ompt_scope_begin) {
 		*hop |= 1ull << 62;
+		uint64_t idev;
+		ompt_id_t tid, id;
+		// what the tool just wrote is what get_target_info answers it
+		if (!get_target_info(&idev, &tid, &id) || id != *hop || tid != td->value) count(&info_bad);
 		slot_put(hop, *hop);
 	} else {
 		slot_check(hop, *hop, 1);
