@@ -102,8 +102,16 @@
 // per device: taken when device times are used and the last is older than
 // 0.25 s, interpolated between the two around a time (so old records are
 // translated with the clock rate of their own time), extrapolated after
-// the last one, and merged where the clock runs straight, so the history
-// stays small. On a nil or finalized device all three answer 0.
+// the last one. It is monotonic, also across re-fits: a later device time
+// never translates to an earlier host time, and a re-fit never changes
+// what a time already translated maps to (a reading the fit already
+// predicts within 150 ns is not added; otherwise a point is pinned on the
+// old line at the latest time translated before the new reading is
+// added). translate_time keeps answering after device_finalize, with the
+// fit as it was then, so a tool translates its last records (delivered
+// during device finalization) and later ones in its finalizer without a
+// copy of its own. On a nil device all three answer 0; on a finalized
+// one get_device_num_procs and get_device_time answer 0.
 //
 // # Device tracing
 //
