@@ -208,7 +208,50 @@
 // device_initialize; a trace started through GetDeviceInfo's lookup
 // belongs to no tool and carries the runtime's ids.
 //
-// # Cost
+// # Traps for tool authors
+//
+//   - Buffer callbacks run on the device's delivery goroutine, not on the
+//     thread of the operation. ompt_flush_trace and ompt_stop_trace wait
+//     for them. A tool that holds its own lock across flush_trace or
+//     stop_trace while its buffer_request or buffer_complete takes the
+//     same lock deadlocks (stop gives up after StopTimeout and reports
+//     the callback; flush waits). Release the lock before flushing, or
+//     keep the buffer callbacks off it.
+//   - Records arrive after their construct ends: a construct's records
+//     are queued together at its end and delivered within about 2 ms, or
+//     at once on flush_trace. Do not expect a record inside the callbacks
+//     of its own construct; join records to callbacks by their ids (an
+//     EMI tool's own, see above) after a flush.
+//   - flush_trace and stop_trace from inside the device's own buffer
+//     callbacks return 0 and do nothing.
+//   - An EMI tool that writes a slot at an end event changes what later
+//     records and get_target_info answer for that construct only from
+//     then on; write ids at the begin event.
+//   - Slots are reused: a pointer to target_data or host_op_id is valid
+//     from the begin event to the end event of its construct (or device
+//     memory routine) only.
+//
+// # Where the event sequence differs from LLVM's, and why
+//
+// For the same program, a tool sees gompt's events in LLVM's order and
+// with LLVM's arguments, except:
+//
+//   - Device initialization and kernel load are lazy: device_initialize
+//     comes at a device's first use, device_load just before the first
+//     construct that launches a kernel from that image, not all at
+//     program start. Both still precede every event naming the device.
+//   - target_map / target_map_emi are dispatched (once per construct with
+//     map items, after mapping and before the submit); LLVM's runtime
+//     never dispatches them.
+//   - Nowait constructs report the *_nowait target kinds and the *_async
+//     data-op kinds (the OpenMP names for them); their target_task_data
+//     is a real slot. LLVM's offload runtime (its tests, LLVM 19) reports
+//     deferred target tasks with the synchronous kinds.
+//   - A non-EMI target_data_op is dispatched once, after the operation,
+//     with every argument final (an alloc's device address); a non-EMI
+//     target_submit once, before the launch.
+//   - Operations gompt does not make produce no events (no implicit
+//     zero-length maps, no transfers for present items unless always).
 //
 // With no tool active, TargetBegin and RoutineBegin do one atomic load and
 // return nil. Every method of a nil *Target returns at once, and nothing
