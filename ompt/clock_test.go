@@ -86,3 +86,79 @@ func (f *clockFit) slope() float64 {
 	}
 	return (f.at(f.hist[n-1].dev+1e9) - f.hist[n-1].host) / 1e9
 }
+
+// TestTranslateTimeMonotonicAcrossRefits: a record's begin is translated,
+// the fit is re-fitted (time passes, the device clock is read again),
+// then its end, a few ns later on the device, is translated: the end
+// never comes out before the begin, a time translated again gives what
+// it gave before, and every translation stays within 1 us of the true
+// host time, over a two-hour run with a drifting device clock.
+func TestTranslateTimeMonotonicAcrossRefits(t *testing.T) {
+	reset(t, nil)
+	host := 0.5
+	hostClock = func() float64 { host += 20e-9; return host }
+	clk := &driftClock{host: &host}
+	if err := DeviceInitialize(0, "drift", clk); err != nil {
+		t.Fatal(err)
+	}
+	h, l, _ := GetDeviceInfo(0)
+	now := l("ompt_get_device_time").(GetDeviceTimeFunc)
+	tr := l("ompt_translate_time").(TranslateTimeFunc)
+	refits, worst := 0, 0.0
+	for step := 0; host < 7200; step++ {
+		host += 0.05 + float64(step%7)*0.03 // the program runs
+		begin := now(h)
+		want := host
+		end := begin + uint64(step%23) // 0 to 22 ns later on the device
+		tb := tr(h, begin)
+		h.mu.Lock()
+		n0 := len(h.fit.hist)
+		h.mu.Unlock()
+		host += refitAfter + 0.01 // the fit goes stale, and a re-fit comes between the two translations
+		now(h)
+		h.mu.Lock()
+		if len(h.fit.hist) != n0 {
+			refits++
+		}
+		h.mu.Unlock()
+		te := tr(h, end)
+		if te < tb {
+			t.Fatalf("step %d: begin %d -> %.9f, end %d (%d ns later) -> %.9f: end before begin", step, begin, tb, end, end-begin, te)
+		}
+		if again := tr(h, begin); again != tb {
+			t.Fatalf("step %d: device time %d translated to %.9f, after a re-fit to %.9f", step, begin, tb, again)
+		}
+		worst = max(worst, math.Abs(tb-want))
+	}
+	if worst > 1e-6 {
+		t.Errorf("worst translation error %.3g s; want <= 1 us", worst)
+	}
+	if refits < 100 {
+		t.Errorf("only %d re-fits between two translations; the test needs many", refits)
+	}
+	t.Logf("%d re-fits between a begin and its end; worst error %.3g s", refits, worst)
+}
+
+// TestTranslateTimeAfterFinalize: translate_time keeps answering, with
+// the fit as it was, after device_finalize (tools translate their last
+// records in their finalizers); get_device_time answers 0.
+func TestTranslateTimeAfterFinalize(t *testing.T) {
+	reset(t, nil)
+	if err := DeviceInitialize(0, "clock", &clockDevice{procs: 1, rate: 1}); err != nil {
+		t.Fatal(err)
+	}
+	h, l, _ := GetDeviceInfo(0)
+	now := l("ompt_get_device_time").(GetDeviceTimeFunc)
+	tr := l("ompt_translate_time").(TranslateTimeFunc)
+	d := now(h)
+	before := tr(h, d)
+	if err := DeviceFinalize(0); err != nil {
+		t.Fatal(err)
+	}
+	if got := tr(h, d); got != before || got == 0 {
+		t.Errorf("translate_time after device_finalize: %.9f, before: %.9f", got, before)
+	}
+	if got := now(h); got != 0 {
+		t.Errorf("get_device_time after device_finalize: %d, want 0", got)
+	}
+}

@@ -52,8 +52,9 @@ const DeviceDoc = `gompt device entry points (resolve them with the device's loo
 ompt_get_device_num_procs(device) int: processors of the device.
 ompt_get_device_time(device) ompt_device_time_t: device clock, ns; 0 on error.
 ompt_translate_time(device, time) double: device time to host seconds on
-  the omp_get_wtime base, from a linear fit of paired clock readings kept
-  per device and refreshed as time passes.
+  the omp_get_wtime base, from a piecewise linear fit of paired clock
+  readings kept per device and refreshed as time passes; monotonic, also
+  across refreshes; valid after device_finalize (the fit then stays).
 ompt_set_trace_ompt(device, enable, etype): records of target (8),
   target_data_op (9) and target_submit (10) (EMI numbers: the same types)
   are ompt_set_always; every other event ompt_set_never; 0 (all) is
@@ -110,7 +111,7 @@ var (
 		return uint64(v)
 	}
 	translateTime TranslateTimeFunc = func(h *DeviceHandle, t uint64) float64 {
-		if h == nil || h.isFinalized() {
+		if h == nil {
 			return 0
 		}
 		return h.translate(int64(t))
@@ -157,7 +158,14 @@ func DeviceInitialize(deviceNum int, typ string, dev Device) error {
 	h.mu.Lock()
 	h.fit.resample(h.dev)
 	h.mu.Unlock()
-	dispatchDevice(CallbackDeviceInitialize, func(f DeviceInitializeCallback) { f(deviceNum, typ, h, h.lookup, DeviceDoc) })
+	// each tool gets its own lookup: a trace it starts delivers the ids it holds
+	if d := cur.Load(); d != nil {
+		for _, t := range d.tools {
+			if f, ok := t.callback(CallbackDeviceInitialize).(DeviceInitializeCallback); ok && !t.done.Load() {
+				func() { defer t.guard(); f(deviceNum, typ, h, t.devLookup, DeviceDoc) }()
+			}
+		}
+	}
 	return nil
 }
 

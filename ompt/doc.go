@@ -102,8 +102,16 @@
 // per device: taken when device times are used and the last is older than
 // 0.25 s, interpolated between the two around a time (so old records are
 // translated with the clock rate of their own time), extrapolated after
-// the last one, and merged where the clock runs straight, so the history
-// stays small. On a nil or finalized device all three answer 0.
+// the last one. It is monotonic, also across re-fits: a later device time
+// never translates to an earlier host time, and a re-fit never changes
+// what a time already translated maps to (a reading the fit already
+// predicts within 150 ns is not added; otherwise a point is pinned on the
+// old line at the latest time translated before the new reading is
+// added). translate_time keeps answering after device_finalize, with the
+// fit as it was then, so a tool translates its last records (delivered
+// during device finalization) and later ones in its finalizer without a
+// copy of its own. On a nil device all three answer 0; on a finalized
+// one get_device_num_procs and get_device_time answer 0.
 //
 // # Device tracing
 //
@@ -161,8 +169,11 @@
 // dispatched once, before the launch. task_data is the initial task's slot
 // of each tool. target_task_data is nil except for nowait kinds. Device
 // memory routines report their data operations outside any construct:
-// non-EMI target_id 0, EMI target_data nil. The host is device -1
-// (InitialDevice) in data-op callbacks.
+// non-EMI target_id 0. EMI target_data is never nil: a routine gets a
+// slot of its own, zeroed at its begin and the same slot for each of its
+// data operations, begin and end (LLVM passes one, and tools written for
+// LLVM read target_data->value); target_task_data is nil there. The host
+// is device -1 (InitialDevice) in data-op callbacks.
 //
 // # Which construct: ompt_get_target_info without thread-local storage
 //
@@ -177,10 +188,70 @@
 // on another goroutine. Between events, the goroutine that dispatched the
 // latest event is "in" the construct. Outside any construct, or for a
 // device memory routine (which is no construct), it reports false. The
-// host_op_id it reports is the runtime's id of the operation in flight,
-// and 0 between operations.
+// host_op_id it reports is that of the operation in flight, and 0
+// between operations.
 //
-// # Cost
+// # Whose ids: an EMI tool's are its own
+//
+// The ids are those of the tool that asks. An EMI tool may write its own
+// ids into target_data (Value) and *host_op_id; it does so to join trace
+// records to its callbacks, as LLVM's runtime fills records from the
+// tool's slots. So ompt_get_target_info, called by a tool, answers the
+// target_data value and host_op_id that tool holds for the construct and
+// the operation in flight (a C tool's, as it wrote them into its C
+// slots), and the trace records delivered to it carry the same:
+// target_id from its target_data slot, host_op_id from its host_op_id
+// slot. Where the tool left a slot 0 (a non-EMI tool always does) the
+// runtime's id stands in. Each tool has its own slots, so several tools
+// at once each see their own values. The records go to the tool that
+// called ompt_start_trace through the device lookup it got in its
+// device_initialize; a trace started through GetDeviceInfo's lookup
+// belongs to no tool and carries the runtime's ids.
+//
+// # Traps for tool authors
+//
+//   - Buffer callbacks run on the device's delivery goroutine, not on the
+//     thread of the operation. ompt_flush_trace and ompt_stop_trace wait
+//     for them. A tool that holds its own lock across flush_trace or
+//     stop_trace while its buffer_request or buffer_complete takes the
+//     same lock deadlocks (stop gives up after StopTimeout and reports
+//     the callback; flush waits). Release the lock before flushing, or
+//     keep the buffer callbacks off it.
+//   - Records arrive after their construct ends: a construct's records
+//     are queued together at its end and delivered within about 2 ms, or
+//     at once on flush_trace. Do not expect a record inside the callbacks
+//     of its own construct; join records to callbacks by their ids (an
+//     EMI tool's own, see above) after a flush.
+//   - flush_trace and stop_trace from inside the device's own buffer
+//     callbacks return 0 and do nothing.
+//   - An EMI tool that writes a slot at an end event changes what later
+//     records and get_target_info answer for that construct only from
+//     then on; write ids at the begin event.
+//   - Slots are reused: a pointer to target_data or host_op_id is valid
+//     from the begin event to the end event of its construct (or device
+//     memory routine) only.
+//
+// # Where the event sequence differs from LLVM's, and why
+//
+// For the same program, a tool sees gompt's events in LLVM's order and
+// with LLVM's arguments, except:
+//
+//   - Device initialization and kernel load are lazy: device_initialize
+//     comes at a device's first use, device_load just before the first
+//     construct that launches a kernel from that image, not all at
+//     program start. Both still precede every event naming the device.
+//   - target_map / target_map_emi are dispatched (once per construct with
+//     map items, after mapping and before the submit); LLVM's runtime
+//     never dispatches them.
+//   - Nowait constructs report the *_nowait target kinds and the *_async
+//     data-op kinds (the OpenMP names for them); their target_task_data
+//     is a real slot. LLVM's offload runtime (its tests, LLVM 19) reports
+//     deferred target tasks with the synchronous kinds.
+//   - A non-EMI target_data_op is dispatched once, after the operation,
+//     with every argument final (an alloc's device address); a non-EMI
+//     target_submit once, before the launch.
+//   - Operations gompt does not make produce no events (no implicit
+//     zero-length maps, no transfers for present items unless always).
 //
 // With no tool active, TargetBegin and RoutineBegin do one atomic load and
 // return nil. Every method of a nil *Target returns at once, and nothing

@@ -150,7 +150,7 @@ func hostEntries(t *tool) map[string]any {
 		}),
 		"ompt_get_num_devices": GetNumDevicesFunc(numDevices),
 		"ompt_get_num_procs":   GetNumProcsFunc(runtime.NumCPU),
-		"ompt_get_target_info": GetTargetInfoFunc(getTargetInfo),
+		"ompt_get_target_info": GetTargetInfoFunc(func() (int, uint64, uint64, bool) { return targetInfoFor(t) }),
 		"ompt_get_unique_id":   GetUniqueIDFunc(nextID),
 		"ompt_finalize_tool":   FinalizeToolFunc(func() { detach(t) }),
 	}
@@ -166,12 +166,24 @@ func numDevices() int {
 	return rt.NumDevices()
 }
 
-func getTargetInfo() (int, uint64, uint64, bool) {
+// getTargetInfo answers with the runtime's ids (as for a tool that holds
+// none of its own).
+func getTargetInfo() (int, uint64, uint64, bool) { return targetInfoFor(nil) }
+
+// targetInfoFor is ompt_get_target_info for tool tl: the construct the
+// calling goroutine is in, with the ids tl holds in its slots (an EMI
+// tool's own target_data value and host_op_id), the runtime's where tl
+// left a slot 0; the host_op_id is 0 between operations.
+func targetInfoFor(tl *tool) (int, uint64, uint64, bool) {
 	t, id := currentTarget()
 	if t == nil {
 		return 0, 0, 0, false
 	}
-	return t.dev, id, t.opID, true
+	if tl == nil {
+		return t.dev, id, t.opID, true
+	}
+	tid, hop := t.idsFor(tl, t.opID)
+	return t.dev, tid, hop, true
 }
 
 func getState() (int, uint64) {

@@ -243,3 +243,58 @@ func TestCallbackPanic(t *testing.T) {
 		t.Errorf("a native tool's panic: SubmitBegin recovered %v, want the panic to reach its caller", got)
 	}
 }
+
+// A device memory routine's EMI data-op callbacks get a target_data slot
+// of the routine's own: never nil, zeroed at the routine's begin, the same
+// slot (with what the tool wrote) for every data op of the routine and at
+// each end, and target_task_data nil.
+func TestRoutineTargetDataSlot(t *testing.T) {
+	reset(t, nil)
+	var seen []*Data
+	var errs []string
+	RegisterTool("routine", func(int, string) *StartResult {
+		return &StartResult{Initialize: func(l LookupFunc, _ int, _ *Data) int {
+			l("ompt_set_callback").(SetCallbackFunc)(CallbackTargetDataOpEMI, TargetDataOpEMICallback(func(ep Endpoint, ttd, td *Data, hop *uint64, op DataOpKind, _ uintptr, _ int, _ uintptr, _ int, _ uint64, _ uintptr) {
+				if td == nil {
+					errs = append(errs, fmt.Sprintf("%v %v: target_data nil", op, ep))
+					return
+				}
+				if ttd != nil {
+					errs = append(errs, fmt.Sprintf("%v %v: target_task_data not nil outside a target task", op, ep))
+				}
+				seen = append(seen, td)
+				if ep == ScopeBegin && op == DataOpAlloc { // each routine's first op
+					if *td != (Data{}) {
+						errs = append(errs, fmt.Sprintf("routine begins with target_data %+v", *td))
+					}
+					td.Value = 0x7001
+				} else if td.Value != 0x7001 {
+					errs = append(errs, fmt.Sprintf("%v %v: target_data %#x, want what the tool wrote", op, ep, td.Value))
+				}
+			}))
+			return 1
+		}}
+	})
+	Start(fakeRuntime{1})
+	for range 3 {
+		r := RoutineBegin(1)
+		r.DataOpBegin(DataOpAlloc, 0, InitialDevice, 0, 0, 8)
+		r.DataOpEnd(0xd000)
+		r.DataOpBegin(DataOpTransferToDevice, 0x1000, InitialDevice, 0xd000, 0, 8)
+		r.DataOpEnd(0xd000)
+		r.End()
+	}
+	for _, e := range errs {
+		t.Error(e)
+	}
+	if len(seen) != 12 {
+		t.Fatalf("%d data-op events, want 12", len(seen))
+	}
+	for i := 0; i < len(seen); i += 4 {
+		for j := i + 1; j < i+4; j++ {
+			if seen[j] != seen[i] {
+				t.Errorf("routine %d: event %d got slot %p, its first got %p", i/4, j-i, seen[j], seen[i])
+			}
+		}
+	}
+}

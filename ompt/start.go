@@ -120,6 +120,11 @@ type tool struct {
 	initializing bool
 	cbs          [numCallbacks]any
 
+	// devLookup is the device lookup this tool gets in device_initialize:
+	// its ompt_start_trace makes the tool the owner of the device's trace,
+	// whose records then carry the ids the tool holds.
+	devLookup LookupFunc
+
 	// host-side slots, ompt_get_thread_data, get_task_info, get_parallel_info
 	threadData, taskData, parallelData Data
 	frame                              Frame
@@ -403,6 +408,15 @@ func newTool(name string, res *StartResult) *tool {
 			return f
 		}
 		return nil
+	}
+	start := StartTraceFunc(func(h *DeviceHandle, request BufferRequestFunc, complete BufferCompleteFunc) int {
+		return startTraceFor(t, h, request, complete)
+	})
+	t.devLookup = func(n string) any {
+		if n == "ompt_start_trace" {
+			return start
+		}
+		return deviceLookup(n)
 	}
 	return t
 }

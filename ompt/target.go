@@ -186,8 +186,9 @@ func (d *dispatcher) targetBegin(kind TargetKind, deviceNum int, codePtr uintptr
 // RoutineBegin opens the scope of a device memory routine (omp_target_alloc,
 // free, memcpy, memcpy_rect, memset, associate, disassociate) called at
 // codePtr: its data operations are reported outside any construct
-// (non-EMI target_id 0, EMI target_data nil). No target event is
-// dispatched. Returns nil when no tool is active. End releases it.
+// (non-EMI target_id 0; EMI target_data is the routine's own slot, zeroed
+// at its begin and the same slot for all of its data operations). No
+// target event is dispatched. Returns nil when no tool is active. End releases it.
 func RoutineBegin(codePtr uintptr) *Target {
 	d := cur.Load()
 	if d == nil {
@@ -246,11 +247,52 @@ func (t *Target) ttd(i int) *Data {
 	return &t.slots[i].targetTaskData
 }
 
-func (t *Target) td(i int) *Data {
-	if t.routine {
-		return nil
+// td is tool i's target_data slot: the construct's, or for a device
+// memory routine the routine's own (zeroed at its begin, the same slot at
+// its end), never nil: LLVM passes one and LLVM-written tools read it.
+func (t *Target) td(i int) *Data { return &t.slots[i].targetData }
+
+// index returns tl's index in the construct's dispatcher (which selects
+// its slots), -1 if tl has none.
+func (t *Target) index(tl *tool) int {
+	if tl == nil {
+		return -1
 	}
-	return &t.slots[i].targetData
+	for i, x := range t.d.tools {
+		if x == tl {
+			return i
+		}
+	}
+	return -1
+}
+
+// toolIDs returns the target_data value and host_op_id that tool i holds
+// in t: for a native (C) tool what its face keeps in the slot's word,
+// for a Go tool its Go slots. 0 where the tool holds none.
+func (t *Target) toolIDs(i int) (targetID, hostOpID uint64) {
+	s := &t.slots[i]
+	if t.d.tools[i].native && s.keep != nil && toolslot.IDs != nil {
+		return toolslot.IDs(s.keep)
+	}
+	return s.targetData.Value, s.hostOp
+}
+
+// idsFor returns the ids tool tl sees for the construct and for the
+// operation whose runtime host_op_id is op: the values in its slots (an
+// EMI tool's own), the runtime's where it left a slot 0, and the
+// runtime's for a tool that is not in the construct (nil: none).
+func (t *Target) idsFor(tl *tool, op uint64) (targetID, hostOpID uint64) {
+	targetID, hostOpID = t.id, op
+	if i := t.index(tl); i >= 0 {
+		tid, hop := t.toolIDs(i)
+		if tid != 0 {
+			targetID = tid
+		}
+		if hop != 0 && op != 0 {
+			hostOpID = hop
+		}
+	}
+	return targetID, hostOpID
 }
 
 // ID returns the construct's target_id (0 for a routine or a nil scope),
@@ -317,8 +359,12 @@ func (t *Target) end() {
 	t.nstaged = 0
 	t.gen++
 	for i := range t.slots {
-		t.slots[i].targetData = Data{}
-		t.slots[i].targetTaskData = Data{}
+		s := &t.slots[i]
+		s.targetData = Data{}
+		s.targetTaskData = Data{}
+		if s.keep != nil && toolslot.Reset != nil {
+			toolslot.Reset(s.keep)
+		}
 	}
 	t.release()
 }
@@ -348,7 +394,11 @@ func (t *Target) startOp(state int32) {
 	t.opState = state
 	t.lastOp = opNone
 	for i := range t.slots {
-		t.slots[i].hostOp = id
+		s := &t.slots[i]
+		s.hostOp = id
+		if s.keep != nil && toolslot.SetOp != nil {
+			toolslot.SetOp(s.keep, id)
+		}
 	}
 	t.own()
 }

@@ -128,10 +128,10 @@ func TestRoutineDataOps(t *testing.T) {
 	p.DataOpEnd(0xd100)
 	p.End()
 	diffSeq(t, r.got()[2:], []string{
-		"data_op_emi begin ttd=nil td=nil(-) hop=h1(#2) ompt_target_data_alloc src=0x0/-1 dest=0x0/0 bytes=32 code=0x5000 info=none",
-		"data_op_emi end ttd=nil td=nil(-) hop=h1(#2) ompt_target_data_alloc src=0x0/-1 dest=0xd100/0 bytes=32 code=0x5000 info=none",
-		"data_op_emi begin ttd=nil td=nil(-) hop=h1(#1) ompt_target_data_memset src=0x0/-1 dest=0xd100/0 bytes=32 code=0x5001 info=none",
-		"data_op_emi end ttd=nil td=nil(-) hop=h1(#1) ompt_target_data_memset src=0x0/-1 dest=0xd100/0 bytes=32 code=0x5001 info=none",
+		"data_op_emi begin ttd=nil td=d1(0x0) hop=h1(#2) ompt_target_data_alloc src=0x0/-1 dest=0x0/0 bytes=32 code=0x5000 info=none",
+		"data_op_emi end ttd=nil td=d1(0x0) hop=h1(#2) ompt_target_data_alloc src=0x0/-1 dest=0xd100/0 bytes=32 code=0x5000 info=none",
+		"data_op_emi begin ttd=nil td=d1(0x0) hop=h1(#1) ompt_target_data_memset src=0x0/-1 dest=0xd100/0 bytes=32 code=0x5001 info=none",
+		"data_op_emi end ttd=nil td=d1(0x0) hop=h1(#1) ompt_target_data_memset src=0x0/-1 dest=0xd100/0 bytes=32 code=0x5001 info=none",
 	})
 
 	r2 := &recorder{plain: true}

@@ -103,7 +103,8 @@ type tracer struct {
 	state     traceState
 	request   BufferRequestFunc
 	complete  BufferCompleteFunc
-	fill      []uint64 // producers append entries (see encTarget); bounded by cap
+	owner     atomic.Pointer[tool] // the tool that started the session (nil: unknown); its ids go into the records
+	fill      []uint64             // producers append entries (see encTarget); bounded by cap
 	spare     []uint64
 	waiting   bool // worker is in work.Wait
 	kick      bool // a tick came: deliver whatever is queued
@@ -161,10 +162,10 @@ func countEntries(w []uint64) uint64 {
 
 // encTarget writes the target record (begin or end of construct t) at
 // w[0:] and returns its length.
-func encTarget(w []uint64, t *Target, endpoint Endpoint, now int64) int {
+func encTarget(w []uint64, t *Target, endpoint Endpoint, now int64, id uint64) int {
 	w = w[:entTargetWords]
 	w[0] = entHeader(entTarget, entTargetWords, uint8(endpoint), uint8(t.kind), uint32(int32(t.dev)))
-	w[1], w[2], w[3], w[4] = uint64(now), t.tid, t.id, uint64(t.code)
+	w[1], w[2], w[3], w[4] = uint64(now), t.tid, id, uint64(t.code)
 	return entTargetWords
 }
 
@@ -751,6 +752,13 @@ func setTraceNative(h *DeviceHandle, enable bool, flags uint32) SetResult {
 }
 
 func startTrace(h *DeviceHandle, request BufferRequestFunc, complete BufferCompleteFunc) int {
+	return startTraceFor(nil, h, request, complete)
+}
+
+// startTraceFor starts a session for tool owner (nil when the lookup was
+// not a tool's own, GetDeviceInfo's): its records carry the ids owner
+// holds in its slots, the runtime's where it holds none.
+func startTraceFor(owner *tool, h *DeviceHandle, request BufferRequestFunc, complete BufferCompleteFunc) int {
 	if !traceable(h) || request == nil || complete == nil {
 		return 0
 	}
@@ -761,6 +769,7 @@ func startTrace(h *DeviceHandle, request BufferRequestFunc, complete BufferCompl
 		return 0
 	}
 	tr.request, tr.complete = request, complete
+	tr.owner.Store(owner)
 	if cap(tr.fill) != ringCap {
 		tr.fill, tr.spare = make([]uint64, 0, ringCap), make([]uint64, 0, ringCap)
 	}
@@ -1099,13 +1108,15 @@ func (t *Target) Op() TracedOp {
 			dev = t.srcDev
 		}
 	}
-	if !Tracing(dev) {
+	tr := tracerOf(dev)
+	if tr == nil {
 		return TracedOp{}
 	}
 	if t.tid == 0 {
 		t.tid = threadID() // once per scope: it may be the gettid system call
 	}
-	o := TracedOp{dev: dev, targetID: t.id, hostOpID: t.lastID, thread: t.tid, code: t.code}
+	o := TracedOp{dev: dev, thread: t.tid, code: t.code}
+	o.targetID, o.hostOpID = t.idsFor(tr.owner.Load(), t.lastID)
 	if !t.routine {
 		o.t, o.gen = t, t.gen
 	}
@@ -1150,7 +1161,8 @@ func (t *Target) traceBegin(tr *tracer) {
 		t.tid = threadID()
 	}
 	t.traceT0 = now
-	t.nstaged = encTarget(t.stage[:], t, ScopeBegin, now)
+	id, _ := t.idsFor(tr.owner.Load(), 0)
+	t.nstaged = encTarget(t.stage[:], t, ScopeBegin, now, id)
 }
 
 // traceEnd stages the end target record of a construct whose begin was
@@ -1171,7 +1183,8 @@ func (t *Target) traceEnd() {
 		if t.nstaged+entTargetWords > len(t.stage) {
 			t.flushStage()
 		}
-		t.nstaged += encTarget(t.stage[t.nstaged:], t, ScopeEnd, now)
+		id, _ := t.idsFor(tr.owner.Load(), 0)
+		t.nstaged += encTarget(t.stage[t.nstaged:], t, ScopeEnd, now, id)
 	}
 	t.flushStage()
 }

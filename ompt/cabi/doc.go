@@ -71,8 +71,9 @@
 // target_data, target_task_data and the host_op_id slot live from the
 // construct's begin event to its end event, start as ompt_data_none (the
 // memory is reused by later constructs), and whatever the tool wrote
-// at begin is there at end (for a device memory routine, the host_op_id
-// slot lives from the data op's begin to its end). The map arrays of
+// at begin is there at end. A device memory routine gets the same: its
+// own target_data slot (never NULL) and host_op_id slot, from its begin
+// to its end. The map arrays of
 // target_map are valid during the call only. device_load gets NULL for an
 // image without a file and ompt_addr_none for addresses that do not exist.
 // tool_data of ompt_start_tool_result_t is passed to initialize and

@@ -9,7 +9,6 @@ package cabi
 import "C"
 
 import (
-	"runtime"
 	"sync"
 	"unsafe"
 
@@ -24,11 +23,22 @@ import (
 // clears (package toolslot), and the core reuses the slots, construct
 // after construct: the word holds a gompt_scope (C memory) made the first
 // time the slot is used and freed only if the core drops the slot. The
-// construct's first callback zeroes the scope and marks the Go slot in
-// use (Value 1; the core zeroes it at the construct's end). Only the
-// goroutine running the construct touches its slots.
+// core zeroes the scope when its construct (or device memory routine)
+// ends (toolslot.Reset), stores each operation's runtime host_op_id in it
+// before the operation's begin event (toolslot.SetOp), and reads the ids
+// the C tool wrote there (toolslot.IDs) for ompt_get_target_info and the
+// trace records delivered to the C tool: they are the tool's ids. Only
+// the goroutine running the construct writes its slots.
 
-func init() { toolslot.Free = func(p unsafe.Pointer) { C.free(p) } }
+func init() {
+	toolslot.Free = func(p unsafe.Pointer) { C.free(p) }
+	toolslot.Reset = func(p unsafe.Pointer) { *(*C.gompt_scope)(p) = C.gompt_scope{} }
+	toolslot.SetOp = func(p unsafe.Pointer, id uint64) { (*C.gompt_scope)(p).host_op_id = C.ompt_id_t(id) }
+	toolslot.IDs = func(p unsafe.Pointer) (uint64, uint64) {
+		sc := (*C.gompt_scope)(p)
+		return *(*uint64)(unsafe.Pointer(&sc.target_data)), uint64(sc.host_op_id)
+	}
+}
 
 // newScope makes a zeroed scope.
 func newScope() *C.gompt_scope {
@@ -39,8 +49,9 @@ func newScope() *C.gompt_scope {
 	return sc
 }
 
-// scopeOf returns the C scope of the construct whose Go target_data slot
-// is td (a slot the core passed to an EMI callback of a construct).
+// scopeOf returns the C scope of the construct (or device memory
+// routine) whose Go target_data slot is td (a slot the core passed to an
+// EMI callback), making it on the slot's first use.
 func scopeOf(td *ompt.Data) *C.gompt_scope {
 	w := toolslot.Word(unsafe.Pointer(td))
 	sc := (*C.gompt_scope)(*w)
@@ -48,63 +59,7 @@ func scopeOf(td *ompt.Data) *C.gompt_scope {
 		sc = newScope()
 		*w = unsafe.Pointer(sc)
 	}
-	if td.Value == 0 {
-		*sc = C.gompt_scope{}
-		td.Value = 1
-	}
 	return sc
-}
-
-// Device memory routines have no construct and no target_data (nor a
-// toolslot word): their host_op_id slot lives from the data op's begin
-// to its end, keyed by the core's Go slot, in a scope from a sync.Pool (a
-// pool is per-P, so this takes no lock; a box the pool drops at a GC
-// frees its C memory through a cleanup).
-
-type scopeBox struct{ sc *C.gompt_scope }
-
-var scopePool = sync.Pool{New: func() any {
-	b := &scopeBox{sc: newScope()}
-	runtime.AddCleanup(b, func(p unsafe.Pointer) { C.free(p) }, unsafe.Pointer(b.sc))
-	return b
-}}
-
-// allocScope takes a zeroed scope.
-func allocScope() *scopeBox {
-	b := scopePool.Get().(*scopeBox)
-	*b.sc = C.gompt_scope{}
-	return b
-}
-
-func freeScope(b *scopeBox) { scopePool.Put(b) }
-
-var (
-	routineMu     sync.Mutex
-	routineScopes = map[*uint64]*scopeBox{}
-)
-
-func routineScope(hop *uint64, ep ompt.Endpoint) *C.gompt_scope {
-	routineMu.Lock()
-	defer routineMu.Unlock()
-	b := routineScopes[hop]
-	if b == nil {
-		b = allocScope()
-		routineScopes[hop] = b
-		if ep != ompt.ScopeBegin {
-			b.sc.host_op_id = C.ompt_id_t(*hop)
-		}
-	}
-	return b.sc
-}
-
-func releaseRoutineScope(hop *uint64) {
-	routineMu.Lock()
-	b := routineScopes[hop]
-	delete(routineScopes, hop)
-	routineMu.Unlock()
-	if b != nil {
-		freeScope(b)
-	}
 }
 
 // Devices. A C tool gets a gompt_device (C memory, never freed) as

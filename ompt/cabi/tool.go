@@ -136,24 +136,15 @@ func (c *ctool) wrap(ev ompt.Callback, fn C.uintptr_t) any {
 		})
 	case ompt.CallbackTargetDataOpEMI:
 		return ompt.TargetDataOpEMICallback(func(ep ompt.Endpoint, ttd, td *ompt.Data, hop *uint64, op ompt.DataOpKind, src uintptr, sdev int, dst uintptr, ddev int, n uint64, code uintptr) {
-			var sc *C.gompt_scope
-			var cttd, ctd *C.ompt_data_t
-			if td != nil {
-				sc = scopeOf(td)
-				ctd = &sc.target_data
-				if ttd != nil {
-					cttd = &sc.target_task_data
-				}
-			} else {
-				sc = routineScope(hop, ep) // a device memory routine: no construct
+			sc := scopeOf(td) // a construct's, or a device memory routine's own
+			var cttd *C.ompt_data_t
+			if ttd != nil {
+				cttd = &sc.target_task_data
 			}
 			if ep == ompt.ScopeBegin {
 				sc.host_op_id = C.ompt_id_t(*hop)
 			}
-			C.gompt_cabi_call_target_data_op_emi(fn, C.int(ep), cptr(cttd), cptr(ctd), cptr(&sc.host_op_id), C.int(op), C.uintptr_t(src), C.int(sdev), C.uintptr_t(dst), C.int(ddev), C.size_t(n), C.uintptr_t(code))
-			if td == nil && ep == ompt.ScopeEnd {
-				releaseRoutineScope(hop)
-			}
+			C.gompt_cabi_call_target_data_op_emi(fn, C.int(ep), cptr(cttd), cptr(&sc.target_data), cptr(&sc.host_op_id), C.int(op), C.uintptr_t(src), C.int(sdev), C.uintptr_t(dst), C.int(ddev), C.size_t(n), C.uintptr_t(code))
 		})
 	case ompt.CallbackTargetSubmit:
 		return ompt.TargetSubmitCallback(func(tid, hop uint64, teams uint32) {

@@ -24,12 +24,12 @@ type rec struct {
 	mapFlags []uint32 // of the last target_map event
 
 	// tracing
-	handle   *ompt.DeviceHandle
-	lookup   ompt.LookupFunc
-	records  []traced
-	opIDs    map[uint64]uint64     // runtime host_op_id -> target_id of its callback
-	window   map[uint64][2]float64 // tool target data value -> host begin/end (wtime seconds)
-	tdTarget map[uint64]uint64     // tool target data value -> runtime target_id
+	handle  *ompt.DeviceHandle
+	lookup  ompt.LookupFunc
+	records []traced
+	nextOp  uint64
+	opIDs   map[uint64]uint64     // host_op_id the tool saw or wrote -> the tool's target id (its target_data value)
+	window  map[uint64][2]float64 // the tool's target id -> host begin/end (wtime seconds)
 }
 
 // traced is one trace record as the tool copied it out of the buffer.
@@ -83,7 +83,6 @@ func init() {
 			tool.add("initialize initial=%d", initial)
 			tool.opIDs = map[uint64]uint64{}
 			tool.window = map[uint64][2]float64{}
-			tool.tdTarget = map[uint64]uint64{}
 			set(ompt.CallbackDeviceInitialize, ompt.DeviceInitializeCallback(func(dev int, typ string, h *ompt.DeviceHandle, lk ompt.LookupFunc, _ string) {
 				if h == nil || lk == nil {
 					tool.fail("device_initialize %d: nil device or lookup", dev)
@@ -104,13 +103,11 @@ func init() {
 			}))
 			set(ompt.CallbackTargetEMI, ompt.TargetEMICallback(func(kind ompt.TargetKind, ep ompt.Endpoint, dev int, task, ttd, td *ompt.Data, code uintptr) {
 				now := target.Wtime()
-				_, tid, _, _ := tool.info()
 				tool.mu.Lock()
 				if ep == ompt.ScopeBegin {
 					tool.nextTD++
 					td.Value = 1000 + tool.nextTD
 					tool.window[td.Value] = [2]float64{now, 0}
-					tool.tdTarget[td.Value] = tid
 				} else {
 					w := tool.window[td.Value]
 					w[1] = now
@@ -120,9 +117,12 @@ func init() {
 				if kind.Nowait() == (ttd == nil) {
 					tool.fail("%v: target_task_data nil=%v for nowait=%v", kind, ttd == nil, kind.Nowait())
 				}
-				dn, _, _, ok := tool.info()
+				dn, tid, _, ok := tool.info()
 				if !ok || dn != dev {
 					tool.fail("%v %v: ompt_get_target_info = %d, %v inside the construct on %d", kind, ep, dn, ok, dev)
+				}
+				if tid != td.Value {
+					tool.fail("%v %v: ompt_get_target_info target_id %d, the tool's target_data holds %d", kind, ep, tid, td.Value)
 				}
 				tool.add("target %v %v dev=%d td=%d code=%s", kind, ep, dev, td.Value, fn(code))
 			}))
@@ -130,24 +130,38 @@ func init() {
 				tdv := uint64(0)
 				if td != nil {
 					tdv = td.Value
+				} else {
+					tool.fail("%v %v: target_data nil (a device memory routine gets its own slot)", kind, ep)
+				}
+				_, tid, hop, inside := tool.info()
+				if inside && (td == nil || tid != td.Value) {
+					tool.fail("%v %v: ompt_get_target_info target_id %d, the tool's target_data holds %d", kind, ep, tid, tdv)
 				}
 				if ep == ompt.ScopeBegin {
-					_, tid, _, _ := tool.info()
+					if inside && hop != *op {
+						tool.fail("%v begin: ompt_get_target_info host_op_id %d, the slot holds %d", kind, hop, *op)
+					}
 					tool.mu.Lock()
-					tool.opIDs[*op] = tid
+					tool.nextOp++
+					*op = 7_000_000 + tool.nextOp // the tool's own id, must survive to the end
+					tool.opIDs[*op] = tdv
 					tool.mu.Unlock()
-					*op = 7000 + *op%1000 // the tool's own id, must survive to the end
-				} else if *op < 7000 {
+				} else if *op < 7_000_000 {
 					tool.fail("host_op_id slot lost the tool's value: %d", *op)
+				}
+				if _, _, hop, _ := tool.info(); inside && hop != *op {
+					tool.fail("%v %v: ompt_get_target_info host_op_id %d, the tool wrote %d", kind, ep, hop, *op)
 				}
 				tool.add("data_op %v %v src_dev=%d dst_dev=%d bytes=%d td=%d code=%s", kind, ep, sd, dd, bytes, tdv, fn(code))
 			}))
 			set(ompt.CallbackTargetSubmitEMI, ompt.TargetSubmitEMICallback(func(ep ompt.Endpoint, td *ompt.Data, op *uint64, teams uint32) {
-				if ep == ompt.ScopeBegin {
-					_, tid, _, _ := tool.info()
+				if ep == ompt.ScopeBegin { // the tool leaves the runtime's host_op_id here
 					tool.mu.Lock()
-					tool.opIDs[*op] = tid
+					tool.opIDs[*op] = td.Value
 					tool.mu.Unlock()
+				}
+				if _, tid, hop, _ := tool.info(); tid != td.Value || hop != *op {
+					tool.fail("submit %v: ompt_get_target_info %d/%d, the tool's slots %d/%d", ep, tid, hop, td.Value, *op)
 				}
 				tool.add("submit %v teams=%d td=%d", ep, teams, td.Value)
 			}))
@@ -416,7 +430,9 @@ func flush(t *testing.T) []traced {
 
 // Every traced device interval, translated to host time, lies inside the
 // host-side begin/end callback times of its construct; records carry the
-// callbacks' ids; records of one queue do not overlap.
+// ids the EMI tool holds (its target_data values, the host_op_ids it wrote
+// for data ops, the runtime's it left for kernels), so the tool joins each
+// record to its callbacks; records of one queue do not overlap.
 func TestTraceRecordsMatchCallbacks(t *testing.T) {
 	x, y := make([]float32, 1<<12), make([]float32, 1<<12)
 	flush(t)
@@ -434,10 +450,7 @@ func TestTraceRecordsMatchCallbacks(t *testing.T) {
 	const slack = 1e-6 // 1 us
 	tool.mu.Lock()
 	defer tool.mu.Unlock()
-	windows := map[uint64][2]float64{}
-	for td, w := range tool.window {
-		windows[tool.tdTarget[td]] = w
-	}
+	windows := tool.window
 	var last float64
 	for i, r := range recs {
 		counts[r.typ]++

@@ -85,6 +85,15 @@ static void slot_check(void *p, uint64_t v, int remove) {
 	pthread_mutex_unlock(&mu);
 }
 
+// slot_drop forgets p (a device memory routine's slot, reused by the next).
+static void slot_drop(void *p) {
+	pthread_mutex_lock(&mu);
+	for (int i = 0; i < NSLOTS; i++) {
+		if (slots[i].p == p) slots[i].p = NULL;
+	}
+	pthread_mutex_unlock(&mu);
+}
+
 static void count(int *c) {
 	pthread_mutex_lock(&mu);
 	(*c)++;
@@ -129,13 +138,23 @@ static void on_target_emi(ompt_target_t kind, ompt_scope_endpoint_t ep, int dev,
 static void on_data_op_emi(ompt_scope_endpoint_t ep, ompt_data_t *ttd, ompt_data_t *td, ompt_id_t *hop, ompt_target_data_op_t op, void *src, int sdev, void *dst, int ddev, size_t bytes, const void *code) {
 	(void)ttd; (void)op; (void)src; (void)sdev; (void)dst; (void)ddev; (void)bytes; (void)code;
 	count(&events);
-	if (td != NULL) {
+	uint64_t idev;
+	ompt_id_t tid, id;
+	if (td == NULL) {
+		count(&slot_bad); // never NULL, also for a device memory routine
+	} else if (get_target_info(&idev, &tid, &id)) {
 		slot_check(td, td->value, 0); // the construct's slot, as its begin left it
 		ompt_wait_id_t w;
 		if (get_state(&w) != ompt_state_wait_target_map && get_state(&w) != ompt_state_wait_target_update) count(&state_bad);
-		uint64_t idev;
-		ompt_id_t tid, id;
-		if (!get_target_info(&idev, &tid, &id) || id != (*hop & ~(1ull << 62))) count(&info_bad);
+		// the ids are the tool's: what its slots hold now
+		if (id != *hop || tid != td->value) count(&info_bad);
+	} else if (ep == ompt_scope_begin && td->value == 0) {
+		// a device memory routine's own slot: zeroed at its begin
+		slot_drop(td);
+		td->value = get_unique_id();
+		slot_put(td, td->value);
+	} else {
+		slot_check(td, td->value, 0); // the routine's slot, as its first op left it
 	}
 	if (ep == ompt_scope_begin) {
 		if (*hop == 0) count(&slot_bad);
@@ -152,6 +171,10 @@ static void on_submit_emi(ompt_scope_endpoint_t ep, ompt_data_t *td, ompt_id_t *
 	slot_check(td, td->value, 0);
 	if (ep == ompt_scope_begin) {
 		*hop |= 1ull << 62;
+		uint64_t idev;
+		ompt_id_t tid, id;
+		// what the tool just wrote is what get_target_info answers it
+		if (!get_target_info(&idev, &tid, &id) || id != *hop || tid != td->value) count(&info_bad);
 		slot_put(hop, *hop);
 	} else {
 		slot_check(hop, *hop, 1);

@@ -24,3 +24,21 @@ var Free func(unsafe.Pointer)
 func Word(targetData unsafe.Pointer) *unsafe.Pointer {
 	return (*unsafe.Pointer)(unsafe.Add(targetData, Offset))
 }
+
+// The hooks below let the core read and reset the ids a face keeps in a
+// word's memory (ompt/cabi keeps a C tool's target_data and host_op_id
+// there, where the C tool writes them). All may be nil.
+var (
+	// IDs returns the target_data value and host_op_id a word holds, 0
+	// where the tool left none. The core asks it only for the tool whose
+	// face hung the word (ompt's native tools: the C tool), for
+	// ompt_get_target_info and the trace records delivered to that tool.
+	IDs func(word unsafe.Pointer) (targetData, hostOpID uint64)
+	// SetOp stores the runtime's host_op_id of a new operation in a
+	// word's host_op_id, before the operation's begin event.
+	SetOp func(word unsafe.Pointer, hostOpID uint64)
+	// Reset zeroes a word's slots when their construct (or device memory
+	// routine) ends, so the next one that reuses them starts as
+	// ompt_data_none.
+	Reset func(word unsafe.Pointer)
+)
