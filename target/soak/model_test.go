@@ -482,16 +482,18 @@ func (wk *worker) op() {
 	}
 }
 
-// free returns the slots no construct in flight uses; if there are none it
-// waits for the constructs in flight first.
+// free returns the slots no construct in flight uses, waiting for the
+// constructs in flight if there are none. A tainted slot (a check failed,
+// and its model is no longer known) is left out until resync: inside a
+// data region's body there may be none.
 func (wk *worker) free() []*slot {
 	var f []*slot
 	for _, s := range wk.slots {
-		if !s.busy {
+		if !s.busy && !s.tainted {
 			f = append(f, s)
 		}
 	}
-	if len(f) == 0 {
+	if len(f) == 0 && len(wk.tasks) > 0 {
 		wk.waitAll()
 		return wk.free()
 	}
@@ -777,6 +779,9 @@ func (wk *worker) privateMap(s *slot) (item, bool) {
 
 func (wk *worker) opTarget(nowait bool) {
 	f := wk.free()
+	if len(f) == 0 {
+		return
+	}
 	n := wk.r.n
 	kc := kcall{out: wk.pick(f), lo: 0, m: n, x: wk.rng.IntN(nShared)}
 	if wk.rng.IntN(10) < 3 {
@@ -849,8 +854,11 @@ func (wk *worker) opTarget(nowait bool) {
 	wk.check()
 }
 
-// pickSome returns up to k distinct slots of f, at least one.
+// pickSome returns up to k distinct slots of f, at least one if f has one.
 func (wk *worker) pickSome(f []*slot, k int) []*slot {
+	if len(f) == 0 {
+		return nil
+	}
 	f = slices.Clone(f)
 	wk.rng.Shuffle(len(f), func(i, j int) { f[i], f[j] = f[j], f[i] })
 	return f[:min(len(f), 1+wk.rng.IntN(k))]
@@ -925,6 +933,9 @@ func (wk *worker) opEnter(nowait bool) {
 	if k := wk.rng.IntN(nShared); wk.rng.IntN(3) == 0 && wk.holds[k] < 2 {
 		items = append(items, item{x: k, typ: mTo})
 		held = append(held, k)
+	}
+	if len(items) == 0 {
+		return
 	}
 	wk.shuffle(items)
 	wantErr := wk.bad(items, false)
@@ -1023,6 +1034,9 @@ func (wk *worker) opUpdate(nowait bool) {
 		it.present = wk.rng.IntN(10) == 0
 		items = append(items, it)
 	}
+	if len(items) == 0 {
+		return
+	}
 	wantErr := wk.bad(items, false)
 	cl := class(kindName("update", nowait), items, nil)
 	if wantErr {
@@ -1055,8 +1069,12 @@ func isBodyPanic(v any) bool {
 // opData runs a data region whose body runs a few constructs, waits for
 // them, and returns nil, returns an error or panics.
 func (wk *worker) opData() {
+	f := wk.free()
+	if len(f) == 0 {
+		return
+	}
 	var items []item
-	for _, s := range wk.pickSome(wk.free(), 2) {
+	for _, s := range wk.pickSome(f, 2) {
 		it := wk.whole(s, []mtype{mTo, mFrom, mToFrom, mToFrom, mAlloc}[wk.rng.IntN(5)])
 		it.always = it.typ != mAlloc && wk.rng.IntN(8) == 0
 		it.present = wk.rng.IntN(20) == 0
@@ -1138,7 +1156,11 @@ func (wk *worker) opData() {
 }
 
 func (wk *worker) opWrite() {
-	s := wk.pick(wk.free())
+	f := wk.free()
+	if len(f) == 0 {
+		return
+	}
+	s := wk.pick(f)
 	randomInts(wk.rng, s.host)
 	copy(s.want, s.host)
 	s.hostUndef = false
