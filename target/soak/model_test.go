@@ -212,7 +212,7 @@ func newRound(cfg modelConfig, d modelDevice, i int, st *modelStats) *round {
 	} else {
 		r.n = 1 + rng.IntN(6000)
 	}
-	r.epochs = min(8, max(1, cfg.steps/16)) // x doubles at most each epoch: stays exact
+	r.epochs = min(8, max(1, cfg.steps/8)) // x doubles at most each epoch: stays exact
 	for b := range 2 {
 		for k := range nShared {
 			r.x[b][k] = make([]float32, r.n)
