@@ -45,3 +45,23 @@ func writeFaultReport(t *testing.T, rows []faultRow) {
 	writeReport(t, "faults.md", b.String())
 	t.Logf("%d faults injected, %d with problems", len(rows), bad)
 }
+
+// classRow is one line of a classes file: how many checks of one class of
+// construct or input ran on one device, and how many failed.
+type classRow struct {
+	class, device string
+	runs, failed  int64
+}
+
+// writeClasses writes name.classes for ci/reliability.sh, which gathers
+// every such file into the report's table of checks by class. The format,
+// for any test that wants a row there: one line per class and device,
+// four tab-separated fields: class, device, checks run, checks failed.
+func writeClasses(t *testing.T, name string, rows []classRow) {
+	t.Helper()
+	var b strings.Builder
+	for _, r := range rows {
+		fmt.Fprintf(&b, "%s\t%s\t%d\t%d\n", r.class, r.device, r.runs, r.failed)
+	}
+	writeReport(t, name+".classes", b.String())
+}

@@ -1,6 +1,7 @@
 package soak
 
 import (
+	"errors"
 	"fmt"
 	"slices"
 	"testing"
@@ -17,8 +18,15 @@ func TestSoak(t *testing.T) {
 	iters := envInt("GOMPT_SOAK_ITERS", 50)
 	start := time.Now()
 	counts, errs := Soak(SoakGoroutines, iters)
+	failed := map[string]int64{}
 	for _, err := range errs {
 		t.Error(err)
+		var ke *kindError
+		if errors.As(err, &ke) {
+			failed[ke.kind]++
+		} else {
+			failed["present table after the soak"]++
+		}
 	}
 	el := time.Since(start)
 	var total int64
@@ -36,6 +44,13 @@ func TestSoak(t *testing.T) {
 	}
 	t.Logf("%s", b)
 	writeReport(t, "soak.md", string(b))
+	var rows []classRow
+	for _, k := range keys {
+		rows = append(rows, classRow{class: "soak: " + k, device: "soak, every device", runs: counts[k], failed: failed[k]})
+	}
+	rows = append(rows, classRow{class: "soak: present table after the soak", device: "soak, every device",
+		runs: int64(target.NumDevices()), failed: failed["present table after the soak"]})
+	writeClasses(t, "soak", rows)
 }
 
 func deviceNames() string {
