@@ -29,6 +29,7 @@ func everyDevice(t *testing.T) (*runtimeState, []int) {
 // wantErr fails the test unless err says every one of want.
 func wantErr(t *testing.T, dev int, what string, err error, want ...string) {
 	t.Helper()
+	countCheck(t, dev, 1)
 	if err == nil {
 		t.Fatalf("device %d: %s: no error, want one saying %q", dev, what, want)
 	}
@@ -42,6 +43,7 @@ func wantErr(t *testing.T, dev int, what string, err error, want ...string) {
 // Item 5: a buffer shorter than the kernel's Len is refused before any
 // device work, naming the parameter, its length and the length needed.
 func TestBufferShorterThanLen(t *testing.T) {
+	reportClass(t, "bounds", "bounds")
 	r, devs := everyDevice(t)
 	for _, dev := range devs {
 		x, y := vecs(16)
@@ -107,6 +109,7 @@ func TestBufferShorterThanLen(t *testing.T) {
 
 // Item 6: a slice of another element type is refused for a typed buffer.
 func TestBufferElementType(t *testing.T) {
+	reportClass(t, "bounds", "bounds")
 	_, devs := everyDevice(t)
 	type celsius float32
 	for _, dev := range devs {
@@ -155,6 +158,7 @@ var scalar32 = &device.Kernel{
 // Item 6: int32 and uint32 scalars out of range are refused, not
 // truncated; an untyped buffer takes any pointer-free slice, in bytes.
 func TestScalarRangeAndUntypedBuffer(t *testing.T) {
+	reportClass(t, "bounds", "bounds")
 	_, devs := everyDevice(t)
 	raw := make([]byte, 64)
 	run := func(dev int, n, m int, buf Arg) error {
@@ -183,6 +187,7 @@ func TestScalarRangeAndUntypedBuffer(t *testing.T) {
 // Item 7: shapes a device cannot run, or that the kernel does not iterate,
 // are refused before the launch; huge sizes within limits compute right.
 func TestShapeLimits(t *testing.T) {
+	reportClass(t, "shape", "shape")
 	r, devs := everyDevice(t)
 	for _, dev := range devs {
 		x, y := vecs(64)
@@ -249,6 +254,7 @@ type node struct {
 // Item 3: slices whose elements hold Go pointers cannot be mapped, passed
 // or copied; the error names the type and nothing is mapped.
 func TestPointerElementsRefused(t *testing.T) {
+	reportClass(t, "pointers", "pointers")
 	r, devs := everyDevice(t)
 	nodes := []*node{{v: 1}, {v: 2}}
 	structs := []node{{v: 1}}

@@ -23,6 +23,7 @@ func TestShutdownUnderLoad(t *testing.T) {
 		shutdownUnderLoad()
 		return
 	}
+	reportClass(t, "shutdown", "shutdown")
 	for round := range 3 {
 		cmd := exec.Command(os.Args[0], "-test.run=^TestShutdownUnderLoad$", "-test.count=1")
 		cmd.Env = append(os.Environ(), "GOMPT_TEST_SHUTDOWN_CHILD=1", "GOMPT_PLUGINS=opencl,host", "GOMPT_HOST_DEVICES=2")
@@ -31,8 +32,10 @@ func TestShutdownUnderLoad(t *testing.T) {
 			t.Fatalf("round %d: child failed (%v):\n%s", round, err, out)
 		}
 		for _, l := range strings.Split(string(out), "\n") {
-			if strings.HasPrefix(l, "shutdown-ok") {
+			var devs, done, refused int
+			if _, err := fmt.Sscanf(l, "shutdown-ok: %d devices, %d constructs completed, %d refused", &devs, &done, &refused); err == nil {
 				t.Logf("round %d: %s", round, l)
+				countCheck(t, -99, done+refused) // every construct checked: right result or the shut-down error
 			}
 		}
 	}
