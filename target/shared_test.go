@@ -2,33 +2,12 @@ package target
 
 import (
 	"fmt"
-	"os"
 	"runtime"
 	"sync"
 	"testing"
 
 	"github.com/gompt/gompt/device/host"
 )
-
-// everyDeviceRuntime is a runtime with every plugin this machine has
-// (OpenCL where a driver is found, one host device) for tests that run on
-// every device; it returns the offload device numbers and the initial
-// device's. With CI set, a missing OpenCL device is a failure.
-func everyDeviceRuntime(t *testing.T) (*runtimeState, []int) {
-	t.Helper()
-	r := useRuntime(t, map[string]string{"GOMPT_PLUGINS": "opencl,host"})
-	var devs []int
-	for _, d := range r.devs {
-		devs = append(devs, d.num)
-	}
-	if len(r.devs) < 2 {
-		if os.Getenv("CI") != "" && cgoOn {
-			t.Fatalf("CI: OpenCL has no device here: %s", r.why())
-		}
-		t.Logf("OpenCL not tested: %s", r.why())
-	}
-	return r, append(devs, len(r.devs))
-}
 
 // sharedLen makes a slice too large for a host queue to copy inline, so a
 // copy into a new entry is still running when another construct finds the
@@ -40,7 +19,7 @@ const sharedLen = 2 * host.InlineCopyMax / 4
 // copy may still be filling it, and must wait for that copy; whichever
 // exits last frees x, and must wait for the other's kernel first.
 func TestSharedInputNowait(t *testing.T) {
-	_, devs := everyDeviceRuntime(t)
+	_, devs := everyDevice(t)
 	for _, dev := range devs {
 		t.Run(fmt.Sprint("device", dev), func(t *testing.T) {
 			x := make([]float32, sharedLen)
@@ -76,7 +55,7 @@ func TestSharedInputNowait(t *testing.T) {
 // Goroutines share one input mapped to by each construct, each with its own
 // output, on every device.
 func TestSharedInputGoroutines(t *testing.T) {
-	r, devs := everyDeviceRuntime(t)
+	r, devs := everyDevice(t)
 	for _, dev := range devs {
 		t.Run(fmt.Sprint("device", dev), func(t *testing.T) {
 			x := make([]float32, sharedLen)
@@ -114,7 +93,7 @@ func TestSharedInputGoroutines(t *testing.T) {
 			for err := range errs {
 				t.Error(err)
 			}
-			if dev < len(r.devs) {
+			if dev >= 0 {
 				if n := r.devs[dev].table.Len(); n != 0 {
 					t.Errorf("present table has %d entries after every construct ended", n)
 				}
@@ -157,7 +136,7 @@ func TestPresentArgumentHeldForTheRegion(t *testing.T) {
 // maps are exited with their copy-back, and a later construct sees fresh
 // data, on every device.
 func TestDataBodyPanicExitsMaps(t *testing.T) {
-	r, devs := everyDeviceRuntime(t)
+	r, devs := everyDevice(t)
 	for _, dev := range devs {
 		t.Run(fmt.Sprint("device", dev), func(t *testing.T) {
 			x, y := vecs(1000)
@@ -182,7 +161,7 @@ func TestDataBodyPanicExitsMaps(t *testing.T) {
 				Data(dev, []Map{ToFrom(y)}, func() error { runtime.Goexit(); return nil })
 			}()
 			<-done
-			if dev < len(r.devs) {
+			if dev >= 0 {
 				if n := r.devs[dev].table.Len(); n != 0 {
 					t.Fatalf("present table has %d entries after the regions ended: %v", n, r.devs[dev].table.Entries())
 				}
