@@ -193,4 +193,4 @@ func checkConsistent(t *testing.T, tab *Table, f *fakeOps) {
 
 func addr(b []byte) uintptr { return uintptr(unsafe.Pointer(unsafe.SliceData(b))) }
 
-func rng(b []byte) string { return rangeString(addr(b), len(b)) }
+func rng(b []byte) string { return RangeString(addr(b), len(b)) }

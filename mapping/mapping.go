@@ -191,7 +191,7 @@ func (e Entry) String() string {
 		d = "inf (associated)"
 	}
 	return fmt.Sprintf("%s -> %v (%d bytes) structured %d dynamic %s",
-		rangeString(e.Host, e.Size), e.Device, e.Size, e.Structured, d)
+		RangeString(e.Host, e.Size), e.Device, e.Size, e.Structured, d)
 }
 
 const maxFreeEntries = 256
@@ -260,11 +260,13 @@ func bounds(b []byte) (start, end uintptr) {
 	return a, a + uintptr(len(b))
 }
 
-func rangeString(a uintptr, n int) string {
+// RangeString formats the host range [a, a+n) as the table's messages do:
+// "[0x1000,0x2000)".
+func RangeString(a uintptr, n int) string {
 	return fmt.Sprintf("[%#x,%#x)", a, a+uintptr(n))
 }
 
-func (e *entry) String() string { return rangeString(e.start, e.size()) }
+func (e *entry) String() string { return RangeString(e.start, e.size()) }
 
 // waitFor makes ops wait for the work of other Ops on e: the copy that
 // filled it and, when all is set, the work of constructs that released
@@ -405,7 +407,7 @@ func (c *construct) label(it *Item) string {
 	if v == "" {
 		v = it.Type.String()
 	}
-	s := v + " " + rangeString(a, len(it.Host))
+	s := v + " " + RangeString(a, len(it.Host))
 	if it.Name != "" {
 		s += " (" + it.Name + ")"
 	}
@@ -899,9 +901,9 @@ func (t *Table) Translate(host []byte) (device.DevicePtr, error) {
 		return p, nil
 	case over != nil:
 		return 0, t.errf(device.CodeInvalidArgument, "translate %s extends past present mapping %v on %s",
-			rangeString(a, len(host)), over, t.dev)
+			RangeString(a, len(host)), over, t.dev)
 	}
-	return 0, t.errf(device.CodeNotFound, "translate %s: not present on %s", rangeString(a, len(host)), t.dev)
+	return 0, t.errf(device.CodeNotFound, "translate %s: not present on %s", RangeString(a, len(host)), t.dev)
 }
 
 // IsPresent reports whether host (non-empty) lies inside one present entry,
@@ -930,7 +932,7 @@ func (t *Table) Associate(host []byte, p device.DevicePtr) error {
 	}
 	a, end := bounds(host)
 	if p == 0 {
-		return t.errf(device.CodeInvalidArgument, "associate %s: nil device pointer on %s", rangeString(a, len(host)), t.dev)
+		return t.errf(device.CodeInvalidArgument, "associate %s: nil device pointer on %s", RangeString(a, len(host)), t.dev)
 	}
 	t.mu.Lock()
 	defer t.mu.Unlock()
@@ -947,7 +949,7 @@ func (t *Table) Associate(host []byte, p device.DevicePtr) error {
 			what = "associated range"
 		}
 		return t.errf(device.CodeInvalidArgument, "associate %s with %v overlaps %s %v (device %v) on %s; disassociate or unmap it first",
-			rangeString(a, len(host)), p, what, in, in.dev, t.dev)
+			RangeString(a, len(host)), p, what, in, in.dev, t.dev)
 	}
 	e := t.newEntry(host, p)
 	e.assoc = true
@@ -976,19 +978,19 @@ func (t *Table) Disassociate(host []byte) error {
 		}
 		if in != nil {
 			return t.errf(device.CodeInvalidArgument, "disassociate %s: does not start an associated range; %v is present on %s",
-				rangeString(a, len(host)), in, t.dev)
+				RangeString(a, len(host)), in, t.dev)
 		}
-		return t.errf(device.CodeNotFound, "disassociate %s: nothing is associated there on %s", rangeString(a, len(host)), t.dev)
+		return t.errf(device.CodeNotFound, "disassociate %s: nothing is associated there on %s", RangeString(a, len(host)), t.dev)
 	}
 	if !in.assoc {
 		return t.errf(device.CodeInvalidArgument,
 			"disassociate %s: %v was mapped by a map clause (structured %d, dynamic %d), not associated with omp_target_associate_ptr, on %s",
-			rangeString(a, len(host)), in, in.structured, in.dynamic, t.dev)
+			RangeString(a, len(host)), in, in.structured, in.dynamic, t.dev)
 	}
 	if in.structured > 0 {
 		return t.errf(device.CodeInvalidArgument,
 			"disassociate %s: still in use by %d structured map(s) (target or target data) on %s; end those regions first",
-			rangeString(a, len(host)), in.structured, t.dev)
+			RangeString(a, len(host)), in.structured, t.dev)
 	}
 	t.tree.delete(in.start)
 	t.putEntry(in)

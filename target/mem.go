@@ -12,6 +12,7 @@ import (
 	"github.com/gompt/gompt/device"
 	"github.com/gompt/gompt/device/host"
 	"github.com/gompt/gompt/internal/callsite"
+	"github.com/gompt/gompt/mapping"
 	"github.com/gompt/gompt/ompt"
 )
 
@@ -243,7 +244,7 @@ func FreeMem(p DevicePtr, dev int) error {
 		}
 		return memErr("free", device.CodeInvalidArgument,
 			"%v on device %d (%s): host memory %s%s is still associated with it (target.Associate at %v); disassociate it first (target.Disassociate); nothing was freed",
-			p, n, d.id, rangeString(a.host, a.n), also, a.p)
+			p, n, d.id, mapping.RangeString(a.host, a.n), also, a.p)
 	}
 	delete(d.allocs, p)
 	d.amu.Unlock()
@@ -707,11 +708,6 @@ func memErr(op string, code device.Code, format string, args ...any) error {
 	return device.Errorf("", "target: "+op, code, format, args...)
 }
 
-// rangeString formats n bytes at a as "[0x1000,0x1040)".
-func rangeString(a uintptr, n int) string {
-	return fmt.Sprintf("[%#x,%#x)", a, a+uintptr(n))
-}
-
 // offloadDevices says which device numbers name offload devices.
 func offloadDevices() string {
 	if n := NumDevices(); n > 0 {
@@ -748,7 +744,7 @@ func (d *dev) associated(base DevicePtr, size int) (first association, n int) {
 // live AllocMem allocation of d and returns its start. d.amu is held.
 func (d *dev) checkAssociate(b []byte, p DevicePtr, devOffset int) (DevicePtr, error) {
 	what := func() string {
-		return fmt.Sprintf("%s (%d bytes) with %v+%d on device %d (%s)", rangeString(addr(b), len(b)), len(b), p, devOffset, d.num, d.id)
+		return fmt.Sprintf("%s (%d bytes) with %v+%d on device %d (%s)", mapping.RangeString(addr(b), len(b)), len(b), p, devOffset, d.num, d.id)
 	}
 	if devOffset < 0 {
 		return 0, memErr("associate", device.CodeInvalidArgument, "%s: the device offset must not be negative", what())
@@ -761,7 +757,7 @@ func (d *dev) checkAssociate(b []byte, p DevicePtr, devOffset int) (DevicePtr, e
 		if devOffset > room || len(b) > room-devOffset {
 			return 0, memErr("associate", device.CodeInvalidArgument,
 				"%s: the device range [%v,+%d) extends past the allocation %s (%d bytes) made by target.AllocMem; only %d bytes there from %v",
-				what(), p, devOffset+len(b), rangeString(uintptr(base), size), size, room, p)
+				what(), p, devOffset+len(b), mapping.RangeString(uintptr(base), size), size, room, p)
 		}
 		return base, nil
 	}

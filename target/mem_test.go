@@ -9,6 +9,7 @@ import (
 	"testing"
 
 	"github.com/gompt/gompt/device"
+	"github.com/gompt/gompt/mapping"
 )
 
 // clRuntime is a runtime with the host plugin (device 0) and the OpenCL
@@ -375,7 +376,7 @@ func TestAssociateChecksTheDeviceRange(t *testing.T) {
 	b0, n0 := memInUse(t, r)
 	err = FreeMem(p, 0)
 	wantMemErr(t, "free while associated", err, device.CodeInvalidArgument,
-		"host memory "+rangeString(addr(device.Bytes(h)), 32)+" is still associated with it", "disassociate it first", "nothing was freed")
+		"host memory "+mapping.RangeString(addr(device.Bytes(h)), 32)+" is still associated with it", "disassociate it first", "nothing was freed")
 	if b, n := memInUse(t, r); b != b0 || n != n0 {
 		t.Fatalf("a refused FreeMem changed memory in use from %d bytes in %d allocations to %d in %d", b0, n0, b, n)
 	}
