@@ -72,7 +72,7 @@ func (o *nopOps) Free(device.DevicePtr, int, []byte) error { return nil }
 func (o *nopOps) CopyIn(device.DevicePtr, []byte) error    { return nil }
 func (o *nopOps) CopyOut([]byte, device.DevicePtr) error   { return nil }
 func (o *nopOps) Fence() device.Event                      { return nil }
-func (o *nopOps) After(device.Event)                       {}
+func (o *nopOps) After(device.Event, bool)                 {}
 
 // BenchmarkEnterExit4KiB maps and unmaps one new 4 KiB tofrom item (a target
 // region's whole bookkeeping: alloc, copy in, copy out, free) in a table with

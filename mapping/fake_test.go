@@ -126,7 +126,7 @@ func (f *fakeOps) CopyOut(dst []byte, src device.DevicePtr) error {
 func (f *fakeOps) Fence() device.Event { return nil }
 
 // After implements Ops; with no fences it is never called, so it logs.
-func (f *fakeOps) After(ev device.Event) {
+func (f *fakeOps) After(ev device.Event, _ bool) {
 	f.mu.Lock()
 	f.log = append(f.log, fmt.Sprintf("after %v", ev))
 	f.mu.Unlock()

@@ -148,7 +148,7 @@ func (d *devMem) CopyIn(dst device.DevicePtr, src []byte) error {
 }
 
 func (d *devMem) Fence() device.Event   { return nil }
-func (d *devMem) After(ev device.Event) { d.log = append(d.log, fmt.Sprintf("after %v", ev)) }
+func (d *devMem) After(ev device.Event, _ bool) { d.log = append(d.log, fmt.Sprintf("after %v", ev)) }
 
 func (d *devMem) CopyOut(dst []byte, src device.DevicePtr) error {
 	if err := d.op("copyout " + d.where(dst).String()); err != nil {

@@ -128,10 +128,14 @@ type Ops interface {
 	Fence() device.Event
 	// After makes this Ops's later device operations (its copies, frees
 	// and kernel launches) wait for ev, an event another Ops's Fence
-	// returned: the copy still filling an entry this Ops uses, or work
-	// of another construct still reading an entry this Ops copies out or
-	// frees. It must not block: the table calls it with its lock held.
-	After(ev device.Event)
+	// returned. With fill set, ev completes the copy still filling an
+	// entry this Ops uses: if that work failed, the device copy is not
+	// what the program mapped, and this Ops's use of it fails too.
+	// Without, ev completes work of another construct still using an
+	// entry this Ops copies out or frees: only the order matters, and a
+	// failure there is that construct's own. It must not block: the table
+	// calls it with its lock held.
+	After(ev device.Event, fill bool)
 }
 
 // user is the completion of one Ops's work on an entry.
@@ -274,12 +278,12 @@ func (e *entry) String() string { return RangeString(e.start, e.size()) }
 // kernels). Checking an entry with nothing pending is two loads.
 func (e *entry) waitFor(ops Ops, all bool) {
 	if e.fill != nil && e.filler != ops {
-		ops.After(e.fill)
+		ops.After(e.fill, true)
 	}
 	if all {
 		for _, u := range e.users {
 			if u.ops != ops {
-				ops.After(u.ev)
+				ops.After(u.ev, false)
 			}
 		}
 	}

@@ -38,8 +38,12 @@ func (q *queueOps) Fence() device.Event {
 	return ev
 }
 
-func (q *queueOps) After(ev device.Event) {
-	q.fakeOps.log = append(q.fakeOps.log, fmt.Sprintf("%s after %v", q.name, ev))
+func (q *queueOps) After(ev device.Event, fill bool) {
+	what := "after"
+	if fill {
+		what = "after fill"
+	}
+	q.fakeOps.log = append(q.fakeOps.log, fmt.Sprintf("%s %s %v", q.name, what, ev))
 }
 
 // Two constructs on two queues share x: the second waits for the copy the
@@ -54,7 +58,7 @@ func TestSharedEntryOrdering(t *testing.T) {
 	mustOK(t, tab.Enter(a, items, Structured, nil))
 	f.expect(t, "alloc 64 -> 0x100000", "copyin 0x100000 64", "fence A.fence1")
 	mustOK(t, tab.Enter(b, items, Structured, nil))
-	f.expect(t, "B after A.fence1")
+	f.expect(t, "B after fill A.fence1")
 
 	// A's own later use of the entry needs no wait: its queue is in order.
 	mustOK(t, tab.Update(a, []Item{{Host: x, Type: From}}))
@@ -81,18 +85,18 @@ func TestIdleQueueLeavesNothingToWaitFor(t *testing.T) {
 	f.expect(t, "alloc 64 -> 0x100000", "copyin 0x100000 64", "fence A.fence1")
 	a.busy = false // A synced
 	mustOK(t, tab.Enter(b, items, Structured, nil))
-	f.expect(t, "B after A.fence1") // the entry cannot know A synced since
+	f.expect(t, "B after fill A.fence1") // the entry cannot know A synced since
 	b.busy = true
 	mustOK(t, tab.Exit(b, items, Structured))
 	f.expect(t, "fence B.fence1")
 	mustOK(t, tab.Enter(b, items, Structured, nil))
-	f.expect(t, "B after A.fence1")
+	f.expect(t, "B after fill A.fence1")
 	b.busy = false
 	mustOK(t, tab.Exit(b, items, Structured)) // idle now: B's record goes
 	f.expect(t)
 	c := &queueOps{fakeOps: f, name: "C"}
 	mustOK(t, tab.Exit(c, []Item{{Host: x, Type: From}}, Dynamic))
-	f.expect(t, "C after A.fence1", "copyout 0x100000 64", "free 0x100000 64")
+	f.expect(t, "C after fill A.fence1", "copyout 0x100000 64", "free 0x100000 64")
 }
 
 // always with to writes a present entry: it waits for the other users'
@@ -108,7 +112,7 @@ func TestAlwaysCopyWaitsForReaders(t *testing.T) {
 	f.take()
 	c := &queueOps{fakeOps: f, name: "C"}
 	mustOK(t, tab.Enter(c, []Item{{Host: x, Type: To, Always: true}}, Structured, nil))
-	f.expect(t, "C after A.fence1", "C after B.fence1", "copyin 0x100000 64", "fence C.fence1")
+	f.expect(t, "C after fill A.fence1", "C after B.fence1", "copyin 0x100000 64", "fence C.fence1")
 	mustOK(t, tab.Update(a, []Item{{Host: x, Type: From}}))
-	f.expect(t, "A after C.fence1", "A after B.fence1", "copyout 0x100000 64")
+	f.expect(t, "A after fill C.fence1", "A after B.fence1", "copyout 0x100000 64")
 }

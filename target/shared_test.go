@@ -3,6 +3,7 @@ package target
 import (
 	"fmt"
 	"runtime"
+	"strings"
 	"sync"
 	"testing"
 
@@ -174,5 +175,31 @@ func TestDataBodyPanicExitsMaps(t *testing.T) {
 			}
 			checkSaxpy(t, 2, x, y, func(int) float32 { return 10 })
 		})
+	}
+}
+
+// A kernel that fails while queued (behind a large copy) is its region's
+// error: the region's free of z syncs the queue first, and that sync's
+// error was taken as a failed free, which the table's retry then
+// "fixed", so Target returned nil. The region holding x while it fails
+// does not make the later exit data of x fail either. (Which waits carry
+// errors, a fill's or another construct's kernel's, is pinned in
+// mapping/order_test.go: here the exit data reuses the region's queue.)
+func TestOtherConstructsFailureStaysTheirs(t *testing.T) {
+	r := hostRuntime(t)
+	noLeak(t, r)
+	x := make([]float32, 16)
+	for round := range 20 {
+		if err := EnterData(0, To(x)); err != nil {
+			t.Fatal(err)
+		}
+		z := make([]float32, sharedLen) // copied on the queue's goroutine
+		err := Target(Region{Device: 0, Kernel: panics, Shape: N(1), Maps: []Map{To(x), To(z)}, Args: []Arg{Int(1)}})
+		if err == nil || !strings.Contains(err.Error(), "panicked") {
+			t.Fatalf("round %d: the failing region returned %v", round, err)
+		}
+		if err := ExitData(0, Delete(x)); err != nil {
+			t.Fatalf("round %d: exit data after another construct's failed kernel: %v", round, err)
+		}
 	}
 }

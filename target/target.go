@@ -36,9 +36,9 @@ type construct struct {
 
 	clauses int // items[:clauses] come from map clauses; the rest are implicit
 
-	idle device.Idler   // q's own idleness test, if it has it
-	deps []device.Event // other constructs' work to wait for (mapping.Ops.After)
-	ferr error          // a failure of Fence's fallback sync, reported at end
+	idle device.Idler // q's own idleness test, if it has it
+	deps []dep        // other constructs' work to wait for (mapping.Ops.After)
+	ferr error        // the first error of c's own queue work found by a sync inside the construct (Fence, Free), reported at end
 }
 
 // initialScratch holds scratch constructs for the initial device, which
@@ -179,16 +179,27 @@ func (c *construct) Fence() device.Event {
 	}
 	ev, err := c.q.Record()
 	if err != nil {
-		if serr := c.q.Sync(); serr != nil && c.ferr == nil {
-			c.ferr = serr
-		}
+		c.keep(c.q.Sync())
 		return nil
 	}
 	return ev
 }
 
+// dep is one event c waits for; fill: its failure is c's failure too.
+type dep struct {
+	ev   device.Event
+	fill bool
+}
+
+// keep remembers err, if it is the first, for the construct's end.
+func (c *construct) keep(err error) {
+	if err != nil && c.ferr == nil {
+		c.ferr = err
+	}
+}
+
 // After implements mapping.Ops: c's next device operation waits for ev.
-func (c *construct) After(ev device.Event) { c.deps = append(c.deps, ev) }
+func (c *construct) After(ev device.Event, fill bool) { c.deps = append(c.deps, dep{ev, fill}) }
 
 // await waits for the other constructs' work that c's next device
 // operation depends on (see mapping.Ops.After). With none, it is one
@@ -202,11 +213,13 @@ func (c *construct) await() error {
 
 func (c *construct) awaitDeps() error {
 	var err error
-	for i, ev := range c.deps {
-		if werr := ev.Wait(); werr != nil && err == nil {
-			err = fmt.Errorf("target: %s: waiting for another construct's work on shared data: %w", c.d.id, werr)
+	for i, d := range c.deps {
+		// Another construct's failed kernel is reported to that
+		// construct; a failed fill leaves this construct's input wrong.
+		if werr := d.ev.Wait(); werr != nil && d.fill && err == nil {
+			err = fmt.Errorf("target: %s: the copy another construct made of shared data to the device failed: %w", c.d.id, werr)
 		}
-		c.deps[i] = nil
+		c.deps[i] = dep{}
 	}
 	c.deps = c.deps[:0]
 	return err
@@ -215,13 +228,14 @@ func (c *construct) awaitDeps() error {
 // Free implements mapping.Ops. It waits for the queue first, so a copy out
 // of the buffer has completed before the buffer goes, and for other
 // constructs' work on it.
+//
+// The waits' own errors (a kernel of this construct that failed, a fill
+// that failed) are not the free's: the free goes ahead once the work is
+// done, and the construct returns them when it ends. (Returned from here,
+// the table's retry of the free would succeed and drop them.)
 func (c *construct) Free(p device.DevicePtr, size int, host []byte) error {
-	if err := c.await(); err != nil {
-		return err
-	}
-	if err := c.q.Sync(); err != nil {
-		return err
-	}
+	c.keep(c.await())
+	c.keep(c.q.Sync())
 	if c.d.infoOn&infoMapping != 0 {
 		c.d.infof(infoMapping, "free %d bytes at %v (host %p)", size, p, dataPtr(host))
 	}
