@@ -147,7 +147,7 @@ func (d *devMem) CopyIn(dst device.DevicePtr, src []byte) error {
 	return nil
 }
 
-func (d *devMem) Fence() device.Event   { return nil }
+func (d *devMem) Fence() device.Event           { return nil }
 func (d *devMem) After(ev device.Event, _ bool) { d.log = append(d.log, fmt.Sprintf("after %v", ev)) }
 
 func (d *devMem) CopyOut(dst []byte, src device.DevicePtr) error {
