@@ -417,7 +417,8 @@ func (h *eventHandle) release() { h.g.events.giveBack(h) }
 // from any goroutine, any number of times.
 type event struct {
 	h    *eventHandle
-	rec  int64 // host time just before cuEventRecord
+	outs []outRef // the queue's deferred copies out before the event (see bounce.go)
+	rec  int64    // host time just before cuEventRecord
 	mu   sync.Mutex
 	done bool
 	t    int64
@@ -425,7 +426,8 @@ type event struct {
 }
 
 // Wait blocks until the event completes and returns the error of the
-// queue's work before it. The first Wait also reads the event's time and
+// queue's work before it; the small copies out enqueued before the event
+// have then written their slices (see bounce.go). The first Wait also reads the event's time and
 // gives the CUDA event back to the pool. After the device's Close it fails
 // with CodeInvalidDevice without calling the driver.
 func (ev *event) Wait() error {
@@ -441,11 +443,15 @@ func (ev *event) Wait() error {
 		ev.err = err
 	} else if err := cu.EventSynchronize(g.ctx, ev.h.e); err != nil {
 		ev.err = g.fail("wait", err)
-	} else if t, err := g.clock.time(g.ctx, ev.h.e, ev.rec); err != nil {
-		ev.err = g.fail("event time", err)
 	} else {
-		ev.t = t
+		finishRefs(ev.outs) // their DMA is done: their slices may be read now
+		if t, err := g.clock.time(g.ctx, ev.h.e, ev.rec); err != nil {
+			ev.err = g.fail("event time", err)
+		} else {
+			ev.t = t
+		}
 	}
+	ev.outs = nil // else the queue's Sync or Release finishes them
 	ev.done = true
 	ev.h.release()
 	return ev.err

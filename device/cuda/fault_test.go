@@ -46,6 +46,8 @@ var faultTests = []string{
 	"TestFaultMissingEntry", "TestFaultLaunch", "TestFaultStagedCopy", "TestFaultNoPinnedMemory",
 	"TestFaultSync", "TestFaultConcurrent", "TestFaultRaw", "TestFaultClose", "TestFaultSticky",
 	"TestFaultReuse", "TestFaultClock", "TestFaultClockTimer", "TestFaultSched",
+	"TestFaultOverlap", "TestFaultBounceRing", "TestFaultBounceOrder", "TestFaultBounceErrors",
+	"TestFaultBounceConcurrent", "TestFaultChunks",
 }
 
 // buildFakeDriver compiles testdata/fakecuda.c into a shared library in a
@@ -101,11 +103,11 @@ func TestFakeDriverFaults(t *testing.T) {
 // fakeState mirrors struct fakecuda_state of the fake.
 type fakeState struct {
 	Allocs, AllocBytes, HostAllocs, HostRegs, Streams, Events, Modules, CtxRefs int64
-	Injected, Misuse, LeakedAtRelease, Launches                                 int64
+	Injected, Misuse, LeakedAtRelease, Launches, PageableWaits                  int64
 }
 
-// fakeState is read as 12 int64s.
-var _ [12]int64 = [unsafe.Sizeof(fakeState{}) / 8]int64{}
+// fakeState is read as 13 int64s.
+var _ [13]int64 = [unsafe.Sizeof(fakeState{}) / 8]int64{}
 
 // live returns the part of s that counts live objects.
 func (s fakeState) live() fakeState {
@@ -115,11 +117,12 @@ func (s fakeState) live() fakeState {
 
 // fakeLib is the fake's control block, reached through dlsym.
 type fakeLib struct {
-	state  *[12]int64
+	state  *[13]int64
 	misuse *[512]byte
 	spec   *[1024]byte
 	gen    *int32
 	hostNS *int64 // the fake's host clock with FAKECUDA_CLOCK_MANUAL
+	gate   *int32 // opens the FAKECUDA_GATE kernels
 
 	base     fakeState // the fake's counters at the start of the test
 	bindBase cu.Live   // the binding's
@@ -156,6 +159,7 @@ func fakeDriverIn(t *testing.T) *fakeLib {
 			{"fakecuda_fail_spec", (*unsafe.Pointer)(unsafe.Pointer(&d.spec))},
 			{"fakecuda_fail_gen", (*unsafe.Pointer)(unsafe.Pointer(&d.gen))},
 			{"fakecuda_host_ns", (*unsafe.Pointer)(unsafe.Pointer(&d.hostNS))},
+			{"fakecuda_gate", (*unsafe.Pointer)(unsafe.Pointer(&d.gate))},
 		} {
 			if *s.p, err = l.Sym(s.name); err != nil {
 				fake.err = err
@@ -186,7 +190,7 @@ func (f *fakeLib) rebase() {
 }
 
 func (f *fakeLib) read() fakeState {
-	var v [12]int64
+	var v [13]int64
 	for i := range v {
 		v[i] = atomic.LoadInt64(&f.state[i])
 	}
@@ -320,7 +324,8 @@ func TestFaultBaseline(t *testing.T) {
 		t.Error("device copy changed the data")
 	}
 	// The fake runs a stream's copies when they are waited for: a small
-	// CopyOut (straight from the driver) has not written its slice yet.
+	// CopyOut (through the queue's bounce ring) has not written its slice
+	// yet.
 	small := make([]byte, 100)
 	must(t, "CopyOut", q.CopyOut(small, a.Ptr))
 	if !bytes.Equal(small, make([]byte, 100)) {
@@ -330,8 +335,8 @@ func TestFaultBaseline(t *testing.T) {
 	if !bytes.Equal(small, pattern(big, 2)[:100]) {
 		t.Error("small CopyOut gave wrong data")
 	}
-	if s := f.read(); s.HostAllocs != stagingDepth {
-		t.Errorf("%d staging buffers after staged copies on one queue, want %d", s.HostAllocs, stagingDepth)
+	if s := f.read(); s.HostAllocs != stagingDepth+1 {
+		t.Errorf("%d page-locked allocations after copies on one queue, want %d staging buffers and a bounce ring", s.HostAllocs, stagingDepth)
 	}
 
 	fn, err := d.Load(kernels.Saxpy)
@@ -991,7 +996,8 @@ func TestFaultClose(t *testing.T) {
 	for _, d := range devs {
 		events = append(events, use(d))
 	}
-	if s := f.read(); s.Modules != 2 || s.HostAllocs != 2*stagingDepth || s.Streams != 6 || s.Allocs != 4 {
+	// Per device: the staging buffers, and q2's bounce ring.
+	if s := f.read(); s.Modules != 2 || s.HostAllocs != 2*(stagingDepth+1) || s.Streams != 6 || s.Allocs != 4 {
 		t.Errorf("devices in use hold %+v", s.live())
 	}
 	for _, d := range devs {

@@ -163,6 +163,11 @@ func sizeClass(n int) int {
 // pinned bandwidth instead of the driver's pageable path (about a sixth of
 // it on an H100).
 //
+// A copy below stagingChunk is cut into chunks sized to it (chunkFor: a
+// quarter of it, from 256 KiB to 2 MiB) rather than one chunk of
+// stagingChunk, so that its host copy and its DMA still overlap; copies
+// below stagingMin go through the queue's bounce ring instead (bounce.go).
+//
 // Host registration (cuMemHostRegister) of the program's slice would avoid
 // the host copy, but it pins pages of the Go heap until unregistered; a
 // cache of registrations would have to outlive the slices' lifetimes, which
@@ -173,4 +178,19 @@ const (
 	stagingChunk = 8 << 20
 	stagingDepth = 3  // buffers per copy: one filling, up to two in flight
 	stagingMax   = 24 // buffers per device at most (192 MiB page-locked)
+
+	chunkMin = 256 << 10 // the smallest chunk of a staged copy
+	chunkMid = 2 << 20   // the largest chunk of a copy below stagingChunk
 )
+
+// chunkFor returns the chunk size of a staged copy of n bytes: stagingChunk
+// from stagingChunk up; below, a quarter of n (a multiple of 64 KiB)
+// between chunkMin and chunkMid, so a mid-size copy is pipelined in about
+// four chunks instead of being one.
+func chunkFor(n int) int {
+	if n >= stagingChunk {
+		return stagingChunk
+	}
+	c := ((n+3)/4 + 64<<10 - 1) &^ (64<<10 - 1)
+	return min(max(c, chunkMin), chunkMid)
+}

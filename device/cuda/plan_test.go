@@ -104,3 +104,20 @@ func TestSizeClass(t *testing.T) {
 		}
 	}
 }
+
+func TestChunkFor(t *testing.T) {
+	for _, c := range []struct{ n, want int }{
+		{stagingMin, 256 << 10},
+		{1 << 20, 256 << 10},
+		{1<<20 + 3, 320 << 10},
+		{4 << 20, 1 << 20},
+		{6 << 20, 1536 << 10},
+		{stagingChunk - 1, 2 << 20},
+		{stagingChunk, stagingChunk},
+		{1 << 30, stagingChunk},
+	} {
+		if got := chunkFor(c.n); got != c.want {
+			t.Errorf("chunkFor(%d) = %d, want %d", c.n, got, c.want)
+		}
+	}
+}

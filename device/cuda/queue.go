@@ -38,6 +38,13 @@ type queue struct {
 	quiet   bool      // nothing was enqueued since the last Sync that succeeded: Sync has nothing to wait for
 	last    *timing   // the timing of the operation enqueued last while profiling
 	timings []*timing // timed operations not yet read
+
+	// Small copies (see bounce.go).
+	ring   *bounceRing // made at the first small copy
+	noRing bool        // the ring could not be made: small copies go direct
+	outs   []*out      // deferred copies into Go slices, in order
+	spare  []*out      // finished outs for reuse
+	outSeq uint64      // the number of the next out
 }
 
 // NewQueue creates a queue on a new CU_STREAM_NON_BLOCKING stream, which
@@ -90,11 +97,18 @@ func (q *queue) keep(p unsafe.Pointer) {
 	}
 }
 
-// CopyIn copies src to device memory at dst. Small copies go to the driver
-// directly; large ones through the device's staging buffers (see
-// stagingMin). It may return before the copy completes.
+// CopyIn copies src to device memory at dst. Below stagingMin bytes src
+// is copied into the queue's pinned bounce ring (see bounce.go) and the DMA
+// goes from there, so the copy does not wait for the queue's earlier work;
+// larger copies go through the device's staging buffers (see plan.go). It
+// may return before the copy completes, but src is free again when it
+// returns, except where the ring cannot be made (src is then pinned and
+// the driver copies from it).
 func (q *queue) CopyIn(dst device.DevicePtr, src []byte) error {
 	const op = "copy to device"
+	if err := q.settle(src); err != nil { // src is a pending CopyOut's slice
+		return err
+	}
 	if err := q.enqueue(op); err != nil {
 		return err
 	}
@@ -105,13 +119,23 @@ func (q *queue) CopyIn(dst device.DevicePtr, src []byte) error {
 		return err
 	}
 	tm := q.startTiming()
-	if len(src) >= stagingMin {
-		if slots := q.g.staging.get(q.g, stagingDepth); len(slots) > 0 {
-			err := q.stagedIn(cu.DevicePtr(dst), src, slots)
-			q.g.staging.put(slots)
+	if len(src) < stagingMin {
+		b, err := q.bounce(len(src))
+		if err != nil {
 			q.endTiming(tm, typeHtoD, 0, err)
 			return q.g.fail(op, err)
 		}
+		if b != nil {
+			copy(b, src)
+			err := cu.MemcpyHtoDAsync(q.g.ctx, cu.DevicePtr(dst), unsafe.Pointer(unsafe.SliceData(b)), len(b), q.s)
+			q.endTiming(tm, typeHtoD, 0, err)
+			return q.g.fail(op, err)
+		}
+	} else if slots := q.g.staging.get(q.g, stagingDepth); len(slots) > 0 {
+		err := q.stagedIn(cu.DevicePtr(dst), src, slots)
+		q.g.staging.put(slots)
+		q.endTiming(tm, typeHtoD, 0, err)
+		return q.g.fail(op, err)
 	}
 	p := unsafe.Pointer(unsafe.SliceData(src))
 	q.keep(p)
@@ -120,10 +144,19 @@ func (q *queue) CopyIn(dst device.DevicePtr, src []byte) error {
 	return q.g.fail(op, err)
 }
 
-// CopyOut copies device memory at src to dst. A large copy returns when dst
-// holds the data; a small one may return before.
+// CopyOut copies device memory at src to dst. Below stagingMin bytes the
+// DMA goes into the queue's pinned bounce ring and CopyOut returns at once:
+// dst is written at the queue's next Sync, at the Wait of an event
+// recorded after it, or earlier (see bounce.go). A large copy returns when
+// dst holds the data.
 func (q *queue) CopyOut(dst []byte, src device.DevicePtr) error {
 	const op = "copy from device"
+	small := len(dst) < stagingMin && !q.noRing
+	if !small { // written at once: after the pending outs to dst
+		if err := q.settle(dst); err != nil {
+			return err
+		}
+	}
 	if err := q.enqueue(op); err != nil {
 		return err
 	}
@@ -134,7 +167,21 @@ func (q *queue) CopyOut(dst []byte, src device.DevicePtr) error {
 		return err
 	}
 	tm := q.startTiming()
-	if len(dst) >= stagingMin {
+	if small {
+		b, err := q.bounce(len(dst))
+		if err != nil {
+			q.endTiming(tm, typeDtoH, 0, err)
+			return q.g.fail(op, err)
+		}
+		if b != nil {
+			err := cu.MemcpyDtoHAsync(q.g.ctx, unsafe.Pointer(unsafe.SliceData(b)), cu.DevicePtr(src), len(b), q.s)
+			if err == nil {
+				q.deferOut(dst, b)
+			}
+			q.endTiming(tm, typeDtoH, 0, err)
+			return q.g.fail(op, err)
+		}
+	} else if len(dst) >= stagingMin {
 		if slots := q.g.staging.get(q.g, stagingDepth); len(slots) > 0 {
 			err := q.stagedOut(dst, cu.DevicePtr(src), slots)
 			q.g.staging.put(slots)
@@ -270,7 +317,7 @@ func (q *queue) Record() (device.Event, error) {
 	}
 	h := &eventHandle{g: q.g, e: e}
 	q.g.events.lend(h)
-	ev := &event{h: h, rec: rec}
+	ev := &event{h: h, rec: rec, outs: q.refs()}
 	runtime.AddCleanup(ev, func(h *eventHandle) { h.release() }, h)
 	return ev, nil
 }
@@ -290,6 +337,7 @@ func (q *queue) Sync() error {
 	err := cu.StreamSynchronize(q.g.ctx, q.s)
 	if err == nil {
 		q.synced.Store(n)
+		q.drained()
 	}
 	q.pin.Unpin()
 	q.pinned = 0
@@ -327,8 +375,14 @@ func (q *queue) Release() error {
 	q.dead = true
 	e := cu.StreamDestroy(q.g.ctx, q.s)
 	q.fenceMu.Unlock()
+	// The deferred copies out are finished (written only where the Sync
+	// succeeded) before the ring goes.
+	re := q.freeRing(!wasBroken && err == nil)
 	if !wasBroken {
 		err = errors.Join(err, q.g.fail("release", e))
+		if q.g.fault.Load() == nil {
+			err = errors.Join(err, q.g.fail("release", re))
+		}
 	}
 	q.g.mu.Lock()
 	delete(q.g.queues, q)

@@ -118,9 +118,10 @@ func (q *queue) idle(err error) error {
 // last chunk's DMA is enqueued (src is no longer needed then).
 func (q *queue) stagedIn(dst cu.DevicePtr, src []byte, slots []*slot) error {
 	ctx := q.g.ctx
-	for i, off := 0, 0; off < len(src); i, off = i+1, off+stagingChunk {
+	chunk := chunkFor(len(src))
+	for i, off := 0, 0; off < len(src); i, off = i+1, off+chunk {
 		s := slots[i%len(slots)]
-		n := min(stagingChunk, len(src)-off)
+		n := min(chunk, len(src)-off)
 		if err := s.wait(ctx); err != nil {
 			return err
 		}
@@ -140,11 +141,12 @@ func (q *queue) stagedIn(dst cu.DevicePtr, src []byte, slots []*slot) error {
 // len(slots) chunks in flight; it returns when dst holds the data.
 func (q *queue) stagedOut(dst []byte, src cu.DevicePtr, slots []*slot) error {
 	ctx := q.g.ctx
-	chunks := (len(dst) + stagingChunk - 1) / stagingChunk
+	chunk := chunkFor(len(dst))
+	chunks := (len(dst) + chunk - 1) / chunk
 	issue := func(i int) error {
 		s := slots[i%len(slots)]
-		off := i * stagingChunk
-		n := min(stagingChunk, len(dst)-off)
+		off := i * chunk
+		n := min(chunk, len(dst)-off)
 		if err := s.wait(ctx); err != nil {
 			return err
 		}
@@ -164,8 +166,8 @@ func (q *queue) stagedOut(dst []byte, src cu.DevicePtr, slots []*slot) error {
 	}
 	for i := 0; i < chunks; i++ {
 		s := slots[i%len(slots)]
-		off := i * stagingChunk
-		n := min(stagingChunk, len(dst)-off)
+		off := i * chunk
+		n := min(chunk, len(dst)-off)
 		if err := s.wait(ctx); err != nil {
 			return err
 		}

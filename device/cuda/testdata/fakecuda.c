@@ -16,7 +16,19 @@
 // side by side: work on one stream does not wait for another, and queries
 // turn ready without anything waiting. The kernels of a module whose image
 // contains the marker FAKECUDA_SLEEP_US followed by a number run for that
-// many microseconds (in either mode), so a test can keep a stream busy.
+// many microseconds (in either mode), so a test can keep a stream busy; those
+// of a module whose image contains FAKECUDA_GATE run until the test sets
+// fakecuda_gate to a non-zero value, so a test can tell by order alone
+// whether a call waited for a kernel.
+//
+// Pageable memory. As NVIDIA's "API synchronization behavior" allows, an
+// asynchronous copy between the device and host memory that is neither
+// page-locked (cuMemAllocHost) nor registered (cuMemHostRegister) waits for
+// the work enqueued before it on its stream and runs at the call, in either
+// mode: a host-to-device copy from pageable memory is staged by the driver
+// only once the stream is idle, and a device-to-host copy into pageable
+// memory returns when the data is there. Copies to and from page-locked
+// memory are asynchronous.
 //
 // The simulated devices live in host memory: device memory is malloc'd and a
 // CUdeviceptr is its host address; page-locked memory is malloc'd.
@@ -135,12 +147,14 @@ struct fakecuda_state {
 	long long misuse;            // calls rejected for a bad handle, range or context
 	long long leaked_at_release; // objects still live when their context was released for the last time
 	long long launches;          // successful cuLaunchKernel calls
+	long long pageable_waits;    // asynchronous copies of pageable memory that waited for their stream
 };
 
 EXPORT struct fakecuda_state fakecuda_state;
 EXPORT char fakecuda_misuse_msg[512];
 EXPORT char fakecuda_fail_spec[1024];
 EXPORT int fakecuda_fail_gen;
+EXPORT int fakecuda_gate; // the FAKECUDA_GATE kernels run until it is non-zero
 
 #define ADD(field, n) __atomic_store_n(&fakecuda_state.field, fakecuda_state.field + (n), __ATOMIC_SEQ_CST)
 
@@ -198,6 +212,7 @@ struct obj {
 	// K_FUNC: its module and name.
 	char *text;
 	long long sleep_ns;
+	int gate; // K_MODULE: its kernels wait for fakecuda_gate (FAKECUDA_GATE)
 	struct obj *mod;
 	char name[128];
 };
@@ -216,6 +231,7 @@ struct op {
 	int fault;      // a kernel: the sticky CUresult it ends with, or 0
 	int dev;        // a kernel: its device
 	long long sleep_ns; // a kernel: how long it runs
+	int gate;           // a kernel: runs until fakecuda_gate is set
 };
 
 static void poison(int d, int r);
@@ -262,6 +278,11 @@ static void sleep_unlocked(long long ns) {
 	pthread_mutex_lock(&mu);
 }
 
+// wait_gate waits without the lock until the test opens the gate.
+static void wait_gate(void) {
+	while (!__atomic_load_n(&fakecuda_gate, __ATOMIC_SEQ_CST)) sleep_unlocked(100000);
+}
+
 // worker runs the operations of stream s in order, as a GPU would, until
 // the stream is destroyed (FAKECUDA_ASYNC). A kernel sleeps for its run
 // time without the lock.
@@ -276,6 +297,7 @@ static void *worker(void *arg) {
 		if (s->head == NULL) s->tail = NULL;
 		s->busy = 1;
 		if (o->sleep_ns > 0) sleep_unlocked(o->sleep_ns);
+		if (o->gate) wait_gate();
 		if (!ctxs[s->dev].sticky) run(o);
 		free(o);
 		s->busy = 0;
@@ -302,6 +324,7 @@ static void stop_worker(struct obj *s) {
 static void enqueue(struct obj *s, struct op o) {
 	if (s == NULL || at_once) {
 		if (o.sleep_ns > 0) sleep_unlocked(o.sleep_ns);
+		if (o.gate) wait_gate();
 		run(&o);
 		return;
 	}
@@ -330,6 +353,7 @@ static void flush(struct obj *s, struct obj *ev) {
 		s->head = o->next;
 		if (s->head == NULL) s->tail = NULL;
 		if (o->sleep_ns > 0) sleep_unlocked(o->sleep_ns);
+		if (o->gate) wait_gate();
 		if (!ctxs[s->dev].sticky || o->fault) run(o);
 		free(o);
 	}
@@ -967,13 +991,31 @@ EXPORT CUresult cuMemHostUnregister(void *p) {
 	RETURN(E_HOST_MEMORY_NOT_REGISTERED);
 }
 
-// copy enqueues a copy on stream s (NULL: runs it at once).
-static CUresult copy(const char *fn, void *dst, const void *src, size_t n, const void *s, int cur) {
+// page_locked reports whether [p, p+n) lies in page-locked or registered
+// host memory.
+static int page_locked(const char *p, size_t n) {
+	for (int k = K_HOST; k <= K_REG; k++)
+		for (struct obj *o = objs[k]; o != NULL; o = o->next)
+			if (p >= o->p && p + n <= o->p + o->n) return 1;
+	return 0;
+}
+
+// copy enqueues a copy on stream s (NULL: runs it at once). host is the
+// copy's host side, or NULL: a copy with pageable host memory waits for the
+// stream's earlier work and runs at once.
+static CUresult copy(const char *fn, void *dst, const void *src, size_t n, const void *s, int cur, const void *host) {
 	struct obj *so;
 	if (!stream_of(fn, s, cur, &so)) return E_INVALID_HANDLE;
 	if (n > 0 && (dst == NULL || src == NULL)) {
 		misuse(fn, "null pointer");
 		return E_INVALID_VALUE;
+	}
+	if (n > 0 && so != NULL && host != NULL && !page_locked(host, n)) {
+		flush(so, NULL);
+		if (current->sticky) return current->sticky;
+		ADD(pageable_waits, 1);
+		memmove(dst, src, n);
+		return OK;
 	}
 	if (n > 0) enqueue(so, (struct op){.dst = dst, .src = src, .n = n});
 	return OK;
@@ -983,28 +1025,28 @@ EXPORT CUresult cuMemcpyHtoD_v2(CUdeviceptr dst, const void *src, size_t n) {
 	BEGIN_CTX("cuMemcpyHtoD_v2");
 	char *d = devrange("cuMemcpyHtoD_v2", dst, n);
 	if (d == NULL) RETURN(E_INVALID_VALUE);
-	RETURN(copy("cuMemcpyHtoD_v2", d, src, n, NULL, cur));
+	RETURN(copy("cuMemcpyHtoD_v2", d, src, n, NULL, cur, NULL));
 }
 
 EXPORT CUresult cuMemcpyDtoH_v2(void *dst, CUdeviceptr src, size_t n) {
 	BEGIN_CTX("cuMemcpyDtoH_v2");
 	char *s = devrange("cuMemcpyDtoH_v2", src, n);
 	if (s == NULL) RETURN(E_INVALID_VALUE);
-	RETURN(copy("cuMemcpyDtoH_v2", dst, s, n, NULL, cur));
+	RETURN(copy("cuMemcpyDtoH_v2", dst, s, n, NULL, cur, NULL));
 }
 
 EXPORT CUresult cuMemcpyHtoDAsync_v2(CUdeviceptr dst, const void *src, size_t n, void *stream) {
 	BEGIN_CTX("cuMemcpyHtoDAsync_v2");
 	char *d = devrange("cuMemcpyHtoDAsync_v2", dst, n);
 	if (d == NULL) RETURN(E_INVALID_VALUE);
-	RETURN(copy("cuMemcpyHtoDAsync_v2", d, src, n, stream, cur));
+	RETURN(copy("cuMemcpyHtoDAsync_v2", d, src, n, stream, cur, src));
 }
 
 EXPORT CUresult cuMemcpyDtoHAsync_v2(void *dst, CUdeviceptr src, size_t n, void *stream) {
 	BEGIN_CTX("cuMemcpyDtoHAsync_v2");
 	char *s = devrange("cuMemcpyDtoHAsync_v2", src, n);
 	if (s == NULL) RETURN(E_INVALID_VALUE);
-	RETURN(copy("cuMemcpyDtoHAsync_v2", dst, s, n, stream, cur));
+	RETURN(copy("cuMemcpyDtoHAsync_v2", dst, s, n, stream, cur, dst));
 }
 
 EXPORT CUresult cuMemcpyDtoDAsync_v2(CUdeviceptr dst, CUdeviceptr src, size_t n, void *stream) {
@@ -1012,7 +1054,7 @@ EXPORT CUresult cuMemcpyDtoDAsync_v2(CUdeviceptr dst, CUdeviceptr src, size_t n,
 	char *d = devrange("cuMemcpyDtoDAsync_v2", dst, n);
 	char *s = devrange("cuMemcpyDtoDAsync_v2", src, n);
 	if (d == NULL || s == NULL) RETURN(E_INVALID_VALUE);
-	RETURN(copy("cuMemcpyDtoDAsync_v2", d, s, n, stream, cur));
+	RETURN(copy("cuMemcpyDtoDAsync_v2", d, s, n, stream, cur, NULL));
 }
 
 EXPORT CUresult cuMemcpyPeerAsync(CUdeviceptr dst, struct ctx *dctx, CUdeviceptr src, struct ctx *sctx, size_t n, void *stream) {
@@ -1024,7 +1066,7 @@ EXPORT CUresult cuMemcpyPeerAsync(CUdeviceptr dst, struct ctx *dctx, CUdeviceptr
 	char *d = devrange("cuMemcpyPeerAsync", dst, n);
 	char *s = devrange("cuMemcpyPeerAsync", src, n);
 	if (d == NULL || s == NULL) RETURN(E_INVALID_VALUE);
-	RETURN(copy("cuMemcpyPeerAsync", d, s, n, stream, cur));
+	RETURN(copy("cuMemcpyPeerAsync", d, s, n, stream, cur, NULL));
 }
 
 EXPORT CUresult cuDeviceCanAccessPeer(int *can, CUdevice d, CUdevice peer) {
@@ -1223,6 +1265,7 @@ EXPORT CUresult cuModuleLoadDataEx(void **m, const void *image, unsigned nopt, i
 	o->kind = K_MODULE, o->dev = current->dev;
 	const char *sl = strstr(text, "FAKECUDA_SLEEP_US");
 	if (sl != NULL) o->sleep_ns = strtoll(sl + 17, NULL, 10) * 1000;
+	o->gate = strstr(text, "FAKECUDA_GATE") != NULL;
 	const char *fault = strstr(text, "FAKECUDA_FAULT");
 	if (fault != NULL) {
 		o->flags = (unsigned)strtol(fault + 14, NULL, 10);
@@ -1306,7 +1349,7 @@ EXPORT CUresult cuLaunchKernel(void *f, unsigned gx, unsigned gy, unsigned gz, u
 	}
 	(void)params;
 	ADD(launches, 1);
-	if (fo->mod->flags != 0 || fo->mod->sleep_ns != 0)
-		enqueue(so, (struct op){.is_kernel = 1, .fault = (int)fo->mod->flags, .dev = cur, .sleep_ns = fo->mod->sleep_ns});
+	if (fo->mod->flags != 0 || fo->mod->sleep_ns != 0 || fo->mod->gate)
+		enqueue(so, (struct op){.is_kernel = 1, .fault = (int)fo->mod->flags, .dev = cur, .sleep_ns = fo->mod->sleep_ns, .gate = fo->mod->gate});
 	RETURN(OK);
 }
