@@ -43,6 +43,8 @@ type result struct {
 	AllocsPerOp int64   `json:"allocs_per_op"`
 	Iterations  int     `json:"iterations"`
 	Error       string  `json:"error,omitempty"`
+	// CPU time of the process per op, where a case measures it
+	CPUNsPerOp float64 `json:"cpu_ns_per_op,omitempty"`
 
 	// with -rounds N > 1: NsPerOp is the lowest of the N rounds (and
 	// BytesPerSec the highest), NsPerOpMedian their median
@@ -58,7 +60,9 @@ type bcase struct {
 	backend string // "" for every device, else the plugin name
 	bytes   int64
 	env     []string // run in a child process with this environment (a tool attached)
-	bench   func(dev int) (func(b *testing.B), func(), error)
+	// plainEnv: env configures the runtime, not a tool (no tool is expected)
+	plainEnv bool
+	bench    func(dev int) (func(b *testing.B), func(), error)
 }
 
 var cases []bcase
@@ -200,7 +204,7 @@ func caseMatcher(sel string) (func(string) bool, error) {
 func runCase(c bcase, d target.DeviceInfo) result {
 	r := result{Name: c.name, Device: d.ID}
 	fn, teardown, err := c.bench(d.Num)
-	if err == nil && len(c.env) > 0 && !ompt.Enabled() {
+	if err == nil && len(c.env) > 0 && !c.plainEnv && !ompt.Enabled() {
 		// the setup ran a construct, so the interface has started
 		err = fmt.Errorf("no tool attached: the case needs the tool its environment names (%s; OMP_TOOL_VERBOSE_INIT=stderr tells why none started)", strings.Join(c.env, " "))
 		if teardown != nil {
@@ -232,6 +236,7 @@ func runCase(c bcase, d target.DeviceInfo) result {
 		r.NsPerOp = float64(br.T.Nanoseconds()) / float64(br.N)
 		r.AllocsPerOp = br.AllocsPerOp()
 		r.Iterations = br.N
+		r.CPUNsPerOp = br.Extra["cpu-ns/op"]
 		if c.bytes > 0 && r.NsPerOp > 0 {
 			r.BytesPerSec = float64(c.bytes) / (r.NsPerOp / 1e9)
 		}
@@ -253,7 +258,7 @@ func summarize(rs []result) result {
 			continue
 		}
 		if len(ns) == 0 || r.NsPerOp < best.NsPerOp {
-			best.NsPerOp, best.AllocsPerOp, best.Iterations = r.NsPerOp, r.AllocsPerOp, r.Iterations
+			best.NsPerOp, best.AllocsPerOp, best.Iterations, best.CPUNsPerOp = r.NsPerOp, r.AllocsPerOp, r.Iterations, r.CPUNsPerOp
 		}
 		best.BytesPerSec = max(best.BytesPerSec, r.BytesPerSec)
 		ns = append(ns, r.NsPerOp)
@@ -282,6 +287,9 @@ func emit(asJSON bool, r result) {
 	bw := ""
 	if r.BytesPerSec > 0 {
 		bw = fmt.Sprintf("%10.2f GB/s", r.BytesPerSec/1e9)
+	}
+	if r.CPUNsPerOp > 0 {
+		bw += fmt.Sprintf(" %14.1f cpu-ns/op", r.CPUNsPerOp)
 	}
 	med := ""
 	if r.Rounds > 1 {

@@ -427,9 +427,10 @@ type event struct {
 
 // Wait blocks until the event completes and returns the error of the
 // queue's work before it; the small copies out enqueued before the event
-// have then written their slices (see bounce.go). The first Wait also reads the event's time and
-// gives the CUDA event back to the pool. After the device's Close it fails
-// with CodeInvalidDevice without calling the driver.
+// have then written their slices (see bounce.go). The first Wait also
+// reads the event's time and gives the CUDA event back to the pool. After
+// the device's Close it fails with CodeInvalidDevice without calling the
+// driver.
 func (ev *event) Wait() error {
 	ev.mu.Lock()
 	defer ev.mu.Unlock()

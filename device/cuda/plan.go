@@ -153,15 +153,18 @@ func sizeClass(n int) int {
 
 // Copies of pageable Go memory.
 //
-// Below stagingMin bytes a copy goes straight to cuMemcpy{HtoD,DtoH}Async
-// from the Go slice (pinned with runtime.Pinner until the queue's next Sync):
-// the driver stages pageable memory itself, and for a small copy the fixed
-// cost dominates. From stagingMin up, the copy is pipelined through a ring of
+// Below stagingMin bytes a copy goes through the queue's small page-locked
+// bounce ring (bounce.go): the driver may synchronise a copy of pageable
+// memory with the stream's earlier work, which a copy from page-locked
+// memory need not, and for a small copy the host memcpy costs little. From
+// stagingMin up, the copy is pipelined through a ring of
 // page-locked staging buffers of stagingChunk bytes: the host copies chunk
 // i+1 into one buffer (with several goroutines for a large chunk) while the
 // DMA engine moves chunk i from another, so a pageable copy approaches the
 // pinned bandwidth instead of the driver's pageable path (about a sixth of
-// it on an H100).
+// it on an H100). A large CopyOut returns when the program's slice holds
+// the data (it is not deferred as a small one is: its buffers are shared by
+// the device's queues).
 //
 // A copy below stagingChunk is cut into chunks sized to it (chunkFor: a
 // quarter of it, from 256 KiB to 2 MiB) rather than one chunk of

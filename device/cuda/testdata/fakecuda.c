@@ -62,6 +62,7 @@
 //	FAKECUDA_CLOCK_JUMP=NS      ... and jumps NS further ahead ...
 //	FAKECUDA_CLOCK_JUMP_AT=NS   ... when host time reaches NS
 //	FAKECUDA_CLOCK_MANUAL=1     host time is fakecuda_host_ns, set by the test, instead of CLOCK_MONOTONIC
+//	FAKECUDA_KERNEL_US=US       every kernel runs US microseconds more (for ompt-bench's CUDA cases on the fake)
 //	FAKECUDA_TRACE=1            print each call to stderr
 //
 // Fault injection. SPEC is a comma-separated list of NAME:N[:RESULT[:COUNT]]:
@@ -170,6 +171,7 @@ static int cc_major = 9, cc_minor = 0;
 static int trace;
 static int at_once; // FAKECUDA_SYNC
 static int async_mode; // FAKECUDA_ASYNC: a worker thread per stream
+static long long kernel_ns; // FAKECUDA_KERNEL_US
 static pthread_cond_t cv = PTHREAD_COND_INITIALIZER; // broadcast when an operation has run
 
 // Contexts: one primary context per device; the handle is the address of
@@ -629,6 +631,7 @@ EXPORT CUresult cuInit(unsigned flags) {
 	trace = envll("FAKECUDA_TRACE", 0) != 0;
 	at_once = envll("FAKECUDA_SYNC", 0) != 0;
 	async_mode = envll("FAKECUDA_ASYNC", 0) != 0;
+	kernel_ns = envll("FAKECUDA_KERNEL_US", 0) * 1000;
 	clock_manual = envll("FAKECUDA_CLOCK_MANUAL", 0) != 0;
 	clock_ppm = getenv("FAKECUDA_CLOCK_PPM") != NULL ? atof(getenv("FAKECUDA_CLOCK_PPM")) : 0;
 	clock_offset = envll("FAKECUDA_CLOCK_OFFSET", 0);
@@ -1349,7 +1352,7 @@ EXPORT CUresult cuLaunchKernel(void *f, unsigned gx, unsigned gy, unsigned gz, u
 	}
 	(void)params;
 	ADD(launches, 1);
-	if (fo->mod->flags != 0 || fo->mod->sleep_ns != 0 || fo->mod->gate)
-		enqueue(so, (struct op){.is_kernel = 1, .fault = (int)fo->mod->flags, .dev = cur, .sleep_ns = fo->mod->sleep_ns, .gate = fo->mod->gate});
+	if (fo->mod->flags != 0 || fo->mod->sleep_ns != 0 || fo->mod->gate || kernel_ns != 0)
+		enqueue(so, (struct op){.is_kernel = 1, .fault = (int)fo->mod->flags, .dev = cur, .sleep_ns = fo->mod->sleep_ns + kernel_ns, .gate = fo->mod->gate});
 	RETURN(OK);
 }
