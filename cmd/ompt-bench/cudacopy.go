@@ -1,6 +1,7 @@
 package main
 
 import (
+	"fmt"
 	"math"
 	"syscall"
 	"testing"
@@ -9,6 +10,7 @@ import (
 	"github.com/gompt/gompt/device"
 	"github.com/gompt/gompt/device/cuda"
 	"github.com/gompt/gompt/kernels"
+	"github.com/gompt/gompt/target"
 )
 
 // Cases for the CUDA plugin's copies and waits (issue 18, items 4-6). They
@@ -33,6 +35,10 @@ func init() {
 		register(bcase{name: "h2d_" + c.name, backend: "cuda", bytes: int64(c.size), bench: update(c.size, true)})
 		register(bcase{name: "d2h_" + c.name, backend: "cuda", bytes: int64(c.size), bench: update(c.size, false)})
 	}
+	// Item 5: a 2-D kernel over 2048x2048 with the data present, with
+	// teams given (spread over both dimensions) and without (2-D blocks).
+	register(bcase{name: "jacobi_2048", backend: "cuda", bytes: 2 * 4 << 22, bench: jacobi(2048, 0)})
+	register(bcase{name: "jacobi_2048_teams_1024", backend: "cuda", bytes: 2 * 4 << 22, bench: jacobi(2048, 1024)})
 	// Item 6: the cost of waiting for a kernel of about a millisecond
 	// under each GOMPT_CUDA_SCHED, in a process of its own each (the flag
 	// is set when the device opens); cpu_ns_per_op is the process's CPU
@@ -166,4 +172,31 @@ func cpuTime() time.Duration {
 		return 0
 	}
 	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
+}
+
+// jacobi: one Jacobi sweep over an n x n grid already present on the
+// device (teams 0: the plugin's choice).
+func jacobi(n, teams int) func(int) (func(*testing.B), func(), error) {
+	return func(dev int) (func(*testing.B), func(), error) {
+		in, out := make([]float32, n*n), make([]float32, n*n)
+		if err := target.EnterData(dev, target.To(in), target.Alloc(out)); err != nil {
+			return nil, nil, err
+		}
+		r := target.Region{Device: dev, Kernel: kernels.Jacobi, Shape: target.Shape{Size: [3]int{n, n, 1}, Teams: teams},
+			Args: []target.Arg{target.Int(n), target.Int(n), target.Slice(in), target.Slice(out)}}
+		teardown := func() {
+			if err := target.ExitData(dev, target.Delete(in), target.Delete(out)); err != nil {
+				panic(fmt.Sprintf("jacobi teardown: %v", err))
+			}
+		}
+		if err := target.Target(r); err != nil {
+			teardown()
+			return nil, nil, err
+		}
+		return func(b *testing.B) {
+			for b.Loop() {
+				must(b, target.Target(r))
+			}
+		}, teardown, nil
+	}
 }
