@@ -39,6 +39,11 @@ func init() {
 	// teams given (spread over both dimensions) and without (2-D blocks).
 	register(bcase{name: "jacobi_2048", backend: "cuda", bytes: 2 * 4 << 22, bench: jacobi(2048, 0)})
 	register(bcase{name: "jacobi_2048_teams_1024", backend: "cuda", bytes: 2 * 4 << 22, bench: jacobi(2048, 1024)})
+	// Item 7: one kernel load that the driver must JIT-compile (its PTX
+	// made unique, so that no compute cache has it), and one whose PTX the
+	// driver has compiled before (its compute cache serves it).
+	register(bcase{name: "cu_load_jit", backend: "cuda", bench: load(true)})
+	register(bcase{name: "cu_load_cached", backend: "cuda", bench: load(false)})
 	// Item 6: the cost of waiting for a kernel of about a millisecond
 	// under each GOMPT_CUDA_SCHED, in a process of its own each (the flag
 	// is set when the device opens); cpu_ns_per_op is the process's CPU
@@ -198,5 +203,37 @@ func jacobi(n, teams int) func(int) (func(*testing.B), func(), error) {
 				must(b, target.Target(r))
 			}
 		}, teardown, nil
+	}
+}
+
+// load: Load of saxpy as a new kernel each time (the plugin loads once per
+// kernel and device), with PTX made unique per load and process when jit.
+// The modules stay loaded until the device closes.
+func load(jit bool) func(int) (func(*testing.B), func(), error) {
+	return func(dev int) (func(*testing.B), func(), error) {
+		d, err := deviceOf(dev)
+		if err != nil {
+			return nil, nil, err
+		}
+		nonce := time.Now().UnixNano()
+		kernel := func(i int) *device.Kernel {
+			k := *kernels.Saxpy
+			k.Images = append([]device.Image(nil), k.Images...)
+			for j, im := range k.Images {
+				if im.Kind == device.ImagePTX && jit {
+					k.Images[j].Source = im.Source + fmt.Sprintf("\n// ompt-bench cu_load_jit %d %d\n", nonce, i)
+				}
+			}
+			return &k
+		}
+		if _, err := d.Load(kernel(-1)); err != nil {
+			return nil, nil, err
+		}
+		return func(b *testing.B) {
+			for i := 0; b.Loop(); i++ {
+				_, err := d.Load(kernel(i))
+				must(b, err)
+			}
+		}, nil, nil
 	}
 }
