@@ -267,7 +267,9 @@ func (q *queue) settle(p []byte) error {
 
 // freeRing finishes every out (copying only when the stream's work is
 // known done) and gives the ring back to the driver. Called by Release
-// once the stream's work has ended or cannot end (a broken device).
+// before it destroys the stream, once the stream's work has ended (a
+// successful Sync: copyData) or may not have: then it waits for the DMAs
+// of the ring first (on a broken device those waits fail at once).
 func (q *queue) freeRing(copyData bool) error {
 	q.finishOuts(len(q.outs), copyData)
 	q.spare = nil
@@ -278,6 +280,14 @@ func (q *queue) freeRing(copyData bool) error {
 	q.ring = nil
 	ctx := q.g.ctx
 	var errs []error
+	if !copyData && r.off > 0 {
+		s := &r.segs[r.cur]
+		if err := cu.EventRecord(ctx, s.ev, q.s); err != nil {
+			errs = append(errs, err, cu.StreamSynchronize(ctx, q.s))
+		} else {
+			s.busy = true
+		}
+	}
 	for _, s := range r.segs {
 		if s.busy && !copyData {
 			errs = append(errs, cu.EventSynchronize(ctx, s.ev))

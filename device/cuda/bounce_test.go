@@ -254,8 +254,9 @@ func TestFaultBounceOrder(t *testing.T) {
 
 // TestFaultBounceErrors fails the driver around small copies: the failed
 // copy says so, a copy out is written once a later wait succeeds (or not
-// at all on a lost device), Close writes the copies out not yet waited
-// for, and the ring is given back on every path.
+// at all when its queue is released after a failed Sync, or on a lost
+// device), Close writes the copies out not yet waited for, and the ring is
+// given back on every path.
 func TestFaultBounceErrors(t *testing.T) {
 	f := fakeDriverIn(t)
 	want := pattern(4096, 30)
@@ -284,6 +285,18 @@ func TestFaultBounceErrors(t *testing.T) {
 			t.Error("the CopyOut's data was lost after a failed Sync")
 		}
 		must(t, "Release", q.Release())
+	})
+	t.Run("Release whose Sync fails", func(t *testing.T) {
+		_, q, buf := setup(t)
+		x := fill(4096, 0)
+		must(t, "CopyOut", q.CopyOut(x, buf))
+		must(t, "CopyIn", q.CopyIn(buf, pattern(4096, 33)))
+		f.arm("cuStreamSynchronize:1:999")
+		wantErr(t, "Release", q.Release(), device.CodeUnknown, "cuStreamSynchronize")
+		if !bytes.Equal(x, fill(4096, 0)) {
+			t.Error("a Release whose Sync failed wrote the CopyOut's slice")
+		}
+		// The test's end checks that the ring went back to the driver.
 	})
 	t.Run("a failed DMA", func(t *testing.T) {
 		_, q, buf := setup(t)

@@ -370,14 +370,14 @@ func (q *queue) Release() error {
 	} else {
 		err = q.Sync()
 	}
+	// The deferred copies out are finished (written only where the Sync
+	// succeeded) before the ring goes.
+	re := q.freeRing(!wasBroken && err == nil)
 	q.released = true
 	q.fenceMu.Lock()
 	q.dead = true
 	e := cu.StreamDestroy(q.g.ctx, q.s)
 	q.fenceMu.Unlock()
-	// The deferred copies out are finished (written only where the Sync
-	// succeeded) before the ring goes.
-	re := q.freeRing(!wasBroken && err == nil)
 	if !wasBroken {
 		err = errors.Join(err, q.g.fail("release", e))
 		if q.g.fault.Load() == nil {
