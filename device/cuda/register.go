@@ -9,6 +9,14 @@
 // kernels are PTX images JIT-compiled by the driver once per device; device
 // time comes from CUDA events anchored to the host clock.
 //
+// Copies of Go memory, which the driver sees as pageable, do not wait for
+// the work before them in their queue: below 256 KiB they go through a
+// page-locked bounce ring of the queue's, and a small CopyOut writes its
+// slice only at the queue's next Sync, the Wait of an event recorded after
+// it, or when the ring comes round (see bounce.go); larger ones are
+// pipelined through the device's page-locked staging buffers in chunks
+// sized to the copy (see plan.go).
+//
 // Tracing. The queues implement device.Profiler: while profiling is on,
 // each CopyIn, CopyOut, Copy and Launch is bracketed by two pooled CUDA
 // events recorded on its stream, and its timing reports their device times
