@@ -206,34 +206,14 @@ func jacobi(n, teams int) func(int) (func(*testing.B), func(), error) {
 	}
 }
 
-// load: Load of saxpy as a new kernel each time (the plugin loads once per
-// kernel and device), with PTX made unique per load and process when jit.
-// The modules stay loaded until the device closes.
+// load: saxpy's PTX loaded and unloaded through the binding (cuda.RawLoad),
+// made unique per load when jit.
 func load(jit bool) func(int) (func(*testing.B), func(), error) {
-	return func(dev int) (func(*testing.B), func(), error) {
-		d, err := deviceOf(dev)
-		if err != nil {
-			return nil, nil, err
+	var ptx string
+	for _, im := range kernels.Saxpy.Images {
+		if im.Kind == device.ImagePTX {
+			ptx = im.Source
 		}
-		nonce := time.Now().UnixNano()
-		kernel := func(i int) *device.Kernel {
-			k := *kernels.Saxpy
-			k.Images = append([]device.Image(nil), k.Images...)
-			for j, im := range k.Images {
-				if im.Kind == device.ImagePTX && jit {
-					k.Images[j].Source = im.Source + fmt.Sprintf("\n// ompt-bench cu_load_jit %d %d\n", nonce, i)
-				}
-			}
-			return &k
-		}
-		if _, err := d.Load(kernel(-1)); err != nil {
-			return nil, nil, err
-		}
-		return func(b *testing.B) {
-			for i := 0; b.Loop(); i++ {
-				_, err := d.Load(kernel(i))
-				must(b, err)
-			}
-		}, nil, nil
 	}
+	return rawLoop(func(d device.Device, iters int) (time.Duration, error) { return cuda.RawLoad(d, ptx, jit, iters) })
 }

@@ -938,6 +938,18 @@ func TestFaultRaw(t *testing.T) {
 		t.Errorf("%d modules live after RawEmptyLaunchSync, want its kernel's", s.Modules)
 	}
 	f.arm("")
+	// RawLoad loads and unloads: nothing stays.
+	for _, unique := range []bool{false, true} {
+		before := f.read()
+		_, err := RawLoad(d, emptyPTX, unique, 5)
+		must(t, "RawLoad", err)
+		if after := f.read(); after.live() != before.live() {
+			t.Errorf("RawLoad (unique %v) left %+v (before: %+v)", unique, after.live(), before.live())
+		}
+	}
+	if _, err := RawLoad(d, emptyPTX, false, 0); err == nil || !strings.Contains(err.Error(), "iters 0") {
+		t.Errorf("RawLoad of 0 iterations: %v", err)
+	}
 	for _, c := range []struct {
 		spec string
 		raw  func() error
@@ -947,6 +959,7 @@ func TestFaultRaw(t *testing.T) {
 		{"cuMemAlloc_v2:1", func() error { _, err := RawCopy(d, 1<<20, false, 3); return err }},
 		{"cuLaunchKernel:2", func() error { _, err := RawEmptyLaunchSync(d, 3); return err }},
 		{"cuStreamSynchronize:3:999", func() error { _, err := RawEmptyLaunchSync(d, 3); return err }},
+		{"cuModuleLoadDataEx:2", func() error { _, err := RawLoad(d, emptyPTX, true, 3); return err }},
 	} {
 		before := f.read().live()
 		f.arm(c.spec)

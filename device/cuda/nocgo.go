@@ -29,3 +29,8 @@ func RawEmptyLaunchSync(d device.Device, iters int) (time.Duration, error) { ret
 func RawCopy(d device.Device, bytes int, toDevice bool, iters int) (time.Duration, error) {
 	return 0, errNoCgo
 }
+
+// RawLoad fails in a build without cgo.
+func RawLoad(d device.Device, ptx string, unique bool, iters int) (time.Duration, error) {
+	return 0, errNoCgo
+}

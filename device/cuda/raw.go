@@ -152,3 +152,41 @@ var (
 	_ device.Event    = (*event)(nil)
 	_ device.Function = (*function)(nil)
 )
+
+// RawLoad is the baseline of the kernel-load benchmarks: it loads ptx as a
+// module (cuModuleLoadDataEx, the JIT compilation when the driver's compute
+// cache does not have it) and unloads it, iters times, and returns the
+// median time of one load. With unique, each load's PTX ends with a comment
+// of its own (a time and a count), so no compute cache, on disk or in the
+// process, can serve it: the figure is a first load's. d must be a device
+// of this plugin.
+func RawLoad(d device.Device, ptx string, unique bool, iters int) (time.Duration, error) {
+	g, err := gpuOf(d)
+	if err != nil {
+		return 0, err
+	}
+	if err := g.broken("raw baseline"); err != nil {
+		return 0, err
+	}
+	if iters < 1 {
+		return 0, fmt.Errorf("cuda: RawLoad: iters %d: must be at least 1", iters)
+	}
+	nonce := time.Now().UnixNano()
+	times := make([]time.Duration, 0, iters)
+	for i := range iters {
+		src := ptx
+		if unique {
+			src = fmt.Sprintf("%s\n// gompt RawLoad %d %d\n", ptx, nonce, i)
+		}
+		t0 := time.Now()
+		mod, _, err := cu.ModuleLoadDataEx(g.ctx, src)
+		if err != nil {
+			return 0, g.fail("raw load", err)
+		}
+		times = append(times, time.Since(t0))
+		if err := cu.ModuleUnload(g.ctx, mod); err != nil {
+			return 0, g.fail("raw unload", err)
+		}
+	}
+	return median(times), nil
+}
