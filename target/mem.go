@@ -804,6 +804,7 @@ func Associate[T any](s []T, p DevicePtr, devOffset int, dev int) error {
 	r := ompt.RoutineBegin(pc)
 	defer r.End()
 	r.DataOpBegin(ompt.DataOpAssociate, addr(b), ompt.InitialDevice, uintptr(q), d.num, uint64(len(b)))
+	t0, tr := traceStart(r, d)
 	// Checked again with the table change under d.amu, so a FreeMem
 	// meanwhile cannot leave the association pointing at freed memory.
 	d.amu.Lock()
@@ -819,6 +820,9 @@ func Associate[T any](s []T, p DevicePtr, devOffset int, dev int) error {
 	}
 	d.amu.Unlock()
 	r.DataOpEnd(uintptr(q))
+	if tr {
+		routineRecord(r, d, t0)
+	}
 	return err
 }
 
@@ -846,6 +850,7 @@ func Disassociate[T any](s []T, dev int) error {
 	r := ompt.RoutineBegin(pc)
 	defer r.End()
 	r.DataOpBegin(ompt.DataOpDisassociate, addr(b), ompt.InitialDevice, uintptr(p), d.num, 0)
+	t0, tr := traceStart(r, d)
 	d.amu.Lock()
 	err = d.table.Disassociate(b)
 	if err == nil {
@@ -853,6 +858,9 @@ func Disassociate[T any](s []T, dev int) error {
 	}
 	d.amu.Unlock()
 	r.DataOpEnd(uintptr(p))
+	if tr {
+		routineRecord(r, d, t0)
+	}
 	return err
 }
 

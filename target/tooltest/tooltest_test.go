@@ -526,3 +526,71 @@ func TestImplicitMapFlag(t *testing.T) {
 		t.Fatalf("map flags %v, want %v", f, want)
 	}
 }
+
+// Every device memory routine that has a data-op callback has a trace
+// record, with the host_op_id the tool wrote at its begin: associate and
+// disassociate included, and a memcpy of a buffer onto itself (src ==
+// dst, which moves nothing) and over overlapping ranges of it.
+func TestRoutineRecords(t *testing.T) {
+	p, err := target.AllocMem(256, 0) // initialises device 0 when run alone
+	if err != nil {
+		t.Fatal(err)
+	}
+	flush(t)
+	h := make([]byte, 64)
+	for i := range h {
+		h[i] = byte(i)
+	}
+	tool.take()
+	steps := []struct {
+		op ompt.DataOpKind
+		fn func() error
+	}{
+		{ompt.DataOpAssociate, func() error { return target.Associate(h, p, 64, 0) }},
+		{ompt.DataOpTransferToDevice, func() error { return target.Update(0, target.To(h)) }},
+		{ompt.DataOpTransferFromDevice, func() error { return target.Memcpy(target.On(0, p), target.On(0, p), 256) }},
+		{ompt.DataOpTransferFromDevice, func() error { return target.Memcpy(target.On(0, p).Add(65), target.On(0, p).Add(64), 63) }},
+		{ompt.DataOpDisassociate, func() error { return target.Disassociate(h, 0) }},
+		{ompt.DataOpDelete, func() error { return target.FreeMem(p, 0) }},
+	}
+	var want []ompt.DataOpKind
+	for _, s := range steps {
+		if err := s.fn(); err != nil {
+			t.Fatalf("%v: %v", s.op, err)
+		}
+		want = append(want, s.op)
+	}
+	lines, errs := tool.take()
+	for _, e := range errs {
+		t.Error(e)
+	}
+	// The update is a construct: it has target records besides its op.
+	var got []ompt.DataOpKind
+	recs := flush(t)
+	tool.mu.Lock()
+	defer tool.mu.Unlock()
+	for i, r := range recs {
+		if r.typ != ompt.CallbackTargetDataOp {
+			continue
+		}
+		got = append(got, r.op)
+		if _, ok := tool.opIDs[r.hostOpID]; !ok || r.hostOpID < 7_000_000 {
+			t.Errorf("record %d (%v): host_op_id %d is not one the tool wrote at a begin", i, r.op, r.hostOpID)
+		}
+		if r.rawBegin == 0 || r.rawEnd < r.rawBegin {
+			t.Errorf("record %d (%v): times %d..%d", i, r.op, r.rawBegin, r.rawEnd)
+		}
+	}
+	if fmt.Sprint(got) != fmt.Sprint(want) {
+		t.Errorf("data-op records %v, want %v\ncallbacks:\n%s", got, want, strings.Join(lines, "\n"))
+	}
+	var cbs []string
+	for _, l := range lines {
+		if strings.Contains(l, " end ") && strings.HasPrefix(l, "data_op") {
+			cbs = append(cbs, strings.Fields(l)[1])
+		}
+	}
+	if len(cbs) != len(want) {
+		t.Errorf("%d data-op end callbacks %v, want %d, one per record", len(cbs), cbs, len(want))
+	}
+}
