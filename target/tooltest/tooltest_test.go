@@ -7,6 +7,7 @@ import (
 	"strings"
 	"sync"
 	"testing"
+	"unsafe"
 
 	"github.com/gompt/gompt/kernels"
 	"github.com/gompt/gompt/ompt"
@@ -22,6 +23,7 @@ type rec struct {
 	nextTD uint64
 
 	mapFlags []uint32 // of the last target_map event
+	ends     []opEnd  // every data op's end, for order checks
 
 	// tracing
 	handle  *ompt.DeviceHandle
@@ -30,6 +32,13 @@ type rec struct {
 	nextOp  uint64
 	opIDs   map[uint64]uint64     // host_op_id the tool saw or wrote -> the tool's target id (its target_data value)
 	window  map[uint64][2]float64 // the tool's target id -> host begin/end (wtime seconds)
+}
+
+// opEnd is a data op as its end callback reports it.
+type opEnd struct {
+	kind     ompt.DataOpKind
+	src, dst uintptr
+	bytes    uint64
 }
 
 // traced is one trace record as the tool copied it out of the buffer.
@@ -63,7 +72,7 @@ func (r *rec) take() (lines, errs []string) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	lines, errs = r.lines, r.errs
-	r.lines, r.errs = nil, nil
+	r.lines, r.errs, r.ends = nil, nil, nil
 	return
 }
 
@@ -151,6 +160,11 @@ func init() {
 				}
 				if _, _, hop, _ := tool.info(); inside && hop != *op {
 					tool.fail("%v %v: ompt_get_target_info host_op_id %d, the tool wrote %d", kind, ep, hop, *op)
+				}
+				if ep == ompt.ScopeEnd {
+					tool.mu.Lock()
+					tool.ends = append(tool.ends, opEnd{kind, src, dst, bytes})
+					tool.mu.Unlock()
 				}
 				tool.add("data_op %v %v src_dev=%d dst_dev=%d bytes=%d td=%d code=%s", kind, ep, sd, dd, bytes, tdv, fn(code))
 			}))
@@ -593,4 +607,72 @@ func TestRoutineRecords(t *testing.T) {
 	if len(cbs) != len(want) {
 		t.Errorf("%d data-op end callbacks %v, want %d, one per record", len(cbs), cbs, len(want))
 	}
+}
+
+// The end of a target construct, the end of a target data region and
+// target exit data copy back and free their list items in reverse list
+// order (LLVM's order: its targetDataEnd walks the list backwards), all
+// copies before the frees; entering goes in list order.
+func TestExitInReverseOrder(t *testing.T) {
+	a, b, c := make([]float32, 16), make([]float32, 32), make([]float32, 64)
+	addrOf := func(s []float32) uintptr { return uintptr(unsafe.Pointer(&s[0])) }
+	maps := []target.Map{target.ToFrom(a), target.ToFrom(b), target.ToFrom(c)}
+	in := []uintptr{addrOf(a), addrOf(b), addrOf(c)}
+	check := func(what string) {
+		t.Helper()
+		tool.mu.Lock()
+		ends := tool.ends
+		tool.mu.Unlock()
+		tool.take()
+		var alloc, to, from, del []uintptr
+		dev := map[uintptr]uintptr{} // device address -> host address
+		for _, e := range ends {
+			switch e.kind {
+			case ompt.DataOpAlloc:
+				alloc = append(alloc, e.src)
+			case ompt.DataOpTransferToDevice:
+				to = append(to, e.src)
+				dev[e.dst] = e.src
+			case ompt.DataOpTransferFromDevice:
+				from = append(from, e.dst)
+			case ompt.DataOpDelete:
+				del = append(del, dev[e.src])
+			}
+		}
+		rev := []uintptr{in[2], in[1], in[0]}
+		if fmt.Sprint(alloc) != fmt.Sprint(in) || fmt.Sprint(to) != fmt.Sprint(in) {
+			t.Errorf("%s: allocs of %x and copies in of %x, want both in list order %x", what, alloc, to, in)
+		}
+		if fmt.Sprint(from) != fmt.Sprint(rev) || fmt.Sprint(del) != fmt.Sprint(rev) {
+			t.Errorf("%s: copies back to %x and deletes of %x, want both in reverse list order %x", what, from, del, rev)
+		}
+		var kinds []ompt.DataOpKind
+		for _, e := range ends {
+			if n := len(kinds); n == 0 || kinds[n-1] != e.kind {
+				kinds = append(kinds, e.kind)
+			}
+		}
+		want := []ompt.DataOpKind{ompt.DataOpAlloc, ompt.DataOpTransferToDevice, ompt.DataOpAlloc, ompt.DataOpTransferToDevice,
+			ompt.DataOpAlloc, ompt.DataOpTransferToDevice, ompt.DataOpTransferFromDevice, ompt.DataOpDelete}
+		if fmt.Sprint(kinds) != fmt.Sprint(want) {
+			t.Errorf("%s: data ops in runs %v, want %v", what, kinds, want)
+		}
+	}
+	tool.take()
+	if err := target.Target(target.Region{Device: 0, Kernel: kernels.Fill, Shape: target.N(16),
+		Maps: maps, Args: []target.Arg{target.Int(16), target.Float32(1), target.Slice(a)}}); err != nil {
+		t.Fatal(err)
+	}
+	check("target")
+	if err := target.Data(0, maps, func() error { return nil }); err != nil {
+		t.Fatal(err)
+	}
+	check("target data")
+	if err := target.EnterData(0, target.To(a), target.To(b), target.To(c)); err != nil {
+		t.Fatal(err)
+	}
+	if err := target.ExitData(0, target.From(a), target.From(b), target.From(c)); err != nil {
+		t.Fatal(err)
+	}
+	check("target enter data, target exit data")
 }
