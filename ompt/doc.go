@@ -153,6 +153,24 @@
 // buffer callback that panics ends tracing on its device (logged); the
 // device keeps running.
 //
+// # Which kernel ran: module and entry names
+//
+// gompt loads one image per kernel per device, so a module has one entry,
+// the kernel. device_load reports it with filename set to the kernel's
+// name (device.Kernel.Name, e.g. "saxpy"; there is no file:
+// offset_in_file, vma_in_file, host_addr and device_addr are 0), bytes the
+// size of the image and a module_id for device_unload. A launch's trace
+// record (target_submit) says nothing of its kernel, as in OpenMP; with
+// ompt_set_trace_native for ompt_native_kernel_execution, the native
+// record that follows it has the type "PLUGIN kernel: NAME", the
+// plugin's type and the kernel's name ("host kernel: saxpy", "opencl
+// kernel: saxpy", "cuda kernel: saxpy"), read with ompt_get_record_native
+// and then ompt_get_record_abstract (its type field; a C tool gets the same
+// string). The names of the first 192 distinct kernel and plugin pairs
+// of a process are given; later launches carry the plugin's type alone
+// ("cuda kernel"), as native type names are interned (255 per process).
+// tools/timeline labels kernel slices this way.
+//
 // # Target events
 //
 // Both forms of target, target_data_op, target_submit and target_map are

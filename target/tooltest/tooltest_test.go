@@ -4,11 +4,13 @@ import (
 	"fmt"
 	"os"
 	"runtime"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
 	"unsafe"
 
+	"github.com/gompt/gompt/device"
 	"github.com/gompt/gompt/kernels"
 	"github.com/gompt/gompt/ompt"
 	"github.com/gompt/gompt/target"
@@ -29,6 +31,8 @@ type rec struct {
 	handle  *ompt.DeviceHandle
 	lookup  ompt.LookupFunc
 	records []traced
+	natives []string // abstract types of the native records read
+	loads   []string // device_load file names
 	nextOp  uint64
 	opIDs   map[uint64]uint64     // host_op_id the tool saw or wrote -> the tool's target id (its target_data value)
 	window  map[uint64][2]float64 // the tool's target id -> host begin/end (wtime seconds)
@@ -104,10 +108,13 @@ func init() {
 					startTracing(h, lk)
 				}
 			}))
-			set(ompt.CallbackDeviceLoad, ompt.DeviceLoadCallback(func(dev int, _ string, _ int64, _ uintptr, bytes uint64, _, _ uintptr, _ uint64) {
+			set(ompt.CallbackDeviceLoad, ompt.DeviceLoadCallback(func(dev int, file string, _ int64, _ uintptr, bytes uint64, _, _ uintptr, _ uint64) {
 				if bytes == 0 {
 					tool.fail("device_load with 0 bytes")
 				}
+				tool.mu.Lock()
+				tool.loads = append(tool.loads, file)
+				tool.mu.Unlock()
 				tool.add("device_load dev=%d", dev)
 			}))
 			set(ompt.CallbackTargetEMI, ompt.TargetEMICallback(func(kind ompt.TargetKind, ep ompt.Endpoint, dev int, task, ttd, td *ompt.Data, code uintptr) {
@@ -395,6 +402,8 @@ func startTracing(h *ompt.DeviceHandle, lk ompt.LookupFunc) {
 	advance := lk("ompt_advance_buffer_cursor").(ompt.AdvanceBufferCursorFunc)
 	rtype := lk("ompt_get_record_type").(ompt.GetRecordTypeFunc)
 	rompt := lk("ompt_get_record_ompt").(ompt.GetRecordOMPTFunc)
+	rnative := lk("ompt_get_record_native").(ompt.GetRecordNativeFunc)
+	rabstract := lk("ompt_get_record_abstract").(ompt.GetRecordAbstractFunc)
 	translate := lk("ompt_translate_time").(ompt.TranslateTimeFunc)
 	ok := start(h, func(int) []byte { return make([]byte, 1<<16) },
 		func(dev int, buf []byte, bytes, cur uint64, owned bool) {
@@ -414,6 +423,13 @@ func startTracing(h *ompt.DeviceHandle, lk ompt.LookupFunc) {
 					tool.mu.Lock()
 					tool.records = append(tool.records, t)
 					tool.mu.Unlock()
+				} else if rtype(buf, cur) == ompt.RecordKindNative {
+					p, _ := rnative(buf, cur)
+					if a := rabstract(p); a != nil {
+						tool.mu.Lock()
+						tool.natives = append(tool.natives, a.Type)
+						tool.mu.Unlock()
+					}
 				}
 				next, more := advance(h, buf, bytes, cur)
 				if !more {
@@ -675,4 +691,50 @@ func TestExitInReverseOrder(t *testing.T) {
 		t.Fatal(err)
 	}
 	check("target enter data, target exit data")
+}
+
+// A tool can tell which kernel ran: device_load names the module after its
+// kernel (a module is one kernel's image, one entry), and a launch's native
+// record, read through ompt_get_record_native and ompt_get_record_abstract,
+// has the type "PLUGIN kernel: NAME".
+func TestKernelNames(t *testing.T) {
+	x := make([]float32, 64)
+	run := func(k *device.Kernel, args ...target.Arg) {
+		t.Helper()
+		if err := target.Target(target.Region{Device: 0, Kernel: k, Shape: target.N(64), Maps: []target.Map{target.ToFrom(x)}, Args: args}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	run(kernels.Fill, target.Int(64), target.Float32(1), target.Slice(x)) // device 0 initialised, and Fill loaded
+	flush(t)
+	set := tool.lookup("ompt_set_trace_native").(ompt.SetTraceNativeFunc)
+	if r := set(tool.handle, true, ompt.NativeKernelExecution); r == ompt.SetNever || r == ompt.SetError {
+		t.Fatalf("set_trace_native(kernel execution) = %v", r)
+	}
+	defer set(tool.handle, false, ompt.NativeKernelExecution)
+	tool.mu.Lock()
+	tool.natives = nil
+	tool.mu.Unlock()
+	run(kernels.Fill, target.Int(64), target.Float32(2), target.Slice(x))
+	xi, yi := make([]int32, 64), make([]int32, 64)
+	if err := target.Target(target.Region{Device: 0, Kernel: kernels.Copy32, Shape: target.N(64), Maps: []target.Map{target.To(xi), target.From(yi)},
+		Args: []target.Arg{target.Int(64), target.Slice(xi), target.Slice(yi)}}); err != nil {
+		t.Fatal(err)
+	}
+	flush(t)
+	tool.take()
+	tool.mu.Lock()
+	defer tool.mu.Unlock()
+	if !slices.Contains(tool.loads, kernels.Fill.Name) || !slices.Contains(tool.loads, kernels.Copy32.Name) {
+		t.Errorf("device_load file names %q, want %q and %q among them", tool.loads, kernels.Fill.Name, kernels.Copy32.Name)
+	}
+	var kern []string
+	for _, n := range tool.natives {
+		if strings.Contains(n, "kernel") {
+			kern = append(kern, n)
+		}
+	}
+	if len(kern) != 2 || !strings.HasSuffix(kern[0], " kernel: "+kernels.Fill.Name) || !strings.HasSuffix(kern[1], " kernel: "+kernels.Copy32.Name) {
+		t.Errorf("native kernel record types %q, want \"PLUGIN kernel: %s\" then \"PLUGIN kernel: %s\"", kern, kernels.Fill.Name, kernels.Copy32.Name)
+	}
 }
