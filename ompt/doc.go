@@ -270,6 +270,22 @@
 //     target_submit once, before the launch.
 //   - Operations gompt does not make produce no events (no implicit
 //     zero-length maps, no transfers for present items unless always).
+//   - A module is one kernel's image: device_load comes once per kernel
+//     and device, its filename is the kernel's name and host_addr is 0
+//     (LLVM: one load per device image of the program, with the image's
+//     file and address). A tool finds a launch's kernel through its
+//     native record (see "Which kernel ran").
+//   - A copy within one device allocation (omp_target_memcpy with src ==
+//     dst, or overlapping ranges) is one data op, as LLVM reports it, and
+//     the device moves the bytes as memmove would on every plugin (LLVM
+//     leaves overlapping device copies to the plugin).
+//
+// What is the same, and tested (target/tooltest, target/ctooltest): the
+// order of a construct's events (begin, allocs and copies in list order,
+// target_map, submit, then copies back and deletes in reverse list order,
+// as LLVM's targetDataEnd, end); EMI slots never NULL; a trace record for
+// every operation with a callback (associate and disassociate included),
+// carrying the EMI tool's own ids.
 //
 // With no tool active, TargetBegin and RoutineBegin do one atomic load and
 // return nil. Every method of a nil *Target returns at once, and nothing
