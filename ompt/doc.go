@@ -276,9 +276,10 @@
 //     file and address). A tool finds a launch's kernel through its
 //     native record (see "Which kernel ran").
 //   - A copy within one device allocation (omp_target_memcpy with src ==
-//     dst, or overlapping ranges) is one data op, as LLVM reports it, and
-//     the device moves the bytes as memmove would on every plugin (LLVM
-//     leaves overlapping device copies to the plugin).
+//     dst, or overlapping ranges) succeeds on every plugin with one data
+//     op (transfer_from_device) and one record, and moves the bytes as
+//     memmove would; LLVM leaves overlapping device copies to each
+//     plugin's driver, where they may fail or be undefined.
 //
 // What is the same, and tested (target/tooltest, target/ctooltest): the
 // order of a construct's events (begin, allocs and copies in list order,
