@@ -427,6 +427,9 @@ func (r *rows) each(fn func(s seg) error) error {
 // Memcpy copies n bytes from src to dst (omp_target_memcpy), between any
 // two devices including the initial device. Both ranges must lie inside
 // one allocation, mapped buffer or slice; it returns when the copy is done.
+// Within one allocation src == dst succeeds and moves nothing (the tools
+// still see the data op and its record), and overlapping ranges are copied
+// as memmove would, on every device.
 //
 //go:noinline
 func Memcpy(dst, src Loc, n int) error {
