@@ -97,7 +97,9 @@ type Queue interface {
 	CopyIn(dst DevicePtr, src []byte) error
 	// CopyOut copies len(dst) bytes from src to host memory.
 	CopyOut(dst []byte, src DevicePtr) error
-	// Copy copies n bytes between two locations of this device.
+	// Copy copies n bytes between two locations of this device. The
+	// ranges may overlap (within one allocation): the copy is then as
+	// memmove would make it, and dst == src copies nothing (see Move).
 	Copy(dst, src DevicePtr, n int) error
 	// Launch runs f over shape with args (one per kernel parameter).
 	Launch(f Function, shape Shape, args []Arg) error

@@ -737,11 +737,16 @@ func (t *Table) undoEnter(ops Ops, items []Item, k Kind, n int, cause error) err
 //  1. Each item decrements its entry's count of kind k if positive (delete
 //     sets the dynamic count to zero; an associated entry's dynamic count
 //     stays infinite).
-//  2. In list order, each from or tofrom item whose entry's counts are now
-//     both zero, or that has the always modifier, is copied back (ops.CopyOut
-//     of the item's own range).
-//  3. In list order, each entry whose counts are both zero is freed
-//     (ops.Free, once per entry) and removed.
+//  2. In reverse list order, each from or tofrom item whose entry's
+//     counts are now both zero, or that has the always modifier, is copied
+//     back (ops.CopyOut of the item's own range).
+//  3. In reverse list order, each entry whose counts are both zero is
+//     freed (ops.Free, once per entry, at its last item in the list) and
+//     removed.
+//
+// Reverse order is LLVM's (its targetDataEnd walks the list backwards and
+// frees in the same order afterwards): items leave in the opposite order
+// they entered, and tools that compare event sequences see the same one.
 //
 // A failed Free is retried once. For Dynamic (exit data, which the program
 // can retry), a failed CopyOut or a Free that failed twice leaves that entry
@@ -782,7 +787,7 @@ func (t *Table) Exit(ops Ops, items []Item, k Kind) error {
 	var errs []error
 	var ev device.Event
 	have := false
-	for i := range items {
+	for i := len(items) - 1; i >= 0; i-- {
 		it, e := &items[i], t.found[i]
 		if it.Type.copiesOut() && (it.Always || e.zero()) {
 			a, _ := bounds(it.Host)
@@ -802,10 +807,10 @@ func (t *Table) Exit(ops Ops, items []Item, k Kind) error {
 			}
 		}
 	}
-	for i := range items {
+	for i := len(items) - 1; i >= 0; i-- {
 		e := t.found[i]
 		if !e.saved {
-			continue // handled by an earlier item
+			continue // handled by a later item of the list
 		}
 		e.saved = false
 		waited := e.waited

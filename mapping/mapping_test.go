@@ -309,7 +309,8 @@ func TestSubRange(t *testing.T) {
 }
 
 // TestTwoItemsOneEntry: two disjoint sub-ranges of one entry dropping its last
-// references in one exit are both copied back before the buffer is freed once.
+// references in one exit are both copied back (in reverse list order, as
+// LLVM's exit) before the buffer is freed once.
 func TestTwoItemsOneEntry(t *testing.T) {
 	f, tab := newFake(), New(dev)
 	a := make([]byte, 100)
@@ -319,7 +320,7 @@ func TestTwoItemsOneEntry(t *testing.T) {
 	d, _ := f.mem(0x100000, 100)
 	fill(d, 1)
 	mustOK(t, tab.Exit(f, []Item{{Host: a[:10], Type: From}, {Host: a[50:60], Type: From}}, Dynamic))
-	f.expect(t, "copyout 0x100000 10", "copyout 0x100032 10", "free 0x100000 100")
+	f.expect(t, "copyout 0x100032 10", "copyout 0x100000 10", "free 0x100000 100")
 	if a[0] != 1 || a[50] != 51 || a[20] != 0 {
 		t.Fatalf("copied back %d %d %d", a[0], a[50], a[20])
 	}

@@ -265,10 +265,11 @@ func (m *model) Exit(items []mItem, k mapping.Kind) result {
 			e.dynamic--
 		}
 	}
+	// Copies back and frees go in reverse list order, as LLVM's.
 	failed := map[*mEntry]bool{}
 	res := okResult()
-	for i, it := range items {
-		e := found[i]
+	for i := len(items) - 1; i >= 0; i-- {
+		it, e := items[i], found[i]
 		if copiesOut(it.typ) && (it.always || e.zero()) {
 			if m.copyOut(e, it) != nil {
 				// A structured exit releases the mapping anyway.
@@ -288,7 +289,7 @@ func (m *model) Exit(items []mItem, k mapping.Kind) result {
 		}
 	}()
 	handled := map[*mEntry]bool{}
-	for i := range items {
+	for i := len(items) - 1; i >= 0; i-- {
 		e := found[i]
 		if handled[e] {
 			continue

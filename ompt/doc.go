@@ -153,6 +153,24 @@
 // buffer callback that panics ends tracing on its device (logged); the
 // device keeps running.
 //
+// # Which kernel ran: module and entry names
+//
+// gompt loads one image per kernel per device, so a module has one entry,
+// the kernel. device_load reports it with filename set to the kernel's
+// name (device.Kernel.Name, e.g. "saxpy"; there is no file:
+// offset_in_file, vma_in_file, host_addr and device_addr are 0), bytes the
+// size of the image and a module_id for device_unload. A launch's trace
+// record (target_submit) says nothing of its kernel, as in OpenMP; with
+// ompt_set_trace_native for ompt_native_kernel_execution, the native
+// record that follows it has the type "PLUGIN kernel: NAME", the
+// plugin's type and the kernel's name ("host kernel: saxpy", "opencl
+// kernel: saxpy", "cuda kernel: saxpy"), read with ompt_get_record_native
+// and then ompt_get_record_abstract (its type field; a C tool gets the same
+// string). The names of the first 192 distinct kernel and plugin pairs
+// of a process are given; later launches carry the plugin's type alone
+// ("cuda kernel"), as native type names are interned (255 per process).
+// tools/timeline labels kernel slices this way.
+//
 // # Target events
 //
 // Both forms of target, target_data_op, target_submit and target_map are
@@ -252,6 +270,23 @@
 //     target_submit once, before the launch.
 //   - Operations gompt does not make produce no events (no implicit
 //     zero-length maps, no transfers for present items unless always).
+//   - A module is one kernel's image: device_load comes once per kernel
+//     and device, its filename is the kernel's name and host_addr is 0
+//     (LLVM: one load per device image of the program, with the image's
+//     file and address). A tool finds a launch's kernel through its
+//     native record (see "Which kernel ran").
+//   - A copy within one device allocation (omp_target_memcpy with src ==
+//     dst, or overlapping ranges) succeeds on every plugin with one data
+//     op (transfer_from_device) and one record, and moves the bytes as
+//     memmove would; LLVM leaves overlapping device copies to each
+//     plugin's driver, where they may fail or be undefined.
+//
+// What is the same, and tested (target/tooltest, target/ctooltest): the
+// order of a construct's events (begin, allocs and copies in list order,
+// target_map, submit, then copies back and deletes in reverse list order,
+// as LLVM's targetDataEnd, end); EMI slots never NULL; a trace record for
+// every operation with a callback (associate and disassociate included),
+// carrying the EMI tool's own ids.
 //
 // With no tool active, TargetBegin and RoutineBegin do one atomic load and
 // return nil. Every method of a nil *Target returns at once, and nothing

@@ -427,6 +427,9 @@ func (r *rows) each(fn func(s seg) error) error {
 // Memcpy copies n bytes from src to dst (omp_target_memcpy), between any
 // two devices including the initial device. Both ranges must lie inside
 // one allocation, mapped buffer or slice; it returns when the copy is done.
+// Within one allocation src == dst succeeds and moves nothing (the tools
+// still see the data op and its record), and overlapping ranges are copied
+// as memmove would, on every device.
 //
 //go:noinline
 func Memcpy(dst, src Loc, n int) error {
@@ -804,6 +807,7 @@ func Associate[T any](s []T, p DevicePtr, devOffset int, dev int) error {
 	r := ompt.RoutineBegin(pc)
 	defer r.End()
 	r.DataOpBegin(ompt.DataOpAssociate, addr(b), ompt.InitialDevice, uintptr(q), d.num, uint64(len(b)))
+	t0, tr := traceStart(r, d)
 	// Checked again with the table change under d.amu, so a FreeMem
 	// meanwhile cannot leave the association pointing at freed memory.
 	d.amu.Lock()
@@ -819,6 +823,9 @@ func Associate[T any](s []T, p DevicePtr, devOffset int, dev int) error {
 	}
 	d.amu.Unlock()
 	r.DataOpEnd(uintptr(q))
+	if tr {
+		routineRecord(r, d, t0)
+	}
 	return err
 }
 
@@ -846,6 +853,7 @@ func Disassociate[T any](s []T, dev int) error {
 	r := ompt.RoutineBegin(pc)
 	defer r.End()
 	r.DataOpBegin(ompt.DataOpDisassociate, addr(b), ompt.InitialDevice, uintptr(p), d.num, 0)
+	t0, tr := traceStart(r, d)
 	d.amu.Lock()
 	err = d.table.Disassociate(b)
 	if err == nil {
@@ -853,6 +861,9 @@ func Disassociate[T any](s []T, dev int) error {
 	}
 	d.amu.Unlock()
 	r.DataOpEnd(uintptr(p))
+	if tr {
+		routineRecord(r, d, t0)
+	}
 	return err
 }
 

@@ -554,3 +554,57 @@ func TestSubSliceArgumentsOnOpenCL(t *testing.T) {
 		}
 	}
 }
+
+// Memcpy within one allocation, on every device (the initial device
+// included) and from a goroutine per device at once: onto itself (src ==
+// dst, as LLVM's target_memcpy test does) it succeeds and changes nothing;
+// over overlapping ranges it copies as memmove (Go's copy), forwards and
+// backwards, by one byte and by many.
+func TestMemcpyOntoItselfAndOverlapping(t *testing.T) {
+	r, devs := everyDevice(t)
+	noLeakOn(t, r)
+	const size = 1<<16 + 5
+	errs := make(chan error, len(devs))
+	for _, dev := range devs {
+		go func() {
+			errs <- func() error {
+				p, err := AllocMem(size, dev)
+				if err != nil {
+					return err
+				}
+				defer FreeMem(p, dev)
+				model := make([]byte, size)
+				for i := range model {
+					model[i] = byte(i*7 + i>>8)
+				}
+				if err := Memcpy(On(dev, p), Host(model), size); err != nil {
+					return err
+				}
+				at := func(off int) Loc { return On(dev, p).Add(off) }
+				for _, c := range []struct{ dst, src, n int }{
+					{0, 0, size}, {10, 10, 100}, {1, 0, 5000}, {0, 1, 60000}, {3000, 1000, 4000}, {1000, 3000, 4000}, {size - 1, size - 2, 1},
+				} {
+					if err := Memcpy(at(c.dst), at(c.src), c.n); err != nil {
+						return fmt.Errorf("device %d: Memcpy(p+%d, p+%d, %d): %v", dev, c.dst, c.src, c.n, err)
+					}
+					copy(model[c.dst:c.dst+c.n], model[c.src:c.src+c.n])
+				}
+				got := make([]byte, size)
+				if err := Memcpy(Host(got), On(dev, p), size); err != nil {
+					return err
+				}
+				for i := range got {
+					if got[i] != model[i] {
+						return fmt.Errorf("device %d: byte %d is %#x after the copies, want %#x (as Go's copy)", dev, i, got[i], model[i])
+					}
+				}
+				return nil
+			}()
+		}()
+	}
+	for range devs {
+		if err := <-errs; err != nil {
+			t.Error(err)
+		}
+	}
+}

@@ -519,7 +519,9 @@ func onLoad(d *dev, k *device.Kernel, f device.Function) {
 	if !d.initialized.Load() {
 		return
 	}
-	mod, err := ompt.DeviceLoad(d.num, "", 0, 0, uint64(f.Bytes()), 0, 0)
+	// A gompt module is one kernel's image with one entry: the module,
+	// its file name and its entry are all named after the kernel.
+	mod, err := ompt.DeviceLoad(d.num, k.Name, 0, 0, uint64(f.Bytes()), 0, 0)
 	if err != nil {
 		d.infof(infoAll, "tools interface: device_load of %s: %v", k.Name, err)
 		return

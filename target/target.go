@@ -268,7 +268,7 @@ func (c *construct) CopyIn(dst device.DevicePtr, src []byte) error {
 	err := c.q.CopyIn(dst, src)
 	c.t.DataOpEnd(uintptr(dst))
 	if c.trace {
-		c.asyncOp(ev, ompt.NativeDataMotionExplicit)
+		c.asyncOp(ev, ompt.NativeDataMotionExplicit, nil)
 	}
 	return err
 }
@@ -289,7 +289,7 @@ func (c *construct) CopyOut(dst []byte, src device.DevicePtr) error {
 	err := c.q.CopyOut(dst, src)
 	c.t.DataOpEnd(addr(dst))
 	if c.trace {
-		c.asyncOp(ev, ompt.NativeDataMotionExplicit)
+		c.asyncOp(ev, ompt.NativeDataMotionExplicit, nil)
 	}
 	return err
 }
@@ -630,7 +630,7 @@ func (c *construct) launch(r *Region, f device.Function) error {
 	err := c.q.Launch(f, r.Shape, c.args)
 	c.t.SubmitEnd()
 	if c.trace {
-		c.asyncOp(ev, ompt.NativeKernelExecution)
+		c.asyncOp(ev, ompt.NativeKernelExecution, r.Kernel)
 	}
 	return err
 }

@@ -1,6 +1,8 @@
 package target
 
 import (
+	"sync"
+
 	"github.com/gompt/gompt/device"
 	"github.com/gompt/gompt/ompt"
 )
@@ -15,10 +17,11 @@ import (
 // pending is one traced operation waiting for its times.
 type pending struct {
 	op         ompt.TracedOp
-	begin, end int64         // known times (synchronous operations)
-	tm         device.Timing // the queue's own timing (device.Profiler)
-	ev0, ev1   device.Event  // brackets, for queues without a Profiler
-	flag       uint32        // ompt.Native* flag of the operation
+	begin, end int64          // known times (synchronous operations)
+	tm         device.Timing  // the queue's own timing (device.Profiler)
+	ev0, ev1   device.Event   // brackets, for queues without a Profiler
+	flag       uint32         // ompt.Native* flag of the operation
+	kernel     *device.Kernel // the kernel a launch ran; nil for other operations
 }
 
 // startTracing decides whether c's operations are traced, turning the
@@ -63,17 +66,17 @@ func (c *construct) bracket() device.Event {
 // asyncOp records an asynchronous operation just enqueued: at once if
 // the queue ran it already (a host queue runs small operations inline)
 // and no earlier operation waits, else when the construct ends.
-func (c *construct) asyncOp(ev0 device.Event, flag uint32) {
+func (c *construct) asyncOp(ev0 device.Event, flag uint32, k *device.Kernel) {
 	if c.prof != nil {
 		tm := c.prof.Last()
 		if len(c.pend) == 0 {
 			if r, ok := tm.(device.ReadyTiming); ok && r.Ready() {
 				op := c.t.Op()
-				recordTiming(&op, tm, flag)
+				recordTiming(&op, tm, flag, k)
 				return
 			}
 		}
-		c.pend = append(c.pend, pending{op: c.t.Op(), flag: flag, tm: tm})
+		c.pend = append(c.pend, pending{op: c.t.Op(), flag: flag, tm: tm, kernel: k})
 		return
 	}
 	ev1, _ := c.q.Record()
@@ -87,7 +90,8 @@ func (c *construct) flushRecords() {
 		p := &c.pend[i]
 		switch {
 		case p.tm != nil:
-			recordTiming(&p.op, p.tm, p.flag)
+			recordTiming(&p.op, p.tm, p.flag, p.kernel)
+			p.kernel = nil
 			continue
 		case p.ev1 != nil:
 			if p.ev0 != nil {
@@ -105,19 +109,69 @@ func (c *construct) flushRecords() {
 }
 
 // recordTiming records op with the times and native record of the
-// queue's timing tm.
-func recordTiming(op *ompt.TracedOp, tm device.Timing, flag uint32) {
+// queue's timing tm; k is the kernel of a launch, nil otherwise.
+func recordTiming(op *ompt.TracedOp, tm device.Timing, flag uint32, k *device.Kernel) {
 	begin, end, native, _ := tm.Times()
 	if native.Kind == device.NativeNone || !op.WantsNative(flag) {
 		op.Record(begin, end, uint32(native.Teams), nil)
 		return
 	}
-	recordNative(op, begin, end, flag, &native)
+	recordNative(op, begin, end, flag, &native, k)
 }
 
-// recordNative writes a record with the plugin's native record attached.
-func recordNative(op *ompt.TracedOp, begin, end int64, flag uint32, n *device.Native) {
-	info := ompt.NativeInfo{Flag: flag, Class: ompt.NativeRecordEvent, Type: n.Type, HWID: n.HWID,
+// kernelTypes holds the native type names of kernel launches, "host
+// kernel: saxpy", one per plugin type and kernel, made once so that a
+// record allocates nothing.
+var kernelTypes struct {
+	mu sync.RWMutex
+	m  map[kernelType]string
+}
+
+type kernelType struct {
+	typ string
+	k   *device.Kernel
+}
+
+// maxKernelTypes bounds the distinct kernel type names: the tools
+// interface holds at most 255 native type names per process. Launches of
+// kernels beyond it keep the plugin's type alone ("host kernel").
+const maxKernelTypes = 192
+
+// kernelTypeName returns the native type name of a launch of k whose
+// plugin type is typ: "TYP: NAME", the plugin's type and the kernel's
+// name, as ompt/doc.go documents it.
+func kernelTypeName(typ string, k *device.Kernel) string {
+	key := kernelType{typ, k}
+	kernelTypes.mu.RLock()
+	s, ok := kernelTypes.m[key]
+	kernelTypes.mu.RUnlock()
+	if ok {
+		return s
+	}
+	kernelTypes.mu.Lock()
+	defer kernelTypes.mu.Unlock()
+	if s, ok := kernelTypes.m[key]; ok {
+		return s
+	}
+	if kernelTypes.m == nil {
+		kernelTypes.m = map[kernelType]string{}
+	}
+	s = typ
+	if len(kernelTypes.m) < maxKernelTypes {
+		s = typ + ": " + k.Name
+	}
+	kernelTypes.m[key] = s
+	return s
+}
+
+// recordNative writes a record with the plugin's native record attached;
+// a launch's native type names its kernel k.
+func recordNative(op *ompt.TracedOp, begin, end int64, flag uint32, n *device.Native, k *device.Kernel) {
+	typ := n.Type
+	if k != nil && k.Name != "" {
+		typ = kernelTypeName(typ, k)
+	}
+	info := ompt.NativeInfo{Flag: flag, Class: ompt.NativeRecordEvent, Type: typ, HWID: n.HWID,
 		Start: uint64(begin), End: uint64(end)}
 	w := n.Words
 	var (

@@ -33,6 +33,7 @@ import (
 
 	"github.com/gompt/gompt/device"
 	"github.com/gompt/gompt/device/cuda/internal/cu"
+	"github.com/gompt/gompt/device/devicetest"
 	"github.com/gompt/gompt/internal/dl"
 	"github.com/gompt/gompt/kernels"
 )
@@ -47,7 +48,7 @@ var faultTests = []string{
 	"TestFaultSync", "TestFaultConcurrent", "TestFaultRaw", "TestFaultClose", "TestFaultSticky",
 	"TestFaultReuse", "TestFaultClock", "TestFaultClockTimer", "TestFaultSched",
 	"TestFaultOverlap", "TestFaultBounceRing", "TestFaultBounceOrder", "TestFaultBounceErrors",
-	"TestFaultBounceConcurrent", "TestFaultChunks",
+	"TestFaultBounceConcurrent", "TestFaultChunks", "TestFaultCopyOverlap",
 }
 
 // buildFakeDriver compiles testdata/fakecuda.c into a shared library in a
@@ -285,6 +286,17 @@ func roundTrip(t *testing.T, q device.Queue, buf device.DevicePtr, data []byte) 
 	if !bytes.Equal(got, data) {
 		t.Fatalf("round trip of %d bytes changed the data", len(data))
 	}
+}
+
+// TestFaultCopyOverlap runs devicetest's same-buffer and overlapping copies on
+// the fake, which counts a cuMemcpyDtoDAsync over overlapping ranges (left
+// undefined by CUDA) as misuse: the plugin copies them as memmove, in
+// pieces that do not overlap or through a temporary block, and leaves no
+// block behind.
+func TestFaultCopyOverlap(t *testing.T) {
+	f := fakeDriverIn(t)
+	devs := f.open(t)
+	devicetest.TestOverlap(t, devs[0])
 }
 
 // TestFaultBaseline uses two fake devices with no fault armed: copies of

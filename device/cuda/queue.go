@@ -197,6 +197,9 @@ func (q *queue) CopyOut(dst []byte, src device.DevicePtr) error {
 }
 
 // Copy copies n bytes between two places of this device (cuMemcpyDtoDAsync).
+// Overlapping ranges, whose copy CUDA leaves undefined, are copied as
+// memmove would (device.Move): dst == src copies nothing, others go in
+// pieces that do not overlap.
 func (q *queue) Copy(dst, src device.DevicePtr, n int) error {
 	const op = "copy on device"
 	if err := q.enqueue(op); err != nil {
@@ -213,6 +216,13 @@ func (q *queue) Copy(dst, src device.DevicePtr, n int) error {
 	}
 	if err := q.g.use(op, q, src, n); err != nil {
 		return err
+	}
+	if dst < src+device.DevicePtr(n) && src < dst+device.DevicePtr(n) {
+		alloc := func(n int) (device.DevicePtr, error) {
+			b, err := q.g.Alloc(n)
+			return b.Ptr, err
+		}
+		return device.Move(dst, src, n, q.Copy, alloc, q.g.Free)
 	}
 	tm := q.startTiming()
 	err := cu.MemcpyDtoDAsync(q.g.ctx, cu.DevicePtr(dst), cu.DevicePtr(src), n, q.s)

@@ -403,8 +403,19 @@ func TestInteriorPointers(t *testing.T) {
 		if !bytes.Equal(out, src) {
 			t.Errorf("copy through interior pointers: %v, want %v", out, src)
 		}
-		if err := q.Copy(buf.Ptr+1, buf.Ptr+3, 4); device.CodeOf(err) != device.CodeInvalidArgument {
-			t.Errorf("overlapping device copy: %v, want invalid argument", err)
+		// Overlapping ranges of one buffer copy as memmove (OpenCL itself
+		// refuses them; devicetest.TestOverlap has the full set).
+		if err := q.Copy(buf.Ptr+1, buf.Ptr+3, 4); err != nil {
+			t.Errorf("overlapping device copy: %v", err)
+		}
+		if err := q.CopyOut(out[:5], buf.Ptr+1); err != nil {
+			t.Fatal(err)
+		}
+		if err := q.Sync(); err != nil {
+			t.Fatal(err)
+		}
+		if want := []byte{1, 2, 3, 4, 3}; !bytes.Equal(out[:5], want) {
+			t.Errorf("overlapping device copy left %v, want %v", out[:5], want)
 		}
 		if err := d.Free(buf.Ptr); err != nil {
 			t.Fatal(err)

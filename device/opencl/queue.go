@@ -169,8 +169,9 @@ func (q *queue) CopyOut(dst []byte, src device.DevicePtr) error {
 }
 
 // Copy copies n bytes between two buffers of this device
-// (clEnqueueCopyBuffer). Overlapping ranges of one buffer are refused, as
-// OpenCL refuses them.
+// (clEnqueueCopyBuffer). Overlapping ranges of one buffer, which OpenCL
+// refuses, are copied as memmove would (device.Move): dst == src copies
+// nothing, others go in pieces that do not overlap.
 func (q *queue) Copy(dst, src device.DevicePtr, n int) error {
 	if err := q.live("copy on device"); err != nil {
 		return err
@@ -190,8 +191,11 @@ func (q *queue) Copy(dst, src device.DevicePtr, n int) error {
 		return err
 	}
 	if dm == sm && doff < soff+uint64(n) && soff < doff+uint64(n) {
-		return q.d.errorf("copy on device", device.CodeInvalidArgument,
-			"source [%v, +%d) and destination [%v, +%d) overlap", src, n, dst, n)
+		alloc := func(n int) (device.DevicePtr, error) {
+			b, err := q.d.Alloc(n)
+			return b.Ptr, err
+		}
+		return device.Move(dst, src, n, q.Copy, alloc, q.d.Free)
 	}
 	var ev cl.Event
 	evp := q.event(&ev)

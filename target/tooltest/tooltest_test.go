@@ -4,10 +4,13 @@ import (
 	"fmt"
 	"os"
 	"runtime"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
+	"unsafe"
 
+	"github.com/gompt/gompt/device"
 	"github.com/gompt/gompt/kernels"
 	"github.com/gompt/gompt/ompt"
 	"github.com/gompt/gompt/target"
@@ -22,14 +25,24 @@ type rec struct {
 	nextTD uint64
 
 	mapFlags []uint32 // of the last target_map event
+	ends     []opEnd  // every data op's end, for order checks
 
 	// tracing
 	handle  *ompt.DeviceHandle
 	lookup  ompt.LookupFunc
 	records []traced
+	natives []string // abstract types of the native records read
+	loads   []string // device_load file names
 	nextOp  uint64
 	opIDs   map[uint64]uint64     // host_op_id the tool saw or wrote -> the tool's target id (its target_data value)
 	window  map[uint64][2]float64 // the tool's target id -> host begin/end (wtime seconds)
+}
+
+// opEnd is a data op as its end callback reports it.
+type opEnd struct {
+	kind     ompt.DataOpKind
+	src, dst uintptr
+	bytes    uint64
 }
 
 // traced is one trace record as the tool copied it out of the buffer.
@@ -63,7 +76,7 @@ func (r *rec) take() (lines, errs []string) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	lines, errs = r.lines, r.errs
-	r.lines, r.errs = nil, nil
+	r.lines, r.errs, r.ends = nil, nil, nil
 	return
 }
 
@@ -95,10 +108,13 @@ func init() {
 					startTracing(h, lk)
 				}
 			}))
-			set(ompt.CallbackDeviceLoad, ompt.DeviceLoadCallback(func(dev int, _ string, _ int64, _ uintptr, bytes uint64, _, _ uintptr, _ uint64) {
+			set(ompt.CallbackDeviceLoad, ompt.DeviceLoadCallback(func(dev int, file string, _ int64, _ uintptr, bytes uint64, _, _ uintptr, _ uint64) {
 				if bytes == 0 {
 					tool.fail("device_load with 0 bytes")
 				}
+				tool.mu.Lock()
+				tool.loads = append(tool.loads, file)
+				tool.mu.Unlock()
 				tool.add("device_load dev=%d", dev)
 			}))
 			set(ompt.CallbackTargetEMI, ompt.TargetEMICallback(func(kind ompt.TargetKind, ep ompt.Endpoint, dev int, task, ttd, td *ompt.Data, code uintptr) {
@@ -151,6 +167,11 @@ func init() {
 				}
 				if _, _, hop, _ := tool.info(); inside && hop != *op {
 					tool.fail("%v %v: ompt_get_target_info host_op_id %d, the tool wrote %d", kind, ep, hop, *op)
+				}
+				if ep == ompt.ScopeEnd {
+					tool.mu.Lock()
+					tool.ends = append(tool.ends, opEnd{kind, src, dst, bytes})
+					tool.mu.Unlock()
 				}
 				tool.add("data_op %v %v src_dev=%d dst_dev=%d bytes=%d td=%d code=%s", kind, ep, sd, dd, bytes, tdv, fn(code))
 			}))
@@ -381,6 +402,8 @@ func startTracing(h *ompt.DeviceHandle, lk ompt.LookupFunc) {
 	advance := lk("ompt_advance_buffer_cursor").(ompt.AdvanceBufferCursorFunc)
 	rtype := lk("ompt_get_record_type").(ompt.GetRecordTypeFunc)
 	rompt := lk("ompt_get_record_ompt").(ompt.GetRecordOMPTFunc)
+	rnative := lk("ompt_get_record_native").(ompt.GetRecordNativeFunc)
+	rabstract := lk("ompt_get_record_abstract").(ompt.GetRecordAbstractFunc)
 	translate := lk("ompt_translate_time").(ompt.TranslateTimeFunc)
 	ok := start(h, func(int) []byte { return make([]byte, 1<<16) },
 		func(dev int, buf []byte, bytes, cur uint64, owned bool) {
@@ -400,6 +423,13 @@ func startTracing(h *ompt.DeviceHandle, lk ompt.LookupFunc) {
 					tool.mu.Lock()
 					tool.records = append(tool.records, t)
 					tool.mu.Unlock()
+				} else if rtype(buf, cur) == ompt.RecordKindNative {
+					p, _ := rnative(buf, cur)
+					if a := rabstract(p); a != nil {
+						tool.mu.Lock()
+						tool.natives = append(tool.natives, a.Type)
+						tool.mu.Unlock()
+					}
 				}
 				next, more := advance(h, buf, bytes, cur)
 				if !more {
@@ -524,5 +554,187 @@ func TestImplicitMapFlag(t *testing.T) {
 	want := []uint32{ompt.MapFlagTo, ompt.MapFlagTo | ompt.MapFlagFrom | ompt.MapFlagImplicit}
 	if len(f) != 2 || f[0] != want[0] || f[1] != want[1] {
 		t.Fatalf("map flags %v, want %v", f, want)
+	}
+}
+
+// Every device memory routine that has a data-op callback has a trace
+// record, with the host_op_id the tool wrote at its begin: associate and
+// disassociate included, and a memcpy of a buffer onto itself (src ==
+// dst, which moves nothing) and over overlapping ranges of it.
+func TestRoutineRecords(t *testing.T) {
+	p, err := target.AllocMem(256, 0) // initialises device 0 when run alone
+	if err != nil {
+		t.Fatal(err)
+	}
+	flush(t)
+	h := make([]byte, 64)
+	for i := range h {
+		h[i] = byte(i)
+	}
+	tool.take()
+	steps := []struct {
+		op ompt.DataOpKind
+		fn func() error
+	}{
+		{ompt.DataOpAssociate, func() error { return target.Associate(h, p, 64, 0) }},
+		{ompt.DataOpTransferToDevice, func() error { return target.Update(0, target.To(h)) }},
+		{ompt.DataOpTransferFromDevice, func() error { return target.Memcpy(target.On(0, p), target.On(0, p), 256) }},
+		{ompt.DataOpTransferFromDevice, func() error { return target.Memcpy(target.On(0, p).Add(65), target.On(0, p).Add(64), 63) }},
+		{ompt.DataOpDisassociate, func() error { return target.Disassociate(h, 0) }},
+		{ompt.DataOpDelete, func() error { return target.FreeMem(p, 0) }},
+	}
+	var want []ompt.DataOpKind
+	for _, s := range steps {
+		if err := s.fn(); err != nil {
+			t.Fatalf("%v: %v", s.op, err)
+		}
+		want = append(want, s.op)
+	}
+	lines, errs := tool.take()
+	for _, e := range errs {
+		t.Error(e)
+	}
+	// The update is a construct: it has target records besides its op.
+	var got []ompt.DataOpKind
+	recs := flush(t)
+	tool.mu.Lock()
+	defer tool.mu.Unlock()
+	for i, r := range recs {
+		if r.typ != ompt.CallbackTargetDataOp {
+			continue
+		}
+		got = append(got, r.op)
+		if _, ok := tool.opIDs[r.hostOpID]; !ok || r.hostOpID < 7_000_000 {
+			t.Errorf("record %d (%v): host_op_id %d is not one the tool wrote at a begin", i, r.op, r.hostOpID)
+		}
+		if r.rawBegin == 0 || r.rawEnd < r.rawBegin {
+			t.Errorf("record %d (%v): times %d..%d", i, r.op, r.rawBegin, r.rawEnd)
+		}
+	}
+	if fmt.Sprint(got) != fmt.Sprint(want) {
+		t.Errorf("data-op records %v, want %v\ncallbacks:\n%s", got, want, strings.Join(lines, "\n"))
+	}
+	var cbs []string
+	for _, l := range lines {
+		if strings.Contains(l, " end ") && strings.HasPrefix(l, "data_op") {
+			cbs = append(cbs, strings.Fields(l)[1])
+		}
+	}
+	if len(cbs) != len(want) {
+		t.Errorf("%d data-op end callbacks %v, want %d, one per record", len(cbs), cbs, len(want))
+	}
+}
+
+// The end of a target construct, the end of a target data region and
+// target exit data copy back and free their list items in reverse list
+// order (LLVM's order: its targetDataEnd walks the list backwards), all
+// copies before the frees; entering goes in list order.
+func TestExitInReverseOrder(t *testing.T) {
+	a, b, c := make([]float32, 16), make([]float32, 32), make([]float32, 64)
+	addrOf := func(s []float32) uintptr { return uintptr(unsafe.Pointer(&s[0])) }
+	maps := []target.Map{target.ToFrom(a), target.ToFrom(b), target.ToFrom(c)}
+	in := []uintptr{addrOf(a), addrOf(b), addrOf(c)}
+	check := func(what string) {
+		t.Helper()
+		tool.mu.Lock()
+		ends := tool.ends
+		tool.mu.Unlock()
+		tool.take()
+		var alloc, to, from, del []uintptr
+		dev := map[uintptr]uintptr{} // device address -> host address
+		for _, e := range ends {
+			switch e.kind {
+			case ompt.DataOpAlloc:
+				alloc = append(alloc, e.src)
+			case ompt.DataOpTransferToDevice:
+				to = append(to, e.src)
+				dev[e.dst] = e.src
+			case ompt.DataOpTransferFromDevice:
+				from = append(from, e.dst)
+			case ompt.DataOpDelete:
+				del = append(del, dev[e.src])
+			}
+		}
+		rev := []uintptr{in[2], in[1], in[0]}
+		if fmt.Sprint(alloc) != fmt.Sprint(in) || fmt.Sprint(to) != fmt.Sprint(in) {
+			t.Errorf("%s: allocs of %x and copies in of %x, want both in list order %x", what, alloc, to, in)
+		}
+		if fmt.Sprint(from) != fmt.Sprint(rev) || fmt.Sprint(del) != fmt.Sprint(rev) {
+			t.Errorf("%s: copies back to %x and deletes of %x, want both in reverse list order %x", what, from, del, rev)
+		}
+		var kinds []ompt.DataOpKind
+		for _, e := range ends {
+			if n := len(kinds); n == 0 || kinds[n-1] != e.kind {
+				kinds = append(kinds, e.kind)
+			}
+		}
+		want := []ompt.DataOpKind{ompt.DataOpAlloc, ompt.DataOpTransferToDevice, ompt.DataOpAlloc, ompt.DataOpTransferToDevice,
+			ompt.DataOpAlloc, ompt.DataOpTransferToDevice, ompt.DataOpTransferFromDevice, ompt.DataOpDelete}
+		if fmt.Sprint(kinds) != fmt.Sprint(want) {
+			t.Errorf("%s: data ops in runs %v, want %v", what, kinds, want)
+		}
+	}
+	tool.take()
+	if err := target.Target(target.Region{Device: 0, Kernel: kernels.Fill, Shape: target.N(16),
+		Maps: maps, Args: []target.Arg{target.Int(16), target.Float32(1), target.Slice(a)}}); err != nil {
+		t.Fatal(err)
+	}
+	check("target")
+	if err := target.Data(0, maps, func() error { return nil }); err != nil {
+		t.Fatal(err)
+	}
+	check("target data")
+	if err := target.EnterData(0, target.To(a), target.To(b), target.To(c)); err != nil {
+		t.Fatal(err)
+	}
+	if err := target.ExitData(0, target.From(a), target.From(b), target.From(c)); err != nil {
+		t.Fatal(err)
+	}
+	check("target enter data, target exit data")
+}
+
+// A tool can tell which kernel ran: device_load names the module after its
+// kernel (a module is one kernel's image, one entry), and a launch's native
+// record, read through ompt_get_record_native and ompt_get_record_abstract,
+// has the type "PLUGIN kernel: NAME".
+func TestKernelNames(t *testing.T) {
+	x := make([]float32, 64)
+	run := func(k *device.Kernel, args ...target.Arg) {
+		t.Helper()
+		if err := target.Target(target.Region{Device: 0, Kernel: k, Shape: target.N(64), Maps: []target.Map{target.ToFrom(x)}, Args: args}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	run(kernels.Fill, target.Int(64), target.Float32(1), target.Slice(x)) // device 0 initialised, and Fill loaded
+	flush(t)
+	set := tool.lookup("ompt_set_trace_native").(ompt.SetTraceNativeFunc)
+	if r := set(tool.handle, true, ompt.NativeKernelExecution); r == ompt.SetNever || r == ompt.SetError {
+		t.Fatalf("set_trace_native(kernel execution) = %v", r)
+	}
+	defer set(tool.handle, false, ompt.NativeKernelExecution)
+	tool.mu.Lock()
+	tool.natives = nil
+	tool.mu.Unlock()
+	run(kernels.Fill, target.Int(64), target.Float32(2), target.Slice(x))
+	xi, yi := make([]int32, 64), make([]int32, 64)
+	if err := target.Target(target.Region{Device: 0, Kernel: kernels.Copy32, Shape: target.N(64), Maps: []target.Map{target.To(xi), target.From(yi)},
+		Args: []target.Arg{target.Int(64), target.Slice(xi), target.Slice(yi)}}); err != nil {
+		t.Fatal(err)
+	}
+	flush(t)
+	tool.take()
+	tool.mu.Lock()
+	defer tool.mu.Unlock()
+	if !slices.Contains(tool.loads, kernels.Fill.Name) || !slices.Contains(tool.loads, kernels.Copy32.Name) {
+		t.Errorf("device_load file names %q, want %q and %q among them", tool.loads, kernels.Fill.Name, kernels.Copy32.Name)
+	}
+	var kern []string
+	for _, n := range tool.natives {
+		if strings.Contains(n, "kernel") {
+			kern = append(kern, n)
+		}
+	}
+	if len(kern) != 2 || !strings.HasSuffix(kern[0], " kernel: "+kernels.Fill.Name) || !strings.HasSuffix(kern[1], " kernel: "+kernels.Copy32.Name) {
+		t.Errorf("native kernel record types %q, want \"PLUGIN kernel: %s\" then \"PLUGIN kernel: %s\"", kern, kernels.Fill.Name, kernels.Copy32.Name)
 	}
 }

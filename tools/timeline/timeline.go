@@ -7,9 +7,13 @@
 //
 // The file has one process per device, with one track per device queue
 // (every transfer and kernel, from the device's own trace records, named
-// with the operation, bytes and teams), and a host process with one track
-// per host thread (each target construct, with its data operations and
-// kernel submits inside it, from the callbacks). A flow arrow joins each
+// with the operation and bytes, or the kernel's name and teams:
+// "saxpy teams=512", the name from the launch's native record, see
+// ompt/doc.go "Which kernel ran"), and a host process with one track per
+// host thread (each target construct, named with its kind and Go call
+// site, "target main.run main.go:42", from codeptr_ra through
+// runtime.CallersFrames, with its data operations and kernel submits
+// inside it, from the callbacks). A flow arrow joins each
 // host operation to its device work; both carry the construct's target_id
 // and the operation's host_op_id. Spans that would overlap without
 // nesting on one track (nowait constructs, several queues reported as
@@ -27,7 +31,8 @@
 // execution); completed buffers are read through ompt_advance_buffer_cursor,
 // ompt_get_record_type, ompt_get_record_ompt, ompt_get_record_native and
 // ompt_get_record_abstract, and device times become host seconds through
-// ompt_translate_time. It runs beside other tools; but ompt has one
+// ompt_translate_time (which stays valid through device finalization, so
+// the tool keeps no clock of its own). It runs beside other tools; but ompt has one
 // tracing session per device, so a device another tool already traces is
 // missing from the timeline (a one-line warning says which).
 //
@@ -107,20 +112,17 @@ type tool struct {
 	warned     map[string]bool
 }
 
-// devState is one traced device: its handle, entry points and clock pairs.
+// devState is one traced device: its handle and entry points.
 type devState struct {
-	num        int
-	h          *ompt.DeviceHandle
-	getTime    ompt.GetDeviceTimeFunc
-	translate  ompt.TranslateTimeFunc
-	advance    ompt.AdvanceBufferCursorFunc
-	recType    ompt.GetRecordTypeFunc
-	recOMPT    ompt.GetRecordOMPTFunc
-	recNative  ompt.GetRecordNativeFunc
-	recAbst    ompt.GetRecordAbstractFunc
-	tracing    bool
-	clock      clockMap // under tool.mu
-	lastSample float64  // Wtime of the last clock sample; under tool.mu
+	num       int
+	h         *ompt.DeviceHandle
+	translate ompt.TranslateTimeFunc
+	advance   ompt.AdvanceBufferCursorFunc
+	recType   ompt.GetRecordTypeFunc
+	recOMPT   ompt.GetRecordOMPTFunc
+	recNative ompt.GetRecordNativeFunc
+	recAbst   ompt.GetRecordAbstractFunc
+	tracing   bool
 }
 
 func (t *tool) initialize(lookup ompt.LookupFunc, initialDevice int, _ *ompt.Data) int {
@@ -174,7 +176,6 @@ func (t *tool) deviceInitialize(num int, typ string, h *ompt.DeviceHandle, looku
 		}
 		ok = false
 	}
-	resolve(lookup, "ompt_get_device_time", &d.getTime, warn)
 	resolve(lookup, "ompt_translate_time", &d.translate, warn)
 	resolve(lookup, "ompt_set_trace_ompt", &setOMPT, warn)
 	resolve(lookup, "ompt_set_trace_native", &setNative, warn)
@@ -191,7 +192,6 @@ func (t *tool) deviceInitialize(num int, typ string, h *ompt.DeviceHandle, looku
 	if !ok {
 		return
 	}
-	t.sampleClock(d, true)
 	// start first: if another tool traces this device, leave its
 	// session's settings alone
 	if start(h, t.request, t.complete) != 1 {
@@ -205,30 +205,6 @@ func (t *tool) deviceInitialize(num int, typ string, h *ompt.DeviceHandle, looku
 	// native records name the queue each operation ran on; devices
 	// without them answer never, and their work shares one track
 	setNative(h, true, ompt.NativeDataMotionExplicit|ompt.NativeKernelExecution)
-}
-
-// sampleClock keeps a pair (device time, its host time) for translating
-// the times of buffers delivered after the device is finalized; at most
-// one every 50 ms unless force.
-func (t *tool) sampleClock(d *devState, force bool) {
-	now := ompt.Wtime()
-	t.mu.Lock()
-	due := force || now-d.lastSample > 0.05
-	if due {
-		d.lastSample = now
-	}
-	t.mu.Unlock()
-	if !due || d.getTime == nil || d.translate == nil {
-		return
-	}
-	dt := d.getTime(d.h)
-	if dt == 0 {
-		return
-	}
-	host := d.translate(d.h, dt)
-	t.mu.Lock()
-	d.clock.add(dt, host)
-	t.mu.Unlock()
 }
 
 func (t *tool) target(kind ompt.TargetKind, ep ompt.Endpoint, dev int, _, _, targetData *ompt.Data, code uintptr) {
@@ -251,11 +227,7 @@ func (t *tool) target(kind ompt.TargetKind, ep ompt.Endpoint, dev int, _, _, tar
 		}
 		t.mu.Lock()
 		c.end = now
-		d := t.devs[dev]
 		t.mu.Unlock()
-		if d != nil && d.tracing {
-			t.sampleClock(d, false)
-		}
 	}
 }
 
@@ -349,43 +321,28 @@ func (t *tool) complete(dev int, buf []byte, bytes, begin uint64, _ bool) {
 		t.mu.Unlock()
 		return
 	}
-	// Device times become host seconds through the tool's clock pairs,
-	// taken from ompt_translate_time at the part's first and last times
-	// and every minSpan between (outside the lock; a few calls per
-	// buffer). ompt's map is linear between its own sync points, far
-	// apart, so interpolating it this way loses nothing that matters.
-	// Once the device is finalized (its last buffers) translate_time
-	// answers 0 and the pairs taken while it was live serve.
-	var pairs []clockPair
-	lo, hi := ops[0].rawBegin, ops[0].rawEnd
+	// Device times become host seconds through ompt_translate_time, which
+	// stays valid after the device is finalized (its last buffers come
+	// during finalization) and is monotonic, so a record's end never
+	// translates before its begin.
 	for i := range ops {
-		lo, hi = min(lo, ops[i].rawBegin), max(hi, ops[i].rawEnd)
-	}
-	for at := lo; ; at += minSpan {
-		at = min(at, hi)
-		if host := d.translate(d.h, at); host != 0 {
-			pairs = append(pairs, clockPair{at, host})
+		o := &ops[i]
+		b, e := d.translate(d.h, o.rawBegin), d.translate(d.h, o.rawEnd)
+		if b == 0 || e == 0 {
+			continue
 		}
-		if at == hi {
-			break
-		}
+		o.begin, o.end = b, max(e, b)
 	}
 	t.mu.Lock()
 	defer t.mu.Unlock()
 	t.records += nrec
 	t.natives += nnat
-	for _, p := range pairs {
-		d.clock.add(p.dev, p.host)
-	}
 	for i := range ops {
 		o := &ops[i]
-		b, ok1 := d.clock.at(o.rawBegin)
-		e, ok2 := d.clock.at(o.rawEnd)
-		if !ok1 || !ok2 {
+		if o.begin == 0 {
 			t.warnOnceLocked("no-clock", "device %d: device times could not be translated; some device work is missing from the timeline", dev)
 			continue
 		}
-		o.begin, o.end = b, max(e, b)
 		t.devOps = append(t.devOps, *o)
 	}
 }

@@ -612,33 +612,6 @@ func TestSize(t *testing.T) {
 	}
 }
 
-func TestClockMap(t *testing.T) {
-	var c clockMap
-	if _, ok := c.at(5); ok {
-		t.Error("empty map translated a time")
-	}
-	c.add(1e9, 10)
-	if v, _ := c.at(1e9 + 5e8); math.Abs(v-10.5) > 1e-12 {
-		t.Errorf("one pair: %v, want 10.5 (1 ns per ns)", v)
-	}
-	line := func(dev float64) float64 { return 10 + (dev-1e9)*1.001e-9 } // a clock at rate 1.001
-	c.add(1e9+1e6, line(1e9+1e6))                                        // the second pair
-	c.add(1e9+5e6, line(1e9+5e6))                                        // within minSpan of the first: replaces the second
-	c.add(1e9+2e6, line(1e9+2e6))                                        // earlier than the last: ignored
-	if len(c.pts) != 2 || c.pts[1].dev != 1e9+5e6 {
-		t.Fatalf("pairs %v", c.pts)
-	}
-	c.add(3e9, line(3e9)) // far enough: a new pair
-	if len(c.pts) != 3 {
-		t.Fatalf("pairs %v", c.pts)
-	}
-	for _, dev := range []float64{0, 1e9 + 3e6, 2e9, 4e9} { // before, between, after
-		if v, _ := c.at(uint64(dev)); math.Abs(v-line(dev)) > 1e-9 {
-			t.Errorf("at(%g) = %.9f, want %.9f", dev, v, line(dev))
-		}
-	}
-}
-
 // errorer is the part of testing.T that checkTrace uses.
 type errorer interface {
 	Helper()
@@ -758,14 +731,75 @@ func TestRealRuntime(t *testing.T) {
 	for d := range ndev {
 		kinds := map[string]int{}
 		for name, k := range names(devs[d]) {
-			for _, p := range []string{"to device", "from device", "kernel", "alloc", "delete"} {
+			for _, p := range []string{"to device", "from device", "copy32 teams=", "alloc", "delete"} {
 				if strings.HasPrefix(name, p) {
 					kinds[p] += k
 				}
 			}
 		}
-		if w := map[string]int{"to device": 7, "from device": 5, "kernel": 3, "alloc": 9, "delete": 9}; fmt.Sprint(kinds) != fmt.Sprint(w) {
+		// Kernel slices are named after the kernel (its native record).
+		if w := map[string]int{"to device": 7, "from device": 5, "copy32 teams=": 3, "alloc": 9, "delete": 9}; fmt.Sprint(kinds) != fmt.Sprint(w) {
 			t.Errorf("device %d: events by kind %v, want %v", d, kinds, w)
 		}
+	}
+	// Construct slices are named after their Go call site in prog's
+	// main.go: main.main for its own constructs, main.main.func1 for the
+	// update inside the target data body.
+	src, err := os.ReadFile(filepath.Join("testdata", "prog", "main.go"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	lines := strings.Split(string(src), "\n")
+	sites := map[string]int{}
+	for _, ev := range f.TraceEvents {
+		if ev.Cat != "target" {
+			continue
+		}
+		fn, _ := ev.Args["function"].(string)
+		file, _ := ev.Args["file"].(string)
+		i := strings.LastIndexByte(file, ':')
+		line, _ := strconv.Atoi(file[i+1:])
+		if !strings.HasPrefix(fn, "main.main") || !strings.HasSuffix(file[:max(i, 0)], "main.go") || line < 1 || line > len(lines) {
+			t.Errorf("construct %q: call site %q at %q, want main.main... in prog's main.go", ev.Name, fn, file)
+			continue
+		}
+		if !strings.Contains(lines[line-1], "target.") {
+			t.Errorf("construct %q: main.go:%d is %q, not a call into package target", ev.Name, line, strings.TrimSpace(lines[line-1]))
+		}
+		if want := fmt.Sprintf(" %s main.go:%d", fn, line); !strings.HasSuffix(ev.Name, want) {
+			t.Errorf("construct named %q, want it to end with %q", ev.Name, want)
+		}
+		sites[strings.Fields(ev.Name)[0]+" "+strings.TrimSpace(lines[line-1])]++
+	}
+	t.Logf("construct call sites: %v", sites)
+	if len(sites) < 5 {
+		t.Errorf("constructs at %d distinct call sites, want at least 5 (target, data, update, enter, exit, nowait): %v", len(sites), sites)
+	}
+}
+
+// Kernel slices take the kernel's name from the native type "PLUGIN
+// kernel: NAME"; construct slices their call site from a return address.
+func TestLabels(t *testing.T) {
+	for native, want := range map[string]string{"host kernel: saxpy": "saxpy teams=4", "cuda kernel: jacobi": "jacobi teams=4",
+		"cuda kernel": "kernel teams=4", "fake op": "kernel teams=4", "": "kernel teams=4"} {
+		if got := kernelLabel(native, 4); got != want {
+			t.Errorf("kernelLabel(%q) = %q, want %q", native, got, want)
+		}
+	}
+	sites := callSites{}
+	for _, bad := range []uintptr{0, 0x10} {
+		if cs, ok := sites.at(bad); ok {
+			t.Errorf("call site of %#x: %+v, want none", bad, cs)
+		}
+	}
+	var pcs [1]uintptr
+	runtime.Callers(1, pcs[:]) // a return address in this function, as codeptr_ra is
+	_, _, line, _ := runtime.Caller(0)
+	cs, ok := sites.at(pcs[0])
+	if !ok || cs.fn != "github.com/gompt/gompt/tools/timeline.TestLabels" || cs.line != line-1 || filepath.Base(cs.file) != "timeline_test.go" {
+		t.Fatalf("call site %+v, %v; want TestLabels at timeline_test.go:%d", cs, ok, line-1)
+	}
+	if got, want := cs.short(), fmt.Sprintf("timeline.TestLabels timeline_test.go:%d", line-1); got != want {
+		t.Errorf("label %q, want %q", got, want)
 	}
 }

@@ -5,8 +5,11 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"path/filepath"
+	"runtime"
 	"sort"
 	"strconv"
+	"strings"
 
 	"github.com/gompt/gompt/ompt"
 )
@@ -229,8 +232,64 @@ func opLabel(op ompt.DataOpKind, bytes uint64) string {
 	return opName(op) + " " + size(bytes)
 }
 
-func kernelLabel(teams uint32) string {
-	return "kernel teams=" + strconv.FormatUint(uint64(teams), 10)
+// kernelName returns the kernel's name from a launch's native record
+// type, "PLUGIN kernel: NAME" (ompt/doc.go, "Which kernel ran"), or "".
+func kernelName(native string) string {
+	if i := strings.Index(native, "kernel: "); i >= 0 {
+		return native[i+len("kernel: "):]
+	}
+	return ""
+}
+
+// kernelLabel names a kernel slice: the kernel's name when its native
+// record gives it ("saxpy teams=512"), else "kernel teams=512".
+func kernelLabel(native string, teams uint32) string {
+	name := kernelName(native)
+	if name == "" {
+		name = "kernel"
+	}
+	return name + " teams=" + strconv.FormatUint(uint64(teams), 10)
+}
+
+// callSite is a construct's Go call site, from its codeptr_ra.
+type callSite struct {
+	fn   string // the function's full name: "main.main", "example.com/p.(*T).run"
+	file string
+	line int
+}
+
+// short is the call site as a label: the function without its package
+// path, then the file's base name and line: "main.main main.go:42".
+func (c callSite) short() string {
+	fn := c.fn
+	if i := strings.LastIndexByte(fn, '/'); i >= 0 {
+		fn = fn[i+1:]
+	}
+	return fn + " " + filepath.Base(c.file) + ":" + strconv.Itoa(c.line)
+}
+
+// callSites resolves codeptr_ra values (return addresses in the program,
+// as package target passes them) to Go call sites with
+// runtime.CallersFrames, once each; ok is false for 0 and for addresses
+// outside Go code.
+type callSites map[uintptr]*callSite
+
+func (m callSites) at(code uintptr) (callSite, bool) {
+	if code == 0 {
+		return callSite{}, false
+	}
+	c, seen := m[code]
+	if !seen {
+		f, _ := runtime.CallersFrames([]uintptr{code}).Next()
+		if f.Function != "" && f.File != "" {
+			c = &callSite{f.Function, f.File, f.Line}
+		}
+		m[code] = c
+	}
+	if c == nil {
+		return callSite{}, false
+	}
+	return *c, true
 }
 
 // snapshot is what build turns into events: copies of the collected data.
@@ -267,16 +326,24 @@ func build(s snapshot) File {
 		ts float64
 	}
 	consAt := map[uint64]where{}
+	sites := callSites{}
 	for _, c := range s.constructs {
 		if c.end < c.begin {
 			continue // never ended (the program did not shut down)
 		}
 		tr := get(HostPID, threadName(c.thread))
 		consAt[c.id] = where{tr, len(tr.spans), c.begin}
-		tr.spans = append(tr.spans, span{c.begin, c.end, c.id, Event{
+		ev := Event{
 			Name: kindName(c.kind), Cat: "target", Ph: "X", TS: us(c.begin), Dur: dur(c.end - c.begin),
 			Args: map[string]any{"target_id": c.id, "device": c.dev, "kind": c.kind.String(), "code_ptr": fmt.Sprintf("%#x", c.code)},
-		}})
+		}
+		// Named after its Go call site: "target main.run main.go:42".
+		if cs, ok := sites.at(c.code); ok {
+			ev.Name += " " + cs.short()
+			ev.Args["function"] = cs.fn
+			ev.Args["file"] = cs.file + ":" + strconv.Itoa(cs.line)
+		}
+		tr.spans = append(tr.spans, span{c.begin, c.end, c.id, ev})
 	}
 	hostAt := map[uint64]where{} // host_op_id: where its flow starts
 	for _, o := range s.hostOps {
@@ -322,7 +389,10 @@ func build(s snapshot) File {
 			ev.Args["native"] = o.native
 		}
 		if o.submit {
-			ev.Name, ev.Cat = kernelLabel(o.teams), "kernel"
+			ev.Name, ev.Cat = kernelLabel(o.native, o.teams), "kernel"
+			if k := kernelName(o.native); k != "" {
+				ev.Args["kernel"] = k
+			}
 			ev.Args["requested_teams"] = o.reqTeams
 			ev.Args["granted_teams"] = o.teams
 		} else {

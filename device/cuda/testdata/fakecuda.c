@@ -1057,6 +1057,12 @@ EXPORT CUresult cuMemcpyDtoDAsync_v2(CUdeviceptr dst, CUdeviceptr src, size_t n,
 	char *d = devrange("cuMemcpyDtoDAsync_v2", dst, n);
 	char *s = devrange("cuMemcpyDtoDAsync_v2", src, n);
 	if (d == NULL || s == NULL) RETURN(E_INVALID_VALUE);
+	// CUDA leaves overlapping ranges undefined (its copies are memcpy's):
+	// a plugin that passes them relies on what a GPU may not do.
+	if (n > 0 && dst < src + n && src < dst + n) {
+		misuse("cuMemcpyDtoDAsync_v2", "source [0x%llx, +%zu) and destination [0x%llx, +%zu) overlap", src, n, dst, n);
+		RETURN(E_INVALID_VALUE);
+	}
 	RETURN(copy("cuMemcpyDtoDAsync_v2", d, s, n, stream, cur, NULL));
 }
 

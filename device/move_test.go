@@ -1,0 +1,78 @@
+package device
+
+import (
+	"bytes"
+	"errors"
+	"math/rand/v2"
+	"testing"
+)
+
+// TestMove checks Move against Go's copy over memory addressed from 0x1000,
+// for random overlapping and disjoint ranges: the result is memmove's,
+// every piece handed to cp is inside the memory and does not overlap
+// itself, a temporary is freed once, and an error of cp or alloc is
+// returned with the temporary still freed.
+func TestMove(t *testing.T) {
+	const base, size = 0x1000, 4096
+	r := rand.New(rand.NewPCG(1, 2))
+	for i := range 2000 {
+		mem := make([]byte, size)
+		for j := range mem {
+			mem[j] = byte(r.Uint32())
+		}
+		n := 1 + r.IntN(size/2)
+		src, dst := r.IntN(size-n+1), r.IntN(size-n+1)
+		if i%7 == 0 {
+			dst = src
+		}
+		want := bytes.Clone(mem)
+		copy(want[dst:dst+n], want[src:src+n])
+		var tmp []byte
+		allocs, frees, pieces := 0, 0, 0
+		at := func(p DevicePtr, n int) []byte {
+			if p >= 1<<30 {
+				return tmp[int(p-1<<30):][:n]
+			}
+			if p < base || int(p-base)+n > size {
+				t.Fatalf("piece [%v, +%d) outside the memory", p, n)
+			}
+			return mem[int(p-base):][:n]
+		}
+		cp := func(d, s DevicePtr, n int) error {
+			pieces++
+			if n <= 0 || (d < s+DevicePtr(n) && s < d+DevicePtr(n)) {
+				t.Fatalf("cp(%v, %v, %d): overlapping or empty piece", d, s, n)
+			}
+			copy(at(d, n), at(s, n))
+			return nil
+		}
+		alloc := func(n int) (DevicePtr, error) { allocs++; tmp = make([]byte, n); return 1 << 30, nil }
+		free := func(DevicePtr) error { frees++; return nil }
+		if err := Move(base+DevicePtr(dst), base+DevicePtr(src), n, cp, alloc, free); err != nil {
+			t.Fatal(err)
+		}
+		if !bytes.Equal(mem, want) {
+			t.Fatalf("Move(dst %d, src %d, n %d) differs from Go's copy", dst, src, n)
+		}
+		if allocs != frees || allocs > 1 {
+			t.Errorf("Move(dst %d, src %d, n %d): %d allocs, %d frees", dst, src, n, allocs, frees)
+		}
+		if dst == src && pieces != 0 {
+			t.Errorf("Move onto itself made %d copies, want none", pieces)
+		}
+		if pieces > moveSteps {
+			t.Errorf("Move(dst %d, src %d, n %d) made %d copies, want at most %d", dst, src, n, pieces, moveSteps)
+		}
+	}
+	boom := errors.New("boom")
+	frees := 0
+	err := Move(0x1001, 0x1000, 100, func(DevicePtr, DevicePtr, int) error { return boom },
+		func(int) (DevicePtr, error) { return 0x9000, nil }, func(DevicePtr) error { frees++; return nil })
+	if !errors.Is(err, boom) || frees != 1 {
+		t.Errorf("failing copy through a temporary: %v, %d frees; want boom and 1 free", err, frees)
+	}
+	err = Move(0x1001, 0x1000, 100, nil, func(int) (DevicePtr, error) { return 0, boom }, nil)
+	if !errors.Is(err, boom) {
+		t.Errorf("failing alloc: %v, want boom", err)
+	}
+}
