@@ -14,6 +14,22 @@ mkdir -p "$OUT"
 bin=$PWD/.gpu
 icd=$(mktemp -d)
 echo libnvidia-opencl.so.1 >"$icd/nvidia.icd"
+# The ICD loader: the GPU machine's own libOpenCL.so.1 if the dynamic
+# linker finds one, else one in a CUDA toolkit (which ships the loader),
+# else the one build.sh carried in .gpu/lib; the last two are named to the
+# plugin by GOMPT_OPENCL_LIBRARY. Without any, the OpenCL steps fail.
+ocl_loader=$(ldconfig -p 2>/dev/null | awk '/libOpenCL\.so\.1 / {print $NF; exit}')
+if [ -z "$ocl_loader" ]; then
+	for f in /usr/local/cuda/lib64/libOpenCL.so.1 /usr/local/cuda-*/lib64/libOpenCL.so.1 /usr/lib64/libOpenCL.so.1 "$bin/lib/libOpenCL.so.1"; do
+		if [ -e "$f" ]; then
+			ocl_loader=$f
+			export GOMPT_OPENCL_LIBRARY=$f
+			break
+		fi
+	done
+fi
+: "${ocl_loader:=none found (no libOpenCL.so.1 on this machine, none carried in $bin/lib)}"
+echo "OpenCL ICD loader: $ocl_loader" | tee "$OUT/opencl-loader.txt"
 part=${1:-all}
 summary=$OUT/summary.txt
 touch "$summary"

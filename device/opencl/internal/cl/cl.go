@@ -765,6 +765,7 @@ func GetHostTimer(d DeviceID) (uint64, error) {
 // Host clocks a driver's profiling timer may run on (Linux clockid_t
 // values), for HostClock.
 const (
+	CLOCK_REALTIME      = 0
 	CLOCK_MONOTONIC     = 1
 	CLOCK_MONOTONIC_RAW = 4
 )
