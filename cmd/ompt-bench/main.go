@@ -22,6 +22,7 @@ import (
 	"encoding/json"
 	"flag"
 	"fmt"
+	"maps"
 	"os"
 	"regexp"
 	"runtime/pprof"
@@ -43,6 +44,10 @@ type result struct {
 	AllocsPerOp int64   `json:"allocs_per_op"`
 	Iterations  int     `json:"iterations"`
 	Error       string  `json:"error,omitempty"`
+
+	// Metrics a case reports besides time (b.ReportMetric), by unit:
+	// "cpu-ns/op" for the wait cases
+	Metrics map[string]float64 `json:"metrics,omitempty"`
 
 	// with -rounds N > 1: NsPerOp is the lowest of the N rounds (and
 	// BytesPerSec the highest), NsPerOpMedian their median
@@ -232,6 +237,9 @@ func runCase(c bcase, d target.DeviceInfo) result {
 		r.NsPerOp = float64(br.T.Nanoseconds()) / float64(br.N)
 		r.AllocsPerOp = br.AllocsPerOp()
 		r.Iterations = br.N
+		if len(br.Extra) > 0 {
+			r.Metrics = br.Extra
+		}
 		if c.bytes > 0 && r.NsPerOp > 0 {
 			r.BytesPerSec = float64(c.bytes) / (r.NsPerOp / 1e9)
 		}
@@ -253,7 +261,7 @@ func summarize(rs []result) result {
 			continue
 		}
 		if len(ns) == 0 || r.NsPerOp < best.NsPerOp {
-			best.NsPerOp, best.AllocsPerOp, best.Iterations = r.NsPerOp, r.AllocsPerOp, r.Iterations
+			best.NsPerOp, best.AllocsPerOp, best.Iterations, best.Metrics = r.NsPerOp, r.AllocsPerOp, r.Iterations, r.Metrics
 		}
 		best.BytesPerSec = max(best.BytesPerSec, r.BytesPerSec)
 		ns = append(ns, r.NsPerOp)
@@ -287,7 +295,11 @@ func emit(asJSON bool, r result) {
 	if r.Rounds > 1 {
 		med = fmt.Sprintf(" (lowest of %d rounds; median %.1f)", r.Rounds, r.NsPerOpMedian)
 	}
-	fmt.Printf("%-28s %-10s %14.1f ns/op%s %4d allocs/op %s\n", r.Name, r.Device, r.NsPerOp, med, r.AllocsPerOp, bw)
+	var extra strings.Builder
+	for _, k := range slices.Sorted(maps.Keys(r.Metrics)) {
+		fmt.Fprintf(&extra, " %.1f %s", r.Metrics[k], k)
+	}
+	fmt.Printf("%-28s %-10s %14.1f ns/op%s %4d allocs/op %s%s\n", r.Name, r.Device, r.NsPerOp, med, r.AllocsPerOp, bw, extra.String())
 }
 
 // must stops a benchmark on an error; runCase reports it.

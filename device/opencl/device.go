@@ -89,6 +89,7 @@ type clDevice struct {
 	hclock   int  // host clock (cl.CLOCK_*) the profiling timer runs on, if hclockOK (set by init)
 	hclockOK bool
 	hooks    hooks // tests only: pretend to be another device
+	waitCB   bool  // wait through event callbacks, not the driver's waits (wait.go)
 
 	initOnce sync.Once
 	initErr  error
@@ -123,6 +124,7 @@ type clDevice struct {
 type hooks struct {
 	noHostClock bool // the profiling timer runs on no host clock (a GPU)
 	kstamps     bool // markers carry no times: stamp with the empty kernel
+	callbacks   bool // wait through event callbacks, as on a GPU
 }
 
 func newDevice(n int, p cl.PlatformID, pname string, id cl.DeviceID) (*clDevice, error) {
@@ -186,6 +188,7 @@ func newDevice(n int, p cl.PlatformID, pname string, id cl.DeviceID) (*clDevice,
 			d.timer = true
 		}
 	}
+	d.waitCB = useCallbacks(tname)
 	clock := "CLOCK_MONOTONIC calibrated against timestamp commands"
 	if d.timer {
 		clock = "clGetDeviceAndHostTimer"
@@ -204,6 +207,7 @@ func newDevice(n int, p cl.PlatformID, pname string, id cl.DeviceID) (*clDevice,
 		{Key: "ecc", Value: strconv.FormatBool(num(cl.DEVICE_ERROR_CORRECTION_SUPPORT) != 0)},
 		{Key: "extensions", Value: strconv.Itoa(len(exts))},
 		{Key: "clock_source", Value: clock},
+		{Key: "wait", Value: map[bool]string{true: "event callback after a 20 us spin (" + waitEnv + ")", false: "clWaitForEvents, clFinish (" + waitEnv + ")"}[d.waitCB]},
 	}
 	if hasExt("cl_khr_device_uuid") {
 		if b, err := cl.GetDeviceInfo(id, cl.DEVICE_UUID_KHR); err == nil && len(b) == 16 {

@@ -34,6 +34,9 @@ func pretend(t testing.TB, dv device.Device, h hooks, align uint64) *clDevice {
 	}
 	d.id = fmt.Sprintf("%s(pretend)", base.id)
 	d.hooks = h
+	if h.callbacks {
+		d.waitCB = true
+	}
 	if h.noHostClock {
 		d.timer = false // as NVIDIA: no host timer either
 	}
@@ -67,3 +70,14 @@ func pretend(t testing.TB, dv device.Device, h hooks, align uint64) *clDevice {
 func PretendAlign(t testing.TB, d device.Device, align int) device.Device {
 	return pretend(t, d, hooks{}, uint64(align))
 }
+
+// PretendNVIDIA returns a device on the same OpenCL device as d that
+// behaves as NVIDIA's OpenCL does where the two differ: base addresses
+// aligned to 512 bytes (or 4 times d's, whichever is more), no host timer
+// and a profiling clock on no host clock, markers without times, waits
+// through event callbacks. Closed when t ends.
+func PretendNVIDIA(t testing.TB, d device.Device) device.Device {
+	return pretend(t, d, asNVIDIA, max(512, 4*d.(*clDevice).align))
+}
+
+var asNVIDIA = hooks{noHostClock: true, kstamps: true, callbacks: true}

@@ -254,7 +254,7 @@ func (q *queue) sync() error {
 	q.mu.Unlock()
 	var ferr error
 	if !idle {
-		ferr = cl.Finish(q.q)
+		ferr = q.finish()
 	}
 	q.mu.Lock()
 	evs := q.events
@@ -339,7 +339,7 @@ func (e *event) finish(report bool) error {
 	defer e.mu.Unlock()
 	if !e.done {
 		e.done = true
-		e.prof, e.err = e.q.d.readEvent(e.ev)
+		e.prof, e.err = e.q.d.readEvent(e.q.q, e.ev)
 		e.end = e.prof.End
 		cl.ReleaseEvent(e.ev)
 		e.ev = 0

@@ -42,7 +42,7 @@ func TestStamps(t *testing.T) {
 			d    func(t *testing.T) *clDevice
 		}{
 			{"native", func(*testing.T) *clDevice { return base }},
-			{"as-nvidia", func(t *testing.T) *clDevice { return pretend(t, base, hooks{noHostClock: true, kstamps: true}, 0) }},
+			{"as-nvidia", func(t *testing.T) *clDevice { return pretend(t, base, asNVIDIA, 0) }},
 		} {
 			t.Run(c.name, func(t *testing.T) {
 				testStamps(t, c.d(t))
@@ -87,7 +87,7 @@ func testStamps(t *testing.T, d *clDevice) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		p, err := d.readEvent(ev)
+		p, err := d.readEvent(q, ev)
 		cl.ReleaseEvent(ev)
 		after, _ := d.Now()
 		if err != nil {

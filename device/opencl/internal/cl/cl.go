@@ -28,6 +28,8 @@ enum {
 	// optional (newer than OpenCL 1.1)
 	F_EnqueueMarkerWithWaitList, F_CreateCommandQueueWithProperties,
 	F_GetDeviceAndHostTimer, F_GetHostTimer,
+	F_SetEventCallback, F_CreateUserEvent, F_SetUserEventStatus,
+	F_EnqueueMapBuffer, F_EnqueueUnmapMemObject,
 	F_N
 };
 
@@ -150,6 +152,25 @@ static cl_int GetHostTimer(uintptr_t d, cl_ulong *host) {
 	return CALL(GetHostTimer, cl_int (*)(h, cl_ulong*))((h)d, host);
 }
 
+// gompt_cl_event_cb is the clSetEventCallback callback (callback.c): it
+// hands the event's status to the Go function behind user.
+extern void gompt_cl_event_cb(void *ev, int32_t status, void *user);
+static cl_int SetEventCallback(uintptr_t e, uintptr_t user) {
+	return CALL(SetEventCallback, cl_int (*)(h, cl_int, void (*)(void*, int32_t, void*), void*))((h)e, 0, gompt_cl_event_cb, (void*)user); // CL_COMPLETE
+}
+static uintptr_t CreateUserEvent(uintptr_t c, cl_int *err) {
+	return (uintptr_t)CALL(CreateUserEvent, h (*)(h, cl_int*))((h)c, err);
+}
+static cl_int SetUserEventStatus(uintptr_t e, cl_int st) {
+	return CALL(SetUserEventStatus, cl_int (*)(h, cl_int))((h)e, st);
+}
+static void *EnqueueMapBuffer(uintptr_t q, uintptr_t m, cl_ulong flags, size_t off, size_t size, cl_int *err) {
+	return CALL(EnqueueMapBuffer, void *(*)(h, h, cl_uint, cl_ulong, size_t, size_t, cl_uint, const h*, h*, cl_int*))((h)q, (h)m, 1, flags, off, size, 0, NULL, NULL, err);
+}
+static cl_int EnqueueUnmapMemObject(uintptr_t q, uintptr_t m, void *p) {
+	return CALL(EnqueueUnmapMemObject, cl_int (*)(h, h, void*, cl_uint, const h*, h*))((h)q, (h)m, p, 0, NULL, NULL);
+}
+
 static int64_t HostClock(int id) {
 	struct timespec ts;
 	if (clock_gettime((clockid_t)id, &ts) != 0) return -1;
@@ -162,6 +183,7 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"runtime/cgo"
 	"strings"
 	"sync"
 	"unsafe"
@@ -185,6 +207,8 @@ var fnNames = [...]string{
 	// optional from here
 	"clEnqueueMarkerWithWaitList", "clCreateCommandQueueWithProperties",
 	"clGetDeviceAndHostTimer", "clGetHostTimer",
+	"clSetEventCallback", "clCreateUserEvent", "clSetUserEventStatus",
+	"clEnqueueMapBuffer", "clEnqueueUnmapMemObject",
 }
 
 const firstOptional = C.F_EnqueueMarkerWithWaitList
@@ -776,3 +800,65 @@ const (
 // that clock directly once it has checked that they agree. Safe for
 // concurrent use.
 func HostClock(id int) int64 { return int64(C.HostClock(C.int(id))) }
+
+// OnComplete arranges for fn to be called once with ev's final status
+// (COMPLETE, or a negative error status) when its command finishes
+// (clSetEventCallback). fn runs on a thread of the driver and must not
+// block or call OpenCL. The command must be flushed to the device for it
+// ever to finish.
+func OnComplete(ev Event, fn func(status int32)) error {
+	if !has["clSetEventCallback"] {
+		return &Error{Func: "clSetEventCallback", Status: INVALID_OPERATION}
+	}
+	h := cgo.NewHandle(fn)
+	if err := chk("clSetEventCallback", C.SetEventCallback(C.uintptr_t(ev), C.uintptr_t(h))); err != nil {
+		h.Delete()
+		return err
+	}
+	return nil
+}
+
+// CreateUserEvent returns a user event of c (status SUBMITTED until
+// SetUserEventStatus), which the caller releases.
+func CreateUserEvent(c Context) (Event, error) {
+	if !has["clCreateUserEvent"] {
+		return 0, &Error{Func: "clCreateUserEvent", Status: INVALID_OPERATION}
+	}
+	var st C.cl_int
+	e := C.CreateUserEvent(C.uintptr_t(c), &st)
+	if err := chk("clCreateUserEvent", st); err != nil {
+		return 0, err
+	}
+	live.events.Add(1)
+	return Event(e), nil
+}
+
+// SetUserEventStatus completes user event ev with status: COMPLETE, or a
+// negative error status.
+func SetUserEventStatus(ev Event, status int32) error {
+	return chk("clSetUserEventStatus", C.SetUserEventStatus(C.uintptr_t(ev), C.cl_int(status)))
+}
+
+// Flags of EnqueueMapBuffer.
+const (
+	MAP_READ                    = 1 << 0
+	MAP_WRITE                   = 1 << 1
+	MAP_WRITE_INVALIDATE_REGION = 1 << 2
+)
+
+// EnqueueMapBuffer maps size bytes of m from off into host memory,
+// blocking until the mapping is ready, and returns the host address; it
+// stays valid until EnqueueUnmapMemObject.
+func EnqueueMapBuffer(q CommandQueue, m Mem, flags uint64, off, size uintptr) (unsafe.Pointer, error) {
+	var st C.cl_int
+	p := C.EnqueueMapBuffer(C.uintptr_t(q), C.uintptr_t(m), C.cl_ulong(flags), C.size_t(off), C.size_t(size), &st)
+	if err := chk("clEnqueueMapBuffer", st); err != nil {
+		return nil, err
+	}
+	return p, nil
+}
+
+// EnqueueUnmapMemObject enqueues the unmapping of p, a mapping of m.
+func EnqueueUnmapMemObject(q CommandQueue, m Mem, p unsafe.Pointer) error {
+	return chk("clEnqueueUnmapMemObject", C.EnqueueUnmapMemObject(C.uintptr_t(q), C.uintptr_t(m), p))
+}
