@@ -90,6 +90,8 @@ type clDevice struct {
 	hclockOK bool
 	hooks    hooks // tests only: pretend to be another device
 	waitCB   bool  // wait through event callbacks, not the driver's waits (wait.go)
+	stage    bool  // large copies go through pinned staging buffers (staging.go)
+	pool     stagingPool
 
 	initOnce sync.Once
 	initErr  error
@@ -125,6 +127,7 @@ type hooks struct {
 	noHostClock bool // the profiling timer runs on no host clock (a GPU)
 	kstamps     bool // markers carry no times: stamp with the empty kernel
 	callbacks   bool // wait through event callbacks, as on a GPU
+	staging     bool // stage large copies, as on a GPU
 }
 
 func newDevice(n int, p cl.PlatformID, pname string, id cl.DeviceID) (*clDevice, error) {
@@ -189,6 +192,7 @@ func newDevice(n int, p cl.PlatformID, pname string, id cl.DeviceID) (*clDevice,
 		}
 	}
 	d.waitCB = useCallbacks(tname)
+	d.stage = useStaging(tname, unified)
 	clock := "CLOCK_MONOTONIC calibrated against timestamp commands"
 	if d.timer {
 		clock = "clGetDeviceAndHostTimer"
@@ -207,6 +211,7 @@ func newDevice(n int, p cl.PlatformID, pname string, id cl.DeviceID) (*clDevice,
 		{Key: "ecc", Value: strconv.FormatBool(num(cl.DEVICE_ERROR_CORRECTION_SUPPORT) != 0)},
 		{Key: "extensions", Value: strconv.Itoa(len(exts))},
 		{Key: "clock_source", Value: clock},
+		{Key: "staging", Value: fmt.Sprintf("%v (%s)", d.stage, stagingEnv)},
 		{Key: "wait", Value: map[bool]string{true: "event callback after a 20 us spin (" + waitEnv + ")", false: "clWaitForEvents, clFinish (" + waitEnv + ")"}[d.waitCB]},
 	}
 	if hasExt("cl_khr_device_uuid") {
@@ -516,6 +521,9 @@ func (d *clDevice) Close() error {
 	}
 	for _, sp := range spans {
 		keep(d.wrap("close", cl.ReleaseMemObject(cl.Mem(sp.mem))))
+	}
+	if d.ctx != 0 {
+		keep(d.wrap("close", d.pool.close(d)))
 	}
 	d.rawOnce.Do(func() {}) // a raw build in flight finishes first
 	if d.rawKern != 0 {

@@ -37,6 +37,9 @@ func pretend(t testing.TB, dv device.Device, h hooks, align uint64) *clDevice {
 	if h.callbacks {
 		d.waitCB = true
 	}
+	if h.staging {
+		d.stage = true
+	}
 	if h.noHostClock {
 		d.timer = false // as NVIDIA: no host timer either
 	}
@@ -75,9 +78,18 @@ func PretendAlign(t testing.TB, d device.Device, align int) device.Device {
 // behaves as NVIDIA's OpenCL does where the two differ: base addresses
 // aligned to 512 bytes (or 4 times d's, whichever is more), no host timer
 // and a profiling clock on no host clock, markers without times, waits
-// through event callbacks. Closed when t ends.
+// through event callbacks, large copies through pinned staging buffers.
+// Closed when t ends.
 func PretendNVIDIA(t testing.TB, d device.Device) device.Device {
 	return pretend(t, d, asNVIDIA, max(512, 4*d.(*clDevice).align))
 }
 
-var asNVIDIA = hooks{noHostClock: true, kstamps: true, callbacks: true}
+var asNVIDIA = hooks{noHostClock: true, kstamps: true, callbacks: true, staging: true}
+
+// StagingBuffers returns how many staging buffers OpenCL device d has made.
+func StagingBuffers(d device.Device) int {
+	p := &d.(*clDevice).pool
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return p.made
+}

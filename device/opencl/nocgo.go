@@ -36,3 +36,8 @@ const RawSpinSource = ""
 func RawWait(d device.Device, steps uint32) (wait func(iters int) error, release func(), err error) {
 	return nil, nil, errNoCgo
 }
+
+// RawCopyPinned fails in a build without cgo.
+func RawCopyPinned(d device.Device, bytes int, toDevice bool, iters int) (time.Duration, error) {
+	return 0, errNoCgo
+}

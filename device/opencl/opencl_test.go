@@ -45,6 +45,33 @@ func devices(t testing.TB) []device.Device {
 	return devs
 }
 
+// baseAlign returns the device's CL_DEVICE_MEM_BASE_ADDR_ALIGN in bytes.
+func baseAlign(t *testing.T, d device.Device) int {
+	t.Helper()
+	for _, a := range d.Info().Extra {
+		if a.Key == "mem_base_addr_align" {
+			n := 0
+			for _, c := range a.Value {
+				n = n*10 + int(c-'0')
+			}
+			return n
+		}
+	}
+	t.Fatal("no mem_base_addr_align in Extra")
+	return 0
+}
+
+// withPretend returns devs and, for each, the same device pretending
+// NVIDIA's base address alignment of 512 bytes (4 times the real one if
+// that is more): offsets POCL takes as sub-buffers are then staged.
+func withPretend(t *testing.T, devs []device.Device) []device.Device {
+	out := append([]device.Device(nil), devs...)
+	for _, d := range devs {
+		out = append(out, opencl.PretendAlign(t, d, max(512, 4*baseAlign(t, d))))
+	}
+	return out
+}
+
 func wantCode(t *testing.T, what string, err error, code device.Code) {
 	t.Helper()
 	if err == nil {

@@ -164,3 +164,56 @@ func RawWait(d device.Device, steps uint32) (wait func(iters int) error, release
 	}
 	return wait, release, nil
 }
+
+// RawCopyPinned is the upper bound of the staged copies: iters blocking
+// writes (toDevice) or reads of bytes between a fresh buffer and pinned
+// host memory (a CL_MEM_ALLOC_HOST_PTR buffer, mapped once), through the
+// binding alone on a fresh profiling queue. It returns the total time.
+// Safe for concurrent use.
+func RawCopyPinned(d device.Device, bytes int, toDevice bool, iters int) (time.Duration, error) {
+	cd, err := rawDevice(d)
+	if err != nil {
+		return 0, err
+	}
+	if bytes <= 0 || uint64(bytes) > cd.info.MaxAlloc {
+		return 0, cd.errorf("raw pinned copy", device.CodeInvalidArgument, "size %d bytes: must be in [1, %d]", bytes, cd.info.MaxAlloc)
+	}
+	q, err := cd.createQueue()
+	if err != nil {
+		return 0, err
+	}
+	defer cl.ReleaseCommandQueue(q)
+	m, err := cl.CreateBuffer(cd.ctx, cl.MEM_READ_WRITE, uintptr(bytes))
+	if err != nil {
+		return 0, cd.wrap("raw pinned copy", err)
+	}
+	defer cl.ReleaseMemObject(m)
+	pm, err := cl.CreateBuffer(cd.ctx, cl.MEM_READ_WRITE|cl.MEM_ALLOC_HOST_PTR, uintptr(bytes))
+	if err != nil {
+		return 0, cd.wrap("raw pinned copy", err)
+	}
+	defer cl.ReleaseMemObject(pm)
+	p, err := cl.EnqueueMapBuffer(q, pm, cl.MAP_READ|cl.MAP_WRITE, 0, uintptr(bytes))
+	if err != nil {
+		return 0, cd.wrap("raw pinned copy", err)
+	}
+	defer func() {
+		cl.EnqueueUnmapMemObject(q, pm, p)
+		cl.Finish(q)
+	}()
+	if err := cl.EnqueueWriteBuffer(q, m, true, 0, uintptr(bytes), p, nil); err != nil { // first touch
+		return 0, cd.wrap("raw pinned copy", err)
+	}
+	start := time.Now()
+	for i := 0; i < iters; i++ {
+		if toDevice {
+			err = cl.EnqueueWriteBuffer(q, m, true, 0, uintptr(bytes), p, nil)
+		} else {
+			err = cl.EnqueueReadBuffer(q, m, true, 0, uintptr(bytes), p, nil)
+		}
+		if err != nil {
+			return 0, cd.wrap("raw pinned copy", err)
+		}
+	}
+	return time.Since(start), nil
+}

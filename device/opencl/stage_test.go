@@ -13,22 +13,6 @@ import (
 	"github.com/gompt/gompt/kernels"
 )
 
-// baseAlign returns the device's CL_DEVICE_MEM_BASE_ADDR_ALIGN in bytes.
-func baseAlign(t *testing.T, d device.Device) int {
-	t.Helper()
-	for _, a := range d.Info().Extra {
-		if a.Key == "mem_base_addr_align" {
-			n := 0
-			for _, c := range a.Value {
-				n = n*10 + int(c-'0')
-			}
-			return n
-		}
-	}
-	t.Fatal("no mem_base_addr_align in Extra")
-	return 0
-}
-
 func f32bytes(v []float32) []byte {
 	b := make([]byte, 4*len(v))
 	for i, x := range v {
@@ -43,17 +27,6 @@ func bytesf32(b []byte) []float32 {
 		v[i] = math.Float32frombits(binary.LittleEndian.Uint32(b[4*i:]))
 	}
 	return v
-}
-
-// withPretend returns devs and, for each, the same device pretending
-// NVIDIA's base address alignment of 512 bytes (4 times the real one if
-// that is more): offsets POCL takes as sub-buffers are then staged.
-func withPretend(t *testing.T, devs []device.Device) []device.Device {
-	out := append([]device.Device(nil), devs...)
-	for _, d := range devs {
-		out = append(out, opencl.PretendAlign(t, d, max(512, 4*baseAlign(t, d))))
-	}
-	return out
 }
 
 // TestPretendAlignment: on a device pretending a larger base address
