@@ -11,6 +11,16 @@ import (
 	"github.com/gompt/gompt/device/opencl/internal/cl"
 )
 
+// pluginDevices returns the first OpenCL device, skipping without one.
+func pluginDevices(t testing.TB) (*clDevice, error) {
+	p, _ := device.Lookup(Name)
+	devs, err := p.Devices()
+	if len(devs) == 0 {
+		t.Skipf("no OpenCL device: %v", err)
+	}
+	return devs[0].(*clDevice), nil
+}
+
 func clDevices(t *testing.T) []*clDevice {
 	t.Helper()
 	p, _ := device.Lookup(Name)

@@ -39,12 +39,14 @@ const spinWait = 20 * time.Microsecond
 
 // waiter is a reusable wake-up for one blocked wait.
 type waiter struct {
-	ch chan int32
-	fn func(int32) // sends on ch; made once, so a wait allocates no closure
+	ch    chan int32
+	fn    func(int32) // sends on ch; made once, so a wait allocates no closure
+	timer *time.Timer // the polling's, stopped between waits
 }
 
 var waiters = sync.Pool{New: func() any {
-	w := &waiter{ch: make(chan int32, 1)}
+	w := &waiter{ch: make(chan int32, 1), timer: time.NewTimer(time.Hour)}
+	w.timer.Stop()
 	w.fn = func(st int32) { w.ch <- st }
 	return w
 }}
@@ -87,14 +89,14 @@ func (d *clDevice) waitEvent(q cl.CommandQueue, ev cl.Event) error {
 	// Some drivers never call back for a failed event (POCL for a user
 	// event set to an error), so the wait also polls, with backoff.
 	poll := pollFirst
-	timer := time.NewTimer(poll)
-	defer timer.Stop()
+	w.timer.Reset(poll)
 	for {
 		select {
 		case <-w.ch:
+			w.timer.Stop()
 			waiters.Put(w)
 			return nil
-		case <-timer.C:
+		case <-w.timer.C:
 		}
 		if done, err := finished(ev); done || err != nil {
 			// The callback may still come: w is not reused (its channel
@@ -103,7 +105,7 @@ func (d *clDevice) waitEvent(q cl.CommandQueue, ev cl.Event) error {
 			return err
 		}
 		poll = min(2*poll, pollMax)
-		timer.Reset(poll)
+		w.timer.Reset(poll)
 	}
 }
 

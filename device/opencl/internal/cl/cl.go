@@ -141,8 +141,20 @@ static cl_int WaitForEvent(uintptr_t e) {
 static cl_int GetEventInfo(uintptr_t e, cl_uint param, size_t size, void *v, size_t *ret) {
 	return CALL(GetEventInfo, cl_int (*)(h, cl_uint, size_t, void*, size_t*))((h)e, param, size, v, ret);
 }
-static cl_int GetEventProfilingInfo(uintptr_t e, cl_uint param, cl_ulong *v) {
-	return CALL(GetEventProfilingInfo, cl_int (*)(h, cl_uint, size_t, void*, size_t*))((h)e, param, sizeof *v, v, NULL);
+// Queries of one value return it with the status in a struct, by value:
+// a Go variable passed by address would escape to the heap on every call.
+typedef struct { cl_int err; cl_ulong v; } gompt_cl_u64;
+static gompt_cl_u64 GetEventProfilingInfo(uintptr_t e, cl_uint param) {
+	gompt_cl_u64 r = {0, 0};
+	r.err = CALL(GetEventProfilingInfo, cl_int (*)(h, cl_uint, size_t, void*, size_t*))((h)e, param, sizeof r.v, &r.v, NULL);
+	return r;
+}
+static gompt_cl_u64 GetEventStatus(uintptr_t e) {
+	gompt_cl_u64 r = {0, 0};
+	cl_int st = 0;
+	r.err = CALL(GetEventInfo, cl_int (*)(h, cl_uint, size_t, void*, size_t*))((h)e, 0x11D3, sizeof st, &st, NULL); // CL_EVENT_COMMAND_EXECUTION_STATUS
+	r.v = (cl_ulong)(int64_t)st;
+	return r;
 }
 static cl_int ReleaseEvent(uintptr_t e) { return CALL(ReleaseEvent, cl_int (*)(h))((h)e); }
 static cl_int GetDeviceAndHostTimer(uintptr_t d, cl_ulong *dev, cl_ulong *host) {
@@ -742,17 +754,15 @@ func WaitForEvents(ev Event) error {
 // GetEventStatus returns CL_EVENT_COMMAND_EXECUTION_STATUS: COMPLETE,
 // RUNNING, SUBMITTED, QUEUED, or a negative error status.
 func GetEventStatus(ev Event) (int32, error) {
-	var v C.cl_int
-	err := chk("clGetEventInfo", C.GetEventInfo(C.uintptr_t(ev), EVENT_COMMAND_EXECUTION_STATUS, C.size_t(unsafe.Sizeof(v)), unsafe.Pointer(&v), nil))
-	return int32(v), err
+	r := C.GetEventStatus(C.uintptr_t(ev))
+	return int32(int64(r.v)), chk("clGetEventInfo", r.err)
 }
 
 // GetEventProfilingInfo returns a profiling counter of ev in device
 // nanoseconds (PROFILING_COMMAND_END). The queue must have profiling on.
 func GetEventProfilingInfo(ev Event, param uint32) (uint64, error) {
-	var v C.cl_ulong
-	err := chk("clGetEventProfilingInfo", C.GetEventProfilingInfo(C.uintptr_t(ev), C.cl_uint(param), &v))
-	return uint64(v), err
+	r := C.GetEventProfilingInfo(C.uintptr_t(ev), C.cl_uint(param))
+	return uint64(r.v), chk("clGetEventProfilingInfo", r.err)
 }
 
 // ReleaseEvent releases ev.
