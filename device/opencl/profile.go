@@ -88,7 +88,7 @@ func (q *queue) track(ev cl.Event, typ string, teams int) {
 }
 
 // finishTimings reads and releases the events of every timing not yet
-// read. The queue has finished (clFinish), so none blocks.
+// read. The queue has finished (queue.finish), so none blocks.
 func (q *queue) finishTimings() {
 	q.mu.Lock()
 	ts := q.timings
@@ -100,7 +100,7 @@ func (q *queue) finishTimings() {
 }
 
 // Times implements device.Timing: it waits for the operation
-// (clWaitForEvents) and returns its CL_PROFILING_COMMAND_START and END.
+// (waitEvent: see wait.go) and returns its CL_PROFILING_COMMAND_START and END.
 // These are on the device clock that Device.Now reads (the device's
 // profiling timer, see Now), so no conversion is needed. native holds the
 // four counters (ompt.OpenCLNative), the queue's number as HWID and, for a

@@ -259,7 +259,7 @@ func (q *queue) Sync() error {
 
 func (q *queue) sync() error {
 	// Nothing enqueued since the queue was last known idle, and no event
-	// to finalise: clFinish has nothing to wait for (a mapped region
+	// to finalise: finish has nothing to wait for (a mapped region
 	// syncs before its free and again when it ends).
 	q.mu.Lock()
 	idle := q.done == q.seq && len(q.events) == 0

@@ -30,9 +30,9 @@ import (
 // On CPU devices (GOMPT_OPENCL_WAIT=driver, the default there) the plugin
 // uses clWaitForEvents and clFinish: POCL's block on a condition variable
 // and cost the waiting thread less CPU than the callback's wake-up
-// (ompt-bench wait_1ms: 14 us per wait against 28-50 us with callbacks,
-// raw_cl_wait_1ms_x16 16 us), and a Sync through a marker and a callback
-// doubled empty_target (27 us to 47-62 us).
+// (ompt-bench wait_1ms: 13-14 us per wait against 29-44 us with callbacks;
+// raw_cl_wait_1ms 15-18 us), and a Sync through a marker and a callback
+// made empty_target 32 us against 82 us.
 
 // spinWait is how long a wait polls an event's status before it blocks.
 const spinWait = 20 * time.Microsecond
