@@ -23,4 +23,13 @@ for e in saxpy matmul jacobi veccopy; do
 	go build "${ld[@]}" -o "$out/$e" "./examples/$e"
 done
 go build "${ld[@]}" -o "$out/veccopy-printer" -tags ompt_printer ./examples/veccopy
+# This machine's OpenCL ICD loader (ocl-icd: libc only), for a GPU machine
+# whose driver install lacks one: run.sh uses it only if it finds none there.
+mkdir -p "$out/lib"
+loader=$(ldconfig -p 2>/dev/null | awk '/libOpenCL\.so\.1 .*x86-64/ {print $NF; exit}')
+if [ -n "$loader" ]; then
+	cp -L "$loader" "$out/lib/libOpenCL.so.1"
+else
+	echo "build.sh: no libOpenCL.so.1 here to carry; the GPU machine must have one" >&2
+fi
 du -sh "$out"

@@ -14,6 +14,22 @@ mkdir -p "$OUT"
 bin=$PWD/.gpu
 icd=$(mktemp -d)
 echo libnvidia-opencl.so.1 >"$icd/nvidia.icd"
+# The ICD loader: the GPU machine's own libOpenCL.so.1 if the dynamic
+# linker finds one, else one in a CUDA toolkit (which ships the loader),
+# else the one build.sh carried in .gpu/lib; the last two are named to the
+# plugin by GOMPT_OPENCL_LIBRARY. Without any, the OpenCL steps fail.
+ocl_loader=$(ldconfig -p 2>/dev/null | awk '/libOpenCL\.so\.1 / {print $NF; exit}')
+if [ -z "$ocl_loader" ]; then
+	for f in /usr/local/cuda/lib64/libOpenCL.so.1 /usr/local/cuda-*/lib64/libOpenCL.so.1 /usr/lib64/libOpenCL.so.1 "$bin/lib/libOpenCL.so.1"; do
+		if [ -e "$f" ]; then
+			ocl_loader=$f
+			export GOMPT_OPENCL_LIBRARY=$f
+			break
+		fi
+	done
+fi
+: "${ocl_loader:=none found (no libOpenCL.so.1 on this machine, none carried in $bin/lib)}"
+echo "OpenCL ICD loader: $ocl_loader" | tee "$OUT/opencl-loader.txt"
 part=${1:-all}
 summary=$OUT/summary.txt
 touch "$summary"
@@ -52,6 +68,15 @@ if [ "$part" = bench ] || [ "$part" = all ]; then
 	# the host and NVIDIA OpenCL devices beside it.
 	step bench-cuda . sh -c "GOMPT_PLUGINS=cuda,host '$bin/ompt-bench' -json -device cuda:0 >'$OUT/bench-cuda.json'"
 	step bench-nvidia-opencl . sh -c "OCL_ICD_VENDORS='$icd' GOMPT_PLUGINS=opencl,host '$bin/ompt-bench' -json -device opencl:0 >'$OUT/bench-nvidia-opencl.json'"
+	# The waits and copies both ways on NVIDIA's OpenCL: its own
+	# clWaitForEvents (which spins) against the plugin's callbacks, and
+	# copies direct against staged (the raw pinned cases are the bound).
+	for w in driver callback; do
+		step "bench-nvidia-opencl-wait-$w" . sh -c "OCL_ICD_VENDORS='$icd' GOMPT_PLUGINS=opencl GOMPT_OPENCL_WAIT=$w '$bin/ompt-bench' -json -device opencl:0 -rounds 3 -case 'empty_target,wait_1ms,wait_1ms_x16,raw_cl_wait_1ms,raw_cl_wait_1ms_x16' >'$OUT/bench-nvidia-opencl-wait-$w.json'"
+	done
+	for s in off on; do
+		step "bench-nvidia-opencl-staging-$s" . sh -c "OCL_ICD_VENDORS='$icd' GOMPT_PLUGINS=opencl GOMPT_OPENCL_STAGING=$s '$bin/ompt-bench' -json -device opencl:0 -rounds 3 -case 'h2d_64MiB,d2h_64MiB,raw_cl_h2d_64MiB,raw_cl_d2h_64MiB,raw_cl_h2d_64MiB_pinned,raw_cl_d2h_64MiB_pinned' >'$OUT/bench-nvidia-opencl-staging-$s.json'"
+	done
 	step bench-host . sh -c "GOMPT_PLUGINS=host '$bin/ompt-bench' -json -device host:0 >'$OUT/bench-host.json'"
 fi
 rm -rf "$icd"

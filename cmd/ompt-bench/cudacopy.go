@@ -46,7 +46,7 @@ func init() {
 	register(bcase{name: "cu_load_cached", backend: "cuda", bench: load(false)})
 	// Item 6: the cost of waiting for a kernel of about a millisecond
 	// under each GOMPT_CUDA_SCHED, in a process of its own each (the flag
-	// is set when the device opens); cpu_ns_per_op is the process's CPU
+	// is set when the device opens); metrics["cpu-ns/op"] is the process's CPU
 	// time (getrusage) per wait.
 	for _, s := range []string{"blocking", "spin", "yield", "auto"} {
 		register(bcase{name: "cu_wait_sched_" + s, backend: "cuda", env: []string{cuda.EnvSched + "=" + s}, plainEnv: true,

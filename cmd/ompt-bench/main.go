@@ -22,6 +22,7 @@ import (
 	"encoding/json"
 	"flag"
 	"fmt"
+	"maps"
 	"os"
 	"regexp"
 	"runtime/pprof"
@@ -43,8 +44,10 @@ type result struct {
 	AllocsPerOp int64   `json:"allocs_per_op"`
 	Iterations  int     `json:"iterations"`
 	Error       string  `json:"error,omitempty"`
-	// CPU time of the process per op, where a case measures it
-	CPUNsPerOp float64 `json:"cpu_ns_per_op,omitempty"`
+
+	// Metrics a case reports besides time (b.ReportMetric), by unit:
+	// "cpu-ns/op" for the wait cases
+	Metrics map[string]float64 `json:"metrics,omitempty"`
 
 	// with -rounds N > 1: NsPerOp is the lowest of the N rounds (and
 	// BytesPerSec the highest), NsPerOpMedian their median
@@ -236,7 +239,9 @@ func runCase(c bcase, d target.DeviceInfo) result {
 		r.NsPerOp = float64(br.T.Nanoseconds()) / float64(br.N)
 		r.AllocsPerOp = br.AllocsPerOp()
 		r.Iterations = br.N
-		r.CPUNsPerOp = br.Extra["cpu-ns/op"]
+		if len(br.Extra) > 0 {
+			r.Metrics = br.Extra
+		}
 		if c.bytes > 0 && r.NsPerOp > 0 {
 			r.BytesPerSec = float64(c.bytes) / (r.NsPerOp / 1e9)
 		}
@@ -258,7 +263,7 @@ func summarize(rs []result) result {
 			continue
 		}
 		if len(ns) == 0 || r.NsPerOp < best.NsPerOp {
-			best.NsPerOp, best.AllocsPerOp, best.Iterations, best.CPUNsPerOp = r.NsPerOp, r.AllocsPerOp, r.Iterations, r.CPUNsPerOp
+			best.NsPerOp, best.AllocsPerOp, best.Iterations, best.Metrics = r.NsPerOp, r.AllocsPerOp, r.Iterations, r.Metrics
 		}
 		best.BytesPerSec = max(best.BytesPerSec, r.BytesPerSec)
 		ns = append(ns, r.NsPerOp)
@@ -288,14 +293,15 @@ func emit(asJSON bool, r result) {
 	if r.BytesPerSec > 0 {
 		bw = fmt.Sprintf("%10.2f GB/s", r.BytesPerSec/1e9)
 	}
-	if r.CPUNsPerOp > 0 {
-		bw += fmt.Sprintf(" %14.1f cpu-ns/op", r.CPUNsPerOp)
-	}
 	med := ""
 	if r.Rounds > 1 {
 		med = fmt.Sprintf(" (lowest of %d rounds; median %.1f)", r.Rounds, r.NsPerOpMedian)
 	}
-	fmt.Printf("%-28s %-10s %14.1f ns/op%s %4d allocs/op %s\n", r.Name, r.Device, r.NsPerOp, med, r.AllocsPerOp, bw)
+	var extra strings.Builder
+	for _, k := range slices.Sorted(maps.Keys(r.Metrics)) {
+		fmt.Fprintf(&extra, " %.1f %s", r.Metrics[k], k)
+	}
+	fmt.Printf("%-28s %-10s %14.1f ns/op%s %4d allocs/op %s%s\n", r.Name, r.Device, r.NsPerOp, med, r.AllocsPerOp, bw, extra.String())
 }
 
 // must stops a benchmark on an error; runCase reports it.

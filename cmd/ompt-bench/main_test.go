@@ -1,18 +1,22 @@
 package main
 
-import "testing"
+import (
+	"reflect"
+	"testing"
+)
 
 func TestSummarize(t *testing.T) {
 	rs := []result{
 		{Name: "c", Device: "host:0", NsPerOp: 300, BytesPerSec: 1, AllocsPerOp: 1, Iterations: 10},
-		{Name: "c", Device: "host:0", NsPerOp: 100, BytesPerSec: 3, AllocsPerOp: 0, Iterations: 30},
+		{Name: "c", Device: "host:0", NsPerOp: 100, BytesPerSec: 3, AllocsPerOp: 0, Iterations: 30, Metrics: map[string]float64{"cpu-ns/op": 7}},
 		{Name: "c", Device: "host:0", Error: "boom"},
 		{Name: "c", Device: "host:0", NsPerOp: 200, BytesPerSec: 2, AllocsPerOp: 2, Iterations: 20},
 		{Name: "c", Device: "host:0", NsPerOp: 400, BytesPerSec: 0.5, AllocsPerOp: 2, Iterations: 5},
 	}
 	got := summarize(rs)
-	want := result{Name: "c", Device: "host:0", NsPerOp: 100, BytesPerSec: 3, AllocsPerOp: 0, Iterations: 30, Error: "boom", Rounds: 5, NsPerOpMedian: 250}
-	if got != want {
+	want := result{Name: "c", Device: "host:0", NsPerOp: 100, BytesPerSec: 3, AllocsPerOp: 0, Iterations: 30, Error: "boom", Rounds: 5, NsPerOpMedian: 250,
+		Metrics: map[string]float64{"cpu-ns/op": 7}} // the lowest round's
+	if !reflect.DeepEqual(got, want) {
 		t.Errorf("summarize:\n got %+v\nwant %+v", got, want)
 	}
 	if got := summarize([]result{{Name: "c", Error: "x"}, {Name: "c", Error: "y"}}); got.Error != "x" || got.NsPerOp != 0 || got.Rounds != 2 || got.NsPerOpMedian != 0 {

@@ -17,6 +17,10 @@ func init() {
 	register(bcase{name: "raw_cl_empty_kernel", backend: "opencl", bench: rawLoop(opencl.RawEmptyKernel)})
 	register(bcase{name: "raw_cl_h2d_64MiB", backend: "opencl", bytes: 64 << 20, bench: rawCopy(opencl.RawCopy, 64<<20, true)})
 	register(bcase{name: "raw_cl_d2h_64MiB", backend: "opencl", bytes: 64 << 20, bench: rawCopy(opencl.RawCopy, 64<<20, false)})
+	// The same from pinned host memory (a mapped CL_MEM_ALLOC_HOST_PTR
+	// buffer): the bound the plugin's staged copies approach on a GPU.
+	register(bcase{name: "raw_cl_h2d_64MiB_pinned", backend: "opencl", bytes: 64 << 20, bench: rawCopy(opencl.RawCopyPinned, 64<<20, true)})
+	register(bcase{name: "raw_cl_d2h_64MiB_pinned", backend: "opencl", bytes: 64 << 20, bench: rawCopy(opencl.RawCopyPinned, 64<<20, false)})
 
 	register(bcase{name: "h2d_256MiB", backend: "cuda", bytes: 256 << 20, bench: update(256<<20, true)})
 	register(bcase{name: "d2h_256MiB", backend: "cuda", bytes: 256 << 20, bench: update(256<<20, false)})

@@ -2,6 +2,7 @@ package opencl_test
 
 import (
 	"testing"
+	"time"
 
 	"github.com/gompt/gompt/device"
 	"github.com/gompt/gompt/device/opencl"
@@ -52,8 +53,9 @@ func BenchmarkEmptyKernel(b *testing.B) {
 const copyBytes = 64 << 20
 
 // BenchmarkCopy64MiB compares 64 MiB copies each way through the plugin
-// (non-blocking copy then Sync) with blocking copies through the binding
-// alone.
+// (non-blocking copy then Sync; staged through pinned buffers where the
+// device stages, see GOMPT_OPENCL_STAGING) with blocking copies through the
+// binding alone, from Go memory (raw) and from pinned memory (raw-pinned).
 func BenchmarkCopy64MiB(b *testing.B) {
 	d := devices(b)[0]
 	for _, dir := range []struct {
@@ -94,15 +96,20 @@ func BenchmarkCopy64MiB(b *testing.B) {
 				}
 			}
 		})
-		b.Run(dir.name+"/raw", func(b *testing.B) {
-			b.SetBytes(copyBytes)
-			// One call of b.N copies; raw-ns/op leaves out its setup.
-			dt, err := opencl.RawCopy(d, copyBytes, dir.toDevice, b.N)
-			if err != nil {
-				b.Fatal(err)
-			}
-			b.ReportMetric(float64(dt.Nanoseconds())/float64(b.N), "raw-ns/op")
-		})
+		for _, raw := range []struct {
+			name string
+			fn   func(device.Device, int, bool, int) (time.Duration, error)
+		}{{"raw", opencl.RawCopy}, {"raw-pinned", opencl.RawCopyPinned}} {
+			b.Run(dir.name+"/"+raw.name, func(b *testing.B) {
+				b.SetBytes(copyBytes)
+				// One call of b.N copies; raw-ns/op leaves out its setup.
+				dt, err := raw.fn(d, copyBytes, dir.toDevice, b.N)
+				if err != nil {
+					b.Fatal(err)
+				}
+				b.ReportMetric(float64(dt.Nanoseconds())/float64(b.N), "raw-ns/op")
+			})
+		}
 	}
 }
 

@@ -75,24 +75,30 @@ func (v version) atLeast(major, minor int) bool {
 // clDevice is one OpenCL device. Its context and internal queue are made on
 // first use (init), so listing devices stays cheap.
 type clDevice struct {
-	n       int
-	id      string // "opencl:0"
-	plat    cl.PlatformID
-	dev     cl.DeviceID
-	info    device.Info
-	platVer version
-	align   uint64 // CL_DEVICE_MEM_BASE_ADDR_ALIGN in bytes
-	maxWG   int
-	maxItem [3]int
-	timer   bool // clGetDeviceAndHostTimer usable
-	kstamps bool // markers carry no profiling times: stamp with an empty kernel
-	hclock  int  // host clock (cl.CLOCK_*) the profiling timer runs on; 0 if none (set by init)
+	n        int
+	id       string // "opencl:0"
+	plat     cl.PlatformID
+	dev      cl.DeviceID
+	info     device.Info
+	platVer  version
+	align    uint64 // CL_DEVICE_MEM_BASE_ADDR_ALIGN in bytes
+	maxWG    int
+	maxItem  [3]int
+	timer    bool // clGetDeviceAndHostTimer usable
+	kstamps  bool // markers carry no profiling times: stamp with an empty kernel
+	hclock   int  // host clock (cl.CLOCK_*) the profiling timer runs on, if hclockOK (set by init)
+	hclockOK bool
+	hooks    hooks // tests only: pretend to be another device
+	waitCB   bool  // wait through event callbacks, not the driver's waits (wait.go)
+	stage    bool  // large copies go through pinned staging buffers (staging.go)
+	pool     stagingPool
 
 	initOnce sync.Once
 	initErr  error
 	ctx      cl.Context
 	ioq      cl.CommandQueue // idle internal queue: clock readings, probes
 	last     atomic.Int64    // latest Now reading, to keep Now monotonic
+	clock    clock           // calibration of Now where there is no host clock or timer
 	nqueues  atomic.Uint64   // queues made, for queue numbers
 	staged   atomic.Uint64   // launches that staged unaligned arguments (tests)
 
@@ -113,6 +119,15 @@ type clDevice struct {
 	mergeKern cl.Kernel
 	mergeErr  error
 	mergeMu   sync.Mutex // a launch of mergeKern, from setting its arguments to its enqueue
+}
+
+// hooks make a device behave as another would, for tests on POCL of what
+// only other drivers do (export_test.go sets them on a fresh clDevice).
+type hooks struct {
+	noHostClock bool // the profiling timer runs on no host clock (a GPU)
+	kstamps     bool // markers carry no times: stamp with the empty kernel
+	callbacks   bool // wait through event callbacks, as on a GPU
+	staging     bool // stage large copies, as on a GPU
 }
 
 func newDevice(n int, p cl.PlatformID, pname string, id cl.DeviceID) (*clDevice, error) {
@@ -176,7 +191,9 @@ func newDevice(n int, p cl.PlatformID, pname string, id cl.DeviceID) (*clDevice,
 			d.timer = true
 		}
 	}
-	clock := "profiling time of a command on an idle queue"
+	d.waitCB = useCallbacks(tname)
+	d.stage = useStaging(tname, unified)
+	clock := "CLOCK_MONOTONIC calibrated against timestamp commands"
 	if d.timer {
 		clock = "clGetDeviceAndHostTimer"
 	}
@@ -194,6 +211,8 @@ func newDevice(n int, p cl.PlatformID, pname string, id cl.DeviceID) (*clDevice,
 		{Key: "ecc", Value: strconv.FormatBool(num(cl.DEVICE_ERROR_CORRECTION_SUPPORT) != 0)},
 		{Key: "extensions", Value: strconv.Itoa(len(exts))},
 		{Key: "clock_source", Value: clock},
+		{Key: "staging", Value: fmt.Sprintf("%v (%s)", d.stage, stagingEnv)},
+		{Key: "wait", Value: map[bool]string{true: "event callback after a 20 us spin (" + waitEnv + ")", false: "clWaitForEvents, clFinish (" + waitEnv + ")"}[d.waitCB]},
 	}
 	if hasExt("cl_khr_device_uuid") {
 		if b, err := cl.GetDeviceInfo(id, cl.DEVICE_UUID_KHR); err == nil && len(b) == 16 {
@@ -286,46 +305,15 @@ func (d *clDevice) initOnceBody() error {
 		cl.ReleaseContext(ctx)
 		return err
 	}
-	d.hclock = d.probeHostClock()
-	return nil
-}
-
-// hostClockTries is how many stamps must each fall inside their host
-// clock bracket for probeHostClock to accept a host clock.
-const hostClockTries = 5
-
-// probeHostClock returns the host clock (CLOCK_MONOTONIC_RAW or
-// CLOCK_MONOTONIC) that the device's profiling timer runs on, or 0 if it
-// runs on neither. CPU drivers stamp events with a host clock (POCL with
-// CLOCK_MONOTONIC_RAW); reading it directly makes Now exact and cheap,
-// where a timestamp command lands anywhere in a 20-70 us window (on POCL)
-// and skews the runtime's host/device fit by several microseconds. A clock
-// is accepted when the END of each of hostClockTries timestamp commands
-// on the idle internal queue lies between readings of it taken before the
-// enqueue and after the wait: a foreign clock (a GPU's) cannot do that.
-func (d *clDevice) probeHostClock() int {
-	for _, id := range []int{cl.CLOCK_MONOTONIC_RAW, cl.CLOCK_MONOTONIC} {
-		ok := true
-		for i := 0; i < hostClockTries && ok; i++ {
-			h0 := cl.HostClock(id)
-			ev, err := d.stamp(d.ioq)
-			if err != nil {
-				return 0
-			}
-			err = cl.WaitForEvents(ev)
-			var end uint64
-			if err == nil {
-				end, err = cl.GetEventProfilingInfo(ev, cl.PROFILING_COMMAND_END)
-			}
-			h1 := cl.HostClock(id)
-			cl.ReleaseEvent(ev)
-			ok = err == nil && h0 > 0 && h0 <= int64(end) && int64(end) <= h1
-		}
-		if ok {
-			return id
+	d.hclock, d.hclockOK = d.probeHostClock()
+	if !d.hclockOK && !d.timer {
+		if err := d.calibrate(); err != nil {
+			cl.ReleaseCommandQueue(q)
+			cl.ReleaseContext(ctx)
+			return err
 		}
 	}
-	return 0
+	return nil
 }
 
 // createQueue makes an in-order queue with profiling on.
@@ -344,9 +332,12 @@ func (d *clDevice) createQueue() (cl.CommandQueue, error) {
 }
 
 // probeStamps checks that a marker after a command carries profiling
-// times. Some drivers (NVIDIA's, reportedly) give 0 for markers and
-// barriers; Record then enqueues the empty kernel instead, whose times are
-// real.
+// times in order: QUEUED <= SUBMIT <= START <= END, none zero, as Record's
+// users (EventProfile, the trace's native records) and the tests require.
+// Some drivers (NVIDIA's, reportedly) give 0 for markers and barriers, or
+// times out of order; Record then enqueues the empty kernel instead, whose
+// times are checked the same way (a driver whose kernels fail it too is
+// refused: its event times would be meaningless).
 func (d *clDevice) probeStamps() error {
 	one := []byte{0, 0, 0, 0}
 	m, err := cl.CreateBuffer(d.ctx, cl.MEM_READ_WRITE, 4)
@@ -357,23 +348,59 @@ func (d *clDevice) probeStamps() error {
 	if err := cl.EnqueueWriteBuffer(d.ioq, m, true, 0, 4, unsafe.Pointer(&one[0]), nil); err != nil {
 		return d.wrap("probe event profiling", err)
 	}
-	ev, err := cl.EnqueueMarkerWithWaitList(d.ioq)
+	if p, err := d.probeStamp(false); err != nil {
+		return err
+	} else if p.ordered() && !d.hooks.kstamps {
+		return nil
+	}
+	if _, err := d.emptyKernel(); err != nil {
+		return d.wrap("probe event profiling: markers have no usable times and the empty kernel does not build", err)
+	}
+	p, err := d.probeStamp(true)
 	if err != nil {
-		return d.wrap("probe event profiling", err)
+		return err
+	}
+	if !p.ordered() {
+		return d.errorf("probe event profiling", device.CodeUnsupported,
+			"neither markers nor kernels carry ordered profiling times (kernel: queued %d, submit %d, start %d, end %d)",
+			p.Queued, p.Submit, p.Start, p.End)
+	}
+	d.kstamps = true
+	return nil
+}
+
+// ordered reports whether p's counters are set and in order.
+func (p Profile) ordered() bool {
+	return p.Queued > 0 && p.Queued <= p.Submit && p.Submit <= p.Start && p.Start <= p.End
+}
+
+// probeStamp enqueues one timestamp command (a marker, or the empty
+// kernel) on the idle internal queue and returns its counters; counters
+// the driver refuses to give read as 0.
+func (d *clDevice) probeStamp(kernel bool) (Profile, error) {
+	var p Profile
+	ev, err := d.stampWith(d.ioq, kernel)
+	if err != nil {
+		return p, d.wrap("probe event profiling", err)
 	}
 	defer cl.ReleaseEvent(ev)
 	if err := cl.WaitForEvents(ev); err != nil {
-		return d.wrap("probe event profiling", err)
+		return p, d.wrap("probe event profiling", err)
 	}
-	qt, qerr := cl.GetEventProfilingInfo(ev, cl.PROFILING_COMMAND_QUEUED)
-	end, eerr := cl.GetEventProfilingInfo(ev, cl.PROFILING_COMMAND_END)
-	if qerr != nil || eerr != nil || qt == 0 || end == 0 || end < qt {
-		if _, err := d.emptyKernel(); err != nil {
-			return d.wrap("probe event profiling: markers have no times and the empty kernel does not build", err)
+	for _, c := range []struct {
+		param uint32
+		dst   *int64
+	}{
+		{cl.PROFILING_COMMAND_QUEUED, &p.Queued},
+		{cl.PROFILING_COMMAND_SUBMIT, &p.Submit},
+		{cl.PROFILING_COMMAND_START, &p.Start},
+		{cl.PROFILING_COMMAND_END, &p.End},
+	} {
+		if v, err := cl.GetEventProfilingInfo(ev, c.param); err == nil {
+			*c.dst = int64(v)
 		}
-		d.kstamps = true
 	}
-	return nil
+	return p, nil
 }
 
 // stamp enqueues a command whose profiling times mark this point of q: a
@@ -388,55 +415,6 @@ func (d *clDevice) stampWith(q cl.CommandQueue, kernel bool) (cl.Event, error) {
 	var ev cl.Event
 	err := cl.EnqueueNDRangeKernel(q, d.rawKern, 1, &global, &local, &ev)
 	return ev, err
-}
-
-// Now reads the device clock in nanoseconds: the clock of the device's
-// event profiling counters (CL_PROFILING_COMMAND_*), on which Event.Time
-// and the Profiler's timings report too. Where the counters run on a host
-// clock (probeHostClock: POCL's CPU devices) it reads that clock;
-// otherwise clGetDeviceAndHostTimer where the platform has it (whose
-// device timer is the profiling timer); else the CL_PROFILING_COMMAND_END
-// of a timestamp command (marker or empty kernel) on the device's idle
-// internal queue, read between the call and its return. Readings never go
-// backwards. Safe for concurrent use.
-func (d *clDevice) Now() (int64, error) {
-	if err := d.init(); err != nil {
-		return 0, err
-	}
-	var t int64
-	if d.hclock != 0 {
-		t = cl.HostClock(d.hclock)
-	} else if d.timer {
-		v, _, err := cl.GetDeviceAndHostTimer(d.dev)
-		if err != nil {
-			return 0, d.wrap("now", err)
-		}
-		t = int64(v)
-	} else {
-		ev, err := d.stamp(d.ioq)
-		if err != nil {
-			return 0, d.wrap("now", err)
-		}
-		err = cl.WaitForEvents(ev)
-		var end uint64
-		if err == nil {
-			end, err = cl.GetEventProfilingInfo(ev, cl.PROFILING_COMMAND_END)
-		}
-		cl.ReleaseEvent(ev)
-		if err != nil {
-			return 0, d.wrap("now", err)
-		}
-		t = int64(end)
-	}
-	for {
-		last := d.last.Load()
-		if t <= last {
-			return last, nil
-		}
-		if d.last.CompareAndSwap(last, t) {
-			return t, nil
-		}
-	}
 }
 
 // Alloc allocates size bytes of device memory at a fresh synthetic address.
@@ -544,6 +522,9 @@ func (d *clDevice) Close() error {
 	for _, sp := range spans {
 		keep(d.wrap("close", cl.ReleaseMemObject(cl.Mem(sp.mem))))
 	}
+	if d.ctx != 0 {
+		keep(d.wrap("close", d.pool.close(d)))
+	}
 	d.rawOnce.Do(func() {}) // a raw build in flight finishes first
 	if d.rawKern != 0 {
 		keep(d.wrap("close", cl.ReleaseKernel(d.rawKern)))
@@ -555,6 +536,7 @@ func (d *clDevice) Close() error {
 		keep(d.wrap("close", cl.ReleaseProgram(d.mergeProg)))
 	}
 	d.initOnce.Do(func() { d.initErr = d.errorf("use", device.CodeInvalidDevice, "device is closed") })
+	d.closeClock()
 	if d.ctx != 0 {
 		keep(d.wrap("close", cl.ReleaseCommandQueue(d.ioq)))
 		keep(d.wrap("close", cl.ReleaseContext(d.ctx)))

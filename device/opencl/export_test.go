@@ -2,8 +2,94 @@
 
 package opencl
 
-import "github.com/gompt/gompt/device"
+import (
+	"fmt"
+	"strconv"
+	"testing"
+
+	"github.com/gompt/gompt/device"
+)
 
 // StagedLaunches returns how many launches on OpenCL device d passed
 // unaligned buffer arguments through temporary buffers.
 func StagedLaunches(d device.Device) uint64 { return d.(*clDevice).staged.Load() }
+
+// pretend returns a second device on the same OpenCL device as dv, with
+// its own context and queues, that behaves as a device with hooks h would;
+// align, when not 0, replaces CL_DEVICE_MEM_BASE_ADDR_ALIGN (a multiple of
+// the real one, so that its aligned offsets stay legal sub-buffer origins).
+// The device is closed when t ends.
+func pretend(t testing.TB, dv device.Device, h hooks, align uint64) *clDevice {
+	t.Helper()
+	base := dv.(*clDevice)
+	pname := ""
+	for _, a := range base.info.Extra {
+		if a.Key == "platform" {
+			pname = a.Value
+		}
+	}
+	d, err := newDevice(base.n+64, base.plat, pname, base.dev)
+	if err != nil {
+		t.Fatal(err)
+	}
+	d.id = fmt.Sprintf("%s(pretend)", base.id)
+	d.hooks = h
+	if h.callbacks {
+		d.waitCB = true
+	}
+	if h.staging {
+		d.stage = true
+	}
+	if h.noHostClock {
+		d.timer = false // as NVIDIA: no host timer either
+	}
+	if align != 0 {
+		if align%base.align != 0 {
+			t.Fatalf("pretend alignment %d is not a multiple of the device's %d", align, base.align)
+		}
+		d.align = align
+		extra := append([]device.Attr(nil), d.info.Extra...)
+		for i := range extra {
+			if extra[i].Key == "mem_base_addr_align" {
+				extra[i].Value = strconv.FormatUint(align, 10)
+			}
+		}
+		d.info.Extra = extra
+	}
+	if err := d.init(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		if err := d.Close(); err != nil {
+			t.Errorf("closing the pretend device: %v", err)
+		}
+	})
+	return d
+}
+
+// PretendAlign returns a device on the same OpenCL device as d whose
+// CL_DEVICE_MEM_BASE_ADDR_ALIGN reads as align bytes (NVIDIA's 512, say,
+// on POCL's 128), closed when t ends.
+func PretendAlign(t testing.TB, d device.Device, align int) device.Device {
+	return pretend(t, d, hooks{}, uint64(align))
+}
+
+// PretendNVIDIA returns a device on the same OpenCL device as d that
+// behaves as NVIDIA's OpenCL does where the two differ: base addresses
+// aligned to 512 bytes (or 4 times d's, whichever is more), no host timer
+// and a profiling clock on no host clock, markers without times, waits
+// through event callbacks, large copies through pinned staging buffers.
+// Closed when t ends.
+func PretendNVIDIA(t testing.TB, d device.Device) device.Device {
+	return pretend(t, d, asNVIDIA, max(512, 4*d.(*clDevice).align))
+}
+
+var asNVIDIA = hooks{noHostClock: true, kstamps: true, callbacks: true, staging: true}
+
+// StagingBuffers returns how many staging buffers OpenCL device d has made.
+func StagingBuffers(d device.Device) int {
+	p := &d.(*clDevice).pool
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return p.made
+}

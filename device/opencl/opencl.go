@@ -12,35 +12,47 @@
 // Memory. A cl_mem is a handle, not an address, so each device has a
 // synthetic address space: device.DevicePtr values are base+offset into it,
 // translated back to (cl_mem, offset) in O(log n). Copies take interior
-// pointers freely. A kernel argument must be a buffer's base, or an interior
-// pointer whose offset is a multiple of the device's
-// CL_DEVICE_MEM_BASE_ADDR_ALIGN (it is then passed as a sub-buffer);
-// OpenCL 1.2 kernels take only cl_mem objects, so any other interior pointer
-// is refused with CodeUnsupported and a message saying the alignment.
+// pointers freely. A kernel argument may point anywhere in a buffer: at
+// its start it is passed whole, at an offset that is a multiple of the
+// device's CL_DEVICE_MEM_BASE_ADDR_ALIGN (128 bytes on POCL, 512 on
+// NVIDIA) as a sub-buffer, and at any other offset through a temporary
+// copy made before the kernel and merged back after (kernel.go, stage).
 //
 // Queues are in-order OpenCL command queues with profiling enabled. CopyIn
 // and CopyOut are non-blocking; the host slice is pinned (runtime.Pinner)
 // and referenced by the queue until a Sync, or the Wait of an event recorded
-// after it, returns.
+// after it, returns. On devices that stage (GPUs; GOMPT_OPENCL_STAGING
+// overrides), copies of 256 KiB and more go through a ring of mapped
+// CL_MEM_ALLOC_HOST_PTR buffers instead, chunked and pipelined as in the
+// CUDA plugin: such a CopyIn returns once the slice is no longer needed, a
+// CopyOut once the slice holds the data (staging.go).
+//
+// Waits. On CPU devices the plugin waits with clWaitForEvents and
+// clFinish; on others (GOMPT_OPENCL_WAIT overrides), whose drivers may
+// busy-wait a core per wait (NVIDIA's do), it polls an event's status for
+// 20 us and then blocks the goroutine until the driver's event callback,
+// polling with backoff in case the callback never comes (wait.go).
 //
 // Time. Device time is the clock of the device's event profiling counters
 // (CL_PROFILING_COMMAND_*), so Device.Now, Event.Time and the queue's
 // Profiler timings are on one clock and need no conversion. Device.Now
 // reads it the cheapest exact way: where the counters run on a host clock
 // (POCL's CPU devices stamp with CLOCK_MONOTONIC_RAW; checked at first use
-// by bracketing timestamp commands with readings of it), that clock,
-// about 200 ns a reading (BenchmarkNow); else clGetDeviceAndHostTimer where the platform
-// is OpenCL 2.1 or newer and reports a host timer resolution; else it
-// enqueues a timestamp command on an idle internal queue and returns its
-// CL_PROFILING_COMMAND_END, taken somewhere between the call and its
-// return (a 20-70 us window on POCL, which skewed the runtime's
-// host/device fit by several microseconds: hence the host clock where
-// there is one). A host clock plus a fitted offset was tried and dropped:
-// on POCL the marker's QUEUED time, the only pairing available, strays by
-// up to 100 us from the host time around the enqueue. The runtime fits
-// host/device translation from paired Now and host readings. Event times
-// are CL_PROFILING_COMMAND_END of a marker; drivers whose markers carry no
-// profiling times (checked at first use) get an empty kernel instead.
+// by bracketing timestamp commands with readings of CLOCK_MONOTONIC_RAW,
+// CLOCK_MONOTONIC and CLOCK_REALTIME), that clock, about 200 ns a reading
+// (BenchmarkNow); else clGetDeviceAndHostTimer where the platform is
+// OpenCL 2.1 or newer and reports a host timer resolution; else (NVIDIA's
+// OpenCL: host timer resolution 0) CLOCK_MONOTONIC mapped through a line
+// fitted to timestamp commands on an idle internal queue, at first use and
+// again in the background every half second while Now is in use: each
+// fit keeps the narrowest of five host-clock brackets around a command's
+// END, so a reading is off by at most half of it (11-25 us wide on POCL),
+// and the slope is measured once the fits span two seconds (clock.go).
+// The runtime fits host/device translation from paired Now and host
+// readings. Event times are CL_PROFILING_COMMAND_END of a marker; drivers
+// whose markers carry no profiling times, or times out of order
+// (QUEUED <= SUBMIT <= START <= END, checked at first use), get an empty
+// kernel instead.
 //
 // Tracing. The queues implement device.Profiler: while profiling is on,
 // each CopyIn, CopyOut, Copy and Launch keeps its command's own cl_event,

@@ -88,7 +88,7 @@ func (q *queue) track(ev cl.Event, typ string, teams int) {
 }
 
 // finishTimings reads and releases the events of every timing not yet
-// read. The queue has finished (clFinish), so none blocks.
+// read. The queue has finished (queue.finish), so none blocks.
 func (q *queue) finishTimings() {
 	q.mu.Lock()
 	ts := q.timings
@@ -100,7 +100,7 @@ func (q *queue) finishTimings() {
 }
 
 // Times implements device.Timing: it waits for the operation
-// (clWaitForEvents) and returns its CL_PROFILING_COMMAND_START and END.
+// (waitEvent: see wait.go) and returns its CL_PROFILING_COMMAND_START and END.
 // These are on the device clock that Device.Now reads (the device's
 // profiling timer, see Now), so no conversion is needed. native holds the
 // four counters (ompt.OpenCLNative), the queue's number as HWID and, for a
@@ -124,7 +124,7 @@ func (t *timing) finish() error {
 	}
 	t.done = true
 	q := t.q
-	t.prof, t.err = q.d.readEvent(t.ev)
+	t.prof, t.err = q.d.readEvent(q.q, t.ev)
 	cl.ReleaseEvent(t.ev)
 	t.ev = 0
 	if t.err == nil && (t.prof.Start == 0 || t.prof.End < t.prof.Start) {
@@ -145,14 +145,15 @@ func (t *timing) finish() error {
 	return t.err
 }
 
-// readEvent waits for ev and returns its profiling counters, or the error
-// of its command (or of one before it).
-func (d *clDevice) readEvent(ev cl.Event) (Profile, error) {
+// readEvent waits for ev, a command of queue q (0: flushed already), and
+// returns its profiling counters, or the error of its command (or of one
+// before it).
+func (d *clDevice) readEvent(q cl.CommandQueue, ev cl.Event) (Profile, error) {
 	var p Profile
-	werr := cl.WaitForEvents(ev)
+	werr := d.waitEvent(q, ev)
 	st, serr := cl.GetEventStatus(ev)
 	switch {
-	case werr != nil && cl.StatusOf(werr) != cl.EXEC_STATUS_ERROR_IN_LIST:
+	case werr != nil:
 		return p, d.wrap("wait", werr)
 	case serr != nil:
 		return p, d.wrap("wait", serr)

@@ -115,7 +115,8 @@ func (q *queue) completed(seq uint64) {
 }
 
 // CopyIn copies src to dst without blocking; src is pinned until a later
-// Sync or Wait returns.
+// Sync or Wait returns. A large copy on a device that stages (staging.go)
+// goes through pinned buffers and returns when src is no longer needed.
 func (q *queue) CopyIn(dst device.DevicePtr, src []byte) error {
 	if err := q.live("copy to device"); err != nil {
 		return err
@@ -126,6 +127,11 @@ func (q *queue) CopyIn(dst device.DevicePtr, src []byte) error {
 	m, off, _, err := q.d.resolve("copy to device", dst, len(src))
 	if err != nil {
 		return err
+	}
+	if slots := q.staging(len(src)); len(slots) > 0 {
+		err := q.stagedIn(m, off, src, slots)
+		q.d.pool.put(slots)
+		return q.d.wrap("copy to device", err)
 	}
 	p := q.pin(src)
 	var ev cl.Event
@@ -142,7 +148,8 @@ func (q *queue) CopyIn(dst device.DevicePtr, src []byte) error {
 }
 
 // CopyOut copies src to dst without blocking; dst is pinned until a later
-// Sync or Wait returns.
+// Sync or Wait returns. A large copy on a device that stages (staging.go)
+// goes through pinned buffers and returns when dst holds the data.
 func (q *queue) CopyOut(dst []byte, src device.DevicePtr) error {
 	if err := q.live("copy from device"); err != nil {
 		return err
@@ -153,6 +160,11 @@ func (q *queue) CopyOut(dst []byte, src device.DevicePtr) error {
 	m, off, _, err := q.d.resolve("copy from device", src, len(dst))
 	if err != nil {
 		return err
+	}
+	if slots := q.staging(len(dst)); len(slots) > 0 {
+		err := q.stagedOut(dst, m, off, slots)
+		q.d.pool.put(slots)
+		return q.d.wrap("copy from device", err)
 	}
 	p := q.pin(dst)
 	var ev cl.Event
@@ -251,14 +263,14 @@ func (q *queue) Sync() error {
 
 func (q *queue) sync() error {
 	// Nothing enqueued since the queue was last known idle, and no event
-	// to finalise: clFinish has nothing to wait for (a mapped region
+	// to finalise: finish has nothing to wait for (a mapped region
 	// syncs before its free and again when it ends).
 	q.mu.Lock()
 	idle := q.done == q.seq && len(q.events) == 0
 	q.mu.Unlock()
 	var ferr error
 	if !idle {
-		ferr = cl.Finish(q.q)
+		ferr = q.finish()
 	}
 	q.mu.Lock()
 	evs := q.events
@@ -343,7 +355,7 @@ func (e *event) finish(report bool) error {
 	defer e.mu.Unlock()
 	if !e.done {
 		e.done = true
-		e.prof, e.err = e.q.d.readEvent(e.ev)
+		e.prof, e.err = e.q.d.readEvent(e.q.q, e.ev)
 		e.end = e.prof.End
 		cl.ReleaseEvent(e.ev)
 		e.ev = 0

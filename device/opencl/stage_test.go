@@ -13,22 +13,6 @@ import (
 	"github.com/gompt/gompt/kernels"
 )
 
-// baseAlign returns the device's CL_DEVICE_MEM_BASE_ADDR_ALIGN in bytes.
-func baseAlign(t *testing.T, d device.Device) int {
-	t.Helper()
-	for _, a := range d.Info().Extra {
-		if a.Key == "mem_base_addr_align" {
-			n := 0
-			for _, c := range a.Value {
-				n = n*10 + int(c-'0')
-			}
-			return n
-		}
-	}
-	t.Fatal("no mem_base_addr_align in Extra")
-	return 0
-}
-
 func f32bytes(v []float32) []byte {
 	b := make([]byte, 4*len(v))
 	for i, x := range v {
@@ -45,12 +29,82 @@ func bytesf32(b []byte) []float32 {
 	return v
 }
 
+// TestPretendAlignment: on a device pretending a larger base address
+// alignment than the real one, a buffer argument at an offset aligned for
+// the real device but not for the pretended one is staged and computes the
+// right result; the real device passes it as a sub-buffer.
+func TestPretendAlignment(t *testing.T) {
+	for _, real := range devices(t) {
+		ra := baseAlign(t, real)
+		pretend := opencl.PretendAlign(t, real, 4*ra)
+		if got := baseAlign(t, pretend); got != 4*ra {
+			t.Fatalf("pretend device reports alignment %d, want %d", got, 4*ra)
+		}
+		for _, c := range []struct {
+			d      device.Device
+			staged bool
+		}{{real, false}, {pretend, true}} {
+			f, err := c.d.Load(kernels.Saxpy)
+			if err != nil {
+				t.Fatal(err)
+			}
+			q, err := c.d.NewQueue()
+			if err != nil {
+				t.Fatal(err)
+			}
+			n := 8 * ra / 4
+			buf, err := c.d.Alloc(8 * ra)
+			if err != nil {
+				t.Fatal(err)
+			}
+			x := make([]float32, n)
+			for i := range x {
+				x[i] = float32(i)
+			}
+			if err := q.CopyIn(buf.Ptr, f32bytes(x)); err != nil {
+				t.Fatal(err)
+			}
+			// y = x[ra/4:], x = x[5*ra/4:] (byte offsets ra and 5*ra:
+			// aligned for the real device, not for the pretended one).
+			m := 2 * ra / 4
+			before := opencl.StagedLaunches(c.d)
+			args := []device.Arg{{Bits: uint64(m)}, {Bits: uint64(math.Float32bits(3))},
+				{Ptr: buf.Ptr + device.DevicePtr(5*ra)}, {Ptr: buf.Ptr + device.DevicePtr(ra)}}
+			if err := q.Launch(f, device.Shape{Size: [3]int{m}}, args); err != nil {
+				t.Fatal(err)
+			}
+			out := make([]byte, 8*ra)
+			if err := q.CopyOut(out, buf.Ptr); err != nil {
+				t.Fatal(err)
+			}
+			if err := q.Sync(); err != nil {
+				t.Fatal(err)
+			}
+			if got := opencl.StagedLaunches(c.d) - before; (got == 1) != c.staged || got > 1 {
+				t.Errorf("%s: %d staged launches at offsets %d and %d (alignment %d), want staged %v",
+					c.d.Info().Name, got, ra, 5*ra, baseAlign(t, c.d), c.staged)
+			}
+			for i, v := range bytesf32(out) {
+				want := x[i]
+				if i >= ra/4 && i < ra/4+m {
+					want = 3*x[i+ra] + x[i] // x[i-ra/4+5*ra/4]
+				}
+				if v != want {
+					t.Fatalf("%s: element %d = %g, want %g", c.d.Info().Name, i, v, want)
+				}
+			}
+			c.d.Free(buf.Ptr)
+			q.Release()
+		}
+	}
+}
+
 // Saxpy on sub-slices at element offsets whose byte offsets are not
 // multiples of the base alignment: right results, nothing written outside
 // the sub-slices, no OpenCL object left behind; aligned offsets still go
 // as sub-buffers without staging.
 func TestUnalignedBufferArguments(t *testing.T) {
-	for _, d := range devices(t) {
+	for _, d := range withPretend(t, devices(t)) {
 		align := baseAlign(t, d)
 		f, err := d.Load(kernels.Saxpy)
 		if err != nil {

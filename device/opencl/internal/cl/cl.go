@@ -28,6 +28,8 @@ enum {
 	// optional (newer than OpenCL 1.1)
 	F_EnqueueMarkerWithWaitList, F_CreateCommandQueueWithProperties,
 	F_GetDeviceAndHostTimer, F_GetHostTimer,
+	F_SetEventCallback, F_CreateUserEvent, F_SetUserEventStatus,
+	F_EnqueueMapBuffer, F_EnqueueUnmapMemObject,
 	F_N
 };
 
@@ -139,8 +141,20 @@ static cl_int WaitForEvent(uintptr_t e) {
 static cl_int GetEventInfo(uintptr_t e, cl_uint param, size_t size, void *v, size_t *ret) {
 	return CALL(GetEventInfo, cl_int (*)(h, cl_uint, size_t, void*, size_t*))((h)e, param, size, v, ret);
 }
-static cl_int GetEventProfilingInfo(uintptr_t e, cl_uint param, cl_ulong *v) {
-	return CALL(GetEventProfilingInfo, cl_int (*)(h, cl_uint, size_t, void*, size_t*))((h)e, param, sizeof *v, v, NULL);
+// Queries of one value return it with the status in a struct, by value:
+// a Go variable passed by address would escape to the heap on every call.
+typedef struct { cl_int err; cl_ulong v; } gompt_cl_u64;
+static gompt_cl_u64 GetEventProfilingInfo(uintptr_t e, cl_uint param) {
+	gompt_cl_u64 r = {0, 0};
+	r.err = CALL(GetEventProfilingInfo, cl_int (*)(h, cl_uint, size_t, void*, size_t*))((h)e, param, sizeof r.v, &r.v, NULL);
+	return r;
+}
+static gompt_cl_u64 GetEventStatus(uintptr_t e) {
+	gompt_cl_u64 r = {0, 0};
+	cl_int st = 0;
+	r.err = CALL(GetEventInfo, cl_int (*)(h, cl_uint, size_t, void*, size_t*))((h)e, 0x11D3, sizeof st, &st, NULL); // CL_EVENT_COMMAND_EXECUTION_STATUS
+	r.v = (cl_ulong)(int64_t)st;
+	return r;
 }
 static cl_int ReleaseEvent(uintptr_t e) { return CALL(ReleaseEvent, cl_int (*)(h))((h)e); }
 static cl_int GetDeviceAndHostTimer(uintptr_t d, cl_ulong *dev, cl_ulong *host) {
@@ -148,6 +162,25 @@ static cl_int GetDeviceAndHostTimer(uintptr_t d, cl_ulong *dev, cl_ulong *host) 
 }
 static cl_int GetHostTimer(uintptr_t d, cl_ulong *host) {
 	return CALL(GetHostTimer, cl_int (*)(h, cl_ulong*))((h)d, host);
+}
+
+// gompt_cl_event_cb is the clSetEventCallback callback (callback.c): it
+// hands the event's status to the Go function behind user.
+extern void gompt_cl_event_cb(void *ev, int32_t status, void *user);
+static cl_int SetEventCallback(uintptr_t e, uintptr_t user) {
+	return CALL(SetEventCallback, cl_int (*)(h, cl_int, void (*)(void*, int32_t, void*), void*))((h)e, 0, gompt_cl_event_cb, (void*)user); // CL_COMPLETE
+}
+static uintptr_t CreateUserEvent(uintptr_t c, cl_int *err) {
+	return (uintptr_t)CALL(CreateUserEvent, h (*)(h, cl_int*))((h)c, err);
+}
+static cl_int SetUserEventStatus(uintptr_t e, cl_int st) {
+	return CALL(SetUserEventStatus, cl_int (*)(h, cl_int))((h)e, st);
+}
+static void *EnqueueMapBuffer(uintptr_t q, uintptr_t m, cl_ulong flags, size_t off, size_t size, cl_int *err) {
+	return CALL(EnqueueMapBuffer, void *(*)(h, h, cl_uint, cl_ulong, size_t, size_t, cl_uint, const h*, h*, cl_int*))((h)q, (h)m, 1, flags, off, size, 0, NULL, NULL, err);
+}
+static cl_int EnqueueUnmapMemObject(uintptr_t q, uintptr_t m, void *p) {
+	return CALL(EnqueueUnmapMemObject, cl_int (*)(h, h, void*, cl_uint, const h*, h*))((h)q, (h)m, p, 0, NULL, NULL);
 }
 
 static int64_t HostClock(int id) {
@@ -162,6 +195,7 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"runtime/cgo"
 	"strings"
 	"sync"
 	"unsafe"
@@ -185,6 +219,8 @@ var fnNames = [...]string{
 	// optional from here
 	"clEnqueueMarkerWithWaitList", "clCreateCommandQueueWithProperties",
 	"clGetDeviceAndHostTimer", "clGetHostTimer",
+	"clSetEventCallback", "clCreateUserEvent", "clSetUserEventStatus",
+	"clEnqueueMapBuffer", "clEnqueueUnmapMemObject",
 }
 
 const firstOptional = C.F_EnqueueMarkerWithWaitList
@@ -718,17 +754,15 @@ func WaitForEvents(ev Event) error {
 // GetEventStatus returns CL_EVENT_COMMAND_EXECUTION_STATUS: COMPLETE,
 // RUNNING, SUBMITTED, QUEUED, or a negative error status.
 func GetEventStatus(ev Event) (int32, error) {
-	var v C.cl_int
-	err := chk("clGetEventInfo", C.GetEventInfo(C.uintptr_t(ev), EVENT_COMMAND_EXECUTION_STATUS, C.size_t(unsafe.Sizeof(v)), unsafe.Pointer(&v), nil))
-	return int32(v), err
+	r := C.GetEventStatus(C.uintptr_t(ev))
+	return int32(int64(r.v)), chk("clGetEventInfo", r.err)
 }
 
 // GetEventProfilingInfo returns a profiling counter of ev in device
 // nanoseconds (PROFILING_COMMAND_END). The queue must have profiling on.
 func GetEventProfilingInfo(ev Event, param uint32) (uint64, error) {
-	var v C.cl_ulong
-	err := chk("clGetEventProfilingInfo", C.GetEventProfilingInfo(C.uintptr_t(ev), C.cl_uint(param), &v))
-	return uint64(v), err
+	r := C.GetEventProfilingInfo(C.uintptr_t(ev), C.cl_uint(param))
+	return uint64(r.v), chk("clGetEventProfilingInfo", r.err)
 }
 
 // ReleaseEvent releases ev.
@@ -765,6 +799,7 @@ func GetHostTimer(d DeviceID) (uint64, error) {
 // Host clocks a driver's profiling timer may run on (Linux clockid_t
 // values), for HostClock.
 const (
+	CLOCK_REALTIME      = 0
 	CLOCK_MONOTONIC     = 1
 	CLOCK_MONOTONIC_RAW = 4
 )
@@ -775,3 +810,65 @@ const (
 // that clock directly once it has checked that they agree. Safe for
 // concurrent use.
 func HostClock(id int) int64 { return int64(C.HostClock(C.int(id))) }
+
+// OnComplete arranges for fn to be called once with ev's final status
+// (COMPLETE, or a negative error status) when its command finishes
+// (clSetEventCallback). fn runs on a thread of the driver and must not
+// block or call OpenCL. The command must be flushed to the device for it
+// ever to finish.
+func OnComplete(ev Event, fn func(status int32)) error {
+	if !has["clSetEventCallback"] {
+		return &Error{Func: "clSetEventCallback", Status: INVALID_OPERATION}
+	}
+	h := cgo.NewHandle(fn)
+	if err := chk("clSetEventCallback", C.SetEventCallback(C.uintptr_t(ev), C.uintptr_t(h))); err != nil {
+		h.Delete()
+		return err
+	}
+	return nil
+}
+
+// CreateUserEvent returns a user event of c (status SUBMITTED until
+// SetUserEventStatus), which the caller releases.
+func CreateUserEvent(c Context) (Event, error) {
+	if !has["clCreateUserEvent"] {
+		return 0, &Error{Func: "clCreateUserEvent", Status: INVALID_OPERATION}
+	}
+	var st C.cl_int
+	e := C.CreateUserEvent(C.uintptr_t(c), &st)
+	if err := chk("clCreateUserEvent", st); err != nil {
+		return 0, err
+	}
+	live.events.Add(1)
+	return Event(e), nil
+}
+
+// SetUserEventStatus completes user event ev with status: COMPLETE, or a
+// negative error status.
+func SetUserEventStatus(ev Event, status int32) error {
+	return chk("clSetUserEventStatus", C.SetUserEventStatus(C.uintptr_t(ev), C.cl_int(status)))
+}
+
+// Flags of EnqueueMapBuffer.
+const (
+	MAP_READ                    = 1 << 0
+	MAP_WRITE                   = 1 << 1
+	MAP_WRITE_INVALIDATE_REGION = 1 << 2
+)
+
+// EnqueueMapBuffer maps size bytes of m from off into host memory,
+// blocking until the mapping is ready, and returns the host address; it
+// stays valid until EnqueueUnmapMemObject.
+func EnqueueMapBuffer(q CommandQueue, m Mem, flags uint64, off, size uintptr) (unsafe.Pointer, error) {
+	var st C.cl_int
+	p := C.EnqueueMapBuffer(C.uintptr_t(q), C.uintptr_t(m), C.cl_ulong(flags), C.size_t(off), C.size_t(size), &st)
+	if err := chk("clEnqueueMapBuffer", st); err != nil {
+		return nil, err
+	}
+	return p, nil
+}
+
+// EnqueueUnmapMemObject enqueues the unmapping of p, a mapping of m.
+func EnqueueUnmapMemObject(q CommandQueue, m Mem, p unsafe.Pointer) error {
+	return chk("clEnqueueUnmapMemObject", C.EnqueueUnmapMemObject(C.uintptr_t(q), C.uintptr_t(m), p))
+}

@@ -1,0 +1,21 @@
+//go:build !cgo
+
+package opencl
+
+import (
+	"testing"
+
+	"github.com/gompt/gompt/device"
+)
+
+// PretendNVIDIA is not available without cgo: there are no devices.
+func PretendNVIDIA(t testing.TB, d device.Device) device.Device {
+	t.Skip("built without cgo")
+	return d
+}
+
+// PretendAlign is not available without cgo: there are no devices.
+func PretendAlign(t testing.TB, d device.Device, align int) device.Device {
+	t.Skip("built without cgo")
+	return d
+}
