@@ -7,19 +7,30 @@ import (
 	"unsafe"
 )
 
-// ParamKind is the type of one kernel parameter.
+// ParamKind is the type of one kernel parameter: ParamBuffer, a device
+// pointer (global memory), or a scalar passed by value (ParamInt32,
+// ParamUint32, ParamInt64, ParamFloat32, ParamFloat64), which also names a
+// typed buffer's elements (Param.Elem). Each constant is declared on its
+// own so that `go doc device.ParamKind` lists them all.
 type ParamKind uint8
 
-// Parameter kinds. Buffer parameters are device pointers (global memory);
-// the others are scalars passed by value.
-const (
-	ParamBuffer ParamKind = iota + 1
-	ParamInt32
-	ParamUint32
-	ParamInt64
-	ParamFloat32
-	ParamFloat64
-)
+// ParamBuffer is a buffer: a device pointer (__global T* in OpenCL C).
+const ParamBuffer ParamKind = 1
+
+// ParamInt32 is an int32 scalar (OpenCL C int).
+const ParamInt32 ParamKind = 2
+
+// ParamUint32 is a uint32 scalar (OpenCL C uint).
+const ParamUint32 ParamKind = 3
+
+// ParamInt64 is an int64 scalar (OpenCL C long).
+const ParamInt64 ParamKind = 4
+
+// ParamFloat32 is a float32 scalar (OpenCL C float).
+const ParamFloat32 ParamKind = 5
+
+// ParamFloat64 is a float64 scalar (OpenCL C double).
+const ParamFloat64 ParamKind = 6
 
 var paramNames = [...]string{"", "buffer", "int32", "uint32", "int64", "float32", "float64"}
 
@@ -91,15 +102,19 @@ func (a Arg) Float32() float32 { return math.Float32frombits(uint32(a.Bits)) }
 // Float64 returns the argument's bits as a float64.
 func (a Arg) Float64() float64 { return math.Float64frombits(a.Bits) }
 
-// ImageKind names the form of a kernel image.
+// ImageKind names the form of a kernel image a plugin may accept:
+// ImageHost, ImageOpenCL or ImagePTX (each constant declared on its own so
+// that `go doc device.ImageKind` lists them all).
 type ImageKind uint8
 
-// Image kinds a plugin may accept.
-const (
-	ImageHost   ImageKind = iota + 1 // a Go function (HostFunc)
-	ImageOpenCL                      // OpenCL C source, built at run time
-	ImagePTX                         // PTX text for the CUDA driver's JIT
-)
+// ImageHost is a Go function (Image.Host, a HostFunc).
+const ImageHost ImageKind = 1
+
+// ImageOpenCL is OpenCL C source (Image.Source), built at run time.
+const ImageOpenCL ImageKind = 2
+
+// ImagePTX is PTX text (Image.Source) for the CUDA driver's JIT.
+const ImagePTX ImageKind = 3
 
 func (k ImageKind) String() string {
 	switch k {
