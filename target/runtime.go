@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -249,7 +250,9 @@ func (r *runtimeState) why() string {
 		if p.Devices > 0 {
 			s += fmt.Sprintf("%s: %d device(s)", p.Name, p.Devices)
 		} else {
-			s += fmt.Sprintf("%s: %v", p.Name, p.Err)
+			// A plugin's error usually begins with its name
+			// (device.NoDevice): say it once.
+			s += p.Name + ": " + strings.TrimPrefix(fmt.Sprint(p.Err), p.Name+": ")
 		}
 	}
 	return s
@@ -549,6 +552,13 @@ func Describe(dev int) string {
 	d := r.devs[n]
 	return fmt.Sprintf("device %d (%s, %s)", n, d.id, d.info.Name)
 }
+
+// DeviceNum resolves a device argument as a construct would: it returns
+// the device number 0..NumDevices() the construct runs on (NumDevices()
+// is the initial device), applying DefaultDevice, InitialDevice and
+// OMP_TARGET_OFFLOAD, or the error (matching ErrDevice) the construct
+// would fail with, which names the devices there are.
+func DeviceNum(dev int) (int, error) { return state().resolve(dev) }
 
 // PluginDevice returns the plugin's device behind offload device n, for
 // tools and benchmarks that talk to a plugin directly.
