@@ -58,6 +58,7 @@ type runtimeState struct {
 	// ended, shut makes the devices refuse new queues, and each device
 	// waits for its constructs to come back before it closes.
 	closing  atomic.Bool
+	envErr   error // a setting OMP_TARGET_OFFLOAD=mandatory makes an error (checkDevices)
 	shut     atomic.Bool
 	tasks    atomic.Int64 // nowait tasks started and not finished
 	routines atomic.Int64 // memory routines on offload devices in flight
@@ -161,6 +162,7 @@ func start(getenv func(string) string) *runtimeState {
 		}
 		r.plugins = append(r.plugins, st)
 	}
+	r.checkDevices(getenv)
 	if r.cfg.displayEnv != "" {
 		r.displayEnv(os.Stderr)
 	}
@@ -222,6 +224,9 @@ func (r *runtimeState) resolve(n int) (int, error) {
 	}
 	if r.cfg.offload == OffloadDisabled {
 		return nd, nil
+	}
+	if r.envErr != nil && n != nd {
+		return 0, r.envErr
 	}
 	if n >= 0 && n < nd {
 		return n, nil
