@@ -56,7 +56,7 @@ apt_retry() {
 
 # --- dependencies ----------------------------------------------------------
 aptlog=${TMPDIR:-/tmp}/gompt-apt.log
-pkgs=(gcc pocl-opencl-icd ocl-icd-libopencl1 clinfo clang-19 libclc-19 libomp-19-dev)
+pkgs=(gcc pocl-opencl-icd ocl-icd-libopencl1 clinfo clang-19 libclc-19 libomp-19-dev openmpi-bin)
 missing=()
 for p in "${pkgs[@]}"; do
 	dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
@@ -81,6 +81,7 @@ if [ -n "${CI:-}" ]; then
 	[ -f /usr/lib/clc/nvptx64--nvidiacl.bc ] || die "libclc-19 missing"
 	[ -f /usr/lib/llvm-19/lib/clang/19/include/omp-tools.h ] || die "libomp-19-dev (omp-tools.h) missing"
 	clinfo -l 2>/dev/null | grep -q Device || die "no OpenCL device (POCL) found by clinfo"
+	command -v mpirun >/dev/null || die "openmpi-bin (mpirun) missing"
 fi
 # What the tests can use, whatever the install did: each missing piece
 # skips the tests that need it (they say so with t.Skip), listed here.
@@ -93,6 +94,9 @@ if ! clinfo -l 2>/dev/null | grep -q Device; then
 fi
 if ! command -v clang-19 >/dev/null || [ ! -f /usr/lib/clc/nvptx64--nvidiacl.bc ]; then
 	skip "PTX-is-current check (kernels) and tools built with clang-19" "clang-19 or libclc-19 missing${why:+; $why}"
+fi
+if ! command -v mpirun >/dev/null; then
+	skip "a timeline of an MPI job under mpirun (tools/timeline TestMPIRun)" "openmpi-bin missing${why:+; $why}"
 fi
 if [ ! -f /usr/lib/llvm-19/lib/clang/19/include/omp-tools.h ]; then
 	skip "C tools compiled against omp-tools.h (ompt/cabi, examples/tools/ctool)" "libomp-19-dev missing${why:+; $why}"
