@@ -3,32 +3,16 @@ package ompt
 import (
 	"bytes"
 	"fmt"
-	"os"
 	"strings"
 	"sync"
 	"testing"
 	"time"
 )
 
-// atStart is the registry as the test binary's init functions left it
-// (the tool of example_tool_test.go), saved by the first reset.
-var (
-	atStartOnce sync.Once
-	atStart     []registered
-)
-
 // reset puts the package back to its state at program start, with env as
-// the environment and warnings going to the returned buffer. When the test
-// ends, the package is back at program start with the tools its init
-// functions registered, so that the examples, which run after the tests,
-// start the tools as a program would.
+// the environment and warnings going to the returned buffer.
 func reset(t testing.TB, env map[string]string) *bytes.Buffer {
 	t.Helper()
-	atStartOnce.Do(func() {
-		mu.Lock()
-		atStart = append([]registered(nil), registry...)
-		mu.Unlock()
-	})
 	Finalize()
 	stopAllTracing()
 	mu.Lock()
@@ -48,20 +32,6 @@ func reset(t testing.TB, env map[string]string) *bytes.Buffer {
 	getenv = func(k string) string { return env[k] }
 	t.Cleanup(func() {
 		Finalize()
-		stopAllTracing()
-		mu.Lock()
-		registry, finders = append([]registered(nil), atStart...), nil
-		started, finalized, starting = false, false, false
-		active, runtimeIfc = nil, nil
-		cur.Store(nil)
-		state.Store(int32(StateInactive))
-		mu.Unlock()
-		devMu.Lock()
-		devices = map[int]*DeviceHandle{}
-		devMu.Unlock()
-		traced.Store(nil)
-		hostClock = Wtime
-		stderr = os.Stderr
 		getenv = func(string) string { return "" }
 	})
 	return &warn

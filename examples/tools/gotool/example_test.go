@@ -1,4 +1,4 @@
-package ompt_test
+package gotool_test
 
 import (
 	"fmt"
@@ -39,7 +39,7 @@ func onDataOp(targetID, hostOpID uint64, op ompt.DataOpKind, src uintptr, srcDev
 
 func finalize(toolData *ompt.Data) { fmt.Println("tool finalized") }
 
-func ExampleRegisterTool() {
+func Example() {
 	x := []float32{1, 2, 3, 4}
 	y := make([]float32, 4)
 	err := target.Target(target.Region{
