@@ -20,7 +20,8 @@
 //
 // A kernel of your own, in your own package, needs nothing unexported:
 // here is a whole one (example_userkernel_test.go in this folder is it, as
-// a package outside the library; its test runs it on every device):
+// a package outside the library, with its source in a file and PTX added
+// as described below; its test runs it on every device):
 //
 //	package mykernels
 //

@@ -1,6 +1,7 @@
 package kernels_test
 
 import (
+	_ "embed"
 	"fmt"
 
 	"github.com/gompt/gompt/device"
@@ -8,9 +9,9 @@ import (
 )
 
 // Scale is a kernel written outside the library: x[i] *= s for i in [0, n).
-// It has OpenCL C device code (for OpenCL devices), a Go image (for the
-// host device and the initial device) and no PTX, so a CUDA device refuses
-// it with a message saying so.
+// It has OpenCL C device code (for OpenCL devices), PTX made from it by
+// clang-19 (for CUDA devices; the command is in the package comment) and
+// a Go image (for the host device and the initial device).
 var Scale = &device.Kernel{
 	Name: "scale",
 	Params: []device.Param{
@@ -19,14 +20,14 @@ var Scale = &device.Kernel{
 		device.BufferParam("x", device.ParamFloat32, "n"), // x holds n elements
 	},
 	Dims:   1,
-	Images: device.Images("scale", scaleHost, scaleCL, ""),
+	Images: device.Images("scale", scaleHost, scaleCL, scalePTX),
 }
 
-const scaleCL = `
-__kernel void scale(long n, float s, __global float *x) {
-	for (long i = get_global_id(0); i < n; i += get_global_size(0))
-		x[i] *= s;
-}`
+//go:embed testdata/userkernel/scale.cl
+var scaleCL string
+
+//go:embed testdata/userkernel/scale.ptx
+var scalePTX string
 
 // scaleHost computes the part r of the iteration space (one team's).
 func scaleHost(a *device.HostArgs, r device.Range, team, teams int) {
