@@ -7,30 +7,73 @@
 #
 #   ci/test.sh            # everything
 #   ci/test.sh -short     # skip the examples sweep
+#   ci/test.sh -deps      # only install and check the dependencies, then say what would be skipped
+#
+# Outside CI, a dependency that cannot be installed (an apt lock held by
+# another process for longer than GOMPT_APT_WAIT seconds, default 600; no
+# root) skips the steps that need it; the run ends with the list of skipped
+# steps and why instead of "all checks passed", and fails (status 1) when a
+# whole plugin went untested (the OpenCL plugin with no OpenCL device).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 export PATH="$PATH:/usr/local/go/bin"
-short=0
-[ "${1:-}" = "-short" ] && short=1
+short=0 depsonly=0
+case "${1:-}" in
+-short) short=1 ;;
+-deps) depsonly=1 ;;
+esac
 
 step() { printf '\n=== %s\n' "$*"; }
 die() { printf 'ci/test.sh: %s\n' "$*" >&2; exit 1; }
 
+# skipped lists "what: why" for every step or part of one that ran
+# nothing; untested lists the plugins none of whose tests could run.
+skipped=()
+untested=()
+skip() { skipped+=("$1: $2"); printf 'ci/test.sh: SKIPPED %s: %s\n' "$1" "$2" >&2; }
+
+# apt_retry runs an apt-get command, retrying while another process holds
+# apt's or dpkg's lock (unattended-upgrades, another install), for up to
+# GOMPT_APT_WAIT seconds; other failures end it at once.
+apt_retry() {
+	local waited=0 limit=${GOMPT_APT_WAIT:-600} pause=${GOMPT_APT_PAUSE:-10}
+	while :; do
+		if DEBIAN_FRONTEND=noninteractive apt-get -o DPkg::Lock::Timeout=0 "$@" >>"$aptlog" 2>&1; then
+			return 0
+		fi
+		if ! tail -5 "$aptlog" | grep -Eqi 'could not get lock|unable to acquire the dpkg frontend lock|unable to lock|is held by process'; then
+			return 1
+		fi
+		if [ "$waited" -ge "$limit" ]; then
+			echo "ci/test.sh: apt's lock is still held after ${waited}s" >>"$aptlog"
+			return 1
+		fi
+		echo "ci/test.sh: apt's lock is held by another process; retrying in ${pause}s (${waited}s of ${limit}s)" >&2
+		sleep "$pause"
+		waited=$((waited + pause))
+	done
+}
+
 # --- dependencies ----------------------------------------------------------
-pkgs=(gcc pocl-opencl-icd ocl-icd-libopencl1 clinfo clang-19 libclc-19 libomp-19-dev)
+aptlog=${TMPDIR:-/tmp}/gompt-apt.log
+pkgs=(gcc pocl-opencl-icd ocl-icd-libopencl1 clinfo clang-19 libclc-19 libomp-19-dev openmpi-bin)
 missing=()
 for p in "${pkgs[@]}"; do
 	dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
 done
 if [ ${#missing[@]} -gt 0 ]; then
 	step "installing ${missing[*]}"
+	: >"$aptlog"
 	if [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null; then
-		(apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq "${missing[@]}") >/tmp/gompt-apt.log 2>&1 ||
-			{ tail -20 /tmp/gompt-apt.log >&2; [ -n "${CI:-}" ] && die "could not install ${missing[*]}"; }
+		if ! { apt_retry update -qq && apt_retry install -y -qq "${missing[@]}"; }; then
+			tail -20 "$aptlog" >&2
+			[ -n "${CI:-}" ] && die "could not install ${missing[*]}"
+			why="could not install ${missing[*]} ($(grep -Ei 'lock|^E:' "$aptlog" | tail -1))"
+		fi
 	elif [ -n "${CI:-}" ]; then
 		die "missing ${missing[*]} and cannot install them (need root and apt-get)"
 	else
-		echo "warning: missing ${missing[*]}; tests that need them will skip" >&2
+		why="missing ${missing[*]} and cannot install them (need root and apt-get)"
 	fi
 fi
 if [ -n "${CI:-}" ]; then
@@ -38,7 +81,62 @@ if [ -n "${CI:-}" ]; then
 	[ -f /usr/lib/clc/nvptx64--nvidiacl.bc ] || die "libclc-19 missing"
 	[ -f /usr/lib/llvm-19/lib/clang/19/include/omp-tools.h ] || die "libomp-19-dev (omp-tools.h) missing"
 	clinfo -l 2>/dev/null | grep -q Device || die "no OpenCL device (POCL) found by clinfo"
+	command -v mpirun >/dev/null || die "openmpi-bin (mpirun) missing"
 fi
+# What the tests can use, whatever the install did: each missing piece
+# skips the tests that need it (they say so with t.Skip), listed here.
+why=${why:-}
+have_ocl=1
+if ! clinfo -l 2>/dev/null | grep -q Device; then
+	have_ocl=0
+	skip "OpenCL plugin tests, the tracing property test on OpenCL, examples on an OpenCL device" "no OpenCL device found by clinfo${why:+; $why}"
+	untested+=("opencl")
+fi
+if ! command -v clang-19 >/dev/null || [ ! -f /usr/lib/clc/nvptx64--nvidiacl.bc ]; then
+	skip "PTX-is-current check (kernels) and tools built with clang-19" "clang-19 or libclc-19 missing${why:+; $why}"
+fi
+if ! command -v mpirun >/dev/null; then
+	skip "a timeline of an MPI job under mpirun (tools/timeline TestMPIRun)" "openmpi-bin missing${why:+; $why}"
+fi
+if [ ! -f /usr/lib/llvm-19/lib/clang/19/include/omp-tools.h ]; then
+	skip "C tools compiled against omp-tools.h (ompt/cabi, examples/tools/ctool)" "libomp-19-dev missing${why:+; $why}"
+fi
+if ! command -v cc >/dev/null && ! command -v gcc >/dev/null; then
+	skip "everything built with cgo: OpenCL, CUDA (and its fake driver), C tools" "no C compiler${why:+; $why}"
+	untested+=("opencl" "cuda")
+fi
+
+# summary prints the end of the run: "all checks passed" only when no step
+# was skipped; otherwise the skipped steps and why, and status 1 when a
+# whole plugin went untested.
+summary() {
+	echo
+	if [ ${#skipped[@]} -eq 0 ]; then
+		if [ $depsonly = 1 ]; then
+			echo "ci/test.sh: every dependency is there; no step would be skipped"
+		else
+			echo "ci/test.sh: all checks passed"
+		fi
+		exit 0
+	fi
+	if [ $depsonly = 1 ]; then
+		echo "ci/test.sh: these steps would be skipped:"
+	else
+		echo "ci/test.sh: the checks that ran passed, but these were skipped:"
+	fi
+	for s in "${skipped[@]}"; do
+		echo "  - $s"
+	done
+	if [ ${#untested[@]} -gt 0 ]; then
+		echo "ci/test.sh: FAILED: nothing of the $(printf '%s\n' "${untested[@]}" | sort -u | paste -sd, -) plugin(s) was tested" >&2
+		exit 1
+	fi
+	exit 0
+}
+if [ $depsonly = 1 ]; then
+	summary
+fi
+
 # On a machine without an NVIDIA driver the CUDA plugin must say so (its
 # loader path is exercised, not skipped).
 if ! ldconfig -p 2>/dev/null | grep -q 'libcuda.so.1'; then
@@ -58,8 +156,10 @@ CGO_ENABLED=0 go vet ./...
 step "go test -race ./..."
 go test -race -count=1 -timeout 40m ./...
 step "tracing property test on every OpenCL device (the default run uses the host device)"
-if clinfo -l 2>/dev/null | grep -q Device; then
+if [ $have_ocl = 1 ]; then
 	GOMPT_PLUGINS=opencl go test -count=1 -race ./target/tooltest
+else
+	echo "(skipped: no OpenCL device; listed at the end)"
 fi
 step "FuzzMapping against the reference model, bounded (ci/reliability.sh runs it longer)"
 go test -run '^$' -fuzz '^FuzzMapping$' -fuzztime "${FUZZTIME:-20s}" ./mapping
@@ -84,6 +184,10 @@ if [ $short = 0 ]; then
 		ci/build/jacobi -device "$d" -nx 130 -ny 97 -iters 40 -k 20
 		ci/build/veccopy -device "$d"
 	done
+	# and by name, as a user would pick one
+	ci/build/veccopy -device host:0
+	[ $have_ocl = 0 ] || ci/build/veccopy -device opencl:0
+else
+	skip "examples on every device" "-short"
 fi
-echo
-echo "ci/test.sh: all checks passed"
+summary

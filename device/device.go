@@ -15,8 +15,8 @@
 package device
 
 import (
-	"fmt"
 	"strconv"
+	"strings"
 )
 
 // DevicePtr is an address in a device's memory. It is never converted to
@@ -178,8 +178,26 @@ type Closer interface {
 // name and the device's number within that plugin, "host:0".
 func ID(plugin string, n int) string { return plugin + ":" + strconv.Itoa(n) }
 
-// NoDevice returns the error of a plugin that has no device, wrapping
-// ErrNoDevice with the reason.
+// NoDevice returns the error of a plugin that has no device: it matches
+// ErrNoDevice (errors.Is), wraps the reason, and reads "cuda: no device:
+// <reason>", with the plugin's name once even when the reason begins with
+// it.
 func NoDevice(plugin string, reason error) error {
-	return fmt.Errorf("%s: %w: %v", plugin, ErrNoDevice, reason)
+	return &noDeviceError{plugin, reason}
 }
+
+type noDeviceError struct {
+	plugin string
+	reason error
+}
+
+func (e *noDeviceError) Error() string {
+	s := e.plugin + ": no device"
+	if e.reason != nil {
+		s += ": " + strings.TrimPrefix(e.reason.Error(), e.plugin+": ")
+	}
+	return s
+}
+
+func (e *noDeviceError) Is(target error) bool { return target == ErrNoDevice }
+func (e *noDeviceError) Unwrap() error        { return e.reason }

@@ -7,19 +7,30 @@ import (
 	"unsafe"
 )
 
-// ParamKind is the type of one kernel parameter.
+// ParamKind is the type of one kernel parameter: ParamBuffer, a device
+// pointer (global memory), or a scalar passed by value (ParamInt32,
+// ParamUint32, ParamInt64, ParamFloat32, ParamFloat64), which also names a
+// typed buffer's elements (Param.Elem). Each constant is declared on its
+// own so that `go doc device.ParamKind` lists them all.
 type ParamKind uint8
 
-// Parameter kinds. Buffer parameters are device pointers (global memory);
-// the others are scalars passed by value.
-const (
-	ParamBuffer ParamKind = iota + 1
-	ParamInt32
-	ParamUint32
-	ParamInt64
-	ParamFloat32
-	ParamFloat64
-)
+// ParamBuffer is a buffer: a device pointer (__global T* in OpenCL C).
+const ParamBuffer ParamKind = 1
+
+// ParamInt32 is an int32 scalar (OpenCL C int).
+const ParamInt32 ParamKind = 2
+
+// ParamUint32 is a uint32 scalar (OpenCL C uint).
+const ParamUint32 ParamKind = 3
+
+// ParamInt64 is an int64 scalar (OpenCL C long).
+const ParamInt64 ParamKind = 4
+
+// ParamFloat32 is a float32 scalar (OpenCL C float).
+const ParamFloat32 ParamKind = 5
+
+// ParamFloat64 is a float64 scalar (OpenCL C double).
+const ParamFloat64 ParamKind = 6
 
 var paramNames = [...]string{"", "buffer", "int32", "uint32", "int64", "float32", "float64"}
 
@@ -91,15 +102,19 @@ func (a Arg) Float32() float32 { return math.Float32frombits(uint32(a.Bits)) }
 // Float64 returns the argument's bits as a float64.
 func (a Arg) Float64() float64 { return math.Float64frombits(a.Bits) }
 
-// ImageKind names the form of a kernel image.
+// ImageKind names the form of a kernel image a plugin may accept:
+// ImageHost, ImageOpenCL or ImagePTX (each constant declared on its own so
+// that `go doc device.ImageKind` lists them all).
 type ImageKind uint8
 
-// Image kinds a plugin may accept.
-const (
-	ImageHost   ImageKind = iota + 1 // a Go function (HostFunc)
-	ImageOpenCL                      // OpenCL C source, built at run time
-	ImagePTX                         // PTX text for the CUDA driver's JIT
-)
+// ImageHost is a Go function (Image.Host, a HostFunc).
+const ImageHost ImageKind = 1
+
+// ImageOpenCL is OpenCL C source (Image.Source), built at run time.
+const ImageOpenCL ImageKind = 2
+
+// ImagePTX is PTX text (Image.Source) for the CUDA driver's JIT.
+const ImagePTX ImageKind = 3
 
 func (k ImageKind) String() string {
 	switch k {
@@ -285,10 +300,126 @@ type Range struct {
 // the initial device).
 type HostFunc func(a *HostArgs, r Range, team, teams int)
 
-// HostArgs are the arguments of a HostFunc.
+// HostArgs are the arguments of a HostFunc, by position (Bufs, Args, and
+// the methods F32, Int... taking a parameter's index) or by name (Slice
+// and Value, which need Kernel).
 type HostArgs struct {
 	Bufs [][]byte // per parameter; nil for scalars
 	Args []Arg    // per parameter; scalar bits
+
+	// Kernel is the kernel being run; the runtime and the host device set
+	// it, so that Slice and Value find parameters by name.
+	Kernel *Kernel
+}
+
+// index returns the position of k's parameter name; it panics (which the
+// runtime reports as the launch's error) when there is none, naming the
+// parameters there are.
+func (a *HostArgs) index(name string, want string) int {
+	if a.Kernel == nil {
+		panic("device: HostArgs has no Kernel: cannot find parameter " + name + " by name")
+	}
+	for i := range a.Kernel.Params {
+		if a.Kernel.Params[i].Name == name {
+			if (a.Kernel.Params[i].Kind == ParamBuffer) != (want == "buffer") {
+				panic(fmt.Sprintf("kernel %s: parameter %s is a %s, not a %s", a.Kernel.Name, name, a.Kernel.Params[i].Kind, want))
+			}
+			return i
+		}
+	}
+	panic(fmt.Sprintf("kernel %s has no parameter %q (its parameters: %s)", a.Kernel.Name, name, a.Kernel.signature()))
+}
+
+// Slice returns buffer parameter name of a Go image's arguments as a []T:
+// device.Slice[float32](a, "x"). It panics, failing the launch with a
+// message, when the kernel has no buffer parameter so named, or when T's
+// size is not that of the buffer's element type (4 for ParamFloat32);
+// any T goes for an untyped buffer (Elem 0).
+func Slice[T any](a *HostArgs, name string) []T {
+	i := a.index(name, "buffer")
+	var z T
+	if p := a.Kernel.Params[i]; p.Elem != 0 && p.Elem.Size() != int(unsafe.Sizeof(z)) {
+		panic(fmt.Sprintf("kernel %s: buffer %s holds %s elements (%d bytes), not %T (%d bytes)", a.Kernel.Name, name, p.Elem, p.Elem.Size(), z, unsafe.Sizeof(z)))
+	}
+	return view[T](a.Bufs[i])
+}
+
+// Scalar is the Go type of a scalar argument read with Value.
+type Scalar interface {
+	~int | ~int32 | ~uint32 | ~int64 | ~float32 | ~float64
+}
+
+// Value returns scalar parameter name of a Go image's arguments as a T:
+// device.Value[int](a, "n"), device.Value[float32](a, "alpha"). Integers
+// are converted from the parameter's kind (an int32 or int64 is sign-,
+// a uint32 zero-extended), floats from their bits; asking for a float of
+// an integer parameter, or an integer of a float one, panics, failing the
+// launch with a message, as does a name the kernel does not have.
+func Value[T Scalar](a *HostArgs, name string) T {
+	i := a.index(name, "scalar")
+	k := a.Kernel.Params[i].Kind
+	bits := a.Args[i].Bits
+	var z T
+	isFloat := k == ParamFloat32 || k == ParamFloat64
+	switch any(z).(type) {
+	case float32, float64:
+		if !isFloat {
+			panic(fmt.Sprintf("kernel %s: parameter %s is of kind %s, not %T", a.Kernel.Name, name, k, z))
+		}
+	default:
+		if isFloat {
+			panic(fmt.Sprintf("kernel %s: parameter %s is of kind %s, not %T", a.Kernel.Name, name, k, z))
+		}
+	}
+	switch k {
+	case ParamFloat32:
+		return T(math.Float32frombits(uint32(bits)))
+	case ParamFloat64:
+		return T(math.Float64frombits(bits))
+	case ParamInt32:
+		return T(int32(bits))
+	case ParamUint32:
+		return T(uint32(bits))
+	}
+	return T(int64(bits))
+}
+
+// BufferParam returns a buffer parameter: name, the element type (0 for
+// an untyped buffer) and Len, how many elements the device code touches
+// ("n", "nx*ny"; see Param.Len).
+func BufferParam(name string, elem ParamKind, len string) Param {
+	return Param{Name: name, Kind: ParamBuffer, Elem: elem, Len: len}
+}
+
+// ScalarParam returns a scalar parameter of the given kind.
+func ScalarParam(name string, kind ParamKind) Param {
+	return Param{Name: name, Kind: kind}
+}
+
+// Images returns a kernel's images: its Go image, its OpenCL C source and
+// its PTX, each left out when empty (nil, ""), all with entry point entry.
+func Images(entry string, host HostFunc, openCL, ptx string) []Image {
+	var imgs []Image
+	if host != nil {
+		imgs = append(imgs, Image{Kind: ImageHost, Entry: entry, Host: host})
+	}
+	if openCL != "" {
+		imgs = append(imgs, Image{Kind: ImageOpenCL, Entry: entry, Source: openCL})
+	}
+	if ptx != "" {
+		imgs = append(imgs, Image{Kind: ImagePTX, Entry: entry, Source: ptx})
+	}
+	return imgs
+}
+
+// Clamp returns [lo, hi) of dimension d of r limited to [0, n), as a
+// device loop "for (i = id; i < n; ...)" limits it; a negative n counts
+// as 0. A Go image computes r.Clamp(0, n) of its range.
+func (r Range) Clamp(d, n int) (lo, hi int) {
+	n = max(n, 0)
+	lo = min(max(r.Lo[d], 0), n)
+	hi = min(max(r.Hi[d], lo), n)
+	return lo, hi
 }
 
 // F32 returns buffer argument i as []float32.

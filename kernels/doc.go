@@ -18,12 +18,60 @@
 //
 // # Writing a kernel
 //
+// A kernel of your own, in your own package, needs nothing unexported:
+// here is a whole one (example_userkernel_test.go in this folder is it, as
+// a package outside the library, with its source in a file and PTX added
+// as described below; its test runs it on every device):
+//
+//	package mykernels
+//
+//	import "github.com/gompt/gompt/device"
+//
+//	// Scale computes x[i] *= s for i in [0, n).
+//	var Scale = &device.Kernel{
+//		Name: "scale",
+//		Params: []device.Param{
+//			device.ScalarParam("n", device.ParamInt64),
+//			device.ScalarParam("s", device.ParamFloat32),
+//			device.BufferParam("x", device.ParamFloat32, "n"), // x holds n elements
+//		},
+//		Dims:   1,
+//		Images: device.Images("scale", scaleHost, scaleCL, ""), // Go, OpenCL C, no PTX yet
+//	}
+//
+//	const scaleCL = `
+//	__kernel void scale(long n, float s, __global float *x) {
+//		for (long i = get_global_id(0); i < n; i += get_global_size(0))
+//			x[i] *= s;
+//	}`
+//
+//	func scaleHost(a *device.HostArgs, r device.Range, team, teams int) {
+//		lo, hi := r.Clamp(0, device.Value[int](a, "n"))
+//		s := device.Value[float32](a, "s")
+//		x := device.Slice[float32](a, "x")[lo:hi]
+//		for i := range x {
+//			x[i] *= s
+//		}
+//	}
+//
+// and a program runs it as it runs the library's:
+//
+//	err := target.Target(target.Region{
+//		Device: target.DefaultDevice,
+//		Kernel: mykernels.Scale,
+//		Shape:  target.N(len(x)),
+//		Maps:   []target.Map{target.ToFrom(x)},
+//		Args:   []target.Arg{target.Int(len(x)), target.Float32(10), target.Slice(x)},
+//	})
+//
 // Params lists the parameters in the order of the OpenCL C kernel's
-// arguments: buffers are device.ParamBuffer with an Elem type, scalars
-// ParamInt64 (long), ParamFloat32 (float) and so on. The entry point in the
-// device source is named as the Kernel (Image.Entry). Avoid names of OpenCL C
-// built-in functions (dot, min, clamp...): some OpenCL implementations refuse
-// a kernel so named, which is why the library's dot product is "dot_partial".
+// arguments: buffers (device.BufferParam) with their element type, scalars
+// (device.ScalarParam) of kind ParamInt64 (long), ParamFloat32 (float) and
+// so on. device.Images names the entry point in the device source (the
+// Kernel's Name) and leaves out an image given as nil or "". Avoid names of
+// OpenCL C built-in functions (dot, min, clamp...): some OpenCL
+// implementations refuse a kernel so named, which is why the library's dot
+// product is "dot_partial".
 //
 // Declare what the runtime checks before every launch, on every device:
 //
@@ -57,16 +105,14 @@
 //
 // The Go image computes exactly the device.Range it is given (the caller
 // splits the space among teams and runs teams concurrently), limited to the
-// problem's bounds as the device loops are. Keep it a tight loop over slices
-// taken once from HostArgs, with no allocation:
-//
-//	func scaleHost(a *device.HostArgs, r device.Range, team, teams int) {
-//		n, s := a.Int(0), a.Float32(1)
-//		x := a.F32(2)[min(r.Lo[0], n):min(r.Hi[0], n)]
-//		for i := range x {
-//			x[i] *= s
-//		}
-//	}
+// problem's bounds as the device loops are (Range.Clamp). It reads its
+// arguments by name, typed: device.Slice[float32](a, "x") for a buffer,
+// device.Value[int](a, "n") or device.Value[float32](a, "s") for a
+// scalar; a name the kernel lacks or a type that does not fit fails the
+// launch with a message naming the parameter. (HostArgs also has
+// positional accessors, a.F32(2) and a.Int(0), which the older library
+// kernels use.) Keep it a tight loop over slices taken once, with no
+// allocation.
 //
 // Generate the PTX with a go:generate line beside the sources; gen.sh in
 // this folder is a script to copy:
@@ -89,7 +135,7 @@
 //	clang-19 -x cuda --cuda-device-only -nocudainc -nocudalib --cuda-gpu-arch=sm_75 -O3 \
 //	    -S -o scale.ptx scale.cu
 //
-// Embed the sources and assemble the kernel:
+// Embed the sources and add the PTX image to the kernel:
 //
 //	//go:embed scale.cl
 //	var scaleCL string
@@ -97,28 +143,9 @@
 //	//go:embed scale.ptx
 //	var scalePTX string
 //
-//	var Scale = &device.Kernel{
-//		Name: "scale",
-//		Params: []device.Param{
-//			{Name: "n", Kind: device.ParamInt64},
-//			{Name: "s", Kind: device.ParamFloat32},
-//			{Name: "x", Kind: device.ParamBuffer, Elem: device.ParamFloat32, Len: "n"},
-//		},
-//		Dims: 1,
-//		Images: []device.Image{
-//			{Kind: device.ImageHost, Entry: "scale", Host: scaleHost},
-//			{Kind: device.ImageOpenCL, Entry: "scale", Source: scaleCL},
-//			{Kind: device.ImagePTX, Entry: "scale", Source: scalePTX},
-//		},
-//		Sample: scaleSample,
-//	}
+//	Images: device.Images("scale", scaleHost, scaleCL, scalePTX),
 //
-// with scale.cl holding
-//
-//	__kernel void scale(long n, float s, __global float *x) {
-//		for (long i = get_global_id(0); i < n; i += get_global_size(0))
-//			x[i] *= s;
-//	}
+// (kernels/saxpy.go is the library's kernel built this way.)
 //
 // # Conformance
 //

@@ -128,7 +128,7 @@ func TestLenIsEnough(t *testing.T) {
 				teams = s.Shape.Teams
 			}
 			outer := s.Shape.Dims() - 1
-			a := &device.HostArgs{Bufs: s.Bufs, Args: s.Args}
+			a := &device.HostArgs{Bufs: s.Bufs, Args: s.Args, Kernel: k}
 			for team := range teams { // in turn, so that a panic is this goroutine's
 				func() {
 					defer func() {
@@ -232,7 +232,7 @@ func sampleEqual(a, b device.Sample) bool {
 // outermost dimension of s's iteration space among teams goroutines as a
 // host device does, and returns the buffers.
 func runHost(k *device.Kernel, s device.Sample, teams int, size [3]int) [][]byte {
-	a := &device.HostArgs{Args: s.Args}
+	a := &device.HostArgs{Args: s.Args, Kernel: k}
 	for _, b := range s.Bufs {
 		if b == nil {
 			a.Bufs = append(a.Bufs, nil)
@@ -433,7 +433,7 @@ func TestDotSum(t *testing.T) {
 
 func benchHost(b *testing.B, k *device.Kernel, n, bytesPerIter int) {
 	s := k.Sample(n, 1)
-	a := &device.HostArgs{Bufs: s.Bufs, Args: s.Args}
+	a := &device.HostArgs{Bufs: s.Bufs, Args: s.Args, Kernel: k}
 	var r device.Range
 	for d := range 3 {
 		r.Hi[d] = max(s.Shape.Size[d], 1)

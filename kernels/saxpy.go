@@ -14,24 +14,30 @@ var saxpyPTX string
 
 // Saxpy computes y[i] = a*x[i] + y[i] for i in [0, n). Parameters: n int64,
 // a float32, x and y float32 buffers of at least n elements. One-dimensional
-// iteration space of n.
+// iteration space of n. It uses only what package device exports, so a
+// kernel of your own can start as a copy of it (see the package comment).
 var Saxpy = &device.Kernel{
 	Name:   "saxpy",
 	Params: saxpyParams(),
 	Dims:   1,
-	Images: images("saxpy", saxpyCL, saxpyPTX, saxpyHost),
+	Images: device.Images("saxpy", saxpyHost, saxpyCL, saxpyPTX),
 	Sample: saxpySample("saxpy"),
 }
 
 func saxpyParams() []device.Param {
-	return []device.Param{int64Param("n"), float32Param("a"), bufParam("x", "n"), bufParam("y", "n")}
+	return []device.Param{
+		device.ScalarParam("n", device.ParamInt64),
+		device.ScalarParam("a", device.ParamFloat32),
+		device.BufferParam("x", device.ParamFloat32, "n"),
+		device.BufferParam("y", device.ParamFloat32, "n"),
+	}
 }
 
 func saxpyHost(a *device.HostArgs, r device.Range, team, teams int) {
-	lo, hi := clampRange(r, 0, a.Int(0))
-	alpha := a.Float32(1)
-	x := a.F32(2)[lo:hi]
-	y := a.F32(3)[lo:hi]
+	lo, hi := r.Clamp(0, device.Value[int](a, "n"))
+	alpha := device.Value[float32](a, "a")
+	x := device.Slice[float32](a, "x")[lo:hi]
+	y := device.Slice[float32](a, "y")[lo:hi]
 	y = y[:len(x)]
 	for i, xv := range x {
 		y[i] = alpha*xv + y[i]

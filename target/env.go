@@ -2,6 +2,9 @@ package target
 
 import (
 	"fmt"
+
+	"github.com/gompt/gompt/device"
+	"github.com/gompt/gompt/internal/hostclock"
 	"io"
 	"os"
 	"strconv"
@@ -85,23 +88,17 @@ func readConfig(getenv func(string) string) config {
 	}
 	c.plugins = strings.Split(DefaultPlugins, ",")
 	if v := strings.TrimSpace(getenv("GOMPT_PLUGINS")); v != "" {
-		var ps []string
-		seen := map[string]bool{}
-		ok := true
-		for _, p := range strings.Split(v, ",") {
-			p = strings.TrimSpace(p)
-			if p == "" || seen[p] {
-				ok = false
-				break
-			}
-			seen[p] = true
-			ps = append(ps, p)
-		}
-		if ok {
-			c.plugins = ps
-		} else {
-			warnEnv("GOMPT_PLUGINS", v, "a comma-separated list of distinct plugin names such as "+DefaultPlugins, DefaultPlugins)
-		}
+		c.plugins = readPlugins(v)
+	}
+	switch v := strings.TrimSpace(getenv(hostclock.EnvVar)); strings.ToLower(v) {
+	case "", "auto", "tsc", "monotonic":
+	default:
+		warnEnv(hostclock.EnvVar, v, "auto, tsc or monotonic", "auto")
+	}
+	switch v := getenv("GOMPT_CUDA_SCHED"); v {
+	case "", "auto", "spin", "yield", "blocking":
+	default:
+		warnEnv("GOMPT_CUDA_SCHED", v, "auto, spin, yield or blocking", "blocking")
 	}
 	if v := strings.TrimSpace(getenv("GOMPT_INFO")); v != "" {
 		switch strings.ToLower(v) {
@@ -118,6 +115,95 @@ func readConfig(getenv func(string) string) config {
 		}
 	}
 	return c
+}
+
+// readPlugins reads GOMPT_PLUGINS's value v (not empty): a list of
+// distinct registered plugin names. A name in the wrong case is taken
+// with a warning; an unknown name is dropped with a warning naming the
+// registered plugins; a list with a repeated or empty name, or with no
+// known name left, gives the default with a warning.
+func readPlugins(v string) []string {
+	registered := device.Plugins()
+	accepts := "a comma-separated list of distinct plugin names from " + strings.Join(registered, ", ")
+	var ps, unknown []string
+	seen := map[string]bool{}
+	for _, p := range strings.Split(v, ",") {
+		p = strings.TrimSpace(p)
+		if p == "" || seen[p] {
+			warnEnv("GOMPT_PLUGINS", v, accepts, DefaultPlugins)
+			return strings.Split(DefaultPlugins, ",")
+		}
+		seen[p] = true
+		if _, ok := device.Lookup(p); ok {
+			ps = append(ps, p)
+			continue
+		}
+		if l := strings.ToLower(p); l != p {
+			if _, ok := device.Lookup(l); ok && !seen[l] {
+				seen[l] = true
+				ps = append(ps, l)
+				unknown = append(unknown, fmt.Sprintf("%q (plugin names are lower case)", p))
+				continue
+			}
+		}
+		unknown = append(unknown, fmt.Sprintf("%q", p))
+	}
+	if len(ps) == 0 {
+		warnEnv("GOMPT_PLUGINS", v, accepts, DefaultPlugins)
+		return strings.Split(DefaultPlugins, ",")
+	}
+	if len(unknown) > 0 {
+		fmt.Fprintf(warnOut, "gompt: GOMPT_PLUGINS=%q: no plugin %s; want %s; using %s\n",
+			v, strings.Join(unknown, ", "), accepts, strings.Join(ps, ","))
+	}
+	return ps
+}
+
+// libraryEnv names, per plugin, the variable that names its driver
+// library.
+var libraryEnv = map[string]string{"opencl": "GOMPT_OPENCL_LIBRARY", "cuda": "GOMPT_CUDA_LIBRARY"}
+
+// checkDevices reports the settings that the devices found make wrong: a
+// driver library named in the environment with which its plugin found no
+// device, and a default device that names none. Each gets a one-line
+// warning; under OMP_TARGET_OFFLOAD=mandatory they are errors: a
+// construct on the default device fails (resolve), and with a library
+// that gave no device every construct on an offload device fails
+// (r.envErr), naming the variable.
+func (r *runtimeState) checkDevices(getenv func(string) string) {
+	if r.cfg.offload == OffloadDisabled {
+		return
+	}
+	mandatory := r.cfg.offload == OffloadMandatory
+	var libErrs []string
+	for _, p := range r.plugins {
+		env, ok := libraryEnv[p.Name]
+		if !ok || p.Devices > 0 || !p.Loaded {
+			continue
+		}
+		if v := getenv(env); v != "" {
+			e := fmt.Sprintf("%s=%q: the %s plugin found no device with it (%s)", env, v, p.Name,
+				strings.TrimPrefix(fmt.Sprint(p.Err), p.Name+": no device: "))
+			libErrs = append(libErrs, e)
+			if mandatory {
+				fmt.Fprintf(warnOut, "gompt: error: %s; with OMP_TARGET_OFFLOAD=mandatory, constructs on offload devices fail\n", e)
+			} else {
+				fmt.Fprintf(warnOut, "gompt: %s\n", e)
+			}
+		}
+	}
+	if n := r.cfg.defaultDevice; n > len(r.devs) {
+		e := fmt.Sprintf("OMP_DEFAULT_DEVICE=%q: device %d is out of range: %d offload device(s), %d the initial device (%s)",
+			strings.TrimSpace(getenv("OMP_DEFAULT_DEVICE")), n, len(r.devs), len(r.devs), r.why())
+		if mandatory {
+			fmt.Fprintf(warnOut, "gompt: error: %s; with OMP_TARGET_OFFLOAD=mandatory, constructs on the default device fail\n", e)
+		} else {
+			fmt.Fprintf(warnOut, "gompt: %s; using the initial device\n", e)
+		}
+	}
+	if len(libErrs) > 0 && mandatory {
+		r.envErr = fmt.Errorf("%w: OMP_TARGET_OFFLOAD=mandatory and %s", ErrDevice, strings.Join(libErrs, "; "))
+	}
 }
 
 // displayEnv prints the ICVs in the format of OMP_DISPLAY_ENV.

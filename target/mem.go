@@ -294,11 +294,24 @@ func (l Loc) Add(off int) Loc {
 // end is a resolved memcpy side: host bytes, or a device and address with
 // the bytes available from there to the end of its allocation.
 type end struct {
-	d     *dev // nil for host memory
-	num   int  // device number for the tools: -1 for host memory
-	p     DevicePtr
-	host  []byte
-	avail int
+	d       *dev // nil for host memory
+	num     int  // device number for the tools: -1 for host memory
+	p       DevicePtr
+	host    []byte
+	avail   int
+	initial int // the initial device's number, for a pointer there (p != 0)
+}
+
+// String names the memory in messages: "0x7f0000 on device 0 (opencl:0)",
+// "0x7f0000 on the initial device (2)", or "host slice 0xc000010000".
+func (e *end) String() string {
+	switch {
+	case e.d != nil:
+		return fmt.Sprintf("%v on device %d (%s)", e.p, e.d.num, e.d.id)
+	case e.p != 0:
+		return fmt.Sprintf("%v on the initial device (%d)", e.p, e.initial)
+	}
+	return fmt.Sprintf("host slice %#x", addr(e.host))
 }
 
 // endOf resolves l; what names it in errors ("memcpy source").
@@ -321,7 +334,7 @@ func (rs *runtimeState) endOf(l Loc, what string) (end, error) {
 		if err != nil {
 			return end{}, fmt.Errorf("target: %s: %w", what, err)
 		}
-		return end{host: b, avail: len(b), num: ompt.InitialDevice}, nil
+		return end{host: b, p: l.ptr, avail: len(b), num: ompt.InitialDevice, initial: n}, nil
 	}
 	avail, err := d.extent(l.ptr)
 	if err != nil {
@@ -365,7 +378,7 @@ func Memset(dst Loc, value byte, n int) error {
 		return err
 	}
 	if n > de.avail {
-		return fmt.Errorf("target: memset of %d bytes: out of bounds, only %d bytes there", n, de.avail)
+		return fmt.Errorf("target: memset of %d bytes at %v: out of bounds, only %d bytes there", n, &de, de.avail)
 	}
 	r := ompt.RoutineBegin(pc)
 	defer r.End()
@@ -450,10 +463,10 @@ func Memcpy(dst, src Loc, n int) error {
 		return err
 	}
 	if n > de.avail {
-		return fmt.Errorf("target: memcpy of %d bytes at destination offset 0: out of bounds, only %d bytes there", n, de.avail)
+		return fmt.Errorf("target: memcpy of %d bytes to %v (from %v): out of bounds, only %d bytes there", n, &de, &se, de.avail)
 	}
 	if n > se.avail {
-		return fmt.Errorf("target: memcpy of %d bytes at source offset 0: out of bounds, only %d bytes there", n, se.avail)
+		return fmt.Errorf("target: memcpy of %d bytes from %v (to %v): out of bounds, only %d bytes there", n, &se, &de, se.avail)
 	}
 	return copyRows(pc, &de, &se, &rows{n: n, count: [2]int{1, 1}})
 }
@@ -676,7 +689,8 @@ func MemcpyRect(dst, src Loc, elem int, volume, dstOff, srcOff, dstDims, srcDims
 	if empty {
 		return copyRows(pc, &de, &se, &rows{})
 	}
-	side := func(name string, off, dims [3]int, avail int) (rowSide, error) {
+	side := func(name string, e *end, off, dims [3]int, avail int) (rowSide, error) {
+		name += " " + e.String()
 		s, end, ok := rectSide(elem, v, off, dims)
 		if !ok {
 			return s, rectErr("%s: volume %v at offset %v in dimensions %v of %d-byte elements: more bytes than an int can count",
@@ -688,10 +702,10 @@ func MemcpyRect(dst, src Loc, elem int, volume, dstOff, srcOff, dstDims, srcDims
 		}
 		return s, nil
 	}
-	if r.dst, err = side("destination", do, dd, de.avail); err != nil {
+	if r.dst, err = side("destination", &de, do, dd, de.avail); err != nil {
 		return err
 	}
-	if r.src, err = side("source", so, sd, se.avail); err != nil {
+	if r.src, err = side("source", &se, so, sd, se.avail); err != nil {
 		return err
 	}
 	// Rows that follow each other on both sides are one piece.

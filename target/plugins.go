@@ -2,9 +2,9 @@ package target
 
 // The plugins, the C face of the tools interface and the GOMPT_TRACE
 // timeline tool are linked into every program that imports target, so one binary finds whatever devices and C
-// tools a machine has at run time. (DESIGN.md's layout lets target import
-// only device, mapping and ompt; users import target alone, so target is
-// where these are pulled in. None of them imports target.)
+// tools a machine has at run time. (Users import target alone, so target
+// is where these are pulled in, beside the packages it is built on:
+// device, mapping and ompt. None of them imports target.)
 import (
 	_ "github.com/gompt/gompt/device/cuda"
 	_ "github.com/gompt/gompt/device/host"

@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -57,6 +58,7 @@ type runtimeState struct {
 	// ended, shut makes the devices refuse new queues, and each device
 	// waits for its constructs to come back before it closes.
 	closing  atomic.Bool
+	envErr   error // a setting OMP_TARGET_OFFLOAD=mandatory makes an error (checkDevices)
 	shut     atomic.Bool
 	tasks    atomic.Int64 // nowait tasks started and not finished
 	routines atomic.Int64 // memory routines on offload devices in flight
@@ -160,6 +162,7 @@ func start(getenv func(string) string) *runtimeState {
 		}
 		r.plugins = append(r.plugins, st)
 	}
+	r.checkDevices(getenv)
 	if r.cfg.displayEnv != "" {
 		r.displayEnv(os.Stderr)
 	}
@@ -222,6 +225,9 @@ func (r *runtimeState) resolve(n int) (int, error) {
 	if r.cfg.offload == OffloadDisabled {
 		return nd, nil
 	}
+	if r.envErr != nil && n != nd {
+		return 0, r.envErr
+	}
 	if n >= 0 && n < nd {
 		return n, nil
 	}
@@ -249,7 +255,9 @@ func (r *runtimeState) why() string {
 		if p.Devices > 0 {
 			s += fmt.Sprintf("%s: %d device(s)", p.Name, p.Devices)
 		} else {
-			s += fmt.Sprintf("%s: %v", p.Name, p.Err)
+			// A plugin's error usually begins with its name
+			// (device.NoDevice): say it once.
+			s += p.Name + ": " + strings.TrimPrefix(fmt.Sprint(p.Err), p.Name+": ")
 		}
 	}
 	return s
@@ -551,6 +559,13 @@ func Describe(dev int) string {
 	d := r.devs[n]
 	return fmt.Sprintf("device %d (%s, %s)", n, d.id, d.info.Name)
 }
+
+// DeviceNum resolves a device argument as a construct would: it returns
+// the device number 0..NumDevices() the construct runs on (NumDevices()
+// is the initial device), applying DefaultDevice, InitialDevice and
+// OMP_TARGET_OFFLOAD, or the error (matching ErrDevice) the construct
+// would fail with, which names the devices there are.
+func DeviceNum(dev int) (int, error) { return state().resolve(dev) }
 
 // PluginDevice returns the plugin's device behind offload device n, for
 // tools and benchmarks that talk to a plugin directly.

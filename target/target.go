@@ -747,6 +747,7 @@ func runInitial(reg *Region, t *ompt.Target) error {
 	c := initialScratch.Get().(*construct)
 	defer func() {
 		clear(c.hargs.Bufs)
+		c.hargs.Kernel = nil
 		clear(c.items)
 		c.items = c.items[:0]
 		initialScratch.Put(c)
@@ -757,6 +758,7 @@ func runInitial(reg *Region, t *ompt.Target) error {
 			return err
 		}
 	}
+	c.hargs.Kernel = reg.Kernel
 	c.hargs.Bufs = grow(c.hargs.Bufs, len(reg.Args))
 	c.hargs.Args = grow(c.hargs.Args, len(reg.Args))
 	for i := range reg.Args {

@@ -466,13 +466,13 @@ func TestBadInput(t *testing.T) {
 }
 
 func TestOffloadPolicy(t *testing.T) {
-	r := useRuntime(t, map[string]string{"GOMPT_PLUGINS": "nosuch", "OMP_TARGET_OFFLOAD": "mandatory"})
+	r := useRuntime(t, map[string]string{"GOMPT_PLUGINS": "nodevice", "OMP_TARGET_OFFLOAD": "mandatory"})
 	if len(r.devs) != 0 {
-		t.Fatal("devices from an unregistered plugin")
+		t.Fatal("devices from a plugin with none")
 	}
 	x, y := vecs(10)
 	err := Target(saxpyRegion(DefaultDevice, 10, 1, x, y))
-	if !errors.Is(err, ErrDevice) || !strings.Contains(err.Error(), "mandatory") || !strings.Contains(err.Error(), "nosuch") {
+	if !errors.Is(err, ErrDevice) || !strings.Contains(err.Error(), "mandatory") || !strings.Contains(err.Error(), "nodevice: no device: a test plugin with no device") {
 		t.Fatalf("mandatory with no device: %v", err)
 	}
 
@@ -485,7 +485,7 @@ func TestOffloadPolicy(t *testing.T) {
 	}
 	checkSaxpy(t, 2, x, y, func(i int) float32 { return float32(2 * i) })
 
-	useRuntime(t, map[string]string{"GOMPT_PLUGINS": "nosuch"})
+	useRuntime(t, map[string]string{"GOMPT_PLUGINS": "nodevice"})
 	if err := Target(saxpyRegion(DefaultDevice, 10, 1, x, y)); err != nil {
 		t.Fatalf("default policy without devices must fall back: %v", err)
 	}

@@ -72,9 +72,8 @@ func (p *plugin) open() ([]device.Device, error) {
 		return nil, fmt.Errorf("no CUDA device: the driver (%s, CUDA %s) found none", name, versionString(ver))
 	}
 	sched := os.Getenv(EnvSched)
-	if _, ok := schedFlags[sched]; !ok && sched != "" {
-		fmt.Fprintf(os.Stderr, "gompt: %s=%q: want auto, spin, yield or blocking; using blocking\n", EnvSched, sched)
-		sched = ""
+	if _, ok := schedFlags[sched]; !ok {
+		sched = "" // blocking; package target warns about a bad value, with or without a GPU
 	}
 	var devs []device.Device
 	var skipped []string

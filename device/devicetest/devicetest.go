@@ -647,7 +647,7 @@ func download(t *testing.T, q device.Queue, smp device.Sample, ptrs []device.Dev
 // reference runs k's Go image rounds times on copies of the sample's
 // buffers.
 func reference(k *device.Kernel, smp device.Sample, rounds int) [][]byte {
-	ha := &device.HostArgs{Bufs: make([][]byte, len(k.Params)), Args: make([]device.Arg, len(k.Params))}
+	ha := &device.HostArgs{Bufs: make([][]byte, len(k.Params)), Args: make([]device.Arg, len(k.Params)), Kernel: k}
 	copy(ha.Args, smp.Args)
 	for i, p := range k.Params {
 		if p.Kind == device.ParamBuffer && i < len(smp.Bufs) {

@@ -264,6 +264,7 @@ func (q *Queue) Launch(f device.Function, shape device.Shape, args []device.Arg)
 	}
 	o.ha.Bufs = o.ha.Bufs[:0]
 	o.ha.Args = append(o.ha.Args[:0], args...)
+	o.ha.Kernel = k
 	for i, p := range k.Params {
 		var b []byte
 		if p.Kind == device.ParamBuffer {

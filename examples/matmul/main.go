@@ -1,7 +1,7 @@
 // Command matmul offloads C = A*B (float32, row-major) to a device, checks
 // it against a plain Go triple loop, and prints the device and timing.
 //
-//	go run ./examples/matmul [-device N] [-n 256]
+//	go run ./examples/matmul [-device N or a name: host:0, opencl:0, cuda:0, initial] [-n 256]
 package main
 
 import (

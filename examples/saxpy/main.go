@@ -1,7 +1,7 @@
 // Command saxpy offloads y = a*x + y to a device, checks the result against
 // a plain Go loop, and prints the device and timing.
 //
-//	go run ./examples/saxpy [-device N] [-n 16777216]
+//	go run ./examples/saxpy [-device N or a name: host:0, opencl:0, cuda:0, initial] [-n 16777216]
 package main
 
 import (

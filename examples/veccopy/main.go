@@ -3,7 +3,7 @@
 // region with an update, enter and exit data, and the device memory
 // routines, on N = 1000 int32. It verifies a == b and exits 0.
 //
-//	go run ./examples/veccopy [-device N]
+//	go run ./examples/veccopy [-device N or a name: host:0, opencl:0, cuda:0, initial]
 package main
 
 import (

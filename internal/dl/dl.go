@@ -38,6 +38,7 @@ import "C"
 import (
 	"errors"
 	"fmt"
+	"strings"
 	"sync"
 	"unsafe"
 )
@@ -104,7 +105,12 @@ func (l *Lib) Sym(name string) (unsafe.Pointer, error) {
 		if msg == "" {
 			msg = "symbol is NULL"
 		}
-		return nil, fmt.Errorf("%s: %s", l.Name, msg)
+		if !strings.Contains(msg, l.Name) {
+			// dlerror names the library's path ("/usr/lib/libx.so:
+			// undefined symbol: f"): add the name only when it does not.
+			msg = l.Name + ": " + msg
+		}
+		return nil, errors.New(msg)
 	}
 	return p, nil
 }

@@ -25,6 +25,9 @@ func TestOpenLibc(t *testing.T) {
 	}
 	if _, err := l.Sym("no_such_symbol_gompt"); err == nil || !strings.Contains(err.Error(), "no_such_symbol_gompt") {
 		t.Errorf("Sym of a missing symbol: %v", err)
+	} else if n := strings.Count(err.Error(), "libc.so.6"); n != 1 {
+		// not "libc.so.6: /lib/x86_64-linux-gnu/libc.so.6: undefined symbol: ..."
+		t.Errorf("Sym of a missing symbol names the library %d times, want once: %v", n, err)
 	}
 	if _, name, err := l.SymFirst("malloc_v9", "malloc"); err != nil || name != "malloc" {
 		t.Errorf("SymFirst = %q, %v", name, err)

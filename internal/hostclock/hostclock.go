@@ -16,7 +16,8 @@
 //
 // GOMPT_HOST_CLOCK=monotonic forces the monotonic clock, =tsc forces the
 // counter wherever the CPU has an invariant one (even when the kernel
-// uses another clocksource), =auto or unset chooses as above.
+// uses another clocksource), =auto, unset or any other value chooses as
+// above (package target warns about another value).
 package hostclock
 
 import (
@@ -93,7 +94,8 @@ func choose(env string, invariant bool, clocksource string) string {
 		return ""
 	case "", "auto":
 	default:
-		return fmt.Sprintf("%s=%q: want auto, tsc or monotonic", EnvVar, env)
+		// Any other value is auto; the runtime warns about it (package
+		// target reads the environment).
 	}
 	switch {
 	case !invariant:

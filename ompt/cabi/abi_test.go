@@ -30,7 +30,9 @@ func TestABI(t *testing.T) {
 		fmt.Fprintf(&b, "_Static_assert(%s, %q);\n", cond, msg)
 	}
 
-	// The record layout DESIGN.md promises, stated once by hand.
+	// The record layout of omp-tools.h on LP64 (ompt_record_ompt_t and
+	// its bodies, which package ompt's records copy byte for byte),
+	// stated once by hand.
 	assert("sizeof(ompt_record_ompt_t) == 104", "ompt_record_ompt_t is 104 bytes")
 	assert("offsetof(ompt_record_ompt_t, record) == 32", "record body at offset 32")
 

@@ -73,6 +73,9 @@ func find(ompVersion int, runtimeVersion string, log func(string)) []ompt.Found 
 		}
 	}
 	logf("C tools: no library in OMP_TOOL_LIBRARIES provided a tool.")
+	// The one bad-setting warning of the C search: the program asked for
+	// a tool and runs without one.
+	fmt.Fprintf(os.Stderr, "gompt: OMP_TOOL_LIBRARIES=%q: no library there provided a tool (OMP_TOOL_VERBOSE_INIT=stderr says why); running without a C tool\n", libs)
 	return nil
 }
 

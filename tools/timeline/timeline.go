@@ -36,6 +36,13 @@
 // tracing session per device, so a device another tool already traces is
 // missing from the timeline (a one-line warning says which).
 //
+// In the file name, %r is the process's MPI or Slurm rank (Rank), %p its
+// pid, %h its host and %% a percent sign, so that each process of a job
+// writes its own file. Every file records in otherData its rank, host, pid
+// and clock anchor (the wall-clock time of its time zero);
+// cmd/timeline-merge (Merge) puts such files into one timeline, a process
+// group per rank, on one time base.
+//
 // The file is created when the runtime starts (a path that cannot be
 // created gives a one-line warning on standard error, and the tool stays
 // off) and holds a placeholder until the tool's finalizer, which
@@ -70,9 +77,12 @@ func warnf(format string, args ...any) {
 
 func init() {
 	raw := os.Getenv(EnvVar)
-	path := strings.TrimSpace(raw)
+	path, bad := ExpandPath(strings.TrimSpace(raw), os.Getenv)
 	if path == "" {
 		return
+	}
+	if len(bad) > 0 {
+		warnf("%q: %s left as is (want %%r rank, %%p pid, %%h host, %%%% a percent sign)", raw, strings.Join(bad, ", "))
 	}
 	ompt.RegisterTool("timeline", func(int, string) *ompt.StartResult {
 		f, err := os.Create(path)
@@ -396,6 +406,9 @@ func (t *tool) finalize(*ompt.Data) {
 		"tool": "gompt tools/timeline", "runtime": ompt.RuntimeVersion(),
 		"time_base": "ompt.Wtime (omp_get_wtime) microseconds",
 		"records":   t.records, "native_records": t.natives,
+	}
+	for k, v := range processInfo(os.Getenv) {
+		other[k] = v
 	}
 	var lostAll uint64
 	for _, di := range t.devOrder {

@@ -1,0 +1,169 @@
+package target
+
+import (
+	"bufio"
+	"errors"
+	"fmt"
+	"os"
+	"os/exec"
+	"regexp"
+	"strings"
+	"testing"
+
+	"github.com/gompt/gompt/device"
+	"github.com/gompt/gompt/kernels"
+)
+
+// noDevicePlugin is a registered plugin that has no device, for tests
+// that need a runtime with none.
+type noDevicePlugin struct{}
+
+func (noDevicePlugin) Devices() ([]device.Device, error) {
+	return nil, device.NoDevice("nodevice", errors.New("a test plugin with no device"))
+}
+
+func init() { device.Register("nodevice", noDevicePlugin{}) }
+
+// TestEnvChild is the program TestEveryBadSettingWarns runs, once per
+// setting: the runtime starts with the environment it is given, runs one
+// construct on the default device and one on device 0, and shuts down.
+func TestEnvChild(t *testing.T) {
+	if os.Getenv("GOMPT_ENV_CHILD") != "1" {
+		t.Skip("run by TestEveryBadSettingWarns")
+	}
+	for _, dev := range []int{DefaultDevice, 0} {
+		x := make([]float32, 4)
+		err := Target(Region{Device: dev, Kernel: kernels.Fill, Shape: N(4), Maps: []Map{From(x)},
+			Args: []Arg{Int(4), Float32(1), Slice(x)}})
+		if err != nil {
+			fmt.Printf("TARGET-ERROR device %d: %v\n", dev, err)
+		} else if x[3] != 1 {
+			fmt.Printf("WRONG device %d: %v\n", dev, x)
+		}
+	}
+	if err := Shutdown(); err != nil {
+		fmt.Printf("SHUTDOWN-ERROR: %v\n", err)
+	}
+}
+
+// envVars returns the variables of the README's environment table.
+func envVars(t *testing.T) []string {
+	f, err := os.Open("../README.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	row := regexp.MustCompile("^\\| `([A-Z_]+)` \\|")
+	var vars []string
+	in := false
+	for sc := bufio.NewScanner(f); sc.Scan(); {
+		l := sc.Text()
+		switch {
+		case l == "## Environment":
+			in = true
+		case strings.HasPrefix(l, "## "):
+			in = false
+		case in:
+			if m := row.FindStringSubmatch(l); m != nil {
+				vars = append(vars, m[1])
+			}
+		}
+	}
+	if len(vars) < 10 {
+		t.Fatalf("found only %d variables in the README's environment table: %v", len(vars), vars)
+	}
+	return vars
+}
+
+// Every variable of the README's table, set to a bad value, gets one
+// warning line on standard error naming it, and the program still runs;
+// under OMP_TARGET_OFFLOAD=mandatory an unusable driver library and an
+// out-of-range default device are errors that constructs return.
+func TestEveryBadSettingWarns(t *testing.T) {
+	if testing.Short() {
+		t.Skip("starts a process per setting")
+	}
+	dir := t.TempDir()
+	type tc struct {
+		env       []string
+		want      string // in the one stderr line that names the variable
+		targetErr string // in a construct's error ("" for none)
+		needCgo   bool
+	}
+	cases := map[string][]tc{
+		"OMP_TARGET_OFFLOAD": {{env: []string{"OMP_TARGET_OFFLOAD=sometimes"}, want: `OMP_TARGET_OFFLOAD="sometimes": want mandatory, disabled or default; using default`}},
+		"OMP_DEFAULT_DEVICE": {
+			{env: []string{"OMP_DEFAULT_DEVICE=x"}, want: `OMP_DEFAULT_DEVICE="x": want a device number 0 or more; using 0`},
+			{env: []string{"OMP_DEFAULT_DEVICE=99"}, want: `OMP_DEFAULT_DEVICE="99": device 99 is out of range`},
+			{env: []string{"OMP_DEFAULT_DEVICE=99", "OMP_TARGET_OFFLOAD=mandatory"}, want: `error: OMP_DEFAULT_DEVICE="99": device 99 is out of range`,
+				targetErr: "TARGET-ERROR device -3: target: no such device: device 99 is out of range"},
+		},
+		"OMP_DISPLAY_ENV":    {{env: []string{"OMP_DISPLAY_ENV=loud"}, want: `OMP_DISPLAY_ENV="loud": want true, false or verbose; using false`}},
+		"GOMPT_PLUGINS":      {{env: []string{"GOMPT_PLUGINS=bogus"}, want: `GOMPT_PLUGINS="bogus": want a comma-separated list of distinct plugin names from cuda, host, `}, {env: []string{"GOMPT_PLUGINS=HOST"}, want: `GOMPT_PLUGINS="HOST": no plugin "HOST" (plugin names are lower case)`}},
+		"GOMPT_HOST_DEVICES": {{env: []string{"GOMPT_HOST_DEVICES=65"}, want: `GOMPT_HOST_DEVICES="65": want a whole number 0..64; using 1`}},
+		"GOMPT_HOST_CLOCK":   {{env: []string{"GOMPT_HOST_CLOCK=bogus"}, want: `GOMPT_HOST_CLOCK="bogus": want auto, tsc or monotonic; using auto`}},
+		"GOMPT_INFO":         {{env: []string{"GOMPT_INFO=99"}, want: `GOMPT_INFO="99": want a bit set 0..7`}},
+		"GOMPT_OPENCL_LIBRARY": {
+			{env: []string{"GOMPT_OPENCL_LIBRARY=" + dir + "/libOpenCL.so"}, want: `GOMPT_OPENCL_LIBRARY="` + dir + `/libOpenCL.so": the opencl plugin found no device with it`},
+			{env: []string{"GOMPT_OPENCL_LIBRARY=" + dir + "/libOpenCL.so", "OMP_TARGET_OFFLOAD=mandatory"}, want: `error: GOMPT_OPENCL_LIBRARY=`,
+				targetErr: "TARGET-ERROR device 0: target: no such device: OMP_TARGET_OFFLOAD=mandatory and GOMPT_OPENCL_LIBRARY="},
+		},
+		"GOMPT_OPENCL_WAIT":     {{env: []string{"GOMPT_OPENCL_WAIT=spin"}, want: `GOMPT_OPENCL_WAIT="spin": want auto, callback or driver; using auto`, needCgo: true}},
+		"GOMPT_OPENCL_STAGING":  {{env: []string{"GOMPT_OPENCL_STAGING=yes"}, want: `GOMPT_OPENCL_STAGING="yes": want auto, on or off; using auto`, needCgo: true}},
+		"GOMPT_CUDA_LIBRARY":    {{env: []string{"GOMPT_CUDA_LIBRARY=" + dir + "/libcuda.so"}, want: `GOMPT_CUDA_LIBRARY="` + dir + `/libcuda.so": the cuda plugin found no device with it`}},
+		"GOMPT_CUDA_SCHED":      {{env: []string{"GOMPT_CUDA_SCHED=fast"}, want: `GOMPT_CUDA_SCHED="fast": want auto, spin, yield or blocking; using blocking`}},
+		"GOMPT_TRACE":           {{env: []string{"GOMPT_TRACE=" + dir + "/no/such/dir/t.json"}, want: "GOMPT_TRACE: open " + dir + "/no/such/dir/t.json"}},
+		"OMP_TOOL":              {{env: []string{"OMP_TOOL=maybe"}, want: `OMP_TOOL="maybe" is not valid (use enabled or disabled); using enabled`}},
+		"OMP_TOOL_LIBRARIES":    {{env: []string{"OMP_TOOL_LIBRARIES=" + dir + "/libtool.so"}, want: `OMP_TOOL_LIBRARIES="` + dir + `/libtool.so": no library there provided a tool`, needCgo: true}},
+		"OMP_TOOL_VERBOSE_INIT": {{env: []string{"OMP_TOOL_VERBOSE_INIT=" + dir + "/no/such/dir/log"}, want: `OMP_TOOL_VERBOSE_INIT="` + dir + `/no/such/dir/log": open`}},
+	}
+	for _, v := range envVars(t) {
+		list, ok := cases[v]
+		if !ok {
+			t.Errorf("the README's variable %s has no bad-value case here", v)
+			continue
+		}
+		for _, c := range list {
+			if c.needCgo && !cgoOn {
+				continue
+			}
+			cmd := exec.Command(os.Args[0], "-test.run=^TestEnvChild$")
+			cmd.Env = append(cleanEnv(cases), "GOMPT_ENV_CHILD=1")
+			cmd.Env = append(cmd.Env, c.env...)
+			var stdout, stderr strings.Builder
+			cmd.Stdout, cmd.Stderr = &stdout, &stderr
+			if err := cmd.Run(); err != nil {
+				t.Errorf("%v: child failed: %v\n%s%s", c.env, err, stdout.String(), stderr.String())
+				continue
+			}
+			var named []string
+			for _, l := range strings.Split(stderr.String(), "\n") {
+				if strings.HasPrefix(l, "gompt: ") && strings.Contains(l, v) {
+					named = append(named, l)
+				}
+			}
+			if len(named) != 1 || !strings.Contains(named[0], c.want) {
+				t.Errorf("%v: want one line on stderr saying %q, got %d:\n%s", c.env, c.want, len(named), stderr.String())
+			}
+			out := stdout.String()
+			if c.targetErr != "" && !strings.Contains(out, c.targetErr) {
+				t.Errorf("%v: want a construct to fail with %q; child printed:\n%s", c.env, c.targetErr, out)
+			}
+			if c.targetErr == "" && strings.Contains(out, "TARGET-ERROR") || strings.Contains(out, "WRONG") || strings.Contains(out, "SHUTDOWN-ERROR") {
+				t.Errorf("%v: the program should still run; child printed:\n%s", c.env, out)
+			}
+		}
+	}
+}
+
+// cleanEnv is the test's environment without the variables under test.
+func cleanEnv[V any](vars map[string]V) []string {
+	var env []string
+	for _, kv := range os.Environ() {
+		k, _, _ := strings.Cut(kv, "=")
+		if _, ok := vars[k]; !ok {
+			env = append(env, kv)
+		}
+	}
+	return env
+}

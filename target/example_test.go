@@ -1,0 +1,110 @@
+package target_test
+
+import (
+	"fmt"
+
+	"github.com/gompt/gompt/kernels"
+	"github.com/gompt/gompt/target"
+)
+
+// A target construct on the default device: y = 2*x + y, with x copied to
+// the device and y copied there and back.
+func ExampleTarget() {
+	x := []float32{1, 2, 3, 4}
+	y := []float32{10, 20, 30, 40}
+	err := target.Target(target.Region{
+		Device: target.DefaultDevice,
+		Kernel: kernels.Saxpy,
+		Shape:  target.N(len(x)),
+		Maps:   []target.Map{target.To(x), target.ToFrom(y)},
+		Args:   []target.Arg{target.Int(len(x)), target.Float32(2), target.Slice(x), target.Slice(y)},
+	})
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	fmt.Println(y)
+	// Output: [12 24 36 48]
+}
+
+// A target data region keeps x and y on the device across two constructs:
+// nothing is copied between them, and y comes back once, at the end.
+func ExampleData() {
+	dev := target.DefaultDevice
+	x := []float32{1, 1, 1}
+	y := []float32{0, 0, 0}
+	saxpy := func(a float32) error {
+		return target.Target(target.Region{
+			Device: dev,
+			Kernel: kernels.Saxpy,
+			Shape:  target.N(len(x)),
+			Args:   []target.Arg{target.Int(len(x)), target.Float32(a), target.Slice(x), target.Slice(y)},
+		})
+	}
+	err := target.Data(dev, []target.Map{target.To(x), target.ToFrom(y)}, func() error {
+		if err := saxpy(1); err != nil {
+			return err
+		}
+		return saxpy(2)
+	})
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	fmt.Println(y)
+	// Output: [3 3 3]
+}
+
+// The device memory routines: allocate device memory, copy a slice in,
+// run a kernel on the device pointer, copy the result out, free it.
+func ExampleAllocMem() {
+	dev := target.GetDefaultDevice()
+	in := []float32{1, 2, 3}
+	out := make([]float32, len(in))
+	p, err := target.AllocMem(4*len(in), dev)
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	defer target.FreeMem(p, dev)
+	if err := target.Memcpy(target.On(dev, p), target.Host(in), 4*len(in)); err != nil {
+		fmt.Println(err)
+		return
+	}
+	err = target.Target(target.Region{
+		Device: dev,
+		Kernel: kernels.Saxpy, // y = 1*y + y: doubles the device copy in place
+		Shape:  target.N(len(in)),
+		Args:   []target.Arg{target.Int(len(in)), target.Float32(1), target.Ptr(p), target.Ptr(p)},
+	})
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	if err := target.Memcpy(target.Host(out), target.On(dev, p), 4*len(out)); err != nil {
+		fmt.Println(err)
+		return
+	}
+	fmt.Println(out)
+	// Output: [2 4 6]
+}
+
+// A nowait construct returns at once with a Task; Wait returns its error.
+func ExampleTargetNowait() {
+	n := 3
+	x := make([]float32, n)
+	t := target.TargetNowait(target.Region{
+		Device: target.DefaultDevice,
+		Kernel: kernels.Fill,
+		Shape:  target.N(n),
+		Maps:   []target.Map{target.From(x)},
+		Args:   []target.Arg{target.Int(n), target.Float32(7), target.Slice(x)},
+	})
+	// ... other work on the host ...
+	if err := t.Wait(); err != nil {
+		fmt.Println(err)
+		return
+	}
+	fmt.Println(x)
+	// Output: [7 7 7]
+}
