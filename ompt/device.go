@@ -161,7 +161,11 @@ func DeviceInitialize(deviceNum int, typ string, dev Device) error {
 	// each tool gets its own lookup: a trace it starts delivers the ids it holds
 	if d := cur.Load(); d != nil {
 		for _, t := range d.tools {
-			if f, ok := t.callback(CallbackDeviceInitialize).(DeviceInitializeCallback); ok && !t.done.Load() {
+			if t.done.Load() {
+				continue
+			}
+			t.devInit(deviceNum)
+			if f, ok := t.callback(CallbackDeviceInitialize).(DeviceInitializeCallback); ok {
 				func() { defer t.guard(); f(deviceNum, typ, h, t.devLookup, DeviceDoc) }()
 			}
 		}
@@ -235,7 +239,16 @@ func DeviceFinalize(deviceNum int) error {
 	h.mu.Lock()
 	h.finalized = true
 	h.mu.Unlock()
-	dispatchDevice(CallbackDeviceFinalize, func(f DeviceFinalizeCallback) { f(deviceNum) })
+	if d := cur.Load(); d != nil {
+		for _, t := range d.tools {
+			if t.done.Load() || !t.devFinal(deviceNum) {
+				continue // a detached tool got it from detach
+			}
+			if f, ok := t.callback(CallbackDeviceFinalize).(DeviceFinalizeCallback); ok {
+				func() { defer t.guard(); f(deviceNum) }()
+			}
+		}
+	}
 	return err
 }
 

@@ -5,6 +5,7 @@ import (
 	"io"
 	"os"
 	"runtime"
+	"sort"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -115,6 +116,11 @@ type tool struct {
 	lookup LookupFunc
 	done   atomic.Bool // detached: no callback is dispatched to it any more
 	native bool        // Found.Native: callbacks dispatched without guard
+
+	detached bool // detach has begun; under mu
+
+	devMu sync.Mutex
+	devs  map[int]bool // devices it got device_initialize for: true once device_finalize was sent
 
 	// guarded by mu
 	initializing bool
@@ -352,6 +358,7 @@ func Finalize() {
 	for _, t := range list {
 		detach(t)
 	}
+	waitDetaching()
 	mu.Lock()
 	active = nil
 	publishLocked()
@@ -359,14 +366,23 @@ func Finalize() {
 	closeVerbose()
 }
 
-// detach removes t from dispatch and calls its finalizer, once. Used by
-// Finalize and by ompt_finalize_tool.
+// detach removes t from dispatch and finalizes it, once: Finalize and
+// ompt_finalize_tool. OpenMP 5.2 (ompt_finalize_tool): outstanding events
+// are delivered first, then the finalizer runs, and no callback follows
+// it. So: no target callback reaches t from here on; every trace session
+// t started is stopped (its last records delivered); device_finalize is
+// dispatched to t for each device it got device_initialize for and no
+// device_finalize yet; then its finalizer runs. Called from inside a
+// buffer callback (a delivery goroutine, which the stop would wait for),
+// detach returns at once and the rest runs on a goroutine of its own,
+// after the callback returns; Finalize waits for it.
 func detach(t *tool) {
 	mu.Lock()
-	if t.done.Load() {
+	if t.detached {
 		mu.Unlock()
 		return
 	}
+	t.detached = true
 	t.done.Store(true)
 	for i, a := range active {
 		if a == t {
@@ -375,7 +391,58 @@ func detach(t *tool) {
 		}
 	}
 	publishLocked()
+	last := len(active) == 0
+	if !inDelivery() {
+		mu.Unlock()
+		finishDetach(t, last)
+		return
+	}
+	ch := make(chan struct{})
+	detaching = append(detaching, ch)
 	mu.Unlock()
+	go func() {
+		defer close(ch)
+		finishDetach(t, last)
+	}()
+}
+
+// detaching are the detaches running on goroutines of their own; closed
+// when done. Under mu.
+var detaching []chan struct{}
+
+// waitDetaching waits for the detaches begun from delivery goroutines.
+func waitDetaching() {
+	mu.Lock()
+	list := detaching
+	detaching = nil
+	mu.Unlock()
+	for _, ch := range list {
+		<-ch
+	}
+}
+
+// finishDetach delivers t's outstanding events and calls its finalizer.
+// last: no tool is left, so sessions that belong to no tool end too.
+func finishDetach(t *tool, last bool) {
+	waitCallbacks()
+	hs := deviceHandles()
+	sort.Slice(hs, func(i, j int) bool { return hs[i].num < hs[j].num })
+	for _, h := range hs {
+		if o := h.tr.owner.Load(); o == t || (o == nil && last) {
+			if _, err := h.tr.stop(); err != nil {
+				fmt.Fprintf(stderr, "gompt: %v\n", err)
+			}
+		}
+	}
+	if f, ok := t.callback(CallbackDeviceFinalize).(DeviceFinalizeCallback); ok {
+		for _, h := range hs {
+			if t.devFinal(h.num) {
+				if err := catch(func() { f(h.num) }); err != nil {
+					vlogf("Tool %q: device_finalize callback panicked: %v.", t.name, err)
+				}
+			}
+		}
+	}
 	if t.res.Finalize == nil {
 		return
 	}
@@ -383,6 +450,28 @@ func detach(t *tool) {
 		vlogf("Tool %q: finalizer panicked: %v.", t.name, err)
 		fmt.Fprintf(stderr, "gompt: OMPT tool %q: finalizer panicked: %v\n", t.name, err)
 	}
+}
+
+// devInit notes that t got device_initialize for device n.
+func (t *tool) devInit(n int) {
+	t.devMu.Lock()
+	if t.devs == nil {
+		t.devs = map[int]bool{}
+	}
+	t.devs[n] = false
+	t.devMu.Unlock()
+}
+
+// devFinal reports whether device_finalize for device n is due to t (it
+// got device_initialize and no device_finalize yet) and marks it sent.
+func (t *tool) devFinal(n int) bool {
+	t.devMu.Lock()
+	defer t.devMu.Unlock()
+	if sent, ok := t.devs[n]; !ok || sent {
+		return false
+	}
+	t.devs[n] = true
+	return true
 }
 
 // publishLocked builds the dispatcher from the active tools and stores it

@@ -1,8 +1,10 @@
 package ompt
 
 import (
+	"runtime"
 	"sync"
 	"sync/atomic"
+	"time"
 	"unsafe"
 
 	"github.com/gompt/gompt/ompt/internal/toolslot"
@@ -100,7 +102,9 @@ type Target struct {
 	opState  int32  // opNone, opData, opSubmit
 	code     uintptr
 	routine  bool
-	overflow bool // not in activeTab (every slot was busy): dropped at End
+	overflow bool        // not in activeTab (every slot was busy): dropped at End
+	lockG    uintptr     // the goroutine that holds runtime.LockOSThread for the construct, 0 if none
+	inCb     atomic.Bool // dispatching target callbacks now (detach waits for it to clear)
 
 	// host_op_ids are handed out from a block of the id space that the
 	// Target takes at once (one atomic add per idBlock operations)
@@ -180,6 +184,12 @@ func (d *dispatcher) targetBegin(kind TargetKind, deviceNum int, codePtr uintptr
 	if tr := tracerOf(deviceNum); tr != nil {
 		t.traceBegin(tr)
 	}
+	if kind.Nowait() {
+		// the rest runs on the task's goroutine, which locks its own
+		// thread at its first event (own)
+		t.unlock()
+		t.tid = 0
+	}
 	return t
 }
 
@@ -198,7 +208,10 @@ func RoutineBegin(codePtr uintptr) *Target {
 }
 
 func (d *dispatcher) get(kind TargetKind, dev int, code uintptr, routine bool) *Target {
-	t := acquire(getg())
+	g := getg()
+	runtime.LockOSThread()
+	t := acquire(g)
+	t.lockG = g
 	if len(t.slots) != len(d.tools) {
 		t.resize(len(d.tools))
 	}
@@ -232,9 +245,27 @@ func freeKeep(p unsafe.Pointer) {
 }
 
 // own records the calling goroutine as the one dispatching t's events.
+// The goroutine that dispatches a construct's events holds its OS thread
+// (runtime.LockOSThread) until the construct ends, so its callbacks, its
+// records' thread_id and a tool's thread-local state agree; a nowait
+// construct's task goroutine takes its thread at its first event.
 func (t *Target) own() {
-	if g := getg(); t.g.Load() != g {
+	g := getg()
+	if t.g.Load() != g {
 		t.g.Store(g)
+	}
+	if t.lockG == 0 {
+		runtime.LockOSThread()
+		t.lockG = g
+		t.tid = 0 // read again on this thread
+	}
+}
+
+// unlock releases the OS thread the calling goroutine holds for t.
+func (t *Target) unlock() {
+	if t.lockG != 0 && t.lockG == getg() {
+		t.lockG = 0
+		runtime.UnlockOSThread()
 	}
 }
 
@@ -316,6 +347,14 @@ func (t *Target) End() {
 // dispatch calls call(t, e, ep) for every entry e of l whose tool is not
 // detached: a native tool's directly, a Go tool's under its guard.
 func dispatch[E, P any](t *Target, l []entry[E, P], call func(*Target, *entry[E, P], Endpoint), ep Endpoint) {
+	if len(l) == 0 {
+		return
+	}
+	// set before each done check, cleared after the calls: detach sets
+	// done and then waits until no Target dispatches (waitCallbacks), so
+	// no callback of a detached tool runs after its finalizer
+	t.inCb.Store(true)
+	defer t.inCb.Store(false)
 	for i := range l {
 		switch e := &l[i]; {
 		case e.t.done.Load():
@@ -366,6 +405,8 @@ func (t *Target) end() {
 			toolslot.Reset(s.keep)
 		}
 	}
+	t.unlock()
+	t.lockG = 0
 	t.release()
 }
 
@@ -606,4 +647,28 @@ func currentTarget() (t *Target, id uint64) {
 	}
 	tableMu.Unlock()
 	return t, id
+}
+
+// waitCallbacks waits until no construct other than the calling
+// goroutine's own is dispatching target callbacks: after a tool's done
+// flag is set, a dispatch that checked it before has returned.
+func waitCallbacks() {
+	g := getg()
+	busy := func(c *Target) bool { return c.inCb.Load() && c.g.Load() != g }
+	for i := range activeTab[:activeHi.Load()] {
+		for c := activeTab[i].Load(); busy(c); {
+			time.Sleep(20 * time.Microsecond)
+		}
+	}
+	tableMu.Lock()
+	list := make([]*Target, 0, len(overflowSet))
+	for c := range overflowSet {
+		list = append(list, c)
+	}
+	tableMu.Unlock()
+	for _, c := range list {
+		for busy(c) {
+			time.Sleep(20 * time.Microsecond)
+		}
+	}
 }

@@ -111,6 +111,7 @@ type tracer struct {
 	flushReq  uint64
 	flushDone uint64
 	worker    uintptr // getg of the worker
+	waitFor   *tracer // the tracer whose flush or stop this worker's callback waits for; under waitMu
 	done      chan struct{}
 	calling   atomic.Int32 // the buffer callback the worker is in (callingRequest...), for stop's report
 
@@ -373,6 +374,8 @@ func (tr *tracer) push(w []uint64) {
 func (tr *tracer) run() {
 	tr.mu.Lock()
 	tr.worker = getg()
+	setWorker(tr.worker, tr)
+	defer setWorker(0, tr)
 	for {
 		for !tr.batchReadyLocked() && tr.flushReq == tr.flushDone && tr.state != traceStopping {
 			tr.waiting = true
@@ -819,6 +822,11 @@ func flushTrace(h *DeviceHandle) int {
 // handed to the tool. It cannot be done from the device's own buffer
 // callbacks (the worker would wait for itself): that returns 0.
 func (tr *tracer) flush() int {
+	me, ok := waitOn(tr)
+	if !ok {
+		return 0
+	}
+	defer doneWaiting(me)
 	tr.mu.Lock()
 	if (tr.state != traceOn && tr.state != tracePaused) || tr.worker == getg() {
 		tr.mu.Unlock()
@@ -841,6 +849,75 @@ func (tr *tracer) flush() int {
 	return 1
 }
 
+// Waiting between delivery goroutines. A buffer callback may flush or
+// stop any device's trace, and that waits for the device's delivery
+// goroutine, which may itself be in a buffer callback that flushes
+// another device, and so on. Each delivery goroutine that waits records
+// whose worker it waits for (waitFor, under waitMu); a wait that would
+// close a cycle (device A's callback flushing B while B's callback
+// flushes A) is refused, and the flush or stop returns 0 at once, so
+// every flush from a delivery callback either completes or returns 0.
+// Waits from the application's goroutines are no part of a cycle: a
+// delivery goroutine never waits for them.
+var (
+	waitMu  sync.Mutex
+	workers = map[uintptr]*tracer{} // delivery goroutine (getg) -> its tracer; under waitMu
+)
+
+func setWorker(g uintptr, tr *tracer) {
+	waitMu.Lock()
+	if g != 0 {
+		workers[g] = tr
+	} else {
+		for k, v := range workers {
+			if v == tr {
+				delete(workers, k)
+			}
+		}
+	}
+	waitMu.Unlock()
+}
+
+// inDelivery reports whether the calling goroutine is a delivery
+// goroutine (it is inside a buffer callback of some device).
+func inDelivery() bool {
+	g := getg()
+	waitMu.Lock()
+	defer waitMu.Unlock()
+	return workers[g] != nil
+}
+
+// waitOn records that the calling goroutine is about to wait for tr's
+// worker. For a delivery goroutine, ok is false when that wait would
+// close a cycle of delivery goroutines waiting for each other (or for
+// itself); me is the caller's tracer (nil for any other goroutine), for
+// doneWaiting.
+func waitOn(tr *tracer) (me *tracer, ok bool) {
+	g := getg()
+	waitMu.Lock()
+	defer waitMu.Unlock()
+	me = workers[g]
+	if me == nil {
+		return nil, true
+	}
+	for x := tr; x != nil; x = x.waitFor {
+		if x == me {
+			return nil, false
+		}
+	}
+	me.waitFor = tr
+	return me, true
+}
+
+func doneWaiting(me *tracer) {
+	if me == nil {
+		return
+	}
+	waitMu.Lock()
+	me.waitFor = nil
+	waitMu.Unlock()
+}
+
 func stopTrace(h *DeviceHandle) int {
 	if !traceable(h) {
 		return 0
@@ -856,6 +933,11 @@ func stopTrace(h *DeviceHandle) int {
 // session runs any more. From the device's own buffer callbacks it
 // returns 0 and does nothing.
 func (tr *tracer) stop() (int, error) {
+	me, ok := waitOn(tr)
+	if !ok {
+		return 0, nil
+	}
+	defer doneWaiting(me)
 	tr.mu.Lock()
 	if tr.state == traceOff || tr.worker == getg() {
 		tr.mu.Unlock()
@@ -1088,9 +1170,10 @@ func (o *TracedOp) Record(begin, end int64, grantedTeams uint32, native *NativeI
 }
 
 // Op captures the operation that the last DataOpEnd or SubmitEnd ended,
-// with the OS thread id of the goroutine that captures the scope's first
-// record (read once per scope: where the runtime's m.procid cannot be
-// used it is the gettid system call),
+// with the OS thread id of the thread that ran its callbacks (the
+// construct's goroutine holds its thread from its first event to its end,
+// so the id is read once per scope and thread: where the runtime's
+// m.procid cannot be used it is the gettid system call),
 // for its trace record, if its device is tracing (one atomic load);
 // otherwise, or on a nil *Target, it returns the zero TracedOp. The
 // operation's device is the construct's; for a device memory routine it
