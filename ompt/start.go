@@ -240,19 +240,29 @@ func Start(rt Runtime) {
 	fnds := append([]finder(nil), finders...)
 	mu.Unlock()
 
+	// The log's lines are LLVM's libomp's (ompt-general.cpp) where the
+	// step is the same; Go tools, which LLVM has not, add lines of their own.
 	openVerbose()
-	vlogf("----- START LOGGING OF TOOL REGISTRATION -----")
-	defer vlogf("----- END LOGGING OF TOOL REGISTRATION -----")
-
 	if !toolVarEnabled() {
-		vlogf("OMP_TOOL = disabled: no tool search; OMPT interface inactive.")
+		vlogf("OMP tool disabled. ")
 		state.Store(int32(StateInactive))
 		return
 	}
+	vlogf("----- START LOGGING OF TOOL REGISTRATION -----")
+	ended := false
+	endLog := func() {
+		if !ended {
+			ended = true
+			vlogf("----- END LOGGING OF TOOL REGISTRATION -----")
+		}
+	}
+	defer endLog()
 	state.Store(int32(StatePending))
 
 	var found []*tool
-	vlogf("Searching Go tools (%d registered)...", len(regs))
+	if len(regs) > 0 {
+		vlogf("Searching Go tools (%d registered)...", len(regs))
+	}
 	for _, r := range regs {
 		res, err := callStart(r.start)
 		switch {
@@ -268,7 +278,6 @@ func Start(rt Runtime) {
 		}
 	}
 	for _, f := range fnds {
-		vlogf("Searching with %s...", f.name)
 		list, err := callFinder(f.find)
 		if err != nil {
 			vlogf("%s: panicked: %v; skipped.", f.name, err)
@@ -276,20 +285,20 @@ func Start(rt Runtime) {
 		}
 		for _, fd := range list {
 			if fd.Result == nil || fd.Result.Initialize == nil {
-				vlogf("%s tool %q: no initializer; skipped.", f.name, fd.Name)
+				vlogf("%s: tool %q has no initializer; skipped.", f.name, fd.Name)
 				continue
 			}
-			vlogf("%s tool %q: found; Success.", f.name, fd.Name)
 			t := newTool(fd.Name, fd.Result)
 			t.native = fd.Native
 			found = append(found, t)
 		}
 	}
 	if len(found) == 0 {
-		vlogf("No OMP tool loaded: OMPT interface inactive.")
+		vlogf("No OMP tool loaded.")
 		state.Store(int32(StateInactive))
 		return
 	}
+	endLog() // LLVM ends the log before it calls the initializer
 	state.Store(int32(StateActive))
 
 	mu.Lock()
@@ -315,7 +324,6 @@ func Start(rt Runtime) {
 		case t.done.Load():
 			vlogf("Tool %q: called ompt_finalize_tool during initialize; tool dropped.", t.name)
 		default:
-			vlogf("Tool %q: initializer returned %d; tool active.", t.name, ret)
 			kept = append(kept, t)
 		}
 	}
@@ -324,10 +332,8 @@ func Start(rt Runtime) {
 	active = kept
 	publishLocked()
 	mu.Unlock()
-	if len(kept) == 0 {
+	if len(kept) == 0 && len(found) > 0 {
 		vlogf("No tool left after initialize: OMPT interface inactive.")
-	} else {
-		vlogf("OMPT interface active with %d tool(s).", len(kept))
 	}
 }
 

@@ -37,10 +37,19 @@ void *gompt_cabi_dlsym(void *h, const char *name, char **err) {
 	void *p = dlsym(h, name);
 	if (p == NULL) {
 		const char *e = dlerror();
-		*err = strdup(e != NULL ? e : "symbol value is NULL");
+		*err = strdup(e != NULL ? e : "ompt_start_tool = NULL");
 	}
 	return p;
 }
+
+// A weak reference to ompt_start_tool: the linker resolves it to a
+// definition linked into the program (a C file of a cgo package), which
+// dlsym(RTLD_DEFAULT) finds only if the program exports its symbols
+// (-rdynamic); NULL when the program defines none. gompt defines no
+// ompt_start_tool itself.
+extern ompt_start_tool_result_t *ompt_start_tool(unsigned int omp_version, const char *runtime_version) __attribute__((weak));
+
+void *gompt_cabi_linked_start(void) { return (void *)ompt_start_tool; }
 
 void *gompt_cabi_dlsym_default(const char *name) {
 	return dlsym(RTLD_DEFAULT, name);

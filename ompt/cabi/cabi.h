@@ -163,6 +163,7 @@ typedef struct gompt_device {
 void *gompt_cabi_dlopen(const char *name, char **err);
 void *gompt_cabi_dlsym(void *h, const char *name, char **err);
 void *gompt_cabi_dlsym_default(const char *name);
+void *gompt_cabi_linked_start(void);
 char *gompt_cabi_dladdr_file(void *addr);
 void gompt_cabi_dlclose(void *h);
 
