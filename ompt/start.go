@@ -131,9 +131,7 @@ type tool struct {
 	// whose records then carry the ids the tool holds.
 	devLookup LookupFunc
 
-	// host-side slots, ompt_get_thread_data, get_task_info, get_parallel_info
-	threadData, taskData, parallelData Data
-	frame                              Frame
+	idx int // its index among the tools found at Start: its slots in each thread (threads.go)
 }
 
 const numCallbacks = Callback(len(callbackNames))
@@ -274,7 +272,9 @@ func Start(rt Runtime) {
 			vlogf("Go tool %q: start result has no Initialize; skipped.", r.name)
 		default:
 			vlogf("Go tool %q: start function returned a result; Success.", r.name)
-			found = append(found, newTool(r.name, res))
+			t := newTool(r.name, res)
+			t.idx = len(found)
+			found = append(found, t)
 		}
 	}
 	for _, f := range fnds {
@@ -290,6 +290,7 @@ func Start(rt Runtime) {
 			}
 			t := newTool(fd.Name, fd.Result)
 			t.native = fd.Native
+			t.idx = len(found)
 			found = append(found, t)
 		}
 	}
@@ -299,7 +300,16 @@ func Start(rt Runtime) {
 		return
 	}
 	endLog() // LLVM ends the log before it calls the initializer
+	numTools = len(found)
 	state.Store(int32(StateActive))
+
+	// The thread that starts the tools is the first OpenMP thread: its
+	// task answers get_task_info during initialize, and it gets
+	// thread_begin and implicit_task begin right after the initializers,
+	// as LLVM's initial thread does (ompt_post_init).
+	runtime.LockOSThread()
+	defer runtime.UnlockOSThread()
+	th, _ := addThread(threadID(), found, false)
 
 	mu.Lock()
 	starting = true
@@ -332,6 +342,10 @@ func Start(rt Runtime) {
 	active = kept
 	publishLocked()
 	mu.Unlock()
+	threadMu.Lock()
+	begun := markBegun(th, kept)
+	threadMu.Unlock()
+	beginThread(th, begun)
 	if len(kept) == 0 && len(found) > 0 {
 		vlogf("No tool left after initialize: OMPT interface inactive.")
 	}
@@ -449,6 +463,7 @@ func finishDetach(t *tool, last bool) {
 			}
 		}
 	}
+	endThreads(t)
 	if t.res.Finalize == nil {
 		return
 	}

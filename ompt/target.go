@@ -25,6 +25,17 @@ type dispatcher struct {
 	dataOp []dataOpEntry
 	submit []submitEntry
 	tmap   []mapEntry
+
+	taskCreate   []hostEntry[TaskCreateCallback]
+	taskSchedule []hostEntry[TaskScheduleCallback]
+}
+
+// hostEntry is one tool's callback for a host event of a nowait
+// construct's target task.
+type hostEntry[F any] struct {
+	t *tool
+	i int
+	f F
 }
 
 // entry is one tool's registration for one event: its EMI callback or,
@@ -69,6 +80,12 @@ func newDispatcher(tools []*tool) *dispatcher {
 		d.dataOp = addEntry(d.dataOp, t, i, CallbackTargetDataOpEMI, CallbackTargetDataOp)
 		d.submit = addEntry(d.submit, t, i, CallbackTargetSubmitEMI, CallbackTargetSubmit)
 		d.tmap = addEntry(d.tmap, t, i, CallbackTargetMapEMI, CallbackTargetMap)
+		if f, ok := t.cbs[CallbackTaskCreate].(TaskCreateCallback); ok {
+			d.taskCreate = append(d.taskCreate, hostEntry[TaskCreateCallback]{t, i, f})
+		}
+		if f, ok := t.cbs[CallbackTaskSchedule].(TaskScheduleCallback); ok {
+			d.taskSchedule = append(d.taskSchedule, hostEntry[TaskScheduleCallback]{t, i, f})
+		}
 	}
 	return d
 }
@@ -105,6 +122,9 @@ type Target struct {
 	overflow bool        // not in activeTab (every slot was busy): dropped at End
 	lockG    uintptr     // the goroutine that holds runtime.LockOSThread for the construct, 0 if none
 	inCb     atomic.Bool // dispatching target callbacks now (detach waits for it to clear)
+	th       *threadRec  // the OpenMP thread of the goroutine that holds the construct
+	taskID   uint64      // the encountering task's id (its thread's initial task)
+	switched bool        // a nowait construct's target task was scheduled (task_schedule)
 
 	// host_op_ids are handed out from a block of the id space that the
 	// Target takes at once (one atomic add per idBlock operations)
@@ -149,6 +169,7 @@ type toolSlots struct {
 func init() {
 	var s toolSlots
 	toolslot.Offset = unsafe.Offsetof(s.keep) - unsafe.Offsetof(s.targetData)
+	toolslot.TargetTaskOffset = unsafe.Offsetof(s.keep) - unsafe.Offsetof(s.targetTaskData)
 }
 
 // idBlock is how many host_op_ids a Target takes from the id space at a
@@ -178,19 +199,31 @@ func TargetBegin(kind TargetKind, deviceNum int, codePtr uintptr) *Target {
 func (d *dispatcher) targetBegin(kind TargetKind, deviceNum int, codePtr uintptr) *Target {
 	t := d.get(kind, deviceNum, codePtr, false)
 	t.id = nextID()
-	t.dispatchTarget(ScopeBegin)
-	// the begin record is stamped after the begin callbacks and the end
-	// record before the end callbacks: records lie inside the callbacks
-	if tr := tracerOf(deviceNum); tr != nil {
-		t.traceBegin(tr)
-	}
 	if kind.Nowait() {
-		// the rest runs on the task's goroutine, which locks its own
-		// thread at its first event (own)
+		// As LLVM runs a deferred target task: task_create here, on the
+		// encountering thread; task_schedule and the target begin on the
+		// thread that runs the task, at its first event (own), so a
+		// construct's begin and end come on one thread.
+		if len(d.taskCreate) > 0 {
+			t.taskCreate()
+		}
 		t.unlock()
 		t.tid = 0
+		return t
 	}
+	t.beginEvents()
 	return t
+}
+
+// beginEvents dispatches the construct's target begin and stages its
+// begin record: the begin record is stamped after the begin callbacks and
+// the end record before the end callbacks, so records lie inside the
+// callbacks.
+func (t *Target) beginEvents() {
+	t.dispatchTarget(ScopeBegin)
+	if tr := tracerOf(t.dev); tr != nil {
+		t.traceBegin(tr)
+	}
 }
 
 // RoutineBegin opens the scope of a device memory routine (omp_target_alloc,
@@ -210,8 +243,10 @@ func RoutineBegin(codePtr uintptr) *Target {
 func (d *dispatcher) get(kind TargetKind, dev int, code uintptr, routine bool) *Target {
 	g := getg()
 	runtime.LockOSThread()
+	th := enterThread(d)
 	t := acquire(g)
 	t.lockG = g
+	t.th, t.taskID = th, th.taskID
 	if len(t.slots) != len(d.tools) {
 		t.resize(len(d.tools))
 	}
@@ -258,6 +293,49 @@ func (t *Target) own() {
 		runtime.LockOSThread()
 		t.lockG = g
 		t.tid = 0 // read again on this thread
+		t.th = enterThread(t.d)
+		if t.kind.Nowait() && !t.routine && !t.switched {
+			t.switched = true
+			t.taskSchedule(TaskSwitch)
+			t.beginEvents()
+		}
+	}
+}
+
+// taskCreate dispatches task_create for a nowait construct's target task
+// (ompt_task_target, its target_task_data slot), as LLVM does for the
+// target task of a deferred construct, before its target begin.
+func (t *Target) taskCreate() {
+	t.inCb.Store(true)
+	defer t.inCb.Store(false)
+	for _, e := range t.d.taskCreate {
+		if e.t.done.Load() {
+			continue
+		}
+		s := &t.th.slots[e.t.idx]
+		func() { defer e.t.guard(); e.f(&s.task, &s.frame, &t.slots[e.i].targetTaskData, TaskTarget, false, t.code) }()
+	}
+}
+
+// taskSchedule dispatches task_schedule between the calling thread's
+// initial task and a nowait construct's target task: TaskSwitch to it at
+// the task's first event on its goroutine, TaskComplete back at its end.
+func (t *Target) taskSchedule(status int) {
+	if len(t.d.taskSchedule) == 0 {
+		return
+	}
+	t.inCb.Store(true)
+	defer t.inCb.Store(false)
+	for _, e := range t.d.taskSchedule {
+		if e.t.done.Load() {
+			continue
+		}
+		implicit, target := &t.th.slots[e.t.idx].task, &t.slots[e.i].targetTaskData
+		if status == TaskSwitch {
+			func() { defer e.t.guard(); e.f(implicit, status, target) }()
+		} else {
+			func() { defer e.t.guard(); e.f(target, status, implicit) }()
+		}
 	}
 }
 
@@ -377,9 +455,9 @@ func (t *Target) dispatchTarget(ep Endpoint) { dispatch(t, t.d.target, (*Target)
 
 func (t *Target) callTarget(e *targetEntry, ep Endpoint) {
 	if e.emi != nil {
-		e.emi(t.kind, ep, t.dev, &e.t.taskData, t.ttd(e.i), &t.slots[e.i].targetData, t.code)
+		e.emi(t.kind, ep, t.dev, &t.th.slots[e.t.idx].task, t.ttd(e.i), &t.slots[e.i].targetData, t.code)
 	} else {
-		e.plain(t.kind, ep, t.dev, &e.t.taskData, t.id, t.code)
+		e.plain(t.kind, ep, t.dev, &t.th.slots[e.t.idx].task, t.id, t.code)
 	}
 }
 
@@ -390,7 +468,12 @@ func (t *Target) end() {
 			t.traceEnd()
 		}
 		t.dispatchTarget(ScopeEnd)
+		if t.switched {
+			t.taskSchedule(TaskComplete)
+		}
 	}
+	t.switched = false
+	t.th, t.taskID = nil, 0
 	t.id = 0
 	t.opID = 0
 	t.opState = opNone

@@ -133,12 +133,12 @@ type tracer struct {
 // Word 0 of an entry is its kind (bits 0-7), its length in words (8-15),
 // two small fields (16-23, 24-31) and a 32-bit field (32-63).
 const (
-	entTarget = 1 + iota // endpoint, target kind, device; time, thread, target_id, codeptr
+	entTarget = 1 + iota // endpoint, target kind, device; time, thread, target_id, codeptr, task_id
 	entDataOp            // op, -, src device; time, end, thread, target_id, host_op_id, src, dst, dst device, bytes, codeptr
 	entKernel            // -, -, -; time, end, thread, target_id, host_op_id, requested | granted<<32
 	entNative            // data length, class, type index; host_op_id, start, end, hwid, data words
 
-	entTargetWords = 5
+	entTargetWords = 6
 	entDataOpWords = 11
 	entKernelWords = 7
 	entNativeWords = 5 // plus the data
@@ -166,7 +166,7 @@ func countEntries(w []uint64) uint64 {
 func encTarget(w []uint64, t *Target, endpoint Endpoint, now int64, id uint64) int {
 	w = w[:entTargetWords]
 	w[0] = entHeader(entTarget, entTargetWords, uint8(endpoint), uint8(t.kind), uint32(int32(t.dev)))
-	w[1], w[2], w[3], w[4] = uint64(now), t.tid, id, uint64(t.code)
+	w[1], w[2], w[3], w[4], w[5] = uint64(now), t.tid, id, uint64(t.code), t.taskID
 	return entTargetWords
 }
 
@@ -458,7 +458,7 @@ func (tr *tracer) deliver(e []uint64) bool {
 		r = RecordOMPT{Type: int32(CallbackTarget), Time: e[1], ThreadID: e[2], TargetID: e[3]}
 		b := (*RecordTarget)(unsafe.Pointer(&r.body))
 		b.Kind, b.Endpoint, b.DeviceNum = int32(uint8(e[0]>>24)), int32(uint8(e[0]>>16)), int32(e[0]>>32)
-		b.TargetID, b.CodePtr = e[3], uintptr(e[4])
+		b.TargetID, b.CodePtr, b.TaskID = e[3], uintptr(e[4]), e[5]
 	case entDataOp:
 		r = RecordOMPT{Type: int32(CallbackTargetDataOp), Time: e[1], ThreadID: e[3], TargetID: e[4]}
 		b := (*RecordTargetDataOp)(unsafe.Pointer(&r.body))

@@ -96,7 +96,7 @@ func TestEntryPoints(t *testing.T) {
 		"probe lookup device ompt_no_such_entry=0", "probe lookup device ompt_set_callback=0",
 		"probe set -1=0", "probe set 0=0", "probe set 38=0", "probe set 99=0",
 		"probe get_callback target_emi=1 same=1",
-		"probe get_callback thread_begin=0 target=0 bogus=0",
+		"probe get_callback thread_begin=1 target=0 bogus=0",
 		"probe task_info 0=2 flags=1 task_data_nonnull=1 frame_nonnull=1 parallel_nonnull=1 thread_num=0 level1=0",
 		"probe parallel_info 0=2 team=1 same_parallel_data=1 level1=0",
 		"probe thread_data nonnull=1 same=1",
@@ -104,7 +104,8 @@ func TestEntryPoints(t *testing.T) {
 		"probe num_devices=2 num_procs_positive=1 num_places=0 place_num=-1 place_proc_ids=0 partition=0 proc_id_ok=1 task_memory=0",
 		"probe states ompt_state_work_serial=0,ompt_state_wait_target=128,ompt_state_wait_target_map=129,ompt_state_wait_target_update=130",
 		"probe mutex_impls=0",
-		"probe thread num_devices=2 unique_increasing=1 thread_data_nonnull=1",
+		// a thread the tool made, which the runtime never saw: no thread_data
+		"probe thread num_devices=2 unique_increasing=1 thread_data_nonnull=0",
 		"probe device_initialize dev=0 device_nonnull=1 lookup_nonnull=1 doc_nonnull=1",
 		"probe device dev=0 num_procs=4 time_positive=1 time_monotonic=1 translate_positive=1",
 		"probe device dev=0 bogus=0,0,0,0",
@@ -127,7 +128,10 @@ func TestEntryPoints(t *testing.T) {
 		case ompt.CallbackTarget, ompt.CallbackTargetDataOp, ompt.CallbackTargetSubmit, ompt.CallbackTargetMap,
 			ompt.CallbackDeviceLoad, ompt.CallbackDeviceUnload:
 		case ompt.CallbackTargetEMI, ompt.CallbackTargetDataOpEMI, ompt.CallbackTargetSubmitEMI, ompt.CallbackTargetMapEMI,
-			ompt.CallbackDeviceInitialize, ompt.CallbackDeviceFinalize:
+			ompt.CallbackDeviceInitialize, ompt.CallbackDeviceFinalize,
+			// OpenMP 5.2's mandatory host events
+			ompt.CallbackThreadBegin, ompt.CallbackThreadEnd, ompt.CallbackParallelBegin, ompt.CallbackParallelEnd,
+			ompt.CallbackTaskCreate, ompt.CallbackTaskSchedule, ompt.CallbackImplicitTask:
 			want = append(want, fmt.Sprintf("probe set %d=%d", ev, ompt.SetAlways))
 		default:
 			want = append(want, fmt.Sprintf("probe set %d=%d", ev, ompt.SetNever))

@@ -244,3 +244,39 @@ func TestRecordThreadIsCallbackThread(t *testing.T) {
 		})
 	}
 }
+
+// Each OS thread is an OpenMP thread to the tool, with goroutines over
+// three devices and nowait constructs: thread_begin and an implicit
+// initial task at a thread's first event, thread_data and
+// get_task_info(0) of the calling thread (the tool checks them in every
+// callback against the thread's own state, and keeps a per-thread shadow
+// stack of target regions), NULL and 0 on a thread the runtime never saw,
+// implicit_task end and thread_end for each at Shutdown; task_create and
+// task_schedule (switch and complete) for each nowait construct's target
+// task. The mandatory callbacks are accepted with ompt_set_always.
+func TestThreadsAndTasks(t *testing.T) {
+	for _, p := range plugins(t) {
+		t.Run(p, func(t *testing.T) {
+			lines := run(t, "CT_THREADS=1", "GOMPT_PLUGINS="+p, "GOMPT_HOST_DEVICES=3", "CT_GOROUTINES=6", "CT_ITERS=100", "CT_NOWAIT=1")
+			for _, ev := range []string{"thread_begin", "thread_end", "implicit_task", "task_create", "task_schedule", "parallel_begin", "parallel_end"} {
+				if !has(lines, "ct set_callback "+ev+" = 5") {
+					t.Errorf("set_callback(%s) is not ompt_set_always (5)", ev)
+				}
+			}
+			begin, end := field(t, lines, "ct threads", "begin"), field(t, lines, "ct threads", "end")
+			if begin == 0 || end != begin {
+				t.Errorf("thread_begin %d, thread_end %d", begin, end)
+			}
+			if ib, ie := field(t, lines, "ct threads", "implicit_begin"), field(t, lines, "ct threads", "implicit_end"); ib != begin || ie != begin {
+				t.Errorf("implicit_task begin %d end %d for %d threads", ib, ie, begin)
+			}
+			nowait := 6 * 100 / 2
+			if n := field(t, lines, "ct threads", "task_create"); n != nowait {
+				t.Errorf("task_create %d, want one per nowait construct (%d)", n, nowait)
+			}
+			if n := field(t, lines, "ct threads", "task_schedule"); n != 2*nowait {
+				t.Errorf("task_schedule %d, want two per nowait construct (%d)", n, 2*nowait)
+			}
+		})
+	}
+}
