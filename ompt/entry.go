@@ -128,7 +128,7 @@ func hostEntries(t *tool) map[string]any {
 			}
 			return nil
 		}),
-		"ompt_get_num_places":  GetNumPlacesFunc(func() int { return 0 }),
+		"ompt_get_num_places": GetNumPlacesFunc(func() int { return 0 }),
 		"ompt_get_place_proc_ids": GetPlaceProcIDsFunc(func(int, []int) int {
 			return 0
 		}),

@@ -71,13 +71,13 @@ func TestSetCallbackResults(t *testing.T) {
 	// (active, after initialize) registrations still work.
 	always := map[Callback]any{
 		// OpenMP 5.2's mandatory host events: ompt_set_always only
-		CallbackThreadBegin:   func(int, *Data) {},
-		CallbackThreadEnd:     func(*Data) {},
-		CallbackParallelBegin: func(*Data, *Frame, *Data, uint32, int, uintptr) {},
-		CallbackParallelEnd:   func(*Data, *Data, int, uintptr) {},
-		CallbackTaskCreate:    func(*Data, *Frame, *Data, int, bool, uintptr) {},
-		CallbackTaskSchedule:  func(*Data, int, *Data) {},
-		CallbackImplicitTask:  func(Endpoint, *Data, *Data, uint32, uint32, int) {},
+		CallbackThreadBegin:      func(int, *Data) {},
+		CallbackThreadEnd:        func(*Data) {},
+		CallbackParallelBegin:    func(*Data, *Frame, *Data, uint32, int, uintptr) {},
+		CallbackParallelEnd:      func(*Data, *Data, int, uintptr) {},
+		CallbackTaskCreate:       func(*Data, *Frame, *Data, int, bool, uintptr) {},
+		CallbackTaskSchedule:     func(*Data, int, *Data) {},
+		CallbackImplicitTask:     func(Endpoint, *Data, *Data, uint32, uint32, int) {},
 		CallbackTarget:           func(TargetKind, Endpoint, int, *Data, uint64, uintptr) {},
 		CallbackTargetEMI:        TargetEMICallback(func(TargetKind, Endpoint, int, *Data, *Data, *Data, uintptr) {}),
 		CallbackTargetDataOp:     func(uint64, uint64, DataOpKind, uintptr, int, uintptr, int, uint64, uintptr) {},

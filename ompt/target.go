@@ -313,7 +313,10 @@ func (t *Target) taskCreate() {
 			continue
 		}
 		s := &t.th.slots[e.t.idx]
-		func() { defer e.t.guard(); e.f(&s.task, &s.frame, &t.slots[e.i].targetTaskData, TaskTarget, false, t.code) }()
+		func() {
+			defer e.t.guard()
+			e.f(&s.task, &s.frame, &t.slots[e.i].targetTaskData, TaskTarget, false, t.code)
+		}()
 	}
 }
 
