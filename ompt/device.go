@@ -2,6 +2,7 @@ package ompt
 
 import (
 	"fmt"
+	"math"
 	"sort"
 	"sync"
 	"time"
@@ -114,7 +115,17 @@ var (
 		if h == nil {
 			return 0
 		}
-		return h.translate(int64(t))
+		// Device clocks count int64 nanoseconds: a time beyond them
+		// (UINT64_MAX, say) is read as the largest, without moving the
+		// fit's pinning point; a time before the host's Wtime epoch (0 on
+		// a device whose clock started long before the program) is 0 s,
+		// as omp_get_wtime is never negative. Both keep the map monotonic.
+		if t > math.MaxInt64 {
+			h.mu.Lock()
+			defer h.mu.Unlock()
+			return max(h.fit.at(math.MaxInt64), 0)
+		}
+		return max(h.translate(int64(t)), 0)
 	}
 )
 

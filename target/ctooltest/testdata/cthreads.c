@@ -254,6 +254,11 @@ static void on_device_initialize(int device_num, const char *type, ompt_device_t
 	set_trace_ompt = (ompt_set_trace_ompt_t)lookup("ompt_set_trace_ompt");
 	advance = (ompt_advance_buffer_cursor_t)lookup("ompt_advance_buffer_cursor");
 	get_ompt = (ompt_get_record_ompt_t)lookup("ompt_get_record_ompt");
+	ompt_translate_time_t translate = (ompt_translate_time_t)lookup("ompt_translate_time");
+	ompt_get_device_time_t device_time = (ompt_get_device_time_t)lookup("ompt_get_device_time");
+	double t0 = translate(device, 0), tn = translate(device, device_time(device)), tmax = translate(device, UINT64_MAX);
+	if (t0 < 0 || tmax < 0 || t0 > tn || tn > tmax)
+		ERR("device %d: translate_time(0) = %g, (now) = %g, (UINT64_MAX) = %g: negative or not monotonic", device_num, t0, tn, tmax);
 	set_trace_ompt(device, 1, 0);
 	if (!start_trace[device_num](device, buffer_request, buffer_complete)) ERR("start_trace on device %d", device_num);
 }
