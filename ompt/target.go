@@ -511,6 +511,7 @@ func (t *Target) DataOpBegin(op DataOpKind, srcAddr uintptr, srcDeviceNum int, d
 // startOp begins the scope's operation of the given state (opData,
 // opSubmit): a fresh host_op_id in every tool's slot.
 func (t *Target) startOp(state int32) {
+	t.own() // first: a nowait construct's target begin comes before the operation
 	if t.nextOp == t.endOp {
 		end := ids.Add(idBlock)
 		t.nextOp, t.endOp = end-idBlock+1, end+1
@@ -527,7 +528,6 @@ func (t *Target) startOp(state int32) {
 			toolslot.SetOp(s.keep, id)
 		}
 	}
-	t.own()
 }
 
 // finishOp ends the operation in flight; Op captures it from here.
