@@ -198,7 +198,6 @@ func TargetBegin(kind TargetKind, deviceNum int, codePtr uintptr) *Target {
 
 func (d *dispatcher) targetBegin(kind TargetKind, deviceNum int, codePtr uintptr) *Target {
 	t := d.get(kind, deviceNum, codePtr, false)
-	t.id = nextID()
 	if kind.Nowait() {
 		// As LLVM runs a deferred target task: task_create here, on the
 		// encountering thread; task_schedule and the target begin on the
@@ -211,6 +210,7 @@ func (d *dispatcher) targetBegin(kind TargetKind, deviceNum int, codePtr uintptr
 		t.tid = 0
 		return t
 	}
+	t.id = nextID()
 	t.beginEvents()
 	return t
 }
@@ -295,6 +295,9 @@ func (t *Target) own() {
 		t.tid = 0 // read again on this thread
 		t.th = enterThread(t.d)
 		if t.kind.Nowait() && !t.routine && !t.switched {
+			// its target_id is taken now: get_target_info answers for the
+			// most recently begun construct of the goroutine
+			t.id = nextID()
 			t.switched = true
 			t.taskSchedule(TaskSwitch)
 			t.beginEvents()
