@@ -57,8 +57,8 @@
 // standard speaks of a single tool; with several, detaching only the tool
 // that asked is the faithful reading; the other tools keep running). As
 // OpenMP 5.2 says, outstanding events are delivered first: no target
-// callback reaches the tool from then on (callbacks running on other
-// threads are waited for), every trace session it started is stopped
+// callback reaches the tool from then on (constructs in progress on other
+// goroutines, which may be calling it, are waited for to end), every trace session it started is stopped
 // (its last records delivered, buffers handed back), it gets
 // device_finalize for each device it got device_initialize for,
 // implicit_task end and thread_end for each of its threads, then its

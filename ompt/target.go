@@ -119,12 +119,12 @@ type Target struct {
 	opState  int32  // opNone, opData, opSubmit
 	code     uintptr
 	routine  bool
-	overflow bool        // not in activeTab (every slot was busy): dropped at End
-	lockG    uintptr     // the goroutine that holds runtime.LockOSThread for the construct, 0 if none
-	inCb     atomic.Bool // dispatching target callbacks now (detach waits for it to clear)
-	th       *threadRec  // the OpenMP thread of the goroutine that holds the construct
-	taskID   uint64      // the encountering task's id (its thread's initial task)
-	switched bool        // a nowait construct's target task was scheduled (task_schedule)
+	overflow bool          // not in activeTab (every slot was busy): dropped at End
+	lockG    uintptr       // the goroutine that holds runtime.LockOSThread for the construct, 0 if none
+	ends     atomic.Uint32 // constructs that ended with this Target (detach waits for it to move)
+	th       *threadRec    // the OpenMP thread of the goroutine that holds the construct
+	taskID   uint64        // the encountering task's id (its thread's initial task)
+	switched bool          // a nowait construct's target task was scheduled (task_schedule)
 
 	// host_op_ids are handed out from a block of the id space that the
 	// Target takes at once (one atomic add per idBlock operations)
@@ -309,8 +309,6 @@ func (t *Target) own() {
 // (ompt_task_target, its target_task_data slot), as LLVM does for the
 // target task of a deferred construct, before its target begin.
 func (t *Target) taskCreate() {
-	t.inCb.Store(true)
-	defer t.inCb.Store(false)
 	for _, e := range t.d.taskCreate {
 		if e.t.done.Load() {
 			continue
@@ -330,8 +328,6 @@ func (t *Target) taskSchedule(status int) {
 	if len(t.d.taskSchedule) == 0 {
 		return
 	}
-	t.inCb.Store(true)
-	defer t.inCb.Store(false)
 	for _, e := range t.d.taskSchedule {
 		if e.t.done.Load() {
 			continue
@@ -431,14 +427,6 @@ func (t *Target) End() {
 // dispatch calls call(t, e, ep) for every entry e of l whose tool is not
 // detached: a native tool's directly, a Go tool's under its guard.
 func dispatch[E, P any](t *Target, l []entry[E, P], call func(*Target, *entry[E, P], Endpoint), ep Endpoint) {
-	if len(l) == 0 {
-		return
-	}
-	// set before each done check, cleared after the calls: detach sets
-	// done and then waits until no Target dispatches (waitCallbacks), so
-	// no callback of a detached tool runs after its finalizer
-	t.inCb.Store(true)
-	defer t.inCb.Store(false)
 	for i := range l {
 		switch e := &l[i]; {
 		case e.t.done.Load():
@@ -697,6 +685,7 @@ func acquire(g uintptr) *Target {
 // release frees t, whose fields its owner has reset; an overflow Target
 // is dropped with the toolslot words it holds.
 func (t *Target) release() {
+	t.ends.Add(1) // before g is cleared: waitCallbacks sees one or the other
 	if !t.overflow {
 		t.g.Store(0)
 		return
@@ -738,25 +727,37 @@ func currentTarget() (t *Target, id uint64) {
 	return t, id
 }
 
-// waitCallbacks waits until no construct other than the calling
-// goroutine's own is dispatching target callbacks: after a tool's done
-// flag is set, a dispatch that checked it before has returned.
+// waitCallbacks waits until every construct in progress, other than
+// those of the calling goroutine, has ended. detach calls it after
+// setting the tool's done flag: a construct that checked the flag before
+// (and may be calling the tool) is in progress, and one that begins later
+// sees the flag, so no callback of the tool runs after its finalizer. It
+// costs the hot path nothing beyond the atomic operations that take and
+// free a Target; the price is that ompt_finalize_tool waits for whole
+// constructs on other goroutines, not only for their callbacks.
 func waitCallbacks() {
 	g := getg()
-	busy := func(c *Target) bool { return c.inCb.Load() && c.g.Load() != g }
-	for i := range activeTab[:activeHi.Load()] {
-		for c := activeTab[i].Load(); busy(c); {
-			time.Sleep(20 * time.Microsecond)
+	type busy struct {
+		c    *Target
+		ends uint32
+	}
+	var list []busy
+	note := func(c *Target) {
+		ends := c.ends.Load()
+		if og := c.g.Load(); og != 0 && og != g {
+			list = append(list, busy{c, ends})
 		}
 	}
+	for i := range activeTab[:activeHi.Load()] {
+		note(activeTab[i].Load())
+	}
 	tableMu.Lock()
-	list := make([]*Target, 0, len(overflowSet))
 	for c := range overflowSet {
-		list = append(list, c)
+		note(c)
 	}
 	tableMu.Unlock()
-	for _, c := range list {
-		for busy(c) {
+	for _, b := range list {
+		for b.c.ends.Load() == b.ends && b.c.g.Load() != 0 {
 			time.Sleep(20 * time.Microsecond)
 		}
 	}
