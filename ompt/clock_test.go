@@ -162,3 +162,27 @@ func TestTranslateTimeAfterFinalize(t *testing.T) {
 		t.Errorf("get_device_time after device_finalize: %d, want 0", got)
 	}
 }
+
+// translate_time at the ends of the device time range: 0 on a device
+// whose clock started long before the program (POCL's did: -3266 s) and
+// UINT64_MAX (not a device time: clocks are int64 ns) give host times
+// that are never negative and keep the map monotonic.
+func TestTranslateTimeExtremes(t *testing.T) {
+	reset(t, nil)
+	dev := &clockDevice{procs: 1, offset: 5000e9, rate: 1}
+	if err := DeviceInitialize(0, "fake", dev); err != nil {
+		t.Fatal(err)
+	}
+	h, _, _ := GetDeviceInfo(0)
+	now, _ := dev.Now()
+	zero, mid, top := translateTime(h, 0), translateTime(h, uint64(now)), translateTime(h, math.MaxUint64)
+	if zero < 0 || top < 0 {
+		t.Errorf("translate_time(0) = %g s, translate_time(UINT64_MAX) = %g s; want >= 0", zero, top)
+	}
+	if !(zero <= mid && mid <= top) {
+		t.Errorf("not monotonic: translate_time(0) = %g, (now) = %g, (UINT64_MAX) = %g", zero, mid, top)
+	}
+	if again := translateTime(h, uint64(now)); again != mid {
+		t.Errorf("translating UINT64_MAX moved the fit: now translates to %g, then %g", mid, again)
+	}
+}

@@ -2,6 +2,7 @@ package ompt
 
 import (
 	"fmt"
+	"math"
 	"sort"
 	"sync"
 	"time"
@@ -114,7 +115,17 @@ var (
 		if h == nil {
 			return 0
 		}
-		return h.translate(int64(t))
+		// Device clocks count int64 nanoseconds: a time beyond them
+		// (UINT64_MAX, say) is read as the largest, without moving the
+		// fit's pinning point; a time before the host's Wtime epoch (0 on
+		// a device whose clock started long before the program) is 0 s,
+		// as omp_get_wtime is never negative. Both keep the map monotonic.
+		if t > math.MaxInt64 {
+			h.mu.Lock()
+			defer h.mu.Unlock()
+			return max(h.fit.at(math.MaxInt64), 0)
+		}
+		return max(h.translate(int64(t)), 0)
 	}
 )
 
@@ -161,7 +172,11 @@ func DeviceInitialize(deviceNum int, typ string, dev Device) error {
 	// each tool gets its own lookup: a trace it starts delivers the ids it holds
 	if d := cur.Load(); d != nil {
 		for _, t := range d.tools {
-			if f, ok := t.callback(CallbackDeviceInitialize).(DeviceInitializeCallback); ok && !t.done.Load() {
+			if t.done.Load() {
+				continue
+			}
+			t.devInit(deviceNum)
+			if f, ok := t.callback(CallbackDeviceInitialize).(DeviceInitializeCallback); ok {
 				func() { defer t.guard(); f(deviceNum, typ, h, t.devLookup, DeviceDoc) }()
 			}
 		}
@@ -235,7 +250,16 @@ func DeviceFinalize(deviceNum int) error {
 	h.mu.Lock()
 	h.finalized = true
 	h.mu.Unlock()
-	dispatchDevice(CallbackDeviceFinalize, func(f DeviceFinalizeCallback) { f(deviceNum) })
+	if d := cur.Load(); d != nil {
+		for _, t := range d.tools {
+			if t.done.Load() || !t.devFinal(deviceNum) {
+				continue // a detached tool got it from detach
+			}
+			if f, ok := t.callback(CallbackDeviceFinalize).(DeviceFinalizeCallback); ok {
+				func() { defer t.guard(); f(deviceNum) }()
+			}
+		}
+	}
 	return err
 }
 

@@ -34,15 +34,77 @@
 //     dropped. An initializer that returns 0 drops its tool. With no tool
 //     left, the interface is inactive: nothing is dispatched.
 //   - OMP_TOOL_VERBOSE_INIT=disabled|stdout|stderr|FILE logs each step of
-//     the search and why each tool was skipped or dropped.
+//     the search and why each tool was skipped or dropped. Where the step
+//     is LLVM's libomp's (ompt-general.cpp), the line is its line, byte
+//     for byte: "----- START LOGGING OF TOOL REGISTRATION -----", "Search
+//     for OMP tool in current address space... Failed.", "Searching tool
+//     libraries...", "OMP_TOOL_LIBRARIES = X", "Opening X... Success. ",
+//     "Searching for ompt_start_tool in X... Found but not using the OMPT
+//     interface.", "Continuing search...", "Tool was started and is using
+//     the OMPT interface.", "No OMP_TOOL_LIBRARIES defined.", "No OMP tool
+//     loaded.", and with OMP_TOOL=disabled only "OMP tool disabled. ". Go
+//     tools add lines of their own (before the C search), and so do
+//     initializers that drop their tool (after the END line: LLVM ends
+//     the log before it initializes the tool). LLVM's non-standard
+//     fallback to libarcher.so is not imitated.
 //
 // Finalize (called by the runtime's shutdown routine) dispatches
-// device_finalize for every live device, then calls each tool's finalizer
-// once. A second call does nothing. ompt_finalize_tool, called by one
-// tool, detaches only that tool: its finalizer runs and it gets no callback
-// afterwards. The other tools keep running. (The standard speaks of a
-// single tool; with several, detaching only the tool that asked is the
-// faithful reading.)
+// device_finalize for every live device, then for each tool implicit_task
+// end and thread_end for every OpenMP thread (see "Threads") and its
+// finalizer, once. A second call does nothing.
+//
+// ompt_finalize_tool, called by one tool, detaches only that tool (the
+// standard speaks of a single tool; with several, detaching only the tool
+// that asked is the faithful reading; the other tools keep running). As
+// OpenMP 5.2 says, outstanding events are delivered first: no target
+// callback reaches the tool from then on (constructs in progress on other
+// goroutines, which may be calling it, are waited for to end), every trace session it started is stopped
+// (its last records delivered, buffers handed back), it gets
+// device_finalize for each device it got device_initialize for,
+// implicit_task end and thread_end for each of its threads, then its
+// finalizer runs, and no callback follows. A tool may free its state in
+// its finalizer. Called from a target callback, ompt_finalize_tool returns
+// after the finalizer; called from inside a buffer callback (whose
+// delivery the stop would wait for) it returns at once, and the rest
+// follows on a goroutine of its own after the callback returns (the
+// device's remaining records, device_finalize, thread ends, finalize);
+// Finalize waits for it. A tool that holds a lock of its own across
+// ompt_finalize_tool which one of its callbacks on another thread takes
+// deadlocks.
+//
+// # Threads
+//
+// Each OS thread on which gompt dispatches an event is an OpenMP thread
+// to the tools, as a native thread that enters LLVM's libomp is (Go has
+// no OpenMP threads of its own). At its first event it gets
+// thread_begin(ompt_thread_initial) with its own thread_data, and an
+// implicit initial task: implicit_task(begin, parallel_data, task_data,
+// 1, 1, ompt_task_initial), with the task_data of its own task and the
+// parallel_data of its own implicit parallel region. The thread that runs
+// Start is the first: its task answers get_task_info during initialize,
+// and its thread_begin comes right after the initializers, as LLVM's
+// initial thread's does. ompt_get_thread_data, ompt_get_task_info(0) and
+// ompt_get_parallel_info(0) answer for the calling OS thread; on a thread
+// the runtime never saw (one a tool made) they answer NULL and 0, as
+// LLVM's do. Target callbacks get the calling thread's task_data. At
+// Finalize each thread gets implicit_task end and thread_end,
+// dispatched from the finalizing goroutine (Go cannot run code on a
+// chosen OS thread). An OS thread id the kernel reuses after a thread
+// exits (Go threads exit only when a goroutine ends locked to its
+// thread) is the same OpenMP thread.
+//
+// With a tool attached, the goroutine that dispatches a construct's
+// events holds its OS thread (runtime.LockOSThread) from the construct's
+// begin event to its end event, so its callbacks, the thread_id of its
+// trace records and a tool's thread-local state agree. A nowait
+// construct is a deferred target task, as in LLVM: task_create
+// (ompt_task_target, new_task_data = its target_task_data) comes on the
+// encountering thread; the task's goroutine then holds its own thread,
+// which gets task_schedule(initial task, ompt_task_switch, target task),
+// the target begin, the construct's operations, the target end and
+// task_schedule(target task, ompt_task_complete, initial task). Device
+// events (device_initialize, device_load, ...) are dispatched on the
+// thread that causes them, after its first-event callbacks.
 //
 // # Entry points (Table 4.1), as gompt answers them
 //
@@ -54,8 +116,8 @@
 //	ompt_enumerate_mutex_impls  EnumerateMutexImplsFunc: none (gompt has no OpenMP locks)
 //	ompt_set_callback           SetCallbackFunc: see below
 //	ompt_get_callback           GetCallbackFunc: the calling tool's callback, as its named type
-//	ompt_get_thread_data        GetThreadDataFunc: one slot per tool. gompt has no OpenMP
-//	                            threads: all goroutines run as the initial thread
+//	ompt_get_thread_data        GetThreadDataFunc: the calling OS thread's slot (see
+//	                            "Threads"); nil on a thread the runtime never saw
 //	ompt_get_num_places         GetNumPlacesFunc: 0 (gompt has no place list)
 //	ompt_get_place_proc_ids     GetPlaceProcIDsFunc: 0 (no such place)
 //	ompt_get_place_num          GetPlaceNumFunc: -1 (not bound to a place)
@@ -66,12 +128,13 @@
 //	                            (wait_target_map during its data operations and for
 //	                            enter/exit data, wait_target_update for update),
 //	                            work_serial elsewhere; wait id 0
-//	ompt_get_parallel_info      GetParallelInfoFunc: level 0 is the implicit parallel
-//	                            region around the program (team size 1, result 2);
-//	                            other levels: 0
-//	ompt_get_task_info          GetTaskInfoFunc: level 0 is the initial task (flags
-//	                            ompt_task_initial, the task_data that target callbacks
-//	                            get, a zero frame, thread 0, result 2); other levels: 0
+//	ompt_get_parallel_info      GetParallelInfoFunc: level 0 is the calling thread's
+//	                            implicit parallel region (team size 1, result 2);
+//	                            other levels, or a thread never seen: 0
+//	ompt_get_task_info          GetTaskInfoFunc: level 0 is the calling thread's initial
+//	                            task (flags ompt_task_initial, the task_data that its
+//	                            target callbacks get, a zero frame, thread 0, result 2);
+//	                            other levels, or a thread never seen: 0
 //	ompt_get_task_memory        GetTaskMemoryFunc: 0 (no task memory)
 //	ompt_get_num_devices        GetNumDevicesFunc: N, the number of offload devices
 //	ompt_get_num_procs          GetNumProcsFunc: runtime.NumCPU()
@@ -81,9 +144,16 @@
 //	ompt_finalize_tool          FinalizeToolFunc: detaches the calling tool
 //
 // ompt_set_callback answers ompt_set_always for the target events (both
-// forms of target, target_data_op, target_submit, target_map) and the
-// four device events. It answers ompt_set_never for every host event
-// (gompt never dispatches them) and ompt_set_error for a number
+// forms of target, target_data_op, target_submit, target_map), the four
+// device events, and the events OpenMP 5.2 makes mandatory (its table of
+// required callbacks allows only ompt_set_always for them): thread_begin,
+// thread_end, implicit_task, task_create and task_schedule (see
+// "Threads"), and parallel_begin and parallel_end, which gompt, having no
+// parallel regions, never dispatches, truthfully under "always". It
+// answers ompt_set_never for the other host events: control_tool among
+// them, because gompt has no omp_control_tool routine for a program to
+// call, so the event never happens (an always-answer would promise a
+// callback no program can cause). It answers ompt_set_error for a number
 // omp-tools.h does not define. A callback of the wrong Go type (not the
 // event's callback type, nor a func with the same signature) is also
 // ompt_set_error, and nothing is registered, so there is no later panic.
@@ -110,8 +180,13 @@
 // added). translate_time keeps answering after device_finalize, with the
 // fit as it was then, so a tool translates its last records (delivered
 // during device finalization) and later ones in its finalizer without a
-// copy of its own. On a nil device all three answer 0; on a finalized
-// one get_device_num_procs and get_device_time answer 0.
+// copy of its own. Host times are never negative: a device time whose
+// host time would fall before Wtime's epoch (0 on a device whose clock
+// started long before the program, as POCL's did: -3266 s) translates to
+// 0, and a device time beyond int64 nanoseconds (UINT64_MAX) is read as
+// the largest int64 without moving the fit. On a nil device all three
+// answer 0; on a finalized one get_device_num_procs and get_device_time
+// answer 0.
 //
 // # Device tracing
 //
@@ -149,7 +224,12 @@
 // 1). flush_trace returns after every record queued before it is
 // delivered; after stop_trace returns, and after DeviceFinalize, no
 // callback of the session runs. flush and stop from inside the device's
-// own buffer callbacks return 0 (they would wait for themselves). A
+// own buffer callbacks return 0 (they would wait for themselves). From
+// inside another device's buffer callback they wait, unless that wait
+// would close a cycle of delivery goroutines waiting for each other
+// (device A's callback flushing B while B's flushes A): then they return
+// 0 at once. So a flush from inside any delivery callback either
+// completes or returns 0, whichever device it names. A
 // buffer callback that panics ends tracing on its device (logged); the
 // device keeps running.
 //
@@ -178,14 +258,16 @@
 // form is called: that is OpenMP 5.2's rule, and LLVM follows it. Ids:
 // every target construct gets a fresh target_id, and each data operation
 // and each submit gets a fresh host_op_id. All of them come from one
-// process-wide counter, so no two are equal. EMI tools get one target_data
+// process-wide counter, so no two are equal. Each OpenMP thread's initial
+// task has an id from the same counter: the task_id of the target records
+// of the constructs it encounters. EMI tools get one target_data
 // slot per construct and one host_op_id slot. The runtime fills the slot
 // with the operation's host_op_id before the begin event. Whatever the
 // tool writes at begin is still there at end. A non-EMI target_data_op is
 // dispatched once, after the operation: every argument is then final,
 // including the device address of an alloc. A non-EMI target_submit is
-// dispatched once, before the launch. task_data is the initial task's slot
-// of each tool. target_task_data is nil except for nowait kinds. Device
+// dispatched once, before the launch. task_data is the calling thread's
+// initial task's slot of each tool. target_task_data is nil except for nowait kinds. Device
 // memory routines report their data operations outside any construct:
 // non-EMI target_id 0. EMI target_data is never nil: a routine gets a
 // slot of its own, zeroed at its begin and the same slot for each of its
@@ -241,7 +323,9 @@
 //     of its own construct; join records to callbacks by their ids (an
 //     EMI tool's own, see above) after a flush.
 //   - flush_trace and stop_trace from inside the device's own buffer
-//     callbacks return 0 and do nothing.
+//     callbacks return 0 and do nothing; from inside another device's,
+//     they return 0 where waiting would deadlock (that device's callback
+//     waits for this one). A 0 from flush_trace there means "not now".
 //   - An EMI tool that writes a slot at an end event changes what later
 //     records and get_target_info answer for that construct only from
 //     then on; write ids at the begin event.
@@ -280,6 +364,9 @@
 //     op (transfer_from_device) and one record, and moves the bytes as
 //     memmove would; LLVM leaves overlapping device copies to each
 //     plugin's driver, where they may fail or be undefined.
+//   - OpenMP threads are the OS threads that enter gompt (see "Threads");
+//     their thread_end and implicit_task end are dispatched at Finalize
+//     from the finalizing goroutine, not on each thread as it exits.
 //
 // What is the same, and tested (target/tooltest, target/ctooltest): the
 // order of a construct's events (begin, allocs and copies in list order,
@@ -294,7 +381,9 @@
 // allocates nothing: a construct's scope is a Target that lives in the
 // table get_target_info searches, taken with one compare-and-swap and
 // freed with one store, and its host_op_ids come from a block of ids it
-// takes 64 at a time. Callbacks run synchronously on the goroutine that
+// takes 64 at a time; the construct's goroutine holds its OS thread
+// (runtime.LockOSThread, a few ns) and finds the thread's record in a
+// lock-free table. Callbacks run synchronously on the goroutine that
 // causes the event. A Go callback that panics is recovered: its tool is
 // detached (no callback reaches it any more), stderr says why, and the
 // program goes on. A C tool's target callbacks (ompt/cabi; the events of

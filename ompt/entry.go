@@ -122,8 +122,13 @@ func hostEntries(t *tool) map[string]any {
 			f := t.callback(ev)
 			return f, f != nil
 		}),
-		"ompt_get_thread_data": GetThreadDataFunc(func() *Data { return &t.threadData }),
-		"ompt_get_num_places":  GetNumPlacesFunc(func() int { return 0 }),
+		"ompt_get_thread_data": GetThreadDataFunc(func() *Data {
+			if s := t.threadSlots(); s != nil {
+				return &s.thread
+			}
+			return nil
+		}),
+		"ompt_get_num_places": GetNumPlacesFunc(func() int { return 0 }),
 		"ompt_get_place_proc_ids": GetPlaceProcIDsFunc(func(int, []int) int {
 			return 0
 		}),
@@ -134,16 +139,18 @@ func hostEntries(t *tool) map[string]any {
 		"ompt_get_proc_id": GetProcIDFunc(procID),
 		"ompt_get_state":   GetStateFunc(getState),
 		"ompt_get_parallel_info": GetParallelInfoFunc(func(level int) (*Data, int, int) {
-			if level != 0 {
+			s := t.threadSlots()
+			if level != 0 || s == nil {
 				return nil, 0, 0
 			}
-			return &t.parallelData, 1, 2
+			return &s.parallel, 1, 2
 		}),
 		"ompt_get_task_info": GetTaskInfoFunc(func(level int) (int, *Data, *Frame, *Data, int, int) {
-			if level != 0 {
+			s := t.threadSlots()
+			if level != 0 || s == nil {
 				return 0, nil, nil, nil, 0, 0
 			}
-			return TaskInitial, &t.taskData, &t.frame, &t.parallelData, 0, 2
+			return TaskInitial, &s.task, &s.frame, &s.parallel, 0, 2
 		}),
 		"ompt_get_task_memory": GetTaskMemoryFunc(func(int) (uintptr, uint64, int) {
 			return 0, 0, 0
@@ -228,6 +235,13 @@ func (c Callback) Dispatched() bool {
 
 // callbackTypes gives the Go callback type of each dispatched event.
 var callbackTypes = map[Callback]reflect.Type{
+	CallbackThreadBegin:      reflect.TypeFor[ThreadBeginCallback](),
+	CallbackThreadEnd:        reflect.TypeFor[ThreadEndCallback](),
+	CallbackParallelBegin:    reflect.TypeFor[ParallelBeginCallback](),
+	CallbackParallelEnd:      reflect.TypeFor[ParallelEndCallback](),
+	CallbackTaskCreate:       reflect.TypeFor[TaskCreateCallback](),
+	CallbackTaskSchedule:     reflect.TypeFor[TaskScheduleCallback](),
+	CallbackImplicitTask:     reflect.TypeFor[ImplicitTaskCallback](),
 	CallbackTarget:           reflect.TypeFor[TargetCallback](),
 	CallbackTargetEMI:        reflect.TypeFor[TargetEMICallback](),
 	CallbackTargetDataOp:     reflect.TypeFor[TargetDataOpCallback](),

@@ -70,6 +70,14 @@ func TestSetCallbackResults(t *testing.T) {
 	// during initialize the recorder registered the device events; now
 	// (active, after initialize) registrations still work.
 	always := map[Callback]any{
+		// OpenMP 5.2's mandatory host events: ompt_set_always only
+		CallbackThreadBegin:      func(int, *Data) {},
+		CallbackThreadEnd:        func(*Data) {},
+		CallbackParallelBegin:    func(*Data, *Frame, *Data, uint32, int, uintptr) {},
+		CallbackParallelEnd:      func(*Data, *Data, int, uintptr) {},
+		CallbackTaskCreate:       func(*Data, *Frame, *Data, int, bool, uintptr) {},
+		CallbackTaskSchedule:     func(*Data, int, *Data) {},
+		CallbackImplicitTask:     func(Endpoint, *Data, *Data, uint32, uint32, int) {},
 		CallbackTarget:           func(TargetKind, Endpoint, int, *Data, uint64, uintptr) {},
 		CallbackTargetEMI:        TargetEMICallback(func(TargetKind, Endpoint, int, *Data, *Data, *Data, uintptr) {}),
 		CallbackTargetDataOp:     func(uint64, uint64, DataOpKind, uintptr, int, uintptr, int, uint64, uintptr) {},
@@ -153,6 +161,11 @@ func TestEntryPointValues(t *testing.T) {
 	r := &recorder{}
 	withTool(t, r, 2)
 	l := r.lookup
+	// the per-thread answers are the calling OS thread's: hold it, and
+	// make it an OpenMP thread with a first event
+	runtime.LockOSThread()
+	defer runtime.UnlockOSThread()
+	region(KindTargetEnterData, 0, 0)
 	enum := l("ompt_enumerate_states").(EnumerateStatesFunc)
 	var names []string
 	for s, name, ok := enum(StateUndefined); ok; s, name, ok = enum(s) {

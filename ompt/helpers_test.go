@@ -26,6 +26,13 @@ func reset(t testing.TB, env map[string]string) *bytes.Buffer {
 	devices = map[int]*DeviceHandle{}
 	devMu.Unlock()
 	traced.Store(nil)
+	threadMu.Lock()
+	for i := range threadTab {
+		threadTab[i].Store(nil)
+	}
+	threadList, threadMore = nil, map[uint64]*threadRec{}
+	threadFull.Store(false)
+	threadMu.Unlock()
 	hostClock = Wtime
 	var warn bytes.Buffer
 	stderr = &warn

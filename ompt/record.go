@@ -101,7 +101,7 @@ type RecordTarget struct {
 	Endpoint  int32 // Endpoint
 	DeviceNum int32
 	_         uint32
-	TaskID    uint64 // 0: gompt has no host task ids
+	TaskID    uint64 // the encountering task's id: the runtime's id of its thread's initial task
 	TargetID  uint64
 	CodePtr   uintptr
 }

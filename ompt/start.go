@@ -5,6 +5,7 @@ import (
 	"io"
 	"os"
 	"runtime"
+	"sort"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -116,6 +117,11 @@ type tool struct {
 	done   atomic.Bool // detached: no callback is dispatched to it any more
 	native bool        // Found.Native: callbacks dispatched without guard
 
+	detached bool // detach has begun; under mu
+
+	devMu sync.Mutex
+	devs  map[int]bool // devices it got device_initialize for: true once device_finalize was sent
+
 	// guarded by mu
 	initializing bool
 	cbs          [numCallbacks]any
@@ -125,9 +131,7 @@ type tool struct {
 	// whose records then carry the ids the tool holds.
 	devLookup LookupFunc
 
-	// host-side slots, ompt_get_thread_data, get_task_info, get_parallel_info
-	threadData, taskData, parallelData Data
-	frame                              Frame
+	idx int // its index among the tools found at Start: its slots in each thread (threads.go)
 }
 
 const numCallbacks = Callback(len(callbackNames))
@@ -234,19 +238,29 @@ func Start(rt Runtime) {
 	fnds := append([]finder(nil), finders...)
 	mu.Unlock()
 
+	// The log's lines are LLVM's libomp's (ompt-general.cpp) where the
+	// step is the same; Go tools, which LLVM has not, add lines of their own.
 	openVerbose()
-	vlogf("----- START LOGGING OF TOOL REGISTRATION -----")
-	defer vlogf("----- END LOGGING OF TOOL REGISTRATION -----")
-
 	if !toolVarEnabled() {
-		vlogf("OMP_TOOL = disabled: no tool search; OMPT interface inactive.")
+		vlogf("OMP tool disabled. ")
 		state.Store(int32(StateInactive))
 		return
 	}
+	vlogf("----- START LOGGING OF TOOL REGISTRATION -----")
+	ended := false
+	endLog := func() {
+		if !ended {
+			ended = true
+			vlogf("----- END LOGGING OF TOOL REGISTRATION -----")
+		}
+	}
+	defer endLog()
 	state.Store(int32(StatePending))
 
 	var found []*tool
-	vlogf("Searching Go tools (%d registered)...", len(regs))
+	if len(regs) > 0 {
+		vlogf("Searching Go tools (%d registered)...", len(regs))
+	}
 	for _, r := range regs {
 		res, err := callStart(r.start)
 		switch {
@@ -258,11 +272,12 @@ func Start(rt Runtime) {
 			vlogf("Go tool %q: start result has no Initialize; skipped.", r.name)
 		default:
 			vlogf("Go tool %q: start function returned a result; Success.", r.name)
-			found = append(found, newTool(r.name, res))
+			t := newTool(r.name, res)
+			t.idx = len(found)
+			found = append(found, t)
 		}
 	}
 	for _, f := range fnds {
-		vlogf("Searching with %s...", f.name)
 		list, err := callFinder(f.find)
 		if err != nil {
 			vlogf("%s: panicked: %v; skipped.", f.name, err)
@@ -270,21 +285,31 @@ func Start(rt Runtime) {
 		}
 		for _, fd := range list {
 			if fd.Result == nil || fd.Result.Initialize == nil {
-				vlogf("%s tool %q: no initializer; skipped.", f.name, fd.Name)
+				vlogf("%s: tool %q has no initializer; skipped.", f.name, fd.Name)
 				continue
 			}
-			vlogf("%s tool %q: found; Success.", f.name, fd.Name)
 			t := newTool(fd.Name, fd.Result)
 			t.native = fd.Native
+			t.idx = len(found)
 			found = append(found, t)
 		}
 	}
 	if len(found) == 0 {
-		vlogf("No OMP tool loaded: OMPT interface inactive.")
+		vlogf("No OMP tool loaded.")
 		state.Store(int32(StateInactive))
 		return
 	}
+	endLog() // LLVM ends the log before it calls the initializer
+	numTools = len(found)
 	state.Store(int32(StateActive))
+
+	// The thread that starts the tools is the first OpenMP thread: its
+	// task answers get_task_info during initialize, and it gets
+	// thread_begin and implicit_task begin right after the initializers,
+	// as LLVM's initial thread does (ompt_post_init).
+	runtime.LockOSThread()
+	defer runtime.UnlockOSThread()
+	th, _ := addThread(threadID(), found, false)
 
 	mu.Lock()
 	starting = true
@@ -309,7 +334,6 @@ func Start(rt Runtime) {
 		case t.done.Load():
 			vlogf("Tool %q: called ompt_finalize_tool during initialize; tool dropped.", t.name)
 		default:
-			vlogf("Tool %q: initializer returned %d; tool active.", t.name, ret)
 			kept = append(kept, t)
 		}
 	}
@@ -318,10 +342,12 @@ func Start(rt Runtime) {
 	active = kept
 	publishLocked()
 	mu.Unlock()
-	if len(kept) == 0 {
+	threadMu.Lock()
+	begun := markBegun(th, kept)
+	threadMu.Unlock()
+	beginThread(th, begun)
+	if len(kept) == 0 && len(found) > 0 {
 		vlogf("No tool left after initialize: OMPT interface inactive.")
-	} else {
-		vlogf("OMPT interface active with %d tool(s).", len(kept))
 	}
 }
 
@@ -352,6 +378,7 @@ func Finalize() {
 	for _, t := range list {
 		detach(t)
 	}
+	waitDetaching()
 	mu.Lock()
 	active = nil
 	publishLocked()
@@ -359,14 +386,23 @@ func Finalize() {
 	closeVerbose()
 }
 
-// detach removes t from dispatch and calls its finalizer, once. Used by
-// Finalize and by ompt_finalize_tool.
+// detach removes t from dispatch and finalizes it, once: Finalize and
+// ompt_finalize_tool. OpenMP 5.2 (ompt_finalize_tool): outstanding events
+// are delivered first, then the finalizer runs, and no callback follows
+// it. So: no target callback reaches t from here on; every trace session
+// t started is stopped (its last records delivered); device_finalize is
+// dispatched to t for each device it got device_initialize for and no
+// device_finalize yet; then its finalizer runs. Called from inside a
+// buffer callback (a delivery goroutine, which the stop would wait for),
+// detach returns at once and the rest runs on a goroutine of its own,
+// after the callback returns; Finalize waits for it.
 func detach(t *tool) {
 	mu.Lock()
-	if t.done.Load() {
+	if t.detached {
 		mu.Unlock()
 		return
 	}
+	t.detached = true
 	t.done.Store(true)
 	for i, a := range active {
 		if a == t {
@@ -375,7 +411,59 @@ func detach(t *tool) {
 		}
 	}
 	publishLocked()
+	last := len(active) == 0
+	if !inDelivery() {
+		mu.Unlock()
+		finishDetach(t, last)
+		return
+	}
+	ch := make(chan struct{})
+	detaching = append(detaching, ch)
 	mu.Unlock()
+	go func() {
+		defer close(ch)
+		finishDetach(t, last)
+	}()
+}
+
+// detaching are the detaches running on goroutines of their own; closed
+// when done. Under mu.
+var detaching []chan struct{}
+
+// waitDetaching waits for the detaches begun from delivery goroutines.
+func waitDetaching() {
+	mu.Lock()
+	list := detaching
+	detaching = nil
+	mu.Unlock()
+	for _, ch := range list {
+		<-ch
+	}
+}
+
+// finishDetach delivers t's outstanding events and calls its finalizer.
+// last: no tool is left, so sessions that belong to no tool end too.
+func finishDetach(t *tool, last bool) {
+	waitCallbacks()
+	hs := deviceHandles()
+	sort.Slice(hs, func(i, j int) bool { return hs[i].num < hs[j].num })
+	for _, h := range hs {
+		if o := h.tr.owner.Load(); o == t || (o == nil && last) {
+			if _, err := h.tr.stop(); err != nil {
+				fmt.Fprintf(stderr, "gompt: %v\n", err)
+			}
+		}
+	}
+	if f, ok := t.callback(CallbackDeviceFinalize).(DeviceFinalizeCallback); ok {
+		for _, h := range hs {
+			if t.devFinal(h.num) {
+				if err := catch(func() { f(h.num) }); err != nil {
+					vlogf("Tool %q: device_finalize callback panicked: %v.", t.name, err)
+				}
+			}
+		}
+	}
+	endThreads(t)
 	if t.res.Finalize == nil {
 		return
 	}
@@ -383,6 +471,28 @@ func detach(t *tool) {
 		vlogf("Tool %q: finalizer panicked: %v.", t.name, err)
 		fmt.Fprintf(stderr, "gompt: OMPT tool %q: finalizer panicked: %v\n", t.name, err)
 	}
+}
+
+// devInit notes that t got device_initialize for device n.
+func (t *tool) devInit(n int) {
+	t.devMu.Lock()
+	if t.devs == nil {
+		t.devs = map[int]bool{}
+	}
+	t.devs[n] = false
+	t.devMu.Unlock()
+}
+
+// devFinal reports whether device_finalize for device n is due to t (it
+// got device_initialize and no device_finalize yet) and marks it sent.
+func (t *tool) devFinal(n int) bool {
+	t.devMu.Lock()
+	defer t.devMu.Unlock()
+	if sent, ok := t.devs[n]; !ok || sent {
+		return false
+	}
+	t.devs[n] = true
+	return true
 }
 
 // publishLocked builds the dispatcher from the active tools and stores it

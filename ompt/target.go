@@ -1,8 +1,10 @@
 package ompt
 
 import (
+	"runtime"
 	"sync"
 	"sync/atomic"
+	"time"
 	"unsafe"
 
 	"github.com/gompt/gompt/ompt/internal/toolslot"
@@ -23,6 +25,17 @@ type dispatcher struct {
 	dataOp []dataOpEntry
 	submit []submitEntry
 	tmap   []mapEntry
+
+	taskCreate   []hostEntry[TaskCreateCallback]
+	taskSchedule []hostEntry[TaskScheduleCallback]
+}
+
+// hostEntry is one tool's callback for a host event of a nowait
+// construct's target task.
+type hostEntry[F any] struct {
+	t *tool
+	i int
+	f F
 }
 
 // entry is one tool's registration for one event: its EMI callback or,
@@ -67,6 +80,12 @@ func newDispatcher(tools []*tool) *dispatcher {
 		d.dataOp = addEntry(d.dataOp, t, i, CallbackTargetDataOpEMI, CallbackTargetDataOp)
 		d.submit = addEntry(d.submit, t, i, CallbackTargetSubmitEMI, CallbackTargetSubmit)
 		d.tmap = addEntry(d.tmap, t, i, CallbackTargetMapEMI, CallbackTargetMap)
+		if f, ok := t.cbs[CallbackTaskCreate].(TaskCreateCallback); ok {
+			d.taskCreate = append(d.taskCreate, hostEntry[TaskCreateCallback]{t, i, f})
+		}
+		if f, ok := t.cbs[CallbackTaskSchedule].(TaskScheduleCallback); ok {
+			d.taskSchedule = append(d.taskSchedule, hostEntry[TaskScheduleCallback]{t, i, f})
+		}
 	}
 	return d
 }
@@ -100,7 +119,12 @@ type Target struct {
 	opState  int32  // opNone, opData, opSubmit
 	code     uintptr
 	routine  bool
-	overflow bool // not in activeTab (every slot was busy): dropped at End
+	overflow bool          // not in activeTab (every slot was busy): dropped at End
+	lockG    uintptr       // the goroutine that holds runtime.LockOSThread for the construct, 0 if none
+	ends     atomic.Uint32 // constructs that ended with this Target (detach waits for it to move)
+	th       *threadRec    // the OpenMP thread of the goroutine that holds the construct
+	taskID   uint64        // the encountering task's id (its thread's initial task)
+	switched bool          // a nowait construct's target task was scheduled (task_schedule)
 
 	// host_op_ids are handed out from a block of the id space that the
 	// Target takes at once (one atomic add per idBlock operations)
@@ -145,6 +169,7 @@ type toolSlots struct {
 func init() {
 	var s toolSlots
 	toolslot.Offset = unsafe.Offsetof(s.keep) - unsafe.Offsetof(s.targetData)
+	toolslot.TargetTaskOffset = unsafe.Offsetof(s.keep) - unsafe.Offsetof(s.targetTaskData)
 }
 
 // idBlock is how many host_op_ids a Target takes from the id space at a
@@ -173,14 +198,32 @@ func TargetBegin(kind TargetKind, deviceNum int, codePtr uintptr) *Target {
 
 func (d *dispatcher) targetBegin(kind TargetKind, deviceNum int, codePtr uintptr) *Target {
 	t := d.get(kind, deviceNum, codePtr, false)
+	if kind.Nowait() {
+		// As LLVM runs a deferred target task: task_create here, on the
+		// encountering thread; task_schedule and the target begin on the
+		// thread that runs the task, at its first event (own), so a
+		// construct's begin and end come on one thread.
+		if len(d.taskCreate) > 0 {
+			t.taskCreate()
+		}
+		t.unlock()
+		t.tid = 0
+		return t
+	}
 	t.id = nextID()
+	t.beginEvents()
+	return t
+}
+
+// beginEvents dispatches the construct's target begin and stages its
+// begin record: the begin record is stamped after the begin callbacks and
+// the end record before the end callbacks, so records lie inside the
+// callbacks.
+func (t *Target) beginEvents() {
 	t.dispatchTarget(ScopeBegin)
-	// the begin record is stamped after the begin callbacks and the end
-	// record before the end callbacks: records lie inside the callbacks
-	if tr := tracerOf(deviceNum); tr != nil {
+	if tr := tracerOf(t.dev); tr != nil {
 		t.traceBegin(tr)
 	}
-	return t
 }
 
 // RoutineBegin opens the scope of a device memory routine (omp_target_alloc,
@@ -198,7 +241,12 @@ func RoutineBegin(codePtr uintptr) *Target {
 }
 
 func (d *dispatcher) get(kind TargetKind, dev int, code uintptr, routine bool) *Target {
-	t := acquire(getg())
+	g := getg()
+	runtime.LockOSThread()
+	th := enterThread(d)
+	t := acquire(g)
+	t.lockG = g
+	t.th, t.taskID = th, th.taskID
 	if len(t.slots) != len(d.tools) {
 		t.resize(len(d.tools))
 	}
@@ -232,9 +280,72 @@ func freeKeep(p unsafe.Pointer) {
 }
 
 // own records the calling goroutine as the one dispatching t's events.
+// The goroutine that dispatches a construct's events holds its OS thread
+// (runtime.LockOSThread) until the construct ends, so its callbacks, its
+// records' thread_id and a tool's thread-local state agree; a nowait
+// construct's task goroutine takes its thread at its first event.
 func (t *Target) own() {
-	if g := getg(); t.g.Load() != g {
+	g := getg()
+	if t.g.Load() != g {
 		t.g.Store(g)
+	}
+	if t.lockG == 0 {
+		runtime.LockOSThread()
+		t.lockG = g
+		t.tid = 0 // read again on this thread
+		t.th = enterThread(t.d)
+		if t.kind.Nowait() && !t.routine && !t.switched {
+			// its target_id is taken now: get_target_info answers for the
+			// most recently begun construct of the goroutine
+			t.id = nextID()
+			t.switched = true
+			t.taskSchedule(TaskSwitch)
+			t.beginEvents()
+		}
+	}
+}
+
+// taskCreate dispatches task_create for a nowait construct's target task
+// (ompt_task_target, its target_task_data slot), as LLVM does for the
+// target task of a deferred construct, before its target begin.
+func (t *Target) taskCreate() {
+	for _, e := range t.d.taskCreate {
+		if e.t.done.Load() {
+			continue
+		}
+		s := &t.th.slots[e.t.idx]
+		func() {
+			defer e.t.guard()
+			e.f(&s.task, &s.frame, &t.slots[e.i].targetTaskData, TaskTarget, false, t.code)
+		}()
+	}
+}
+
+// taskSchedule dispatches task_schedule between the calling thread's
+// initial task and a nowait construct's target task: TaskSwitch to it at
+// the task's first event on its goroutine, TaskComplete back at its end.
+func (t *Target) taskSchedule(status int) {
+	if len(t.d.taskSchedule) == 0 {
+		return
+	}
+	for _, e := range t.d.taskSchedule {
+		if e.t.done.Load() {
+			continue
+		}
+		implicit, target := &t.th.slots[e.t.idx].task, &t.slots[e.i].targetTaskData
+		if status == TaskSwitch {
+			func() { defer e.t.guard(); e.f(implicit, status, target) }()
+		} else {
+			func() { defer e.t.guard(); e.f(target, status, implicit) }()
+		}
+	}
+}
+
+// unlock releases the OS thread the calling goroutine holds for t.
+func (t *Target) unlock() {
+	if t.lockG != 0 && t.lockG == getg() {
+		t.lockG = 0
+		runtime.UnlockOSThread()
 	}
 }
 
@@ -338,9 +449,9 @@ func (t *Target) dispatchTarget(ep Endpoint) { dispatch(t, t.d.target, (*Target)
 
 func (t *Target) callTarget(e *targetEntry, ep Endpoint) {
 	if e.emi != nil {
-		e.emi(t.kind, ep, t.dev, &e.t.taskData, t.ttd(e.i), &t.slots[e.i].targetData, t.code)
+		e.emi(t.kind, ep, t.dev, &t.th.slots[e.t.idx].task, t.ttd(e.i), &t.slots[e.i].targetData, t.code)
 	} else {
-		e.plain(t.kind, ep, t.dev, &e.t.taskData, t.id, t.code)
+		e.plain(t.kind, ep, t.dev, &t.th.slots[e.t.idx].task, t.id, t.code)
 	}
 }
 
@@ -351,7 +462,12 @@ func (t *Target) end() {
 			t.traceEnd()
 		}
 		t.dispatchTarget(ScopeEnd)
+		if t.switched {
+			t.taskSchedule(TaskComplete)
+		}
 	}
+	t.switched = false
+	t.th, t.taskID = nil, 0
 	t.id = 0
 	t.opID = 0
 	t.opState = opNone
@@ -366,6 +482,8 @@ func (t *Target) end() {
 			toolslot.Reset(s.keep)
 		}
 	}
+	t.unlock()
+	t.lockG = 0
 	t.release()
 }
 
@@ -384,6 +502,7 @@ func (t *Target) DataOpBegin(op DataOpKind, srcAddr uintptr, srcDeviceNum int, d
 // startOp begins the scope's operation of the given state (opData,
 // opSubmit): a fresh host_op_id in every tool's slot.
 func (t *Target) startOp(state int32) {
+	t.own() // first: a nowait construct's target begin comes before the operation
 	if t.nextOp == t.endOp {
 		end := ids.Add(idBlock)
 		t.nextOp, t.endOp = end-idBlock+1, end+1
@@ -400,7 +519,6 @@ func (t *Target) startOp(state int32) {
 			toolslot.SetOp(s.keep, id)
 		}
 	}
-	t.own()
 }
 
 // finishOp ends the operation in flight; Op captures it from here.
@@ -567,6 +685,7 @@ func acquire(g uintptr) *Target {
 // release frees t, whose fields its owner has reset; an overflow Target
 // is dropped with the toolslot words it holds.
 func (t *Target) release() {
+	t.ends.Add(1) // before g is cleared: waitCallbacks sees one or the other
 	if !t.overflow {
 		t.g.Store(0)
 		return
@@ -606,4 +725,40 @@ func currentTarget() (t *Target, id uint64) {
 	}
 	tableMu.Unlock()
 	return t, id
+}
+
+// waitCallbacks waits until every construct in progress, other than
+// those of the calling goroutine, has ended. detach calls it after
+// setting the tool's done flag: a construct that checked the flag before
+// (and may be calling the tool) is in progress, and one that begins later
+// sees the flag, so no callback of the tool runs after its finalizer. It
+// costs the hot path nothing beyond the atomic operations that take and
+// free a Target; the price is that ompt_finalize_tool waits for whole
+// constructs on other goroutines, not only for their callbacks.
+func waitCallbacks() {
+	g := getg()
+	type busy struct {
+		c    *Target
+		ends uint32
+	}
+	var list []busy
+	note := func(c *Target) {
+		ends := c.ends.Load()
+		if og := c.g.Load(); og != 0 && og != g {
+			list = append(list, busy{c, ends})
+		}
+	}
+	for i := range activeTab[:activeHi.Load()] {
+		note(activeTab[i].Load())
+	}
+	tableMu.Lock()
+	for c := range overflowSet {
+		note(c)
+	}
+	tableMu.Unlock()
+	for _, b := range list {
+		for b.c.ends.Load() == b.ends && b.c.g.Load() != 0 {
+			time.Sleep(20 * time.Microsecond)
+		}
+	}
 }

@@ -111,6 +111,7 @@ type tracer struct {
 	flushReq  uint64
 	flushDone uint64
 	worker    uintptr // getg of the worker
+	waitFor   *tracer // the tracer whose flush or stop this worker's callback waits for; under waitMu
 	done      chan struct{}
 	calling   atomic.Int32 // the buffer callback the worker is in (callingRequest...), for stop's report
 
@@ -132,12 +133,12 @@ type tracer struct {
 // Word 0 of an entry is its kind (bits 0-7), its length in words (8-15),
 // two small fields (16-23, 24-31) and a 32-bit field (32-63).
 const (
-	entTarget = 1 + iota // endpoint, target kind, device; time, thread, target_id, codeptr
+	entTarget = 1 + iota // endpoint, target kind, device; time, thread, target_id, codeptr, task_id
 	entDataOp            // op, -, src device; time, end, thread, target_id, host_op_id, src, dst, dst device, bytes, codeptr
 	entKernel            // -, -, -; time, end, thread, target_id, host_op_id, requested | granted<<32
 	entNative            // data length, class, type index; host_op_id, start, end, hwid, data words
 
-	entTargetWords = 5
+	entTargetWords = 6
 	entDataOpWords = 11
 	entKernelWords = 7
 	entNativeWords = 5 // plus the data
@@ -165,7 +166,7 @@ func countEntries(w []uint64) uint64 {
 func encTarget(w []uint64, t *Target, endpoint Endpoint, now int64, id uint64) int {
 	w = w[:entTargetWords]
 	w[0] = entHeader(entTarget, entTargetWords, uint8(endpoint), uint8(t.kind), uint32(int32(t.dev)))
-	w[1], w[2], w[3], w[4] = uint64(now), t.tid, id, uint64(t.code)
+	w[1], w[2], w[3], w[4], w[5] = uint64(now), t.tid, id, uint64(t.code), t.taskID
 	return entTargetWords
 }
 
@@ -373,6 +374,8 @@ func (tr *tracer) push(w []uint64) {
 func (tr *tracer) run() {
 	tr.mu.Lock()
 	tr.worker = getg()
+	setWorker(tr.worker, tr)
+	defer setWorker(0, tr)
 	for {
 		for !tr.batchReadyLocked() && tr.flushReq == tr.flushDone && tr.state != traceStopping {
 			tr.waiting = true
@@ -455,7 +458,7 @@ func (tr *tracer) deliver(e []uint64) bool {
 		r = RecordOMPT{Type: int32(CallbackTarget), Time: e[1], ThreadID: e[2], TargetID: e[3]}
 		b := (*RecordTarget)(unsafe.Pointer(&r.body))
 		b.Kind, b.Endpoint, b.DeviceNum = int32(uint8(e[0]>>24)), int32(uint8(e[0]>>16)), int32(e[0]>>32)
-		b.TargetID, b.CodePtr = e[3], uintptr(e[4])
+		b.TargetID, b.CodePtr, b.TaskID = e[3], uintptr(e[4]), e[5]
 	case entDataOp:
 		r = RecordOMPT{Type: int32(CallbackTargetDataOp), Time: e[1], ThreadID: e[3], TargetID: e[4]}
 		b := (*RecordTargetDataOp)(unsafe.Pointer(&r.body))
@@ -819,6 +822,11 @@ func flushTrace(h *DeviceHandle) int {
 // handed to the tool. It cannot be done from the device's own buffer
 // callbacks (the worker would wait for itself): that returns 0.
 func (tr *tracer) flush() int {
+	me, ok := waitOn(tr)
+	if !ok {
+		return 0
+	}
+	defer doneWaiting(me)
 	tr.mu.Lock()
 	if (tr.state != traceOn && tr.state != tracePaused) || tr.worker == getg() {
 		tr.mu.Unlock()
@@ -841,6 +849,75 @@ func (tr *tracer) flush() int {
 	return 1
 }
 
+// Waiting between delivery goroutines. A buffer callback may flush or
+// stop any device's trace, and that waits for the device's delivery
+// goroutine, which may itself be in a buffer callback that flushes
+// another device, and so on. Each delivery goroutine that waits records
+// whose worker it waits for (waitFor, under waitMu); a wait that would
+// close a cycle (device A's callback flushing B while B's callback
+// flushes A) is refused, and the flush or stop returns 0 at once, so
+// every flush from a delivery callback either completes or returns 0.
+// Waits from the application's goroutines are no part of a cycle: a
+// delivery goroutine never waits for them.
+var (
+	waitMu  sync.Mutex
+	workers = map[uintptr]*tracer{} // delivery goroutine (getg) -> its tracer; under waitMu
+)
+
+func setWorker(g uintptr, tr *tracer) {
+	waitMu.Lock()
+	if g != 0 {
+		workers[g] = tr
+	} else {
+		for k, v := range workers {
+			if v == tr {
+				delete(workers, k)
+			}
+		}
+	}
+	waitMu.Unlock()
+}
+
+// inDelivery reports whether the calling goroutine is a delivery
+// goroutine (it is inside a buffer callback of some device).
+func inDelivery() bool {
+	g := getg()
+	waitMu.Lock()
+	defer waitMu.Unlock()
+	return workers[g] != nil
+}
+
+// waitOn records that the calling goroutine is about to wait for tr's
+// worker. For a delivery goroutine, ok is false when that wait would
+// close a cycle of delivery goroutines waiting for each other (or for
+// itself); me is the caller's tracer (nil for any other goroutine), for
+// doneWaiting.
+func waitOn(tr *tracer) (me *tracer, ok bool) {
+	g := getg()
+	waitMu.Lock()
+	defer waitMu.Unlock()
+	me = workers[g]
+	if me == nil {
+		return nil, true
+	}
+	for x := tr; x != nil; x = x.waitFor {
+		if x == me {
+			return nil, false
+		}
+	}
+	me.waitFor = tr
+	return me, true
+}
+
+func doneWaiting(me *tracer) {
+	if me == nil {
+		return
+	}
+	waitMu.Lock()
+	me.waitFor = nil
+	waitMu.Unlock()
+}
+
 func stopTrace(h *DeviceHandle) int {
 	if !traceable(h) {
 		return 0
@@ -856,6 +933,11 @@ func stopTrace(h *DeviceHandle) int {
 // session runs any more. From the device's own buffer callbacks it
 // returns 0 and does nothing.
 func (tr *tracer) stop() (int, error) {
+	me, ok := waitOn(tr)
+	if !ok {
+		return 0, nil
+	}
+	defer doneWaiting(me)
 	tr.mu.Lock()
 	if tr.state == traceOff || tr.worker == getg() {
 		tr.mu.Unlock()
@@ -1088,9 +1170,10 @@ func (o *TracedOp) Record(begin, end int64, grantedTeams uint32, native *NativeI
 }
 
 // Op captures the operation that the last DataOpEnd or SubmitEnd ended,
-// with the OS thread id of the goroutine that captures the scope's first
-// record (read once per scope: where the runtime's m.procid cannot be
-// used it is the gettid system call),
+// with the OS thread id of the thread that ran its callbacks (the
+// construct's goroutine holds its thread from its first event to its end,
+// so the id is read once per scope and thread: where the runtime's
+// m.procid cannot be used it is the gettid system call),
 // for its trace record, if its device is tracing (one atomic load);
 // otherwise, or on a nil *Target, it returns the zero TracedOp. The
 // operation's device is the construct's; for a device memory routine it

@@ -259,10 +259,20 @@ const (
 	StateUndefined        = 0x102
 )
 
-// Task flags (ompt_task_flag_t) reported by ompt_get_task_info.
+// Task flags (ompt_task_flag_t) reported by ompt_get_task_info,
+// implicit_task and task_create.
 const (
 	TaskInitial = 0x00000001
 	TaskTarget  = 0x00000008
+)
+
+// ThreadInitial is ompt_thread_initial, the thread type of thread_begin.
+const ThreadInitial = 1
+
+// Task statuses (ompt_task_status_t) of task_schedule.
+const (
+	TaskComplete = 1
+	TaskSwitch   = 7
 )
 
 // Callback function types, the Go forms of the omp-tools.h typedefs. A
@@ -274,6 +284,24 @@ const (
 // dereference them. Callbacks run synchronously on the goroutine that
 // causes the event, possibly several goroutines at once.
 type (
+	// ThreadBeginCallback is ompt_callback_thread_begin_t; threadType is
+	// ThreadInitial (every OS thread that enters gompt is an initial
+	// thread to the tool, as a native thread is to LLVM's libomp).
+	ThreadBeginCallback func(threadType int, threadData *Data)
+	// ThreadEndCallback is ompt_callback_thread_end_t.
+	ThreadEndCallback func(threadData *Data)
+	// ParallelBeginCallback is ompt_callback_parallel_begin_t (gompt has no
+	// parallel regions: never called).
+	ParallelBeginCallback func(encounteringTaskData *Data, encounteringTaskFrame *Frame, parallelData *Data, requestedParallelism uint32, flags int, codePtr uintptr)
+	// ParallelEndCallback is ompt_callback_parallel_end_t (never called).
+	ParallelEndCallback func(parallelData, encounteringTaskData *Data, flags int, codePtr uintptr)
+	// TaskCreateCallback is ompt_callback_task_create_t.
+	TaskCreateCallback func(encounteringTaskData *Data, encounteringTaskFrame *Frame, newTaskData *Data, flags int, hasDependences bool, codePtr uintptr)
+	// TaskScheduleCallback is ompt_callback_task_schedule_t.
+	TaskScheduleCallback func(priorTaskData *Data, priorTaskStatus int, nextTaskData *Data)
+	// ImplicitTaskCallback is ompt_callback_implicit_task_t.
+	ImplicitTaskCallback func(endpoint Endpoint, parallelData, taskData *Data, actualParallelism, index uint32, flags int)
+
 	// DeviceInitializeCallback is ompt_callback_device_initialize_t.
 	DeviceInitializeCallback func(deviceNum int, typ string, device *DeviceHandle, lookup LookupFunc, documentation string)
 	// DeviceFinalizeCallback is ompt_callback_device_finalize_t.

@@ -37,10 +37,19 @@ void *gompt_cabi_dlsym(void *h, const char *name, char **err) {
 	void *p = dlsym(h, name);
 	if (p == NULL) {
 		const char *e = dlerror();
-		*err = strdup(e != NULL ? e : "symbol value is NULL");
+		*err = strdup(e != NULL ? e : "ompt_start_tool = NULL");
 	}
 	return p;
 }
+
+// A weak reference to ompt_start_tool: the linker resolves it to a
+// definition linked into the program (a C file of a cgo package), which
+// dlsym(RTLD_DEFAULT) finds only if the program exports its symbols
+// (-rdynamic); NULL when the program defines none. gompt defines no
+// ompt_start_tool itself.
+extern ompt_start_tool_result_t *ompt_start_tool(unsigned int omp_version, const char *runtime_version) __attribute__((weak));
+
+void *gompt_cabi_linked_start(void) { return (void *)ompt_start_tool; }
 
 void *gompt_cabi_dlsym_default(const char *name) {
 	return dlsym(RTLD_DEFAULT, name);
@@ -346,4 +355,26 @@ void *gompt_cabi_call_buffer_request(uintptr_t fn, int device_num, size_t *bytes
 
 void gompt_cabi_call_buffer_complete(uintptr_t fn, int device_num, void *buffer, size_t bytes, ompt_buffer_cursor_t begin, int owned) {
 	((ompt_callback_buffer_complete_t)fn)(device_num, buffer, bytes, begin, owned);
+}
+
+// ---- host events: threads and tasks ------------------------------------
+
+void gompt_cabi_call_thread_begin(uintptr_t fn, int type, uintptr_t thread_data) {
+	((ompt_callback_thread_begin_t)fn)((ompt_thread_t)type, (ompt_data_t *)thread_data);
+}
+
+void gompt_cabi_call_thread_end(uintptr_t fn, uintptr_t thread_data) {
+	((ompt_callback_thread_end_t)fn)((ompt_data_t *)thread_data);
+}
+
+void gompt_cabi_call_implicit_task(uintptr_t fn, int endpoint, uintptr_t parallel_data, uintptr_t task_data, unsigned int actual_parallelism, unsigned int index, int flags) {
+	((ompt_callback_implicit_task_t)fn)((ompt_scope_endpoint_t)endpoint, (ompt_data_t *)parallel_data, (ompt_data_t *)task_data, actual_parallelism, index, flags);
+}
+
+void gompt_cabi_call_task_create(uintptr_t fn, uintptr_t encountering_task_data, uintptr_t encountering_frame, uintptr_t new_task_data, int flags, int has_dependences, uintptr_t code) {
+	((ompt_callback_task_create_t)fn)((ompt_data_t *)encountering_task_data, (const ompt_frame_t *)encountering_frame, (ompt_data_t *)new_task_data, flags, has_dependences, (const void *)code);
+}
+
+void gompt_cabi_call_task_schedule(uintptr_t fn, uintptr_t prior_task_data, int prior_task_status, uintptr_t next_task_data) {
+	((ompt_callback_task_schedule_t)fn)((ompt_data_t *)prior_task_data, (ompt_task_status_t)prior_task_status, (ompt_data_t *)next_task_data);
 }

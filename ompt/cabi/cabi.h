@@ -54,6 +54,13 @@ typedef int ompt_record_t;
 typedef int ompt_record_native_t;
 
 // Callback types of the events gompt dispatches.
+typedef int ompt_thread_t;
+typedef int ompt_task_status_t;
+typedef void (*ompt_callback_thread_begin_t)(ompt_thread_t thread_type, ompt_data_t *thread_data);
+typedef void (*ompt_callback_thread_end_t)(ompt_data_t *thread_data);
+typedef void (*ompt_callback_implicit_task_t)(ompt_scope_endpoint_t endpoint, ompt_data_t *parallel_data, ompt_data_t *task_data, unsigned int actual_parallelism, unsigned int index, int flags);
+typedef void (*ompt_callback_task_create_t)(ompt_data_t *encountering_task_data, const ompt_frame_t *encountering_task_frame, ompt_data_t *new_task_data, int flags, int has_dependences, const void *codeptr_ra);
+typedef void (*ompt_callback_task_schedule_t)(ompt_data_t *prior_task_data, ompt_task_status_t prior_task_status, ompt_data_t *next_task_data);
 typedef void (*ompt_callback_device_initialize_t)(int device_num, const char *type, ompt_device_t *device, ompt_function_lookup_t lookup, const char *documentation);
 typedef void (*ompt_callback_device_finalize_t)(int device_num);
 typedef void (*ompt_callback_device_load_t)(int device_num, const char *filename, int64_t offset_in_file, void *vma_in_file, size_t bytes, void *host_addr, void *device_addr, uint64_t module_id);
@@ -136,9 +143,10 @@ typedef void (*ompt_callback_buffer_complete_t)(int device_num, ompt_buffer_t *b
 
 // gompt's own C-side storage.
 
-// gompt_tool_slots: the slots of the C tool that live as long as the
-// tool (ompt_get_thread_data, the initial task's task_data, the implicit
-// parallel region's parallel_data, the zero task frame).
+// gompt_tool_slots: the C tool's slots of one OpenMP thread (an OS thread
+// that entered gompt), which live as long as the process: its
+// thread_data, its initial task's task_data, its implicit parallel
+// region's parallel_data, the zero task frame.
 typedef struct gompt_tool_slots {
 	ompt_data_t thread_data;
 	ompt_data_t task_data;
@@ -163,6 +171,7 @@ typedef struct gompt_device {
 void *gompt_cabi_dlopen(const char *name, char **err);
 void *gompt_cabi_dlsym(void *h, const char *name, char **err);
 void *gompt_cabi_dlsym_default(const char *name);
+void *gompt_cabi_linked_start(void);
 char *gompt_cabi_dladdr_file(void *addr);
 void gompt_cabi_dlclose(void *h);
 
@@ -179,6 +188,11 @@ void gompt_cabi_call_device_initialize(uintptr_t fn, int device_num, const char 
 void gompt_cabi_call_device_finalize(uintptr_t fn, int device_num);
 void gompt_cabi_call_device_load(uintptr_t fn, int device_num, const char *filename, int64_t offset_in_file, uintptr_t vma_in_file, size_t bytes, uintptr_t host_addr, uintptr_t device_addr, uint64_t module_id);
 void gompt_cabi_call_device_unload(uintptr_t fn, int device_num, uint64_t module_id);
+void gompt_cabi_call_thread_begin(uintptr_t fn, int type, uintptr_t thread_data);
+void gompt_cabi_call_thread_end(uintptr_t fn, uintptr_t thread_data);
+void gompt_cabi_call_implicit_task(uintptr_t fn, int endpoint, uintptr_t parallel_data, uintptr_t task_data, unsigned int actual_parallelism, unsigned int index, int flags);
+void gompt_cabi_call_task_create(uintptr_t fn, uintptr_t encountering_task_data, uintptr_t encountering_frame, uintptr_t new_task_data, int flags, int has_dependences, uintptr_t code);
+void gompt_cabi_call_task_schedule(uintptr_t fn, uintptr_t prior_task_data, int prior_task_status, uintptr_t next_task_data);
 void gompt_cabi_call_target(uintptr_t fn, int kind, int endpoint, int device_num, uintptr_t task_data, ompt_id_t target_id, uintptr_t code);
 void gompt_cabi_call_target_emi(uintptr_t fn, int kind, int endpoint, int device_num, uintptr_t task_data, uintptr_t target_task_data, uintptr_t target_data, uintptr_t code);
 void gompt_cabi_call_target_data_op(uintptr_t fn, ompt_id_t target_id, ompt_id_t host_op_id, int optype, uintptr_t src, int src_dev, uintptr_t dest, int dest_dev, size_t bytes, uintptr_t code);

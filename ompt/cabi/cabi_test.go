@@ -3,6 +3,7 @@ package cabi
 import (
 	"fmt"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"regexp"
 	"sort"
@@ -95,7 +96,7 @@ func TestEntryPoints(t *testing.T) {
 		"probe lookup device ompt_no_such_entry=0", "probe lookup device ompt_set_callback=0",
 		"probe set -1=0", "probe set 0=0", "probe set 38=0", "probe set 99=0",
 		"probe get_callback target_emi=1 same=1",
-		"probe get_callback thread_begin=0 target=0 bogus=0",
+		"probe get_callback thread_begin=1 target=0 bogus=0",
 		"probe task_info 0=2 flags=1 task_data_nonnull=1 frame_nonnull=1 parallel_nonnull=1 thread_num=0 level1=0",
 		"probe parallel_info 0=2 team=1 same_parallel_data=1 level1=0",
 		"probe thread_data nonnull=1 same=1",
@@ -103,7 +104,8 @@ func TestEntryPoints(t *testing.T) {
 		"probe num_devices=2 num_procs_positive=1 num_places=0 place_num=-1 place_proc_ids=0 partition=0 proc_id_ok=1 task_memory=0",
 		"probe states ompt_state_work_serial=0,ompt_state_wait_target=128,ompt_state_wait_target_map=129,ompt_state_wait_target_update=130",
 		"probe mutex_impls=0",
-		"probe thread num_devices=2 unique_increasing=1 thread_data_nonnull=1",
+		// a thread the tool made, which the runtime never saw: no thread_data
+		"probe thread num_devices=2 unique_increasing=1 thread_data_nonnull=0",
 		"probe device_initialize dev=0 device_nonnull=1 lookup_nonnull=1 doc_nonnull=1",
 		"probe device dev=0 num_procs=4 time_positive=1 time_monotonic=1 translate_positive=1",
 		"probe device dev=0 bogus=0,0,0,0",
@@ -126,7 +128,10 @@ func TestEntryPoints(t *testing.T) {
 		case ompt.CallbackTarget, ompt.CallbackTargetDataOp, ompt.CallbackTargetSubmit, ompt.CallbackTargetMap,
 			ompt.CallbackDeviceLoad, ompt.CallbackDeviceUnload:
 		case ompt.CallbackTargetEMI, ompt.CallbackTargetDataOpEMI, ompt.CallbackTargetSubmitEMI, ompt.CallbackTargetMapEMI,
-			ompt.CallbackDeviceInitialize, ompt.CallbackDeviceFinalize:
+			ompt.CallbackDeviceInitialize, ompt.CallbackDeviceFinalize,
+			// OpenMP 5.2's mandatory host events
+			ompt.CallbackThreadBegin, ompt.CallbackThreadEnd, ompt.CallbackParallelBegin, ompt.CallbackParallelEnd,
+			ompt.CallbackTaskCreate, ompt.CallbackTaskSchedule, ompt.CallbackImplicitTask:
 			want = append(want, fmt.Sprintf("probe set %d=%d", ev, ompt.SetAlways))
 		default:
 			want = append(want, fmt.Sprintf("probe set %d=%d", ev, ompt.SetNever))
@@ -168,18 +173,20 @@ func TestDiscovery(t *testing.T) {
 		name, libs string
 		log        []string
 	}{
-		{"missing file", missing, []string{fmt.Sprintf("C tools: %q: not found: ", missing)}},
-		{"not a library", notalib, []string{fmt.Sprintf("C tools: %q: cannot be loaded", notalib)}},
-		{"no ompt_start_tool", nosym, []string{fmt.Sprintf("C tools: %q: loaded, but no ompt_start_tool symbol", nosym)}},
-		{"start returns NULL", null, []string{fmt.Sprintf("C tools: %q: ompt_start_tool returned NULL; skipped.", null)}},
-		{"empty entries", "::", []string{"C tools: no library in OMP_TOOL_LIBRARIES provided a tool."}},
+		{"missing file", missing, []string{"\nOpening " + missing + "... Failed: " + missing + ": cannot open shared object file: No such file or directory\n"}},
+		{"not a library", notalib, []string{"\nOpening " + notalib + "... Failed: " + notalib + ": "}},
+		{"no ompt_start_tool", nosym, []string{"\nOpening " + nosym + "... Success. \nSearching for ompt_start_tool in " + nosym + "... Failed: " + nosym + ": undefined symbol: ompt_start_tool\n"}},
+		{"start returns NULL", null, []string{"\nOpening " + null + "... Success. \nSearching for ompt_start_tool in " + null + "... Found but not using the OMPT interface.\nContinuing search...\n"}},
+		{"empty entries", "::", []string{"\nOMP_TOOL_LIBRARIES = ::\nNo OMP tool loaded.\n"}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			sub := t.TempDir()
 			c := run(t, sub, "events", "OMP_TOOL_LIBRARIES="+tc.libs, "MARK_FILE=mark.txt")
 			wantLines(t, "child", c.out, "state=inactive")
 			wantContains(t, "verbose log", c.verbose, tc.log...)
-			wantContains(t, "verbose log", c.verbose, "C tools: no library in OMP_TOOL_LIBRARIES provided a tool.", "No OMP tool loaded: OMPT interface inactive.")
+			// LLVM's lines (ompt-general.cpp), line for line
+			wantContains(t, "verbose log", c.verbose, "----- START LOGGING OF TOOL REGISTRATION -----\nSearch for OMP tool in current address space... Failed.\nSearching tool libraries...\nOMP_TOOL_LIBRARIES = "+tc.libs+"\n",
+				"\nNo OMP tool loaded.\n----- END LOGGING OF TOOL REGISTRATION -----\n")
 		})
 	}
 
@@ -191,10 +198,10 @@ func TestDiscovery(t *testing.T) {
 	t.Run("initializer returns 0", func(t *testing.T) {
 		c := run(t, t.TempDir(), "events", "OMP_TOOL_LIBRARIES="+init0+":"+ctool, "MARK_FILE=mark.txt", "CTOOL_OUTPUT=c.txt")
 		wantLines(t, "child", c.out, "state=inactive")
-		wantContains(t, "verbose log", c.verbose, fmt.Sprintf("C tools: %q: ompt_start_tool returned a result; using this tool.", init0),
+		wantContains(t, "verbose log", c.verbose, "Searching for ompt_start_tool in "+init0+"... Success.\nTool was started and is using the OMPT interface.\n----- END LOGGING OF TOOL REGISTRATION -----\n",
 			fmt.Sprintf("Tool %q: initializer returned 0; tool dropped.", init0))
 		// the first non-NULL ompt_start_tool ends the search: ctool is never tried
-		wantNotContains(t, "verbose log", c.verbose, fmt.Sprintf("C tools: %q: ", ctool))
+		wantNotContains(t, "verbose log", c.verbose, "Opening "+ctool)
 		if got := c.file("mark.txt"); got != "init0 start_tool\ninit0 initialize\n" {
 			t.Errorf("init0 saw %q; want start_tool and initialize only (no event, no finalize)", got)
 		}
@@ -209,7 +216,7 @@ func TestDiscovery(t *testing.T) {
 		wantLines(t, "child", c.out, "state=active")
 		var pos []int
 		for _, l := range []string{missing, notalib, nosym, null, ctool} {
-			i := strings.Index(c.verbose, fmt.Sprintf("C tools: %q: ", l))
+			i := strings.Index(c.verbose, "Opening "+l+"... ")
 			if i < 0 {
 				t.Fatalf("%s not in verbose log:\n%s", l, c.verbose)
 			}
@@ -218,8 +225,8 @@ func TestDiscovery(t *testing.T) {
 		if !sort.IntsAreSorted(pos) {
 			t.Errorf("libraries not tried in OMP_TOOL_LIBRARIES order:\n%s", c.verbose)
 		}
-		wantContains(t, "verbose log", c.verbose, fmt.Sprintf("Tool %q: initializer returned 1; tool active.", ctool))
-		wantNotContains(t, "verbose log", c.verbose, fmt.Sprintf("C tools: %q: ", probe))
+		wantContains(t, "verbose log", c.verbose, "Searching for ompt_start_tool in "+ctool+"... Success.\nTool was started and is using the OMPT interface.\n")
+		wantNotContains(t, "verbose log", c.verbose, "Opening "+probe)
 		if c.file("probe.txt") != "" {
 			t.Errorf("probe was asked after ctool accepted")
 		}
@@ -248,14 +255,14 @@ func TestLibraryNames(t *testing.T) {
 			}
 			c := run(t, dir, "events", env...)
 			wantLines(t, "child", c.out, "state=active")
-			wantContains(t, "verbose log", c.verbose, fmt.Sprintf("C tools: %q: ompt_start_tool returned a result; using this tool.", tc.libs))
+			wantContains(t, "verbose log", c.verbose, "Searching for ompt_start_tool in "+tc.libs+"... Success.\n")
 			wantLines(t, "ctool", c.file("c.txt"), `ompt device_initialize dev=0 type="host gompt host device"`)
 		})
 	}
 	t.Run("bare name not on the search path", func(t *testing.T) {
 		c := run(t, dir, "start", "OMP_TOOL_LIBRARIES=libctool.so")
 		wantLines(t, "child", c.out, "state=inactive")
-		wantContains(t, "verbose log", c.verbose, `C tools: "libctool.so": not found`)
+		wantContains(t, "verbose log", c.verbose, "Opening libctool.so... Failed: libctool.so: cannot open shared object file: No such file or directory\n")
 	})
 }
 
@@ -271,8 +278,7 @@ func TestAddressSpaceFirst(t *testing.T) {
 
 	c := run(t, dir, "events", "LD_PRELOAD="+ctool, "OMP_TOOL_LIBRARIES="+probe, "CTOOL_OUTPUT=c.txt", "PROBE_OUTPUT=probe.txt")
 	wantLines(t, "child", c.out, "state=active")
-	wantContains(t, "verbose log", c.verbose, "C tools: ompt_start_tool found in "+ctool+"; calling it.",
-		"C tools: "+ctool+": ompt_start_tool returned a result; using this tool.")
+	wantContains(t, "verbose log", c.verbose, "----- START LOGGING OF TOOL REGISTRATION -----\nSearch for OMP tool in current address space... Success.\nTool was started and is using the OMPT interface.\n----- END LOGGING OF TOOL REGISTRATION -----\n")
 	wantNotContains(t, "verbose log", c.verbose, "OMP_TOOL_LIBRARIES =")
 	if c.file("probe.txt") != "" {
 		t.Errorf("OMP_TOOL_LIBRARIES consulted although the address space had a tool")
@@ -281,8 +287,8 @@ func TestAddressSpaceFirst(t *testing.T) {
 
 	c = run(t, t.TempDir(), "start", "LD_PRELOAD="+null, "OMP_TOOL_LIBRARIES="+ctool, "MARK_FILE=mark.txt", "CTOOL_OUTPUT=c.txt")
 	wantLines(t, "child", c.out, "state=active")
-	wantContains(t, "verbose log", c.verbose, "C tools: "+null+": ompt_start_tool returned NULL; skipped, continuing the search.",
-		fmt.Sprintf("C tools: %q: ompt_start_tool returned a result; using this tool.", ctool))
+	wantContains(t, "verbose log", c.verbose, "Search for OMP tool in current address space... Failed.\n",
+		"Searching for ompt_start_tool in "+ctool+"... Success.\n")
 	wantContains(t, "mark", c.file("mark.txt"), "nullstart asked")
 }
 
@@ -294,8 +300,9 @@ func TestToolDisabled(t *testing.T) {
 	probe := build(t, dir, "probe")
 	c := run(t, dir, "events", "OMP_TOOL=disabled", "LD_PRELOAD="+probe, "OMP_TOOL_LIBRARIES="+probe, "PROBE_OUTPUT=probe.txt")
 	wantLines(t, "child", c.out, "state=inactive")
-	wantContains(t, "verbose log", c.verbose, "OMP_TOOL = disabled: no tool search; OMPT interface inactive.")
-	wantNotContains(t, "verbose log", c.verbose, "C tools", "Searching")
+	if c.verbose != "OMP tool disabled. \n" {
+		t.Errorf("verbose log with OMP_TOOL=disabled = %q, want LLVM's one line %q", c.verbose, "OMP tool disabled. \n")
+	}
 	if got := c.file("probe.txt"); got != "" {
 		t.Errorf("ompt_start_tool was called with OMP_TOOL=disabled:\n%s", got)
 	}
@@ -348,4 +355,45 @@ func TestReadmeTool(t *testing.T) {
 			t.Errorf("no line matching %s in:\n%s", re, c.out)
 		}
 	}
+}
+
+// TestLinkedStartTool: a C tool compiled into a Go program through cgo
+// (testdata/linked), built with a plain go build (no -rdynamic), is found
+// in the address space, as LLVM finds one linked into a C program.
+func TestLinkedStartTool(t *testing.T) {
+	needC(t)
+	if testing.Short() {
+		t.Skip("builds a program")
+	}
+	hdir, err := HeaderDir()
+	if err != nil {
+		t.Skip(err)
+	}
+	dir := t.TempDir()
+	inc := filepath.Join(dir, "include")
+	os.Mkdir(inc, 0o755)
+	if err := os.Symlink(filepath.Join(hdir, "omp-tools.h"), filepath.Join(inc, "omp-tools.h")); err != nil {
+		t.Fatal(err)
+	}
+	src, err := SourceFile("ompt/cabi/testdata/linked")
+	if err != nil {
+		t.Fatal(err)
+	}
+	exe := filepath.Join(dir, "linked")
+	build := exec.Command("go", "build", "-o", exe, ".")
+	build.Dir = src
+	build.Env = append(os.Environ(), "CGO_ENABLED=1", "CGO_CFLAGS=-I"+inc)
+	if b, err := build.CombinedOutput(); err != nil {
+		t.Fatalf("go build: %v\n%s", err, b)
+	}
+	cmd := exec.Command(exe)
+	cmd.Env = append(os.Environ(), "OMP_TOOL=enabled", "OMP_TOOL_LIBRARIES=", "OMP_TOOL_VERBOSE_INIT=stdout")
+	b, err := cmd.CombinedOutput()
+	if err != nil {
+		t.Fatalf("%v\n%s", err, b)
+	}
+	wantContains(t, "output", string(b),
+		fmt.Sprintf("linked ompt_start_tool %d %s\n", ompt.OMPVersion, ompt.RuntimeVersion()),
+		"Search for OMP tool in current address space... Success.\nTool was started and is using the OMPT interface.\n",
+		"linked initialize initial=0 lookup=1\n", "state=active\n", "linked finalize\n")
 }

@@ -7,8 +7,11 @@
 // the C tool search to ompt's start-up, after the Go tools:
 //
 //   - first an ompt_start_tool already in the address space: linked into
-//     the program through cgo (external linking exports it), or preloaded
-//     with LD_PRELOAD. gompt defines no such symbol itself;
+//     the program through cgo (a C file of any package of the program; a
+//     weak reference in this package, resolved when the program is
+//     linked, finds it with no special flags, no -rdynamic), or in a
+//     shared library the loader knows, preloaded with LD_PRELOAD say
+//     (dlsym(RTLD_DEFAULT)). gompt defines no such symbol itself;
 //   - then each library in OMP_TOOL_LIBRARIES, a colon-separated list, in
 //     order. Each entry is opened as dlopen(3) opens it: a name with a
 //     slash as an absolute or relative path, a bare name through the
@@ -19,10 +22,12 @@
 // ompt.RuntimeVersion. NULL means "keep looking". The first non-NULL
 // result is the tool, and the search stops: there is at most one C tool.
 // Libraries that gave no tool are closed again. OMP_TOOL_VERBOSE_INIT logs
-// each place tried and why it was skipped: not found, cannot be loaded, no
-// ompt_start_tool symbol, returned NULL. The core logs the initializer's
-// result. With OMP_TOOL=disabled the core never calls the search. C and Go
-// tools can be active together.
+// the search with LLVM's libomp's lines, line for line ("Search for OMP
+// tool in current address space... Failed.", "Opening X... Failed:
+// <dlerror>", "Searching for ompt_start_tool in X... Found but not using
+// the OMPT interface.", "Continuing search...", ...; see package ompt).
+// The core logs an initializer that drops its tool. With OMP_TOOL=disabled
+// the core never calls the search. C and Go tools can be active together.
 //
 // # Entry points
 //
@@ -33,7 +38,10 @@
 // get_device_time, translate_time and the eleven tracing entry points
 // (set_trace_ompt ... get_record_abstract). Entry points are safe to call
 // from any thread, including threads the tool creates, and from inside
-// callbacks. A device pointer gompt did not hand out is answered with 0
+// callbacks. ompt_get_thread_data, ompt_get_task_info and
+// ompt_get_parallel_info answer for the calling thread (package ompt,
+// "Threads"): NULL / 0 on a thread the runtime never saw, such as one
+// the tool created. A device pointer gompt did not hand out is answered with 0
 // (ompt_set_error for the set_trace calls), never dereferenced.
 //
 // # Tracing
@@ -57,17 +65,24 @@
 // the first call for that record (later calls return the same pointer),
 // valid until the buffer goes back to the tool; its type string is static.
 // flush_trace and stop_trace from inside the device's own buffer
-// callbacks return 0 (they would wait for themselves).
+// callbacks return 0 (they would wait for themselves); from inside
+// another device's they complete, or return 0 at once where the wait
+// would deadlock (that device's buffer callback is flushing this one).
 //
 // # Callbacks
 //
 // ompt_set_callback registers, for the C function, a Go callback of the
 // event's type that calls it with the omp-tools.h argument list, and
 // answers what ompt answers (ompt_set_always for the target and device
-// events, ompt_set_never for host events gompt never dispatches,
-// ompt_set_error for numbers omp-tools.h does not define). Every
-// ompt_data_t * and ompt_id_t * a callback gets points to C memory:
-// task_data, thread_data and parallel_data live as long as the tool;
+// events and OpenMP 5.2's mandatory ones: thread_begin, thread_end,
+// implicit_task, task_create, task_schedule, parallel_begin and
+// parallel_end; ompt_set_never for host events gompt never dispatches,
+// control_tool among them; ompt_set_error for numbers omp-tools.h does
+// not define). Every ompt_data_t * and ompt_id_t * a callback gets points
+// to C memory: each OpenMP thread's thread_data, its initial task's
+// task_data and its parallel_data live as long as the process;
+// task_create's new_task_data and task_schedule's target task are the
+// construct's target_task_data;
 // target_data, target_task_data and the host_op_id slot live from the
 // construct's begin event to its end event, start as ompt_data_none (the
 // memory is reused by later constructs), and whatever the tool wrote
@@ -79,7 +94,8 @@
 // tool_data of ompt_start_tool_result_t is passed to initialize and
 // finalize by reference, in the tool's own structure.
 //
-// Callbacks run on the goroutine that causes the event, on whatever
-// thread it runs; a C callback must not longjmp out or keep the map
-// arrays.
+// Callbacks run on the goroutine that causes the event, which holds its
+// OS thread from a construct's begin to its end, so a construct's
+// callbacks come on one thread (package ompt, "Threads"); a C callback
+// must not longjmp out or keep the map arrays.
 package cabi

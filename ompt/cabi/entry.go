@@ -12,6 +12,7 @@ import (
 	"unsafe"
 
 	"github.com/gompt/gompt/ompt"
+	"github.com/gompt/gompt/ompt/internal/toolslot"
 )
 
 // entryNames lists the entry points that have a C form, in the order of
@@ -182,9 +183,10 @@ func gomptGetCallback(ev C.int) C.uintptr_t {
 
 //export gomptGetThreadData
 func gomptGetThreadData() *C.ompt_data_t {
-	c := theTool.Load()
-	if e := current(); e != nil && e.threadData != nil && e.threadData() != nil {
-		return &c.slots.thread_data
+	if e := current(); e != nil && e.threadData != nil {
+		if d := e.threadData(); d != nil {
+			return &threadC(d, toolslot.ThreadOffset).thread_data
+		}
 	}
 	return nil
 }
@@ -258,7 +260,6 @@ func gomptGetState() (C.int, C.ompt_wait_id_t) {
 
 //export gomptGetParallelInfo
 func gomptGetParallelInfo(level C.int) (C.int, *C.ompt_data_t, C.int) {
-	c := theTool.Load()
 	e := current()
 	if e == nil || e.parallelInfo == nil {
 		return 0, nil, 0
@@ -269,14 +270,13 @@ func gomptGetParallelInfo(level C.int) (C.int, *C.ompt_data_t, C.int) {
 	}
 	var cpd *C.ompt_data_t
 	if pd != nil {
-		cpd = &c.slots.parallel_data
+		cpd = &threadC(pd, toolslot.ParallelOffset).parallel_data
 	}
 	return C.int(res), cpd, C.int(size)
 }
 
 //export gomptGetTaskInfo
 func gomptGetTaskInfo(level C.int) (C.int, C.int, *C.ompt_data_t, *C.ompt_frame_t, *C.ompt_data_t, C.int) {
-	c := theTool.Load()
 	e := current()
 	if e == nil || e.taskInfo == nil {
 		return 0, 0, nil, nil, nil, 0
@@ -288,13 +288,14 @@ func gomptGetTaskInfo(level C.int) (C.int, C.int, *C.ompt_data_t, *C.ompt_frame_
 	var ctd, cpd *C.ompt_data_t
 	var cfr *C.ompt_frame_t
 	if td != nil {
-		ctd = &c.slots.task_data
-	}
-	if fr != nil {
-		cfr = &c.slots.frame
+		cs := threadC(td, toolslot.TaskOffset)
+		ctd = &cs.task_data
+		if fr != nil {
+			cfr = &cs.frame
+		}
 	}
 	if pd != nil {
-		cpd = &c.slots.parallel_data
+		cpd = &threadC(pd, toolslot.ParallelOffset).parallel_data
 	}
 	return C.int(res), C.int(flags), ctd, cfr, cpd, C.int(thread)
 }

@@ -31,83 +31,94 @@ var (
 
 // find is the Finder: the address space first, then OMP_TOOL_LIBRARIES
 // in order; the first ompt_start_tool that returns non-NULL is the tool.
+// Its OMP_TOOL_VERBOSE_INIT lines are LLVM's libomp's (ompt-general.cpp),
+// line for line, so scripts that grep libomp's log read gompt's the same.
 func find(ompVersion int, runtimeVersion string, log func(string)) []ompt.Found {
 	rvOnce.Do(func() { rvC = C.CString(runtimeVersion) })
-	logf := func(format string, args ...any) { log(fmt.Sprintf(format, args...)) }
 
 	sym := C.CString("ompt_start_tool")
 	defer C.free(unsafe.Pointer(sym))
 
-	logf("C tools: searching for ompt_start_tool in the address space...")
-	if p := C.gompt_cabi_dlsym_default(sym); p != nil {
-		where := "address space"
+	const searching = "Search for OMP tool in current address space... "
+	if p := addressSpaceStart(sym); p != nil {
+		where := "the program"
 		if f := C.gompt_cabi_dladdr_file(p); f != nil {
-			where = C.GoString(f)
-			C.free(unsafe.Pointer(f))
-			if where == "" {
-				where = "the program"
+			if w := C.GoString(f); w != "" {
+				where = w
 			}
+			C.free(unsafe.Pointer(f))
 		}
-		logf("C tools: ompt_start_tool found in %s; calling it.", where)
 		if res := C.gompt_cabi_call_start(p, C.uint(ompVersion), rvC); res != nil {
-			logf("C tools: %s: ompt_start_tool returned a result; using this tool.", where)
+			log(searching + "Success.")
+			log("Tool was started and is using the OMPT interface.")
 			return []ompt.Found{newTool(where, res)}
 		}
-		logf("C tools: %s: ompt_start_tool returned NULL; skipped, continuing the search.", where)
-	} else {
-		logf("C tools: no ompt_start_tool in the address space.")
 	}
+	log(searching + "Failed.")
 
-	libs := os.Getenv("OMP_TOOL_LIBRARIES")
-	if libs == "" {
-		logf("C tools: OMP_TOOL_LIBRARIES is not set: no library to try.")
+	libs, ok := os.LookupEnv("OMP_TOOL_LIBRARIES")
+	if !ok {
+		log("No OMP_TOOL_LIBRARIES defined.")
 		return nil
 	}
-	logf("C tools: searching OMP_TOOL_LIBRARIES = %q...", libs)
+	log("Searching tool libraries...")
+	log("OMP_TOOL_LIBRARIES = " + libs)
 	for _, name := range strings.Split(libs, ":") {
 		if name == "" {
 			continue
 		}
-		if f := tryLibrary(name, sym, ompVersion, logf); f != nil {
+		if f := tryLibrary(name, sym, ompVersion, log); f != nil {
 			return []ompt.Found{*f}
 		}
 	}
-	logf("C tools: no library in OMP_TOOL_LIBRARIES provided a tool.")
 	// The one bad-setting warning of the C search: the program asked for
-	// a tool and runs without one.
+	// a tool and runs without one (an empty list asks for none).
+	if strings.Trim(libs, ":") == "" {
+		return nil
+	}
 	fmt.Fprintf(os.Stderr, "gompt: OMP_TOOL_LIBRARIES=%q: no library there provided a tool (OMP_TOOL_VERBOSE_INIT=stderr says why); running without a C tool\n", libs)
 	return nil
 }
 
+// addressSpaceStart returns an ompt_start_tool already in the process: one
+// linked into the program (found through a weak reference resolved when
+// the program was linked, with or without -rdynamic), else one the
+// dynamic loader knows (a shared library, LD_PRELOAD); nil if none.
+func addressSpaceStart(sym *C.char) unsafe.Pointer {
+	if p := C.gompt_cabi_linked_start(); p != nil {
+		return p
+	}
+	return C.gompt_cabi_dlsym_default(sym)
+}
+
 // tryLibrary opens one OMP_TOOL_LIBRARIES entry and calls its
 // ompt_start_tool. A library that provides no tool is closed again.
-func tryLibrary(name string, sym *C.char, ompVersion int, logf func(string, ...any)) *ompt.Found {
+func tryLibrary(name string, sym *C.char, ompVersion int, log func(string)) *ompt.Found {
 	cname := C.CString(name)
 	defer C.free(unsafe.Pointer(cname))
 	var cerr *C.char
 	h := C.gompt_cabi_dlopen(cname, &cerr)
 	if h == nil {
-		msg := takeCString(cerr)
-		why := "cannot be loaded (not a shared library for this machine?)"
-		if strings.Contains(msg, "No such file") {
-			why = "not found"
-		}
-		logf("C tools: %q: %s: %s; skipped.", name, why, msg)
+		log("Opening " + name + "... Failed: " + takeCString(cerr))
 		return nil
 	}
+	log("Opening " + name + "... Success. ")
+	searching := "Searching for ompt_start_tool in " + name + "... "
 	p := C.gompt_cabi_dlsym(h, sym, &cerr)
 	if p == nil {
-		logf("C tools: %q: loaded, but no ompt_start_tool symbol (%s); skipped.", name, takeCString(cerr))
+		log(searching + "Failed: " + takeCString(cerr))
 		C.gompt_cabi_dlclose(h)
 		return nil
 	}
 	res := C.gompt_cabi_call_start(p, C.uint(ompVersion), rvC)
 	if res == nil {
-		logf("C tools: %q: ompt_start_tool returned NULL; skipped.", name)
+		log(searching + "Found but not using the OMPT interface.")
+		log("Continuing search...")
 		C.gompt_cabi_dlclose(h)
 		return nil
 	}
-	logf("C tools: %q: ompt_start_tool returned a result; using this tool.", name)
+	log(searching + "Success.")
+	log("Tool was started and is using the OMPT interface.")
 	f := newTool(name, res)
 	return &f
 }

@@ -40,6 +40,38 @@ func init() {
 	}
 }
 
+// Thread slots: the core keeps, for each OpenMP thread, a word beside
+// the C tool's Go thread_data, task_data and parallel_data; it holds the
+// thread's gompt_tool_slots (C memory, made by the core through
+// toolslot.NewThread when the thread is first seen, never freed).
+func init() {
+	toolslot.NewThread = func() unsafe.Pointer {
+		p := C.calloc(1, C.sizeof_gompt_tool_slots)
+		if p == nil {
+			panic("cabi: out of C memory for a thread's tool slots")
+		}
+		return p
+	}
+}
+
+// threadC returns the C slots of the thread whose Go slot of kind off
+// (toolslot.ThreadOffset, TaskOffset, ParallelOffset) is p.
+func threadC(p *ompt.Data, off uintptr) *C.gompt_tool_slots {
+	return (*C.gompt_tool_slots)(toolslot.ThreadWord(unsafe.Pointer(p), off))
+}
+
+// scopeOfTask returns the C scope of the construct whose Go
+// target_task_data slot is ttd, making it on the slot's first use.
+func scopeOfTask(ttd *ompt.Data) *C.gompt_scope {
+	w := (*unsafe.Pointer)(unsafe.Add(unsafe.Pointer(ttd), toolslot.TargetTaskOffset))
+	sc := (*C.gompt_scope)(*w)
+	if sc == nil {
+		sc = newScope()
+		*w = unsafe.Pointer(sc)
+	}
+	return sc
+}
+
 // newScope makes a zeroed scope.
 func newScope() *C.gompt_scope {
 	sc := (*C.gompt_scope)(C.calloc(1, C.sizeof_gompt_scope))

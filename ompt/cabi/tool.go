@@ -14,13 +14,13 @@ import (
 	"unsafe"
 
 	"github.com/gompt/gompt/ompt"
+	"github.com/gompt/gompt/ompt/internal/toolslot"
 )
 
 // ctool is the one C tool of the process (the C search stops at the first
 // ompt_start_tool that returns non-NULL, so there is at most one).
 type ctool struct {
-	res   *C.ompt_start_tool_result_t // the tool's own memory (its library stays open)
-	slots *C.gompt_tool_slots         // C slots that live as long as the tool; never freed
+	res *C.ompt_start_tool_result_t // the tool's own memory (its library stays open)
 
 	ent atomic.Pointer[entries] // Go entry points, bound before the C initializer runs
 
@@ -35,7 +35,6 @@ var theTool atomic.Pointer[ctool]
 
 func newTool(name string, res *C.ompt_start_tool_result_t) ompt.Found {
 	c := &ctool{res: res}
-	c.slots = (*C.gompt_tool_slots)(C.calloc(1, C.sizeof_gompt_tool_slots))
 	theTool.Store(c)
 	sr := &ompt.StartResult{
 		Finalize: func(*ompt.Data) { C.gompt_cabi_call_finalize(c.res) },
@@ -93,8 +92,44 @@ func (c *ctool) wrap(ev ompt.Callback, fn C.uintptr_t) any {
 	if fn == 0 {
 		return nil
 	}
-	task := &c.slots.task_data
 	switch ev {
+	case ompt.CallbackThreadBegin:
+		return ompt.ThreadBeginCallback(func(typ int, td *ompt.Data) {
+			C.gompt_cabi_call_thread_begin(fn, C.int(typ), cptr(&threadC(td, toolslot.ThreadOffset).thread_data))
+		})
+	case ompt.CallbackThreadEnd:
+		return ompt.ThreadEndCallback(func(td *ompt.Data) {
+			C.gompt_cabi_call_thread_end(fn, cptr(&threadC(td, toolslot.ThreadOffset).thread_data))
+		})
+	case ompt.CallbackImplicitTask:
+		return ompt.ImplicitTaskCallback(func(ep ompt.Endpoint, _, task *ompt.Data, n, index uint32, flags int) {
+			cs := threadC(task, toolslot.TaskOffset)
+			C.gompt_cabi_call_implicit_task(fn, C.int(ep), cptr(&cs.parallel_data), cptr(&cs.task_data), C.uint(n), C.uint(index), C.int(flags))
+		})
+	case ompt.CallbackTaskCreate:
+		return ompt.TaskCreateCallback(func(enc *ompt.Data, _ *ompt.Frame, ttd *ompt.Data, flags int, deps bool, code uintptr) {
+			cs := threadC(enc, toolslot.TaskOffset)
+			d := C.int(0)
+			if deps {
+				d = 1
+			}
+			C.gompt_cabi_call_task_create(fn, cptr(&cs.task_data), cptr(&cs.frame), cptr(&scopeOfTask(ttd).target_task_data), C.int(flags), d, C.uintptr_t(code))
+		})
+	case ompt.CallbackTaskSchedule:
+		return ompt.TaskScheduleCallback(func(prior *ompt.Data, status int, next *ompt.Data) {
+			// one is the thread's initial task, the other the target task
+			if status == ompt.TaskSwitch {
+				C.gompt_cabi_call_task_schedule(fn, cptr(&threadC(prior, toolslot.TaskOffset).task_data), C.int(status), cptr(&scopeOfTask(next).target_task_data))
+			} else {
+				C.gompt_cabi_call_task_schedule(fn, cptr(&scopeOfTask(prior).target_task_data), C.int(status), cptr(&threadC(next, toolslot.TaskOffset).task_data))
+			}
+		})
+	case ompt.CallbackParallelBegin:
+		// gompt has no parallel regions: registered (ompt_set_always, as
+		// OpenMP requires), never called
+		return ompt.ParallelBeginCallback(func(*ompt.Data, *ompt.Frame, *ompt.Data, uint32, int, uintptr) {})
+	case ompt.CallbackParallelEnd:
+		return ompt.ParallelEndCallback(func(*ompt.Data, *ompt.Data, int, uintptr) {})
 	case ompt.CallbackDeviceInitialize:
 		return ompt.DeviceInitializeCallback(func(dev int, typ string, h *ompt.DeviceHandle, lookup ompt.LookupFunc, doc string) {
 			d := deviceFor(h, typ, lookup)
@@ -118,7 +153,8 @@ func (c *ctool) wrap(ev ompt.Callback, fn C.uintptr_t) any {
 			C.gompt_cabi_call_device_unload(fn, C.int(dev), C.uint64_t(mod))
 		})
 	case ompt.CallbackTargetEMI:
-		return ompt.TargetEMICallback(func(kind ompt.TargetKind, ep ompt.Endpoint, dev int, _, ttd, td *ompt.Data, code uintptr) {
+		return ompt.TargetEMICallback(func(kind ompt.TargetKind, ep ompt.Endpoint, dev int, taskData, ttd, td *ompt.Data, code uintptr) {
+			task := &threadC(taskData, toolslot.TaskOffset).task_data
 			sc := scopeOf(td)
 			var cttd *C.ompt_data_t
 			if ttd != nil {
@@ -127,7 +163,8 @@ func (c *ctool) wrap(ev ompt.Callback, fn C.uintptr_t) any {
 			C.gompt_cabi_call_target_emi(fn, C.int(kind), C.int(ep), C.int(dev), cptr(task), cptr(cttd), cptr(&sc.target_data), C.uintptr_t(code))
 		})
 	case ompt.CallbackTarget:
-		return ompt.TargetCallback(func(kind ompt.TargetKind, ep ompt.Endpoint, dev int, _ *ompt.Data, id uint64, code uintptr) {
+		return ompt.TargetCallback(func(kind ompt.TargetKind, ep ompt.Endpoint, dev int, taskData *ompt.Data, id uint64, code uintptr) {
+			task := &threadC(taskData, toolslot.TaskOffset).task_data
 			C.gompt_cabi_call_target(fn, C.int(kind), C.int(ep), C.int(dev), cptr(task), C.ompt_id_t(id), C.uintptr_t(code))
 		})
 	case ompt.CallbackTargetDataOp:

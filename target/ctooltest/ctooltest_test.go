@@ -39,15 +39,6 @@ var programs = []struct {
 
 var summaryRe = regexp.MustCompile(`(?m)^emicheck summary (.*)$`)
 
-func TestMain(m *testing.M) {
-	// This process only counts the devices; the programs run the tool.
-	os.Setenv("GOMPT_PLUGINS", "host,opencl")
-	os.Setenv("OMP_TOOL_LIBRARIES", "")
-	code := m.Run()
-	target.Shutdown()
-	os.Exit(code)
-}
-
 func TestEMIToolJoinsRecordsToCallbacks(t *testing.T) {
 	if testing.Short() {
 		t.Skip("builds a C tool and three programs")

@@ -187,12 +187,14 @@ func runScenario(name string) error {
 		dr.dataOp(t, 0, d0, 1, ompt.DataOpTransferFromDevice, 1<<20, 40*time.Microsecond)
 		dr.dataOp(t, 0, d0, 1, ompt.DataOpDelete, 0, 10*time.Microsecond)
 		t.End()
-		// two nowait constructs that overlap without nesting
+		// two nowait constructs that overlap without nesting (a deferred
+		// target task begins at its first event, as LLVM's runs when it
+		// is scheduled: a's kernel, then b's, then a ends, then b)
 		a := ompt.TargetBegin(ompt.KindTargetNowait, 0, 0x4400)
 		b := ompt.TargetBegin(ompt.KindTargetNowait, 0, 0x4500)
 		dr.kernel(a, 0, d0, 2, 4, 30*time.Microsecond)
-		a.End()
 		dr.kernel(b, 0, d0, 2, 4, 30*time.Microsecond)
+		a.End()
 		b.End()
 		// a device memory routine: target_id 0
 		r := ompt.RoutineBegin(0x4600)

@@ -107,7 +107,9 @@ static void never(void) {}
 static void on_target_emi(ompt_target_t kind, ompt_scope_endpoint_t ep, int dev, ompt_data_t *task, ompt_data_t *ttd, ompt_data_t *td, const void *code) {
 	(void)code;
 	count(&events);
-	if (task != task_data_slot) count(&task_bad);
+	// task_data is the calling thread's initial task (get_task_info(0) here)
+	ompt_data_t *cur_task = NULL;
+	if (get_task_info(0, NULL, &cur_task, NULL, NULL, NULL) != 2 || task != cur_task || task_data_slot == NULL) count(&task_bad);
 	int nowait = kind >= ompt_target_nowait;
 	if ((ttd != NULL) != nowait) count(&task_bad);
 	uint64_t idev;

@@ -14,6 +14,11 @@ import "unsafe"
 // by package ompt when it is initialized.
 var Offset uintptr
 
+// TargetTaskOffset is the distance from a construct's target_task_data
+// slot (task_create's new_task_data, task_schedule's target task) to the
+// same word.
+var TargetTaskOffset uintptr
+
 // Free, if set (by the face that uses the words), releases a non-nil
 // word's memory when ompt drops the slots it belongs to.
 var Free func(unsafe.Pointer)
@@ -42,3 +47,25 @@ var (
 	// ompt_data_none.
 	Reset func(word unsafe.Pointer)
 )
+
+// Thread slots. ompt keeps, for each OpenMP thread (an OS thread that
+// entered gompt) and each tool, its thread_data, the initial task's
+// task_data and the implicit parallel region's parallel_data, with a word
+// beside them that a face fills for its tools (ompt/cabi: C memory that a
+// C tool may keep pointers to).
+var (
+	// ThreadOffset, TaskOffset and ParallelOffset are the distances in
+	// bytes from a thread's thread_data, task_data and parallel_data slot
+	// (as ompt passes them to callbacks and entry points) to its word.
+	ThreadOffset, TaskOffset, ParallelOffset uintptr
+	// NewThread, if set, makes the word of a native tool's slots of a new
+	// thread; it is never freed (threads are never forgotten).
+	NewThread func() unsafe.Pointer
+)
+
+// ThreadWord returns the word of the thread slots that p (a slot of the
+// kind whose offset is off: ThreadOffset, TaskOffset, ParallelOffset)
+// belongs to.
+func ThreadWord(p unsafe.Pointer, off uintptr) unsafe.Pointer {
+	return *(*unsafe.Pointer)(unsafe.Add(p, off))
+}

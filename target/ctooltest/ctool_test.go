@@ -1,0 +1,288 @@
+// Package ctooltest runs a C tool of its own (testdata/cthreads.c, built
+// by the tests against omp-tools.h) on the real runtime, in child
+// processes of the test binary: the tools interface starts once per
+// process, and a hang must fail the test, not stop it.
+package ctooltest
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/gompt/gompt/kernels"
+	"github.com/gompt/gompt/ompt/cabi"
+	"github.com/gompt/gompt/target"
+)
+
+const childEnv = "GOMPT_CTOOLTEST_CHILD"
+
+// TestMain runs the child's workload when the test binary is started as a
+// child (childEnv set), and the tests otherwise.
+func TestMain(m *testing.M) {
+	if os.Getenv(childEnv) != "" {
+		os.Exit(child())
+	}
+	// This process only counts the devices; the programs and children run
+	// the tools (each child's environment names its own).
+	os.Setenv("GOMPT_PLUGINS", "host,opencl")
+	os.Setenv("OMP_TOOL_LIBRARIES", "")
+	code := m.Run()
+	target.Shutdown()
+	os.Exit(code)
+}
+
+// child runs constructs from many goroutines over every device, then
+// shuts the runtime down. $CT_NOWAIT=1 adds nowait constructs.
+func child() int {
+	n := target.NumDevices()
+	goroutines, _ := strconv.Atoi(os.Getenv("CT_GOROUTINES"))
+	iters, _ := strconv.Atoi(os.Getenv("CT_ITERS"))
+	nowait := os.Getenv("CT_NOWAIT") == "1"
+	var wg sync.WaitGroup
+	var mu sync.Mutex
+	fails := 0
+	for g := range goroutines {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			x := make([]float32, 64)
+			for i := range iters {
+				dev := (g + i) % n
+				r := target.Region{Device: dev, Kernel: kernels.Empty, Shape: target.Shape{Size: [3]int{1, 1, 1}, Teams: 1, Threads: 1},
+					Args: []target.Arg{target.Int(1)}, Maps: []target.Map{target.ToFrom(x)}}
+				var err error
+				if nowait && i%2 == 1 {
+					err = target.TargetNowait(r).Wait()
+				} else {
+					err = target.Target(r)
+				}
+				if err != nil {
+					mu.Lock()
+					fails++
+					mu.Unlock()
+					fmt.Println("FAIL: target:", err)
+				}
+			}
+		}()
+	}
+	wg.Wait()
+	if err := target.Shutdown(); err != nil {
+		fmt.Println("FAIL: shutdown:", err)
+		return 1
+	}
+	fmt.Println("child done")
+	if fails > 0 {
+		return 1
+	}
+	return 0
+}
+
+var (
+	toolOnce sync.Once
+	toolLib  string
+	toolErr  error
+)
+
+// buildTool compiles testdata/cthreads.c once per test binary.
+func buildTool(t *testing.T) string {
+	t.Helper()
+	if !cabi.Available {
+		if os.Getenv("CI") != "" {
+			t.Fatal("CI is set but C tools need cgo")
+		}
+		t.Skip("C tools need cgo")
+	}
+	toolOnce.Do(func() {
+		dir, err := os.MkdirTemp("", "gompt-ctooltest-")
+		if err != nil {
+			toolErr = err
+			return
+		}
+		toolLib = filepath.Join(dir, "libcthreads.so")
+		toolErr = cabi.BuildTool(toolLib, "testdata/cthreads.c")
+	})
+	if toolErr != nil {
+		if os.Getenv("CI") != "" {
+			t.Fatal(toolErr)
+		}
+		t.Skip(toolErr)
+	}
+	return toolLib
+}
+
+// run starts the child under the C tool with env and returns the tool's
+// lines; it fails the test if the child does not exit within the limit
+// (a hang) or fails.
+func run(t *testing.T, env ...string) []string {
+	t.Helper()
+	lib := buildTool(t)
+	out := filepath.Join(t.TempDir(), "ct.out")
+	ctx, cancel := context.WithTimeout(context.Background(), 90*time.Second)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, os.Args[0], "-test.run=^$")
+	cmd.Env = append(os.Environ(), childEnv+"=1", "OMP_TOOL=enabled", "OMP_TOOL_LIBRARIES="+lib, "CT_OUTPUT="+out)
+	cmd.Env = append(cmd.Env, env...)
+	b, err := cmd.CombinedOutput()
+	if ctx.Err() != nil {
+		t.Fatalf("the child hung (killed after 90 s); its output:\n%s", b)
+	}
+	if err != nil || !strings.Contains(string(b), "child done") {
+		t.Fatalf("child: %v\n%s", err, b)
+	}
+	data, err := os.ReadFile(out)
+	if err != nil {
+		t.Fatal(err)
+	}
+	lines := strings.Split(strings.TrimSpace(string(data)), "\n")
+	for _, l := range lines {
+		if strings.HasPrefix(l, "ct error") {
+			t.Errorf("tool: %s", l)
+		}
+	}
+	return lines
+}
+
+// field returns the integer value of key=... in the first line that
+// starts with prefix, failing the test if there is none.
+func field(t *testing.T, lines []string, prefix, key string) int {
+	t.Helper()
+	for _, l := range lines {
+		if !strings.HasPrefix(l, prefix) {
+			continue
+		}
+		for _, f := range strings.Fields(l) {
+			if v, ok := strings.CutPrefix(f, key+"="); ok {
+				n, err := strconv.Atoi(v)
+				if err != nil {
+					t.Fatalf("%q: %v", l, err)
+				}
+				return n
+			}
+		}
+	}
+	t.Fatalf("no %s=... in a line starting %q in:\n%s", key, prefix, strings.Join(lines, "\n"))
+	return 0
+}
+
+func has(lines []string, s string) bool {
+	for _, l := range lines {
+		if l == s {
+			return true
+		}
+	}
+	return false
+}
+
+// plugins returns the GOMPT_PLUGINS values to run on: the host, and
+// OpenCL (POCL) where it is installed (CI: required).
+func plugins(t *testing.T) []string {
+	ps := []string{"host"}
+	if _, err := os.Stat("/etc/OpenCL/vendors"); err == nil || os.Getenv("CI") != "" {
+		ps = append(ps, "opencl,host")
+	}
+	return ps
+}
+
+// Each device's buffer_complete flushes every other device, with eight
+// host devices and eight goroutines: every flush completes or returns 0,
+// the program exits, every device gets device_finalize before finalize.
+func TestCrossDeviceFlushFromBufferComplete(t *testing.T) {
+	for _, p := range plugins(t) {
+		t.Run(p, func(t *testing.T) {
+			lines := run(t, "CT_MODE=crossflush", "GOMPT_PLUGINS="+p, "GOMPT_HOST_DEVICES=8", "CT_GOROUTINES=8", "CT_ITERS=400")
+			devs := field(t, lines, "ct finalize", "devices")
+			if devs < 8 || field(t, lines, "ct finalize", "device_finalize") != devs {
+				t.Errorf("devices %d, device_finalize %d", devs, field(t, lines, "ct finalize", "device_finalize"))
+			}
+			if ok := field(t, lines, "ct finalize", "flushes_ok"); ok == 0 {
+				t.Errorf("no cross-device flush completed")
+			}
+			if n := field(t, lines, "ct finalize", "targets"); n != 8*400 {
+				t.Errorf("%d target regions ended, want %d", n, 8*400)
+			}
+		})
+	}
+}
+
+// ompt_finalize_tool from a target callback and from buffer_complete:
+// outstanding records are delivered and every device gets
+// device_finalize before finalize; nothing comes after finalize (the tool
+// reports any callback after it as an error).
+func TestFinalizeToolFromCallbacks(t *testing.T) {
+	for _, mode := range []string{"finalize_target", "finalize_buffer"} {
+		for _, p := range plugins(t) {
+			t.Run(mode+"/"+p, func(t *testing.T) {
+				lines := run(t, "CT_MODE="+mode, "GOMPT_PLUGINS="+p, "GOMPT_HOST_DEVICES=3", "CT_GOROUTINES=6", "CT_ITERS=100", "CT_NOWAIT=1")
+				if !has(lines, "ct finalize_tool returned") {
+					t.Fatalf("finalize_tool was not called or did not return:\n%s", strings.Join(lines, "\n"))
+				}
+				devs := field(t, lines, "ct finalize", "devices")
+				if devs < 3 || field(t, lines, "ct finalize", "device_finalize") != devs {
+					t.Errorf("devices %d, device_finalize %d before finalize", devs, field(t, lines, "ct finalize", "device_finalize"))
+				}
+				if strings.Contains(lines[len(lines)-1], "after finalize") {
+					t.Errorf("a callback after finalize")
+				}
+			})
+		}
+	}
+}
+
+// Every target record's thread_id is the thread that ran its
+// callbacks, with goroutines over three devices and nowait constructs.
+func TestRecordThreadIsCallbackThread(t *testing.T) {
+	for _, p := range plugins(t) {
+		t.Run(p, func(t *testing.T) {
+			lines := run(t, "GOMPT_PLUGINS="+p, "GOMPT_HOST_DEVICES=3", "CT_GOROUTINES=6", "CT_ITERS=300", "CT_NOWAIT=1")
+			if n := field(t, lines, "ct finalize", "records"); n == 0 {
+				t.Fatalf("no records delivered")
+			}
+			if n := field(t, lines, "ct finalize", "bad_tid_records"); n != 0 {
+				t.Errorf("%d target records carry another thread than their callbacks'", n)
+			}
+		})
+	}
+}
+
+// Each OS thread is an OpenMP thread to the tool, with goroutines over
+// three devices and nowait constructs: thread_begin and an implicit
+// initial task at a thread's first event, thread_data and
+// get_task_info(0) of the calling thread (the tool checks them in every
+// callback against the thread's own state, and keeps a per-thread shadow
+// stack of target regions), NULL and 0 on a thread the runtime never saw,
+// implicit_task end and thread_end for each at Shutdown; task_create and
+// task_schedule (switch and complete) for each nowait construct's target
+// task. The mandatory callbacks are accepted with ompt_set_always.
+func TestThreadsAndTasks(t *testing.T) {
+	for _, p := range plugins(t) {
+		t.Run(p, func(t *testing.T) {
+			lines := run(t, "CT_THREADS=1", "GOMPT_PLUGINS="+p, "GOMPT_HOST_DEVICES=3", "CT_GOROUTINES=6", "CT_ITERS=100", "CT_NOWAIT=1")
+			for _, ev := range []string{"thread_begin", "thread_end", "implicit_task", "task_create", "task_schedule", "parallel_begin", "parallel_end"} {
+				if !has(lines, "ct set_callback "+ev+" = 5") {
+					t.Errorf("set_callback(%s) is not ompt_set_always (5)", ev)
+				}
+			}
+			begin, end := field(t, lines, "ct threads", "begin"), field(t, lines, "ct threads", "end")
+			if begin == 0 || end != begin {
+				t.Errorf("thread_begin %d, thread_end %d", begin, end)
+			}
+			if ib, ie := field(t, lines, "ct threads", "implicit_begin"), field(t, lines, "ct threads", "implicit_end"); ib != begin || ie != begin {
+				t.Errorf("implicit_task begin %d end %d for %d threads", ib, ie, begin)
+			}
+			nowait := 6 * 100 / 2
+			if n := field(t, lines, "ct threads", "task_create"); n != nowait {
+				t.Errorf("task_create %d, want one per nowait construct (%d)", n, nowait)
+			}
+			if n := field(t, lines, "ct threads", "task_schedule"); n != 2*nowait {
+				t.Errorf("task_schedule %d, want two per nowait construct (%d)", n, 2*nowait)
+			}
+		})
+	}
+}
