@@ -23,6 +23,7 @@ type dispatcher struct {
 	dataOp []dataOpEntry
 	submit []submitEntry
 	tmap   []mapEntry
+	deps   []depsEntry
 }
 
 // entry is one tool's registration for one event: its EMI callback or,
@@ -40,6 +41,7 @@ type (
 	dataOpEntry = entry[TargetDataOpEMICallback, TargetDataOpCallback]
 	submitEntry = entry[TargetSubmitEMICallback, TargetSubmitCallback]
 	mapEntry    = entry[TargetMapEMICallback, TargetMapCallback]
+	depsEntry   = entry[DependencesCallback, DependencesCallback]
 )
 
 // addEntry appends tool t's entry for the event whose two forms are emiEv
@@ -67,6 +69,7 @@ func newDispatcher(tools []*tool) *dispatcher {
 		d.dataOp = addEntry(d.dataOp, t, i, CallbackTargetDataOpEMI, CallbackTargetDataOp)
 		d.submit = addEntry(d.submit, t, i, CallbackTargetSubmitEMI, CallbackTargetSubmit)
 		d.tmap = addEntry(d.tmap, t, i, CallbackTargetMapEMI, CallbackTargetMap)
+		d.deps = addEntry(d.deps, t, i, CallbackDependences, CallbackDependences)
 	}
 	return d
 }
@@ -514,6 +517,37 @@ func (t *Target) callMap(e *mapEntry, _ Endpoint) {
 		e.emi(&t.slots[e.i].targetData, t.mapHost, t.mapDev, t.mapBytes, t.mapFlags, t.code)
 	} else {
 		e.plain(t.id, t.mapHost, t.mapDev, t.mapBytes, t.mapFlags, t.code)
+	}
+}
+
+// WantsDependences reports whether a tool registered the dependences
+// callback, so the runtime builds the list only then.
+func (t *Target) WantsDependences() bool { return t != nil && !t.routine && len(t.d.deps) > 0 }
+
+// Dependences reports the depend items of the construct's target task
+// (ompt_callback_dependences): task_data is each tool's target_task_data
+// slot of the construct, the slot its nowait target events pass. The
+// runtime calls it once, right after TargetBegin, for a construct with
+// depend items; a synchronous construct's target task is an included
+// task, whose slot the target events do not pass (nil) but this event
+// does. deps is read only during the call.
+func (t *Target) Dependences(deps []Dependence) {
+	if !t.WantsDependences() || len(deps) == 0 {
+		return
+	}
+	t.own()
+	for i := range t.d.deps {
+		e := &t.d.deps[i]
+		switch {
+		case e.t.done.Load():
+		case e.native:
+			e.emi(&t.slots[e.i].targetTaskData, deps)
+		default:
+			func() {
+				defer e.t.guard()
+				e.emi(&t.slots[e.i].targetTaskData, deps)
+			}()
+		}
 	}
 }
 

@@ -30,6 +30,8 @@ func N2(x, y int) Shape { return Shape{Size: [3]int{x, y, 1}} }
 type Map struct {
 	item mapping.Item
 	bad  *elemType // T, when it holds Go pointers
+	dep  depKind   // a depend list item (DependIn, ...), not a map item
+	task *Task     // DependOn's task
 }
 
 func newMap[T any](s []T, t mapping.Type) Map {

@@ -185,10 +185,13 @@ func (c *construct) Fence() device.Event {
 	return ev
 }
 
-// dep is one event c waits for; fill: its failure is c's failure too.
+// dep is one event c waits for; fill: its failure is c's failure too;
+// depend: it completes a construct c depends on (depend clause), whose
+// failure is c's too.
 type dep struct {
-	ev   device.Event
-	fill bool
+	ev     device.Event
+	fill   bool
+	depend bool
 }
 
 // keep remembers err, if it is the first, for the construct's end.
@@ -199,7 +202,9 @@ func (c *construct) keep(err error) {
 }
 
 // After implements mapping.Ops: c's next device operation waits for ev.
-func (c *construct) After(ev device.Event, fill bool) { c.deps = append(c.deps, dep{ev, fill}) }
+func (c *construct) After(ev device.Event, fill bool) {
+	c.deps = append(c.deps, dep{ev: ev, fill: fill})
+}
 
 // await waits for the other constructs' work that c's next device
 // operation depends on (see mapping.Ops.After). With none, it is one
@@ -216,8 +221,13 @@ func (c *construct) awaitDeps() error {
 	for i, d := range c.deps {
 		// Another construct's failed kernel is reported to that
 		// construct; a failed fill leaves this construct's input wrong.
-		if werr := d.ev.Wait(); werr != nil && d.fill && err == nil {
-			err = fmt.Errorf("target: %s: the copy another construct made of shared data to the device failed: %w", c.d.id, werr)
+		if werr := d.ev.Wait(); werr != nil && err == nil {
+			switch {
+			case d.depend:
+				err = dependErr(werr)
+			case d.fill:
+				err = fmt.Errorf("target: %s: the copy another construct made of shared data to the device failed: %w", c.d.id, werr)
+			}
 		}
 		c.deps[i] = dep{}
 	}
@@ -324,14 +334,28 @@ func Target(r Region) error {
 	if toolsOn() {
 		pc = callsite.Parent()
 	}
+	deps, err := takeDeps(&r)
+	if err != nil {
+		return err
+	}
 	n, d, f, err := prepare(&r)
 	if err != nil {
 		return err
 	}
 	t := ompt.TargetBegin(ompt.KindTarget, n, pc)
-	err = runTarget(&r, d, f, t, false)
+	reportDeps(t, deps)
+	err = runDeps(deps, func(tk *Task) error { return runTarget(&r, d, f, t, false, tk) })
 	t.End()
 	return err
+}
+
+// takeDeps moves r's depend items out of r.Maps.
+func takeDeps(r *Region) (deps []Map, err error) {
+	if len(r.Maps) == 0 {
+		return nil, nil
+	}
+	r.Maps, deps, err = splitDeps(r.Maps)
+	return deps, err
 }
 
 // TargetNowait starts r and returns at once (target nowait). The slices r
@@ -343,13 +367,18 @@ func TargetNowait(r Region) *Task {
 	if toolsOn() {
 		pc = callsite.Parent()
 	}
+	deps, err := takeDeps(&r)
+	if err != nil {
+		return failed(err)
+	}
 	n, d, f, err := prepare(&r)
 	if err != nil {
 		return failed(err)
 	}
 	t := ompt.TargetBegin(ompt.KindTargetNowait, n, pc)
-	return spawn(func() error {
-		err := runTarget(&r, d, f, t, true)
+	reportDeps(t, deps)
+	return spawnDeps(deps, func(tk *Task) error {
+		err := runTarget(&r, d, f, t, true, tk)
 		t.End()
 		return err
 	})
@@ -373,15 +402,29 @@ func prepare(r *Region) (n int, d *dev, f device.Function, err error) {
 
 // runTarget is the body of a target construct on d (nil for the initial
 // device), inside the tools scope t.
-func runTarget(r *Region, d *dev, f device.Function, t *ompt.Target, async bool) error {
+//
+// tk is the construct's task when it has depend items (else nil): its
+// predecessors' failures are its own, their device work is waited for
+// by its device operations, and once its own work is enqueued its
+// dependents are released.
+func runTarget(r *Region, d *dev, f device.Function, t *ompt.Target, async bool, tk *Task) error {
 	if d == nil {
+		if err := tk.waitHost(); err != nil {
+			return err
+		}
 		return runInitial(r, t)
+	}
+	if err := tk.predErr(); err != nil {
+		return err
 	}
 	c, err := begin(d, t, async)
 	if err != nil {
 		return err
 	}
-	return c.end(c.target(r, f))
+	tk.attach(c)
+	err = c.target(r, f)
+	tk.publish(c, err)
+	return c.end(err)
 }
 
 // toolsOn reports whether a tool is attached, starting the runtime (and
@@ -783,10 +826,12 @@ func runInitial(reg *Region, t *ompt.Target) error {
 	return err
 }
 
-// Task is a construct running asynchronously (a nowait form).
+// Task is a construct running asynchronously (a nowait form), or a Go
+// task (Go). Other constructs may depend on it (DependOn).
 type Task struct {
 	done chan struct{}
 	err  error
+	ds   depState
 }
 
 // Wait blocks until the construct has finished and returns its error.
@@ -811,6 +856,7 @@ func spawn(fn func() error) *Task {
 	t := &Task{done: make(chan struct{})}
 	go func() {
 		defer func() {
+			t.ended()
 			close(t.done)
 			r.tasks.Add(-1)
 		}()
@@ -822,6 +868,7 @@ func spawn(fn func() error) *Task {
 // failed returns a finished task with err.
 func failed(err error) *Task {
 	t := &Task{done: make(chan struct{}), err: err}
+	t.ds.released, t.ds.relErr = true, err
 	close(t.done)
 	return t
 }
