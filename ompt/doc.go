@@ -81,8 +81,10 @@
 //	ompt_finalize_tool          FinalizeToolFunc: detaches the calling tool
 //
 // ompt_set_callback answers ompt_set_always for the target events (both
-// forms of target, target_data_op, target_submit, target_map) and the
-// four device events. It answers ompt_set_never for every host event
+// forms of target, target_data_op, target_submit, target_map), the four
+// device events and dependences (the depend items of a target task, with
+// its target_task_data slot as task_data, right after its target begin;
+// gompt has no other tasks). It answers ompt_set_never for every host event
 // (gompt never dispatches them) and ompt_set_error for a number
 // omp-tools.h does not define. A callback of the wrong Go type (not the
 // event's callback type, nor a func with the same signature) is also

@@ -148,6 +148,7 @@ type toolSlots struct {
 func init() {
 	var s toolSlots
 	toolslot.Offset = unsafe.Offsetof(s.keep) - unsafe.Offsetof(s.targetData)
+	toolslot.TaskOffset = unsafe.Offsetof(s.targetTaskData) - unsafe.Offsetof(s.targetData)
 }
 
 // idBlock is how many host_op_ids a Target takes from the id space at a

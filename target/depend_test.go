@@ -104,8 +104,8 @@ func TestDependPipeline(t *testing.T) {
 			tasks = append(tasks,
 				UpdateNowait(dev, To(xc), To(yc), DependOut(xc), DependOut(yc)),
 				TargetNowait(Region{Device: dev, Kernel: kernels.Saxpy, Shape: N(c),
-					Maps:  []Map{DependIn(xc), DependInOut(yc)},
-					Args:  []Arg{Int(c), Float32(2), Slice(xc), Slice(yc)}}),
+					Maps: []Map{DependIn(xc), DependInOut(yc)},
+					Args: []Arg{Int(c), Float32(2), Slice(xc), Slice(yc)}}),
 				UpdateNowait(dev, From(yc), DependIn(yc)))
 		}
 		for _, tk := range tasks {

@@ -55,6 +55,7 @@ func layouts() []layout {
 		layoutOf("ompt_record_target_map_t", C.ompt_record_target_map_t{}),
 		layoutOf("ompt_record_target_kernel_t", C.ompt_record_target_kernel_t{}),
 		layoutOf("ompt_record_abstract_t", C.ompt_record_abstract_t{}),
+		layoutOf("ompt_dependence_t", C.ompt_dependence_t{}),
 	}
 }
 
@@ -73,5 +74,6 @@ func scalarSizes() map[string]uintptr {
 		"ompt_target_data_op_t": C.sizeof_ompt_target_data_op_t,
 		"ompt_record_t":         C.sizeof_ompt_record_t,
 		"ompt_record_native_t":  C.sizeof_ompt_record_native_t,
+		"ompt_dependence_type_t": C.sizeof_ompt_dependence_type_t,
 	}
 }

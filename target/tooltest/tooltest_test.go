@@ -21,7 +21,8 @@ type rec struct {
 	info   ompt.GetTargetInfoFunc
 	nextTD uint64
 
-	mapFlags []uint32 // of the last target_map event
+	mapFlags []uint32              // of the last target_map event
+	ttds     map[uint64]*ompt.Data // the tool's target id -> target_task_data at target begin
 
 	// tracing
 	handle  *ompt.DeviceHandle
@@ -83,6 +84,7 @@ func init() {
 			tool.add("initialize initial=%d", initial)
 			tool.opIDs = map[uint64]uint64{}
 			tool.window = map[uint64][2]float64{}
+			tool.ttds = map[uint64]*ompt.Data{}
 			set(ompt.CallbackDeviceInitialize, ompt.DeviceInitializeCallback(func(dev int, typ string, h *ompt.DeviceHandle, lk ompt.LookupFunc, _ string) {
 				if h == nil || lk == nil {
 					tool.fail("device_initialize %d: nil device or lookup", dev)
@@ -108,6 +110,7 @@ func init() {
 					tool.nextTD++
 					td.Value = 1000 + tool.nextTD
 					tool.window[td.Value] = [2]float64{now, 0}
+					tool.ttds[td.Value] = ttd
 				} else {
 					w := tool.window[td.Value]
 					w[1] = now
@@ -171,6 +174,27 @@ func init() {
 				tool.mu.Unlock()
 				tool.add("map n=%d td=%d", len(host), td.Value)
 			}))
+			if r := set(ompt.CallbackDependences, ompt.DependencesCallback(func(task *ompt.Data, deps []ompt.Dependence) {
+				_, tid, _, ok := tool.info()
+				tool.mu.Lock()
+				ttd, seen := tool.ttds[tid]
+				tool.mu.Unlock()
+				switch {
+				case !ok || !seen:
+					tool.fail("dependences outside a construct (ompt_get_target_info %d, %v)", tid, ok)
+				case task == nil:
+					tool.fail("dependences: nil task_data")
+				case ttd != nil && ttd != task:
+					tool.fail("dependences: task_data %p is not the target_task_data %p of the construct's target begin", task, ttd)
+				}
+				var l []string
+				for _, d := range deps {
+					l = append(l, fmt.Sprintf("%v@%#x", d.Type, d.Addr))
+				}
+				tool.add("dependences td=%d %s", tid, strings.Join(l, " "))
+			})); r != ompt.SetAlways {
+				tool.fail("set_callback(dependences) = %v, want ompt_set_always", r)
+			}
 			// Registered too, but OpenMP 5.2 calls only the EMI form.
 			set(ompt.CallbackTarget, ompt.TargetCallback(func(ompt.TargetKind, ompt.Endpoint, int, *ompt.Data, uint64, uintptr) {
 				tool.fail("non-EMI target callback called although the EMI one is registered")
@@ -524,5 +548,67 @@ func TestImplicitMapFlag(t *testing.T) {
 	want := []uint32{ompt.MapFlagTo, ompt.MapFlagTo | ompt.MapFlagFrom | ompt.MapFlagImplicit}
 	if len(f) != 2 || f[0] != want[0] || f[1] != want[1] {
 		t.Fatalf("map flags %v, want %v", f, want)
+	}
+}
+
+// The depend items of a target task reach the tools as
+// ompt_callback_dependences, right after the construct's target begin,
+// with the target_task_data slot of its target events (nowait); a task
+// dependence (DependOn) has no variable and is not listed.
+func TestDependencesCallback(t *testing.T) {
+	x, y := make([]float32, 64), make([]float32, 64)
+	if err := target.EnterData(0, target.To(x), target.To(y)); err != nil {
+		t.Fatal(err)
+	}
+	tool.take()
+	t1 := target.TargetNowait(target.Region{Device: 0, Kernel: kernels.Saxpy, Shape: target.N(64),
+		Maps: []target.Map{target.DependIn(x), target.DependOut(y)},
+		Args: []target.Arg{target.Int(64), target.Float32(2), target.Slice(x), target.Slice(y)}})
+	td1 := tool.nextTD + 1000
+	t2 := target.UpdateNowait(0, target.From(y), target.DependInOut(y), target.DependOn(t1))
+	td2 := tool.nextTD + 1000
+	for _, tk := range []*target.Task{t1, t2} {
+		if err := tk.Wait(); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := target.Update(0, target.To(x), target.DependIn(x)); err != nil {
+		t.Fatal(err)
+	}
+	td3 := tool.nextTD + 1000
+	got, errs := tool.take()
+	for _, e := range errs {
+		t.Error(e)
+	}
+	px, py := fmt.Sprintf("%p", &x[0]), fmt.Sprintf("%p", &y[0])
+	var deps []string
+	for _, l := range got {
+		if strings.HasPrefix(l, "dependences") {
+			deps = append(deps, l)
+		}
+	}
+	want := []string{
+		fmt.Sprintf("dependences td=%d ompt_dependence_type_in@%s ompt_dependence_type_out@%s", td1, px, py),
+		fmt.Sprintf("dependences td=%d ompt_dependence_type_inout@%s", td2, py),
+		fmt.Sprintf("dependences td=%d ompt_dependence_type_in@%s", td3, px),
+	}
+	if strings.Join(deps, "\n") != strings.Join(want, "\n") {
+		t.Errorf("dependences events:\n%s\nwant:\n%s", strings.Join(deps, "\n"), strings.Join(want, "\n"))
+	}
+	// Each is its construct's second event, right after its target begin
+	// (other constructs' events may come between, on other goroutines).
+	for _, td := range []uint64{td1, td2, td3} {
+		var mine []string
+		for _, l := range got {
+			if strings.Contains(l, fmt.Sprintf("td=%d ", td)) || strings.HasSuffix(l, fmt.Sprintf("td=%d", td)) {
+				mine = append(mine, l)
+			}
+		}
+		if len(mine) < 2 || !strings.HasPrefix(mine[0], "target ") || !strings.Contains(mine[0], " begin ") || !strings.HasPrefix(mine[1], "dependences") {
+			t.Errorf("construct td=%d: events do not begin with target begin, dependences:\n%s", td, strings.Join(mine, "\n"))
+		}
+	}
+	if err := target.ExitData(0, target.Delete(x), target.Delete(y)); err != nil {
+		t.Fatal(err)
 	}
 }

@@ -14,6 +14,12 @@ import "unsafe"
 // by package ompt when it is initialized.
 var Offset uintptr
 
+// TaskOffset is the distance in bytes from a target_data slot to the
+// target_task_data slot of the same tool in the same construct (the
+// *ompt.Data a dependences callback gets as taskData). Set by package
+// ompt when it is initialized.
+var TaskOffset uintptr
+
 // Free, if set (by the face that uses the words), releases a non-nil
 // word's memory when ompt drops the slots it belongs to.
 var Free func(unsafe.Pointer)
