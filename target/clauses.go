@@ -1,6 +1,7 @@
 package target
 
 import (
+	"fmt"
 	"math"
 
 	"github.com/gompt/gompt/device"
@@ -113,6 +114,36 @@ func Float32(v float32) Arg {
 // Float64 passes a float64 scalar.
 func Float64(v float64) Arg {
 	return Arg{kind: argScalar, scalar: device.ParamFloat64, bits: math.Float64bits(v)}
+}
+
+// DeviceClause is a construct's device clause. The zero DeviceClause is
+// no clause: the construct runs on the default device (the
+// default-device ICV: OMP_DEFAULT_DEVICE, SetDefaultDevice), as in
+// OpenMP. Dev(n) names device n explicitly, device 0 included.
+type DeviceClause struct {
+	n   int
+	set bool
+}
+
+// Dev returns the device clause device(n): n is 0..NumDevices()-1, or
+// InitialDevice or NumDevices() for the initial device, or DefaultDevice.
+func Dev(n int) DeviceClause { return DeviceClause{n: n, set: true} }
+
+// Num returns the device number the clause names, DefaultDevice for the
+// zero DeviceClause; the functions that take a device number accept it.
+func (c DeviceClause) Num() int {
+	if !c.set {
+		return DefaultDevice
+	}
+	return c.n
+}
+
+// String formats the clause as "device(1)", or "no device clause".
+func (c DeviceClause) String() string {
+	if !c.set {
+		return "no device clause"
+	}
+	return fmt.Sprintf("device(%d)", c.n)
 }
 
 // Region is a target construct: a kernel run on a device over a shape,

@@ -24,8 +24,8 @@ const (
 	// InvalidDevice is omp_invalid_device.
 	InvalidDevice = -2
 	// DefaultDevice names the device in the default-device ICV
-	// (OMP_DEFAULT_DEVICE, SetDefaultDevice). Constructs whose Device
-	// field is 0 use device 0, as OpenMP's default ICV value is 0.
+	// (OMP_DEFAULT_DEVICE, SetDefaultDevice), whose initial value is
+	// device 0.
 	DefaultDevice = -3
 )
 
