@@ -24,7 +24,9 @@ func N(n int) Shape { return Shape{Size: [3]int{n, 1, 1}} }
 func N2(x, y int) Shape { return Shape{Size: [3]int{x, y, 1}} }
 
 // Map is one list item of a map clause (or of a motion clause of Update).
-// Build it with To, From, ToFrom, Alloc, Release or Delete. Only slices of
+// Build it with To, From, ToFrom, Alloc, Release or Delete. The same list
+// also takes the items of a depend clause (DependIn, DependOut,
+// DependInOut, DependOn), which map nothing and order the construct. Only slices of
 // pointer-free element types can be mapped: a construct given a map of
 // another type (pointers, strings, slices, interfaces, or structs holding
 // them) fails before any device work, naming the type.
