@@ -29,7 +29,8 @@ func newDep[T any](s []T, k depKind) Map {
 
 // DependIn is a list item of depend(in: s): the construct runs after every
 // construct begun earlier with DependOut or DependInOut on s that has not
-// ended yet. Depend items go in a construct's map list (Region.Maps, the
+// ended yet. A construct that has ended orders nothing, also one that
+// failed (its own task reports that); DependOn(t) always sees t's failure. Depend items go in a construct's map list (Region.Maps, the
 // maps of EnterData, ExitData and Update and their nowait forms) beside
 // its map clauses; they map nothing. List items are matched by the address
 // of their first element, as LLVM matches them: OpenMP requires two
@@ -379,14 +380,15 @@ func (t *Task) waitHost() error {
 
 // publish releases t's dependents once c has enqueued all of its device
 // work (err: c failed): they may start their own work at once, ordered
-// after c's by an event. Before, it waits for what c itself still had to
-// wait for, so the event covers c's predecessors too.
+// after c's by an event. Before, c's queue waits (on the device where it
+// can) for what c itself still had to wait for, so the event covers c's
+// predecessors too.
 func (t *Task) publish(c *construct, err error) {
 	if t == nil || !t.ds.early {
 		return
 	}
 	if err == nil {
-		if err = c.await(); err != nil {
+		if err = c.awaitDevice(); err != nil {
 			c.keep(err)
 		}
 	}

@@ -157,8 +157,12 @@ func TestDependOnFailedTask(t *testing.T) {
 		x, y := ones(n)
 		missing := make([]float32, n)
 		// Fails at run time, in the mapping table: present modifier on an
-		// item that is not present.
-		t1 := TargetNowait(saxpyRegion(dev, n, 3, x, y, To(missing).Present().Named("missing"), DependOut(y)))
+		// item that is not present. It waits for a gate, so it is still in
+		// flight when its dependents begin: a construct that has ended
+		// orders nothing (DependOn names a task for that).
+		release := make(chan struct{})
+		gate := Go(func() error { <-release; return nil })
+		t1 := TargetNowait(saxpyRegion(dev, n, 3, x, y, To(missing).Present().Named("missing"), DependOut(y), DependOn(gate)))
 		t2 := TargetNowait(saxpyRegion(dev, n, 3, x, y, DependInOut(y)))
 		t3 := Go(func() error {
 			if dev != InitialDevice {
@@ -167,6 +171,7 @@ func TestDependOnFailedTask(t *testing.T) {
 			return nil
 		}, DependIn(y))
 		t4 := TargetNowait(saxpyRegion(dev, n, 3, x, y, DependOn(t3)))
+		close(release)
 		err1 := t1.Wait()
 		if dev != InitialDevice && err1 == nil {
 			t.Fatalf("device %d: construct with a present item that is not present: no error", dev)
@@ -291,5 +296,47 @@ func TestDependGoTasks(t *testing.T) {
 				t.Fatal(err)
 			}
 		}
+	}
+}
+
+// A predecessor whose kernel fails on the device after its dependents
+// have started (they wait for it on the device, not on a goroutine) fails
+// them too: a kernel on present data after it reports the dependence, and
+// an update from the device after that copies nothing back.
+func TestDependOnKernelFailingOnDevice(t *testing.T) {
+	r := hostRuntime(t)
+	noLeak(t, r)
+	const n = 4096
+	x, y := ones(n)
+	if err := EnterData(0, To(x), To(y)); err != nil {
+		t.Fatal(err)
+	}
+	// A large copy before the kernel keeps t1's queue busy, so the kernel
+	// fails after t1 has released its dependents.
+	big := make([]float32, 4<<20)
+	if err := EnterData(0, Alloc(big)); err != nil {
+		t.Fatal(err)
+	}
+	for round := 0; round < 20; round++ {
+		release := make(chan struct{})
+		gate := Go(func() error { <-release; return nil }) // t1 is in flight while t2 and t3 begin
+		t1 := TargetNowait(Region{Kernel: panics, Shape: N(1), Args: []Arg{Int(1)}, Maps: []Map{To(big).Always(), DependOut(y), DependOn(gate)}})
+		t2 := TargetNowait(saxpyRegion(0, n, 3, x, y, DependInOut(y)))
+		t3 := UpdateNowait(0, From(y), DependIn(y))
+		close(release)
+		err1 := t1.Wait()
+		if err1 == nil || !strings.Contains(err1.Error(), "panicked") {
+			t.Fatalf("panicking kernel: %v", err1)
+		}
+		for i, tk := range []*Task{t2, t3} {
+			err := tk.Wait()
+			if !errors.Is(err, ErrDependence) || !strings.Contains(err.Error(), "panicked") || strings.Count(err.Error(), "depends on") != 1 {
+				t.Fatalf("round %d: dependent %d of a kernel that failed on the device: %v", round, i+2, err)
+			}
+		}
+		wantAll(t, "y on the host after the failed chain", y, 1)
+	}
+	if err := ExitData(0, Delete(x), Delete(y), Delete(big)); err != nil {
+		t.Fatal(err)
 	}
 }

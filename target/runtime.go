@@ -398,7 +398,8 @@ func (d *dev) take() (*construct, error) {
 	}
 	prof, _ := q.(device.Profiler)
 	idle, _ := q.(device.Idler)
-	return &construct{d: d, q: q, prof: prof, idle: idle}, nil
+	waiter, _ := q.(device.Waiter)
+	return &construct{d: d, q: q, prof: prof, idle: idle, waiter: waiter}, nil
 }
 
 // shutting reports whether Shutdown has stopped handing out queues.

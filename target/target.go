@@ -36,9 +36,11 @@ type construct struct {
 
 	clauses int // items[:clauses] come from map clauses; the rest are implicit
 
-	idle device.Idler // q's own idleness test, if it has it
-	deps []dep        // other constructs' work to wait for (mapping.Ops.After)
-	ferr error        // the first error of c's own queue work found by a sync inside the construct (Fence, Free), reported at end
+	idle    device.Idler   // q's own idleness test, if it has it
+	waiter  device.Waiter  // q's own wait for another queue's event, if it has it
+	deps    []dep          // other constructs' work to wait for (mapping.Ops.After)
+	dchecks []device.Event // depend events q waits for on the device, whose errors are checked later
+	ferr    error          // the first error of c's own queue work found by a sync inside the construct (Fence, Free), reported at end
 }
 
 // initialScratch holds scratch constructs for the initial device, which
@@ -62,6 +64,20 @@ func (c *construct) end(err error) error {
 	if len(c.deps) > 0 {
 		clear(c.deps)
 		c.deps = c.deps[:0]
+	}
+	if len(c.dchecks) > 0 {
+		// The queue waited on the device for constructs c depends on: a
+		// failure of theirs is c's as a dependence error, in place of
+		// the queue error it caused.
+		serr := c.q.Sync()
+		if derr := c.checkDeps(); derr != nil {
+			serr = derr
+		}
+		if err == nil {
+			err = serr
+		} else if serr != nil && !errors.Is(err, ErrDependence) {
+			err = errors.Join(err, serr)
+		}
 	}
 	if c.ferr != nil {
 		err = errors.Join(err, c.ferr)
@@ -216,6 +232,64 @@ func (c *construct) await() error {
 	return c.awaitDeps()
 }
 
+// awaitDevice is await before an operation that reads or writes only
+// device memory (a copy in, a launch): a predecessor's event of a depend
+// clause is waited for by c's queue on the device (device.Waiter) where
+// it can be, so this goroutine goes on enqueuing; its failure is checked
+// before anything reaches the host (awaitHost) and at the construct's end.
+func (c *construct) awaitDevice() error {
+	if len(c.deps) == 0 {
+		return nil
+	}
+	if c.waiter != nil {
+		n := 0
+		for _, d := range c.deps {
+			if d.depend {
+				ok, err := c.waiter.WaitEvent(d.ev)
+				if err != nil {
+					return err
+				}
+				if ok {
+					c.dchecks = append(c.dchecks, d.ev)
+					continue
+				}
+			}
+			c.deps[n] = d
+			n++
+		}
+		clear(c.deps[n:])
+		c.deps = c.deps[:n]
+	}
+	return c.await()
+}
+
+// awaitHost is await before an operation whose result the host sees (a
+// copy out, a free): every predecessor's work, also what c's queue waits
+// for on the device, is done and did not fail.
+func (c *construct) awaitHost() error {
+	err := c.await()
+	if len(c.dchecks) > 0 {
+		if derr := c.checkDeps(); err == nil {
+			err = derr
+		}
+	}
+	return err
+}
+
+// checkDeps waits for the events c's queue waits for on the device and
+// returns the first failure among them, as a dependence error.
+func (c *construct) checkDeps() error {
+	var err error
+	for i, ev := range c.dchecks {
+		if werr := ev.Wait(); werr != nil && err == nil {
+			err = dependErr(werr)
+		}
+		c.dchecks[i] = nil
+	}
+	c.dchecks = c.dchecks[:0]
+	return err
+}
+
 func (c *construct) awaitDeps() error {
 	var err error
 	for i, d := range c.deps {
@@ -244,7 +318,7 @@ func (c *construct) awaitDeps() error {
 // done, and the construct returns them when it ends. (Returned from here,
 // the table's retry of the free would succeed and drop them.)
 func (c *construct) Free(p device.DevicePtr, size int, host []byte) error {
-	c.keep(c.await())
+	c.keep(c.awaitHost())
 	c.keep(c.q.Sync())
 	if c.d.infoOn&infoMapping != 0 {
 		c.d.infof(infoMapping, "free %d bytes at %v (host %p)", size, p, dataPtr(host))
@@ -264,7 +338,7 @@ func (c *construct) Free(p device.DevicePtr, size int, host []byte) error {
 
 // CopyIn implements mapping.Ops.
 func (c *construct) CopyIn(dst device.DevicePtr, src []byte) error {
-	if err := c.await(); err != nil {
+	if err := c.awaitDevice(); err != nil {
 		return err
 	}
 	if c.d.infoOn&infoMapping != 0 {
@@ -285,7 +359,7 @@ func (c *construct) CopyIn(dst device.DevicePtr, src []byte) error {
 
 // CopyOut implements mapping.Ops.
 func (c *construct) CopyOut(dst []byte, src device.DevicePtr) error {
-	if err := c.await(); err != nil {
+	if err := c.awaitHost(); err != nil {
 		return err
 	}
 	if c.d.infoOn&infoMapping != 0 {
@@ -662,7 +736,7 @@ func (c *construct) launch(r *Region, f device.Function) error {
 	if c.d.infoOn&infoLaunch != 0 {
 		c.d.infof(infoLaunch, "launch %s size %v teams %d threads %d", r.Kernel.Name, r.Shape.Size, r.Shape.Teams, r.Shape.Threads)
 	}
-	if err := c.await(); err != nil {
+	if err := c.awaitDevice(); err != nil {
 		return err
 	}
 	c.t.SubmitBegin(uint32(r.Shape.Teams))
