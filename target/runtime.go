@@ -25,8 +25,7 @@ const (
 	InvalidDevice = -2
 	// DefaultDevice names the device in the default-device ICV
 	// (OMP_DEFAULT_DEVICE, SetDefaultDevice), whose initial value is
-	// device 0. A Region with no device clause (the zero Device field)
-	// runs there too.
+	// device 0.
 	DefaultDevice = -3
 )
 

@@ -40,7 +40,7 @@ func main() {
 
 	step := func(in, out []float32) error {
 		return target.Target(target.Region{
-			Device: target.Dev(*dev),
+			Device: *dev,
 			Kernel: kernels.Jacobi,
 			Shape:  target.N2(X, Y),
 			Args:   []target.Arg{target.Int(X), target.Int(Y), target.Slice(in), target.Slice(out)},

@@ -32,7 +32,7 @@ func main() {
 	}
 	copyRegion := func() error {
 		return target.Target(target.Region{
-			Device: target.Dev(d),
+			Device: d,
 			Kernel: kernels.Copy32,
 			Shape:  target.N(N),
 			Maps:   []target.Map{target.From(a), target.To(b)},

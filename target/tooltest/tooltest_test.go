@@ -237,7 +237,7 @@ func TestMain(m *testing.M) {
 func TestTargetEMISequence(t *testing.T) {
 	x, y := make([]float32, 256), make([]float32, 256)
 	tool.take()
-	err := target.Target(target.Region{Device: target.Dev(0), Kernel: kernels.Saxpy, Shape: target.Shape{Size: [3]int{256, 1, 1}, Teams: 4},
+	err := target.Target(target.Region{Device: 0, Kernel: kernels.Saxpy, Shape: target.Shape{Size: [3]int{256, 1, 1}, Teams: 4},
 		Maps: []target.Map{target.To(x), target.ToFrom(y)},
 		Args: []target.Arg{target.Int(256), target.Float32(2), target.Slice(x), target.Slice(y)}})
 	if err != nil {
@@ -274,7 +274,7 @@ func TestPresentItemsMakeNoDataOps(t *testing.T) {
 		t.Fatal(err)
 	}
 	tool.take()
-	err := target.Target(target.Region{Device: target.Dev(0), Kernel: kernels.Fill, Shape: target.N(64),
+	err := target.Target(target.Region{Device: 0, Kernel: kernels.Fill, Shape: target.N(64),
 		Maps: []target.Map{target.ToFrom(x)}, Args: []target.Arg{target.Int(64), target.Float32(1), target.Slice(x)}})
 	if err != nil {
 		t.Fatal(err)
@@ -377,7 +377,7 @@ func TestInitialDeviceConstruct(t *testing.T) {
 	x := make([]float32, 16)
 	n := target.InitialDeviceNum()
 	tool.take()
-	if err := target.Target(target.Region{Device: target.Dev(target.InitialDevice), Kernel: kernels.Fill, Shape: target.N(16),
+	if err := target.Target(target.Region{Device: target.InitialDevice, Kernel: kernels.Fill, Shape: target.N(16),
 		Maps: []target.Map{target.ToFrom(x)}, Args: []target.Arg{target.Int(16), target.Float32(3), target.Slice(x)}}); err != nil {
 		t.Fatal(err)
 	}
@@ -462,7 +462,7 @@ func TestTraceRecordsMatchCallbacks(t *testing.T) {
 	flush(t)
 	tool.take()
 	for i := 0; i < 5; i++ {
-		if err := target.Target(target.Region{Device: target.Dev(0), Kernel: kernels.Saxpy, Shape: target.N(len(x)),
+		if err := target.Target(target.Region{Device: 0, Kernel: kernels.Saxpy, Shape: target.N(len(x)),
 			Maps: []target.Map{target.To(x), target.ToFrom(y)},
 			Args: []target.Arg{target.Int(len(x)), target.Float32(2), target.Slice(x), target.Slice(y)}}); err != nil {
 			t.Fatal(err)
@@ -520,7 +520,7 @@ func TestTraceRecordsMatchCallbacks(t *testing.T) {
 // BenchmarkEmptyTargetTraced: an empty target region on a traced device with
 // the test tool's callbacks.
 func BenchmarkEmptyTargetTraced(b *testing.B) {
-	r := target.Region{Device: target.Dev(0), Kernel: kernels.Empty, Shape: target.Shape{Size: [3]int{1, 1, 1}, Teams: 1}, Args: []target.Arg{target.Int(1)}}
+	r := target.Region{Device: 0, Kernel: kernels.Empty, Shape: target.Shape{Size: [3]int{1, 1, 1}, Teams: 1}, Args: []target.Arg{target.Int(1)}}
 	for b.Loop() {
 		if err := target.Target(r); err != nil {
 			b.Fatal(err)
@@ -536,7 +536,7 @@ func BenchmarkEmptyTargetTraced(b *testing.B) {
 // their names.
 func TestImplicitMapFlag(t *testing.T) {
 	x, y := make([]float32, 64), make([]float32, 64)
-	if err := target.Target(target.Region{Device: target.Dev(0), Kernel: kernels.Saxpy, Shape: target.N(64),
+	if err := target.Target(target.Region{Device: 0, Kernel: kernels.Saxpy, Shape: target.N(64),
 		Maps: []target.Map{target.To(x).Named("argument 9")},
 		Args: []target.Arg{target.Int(64), target.Float32(1), target.Slice(x), target.Slice(y)}}); err != nil {
 		t.Fatal(err)
@@ -561,7 +561,7 @@ func TestDependencesCallback(t *testing.T) {
 		t.Fatal(err)
 	}
 	tool.take()
-	t1 := target.TargetNowait(target.Region{Device: target.Dev(0), Kernel: kernels.Saxpy, Shape: target.N(64),
+	t1 := target.TargetNowait(target.Region{Device: 0, Kernel: kernels.Saxpy, Shape: target.N(64),
 		Maps: []target.Map{target.DependIn(x), target.DependOut(y)},
 		Args: []target.Arg{target.Int(64), target.Float32(2), target.Slice(x), target.Slice(y)}})
 	td1 := tool.nextTD + 1000
