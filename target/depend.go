@@ -405,7 +405,7 @@ func (t *Task) publish(c *construct, err error) {
 // starts when its predecessors have released it.
 func spawnDeps(deps []Map, fn func(t *Task) error) *Task {
 	if len(deps) == 0 {
-		return spawn(func() error { return fn(nil) })
+		return spawn(fn)
 	}
 	r := state()
 	r.tasks.Add(1)

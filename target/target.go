@@ -918,9 +918,10 @@ func (t *Task) Wait() error {
 // Done is closed when the construct has finished.
 func (t *Task) Done() <-chan struct{} { return t.done }
 
-// spawn runs fn as a nowait task, which Shutdown waits for; once Shutdown
-// has begun it fails instead.
-func spawn(fn func() error) *Task {
+// spawn runs fn as a nowait task without depend items (fn gets a nil
+// *Task), which Shutdown waits for; once Shutdown has begun it fails
+// instead.
+func spawn(fn func(*Task) error) *Task {
 	r := state()
 	r.tasks.Add(1)
 	if r.closing.Load() {
@@ -934,7 +935,7 @@ func spawn(fn func() error) *Task {
 			close(t.done)
 			r.tasks.Add(-1)
 		}()
-		t.err = fn()
+		t.err = fn(nil)
 	}()
 	return t
 }
