@@ -11,7 +11,7 @@
 // reference counts, OMPT callbacks, ids and trace records); a plugin only
 // allocates, copies, launches and timestamps. Extra abilities are optional
 // interfaces a Device or Queue may implement, found by type assertion
-// (MemInfo, Closer, Profiler, Idler).
+// (MemInfo, Closer, Profiler, Idler, Waiter).
 package device
 
 import (
@@ -166,6 +166,20 @@ type MemInfo interface {
 // queue needs none. Called by the goroutine using the queue.
 type Idler interface {
 	Idle() bool
+}
+
+// Waiter is implemented by queues that can order their later operations
+// after an event of another queue of the same device on the device itself
+// (cuStreamWaitEvent, clEnqueueBarrierWithWaitList), so the goroutine
+// using the queue does not block. WaitEvent enqueues the wait and reports
+// true; it reports false, changing nothing, for an event it cannot wait
+// for there (another device's, another plugin's), which the caller then
+// waits for itself. If the work before ev failed, the queue's work after
+// the wait still runs (or fails, as the driver decides) and the next Sync
+// returns an error; ev.Wait returns the failure itself. Called by the
+// goroutine using the queue.
+type Waiter interface {
+	WaitEvent(ev Event) (bool, error)
 }
 
 // Closer is implemented by devices that hold driver resources to release

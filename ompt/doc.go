@@ -145,7 +145,10 @@
 //
 // ompt_set_callback answers ompt_set_always for the target events (both
 // forms of target, target_data_op, target_submit, target_map), the four
-// device events, and the events OpenMP 5.2 makes mandatory (its table of
+// device events, dependences (the depend items of a target task, with
+// its target_task_data slot as task_data, after task_create for a nowait
+// construct and right after target begin for a synchronous one),
+// and the events OpenMP 5.2 makes mandatory (its table of
 // required callbacks allows only ompt_set_always for them): thread_begin,
 // thread_end, implicit_task, task_create and task_schedule (see
 // "Threads"), and parallel_begin and parallel_end, which gompt, having no

@@ -250,6 +250,7 @@ var callbackTypes = map[Callback]reflect.Type{
 	CallbackTargetSubmitEMI:  reflect.TypeFor[TargetSubmitEMICallback](),
 	CallbackTargetMap:        reflect.TypeFor[TargetMapCallback](),
 	CallbackTargetMapEMI:     reflect.TypeFor[TargetMapEMICallback](),
+	CallbackDependences:      reflect.TypeFor[DependencesCallback](),
 	CallbackDeviceInitialize: reflect.TypeFor[DeviceInitializeCallback](),
 	CallbackDeviceFinalize:   reflect.TypeFor[DeviceFinalizeCallback](),
 	CallbackDeviceLoad:       reflect.TypeFor[DeviceLoadCallback](),

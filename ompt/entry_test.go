@@ -90,6 +90,7 @@ func TestSetCallbackResults(t *testing.T) {
 		CallbackDeviceFinalize:   func(int) {},
 		CallbackDeviceLoad:       func(int, string, int64, uintptr, uint64, uintptr, uintptr, uint64) {},
 		CallbackDeviceUnload:     func(int, uint64) {},
+		CallbackDependences:      func(*Data, []Dependence) {},
 	}
 	for ev, f := range always {
 		if res := set(ev, f); res != SetAlways {

@@ -25,6 +25,7 @@ type dispatcher struct {
 	dataOp []dataOpEntry
 	submit []submitEntry
 	tmap   []mapEntry
+	deps   []depsEntry
 
 	taskCreate   []hostEntry[TaskCreateCallback]
 	taskSchedule []hostEntry[TaskScheduleCallback]
@@ -53,6 +54,7 @@ type (
 	dataOpEntry = entry[TargetDataOpEMICallback, TargetDataOpCallback]
 	submitEntry = entry[TargetSubmitEMICallback, TargetSubmitCallback]
 	mapEntry    = entry[TargetMapEMICallback, TargetMapCallback]
+	depsEntry   = entry[DependencesCallback, DependencesCallback]
 )
 
 // addEntry appends tool t's entry for the event whose two forms are emiEv
@@ -86,6 +88,7 @@ func newDispatcher(tools []*tool) *dispatcher {
 		if f, ok := t.cbs[CallbackTaskSchedule].(TaskScheduleCallback); ok {
 			d.taskSchedule = append(d.taskSchedule, hostEntry[TaskScheduleCallback]{t, i, f})
 		}
+		d.deps = addEntry(d.deps, t, i, CallbackDependences, CallbackDependences)
 	}
 	return d
 }
@@ -632,6 +635,43 @@ func (t *Target) callMap(e *mapEntry, _ Endpoint) {
 		e.emi(&t.slots[e.i].targetData, t.mapHost, t.mapDev, t.mapBytes, t.mapFlags, t.code)
 	} else {
 		e.plain(t.id, t.mapHost, t.mapDev, t.mapBytes, t.mapFlags, t.code)
+	}
+}
+
+// WantsDependences reports whether a tool registered the dependences
+// callback, so the runtime builds the list only then.
+func (t *Target) WantsDependences() bool { return t != nil && !t.routine && len(t.d.deps) > 0 }
+
+// Dependences reports the depend items of the construct's target task
+// (ompt_callback_dependences): task_data is each tool's target_task_data
+// slot of the construct, the slot its nowait target events pass. The
+// runtime calls it once, right after TargetBegin, for a construct with
+// depend items; a synchronous construct's target task is an included
+// task, whose slot the target events do not pass (nil) but this event
+// does. For a nowait construct it comes on the encountering goroutine,
+// after task_create and before the task's task_schedule and target begin
+// (as LLVM reports a deferred target task's dependences when it creates
+// the task), and does not make that goroutine the construct's. deps is
+// read only during the call.
+func (t *Target) Dependences(deps []Dependence) {
+	if !t.WantsDependences() || len(deps) == 0 {
+		return
+	}
+	if !t.kind.Nowait() || t.switched {
+		t.own()
+	}
+	for i := range t.d.deps {
+		e := &t.d.deps[i]
+		switch {
+		case e.t.done.Load():
+		case e.native:
+			e.emi(&t.slots[e.i].targetTaskData, deps)
+		default:
+			func() {
+				defer e.t.guard()
+				e.emi(&t.slots[e.i].targetTaskData, deps)
+			}()
+		}
 	}
 }
 

@@ -333,4 +333,49 @@ type (
 	TargetMapCallback func(targetID uint64, hostAddr, deviceAddr []uintptr, bytes []uint64, mappingFlags []uint32, codePtr uintptr)
 	// TargetMapEMICallback is ompt_callback_target_map_emi_t.
 	TargetMapEMICallback func(targetData *Data, hostAddr, deviceAddr []uintptr, bytes []uint64, mappingFlags []uint32, codePtr uintptr)
+	// DependencesCallback is ompt_callback_dependences_t: the depend
+	// items of a target task (ndeps = len(deps)); taskData is the
+	// construct's target_task_data slot. deps is read only during the call.
+	DependencesCallback func(taskData *Data, deps []Dependence)
 )
+
+// DependenceType is ompt_dependence_type_t.
+type DependenceType int
+
+// Dependence types, as in omp-tools.h.
+const (
+	DependenceIn            DependenceType = 1
+	DependenceOut           DependenceType = 2
+	DependenceInOut         DependenceType = 3
+	DependenceMutexInOutSet DependenceType = 4
+	DependenceSource        DependenceType = 5
+	DependenceSink          DependenceType = 6
+	DependenceInOutSet      DependenceType = 7
+)
+
+func (d DependenceType) String() string {
+	switch d {
+	case DependenceIn:
+		return "ompt_dependence_type_in"
+	case DependenceOut:
+		return "ompt_dependence_type_out"
+	case DependenceInOut:
+		return "ompt_dependence_type_inout"
+	case DependenceMutexInOutSet:
+		return "ompt_dependence_type_mutexinoutset"
+	case DependenceSource:
+		return "ompt_dependence_type_source"
+	case DependenceSink:
+		return "ompt_dependence_type_sink"
+	case DependenceInOutSet:
+		return "ompt_dependence_type_inoutset"
+	}
+	return "ompt_dependence_type(" + strconv.Itoa(int(d)) + ")"
+}
+
+// Dependence is ompt_dependence_t: Addr is the variable's address (the
+// first byte of the list item; variable.ptr in C).
+type Dependence struct {
+	Addr uintptr
+	Type DependenceType
+}

@@ -1,6 +1,7 @@
 package target
 
 import (
+	"fmt"
 	"math"
 
 	"github.com/gompt/gompt/device"
@@ -23,13 +24,17 @@ func N(n int) Shape { return Shape{Size: [3]int{n, 1, 1}} }
 func N2(x, y int) Shape { return Shape{Size: [3]int{x, y, 1}} }
 
 // Map is one list item of a map clause (or of a motion clause of Update).
-// Build it with To, From, ToFrom, Alloc, Release or Delete. Only slices of
+// Build it with To, From, ToFrom, Alloc, Release or Delete. The same list
+// also takes the items of a depend clause (DependIn, DependOut,
+// DependInOut, DependOn), which map nothing and order the construct. Only slices of
 // pointer-free element types can be mapped: a construct given a map of
 // another type (pointers, strings, slices, interfaces, or structs holding
 // them) fails before any device work, naming the type.
 type Map struct {
 	item mapping.Item
 	bad  *elemType // T, when it holds Go pointers
+	dep  depKind   // a depend list item (DependIn, ...), not a map item
+	task *Task     // DependOn's task
 }
 
 func newMap[T any](s []T, t mapping.Type) Map {
@@ -111,6 +116,36 @@ func Float32(v float32) Arg {
 // Float64 passes a float64 scalar.
 func Float64(v float64) Arg {
 	return Arg{kind: argScalar, scalar: device.ParamFloat64, bits: math.Float64bits(v)}
+}
+
+// DeviceClause is a construct's device clause. The zero DeviceClause is
+// no clause: the construct runs on the default device (the
+// default-device ICV: OMP_DEFAULT_DEVICE, SetDefaultDevice), as in
+// OpenMP. Dev(n) names device n explicitly, device 0 included.
+type DeviceClause struct {
+	n   int
+	set bool
+}
+
+// Dev returns the device clause device(n): n is 0..NumDevices()-1, or
+// InitialDevice or NumDevices() for the initial device, or DefaultDevice.
+func Dev(n int) DeviceClause { return DeviceClause{n: n, set: true} }
+
+// Num returns the device number the clause names, DefaultDevice for the
+// zero DeviceClause; the functions that take a device number accept it.
+func (c DeviceClause) Num() int {
+	if !c.set {
+		return DefaultDevice
+	}
+	return c.n
+}
+
+// String formats the clause as "device(1)", or "no device clause".
+func (c DeviceClause) String() string {
+	if !c.set {
+		return "no device clause"
+	}
+	return fmt.Sprintf("device(%d)", c.n)
 }
 
 // Region is a target construct: a kernel run on a device over a shape,

@@ -23,8 +23,13 @@ func span(b []byte) (lo, hi uintptr) {
 // begins here unless the caller began it (nowait). On the initial device
 // (d nil) nothing is mapped: fn is not called, and check validates the
 // construct's items as the mapping table would on an offload device.
-func dataOp(n int, d *dev, t *ompt.Target, async bool, maps []Map, fn func(c *construct) error, check func(items []mapping.Item) error) error {
+//
+// tk is the construct's task when it has depend items, as for runTarget.
+func dataOp(n int, d *dev, t *ompt.Target, async bool, maps []Map, fn func(c *construct) error, check func(items []mapping.Item) error, tk *Task) error {
 	if d == nil {
+		if err := tk.waitHost(); err != nil {
+			return err
+		}
 		c := initialScratch.Get().(*construct)
 		c.setItems(maps)
 		err := check(c.items)
@@ -33,13 +38,19 @@ func dataOp(n int, d *dev, t *ompt.Target, async bool, maps []Map, fn func(c *co
 		initialScratch.Put(c)
 		return err
 	}
+	if err := tk.predErr(); err != nil {
+		return err
+	}
 	c, err := begin(d, t, async)
 	if err != nil {
 		return err
 	}
+	tk.attach(c)
 	c.setItems(maps)
 	c.ptrs = grow(c.ptrs, len(c.items))
-	return c.end(fn(c))
+	err = fn(c)
+	tk.publish(c, err)
+	return c.end(err)
 }
 
 // dataConstruct is a complete synchronous or nowait data construct: it
@@ -47,6 +58,10 @@ func dataOp(n int, d *dev, t *ompt.Target, async bool, maps []Map, fn func(c *co
 // fn. A synchronous construct returns its error and no task; a nowait one
 // runs fn in a new goroutine and returns the task.
 func dataConstruct(dev int, pc uintptr, kind ompt.TargetKind, nowait bool, maps []Map, fn func(c *construct) error) (*Task, error) {
+	maps, deps, err := splitDeps(maps)
+	if err != nil {
+		return nil, err
+	}
 	if err := checkMaps(maps); err != nil {
 		return nil, err
 	}
@@ -59,15 +74,16 @@ func dataConstruct(dev int, pc uintptr, kind ompt.TargetKind, nowait bool, maps 
 		kind = nowaitKind(kind)
 	}
 	t := ompt.TargetBegin(kind, n, pc)
-	run := func() error {
-		err := dataOp(n, d, t, nowait, maps, fn, check)
+	reportDeps(t, deps)
+	run := func(tk *Task) error {
+		err := dataOp(n, d, t, nowait, maps, fn, check, tk)
 		t.End()
 		return err
 	}
 	if nowait {
-		return spawn(run), nil
+		return spawnDeps(deps, run), nil
 	}
-	return nil, run()
+	return nil, runDeps(deps, run)
 }
 
 // task turns dataConstruct's result into a task.
@@ -131,7 +147,7 @@ func update(c *construct) error { return c.d.table.Update(c, c.items) }
 
 func checkMotion(maps []Map) error {
 	for i := range maps {
-		if t := maps[i].item.Type; t != mapping.To && t != mapping.From {
+		if t := maps[i].item.Type; t != mapping.To && t != mapping.From && maps[i].dep == 0 {
 			return fmt.Errorf("target: update: item %d is %s; a motion clause takes target.To or target.From", i, t)
 		}
 	}
@@ -227,6 +243,11 @@ func Data(dev int, maps []Map, body func() error) error {
 	if body == nil {
 		return errors.New("target: data region has no body")
 	}
+	for i := range maps {
+		if maps[i].dep != 0 {
+			return fmt.Errorf("target: data region: item %d is a depend item (%s); a target data construct has no depend clause: order the constructs inside it instead", i, depNames[maps[i].dep])
+		}
+	}
 	if err := checkMaps(maps); err != nil {
 		return err
 	}
@@ -240,7 +261,7 @@ func Data(dev int, maps []Map, body func() error) error {
 	}
 	t := ompt.TargetBegin(ompt.KindTargetEnterData, n, pc)
 	err = dataOp(n, d, t, false, maps, func(c *construct) error { return c.enterItems(mapping.Structured) },
-		func(items []mapping.Item) error { return mapping.CheckEnter(initialDevice, mapping.Structured, items) })
+		func(items []mapping.Item) error { return mapping.CheckEnter(initialDevice, mapping.Structured, items) }, nil)
 	t.End()
 	if err != nil {
 		return err
@@ -248,7 +269,7 @@ func Data(dev int, maps []Map, body func() error) error {
 	exit := func() error {
 		t := ompt.TargetBegin(ompt.KindTargetExitData, n, pc)
 		err := dataOp(n, d, t, false, maps, func(c *construct) error { return c.exitItems(mapping.Structured) },
-			func(items []mapping.Item) error { return mapping.CheckExit(initialDevice, mapping.Structured, items) })
+			func(items []mapping.Item) error { return mapping.CheckExit(initialDevice, mapping.Structured, items) }, nil)
 		t.End()
 		return err
 	}

@@ -25,8 +25,8 @@ const (
 	// InvalidDevice is omp_invalid_device.
 	InvalidDevice = -2
 	// DefaultDevice names the device in the default-device ICV
-	// (OMP_DEFAULT_DEVICE, SetDefaultDevice). Constructs whose Device
-	// field is 0 use device 0, as OpenMP's default ICV value is 0.
+	// (OMP_DEFAULT_DEVICE, SetDefaultDevice), whose initial value is
+	// device 0.
 	DefaultDevice = -3
 )
 
@@ -405,7 +405,8 @@ func (d *dev) take() (*construct, error) {
 	}
 	prof, _ := q.(device.Profiler)
 	idle, _ := q.(device.Idler)
-	return &construct{d: d, q: q, prof: prof, idle: idle}, nil
+	waiter, _ := q.(device.Waiter)
+	return &construct{d: d, q: q, prof: prof, idle: idle, waiter: waiter}, nil
 }
 
 // shutting reports whether Shutdown has stopped handing out queues.

@@ -36,9 +36,11 @@ type construct struct {
 
 	clauses int // items[:clauses] come from map clauses; the rest are implicit
 
-	idle device.Idler // q's own idleness test, if it has it
-	deps []dep        // other constructs' work to wait for (mapping.Ops.After)
-	ferr error        // the first error of c's own queue work found by a sync inside the construct (Fence, Free), reported at end
+	idle    device.Idler   // q's own idleness test, if it has it
+	waiter  device.Waiter  // q's own wait for another queue's event, if it has it
+	deps    []dep          // other constructs' work to wait for (mapping.Ops.After)
+	dchecks []device.Event // depend events q waits for on the device, whose errors are checked later
+	ferr    error          // the first error of c's own queue work found by a sync inside the construct (Fence, Free), reported at end
 }
 
 // initialScratch holds scratch constructs for the initial device, which
@@ -62,6 +64,20 @@ func (c *construct) end(err error) error {
 	if len(c.deps) > 0 {
 		clear(c.deps)
 		c.deps = c.deps[:0]
+	}
+	if len(c.dchecks) > 0 {
+		// The queue waited on the device for constructs c depends on: a
+		// failure of theirs is c's as a dependence error, in place of
+		// the queue error it caused.
+		serr := c.q.Sync()
+		if derr := c.checkDeps(); derr != nil {
+			serr = derr
+		}
+		if err == nil {
+			err = serr
+		} else if serr != nil && !errors.Is(err, ErrDependence) {
+			err = errors.Join(err, serr)
+		}
 	}
 	if c.ferr != nil {
 		err = errors.Join(err, c.ferr)
@@ -185,10 +201,13 @@ func (c *construct) Fence() device.Event {
 	return ev
 }
 
-// dep is one event c waits for; fill: its failure is c's failure too.
+// dep is one event c waits for; fill: its failure is c's failure too;
+// depend: it completes a construct c depends on (depend clause), whose
+// failure is c's too.
 type dep struct {
-	ev   device.Event
-	fill bool
+	ev     device.Event
+	fill   bool
+	depend bool
 }
 
 // keep remembers err, if it is the first, for the construct's end.
@@ -199,7 +218,9 @@ func (c *construct) keep(err error) {
 }
 
 // After implements mapping.Ops: c's next device operation waits for ev.
-func (c *construct) After(ev device.Event, fill bool) { c.deps = append(c.deps, dep{ev, fill}) }
+func (c *construct) After(ev device.Event, fill bool) {
+	c.deps = append(c.deps, dep{ev: ev, fill: fill})
+}
 
 // await waits for the other constructs' work that c's next device
 // operation depends on (see mapping.Ops.After). With none, it is one
@@ -211,13 +232,76 @@ func (c *construct) await() error {
 	return c.awaitDeps()
 }
 
+// awaitDevice is await before an operation that reads or writes only
+// device memory (a copy in, a launch): a predecessor's event of a depend
+// clause is waited for by c's queue on the device (device.Waiter) where
+// it can be, so this goroutine goes on enqueuing; its failure is checked
+// before anything reaches the host (awaitHost) and at the construct's end.
+func (c *construct) awaitDevice() error {
+	if len(c.deps) == 0 {
+		return nil
+	}
+	if c.waiter != nil {
+		n := 0
+		for _, d := range c.deps {
+			if d.depend {
+				ok, err := c.waiter.WaitEvent(d.ev)
+				if err != nil {
+					return err
+				}
+				if ok {
+					c.dchecks = append(c.dchecks, d.ev)
+					continue
+				}
+			}
+			c.deps[n] = d
+			n++
+		}
+		clear(c.deps[n:])
+		c.deps = c.deps[:n]
+	}
+	return c.await()
+}
+
+// awaitHost is await before an operation whose result the host sees (a
+// copy out, a free): every predecessor's work, also what c's queue waits
+// for on the device, is done and did not fail.
+func (c *construct) awaitHost() error {
+	err := c.await()
+	if len(c.dchecks) > 0 {
+		if derr := c.checkDeps(); err == nil {
+			err = derr
+		}
+	}
+	return err
+}
+
+// checkDeps waits for the events c's queue waits for on the device and
+// returns the first failure among them, as a dependence error.
+func (c *construct) checkDeps() error {
+	var err error
+	for i, ev := range c.dchecks {
+		if werr := ev.Wait(); werr != nil && err == nil {
+			err = dependErr(werr)
+		}
+		c.dchecks[i] = nil
+	}
+	c.dchecks = c.dchecks[:0]
+	return err
+}
+
 func (c *construct) awaitDeps() error {
 	var err error
 	for i, d := range c.deps {
 		// Another construct's failed kernel is reported to that
 		// construct; a failed fill leaves this construct's input wrong.
-		if werr := d.ev.Wait(); werr != nil && d.fill && err == nil {
-			err = fmt.Errorf("target: %s: the copy another construct made of shared data to the device failed: %w", c.d.id, werr)
+		if werr := d.ev.Wait(); werr != nil && err == nil {
+			switch {
+			case d.depend:
+				err = dependErr(werr)
+			case d.fill:
+				err = fmt.Errorf("target: %s: the copy another construct made of shared data to the device failed: %w", c.d.id, werr)
+			}
 		}
 		c.deps[i] = dep{}
 	}
@@ -234,7 +318,7 @@ func (c *construct) awaitDeps() error {
 // done, and the construct returns them when it ends. (Returned from here,
 // the table's retry of the free would succeed and drop them.)
 func (c *construct) Free(p device.DevicePtr, size int, host []byte) error {
-	c.keep(c.await())
+	c.keep(c.awaitHost())
 	c.keep(c.q.Sync())
 	if c.d.infoOn&infoMapping != 0 {
 		c.d.infof(infoMapping, "free %d bytes at %v (host %p)", size, p, dataPtr(host))
@@ -254,7 +338,7 @@ func (c *construct) Free(p device.DevicePtr, size int, host []byte) error {
 
 // CopyIn implements mapping.Ops.
 func (c *construct) CopyIn(dst device.DevicePtr, src []byte) error {
-	if err := c.await(); err != nil {
+	if err := c.awaitDevice(); err != nil {
 		return err
 	}
 	if c.d.infoOn&infoMapping != 0 {
@@ -275,7 +359,7 @@ func (c *construct) CopyIn(dst device.DevicePtr, src []byte) error {
 
 // CopyOut implements mapping.Ops.
 func (c *construct) CopyOut(dst []byte, src device.DevicePtr) error {
-	if err := c.await(); err != nil {
+	if err := c.awaitHost(); err != nil {
 		return err
 	}
 	if c.d.infoOn&infoMapping != 0 {
@@ -324,14 +408,28 @@ func Target(r Region) error {
 	if toolsOn() {
 		pc = callsite.Parent()
 	}
+	deps, err := takeDeps(&r)
+	if err != nil {
+		return err
+	}
 	n, d, f, err := prepare(&r)
 	if err != nil {
 		return err
 	}
 	t := ompt.TargetBegin(ompt.KindTarget, n, pc)
-	err = runTarget(&r, d, f, t, false)
+	reportDeps(t, deps)
+	err = runDeps(deps, func(tk *Task) error { return runTarget(&r, d, f, t, false, tk) })
 	t.End()
 	return err
+}
+
+// takeDeps moves r's depend items out of r.Maps.
+func takeDeps(r *Region) (deps []Map, err error) {
+	if len(r.Maps) == 0 {
+		return nil, nil
+	}
+	r.Maps, deps, err = splitDeps(r.Maps)
+	return deps, err
 }
 
 // TargetNowait starts r and returns at once (target nowait). The slices r
@@ -343,13 +441,18 @@ func TargetNowait(r Region) *Task {
 	if toolsOn() {
 		pc = callsite.Parent()
 	}
+	deps, err := takeDeps(&r)
+	if err != nil {
+		return failed(err)
+	}
 	n, d, f, err := prepare(&r)
 	if err != nil {
 		return failed(err)
 	}
 	t := ompt.TargetBegin(ompt.KindTargetNowait, n, pc)
-	return spawn(func() error {
-		err := runTarget(&r, d, f, t, true)
+	reportDeps(t, deps)
+	return spawnDeps(deps, func(tk *Task) error {
+		err := runTarget(&r, d, f, t, true, tk)
 		t.End()
 		return err
 	})
@@ -373,15 +476,29 @@ func prepare(r *Region) (n int, d *dev, f device.Function, err error) {
 
 // runTarget is the body of a target construct on d (nil for the initial
 // device), inside the tools scope t.
-func runTarget(r *Region, d *dev, f device.Function, t *ompt.Target, async bool) error {
+//
+// tk is the construct's task when it has depend items (else nil): its
+// predecessors' failures are its own, their device work is waited for
+// by its device operations, and once its own work is enqueued its
+// dependents are released.
+func runTarget(r *Region, d *dev, f device.Function, t *ompt.Target, async bool, tk *Task) error {
 	if d == nil {
+		if err := tk.waitHost(); err != nil {
+			return err
+		}
 		return runInitial(r, t)
+	}
+	if err := tk.predErr(); err != nil {
+		return err
 	}
 	c, err := begin(d, t, async)
 	if err != nil {
 		return err
 	}
-	return c.end(c.target(r, f))
+	tk.attach(c)
+	err = c.target(r, f)
+	tk.publish(c, err)
+	return c.end(err)
 }
 
 // toolsOn reports whether a tool is attached, starting the runtime (and
@@ -619,7 +736,7 @@ func (c *construct) launch(r *Region, f device.Function) error {
 	if c.d.infoOn&infoLaunch != 0 {
 		c.d.infof(infoLaunch, "launch %s size %v teams %d threads %d", r.Kernel.Name, r.Shape.Size, r.Shape.Teams, r.Shape.Threads)
 	}
-	if err := c.await(); err != nil {
+	if err := c.awaitDevice(); err != nil {
 		return err
 	}
 	c.t.SubmitBegin(uint32(r.Shape.Teams))
@@ -785,10 +902,12 @@ func runInitial(reg *Region, t *ompt.Target) error {
 	return err
 }
 
-// Task is a construct running asynchronously (a nowait form).
+// Task is a construct running asynchronously (a nowait form), or a Go
+// task (Go). Other constructs may depend on it (DependOn).
 type Task struct {
 	done chan struct{}
 	err  error
+	ds   depState
 }
 
 // Wait blocks until the construct has finished and returns its error.
@@ -801,9 +920,10 @@ func (t *Task) Wait() error {
 // Done is closed when the construct has finished.
 func (t *Task) Done() <-chan struct{} { return t.done }
 
-// spawn runs fn as a nowait task, which Shutdown waits for; once Shutdown
-// has begun it fails instead.
-func spawn(fn func() error) *Task {
+// spawn runs fn as a nowait task without depend items (fn gets a nil
+// *Task), which Shutdown waits for; once Shutdown has begun it fails
+// instead.
+func spawn(fn func(*Task) error) *Task {
 	r := state()
 	r.tasks.Add(1)
 	if r.closing.Load() {
@@ -813,10 +933,11 @@ func spawn(fn func() error) *Task {
 	t := &Task{done: make(chan struct{})}
 	go func() {
 		defer func() {
+			t.ended()
 			close(t.done)
 			r.tasks.Add(-1)
 		}()
-		t.err = fn()
+		t.err = fn(nil)
 	}()
 	return t
 }
@@ -824,6 +945,7 @@ func spawn(fn func() error) *Task {
 // failed returns a finished task with err.
 func failed(err error) *Task {
 	t := &Task{done: make(chan struct{}), err: err}
+	t.ds.released, t.ds.relErr = true, err
 	close(t.done)
 	return t
 }

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"errors"
 	"fmt"
 	"runtime"
 	"sync"
@@ -23,6 +24,63 @@ func init() {
 	register(bcase{name: "go_loop_saxpy_2e24", backend: "host", bytes: 12 << 24, bench: goLoopSaxpy(1 << 24)})
 	register(bcase{name: "h2d_64MiB", backend: "opencl", bytes: 64 << 20, bench: update(64<<20, true)})
 	register(bcase{name: "d2h_64MiB", backend: "opencl", bytes: 64 << 20, bench: update(64<<20, false)})
+	// The same chunked saxpy (copy in, kernel, copy out per chunk) as
+	// nowait constructs ordered by depend items, and as synchronous
+	// constructs, on the same device: examples/pipeline.
+	for _, be := range []string{"host", "opencl"} {
+		const n, chunks = 1 << 22, 16
+		register(bcase{name: "pipeline_nowait_depend_16x1MiB", backend: be, bytes: 12 << 22, bench: pipeline(n, chunks, true)})
+		register(bcase{name: "pipeline_sync_16x1MiB", backend: be, bytes: 12 << 22, bench: pipeline(n, chunks, false)})
+	}
+}
+
+// pipeline: y = a*x + y over n float32 present on the device, in chunks:
+// each chunk is an update to the device of its x and y, one kernel, and
+// an update of y back. nowait: every construct nowait, ordered by depend
+// items, all waited for at the end; else each construct synchronous.
+func pipeline(n, chunks int, nowait bool) func(int) (func(*testing.B), func(), error) {
+	return func(dev int) (func(*testing.B), func(), error) {
+		x, y := make([]float32, n), make([]float32, n)
+		if err := target.EnterData(dev, target.Alloc(x), target.Alloc(y)); err != nil {
+			return nil, nil, err
+		}
+		c := n / chunks
+		tasks := make([]*target.Task, 0, 3*chunks)
+		one := func() error {
+			tasks = tasks[:0]
+			var err error
+			for k := 0; k < chunks && err == nil; k++ {
+				xc, yc := x[k*c:(k+1)*c], y[k*c:(k+1)*c]
+				r := target.Region{Device: dev, Kernel: kernels.Saxpy, Shape: target.N(c),
+					Args: []target.Arg{target.Int(c), target.Float32(0.5), target.Slice(xc), target.Slice(yc)}}
+				if !nowait {
+					err = errors.Join(target.Update(dev, target.To(xc), target.To(yc)), target.Target(r), target.Update(dev, target.From(yc)))
+					continue
+				}
+				r.Maps = []target.Map{target.DependIn(xc), target.DependInOut(yc)}
+				tasks = append(tasks,
+					target.UpdateNowait(dev, target.To(xc), target.To(yc), target.DependOut(xc), target.DependOut(yc)),
+					target.TargetNowait(r),
+					target.UpdateNowait(dev, target.From(yc), target.DependIn(yc)))
+			}
+			for _, t := range tasks {
+				err = errors.Join(err, t.Wait())
+			}
+			return err
+		}
+		if err := one(); err != nil {
+			return nil, nil, err
+		}
+		return func(b *testing.B) {
+				for b.Loop() {
+					must(b, one())
+				}
+			}, func() {
+				if err := target.ExitData(dev, target.Delete(x), target.Delete(y)); err != nil {
+					panic(fmt.Sprintf("pipeline teardown: %v", err))
+				}
+			}, nil
+	}
 }
 
 func lookupName(n int) string {

@@ -75,6 +75,7 @@ func TestDevice(t *testing.T, dev device.Device, kernels ...*device.Kernel) {
 	t.Run("Events", s.testEvents)
 	t.Run("Profile", s.testProfile)
 	t.Run("Concurrent", s.testConcurrent)
+	t.Run("WaitEvent", s.testWaitEvent)
 	if hasMI {
 		t.Run("NoLeak", func(t *testing.T) {
 			b, n := mi.MemInUse()
@@ -462,6 +463,48 @@ func (s *suite) testOrder(t *testing.T) {
 			want := reference(rk.k, rk.smp, rounds)
 			compareBufs(t, rk.k, rk.smp, got, want, rounds)
 		})
+	}
+}
+
+// foreignEvent is an event of no plugin: a Waiter must decline it.
+type foreignEvent struct{}
+
+func (foreignEvent) Wait() error          { return nil }
+func (foreignEvent) Time() (int64, error) { return 0, nil }
+
+// testWaitEvent: a queue that implements device.Waiter runs its work
+// after another queue's event, without its caller waiting: a small copy
+// out of a buffer that a large copy on another queue is still filling
+// reads the filled bytes.
+func (s *suite) testWaitEvent(t *testing.T) {
+	q1 := newQueue(t, s.dev)
+	w, ok := newQueue(t, s.dev).(device.Waiter)
+	if !ok {
+		t.Skip("the queues do not implement device.Waiter")
+	}
+	q2 := w.(device.Queue)
+	if ok, err := w.WaitEvent(foreignEvent{}); ok || err != nil {
+		t.Fatalf("WaitEvent(an event of no plugin) = %v, %v; want false, nil", ok, err)
+	}
+	const n = 32 << 20
+	a := alloc(t, s.dev, n)
+	src := pattern(n, 30)
+	for round := range 3 {
+		must(t, "CopyIn", q1.CopyIn(a, src))
+		ev, err := q1.Record()
+		must(t, "Record", err)
+		ok, err := w.WaitEvent(ev)
+		if !ok || err != nil {
+			t.Fatalf("WaitEvent(an event of another queue of the device) = %v, %v; want true, nil", ok, err)
+		}
+		tail := make([]byte, 64)
+		must(t, "CopyOut", q2.CopyOut(tail, a+device.DevicePtr(n-len(tail))))
+		must(t, "Sync", q2.Sync())
+		if !bytes.Equal(tail, src[n-len(tail):]) {
+			t.Fatalf("round %d: the copy out after WaitEvent read bytes the other queue had not yet written", round)
+		}
+		must(t, "Sync", q1.Sync())
+		src = pattern(n, uint64(31+round))
 	}
 }
 

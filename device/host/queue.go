@@ -136,6 +136,7 @@ const (
 	opCopy   opKind = iota + 1 // dst <- src, within device memory or to/from the host
 	opLaunch                   // fn over shape with ha
 	opEvent                    // complete ev
+	opWait                     // wait for wev, another queue's event
 )
 
 // op is one queued operation. Its slices are reused from one operation to
@@ -148,6 +149,7 @@ type op struct {
 	shape    device.Shape
 	ha       device.HostArgs
 	ev       *Event
+	wev      *Event  // opWait's event
 	tm       *timing // set while profiling
 }
 
@@ -364,6 +366,27 @@ func (q *Queue) Record() (device.Event, error) {
 	return ev, nil
 }
 
+// WaitEvent implements device.Waiter: the queue's later operations start
+// once ev, an event of another queue of this device, has completed; the
+// caller does not wait. A failure of the work before ev becomes this
+// queue's error too, for its next Sync and the events recorded after.
+func (q *Queue) WaitEvent(ev device.Event) (bool, error) {
+	if q.released.Load() {
+		return false, q.closedErr("wait for event")
+	}
+	e, ok := ev.(*Event)
+	if !ok || e.q.d != q.d {
+		return false, nil
+	}
+	if e.q == q {
+		return true, nil // in order already
+	}
+	o := q.slot()
+	o.kind, o.wev = opWait, e
+	q.push()
+	return true, nil
+}
+
 // Idle implements device.Idler: true when nothing enqueued is pending
 // (everything ran inline or the queue's goroutine has finished it).
 func (q *Queue) Idle() bool { return q.pending.Load() == 0 }
@@ -474,6 +497,8 @@ func (q *Queue) loop() {
 			err = q.d.launch(o)
 		case opEvent:
 			o.ev.t = q.d.now()
+		case opWait:
+			err = o.wev.Wait()
 		}
 		if o.tm != nil {
 			o.tm.end = q.d.now()
@@ -488,7 +513,7 @@ func (q *Queue) loop() {
 		if o.kind == opEvent {
 			o.ev.err = q.err
 		}
-		o.dst, o.src, o.fn, o.ev, o.tm = nil, nil, nil, nil, nil
+		o.dst, o.src, o.fn, o.ev, o.wev, o.tm = nil, nil, nil, nil, nil, nil
 		clear(o.ha.Bufs)
 		q.head = (q.head + 1) % len(q.ring)
 		q.n--

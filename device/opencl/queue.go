@@ -243,6 +243,37 @@ func (q *queue) Record() (device.Event, error) {
 	return e, nil
 }
 
+// WaitEvent implements device.Waiter: a barrier on the queue makes its
+// later commands wait for ev, an event recorded on another queue of the
+// same device (clEnqueueBarrierWithWaitList). It declines other devices'
+// events, events already finalised (complete: nothing to wait for, but the
+// caller checks their error), and libraries without the barrier.
+func (q *queue) WaitEvent(ev device.Event) (bool, error) {
+	if err := q.live("wait for event"); err != nil {
+		return false, err
+	}
+	e, ok := ev.(*event)
+	if !ok || e.q.d != q.d {
+		return false, nil
+	}
+	if e.q == q {
+		return true, nil // in order already
+	}
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	if e.done {
+		return false, nil
+	}
+	ok, err := cl.EnqueueBarrierWithWaitList(q.q, e.ev)
+	if err != nil {
+		return false, q.d.wrap("wait for event", err)
+	}
+	if ok {
+		q.enqueued()
+	}
+	return ok, nil
+}
+
 // Idle implements device.Idler: true when every operation enqueued is
 // known complete (the queue has synced since).
 func (q *queue) Idle() bool {

@@ -55,23 +55,25 @@ func layouts() []layout {
 		layoutOf("ompt_record_target_map_t", C.ompt_record_target_map_t{}),
 		layoutOf("ompt_record_target_kernel_t", C.ompt_record_target_kernel_t{}),
 		layoutOf("ompt_record_abstract_t", C.ompt_record_abstract_t{}),
+		layoutOf("ompt_dependence_t", C.ompt_dependence_t{}),
 	}
 }
 
 // scalarSizes are the sizes of the scalar types cabi passes across.
 func scalarSizes() map[string]uintptr {
 	return map[string]uintptr{
-		"ompt_id_t":             C.sizeof_ompt_id_t,
-		"ompt_wait_id_t":        C.sizeof_ompt_wait_id_t,
-		"ompt_device_time_t":    C.sizeof_ompt_device_time_t,
-		"ompt_buffer_cursor_t":  C.sizeof_ompt_buffer_cursor_t,
-		"ompt_hwid_t":           C.sizeof_ompt_hwid_t,
-		"ompt_callbacks_t":      C.sizeof_ompt_callbacks_t,
-		"ompt_set_result_t":     C.sizeof_ompt_set_result_t,
-		"ompt_scope_endpoint_t": C.sizeof_ompt_scope_endpoint_t,
-		"ompt_target_t":         C.sizeof_ompt_target_t,
-		"ompt_target_data_op_t": C.sizeof_ompt_target_data_op_t,
-		"ompt_record_t":         C.sizeof_ompt_record_t,
-		"ompt_record_native_t":  C.sizeof_ompt_record_native_t,
+		"ompt_id_t":              C.sizeof_ompt_id_t,
+		"ompt_wait_id_t":         C.sizeof_ompt_wait_id_t,
+		"ompt_device_time_t":     C.sizeof_ompt_device_time_t,
+		"ompt_buffer_cursor_t":   C.sizeof_ompt_buffer_cursor_t,
+		"ompt_hwid_t":            C.sizeof_ompt_hwid_t,
+		"ompt_callbacks_t":       C.sizeof_ompt_callbacks_t,
+		"ompt_set_result_t":      C.sizeof_ompt_set_result_t,
+		"ompt_scope_endpoint_t":  C.sizeof_ompt_scope_endpoint_t,
+		"ompt_target_t":          C.sizeof_ompt_target_t,
+		"ompt_target_data_op_t":  C.sizeof_ompt_target_data_op_t,
+		"ompt_record_t":          C.sizeof_ompt_record_t,
+		"ompt_record_native_t":   C.sizeof_ompt_record_native_t,
+		"ompt_dependence_type_t": C.sizeof_ompt_dependence_type_t,
 	}
 }

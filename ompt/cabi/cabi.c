@@ -343,6 +343,10 @@ void gompt_cabi_call_target_map_emi(uintptr_t fn, ompt_data_t *target_data, unsi
 	((ompt_callback_target_map_emi_t)fn)(target_data, nitems, (void **)host_addr, (void **)device_addr, (size_t *)bytes, (unsigned int *)flags, (const void *)code);
 }
 
+void gompt_cabi_call_dependences(uintptr_t fn, uintptr_t task_data, ompt_dependence_t *deps, int ndeps) {
+	((ompt_callback_dependences_t)fn)((ompt_data_t *)task_data, deps, ndeps);
+}
+
 // gompt_cabi_call_buffer_request calls the tool's buffer_request and
 // returns the buffer (NULL: none), its size in *bytes.
 void *gompt_cabi_call_buffer_request(uintptr_t fn, int device_num, size_t *bytes) {

@@ -52,6 +52,12 @@ typedef int ompt_target_t;
 typedef int ompt_target_data_op_t;
 typedef int ompt_record_t;
 typedef int ompt_record_native_t;
+typedef int ompt_dependence_type_t;
+
+typedef struct ompt_dependence_t {
+	ompt_data_t variable;
+	ompt_dependence_type_t dependence_type;
+} ompt_dependence_t;
 
 // Callback types of the events gompt dispatches.
 typedef int ompt_thread_t;
@@ -73,6 +79,7 @@ typedef void (*ompt_callback_target_submit_t)(ompt_id_t target_id, ompt_id_t hos
 typedef void (*ompt_callback_target_submit_emi_t)(ompt_scope_endpoint_t endpoint, ompt_data_t *target_data, ompt_id_t *host_op_id, unsigned int requested_num_teams);
 typedef void (*ompt_callback_target_map_t)(ompt_id_t target_id, unsigned int nitems, void **host_addr, void **device_addr, size_t *bytes, unsigned int *mapping_flags, const void *codeptr_ra);
 typedef void (*ompt_callback_target_map_emi_t)(ompt_data_t *target_data, unsigned int nitems, void **host_addr, void **device_addr, size_t *bytes, unsigned int *mapping_flags, const void *codeptr_ra);
+typedef void (*ompt_callback_dependences_t)(ompt_data_t *task_data, const ompt_dependence_t *deps, int ndeps);
 
 // Trace records (for the tracing entry points; laid out as omp-tools.h).
 typedef struct ompt_record_target_t {
@@ -201,6 +208,7 @@ void gompt_cabi_call_target_submit(uintptr_t fn, ompt_id_t target_id, ompt_id_t 
 void gompt_cabi_call_target_submit_emi(uintptr_t fn, int endpoint, uintptr_t target_data, uintptr_t host_op_id, unsigned int teams);
 void gompt_cabi_call_target_map(uintptr_t fn, ompt_id_t target_id, unsigned int nitems, uintptr_t *host_addr, uintptr_t *device_addr, uint64_t *bytes, uint32_t *flags, uintptr_t code);
 void gompt_cabi_call_target_map_emi(uintptr_t fn, ompt_data_t *target_data, unsigned int nitems, uintptr_t *host_addr, uintptr_t *device_addr, uint64_t *bytes, uint32_t *flags, uintptr_t code);
+void gompt_cabi_call_dependences(uintptr_t fn, uintptr_t task_data, ompt_dependence_t *deps, int ndeps);
 void *gompt_cabi_call_buffer_request(uintptr_t fn, int device_num, size_t *bytes);
 void gompt_cabi_call_buffer_complete(uintptr_t fn, int device_num, void *buffer, size_t bytes, ompt_buffer_cursor_t begin, int owned);
 

@@ -46,6 +46,7 @@ func TestCToolMatchesGoPrinter(t *testing.T) {
 				`^ompt target_submit target_id=\d+ host_op_id=\d+ teams=4$`,
 				`^ompt target_map target_id=\d+ n=2 host=0x2000,0x3000 dev=0xe000,0xf000 bytes=32,16 flags=alloc,to\|implicit$`,
 				`^ompt target begin kind=target_nowait dev=1 target_id=\d+ code=0x4a1b30$`,
+				`^ompt dependences target_id=\d+ n=2 deps=in@0x4000,inout@0x5000$`,
 				`^ompt target_data_op target_id=0 host_op_id=\d+ op=memset src=0x0/-1 dest=0xb000/0 bytes=128 code=0x4a1b32$`,
 				`^ompt target_data_op target_id=0 host_op_id=\d+ op=transfer_from_device src=0xb000/0 dest=0xa100/1 bytes=128 code=0x4a1b32$`,
 			} {
@@ -131,7 +132,7 @@ func TestEntryPoints(t *testing.T) {
 			ompt.CallbackDeviceInitialize, ompt.CallbackDeviceFinalize,
 			// OpenMP 5.2's mandatory host events
 			ompt.CallbackThreadBegin, ompt.CallbackThreadEnd, ompt.CallbackParallelBegin, ompt.CallbackParallelEnd,
-			ompt.CallbackTaskCreate, ompt.CallbackTaskSchedule, ompt.CallbackImplicitTask:
+			ompt.CallbackTaskCreate, ompt.CallbackTaskSchedule, ompt.CallbackImplicitTask, ompt.CallbackDependences:
 			want = append(want, fmt.Sprintf("probe set %d=%d", ev, ompt.SetAlways))
 		default:
 			want = append(want, fmt.Sprintf("probe set %d=%d", ev, ompt.SetNever))

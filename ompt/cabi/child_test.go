@@ -109,6 +109,9 @@ func driveEvents() {
 	// a nowait target on device 1, finished on another goroutine
 	must(ompt.DeviceInitialize(1, "opencl Portable Computing Language", clock{procs: 2, offset: 1 << 40}))
 	t = ompt.TargetBegin(ompt.KindTargetNowait, 1, code+4)
+	if t != nil {
+		t.Dependences([]ompt.Dependence{{Addr: 0x4000, Type: ompt.DependenceIn}, {Addr: 0x5000, Type: ompt.DependenceInOut}})
+	}
 	done := make(chan struct{})
 	go func() {
 		defer close(done)
@@ -331,6 +334,13 @@ func (p *printer) start(int, string) *ompt.StartResult {
 			hex := func(a uintptr) string { return fmt.Sprintf("%#x", a) }
 			p.emit("ompt target_map target_id=%d n=%d host=%s dev=%s bytes=%s flags=%s", tid, len(host),
 				join(host, hex), join(dev, hex), join(bytes, func(b uint64) string { return fmt.Sprint(b) }), join(flags, flagNames))
+		})
+		info := lookup("ompt_get_target_info").(ompt.GetTargetInfoFunc)
+		set(ompt.CallbackDependences, func(_ *ompt.Data, deps []ompt.Dependence) {
+			_, tid, _, _ := info()
+			p.emit("ompt dependences target_id=%d n=%d deps=%s", tid, len(deps), join(deps, func(d ompt.Dependence) string {
+				return fmt.Sprintf("%s@%#x", strings.TrimPrefix(d.Type.String(), "ompt_dependence_type_"), d.Addr)
+			}))
 		})
 		set(ompt.CallbackTargetSubmit, func(tid, hop uint64, teams uint32) {
 			p.emit("ompt target_submit target_id=%d host_op_id=%d teams=%d", tid, hop, teams)

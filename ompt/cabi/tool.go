@@ -216,6 +216,23 @@ func (c *ctool) wrap(ev ompt.Callback, fn C.uintptr_t) any {
 			C.gompt_cabi_call_target_map_emi(fn, &sc.target_data, C.uint(n), (*C.uintptr_t)(unsafe.Pointer(&host[0])), (*C.uintptr_t)(unsafe.Pointer(&daddr[0])),
 				(*C.uint64_t)(unsafe.Pointer(&bytes[0])), (*C.uint32_t)(unsafe.Pointer(&flags[0])), C.uintptr_t(code))
 		})
+	case ompt.CallbackDependences:
+		return ompt.DependencesCallback(func(ttd *ompt.Data, deps []ompt.Dependence) {
+			// ttd is a construct's target_task_data slot: the C tool
+			// gets the one its target_emi events pass.
+			sc := scopeOfTask(ttd)
+			n := min(len(deps), 1<<31-1)
+			if n == 0 {
+				C.gompt_cabi_call_dependences(fn, cptr(&sc.target_task_data), nil, 0)
+				return
+			}
+			cd := make([]C.ompt_dependence_t, n)
+			for i := range cd {
+				*(*uintptr)(unsafe.Pointer(&cd[i].variable)) = deps[i].Addr
+				cd[i].dependence_type = C.ompt_dependence_type_t(deps[i].Type)
+			}
+			C.gompt_cabi_call_dependences(fn, cptr(&sc.target_task_data), &cd[0], C.int(n))
+		})
 	}
 	return nil
 }

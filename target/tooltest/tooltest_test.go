@@ -24,8 +24,11 @@ type rec struct {
 	info   ompt.GetTargetInfoFunc
 	nextTD uint64
 
-	mapFlags []uint32 // of the last target_map event
-	ends     []opEnd  // every data op's end, for order checks
+	mapFlags []uint32              // of the last target_map event
+	ttds     map[uint64]*ompt.Data // the tool's target id -> target_task_data at target begin
+	marks    map[uint64]uint64     // the tool's mark in a target task's task_data -> its target id
+	nextMark uint64
+	ends     []opEnd // every data op's end, for order checks
 
 	// tracing
 	handle  *ompt.DeviceHandle
@@ -68,8 +71,17 @@ func (r *rec) add(format string, args ...any) {
 
 func (r *rec) fail(format string, args ...any) {
 	r.mu.Lock()
-	r.errs = append(r.errs, fmt.Sprintf(format, args...))
+	r.failLocked(format, args...)
 	r.mu.Unlock()
+}
+
+// addLocked and failLocked are add and fail with r.mu held.
+func (r *rec) addLocked(format string, args ...any) {
+	r.lines = append(r.lines, fmt.Sprintf(format, args...))
+}
+
+func (r *rec) failLocked(format string, args ...any) {
+	r.errs = append(r.errs, fmt.Sprintf(format, args...))
 }
 
 func (r *rec) take() (lines, errs []string) {
@@ -96,6 +108,8 @@ func init() {
 			tool.add("initialize initial=%d", initial)
 			tool.opIDs = map[uint64]uint64{}
 			tool.window = map[uint64][2]float64{}
+			tool.ttds = map[uint64]*ompt.Data{}
+			tool.marks = map[uint64]uint64{}
 			set(ompt.CallbackDeviceInitialize, ompt.DeviceInitializeCallback(func(dev int, typ string, h *ompt.DeviceHandle, lk ompt.LookupFunc, _ string) {
 				if h == nil || lk == nil {
 					tool.fail("device_initialize %d: nil device or lookup", dev)
@@ -124,6 +138,10 @@ func init() {
 					tool.nextTD++
 					td.Value = 1000 + tool.nextTD
 					tool.window[td.Value] = [2]float64{now, 0}
+					tool.ttds[td.Value] = ttd
+					if ttd != nil && ttd.Value > 9_000_000 {
+						tool.marks[ttd.Value] = td.Value
+					}
 				} else {
 					w := tool.window[td.Value]
 					w[1] = now
@@ -192,6 +210,38 @@ func init() {
 				tool.mu.Unlock()
 				tool.add("map n=%d td=%d", len(host), td.Value)
 			}))
+			if r := set(ompt.CallbackDependences, ompt.DependencesCallback(func(task *ompt.Data, deps []ompt.Dependence) {
+				var l []string
+				for _, d := range deps {
+					l = append(l, fmt.Sprintf("%v@%#x", d.Type, d.Addr))
+				}
+				_, tid, _, inside := tool.info()
+				tool.mu.Lock()
+				defer tool.mu.Unlock()
+				ttd, seen := tool.ttds[tid]
+				switch {
+				case task == nil:
+					tool.failLocked("dependences: nil task_data")
+				case inside && !seen:
+					tool.failLocked("dependences inside construct %d, which had no target begin", tid)
+				case inside && ttd != nil && ttd != task:
+					tool.failLocked("dependences: task_data %p is not the target_task_data %p of the construct's target begin", task, ttd)
+				case inside:
+					// a synchronous construct's included task: inside it
+					tool.addLocked("dependences td=%d %s", tid, strings.Join(l, " "))
+				case task.Value != 0:
+					tool.failLocked("dependences of a target task not yet begun: task_data %d, want 0", task.Value)
+				default:
+					// a nowait construct's target task, before it runs (as
+					// LLVM reports a deferred target task): the tool marks
+					// its task_data, which its target begin gets again
+					tool.nextMark++
+					task.Value = 9_000_000 + tool.nextMark
+					tool.addLocked("dependences mark=%d %s", task.Value, strings.Join(l, " "))
+				}
+			})); r != ompt.SetAlways {
+				tool.fail("set_callback(dependences) = %v, want ompt_set_always", r)
+			}
 			// Registered too, but OpenMP 5.2 calls only the EMI form.
 			set(ompt.CallbackTarget, ompt.TargetCallback(func(ompt.TargetKind, ompt.Endpoint, int, *ompt.Data, uint64, uintptr) {
 				tool.fail("non-EMI target callback called although the EMI one is registered")
@@ -736,5 +786,99 @@ func TestKernelNames(t *testing.T) {
 	}
 	if len(kern) != 2 || !strings.HasSuffix(kern[0], " kernel: "+kernels.Fill.Name) || !strings.HasSuffix(kern[1], " kernel: "+kernels.Copy32.Name) {
 		t.Errorf("native kernel record types %q, want \"PLUGIN kernel: %s\" then \"PLUGIN kernel: %s\"", kern, kernels.Fill.Name, kernels.Copy32.Name)
+	}
+}
+
+// The depend items of a target task reach the tools as
+// ompt_callback_dependences with the target_task_data slot of its target
+// events: for a nowait construct when its task is created, before its
+// target begin, so a value the tool writes there is the one its target
+// events get; for a synchronous one right after its target begin. A task
+// dependence (DependOn) has no variable and is not listed.
+func TestDependencesCallback(t *testing.T) {
+	x, y := make([]float32, 64), make([]float32, 64)
+	if err := target.EnterData(0, target.To(x), target.To(y)); err != nil {
+		t.Fatal(err)
+	}
+	tool.take()
+	t1 := target.TargetNowait(target.Region{Device: 0, Kernel: kernels.Saxpy, Shape: target.N(64),
+		Maps: []target.Map{target.DependIn(x), target.DependOut(y)},
+		Args: []target.Arg{target.Int(64), target.Float32(2), target.Slice(x), target.Slice(y)}})
+	mark := func() uint64 { // the mark the tool wrote last, at a nowait construct's dependences
+		tool.mu.Lock()
+		defer tool.mu.Unlock()
+		return 9_000_000 + tool.nextMark
+	}
+	m1 := mark()
+	t2 := target.UpdateNowait(0, target.From(y), target.DependInOut(y), target.DependOn(t1))
+	m2 := mark()
+	for _, tk := range []*target.Task{t1, t2} {
+		if err := tk.Wait(); err != nil {
+			t.Fatal(err)
+		}
+	}
+	tool.mu.Lock()
+	td1, td2 := tool.marks[m1], tool.marks[m2]
+	tool.mu.Unlock()
+	if m1 == m2 || td1 == 0 || td2 == 0 || td1 == td2 {
+		t.Errorf("the marks the tool wrote at the nowait constructs' dependences (%d, %d) reached their target begins as %d, %d", m1, m2, td1, td2)
+	}
+	if err := target.Update(0, target.To(x), target.DependIn(x)); err != nil {
+		t.Fatal(err)
+	}
+	td3 := tool.nextTD + 1000
+	got, errs := tool.take()
+	for _, e := range errs {
+		t.Error(e)
+	}
+	// a nowait construct's dependences carry the tool's mark, which its
+	// target begin found in target_task_data: name them by the construct
+	tool.mu.Lock()
+	for i, l := range got {
+		for m, td := range tool.marks {
+			got[i] = strings.Replace(l, fmt.Sprintf("mark=%d ", m), fmt.Sprintf("td=%d ", td), 1)
+			l = got[i]
+		}
+	}
+	tool.mu.Unlock()
+	px, py := fmt.Sprintf("%p", &x[0]), fmt.Sprintf("%p", &y[0])
+	var deps []string
+	for _, l := range got {
+		if strings.HasPrefix(l, "dependences") {
+			deps = append(deps, l)
+		}
+	}
+	want := []string{
+		fmt.Sprintf("dependences td=%d ompt_dependence_type_in@%s ompt_dependence_type_out@%s", td1, px, py),
+		fmt.Sprintf("dependences td=%d ompt_dependence_type_inout@%s", td2, py),
+		fmt.Sprintf("dependences td=%d ompt_dependence_type_in@%s", td3, px),
+	}
+	if strings.Join(deps, "\n") != strings.Join(want, "\n") {
+		t.Errorf("dependences events:\n%s\nwant:\n%s", strings.Join(deps, "\n"), strings.Join(want, "\n"))
+	}
+	// A nowait construct's dependences come before its target begin (when
+	// its task was created); a synchronous one's right after its target
+	// begin. Other constructs' events may come between, on other
+	// goroutines.
+	for _, c := range []struct {
+		td     uint64
+		nowait bool
+	}{{td1, true}, {td2, true}, {td3, false}} {
+		var mine []string
+		for _, l := range got {
+			if strings.Contains(l, fmt.Sprintf("td=%d ", c.td)) || strings.HasSuffix(l, fmt.Sprintf("td=%d", c.td)) {
+				mine = append(mine, l)
+			}
+		}
+		first, second := "target ", "dependences"
+		if c.nowait {
+			first, second = second, first
+		}
+		if len(mine) < 2 || !strings.HasPrefix(mine[0], first) || !strings.HasPrefix(mine[1], second) || !strings.Contains(mine[map[bool]int{false: 0, true: 1}[c.nowait]], " begin ") {
+			t.Errorf("construct td=%d (nowait %v): events do not begin with %s, %s:\n%s", c.td, c.nowait, first, second, strings.Join(mine, "\n"))
+		}
+	}
+	if err := target.ExitData(0, target.Delete(x), target.Delete(y)); err != nil {
+		t.Fatal(err)
 	}
 }

@@ -363,7 +363,7 @@ static void on_target_submit(ompt_id_t target_id, ompt_id_t host_op_id, unsigned
 // ---- target events, EMI -----------------------------------------------------
 
 static void on_target_emi(ompt_target_t kind, ompt_scope_endpoint_t ep, int dev, ompt_data_t *task, ompt_data_t *target_task, ompt_data_t *target_data, const void *code) {
-	(void)task; (void)target_task;
+	(void)task;
 	uint64_t idev = 0;
 	ompt_id_t tid = 0, hop = 0;
 	if (!get_target_info(&idev, &tid, &hop)) {
@@ -371,6 +371,9 @@ static void on_target_emi(ompt_target_t kind, ompt_scope_endpoint_t ep, int dev,
 	}
 	if (ep == ompt_scope_begin) {
 		target_data->value = tid;
+		if (target_task != NULL) {
+			target_task->value = tid; // read back by on_dependences
+		}
 	} else if (target_data->value != tid) {
 		emit("ompt error target_emi end: target_data holds %" PRIu64 ", construct is %" PRIu64, target_data->value, tid);
 	}
@@ -397,6 +400,47 @@ static void on_target_submit_emi(ompt_scope_endpoint_t ep, ompt_data_t *target_d
 	if (ep == ompt_scope_begin) { // printed once, before the launch (as the non-EMI form)
 		emit("ompt target_submit target_id=%" PRIu64 " host_op_id=%" PRIu64 " teams=%u", target_data->value, *host_op_id, teams);
 	}
+}
+
+// ---- dependences ----------------------------------------------------------------
+
+static int emi_form; // target_emi is registered: it marks the target task's data
+
+static const char *dependence_name(ompt_dependence_type_t t) {
+	switch ((int)t) {
+	case ompt_dependence_type_in: return "in";
+	case ompt_dependence_type_out: return "out";
+	case ompt_dependence_type_inout: return "inout";
+	case ompt_dependence_type_mutexinoutset: return "mutexinoutset";
+	case ompt_dependence_type_source: return "source";
+	case ompt_dependence_type_sink: return "sink";
+	case ompt_dependence_type_inoutset: return "inoutset";
+	}
+	return "?";
+}
+
+// on_dependences prints a target task's depend items. For a synchronous
+// construct it comes right after the construct's target begin, inside the
+// construct; for a nowait one after task_create, before the task runs and
+// its target begin (as LLVM reports a deferred target task), so there is
+// no construct yet (target_id 0) and the task's data is still unset.
+static void on_dependences(ompt_data_t *task_data, const ompt_dependence_t *deps, int n) {
+	uint64_t idev = 0;
+	ompt_id_t tid = 0, hop = 0;
+	int inside = get_target_info(&idev, &tid, &hop);
+	if (task_data == NULL) {
+		emit("ompt error dependences: task_data is NULL");
+	} else if (emi_form && inside && task_data->value != tid) {
+		emit("ompt error dependences: task_data holds %" PRIu64 ", not the target task's mark %" PRIu64, task_data->value, tid);
+	} else if (!inside && task_data->value != 0) {
+		emit("ompt error dependences: a target task not yet begun has task_data %" PRIu64 ", want 0", task_data->value);
+	}
+	char line[1024];
+	int k = snprintf(line, sizeof line, "ompt dependences target_id=%" PRIu64 " n=%d deps=", tid, n);
+	for (int i = 0; i < n && k < (int)sizeof line; i++) {
+		k += snprintf(line + k, sizeof line - k, "%s%s@" A, i ? "," : "", dependence_name(deps[i].dependence_type), P(deps[i].variable.ptr));
+	}
+	emit("%s", line);
 }
 
 // ---- start-up ------------------------------------------------------------------
@@ -448,6 +492,8 @@ static int initialize(ompt_function_lookup_t lookup, int initial_device_num, omp
 		REG(target_map, on_target_map);
 		REG(target_submit, on_target_submit);
 	}
+	REG(dependences, on_dependences);
+	emi_form = emi;
 	if (emi) {
 		REG(target_emi, on_target_emi);
 		REG(target_data_op_emi, on_target_data_op_emi);

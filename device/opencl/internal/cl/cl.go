@@ -30,6 +30,7 @@ enum {
 	F_GetDeviceAndHostTimer, F_GetHostTimer,
 	F_SetEventCallback, F_CreateUserEvent, F_SetUserEventStatus,
 	F_EnqueueMapBuffer, F_EnqueueUnmapMemObject,
+	F_EnqueueBarrierWithWaitList,
 	F_N
 };
 
@@ -134,6 +135,11 @@ static cl_int EnqueueMarker(uintptr_t q, uintptr_t *ev) {
 	}
 	return CALL(EnqueueMarker, cl_int (*)(h, h*))((h)q, (h*)ev);
 }
+static int HasBarrier(void) { return fn[F_EnqueueBarrierWithWaitList] != NULL; }
+static cl_int EnqueueBarrierOn(uintptr_t q, uintptr_t e) {
+	h ev = (h)e;
+	return CALL(EnqueueBarrierWithWaitList, cl_int (*)(h, cl_uint, const h*, h*))((h)q, 1, &ev, NULL);
+}
 static cl_int WaitForEvent(uintptr_t e) {
 	h ev = (h)e;
 	return CALL(WaitForEvents, cl_int (*)(cl_uint, const h*))(1, &ev);
@@ -221,6 +227,7 @@ var fnNames = [...]string{
 	"clGetDeviceAndHostTimer", "clGetHostTimer",
 	"clSetEventCallback", "clCreateUserEvent", "clSetUserEventStatus",
 	"clEnqueueMapBuffer", "clEnqueueUnmapMemObject",
+	"clEnqueueBarrierWithWaitList",
 }
 
 const firstOptional = C.F_EnqueueMarkerWithWaitList
@@ -743,6 +750,20 @@ func EnqueueMarkerWithWaitList(q CommandQueue) (Event, error) {
 	}
 	live.events.Add(1)
 	return Event(e), nil
+}
+
+// EnqueueBarrierWithWaitList makes q's later commands wait for ev, an
+// event of the same context (clEnqueueBarrierWithWaitList, OpenCL 1.2).
+// It reports false, enqueuing nothing, where the library lacks the entry
+// point.
+func EnqueueBarrierWithWaitList(q CommandQueue, ev Event) (bool, error) {
+	if C.HasBarrier() == 0 {
+		return false, nil
+	}
+	if err := chk("clEnqueueBarrierWithWaitList", C.EnqueueBarrierOn(C.uintptr_t(q), C.uintptr_t(ev))); err != nil {
+		return false, err
+	}
+	return true, nil
 }
 
 // WaitForEvents blocks until ev has completed. An event whose command

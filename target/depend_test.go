@@ -1,0 +1,342 @@
+package target
+
+import (
+	"errors"
+	"fmt"
+	"runtime"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/gompt/gompt/kernels"
+)
+
+// ones returns x and y of n elements, all 1.
+func ones(n int) (x, y []float32) {
+	x, y = make([]float32, n), make([]float32, n)
+	for i := range x {
+		x[i], y[i] = 1, 1
+	}
+	return
+}
+
+// wantAll fails unless every element of y is want.
+func wantAll(t *testing.T, what string, y []float32, want float32) {
+	t.Helper()
+	for i, v := range y {
+		if v != want {
+			t.Fatalf("%s: y[%d] = %v, want %v", what, i, v, want)
+		}
+	}
+}
+
+// Two nowait regions over the same slice, the second depending on the
+// first: y = 3x + y twice gives 7, never 4 (the second reading y before
+// the first wrote it, or its copy back overwriting the first's). Without
+// the depend items this fails on the host device (y[0] = 4).
+func TestDependNowaitRegionsSeeEachOther(t *testing.T) {
+	_, devs := everyDevice(t)
+	const n = 1 << 14
+	for _, dev := range devs {
+		for _, present := range []bool{false, true} {
+			var wg sync.WaitGroup
+			for g := 0; g < 4; g++ {
+				wg.Add(1)
+				go func() {
+					defer wg.Done()
+					for round := 0; round < 10; round++ {
+						x, y := ones(n)
+						if present {
+							if err := EnterData(dev, To(x), To(y)); err != nil {
+								t.Error(err)
+								return
+							}
+						}
+						t1 := TargetNowait(saxpyRegion(dev, n, 3, x, y, ToFrom(y), DependOut(y)))
+						t2 := TargetNowait(saxpyRegion(dev, n, 3, x, y, ToFrom(y), DependIn(y)))
+						var t3 *Task
+						if present {
+							t3 = UpdateNowait(dev, From(y), DependOut(y)) // after both
+						}
+						for _, tk := range []*Task{t2, t1, t3} {
+							if tk != nil {
+								if err := tk.Wait(); err != nil {
+									t.Error(err)
+									return
+								}
+							}
+						}
+						if present {
+							if err := ExitData(dev, Delete(x), Delete(y)); err != nil {
+								t.Error(err)
+								return
+							}
+						}
+						for i, v := range y {
+							if v != 7 {
+								t.Errorf("device %d present=%v round %d: y[%d] = %v, want 7 (the second region did not see the first's result)", dev, present, round, i, v)
+								return
+							}
+						}
+					}
+				}()
+			}
+			wg.Wait()
+		}
+	}
+}
+
+// A chunked pipeline: each chunk's copy in, kernel and copy out are three
+// nowait constructs ordered by depend items; nothing waits until the end.
+func TestDependPipeline(t *testing.T) {
+	_, devs := everyDevice(t)
+	const n, chunks = 1 << 15, 8
+	for _, dev := range devs {
+		x, y := vecs(n)
+		if err := EnterData(dev, Alloc(x), Alloc(y)); err != nil {
+			t.Fatal(err)
+		}
+		var tasks []*Task
+		c := n / chunks
+		for k := 0; k < chunks; k++ {
+			xc, yc := x[k*c:(k+1)*c], y[k*c:(k+1)*c]
+			tasks = append(tasks,
+				UpdateNowait(dev, To(xc), To(yc), DependOut(xc), DependOut(yc)),
+				TargetNowait(Region{Device: dev, Kernel: kernels.Saxpy, Shape: N(c),
+					Maps: []Map{DependIn(xc), DependInOut(yc)},
+					Args: []Arg{Int(c), Float32(2), Slice(xc), Slice(yc)}}),
+				UpdateNowait(dev, From(yc), DependIn(yc)))
+		}
+		for _, tk := range tasks {
+			if err := tk.Wait(); err != nil {
+				t.Fatalf("device %d: %v", dev, err)
+			}
+		}
+		if err := ExitData(dev, Delete(x), Delete(y)); err != nil {
+			t.Fatal(err)
+		}
+		checkSaxpy(t, 2, x, y, func(i int) float32 { return float32(2 * i) })
+	}
+}
+
+// A synchronous construct with depend items waits for the nowait ones
+// before it, and later ones wait for it.
+func TestDependSyncConstruct(t *testing.T) {
+	_, devs := everyDevice(t)
+	const n = 4096
+	for _, dev := range devs {
+		x, y := ones(n)
+		if err := EnterData(dev, To(x), To(y)); err != nil {
+			t.Fatal(err)
+		}
+		t1 := TargetNowait(saxpyRegion(dev, n, 3, x, y, DependOut(y)))
+		if err := Target(saxpyRegion(dev, n, 3, x, y, DependInOut(y))); err != nil {
+			t.Fatal(err)
+		}
+		if err := Update(dev, From(y), DependIn(y)); err != nil {
+			t.Fatal(err)
+		}
+		wantAll(t, fmt.Sprintf("device %d", dev), y, 7)
+		if err := t1.Wait(); err != nil {
+			t.Fatal(err)
+		}
+		if err := ExitData(dev, Delete(x), Delete(y), DependIn(y)); err != nil {
+			t.Fatal(err)
+		}
+	}
+}
+
+// A construct depending on one that failed does not run; its error says
+// why, names the first failure once, and matches ErrDependence, down a
+// chain of dependents.
+func TestDependOnFailedTask(t *testing.T) {
+	_, devs := everyDevice(t)
+	const n = 1024
+	for _, dev := range devs {
+		x, y := ones(n)
+		missing := make([]float32, n)
+		// Fails at run time, in the mapping table: present modifier on an
+		// item that is not present. It waits for a gate, so it is still in
+		// flight when its dependents begin: a construct that has ended
+		// orders nothing (DependOn names a task for that).
+		release := make(chan struct{})
+		gate := Go(func() error { <-release; return nil })
+		t1 := TargetNowait(saxpyRegion(dev, n, 3, x, y, To(missing).Present().Named("missing"), DependOut(y), DependOn(gate)))
+		t2 := TargetNowait(saxpyRegion(dev, n, 3, x, y, DependInOut(y)))
+		t3 := Go(func() error {
+			if dev != InitialDevice {
+				t.Errorf("device %d: Go task ran after a failed predecessor", dev)
+			}
+			return nil
+		}, DependIn(y))
+		t4 := TargetNowait(saxpyRegion(dev, n, 3, x, y, DependOn(t3)))
+		close(release)
+		err1 := t1.Wait()
+		if dev != InitialDevice && err1 == nil {
+			t.Fatalf("device %d: construct with a present item that is not present: no error", dev)
+		}
+		if err1 == nil { // the initial device has everything present
+			for _, tk := range []*Task{t2, t3, t4} {
+				if err := tk.Wait(); err != nil {
+					t.Fatal(err)
+				}
+			}
+			continue
+		}
+		for i, tk := range []*Task{t2, t3, t4} {
+			err := tk.Wait()
+			if !errors.Is(err, ErrDependence) {
+				t.Fatalf("device %d: dependent %d: error %v, want one matching ErrDependence", dev, i+2, err)
+			}
+			msg := err.Error()
+			if !strings.Contains(msg, err1.Error()) || strings.Count(msg, "depends on") != 1 {
+				t.Fatalf("device %d: dependent %d: error %q does not name the first failure %q once", dev, i+2, msg, err1)
+			}
+		}
+		wantAll(t, fmt.Sprintf("device %d: y after the failed chain", dev), y, 1)
+		// A task that failed before it began (bad region) fails its
+		// dependents too.
+		bad := TargetNowait(Region{Device: dev, Kernel: kernels.Saxpy, Shape: N(n)})
+		err := TargetNowait(saxpyRegion(dev, n, 3, x, y, DependOn(bad))).Wait()
+		if !errors.Is(err, ErrDependence) || !strings.Contains(err.Error(), "takes 4 arguments") {
+			t.Fatalf("device %d: dependent of a bad region: %v", dev, err)
+		}
+	}
+}
+
+// Bad depend input gets a clear error and changes nothing.
+func TestDependBadInput(t *testing.T) {
+	_, devs := everyDevice(t)
+	x, y := ones(16)
+	var nilSlice []float32
+	for _, dev := range devs {
+		for _, c := range []struct {
+			name string
+			err  error
+			want string
+		}{
+			{"DependIn(nil)", TargetNowait(saxpyRegion(dev, 16, 1, x, y, DependIn(nilSlice))).Wait(), "depend item 0 (DependIn): empty or nil slice"},
+			{"DependOut(empty)", Target(saxpyRegion(dev, 16, 1, x, y, To(x), DependOut(y[:0]))), "depend item 1 (DependOut): empty or nil slice"},
+			{"DependOn(nil)", UpdateNowait(dev, To(x), DependOn(nil)).Wait(), "DependOn(nil); it takes a *Task"},
+			{"depend on a data region", Data(dev, []Map{To(x), DependIn(x)}, func() error { return nil }), "a target data construct has no depend clause"},
+			{"Go(nil)", Go(nil).Wait(), "target: Go: nil function"},
+			{"Go with a map item", Go(func() error { return nil }, To(x)).Wait(), "a Go task takes only depend items"},
+			{"update with a depend item and a bad motion", UpdateNowait(dev, DependIn(x), ToFrom(y)).Wait(), "item 1 is tofrom"},
+		} {
+			if c.err == nil || !strings.Contains(c.err.Error(), c.want) {
+				t.Errorf("device %d: %s: error %v, want one saying %q", dev, c.name, c.err, c.want)
+			}
+		}
+		if IsPresent(x, dev) && dev != InitialDevice {
+			t.Errorf("device %d: x present after refused constructs", dev)
+		}
+	}
+	depTable.mu.Lock()
+	left := len(depTable.m)
+	depTable.mu.Unlock()
+	if left != 0 {
+		t.Errorf("dependence table holds %d entries after every construct ended", left)
+	}
+}
+
+// Dependents of an unfinished task hold no goroutine while they wait: a
+// thousand constructs queued behind a blocked Go task add none, and all
+// run, in order, once it returns.
+func TestDependWaitsWithoutGoroutines(t *testing.T) {
+	hostRuntime(t)
+	release := make(chan struct{})
+	gate := Go(func() error { <-release; return nil })
+	before := runtime.NumGoroutine()
+	const n = 1000
+	x, y := ones(8)
+	var tasks []*Task
+	for i := 0; i < n; i++ {
+		tasks = append(tasks, TargetNowait(saxpyRegion(0, 8, 1, x, y, DependOn(gate), DependInOut(y))))
+	}
+	if after := runtime.NumGoroutine(); after > before+10 {
+		t.Errorf("%d dependents waiting hold %d goroutines", n, after-before)
+	}
+	select {
+	case <-tasks[0].Done():
+		t.Fatal("a dependent ended before the task it depends on")
+	case <-time.After(10 * time.Millisecond):
+	}
+	close(release)
+	for _, tk := range tasks {
+		if err := tk.Wait(); err != nil {
+			t.Fatal(err)
+		}
+	}
+	wantAll(t, "after the chain", y, 1+n)
+}
+
+// Go tasks and constructs depend on each other both ways.
+func TestDependGoTasks(t *testing.T) {
+	_, devs := everyDevice(t)
+	const n = 2048
+	for _, dev := range devs {
+		x, y := ones(n)
+		t1 := TargetNowait(saxpyRegion(dev, n, 3, x, y, DependOut(y)))
+		var seen float32
+		t2 := Go(func() error { seen = y[0]; y[0] = 100; return nil }, DependInOut(y))
+		t3 := TargetNowait(saxpyRegion(dev, n, 1, x, y, DependIn(y)))
+		t4 := Go(func() error { panic("boom") }, DependOn(t3))
+		if err := t3.Wait(); err != nil {
+			t.Fatal(err)
+		}
+		if seen != 4 || y[0] != 101 || y[1] != 5 {
+			t.Fatalf("device %d: Go task saw y[0] = %v (want 4); then y[0] = %v (want 101), y[1] = %v (want 5)", dev, seen, y[0], y[1])
+		}
+		if err := t4.Wait(); err == nil || !strings.Contains(err.Error(), "Go task panicked: boom") {
+			t.Fatalf("device %d: panicking Go task: %v", dev, err)
+		}
+		for _, tk := range []*Task{t1, t2} {
+			if err := tk.Wait(); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+}
+
+// A predecessor whose kernel fails on the device after its dependents
+// have started (they wait for it on the device, not on a goroutine) fails
+// them too: a kernel on present data after it reports the dependence, and
+// an update from the device after that copies nothing back.
+func TestDependOnKernelFailingOnDevice(t *testing.T) {
+	r := hostRuntime(t)
+	noLeak(t, r)
+	const n = 4096
+	x, y := ones(n)
+	if err := EnterData(0, To(x), To(y)); err != nil {
+		t.Fatal(err)
+	}
+	// A large copy before the kernel keeps t1's queue busy, so the kernel
+	// fails after t1 has released its dependents.
+	big := make([]float32, 4<<20)
+	if err := EnterData(0, Alloc(big)); err != nil {
+		t.Fatal(err)
+	}
+	for round := 0; round < 20; round++ {
+		release := make(chan struct{})
+		gate := Go(func() error { <-release; return nil }) // t1 is in flight while t2 and t3 begin
+		t1 := TargetNowait(Region{Kernel: panics, Shape: N(1), Args: []Arg{Int(1)}, Maps: []Map{To(big).Always(), DependOut(y), DependOn(gate)}})
+		t2 := TargetNowait(saxpyRegion(0, n, 3, x, y, DependInOut(y)))
+		t3 := UpdateNowait(0, From(y), DependIn(y))
+		close(release)
+		err1 := t1.Wait()
+		if err1 == nil || !strings.Contains(err1.Error(), "panicked") {
+			t.Fatalf("panicking kernel: %v", err1)
+		}
+		for i, tk := range []*Task{t2, t3} {
+			err := tk.Wait()
+			if !errors.Is(err, ErrDependence) || !strings.Contains(err.Error(), "panicked") || strings.Count(err.Error(), "depends on") != 1 {
+				t.Fatalf("round %d: dependent %d of a kernel that failed on the device: %v", round, i+2, err)
+			}
+		}
+		wantAll(t, "y on the host after the failed chain", y, 1)
+	}
+	if err := ExitData(0, Delete(x), Delete(y), Delete(big)); err != nil {
+		t.Fatal(err)
+	}
+}
