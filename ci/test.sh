@@ -17,7 +17,7 @@ step() { printf '\n=== %s\n' "$*"; }
 die() { printf 'ci/test.sh: %s\n' "$*" >&2; exit 1; }
 
 # --- dependencies ----------------------------------------------------------
-pkgs=(gcc pocl-opencl-icd ocl-icd-libopencl1 clinfo clang-19 libclc-19 libomp-19-dev)
+pkgs=(gcc pocl-opencl-icd ocl-icd-libopencl1 ocl-icd-opencl-dev opencl-headers clinfo clang-19 libclc-19 libomp-19-dev)
 missing=()
 for p in "${pkgs[@]}"; do
 	dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
