@@ -70,8 +70,9 @@ func oclShape(s device.Shape, cover bool) (dims int, global, local [3]uint64) {
 // compares every buffer with the Go image's, on the kernel's Sample, once
 // with a grid smaller than the iteration space (grid-stride loops) and once
 // with one that covers it (one work-item per point; for Dot, teams of at
-// most one element per thread). It skips when no OpenCL implementation is
-// installed.
+// most one element per thread), and both again with INT_MAX redefined to 0
+// in the source, which sends every size down the 64-bit path that sizes
+// past 2^31 take. It skips when no OpenCL implementation is installed.
 func TestOpenCLImageMatchesGo(t *testing.T) {
 	dir := t.TempDir()
 	bin := buildOCLRun(t, dir)
@@ -84,11 +85,20 @@ func TestOpenCLImageMatchesGo(t *testing.T) {
 		if err := os.WriteFile(src, []byte(img.Source), 0o644); err != nil {
 			t.Fatal(err)
 		}
+		wideSrc := filepath.Join(dir, k.Name+"_wide.cl")
+		if err := os.WriteFile(wideSrc, []byte("#undef INT_MAX\n#define INT_MAX 0\n"+img.Source), 0o644); err != nil {
+			t.Fatal(err)
+		}
 		for _, c := range []struct {
-			n     int
-			cover bool
-		}{{1, false}, {5000, false}, {1 << 17, false}, {1, true}, {5000, true}, {1 << 17, true}, {77777, true}} {
+			n           int
+			cover, wide bool
+		}{{1, false, false}, {5000, false, false}, {1 << 17, false, false}, {1, true, false}, {5000, true, false}, {1 << 17, true, false}, {77777, true, false},
+			{5000, false, true}, {77777, true, true}} {
 			n := c.n
+			src := src
+			if c.wide {
+				src = wideSrc
+			}
 			s := k.Sample(n, 7)
 			if c.cover && k == kernels.Dot {
 				// As many teams as cover n with one element per thread.
@@ -140,7 +150,7 @@ func TestOpenCLImageMatchesGo(t *testing.T) {
 				if len(got) < size {
 					t.Fatalf("%s: oclrun returned %d bytes, want at least %d more", k.Name, len(got), size)
 				}
-				what := fmt.Sprintf("%s n=%d OpenCL global %v local %v: %s", k.Name, n, global[:dims], local[:dims], p.Name)
+				what := fmt.Sprintf("%s n=%d (64-bit path forced: %v) OpenCL global %v local %v: %s", k.Name, n, c.wide, global[:dims], local[:dims], p.Name)
 				compare(t, what, got[:size], f32(want[i]), s.Tol)
 				got = got[size:]
 			}
