@@ -56,7 +56,7 @@ apt_retry() {
 
 # --- dependencies ----------------------------------------------------------
 aptlog=${TMPDIR:-/tmp}/gompt-apt.log
-pkgs=(gcc pocl-opencl-icd ocl-icd-libopencl1 clinfo clang-19 libclc-19 libomp-19-dev openmpi-bin)
+pkgs=(gcc pocl-opencl-icd ocl-icd-libopencl1 ocl-icd-opencl-dev opencl-headers clinfo clang-19 libclc-19 libomp-19-dev openmpi-bin)
 missing=()
 for p in "${pkgs[@]}"; do
 	dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")

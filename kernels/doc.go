@@ -93,15 +93,44 @@
 // Kernel.Check reports a declaration it cannot use (a Len naming no integer
 // scalar, say); the conformance suite calls it.
 //
-// Device code must not assume a launch shape. It iterates over the iteration
-// space with grid-stride loops, so any number of teams and threads computes
-// the same result, and indexes with long (64-bit) so that arrays of 2^28
-// elements and more work:
+// Device code must not assume a launch shape: any number of teams and
+// threads must compute the same result, and arrays of 2^31 elements and
+// more must work. The library's kernels take three paths:
+//
+//	size_t g = get_global_size(0);
+//	if (n <= 0) return;
+//	if (n <= INT_MAX && g <= INT_MAX) {          // 32-bit indices
+//		uint m = (uint)n, i = (uint)get_global_id(0);
+//		if (g >= m) {                              // one work-item per point
+//			uint end = (uint)((get_group_id(0) + 1) * get_local_size(0));
+//			if (end <= m) { ... }                    // a whole group in range
+//			else if (i < m) { ... }
+//			return;
+//		}
+//		for (; i < m; i += (uint)g) { ... }        // grid-stride
+//		return;
+//	}
+//	for (long i = get_global_id(0); i < n; i += g) { ... }
+//
+// The one-work-item-per-point path is what the plugins launch when the
+// shape leaves Teams to them, and the one a CPU OpenCL device (POCL)
+// vectorizes across work-items: a loop inside each work-item, or 64-bit
+// counters, made jacobi ten times slower there, and a bounds test in
+// every work-item made saxpy 2.5 times slower than testing once whether
+// the whole work-group is in range (a test of values uniform across the
+// group, which POCL hoists out of its loop over the work-items). The grid-stride loop keeps
+// the result right for a launch with fewer work-items than points (a
+// Teams clause, or the plugins' cap on huge launches); the 64-bit loop for
+// sizes past 2^31. For a two-dimensional space, test and nest per
+// dimension (dimension 0 fastest). Keep a loop with a uniform trip count
+// (matmul's inner product) out of a branch on the work-item's index:
+// clamp the index, run the loop in every work-item and guard only the
+// store, so that POCL runs the loop around its work-items and vectorizes.
+// The simplest kernel, a single 64-bit grid-stride loop, is correct too:
 //
 //	for (long i = get_global_id(0); i < n; i += get_global_size(0)) { ... }
 //
-// For a two-dimensional space, nest one such loop per dimension (dimension 0
-// fastest). A kernel with a fixed-size __local array sets Kernel.MaxThreads.
+// A kernel with a fixed-size __local array sets Kernel.MaxThreads.
 //
 // The Go image computes exactly the device.Range it is given (the caller
 // splits the space among teams and runs teams concurrently), limited to the

@@ -30,10 +30,12 @@ func buildOCLRun(t *testing.T, dir string) string {
 }
 
 // oclShape returns the NDRange dims, global and local sizes oclrun launches
-// for s: the Sample's teams and threads where it sets them, and otherwise a
-// grid smaller than the iteration space, so that the grid-stride loops run
-// more than once.
-func oclShape(s device.Shape) (dims int, global, local [3]uint64) {
+// for s: the Sample's teams and threads where it sets them, and otherwise,
+// unless cover, a grid smaller than the iteration space, so that the
+// grid-stride loops run more than once. With cover the grid covers the
+// space with work-items to spare (a ragged last group and one more), so
+// that the kernels take their one-item-per-point path.
+func oclShape(s device.Shape, cover bool) (dims int, global, local [3]uint64) {
 	dims = s.Dims()
 	for d := range 3 {
 		global[d], local[d] = 1, 1
@@ -48,19 +50,29 @@ func oclShape(s device.Shape) (dims int, global, local [3]uint64) {
 	teams := s.Teams
 	if teams == 0 {
 		teams = min((s.Size[0]+threads-1)/threads, 5)
+		if cover {
+			teams = (s.Size[0]+threads-1)/threads + 1
+		}
 	}
 	global[0], local[0] = uint64(teams*threads), uint64(threads)
 	for d := 1; d < dims; d++ {
 		local[d] = 4
 		global[d] = 4 * uint64(min((s.Size[d]+3)/4, 3))
+		if cover {
+			global[d] = 4 * uint64((s.Size[d]+3)/4+1)
+		}
 	}
 	return dims, global, local
 }
 
 // TestOpenCLImageMatchesGo runs each kernel's OpenCL C image on the first
 // OpenCL device (POCL's CPU device here) through testdata/oclrun.c and
-// compares every buffer with the Go image's, on the kernel's Sample. It skips
-// when no OpenCL implementation is installed.
+// compares every buffer with the Go image's, on the kernel's Sample, once
+// with a grid smaller than the iteration space (grid-stride loops) and once
+// with one that covers it (one work-item per point; for Dot, teams of at
+// most one element per thread), and both again with INT_MAX redefined to 0
+// in the source, which sends every size down the 64-bit path that sizes
+// past 2^31 take. It skips when no OpenCL implementation is installed.
 func TestOpenCLImageMatchesGo(t *testing.T) {
 	dir := t.TempDir()
 	bin := buildOCLRun(t, dir)
@@ -73,9 +85,28 @@ func TestOpenCLImageMatchesGo(t *testing.T) {
 		if err := os.WriteFile(src, []byte(img.Source), 0o644); err != nil {
 			t.Fatal(err)
 		}
-		for _, n := range []int{1, 5000, 1 << 17} {
+		wideSrc := filepath.Join(dir, k.Name+"_wide.cl")
+		if err := os.WriteFile(wideSrc, []byte("#undef INT_MAX\n#define INT_MAX 0\n"+img.Source), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		for _, c := range []struct {
+			n           int
+			cover, wide bool
+		}{{1, false, false}, {5000, false, false}, {1 << 17, false, false}, {1, true, false}, {5000, true, false}, {1 << 17, true, false}, {77777, true, false},
+			{5000, false, true}, {77777, true, true}} {
+			n := c.n
+			src := src
+			if c.wide {
+				src = wideSrc
+			}
 			s := k.Sample(n, 7)
-			dims, global, local := oclShape(s.Shape)
+			if c.cover && k == kernels.Dot {
+				// As many teams as cover n with one element per thread.
+				teams := (int(s.Args[0].Bits) + kernels.DotMaxThreads - 1) / kernels.DotMaxThreads
+				s.Shape.Teams = teams
+				s.Bufs[3] = make([]byte, 4*teams)
+			}
+			dims, global, local := oclShape(s.Shape, c.cover)
 			job := binary.LittleEndian.AppendUint32(nil, uint32(dims))
 			for _, v := range append(global[:], local[:]...) {
 				job = binary.LittleEndian.AppendUint64(job, v)
@@ -119,7 +150,7 @@ func TestOpenCLImageMatchesGo(t *testing.T) {
 				if len(got) < size {
 					t.Fatalf("%s: oclrun returned %d bytes, want at least %d more", k.Name, len(got), size)
 				}
-				what := fmt.Sprintf("%s n=%d OpenCL global %v local %v: %s", k.Name, n, global[:dims], local[:dims], p.Name)
+				what := fmt.Sprintf("%s n=%d (64-bit path forced: %v) OpenCL global %v local %v: %s", k.Name, n, c.wide, global[:dims], local[:dims], p.Name)
 				compare(t, what, got[:size], f32(want[i]), s.Tol)
 				got = got[size:]
 			}

@@ -3,6 +3,7 @@ package main
 import (
 	"errors"
 	"fmt"
+	"math"
 	"runtime"
 	"sync"
 	"testing"
@@ -21,6 +22,8 @@ func init() {
 	}
 	register(bcase{name: "saxpy_2e24", backend: "host", bytes: 12 << 24, bench: saxpy(1 << 24)})
 	register(bcase{name: "saxpy_2e24", backend: "opencl", bytes: 12 << 24, bench: saxpy(1 << 24)})
+	register(bcase{name: "jacobi_512", bytes: 8 * 512 * 512, bench: jacobi(512, 0)})
+	register(bcase{name: "matmul_512", bench: matmul(512)})
 	register(bcase{name: "go_loop_saxpy_2e24", backend: "host", bytes: 12 << 24, bench: goLoopSaxpy(1 << 24)})
 	register(bcase{name: "h2d_64MiB", backend: "opencl", bytes: 64 << 20, bench: update(64<<20, true)})
 	register(bcase{name: "d2h_64MiB", backend: "opencl", bytes: 64 << 20, bench: update(64<<20, false)})
@@ -236,4 +239,113 @@ func update(size int, toDevice bool) func(int) (func(*testing.B), func(), error)
 				}
 			}, nil
 	}
+}
+
+// jacobi: one 5-point Jacobi step on an n x n grid whose two buffers are
+// already present on the device (4 bytes read and 4 written per point),
+// with teams given (spread over both dimensions) or 0 (the plugin's choice).
+// The setup checks the step against a plain Go one.
+func jacobi(n, teams int) func(int) (func(*testing.B), func(), error) {
+	return func(dev int) (func(*testing.B), func(), error) {
+		in, out := make([]float32, n*n), make([]float32, n*n)
+		for i := range in {
+			in[i] = float32(i%97) / 97
+		}
+		if err := target.EnterData(dev, target.To(in), target.Alloc(out)); err != nil {
+			return nil, nil, err
+		}
+		teardown := func() {
+			if err := target.ExitData(dev, target.Release(in), target.Release(out)); err != nil {
+				panic(fmt.Sprintf("jacobi teardown: %v", err))
+			}
+		}
+		shape := target.N2(n, n)
+		shape.Teams = teams // 0: the plugin's choice
+		r := target.Region{Device: dev, Kernel: kernels.Jacobi, Shape: shape,
+			Args: []target.Arg{target.Int(n), target.Int(n), target.Slice(in), target.Slice(out)}}
+		err := target.Target(r)
+		if err == nil {
+			err = target.Update(dev, target.From(out))
+		}
+		if err == nil {
+			want := make([]float32, n*n)
+			for y := range n {
+				for x := range n {
+					i := y*n + x
+					if x == 0 || y == 0 || x == n-1 || y == n-1 {
+						want[i] = in[i]
+					} else {
+						want[i] = 0.25 * (in[i-n] + in[i+n] + in[i-1] + in[i+1])
+					}
+				}
+			}
+			err = compare("jacobi", out, want, 1e-6)
+		}
+		if err != nil {
+			teardown()
+			return nil, nil, err
+		}
+		return func(b *testing.B) {
+			for b.Loop() {
+				must(b, target.Target(r))
+			}
+		}, teardown, nil
+	}
+}
+
+// matmul: one product C = A*B of n x n matrices already present on the
+// device (2n^3 flops). The setup checks C against a plain Go product.
+func matmul(n int) func(int) (func(*testing.B), func(), error) {
+	return func(dev int) (func(*testing.B), func(), error) {
+		a, bm, c := make([]float32, n*n), make([]float32, n*n), make([]float32, n*n)
+		for i := range a {
+			a[i], bm[i] = float32(i%13)/13, float32(i%7)/7-0.5
+		}
+		if err := target.EnterData(dev, target.To(a), target.To(bm), target.Alloc(c)); err != nil {
+			return nil, nil, err
+		}
+		teardown := func() {
+			if err := target.ExitData(dev, target.Release(a), target.Release(bm), target.Release(c)); err != nil {
+				panic(fmt.Sprintf("matmul teardown: %v", err))
+			}
+		}
+		r := target.Region{Device: dev, Kernel: kernels.Matmul, Shape: target.N2(n, n),
+			Args: []target.Arg{target.Int(n), target.Int(n), target.Int(n), target.Slice(a), target.Slice(bm), target.Slice(c)}}
+		err := target.Target(r)
+		if err == nil {
+			err = target.Update(dev, target.From(c))
+		}
+		if err == nil {
+			want := make([]float32, n*n)
+			for i := range n {
+				for p := range n {
+					av := a[i*n+p]
+					for j := range n {
+						want[i*n+j] += av * bm[p*n+j]
+					}
+				}
+			}
+			err = compare("matmul", c, want, 1e-3)
+		}
+		if err != nil {
+			teardown()
+			return nil, nil, err
+		}
+		return func(b *testing.B) {
+			for b.Loop() {
+				must(b, target.Target(r))
+			}
+		}, teardown, nil
+	}
+}
+
+// compare returns an error naming the first element of got that differs
+// from want by more than tol (relative to max(1, |want|)).
+func compare(what string, got, want []float32, tol float64) error {
+	for i := range want {
+		if d := math.Abs(float64(got[i] - want[i])); d > tol*max(1, math.Abs(float64(want[i]))) {
+			return fmt.Errorf("%s: element %d = %g, want %g: the device computed a wrong result", what, i, got[i], want[i])
+		}
+	}
+	return nil
 }

@@ -1,7 +1,6 @@
 package main
 
 import (
-	"fmt"
 	"math"
 	"syscall"
 	"testing"
@@ -10,7 +9,6 @@ import (
 	"github.com/gompt/gompt/device"
 	"github.com/gompt/gompt/device/cuda"
 	"github.com/gompt/gompt/kernels"
-	"github.com/gompt/gompt/target"
 )
 
 // Cases for the CUDA plugin's copies and waits (issue 18, items 4-6). They
@@ -177,33 +175,6 @@ func cpuTime() time.Duration {
 		return 0
 	}
 	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
-}
-
-// jacobi: one Jacobi sweep over an n x n grid already present on the
-// device (teams 0: the plugin's choice).
-func jacobi(n, teams int) func(int) (func(*testing.B), func(), error) {
-	return func(dev int) (func(*testing.B), func(), error) {
-		in, out := make([]float32, n*n), make([]float32, n*n)
-		if err := target.EnterData(dev, target.To(in), target.Alloc(out)); err != nil {
-			return nil, nil, err
-		}
-		r := target.Region{Device: dev, Kernel: kernels.Jacobi, Shape: target.Shape{Size: [3]int{n, n, 1}, Teams: teams},
-			Args: []target.Arg{target.Int(n), target.Int(n), target.Slice(in), target.Slice(out)}}
-		teardown := func() {
-			if err := target.ExitData(dev, target.Delete(in), target.Delete(out)); err != nil {
-				panic(fmt.Sprintf("jacobi teardown: %v", err))
-			}
-		}
-		if err := target.Target(r); err != nil {
-			teardown()
-			return nil, nil, err
-		}
-		return func(b *testing.B) {
-			for b.Loop() {
-				must(b, target.Target(r))
-			}
-		}, teardown, nil
-	}
 }
 
 // load: saxpy's PTX loaded and unloaded through the binding (cuda.RawLoad),

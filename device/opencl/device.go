@@ -118,7 +118,8 @@ type clDevice struct {
 	mergeProg cl.Program
 	mergeKern cl.Kernel
 	mergeErr  error
-	mergeMu   sync.Mutex // a launch of mergeKern, from setting its arguments to its enqueue
+
+	subs subCache // sub-buffers of launch arguments inside buffers (kernel.go)
 }
 
 // hooks make a device behave as another would, for tests on POCL of what
@@ -455,6 +456,7 @@ func (d *clDevice) Free(p device.DevicePtr) error {
 	if !ok {
 		return d.errorf("free", device.CodeInvalidArgument, "%v is not the start of a live allocation (freed twice, or never allocated here)", p)
 	}
+	d.subs.drop(cl.Mem(sp.mem))
 	return d.wrap("free", cl.ReleaseMemObject(cl.Mem(sp.mem)))
 }
 
@@ -519,6 +521,7 @@ func (d *clDevice) Close() error {
 			keep(d.wrap("close", e.fn.release()))
 		}
 	}
+	d.subs.drop(0)
 	for _, sp := range spans {
 		keep(d.wrap("close", cl.ReleaseMemObject(cl.Mem(sp.mem))))
 	}

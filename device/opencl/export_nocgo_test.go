@@ -19,3 +19,7 @@ func PretendAlign(t testing.TB, d device.Device, align int) device.Device {
 	t.Skip("built without cgo")
 	return d
 }
+
+// WorkGroupLimits has nothing to report in a build without cgo (there are
+// no OpenCL devices).
+func WorkGroupLimits(f device.Function) (limit, multiple int) { return 0, 0 }

@@ -93,3 +93,19 @@ func StagingBuffers(d device.Device) int {
 	defer p.mu.Unlock()
 	return p.made
 }
+
+// WorkGroupLimits returns the largest work-group of f on its device and
+// the kernel's preferred work-group size multiple.
+func WorkGroupLimits(f device.Function) (limit, multiple int) {
+	fn := f.(*function)
+	return fn.lim.max, fn.lim.multiple
+}
+
+// CachedSubBuffers returns how many sub-buffers OpenCL device d keeps for
+// launch arguments inside buffers.
+func CachedSubBuffers(d device.Device) int {
+	c := &d.(*clDevice).subs
+	c.mu.RLock()
+	defer c.mu.RUnlock()
+	return len(c.subs)
+}

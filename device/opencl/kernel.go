@@ -4,34 +4,11 @@ package opencl
 
 import (
 	"fmt"
-	"math"
 	"strings"
 	"sync"
 
 	"github.com/gompt/gompt/device"
 	"github.com/gompt/gompt/device/opencl/internal/cl"
-)
-
-const (
-	// defaultThreads is the work-group size used when a launch asks for
-	// none (capped by the device's and the kernel's limits).
-	defaultThreads = 256
-	// defaultThreadsCPU is the same for CPU devices, where a work-group is
-	// a loop on one core: saxpy of 2^24 floats on POCL took 11.5 ms with
-	// 256, 10.3 ms with 1024 and 10.5 ms with 4096.
-	defaultThreadsCPU = 1024
-
-	// maxTeams is the largest Shape.Teams a launch takes (Info.MaxTeams).
-	// The work-groups of one NDRange must be countable in 32 bits: POCL's
-	// CPU driver numbers them with an unsigned int and asserts, or runs
-	// nothing, past that; OpenCL has no query for the limit.
-	maxTeams = math.MaxInt32
-	// maxAutoGroups caps the work-groups of a launch that leaves Teams to
-	// the plugin, and maxGroupsZ those of dimension 2 within it: device
-	// code covers a larger iteration space with its grid-stride loops, as
-	// on CUDA, where the grid is capped likewise.
-	maxAutoGroups = 1 << 16
-	maxGroupsZ    = 1 << 8
 )
 
 // loadEntry is the cached result of loading one kernel on one device.
@@ -41,18 +18,18 @@ type loadEntry struct {
 	err  error
 }
 
-// function is a kernel built for one device. Its cl_kernel holds argument
-// state, so launches on it are serialised by mu (from set-argument to
-// enqueue; OpenCL captures the arguments at enqueue).
+// function is a kernel built for one device. kern answers the work-group
+// queries; launches use each queue's own cl_kernel of prog (queue.kernel),
+// since a cl_kernel holds argument state and a shared one would need a lock
+// from set-argument to enqueue across every queue launching it.
 type function struct {
 	d     *clDevice
 	k     *device.Kernel
 	bytes int
 	prog  cl.Program
+	entry string
 	kern  cl.Kernel
-	limit int // largest legal work-group size for this kernel on this device
-
-	mu sync.Mutex
+	lim   wgLimits // work-group limits of this kernel on this device
 }
 
 func (f *function) Kernel() *device.Kernel  { return f.k }
@@ -132,7 +109,7 @@ func (d *clDevice) build(k *device.Kernel) (*function, error) {
 		}
 		return nil, d.wrap(op, err)
 	}
-	f := &function{d: d, k: k, bytes: len(img.Source), prog: prog, kern: kern}
+	f := &function{d: d, k: k, bytes: len(img.Source), prog: prog, entry: entry, kern: kern}
 	fail := func(err error) (*function, error) {
 		f.release()
 		return nil, err
@@ -149,79 +126,19 @@ func (d *clDevice) build(k *device.Kernel) (*function, error) {
 	if err != nil {
 		return fail(d.wrap(op, err))
 	}
-	f.limit = min(int(wg), d.maxWG)
-	if d.maxItem[0] > 0 {
-		f.limit = min(f.limit, d.maxItem[0])
-	}
+	f.lim = wgLimits{max: min(int(wg), d.maxWG), item: d.maxItem, cpu: d.info.Type == "cpu", multiple: 1}
 	if k.MaxThreads > 0 {
-		f.limit = min(f.limit, k.MaxThreads)
+		f.lim.max = min(f.lim.max, k.MaxThreads)
 	}
-	if f.limit < 1 {
-		return fail(d.errorf(op, device.CodeUnsupported, "kernel %s cannot run on this device: its work-group size limit is %d", k.Name, f.limit))
+	if f.lim.max < 1 {
+		return fail(d.errorf(op, device.CodeUnsupported, "kernel %s cannot run on this device: its work-group size limit is %d", k.Name, f.lim.max))
+	}
+	// A hint (32 on NVIDIA, 8 on POCL): an implementation without it
+	// leaves local sizes unrounded.
+	if m, err := cl.GetKernelWorkGroupUint(kern, d.dev, cl.KERNEL_PREFERRED_WG_MUL); err == nil && m > 0 && int(m) <= f.lim.max {
+		f.lim.multiple = int(m)
 	}
 	return f, nil
-}
-
-// geometry maps a launch shape onto an NDRange. Work-groups are 1-D along
-// dimension 0 (local = [threads,1,1]); dimensions 1 and 2 get one work-item
-// per index. threads is shape.Threads clamped to the kernel's limit on this
-// device (the smallest of CL_KERNEL_WORK_GROUP_SIZE,
-// CL_DEVICE_MAX_WORK_GROUP_SIZE, CL_DEVICE_MAX_WORK_ITEM_SIZES[0] and
-// Kernel.MaxThreads), as OpenMP's thread_limit is an upper bound; with
-// Threads 0 it is 256 (1024 on CPU devices) capped the same way, and no
-// larger than Size[0].
-// Dimensions 2 and 1 get one work-item per index up to maxGroupsZ and
-// maxAutoGroups work-items. Teams, when set, is the total number of
-// work-groups (spread along dimension 0; the caller keeps it within
-// maxTeams); with Teams 0 dimension 0 gets ceil(Size[0]/threads) groups,
-// one work-item per iteration, up to maxAutoGroups groups in all. Device
-// code loops grid-stride, so every choice computes the same result, and
-// the NDRange stays one the device can run for any valid shape.
-func (f *function) geometry(s device.Shape) (dims int, global, local [3]uintptr) {
-	dims = s.Dims()
-	threads := s.Threads
-	if threads == 0 {
-		threads = defaultThreads
-		if f.d.info.Type == "cpu" {
-			threads = defaultThreadsCPU
-		}
-		threads = min(threads, s.Size[0])
-	}
-	threads = max(1, min(threads, f.limit))
-	yz := [3]int{1, 1, 1}
-	if dims > 2 {
-		yz[2] = min(s.Size[2], maxGroupsZ)
-	}
-	if dims > 1 {
-		yz[1] = min(s.Size[1], maxAutoGroups/yz[2])
-	}
-	rest := yz[1] * yz[2]
-	var groups int
-	if s.Teams > 0 {
-		groups = max(1, (s.Teams+rest-1)/rest)
-	} else {
-		// One work-item per iteration. Measured on POCL (saxpy, 2^24
-		// floats, 2 cores): 11 ms, as fast as the host device, against
-		// 240 ms with 64 groups looping grid-stride, since POCL vectorises
-		// across the work-items of a group but not along a work-item's
-		// loop. GPUs want this shape too.
-		groups = min((s.Size[0]-1)/threads+1, max(1, maxAutoGroups/rest))
-	}
-	global = [3]uintptr{uintptr(groups * threads), uintptr(yz[1]), uintptr(yz[2])}
-	local = [3]uintptr{uintptr(threads), 1, 1}
-	return dims, global, local
-}
-
-// checkShape refuses what geometry cannot map: an invalid shape, or more
-// teams than maxTeams.
-func checkShape(s device.Shape) error {
-	if err := s.Check(); err != nil {
-		return err
-	}
-	if s.Teams > maxTeams {
-		return fmt.Errorf("launch shape: %d teams: at most %d (MaxTeams)", s.Teams, maxTeams)
-	}
-	return nil
 }
 
 // LaunchGeometry returns the NDRange (global and local work sizes per
@@ -236,18 +153,20 @@ func LaunchGeometry(f device.Function, s device.Shape) (global, local [3]int, er
 	if err := checkShape(s); err != nil {
 		return global, local, fn.d.errorf("launch "+fn.k.Name, device.CodeInvalidArgument, "%v", err)
 	}
-	_, g, l := fn.geometry(s)
+	_, g, l := geometry(s, fn.lim)
 	for i := range g {
 		global[i], local[i] = int(g[i]), int(l[i])
 	}
 	return global, local, nil
 }
 
-// Launch enqueues f over shape with args. A buffer argument may point
-// anywhere inside an allocation: at its start it is passed whole, at an
-// offset that is a multiple of CL_DEVICE_MEM_BASE_ADDR_ALIGN as a
-// sub-buffer, and at any other offset through a temporary buffer (see
-// stage), which costs a copy of the allocation's tail each way.
+// Launch enqueues f over shape with args, through this queue's own
+// cl_kernel of f. A buffer argument may point anywhere inside an
+// allocation: at its start it is passed whole, at an offset that is a
+// multiple of CL_DEVICE_MEM_BASE_ADDR_ALIGN as a sub-buffer (cached per
+// buffer and offset, see subCache), and at any other offset through a
+// temporary buffer (see stage), which costs a copy of the allocation's
+// tail each way.
 func (q *queue) Launch(f device.Function, shape device.Shape, args []device.Arg) error {
 	fn, ok := f.(*function)
 	if !ok || fn.d != q.d {
@@ -297,27 +216,46 @@ func (q *queue) Launch(f device.Function, shape device.Shape, args []device.Arg)
 			return err
 		}
 	}
-	for _, b := range q.bufs {
-		m := b.m
-		if b.off != 0 {
-			// Aligned, in the buffer or in its staging buffer: a sub-buffer.
-			sub, err := cl.CreateSubBuffer(m, cl.MEM_READ_WRITE, uintptr(b.off), uintptr(b.size-b.off))
-			if err != nil {
-				op = "launch " + fn.k.Name
-				return q.d.wrap(fmt.Sprintf("%s: argument %d (%s)", op, b.arg, fn.k.Params[b.arg].Name), err)
-			}
-			q.subs = append(q.subs, sub)
-			m = sub
-		}
-		q.args[b.arg].Value = uint64(m)
+	kern, err := q.kernel(fn.prog, fn.entry)
+	if err != nil {
+		op = "launch " + fn.k.Name
+		return q.d.wrap(op+": creating this queue's kernel object", err)
 	}
-	dims, global, local := fn.geometry(shape)
+	// Sub-buffers for arguments inside a buffer: per launch for staged
+	// ones, from the device's cache for the others, whose read lock is
+	// held until the enqueue.
+	cached := false
+	for _, b := range q.bufs {
+		q.args[b.arg].Value = uint64(b.m)
+		if b.off == 0 {
+			continue
+		}
+		if b.m == b.home {
+			cached = true
+			continue
+		}
+		sub, err := cl.CreateSubBuffer(b.m, cl.MEM_READ_WRITE, uintptr(b.off), uintptr(b.size-b.off))
+		if err != nil {
+			op = "launch " + fn.k.Name
+			return q.d.wrap(fmt.Sprintf("%s: argument %d (%s)", op, b.arg, fn.k.Params[b.arg].Name), err)
+		}
+		q.subs = append(q.subs, sub)
+		q.args[b.arg].Value = uint64(sub)
+	}
+	if cached {
+		if bad, err := q.d.subs.lookup(q.bufs, q.args); err != nil {
+			op = "launch " + fn.k.Name
+			return q.d.wrap(fmt.Sprintf("%s: argument %d (%s)", op, bad, fn.k.Params[bad].Name), err)
+		}
+	}
+	dims, global, local := geometry(shape, fn.lim)
 	q.global, q.local = global, local // queue-owned: no allocation for the C call
 	var ev cl.Event
 	evp := q.event(&ev)
-	fn.mu.Lock()
-	bad, err := cl.EnqueueKernel(q.q, fn.kern, q.args, dims, &q.global, &q.local, evp)
-	fn.mu.Unlock()
+	bad, err := cl.EnqueueKernel(q.q, kern, q.args, dims, &q.global, &q.local, evp)
+	if cached {
+		q.d.subs.mu.RUnlock()
+	}
 	if err != nil {
 		op = "launch " + fn.k.Name
 		if bad >= 0 {
@@ -439,14 +377,15 @@ func (q *queue) unstage(staged []staging) error {
 			}
 			continue
 		}
-		k, _ := q.d.mergeKernel() // built by stage
+		prog, _ := q.d.mergeKernel() // built by stage
+		k, err := q.kernel(prog, "gompt_merge")
+		if err != nil {
+			return err
+		}
 		args := [5]cl.Arg{{Size: 8, Value: uint64(st.m)}, {Size: 8, Value: st.from},
 			{Size: 8, Value: uint64(st.tmp)}, {Size: 8, Value: uint64(st.twin)}, {Size: 8, Value: st.n}}
 		global := [3]uintptr{uintptr(min(st.n, 1<<16)), 1, 1}
-		q.d.mergeMu.Lock()
-		_, err := cl.EnqueueKernel(q.q, k, args[:], 1, &global, nil, nil)
-		q.d.mergeMu.Unlock()
-		if err != nil {
+		if _, err := cl.EnqueueKernel(q.q, k, args[:], 1, &global, nil, nil); err != nil {
 			return err
 		}
 		q.enqueued()
@@ -465,10 +404,11 @@ const mergeSource = `__kernel void gompt_merge(__global uchar *dst, ulong dstOff
 }
 `
 
-// mergeKernel builds the device's merge kernel once.
-func (d *clDevice) mergeKernel() (cl.Kernel, error) {
+// mergeKernel builds the device's merge kernel once and returns its
+// program; queues make their own cl_kernel of it (queue.kernel).
+func (d *clDevice) mergeKernel() (cl.Program, error) {
 	d.mergeOnce.Do(func() { d.mergeProg, d.mergeKern, d.mergeErr = d.buildInternal(mergeSource, "gompt_merge") })
-	return d.mergeKern, d.mergeErr
+	return d.mergeProg, d.mergeErr
 }
 
 // buildInternal builds one of the plugin's own kernels from source.
@@ -506,4 +446,138 @@ func (q *queue) releaseSubs() {
 		cl.ReleaseMemObject(s)
 	}
 	q.subs = q.subs[:0]
+}
+
+// kernel returns the queue's own cl_kernel of entry in prog, created on
+// first use and released with the queue. Only the enqueuing goroutine sets
+// its arguments, so no lock is held from set-argument to enqueue.
+func (q *queue) kernel(prog cl.Program, entry string) (cl.Kernel, error) {
+	q.mu.Lock()
+	k, ok := q.kerns[prog]
+	q.mu.Unlock()
+	if ok {
+		return k, nil
+	}
+	k, err := cl.CreateKernel(prog, entry)
+	if err != nil {
+		return 0, err
+	}
+	q.mu.Lock()
+	if q.released {
+		q.mu.Unlock()
+		cl.ReleaseKernel(k)
+		return 0, q.d.errorf("launch", device.CodeInvalidArgument, "queue already released")
+	}
+	if q.kerns == nil {
+		q.kerns = map[cl.Program]cl.Kernel{}
+	}
+	q.kerns[prog] = k
+	q.mu.Unlock()
+	return k, nil
+}
+
+// releaseKernels releases the queue's cl_kernels; called once the queue
+// is marked released.
+func (q *queue) releaseKernels() error {
+	q.mu.Lock()
+	ks := q.kerns
+	q.kerns = nil
+	q.mu.Unlock()
+	var first error
+	for _, k := range ks {
+		if err := cl.ReleaseKernel(k); err != nil && first == nil {
+			first = q.d.wrap("release queue", err)
+		}
+	}
+	return first
+}
+
+// subCacheMax bounds the sub-buffers a device keeps; past it the cache is
+// emptied and refilled.
+const subCacheMax = 1024
+
+// subKey names a sub-buffer: from byte off of buffer m to its end.
+type subKey struct {
+	m   cl.Mem
+	off uint64
+}
+
+// subCache keeps the sub-buffers that launches pass for arguments pointing
+// inside a buffer at an aligned offset, so a launch does not create and
+// release one each time. A launch holds mu's read lock from its lookup to
+// its enqueue; emptying the cache (on Free of a buffer, or when full)
+// takes the write lock, so no launch is between the two then. OpenCL
+// keeps a released sub-buffer for the commands already enqueued on it.
+type subCache struct {
+	mu   sync.RWMutex
+	subs map[subKey]cl.Mem
+}
+
+// lookup sets args[b.arg] for each argument of bufs at a non-zero offset
+// in its own buffer (not a staging one) to the cached sub-buffer, creating
+// the missing ones. It returns with mu read-locked, unless it fails: then
+// it returns the argument that failed.
+func (c *subCache) lookup(bufs []bufArg, args []cl.Arg) (int, error) {
+	for {
+		c.mu.RLock()
+		missing := false
+		for _, b := range bufs {
+			if b.off == 0 || b.m != b.home {
+				continue
+			}
+			s, ok := c.subs[subKey{b.m, b.off}]
+			if !ok {
+				missing = true
+				break
+			}
+			args[b.arg].Value = uint64(s)
+		}
+		if !missing {
+			return 0, nil
+		}
+		c.mu.RUnlock()
+		c.mu.Lock()
+		if c.subs == nil || len(c.subs)+len(bufs) > subCacheMax {
+			c.clear()
+			c.subs = map[subKey]cl.Mem{}
+		}
+		for _, b := range bufs {
+			key := subKey{b.m, b.off}
+			if _, ok := c.subs[key]; ok || b.off == 0 || b.m != b.home {
+				continue
+			}
+			s, err := cl.CreateSubBuffer(b.m, cl.MEM_READ_WRITE, uintptr(b.off), uintptr(b.size-b.off))
+			if err != nil {
+				c.mu.Unlock()
+				return b.arg, err
+			}
+			c.subs[key] = s
+		}
+		c.mu.Unlock()
+	}
+}
+
+// drop releases the cached sub-buffers of buffer m (every one, when m is
+// 0), before m itself is released.
+func (c *subCache) drop(m cl.Mem) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if m == 0 {
+		c.clear()
+		return
+	}
+	for k, s := range c.subs {
+		if k.m == m {
+			cl.ReleaseMemObject(s)
+			delete(c.subs, k)
+		}
+	}
+}
+
+// clear releases every cached sub-buffer; called with mu write-locked.
+func (c *subCache) clear() {
+	for k, s := range c.subs {
+		cl.ReleaseMemObject(s)
+		delete(c.subs, k)
+	}
 }

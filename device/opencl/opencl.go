@@ -12,11 +12,22 @@
 // Memory. A cl_mem is a handle, not an address, so each device has a
 // synthetic address space: device.DevicePtr values are base+offset into it,
 // translated back to (cl_mem, offset) in O(log n). Copies take interior
-// pointers freely. A kernel argument may point anywhere in a buffer: at
-// its start it is passed whole, at an offset that is a multiple of the
-// device's CL_DEVICE_MEM_BASE_ADDR_ALIGN (128 bytes on POCL, 512 on
-// NVIDIA) as a sub-buffer, and at any other offset through a temporary
-// copy made before the kernel and merged back after (kernel.go, stage).
+// pointers freely. A kernel argument must be a buffer's base, or an interior
+// pointer whose offset is a multiple of the device's
+// CL_DEVICE_MEM_BASE_ADDR_ALIGN (it is then passed as a sub-buffer, made
+// at its first launch and kept until the buffer is freed); OpenCL 1.2
+// kernels take only cl_mem objects, so any other interior pointer goes
+// through a temporary buffer copied in before and back after the kernel.
+//
+// Launches. Each queue has its own cl_kernel of each kernel, made at its
+// first launch there, so queues launch one kernel concurrently without a
+// lock. The NDRange follows the kernel's limits on the device
+// (CL_KERNEL_WORK_GROUP_SIZE, CL_KERNEL_PREFERRED_WORK_GROUP_SIZE_MULTIPLE):
+// work-groups are multiples of the preferred multiple, two-dimensional for
+// 2-D and 3-D shapes (32 wide on GPUs, as wide as the shape on CPUs), and
+// with Teams 0 one work-item per index up to 2^30 work-items; with Teams set
+// there are exactly Teams work-groups, spread over the shape's dimensions.
+// Every global size stays below 2^31. See geometry in plan.go.
 //
 // Queues are in-order OpenCL command queues with profiling enabled. CopyIn
 // and CopyOut are non-blocking; the host slice is pinned (runtime.Pinner)

@@ -272,12 +272,21 @@ func TestGeometryDefaults(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
+		lim, mult := opencl.WorkGroupLimits(f)
+		if lim < 1 || mult < 1 || mult > lim {
+			t.Fatalf("work-group limit %d, preferred multiple %d", lim, mult)
+		}
 		for _, tc := range []struct {
 			shape device.Shape
 			check func(g, l [3]int) bool
 		}{
-			{device.Shape{Size: [3]int{1}}, func(g, l [3]int) bool { return g == [3]int{1, 1, 1} && l == [3]int{1, 1, 1} }},
-			{device.Shape{Size: [3]int{100}}, func(g, l [3]int) bool { return l[0] == min(100, d.Info().MaxThreadsPerTeam) && g[0] >= 100 }},
+			{device.Shape{Size: [3]int{1}}, func(g, l [3]int) bool { return g == l && l == [3]int{mult, 1, 1} }},
+			{device.Shape{Size: [3]int{100}}, func(g, l [3]int) bool {
+				return l[0] == min((100+mult-1)/mult*mult, lim) && g[0] >= 100 && g[0]%l[0] == 0
+			}},
+			{device.Shape{Size: [3]int{4, 100000}}, func(g, l [3]int) bool {
+				return l[0] == 4 && l[1] > 1 && l[0]*l[1]%mult == 0 && g[0] == 4 && g[1] >= 100000 && g[1]%l[1] == 0
+			}},
 			{device.Shape{Size: [3]int{1 << 24}}, func(g, l [3]int) bool { return l[0] <= 1024 && g[0]%l[0] == 0 && g[0] == 1<<24 }},
 			{device.Shape{Size: [3]int{64, 32, 2}, Threads: 16}, func(g, l [3]int) bool {
 				return l == [3]int{16, 1, 1} && g[0] == 64 && g[1] == 32 && g[2] == 2

@@ -39,9 +39,10 @@ type queue struct {
 	args   []cl.Arg   // launch scratch, used by the enqueuing goroutine only
 	global [3]uintptr // launch NDRange scratch, likewise
 	local  [3]uintptr
-	subs   []cl.Mem // sub-buffers and staging buffers of the launch being enqueued
-	bufs   []bufArg // buffer arguments of the launch being enqueued
-	pool   []*pin   // spare pins
+	subs   []cl.Mem                 // sub-buffers and staging buffers of the launch being enqueued
+	bufs   []bufArg                 // buffer arguments of the launch being enqueued
+	pool   []*pin                   // spare pins
+	kerns  map[cl.Program]cl.Kernel // the queue's own kernel objects (kernel.go); under mu
 
 	num  uint64  // the queue's number on its device (1, 2, ...): native records' HWID
 	prof bool    // time each operation (device.Profiler); enqueuing goroutine only
@@ -342,6 +343,9 @@ func (q *queue) release() error {
 	q.released = true
 	q.mu.Unlock()
 	err := q.sync()
+	if kerr := q.releaseKernels(); kerr != nil && err == nil {
+		err = kerr
+	}
 	if rerr := cl.ReleaseCommandQueue(q.q); rerr != nil && err == nil {
 		err = q.d.wrap("release queue", rerr)
 	}
