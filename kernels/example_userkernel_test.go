@@ -42,7 +42,7 @@ func scaleHost(a *device.HostArgs, r device.Range, team, teams int) {
 func Example_userKernel() {
 	x := []float32{1, 2, 3, 4, 5}
 	err := target.Target(target.Region{
-		Device: target.DefaultDevice,
+		Device: target.Dev(target.DefaultDevice),
 		Kernel: Scale,
 		Shape:  target.N(len(x)),
 		Maps:   []target.Map{target.ToFrom(x)},

@@ -33,7 +33,7 @@ func TestUserKernelEveryDevice(t *testing.T) {
 			x[i] = float32(i)
 		}
 		err := target.Target(target.Region{
-			Device: dev,
+			Device: target.Dev(dev),
 			Kernel: Scale,
 			Shape:  target.Shape{Size: [3]int{n, 1, 1}, Teams: 3, Threads: 7},
 			Maps:   []target.Map{target.ToFrom(x)},
@@ -54,7 +54,7 @@ func TestUserKernelEveryDevice(t *testing.T) {
 	}
 	// A short buffer is refused by name, on every device, before any work.
 	short := make([]float32, 3)
-	err := target.Target(target.Region{Device: target.InitialDevice, Kernel: Scale, Shape: target.N(4),
+	err := target.Target(target.Region{Device: target.Dev(target.InitialDevice), Kernel: Scale, Shape: target.N(4),
 		Args: []target.Arg{target.Int(4), target.Float32(1), target.Slice(short)}})
 	if err == nil || !strings.Contains(err.Error(), "scale") || !strings.Contains(err.Error(), "x") {
 		t.Errorf("a 3-element x with n = 4: %v", err)
@@ -91,7 +91,7 @@ func TestHostArgsByNameErrors(t *testing.T) {
 	for _, c := range cases {
 		for _, dev := range devs {
 			x := make([]float32, 4)
-			err := target.Target(target.Region{Device: dev, Kernel: c.k, Shape: target.N(4),
+			err := target.Target(target.Region{Device: target.Dev(dev), Kernel: c.k, Shape: target.N(4),
 				Args: []target.Arg{target.Int(4), target.Float32(1), target.Slice(x)}})
 			if err == nil || !strings.Contains(err.Error(), c.want) {
 				t.Errorf("%s: %v; want an error saying %q", target.Describe(dev), err, c.want)

@@ -66,17 +66,17 @@ func TestBufferShorterThanLen(t *testing.T) {
 				[]string{"kernel saxpy argument 2 (x)", "16 float32 elements", "needs 64", `Len "n"`}},
 			{"y shorter than n", saxpyRegion(dev, 64, 2, make([]float32, 64), y),
 				[]string{"argument 3 (y)", "16 float32 elements", "needs 64"}},
-			{"N(10000) over 1000 elements", Region{Device: dev, Kernel: kernels.Saxpy, Shape: N(10000),
+			{"N(10000) over 1000 elements", Region{Device: Dev(dev), Kernel: kernels.Saxpy, Shape: N(10000),
 				Args: []Arg{Int(10000), Float32(1), Slice(long), Slice(long[:1000:1000])}}, []string{"1000 float32 elements", "needs 10000"}},
 			{"short slice with a matching shape", saxpyRegion(dev, 20, 2, x, y), []string{"16 float32 elements", "needs 20"}},
-			{"matmul B shorter than k*n", Region{Device: dev, Kernel: kernels.Matmul, Shape: N2(4, 3),
+			{"matmul B shorter than k*n", Region{Device: Dev(dev), Kernel: kernels.Matmul, Shape: N2(4, 3),
 				Args: []Arg{Int(3), Int(4), Int(5), Slice(make([]float32, 15)), Slice(make([]float32, 19)), Slice(make([]float32, 12))}},
 				[]string{"argument 4 (B)", "19 float32 elements", "needs 20", `Len "k*n"`}},
-			{"jacobi out shorter than nx*ny", Region{Device: dev, Kernel: kernels.Jacobi, Shape: N2(8, 8),
+			{"jacobi out shorter than nx*ny", Region{Device: Dev(dev), Kernel: kernels.Jacobi, Shape: N2(8, 8),
 				Args: []Arg{Int(8), Int(8), Slice(make([]float32, 64)), Slice(make([]float32, 63))}}, []string{"argument 3 (out)", "needs 64"}},
-			{"dot with teams left to the device", Region{Device: dev, Kernel: kernels.Dot, Shape: N(16),
+			{"dot with teams left to the device", Region{Device: Dev(dev), Kernel: kernels.Dot, Shape: N(16),
 				Args: []Arg{Int(16), Slice(x), Slice(y), Slice(make([]float32, 4))}}, []string{"argument 3 (partial)", "set Shape.Teams"}},
-			{"dot partial shorter than teams", Region{Device: dev, Kernel: kernels.Dot, Shape: kernels.DotShape(16, 8),
+			{"dot partial shorter than teams", Region{Device: Dev(dev), Kernel: kernels.Dot, Shape: kernels.DotShape(16, 8),
 				Args: []Arg{Int(16), Slice(x), Slice(y), Slice(make([]float32, 4))}}, []string{"argument 3 (partial)", "4 float32 elements", "needs 8"}},
 		}
 		for _, c := range cases {
@@ -95,10 +95,10 @@ func TestBufferShorterThanLen(t *testing.T) {
 			t.Fatal(err)
 		}
 		wantErr(t, dev, "device pointer of 16 floats for n=64",
-			Target(Region{Device: dev, Kernel: kernels.Saxpy, Shape: N(64), Args: []Arg{Int(64), Float32(1), Slice(make([]float32, 64)), Ptr(p)}}),
+			Target(Region{Device: Dev(dev), Kernel: kernels.Saxpy, Shape: N(64), Args: []Arg{Int(64), Float32(1), Slice(make([]float32, 64)), Ptr(p)}}),
 			"argument 3 (y)", "to the end of its allocation", "16 float32 elements", "needs 64")
 		wantErr(t, dev, "device pointer 8 bytes into 16 floats for n=16",
-			Target(Region{Device: dev, Kernel: kernels.Saxpy, Shape: N(16), Args: []Arg{Int(16), Float32(1), Slice(x), Ptr(p + 8)}}),
+			Target(Region{Device: Dev(dev), Kernel: kernels.Saxpy, Shape: N(16), Args: []Arg{Int(16), Float32(1), Slice(x), Ptr(p + 8)}}),
 			"14 float32 elements", "needs 16")
 		if err := FreeMem(p, dev); err != nil {
 			t.Fatal(err)
@@ -125,7 +125,7 @@ func TestBufferElementType(t *testing.T) {
 		n := 8
 		a64, b, c := make([]float64, n), make([]float32, n), make([]float32, n)
 		vecadd := func(a, b, c Arg) Region {
-			return Region{Device: dev, Kernel: kernels.VecAdd, Shape: N(n), Args: []Arg{Int(n), a, b, c}}
+			return Region{Device: Dev(dev), Kernel: kernels.VecAdd, Shape: N(n), Args: []Arg{Int(n), a, b, c}}
 		}
 		wantErr(t, dev, "[]float64 for a float32 buffer", Target(vecadd(Slice(a64), Slice(b), Slice(c))),
 			"kernel vecadd argument 1 (a)", "want a slice of float32", "got []float64")
@@ -133,7 +133,7 @@ func TestBufferElementType(t *testing.T) {
 			"argument 2 (b)", "got []uint8")
 		wantErr(t, dev, "[]int32 for a float32 buffer", Target(vecadd(Slice(b), Slice(c), Slice(make([]int32, n)))),
 			"argument 3 (c)", "got []int32")
-		wantErr(t, dev, "[]float32 for an int32 buffer", Target(Region{Device: dev, Kernel: kernels.Copy32, Shape: N(n),
+		wantErr(t, dev, "[]float32 for an int32 buffer", Target(Region{Device: Dev(dev), Kernel: kernels.Copy32, Shape: N(n),
 			Args: []Arg{Int(n), Slice(b), Slice(make([]int32, n))}}), "kernel copy32 argument 1 (src)", "want a slice of int32", "got []float32")
 		// A type defined on float32 is a float32.
 		cs := []celsius{1, 2, 3, 4, 5, 6, 7, 8}
@@ -171,7 +171,7 @@ func TestScalarRangeAndUntypedBuffer(t *testing.T) {
 	_, devs := everyDevice(t)
 	raw := make([]byte, 64)
 	run := func(dev int, n, m int, buf Arg) error {
-		return Target(Region{Device: dev, Kernel: scalar32, Shape: N(64), Args: []Arg{Int(n), Int(m), buf}})
+		return Target(Region{Device: Dev(dev), Kernel: scalar32, Shape: N(64), Args: []Arg{Int(n), Int(m), buf}})
 	}
 	for _, dev := range devs {
 		wantErr(t, dev, "int32 out of range", run(dev, 6442450949, 1, Slice(raw)), "argument 0 (n)", "6442450949 does not fit the int32 parameter")
@@ -201,7 +201,7 @@ func TestShapeLimits(t *testing.T) {
 	for _, dev := range devs {
 		x, y := vecs(64)
 		shaped := func(s Shape) Region {
-			return Region{Device: dev, Kernel: kernels.Saxpy, Shape: s, Args: []Arg{Int(64), Float32(1), Slice(x), Slice(y)}}
+			return Region{Device: Dev(dev), Kernel: kernels.Saxpy, Shape: s, Args: []Arg{Int(64), Float32(1), Slice(x), Slice(y)}}
 		}
 		maxTeams := hostexec.MaxTeams // the initial device's team executor
 		if dev != InitialDevice {
@@ -214,12 +214,12 @@ func TestShapeLimits(t *testing.T) {
 			"kernel saxpy", "9223372036854775807 teams", "(MaxTeams)")
 		wantErr(t, dev, "threads 1<<20", Target(shaped(Shape{Size: [3]int{64, 1, 1}, Threads: 1 << 20})),
 			"1048576 threads per team", "(MaxThreadsPerTeam)")
-		wantErr(t, dev, "dot threads above Kernel.MaxThreads", Target(Region{Device: dev, Kernel: kernels.Dot,
+		wantErr(t, dev, "dot threads above Kernel.MaxThreads", Target(Region{Device: Dev(dev), Kernel: kernels.Dot,
 			Shape: Shape{Size: [3]int{64, 1, 1}, Teams: 2, Threads: 512}, Args: []Arg{Int(64), Slice(x), Slice(y), Slice(make([]float32, 2))}}),
 			"512 threads per team", "the kernel runs at most 256 (Kernel.MaxThreads)")
 		wantErr(t, dev, "2-D shape for 1-D saxpy", Target(shaped(N2(8, 8))), "size [8 8 1] uses 2 dimensions", "iterates over 1 (Kernel.Dims)")
 		wantErr(t, dev, "[16, 2^32, 2^32]", Target(shaped(Shape{Size: [3]int{16, 1 << 32, 1 << 32}})), "more iterations than an int counts")
-		wantErr(t, dev, "3-D shape for 2-D jacobi", Target(Region{Device: dev, Kernel: kernels.Jacobi, Shape: Shape{Size: [3]int{4, 4, 4}},
+		wantErr(t, dev, "3-D shape for 2-D jacobi", Target(Region{Device: Dev(dev), Kernel: kernels.Jacobi, Shape: Shape{Size: [3]int{4, 4, 4}},
 			Args: []Arg{Int(4), Int(4), Slice(x[:16]), Slice(y[:16])}}), "uses 3 dimensions", "iterates over 2")
 		if err := Target(shaped(Shape{Size: [3]int{1 << 62, 1, 1}})); err != nil {
 			t.Fatalf("device %d: Size[0] 2^62 over n=64: %v", dev, err)
@@ -242,7 +242,7 @@ func TestHugeTwoDimensionalShape(t *testing.T) {
 		Args: []device.Arg{{Bits: nx}, {Bits: ny}, {}, {}}}, device.Range{Hi: [3]int{nx, ny, 1}}, 0, 1)
 	for _, dev := range devs {
 		out := make([]float32, nx*ny)
-		err := Target(Region{Device: dev, Kernel: kernels.Jacobi, Shape: N2(16, 1<<40),
+		err := Target(Region{Device: Dev(dev), Kernel: kernels.Jacobi, Shape: N2(16, 1<<40),
 			Args: []Arg{Int(nx), Int(ny), Slice(in), Slice(out)}})
 		if err != nil {
 			t.Fatalf("device %d: %v", dev, err)
@@ -281,9 +281,9 @@ func TestPointerElementsRefused(t *testing.T) {
 			{"release of []any", ExitData(dev, Release([]any{1})), "element type interface {}"},
 			{"delete of []map", ExitData(dev, Delete([]map[int]int{nil})), "element type map[int]int"},
 			{"data region of []*node", Data(dev, []Map{ToFrom(nodes)}, func() error { return nil }), "*target.node"},
-			{"target maps []*node", Target(Region{Device: dev, Kernel: kernels.Empty, Shape: N(1), Maps: []Map{ToFrom(nodes)}, Args: []Arg{Int(1)}}), "*target.node"},
-			{"target nowait maps []*node", TargetNowait(Region{Device: dev, Kernel: kernels.Empty, Shape: N(1), Maps: []Map{ToFrom(nodes)}, Args: []Arg{Int(1)}}).Wait(), "*target.node"},
-			{"slice of []*node", Target(Region{Device: dev, Kernel: scalar32, Shape: N(1), Args: []Arg{Int(1), Int(0), Slice(nodes)}}), "argument 2 (raw): element type *target.node"},
+			{"target maps []*node", Target(Region{Device: Dev(dev), Kernel: kernels.Empty, Shape: N(1), Maps: []Map{ToFrom(nodes)}, Args: []Arg{Int(1)}}), "*target.node"},
+			{"target nowait maps []*node", TargetNowait(Region{Device: Dev(dev), Kernel: kernels.Empty, Shape: N(1), Maps: []Map{ToFrom(nodes)}, Args: []Arg{Int(1)}}).Wait(), "*target.node"},
+			{"slice of []*node", Target(Region{Device: Dev(dev), Kernel: scalar32, Shape: N(1), Args: []Arg{Int(1), Int(0), Slice(nodes)}}), "argument 2 (raw): element type *target.node"},
 			{"memcpy from []*node", Memcpy(Host(make([]byte, 16)), Host(nodes), 16), "memcpy source: element type *target.node"},
 			{"memset of []*node", Memset(Host(nodes), 0, 8), "memset destination: element type *target.node"},
 			{"associate []*node", Associate(nodes, 0x1000, 0, dev), "associate: element type *target.node"},
@@ -341,13 +341,13 @@ func TestInitialDeviceSameRules(t *testing.T) {
 			return reg
 		}, "1048576 threads per team"},
 		{"zero Arg", func(dev int) Region {
-			return Region{Device: dev, Kernel: kernels.Saxpy, Shape: N(100), Args: []Arg{Int(100), Float32(1), {}, Slice(y)}}
+			return Region{Device: Dev(dev), Kernel: kernels.Saxpy, Shape: N(100), Args: []Arg{Int(100), Float32(1), {}, Slice(y)}}
 		}, "argument 2 (x): zero target.Arg"},
 		{"zero scalar Arg", func(dev int) Region {
-			return Region{Device: dev, Kernel: kernels.Saxpy, Shape: N(100), Args: []Arg{{}, Float32(1), Slice(x), Slice(y)}}
+			return Region{Device: Dev(dev), Kernel: kernels.Saxpy, Shape: N(100), Args: []Arg{{}, Float32(1), Slice(x), Slice(y)}}
 		}, "argument 0 (n): zero target.Arg"},
 		{"kernel panics", func(dev int) Region {
-			return Region{Device: dev, Kernel: panics, Shape: N(1), Args: []Arg{Int(1)}}
+			return Region{Device: Dev(dev), Kernel: panics, Shape: N(1), Args: []Arg{Int(1)}}
 		}, "panicked in team 0 of 1: boom"},
 	} {
 		before := append([]float32(nil), y...)
@@ -384,7 +384,7 @@ func TestChecksAllocateNothing(t *testing.T) {
 		for _, reg := range []Region{
 			saxpyRegion(dev, len(x), 2, x, y, To(x), ToFrom(y)),
 			saxpyRegion(dev, len(x), 2, x, y),
-			{Device: dev, Kernel: kernels.Saxpy, Shape: N(len(x)), Args: []Arg{Int(len(x)), Float32(2), Slice(x), Ptr(p)}},
+			{Device: Dev(dev), Kernel: kernels.Saxpy, Shape: N(len(x)), Args: []Arg{Int(len(x)), Float32(2), Slice(x), Ptr(p)}},
 		} {
 			if err := Target(reg); err != nil {
 				t.Fatal(err)

@@ -151,10 +151,11 @@ func (c DeviceClause) String() string {
 // Region is a target construct: a kernel run on a device over a shape,
 // with map clauses and arguments (one per kernel parameter, in order).
 type Region struct {
-	// Device is the device number: 0..NumDevices()-1, InitialDevice,
-	// DefaultDevice, or NumDevices() for the initial device. The zero
-	// value is device 0.
-	Device int
+	// Device is the device clause: Dev(n) for device n (Dev(0) for
+	// device 0), Dev(InitialDevice) for the initial device. The zero
+	// value runs on the default device (OMP_DEFAULT_DEVICE,
+	// SetDefaultDevice).
+	Device DeviceClause
 	Kernel *Kernel
 	Shape  Shape
 	Maps   []Map

@@ -103,7 +103,7 @@ func TestDependPipeline(t *testing.T) {
 			xc, yc := x[k*c:(k+1)*c], y[k*c:(k+1)*c]
 			tasks = append(tasks,
 				UpdateNowait(dev, To(xc), To(yc), DependOut(xc), DependOut(yc)),
-				TargetNowait(Region{Device: dev, Kernel: kernels.Saxpy, Shape: N(c),
+				TargetNowait(Region{Device: Dev(dev), Kernel: kernels.Saxpy, Shape: N(c),
 					Maps: []Map{DependIn(xc), DependInOut(yc)},
 					Args: []Arg{Int(c), Float32(2), Slice(xc), Slice(yc)}}),
 				UpdateNowait(dev, From(yc), DependIn(yc)))
@@ -197,7 +197,7 @@ func TestDependOnFailedTask(t *testing.T) {
 		wantAll(t, fmt.Sprintf("device %d: y after the failed chain", dev), y, 1)
 		// A task that failed before it began (bad region) fails its
 		// dependents too.
-		bad := TargetNowait(Region{Device: dev, Kernel: kernels.Saxpy, Shape: N(n)})
+		bad := TargetNowait(Region{Device: Dev(dev), Kernel: kernels.Saxpy, Shape: N(n)})
 		err := TargetNowait(saxpyRegion(dev, n, 3, x, y, DependOn(bad))).Wait()
 		if !errors.Is(err, ErrDependence) || !strings.Contains(err.Error(), "takes 4 arguments") {
 			t.Fatalf("device %d: dependent of a bad region: %v", dev, err)

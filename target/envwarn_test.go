@@ -33,7 +33,7 @@ func TestEnvChild(t *testing.T) {
 	}
 	for _, dev := range []int{DefaultDevice, 0} {
 		x := make([]float32, 4)
-		err := Target(Region{Device: dev, Kernel: kernels.Fill, Shape: N(4), Maps: []Map{From(x)},
+		err := Target(Region{Device: Dev(dev), Kernel: kernels.Fill, Shape: N(4), Maps: []Map{From(x)},
 			Args: []Arg{Int(4), Float32(1), Slice(x)}})
 		if err != nil {
 			fmt.Printf("TARGET-ERROR device %d: %v\n", dev, err)

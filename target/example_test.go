@@ -13,7 +13,7 @@ func ExampleTarget() {
 	x := []float32{1, 2, 3, 4}
 	y := []float32{10, 20, 30, 40}
 	err := target.Target(target.Region{
-		Device: target.DefaultDevice,
+		Device: target.Dev(target.DefaultDevice),
 		Kernel: kernels.Saxpy,
 		Shape:  target.N(len(x)),
 		Maps:   []target.Map{target.To(x), target.ToFrom(y)},
@@ -35,7 +35,7 @@ func ExampleData() {
 	y := []float32{0, 0, 0}
 	saxpy := func(a float32) error {
 		return target.Target(target.Region{
-			Device: dev,
+			Device: target.Dev(dev),
 			Kernel: kernels.Saxpy,
 			Shape:  target.N(len(x)),
 			Args:   []target.Arg{target.Int(len(x)), target.Float32(a), target.Slice(x), target.Slice(y)},
@@ -72,7 +72,7 @@ func ExampleAllocMem() {
 		return
 	}
 	err = target.Target(target.Region{
-		Device: dev,
+		Device: target.Dev(dev),
 		Kernel: kernels.Saxpy, // y = 1*y + y: doubles the device copy in place
 		Shape:  target.N(len(in)),
 		Args:   []target.Arg{target.Int(len(in)), target.Float32(1), target.Ptr(p), target.Ptr(p)},
@@ -94,7 +94,7 @@ func ExampleTargetNowait() {
 	n := 3
 	x := make([]float32, n)
 	t := target.TargetNowait(target.Region{
-		Device: target.DefaultDevice,
+		Device: target.Dev(target.DefaultDevice),
 		Kernel: kernels.Fill,
 		Shape:  target.N(n),
 		Maps:   []target.Map{target.From(x)},

@@ -26,7 +26,8 @@ const (
 	InvalidDevice = -2
 	// DefaultDevice names the device in the default-device ICV
 	// (OMP_DEFAULT_DEVICE, SetDefaultDevice), whose initial value is
-	// device 0.
+	// device 0. A Region with no device clause (the zero Device field)
+	// runs there too.
 	DefaultDevice = -3
 )
 

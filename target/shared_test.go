@@ -194,7 +194,7 @@ func TestOtherConstructsFailureStaysTheirs(t *testing.T) {
 			t.Fatal(err)
 		}
 		z := make([]float32, sharedLen) // copied on the queue's goroutine
-		err := Target(Region{Device: 0, Kernel: panics, Shape: N(1), Maps: []Map{To(x), To(z)}, Args: []Arg{Int(1)}})
+		err := Target(Region{Device: Dev(0), Kernel: panics, Shape: N(1), Maps: []Map{To(x), To(z)}, Args: []Arg{Int(1)}})
 		if err == nil || !strings.Contains(err.Error(), "panicked") {
 			t.Fatalf("round %d: the failing region returned %v", round, err)
 		}

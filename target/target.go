@@ -462,7 +462,7 @@ func TargetNowait(r Region) *Task {
 // before the construct begins for the tools: device_initialize and
 // device_load come before the first target event that needs them.
 func prepare(r *Region) (n int, d *dev, f device.Function, err error) {
-	if n, d, err = open(r.Device); err != nil {
+	if n, d, err = open(r.Device.Num()); err != nil {
 		return
 	}
 	if err = checkRegion(r, d); err != nil {

@@ -64,7 +64,7 @@ func noLeak(t *testing.T, r *runtimeState) {
 }
 
 func saxpyRegion(dev, n int, a float32, x, y []float32, maps ...Map) Region {
-	return Region{Device: dev, Kernel: kernels.Saxpy, Shape: N(n), Maps: maps,
+	return Region{Device: Dev(dev), Kernel: kernels.Saxpy, Shape: N(n), Maps: maps,
 		Args: []Arg{Int(n), Float32(a), Slice(x), Slice(y)}}
 }
 
@@ -414,8 +414,8 @@ func TestBadInput(t *testing.T) {
 		{"exit data of unmapped", ExitData(0, From(x)), "not present"},
 		{"present modifier on absent", Target(saxpyRegion(0, 10, 1, x, y, To(x).Present())), "present"},
 		{"device out of range", Target(saxpyRegion(7, 10, 1, x, y)), "out of range"},
-		{"no image for device", Target(Region{Device: 0, Kernel: clOnly, Shape: N(1), Args: []Arg{Int(1)}}), "no image"},
-		{"no Go image on initial device", Target(Region{Device: InitialDevice, Kernel: clOnly, Shape: N(1), Args: []Arg{Int(1)}}), "no Go image"},
+		{"no image for device", Target(Region{Device: Dev(0), Kernel: clOnly, Shape: N(1), Args: []Arg{Int(1)}}), "no image"},
+		{"no Go image on initial device", Target(Region{Device: Dev(InitialDevice), Kernel: clOnly, Shape: N(1), Args: []Arg{Int(1)}}), "no Go image"},
 		{"zero size", Target(saxpyRegion(0, 0, 1, x, y)), "at least 1"},
 		{"zero inner dimension", Target(Region{Kernel: kernels.Empty, Shape: Shape{Size: [3]int{4, 0, 5}}, Args: []Arg{Int(1)}}), "dimension 1 is 0 while dimension 2 is in use"},
 		{"negative teams", Target(Region{Kernel: kernels.Empty, Shape: Shape{Size: [3]int{1, 1, 1}, Teams: -1}, Args: []Arg{Int(1)}}), "teams"},
@@ -444,7 +444,7 @@ func TestBadInput(t *testing.T) {
 		{"overlapping items on the initial device", EnterData(InitialDevice, To(x[:60]), To(x[50:])), "overlaps"},
 		{"buffers shorter than n on the initial device", Target(saxpyRegion(InitialDevice, 200, 1, x[:4], y[:4])), "needs 200"},
 		{"buffers shorter than n on the host device", Target(saxpyRegion(0, 200, 1, x[:4], y[:4])), "needs 200"},
-		{"kernel panics on the initial device", Target(Region{Device: InitialDevice, Kernel: panics, Shape: N(1), Args: []Arg{Int(1)}}), "on the initial device panicked in team"},
+		{"kernel panics on the initial device", Target(Region{Device: Dev(InitialDevice), Kernel: panics, Shape: N(1), Args: []Arg{Int(1)}}), "on the initial device panicked in team"},
 		{"kernel panics on the host device", Target(Region{Kernel: panics, Shape: N(1), Args: []Arg{Int(1)}}), "kernel panicked in team"},
 	}
 	for _, c := range cases {
@@ -570,5 +570,47 @@ func BenchmarkTargetTofrom4KiB(b *testing.B) {
 		if err := Target(reg); err != nil {
 			b.Fatal(err)
 		}
+	}
+}
+
+// A Region with no device clause runs on the default device, as OpenMP's
+// target construct does: the default-device ICV (SetDefaultDevice,
+// OMP_DEFAULT_DEVICE), not device 0; Dev(0) names device 0.
+func TestRegionWithoutDeviceRunsOnDefaultDevice(t *testing.T) {
+	r := hostRuntime(t)
+	noLeak(t, r)
+	const n = 256
+	x, y := ones(n)
+	if err := EnterData(0, To(x), To(y)); err != nil {
+		t.Fatal(err)
+	}
+	reg := Region{Kernel: kernels.Saxpy, Shape: N(n), Args: []Arg{Int(n), Float32(2), Slice(x), Slice(y)}}
+	run := func(reg Region, want float32, what string) {
+		t.Helper()
+		if err := Target(reg); err != nil {
+			t.Fatal(err)
+		}
+		wantAll(t, what, y, want)
+	}
+	// ICV initial value 0: y is present there, so only its device copy changes.
+	run(reg, 1, "no device clause, default device 0")
+	SetDefaultDevice(InitialDeviceNum())
+	run(reg, 3, "no device clause, default device the initial device")
+	run(Region{Device: Dev(0), Kernel: reg.Kernel, Shape: reg.Shape, Args: reg.Args}, 3, "Dev(0) with the initial device as default")
+	if err := ExitData(0, From(y), Delete(x)); err != nil {
+		t.Fatal(err)
+	}
+	wantAll(t, "device 0's copy after two runs there", y, 5)
+
+	useRuntime(t, map[string]string{"GOMPT_PLUGINS": "host", "OMP_DEFAULT_DEVICE": "1"})
+	if err := EnterData(0, To(y)); err != nil {
+		t.Fatal(err)
+	}
+	run(reg, 7, "no device clause, OMP_DEFAULT_DEVICE=1 (the initial device)")
+	if err := ExitData(0, Delete(y)); err != nil {
+		t.Fatal(err)
+	}
+	if s := (DeviceClause{}).String() + ", " + Dev(0).String(); s != "no device clause, device(0)" {
+		t.Errorf("DeviceClause strings: %q", s)
 	}
 }

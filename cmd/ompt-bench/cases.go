@@ -54,7 +54,7 @@ func pipeline(n, chunks int, nowait bool) func(int) (func(*testing.B), func(), e
 			var err error
 			for k := 0; k < chunks && err == nil; k++ {
 				xc, yc := x[k*c:(k+1)*c], y[k*c:(k+1)*c]
-				r := target.Region{Device: dev, Kernel: kernels.Saxpy, Shape: target.N(c),
+				r := target.Region{Device: target.Dev(dev), Kernel: kernels.Saxpy, Shape: target.N(c),
 					Args: []target.Arg{target.Int(c), target.Float32(0.5), target.Slice(xc), target.Slice(yc)}}
 				if !nowait {
 					err = errors.Join(target.Update(dev, target.To(xc), target.To(yc)), target.Target(r), target.Update(dev, target.From(yc)))
@@ -98,7 +98,7 @@ func lookupName(n int) string {
 
 // emptyTarget: one empty kernel, one team, no maps.
 func emptyTarget(dev int) (func(b *testing.B), func(), error) {
-	r := target.Region{Device: dev, Kernel: kernels.Empty, Shape: target.Shape{Size: [3]int{1, 1, 1}, Teams: 1, Threads: 1},
+	r := target.Region{Device: target.Dev(dev), Kernel: kernels.Empty, Shape: target.Shape{Size: [3]int{1, 1, 1}, Teams: 1, Threads: 1},
 		Args: []target.Arg{target.Int(1)}}
 	if err := target.Target(r); err != nil {
 		return nil, nil, err
@@ -114,7 +114,7 @@ func emptyTarget(dev int) (func(b *testing.B), func(), error) {
 func tofrom(n int) func(int) (func(*testing.B), func(), error) {
 	return func(dev int) (func(*testing.B), func(), error) {
 		x := make([]float32, n)
-		r := target.Region{Device: dev, Kernel: kernels.Empty, Shape: target.Shape{Size: [3]int{1, 1, 1}, Teams: 1, Threads: 1},
+		r := target.Region{Device: target.Dev(dev), Kernel: kernels.Empty, Shape: target.Shape{Size: [3]int{1, 1, 1}, Teams: 1, Threads: 1},
 			Maps: []target.Map{target.ToFrom(x)}, Args: []target.Arg{target.Int(1)}}
 		if err := target.Target(r); err != nil {
 			return nil, nil, err
@@ -170,7 +170,7 @@ func saxpy(n int) func(int) (func(*testing.B), func(), error) {
 		if err := target.EnterData(dev, target.To(x), target.To(y)); err != nil {
 			return nil, nil, err
 		}
-		r := target.Region{Device: dev, Kernel: kernels.Saxpy, Shape: target.N(n),
+		r := target.Region{Device: target.Dev(dev), Kernel: kernels.Saxpy, Shape: target.N(n),
 			Args: []target.Arg{target.Int(n), target.Float32(0.5), target.Slice(x), target.Slice(y)}}
 		if err := target.Target(r); err != nil {
 			return nil, nil, err
@@ -261,7 +261,7 @@ func jacobi(n, teams int) func(int) (func(*testing.B), func(), error) {
 		}
 		shape := target.N2(n, n)
 		shape.Teams = teams // 0: the plugin's choice
-		r := target.Region{Device: dev, Kernel: kernels.Jacobi, Shape: shape,
+		r := target.Region{Device: target.Dev(dev), Kernel: kernels.Jacobi, Shape: shape,
 			Args: []target.Arg{target.Int(n), target.Int(n), target.Slice(in), target.Slice(out)}}
 		err := target.Target(r)
 		if err == nil {
@@ -309,7 +309,7 @@ func matmul(n int) func(int) (func(*testing.B), func(), error) {
 				panic(fmt.Sprintf("matmul teardown: %v", err))
 			}
 		}
-		r := target.Region{Device: dev, Kernel: kernels.Matmul, Shape: target.N2(n, n),
+		r := target.Region{Device: target.Dev(dev), Kernel: kernels.Matmul, Shape: target.N2(n, n),
 			Args: []target.Arg{target.Int(n), target.Int(n), target.Int(n), target.Slice(a), target.Slice(bm), target.Slice(c)}}
 		err := target.Target(r)
 		if err == nil {

@@ -73,7 +73,7 @@ func run(dev, X, Y, iters, every int, report func(step int, a []float32)) ([]flo
 	b := append([]float32(nil), a...)
 	step := func(in, out []float32) error {
 		return target.Target(target.Region{
-			Device: dev,
+			Device: target.Dev(dev),
 			Kernel: kernels.Jacobi,
 			Shape:  target.N2(X, Y),
 			Args:   []target.Arg{target.Int(X), target.Int(Y), target.Slice(in), target.Slice(out)},

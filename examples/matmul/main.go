@@ -37,7 +37,7 @@ func main() {
 
 	t0 := time.Now()
 	err := target.Target(target.Region{
-		Device: *dev,
+		Device: target.Dev(*dev),
 		Kernel: kernels.Matmul,
 		Shape:  target.N2(*n, m),
 		Maps:   []target.Map{target.To(A), target.To(B), target.From(C)},

@@ -92,7 +92,7 @@ func run(dev int, x, y []float32, chunks, reps int, a float32, pipelined bool) (
 	var err error
 	for k := 0; k < chunks && err == nil; k++ {
 		xc, yc := x[k*c:(k+1)*c], y[k*c:(k+1)*c]
-		kernel := target.Region{Device: dev, Kernel: kernels.Saxpy, Shape: target.N(c),
+		kernel := target.Region{Device: target.Dev(dev), Kernel: kernels.Saxpy, Shape: target.N(c),
 			Args: []target.Arg{target.Int(c), target.Float32(a), target.Slice(xc), target.Slice(yc)}}
 		if !pipelined {
 			err = target.Update(dev, target.To(xc), target.To(yc))

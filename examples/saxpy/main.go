@@ -40,7 +40,7 @@ func main() {
 
 	t0 := time.Now()
 	err := target.Target(target.Region{
-		Device: *dev,
+		Device: target.Dev(*dev),
 		Kernel: kernels.Saxpy,
 		Shape:  target.N(*n),
 		Maps:   []target.Map{target.To(x), target.ToFrom(y)},

@@ -32,7 +32,7 @@ func main() {
 	}
 	copyRegion := func() error {
 		return target.Target(target.Region{
-			Device: d,
+			Device: target.Dev(d),
 			Kernel: kernels.Copy32,
 			Shape:  target.N(N),
 			Maps:   []target.Map{target.From(a), target.To(b)},

@@ -55,7 +55,7 @@ func child() int {
 			x := make([]float32, 64)
 			for i := range iters {
 				dev := (g + i) % n
-				r := target.Region{Device: dev, Kernel: kernels.Empty, Shape: target.Shape{Size: [3]int{1, 1, 1}, Teams: 1, Threads: 1},
+				r := target.Region{Device: target.Dev(dev), Kernel: kernels.Empty, Shape: target.Shape{Size: [3]int{1, 1, 1}, Teams: 1, Threads: 1},
 					Args: []target.Arg{target.Int(1)}, Maps: []target.Map{target.ToFrom(x)}}
 				var err error
 				if nowait && i%2 == 1 {

@@ -43,7 +43,7 @@ func newState() *fstate {
 }
 
 func saxpy(dev int, x, y []float32, maps ...target.Map) error {
-	return target.Target(target.Region{Device: dev, Kernel: kernels.Saxpy, Shape: target.N(len(x)), Maps: maps,
+	return target.Target(target.Region{Device: target.Dev(dev), Kernel: kernels.Saxpy, Shape: target.N(len(x)), Maps: maps,
 		Args: []target.Arg{target.Int(len(x)), target.Float32(2), target.Slice(x), target.Slice(y)}})
 }
 

@@ -44,7 +44,7 @@ func TestShutdownChild(t *testing.T) {
 		if err := saxpy(n, s.x, s.y, target.To(s.x), target.ToFrom(s.y)); err != nil {
 			t.Fatalf("device %d: %v", n, err)
 		}
-		if err := target.TargetNowait(target.Region{Device: n, Kernel: saxpyKernel(), Shape: target.N(fn),
+		if err := target.TargetNowait(target.Region{Device: target.Dev(n), Kernel: saxpyKernel(), Shape: target.N(fn),
 			Args: saxpyArgs(s.x, s.z)}).Wait(); err != nil {
 			t.Fatalf("device %d: nowait: %v", n, err)
 		}

@@ -174,7 +174,7 @@ func step(dev int, sh *shared, w, i int, add func(string)) error {
 	switch i % 8 {
 	case 0: // target with maps
 		add("target")
-		if err := target.Target(target.Region{Device: dev, Kernel: kernels.Saxpy, Shape: target.N(n),
+		if err := target.Target(target.Region{Device: target.Dev(dev), Kernel: kernels.Saxpy, Shape: target.N(n),
 			Maps: []target.Map{target.To(x), target.ToFrom(y)}, Args: args(2, y)}); err != nil {
 			return err
 		}
@@ -185,7 +185,7 @@ func step(dev int, sh *shared, w, i int, add func(string)) error {
 			return err
 		}
 		add("target")
-		if err := target.Target(target.Region{Device: dev, Kernel: kernels.Saxpy, Shape: target.N(n), Args: args(3, y)}); err != nil {
+		if err := target.Target(target.Region{Device: target.Dev(dev), Kernel: kernels.Saxpy, Shape: target.N(n), Args: args(3, y)}); err != nil {
 			return err
 		}
 		if !target.IsPresent(x, dev) || !target.IsPresent(y, dev) {
@@ -211,10 +211,10 @@ func step(dev int, sh *shared, w, i int, add func(string)) error {
 		add("target nowait")
 		y2 := sh.out2[w*sh.stride:][:n:n]
 		copy(y2, y)
-		t1 := target.TargetNowait(target.Region{Device: dev, Kernel: kernels.Saxpy, Shape: target.N(n),
+		t1 := target.TargetNowait(target.Region{Device: target.Dev(dev), Kernel: kernels.Saxpy, Shape: target.N(n),
 			Maps: []target.Map{target.To(x), target.ToFrom(y)}, Args: args(4, y)})
 		add("target nowait")
-		t2 := target.TargetNowait(target.Region{Device: dev, Kernel: kernels.Saxpy, Shape: target.N(n),
+		t2 := target.TargetNowait(target.Region{Device: target.Dev(dev), Kernel: kernels.Saxpy, Shape: target.N(n),
 			Maps: []target.Map{target.To(x), target.ToFrom(y2)}, Args: args(4, y2)})
 		err1, err2 := t1.Wait(), t2.Wait()
 		if err := errors.Join(err1, err2); err != nil {
@@ -233,12 +233,12 @@ func step(dev int, sh *shared, w, i int, add func(string)) error {
 			return err
 		}
 		add("target")
-		if err := target.Target(target.Region{Device: dev, Kernel: kernels.Fill, Shape: target.N(n),
+		if err := target.Target(target.Region{Device: target.Dev(dev), Kernel: kernels.Fill, Shape: target.N(n),
 			Args: []target.Arg{target.Int(n), target.Float32(float32(i % 7)), target.Slice(y)}}); err != nil {
 			return err
 		}
 		add("target")
-		if err := target.Target(target.Region{Device: dev, Kernel: kernels.Saxpy, Shape: target.N(n), Args: args(5, y)}); err != nil {
+		if err := target.Target(target.Region{Device: target.Dev(dev), Kernel: kernels.Saxpy, Shape: target.N(n), Args: args(5, y)}); err != nil {
 			return err
 		}
 		add("exit data nowait")
@@ -253,7 +253,7 @@ func step(dev int, sh *shared, w, i int, add func(string)) error {
 		add("data region")
 		err := target.Data(dev, []target.Map{target.To(x), target.ToFrom(y)}, func() error {
 			add("target")
-			return target.Target(target.Region{Device: dev, Kernel: kernels.Saxpy, Shape: target.N(n), Args: args(6, y)})
+			return target.Target(target.Region{Device: target.Dev(dev), Kernel: kernels.Saxpy, Shape: target.N(n), Args: args(6, y)})
 		})
 		if err != nil {
 			return err
@@ -270,7 +270,7 @@ func step(dev int, sh *shared, w, i int, add func(string)) error {
 			return nil
 		default:
 			add("target")
-			if err := target.Target(target.Region{Device: dev, Kernel: kernels.Saxpy, Shape: target.N(n),
+			if err := target.Target(target.Region{Device: target.Dev(dev), Kernel: kernels.Saxpy, Shape: target.N(n),
 				Maps: []target.Map{target.To(x), target.ToFrom(y)}, Args: args(7, y)}); err != nil {
 				return err
 			}
@@ -301,7 +301,7 @@ func step(dev int, sh *shared, w, i int, add func(string)) error {
 			return fmt.Errorf("y is still mapped after a data region whose body panicked or failed (%v)", rec)
 		}
 		add("target")
-		if err := target.Target(target.Region{Device: dev, Kernel: kernels.Saxpy, Shape: target.N(n),
+		if err := target.Target(target.Region{Device: target.Dev(dev), Kernel: kernels.Saxpy, Shape: target.N(n),
 			Maps: []target.Map{target.To(x), target.ToFrom(y)}, Args: args(8, y)}); err != nil {
 			return err
 		}
@@ -357,7 +357,7 @@ func memRoutines(dev int, x []float32) error {
 func handOver(dev int, bt *baton, x []float32, i int) error {
 	n := len(bt.b)
 	saxpy := func(a float32, maps ...target.Map) error {
-		return target.Target(target.Region{Device: dev, Kernel: kernels.Saxpy, Shape: target.N(n), Maps: maps,
+		return target.Target(target.Region{Device: target.Dev(dev), Kernel: kernels.Saxpy, Shape: target.N(n), Maps: maps,
 			Args: []target.Arg{target.Int(n), target.Float32(a), target.Slice(x), target.Slice(bt.b)}})
 	}
 	if !bt.mapped {

@@ -737,7 +737,7 @@ func (wk *worker) region(kc kcall, maps []target.Map) target.Region {
 	x := wk.r.x[wk.cur]
 	lo, hi := kc.lo, kc.lo+kc.m
 	out := target.Slice(kc.out.host[lo:hi])
-	r := target.Region{Device: wk.r.dev, Shape: target.N(kc.m), Maps: maps}
+	r := target.Region{Device: target.Dev(wk.r.dev), Shape: target.N(kc.m), Maps: maps}
 	switch kc.k {
 	case kSaxpy:
 		r.Kernel = kernels.Saxpy
@@ -1389,7 +1389,7 @@ func (wk *worker) computeInput(next int) {
 	for i := range want {
 		want[i] = wa[i] + wb[i]
 	}
-	reg := target.Region{Device: r.dev, Kernel: kernels.VecAdd, Shape: target.N(r.n),
+	reg := target.Region{Device: target.Dev(r.dev), Kernel: kernels.VecAdd, Shape: target.N(r.n),
 		Args: []target.Arg{target.Int(r.n), target.Slice(a), target.Slice(b), target.Slice(dst)}}
 	maps := []target.Map{target.To(a), target.To(b), target.From(dst)}
 	var err error

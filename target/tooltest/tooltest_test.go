@@ -284,7 +284,7 @@ func TestMain(m *testing.M) {
 func TestTargetEMISequence(t *testing.T) {
 	x, y := make([]float32, 256), make([]float32, 256)
 	tool.take()
-	err := target.Target(target.Region{Device: 0, Kernel: kernels.Saxpy, Shape: target.Shape{Size: [3]int{256, 1, 1}, Teams: 4},
+	err := target.Target(target.Region{Device: target.Dev(0), Kernel: kernels.Saxpy, Shape: target.Shape{Size: [3]int{256, 1, 1}, Teams: 4},
 		Maps: []target.Map{target.To(x), target.ToFrom(y)},
 		Args: []target.Arg{target.Int(256), target.Float32(2), target.Slice(x), target.Slice(y)}})
 	if err != nil {
@@ -321,7 +321,7 @@ func TestPresentItemsMakeNoDataOps(t *testing.T) {
 		t.Fatal(err)
 	}
 	tool.take()
-	err := target.Target(target.Region{Device: 0, Kernel: kernels.Fill, Shape: target.N(64),
+	err := target.Target(target.Region{Device: target.Dev(0), Kernel: kernels.Fill, Shape: target.N(64),
 		Maps: []target.Map{target.ToFrom(x)}, Args: []target.Arg{target.Int(64), target.Float32(1), target.Slice(x)}})
 	if err != nil {
 		t.Fatal(err)
@@ -424,7 +424,7 @@ func TestInitialDeviceConstruct(t *testing.T) {
 	x := make([]float32, 16)
 	n := target.InitialDeviceNum()
 	tool.take()
-	if err := target.Target(target.Region{Device: target.InitialDevice, Kernel: kernels.Fill, Shape: target.N(16),
+	if err := target.Target(target.Region{Device: target.Dev(target.InitialDevice), Kernel: kernels.Fill, Shape: target.N(16),
 		Maps: []target.Map{target.ToFrom(x)}, Args: []target.Arg{target.Int(16), target.Float32(3), target.Slice(x)}}); err != nil {
 		t.Fatal(err)
 	}
@@ -518,7 +518,7 @@ func TestTraceRecordsMatchCallbacks(t *testing.T) {
 	flush(t)
 	tool.take()
 	for i := 0; i < 5; i++ {
-		if err := target.Target(target.Region{Device: 0, Kernel: kernels.Saxpy, Shape: target.N(len(x)),
+		if err := target.Target(target.Region{Device: target.Dev(0), Kernel: kernels.Saxpy, Shape: target.N(len(x)),
 			Maps: []target.Map{target.To(x), target.ToFrom(y)},
 			Args: []target.Arg{target.Int(len(x)), target.Float32(2), target.Slice(x), target.Slice(y)}}); err != nil {
 			t.Fatal(err)
@@ -576,7 +576,7 @@ func TestTraceRecordsMatchCallbacks(t *testing.T) {
 // BenchmarkEmptyTargetTraced: an empty target region on a traced device with
 // the test tool's callbacks.
 func BenchmarkEmptyTargetTraced(b *testing.B) {
-	r := target.Region{Device: 0, Kernel: kernels.Empty, Shape: target.Shape{Size: [3]int{1, 1, 1}, Teams: 1}, Args: []target.Arg{target.Int(1)}}
+	r := target.Region{Device: target.Dev(0), Kernel: kernels.Empty, Shape: target.Shape{Size: [3]int{1, 1, 1}, Teams: 1}, Args: []target.Arg{target.Int(1)}}
 	for b.Loop() {
 		if err := target.Target(r); err != nil {
 			b.Fatal(err)
@@ -592,7 +592,7 @@ func BenchmarkEmptyTargetTraced(b *testing.B) {
 // their names.
 func TestImplicitMapFlag(t *testing.T) {
 	x, y := make([]float32, 64), make([]float32, 64)
-	if err := target.Target(target.Region{Device: 0, Kernel: kernels.Saxpy, Shape: target.N(64),
+	if err := target.Target(target.Region{Device: target.Dev(0), Kernel: kernels.Saxpy, Shape: target.N(64),
 		Maps: []target.Map{target.To(x).Named("argument 9")},
 		Args: []target.Arg{target.Int(64), target.Float32(1), target.Slice(x), target.Slice(y)}}); err != nil {
 		t.Fatal(err)
@@ -725,7 +725,7 @@ func TestExitInReverseOrder(t *testing.T) {
 		}
 	}
 	tool.take()
-	if err := target.Target(target.Region{Device: 0, Kernel: kernels.Fill, Shape: target.N(16),
+	if err := target.Target(target.Region{Device: target.Dev(0), Kernel: kernels.Fill, Shape: target.N(16),
 		Maps: maps, Args: []target.Arg{target.Int(16), target.Float32(1), target.Slice(a)}}); err != nil {
 		t.Fatal(err)
 	}
@@ -751,7 +751,7 @@ func TestKernelNames(t *testing.T) {
 	x := make([]float32, 64)
 	run := func(k *device.Kernel, args ...target.Arg) {
 		t.Helper()
-		if err := target.Target(target.Region{Device: 0, Kernel: k, Shape: target.N(64), Maps: []target.Map{target.ToFrom(x)}, Args: args}); err != nil {
+		if err := target.Target(target.Region{Device: target.Dev(0), Kernel: k, Shape: target.N(64), Maps: []target.Map{target.ToFrom(x)}, Args: args}); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -767,7 +767,7 @@ func TestKernelNames(t *testing.T) {
 	tool.mu.Unlock()
 	run(kernels.Fill, target.Int(64), target.Float32(2), target.Slice(x))
 	xi, yi := make([]int32, 64), make([]int32, 64)
-	if err := target.Target(target.Region{Device: 0, Kernel: kernels.Copy32, Shape: target.N(64), Maps: []target.Map{target.To(xi), target.From(yi)},
+	if err := target.Target(target.Region{Device: target.Dev(0), Kernel: kernels.Copy32, Shape: target.N(64), Maps: []target.Map{target.To(xi), target.From(yi)},
 		Args: []target.Arg{target.Int(64), target.Slice(xi), target.Slice(yi)}}); err != nil {
 		t.Fatal(err)
 	}
@@ -801,7 +801,7 @@ func TestDependencesCallback(t *testing.T) {
 		t.Fatal(err)
 	}
 	tool.take()
-	t1 := target.TargetNowait(target.Region{Device: 0, Kernel: kernels.Saxpy, Shape: target.N(64),
+	t1 := target.TargetNowait(target.Region{Device: target.Dev(0), Kernel: kernels.Saxpy, Shape: target.N(64),
 		Maps: []target.Map{target.DependIn(x), target.DependOut(y)},
 		Args: []target.Arg{target.Int(64), target.Float32(2), target.Slice(x), target.Slice(y)}})
 	mark := func() uint64 { // the mark the tool wrote last, at a nowait construct's dependences

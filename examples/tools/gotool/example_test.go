@@ -43,7 +43,7 @@ func Example() {
 	x := []float32{1, 2, 3, 4}
 	y := make([]float32, 4)
 	err := target.Target(target.Region{
-		Device: target.DefaultDevice,
+		Device: target.Dev(target.DefaultDevice),
 		Kernel: kernels.Saxpy,
 		Shape:  target.N(len(x)),
 		Maps:   []target.Map{target.To(x), target.ToFrom(y)},

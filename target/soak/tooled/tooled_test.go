@@ -328,7 +328,7 @@ func TestFaultsKeepEventsPaired(t *testing.T) {
 		x, y := make([]float32, 256), make([]float32, 256)
 		bt, et, bo, eo := beginTarget.Load(), endTarget.Load(), beginOp.Load(), endOp.Load()
 		plan.FailNth(op, 1, device.CodeUnknown)
-		err := target.Target(target.Region{Device: dev, Kernel: kernels.Saxpy, Shape: target.N(len(x)),
+		err := target.Target(target.Region{Device: target.Dev(dev), Kernel: kernels.Saxpy, Shape: target.N(len(x)),
 			Maps: []target.Map{target.To(x), target.ToFrom(y)},
 			Args: []target.Arg{target.Int(len(x)), target.Float32(2), target.Slice(x), target.Slice(y)}})
 		plan.FailNth(op, 0, 0)

@@ -38,7 +38,7 @@ func main() {
 				a[i] = int32(i + g)
 			}
 			check(target.EnterDataNowait(d, target.To(a), target.Alloc(b)).Wait())
-			t := target.TargetNowait(target.Region{Device: d, Kernel: kernels.Copy32, Shape: target.N(n),
+			t := target.TargetNowait(target.Region{Device: target.Dev(d), Kernel: kernels.Copy32, Shape: target.N(n),
 				Maps: []target.Map{target.To(a), target.From(b)}, Args: []target.Arg{target.Int(n), target.Slice(a), target.Slice(b)}})
 			check(t.Wait())
 			check(target.UpdateNowait(d, target.From(b)).Wait())

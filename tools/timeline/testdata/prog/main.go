@@ -28,7 +28,7 @@ func main() {
 			b[i] = int32(i)
 		}
 		region := func(out, in []int32) target.Region {
-			return target.Region{Device: d, Kernel: kernels.Copy32, Shape: target.N(n),
+			return target.Region{Device: target.Dev(d), Kernel: kernels.Copy32, Shape: target.N(n),
 				Maps: []target.Map{target.From(out), target.To(in)},
 				Args: []target.Arg{target.Int(n), target.Slice(in), target.Slice(out)}}
 		}
