@@ -7,13 +7,13 @@ import (
 	"github.com/gompt/gompt/target"
 )
 
-// A target construct on the default device: y = 2*x + y, with x copied to
-// the device and y copied there and back.
+// A target construct on the default device (a Region without a device
+// clause; Device: target.Dev(n) names device n): y = 2*x + y, with x
+// copied to the device and y copied there and back.
 func ExampleTarget() {
 	x := []float32{1, 2, 3, 4}
 	y := []float32{10, 20, 30, 40}
 	err := target.Target(target.Region{
-		Device: target.Dev(target.DefaultDevice),
 		Kernel: kernels.Saxpy,
 		Shape:  target.N(len(x)),
 		Maps:   []target.Map{target.To(x), target.ToFrom(y)},
@@ -94,7 +94,6 @@ func ExampleTargetNowait() {
 	n := 3
 	x := make([]float32, n)
 	t := target.TargetNowait(target.Region{
-		Device: target.Dev(target.DefaultDevice),
 		Kernel: kernels.Fill,
 		Shape:  target.N(n),
 		Maps:   []target.Map{target.From(x)},
@@ -107,4 +106,44 @@ func ExampleTargetNowait() {
 	}
 	fmt.Println(x)
 	// Output: [7 7 7]
+}
+
+// depend orders nowait constructs without blocking a goroutine: the second
+// region reads y after the first has written it (depend(out: y), then
+// depend(in: y)), and the update copies y back after both, whichever
+// goroutine runs what. Without the depend items the second region could
+// run first and y[0] would be 4, not 7.
+func ExampleTargetNowait_depend() {
+	x := []float32{1, 1}
+	y := []float32{0, 0}
+	dev := target.DefaultDevice
+	if err := target.EnterData(dev, target.To(x), target.Alloc(y)); err != nil {
+		fmt.Println(err)
+		return
+	}
+	fill := target.TargetNowait(target.Region{ // y = 3
+		Kernel: kernels.Fill,
+		Shape:  target.N(len(y)),
+		Maps:   []target.Map{target.DependOut(y)},
+		Args:   []target.Arg{target.Int(len(y)), target.Float32(3), target.Slice(y)},
+	})
+	saxpy := target.TargetNowait(target.Region{ // y = 4*x + y
+		Kernel: kernels.Saxpy,
+		Shape:  target.N(len(x)),
+		Maps:   []target.Map{target.DependIn(x), target.DependInOut(y)},
+		Args:   []target.Arg{target.Int(len(x)), target.Float32(4), target.Slice(x), target.Slice(y)},
+	})
+	back := target.UpdateNowait(dev, target.From(y), target.DependIn(y))
+	for _, t := range []*target.Task{fill, saxpy, back} {
+		if err := t.Wait(); err != nil {
+			fmt.Println(err)
+			return
+		}
+	}
+	if err := target.ExitData(dev, target.Release(x), target.Release(y)); err != nil {
+		fmt.Println(err)
+		return
+	}
+	fmt.Println(y)
+	// Output: [7 7]
 }
