@@ -2,7 +2,7 @@ package cuda
 
 import (
 	"fmt"
-	"math"
+	"github.com/gompt/gompt/internal/geom"
 	"math/bits"
 	"slices"
 
@@ -68,44 +68,11 @@ func geometry(s device.Shape, lim limits) (grid, block [3]uint32, err error) {
 			return grid, block, fmt.Errorf("launch shape: %d teams exceed the device's largest grid of %d blocks; use at most %d teams or 0 to let the plugin choose",
 				s.Teams, lim.maxGrid[0], lim.maxGrid[0])
 		}
-		g := [3]int{s.Teams, 1, 1}
-		// From the last dimension down, g[d] is need[d]*f, with f such
-		// that the teams left would spread evenly over dimensions 0..d,
-		// moved to a nearby divisor of the teams left so that none are
-		// lost; dimension 0 takes the rest.
-		rest := s.Teams
-		for d := dims - 1; d >= 1; d-- {
-			prod := 1.0
-			for k := 0; k <= d; k++ {
-				prod *= float64(need[k])
-			}
-			f := math.Pow(float64(rest)/prod, 1/float64(d+1))
-			g[d] = nearDivisor(rest, float64(need[d])*f, min(need[d], lim.maxGrid[d]))
-			rest /= g[d]
-		}
-		g[0] = rest
+		// spread over the dimensions, none lost (geom.Spread)
+		g := geom.Spread(s.Teams, dims, need, lim.maxGrid)
 		return [3]uint32{uint32(g[0]), uint32(g[1]), uint32(g[2])}, block, nil
 	}
 	return [3]uint32{uint32(min(need[0], lim.maxGrid[0])), uint32(min(need[1], lim.maxGrid[1])), uint32(min(need[2], lim.maxGrid[2]))}, block, nil
-}
-
-// nearDivisor returns the divisor of n nearest to target within a few
-// dozen steps of it, or target rounded when none is that near, clamped to
-// [1, hi].
-func nearDivisor(n int, target float64, hi int) int {
-	t := max(1, min(int(math.Round(target)), hi, n))
-	for step := 0; step < 64; step++ {
-		if lo := t - step; lo >= 1 && n%lo == 0 {
-			if up := t + step; up <= min(hi, n) && n%up == 0 && float64(up)-target < target-float64(lo) {
-				return up
-			}
-			return lo
-		}
-		if up := t + step; up <= min(hi, n) && n%up == 0 {
-			return up
-		}
-	}
-	return t
 }
 
 // ceilPow2 returns the least power of two >= n (n >= 1).

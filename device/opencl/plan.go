@@ -2,6 +2,7 @@ package opencl
 
 import (
 	"fmt"
+	"github.com/gompt/gompt/internal/geom"
 	"math"
 	"math/bits"
 
@@ -113,7 +114,7 @@ func geometry(s device.Shape, lim wgLimits) (dims int, global, local [3]uintptr)
 	need := [3]int{(size[0]-1)/bx + 1, (size[1]-1)/by + 1, size[2]}
 	var g [3]int
 	if s.Teams > 0 {
-		g = spread(s.Teams, dims, need)
+		g = geom.Spread(s.Teams, dims, need, need)
 	} else {
 		g = need
 		for float64(g[0])*float64(g[1])*float64(g[2])*float64(bx*by) > maxAutoItems {
@@ -128,54 +129,6 @@ func geometry(s device.Shape, lim wgLimits) (dims int, global, local [3]uintptr)
 	}
 	global = [3]uintptr{uintptr(g[0] * bx), uintptr(g[1] * by), uintptr(g[2])}
 	return dims, global, local
-}
-
-// spread returns the work-groups per dimension of a launch of teams teams
-// over dims dimensions that need need[d] groups each to be covered: from
-// the last dimension down, g[d] is need[d]*f, with f such that the teams
-// left would spread evenly over dimensions 0..d, moved to a nearby divisor
-// of the teams left so that none are lost and at most need[d]; dimension 0
-// takes the rest. The product is exactly teams.
-func spread(teams, dims int, need [3]int) [3]int {
-	g := [3]int{teams, 1, 1}
-	rest := teams
-	for d := dims - 1; d >= 1; d-- {
-		prod := 1.0
-		for k := 0; k <= d; k++ {
-			prod *= float64(need[k])
-		}
-		f := math.Pow(float64(rest)/prod, 1/float64(d+1))
-		g[d] = nearDivisor(rest, float64(need[d])*f, need[d])
-		rest /= g[d]
-	}
-	g[0] = rest
-	return g
-}
-
-// nearDivisor returns a divisor of n in [1, hi] near target: the nearest
-// within a few dozen steps of it, else the largest n/k at most target for
-// a few dozen k, else 1. It is always a divisor, so that spread loses no
-// teams.
-func nearDivisor(n int, target float64, hi int) int {
-	hi = min(hi, n)
-	t := max(1, min(int(math.Round(target)), hi))
-	for step := 0; step < 64; step++ {
-		if lo := t - step; lo >= 1 && n%lo == 0 {
-			if up := t + step; up <= hi && n%up == 0 && float64(up)-target < target-float64(lo) {
-				return up
-			}
-			return lo
-		}
-		if up := t + step; up <= hi && n%up == 0 {
-			return up
-		}
-	}
-	for k := (n + t - 1) / t; k < (n+t-1)/t+64 && k <= n; k++ {
-		if n%k == 0 && n/k <= hi {
-			return n / k
-		}
-	}
-	return 1
 }
 
 // ceilPow2 returns the least power of two >= n (n >= 1).
