@@ -16,7 +16,8 @@
 //
 // The tree is never changed: each mutant is a file given to the go command
 // with -overlay, so runs are safe beside other work in the same checkout.
-// Each mutant is compiled (go build), then the package's own tests run; a
+// Each mutant's package tests run (go test -failfast; a build failure
+// there is "did not compile"); a
 // mutant they do not kill then runs the tests of the packages named by -also
 // (by default none; "importers" means every package of the module that
 // imports it directly).
@@ -81,6 +82,8 @@ func (m *mutant) key() string {
 	return m.rel + "\t" + m.fn + "\t" + m.desc + "\t" + m.text
 }
 
+const defaultEquiv = "ci/mutate/equivalent.txt"
+
 const (
 	killed     = "killed"
 	timedOut   = "timed out"
@@ -96,16 +99,18 @@ func main() {
 		also     = flag.String("also", "", `comma-separated packages whose tests also run on mutants the package's own tests do not kill; "importers": the module's packages that import it`)
 		n        = flag.Int("n", 0, "mutate a random sample of this many mutants (0: all)")
 		seed     = flag.Uint64("seed", 1, "seed of the sample")
-		timeout  = flag.Duration("timeout", 2*time.Minute, "time limit of one mutant's tests in one package")
+		timeout  = flag.Duration("timeout", 0, "time limit of one mutant's tests in one package (0: 20 times the unmutated tests' time, at least 20s)")
 		run      = flag.String("run", "", "-run pattern for go test")
 		jobs     = flag.Int("j", 1, "mutants tested at once")
 		gop      = flag.Int("p", 1, "go command -p (packages built and tested at once)")
 		list     = flag.Bool("list", false, "list the mutants and exit")
-		equiv    = flag.String("equiv", "ci/mutate/equivalent.txt", "file of equivalent mutants (missing: none)")
+		equiv    = flag.String("equiv", defaultEquiv, "file of equivalent mutants (missing: none; relative to the module root by default)")
 		summary  = flag.String("summary", "", "append a tab-separated summary line to this file")
 		label    = flag.String("label", "", "label of the summary line (default: the package and the sample)")
 		verbose  = flag.Bool("v", false, "print each mutant's outcome as it is known")
 		testArgs = flag.String("args", "", "extra space-separated arguments for go test (e.g. -short)")
+		only     = flag.String("only", "", "test only the mutants listed in this file (the form of -equiv; e.g. the -survivors of an earlier run)")
+		survOut  = flag.String("survivors", "", "write the survivors to this file, in the form of -equiv")
 	)
 	flag.Parse()
 	if *pkg == "" {
@@ -142,6 +147,19 @@ func main() {
 		}
 		all = append(all, ms...)
 	}
+	if *only != "" {
+		keep, err := readEquiv(*only)
+		if err != nil {
+			fatalf("%v", err)
+		}
+		var l []*mutant
+		for _, m := range all {
+			if _, ok := keep[m.key()]; ok {
+				l = append(l, m)
+			}
+		}
+		all = l
+	}
 	total := len(all)
 	sample := all
 	if *n > 0 && *n < len(all) {
@@ -159,6 +177,9 @@ func main() {
 		}
 		fmt.Printf("%d mutants of %d\n", len(sample), total)
 		return
+	}
+	if *equiv == defaultEquiv {
+		*equiv = filepath.Join(root, defaultEquiv)
 	}
 	eq, err := readEquiv(*equiv)
 	if err != nil {
@@ -182,9 +203,12 @@ func main() {
 	// Every mutant's file sits in its own directory under its original
 	// name: the compiler's messages and a test's stack traces then name
 	// the file the developer knows.
-	cfg := runCfg{pkg: info.ImportPath, also: alsoPkgs, timeout: *timeout, run: *run, p: *gop, tmp: tmp}
+	cfg := &runCfg{pkg: info.ImportPath, also: alsoPkgs, timeout: *timeout, run: *run, p: *gop, tmp: tmp}
 	if *testArgs != "" {
 		cfg.args = strings.Fields(*testArgs)
+	}
+	if err := cfg.baseline(*timeout == 0); err != nil {
+		fatalf("%v", err)
 	}
 	start := time.Now()
 	fmt.Fprintf(os.Stderr, "mutate: %s: %d mutants of %d (seed %d), also testing %v\n", info.ImportPath, len(sample), total, *seed, alsoPkgs)
@@ -241,6 +265,17 @@ func main() {
 			}
 		}
 	}
+	if *survOut != "" {
+		var b strings.Builder
+		for _, m := range sample {
+			if m.outcome == survived {
+				fmt.Fprintf(&b, "%s\t# line %d\n", m.key(), m.line)
+			}
+		}
+		if err := os.WriteFile(*survOut, []byte(b.String()), 0o644); err != nil {
+			fatalf("%v", err)
+		}
+	}
 	if *summary != "" {
 		lab := *label
 		if lab == "" {
@@ -265,14 +300,45 @@ type runCfg struct {
 	pkg     string
 	also    []string
 	timeout time.Duration
+	limits  map[string]time.Duration // per package, set by baseline
 	run     string
 	p       int
 	args    []string
 	tmp     string
 }
 
+// baseline runs the unmutated tests of every package once: they must
+// pass, and with auto set, 20 times their time (at least 20s) is that
+// package's limit per mutant.
+func (c *runCfg) baseline(auto bool) error {
+	c.limits = map[string]time.Duration{}
+	for _, p := range append([]string{c.pkg}, c.also...) {
+		args := []string{"test", "-count=1", "-p", fmt.Sprint(c.p)}
+		if c.run != "" {
+			args = append(args, "-run", c.run)
+		}
+		args = append(append(args, c.args...), p)
+		// Build first, so that the time measured is the tests'.
+		if out, err := goRun(10*time.Minute, append([]string{"test", "-run", "^$", "-count=1"}, p)...); err != nil {
+			return fmt.Errorf("the unmutated tests of %s do not build: %v\n%s", p, err, firstLines(out, 20))
+		}
+		t0 := time.Now()
+		out, err := goRun(10*time.Minute, args...)
+		if err != nil {
+			return fmt.Errorf("the unmutated tests of %s fail (fix them first): %v\n%s", p, err, firstLines(out, 20))
+		}
+		d := c.timeout
+		if auto {
+			d = max(20*time.Since(t0), 20*time.Second).Round(time.Second)
+		}
+		c.limits[p] = d
+		fmt.Fprintf(os.Stderr, "mutate: unmutated tests of %s pass in %v; limit per mutant %v\n", p, time.Since(t0).Round(time.Millisecond), d)
+	}
+	return nil
+}
+
 // test runs one mutant and sets its outcome.
-func (c runCfg) test(i int, m *mutant) {
+func (c *runCfg) test(i int, m *mutant) {
 	src, err := os.ReadFile(m.file)
 	if err != nil {
 		fatalf("%v", err)
@@ -292,25 +358,22 @@ func (c runCfg) test(i int, m *mutant) {
 	if err := os.WriteFile(ovf, ov, 0o644); err != nil {
 		fatalf("%v", err)
 	}
-	if out, err := goRun(5*time.Minute, "build", "-overlay", ovf, "-p", fmt.Sprint(c.p), c.pkg); err != nil {
-		m.outcome, m.detail = noCompile, firstLines(out, 3)
-		return
-	}
 	for _, p := range append([]string{c.pkg}, c.also...) {
-		args := []string{"test", "-overlay", ovf, "-count=1", "-p", fmt.Sprint(c.p), "-timeout", c.timeout.String()}
+		limit := c.limits[p]
+		args := []string{"test", "-overlay", ovf, "-count=1", "-failfast", "-p", fmt.Sprint(c.p), "-timeout", limit.String()}
 		if c.run != "" {
 			args = append(args, "-run", c.run)
 		}
 		args = append(append(args, c.args...), p)
 		// The go command's own limit: building the test binary, then the
 		// tests' -timeout, then a margin for the panic's stack dump.
-		out, err := goRun(c.timeout+3*time.Minute, args...)
+		out, err := goRun(limit+3*time.Minute, args...)
 		switch {
 		case err == nil:
 			continue
 		case errors.Is(err, context.DeadlineExceeded) || strings.Contains(out, "panic: test timed out"):
 			m.outcome, m.detail = timedOut, p
-		case strings.Contains(out, "[build failed]") || strings.Contains(out, "[setup failed]"):
+		case strings.Contains(out, "[build failed]") || strings.Contains(out, "[setup failed]") || strings.Contains(out, "build failed"):
 			m.outcome, m.detail = noCompile, firstLines(out, 3)
 		default:
 			m.outcome, m.detail = killed, p
@@ -459,7 +522,7 @@ func mutants(root, path string) ([]*mutant, error) {
 				case token.SUB_ASSIGN:
 					op(n.TokPos, n.Tok, token.ADD_ASSIGN)
 				}
-				if n.Tok == token.DEFINE {
+				if n.Tok == token.DEFINE || allBlank(n.Lhs) {
 					break
 				}
 				// Remove the store, keep the right-hand side's effects.
@@ -499,7 +562,26 @@ func mutants(root, path string) ([]*mutant, error) {
 			return true
 		})
 	}
+	// Mutants alike in key (the same change twice on one line) are told
+	// apart by their order on the line.
+	nth := map[string]int{}
+	for _, m := range out {
+		k := m.key()
+		nth[k]++
+		if nth[k] > 1 {
+			m.desc += fmt.Sprintf(" (#%d on the line)", nth[k])
+		}
+	}
 	return out, nil
+}
+
+func allBlank(l []ast.Expr) bool {
+	for _, e := range l {
+		if id, ok := e.(*ast.Ident); !ok || id.Name != "_" {
+			return false
+		}
+	}
+	return true
 }
 
 func isString(e ast.Expr) bool {
