@@ -4,6 +4,8 @@ package target
 // ci/mutate) found no test pinning.
 
 import (
+	"fmt"
+	"strings"
 	"testing"
 
 	"github.com/gompt/gompt/device"
@@ -89,5 +91,65 @@ func TestMemcpyFromAnOffset(t *testing.T) {
 		if err := FreeMem(p, dev); err != nil {
 			t.Fatal(err)
 		}
+	}
+}
+
+// Loc.Add(0) on host memory is the same memory, and an empty host slice
+// is a valid side of an empty copy.
+func TestHostLocEdges(t *testing.T) {
+	r := hostRuntime(t)
+	noLeak(t, r)
+	p, err := AllocMem(16, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer FreeMem(p, 0)
+	src := []byte("0123456789abcdef")
+	if err := Memcpy(On(0, p), Host(src).Add(0), 16); err != nil {
+		t.Fatalf("Memcpy from Host(src).Add(0): %v", err)
+	}
+	dst := make([]byte, 16)
+	if err := Memcpy(Host(dst).Add(0), On(0, p), 16); err != nil || string(dst) != string(src) {
+		t.Fatalf("Memcpy to Host(dst).Add(0): %v, %q", err, dst)
+	}
+	if err := Memcpy(Host([]byte(nil)), On(0, p), 0); err != nil {
+		t.Errorf("empty copy to a nil host slice: %v", err)
+	}
+	if err := Memcpy(Host(dst).Add(17), On(0, p), 0); err == nil || !strings.Contains(err.Error(), "offset 17 is outside the host slice") {
+		t.Errorf("host offset past the slice: %v", err)
+	}
+}
+
+// A default-device ICV naming no device falls back to the initial device
+// (OMP_TARGET_OFFLOAD=default); the same number given explicitly is an
+// error.
+func TestDefaultDeviceOutOfRangeFallsBack(t *testing.T) {
+	r := hostRuntime(t)
+	old := GetDefaultDevice()
+	t.Cleanup(func() { SetDefaultDevice(old) })
+	SetDefaultDevice(len(r.devs) + 5)
+	x, y := vecs(64)
+	if err := Target(saxpyRegion(DefaultDevice, len(x), 2, x, y)); err != nil {
+		t.Fatalf("default device out of range: %v; want the initial device", err)
+	}
+	checkSaxpy(t, 2, x, y, func(i int) float32 { return float32(2 * i) })
+	if err := Target(saxpyRegion(len(r.devs)+5, len(x), 2, x, y)); err == nil || !strings.Contains(err.Error(), "out of range") {
+		t.Fatalf("explicit device out of range: %v", err)
+	}
+}
+
+// An association that does not fit its allocation is refused with the
+// device range it asked for: from p, devOffset plus the slice's bytes.
+func TestAssociateErrorNamesTheRange(t *testing.T) {
+	r := hostRuntime(t)
+	noLeak(t, r)
+	p, err := AllocMem(64, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer FreeMem(p, 0)
+	err = Associate(make([]byte, 40), p, 30, 0)
+	if want := fmt.Sprintf("[%v,+70)", p); err == nil || !strings.Contains(err.Error(), want) {
+		t.Fatalf("error %v; want it to name %s", err, want)
 	}
 }
