@@ -9,6 +9,7 @@ import (
 	"testing"
 
 	"github.com/gompt/gompt/device"
+	"github.com/gompt/gompt/kernels"
 )
 
 // A data region whose maps fail on entry returns that error and does not
@@ -151,5 +152,56 @@ func TestAssociateErrorNamesTheRange(t *testing.T) {
 	err = Associate(make([]byte, 40), p, 30, 0)
 	if want := fmt.Sprintf("[%v,+70)", p); err == nil || !strings.Contains(err.Error(), want) {
 		t.Fatalf("error %v; want it to name %s", err, want)
+	}
+}
+
+// One runtime runs many different kernels on one device, each loaded once
+// and kept: a program is not limited to one or two kernels.
+func TestManyKernelsOneDevice(t *testing.T) {
+	r := hostRuntime(t)
+	noLeak(t, r)
+	const n = 32
+	for round := range 2 {
+		x, y := vecs(n)
+		if err := Target(saxpyRegion(0, n, 2, x, y)); err != nil {
+			t.Fatalf("round %d saxpy: %v", round, err)
+		}
+		checkSaxpy(t, 2, x, y, func(i int) float32 { return float32(2 * i) })
+		f := make([]float32, n)
+		if err := Target(Region{Kernel: kernels.Fill, Shape: N(n), Args: []Arg{Int(n), Float32(3), Slice(f)}}); err != nil {
+			t.Fatalf("round %d fill: %v", round, err)
+		}
+		c := make([]float32, n)
+		if err := Target(Region{Kernel: kernels.VecAdd, Shape: N(n), Args: []Arg{Int(n), Slice(f), Slice(f), Slice(c)}}); err != nil {
+			t.Fatalf("round %d vecadd: %v", round, err)
+		}
+		src, dst := make([]int32, n), make([]int32, n)
+		for i := range src {
+			src[i] = int32(i * 3)
+		}
+		if err := Target(Region{Kernel: kernels.Copy32, Shape: N(n), Args: []Arg{Int(n), Slice(src), Slice(dst)}}); err != nil {
+			t.Fatalf("round %d copy32: %v", round, err)
+		}
+		for i := range n {
+			if f[i] != 3 || c[i] != 6 || dst[i] != src[i] {
+				t.Fatalf("round %d, element %d: fill %v, vecadd %v, copy %d", round, i, f[i], c[i], dst[i])
+			}
+		}
+	}
+}
+
+// A launch shape whose third dimension is in use (sizes n x 1 x 4) on a
+// kernel that iterates over one is refused, as n x 4 is: the kernel would
+// see only its first plane.
+func TestShapeThirdDimensionOnOneDimensionalKernel(t *testing.T) {
+	hostRuntime(t)
+	x, y := vecs(16)
+	for _, size := range [][3]int{{16, 1, 4}, {16, 4, 1}} {
+		r := saxpyRegion(0, 16, 2, x, y)
+		r.Shape = Shape{Size: size}
+		err := Target(r)
+		if err == nil || !strings.Contains(err.Error(), "the kernel iterates over 1") {
+			t.Errorf("shape %v on a one-dimensional kernel: %v", size, err)
+		}
 	}
 }
