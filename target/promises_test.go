@@ -5,6 +5,8 @@ package target
 
 import (
 	"fmt"
+	"io"
+	"os"
 	"strings"
 	"testing"
 
@@ -202,6 +204,31 @@ func TestShapeThirdDimensionOnOneDimensionalKernel(t *testing.T) {
 		err := Target(r)
 		if err == nil || !strings.Contains(err.Error(), "the kernel iterates over 1") {
 			t.Errorf("shape %v on a one-dimensional kernel: %v", size, err)
+		}
+	}
+}
+
+// GOMPT_INFO=1 prints each map operation on standard error, naming the
+// device.
+func TestInfoMappingLines(t *testing.T) {
+	useRuntime(t, map[string]string{"GOMPT_PLUGINS": "host", "GOMPT_INFO": "1"})
+	rd, wr, err := os.Pipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	old := os.Stderr
+	os.Stderr = wr
+	x, y := vecs(16)
+	terr := Target(saxpyRegion(0, 16, 2, x, y))
+	os.Stderr = old
+	wr.Close()
+	out, _ := io.ReadAll(rd)
+	if terr != nil {
+		t.Fatal(terr)
+	}
+	for _, want := range []string{"gompt: host:0: alloc 64 bytes at", "gompt: host:0: copy 64 bytes host", "gompt: host:0: free 64 bytes at"} {
+		if !strings.Contains(string(out), want) {
+			t.Errorf("GOMPT_INFO=1 output lacks %q:\n%s", want, out)
 		}
 	}
 }
