@@ -1,0 +1,66 @@
+package mapping
+
+import "testing"
+
+// A construct that uses a shared entry twice leaves only its newest
+// record: a later free waits for its newest work, not its older.
+func TestReleaseKeepsNewestFence(t *testing.T) {
+	f, tab := newFake(), New(dev)
+	a, b := &queueOps{fakeOps: f, name: "A"}, &queueOps{fakeOps: f, name: "B"}
+	x := fill(make([]byte, 64), 1)
+	items := []Item{{Host: x, Type: To}}
+	mustOK(t, tab.Enter(a, items, Dynamic, nil))
+	for range 2 {
+		mustOK(t, tab.Enter(b, items, Structured, nil))
+		b.busy = true
+		mustOK(t, tab.Exit(b, items, Structured))
+	}
+	f.take()
+	c := &queueOps{fakeOps: f, name: "C"}
+	mustOK(t, tab.Exit(c, []Item{{Host: x, Type: From}}, Dynamic))
+	f.expect(t, "C after fill A.fence1", "C after B.fence2", "copyout 0x100000 64", "free 0x100000 64")
+}
+
+// Of two constructs still using a shared entry, the one that releases it
+// with an idle queue drops its record and the other's stays.
+func TestIdleReleaseKeepsOthers(t *testing.T) {
+	f, tab := newFake(), New(dev)
+	a := &queueOps{fakeOps: f, name: "A"}
+	b, d := &queueOps{fakeOps: f, name: "B"}, &queueOps{fakeOps: f, name: "D"}
+	x := fill(make([]byte, 64), 1)
+	items := []Item{{Host: x, Type: To}}
+	mustOK(t, tab.Enter(a, items, Dynamic, nil))
+	for _, q := range []*queueOps{b, d} {
+		mustOK(t, tab.Enter(q, items, Structured, nil))
+		q.busy = true
+		mustOK(t, tab.Exit(q, items, Structured))
+	}
+	mustOK(t, tab.Enter(b, items, Structured, nil))
+	b.busy = false
+	mustOK(t, tab.Exit(b, items, Structured)) // B idle: its record goes
+	f.take()
+	c := &queueOps{fakeOps: f, name: "C"}
+	mustOK(t, tab.Exit(c, []Item{{Host: x, Type: From}}, Dynamic))
+	f.expect(t, "C after fill A.fence1", "C after D.fence1", "copyout 0x100000 64", "free 0x100000 64")
+}
+
+// One table call takes one fence, however many entries it releases.
+func TestOneFencePerCall(t *testing.T) {
+	f, tab := newFake(), New(dev)
+	a, b := &queueOps{fakeOps: f, name: "A"}, &queueOps{fakeOps: f, name: "B"}
+	x, y := fill(make([]byte, 64), 1), fill(make([]byte, 64), 2)
+	items := []Item{{Host: x, Type: To}, {Host: y, Type: To}}
+	mustOK(t, tab.Enter(a, items, Dynamic, nil))
+	mustOK(t, tab.Enter(b, items, Structured, nil))
+	f.take()
+	b.busy = true
+	mustOK(t, tab.Exit(b, items, Structured))
+	f.expect(t, "fence B.fence1")
+}
+
+// RangeString spells a half-open host range by its two ends.
+func TestRangeString(t *testing.T) {
+	if got := RangeString(0x1000, 0x1000); got != "[0x1000,0x2000)" {
+		t.Errorf("RangeString(0x1000, 4096) = %s", got)
+	}
+}
