@@ -1,6 +1,9 @@
 package mapping
 
-import "testing"
+import (
+	"slices"
+	"testing"
+)
 
 // A construct that uses a shared entry twice leaves only its newest
 // record: a later free waits for its newest work, not its older.
@@ -62,5 +65,30 @@ func TestOneFencePerCall(t *testing.T) {
 func TestRangeString(t *testing.T) {
 	if got := RangeString(0x1000, 0x1000); got != "[0x1000,0x2000)" {
 		t.Errorf("RangeString(0x1000, 4096) = %s", got)
+	}
+}
+
+// A failed target enter data that names an associated range leaves the
+// association alone: its memory is the program's, never freed by the
+// table, and it stays present.
+func TestFailedEnterDataKeepsAssociation(t *testing.T) {
+	f, tab := newFake(), New(dev)
+	mem := make([]byte, 400)
+	x, x2, q, y := mem[0:100], mem[100:200], mem[200:300], mem[300:400]
+	// New entries first (the table's scratch for this call's items).
+	mustOK(t, tab.Enter(f, []Item{{Host: x, Type: To}, {Host: x2, Type: To}}, Dynamic, nil))
+	qp, err := f.Alloc(&Item{Host: q}, len(q))
+	mustOK(t, err)
+	mustOK(t, tab.Associate(q, qp))
+	before := sortedEntries(tab)
+	f.take()
+	f.failAt = f.calls + 1 // the alloc of y
+	err = tab.Enter(f, []Item{{Host: q, Type: To}, {Host: y, Type: To}}, Dynamic, nil)
+	if err == nil {
+		t.Fatal("no error from a failed alloc")
+	}
+	f.expect(t, "alloc 100 failed")
+	if got := sortedEntries(tab); !slices.Equal(got, before) {
+		t.Fatalf("entries after the failed enter data\n%v\nwant\n%v", got, before)
 	}
 }
