@@ -232,3 +232,54 @@ func TestInfoMappingLines(t *testing.T) {
 		}
 	}
 }
+
+// map(to: a) and map(present, from: a) in one construct are one list item
+// that keeps present: an absent a is an error, not mapped.
+func TestMergedItemKeepsPresent(t *testing.T) {
+	r := hostRuntime(t)
+	noLeak(t, r)
+	x, y := vecs(64)
+	err := Target(saxpyRegion(0, len(x), 2, x, y, To(y), From(y).Present()))
+	if device.CodeOf(err) != device.CodeNotFound || !strings.Contains(err.Error(), "present modifier") {
+		t.Fatalf("map(to: y) map(present, from: y) of an absent y: %v", err)
+	}
+	if IsPresent(y, 0) {
+		t.Fatal("the refused y was mapped")
+	}
+}
+
+// A data region on the initial device checks its maps as an offload
+// device would: bad ones are refused and the body does not run.
+func TestInitialDeviceDataRegionChecksMaps(t *testing.T) {
+	r := hostRuntime(t)
+	ran := false
+	x := make([]float32, 8)
+	err := Data(len(r.devs), []Map{To(x), From(x[2:6])}, func() error { ran = true; return nil })
+	if err == nil || !strings.Contains(err.Error(), "overlaps") {
+		t.Fatalf("data region with overlapping maps on the initial device: %v", err)
+	}
+	if ran {
+		t.Fatal("the body ran")
+	}
+}
+
+// PluginDevice answers for every offload device and for nothing else;
+// MappingEntries of the initial device or of no device is nil.
+func TestPluginDeviceAndMappingEntriesRange(t *testing.T) {
+	r := hostRuntime(t)
+	for n := range r.devs {
+		if d, ok := PluginDevice(n); !ok || d == nil {
+			t.Errorf("PluginDevice(%d) = %v, %v", n, d, ok)
+		}
+	}
+	for _, n := range []int{-1, len(r.devs), len(r.devs) + 1} {
+		if _, ok := PluginDevice(n); ok {
+			t.Errorf("PluginDevice(%d) answered for no offload device", n)
+		}
+	}
+	for _, n := range []int{len(r.devs), InitialDevice, -7, len(r.devs) + 3} {
+		if es := MappingEntries(n); es != nil {
+			t.Errorf("MappingEntries(%d) = %v, want nil", n, es)
+		}
+	}
+}
