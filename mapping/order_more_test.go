@@ -92,3 +92,24 @@ func TestFailedEnterDataKeepsAssociation(t *testing.T) {
 		t.Fatalf("entries after the failed enter data\n%v\nwant\n%v", got, before)
 	}
 }
+
+// A construct whose always copy into a present entry went ahead, and
+// which then failed on a later item, leaves that copy as the entry's
+// fill: the next user waits for it.
+func TestFailedEnterKeepsAlwaysCopyAsFill(t *testing.T) {
+	f, tab := newFake(), New(dev)
+	a, b := &queueOps{fakeOps: f, name: "A"}, &queueOps{fakeOps: f, name: "B"}
+	x, y := fill(make([]byte, 64), 1), make([]byte, 64)
+	mustOK(t, tab.Enter(a, []Item{{Host: x, Type: To}}, Dynamic, nil))
+	f.take()
+	f.failAt = f.calls + 2 // B's copy into x goes, the alloc of y fails
+	err := tab.Enter(b, []Item{{Host: x, Type: To, Always: true}, {Host: y, Type: To}}, Structured, nil)
+	if err == nil {
+		t.Fatal("no error")
+	}
+	f.expect(t, "B after fill A.fence1", "copyin 0x100000 64", "alloc 64 failed", "fence B.fence1")
+	f.failAt = 0
+	c := &queueOps{fakeOps: f, name: "C"}
+	mustOK(t, tab.Exit(c, []Item{{Host: x, Type: From}}, Dynamic))
+	f.expect(t, "C after fill B.fence1", "copyout 0x100000 64", "free 0x100000 64")
+}
