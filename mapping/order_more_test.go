@@ -113,3 +113,41 @@ func TestFailedEnterKeepsAlwaysCopyAsFill(t *testing.T) {
 	mustOK(t, tab.Exit(c, []Item{{Host: x, Type: From}}, Dynamic))
 	f.expect(t, "C after fill B.fence1", "copyout 0x100000 64", "free 0x100000 64")
 }
+
+// An exit data that fails restores the counts the entry had just before
+// it, not those before an earlier, successful exit.
+func TestFailedExitRestoresLatestCounts(t *testing.T) {
+	f, tab := newFake(), New(dev)
+	x := fill(make([]byte, 64), 1)
+	for range 3 {
+		mustOK(t, tab.Enter(f, []Item{{Host: x, Type: To}}, Dynamic, nil))
+	}
+	mustOK(t, tab.Exit(f, []Item{{Host: x, Type: Release}}, Dynamic)) // 3 -> 2
+	before := sortedEntries(tab)
+	f.failAt = f.calls + 1
+	if err := tab.Exit(f, []Item{{Host: x, Type: From, Always: true}}, Dynamic); err == nil {
+		t.Fatal("no error from a failed copy")
+	}
+	if got := sortedEntries(tab); !slices.Equal(got, before) {
+		t.Fatalf("entries after the failed exit\n%v\nwant\n%v", got, before)
+	}
+}
+
+// Every exit that copies back or frees a shared entry waits for the other
+// constructs' work on it, also after an earlier exit of the same entry
+// waited already.
+func TestEveryExitWaitsForOthers(t *testing.T) {
+	f, tab := newFake(), New(dev)
+	a, b := &queueOps{fakeOps: f, name: "A"}, &queueOps{fakeOps: f, name: "B"}
+	x := fill(make([]byte, 64), 1)
+	mustOK(t, tab.Enter(a, []Item{{Host: x, Type: To}}, Dynamic, nil))
+	mustOK(t, tab.Enter(a, []Item{{Host: x, Type: To}}, Dynamic, nil))
+	c := &queueOps{fakeOps: f, name: "C"}
+	mustOK(t, tab.Exit(c, []Item{{Host: x, Type: From, Always: true}}, Dynamic)) // 2 -> 1, copies back
+	mustOK(t, tab.Enter(b, []Item{{Host: x, Type: To}}, Structured, nil))
+	b.busy = true
+	mustOK(t, tab.Exit(b, []Item{{Host: x, Type: To}}, Structured))
+	f.take()
+	mustOK(t, tab.Exit(c, []Item{{Host: x, Type: From}}, Dynamic))
+	f.expect(t, "C after fill A.fence1", "C after B.fence1", "copyout 0x100000 64", "free 0x100000 64")
+}
