@@ -3,6 +3,8 @@ package mapping
 import (
 	"slices"
 	"testing"
+
+	"github.com/gompt/gompt/device"
 )
 
 // A construct that uses a shared entry twice leaves only its newest
@@ -150,4 +152,73 @@ func TestEveryExitWaitsForOthers(t *testing.T) {
 	f.take()
 	mustOK(t, tab.Exit(c, []Item{{Host: x, Type: From}}, Dynamic))
 	f.expect(t, "C after fill A.fence1", "C after B.fence1", "copyout 0x100000 64", "free 0x100000 64")
+}
+
+// target update to writes present entries: the next user of each waits
+// for that copy, also when a later item's copy failed.
+func TestUpdateToBecomesFill(t *testing.T) {
+	f, tab := newFake(), New(dev)
+	a, b := &queueOps{fakeOps: f, name: "A"}, &queueOps{fakeOps: f, name: "B"}
+	x, y := fill(make([]byte, 64), 1), fill(make([]byte, 64), 2)
+	mustOK(t, tab.Enter(a, []Item{{Host: x, Type: To}, {Host: y, Type: To}}, Dynamic, nil))
+	a.busy = false
+	f.take()
+	f.failAt = f.calls + 2 // x's copy goes, y's fails
+	if err := tab.Update(b, []Item{{Host: x, Type: To}, {Host: y, Type: To}}); err == nil {
+		t.Fatal("no error from a failed copy")
+	}
+	f.expect(t, "B after fill A.fence1", "copyin 0x100000 64", "B after fill A.fence1", "copyin 0x101000 64 failed", "fence B.fence1")
+	f.failAt = 0
+	mustOK(t, tab.Update(b, []Item{{Host: y, Type: To}}))
+	f.expect(t, "copyin 0x101000 64", "fence B.fence2") // y's fill is B's own already
+	c := &queueOps{fakeOps: f, name: "C"}
+	mustOK(t, tab.Exit(c, []Item{{Host: x, Type: From}, {Host: y, Type: From}}, Dynamic))
+	f.expect(t, "C after fill B.fence1", "copyout 0x100000 64", "C after fill B.fence2", "copyout 0x101000 64",
+		"free 0x100000 64", "free 0x101000 64")
+}
+
+// An update with no items does nothing and succeeds.
+func TestEmptyUpdate(t *testing.T) {
+	f, tab := newFake(), New(dev)
+	x := make([]byte, 8)
+	mustOK(t, tab.Enter(f, []Item{{Host: x, Type: Alloc}}, Dynamic, nil)) // scratch of one item
+	f.take()
+	mustOK(t, tab.Update(f, nil))
+	f.expect(t)
+}
+
+// Translate answers 0 (omp_get_mapped_ptr's NULL) whenever it fails.
+func TestTranslateFailsWithZero(t *testing.T) {
+	f, tab := newFake(), New(dev)
+	mem := make([]byte, 64)
+	mustOK(t, tab.Enter(f, []Item{{Host: mem[16:32], Type: Alloc}}, Dynamic, nil))
+	for _, h := range [][]byte{nil, mem[0:8], mem[8:24]} {
+		if p, err := tab.Translate(h); err == nil || p != 0 {
+			t.Errorf("Translate(%s) = %v, %v; want 0 and an error", rng(h), p, err)
+		}
+	}
+}
+
+// Disassociate of a range that begins before an association and runs into
+// it names that association.
+func TestDisassociateIntoAnAssociation(t *testing.T) {
+	tab := New(dev)
+	mem := make([]byte, 64)
+	mustOK(t, tab.Associate(mem[16:32], 0x5000))
+	mustErr(t, tab.Disassociate(mem[8:24]), device.CodeInvalidArgument, "does not start an associated range", rng(mem[16:32]))
+}
+
+// An update whose copy back fails after a copy to the device still makes
+// that copy the entry's fill.
+func TestUpdateFromFailureKeepsEarlierFill(t *testing.T) {
+	f, tab := newFake(), New(dev)
+	a, b := &queueOps{fakeOps: f, name: "A"}, &queueOps{fakeOps: f, name: "B"}
+	x, y := fill(make([]byte, 64), 1), fill(make([]byte, 64), 2)
+	mustOK(t, tab.Enter(a, []Item{{Host: x, Type: To}, {Host: y, Type: To}}, Dynamic, nil))
+	f.take()
+	f.failAt = f.calls + 2 // x's copy in goes, y's copy out fails
+	if err := tab.Update(b, []Item{{Host: x, Type: To}, {Host: y, Type: From}}); err == nil {
+		t.Fatal("no error from a failed copy")
+	}
+	f.expect(t, "B after fill A.fence1", "copyin 0x100000 64", "B after fill A.fence1", "copyout 0x101000 64 failed", "fence B.fence1")
 }
