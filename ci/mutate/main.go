@@ -562,14 +562,14 @@ func mutants(root, path string) ([]*mutant, error) {
 			return true
 		})
 	}
-	// Mutants alike in key (the same change twice on one line) are told
-	// apart by their order on the line.
+	// Mutants alike in key (the same change to lines of the same text in
+	// one function) are told apart by their order in the file: "(#2 alike)".
 	nth := map[string]int{}
 	for _, m := range out {
 		k := m.key()
 		nth[k]++
 		if nth[k] > 1 {
-			m.desc += fmt.Sprintf(" (#%d on the line)", nth[k])
+			m.desc += fmt.Sprintf(" (#%d alike)", nth[k])
 		}
 	}
 	return out, nil
