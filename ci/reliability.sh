@@ -13,7 +13,7 @@
 #   5. the model-based concurrent test under -race (target/soak TestModel)
 #      for MODEL_TIME (default 60s) on each device;
 #   6. mutation testing (ci/mutate, issue 21) of a seeded sample of
-#      MUT_N mutants (default 40) of mapping, ompt and target each
+#      MUT_N mutants (default 20) of mapping, ompt and target each
 #      (MUT_SEED, default 1); MUT_N=0 skips it;
 #
 # then writes docs/reliability.md with the figures of this run.
@@ -34,7 +34,7 @@ export PATH="$PATH:/usr/local/go/bin"
 FUZZTIME=${FUZZTIME:-60s}
 SOAK_ITERS=${SOAK_ITERS:-1000}
 MODEL_TIME=${MODEL_TIME:-60s}
-MUT_N=${MUT_N:-40}
+MUT_N=${MUT_N:-20}
 MUT_SEED=${MUT_SEED:-1}
 # Classes other tests are to report (NAME.classes), with what they cover.
 expected_classes=(
@@ -360,10 +360,11 @@ Targets on the full packages: mapping 95 %, ompt 90 %, target 85 %.
 
 $(mutate_table)
 
-Full runs: \`go run ./ci/mutate -pkg ./mapping\` (every mutant, about 10
-minutes on 2 cores), \`-n N -seed S\` for a sample, \`-also importers\` to
-run the tests of the packages built on it on the mutants its own tests
-leave.
+Full runs: \`go run ./ci/mutate -pkg ./mapping\` (every mutant: 778 of
+them, 37 minutes on 2 busy cores), \`-n N -seed S\` for a sample,
+\`-also importers\` to run the tests of the packages built on it on the
+mutants its own tests leave. docs/mutation.md has the scores of the full
+and larger runs, with their commands and the survivors left.
 EOF
 } >"$OUT"
 echo "wrote $OUT"
