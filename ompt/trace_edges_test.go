@@ -73,3 +73,20 @@ func TestTargetInfoWhereTheOpEnds(t *testing.T) {
 		t.Error(b)
 	}
 }
+
+// TestFlushWithNothingNew: a flush with no record since the last one
+// delivers nothing and tracing goes on: later records still arrive.
+func TestFlushWithNothingNew(t *testing.T) {
+	tt := &traceTool{}
+	clks := withTrace(t, tt, 1)
+	tracedRegion(0, 1, clks[0], false)
+	tt.flush(0)
+	n, _ := tt.got()
+	tt.flush(0) // nothing new
+	tracedRegion(0, 1, clks[0], false)
+	tt.flush(0)
+	all, _ := tt.got()
+	if len(n) == 0 || len(all) != 2*len(n) {
+		t.Fatalf("%d records after one region, %d after two with an empty flush between; want twice as many", len(n), len(all))
+	}
+}
