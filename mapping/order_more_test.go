@@ -173,8 +173,9 @@ func TestUpdateToBecomesFill(t *testing.T) {
 	f.expect(t, "copyin 0x101000 64", "fence B.fence2") // y's fill is B's own already
 	c := &queueOps{fakeOps: f, name: "C"}
 	mustOK(t, tab.Exit(c, []Item{{Host: x, Type: From}, {Host: y, Type: From}}, Dynamic))
-	f.expect(t, "C after fill B.fence1", "copyout 0x100000 64", "C after fill B.fence2", "copyout 0x101000 64",
-		"free 0x100000 64", "free 0x101000 64")
+	// exits go in reverse list order (LLVM's targetDataEnd), copies before frees
+	f.expect(t, "C after fill B.fence2", "copyout 0x101000 64", "C after fill B.fence1", "copyout 0x100000 64",
+		"free 0x101000 64", "free 0x100000 64")
 }
 
 // An update with no items does nothing and succeeds.
