@@ -9,7 +9,7 @@ import (
 	"testing"
 
 	"github.com/gompt/gompt/device"
-	"github.com/gompt/gompt/device/cuda/internal/cu"
+	"github.com/gompt/gompt/internal/cu"
 )
 
 // TestNoDriver runs where CI knows there is no GPU (GOMPT_EXPECT_NO_CUDA=1):

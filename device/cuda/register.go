@@ -35,7 +35,6 @@ import (
 	"errors"
 
 	"github.com/gompt/gompt/device"
-	"github.com/gompt/gompt/device/cuda/internal/cu"
 )
 
 // EnvLibrary names the environment variable that overrides the driver
@@ -61,12 +60,6 @@ func init() { device.Register("cuda", &plugin{}) }
 // device stays unusable until the process ends; the first error is named
 // beside it. Closing such a device is quiet.
 var ErrContextLost = errors.New("the device must be restarted: an earlier error left its CUDA context unusable (end the process and start it again)")
-
-// LiveDriverObjects returns the counts of CUDA driver objects the plugin
-// holds across all its devices (allocations, cached ones included;
-// page-locked buffers; streams; events; modules), for leak checks in tests
-// and tools. All zero in a build without cgo.
-func LiveDriverObjects() cu.Live { return cu.LiveObjects() }
 
 // PeerCopier is implemented by the queues of this plugin: CopyPeer copies n
 // bytes from srcPtr on another CUDA device to dst on the queue's device

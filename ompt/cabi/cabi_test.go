@@ -10,6 +10,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/gompt/gompt/internal/ctoolbuild"
 	"github.com/gompt/gompt/ompt"
 )
 
@@ -312,14 +313,14 @@ func TestToolDisabled(t *testing.T) {
 // TestBuildExampleTool checks the helper other packages' tests use.
 func TestBuildExampleTool(t *testing.T) {
 	needC(t)
-	p, err := BuildExampleTool(t.TempDir())
+	p, err := ctoolbuild.BuildExampleTool(t.TempDir())
 	if err != nil {
 		t.Fatal(err)
 	}
 	if fi, err := os.Stat(p); err != nil || fi.Size() == 0 || filepath.Base(p) != "libctool.so" {
 		t.Fatalf("BuildExampleTool = %q, %v", p, err)
 	}
-	if err := BuildTool(filepath.Join(t.TempDir(), "x.so"), "testdata/notalib.txt"); err == nil {
+	if err := ctoolbuild.BuildTool(filepath.Join(t.TempDir(), "x.so"), "testdata/notalib.txt"); err == nil {
 		t.Errorf("BuildTool accepted a file that is not C")
 	}
 }
@@ -328,7 +329,7 @@ func TestBuildExampleTool(t *testing.T) {
 // README exactly as written and runs events under it.
 func TestReadmeTool(t *testing.T) {
 	needC(t)
-	src, err := ExampleToolSource()
+	src, err := ctoolbuild.ExampleToolSource()
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -347,7 +348,7 @@ func TestReadmeTool(t *testing.T) {
 	dir := t.TempDir()
 	os.WriteFile(filepath.Join(dir, "mytool.c"), []byte(code), 0o644)
 	lib := filepath.Join(dir, "libmytool.so")
-	if err := BuildTool(lib, filepath.Join(dir, "mytool.c")); err != nil {
+	if err := ctoolbuild.BuildTool(lib, filepath.Join(dir, "mytool.c")); err != nil {
 		t.Fatal(err)
 	}
 	c := run(t, dir, "events", "OMP_TOOL_LIBRARIES=./libmytool.so")
@@ -366,7 +367,7 @@ func TestLinkedStartTool(t *testing.T) {
 	if testing.Short() {
 		t.Skip("builds a program")
 	}
-	hdir, err := HeaderDir()
+	hdir, err := ctoolbuild.HeaderDir()
 	if err != nil {
 		t.Skip(err)
 	}
@@ -376,7 +377,7 @@ func TestLinkedStartTool(t *testing.T) {
 	if err := os.Symlink(filepath.Join(hdir, "omp-tools.h"), filepath.Join(inc, "omp-tools.h")); err != nil {
 		t.Fatal(err)
 	}
-	src, err := SourceFile("ompt/cabi/testdata/linked")
+	src, err := ctoolbuild.SourceFile("ompt/cabi/testdata/linked")
 	if err != nil {
 		t.Fatal(err)
 	}

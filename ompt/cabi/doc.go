@@ -99,3 +99,7 @@
 // callbacks come on one thread (package ompt, "Threads"); a C callback
 // must not longjmp out or keep the map arrays.
 package cabi
+
+// FinderName is the name under which the C tool search is registered with
+// ompt.RegisterFinder (it prefixes the core's verbose-log lines about it).
+const FinderName = "C tools"

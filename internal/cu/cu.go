@@ -1,9 +1,10 @@
 //go:build cgo
 
 // Package cu is the small part of the CUDA driver API that the cuda plugin
-// uses, called through a C table of function pointers filled by dlopen and
-// dlsym at run time (in the manner of LLVM's
-// offload/plugins-nextgen/cuda/dynamic_cuda), so a binary that imports it
+// (device/cuda) and its raw baselines (internal/rawbench) use, called
+// through a C table of function pointers filled by dlopen and dlsym at run
+// time (in the manner of LLVM's offload/plugins-nextgen/cuda/dynamic_cuda),
+// so a binary that imports it
 // starts on machines without the driver. Names mirror the C ones without the
 // cu prefix (MemAlloc is cuMemAlloc), so NVIDIA's documentation applies.
 //
