@@ -54,7 +54,7 @@ var faultTests = []string{
 
 // buildFakeDriver compiles testdata/fakecuda.c into a shared library in a
 // temporary directory and returns its path.
-func buildFakeDriver(t *testing.T) string {
+func buildFakeDriver(t *testing.T, flags ...string) string {
 	t.Helper()
 	gcc, err := exec.LookPath("gcc")
 	if err != nil {
@@ -68,7 +68,8 @@ func buildFakeDriver(t *testing.T) string {
 		t.Fatal(err)
 	}
 	lib := filepath.Join(t.TempDir(), "libfakecuda.so")
-	out, err := exec.Command(gcc, "-shared", "-fPIC", "-O1", "-g", "-Wall", "-Wextra", "-pthread", "-o", lib, src).CombinedOutput()
+	args := append([]string{"-shared", "-fPIC", "-O1", "-g", "-Wall", "-Wextra", "-pthread", "-o", lib, src}, flags...)
+	out, err := exec.Command(gcc, args...).CombinedOutput()
 	if err != nil {
 		t.Fatalf("gcc: %v\n%s", err, out)
 	}
@@ -99,6 +100,25 @@ func TestFakeDriverFaults(t *testing.T) {
 	}
 	if testing.Verbose() {
 		t.Logf("child output:\n%s", out)
+	}
+}
+
+// TestDriverWithoutUnusedSymbols gives the plugin a driver without the
+// entry points it does not use (cuGetErrorName, cuMemHostRegister,
+// cuMemHostUnregister): the driver loads, and the raw baselines' fault
+// test (devices open, memory, copies, streams, modules, launches) passes
+// with it in a child process.
+func TestDriverWithoutUnusedSymbols(t *testing.T) {
+	needCgo(t)
+	if os.Getenv(fakeChildEnv) != "" {
+		t.Skip("in the child")
+	}
+	lib := buildFakeDriver(t, "-DFAKECUDA_ONLY_USED")
+	cmd := exec.Command(os.Args[0], "-test.run=^TestFaultRaw$", "-test.v", "-test.timeout=1m")
+	cmd.Env = append(os.Environ(), fakeChildEnv+"=1", EnvLibrary+"="+lib)
+	out, err := cmd.CombinedOutput()
+	if err != nil || !strings.Contains(string(out), "--- PASS: TestFaultRaw ") {
+		t.Fatalf("with a driver lacking the unused entry points (%v):\n%s", err, out)
 	}
 }
 
@@ -231,7 +251,7 @@ func (f *fakeLib) checkClean(t *testing.T, leakedAllocs int64) {
 		t.Errorf("%d objects were still live when their context was released, want %d", n, leakedAllocs)
 	}
 	l, b := cu.LiveObjects(), f.bindBase
-	if d := (cu.Live{Allocs: l.Allocs - b.Allocs, HostAllocs: l.HostAllocs - b.HostAllocs, HostRegs: l.HostRegs - b.HostRegs,
+	if d := (cu.Live{Allocs: l.Allocs - b.Allocs, HostAllocs: l.HostAllocs - b.HostAllocs,
 		Streams: l.Streams - b.Streams, Events: l.Events - b.Events, Modules: l.Modules - b.Modules}); d != (cu.Live{Allocs: leakedAllocs}) {
 		t.Errorf("the binding counts %v more live driver objects than at the start (want %d allocations)", d, leakedAllocs)
 	}
@@ -377,7 +397,7 @@ func TestFaultBaseline(t *testing.T) {
 	must(t, "NewQueue on the peer", err)
 	must(t, "CopyIn on the peer", pq.CopyIn(pb.Ptr, pattern(4096, 3)))
 	must(t, "Sync on the peer", pq.Sync())
-	must(t, "CopyPeer", q.(PeerCopier).CopyPeer(a.Ptr, peer, pb.Ptr, 4096))
+	must(t, "CopyPeer", q.(device.PeerCopier).CopyPeer(a.Ptr, peer, pb.Ptr, 4096))
 	got = make([]byte, 4096)
 	must(t, "CopyOut", q.CopyOut(got, a.Ptr))
 	must(t, "Sync", q.Sync())

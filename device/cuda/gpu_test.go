@@ -322,7 +322,7 @@ func TestPeerCopy(t *testing.T) {
 	must(t, "Release", q1.Release())
 	q0, _ := devs[0].NewQueue()
 	defer q0.Release()
-	pc, ok := q0.(PeerCopier)
+	pc, ok := q0.(device.PeerCopier)
 	if !ok {
 		t.Fatal("cuda queue is not a PeerCopier")
 	}

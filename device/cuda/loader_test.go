@@ -118,5 +118,5 @@ func TestMissingSymbol(t *testing.T) {
 	if out, err := exec.Command(gcc, "-shared", "-fPIC", "-o", lib, src).CombinedOutput(); err != nil {
 		t.Fatalf("gcc: %v\n%s", err, out)
 	}
-	noDevice(t, lib, "no CUDA driver", lib, "missing symbol cuGetErrorName")
+	noDevice(t, lib, "no CUDA driver", lib, "missing symbol cuGetErrorString")
 }

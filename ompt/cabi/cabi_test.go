@@ -165,6 +165,7 @@ func TestDiscovery(t *testing.T) {
 	probe := build(t, dir, "probe")
 	nosym := build(t, dir, "nosym")
 	null := build(t, dir, "nullstart")
+	lazy := build(t, dir, "lazyref")
 	init0 := build(t, dir, "init0")
 	notalib := filepath.Join(dir, "notalib.so")
 	b, _ := os.ReadFile("testdata/notalib.txt")
@@ -179,6 +180,7 @@ func TestDiscovery(t *testing.T) {
 		{"not a library", notalib, []string{"\nOpening " + notalib + "... Failed: " + notalib + ": "}},
 		{"no ompt_start_tool", nosym, []string{"\nOpening " + nosym + "... Success. \nSearching for ompt_start_tool in " + nosym + "... Failed: " + nosym + ": undefined symbol: ompt_start_tool\n"}},
 		{"start returns NULL", null, []string{"\nOpening " + null + "... Success. \nSearching for ompt_start_tool in " + null + "... Found but not using the OMPT interface.\nContinuing search...\n"}},
+		{"calls a function no library defines (opened lazily)", lazy, []string{"\nOpening " + lazy + "... Success. \nSearching for ompt_start_tool in " + lazy + "... Found but not using the OMPT interface.\n"}},
 		{"empty entries", "::", []string{"\nOMP_TOOL_LIBRARIES = ::\nNo OMP tool loaded.\n"}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
