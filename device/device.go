@@ -182,6 +182,20 @@ type Waiter interface {
 	WaitEvent(ev Event) (bool, error)
 }
 
+// PeerCopier is implemented by queues that copy from the memory of another
+// device of their plugin straight into their own device's memory, without
+// a copy through the program's memory (cuMemcpyPeerAsync over NVLink or
+// PCIe; a memmove between two host devices). CopyPeer enqueues a copy of n
+// bytes from srcPtr on src to dst on the queue's device, ordered as the
+// queue's other copies; the source must not change until the queue's next
+// Sync or Wait returns. A src of another plugin is an error
+// (CodeInvalidArgument). The runtime uses it for omp_target_memcpy between
+// two devices of one plugin, and stages through host memory otherwise.
+// Called by the goroutine using the queue.
+type PeerCopier interface {
+	CopyPeer(dst DevicePtr, src Device, srcPtr DevicePtr, n int) error
+}
+
 // Closer is implemented by devices that hold driver resources to release
 // at runtime shutdown.
 type Closer interface {

@@ -259,7 +259,13 @@ func (t *Table) DeviceExtent(p device.DevicePtr) (int, bool) {
 	return n, ok
 }
 
-func bounds(b []byte) (start, end uintptr) {
+// Span returns the host address range [start, end) of b, as the table
+// keys it: start is the address of b's first element, also for an empty b
+// (a zero-length section has an address, as in OpenMP: b[i:i] starts where
+// b[i] is; an empty slice with no capacity left, such as b[len(b):], points
+// where Go leaves it, not past the end); 0 for a nil slice. The runtime
+// uses it wherever it needs a slice's addresses.
+func Span(b []byte) (start, end uintptr) {
 	a := uintptr(unsafe.Pointer(unsafe.SliceData(b)))
 	return a, a + uintptr(len(b))
 }
@@ -354,7 +360,7 @@ func (t *Table) newEntry(host []byte, p device.DevicePtr) *entry {
 	} else {
 		e = new(entry)
 	}
-	e.start, e.end = bounds(host)
+	e.start, e.end = Span(host)
 	e.host = host
 	e.dev = p
 	return e
@@ -406,7 +412,7 @@ func (c *construct) acceptList() string {
 
 // label names item it in messages: "map [0x1000,0x2000) (a)".
 func (c *construct) label(it *Item) string {
-	a, _ := bounds(it.Host)
+	a, _ := Span(it.Host)
 	v := c.verb
 	if v == "" {
 		v = it.Type.String()
@@ -485,7 +491,7 @@ func (t *Table) resolve(c *construct, items []Item) error {
 	}
 	for i := range items {
 		it := &items[i]
-		a, end := bounds(it.Host)
+		a, end := Span(it.Host)
 		in, over := t.lookup(a, end)
 		if over != nil {
 			clear(t.found)
@@ -523,9 +529,9 @@ func (t *Table) checkDisjoint(c *construct, items []Item) error {
 	}
 	if n <= 16 {
 		for i := 1; i < n; i++ {
-			ai, ei := bounds(items[i].Host)
+			ai, ei := Span(items[i].Host)
 			for j := 0; j < i; j++ {
-				aj, ej := bounds(items[j].Host)
+				aj, ej := Span(items[j].Host)
 				if ai < ej && aj < ei {
 					return t.overlapErr(c, items, j, i)
 				}
@@ -535,7 +541,7 @@ func (t *Table) checkDisjoint(c *construct, items []Item) error {
 	}
 	t.spans = t.spans[:0]
 	for i := range items {
-		a, end := bounds(items[i].Host)
+		a, end := Span(items[i].Host)
 		t.spans = append(t.spans, span{a, end, i})
 	}
 	slices.SortFunc(t.spans, func(x, y span) int {
@@ -641,7 +647,7 @@ func (t *Table) Enter(ops Ops, items []Item, k Kind, ptrs []device.DevicePtr) er
 			always := it.Always && it.Type.copiesIn()
 			e.waitFor(ops, always)
 			if always {
-				a, _ := bounds(it.Host)
+				a, _ := Span(it.Host)
 				t.state[i] |= stWrote
 				if err := ops.CopyIn(e.dev+device.DevicePtr(a-e.start), it.Host); err != nil {
 					return t.undoEnter(ops, items, k, i+1, fmt.Errorf("%s%s: copy to device: %w", c.prefix, c.label(it), err))
@@ -672,7 +678,7 @@ func (t *Table) Enter(ops Ops, items []Item, k Kind, ptrs []device.DevicePtr) er
 			}
 		}
 		if ptrs != nil {
-			a, _ := bounds(it.Host)
+			a, _ := Span(it.Host)
 			ptrs[i] = e.dev + device.DevicePtr(a-e.start)
 		}
 	}
@@ -790,7 +796,7 @@ func (t *Table) Exit(ops Ops, items []Item, k Kind) error {
 	for i := len(items) - 1; i >= 0; i-- {
 		it, e := &items[i], t.found[i]
 		if it.Type.copiesOut() && (it.Always || e.zero()) {
-			a, _ := bounds(it.Host)
+			a, _ := Span(it.Host)
 			if !e.waited {
 				e.waitFor(ops, true)
 				e.waited = true
@@ -870,7 +876,7 @@ func (t *Table) Update(ops Ops, items []Item) error {
 		if e == nil {
 			continue
 		}
-		a, _ := bounds(it.Host)
+		a, _ := Span(it.Host)
 		p := e.dev + device.DevicePtr(a-e.start)
 		e.waitFor(ops, true)
 		if it.Type == To {
@@ -897,7 +903,7 @@ func (t *Table) Translate(host []byte) (device.DevicePtr, error) {
 	if len(host) == 0 {
 		return 0, t.errf(device.CodeInvalidArgument, "translate: empty host range (nil or zero length) on %s", t.dev)
 	}
-	a, end := bounds(host)
+	a, end := Span(host)
 	t.mu.RLock()
 	in, over := t.lookup(a, end)
 	var p device.DevicePtr
@@ -921,7 +927,7 @@ func (t *Table) IsPresent(host []byte) bool {
 	if len(host) == 0 {
 		return false
 	}
-	a, end := bounds(host)
+	a, end := Span(host)
 	t.mu.RLock()
 	in, _ := t.lookup(a, end)
 	t.mu.RUnlock()
@@ -939,7 +945,7 @@ func (t *Table) Associate(host []byte, p device.DevicePtr) error {
 	if len(host) == 0 {
 		return t.errf(device.CodeInvalidArgument, "associate: empty host range (nil or zero length) on %s", t.dev)
 	}
-	a, end := bounds(host)
+	a, end := Span(host)
 	if p == 0 {
 		return t.errf(device.CodeInvalidArgument, "associate %s: nil device pointer on %s", RangeString(a, len(host)), t.dev)
 	}
@@ -977,7 +983,7 @@ func (t *Table) Disassociate(host []byte) error {
 	if len(host) == 0 {
 		return t.errf(device.CodeInvalidArgument, "disassociate: empty host range (nil or zero length) on %s", t.dev)
 	}
-	a, end := bounds(host)
+	a, end := Span(host)
 	t.mu.Lock()
 	defer t.mu.Unlock()
 	in, over := t.lookup(a, end)

@@ -9,6 +9,7 @@ import (
 	"weak"
 
 	"github.com/gompt/gompt/device"
+	"unsafe"
 )
 
 const dev = "test:0"
@@ -734,5 +735,29 @@ func TestDeviceExtent(t *testing.T) {
 	mustOK(t, tab.Exit(f, []Item{{Host: a, Type: Delete}, {Host: b, Type: Delete}}, Dynamic))
 	if _, ok := tab.DeviceExtent(ptrs[0]); ok {
 		t.Error("DeviceExtent found a buffer after it was unmapped")
+	}
+}
+
+// TestSpan: a slice's host range starts at its first element, also when it
+// is empty (b[i:i] starts where b[i] is); a nil slice's is [0, 0).
+func TestSpan(t *testing.T) {
+	b := make([]byte, 8)
+	base := uintptr(unsafe.Pointer(&b[0]))
+	for _, c := range []struct {
+		name       string
+		s          []byte
+		start, end uintptr
+	}{
+		{"nil", nil, 0, 0},
+		{"whole", b, base, base + 8},
+		{"middle", b[2:5], base + 2, base + 5},
+		{"empty at 3", b[3:3], base + 3, base + 3},
+	} {
+		if s, e := Span(c.s); s != c.start || e != c.end {
+			t.Errorf("Span(%s) = [%#x,%#x), want [%#x,%#x)", c.name, s, e, c.start, c.end)
+		}
+	}
+	if s, e := Span(b[8:]); s != e || s == 0 {
+		t.Errorf("Span(b[8:]) = [%#x,%#x), want an empty range at a non-nil address", s, e)
 	}
 }

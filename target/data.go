@@ -3,21 +3,11 @@ package target
 import (
 	"errors"
 	"fmt"
-	"unsafe"
 
 	"github.com/gompt/gompt/internal/callsite"
 	"github.com/gompt/gompt/mapping"
 	"github.com/gompt/gompt/ompt"
 )
-
-// span returns the host address range [lo, hi) of b.
-func span(b []byte) (lo, hi uintptr) {
-	if len(b) == 0 {
-		return 0, 0
-	}
-	lo = uintptr(unsafe.Pointer(unsafe.SliceData(b)))
-	return lo, lo + uintptr(len(b))
-}
 
 // dataOp runs one data construct on device n, inside a tools scope that
 // begins here unless the caller began it (nowait). On the initial device

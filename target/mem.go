@@ -442,7 +442,10 @@ func (r *rows) each(fn func(s seg) error) error {
 // one allocation, mapped buffer or slice; it returns when the copy is done.
 // Within one allocation src == dst succeeds and moves nothing (the tools
 // still see the data op and its record), and overlapping ranges are copied
-// as memmove would, on every device.
+// as memmove would, on every device. Between two devices of one plugin
+// whose queues implement device.PeerCopier (two GPUs of the cuda plugin,
+// two host devices) the copy goes from one device to the other directly;
+// between others it is staged through a host buffer.
 //
 //go:noinline
 func Memcpy(dst, src Loc, n int) error {
@@ -538,7 +541,22 @@ func copyPlain(de, se *end, r *rows) error {
 			return r.each(func(s seg) error { return q.Copy(de.p+DevicePtr(s.dst), se.p+DevicePtr(s.src), s.n) })
 		})
 	}
-	// Two different devices: stage each row through one host buffer.
+	// Two devices of one plugin whose queues copy from a peer: directly.
+	if de.d.plugin == se.d.plugin {
+		peer := false
+		err := withQueue(de.d, func(q device.Queue) error {
+			pc, ok := q.(device.PeerCopier)
+			if !ok {
+				return nil
+			}
+			peer = true
+			return r.each(func(s seg) error { return pc.CopyPeer(de.p+DevicePtr(s.dst), se.d.d, se.p+DevicePtr(s.src), s.n) })
+		})
+		if peer || err != nil {
+			return err
+		}
+	}
+	// Otherwise stage each row through one host buffer.
 	tmp := make([]byte, r.n)
 	return r.each(func(s seg) error {
 		if err := withQueue(se.d, func(q device.Queue) error { return q.CopyOut(tmp, se.p+DevicePtr(s.src)) }); err != nil {

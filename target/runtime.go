@@ -122,15 +122,25 @@ func open(devArg int) (n int, d *dev, err error) {
 
 // initialize tells the tools about the device, once, on first use.
 func (d *dev) initialize() {
-	if q, err := d.d.NewQueue(); err == nil {
-		_, d.profiles = q.(device.Profiler)
-		q.Release()
-	}
+	d.learnProfiles()
 	if err := ompt.DeviceInitialize(d.num, d.plugin+" "+d.info.Name, omptDevice{d}); err != nil {
 		d.infof(infoAll, "tools interface: %v", err)
 		return
 	}
 	d.initialized.Store(true)
+}
+
+// learnProfiles sets d.profiles: whether the plugin's queues time their
+// own operations. It asks the queue of the device's first construct, which
+// it keeps idle for the first construct that needs one, rather than making
+// a queue only to ask.
+func (d *dev) learnProfiles() {
+	c, err := d.take()
+	if err != nil {
+		return
+	}
+	d.profiles = c.prof != nil
+	d.park(c)
 }
 
 // start discovers plugins and devices. Devices are numbered across

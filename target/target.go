@@ -114,7 +114,7 @@ outer:
 	for _, m := range maps {
 		for i := range c.items {
 			it := &c.items[i]
-			if len(it.Host) == len(m.item.Host) && len(it.Host) > 0 && dataPtr(it.Host) == dataPtr(m.item.Host) {
+			if len(it.Host) == len(m.item.Host) && len(it.Host) > 0 && addr(it.Host) == addr(m.item.Host) {
 				it.Type = mergeTypes(it.Type, m.item.Type)
 				it.Always = it.Always || m.item.Always
 				it.Present = it.Present || m.item.Present
@@ -321,7 +321,7 @@ func (c *construct) Free(p device.DevicePtr, size int, host []byte) error {
 	c.keep(c.awaitHost())
 	c.keep(c.q.Sync())
 	if c.d.infoOn&infoMapping != 0 {
-		c.d.infof(infoMapping, "free %d bytes at %v (host %p)", size, p, dataPtr(host))
+		c.d.infof(infoMapping, "free %d bytes at %v (host %#x)", size, p, addr(host))
 	}
 	c.t.DataOpBegin(c.op(ompt.DataOpDelete), uintptr(p), c.d.num, 0, ompt.InitialDevice, 0)
 	var t0 int64
@@ -342,7 +342,7 @@ func (c *construct) CopyIn(dst device.DevicePtr, src []byte) error {
 		return err
 	}
 	if c.d.infoOn&infoMapping != 0 {
-		c.d.infof(infoMapping, "copy %d bytes host %p -> device %v", len(src), dataPtr(src), dst)
+		c.d.infof(infoMapping, "copy %d bytes host %#x -> device %v", len(src), addr(src), dst)
 	}
 	c.t.DataOpBegin(c.op(ompt.DataOpTransferToDevice), addr(src), ompt.InitialDevice, uintptr(dst), c.d.num, uint64(len(src)))
 	var ev device.Event
@@ -363,7 +363,7 @@ func (c *construct) CopyOut(dst []byte, src device.DevicePtr) error {
 		return err
 	}
 	if c.d.infoOn&infoMapping != 0 {
-		c.d.infof(infoMapping, "copy %d bytes device %v -> host %p", len(dst), src, dataPtr(dst))
+		c.d.infof(infoMapping, "copy %d bytes device %v -> host %#x", len(dst), src, addr(dst))
 	}
 	c.t.DataOpBegin(c.op(ompt.DataOpTransferFromDevice), uintptr(src), c.d.num, addr(dst), ompt.InitialDevice, uint64(len(dst)))
 	var ev device.Event
@@ -378,24 +378,17 @@ func (c *construct) CopyOut(dst []byte, src device.DevicePtr) error {
 	return err
 }
 
-// addr is the host address of b's first byte (0 for an empty b).
+// addr is the host address of b's first byte: the start of mapping.Span(b).
 func addr(b []byte) uintptr {
-	lo, _ := span(b)
-	return lo
+	a, _ := mapping.Span(b)
+	return a
 }
 
 func itemName(it *mapping.Item) string {
 	if it.Name != "" {
 		return it.Name
 	}
-	return fmt.Sprintf("host %p", dataPtr(it.Host))
-}
-
-func dataPtr(b []byte) *byte {
-	if len(b) == 0 {
-		return nil
-	}
-	return &b[0]
+	return fmt.Sprintf("host %#x", addr(it.Host))
 }
 
 // Target runs r on its device and returns when the kernel has run and the
@@ -812,7 +805,7 @@ func mapFlags(it *mapping.Item, implicit bool) uint32 {
 func (c *construct) translate(host []byte) (device.DevicePtr, error) {
 	for j := range c.items {
 		h := c.items[j].Host
-		if len(h) == len(host) && dataPtr(h) == dataPtr(host) {
+		if len(h) == len(host) && addr(h) == addr(host) {
 			return c.ptrs[j], nil
 		}
 	}
@@ -821,9 +814,9 @@ func (c *construct) translate(host []byte) (device.DevicePtr, error) {
 
 // covered reports whether host lies inside one of items.
 func covered(host []byte, items []mapping.Item) bool {
-	lo, hi := span(host)
+	lo, hi := mapping.Span(host)
 	for i := range items {
-		l, h := span(items[i].Host)
+		l, h := mapping.Span(items[i].Host)
 		if lo >= l && hi <= h {
 			return true
 		}
@@ -833,9 +826,9 @@ func covered(host []byte, items []mapping.Item) bool {
 
 // overlapsAny reports whether host shares a byte with one of items.
 func overlapsAny(host []byte, items []mapping.Item) bool {
-	lo, hi := span(host)
+	lo, hi := mapping.Span(host)
 	for i := range items {
-		l, h := span(items[i].Host)
+		l, h := mapping.Span(items[i].Host)
 		if lo < h && l < hi {
 			return true
 		}

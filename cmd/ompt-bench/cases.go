@@ -8,6 +8,7 @@ import (
 	"sync"
 	"testing"
 
+	"github.com/gompt/gompt/device"
 	"github.com/gompt/gompt/kernels"
 	"github.com/gompt/gompt/mapping"
 	"github.com/gompt/gompt/target"
@@ -144,7 +145,7 @@ func enterExit(n int) func(int) (func(*testing.B), func(), error) {
 // lookup: translation of an interior range in a table of n live entries.
 func lookup(n int) func(int) (func(*testing.B), func(), error) {
 	return func(int) (func(*testing.B), func(), error) {
-		t, host := mapping.NewBenchTable(n)
+		t, host := benchTable(n)
 		sub := host[len(host)/4 : len(host)/2]
 		if _, err := t.Translate(sub); err != nil {
 			return nil, nil, err
@@ -157,6 +158,24 @@ func lookup(n int) func(int) (func(*testing.B), func(), error) {
 			}
 		}, nil, nil
 	}
+}
+
+// benchTable returns a table on device "bench:0" holding n live entries
+// (at least 1), and an interior 8-byte sub-range of the middle entry. The
+// entries are associated 16-byte ranges of one host allocation, inserted in
+// address order as a program's allocations usually are, with made-up
+// device addresses that are never dereferenced.
+func benchTable(n int) (*mapping.Table, []byte) {
+	const size = 16
+	n = max(n, 1)
+	t := mapping.New("bench:0")
+	mem := make([]byte, n*size)
+	for off := 0; off < len(mem); off += size {
+		// Associate cannot fail: the ranges are disjoint and non-empty.
+		_ = t.Associate(mem[off:off+size:off+size], device.DevicePtr(0x10000+2*off))
+	}
+	mid := n / 2 * size
+	return t, mem[mid+4 : mid+12 : mid+12]
 }
 
 // saxpy: y = a*x + y over n elements already present on the device, so the

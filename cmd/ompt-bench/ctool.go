@@ -5,7 +5,7 @@ import (
 	"path/filepath"
 	"sync"
 
-	"github.com/gompt/gompt/ompt/cabi"
+	"github.com/gompt/gompt/internal/ctoolbuild"
 )
 
 // empty_target_ctool_all: an empty target region with a C tool
@@ -31,7 +31,7 @@ var (
 // command was built from.
 func emptyCTool() (string, error) {
 	ctoolOnce.Do(func() {
-		src, err := cabi.SourceFile("ompt/cabi/testdata/empty.c")
+		src, err := ctoolbuild.SourceFile("ompt/cabi/testdata/empty.c")
 		if err != nil {
 			ctoolErr = err
 			return
@@ -42,7 +42,7 @@ func emptyCTool() (string, error) {
 			return
 		}
 		ctoolPath = filepath.Join(dir, "libempty.so")
-		ctoolErr = cabi.BuildTool(ctoolPath, src)
+		ctoolErr = ctoolbuild.BuildTool(ctoolPath, src)
 	})
 	return ctoolPath, ctoolErr
 }

@@ -8,6 +8,7 @@ import (
 
 	"github.com/gompt/gompt/device"
 	"github.com/gompt/gompt/device/cuda"
+	"github.com/gompt/gompt/internal/rawbench"
 	"github.com/gompt/gompt/kernels"
 )
 
@@ -177,7 +178,7 @@ func cpuTime() time.Duration {
 	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
 }
 
-// load: saxpy's PTX loaded and unloaded through the binding (cuda.RawLoad),
+// load: saxpy's PTX loaded and unloaded through the binding (rawbench.CUDALoad),
 // made unique per load when jit.
 func load(jit bool) func(int) (func(*testing.B), func(), error) {
 	var ptx string
@@ -186,5 +187,5 @@ func load(jit bool) func(int) (func(*testing.B), func(), error) {
 			ptx = im.Source
 		}
 	}
-	return rawLoop(func(d device.Device, iters int) (time.Duration, error) { return cuda.RawLoad(d, ptx, jit, iters) })
+	return rawLoop(func(d device.Device, iters int) (time.Duration, error) { return rawbench.CUDALoad(d, ptx, jit, iters) })
 }

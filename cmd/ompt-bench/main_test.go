@@ -26,3 +26,20 @@ func TestSummarize(t *testing.T) {
 		t.Errorf("one round: %+v", got)
 	}
 }
+
+// TestBenchTable: the lookup cases' table has n entries (at least one),
+// and its probe lies inside the middle one, 4 bytes in.
+func TestBenchTable(t *testing.T) {
+	for _, n := range []int{0, 1, 2, 1000} {
+		tab, probe := benchTable(n)
+		want := max(n, 1)
+		if tab.Len() != want || len(probe) != 8 {
+			t.Fatalf("benchTable(%d): %d entries, probe of %d bytes; want %d, 8", n, tab.Len(), len(probe), want)
+		}
+		mid := tab.Entries()[want/2]
+		p, err := tab.Translate(probe[len(probe)/4 : len(probe)/2])
+		if err != nil || p != mid.Device+6 {
+			t.Errorf("benchTable(%d): Translate of the lookup cases' range = %#x, %v; want %#x (6 bytes into the middle entry %+v)", n, p, err, mid.Device+6, mid)
+		}
+	}
+}

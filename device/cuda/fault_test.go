@@ -32,9 +32,10 @@ import (
 	"unsafe"
 
 	"github.com/gompt/gompt/device"
-	"github.com/gompt/gompt/device/cuda/internal/cu"
 	"github.com/gompt/gompt/device/devicetest"
+	"github.com/gompt/gompt/internal/cu"
 	"github.com/gompt/gompt/internal/dl"
+	"github.com/gompt/gompt/internal/rawbench"
 	"github.com/gompt/gompt/kernels"
 )
 
@@ -53,7 +54,7 @@ var faultTests = []string{
 
 // buildFakeDriver compiles testdata/fakecuda.c into a shared library in a
 // temporary directory and returns its path.
-func buildFakeDriver(t *testing.T) string {
+func buildFakeDriver(t *testing.T, flags ...string) string {
 	t.Helper()
 	gcc, err := exec.LookPath("gcc")
 	if err != nil {
@@ -67,7 +68,8 @@ func buildFakeDriver(t *testing.T) string {
 		t.Fatal(err)
 	}
 	lib := filepath.Join(t.TempDir(), "libfakecuda.so")
-	out, err := exec.Command(gcc, "-shared", "-fPIC", "-O1", "-g", "-Wall", "-Wextra", "-pthread", "-o", lib, src).CombinedOutput()
+	args := append([]string{"-shared", "-fPIC", "-O1", "-g", "-Wall", "-Wextra", "-pthread", "-o", lib, src}, flags...)
+	out, err := exec.Command(gcc, args...).CombinedOutput()
 	if err != nil {
 		t.Fatalf("gcc: %v\n%s", err, out)
 	}
@@ -98,6 +100,25 @@ func TestFakeDriverFaults(t *testing.T) {
 	}
 	if testing.Verbose() {
 		t.Logf("child output:\n%s", out)
+	}
+}
+
+// TestDriverWithoutUnusedSymbols gives the plugin a driver without the
+// entry points it does not use (cuGetErrorName, cuMemHostRegister,
+// cuMemHostUnregister): the driver loads, and the raw baselines' fault
+// test (devices open, memory, copies, streams, modules, launches) passes
+// with it in a child process.
+func TestDriverWithoutUnusedSymbols(t *testing.T) {
+	needCgo(t)
+	if os.Getenv(fakeChildEnv) != "" {
+		t.Skip("in the child")
+	}
+	lib := buildFakeDriver(t, "-DFAKECUDA_ONLY_USED")
+	cmd := exec.Command(os.Args[0], "-test.run=^TestFaultRaw$", "-test.v", "-test.timeout=1m")
+	cmd.Env = append(os.Environ(), fakeChildEnv+"=1", EnvLibrary+"="+lib)
+	out, err := cmd.CombinedOutput()
+	if err != nil || !strings.Contains(string(out), "--- PASS: TestFaultRaw ") {
+		t.Fatalf("with a driver lacking the unused entry points (%v):\n%s", err, out)
 	}
 }
 
@@ -187,7 +208,7 @@ func fakeDriverIn(t *testing.T) *fakeLib {
 
 // rebase takes the baseline of checkClean and injected.
 func (f *fakeLib) rebase() {
-	f.base, f.bindBase = f.read(), LiveDriverObjects()
+	f.base, f.bindBase = f.read(), cu.LiveObjects()
 }
 
 func (f *fakeLib) read() fakeState {
@@ -229,8 +250,8 @@ func (f *fakeLib) checkClean(t *testing.T, leakedAllocs int64) {
 	if n := s.LeakedAtRelease - f.base.LeakedAtRelease; n != leakedAllocs {
 		t.Errorf("%d objects were still live when their context was released, want %d", n, leakedAllocs)
 	}
-	l, b := LiveDriverObjects(), f.bindBase
-	if d := (cu.Live{Allocs: l.Allocs - b.Allocs, HostAllocs: l.HostAllocs - b.HostAllocs, HostRegs: l.HostRegs - b.HostRegs,
+	l, b := cu.LiveObjects(), f.bindBase
+	if d := (cu.Live{Allocs: l.Allocs - b.Allocs, HostAllocs: l.HostAllocs - b.HostAllocs,
 		Streams: l.Streams - b.Streams, Events: l.Events - b.Events, Modules: l.Modules - b.Modules}); d != (cu.Live{Allocs: leakedAllocs}) {
 		t.Errorf("the binding counts %v more live driver objects than at the start (want %d allocations)", d, leakedAllocs)
 	}
@@ -376,7 +397,7 @@ func TestFaultBaseline(t *testing.T) {
 	must(t, "NewQueue on the peer", err)
 	must(t, "CopyIn on the peer", pq.CopyIn(pb.Ptr, pattern(4096, 3)))
 	must(t, "Sync on the peer", pq.Sync())
-	must(t, "CopyPeer", q.(PeerCopier).CopyPeer(a.Ptr, peer, pb.Ptr, 4096))
+	must(t, "CopyPeer", q.(device.PeerCopier).CopyPeer(a.Ptr, peer, pb.Ptr, 4096))
 	got = make([]byte, 4096)
 	must(t, "CopyOut", q.CopyOut(got, a.Ptr))
 	must(t, "Sync", q.Sync())
@@ -922,56 +943,46 @@ func TestFaultConcurrent(t *testing.T) {
 	}
 }
 
-// TestFaultRaw fails the driver under the raw baselines: they return the
-// error and release what they made.
+// TestFaultRaw fails the driver under the raw baselines of
+// internal/rawbench: they return the error and release what they made.
 func TestFaultRaw(t *testing.T) {
 	f := fakeDriverIn(t)
 	d := f.open(t)[0]
-	_, err := RawCopy(d, 1<<20, true, 3)
-	must(t, "RawCopy", err)
-	// The empty kernel is loaded once per device: a failure to find its
-	// entry leaves nothing behind, and after the first successful call the
-	// JIT is not asked again.
+	_, err := rawbench.CUDACopy(d, 1<<20, true, 3)
+	must(t, "CUDACopy", err)
+	// The empty kernel is loaded for the call and unloaded after it.
 	before := f.read().live()
-	f.arm("cuModuleGetFunction:1")
-	if _, err := RawEmptyLaunchSync(d, 3); err == nil || !strings.Contains(err.Error(), "cuModuleGetFunction") {
-		t.Errorf("RawEmptyLaunchSync with cuModuleGetFunction failing: %v", err)
-	}
+	_, err = rawbench.CUDAEmptyLaunchSync(d, 3)
+	must(t, "CUDAEmptyLaunchSync", err)
 	if after := f.read().live(); after != before {
-		t.Errorf("with cuModuleGetFunction failing, RawEmptyLaunchSync left %+v (before: %+v)", after, before)
+		t.Errorf("CUDAEmptyLaunchSync left %+v (before: %+v)", after, before)
 	}
-	f.arm("")
-	_, err = RawEmptyLaunchSync(d, 3)
-	must(t, "RawEmptyLaunchSync", err)
-	f.arm("cuModuleLoadDataEx:1:0:0")
-	_, err = RawEmptyLaunchSync(d, 3)
-	must(t, "RawEmptyLaunchSync with the JIT failing after the first call", err)
-	if s := f.read(); s.Modules != 1 {
-		t.Errorf("%d modules live after RawEmptyLaunchSync, want its kernel's", s.Modules)
-	}
-	f.arm("")
-	// RawLoad loads and unloads: nothing stays.
+	// Each load is unloaded: nothing stays.
 	for _, unique := range []bool{false, true} {
 		before := f.read()
-		_, err := RawLoad(d, emptyPTX, unique, 5)
-		must(t, "RawLoad", err)
+		_, err := rawbench.CUDALoad(d, rawbench.EmptyPTX, unique, 5)
+		must(t, "CUDALoad", err)
 		if after := f.read(); after.live() != before.live() {
-			t.Errorf("RawLoad (unique %v) left %+v (before: %+v)", unique, after.live(), before.live())
+			t.Errorf("CUDALoad (unique %v) left %+v (before: %+v)", unique, after.live(), before.live())
 		}
 	}
-	if _, err := RawLoad(d, emptyPTX, false, 0); err == nil || !strings.Contains(err.Error(), "iters 0") {
-		t.Errorf("RawLoad of 0 iterations: %v", err)
+	if _, err := rawbench.CUDALoad(d, rawbench.EmptyPTX, false, 0); err == nil || !strings.Contains(err.Error(), "iters 0") {
+		t.Errorf("CUDALoad of 0 iterations: %v", err)
+	}
+	if _, err := rawbench.CUDACopy(nil, 1, true, 1); err == nil || !strings.Contains(err.Error(), "not a device of the cuda plugin") {
+		t.Errorf("CUDACopy on no device: %v", err)
 	}
 	for _, c := range []struct {
 		spec string
 		raw  func() error
 	}{
-		{"cuMemcpyHtoD_v2:2", func() error { _, err := RawCopy(d, 1<<20, true, 3); return err }},
-		{"cuMemcpyDtoH_v2:3", func() error { _, err := RawCopy(d, 1<<20, false, 3); return err }},
-		{"cuMemAlloc_v2:1", func() error { _, err := RawCopy(d, 1<<20, false, 3); return err }},
-		{"cuLaunchKernel:2", func() error { _, err := RawEmptyLaunchSync(d, 3); return err }},
-		{"cuStreamSynchronize:3:999", func() error { _, err := RawEmptyLaunchSync(d, 3); return err }},
-		{"cuModuleLoadDataEx:2", func() error { _, err := RawLoad(d, emptyPTX, true, 3); return err }},
+		{"cuMemcpyHtoD_v2:2", func() error { _, err := rawbench.CUDACopy(d, 1<<20, true, 3); return err }},
+		{"cuMemcpyDtoH_v2:3", func() error { _, err := rawbench.CUDACopy(d, 1<<20, false, 3); return err }},
+		{"cuMemAlloc_v2:1", func() error { _, err := rawbench.CUDACopy(d, 1<<20, false, 3); return err }},
+		{"cuModuleGetFunction:1", func() error { _, err := rawbench.CUDAEmptyLaunchSync(d, 3); return err }},
+		{"cuLaunchKernel:2", func() error { _, err := rawbench.CUDAEmptyLaunchSync(d, 3); return err }},
+		{"cuStreamSynchronize:3:999", func() error { _, err := rawbench.CUDAEmptyLaunchSync(d, 3); return err }},
+		{"cuModuleLoadDataEx:2", func() error { _, err := rawbench.CUDALoad(d, rawbench.EmptyPTX, true, 3); return err }},
 	} {
 		before := f.read().live()
 		f.arm(c.spec)
@@ -1076,7 +1087,7 @@ func TestFaultSticky(t *testing.T) {
 		if n := s.Misuse - f.base.Misuse; n != 0 {
 			t.Errorf("%d driver calls misused the driver", n)
 		}
-		if l, b := LiveDriverObjects(), f.bindBase; l != b {
+		if l, b := cu.LiveObjects(), f.bindBase; l != b {
 			t.Errorf("the binding counts %v live driver objects, %v at the start", l, b)
 		}
 		f.rebase()

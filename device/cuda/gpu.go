@@ -11,7 +11,7 @@ import (
 	"sync/atomic"
 
 	"github.com/gompt/gompt/device"
-	"github.com/gompt/gompt/device/cuda/internal/cu"
+	"github.com/gompt/gompt/internal/cu"
 )
 
 // gpu is one CUDA device, used through its primary context. All methods are
@@ -45,8 +45,6 @@ type gpu struct {
 
 	loadMu sync.Mutex
 	funcs  map[*device.Kernel]*function
-	rawMod cu.Module   // RawEmptyLaunchSync's kernel, once loaded
-	rawFn  cu.Function // its function
 
 	staging stagingPool
 	clock   clock
@@ -214,6 +212,27 @@ func (g *gpu) fail(op string, err error) error {
 func (g *gpu) errClosed(op string) error {
 	return device.Errorf(g.id, op, device.CodeInvalidDevice, "device is closed")
 }
+
+// BindingContext returns the device's CUDA context for the raw baselines
+// of internal/rawbench (which only they use), or the error of operation op
+// on a closed device or one whose context is lost.
+func (g *gpu) BindingContext(op string) (cu.Context, error) {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	if err := g.usable(op); err != nil {
+		return nil, err
+	}
+	return g.ctx, nil
+}
+
+var (
+	_ device.Device   = (*gpu)(nil)
+	_ device.MemInfo  = (*gpu)(nil)
+	_ device.Closer   = (*gpu)(nil)
+	_ device.Queue    = (*queue)(nil)
+	_ device.Event    = (*event)(nil)
+	_ device.Function = (*function)(nil)
+)
 
 // broken returns the error of operation op on a device whose context a
 // sticky error has made unusable, or nil while the device works. The error
@@ -455,10 +474,6 @@ func (g *gpu) Close() error {
 	for k, f := range g.funcs {
 		errs = append(errs, g.fail("unload", cu.ModuleUnload(g.ctx, f.mod)))
 		delete(g.funcs, k)
-	}
-	if g.rawMod != nil {
-		errs = append(errs, g.fail("unload", cu.ModuleUnload(g.ctx, g.rawMod)))
-		g.rawMod, g.rawFn = nil, nil
 	}
 	g.loadMu.Unlock()
 	errs = append(errs, g.staging.close(g), g.events.close(g), g.clock.close(g.ctx))

@@ -10,6 +10,8 @@ import (
 
 	"github.com/gompt/gompt/device"
 	"github.com/gompt/gompt/device/devicetest"
+	"github.com/gompt/gompt/internal/cu"
+	"github.com/gompt/gompt/internal/rawbench"
 	"github.com/gompt/gompt/kernels"
 )
 
@@ -88,7 +90,7 @@ func TestOutOfMemory(t *testing.T) {
 	for _, d := range gpus(t) {
 		mi := d.(device.MemInfo)
 		b0, n0 := mi.MemInUse()
-		live0 := LiveDriverObjects()
+		live0 := cu.LiveObjects()
 		// Fill the cache a little so the out-of-memory path has something to return.
 		small, err := d.Alloc(3 << 20)
 		must(t, "Alloc", err)
@@ -102,7 +104,7 @@ func TestOutOfMemory(t *testing.T) {
 		if b, n := mi.MemInUse(); b != b0 || n != n0 {
 			t.Errorf("MemInUse after a failed Alloc = %d in %d, want %d in %d", b, n, b0, n0)
 		}
-		if live := LiveDriverObjects(); live.Allocs > live0.Allocs {
+		if live := cu.LiveObjects(); live.Allocs > live0.Allocs {
 			t.Errorf("driver allocations after the failure: %d, before: %d", live.Allocs, live0.Allocs)
 		}
 		buf, err := d.Alloc(1 << 20)
@@ -252,7 +254,7 @@ func TestLargeCopies(t *testing.T) {
 // and checks that every driver object made is gone.
 func TestCloseReleasesEverything(t *testing.T) {
 	gpus(t)
-	before := LiveDriverObjects()
+	before := cu.LiveObjects()
 	devs, err := newPlugin("").Devices()
 	must(t, "Devices", err)
 	for _, d := range devs {
@@ -276,7 +278,7 @@ func TestCloseReleasesEverything(t *testing.T) {
 		_, err = d.Alloc(1)
 		wantCode(t, "Alloc after Close", err, device.CodeInvalidDevice)
 	}
-	after := LiveDriverObjects()
+	after := cu.LiveObjects()
 	after.Events -= before.Events // events given back to a closed pool are destroyed at once
 	before.Events = 0
 	if after != before {
@@ -286,19 +288,19 @@ func TestCloseReleasesEverything(t *testing.T) {
 
 func TestRawBaselines(t *testing.T) {
 	for _, d := range gpus(t) {
-		lat, err := RawEmptyLaunchSync(d, 20)
+		lat, err := rawbench.CUDAEmptyLaunchSync(d, 20)
 		must(t, "RawEmptyLaunchSync", err)
-		h2d, err := RawCopy(d, 4<<20, true, 5)
+		h2d, err := rawbench.CUDACopy(d, 4<<20, true, 5)
 		must(t, "RawCopy to device", err)
-		d2h, err := RawCopy(d, 4<<20, false, 5)
+		d2h, err := rawbench.CUDACopy(d, 4<<20, false, 5)
 		must(t, "RawCopy from device", err)
 		if lat <= 0 || h2d <= 0 || d2h <= 0 {
 			t.Errorf("raw baselines %v %v %v: want positive durations", lat, h2d, d2h)
 		}
 		t.Logf("%s: empty launch+sync %v, 4 MiB pinned h2d %v, d2h %v", d.Info().Name, lat, h2d, d2h)
 	}
-	if _, err := RawEmptyLaunchSync(nil, 1); err == nil {
-		t.Error("RawEmptyLaunchSync(nil) succeeded")
+	if _, err := rawbench.CUDAEmptyLaunchSync(nil, 1); err == nil {
+		t.Error("rawbench.CUDAEmptyLaunchSync(nil) succeeded")
 	}
 }
 
@@ -320,7 +322,7 @@ func TestPeerCopy(t *testing.T) {
 	must(t, "Release", q1.Release())
 	q0, _ := devs[0].NewQueue()
 	defer q0.Release()
-	pc, ok := q0.(PeerCopier)
+	pc, ok := q0.(device.PeerCopier)
 	if !ok {
 		t.Fatal("cuda queue is not a PeerCopier")
 	}
@@ -358,7 +360,7 @@ func BenchmarkRawEmptyLaunchSync(b *testing.B) {
 	d := gpus(b)[0]
 	var total float64
 	for b.Loop() {
-		lat, err := RawEmptyLaunchSync(d, 100)
+		lat, err := rawbench.CUDAEmptyLaunchSync(d, 100)
 		if err != nil {
 			b.Fatal(err)
 		}
@@ -398,7 +400,7 @@ func benchRawCopy(b *testing.B, toDevice bool) {
 	const n = 256 << 20
 	b.SetBytes(n)
 	for b.Loop() {
-		if _, err := RawCopy(d, n, toDevice, 1); err != nil {
+		if _, err := rawbench.CUDACopy(d, n, toDevice, 1); err != nil {
 			b.Fatal(err)
 		}
 	}

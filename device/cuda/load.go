@@ -4,11 +4,10 @@ package cuda
 
 import (
 	"errors"
-	"regexp"
 	"strings"
 
 	"github.com/gompt/gompt/device"
-	"github.com/gompt/gompt/device/cuda/internal/cu"
+	"github.com/gompt/gompt/internal/cu"
 )
 
 // function is a kernel's PTX module loaded on one device (device.Function).
@@ -25,8 +24,6 @@ type function struct {
 func (f *function) Kernel() *device.Kernel  { return f.k }
 func (f *function) Image() device.ImageKind { return device.ImagePTX }
 func (f *function) Bytes() int              { return f.bytes }
-
-var entryRE = regexp.MustCompile(`\.entry\s+([A-Za-z_$][\w$]*)`)
 
 // Load JIT-compiles k's PTX image for this device (cuModuleLoadDataEx) the
 // first time and returns the cached function afterwards. Errors:
@@ -80,8 +77,8 @@ func (g *gpu) Load(k *device.Kernel) (device.Function, error) {
 		var ce *cu.Error
 		if errors.As(err, &ce) && ce.Result == cu.ERROR_NOT_FOUND {
 			var names []string
-			for _, m := range entryRE.FindAllStringSubmatch(img.Source, -1) {
-				names = append(names, m[1])
+			for _, e := range ptxEntries(img.Source) {
+				names = append(names, e.name)
 			}
 			return nil, device.Errorf(g.id, op, device.CodeNotFound,
 				"kernel %s: no entry %q in its PTX module (entries: %s): %w", k.Name, entry, strings.Join(names, ", "), err)

@@ -9,7 +9,7 @@ import (
 	"testing"
 
 	"github.com/gompt/gompt/device"
-	"github.com/gompt/gompt/device/cuda/internal/cu"
+	"github.com/gompt/gompt/internal/cu"
 )
 
 // TestNoDriver runs where CI knows there is no GPU (GOMPT_EXPECT_NO_CUDA=1):
@@ -118,5 +118,5 @@ func TestMissingSymbol(t *testing.T) {
 	if out, err := exec.Command(gcc, "-shared", "-fPIC", "-o", lib, src).CombinedOutput(); err != nil {
 		t.Fatalf("gcc: %v\n%s", err, out)
 	}
-	noDevice(t, lib, "no CUDA driver", lib, "missing symbol cuGetErrorName")
+	noDevice(t, lib, "no CUDA driver", lib, "missing symbol cuGetErrorString")
 }

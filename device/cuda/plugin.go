@@ -10,7 +10,7 @@ import (
 	"sync"
 
 	"github.com/gompt/gompt/device"
-	"github.com/gompt/gompt/device/cuda/internal/cu"
+	"github.com/gompt/gompt/internal/cu"
 )
 
 // minDriver is the oldest driver the plugin accepts: CUDA 10.0, what the

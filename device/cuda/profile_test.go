@@ -8,6 +8,7 @@ import (
 	"testing"
 
 	"github.com/gompt/gompt/device"
+	"github.com/gompt/gompt/internal/cu"
 	"github.com/gompt/gompt/kernels"
 )
 
@@ -61,7 +62,7 @@ func liveEvents(g *gpu) int64 {
 	defer g.events.mu.Unlock()
 	g.staging.mu.Lock()
 	defer g.staging.mu.Unlock()
-	return LiveDriverObjects().Events - int64(len(g.events.free)) - int64(g.staging.n)
+	return cu.LiveObjects().Events - int64(len(g.events.free)) - int64(g.staging.n)
 }
 
 // TestProfile (GPU) times a small copy in, a staged copy in, a launch with

@@ -3,7 +3,7 @@ package cuda
 import (
 	"errors"
 	"fmt"
-	"regexp"
+	"strconv"
 	"strings"
 
 	"github.com/gompt/gompt/device"
@@ -14,10 +14,6 @@ import (
 // NVIDIA's driver branches after 580 may drop it.
 const minCompute = 75
 
-// ptxParamRE matches one parameter of a PTX .entry: ".param .u64 name",
-// ".param .f32 name", optionally with ".ptr .global .align N" attributes.
-var ptxParamRE = regexp.MustCompile(`^\.param\s+\.([busf])(8|16|32|64)\b`)
-
 // errNoEntry is wrapped by ptxEntryParamSizes when the PTX has no .entry of
 // the name asked for.
 var errNoEntry = errors.New("no .entry")
@@ -27,32 +23,105 @@ var errNoEntry = errors.New("no .entry")
 // missing or a parameter is not a scalar of 1 to 8 bytes (aggregates such as
 // ".param .align 8 .b8 p[16]" are not something the plugin passes).
 func ptxEntryParamSizes(src, entry string) ([]int, error) {
-	re := regexp.MustCompile(`\.entry\s+` + regexp.QuoteMeta(entry) + `\s*\(`)
-	loc := re.FindStringIndex(src)
-	if loc == nil {
+	var list string
+	found := false
+	for _, e := range ptxEntries(src) {
+		if e.name == entry && e.params >= 0 {
+			list, found = src[e.params:], true
+			break
+		}
+	}
+	if !found {
 		return nil, fmt.Errorf("%w %s in the PTX", errNoEntry, entry)
 	}
-	rest := src[loc[1]:]
-	end := strings.IndexByte(rest, ')')
+	end := strings.IndexByte(list, ')')
 	if end < 0 {
 		return nil, fmt.Errorf(".entry %s: parameter list not closed", entry)
 	}
 	var sizes []int
-	for _, p := range strings.Split(rest[:end], ",") {
+	for _, p := range strings.Split(list[:end], ",") {
 		p = strings.TrimSpace(p)
 		if p == "" {
 			continue
 		}
-		m := ptxParamRE.FindStringSubmatch(p)
-		if m == nil {
+		size, ok := scalarParamSize(p)
+		if !ok {
 			return nil, fmt.Errorf(".entry %s: parameter %d %q is not a scalar .param", entry, len(sizes), p)
 		}
-		var bits int
-		fmt.Sscan(m[2], &bits)
-		sizes = append(sizes, bits/8)
+		sizes = append(sizes, size)
 	}
 	return sizes, nil
 }
+
+// ptxEntry is one ".entry NAME" of a PTX text: its name and the offset just
+// past the "(" that opens its parameter list (-1 when none follows).
+type ptxEntry struct {
+	name   string
+	params int
+}
+
+// ptxEntries returns the entries of the PTX text src in order: each
+// ".entry" followed by white space and an identifier ([A-Za-z_$][\w$]*).
+func ptxEntries(src string) []ptxEntry {
+	var out []ptxEntry
+	for i := 0; ; {
+		j := strings.Index(src[i:], ".entry")
+		if j < 0 {
+			return out
+		}
+		i += j + len(".entry")
+		k := skipSpace(src, i)
+		if k == i || k == len(src) || !identStart(src[k]) {
+			continue
+		}
+		n := k + 1
+		for n < len(src) && identPart(src[n]) {
+			n++
+		}
+		e := ptxEntry{name: src[k:n], params: -1}
+		if p := skipSpace(src, n); p < len(src) && src[p] == '(' {
+			e.params = p + 1
+		}
+		out = append(out, e)
+		i = n
+	}
+}
+
+// scalarParamSize returns the byte size of a PTX parameter declared as
+// ".param .TN name" with T one of b, u, s, f and N one of 8, 16, 32, 64
+// (attributes such as ".ptr .global .align N" may follow), and false for
+// anything else.
+func scalarParamSize(p string) (int, bool) {
+	rest, ok := strings.CutPrefix(p, ".param")
+	if !ok {
+		return 0, false
+	}
+	i := skipSpace(rest, 0)
+	if i == 0 || i+2 > len(rest) || rest[i] != '.' || !strings.ContainsRune("busf", rune(rest[i+1])) {
+		return 0, false
+	}
+	rest = rest[i+2:]
+	for _, bits := range []string{"8", "16", "32", "64"} {
+		if after, ok := strings.CutPrefix(rest, bits); ok && (after == "" || !identPart(after[0])) {
+			n, _ := strconv.Atoi(bits)
+			return n / 8, true
+		}
+	}
+	return 0, false
+}
+
+func skipSpace(s string, i int) int {
+	for i < len(s) && (s[i] == ' ' || s[i] == '\t' || s[i] == '\n' || s[i] == '\r' || s[i] == '\f' || s[i] == '\v') {
+		i++
+	}
+	return i
+}
+
+func identStart(c byte) bool {
+	return c == '_' || c == '$' || 'a' <= c && c <= 'z' || 'A' <= c && c <= 'Z'
+}
+
+func identPart(c byte) bool { return identStart(c) || '0' <= c && c <= '9' }
 
 // checkPTXParams reports an error unless the PTX entry takes exactly the
 // parameters of k, each of the size the plugin passes (device.ParamKind.Size:

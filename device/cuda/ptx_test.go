@@ -89,3 +89,35 @@ func TestPTXParamMismatch(t *testing.T) {
 		t.Errorf("entry without parameters: %v, %v", s, err)
 	}
 }
+
+// TestPTXEntries pins the hand-written PTX scanner that replaced the
+// regular expressions (so that offload programs do not link regexp).
+func TestPTXEntries(t *testing.T) {
+	src := ".visible .entry k_long(\n.param .u32 a\n)\n{}\n.entry\tk$2 ( .param .s16 b, .param .f64 c ) {}\n" +
+		".entry k\n(\n.param .b8 d\n)\n.entryx bad()\n.entry 9bad()\n.entry nolist\n"
+	var got []string
+	for _, e := range ptxEntries(src) {
+		got = append(got, fmt.Sprintf("%s:%v", e.name, e.params >= 0))
+	}
+	if want := "k_long:true k$2:true k:true nolist:false"; strings.Join(got, " ") != want {
+		t.Errorf("entries %q, want %q", strings.Join(got, " "), want)
+	}
+	for entry, want := range map[string]string{"k_long": "[4]", "k$2": "[2 8]", "k": "[1]"} {
+		if s, err := ptxEntryParamSizes(src, entry); err != nil || fmt.Sprint(s) != want {
+			t.Errorf("entry %s: sizes %v, %v; want %s", entry, s, err, want)
+		}
+	}
+	for _, entry := range []string{"nolist", "k_", "bad", "9bad"} {
+		if _, err := ptxEntryParamSizes(src, entry); !errors.Is(err, errNoEntry) {
+			t.Errorf("entry %s: %v, want errNoEntry", entry, err)
+		}
+	}
+	for _, p := range []string{".param .u128 x", ".param.u32 x", ".param .u32x", ".param .q32 x", ".reg .u32 x", ".param .u3"} {
+		if n, ok := scalarParamSize(p); ok {
+			t.Errorf("scalarParamSize(%q) = %d, want not a scalar", p, n)
+		}
+	}
+	if _, err := ptxEntryParamSizes(".entry k(.param .u32 a", "k"); err == nil || !strings.Contains(err.Error(), "not closed") {
+		t.Errorf("unclosed list: %v", err)
+	}
+}

@@ -11,7 +11,7 @@ import (
 	"unsafe"
 
 	"github.com/gompt/gompt/device"
-	"github.com/gompt/gompt/device/cuda/internal/cu"
+	"github.com/gompt/gompt/internal/cu"
 )
 
 // queue is one non-blocking CUDA stream (device.Queue). It is used by one
@@ -230,9 +230,11 @@ func (q *queue) Copy(dst, src device.DevicePtr, n int) error {
 	return q.g.fail(op, err)
 }
 
-var _ PeerCopier = (*queue)(nil)
+var _ device.PeerCopier = (*queue)(nil)
 
-// CopyPeer implements PeerCopier. src must be a device of this plugin.
+// CopyPeer implements device.PeerCopier with cuMemcpyPeerAsync (the
+// driver uses NVLink or PCIe peer access where it can, and stages through
+// host memory where it cannot). src must be a device of this plugin.
 func (q *queue) CopyPeer(dst device.DevicePtr, src device.Device, srcPtr device.DevicePtr, n int) error {
 	const op = "copy between devices"
 	if err := q.enqueue(op); err != nil {

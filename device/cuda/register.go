@@ -15,7 +15,9 @@
 // slice only at the queue's next Sync, the Wait of an event recorded after
 // it, or when the ring comes round (see bounce.go); larger ones are
 // pipelined through the device's page-locked staging buffers in chunks
-// sized to the copy (see plan.go).
+// sized to the copy (see plan.go). Queues implement device.PeerCopier with
+// cuMemcpyPeerAsync, so omp_target_memcpy between two GPUs does not pass
+// through the program's memory.
 //
 // Tracing. The queues implement device.Profiler: while profiling is on,
 // each CopyIn, CopyOut, Copy and Launch is bracketed by two pooled CUDA
@@ -35,7 +37,6 @@ import (
 	"errors"
 
 	"github.com/gompt/gompt/device"
-	"github.com/gompt/gompt/device/cuda/internal/cu"
 )
 
 // EnvLibrary names the environment variable that overrides the driver
@@ -61,18 +62,3 @@ func init() { device.Register("cuda", &plugin{}) }
 // device stays unusable until the process ends; the first error is named
 // beside it. Closing such a device is quiet.
 var ErrContextLost = errors.New("the device must be restarted: an earlier error left its CUDA context unusable (end the process and start it again)")
-
-// LiveDriverObjects returns the counts of CUDA driver objects the plugin
-// holds across all its devices (allocations, cached ones included;
-// page-locked buffers; streams; events; modules), for leak checks in tests
-// and tools. All zero in a build without cgo.
-func LiveDriverObjects() cu.Live { return cu.LiveObjects() }
-
-// PeerCopier is implemented by the queues of this plugin: CopyPeer copies n
-// bytes from srcPtr on another CUDA device to dst on the queue's device
-// without passing through the program's memory (cuMemcpyPeerAsync; the
-// driver uses NVLink or PCIe peer access where it can, and stages through
-// host memory where it cannot). The runtime finds it by type assertion.
-type PeerCopier interface {
-	CopyPeer(dst device.DevicePtr, src device.Device, srcPtr device.DevicePtr, n int) error
-}

@@ -8,6 +8,7 @@ import (
 	"testing"
 
 	"github.com/gompt/gompt/device"
+	"github.com/gompt/gompt/internal/rawbench"
 	"github.com/gompt/gompt/kernels"
 )
 
@@ -96,7 +97,7 @@ func checkStickyFault(t *testing.T, d device.Device) {
 	lost("Record", err)
 	lost("Sync", q.Sync())
 	lost("Sync of the other queue", q2.Sync())
-	_, err = RawCopy(d, 4096, true, 1)
+	_, err = rawbench.CUDACopy(d, 4096, true, 1)
 	lost("RawCopy", err)
 	lost("Free", d.Free(buf.Ptr))
 	if b, n := d.(device.MemInfo).MemInUse(); b != 0 || n != 0 {

@@ -9,7 +9,8 @@
 // Importing the package registers the plugin as "host". GOMPT_HOST_DEVICES
 // sets how many devices it has: a whole number 0..64, default 1. However
 // many there are, they share one memory budget, half of the memory the
-// process may use (see Device.Info).
+// process may use (see Device.Info). Queues copy from one host device to
+// another directly (device.PeerCopier), as GPUs of one plugin do.
 package host
 
 import (

@@ -190,6 +190,37 @@ func (q *Queue) CopyOut(dst []byte, src device.DevicePtr) error {
 	return q.copy(dst, b, "host copy out")
 }
 
+var _ device.PeerCopier = (*Queue)(nil)
+
+// CopyPeer implements device.PeerCopier: it copies n bytes from srcPtr on
+// src, another host device, to dst on this queue's device, as one copy
+// (no staging buffer between). src must be a host device (*Device).
+func (q *Queue) CopyPeer(dst device.DevicePtr, src device.Device, srcPtr device.DevicePtr, n int) error {
+	const op = "copy between devices"
+	if q.released.Load() {
+		return q.closedErr(op)
+	}
+	sd, ok := src.(*Device)
+	if !ok {
+		return device.Errorf(q.d.id, op, device.CodeInvalidArgument, "source device %T is not a host device", src)
+	}
+	if n < 0 {
+		return device.Errorf(q.d.id, op, device.CodeInvalidArgument, "negative size %d", n)
+	}
+	if n == 0 {
+		return nil
+	}
+	from, err := sd.Resolve(srcPtr, n)
+	if err != nil {
+		return rename(err, op)
+	}
+	to, err := q.d.Resolve(dst, n)
+	if err != nil {
+		return rename(err, op)
+	}
+	return q.copy(to, from, "host copy peer")
+}
+
 // Copy copies n bytes from src to dst, both on this device. The ranges may
 // overlap.
 func (q *Queue) Copy(dst, src device.DevicePtr, n int) error {

@@ -5,7 +5,7 @@ import (
 	"time"
 
 	"github.com/gompt/gompt/device"
-	"github.com/gompt/gompt/device/opencl"
+	"github.com/gompt/gompt/internal/rawbench"
 	"github.com/gompt/gompt/kernels"
 )
 
@@ -38,11 +38,11 @@ func BenchmarkEmptyKernel(b *testing.B) {
 		}
 	})
 	b.Run("raw", func(b *testing.B) {
-		if _, err := opencl.RawEmptyKernel(d, 1); err != nil {
+		if _, err := rawbench.CLEmptyKernel(d, 1); err != nil {
 			b.Fatal(err)
 		}
 		b.ResetTimer()
-		dt, err := opencl.RawEmptyKernel(d, b.N)
+		dt, err := rawbench.CLEmptyKernel(d, b.N)
 		if err != nil {
 			b.Fatal(err)
 		}
@@ -99,7 +99,7 @@ func BenchmarkCopy64MiB(b *testing.B) {
 		for _, raw := range []struct {
 			name string
 			fn   func(device.Device, int, bool, int) (time.Duration, error)
-		}{{"raw", opencl.RawCopy}, {"raw-pinned", opencl.RawCopyPinned}} {
+		}{{"raw", rawbench.CLCopy}, {"raw-pinned", rawbench.CLCopyPinned}} {
 			b.Run(dir.name+"/"+raw.name, func(b *testing.B) {
 				b.SetBytes(copyBytes)
 				// One call of b.N copies; raw-ns/op leaves out its setup.

@@ -7,7 +7,7 @@ import (
 	"sync/atomic"
 
 	"github.com/gompt/gompt/device"
-	"github.com/gompt/gompt/device/opencl/internal/cl"
+	"github.com/gompt/gompt/internal/cl"
 )
 
 // hostClockTries is how many stamps must each fall inside their host

@@ -8,7 +8,7 @@ import (
 	"sync"
 
 	"github.com/gompt/gompt/device"
-	"github.com/gompt/gompt/device/opencl/internal/cl"
+	"github.com/gompt/gompt/internal/cl"
 )
 
 // loadEntry is the cached result of loading one kernel on one device.

@@ -5,7 +5,7 @@ import (
 
 	"github.com/gompt/gompt/device"
 	"github.com/gompt/gompt/device/opencl"
-	"github.com/gompt/gompt/device/opencl/internal/cl"
+	"github.com/gompt/gompt/internal/cl"
 )
 
 func must(t testing.TB, what string, err error) {

@@ -8,7 +8,7 @@ import (
 	"testing"
 
 	"github.com/gompt/gompt/device"
-	"github.com/gompt/gompt/device/opencl/internal/cl"
+	"github.com/gompt/gompt/internal/cl"
 )
 
 func pattern(n, seed int) []byte {

@@ -11,7 +11,7 @@ import (
 	"sync/atomic"
 	"time"
 
-	"github.com/gompt/gompt/device/opencl/internal/cl"
+	"github.com/gompt/gompt/internal/cl"
 )
 
 // Waits. NVIDIA's clFinish and clWaitForEvents busy-wait a core each for

@@ -1,17 +1,19 @@
 //go:build cgo
 
 // Package dl opens shared libraries at run time (dlopen, dlsym, dlerror),
-// so that plugins can find vendor drivers without linking against them.
+// so that plugins can find vendor drivers without linking against them and
+// ompt/cabi can find C tools.
 // It is one of the few packages that import "C".
 package dl
 
 /*
 #cgo LDFLAGS: -ldl
+#define _GNU_SOURCE
 #include <dlfcn.h>
 #include <stdlib.h>
 
-static void *gompt_dlopen(const char *name, char **err) {
-	void *h = dlopen(name, RTLD_NOW | RTLD_LOCAL);
+static void *gompt_dlopen(const char *name, int lazy, char **err) {
+	void *h = dlopen(name, (lazy ? RTLD_LAZY : RTLD_NOW) | RTLD_LOCAL);
 	if (h == NULL) {
 		const char *e = dlerror();
 		*err = (char *)e;
@@ -31,6 +33,14 @@ static void *gompt_dlsym(void *h, const char *name, char **err) {
 
 static void *gompt_dlsym_default(const char *name) {
 	return dlsym(RTLD_DEFAULT, name);
+}
+
+static const char *gompt_dladdr_file(void *addr) {
+	Dl_info info;
+	if (dladdr(addr, &info) == 0) {
+		return NULL;
+	}
+	return info.dli_fname;
 }
 */
 import "C"
@@ -58,17 +68,29 @@ var mu sync.Mutex
 
 // Open opens the first of names that the dynamic loader can load (names are
 // searched as dlopen does: absolute and relative paths as given, bare names
-// through the loader's path). The error lists every name tried and why.
-func Open(names ...string) (*Lib, error) {
+// through the loader's path), resolving every symbol the library uses now
+// (RTLD_NOW). The error lists every name tried and why.
+func Open(names ...string) (*Lib, error) { return open(false, names) }
+
+// OpenLazy is Open with RTLD_LAZY: functions the library calls are
+// resolved when first called, as LLVM's libomp opens OMPT tools (a tool may
+// reference functions of a runtime it never calls).
+func OpenLazy(names ...string) (*Lib, error) { return open(true, names) }
+
+func open(lazy bool, names []string) (*Lib, error) {
 	if len(names) == 0 {
 		return nil, errors.New("dl: no library name given")
+	}
+	mode := C.int(0)
+	if lazy {
+		mode = 1
 	}
 	var msgs []string
 	for _, n := range names {
 		cs := C.CString(n)
 		var cerr *C.char
 		mu.Lock()
-		h := C.gompt_dlopen(cs, &cerr)
+		h := C.gompt_dlopen(cs, mode, &cerr)
 		msg := ""
 		if h == nil {
 			msg = "unknown dlopen error"
@@ -138,6 +160,16 @@ func Default(name string) unsafe.Pointer {
 	cs := C.CString(name)
 	defer C.free(unsafe.Pointer(cs))
 	return C.gompt_dlsym_default(cs)
+}
+
+// FileOf returns the file name of the loaded object (the program or a
+// shared library) that holds addr, as dladdr reports it, or "" if none.
+func FileOf(addr unsafe.Pointer) string {
+	f := C.gompt_dladdr_file(addr)
+	if f == nil {
+		return ""
+	}
+	return C.GoString(f)
 }
 
 // Close closes l. Symbols taken from it must not be used afterwards.

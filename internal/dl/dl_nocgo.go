@@ -19,6 +19,12 @@ type Lib struct{ Name string }
 // Open fails: a build without cgo cannot load libraries.
 func Open(names ...string) (*Lib, error) { return nil, ErrNoCgo }
 
+// OpenLazy fails: a build without cgo cannot load libraries.
+func OpenLazy(names ...string) (*Lib, error) { return nil, ErrNoCgo }
+
+// FileOf returns "" in a build without cgo.
+func FileOf(addr unsafe.Pointer) string { return "" }
+
 // Sym fails in a build without cgo.
 func (l *Lib) Sym(name string) (unsafe.Pointer, error) { return nil, ErrNoCgo }
 

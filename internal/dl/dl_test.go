@@ -43,3 +43,39 @@ func TestOpenMissing(t *testing.T) {
 		t.Fatalf("got %v, want an error naming the library", err)
 	}
 }
+
+// TestOpenLazyAndFileOf: OpenLazy opens what Open opens; FileOf names the
+// library that holds a symbol taken from it, and nothing for an address in
+// no loaded object.
+func TestOpenLazyAndFileOf(t *testing.T) {
+	if !Available {
+		if _, err := OpenLazy("libc.so.6"); err == nil {
+			t.Error("OpenLazy without cgo succeeded")
+		}
+		return
+	}
+	l, err := OpenLazy("libdoes-not-exist.so.9", "libm.so.6")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer l.Close()
+	p, err := l.Sym("cos")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if f := FileOf(p); !strings.Contains(f, "libm.so.6") {
+		t.Errorf("FileOf(cos) = %q, want the path of libm.so.6", f)
+	}
+	if f := FileOf(nil); f != "" {
+		t.Errorf("FileOf(nil) = %q, want \"\"", f)
+	}
+	if p := Default("malloc"); p == nil {
+		t.Error("Default(malloc) = nil; libc is in every cgo program")
+	}
+	if p := Default("no_such_symbol_gompt"); p != nil {
+		t.Errorf("Default of a missing symbol = %p", p)
+	}
+	if _, err := OpenLazy("libgompt-missing.so.1"); err == nil || !strings.Contains(err.Error(), "libgompt-missing.so.1") {
+		t.Errorf("OpenLazy of a missing library: %v", err)
+	}
+}

@@ -12,6 +12,7 @@ import (
 	"testing"
 	"unsafe"
 
+	"github.com/gompt/gompt/internal/ctoolbuild"
 	"github.com/gompt/gompt/ompt"
 )
 
@@ -91,7 +92,7 @@ func TestABI(t *testing.T) {
 	if err := os.WriteFile(src, []byte(b.String()), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	hdir, err := HeaderDir()
+	hdir, err := ctoolbuild.HeaderDir()
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -115,7 +116,7 @@ func TestABI(t *testing.T) {
 func TestABICatchesMismatch(t *testing.T) {
 	needC(t)
 	dir := t.TempDir()
-	hdir, _ := HeaderDir()
+	hdir, _ := ctoolbuild.HeaderDir()
 	os.Symlink(filepath.Join(hdir, "omp-tools.h"), filepath.Join(dir, "omp-tools.h"))
 	src := filepath.Join(dir, "bad.c")
 	os.WriteFile(src, []byte("#include <omp-tools.h>\n_Static_assert(sizeof(ompt_record_ompt_t) == 96, \"x\");\n"), 0o644)
@@ -176,7 +177,7 @@ func TestEntrySignatures(t *testing.T) {
 		fmt.Fprintf(&b, "extern %s;\n%s_t check_%s = e_%s;\n", p, name, short, short)
 	}
 	dir := t.TempDir()
-	hdir, err := HeaderDir()
+	hdir, err := ctoolbuild.HeaderDir()
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -5,6 +5,7 @@ import (
 	"sync"
 	"testing"
 
+	"github.com/gompt/gompt/internal/ctoolbuild"
 	"github.com/gompt/gompt/ompt"
 )
 
@@ -21,12 +22,12 @@ func BenchmarkEmptyTargetCToolAll(b *testing.B) {
 	if !Available {
 		b.Skip("built without cgo")
 	}
-	if _, err := HeaderDir(); err != nil {
+	if _, err := ctoolbuild.HeaderDir(); err != nil {
 		b.Skip(err)
 	}
 	benchOnce.Do(func() {
 		lib := b.TempDir() + "/libempty.so"
-		if err := BuildTool(lib, "testdata/empty.c"); err != nil {
+		if err := ctoolbuild.BuildTool(lib, "testdata/empty.c"); err != nil {
 			b.Fatal(err)
 		}
 		os.Setenv("OMP_TOOL_LIBRARIES", lib)

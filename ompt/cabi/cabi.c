@@ -1,11 +1,10 @@
 //go:build cgo
 
-// cabi.c: the C side of ompt/cabi. Loading tools, the C entry points a C
+// cabi.c: the C side of ompt/cabi. Calling a tool's ompt_start_tool (the
+// library is opened with internal/dl), the C entry points a C
 // tool looks up (each calls into Go through an exported function), and the
 // trampolines through which Go calls the tool's callbacks.
 
-#define _GNU_SOURCE
-#include <dlfcn.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -13,34 +12,6 @@
 #include "_cgo_export.h"
 
 // ---- loading ----------------------------------------------------------
-
-static char *dup_dlerror(void) {
-	const char *e = dlerror();
-	return strdup(e != NULL ? e : "unknown error");
-}
-
-// gompt_cabi_dlopen opens name as dlopen does (paths as given, bare names
-// through the loader's search path). RTLD_LAZY, as LLVM's libomp opens
-// tools: a tool may reference functions that are resolved only when called.
-// On failure *err is a malloc'd copy of dlerror's message (taken in the
-// same C call, so on the same thread).
-void *gompt_cabi_dlopen(const char *name, char **err) {
-	void *h = dlopen(name, RTLD_LAZY | RTLD_LOCAL);
-	if (h == NULL) {
-		*err = dup_dlerror();
-	}
-	return h;
-}
-
-void *gompt_cabi_dlsym(void *h, const char *name, char **err) {
-	dlerror();
-	void *p = dlsym(h, name);
-	if (p == NULL) {
-		const char *e = dlerror();
-		*err = strdup(e != NULL ? e : "ompt_start_tool = NULL");
-	}
-	return p;
-}
 
 // A weak reference to ompt_start_tool: the linker resolves it to a
 // definition linked into the program (a C file of a cgo package), which
@@ -50,22 +21,6 @@ void *gompt_cabi_dlsym(void *h, const char *name, char **err) {
 extern ompt_start_tool_result_t *ompt_start_tool(unsigned int omp_version, const char *runtime_version) __attribute__((weak));
 
 void *gompt_cabi_linked_start(void) { return (void *)ompt_start_tool; }
-
-void *gompt_cabi_dlsym_default(const char *name) {
-	return dlsym(RTLD_DEFAULT, name);
-}
-
-// gompt_cabi_dladdr_file returns a malloc'd copy of the file name of the
-// object that holds addr, or NULL.
-char *gompt_cabi_dladdr_file(void *addr) {
-	Dl_info info;
-	if (dladdr(addr, &info) == 0 || info.dli_fname == NULL) {
-		return NULL;
-	}
-	return strdup(info.dli_fname);
-}
-
-void gompt_cabi_dlclose(void *h) { dlclose(h); }
 
 ompt_start_tool_result_t *gompt_cabi_call_start(void *fn, unsigned int omp_version, const char *runtime_version) {
 	return ((ompt_start_tool_t)fn)(omp_version, runtime_version);

@@ -175,12 +175,7 @@ typedef struct gompt_device {
 } gompt_device;
 
 // Loading tools (cabi.c).
-void *gompt_cabi_dlopen(const char *name, char **err);
-void *gompt_cabi_dlsym(void *h, const char *name, char **err);
-void *gompt_cabi_dlsym_default(const char *name);
 void *gompt_cabi_linked_start(void);
-char *gompt_cabi_dladdr_file(void *addr);
-void gompt_cabi_dlclose(void *h);
 
 ompt_start_tool_result_t *gompt_cabi_call_start(void *fn, unsigned int omp_version, const char *runtime_version);
 int gompt_cabi_call_initialize(ompt_start_tool_result_t *r, int initial_device_num);

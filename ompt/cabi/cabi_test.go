@@ -10,6 +10,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/gompt/gompt/internal/ctoolbuild"
 	"github.com/gompt/gompt/ompt"
 )
 
@@ -164,6 +165,7 @@ func TestDiscovery(t *testing.T) {
 	probe := build(t, dir, "probe")
 	nosym := build(t, dir, "nosym")
 	null := build(t, dir, "nullstart")
+	lazy := build(t, dir, "lazyref")
 	init0 := build(t, dir, "init0")
 	notalib := filepath.Join(dir, "notalib.so")
 	b, _ := os.ReadFile("testdata/notalib.txt")
@@ -178,6 +180,7 @@ func TestDiscovery(t *testing.T) {
 		{"not a library", notalib, []string{"\nOpening " + notalib + "... Failed: " + notalib + ": "}},
 		{"no ompt_start_tool", nosym, []string{"\nOpening " + nosym + "... Success. \nSearching for ompt_start_tool in " + nosym + "... Failed: " + nosym + ": undefined symbol: ompt_start_tool\n"}},
 		{"start returns NULL", null, []string{"\nOpening " + null + "... Success. \nSearching for ompt_start_tool in " + null + "... Found but not using the OMPT interface.\nContinuing search...\n"}},
+		{"calls a function no library defines (opened lazily)", lazy, []string{"\nOpening " + lazy + "... Success. \nSearching for ompt_start_tool in " + lazy + "... Found but not using the OMPT interface.\n"}},
 		{"empty entries", "::", []string{"\nOMP_TOOL_LIBRARIES = ::\nNo OMP tool loaded.\n"}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
@@ -312,14 +315,14 @@ func TestToolDisabled(t *testing.T) {
 // TestBuildExampleTool checks the helper other packages' tests use.
 func TestBuildExampleTool(t *testing.T) {
 	needC(t)
-	p, err := BuildExampleTool(t.TempDir())
+	p, err := ctoolbuild.BuildExampleTool(t.TempDir())
 	if err != nil {
 		t.Fatal(err)
 	}
 	if fi, err := os.Stat(p); err != nil || fi.Size() == 0 || filepath.Base(p) != "libctool.so" {
 		t.Fatalf("BuildExampleTool = %q, %v", p, err)
 	}
-	if err := BuildTool(filepath.Join(t.TempDir(), "x.so"), "testdata/notalib.txt"); err == nil {
+	if err := ctoolbuild.BuildTool(filepath.Join(t.TempDir(), "x.so"), "testdata/notalib.txt"); err == nil {
 		t.Errorf("BuildTool accepted a file that is not C")
 	}
 }
@@ -328,7 +331,7 @@ func TestBuildExampleTool(t *testing.T) {
 // README exactly as written and runs events under it.
 func TestReadmeTool(t *testing.T) {
 	needC(t)
-	src, err := ExampleToolSource()
+	src, err := ctoolbuild.ExampleToolSource()
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -347,7 +350,7 @@ func TestReadmeTool(t *testing.T) {
 	dir := t.TempDir()
 	os.WriteFile(filepath.Join(dir, "mytool.c"), []byte(code), 0o644)
 	lib := filepath.Join(dir, "libmytool.so")
-	if err := BuildTool(lib, filepath.Join(dir, "mytool.c")); err != nil {
+	if err := ctoolbuild.BuildTool(lib, filepath.Join(dir, "mytool.c")); err != nil {
 		t.Fatal(err)
 	}
 	c := run(t, dir, "events", "OMP_TOOL_LIBRARIES=./libmytool.so")
@@ -366,7 +369,7 @@ func TestLinkedStartTool(t *testing.T) {
 	if testing.Short() {
 		t.Skip("builds a program")
 	}
-	hdir, err := HeaderDir()
+	hdir, err := ctoolbuild.HeaderDir()
 	if err != nil {
 		t.Skip(err)
 	}
@@ -376,7 +379,7 @@ func TestLinkedStartTool(t *testing.T) {
 	if err := os.Symlink(filepath.Join(hdir, "omp-tools.h"), filepath.Join(inc, "omp-tools.h")); err != nil {
 		t.Fatal(err)
 	}
-	src, err := SourceFile("ompt/cabi/testdata/linked")
+	src, err := ctoolbuild.SourceFile("ompt/cabi/testdata/linked")
 	if err != nil {
 		t.Fatal(err)
 	}

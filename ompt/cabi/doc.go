@@ -15,8 +15,9 @@
 //   - then each library in OMP_TOOL_LIBRARIES, a colon-separated list, in
 //     order. Each entry is opened as dlopen(3) opens it: a name with a
 //     slash as an absolute or relative path, a bare name through the
-//     loader's search path (LD_LIBRARY_PATH, ld.so.cache, ...). Empty
-//     entries are skipped.
+//     loader's search path (LD_LIBRARY_PATH, ld.so.cache, ...), with
+//     RTLD_LAZY as libomp opens it (a tool may call functions no library
+//     defines on paths it never takes). Empty entries are skipped.
 //
 // Each ompt_start_tool found is called with ompt.OMPVersion and
 // ompt.RuntimeVersion. NULL means "keep looking". The first non-NULL
@@ -99,3 +100,7 @@
 // callbacks come on one thread (package ompt, "Threads"); a C callback
 // must not longjmp out or keep the map arrays.
 package cabi
+
+// FinderName is the name under which the C tool search is registered with
+// ompt.RegisterFinder (it prefixes the core's verbose-log lines about it).
+const FinderName = "C tools"

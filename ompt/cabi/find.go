@@ -3,7 +3,6 @@
 package cabi
 
 /*
-#cgo LDFLAGS: -ldl
 #include <stdlib.h>
 #include "cabi.h"
 */
@@ -16,6 +15,7 @@ import (
 	"sync"
 	"unsafe"
 
+	"github.com/gompt/gompt/internal/dl"
 	"github.com/gompt/gompt/ompt"
 )
 
@@ -36,17 +36,11 @@ var (
 func find(ompVersion int, runtimeVersion string, log func(string)) []ompt.Found {
 	rvOnce.Do(func() { rvC = C.CString(runtimeVersion) })
 
-	sym := C.CString("ompt_start_tool")
-	defer C.free(unsafe.Pointer(sym))
-
 	const searching = "Search for OMP tool in current address space... "
-	if p := addressSpaceStart(sym); p != nil {
+	if p := addressSpaceStart(); p != nil {
 		where := "the program"
-		if f := C.gompt_cabi_dladdr_file(p); f != nil {
-			if w := C.GoString(f); w != "" {
-				where = w
-			}
-			C.free(unsafe.Pointer(f))
+		if w := dl.FileOf(p); w != "" {
+			where = w
 		}
 		if res := C.gompt_cabi_call_start(p, C.uint(ompVersion), rvC); res != nil {
 			log(searching + "Success.")
@@ -67,7 +61,7 @@ func find(ompVersion int, runtimeVersion string, log func(string)) []ompt.Found 
 		if name == "" {
 			continue
 		}
-		if f := tryLibrary(name, sym, ompVersion, log); f != nil {
+		if f := tryLibrary(name, ompVersion, log); f != nil {
 			return []ompt.Found{*f}
 		}
 	}
@@ -84,50 +78,42 @@ func find(ompVersion int, runtimeVersion string, log func(string)) []ompt.Found 
 // linked into the program (found through a weak reference resolved when
 // the program was linked, with or without -rdynamic), else one the
 // dynamic loader knows (a shared library, LD_PRELOAD); nil if none.
-func addressSpaceStart(sym *C.char) unsafe.Pointer {
+func addressSpaceStart() unsafe.Pointer {
 	if p := C.gompt_cabi_linked_start(); p != nil {
 		return p
 	}
-	return C.gompt_cabi_dlsym_default(sym)
+	return dl.Default(startSym)
 }
 
-// tryLibrary opens one OMP_TOOL_LIBRARIES entry and calls its
-// ompt_start_tool. A library that provides no tool is closed again.
-func tryLibrary(name string, sym *C.char, ompVersion int, log func(string)) *ompt.Found {
-	cname := C.CString(name)
-	defer C.free(unsafe.Pointer(cname))
-	var cerr *C.char
-	h := C.gompt_cabi_dlopen(cname, &cerr)
-	if h == nil {
-		log("Opening " + name + "... Failed: " + takeCString(cerr))
+// startSym is the tool's entry point.
+const startSym = "ompt_start_tool"
+
+// tryLibrary opens one OMP_TOOL_LIBRARIES entry (lazily, as libomp does)
+// and calls its ompt_start_tool. A library that provides no tool is closed
+// again; one that does stays open for the rest of the process.
+func tryLibrary(name string, ompVersion int, log func(string)) *ompt.Found {
+	lib, err := dl.OpenLazy(name)
+	if err != nil {
+		log("Opening " + name + "... Failed: " + err.Error())
 		return nil
 	}
 	log("Opening " + name + "... Success. ")
 	searching := "Searching for ompt_start_tool in " + name + "... "
-	p := C.gompt_cabi_dlsym(h, sym, &cerr)
-	if p == nil {
-		log(searching + "Failed: " + takeCString(cerr))
-		C.gompt_cabi_dlclose(h)
+	p, err := lib.Sym(startSym)
+	if err != nil {
+		log(searching + "Failed: " + err.Error())
+		lib.Close()
 		return nil
 	}
 	res := C.gompt_cabi_call_start(p, C.uint(ompVersion), rvC)
 	if res == nil {
 		log(searching + "Found but not using the OMPT interface.")
 		log("Continuing search...")
-		C.gompt_cabi_dlclose(h)
+		lib.Close()
 		return nil
 	}
 	log(searching + "Success.")
 	log("Tool was started and is using the OMPT interface.")
 	f := newTool(name, res)
 	return &f
-}
-
-// takeCString returns a malloc'd C string as a Go string and frees it.
-func takeCString(s *C.char) string {
-	if s == nil {
-		return "unknown error"
-	}
-	defer C.free(unsafe.Pointer(s))
-	return C.GoString(s)
 }

@@ -19,6 +19,8 @@ import (
 	"runtime"
 	"strings"
 	"testing"
+
+	"github.com/gompt/gompt/internal/ctoolbuild"
 )
 
 func TestMain(m *testing.M) {
@@ -41,7 +43,7 @@ func needC(t *testing.T) {
 	default:
 		if _, err := exec.LookPath(cc()); err != nil {
 			why = "no C compiler: " + err.Error()
-		} else if _, err := HeaderDir(); err != nil {
+		} else if _, err := ctoolbuild.HeaderDir(); err != nil {
 			why = err.Error()
 		}
 	}
@@ -65,7 +67,7 @@ func cc() string {
 func build(t *testing.T, dir, name string) string {
 	t.Helper()
 	out := filepath.Join(dir, "lib"+name+".so")
-	if err := BuildTool(out, filepath.Join("testdata", name+".c")); err != nil {
+	if err := ctoolbuild.BuildTool(out, filepath.Join("testdata", name+".c")); err != nil {
 		t.Fatal(err)
 	}
 	return out
@@ -74,7 +76,7 @@ func build(t *testing.T, dir, name string) string {
 // buildCtool compiles the example tool into dir.
 func buildCtool(t *testing.T, dir string) string {
 	t.Helper()
-	p, err := BuildExampleTool(dir)
+	p, err := ctoolbuild.BuildExampleTool(dir)
 	if err != nil {
 		t.Fatal(err)
 	}

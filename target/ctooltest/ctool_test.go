@@ -16,6 +16,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/gompt/gompt/internal/ctoolbuild"
 	"github.com/gompt/gompt/kernels"
 	"github.com/gompt/gompt/ompt/cabi"
 	"github.com/gompt/gompt/target"
@@ -106,7 +107,7 @@ func buildTool(t *testing.T) string {
 			return
 		}
 		toolLib = filepath.Join(dir, "libcthreads.so")
-		toolErr = cabi.BuildTool(toolLib, "testdata/cthreads.c")
+		toolErr = ctoolbuild.BuildTool(toolLib, "testdata/cthreads.c")
 	})
 	if toolErr != nil {
 		if os.Getenv("CI") != "" {

@@ -18,6 +18,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/gompt/gompt/internal/ctoolbuild"
 	"github.com/gompt/gompt/ompt/cabi"
 	"github.com/gompt/gompt/target"
 )
@@ -51,7 +52,7 @@ func TestEMIToolJoinsRecordsToCallbacks(t *testing.T) {
 	}
 	dir := t.TempDir()
 	lib := filepath.Join(dir, "libemicheck.so")
-	if err := cabi.BuildTool(lib, filepath.Join("testdata", "emicheck.c")); err != nil {
+	if err := ctoolbuild.BuildTool(lib, filepath.Join("testdata", "emicheck.c")); err != nil {
 		if os.Getenv("CI") != "" {
 			t.Fatal(err)
 		}

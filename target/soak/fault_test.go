@@ -12,6 +12,7 @@ import (
 	"github.com/gompt/gompt/device/faulty"
 	"github.com/gompt/gompt/kernels"
 	"github.com/gompt/gompt/target"
+	"github.com/gompt/gompt/target/internal/inspect"
 )
 
 const fdev = 0 // the faulty-wrapped host device
@@ -227,7 +228,7 @@ func runFault(t *testing.T, fc fcase, op faulty.Op, n int) (faultRow, bool) {
 	if err := fc.setup(s); err != nil {
 		t.Fatalf("%s: setup: %v", fc.name, err)
 	}
-	entries := target.MappingEntries(fdev)
+	entries := inspect.MappingEntries(fdev)
 	b0, a0, _ := memInUse(fdev)
 	code := device.CodeOutOfResources
 	if op != faulty.Alloc {
@@ -268,7 +269,7 @@ func runFault(t *testing.T, fc fcase, op faulty.Op, n int) (faultRow, bool) {
 		problems = append(problems, fmt.Sprintf("the error does not carry the injected %q failure: %v", op, err))
 	}
 	if err != nil {
-		after := target.MappingEntries(fdev)
+		after := inspect.MappingEntries(fdev)
 		if !slices.Equal(entries, after) {
 			problems = append(problems, fmt.Sprintf("present table changed: before %v, after %v", entries, after))
 		}
@@ -311,7 +312,7 @@ func runFault(t *testing.T, fc fcase, op faulty.Op, n int) (faultRow, bool) {
 // by any construct; it stays, and the next runs use fresh arrays.
 func cleanup(t *testing.T, s *fstate) {
 	for _, a := range [][]float32{s.x, s.y, s.z} {
-		for _, e := range target.MappingEntries(fdev) {
+		for _, e := range inspect.MappingEntries(fdev) {
 			if e.Dynamic > 0 && e.Host == addrOf(a) {
 				if err := target.ExitData(fdev, target.Delete(a)); err != nil {
 					t.Errorf("cleanup: %v", err)

@@ -17,6 +17,7 @@ import (
 
 	"github.com/gompt/gompt/kernels"
 	"github.com/gompt/gompt/target"
+	"github.com/gompt/gompt/target/internal/inspect"
 )
 
 // SoakGoroutines is how many goroutines the soak runs at once.
@@ -94,7 +95,7 @@ func Soak(g, iters int) (map[string]int64, []error) {
 	before := make([]int, nd)
 	sh := make([]*shared, nd)
 	for n := range nd {
-		before[n] = len(target.MappingEntries(n))
+		before[n] = len(inspect.MappingEntries(n))
 		sh[n] = newShared(g)
 	}
 	var counts sync.Map
@@ -135,7 +136,7 @@ func Soak(g, iters int) (map[string]int64, []error) {
 		return true
 	})
 	for n := range nd {
-		if es := target.MappingEntries(n); len(es) != before[n] {
+		if es := inspect.MappingEntries(n); len(es) != before[n] {
 			all = append(all, fmt.Errorf("device %d: %d entries mapped after the soak, %d before: %v", n, len(es), before[n], es))
 		}
 	}

@@ -18,6 +18,7 @@ import (
 	"github.com/gompt/gompt/device"
 	"github.com/gompt/gompt/kernels"
 	"github.com/gompt/gompt/target"
+	"github.com/gompt/gompt/target/internal/inspect"
 )
 
 // TestModel runs random concurrent programs on every device (each offload
@@ -246,7 +247,7 @@ func randomInts(rng *rand.Rand, s []float32) {
 }
 
 func (r *round) run() {
-	before := len(target.MappingEntries(r.dev))
+	before := len(inspect.MappingEntries(r.dev))
 	var wg sync.WaitGroup
 	for w := range r.cfg.goroutines {
 		wk := newWorker(r, w)
@@ -266,7 +267,7 @@ func (r *round) run() {
 		wk.check()
 	}
 	r.st.run(r.devName, classLeakTable)
-	if after := target.MappingEntries(r.dev); len(after) != before {
+	if after := inspect.MappingEntries(r.dev); len(after) != before {
 		r.st.fail(r.devName, r.num, -1, 0, classLeakTable, false, fmt.Sprintf("%d entries in the present table after the round, %d before: %v",
 			len(after), before, after))
 	}
@@ -1258,7 +1259,7 @@ func (wk *worker) checkSlot(s *slot) {
 // entryCounts compares the reference counts of s's entry with the model;
 // "" when they agree.
 func (wk *worker) entryCounts(s *slot) string {
-	for _, e := range target.MappingEntries(wk.r.dev) {
+	for _, e := range inspect.MappingEntries(wk.r.dev) {
 		if e.Host == addrOf(s.host) && e.Size == 4*len(s.host) {
 			if e.Structured != s.s || e.Dynamic != s.d {
 				return fmt.Sprintf("%s: reference counts structured %d dynamic %d, want %d and %d", s.name, e.Structured, e.Dynamic, s.s, s.d)

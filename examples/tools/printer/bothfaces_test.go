@@ -2,6 +2,7 @@ package printer_test
 
 import (
 	"github.com/gompt/gompt/examples/tools/internal/exampletest"
+	"github.com/gompt/gompt/internal/ctoolbuild"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -58,7 +59,7 @@ func TestEveryExampleBothFaces(t *testing.T) {
 		t.Skip("C tools need cgo")
 	}
 	dir := t.TempDir()
-	lib, err := cabi.BuildExampleTool(dir)
+	lib, err := ctoolbuild.BuildExampleTool(dir)
 	if err != nil {
 		if os.Getenv("CI") != "" {
 			t.Fatal(err)

@@ -27,7 +27,7 @@ enum {
 	F_GetEventInfo, F_GetEventProfilingInfo, F_ReleaseEvent,
 	// optional (newer than OpenCL 1.1)
 	F_EnqueueMarkerWithWaitList, F_CreateCommandQueueWithProperties,
-	F_GetDeviceAndHostTimer, F_GetHostTimer,
+	F_GetDeviceAndHostTimer,
 	F_SetEventCallback, F_CreateUserEvent, F_SetUserEventStatus,
 	F_EnqueueMapBuffer, F_EnqueueUnmapMemObject,
 	F_EnqueueBarrierWithWaitList,
@@ -106,9 +106,6 @@ static cl_int GetKernelInfo(uintptr_t k, cl_uint param, size_t size, void *v, si
 static cl_int GetKernelWorkGroupInfo(uintptr_t k, uintptr_t d, cl_uint param, size_t size, void *v, size_t *ret) {
 	return CALL(GetKernelWorkGroupInfo, cl_int (*)(h, h, cl_uint, size_t, void*, size_t*))((h)k, (h)d, param, size, v, ret);
 }
-static cl_int SetKernelArg(uintptr_t k, cl_uint i, size_t size, const void *v) {
-	return CALL(SetKernelArg, cl_int (*)(h, cl_uint, size_t, const void*))((h)k, i, size, v);
-}
 static cl_int ReleaseKernel(uintptr_t k) { return CALL(ReleaseKernel, cl_int (*)(h))((h)k); }
 static cl_int EnqueueNDRangeKernel(uintptr_t q, uintptr_t k, cl_uint dims, const size_t *global, const size_t *local, uintptr_t *ev) {
 	return CALL(EnqueueNDRangeKernel, cl_int (*)(h, h, cl_uint, const size_t*, const size_t*, const size_t*, cl_uint, const h*, h*))((h)q, (h)k, dims, NULL, global, local, 0, NULL, (h*)ev);
@@ -166,9 +163,6 @@ static cl_int ReleaseEvent(uintptr_t e) { return CALL(ReleaseEvent, cl_int (*)(h
 static cl_int GetDeviceAndHostTimer(uintptr_t d, cl_ulong *dev, cl_ulong *host) {
 	return CALL(GetDeviceAndHostTimer, cl_int (*)(h, cl_ulong*, cl_ulong*))((h)d, dev, host);
 }
-static cl_int GetHostTimer(uintptr_t d, cl_ulong *host) {
-	return CALL(GetHostTimer, cl_int (*)(h, cl_ulong*))((h)d, host);
-}
 
 // gompt_cl_event_cb is the clSetEventCallback callback (callback.c): it
 // hands the event's status to the Go function behind user.
@@ -224,7 +218,7 @@ var fnNames = [...]string{
 	"clGetEventInfo", "clGetEventProfilingInfo", "clReleaseEvent",
 	// optional from here
 	"clEnqueueMarkerWithWaitList", "clCreateCommandQueueWithProperties",
-	"clGetDeviceAndHostTimer", "clGetHostTimer",
+	"clGetDeviceAndHostTimer",
 	"clSetEventCallback", "clCreateUserEvent", "clSetUserEventStatus",
 	"clEnqueueMapBuffer", "clEnqueueUnmapMemObject",
 	"clEnqueueBarrierWithWaitList",
@@ -679,12 +673,6 @@ func GetKernelWorkGroupUint(k Kernel, d DeviceID, param uint32) (uint64, error) 
 	return leUint(b), err
 }
 
-// SetKernelArg sets argument i of k to size bytes at value. Not safe for
-// concurrent use on one kernel.
-func SetKernelArg(k Kernel, i int, size uintptr, value unsafe.Pointer) error {
-	return chk("clSetKernelArg", C.SetKernelArg(C.uintptr_t(k), C.cl_uint(i), C.size_t(size), value))
-}
-
 // ReleaseKernel releases k.
 func ReleaseKernel(k Kernel) error {
 	err := chk("clReleaseKernel", C.ReleaseKernel(C.uintptr_t(k)))
@@ -805,16 +793,6 @@ func GetDeviceAndHostTimer(d DeviceID) (dev, host uint64, err error) {
 	var a, b C.cl_ulong
 	err = chk("clGetDeviceAndHostTimer", C.GetDeviceAndHostTimer(C.uintptr_t(d), &a, &b))
 	return uint64(a), uint64(b), err
-}
-
-// GetHostTimer returns the host timer as d's platform reads it (OpenCL 2.1).
-func GetHostTimer(d DeviceID) (uint64, error) {
-	if !has["clGetHostTimer"] {
-		return 0, &Error{Func: "clGetHostTimer", Status: INVALID_OPERATION}
-	}
-	var a C.cl_ulong
-	err := chk("clGetHostTimer", C.GetHostTimer(C.uintptr_t(d), &a))
-	return uint64(a), err
 }
 
 // Host clocks a driver's profiling timer may run on (Linux clockid_t

@@ -145,7 +145,6 @@ func (e *Error) Code() device.Code { return e.Result.Code() }
 type Live struct {
 	Allocs     int64 // cuMemAlloc
 	HostAllocs int64 // cuMemAllocHost
-	HostRegs   int64 // cuMemHostRegister
 	Streams    int64
 	Events     int64
 	Modules    int64
@@ -155,6 +154,6 @@ type Live struct {
 func (l Live) Zero() bool { return l == Live{} }
 
 func (l Live) String() string {
-	return fmt.Sprintf("allocs %d, host allocs %d, host registrations %d, streams %d, events %d, modules %d",
-		l.Allocs, l.HostAllocs, l.HostRegs, l.Streams, l.Events, l.Modules)
+	return fmt.Sprintf("allocs %d, host allocs %d, streams %d, events %d, modules %d",
+		l.Allocs, l.HostAllocs, l.Streams, l.Events, l.Modules)
 }

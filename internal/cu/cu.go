@@ -1,9 +1,10 @@
 //go:build cgo
 
 // Package cu is the small part of the CUDA driver API that the cuda plugin
-// uses, called through a C table of function pointers filled by dlopen and
-// dlsym at run time (in the manner of LLVM's
-// offload/plugins-nextgen/cuda/dynamic_cuda), so a binary that imports it
+// (device/cuda) and its raw baselines (internal/rawbench) use, called
+// through a C table of function pointers filled by dlopen and dlsym at run
+// time (in the manner of LLVM's offload/plugins-nextgen/cuda/dynamic_cuda),
+// so a binary that imports it
 // starts on machines without the driver. Names mirror the C ones without the
 // cu prefix (MemAlloc is cuMemAlloc), so NVIDIA's documentation applies.
 //
@@ -39,13 +40,12 @@ typedef struct { unsigned char bytes[16]; } CUuuid;
 
 // Order matches symbols in cu.go.
 enum {
-	F_cuInit, F_cuDriverGetVersion, F_cuGetErrorName, F_cuGetErrorString,
+	F_cuInit, F_cuDriverGetVersion, F_cuGetErrorString,
 	F_cuDeviceGetCount, F_cuDeviceGet, F_cuDeviceGetName, F_cuDeviceGetUuid,
 	F_cuDeviceGetAttribute, F_cuDeviceTotalMem,
 	F_cuDevicePrimaryCtxRetain, F_cuDevicePrimaryCtxRelease, F_cuCtxSetCurrent,
 	F_cuDevicePrimaryCtxGetState, F_cuDevicePrimaryCtxSetFlags,
 	F_cuMemGetInfo, F_cuMemAlloc, F_cuMemFree, F_cuMemAllocHost, F_cuMemFreeHost,
-	F_cuMemHostRegister, F_cuMemHostUnregister,
 	F_cuMemcpyHtoD, F_cuMemcpyDtoH, F_cuMemcpyHtoDAsync, F_cuMemcpyDtoHAsync,
 	F_cuMemcpyDtoDAsync, F_cuMemcpyPeerAsync,
 	F_cuStreamCreate, F_cuStreamDestroy, F_cuStreamSynchronize, F_cuStreamQuery,
@@ -66,7 +66,6 @@ static CUresult setctx(CUcontext c) { return FN(cuCtxSetCurrent, CUcontext)(c); 
 
 static CUresult w_init(unsigned flags) { return FN(cuInit, unsigned)(flags); }
 static CUresult w_driverGetVersion(int *v) { return FN(cuDriverGetVersion, int *)(v); }
-static CUresult w_getErrorName(CUresult r, const char **s) { return FN(cuGetErrorName, CUresult, const char **)(r, s); }
 static CUresult w_getErrorString(CUresult r, const char **s) { return FN(cuGetErrorString, CUresult, const char **)(r, s); }
 static CUresult w_deviceGetCount(int *n) { return FN(cuDeviceGetCount, int *)(n); }
 static CUresult w_deviceGet(CUdevice *d, int ord) { return FN(cuDeviceGet, CUdevice *, int)(d, ord); }
@@ -87,8 +86,6 @@ static CUresult w_memAlloc(CUcontext c, CUdeviceptr *p, size_t n) { CTX(c); retu
 static CUresult w_memFree(CUcontext c, CUdeviceptr p) { CTX(c); return FN(cuMemFree, CUdeviceptr)(p); }
 static CUresult w_memAllocHost(CUcontext c, void **p, size_t n) { CTX(c); return FN(cuMemAllocHost, void **, size_t)(p, n); }
 static CUresult w_memFreeHost(CUcontext c, void *p) { CTX(c); return FN(cuMemFreeHost, void *)(p); }
-static CUresult w_memHostRegister(CUcontext c, void *p, size_t n, unsigned flags) { CTX(c); return FN(cuMemHostRegister, void *, size_t, unsigned)(p, n, flags); }
-static CUresult w_memHostUnregister(CUcontext c, void *p) { CTX(c); return FN(cuMemHostUnregister, void *)(p); }
 static CUresult w_memcpyHtoD(CUcontext c, CUdeviceptr dst, const void *src, size_t n) { CTX(c); return FN(cuMemcpyHtoD, CUdeviceptr, const void *, size_t)(dst, src, n); }
 static CUresult w_memcpyDtoH(CUcontext c, void *dst, CUdeviceptr src, size_t n) { CTX(c); return FN(cuMemcpyDtoH, void *, CUdeviceptr, size_t)(dst, src, n); }
 static CUresult w_memcpyHtoDAsync(CUcontext c, CUdeviceptr dst, const void *src, size_t n, CUstream s) { CTX(c); return FN(cuMemcpyHtoDAsync, CUdeviceptr, const void *, size_t, CUstream)(dst, src, n, s); }
@@ -167,7 +164,6 @@ const MaxParams = C.MAX_PARAMS
 var symbols = [C.F_COUNT][]string{
 	C.F_cuInit:                     {"cuInit"},
 	C.F_cuDriverGetVersion:         {"cuDriverGetVersion"},
-	C.F_cuGetErrorName:             {"cuGetErrorName"},
 	C.F_cuGetErrorString:           {"cuGetErrorString"},
 	C.F_cuDeviceGetCount:           {"cuDeviceGetCount"},
 	C.F_cuDeviceGet:                {"cuDeviceGet"},
@@ -185,8 +181,6 @@ var symbols = [C.F_COUNT][]string{
 	C.F_cuMemFree:                  {"cuMemFree_v2"},
 	C.F_cuMemAllocHost:             {"cuMemAllocHost_v2"},
 	C.F_cuMemFreeHost:              {"cuMemFreeHost"},
-	C.F_cuMemHostRegister:          {"cuMemHostRegister_v2", "cuMemHostRegister"},
-	C.F_cuMemHostUnregister:        {"cuMemHostUnregister"},
 	C.F_cuMemcpyHtoD:               {"cuMemcpyHtoD_v2"},
 	C.F_cuMemcpyDtoH:               {"cuMemcpyDtoH_v2"},
 	C.F_cuMemcpyHtoDAsync:          {"cuMemcpyHtoDAsync_v2"},
@@ -297,14 +291,14 @@ func check(r C.CUresult, f int) error {
 }
 
 var live struct {
-	allocs, hostAllocs, hostRegs, streams, events, modules atomic.Int64
+	allocs, hostAllocs, streams, events, modules atomic.Int64
 }
 
 // LiveObjects returns the counts of driver objects made through this package
 // and not yet released, across all devices.
 func LiveObjects() Live {
 	return Live{
-		Allocs: live.allocs.Load(), HostAllocs: live.hostAllocs.Load(), HostRegs: live.hostRegs.Load(),
+		Allocs: live.allocs.Load(), HostAllocs: live.hostAllocs.Load(),
 		Streams: live.streams.Load(), Events: live.events.Load(), Modules: live.modules.Load(),
 	}
 }
@@ -395,17 +389,6 @@ func DriverGetVersion() (int, error) {
 	var v C.int
 	err := check(C.w_driverGetVersion(&v), C.F_cuDriverGetVersion)
 	return int(v), err
-}
-
-// GetErrorName returns the driver's name for r.
-func GetErrorName(r Result) string {
-	if loaded.Load() {
-		var s *C.char
-		if C.w_getErrorName(C.CUresult(r), &s) == 0 && s != nil {
-			return C.GoString(s)
-		}
-	}
-	return r.Name()
 }
 
 // DeviceGetCount returns the number of CUDA devices.
@@ -529,25 +512,6 @@ func MemFreeHost(ctx Context, p unsafe.Pointer) error {
 	err := check(C.w_memFreeHost(ctx, p), C.F_cuMemFreeHost)
 	if err == nil || IsSticky(err) {
 		live.hostAllocs.Add(-1)
-	}
-	return err
-}
-
-// MemHostRegister page-locks n bytes of host memory at p. The caller keeps
-// the memory alive (and, for Go memory, pinned) until MemHostUnregister.
-func MemHostRegister(ctx Context, p unsafe.Pointer, n int, flags uint) error {
-	if err := check(C.w_memHostRegister(ctx, p, C.size_t(n), C.unsigned(flags)), C.F_cuMemHostRegister); err != nil {
-		return err
-	}
-	live.hostRegs.Add(1)
-	return nil
-}
-
-// MemHostUnregister undoes MemHostRegister.
-func MemHostUnregister(ctx Context, p unsafe.Pointer) error {
-	err := check(C.w_memHostUnregister(ctx, p), C.F_cuMemHostUnregister)
-	if err == nil || IsSticky(err) {
-		live.hostRegs.Add(-1)
 	}
 	return err
 }

@@ -1,4 +1,9 @@
-package cabi
+// Package ctoolbuild compiles C OMPT tools for the tests and benchmarks:
+// it finds omp-tools.h and drives gcc (or $CC), and finds C files of the
+// source tree this package was built from. It is test scaffolding (it runs
+// a compiler through os/exec): no production package imports it, so it
+// stays out of offload programs.
+package ctoolbuild
 
 import (
 	"errors"
@@ -12,10 +17,6 @@ import (
 	"strings"
 )
 
-// FinderName is the name under which the C tool search is registered with
-// ompt.RegisterFinder (it prefixes the core's verbose-log lines about it).
-const FinderName = "C tools"
-
 // HeaderDir returns the directory that holds omp-tools.h, for building C
 // tools: $GOMPT_OMPT_INCLUDE if set, else the newest clang resource
 // directory of an installed LLVM (Debian libomp-N-dev puts it at
@@ -24,7 +25,7 @@ const FinderName = "C tools"
 func HeaderDir() (string, error) {
 	if d := os.Getenv("GOMPT_OMPT_INCLUDE"); d != "" {
 		if _, err := os.Stat(filepath.Join(d, "omp-tools.h")); err != nil {
-			return "", fmt.Errorf("cabi: GOMPT_OMPT_INCLUDE=%q: %w (set it to the directory that holds omp-tools.h)", d, err)
+			return "", fmt.Errorf("ctoolbuild: GOMPT_OMPT_INCLUDE=%q: %w (set it to the directory that holds omp-tools.h)", d, err)
 		}
 		return d, nil
 	}
@@ -38,7 +39,7 @@ func HeaderDir() (string, error) {
 			return filepath.Dir(f), nil
 		}
 	}
-	return "", errors.New("cabi: omp-tools.h not found (install libomp-19-dev, or set GOMPT_OMPT_INCLUDE to its directory)")
+	return "", errors.New("ctoolbuild: omp-tools.h not found (install libomp-19-dev, or set GOMPT_OMPT_INCLUDE to its directory)")
 }
 
 // BuildTool compiles the C source files srcs into the shared library out
@@ -54,23 +55,23 @@ func BuildTool(out string, srcs ...string) error {
 	}
 	inc, err := os.MkdirTemp("", "gompt-ompt-include-")
 	if err != nil {
-		return fmt.Errorf("cabi: %w", err)
+		return fmt.Errorf("ctoolbuild: %w", err)
 	}
 	defer os.RemoveAll(inc)
 	if err := os.Symlink(filepath.Join(hdir, "omp-tools.h"), filepath.Join(inc, "omp-tools.h")); err != nil {
-		return fmt.Errorf("cabi: %w", err)
+		return fmt.Errorf("ctoolbuild: %w", err)
 	}
 	cc := os.Getenv("CC")
 	if cc == "" {
 		cc = "gcc"
 	}
 	if _, err := exec.LookPath(cc); err != nil {
-		return fmt.Errorf("cabi: C compiler %q: %w (install gcc or set CC)", cc, err)
+		return fmt.Errorf("ctoolbuild: C compiler %q: %w (install gcc or set CC)", cc, err)
 	}
 	args := append([]string{"-shared", "-fPIC", "-pthread", "-O2", "-Wall", "-Werror", "-I", inc, "-o", out}, srcs...)
 	cmd := exec.Command(cc, args...)
 	if b, err := cmd.CombinedOutput(); err != nil {
-		return fmt.Errorf("cabi: %s %v: %w\n%s", cc, args, err, b)
+		return fmt.Errorf("ctoolbuild: %s %v: %w\n%s", cc, args, err, b)
 	}
 	return nil
 }
@@ -96,11 +97,11 @@ func llvmVersion(path string) int {
 func SourceFile(rel string) (string, error) {
 	_, file, _, ok := runtime.Caller(0)
 	if !ok {
-		return "", errors.New("cabi: cannot locate the source tree")
+		return "", errors.New("ctoolbuild: cannot locate the source tree")
 	}
 	src := filepath.Join(filepath.Dir(file), "..", "..", filepath.FromSlash(rel))
 	if _, err := os.Stat(src); err != nil {
-		return "", fmt.Errorf("cabi: source file %s: %w", rel, err)
+		return "", fmt.Errorf("ctoolbuild: source file %s: %w", rel, err)
 	}
 	return src, nil
 }
