@@ -336,7 +336,7 @@ func TestSteadyStateChurnNoAlloc(t *testing.T) {
 	if raceEnabled {
 		t.Skip("the race detector allocates")
 	}
-	tab, _ := NewBenchTable(1000)
+	tab, _ := newBenchTable(1000)
 	ops := &nopOps{}
 	mem := make([]byte, 16*100)
 	items := make([]Item, 100)

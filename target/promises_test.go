@@ -278,8 +278,8 @@ func TestPluginDeviceAndMappingEntriesRange(t *testing.T) {
 		}
 	}
 	for _, n := range []int{len(r.devs), InitialDevice, -7, len(r.devs) + 3} {
-		if es := MappingEntries(n); es != nil {
-			t.Errorf("MappingEntries(%d) = %v, want nil", n, es)
+		if es := mappingEntries(n); es != nil {
+			t.Errorf("inspect.MappingEntries(%d) = %v, want nil", n, es)
 		}
 	}
 }

@@ -106,8 +106,15 @@ func testStamps(t *testing.T, d *clDevice) {
 		if !p.ordered() {
 			t.Errorf("kernel stamp %v: counters %+v, want 0 < queued <= submit <= start <= end", kernel, p)
 		}
-		if p.End < before || p.End > after || p.End < last {
-			t.Errorf("kernel stamp %v: end %d, clock [%d, %d] (end %+d, %+d ns), previous %d", kernel, p.End, before, after, p.End-before, p.End-after, last)
+		// Where Now is the line fitted to timestamp commands (no host clock,
+		// no host timer: NVIDIA), it is off by up to half its calibration's
+		// bracket, which a busy machine widens: allow the whole bracket.
+		var slack int64
+		if c := d.clock.cal.Load(); !d.hclockOK && !d.timer && c != nil {
+			slack = c.width
+		}
+		if p.End < before-slack || p.End > after+slack || p.End < last {
+			t.Errorf("kernel stamp %v: end %d, clock [%d, %d] (end %+d, %+d ns; calibration slack %d ns), previous %d", kernel, p.End, before, after, p.End-before, p.End-after, slack, last)
 		}
 		last = p.End
 	}

@@ -204,7 +204,9 @@ static void buffer_request(int device_num, ompt_buffer_t **buffer, size_t *bytes
 static void buffer_complete(int device_num, ompt_buffer_t *buffer, size_t bytes, ompt_buffer_cursor_t begin,
                             int buffer_owned) {
 	alive("buffer_complete");
-	ADD(buffers);
+	// this call's number, from the increment itself: two devices' buffers
+	// may complete at once, and a later load could see neither as the 5th
+	long nth = ADD(buffers);
 	if (bytes > 0) {
 		ompt_buffer_cursor_t c = begin;
 		for (;;) {
@@ -231,7 +233,7 @@ static void buffer_complete(int device_num, ompt_buffer_t *buffer, size_t bytes,
 			else ADD(flushes_refused);
 		}
 	}
-	if (strcmp(mode, "finalize_buffer") == 0 && LOAD(buffers) == 5 && !LOAD(finalized)) {
+	if (strcmp(mode, "finalize_buffer") == 0 && nth == 5 && !LOAD(finalized)) {
 		say("finalize_tool from buffer_complete");
 		finalize_tool();
 		say("finalize_tool returned");
