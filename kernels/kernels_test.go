@@ -10,6 +10,8 @@ import (
 
 	"github.com/gompt/gompt/device"
 	"github.com/gompt/gompt/kernels"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
 )
 
 func TestAllAndByName(t *testing.T) {
@@ -19,27 +21,20 @@ func TestAllAndByName(t *testing.T) {
 	for _, k := range all {
 		got = append(got, k.Name)
 	}
-	if !slices.Equal(got, want) {
-		t.Fatalf("All() names = %v, want %v", got, want)
-	}
+	require.Equal(t, want, got, "All()'s names")
 	vars := []*device.Kernel{kernels.Empty, kernels.Saxpy, kernels.VecAdd, kernels.Dot,
 		kernels.Matmul, kernels.Jacobi, kernels.Fill, kernels.Copy32, kernels.SaxpyCUDA}
 	for i, k := range all {
-		if k != vars[i] {
-			t.Errorf("All()[%d] is not the exported variable for %s", i, k.Name)
-		}
+		assert.Same(t, vars[i], k, "All()[%d] is the exported variable for %s", i, k.Name)
 		byName, ok := kernels.ByName(k.Name)
-		if !ok || byName != k {
-			t.Errorf("ByName(%q) = %p, %v; want %p, true", k.Name, byName, ok, k)
-		}
+		assert.True(t, ok, "ByName(%q) found", k.Name)
+		assert.Same(t, k, byName, "ByName(%q)", k.Name)
 	}
-	if k, ok := kernels.ByName("nope"); ok || k != nil {
-		t.Errorf("ByName(\"nope\") = %v, %v; want nil, false", k, ok)
-	}
+	k, ok := kernels.ByName("nope")
+	assert.False(t, ok, `ByName("nope") found`)
+	assert.Nil(t, k, `ByName("nope")`)
 	all[0] = nil
-	if kernels.All()[0] != kernels.Empty {
-		t.Error("All() returns a slice shared between calls")
-	}
+	assert.Same(t, kernels.Empty, kernels.All()[0], "All() returns a slice shared between calls")
 }
 
 func TestImages(t *testing.T) {
@@ -51,37 +46,24 @@ func TestImages(t *testing.T) {
 		var got []device.ImageKind
 		for _, img := range k.Images {
 			got = append(got, img.Kind)
-			if img.Entry != k.Name {
-				t.Errorf("%s: %v image entry %q, want %q", k.Name, img.Kind, img.Entry, k.Name)
-			}
+			assert.Equal(t, k.Name, img.Entry, "%s: %v image entry", k.Name, img.Kind)
 			switch img.Kind {
 			case device.ImageHost:
-				if img.Host == nil {
-					t.Errorf("%s: host image without a function", k.Name)
-				}
+				assert.NotNil(t, img.Host, "%s: host image without a function", k.Name)
 			default:
-				if img.Source == "" {
-					t.Errorf("%s: %v image without source", k.Name, img.Kind)
-				}
+				assert.NotEmpty(t, img.Source, "%s: %v image without source", k.Name, img.Kind)
 			}
 		}
-		if !slices.Equal(got, want) {
-			t.Errorf("%s: image kinds %v, want %v", k.Name, got, want)
-		}
-		if k.Host() == nil {
-			t.Errorf("%s: Host() = nil", k.Name)
-		}
-		if k.Sample == nil {
-			t.Errorf("%s: no Sample", k.Name)
-		}
+		assert.Equal(t, want, got, "%s: image kinds", k.Name)
+		assert.NotNil(t, k.Host(), "%s: Host()", k.Name)
+		assert.NotNil(t, k.Sample, "%s: Sample", k.Name)
 		for _, p := range k.Params {
-			if (p.Kind == device.ParamBuffer) != (p.Elem != 0) {
-				t.Errorf("%s: param %s: kind %v with element %v", k.Name, p.Name, p.Kind, p.Elem)
-			}
+			assert.Equal(t, p.Kind == device.ParamBuffer, p.Elem != 0, "%s: param %s: kind %v with element %v", k.Name, p.Name, p.Kind, p.Elem)
 		}
 	}
 	if kernels.Dot.MaxThreads != kernels.DotMaxThreads || kernels.DotMaxThreads != 256 {
-		t.Errorf("Dot.MaxThreads = %d, DotMaxThreads = %d; want 256", kernels.Dot.MaxThreads, kernels.DotMaxThreads)
+		assert.Equal(t, 256, kernels.DotMaxThreads, "DotMaxThreads")
+		assert.Equal(t, kernels.DotMaxThreads, kernels.Dot.MaxThreads, "Dot.MaxThreads")
 	}
 }
 
@@ -90,15 +72,12 @@ func TestImages(t *testing.T) {
 func TestDeclarations(t *testing.T) {
 	dims := map[string]int{"matmul": 2, "jacobi": 2}
 	for _, k := range kernels.All() {
-		if err := k.Check(); err != nil {
-			t.Errorf("%s: %v", k.Name, err)
-		}
-		if want := max(dims[k.Name], 1); k.Dims != want {
-			t.Errorf("%s: Dims %d, want %d", k.Name, k.Dims, want)
-		}
+		assert.NoError(t, k.Check(), k.Name)
+		assert.Equal(t, max(dims[k.Name], 1), k.Dims, "%s: Dims", k.Name)
 		for _, p := range k.Params {
-			if p.Kind == device.ParamBuffer && (p.Len == "" || p.Elem == 0) {
-				t.Errorf("%s: buffer %s declares Len %q and Elem %v; want both", k.Name, p.Name, p.Len, p.Elem)
+			if p.Kind == device.ParamBuffer {
+				assert.NotEmpty(t, p.Len, "%s: buffer %s declares no Len", k.Name, p.Name)
+				assert.NotZero(t, p.Elem, "%s: buffer %s declares no Elem", k.Name, p.Name)
 			}
 		}
 	}
@@ -115,12 +94,8 @@ func TestLenIsEnough(t *testing.T) {
 					continue
 				}
 				need, err := k.NeedLen(i, s.Shape, func(j int) uint64 { return s.Args[j].Bits })
-				if err != nil {
-					t.Fatalf("%s: %s: %v", k.Name, p.Name, err)
-				}
-				if need*p.ElemSize() > len(s.Bufs[i]) {
-					t.Fatalf("%s: Sample(%d): %s has %d bytes, Len %q needs %d elements", k.Name, n, p.Name, len(s.Bufs[i]), p.Len, need)
-				}
+				require.NoError(t, err, "%s: %s", k.Name, p.Name)
+				require.LessOrEqual(t, need*p.ElemSize(), len(s.Bufs[i]), "%s: Sample(%d): %s's bytes against Len %q (%d elements)", k.Name, n, p.Name, p.Len, need)
 				s.Bufs[i] = s.Bufs[i][: need*p.ElemSize() : need*p.ElemSize()]
 			}
 			teams := 3
@@ -132,9 +107,7 @@ func TestLenIsEnough(t *testing.T) {
 			for team := range teams { // in turn, so that a panic is this goroutine's
 				func() {
 					defer func() {
-						if r := recover(); r != nil {
-							t.Errorf("%s: Sample(%d) with buffers cut to their Len: the Go image panicked in team %d: %v", k.Name, n, team, r)
-						}
+						assert.Nil(t, recover(), "%s: Sample(%d) with buffers cut to their Len: the Go image panicked in team %d", k.Name, n, team)
 					}()
 					var r device.Range
 					for d := range 3 {
@@ -154,17 +127,15 @@ func TestChunk(t *testing.T) {
 			next := 0
 			for team := range teams {
 				lo, hi := kernels.Chunk(n, teams, team)
-				if n > 0 && (lo != next || hi < lo || hi-lo > (n+teams-1)/teams) {
-					t.Fatalf("Chunk(%d, %d, %d) = [%d, %d), want it to start at %d and hold at most ceil(n/teams)", n, teams, team, lo, hi, next)
+				if n > 0 {
+					require.Equal(t, next, lo, "Chunk(%d, %d, %d) = [%d, %d): its start", n, teams, team, lo, hi)
+					require.True(t, hi >= lo && hi-lo <= (n+teams-1)/teams, "Chunk(%d, %d, %d) = [%d, %d): want at most ceil(n/teams)", n, teams, team, lo, hi)
 				}
 				next = hi
 			}
-			if next != n {
-				t.Fatalf("Chunk(%d, %d, ...) covers [0, %d), want [0, %d)", n, teams, next, n)
-			}
-			if lo, hi := kernels.Chunk(n, teams, teams); lo != hi {
-				t.Errorf("Chunk(%d, %d, %d) = [%d, %d), want empty for a team out of range", n, teams, teams, lo, hi)
-			}
+			require.Equal(t, n, next, "Chunk(%d, %d, ...): where the chunks end", n, teams)
+			lo, hi := kernels.Chunk(n, teams, teams)
+			assert.Equal(t, lo, hi, "Chunk(%d, %d, %d): a team out of range gets nothing", n, teams, teams)
 		}
 	}
 }
@@ -173,34 +144,22 @@ func TestSamples(t *testing.T) {
 	for _, k := range kernels.All() {
 		for _, n := range []int{-3, 0, 1, 5, 1000, 1 << 16} {
 			s := k.Sample(n, 1)
-			if err := s.Shape.Check(); err != nil {
-				t.Errorf("%s: Sample(%d, 1): %v", k.Name, n, err)
-			}
-			if len(s.Bufs) != len(k.Params) || len(s.Args) != len(k.Params) {
-				t.Fatalf("%s: Sample(%d, 1) has %d buffers and %d args for %d params", k.Name, n, len(s.Bufs), len(s.Args), len(k.Params))
-			}
-			if err := k.CheckArgs(fakePtrs(k, s.Args)); err != nil {
-				t.Errorf("%s: %v", k.Name, err)
-			}
+			assert.NoError(t, s.Shape.Check(), "%s: Sample(%d, 1)", k.Name, n)
+			require.Len(t, s.Bufs, len(k.Params), "%s: Sample(%d, 1)'s buffers", k.Name, n)
+			require.Len(t, s.Args, len(k.Params), "%s: Sample(%d, 1)'s args", k.Name, n)
+			assert.NoError(t, k.CheckArgs(fakePtrs(k, s.Args)), k.Name)
 			for i, p := range k.Params {
-				if (p.Kind == device.ParamBuffer) != (s.Bufs[i] != nil) {
-					t.Errorf("%s: Sample(%d, 1) param %s (%v): buffer %v", k.Name, n, p.Name, p.Kind, s.Bufs[i] != nil)
-				}
-				if s.Bufs[i] != nil && len(s.Bufs[i])%4 != 0 {
-					t.Errorf("%s: param %s: buffer of %d bytes is not float32s", k.Name, p.Name, len(s.Bufs[i]))
-				}
+				assert.Equal(t, p.Kind == device.ParamBuffer, s.Bufs[i] != nil, "%s: Sample(%d, 1) param %s (%v) has a buffer", k.Name, n, p.Name, p.Kind)
+				assert.Zero(t, len(s.Bufs[i])%4, "%s: param %s: buffer of %d bytes is not float32s", k.Name, p.Name, len(s.Bufs[i]))
 			}
 			if n >= 1000 {
-				if it := s.Shape.Iterations(); it < n/2 || it > 2*n {
-					t.Errorf("%s: Sample(%d, 1) has %d iterations, want about %d", k.Name, n, it, n)
-				}
+				it := s.Shape.Iterations()
+				assert.True(t, it >= n/2 && it <= 2*n, "%s: Sample(%d, 1) has %d iterations, want about %d", k.Name, n, it, n)
 			}
 			again := k.Sample(n, 1)
-			if !sampleEqual(s, again) {
-				t.Errorf("%s: Sample(%d, 1) differs between calls", k.Name, n)
-			}
-			if other := k.Sample(n, 2); k != kernels.Empty && sampleEqual(s, other) {
-				t.Errorf("%s: Sample(%d, 1) and Sample(%d, 2) are the same", k.Name, n, n)
+			assert.True(t, sampleEqual(s, again), "%s: Sample(%d, 1) differs between calls", k.Name, n)
+			if k != kernels.Empty {
+				assert.False(t, sampleEqual(s, k.Sample(n, 2)), "%s: Sample(%d, 1) and Sample(%d, 2) are the same", k.Name, n, n)
 			}
 		}
 	}
@@ -325,7 +284,7 @@ func reference(t *testing.T, k *device.Kernel, s device.Sample) [][]float32 {
 			}
 		}
 	default:
-		t.Fatalf("no reference for kernel %s", k.Name)
+		require.Failf(t, "no reference", "kernel %s", k.Name)
 	}
 	return bufs
 }
@@ -333,22 +292,18 @@ func reference(t *testing.T, k *device.Kernel, s device.Sample) [][]float32 {
 func compare(t *testing.T, what string, got []byte, want []float32, tol float64) {
 	t.Helper()
 	g := f32(got)
-	if len(g) != len(want) {
-		t.Fatalf("%s: %d elements, want %d", what, len(g), len(want))
-	}
+	require.Len(t, g, len(want), "%s: elements", what)
 	bad := 0
 	for i := range g {
 		x, y := float64(g[i]), float64(want[i])
 		if math.Abs(x-y) > tol*max(math.Abs(x), math.Abs(y)) || math.IsNaN(x) != math.IsNaN(y) {
-			if bad < 5 {
-				t.Errorf("%s[%d] = %v, want %v (tolerance %g)", what, i, g[i], want[i], tol)
+			if bad < 5 { // the first few, by value; then a count
+				assert.Failf(t, "element differs", "%s[%d] = %v, want %v (tolerance %g)", what, i, g[i], want[i], tol)
 			}
 			bad++
 		}
 	}
-	if bad > 0 {
-		t.Errorf("%s: %d of %d elements differ", what, bad, len(g))
-	}
+	assert.Zero(t, bad, "%s: elements of %d that differ", what, len(g))
 }
 
 func TestHostMatchesReference(t *testing.T) {
@@ -404,31 +359,24 @@ func TestHostStaysWithinN(t *testing.T) {
 func TestDotSum(t *testing.T) {
 	for _, n := range []int{1, 1000, 1 << 20} {
 		s := kernels.Dot.Sample(n, 5)
-		if s.Shape.Teams < 1 || s.Shape.Threads != kernels.DotMaxThreads || len(s.Bufs[3]) != 4*s.Shape.Teams {
-			t.Fatalf("Dot.Sample(%d): %d teams of %d threads, %d partial bytes", n, s.Shape.Teams, s.Shape.Threads, len(s.Bufs[3]))
-		}
+		require.GreaterOrEqual(t, s.Shape.Teams, 1, "Dot.Sample(%d): teams", n)
+		require.Equal(t, kernels.DotMaxThreads, s.Shape.Threads, "Dot.Sample(%d): threads", n)
+		require.Len(t, s.Bufs[3], 4*s.Shape.Teams, "Dot.Sample(%d): partial bytes", n)
 		x, y := f32(s.Bufs[1]), f32(s.Bufs[2])
 		var want float64
 		for i := range x {
 			want += float64(x[i]) * float64(y[i])
 		}
 		got := kernels.SumPartials(f32(runHost(kernels.Dot, s, s.Shape.Teams, s.Shape.Size)[3]))
-		if math.Abs(got-want) > 1e-6*want {
-			t.Errorf("n=%d: SumPartials = %v, want %v", n, got, want)
-		}
+		assert.InEpsilon(t, want, got, 1e-6, "n=%d: SumPartials", n)
 	}
-	if got := kernels.SumPartials([]float32{1, 2.5, -0.5}); got != 3 {
-		t.Errorf("SumPartials(1, 2.5, -0.5) = %v, want 3", got)
-	}
-	if got := kernels.DotShape(1<<20, 0); got.Teams != kernels.DotTeams(1<<20) || got.Teams != 256 || got.Size[0] != 1<<20 {
-		t.Errorf("DotShape(1<<20, 0) = %+v, want %d teams", got, kernels.DotTeams(1<<20))
-	}
-	if got := kernels.DotTeams(1 << 30); got != 1024 {
-		t.Errorf("DotTeams(1<<30) = %d, want 1024", got)
-	}
-	if got := kernels.DotTeams(0); got != 1 {
-		t.Errorf("DotTeams(0) = %d, want 1", got)
-	}
+	assert.Equal(t, 3.0, kernels.SumPartials([]float32{1, 2.5, -0.5}), "SumPartials(1, 2.5, -0.5)")
+	ds := kernels.DotShape(1<<20, 0)
+	assert.Equal(t, 256, ds.Teams, "DotShape(1<<20, 0).Teams")
+	assert.Equal(t, kernels.DotTeams(1<<20), ds.Teams, "DotShape(1<<20, 0).Teams against DotTeams")
+	assert.Equal(t, 1<<20, ds.Size[0], "DotShape(1<<20, 0).Size[0]")
+	assert.Equal(t, 1024, kernels.DotTeams(1<<30), "DotTeams(1<<30)")
+	assert.Equal(t, 1, kernels.DotTeams(0), "DotTeams(0)")
 }
 
 func benchHost(b *testing.B, k *device.Kernel, n, bytesPerIter int) {
@@ -484,8 +432,8 @@ func TestHostEmptyProblem(t *testing.T) {
 			}
 			got := runHost(k, s, teams, s.Shape.Size)
 			for i, p := range k.Params {
-				if p.Kind == device.ParamBuffer && k != kernels.Dot && !bytes.Equal(got[i], s.Bufs[i]) {
-					t.Errorf("%s with sizes %d changed buffer %s", k.Name, n, p.Name)
+				if p.Kind == device.ParamBuffer && k != kernels.Dot {
+					assert.True(t, bytes.Equal(got[i], s.Bufs[i]), "%s with sizes %d changed buffer %s", k.Name, n, p.Name)
 				}
 			}
 			if k == kernels.Dot {

@@ -11,6 +11,7 @@ import (
 
 	"github.com/gompt/gompt/device"
 	"github.com/gompt/gompt/kernels"
+	"github.com/stretchr/testify/require"
 )
 
 // buildOCLRun compiles testdata/oclrun.c, a small C program that runs one
@@ -82,13 +83,9 @@ func TestOpenCLImageMatchesGo(t *testing.T) {
 			continue
 		}
 		src := filepath.Join(dir, k.Name+".cl")
-		if err := os.WriteFile(src, []byte(img.Source), 0o644); err != nil {
-			t.Fatal(err)
-		}
+		require.NoError(t, os.WriteFile(src, []byte(img.Source), 0o644))
 		wideSrc := filepath.Join(dir, k.Name+"_wide.cl")
-		if err := os.WriteFile(wideSrc, []byte("#undef INT_MAX\n#define INT_MAX 0\n"+img.Source), 0o644); err != nil {
-			t.Fatal(err)
-		}
+		require.NoError(t, os.WriteFile(wideSrc, []byte("#undef INT_MAX\n#define INT_MAX 0\n"+img.Source), 0o644))
 		for _, c := range []struct {
 			n           int
 			cover, wide bool
@@ -123,20 +120,14 @@ func TestOpenCLImageMatchesGo(t *testing.T) {
 				}
 			}
 			jobFile, outFile := filepath.Join(dir, "job"), filepath.Join(dir, "out")
-			if err := os.WriteFile(jobFile, job, 0o644); err != nil {
-				t.Fatal(err)
-			}
+			require.NoError(t, os.WriteFile(jobFile, job, 0o644))
 			out, err := exec.Command(bin, src, img.Entry, jobFile, outFile).CombinedOutput()
 			if ee := (*exec.ExitError)(nil); errors.As(err, &ee) && ee.ExitCode() == 77 {
 				t.Skipf("no OpenCL device: %s", out)
 			}
-			if err != nil {
-				t.Fatalf("%s: oclrun: %v\n%s", k.Name, err, out)
-			}
+			require.NoError(t, err, "%s: oclrun:\n%s", k.Name, out)
 			got, err := os.ReadFile(outFile)
-			if err != nil {
-				t.Fatal(err)
-			}
+			require.NoError(t, err)
 			teams := 3
 			if s.Shape.Teams > 0 {
 				teams = s.Shape.Teams
@@ -147,9 +138,7 @@ func TestOpenCLImageMatchesGo(t *testing.T) {
 					continue
 				}
 				size := len(s.Bufs[i])
-				if len(got) < size {
-					t.Fatalf("%s: oclrun returned %d bytes, want at least %d more", k.Name, len(got), size)
-				}
+				require.GreaterOrEqual(t, len(got), size, "%s: bytes oclrun returned, against what is left to compare", k.Name)
 				what := fmt.Sprintf("%s n=%d (64-bit path forced: %v) OpenCL global %v local %v: %s", k.Name, n, c.wide, global[:dims], local[:dims], p.Name)
 				compare(t, what, got[:size], f32(want[i]), s.Tol)
 				got = got[size:]

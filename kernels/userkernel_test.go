@@ -2,11 +2,12 @@ package kernels_test
 
 import (
 	"os"
-	"strings"
 	"testing"
 
 	"github.com/gompt/gompt/device"
 	"github.com/gompt/gompt/target"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
 )
 
 // The user kernel of example_userkernel_test.go, defined with only what
@@ -14,17 +15,16 @@ import (
 // POCL's OpenCL device, the initial device), and its declaration passes
 // the checks the runtime makes.
 func TestUserKernelEveryDevice(t *testing.T) {
-	if err := Scale.Check(); err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, Scale.Check())
 	devs := []int{target.InitialDevice}
 	var plugins []string
 	for _, d := range target.Devices() {
 		devs = append(devs, d.Num)
 		plugins = append(plugins, d.Plugin)
 	}
-	if os.Getenv("CI") == "true" && (!strings.Contains(strings.Join(plugins, ","), "opencl") || !strings.Contains(strings.Join(plugins, ","), "host")) {
-		t.Fatalf("CI: want the host and OpenCL devices, have %v", plugins)
+	if os.Getenv("CI") == "true" {
+		require.Contains(t, plugins, "opencl", "CI: want the host and OpenCL devices")
+		require.Contains(t, plugins, "host", "CI: want the host and OpenCL devices")
 	}
 	for _, dev := range devs {
 		n := 1000
@@ -39,16 +39,14 @@ func TestUserKernelEveryDevice(t *testing.T) {
 			Maps:   []target.Map{target.ToFrom(x)},
 			Args:   []target.Arg{target.Int(n), target.Float32(-2), target.Slice(x)},
 		})
-		if err != nil {
-			t.Fatalf("%s: %v", target.Describe(dev), err)
-		}
+		require.NoError(t, err, target.Describe(dev))
 		for i, v := range x {
 			want := float32(i) * -2
 			if i == n {
 				want = float32(n) // past n: untouched
 			}
-			if v != want {
-				t.Fatalf("%s: x[%d] = %v, want %v", target.Describe(dev), i, v, want)
+			if v != want { // require only on failure: one check per element
+				require.Equal(t, want, v, "%s: x[%d]", target.Describe(dev), i)
 			}
 		}
 	}
@@ -56,8 +54,9 @@ func TestUserKernelEveryDevice(t *testing.T) {
 	short := make([]float32, 3)
 	err := target.Target(target.Region{Device: target.Dev(target.InitialDevice), Kernel: Scale, Shape: target.N(4),
 		Args: []target.Arg{target.Int(4), target.Float32(1), target.Slice(short)}})
-	if err == nil || !strings.Contains(err.Error(), "scale") || !strings.Contains(err.Error(), "x") {
-		t.Errorf("a 3-element x with n = 4: %v", err)
+	if assert.Error(t, err, "a 3-element x with n = 4") {
+		assert.Contains(t, err.Error(), "scale", "the error names the kernel")
+		assert.Contains(t, err.Error(), "x", "the error names the argument")
 	}
 }
 
@@ -93,9 +92,7 @@ func TestHostArgsByNameErrors(t *testing.T) {
 			x := make([]float32, 4)
 			err := target.Target(target.Region{Device: target.Dev(dev), Kernel: c.k, Shape: target.N(4),
 				Args: []target.Arg{target.Int(4), target.Float32(1), target.Slice(x)}})
-			if err == nil || !strings.Contains(err.Error(), c.want) {
-				t.Errorf("%s: %v; want an error saying %q", target.Describe(dev), err, c.want)
-			}
+			assert.ErrorContains(t, err, c.want, target.Describe(dev))
 		}
 	}
 }

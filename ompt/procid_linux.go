@@ -1,17 +1,18 @@
-//go:build linux && (amd64 || arm64)
+//go:build linux
 
 package ompt
 
 import (
-	"syscall"
 	"unsafe"
+
+	"golang.org/x/sys/unix"
 )
 
 // procID is ompt_get_proc_id: the processor the calling goroutine's thread
 // is running on at the moment of the call (getcpu), -1 if unknown.
 func procID() int {
 	var cpu uint32
-	_, _, e := syscall.RawSyscall(sysGetcpu, uintptr(unsafe.Pointer(&cpu)), 0, 0)
+	_, _, e := unix.RawSyscall(unix.SYS_GETCPU, uintptr(unsafe.Pointer(&cpu)), 0, 0)
 	if e != 0 {
 		return -1
 	}
@@ -29,7 +30,4 @@ func threadID() uint64 {
 	return gettid()
 }
 
-func gettid() uint64 {
-	tid, _, _ := syscall.RawSyscall(sysGettid, 0, 0, 0)
-	return uint64(tid)
-}
+func gettid() uint64 { return uint64(unix.Gettid()) }

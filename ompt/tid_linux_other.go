@@ -1,4 +1,4 @@
-//go:build linux && (amd64 || arm64) && !gc
+//go:build linux && !((amd64 || arm64) && gc)
 
 package ompt
 

@@ -362,8 +362,9 @@ type dev struct {
 	created int          // constructs made, under qmu: idle, spare or in use
 
 	fmu     sync.Mutex
-	funcs   atomic.Pointer[map[*device.Kernel]device.Function] // copy on write
-	modules []uint64                                           // OMPT module ids of loaded images, under fmu
+	funcs   atomic.Pointer[map[*device.Kernel]*loaded] // copy on write
+	last    atomic.Pointer[loaded]                     // the kernel load found last, tried before funcs
+	modules []uint64                                   // OMPT module ids of loaded images, under fmu
 
 	initOnce    startOnce   // device_initialize; its callback may use the device
 	initialized atomic.Bool // device_initialize was reported
@@ -465,11 +466,23 @@ func (d *dev) drain() {
 	}
 }
 
-// load returns k loaded on d, loading it on first use.
+// loaded is a kernel loaded on a device and its function there.
+type loaded struct {
+	k *device.Kernel
+	f device.Function
+}
+
+// load returns k loaded on d, loading it on first use. A loop launching
+// one kernel finds it in d.last, one load and a compare; others look in
+// d.funcs and make theirs the last (a store, no allocation).
 func (d *dev) load(k *device.Kernel) (device.Function, error) {
+	if l := d.last.Load(); l != nil && l.k == k {
+		return l.f, nil
+	}
 	if m := d.funcs.Load(); m != nil {
-		if f, ok := (*m)[k]; ok {
-			return f, nil
+		if l, ok := (*m)[k]; ok {
+			d.last.Store(l)
+			return l.f, nil
 		}
 	}
 	d.fmu.Lock()
@@ -479,20 +492,22 @@ func (d *dev) load(k *device.Kernel) (device.Function, error) {
 	}
 	old := d.funcs.Load()
 	if old != nil {
-		if f, ok := (*old)[k]; ok {
-			return f, nil
+		if l, ok := (*old)[k]; ok {
+			return l.f, nil
 		}
 	}
 	f, err := d.d.Load(k)
 	if err != nil {
 		return nil, err
 	}
-	m := make(map[*device.Kernel]device.Function, 1+len(deref(old)))
-	for kk, ff := range deref(old) {
-		m[kk] = ff
+	m := make(map[*device.Kernel]*loaded, 1+len(deref(old)))
+	for kk, l := range deref(old) {
+		m[kk] = l
 	}
-	m[k] = f
+	l := &loaded{k: k, f: f}
+	m[k] = l
 	d.funcs.Store(&m)
+	d.last.Store(l)
 	onLoad(d, k, f)
 	return f, nil
 }

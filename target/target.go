@@ -410,8 +410,12 @@ func Target(r Region) error {
 		return err
 	}
 	t := ompt.TargetBegin(ompt.KindTarget, n, pc)
-	reportDeps(t, deps)
-	err = runDeps(deps, func(tk *Task) error { return runTarget(&r, d, f, t, false, tk) })
+	if len(deps) == 0 {
+		err = runTarget(&r, d, f, t, false, nil) // the common case: no task, no closure
+	} else {
+		reportDeps(t, deps)
+		err = runDeps(deps, func(tk *Task) error { return runTarget(&r, d, f, t, false, tk) })
+	}
 	t.End()
 	return err
 }
@@ -480,6 +484,13 @@ func runTarget(r *Region, d *dev, f device.Function, t *ompt.Target, async bool,
 			return err
 		}
 		return runInitial(r, t)
+	}
+	if tk == nil { // no depend items: nothing to wait for or release
+		c, err := begin(d, t, async)
+		if err != nil {
+			return err
+		}
+		return c.end(c.target(r, f))
 	}
 	if err := tk.predErr(); err != nil {
 		return err

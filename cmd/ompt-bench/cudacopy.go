@@ -2,7 +2,6 @@ package main
 
 import (
 	"math"
-	"syscall"
 	"testing"
 	"time"
 
@@ -169,14 +168,9 @@ func waitSched(dev int) (func(*testing.B), func(), error) {
 	}, c.close, nil
 }
 
-// cpuTime returns the process's user and system CPU time.
-func cpuTime() time.Duration {
-	var ru syscall.Rusage
-	if err := syscall.Getrusage(syscall.RUSAGE_SELF, &ru); err != nil {
-		return 0
-	}
-	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
-}
+// cpuTime returns the process's user and system CPU time (zero where
+// processCPU does not measure it).
+func cpuTime() time.Duration { return time.Duration(processCPU()) }
 
 // load: saxpy's PTX loaded and unloaded through the binding (rawbench.CUDALoad),
 // made unique per load when jit.

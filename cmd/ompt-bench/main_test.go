@@ -1,8 +1,9 @@
 package main
 
 import (
-	"reflect"
 	"testing"
+
+	"github.com/stretchr/testify/assert"
 )
 
 func TestSummarize(t *testing.T) {
@@ -16,15 +17,12 @@ func TestSummarize(t *testing.T) {
 	got := summarize(rs)
 	want := result{Name: "c", Device: "host:0", NsPerOp: 100, BytesPerSec: 3, AllocsPerOp: 0, Iterations: 30, Error: "boom", Rounds: 5, NsPerOpMedian: 250,
 		Metrics: map[string]float64{"cpu-ns/op": 7}} // the lowest round's
-	if !reflect.DeepEqual(got, want) {
-		t.Errorf("summarize:\n got %+v\nwant %+v", got, want)
-	}
-	if got := summarize([]result{{Name: "c", Error: "x"}, {Name: "c", Error: "y"}}); got.Error != "x" || got.NsPerOp != 0 || got.Rounds != 2 || got.NsPerOpMedian != 0 {
-		t.Errorf("all rounds failed: %+v", got)
-	}
-	if got := summarize(rs[1:2]); got.NsPerOp != 100 || got.NsPerOpMedian != 100 {
-		t.Errorf("one round: %+v", got)
-	}
+	assert.Equal(t, want, got, "summarize")
+	assert.Equal(t, result{Name: "c", Error: "x", Rounds: 2},
+		summarize([]result{{Name: "c", Error: "x"}, {Name: "c", Error: "y"}}), "all rounds failed")
+	one := summarize(rs[1:2])
+	assert.Equal(t, 100.0, one.NsPerOp, "one round: lowest")
+	assert.Equal(t, 100.0, one.NsPerOpMedian, "one round: median")
 }
 
 // TestBenchTable: the lookup cases' table has n entries (at least one),

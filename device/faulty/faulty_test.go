@@ -1,7 +1,6 @@
 package faulty_test
 
 import (
-	"errors"
 	"testing"
 	"time"
 
@@ -10,18 +9,17 @@ import (
 	"github.com/gompt/gompt/device/faulty"
 	"github.com/gompt/gompt/device/host"
 	"github.com/gompt/gompt/kernels"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
 )
 
 func hostDevice(t *testing.T) device.Device {
 	t.Helper()
 	p, ok := device.Lookup(host.Name)
-	if !ok {
-		t.Fatal("host plugin not registered")
-	}
+	require.True(t, ok, "host plugin not registered")
 	ds, err := p.Devices()
-	if err != nil || len(ds) == 0 {
-		t.Fatalf("host devices: %v", err)
-	}
+	require.NoError(t, err, "host devices")
+	require.NotEmpty(t, ds, "host devices")
 	return ds[0]
 }
 
@@ -31,25 +29,18 @@ func TestConformance(t *testing.T) {
 	plan := new(faulty.Plan)
 	d := faulty.Wrap(hostDevice(t), plan)
 	devicetest.TestDevice(t, d, kernels.Saxpy, kernels.Fill)
-	if plan.Calls(faulty.Alloc) == 0 || plan.Calls(faulty.CopyIn) == 0 || plan.Calls(faulty.Launch) == 0 {
-		t.Errorf("the plan counted no calls: alloc %d copy in %d launch %d",
-			plan.Calls(faulty.Alloc), plan.Calls(faulty.CopyIn), plan.Calls(faulty.Launch))
+	for _, op := range []faulty.Op{faulty.Alloc, faulty.CopyIn, faulty.Launch} {
+		assert.NotZero(t, plan.Calls(op), "calls of %v the plan counted", op)
 	}
 }
 
 func TestForwards(t *testing.T) {
 	d := faulty.Wrap(hostDevice(t), nil)
-	if _, ok := d.(device.MemInfo); !ok {
-		t.Error("wrapped host device does not implement device.MemInfo")
-	}
+	assert.Implements(t, (*device.MemInfo)(nil), d, "the wrapped host device")
 	q, err := d.NewQueue()
-	if err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, err)
 	defer q.Release()
-	if _, ok := q.(device.Profiler); !ok {
-		t.Error("wrapped host queue does not implement device.Profiler")
-	}
+	assert.Implements(t, (*device.Profiler)(nil), q, "the wrapped host queue")
 }
 
 // TestFailNth arms each operation in turn for its 2nd call: the first call
@@ -61,9 +52,7 @@ func TestFailNth(t *testing.T) {
 	mi := d.(device.MemInfo)
 	b0, n0 := mi.MemInUse()
 	f, err := d.Load(kernels.Fill)
-	if err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, err)
 	for _, op := range faulty.Ops() {
 		t.Run(op.String(), func(t *testing.T) {
 			code := device.CodeOutOfResources
@@ -75,22 +64,21 @@ func TestFailNth(t *testing.T) {
 			for range 3 {
 				errs = append(errs, doOp(t, d, f, op))
 			}
-			if errs[0] != nil || errs[2] != nil {
-				t.Fatalf("calls 1 and 3 of %v: %v, %v; want no error", op, errs[0], errs[2])
-			}
+			require.NoError(t, errs[0], "call 1 of %v", op)
+			require.NoError(t, errs[2], "call 3 of %v", op)
 			var de *device.Error
-			if !errors.As(errs[1], &de) || de.Op != op.String() || de.Code != code || de.Device != "host:0" ||
-				!errors.Is(errs[1], faulty.ErrInjected) {
-				t.Fatalf("call 2 of %v: %#v; want a *device.Error for %q on host:0 with code %v", op, errs[1], op, code)
-			}
-			if plan.Injected(op) != 1 || plan.Armed(op) {
-				t.Fatalf("%v: injected %d, armed %v after firing", op, plan.Injected(op), plan.Armed(op))
-			}
+			require.ErrorAs(t, errs[1], &de, "call 2 of %v", op)
+			assert.Equal(t, op.String(), de.Op, "call 2's error: the operation")
+			assert.Equal(t, code, de.Code, "call 2's error: the code")
+			assert.Equal(t, "host:0", de.Device, "call 2's error: the device")
+			assert.ErrorIs(t, errs[1], faulty.ErrInjected, "call 2 of %v", op)
+			assert.Equal(t, 1, plan.Injected(op), "%v: failures injected", op)
+			assert.False(t, plan.Armed(op), "%v: armed after firing", op)
 		})
 	}
-	if b, n := mi.MemInUse(); b != b0 || n != n0 {
-		t.Errorf("memory in use %d bytes in %d allocations, was %d in %d", b, n, b0, n0)
-	}
+	b, n := mi.MemInUse()
+	assert.Equal(t, b0, b, "bytes in use")
+	assert.Equal(t, n0, n, "allocations in use")
 }
 
 // doOp performs one call of op on d, cleaning up after itself.
@@ -100,22 +88,16 @@ func doOp(t *testing.T, d device.Device, f device.Function, op faulty.Op) error 
 	case faulty.Alloc:
 		b, err := d.Alloc(64)
 		if err == nil {
-			if err := d.Free(b.Ptr); err != nil {
-				t.Fatal(err)
-			}
+			require.NoError(t, d.Free(b.Ptr))
 		}
 		return err
 	case faulty.Free:
 		b, err := d.Alloc(64)
-		if err != nil {
-			t.Fatal(err)
-		}
+		require.NoError(t, err)
 		err = d.Free(b.Ptr)
 		if err != nil {
 			// The injected failure did not free it: free it for real.
-			if err2 := d.Free(b.Ptr); err2 != nil {
-				t.Fatalf("free after an injected failure: %v", err2)
-			}
+			require.NoError(t, d.Free(b.Ptr), "free after an injected failure")
 		}
 		return err
 	case faulty.NewQueue:
@@ -126,14 +108,10 @@ func doOp(t *testing.T, d device.Device, f device.Function, op faulty.Op) error 
 		return err
 	}
 	b, err := d.Alloc(256)
-	if err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, err)
 	defer d.Free(b.Ptr)
 	q, err := d.NewQueue()
-	if err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, err)
 	defer q.Release()
 	host := make([]byte, 128)
 	switch op {
@@ -162,20 +140,13 @@ func TestDelay(t *testing.T) {
 	plan := new(faulty.Plan)
 	d := faulty.Wrap(hostDevice(t), plan)
 	q, err := d.NewQueue()
-	if err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, err)
 	defer q.Release()
 	plan.Delay(20 * time.Millisecond)
 	start := time.Now()
-	if _, err := q.Record(); err != nil {
-		t.Fatal(err)
-	}
-	if el := time.Since(start); el < 20*time.Millisecond {
-		t.Errorf("a delayed record took %v; want at least the 20ms delay", el)
-	}
+	_, err = q.Record()
+	require.NoError(t, err)
+	assert.GreaterOrEqual(t, time.Since(start), 20*time.Millisecond, "a delayed record's time")
 	plan.Reset()
-	if plan.Armed(faulty.Record) {
-		t.Error("armed after Reset")
-	}
+	assert.False(t, plan.Armed(faulty.Record), "armed after Reset")
 }

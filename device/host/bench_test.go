@@ -4,14 +4,13 @@ import (
 	"testing"
 
 	"github.com/gompt/gompt/device"
+	"github.com/stretchr/testify/require"
 )
 
 func benchDevice(b *testing.B) (*Device, device.Queue) {
 	d := newDevice(0)
 	q, err := d.NewQueue()
-	if err != nil {
-		b.Fatal(err)
-	}
+	require.NoError(b, err)
 	b.Cleanup(func() { q.Release() })
 	return d, q
 }
@@ -21,12 +20,8 @@ func BenchmarkAllocFree4K(b *testing.B) {
 	b.ReportAllocs()
 	for b.Loop() {
 		buf, err := d.Alloc(4096)
-		if err != nil {
-			b.Fatal(err)
-		}
-		if err := d.Free(buf.Ptr); err != nil {
-			b.Fatal(err)
-		}
+		require.NoError(b, err)
+		require.NoError(b, d.Free(buf.Ptr))
 	}
 }
 
@@ -38,12 +33,8 @@ func benchCopyIn(b *testing.B, n int) {
 	b.SetBytes(int64(n))
 	b.ReportAllocs()
 	for b.Loop() {
-		if err := q.CopyIn(buf.Ptr, src); err != nil {
-			b.Fatal(err)
-		}
-		if err := q.Sync(); err != nil {
-			b.Fatal(err)
-		}
+		require.NoError(b, q.CopyIn(buf.Ptr, src))
+		require.NoError(b, q.Sync())
 	}
 }
 
@@ -59,12 +50,8 @@ func BenchmarkLaunchEmptySync(b *testing.B) {
 	s := device.Shape{Size: [3]int{1}}
 	b.ReportAllocs()
 	for b.Loop() {
-		if err := q.Launch(f, s, nil); err != nil {
-			b.Fatal(err)
-		}
-		if err := q.Sync(); err != nil {
-			b.Fatal(err)
-		}
+		require.NoError(b, q.Launch(f, s, nil))
+		require.NoError(b, q.Sync())
 	}
 }
 
@@ -82,13 +69,9 @@ func BenchmarkLaunchEmptyQueued(b *testing.B) {
 	for b.Loop() {
 		q.CopyIn(buf.Ptr, src)
 		for range batch {
-			if err := q.Launch(f, s, nil); err != nil {
-				b.Fatal(err)
-			}
+			require.NoError(b, q.Launch(f, s, nil))
 		}
-		if err := q.Sync(); err != nil {
-			b.Fatal(err)
-		}
+		require.NoError(b, q.Sync())
 	}
 }
 
@@ -97,12 +80,8 @@ func BenchmarkRecordWait(b *testing.B) {
 	b.ReportAllocs()
 	for b.Loop() {
 		e, err := q.Record()
-		if err != nil {
-			b.Fatal(err)
-		}
-		if err := e.Wait(); err != nil {
-			b.Fatal(err)
-		}
+		require.NoError(b, err)
+		require.NoError(b, e.Wait())
 	}
 }
 
@@ -114,8 +93,7 @@ func BenchmarkResolve(b *testing.B) {
 	}
 	b.ReportAllocs()
 	for b.Loop() {
-		if _, err := d.Resolve(last.Ptr+100, 100); err != nil {
-			b.Fatal(err)
-		}
+		_, err := d.Resolve(last.Ptr+100, 100)
+		require.NoError(b, err)
 	}
 }

@@ -7,6 +7,7 @@ import (
 	"github.com/gompt/gompt/device/devicetest"
 	_ "github.com/gompt/gompt/device/host"
 	"github.com/gompt/gompt/kernels"
+	"github.com/stretchr/testify/require"
 )
 
 // TestLibraryConformance runs the conformance suite on the registered host
@@ -14,12 +15,8 @@ import (
 // on the device and is compared with its Go image run on the host.
 func TestLibraryConformance(t *testing.T) {
 	p, ok := device.Lookup("host")
-	if !ok {
-		t.Fatal(`plugin "host" is not registered`)
-	}
+	require.True(t, ok, `plugin "host" is not registered`)
 	devs, err := p.Devices()
-	if err != nil {
-		t.Fatalf("Devices: %v", err)
-	}
+	require.NoError(t, err, "Devices")
 	devicetest.TestDevice(t, devs[0], kernels.All()...)
 }

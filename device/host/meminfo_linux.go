@@ -4,7 +4,8 @@ import (
 	"os"
 	"strconv"
 	"strings"
-	"syscall"
+
+	"golang.org/x/sys/unix"
 )
 
 // PhysicalMemory returns the bytes of memory this process may use: the
@@ -12,8 +13,8 @@ import (
 // and where the number came from.
 func PhysicalMemory() (uint64, string) {
 	total, how := uint64(0), ""
-	var si syscall.Sysinfo_t
-	if err := syscall.Sysinfo(&si); err == nil && si.Totalram > 0 {
+	var si unix.Sysinfo_t
+	if err := unix.Sysinfo(&si); err == nil && si.Totalram > 0 {
 		unit := uint64(si.Unit)
 		if unit == 0 {
 			unit = 1

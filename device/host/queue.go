@@ -298,10 +298,13 @@ func (q *Queue) Launch(f device.Function, shape device.Shape, args []device.Arg)
 	o.ha.Bufs = o.ha.Bufs[:0]
 	o.ha.Args = append(o.ha.Args[:0], args...)
 	o.ha.Kernel = k
-	for i, p := range k.Params {
+	bufs := false // o.ha.Bufs holds memory to forget after the launch
+	for i := range k.Params {
+		p := &k.Params[i]
 		var b []byte
 		if p.Kind == device.ParamBuffer {
 			var err error
+			bufs = true
 			if b, err = q.d.resolveTail(args[i].Ptr, 0, ""); err != nil {
 				clear(o.ha.Bufs)
 				var cause error = err
@@ -327,7 +330,9 @@ func (q *Queue) Launch(f device.Function, shape device.Shape, args []device.Arg)
 		if tm != nil {
 			tm.end = q.d.now()
 		}
-		clear(o.ha.Bufs)
+		if bufs {
+			clear(o.ha.Bufs) // the rest are nil: a launch with only scalars skips the write barriers
+		}
 		return err
 	}
 	o.tm = tm

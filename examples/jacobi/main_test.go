@@ -5,6 +5,8 @@ import (
 	"testing"
 
 	"github.com/gompt/gompt/target"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
 )
 
 // The default run's progress lines show the field changing: every line
@@ -16,25 +18,18 @@ func TestDefaultRunShowsChange(t *testing.T) {
 	a, err := run(target.DefaultDevice, defaultNX, defaultNY, defaultIters, defaultK, func(step int, a []float32) {
 		lines = append(lines, progress(step, defaultNX, defaultNY, a))
 	})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if len(lines) != defaultIters/defaultK {
-		t.Fatalf("%d progress lines, want %d:\n%s", len(lines), defaultIters/defaultK, strings.Join(lines, "\n"))
-	}
+	require.NoError(t, err)
+	require.Len(t, lines, defaultIters/defaultK, "progress lines:\n%s", strings.Join(lines, "\n"))
 	for i, l := range lines {
 		val := strings.Fields(l)[4] // "step", "50:", "T(x=256,", "y=8)", value
-		if strings.Trim(val, "0.") == "" {
-			t.Errorf("line %d shows a zero temperature: %s", i, l)
-		}
-		if i > 0 && l[strings.Index(l, ":"):] == lines[i-1][strings.Index(lines[i-1], ":"):] {
-			t.Errorf("line %d shows the same field as the line before: %s", i, l)
+		assert.NotEmpty(t, strings.Trim(val, "0."), "line %d shows a zero temperature: %s", i, l)
+		if i > 0 {
+			assert.NotEqual(t, lines[i-1][strings.Index(lines[i-1], ":"):], l[strings.Index(l, ":"):],
+				"line %d shows the same field as the line before", i)
 		}
 	}
 	ref := reference(defaultNX, defaultNY, defaultIters)
 	for i := range a {
-		if d := a[i] - ref[i]; d > 1e-5 || d < -1e-5 {
-			t.Fatalf("grid[%d] = %g, want %g", i, a[i], ref[i])
-		}
+		require.InDelta(t, ref[i], a[i], 1e-5, "grid[%d]", i)
 	}
 }

@@ -4,6 +4,9 @@ import (
 	"runtime"
 	"strings"
 	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
 )
 
 //go:noinline
@@ -27,17 +30,14 @@ func funcName(pc uintptr) string {
 
 func TestParentIsTheCallSite(t *testing.T) {
 	pc := entry()
-	if got := funcName(pc); !strings.HasSuffix(got, "TestParentIsTheCallSite") {
-		t.Fatalf("Parent gave %#x in %q, want a pc in TestParentIsTheCallSite", pc, got)
-	}
-	if got := funcName(entryPortable()); !strings.HasSuffix(got, "TestParentIsTheCallSite") {
-		t.Fatalf("portable path gave a pc in %q", got)
-	}
+	got := funcName(pc)
+	require.Truef(t, strings.HasSuffix(got, "TestParentIsTheCallSite"),
+		"Parent gave %#x in %q, want a pc in TestParentIsTheCallSite", pc, got)
+	got = funcName(entryPortable())
+	require.Truef(t, strings.HasSuffix(got, "TestParentIsTheCallSite"), "portable path gave a pc in %q", got)
 	// Two call sites give two different pcs.
 	a, b := entry(), entry()
-	if a == b {
-		t.Errorf("two call sites gave the same pc %#x", a)
-	}
+	assert.NotEqual(t, a, b, "two call sites gave the same pc")
 }
 
 func BenchmarkParent(b *testing.B) {

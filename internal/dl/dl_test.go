@@ -3,35 +3,33 @@ package dl
 import (
 	"strings"
 	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
 )
 
 func TestOpenLibc(t *testing.T) {
 	if !Available {
-		if _, err := Open("libc.so.6"); err == nil || !strings.Contains(err.Error(), "without cgo") {
-			t.Fatalf("Open without cgo: got %v, want built-without-cgo error", err)
-		}
+		_, err := Open("libc.so.6")
+		require.ErrorContains(t, err, "without cgo", "Open without cgo")
 		return
 	}
 	l, err := Open("libdoes-not-exist.so.9", "libc.so.6")
-	if err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, err)
 	defer l.Close()
-	if l.Name != "libc.so.6" {
-		t.Errorf("opened %q, want libc.so.6", l.Name)
+	assert.Equal(t, "libc.so.6", l.Name, "the library opened")
+	p, err := l.Sym("malloc")
+	if assert.NoError(t, err, "Sym(malloc)") {
+		assert.NotNil(t, p, "Sym(malloc)")
 	}
-	if p, err := l.Sym("malloc"); err != nil || p == nil {
-		t.Errorf("Sym(malloc) = %v, %v", p, err)
-	}
-	if _, err := l.Sym("no_such_symbol_gompt"); err == nil || !strings.Contains(err.Error(), "no_such_symbol_gompt") {
-		t.Errorf("Sym of a missing symbol: %v", err)
-	} else if n := strings.Count(err.Error(), "libc.so.6"); n != 1 {
+	_, err = l.Sym("no_such_symbol_gompt")
+	if assert.ErrorContains(t, err, "no_such_symbol_gompt", "Sym of a missing symbol") {
 		// not "libc.so.6: /lib/x86_64-linux-gnu/libc.so.6: undefined symbol: ..."
-		t.Errorf("Sym of a missing symbol names the library %d times, want once: %v", n, err)
+		assert.Equal(t, 1, strings.Count(err.Error(), "libc.so.6"), "times Sym's error names the library: %v", err)
 	}
-	if _, name, err := l.SymFirst("malloc_v9", "malloc"); err != nil || name != "malloc" {
-		t.Errorf("SymFirst = %q, %v", name, err)
-	}
+	_, name, err := l.SymFirst("malloc_v9", "malloc")
+	assert.NoError(t, err, "SymFirst")
+	assert.Equal(t, "malloc", name, "SymFirst")
 }
 
 func TestOpenMissing(t *testing.T) {
@@ -39,9 +37,7 @@ func TestOpenMissing(t *testing.T) {
 		t.Skip("built without cgo")
 	}
 	_, err := Open("libgompt-missing.so.1")
-	if err == nil || !strings.Contains(err.Error(), "libgompt-missing.so.1") {
-		t.Fatalf("got %v, want an error naming the library", err)
-	}
+	require.ErrorContains(t, err, "libgompt-missing.so.1", "the error names the library")
 }
 
 // TestOpenLazyAndFileOf: OpenLazy opens what Open opens; FileOf names the

@@ -1,9 +1,11 @@
 package hostclock
 
 import (
-	"strings"
 	"testing"
 	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
 )
 
 func TestChoose(t *testing.T) {
@@ -26,8 +28,10 @@ func TestChoose(t *testing.T) {
 		{"rdtsc", true, "kvm-clock", "clocksource is kvm-clock"},
 	} {
 		got := choose(tc.env, tc.invariant, tc.cs)
-		if (tc.want == "") != (got == "") || !strings.Contains(got, tc.want) {
-			t.Errorf("choose(%q, %v, %q) = %q, want %q", tc.env, tc.invariant, tc.cs, got, tc.want)
+		if tc.want == "" {
+			assert.Empty(t, got, "choose(%q, %v, %q)", tc.env, tc.invariant, tc.cs)
+		} else {
+			assert.Contains(t, got, tc.want, "choose(%q, %v, %q)", tc.env, tc.invariant, tc.cs)
 		}
 	}
 }
@@ -37,23 +41,18 @@ func TestChoose(t *testing.T) {
 func TestNowTracksMonotonic(t *testing.T) {
 	t.Logf("source: %s", Source())
 	prev := Now()
-	if prev <= 0 {
-		t.Fatalf("Now() = %d, want > 0", prev)
-	}
+	require.Positive(t, prev, "Now()")
 	start, c0 := time.Now(), Now()
 	for time.Since(start) < 50*time.Millisecond {
 		n := Now()
-		if n < prev {
-			t.Fatalf("Now went back: %d after %d", n, prev)
-		}
+		require.GreaterOrEqual(t, n, prev, "Now went back")
 		prev = n
 	}
 	el, dc := time.Since(start), Now()-c0
 	// The calibration's rate error is ~1e-4; scheduling between the two
 	// pairs of reads adds a few microseconds on a busy machine.
-	if diff := time.Duration(dc) - el; diff < -time.Millisecond/2 || diff > time.Millisecond/2 {
-		t.Fatalf("over %v of monotonic time the clock advanced %v", el, time.Duration(dc))
-	}
+	assert.InDelta(t, float64(el), float64(dc), float64(time.Millisecond/2),
+		"over %v of monotonic time the clock advanced %v", el, time.Duration(dc))
 }
 
 func BenchmarkNow(b *testing.B) {

@@ -10,6 +10,8 @@ import (
 	"testing"
 
 	"github.com/gompt/gompt/device"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
 )
 
 // cover runs s on p and checks that every iteration was visited exactly once,
@@ -30,9 +32,7 @@ func cover(t *testing.T, p *Pool, s device.Shape) {
 		calls.Add(1)
 		gotTeams.Store(int32(teams))
 		mu.Lock()
-		if _, dup := ranges[team]; dup {
-			t.Errorf("team %d called twice", team)
-		}
+		assert.NotContains(t, ranges, team, "team called twice")
 		ranges[team] = r
 		mu.Unlock()
 		for k := r.Lo[2]; k < r.Hi[2]; k++ {
@@ -44,40 +44,32 @@ func cover(t *testing.T, p *Pool, s device.Shape) {
 		}
 	}
 	teams := p.Run(f, nil, s)
-	if want := p.Teams(s); teams != want {
-		t.Errorf("Run(%+v) = %d teams, Teams says %d", s, teams, want)
+	assert.Equal(t, p.Teams(s), teams, "Run(%+v)'s teams against Teams", s)
+	if s.Teams > 0 {
+		assert.Equal(t, s.Teams, teams, "Run(%+v): teams granted", s)
 	}
-	if s.Teams > 0 && teams != s.Teams {
-		t.Errorf("Run(%+v) granted %d teams, asked %d", s, teams, s.Teams)
-	}
-	if int(calls.Load()) != teams || int(gotTeams.Load()) != teams {
-		t.Errorf("Run(%+v): %d calls with teams=%d, want %d", s, calls.Load(), gotTeams.Load(), teams)
-	}
+	assert.Equal(t, teams, int(calls.Load()), "Run(%+v): calls", s)
+	assert.Equal(t, teams, int(gotTeams.Load()), "Run(%+v): the teams argument", s)
 	for i := range hits {
-		if h := hits[i].Load(); h != 1 {
-			t.Fatalf("Run(%+v): iteration %d visited %d times", s, i, h)
+		if h := hits[i].Load(); h != 1 { // require only on failure: millions of iterations
+			require.Equal(t, int32(1), h, "Run(%+v): visits of iteration %d", s, i)
 		}
 	}
 	dim := s.Dims() - 1
 	next := 0
 	for team := 0; team < teams; team++ {
 		r, ok := ranges[team]
-		if !ok {
-			t.Fatalf("Run(%+v): team %d never called", s, team)
-		}
-		if r.Lo[dim] != next || r.Hi[dim] < r.Lo[dim] {
-			t.Fatalf("Run(%+v): team %d has %v..%v in dim %d, want to start at %d", s, team, r.Lo, r.Hi, dim, next)
-		}
+		require.True(t, ok, "Run(%+v): team %d never called", s, team)
+		require.Equal(t, next, r.Lo[dim], "Run(%+v): team %d's start in dim %d (%v..%v)", s, team, dim, r.Lo, r.Hi)
+		require.GreaterOrEqual(t, r.Hi[dim], r.Lo[dim], "Run(%+v): team %d's end in dim %d", s, team, dim)
 		next = r.Hi[dim]
 		for d := 0; d < 3; d++ {
-			if d != dim && (r.Lo[d] != 0 || r.Hi[d] != sz[d]) {
-				t.Fatalf("Run(%+v): team %d has [%d,%d) in dim %d, want [0,%d)", s, team, r.Lo[d], r.Hi[d], d, sz[d])
+			if d != dim {
+				require.Equal(t, [2]int{0, sz[d]}, [2]int{r.Lo[d], r.Hi[d]}, "Run(%+v): team %d's range in dim %d", s, team, d)
 			}
 		}
 	}
-	if next != sz[dim] {
-		t.Fatalf("Run(%+v): chunks end at %d, want %d", s, next, sz[dim])
-	}
+	require.Equal(t, sz[dim], next, "Run(%+v): where the chunks end", s)
 }
 
 func TestRunCovers(t *testing.T) {
@@ -115,18 +107,14 @@ func TestTeams(t *testing.T) {
 		{device.Shape{Size: [3]int{0}}, 1},
 		{device.Shape{Size: [3]int{1}, Teams: math.MaxInt}, MaxTeams},
 	} {
-		if got := p.Teams(c.s); got != c.want {
-			t.Errorf("Teams(%+v) = %d, want %d", c.s, got, c.want)
-		}
+		assert.Equal(t, c.want, p.Teams(c.s), "Teams(%+v)", c.s)
 	}
 }
 
 func TestSplitLarge(t *testing.T) {
 	// n*i would overflow 64 bits.
 	n := uint64(1) << 62
-	if got, want := split(n, 3, 4), int(3*(n/4)); got != want {
-		t.Errorf("split(2^62, 3, 4) = %d, want %d", got, want)
-	}
+	assert.Equal(t, int(3*(n/4)), split(n, 3, 4), "split(2^62, 3, 4)")
 }
 
 func TestConcurrentAndNested(t *testing.T) {
@@ -155,9 +143,7 @@ func TestConcurrentAndNested(t *testing.T) {
 	for g := range 32 {
 		want += int64(20 * 4 * (10 + g))
 	}
-	if got := total.Load(); got != want {
-		t.Errorf("nested runs covered %d iterations, want %d", got, want)
-	}
+	assert.Equal(t, want, total.Load(), "iterations the nested runs covered")
 }
 
 func TestPanicPropagates(t *testing.T) {
@@ -170,12 +156,11 @@ func TestPanicPropagates(t *testing.T) {
 			defer func() {
 				r := recover()
 				tp, ok := r.(*TeamPanic)
-				if !ok {
-					t.Fatalf("team %d panicked; Run panicked with %T %v, want *TeamPanic", bad, r, r)
-				}
-				if tp.Team != bad || tp.Teams != 6 || !errors.Is(tp, boom) || len(tp.Stack) == 0 {
-					t.Errorf("TeamPanic = team %d of %d, value %v; want team %d of 6, boom, with stack", tp.Team, tp.Teams, tp.Value, bad)
-				}
+				require.True(t, ok, "team %d panicked; Run panicked with %T %v, want *TeamPanic", bad, r, r)
+				assert.Equal(t, bad, tp.Team, "TeamPanic.Team")
+				assert.Equal(t, 6, tp.Teams, "TeamPanic.Teams")
+				assert.ErrorIs(t, tp, boom, "TeamPanic's value")
+				assert.NotEmpty(t, tp.Stack, "TeamPanic.Stack")
 			}()
 			p.Run(func(_ *device.HostArgs, _ device.Range, team, _ int) {
 				ran.Add(1)
@@ -184,9 +169,7 @@ func TestPanicPropagates(t *testing.T) {
 				}
 			}, nil, device.Shape{Size: [3]int{60}, Teams: 6})
 		}()
-		if ran.Load() != 6 {
-			t.Errorf("team %d panicked: %d teams ran, want all 6", bad, ran.Load())
-		}
+		assert.Equal(t, int32(6), ran.Load(), "team %d panicked: teams that ran", bad)
 	}
 	// The pool still works afterwards.
 	cover(t, p, device.Shape{Size: [3]int{100}, Teams: 6})
@@ -194,9 +177,7 @@ func TestPanicPropagates(t *testing.T) {
 	// One team: a direct call, the panic propagates as is.
 	func() {
 		defer func() {
-			if r := recover(); r != boom {
-				t.Errorf("single-team Run panicked with %v, want boom", r)
-			}
+			assert.Equal(t, boom, recover(), "single-team Run's panic")
 		}()
 		p.Run(func(*device.HostArgs, device.Range, int, int) { panic(boom) }, nil, device.Shape{Size: [3]int{1}})
 	}()
@@ -210,12 +191,8 @@ func TestClosedPoolRunsInline(t *testing.T) {
 }
 
 func TestDefault(t *testing.T) {
-	if Default() != Default() {
-		t.Fatal("Default returned two pools")
-	}
-	if got, want := Default().Workers(), runtime.GOMAXPROCS(0); got != want {
-		t.Errorf("Default().Workers() = %d, want GOMAXPROCS %d", got, want)
-	}
+	require.Same(t, Default(), Default(), "Default returned two pools")
+	assert.Equal(t, runtime.GOMAXPROCS(0), Default().Workers(), "Default().Workers() against GOMAXPROCS")
 }
 
 func TestRunAllocatesNothing(t *testing.T) {
@@ -230,9 +207,7 @@ func TestRunAllocatesNothing(t *testing.T) {
 		{Size: [3]int{100, 100}, Teams: 16},
 	} {
 		p.Run(f, a, s) // warm the job cache
-		if n := testing.AllocsPerRun(200, func() { p.Run(f, a, s) }); n != 0 {
-			t.Errorf("Run(%+v): %v allocations per run, want 0", s, n)
-		}
+		assert.Zero(t, testing.AllocsPerRun(200, func() { p.Run(f, a, s) }), "Run(%+v): allocations per run", s)
 	}
 }
 

@@ -11,6 +11,9 @@ import (
 	"sync"
 	"testing"
 	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
 )
 
 func TestExpandPath(t *testing.T) {
@@ -34,9 +37,8 @@ func TestExpandPath(t *testing.T) {
 		{"t-%q-%.json%", nil, "t-%q-%.json%", []string{"%q", "%.", "%"}},
 	} {
 		got, bad := ExpandPath(c.in, env(c.env))
-		if got != c.want || strings.Join(bad, " ") != strings.Join(c.bad, " ") {
-			t.Errorf("ExpandPath(%q, %v) = %q, %q; want %q, %q", c.in, c.env, got, bad, c.want, c.bad)
-		}
+		assert.Equal(t, c.want, got, "ExpandPath(%q, %v)", c.in, c.env)
+		assert.Equal(t, strings.Join(c.bad, " "), strings.Join(bad, " "), "ExpandPath(%q, %v): the bad verbs", c.in, c.env)
 	}
 }
 
@@ -64,23 +66,17 @@ func buildProg(t *testing.T) string {
 			progBin = string(out)
 		}
 	})
-	if progErr != nil {
-		t.Fatalf("go build ./testdata/prog: %v\n%s", progErr, progBin)
-	}
+	require.NoError(t, progErr, "go build ./testdata/prog:\n%s", progBin)
 	return progBin
 }
 
 func readMergeInput(t *testing.T, path string) File {
 	t.Helper()
 	f, err := os.Open(path)
-	if err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, err)
 	defer f.Close()
 	tf, err := ReadFile(f)
-	if err != nil {
-		t.Fatalf("%s: %v", path, err)
-	}
+	require.NoError(t, err, path)
 	return tf
 }
 
@@ -106,29 +102,22 @@ func checkMerged(t *testing.T, m File, n int) {
 				found = true
 			}
 		}
-		if !found {
-			t.Errorf("no host process for rank %d in %q", r, names)
-		}
+		assert.True(t, found, "no host process for rank %d in %q", r, names)
 	}
-	if !sort.SliceIsSorted(names, func(a, b int) bool { return names[a][:7] < names[b][:7] }) {
-		t.Errorf("process groups not in rank order: %q", names)
-	}
+	assert.True(t, sort.SliceIsSorted(names, func(a, b int) bool { return names[a][:7] < names[b][:7] }),
+		"process groups not in rank order: %q", names)
 	ends := map[uint64][]string{}
 	for _, ev := range m.TraceEvents {
 		if ev.Cat == "flow" {
 			g, ok := groupOf[ev.PID]
-			if !ok {
-				t.Fatalf("event on process %d, which has no name: %+v", ev.PID, ev)
-			}
+			require.True(t, ok, "event on process %d, which has no name: %+v", ev.PID, ev)
 			ends[ev.ID] = append(ends[ev.ID], ev.Ph+"@"+g)
 		}
 	}
-	if len(ends) == 0 {
-		t.Error("no flows in the merged timeline")
-	}
+	assert.NotEmpty(t, ends, "flows in the merged timeline")
 	for id, e := range ends {
-		if len(e) != 2 || e[0][2:] != e[1][2:] {
-			t.Errorf("flow id %d has ends %v; want one start and one finish in one rank", id, e)
+		if assert.Len(t, e, 2, "flow id %d's ends", id) {
+			assert.Equal(t, e[0][2:], e[1][2:], "flow id %d's ends %v: one start and one finish in one rank", id, e)
 		}
 	}
 }
@@ -144,17 +133,14 @@ func TestMergeProcesses(t *testing.T) {
 		cmd := exec.Command(bin)
 		cmd.Env = append(os.Environ(), EnvVar+"="+filepath.Join(dir, "t-%r-%p.json"), rankVar+"="+rank,
 			"GOMPT_PLUGINS=host", "OMP_TOOL_LIBRARIES=")
-		if out, err := cmd.CombinedOutput(); err != nil {
-			t.Fatalf("prog: %v\n%s", err, out)
-		}
+		out, err := cmd.CombinedOutput()
+		require.NoError(t, err, "prog:\n%s", out)
 	}
 	run("SLURM_PROCID", "1")
 	time.Sleep(300 * time.Millisecond)
 	run("PMI_RANK", "0")
 	files, _ := filepath.Glob(filepath.Join(dir, "t-*.json"))
-	if len(files) != 2 {
-		t.Fatalf("files %v, want t-0-PID.json and t-1-PID.json", files)
-	}
+	require.Len(t, files, 2, "files: want t-0-PID.json and t-1-PID.json")
 	sort.Strings(files)
 	var in []MergeInput
 	first := map[int]float64{} // rank -> its first construct's ts in its own file
@@ -162,9 +148,10 @@ func TestMergeProcesses(t *testing.T) {
 		tf := readMergeInput(t, f)
 		o := tf.OtherData
 		rank, _ := number(o["rank"])
-		if !strings.Contains(f, "/t-"+strconv.Itoa(int(rank))+"-") || o["host"] == "" || o["pid"] == nil || o["clock_anchor"] == nil {
-			t.Errorf("%s: otherData %v; want its rank, host, pid and clock anchor", f, o)
-		}
+		assert.Contains(t, f, "/t-"+strconv.Itoa(int(rank))+"-", "%s: otherData's rank", f)
+		assert.NotEmpty(t, o["host"], "%s: otherData's host", f)
+		assert.NotNil(t, o["pid"], "%s: otherData's pid", f)
+		assert.NotNil(t, o["clock_anchor"], "%s: otherData's clock anchor", f)
 		for _, ev := range tf.TraceEvents {
 			if ev.Cat == "target" {
 				first[int(rank)] = ev.TS
@@ -173,13 +160,12 @@ func TestMergeProcesses(t *testing.T) {
 		}
 		in = append(in, MergeInput{Name: f, File: tf})
 	}
-	if first[0] > 250e3 || first[1] > 250e3 {
-		t.Fatalf("each file should start near its own zero: first constructs at %v us", first)
+	for r, f := range first {
+		require.LessOrEqual(t, f, 250e3, "rank %d's file should start near its own zero: first construct at us", r)
 	}
 	m, warns, err := Merge(in)
-	if err != nil || len(warns) != 0 {
-		t.Fatalf("Merge: %v, warnings %q", err, warns)
-	}
+	require.NoError(t, err, "Merge")
+	require.Empty(t, warns, "Merge's warnings")
 	checkMerged(t, m, 2)
 	merged := map[string]float64{}
 	for _, ev := range m.TraceEvents {
@@ -191,9 +177,9 @@ func TestMergeProcesses(t *testing.T) {
 		}
 	}
 	// group 1 is rank 0 (started last), group 2 rank 1
-	if gap := merged["1"] - merged["2"]; gap < 280e3 || gap > 30e6 {
-		t.Errorf("rank 0's first construct is %.0f us after rank 1's in the merged timeline; want about 300 ms or more (started 300 ms later)", gap)
-	}
+	gap := merged["1"] - merged["2"]
+	assert.True(t, gap >= 280e3 && gap <= 30e6,
+		"rank 0's first construct is %.0f us after rank 1's in the merged timeline; want about 300 ms or more (started 300 ms later)", gap)
 }
 
 // The real case: Open MPI's mpirun starts three ranks of a gompt program;
@@ -202,9 +188,7 @@ func TestMergeProcesses(t *testing.T) {
 func TestMPIRun(t *testing.T) {
 	mpirun, err := exec.LookPath("mpirun")
 	if err != nil {
-		if os.Getenv("CI") == "true" {
-			t.Fatal("CI: no mpirun (openmpi-bin)")
-		}
+		require.NotEqual(t, "true", os.Getenv("CI"), "CI: no mpirun (openmpi-bin)")
 		t.Skip("no mpirun (Debian: apt-get install openmpi-bin)")
 	}
 	bin := buildProg(t)
@@ -213,29 +197,25 @@ func TestMPIRun(t *testing.T) {
 		"-x", EnvVar+"="+filepath.Join(dir, "t-%r.json"), "-x", "GOMPT_PLUGINS=host", bin)
 	var out bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &out, &out
-	if err := cmd.Run(); err != nil {
-		t.Fatalf("mpirun: %v\n%s", err, out.String())
-	}
+	require.NoError(t, cmd.Run(), "mpirun:\n%s", &out)
 	var in []MergeInput
 	for r := 0; r < 3; r++ {
 		f := filepath.Join(dir, "t-"+strconv.Itoa(r)+".json")
 		tf := readMergeInput(t, f)
-		if got, _ := number(tf.OtherData["rank"]); int(got) != r || tf.OtherData["rank_from"] != "OMPI_COMM_WORLD_RANK" {
-			t.Errorf("%s: rank %v from %v; want %d from OMPI_COMM_WORLD_RANK", f, tf.OtherData["rank"], tf.OtherData["rank_from"], r)
-		}
+		got, _ := number(tf.OtherData["rank"])
+		assert.Equal(t, r, int(got), "%s: rank", f)
+		assert.Equal(t, "OMPI_COMM_WORLD_RANK", tf.OtherData["rank_from"], "%s: where the rank came from", f)
 		in = append(in, MergeInput{Name: f, File: tf})
 	}
 	m, warns, err := Merge(in)
-	if err != nil || len(warns) != 0 {
-		t.Fatalf("Merge: %v, warnings %q", err, warns)
-	}
+	require.NoError(t, err, "Merge")
+	require.Empty(t, warns, "Merge's warnings")
 	checkMerged(t, m, 3)
 }
 
 func TestMergeWarnings(t *testing.T) {
-	if _, _, err := Merge(nil); err == nil {
-		t.Error("Merge of nothing: no error")
-	}
+	_, _, err := Merge(nil)
+	assert.Error(t, err, "Merge of nothing")
 	ev := func(pid int, ts float64) Event { return Event{Name: "x", Ph: "X", PID: pid, TS: ts} }
 	a := File{TraceEvents: []Event{ev(1, 10)}, OtherData: map[string]any{"rank": 1.0,
 		"clock_anchor": map[string]any{"wtime_zero_unix_ns": "1000000000"}}}
@@ -243,20 +223,15 @@ func TestMergeWarnings(t *testing.T) {
 		"clock_anchor": map[string]any{"wtime_zero_unix_ns": "1000500000"}}}
 	c := File{TraceEvents: []Event{ev(1, 10)}}
 	m, warns, err := Merge([]MergeInput{{"a.json", a}, {"b.json", b}, {"c.json", c}})
-	if err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, err)
 	w := strings.Join(warns, "\n")
-	if !strings.Contains(w, "a.json and b.json both say rank 1") || !strings.Contains(w, "c.json has no clock anchor") {
-		t.Errorf("warnings: %q", warns)
-	}
+	assert.Contains(t, w, "a.json and b.json both say rank 1", "warnings")
+	assert.Contains(t, w, "c.json has no clock anchor", "warnings")
 	var ts []float64
 	for _, e := range m.TraceEvents {
 		ts = append(ts, e.TS)
 	}
 	sort.Float64s(ts)
 	// b's zero is 500 us after a's; c stays where it was
-	if len(ts) != 3 || ts[0] != 10 || ts[1] != 10 || ts[2] != 510 {
-		t.Errorf("merged times %v, want [10 10 510]", ts)
-	}
+	assert.Equal(t, []float64{10, 10, 510}, ts, "merged times")
 }

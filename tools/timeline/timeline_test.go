@@ -17,6 +17,8 @@ import (
 	"time"
 
 	"github.com/gompt/gompt/ompt"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
 )
 
 // The tool starts once per process (ompt starts once), so each scenario
@@ -258,22 +260,16 @@ func child(t *testing.T, scenario, path string) (stdout, stderr string) {
 		"OMP_TOOL=enabled", "OMP_TOOL_VERBOSE_INIT=disabled", "OMP_TOOL_LIBRARIES=")
 	var o, e strings.Builder
 	cmd.Stdout, cmd.Stderr = &o, &e
-	if err := cmd.Run(); err != nil {
-		t.Fatalf("child %s: %v\nstdout:\n%s\nstderr:\n%s", scenario, err, o.String(), e.String())
-	}
+	require.NoError(t, cmd.Run(), "child %s\nstdout:\n%s\nstderr:\n%s", scenario, o.String(), e.String())
 	return o.String(), e.String()
 }
 
 func readTrace(t *testing.T, path string) File {
 	t.Helper()
 	b, err := os.ReadFile(path)
-	if err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, err)
 	var f File
-	if err := json.Unmarshal(b, &f); err != nil {
-		t.Fatalf("%s is not JSON: %v\n%s", path, err, b)
-	}
+	require.NoError(t, json.Unmarshal(b, &f), "%s is not JSON:\n%s", path, b)
 	return f
 }
 
@@ -286,9 +282,7 @@ func expected(t *testing.T, stdout string) map[int]int {
 			m[dev] = n
 		}
 	}
-	if len(m) == 0 {
-		t.Fatalf("child printed no expectations:\n%s", stdout)
-	}
+	require.NotEmpty(t, m, "child printed no expectations:\n%s", stdout)
 	return m
 }
 
@@ -321,32 +315,25 @@ func checkTrace(t errorer, f File, want map[int]int, strict bool) map[int][]Even
 				threads[key{ev.PID, ev.TID}], _ = ev.Args["name"].(string)
 			}
 		case "X":
-			if ev.Dur == nil || *ev.Dur < 0 || ev.TS < 0 || math.IsNaN(ev.TS) {
-				t.Errorf("complete event with bad time: %+v", ev)
+			if !assert.True(t, ev.Dur != nil && *ev.Dur >= 0 && ev.TS >= 0 && !math.IsNaN(ev.TS), "complete event with bad time: %+v", ev) {
 				continue
 			}
 			xs = append(xs, ev)
 		case "s", "f":
 			flows[ev.ID] = append(flows[ev.ID], ev)
 		default:
-			t.Errorf("unexpected phase %q: %+v", ev.Ph, ev)
+			assert.Fail(t, "unexpected phase", "%q: %+v", ev.Ph, ev)
 		}
 	}
-	if procs[HostPID] != "host" {
-		t.Errorf("no host process: %v", procs)
-	}
+	assert.Equal(t, "host", procs[HostPID], "the host process: %v", procs)
 	byTrack := map[key][]Event{}
 	constructs := map[uint64]Event{}
 	hostOps := map[uint64]Event{}
 	devs := map[int][]Event{}
 	for _, ev := range xs {
 		k := key{ev.PID, ev.TID}
-		if threads[k] == "" {
-			t.Errorf("event on a track with no thread_name: %+v", ev)
-		}
-		if procs[ev.PID] == "" {
-			t.Errorf("event in a process with no process_name: %+v", ev)
-		}
+		assert.NotEmpty(t, threads[k], "event on a track with no thread_name: %+v", ev)
+		assert.NotEmpty(t, procs[ev.PID], "event in a process with no process_name: %+v", ev)
 		byTrack[k] = append(byTrack[k], ev)
 		id, _ := num(ev.Args, "target_id")
 		switch {
@@ -372,16 +359,17 @@ func checkTrace(t errorer, f File, want map[int]int, strict bool) map[int][]Even
 			for len(open) > 0 && open[len(open)-1].TS+*open[len(open)-1].Dur <= ev.TS {
 				open = open[:len(open)-1]
 			}
-			if n := len(open); n > 0 && open[n-1].TS+*open[n-1].Dur < ev.TS+*ev.Dur {
+			if n := len(open); n > 0 {
 				a := open[n-1]
-				t.Errorf("track %v: %q [%.3f,+%.3f] and %q [%.3f,+%.3f] overlap without nesting", k, a.Name, a.TS, *a.Dur, ev.Name, ev.TS, *ev.Dur)
+				assert.GreaterOrEqual(t, a.TS+*a.Dur, ev.TS+*ev.Dur, "track %v: %q [%.3f,+%.3f] and %q [%.3f,+%.3f] overlap without nesting",
+					k, a.Name, a.TS, *a.Dur, ev.Name, ev.TS, *ev.Dur)
 			}
 			open = append(open, ev)
 		}
 	}
 	for dev, n := range want {
-		if n > 0 && !strings.HasPrefix(procs[DevicePID+dev], "device "+strconv.Itoa(dev)+": ") {
-			t.Errorf("device %d process named %q", dev, procs[DevicePID+dev])
+		if n > 0 {
+			assert.True(t, strings.HasPrefix(procs[DevicePID+dev], "device "+strconv.Itoa(dev)+": "), "device %d process named %q", dev, procs[DevicePID+dev])
 		}
 		if len(devs[dev]) != n {
 			// name the host operations whose device work is missing
@@ -402,7 +390,7 @@ func checkTrace(t errorer, f File, want map[int]int, strict bool) map[int][]Even
 				}
 			}
 			sort.Strings(miss)
-			t.Errorf("device %d: %d device events, want %d; host operations without device work: %q", dev, len(devs[dev]), n, miss)
+			assert.Len(t, devs[dev], n, "device %d: device events; host operations without device work: %q", dev, miss)
 		}
 	}
 	inside := func(in, out Event) bool {
@@ -413,46 +401,35 @@ func checkTrace(t errorer, f File, want map[int]int, strict bool) map[int][]Even
 			id, _ := num(ev.Args, "target_id")
 			op, _ := num(ev.Args, "host_op_id")
 			h, ok := hostOps[op]
-			if !ok {
-				t.Errorf("device %d event %q: no host operation with host_op_id %d", dev, ev.Name, op)
+			if !assert.True(t, ok, "device %d event %q: no host operation with host_op_id %d", dev, ev.Name, op) {
 				continue
 			}
-			if (strict || id == 0) && !inside(ev, h) {
-				t.Errorf("device %d event %q [%.3f,+%.3f] is not inside its host operation [%.3f,+%.3f]", dev, ev.Name, ev.TS, *ev.Dur, h.TS, *h.Dur)
+			if strict || id == 0 {
+				assert.True(t, inside(ev, h), "device %d event %q [%.3f,+%.3f] is not inside its host operation [%.3f,+%.3f]", dev, ev.Name, ev.TS, *ev.Dur, h.TS, *h.Dur)
 			}
-			if hid, _ := num(h.Args, "target_id"); hid != id {
-				t.Errorf("device %d event %q: target_id %d, its host operation's %d", dev, ev.Name, id, hid)
-			}
+			hid, _ := num(h.Args, "target_id")
+			assert.Equal(t, hid, id, "device %d event %q: target_id against its host operation's", dev, ev.Name)
 			if id != 0 {
 				c, ok := constructs[id]
-				if !ok {
-					t.Errorf("device %d event %q: no construct with target_id %d", dev, ev.Name, id)
-				} else if !inside(ev, c) {
-					t.Errorf("device %d event %q [%.3f,+%.3f] is not inside its construct [%.3f,+%.3f]", dev, ev.Name, ev.TS, *ev.Dur, c.TS, *c.Dur)
+				if assert.True(t, ok, "device %d event %q: no construct with target_id %d", dev, ev.Name, id) {
+					assert.True(t, inside(ev, c), "device %d event %q [%.3f,+%.3f] is not inside its construct [%.3f,+%.3f]", dev, ev.Name, ev.TS, *ev.Dur, c.TS, *c.Dur)
 				}
 			}
 			// one flow per device event, from its host operation
 			fl := flows[op]
-			if len(fl) != 2 || fl[0].Ph != "s" || fl[1].Ph != "f" {
-				t.Errorf("device %d event %q: flow %d is %+v, want one s then one f", dev, ev.Name, op, fl)
+			if !assert.True(t, len(fl) == 2 && fl[0].Ph == "s" && fl[1].Ph == "f", "device %d event %q: flow %d is %+v, want one s then one f", dev, ev.Name, op, fl) {
 				continue
 			}
 			s, e := fl[0], fl[1]
-			if s.PID != HostPID || e.PID != ev.PID || e.TID != ev.TID || e.BP != "e" {
-				t.Errorf("flow %d goes from %d/%d to %d/%d (bp %q), want host to the device event's track %d/%d", op, s.PID, s.TID, e.PID, e.TID, e.BP, ev.PID, ev.TID)
-			}
-			if s.TS < h.TS || s.TS > h.TS+*h.Dur || s.TID != h.TID {
-				t.Errorf("flow %d starts at %d/%.3f, outside its host operation %d/[%.3f,+%.3f]", op, s.TID, s.TS, h.TID, h.TS, *h.Dur)
-			}
-			if e.TS < ev.TS || e.TS > ev.TS+*ev.Dur {
-				t.Errorf("flow %d ends at %.3f, outside its device event [%.3f,+%.3f]", op, e.TS, ev.TS, *ev.Dur)
-			}
+			assert.Equal(t, [4]any{HostPID, ev.PID, ev.TID, "e"}, [4]any{s.PID, e.PID, e.TID, e.BP},
+				"flow %d: from the host (pid, then the end's pid, tid, bp) to the device event's track", op)
+			assert.True(t, s.TS >= h.TS && s.TS <= h.TS+*h.Dur && s.TID == h.TID,
+				"flow %d starts at %d/%.3f, outside its host operation %d/[%.3f,+%.3f]", op, s.TID, s.TS, h.TID, h.TS, *h.Dur)
+			assert.True(t, e.TS >= ev.TS && e.TS <= ev.TS+*ev.Dur, "flow %d ends at %.3f, outside its device event [%.3f,+%.3f]", op, e.TS, ev.TS, *ev.Dur)
 		}
 	}
 	for id, fl := range flows {
-		if len(fl) != 2 {
-			t.Errorf("flow %d has %d events, want 2", id, len(fl))
-		}
+		assert.Len(t, fl, 2, "flow %d's events", id)
 	}
 	return devs
 }
@@ -468,20 +445,14 @@ func names(evs []Event) map[string]int {
 func TestBasic(t *testing.T) {
 	path := filepath.Join(t.TempDir(), "trace.json")
 	out, errOut := child(t, "basic", path)
-	if errOut != "" {
-		t.Errorf("warnings: %s", errOut)
-	}
-	if !strings.Contains(out, "COUNTER begins=11") {
-		t.Errorf("the other tool did not see every construct beside the timeline:\n%s", out)
-	}
+	assert.Empty(t, errOut, "warnings")
+	assert.Contains(t, out, "COUNTER begins=11", "the other tool did not see every construct beside the timeline")
 	f := readTrace(t, path)
 	devs := checkTrace(t, f, expected(t, out), true)
 	n0 := names(devs[0])
 	for name, want := range map[string]int{"alloc 3.9 KiB": 3, "to device 3.9 KiB": 4, "kernel teams=8": 3,
 		"kernel teams=4": 2, "from device 3.9 KiB": 3, "delete": 4, "alloc 1 MiB": 1, "to device 1 MiB": 2, "from device 1 MiB": 1} {
-		if n0[name] != want {
-			t.Errorf("device 0: %d events named %q, want %d (all: %v)", n0[name], name, want, n0)
-		}
+		assert.Equal(t, want, n0[name], "device 0: events named %q (all: %v)", name, n0)
 	}
 	// tracks: device 0's native records name queues 1 and 2; device 1 has
 	// none; two host threads; the overlapping nowait constructs need a
@@ -498,23 +469,16 @@ func TestBasic(t *testing.T) {
 		}
 	}
 	for _, want := range []string{"100 queue 1", "100 queue 2", "101 device 1"} {
-		if !tracks[want] {
-			t.Errorf("no track %q in %v", want, tracks)
-		}
+		assert.True(t, tracks[want], "no track %q in %v", want, tracks)
 	}
-	if hostThreads != 2 {
-		t.Errorf("%d host thread tracks, want 2: %v", hostThreads, tracks)
-	}
+	assert.Equal(t, 2, hostThreads, "host thread tracks: %v", tracks)
 	lane2 := false
 	for tr := range tracks {
 		lane2 = lane2 || (strings.HasPrefix(tr, "1 thread ") && strings.HasSuffix(tr, " (2)"))
 	}
-	if !lane2 {
-		t.Errorf("the overlapping nowait constructs got no second lane: %v", tracks)
-	}
-	if f.OtherData["records"].(float64) == 0 || f.OtherData["native_records"].(float64) == 0 {
-		t.Errorf("otherData: %v", f.OtherData)
-	}
+	assert.True(t, lane2, "the overlapping nowait constructs got no second lane: %v", tracks)
+	assert.NotZero(t, f.OtherData["records"], "otherData's records")
+	assert.NotZero(t, f.OtherData["native_records"], "otherData's native records")
 }
 
 // TestManyBuffers fills several buffers during the run: their times come
@@ -525,14 +489,10 @@ func TestManyBuffers(t *testing.T) {
 	}
 	path := filepath.Join(t.TempDir(), "trace.json")
 	out, errOut := child(t, "many", path)
-	if errOut != "" {
-		t.Errorf("warnings: %s", errOut)
-	}
+	assert.Empty(t, errOut, "warnings")
 	f := readTrace(t, path)
 	want := expected(t, out)
-	if want[0] != 7500 {
-		t.Fatalf("the scenario recorded %d operations, want 7500", want[0])
-	}
+	require.Equal(t, 7500, want[0], "operations the scenario recorded")
 	checkTrace(t, f, want, true)
 }
 
@@ -540,24 +500,20 @@ func TestBadPath(t *testing.T) {
 	path := filepath.Join(t.TempDir(), "no", "such", "dir", "trace.json")
 	out, errOut := child(t, "basic", path)
 	lines := strings.Split(strings.TrimSpace(errOut), "\n")
-	if len(lines) != 1 || !strings.HasPrefix(lines[0], "gompt: GOMPT_TRACE: ") || !strings.Contains(lines[0], "no such file") {
-		t.Errorf("want one warning line naming GOMPT_TRACE and the error, got:\n%s", errOut)
+	if assert.Len(t, lines, 1, "warning lines:\n%s", errOut) {
+		assert.True(t, strings.HasPrefix(lines[0], "gompt: GOMPT_TRACE: "), "the warning names GOMPT_TRACE: %s", lines[0])
+		assert.Contains(t, lines[0], "no such file", "the warning names the error")
 	}
-	if !strings.Contains(out, "COUNTER begins=11") {
-		t.Errorf("the program or the other tool did not run normally:\n%s", out)
-	}
-	if _, err := os.Stat(path); err == nil {
-		t.Errorf("%s exists", path)
-	}
+	assert.Contains(t, out, "COUNTER begins=11", "the program or the other tool did not run normally")
+	assert.NoFileExists(t, path)
 }
 
 func TestNoShutdown(t *testing.T) {
 	path := filepath.Join(t.TempDir(), "trace.json")
 	child(t, "noshutdown", path)
 	f := readTrace(t, path)
-	if len(f.TraceEvents) != 0 || !strings.Contains(fmt.Sprint(f.OtherData["incomplete"]), "Shutdown") {
-		t.Errorf("without shutdown the file should be the placeholder, got %+v", f)
-	}
+	assert.Empty(t, f.TraceEvents, "without shutdown the file is the placeholder")
+	assert.Contains(t, fmt.Sprint(f.OtherData["incomplete"]), "Shutdown", "without shutdown the placeholder says why")
 }
 
 func TestHostFallback(t *testing.T) {
@@ -571,9 +527,7 @@ func TestHostFallback(t *testing.T) {
 			got = append(got, fmt.Sprint(ev.PID, " ", ev.Name, " device=", ev.Args["device"]))
 		}
 	}
-	if want := "1 target device=1"; len(got) != 1 || got[0] != want {
-		t.Errorf("events %q, want [%q]", got, want)
-	}
+	assert.Equal(t, []string{"1 target device=1"}, got, "events")
 }
 
 func TestPackNests(t *testing.T) {
@@ -592,25 +546,21 @@ func TestPackNests(t *testing.T) {
 				}
 				overlap := a.begin < b.end && b.begin < a.end
 				nested := (a.begin <= b.begin && b.end <= a.end) || (b.begin <= a.begin && a.end <= b.end)
-				if overlap && !nested {
-					t.Fatalf("trial %d: lane %d holds %v and %v", trial, lanes[i], a, b)
+				if overlap {
+					require.True(t, nested, "trial %d: lane %d holds %v and %v", trial, lanes[i], a, b)
 				}
 			}
 		}
 	}
 	// a nowait pair: B overlaps A; B's operations after A ends go under B
 	lanes := pack([]span{{begin: 0, end: 10, group: 1}, {begin: 2, end: 20, group: 2}, {begin: 3, end: 4, group: 1}, {begin: 12, end: 14, group: 2}, {begin: 5, end: 6, group: 2}})
-	if want := []int{0, 1, 0, 1, 1}; fmt.Sprint(lanes) != fmt.Sprint(want) {
-		t.Errorf("lanes %v, want %v", lanes, want)
-	}
+	assert.Equal(t, fmt.Sprint([]int{0, 1, 0, 1, 1}), fmt.Sprint(lanes), "lanes")
 }
 
 func TestSize(t *testing.T) {
 	for n, want := range map[uint64]string{0: "0 B", 1000: "1000 B", 1024: "1 KiB", 4000: "3.9 KiB",
 		1 << 20: "1 MiB", 1536 << 10: "1.5 MiB", 3 << 30: "3 GiB"} {
-		if got := size(n); got != want {
-			t.Errorf("size(%d) = %q, want %q", n, got, want)
-		}
+		assert.Equal(t, want, size(n), "size(%d)", n)
 	}
 }
 
@@ -632,16 +582,15 @@ func TestCheckTraceCatchesFaults(t *testing.T) {
 	want := expected(t, out)
 	good := readTrace(t, path)
 	c := &countErrors{}
-	if checkTrace(c, good, want, true); c.n != 0 {
-		t.Fatalf("the good trace fails %d checks", c.n)
-	}
+	checkTrace(c, good, want, true)
+	require.Zero(t, c.n, "checks the good trace fails")
 	firstDev := func(f File) int {
 		for i, ev := range f.TraceEvents {
 			if ev.Ph == "X" && ev.PID >= DevicePID {
 				return i
 			}
 		}
-		t.Fatal("no device event")
+		require.Fail(t, "no device event")
 		return 0
 	}
 	faults := map[string]func(f *File){
@@ -686,9 +635,8 @@ func TestCheckTraceCatchesFaults(t *testing.T) {
 		json.Unmarshal(b, &f)
 		plant(&f)
 		c := &countErrors{}
-		if checkTrace(c, f, want, true); c.n == 0 {
-			t.Errorf("fault %q passed checkTrace", name)
-		}
+		checkTrace(c, f, want, true)
+		assert.NotZero(t, c.n, "fault %q passed checkTrace", name)
 	}
 }
 
@@ -701,24 +649,19 @@ func TestRealRuntime(t *testing.T) {
 		t.Skip("builds a program")
 	}
 	bin := filepath.Join(t.TempDir(), "prog")
-	if out, err := exec.Command("go", "build", "-o", bin, "./testdata/prog").CombinedOutput(); err != nil {
-		t.Fatalf("go build: %v\n%s", err, out)
-	}
+	out, err := exec.Command("go", "build", "-o", bin, "./testdata/prog").CombinedOutput()
+	require.NoError(t, err, "go build:\n%s", out)
 	path := filepath.Join(t.TempDir(), "trace.json")
 	cmd := exec.Command(bin)
 	cmd.Env = append(os.Environ(), EnvVar+"="+path, "GOMPT_PLUGINS=host,opencl", "GOMPT_HOST_DEVICES=1",
 		"OMP_TOOL=enabled", "OMP_TOOL_LIBRARIES=", "OMP_TOOL_VERBOSE_INIT=disabled")
 	var o, e strings.Builder
 	cmd.Stdout, cmd.Stderr = &o, &e
-	if err := cmd.Run(); err != nil {
-		t.Fatalf("prog: %v\n%s%s", err, o.String(), e.String())
-	}
-	if e.Len() != 0 {
-		t.Errorf("warnings: %s", e.String())
-	}
+	require.NoError(t, cmd.Run(), "prog:\n%s%s", o.String(), e.String())
+	assert.Empty(t, e.String(), "warnings")
 	var ndev int
 	if _, err := fmt.Sscanf(o.String(), "prog: OK on %d devices", &ndev); err != nil || ndev < 1 {
-		t.Fatalf("prog said %q", o.String())
+		require.Failf(t, "prog's output", "prog said %q", o.String())
 	}
 	t.Logf("%d devices", ndev)
 	// per device: target 7 (2 allocs, copy in, kernel, copy out, 2
@@ -740,17 +683,13 @@ func TestRealRuntime(t *testing.T) {
 			}
 		}
 		// Kernel slices are named after the kernel (its native record).
-		if w := map[string]int{"to device": 7, "from device": 5, "copy32 teams=": 3, "alloc": 9, "delete": 9}; fmt.Sprint(kinds) != fmt.Sprint(w) {
-			t.Errorf("device %d: events by kind %v, want %v", d, kinds, w)
-		}
+		assert.Equal(t, map[string]int{"to device": 7, "from device": 5, "copy32 teams=": 3, "alloc": 9, "delete": 9}, kinds, "device %d: events by kind", d)
 	}
 	// Construct slices are named after their Go call site in prog's
 	// main.go: main.main for its own constructs, main.main.func1 for the
 	// update inside the target data body.
 	src, err := os.ReadFile(filepath.Join("testdata", "prog", "main.go"))
-	if err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, err)
 	lines := strings.Split(string(src), "\n")
 	sites := map[string]int{}
 	for _, ev := range f.TraceEvents {
@@ -762,21 +701,16 @@ func TestRealRuntime(t *testing.T) {
 		i := strings.LastIndexByte(file, ':')
 		line, _ := strconv.Atoi(file[i+1:])
 		if !strings.HasPrefix(fn, "main.main") || !strings.HasSuffix(file[:max(i, 0)], "main.go") || line < 1 || line > len(lines) {
-			t.Errorf("construct %q: call site %q at %q, want main.main... in prog's main.go", ev.Name, fn, file)
+			assert.Failf(t, "construct call site", "construct %q: call site %q at %q, want main.main... in prog's main.go", ev.Name, fn, file)
 			continue
 		}
-		if !strings.Contains(lines[line-1], "target.") {
-			t.Errorf("construct %q: main.go:%d is %q, not a call into package target", ev.Name, line, strings.TrimSpace(lines[line-1]))
-		}
-		if want := fmt.Sprintf(" %s main.go:%d", fn, line); !strings.HasSuffix(ev.Name, want) {
-			t.Errorf("construct named %q, want it to end with %q", ev.Name, want)
-		}
+		assert.Contains(t, lines[line-1], "target.", "construct %q: main.go:%d is not a call into package target", ev.Name, line)
+		want := fmt.Sprintf(" %s main.go:%d", fn, line)
+		assert.True(t, strings.HasSuffix(ev.Name, want), "construct named %q, want it to end with %q", ev.Name, want)
 		sites[strings.Fields(ev.Name)[0]+" "+strings.TrimSpace(lines[line-1])]++
 	}
 	t.Logf("construct call sites: %v", sites)
-	if len(sites) < 5 {
-		t.Errorf("constructs at %d distinct call sites, want at least 5 (target, data, update, enter, exit, nowait): %v", len(sites), sites)
-	}
+	assert.GreaterOrEqual(t, len(sites), 5, "distinct call sites of constructs (target, data, update, enter, exit, nowait): %v", sites)
 }
 
 // Kernel slices take the kernel's name from the native type "PLUGIN
@@ -784,24 +718,20 @@ func TestRealRuntime(t *testing.T) {
 func TestLabels(t *testing.T) {
 	for native, want := range map[string]string{"host kernel: saxpy": "saxpy teams=4", "cuda kernel: jacobi": "jacobi teams=4",
 		"cuda kernel": "kernel teams=4", "fake op": "kernel teams=4", "": "kernel teams=4"} {
-		if got := kernelLabel(native, 4); got != want {
-			t.Errorf("kernelLabel(%q) = %q, want %q", native, got, want)
-		}
+		assert.Equal(t, want, kernelLabel(native, 4), "kernelLabel(%q)", native)
 	}
 	sites := callSites{}
 	for _, bad := range []uintptr{0, 0x10} {
-		if cs, ok := sites.at(bad); ok {
-			t.Errorf("call site of %#x: %+v, want none", bad, cs)
-		}
+		cs, ok := sites.at(bad)
+		assert.False(t, ok, "call site of %#x: %+v, want none", bad, cs)
 	}
 	var pcs [1]uintptr
 	runtime.Callers(1, pcs[:]) // a return address in this function, as codeptr_ra is
 	_, _, line, _ := runtime.Caller(0)
 	cs, ok := sites.at(pcs[0])
-	if !ok || cs.fn != "github.com/gompt/gompt/tools/timeline.TestLabels" || cs.line != line-1 || filepath.Base(cs.file) != "timeline_test.go" {
-		t.Fatalf("call site %+v, %v; want TestLabels at timeline_test.go:%d", cs, ok, line-1)
-	}
-	if got, want := cs.short(), fmt.Sprintf("timeline.TestLabels timeline_test.go:%d", line-1); got != want {
-		t.Errorf("label %q, want %q", got, want)
-	}
+	require.True(t, ok, "no call site for this function's return address")
+	require.Equal(t, "github.com/gompt/gompt/tools/timeline.TestLabels", cs.fn)
+	require.Equal(t, line-1, cs.line)
+	require.Equal(t, "timeline_test.go", filepath.Base(cs.file))
+	assert.Equal(t, fmt.Sprintf("timeline.TestLabels timeline_test.go:%d", line-1), cs.short(), "label")
 }

@@ -8,6 +8,8 @@ import (
 	"testing"
 
 	"github.com/gompt/gompt/target"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
 )
 
 func hostNum(t *testing.T) int {
@@ -31,8 +33,9 @@ func TestParseDevice(t *testing.T) {
 		{"initial", target.InitialDevice}, {"-1", target.InitialDevice}, {strconv.Itoa(nd), nd},
 		{"default", target.DefaultDevice},
 	} {
-		if got, err := ParseDevice(c.in); err != nil || got != c.want {
-			t.Errorf("ParseDevice(%q) = %d, %v; want %d", c.in, got, err, c.want)
+		got, err := ParseDevice(c.in)
+		if assert.NoError(t, err, "ParseDevice(%q)", c.in) {
+			assert.Equal(t, c.want, got, "ParseDevice(%q)", c.in)
 		}
 	}
 	for _, c := range []struct{ in, want string }{
@@ -42,8 +45,8 @@ func TestParseDevice(t *testing.T) {
 		{"", `no device ""`},
 	} {
 		_, err := ParseDevice(c.in)
-		if err == nil || !strings.Contains(err.Error(), c.want) || !strings.Contains(err.Error(), "host:0") {
-			t.Errorf("ParseDevice(%q) = %v; want an error saying %q and naming the devices", c.in, err, c.want)
+		if assert.ErrorContains(t, err, c.want, "ParseDevice(%q)", c.in) {
+			assert.Contains(t, err.Error(), "host:0", "ParseDevice(%q) names the devices", c.in)
 		}
 	}
 	// A plugin that has no device says why, once.
@@ -53,8 +56,8 @@ func TestParseDevice(t *testing.T) {
 		}
 		_, err := ParseDevice(p.Name + ":0")
 		want := `no device "` + p.Name + `:0": plugin ` + p.Name + " has none ("
-		if err == nil || !strings.Contains(err.Error(), want) || strings.Contains(err.Error(), "no device: ") {
-			t.Errorf("ParseDevice(%s:0) = %v; want %q and the reason once", p.Name, err, want)
+		if assert.ErrorContains(t, err, want, "ParseDevice(%s:0)", p.Name) {
+			assert.NotContains(t, err.Error(), "no device: ", "ParseDevice(%s:0) gives the reason once", p.Name)
 		}
 	}
 }
@@ -67,27 +70,21 @@ func TestDeviceFlag(t *testing.T) {
 	fs := flag.NewFlagSet("x", flag.ContinueOnError)
 	fs.SetOutput(&out)
 	dev := deviceFlag(fs)
-	if *dev != target.DefaultDevice {
-		t.Errorf("unset -device = %d, want target.DefaultDevice", *dev)
-	}
-	if err := fs.Parse([]string{"-device", "host:0"}); err != nil || *dev != h {
-		t.Errorf("-device host:0: %d, %v; want %d", *dev, err, h)
+	assert.Equal(t, target.DefaultDevice, *dev, "unset -device")
+	if assert.NoError(t, fs.Parse([]string{"-device", "host:0"}), "-device host:0") {
+		assert.Equal(t, h, *dev, "-device host:0")
 	}
 	nd := target.NumDevices()
 	bad := strconv.Itoa(nd + 5)
-	if err := fs.Parse([]string{"-device", bad}); err == nil {
-		t.Fatalf("-device %s accepted", bad)
-	}
-	if n := strings.Count(out.String(), "is out of range"); n != 1 {
-		t.Errorf("-device %s: the error appears %d times, want once:\n%s", bad, n, out.String())
-	}
+	require.Error(t, fs.Parse([]string{"-device", bad}), "-device %s accepted", bad)
+	assert.Equal(t, 1, strings.Count(out.String(), "is out of range"), "-device %s: times the error appears:\n%s", bad, out.String())
 	out.Reset()
 	fs.PrintDefaults()
 	help := out.String()
 	def, _ := target.DeviceNum(target.DefaultDevice)
-	if strings.Contains(help, "(default") || !strings.Contains(help, "now "+strconv.Itoa(def)+" = ") || !strings.Contains(help, "host:0") {
-		t.Errorf("-device help should name the devices and the default device now (%d), without flag's (default ...):\n%s", def, help)
-	}
+	assert.NotContains(t, help, "(default", "-device help without flag's (default ...)")
+	assert.Contains(t, help, "now "+strconv.Itoa(def)+" = ", "-device help names the default device now")
+	assert.Contains(t, help, "host:0", "-device help names the devices")
 }
 
 type exited int
@@ -108,13 +105,13 @@ func TestDescribeBadDeviceOnce(t *testing.T) {
 		Describe("veccopy", target.NumDevices()+3)
 		return 0
 	}()
-	if code != 1 || o.Len() != 0 || strings.Count(e.String(), "\n") != 1 || !strings.HasPrefix(e.String(), "veccopy: target: no such device") {
-		t.Errorf("exit %d, stdout %q, stderr %q; want exit 1, nothing on stdout, one line on stderr", code, o.String(), e.String())
-	}
+	assert.Equal(t, 1, code, "exit status")
+	assert.Empty(t, o.String(), "stdout")
+	assert.Equal(t, 1, strings.Count(e.String(), "\n"), "lines on stderr: %q", e.String())
+	assert.True(t, strings.HasPrefix(e.String(), "veccopy: target: no such device"), "stderr: %q", e.String())
 	o.Reset()
 	e.Reset()
 	Describe("veccopy", hostNum(t))
-	if !strings.HasPrefix(o.String(), "veccopy: running on device ") || e.Len() != 0 {
-		t.Errorf("Describe(host:0): stdout %q, stderr %q", o.String(), e.String())
-	}
+	assert.True(t, strings.HasPrefix(o.String(), "veccopy: running on device "), "Describe(host:0): stdout %q", o.String())
+	assert.Empty(t, e.String(), "Describe(host:0): stderr")
 }

@@ -3,13 +3,16 @@ package tracer_test
 import (
 	"flag"
 	"fmt"
-	"github.com/gompt/gompt/examples/tools/internal/exampletest"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"regexp"
 	"strings"
 	"testing"
+
+	"github.com/gompt/gompt/examples/tools/internal/exampletest"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
 )
 
 var update = flag.Bool("update", false, "rewrite the golden files")
@@ -95,55 +98,46 @@ func join(t errorer, cbs, rest []string, traced string) {
 			continue
 		}
 		records++
-		if f["times"] != "ok" {
-			t.Errorf("record with bad times: %s", l)
-		}
+		assert.Equal(t, "ok", f["times"], "record with bad times: %s", l)
 		switch w[2] {
 		case "target":
 			cb := targets[f["target_id"]+"/"+f["endpoint"]]
-			if cb == nil || cb["kind"] != f["kind"] || cb["dev"] != f["dev"] {
-				t.Errorf("target record %s has no matching target callback (%v)", l, cb)
+			if assert.NotNil(t, cb, "target record %s has no target callback", l) {
+				assert.Equal(t, cb["kind"], f["kind"], "target record %s: kind differs from its callback's (%v)", l, cb)
+				assert.Equal(t, cb["dev"], f["dev"], "target record %s: dev differs from its callback's (%v)", l, cb)
 			}
 			recorded[f["target_id"]+"/"+f["endpoint"]] = true
 		case "target_data_op", "target_kernel":
 			lastOp = f["host_op_id"]
 			cb := ops[f["host_op_id"]]
-			if cb == nil {
-				t.Errorf("record %s: no callback with its host_op_id", l)
+			if !assert.NotNil(t, cb, "record %s: no callback with its host_op_id", l) {
 				continue
 			}
 			keys := []string{"target_id"}
 			if w[2] == "target_data_op" {
 				keys = append(keys, "op", "src_dev", "dest_dev", "bytes")
-			} else if cb["teams"] != f["requested_teams"] {
-				t.Errorf("record %s: requested_teams differs from the submit callback's teams=%s", l, cb["teams"])
+			} else {
+				assert.Equal(t, cb["teams"], f["requested_teams"], "record %s: requested_teams against the submit callback's teams", l)
 			}
 			for _, k := range keys {
-				if cb[k] != f[k] {
-					t.Errorf("record %s: %s=%s, its callback says %s", l, k, f[k], cb[k])
-				}
+				assert.Equal(t, cb[k], f[k], "record %s: %s against its callback's", l, k)
 			}
 			recorded[f["host_op_id"]] = true
 		case "native":
-			if f["host_op_id"] != lastOp {
-				t.Errorf("native record %s does not follow the record of its operation (last host_op_id %s)", l, lastOp)
-			}
+			assert.Equal(t, lastOp, f["host_op_id"], "native record %s does not follow the record of its operation", l)
 		default:
-			t.Errorf("unexpected record: %s", l)
+			assert.Fail(t, "unexpected record", l)
 		}
 	}
-	if records == 0 || records != entries {
-		t.Errorf("%d records printed, buffers completed with %d entries", records, entries)
-	}
+	assert.NotZero(t, records, "records printed")
+	assert.Equal(t, entries, records, "records printed against the entries of completed buffers")
 	for id, cb := range ops {
-		if (cb["src_dev"] == traced || cb["dest_dev"] == traced || cb["teams"] != "") && !recorded[id] {
-			t.Errorf("operation host_op_id=%s on device %s has no record: %v", id, traced, cb)
+		if cb["src_dev"] == traced || cb["dest_dev"] == traced || cb["teams"] != "" {
+			assert.True(t, recorded[id], "operation host_op_id=%s on device %s has no record: %v", id, traced, cb)
 		}
 	}
 	for k := range targets {
-		if !recorded[k] {
-			t.Errorf("target callback %s has no record", k)
-		}
+		assert.True(t, recorded[k], "target callback %s has no record", k)
 	}
 }
 
@@ -159,9 +153,7 @@ func TestVeccopyGolden(t *testing.T) {
 	cmd.Env = append(os.Environ(), "GOMPT_PLUGINS=host", "GOMPT_HOST_DEVICES=1", "OMP_TOOL=enabled",
 		"OMP_TOOL_LIBRARIES=", "GOMPT_TRACE=")
 	out, err := cmd.CombinedOutput()
-	if err != nil {
-		t.Fatalf("veccopy: %v\n%s", err, out)
-	}
+	require.NoError(t, err, "veccopy:\n%s", out)
 	cbs, rest := split(string(out))
 	join(t, cbs, rest, "0")
 	got := strings.Join(normalize(cbs, rest), "\n") + "\n"
@@ -185,9 +177,7 @@ func TestJoinCatchesFaults(t *testing.T) {
 	}
 	rec := &recorder{}
 	join(rec, cbs, good, "0")
-	if rec.n != 0 {
-		t.Fatalf("the good sequence fails %d checks", rec.n)
-	}
+	require.Zero(t, rec.n, "checks the good sequence fails")
 	with := func(i int, l string) []string {
 		r := append([]string(nil), good...)
 		r[i] = l
@@ -205,9 +195,7 @@ func TestJoinCatchesFaults(t *testing.T) {
 	for name, b := range bad {
 		rec := &recorder{}
 		join(rec, cbs, b, "0")
-		if rec.n == 0 {
-			t.Errorf("fault %q passed join", name)
-		}
+		assert.NotZero(t, rec.n, "fault %q passed join", name)
 	}
 }
 

@@ -10,6 +10,9 @@ import (
 	"regexp"
 	"strings"
 	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
 )
 
 // Build builds examples/<name> (a path relative to examples/tools/<tool>)
@@ -23,7 +26,7 @@ func Build(t testing.TB, name string, tags ...string) string {
 	}
 	cmd := exec.Command("go", append(args, "../../"+name)...)
 	if out, err := cmd.CombinedOutput(); err != nil {
-		t.Fatalf("go build %s: %v\n%s", name, err, out)
+		require.NoError(t, err, "go build %s:\n%s", name, out)
 	}
 	return bin
 }
@@ -44,15 +47,11 @@ func Fields(l string) map[string]string {
 func Golden(t testing.TB, path, got string, update bool) {
 	t.Helper()
 	if update {
-		if err := os.WriteFile(path, []byte(got), 0o644); err != nil {
-			t.Fatal(err)
-		}
+		require.NoError(t, os.WriteFile(path, []byte(got), 0o644))
 	}
 	want, err := os.ReadFile(path)
-	if err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, err)
 	if got != string(want) {
-		t.Errorf("output differs from %s (rerun with -update after checking):\n--- got\n%s--- want\n%s", path, got, want)
+		assert.Failf(t, "output differs", "output differs from %s (rerun with -update after checking):\n--- got\n%s--- want\n%s", path, got, want)
 	}
 }

@@ -6,6 +6,9 @@ import (
 	"io"
 	"strings"
 	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
 )
 
 const sample = `{"traceEvents":[
@@ -27,9 +30,7 @@ const sample = `{"traceEvents":[
 func events(t *testing.T) []Event {
 	t.Helper()
 	var f file
-	if err := json.Unmarshal([]byte(sample), &f); err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, json.Unmarshal([]byte(sample), &f))
 	return f.TraceEvents
 }
 
@@ -47,65 +48,41 @@ type svgDoc struct {
 
 func TestRender(t *testing.T) {
 	var sb strings.Builder
-	if err := render(&sb, events(t), options{width: 1200, title: "sample <trace>"}); err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, render(&sb, events(t), options{width: 1200, title: "sample <trace>"}))
 	var doc svgDoc
-	if err := xml.Unmarshal([]byte(sb.String()), &doc); err != nil {
-		t.Fatalf("not XML: %v\n%s", err, sb.String())
-	}
-	if len(doc.Rects) != 5 {
-		t.Errorf("%d boxes, want 5 (one per complete event)", len(doc.Rects))
-	}
+	require.NoError(t, xml.Unmarshal([]byte(sb.String()), &doc), "not XML:\n%s", sb.String())
+	assert.Len(t, doc.Rects, 5, "boxes: one per complete event")
 	colors := map[string]int{}
 	for _, r := range doc.Rects {
 		colors[r.Fill]++
-		if r.Title == "" {
-			t.Errorf("box without a tooltip")
-		}
+		assert.NotEmpty(t, r.Title, "box without a tooltip")
 	}
-	if colors["#9e6ac8"] != 1 || colors["#74c476"] != 2 || colors["#9ecae1"] != 1 {
-		t.Errorf("box colours %v: want one kernel, two to-device, one construct", colors)
-	}
-	if len(doc.Paths) != 2 {
-		t.Errorf("%d flow arrows, want 2", len(doc.Paths))
-	}
+	assert.Equal(t, 1, colors["#9e6ac8"], "kernel boxes (colours %v)", colors)
+	assert.Equal(t, 2, colors["#74c476"], "to-device boxes (colours %v)", colors)
+	assert.Equal(t, 1, colors["#9ecae1"], "construct boxes (colours %v)", colors)
+	assert.Len(t, doc.Paths, 2, "flow arrows")
 	all := strings.Join(append(doc.Texts, doc.Labels...), "|")
 	for _, want := range []string{"sample <trace>", "host", "device 0: host gompt host device", "thread 42", "queue 1", "kernel teams=8", "target"} {
-		if !strings.Contains(all, want) {
-			t.Errorf("no text %q in %q", want, all)
-		}
+		assert.Contains(t, all, want, "the texts")
 	}
 }
 
 func TestRenderWindow(t *testing.T) {
 	// only the kernel's time: the data op boxes fall outside
 	var sb strings.Builder
-	if err := render(&sb, events(t), options{width: 1200, from: 0.12, to: 0.38}); err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, render(&sb, events(t), options{width: 1200, from: 0.12, to: 0.38}))
 	var doc svgDoc
-	if err := xml.Unmarshal([]byte(sb.String()), &doc); err != nil {
-		t.Fatal(err)
-	}
-	if len(doc.Rects) != 3 { // construct, submit, kernel
-		t.Errorf("%d boxes in the window, want 3", len(doc.Rects))
-	}
+	require.NoError(t, xml.Unmarshal([]byte(sb.String()), &doc))
+	assert.Len(t, doc.Rects, 3, "boxes in the window: construct, submit, kernel")
 }
 
 func TestRenderBadInput(t *testing.T) {
-	if err := render(io.Discard, nil, options{width: 1200}); err == nil || !strings.Contains(err.Error(), "no complete") {
-		t.Errorf("empty trace: %v", err)
-	}
-	if err := render(io.Discard, events(t), options{width: 1200, from: 5}); err == nil || !strings.Contains(err.Error(), "window") {
-		t.Errorf("window past the end: %v", err)
-	}
+	assert.ErrorContains(t, render(io.Discard, nil, options{width: 1200}), "no complete", "empty trace")
+	assert.ErrorContains(t, render(io.Discard, events(t), options{width: 1200, from: 5}), "window", "window past the end")
 }
 
 func TestNiceStep(t *testing.T) {
 	for v, want := range map[float64]float64{0.7: 1, 1.3: 2, 3: 5, 7: 10, 15: 20, 0.012: 0.02} {
-		if got := niceStep(v); got < want*0.999 || got > want*1.001 {
-			t.Errorf("niceStep(%g) = %g, want %g", v, got, want)
-		}
+		assert.InEpsilon(t, want, niceStep(v), 0.001, "niceStep(%g)", v)
 	}
 }
