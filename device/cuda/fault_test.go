@@ -51,9 +51,10 @@ var faultTests = []string{
 	"TestFaultBounceConcurrent", "TestFaultChunks", "TestFaultCopyOverlap",
 }
 
-// buildFakeDriver compiles testdata/fakecuda.c into a shared library in a
-// temporary directory and returns its path.
-func buildFakeDriver(t *testing.T) string {
+// buildFakeDriver compiles testdata/fakecuda.c, with the extra compiler
+// arguments (-D...), into a shared library in a temporary directory and
+// returns its path.
+func buildFakeDriver(t *testing.T, extra ...string) string {
 	t.Helper()
 	gcc, err := exec.LookPath("gcc")
 	if err != nil {
@@ -67,7 +68,8 @@ func buildFakeDriver(t *testing.T) string {
 		t.Fatal(err)
 	}
 	lib := filepath.Join(t.TempDir(), "libfakecuda.so")
-	out, err := exec.Command(gcc, "-shared", "-fPIC", "-O1", "-g", "-Wall", "-Wextra", "-pthread", "-o", lib, src).CombinedOutput()
+	args := append([]string{"-shared", "-fPIC", "-O1", "-g", "-Wall", "-Wextra", "-pthread", "-o", lib, src}, extra...)
+	out, err := exec.Command(gcc, args...).CombinedOutput()
 	if err != nil {
 		t.Fatalf("gcc: %v\n%s", err, out)
 	}
@@ -104,11 +106,11 @@ func TestFakeDriverFaults(t *testing.T) {
 // fakeState mirrors struct fakecuda_state of the fake.
 type fakeState struct {
 	Allocs, AllocBytes, HostAllocs, HostRegs, Streams, Events, Modules, CtxRefs int64
-	Injected, Misuse, LeakedAtRelease, Launches, PageableWaits                  int64
+	Injected, Misuse, LeakedAtRelease, Launches, PageableWaits, StreamWaits     int64
 }
 
-// fakeState is read as 13 int64s.
-var _ [13]int64 = [unsafe.Sizeof(fakeState{}) / 8]int64{}
+// fakeState is read as 14 int64s.
+var _ [14]int64 = [unsafe.Sizeof(fakeState{}) / 8]int64{}
 
 // live returns the part of s that counts live objects.
 func (s fakeState) live() fakeState {
@@ -118,7 +120,7 @@ func (s fakeState) live() fakeState {
 
 // fakeLib is the fake's control block, reached through dlsym.
 type fakeLib struct {
-	state  *[13]int64
+	state  *[14]int64
 	misuse *[512]byte
 	spec   *[1024]byte
 	gen    *int32
@@ -191,7 +193,7 @@ func (f *fakeLib) rebase() {
 }
 
 func (f *fakeLib) read() fakeState {
-	var v [13]int64
+	var v [14]int64
 	for i := range v {
 		v[i] = atomic.LoadInt64(&f.state[i])
 	}
