@@ -49,6 +49,8 @@ var faultTests = []string{
 	"TestFaultReuse", "TestFaultClock", "TestFaultClockTimer", "TestFaultSched",
 	"TestFaultOverlap", "TestFaultBounceRing", "TestFaultBounceOrder", "TestFaultBounceErrors",
 	"TestFaultBounceConcurrent", "TestFaultChunks", "TestFaultCopyOverlap",
+	"TestFaultWaitEvent", "TestFaultWaitEventDecline", "TestFaultWaitEventOuts", "TestFaultWaitEventSticky",
+	"TestFaultWaitEventConformance",
 }
 
 // buildFakeDriver compiles testdata/fakecuda.c, with the extra compiler

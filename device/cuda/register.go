@@ -17,6 +17,13 @@
 // pipelined through the device's page-locked staging buffers in chunks
 // sized to the copy (see plan.go).
 //
+// The queues implement device.Waiter with cuStreamWaitEvent (an optional
+// entry point: without it they decline, and the runtime waits on the
+// host): a queue waits on the device for an event of another queue of
+// the same device, except one recorded after small CopyOuts whose slices
+// are not yet written, whose Wait must write them before dependent work
+// reads them (see queue.WaitEvent).
+//
 // Tracing. The queues implement device.Profiler: while profiling is on,
 // each CopyIn, CopyOut, Copy and Launch is bracketed by two pooled CUDA
 // events recorded on its stream, and its timing reports their device times
