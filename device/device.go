@@ -173,8 +173,9 @@ type Idler interface {
 // (cuStreamWaitEvent, clEnqueueBarrierWithWaitList), so the goroutine
 // using the queue does not block. WaitEvent enqueues the wait and reports
 // true; it reports false, changing nothing, for an event it cannot wait
-// for there (another device's, another plugin's), which the caller then
-// waits for itself. If the work before ev failed, the queue's work after
+// for there (another device's, another plugin's, or one whose Wait still
+// has host work to do, such as the cuda plugin's deferred copies out),
+// which the caller then waits for itself. If the work before ev failed, the queue's work after
 // the wait still runs (or fails, as the driver decides) and the next Sync
 // returns an error; ev.Wait returns the failure itself. Called by the
 // goroutine using the queue.

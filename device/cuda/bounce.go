@@ -104,6 +104,20 @@ func finishRefs(refs []outRef) {
 	}
 }
 
+// outsFinished reports whether every copy of refs has finished (written
+// its slice or given up), so that nothing is left for a Wait to write.
+func outsFinished(refs []outRef) bool {
+	for _, r := range refs {
+		r.o.mu.Lock()
+		pending := !r.o.done && r.o.seq == r.seq
+		r.o.mu.Unlock()
+		if pending {
+			return false
+		}
+	}
+	return true
+}
+
 // deferOut notes a copy of the ring's src into dst to finish later.
 func (q *queue) deferOut(dst, src []byte) {
 	var o *out

@@ -417,6 +417,7 @@ func (h *eventHandle) release() { h.g.events.giveBack(h) }
 // from any goroutine, any number of times.
 type event struct {
 	h    *eventHandle
+	q    *queue   // the queue it was recorded on (WaitEvent)
 	outs []outRef // the queue's deferred copies out before the event (see bounce.go)
 	rec  int64    // host time just before cuEventRecord
 	mu   sync.Mutex

@@ -50,6 +50,8 @@ var faultTests = []string{
 	"TestFaultReuse", "TestFaultClock", "TestFaultClockTimer", "TestFaultSched",
 	"TestFaultOverlap", "TestFaultBounceRing", "TestFaultBounceOrder", "TestFaultBounceErrors",
 	"TestFaultBounceConcurrent", "TestFaultChunks", "TestFaultCopyOverlap",
+	"TestFaultWaitEvent", "TestFaultWaitEventDecline", "TestFaultWaitEventOuts", "TestFaultWaitEventSticky",
+	"TestFaultWaitEventConformance",
 }
 
 // buildFakeDriver compiles testdata/fakecuda.c into a shared library in a
@@ -125,11 +127,11 @@ func TestDriverWithoutUnusedSymbols(t *testing.T) {
 // fakeState mirrors struct fakecuda_state of the fake.
 type fakeState struct {
 	Allocs, AllocBytes, HostAllocs, HostRegs, Streams, Events, Modules, CtxRefs int64
-	Injected, Misuse, LeakedAtRelease, Launches, PageableWaits                  int64
+	Injected, Misuse, LeakedAtRelease, Launches, PageableWaits, StreamWaits     int64
 }
 
-// fakeState is read as 13 int64s.
-var _ [13]int64 = [unsafe.Sizeof(fakeState{}) / 8]int64{}
+// fakeState is read as 14 int64s.
+var _ [14]int64 = [unsafe.Sizeof(fakeState{}) / 8]int64{}
 
 // live returns the part of s that counts live objects.
 func (s fakeState) live() fakeState {
@@ -139,7 +141,7 @@ func (s fakeState) live() fakeState {
 
 // fakeLib is the fake's control block, reached through dlsym.
 type fakeLib struct {
-	state  *[13]int64
+	state  *[14]int64
 	misuse *[512]byte
 	spec   *[1024]byte
 	gen    *int32
@@ -212,7 +214,7 @@ func (f *fakeLib) rebase() {
 }
 
 func (f *fakeLib) read() fakeState {
-	var v [13]int64
+	var v [14]int64
 	for i := range v {
 		v[i] = atomic.LoadInt64(&f.state[i])
 	}

@@ -329,9 +329,78 @@ func (q *queue) Record() (device.Event, error) {
 	}
 	h := &eventHandle{g: q.g, e: e}
 	q.g.events.lend(h)
-	ev := &event{h: h, rec: rec, outs: q.refs()}
+	ev := &event{h: h, q: q, rec: rec, outs: q.refs()}
 	runtime.AddCleanup(ev, func(h *eventHandle) { h.release() }, h)
 	return ev, nil
+}
+
+var _ device.Waiter = (*queue)(nil)
+
+// WaitEvent implements device.Waiter with cuStreamWaitEvent: the work
+// enqueued on the queue after the call waits on the device for the work
+// before ev, an event recorded on another queue of this device; the caller
+// does not wait. It reports false, changing nothing, so that the caller
+// waits for ev itself, for an event of another device or plugin, where the
+// driver lacks cuStreamWaitEvent (an optional entry point), for an event
+// already waited for (its CUDA event is back in the pool, maybe recorded
+// again since; its Wait returns at once), and for an event after small
+// copies out whose slices are not yet written (see below). On a broken
+// device it fails at once with the device's error.
+//
+// The deferred copies out (bounce.go). A small CopyOut enqueued before ev
+// writes its Go slice only when the host learns that its DMA is done: at
+// the Sync of its queue or the Wait of an event recorded after it, never
+// on the device. A wait on the device would order this queue's device
+// work after that DMA into the ring, but not the copy from the ring into
+// the slice, which the host makes. What a dependent construct does next
+// with the slice happens on the host at the call: a CopyIn copies its
+// source into this queue's ring (or the staging buffers) as it is called
+// and would read the slice's old bytes; a CopyOut into it would be
+// overwritten later by the pending copy. The target runtime makes such
+// calls right after WaitEvent (awaitDevice before a CopyIn), waiting for
+// ev on the host only before copies out. So such an event is declined:
+// the caller's Wait finishes the copies, then its reads and writes
+// follow. An event whose copies out are all finished (or that has none)
+// is safe to wait for on the device: everything the queue did to Go
+// memory before it is done already (large and direct copies out return
+// with their slice written; copies in have read theirs), so only device
+// memory is left to order, which the driver does.
+//
+// Reuse of freed memory (reuse.go) needs nothing more: a block freed after
+// this queue used it is fenced by an event recorded on this queue, which
+// the driver completes only after the wait, so after ev's work; the
+// queue that recorded ev fences its own use of the block.
+func (q *queue) WaitEvent(ev device.Event) (bool, error) {
+	const op = "wait for event"
+	if err := q.usable(op); err != nil {
+		return false, err
+	}
+	e, ok := ev.(*event)
+	if !ok || e.h.g != q.g {
+		return false, nil
+	}
+	if e.q == q {
+		return true, nil // in order already
+	}
+	if !cu.HasStreamWaitEvent() {
+		return false, nil
+	}
+	// e.mu keeps a concurrent Wait from giving the CUDA event back to the
+	// pool (where a Record may record it again) before the driver has
+	// taken the wait: the driver waits for the record of the time of the
+	// call.
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	if e.done || !outsFinished(e.outs) {
+		return false, nil
+	}
+	if err := q.enqueue(op); err != nil {
+		return false, err
+	}
+	if err := cu.StreamWaitEvent(q.g.ctx, q.s, e.h.e); err != nil {
+		return false, q.g.fail(op, err)
+	}
+	return true, nil
 }
 
 // Sync waits for the queue's work and returns the first error of it; the

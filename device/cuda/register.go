@@ -19,6 +19,13 @@
 // cuMemcpyPeerAsync, so omp_target_memcpy between two GPUs does not pass
 // through the program's memory.
 //
+// The queues implement device.Waiter with cuStreamWaitEvent (an optional
+// entry point: without it they decline, and the runtime waits on the
+// host): a queue waits on the device for an event of another queue of
+// the same device, except one recorded after small CopyOuts whose slices
+// are not yet written, whose Wait must write them before dependent work
+// reads them (see queue.WaitEvent).
+//
 // Tracing. The queues implement device.Profiler: while profiling is on,
 // each CopyIn, CopyOut, Copy and Launch is bracketed by two pooled CUDA
 // events recorded on its stream, and its timing reports their device times

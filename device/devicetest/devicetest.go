@@ -472,6 +472,16 @@ type foreignEvent struct{}
 func (foreignEvent) Wait() error          { return nil }
 func (foreignEvent) Time() (int64, error) { return 0, nil }
 
+// TestWaitEvent runs TestDevice's WaitEvent check alone on dev, for a
+// plugin whose kernels cannot run (a fake driver): a queue that
+// implements device.Waiter declines an event of no plugin, and its copy
+// after WaitEvent of another queue's event reads what that queue wrote.
+// It skips where the queues are no Waiter.
+func TestWaitEvent(t *testing.T, dev device.Device) {
+	t.Helper()
+	(&suite{dev: dev}).testWaitEvent(t)
+}
+
 // testWaitEvent: a queue that implements device.Waiter runs its work
 // after another queue's event, without its caller waiting: a small copy
 // out of a buffer that a large copy on another queue is still filling

@@ -53,6 +53,7 @@ enum {
 	F_cuEventElapsedTime, F_cuEventDestroy,
 	F_cuModuleLoadDataEx, F_cuModuleGetFunction, F_cuModuleUnload,
 	F_cuFuncGetAttribute, F_cuLaunchKernel,
+	F_cuStreamWaitEvent,
 	F_COUNT
 };
 
@@ -96,6 +97,7 @@ static CUresult w_streamCreate(CUcontext c, CUstream *s, unsigned flags) { CTX(c
 static CUresult w_streamDestroy(CUcontext c, CUstream s) { CTX(c); return FN(cuStreamDestroy, CUstream)(s); }
 static CUresult w_streamSynchronize(CUcontext c, CUstream s) { CTX(c); return FN(cuStreamSynchronize, CUstream)(s); }
 static CUresult w_streamQuery(CUcontext c, CUstream s) { CTX(c); return FN(cuStreamQuery, CUstream)(s); }
+static CUresult w_streamWaitEvent(CUcontext c, CUstream s, CUevent e) { CTX(c); return FN(cuStreamWaitEvent, CUstream, CUevent, unsigned)(s, e, 0); }
 static CUresult w_eventCreate(CUcontext c, CUevent *e, unsigned flags) { CTX(c); return FN(cuEventCreate, CUevent *, unsigned)(e, flags); }
 static CUresult w_eventRecord(CUcontext c, CUevent e, CUstream s) { CTX(c); return FN(cuEventRecord, CUevent, CUstream)(e, s); }
 static CUresult w_eventSynchronize(CUcontext c, CUevent e) { CTX(c); return FN(cuEventSynchronize, CUevent)(e); }
@@ -202,6 +204,14 @@ var symbols = [C.F_COUNT][]string{
 	C.F_cuModuleUnload:             {"cuModuleUnload"},
 	C.F_cuFuncGetAttribute:         {"cuFuncGetAttribute"},
 	C.F_cuLaunchKernel:             {"cuLaunchKernel"},
+	C.F_cuStreamWaitEvent:          {"cuStreamWaitEvent"},
+}
+
+// optional marks the entry points a driver may lack: Load leaves them
+// unresolved, and the functions that call them report ErrMissingSymbol
+// (HasStreamWaitEvent tells beforehand).
+var optional = [C.F_COUNT]bool{
+	C.F_cuStreamWaitEvent: true,
 }
 
 // DefaultLibrary is the driver library Load opens when given no name.
@@ -231,7 +241,8 @@ func (e *MissingSymbolError) Error() string {
 var ErrOtherLibrary = errors.New("a different CUDA driver library is already loaded")
 
 // Load opens the driver library name (DefaultLibrary when empty) and
-// resolves every entry point, preferring versioned names. It does not call
+// resolves every entry point, preferring versioned names; an optional one
+// (cuStreamWaitEvent) may be missing. It does not call
 // cuInit. Once a library has loaded, later calls with the same name return
 // nil; a failed load leaves nothing loaded, so a later call may try again.
 // Errors: the dynamic loader's message when the library cannot be opened
@@ -255,6 +266,9 @@ func Load(name string) error {
 	var names [C.F_COUNT]string
 	for i, alts := range symbols {
 		p, n, err := l.SymFirst(alts...)
+		if err != nil && optional[i] {
+			continue // left nil and unnamed: the function says it is missing
+		}
 		if err != nil {
 			l.Close()
 			return &MissingSymbolError{Library: name, Symbol: alts[0], Err: err}
@@ -274,6 +288,13 @@ func Load(name string) error {
 }
 
 var errNotLoaded = errors.New("cu: the CUDA driver library is not loaded")
+
+// ErrMissingSymbol is returned by the function of an optional entry point
+// that the loaded driver lacks.
+var ErrMissingSymbol = errors.New("cu: the CUDA driver library lacks this entry point")
+
+// has reports whether the loaded driver has entry point f.
+func has(f int) bool { return loaded.Load() && resolved[f] != "" }
 
 // check turns the result r of entry point f into an error: nil for
 // CUDA_SUCCESS, else an *Error with the resolved name, the result's name and
@@ -575,6 +596,25 @@ func StreamSynchronize(ctx Context, s Stream) error {
 // ERROR_NOT_READY while it is not, or the work's error.
 func StreamQuery(ctx Context, s Stream) error {
 	return check(C.w_streamQuery(ctx, s), C.F_cuStreamQuery)
+}
+
+// HasStreamWaitEvent reports whether the loaded driver has
+// cuStreamWaitEvent, an optional entry point of this binding.
+func HasStreamWaitEvent() bool { return has(C.F_cuStreamWaitEvent) }
+
+// StreamWaitEvent makes the work enqueued on s after the call wait for the
+// work before e's latest record at the time of the call (later records of
+// e do not move it), on the device: the caller does not wait. e may be an
+// event of another stream. ErrMissingSymbol when the driver lacks the entry
+// point.
+func StreamWaitEvent(ctx Context, s Stream, e Event) error {
+	if err := ready(); err != nil {
+		return err
+	}
+	if !has(C.F_cuStreamWaitEvent) {
+		return ErrMissingSymbol
+	}
+	return check(C.w_streamWaitEvent(ctx, s, e), C.F_cuStreamWaitEvent)
 }
 
 // EventCreate creates an event with flags (EVENT_DEFAULT keeps timing).

@@ -4,12 +4,13 @@
 // (out of memory, JIT failures, failed launches, copies and synchronisations,
 // failures while a device opens) and to check that the plugin gives back
 // every driver object it made. It is not a GPU and not a substitute for the
-// GPU tests: it runs no kernel (cuLaunchKernel checks its arguments and does
-// nothing) and executes every asynchronous operation at once.
+// GPU tests: it runs no kernel code (cuLaunchKernel checks its arguments;
+// only the marked test kernels below take time, wait or write memory).
 //
 // It exports every entry point the binding in internal/cu resolves, under
 // the names the binding prefers (cuMemAlloc_v2, cuStreamDestroy_v2, ...),
-// with the driver's signatures written with plain C types.
+// with the driver's signatures written with plain C types; built with
+// -DFAKECUDA_NO_STREAM_WAIT it lacks the optional cuStreamWaitEvent.
 //
 // With FAKECUDA_ASYNC=1 each stream instead has a worker thread that runs its
 // operations in order as soon as they are enqueued, as a GPU runs streams
@@ -19,7 +20,12 @@
 // many microseconds (in either mode), so a test can keep a stream busy; those
 // of a module whose image contains FAKECUDA_GATE run until the test sets
 // fakecuda_gate to a non-zero value, so a test can tell by order alone
-// whether a call waited for a kernel.
+// whether a call waited for a kernel; those of a module whose image
+// contains FAKECUDA_FILL take (a pointer p, a 64-bit length n, a byte v)
+// and write v over [p, p+n) when their stream runs them, so a test can see
+// whether a copy on another stream came after the kernel.
+// cuStreamWaitEvent really holds its stream until the event's record has
+// run (the recording stream runs up to there, or its worker gets there).
 //
 // Pageable memory. As NVIDIA's "API synchronization behavior" allows, an
 // asynchronous copy between the device and host memory that is neither
@@ -149,6 +155,7 @@ struct fakecuda_state {
 	long long leaked_at_release; // objects still live when their context was released for the last time
 	long long launches;          // successful cuLaunchKernel calls
 	long long pageable_waits;    // asynchronous copies of pageable memory that waited for their stream
+	long long stream_waits;      // successful cuStreamWaitEvent calls
 };
 
 EXPORT struct fakecuda_state fakecuda_state;
@@ -209,31 +216,41 @@ struct obj {
 	int recorded;      // recorded at least once
 	int done;          // the latest record has run
 	long long gen;     // records so far
+	long long ran;     // the number of the latest record that has run
+	struct obj *rec_stream; // the stream of the latest record, when it was enqueued
+	int oprefs;        // operations waiting in streams that refer to the event
+	int gone;          // destroyed: freed when oprefs drops to 0
 	long long t;       // when the latest record ran, on the device's clock (gpu_now)
 	// K_MODULE: the image, and how long its kernels run (FAKECUDA_SLEEP_US);
 	// K_FUNC: its module and name.
 	char *text;
 	long long sleep_ns;
 	int gate; // K_MODULE: its kernels wait for fakecuda_gate (FAKECUDA_GATE)
+	int fill; // K_MODULE: its kernels fill memory (FAKECUDA_FILL)
 	struct obj *mod;
 	char name[128];
 };
 static struct obj *objs[K_COUNT];
 
-// op is an asynchronous copy or event record waiting in a stream.
+// op is an asynchronous copy, event record or wait for an event
+// (cuStreamWaitEvent) waiting in a stream.
 struct op {
 	struct op *next;
 	int is_record;
+	int is_wait;    // a wait: for record number gen of ev, enqueued on stream ws
+	struct obj *ws;
 	char *dst; // a copy
 	const char *src;
 	size_t n;
-	struct obj *ev; // an event record: the event, or NULL once it is destroyed
+	struct obj *ev; // an event record or wait: the event (kept while the op refers to it)
 	long long gen;  // the record's number among the event's records
 	int is_kernel;
 	int fault;      // a kernel: the sticky CUresult it ends with, or 0
 	int dev;        // a kernel: its device
 	long long sleep_ns; // a kernel: how long it runs
 	int gate;           // a kernel: runs until fakecuda_gate is set
+	int fill;           // a kernel: writes byte val over [dst, +n)
+	unsigned char val;
 };
 
 static void poison(int d, int r);
@@ -263,14 +280,31 @@ static long long gpu_now(void) {
 
 static void run(struct op *o) {
 	if (o->is_kernel) {
+		if (o->fill) memset(o->dst, o->val, o->n);
 		if (o->fault != 0) poison(o->dev, o->fault);
+	} else if (o->is_wait) {
+		// nothing: wait_record held the stream until the record ran
 	} else if (!o->is_record) {
 		memmove(o->dst, o->src, o->n);
-	} else if (o->ev != NULL && o->ev->gen == o->gen) {
-		o->ev->t = gpu_now();
-		o->ev->done = 1;
+	} else if (o->ev != NULL) {
+		if (o->gen > o->ev->ran) o->ev->ran = o->gen;
+		if (o->ev->gen == o->gen) {
+			o->ev->t = gpu_now();
+			o->ev->done = 1;
+		}
 	}
 }
+
+// free_op frees an operation taken from a stream, and its event once
+// nothing refers to a destroyed one.
+static void free_op(struct op *o) {
+	struct obj *e = o->ev;
+	if (e != NULL && --e->oprefs == 0 && e->gone) free(e);
+	free(o);
+}
+
+static void wait_record(struct obj *s, struct op *o);
+static struct obj *obj_find(int k, const void *h);
 
 // sleep_unlocked sleeps ns nanoseconds without the lock.
 static void sleep_unlocked(long long ns) {
@@ -300,8 +334,9 @@ static void *worker(void *arg) {
 		s->busy = 1;
 		if (o->sleep_ns > 0) sleep_unlocked(o->sleep_ns);
 		if (o->gate) wait_gate();
+		if (o->is_wait) wait_record(s, o);
 		if (!ctxs[s->dev].sticky) run(o);
-		free(o);
+		free_op(o);
 		s->busy = 0;
 		pthread_cond_broadcast(&cv);
 	}
@@ -337,6 +372,7 @@ static void enqueue(struct obj *s, struct op o) {
 	}
 	*p = o;
 	p->next = NULL;
+	if (p->ev != NULL) p->ev->oprefs++;
 	if (s->tail != NULL) s->tail->next = p;
 	else s->head = p;
 	s->tail = p;
@@ -344,27 +380,48 @@ static void enqueue(struct obj *s, struct op o) {
 }
 
 // flush runs the operations of stream s in order, all of them or until
-// event ev's latest record has run.
-static void flush(struct obj *s, struct obj *ev) {
+// record number gen of event ev has run.
+static void flush(struct obj *s, struct obj *ev, long long gen) {
 	if (s->has_worker) { // wait for the worker instead
-		while ((s->head != NULL || s->busy) && (ev == NULL || !ev->done) && !ctxs[s->dev].sticky) pthread_cond_wait(&cv, &mu);
+		while ((s->head != NULL || s->busy) && (ev == NULL || ev->ran < gen) && !ctxs[s->dev].sticky) pthread_cond_wait(&cv, &mu);
 		return;
 	}
-	while (s->head != NULL && (ev == NULL || !ev->done) && !ctxs[s->dev].sticky) {
+	while (s->head != NULL && (ev == NULL || ev->ran < gen) && !ctxs[s->dev].sticky) {
 		struct op *o = s->head;
 		s->head = o->next;
 		if (s->head == NULL) s->tail = NULL;
 		if (o->sleep_ns > 0) sleep_unlocked(o->sleep_ns);
 		if (o->gate) wait_gate();
+		if (o->is_wait) wait_record(s, o);
 		if (!ctxs[s->dev].sticky || o->fault) run(o);
-		free(o);
+		free_op(o);
+	}
+}
+
+// wait_record holds wait o of stream s (NULL: the legacy stream) until
+// the record it waits for has run, as a GPU holds a stream at
+// cuStreamWaitEvent: it runs the recording stream up to there, or waits
+// for that stream's worker. It gives up when a sticky error has dropped
+// the record, the recording stream is gone without running it, or s's
+// worker is stopping. Called under the lock.
+static void wait_record(struct obj *s, struct op *o) {
+	struct obj *e = o->ev;
+	while (e->ran < o->gen && !ctxs[e->dev].sticky && (s == NULL || (!ctxs[s->dev].sticky && !s->stop))) {
+		struct obj *rs = obj_find(K_STREAM, o->ws);
+		if (rs == NULL) return;
+		if (rs->has_worker) {
+			pthread_cond_wait(&cv, &mu);
+			continue;
+		}
+		flush(rs, e, o->gen);
+		return;
 	}
 }
 
 // flush_dev runs everything pending on device d.
 static void flush_dev(int d) {
 	for (struct obj *s = objs[K_STREAM]; s != NULL; s = s->next)
-		if (s->dev == d) flush(s, NULL);
+		if (s->dev == d) flush(s, NULL, 0);
 }
 
 // is_sticky reports whether r is one of the results NVIDIA documents as
@@ -379,7 +436,7 @@ static void drop_ops(struct obj *s) {
 	while (s->head != NULL) {
 		struct op *o = s->head;
 		s->head = o->next;
-		free(o);
+		free_op(o);
 	}
 	s->tail = NULL;
 }
@@ -391,13 +448,6 @@ static void poison(int d, int r) {
 	for (struct obj *s = objs[K_STREAM]; s != NULL; s = s->next)
 		if (s->dev == d) drop_ops(s);
 	pthread_cond_broadcast(&cv);
-}
-
-// forget_event drops event e from the records waiting in streams.
-static void forget_event(struct obj *e) {
-	for (struct obj *s = objs[K_STREAM]; s != NULL; s = s->next)
-		for (struct op *o = s->head; o != NULL; o = o->next)
-			if (o->ev == e) o->ev = NULL;
 }
 
 // Faults.
@@ -530,7 +580,7 @@ static void obj_add(struct obj *o) {
 	objs[o->kind] = o;
 }
 
-static struct obj *obj_find(enum kind k, const void *h) {
+static struct obj *obj_find(int k, const void *h) {
 	for (struct obj *o = objs[k]; o != NULL; o = o->next)
 		if (o == h) return o;
 	return NULL;
@@ -597,7 +647,13 @@ static void free_obj(struct obj *o) {
 		break;
 	case K_REG: ADD(host_regs, -1); break;
 	case K_STREAM: ADD(streams, -1); break;
-	case K_EVENT: ADD(events, -1); break;
+	case K_EVENT:
+		ADD(events, -1);
+		if (o->oprefs > 0) { // a record or wait still waits in a stream: free it after
+			o->gone = 1;
+			return;
+		}
+		break;
 	case K_MODULE:
 		ADD(modules, -1);
 		free(o->text);
@@ -1021,7 +1077,7 @@ static CUresult copy(const char *fn, void *dst, const void *src, size_t n, const
 		return E_INVALID_VALUE;
 	}
 	if (n > 0 && so != NULL && host != NULL && !page_locked(host, n)) {
-		flush(so, NULL);
+		flush(so, NULL, 0);
 		if (current->sticky) return current->sticky;
 		ADD(pageable_waits, 1);
 		memmove(dst, src, n);
@@ -1128,7 +1184,7 @@ EXPORT CUresult cuStreamDestroy_v2(void *s) {
 	BEGIN_CTX("cuStreamDestroy_v2");
 	struct obj *o = handle("cuStreamDestroy_v2", K_STREAM, s, cur);
 	if (o == NULL) RETURN(E_INVALID_HANDLE);
-	flush(o, NULL); // the driver finishes the stream's work first
+	flush(o, NULL, 0); // the driver finishes the stream's work first
 	if (current->sticky) RETURN(current->sticky);
 	obj_remove(o);
 	stop_worker(o);
@@ -1140,7 +1196,7 @@ EXPORT CUresult cuStreamSynchronize(void *s) {
 	BEGIN_CTX("cuStreamSynchronize");
 	struct obj *so;
 	if (!stream_of("cuStreamSynchronize", s, cur, &so)) RETURN(E_INVALID_HANDLE);
-	if (so != NULL) flush(so, NULL);
+	if (so != NULL) flush(so, NULL, 0);
 	else flush_dev(cur); // the legacy stream waits for the blocking streams; all, here
 	RETURN(current->sticky);
 }
@@ -1173,11 +1229,40 @@ EXPORT CUresult cuEventRecord(void *e, void *s) {
 	o->recorded = 1;
 	o->done = 0;
 	o->gen++;
+	o->rec_stream = so;
 	struct op rec = {.is_record = 1, .ev = o, .gen = o->gen};
 	if (so != NULL && !so->has_worker && so->head == NULL) run(&rec); // an idle stream passes a record at once
 	else enqueue(so, rec);
 	RETURN(OK);
 }
+
+// cuStreamWaitEvent holds the work enqueued on the stream after the call
+// until the work before the event's latest record at the call has run (a
+// later record of the event does not move it), without the caller
+// waiting; with FAKECUDA_ASYNC the stream's worker waits there. The event
+// may be another device's, as the driver allows. An event never recorded,
+// or whose record has run, needs no wait. Built with
+// -DFAKECUDA_NO_STREAM_WAIT the library lacks the entry point, as a driver
+// may lack an optional one.
+#ifndef FAKECUDA_NO_STREAM_WAIT
+EXPORT CUresult cuStreamWaitEvent(void *s, void *e, unsigned flags) {
+	BEGIN_CTX("cuStreamWaitEvent");
+	struct obj *so;
+	if (!stream_of("cuStreamWaitEvent", s, cur, &so)) RETURN(E_INVALID_HANDLE);
+	struct obj *eo = obj_find(K_EVENT, e);
+	if (eo == NULL) {
+		misuse("cuStreamWaitEvent", "%p is not a live event", e);
+		RETURN(E_INVALID_HANDLE);
+	}
+	if (flags > 1) RETURN(E_INVALID_VALUE); // CU_EVENT_WAIT_DEFAULT or _EXTERNAL
+	ADD(stream_waits, 1);
+	if (eo->ran >= eo->gen) RETURN(OK);
+	struct op w = {.is_wait = 1, .ev = eo, .gen = eo->gen, .ws = eo->rec_stream};
+	if (so == NULL || at_once) wait_record(NULL, &w); // the legacy stream runs at the call
+	else enqueue(so, w);
+	RETURN(current->sticky);
+}
+#endif
 
 EXPORT CUresult cuEventSynchronize(void *e) {
 	BEGIN_CTX("cuEventSynchronize");
@@ -1187,7 +1272,7 @@ EXPORT CUresult cuEventSynchronize(void *e) {
 		while (o->recorded && !o->done && !current->sticky) pthread_cond_wait(&cv, &mu);
 		RETURN(current->sticky);
 	}
-	for (struct obj *s = objs[K_STREAM]; s != NULL && o->recorded && !o->done; s = s->next) flush(s, o);
+	for (struct obj *s = objs[K_STREAM]; s != NULL && o->recorded && !o->done; s = s->next) flush(s, o, o->gen);
 	RETURN(current->sticky);
 }
 
@@ -1221,7 +1306,6 @@ EXPORT CUresult cuEventDestroy_v2(void *e) {
 	BEGIN_CTX("cuEventDestroy_v2");
 	struct obj *o = handle("cuEventDestroy_v2", K_EVENT, e, cur);
 	if (o == NULL) RETURN(E_INVALID_HANDLE);
-	forget_event(o);
 	obj_remove(o);
 	free_obj(o);
 	RETURN(OK);
@@ -1282,6 +1366,7 @@ EXPORT CUresult cuModuleLoadDataEx(void **m, const void *image, unsigned nopt, i
 	const char *sl = strstr(text, "FAKECUDA_SLEEP_US");
 	if (sl != NULL) o->sleep_ns = strtoll(sl + 17, NULL, 10) * 1000;
 	o->gate = strstr(text, "FAKECUDA_GATE") != NULL;
+	o->fill = strstr(text, "FAKECUDA_FILL") != NULL;
 	const char *fault = strstr(text, "FAKECUDA_FAULT");
 	if (fault != NULL) {
 		o->flags = (unsigned)strtol(fault + 14, NULL, 10);
@@ -1363,9 +1448,18 @@ EXPORT CUresult cuLaunchKernel(void *f, unsigned gx, unsigned gy, unsigned gz, u
 		misuse("cuLaunchKernel", "grid %ux%ux%u, block %ux%ux%u, shared %u, extra %p out of the device's limits", gx, gy, gz, bx, by, bz, shmem, (void *)extra);
 		RETURN(E_INVALID_VALUE);
 	}
-	(void)params;
+	struct op k = {.is_kernel = 1, .fault = (int)fo->mod->flags, .dev = cur, .sleep_ns = fo->mod->sleep_ns + kernel_ns, .gate = fo->mod->gate};
+	if (fo->mod->fill) { // (p, n, v): three 64-bit slots, as the binding passes them
+		if (params == NULL || params[0] == NULL || params[1] == NULL || params[2] == NULL) {
+			misuse("cuLaunchKernel", "a FAKECUDA_FILL kernel takes a pointer, a length and a byte");
+			RETURN(E_INVALID_VALUE);
+		}
+		k.n = (size_t)*(uint64_t *)params[1];
+		k.val = (unsigned char)*(uint64_t *)params[2];
+		if ((k.dst = devrange("cuLaunchKernel", *(CUdeviceptr *)params[0], k.n)) == NULL) RETURN(E_INVALID_VALUE);
+		k.fill = 1;
+	}
 	ADD(launches, 1);
-	if (fo->mod->flags != 0 || fo->mod->sleep_ns != 0 || fo->mod->gate || kernel_ns != 0)
-		enqueue(so, (struct op){.is_kernel = 1, .fault = (int)fo->mod->flags, .dev = cur, .sleep_ns = fo->mod->sleep_ns + kernel_ns, .gate = fo->mod->gate});
+	if (k.fault != 0 || k.sleep_ns != 0 || k.gate || k.fill) enqueue(so, k);
 	RETURN(OK);
 }
