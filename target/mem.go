@@ -12,6 +12,7 @@ import (
 	"github.com/gompt/gompt/device"
 	"github.com/gompt/gompt/device/host"
 	"github.com/gompt/gompt/internal/callsite"
+	"github.com/gompt/gompt/internal/omptrt"
 	"github.com/gompt/gompt/mapping"
 	"github.com/gompt/gompt/ompt"
 )
@@ -173,7 +174,7 @@ func AllocMem(size int, dev int) (DevicePtr, error) {
 	if size <= 0 {
 		return 0, fmt.Errorf("target: alloc of %d bytes: size must be positive", size)
 	}
-	r := ompt.RoutineBegin(pc)
+	r := omptrt.RoutineBegin(pc)
 	defer r.End()
 	if d == nil {
 		if limit := initialAllocMax(); uint64(size) > limit {
@@ -222,7 +223,7 @@ func FreeMem(p DevicePtr, dev int) error {
 		}
 		defer rt.endRoutine()
 	}
-	r := ompt.RoutineBegin(pc)
+	r := omptrt.RoutineBegin(pc)
 	defer r.End()
 	if d == nil {
 		r.DataOpBegin(ompt.DataOpDelete, uintptr(p), ompt.InitialDevice, 0, ompt.InitialDevice, 0)
@@ -380,7 +381,7 @@ func Memset(dst Loc, value byte, n int) error {
 	if n > de.avail {
 		return fmt.Errorf("target: memset of %d bytes at %v: out of bounds, only %d bytes there", n, &de, de.avail)
 	}
-	r := ompt.RoutineBegin(pc)
+	r := omptrt.RoutineBegin(pc)
 	defer r.End()
 	r.DataOpBegin(ompt.DataOpMemset, 0, ompt.InitialDevice, de.address(0), de.num, uint64(n))
 	t0, tr := traceStart(r, de.d)
@@ -483,7 +484,7 @@ func (e *end) address(off int) uintptr {
 // has checked, as one device memory routine called at pc: one data op per
 // row.
 func copyRows(pc uintptr, de, se *end, r *rows) error {
-	rt := ompt.RoutineBegin(pc)
+	rt := omptrt.RoutineBegin(pc)
 	defer rt.End()
 	if rt != nil {
 		return copyTraced(rt, de, se, r)
@@ -492,7 +493,7 @@ func copyRows(pc uintptr, de, se *end, r *rows) error {
 }
 
 // copyTraced copies row by row, each a data op for the tools.
-func copyTraced(r *ompt.Target, de, se *end, rs *rows) error {
+func copyTraced(r *omptrt.Target, de, se *end, rs *rows) error {
 	op := ompt.DataOpTransferFromDevice // device to host, and device to device
 	if se.d == nil {
 		op = ompt.DataOpTransferToDevice
@@ -818,7 +819,7 @@ func Associate[T any](s []T, p DevicePtr, devOffset int, dev int) error {
 		return err
 	}
 	q := p + DevicePtr(devOffset)
-	r := ompt.RoutineBegin(pc)
+	r := omptrt.RoutineBegin(pc)
 	defer r.End()
 	r.DataOpBegin(ompt.DataOpAssociate, addr(b), ompt.InitialDevice, uintptr(q), d.num, uint64(len(b)))
 	t0, tr := traceStart(r, d)
@@ -864,7 +865,7 @@ func Disassociate[T any](s []T, dev int) error {
 	}
 	b := device.Bytes(s)
 	p, _ := d.table.Translate(b)
-	r := ompt.RoutineBegin(pc)
+	r := omptrt.RoutineBegin(pc)
 	defer r.End()
 	r.DataOpBegin(ompt.DataOpDisassociate, addr(b), ompt.InitialDevice, uintptr(p), d.num, 0)
 	t0, tr := traceStart(r, d)

@@ -10,6 +10,7 @@ import (
 	"github.com/gompt/gompt/device/host"
 	"github.com/gompt/gompt/internal/callsite"
 	"github.com/gompt/gompt/internal/hostexec"
+	"github.com/gompt/gompt/internal/omptrt"
 	"github.com/gompt/gompt/mapping"
 	"github.com/gompt/gompt/ompt"
 )
@@ -26,8 +27,8 @@ type construct struct {
 	args  []device.Arg
 	hargs device.HostArgs
 
-	t     *ompt.Target // the construct's tools scope; nil with no tool
-	async bool         // a nowait construct: data ops use the async kinds
+	t     *omptrt.Target // the construct's tools scope; nil with no tool
+	async bool           // a nowait construct: data ops use the async kinds
 
 	trace  bool            // the device is traced: operations make records
 	prof   device.Profiler // q's own timing, if it has it
@@ -48,7 +49,7 @@ type construct struct {
 var initialScratch = sync.Pool{New: func() any { return new(construct) }}
 
 // begin takes a construct of d for the tools scope t.
-func begin(d *dev, t *ompt.Target, async bool) (*construct, error) {
+func begin(d *dev, t *omptrt.Target, async bool) (*construct, error) {
 	c, err := d.take()
 	if err != nil {
 		return nil, err
@@ -416,7 +417,7 @@ func Target(r Region) error {
 	if err != nil {
 		return err
 	}
-	t := ompt.TargetBegin(ompt.KindTarget, n, pc)
+	t := omptrt.TargetBegin(ompt.KindTarget, n, pc)
 	reportDeps(t, deps)
 	err = runDeps(deps, func(tk *Task) error { return runTarget(&r, d, f, t, false, tk) })
 	t.End()
@@ -449,7 +450,7 @@ func TargetNowait(r Region) *Task {
 	if err != nil {
 		return failed(err)
 	}
-	t := ompt.TargetBegin(ompt.KindTargetNowait, n, pc)
+	t := omptrt.TargetBegin(ompt.KindTargetNowait, n, pc)
 	reportDeps(t, deps)
 	return spawnDeps(deps, func(tk *Task) error {
 		err := runTarget(&r, d, f, t, true, tk)
@@ -481,7 +482,7 @@ func prepare(r *Region) (n int, d *dev, f device.Function, err error) {
 // predecessors' failures are its own, their device work is waited for
 // by its device operations, and once its own work is enqueued its
 // dependents are released.
-func runTarget(r *Region, d *dev, f device.Function, t *ompt.Target, async bool, tk *Task) error {
+func runTarget(r *Region, d *dev, f device.Function, t *omptrt.Target, async bool, tk *Task) error {
 	if d == nil {
 		if err := tk.waitHost(); err != nil {
 			return err
@@ -507,7 +508,7 @@ func runTarget(r *Region, d *dev, f device.Function, t *ompt.Target, async bool,
 // entry point, which is marked go:noinline so its frame is its own.
 func toolsOn() bool {
 	state()
-	return ompt.Enabled()
+	return omptrt.Enabled()
 }
 
 // checkRegion validates r for device d (nil for the initial device)
@@ -856,7 +857,7 @@ func grow[T any](s []T, n int) []T {
 // empty and overlapping items). The slices passed to the kernel are not
 // items: everything is present on the initial device, as a slice entered
 // beforehand is on an offload device.
-func runInitial(reg *Region, t *ompt.Target) error {
+func runInitial(reg *Region, t *omptrt.Target) error {
 	f := reg.Kernel.Host()
 	if f == nil {
 		return fmt.Errorf("target: kernel %s has no Go image, so it cannot run on the initial device", reg.Kernel.Name)

@@ -4,6 +4,7 @@ import (
 	"sync"
 
 	"github.com/gompt/gompt/device"
+	"github.com/gompt/gompt/internal/omptrt"
 	"github.com/gompt/gompt/ompt"
 )
 
@@ -16,7 +17,7 @@ import (
 
 // pending is one traced operation waiting for its times.
 type pending struct {
-	op         ompt.TracedOp
+	op         omptrt.TracedOp
 	begin, end int64          // known times (synchronous operations)
 	tm         device.Timing  // the queue's own timing (device.Profiler)
 	ev0, ev1   device.Event   // brackets, for queues without a Profiler
@@ -110,7 +111,7 @@ func (c *construct) flushRecords() {
 
 // recordTiming records op with the times and native record of the
 // queue's timing tm; k is the kernel of a launch, nil otherwise.
-func recordTiming(op *ompt.TracedOp, tm device.Timing, flag uint32, k *device.Kernel) {
+func recordTiming(op *omptrt.TracedOp, tm device.Timing, flag uint32, k *device.Kernel) {
 	begin, end, native, _ := tm.Times()
 	if native.Kind == device.NativeNone || !op.WantsNative(flag) {
 		op.Record(begin, end, uint32(native.Teams), nil)
@@ -166,7 +167,7 @@ func kernelTypeName(typ string, k *device.Kernel) string {
 
 // recordNative writes a record with the plugin's native record attached;
 // a launch's native type names its kernel k.
-func recordNative(op *ompt.TracedOp, begin, end int64, flag uint32, n *device.Native, k *device.Kernel) {
+func recordNative(op *omptrt.TracedOp, begin, end int64, flag uint32, n *device.Native, k *device.Kernel) {
 	typ := n.Type
 	if k != nil && k.Name != "" {
 		typ = kernelTypeName(typ, k)
@@ -207,8 +208,8 @@ func (o omptDevice) NativeFlags() uint32 {
 
 // traceStart reports whether routine r's operation on d is traced and, if
 // so, reads d's clock for its begin.
-func traceStart(r *ompt.Target, d *dev) (int64, bool) {
-	if r == nil || d == nil || !ompt.Tracing(d.num) {
+func traceStart(r *omptrt.Target, d *dev) (int64, bool) {
+	if r == nil || d == nil || !omptrt.Tracing(d.num) {
 		return 0, false
 	}
 	t, _ := d.d.Now()
@@ -217,7 +218,7 @@ func traceStart(r *ompt.Target, d *dev) (int64, bool) {
 
 // routineRecord records a device memory routine's data op on device num
 // (the record's device) with times read there around the operation.
-func routineRecord(r *ompt.Target, d *dev, begin int64) {
+func routineRecord(r *omptrt.Target, d *dev, begin int64) {
 	if r == nil || d == nil {
 		return
 	}

@@ -16,13 +16,13 @@ import (
 	"sync"
 	"unsafe"
 
-	"github.com/gompt/gompt/ompt"
+	"github.com/gompt/gompt/internal/omptrt"
 )
 
 // Available reports whether this build can load C tools (cgo is on).
 const Available = true
 
-func init() { ompt.RegisterFinder(FinderName, find) }
+func init() { omptrt.RegisterFinder(FinderName, find) }
 
 var (
 	rvOnce sync.Once
@@ -33,7 +33,7 @@ var (
 // in order; the first ompt_start_tool that returns non-NULL is the tool.
 // Its OMP_TOOL_VERBOSE_INIT lines are LLVM's libomp's (ompt-general.cpp),
 // line for line, so scripts that grep libomp's log read gompt's the same.
-func find(ompVersion int, runtimeVersion string, log func(string)) []ompt.Found {
+func find(ompVersion int, runtimeVersion string, log func(string)) []omptrt.Found {
 	rvOnce.Do(func() { rvC = C.CString(runtimeVersion) })
 
 	sym := C.CString("ompt_start_tool")
@@ -51,7 +51,7 @@ func find(ompVersion int, runtimeVersion string, log func(string)) []ompt.Found 
 		if res := C.gompt_cabi_call_start(p, C.uint(ompVersion), rvC); res != nil {
 			log(searching + "Success.")
 			log("Tool was started and is using the OMPT interface.")
-			return []ompt.Found{newTool(where, res)}
+			return []omptrt.Found{newTool(where, res)}
 		}
 	}
 	log(searching + "Failed.")
@@ -68,7 +68,7 @@ func find(ompVersion int, runtimeVersion string, log func(string)) []ompt.Found 
 			continue
 		}
 		if f := tryLibrary(name, sym, ompVersion, log); f != nil {
-			return []ompt.Found{*f}
+			return []omptrt.Found{*f}
 		}
 	}
 	// The one bad-setting warning of the C search: the program asked for
@@ -93,7 +93,7 @@ func addressSpaceStart(sym *C.char) unsafe.Pointer {
 
 // tryLibrary opens one OMP_TOOL_LIBRARIES entry and calls its
 // ompt_start_tool. A library that provides no tool is closed again.
-func tryLibrary(name string, sym *C.char, ompVersion int, log func(string)) *ompt.Found {
+func tryLibrary(name string, sym *C.char, ompVersion int, log func(string)) *omptrt.Found {
 	cname := C.CString(name)
 	defer C.free(unsafe.Pointer(cname))
 	var cerr *C.char

@@ -46,7 +46,7 @@
 // The file is created when the runtime starts (a path that cannot be
 // created gives a one-line warning on standard error, and the tool stays
 // off) and holds a placeholder until the tool's finalizer, which
-// ompt.Finalize calls after every device is finalized and its last
+// omptrt.Finalize calls after every device is finalized and its last
 // buffers delivered, writes the trace. Nothing here panics into the
 // program: errors are one-line warnings prefixed "gompt: GOMPT_TRACE".
 package timeline
@@ -58,6 +58,7 @@ import (
 	"strings"
 	"sync"
 
+	"github.com/gompt/gompt/internal/omptrt"
 	"github.com/gompt/gompt/ompt"
 )
 
@@ -392,7 +393,7 @@ func (t *tool) warnOnceLocked(key, format string, args ...any) {
 	}
 }
 
-// finalize writes the trace. ompt.Finalize calls it after every device
+// finalize writes the trace. omptrt.Finalize calls it after every device
 // is finalized, so every record has been delivered.
 func (t *tool) finalize(*ompt.Data) {
 	t.mu.Lock()
@@ -412,7 +413,7 @@ func (t *tool) finalize(*ompt.Data) {
 	}
 	var lostAll uint64
 	for _, di := range t.devOrder {
-		if _, lost := ompt.TraceStats(di.num); lost > 0 {
+		if _, lost := omptrt.TraceStats(di.num); lost > 0 {
 			other[fmt.Sprintf("device_%d_lost_records", di.num)] = lost
 			lostAll += lost
 		}

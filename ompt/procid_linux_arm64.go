@@ -1,6 +1,0 @@
-package ompt
-
-const (
-	sysGetcpu = 168 // getcpu on linux/arm64
-	sysGettid = 178 // gettid on linux/arm64
-)
