@@ -1,9 +1,10 @@
 package omptrt
 
 import (
-	"github.com/gompt/gompt/ompt"
 	"math"
 	"testing"
+
+	"github.com/gompt/gompt/ompt"
 )
 
 // driftClock is a synthetic device clock driven by a fake host clock:

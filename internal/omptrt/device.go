@@ -1,13 +1,13 @@
 package omptrt
 
 import (
-	"github.com/gompt/gompt/internal/omptrt/link"
-	"github.com/gompt/gompt/ompt"
-
 	"fmt"
 	"math"
 	"sort"
 	"sync"
+
+	"github.com/gompt/gompt/internal/omptrt/link"
+	"github.com/gompt/gompt/ompt"
 )
 
 // Device is what the runtime gives the tools interface about one offload

@@ -1,11 +1,12 @@
 package omptrt
 
 import (
-	"github.com/gompt/gompt/ompt"
 	"math"
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/gompt/gompt/ompt"
 )
 
 func TestDeviceEventRules(t *testing.T) {

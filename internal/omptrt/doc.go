@@ -10,8 +10,12 @@
 // host entry points), device.go (device events and device entry points),
 // clock.go (the clock fit), target.go (construct scopes and dispatch),
 // threads.go, goroutine_*.go, tid_*.go, procid_*.go (OpenMP threads over
-// goroutines), trace*.go (device tracing), native.go (native record type
-// names).
+// goroutines), and device tracing: trace.go (a device's tracer and the
+// table of tracing devices), trace_ring.go (the ring's entry encoding),
+// trace_stage.go (a construct's staged records), trace_op.go (TracedOp:
+// an operation's record), trace_deliver.go (the delivery goroutine),
+// trace_live.go (the buffers being filled), trace_entry.go (the tracing
+// entry points), native.go (native record type names).
 //
 // # Which construct: ompt_get_target_info without thread-local storage
 //

@@ -1,11 +1,11 @@
 package omptrt
 
 import (
-	"github.com/gompt/gompt/internal/omptrt/link"
-	"github.com/gompt/gompt/ompt"
-
 	"reflect"
 	"runtime"
+
+	"github.com/gompt/gompt/internal/omptrt/link"
+	"github.com/gompt/gompt/ompt"
 )
 
 // states gompt employs, in enumeration order.

@@ -1,12 +1,12 @@
 package omptrt
 
 import (
-	"github.com/gompt/gompt/internal/omptrt/link"
-
-	"github.com/gompt/gompt/ompt"
 	"reflect"
 	"runtime"
 	"testing"
+
+	"github.com/gompt/gompt/internal/omptrt/link"
+	"github.com/gompt/gompt/ompt"
 )
 
 func TestLookupNames(t *testing.T) {

@@ -1,15 +1,15 @@
 package omptrt
 
 import (
-	"github.com/gompt/gompt/internal/omptrt/link"
-
 	"bytes"
 	"fmt"
-	"github.com/gompt/gompt/ompt"
 	"strings"
 	"sync"
 	"testing"
 	"time"
+
+	"github.com/gompt/gompt/internal/omptrt/link"
+	"github.com/gompt/gompt/ompt"
 )
 
 // reset puts the package back to its state at program start, with env as

@@ -2,13 +2,13 @@ package omptrt
 
 import (
 	"fmt"
-	"github.com/gompt/gompt/ompt"
 	"strings"
 	"sync"
 	"testing"
 	"unsafe"
 
 	"github.com/gompt/gompt/internal/omptrt/toolslot"
+	"github.com/gompt/gompt/ompt"
 )
 
 // slotTool registers target_emi: at each begin it checks that the

@@ -1,10 +1,7 @@
 package omptrt
 
 import (
-	"github.com/gompt/gompt/internal/omptrt/link"
-
 	"fmt"
-	"github.com/gompt/gompt/ompt"
 	"io"
 	"os"
 	"runtime"
@@ -12,6 +9,9 @@ import (
 	"strings"
 	"sync"
 	"sync/atomic"
+
+	"github.com/gompt/gompt/internal/omptrt/link"
+	"github.com/gompt/gompt/ompt"
 )
 
 // Runtime is what the offload runtime (package target) tells the tools

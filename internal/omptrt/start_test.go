@@ -1,13 +1,14 @@
 package omptrt
 
 import (
-	"github.com/gompt/gompt/ompt"
 	"os"
 	"path/filepath"
 	"regexp"
 	"runtime"
 	"strings"
 	"testing"
+
+	"github.com/gompt/gompt/ompt"
 )
 
 func TestToolVarDisabled(t *testing.T) {

@@ -1,7 +1,6 @@
 package omptrt
 
 import (
-	"github.com/gompt/gompt/ompt"
 	"runtime"
 	"sync"
 	"sync/atomic"
@@ -9,6 +8,7 @@ import (
 	"unsafe"
 
 	"github.com/gompt/gompt/internal/omptrt/toolslot"
+	"github.com/gompt/gompt/ompt"
 )
 
 // ids is the one id space of the process: target ids, host op ids,

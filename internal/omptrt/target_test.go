@@ -2,10 +2,11 @@ package omptrt
 
 import (
 	"fmt"
-	"github.com/gompt/gompt/ompt"
 	"regexp"
 	"sync"
 	"testing"
+
+	"github.com/gompt/gompt/ompt"
 )
 
 // withTool starts the interface with r as the only tool, one device

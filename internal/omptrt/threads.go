@@ -1,13 +1,13 @@
 package omptrt
 
 import (
-	"github.com/gompt/gompt/ompt"
 	"runtime"
 	"sync"
 	"sync/atomic"
 	"unsafe"
 
 	"github.com/gompt/gompt/internal/omptrt/toolslot"
+	"github.com/gompt/gompt/ompt"
 )
 
 // OpenMP threads. Each OS thread on which gompt dispatches an event is an

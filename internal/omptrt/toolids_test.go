@@ -2,9 +2,10 @@ package omptrt
 
 import (
 	"fmt"
-	"github.com/gompt/gompt/ompt"
 	"sync"
 	"testing"
+
+	"github.com/gompt/gompt/ompt"
 )
 
 // idTool is a tool that traces one device and keeps, for each event, the

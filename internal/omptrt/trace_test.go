@@ -2,7 +2,6 @@ package omptrt
 
 import (
 	"fmt"
-	"github.com/gompt/gompt/ompt"
 	"os"
 	"runtime"
 	"strings"
@@ -11,6 +10,8 @@ import (
 	"testing"
 	"time"
 	"unsafe"
+
+	"github.com/gompt/gompt/ompt"
 )
 
 // tickDevice is a fake device clock: every read advances it by 1000 ns,
