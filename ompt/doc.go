@@ -213,7 +213,9 @@
 // Buffers are []byte (the C face passes C memory as the same bytes);
 // cursors are byte offsets. Records are ompt_record_ompt_t byte for byte
 // (RecordOMPT, 104 bytes, body at 32); native records follow a 48-byte
-// header. Each device has a queue of packed records (128 KiB, growing to
+// header, each a value of its plugin's record type, defined once in
+// package device (device.HostRecord, device.OpenCLRecord,
+// device.CUDARecord). Each device has a queue of packed records (128 KiB, growing to
 // 4 MiB while delivery falls behind: some 2048 to 65536 operations) and
 // one delivery goroutine: the application only queues (a construct
 // queues its records together when it ends); buffer_request and

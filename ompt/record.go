@@ -181,52 +181,6 @@ type RecordAbstract struct {
 	HWID      uint64
 }
 
-// NativeInfo is what the runtime attaches to an operation's trace record
-// when the plugin has a native record for it (TracedOp.Record). Data is
-// the plugin's native record (at most NativeMax bytes, copied; it may
-// live on the caller's stack), in the Go type documented for its plugin
-// (HostNative, OpenCLNative, CUDANative) and made with NativeBytes. The
-// record is written only if the tool enabled Flag with
-// ompt_set_trace_native and the device can honour it (NativeDevice).
-type NativeInfo struct {
-	Flag       uint32      // one Native* monitoring flag this record belongs to
-	Class      NativeClass // NativeRecordEvent for timed work, NativeRecordInfo otherwise
-	Type       string      // short constant name, e.g. "host copy in"; at most 255 distinct names per process
-	HWID       uint64      // where on the device it ran (queue, stream, compute unit); 0 if none
-	Start, End uint64      // device ns; 0 if unknown
-	Data       []byte      // the native record; len <= NativeMax
-}
-
-// HostNative is the native record of the host offload device: the
-// interval, on the host device's clock (Device.Now, ns), during which the
-// operation ran, and the queue that ran it.
-type HostNative struct {
-	Start, End int64
-	Queue      uint64 // the queue's number on its device (1, 2, ...)
-}
-
-// OpenCLNative is the native record of the OpenCL plugin: the four
-// CL_PROFILING_COMMAND_* counters of the operation's event (device ns,
-// as clGetEventProfilingInfo reports them).
-type OpenCLNative struct {
-	Queued, Submit, Start, End uint64
-}
-
-// CUDANative is the native record of the CUDA plugin: the operation's
-// interval from the CUDA events around it (device ns on the plugin's
-// clock), and the stream and context it ran on (CUstream, CUcontext
-// values, as identifiers only).
-type CUDANative struct {
-	Start, End      uint64
-	Stream, Context uint64
-}
-
-// NativeBytes returns the bytes of a native record value, for
-// NativeInfo.Data; the result aliases *v (no copy, no allocation).
-func NativeBytes[T HostNative | OpenCLNative | CUDANative](v *T) []byte {
-	return unsafe.Slice((*byte)(unsafe.Pointer(v)), unsafe.Sizeof(*v))
-}
-
 // RecordAt returns the OMPT record at cursor in buffer, or nil if there is
 // none (out of range, misaligned, or another kind of entry). It is what
 // ompt_get_record_ompt returns, for Go tools that hold the buffer.

@@ -186,12 +186,10 @@ func AllocMem(size int, dev int) (DevicePtr, error) {
 		return p, nil
 	}
 	r.DataOpBegin(ompt.DataOpAlloc, 0, ompt.InitialDevice, 0, n, uint64(size))
-	t0, tr := traceStart(r, d)
+	t0 := r.TraceNow()
 	b, err := d.d.Alloc(size)
 	r.DataOpEnd(uintptr(b.Ptr))
-	if tr {
-		routineRecord(r, d, t0)
-	}
+	r.TraceDone(t0)
 	if err != nil {
 		return 0, err
 	}
@@ -250,12 +248,10 @@ func FreeMem(p DevicePtr, dev int) error {
 	delete(d.allocs, p)
 	d.amu.Unlock()
 	r.DataOpBegin(ompt.DataOpDelete, uintptr(p), n, 0, ompt.InitialDevice, 0)
-	t0, tr := traceStart(r, d)
+	t0 := r.TraceNow()
 	err = d.d.Free(p)
 	r.DataOpEnd(0)
-	if tr {
-		routineRecord(r, d, t0)
-	}
+	r.TraceDone(t0)
 	return err
 }
 
@@ -384,7 +380,7 @@ func Memset(dst Loc, value byte, n int) error {
 	r := omptrt.RoutineBegin(pc)
 	defer r.End()
 	r.DataOpBegin(ompt.DataOpMemset, 0, ompt.InitialDevice, de.address(0), de.num, uint64(n))
-	t0, tr := traceStart(r, de.d)
+	t0 := r.TraceNow()
 	if de.d == nil {
 		b := de.host[:n]
 		for i := range b {
@@ -401,9 +397,7 @@ func Memset(dst Loc, value byte, n int) error {
 		err = withQueue(de.d, func(q device.Queue) error { return q.CopyIn(de.p, b) })
 	}
 	r.DataOpEnd(de.address(0))
-	if tr {
-		routineRecord(r, de.d, t0)
-	}
+	r.TraceDone(t0)
 	return err
 }
 
@@ -504,13 +498,11 @@ func copyTraced(r *omptrt.Target, de, se *end, rs *rows) error {
 	}
 	return rs.each(func(s seg) error {
 		r.DataOpBegin(op, se.address(s.src), se.num, de.address(s.dst), de.num, uint64(s.n))
-		t0, tr := traceStart(r, rd)
+		t0 := r.TraceNow()
 		one := rows{n: s.n, count: [2]int{1, 1}, dst: rowSide{base: s.dst}, src: rowSide{base: s.src}}
 		err := copyPlain(de, se, &one)
 		r.DataOpEnd(de.address(s.dst))
-		if tr {
-			routineRecord(r, rd, t0)
-		}
+		r.TraceDone(t0)
 		return err
 	})
 }
@@ -822,7 +814,7 @@ func Associate[T any](s []T, p DevicePtr, devOffset int, dev int) error {
 	r := omptrt.RoutineBegin(pc)
 	defer r.End()
 	r.DataOpBegin(ompt.DataOpAssociate, addr(b), ompt.InitialDevice, uintptr(q), d.num, uint64(len(b)))
-	t0, tr := traceStart(r, d)
+	t0 := r.TraceNow()
 	// Checked again with the table change under d.amu, so a FreeMem
 	// meanwhile cannot leave the association pointing at freed memory.
 	d.amu.Lock()
@@ -838,9 +830,7 @@ func Associate[T any](s []T, p DevicePtr, devOffset int, dev int) error {
 	}
 	d.amu.Unlock()
 	r.DataOpEnd(uintptr(q))
-	if tr {
-		routineRecord(r, d, t0)
-	}
+	r.TraceDone(t0)
 	return err
 }
 
@@ -868,7 +858,7 @@ func Disassociate[T any](s []T, dev int) error {
 	r := omptrt.RoutineBegin(pc)
 	defer r.End()
 	r.DataOpBegin(ompt.DataOpDisassociate, addr(b), ompt.InitialDevice, uintptr(p), d.num, 0)
-	t0, tr := traceStart(r, d)
+	t0 := r.TraceNow()
 	d.amu.Lock()
 	err = d.table.Disassociate(b)
 	if err == nil {
@@ -876,9 +866,7 @@ func Disassociate[T any](s []T, dev int) error {
 	}
 	d.amu.Unlock()
 	r.DataOpEnd(uintptr(p))
-	if tr {
-		routineRecord(r, d, t0)
-	}
+	r.TraceDone(t0)
 	return err
 }
 

@@ -33,7 +33,6 @@ type construct struct {
 	trace  bool            // the device is traced: operations make records
 	prof   device.Profiler // q's own timing, if it has it
 	profOn bool            // prof is switched on
-	pend   []pending       // traced operations waiting for their times
 
 	clauses int // items[:clauses] come from map clauses; the rest are implicit
 
@@ -86,13 +85,13 @@ func (c *construct) end(err error) error {
 	}
 	clear(c.items)
 	c.items, c.ptrs, c.args = c.items[:0], c.ptrs[:0], c.args[:0]
-	if len(c.pend) > 0 {
+	if c.t.TracePending() {
 		// The records need the operations' times: wait for them here,
 		// before c can go to another goroutine.
 		if serr := c.q.Sync(); serr != nil && err == nil {
 			err = serr
 		}
-		c.flushRecords()
+		c.t.FlushTrace()
 	}
 	c.t = nil
 	if c.d.infoOn&infoTable != 0 {
@@ -170,12 +169,12 @@ func (c *construct) Alloc(it *mapping.Item, size int) (device.DevicePtr, error) 
 	c.t.DataOpBegin(c.op(ompt.DataOpAlloc), addr(it.Host), ompt.InitialDevice, 0, c.d.num, uint64(size))
 	var t0 int64
 	if c.trace {
-		t0 = c.now()
+		t0 = c.t.TraceNow()
 	}
 	b, err := c.d.d.Alloc(size)
 	c.t.DataOpEnd(uintptr(b.Ptr))
 	if c.trace {
-		c.syncOp(t0, c.now())
+		c.t.TraceDone(t0)
 	}
 	if err != nil {
 		return 0, err
@@ -327,12 +326,12 @@ func (c *construct) Free(p device.DevicePtr, size int, host []byte) error {
 	c.t.DataOpBegin(c.op(ompt.DataOpDelete), uintptr(p), c.d.num, 0, ompt.InitialDevice, 0)
 	var t0 int64
 	if c.trace {
-		t0 = c.now()
+		t0 = c.t.TraceNow()
 	}
 	err := c.d.d.Free(p)
 	c.t.DataOpEnd(0)
 	if c.trace {
-		c.syncOp(t0, c.now())
+		c.t.TraceDone(t0)
 	}
 	return err
 }
@@ -346,14 +345,17 @@ func (c *construct) CopyIn(dst device.DevicePtr, src []byte) error {
 		c.d.infof(infoMapping, "copy %d bytes host %p -> device %v", len(src), dataPtr(src), dst)
 	}
 	c.t.DataOpBegin(c.op(ompt.DataOpTransferToDevice), addr(src), ompt.InitialDevice, uintptr(dst), c.d.num, uint64(len(src)))
-	var ev device.Event
+	var (
+		ev  device.Event
+		eve error
+	)
 	if c.trace {
-		ev = c.bracket()
+		ev, eve = c.bracket()
 	}
 	err := c.q.CopyIn(dst, src)
 	c.t.DataOpEnd(uintptr(dst))
 	if c.trace {
-		c.asyncOp(ev, ompt.NativeDataMotionExplicit, nil)
+		c.asyncOp(ev, eve, ompt.NativeDataMotionExplicit, nil)
 	}
 	return err
 }
@@ -367,14 +369,17 @@ func (c *construct) CopyOut(dst []byte, src device.DevicePtr) error {
 		c.d.infof(infoMapping, "copy %d bytes device %v -> host %p", len(dst), src, dataPtr(dst))
 	}
 	c.t.DataOpBegin(c.op(ompt.DataOpTransferFromDevice), uintptr(src), c.d.num, addr(dst), ompt.InitialDevice, uint64(len(dst)))
-	var ev device.Event
+	var (
+		ev  device.Event
+		eve error
+	)
 	if c.trace {
-		ev = c.bracket()
+		ev, eve = c.bracket()
 	}
 	err := c.q.CopyOut(dst, src)
 	c.t.DataOpEnd(addr(dst))
 	if c.trace {
-		c.asyncOp(ev, ompt.NativeDataMotionExplicit, nil)
+		c.asyncOp(ev, eve, ompt.NativeDataMotionExplicit, nil)
 	}
 	return err
 }
@@ -741,14 +746,17 @@ func (c *construct) launch(r *Region, f device.Function) error {
 		return err
 	}
 	c.t.SubmitBegin(uint32(r.Shape.Teams))
-	var ev device.Event
+	var (
+		ev  device.Event
+		eve error
+	)
 	if c.trace {
-		ev = c.bracket()
+		ev, eve = c.bracket()
 	}
 	err := c.q.Launch(f, r.Shape, c.args)
 	c.t.SubmitEnd()
 	if c.trace {
-		c.asyncOp(ev, ompt.NativeKernelExecution, r.Kernel)
+		c.asyncOp(ev, eve, ompt.NativeKernelExecution, r.Kernel)
 	}
 	return err
 }

@@ -1,7 +1,10 @@
 package omptrt
 
-import "github.com/gompt/gompt/ompt"
-import "testing"
+import (
+	"testing"
+
+	"github.com/gompt/gompt/ompt"
+)
 
 // BenchmarkDispatchNoTool is the cost of one event with no tool: a
 // TargetBegin (the one atomic load) and the nil-receiver End.

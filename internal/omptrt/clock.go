@@ -169,7 +169,7 @@ func (f *clockFit) at(t int64) float64 {
 // After the device is finalized the fit is kept as it was (the device is
 // not read any more), so tools can translate the times of its last
 // records in their finalizers.
-func (h *device) translate(t int64) float64 {
+func (h *devState) translate(t int64) float64 {
 	h.mu.Lock()
 	defer h.mu.Unlock()
 	if !h.finalized && h.fit.stale() {
@@ -183,7 +183,7 @@ func (h *device) translate(t int64) float64 {
 
 // resampleIfStale takes a sync point if the last one is stale, so that
 // device times handed out (get_device_time, trace records) lie near one.
-func (h *device) resampleIfStale() {
+func (h *devState) resampleIfStale() {
 	h.mu.Lock()
 	if !h.finalized && h.fit.stale() {
 		h.fit.resample(h.dev)

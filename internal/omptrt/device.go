@@ -23,8 +23,8 @@ type Device interface {
 	Now() (int64, error)
 }
 
-// device is one device_initialize'd device; tools see its handle h.
-type device struct {
+// devState is one device_initialize'd device; tools see its handle h.
+type devState struct {
 	h      *ompt.DeviceHandle // what the tools see
 	num    int
 	typ    string
@@ -41,17 +41,17 @@ type device struct {
 
 // devOf returns the device of a handle the tools were given, nil for nil
 // or a handle gompt never made.
-func devOf(h *ompt.DeviceHandle) *device {
+func devOf(h *ompt.DeviceHandle) *devState {
 	if h == nil {
 		return nil
 	}
 	d, _ := handles.Load(h)
-	dev, _ := d.(*device)
+	dev, _ := d.(*devState)
 	return dev
 }
 
 // handleOf returns d's handle; nil for nil.
-func handleOf(d *device) *ompt.DeviceHandle {
+func handleOf(d *devState) *ompt.DeviceHandle {
 	if d == nil {
 		return nil
 	}
@@ -63,7 +63,7 @@ var handles sync.Map
 
 var (
 	devMu   sync.Mutex
-	devices = map[int]*device{}
+	devices = map[int]*devState{}
 )
 
 var (
@@ -117,7 +117,7 @@ func deviceLookup(name string) any {
 	return traceLookup(name)
 }
 
-func (h *device) isFinalized() bool {
+func (h *devState) isFinalized() bool {
 	h.mu.Lock()
 	defer h.mu.Unlock()
 	return h.finalized
@@ -133,7 +133,7 @@ func DeviceInitialize(deviceNum int, typ string, dev Device) error {
 	if dev == nil {
 		return fmt.Errorf("ompt: DeviceInitialize(%d): nil Device", deviceNum)
 	}
-	h := &device{h: (*ompt.DeviceHandle)(link.NewDeviceHandle(deviceNum, typ)), num: deviceNum, typ: typ, dev: dev, lookup: deviceLookup}
+	h := &devState{h: (*ompt.DeviceHandle)(link.NewDeviceHandle(deviceNum, typ)), num: deviceNum, typ: typ, dev: dev, lookup: deviceLookup}
 	h.tr.init(h)
 	devMu.Lock()
 	if _, ok := devices[deviceNum]; ok {
@@ -161,7 +161,7 @@ func DeviceInitialize(deviceNum int, typ string, dev Device) error {
 	return nil
 }
 
-func liveDevice(op string, deviceNum int) (*device, error) {
+func liveDevice(op string, deviceNum int) (*devState, error) {
 	devMu.Lock()
 	h := devices[deviceNum]
 	devMu.Unlock()

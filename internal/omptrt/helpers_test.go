@@ -27,7 +27,7 @@ func reset(t testing.TB, env map[string]string) *bytes.Buffer {
 	state.Store(int32(StateInactive))
 	mu.Unlock()
 	devMu.Lock()
-	devices = map[int]*device{}
+	devices = map[int]*devState{}
 	handles.Clear()
 	devMu.Unlock()
 	traced.Store(nil)

@@ -144,6 +144,7 @@ type Target struct {
 	gen     uint32             // incremented when the Target is reused: TracedOp.t's check
 	nstaged int                // words used in stage
 	stage   [stageWords]uint64 // entries waiting for the construct's end
+	pend    []pendingOp        // traced operations waiting for their device times (trace_path.go)
 
 	// per-tool slots, indexed by the tool's index in d.tools
 	slots []toolSlots
@@ -460,6 +461,9 @@ func (t *Target) callTarget(e *targetEntry, ep ompt.Endpoint) {
 }
 
 func (t *Target) end() {
+	if len(t.pend) > 0 {
+		t.FlushTrace() // the runtime flushes after its queue syncs; this is the safety net
+	}
 	if !t.routine {
 		t.own()
 		if t.traceT0 != 0 || t.nstaged > 0 {

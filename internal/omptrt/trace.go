@@ -40,7 +40,7 @@ const recordable = 1<<ompt.CallbackTarget | 1<<ompt.CallbackTargetDataOp | 1<<om
 // callbacks, the ring of records waiting for delivery, and the worker
 // goroutine that delivers them.
 type tracer struct {
-	h      *device
+	h      *devState
 	types  atomic.Uint32 // enabled record types (bits 8, 9, 10); written under mu
 	native atomic.Uint32 // enabled native flags; written under mu
 
@@ -62,8 +62,10 @@ type tracer struct {
 	done      chan struct{}
 	calling   atomic.Int32 // the buffer callback the worker is in (callingRequest...), for stop's report
 
-	written, lost atomic.Uint64 // since DeviceInitialize
-	lostAtStart   uint64        // lost when the session started; under mu
+	written, lost  atomic.Uint64 // since DeviceInitialize
+	untimed        atomic.Uint64 // of lost: records of operations whose device times could not be read
+	lostAtStart    uint64        // lost when the session started; under mu
+	untimedAtStart uint64        // untimed when the session started; under mu
 
 	// worker-owned: the buffer being filled
 	buf       []byte
@@ -72,7 +74,7 @@ type tracer struct {
 	noBuf     bool     // a request failed during this batch
 }
 
-func (tr *tracer) init(h *device) {
+func (tr *tracer) init(h *devState) {
 	tr.h = h
 	tr.work.L = &tr.mu
 	tr.idle.L = &tr.mu
@@ -80,7 +82,7 @@ func (tr *tracer) init(h *device) {
 
 // traceable reports whether h is a live device handle made by
 // DeviceInitialize.
-func traceable(h *device) bool {
+func traceable(h *devState) bool {
 	return h != nil && h.dev != nil && h.tr.h == h && !h.isFinalized()
 }
 
@@ -139,8 +141,9 @@ func Tracing(deviceNum int) bool { return traced.Load().get(deviceNum) != nil }
 // TraceStats reports for device deviceNum how many trace entries were
 // written into tool buffers and how many were lost (queue full, no
 // buffer or too small a buffer from buffer_request, a buffer callback
-// that panicked) since the device was initialized; for the runtime's
-// GOMPT_INFO. An unknown device reports 0, 0.
+// that panicked, a device time that could not be read) since the device
+// was initialized; for the runtime's GOMPT_INFO. An unknown device
+// reports 0, 0.
 func TraceStats(deviceNum int) (written, lost uint64) {
 	devMu.Lock()
 	h := devices[deviceNum]

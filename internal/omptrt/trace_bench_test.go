@@ -1,7 +1,11 @@
 package omptrt
 
-import "github.com/gompt/gompt/ompt"
-import "testing"
+import (
+	"testing"
+
+	"github.com/gompt/gompt/device"
+	"github.com/gompt/gompt/ompt"
+)
 
 // benchTracing starts a Go tool that registered every target callback
 // (empty bodies) and, with on, traces every record type on device 0 into
@@ -86,7 +90,7 @@ func BenchmarkRecordCost(b *testing.B) {
 	}
 }
 
-// BenchmarkRecordCostNative: as BenchmarkRecordCost, with a HostNative
+// BenchmarkRecordCostNative: as BenchmarkRecordCost, with a device.HostRecord
 // native record too (two entries per operation).
 func BenchmarkRecordCostNative(b *testing.B) {
 	clk := benchTracing(b, true, ompt.NativeDataMotionExplicit)
@@ -98,8 +102,8 @@ func BenchmarkRecordCostNative(b *testing.B) {
 	b.ReportAllocs()
 	for b.Loop() {
 		o := t.Op()
-		hn := ompt.HostNative{Start: bt, End: et, Queue: 1}
-		o.Record(bt, et, 0, &ompt.NativeInfo{Flag: ompt.NativeDataMotionExplicit, Class: ompt.NativeRecordEvent, Type: "host copy", Start: uint64(bt), End: uint64(et), Data: ompt.NativeBytes(&hn)})
+		hn := device.NewNative(device.HostRecord{Start: bt, End: et, Queue: 1}, "", 0, 0)
+		o.Record(bt, et, 0, &NativeInfo{Flag: ompt.NativeDataMotionExplicit, Class: ompt.NativeRecordEvent, Type: "host copy", Start: uint64(bt), End: uint64(et), Data: hn.Bytes()})
 	}
 }
 

@@ -147,6 +147,7 @@ func (tr *tracer) run() {
 // released.
 func (tr *tracer) endLocked() {
 	lost := tr.lost.Load() - tr.lostAtStart
+	untimed := tr.untimed.Load() - tr.untimedAtStart
 	tr.state = traceOff
 	tr.request, tr.complete = nil, nil
 	tr.buf = nil
@@ -155,8 +156,11 @@ func (tr *tracer) endLocked() {
 	done := tr.done
 	tr.idle.Broadcast()
 	tr.mu.Unlock()
-	if lost > 0 {
-		vlogf("Device %d: %d trace records lost (no buffer or too small a buffer from buffer_request, or the %d KiB record queue full: deliver faster, or give larger buffers).", tr.h.num, lost, ringMax*8/1024)
+	if lost > untimed {
+		vlogf("Device %d: %d trace records lost (no buffer or too small a buffer from buffer_request, or the %d KiB record queue full: deliver faster, or give larger buffers).", tr.h.num, lost-untimed, ringMax*8/1024)
+	}
+	if untimed > 0 {
+		vlogf("Device %d: %d trace records lost: the device could not tell the operation's times (its clock, event or timing failed).", tr.h.num, untimed)
 	}
 	publishTrace()
 	close(done)

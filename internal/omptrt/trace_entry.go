@@ -48,7 +48,7 @@ func setTraceOMPT(dh *ompt.DeviceHandle, enable bool, etype ompt.Callback) ompt.
 	return res
 }
 
-func nativeCaps(h *device) uint32 {
+func nativeCaps(h *devState) uint32 {
 	if nd, ok := h.dev.(NativeDevice); ok {
 		return nd.NativeFlags() & nativeAll
 	}
@@ -87,7 +87,7 @@ func startTrace(dh *ompt.DeviceHandle, request ompt.BufferRequestFunc, complete 
 // startTraceFor starts a session for tool owner (nil when the lookup was
 // not a tool's own, GetDeviceInfo's): its records carry the ids owner
 // holds in its slots, the runtime's where it holds none.
-func startTraceFor(owner *tool, h *device, request ompt.BufferRequestFunc, complete ompt.BufferCompleteFunc) int {
+func startTraceFor(owner *tool, h *devState, request ompt.BufferRequestFunc, complete ompt.BufferCompleteFunc) int {
 	if !traceable(h) || request == nil || complete == nil {
 		return 0
 	}
@@ -104,7 +104,7 @@ func startTraceFor(owner *tool, h *device, request ompt.BufferRequestFunc, compl
 	}
 	tr.fill, tr.spare = tr.fill[:0], tr.spare[:0]
 	tr.state = traceOn
-	tr.flushReq, tr.flushDone, tr.lostAtStart = 0, 0, tr.lost.Load()
+	tr.flushReq, tr.flushDone, tr.lostAtStart, tr.untimedAtStart = 0, 0, tr.lost.Load(), tr.untimed.Load()
 	tr.buf, tr.noBuf = nil, false
 	tr.done = make(chan struct{})
 	done := tr.done
@@ -392,7 +392,7 @@ func traceLookup(name string) any {
 }
 
 // deviceHandles returns the handles of every device initialized so far.
-func deviceHandles() []*device {
+func deviceHandles() []*devState {
 	devMu.Lock()
 	defer devMu.Unlock()
 	return slices.Collect(maps.Values(devices))

@@ -50,13 +50,13 @@ func (o *TracedOp) WantsNative(flag uint32) bool {
 // teams launched (kernels; ignored for data operations). A begin <= 0 is
 // replaced by end, an end < begin by begin, and both, if still <= 0, by
 // the device clock read now, so records always carry non-zero times with
-// end >= begin. native is read during the call only (its Data may live
+// end >= begin (if that read fails, the records count as lost). native is read during the call only (its Data may live
 // on the caller's stack). Called by the goroutine that owns the
 // construct, before the construct's End, in the order the operations were
 // issued. Never blocks on the tool: the record is queued (or dropped and
 // counted when the queue is full) and delivered by the device's tracing
 // goroutine. No allocation.
-func (o *TracedOp) Record(begin, end int64, grantedTeams uint32, native *ompt.NativeInfo) {
+func (o *TracedOp) Record(begin, end int64, grantedTeams uint32, native *NativeInfo) {
 	if o.event == 0 {
 		return
 	}
@@ -80,7 +80,12 @@ func (o *TracedOp) Record(begin, end int64, grantedTeams uint32, native *ompt.Na
 	if begin <= 0 {
 		now, err := tr.h.dev.Now()
 		if err != nil || now <= 0 {
-			now = 1
+			var flag uint32
+			if native != nil {
+				flag = native.Flag
+			}
+			o.lose(flag)
+			return
 		}
 		begin, end = now, now
 	}
@@ -111,13 +116,7 @@ func (t *Target) Op() TracedOp {
 	if t == nil || t.lastOp == opNone {
 		return TracedOp{}
 	}
-	dev := t.dev
-	if t.routine {
-		dev = t.dstDev
-		if dev < 0 {
-			dev = t.srcDev
-		}
-	}
+	dev := t.opDev()
 	tr := tracerOf(dev)
 	if tr == nil {
 		return TracedOp{}

@@ -54,7 +54,7 @@ func encTarget(w []uint64, t *Target, endpoint ompt.Endpoint, now int64, id uint
 // encOp writes the record(s) of one data operation or kernel at w[0:]:
 // the OMPT record if rec, the native record if native is non-nil; it
 // returns their length (at most entMaxWords).
-func encOp(w []uint64, o *TracedOp, begin, end uint64, granted uint32, rec bool, native *ompt.NativeInfo) int {
+func encOp(w []uint64, o *TracedOp, begin, end uint64, granted uint32, rec bool, native *NativeInfo) int {
 	n := 0
 	if rec {
 		if o.event == ompt.CallbackTargetDataOp {

@@ -29,6 +29,9 @@ func (t *Target) traceBegin(tr *tracer) {
 	}
 	now, err := tr.h.dev.Now()
 	if err != nil || now <= 0 {
+		// no time for the begin record, so no pair: both are lost
+		tr.lost.Add(2)
+		tr.untimed.Add(2)
 		return
 	}
 	if t.tid == 0 {

@@ -11,6 +11,7 @@ import (
 	"time"
 	"unsafe"
 
+	"github.com/gompt/gompt/device"
 	"github.com/gompt/gompt/ompt"
 )
 
@@ -57,7 +58,7 @@ type traceTool struct {
 	parts    []part
 	lines    []string
 	raw      []ompt.RecordOMPT
-	natives  []ompt.HostNative
+	natives  []device.HostRecord
 	absts    []ompt.RecordAbstract
 	gs       map[uintptr]bool // goroutines complete ran on
 }
@@ -168,7 +169,7 @@ func (tt *traceTool) done(dev int, b []byte, bytes, begin uint64, owned bool) {
 		case ompt.RecordKindNative:
 			nat, hop := getNative(b, cur)
 			a := abstract(nat)
-			tt.natives = append(tt.natives, *(*ompt.HostNative)(nat))
+			tt.natives = append(tt.natives, *(*device.HostRecord)(nat))
 			tt.absts = append(tt.absts, *a)
 			tt.r.mu.Lock()
 			tt.lines = append(tt.lines, fmt.Sprintf("dev%d native host_op_id=%s type=%q class=%d hwid=%d", dev, tt.r.name(hop), a.Type, a.Class, a.HWID))
@@ -208,7 +209,7 @@ func (tt *traceTool) got() ([]string, []part) {
 // with tracing: for each operation it asks whether the device traces
 // before taking device timestamps, then captures the operation with Op
 // after its end and records it with its device times. Native records
-// (HostNative) are attached when native is set.
+// (device.HostRecord) are attached when native is set.
 func tracedRegion(dev int, code uintptr, clk *tickDevice, native bool) {
 	const host, dptr = 0x1000, 0xd000
 	t := TargetBegin(ompt.KindTarget, dev, code)
@@ -220,10 +221,10 @@ func tracedRegion(dev int, code uintptr, clk *tickDevice, native bool) {
 		}
 		t.DataOpEnd(final)
 		o := t.Op()
-		var ni *ompt.NativeInfo
+		var ni *NativeInfo
 		if native {
-			hn := ompt.HostNative{Start: b, End: e, Queue: 1}
-			ni = &ompt.NativeInfo{Flag: ompt.NativeDataMotionExplicit, Class: ompt.NativeRecordEvent, Type: "host copy", HWID: 7, Start: uint64(b), End: uint64(e), Data: ompt.NativeBytes(&hn)}
+			hn := device.NewNative(device.HostRecord{Start: b, End: e, Queue: 1}, "", 0, 0)
+			ni = &NativeInfo{Flag: ompt.NativeDataMotionExplicit, Class: ompt.NativeRecordEvent, Type: "host copy", HWID: 7, Start: uint64(b), End: uint64(e), Data: hn.Bytes()}
 		}
 		o.Record(b, e, 0, ni)
 	}
@@ -1101,8 +1102,8 @@ func recordedConstruct(clk *tickDevice) {
 	}
 	t.DataOpEnd(0xd000)
 	o := t.Op()
-	hn := ompt.HostNative{Start: b, End: e, Queue: 1}
-	o.Record(b, e, 0, &ompt.NativeInfo{Flag: ompt.NativeDataMotionExplicit, Class: ompt.NativeRecordEvent, Type: "host copy", Start: uint64(b), End: uint64(e), Data: ompt.NativeBytes(&hn)})
+	hn := device.NewNative(device.HostRecord{Start: b, End: e, Queue: 1}, "", 0, 0)
+	o.Record(b, e, 0, &NativeInfo{Flag: ompt.NativeDataMotionExplicit, Class: ompt.NativeRecordEvent, Type: "host copy", Start: uint64(b), End: uint64(e), Data: hn.Bytes()})
 	t.SubmitBegin(0)
 	if t.Tracing() {
 		b, e = clk.interval()

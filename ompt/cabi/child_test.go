@@ -7,6 +7,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/gompt/gompt/device"
 	"github.com/gompt/gompt/internal/omptrt"
 	"github.com/gompt/gompt/ompt"
 )
@@ -175,7 +176,7 @@ func driveConcurrent() {
 	wg.Wait()
 }
 
-// nativeClock is a clock whose plugin records native records (HostNative)
+// nativeClock is a clock whose plugin records native records (device.HostRecord)
 // for explicit data motion and kernel execution.
 type nativeClock struct{ clock }
 
@@ -192,7 +193,7 @@ const (
 
 // driveTraced makes the runtime calls of RUNTIME.md "Tracing" for
 // constructs on two devices: per operation, device timestamps taken only
-// when the device traces, then Op and Record with a HostNative record.
+// when the device traces, then Op and Record with a device.HostRecord record.
 // Device 0 honours native records, device 1 does not.
 func driveTraced() {
 	d0, d1 := nativeClock{clock{procs: 4}}, clock{procs: 2, offset: 1 << 40}
@@ -245,9 +246,9 @@ func tracedConstruct(dev int, pc uintptr, clk omptrt.Device) {
 		b, e := stamp(t.Tracing())
 		t.DataOpEnd(final)
 		o := t.Op()
-		hn := ompt.HostNative{Start: b, End: e, Queue: 3}
-		o.Record(b, e, 0, &ompt.NativeInfo{Flag: ompt.NativeDataMotionExplicit, Class: ompt.NativeRecordEvent,
-			Type: "host copy", HWID: 7, Start: uint64(b), End: uint64(e), Data: ompt.NativeBytes(&hn)})
+		hn := device.NewNative(device.HostRecord{Start: b, End: e, Queue: 3}, "", 0, 0)
+		o.Record(b, e, 0, &omptrt.NativeInfo{Flag: ompt.NativeDataMotionExplicit, Class: ompt.NativeRecordEvent,
+			Type: "host copy", HWID: 7, Start: uint64(b), End: uint64(e), Data: hn.Bytes()})
 	}
 	op(ompt.DataOpAlloc, host, ompt.InitialDevice, 0, dev, 64, dptr)
 	op(ompt.DataOpTransferToDevice, host, ompt.InitialDevice, dptr, dev, 64, dptr)
@@ -258,9 +259,9 @@ func tracedConstruct(dev int, pc uintptr, clk omptrt.Device) {
 	b, e := stamp(t.Tracing())
 	t.SubmitEnd()
 	o := t.Op()
-	hn := ompt.HostNative{Start: b, End: e, Queue: 3}
-	o.Record(b, e, 8, &ompt.NativeInfo{Flag: ompt.NativeKernelExecution, Class: ompt.NativeRecordEvent,
-		Type: "host kernel", HWID: 7, Start: uint64(b), End: uint64(e), Data: ompt.NativeBytes(&hn)})
+	hn := device.NewNative(device.HostRecord{Start: b, End: e, Queue: 3}, "", 0, 0)
+	o.Record(b, e, 8, &omptrt.NativeInfo{Flag: ompt.NativeKernelExecution, Class: ompt.NativeRecordEvent,
+		Type: "host kernel", HWID: 7, Start: uint64(b), End: uint64(e), Data: hn.Bytes()})
 	op(ompt.DataOpTransferFromDevice, dptr, dev, host, ompt.InitialDevice, 64, host)
 	op(ompt.DataOpDelete, dptr, dev, 0, ompt.InitialDevice, 0, 0)
 	t.End()

@@ -16,6 +16,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/gompt/gompt/device"
 	"github.com/gompt/gompt/internal/omptrt"
 	"github.com/gompt/gompt/ompt"
 )
@@ -43,7 +44,7 @@ var base = time.Now()
 
 // fakeDevice is an offload device whose clock runs from its own epoch
 // (offset ns) at the host clock's rate; with queue != 0 it attaches
-// HostNative records on that queue.
+// device.HostRecord records on that queue.
 type fakeDevice struct {
 	offset int64
 	queue  uint64
@@ -77,11 +78,11 @@ func (dr *driver) record(t *omptrt.Target, dev int, d omptrt.Device, queue uint6
 	if !o.Valid() {
 		return
 	}
-	var native *ompt.NativeInfo
+	var native *omptrt.NativeInfo
 	if queue != 0 {
-		hn := ompt.HostNative{Start: b, End: e, Queue: queue}
-		native = &ompt.NativeInfo{Flag: flag, Class: ompt.NativeRecordEvent, Type: "fake op",
-			HWID: queue, Start: uint64(b), End: uint64(e), Data: ompt.NativeBytes(&hn)}
+		hn := device.NewNative(device.HostRecord{Start: b, End: e, Queue: queue}, "", 0, 0)
+		native = &omptrt.NativeInfo{Flag: flag, Class: ompt.NativeRecordEvent, Type: "fake op",
+			HWID: queue, Start: uint64(b), End: uint64(e), Data: hn.Bytes()}
 	}
 	o.Record(b, e, teams, native)
 	dr.mu.Lock()
