@@ -5,6 +5,7 @@ import (
 	"math"
 	"sort"
 	"sync"
+	"sync/atomic"
 
 	"github.com/gompt/gompt/internal/omptrt/link"
 	"github.com/gompt/gompt/ompt"
@@ -45,21 +46,28 @@ func devOf(h *ompt.DeviceHandle) *devState {
 	if h == nil {
 		return nil
 	}
-	d, _ := handles.Load(h)
-	dev, _ := d.(*devState)
-	return dev
-}
-
-// handleOf returns d's handle; nil for nil.
-func handleOf(d *devState) *ompt.DeviceHandle {
-	if d == nil {
+	tab := handles.Load()
+	if tab == nil || h.Num() < 0 || h.Num() >= len(*tab) {
 		return nil
 	}
-	return d.h
+	if d := (*tab)[h.Num()]; d != nil && d.h == h {
+		return d
+	}
+	return nil
 }
 
-// handles maps each handle given out to its device.
-var handles sync.Map
+// devTab returns the current handles table (nil before any device).
+func devTab() []*devState {
+	if p := handles.Load(); p != nil {
+		return *p
+	}
+	return nil
+}
+
+// handles indexes the initialized devices by number, for devOf: a copy
+// made under devMu at each DeviceInitialize, read with one atomic load
+// (the tracing entry points ask for every record a tool walks).
+var handles atomic.Pointer[[]*devState]
 
 var (
 	devMu   sync.Mutex
@@ -128,10 +136,14 @@ func (h *devState) isFinalized() bool {
 // to the tools. The runtime calls it once per device, after the plugin has
 // initialized the device and before any other event that names it; it may
 // be called with no tool active (GetDeviceInfo then works for tools that
-// ask later). Errors: nil dev, or a device already initialized.
+// ask later). Errors: nil dev, a negative deviceNum, or a device already
+// initialized.
 func DeviceInitialize(deviceNum int, typ string, dev Device) error {
 	if dev == nil {
 		return fmt.Errorf("ompt: DeviceInitialize(%d): nil Device", deviceNum)
+	}
+	if deviceNum < 0 {
+		return fmt.Errorf("ompt: DeviceInitialize(%d): a negative device number; offload devices are numbered 0..N-1", deviceNum)
 	}
 	h := &devState{h: (*ompt.DeviceHandle)(link.NewDeviceHandle(deviceNum, typ)), num: deviceNum, typ: typ, dev: dev, lookup: deviceLookup}
 	h.tr.init(h)
@@ -141,7 +153,10 @@ func DeviceInitialize(deviceNum int, typ string, dev Device) error {
 		return fmt.Errorf("ompt: DeviceInitialize(%d): device already initialized", deviceNum)
 	}
 	devices[deviceNum] = h
-	handles.Store(h.h, h)
+	tab := make([]*devState, max(deviceNum+1, len(devTab())))
+	copy(tab, devTab())
+	tab[deviceNum] = h
+	handles.Store(&tab)
 	devMu.Unlock()
 	h.mu.Lock()
 	h.fit.resample(h.dev)

@@ -168,3 +168,22 @@ func TestCallbacksCallIntoRuntime(t *testing.T) {
 		t.Errorf("log %q; want only the one submit of the second construct", got)
 	}
 }
+
+// TestDeviceInitializeNegative: a negative device number is refused, and
+// a handle gompt did not make opens no device entry point.
+func TestDeviceInitializeNegative(t *testing.T) {
+	reset(t, nil)
+	if err := DeviceInitialize(-1, "tick", newTick(0)); err == nil || !strings.Contains(err.Error(), "negative") {
+		t.Errorf("DeviceInitialize(-1) = %v, want an error about the negative number", err)
+	}
+	if err := DeviceInitialize(0, "tick", newTick(0)); err != nil {
+		t.Fatal(err)
+	}
+	h, _, ok := GetDeviceInfo(0)
+	if !ok || devOf(h) == nil {
+		t.Fatal("device 0's own handle does not resolve")
+	}
+	if devOf(&ompt.DeviceHandle{}) != nil {
+		t.Error("a DeviceHandle gompt did not make resolves to a device")
+	}
+}

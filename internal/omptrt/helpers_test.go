@@ -28,7 +28,7 @@ func reset(t testing.TB, env map[string]string) *bytes.Buffer {
 	mu.Unlock()
 	devMu.Lock()
 	devices = map[int]*devState{}
-	handles.Clear()
+	handles.Store(nil)
 	devMu.Unlock()
 	traced.Store(nil)
 	threadMu.Lock()

@@ -62,16 +62,20 @@ type tracer struct {
 	done      chan struct{}
 	calling   atomic.Int32 // the buffer callback the worker is in (callingRequest...), for stop's report
 
-	written, lost  atomic.Uint64 // since DeviceInitialize
-	untimed        atomic.Uint64 // of lost: records of operations whose device times could not be read
-	lostAtStart    uint64        // lost when the session started; under mu
-	untimedAtStart uint64        // untimed when the session started; under mu
+	written, lost atomic.Uint64 // since DeviceInitialize
+	lostAtStart   uint64        // lost when the session started; under mu
 
 	// worker-owned: the buffer being filled
 	buf       []byte
 	live      *liveBuf // buf's registration
 	part, end uint64   // the current part is buf[part:end]
 	noBuf     bool     // a request failed during this batch
+
+	// of lost: records of operations whose device times could not be
+	// read, in all and when the session started (under mu); last, so the
+	// fields above keep their cache lines
+	untimed        atomic.Uint64
+	untimedAtStart uint64
 }
 
 func (tr *tracer) init(h *devState) {

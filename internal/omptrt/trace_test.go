@@ -978,7 +978,7 @@ func TestTraceRoutine(t *testing.T) {
 	clks := withTrace(t, tt, 2)
 	r := RoutineBegin(0x77)
 	if r.Tracing() {
-		t.Error("a routine scope reports Tracing; the runtime asks ompt.Tracing(dev)")
+		t.Error("a routine scope reports Tracing; the runtime asks Tracing(dev)")
 	}
 	r.DataOpBegin(ompt.DataOpTransferToDevice, 0x1000, ompt.InitialDevice, 0xd000, 1, 16)
 	b, e := clks[1].interval()

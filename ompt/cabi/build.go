@@ -13,7 +13,7 @@ import (
 )
 
 // FinderName is the name under which the C tool search is registered with
-// ompt.RegisterFinder (it prefixes the core's verbose-log lines about it).
+// omptrt.RegisterFinder (it prefixes the core's verbose-log lines about it).
 const FinderName = "C tools"
 
 // HeaderDir returns the directory that holds omp-tools.h, for building C

@@ -19,8 +19,9 @@
 // nesting on one track (nowait constructs, several queues reported as
 // one) are spread over extra lanes named "thread 1234 (2)".
 //
-// It is an ordinary OMPT tool on the public interface of package ompt:
-// importing this package registers it (ompt.RegisterTool, from init) only
+// It is an ordinary OMPT tool on the public interface of package ompt
+// (beside the engine's count of lost records, omptrt.TraceStats, for its
+// closing note): importing this package registers it (ompt.RegisterTool, from init) only
 // when GOMPT_TRACE is set, so a program without GOMPT_TRACE pays nothing.
 // Package target imports it, so every gompt program honours the variable.
 // It registers target_emi, target_data_op_emi and target_submit_emi

@@ -1,4 +1,4 @@
-// Package toolslot gives a tool face of package ompt (ompt/cabi, which
+// Package toolslot gives a tool face of the engine (ompt/cabi, which
 // must hand a C tool C memory for its target_data, target_task_data and
 // host_op_id) one word of its own beside each per-tool slot of a
 // construct. ompt lays every tool's target_data slot out next to a word
@@ -11,7 +11,7 @@ import "unsafe"
 
 // Offset is the distance in bytes from a target_data slot (the *ompt.Data
 // an EMI callback gets as targetData inside a construct) to its word. Set
-// by package ompt when it is initialized.
+// by the engine (internal/omptrt) when it is initialized.
 var Offset uintptr
 
 // TargetTaskOffset is the distance from a construct's target_task_data
