@@ -53,7 +53,7 @@ type NativeRecord interface {
 // Native is a plugin's own record of one operation, for device tracing.
 type Native struct {
 	Kind NativeKind
-	rec  [4]uint64 // the record of type Kind, as NewNative stored it
+	rec  [4]uint64 // the record of type Kind, as its Native method stored it
 	Type string    // a short constant name: "host copy in", "opencl kernel"
 	HWID uint64    // where it ran: queue, stream or compute unit; 0 if none
 	// Teams is, for a launch, the number of teams the device ran; 0 if
@@ -61,10 +61,25 @@ type Native struct {
 	Teams int
 }
 
-// NewNative returns the Native that carries record r.
-func NewNative[R NativeRecord](r R, typ string, hwid uint64, teams int) Native {
-	n := Native{Kind: r.nativeKind(), Type: typ, HWID: hwid, Teams: teams}
-	*(*R)(unsafe.Pointer(&n.rec)) = r
+// Native returns the Native that carries r, with the operation's type
+// name, where it ran and, for a launch, the teams it ran.
+func (r HostRecord) Native(typ string, hwid uint64, teams int) Native {
+	n := Native{Kind: NativeHost, Type: typ, HWID: hwid, Teams: teams}
+	*(*HostRecord)(unsafe.Pointer(&n.rec)) = r
+	return n
+}
+
+// Native returns the Native that carries r (see HostRecord.Native).
+func (r OpenCLRecord) Native(typ string, hwid uint64, teams int) Native {
+	n := Native{Kind: NativeOpenCL, Type: typ, HWID: hwid, Teams: teams}
+	*(*OpenCLRecord)(unsafe.Pointer(&n.rec)) = r
+	return n
+}
+
+// Native returns the Native that carries r (see HostRecord.Native).
+func (r CUDARecord) Native(typ string, hwid uint64, teams int) Native {
+	n := Native{Kind: NativeCUDA, Type: typ, HWID: hwid, Teams: teams}
+	*(*CUDARecord)(unsafe.Pointer(&n.rec)) = r
 	return n
 }
 

@@ -21,5 +21,5 @@ func gridTeams(grid [3]uint32) int {
 // the CUstream and CUcontext it ran on, as identifiers; HWID is the
 // queue's number on its device.
 func nativeRecord(begin, end int64, stream, ctx uint64, typ string, hwid uint64, teams int) device.Native {
-	return device.NewNative(device.CUDARecord{Start: uint64(begin), End: uint64(end), Stream: stream, Context: ctx}, typ, hwid, teams)
+	return device.CUDARecord{Start: uint64(begin), End: uint64(end), Stream: stream, Context: ctx}.Native(typ, hwid, teams)
 }

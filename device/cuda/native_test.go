@@ -26,7 +26,7 @@ func TestGridTeams(t *testing.T) {
 // and end on the device clock, then the stream and the context.
 func TestNativeRecord(t *testing.T) {
 	n := nativeRecord(100, 250, 0xabc0, 0xdef0, typeKernel, 3, 7)
-	want := device.NewNative(device.CUDARecord{Start: 100, End: 250, Stream: 0xabc0, Context: 0xdef0}, "cuda kernel", 3, 7)
+	want := device.CUDARecord{Start: 100, End: 250, Stream: 0xabc0, Context: 0xdef0}.Native("cuda kernel", 3, 7)
 	if n != want {
 		t.Errorf("nativeRecord = %+v, want %+v", n, want)
 	}

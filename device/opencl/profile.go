@@ -132,8 +132,8 @@ func (t *timing) finish() error {
 			"the driver gave no profiling times for an %s command (start %d, end %d)", t.typ, t.prof.Start, t.prof.End)
 	}
 	p := t.prof
-	t.native = device.NewNative(device.OpenCLRecord{Queued: uint64(p.Queued), Submit: uint64(p.Submit), Start: uint64(p.Start), End: uint64(p.End)},
-		t.typ, q.num, t.teams)
+	rec := device.OpenCLRecord{Queued: uint64(p.Queued), Submit: uint64(p.Submit), Start: uint64(p.Start), End: uint64(p.End)}
+	t.native = rec.Native(t.typ, q.num, t.teams)
 	q.mu.Lock()
 	if t.err == nil {
 		q.completed(t.seq)

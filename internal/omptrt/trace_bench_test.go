@@ -102,7 +102,7 @@ func BenchmarkRecordCostNative(b *testing.B) {
 	b.ReportAllocs()
 	for b.Loop() {
 		o := t.Op()
-		hn := device.NewNative(device.HostRecord{Start: bt, End: et, Queue: 1}, "", 0, 0)
+		hn := device.HostRecord{Start: bt, End: et, Queue: 1}.Native("", 0, 0)
 		o.Record(bt, et, 0, &NativeInfo{Flag: ompt.NativeDataMotionExplicit, Class: ompt.NativeRecordEvent, Type: "host copy", Start: uint64(bt), End: uint64(et), Data: hn.Bytes()})
 	}
 }

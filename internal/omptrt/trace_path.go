@@ -226,8 +226,7 @@ func (o *TracedOp) recordTiming(tm device.Timing, flag uint32, k *device.Kernel)
 		o.lose(flag)
 		return
 	}
-	data := native.Bytes()
-	if data == nil || !o.WantsNative(flag) {
+	if native.Kind == device.NativeNone || !o.WantsNative(flag) {
 		o.Record(begin, end, uint32(native.Teams), nil)
 		return
 	}
@@ -236,7 +235,7 @@ func (o *TracedOp) recordTiming(tm device.Timing, flag uint32, k *device.Kernel)
 		typ = kernelTypeName(typ, k)
 	}
 	info := NativeInfo{Flag: flag, Class: ompt.NativeRecordEvent, Type: typ, HWID: native.HWID,
-		Start: uint64(begin), End: uint64(end), Data: data}
+		Start: uint64(begin), End: uint64(end), Data: native.Bytes()}
 	o.Record(begin, end, uint32(native.Teams), &info)
 }
 

@@ -79,7 +79,7 @@ func TestTracePath(t *testing.T) {
 	t0.TraceDone(b)
 	// copy timed by the queue, not yet complete: kept until FlushTrace
 	copyIn := &fakeTiming{begin: 5e9, end: 6e9,
-		native: device.NewNative(device.HostRecord{Start: 5e9, End: 6e9, Queue: 2}, "host copy in", 2, 0)}
+		native: device.HostRecord{Start: 5e9, End: 6e9, Queue: 2}.Native("host copy in", 2, 0)}
 	t0.DataOpBegin(ompt.DataOpTransferToDevice, 0x1000, ompt.InitialDevice, 0xd000, 0, 64)
 	t0.DataOpEnd(0xd000)
 	t0.TraceTimed(copyIn, ompt.NativeDataMotionExplicit, nil)
@@ -88,7 +88,7 @@ func TestTracePath(t *testing.T) {
 	}
 	// launch timed by the queue
 	launch := &fakeTiming{begin: 7e9, end: 8e9,
-		native: device.NewNative(device.HostRecord{Start: 7e9, End: 8e9, Queue: 2}, "host kernel", 2, 16)}
+		native: device.HostRecord{Start: 7e9, End: 8e9, Queue: 2}.Native("host kernel", 2, 16)}
 	t0.SubmitBegin(4)
 	t0.SubmitEnd()
 	t0.TraceTimed(launch, ompt.NativeKernelExecution, k)

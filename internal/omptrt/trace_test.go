@@ -223,7 +223,7 @@ func tracedRegion(dev int, code uintptr, clk *tickDevice, native bool) {
 		o := t.Op()
 		var ni *NativeInfo
 		if native {
-			hn := device.NewNative(device.HostRecord{Start: b, End: e, Queue: 1}, "", 0, 0)
+			hn := device.HostRecord{Start: b, End: e, Queue: 1}.Native("", 0, 0)
 			ni = &NativeInfo{Flag: ompt.NativeDataMotionExplicit, Class: ompt.NativeRecordEvent, Type: "host copy", HWID: 7, Start: uint64(b), End: uint64(e), Data: hn.Bytes()}
 		}
 		o.Record(b, e, 0, ni)
@@ -1102,7 +1102,7 @@ func recordedConstruct(clk *tickDevice) {
 	}
 	t.DataOpEnd(0xd000)
 	o := t.Op()
-	hn := device.NewNative(device.HostRecord{Start: b, End: e, Queue: 1}, "", 0, 0)
+	hn := device.HostRecord{Start: b, End: e, Queue: 1}.Native("", 0, 0)
 	o.Record(b, e, 0, &NativeInfo{Flag: ompt.NativeDataMotionExplicit, Class: ompt.NativeRecordEvent, Type: "host copy", Start: uint64(b), End: uint64(e), Data: hn.Bytes()})
 	t.SubmitBegin(0)
 	if t.Tracing() {

@@ -246,7 +246,7 @@ func tracedConstruct(dev int, pc uintptr, clk omptrt.Device) {
 		b, e := stamp(t.Tracing())
 		t.DataOpEnd(final)
 		o := t.Op()
-		hn := device.NewNative(device.HostRecord{Start: b, End: e, Queue: 3}, "", 0, 0)
+		hn := device.HostRecord{Start: b, End: e, Queue: 3}.Native("", 0, 0)
 		o.Record(b, e, 0, &omptrt.NativeInfo{Flag: ompt.NativeDataMotionExplicit, Class: ompt.NativeRecordEvent,
 			Type: "host copy", HWID: 7, Start: uint64(b), End: uint64(e), Data: hn.Bytes()})
 	}
@@ -259,7 +259,7 @@ func tracedConstruct(dev int, pc uintptr, clk omptrt.Device) {
 	b, e := stamp(t.Tracing())
 	t.SubmitEnd()
 	o := t.Op()
-	hn := device.NewNative(device.HostRecord{Start: b, End: e, Queue: 3}, "", 0, 0)
+	hn := device.HostRecord{Start: b, End: e, Queue: 3}.Native("", 0, 0)
 	o.Record(b, e, 8, &omptrt.NativeInfo{Flag: ompt.NativeKernelExecution, Class: ompt.NativeRecordEvent,
 		Type: "host kernel", HWID: 7, Start: uint64(b), End: uint64(e), Data: hn.Bytes()})
 	op(ompt.DataOpTransferFromDevice, dptr, dev, host, ompt.InitialDevice, 64, host)

@@ -80,7 +80,7 @@ func (dr *driver) record(t *omptrt.Target, dev int, d omptrt.Device, queue uint6
 	}
 	var native *omptrt.NativeInfo
 	if queue != 0 {
-		hn := device.NewNative(device.HostRecord{Start: b, End: e, Queue: queue}, "", 0, 0)
+		hn := device.HostRecord{Start: b, End: e, Queue: queue}.Native("", 0, 0)
 		native = &omptrt.NativeInfo{Flag: flag, Class: ompt.NativeRecordEvent, Type: "fake op",
 			HWID: queue, Start: uint64(b), End: uint64(e), Data: hn.Bytes()}
 	}
