@@ -143,8 +143,8 @@ type Target struct {
 	lastID  uint64
 	gen     uint32             // incremented when the Target is reused: TracedOp.t's check
 	nstaged int                // words used in stage
-	pend    []pendingOp        // traced operations waiting for their device times (trace_path.go)
 	stage   [stageWords]uint64 // entries waiting for the construct's end
+	pend    []pendingOp        // traced operations waiting for their device times (trace_path.go); beside slots, which End reads too
 
 	// per-tool slots, indexed by the tool's index in d.tools
 	slots []toolSlots
