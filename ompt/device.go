@@ -1,51 +1,10 @@
 package ompt
 
 import (
-	"fmt"
-	"math"
-	"sort"
-	"sync"
 	"time"
-)
+	"unsafe"
 
-// Device is what the runtime gives the tools interface about one offload
-// device, for the device entry points. target wraps its device.Device in
-// it. Both methods are called from any goroutine, possibly concurrently,
-// including from inside tool callbacks.
-type Device interface {
-	// NumProcs returns the number of processors (compute units, SMs,
-	// worker goroutines) of the device.
-	NumProcs() int
-	// Now reads the device clock, in nanoseconds, monotonic, on the
-	// device's own epoch (device.Device.Now).
-	Now() (int64, error)
-}
-
-// DeviceHandle is the Go form of ompt_device_t: the opaque handle a tool
-// receives in device_initialize and passes to the device entry points.
-type DeviceHandle struct {
-	num    int
-	typ    string
-	dev    Device
-	lookup LookupFunc
-
-	mu         sync.Mutex // guards the fields below
-	finalized  bool
-	finalizing bool // DeviceFinalize is delivering the last trace records
-	fit        clockFit
-
-	tr tracer // device tracing; has its own lock
-}
-
-// Num returns the device number the handle stands for.
-func (h *DeviceHandle) Num() int { return h.num }
-
-// Type returns the type string given in device_initialize.
-func (h *DeviceHandle) Type() string { return h.typ }
-
-var (
-	devMu   sync.Mutex
-	devices = map[int]*DeviceHandle{}
+	"github.com/gompt/gompt/internal/omptrt/link"
 )
 
 // DeviceDoc is the documentation string passed to device_initialize.
@@ -84,7 +43,7 @@ type GetDeviceTimeFunc func(device *DeviceHandle) uint64
 type TranslateTimeFunc func(device *DeviceHandle, time uint64) float64
 
 // DeviceEntryNames lists every name a device lookup resolves: the three
-// device entry points, then the eleven tracing entry points (trace.go).
+// device entry points, then the eleven tracing entry points.
 var DeviceEntryNames = []string{
 	"ompt_get_device_num_procs", "ompt_get_device_time", "ompt_translate_time",
 	"ompt_set_trace_ompt", "ompt_set_trace_native", "ompt_start_trace",
@@ -93,215 +52,73 @@ var DeviceEntryNames = []string{
 	"ompt_get_record_ompt", "ompt_get_record_native", "ompt_get_record_abstract",
 }
 
-var (
-	getDeviceNumProcs GetDeviceNumProcsFunc = func(h *DeviceHandle) int {
-		if h == nil || h.isFinalized() {
-			return 0
-		}
-		return h.dev.NumProcs()
-	}
-	getDeviceTime GetDeviceTimeFunc = func(h *DeviceHandle) uint64 {
-		if h == nil || h.isFinalized() {
-			return 0
-		}
-		h.resampleIfStale() // keep a sync point near every time handed out
-		v, err := h.dev.Now()
-		if err != nil || v < 0 {
-			return 0
-		}
-		return uint64(v)
-	}
-	translateTime TranslateTimeFunc = func(h *DeviceHandle, t uint64) float64 {
-		if h == nil {
-			return 0
-		}
-		// Device clocks count int64 nanoseconds: a time beyond them
-		// (UINT64_MAX, say) is read as the largest, without moving the
-		// fit's pinning point; a time before the host's Wtime epoch (0 on
-		// a device whose clock started long before the program) is 0 s,
-		// as omp_get_wtime is never negative. Both keep the map monotonic.
-		if t > math.MaxInt64 {
-			h.mu.Lock()
-			defer h.mu.Unlock()
-			return max(h.fit.at(math.MaxInt64), 0)
-		}
-		return max(h.translate(int64(t)), 0)
-	}
+// Device tracing entry points: the Go forms of the omp-tools.h typedefs,
+// resolved by each device's lookup. A buffer is a []byte (for a C tool,
+// ompt/cabi's view of the C memory the tool gave: the same bytes); a
+// cursor is a byte offset into it. Results that C returns through pointer
+// arguments are Go results; C's int flags are Go bools where they are
+// arguments. All are safe for concurrent use from any goroutine,
+// including from inside callbacks; a nil, never-initialized or finalized
+// device makes them fail (0, SetError, RecordKindInvalid, nil).
+type (
+	// BufferRequestFunc is ompt_callback_buffer_request_t: the tool returns
+	// a buffer for device deviceNum's records (nil or empty: none). The
+	// tool keeps ownership of the memory; the runtime writes into it
+	// until it hands it back with buffer_owned = 1.
+	BufferRequestFunc func(deviceNum int) (buffer []byte)
+	// BufferCompleteFunc is ompt_callback_buffer_complete_t: records of
+	// device deviceNum lie in buffer from cursor begin up to offset bytes
+	// (bytes == 0: none). owned is buffer_owned: true on the last part of
+	// a buffer, which is the tool's again; false on an earlier part (after
+	// a flush), when the runtime keeps writing into the rest.
+	BufferCompleteFunc func(deviceNum int, buffer []byte, bytes uint64, begin uint64, owned bool)
+
+	// SetTraceOMPTFunc is ompt_set_trace_ompt_t; etype 0 means every type.
+	SetTraceOMPTFunc func(device *DeviceHandle, enable bool, etype Callback) SetResult
+	// SetTraceNativeFunc is ompt_set_trace_native_t; flags are Native* bits.
+	SetTraceNativeFunc func(device *DeviceHandle, enable bool, flags uint32) SetResult
+	// StartTraceFunc is ompt_start_trace_t: 1 on success.
+	StartTraceFunc func(device *DeviceHandle, request BufferRequestFunc, complete BufferCompleteFunc) int
+	// PauseTraceFunc is ompt_pause_trace_t: 1 on success.
+	PauseTraceFunc func(device *DeviceHandle, beginPause bool) int
+	// FlushTraceFunc is ompt_flush_trace_t: 1 on success.
+	FlushTraceFunc func(device *DeviceHandle) int
+	// StopTraceFunc is ompt_stop_trace_t: 1 on success.
+	StopTraceFunc func(device *DeviceHandle) int
+	// AdvanceBufferCursorFunc is ompt_advance_buffer_cursor_t: ok when the
+	// entry after current lies within buffer[:size]. device may be nil.
+	AdvanceBufferCursorFunc func(device *DeviceHandle, buffer []byte, size uint64, current uint64) (next uint64, ok bool)
+	// GetRecordTypeFunc is ompt_get_record_type_t.
+	GetRecordTypeFunc func(buffer []byte, current uint64) RecordKind
+	// GetRecordOMPTFunc is ompt_get_record_ompt_t: a pointer into buffer,
+	// nil if the entry is not an OMPT record.
+	GetRecordOMPTFunc func(buffer []byte, current uint64) *RecordOMPT
+	// GetRecordNativeFunc is ompt_get_record_native_t: a pointer to the
+	// native record in buffer (its plugin's record type: device.HostRecord, ...) and
+	// the host_op_id of its operation; nil if the entry is not native.
+	GetRecordNativeFunc func(buffer []byte, current uint64) (native unsafe.Pointer, hostOpID uint64)
+	// GetRecordAbstractFunc is ompt_get_record_abstract_t; native must be
+	// a pointer get_record_native returned (nil gives nil).
+	GetRecordAbstractFunc func(native unsafe.Pointer) *RecordAbstract
 )
 
-func deviceLookup(name string) any {
-	switch name {
-	case "ompt_get_device_num_procs":
-		return getDeviceNumProcs
-	case "ompt_get_device_time":
-		return getDeviceTime
-	case "ompt_translate_time":
-		return translateTime
-	}
-	return traceLookup(name)
+// DeviceHandle is the Go form of ompt_device_t: the opaque handle a tool
+// receives in device_initialize and passes to the device entry points.
+type DeviceHandle struct {
+	num int
+	typ string
 }
 
-func (h *DeviceHandle) isFinalized() bool {
-	h.mu.Lock()
-	defer h.mu.Unlock()
-	return h.finalized
-}
+// Num returns the device number the handle stands for.
+func (h *DeviceHandle) Num() int { return h.num }
 
-// DeviceInitialize records device deviceNum (0..N-1) as initialized and
-// dispatches device_initialize(deviceNum, typ, handle, lookup, DeviceDoc)
-// to the tools. The runtime calls it once per device, after the plugin has
-// initialized the device and before any other event that names it; it may
-// be called with no tool active (GetDeviceInfo then works for tools that
-// ask later). Errors: nil dev, or a device already initialized.
-func DeviceInitialize(deviceNum int, typ string, dev Device) error {
-	if dev == nil {
-		return fmt.Errorf("ompt: DeviceInitialize(%d): nil Device", deviceNum)
-	}
-	h := &DeviceHandle{num: deviceNum, typ: typ, dev: dev, lookup: deviceLookup}
-	h.tr.init(h)
-	devMu.Lock()
-	if _, ok := devices[deviceNum]; ok {
-		devMu.Unlock()
-		return fmt.Errorf("ompt: DeviceInitialize(%d): device already initialized", deviceNum)
-	}
-	devices[deviceNum] = h
-	devMu.Unlock()
-	h.mu.Lock()
-	h.fit.resample(h.dev)
-	h.mu.Unlock()
-	// each tool gets its own lookup: a trace it starts delivers the ids it holds
-	if d := cur.Load(); d != nil {
-		for _, t := range d.tools {
-			if t.done.Load() {
-				continue
-			}
-			t.devInit(deviceNum)
-			if f, ok := t.callback(CallbackDeviceInitialize).(DeviceInitializeCallback); ok {
-				func() { defer t.guard(); f(deviceNum, typ, h, t.devLookup, DeviceDoc) }()
-			}
-		}
-	}
-	return nil
-}
+// Type returns the type string given in device_initialize.
+func (h *DeviceHandle) Type() string { return h.typ }
 
-func liveDevice(op string, deviceNum int) (*DeviceHandle, error) {
-	devMu.Lock()
-	h := devices[deviceNum]
-	devMu.Unlock()
-	if h == nil {
-		return nil, fmt.Errorf("ompt: %s(%d): device not initialized (call DeviceInitialize first)", op, deviceNum)
+func init() {
+	link.NewDeviceHandle = func(num int, typ string) unsafe.Pointer {
+		return unsafe.Pointer(&DeviceHandle{num: num, typ: typ})
 	}
-	if h.isFinalized() {
-		return nil, fmt.Errorf("ompt: %s(%d): device already finalized", op, deviceNum)
-	}
-	return h, nil
-}
-
-// DeviceLoad dispatches device_load for a code image loaded on device
-// deviceNum (bytes > 0; filename "" when the image has no file; 0 for
-// addresses that do not exist) and returns the module id, to be passed to
-// DeviceUnload. The runtime calls it once per image per device, before the
-// first construct that launches from it. Errors: device not initialized
-// or finalized, bytes == 0.
-func DeviceLoad(deviceNum int, filename string, offsetInFile int64, vmaInFile uintptr, bytes uint64, hostAddr, deviceAddr uintptr) (moduleID uint64, err error) {
-	if _, err := liveDevice("DeviceLoad", deviceNum); err != nil {
-		return 0, err
-	}
-	if bytes == 0 {
-		return 0, fmt.Errorf("ompt: DeviceLoad(%d): image of 0 bytes (bytes must be > 0)", deviceNum)
-	}
-	moduleID = nextID()
-	dispatchDevice(CallbackDeviceLoad, func(f DeviceLoadCallback) {
-		f(deviceNum, filename, offsetInFile, vmaInFile, bytes, hostAddr, deviceAddr, moduleID)
-	})
-	return moduleID, nil
-}
-
-// DeviceUnload dispatches device_unload for a module DeviceLoad returned.
-func DeviceUnload(deviceNum int, moduleID uint64) error {
-	if _, err := liveDevice("DeviceUnload", deviceNum); err != nil {
-		return err
-	}
-	dispatchDevice(CallbackDeviceUnload, func(f DeviceUnloadCallback) { f(deviceNum, moduleID) })
-	return nil
-}
-
-// DeviceFinalize dispatches device_finalize for device deviceNum, the last
-// event for it; its handle's entry points then answer 0. The runtime calls
-// it at shutdown for each device it initialized (Finalize does it for any
-// device the runtime did not). Errors: device not initialized, or
-// finalized already.
-func DeviceFinalize(deviceNum int) error {
-	h, err := liveDevice("DeviceFinalize", deviceNum)
-	if err != nil {
-		return err
-	}
-	h.mu.Lock()
-	if h.finalized || h.finalizing {
-		h.mu.Unlock()
-		return fmt.Errorf("ompt: DeviceFinalize(%d): device already finalized", deviceNum)
-	}
-	h.finalizing = true
-	h.mu.Unlock()
-	// Deliver every record before device_finalize, none after. The device
-	// still counts as live meanwhile, so the tool's buffer callbacks can
-	// translate the last records' times.
-	_, err = h.tr.stop()
-	h.mu.Lock()
-	h.finalized = true
-	h.mu.Unlock()
-	if d := cur.Load(); d != nil {
-		for _, t := range d.tools {
-			if t.done.Load() || !t.devFinal(deviceNum) {
-				continue // a detached tool got it from detach
-			}
-			if f, ok := t.callback(CallbackDeviceFinalize).(DeviceFinalizeCallback); ok {
-				func() { defer t.guard(); f(deviceNum) }()
-			}
-		}
-	}
-	return err
-}
-
-// dispatchDevice calls every attached tool's callback for device event ev
-// (of Go type F) through call, each guarded against the tool's panic.
-func dispatchDevice[F any](ev Callback, call func(F)) {
-	d := cur.Load()
-	if d == nil {
-		return
-	}
-	for _, t := range d.tools {
-		if f, ok := t.callback(ev).(F); ok && !t.done.Load() {
-			func() { defer t.guard(); call(f) }()
-		}
-	}
-}
-
-// finalizeDevices finalizes every live device, in device-number order.
-func finalizeDevices() {
-	devMu.Lock()
-	var nums []int
-	for n, h := range devices {
-		if !h.isFinalized() {
-			nums = append(nums, n)
-		}
-	}
-	devMu.Unlock()
-	sort.Ints(nums)
-	for _, n := range nums {
-		DeviceFinalize(n)
-	}
-}
-
-// GetDeviceInfo returns the handle and lookup function of an initialized,
-// not finalized device: the technical report's ompt_target_get_device_info,
-// for tools that want a device's entry points outside device_initialize.
-func GetDeviceInfo(deviceNum int) (*DeviceHandle, LookupFunc, bool) {
-	h, err := liveDevice("GetDeviceInfo", deviceNum)
-	if err != nil {
-		return nil, nil, false
-	}
-	return h, h.lookup, true
 }
 
 // epoch is the zero of Wtime.

@@ -1,10 +1,13 @@
 // Package ompt is gompt's OMPT tools interface: tool start-up, entry points
 // by name, device events and target callbacks, as OpenMP 5.1/5.2 specify
 // them for a runtime that offloads target regions but has no host
-// parallel regions. It is one implementation with two faces: Go tools use
-// it directly; package ompt/cabi gives C tools (omp-tools.h) the same
-// events, ids and state through C entry points. It imports nothing of
-// gompt; package target drives it (see RUNTIME.md for the exact calls).
+// parallel regions. It is what a Go tool author reads: the types, the
+// callback and entry point signatures, the trace records, RegisterTool
+// and the behaviour below. The engine behind it (dispatch, construct
+// scopes, trace delivery, the clocks) is internal/omptrt, which package
+// target drives (internal/omptrt/RUNTIME.md gives the exact calls);
+// package ompt/cabi gives C tools (omp-tools.h) the same events, ids and
+// state through C entry points.
 //
 // # Start-up
 //
@@ -193,7 +196,7 @@
 //
 // # Device tracing
 //
-// Entry points (Go forms of omp-tools.h, named types in trace.go):
+// Entry points (Go forms of omp-tools.h, named types in device.go):
 //
 //	ompt_set_trace_ompt        SetTraceOMPTFunc: ompt_set_always for target,
 //	                           target_data_op, target_submit (and their EMI
@@ -201,7 +204,7 @@
 //	                           ompt_set_sometimes for 0 (all). Nothing is
 //	                           recorded until a type is enabled.
 //	ompt_set_trace_native      SetTraceNativeFunc: always/sometimes/never as the
-//	                           device's plugin honours the flags (NativeDevice)
+//	                           device's plugin honours the flags
 //	ompt_start_trace           StartTraceFunc(device, BufferRequestFunc, BufferCompleteFunc)
 //	ompt_pause_trace, ompt_flush_trace, ompt_stop_trace
 //	ompt_advance_buffer_cursor, ompt_get_record_type, ompt_get_record_ompt,
@@ -210,7 +213,9 @@
 // Buffers are []byte (the C face passes C memory as the same bytes);
 // cursors are byte offsets. Records are ompt_record_ompt_t byte for byte
 // (RecordOMPT, 104 bytes, body at 32); native records follow a 48-byte
-// header. Each device has a queue of packed records (128 KiB, growing to
+// header, each a value of its plugin's record type, defined once in
+// package device (device.HostRecord, device.OpenCLRecord,
+// device.CUDARecord). Each device has a queue of packed records (128 KiB, growing to
 // 4 MiB while delivery falls behind: some 2048 to 65536 operations) and
 // one delivery goroutine: the application only queues (a construct
 // queues its records together when it ends); buffer_request and
@@ -277,22 +282,6 @@
 // data operations, begin and end (LLVM passes one, and tools written for
 // LLVM read target_data->value); target_task_data is nil there. The host
 // is device -1 (InitialDevice) in data-op callbacks.
-//
-// # Which construct: ompt_get_target_info without thread-local storage
-//
-// Go has no goroutine-local storage. Each construct scope records which
-// goroutine dispatched its latest event: getg, one load of the g register
-// in assembly on amd64 and arm64, or a parse of the stack header
-// elsewhere. In-progress constructs sit in a lock-free table.
-// ompt_get_target_info and ompt_get_state answer for the most recently
-// begun construct whose latest event was dispatched on the calling
-// goroutine. Inside a callback that is always the construct of the event
-// being dispatched, including for nowait constructs whose work continues
-// on another goroutine. Between events, the goroutine that dispatched the
-// latest event is "in" the construct. Outside any construct, or for a
-// device memory routine (which is no construct), it reports false. The
-// host_op_id it reports is that of the operation in flight, and 0
-// between operations.
 //
 // # Whose ids: an EMI tool's are its own
 //
@@ -377,20 +366,4 @@
 // as LLVM's targetDataEnd, end); EMI slots never NULL; a trace record for
 // every operation with a callback (associate and disassociate included),
 // carrying the EMI tool's own ids.
-//
-// With no tool active, TargetBegin and RoutineBegin do one atomic load and
-// return nil. Every method of a nil *Target returns at once, and nothing
-// is allocated (tested with testing.AllocsPerRun). With tools, dispatch
-// allocates nothing: a construct's scope is a Target that lives in the
-// table get_target_info searches, taken with one compare-and-swap and
-// freed with one store, and its host_op_ids come from a block of ids it
-// takes 64 at a time; the construct's goroutine holds its OS thread
-// (runtime.LockOSThread, a few ns) and finds the thread's record in a
-// lock-free table. Callbacks run synchronously on the goroutine that
-// causes the event. A Go callback that panics is recovered: its tool is
-// detached (no callback reaches it any more), stderr says why, and the
-// program goes on. A C tool's target callbacks (ompt/cabi; the events of
-// every construct) are called without that recover, which costs about
-// 8 ns per callback and which a panic could not cross C frames to reach
-// anyway; its device callbacks, rare, keep it.
 package ompt

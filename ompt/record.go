@@ -3,10 +3,9 @@ package ompt
 import (
 	"iter"
 	"strconv"
-	"strings"
-	"sync"
-	"sync/atomic"
 	"unsafe"
+
+	"github.com/gompt/gompt/internal/omptrt/link"
 )
 
 // Trace buffers. A buffer is memory the tool hands the runtime in its
@@ -136,14 +135,14 @@ const (
 	RecordBodyOffset = int(unsafe.Offsetof(RecordOMPT{}.body))
 	// NativeHeaderSize is the size of the header before each native record
 	// in a buffer; get_record_native returns the address just after it.
-	NativeHeaderSize = int(unsafe.Sizeof(nativeHeader{}))
+	NativeHeaderSize = link.HeaderSize
 	// NativeMax is the largest native record a plugin may attach (bytes).
 	NativeMax = 64
 	// MaxEntrySize is the largest entry gompt writes: a buffer shorter
 	// than this may lose records that would fit a larger one.
 	MaxEntrySize = NativeHeaderSize + NativeMax
 	// NativeMarker starts every native entry (no event number is this).
-	NativeMarker = 0x4e415456 // "NATV"
+	NativeMarker = link.Marker // "NATV"
 )
 
 // NativeClass is ompt_record_native_t.
@@ -166,20 +165,7 @@ const (
 	NativeRuntime            uint32 = 0x20
 	NativeOverhead           uint32 = 0x40
 	NativeIdleness           uint32 = 0x80
-	nativeAll                uint32 = 0xff
 )
-
-// nativeHeader precedes each native record in a buffer.
-type nativeHeader struct {
-	marker   int32  // NativeMarker
-	size     uint32 // whole entry, header included, multiple of 8
-	hostOpID uint64
-	class    int32  // NativeClass
-	typeIdx  uint32 // index into nativeTypes
-	start    uint64
-	end      uint64
-	hwid     uint64
-}
 
 // RecordAbstract is the Go form of ompt_record_abstract_t: what any tool
 // can learn about a native record without knowing its plugin's format.
@@ -195,162 +181,11 @@ type RecordAbstract struct {
 	HWID      uint64
 }
 
-// NativeInfo is what the runtime attaches to an operation's trace record
-// when the plugin has a native record for it (TracedOp.Record). Data is
-// the plugin's native record (at most NativeMax bytes, copied; it may
-// live on the caller's stack), in the Go type documented for its plugin
-// (HostNative, OpenCLNative, CUDANative) and made with NativeBytes. The
-// record is written only if the tool enabled Flag with
-// ompt_set_trace_native and the device can honour it (NativeDevice).
-type NativeInfo struct {
-	Flag       uint32      // one Native* monitoring flag this record belongs to
-	Class      NativeClass // NativeRecordEvent for timed work, NativeRecordInfo otherwise
-	Type       string      // short constant name, e.g. "host copy in"; at most 255 distinct names per process
-	HWID       uint64      // where on the device it ran (queue, stream, compute unit); 0 if none
-	Start, End uint64      // device ns; 0 if unknown
-	Data       []byte      // the native record; len <= NativeMax
-}
-
-// HostNative is the native record of the host offload device: the
-// interval, on the host device's clock (Device.Now, ns), during which the
-// operation ran, and the queue that ran it.
-type HostNative struct {
-	Start, End int64
-	Queue      uint64 // the queue's number on its device (1, 2, ...)
-}
-
-// OpenCLNative is the native record of the OpenCL plugin: the four
-// CL_PROFILING_COMMAND_* counters of the operation's event (device ns,
-// as clGetEventProfilingInfo reports them).
-type OpenCLNative struct {
-	Queued, Submit, Start, End uint64
-}
-
-// CUDANative is the native record of the CUDA plugin: the operation's
-// interval from the CUDA events around it (device ns on the plugin's
-// clock), and the stream and context it ran on (CUstream, CUcontext
-// values, as identifiers only).
-type CUDANative struct {
-	Start, End      uint64
-	Stream, Context uint64
-}
-
-// NativeBytes returns the bytes of a native record value, for
-// NativeInfo.Data; the result aliases *v (no copy, no allocation).
-func NativeBytes[T HostNative | OpenCLNative | CUDANative](v *T) []byte {
-	return unsafe.Slice((*byte)(unsafe.Pointer(v)), unsafe.Sizeof(*v))
-}
-
-// nativeTypes interns NativeInfo.Type names: the buffer holds an index.
-// Lookups read an immutable snapshot (no lock); a new name copies it.
-var (
-	nativeMu    sync.Mutex
-	nativeIdx   atomic.Pointer[map[string]uint32]
-	nativeNames atomic.Pointer[[]string]
-)
-
-const maxNativeTypes = 255
-
-// internNative returns the index of name; 0 ("native") for "" or when
-// maxNativeTypes names exist. name does not escape (the caller's
-// NativeInfo may live on its stack).
-func internNative(name string) uint32 {
-	if m := nativeIdx.Load(); m != nil {
-		if i, ok := (*m)[name]; ok {
-			return i
-		}
-	}
-	if name == "" {
-		return 0
-	}
-	return internSlow(strings.Clone(name))
-}
-
-func internSlow(name string) uint32 {
-	nativeMu.Lock()
-	defer nativeMu.Unlock()
-	old := map[string]uint32{}
-	if m := nativeIdx.Load(); m != nil {
-		old = *m
-	}
-	if i, ok := old[name]; ok {
-		return i
-	}
-	var names []string
-	if p := nativeNames.Load(); p != nil {
-		names = *p
-	}
-	if len(names) == 0 {
-		names = []string{"native"} // index 0: an unnamed or overflowing type
-	}
-	if len(names) > maxNativeTypes {
-		return 0
-	}
-	i := uint32(len(names))
-	nn := append(names[:len(names):len(names)], name)
-	m := make(map[string]uint32, len(old)+1)
-	for k, v := range old {
-		m[k] = v
-	}
-	m[name] = i
-	nativeNames.Store(&nn)
-	nativeIdx.Store(&m)
-	return i
-}
-
-func nativeName(i uint32) string {
-	if p := nativeNames.Load(); p != nil && int(i) < len(*p) {
-		return (*p)[i]
-	}
-	return "native"
-}
-
-// entryAt classifies the entry at cursor in b[:limit] and returns its
-// kind and size. It reads only within b[:limit].
-func entryAt(b []byte, limit, cursor uint64) (RecordKind, uint64) {
-	if limit > uint64(len(b)) {
-		limit = uint64(len(b))
-	}
-	if cursor >= limit || limit-cursor < 8 {
-		return RecordKindInvalid, 0
-	}
-	p := unsafe.Pointer(&b[cursor])
-	if uintptr(p)&7 != 0 {
-		return RecordKindInvalid, 0
-	}
-	typ := *(*int32)(p)
-	switch {
-	case typ == int32(CallbackTarget) || typ == int32(CallbackTargetDataOp) || typ == int32(CallbackTargetSubmit):
-		if limit-cursor < uint64(RecordOMPTSize) {
-			return RecordKindInvalid, 0
-		}
-		return RecordKindOMPT, uint64(RecordOMPTSize)
-	case typ == NativeMarker:
-		size := uint64(*(*uint32)(unsafe.Add(p, 4)))
-		// A native entry always holds data after its header (the runtime
-		// writes at least 8 bytes), so get_record_native's pointer past
-		// the header stays inside the buffer.
-		if size <= uint64(NativeHeaderSize) || size > uint64(MaxEntrySize) || size&7 != 0 || limit-cursor < size {
-			return RecordKindInvalid, 0
-		}
-		return RecordKindNative, size
-	}
-	return RecordKindInvalid, 0
-}
-
-// firstOffset returns the first 8-byte aligned offset in b.
-func firstOffset(b []byte) uint64 {
-	if len(b) == 0 {
-		return 0
-	}
-	return uint64(-uintptr(unsafe.Pointer(&b[0])) & 7)
-}
-
 // RecordAt returns the OMPT record at cursor in buffer, or nil if there is
 // none (out of range, misaligned, or another kind of entry). It is what
 // ompt_get_record_ompt returns, for Go tools that hold the buffer.
 func RecordAt(buffer []byte, cursor uint64) *RecordOMPT {
-	if k, _ := entryAt(buffer, uint64(len(buffer)), cursor); k != RecordKindOMPT {
+	if k, _ := link.EntryAt(buffer, uint64(len(buffer)), cursor); RecordKind(k) != RecordKindOMPT {
 		return nil
 	}
 	return (*RecordOMPT)(unsafe.Pointer(&buffer[cursor]))
@@ -367,8 +202,8 @@ func RecordAt(buffer []byte, cursor uint64) *RecordOMPT {
 func Records(buffer []byte, bytes, begin uint64) iter.Seq2[uint64, RecordKind] {
 	return func(yield func(uint64, RecordKind) bool) {
 		for cur := begin; ; {
-			k, n := entryAt(buffer, bytes, cur)
-			if k == RecordKindInvalid || !yield(cur, k) {
+			k, n := link.EntryAt(buffer, bytes, cur)
+			if RecordKind(k) == RecordKindInvalid || !yield(cur, RecordKind(k)) {
 				return
 			}
 			cur += n

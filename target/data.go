@@ -5,6 +5,7 @@ import (
 	"fmt"
 
 	"github.com/gompt/gompt/internal/callsite"
+	"github.com/gompt/gompt/internal/omptrt"
 	"github.com/gompt/gompt/mapping"
 	"github.com/gompt/gompt/ompt"
 )
@@ -15,7 +16,7 @@ import (
 // construct's items as the mapping table would on an offload device.
 //
 // tk is the construct's task when it has depend items, as for runTarget.
-func dataOp(n int, d *dev, t *ompt.Target, async bool, maps []Map, fn func(c *construct) error, check func(items []mapping.Item) error, tk *Task) error {
+func dataOp(n int, d *dev, t *omptrt.Target, async bool, maps []Map, fn func(c *construct) error, check func(items []mapping.Item) error, tk *Task) error {
 	if d == nil {
 		if err := tk.waitHost(); err != nil {
 			return err
@@ -63,7 +64,7 @@ func dataConstruct(dev int, pc uintptr, kind ompt.TargetKind, nowait bool, maps 
 	if nowait {
 		kind = nowaitKind(kind)
 	}
-	t := ompt.TargetBegin(kind, n, pc)
+	t := omptrt.TargetBegin(kind, n, pc)
 	reportDeps(t, deps)
 	run := func(tk *Task) error {
 		err := dataOp(n, d, t, nowait, maps, fn, check, tk)
@@ -249,7 +250,7 @@ func Data(dev int, maps []Map, body func() error) error {
 	if err != nil {
 		return err
 	}
-	t := ompt.TargetBegin(ompt.KindTargetEnterData, n, pc)
+	t := omptrt.TargetBegin(ompt.KindTargetEnterData, n, pc)
 	err = dataOp(n, d, t, false, maps, func(c *construct) error { return c.enterItems(mapping.Structured) },
 		func(items []mapping.Item) error { return mapping.CheckEnter(initialDevice, mapping.Structured, items) }, nil)
 	t.End()
@@ -257,7 +258,7 @@ func Data(dev int, maps []Map, body func() error) error {
 		return err
 	}
 	exit := func() error {
-		t := ompt.TargetBegin(ompt.KindTargetExitData, n, pc)
+		t := omptrt.TargetBegin(ompt.KindTargetExitData, n, pc)
 		err := dataOp(n, d, t, false, maps, func(c *construct) error { return c.exitItems(mapping.Structured) },
 			func(items []mapping.Item) error { return mapping.CheckExit(initialDevice, mapping.Structured, items) }, nil)
 		t.End()

@@ -7,6 +7,7 @@ import (
 	"sync/atomic"
 
 	"github.com/gompt/gompt/device"
+	"github.com/gompt/gompt/internal/omptrt"
 	"github.com/gompt/gompt/mapping"
 	"github.com/gompt/gompt/ompt"
 )
@@ -108,7 +109,7 @@ func splitDeps(maps []Map) (items, deps []Map, err error) {
 // reportDeps tells the tools the depend items of the construct's target
 // task (ompt_callback_dependences). Task dependences (DependOn) have no
 // variable and are not reported.
-func reportDeps(t *ompt.Target, deps []Map) {
+func reportDeps(t *omptrt.Target, deps []Map) {
 	if len(deps) == 0 || !t.WantsDependences() {
 		return
 	}

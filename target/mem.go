@@ -12,6 +12,7 @@ import (
 	"github.com/gompt/gompt/device"
 	"github.com/gompt/gompt/device/host"
 	"github.com/gompt/gompt/internal/callsite"
+	"github.com/gompt/gompt/internal/omptrt"
 	"github.com/gompt/gompt/mapping"
 	"github.com/gompt/gompt/ompt"
 )
@@ -173,7 +174,7 @@ func AllocMem(size int, dev int) (DevicePtr, error) {
 	if size <= 0 {
 		return 0, fmt.Errorf("target: alloc of %d bytes: size must be positive", size)
 	}
-	r := ompt.RoutineBegin(pc)
+	r := omptrt.RoutineBegin(pc)
 	defer r.End()
 	if d == nil {
 		if limit := initialAllocMax(); uint64(size) > limit {
@@ -185,12 +186,10 @@ func AllocMem(size int, dev int) (DevicePtr, error) {
 		return p, nil
 	}
 	r.DataOpBegin(ompt.DataOpAlloc, 0, ompt.InitialDevice, 0, n, uint64(size))
-	t0, tr := traceStart(r, d)
+	t0 := r.TraceNow()
 	b, err := d.d.Alloc(size)
 	r.DataOpEnd(uintptr(b.Ptr))
-	if tr {
-		routineRecord(r, d, t0)
-	}
+	r.TraceDone(t0)
 	if err != nil {
 		return 0, err
 	}
@@ -222,7 +221,7 @@ func FreeMem(p DevicePtr, dev int) error {
 		}
 		defer rt.endRoutine()
 	}
-	r := ompt.RoutineBegin(pc)
+	r := omptrt.RoutineBegin(pc)
 	defer r.End()
 	if d == nil {
 		r.DataOpBegin(ompt.DataOpDelete, uintptr(p), ompt.InitialDevice, 0, ompt.InitialDevice, 0)
@@ -249,12 +248,10 @@ func FreeMem(p DevicePtr, dev int) error {
 	delete(d.allocs, p)
 	d.amu.Unlock()
 	r.DataOpBegin(ompt.DataOpDelete, uintptr(p), n, 0, ompt.InitialDevice, 0)
-	t0, tr := traceStart(r, d)
+	t0 := r.TraceNow()
 	err = d.d.Free(p)
 	r.DataOpEnd(0)
-	if tr {
-		routineRecord(r, d, t0)
-	}
+	r.TraceDone(t0)
 	return err
 }
 
@@ -380,10 +377,10 @@ func Memset(dst Loc, value byte, n int) error {
 	if n > de.avail {
 		return fmt.Errorf("target: memset of %d bytes at %v: out of bounds, only %d bytes there", n, &de, de.avail)
 	}
-	r := ompt.RoutineBegin(pc)
+	r := omptrt.RoutineBegin(pc)
 	defer r.End()
 	r.DataOpBegin(ompt.DataOpMemset, 0, ompt.InitialDevice, de.address(0), de.num, uint64(n))
-	t0, tr := traceStart(r, de.d)
+	t0 := r.TraceNow()
 	if de.d == nil {
 		b := de.host[:n]
 		for i := range b {
@@ -400,9 +397,7 @@ func Memset(dst Loc, value byte, n int) error {
 		err = withQueue(de.d, func(q device.Queue) error { return q.CopyIn(de.p, b) })
 	}
 	r.DataOpEnd(de.address(0))
-	if tr {
-		routineRecord(r, de.d, t0)
-	}
+	r.TraceDone(t0)
 	return err
 }
 
@@ -486,7 +481,7 @@ func (e *end) address(off int) uintptr {
 // has checked, as one device memory routine called at pc: one data op per
 // row.
 func copyRows(pc uintptr, de, se *end, r *rows) error {
-	rt := ompt.RoutineBegin(pc)
+	rt := omptrt.RoutineBegin(pc)
 	defer rt.End()
 	if rt != nil {
 		return copyTraced(rt, de, se, r)
@@ -495,7 +490,7 @@ func copyRows(pc uintptr, de, se *end, r *rows) error {
 }
 
 // copyTraced copies row by row, each a data op for the tools.
-func copyTraced(r *ompt.Target, de, se *end, rs *rows) error {
+func copyTraced(r *omptrt.Target, de, se *end, rs *rows) error {
 	op := ompt.DataOpTransferFromDevice // device to host, and device to device
 	if se.d == nil {
 		op = ompt.DataOpTransferToDevice
@@ -506,13 +501,11 @@ func copyTraced(r *ompt.Target, de, se *end, rs *rows) error {
 	}
 	return rs.each(func(s seg) error {
 		r.DataOpBegin(op, se.address(s.src), se.num, de.address(s.dst), de.num, uint64(s.n))
-		t0, tr := traceStart(r, rd)
+		t0 := r.TraceNow()
 		one := rows{n: s.n, count: [2]int{1, 1}, dst: rowSide{base: s.dst}, src: rowSide{base: s.src}}
 		err := copyPlain(de, se, &one)
 		r.DataOpEnd(de.address(s.dst))
-		if tr {
-			routineRecord(r, rd, t0)
-		}
+		r.TraceDone(t0)
 		return err
 	})
 }
@@ -836,10 +829,10 @@ func Associate[T any](s []T, p DevicePtr, devOffset int, dev int) error {
 		return err
 	}
 	q := p + DevicePtr(devOffset)
-	r := ompt.RoutineBegin(pc)
+	r := omptrt.RoutineBegin(pc)
 	defer r.End()
 	r.DataOpBegin(ompt.DataOpAssociate, addr(b), ompt.InitialDevice, uintptr(q), d.num, uint64(len(b)))
-	t0, tr := traceStart(r, d)
+	t0 := r.TraceNow()
 	// Checked again with the table change under d.amu, so a FreeMem
 	// meanwhile cannot leave the association pointing at freed memory.
 	d.amu.Lock()
@@ -855,9 +848,7 @@ func Associate[T any](s []T, p DevicePtr, devOffset int, dev int) error {
 	}
 	d.amu.Unlock()
 	r.DataOpEnd(uintptr(q))
-	if tr {
-		routineRecord(r, d, t0)
-	}
+	r.TraceDone(t0)
 	return err
 }
 
@@ -882,10 +873,10 @@ func Disassociate[T any](s []T, dev int) error {
 	}
 	b := device.Bytes(s)
 	p, _ := d.table.Translate(b)
-	r := ompt.RoutineBegin(pc)
+	r := omptrt.RoutineBegin(pc)
 	defer r.End()
 	r.DataOpBegin(ompt.DataOpDisassociate, addr(b), ompt.InitialDevice, uintptr(p), d.num, 0)
-	t0, tr := traceStart(r, d)
+	t0 := r.TraceNow()
 	d.amu.Lock()
 	err = d.table.Disassociate(b)
 	if err == nil {
@@ -893,9 +884,7 @@ func Disassociate[T any](s []T, dev int) error {
 	}
 	d.amu.Unlock()
 	r.DataOpEnd(uintptr(p))
-	if tr {
-		routineRecord(r, d, t0)
-	}
+	r.TraceDone(t0)
 	return err
 }
 

@@ -11,6 +11,7 @@ import (
 
 	"github.com/gompt/gompt/device"
 	"github.com/gompt/gompt/internal/hostexec"
+	"github.com/gompt/gompt/internal/omptrt"
 	"github.com/gompt/gompt/mapping"
 	"github.com/gompt/gompt/ompt"
 )
@@ -79,7 +80,7 @@ func state() *runtimeState {
 	rtOnce.Do(func() {
 		rt = start(os.Getenv)
 		// Tools start after the devices are known and before any is used.
-		ompt.Start(omptRuntime{})
+		omptrt.Start(omptRuntime{})
 	})
 	return rt
 }
@@ -123,7 +124,7 @@ func open(devArg int) (n int, d *dev, err error) {
 // initialize tells the tools about the device, once, on first use.
 func (d *dev) initialize() {
 	d.learnProfiles()
-	if err := ompt.DeviceInitialize(d.num, d.plugin+" "+d.info.Name, omptDevice{d}); err != nil {
+	if err := omptrt.DeviceInitialize(d.num, d.plugin+" "+d.info.Name, omptDevice{d}); err != nil {
 		d.infof(infoAll, "tools interface: %v", err)
 		return
 	}
@@ -304,19 +305,19 @@ func Shutdown() error {
 		if d.initialized.Load() {
 			d.fmu.Lock()
 			for _, m := range d.modules {
-				ompt.DeviceUnload(d.num, m)
+				omptrt.DeviceUnload(d.num, m)
 			}
 			d.modules = nil
 			d.fmu.Unlock()
-			if err := ompt.DeviceFinalize(d.num); err != nil {
+			if err := omptrt.DeviceFinalize(d.num); err != nil {
 				errs = append(errs, err)
 			}
-			if written, lost := ompt.TraceStats(d.num); lost > 0 {
+			if written, lost := omptrt.TraceStats(d.num); lost > 0 {
 				d.infof(infoAll, "device tracing: %d records written, %d lost (the tool gave no buffer, or too small a one)", written, lost)
 			}
 		}
 	}
-	ompt.Finalize()
+	omptrt.Finalize()
 	// The kernel worker goroutines go too; a Run after this (there is
 	// none: constructs fail) would still work, on the caller alone.
 	hostexec.Default().Close()
@@ -556,7 +557,7 @@ func onLoad(d *dev, k *device.Kernel, f device.Function) {
 	}
 	// A gompt module is one kernel's image with one entry: the module,
 	// its file name and its entry are all named after the kernel.
-	mod, err := ompt.DeviceLoad(d.num, k.Name, 0, 0, uint64(f.Bytes()), 0, 0)
+	mod, err := omptrt.DeviceLoad(d.num, k.Name, 0, 0, uint64(f.Bytes()), 0, 0)
 	if err != nil {
 		d.infof(infoAll, "tools interface: device_load of %s: %v", k.Name, err)
 		return

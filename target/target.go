@@ -10,6 +10,7 @@ import (
 	"github.com/gompt/gompt/device/host"
 	"github.com/gompt/gompt/internal/callsite"
 	"github.com/gompt/gompt/internal/hostexec"
+	"github.com/gompt/gompt/internal/omptrt"
 	"github.com/gompt/gompt/mapping"
 	"github.com/gompt/gompt/ompt"
 )
@@ -26,13 +27,12 @@ type construct struct {
 	args  []device.Arg
 	hargs device.HostArgs
 
-	t     *ompt.Target // the construct's tools scope; nil with no tool
-	async bool         // a nowait construct: data ops use the async kinds
+	t     *omptrt.Target // the construct's tools scope; nil with no tool
+	async bool           // a nowait construct: data ops use the async kinds
 
 	trace  bool            // the device is traced: operations make records
 	prof   device.Profiler // q's own timing, if it has it
 	profOn bool            // prof is switched on
-	pend   []pending       // traced operations waiting for their times
 
 	clauses int // items[:clauses] come from map clauses; the rest are implicit
 
@@ -48,7 +48,7 @@ type construct struct {
 var initialScratch = sync.Pool{New: func() any { return new(construct) }}
 
 // begin takes a construct of d for the tools scope t.
-func begin(d *dev, t *ompt.Target, async bool) (*construct, error) {
+func begin(d *dev, t *omptrt.Target, async bool) (*construct, error) {
 	c, err := d.take()
 	if err != nil {
 		return nil, err
@@ -85,13 +85,13 @@ func (c *construct) end(err error) error {
 	}
 	clear(c.items)
 	c.items, c.ptrs, c.args = c.items[:0], c.ptrs[:0], c.args[:0]
-	if len(c.pend) > 0 {
+	if c.t.TracePending() {
 		// The records need the operations' times: wait for them here,
 		// before c can go to another goroutine.
 		if serr := c.q.Sync(); serr != nil && err == nil {
 			err = serr
 		}
-		c.flushRecords()
+		c.t.FlushTrace()
 	}
 	c.t = nil
 	if c.d.infoOn&infoTable != 0 {
@@ -169,12 +169,12 @@ func (c *construct) Alloc(it *mapping.Item, size int) (device.DevicePtr, error) 
 	c.t.DataOpBegin(c.op(ompt.DataOpAlloc), addr(it.Host), ompt.InitialDevice, 0, c.d.num, uint64(size))
 	var t0 int64
 	if c.trace {
-		t0 = c.now()
+		t0 = c.t.TraceNow()
 	}
 	b, err := c.d.d.Alloc(size)
 	c.t.DataOpEnd(uintptr(b.Ptr))
 	if c.trace {
-		c.syncOp(t0, c.now())
+		c.t.TraceDone(t0)
 	}
 	if err != nil {
 		return 0, err
@@ -326,12 +326,12 @@ func (c *construct) Free(p device.DevicePtr, size int, host []byte) error {
 	c.t.DataOpBegin(c.op(ompt.DataOpDelete), uintptr(p), c.d.num, 0, ompt.InitialDevice, 0)
 	var t0 int64
 	if c.trace {
-		t0 = c.now()
+		t0 = c.t.TraceNow()
 	}
 	err := c.d.d.Free(p)
 	c.t.DataOpEnd(0)
 	if c.trace {
-		c.syncOp(t0, c.now())
+		c.t.TraceDone(t0)
 	}
 	return err
 }
@@ -345,14 +345,17 @@ func (c *construct) CopyIn(dst device.DevicePtr, src []byte) error {
 		c.d.infof(infoMapping, "copy %d bytes host %#x -> device %v", len(src), addr(src), dst)
 	}
 	c.t.DataOpBegin(c.op(ompt.DataOpTransferToDevice), addr(src), ompt.InitialDevice, uintptr(dst), c.d.num, uint64(len(src)))
-	var ev device.Event
+	var (
+		ev  device.Event
+		eve error
+	)
 	if c.trace {
-		ev = c.bracket()
+		ev, eve = c.bracket()
 	}
 	err := c.q.CopyIn(dst, src)
 	c.t.DataOpEnd(uintptr(dst))
 	if c.trace {
-		c.asyncOp(ev, ompt.NativeDataMotionExplicit, nil)
+		c.asyncOp(ev, eve, ompt.NativeDataMotionExplicit, nil)
 	}
 	return err
 }
@@ -366,14 +369,17 @@ func (c *construct) CopyOut(dst []byte, src device.DevicePtr) error {
 		c.d.infof(infoMapping, "copy %d bytes device %v -> host %#x", len(dst), src, addr(dst))
 	}
 	c.t.DataOpBegin(c.op(ompt.DataOpTransferFromDevice), uintptr(src), c.d.num, addr(dst), ompt.InitialDevice, uint64(len(dst)))
-	var ev device.Event
+	var (
+		ev  device.Event
+		eve error
+	)
 	if c.trace {
-		ev = c.bracket()
+		ev, eve = c.bracket()
 	}
 	err := c.q.CopyOut(dst, src)
 	c.t.DataOpEnd(addr(dst))
 	if c.trace {
-		c.asyncOp(ev, ompt.NativeDataMotionExplicit, nil)
+		c.asyncOp(ev, eve, ompt.NativeDataMotionExplicit, nil)
 	}
 	return err
 }
@@ -409,7 +415,7 @@ func Target(r Region) error {
 	if err != nil {
 		return err
 	}
-	t := ompt.TargetBegin(ompt.KindTarget, n, pc)
+	t := omptrt.TargetBegin(ompt.KindTarget, n, pc)
 	if len(deps) == 0 {
 		err = runTarget(&r, d, f, t, false, nil) // the common case: no task, no closure
 	} else {
@@ -446,7 +452,7 @@ func TargetNowait(r Region) *Task {
 	if err != nil {
 		return failed(err)
 	}
-	t := ompt.TargetBegin(ompt.KindTargetNowait, n, pc)
+	t := omptrt.TargetBegin(ompt.KindTargetNowait, n, pc)
 	reportDeps(t, deps)
 	return spawnDeps(deps, func(tk *Task) error {
 		err := runTarget(&r, d, f, t, true, tk)
@@ -478,7 +484,7 @@ func prepare(r *Region) (n int, d *dev, f device.Function, err error) {
 // predecessors' failures are its own, their device work is waited for
 // by its device operations, and once its own work is enqueued its
 // dependents are released.
-func runTarget(r *Region, d *dev, f device.Function, t *ompt.Target, async bool, tk *Task) error {
+func runTarget(r *Region, d *dev, f device.Function, t *omptrt.Target, async bool, tk *Task) error {
 	if d == nil {
 		if err := tk.waitHost(); err != nil {
 			return err
@@ -511,7 +517,7 @@ func runTarget(r *Region, d *dev, f device.Function, t *ompt.Target, async bool,
 // entry point, which is marked go:noinline so its frame is its own.
 func toolsOn() bool {
 	state()
-	return ompt.Enabled()
+	return omptrt.Enabled()
 }
 
 // checkRegion validates r for device d (nil for the initial device)
@@ -744,14 +750,17 @@ func (c *construct) launch(r *Region, f device.Function) error {
 		return err
 	}
 	c.t.SubmitBegin(uint32(r.Shape.Teams))
-	var ev device.Event
+	var (
+		ev  device.Event
+		eve error
+	)
 	if c.trace {
-		ev = c.bracket()
+		ev, eve = c.bracket()
 	}
 	err := c.q.Launch(f, r.Shape, c.args)
 	c.t.SubmitEnd()
 	if c.trace {
-		c.asyncOp(ev, ompt.NativeKernelExecution, r.Kernel)
+		c.asyncOp(ev, eve, ompt.NativeKernelExecution, r.Kernel)
 	}
 	return err
 }
@@ -860,7 +869,7 @@ func grow[T any](s []T, n int) []T {
 // empty and overlapping items). The slices passed to the kernel are not
 // items: everything is present on the initial device, as a slice entered
 // beforehand is on an offload device.
-func runInitial(reg *Region, t *ompt.Target) error {
+func runInitial(reg *Region, t *omptrt.Target) error {
 	f := reg.Kernel.Host()
 	if f == nil {
 		return fmt.Errorf("target: kernel %s has no Go image, so it cannot run on the initial device", reg.Kernel.Name)

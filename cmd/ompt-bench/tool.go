@@ -9,6 +9,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/gompt/gompt/internal/omptrt"
 	"github.com/gompt/gompt/ompt"
 	"github.com/gompt/gompt/target"
 )
@@ -95,12 +96,12 @@ func startAll(int, string) *ompt.StartResult {
 // dispatch: one device memory routine with one data op, so two callback
 // dispatches (begin and end) and the routine's scope, on the tool above.
 func dispatch(dev int) (func(*testing.B), func(), error) {
-	if !ompt.Enabled() {
+	if !omptrt.Enabled() {
 		return nil, nil, fmt.Errorf("no tool attached")
 	}
 	return func(b *testing.B) {
 		for b.Loop() {
-			r := ompt.RoutineBegin(1)
+			r := omptrt.RoutineBegin(1)
 			r.DataOpBegin(ompt.DataOpTransferToDevice, 1, ompt.InitialDevice, 2, dev, 8)
 			r.DataOpEnd(2)
 			r.End()
@@ -114,7 +115,7 @@ func traced(dev int) error {
 	if _, err := target.AllocMem(8, dev); err != nil { // initialises the device: tracing starts
 		return err
 	}
-	if !ompt.Tracing(dev) {
+	if !omptrt.Tracing(dev) {
 		return fmt.Errorf("device %d is not traced", dev)
 	}
 	return nil
@@ -130,7 +131,7 @@ func recordCost(dev int) (func(*testing.B), func(), error) {
 		return nil, nil, err
 	}
 	return func(b *testing.B) {
-		t := ompt.TargetBegin(ompt.KindTargetUpdate, dev, 1)
+		t := omptrt.TargetBegin(ompt.KindTargetUpdate, dev, 1)
 		t.DataOpBegin(ompt.DataOpTransferToDevice, 1, ompt.InitialDevice, 2, dev, 8)
 		t.DataOpEnd(2)
 		for b.Loop() {
@@ -150,7 +151,7 @@ func recordCostRoutine(dev int) (func(*testing.B), func(), error) {
 	}
 	return func(b *testing.B) {
 		for b.Loop() {
-			r := ompt.RoutineBegin(1)
+			r := omptrt.RoutineBegin(1)
 			r.DataOpBegin(ompt.DataOpTransferToDevice, 1, ompt.InitialDevice, 2, dev, 8)
 			r.DataOpEnd(2)
 			op := r.Op()

@@ -22,12 +22,11 @@ func TestGridTeams(t *testing.T) {
 	}
 }
 
-// TestNativeRecord checks the layout ompt.CUDANative documents: start and
-// end on the device clock, then the stream and the context.
+// TestNativeRecord checks the layout device.CUDARecord documents: start
+// and end on the device clock, then the stream and the context.
 func TestNativeRecord(t *testing.T) {
 	n := nativeRecord(100, 250, 0xabc0, 0xdef0, typeKernel, 3, 7)
-	want := device.Native{Kind: device.NativeCUDA, Words: [4]uint64{100, 250, 0xabc0, 0xdef0},
-		Type: "cuda kernel", HWID: 3, Teams: 7}
+	want := device.CUDARecord{Start: 100, End: 250, Stream: 0xabc0, Context: 0xdef0}.Native("cuda kernel", 3, 7)
 	if n != want {
 		t.Errorf("nativeRecord = %+v, want %+v", n, want)
 	}

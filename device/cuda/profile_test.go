@@ -141,8 +141,8 @@ func TestProfile(t *testing.T) {
 					t.Errorf("%s begins at %d, before the previous operation ended at %d", types[i], begin, prevEnd)
 				}
 				prevEnd = end
-				w := nat.Words
-				if nat.Kind != device.NativeCUDA || int64(w[0]) != begin || int64(w[1]) != end || w[2] == 0 || w[3] == 0 {
+				w, ok := device.RecordOf[device.CUDARecord](nat)
+				if !ok || int64(w.Start) != begin || int64(w.End) != end || w.Stream == 0 || w.Context == 0 {
 					t.Errorf("%s: native %+v, want NativeCUDA {begin, end, stream, context}", types[i], nat)
 				}
 				if nat.Type != types[i] || nat.Teams != teams[i] || nat.HWID != q.(*queue).num || nat.HWID == 0 {

@@ -30,7 +30,7 @@
 // each CopyIn, CopyOut, Copy and Launch is bracketed by two pooled CUDA
 // events recorded on its stream, and its timing reports their device times
 // (the clock of Device.Now) as begin and end, with the native record
-// ompt.CUDANative {start, end, CUstream, CUcontext} (Type "cuda memcpy
+// device.CUDARecord {start, end, CUstream, CUcontext} (Type "cuda memcpy
 // HtoD", "cuda memcpy DtoH", "cuda memcpy DtoD" or "cuda kernel", HWID the
 // queue's number on its device, Teams the blocks of a launch's grid). The
 // events go back to the pool when the timing is read, or at the queue's

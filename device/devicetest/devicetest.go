@@ -630,15 +630,13 @@ func (s *suite) testProfile(t *testing.T) {
 				o.what, begin, end, prev, t1)
 		}
 		prev = max(prev, end)
-		w := nat.Words
 		var agree bool
-		switch nat.Kind {
-		case device.NativeHost:
-			agree = int64(w[0]) == begin && int64(w[1]) == end && w[2] == nat.HWID
-		case device.NativeOpenCL:
-			agree = w[0] > 0 && w[0] <= w[1] && w[1] <= w[2] && w[2] <= w[3] && int64(w[2]) == begin && int64(w[3]) == end
-		case device.NativeCUDA:
-			agree = int64(w[0]) == begin && int64(w[1]) == end && w[2] != 0 && w[3] != 0
+		if w, ok := device.RecordOf[device.HostRecord](nat); ok {
+			agree = w.Start == begin && w.End == end && w.Queue == nat.HWID
+		} else if w, ok := device.RecordOf[device.OpenCLRecord](nat); ok {
+			agree = w.Queued > 0 && w.Queued <= w.Submit && w.Submit <= w.Start && w.Start <= w.End && int64(w.Start) == begin && int64(w.End) == end
+		} else if w, ok := device.RecordOf[device.CUDARecord](nat); ok {
+			agree = int64(w.Start) == begin && int64(w.End) == end && w.Stream != 0 && w.Context != 0
 		}
 		if !agree || nat.Type == "" {
 			t.Errorf("%s: native record %+v does not agree with the times [%d, %d] for its kind, or has no type", o.what, nat, begin, end)

@@ -104,8 +104,7 @@ func (t *timing) Times() (begin, end int64, native device.Native, err error) {
 		}
 		q.mu.Unlock()
 	}
-	native = device.Native{Kind: device.NativeHost, Words: [4]uint64{uint64(t.begin), uint64(t.end), t.q.num},
-		Type: t.typ, HWID: t.q.num, Teams: t.teams}
+	native = device.HostRecord{Start: t.begin, End: t.end, Queue: t.q.num}.Native(t.typ, t.q.num, t.teams)
 	return t.begin, t.end, native, nil
 }
 

@@ -68,7 +68,7 @@
 // Tracing. The queues implement device.Profiler: while profiling is on,
 // each CopyIn, CopyOut, Copy and Launch keeps its command's own cl_event,
 // and its timing reports CL_PROFILING_COMMAND_START and END as begin and
-// end, with the four counters as the native record (ompt.OpenCLNative;
+// end, with the four counters as the native record (device.OpenCLRecord;
 // Type "opencl write", "opencl read", "opencl copy" or "opencl kernel",
 // HWID the queue's number, Teams the work-groups of a launch). The events
 // are released when the timing is read, or at the queue's next Sync or

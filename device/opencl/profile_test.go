@@ -96,9 +96,9 @@ func TestProfile(t *testing.T) {
 					t.Errorf("%s begins at %d, before the previous operation ended at %d (in-order queue)", types[i], begin, prevEnd)
 				}
 				prevEnd = end
-				w := nat.Words
-				if nat.Kind != device.NativeOpenCL || w[0] == 0 || w[0] > w[1] || w[1] > w[2] || w[2] > w[3] ||
-					int64(w[2]) != begin || int64(w[3]) != end {
+				w, ok := device.RecordOf[device.OpenCLRecord](nat)
+				if !ok || w.Queued == 0 || w.Queued > w.Submit || w.Submit > w.Start || w.Start > w.End ||
+					int64(w.Start) != begin || int64(w.End) != end {
 					t.Errorf("%s: native %+v, want NativeOpenCL with queued <= submit <= start = %d <= end = %d", types[i], nat, begin, end)
 				}
 				if nat.Type != types[i] {

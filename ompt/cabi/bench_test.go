@@ -6,6 +6,7 @@ import (
 	"testing"
 
 	"github.com/gompt/gompt/internal/ctoolbuild"
+	"github.com/gompt/gompt/internal/omptrt"
 	"github.com/gompt/gompt/ompt"
 )
 
@@ -31,14 +32,14 @@ func BenchmarkEmptyTargetCToolAll(b *testing.B) {
 			b.Fatal(err)
 		}
 		os.Setenv("OMP_TOOL_LIBRARIES", lib)
-		ompt.Start(fakeRuntime{1})
+		omptrt.Start(fakeRuntime{1})
 	})
-	if !ompt.Enabled() {
+	if !omptrt.Enabled() {
 		b.Fatal("the C tool did not start (ompt was started before without it?)")
 	}
 	b.ReportAllocs()
 	for b.Loop() {
-		t := ompt.TargetBegin(ompt.KindTarget, 0, code)
+		t := omptrt.TargetBegin(ompt.KindTarget, 0, code)
 		t.SubmitBegin(1)
 		t.SubmitEnd()
 		t.End()

@@ -5,7 +5,7 @@ package cabi
 import (
 	"os"
 
-	"github.com/gompt/gompt/ompt"
+	"github.com/gompt/gompt/internal/omptrt"
 )
 
 // Available reports whether this build can load C tools (cgo is on).
@@ -13,10 +13,10 @@ const Available = false
 
 const numDeviceEntries = 0
 
-func init() { ompt.RegisterFinder(FinderName, find) }
+func init() { omptrt.RegisterFinder(FinderName, find) }
 
 // find reports, in the verbose log, why no C tool can be loaded.
-func find(_ int, _ string, log func(string)) []ompt.Found {
+func find(_ int, _ string, log func(string)) []omptrt.Found {
 	if os.Getenv("OMP_TOOL_LIBRARIES") != "" {
 		log("C tools: not available: built without cgo; OMP_TOOL_LIBRARIES ignored.")
 	} else {

@@ -7,6 +7,8 @@ import (
 	"sync"
 	"time"
 
+	"github.com/gompt/gompt/device"
+	"github.com/gompt/gompt/internal/omptrt"
 	"github.com/gompt/gompt/ompt"
 )
 
@@ -38,8 +40,8 @@ func childMain(scenario string) int {
 		}
 		ompt.RegisterTool("goprinter", p.start)
 	}
-	ompt.Start(fakeRuntime{2})
-	fmt.Printf("state=%v\n", ompt.CurrentState())
+	omptrt.Start(fakeRuntime{2})
+	fmt.Printf("state=%v\n", omptrt.CurrentState())
 	switch scenario {
 	case "start":
 	case "events":
@@ -52,7 +54,7 @@ func childMain(scenario string) int {
 		fmt.Println("unknown scenario", scenario)
 		return 2
 	}
-	ompt.Finalize()
+	omptrt.Finalize()
 	if p != nil {
 		p.close()
 	}
@@ -64,12 +66,12 @@ const code = 0x4a1b2c
 // driveEvents makes the runtime calls of RUNTIME.md for a sequence of
 // constructs on two devices, one after the other.
 func driveEvents() {
-	must(ompt.DeviceInitialize(0, "host gompt host device", clock{procs: 4}))
-	mod, err := ompt.DeviceLoad(0, "", 0, 0, 1234, 0, 0)
+	must(omptrt.DeviceInitialize(0, "host gompt host device", clock{procs: 4}))
+	mod, err := omptrt.DeviceLoad(0, "", 0, 0, 1234, 0, 0)
 	must(err)
 
 	// target with one tofrom item
-	t := ompt.TargetBegin(ompt.KindTarget, 0, code)
+	t := omptrt.TargetBegin(ompt.KindTarget, 0, code)
 	t.DataOpBegin(ompt.DataOpAlloc, 0x1000, ompt.InitialDevice, 0, 0, 64)
 	t.DataOpEnd(0xd000)
 	t.DataOpBegin(ompt.DataOpTransferToDevice, 0x1000, ompt.InitialDevice, 0xd000, 0, 64)
@@ -86,7 +88,7 @@ func driveEvents() {
 	t.End()
 
 	// target data region: enter data with two items, update, exit data
-	t = ompt.TargetBegin(ompt.KindTargetEnterData, 0, code+1)
+	t = omptrt.TargetBegin(ompt.KindTargetEnterData, 0, code+1)
 	t.DataOpBegin(ompt.DataOpAlloc, 0x2000, ompt.InitialDevice, 0, 0, 32)
 	t.DataOpEnd(0xe000)
 	t.DataOpBegin(ompt.DataOpAlloc, 0x3000, ompt.InitialDevice, 0, 0, 16)
@@ -95,11 +97,11 @@ func driveEvents() {
 		t.Map([]uintptr{0x2000, 0x3000}, []uintptr{0xe000, 0xf000}, []uint64{32, 16}, []uint32{ompt.MapFlagAlloc, ompt.MapFlagTo | ompt.MapFlagImplicit})
 	}
 	t.End()
-	t = ompt.TargetBegin(ompt.KindTargetUpdate, 0, code+2)
+	t = omptrt.TargetBegin(ompt.KindTargetUpdate, 0, code+2)
 	t.DataOpBegin(ompt.DataOpTransferToDevice, 0x3000, ompt.InitialDevice, 0xf000, 0, 16)
 	t.DataOpEnd(0xf000)
 	t.End()
-	t = ompt.TargetBegin(ompt.KindTargetExitData, 0, code+3)
+	t = omptrt.TargetBegin(ompt.KindTargetExitData, 0, code+3)
 	t.DataOpBegin(ompt.DataOpDelete, 0xe000, 0, 0, ompt.InitialDevice, 0)
 	t.DataOpEnd(0)
 	t.DataOpBegin(ompt.DataOpDelete, 0xf000, 0, 0, ompt.InitialDevice, 0)
@@ -107,8 +109,8 @@ func driveEvents() {
 	t.End()
 
 	// a nowait target on device 1, finished on another goroutine
-	must(ompt.DeviceInitialize(1, "opencl Portable Computing Language", clock{procs: 2, offset: 1 << 40}))
-	t = ompt.TargetBegin(ompt.KindTargetNowait, 1, code+4)
+	must(omptrt.DeviceInitialize(1, "opencl Portable Computing Language", clock{procs: 2, offset: 1 << 40}))
+	t = omptrt.TargetBegin(ompt.KindTargetNowait, 1, code+4)
 	if t != nil {
 		t.Dependences([]ompt.Dependence{{Addr: 0x4000, Type: ompt.DependenceIn}, {Addr: 0x5000, Type: ompt.DependenceInOut}})
 	}
@@ -126,29 +128,29 @@ func driveEvents() {
 	<-done
 
 	// device memory routines: omp_target_alloc, memcpy dev->dev, memset, free
-	r := ompt.RoutineBegin(code + 5)
+	r := omptrt.RoutineBegin(code + 5)
 	r.DataOpBegin(ompt.DataOpAlloc, 0, ompt.InitialDevice, 0, 0, 128)
 	r.DataOpEnd(0xb000)
 	r.End()
-	r = ompt.RoutineBegin(code + 6)
+	r = omptrt.RoutineBegin(code + 6)
 	r.DataOpBegin(ompt.DataOpTransferFromDevice, 0xb000, 0, 0xa100, 1, 128)
 	r.DataOpEnd(0xa100)
 	r.DataOpBegin(ompt.DataOpMemset, 0, ompt.InitialDevice, 0xb000, 0, 128)
 	r.DataOpEnd(0xb000)
 	r.End()
-	r = ompt.RoutineBegin(code + 7)
+	r = omptrt.RoutineBegin(code + 7)
 	r.DataOpBegin(ompt.DataOpDelete, 0xb000, 0, 0, ompt.InitialDevice, 0)
 	r.DataOpEnd(0)
 	r.End()
 
-	must(ompt.DeviceUnload(0, mod))
-	must(ompt.DeviceFinalize(0))
-	// device 1 is finalized by ompt.Finalize
+	must(omptrt.DeviceUnload(0, mod))
+	must(omptrt.DeviceFinalize(0))
+	// device 1 is finalized by omptrt.Finalize
 }
 
 // driveConcurrent runs target constructs on 8 goroutines at once.
 func driveConcurrent() {
-	must(ompt.DeviceInitialize(0, "host gompt host device", clock{procs: 4}))
+	must(omptrt.DeviceInitialize(0, "host gompt host device", clock{procs: 4}))
 	var wg sync.WaitGroup
 	for g := range 8 {
 		wg.Add(1)
@@ -157,7 +159,7 @@ func driveConcurrent() {
 			for i := range 50 {
 				host := uintptr(0x10000 * (g + 1))
 				dev := host + 0x1000000
-				t := ompt.TargetBegin(ompt.KindTarget, 0, code)
+				t := omptrt.TargetBegin(ompt.KindTarget, 0, code)
 				t.DataOpBegin(ompt.DataOpAlloc, host, ompt.InitialDevice, 0, 0, uint64(i+1))
 				t.DataOpEnd(dev)
 				if t != nil {
@@ -174,7 +176,7 @@ func driveConcurrent() {
 	wg.Wait()
 }
 
-// nativeClock is a clock whose plugin records native records (HostNative)
+// nativeClock is a clock whose plugin records native records (device.HostRecord)
 // for explicit data motion and kernel execution.
 type nativeClock struct{ clock }
 
@@ -191,12 +193,12 @@ const (
 
 // driveTraced makes the runtime calls of RUNTIME.md "Tracing" for
 // constructs on two devices: per operation, device timestamps taken only
-// when the device traces, then Op and Record with a HostNative record.
+// when the device traces, then Op and Record with a device.HostRecord record.
 // Device 0 honours native records, device 1 does not.
 func driveTraced() {
 	d0, d1 := nativeClock{clock{procs: 4}}, clock{procs: 2, offset: 1 << 40}
-	must(ompt.DeviceInitialize(0, "host gompt host device", d0))
-	must(ompt.DeviceInitialize(1, "opencl Portable Computing Language", d1))
+	must(omptrt.DeviceInitialize(0, "host gompt host device", d0))
+	must(omptrt.DeviceInitialize(1, "opencl Portable Computing Language", d1))
 	for i := range 6 {
 		tracedConstruct(0, code+uintptr(i), d0)
 	}
@@ -208,10 +210,10 @@ func driveTraced() {
 	tracedConstruct(1, code, d1)
 
 	// omp_target_memcpy host -> device 1: recorded on device 1, target_id 0
-	r := ompt.RoutineBegin(code + 9)
+	r := omptrt.RoutineBegin(code + 9)
 	r.DataOpBegin(ompt.DataOpTransferToDevice, 0x5000, ompt.InitialDevice, 0xc000, 1, 256)
 	var b, e int64
-	tracing := ompt.Tracing(1)
+	tracing := omptrt.Tracing(1)
 	if tracing {
 		b, _ = d1.Now()
 	}
@@ -223,13 +225,13 @@ func driveTraced() {
 	o.Record(b, e, 0, nil)
 	r.End()
 
-	must(ompt.DeviceFinalize(0))
-	// device 1 is finalized by ompt.Finalize
+	must(omptrt.DeviceFinalize(0))
+	// device 1 is finalized by omptrt.Finalize
 }
 
 // tracedConstruct is one target construct with four data operations and
 // a kernel, each recorded as package target records it.
-func tracedConstruct(dev int, pc uintptr, clk ompt.Device) {
+func tracedConstruct(dev int, pc uintptr, clk omptrt.Device) {
 	const host, dptr = 0x1000, 0xd000
 	stamp := func(tr bool) (b, e int64) {
 		if tr {
@@ -238,15 +240,15 @@ func tracedConstruct(dev int, pc uintptr, clk ompt.Device) {
 		}
 		return b, e
 	}
-	t := ompt.TargetBegin(ompt.KindTarget, dev, pc)
+	t := omptrt.TargetBegin(ompt.KindTarget, dev, pc)
 	op := func(kind ompt.DataOpKind, src uintptr, sd int, dst uintptr, dd int, n uint64, final uintptr) {
 		t.DataOpBegin(kind, src, sd, dst, dd, n)
 		b, e := stamp(t.Tracing())
 		t.DataOpEnd(final)
 		o := t.Op()
-		hn := ompt.HostNative{Start: b, End: e, Queue: 3}
-		o.Record(b, e, 0, &ompt.NativeInfo{Flag: ompt.NativeDataMotionExplicit, Class: ompt.NativeRecordEvent,
-			Type: "host copy", HWID: 7, Start: uint64(b), End: uint64(e), Data: ompt.NativeBytes(&hn)})
+		hn := device.HostRecord{Start: b, End: e, Queue: 3}.Native("", 0, 0)
+		o.Record(b, e, 0, &omptrt.NativeInfo{Flag: ompt.NativeDataMotionExplicit, Class: ompt.NativeRecordEvent,
+			Type: "host copy", HWID: 7, Start: uint64(b), End: uint64(e), Data: hn.Bytes()})
 	}
 	op(ompt.DataOpAlloc, host, ompt.InitialDevice, 0, dev, 64, dptr)
 	op(ompt.DataOpTransferToDevice, host, ompt.InitialDevice, dptr, dev, 64, dptr)
@@ -257,9 +259,9 @@ func tracedConstruct(dev int, pc uintptr, clk ompt.Device) {
 	b, e := stamp(t.Tracing())
 	t.SubmitEnd()
 	o := t.Op()
-	hn := ompt.HostNative{Start: b, End: e, Queue: 3}
-	o.Record(b, e, 8, &ompt.NativeInfo{Flag: ompt.NativeKernelExecution, Class: ompt.NativeRecordEvent,
-		Type: "host kernel", HWID: 7, Start: uint64(b), End: uint64(e), Data: ompt.NativeBytes(&hn)})
+	hn := device.HostRecord{Start: b, End: e, Queue: 3}.Native("", 0, 0)
+	o.Record(b, e, 8, &omptrt.NativeInfo{Flag: ompt.NativeKernelExecution, Class: ompt.NativeRecordEvent,
+		Type: "host kernel", HWID: 7, Start: uint64(b), End: uint64(e), Data: hn.Bytes()})
 	op(ompt.DataOpTransferFromDevice, dptr, dev, host, ompt.InitialDevice, 64, host)
 	op(ompt.DataOpDelete, dptr, dev, 0, ompt.InitialDevice, 0, 0)
 	t.End()

@@ -11,8 +11,8 @@ import "C"
 import (
 	"unsafe"
 
+	"github.com/gompt/gompt/internal/omptrt/toolslot"
 	"github.com/gompt/gompt/ompt"
-	"github.com/gompt/gompt/ompt/internal/toolslot"
 )
 
 // entryNames lists the entry points that have a C form, in the order of

@@ -16,13 +16,13 @@ import (
 	"unsafe"
 
 	"github.com/gompt/gompt/internal/dl"
-	"github.com/gompt/gompt/ompt"
+	"github.com/gompt/gompt/internal/omptrt"
 )
 
 // Available reports whether this build can load C tools (cgo is on).
 const Available = true
 
-func init() { ompt.RegisterFinder(FinderName, find) }
+func init() { omptrt.RegisterFinder(FinderName, find) }
 
 var (
 	rvOnce sync.Once
@@ -33,7 +33,7 @@ var (
 // in order; the first ompt_start_tool that returns non-NULL is the tool.
 // Its OMP_TOOL_VERBOSE_INIT lines are LLVM's libomp's (ompt-general.cpp),
 // line for line, so scripts that grep libomp's log read gompt's the same.
-func find(ompVersion int, runtimeVersion string, log func(string)) []ompt.Found {
+func find(ompVersion int, runtimeVersion string, log func(string)) []omptrt.Found {
 	rvOnce.Do(func() { rvC = C.CString(runtimeVersion) })
 
 	const searching = "Search for OMP tool in current address space... "
@@ -45,7 +45,7 @@ func find(ompVersion int, runtimeVersion string, log func(string)) []ompt.Found 
 		if res := C.gompt_cabi_call_start(p, C.uint(ompVersion), rvC); res != nil {
 			log(searching + "Success.")
 			log("Tool was started and is using the OMPT interface.")
-			return []ompt.Found{newTool(where, res)}
+			return []omptrt.Found{newTool(where, res)}
 		}
 	}
 	log(searching + "Failed.")
@@ -62,7 +62,7 @@ func find(ompVersion int, runtimeVersion string, log func(string)) []ompt.Found 
 			continue
 		}
 		if f := tryLibrary(name, ompVersion, log); f != nil {
-			return []ompt.Found{*f}
+			return []omptrt.Found{*f}
 		}
 	}
 	// The one bad-setting warning of the C search: the program asked for
@@ -91,7 +91,7 @@ const startSym = "ompt_start_tool"
 // tryLibrary opens one OMP_TOOL_LIBRARIES entry (lazily, as libomp does)
 // and calls its ompt_start_tool. A library that provides no tool is closed
 // again; one that does stays open for the rest of the process.
-func tryLibrary(name string, ompVersion int, log func(string)) *ompt.Found {
+func tryLibrary(name string, ompVersion int, log func(string)) *omptrt.Found {
 	lib, err := dl.OpenLazy(name)
 	if err != nil {
 		log("Opening " + name + "... Failed: " + err.Error())

@@ -12,8 +12,8 @@ import (
 	"sync"
 	"unsafe"
 
+	"github.com/gompt/gompt/internal/omptrt/toolslot"
 	"github.com/gompt/gompt/ompt"
-	"github.com/gompt/gompt/ompt/internal/toolslot"
 )
 
 // Construct slots. The core gives each tool a Go ompt.Data per construct

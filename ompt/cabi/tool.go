@@ -13,8 +13,9 @@ import (
 	"sync/atomic"
 	"unsafe"
 
+	"github.com/gompt/gompt/internal/omptrt"
+	"github.com/gompt/gompt/internal/omptrt/toolslot"
 	"github.com/gompt/gompt/ompt"
-	"github.com/gompt/gompt/ompt/internal/toolslot"
 )
 
 // ctool is the one C tool of the process (the C search stops at the first
@@ -33,7 +34,7 @@ const numEvents = ompt.CallbackError + 1
 
 var theTool atomic.Pointer[ctool]
 
-func newTool(name string, res *C.ompt_start_tool_result_t) ompt.Found {
+func newTool(name string, res *C.ompt_start_tool_result_t) omptrt.Found {
 	c := &ctool{res: res}
 	theTool.Store(c)
 	sr := &ompt.StartResult{
@@ -45,7 +46,7 @@ func newTool(name string, res *C.ompt_start_tool_result_t) ompt.Found {
 			return int(C.gompt_cabi_call_initialize(c.res, C.int(initial)))
 		}
 	}
-	return ompt.Found{Name: name, Result: sr, Native: true}
+	return omptrt.Found{Name: name, Result: sr, Native: true}
 }
 
 // setCallback is ompt_set_callback for the C tool: it registers a Go

@@ -19,8 +19,9 @@
 // nesting on one track (nowait constructs, several queues reported as
 // one) are spread over extra lanes named "thread 1234 (2)".
 //
-// It is an ordinary OMPT tool on the public interface of package ompt:
-// importing this package registers it (ompt.RegisterTool, from init) only
+// It is an ordinary OMPT tool on the public interface of package ompt
+// (beside the engine's count of lost records, omptrt.TraceStats, for its
+// closing note): importing this package registers it (ompt.RegisterTool, from init) only
 // when GOMPT_TRACE is set, so a program without GOMPT_TRACE pays nothing.
 // Package target imports it, so every gompt program honours the variable.
 // It registers target_emi, target_data_op_emi and target_submit_emi
@@ -46,7 +47,7 @@
 // The file is created when the runtime starts (a path that cannot be
 // created gives a one-line warning on standard error, and the tool stays
 // off) and holds a placeholder until the tool's finalizer, which
-// ompt.Finalize calls after every device is finalized and its last
+// omptrt.Finalize calls after every device is finalized and its last
 // buffers delivered, writes the trace. Nothing here panics into the
 // program: errors are one-line warnings prefixed "gompt: GOMPT_TRACE".
 package timeline
@@ -58,6 +59,7 @@ import (
 	"strings"
 	"sync"
 
+	"github.com/gompt/gompt/internal/omptrt"
 	"github.com/gompt/gompt/ompt"
 )
 
@@ -392,7 +394,7 @@ func (t *tool) warnOnceLocked(key, format string, args ...any) {
 	}
 }
 
-// finalize writes the trace. ompt.Finalize calls it after every device
+// finalize writes the trace. omptrt.Finalize calls it after every device
 // is finalized, so every record has been delivered.
 func (t *tool) finalize(*ompt.Data) {
 	t.mu.Lock()
@@ -412,7 +414,7 @@ func (t *tool) finalize(*ompt.Data) {
 	}
 	var lostAll uint64
 	for _, di := range t.devOrder {
-		if _, lost := ompt.TraceStats(di.num); lost > 0 {
+		if _, lost := omptrt.TraceStats(di.num); lost > 0 {
 			other[fmt.Sprintf("device_%d_lost_records", di.num)] = lost
 			lostAll += lost
 		}

@@ -16,6 +16,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/gompt/gompt/device"
+	"github.com/gompt/gompt/internal/omptrt"
 	"github.com/gompt/gompt/ompt"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -44,7 +46,7 @@ var base = time.Now()
 
 // fakeDevice is an offload device whose clock runs from its own epoch
 // (offset ns) at the host clock's rate; with queue != 0 it attaches
-// HostNative records on that queue.
+// device.HostRecord records on that queue.
 type fakeDevice struct {
 	offset int64
 	queue  uint64
@@ -73,16 +75,16 @@ type driver struct {
 	ops map[int]int
 }
 
-func (dr *driver) record(t *ompt.Target, dev int, d ompt.Device, queue uint64, b, e int64, teams uint32, flag uint32) {
+func (dr *driver) record(t *omptrt.Target, dev int, d omptrt.Device, queue uint64, b, e int64, teams uint32, flag uint32) {
 	o := t.Op()
 	if !o.Valid() {
 		return
 	}
-	var native *ompt.NativeInfo
+	var native *omptrt.NativeInfo
 	if queue != 0 {
-		hn := ompt.HostNative{Start: b, End: e, Queue: queue}
-		native = &ompt.NativeInfo{Flag: flag, Class: ompt.NativeRecordEvent, Type: "fake op",
-			HWID: queue, Start: uint64(b), End: uint64(e), Data: ompt.NativeBytes(&hn)}
+		hn := device.HostRecord{Start: b, End: e, Queue: queue}.Native("", 0, 0)
+		native = &omptrt.NativeInfo{Flag: flag, Class: ompt.NativeRecordEvent, Type: "fake op",
+			HWID: queue, Start: uint64(b), End: uint64(e), Data: hn.Bytes()}
 	}
 	o.Record(b, e, teams, native)
 	dr.mu.Lock()
@@ -90,7 +92,7 @@ func (dr *driver) record(t *ompt.Target, dev int, d ompt.Device, queue uint64, b
 	dr.mu.Unlock()
 }
 
-func (dr *driver) dataOp(t *ompt.Target, dev int, d ompt.Device, queue uint64, op ompt.DataOpKind, n uint64, work time.Duration) {
+func (dr *driver) dataOp(t *omptrt.Target, dev int, d omptrt.Device, queue uint64, op ompt.DataOpKind, n uint64, work time.Duration) {
 	src, srcDev, dst, dstDev := uintptr(0x1000), ompt.InitialDevice, uintptr(0x7e00), dev
 	if op == ompt.DataOpTransferFromDevice || op == ompt.DataOpDelete {
 		src, srcDev, dst, dstDev = 0x7e00, dev, 0x1000, ompt.InitialDevice
@@ -103,7 +105,7 @@ func (dr *driver) dataOp(t *ompt.Target, dev int, d ompt.Device, queue uint64, o
 	dr.record(t, dev, d, queue, b, e, 0, ompt.NativeDataMotionExplicit)
 }
 
-func (dr *driver) kernel(t *ompt.Target, dev int, d ompt.Device, queue uint64, teams uint32, work time.Duration) {
+func (dr *driver) kernel(t *omptrt.Target, dev int, d omptrt.Device, queue uint64, teams uint32, work time.Duration) {
 	t.SubmitBegin(0)
 	b, _ := d.Now()
 	spin(work)
@@ -114,8 +116,8 @@ func (dr *driver) kernel(t *ompt.Target, dev int, d ompt.Device, queue uint64, t
 
 // region is a target construct with two map items: alloc and copy in,
 // the kernel, copy out and delete.
-func (dr *driver) region(dev int, d ompt.Device, queue uint64, work time.Duration) {
-	t := ompt.TargetBegin(ompt.KindTarget, dev, 0x4000)
+func (dr *driver) region(dev int, d omptrt.Device, queue uint64, work time.Duration) {
+	t := omptrt.TargetBegin(ompt.KindTarget, dev, 0x4000)
 	dr.dataOp(t, dev, d, queue, ompt.DataOpAlloc, 4000, work/4)
 	dr.dataOp(t, dev, d, queue, ompt.DataOpTransferToDevice, 4000, work)
 	dr.kernel(t, dev, d, queue, 8, 2*work)
@@ -160,11 +162,11 @@ func runScenario(name string) error {
 	switch name {
 	case "basic", "noshutdown":
 		runtime.LockOSThread()
-		ompt.Start(fakeRuntime{2})
-		if err := ompt.DeviceInitialize(0, "fake native device", d0); err != nil {
+		omptrt.Start(fakeRuntime{2})
+		if err := omptrt.DeviceInitialize(0, "fake native device", d0); err != nil {
 			return err
 		}
-		if err := ompt.DeviceInitialize(1, "fake device", d1); err != nil {
+		if err := omptrt.DeviceInitialize(1, "fake device", d1); err != nil {
 			return err
 		}
 		var wg sync.WaitGroup
@@ -178,28 +180,28 @@ func runScenario(name string) error {
 			dr.region(0, d0, 1, 50*time.Microsecond)
 		}
 		// enter data, an update, exit data
-		t := ompt.TargetBegin(ompt.KindTargetEnterData, 0, 0x4100)
+		t := omptrt.TargetBegin(ompt.KindTargetEnterData, 0, 0x4100)
 		dr.dataOp(t, 0, d0, 1, ompt.DataOpAlloc, 1<<20, 10*time.Microsecond)
 		dr.dataOp(t, 0, d0, 1, ompt.DataOpTransferToDevice, 1<<20, 40*time.Microsecond)
 		t.End()
-		t = ompt.TargetBegin(ompt.KindTargetUpdate, 0, 0x4200)
+		t = omptrt.TargetBegin(ompt.KindTargetUpdate, 0, 0x4200)
 		dr.dataOp(t, 0, d0, 1, ompt.DataOpTransferToDevice, 1<<20, 40*time.Microsecond)
 		t.End()
-		t = ompt.TargetBegin(ompt.KindTargetExitData, 0, 0x4300)
+		t = omptrt.TargetBegin(ompt.KindTargetExitData, 0, 0x4300)
 		dr.dataOp(t, 0, d0, 1, ompt.DataOpTransferFromDevice, 1<<20, 40*time.Microsecond)
 		dr.dataOp(t, 0, d0, 1, ompt.DataOpDelete, 0, 10*time.Microsecond)
 		t.End()
 		// two nowait constructs that overlap without nesting (a deferred
 		// target task begins at its first event, as LLVM's runs when it
 		// is scheduled: a's kernel, then b's, then a ends, then b)
-		a := ompt.TargetBegin(ompt.KindTargetNowait, 0, 0x4400)
-		b := ompt.TargetBegin(ompt.KindTargetNowait, 0, 0x4500)
+		a := omptrt.TargetBegin(ompt.KindTargetNowait, 0, 0x4400)
+		b := omptrt.TargetBegin(ompt.KindTargetNowait, 0, 0x4500)
 		dr.kernel(a, 0, d0, 2, 4, 30*time.Microsecond)
 		dr.kernel(b, 0, d0, 2, 4, 30*time.Microsecond)
 		a.End()
 		b.End()
 		// a device memory routine: target_id 0
-		r := ompt.RoutineBegin(0x4600)
+		r := omptrt.RoutineBegin(0x4600)
 		r.DataOpBegin(ompt.DataOpTransferToDevice, 0x1000, ompt.InitialDevice, 0x7e00, 0, 4000)
 		bt, _ := d0.Now()
 		spin(20 * time.Microsecond)
@@ -214,14 +216,14 @@ func runScenario(name string) error {
 		r.End()
 		wg.Wait()
 	case "many":
-		ompt.Start(fakeRuntime{1})
-		if err := ompt.DeviceInitialize(0, "fake native device", d0); err != nil {
+		omptrt.Start(fakeRuntime{1})
+		if err := omptrt.DeviceInitialize(0, "fake native device", d0); err != nil {
 			return err
 		}
 		// a burst of short operations can outrun delivery (ompt queues
 		// 2048 and then counts losses), so flush every 200 constructs:
 		// parts of buffers then come back owned by the runtime too
-		h, lookup, ok := ompt.GetDeviceInfo(0)
+		h, lookup, ok := omptrt.GetDeviceInfo(0)
 		if !ok {
 			return fmt.Errorf("no device 0")
 		}
@@ -234,8 +236,8 @@ func runScenario(name string) error {
 		}
 	case "host-fallback":
 		// constructs on the initial device (number N): no device records
-		ompt.Start(fakeRuntime{1})
-		t := ompt.TargetBegin(ompt.KindTarget, 1, 0x4000)
+		omptrt.Start(fakeRuntime{1})
+		t := omptrt.TargetBegin(ompt.KindTarget, 1, 0x4000)
 		t.End()
 	default:
 		return fmt.Errorf("unknown scenario %q", name)
@@ -246,7 +248,7 @@ func runScenario(name string) error {
 		fmt.Printf("EXPECT device=%d ops=%d\n", dev, dr.ops[dev])
 	}
 	if name != "noshutdown" {
-		ompt.Finalize()
+		omptrt.Finalize()
 	}
 	return nil
 }

@@ -73,7 +73,7 @@ static struct { void *p; size_t n; int dev; } bufs[NBUF];
 static long requested[MAXDEV], returned[MAXDEV], parts[MAXDEV], recs[MAXDEV], natives[MAXDEV];
 static int checked;
 
-// The HostNative record of gompt's host device.
+// The native record of gompt's host device (device.HostRecord).
 struct host_native { int64_t start, end; uint64_t queue; };
 
 static const char *op_name(int op) {

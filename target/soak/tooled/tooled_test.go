@@ -18,6 +18,7 @@ import (
 
 	"github.com/gompt/gompt/device"
 	"github.com/gompt/gompt/device/faulty"
+	"github.com/gompt/gompt/internal/omptrt"
 	"github.com/gompt/gompt/kernels"
 	"github.com/gompt/gompt/ompt"
 	"github.com/gompt/gompt/target"
@@ -184,7 +185,7 @@ func TestSoakTraced(t *testing.T) {
 	flushAll(t)
 	var lost, written uint64
 	for n := range target.NumDevices() {
-		w, l := ompt.TraceStats(n)
+		w, l := omptrt.TraceStats(n)
 		written, lost = written+w, lost+l
 	}
 	var total int64
@@ -268,7 +269,7 @@ func TestMisbehavingChild(t *testing.T) {
 	}
 	var lost uint64
 	for n := range target.NumDevices() {
-		_, l := ompt.TraceStats(n)
+		_, l := omptrt.TraceStats(n)
 		lost += l
 	}
 	fmt.Printf("MODE %s constructs %d results correct %v records %d lost %d held %d\n", mode, total, len(errs) == 0,

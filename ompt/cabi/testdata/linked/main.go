@@ -10,7 +10,7 @@ import "C"
 import (
 	"fmt"
 
-	"github.com/gompt/gompt/ompt"
+	"github.com/gompt/gompt/internal/omptrt"
 	_ "github.com/gompt/gompt/ompt/cabi"
 )
 
@@ -19,7 +19,7 @@ type rt struct{}
 func (rt) NumDevices() int { return 0 }
 
 func main() {
-	ompt.Start(rt{})
-	fmt.Printf("state=%v\n", ompt.CurrentState())
-	ompt.Finalize()
+	omptrt.Start(rt{})
+	fmt.Printf("state=%v\n", omptrt.CurrentState())
+	omptrt.Finalize()
 }

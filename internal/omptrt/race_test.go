@@ -1,0 +1,5 @@
+//go:build race
+
+package omptrt
+
+const raceEnabled = true

@@ -1,0 +1,567 @@
+package omptrt
+
+import (
+	"fmt"
+	"io"
+	"os"
+	"runtime"
+	"sort"
+	"strings"
+	"sync"
+	"sync/atomic"
+
+	"github.com/gompt/gompt/internal/omptrt/link"
+	"github.com/gompt/gompt/ompt"
+)
+
+// Runtime is what the offload runtime (package target) tells the tools
+// interface about itself. NumDevices returns the number of offload
+// devices N; the initial (host) device is device number N. It is called
+// during Start and by ompt_get_num_devices, from any goroutine.
+type Runtime interface {
+	NumDevices() int
+}
+
+// Finder searches for tools outside the Go registry; package ompt/cabi
+// registers one that looks for a C ompt_start_tool in the address space
+// and then in OMP_TOOL_LIBRARIES. It is called during Start, after every
+// Go tool has been asked, only when tool-var is enabled. It calls each
+// candidate's start function with the given version values and returns
+// the tools that accepted (the C search stops at its first non-NULL
+// result, as the standard says). log writes one line to the
+// OMP_TOOL_VERBOSE_INIT log (a no-op when logging is off).
+type Finder func(ompVersion int, runtimeVersion string, log func(msg string)) []Found
+
+// Found is a tool a Finder activated.
+type Found struct {
+	Name   string
+	Result *ompt.StartResult
+	// Native marks a tool whose callbacks are another language's, called
+	// through Go glue of the Finder's package (ompt/cabi's C tools): its
+	// target callbacks (target, data op, submit, map) are dispatched
+	// without the recover that detaches a Go tool whose callback panics,
+	// which a foreign callback cannot do (a Go panic cannot cross its
+	// frames), and which costs about 8 ns per callback.
+	Native bool
+}
+
+type registered struct {
+	name  string
+	start ompt.StartFunc
+}
+
+type finder struct {
+	name string
+	find Finder
+}
+
+// tool is one activated tool.
+type tool struct {
+	name   string
+	res    *ompt.StartResult
+	lookup ompt.LookupFunc
+	done   atomic.Bool // detached: no callback is dispatched to it any more
+	native bool        // Found.Native: callbacks dispatched without guard
+
+	detached bool // detach has begun; under mu
+
+	devMu sync.Mutex
+	devs  map[int]bool // devices it got device_initialize for: true once device_finalize was sent
+
+	// guarded by mu
+	initializing bool
+	cbs          [numCallbacks]any
+
+	// devLookup is the device lookup this tool gets in device_initialize:
+	// its ompt_start_trace makes the tool the owner of the device's trace,
+	// whose records then carry the ids the tool holds.
+	devLookup ompt.LookupFunc
+
+	idx int // its index among the tools found at Start: its slots in each thread (threads.go)
+}
+
+const numCallbacks = ompt.CallbackError + 1 // one past the largest event number
+
+// guard recovers a panic of one of t's callbacks, deferred around each
+// call: the tool is detached (no callback reaches it any more), the program
+// goes on, and stderr and the OMP_TOOL_VERBOSE_INIT log say why. A panic
+// must not take the application down with it.
+func (t *tool) guard() {
+	if r := recover(); r != nil {
+		if !t.done.Swap(true) {
+			fmt.Fprintf(stderr, "gompt: OMPT tool %q: a callback panicked: %v; the tool is detached\n", t.name, r)
+			vlogf("Go tool %q: a callback panicked: %v; detached.", t.name, r)
+		}
+	}
+}
+
+var (
+	mu         sync.Mutex // guards the registry, tools and publishing
+	finders    []finder
+	started    bool
+	starting   bool // initializers are running: detach must not change the state
+	finalized  bool
+	active     []*tool // tools that passed initialize and are not detached
+	runtimeIfc Runtime
+
+	state atomic.Int32               // State
+	cur   atomic.Pointer[dispatcher] // nil: no tool; the one hot-path load
+
+	stderr io.Writer = os.Stderr // warnings; tests replace it
+	getenv           = os.Getenv
+)
+
+// RegisterFinder adds a tool search that runs after the Go tools, in
+// registration order (package ompt/cabi registers the C search). It panics
+// if f is nil or name is already registered.
+func RegisterFinder(name string, f Finder) {
+	if f == nil {
+		panic("ompt: RegisterFinder " + name + " with nil finder")
+	}
+	mu.Lock()
+	defer mu.Unlock()
+	for _, r := range finders {
+		if r.name == name {
+			panic("ompt: RegisterFinder called twice for " + name)
+		}
+	}
+	finders = append(finders, finder{name, f})
+}
+
+// CurrentState returns the interface state.
+func CurrentState() State { return State(state.Load()) }
+
+// Enabled reports whether any tool is active; one atomic load. The runtime
+// may use it to skip preparing event arguments.
+func Enabled() bool { return cur.Load() != nil }
+
+// Start runs tool start-up, once per process: it reads OMP_TOOL and
+// OMP_TOOL_VERBOSE_INIT, asks the registered tools and finders, and calls
+// each found tool's initializer. The runtime calls it once, lazily, on its
+// first OpenMP-level operation (the first construct, device query or
+// device routine), after it knows its number of devices and before it
+// initializes any device. Later calls, and calls after Finalize, do
+// nothing. Safe for concurrent use: a second caller waits until start-up
+// is done.
+func Start(rt Runtime) {
+	startMu.Lock()
+	defer startMu.Unlock()
+	mu.Lock()
+	if started || finalized {
+		mu.Unlock()
+		return
+	}
+	started = true
+	runtimeIfc = rt
+	regs := link.Tools() // RegisterTool's
+	fnds := append([]finder(nil), finders...)
+	mu.Unlock()
+
+	// The log's lines are LLVM's libomp's (ompt-general.cpp) where the
+	// step is the same; Go tools, which LLVM has not, add lines of their own.
+	openVerbose()
+	if !toolVarEnabled() {
+		vlogf("OMP tool disabled. ")
+		state.Store(int32(StateInactive))
+		return
+	}
+	vlogf("----- START LOGGING OF TOOL REGISTRATION -----")
+	ended := false
+	endLog := func() {
+		if !ended {
+			ended = true
+			vlogf("----- END LOGGING OF TOOL REGISTRATION -----")
+		}
+	}
+	defer endLog()
+	state.Store(int32(StatePending))
+
+	var found []*tool
+	if len(regs) > 0 {
+		vlogf("Searching Go tools (%d registered)...", len(regs))
+	}
+	for _, r := range regs {
+		res, err := callStart(r.Start.(ompt.StartFunc))
+		switch {
+		case err != nil:
+			vlogf("Go tool %q: start function panicked: %v; skipped.", r.Name, err)
+		case res == nil:
+			vlogf("Go tool %q: start function returned nil; skipped.", r.Name)
+		case res.Initialize == nil:
+			vlogf("Go tool %q: start result has no Initialize; skipped.", r.Name)
+		default:
+			vlogf("Go tool %q: start function returned a result; Success.", r.Name)
+			t := newTool(r.Name, res)
+			t.idx = len(found)
+			found = append(found, t)
+		}
+	}
+	for _, f := range fnds {
+		list, err := callFinder(f.find)
+		if err != nil {
+			vlogf("%s: panicked: %v; skipped.", f.name, err)
+			continue
+		}
+		for _, fd := range list {
+			if fd.Result == nil || fd.Result.Initialize == nil {
+				vlogf("%s: tool %q has no initializer; skipped.", f.name, fd.Name)
+				continue
+			}
+			t := newTool(fd.Name, fd.Result)
+			t.native = fd.Native
+			t.idx = len(found)
+			found = append(found, t)
+		}
+	}
+	if len(found) == 0 {
+		vlogf("No OMP tool loaded.")
+		state.Store(int32(StateInactive))
+		return
+	}
+	endLog() // LLVM ends the log before it calls the initializer
+	numTools = len(found)
+	state.Store(int32(StateActive))
+
+	// The thread that starts the tools is the first OpenMP thread: its
+	// task answers get_task_info during initialize, and it gets
+	// thread_begin and implicit_task begin right after the initializers,
+	// as LLVM's initial thread does (ompt_post_init).
+	runtime.LockOSThread()
+	defer runtime.UnlockOSThread()
+	th, _ := addThread(threadID(), found, false)
+
+	mu.Lock()
+	starting = true
+	mu.Unlock()
+	initial := rt.NumDevices()
+	var kept []*tool
+	for _, t := range found {
+		mu.Lock()
+		t.initializing = true
+		mu.Unlock()
+		ret, err := callInitialize(t, initial)
+		mu.Lock()
+		t.initializing = false
+		mu.Unlock()
+		switch {
+		case err != nil:
+			vlogf("Tool %q: initializer panicked: %v; tool dropped.", t.name, err)
+			t.done.Store(true)
+		case ret == 0:
+			vlogf("Tool %q: initializer returned 0; tool dropped.", t.name)
+			t.done.Store(true)
+		case t.done.Load():
+			vlogf("Tool %q: called ompt_finalize_tool during initialize; tool dropped.", t.name)
+		default:
+			kept = append(kept, t)
+		}
+	}
+	mu.Lock()
+	starting = false
+	active = kept
+	publishLocked()
+	mu.Unlock()
+	threadMu.Lock()
+	begun := markBegun(th, kept)
+	threadMu.Unlock()
+	beginThread(th, begun)
+	if len(kept) == 0 && len(found) > 0 {
+		vlogf("No tool left after initialize: OMPT interface inactive.")
+	}
+}
+
+var startMu sync.Mutex
+
+// Finalize shuts the tools interface down, at runtime shutdown (the
+// runtime's Shutdown routine; programs call it before exit). It
+// dispatches device_finalize for every device that was initialized and not
+// yet finalized, then calls each active tool's finalizer once, in
+// activation order, and leaves the interface inactive. Calling it again,
+// or before Start, is harmless; after it, Start does nothing.
+func Finalize() {
+	startMu.Lock()
+	defer startMu.Unlock()
+	mu.Lock()
+	if finalized {
+		mu.Unlock()
+		return
+	}
+	finalized = true
+	mu.Unlock()
+
+	finalizeDevices()
+
+	mu.Lock()
+	list := append([]*tool(nil), active...)
+	mu.Unlock()
+	for _, t := range list {
+		detach(t)
+	}
+	waitDetaching()
+	mu.Lock()
+	active = nil
+	publishLocked()
+	mu.Unlock()
+	closeVerbose()
+}
+
+// detach removes t from dispatch and finalizes it, once: Finalize and
+// ompt_finalize_tool. OpenMP 5.2 (ompt_finalize_tool): outstanding events
+// are delivered first, then the finalizer runs, and no callback follows
+// it. So: no target callback reaches t from here on; every trace session
+// t started is stopped (its last records delivered); device_finalize is
+// dispatched to t for each device it got device_initialize for and no
+// device_finalize yet; then its finalizer runs. Called from inside a
+// buffer callback (a delivery goroutine, which the stop would wait for),
+// detach returns at once and the rest runs on a goroutine of its own,
+// after the callback returns; Finalize waits for it.
+func detach(t *tool) {
+	mu.Lock()
+	if t.detached {
+		mu.Unlock()
+		return
+	}
+	t.detached = true
+	t.done.Store(true)
+	for i, a := range active {
+		if a == t {
+			active = append(active[:i:i], active[i+1:]...)
+			break
+		}
+	}
+	publishLocked()
+	last := len(active) == 0
+	if !inDelivery() {
+		mu.Unlock()
+		finishDetach(t, last)
+		return
+	}
+	ch := make(chan struct{})
+	detaching = append(detaching, ch)
+	mu.Unlock()
+	go func() {
+		defer close(ch)
+		finishDetach(t, last)
+	}()
+}
+
+// detaching are the detaches running on goroutines of their own; closed
+// when done. Under mu.
+var detaching []chan struct{}
+
+// waitDetaching waits for the detaches begun from delivery goroutines.
+func waitDetaching() {
+	mu.Lock()
+	list := detaching
+	detaching = nil
+	mu.Unlock()
+	for _, ch := range list {
+		<-ch
+	}
+}
+
+// finishDetach delivers t's outstanding events and calls its finalizer.
+// last: no tool is left, so sessions that belong to no tool end too.
+func finishDetach(t *tool, last bool) {
+	waitCallbacks()
+	hs := deviceHandles()
+	sort.Slice(hs, func(i, j int) bool { return hs[i].num < hs[j].num })
+	for _, h := range hs {
+		if o := h.tr.owner.Load(); o == t || (o == nil && last) {
+			if _, err := h.tr.stop(); err != nil {
+				fmt.Fprintf(stderr, "gompt: %v\n", err)
+			}
+		}
+	}
+	if f, ok := t.callback(ompt.CallbackDeviceFinalize).(ompt.DeviceFinalizeCallback); ok {
+		for _, h := range hs {
+			if t.devFinal(h.num) {
+				if err := catch(func() { f(h.num) }); err != nil {
+					vlogf("Tool %q: device_finalize callback panicked: %v.", t.name, err)
+				}
+			}
+		}
+	}
+	endThreads(t)
+	if t.res.Finalize == nil {
+		return
+	}
+	if err := catch(func() { t.res.Finalize(&t.res.ToolData) }); err != nil {
+		vlogf("Tool %q: finalizer panicked: %v.", t.name, err)
+		fmt.Fprintf(stderr, "gompt: OMPT tool %q: finalizer panicked: %v\n", t.name, err)
+	}
+}
+
+// devInit notes that t got device_initialize for device n.
+func (t *tool) devInit(n int) {
+	t.devMu.Lock()
+	if t.devs == nil {
+		t.devs = map[int]bool{}
+	}
+	t.devs[n] = false
+	t.devMu.Unlock()
+}
+
+// devFinal reports whether device_finalize for device n is due to t (it
+// got device_initialize and no device_finalize yet) and marks it sent.
+func (t *tool) devFinal(n int) bool {
+	t.devMu.Lock()
+	defer t.devMu.Unlock()
+	if sent, ok := t.devs[n]; !ok || sent {
+		return false
+	}
+	t.devs[n] = true
+	return true
+}
+
+// publishLocked builds the dispatcher from the active tools and stores it
+// (nil when none). Constructs already begun keep the dispatcher they began
+// with, so their begin/end pairs stay matched. mu must be held.
+func publishLocked() {
+	if len(active) == 0 {
+		cur.Store(nil)
+		if !starting {
+			state.Store(int32(StateInactive))
+		}
+		return
+	}
+	cur.Store(newDispatcher(active))
+	state.Store(int32(StateActive))
+}
+
+func newTool(name string, res *ompt.StartResult) *tool {
+	t := &tool{name: name, res: res}
+	entries := hostEntries(t)
+	t.lookup = func(n string) any {
+		if f, ok := entries[n]; ok {
+			return f
+		}
+		return nil
+	}
+	start := ompt.StartTraceFunc(func(dh *ompt.DeviceHandle, request ompt.BufferRequestFunc, complete ompt.BufferCompleteFunc) int {
+		h := devOf(dh)
+		return startTraceFor(t, h, request, complete)
+	})
+	t.devLookup = func(n string) any {
+		if n == "ompt_start_trace" {
+			return start
+		}
+		return deviceLookup(n)
+	}
+	return t
+}
+
+func callStart(f ompt.StartFunc) (res *ompt.StartResult, err error) {
+	err = catch(func() { res = f(ompt.OMPVersion, ompt.RuntimeVersion()) })
+	return
+}
+
+func callFinder(f Finder) (list []Found, err error) {
+	err = catch(func() { list = f(ompt.OMPVersion, ompt.RuntimeVersion(), func(s string) { vlogf("%s", s) }) })
+	return
+}
+
+func callInitialize(t *tool, initial int) (ret int, err error) {
+	err = catch(func() { ret = t.res.Initialize(t.lookup, initial, &t.res.ToolData) })
+	return
+}
+
+// catch runs f and turns a panic into an error.
+func catch(f func()) (err error) {
+	defer func() {
+		if r := recover(); r != nil {
+			err = fmt.Errorf("%v", r)
+		}
+	}()
+	f()
+	return nil
+}
+
+// toolVarEnabled reads OMP_TOOL: enabled (the default) or disabled, case
+// insensitive, surrounding blanks ignored. Anything else gets a one-line
+// warning and the default.
+func toolVarEnabled() bool {
+	v := strings.ToLower(strings.TrimSpace(getenv("OMP_TOOL")))
+	switch v {
+	case "", "enabled":
+		return true
+	case "disabled":
+		return false
+	}
+	fmt.Fprintf(stderr, "gompt: OMP_TOOL=%q is not valid (use enabled or disabled); using enabled\n", getenv("OMP_TOOL"))
+	vlogf("OMP_TOOL = %q is not valid; using enabled.", getenv("OMP_TOOL"))
+	return true
+}
+
+var (
+	vmu    sync.Mutex
+	vw     io.Writer
+	vclose io.Closer
+)
+
+// openVerbose reads OMP_TOOL_VERBOSE_INIT: disabled (default), stdout,
+// stderr (case insensitive), or a file name to create.
+func openVerbose() {
+	raw := getenv("OMP_TOOL_VERBOSE_INIT")
+	v := strings.TrimSpace(raw)
+	vmu.Lock()
+	defer vmu.Unlock()
+	switch strings.ToLower(v) {
+	case "", "disabled":
+		return
+	case "stdout":
+		vw = os.Stdout
+		return
+	case "stderr":
+		vw = stderr
+		return
+	}
+	f, err := os.Create(v)
+	if err != nil {
+		fmt.Fprintf(stderr, "gompt: OMP_TOOL_VERBOSE_INIT=%q: %v (use disabled, stdout, stderr or a file name); logging disabled\n", raw, err)
+		return
+	}
+	vw, vclose = f, f
+}
+
+func closeVerbose() {
+	vmu.Lock()
+	defer vmu.Unlock()
+	if vclose != nil {
+		vclose.Close()
+	}
+	vw, vclose = nil, nil
+}
+
+// vlogf writes one line to the OMP_TOOL_VERBOSE_INIT log, if it is open.
+func vlogf(format string, args ...any) {
+	vmu.Lock()
+	defer vmu.Unlock()
+	if vw == nil {
+		return
+	}
+	fmt.Fprintf(vw, format+"\n", args...)
+}
+
+// State is the OMPT interface state of the start-up section of the
+// standard.
+type State int32
+
+// Interface states.
+const (
+	StateInactive State = iota // no tool: nothing is dispatched
+	StatePending               // tool-var enabled, search not finished
+	StateActive                // a tool was found (and, after initialize, kept)
+)
+
+func (s State) String() string {
+	switch s {
+	case StateInactive:
+		return "inactive"
+	case StatePending:
+		return "pending"
+	case StateActive:
+		return "active"
+	}
+	return fmt.Sprintf("State(%d)", int32(s))
+}

@@ -1,0 +1,61 @@
+//go:build linux && (amd64 || arm64) && gc
+
+package omptrt
+
+import (
+	"runtime"
+	"sync"
+	"testing"
+)
+
+// threadID is the OS thread id on every thread, and with the toolchain
+// this module is built with it takes the one-load path.
+func TestThreadIDIsGettid(t *testing.T) {
+	var wg sync.WaitGroup
+	errs := make(chan string, 64)
+	for range 16 {
+		wg.Go(func() {
+			runtime.LockOSThread()
+			defer runtime.UnlockOSThread()
+			for range 100 {
+				if got, want := threadID(), gettid(); got != want {
+					errs <- "threadID differs from gettid"
+					return
+				}
+				runtime.Gosched()
+			}
+		})
+	}
+	wg.Wait()
+	close(errs)
+	for e := range errs {
+		t.Fatal(e)
+	}
+	// Not a skip: a Go release this file does not know, or one whose m
+	// moved procid, must fail here rather than quietly cost every trace
+	// record a system call (or, were the gate dropped, read a wrong word).
+	if !tidLayoutKnown(runtime.Version()) {
+		t.Fatalf("%s: g.m's offset is not known for this release; check g.m (48) and m.procid (%v) in runtime/runtime2.go, then extend tidLayoutKnown and procidOffsets (tid_linux_fast.go)",
+			runtime.Version(), procidOffsets)
+	}
+	if !tidFast.Load() {
+		t.Fatalf("%s: no offset in %v reads m.procid (gettid); the runtime's m changed: update procidOffsets (tid_linux_fast.go)",
+			runtime.Version(), procidOffsets)
+	}
+	runtime.LockOSThread()
+	defer runtime.UnlockOSThread()
+	if tid := gettid(); mWord(tidOffset) != tid {
+		t.Fatalf("mWord(%d) does not read this thread's id %d", tidOffset, tid)
+	}
+}
+
+func TestTIDLayoutKnown(t *testing.T) {
+	for v, want := range map[string]bool{
+		"go1.21.0": true, "go1.26.8": true, "go1.26rc1": true, "go1.22": true,
+		"go1.20.14": false, "go1.27.0": false, "devel go1.27-abc": false, "": false, "go2.0": false,
+	} {
+		if got := tidLayoutKnown(v); got != want {
+			t.Errorf("tidLayoutKnown(%q) = %v, want %v", v, got, want)
+		}
+	}
+}

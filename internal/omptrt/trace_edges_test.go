@@ -1,0 +1,93 @@
+package omptrt
+
+import (
+	"fmt"
+	"github.com/gompt/gompt/ompt"
+	"sync"
+	"testing"
+)
+
+// TestTraceStopHandsBackEmptyBuffer: stop_trace after a flush gives the
+// buffer back with an empty part, and says so the documented way:
+// bytes 0 and begin 0.
+func TestTraceStopHandsBackEmptyBuffer(t *testing.T) {
+	var mu sync.Mutex
+	var calls []string
+	tt := &traceTool{}
+	tt.complete = func(dev int, b []byte, bytes, begin uint64) {
+		mu.Lock()
+		calls = append(calls, fmt.Sprintf("bytes %d begin %d", bytes, begin))
+		mu.Unlock()
+	}
+	clks := withTrace(t, tt, 1)
+	tracedRegion(0, 1, clks[0], false)
+	tt.flush(0)
+	tt.stop(0)
+	mu.Lock()
+	defer mu.Unlock()
+	if len(calls) < 2 {
+		t.Fatalf("buffer_complete calls %q; want the flushed part, then the empty buffer handed back", calls)
+	}
+	if last := calls[len(calls)-1]; last != "bytes 0 begin 0" {
+		t.Errorf("stop after a flush: last buffer_complete with %s; want bytes 0 begin 0 (all: %q)", last, calls)
+	}
+}
+
+// TestTargetInfoWhereTheOpEnds: a nowait construct's data operation may
+// end on another goroutine than the one that began it (the one completing
+// its queue); a tool calling ompt_get_target_info from the end callback
+// gets the construct's ids there.
+func TestTargetInfoWhereTheOpEnds(t *testing.T) {
+	reset(t, nil)
+	var lookup ompt.LookupFunc
+	var bad []string
+	ends := 0
+	ompt.RegisterTool("info", func(int, string) *ompt.StartResult {
+		return &ompt.StartResult{Initialize: func(l ompt.LookupFunc, _ int, _ *ompt.Data) int {
+			lookup = l
+			l("ompt_set_callback").(ompt.SetCallbackFunc)(ompt.CallbackTargetDataOpEMI, func(e ompt.Endpoint, _, _ *ompt.Data, hop *uint64, _ ompt.DataOpKind, _ uintptr, _ int, _ uintptr, _ int, _ uint64, _ uintptr) {
+				if e != ompt.ScopeEnd {
+					return
+				}
+				ends++
+				if _, tid, ihop, ok := lookup("ompt_get_target_info").(ompt.GetTargetInfoFunc)(); !ok || tid == 0 || ihop != *hop {
+					bad = append(bad, fmt.Sprintf("get_target_info at a data op's end: ok %v target_id %d host_op_id %d (op's %d)", ok, tid, ihop, *hop))
+				}
+			})
+			return 1
+		}}
+	})
+	Start(fakeRuntime{1})
+	tg := TargetBegin(ompt.KindTargetEnterDataNowait, 0, 1)
+	tg.DataOpBegin(ompt.DataOpAlloc, 0x1000, ompt.InitialDevice, 0, 0, 64)
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		tg.DataOpEnd(0xd000)
+		tg.End()
+	}()
+	<-done
+	if ends != 1 {
+		t.Fatalf("%d data op ends seen, want 1", ends)
+	}
+	for _, b := range bad {
+		t.Error(b)
+	}
+}
+
+// TestFlushWithNothingNew: a flush with no record since the last one
+// delivers nothing and tracing goes on: later records still arrive.
+func TestFlushWithNothingNew(t *testing.T) {
+	tt := &traceTool{}
+	clks := withTrace(t, tt, 1)
+	tracedRegion(0, 1, clks[0], false)
+	tt.flush(0)
+	n, _ := tt.got()
+	tt.flush(0) // nothing new
+	tracedRegion(0, 1, clks[0], false)
+	tt.flush(0)
+	all, _ := tt.got()
+	if len(n) == 0 || len(all) != 2*len(n) {
+		t.Fatalf("%d records after one region, %d after two with an empty flush between; want twice as many", len(n), len(all))
+	}
+}

@@ -1,0 +1,76 @@
+package omptrt
+
+import (
+	"fmt"
+	"github.com/gompt/gompt/ompt"
+	"strings"
+	"testing"
+)
+
+// TestSetTraceOMPTEachType: enabling one record type with set_trace_ompt
+// (plain or EMI name) gives records of that type only.
+func TestSetTraceOMPTEachType(t *testing.T) {
+	for _, c := range []struct {
+		ev   ompt.Callback
+		kind string
+		n    int // records of one traced region
+	}{
+		{ompt.CallbackTargetSubmit, "kernel", 1}, {ompt.CallbackTargetSubmitEMI, "kernel", 1},
+		{ompt.CallbackTarget, "target", 2}, {ompt.CallbackTargetEMI, "target", 2},
+		{ompt.CallbackTargetDataOp, "data_op", 4},
+	} {
+		t.Run(c.ev.String(), func(t *testing.T) {
+			tt := &traceTool{types: []ompt.Callback{ompt.CallbackTargetDataOpEMI}}
+			clks := withTrace(t, tt, 1)
+			h := tt.handle(0)
+			set := tt.entry(0, "ompt_set_trace_ompt").(ompt.SetTraceOMPTFunc)
+			set(h, false, 0) // all off
+			if got := set(h, true, c.ev); got != ompt.SetAlways {
+				t.Fatalf("set_trace_ompt(%v) = %v", c.ev, got)
+			}
+			tracedRegion(0, 1, clks[0], false)
+			tt.flush(0)
+			lines, _ := tt.got()
+			if len(lines) != c.n {
+				t.Errorf("%d records, want %d %s:\n%s", len(lines), c.n, c.kind, strings.Join(lines, "\n"))
+			}
+			for _, l := range lines {
+				if !strings.Contains(l, c.kind) {
+					t.Errorf("record of a type not enabled: %s", l)
+				}
+			}
+		})
+	}
+}
+
+// TestCallbackNames: every event number the header defines prints by its
+// omp-tools.h name, and others as ompt_callback(N).
+func TestCallbackNames(t *testing.T) {
+	for c, want := range map[ompt.Callback]string{
+		ompt.CallbackTarget: "ompt_callback_target", ompt.CallbackTargetSubmitEMI: "ompt_callback_target_submit_emi",
+		1: "ompt_callback_thread_begin", 37: "ompt_callback_error",
+		0: "ompt_callback(0)", -3: "ompt_callback(-3)", 38: "ompt_callback(38)", 1000: "ompt_callback(1000)",
+	} {
+		if got := c.String(); got != want {
+			t.Errorf("Callback(%d).String() = %q, want %q", int(c), got, want)
+		}
+	}
+}
+
+// TestNativeTypeNamesKept: each native record type a device reports keeps
+// its own name, however many types there are.
+func TestNativeTypeNamesKept(t *testing.T) {
+	idx := map[string]uint32{}
+	for i := range 5 {
+		name := fmt.Sprintf("test-native-type-%d", i)
+		idx[name] = internNative(name)
+	}
+	for name, i := range idx {
+		if got := nativeName(i); got != name {
+			t.Errorf("native type %q has index %d, which names %q", name, i, got)
+		}
+		if again := internNative(name); again != i {
+			t.Errorf("native type %q interned again: index %d, was %d", name, again, i)
+		}
+	}
+}

@@ -1,5 +1,0 @@
-//go:build race
-
-package ompt
-
-const raceEnabled = true

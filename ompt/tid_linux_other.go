@@ -1,6 +1,0 @@
-//go:build linux && !((amd64 || arm64) && gc)
-
-package ompt
-
-// fastTID: no fast path outside the gc toolchain.
-func fastTID() (uint64, bool) { return 0, false }
