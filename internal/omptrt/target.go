@@ -730,7 +730,15 @@ func acquire(g uintptr) *Target {
 // release frees t, whose fields its owner has reset; an overflow Target
 // is dropped with the toolslot words it holds.
 func (t *Target) release() {
-	t.ends.Add(1) // before g is cleared: waitCallbacks sees one or the other
+	// Counted only while a waitCallbacks runs (a plain load otherwise, not
+	// a locked add on every construct), before g is cleared: a waiter sees
+	// one or the other. A release that read no waiter just before one
+	// began clears g unannounced; if its goroutine takes the same Target
+	// again before the waiter looks, the waiter waits for that construct's
+	// end too, which is counted. It waits longer, never too little.
+	if waiters.Load() != 0 {
+		t.ends.Add(1)
+	}
 	if !t.overflow {
 		t.g.Store(0)
 		return
@@ -772,15 +780,20 @@ func currentTarget() (t *Target, id uint64) {
 	return t, id
 }
 
+// waiters counts the waitCallbacks in progress.
+var waiters atomic.Int32
+
 // waitCallbacks waits until every construct in progress, other than
 // those of the calling goroutine, has ended. detach calls it after
 // setting the tool's done flag: a construct that checked the flag before
 // (and may be calling the tool) is in progress, and one that begins later
 // sees the flag, so no callback of the tool runs after its finalizer. It
-// costs the hot path nothing beyond the atomic operations that take and
-// free a Target; the price is that ompt_finalize_tool waits for whole
-// constructs on other goroutines, not only for their callbacks.
+// costs the hot path one plain atomic load per construct (release); the
+// price is that ompt_finalize_tool waits for whole constructs on other
+// goroutines, not only for their callbacks.
 func waitCallbacks() {
+	waiters.Add(1)
+	defer waiters.Add(-1)
 	g := getg()
 	type busy struct {
 		c    *Target
