@@ -96,6 +96,7 @@ func openGPU(n, ordinal, driver int, lib, sched string) (*gpu, error) {
 		queues: map[*queue]struct{}{},
 		funcs:  map[*device.Kernel]*function{},
 	}
+	g.staging.Max = stagingMax
 	sms := attr(cu.DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT)
 	if err != nil {
 		return nil, err
@@ -476,7 +477,7 @@ func (g *gpu) Close() error {
 		delete(g.funcs, k)
 	}
 	g.loadMu.Unlock()
-	errs = append(errs, g.staging.close(g), g.events.close(g), g.clock.close(g.ctx))
+	errs = append(errs, g.closeStaging(), g.events.close(g), g.clock.close(g.ctx))
 	errs = append(errs, g.fail("close", cu.DevicePrimaryCtxRelease(g.dev)))
 	if g.fault.Load() != nil {
 		errs = slices.DeleteFunc(errs, func(err error) bool {

@@ -60,9 +60,8 @@ func TestTimingError(t *testing.T) {
 func liveEvents(g *gpu) int64 {
 	g.events.mu.Lock()
 	defer g.events.mu.Unlock()
-	g.staging.mu.Lock()
-	defer g.staging.mu.Unlock()
-	return cu.LiveObjects().Events - int64(len(g.events.free)) - int64(g.staging.n)
+	live, _ := g.staging.Counts()
+	return cu.LiveObjects().Events - int64(len(g.events.free)) - int64(live)
 }
 
 // TestProfile (GPU) times a small copy in, a staged copy in, a launch with

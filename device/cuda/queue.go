@@ -131,9 +131,9 @@ func (q *queue) CopyIn(dst device.DevicePtr, src []byte) error {
 			q.endTiming(tm, typeHtoD, 0, err)
 			return q.g.fail(op, err)
 		}
-	} else if slots := q.g.staging.get(q.g, stagingDepth); len(slots) > 0 {
+	} else if slots := q.g.staging.Get(stagingDepth, q.g.newSlot); len(slots) > 0 {
 		err := q.stagedIn(cu.DevicePtr(dst), src, slots)
-		q.g.staging.put(slots)
+		q.g.staging.Put(slots)
 		q.endTiming(tm, typeHtoD, 0, err)
 		return q.g.fail(op, err)
 	}
@@ -182,9 +182,9 @@ func (q *queue) CopyOut(dst []byte, src device.DevicePtr) error {
 			return q.g.fail(op, err)
 		}
 	} else if len(dst) >= stagingMin {
-		if slots := q.g.staging.get(q.g, stagingDepth); len(slots) > 0 {
+		if slots := q.g.staging.Get(stagingDepth, q.g.newSlot); len(slots) > 0 {
 			err := q.stagedOut(dst, cu.DevicePtr(src), slots)
-			q.g.staging.put(slots)
+			q.g.staging.Put(slots)
 			q.endTiming(tm, typeDtoH, 0, err)
 			return q.g.fail(op, err)
 		}

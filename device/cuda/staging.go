@@ -4,8 +4,7 @@ package cuda
 
 import (
 	"errors"
-	"runtime"
-	"sync"
+	pinned "github.com/gompt/gompt/internal/staging"
 	"unsafe"
 
 	"github.com/gompt/gompt/internal/cu"
@@ -27,82 +26,34 @@ func (s *slot) wait(ctx cu.Context) error {
 	return cu.EventSynchronize(ctx, s.ev)
 }
 
-type stagingPool struct {
-	mu     sync.Mutex
-	free   []*slot
-	n      int // slots made
-	closed bool
-}
+// stagingPool is a device's staging buffers (Max is stagingMax).
+type stagingPool = pinned.Pool[*slot]
 
-// get returns up to k slots; none when the device's budget is used up by
-// other queues' copies (the caller then copies directly).
-func (p *stagingPool) get(g *gpu, k int) []*slot {
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	var out []*slot
-	for len(out) < k && len(p.free) > 0 {
-		out = append(out, p.free[len(p.free)-1])
-		p.free = p.free[:len(p.free)-1]
+// newSlot makes one page-locked staging buffer of g, with the event that
+// marks the end of its copies.
+func (g *gpu) newSlot() (*slot, bool) {
+	ptr, err := cu.MemAllocHost(g.ctx, stagingChunk)
+	if err != nil {
+		return nil, false
 	}
-	for len(out) < k && p.n < stagingMax && !p.closed {
-		ptr, err := cu.MemAllocHost(g.ctx, stagingChunk)
-		if err != nil {
-			break
-		}
-		ev, err := cu.EventCreate(g.ctx, cu.EVENT_DISABLE_TIMING)
-		if err != nil {
-			cu.MemFreeHost(g.ctx, ptr)
-			break
-		}
-		p.n++
-		out = append(out, &slot{ptr: ptr, buf: unsafe.Slice((*byte)(ptr), stagingChunk), ev: ev})
+	ev, err := cu.EventCreate(g.ctx, cu.EVENT_DISABLE_TIMING)
+	if err != nil {
+		cu.MemFreeHost(g.ctx, ptr)
+		return nil, false
 	}
-	return out
+	return &slot{ptr: ptr, buf: unsafe.Slice((*byte)(ptr), stagingChunk), ev: ev}, true
 }
 
-func (p *stagingPool) put(slots []*slot) {
-	p.mu.Lock()
-	p.free = append(p.free, slots...)
-	p.mu.Unlock()
-}
-
-func (p *stagingPool) close(g *gpu) error {
-	p.mu.Lock()
-	free := p.free
-	p.free, p.closed = nil, true
-	p.n -= len(free)
-	p.mu.Unlock()
+// closeStaging waits for the free slots' copies and frees them.
+func (g *gpu) closeStaging() error {
 	var errs []error
-	for _, s := range free {
+	for _, s := range g.staging.Close() {
 		errs = append(errs, s.wait(g.ctx), cu.MemFreeHost(g.ctx, s.ptr), cu.EventDestroy(g.ctx, s.ev))
 	}
 	if err := errors.Join(errs...); err != nil {
 		return g.fail("close", err)
 	}
 	return nil
-}
-
-// parallelCopy copies src to dst (same length) with up to 8 goroutines for
-// large sizes: one core's memmove is slower than the DMA engine.
-func parallelCopy(dst, src []byte) {
-	const part = 1 << 20
-	n := min(runtime.GOMAXPROCS(0), 8, len(src)/part)
-	if n <= 1 {
-		copy(dst, src)
-		return
-	}
-	per := (len(src) + n - 1) / n
-	var wg sync.WaitGroup
-	for lo := per; lo < len(src); lo += per {
-		hi := min(lo+per, len(src))
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			copy(dst[lo:hi], src[lo:hi])
-		}()
-	}
-	copy(dst[:per], src[:per])
-	wg.Wait()
 }
 
 // idle waits for the queue's stream after an event that would have marked
@@ -125,7 +76,7 @@ func (q *queue) stagedIn(dst cu.DevicePtr, src []byte, slots []*slot) error {
 		if err := s.wait(ctx); err != nil {
 			return err
 		}
-		parallelCopy(s.buf[:n], src[off:off+n])
+		pinned.ParallelCopy(s.buf[:n], src[off:off+n])
 		if err := cu.MemcpyHtoDAsync(ctx, dst+cu.DevicePtr(off), s.ptr, n, q.s); err != nil {
 			return err
 		}
@@ -171,7 +122,7 @@ func (q *queue) stagedOut(dst []byte, src cu.DevicePtr, slots []*slot) error {
 		if err := s.wait(ctx); err != nil {
 			return err
 		}
-		parallelCopy(dst[off:off+n], s.buf[:n])
+		pinned.ParallelCopy(dst[off:off+n], s.buf[:n])
 		if i+len(slots) < chunks {
 			if err := issue(i + len(slots)); err != nil {
 				return err

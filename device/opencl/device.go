@@ -134,6 +134,7 @@ type hooks struct {
 func newDevice(n int, p cl.PlatformID, pname string, id cl.DeviceID) (*clDevice, error) {
 	d := &clDevice{n: n, id: device.ID(Name, n), plat: p, dev: id, space: newSpace(n),
 		queues: map[*queue]struct{}{}, kernels: map[*device.Kernel]*loadEntry{}}
+	d.pool.Max = stagingMax
 	str := func(param uint32) string { s, _ := cl.GetDeviceString(id, param); return strings.TrimSpace(s) }
 	num := func(param uint32) uint64 { v, _ := cl.GetDeviceUint(id, param); return v }
 	if num(cl.DEVICE_AVAILABLE) == 0 {
@@ -526,7 +527,7 @@ func (d *clDevice) Close() error {
 		keep(d.wrap("close", cl.ReleaseMemObject(cl.Mem(sp.mem))))
 	}
 	if d.ctx != 0 {
-		keep(d.wrap("close", d.pool.close(d)))
+		keep(d.wrap("close", d.closeStaging()))
 	}
 	d.rawOnce.Do(func() {}) // a raw build in flight finishes first
 	if d.rawKern != 0 {

@@ -88,10 +88,8 @@ var asNVIDIA = hooks{noHostClock: true, kstamps: true, callbacks: true, staging:
 
 // StagingBuffers returns how many staging buffers OpenCL device d has made.
 func StagingBuffers(d device.Device) int {
-	p := &d.(*clDevice).pool
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	return p.made
+	_, made := d.(*clDevice).pool.Counts()
+	return made
 }
 
 // WorkGroupLimits returns the largest work-group of f on its device and

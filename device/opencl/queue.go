@@ -131,7 +131,7 @@ func (q *queue) CopyIn(dst device.DevicePtr, src []byte) error {
 	}
 	if slots := q.staging(len(src)); len(slots) > 0 {
 		err := q.stagedIn(m, off, src, slots)
-		q.d.pool.put(slots)
+		q.d.pool.Put(slots)
 		return q.d.wrap("copy to device", err)
 	}
 	p := q.pin(src)
@@ -164,7 +164,7 @@ func (q *queue) CopyOut(dst []byte, src device.DevicePtr) error {
 	}
 	if slots := q.staging(len(dst)); len(slots) > 0 {
 		err := q.stagedOut(dst, m, off, slots)
-		q.d.pool.put(slots)
+		q.d.pool.Put(slots)
 		return q.d.wrap("copy from device", err)
 	}
 	p := q.pin(dst)

@@ -5,8 +5,8 @@ package opencl
 import (
 	"errors"
 	"fmt"
+	pinned "github.com/gompt/gompt/internal/staging"
 	"os"
-	"runtime"
 	"strings"
 	"sync"
 	"unsafe"
@@ -100,59 +100,30 @@ func (s *slot) wait(d *clDevice, own bool) error {
 	return nil
 }
 
-// stagingPool is a device's staging buffers.
-type stagingPool struct {
-	mu     sync.Mutex
-	free   []*slot
-	n      int // slots made and not released
-	made   int // slots ever made (tests)
-	closed bool
-}
+// stagingPool is a device's staging buffers (Max is stagingMax).
+type stagingPool = pinned.Pool[*slot]
 
-// get returns up to k slots; none when the device's budget is used up by
-// other queues' copies or a buffer cannot be made (the caller then copies
-// directly).
-func (p *stagingPool) get(d *clDevice, k int) []*slot {
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	var out []*slot
-	for len(out) < k && len(p.free) > 0 {
-		out = append(out, p.free[len(p.free)-1])
-		p.free = p.free[:len(p.free)-1]
+// newSlot makes one staging buffer of d, mapped for its life.
+func (d *clDevice) newSlot() (*slot, bool) {
+	m, err := cl.CreateBuffer(d.ctx, cl.MEM_READ_WRITE|cl.MEM_ALLOC_HOST_PTR, stagingChunk)
+	if err != nil {
+		return nil, false
 	}
-	for len(out) < k && p.n < stagingMax && !p.closed {
-		m, err := cl.CreateBuffer(d.ctx, cl.MEM_READ_WRITE|cl.MEM_ALLOC_HOST_PTR, stagingChunk)
-		if err != nil {
-			break
-		}
-		d.clock.mu.Lock() // the idle queue, against Close
-		ptr, err := cl.EnqueueMapBuffer(d.ioq, m, cl.MAP_READ|cl.MAP_WRITE, 0, stagingChunk)
-		d.clock.mu.Unlock()
-		if err != nil {
-			cl.ReleaseMemObject(m)
-			break
-		}
-		p.n++
-		p.made++
-		out = append(out, &slot{m: m, ptr: ptr, buf: unsafe.Slice((*byte)(ptr), stagingChunk)})
+	d.clock.mu.Lock() // the idle queue, against Close
+	ptr, err := cl.EnqueueMapBuffer(d.ioq, m, cl.MAP_READ|cl.MAP_WRITE, 0, stagingChunk)
+	d.clock.mu.Unlock()
+	if err != nil {
+		cl.ReleaseMemObject(m)
+		return nil, false
 	}
-	return out
+	return &slot{m: m, ptr: ptr, buf: unsafe.Slice((*byte)(ptr), stagingChunk)}, true
 }
 
-func (p *stagingPool) put(slots []*slot) {
-	p.mu.Lock()
-	p.free = append(p.free, slots...)
-	p.mu.Unlock()
-}
-
-// close waits for the free slots' copies and releases them; called by the
-// device's Close after its queues are released, before its idle queue is.
-func (p *stagingPool) close(d *clDevice) error {
-	p.mu.Lock()
-	free := p.free
-	p.free, p.closed = nil, true
-	p.n -= len(free)
-	p.mu.Unlock()
+// closeStaging waits for the free slots' copies and releases them; called
+// by the device's Close after its queues are released, before its idle
+// queue is.
+func (d *clDevice) closeStaging() error {
+	free := d.pool.Close()
 	var errs []error
 	for _, s := range free {
 		errs = append(errs, s.wait(d, false), cl.EnqueueUnmapMemObject(d.ioq, s.m, s.ptr))
@@ -166,36 +137,13 @@ func (p *stagingPool) close(d *clDevice) error {
 	return errors.Join(errs...)
 }
 
-// parallelCopy copies src to dst (same length) with up to 8 goroutines for
-// large sizes: one core's memmove is slower than a PCIe link.
-func parallelCopy(dst, src []byte) {
-	const part = 1 << 20
-	n := min(runtime.GOMAXPROCS(0), 8, len(src)/part)
-	if n <= 1 {
-		copy(dst, src)
-		return
-	}
-	per := (len(src) + n - 1) / n
-	var wg sync.WaitGroup
-	for lo := per; lo < len(src); lo += per {
-		hi := min(lo+per, len(src))
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			copy(dst[lo:hi], src[lo:hi])
-		}()
-	}
-	copy(dst[:per], src[:per])
-	wg.Wait()
-}
-
 // staging returns slots for a copy of n bytes on q, or none when the copy
 // goes directly.
 func (q *queue) staging(n int) []*slot {
 	if n < stagingMin || !q.d.stage || q.prof {
 		return nil
 	}
-	return q.d.pool.get(q.d, stagingDepth)
+	return q.d.pool.Get(stagingDepth, q.d.newSlot)
 }
 
 // stagedIn copies src to m at off through slots; it returns when the last
@@ -207,7 +155,7 @@ func (q *queue) stagedIn(m cl.Mem, off uint64, src []byte, slots []*slot) error 
 		if err := s.wait(q.d, i >= len(slots)); err != nil {
 			return err
 		}
-		parallelCopy(s.buf[:n], src[o:o+n])
+		pinned.ParallelCopy(s.buf[:n], src[o:o+n])
 		var ev cl.Event
 		if err := cl.EnqueueWriteBuffer(q.q, m, false, uintptr(off)+uintptr(o), uintptr(n), s.ptr, &ev); err != nil {
 			return err
@@ -255,7 +203,7 @@ func (q *queue) stagedOut(dst []byte, m cl.Mem, off uint64, slots []*slot) error
 		if err := s.wait(q.d, true); err != nil {
 			return err
 		}
-		parallelCopy(dst[o:o+n], s.buf[:n])
+		pinned.ParallelCopy(dst[o:o+n], s.buf[:n])
 		if i+len(slots) < chunks {
 			if err := issue(i + len(slots)); err != nil {
 				return err
