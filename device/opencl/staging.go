@@ -46,17 +46,22 @@ const (
 // stagingEnv overrides the staging choice: "on", "off", or ""/"auto".
 const stagingEnv = "GOMPT_OPENCL_STAGING"
 
-var stagingMode = sync.OnceValue(func() string {
-	v := strings.TrimSpace(os.Getenv(stagingEnv))
+var stagingMode = sync.OnceValue(func() string { return autoChoice(stagingEnv, "on", "off") })
+
+// autoChoice reads the plugin setting name: "auto" (also when unset) or
+// one of the two choices a and b; a bad value gives one warning on stderr
+// and "auto".
+func autoChoice(name, a, b string) string {
+	v := strings.TrimSpace(os.Getenv(name))
 	switch v {
 	case "", "auto":
 		return "auto"
-	case "on", "off":
+	case a, b:
 		return v
 	}
-	fmt.Fprintf(os.Stderr, "gompt: %s=%q: want auto, on or off; using auto\n", stagingEnv, v)
+	fmt.Fprintf(os.Stderr, "gompt: %s=%q: want auto, %s or %s; using auto\n", name, v, a, b)
 	return "auto"
-})
+}
 
 // useStaging reports whether a device of type typ stages large copies.
 func useStaging(typ string, unified bool) bool {

@@ -3,10 +3,7 @@
 package opencl
 
 import (
-	"fmt"
-	"os"
 	"runtime"
-	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -156,17 +153,7 @@ func (q *queue) finish() error {
 // and auto.
 const waitEnv = "GOMPT_OPENCL_WAIT"
 
-var waitMode = sync.OnceValue(func() string {
-	v := strings.TrimSpace(os.Getenv(waitEnv))
-	switch v {
-	case "", "auto":
-		return "auto"
-	case "callback", "driver":
-		return v
-	}
-	fmt.Fprintf(os.Stderr, "gompt: %s=%q: want auto, callback or driver; using auto\n", waitEnv, v)
-	return "auto"
-})
+var waitMode = sync.OnceValue(func() string { return autoChoice(waitEnv, "callback", "driver") })
 
 // useCallbacks reports whether a device of type typ ("gpu", "cpu", ...)
 // waits through callbacks.
