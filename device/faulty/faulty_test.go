@@ -1,6 +1,7 @@
 package faulty_test
 
 import (
+	"bytes"
 	"errors"
 	"testing"
 	"time"
@@ -124,6 +125,36 @@ func doOp(t *testing.T, d device.Device, f device.Function, op faulty.Op) error 
 			q.Release()
 		}
 		return err
+	case faulty.Sync, faulty.Release:
+		// One call of op (TestFinishingFailuresStillFinish checks what
+		// a failed one did).
+		b, err := d.Alloc(64)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer d.Free(b.Ptr)
+		q, err := d.NewQueue()
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := q.CopyIn(b.Ptr, make([]byte, 64)); err != nil {
+			t.Fatal(err)
+		}
+		if op == faulty.Release {
+			if err := q.Sync(); err != nil {
+				t.Fatal(err)
+			}
+			return q.Release()
+		}
+		err = q.Sync()
+		q.Release()
+		return err
+	case faulty.Close:
+		c, ok := d.(device.Closer)
+		if !ok {
+			t.Fatal("wrapped device does not implement device.Closer")
+		}
+		return c.Close()
 	}
 	b, err := d.Alloc(256)
 	if err != nil {
@@ -179,3 +210,76 @@ func TestDelay(t *testing.T) {
 		t.Error("armed after Reset")
 	}
 }
+
+// TestFinishingFailuresStillFinish: a failed Sync has still finished the
+// queue's work, a failed Release has still released the queue, and a failed
+// Close reports the device's own Close error too, so a test of a failing
+// runtime shutdown leaks nothing and sees the device's real result.
+func TestFinishingFailuresStillFinish(t *testing.T) {
+	plan := new(faulty.Plan)
+	d := faulty.Wrap(hostDevice(t), plan)
+	mi := d.(device.MemInfo)
+	b, err := d.Alloc(1 << 16)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer d.Free(b.Ptr)
+	q, err := d.NewQueue()
+	if err != nil {
+		t.Fatal(err)
+	}
+	src := make([]byte, 1<<16)
+	for i := range src {
+		src[i] = byte(i*7 + 1)
+	}
+	back := make([]byte, len(src))
+	plan.FailNth(faulty.Sync, 1, device.CodeUnknown)
+	if err := q.CopyIn(b.Ptr, src); err != nil {
+		t.Fatal(err)
+	}
+	if err := q.CopyOut(back, b.Ptr); err != nil {
+		t.Fatal(err)
+	}
+	if err := q.Sync(); !errors.Is(err, faulty.ErrInjected) {
+		t.Fatalf("armed Sync: %v; want the injected failure", err)
+	}
+	if !bytes.Equal(back, src) {
+		t.Fatal("a failed Sync returned before the queue's copies finished")
+	}
+	if err := q.Sync(); err != nil {
+		t.Fatalf("the Sync after the failed one: %v; want none (the failure fires once)", err)
+	}
+	_, n0 := mi.MemInUse()
+	plan.FailNth(faulty.Release, 1, device.CodeUnknown)
+	if err := q.Release(); !errors.Is(err, faulty.ErrInjected) {
+		t.Fatalf("armed Release: %v; want the injected failure", err)
+	}
+	if plan.Calls(faulty.Release) != 1 || plan.Calls(faulty.Sync) != 2 {
+		t.Errorf("counted %d releases and %d syncs; want 1 and 2", plan.Calls(faulty.Release), plan.Calls(faulty.Sync))
+	}
+	if _, n := mi.MemInUse(); n != n0 {
+		t.Errorf("allocations %d after the failed Release, %d before", n, n0)
+	}
+
+	// A device with a Close of its own: its error is returned when no
+	// failure is injected, the injected one when it is, and it is closed
+	// either way.
+	cd := &closing{Device: hostDevice(t), err: errors.New("the device's own close error")}
+	w := faulty.Wrap(cd, plan)
+	if err := w.(device.Closer).Close(); err != cd.err || cd.closed != 1 {
+		t.Fatalf("Close: %v, device closed %d times; want its own error, closed once", err, cd.closed)
+	}
+	plan.FailNth(faulty.Close, 1, device.CodeUnknown)
+	var de *device.Error
+	if err := w.(device.Closer).Close(); !errors.As(err, &de) || de.Op != "close" || cd.closed != 2 {
+		t.Fatalf("armed Close: %v, device closed %d times; want the injected close failure, closed again", err, cd.closed)
+	}
+}
+
+type closing struct {
+	device.Device
+	err    error
+	closed int
+}
+
+func (c *closing) Close() error { c.closed++; return c.err }
