@@ -2,8 +2,8 @@
 // database/sql's fakedb: a wrapped device behaves exactly as the device it
 // wraps until its Plan says otherwise, then fails the Nth call of one kind
 // of operation (alloc, free, copy in, copy out, copy, launch, record, new
-// queue) with a *device.Error naming the operation, or delays every queue
-// operation. Tests of the runtime use it to check that every fault leaves
+// queue, queue sync, queue release, device close) with a *device.Error
+// naming the operation, or delays every queue operation. Tests of the runtime use it to check that every fault leaves
 // the present table and device memory as they were.
 //
 // Wrap wraps one device. Register registers a plugin named "faulty" whose
@@ -11,8 +11,11 @@
 // binary calls it before the runtime starts and sets GOMPT_PLUGINS=faulty
 // (or lists faulty among other plugins) so package target uses it.
 //
-// A wrapped device forwards device.MemInfo and device.Closer, and its
-// queues forward device.Profiler, when what they wrap implements them.
+// A wrapped device forwards device.MemInfo, and its queues forward
+// device.Profiler, when what they wrap implements them. A wrapped device
+// always implements device.Closer, so that a failing Close can be injected:
+// it closes the device it wraps when that implements device.Closer, and
+// otherwise has nothing to close.
 package faulty
 
 import (
@@ -36,10 +39,17 @@ const (
 	Launch
 	Record
 	NewQueue
+	// Sync, Release and Close still do what they wrap (the queue's work
+	// is finished, the queue released, the device closed, so nothing
+	// leaks) and then return the injected error in place of its result,
+	// as a device reports a failure it finds while finishing.
+	Sync
+	Release
+	Close
 	numOps
 )
 
-var opNames = [...]string{"alloc", "free", "copy to device", "copy from device", "copy", "launch", "record", "new queue"}
+var opNames = [...]string{"alloc", "free", "copy to device", "copy from device", "copy", "launch", "record", "new queue", "sync", "release", "close"}
 
 // String returns the operation's name as errors show it: "alloc",
 // "copy to device".
@@ -141,14 +151,15 @@ func (p *Plan) check(op Op, id string) error {
 	}
 	d := p.delay
 	p.mu.Unlock()
-	if d > 0 && op != Alloc && op != Free && op != NewQueue {
+	if d > 0 && op >= CopyIn && op <= Record {
 		time.Sleep(d)
 	}
 	return err
 }
 
 // Wrap returns d with the faults of plan injected (nil plan: none). The
-// result implements device.MemInfo and device.Closer exactly when d does.
+// result implements device.MemInfo exactly when d does, and always
+// device.Closer.
 // Injected errors name the device by d's ID method if it has one ("host:0"),
 // else by its backend.
 func Wrap(d device.Device, plan *Plan) device.Device {
@@ -161,15 +172,8 @@ func Wrap(d device.Device, plan *Plan) device.Device {
 
 func wrap(d device.Device, plan *Plan, id string) device.Device {
 	w := &dev{d: d, plan: plan, id: id}
-	_, mi := d.(device.MemInfo)
-	_, cl := d.(device.Closer)
-	switch {
-	case mi && cl:
-		return &devMemClose{w}
-	case mi:
+	if _, mi := d.(device.MemInfo); mi {
 		return &devMem{w}
-	case cl:
-		return &devClose{w}
 	}
 	return w
 }
@@ -181,13 +185,22 @@ type dev struct {
 }
 
 type devMem struct{ *dev }
-type devClose struct{ *dev }
-type devMemClose struct{ *dev }
 
-func (d *devMem) MemInUse() (int64, int)      { return d.d.(device.MemInfo).MemInUse() }
-func (d *devMemClose) MemInUse() (int64, int) { return d.d.(device.MemInfo).MemInUse() }
-func (d *devClose) Close() error              { return d.d.(device.Closer).Close() }
-func (d *devMemClose) Close() error           { return d.d.(device.Closer).Close() }
+func (d *devMem) MemInUse() (int64, int) { return d.d.(device.MemInfo).MemInUse() }
+
+// Close closes the wrapped device, if it has a Close, and returns the
+// injected error when this call is the one to fail.
+func (d *dev) Close() error {
+	ierr := d.plan.check(Close, d.id)
+	var err error
+	if c, ok := d.d.(device.Closer); ok {
+		err = c.Close()
+	}
+	if ierr != nil {
+		return ierr
+	}
+	return err
+}
 
 // Unwrap returns the wrapped device.
 func (d *dev) Unwrap() device.Device { return d.d }
@@ -275,8 +288,27 @@ func (q *queue) Record() (device.Event, error) {
 	return q.q.Record()
 }
 
-func (q *queue) Sync() error    { return q.q.Sync() }
-func (q *queue) Release() error { return q.q.Release() }
+// Sync waits for the wrapped queue and returns the injected error when
+// this call is the one to fail, in place of the wait's result.
+func (q *queue) Sync() error {
+	ierr := q.d.plan.check(Sync, q.d.id)
+	err := q.q.Sync()
+	if ierr != nil {
+		return ierr
+	}
+	return err
+}
+
+// Release releases the wrapped queue and returns the injected error when
+// this call is the one to fail, in place of the release's result.
+func (q *queue) Release() error {
+	ierr := q.d.plan.check(Release, q.d.id)
+	err := q.q.Release()
+	if ierr != nil {
+		return ierr
+	}
+	return err
+}
 
 // Name is the name Register gives the plugin.
 const Name = "faulty"

@@ -1,6 +1,8 @@
 package faulty_test
 
 import (
+	"bytes"
+	"errors"
 	"testing"
 	"time"
 
@@ -106,6 +108,26 @@ func doOp(t *testing.T, d device.Device, f device.Function, op faulty.Op) error 
 			q.Release()
 		}
 		return err
+	case faulty.Sync, faulty.Release:
+		// One call of op (TestFinishingFailuresStillFinish checks what
+		// a failed one did).
+		b, err := d.Alloc(64)
+		require.NoError(t, err)
+		defer d.Free(b.Ptr)
+		q, err := d.NewQueue()
+		require.NoError(t, err)
+		require.NoError(t, q.CopyIn(b.Ptr, make([]byte, 64)))
+		if op == faulty.Release {
+			require.NoError(t, q.Sync())
+			return q.Release()
+		}
+		err = q.Sync()
+		q.Release()
+		return err
+	case faulty.Close:
+		c, ok := d.(device.Closer)
+		require.True(t, ok, "wrapped device implements device.Closer")
+		return c.Close()
 	}
 	b, err := d.Alloc(256)
 	require.NoError(t, err)
@@ -150,3 +172,58 @@ func TestDelay(t *testing.T) {
 	plan.Reset()
 	assert.False(t, plan.Armed(faulty.Record), "armed after Reset")
 }
+
+// TestFinishingFailuresStillFinish: a failed Sync has still finished the
+// queue's work, a failed Release has still released the queue, and a failed
+// Close reports the device's own Close error too, so a test of a failing
+// runtime shutdown leaks nothing and sees the device's real result.
+func TestFinishingFailuresStillFinish(t *testing.T) {
+	plan := new(faulty.Plan)
+	d := faulty.Wrap(hostDevice(t), plan)
+	mi := d.(device.MemInfo)
+	b, err := d.Alloc(1 << 16)
+	require.NoError(t, err)
+	defer d.Free(b.Ptr)
+	q, err := d.NewQueue()
+	require.NoError(t, err)
+	src := make([]byte, 1<<16)
+	for i := range src {
+		src[i] = byte(i*7 + 1)
+	}
+	back := make([]byte, len(src))
+	plan.FailNth(faulty.Sync, 1, device.CodeUnknown)
+	require.NoError(t, q.CopyIn(b.Ptr, src))
+	require.NoError(t, q.CopyOut(back, b.Ptr))
+	require.ErrorIs(t, q.Sync(), faulty.ErrInjected, "armed Sync")
+	require.True(t, bytes.Equal(back, src), "a failed Sync returned before the queue's copies finished")
+	require.NoError(t, q.Sync(), "the Sync after the failed one (the failure fires once)")
+	_, n0 := mi.MemInUse()
+	plan.FailNth(faulty.Release, 1, device.CodeUnknown)
+	require.ErrorIs(t, q.Release(), faulty.ErrInjected, "armed Release")
+	assert.Equal(t, 1, plan.Calls(faulty.Release), "releases counted")
+	assert.Equal(t, 2, plan.Calls(faulty.Sync), "syncs counted")
+	_, n := mi.MemInUse()
+	assert.Equal(t, n0, n, "allocations after the failed Release")
+
+	// A device with a Close of its own: its error is returned when no
+	// failure is injected, the injected one when it is, and it is closed
+	// either way.
+	cd := &closing{Device: hostDevice(t), err: errors.New("the device's own close error")}
+	w := faulty.Wrap(cd, plan)
+	require.Equal(t, cd.err, w.(device.Closer).Close(), "Close with no failure injected: the device's own error")
+	require.Equal(t, 1, cd.closed, "times closed")
+	plan.FailNth(faulty.Close, 1, device.CodeUnknown)
+	var de *device.Error
+	err = w.(device.Closer).Close()
+	require.ErrorAs(t, err, &de, "armed Close")
+	assert.Equal(t, "close", de.Op, "armed Close's operation")
+	assert.Equal(t, 2, cd.closed, "times closed: the injected failure still closes")
+}
+
+type closing struct {
+	device.Device
+	err    error
+	closed int
+}
+
+func (c *closing) Close() error { c.closed++; return c.err }
