@@ -133,7 +133,7 @@ func TestFailedQueueWaitIsReported(t *testing.T) {
 				if !isInjected(err, faulty.Sync) {
 					t.Fatalf("sync %d of %s failed: %s returned %v; want the sync failure", n, call.name, call.name, err)
 				}
-				if es := MappingEntries(0); len(es) != 0 {
+				if es := mappingEntries(0); len(es) != 0 {
 					t.Fatalf("after the failed sync %d the present table holds %v", n, es)
 				}
 				x, y := vecs(8)
@@ -180,7 +180,7 @@ func TestFirstFailureIsKept(t *testing.T) {
 		if !isInjectedIn(err, faulty.Launch) {
 			t.Errorf("launch failed, then sync %d: Target returned %v; want the launch failure among its errors", n, err)
 		}
-		if es := MappingEntries(0); len(es) != 0 {
+		if es := mappingEntries(0); len(es) != 0 {
 			t.Fatalf("after the failed construct the present table holds %v", es)
 		}
 	}
