@@ -213,6 +213,11 @@ func (d *dispatcher) targetBegin(kind ompt.TargetKind, deviceNum int, codePtr ui
 		}
 		t.unlock()
 		t.tid = 0
+		// The encountering goroutine gives the construct up: until the
+		// task's first event takes it (own), no goroutine's inquiries
+		// find it (currentTarget reads its fields only for the goroutine
+		// that owns it), and waitCallbacks still counts it in progress.
+		t.g.Store(handedOff)
 		return t
 	}
 	t.id = nextID()
@@ -751,6 +756,11 @@ func (t *Target) release() {
 		freeKeep(t.slots[i].keep)
 	}
 }
+
+// handedOff is the g of a nowait construct between its TargetBegin and
+// its task's first event: owned by no goroutine (none has this address),
+// yet not free (0).
+const handedOff uintptr = 1
 
 // currentTarget returns the construct the calling goroutine is in, and
 // snapshots of its fields read after the ownership check.
