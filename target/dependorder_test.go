@@ -113,18 +113,20 @@ func TestDependReadersAfterWriterRunTogether(t *testing.T) {
 
 // TestDependIndependentItemsDoNotWait: tasks on different slices, or only
 // reading one slice, do not wait for each other; one naming the same
-// slice twice does not wait for itself.
+// slice twice does not wait for itself, and leaves the dependence table
+// when it ends.
 func TestDependIndependentItemsDoNotWait(t *testing.T) {
 	hostRuntime(t)
 	a, b := make([]byte, 4), make([]byte, 4)
 	ga, gb := newGate(), newGate()
 	ta := Go(ga.body, DependOut(a), DependInOut(a))
 	tb := Go(gb.body, DependOut(b), DependIn(b))
+	tc := Go(func() error { return nil }, DependIn(a[:2]), DependIn(a))
 	ga.waitStarted(t, "the task on a")
 	gb.waitStarted(t, "the task on b, with the one on a running,")
 	close(ga.release)
 	close(gb.release)
-	for _, tk := range []*Task{ta, tb} {
+	for _, tk := range []*Task{ta, tb, tc} {
 		if err := tk.Wait(); err != nil {
 			t.Fatal(err)
 		}

@@ -40,10 +40,11 @@ type toldMap struct {
 }
 
 var told struct {
-	mu   sync.Mutex
-	ops  []toldOp
-	maps []toldMap
-	deps [][]ompt.Dependence
+	mu    sync.Mutex
+	ops   []toldOp
+	maps  []toldMap
+	deps  [][]ompt.Dependence
+	loads []string
 }
 
 // toldTake returns what the tool was told since the last call.
@@ -71,6 +72,11 @@ func init() {
 				told.mu.Lock()
 				told.maps = append(told.maps, toldMap{append([]uintptr(nil), host...), append([]uintptr(nil), dev...),
 					append([]uint64(nil), bytes...), append([]uint32(nil), flags...)})
+				told.mu.Unlock()
+			}))
+			set(ompt.CallbackDeviceLoad, ompt.DeviceLoadCallback(func(dev int, file string, _ int64, _ uintptr, _ uint64, _, _ uintptr, _ uint64) {
+				told.mu.Lock()
+				told.loads = append(told.loads, fmt.Sprintf("%s@%d", file, dev))
 				told.mu.Unlock()
 			}))
 			set(ompt.CallbackDependences, ompt.DependencesCallback(func(_ *ompt.Data, deps []ompt.Dependence) {
@@ -207,6 +213,19 @@ func toldChild() {
 	if err := ExitData(0, Release(x)); err != nil {
 		fail("ExitData: %v", err)
 	}
+	toldTake()
+
+	// Each kernel's image is loaded, and the load told, once per device.
+	for range 2 {
+		if err := Target(saxpyRegion(0, 16, 2, x, y, To(x), ToFrom(y))); err != nil {
+			fail("Target: %v", err)
+		}
+	}
+	told.mu.Lock()
+	if n := slices.Index(told.loads, "saxpy@0"); n < 0 || slices.Contains(told.loads[n+1:], "saxpy@0") {
+		fail("device loads told: %v; want saxpy on device 0 once", told.loads)
+	}
+	told.mu.Unlock()
 	toldTake()
 
 	// An array the construct maps only because the kernel takes it is
