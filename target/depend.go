@@ -408,23 +408,10 @@ func spawnDeps(deps []Map, fn func(t *Task) error) *Task {
 	if len(deps) == 0 {
 		return spawn(fn)
 	}
-	r := state()
-	r.tasks.Add(1)
-	if r.closing.Load() {
-		r.tasks.Add(-1)
-		return failed(errShutdown)
+	t, r := newTask()
+	if r != nil {
+		t.schedule(deps, func() { t.goRun(r, fn, t) })
 	}
-	t := &Task{done: make(chan struct{})}
-	t.schedule(deps, func() {
-		go func() {
-			defer func() {
-				t.ended()
-				close(t.done)
-				r.tasks.Add(-1)
-			}()
-			t.err = fn(t)
-		}()
-	})
 	return t
 }
 

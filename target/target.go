@@ -937,22 +937,38 @@ func (t *Task) Done() <-chan struct{} { return t.done }
 // *Task), which Shutdown waits for; once Shutdown has begun it fails
 // instead.
 func spawn(fn func(*Task) error) *Task {
+	t, r := newTask()
+	if r != nil {
+		t.goRun(r, fn, nil)
+	}
+	return t
+}
+
+// newTask makes a nowait task that Shutdown waits for, and the runtime
+// state that counts it; once Shutdown has begun it returns a task failed
+// with errShutdown and no state.
+func newTask() (*Task, *runtimeState) {
 	r := state()
 	r.tasks.Add(1)
 	if r.closing.Load() {
 		r.tasks.Add(-1)
-		return failed(errShutdown)
+		return failed(errShutdown), nil
 	}
-	t := &Task{done: make(chan struct{})}
+	return &Task{done: make(chan struct{})}, r
+}
+
+// goRun runs fn(arg) on a goroutine of its own and then finishes t: its
+// dependents are released, Wait returns fn's error, and r no longer counts
+// it.
+func (t *Task) goRun(r *runtimeState, fn func(*Task) error, arg *Task) {
 	go func() {
 		defer func() {
 			t.ended()
 			close(t.done)
 			r.tasks.Add(-1)
 		}()
-		t.err = fn(nil)
+		t.err = fn(arg)
 	}()
-	return t
 }
 
 // failed returns a finished task with err.
