@@ -77,6 +77,16 @@ var (
 func threadHash(tid uint64) uint64 { return (tid * 0x9e3779b97f4a7c15) >> 52 } // 12 bits
 
 func lookupThread(tid uint64) *threadRec {
+	if th := probeThread(tid); th != nil || !threadFull.Load() {
+		return th
+	}
+	threadMu.Lock()
+	defer threadMu.Unlock()
+	return threadMore[tid]
+}
+
+// probeThread looks tid up in the lock-free table only.
+func probeThread(tid uint64) *threadRec {
 	for i, n := threadHash(tid), 0; n < threadTabSize; i, n = (i+1)%threadTabSize, n+1 {
 		th := threadTab[i].Load()
 		if th == nil {
@@ -86,12 +96,7 @@ func lookupThread(tid uint64) *threadRec {
 			return th
 		}
 	}
-	if !threadFull.Load() {
-		return nil
-	}
-	threadMu.Lock()
-	defer threadMu.Unlock()
-	return threadMore[tid]
+	return nil
 }
 
 // enterThread returns the calling OS thread's record, making it (and
@@ -158,14 +163,8 @@ func markBegun(th *threadRec, list []*tool) []*tool {
 
 // lookupThreadLocked is lookupThread with threadMu held.
 func lookupThreadLocked(tid uint64) *threadRec {
-	for i, n := threadHash(tid), 0; n < threadTabSize; i, n = (i+1)%threadTabSize, n+1 {
-		th := threadTab[i].Load()
-		if th == nil {
-			break
-		}
-		if th.tid == tid {
-			return th
-		}
+	if th := probeThread(tid); th != nil {
+		return th
 	}
 	return threadMore[tid]
 }
