@@ -54,6 +54,7 @@ import (
 	"math/rand/v2"
 	"os"
 	"os/exec"
+	"path"
 	"path/filepath"
 	"sort"
 	"strings"
@@ -67,7 +68,9 @@ import (
 type mutant struct {
 	file       string // absolute path
 	rel        string // relative to the module root
-	line       int
+	line, col  int // where the change starts
+	fnLine0    int // the enclosing function's first and last lines
+	fnLine1    int
 	start, end int
 	repl       string
 	desc       string // e.g. "< -> <="
@@ -90,6 +93,8 @@ const (
 	survived   = "survived"
 	noCompile  = "did not compile"
 	equivalent = "equivalent"
+
+	notCovered = "not covered" // the detail of a survivor no test executes
 )
 
 func main() {
@@ -111,6 +116,7 @@ func main() {
 		testArgs = flag.String("args", "", "extra space-separated arguments for go test (e.g. -short)")
 		only     = flag.String("only", "", "test only the mutants listed in this file (the form of -equiv; e.g. the -survivors of an earlier run)")
 		survOut  = flag.String("survivors", "", "write the survivors to this file, in the form of -equiv")
+		useCover = flag.Bool("cover", true, "run each mutant only against the tests that execute its line (found by running every test alone with coverage first); false: every test")
 	)
 	flag.Parse()
 	if *pkg == "" {
@@ -210,6 +216,18 @@ func main() {
 	if err := cfg.baseline(*timeout == 0); err != nil {
 		fatalf("%v", err)
 	}
+	if *useCover {
+		cfg.cover = map[string]*testCover{}
+		for _, p := range append([]string{cfg.pkg}, cfg.also...) {
+			t0 := time.Now()
+			tc, err := cfg.collectCoverage(p, *jobs)
+			if err != nil {
+				fatalf("%v", err)
+			}
+			cfg.cover[p] = tc
+			fmt.Fprintf(os.Stderr, "mutate: coverage of %s by %s's %d tests: %d blocks (%v)\n", cfg.pkg, p, len(tc.tests), len(tc.blocks), time.Since(t0).Round(time.Second))
+		}
+	}
 	start := time.Now()
 	fmt.Fprintf(os.Stderr, "mutate: %s: %d mutants of %d (seed %d), also testing %v\n", info.ImportPath, len(sample), total, *seed, alsoPkgs)
 	var (
@@ -232,7 +250,11 @@ func main() {
 				mu.Lock()
 				done++
 				if *verbose || m.outcome == survived {
-					fmt.Fprintf(os.Stderr, "[%d/%d %s] %s:%d: %s: %s\n", done, len(sample), time.Since(start).Round(time.Second), m.rel, m.line, m.desc, m.outcome)
+					oc := m.outcome
+					if m.detail == notCovered {
+						oc += " (" + notCovered + ")"
+					}
+					fmt.Fprintf(os.Stderr, "[%d/%d %s] %s:%d: %s: %s\n", done, len(sample), time.Since(start).Round(time.Second), m.rel, m.line, m.desc, oc)
 				}
 				mu.Unlock()
 			}
@@ -245,8 +267,12 @@ func main() {
 	wg.Wait()
 
 	count := map[string]int{}
+	uncovered := 0
 	for _, m := range sample {
 		count[m.outcome]++
+		if m.detail == notCovered {
+			uncovered++
+		}
 	}
 	compiled := len(sample) - count[noCompile]
 	scored := compiled - count[equivalent]
@@ -257,11 +283,18 @@ func main() {
 	fmt.Printf("mutate %s: %d mutants (of %d, seed %d, files %s), %d compiled: killed %d, timed out %d, survived %d, equivalent %d; did not compile %d\n",
 		info.ImportPath, len(sample), total, *seed, strings.Join(names, ","), compiled, count[killed], count[timedOut], count[survived], count[equivalent], count[noCompile])
 	fmt.Printf("score: %.1f %% of %d non-equivalent mutants (%s)\n", score, scored, time.Since(start).Round(time.Second))
+	if uncovered > 0 {
+		fmt.Printf("%d of the survivors are on lines no test executes (marked \"not covered\")\n", uncovered)
+	}
 	if count[survived] > 0 {
 		fmt.Println("survivors (FILE:LINE: MUTATION  FUNC  LINE TEXT):")
 		for _, m := range sample {
 			if m.outcome == survived {
-				fmt.Printf("  %s:%d: %s\t%s\t%s\n", m.rel, m.line, m.desc, m.fn, m.text)
+				nc := ""
+				if m.detail == notCovered {
+					nc = "\t(" + notCovered + ")"
+				}
+				fmt.Printf("  %s:%d: %s\t%s\t%s%s\n", m.rel, m.line, m.desc, m.fn, m.text, nc)
 			}
 		}
 	}
@@ -269,7 +302,11 @@ func main() {
 		var b strings.Builder
 		for _, m := range sample {
 			if m.outcome == survived {
-				fmt.Fprintf(&b, "%s\t# line %d\n", m.key(), m.line)
+				nc := ""
+				if m.detail == notCovered {
+					nc = ", " + notCovered
+				}
+				fmt.Fprintf(&b, "%s\t# line %d%s\n", m.key(), m.line, nc)
 			}
 		}
 		if err := os.WriteFile(*survOut, []byte(b.String()), 0o644); err != nil {
@@ -305,6 +342,7 @@ type runCfg struct {
 	p       int
 	args    []string
 	tmp     string
+	cover   map[string]*testCover // by tested package; nil: no test selection
 }
 
 // baseline runs the unmutated tests of every package once: they must
@@ -358,12 +396,21 @@ func (c *runCfg) test(i int, m *mutant) {
 	if err := os.WriteFile(ovf, ov, 0o644); err != nil {
 		fatalf("%v", err)
 	}
+	ran := false
 	for _, p := range append([]string{c.pkg}, c.also...) {
 		limit := c.limits[p]
 		args := []string{"test", "-overlay", ovf, "-count=1", "-failfast", "-p", fmt.Sprint(c.p), "-timeout", limit.String()}
-		if c.run != "" {
+		switch tc := c.cover[p]; {
+		case tc != nil:
+			tests, _ := tc.selectTests(path.Join(c.pkg, filepath.Base(m.file)), m)
+			if len(tests) == 0 {
+				continue // no test of p executes the mutated line
+			}
+			args = append(args, "-run", runPattern(tests))
+		case c.run != "":
 			args = append(args, "-run", c.run)
 		}
+		ran = true
 		args = append(append(args, c.args...), p)
 		// The go command's own limit: building the test binary, then the
 		// tests' -timeout, then a margin for the panic's stack dump.
@@ -381,6 +428,15 @@ func (c *runCfg) test(i int, m *mutant) {
 		return
 	}
 	m.outcome = survived
+	if !ran {
+		// No test executes it: it survives if it compiles.
+		out, err := goRun(5*time.Minute, "build", "-overlay", ovf, c.pkg)
+		if err != nil && !errors.Is(err, context.DeadlineExceeded) {
+			m.outcome, m.detail = noCompile, firstLines(out, 3)
+			return
+		}
+		m.detail = notCovered
+	}
 }
 
 // mutants parses one file and returns every mutant of it, in source order.
@@ -418,6 +474,7 @@ func mutants(root, path string) ([]*mutant, error) {
 
 	var out []*mutant
 	var fn string
+	var fnLine0, fnLine1 int
 	var stack []ast.Node
 	add := func(at token.Pos, a, b token.Pos, repl, desc string) {
 		for _, m := range out {
@@ -426,7 +483,8 @@ func mutants(root, path string) ([]*mutant, error) {
 			}
 		}
 		out = append(out, &mutant{
-			file: path, rel: rel, line: fset.Position(at).Line,
+			file: path, rel: rel, line: fset.Position(at).Line, col: fset.Position(a).Column,
+			fnLine0: fnLine0, fnLine1: fnLine1,
 			start: off(a), end: off(b), repl: repl, desc: desc,
 			fn: fn, text: lineText(at),
 		})
@@ -463,6 +521,7 @@ func mutants(root, path string) ([]*mutant, error) {
 			continue // constants and variables: their mutants are mostly equivalent or do not compile
 		}
 		fn = funcName(fd)
+		fnLine0, fnLine1 = fset.Position(fd.Pos()).Line, fset.Position(fd.End()).Line
 		ast.Inspect(fd, func(n ast.Node) bool {
 			if n == nil {
 				stack = stack[:len(stack)-1]
