@@ -8,6 +8,9 @@ import (
 	"strings"
 	"testing"
 	"unsafe"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
 )
 
 // findOmpToolsH returns the omp-tools.h to check against: $OMP_TOOLS_H,
@@ -40,7 +43,7 @@ func TestRecordLayoutMatchesHeader(t *testing.T) {
 	}
 	if err != nil {
 		if os.Getenv("CI") != "" {
-			t.Fatalf("CI needs gcc and omp-tools.h: %v", err)
+			require.NoError(t, err, "CI needs gcc and omp-tools.h")
 		}
 		t.Skipf("gcc or omp-tools.h not available: %v", err)
 	}
@@ -125,40 +128,23 @@ func TestRecordLayoutMatchesHeader(t *testing.T) {
 	src.WriteString("\treturn 0;\n}\n")
 	dir := t.TempDir()
 	cfile, bin := filepath.Join(dir, "layout.c"), filepath.Join(dir, "layout")
-	if err := os.WriteFile(cfile, []byte(src.String()), 0o644); err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, os.WriteFile(cfile, []byte(src.String()), 0o644))
 	// copy the header alone: clang's include folder has its own stddef.h
 	hdr, err := os.ReadFile(ompToolsH)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := os.WriteFile(filepath.Join(dir, "omp-tools.h"), hdr, 0o644); err != nil {
-		t.Fatal(err)
-	}
-	if out, err := exec.Command(gcc, "-I", dir, "-o", bin, cfile).CombinedOutput(); err != nil {
-		t.Fatalf("gcc: %v\n%s", err, out)
-	}
+	require.NoError(t, err)
+	require.NoError(t, os.WriteFile(filepath.Join(dir, "omp-tools.h"), hdr, 0o644))
+	gccOut, err := exec.Command(gcc, "-I", dir, "-o", bin, cfile).CombinedOutput()
+	require.NoError(t, err, "gcc:\n%s", gccOut)
 	out, err := exec.Command(bin).Output()
-	if err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, err)
 	lines := strings.Fields(string(out))
-	if len(lines) != len(fields) {
-		t.Fatalf("C program printed %d values for %d fields", len(lines), len(fields))
-	}
+	require.Len(t, lines, len(fields), "values the C program printed, one per field")
 	for i, f := range fields {
-		if want := fmt.Sprint(f.goV); lines[i] != want {
-			t.Errorf("%s: C says %s, Go has %s", f.c, lines[i], want)
-		}
+		assert.Equal(t, fmt.Sprint(f.goV), lines[i], "%s: Go's value against C's", f.c)
 	}
-	if RecordOMPTSize != 104 || RecordBodyOffset != 32 {
-		t.Errorf("RecordOMPTSize %d, RecordBodyOffset %d; want 104, 32", RecordOMPTSize, RecordBodyOffset)
-	}
+	assert.Equal(t, [2]int{104, 32}, [2]int{RecordOMPTSize, RecordBodyOffset}, "RecordOMPTSize, RecordBodyOffset")
 	// the union bodies must fit the 72-byte union
 	for _, s := range []uintptr{unsafe.Sizeof(tg), unsafe.Sizeof(op), unsafe.Sizeof(k)} {
-		if s > unsafe.Sizeof(r.body) {
-			t.Errorf("body of %d bytes does not fit the union", s)
-		}
+		assert.LessOrEqual(t, s, unsafe.Sizeof(r.body), "a body of %d bytes must fit the union", s)
 	}
 }

@@ -8,6 +8,7 @@ import (
 	"github.com/gompt/gompt/internal/ctoolbuild"
 	"github.com/gompt/gompt/internal/omptrt"
 	"github.com/gompt/gompt/ompt"
+	"github.com/stretchr/testify/require"
 )
 
 var benchOnce sync.Once
@@ -28,15 +29,11 @@ func BenchmarkEmptyTargetCToolAll(b *testing.B) {
 	}
 	benchOnce.Do(func() {
 		lib := b.TempDir() + "/libempty.so"
-		if err := ctoolbuild.BuildTool(lib, "testdata/empty.c"); err != nil {
-			b.Fatal(err)
-		}
+		require.NoError(b, ctoolbuild.BuildTool(lib, "testdata/empty.c"))
 		os.Setenv("OMP_TOOL_LIBRARIES", lib)
 		omptrt.Start(fakeRuntime{1})
 	})
-	if !omptrt.Enabled() {
-		b.Fatal("the C tool did not start (ompt was started before without it?)")
-	}
+	require.True(b, omptrt.Enabled(), "the C tool did not start (ompt was started before without it?)")
 	b.ReportAllocs()
 	for b.Loop() {
 		t := omptrt.TargetBegin(ompt.KindTarget, 0, code)

@@ -12,6 +12,8 @@ import (
 
 	"github.com/gompt/gompt/internal/ctoolbuild"
 	"github.com/gompt/gompt/ompt"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
 )
 
 // TestCToolMatchesGoPrinter runs the example C tool and a Go tool that
@@ -28,9 +30,8 @@ func TestCToolMatchesGoPrinter(t *testing.T) {
 				"CTOOL_OUTPUT="+form+".c.txt", "CABI_GO_OUTPUT="+form+".go.txt")
 			wantLines(t, "child", c.out, "state=active")
 			ct, gt := lines(c.file(form+".c.txt")), lines(c.file(form+".go.txt"))
-			if len(ct) < 30 || strings.Join(ct, "\n") != strings.Join(gt, "\n") {
-				t.Fatalf("C tool (left) and Go printer (right) differ:\n%s\nverbose:\n%s", diffLines(ct, gt), c.verbose)
-			}
+			require.GreaterOrEqual(t, len(ct), 30, "lines of the C tool; verbose:\n%s", c.verbose)
+			require.Equal(t, strings.Join(gt, "\n"), strings.Join(ct, "\n"), "C tool (left) and Go printer (right) differ:\n%s\nverbose:\n%s", diffLines(ct, gt), c.verbose)
 			got := strings.Join(ct, "\n")
 			wantNotContains(t, "C tool output", got, "ompt error")
 			// Spot checks of the format and of values only a correct
@@ -51,9 +52,7 @@ func TestCToolMatchesGoPrinter(t *testing.T) {
 				`^ompt target_data_op target_id=0 host_op_id=\d+ op=memset src=0x0/-1 dest=0xb000/0 bytes=128 code=0x4a1b32$`,
 				`^ompt target_data_op target_id=0 host_op_id=\d+ op=transfer_from_device src=0xb000/0 dest=0xa100/1 bytes=128 code=0x4a1b32$`,
 			} {
-				if !regexp.MustCompile("(?m)" + re).MatchString(got) {
-					t.Errorf("no line matching %s in:\n%s", re, got)
-				}
+				assert.Regexp(t, "(?m)"+re, got, "no line matching")
 			}
 		})
 	}
@@ -70,9 +69,8 @@ func TestConcurrentConstructs(t *testing.T) {
 	ct, gt := lines(c.file("c.txt")), lines(c.file("go.txt"))
 	sort.Strings(ct)
 	sort.Strings(gt)
-	if want := 8*50*6 + 2; len(ct) != want || strings.Join(ct, "\n") != strings.Join(gt, "\n") {
-		t.Fatalf("C tool %d lines, Go printer %d, want %d; sorted, they differ:\n%s", len(ct), len(gt), want, diffLines(ct, gt))
-	}
+	require.Len(t, ct, 8*50*6+2, "lines of the C tool (Go printer: %d)", len(gt))
+	require.Equal(t, strings.Join(gt, "\n"), strings.Join(ct, "\n"), "C tool and Go printer, sorted, differ:\n%s", diffLines(ct, gt))
 	wantNotContains(t, "C tool output", strings.Join(ct, "\n"), "ompt error")
 }
 
@@ -87,9 +85,7 @@ func TestEntryPoints(t *testing.T) {
 	c := run(t, dir, "events", "OMP_TOOL_LIBRARIES="+lib, "PROBE_OUTPUT=probe.txt", "CABI_GO_OUTPUT=go.txt")
 	p := c.file("probe.txt")
 	wantLines(t, "child", c.out, "state=active")
-	if len(lines(c.file("go.txt"))) < 30 {
-		t.Errorf("Go printer got %d events beside the C tool:\n%s", len(lines(c.file("go.txt"))), c.file("go.txt"))
-	}
+	assert.GreaterOrEqual(t, len(lines(c.file("go.txt"))), 30, "events the Go printer got beside the C tool:\n%s", c.file("go.txt"))
 
 	want := []string{
 		fmt.Sprintf("probe start_tool omp_version=%d runtime_version=%s", ompt.OMPVersion, ompt.RuntimeVersion()),
@@ -142,17 +138,11 @@ func TestEntryPoints(t *testing.T) {
 	wantLines(t, "probe output", p, want...)
 
 	m := regexp.MustCompile(`(?m)^probe finalize tool_data=42 events=(\d+) slot_ok=(\d+) slot_bad=0 state_bad=0 info_bad=0 task_bad=0$`).FindStringSubmatch(p)
-	if m == nil {
-		t.Fatalf("no clean finalize line (tool_data 42, no slot, state, target-info or task error) in:\n%s", p)
-	}
+	require.NotNil(t, m, "no clean finalize line (tool_data 42, no slot, state, target-info or task error) in:\n%s", p)
 	// 5 constructs: 10 target events, 14 data ops x2, 2 submits x2, 2
 	// maps; 4 routine data ops x2.
-	if m[1] != "46" {
-		t.Errorf("probe saw %s EMI events, want 46", m[1])
-	}
-	if m[2] == "0" {
-		t.Errorf("no slot was checked")
-	}
+	assert.Equal(t, "46", m[1], "EMI events the probe saw")
+	assert.NotEqual(t, "0", m[2], "slots checked")
 }
 
 // TestDiscovery covers OMP_TOOL_LIBRARIES: each bad entry alone (the
@@ -206,12 +196,9 @@ func TestDiscovery(t *testing.T) {
 			fmt.Sprintf("Tool %q: initializer returned 0; tool dropped.", init0))
 		// the first non-NULL ompt_start_tool ends the search: ctool is never tried
 		wantNotContains(t, "verbose log", c.verbose, "Opening "+ctool)
-		if got := c.file("mark.txt"); got != "init0 start_tool\ninit0 initialize\n" {
-			t.Errorf("init0 saw %q; want start_tool and initialize only (no event, no finalize)", got)
-		}
-		if _, err := os.Stat(filepath.Join(c.dir, "c.txt")); err == nil {
-			t.Errorf("ctool was started after a tool was found")
-		}
+		assert.Equal(t, "init0 start_tool\ninit0 initialize\n", c.file("mark.txt"), "what init0 saw: start_tool and initialize only (no event, no finalize)")
+		_, err := os.Stat(filepath.Join(c.dir, "c.txt"))
+		assert.Error(t, err, "ctool was started after a tool was found")
 	})
 
 	t.Run("order", func(t *testing.T) {
@@ -221,22 +208,14 @@ func TestDiscovery(t *testing.T) {
 		var pos []int
 		for _, l := range []string{missing, notalib, nosym, null, ctool} {
 			i := strings.Index(c.verbose, "Opening "+l+"... ")
-			if i < 0 {
-				t.Fatalf("%s not in verbose log:\n%s", l, c.verbose)
-			}
+			require.GreaterOrEqual(t, i, 0, "%s not in verbose log:\n%s", l, c.verbose)
 			pos = append(pos, i)
 		}
-		if !sort.IntsAreSorted(pos) {
-			t.Errorf("libraries not tried in OMP_TOOL_LIBRARIES order:\n%s", c.verbose)
-		}
+		assert.True(t, sort.IntsAreSorted(pos), "libraries not tried in OMP_TOOL_LIBRARIES order:\n%s", c.verbose)
 		wantContains(t, "verbose log", c.verbose, "Searching for ompt_start_tool in "+ctool+"... Success.\nTool was started and is using the OMPT interface.\n")
 		wantNotContains(t, "verbose log", c.verbose, "Opening "+probe)
-		if c.file("probe.txt") != "" {
-			t.Errorf("probe was asked after ctool accepted")
-		}
-		if n := len(lines(c.file("c.txt"))); n < 30 {
-			t.Errorf("ctool printed %d lines", n)
-		}
+		assert.Empty(t, c.file("probe.txt"), "probe was asked after ctool accepted")
+		assert.GreaterOrEqual(t, len(lines(c.file("c.txt"))), 30, "lines ctool printed")
 	})
 }
 
@@ -284,9 +263,7 @@ func TestAddressSpaceFirst(t *testing.T) {
 	wantLines(t, "child", c.out, "state=active")
 	wantContains(t, "verbose log", c.verbose, "----- START LOGGING OF TOOL REGISTRATION -----\nSearch for OMP tool in current address space... Success.\nTool was started and is using the OMPT interface.\n----- END LOGGING OF TOOL REGISTRATION -----\n")
 	wantNotContains(t, "verbose log", c.verbose, "OMP_TOOL_LIBRARIES =")
-	if c.file("probe.txt") != "" {
-		t.Errorf("OMP_TOOL_LIBRARIES consulted although the address space had a tool")
-	}
+	assert.Empty(t, c.file("probe.txt"), "OMP_TOOL_LIBRARIES consulted although the address space had a tool")
 	wantLines(t, "ctool", c.file("c.txt"), `ompt device_initialize dev=0 type="host gompt host device"`)
 
 	c = run(t, t.TempDir(), "start", "LD_PRELOAD="+null, "OMP_TOOL_LIBRARIES="+ctool, "MARK_FILE=mark.txt", "CTOOL_OUTPUT=c.txt")
@@ -304,27 +281,20 @@ func TestToolDisabled(t *testing.T) {
 	probe := build(t, dir, "probe")
 	c := run(t, dir, "events", "OMP_TOOL=disabled", "LD_PRELOAD="+probe, "OMP_TOOL_LIBRARIES="+probe, "PROBE_OUTPUT=probe.txt")
 	wantLines(t, "child", c.out, "state=inactive")
-	if c.verbose != "OMP tool disabled. \n" {
-		t.Errorf("verbose log with OMP_TOOL=disabled = %q, want LLVM's one line %q", c.verbose, "OMP tool disabled. \n")
-	}
-	if got := c.file("probe.txt"); got != "" {
-		t.Errorf("ompt_start_tool was called with OMP_TOOL=disabled:\n%s", got)
-	}
+	assert.Equal(t, "OMP tool disabled. \n", c.verbose, "verbose log with OMP_TOOL=disabled: LLVM's one line")
+	assert.Empty(t, c.file("probe.txt"), "ompt_start_tool was called with OMP_TOOL=disabled")
 }
 
 // TestBuildExampleTool checks the helper other packages' tests use.
 func TestBuildExampleTool(t *testing.T) {
 	needC(t)
 	p, err := ctoolbuild.BuildExampleTool(t.TempDir())
-	if err != nil {
-		t.Fatal(err)
-	}
-	if fi, err := os.Stat(p); err != nil || fi.Size() == 0 || filepath.Base(p) != "libctool.so" {
-		t.Fatalf("BuildExampleTool = %q, %v", p, err)
-	}
-	if err := ctoolbuild.BuildTool(filepath.Join(t.TempDir(), "x.so"), "testdata/notalib.txt"); err == nil {
-		t.Errorf("BuildTool accepted a file that is not C")
-	}
+	require.NoError(t, err)
+	fi, err := os.Stat(p)
+	require.NoError(t, err, "BuildExampleTool = %q", p)
+	require.NotZero(t, fi.Size(), "size of BuildExampleTool's %q", p)
+	require.Equal(t, "libctool.so", filepath.Base(p), "BuildExampleTool's file")
+	assert.Error(t, ctoolbuild.BuildTool(filepath.Join(t.TempDir(), "x.so"), "testdata/notalib.txt"), "BuildTool accepted a file that is not C")
 }
 
 // TestReadmeTool builds the three-line tool of examples/tools/ctool's
@@ -332,32 +302,21 @@ func TestBuildExampleTool(t *testing.T) {
 func TestReadmeTool(t *testing.T) {
 	needC(t)
 	src, err := ctoolbuild.ExampleToolSource()
-	if err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, err)
 	readme, err := os.ReadFile(filepath.Join(filepath.Dir(src), "README.md"))
-	if err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, err)
 	_, rest, ok := strings.Cut(string(readme), "```c\n")
 	code, _, ok2 := strings.Cut(rest, "```")
-	if !ok || !ok2 {
-		t.Fatal("README.md has no ```c block")
-	}
-	if n := len(lines(code)); n != 5 || !strings.Contains(string(readme), "tool in five lines") {
-		t.Errorf("the README tool has %d lines, and the README should say it has as many (\"tool in five lines\")", n)
-	}
+	require.True(t, ok && ok2, "README.md has no ```c block")
+	assert.Len(t, lines(code), 5, "lines of the README tool")
+	assert.Contains(t, string(readme), "tool in five lines", "the README should say how many lines its tool has")
 	dir := t.TempDir()
-	os.WriteFile(filepath.Join(dir, "mytool.c"), []byte(code), 0o644)
+	require.NoError(t, os.WriteFile(filepath.Join(dir, "mytool.c"), []byte(code), 0o644))
 	lib := filepath.Join(dir, "libmytool.so")
-	if err := ctoolbuild.BuildTool(lib, filepath.Join(dir, "mytool.c")); err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, ctoolbuild.BuildTool(lib, filepath.Join(dir, "mytool.c")))
 	c := run(t, dir, "events", "OMP_TOOL_LIBRARIES=./libmytool.so")
 	for _, re := range []string{`(?m)^target begin dev=0 target_id=\d+$`, `(?m)^target end dev=1 target_id=\d+$`} {
-		if !regexp.MustCompile(re).MatchString(c.out) {
-			t.Errorf("no line matching %s in:\n%s", re, c.out)
-		}
+		assert.Regexp(t, re, c.out, "no line matching")
 	}
 }
 
@@ -376,26 +335,19 @@ func TestLinkedStartTool(t *testing.T) {
 	dir := t.TempDir()
 	inc := filepath.Join(dir, "include")
 	os.Mkdir(inc, 0o755)
-	if err := os.Symlink(filepath.Join(hdir, "omp-tools.h"), filepath.Join(inc, "omp-tools.h")); err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, os.Symlink(filepath.Join(hdir, "omp-tools.h"), filepath.Join(inc, "omp-tools.h")))
 	src, err := ctoolbuild.SourceFile("ompt/cabi/testdata/linked")
-	if err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, err)
 	exe := filepath.Join(dir, "linked")
 	build := exec.Command("go", "build", "-o", exe, ".")
 	build.Dir = src
 	build.Env = append(os.Environ(), "CGO_ENABLED=1", "CGO_CFLAGS=-I"+inc)
-	if b, err := build.CombinedOutput(); err != nil {
-		t.Fatalf("go build: %v\n%s", err, b)
-	}
+	b, err := build.CombinedOutput()
+	require.NoError(t, err, "go build:\n%s", b)
 	cmd := exec.Command(exe)
 	cmd.Env = append(os.Environ(), "OMP_TOOL=enabled", "OMP_TOOL_LIBRARIES=", "OMP_TOOL_VERBOSE_INIT=stdout")
-	b, err := cmd.CombinedOutput()
-	if err != nil {
-		t.Fatalf("%v\n%s", err, b)
-	}
+	b, err = cmd.CombinedOutput()
+	require.NoError(t, err, "%s", b)
 	wantContains(t, "output", string(b),
 		fmt.Sprintf("linked ompt_start_tool %d %s\n", ompt.OMPVersion, ompt.RuntimeVersion()),
 		"Search for OMP tool in current address space... Success.\nTool was started and is using the OMPT interface.\n",

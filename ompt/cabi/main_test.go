@@ -21,6 +21,8 @@ import (
 	"testing"
 
 	"github.com/gompt/gompt/internal/ctoolbuild"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
 )
 
 func TestMain(m *testing.M) {
@@ -50,9 +52,7 @@ func needC(t *testing.T) {
 	if why == "" {
 		return
 	}
-	if os.Getenv("CI") != "" {
-		t.Fatalf("CI is set but C tools cannot be tested: %s", why)
-	}
+	require.Empty(t, os.Getenv("CI"), "CI is set but C tools cannot be tested: %s", why)
 	t.Skip(why)
 }
 
@@ -67,9 +67,7 @@ func cc() string {
 func build(t *testing.T, dir, name string) string {
 	t.Helper()
 	out := filepath.Join(dir, "lib"+name+".so")
-	if err := ctoolbuild.BuildTool(out, filepath.Join("testdata", name+".c")); err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, ctoolbuild.BuildTool(out, filepath.Join("testdata", name+".c")))
 	return out
 }
 
@@ -77,9 +75,7 @@ func build(t *testing.T, dir, name string) string {
 func buildCtool(t *testing.T, dir string) string {
 	t.Helper()
 	p, err := ctoolbuild.BuildExampleTool(dir)
-	if err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, err)
 	return p
 }
 
@@ -119,9 +115,7 @@ func run(t *testing.T, dir, scenario string, env ...string) child {
 	c := child{out: string(b), dir: dir}
 	vb, _ := os.ReadFile(verbose)
 	c.verbose = string(vb)
-	if err != nil {
-		t.Fatalf("child %s: %v\n%s\nverbose log:\n%s", scenario, err, b, c.verbose)
-	}
+	require.NoError(t, err, "child %s:\n%s\nverbose log:\n%s", scenario, b, c.verbose)
 	return c
 }
 
@@ -142,27 +136,21 @@ func wantLines(t *testing.T, what, got string, want ...string) {
 		have[l] = true
 	}
 	for _, w := range want {
-		if !have[w] {
-			t.Errorf("%s: no line %q in:\n%s", what, w, got)
-		}
+		assert.Contains(t, have, w, "%s: no such line in:\n%s", what, got)
 	}
 }
 
 func wantContains(t *testing.T, what, got string, want ...string) {
 	t.Helper()
 	for _, w := range want {
-		if !strings.Contains(got, w) {
-			t.Errorf("%s: %q not found in:\n%s", what, w, got)
-		}
+		assert.Contains(t, got, w, "%s", what)
 	}
 }
 
 func wantNotContains(t *testing.T, what, got string, bad ...string) {
 	t.Helper()
 	for _, w := range bad {
-		if strings.Contains(got, w) {
-			t.Errorf("%s: %q found in:\n%s", what, w, got)
-		}
+		assert.NotContains(t, got, w, "%s", what)
 	}
 }
 

@@ -8,6 +8,8 @@ import (
 	"testing"
 
 	"github.com/gompt/gompt/ompt"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
 )
 
 // ctraceRun runs the "trace" scenario (child_test.go) under
@@ -21,14 +23,10 @@ func ctraceRun(t *testing.T, bufBytes int) (got []string, c child) {
 	wantLines(t, "child", c.out, "state=active")
 	for _, l := range lines(c.file("trace.txt")) {
 		s, ok := strings.CutPrefix(l, "ctrace ")
-		if !ok {
-			t.Fatalf("line without the ctrace prefix: %q", l)
-		}
+		require.True(t, ok, "line without the ctrace prefix: %q", l)
 		got = append(got, s)
 	}
-	if len(got) == 0 {
-		t.Fatalf("the C tool wrote nothing; verbose:\n%s\noutput:\n%s", c.verbose, c.out)
-	}
+	require.NotEmpty(t, got, "the C tool wrote nothing; verbose:\n%s\noutput:\n%s", c.verbose, c.out)
 	return got, c
 }
 
@@ -68,9 +66,7 @@ func TestCTrace(t *testing.T) {
 		t.Run(fmt.Sprintf("buffer=%d", bb), func(t *testing.T) {
 			got, c := ctraceRun(t, bb)
 			all := strings.Join(got, "\n")
-			if strings.Contains("\n"+all, "\nerror ") {
-				t.Fatalf("the C tool found errors:\n%s", all)
-			}
+			require.NotContains(t, "\n"+all, "\nerror ", "the C tool found errors")
 			want := append(initLines(0, ompt.SetAlways), initLines(1, ompt.SetNever)...)
 			want = append(want,
 				// 7 constructs on device 0 before the flush: 7 OMPT records and
@@ -94,22 +90,21 @@ func TestCTrace(t *testing.T) {
 		for _, bb := range []int{0, 64} {
 			got, c := ctraceRun(t, bb)
 			all := strings.Join(got, "\n")
-			if strings.Contains("\n"+all, "\nerror ") || strings.Contains("\n"+all, "\nrec ") {
-				t.Errorf("buffers of %d bytes: records or errors:\n%s", bb, all)
-			}
+			assert.NotContains(t, "\n"+all, "\nerror ", "buffers of %d bytes: errors", bb)
+			assert.NotContains(t, "\n"+all, "\nrec ", "buffers of %d bytes: records", bb)
 			wantLines(t, "C tool", all, "flush dev=0 ret=1 records=0 natives=0",
 				"stop dev=1 ret=1 records=0 given_back=1 again=0 pause=0 flush=0 restart=1 twice=0", "final live_buffers=0 errors=0")
 			for _, dev := range []int{0, 1} {
 				m := regexp.MustCompile(fmt.Sprintf(`(?m)^finalize dev=%d requested=(\d+) returned=(\d+) parts=(\d+) records=0 natives=0$`, dev)).FindStringSubmatch(all)
-				switch {
-				case m == nil:
-					t.Errorf("buffers of %d bytes: no clean finalize line for device %d:\n%s", bb, dev, all)
-				case bb == 0 && m[1] != "0":
-					t.Errorf("buffers of 0 bytes: %s requested", m[1])
-				case m[1] != m[2] || m[2] != m[3]:
-					// each too-small buffer goes straight back, owned, empty
-					t.Errorf("buffers of %d bytes, device %d: requested %s, returned %s, parts %s", bb, dev, m[1], m[2], m[3])
+				if !assert.NotNil(t, m, "buffers of %d bytes: no clean finalize line for device %d:\n%s", bb, dev, all) {
+					continue
 				}
+				if bb == 0 {
+					assert.Equal(t, "0", m[1], "buffers of 0 bytes: requested")
+				}
+				// each too-small buffer goes straight back, owned, empty
+				assert.Equal(t, m[1], m[2], "buffers of %d bytes, device %d: returned against requested", bb, dev)
+				assert.Equal(t, m[2], m[3], "buffers of %d bytes, device %d: parts against returned", bb, dev)
 			}
 			wantContains(t, "verbose log", c.verbose, "trace records lost")
 		}
@@ -128,16 +123,18 @@ func checkFinalize(t *testing.T, got []string, dev, recs, natives, bufBytes int)
 			continue
 		}
 		n := func(i int) int { v, _ := strconv.Atoi(m[i]); return v }
-		if n(1) == 0 || n(1) != n(2) || n(3) < n(2) || n(4) != recs || n(5) != natives {
-			t.Errorf("device %d at finalize: %s; want every buffer given back, %d records, %d native", dev, l, recs, natives)
-		}
+		assert.NotZero(t, n(1), "device %d at finalize: %s: buffers requested", dev, l)
+		assert.Equal(t, n(1), n(2), "device %d at finalize: %s: every buffer given back", dev, l)
+		assert.GreaterOrEqual(t, n(3), n(2), "device %d at finalize: %s: at least one part per buffer", dev, l)
+		assert.Equal(t, recs, n(4), "device %d at finalize: %s: records", dev, l)
+		assert.Equal(t, natives, n(5), "device %d at finalize: %s: native records", dev, l)
 		sessions := 1 + dev // device 1's session is stopped and restarted
-		if bufBytes >= 1<<20 && n(1) != sessions {
-			t.Errorf("device %d: %d buffers of %d bytes requested; want %d, one per session", dev, n(1), bufBytes, sessions)
+		if bufBytes >= 1<<20 {
+			assert.Equal(t, sessions, n(1), "device %d: buffers of %d bytes requested, one per session", dev, bufBytes)
 		}
 		return
 	}
-	t.Errorf("no finalize line for device %d", dev)
+	assert.Failf(t, "no finalize line", "device %d", dev)
 }
 
 // checkJoin checks that the records of each device are exactly the
@@ -185,9 +182,7 @@ func checkJoin(t *testing.T, got []string) {
 			recs[m[1]] = append(recs[m[1]], m[2])
 		}
 	}
-	if len(paused) != 1 {
-		t.Errorf("%d paused constructs seen, want 1", len(paused))
-	}
+	assert.Len(t, paused, 1, "paused constructs seen")
 	for _, dev := range []string{"0", "1"} {
 		var omptRecs []string
 		rs := recs[dev]
@@ -197,9 +192,8 @@ func checkJoin(t *testing.T, got []string) {
 			}
 			if strings.HasPrefix(r, "submit ") {
 				var ok bool
-				if r, ok = strings.CutSuffix(r, " granted=8"); !ok {
-					t.Errorf("device %s: kernel record without granted=8: %s", dev, r)
-				}
+				r, ok = strings.CutSuffix(r, " granted=8")
+				assert.True(t, ok, "device %s: kernel record without granted=8: %s", dev, r)
 			}
 			omptRecs = append(omptRecs, r)
 			isOp := strings.HasPrefix(r, "data_op ") || strings.HasPrefix(r, "submit ")
@@ -208,21 +202,17 @@ func checkJoin(t *testing.T, got []string) {
 			}
 			// device 0 honours native records: one follows each operation
 			m := (*regexp.Regexp).FindStringSubmatch
-			if i+1 >= len(rs) || m(reNative, rs[i+1]) == nil || m(reNative, rs[i+1])[1] != m(reHop, r)[1] {
-				next := ""
-				if i+1 < len(rs) {
-					next = rs[i+1]
+			if assert.Less(t, i+1, len(rs), "device 0: record %q is the last, want its native record after it", r) {
+				nm := m(reNative, rs[i+1])
+				if assert.NotNil(t, nm, "device 0: record %q is followed by %q, want its native record", r, rs[i+1]) {
+					assert.Equal(t, m(reHop, r)[1], nm[1], "device 0: record %q is followed by %q, want its native record", r, rs[i+1])
 				}
-				t.Errorf("device 0: record %q is followed by %q, want its native record", r, next)
 			}
 		}
-		if len(omptRecs) < 20 || strings.Join(omptRecs, "\n") != strings.Join(want[dev], "\n") {
-			t.Errorf("device %s: records (left) and callbacks (right) differ:\n%s", dev, diffLines(omptRecs, want[dev]))
-		}
+		assert.GreaterOrEqual(t, len(omptRecs), 20, "device %s: records", dev)
+		assert.Equal(t, strings.Join(want[dev], "\n"), strings.Join(omptRecs, "\n"), "device %s: records (left) and callbacks (right) differ:\n%s", dev, diffLines(omptRecs, want[dev]))
 	}
-	if n := len(recs["1"]); n != 22 {
-		t.Errorf("device 1 (no native records): %d entries, want 22", n)
-	}
+	assert.Len(t, recs["1"], 22, "device 1 (no native records): entries")
 }
 
 // TestCToolTrace runs the example tool over the "trace" scenario with
@@ -247,9 +237,8 @@ func TestCToolTrace(t *testing.T) {
 				}
 			}
 			gt := lines(c.file("go" + mode + ".txt"))
-			if len(events) < 80 || strings.Join(events, "\n") != strings.Join(gt, "\n") {
-				t.Fatalf("C tool events (left) and Go printer (right) differ:\n%s", diffLines(events, gt))
-			}
+			require.GreaterOrEqual(t, len(events), 80, "C tool events")
+			require.Equal(t, strings.Join(gt, "\n"), strings.Join(events, "\n"), "C tool events (left) and Go printer (right) differ:\n%s", diffLines(events, gt))
 			wantNotContains(t, "C tool output", c.file("c"+mode+".txt"), "ompt error")
 			nat := 0
 			for _, r := range records {
@@ -259,24 +248,16 @@ func TestCToolTrace(t *testing.T) {
 			}
 			switch mode {
 			case "", "0":
-				if len(records) != 0 {
-					t.Fatalf("CTOOL_TRACE=%q printed %d records", mode, len(records))
-				}
+				require.Empty(t, records, "CTOOL_TRACE=%q printed records", mode)
 				return
 			case "1":
-				if nat != 0 {
-					t.Errorf("CTOOL_TRACE=1 printed %d native records", nat)
-				}
+				assert.Zero(t, nat, "CTOOL_TRACE=1 printed native records")
 			case "all":
 				// 9 constructs on device 0, 4 data ops and a kernel each
-				if nat != 45 {
-					t.Errorf("CTOOL_TRACE=all printed %d native records, want 45", nat)
-				}
+				assert.Equal(t, 45, nat, "CTOOL_TRACE=all: native records")
 			}
 			// 12 constructs (7 records each) and one routine data op
-			if n := len(records) - nat; n != 12*7+1 {
-				t.Errorf("%d OMPT records, want %d", n, 12*7+1)
-			}
+			assert.Equal(t, 12*7+1, len(records)-nat, "OMPT records")
 			joinCtool(t, records, events)
 		})
 	}
@@ -310,17 +291,13 @@ func joinCtool(t *testing.T, records, events []string) {
 		} else if m := reCtoolKernel.FindStringSubmatch(r); m != nil {
 			cb = fmt.Sprintf("ompt target_submit %s teams=%s", m[1], m[2])
 		} else if m := reCtoolNative.FindStringSubmatch(r); m != nil {
-			if !hops[m[1]] {
-				t.Errorf("native record of an unknown operation: %s", r)
-			}
+			assert.True(t, hops[m[1]], "native record of an unknown operation: %s", r)
 			continue
 		} else {
-			t.Errorf("record line in no known format (or with a bad time or thread): %s", r)
+			assert.Failf(t, "record line in no known format (or with a bad time or thread)", "%s", r)
 			continue
 		}
-		if have[cb] == 0 {
-			t.Errorf("record %q: no callback line %q (or seen as often already)", r, cb)
-		}
+		assert.NotZero(t, have[cb], "record %q: no callback line %q (or seen as often already)", r, cb)
 		have[cb]--
 	}
 }

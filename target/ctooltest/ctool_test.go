@@ -20,6 +20,8 @@ import (
 	"github.com/gompt/gompt/kernels"
 	"github.com/gompt/gompt/ompt/cabi"
 	"github.com/gompt/gompt/target"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
 )
 
 const childEnv = "GOMPT_CTOOLTEST_CHILD"
@@ -95,9 +97,7 @@ var (
 func buildTool(t *testing.T) string {
 	t.Helper()
 	if !cabi.Available {
-		if os.Getenv("CI") != "" {
-			t.Fatal("CI is set but C tools need cgo")
-		}
+		require.Empty(t, os.Getenv("CI"), "CI is set but C tools need cgo")
 		t.Skip("C tools need cgo")
 	}
 	toolOnce.Do(func() {
@@ -111,7 +111,7 @@ func buildTool(t *testing.T) string {
 	})
 	if toolErr != nil {
 		if os.Getenv("CI") != "" {
-			t.Fatal(toolErr)
+			require.NoError(t, toolErr, "CI is set")
 		}
 		t.Skip(toolErr)
 	}
@@ -131,21 +131,14 @@ func run(t *testing.T, env ...string) []string {
 	cmd.Env = append(os.Environ(), childEnv+"=1", "OMP_TOOL=enabled", "OMP_TOOL_LIBRARIES="+lib, "CT_OUTPUT="+out)
 	cmd.Env = append(cmd.Env, env...)
 	b, err := cmd.CombinedOutput()
-	if ctx.Err() != nil {
-		t.Fatalf("the child hung (killed after 90 s); its output:\n%s", b)
-	}
-	if err != nil || !strings.Contains(string(b), "child done") {
-		t.Fatalf("child: %v\n%s", err, b)
-	}
+	require.NoError(t, ctx.Err(), "the child hung (killed after 90 s); its output:\n%s", b)
+	require.NoError(t, err, "child:\n%s", b)
+	require.Contains(t, string(b), "child done", "the child's output")
 	data, err := os.ReadFile(out)
-	if err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, err)
 	lines := strings.Split(strings.TrimSpace(string(data)), "\n")
 	for _, l := range lines {
-		if strings.HasPrefix(l, "ct error") {
-			t.Errorf("tool: %s", l)
-		}
+		assert.False(t, strings.HasPrefix(l, "ct error"), "tool: %s", l)
 	}
 	return lines
 }
@@ -161,14 +154,12 @@ func field(t *testing.T, lines []string, prefix, key string) int {
 		for _, f := range strings.Fields(l) {
 			if v, ok := strings.CutPrefix(f, key+"="); ok {
 				n, err := strconv.Atoi(v)
-				if err != nil {
-					t.Fatalf("%q: %v", l, err)
-				}
+				require.NoError(t, err, "%q", l)
 				return n
 			}
 		}
 	}
-	t.Fatalf("no %s=... in a line starting %q in:\n%s", key, prefix, strings.Join(lines, "\n"))
+	require.Failf(t, "no such field", "no %s=... in a line starting %q in:\n%s", key, prefix, strings.Join(lines, "\n"))
 	return 0
 }
 
@@ -199,15 +190,10 @@ func TestCrossDeviceFlushFromBufferComplete(t *testing.T) {
 		t.Run(p, func(t *testing.T) {
 			lines := run(t, "CT_MODE=crossflush", "GOMPT_PLUGINS="+p, "GOMPT_HOST_DEVICES=8", "CT_GOROUTINES=8", "CT_ITERS=400")
 			devs := field(t, lines, "ct finalize", "devices")
-			if devs < 8 || field(t, lines, "ct finalize", "device_finalize") != devs {
-				t.Errorf("devices %d, device_finalize %d", devs, field(t, lines, "ct finalize", "device_finalize"))
-			}
-			if ok := field(t, lines, "ct finalize", "flushes_ok"); ok == 0 {
-				t.Errorf("no cross-device flush completed")
-			}
-			if n := field(t, lines, "ct finalize", "targets"); n != 8*400 {
-				t.Errorf("%d target regions ended, want %d", n, 8*400)
-			}
+			assert.GreaterOrEqual(t, devs, 8, "devices")
+			assert.Equal(t, devs, field(t, lines, "ct finalize", "device_finalize"), "device_finalize against devices")
+			assert.NotZero(t, field(t, lines, "ct finalize", "flushes_ok"), "cross-device flushes completed")
+			assert.Equal(t, 8*400, field(t, lines, "ct finalize", "targets"), "target regions ended")
 		})
 	}
 }
@@ -221,16 +207,11 @@ func TestFinalizeToolFromCallbacks(t *testing.T) {
 		for _, p := range plugins(t) {
 			t.Run(mode+"/"+p, func(t *testing.T) {
 				lines := run(t, "CT_MODE="+mode, "GOMPT_PLUGINS="+p, "GOMPT_HOST_DEVICES=3", "CT_GOROUTINES=6", "CT_ITERS=100", "CT_NOWAIT=1")
-				if !has(lines, "ct finalize_tool returned") {
-					t.Fatalf("finalize_tool was not called or did not return:\n%s", strings.Join(lines, "\n"))
-				}
+				require.True(t, has(lines, "ct finalize_tool returned"), "finalize_tool was not called or did not return:\n%s", strings.Join(lines, "\n"))
 				devs := field(t, lines, "ct finalize", "devices")
-				if devs < 3 || field(t, lines, "ct finalize", "device_finalize") != devs {
-					t.Errorf("devices %d, device_finalize %d before finalize", devs, field(t, lines, "ct finalize", "device_finalize"))
-				}
-				if strings.Contains(lines[len(lines)-1], "after finalize") {
-					t.Errorf("a callback after finalize")
-				}
+				assert.GreaterOrEqual(t, devs, 3, "devices")
+				assert.Equal(t, devs, field(t, lines, "ct finalize", "device_finalize"), "device_finalize before finalize, against devices")
+				assert.NotContains(t, lines[len(lines)-1], "after finalize", "a callback after finalize")
 			})
 		}
 	}
@@ -242,12 +223,8 @@ func TestRecordThreadIsCallbackThread(t *testing.T) {
 	for _, p := range plugins(t) {
 		t.Run(p, func(t *testing.T) {
 			lines := run(t, "GOMPT_PLUGINS="+p, "GOMPT_HOST_DEVICES=3", "CT_GOROUTINES=6", "CT_ITERS=300", "CT_NOWAIT=1")
-			if n := field(t, lines, "ct finalize", "records"); n == 0 {
-				t.Fatalf("no records delivered")
-			}
-			if n := field(t, lines, "ct finalize", "bad_tid_records"); n != 0 {
-				t.Errorf("%d target records carry another thread than their callbacks'", n)
-			}
+			require.NotZero(t, field(t, lines, "ct finalize", "records"), "records delivered")
+			assert.Zero(t, field(t, lines, "ct finalize", "bad_tid_records"), "target records that carry another thread than their callbacks'")
 		})
 	}
 }
@@ -266,24 +243,17 @@ func TestThreadsAndTasks(t *testing.T) {
 		t.Run(p, func(t *testing.T) {
 			lines := run(t, "CT_THREADS=1", "GOMPT_PLUGINS="+p, "GOMPT_HOST_DEVICES=3", "CT_GOROUTINES=6", "CT_ITERS=100", "CT_NOWAIT=1")
 			for _, ev := range []string{"thread_begin", "thread_end", "implicit_task", "task_create", "task_schedule", "parallel_begin", "parallel_end"} {
-				if !has(lines, "ct set_callback "+ev+" = 5") {
-					t.Errorf("set_callback(%s) is not ompt_set_always (5)", ev)
-				}
+				assert.True(t, has(lines, "ct set_callback "+ev+" = 5"), "set_callback(%s) is not ompt_set_always (5)", ev)
 			}
 			begin, end := field(t, lines, "ct threads", "begin"), field(t, lines, "ct threads", "end")
-			if begin == 0 || end != begin {
-				t.Errorf("thread_begin %d, thread_end %d", begin, end)
-			}
-			if ib, ie := field(t, lines, "ct threads", "implicit_begin"), field(t, lines, "ct threads", "implicit_end"); ib != begin || ie != begin {
-				t.Errorf("implicit_task begin %d end %d for %d threads", ib, ie, begin)
-			}
+			assert.NotZero(t, begin, "thread_begin")
+			assert.Equal(t, begin, end, "thread_end against thread_begin")
+			ib, ie := field(t, lines, "ct threads", "implicit_begin"), field(t, lines, "ct threads", "implicit_end")
+			assert.Equal(t, begin, ib, "implicit_task begin, one per thread")
+			assert.Equal(t, begin, ie, "implicit_task end, one per thread")
 			nowait := 6 * 100 / 2
-			if n := field(t, lines, "ct threads", "task_create"); n != nowait {
-				t.Errorf("task_create %d, want one per nowait construct (%d)", n, nowait)
-			}
-			if n := field(t, lines, "ct threads", "task_schedule"); n != 2*nowait {
-				t.Errorf("task_schedule %d, want two per nowait construct (%d)", n, 2*nowait)
-			}
+			assert.Equal(t, nowait, field(t, lines, "ct threads", "task_create"), "task_create, one per nowait construct")
+			assert.Equal(t, 2*nowait, field(t, lines, "ct threads", "task_schedule"), "task_schedule, two per nowait construct")
 		})
 	}
 }

@@ -21,6 +21,8 @@ import (
 	"github.com/gompt/gompt/internal/ctoolbuild"
 	"github.com/gompt/gompt/ompt/cabi"
 	"github.com/gompt/gompt/target"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
 )
 
 // programs: the package to build and its arguments (small problems), and
@@ -45,16 +47,14 @@ func TestEMIToolJoinsRecordsToCallbacks(t *testing.T) {
 		t.Skip("builds a C tool and three programs")
 	}
 	if !cabi.Available {
-		if os.Getenv("CI") != "" {
-			t.Fatal("CI is set but C tools need cgo")
-		}
+		require.Empty(t, os.Getenv("CI"), "CI is set but C tools need cgo")
 		t.Skip("C tools need cgo")
 	}
 	dir := t.TempDir()
 	lib := filepath.Join(dir, "libemicheck.so")
 	if err := ctoolbuild.BuildTool(lib, filepath.Join("testdata", "emicheck.c")); err != nil {
 		if os.Getenv("CI") != "" {
-			t.Fatal(err)
+			require.NoError(t, err, "CI is set")
 		}
 		t.Skip(err)
 	}
@@ -62,28 +62,24 @@ func TestEMIToolJoinsRecordsToCallbacks(t *testing.T) {
 	if n := target.NumDevices(); n >= 2 {
 		devs = append(devs, 1) // the host plugin gives device 0; OpenCL's first is 1
 	} else if os.Getenv("CI") != "" {
-		t.Fatalf("CI: no OpenCL device beside the host device (%d devices)", n)
+		require.GreaterOrEqual(t, n, 2, "CI: no OpenCL device beside the host device")
 	} else {
 		t.Log("no OpenCL device: host only")
 	}
 	for _, p := range programs {
 		bin := filepath.Join(dir, p.name)
-		if out, err := exec.Command("go", "build", "-o", bin, p.pkg).CombinedOutput(); err != nil {
-			t.Fatalf("go build %s: %v\n%s", p.pkg, err, out)
-		}
+		out, err := exec.Command("go", "build", "-o", bin, p.pkg).CombinedOutput()
+		require.NoError(t, err, "go build %s:\n%s", p.pkg, out)
 		for _, d := range devs {
 			t.Run(fmt.Sprintf("%s/device%d", p.name, d), func(t *testing.T) {
 				outFile := filepath.Join(dir, fmt.Sprintf("%s.%d.txt", p.name, d))
 				cmd := exec.Command(bin, append([]string{"-device", strconv.Itoa(d)}, p.args...)...)
 				cmd.Env = append(os.Environ(), "GOMPT_PLUGINS=host,opencl", "GOMPT_HOST_DEVICES=1", "OMP_TOOL=enabled",
 					"OMP_TOOL_LIBRARIES="+lib, "EMICHECK_OUTPUT="+outFile)
-				if out, err := cmd.CombinedOutput(); err != nil {
-					t.Fatalf("%s: %v\n%s", p.name, err, out)
-				}
+				out, err := cmd.CombinedOutput()
+				require.NoError(t, err, "%s:\n%s", p.name, out)
 				b, err := os.ReadFile(outFile)
-				if err != nil {
-					t.Fatal(err)
-				}
+				require.NoError(t, err)
 				checkSummary(t, string(b), p.least)
 			})
 		}
@@ -96,40 +92,26 @@ func TestEMIToolJoinsRecordsToCallbacks(t *testing.T) {
 func checkSummary(t *testing.T, out string, least map[string]int) {
 	t.Helper()
 	for _, l := range strings.Split(out, "\n") {
-		if strings.HasPrefix(l, "emicheck error: ") {
-			t.Error(l)
-		}
+		assert.False(t, strings.HasPrefix(l, "emicheck error: "), "%s", l)
 	}
 	m := summaryRe.FindStringSubmatch(out)
-	if m == nil {
-		t.Fatalf("no summary from the tool (its finalizer did not run?):\n%s", out)
-	}
+	require.NotNil(t, m, "no summary from the tool (its finalizer did not run?):\n%s", out)
 	f := map[string]int{}
 	for _, kv := range strings.Fields(m[1]) {
 		k, v, _ := strings.Cut(kv, "=")
 		n, err := strconv.Atoi(v)
-		if err != nil {
-			t.Fatalf("summary field %q", kv)
-		}
+		require.NoError(t, err, "summary field %q", kv)
 		f[k] = n
 	}
 	t.Logf("%s", m[0])
-	if f["errors"] != 0 || f["unjoined"] != 0 {
-		t.Errorf("the tool found %d errors and %d records it could not join", f["errors"], f["unjoined"])
-	}
-	if f["joined"] != f["ops"]+f["submits"] {
-		t.Errorf("%d of %d operations joined to their record", f["joined"], f["ops"]+f["submits"])
-	}
-	if f["op_records"] != f["ops"] || f["kernel_records"] != f["submits"] || f["target_records"] != 2*f["constructs"] {
-		t.Errorf("records: %d data op, %d kernel, %d target; want one per op (%d), per submit (%d), two per construct (%d)",
-			f["op_records"], f["kernel_records"], f["target_records"], f["ops"], f["submits"], f["constructs"])
-	}
+	assert.Zero(t, f["errors"], "errors the tool found")
+	assert.Zero(t, f["unjoined"], "records the tool could not join")
+	assert.Equal(t, f["ops"]+f["submits"], f["joined"], "operations joined to their record, against operations")
+	assert.Equal(t, f["ops"], f["op_records"], "data op records, one per op")
+	assert.Equal(t, f["submits"], f["kernel_records"], "kernel records, one per submit")
+	assert.Equal(t, 2*f["constructs"], f["target_records"], "target records, two per construct")
 	for k, n := range least {
-		if f[k] < n {
-			t.Errorf("%s = %d, want at least %d", k, f[k], n)
-		}
+		assert.GreaterOrEqual(t, f[k], n, "%s", k)
 	}
-	if want := f["constructs"] + f["ops"] + f["submits"]; f["ids_written"] != want {
-		t.Errorf("the tool wrote %d ids, want one per construct and operation (%d)", f["ids_written"], want)
-	}
+	assert.Equal(t, f["constructs"]+f["ops"]+f["submits"], f["ids_written"], "ids the tool wrote, one per construct and operation")
 }

@@ -13,6 +13,8 @@ import (
 	"github.com/gompt/gompt/kernels"
 	"github.com/gompt/gompt/target"
 	"github.com/gompt/gompt/target/internal/inspect"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
 )
 
 const fdev = 0 // the faulty-wrapped host device
@@ -225,9 +227,7 @@ func runFault(t *testing.T, fc fcase, op faulty.Op, n int) (faultRow, bool) {
 	t.Helper()
 	row := faultRow{construct: fc.name, op: op, n: n}
 	s := newState()
-	if err := fc.setup(s); err != nil {
-		t.Fatalf("%s: setup: %v", fc.name, err)
-	}
+	require.NoError(t, fc.setup(s), "%s: setup", fc.name)
 	entries := inspect.MappingEntries(fdev)
 	b0, a0, _ := memInUse(fdev)
 	code := device.CodeOutOfResources
@@ -240,14 +240,10 @@ func runFault(t *testing.T, fc fcase, op faulty.Op, n int) (faultRow, bool) {
 	plan.FailNth(op, 0, 0)
 	if plan.Injected(op) == before {
 		// The construct made fewer than n calls of op.
-		if err != nil {
-			t.Errorf("%s: no fault fired, but: %v", fc.name, err)
-		} else if cerr := fc.check(s); cerr != nil {
-			t.Errorf("%s: %v", fc.name, cerr)
+		if assert.NoError(t, err, "%s: no fault fired, but", fc.name) {
+			assert.NoError(t, fc.check(s), "%s", fc.name)
 		}
-		if terr := fc.teardown(s); terr != nil {
-			t.Errorf("%s: teardown: %v", fc.name, terr)
-		}
+		assert.NoError(t, fc.teardown(s), "%s: teardown", fc.name)
 		return row, false
 	}
 	if err != nil {
@@ -283,27 +279,21 @@ func runFault(t *testing.T, fc fcase, op faulty.Op, n int) (faultRow, bool) {
 		if why, ok := knownIssues[fc.name+"/"+op.String()]; ok && os.Getenv("GOMPT_SOAK_STRICT") == "" {
 			t.Logf("%s: known issue (%s): %s", name, why, row.problem)
 		} else {
-			t.Errorf("%s: %s", name, row.problem)
+			assert.Empty(t, row.problem, "%s", name)
 		}
 	}
 	// Clean up whatever the failed construct left, then the same
 	// construct, fault-free, on fresh data must work.
 	cleanup(t, s)
-	if terr := fc.teardown(s); terr != nil && !strings.Contains(terr.Error(), "not present") && !strings.Contains(terr.Error(), "not a live allocation") {
-		t.Errorf("%s: teardown: %v", name, terr)
+	if terr := fc.teardown(s); terr != nil && !strings.Contains(terr.Error(), "not present") {
+		assert.ErrorContains(t, terr, "not a live allocation", "%s: teardown: an error other than not present or not a live allocation", name)
 	}
 	s2 := newState()
-	if err := fc.setup(s2); err != nil {
-		t.Fatalf("%s: setup after the fault: %v", name, err)
+	require.NoError(t, fc.setup(s2), "%s: setup after the fault", name)
+	if assert.NoError(t, fc.run(s2), "%s: the construct after the fault failed", name) {
+		assert.NoError(t, fc.check(s2), "%s: the construct after the fault", name)
 	}
-	if err := fc.run(s2); err != nil {
-		t.Errorf("%s: the construct after the fault failed: %v", name, err)
-	} else if err := fc.check(s2); err != nil {
-		t.Errorf("%s: the construct after the fault: %v", name, err)
-	}
-	if err := fc.teardown(s2); err != nil {
-		t.Errorf("%s: teardown after the fault: %v", name, err)
-	}
+	assert.NoError(t, fc.teardown(s2), "%s: teardown after the fault", name)
 	return row, true
 }
 
@@ -314,9 +304,7 @@ func cleanup(t *testing.T, s *fstate) {
 	for _, a := range [][]float32{s.x, s.y, s.z} {
 		for _, e := range inspect.MappingEntries(fdev) {
 			if e.Dynamic > 0 && e.Host == addrOf(a) {
-				if err := target.ExitData(fdev, target.Delete(a)); err != nil {
-					t.Errorf("cleanup: %v", err)
-				}
+				assert.NoError(t, target.ExitData(fdev, target.Delete(a)), "cleanup")
 			}
 		}
 	}

@@ -1,8 +1,6 @@
 package soak
 
 import (
-	"bytes"
-	"fmt"
 	"os"
 	"os/exec"
 	"runtime"
@@ -11,6 +9,8 @@ import (
 	"time"
 
 	"github.com/gompt/gompt/target"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
 )
 
 // childEnv marks the child process of TestShutdownLeaks.
@@ -27,9 +27,8 @@ func TestShutdownLeaks(t *testing.T) {
 	cmd := exec.Command(os.Args[0], "-test.run=^TestShutdownChild$", "-test.v")
 	cmd.Env = append(os.Environ(), childEnv+"=1")
 	out, err := cmd.CombinedOutput()
-	if err != nil || !bytes.Contains(out, []byte("--- PASS: TestShutdownChild")) {
-		t.Fatalf("child: %v\n%s", err, out)
-	}
+	require.NoError(t, err, "child:\n%s", out)
+	require.Contains(t, string(out), "--- PASS: TestShutdownChild", "the child's output")
 	t.Logf("child:\n%s", out)
 }
 
@@ -41,33 +40,22 @@ func TestShutdownChild(t *testing.T) {
 	nd := target.NumDevices()
 	for n := range nd {
 		s := newState()
-		if err := saxpy(n, s.x, s.y, target.To(s.x), target.ToFrom(s.y)); err != nil {
-			t.Fatalf("device %d: %v", n, err)
-		}
-		if err := target.TargetNowait(target.Region{Device: target.Dev(n), Kernel: saxpyKernel(), Shape: target.N(fn),
-			Args: saxpyArgs(s.x, s.z)}).Wait(); err != nil {
-			t.Fatalf("device %d: nowait: %v", n, err)
-		}
+		require.NoError(t, saxpy(n, s.x, s.y, target.To(s.x), target.ToFrom(s.y)), "device %d", n)
+		require.NoError(t, target.TargetNowait(target.Region{Device: target.Dev(n), Kernel: saxpyKernel(), Shape: target.N(fn),
+			Args: saxpyArgs(s.x, s.z)}).Wait(), "device %d: nowait", n)
 		p, err := target.AllocMem(4096, n)
-		if err != nil {
-			t.Fatal(err)
-		}
+		require.NoError(t, err)
 		// Left allocated on purpose: Shutdown frees it.
 		_ = p
-		if err := target.EnterData(n, target.To(s.x)); err != nil {
-			t.Fatal(err)
-		}
-		if err := target.ExitData(n, target.Release(s.x)); err != nil {
-			t.Fatal(err)
-		}
+		require.NoError(t, target.EnterData(n, target.To(s.x)))
+		require.NoError(t, target.ExitData(n, target.Release(s.x)))
 	}
 	running := runtime.NumGoroutine()
-	if err := target.Shutdown(); err != nil {
-		t.Fatalf("Shutdown: %v", err)
-	}
+	require.NoError(t, target.Shutdown(), "Shutdown")
 	for n := range nd {
-		if b, a, ok := memInUse(n); ok && (b != 0 || a != 0) {
-			t.Errorf("device %d: %d bytes in %d allocations after Shutdown", n, b, a)
+		if b, a, ok := memInUse(n); ok {
+			assert.Zero(t, b, "device %d: bytes in use after Shutdown", n)
+			assert.Zero(t, a, "device %d: allocations after Shutdown", n)
 		}
 	}
 	deadline := time.Now().Add(5 * time.Second)
@@ -79,9 +67,8 @@ func TestShutdownChild(t *testing.T) {
 		buf := make([]byte, 1<<20)
 		buf = buf[:runtime.Stack(buf, true)]
 		pool := strings.Count(string(buf), "internal/hostexec.(*Pool).work")
-		msg := fmt.Sprintf("%d goroutines 5s after Shutdown, %d before the runtime started (%d while running), %d of them host kernel pool workers:\n%s",
-			g, base, running, pool, buf)
-		t.Error(msg)
+		assert.LessOrEqual(t, g, base, "goroutines 5s after Shutdown against before the runtime started (%d while running), %d of them host kernel pool workers:\n%s",
+			running, pool, buf)
 	} else {
 		t.Logf("goroutines: %d before, %d while running, %d after Shutdown", base, running, g)
 	}

@@ -9,6 +9,7 @@ import (
 	"github.com/gompt/gompt/device"
 	"github.com/gompt/gompt/device/faulty"
 	"github.com/gompt/gompt/target"
+	"github.com/stretchr/testify/assert"
 )
 
 // plan is the fault plan of device 0.
@@ -64,9 +65,9 @@ func memBaseline(t *testing.T) {
 			if !u.ok {
 				continue
 			}
-			if b, a, _ := memInUse(n); b != u.b || a != u.a {
-				t.Errorf("device %d: %d bytes in %d allocations in use after the test, %d in %d before (leak)", n, b, a, u.b, u.a)
-			}
+			b, a, _ := memInUse(n)
+			assert.Equal(t, u.b, b, "device %d: bytes in use after the test against before (leak)", n)
+			assert.Equal(t, u.a, a, "device %d: allocations in use after the test against before (leak)", n)
 		}
 	})
 }

@@ -19,6 +19,8 @@ import (
 	"github.com/gompt/gompt/kernels"
 	"github.com/gompt/gompt/target"
 	"github.com/gompt/gompt/target/internal/inspect"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
 )
 
 // TestModel runs random concurrent programs on every device (each offload
@@ -84,10 +86,8 @@ func TestModel(t *testing.T) {
 	writeReport(t, "model.md", fmt.Sprintf("seed %d, %d goroutines x %d constructs per round (%s): %s",
 		cfg.seed, cfg.goroutines, cfg.steps, strings.Join(per, ", "), all.summary()))
 	writeClasses(t, "model", all.classRows(devs))
-	if all.failed() {
-		t.Errorf("seed %d: %s; rerun the same programs with GOMPT_MODEL_SEED=%d go test -race -run 'TestModel' ./target/soak",
-			cfg.seed, all.summary(), cfg.seed)
-	}
+	assert.False(t, all.failed(), "seed %d: %s; rerun the same programs with GOMPT_MODEL_SEED=%d go test -race -run 'TestModel' ./target/soak",
+		cfg.seed, all.summary(), cfg.seed)
 }
 
 type modelConfig struct {
@@ -109,16 +109,13 @@ func readModelConfig(t *testing.T) modelConfig {
 	}
 	if s := os.Getenv("GOMPT_MODEL_SEED"); s != "" {
 		v, err := strconv.ParseUint(s, 10, 64)
-		if err != nil {
-			t.Fatalf("GOMPT_MODEL_SEED=%q: want a whole number", s)
-		}
+		require.NoError(t, err, "GOMPT_MODEL_SEED=%q: want a whole number", s)
 		c.seed = v
 	}
 	if s := os.Getenv("GOMPT_MODEL_TIME"); s != "" {
 		d, err := time.ParseDuration(s)
-		if err != nil || d <= 0 {
-			t.Fatalf("GOMPT_MODEL_TIME=%q: want a duration such as 60s", s)
-		}
+		require.NoError(t, err, "GOMPT_MODEL_TIME=%q: want a duration such as 60s", s)
+		require.Positive(t, d, "GOMPT_MODEL_TIME=%q: want a duration such as 60s", s)
 		c.dur = d
 	}
 	return c
@@ -158,12 +155,8 @@ func runModel(t *testing.T, cfg modelConfig, d modelDevice) *modelStats {
 	}
 	st.elapsed = time.Since(start)
 	t.Logf("%d rounds in %v: %s", st.rounds, st.elapsed.Round(time.Millisecond), st.summary())
-	for _, f := range st.first {
-		t.Error(f)
-	}
-	if st.nfail > len(st.first) {
-		t.Errorf("... and %d more failures", st.nfail-len(st.first))
-	}
+	assert.Empty(t, st.first, "the first failures")
+	assert.LessOrEqual(t, st.nfail, len(st.first), "failures beyond the first")
 	return st
 }
 

@@ -7,6 +7,8 @@ import (
 	"strings"
 	"testing"
 	"unsafe"
+
+	"github.com/stretchr/testify/assert"
 )
 
 // reportDir is where tests write the figures ci/reliability.sh puts in
@@ -21,9 +23,7 @@ func writeReport(t *testing.T, name, text string) {
 	if reportDir == "" {
 		return
 	}
-	if err := os.WriteFile(filepath.Join(reportDir, name), []byte(text), 0o644); err != nil {
-		t.Errorf("report: %v", err)
-	}
+	assert.NoError(t, os.WriteFile(filepath.Join(reportDir, name), []byte(text), 0o644), "report")
 }
 
 func writeFaultReport(t *testing.T, rows []faultRow) {

@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/gompt/gompt/target"
+	"github.com/stretchr/testify/assert"
 )
 
 // TestSoak runs SoakGoroutines x GOMPT_SOAK_ITERS (default 50) mixed
@@ -19,8 +20,8 @@ func TestSoak(t *testing.T) {
 	start := time.Now()
 	counts, errs := Soak(SoakGoroutines, iters)
 	failed := map[string]int64{}
+	assert.Empty(t, errs, "the soak's errors")
 	for _, err := range errs {
-		t.Error(err)
 		var ke *kindError
 		if errors.As(err, &ke) {
 			failed[ke.kind]++

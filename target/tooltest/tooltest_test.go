@@ -4,7 +4,6 @@ import (
 	"fmt"
 	"os"
 	"runtime"
-	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -14,6 +13,8 @@ import (
 	"github.com/gompt/gompt/kernels"
 	"github.com/gompt/gompt/ompt"
 	"github.com/gompt/gompt/target"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
 )
 
 // rec records EMI events as lines and checks the slot rules as it goes.
@@ -254,9 +255,7 @@ func init() {
 func expect(t *testing.T, want ...string) {
 	t.Helper()
 	got, errs := tool.take()
-	for _, e := range errs {
-		t.Error(e)
-	}
+	assert.Empty(t, errs, "slot-rule violations the tool saw")
 	// The first construct of the binary also initialises the device.
 	var filtered []string
 	for _, l := range got {
@@ -265,9 +264,7 @@ func expect(t *testing.T, want ...string) {
 		}
 		filtered = append(filtered, l)
 	}
-	if strings.Join(filtered, "\n") != strings.Join(want, "\n") {
-		t.Errorf("events:\n%s\nwant:\n%s", strings.Join(filtered, "\n"), strings.Join(want, "\n"))
-	}
+	assert.Equal(t, strings.Join(want, "\n"), strings.Join(filtered, "\n"), "events")
 }
 
 func TestMain(m *testing.M) {
@@ -287,9 +284,7 @@ func TestTargetEMISequence(t *testing.T) {
 	err := target.Target(target.Region{Device: target.Dev(0), Kernel: kernels.Saxpy, Shape: target.Shape{Size: [3]int{256, 1, 1}, Teams: 4},
 		Maps: []target.Map{target.To(x), target.ToFrom(y)},
 		Args: []target.Arg{target.Int(256), target.Float32(2), target.Slice(x), target.Slice(y)}})
-	if err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, err)
 	td := tool.nextTD + 1000
 	f := "TestTargetEMISequence"
 	expect(t,
@@ -317,15 +312,11 @@ func TestTargetEMISequence(t *testing.T) {
 
 func TestPresentItemsMakeNoDataOps(t *testing.T) {
 	x := make([]float32, 64)
-	if err := target.EnterData(0, target.To(x)); err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, target.EnterData(0, target.To(x)))
 	tool.take()
 	err := target.Target(target.Region{Device: target.Dev(0), Kernel: kernels.Fill, Shape: target.N(64),
 		Maps: []target.Map{target.ToFrom(x)}, Args: []target.Arg{target.Int(64), target.Float32(1), target.Slice(x)}})
-	if err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, err)
 	td := tool.nextTD + 1000
 	expect(t,
 		fmt.Sprintf("target ompt_target begin dev=0 td=%d code=TestPresentItemsMakeNoDataOps", td),
@@ -334,28 +325,18 @@ func TestPresentItemsMakeNoDataOps(t *testing.T) {
 		fmt.Sprintf("submit end teams=0 td=%d", td),
 		fmt.Sprintf("target ompt_target end dev=0 td=%d code=TestPresentItemsMakeNoDataOps", td),
 	)
-	if err := target.ExitData(0, target.Delete(x)); err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, target.ExitData(0, target.Delete(x)))
 	tool.take()
 }
 
 func TestMemoryRoutinesAreOutsideConstructs(t *testing.T) {
 	tool.take()
 	p, err := target.AllocMem(64, 0)
-	if err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, err)
 	h := make([]byte, 64)
-	if err := target.Memcpy(target.On(0, p), target.Host(h), 64); err != nil {
-		t.Fatal(err)
-	}
-	if err := target.Memset(target.On(0, p), 0, 64); err != nil {
-		t.Fatal(err)
-	}
-	if err := target.FreeMem(p, 0); err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, target.Memcpy(target.On(0, p), target.Host(h), 64))
+	require.NoError(t, target.Memset(target.On(0, p), 0, 64))
+	require.NoError(t, target.FreeMem(p, 0))
 	f := "TestMemoryRoutinesAreOutsideConstructs"
 	expect(t,
 		"data_op ompt_target_data_alloc begin src_dev=-1 dst_dev=0 bytes=64 td=0 code="+f,
@@ -374,20 +355,14 @@ func TestMemoryRoutinesAreOutsideConstructs(t *testing.T) {
 // on both sides.
 func TestMemcpyRectDataOps(t *testing.T) {
 	p, err := target.AllocMem(64, 0)
-	if err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, err)
 	defer target.FreeMem(p, 0)
 	h := make([]byte, 64)
 	tool.take()
 	// Three rows of 4 bytes from an 8-wide array: three ops.
-	if err := target.MemcpyRect(target.On(0, p), target.Host(h), 1, []int{3, 4}, []int{0, 0}, []int{1, 2}, []int{3, 4}, []int{8, 8}); err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, target.MemcpyRect(target.On(0, p), target.Host(h), 1, []int{3, 4}, []int{0, 0}, []int{1, 2}, []int{3, 4}, []int{8, 8}))
 	// Three whole rows on both sides: one op of 24 bytes.
-	if err := target.MemcpyRect(target.On(0, p), target.Host(h), 1, []int{3, 8}, []int{1, 0}, []int{2, 0}, []int{8, 8}, []int{8, 8}); err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, target.MemcpyRect(target.On(0, p), target.Host(h), 1, []int{3, 8}, []int{1, 0}, []int{2, 0}, []int{8, 8}, []int{8, 8}))
 	f := "TestMemcpyRectDataOps"
 	var want []string
 	for _, n := range []int{4, 4, 4, 24} {
@@ -401,22 +376,14 @@ func TestMemcpyRectDataOps(t *testing.T) {
 func TestNowaitKindsAndAsyncOps(t *testing.T) {
 	x := make([]float32, 32)
 	tool.take()
-	if err := target.EnterDataNowait(0, target.To(x)).Wait(); err != nil {
-		t.Fatal(err)
-	}
-	if err := target.ExitDataNowait(0, target.Delete(x)).Wait(); err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, target.EnterDataNowait(0, target.To(x)).Wait())
+	require.NoError(t, target.ExitDataNowait(0, target.Delete(x)).Wait())
 	got, errs := tool.take()
-	for _, e := range errs {
-		t.Error(e)
-	}
+	assert.Empty(t, errs, "slot-rule violations the tool saw")
 	joined := strings.Join(got, "\n")
 	for _, want := range []string{"ompt_target_enter_data_nowait begin", "ompt_target_data_alloc_async",
 		"ompt_target_data_transfer_to_device_async", "ompt_target_exit_data_nowait end", "ompt_target_data_delete_async"} {
-		if !strings.Contains(joined, want) {
-			t.Errorf("nowait events lack %q:\n%s", want, joined)
-		}
+		assert.Contains(t, joined, want, "nowait events")
 	}
 }
 
@@ -424,10 +391,8 @@ func TestInitialDeviceConstruct(t *testing.T) {
 	x := make([]float32, 16)
 	n := target.InitialDeviceNum()
 	tool.take()
-	if err := target.Target(target.Region{Device: target.Dev(target.InitialDevice), Kernel: kernels.Fill, Shape: target.N(16),
-		Maps: []target.Map{target.ToFrom(x)}, Args: []target.Arg{target.Int(16), target.Float32(3), target.Slice(x)}}); err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, target.Target(target.Region{Device: target.Dev(target.InitialDevice), Kernel: kernels.Fill, Shape: target.N(16),
+		Maps: []target.Map{target.ToFrom(x)}, Args: []target.Arg{target.Int(16), target.Float32(3), target.Slice(x)}}))
 	td := tool.nextTD + 1000
 	expect(t,
 		fmt.Sprintf("target ompt_target begin dev=%d td=%d code=TestInitialDeviceConstruct", n, td),
@@ -435,9 +400,7 @@ func TestInitialDeviceConstruct(t *testing.T) {
 		fmt.Sprintf("submit end teams=0 td=%d", td),
 		fmt.Sprintf("target ompt_target end dev=%d td=%d code=TestInitialDeviceConstruct", n, td),
 	)
-	if x[7] != 3 {
-		t.Errorf("x[7] = %g", x[7])
-	}
+	assert.Equal(t, float32(3), x[7], "x[7]")
 }
 
 // startTracing starts tracing every record type on the device through the
@@ -495,12 +458,8 @@ func startTracing(h *ompt.DeviceHandle, lk ompt.LookupFunc) {
 
 func flush(t *testing.T) []traced {
 	t.Helper()
-	if tool.handle == nil {
-		t.Fatal("device 0 was never initialised")
-	}
-	if r := tool.lookup("ompt_flush_trace").(ompt.FlushTraceFunc)(tool.handle); r != 1 {
-		t.Fatalf("flush_trace = %d", r)
-	}
+	require.NotNil(t, tool.handle, "device 0 was never initialised")
+	require.EqualValues(t, 1, tool.lookup("ompt_flush_trace").(ompt.FlushTraceFunc)(tool.handle), "flush_trace")
 	tool.mu.Lock()
 	defer tool.mu.Unlock()
 	rs := tool.records
@@ -518,11 +477,9 @@ func TestTraceRecordsMatchCallbacks(t *testing.T) {
 	flush(t)
 	tool.take()
 	for i := 0; i < 5; i++ {
-		if err := target.Target(target.Region{Device: target.Dev(0), Kernel: kernels.Saxpy, Shape: target.N(len(x)),
+		require.NoError(t, target.Target(target.Region{Device: target.Dev(0), Kernel: kernels.Saxpy, Shape: target.N(len(x)),
 			Maps: []target.Map{target.To(x), target.ToFrom(y)},
-			Args: []target.Arg{target.Int(len(x)), target.Float32(2), target.Slice(x), target.Slice(y)}}); err != nil {
-			t.Fatal(err)
-		}
+			Args: []target.Arg{target.Int(len(x)), target.Float32(2), target.Slice(x), target.Slice(y)}}))
 	}
 	recs := flush(t)
 	tool.take()
@@ -534,42 +491,34 @@ func TestTraceRecordsMatchCallbacks(t *testing.T) {
 	var last float64
 	for i, r := range recs {
 		counts[r.typ]++
-		if r.rawBegin == 0 || r.rawEnd < r.rawBegin {
-			t.Errorf("record %d: times %d..%d", i, r.rawBegin, r.rawEnd)
-		}
-		if r.thread == 0 {
-			t.Errorf("record %d: no thread id", i)
-		}
+		assert.NotZero(t, r.rawBegin, "record %d: begin time", i)
+		assert.GreaterOrEqual(t, r.rawEnd, r.rawBegin, "record %d: end time against begin", i)
+		assert.NotZero(t, r.thread, "record %d: thread id", i)
 		w, ok := windows[r.targetID]
-		if !ok {
-			t.Errorf("record %d (%v): target_id %d of no construct seen by the callbacks", i, r.typ, r.targetID)
+		if !assert.True(t, ok, "record %d (%v): target_id %d of no construct seen by the callbacks", i, r.typ, r.targetID) {
 			continue
 		}
-		if r.begin < w[0]-slack || r.end > w[1]+slack {
-			t.Errorf("record %d (%v %v): [%.9f, %.9f] outside its construct's callbacks [%.9f, %.9f]", i, r.typ, r.op, r.begin, r.end, w[0], w[1])
-		}
+		assert.GreaterOrEqual(t, r.begin, w[0]-slack, "record %d (%v %v): [%.9f, %.9f] begins before its construct's callbacks [%.9f, %.9f]", i, r.typ, r.op, r.begin, r.end, w[0], w[1])
+		assert.LessOrEqual(t, r.end, w[1]+slack, "record %d (%v %v): [%.9f, %.9f] ends after its construct's callbacks [%.9f, %.9f]", i, r.typ, r.op, r.begin, r.end, w[0], w[1])
 		if r.typ != ompt.CallbackTarget {
-			if want := tool.opIDs[r.hostOpID]; want != r.targetID || r.hostOpID == 0 {
-				t.Errorf("record %d (%v): host_op_id %d belongs to target %d in the callbacks, record says %d", i, r.typ, r.hostOpID, want, r.targetID)
-			}
+			assert.NotZero(t, r.hostOpID, "record %d (%v): host_op_id", i, r.typ)
+			assert.Equal(t, tool.opIDs[r.hostOpID], r.targetID, "record %d (%v): the target of host_op_id %d in the callbacks against the record's", i, r.typ, r.hostOpID)
 			queued := r.typ == ompt.CallbackTargetSubmit || r.op == ompt.DataOpTransferToDevice || r.op == ompt.DataOpTransferFromDevice
-			if queued && r.begin < last-slack {
-				t.Errorf("record %d (%v): begins at %.9f before the previous operation ended at %.9f", i, r.typ, r.begin, last)
+			if queued {
+				assert.GreaterOrEqual(t, r.begin, last-slack, "record %d (%v): begins before the previous operation ended", i, r.typ)
 			}
 			if queued {
 				last = r.end
 			}
 		}
-		if r.typ == ompt.CallbackTargetSubmit && r.granted == 0 {
-			t.Errorf("record %d: kernel record with 0 granted teams", i)
+		if r.typ == ompt.CallbackTargetSubmit {
+			assert.NotZero(t, r.granted, "record %d: granted teams of a kernel record", i)
 		}
 	}
 	// 5 constructs: 2 target records, 2 allocs, 2 copies in, 1 copy out, 2 deletes, 1 kernel.
 	want := map[ompt.Callback]int{ompt.CallbackTarget: 10, ompt.CallbackTargetDataOp: 35, ompt.CallbackTargetSubmit: 5}
 	for k, n := range want {
-		if counts[k] != n {
-			t.Errorf("%v records: %d, want %d (all: %v)", k, counts[k], n, counts)
-		}
+		assert.Equal(t, n, counts[k], "%v records (all: %v)", k, counts)
 	}
 }
 
@@ -578,9 +527,7 @@ func TestTraceRecordsMatchCallbacks(t *testing.T) {
 func BenchmarkEmptyTargetTraced(b *testing.B) {
 	r := target.Region{Device: target.Dev(0), Kernel: kernels.Empty, Shape: target.Shape{Size: [3]int{1, 1, 1}, Teams: 1}, Args: []target.Arg{target.Int(1)}}
 	for b.Loop() {
-		if err := target.Target(r); err != nil {
-			b.Fatal(err)
-		}
+		require.NoError(b, target.Target(r))
 		if len(tool.lines) > 1000 {
 			tool.take()
 		}
@@ -592,19 +539,15 @@ func BenchmarkEmptyTargetTraced(b *testing.B) {
 // their names.
 func TestImplicitMapFlag(t *testing.T) {
 	x, y := make([]float32, 64), make([]float32, 64)
-	if err := target.Target(target.Region{Device: target.Dev(0), Kernel: kernels.Saxpy, Shape: target.N(64),
+	require.NoError(t, target.Target(target.Region{Device: target.Dev(0), Kernel: kernels.Saxpy, Shape: target.N(64),
 		Maps: []target.Map{target.To(x).Named("argument 9")},
-		Args: []target.Arg{target.Int(64), target.Float32(1), target.Slice(x), target.Slice(y)}}); err != nil {
-		t.Fatal(err)
-	}
+		Args: []target.Arg{target.Int(64), target.Float32(1), target.Slice(x), target.Slice(y)}}))
 	tool.take()
 	tool.mu.Lock()
 	f := tool.mapFlags
 	tool.mu.Unlock()
 	want := []uint32{ompt.MapFlagTo, ompt.MapFlagTo | ompt.MapFlagFrom | ompt.MapFlagImplicit}
-	if len(f) != 2 || f[0] != want[0] || f[1] != want[1] {
-		t.Fatalf("map flags %v, want %v", f, want)
-	}
+	require.Equal(t, want, f, "map flags")
 }
 
 // Every device memory routine that has a data-op callback has a trace
@@ -613,9 +556,7 @@ func TestImplicitMapFlag(t *testing.T) {
 // dst, which moves nothing) and over overlapping ranges of it.
 func TestRoutineRecords(t *testing.T) {
 	p, err := target.AllocMem(256, 0) // initialises device 0 when run alone
-	if err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, err)
 	flush(t)
 	h := make([]byte, 64)
 	for i := range h {
@@ -635,15 +576,11 @@ func TestRoutineRecords(t *testing.T) {
 	}
 	var want []ompt.DataOpKind
 	for _, s := range steps {
-		if err := s.fn(); err != nil {
-			t.Fatalf("%v: %v", s.op, err)
-		}
+		require.NoError(t, s.fn(), "%v", s.op)
 		want = append(want, s.op)
 	}
 	lines, errs := tool.take()
-	for _, e := range errs {
-		t.Error(e)
-	}
+	assert.Empty(t, errs, "slot-rule violations the tool saw")
 	// The update is a construct: it has target records besides its op.
 	var got []ompt.DataOpKind
 	recs := flush(t)
@@ -654,25 +591,19 @@ func TestRoutineRecords(t *testing.T) {
 			continue
 		}
 		got = append(got, r.op)
-		if _, ok := tool.opIDs[r.hostOpID]; !ok || r.hostOpID < 7_000_000 {
-			t.Errorf("record %d (%v): host_op_id %d is not one the tool wrote at a begin", i, r.op, r.hostOpID)
-		}
-		if r.rawBegin == 0 || r.rawEnd < r.rawBegin {
-			t.Errorf("record %d (%v): times %d..%d", i, r.op, r.rawBegin, r.rawEnd)
-		}
+		assert.Contains(t, tool.opIDs, r.hostOpID, "record %d (%v): host_op_id is not one the tool wrote at a begin", i, r.op)
+		assert.GreaterOrEqual(t, r.hostOpID, uint64(7_000_000), "record %d (%v): host_op_id is not one the tool wrote at a begin", i, r.op)
+		assert.NotZero(t, r.rawBegin, "record %d (%v): begin time", i, r.op)
+		assert.GreaterOrEqual(t, r.rawEnd, r.rawBegin, "record %d (%v): end time against begin", i, r.op)
 	}
-	if fmt.Sprint(got) != fmt.Sprint(want) {
-		t.Errorf("data-op records %v, want %v\ncallbacks:\n%s", got, want, strings.Join(lines, "\n"))
-	}
+	assert.Equal(t, want, got, "data-op records; callbacks:\n%s", strings.Join(lines, "\n"))
 	var cbs []string
 	for _, l := range lines {
 		if strings.Contains(l, " end ") && strings.HasPrefix(l, "data_op") {
 			cbs = append(cbs, strings.Fields(l)[1])
 		}
 	}
-	if len(cbs) != len(want) {
-		t.Errorf("%d data-op end callbacks %v, want %d, one per record", len(cbs), cbs, len(want))
-	}
+	assert.Len(t, cbs, len(want), "data-op end callbacks, one per record")
 }
 
 // The end of a target construct, the end of a target data region and
@@ -706,12 +637,10 @@ func TestExitInReverseOrder(t *testing.T) {
 			}
 		}
 		rev := []uintptr{in[2], in[1], in[0]}
-		if fmt.Sprint(alloc) != fmt.Sprint(in) || fmt.Sprint(to) != fmt.Sprint(in) {
-			t.Errorf("%s: allocs of %x and copies in of %x, want both in list order %x", what, alloc, to, in)
-		}
-		if fmt.Sprint(from) != fmt.Sprint(rev) || fmt.Sprint(del) != fmt.Sprint(rev) {
-			t.Errorf("%s: copies back to %x and deletes of %x, want both in reverse list order %x", what, from, del, rev)
-		}
+		assert.Equal(t, in, alloc, "%s: allocs, want list order", what)
+		assert.Equal(t, in, to, "%s: copies in, want list order", what)
+		assert.Equal(t, rev, from, "%s: copies back, want reverse list order", what)
+		assert.Equal(t, rev, del, "%s: deletes, want reverse list order", what)
 		var kinds []ompt.DataOpKind
 		for _, e := range ends {
 			if n := len(kinds); n == 0 || kinds[n-1] != e.kind {
@@ -720,26 +649,16 @@ func TestExitInReverseOrder(t *testing.T) {
 		}
 		want := []ompt.DataOpKind{ompt.DataOpAlloc, ompt.DataOpTransferToDevice, ompt.DataOpAlloc, ompt.DataOpTransferToDevice,
 			ompt.DataOpAlloc, ompt.DataOpTransferToDevice, ompt.DataOpTransferFromDevice, ompt.DataOpDelete}
-		if fmt.Sprint(kinds) != fmt.Sprint(want) {
-			t.Errorf("%s: data ops in runs %v, want %v", what, kinds, want)
-		}
+		assert.Equal(t, want, kinds, "%s: data ops in runs", what)
 	}
 	tool.take()
-	if err := target.Target(target.Region{Device: target.Dev(0), Kernel: kernels.Fill, Shape: target.N(16),
-		Maps: maps, Args: []target.Arg{target.Int(16), target.Float32(1), target.Slice(a)}}); err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, target.Target(target.Region{Device: target.Dev(0), Kernel: kernels.Fill, Shape: target.N(16),
+		Maps: maps, Args: []target.Arg{target.Int(16), target.Float32(1), target.Slice(a)}}))
 	check("target")
-	if err := target.Data(0, maps, func() error { return nil }); err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, target.Data(0, maps, func() error { return nil }))
 	check("target data")
-	if err := target.EnterData(0, target.To(a), target.To(b), target.To(c)); err != nil {
-		t.Fatal(err)
-	}
-	if err := target.ExitData(0, target.From(a), target.From(b), target.From(c)); err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, target.EnterData(0, target.To(a), target.To(b), target.To(c)))
+	require.NoError(t, target.ExitData(0, target.From(a), target.From(b), target.From(c)))
 	check("target enter data, target exit data")
 }
 
@@ -751,41 +670,36 @@ func TestKernelNames(t *testing.T) {
 	x := make([]float32, 64)
 	run := func(k *device.Kernel, args ...target.Arg) {
 		t.Helper()
-		if err := target.Target(target.Region{Device: target.Dev(0), Kernel: k, Shape: target.N(64), Maps: []target.Map{target.ToFrom(x)}, Args: args}); err != nil {
-			t.Fatal(err)
-		}
+		require.NoError(t, target.Target(target.Region{Device: target.Dev(0), Kernel: k, Shape: target.N(64), Maps: []target.Map{target.ToFrom(x)}, Args: args}))
 	}
 	run(kernels.Fill, target.Int(64), target.Float32(1), target.Slice(x)) // device 0 initialised, and Fill loaded
 	flush(t)
 	set := tool.lookup("ompt_set_trace_native").(ompt.SetTraceNativeFunc)
-	if r := set(tool.handle, true, ompt.NativeKernelExecution); r == ompt.SetNever || r == ompt.SetError {
-		t.Fatalf("set_trace_native(kernel execution) = %v", r)
-	}
+	r := set(tool.handle, true, ompt.NativeKernelExecution)
+	require.NotContains(t, []ompt.SetResult{ompt.SetNever, ompt.SetError}, r, "set_trace_native(kernel execution)")
 	defer set(tool.handle, false, ompt.NativeKernelExecution)
 	tool.mu.Lock()
 	tool.natives = nil
 	tool.mu.Unlock()
 	run(kernels.Fill, target.Int(64), target.Float32(2), target.Slice(x))
 	xi, yi := make([]int32, 64), make([]int32, 64)
-	if err := target.Target(target.Region{Device: target.Dev(0), Kernel: kernels.Copy32, Shape: target.N(64), Maps: []target.Map{target.To(xi), target.From(yi)},
-		Args: []target.Arg{target.Int(64), target.Slice(xi), target.Slice(yi)}}); err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, target.Target(target.Region{Device: target.Dev(0), Kernel: kernels.Copy32, Shape: target.N(64), Maps: []target.Map{target.To(xi), target.From(yi)},
+		Args: []target.Arg{target.Int(64), target.Slice(xi), target.Slice(yi)}}))
 	flush(t)
 	tool.take()
 	tool.mu.Lock()
 	defer tool.mu.Unlock()
-	if !slices.Contains(tool.loads, kernels.Fill.Name) || !slices.Contains(tool.loads, kernels.Copy32.Name) {
-		t.Errorf("device_load file names %q, want %q and %q among them", tool.loads, kernels.Fill.Name, kernels.Copy32.Name)
-	}
+	assert.Contains(t, tool.loads, kernels.Fill.Name, "device_load file names")
+	assert.Contains(t, tool.loads, kernels.Copy32.Name, "device_load file names")
 	var kern []string
 	for _, n := range tool.natives {
 		if strings.Contains(n, "kernel") {
 			kern = append(kern, n)
 		}
 	}
-	if len(kern) != 2 || !strings.HasSuffix(kern[0], " kernel: "+kernels.Fill.Name) || !strings.HasSuffix(kern[1], " kernel: "+kernels.Copy32.Name) {
-		t.Errorf("native kernel record types %q, want \"PLUGIN kernel: %s\" then \"PLUGIN kernel: %s\"", kern, kernels.Fill.Name, kernels.Copy32.Name)
+	if assert.Len(t, kern, 2, "native kernel record types") {
+		assert.True(t, strings.HasSuffix(kern[0], " kernel: "+kernels.Fill.Name), "native kernel record type %q, want \"PLUGIN kernel: %s\"", kern[0], kernels.Fill.Name)
+		assert.True(t, strings.HasSuffix(kern[1], " kernel: "+kernels.Copy32.Name), "native kernel record type %q, want \"PLUGIN kernel: %s\"", kern[1], kernels.Copy32.Name)
 	}
 }
 
@@ -797,9 +711,7 @@ func TestKernelNames(t *testing.T) {
 // dependence (DependOn) has no variable and is not listed.
 func TestDependencesCallback(t *testing.T) {
 	x, y := make([]float32, 64), make([]float32, 64)
-	if err := target.EnterData(0, target.To(x), target.To(y)); err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, target.EnterData(0, target.To(x), target.To(y)))
 	tool.take()
 	t1 := target.TargetNowait(target.Region{Device: target.Dev(0), Kernel: kernels.Saxpy, Shape: target.N(64),
 		Maps: []target.Map{target.DependIn(x), target.DependOut(y)},
@@ -813,24 +725,19 @@ func TestDependencesCallback(t *testing.T) {
 	t2 := target.UpdateNowait(0, target.From(y), target.DependInOut(y), target.DependOn(t1))
 	m2 := mark()
 	for _, tk := range []*target.Task{t1, t2} {
-		if err := tk.Wait(); err != nil {
-			t.Fatal(err)
-		}
+		require.NoError(t, tk.Wait())
 	}
 	tool.mu.Lock()
 	td1, td2 := tool.marks[m1], tool.marks[m2]
 	tool.mu.Unlock()
-	if m1 == m2 || td1 == 0 || td2 == 0 || td1 == td2 {
-		t.Errorf("the marks the tool wrote at the nowait constructs' dependences (%d, %d) reached their target begins as %d, %d", m1, m2, td1, td2)
-	}
-	if err := target.Update(0, target.To(x), target.DependIn(x)); err != nil {
-		t.Fatal(err)
-	}
+	assert.NotEqual(t, m1, m2, "the marks the tool wrote at the nowait constructs' dependences")
+	assert.NotZero(t, td1, "the target begin the first nowait construct's mark %d reached", m1)
+	assert.NotZero(t, td2, "the target begin the second nowait construct's mark %d reached", m2)
+	assert.NotEqual(t, td1, td2, "the target begins the marks %d, %d reached", m1, m2)
+	require.NoError(t, target.Update(0, target.To(x), target.DependIn(x)))
 	td3 := tool.nextTD + 1000
 	got, errs := tool.take()
-	for _, e := range errs {
-		t.Error(e)
-	}
+	assert.Empty(t, errs, "slot-rule violations the tool saw")
 	// a nowait construct's dependences carry the tool's mark, which its
 	// target begin found in target_task_data: name them by the construct
 	tool.mu.Lock()
@@ -853,9 +760,7 @@ func TestDependencesCallback(t *testing.T) {
 		fmt.Sprintf("dependences td=%d ompt_dependence_type_inout@%s", td2, py),
 		fmt.Sprintf("dependences td=%d ompt_dependence_type_in@%s", td3, px),
 	}
-	if strings.Join(deps, "\n") != strings.Join(want, "\n") {
-		t.Errorf("dependences events:\n%s\nwant:\n%s", strings.Join(deps, "\n"), strings.Join(want, "\n"))
-	}
+	assert.Equal(t, strings.Join(want, "\n"), strings.Join(deps, "\n"), "dependences events")
 	// A nowait construct's dependences come before its target begin (when
 	// its task was created); a synchronous one's right after its target
 	// begin. Other constructs' events may come between, on other
@@ -874,11 +779,11 @@ func TestDependencesCallback(t *testing.T) {
 		if c.nowait {
 			first, second = second, first
 		}
-		if len(mine) < 2 || !strings.HasPrefix(mine[0], first) || !strings.HasPrefix(mine[1], second) || !strings.Contains(mine[map[bool]int{false: 0, true: 1}[c.nowait]], " begin ") {
-			t.Errorf("construct td=%d (nowait %v): events do not begin with %s, %s:\n%s", c.td, c.nowait, first, second, strings.Join(mine, "\n"))
+		if assert.GreaterOrEqual(t, len(mine), 2, "construct td=%d (nowait %v): events:\n%s", c.td, c.nowait, strings.Join(mine, "\n")) {
+			assert.True(t, strings.HasPrefix(mine[0], first), "construct td=%d (nowait %v): events do not begin with %s:\n%s", c.td, c.nowait, first, strings.Join(mine, "\n"))
+			assert.True(t, strings.HasPrefix(mine[1], second), "construct td=%d (nowait %v): second event is not %s:\n%s", c.td, c.nowait, second, strings.Join(mine, "\n"))
+			assert.Contains(t, mine[map[bool]int{false: 0, true: 1}[c.nowait]], " begin ", "construct td=%d (nowait %v): its target event is not a begin", c.td, c.nowait)
 		}
 	}
-	if err := target.ExitData(0, target.Delete(x), target.Delete(y)); err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, target.ExitData(0, target.Delete(x), target.Delete(y)))
 }
