@@ -288,7 +288,7 @@ func BenchmarkSaxpyGoroutines(b *testing.B) {
 
 //go:noinline
 func directCall(f device.HostFunc, a *device.HostArgs, s device.Shape) int {
-	f(a, fullRange(s), 0, 1)
+	f(a, fullRange(&s), 0, 1)
 	return 1
 }
 
