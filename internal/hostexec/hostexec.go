@@ -133,8 +133,8 @@ func (p *Pool) Close() {
 
 // Teams returns the number of teams Run grants for s: s.Teams when it is
 // positive (at most MaxTeams), otherwise one per ChunkIterations iterations,
-// at most one per worker and at least one.
-func (p *Pool) Teams(s device.Shape) int {
+// at most one per worker and at least one. s is read, not kept.
+func (p *Pool) Teams(s *device.Shape) int {
 	if s.Teams > 0 {
 		return min(s.Teams, MaxTeams)
 	}
@@ -190,7 +190,7 @@ func (p *Pool) Try(f device.HostFunc, a *device.HostArgs, s *device.Shape) (err 
 }
 
 func (p *Pool) run(f device.HostFunc, a *device.HostArgs, s *device.Shape) (teams int) {
-	teams = p.Teams(*s)
+	teams = p.Teams(s)
 	if teams == 1 {
 		f(a, fullRange(s), 0, 1)
 		return 1
