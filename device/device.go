@@ -11,7 +11,7 @@
 // reference counts, OMPT callbacks, ids and trace records); a plugin only
 // allocates, copies, launches and timestamps. Extra abilities are optional
 // interfaces a Device or Queue may implement, found by type assertion
-// (MemInfo, Closer, Profiler, Idler, Waiter).
+// (MemInfo, Closer, Profiler, Idler, Waiter, CheckedLauncher).
 package device
 
 import (
@@ -181,6 +181,23 @@ type Idler interface {
 // goroutine using the queue.
 type Waiter interface {
 	WaitEvent(ev Event) (bool, error)
+}
+
+// CheckedLauncher is implemented by queues that can launch without checking
+// again what the runtime checked before the construct began. The runtime
+// calls LaunchChecked in place of Launch when a queue has it; every other
+// caller of a queue gets Launch's own checks.
+type CheckedLauncher interface {
+	// LaunchChecked is Launch for a caller that has checked, for this
+	// device and kernel, that shape passes Shape.Check and is within the
+	// device's Info (MaxTeams, MaxThreadsPerTeam) and the kernel's
+	// MaxThreads, that there is one argument per parameter, and that no
+	// buffer argument is a nil pointer. f must come from Load on the
+	// queue's device (a Function of another is still refused, as are
+	// pointers the device does not know). shape is read during the call
+	// only: passing it by pointer spares the launch path copies of a
+	// 40-byte value, which cost more than the rest of a host launch.
+	LaunchChecked(f Function, shape *Shape, args []Arg) error
 }
 
 // PeerCopier is implemented by queues that copy from the memory of another

@@ -419,7 +419,8 @@ func (d *dev) take() (*construct, error) {
 	prof, _ := q.(device.Profiler)
 	idle, _ := q.(device.Idler)
 	waiter, _ := q.(device.Waiter)
-	return &construct{d: d, q: q, prof: prof, idle: idle, waiter: waiter}, nil
+	checked, _ := q.(device.CheckedLauncher)
+	return &construct{d: d, q: q, prof: prof, idle: idle, waiter: waiter, checked: checked}, nil
 }
 
 // shutting reports whether Shutdown has stopped handing out queues.

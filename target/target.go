@@ -36,11 +36,13 @@ type construct struct {
 
 	clauses int // items[:clauses] come from map clauses; the rest are implicit
 
-	idle    device.Idler   // q's own idleness test, if it has it
-	waiter  device.Waiter  // q's own wait for another queue's event, if it has it
-	deps    []dep          // other constructs' work to wait for (mapping.Ops.After)
-	dchecks []device.Event // depend events q waits for on the device, whose errors are checked later
-	ferr    error          // the first error of c's own queue work found by a sync inside the construct (Fence, Free), reported at end
+	idle    device.Idler           // q's own idleness test, if it has it
+	checked device.CheckedLauncher // q's launch without the checks checkRegion made, if it has it
+	shape   device.Shape           // the launch's shape, for checked (passed by pointer)
+	waiter  device.Waiter          // q's own wait for another queue's event, if it has it
+	deps    []dep                  // other constructs' work to wait for (mapping.Ops.After)
+	dchecks []device.Event         // depend events q waits for on the device, whose errors are checked later
+	ferr    error                  // the first error of c's own queue work found by a sync inside the construct (Fence, Free), reported at end
 }
 
 // initialScratch holds scratch constructs for the initial device, which
@@ -536,7 +538,7 @@ func checkRegion(r *Region, d *dev) error {
 		}
 	}
 	s := &r.Shape
-	if err := s.Check(); err != nil {
+	if err := device.CheckShape(s); err != nil {
 		return fmt.Errorf("target: kernel %s: %w", k.Name, err)
 	}
 	info := &initialInfo
@@ -727,6 +729,7 @@ func (c *construct) target(r *Region, f device.Function) error {
 }
 
 func (c *construct) launch(r *Region, f device.Function) error {
+	c.shape = r.Shape
 	c.args = grow(c.args, len(r.Args))
 	for i := range r.Args {
 		a := &r.Args[i]
@@ -757,7 +760,15 @@ func (c *construct) launch(r *Region, f device.Function) error {
 	if c.trace {
 		ev, eve = c.bracket()
 	}
-	err := c.q.Launch(f, r.Shape, c.args)
+	var err error
+	if c.checked != nil {
+		// checkRegion checked r for this device before the construct
+		// began; the shape goes by pointer, from c, which outlives the
+		// call (a pointer into r would move r to the heap).
+		err = c.checked.LaunchChecked(f, &c.shape, c.args)
+	} else {
+		err = c.q.Launch(f, r.Shape, c.args)
+	}
 	c.t.SubmitEnd()
 	if c.trace {
 		c.asyncOp(ev, eve, ompt.NativeKernelExecution, r.Kernel)
@@ -907,7 +918,7 @@ func runInitial(reg *Region, t *omptrt.Target) error {
 		}
 	}
 	t.SubmitBegin(uint32(reg.Shape.Teams))
-	err := hostexec.Default().Try(f, &c.hargs, reg.Shape)
+	err := hostexec.Default().Try(f, &c.hargs, &reg.Shape)
 	t.SubmitEnd()
 	if tp, ok := err.(*hostexec.TeamPanic); ok {
 		return fmt.Errorf("target: kernel %s on the initial device panicked in team %d of %d: %v", reg.Kernel.Name, tp.Team, tp.Teams, tp.Value)

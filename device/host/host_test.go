@@ -2,7 +2,9 @@ package host
 
 import (
 	"bytes"
+	"encoding/binary"
 	"fmt"
+	"math"
 	"os"
 	"os/exec"
 	"runtime"
@@ -326,6 +328,58 @@ func TestLaunchErrors(t *testing.T) {
 	args[3].Ptr = x.Ptr
 	err = q.Launch(f, device.Shape{Size: [3]int{4}, Threads: 2048}, args)
 	assertCode(t, device.CodeInvalidArgument, err, "Launch with 2048 threads", "1024")
+}
+
+// LaunchChecked (device.CheckedLauncher, what package target calls) runs
+// the kernel as Launch does, inline and on the queue's goroutine, with the
+// shape read during the call only; it still refuses another device's
+// function, a wrong argument count and unknown pointers, without panicking.
+func TestLaunchChecked(t *testing.T) {
+	d := newDevice(0)
+	qq, _ := d.NewQueue()
+	defer qq.Release()
+	q := qq.(device.CheckedLauncher)
+	f, _ := d.Load(testSaxpy)
+	const n = 1000
+	x, _ := d.Alloc(4 * n)
+	defer d.Free(x.Ptr)
+	y, _ := d.Alloc(4 * n)
+	defer d.Free(y.Ptr)
+	xs, ys := make([]byte, 4*n), make([]byte, 4*n)
+	for i := range n {
+		binary.LittleEndian.PutUint32(xs[4*i:], math.Float32bits(float32(i)))
+		binary.LittleEndian.PutUint32(ys[4*i:], math.Float32bits(1))
+	}
+	require.NoError(t, qq.CopyIn(x.Ptr, xs))
+	require.NoError(t, qq.CopyIn(y.Ptr, ys))
+	args := []device.Arg{{Bits: n}, {Bits: uint64(math.Float32bits(2))}, {Ptr: x.Ptr}, {Ptr: y.Ptr}}
+	shape := device.Shape{Size: [3]int{n}, Teams: 3}
+	require.NoError(t, q.LaunchChecked(f, &shape, args), "inline LaunchChecked")
+	// A large copy first, so the next launch goes to the queue's
+	// goroutine: it must keep its own copy of the shape.
+	big, _ := d.Alloc(1 << 20)
+	defer d.Free(big.Ptr)
+	require.NoError(t, qq.CopyIn(big.Ptr, make([]byte, 1<<20)))
+	require.NoError(t, q.LaunchChecked(f, &shape, args), "queued LaunchChecked")
+	shape.Size[0] = 1 // after the call: the queued launch must not see it
+	require.NoError(t, qq.Sync())
+	require.NoError(t, qq.CopyOut(ys, y.Ptr))
+	for i := range n {
+		want := 1 + 2*2*float32(i)
+		if got := math.Float32frombits(binary.LittleEndian.Uint32(ys[4*i:])); got != want {
+			require.Equal(t, want, got, "y[%d] after two saxpy launches", i)
+		}
+	}
+
+	q1, _ := newDevice(1).NewQueue()
+	defer q1.Release()
+	err := q1.(device.CheckedLauncher).LaunchChecked(f, &shape, args)
+	assertCode(t, device.CodeInvalidArgument, err, "LaunchChecked of another device's function", "loaded on host:0")
+	err = q.LaunchChecked(f, &shape, args[:2])
+	assertCode(t, device.CodeInvalidArgument, err, "LaunchChecked with 2 arguments", "takes 4 arguments")
+	err = q.LaunchChecked(f, &shape, []device.Arg{{Bits: n}, {}, {Ptr: x.Ptr}, {Ptr: 0x5}})
+	assertCode(t, device.CodeInvalidArgument, err, "LaunchChecked with a bad buffer pointer", "argument 3 (y)")
+	assert.NoError(t, qq.Sync(), "Sync after refused launches")
 }
 
 // A kernel that panics gives an error: returned by Launch when it ran

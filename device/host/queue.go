@@ -276,6 +276,21 @@ func rename(err error, op string) error {
 // args. Buffer arguments are resolved to the device memory from the pointer
 // to the end of its allocation.
 func (q *Queue) Launch(f device.Function, shape device.Shape, args []device.Arg) error {
+	return q.launch(f, &shape, args, true)
+}
+
+var _ device.CheckedLauncher = (*Queue)(nil)
+
+// LaunchChecked implements device.CheckedLauncher: Launch without the
+// checks of the shape and of nil buffer pointers the runtime has made.
+// The function's device and the argument count are still checked, and
+// buffer pointers still resolved.
+func (q *Queue) LaunchChecked(f device.Function, shape *device.Shape, args []device.Arg) error {
+	return q.launch(f, shape, args, false)
+}
+
+// launch is Launch, with check: the full checks of checkLaunch.
+func (q *Queue) launch(f device.Function, shape *device.Shape, args []device.Arg, check bool) error {
 	fn, ok := f.(*Function)
 	if !ok || fn == nil {
 		return device.Errorf(q.d.id, "launch", device.CodeInvalidArgument,
@@ -285,8 +300,16 @@ func (q *Queue) Launch(f device.Function, shape device.Shape, args []device.Arg)
 	if q.released.Load() {
 		return q.closedErr("launch " + k.Name)
 	}
-	if err := q.checkLaunch(fn, shape, args); err != nil {
-		return err
+	if fn.d != q.d {
+		return device.Errorf(q.d.id, "launch "+k.Name, device.CodeInvalidArgument,
+			"kernel %s was loaded on %s, not on this device", k.Name, fn.d.id)
+	}
+	if check {
+		if err := q.checkLaunch(k, shape, args); err != nil {
+			return err
+		}
+	} else if len(args) != len(k.Params) {
+		return &device.Error{Op: "launch " + k.Name, Device: q.d.id, Code: device.CodeInvalidArgument, Err: k.CheckArgs(args)}
 	}
 
 	inline := q.pending.Load() == 0
@@ -316,16 +339,16 @@ func (q *Queue) Launch(f device.Function, shape device.Shape, args []device.Arg)
 		}
 		o.ha.Bufs = append(o.ha.Bufs, b)
 	}
-	o.kind, o.fn, o.shape = opLaunch, fn, shape
 	tm := q.startTiming("host kernel")
 	if tm != nil {
 		tm.teams = q.d.pool.Teams(shape)
 	}
 	if inline {
+		// The shape stays where the caller put it (no copy into o).
 		if tm != nil {
 			tm.begin = q.d.now()
 		}
-		err := q.d.launch(o)
+		err := q.d.launch(fn, &o.ha, shape)
 		if tm != nil {
 			tm.end = q.d.now()
 		}
@@ -334,7 +357,7 @@ func (q *Queue) Launch(f device.Function, shape device.Shape, args []device.Arg)
 		}
 		return err
 	}
-	o.tm = tm
+	o.kind, o.fn, o.shape, o.tm = opLaunch, fn, *shape, tm
 	seq := q.push()
 	if tm != nil {
 		tm.seq = seq
@@ -342,17 +365,12 @@ func (q *Queue) Launch(f device.Function, shape device.Shape, args []device.Arg)
 	return nil
 }
 
-// checkLaunch checks a launch's device, arguments and shape.
-func (q *Queue) checkLaunch(fn *Function, shape device.Shape, args []device.Arg) error {
-	k := fn.k
-	if fn.d != q.d {
-		return device.Errorf(q.d.id, "launch "+k.Name, device.CodeInvalidArgument,
-			"kernel %s was loaded on %s, not on this device", k.Name, fn.d.id)
-	}
+// checkLaunch checks a launch's arguments and shape.
+func (q *Queue) checkLaunch(k *device.Kernel, shape *device.Shape, args []device.Arg) error {
 	if err := k.CheckArgs(args); err != nil {
 		return &device.Error{Op: "launch " + k.Name, Device: q.d.id, Code: device.CodeInvalidArgument, Err: err}
 	}
-	if err := shape.Check(); err != nil {
+	if err := device.CheckShape(shape); err != nil {
 		return &device.Error{Op: "launch " + k.Name, Device: q.d.id, Code: device.CodeInvalidArgument, Err: err}
 	}
 	maxThreads := MaxThreadsPerTeam
@@ -370,12 +388,12 @@ func (q *Queue) checkLaunch(fn *Function, shape device.Shape, args []device.Arg)
 	return nil
 }
 
-// launch runs a launch operation, turning a panic of the kernel into an
-// error.
-func (d *Device) launch(o *op) error {
-	err := d.pool.Try(o.fn.host, &o.ha, o.shape)
+// launch runs fn over shape with ha, turning a panic of the kernel into
+// an error.
+func (d *Device) launch(fn *Function, ha *device.HostArgs, shape *device.Shape) error {
+	err := d.pool.Try(fn.host, ha, shape)
 	if tp, ok := err.(*hostexec.TeamPanic); ok {
-		return device.Errorf(d.id, "launch "+o.fn.k.Name, device.CodeUnknown,
+		return device.Errorf(d.id, "launch "+fn.k.Name, device.CodeUnknown,
 			"kernel panicked in team %d of %d: %v", tp.Team, tp.Teams, tp.Value)
 	}
 	return err
@@ -529,7 +547,7 @@ func (q *Queue) loop() {
 		case opCopy:
 			copy(o.dst, o.src)
 		case opLaunch:
-			err = q.d.launch(o)
+			err = q.d.launch(o.fn, &o.ha, &o.shape)
 		case opEvent:
 			o.ev.t = q.d.now()
 		case opWait:

@@ -133,8 +133,8 @@ func (p *Pool) Close() {
 
 // Teams returns the number of teams Run grants for s: s.Teams when it is
 // positive (at most MaxTeams), otherwise one per ChunkIterations iterations,
-// at most one per worker and at least one.
-func (p *Pool) Teams(s device.Shape) int {
+// at most one per worker and at least one. s is read, not kept.
+func (p *Pool) Teams(s *device.Shape) int {
 	if s.Teams > 0 {
 		return min(s.Teams, MaxTeams)
 	}
@@ -160,16 +160,18 @@ func (p *Pool) Teams(s device.Shape) int {
 // all teams finish (see TeamPanic).
 func (p *Pool) Run(f device.HostFunc, a *device.HostArgs, s device.Shape) (teams int) {
 	if s.Teams == 1 {
-		f(a, fullRange(s), 0, 1)
+		f(a, fullRange(&s), 0, 1)
 		return 1
 	}
-	return p.run(f, a, s)
+	return p.run(f, a, &s)
 }
 
 // Try is Run that returns a panic of f as an error instead: always a
 // *TeamPanic (a panic of a single-team Run is team 0 of 1), for runtimes
-// that must not let a kernel's panic take the program down.
-func (p *Pool) Try(f device.HostFunc, a *device.HostArgs, s device.Shape) (err error) {
+// that must not let a kernel's panic take the program down. It takes the
+// shape by pointer: a launch path that hands its shape down by value copies
+// it at every step, each copy read back while still in flight.
+func (p *Pool) Try(f device.HostFunc, a *device.HostArgs, s *device.Shape) (err error) {
 	defer func() {
 		if r := recover(); r != nil {
 			tp, ok := r.(*TeamPanic)
@@ -179,18 +181,22 @@ func (p *Pool) Try(f device.HostFunc, a *device.HostArgs, s device.Shape) (err e
 			err = tp
 		}
 	}()
-	p.Run(f, a, s)
+	if s.Teams == 1 {
+		f(a, fullRange(s), 0, 1)
+	} else {
+		p.run(f, a, s)
+	}
 	return nil
 }
 
-func (p *Pool) run(f device.HostFunc, a *device.HostArgs, s device.Shape) (teams int) {
+func (p *Pool) run(f device.HostFunc, a *device.HostArgs, s *device.Shape) (teams int) {
 	teams = p.Teams(s)
 	if teams == 1 {
 		f(a, fullRange(s), 0, 1)
 		return 1
 	}
 	j := p.jobs.Get().(*job)
-	j.f, j.a, j.shape, j.dim = f, a, s, s.Dims()-1
+	j.f, j.a, j.shape, j.dim = f, a, *s, s.Dims()-1
 	j.done.Store(0)
 	gen := uint32(j.state.Load()>>32) + 1
 	j.state.Store(uint64(gen)<<32 | 1) // team 0 is the caller's
@@ -284,21 +290,24 @@ func (p *Pool) work() {
 }
 
 // fullRange is the whole iteration space of s.
-func fullRange(s device.Shape) device.Range {
-	var r device.Range
-	dims := s.Dims()
-	for d := range 3 {
-		r.Hi[d] = 1
-		if d < dims {
-			r.Hi[d] = s.Size[d]
-		}
+//
+// It builds the result as one composite literal, so the caller's copy of
+// it into f's arguments reads it back as it was written, not 8 bytes at a
+// time (which stalls the copy on store forwarding).
+func fullRange(s *device.Shape) device.Range {
+	h0, h1, h2 := s.Size[0], 1, 1
+	switch {
+	case s.Size[2] > 1:
+		h1, h2 = s.Size[1], s.Size[2]
+	case s.Size[1] > 1:
+		h1 = s.Size[1]
 	}
-	return r
+	return device.Range{Hi: [3]int{h0, h1, h2}}
 }
 
 // chunk is team's part of s when dimension dim is split into teams parts.
 func chunk(s device.Shape, dim, team, teams int) device.Range {
-	r := fullRange(s)
+	r := fullRange(&s)
 	n := uint64(max(r.Hi[dim], 0))
 	r.Lo[dim] = split(n, team, teams)
 	r.Hi[dim] = split(n, team+1, teams)

@@ -44,7 +44,7 @@ func cover(t *testing.T, p *Pool, s device.Shape) {
 		}
 	}
 	teams := p.Run(f, nil, s)
-	assert.Equal(t, p.Teams(s), teams, "Run(%+v)'s teams against Teams", s)
+	assert.Equal(t, p.Teams(&s), teams, "Run(%+v)'s teams against Teams", s)
 	if s.Teams > 0 {
 		assert.Equal(t, s.Teams, teams, "Run(%+v): teams granted", s)
 	}
@@ -107,7 +107,7 @@ func TestTeams(t *testing.T) {
 		{device.Shape{Size: [3]int{0}}, 1},
 		{device.Shape{Size: [3]int{1}, Teams: math.MaxInt}, MaxTeams},
 	} {
-		assert.Equal(t, c.want, p.Teams(c.s), "Teams(%+v)", c.s)
+		assert.Equal(t, c.want, p.Teams(&c.s), "Teams(%+v)", c.s)
 	}
 }
 
@@ -288,7 +288,7 @@ func BenchmarkSaxpyGoroutines(b *testing.B) {
 
 //go:noinline
 func directCall(f device.HostFunc, a *device.HostArgs, s device.Shape) int {
-	f(a, fullRange(s), 0, 1)
+	f(a, fullRange(&s), 0, 1)
 	return 1
 }
 

@@ -70,6 +70,7 @@ type tracer struct {
 	live      *liveBuf // buf's registration
 	part, end uint64   // the current part is buf[part:end]
 	noBuf     bool     // a request failed during this batch
+	puts      uint64   // records put since written was last raised (one atomic add per batch, not per record)
 
 	// of lost: records of operations whose device times could not be
 	// read, in all and when the session started (under mu); last, so the

@@ -124,6 +124,7 @@ func (tr *tracer) run() {
 				break
 			}
 		}
+		tr.countPuts()
 		if ok && (stopping || flush != flushed) {
 			ok = tr.completePart(stopping)
 		}
@@ -241,8 +242,17 @@ func (tr *tracer) put(src unsafe.Pointer, n uint64, data []byte, total uint64) b
 	k += copy(dst[k:], data)
 	clear(dst[k:])
 	tr.end += total
-	tr.written.Add(1)
+	tr.puts++
 	return true
+}
+
+// countPuts adds the records put since the last call to written: at the
+// end of each batch and before each buffer goes to the tool.
+func (tr *tracer) countPuts() {
+	if tr.puts > 0 {
+		tr.written.Add(tr.puts)
+		tr.puts = 0
+	}
 }
 
 // The buffer callback a tracer's worker is in, for stop's report.
@@ -300,6 +310,7 @@ func (tr *tracer) requestBuf(need uint64) bool {
 // buffer goes back (then bytes and begin are 0). False when the callback
 // panicked.
 func (tr *tracer) completePart(owned bool) bool {
+	tr.countPuts()
 	b := tr.buf
 	if b == nil {
 		return true
