@@ -67,7 +67,7 @@ func TestProfile(t *testing.T) {
 			assert.EqualValues(t, 4, cl.Live().Events-base.Events, "live events with 4 profiled operations pending, want 4")
 			for i := 1; i < len(tms); i++ {
 				require.NotNil(t, tms[i], "Last after operation %d = %v, the same as before it (%v)", i, tms[i], tms[i-1])
-				require.NotEqual(t, tms[i-1], tms[i], "Last after operation %d = %v, the same as before it (%v)", i, tms[i], tms[i-1])
+				require.NotSame(t, tms[i-1], tms[i], "Last after operation %d = %v, the same as before it (%v)", i, tms[i], tms[i-1])
 			}
 			must(t, "Sync", q.Sync())
 			after, err := d.Now()
@@ -126,7 +126,7 @@ func TestProfile(t *testing.T) {
 			must(t, "CopyIn", q.CopyIn(a.Ptr, got))
 			must(t, "Launch", q.Launch(f, shape, []device.Arg{{Bits: n}, {Ptr: a.Ptr}}))
 			assert.Zero(t, cl.Live().Events-base.Events, "live events after operations with profiling off, want 0")
-			assert.Equal(t, tm, p.Last(), "Last with profiling off changed to")
+			assert.Same(t, tm, p.Last(), "Last with profiling off changed")
 
 			// Timings never read are released with the queue, and can
 			// still be read after it.
