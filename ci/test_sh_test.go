@@ -9,6 +9,9 @@ import (
 	"strconv"
 	"strings"
 	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
 )
 
 // fakeTools writes stand-ins for the commands ci/test.sh -deps uses to
@@ -21,9 +24,7 @@ func fakeTools(t *testing.T, lockedFor int, aptFails, ocl bool) (path, dir strin
 	bin := filepath.Join(dir, "bin")
 	os.Mkdir(bin, 0o755)
 	write := func(name, body string) {
-		if err := os.WriteFile(filepath.Join(bin, name), []byte("#!/bin/sh\n"+body), 0o755); err != nil {
-			t.Fatal(err)
-		}
+		require.NoError(t, os.WriteFile(filepath.Join(bin, name), []byte("#!/bin/sh\n"+body), 0o755))
 	}
 	write("dpkg-query", "exit 1\n")
 	write("id", "echo 0\n")
@@ -57,8 +58,8 @@ func runDeps(t *testing.T, path, dir string, env ...string) (string, int) {
 	code := 0
 	if ee, ok := err.(*exec.ExitError); ok {
 		code = ee.ExitCode()
-	} else if err != nil {
-		t.Fatal(err)
+	} else {
+		require.NoError(t, err)
 	}
 	return string(out), code
 }
@@ -71,9 +72,9 @@ func TestDepsHeldLockRetried(t *testing.T) {
 	// because of it.
 	path, dir := fakeTools(t, 2, false, true)
 	out, code := runDeps(t, path, dir, "CI=")
-	if code != 0 || strings.Count(out, "apt's lock is held by another process; retrying") != 2 || strings.Contains(out, "could not install") {
-		t.Errorf("exit %d; want 0, two retries and no failed install:\n%s", code, out)
-	}
+	assert.Zero(t, code, "exit %d; want 0, two retries and no failed install:\n%s", code, out)
+	assert.EqualValues(t, 2, strings.Count(out, "apt's lock is held by another process; retrying"), "exit %d; want 0, two retries and no failed install:\n%s", code, out)
+	assert.False(t, strings.Contains(out, "could not install"), "exit %d; want 0, two retries and no failed install:\n%s", code, out)
 }
 
 func TestDepsInstallFailsOutsideCI(t *testing.T) {
@@ -92,21 +93,18 @@ func TestDepsInstallFailsOutsideCI(t *testing.T) {
 		"Could not get lock",
 		"FAILED: nothing of the opencl plugin(s) was tested",
 	} {
-		if !strings.Contains(out, want) {
-			t.Errorf("output lacks %q", want)
-		}
+		assert.Contains(t, out, want, "output lacks")
 	}
-	if code != 1 || strings.Contains(out, "all checks passed") || strings.Contains(out, "no step would be skipped") {
-		t.Errorf("exit %d, want 1 and no all-passed line:\n%s", code, out)
-	}
+	assert.EqualValues(t, 1, code, "exit %d, want 1 and no all-passed line:\n%s", code, out)
+	assert.False(t, strings.Contains(out, "all checks passed"), "exit %d, want 1 and no all-passed line:\n%s", code, out)
+	assert.False(t, strings.Contains(out, "no step would be skipped"), "exit %d, want 1 and no all-passed line:\n%s", code, out)
 
 	// An install that fails, with an OpenCL device there all the same:
 	// no plugin is untested, so the run passes.
 	path, dir = fakeTools(t, 0, true, true)
 	out, code = runDeps(t, path, dir, "CI=")
-	if code != 0 || !strings.Contains(out, "ci/test.sh: every dependency is there") && !strings.Contains(out, "would be skipped") {
-		t.Errorf("failed install, OpenCL present: exit %d:\n%s", code, out)
-	}
+	assert.Zero(t, code, "failed install, OpenCL present: exit %d:\n%s", code, out)
+	assert.False(t, !strings.Contains(out, "ci/test.sh: every dependency is there") && !strings.Contains(out, "would be skipped"), "failed install, OpenCL present: exit %d:\n%s", code, out)
 }
 
 func TestDepsInstallFailsInCI(t *testing.T) {
@@ -115,7 +113,6 @@ func TestDepsInstallFailsInCI(t *testing.T) {
 	}
 	path, dir := fakeTools(t, 0, true, true)
 	out, code := runDeps(t, path, dir, "CI=true")
-	if code != 1 || !strings.Contains(out, "ci/test.sh: could not install gcc pocl-opencl-icd") {
-		t.Errorf("CI=true with a failed install: exit %d, want 1 and the reason:\n%s", code, out)
-	}
+	assert.EqualValues(t, 1, code, "CI=true with a failed install: exit %d, want 1 and the reason:\n%s", code, out)
+	assert.Contains(t, out, "ci/test.sh: could not install gcc pocl-opencl-icd", "CI=true with a failed install: exit %d, want 1 and the reason:\n%s", code, out)
 }

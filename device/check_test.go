@@ -2,8 +2,10 @@ package device
 
 import (
 	"math"
-	"strings"
 	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
 )
 
 var lenKernel = &Kernel{
@@ -47,16 +49,16 @@ func TestNeedLen(t *testing.T) {
 	} {
 		lenKernel.Params[4].Len = c.len
 		got, err := lenKernel.NeedLen(4, s, bits)
-		switch {
-		case c.err == "" && (err != nil || got != c.want):
-			t.Errorf("Len %q: %d, %v; want %d", c.len, got, err, c.want)
-		case c.err != "" && (err == nil || !strings.Contains(err.Error(), c.err)):
-			t.Errorf("Len %q: %d, %v; want an error saying %q", c.len, got, err, c.err)
+		if c.err == "" {
+			assert.NoError(t, err, "Len %q", c.len)
+			assert.Equal(t, c.want, got, "Len %q", c.len)
+		} else if assert.Error(t, err, "Len %q: %d; want an error saying %q", c.len, got, c.err) {
+			assert.Contains(t, err.Error(), c.err, "Len %q", c.len)
 		}
 	}
 	lenKernel.Params[4].Len = "Shape.Teams"
-	if _, err := lenKernel.NeedLen(4, Shape{Size: [3]int{10}}, bits); err == nil || !strings.Contains(err.Error(), "set Shape.Teams") {
-		t.Errorf("Shape.Teams with teams 0: %v, want an error saying to set it", err)
+	if _, err := lenKernel.NeedLen(4, Shape{Size: [3]int{10}}, bits); assert.Error(t, err, "Shape.Teams with teams 0: %v, want an error saying to set it", err) {
+		assert.Contains(t, err.Error(), "set Shape.Teams", "Shape.Teams with teams 0: %v, want an error saying to set it", err)
 	}
 	lenKernel.Params[4].Len = ""
 }
@@ -69,9 +71,7 @@ func TestKernelCheck(t *testing.T) {
 			{Name: "raw", Kind: ParamBuffer, Len: "8*n"},
 		}}
 	}
-	if err := good().Check(); err != nil {
-		t.Fatalf("good kernel: %v", err)
-	}
+	require.NoError(t, good().Check(), "good kernel")
 	for _, c := range []struct {
 		spoil func(k *Kernel)
 		want  string
@@ -88,13 +88,11 @@ func TestKernelCheck(t *testing.T) {
 	} {
 		k := good()
 		c.spoil(k)
-		if err := k.Check(); err == nil || !strings.Contains(err.Error(), c.want) {
-			t.Errorf("Check: %v, want an error saying %q", err, c.want)
+		if err := k.Check(); assert.Error(t, err, "Check: %v, want an error saying %q", err, c.want) {
+			assert.Contains(t, err.Error(), c.want, "Check: %v, want an error saying %q", err, c.want)
 		}
 	}
-	if d := (&Kernel{}).IterationDims(); d != 1 {
-		t.Errorf("IterationDims of Dims 0 = %d, want 1", d)
-	}
+	assert.EqualValues(t, 1, (&Kernel{}).IterationDims(), "IterationDims of Dims 0")
 }
 
 func TestShapeCheck(t *testing.T) {
@@ -106,9 +104,7 @@ func TestShapeCheck(t *testing.T) {
 		{Size: [3]int{4, 0, 0}},
 		{Size: [3]int{1 << 20, 1 << 20, 1 << 20}},
 	} {
-		if err := s.Check(); err != nil {
-			t.Errorf("%+v: %v", s, err)
-		}
+		assert.NoError(t, s.Check(), "%+v", s)
 	}
 	for _, c := range []struct {
 		s    Shape
@@ -122,8 +118,8 @@ func TestShapeCheck(t *testing.T) {
 		{Shape{Size: [3]int{4, 1, -1}}, "dimension 2 is negative"},
 		{Shape{Size: [3]int{4, 1, 1}, Threads: -1}, "threads -1"},
 	} {
-		if err := c.s.Check(); err == nil || !strings.Contains(err.Error(), c.want) {
-			t.Errorf("%+v: %v, want an error saying %q", c.s, err, c.want)
+		if err := c.s.Check(); assert.Error(t, err, "%+v: %v, want an error saying %q", c.s, err, c.want) {
+			assert.Contains(t, err.Error(), c.want, "%+v: %v, want an error saying %q", c.s, err, c.want)
 		}
 	}
 }

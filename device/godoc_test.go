@@ -4,6 +4,9 @@ import (
 	"os/exec"
 	"strings"
 	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
 )
 
 // TestGoDocListsKinds checks that `go doc` on ParamKind and ImageKind shows
@@ -19,16 +22,10 @@ func TestGoDocListsKinds(t *testing.T) {
 		"ImageKind": {"ImageHost", "ImageOpenCL", "ImagePTX"},
 	} {
 		out, err := exec.Command(goCmd, "doc", ".", typ).CombinedOutput()
-		if err != nil {
-			t.Fatalf("go doc . %s: %v\n%s", typ, err, out)
-		}
+		require.NoError(t, err, "go doc . %s: %v\n%s", typ, err, out)
 		for _, n := range names {
-			if !strings.Contains(string(out), "const "+n+" "+typ+" = ") {
-				t.Errorf("go doc . %s does not show constant %s:\n%s", typ, n, out)
-			}
+			assert.Contains(t, string(out), "const "+n+" "+typ+" = ", "go doc . %s does not show constant %s:\n%s", typ, n, out)
 		}
-		if strings.Contains(string(out), "...") {
-			t.Errorf("go doc . %s elides a constant group:\n%s", typ, out)
-		}
+		assert.False(t, strings.Contains(string(out), "..."), "go doc . %s elides a constant group:\n%s", typ, out)
 	}
 }

@@ -3,6 +3,9 @@ package device
 import (
 	"math"
 	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
 )
 
 func TestHostArgsByName(t *testing.T) {
@@ -17,40 +20,23 @@ func TestHostArgsByName(t *testing.T) {
 		Args: []Arg{{Bits: uint64(0xffffffff)}, {Bits: uint64(0xffffffff)}, {Bits: uint64(1 << 40)},
 			{Bits: uint64(math.Float32bits(1.5))}, {Bits: math.Float64bits(-2.25)}, {}, {}},
 	}
-	if v := Value[int](a, "i32"); v != -1 {
-		t.Errorf("int32 0xffffffff = %d, want -1", v)
+	assert.EqualValues(t, -1, Value[int](a, "i32"), "int32 0xffffffff")
+	assert.EqualValues(t, 0xffffffff, Value[int](a, "u32"), "uint32 0xffffffff")
+	assert.EqualValues(t, 1<<40, Value[int64](a, "i64"), "int64")
+	assert.EqualValues(t, 1.5, Value[float32](a, "f32"), "float32")
+	assert.EqualValues(t, -2.25, Value[float64](a, "f64"), "float64")
+	assert.EqualValues(t, 1.5, Value[float64](a, "f32"), "float32 read as float64")
+	if s := Slice[float32](a, "x"); assert.Len(t, s, 3, "Slice[float32](x) = %v, want x itself", s) {
+		assert.Same(t, &x[0], &s[0], "Slice[float32](x) = %v, want x itself", s)
 	}
-	if v := Value[int](a, "u32"); v != 0xffffffff {
-		t.Errorf("uint32 0xffffffff = %d", v)
-	}
-	if v := Value[int64](a, "i64"); v != 1<<40 {
-		t.Errorf("int64 = %d", v)
-	}
-	if v := Value[float32](a, "f32"); v != 1.5 {
-		t.Errorf("float32 = %v", v)
-	}
-	if v := Value[float64](a, "f64"); v != -2.25 {
-		t.Errorf("float64 = %v", v)
-	}
-	if v := Value[float64](a, "f32"); v != 1.5 {
-		t.Errorf("float32 read as float64 = %v", v)
-	}
-	if s := Slice[float32](a, "x"); len(s) != 3 || &s[0] != &x[0] {
-		t.Errorf("Slice[float32](x) = %v, want x itself", s)
-	}
-	if s := Slice[byte](a, "raw"); len(s) != 12 {
-		t.Errorf("Slice[byte] of an untyped buffer has %d elements, want 12", len(s))
-	}
-	if s := Slice[uint32](a, "x"); len(s) != 3 {
-		t.Errorf("Slice[uint32] of a float32 buffer (same size) has %d elements", len(s))
-	}
+	assert.Len(t, Slice[byte](a, "raw"), 12, "Slice[byte] of an untyped buffer")
+	assert.Len(t, Slice[uint32](a, "x"), 3, "Slice[uint32] of a float32 buffer (same size)")
 	panics := func(name string, f func(), want string) {
 		t.Helper()
 		defer func() {
 			r := recover()
-			if s, _ := r.(string); s != want {
-				t.Errorf("%s: panic %v, want %q", name, r, want)
-			}
+			s, _ := r.(string)
+			assert.Equal(t, want, s, "%s: panic %v", name, r)
 		}()
 		f()
 	}
@@ -62,18 +48,19 @@ func TestHostArgsByName(t *testing.T) {
 func TestRangeClampAndImages(t *testing.T) {
 	r := Range{Lo: [3]int{-5, 0, 0}, Hi: [3]int{50, 1, 1}}
 	for _, c := range []struct{ n, lo, hi int }{{10, 0, 10}, {100, 0, 50}, {-3, 0, 0}, {0, 0, 0}} {
-		if lo, hi := r.Clamp(0, c.n); lo != c.lo || hi != c.hi {
-			t.Errorf("Clamp(0, %d) = [%d, %d), want [%d, %d)", c.n, lo, hi, c.lo, c.hi)
+		if lo, hi := r.Clamp(0, c.n); assert.Equal(t, c.lo, lo, "Clamp(0, %d) = [%d, %d), want [%d, %d)", c.n, lo, hi, c.lo, c.hi) {
+			assert.Equal(t, c.hi, hi, "Clamp(0, %d) = [%d, %d), want [%d, %d)", c.n, lo, hi, c.lo, c.hi)
 		}
 	}
-	if lo, hi := (Range{Lo: [3]int{20}, Hi: [3]int{10}}).Clamp(0, 100); lo != 20 || hi != 20 {
-		t.Errorf("an empty range clamps to [%d, %d), want [20, 20)", lo, hi)
+	if lo, hi := (Range{Lo: [3]int{20}, Hi: [3]int{10}}).Clamp(0, 100); assert.EqualValues(t, 20, lo, "an empty range clamps to [%d, %d), want [20, 20)", lo, hi) {
+		assert.EqualValues(t, 20, hi, "an empty range clamps to [%d, %d), want [20, 20)", lo, hi)
 	}
 	imgs := Images("e", nil, "cl", "")
-	if len(imgs) != 1 || imgs[0].Kind != ImageOpenCL || imgs[0].Entry != "e" || imgs[0].Source != "cl" {
-		t.Errorf("Images(e, nil, cl, \"\") = %+v", imgs)
-	}
-	if imgs := Images("e", func(*HostArgs, Range, int, int) {}, "cl", "ptx"); len(imgs) != 3 || imgs[0].Kind != ImageHost || imgs[2].Kind != ImagePTX {
-		t.Errorf("Images with all three = %+v", imgs)
+	require.Len(t, imgs, 1, "Images(e, nil, cl, \"\") = %+v", imgs)
+	assert.Equal(t, ImageOpenCL, imgs[0].Kind, "Images(e, nil, cl, \"\") = %+v", imgs)
+	assert.Equal(t, "e", imgs[0].Entry, "Images(e, nil, cl, \"\") = %+v", imgs)
+	assert.Equal(t, "cl", imgs[0].Source, "Images(e, nil, cl, \"\") = %+v", imgs)
+	if imgs := Images("e", func(*HostArgs, Range, int, int) {}, "cl", "ptx"); assert.Len(t, imgs, 3, "Images with all three = %+v", imgs) && assert.Equal(t, ImageHost, imgs[0].Kind, "Images with all three = %+v", imgs) {
+		assert.Equal(t, ImagePTX, imgs[2].Kind, "Images with all three = %+v", imgs)
 	}
 }

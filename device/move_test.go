@@ -5,6 +5,9 @@ import (
 	"errors"
 	"math/rand/v2"
 	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
 )
 
 // TestMove checks Move against Go's copy over memory addressed from 0x1000,
@@ -33,46 +36,32 @@ func TestMove(t *testing.T) {
 			if p >= 1<<30 {
 				return tmp[int(p-1<<30):][:n]
 			}
-			if p < base || int(p-base)+n > size {
-				t.Fatalf("piece [%v, +%d) outside the memory", p, n)
-			}
+			require.GreaterOrEqual(t, p, DevicePtr(base), "piece [%v, +%d) outside the memory", p, n)
+			require.LessOrEqual(t, int(p-base)+n, size, "piece [%v, +%d) outside the memory", p, n)
 			return mem[int(p-base):][:n]
 		}
 		cp := func(d, s DevicePtr, n int) error {
 			pieces++
-			if n <= 0 || (d < s+DevicePtr(n) && s < d+DevicePtr(n)) {
-				t.Fatalf("cp(%v, %v, %d): overlapping or empty piece", d, s, n)
-			}
+			require.Greater(t, n, 0, "cp(%v, %v, %d): overlapping or empty piece", d, s, n)
+			require.False(t, d < s+DevicePtr(n) && s < d+DevicePtr(n), "cp(%v, %v, %d): overlapping or empty piece", d, s, n)
 			copy(at(d, n), at(s, n))
 			return nil
 		}
 		alloc := func(n int) (DevicePtr, error) { allocs++; tmp = make([]byte, n); return 1 << 30, nil }
 		free := func(DevicePtr) error { frees++; return nil }
-		if err := Move(base+DevicePtr(dst), base+DevicePtr(src), n, cp, alloc, free); err != nil {
-			t.Fatal(err)
-		}
-		if !bytes.Equal(mem, want) {
-			t.Fatalf("Move(dst %d, src %d, n %d) differs from Go's copy", dst, src, n)
-		}
-		if allocs != frees || allocs > 1 {
-			t.Errorf("Move(dst %d, src %d, n %d): %d allocs, %d frees", dst, src, n, allocs, frees)
-		}
-		if dst == src && pieces != 0 {
-			t.Errorf("Move onto itself made %d copies, want none", pieces)
-		}
-		if pieces > moveSteps {
-			t.Errorf("Move(dst %d, src %d, n %d) made %d copies, want at most %d", dst, src, n, pieces, moveSteps)
-		}
+		require.NoError(t, Move(base+DevicePtr(dst), base+DevicePtr(src), n, cp, alloc, free))
+		require.True(t, bytes.Equal(mem, want), "Move(dst %d, src %d, n %d) differs from Go's copy", dst, src, n)
+		assert.Equal(t, frees, allocs, "Move(dst %d, src %d, n %d): %d allocs, %d frees", dst, src, n, allocs, frees)
+		assert.LessOrEqual(t, allocs, 1, "Move(dst %d, src %d, n %d): %d allocs, %d frees", dst, src, n, allocs, frees)
+		assert.False(t, dst == src && pieces != 0, "Move onto itself made %d copies, want none", pieces)
+		assert.LessOrEqual(t, pieces, moveSteps, "Move(dst %d, src %d, n %d) made %d copies, want at most", dst, src, n, pieces)
 	}
 	boom := errors.New("boom")
 	frees := 0
 	err := Move(0x1001, 0x1000, 100, func(DevicePtr, DevicePtr, int) error { return boom },
 		func(int) (DevicePtr, error) { return 0x9000, nil }, func(DevicePtr) error { frees++; return nil })
-	if !errors.Is(err, boom) || frees != 1 {
-		t.Errorf("failing copy through a temporary: %v, %d frees; want boom and 1 free", err, frees)
-	}
+	assert.ErrorIs(t, err, boom, "failing copy through a temporary: %v, %d frees; want boom and 1 free", err, frees)
+	assert.EqualValues(t, 1, frees, "failing copy through a temporary: %v, %d frees; want boom and 1 free", err, frees)
 	err = Move(0x1001, 0x1000, 100, nil, func(int) (DevicePtr, error) { return 0, boom }, nil)
-	if !errors.Is(err, boom) {
-		t.Errorf("failing alloc: %v, want boom", err)
-	}
+	assert.ErrorIs(t, err, boom, "failing alloc")
 }

@@ -4,6 +4,8 @@ import (
 	"errors"
 	"io/fs"
 	"testing"
+
+	"github.com/stretchr/testify/assert"
 )
 
 // NoDevice names the plugin once and matches ErrNoDevice and its reason.
@@ -17,14 +19,8 @@ func TestNoDeviceMessage(t *testing.T) {
 		{nil, "cuda: no device"},
 	} {
 		err := NoDevice("cuda", c.reason)
-		if err.Error() != c.want {
-			t.Errorf("NoDevice(cuda, %v) = %q, want %q", c.reason, err, c.want)
-		}
-		if !errors.Is(err, ErrNoDevice) {
-			t.Errorf("NoDevice(cuda, %v) does not match ErrNoDevice", c.reason)
-		}
+		assert.Equal(t, c.want, err.Error(), "NoDevice(cuda, %v) = %q", c.reason, err)
+		assert.ErrorIs(t, err, ErrNoDevice, "NoDevice(cuda, %v) does not match ErrNoDevice", c.reason)
 	}
-	if err := NoDevice("opencl", fs.ErrNotExist); !errors.Is(err, fs.ErrNotExist) {
-		t.Errorf("NoDevice does not wrap its reason: %v", err)
-	}
+	assert.ErrorIs(t, NoDevice("opencl", fs.ErrNotExist), fs.ErrNotExist, "NoDevice does not wrap its reason")
 }

@@ -21,6 +21,8 @@ import (
 	"time"
 
 	"github.com/gompt/gompt/device"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
 )
 
 // gateKernel does nothing; on the fake driver it runs until the test opens
@@ -92,30 +94,22 @@ func TestFaultOverlap(t *testing.T) {
 	case <-time.After(20 * time.Second):
 		f.openGate()
 		<-done
-		t.Fatal("a small CopyIn or CopyOut waited for the kernel enqueued before it (the driver's pageable path)")
+		require.Fail(t, "a small CopyIn or CopyOut waited for the kernel enqueued before it (the driver's pageable path)")
 	}
-	if n := f.read().PageableWaits - waits; n != 0 {
-		t.Errorf("%d copies went to the driver from pageable memory", n)
-	}
-	if !bytes.Equal(got, fill(4096, 0xaa)) {
-		t.Fatal("CopyOut wrote its slice while the kernel before it still ran")
-	}
+	assert.Zero(t, f.read().PageableWaits-waits, "copies went to the driver from pageable memory")
+	require.True(t, bytes.Equal(got, fill(4096, 0xaa)), "CopyOut wrote its slice while the kernel before it still ran")
 	ev, err := q.Record()
 	must(t, "Record", err)
 	f.openGate()
 	waited := make(chan error)
 	go func() { waited <- ev.Wait() }() // another goroutine, as a construct's dependent
 	must(t, "Wait", <-waited)
-	if i := firstDiff(got, want); i >= 0 {
-		t.Errorf("after the Wait of an event recorded after CopyOut, its slice differs from byte %d", i)
-	}
+	assert.Negative(t, firstDiff(got, want), "after the Wait of an event recorded after CopyOut, its slice differs from byte")
 	must(t, "Sync", q.Sync())
 	back := make([]byte, small)
 	must(t, "CopyOut", q.CopyOut(back, a.Ptr))
 	must(t, "Sync", q.Sync())
-	if i := firstDiff(back, src); i >= 0 {
-		t.Errorf("the CopyIn made behind the kernel wrote wrong data from byte %d", i)
-	}
+	assert.Negative(t, firstDiff(back, src), "the CopyIn made behind the kernel wrote wrong data from byte")
 	must(t, "Release", q.Release())
 	must(t, "Free", d.Free(a.Ptr))
 	must(t, "Free", d.Free(b.Ptr))
@@ -159,19 +153,14 @@ func TestFaultBounceRing(t *testing.T) {
 			}
 			must(t, "Sync", q.Sync())
 			for i := range k {
-				if j := firstDiff(gots[i], srcs[i]); j >= 0 {
-					t.Errorf("copy %d of %d bytes: wrong data from byte %d", i, n-i, j)
-				}
+				assert.Negative(t, firstDiff(gots[i], srcs[i]), "copy %d of %d bytes: wrong data from byte", i, n-i)
 			}
 			for i := range 1000 {
-				if tinyGot[i] != [8]byte{byte(i), byte(i >> 8), 1, 2, 3, 4, 5, 6} {
-					t.Fatalf("tiny copy %d: %v", i, tinyGot[i])
-				}
+				require.Equal(t, [8]byte{byte(i), byte(i >> 8), 1, 2, 3, 4, 5, 6}, tinyGot[i], "tiny copy %d", i)
 			}
-			if s := f.read(); s.HostAllocs != 1 || s.PageableWaits != f.base.PageableWaits {
-				t.Errorf("%d page-locked allocations (want 1, the ring), %d pageable copies (want 0)",
-					s.HostAllocs, s.PageableWaits-f.base.PageableWaits)
-			}
+			s := f.read()
+			assert.EqualValues(t, 1, s.HostAllocs, "page-locked allocations (want 1, the ring)")
+			assert.Equal(t, f.base.PageableWaits, s.PageableWaits, "pageable copies (want none)")
 			for _, p := range append(bufs, tiny.Ptr) {
 				must(t, "Free", d.Free(p))
 			}
@@ -207,9 +196,7 @@ func TestFaultBounceOrder(t *testing.T) {
 		y := make([]byte, 1000)
 		must(t, "CopyOut", q.CopyOut(y, C))
 		must(t, "Sync", q.Sync())
-		if !bytes.Equal(y, pattern(big, 20)[:1000]) {
-			t.Error("CopyIn of a slice a CopyOut before it on the queue writes did not copy the CopyOut's data")
-		}
+		assert.True(t, bytes.Equal(y, pattern(big, 20)[:1000]), "CopyIn of a slice a CopyOut before it on the queue writes did not copy the CopyOut's data")
 		must(t, "CopyIn", q.CopyIn(C, pattern(big, 22)))
 	})
 	t.Run("two CopyOuts to one slice", func(t *testing.T) {
@@ -217,18 +204,16 @@ func TestFaultBounceOrder(t *testing.T) {
 		must(t, "CopyOut", q.CopyOut(x, A))
 		must(t, "CopyOut", q.CopyOut(x[500:], B))
 		must(t, "Sync", q.Sync())
-		if !bytes.Equal(x[:500], pattern(big, 20)[:500]) || !bytes.Equal(x[500:], pattern(big, 21)[:500]) {
-			t.Error("the later of two CopyOuts to the same bytes did not win")
-		}
+		assert.True(t, bytes.Equal(x[:500], pattern(big, 20)[:500]), "the later of two CopyOuts to the same bytes did not win")
+		assert.True(t, bytes.Equal(x[500:], pattern(big, 21)[:500]), "the later of two CopyOuts to the same bytes did not win")
 	})
 	t.Run("a large CopyOut after a small one", func(t *testing.T) {
 		x := fill(big, 0)
 		must(t, "CopyOut", q.CopyOut(x[:1000], A))
 		must(t, "CopyOut", q.CopyOut(x, C)) // staged, written at once
 		must(t, "Sync", q.Sync())
-		if i := firstDiff(x, pattern(big, 22)); i >= 0 {
-			t.Errorf("the large CopyOut's data was overwritten from byte %d by the small one before it", i)
-		}
+		i := firstDiff(x, pattern(big, 22))
+		assert.Negative(t, i, "the large CopyOut's data was overwritten from byte %d by the small one before it", i)
 	})
 	t.Run("an old event's Wait", func(t *testing.T) {
 		x1, x2 := fill(1000, 0), fill(1000, 0x55)
@@ -238,13 +223,10 @@ func TestFaultBounceOrder(t *testing.T) {
 		must(t, "Sync", q.Sync()) // finishes x1's copy; its out is reused next
 		must(t, "CopyOut", q.CopyOut(x2, B))
 		must(t, "Wait", e1.Wait()) // the fake has not yet run x2's copy
-		if !bytes.Equal(x2, fill(1000, 0x55)) {
-			t.Error("the Wait of an event recorded before a CopyOut wrote that CopyOut's slice")
-		}
+		assert.True(t, bytes.Equal(x2, fill(1000, 0x55)), "the Wait of an event recorded before a CopyOut wrote that CopyOut's slice")
 		must(t, "Sync", q.Sync())
-		if !bytes.Equal(x1, pattern(big, 20)[:1000]) || !bytes.Equal(x2, pattern(big, 21)[:1000]) {
-			t.Error("wrong data after the Sync")
-		}
+		assert.True(t, bytes.Equal(x1, pattern(big, 20)[:1000]), "wrong data after the Sync")
+		assert.True(t, bytes.Equal(x2, pattern(big, 21)[:1000]), "wrong data after the Sync")
 	})
 	must(t, "Release", q.Release())
 	for _, p := range bufs {
@@ -277,13 +259,9 @@ func TestFaultBounceErrors(t *testing.T) {
 		must(t, "CopyOut", q.CopyOut(x, buf))
 		f.arm("cuStreamSynchronize:1:999")
 		wantErr(t, "Sync", q.Sync(), device.CodeUnknown, "cuStreamSynchronize")
-		if !bytes.Equal(x, fill(4096, 0)) {
-			t.Error("a Sync that failed wrote the CopyOut's slice")
-		}
+		assert.True(t, bytes.Equal(x, fill(4096, 0)), "a Sync that failed wrote the CopyOut's slice")
 		must(t, "second Sync", q.Sync())
-		if !bytes.Equal(x, want) {
-			t.Error("the CopyOut's data was lost after a failed Sync")
-		}
+		assert.True(t, bytes.Equal(x, want), "the CopyOut's data was lost after a failed Sync")
 		must(t, "Release", q.Release())
 	})
 	t.Run("Release whose Sync fails", func(t *testing.T) {
@@ -293,9 +271,7 @@ func TestFaultBounceErrors(t *testing.T) {
 		must(t, "CopyIn", q.CopyIn(buf, pattern(4096, 33)))
 		f.arm("cuStreamSynchronize:1:999")
 		wantErr(t, "Release", q.Release(), device.CodeUnknown, "cuStreamSynchronize")
-		if !bytes.Equal(x, fill(4096, 0)) {
-			t.Error("a Release whose Sync failed wrote the CopyOut's slice")
-		}
+		assert.True(t, bytes.Equal(x, fill(4096, 0)), "a Release whose Sync failed wrote the CopyOut's slice")
 		// The test's end checks that the ring went back to the driver.
 	})
 	t.Run("a failed DMA", func(t *testing.T) {
@@ -306,9 +282,7 @@ func TestFaultBounceErrors(t *testing.T) {
 		f.arm("cuMemcpyHtoDAsync_v2:1:999")
 		wantErr(t, "CopyIn", q.CopyIn(buf, pattern(100, 1)), device.CodeUnknown, "copy to device", "cuMemcpyHtoDAsync_v2")
 		must(t, "Sync", q.Sync())
-		if !bytes.Equal(x, fill(4096, 0)) {
-			t.Error("a CopyOut that failed wrote its slice")
-		}
+		assert.True(t, bytes.Equal(x, fill(4096, 0)), "a CopyOut that failed wrote its slice")
 		roundTrip(t, q, buf, pattern(4096, 31))
 		must(t, "Release", q.Release())
 	})
@@ -328,9 +302,7 @@ func TestFaultBounceErrors(t *testing.T) {
 				must(t, "CopyOut", q.CopyOut(got, b))
 				must(t, "Sync", q.Sync())
 				if i < len(bufs)-1 || err == nil {
-					if j := firstDiff(got, pattern(200<<10, 40+i)); j >= 0 {
-						t.Errorf("copy %d: wrong data from byte %d", i, j)
-					}
+					assert.Negative(t, firstDiff(got, pattern(200<<10, 40+i)), "copy %d: wrong data from byte", i)
 				}
 				must(t, "Free", d.Free(b))
 			}
@@ -351,9 +323,7 @@ func TestFaultBounceErrors(t *testing.T) {
 		f.arm("cuEventRecord:1:999")
 		err, check := round(t, q, d)
 		must(t, "CopyIn (the plugin waits for the stream instead)", err)
-		if f.injected() == 0 {
-			t.Error("no failure injected")
-		}
+		assert.NotZero(t, f.injected(), "no failure injected")
 		check()
 		must(t, "Release", q.Release())
 	})
@@ -361,8 +331,8 @@ func TestFaultBounceErrors(t *testing.T) {
 		f.arm("cuMemAllocHost_v2:1:2:0")
 		_, q, buf := setup(t)
 		roundTrip(t, q, buf, pattern(4096, 32))
-		if s := f.read(); s.HostAllocs != 0 || s.PageableWaits == f.base.PageableWaits {
-			t.Errorf("%d page-locked allocations, %d pageable copies: want none and some", s.HostAllocs, s.PageableWaits-f.base.PageableWaits)
+		if s := f.read(); assert.Zero(t, s.HostAllocs, "%d page-locked allocations, %d pageable copies: want none and some", s.HostAllocs, s.PageableWaits-f.base.PageableWaits) {
+			assert.NotEqual(t, f.base.PageableWaits, s.PageableWaits, "%d page-locked allocations, %d pageable copies: want none and some", s.HostAllocs, s.PageableWaits-f.base.PageableWaits)
 		}
 		must(t, "Release", q.Release())
 	})
@@ -374,9 +344,7 @@ func TestFaultBounceErrors(t *testing.T) {
 		must(t, "Record", err)
 		must(t, "Free", d.Free(buf))
 		must(t, "Close", d.(device.Closer).Close())
-		if !bytes.Equal(x, want) {
-			t.Error("the CopyOut not waited for before Close was lost")
-		}
+		assert.True(t, bytes.Equal(x, want), "the CopyOut not waited for before Close was lost")
 		wantErr(t, "Wait after Close", ev.Wait(), device.CodeInvalidDevice, "closed")
 	})
 	t.Run("sticky", func(t *testing.T) {
@@ -387,14 +355,10 @@ func TestFaultBounceErrors(t *testing.T) {
 		x := fill(4096, 0)
 		must(t, "CopyOut", q.CopyOut(x, buf))
 		wantErr(t, "Sync", q.Sync(), device.CodeInvalidDevice, "CUDA_ERROR_ILLEGAL_ADDRESS")
-		if !bytes.Equal(x, fill(4096, 0)) {
-			t.Error("a CopyOut after a faulting kernel wrote its slice")
-		}
+		assert.True(t, bytes.Equal(x, fill(4096, 0)), "a CopyOut after a faulting kernel wrote its slice")
 		must(t, "Release", q.Release())
 		must(t, "Close", d.(device.Closer).Close())
-		if l := f.read().live(); l != (fakeState{}) {
-			t.Errorf("the fake still holds %+v", l)
-		}
+		assert.Equal(t, (fakeState{}), f.read().live(), "the fake still holds")
 		f.rebase() // the ring went with the lost context
 	})
 }
@@ -417,14 +381,12 @@ func TestFaultBounceConcurrent(t *testing.T) {
 		go func() {
 			defer wg.Done()
 			buf, err := d.Alloc(2 * n)
-			if err != nil {
-				t.Error(err)
+			if !assert.NoError(t, err) {
 				return
 			}
 			defer d.Free(buf.Ptr)
 			q, err := d.NewQueue()
-			if err != nil {
-				t.Error(err)
+			if !assert.NoError(t, err) {
 				return
 			}
 			defer q.Release()
@@ -449,33 +411,27 @@ func TestFaultBounceConcurrent(t *testing.T) {
 						failed.Add(1)
 						continue
 					}
-					if i := firstDiff(got, src); i >= 0 {
-						t.Errorf("worker %d round %d (Sync): wrong data from byte %d", w, r, i)
-					}
+					assert.Negative(t, firstDiff(got, src), "worker %d round %d (Sync): wrong data from byte", w, r)
 					continue
 				}
 				ev, err := q.Record()
-				if err != nil {
-					t.Errorf("Record: %v", err)
+				if !assert.NoError(t, err, "Record") {
 					continue
 				}
 				waiters.Add(1)
 				go func() {
 					defer waiters.Done()
-					if err := ev.Wait(); err != nil {
-						t.Errorf("worker %d round %d: Wait: %v", w, r, err)
+					if !assert.NoError(t, ev.Wait(), "worker %d round %d: Wait", w, r) {
 						return
 					}
-					if i := firstDiff(got, src); i >= 0 {
-						t.Errorf("worker %d round %d (event Wait): wrong data from byte %d", w, r, i)
-					}
+					assert.Negative(t, firstDiff(got, src), "worker %d round %d (event Wait): wrong data from byte", w, r)
 				}()
 			}
 		}()
 	}
 	wg.Wait()
-	if n := f.injected(); n != 3 || failed.Load() != n {
-		t.Errorf("%d failures injected, %d rounds failed; want 3 and 3", n, failed.Load())
+	if n := f.injected(); assert.EqualValues(t, 3, n, "%d failures injected, %d rounds failed; want 3 and 3", n, failed.Load()) {
+		assert.Equal(t, n, failed.Load(), "%d failures injected, %d rounds failed; want 3 and 3", n, failed.Load())
 	}
 }
 
@@ -499,9 +455,8 @@ func TestFaultChunks(t *testing.T) {
 	f.arm("")
 	must(t, "Sync", q.Sync())
 	roundTrip(t, q, buf.Ptr, pattern(3<<20, 60))
-	if s := f.read(); s.PageableWaits != f.base.PageableWaits {
-		t.Errorf("%d staged copies went to the driver from pageable memory", s.PageableWaits-f.base.PageableWaits)
-	}
+	s := f.read()
+	assert.Equal(t, f.base.PageableWaits, s.PageableWaits, "%d staged copies went to the driver from pageable memory", s.PageableWaits-f.base.PageableWaits)
 	must(t, "Release", q.Release())
 	must(t, "Free", d.Free(buf.Ptr))
 }

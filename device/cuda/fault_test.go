@@ -37,6 +37,8 @@ import (
 	"github.com/gompt/gompt/internal/dl"
 	"github.com/gompt/gompt/internal/rawbench"
 	"github.com/gompt/gompt/kernels"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
 )
 
 // fakeChildEnv marks the child process of TestFakeDriverFaults.
@@ -60,21 +62,15 @@ func buildFakeDriver(t *testing.T, flags ...string) string {
 	t.Helper()
 	gcc, err := exec.LookPath("gcc")
 	if err != nil {
-		if os.Getenv("CI") != "" {
-			t.Fatal("gcc is needed for this test in CI")
-		}
+		require.Empty(t, os.Getenv("CI"), "gcc is needed for this test in CI")
 		t.Skip("no gcc to build the fake driver")
 	}
 	src, err := filepath.Abs(filepath.Join("testdata", "fakecuda.c"))
-	if err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, err)
 	lib := filepath.Join(t.TempDir(), "libfakecuda.so")
 	args := append([]string{"-shared", "-fPIC", "-O1", "-g", "-Wall", "-Wextra", "-pthread", "-o", lib, src}, flags...)
 	out, err := exec.Command(gcc, args...).CombinedOutput()
-	if err != nil {
-		t.Fatalf("gcc: %v\n%s", err, out)
-	}
+	require.NoError(t, err, "gcc: %v\n%s", err, out)
 	if len(out) > 0 {
 		t.Logf("gcc warns about the fake driver:\n%s", out)
 	}
@@ -92,13 +88,9 @@ func TestFakeDriverFaults(t *testing.T) {
 	cmd := exec.Command(os.Args[0], "-test.run=^TestFault", "-test.v", "-test.timeout=3m")
 	cmd.Env = append(os.Environ(), fakeChildEnv+"=1", EnvLibrary+"="+lib)
 	out, err := cmd.CombinedOutput()
-	if err != nil {
-		t.Fatalf("fault tests failed (%v):\n%s", err, out)
-	}
+	require.NoError(t, err, "fault tests failed (%v):\n%s", err, out)
 	for _, name := range faultTests {
-		if !strings.Contains(string(out), "--- PASS: "+name+" ") {
-			t.Errorf("%s did not pass in the child:\n%s", name, out)
-		}
+		assert.Contains(t, string(out), "--- PASS: "+name+" ", "%s did not pass in the child:\n%s", name, out)
 	}
 	if testing.Verbose() {
 		t.Logf("child output:\n%s", out)
@@ -119,9 +111,8 @@ func TestDriverWithoutUnusedSymbols(t *testing.T) {
 	cmd := exec.Command(os.Args[0], "-test.run=^TestFaultRaw$", "-test.v", "-test.timeout=1m")
 	cmd.Env = append(os.Environ(), fakeChildEnv+"=1", EnvLibrary+"="+lib)
 	out, err := cmd.CombinedOutput()
-	if err != nil || !strings.Contains(string(out), "--- PASS: TestFaultRaw ") {
-		t.Fatalf("with a driver lacking the unused entry points (%v):\n%s", err, out)
-	}
+	require.NoError(t, err, "with a driver lacking the unused entry points (%v):\n%s", err, out)
+	require.Contains(t, string(out), "--- PASS: TestFaultRaw ", "with a driver lacking the unused entry points (%v):\n%s", err, out)
 }
 
 // fakeState mirrors struct fakecuda_state of the fake.
@@ -192,17 +183,13 @@ func fakeDriverIn(t *testing.T) *fakeLib {
 		}
 		fake.d = d
 	})
-	if fake.err != nil {
-		t.Fatalf("fake driver %s: %v", lib, fake.err)
-	}
+	require.Nil(t, fake.err, "fake driver %s", lib)
 	f := fake.d
 	// The clock's timer would call the driver at any moment, among the
 	// calls a test counts; the tests that want it turn it on.
 	clockTimer = 0
 	f.rebase()
-	if l := f.base.live(); l != (fakeState{}) {
-		t.Fatalf("the fake holds live objects at the start of the test: %+v", l)
-	}
+	require.Equal(t, (fakeState{}), f.base.live(), "the fake holds live objects at the start of the test")
 	f.arm("")
 	t.Cleanup(func() { f.arm("") })
 	return f
@@ -242,21 +229,16 @@ func (f *fakeLib) injected() int64 { return f.read().Injected - f.base.Injected 
 func (f *fakeLib) checkClean(t *testing.T, leakedAllocs int64) {
 	t.Helper()
 	s := f.read()
-	if l := s.live(); l != (fakeState{}) {
-		t.Errorf("the fake driver still holds %+v", l)
-	}
+	assert.Equal(t, (fakeState{}), s.live(), "the fake driver still holds")
 	if n := s.Misuse - f.base.Misuse; n != 0 {
 		msg := f.misuse[:bytes.IndexByte(f.misuse[:], 0)]
-		t.Errorf("%d driver calls misused the driver; the first ever: %s", n, msg)
+		assert.Zero(t, n, "driver calls misused the driver; the first ever: %s", msg)
 	}
-	if n := s.LeakedAtRelease - f.base.LeakedAtRelease; n != leakedAllocs {
-		t.Errorf("%d objects were still live when their context was released, want %d", n, leakedAllocs)
-	}
+	assert.Equal(t, leakedAllocs, s.LeakedAtRelease-f.base.LeakedAtRelease, "objects were still live when their context was released")
 	l, b := cu.LiveObjects(), f.bindBase
-	if d := (cu.Live{Allocs: l.Allocs - b.Allocs, HostAllocs: l.HostAllocs - b.HostAllocs,
-		Streams: l.Streams - b.Streams, Events: l.Events - b.Events, Modules: l.Modules - b.Modules}); d != (cu.Live{Allocs: leakedAllocs}) {
-		t.Errorf("the binding counts %v more live driver objects than at the start (want %d allocations)", d, leakedAllocs)
-	}
+	d := cu.Live{Allocs: l.Allocs - b.Allocs, HostAllocs: l.HostAllocs - b.HostAllocs,
+		Streams: l.Streams - b.Streams, Events: l.Events - b.Events, Modules: l.Modules - b.Modules}
+	assert.Equal(t, cu.Live{Allocs: leakedAllocs}, d, "live driver objects the binding counts more than at the start")
 }
 
 // open opens the plugin's devices on the fake afresh. When the test ends,
@@ -264,15 +246,11 @@ func (f *fakeLib) checkClean(t *testing.T, leakedAllocs int64) {
 func (f *fakeLib) open(t *testing.T) []device.Device {
 	t.Helper()
 	devs, err := newPlugin("").Devices()
-	if err != nil {
-		t.Fatalf("Devices on the fake driver: %v", err)
-	}
+	require.NoError(t, err, "Devices on the fake driver")
 	t.Cleanup(func() {
 		f.arm("")
 		for _, d := range devs {
-			if err := d.(device.Closer).Close(); err != nil {
-				t.Errorf("Close: %v", err)
-			}
+			assert.NoError(t, d.(device.Closer).Close(), "Close")
 		}
 		f.checkClean(t, 0)
 	})
@@ -284,9 +262,7 @@ func wantErr(t *testing.T, what string, err error, code device.Code, want ...str
 	t.Helper()
 	wantCode(t, what, err, code)
 	for _, w := range want {
-		if !strings.Contains(err.Error(), w) {
-			t.Errorf("%s: error %q does not contain %q", what, err, w)
-		}
+		assert.Contains(t, err.Error(), w, "%s: error %q does not contain", what, err)
 	}
 }
 
@@ -306,9 +282,7 @@ func roundTrip(t *testing.T, q device.Queue, buf device.DevicePtr, data []byte) 
 	got := make([]byte, len(data))
 	must(t, "CopyOut", q.CopyOut(got, buf))
 	must(t, "Sync", q.Sync())
-	if !bytes.Equal(got, data) {
-		t.Fatalf("round trip of %d bytes changed the data", len(data))
-	}
+	require.True(t, bytes.Equal(got, data), "round trip of %d bytes changed the data", len(data))
 }
 
 // TestFaultCopyOverlap runs devicetest's same-buffer and overlapping copies on
@@ -329,16 +303,16 @@ func TestFaultBaseline(t *testing.T) {
 	f := fakeDriverIn(t)
 	t.Setenv("FAKECUDA_DEVICES", "2")
 	devs := f.open(t)
-	if len(devs) != 2 {
-		t.Fatalf("%d devices, want 2", len(devs))
-	}
+	require.Len(t, devs, 2, "devices, want 2")
 	info := devs[1].Info()
-	if info.GlobalMem != 256<<20 || info.ComputeUnits != 132 || info.MaxThreadsPerTeam != 1024 ||
-		info.Version != "sm_90" || info.DriverVersion != "12.8" || !strings.Contains(info.Name, "not a GPU") {
-		t.Errorf("info of the fake device: %+v", info)
-	}
-	if s := f.read(); s.CtxRefs != 2 || s.Streams != 2 || s.Events != 2 {
-		t.Errorf("open devices hold %+v; want a context, a clock stream and a clock event each", s.live())
+	assert.EqualValues(t, 256<<20, info.GlobalMem, "info of the fake device: %+v", info)
+	assert.EqualValues(t, 132, info.ComputeUnits, "info of the fake device: %+v", info)
+	assert.EqualValues(t, 1024, info.MaxThreadsPerTeam, "info of the fake device: %+v", info)
+	assert.Equal(t, "sm_90", info.Version, "info of the fake device: %+v", info)
+	assert.Equal(t, "12.8", info.DriverVersion, "info of the fake device: %+v", info)
+	assert.Contains(t, info.Name, "not a GPU", "info of the fake device: %+v", info)
+	if s := f.read(); assert.EqualValues(t, 2, s.CtxRefs, "open devices hold %+v; want a context, a clock stream and a clock event each", s.live()) && assert.EqualValues(t, 2, s.Streams, "open devices hold %+v; want a context, a clock stream and a clock event each", s.live()) {
+		assert.EqualValues(t, 2, s.Events, "open devices hold %+v; want a context, a clock stream and a clock event each", s.live())
 	}
 	d := devs[0]
 	const big = 2*stagingChunk + 999
@@ -355,24 +329,16 @@ func TestFaultBaseline(t *testing.T) {
 	got := make([]byte, big)
 	must(t, "CopyOut", q.CopyOut(got, b.Ptr))
 	must(t, "Sync", q.Sync())
-	if !bytes.Equal(got, pattern(big, 2)) {
-		t.Error("device copy changed the data")
-	}
+	assert.True(t, bytes.Equal(got, pattern(big, 2)), "device copy changed the data")
 	// The fake runs a stream's copies when they are waited for: a small
 	// CopyOut (through the queue's bounce ring) has not written its slice
 	// yet.
 	small := make([]byte, 100)
 	must(t, "CopyOut", q.CopyOut(small, a.Ptr))
-	if !bytes.Equal(small, make([]byte, 100)) {
-		t.Error("the fake ran an asynchronous copy before its stream was waited for")
-	}
+	assert.True(t, bytes.Equal(small, make([]byte, 100)), "the fake ran an asynchronous copy before its stream was waited for")
 	must(t, "Sync", q.Sync())
-	if !bytes.Equal(small, pattern(big, 2)[:100]) {
-		t.Error("small CopyOut gave wrong data")
-	}
-	if s := f.read(); s.HostAllocs != stagingDepth+1 {
-		t.Errorf("%d page-locked allocations after copies on one queue, want %d staging buffers and a bounce ring", s.HostAllocs, stagingDepth)
-	}
+	assert.True(t, bytes.Equal(small, pattern(big, 2)[:100]), "small CopyOut gave wrong data")
+	assert.EqualValues(t, stagingDepth+1, f.read().HostAllocs, "page-locked allocations after copies on one queue, want %d staging buffers and a bounce ring", stagingDepth)
 
 	fn, err := d.Load(kernels.Saxpy)
 	must(t, "Load", err)
@@ -385,12 +351,12 @@ func TestFaultBaseline(t *testing.T) {
 	must(t, "event Time", err)
 	begin, end, native, err := tm.Times()
 	must(t, "Times", err)
-	if begin > end || begin <= 0 || t1 <= 0 || native.Type != "cuda kernel" {
-		t.Errorf("launch timing %d..%d (%s), event at %d", begin, end, native.Type, t1)
-	}
-	if n := f.read().Launches - f.base.Launches; n != 1 {
-		t.Errorf("the fake saw %d launches, want 1", n)
-	}
+	assert.LessOrEqual(t, begin, end, "launch timing %d..%d (%s), event at %d", begin, end, native.Type, t1)
+	assert.Positive(t, begin, "launch timing %d..%d (%s), event at %d", begin, end, native.Type, t1)
+	assert.Positive(t, t1, "launch timing %d..%d (%s), event at %d", begin, end, native.Type, t1)
+	assert.Equal(t, "cuda kernel", native.Type, "launch timing %d..%d (%s), event at %d", begin, end, native.Type, t1)
+	n := f.read().Launches - f.base.Launches
+	assert.EqualValues(t, 1, n, "the fake saw %d launches, want 1", n)
 
 	peer := devs[1]
 	pb, err := peer.Alloc(4096)
@@ -403,9 +369,7 @@ func TestFaultBaseline(t *testing.T) {
 	got = make([]byte, 4096)
 	must(t, "CopyOut", q.CopyOut(got, a.Ptr))
 	must(t, "Sync", q.Sync())
-	if !bytes.Equal(got, pattern(4096, 3)) {
-		t.Error("peer copy changed the data")
-	}
+	assert.True(t, bytes.Equal(got, pattern(4096, 3)), "peer copy changed the data")
 	must(t, "Release", pq.Release())
 	must(t, "Release", q.Release())
 	must(t, "Free", d.Free(a.Ptr))
@@ -442,16 +406,10 @@ func TestFaultOpen(t *testing.T) {
 				t.Setenv(k, v)
 			}
 			devs, err := newPlugin("").Devices()
-			if len(devs) != 0 {
-				t.Fatalf("%d devices, want none", len(devs))
-			}
+			require.Empty(t, devs, "devices, want none")
 			wantErr(t, "Devices", err, device.CodeUnknown, c.want...)
-			if !errors.Is(err, device.ErrNoDevice) {
-				t.Errorf("error %v does not wrap ErrNoDevice", err)
-			}
-			if c.env["FAKECUDA_FAIL"] != "" && f.injected() != 1 {
-				t.Errorf("%d failures injected, want 1", f.injected())
-			}
+			assert.ErrorIs(t, err, device.ErrNoDevice, "error %v does not wrap ErrNoDevice", err)
+			assert.False(t, c.env["FAKECUDA_FAIL"] != "" && f.injected() != 1, "%d failures injected, want 1", f.injected())
 			f.checkClean(t, 0)
 		})
 	}
@@ -468,9 +426,10 @@ func TestFaultOpen(t *testing.T) {
 				uuid = a.Value
 			}
 		}
-		if info.ClockMHz != 0 || info.ComputeUnits != 132 || uuid != "GPU-00000000-0000-0000-0000-000000000000" || f.injected() != 2 {
-			t.Errorf("clock %d MHz, %d SMs, UUID %s, %d failures injected; want 0, 132, zero, 2", info.ClockMHz, info.ComputeUnits, uuid, f.injected())
-		}
+		assert.Zero(t, info.ClockMHz, "clock %d MHz, %d SMs, UUID %s, %d failures injected; want 0, 132, zero, 2", info.ClockMHz, info.ComputeUnits, uuid, f.injected())
+		assert.EqualValues(t, 132, info.ComputeUnits, "clock %d MHz, %d SMs, UUID %s, %d failures injected; want 0, 132, zero, 2", info.ClockMHz, info.ComputeUnits, uuid, f.injected())
+		assert.Equal(t, "GPU-00000000-0000-0000-0000-000000000000", uuid, "clock %d MHz, %d SMs, UUID %s, %d failures injected; want 0, 132, zero, 2", info.ClockMHz, info.ComputeUnits, uuid, f.injected())
+		assert.EqualValues(t, 2, f.injected(), "clock %d MHz, %d SMs, UUID %s, %d failures injected; want 0, 132, zero, 2", info.ClockMHz, info.ComputeUnits, uuid, f.injected())
 	})
 
 	// One of two devices fails to open: the other is device 0.
@@ -478,17 +437,15 @@ func TestFaultOpen(t *testing.T) {
 	t.Setenv("FAKECUDA_DEVICES", "2")
 	t.Setenv("FAKECUDA_FAIL", "cuDevicePrimaryCtxRetain:1")
 	devs := f.open(t)
-	if len(devs) != 1 {
-		t.Fatalf("%d devices, want the one that opened", len(devs))
-	}
+	require.Len(t, devs, 1, "devices, want the one that opened")
 	var ordinal string
 	for _, a := range devs[0].Info().Extra {
 		if a.Key == "CUDA ordinal" {
 			ordinal = a.Value
 		}
 	}
-	if id := devs[0].(*gpu).id; id != "cuda:0" || ordinal != "1" {
-		t.Errorf("the device that opened is %s, CUDA ordinal %s; want cuda:0, ordinal 1", id, ordinal)
+	if id := devs[0].(*gpu).id; assert.Equal(t, "cuda:0", id, "the device that opened is %s, CUDA ordinal %s; want cuda:0, ordinal 1", id, ordinal) {
+		assert.Equal(t, "1", ordinal, "the device that opened is %s, CUDA ordinal %s; want cuda:0, ordinal 1", id, ordinal)
 	}
 }
 
@@ -498,16 +455,12 @@ func TestFaultOutOfMemory(t *testing.T) {
 	t.Setenv("FAKECUDA_MEM_LIMIT", "67108864")
 	d := f.open(t)[0]
 	mi := d.(device.MemInfo)
-	if d.Info().GlobalMem != 64<<20 {
-		t.Fatalf("GlobalMem %d, want 64 MiB", d.Info().GlobalMem)
-	}
+	require.EqualValues(t, 64<<20, d.Info().GlobalMem, "GlobalMem")
 	// A block in the cache, for the out-of-memory path to give back.
 	small, err := d.Alloc(3 << 20)
 	must(t, "Alloc", err)
 	must(t, "Free", d.Free(small.Ptr))
-	if d.(*gpu).CacheBytes() == 0 {
-		t.Fatal("a freed 3 MiB block was not cached")
-	}
+	require.NotZero(t, d.(*gpu).CacheBytes(), "a freed 3 MiB block was not cached")
 	kept, err := d.Alloc(2 << 20)
 	must(t, "Alloc", err)
 
@@ -516,23 +469,18 @@ func TestFaultOutOfMemory(t *testing.T) {
 	_, err = d.Alloc(63 << 20)
 	wantErr(t, "Alloc of 63 MiB with 2 MiB live", err, device.CodeOutOfResources,
 		"66060288 bytes: the device has 65011712 of 67108864 bytes free", "cuMemAlloc_v2: CUDA_ERROR_OUT_OF_MEMORY")
-	if !errors.Is(err, device.ErrOutOfResources) {
-		t.Errorf("%v is not ErrOutOfResources", err)
+	assert.ErrorIs(t, err, device.ErrOutOfResources, "is not ErrOutOfResources")
+	if b, n := mi.MemInUse(); assert.EqualValues(t, 2<<20, b, "MemInUse after the failure: %d bytes in %d, want 2 MiB in 1", b, n) {
+		assert.EqualValues(t, 1, n, "MemInUse after the failure: %d bytes in %d, want 2 MiB in 1", b, n)
 	}
-	if b, n := mi.MemInUse(); b != 2<<20 || n != 1 {
-		t.Errorf("MemInUse after the failure: %d bytes in %d, want 2 MiB in 1", b, n)
-	}
-	if s := f.read(); s.Allocs != 1 || d.(*gpu).CacheBytes() != 0 {
-		t.Errorf("after the failure the driver has %d allocations and the cache %d bytes; want 1 and 0 (cache given back)",
-			s.Allocs, d.(*gpu).CacheBytes())
-	}
+	assert.EqualValues(t, 1, f.read().Allocs, "driver allocations after the failure")
+	assert.Zero(t, d.(*gpu).CacheBytes(), "cache bytes after the failure (cache given back)")
 
 	// 61 MiB: its size class does not fit in the 62 MiB free, the exact size does.
 	b, err := d.Alloc(61 << 20)
 	must(t, "Alloc of 61 MiB with 2 MiB live", err)
-	if s := f.read(); s.AllocBytes != 63<<20 {
-		t.Errorf("the driver holds %d bytes, want 63 MiB (61 MiB allocated at its exact size)", s.AllocBytes)
-	}
+	s := f.read()
+	assert.EqualValues(t, 63<<20, s.AllocBytes, "the driver holds %d bytes, want 63 MiB (61 MiB allocated at its exact size)", s.AllocBytes)
 	q, err := d.NewQueue()
 	must(t, "NewQueue", err)
 	roundTrip(t, q, b.Ptr+(40<<20), pattern(5<<20, 4))
@@ -542,12 +490,10 @@ func TestFaultOutOfMemory(t *testing.T) {
 	f.arm("cuMemAlloc_v2:1:2:0")
 	_, err = d.Alloc(1 << 20)
 	wantErr(t, "Alloc with cuMemAlloc failing", err, device.CodeOutOfResources, "cuMemAlloc_v2")
-	if f.injected() == 0 {
-		t.Error("no failure was injected")
-	}
+	assert.NotZero(t, f.injected(), "no failure was injected")
 	f.arm("")
-	if b, n := mi.MemInUse(); b != 2<<20 || n != 1 {
-		t.Errorf("MemInUse after the failures: %d bytes in %d, want 2 MiB in 1", b, n)
+	if b, n := mi.MemInUse(); assert.EqualValues(t, 2<<20, b, "MemInUse after the failures: %d bytes in %d, want 2 MiB in 1", b, n) {
+		assert.EqualValues(t, 1, n, "MemInUse after the failures: %d bytes in %d, want 2 MiB in 1", b, n)
 	}
 
 	// The device keeps working.
@@ -557,8 +503,8 @@ func TestFaultOutOfMemory(t *testing.T) {
 	must(t, "Release", q.Release())
 	must(t, "Free", d.Free(buf.Ptr))
 	must(t, "Free", d.Free(kept.Ptr))
-	if b, n := mi.MemInUse(); b != 0 || n != 0 {
-		t.Errorf("MemInUse at the end: %d bytes in %d", b, n)
+	if b, n := mi.MemInUse(); assert.Zero(t, b, "MemInUse at the end: %d bytes in %d", b, n) {
+		assert.Zero(t, n, "MemInUse at the end: %d bytes in %d", b, n)
 	}
 }
 
@@ -581,13 +527,10 @@ func TestFaultInvalidPTX(t *testing.T) {
 		wantErr(t, "Load of invalid PTX", err, device.CodeInvalidBinary,
 			"load broken", "cuModuleLoadDataEx: CUDA_ERROR_INVALID_PTX", "JIT log:\nptxas application ptx input, line 6")
 		var ce *cu.Error
-		if !errors.As(err, &ce) || !strings.Contains(ce.Log, "FAKECUDA_BAD_PTX") {
-			t.Errorf("the *cu.Error of %v lacks the JIT log", err)
-		}
+		assert.True(t, errors.As(err, &ce), "the *cu.Error of %v lacks the JIT log", err)
+		assert.Contains(t, ce.Log, "FAKECUDA_BAD_PTX", "the *cu.Error of %v lacks the JIT log", err)
 	}
-	if s := f.read(); s.Modules != 0 {
-		t.Errorf("%d modules live after failed loads", s.Modules)
-	}
+	assert.Zero(t, f.read().Modules, "modules live after failed loads")
 
 	// A load failure the fake injects carries its log too; then the kernel loads.
 	f.arm("cuModuleLoadDataEx:1:222")
@@ -596,12 +539,10 @@ func TestFaultInvalidPTX(t *testing.T) {
 		"CUDA_ERROR_UNSUPPORTED_PTX_VERSION", "injected failure of cuModuleLoadDataEx")
 	fn, err := d.Load(kernels.Saxpy)
 	must(t, "Load after a failure", err)
-	if fn2, _ := d.Load(kernels.Saxpy); fn2 != fn || fn.Bytes() == 0 {
-		t.Error("a loaded kernel is not cached")
+	if fn2, _ := d.Load(kernels.Saxpy); assert.Same(t, fn, fn2, "a loaded kernel is not cached") {
+		assert.NotZero(t, fn.Bytes(), "a loaded kernel is not cached")
 	}
-	if s := f.read(); s.Modules != 1 {
-		t.Errorf("%d modules live, want 1", s.Modules)
-	}
+	assert.EqualValues(t, 1, f.read().Modules, "modules live, want 1")
 }
 
 func TestFaultMissingEntry(t *testing.T) {
@@ -613,21 +554,17 @@ func TestFaultMissingEntry(t *testing.T) {
 	_, err := d.Load(k)
 	wantErr(t, "Load of a missing entry", err, device.CodeNotFound,
 		`no entry "nosuch"`, "entries: saxpy", "cuModuleGetFunction: CUDA_ERROR_NOT_FOUND")
-	if s := f.read(); s.Modules != 0 {
-		t.Errorf("%d modules live after a missing entry, want the module unloaded", s.Modules)
-	}
+	assert.Zero(t, f.read().Modules, "modules live after a missing entry, want the module unloaded")
 
 	// The other failures after the module has loaded unload it too.
 	for _, spec := range []string{"cuModuleGetFunction:1:400", "cuFuncGetAttribute:1:1"} {
 		f.arm(spec)
 		_, err := d.Load(kernels.Saxpy)
 		name := spec[:strings.IndexByte(spec, ':')]
-		if err == nil || !strings.Contains(err.Error(), name) {
-			t.Errorf("Load with %s failing: %v", name, err)
-		}
-		if s := f.read(); s.Modules != 0 {
-			t.Errorf("%d modules live after %s failed", s.Modules, name)
-		}
+		require.Error(t, err, "Load with %s failing", name)
+		assert.Contains(t, err.Error(), name, "Load with %s failing: %v", name, err)
+		s := f.read()
+		assert.Zero(t, s.Modules, "modules live after %s failed", name)
 	}
 	f.arm("")
 	_, err = d.Load(kernels.Saxpy)
@@ -656,35 +593,26 @@ func TestFaultLaunch(t *testing.T) {
 	err = q.Launch(fn, shape, args)
 	wantErr(t, "Launch with cuLaunchKernel failing", err, device.CodeOutOfResources,
 		"launch saxpy", "cuLaunchKernel: CUDA_ERROR_LAUNCH_OUT_OF_RESOURCES")
-	if p.Last() != nil {
-		t.Error("a launch that failed to enqueue left a timing")
-	}
+	assert.Nil(t, p.Last(), "a launch that failed to enqueue left a timing")
 	f.arm("cuLaunchKernel:1:999")
 	wantErr(t, "Launch with the driver failing", q.Launch(fn, shape, args), device.CodeUnknown, "CUDA_ERROR_UNKNOWN")
-	if f.injected() != 2 {
-		t.Errorf("%d failures injected, want 2", f.injected())
-	}
+	assert.EqualValues(t, 2, f.injected(), "failures injected, want 2")
 	f.arm("")
-	if s := f.read(); s.Launches != f.base.Launches || s.Events > events+2 {
-		t.Errorf("after two failed launches: %d launches, %d events (%d before); want none and the two timing events pooled",
-			s.Launches-f.base.Launches, s.Events, events)
-	}
+	s := f.read()
+	assert.Equal(t, f.base.Launches, s.Launches, "launches after two failed launches, want none")
+	assert.LessOrEqual(t, s.Events, events+2, "events after two failed launches (%d before), want the two timing events pooled", events)
 
 	bad := []device.Arg{args[0], args[1], {Ptr: 0x10}, args[3]}
 	err = q.Launch(fn, shape, bad)
 	wantErr(t, "Launch with a pointer outside every allocation", err, device.CodeInvalidArgument, "argument 2 (x): 0x10")
-	if msg := err.Error(); strings.Count(msg, "launch saxpy") != 1 {
-		t.Errorf("launch error names the launch %d times: %s", strings.Count(msg, "launch saxpy"), msg)
-	}
+	msg := err.Error()
+	assert.EqualValues(t, 1, strings.Count(msg, "launch saxpy"), "launch error names the launch %d times: %s", strings.Count(msg, "launch saxpy"), msg)
 
 	must(t, "Launch after failures", q.Launch(fn, shape, args))
-	if _, _, _, err := p.Last().Times(); err != nil {
-		t.Errorf("timing of the launch: %v", err)
-	}
+	_, _, _, err = p.Last().Times()
+	assert.NoError(t, err, "timing of the launch")
 	must(t, "Sync", q.Sync())
-	if n := f.read().Launches - f.base.Launches; n != 1 {
-		t.Errorf("%d launches reached the driver, want 1", n)
-	}
+	assert.EqualValues(t, 1, f.read().Launches-f.base.Launches, "launches reached the driver, want 1")
 	must(t, "Release", q.Release())
 	must(t, "Free", d.Free(x.Ptr))
 	must(t, "Free", d.Free(y.Ptr))
@@ -727,20 +655,16 @@ func TestFaultStagedCopy(t *testing.T) {
 				err = q.CopyOut(make([]byte, n), buf.Ptr)
 				wantErr(t, "CopyOut", err, c.code, "copy from device")
 			}
-			if name := c.spec[:strings.IndexByte(c.spec, ':')]; !strings.Contains(err.Error(), name) {
-				t.Errorf("error %q does not name %s", err, name)
-			}
-			if f.injected() == 0 {
-				t.Fatal("no failure injected: the copy did not reach the armed call")
-			}
+			name := c.spec[:strings.IndexByte(c.spec, ':')]
+			assert.Contains(t, err.Error(), name, "error %q does not name", err)
+			require.NotZero(t, f.injected(), "no failure injected: the copy did not reach the armed call")
 			f.base.Injected = f.read().Injected
 			f.arm("")
 			must(t, "Sync after a failed copy", q.Sync())
 			roundTrip(t, q, buf.Ptr, src)
-			if s := f.read(); s.HostAllocs != stagingDepth || s.Misuse != f.base.Misuse {
-				t.Errorf("after the failure and a round trip: %d staging buffers (want %d, the same ones), %d misuses",
-					s.HostAllocs, stagingDepth, s.Misuse-f.base.Misuse)
-			}
+			s := f.read()
+			assert.EqualValues(t, stagingDepth, s.HostAllocs, "staging buffers after the failure and a round trip (want the same ones)")
+			assert.Equal(t, f.base.Misuse, s.Misuse, "misuses after the failure and a round trip")
 		})
 	}
 
@@ -764,10 +688,9 @@ func TestFaultStagedCopy(t *testing.T) {
 		got := make([]byte, n)
 		must(t, "CopyOut", q2.CopyOut(got, other.Ptr))
 		must(t, "Sync", q2.Sync())
-		if i := firstDiff(got, src2); i >= 0 {
-			t.Errorf("CopyIn on another queue wrote wrong data from byte %d (chunk %d): its staging buffer was overwritten by the failed CopyOut's copy",
-				i, i/stagingChunk)
-		}
+		i := firstDiff(got, src2)
+		assert.Negative(t, i, "CopyIn on another queue wrote wrong data from byte %d (chunk %d): its staging buffer was overwritten by the failed CopyOut's copy",
+			i, i/stagingChunk)
 		must(t, "Release", q2.Release())
 		must(t, "Free", d.Free(other.Ptr))
 	})
@@ -816,12 +739,8 @@ func TestFaultNoPinnedMemory(t *testing.T) {
 			f.arm(c.spec)
 			roundTrip(t, q, buf.Ptr, pattern(n, 7))
 			roundTrip(t, q, buf.Ptr, pattern(n, 8))
-			if f.injected() == 0 {
-				t.Error("no failure injected")
-			}
-			if s := f.read(); s.HostAllocs != c.buffers {
-				t.Errorf("%d staging buffers, want %d", s.HostAllocs, c.buffers)
-			}
+			assert.NotZero(t, f.injected(), "no failure injected")
+			assert.Equal(t, c.buffers, f.read().HostAllocs, "staging buffers")
 			f.arm("")
 			must(t, "Release", q.Release())
 			must(t, "Free", d.Free(buf.Ptr))
@@ -850,9 +769,8 @@ func TestFaultSync(t *testing.T) {
 	f.arm("cuEventSynchronize:1:999")
 	wantErr(t, "Wait", e.Wait(), device.CodeUnknown, "wait", "cuEventSynchronize: CUDA_ERROR_UNKNOWN")
 	wantErr(t, "second Wait", e.Wait(), device.CodeUnknown, "cuEventSynchronize")
-	if _, err := e.Time(); err == nil {
-		t.Error("Time of a failed event succeeded")
-	}
+	_, err = e.Time()
+	assert.Error(t, err, "Time of a failed event succeeded")
 	f.arm("cuEventRecord:1")
 	_, err = q.Record()
 	wantErr(t, "Record with cuEventRecord failing", err, device.CodeUnknown, "record", "cuEventRecord")
@@ -863,8 +781,8 @@ func TestFaultSync(t *testing.T) {
 	f.arm("")
 	must(t, "CopyIn", q.CopyIn(buf.Ptr, pattern(1000, 10)))
 	f.arm("cuEventSynchronize:1:999")
-	if _, _, _, err := p.Last().Times(); err == nil || !strings.Contains(err.Error(), "cuEventSynchronize") {
-		t.Errorf("Times with cuEventSynchronize failing: %v", err)
+	if _, _, _, err := p.Last().Times(); assert.Error(t, err, "Times with cuEventSynchronize failing") {
+		assert.Contains(t, err.Error(), "cuEventSynchronize", "Times with cuEventSynchronize failing: %v", err)
 	}
 	f.arm("")
 	must(t, "Sync", q.Sync())
@@ -885,14 +803,10 @@ func TestFaultSync(t *testing.T) {
 	must(t, "CopyIn", q.CopyIn(buf.Ptr, pattern(10, 12))) // something for Release to wait for
 	f.arm("cuStreamSynchronize:1:999")
 	wantErr(t, "Release", q.Release(), device.CodeUnknown, "cuStreamSynchronize")
-	if s := f.read(); s.Streams != streams-1 {
-		t.Errorf("%d streams after a Release whose sync failed, want %d", s.Streams, streams-1)
-	}
+	assert.Equal(t, streams-1, f.read().Streams, "streams after a Release whose sync failed")
 	must(t, "second Release", q.Release())
 	wantErr(t, "CopyIn on a released queue", q.CopyIn(buf.Ptr, []byte{1}), device.CodeInvalidArgument, "released")
-	if f.injected() != 7 {
-		t.Errorf("%d failures injected, want 7", f.injected())
-	}
+	assert.EqualValues(t, 7, f.injected(), "failures injected, want 7")
 	must(t, "Free", d.Free(buf.Ptr))
 }
 
@@ -911,14 +825,12 @@ func TestFaultConcurrent(t *testing.T) {
 		go func() {
 			defer wg.Done()
 			buf, err := d.Alloc(n)
-			if err != nil {
-				t.Error(err)
+			if !assert.NoError(t, err) {
 				return
 			}
 			defer d.Free(buf.Ptr)
 			q, err := d.NewQueue()
-			if err != nil {
-				t.Error(err)
+			if !assert.NoError(t, err) {
 				return
 			}
 			defer q.Release()
@@ -933,15 +845,13 @@ func TestFaultConcurrent(t *testing.T) {
 					failed.Add(1)
 					continue
 				}
-				if i := firstDiff(got, src); i >= 0 {
-					t.Errorf("worker %d round %d: wrong data from byte %d", w, r, i)
-				}
+				assert.Negative(t, firstDiff(got, src), "worker %d round %d: wrong data from byte", w, r)
 			}
 		}()
 	}
 	wg.Wait()
-	if n := f.injected(); n != 2 || failed.Load() != n {
-		t.Errorf("%d failures injected, %d round trips failed; want 2 and 2", n, failed.Load())
+	if n := f.injected(); assert.EqualValues(t, 2, n, "%d failures injected, %d round trips failed; want 2 and 2", n, failed.Load()) {
+		assert.Equal(t, n, failed.Load(), "%d failures injected, %d round trips failed; want 2 and 2", n, failed.Load())
 	}
 }
 
@@ -956,23 +866,21 @@ func TestFaultRaw(t *testing.T) {
 	before := f.read().live()
 	_, err = rawbench.CUDAEmptyLaunchSync(d, 3)
 	must(t, "CUDAEmptyLaunchSync", err)
-	if after := f.read().live(); after != before {
-		t.Errorf("CUDAEmptyLaunchSync left %+v (before: %+v)", after, before)
-	}
+	after := f.read().live()
+	assert.Equal(t, before, after, "CUDAEmptyLaunchSync left %+v (before: %+v)", after, before)
 	// Each load is unloaded: nothing stays.
 	for _, unique := range []bool{false, true} {
 		before := f.read()
 		_, err := rawbench.CUDALoad(d, rawbench.EmptyPTX, unique, 5)
 		must(t, "CUDALoad", err)
-		if after := f.read(); after.live() != before.live() {
-			t.Errorf("CUDALoad (unique %v) left %+v (before: %+v)", unique, after.live(), before.live())
-		}
+		after := f.read()
+		assert.Equal(t, before.live(), after.live(), "CUDALoad (unique %v) left %+v (before: %+v)", unique, after.live(), before.live())
 	}
-	if _, err := rawbench.CUDALoad(d, rawbench.EmptyPTX, false, 0); err == nil || !strings.Contains(err.Error(), "iters 0") {
-		t.Errorf("CUDALoad of 0 iterations: %v", err)
+	if _, err := rawbench.CUDALoad(d, rawbench.EmptyPTX, false, 0); assert.Error(t, err, "CUDALoad of 0 iterations") {
+		assert.Contains(t, err.Error(), "iters 0", "CUDALoad of 0 iterations: %v", err)
 	}
-	if _, err := rawbench.CUDACopy(nil, 1, true, 1); err == nil || !strings.Contains(err.Error(), "not a device of the cuda plugin") {
-		t.Errorf("CUDACopy on no device: %v", err)
+	if _, err := rawbench.CUDACopy(nil, 1, true, 1); assert.Error(t, err, "CUDACopy on no device") {
+		assert.Contains(t, err.Error(), "not a device of the cuda plugin", "CUDACopy on no device: %v", err)
 	}
 	for _, c := range []struct {
 		spec string
@@ -988,12 +896,11 @@ func TestFaultRaw(t *testing.T) {
 	} {
 		before := f.read().live()
 		f.arm(c.spec)
-		if err := c.raw(); err == nil || !strings.Contains(err.Error(), c.spec[:strings.IndexByte(c.spec, ':')]) {
-			t.Errorf("raw baseline with %s failing: %v", c.spec, err)
+		if err := c.raw(); assert.Error(t, err, "raw baseline with %s failing", c.spec) {
+			assert.Contains(t, err.Error(), c.spec[:strings.IndexByte(c.spec, ':')], "raw baseline with %s failing: %v", c.spec, err)
 		}
-		if after := f.read().live(); after != before {
-			t.Errorf("with %s failing, the raw baseline left %+v (before: %+v)", c.spec, after, before)
-		}
+		after := f.read().live()
+		assert.Equal(t, before, after, "with %s failing, the raw baseline left %+v (before: %+v)", c.spec, after, before)
 	}
 }
 
@@ -1035,8 +942,8 @@ func TestFaultClose(t *testing.T) {
 		events = append(events, use(d))
 	}
 	// Per device: the staging buffers, and q2's bounce ring.
-	if s := f.read(); s.Modules != 2 || s.HostAllocs != 2*(stagingDepth+1) || s.Streams != 6 || s.Allocs != 4 {
-		t.Errorf("devices in use hold %+v", s.live())
+	if s := f.read(); assert.EqualValues(t, 2, s.Modules, "devices in use hold %+v", s.live()) && assert.EqualValues(t, 2*(stagingDepth+1), s.HostAllocs, "devices in use hold %+v", s.live()) && assert.EqualValues(t, 6, s.Streams, "devices in use hold %+v", s.live()) {
+		assert.EqualValues(t, 4, s.Allocs, "devices in use hold %+v", s.live())
 	}
 	for _, d := range devs {
 		must(t, "Close", d.(device.Closer).Close())
@@ -1083,15 +990,10 @@ func TestFaultSticky(t *testing.T) {
 	lostClean := func(t *testing.T) {
 		t.Helper()
 		s := f.read()
-		if l := s.live(); l != (fakeState{}) {
-			t.Errorf("the fake driver still holds %+v", l)
-		}
-		if n := s.Misuse - f.base.Misuse; n != 0 {
-			t.Errorf("%d driver calls misused the driver", n)
-		}
-		if l, b := cu.LiveObjects(), f.bindBase; l != b {
-			t.Errorf("the binding counts %v live driver objects, %v at the start", l, b)
-		}
+		assert.Equal(t, (fakeState{}), s.live(), "the fake driver still holds")
+		assert.Zero(t, s.Misuse-f.base.Misuse, "driver calls misused the driver")
+		l, b := cu.LiveObjects(), f.bindBase
+		assert.Equal(t, b, l, "the binding counts %v live driver objects, %v at the start", l, b)
 		f.rebase()
 	}
 	t.Run("kernel", func(t *testing.T) {
@@ -1130,20 +1032,16 @@ func TestFaultSticky(t *testing.T) {
 				err = q.Sync()
 			}
 			wantErr(t, "the failing call", err, device.CodeInvalidDevice, c.want)
-			if errors.Is(err, ErrContextLost) {
-				t.Errorf("the first error wraps ErrContextLost: %v", err)
-			}
+			assert.NotErrorIs(t, err, ErrContextLost, "the first error wraps ErrContextLost")
 			f.arm("")
 			// The fake is sticky: a call the plugin does not guard fails too.
-			if _, _, err := cu.MemGetInfo(g.ctx); err == nil || !strings.Contains(err.Error(), c.want) {
-				t.Errorf("cuMemGetInfo after %s: %v, want %s", c.spec, err, c.want)
+			if _, _, err := cu.MemGetInfo(g.ctx); assert.Error(t, err, "cuMemGetInfo after %s: %v, want %s", c.spec, err, c.want) {
+				assert.Contains(t, err.Error(), c.want, "cuMemGetInfo after %s", c.spec)
 			}
 			_, err = d.Alloc(10)
 			wantErr(t, "Alloc", err, device.CodeInvalidDevice, "must be restarted", c.want)
 			wantErr(t, "CopyOut", q.CopyOut(make([]byte, 10), buf.Ptr), device.CodeInvalidDevice, "must be restarted", c.want)
-			if !errors.Is(d.Free(buf.Ptr), ErrContextLost) {
-				t.Error("Free on a lost device does not say so")
-			}
+			assert.ErrorIs(t, d.Free(buf.Ptr), ErrContextLost, "Free on a lost device does not say so")
 			must(t, "Release", q.Release())
 			must(t, "Close", d.(device.Closer).Close())
 			lostClean(t)
@@ -1208,9 +1106,8 @@ func TestFaultReuse(t *testing.T) {
 	got := make([]byte, n)
 	must(t, "CopyOut", q1.CopyOut(got, y.Ptr))
 	must(t, "Sync", q1.Sync())
-	if i := firstDiff(got, src); i >= 0 {
-		t.Errorf("the copy from a freed block read other data from byte %d: the block was handed to another queue before the work using it was done", i)
-	}
+	i := firstDiff(got, src)
+	assert.Negative(t, i, "the copy from a freed block read other data from byte %d: the block was handed to another queue before the work using it was done", i)
 	// Once the work is done, the cache hands the blocks out again.
 	must(t, "Free", d.Free(b.Ptr))
 	allocs := f.read().Allocs
@@ -1218,9 +1115,7 @@ func TestFaultReuse(t *testing.T) {
 	must(t, "Alloc", err)
 	c2, err := d.Alloc(n)
 	must(t, "Alloc", err)
-	if s := f.read(); s.Allocs != allocs {
-		t.Errorf("%d driver allocations after two Allocs with two blocks of their class freed and idle, want %d (both reused)", s.Allocs, allocs)
-	}
+	assert.Equal(t, allocs, f.read().Allocs, "driver allocations after two Allocs with two blocks of their class freed and idle, want %d (both reused)", allocs)
 	for _, p := range []device.DevicePtr{c.Ptr, c2.Ptr, y.Ptr} {
 		must(t, "Free", d.Free(p))
 	}
@@ -1282,7 +1177,7 @@ func TestFaultClock(t *testing.T) {
 				worst = max(worst, diff)
 				if diff > 1000 && bad < 5 {
 					bad++
-					t.Errorf("after %d s: an event recorded at %d ns translates to %d ns, %d ns off", sec, at, got, got-at)
+					assert.LessOrEqual(t, diff, int64(1000), "after %d s: an event recorded at %d ns translates to %d ns, %d ns off", sec, at, got, got-at)
 				}
 			}
 			t.Logf("worst error %d ns", worst)
@@ -1306,9 +1201,7 @@ func TestFaultClockTimer(t *testing.T) {
 		if n == refsKept {
 			break
 		}
-		if time.Now().After(deadline) {
-			t.Fatalf("%d references after 10 s with a 5 ms timer, want %d", n, refsKept)
-		}
+		require.False(t, time.Now().After(deadline), "%d references after 10 s with a 5 ms timer, want %d", n, refsKept)
 		time.Sleep(time.Millisecond)
 	}
 	q, err := d.NewQueue()
@@ -1319,9 +1212,8 @@ func TestFaultClockTimer(t *testing.T) {
 	te, err := e.Time()
 	must(t, "Time", err)
 	t1, _ := d.Now()
-	if te < t0 || te > t1 {
-		t.Errorf("event time %d outside [%d, %d]", te, t0, t1)
-	}
+	assert.GreaterOrEqual(t, te, t0, "event time %d outside [%d, %d]", te, t0, t1)
+	assert.LessOrEqual(t, te, t1, "event time %d outside [%d, %d]", te, t0, t1)
 	must(t, "Release", q.Release())
 }
 
@@ -1356,9 +1248,9 @@ func TestFaultSched(t *testing.T) {
 			d := f.open(t)[0]
 			flags, active, err := cu.DevicePrimaryCtxGetState(d.(*gpu).dev)
 			must(t, "cuDevicePrimaryCtxGetState", err)
-			if !active || flags&cu.CTX_SCHED_MASK != c.flags || !strings.HasPrefix(waiting(d), c.say) {
-				t.Errorf("primary context flags %#x (active %v), Info says %q; want %#x, %q", flags, active, waiting(d), c.flags, c.say)
-			}
+			assert.True(t, active, "primary context flags %#x (active %v), Info says %q; want %#x, %q", flags, active, waiting(d), c.flags, c.say)
+			assert.Equal(t, c.flags, flags&cu.CTX_SCHED_MASK, "primary context flags %#x (active %v), Info says, %q", flags, active, c.say)
+			assert.True(t, strings.HasPrefix(waiting(d), c.say), "primary context flags %#x (active %v), Info says %q; want %#x, %q", flags, active, waiting(d), c.flags, c.say)
 		})
 	}
 	t.Run("already active", func(t *testing.T) {
@@ -1371,8 +1263,7 @@ func TestFaultSched(t *testing.T) {
 		t.Cleanup(func() { cu.DevicePrimaryCtxRelease(dev) }) // before open's check
 		flags, _, err := cu.DevicePrimaryCtxGetState(dev)
 		must(t, "cuDevicePrimaryCtxGetState", err)
-		if flags&cu.CTX_SCHED_MASK != cu.CTX_SCHED_SPIN || !strings.Contains(waiting(d), "spin (the primary context was already active") {
-			t.Errorf("flags %#x, Info says %q; want the active context's spin left alone, and said", flags, waiting(d))
-		}
+		assert.EqualValues(t, cu.CTX_SCHED_SPIN, flags&cu.CTX_SCHED_MASK, "flags %#x, Info says %q; want the active context's spin left alone, and said", flags, waiting(d))
+		assert.Contains(t, waiting(d), "spin (the primary context was already active", "flags %#x, Info says %q; want the active context's spin left alone, and said", flags, waiting(d))
 	})
 }

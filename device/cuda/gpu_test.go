@@ -13,6 +13,8 @@ import (
 	"github.com/gompt/gompt/internal/cu"
 	"github.com/gompt/gompt/internal/rawbench"
 	"github.com/gompt/gompt/kernels"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
 )
 
 // gpus returns the devices of the registered plugin, or skips the test with
@@ -21,14 +23,10 @@ import (
 func gpus(t testing.TB) []device.Device {
 	t.Helper()
 	p, ok := device.Lookup("cuda")
-	if !ok {
-		t.Fatal(`plugin "cuda" is not registered`)
-	}
+	require.True(t, ok, `plugin "cuda" is not registered`)
 	devs, err := p.Devices()
 	if len(devs) == 0 {
-		if os.Getenv("GOMPT_REQUIRE_GPU") == "1" {
-			t.Fatalf("GOMPT_REQUIRE_GPU=1 and no CUDA device: %v", err)
-		}
+		require.NotEqual(t, "1", os.Getenv("GOMPT_REQUIRE_GPU"), "GOMPT_REQUIRE_GPU=1 and no CUDA device: %v", err)
 		t.Skipf("no CUDA device: %v", err)
 	}
 	return devs
@@ -36,19 +34,13 @@ func gpus(t testing.TB) []device.Device {
 
 func must(t testing.TB, what string, err error) {
 	t.Helper()
-	if err != nil {
-		t.Fatalf("%s: %v", what, err)
-	}
+	require.NoError(t, err, "%s", what)
 }
 
 func wantCode(t testing.TB, what string, err error, code device.Code) {
 	t.Helper()
-	if err == nil {
-		t.Fatalf("%s succeeded, want a %v error", what, code)
-	}
-	if device.CodeOf(err) != code {
-		t.Fatalf("%s: %v (code %v), want code %v", what, err, device.CodeOf(err), code)
-	}
+	require.Error(t, err, "%s succeeded, want a %v error", what, code)
+	require.Equal(t, code, device.CodeOf(err), "%s: %v (code %v), want code", what, err, device.CodeOf(err))
 }
 
 // TestDevicetest runs the conformance suite with every library kernel on
@@ -65,22 +57,21 @@ func TestDevicetest(t *testing.T) {
 func TestInfo(t *testing.T) {
 	for _, d := range gpus(t) {
 		info := d.Info()
-		if info.Backend != "cuda" || info.Type != "gpu" || info.GlobalMem == 0 || info.ComputeUnits == 0 ||
-			info.MaxThreadsPerTeam < 32 || info.MaxTeams < 65535 || info.DriverVersion == "" {
-			t.Errorf("implausible info %+v", info)
-		}
+		assert.Equal(t, "cuda", info.Backend, "implausible info %+v", info)
+		assert.Equal(t, "gpu", info.Type, "implausible info %+v", info)
+		assert.NotZero(t, info.GlobalMem, "implausible info %+v", info)
+		assert.NotZero(t, info.ComputeUnits, "implausible info %+v", info)
+		assert.GreaterOrEqual(t, info.MaxThreadsPerTeam, 32, "implausible info %+v", info)
+		assert.GreaterOrEqual(t, info.MaxTeams, 65535, "implausible info %+v", info)
+		assert.NotEmpty(t, info.DriverVersion, "implausible info %+v", info)
 		keys := map[string]string{}
 		for _, a := range info.Extra {
 			keys[a.Key] = a.Value
 		}
 		for _, k := range []string{"UUID", "PCI bus id", "compute capability", "L2 cache", "free memory"} {
-			if keys[k] == "" {
-				t.Errorf("Info.Extra lacks %q: %v", k, info.Extra)
-			}
+			assert.NotEmpty(t, keys[k], "Info.Extra lacks %q: %v", k, info.Extra)
 		}
-		if !strings.HasPrefix(keys["UUID"], "GPU-") {
-			t.Errorf("UUID %q is not in nvidia-smi's form", keys["UUID"])
-		}
+		assert.True(t, strings.HasPrefix(keys["UUID"], "GPU-"), "UUID %q is not in nvidia-smi's form", keys["UUID"])
 	}
 }
 
@@ -98,15 +89,11 @@ func TestOutOfMemory(t *testing.T) {
 		huge := int(d.Info().GlobalMem - 1<<20)
 		_, err = d.Alloc(huge)
 		wantCode(t, "Alloc of nearly all memory", err, device.CodeOutOfResources)
-		if !strings.Contains(err.Error(), "bytes free") {
-			t.Errorf("out-of-memory error %q does not say how much is free", err)
+		assert.Contains(t, err.Error(), "bytes free", "out-of-memory error %q does not say how much is free", err)
+		if b, n := mi.MemInUse(); assert.Equal(t, b0, b, "MemInUse after a failed Alloc = %d in %d, want %d in %d", b, n, b0, n0) {
+			assert.Equal(t, n0, n, "MemInUse after a failed Alloc = %d in %d, want %d in %d", b, n, b0, n0)
 		}
-		if b, n := mi.MemInUse(); b != b0 || n != n0 {
-			t.Errorf("MemInUse after a failed Alloc = %d in %d, want %d in %d", b, n, b0, n0)
-		}
-		if live := cu.LiveObjects(); live.Allocs > live0.Allocs {
-			t.Errorf("driver allocations after the failure: %d, before: %d", live.Allocs, live0.Allocs)
-		}
+		assert.LessOrEqual(t, cu.LiveObjects().Allocs, live0.Allocs, "driver allocations after the failure, before")
 		buf, err := d.Alloc(1 << 20)
 		must(t, "Alloc after out of memory", err)
 		q, err := d.NewQueue()
@@ -118,9 +105,7 @@ func TestOutOfMemory(t *testing.T) {
 		must(t, "Sync", q.Sync())
 		must(t, "Release", q.Release())
 		must(t, "Free", d.Free(buf.Ptr))
-		if !bytes.Equal(got, src) {
-			t.Error("copy after out of memory gave wrong bytes")
-		}
+		assert.True(t, bytes.Equal(got, src), "copy after out of memory gave wrong bytes")
 	}
 }
 
@@ -130,9 +115,7 @@ func TestInvalidPTX(t *testing.T) {
 			Source: ".version 6.3\n.target sm_75\n.address_size 64\n.visible .entry broken() { this is not ptx; }\n"}}}
 		_, err := d.Load(k)
 		wantCode(t, "Load of invalid PTX", err, device.CodeInvalidBinary)
-		if !strings.Contains(err.Error(), "JIT log") {
-			t.Errorf("invalid PTX error lacks the JIT log: %v", err)
-		}
+		assert.Contains(t, err.Error(), "JIT log", "invalid PTX error lacks the JIT log: %v", err)
 		t.Logf("invalid PTX: %v", err)
 	}
 }
@@ -144,9 +127,8 @@ func TestMissingKernelName(t *testing.T) {
 			Images: []device.Image{{Kind: device.ImagePTX, Entry: "nosuch", Source: img.Source}}}
 		_, err := d.Load(k)
 		wantCode(t, "Load of a missing entry", err, device.CodeNotFound)
-		if !strings.Contains(err.Error(), `"nosuch"`) || !strings.Contains(err.Error(), "saxpy") {
-			t.Errorf("missing entry error should name it and the module's entries: %v", err)
-		}
+		assert.Contains(t, err.Error(), `"nosuch"`, "missing entry error should name it and the module's entries: %v", err)
+		assert.Contains(t, err.Error(), "saxpy", "missing entry error should name it and the module's entries: %v", err)
 	}
 }
 
@@ -155,9 +137,7 @@ func TestNoPTXImage(t *testing.T) {
 		k := &device.Kernel{Name: "clonly", Images: []device.Image{{Kind: device.ImageOpenCL, Source: "__kernel void clonly() {}"}}}
 		_, err := d.Load(k)
 		wantCode(t, "Load of a kernel without PTX", err, device.CodeInvalidBinary)
-		if !strings.Contains(err.Error(), "opencl-c") {
-			t.Errorf("error should list the images the kernel has: %v", err)
-		}
+		assert.Contains(t, err.Error(), "opencl-c", "error should list the images the kernel has: %v", err)
 	}
 }
 
@@ -165,9 +145,8 @@ func TestNoPTXImage(t *testing.T) {
 func saxpyRun(t *testing.T, d device.Device, n int, shape device.Shape) ([]float32, error) {
 	f, err := d.Load(kernels.Saxpy)
 	must(t, "Load", err)
-	if f2, _ := d.Load(kernels.Saxpy); f2 != f {
-		t.Error("second Load returned a different function")
-	}
+	f2, _ := d.Load(kernels.Saxpy)
+	assert.Same(t, f, f2, "second Load returned a different function")
 	x, y := make([]float32, n), make([]float32, n)
 	for i := range x {
 		x[i], y[i] = float32(i), 1
@@ -200,16 +179,12 @@ func TestLaunchBeyondLimits(t *testing.T) {
 		y, err := saxpyRun(t, d, n, device.Shape{Size: [3]int{n, 1, 1}, Threads: 1 << 20})
 		must(t, "launch with too many threads", err)
 		for i, v := range y {
-			if v != 2*float32(i)+1 {
-				t.Fatalf("y[%d] = %v, want %v", i, v, 2*float32(i)+1)
-			}
+			require.Equal(t, 2*float32(i)+1, v, "y[%d]", i)
 		}
 		// Teams beyond the device's grid: refused, saying why.
 		_, err = saxpyRun(t, d, n, device.Shape{Size: [3]int{n, 1, 1}, Teams: d.Info().MaxTeams + 1})
 		wantCode(t, "launch with too many teams", err, device.CodeInvalidArgument)
-		if !strings.Contains(err.Error(), "teams exceed") {
-			t.Errorf("error should say the teams exceed the grid: %v", err)
-		}
+		assert.Contains(t, err.Error(), "teams exceed", "error should say the teams exceed the grid: %v", err)
 		// A stray buffer pointer is refused before it can fault the context.
 		f, _ := d.Load(kernels.Saxpy)
 		q, err := d.NewQueue()
@@ -240,9 +215,7 @@ func TestLargeCopies(t *testing.T) {
 		got := make([]byte, n)
 		must(t, "CopyOut", q.CopyOut(got, b.Ptr))
 		must(t, "Sync", q.Sync())
-		if !bytes.Equal(got, src) {
-			t.Error("staged round trip changed the data")
-		}
+		assert.True(t, bytes.Equal(got, src), "staged round trip changed the data")
 		wantCode(t, "CopyIn past the end", q.CopyIn(a.Ptr+1, src), device.CodeInvalidArgument)
 		must(t, "Release", q.Release())
 		must(t, "Free", d.Free(a.Ptr))
@@ -281,9 +254,7 @@ func TestCloseReleasesEverything(t *testing.T) {
 	after := cu.LiveObjects()
 	after.Events -= before.Events // events given back to a closed pool are destroyed at once
 	before.Events = 0
-	if after != before {
-		t.Errorf("driver objects after Close: %v; before opening: %v", after, before)
-	}
+	assert.Equal(t, before, after, "driver objects after Close; before opening")
 }
 
 func TestRawBaselines(t *testing.T) {
@@ -294,14 +265,13 @@ func TestRawBaselines(t *testing.T) {
 		must(t, "RawCopy to device", err)
 		d2h, err := rawbench.CUDACopy(d, 4<<20, false, 5)
 		must(t, "RawCopy from device", err)
-		if lat <= 0 || h2d <= 0 || d2h <= 0 {
-			t.Errorf("raw baselines %v %v %v: want positive durations", lat, h2d, d2h)
-		}
+		assert.Positive(t, lat, "raw baselines %v %v %v: want positive durations", lat, h2d, d2h)
+		assert.Positive(t, h2d, "raw baselines %v %v %v: want positive durations", lat, h2d, d2h)
+		assert.Positive(t, d2h, "raw baselines %v %v %v: want positive durations", lat, h2d, d2h)
 		t.Logf("%s: empty launch+sync %v, 4 MiB pinned h2d %v, d2h %v", d.Info().Name, lat, h2d, d2h)
 	}
-	if _, err := rawbench.CUDAEmptyLaunchSync(nil, 1); err == nil {
-		t.Error("rawbench.CUDAEmptyLaunchSync(nil) succeeded")
-	}
+	_, err := rawbench.CUDAEmptyLaunchSync(nil, 1)
+	assert.Error(t, err, "rawbench.CUDAEmptyLaunchSync(nil) succeeded")
 }
 
 func TestPeerCopy(t *testing.T) {
@@ -323,16 +293,12 @@ func TestPeerCopy(t *testing.T) {
 	q0, _ := devs[0].NewQueue()
 	defer q0.Release()
 	pc, ok := q0.(device.PeerCopier)
-	if !ok {
-		t.Fatal("cuda queue is not a PeerCopier")
-	}
+	require.True(t, ok, "cuda queue is not a PeerCopier")
 	must(t, "CopyPeer", pc.CopyPeer(b.Ptr, devs[1], a.Ptr, n))
 	got := make([]byte, n)
 	must(t, "CopyOut", q0.CopyOut(got, b.Ptr))
 	must(t, "Sync", q0.Sync())
-	if !bytes.Equal(got, src) {
-		t.Error("peer copy changed the data")
-	}
+	assert.True(t, bytes.Equal(got, src), "peer copy changed the data")
 }
 
 var errSink error
@@ -347,12 +313,8 @@ func BenchmarkEmptyLaunchSync(b *testing.B) {
 	shape := device.Shape{Size: [3]int{1, 1, 1}}
 	args := []device.Arg{{Bits: 1}}
 	for b.Loop() {
-		if err := q.Launch(f, shape, args); err != nil {
-			b.Fatal(err)
-		}
-		if err := q.Sync(); err != nil {
-			b.Fatal(err)
-		}
+		require.NoError(b, q.Launch(f, shape, args))
+		require.NoError(b, q.Sync())
 	}
 }
 
@@ -361,9 +323,7 @@ func BenchmarkRawEmptyLaunchSync(b *testing.B) {
 	var total float64
 	for b.Loop() {
 		lat, err := rawbench.CUDAEmptyLaunchSync(d, 100)
-		if err != nil {
-			b.Fatal(err)
-		}
+		require.NoError(b, err)
 		total += float64(lat)
 	}
 	b.ReportMetric(total/float64(b.N)/1e3, "us/launch")
@@ -386,9 +346,7 @@ func benchCopy(b *testing.B, toDevice bool) {
 		} else {
 			errSink = q.CopyOut(host, buf.Ptr)
 		}
-		if err := errors.Join(errSink, q.Sync()); err != nil {
-			b.Fatal(err)
-		}
+		require.NoError(b, errors.Join(errSink, q.Sync()))
 	}
 }
 
@@ -400,9 +358,8 @@ func benchRawCopy(b *testing.B, toDevice bool) {
 	const n = 256 << 20
 	b.SetBytes(n)
 	for b.Loop() {
-		if _, err := rawbench.CUDACopy(d, n, toDevice, 1); err != nil {
-			b.Fatal(err)
-		}
+		_, err := rawbench.CUDACopy(d, n, toDevice, 1)
+		require.NoError(b, err)
 	}
 }
 

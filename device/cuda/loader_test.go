@@ -1,15 +1,15 @@
 package cuda
 
 import (
-	"errors"
 	"os"
 	"os/exec"
 	"path/filepath"
-	"strings"
 	"testing"
 
 	"github.com/gompt/gompt/device"
 	"github.com/gompt/gompt/internal/cu"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
 )
 
 // TestNoDriver runs where CI knows there is no GPU (GOMPT_EXPECT_NO_CUDA=1):
@@ -20,28 +20,20 @@ func TestNoDriver(t *testing.T) {
 		t.Skip("set GOMPT_EXPECT_NO_CUDA=1 on a machine without a CUDA driver")
 	}
 	p, ok := device.Lookup("cuda")
-	if !ok {
-		t.Fatal(`plugin "cuda" is not registered`)
-	}
+	require.True(t, ok, `plugin "cuda" is not registered`)
 	devs, err := p.Devices()
-	if len(devs) != 0 {
-		t.Fatalf("%d devices on a machine expected to have no CUDA driver", len(devs))
-	}
-	if !errors.Is(err, device.ErrNoDevice) {
-		t.Fatalf("Devices error %v does not wrap ErrNoDevice", err)
-	}
+	require.Empty(t, devs, "devices on a machine expected to have no CUDA driver")
+	require.ErrorIs(t, err, device.ErrNoDevice, "Devices error %v does not wrap ErrNoDevice", err)
 	want := "no CUDA driver: libcuda.so.1: cannot open shared object file"
 	if !cu.Available {
 		want = "not available: built without cgo"
 	} else if os.Getenv(EnvLibrary) != "" {
 		want = "no CUDA driver: "
 	}
-	if !strings.Contains(err.Error(), want) {
-		t.Fatalf("Devices error %q, want it to contain %q", err, want)
-	}
+	require.Contains(t, err.Error(), want, "Devices error %q, want it to contain", err)
 	t.Logf("reason: %v", err)
-	if devs2, err2 := p.Devices(); len(devs2) != 0 || err2 == nil || err2.Error() != err.Error() {
-		t.Errorf("second Devices call gave %d devices, %v; want the same result", len(devs2), err2)
+	if devs2, err2 := p.Devices(); assert.Empty(t, devs2, "second Devices call gave %d devices, %v; want the same result", len(devs2), err2) && assert.Error(t, err2, "second Devices call gave %d devices, %v; want the same result", len(devs2), err2) {
+		assert.Equal(t, err.Error(), err2.Error(), "second Devices call gave %d devices, %v; want the same result", len(devs2), err2)
 	}
 }
 
@@ -56,17 +48,11 @@ func needCgo(t *testing.T) {
 func noDevice(t *testing.T, lib string, want ...string) {
 	t.Helper()
 	devs, err := newPlugin(lib).Devices()
-	if len(devs) != 0 {
-		t.Fatalf("library %s: %d devices, want none", lib, len(devs))
-	}
-	if !errors.Is(err, device.ErrNoDevice) {
-		t.Fatalf("library %s: error %v does not wrap ErrNoDevice", lib, err)
-	}
+	require.Empty(t, devs, "library %s: %d devices, want none", lib, len(devs))
+	require.ErrorIs(t, err, device.ErrNoDevice, "library %s: error %v does not wrap ErrNoDevice", lib, err)
 	t.Logf("library %s: %v", lib, err)
 	for _, w := range want {
-		if !strings.Contains(err.Error(), w) {
-			t.Errorf("library %s: reason %q does not contain %q", lib, err, w)
-		}
+		assert.Contains(t, err.Error(), w, "library %s: reason %q does not contain", lib, err)
 	}
 }
 
@@ -75,9 +61,7 @@ func noDevice(t *testing.T, lib string, want ...string) {
 func TestLibraryNotCUDA(t *testing.T) {
 	needCgo(t)
 	junk := filepath.Join(t.TempDir(), "libcuda.so.1")
-	if err := os.WriteFile(junk, []byte("not an ELF file\n"), 0o644); err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, os.WriteFile(junk, []byte("not an ELF file\n"), 0o644))
 	noDevice(t, junk, "no CUDA driver", junk)
 	missing := filepath.Join(t.TempDir(), "nowhere", "libcuda.so.1")
 	noDevice(t, missing, "no CUDA driver", missing, "No such file or directory")
@@ -105,18 +89,13 @@ func TestMissingSymbol(t *testing.T) {
 	needCgo(t)
 	gcc, err := exec.LookPath("gcc")
 	if err != nil {
-		if os.Getenv("CI") != "" {
-			t.Fatal("gcc is needed for this test in CI")
-		}
+		require.Empty(t, os.Getenv("CI"), "gcc is needed for this test in CI")
 		t.Skip("no gcc to build the fake driver")
 	}
 	dir := t.TempDir()
 	src, lib := filepath.Join(dir, "fake.c"), filepath.Join(dir, "libfakecuda.so")
-	if err := os.WriteFile(src, []byte(fakeDriver), 0o644); err != nil {
-		t.Fatal(err)
-	}
-	if out, err := exec.Command(gcc, "-shared", "-fPIC", "-o", lib, src).CombinedOutput(); err != nil {
-		t.Fatalf("gcc: %v\n%s", err, out)
-	}
+	require.NoError(t, os.WriteFile(src, []byte(fakeDriver), 0o644))
+	out, err := exec.Command(gcc, "-shared", "-fPIC", "-o", lib, src).CombinedOutput()
+	require.NoError(t, err, "gcc: %v\n%s", err, out)
 	noDevice(t, lib, "no CUDA driver", lib, "missing symbol cuGetErrorString")
 }

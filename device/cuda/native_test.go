@@ -4,6 +4,7 @@ import (
 	"testing"
 
 	"github.com/gompt/gompt/device"
+	"github.com/stretchr/testify/assert"
 )
 
 func TestGridTeams(t *testing.T) {
@@ -16,9 +17,7 @@ func TestGridTeams(t *testing.T) {
 		{[3]uint32{5, 5, 2}, 50},
 		{[3]uint32{1<<31 - 1, 2, 1}, 2 * (1<<31 - 1)},
 	} {
-		if got := gridTeams(tc.grid); got != tc.want {
-			t.Errorf("gridTeams(%v) = %d, want %d", tc.grid, got, tc.want)
-		}
+		assert.Equal(t, tc.want, gridTeams(tc.grid), "gridTeams(%v)", tc.grid)
 	}
 }
 
@@ -27,12 +26,9 @@ func TestGridTeams(t *testing.T) {
 func TestNativeRecord(t *testing.T) {
 	n := nativeRecord(100, 250, 0xabc0, 0xdef0, typeKernel, 3, 7)
 	want := device.CUDARecord{Start: 100, End: 250, Stream: 0xabc0, Context: 0xdef0}.Native("cuda kernel", 3, 7)
-	if n != want {
-		t.Errorf("nativeRecord = %+v, want %+v", n, want)
-	}
+	assert.Equal(t, want, n, "nativeRecord")
 	for _, typ := range []string{typeHtoD, typeDtoH, typeDtoD, typeKernel} {
-		if len(typ) < len("cuda ") || typ[:5] != "cuda " {
-			t.Errorf("native type %q does not name the plugin", typ)
-		}
+		assert.GreaterOrEqual(t, len(typ), len("cuda "), "native type %q does not name the plugin", typ)
+		assert.Equal(t, "cuda ", typ[:5], "native type %q does not name the plugin", typ)
 	}
 }

@@ -1,10 +1,11 @@
 package cuda
 
 import (
-	"strings"
 	"testing"
 
 	"github.com/gompt/gompt/device"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
 )
 
 var h100 = limits{maxBlock: 1024, maxGrid: [3]int{1<<31 - 1, 65535, 65535}}
@@ -36,16 +37,13 @@ func TestGeometry(t *testing.T) {
 	}
 	for _, tc := range tests {
 		grid, block, err := geometry(tc.shape, tc.lim)
-		if err != nil {
-			t.Errorf("%s: %v", tc.name, err)
+		if !assert.NoError(t, err, "%s", tc.name) {
 			continue
 		}
-		if teams := gridTeams(grid); tc.shape.Teams > 0 && teams != tc.shape.Teams {
-			t.Errorf("%s: %d teams, asked for %d", tc.name, teams, tc.shape.Teams)
-		}
-		if grid != tc.grid || block != tc.block {
-			t.Errorf("%s: grid %v block %v, want grid %v block %v", tc.name, grid, block, tc.grid, tc.block)
-		}
+		teams := gridTeams(grid)
+		assert.False(t, tc.shape.Teams > 0 && teams != tc.shape.Teams, "%s: %d teams, asked for %d", tc.name, teams, tc.shape.Teams)
+		assert.Equal(t, tc.grid, grid, "%s: grid %v block %v, want grid %v block %v", tc.name, grid, block, tc.grid, tc.block)
+		assert.Equal(t, tc.block, block, "%s: grid %v block %v, want grid %v block %v", tc.name, grid, block, tc.grid, tc.block)
 	}
 }
 
@@ -55,14 +53,13 @@ func TestGeometryErrors(t *testing.T) {
 		{Size: [3]int{10, -1, 1}},
 		{Size: [3]int{10, 1, 1}, Teams: -1},
 	} {
-		if _, _, err := geometry(s, h100); err == nil {
-			t.Errorf("geometry(%+v) succeeded, want an error", s)
-		}
+		_, _, err := geometry(s, h100)
+		assert.Error(t, err, "geometry(%+v) succeeded, want an error", s)
 	}
 	_, _, err := geometry(device.Shape{Size: [3]int{10, 1, 1}, Teams: 70000}, limits{maxBlock: 1024, maxGrid: [3]int{65535, 65535, 65535}})
-	if err == nil || !strings.Contains(err.Error(), "70000 teams exceed") || !strings.Contains(err.Error(), "65535") {
-		t.Errorf("too many teams: %v, want an error naming the request and the limit", err)
-	}
+	require.Error(t, err, "too many teams: %v, want an error naming the request and the limit", err)
+	assert.Contains(t, err.Error(), "70000 teams exceed", "too many teams: %v, want an error naming the request and the limit", err)
+	assert.Contains(t, err.Error(), "65535", "too many teams: %v, want an error naming the request and the limit", err)
 }
 
 func TestPackArgs(t *testing.T) {
@@ -71,20 +68,16 @@ func TestPackArgs(t *testing.T) {
 		{Name: "f", Kind: device.ParamFloat32}, {Name: "l", Kind: device.ParamInt64},
 	}}
 	vals, err := packArgs(nil, k, []device.Arg{{Ptr: 0x7000}, {Bits: 0xffffffff_fffffffe}, {Bits: 0x3f800000}, {Bits: 1 << 40}})
-	if err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, err)
 	want := []uint64{0x7000, 0xfffffffe, 0x3f800000, 1 << 40}
 	for i := range want {
-		if vals[i] != want[i] {
-			t.Errorf("slot %d = %#x, want %#x", i, vals[i], want[i])
-		}
+		assert.Equal(t, want[i], vals[i], "slot %d", i)
 	}
-	if _, err := packArgs(nil, k, []device.Arg{{Ptr: 0x7000}}); err == nil || !strings.Contains(err.Error(), "takes 4 arguments") {
-		t.Errorf("wrong count: %v", err)
+	if _, err := packArgs(nil, k, []device.Arg{{Ptr: 0x7000}}); assert.Error(t, err, "wrong count") {
+		assert.Contains(t, err.Error(), "takes 4 arguments", "wrong count: %v", err)
 	}
-	if _, err := packArgs(nil, k, []device.Arg{{}, {}, {}, {}}); err == nil || !strings.Contains(err.Error(), "nil device pointer") {
-		t.Errorf("nil pointer: %v", err)
+	if _, err := packArgs(nil, k, []device.Arg{{}, {}, {}, {}}); assert.Error(t, err, "nil pointer") {
+		assert.Contains(t, err.Error(), "nil device pointer", "nil pointer: %v", err)
 	}
 }
 
@@ -93,15 +86,13 @@ func TestSizeClass(t *testing.T) {
 		{1, 256}, {256, 256}, {257, 512}, {4096, 4096}, {4097, 5120}, {5120, 5120},
 		{1 << 20, 1 << 20}, {1<<20 + 1, 1<<20 + 1<<18}, {1 << 30, 1 << 30}, {3 << 28, 3 << 28},
 	} {
-		if got := sizeClass(tc.n); got != tc.want {
-			t.Errorf("sizeClass(%d) = %d, want %d", tc.n, got, tc.want)
-		}
+		assert.Equal(t, tc.want, sizeClass(tc.n), "sizeClass(%d)", tc.n)
 	}
 	for n := 1; n < 1<<22; n = n*3/2 + 1 {
 		c := sizeClass(n)
-		if c < n || (n > 4096 && float64(c) > 1.25*float64(n)+1) || sizeClass(c) != c {
-			t.Fatalf("sizeClass(%d) = %d: not a stable class within 25%%", n, c)
-		}
+		require.GreaterOrEqual(t, c, n, "sizeClass(%d) = %d: not a stable class within 25%%", n, c)
+		require.False(t, n > 4096 && float64(c) > 1.25*float64(n)+1, "sizeClass(%d) = %d: not a stable class within 25%%", n, c)
+		require.Equal(t, c, sizeClass(c), "sizeClass(%d) = %d: not a stable class within 25%%", n, c)
 	}
 }
 
@@ -116,8 +107,6 @@ func TestChunkFor(t *testing.T) {
 		{stagingChunk, stagingChunk},
 		{1 << 30, stagingChunk},
 	} {
-		if got := chunkFor(c.n); got != c.want {
-			t.Errorf("chunkFor(%d) = %d, want %d", c.n, got, c.want)
-		}
+		assert.Equal(t, c.want, chunkFor(c.n), "chunkFor(%d)", c.n)
 	}
 }

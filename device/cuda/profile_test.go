@@ -10,6 +10,8 @@ import (
 	"github.com/gompt/gompt/device"
 	"github.com/gompt/gompt/internal/cu"
 	"github.com/gompt/gompt/kernels"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
 )
 
 // TestProfileOffTouchesNothing runs without a GPU: a queue with profiling
@@ -18,27 +20,18 @@ import (
 func TestProfileOffTouchesNothing(t *testing.T) {
 	q := &queue{}
 	var p device.Profiler = q
-	if p.Last() != nil {
-		t.Fatalf("Last of a fresh queue = %v, want nil", p.Last())
-	}
+	require.Nil(t, p.Last(), "Last of a fresh queue")
 	tm := q.startTiming()
-	if tm != nil {
-		t.Fatalf("startTiming with profiling off = %v, want nil", tm)
-	}
+	require.Nil(t, tm, "startTiming with profiling off")
 	q.endTiming(tm, typeHtoD, 0, nil)
 	q.endTiming(tm, typeHtoD, 0, errors.New("enqueue failed"))
-	if p.Last() != nil || len(q.timings) != 0 {
-		t.Errorf("after an operation with profiling off: Last %v, %d timings; want nil, 0", p.Last(), len(q.timings))
-	}
+	assert.Nil(t, p.Last(), "after an operation with profiling off: Last %v, %d timings; want nil, 0", p.Last(), len(q.timings))
+	assert.Empty(t, q.timings, "after an operation with profiling off: Last %v, %d timings; want nil, 0", p.Last(), len(q.timings))
 	q.finishTimings() // nothing to read
 	p.Profile(true)
-	if !q.prof {
-		t.Error("Profile(true) did not switch profiling on")
-	}
+	assert.True(t, q.prof, "Profile(true) did not switch profiling on")
 	p.Profile(false)
-	if q.prof {
-		t.Error("Profile(false) did not switch profiling off")
-	}
+	assert.False(t, q.prof, "Profile(false) did not switch profiling off")
 }
 
 // TestTimingError: a timing whose events could not be recorded reports
@@ -48,9 +41,10 @@ func TestTimingError(t *testing.T) {
 	tm := &timing{q: &queue{}, typ: typeKernel, done: true, err: want}
 	for range 2 {
 		b, e, n, err := tm.Times()
-		if err != want || b != 0 || e != 0 || n.Kind != device.NativeNone {
-			t.Errorf("Times = %d, %d, %+v, %v; want zero times and %v", b, e, n, err, want)
-		}
+		assert.Same(t, want, err, "Times = %d, %d, %+v, %v; want zero times and %v", b, e, n, err, want)
+		assert.Zero(t, b, "Times = %d, %d, %+v, %v; want zero times and %v", b, e, n, err, want)
+		assert.Zero(t, e, "Times = %d, %d, %+v, %v; want zero times and %v", b, e, n, err, want)
+		assert.Equal(t, device.NativeNone, n.Kind, "Times = %d, %d, %+v, %v; want zero times and %v", b, e, n, err, want)
 	}
 }
 
@@ -113,19 +107,15 @@ func TestProfile(t *testing.T) {
 			step("Copy", q.Copy(bz.Ptr, by.Ptr, 4*n))
 			got := make([]float32, n)
 			step("CopyOut", q.CopyOut(device.Bytes(got), bz.Ptr))
-			if held := liveEvents(g) - base; held != 2*6 {
-				t.Errorf("%d events held by 6 profiled operations before Sync, want 12", held)
-			}
+			held := liveEvents(g) - base
+			assert.Equal(t, 2*6, held, "events held by 6 profiled operations before Sync, want 12")
 			must(t, "Sync", q.Sync())
 			after, err := d.Now()
 			must(t, "Now", err)
-			if held := liveEvents(g) - base; held != 0 {
-				t.Errorf("%d events held after Sync, want 0", held)
-			}
+			held = liveEvents(g) - base
+			assert.Zero(t, held, "events held after Sync, want 0")
 			for i := range got {
-				if want := 2*float32(i) + 1; got[i] != want {
-					t.Fatalf("y[%d] = %v, want %v", i, got[i], want)
-				}
+				require.Equal(t, 2*float32(i)+1, got[i], "y[%d]", i)
 			}
 			types := []string{typeHtoD, typeHtoD, typeKernel, typeDtoD, typeDtoH}
 			teams := []int{0, 0, 7, 0, 0}
@@ -133,36 +123,35 @@ func TestProfile(t *testing.T) {
 			for i, tm := range tms {
 				begin, end, nat, err := tm.Times()
 				must(t, types[i]+" Times", err)
-				if begin <= 0 || end < begin || begin < before || end > after {
-					t.Errorf("%s: [%d, %d], want 0 < begin <= end within the clock readings [%d, %d]", types[i], begin, end, before, after)
-				}
-				if begin < prevEnd {
-					t.Errorf("%s begins at %d, before the previous operation ended at %d", types[i], begin, prevEnd)
-				}
+				assert.Positive(t, begin, "%s: [%d, %d], want 0 < begin <= end within the clock readings [%d, %d]", types[i], begin, end, before, after)
+				assert.GreaterOrEqual(t, end, begin, "%s: [%d, %d], want 0 < begin <= end within the clock readings [%d, %d]", types[i], begin, end, before, after)
+				assert.GreaterOrEqual(t, begin, before, "%s: [%d, %d], want 0 < begin <= end within the clock readings [%d, %d]", types[i], begin, end, before, after)
+				assert.LessOrEqual(t, end, after, "%s: [%d, %d], want 0 < begin <= end within the clock readings [%d, %d]", types[i], begin, end, before, after)
+				assert.GreaterOrEqual(t, begin, prevEnd, "%s begins at %d, before the previous operation ended at", types[i], begin)
 				prevEnd = end
 				w, ok := device.RecordOf[device.CUDARecord](nat)
-				if !ok || int64(w.Start) != begin || int64(w.End) != end || w.Stream == 0 || w.Context == 0 {
-					t.Errorf("%s: native %+v, want NativeCUDA {begin, end, stream, context}", types[i], nat)
-				}
-				if nat.Type != types[i] || nat.Teams != teams[i] || nat.HWID != q.(*queue).num || nat.HWID == 0 {
-					t.Errorf("%s: native type %q teams %d hwid %d, want %q, %d, %d", types[i], nat.Type, nat.Teams, nat.HWID,
-						types[i], teams[i], q.(*queue).num)
-				}
+				assert.True(t, ok, "%s: native %+v, want NativeCUDA {begin, end, stream, context}", types[i], nat)
+				assert.Equal(t, begin, int64(w.Start), "%s: native %+v, want NativeCUDA {begin, end, stream, context}", types[i], nat)
+				assert.Equal(t, end, int64(w.End), "%s: native %+v, want NativeCUDA {begin, end, stream, context}", types[i], nat)
+				assert.NotZero(t, w.Stream, "%s: native %+v, want NativeCUDA {begin, end, stream, context}", types[i], nat)
+				assert.NotZero(t, w.Context, "%s: native %+v, want NativeCUDA {begin, end, stream, context}", types[i], nat)
+				assert.Equal(t, types[i], nat.Type, "%s: native type", types[i])
+				assert.Equal(t, teams[i], nat.Teams, "%s: native teams", types[i])
+				assert.Equal(t, q.(*queue).num, nat.HWID, "%s: native hwid", types[i])
+				assert.NotZero(t, nat.HWID, "%s: native hwid", types[i])
 			}
 
 			// Read before the queue syncs: Times waits and gives the events back.
 			must(t, "CopyIn", q.CopyIn(by.Ptr, device.Bytes(y[:16])))
 			tm := p.Last()
-			if _, _, _, err := tm.Times(); err != nil {
-				t.Fatal(err)
-			}
-			if held := liveEvents(g) - base; held != 0 {
-				t.Errorf("%d events held after Times, want 0", held)
-			}
+			_, _, _, err = tm.Times()
+			require.NoError(t, err)
+			held = liveEvents(g) - base
+			assert.Zero(t, held, "events held after Times, want 0")
 			p.Profile(false)
 			must(t, "CopyIn", q.CopyIn(by.Ptr, device.Bytes(y[:16])))
-			if held := liveEvents(g) - base; held != 0 || p.Last() != tm {
-				t.Errorf("profiling off: %d events held, Last changed: %v", held, p.Last() != tm)
+			if held := liveEvents(g) - base; assert.Zero(t, held, "profiling off: %d events held, Last changed: %v", held, p.Last() != tm) {
+				assert.Same(t, tm, p.Last(), "profiling off: %d events held, Last changed: %v", held, p.Last() != tm)
 			}
 			must(t, "Sync", q.Sync())
 		})

@@ -1,13 +1,14 @@
 package cuda
 
 import (
-	"errors"
 	"fmt"
 	"strings"
 	"testing"
 
 	"github.com/gompt/gompt/device"
 	"github.com/gompt/gompt/kernels"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
 )
 
 // TestShippedPTXParams checks, for every kernel the kernels package ships
@@ -26,22 +27,13 @@ func TestShippedPTXParams(t *testing.T) {
 		if entry == "" {
 			entry = k.Name
 		}
-		if err := checkPTXParams(k, img.Source, entry); err != nil {
-			t.Errorf("kernel %s: %v", k.Name, err)
-		}
-		if !strings.Contains(img.Source, ".address_size 64") {
-			t.Errorf("kernel %s: PTX lacks .address_size 64; the plugin passes 64-bit pointers", k.Name)
-		}
-		if target := fmt.Sprintf(".target sm_%d\n", minCompute); !strings.Contains(img.Source, target) {
-			t.Errorf("kernel %s: PTX does not target sm_%d, which the plugin's compute capability check assumes", k.Name, minCompute)
-		}
-		if strings.Contains(img.Source, ".extern .func") {
-			t.Errorf("kernel %s: PTX calls an external function the driver cannot link", k.Name)
-		}
+		assert.NoError(t, checkPTXParams(k, img.Source, entry), "kernel %s", k.Name)
+		assert.Contains(t, img.Source, ".address_size 64", "kernel %s: PTX lacks .address_size 64; the plugin passes 64-bit pointers", k.Name)
+		target := fmt.Sprintf(".target sm_%d\n", minCompute)
+		assert.Contains(t, img.Source, target, "kernel %s: PTX does not target sm_%d, which the plugin's compute capability check assumes", k.Name, minCompute)
+		assert.False(t, strings.Contains(img.Source, ".extern .func"), "kernel %s: PTX calls an external function the driver cannot link", k.Name)
 	}
-	if n == 0 {
-		t.Fatal("no kernel with a PTX image")
-	}
+	require.NotZero(t, n, "no kernel with a PTX image")
 }
 
 func TestPTXParamMismatch(t *testing.T) {
@@ -58,35 +50,33 @@ func TestPTXParamMismatch(t *testing.T) {
 }
 `
 	sizes, err := ptxEntryParamSizes(src, "k")
-	if err != nil || len(sizes) != 3 || sizes[0] != 8 || sizes[1] != 4 || sizes[2] != 8 {
-		t.Fatalf("sizes %v, %v; want [8 4 8]", sizes, err)
-	}
+	require.NoError(t, err, "sizes %v, %v; want [8 4 8]", sizes, err)
+	require.Len(t, sizes, 3, "sizes %v, %v; want [8 4 8]", sizes, err)
+	require.EqualValues(t, 8, sizes[0], "sizes %v, %v; want [8 4 8]", sizes, err)
+	require.EqualValues(t, 4, sizes[1], "sizes %v, %v; want [8 4 8]", sizes, err)
+	require.EqualValues(t, 8, sizes[2], "sizes %v, %v; want [8 4 8]", sizes, err)
 	good := &device.Kernel{Name: "k", Params: []device.Param{
 		{Name: "n", Kind: device.ParamInt64}, {Name: "a", Kind: device.ParamFloat32},
 		{Name: "x", Kind: device.ParamBuffer, Elem: device.ParamFloat32}}}
-	if err := checkPTXParams(good, src, "k"); err != nil {
-		t.Errorf("matching kernel: %v", err)
-	}
+	assert.NoError(t, checkPTXParams(good, src, "k"), "matching kernel")
 	wrongSize := &device.Kernel{Name: "k", Params: []device.Param{
 		{Name: "n", Kind: device.ParamInt32}, {Name: "a", Kind: device.ParamFloat32},
 		{Name: "x", Kind: device.ParamBuffer}}}
-	if err := checkPTXParams(wrongSize, src, "k"); err == nil || !strings.Contains(err.Error(), "parameter 0 is 8 bytes") {
-		t.Errorf("int32 for a .u64 parameter: %v, want a size mismatch", err)
+	if err := checkPTXParams(wrongSize, src, "k"); assert.Error(t, err, "int32 for a .u64 parameter: %v, want a size mismatch", err) {
+		assert.Contains(t, err.Error(), "parameter 0 is 8 bytes", "int32 for a .u64 parameter: %v, want a size mismatch", err)
 	}
 	tooFew := &device.Kernel{Name: "k", Params: good.Params[:2]}
-	if err := checkPTXParams(tooFew, src, "k"); err == nil || !strings.Contains(err.Error(), "takes 3 parameters") {
-		t.Errorf("two parameters for three: %v, want a count mismatch", err)
+	if err := checkPTXParams(tooFew, src, "k"); assert.Error(t, err, "two parameters for three: %v, want a count mismatch", err) {
+		assert.Contains(t, err.Error(), "takes 3 parameters", "two parameters for three: %v, want a count mismatch", err)
 	}
-	if err := checkPTXParams(good, src, "other"); !errors.Is(err, errNoEntry) {
-		t.Errorf("missing entry: %v, want errNoEntry", err)
-	}
+	assert.ErrorIs(t, checkPTXParams(good, src, "other"), errNoEntry, "missing entry")
 	agg := strings.Replace(src, ".param .f32 k_param_1", ".param .align 8 .b8 k_param_1[16]", 1)
-	if _, err := ptxEntryParamSizes(agg, "k"); err == nil || !strings.Contains(err.Error(), "not a scalar") {
-		t.Errorf("aggregate parameter: %v, want an error", err)
+	if _, err := ptxEntryParamSizes(agg, "k"); assert.Error(t, err, "aggregate parameter: %v, want an error", err) {
+		assert.Contains(t, err.Error(), "not a scalar", "aggregate parameter: %v, want an error", err)
 	}
 	noParams := ".visible .entry e()\n{\n\tret;\n}\n"
-	if s, err := ptxEntryParamSizes(noParams, "e"); err != nil || len(s) != 0 {
-		t.Errorf("entry without parameters: %v, %v", s, err)
+	if s, err := ptxEntryParamSizes(noParams, "e"); assert.NoError(t, err, "entry without parameters: %v", s) {
+		assert.Empty(t, s, "entry without parameters: %v, %v", s, err)
 	}
 }
 
@@ -99,25 +89,21 @@ func TestPTXEntries(t *testing.T) {
 	for _, e := range ptxEntries(src) {
 		got = append(got, fmt.Sprintf("%s:%v", e.name, e.params >= 0))
 	}
-	if want := "k_long:true k$2:true k:true nolist:false"; strings.Join(got, " ") != want {
-		t.Errorf("entries %q, want %q", strings.Join(got, " "), want)
-	}
+	assert.Equal(t, "k_long:true k$2:true k:true nolist:false", strings.Join(got, " "), "entries %q", strings.Join(got, " "))
 	for entry, want := range map[string]string{"k_long": "[4]", "k$2": "[2 8]", "k": "[1]"} {
-		if s, err := ptxEntryParamSizes(src, entry); err != nil || fmt.Sprint(s) != want {
-			t.Errorf("entry %s: sizes %v, %v; want %s", entry, s, err, want)
+		if s, err := ptxEntryParamSizes(src, entry); assert.NoError(t, err, "entry %s: sizes %v, %v; want %s", entry, s, err, want) {
+			assert.Equal(t, want, fmt.Sprint(s), "entry %s: sizes %v", entry, s)
 		}
 	}
 	for _, entry := range []string{"nolist", "k_", "bad", "9bad"} {
-		if _, err := ptxEntryParamSizes(src, entry); !errors.Is(err, errNoEntry) {
-			t.Errorf("entry %s: %v, want errNoEntry", entry, err)
-		}
+		_, err := ptxEntryParamSizes(src, entry)
+		assert.ErrorIs(t, err, errNoEntry, "entry %s", entry)
 	}
 	for _, p := range []string{".param .u128 x", ".param.u32 x", ".param .u32x", ".param .q32 x", ".reg .u32 x", ".param .u3"} {
-		if n, ok := scalarParamSize(p); ok {
-			t.Errorf("scalarParamSize(%q) = %d, want not a scalar", p, n)
-		}
+		n, ok := scalarParamSize(p)
+		assert.False(t, ok, "scalarParamSize(%q) = %d, want not a scalar", p, n)
 	}
-	if _, err := ptxEntryParamSizes(".entry k(.param .u32 a", "k"); err == nil || !strings.Contains(err.Error(), "not closed") {
-		t.Errorf("unclosed list: %v", err)
+	if _, err := ptxEntryParamSizes(".entry k(.param .u32 a", "k"); assert.Error(t, err, "unclosed list") {
+		assert.Contains(t, err.Error(), "not closed", "unclosed list: %v", err)
 	}
 }

@@ -1,15 +1,16 @@
 package cuda
 
 import (
-	"errors"
+	"fmt"
 	"os"
 	"os/exec"
-	"strings"
 	"testing"
 
 	"github.com/gompt/gompt/device"
 	"github.com/gompt/gompt/internal/rawbench"
 	"github.com/gompt/gompt/kernels"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
 )
 
 // faultPTX stores to the address it is given. Given 0, it ends the context
@@ -63,25 +64,21 @@ func checkStickyFault(t *testing.T, d device.Device) {
 	if err == nil {
 		err = q.Sync()
 	}
-	if err == nil {
-		t.Fatal("a kernel writing to address 0 completed without an error")
-	}
-	if !strings.Contains(err.Error(), "CUDA_ERROR_ILLEGAL_ADDRESS") || device.CodeOf(err) != device.CodeInvalidDevice {
-		t.Fatalf("the faulting kernel: %v (code %v), want CUDA_ERROR_ILLEGAL_ADDRESS with CodeInvalidDevice", err, device.CodeOf(err))
-	}
-	if errors.Is(err, ErrContextLost) {
-		t.Errorf("the first error already wraps ErrContextLost: %v", err)
-	}
+	require.Error(t, err, "a kernel writing to address 0 completed without an error")
+	require.Contains(t, err.Error(), "CUDA_ERROR_ILLEGAL_ADDRESS", "the faulting kernel: %v (code %v), want CUDA_ERROR_ILLEGAL_ADDRESS with CodeInvalidDevice", err, device.CodeOf(err))
+	require.Equal(t, device.CodeInvalidDevice, device.CodeOf(err), "the faulting kernel: %v (code %v), want CUDA_ERROR_ILLEGAL_ADDRESS with CodeInvalidDevice", err, device.CodeOf(err))
+	assert.NotErrorIs(t, err, ErrContextLost, "the first error already wraps ErrContextLost")
 
 	lost := func(what string, err error) {
 		t.Helper()
-		if err == nil {
-			t.Errorf("%s on a device with a lost context succeeded", what)
+		if !assert.Error(t, err, "%s on a device with a lost context succeeded", what) {
 			return
 		}
-		if !errors.Is(err, ErrContextLost) || device.CodeOf(err) != device.CodeInvalidDevice ||
-			!strings.Contains(err.Error(), "must be restarted") || !strings.Contains(err.Error(), "CUDA_ERROR_ILLEGAL_ADDRESS") {
-			t.Errorf("%s: %v (code %v), want CodeInvalidDevice wrapping ErrContextLost and naming the first error", what, err, device.CodeOf(err))
+		msg := fmt.Sprintf("%s: %v (code %v), want CodeInvalidDevice wrapping ErrContextLost and naming the first error", what, err, device.CodeOf(err))
+		if assert.ErrorIs(t, err, ErrContextLost, msg) {
+			assert.Equal(t, device.CodeInvalidDevice, device.CodeOf(err), msg)
+			assert.Contains(t, err.Error(), "must be restarted", msg)
+			assert.Contains(t, err.Error(), "CUDA_ERROR_ILLEGAL_ADDRESS", msg)
 		}
 	}
 	_, err = d.Alloc(100)
@@ -100,8 +97,8 @@ func checkStickyFault(t *testing.T, d device.Device) {
 	_, err = rawbench.CUDACopy(d, 4096, true, 1)
 	lost("RawCopy", err)
 	lost("Free", d.Free(buf.Ptr))
-	if b, n := d.(device.MemInfo).MemInUse(); b != 0 || n != 0 {
-		t.Errorf("MemInUse after Free on a lost device: %d bytes in %d, want none", b, n)
+	if b, n := d.(device.MemInfo).MemInUse(); assert.Zero(t, b, "MemInUse after Free on a lost device: %d bytes in %d, want none", b, n) {
+		assert.Zero(t, n, "MemInUse after Free on a lost device: %d bytes in %d, want none", b, n)
 	}
 	must(t, "Release after the fault", q.Release())
 	must(t, "Release after the fault", q2.Release())
@@ -123,8 +120,7 @@ func TestDeviceFault(t *testing.T) {
 	cmd := exec.Command(os.Args[0], "-test.run=^TestDeviceFault$", "-test.v", "-test.timeout=2m")
 	cmd.Env = append(os.Environ(), faultChildEnv+"=1")
 	out, err := cmd.CombinedOutput()
-	if err != nil || !strings.Contains(string(out), "--- PASS: TestDeviceFault") {
-		t.Fatalf("the device fault test failed in its child process (%v):\n%s", err, out)
-	}
+	require.NoError(t, err, "the device fault test failed in its child process (%v):\n%s", err, out)
+	require.Contains(t, string(out), "--- PASS: TestDeviceFault", "the device fault test failed in its child process (%v):\n%s", err, out)
 	t.Logf("child:\n%s", out)
 }

@@ -20,6 +20,8 @@ import (
 	"github.com/gompt/gompt/device"
 	"github.com/gompt/gompt/device/devicetest"
 	"github.com/gompt/gompt/internal/cu"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
 )
 
 // fillPTX's kernel writes a byte over a range (fill(p, n, v)); on the fake
@@ -74,9 +76,7 @@ var one = device.Shape{Size: [3]int{1, 1, 1}}
 func waiter(t *testing.T, q device.Queue) device.Waiter {
 	t.Helper()
 	w, ok := q.(device.Waiter)
-	if !ok {
-		t.Fatalf("the CUDA queue (%T) does not implement device.Waiter", q)
-	}
+	require.True(t, ok, "the CUDA queue (%T) does not implement device.Waiter", q)
 	return w
 }
 
@@ -119,9 +119,7 @@ func TestFaultWaitEvent(t *testing.T) {
 			got := fill(n, 0xee)
 			must(t, "CopyOut", q2.CopyOut(got, a.Ptr))
 			must(t, "Sync", q2.Sync())
-			if !bytes.Equal(got, fill(n, 0)) {
-				t.Fatal("the fake ran the kernel of one stream before a copy of another that did not wait for it")
-			}
+			require.True(t, bytes.Equal(got, fill(n, 0)), "the fake ran the kernel of one stream before a copy of another that did not wait for it")
 
 			must(t, "Launch", q1.Launch(fn, one, fillArgs(a.Ptr, n, 0x5a)))
 			ev, err := q1.Record()
@@ -144,15 +142,13 @@ func TestFaultWaitEvent(t *testing.T) {
 			case <-time.After(20 * time.Second):
 				f.openGate()
 				<-done
-				t.Fatal("WaitEvent or the copy after it waited on the host for the kernel before the event")
+				require.Fail(t, "WaitEvent or the copy after it waited on the host for the kernel before the event")
 			}
-			if n := f.read().StreamWaits - waits; n != 1 {
-				t.Errorf("%d cuStreamWaitEvent calls, want 1", n)
-			}
+			assert.EqualValues(t, 1, f.read().StreamWaits-waits, "cuStreamWaitEvent calls, want 1")
 			f.openGate()
 			must(t, "Sync", q2.Sync())
 			if i := firstDiff(got, fill(n, 0x5a)); i >= 0 {
-				t.Fatalf("the copy after WaitEvent did not see the kernel's result from byte %d (%#x)", i, got[i])
+				require.Failf(t, "the copy after WaitEvent did not see the kernel's result", "from byte %d (%#x)", i, got[i])
 			}
 			must(t, "Wait", ev.Wait())
 			must(t, "Sync", q1.Sync())
@@ -194,31 +190,29 @@ func TestFaultWaitEventDecline(t *testing.T) {
 	must(t, "CopyIn", q1.CopyIn(b.Ptr, pattern(4096, 1)))
 	other, err := q1.Record()
 	must(t, "Record", err)
-	if ok, err := w.WaitEvent(other); ok || err != nil {
-		t.Errorf("WaitEvent(an event of another device) = %v, %v; want false, nil", ok, err)
+	if ok, err := w.WaitEvent(other); assert.False(t, ok, "WaitEvent(an event of another device) = %v, %v; want false, nil", ok, err) {
+		assert.NoError(t, err, "WaitEvent(an event of another device) = %v, %v; want false, nil", ok, err)
 	}
-	if ok, err := w.WaitEvent(otherEvent{}); ok || err != nil {
-		t.Errorf("WaitEvent(an event of no plugin) = %v, %v; want false, nil", ok, err)
+	if ok, err := w.WaitEvent(otherEvent{}); assert.False(t, ok, "WaitEvent(an event of no plugin) = %v, %v; want false, nil", ok, err) {
+		assert.NoError(t, err, "WaitEvent(an event of no plugin) = %v, %v; want false, nil", ok, err)
 	}
-	if ok, err := w.WaitEvent(nil); ok || err != nil {
-		t.Errorf("WaitEvent(nil) = %v, %v; want false, nil", ok, err)
+	if ok, err := w.WaitEvent(nil); assert.False(t, ok, "WaitEvent(nil) = %v, %v; want false, nil", ok, err) {
+		assert.NoError(t, err, "WaitEvent(nil) = %v, %v; want false, nil", ok, err)
 	}
 	must(t, "CopyIn", q0.CopyIn(a.Ptr, pattern(4096, 2)))
 	own, err := q0.Record()
 	must(t, "Record", err)
-	if ok, err := w.WaitEvent(own); !ok || err != nil {
-		t.Errorf("WaitEvent(an event of its own queue) = %v, %v; want true, nil", ok, err)
+	if ok, err := w.WaitEvent(own); assert.True(t, ok, "WaitEvent(an event of its own queue) = %v, %v; want true, nil", ok, err) {
+		assert.NoError(t, err, "WaitEvent(an event of its own queue) = %v, %v; want true, nil", ok, err)
 	}
 	must(t, "CopyIn", q0b.CopyIn(a.Ptr, pattern(4096, 3)))
 	waited, err := q0b.Record()
 	must(t, "Record", err)
 	must(t, "Wait", waited.Wait())
-	if ok, err := w.WaitEvent(waited); ok || err != nil {
-		t.Errorf("WaitEvent(an event already waited for) = %v, %v; want false, nil", ok, err)
+	if ok, err := w.WaitEvent(waited); assert.False(t, ok, "WaitEvent(an event already waited for) = %v, %v; want false, nil", ok, err) {
+		assert.NoError(t, err, "WaitEvent(an event already waited for) = %v, %v; want false, nil", ok, err)
 	}
-	if n := f.read().StreamWaits - waits; n != 0 {
-		t.Errorf("%d cuStreamWaitEvent calls for events WaitEvent declined or had no need to wait for", n)
-	}
+	assert.Zero(t, f.read().StreamWaits-waits, "cuStreamWaitEvent calls for events WaitEvent declined or had no need to wait for")
 	must(t, "Sync", q1.Sync())
 	must(t, "Sync", q0.Sync())
 	must(t, "Release", q0.Release())
@@ -259,18 +253,15 @@ func TestFaultWaitEventOuts(t *testing.T) {
 	must(t, "Record", err)
 	ok, err := w.WaitEvent(ev)
 	must(t, "WaitEvent", err)
-	if ok {
-		t.Error("WaitEvent took an event whose small CopyOut has not written its slice yet")
-	} else {
+	if assert.False(t, ok, "WaitEvent took an event whose small CopyOut has not written its slice yet") {
 		must(t, "Wait", ev.Wait()) // the caller waits itself, as target's awaitDevice does
 	}
 	must(t, "CopyIn", q2.CopyIn(b.Ptr, x)) // reads x now
 	back := make([]byte, n)
 	must(t, "CopyOut", q2.CopyOut(back, b.Ptr))
 	must(t, "Sync", q2.Sync())
-	if i := firstDiff(back, want); i >= 0 {
-		t.Errorf("a CopyIn of the slice after the wait read it before the CopyOut into it had written it (byte %d)", i)
-	}
+	i := firstDiff(back, want)
+	assert.Negative(t, i, "a CopyIn of the slice after the wait read it before the CopyOut into it had written it (byte %d)", i)
 
 	// Finished copies out: nothing is left for the host to do.
 	y := fill(n, 0)
@@ -279,17 +270,13 @@ func TestFaultWaitEventOuts(t *testing.T) {
 	must(t, "Record", err)
 	must(t, "Sync", q1.Sync()) // writes y
 	waits := f.read().StreamWaits
-	if ok, err := w.WaitEvent(ev2); !ok || err != nil {
-		t.Errorf("WaitEvent(an event whose copies out are finished) = %v, %v; want true, nil", ok, err)
+	if ok, err := w.WaitEvent(ev2); assert.True(t, ok, "WaitEvent(an event whose copies out are finished) = %v, %v; want true, nil", ok, err) {
+		assert.NoError(t, err, "WaitEvent(an event whose copies out are finished) = %v, %v; want true, nil", ok, err)
 	}
-	if n := f.read().StreamWaits - waits; n != 1 {
-		t.Errorf("%d cuStreamWaitEvent calls, want 1", n)
-	}
+	assert.EqualValues(t, 1, f.read().StreamWaits-waits, "cuStreamWaitEvent calls, want 1")
 	must(t, "Sync", q2.Sync())
 	must(t, "Wait", ev2.Wait())
-	if !bytes.Equal(y, want) {
-		t.Error("the CopyOut before the event did not write its slice")
-	}
+	assert.True(t, bytes.Equal(y, want), "the CopyOut before the event did not write its slice")
 	must(t, "Release", q1.Release())
 	must(t, "Release", q2.Release())
 	must(t, "Free", d.Free(a.Ptr))
@@ -302,15 +289,10 @@ func TestFaultWaitEventOuts(t *testing.T) {
 func (f *fakeLib) lostClean(t *testing.T) {
 	t.Helper()
 	s := f.read()
-	if l := s.live(); l != (fakeState{}) {
-		t.Errorf("the fake driver still holds %+v", l)
-	}
-	if n := s.Misuse - f.base.Misuse; n != 0 {
-		t.Errorf("%d driver calls misused the driver", n)
-	}
-	if l, b := cu.LiveObjects(), f.bindBase; l != b {
-		t.Errorf("the binding counts %v live driver objects, %v at the start", l, b)
-	}
+	assert.Equal(t, (fakeState{}), s.live(), "the fake driver still holds")
+	assert.Zero(t, s.Misuse-f.base.Misuse, "driver calls misused the driver")
+	l, b := cu.LiveObjects(), f.bindBase
+	assert.Equal(t, b, l, "the binding counts %v live driver objects, %v at the start", l, b)
 	f.rebase()
 }
 
@@ -334,24 +316,21 @@ func TestFaultWaitEventSticky(t *testing.T) {
 		must(t, "Launch", q1.Launch(fn, one, []device.Arg{{Bits: 0}}))
 		ev, err := q1.Record()
 		must(t, "Record", err)
-		if ok, err := w.WaitEvent(ev); !ok || err != nil {
-			t.Fatalf("WaitEvent before the fault is known = %v, %v; want true, nil", ok, err)
-		}
+		ok, err := w.WaitEvent(ev)
+		require.True(t, ok, "WaitEvent before the fault is known = %v, %v; want true, nil", ok, err)
+		require.NoError(t, err, "WaitEvent before the fault is known = %v, %v; want true, nil", ok, err)
 		wantErr(t, "Sync of the waiting queue", q2.Sync(), device.CodeInvalidDevice, "CUDA_ERROR_ILLEGAL_ADDRESS")
 		wantErr(t, "Wait", ev.Wait(), device.CodeInvalidDevice, "CUDA_ERROR_ILLEGAL_ADDRESS")
 		calls := f.read()
 		ev2, _ := q1.Record()
 		for _, e := range []device.Event{ev, ev2} {
 			ok, err := w.WaitEvent(e)
-			if ok || !errors.Is(err, ErrContextLost) {
-				t.Errorf("WaitEvent on a broken device = %v, %v; want false and ErrContextLost", ok, err)
-			} else {
+			if assert.False(t, ok, "WaitEvent on a broken device = %v, %v; want false and ErrContextLost", ok, err) &&
+				assert.ErrorIs(t, err, ErrContextLost, "WaitEvent on a broken device = %v, %v; want false and ErrContextLost", ok, err) {
 				wantErr(t, "WaitEvent on a broken device", err, device.CodeInvalidDevice, "must be restarted", "CUDA_ERROR_ILLEGAL_ADDRESS")
 			}
 		}
-		if s := f.read(); s.StreamWaits != calls.StreamWaits {
-			t.Error("WaitEvent on a broken device called cuStreamWaitEvent")
-		}
+		assert.Equal(t, calls.StreamWaits, f.read().StreamWaits, "WaitEvent on a broken device called cuStreamWaitEvent")
 		must(t, "Release", q1.Release())
 		must(t, "Release", q2.Release())
 		must(t, "Close", d.(device.Closer).Close())
@@ -379,9 +358,7 @@ func TestFaultWaitEventSticky(t *testing.T) {
 			f.arm(c.spec)
 			ok, err := w.WaitEvent(ev)
 			f.arm("")
-			if ok {
-				t.Fatal("WaitEvent reported true when cuStreamWaitEvent failed")
-			}
+			require.False(t, ok, "WaitEvent reported true when cuStreamWaitEvent failed")
 			code := device.CodeUnknown
 			if c.sticky {
 				code = device.CodeInvalidDevice
@@ -397,8 +374,8 @@ func TestFaultWaitEventSticky(t *testing.T) {
 				f.lostClean(t)
 				return
 			}
-			if ok, err := w.WaitEvent(ev); !ok || err != nil {
-				t.Errorf("WaitEvent after a failure that is not sticky = %v, %v; want true, nil", ok, err)
+			if ok, err := w.WaitEvent(ev); assert.True(t, ok, "WaitEvent after a failure that is not sticky = %v, %v; want true, nil", ok, err) {
+				assert.NoError(t, err, "WaitEvent after a failure that is not sticky = %v, %v; want true, nil", ok, err)
 			}
 			roundTrip(t, q2, buf.Ptr, pattern(4096, 6))
 			must(t, "Wait", ev.Wait())
@@ -418,9 +395,7 @@ func TestFaultWaitEventConformance(t *testing.T) {
 			t.Setenv("FAKECUDA_ASYNC", async)
 			waits := f.read().StreamWaits
 			devicetest.TestWaitEvent(t, f.open(t)[0])
-			if f.read().StreamWaits == waits {
-				t.Error("the check passed without a cuStreamWaitEvent call")
-			}
+			assert.NotEqual(t, waits, f.read().StreamWaits, "the check passed without a cuStreamWaitEvent call")
 		})
 	}
 }
@@ -439,9 +414,8 @@ func TestFakeDriverNoStreamWait(t *testing.T) {
 	cmd := exec.Command(os.Args[0], "-test.run=^TestFaultNoStreamWait$", "-test.v", "-test.timeout=1m")
 	cmd.Env = append(os.Environ(), fakeChildEnv+"=1", noWaitEnv+"=1", EnvLibrary+"="+lib)
 	out, err := cmd.CombinedOutput()
-	if err != nil || !strings.Contains(string(out), "--- PASS: TestFaultNoStreamWait ") {
-		t.Fatalf("TestFaultNoStreamWait did not pass in the child (%v):\n%s", err, out)
-	}
+	require.NoError(t, err, "TestFaultNoStreamWait did not pass in the child (%v):\n%s", err, out)
+	require.Contains(t, string(out), "--- PASS: TestFaultNoStreamWait ", "TestFaultNoStreamWait did not pass in the child (%v):\n%s", err, out)
 }
 
 // TestFaultNoStreamWait: on a driver without cuStreamWaitEvent (an
@@ -453,9 +427,7 @@ func TestFaultNoStreamWait(t *testing.T) {
 		t.Skip("runs in the child of TestFakeDriverNoStreamWait, whose fake lacks cuStreamWaitEvent")
 	}
 	d := f.open(t)[0]
-	if cu.HasStreamWaitEvent() {
-		t.Fatal("HasStreamWaitEvent is true on a driver without cuStreamWaitEvent")
-	}
+	require.False(t, cu.HasStreamWaitEvent(), "HasStreamWaitEvent is true on a driver without cuStreamWaitEvent")
 	buf, err := d.Alloc(4096)
 	must(t, "Alloc", err)
 	q1, err := d.NewQueue()
@@ -466,19 +438,15 @@ func TestFaultNoStreamWait(t *testing.T) {
 	must(t, "CopyIn", q1.CopyIn(buf.Ptr, want))
 	ev, err := q1.Record()
 	must(t, "Record", err)
-	if err := cu.StreamWaitEvent(d.(*gpu).ctx, q2.(*queue).s, ev.(*event).h.e); !errors.Is(err, cu.ErrMissingSymbol) {
-		t.Errorf("cu.StreamWaitEvent without the entry point: %v, want ErrMissingSymbol", err)
-	}
-	if ok, err := waiter(t, q2).WaitEvent(ev); ok || err != nil {
-		t.Fatalf("WaitEvent without cuStreamWaitEvent = %v, %v; want false, nil", ok, err)
-	}
+	assert.ErrorIs(t, cu.StreamWaitEvent(d.(*gpu).ctx, q2.(*queue).s, ev.(*event).h.e), cu.ErrMissingSymbol, "cu.StreamWaitEvent without the entry point")
+	ok, err := waiter(t, q2).WaitEvent(ev)
+	require.False(t, ok, "WaitEvent without cuStreamWaitEvent = %v, %v; want false, nil", ok, err)
+	require.NoError(t, err, "WaitEvent without cuStreamWaitEvent = %v, %v; want false, nil", ok, err)
 	must(t, "Wait", ev.Wait()) // the caller's own wait
 	got := make([]byte, 4096)
 	must(t, "CopyOut", q2.CopyOut(got, buf.Ptr))
 	must(t, "Sync", q2.Sync())
-	if !bytes.Equal(got, want) {
-		t.Error("the copy after the caller's wait read wrong data")
-	}
+	assert.True(t, bytes.Equal(got, want), "the copy after the caller's wait read wrong data")
 	must(t, "Release", q1.Release())
 	must(t, "Release", q2.Release())
 	must(t, "Free", d.Free(buf.Ptr))

@@ -12,6 +12,8 @@ import (
 	"github.com/gompt/gompt/device/devicetest"
 	_ "github.com/gompt/gompt/device/host"
 	"github.com/gompt/gompt/kernels"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
 )
 
 // The suite is checked against the host device with one fault planted at a
@@ -119,13 +121,9 @@ func (e *brokenEvent) Time() (int64, error) {
 
 func hostDevice(t *testing.T) device.Device {
 	p, ok := device.Lookup("host")
-	if !ok {
-		t.Fatal(`plugin "host" is not registered`)
-	}
+	require.True(t, ok, `plugin "host" is not registered`)
 	devs, err := p.Devices()
-	if err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, err)
 	return devs[0]
 }
 
@@ -192,22 +190,15 @@ func TestSuiteFindsFaults(t *testing.T) {
 			cmd.Env = append(os.Environ(), breakEnv+"="+c.mode)
 			out, err := cmd.CombinedOutput()
 			if c.failing == "" {
-				if err != nil {
-					t.Fatalf("the suite fails a sound device: %v\n%s", err, out)
-				}
+				require.NoError(t, err, "the suite fails a sound device: %v\n%s", err, out)
 				for _, sub := range []string{"Alloc", "Copy", "Kernels/saxpy", "Kernels/dot_partial", "Order", "Events", "Concurrent", "NoLeak"} {
-					if !strings.Contains(string(out), "--- PASS: TestPlanted/"+sub+" ") {
-						t.Errorf("the sound run did not pass subtest %s:\n%s", sub, out)
-					}
+					assert.Contains(t, string(out), "--- PASS: TestPlanted/"+sub+" ", "the sound run did not pass subtest %s:\n%s", sub, out)
 				}
 				return
 			}
-			if err == nil {
-				t.Fatalf("fault %s went unnoticed:\n%s", c.mode, out)
-			}
-			if !strings.Contains(string(out), c.failing) || strings.Contains(string(out), "panic:") {
-				t.Errorf("fault %s: want %q in the output, and no panic:\n%s", c.mode, c.failing, out)
-			}
+			require.Error(t, err, "fault %s went unnoticed:\n%s", c.mode, out)
+			assert.Contains(t, string(out), c.failing, "fault %s: want %q in the output, and no panic:\n%s", c.mode, c.failing, out)
+			assert.False(t, strings.Contains(string(out), "panic:"), "fault %s: want %q in the output, and no panic:\n%s", c.mode, c.failing, out)
 		})
 	}
 }

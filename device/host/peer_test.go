@@ -3,10 +3,11 @@ package host
 import (
 	"bytes"
 	"errors"
-	"strings"
 	"testing"
 
 	"github.com/gompt/gompt/device"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
 )
 
 // TestCopyPeer copies between two host devices with CopyPeer, small
@@ -14,38 +15,26 @@ import (
 func TestCopyPeer(t *testing.T) {
 	a, b := newDevice(5), newDevice(6)
 	q, err := b.NewQueue()
-	if err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, err)
 	pc, ok := q.(device.PeerCopier)
-	if !ok {
-		t.Fatal("host queue is not a device.PeerCopier")
-	}
+	require.True(t, ok, "host queue is not a device.PeerCopier")
 	for _, n := range []int{64, InlineCopyMax + 4096} {
 		src, err := a.Alloc(n)
-		if err != nil {
-			t.Fatal(err)
-		}
+		require.NoError(t, err)
 		dst, err := b.Alloc(n)
-		if err != nil {
-			t.Fatal(err)
-		}
+		require.NoError(t, err)
 		want := bytes.Repeat([]byte{1, 2, 3, 4}, n/4)
 		aq, _ := a.NewQueue()
-		if err := aq.CopyIn(src.Ptr, want); err != nil || aq.Sync() != nil {
-			t.Fatalf("fill: %v", err)
-		}
+		err = aq.CopyIn(src.Ptr, want)
+		require.NoError(t, err, "fill")
+		require.NoError(t, aq.Sync(), "fill: %v", err)
 		aq.Release()
-		if err := pc.CopyPeer(dst.Ptr, a, src.Ptr, n); err != nil {
-			t.Fatalf("CopyPeer of %d bytes: %v", n, err)
-		}
+		require.NoError(t, pc.CopyPeer(dst.Ptr, a, src.Ptr, n), "CopyPeer of %d bytes", n)
 		got := make([]byte, n)
-		if err := q.CopyOut(got, dst.Ptr); err != nil || q.Sync() != nil {
-			t.Fatalf("read back: %v", err)
-		}
-		if !bytes.Equal(got, want) {
-			t.Errorf("CopyPeer of %d bytes: the destination differs from the source", n)
-		}
+		err = q.CopyOut(got, dst.Ptr)
+		require.NoError(t, err, "read back")
+		require.NoError(t, q.Sync(), "read back: %v", err)
+		assert.True(t, bytes.Equal(got, want), "CopyPeer of %d bytes: the destination differs from the source", n)
 		for _, c := range []struct {
 			name string
 			err  error
@@ -57,18 +46,17 @@ func TestCopyPeer(t *testing.T) {
 			{"source of another plugin", pc.CopyPeer(dst.Ptr, nil, src.Ptr, n), "is not a host device"},
 		} {
 			var de *device.Error
-			if !errors.As(c.err, &de) || de.Code != device.CodeInvalidArgument || de.Op != "copy between devices" || !strings.Contains(c.err.Error(), c.want) {
-				t.Errorf("%s: %v, want an invalid-argument error of \"copy between devices\" containing %q", c.name, c.err, c.want)
-			}
+			assert.True(t, errors.As(c.err, &de), "%s: %v, want an invalid-argument error of \"copy between devices\" containing %q", c.name, c.err, c.want)
+			assert.Equal(t, device.CodeInvalidArgument, de.Code, "%s: %v, want an invalid-argument error of \"copy between devices\" containing %q", c.name, c.err, c.want)
+			assert.Equal(t, "copy between devices", de.Op, "%s: %v, want an invalid-argument error of \"copy between devices\" containing %q", c.name, c.err, c.want)
+			assert.Contains(t, c.err.Error(), c.want, "%s: %v, want an invalid-argument error of \"copy between devices\" containing %q", c.name, c.err, c.want)
 		}
-		if err := pc.CopyPeer(dst.Ptr, a, src.Ptr, 0); err != nil {
-			t.Errorf("CopyPeer of 0 bytes: %v", err)
-		}
+		assert.NoError(t, pc.CopyPeer(dst.Ptr, a, src.Ptr, 0), "CopyPeer of 0 bytes")
 		a.Free(src.Ptr)
 		b.Free(dst.Ptr)
 	}
 	q.Release()
-	if err := pc.CopyPeer(0, a, 0, 1); err == nil || !strings.Contains(err.Error(), "released") {
-		t.Errorf("CopyPeer on a released queue: %v", err)
+	if err := pc.CopyPeer(0, a, 0, 1); assert.Error(t, err, "CopyPeer on a released queue") {
+		assert.Contains(t, err.Error(), "released", "CopyPeer on a released queue: %v", err)
 	}
 }

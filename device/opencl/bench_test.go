@@ -7,6 +7,7 @@ import (
 	"github.com/gompt/gompt/device"
 	"github.com/gompt/gompt/internal/rawbench"
 	"github.com/gompt/gompt/kernels"
+	"github.com/stretchr/testify/require"
 )
 
 // BenchmarkEmptyKernel compares one empty-kernel launch and sync through
@@ -16,36 +17,25 @@ func BenchmarkEmptyKernel(b *testing.B) {
 	d := devices(b)[0]
 	b.Run("plugin", func(b *testing.B) {
 		f, err := d.Load(kernels.Empty)
-		if err != nil {
-			b.Fatal(err)
-		}
+		require.NoError(b, err)
 		q, err := d.NewQueue()
-		if err != nil {
-			b.Fatal(err)
-		}
+		require.NoError(b, err)
 		defer q.Release()
 		shape := device.Shape{Size: [3]int{1}}
 		args := []device.Arg{{Bits: 1}}
 		b.ReportAllocs()
 		b.ResetTimer()
 		for b.Loop() {
-			if err := q.Launch(f, shape, args); err != nil {
-				b.Fatal(err)
-			}
-			if err := q.Sync(); err != nil {
-				b.Fatal(err)
-			}
+			require.NoError(b, q.Launch(f, shape, args))
+			require.NoError(b, q.Sync())
 		}
 	})
 	b.Run("raw", func(b *testing.B) {
-		if _, err := rawbench.CLEmptyKernel(d, 1); err != nil {
-			b.Fatal(err)
-		}
+		_, err := rawbench.CLEmptyKernel(d, 1)
+		require.NoError(b, err)
 		b.ResetTimer()
 		dt, err := rawbench.CLEmptyKernel(d, b.N)
-		if err != nil {
-			b.Fatal(err)
-		}
+		require.NoError(b, err)
 		b.ReportMetric(float64(dt.Nanoseconds())/float64(b.N), "raw-ns/op")
 	})
 }
@@ -64,22 +54,14 @@ func BenchmarkCopy64MiB(b *testing.B) {
 	}{{"h2d", true}, {"d2h", false}} {
 		b.Run(dir.name+"/plugin", func(b *testing.B) {
 			q, err := d.NewQueue()
-			if err != nil {
-				b.Fatal(err)
-			}
+			require.NoError(b, err)
 			defer q.Release()
 			buf, err := d.Alloc(copyBytes)
-			if err != nil {
-				b.Fatal(err)
-			}
+			require.NoError(b, err)
 			defer d.Free(buf.Ptr)
 			host := make([]byte, copyBytes)
-			if err := q.CopyIn(buf.Ptr, host); err != nil { // first touch
-				b.Fatal(err)
-			}
-			if err := q.Sync(); err != nil {
-				b.Fatal(err)
-			}
+			require.NoError(b, q.CopyIn(buf.Ptr, host)) // first touch
+			require.NoError(b, q.Sync())
 			b.SetBytes(copyBytes)
 			b.ResetTimer()
 			for b.Loop() {
@@ -88,12 +70,8 @@ func BenchmarkCopy64MiB(b *testing.B) {
 				} else {
 					err = q.CopyOut(host, buf.Ptr)
 				}
-				if err != nil {
-					b.Fatal(err)
-				}
-				if err := q.Sync(); err != nil {
-					b.Fatal(err)
-				}
+				require.NoError(b, err)
+				require.NoError(b, q.Sync())
 			}
 		})
 		for _, raw := range []struct {
@@ -104,9 +82,7 @@ func BenchmarkCopy64MiB(b *testing.B) {
 				b.SetBytes(copyBytes)
 				// One call of b.N copies; raw-ns/op leaves out its setup.
 				dt, err := raw.fn(d, copyBytes, dir.toDevice, b.N)
-				if err != nil {
-					b.Fatal(err)
-				}
+				require.NoError(b, err)
 				b.ReportMetric(float64(dt.Nanoseconds())/float64(b.N), "raw-ns/op")
 			})
 		}
@@ -117,8 +93,7 @@ func BenchmarkCopy64MiB(b *testing.B) {
 func BenchmarkNow(b *testing.B) {
 	d := devices(b)[0]
 	for b.Loop() {
-		if _, err := d.Now(); err != nil {
-			b.Fatal(err)
-		}
+		_, err := d.Now()
+		require.NoError(b, err)
 	}
 }

@@ -8,6 +8,8 @@ import (
 	"testing"
 
 	"github.com/gompt/gompt/device"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
 )
 
 // StagedLaunches returns how many launches on OpenCL device d passed
@@ -29,9 +31,7 @@ func pretend(t testing.TB, dv device.Device, h hooks, align uint64) *clDevice {
 		}
 	}
 	d, err := newDevice(base.n+64, base.plat, pname, base.dev)
-	if err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, err)
 	d.id = fmt.Sprintf("%s(pretend)", base.id)
 	d.hooks = h
 	if h.callbacks {
@@ -44,9 +44,7 @@ func pretend(t testing.TB, dv device.Device, h hooks, align uint64) *clDevice {
 		d.timer = false // as NVIDIA: no host timer either
 	}
 	if align != 0 {
-		if align%base.align != 0 {
-			t.Fatalf("pretend alignment %d is not a multiple of the device's %d", align, base.align)
-		}
+		require.Zero(t, align%base.align, "pretend alignment %d is not a multiple of the device's %d", align, base.align)
 		d.align = align
 		extra := append([]device.Attr(nil), d.info.Extra...)
 		for i := range extra {
@@ -56,13 +54,9 @@ func pretend(t testing.TB, dv device.Device, h hooks, align uint64) *clDevice {
 		}
 		d.info.Extra = extra
 	}
-	if err := d.init(); err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, d.init())
 	t.Cleanup(func() {
-		if err := d.Close(); err != nil {
-			t.Errorf("closing the pretend device: %v", err)
-		}
+		assert.NoError(t, d.Close(), "closing the pretend device")
 	})
 	return d
 }

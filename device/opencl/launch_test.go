@@ -12,6 +12,8 @@ import (
 	"github.com/gompt/gompt/device/opencl"
 	"github.com/gompt/gompt/internal/cl"
 	"github.com/gompt/gompt/kernels"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
 )
 
 // run launches k on q with shape over copies of bufs and args, and returns
@@ -26,35 +28,23 @@ func run(t *testing.T, d device.Device, q device.Queue, f device.Function, shape
 			continue
 		}
 		buf, err := d.Alloc(max(len(bufs[i]), 1))
-		if err != nil {
-			t.Fatal(err)
-		}
+		require.NoError(t, err)
 		ptrs[i] = buf.Ptr
 		args[i] = device.Arg{Ptr: buf.Ptr}
-		if err := q.CopyIn(buf.Ptr, bufs[i]); err != nil {
-			t.Fatal(err)
-		}
+		require.NoError(t, q.CopyIn(buf.Ptr, bufs[i]))
 	}
-	if err := q.Launch(f, shape, args); err != nil {
-		t.Fatalf("%s %+v: %v", k.Name, shape, err)
-	}
+	require.NoError(t, q.Launch(f, shape, args), "%s %+v", k.Name, shape)
 	out := make([][]byte, len(bufs))
 	for i, p := range ptrs {
 		if p != 0 {
 			out[i] = make([]byte, len(bufs[i]))
-			if err := q.CopyOut(out[i], p); err != nil {
-				t.Fatal(err)
-			}
+			require.NoError(t, q.CopyOut(out[i], p))
 		}
 	}
-	if err := q.Sync(); err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, q.Sync())
 	for _, p := range ptrs {
 		if p != 0 {
-			if err := d.Free(p); err != nil {
-				t.Fatal(err)
-			}
+			require.NoError(t, d.Free(p))
 		}
 	}
 	return out
@@ -86,9 +76,9 @@ func sameFloats(t *testing.T, what string, got, want []byte, tol float64) {
 	t.Helper()
 	g, w := bytesf32(got), bytesf32(want)
 	for i := range w {
-		if d := math.Abs(float64(g[i] - w[i])); d > tol*max(1, math.Abs(float64(w[i]))) || math.IsNaN(float64(g[i])) {
-			t.Fatalf("%s: element %d of %d = %g, want %g", what, i, len(w), g[i], w[i])
-		}
+		d := math.Abs(float64(g[i] - w[i]))
+		require.LessOrEqual(t, d, tol*max(1, math.Abs(float64(w[i]))), "%s: element %d of %d", what, i, len(w))
+		require.False(t, math.IsNaN(float64(g[i])), "%s: element %d of %d = %g, want %g", what, i, len(w), g[i], w[i])
 	}
 }
 
@@ -100,9 +90,7 @@ func sameFloats(t *testing.T, what string, got, want []byte, tol float64) {
 func TestLibraryKernelsAnyShape(t *testing.T) {
 	for _, d := range devices(t) {
 		q, err := d.NewQueue()
-		if err != nil {
-			t.Fatal(err)
-		}
+		require.NoError(t, err)
 		type problem struct {
 			k    *device.Kernel
 			size [3]int
@@ -138,9 +126,7 @@ func TestLibraryKernelsAnyShape(t *testing.T) {
 		}
 		for _, p := range problems {
 			f, err := d.Load(p.k)
-			if err != nil {
-				t.Fatal(err)
-			}
+			require.NoError(t, err)
 			want := hostRun(p.k, p.size, 0, p.bufs, p.args)
 			for _, teams := range []int{0, 1, 3, 7, 64} {
 				for _, threads := range []int{0, 5, 100} {
@@ -159,9 +145,7 @@ func TestLibraryKernelsAnyShape(t *testing.T) {
 		// Dot: one partial per team, whatever the team count, including
 		// more teams than elements and teams of one element per thread.
 		f, err := d.Load(kernels.Dot)
-		if err != nil {
-			t.Fatal(err)
-		}
+		require.NoError(t, err)
 		for _, n := range []int{1, 1000, 65537} {
 			for _, teams := range []int{1, 3, 7, 257, 1100} {
 				for _, threads := range []int{1, 5, 64, 256} {
@@ -174,9 +158,7 @@ func TestLibraryKernelsAnyShape(t *testing.T) {
 				}
 			}
 		}
-		if err := q.Release(); err != nil {
-			t.Fatal(err)
-		}
+		require.NoError(t, q.Release())
 	}
 }
 
@@ -188,9 +170,7 @@ func TestLibraryKernelsAnyShape(t *testing.T) {
 func TestConcurrentLaunchesOfOneKernel(t *testing.T) {
 	for _, d := range devices(t) {
 		f, err := d.Load(kernels.Saxpy)
-		if err != nil {
-			t.Fatal(err)
-		}
+		require.NoError(t, err)
 		align := baseAlign(t, d)
 		const (
 			workers = 8
@@ -201,15 +181,13 @@ func TestConcurrentLaunchesOfOneKernel(t *testing.T) {
 		seg := (4*n + align - 1) / align * align // bytes per worker in the shared buffers, aligned
 		shared := [2]device.Buffer{}
 		for i := range shared {
-			if shared[i], err = d.Alloc(workers * seg); err != nil {
-				t.Fatal(err)
-			}
+			shared[i], err = d.Alloc(workers * seg)
+			require.NoError(t, err)
 		}
 		qs := make([]device.Queue, queues)
 		for i := range qs {
-			if qs[i], err = d.NewQueue(); err != nil {
-				t.Fatal(err)
-			}
+			qs[i], err = d.NewQueue()
+			require.NoError(t, err)
 		}
 		var qmu [queues]sync.Mutex // one goroutine enqueues on a queue at a time
 		stop := make(chan struct{})
@@ -222,12 +200,10 @@ func TestConcurrentLaunchesOfOneKernel(t *testing.T) {
 				default:
 				}
 				b, err := d.Alloc(4096)
-				if err != nil {
-					t.Error(err)
+				if !assert.NoError(t, err) {
 					return
 				}
-				if err := d.Free(b.Ptr); err != nil {
-					t.Error(err)
+				if !assert.NoError(t, d.Free(b.Ptr)) {
 					return
 				}
 			}
@@ -242,13 +218,11 @@ func TestConcurrentLaunchesOfOneKernel(t *testing.T) {
 					y = shared[1].Ptr + device.DevicePtr(w*seg)
 				} else {
 					bx, err := d.Alloc(4 * n)
-					if err != nil {
-						t.Error(err)
+					if !assert.NoError(t, err) {
 						return
 					}
 					by, err := d.Alloc(4 * n)
-					if err != nil {
-						t.Error(err)
+					if !assert.NoError(t, err) {
 						return
 					}
 					defer d.Free(bx.Ptr)
@@ -280,13 +254,11 @@ func TestConcurrentLaunchesOfOneKernel(t *testing.T) {
 						err = q.Sync()
 					}
 					qmu[qi].Unlock()
-					if err != nil {
-						t.Errorf("worker %d round %d: %v", w, r, err)
+					if !assert.NoError(t, err, "worker %d round %d", w, r) {
 						return
 					}
 					for i, v := range bytesf32(got) {
-						if want := a*xs[i] + ys[i]; v != want {
-							t.Errorf("worker %d round %d (queue %d, interior %v): y[%d] = %g, want %g", w, r, qi, interior, i, v, want)
+						if !assert.Equal(t, a*xs[i]+ys[i], v, "worker %d round %d (queue %d, interior %v): y[%d]", w, r, qi, interior, i) {
 							return
 						}
 					}
@@ -297,14 +269,10 @@ func TestConcurrentLaunchesOfOneKernel(t *testing.T) {
 		close(stop)
 		churn.Wait()
 		for _, q := range qs {
-			if err := q.Release(); err != nil {
-				t.Fatal(err)
-			}
+			require.NoError(t, q.Release())
 		}
 		for _, b := range shared {
-			if err := d.Free(b.Ptr); err != nil {
-				t.Fatal(err)
-			}
+			require.NoError(t, d.Free(b.Ptr))
 		}
 	}
 }
@@ -316,57 +284,33 @@ func TestSubBufferReused(t *testing.T) {
 	for _, d := range devices(t) {
 		align := baseAlign(t, d)
 		f, err := d.Load(kernels.Fill)
-		if err != nil {
-			t.Fatal(err)
-		}
+		require.NoError(t, err)
 		q, err := d.NewQueue()
-		if err != nil {
-			t.Fatal(err)
-		}
+		require.NoError(t, err)
 		buf, err := d.Alloc(4 * align)
-		if err != nil {
-			t.Fatal(err)
-		}
+		require.NoError(t, err)
 		before := cl.Live().Mems
 		n := align / 4 // floats from the interior pointer to the end
 		for i := range 100 {
 			v := float32(i)
-			if err := q.Launch(f, device.Shape{Size: [3]int{n}}, []device.Arg{{Bits: uint64(n)}, {Bits: uint64(math.Float32bits(v))}, {Ptr: buf.Ptr + device.DevicePtr(3*align)}}); err != nil {
-				t.Fatal(err)
-			}
+			require.NoError(t, q.Launch(f, device.Shape{Size: [3]int{n}}, []device.Arg{{Bits: uint64(n)}, {Bits: uint64(math.Float32bits(v))}, {Ptr: buf.Ptr + device.DevicePtr(3*align)}}))
 		}
 		got := make([]byte, 4*align)
-		if err := q.CopyOut(got, buf.Ptr); err != nil {
-			t.Fatal(err)
-		}
-		if err := q.Sync(); err != nil {
-			t.Fatal(err)
-		}
+		require.NoError(t, q.CopyOut(got, buf.Ptr))
+		require.NoError(t, q.Sync())
 		for i, v := range bytesf32(got) {
 			if want := float32(0); i >= 3*align/4 {
 				want = 99
-				if v != want {
-					t.Fatalf("element %d = %g, want %g", i, v, want)
-				}
+				require.Equal(t, want, v, "element %d", i)
 			}
 		}
-		if live := cl.Live().Mems; live != before+1 {
-			t.Errorf("%d live memory objects after 100 launches through one interior pointer, want %d (one cached sub-buffer)", live, before+1)
-		}
-		if got := opencl.CachedSubBuffers(d); got != 1 {
-			t.Errorf("%d cached sub-buffers, want 1", got)
-		}
-		if err := d.Free(buf.Ptr); err != nil {
-			t.Fatal(err)
-		}
-		if live := cl.Live().Mems; live != before-1 {
-			t.Errorf("%d live memory objects after Free, want %d: the buffer and its sub-buffer released", live, before-1)
-		}
-		if got := opencl.CachedSubBuffers(d); got != 0 {
-			t.Errorf("%d cached sub-buffers after Free, want 0", got)
-		}
-		if err := q.Release(); err != nil {
-			t.Fatal(err)
-		}
+		live := cl.Live().Mems
+		assert.Equal(t, before+1, live, "live memory objects after 100 launches through one interior pointer, want %d (one cached sub-buffer)", before+1)
+		assert.EqualValues(t, 1, opencl.CachedSubBuffers(d), "cached sub-buffers, want 1")
+		require.NoError(t, d.Free(buf.Ptr))
+		live = cl.Live().Mems
+		assert.Equal(t, before-1, live, "live memory objects after Free, want %d: the buffer and its sub-buffer released", before-1)
+		assert.Zero(t, opencl.CachedSubBuffers(d), "cached sub-buffers after Free, want 0")
+		require.NoError(t, q.Release())
 	}
 }

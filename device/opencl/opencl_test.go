@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/binary"
 	"errors"
+	"fmt"
 	"math"
 	"os"
 	"os/exec"
@@ -16,6 +17,8 @@ import (
 	"github.com/gompt/gompt/device/opencl"
 	"github.com/gompt/gompt/internal/cl"
 	"github.com/gompt/gompt/kernels"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
 )
 
 // devices returns every OpenCL device, skipping the test (with the plugin's
@@ -23,25 +26,15 @@ import (
 func devices(t testing.TB) []device.Device {
 	t.Helper()
 	p, ok := device.Lookup(opencl.Name)
-	if !ok {
-		t.Fatal("plugin opencl is not registered")
-	}
+	require.True(t, ok, "plugin opencl is not registered")
 	devs, err := p.Devices()
 	if len(devs) == 0 {
-		if err == nil {
-			t.Fatal("Devices returned no device and no error")
-		}
-		if !errors.Is(err, device.ErrNoDevice) {
-			t.Errorf("no-device error %v does not wrap device.ErrNoDevice", err)
-		}
-		if os.Getenv("CI") != "" {
-			t.Fatalf("CI is set and there is no OpenCL device: %v", err)
-		}
+		require.Error(t, err, "Devices returned no device and no error")
+		assert.ErrorIs(t, err, device.ErrNoDevice, "no-device error %v does not wrap device.ErrNoDevice", err)
+		require.Empty(t, os.Getenv("CI"), "CI is set and there is no OpenCL device: %v", err)
 		t.Skipf("no OpenCL device: %v", err)
 	}
-	if err != nil {
-		t.Fatalf("Devices returned %d devices and error %v", len(devs), err)
-	}
+	require.NoError(t, err, "Devices returned %d devices and", len(devs))
 	return devs
 }
 
@@ -57,7 +50,7 @@ func baseAlign(t *testing.T, d device.Device) int {
 			return n
 		}
 	}
-	t.Fatal("no mem_base_addr_align in Extra")
+	require.Fail(t, "no mem_base_addr_align in Extra")
 	return 0
 }
 
@@ -74,12 +67,8 @@ func withPretend(t *testing.T, devs []device.Device) []device.Device {
 
 func wantCode(t *testing.T, what string, err error, code device.Code) {
 	t.Helper()
-	if err == nil {
-		t.Fatalf("%s: no error, want %s", what, code)
-	}
-	if got := device.CodeOf(err); got != code {
-		t.Fatalf("%s: code %s, want %s (error: %v)", what, got, code, err)
-	}
+	require.Error(t, err, "%s: no error, want %s", what, code)
+	require.Equal(t, code, device.CodeOf(err), "%s: code (error: %v)", what, err)
 }
 
 func TestConformance(t *testing.T) {
@@ -101,32 +90,27 @@ func TestInfo(t *testing.T) {
 	for _, d := range devices(t) {
 		in := d.Info()
 		t.Logf("%s: %+v", in.Name, in)
-		if in.Backend != "opencl" || in.Name == "" || in.Vendor == "" || !strings.HasPrefix(in.Version, "OpenCL ") {
-			t.Errorf("info %+v: want backend opencl, a name, a vendor and an OpenCL version", in)
-		}
-		if in.GlobalMem == 0 || in.MaxAlloc == 0 || in.MaxAlloc > in.GlobalMem || in.ComputeUnits <= 0 || in.MaxThreadsPerTeam <= 0 {
-			t.Errorf("info %+v: sizes and counts must be positive, MaxAlloc <= GlobalMem", in)
-		}
-		switch in.Type {
-		case "gpu", "cpu", "accelerator", "custom":
-		default:
-			t.Errorf("type %q", in.Type)
-		}
+		assert.Equal(t, "opencl", in.Backend, "info %+v: want backend opencl, a name, a vendor and an OpenCL version", in)
+		assert.NotEmpty(t, in.Name, "info %+v: want backend opencl, a name, a vendor and an OpenCL version", in)
+		assert.NotEmpty(t, in.Vendor, "info %+v: want backend opencl, a name, a vendor and an OpenCL version", in)
+		assert.True(t, strings.HasPrefix(in.Version, "OpenCL "), "info %+v: want backend opencl, a name, a vendor and an OpenCL version", in)
+		assert.NotZero(t, in.GlobalMem, "info %+v: sizes and counts must be positive, MaxAlloc <= GlobalMem", in)
+		assert.NotZero(t, in.MaxAlloc, "info %+v: sizes and counts must be positive, MaxAlloc <= GlobalMem", in)
+		assert.LessOrEqual(t, in.MaxAlloc, in.GlobalMem, "info %+v: sizes and counts must be positive, MaxAlloc <= GlobalMem", in)
+		assert.Positive(t, in.ComputeUnits, "info %+v: sizes and counts must be positive, MaxAlloc <= GlobalMem", in)
+		assert.Positive(t, in.MaxThreadsPerTeam, "info %+v: sizes and counts must be positive, MaxAlloc <= GlobalMem", in)
+		assert.Contains(t, []string{"gpu", "cpu", "accelerator", "custom"}, in.Type, "type")
 		keys := map[string]string{}
 		for _, a := range in.Extra {
 			keys[a.Key] = a.Value
 		}
 		for _, k := range []string{"platform", "extensions", "clock_source", "mem_base_addr_align"} {
-			if keys[k] == "" {
-				t.Errorf("Extra lacks %q: %v", k, in.Extra)
-			}
+			assert.NotEmpty(t, keys[k], "Extra lacks %q: %v", k, in.Extra)
 		}
-		if _, ok := d.(device.MemInfo); !ok {
-			t.Error("device does not implement device.MemInfo")
-		}
-		if _, ok := d.(device.Closer); !ok {
-			t.Error("device does not implement device.Closer")
-		}
+		_, ok := d.(device.MemInfo)
+		assert.True(t, ok, "device does not implement device.MemInfo")
+		_, ok = d.(device.Closer)
+		assert.True(t, ok, "device does not implement device.Closer")
 	}
 }
 
@@ -141,14 +125,12 @@ func TestBuildFailureCarriesLog(t *testing.T) {
 			device.Param{Name: "p", Kind: device.ParamBuffer, Elem: device.ParamInt32})
 		_, err := d.Load(k)
 		wantCode(t, "load of a kernel that does not compile", err, device.CodeInvalidBinary)
-		if !strings.Contains(err.Error(), "gompt_undefined_identifier") || !strings.Contains(err.Error(), "build log") {
-			t.Errorf("build error does not carry the build log naming the bad identifier:\n%v", err)
-		}
+		assert.Contains(t, err.Error(), "gompt_undefined_identifier", "build error does not carry the build log naming the bad identifier:\n%v", err)
+		assert.Contains(t, err.Error(), "build log", "build error does not carry the build log naming the bad identifier:\n%v", err)
 		// The failure is cached: the same error, no second build.
 		_, err2 := d.Load(k)
-		if err2 == nil || err2.Error() != err.Error() {
-			t.Errorf("second Load: %v, want the cached %v", err2, err)
-		}
+		require.Error(t, err2, "second Load: %v, want the cached %v", err2, err)
+		assert.Equal(t, err.Error(), err2.Error(), "second Load: %v, want the cached %v", err2, err)
 	}
 }
 
@@ -158,9 +140,8 @@ func TestMissingEntry(t *testing.T) {
 			device.Param{Name: "p", Kind: device.ParamBuffer, Elem: device.ParamInt32})
 		_, err := d.Load(k)
 		wantCode(t, "load of a kernel name the program lacks", err, device.CodeNotFound)
-		if !strings.Contains(err.Error(), `"wanted"`) || !strings.Contains(err.Error(), "other") {
-			t.Errorf("error should name the missing entry and what the program defines: %v", err)
-		}
+		assert.Contains(t, err.Error(), `"wanted"`, "error should name the missing entry and what the program defines: %v", err)
+		assert.Contains(t, err.Error(), "other", "error should name the missing entry and what the program defines: %v", err)
 	}
 }
 
@@ -178,9 +159,8 @@ func TestNoOpenCLImage(t *testing.T) {
 		k := &device.Kernel{Name: "ptxonly", Images: []device.Image{{Kind: device.ImagePTX, Source: ".version 7.0"}}}
 		_, err := d.Load(k)
 		wantCode(t, "load of a kernel with no OpenCL image", err, device.CodeInvalidBinary)
-		if !strings.Contains(err.Error(), "ptx") || !strings.Contains(err.Error(), "ptxonly") {
-			t.Errorf("error should name the kernel and the kinds it has: %v", err)
-		}
+		assert.Contains(t, err.Error(), "ptx", "error should name the kernel and the kinds it has: %v", err)
+		assert.Contains(t, err.Error(), "ptxonly", "error should name the kernel and the kinds it has: %v", err)
 	}
 }
 
@@ -192,9 +172,7 @@ func TestAllocTooLarge(t *testing.T) {
 		}
 		_, err := d.Alloc(int(max) + 1)
 		wantCode(t, "alloc of MaxAlloc+1", err, device.CodeInvalidArgument)
-		if !strings.Contains(err.Error(), "CL_DEVICE_MAX_MEM_ALLOC_SIZE") {
-			t.Errorf("error should say the limit: %v", err)
-		}
+		assert.Contains(t, err.Error(), "CL_DEVICE_MAX_MEM_ALLOC_SIZE", "error should say the limit: %v", err)
 		for _, n := range []int{0, -1} {
 			_, err := d.Alloc(n)
 			wantCode(t, "alloc of a non-positive size", err, device.CodeInvalidArgument)
@@ -215,67 +193,46 @@ var iotaKernel = kernel("iota", iotaSrc,
 func checkIota(t *testing.T, got []byte, from int) {
 	t.Helper()
 	for i := 0; i < len(got)/4; i++ {
-		if v := int32(binary.LittleEndian.Uint32(got[4*i:])); v != int32(from+i) {
-			t.Fatalf("element %d = %d, want %d", i, v, from+i)
-		}
+		require.Equal(t, int32(from+i), int32(binary.LittleEndian.Uint32(got[4*i:])), "element")
 	}
 }
 
 func TestWorkGroupTooLarge(t *testing.T) {
 	for _, d := range devices(t) {
 		f, err := d.Load(iotaKernel)
-		if err != nil {
-			t.Fatal(err)
-		}
+		require.NoError(t, err)
 		limit := d.Info().MaxThreadsPerTeam
 		shape := device.Shape{Size: [3]int{10000}, Threads: limit * 4, Teams: 3}
 		global, local, err := opencl.LaunchGeometry(f, shape)
-		if err != nil {
-			t.Fatal(err)
-		}
-		if local[0] > limit || local[0] < 1 || global[0] != 3*local[0] {
-			t.Fatalf("threads %d on a device limited to %d: NDRange global %v local %v, want a legal local size and 3 groups",
-				shape.Threads, limit, global, local)
-		}
+		require.NoError(t, err)
+		msg := fmt.Sprintf("threads %d on a device limited to %d: NDRange global %v local %v, want a legal local size and 3 groups",
+			shape.Threads, limit, global, local)
+		require.LessOrEqual(t, local[0], limit, msg)
+		require.GreaterOrEqual(t, local[0], 1, msg)
+		require.Equal(t, 3*local[0], global[0], msg)
 		n := 10000
 		q, err := d.NewQueue()
-		if err != nil {
-			t.Fatal(err)
-		}
+		require.NoError(t, err)
 		buf, err := d.Alloc(4 * n)
-		if err != nil {
-			t.Fatal(err)
-		}
-		if err := q.Launch(f, shape, []device.Arg{{Bits: uint64(n)}, {Ptr: buf.Ptr}}); err != nil {
-			t.Fatalf("launch with threads above the limit: %v", err)
-		}
+		require.NoError(t, err)
+		require.NoError(t, q.Launch(f, shape, []device.Arg{{Bits: uint64(n)}, {Ptr: buf.Ptr}}), "launch with threads above the limit")
 		got := make([]byte, 4*n)
-		if err := q.CopyOut(got, buf.Ptr); err != nil {
-			t.Fatal(err)
-		}
-		if err := q.Sync(); err != nil {
-			t.Fatal(err)
-		}
+		require.NoError(t, q.CopyOut(got, buf.Ptr))
+		require.NoError(t, q.Sync())
 		checkIota(t, got, 0)
-		if err := d.Free(buf.Ptr); err != nil {
-			t.Fatal(err)
-		}
-		if err := q.Release(); err != nil {
-			t.Fatal(err)
-		}
+		require.NoError(t, d.Free(buf.Ptr))
+		require.NoError(t, q.Release())
 	}
 }
 
 func TestGeometryDefaults(t *testing.T) {
 	for _, d := range devices(t) {
 		f, err := d.Load(iotaKernel)
-		if err != nil {
-			t.Fatal(err)
-		}
+		require.NoError(t, err)
 		lim, mult := opencl.WorkGroupLimits(f)
-		if lim < 1 || mult < 1 || mult > lim {
-			t.Fatalf("work-group limit %d, preferred multiple %d", lim, mult)
-		}
+		require.GreaterOrEqual(t, lim, 1, "work-group limit %d, preferred multiple %d", lim, mult)
+		require.GreaterOrEqual(t, mult, 1, "work-group limit %d, preferred multiple %d", lim, mult)
+		require.LessOrEqual(t, mult, lim, "work-group limit %d, preferred multiple %d", lim, mult)
 		for _, tc := range []struct {
 			shape device.Shape
 			check func(g, l [3]int) bool
@@ -293,13 +250,11 @@ func TestGeometryDefaults(t *testing.T) {
 			}},
 		} {
 			g, l, err := opencl.LaunchGeometry(f, tc.shape)
-			if err != nil || !tc.check(g, l) {
-				t.Errorf("shape %+v: global %v local %v err %v", tc.shape, g, l, err)
-			}
+			assert.NoError(t, err, "shape %+v: global %v local %v", tc.shape, g, l)
+			assert.True(t, tc.check(g, l), "shape %+v: global %v local %v err %v", tc.shape, g, l, err)
 		}
-		if _, _, err := opencl.LaunchGeometry(f, device.Shape{}); device.CodeOf(err) != device.CodeInvalidArgument {
-			t.Errorf("zero shape: %v, want invalid argument", err)
-		}
+		_, _, err = opencl.LaunchGeometry(f, device.Shape{})
+		assert.Equal(t, device.CodeInvalidArgument, device.CodeOf(err), "zero shape: %v, want invalid argument", err)
 	}
 }
 
@@ -309,13 +264,9 @@ func TestGeometryDefaults(t *testing.T) {
 func TestHugeShapes(t *testing.T) {
 	for _, d := range devices(t) {
 		f, err := d.Load(iotaKernel)
-		if err != nil {
-			t.Fatal(err)
-		}
+		require.NoError(t, err)
 		maxTeams := d.Info().MaxTeams
-		if maxTeams <= 0 {
-			t.Fatalf("Info.MaxTeams = %d, want the largest number of teams", maxTeams)
-		}
+		require.Positive(t, maxTeams, "Info.MaxTeams")
 		for _, s := range []device.Shape{
 			{Size: [3]int{1 << 62}},
 			{Size: [3]int{math.MaxInt}},
@@ -326,51 +277,33 @@ func TestHugeShapes(t *testing.T) {
 			{Size: [3]int{1, 1 << 30, 4}, Teams: maxTeams},
 		} {
 			g, l, err := opencl.LaunchGeometry(f, s)
-			if err != nil {
-				t.Fatalf("shape %+v: %v", s, err)
-			}
+			require.NoError(t, err, "shape %+v", s)
 			groups := uint64(1)
 			for i := range g {
-				if g[i] < 1 || l[i] < 1 || g[i]%l[i] != 0 {
-					t.Fatalf("shape %+v: global %v local %v: not an NDRange", s, g, l)
-				}
+				require.GreaterOrEqual(t, g[i], 1, "shape %+v: global %v local %v: not an NDRange", s, g, l)
+				require.GreaterOrEqual(t, l[i], 1, "shape %+v: global %v local %v: not an NDRange", s, g, l)
+				require.Zero(t, g[i]%l[i], "shape %+v: global %v local %v: not an NDRange", s, g, l)
 				groups *= uint64(g[i] / l[i])
 			}
-			if groups > math.MaxUint32 {
-				t.Errorf("shape %+v: global %v local %v: %d work-groups, more than 32 bits count", s, g, l, groups)
-			}
+			assert.LessOrEqual(t, groups, uint64(math.MaxUint32), "shape %+v: global %v local %v: %d work-groups, more than 32 bits count", s, g, l, groups)
 		}
 		_, _, err = opencl.LaunchGeometry(f, device.Shape{Size: [3]int{1}, Teams: maxTeams + 1})
 		wantCode(t, "teams above MaxTeams", err, device.CodeInvalidArgument)
 
 		q, err := d.NewQueue()
-		if err != nil {
-			t.Fatal(err)
-		}
+		require.NoError(t, err)
 		n := 1000
 		buf, err := d.Alloc(4 * n)
-		if err != nil {
-			t.Fatal(err)
-		}
+		require.NoError(t, err)
 		args := []device.Arg{{Bits: uint64(n)}, {Ptr: buf.Ptr}}
 		wantCode(t, "launch with teams above MaxTeams", q.Launch(f, device.Shape{Size: [3]int{n}, Teams: math.MaxInt}, args), device.CodeInvalidArgument)
-		if err := q.Launch(f, device.Shape{Size: [3]int{1 << 62}}, args); err != nil {
-			t.Fatalf("launch over 2^62: %v", err)
-		}
+		require.NoError(t, q.Launch(f, device.Shape{Size: [3]int{1 << 62}}, args), "launch over 2^62")
 		got := make([]byte, 4*n)
-		if err := q.CopyOut(got, buf.Ptr); err != nil {
-			t.Fatal(err)
-		}
-		if err := q.Sync(); err != nil {
-			t.Fatal(err)
-		}
+		require.NoError(t, q.CopyOut(got, buf.Ptr))
+		require.NoError(t, q.Sync())
 		checkIota(t, got, 0)
-		if err := d.Free(buf.Ptr); err != nil {
-			t.Fatal(err)
-		}
-		if err := q.Release(); err != nil {
-			t.Fatal(err)
-		}
+		require.NoError(t, d.Free(buf.Ptr))
+		require.NoError(t, q.Release())
 	}
 }
 
@@ -384,91 +317,51 @@ func TestInteriorPointers(t *testing.T) {
 				}
 			}
 		}
-		if align <= 0 {
-			t.Fatal("no mem_base_addr_align in Extra")
-		}
+		require.Positive(t, align, "no mem_base_addr_align in Extra")
 		f, err := d.Load(iotaKernel)
-		if err != nil {
-			t.Fatal(err)
-		}
+		require.NoError(t, err)
 		q, err := d.NewQueue()
-		if err != nil {
-			t.Fatal(err)
-		}
+		require.NoError(t, err)
 		size := 4 * align
 		buf, err := d.Alloc(size)
-		if err != nil {
-			t.Fatal(err)
-		}
+		require.NoError(t, err)
 		zero := make([]byte, size)
-		if err := q.CopyIn(buf.Ptr, zero); err != nil {
-			t.Fatal(err)
-		}
+		require.NoError(t, q.CopyIn(buf.Ptr, zero))
 		// Aligned interior pointer: passed as a sub-buffer.
 		n := align / 4
-		if err := q.Launch(f, device.Shape{Size: [3]int{n}}, []device.Arg{{Bits: uint64(n)}, {Ptr: buf.Ptr + device.DevicePtr(align)}}); err != nil {
-			t.Fatalf("launch at an aligned interior pointer: %v", err)
-		}
+		require.NoError(t, q.Launch(f, device.Shape{Size: [3]int{n}}, []device.Arg{{Bits: uint64(n)}, {Ptr: buf.Ptr + device.DevicePtr(align)}}), "launch at an aligned interior pointer")
 		// Unaligned: staged through a temporary buffer.
-		if err := q.Launch(f, device.Shape{Size: [3]int{3}}, []device.Arg{{Bits: 3}, {Ptr: buf.Ptr + device.DevicePtr(2*align+4)}}); err != nil {
-			t.Fatalf("launch at an unaligned interior pointer: %v", err)
-		}
+		require.NoError(t, q.Launch(f, device.Shape{Size: [3]int{3}}, []device.Arg{{Bits: 3}, {Ptr: buf.Ptr + device.DevicePtr(2*align+4)}}), "launch at an unaligned interior pointer")
 		// Pointers outside any allocation.
 		err = q.Launch(f, device.Shape{Size: [3]int{1}}, []device.Arg{{Bits: 1}, {Ptr: buf.Ptr + device.DevicePtr(size)}})
 		wantCode(t, "launch at one past the end", err, device.CodeInvalidArgument)
 		got := make([]byte, size)
-		if err := q.CopyOut(got, buf.Ptr); err != nil {
-			t.Fatal(err)
-		}
-		if err := q.Sync(); err != nil {
-			t.Fatal(err)
-		}
-		if !bytes.Equal(got[:align], zero[:align]) || !bytes.Equal(got[2*align:2*align+4], zero[:4]) || !bytes.Equal(got[2*align+16:], zero[2*align+16:]) {
-			t.Error("the sub-buffer or staged launch wrote outside its range")
-		}
+		require.NoError(t, q.CopyOut(got, buf.Ptr))
+		require.NoError(t, q.Sync())
+		assert.True(t, bytes.Equal(got[:align], zero[:align]), "the sub-buffer or staged launch wrote outside its range")
+		assert.True(t, bytes.Equal(got[2*align:2*align+4], zero[:4]), "the sub-buffer or staged launch wrote outside its range")
+		assert.True(t, bytes.Equal(got[2*align+16:], zero[2*align+16:]), "the sub-buffer or staged launch wrote outside its range")
 		checkIota(t, got[align:2*align], 0)
 		checkIota(t, got[2*align+4:2*align+16], 0)
 		// Copies at unaligned interior pointers work.
 		src := []byte{1, 2, 3, 4, 5, 6, 7}
-		if err := q.CopyIn(buf.Ptr+3, src); err != nil {
-			t.Fatal(err)
-		}
-		if err := q.Copy(buf.Ptr+device.DevicePtr(align)+1, buf.Ptr+3, len(src)); err != nil {
-			t.Fatal(err)
-		}
+		require.NoError(t, q.CopyIn(buf.Ptr+3, src))
+		require.NoError(t, q.Copy(buf.Ptr+device.DevicePtr(align)+1, buf.Ptr+3, len(src)))
 		out := make([]byte, len(src))
-		if err := q.CopyOut(out, buf.Ptr+device.DevicePtr(align)+1); err != nil {
-			t.Fatal(err)
-		}
-		if err := q.Sync(); err != nil {
-			t.Fatal(err)
-		}
-		if !bytes.Equal(out, src) {
-			t.Errorf("copy through interior pointers: %v, want %v", out, src)
-		}
+		require.NoError(t, q.CopyOut(out, buf.Ptr+device.DevicePtr(align)+1))
+		require.NoError(t, q.Sync())
+		assert.True(t, bytes.Equal(out, src), "copy through interior pointers: %v, want %v", out, src)
 		// Overlapping ranges of one buffer copy as memmove (OpenCL itself
 		// refuses them; devicetest.TestOverlap has the full set).
-		if err := q.Copy(buf.Ptr+1, buf.Ptr+3, 4); err != nil {
-			t.Errorf("overlapping device copy: %v", err)
-		}
-		if err := q.CopyOut(out[:5], buf.Ptr+1); err != nil {
-			t.Fatal(err)
-		}
-		if err := q.Sync(); err != nil {
-			t.Fatal(err)
-		}
-		if want := []byte{1, 2, 3, 4, 3}; !bytes.Equal(out[:5], want) {
-			t.Errorf("overlapping device copy left %v, want %v", out[:5], want)
-		}
-		if err := d.Free(buf.Ptr); err != nil {
-			t.Fatal(err)
-		}
-		if err := q.Release(); err != nil {
-			t.Fatal(err)
-		}
-		if err := q.Release(); device.CodeOf(err) != device.CodeInvalidArgument {
-			t.Errorf("second Release: %v, want invalid argument", err)
-		}
+		assert.NoError(t, q.Copy(buf.Ptr+1, buf.Ptr+3, 4), "overlapping device copy")
+		require.NoError(t, q.CopyOut(out[:5], buf.Ptr+1))
+		require.NoError(t, q.Sync())
+		want := []byte{1, 2, 3, 4, 3}
+		assert.True(t, bytes.Equal(out[:5], want), "overlapping device copy left %v, want %v", out[:5], want)
+		require.NoError(t, d.Free(buf.Ptr))
+		require.NoError(t, q.Release())
+		err = q.Release()
+		assert.Equal(t, device.CodeInvalidArgument, device.CodeOf(err), "second Release: %v, want invalid argument", err)
 	}
 }
 
@@ -477,76 +370,50 @@ func TestInteriorPointers(t *testing.T) {
 func TestAsyncCopyPinned(t *testing.T) {
 	for _, d := range devices(t) {
 		q, err := d.NewQueue()
-		if err != nil {
-			t.Fatal(err)
-		}
+		require.NoError(t, err)
 		const n = 8 << 20
 		buf, err := d.Alloc(n)
-		if err != nil {
-			t.Fatal(err)
-		}
+		require.NoError(t, err)
 		for i := 0; i < 4; i++ {
 			src := bytes.Repeat([]byte{byte(i + 1)}, n)
-			if err := q.CopyIn(buf.Ptr, src); err != nil {
-				t.Fatal(err)
-			}
+			require.NoError(t, q.CopyIn(buf.Ptr, src))
 		}
 		runtime.GC()
 		out := make([]byte, n)
-		if err := q.CopyOut(out, buf.Ptr); err != nil {
-			t.Fatal(err)
-		}
+		require.NoError(t, q.CopyOut(out, buf.Ptr))
 		ev, err := q.Record()
-		if err != nil {
-			t.Fatal(err)
-		}
+		require.NoError(t, err)
 		runtime.GC()
-		if err := ev.Wait(); err != nil {
-			t.Fatal(err)
-		}
-		if !bytes.Equal(out, bytes.Repeat([]byte{4}, n)) {
-			t.Error("data of the last non-blocking copy did not arrive")
-		}
-		if err := d.Free(buf.Ptr); err != nil {
-			t.Fatal(err)
-		}
-		if err := q.Release(); err != nil {
-			t.Fatal(err)
-		}
+		require.NoError(t, ev.Wait())
+		assert.True(t, bytes.Equal(out, bytes.Repeat([]byte{4}, n)), "data of the last non-blocking copy did not arrive")
+		require.NoError(t, d.Free(buf.Ptr))
+		require.NoError(t, q.Release())
 	}
 }
 
 func TestClock(t *testing.T) {
 	for _, d := range devices(t) {
 		q, err := d.NewQueue()
-		if err != nil {
-			t.Fatal(err)
-		}
+		require.NoError(t, err)
 		before, err := d.Now()
-		if err != nil {
-			t.Fatal(err)
-		}
+		require.NoError(t, err)
 		ev, err := q.Record()
-		if err != nil {
-			t.Fatal(err)
-		}
+		require.NoError(t, err)
 		at, err := ev.Time()
-		if err != nil {
-			t.Fatal(err)
-		}
+		require.NoError(t, err)
 		after, _ := d.Now()
-		if at < before || at > after {
-			t.Errorf("event time %d not within clock readings [%d, %d]", at, before, after)
-		}
+		assert.GreaterOrEqual(t, at, before, "event time %d not within clock readings [%d, %d]", at, before, after)
+		assert.LessOrEqual(t, at, after, "event time %d not within clock readings [%d, %d]", at, before, after)
 		prof, err := opencl.EventProfile(ev)
-		if err != nil || prof.End != at || prof.Queued == 0 || prof.Queued > prof.Submit || prof.Submit > prof.Start || prof.Start > prof.End {
-			t.Errorf("EventProfile = %+v, %v; want queued <= submit <= start <= end = %d", prof, err, at)
-		}
-		if err := q.Release(); err != nil {
-			t.Fatal(err)
-		}
-		if at2, err := ev.Time(); err != nil || at2 != at {
-			t.Errorf("Time after the queue's release = %d, %v; want %d", at2, err, at)
+		assert.NoError(t, err, "EventProfile = %+v, %v; want queued <= submit <= start <= end = %d", prof, err, at)
+		assert.Equal(t, at, prof.End, "EventProfile = %+v, %v; want queued <= submit <= start <= end = %d", prof, err, at)
+		assert.NotZero(t, prof.Queued, "EventProfile = %+v, %v; want queued <= submit <= start <= end = %d", prof, err, at)
+		assert.LessOrEqual(t, prof.Queued, prof.Submit, "EventProfile = %+v, %v; want queued <= submit <= start <= end = %d", prof, err, at)
+		assert.LessOrEqual(t, prof.Submit, prof.Start, "EventProfile = %+v, %v; want queued <= submit <= start <= end = %d", prof, err, at)
+		assert.LessOrEqual(t, prof.Start, prof.End, "EventProfile = %+v, %v; want queued <= submit <= start <= end = %d", prof, err, at)
+		require.NoError(t, q.Release())
+		if at2, err := ev.Time(); assert.NoError(t, err, "Time after the queue's release = %d, %v; want %d", at2, err, at) {
+			assert.Equal(t, at, at2, "Time after the queue's release = %d", at2)
 		}
 	}
 }
@@ -556,35 +423,21 @@ func TestClock(t *testing.T) {
 func TestNoLeakedObjects(t *testing.T) {
 	for _, d := range devices(t) {
 		f, err := d.Load(iotaKernel) // cached program and kernel: counted before
-		if err != nil {
-			t.Fatal(err)
-		}
+		require.NoError(t, err)
 		before := cl.Live()
 		q, err := d.NewQueue()
-		if err != nil {
-			t.Fatal(err)
-		}
+		require.NoError(t, err)
 		buf, err := d.Alloc(1 << 12)
-		if err != nil {
-			t.Fatal(err)
-		}
+		require.NoError(t, err)
 		for i := 0; i < 10; i++ {
-			if err := q.Launch(f, device.Shape{Size: [3]int{64}}, []device.Arg{{Bits: 64}, {Ptr: buf.Ptr}}); err != nil {
-				t.Fatal(err)
-			}
-			if _, err := q.Record(); err != nil {
-				t.Fatal(err)
-			}
+			require.NoError(t, q.Launch(f, device.Shape{Size: [3]int{64}}, []device.Arg{{Bits: 64}, {Ptr: buf.Ptr}}))
+			_, err := q.Record()
+			require.NoError(t, err)
 		}
-		if err := d.Free(buf.Ptr); err != nil {
-			t.Fatal(err)
-		}
-		if err := q.Release(); err != nil {
-			t.Fatal(err)
-		}
-		if after := cl.Live(); after != before {
-			t.Errorf("live OpenCL objects %+v after the work, %+v before", after, before)
-		}
+		require.NoError(t, d.Free(buf.Ptr))
+		require.NoError(t, q.Release())
+		after := cl.Live()
+		assert.Equal(t, before, after, "live OpenCL objects %+v after the work, %+v before", after, before)
 	}
 }
 
@@ -595,9 +448,8 @@ func TestClose(t *testing.T) {
 	cmd := exec.Command(os.Args[0], "-test.run=^TestChildClose$", "-test.v")
 	cmd.Env = append(os.Environ(), "GOMPT_OPENCL_CHILD=close")
 	out, err := cmd.CombinedOutput()
-	if err != nil || !strings.Contains(string(out), "--- PASS: TestChildClose") {
-		t.Fatalf("child: %v\n%s", err, out)
-	}
+	require.NoError(t, err, "child: %v\n%s", err, out)
+	require.Contains(t, string(out), "--- PASS: TestChildClose", "child: %v\n%s", err, out)
 }
 
 // TestChildClose is run by TestClose in a child process.
@@ -606,48 +458,30 @@ func TestChildClose(t *testing.T) {
 		t.Skip("run by TestClose")
 	}
 	for _, d := range devices(t) {
-		if _, err := d.Load(iotaKernel); err != nil {
-			t.Fatal(err)
-		}
-		if _, err := d.Alloc(64); err != nil {
-			t.Fatal(err)
-		}
+		_, err := d.Load(iotaKernel)
+		require.NoError(t, err)
+		_, err = d.Alloc(64)
+		require.NoError(t, err)
 		q, err := d.NewQueue()
-		if err != nil {
-			t.Fatal(err)
-		}
+		require.NoError(t, err)
 		// A launch that stages arguments of two alignment classes builds
 		// the merge kernel, which Close releases too.
 		saxpy, err := d.Load(kernels.Saxpy)
-		if err != nil {
-			t.Fatal(err)
-		}
+		require.NoError(t, err)
 		buf, err := d.Alloc(1024)
-		if err != nil {
-			t.Fatal(err)
-		}
-		if err := q.Launch(saxpy, device.Shape{Size: [3]int{8}}, []device.Arg{{Bits: 8}, {Bits: 0}, {Ptr: buf.Ptr + 4}, {Ptr: buf.Ptr + 512 + 8}}); err != nil {
-			t.Fatal(err)
-		}
-		if err := d.(device.Closer).Close(); err != nil {
-			t.Fatal(err)
-		}
-		if _, err := d.Alloc(64); device.CodeOf(err) != device.CodeInvalidDevice {
-			t.Errorf("Alloc after Close: %v, want invalid device", err)
-		}
-		if _, err := d.Load(iotaKernel); device.CodeOf(err) != device.CodeInvalidDevice {
-			t.Errorf("Load after Close: %v, want invalid device", err)
-		}
-		if _, err := q.Record(); err == nil {
-			t.Error("Record on a queue of a closed device succeeded")
-		}
-		if err := d.(device.Closer).Close(); err != nil {
-			t.Errorf("second Close: %v", err)
-		}
+		require.NoError(t, err)
+		require.NoError(t, q.Launch(saxpy, device.Shape{Size: [3]int{8}}, []device.Arg{{Bits: 8}, {Bits: 0}, {Ptr: buf.Ptr + 4}, {Ptr: buf.Ptr + 512 + 8}}))
+		require.NoError(t, d.(device.Closer).Close())
+		_, err = d.Alloc(64)
+		assert.Equal(t, device.CodeInvalidDevice, device.CodeOf(err), "Alloc after Close: %v, want invalid device", err)
+		_, err = d.Load(iotaKernel)
+		assert.Equal(t, device.CodeInvalidDevice, device.CodeOf(err), "Load after Close: %v, want invalid device", err)
+		_, err = q.Record()
+		assert.Error(t, err, "Record on a queue of a closed device succeeded")
+		assert.NoError(t, d.(device.Closer).Close(), "second Close")
 	}
-	if live := cl.Live(); live.Total() != 0 {
-		t.Errorf("live OpenCL objects after closing every device: %+v", live)
-	}
+	live := cl.Live()
+	assert.Zero(t, live.Total(), "live OpenCL objects after closing every device: %+v", live)
 }
 
 // TestChildDevices is run by TestBadLibrary in a child process with
@@ -684,17 +518,13 @@ func TestBadLibrary(t *testing.T) {
 		cmd := exec.Command(os.Args[0], "-test.run=^TestChildDevices$", "-test.v")
 		cmd.Env = append(os.Environ(), "GOMPT_OPENCL_CHILD=1", tc.env)
 		out, err := cmd.CombinedOutput()
-		if err != nil {
-			t.Fatalf("child with %s: %v\n%s", tc.env, err, out)
-		}
+		require.NoError(t, err, "child with %s: %v\n%s", tc.env, err, out)
 		s := string(out)
-		if !strings.Contains(s, "DEVICES 0") || !strings.Contains(s, "ERROR opencl: no device: ") || strings.Contains(s, "NOT-ErrNoDevice") {
-			t.Errorf("%s: want zero devices and an ErrNoDevice reason, got:\n%s", tc.env, s)
-		}
+		assert.Contains(t, s, "DEVICES 0", "%s: want zero devices and an ErrNoDevice reason, got:\n%s", tc.env, s)
+		assert.Contains(t, s, "ERROR opencl: no device: ", "%s: want zero devices and an ErrNoDevice reason, got:\n%s", tc.env, s)
+		assert.False(t, strings.Contains(s, "NOT-ErrNoDevice"), "%s: want zero devices and an ErrNoDevice reason, got:\n%s", tc.env, s)
 		for _, w := range tc.want {
-			if !strings.Contains(s, w) {
-				t.Errorf("%s: reason should mention %q:\n%s", tc.env, w, s)
-			}
+			assert.Contains(t, s, w, "%s: reason should mention %q:\n", tc.env, w)
 		}
 	}
 }

@@ -2,10 +2,11 @@ package opencl
 
 import (
 	"math"
-	"strings"
 	"testing"
 
 	"github.com/gompt/gompt/device"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
 )
 
 // Limits as NVIDIA's OpenCL reports them (H100) and as POCL's CPU device
@@ -47,13 +48,10 @@ func TestGeometryShapes(t *testing.T) {
 		{"many teams get fewer threads", device.Shape{Size: [3]int{1 << 33, 1, 1}, Teams: 1 << 24}, nvidiaLim, [3]uintptr{96 << 24, 1, 1}, [3]uintptr{96, 1, 1}},
 	}
 	for _, tc := range tests {
-		if err := checkShape(tc.shape); err != nil {
-			t.Fatalf("%s: %v", tc.name, err)
-		}
+		require.NoError(t, checkShape(tc.shape), "%s", tc.name)
 		_, global, local := geometry(tc.shape, tc.lim)
-		if global != tc.global || local != tc.local {
-			t.Errorf("%s: global %v local %v, want global %v local %v", tc.name, global, local, tc.global, tc.local)
-		}
+		assert.Equal(t, tc.global, global, "%s: global %v local %v, want global %v local %v", tc.name, global, local, tc.global, tc.local)
+		assert.Equal(t, tc.local, local, "%s: global %v local %v, want global %v local %v", tc.name, global, local, tc.global, tc.local)
 	}
 }
 
@@ -94,7 +92,7 @@ func checkInvariants(t *testing.T, s device.Shape, lim wgLimits) {
 	dims, global, local := geometry(s, lim)
 	bad := func(format string, args ...any) {
 		t.Helper()
-		t.Fatalf("shape %+v limits %+v: global %v local %v: "+format, append([]any{s, lim, global, local}, args...)...)
+		require.FailNowf(t, "invariant broken", "shape %+v limits %+v: global %v local %v: "+format, append([]any{s, lim, global, local}, args...)...)
 	}
 	if dims != s.Dims() {
 		bad("dims %d, want %d", dims, s.Dims())
@@ -149,11 +147,8 @@ func checkInvariants(t *testing.T, s device.Shape, lim wgLimits) {
 }
 
 func TestCheckShapeTeams(t *testing.T) {
-	if err := checkShape(device.Shape{Size: [3]int{1}, Teams: maxTeams}); err != nil {
-		t.Errorf("maxTeams teams: %v", err)
-	}
+	assert.NoError(t, checkShape(device.Shape{Size: [3]int{1}, Teams: maxTeams}), "maxTeams teams")
 	err := checkShape(device.Shape{Size: [3]int{1}, Teams: maxTeams + 1})
-	if err == nil || !strings.Contains(err.Error(), "MaxTeams") {
-		t.Errorf("maxTeams+1 teams: %v, want an error naming MaxTeams", err)
-	}
+	require.Error(t, err, "maxTeams+1 teams: %v, want an error naming MaxTeams", err)
+	assert.Contains(t, err.Error(), "MaxTeams", "maxTeams+1 teams: %v, want an error naming MaxTeams", err)
 }

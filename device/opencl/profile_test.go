@@ -1,27 +1,26 @@
 package opencl_test
 
 import (
+	"fmt"
 	"testing"
 
 	"github.com/gompt/gompt/device"
 	"github.com/gompt/gompt/device/opencl"
 	"github.com/gompt/gompt/internal/cl"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
 )
 
 func must(t testing.TB, what string, err error) {
 	t.Helper()
-	if err != nil {
-		t.Fatalf("%s: %v", what, err)
-	}
+	require.NoError(t, err, "%s", what)
 }
 
 // profiler returns q as a device.Profiler, failing the test if it is not.
 func profiler(t *testing.T, q device.Queue) device.Profiler {
 	t.Helper()
 	p, ok := q.(device.Profiler)
-	if !ok {
-		t.Fatalf("OpenCL queue %T does not implement device.Profiler", q)
-	}
+	require.True(t, ok, "OpenCL queue %T does not implement device.Profiler", q)
 	return p
 }
 
@@ -50,9 +49,7 @@ func TestProfile(t *testing.T) {
 			must(t, "Alloc", err)
 			b, err := d.Alloc(4 * n)
 			must(t, "Alloc", err)
-			if tm := p.Last(); tm != nil {
-				t.Errorf("Last before any operation = %v, want nil", tm)
-			}
+			assert.Nil(t, p.Last(), "Last before any operation")
 
 			p.Profile(true)
 			got := make([]byte, 4*n)
@@ -67,21 +64,16 @@ func TestProfile(t *testing.T) {
 			tms = append(tms, p.Last())
 			must(t, "CopyOut", q.CopyOut(got, b.Ptr))
 			tms = append(tms, p.Last())
-			if ev := cl.Live().Events - base.Events; ev != 4 {
-				t.Errorf("%d live events with 4 profiled operations pending, want 4", ev)
-			}
+			assert.EqualValues(t, 4, cl.Live().Events-base.Events, "live events with 4 profiled operations pending, want 4")
 			for i := 1; i < len(tms); i++ {
-				if tms[i] == nil || tms[i] == tms[i-1] {
-					t.Fatalf("Last after operation %d = %v, the same as before it (%v)", i, tms[i], tms[i-1])
-				}
+				require.NotNil(t, tms[i], "Last after operation %d = %v, the same as before it (%v)", i, tms[i], tms[i-1])
+				require.NotSame(t, tms[i-1], tms[i], "Last after operation %d = %v, the same as before it (%v)", i, tms[i], tms[i-1])
 			}
 			must(t, "Sync", q.Sync())
 			after, err := d.Now()
 			must(t, "Now", err)
 			checkIota(t, got, 0)
-			if ev := cl.Live().Events - base.Events; ev != 0 {
-				t.Errorf("%d live events after Sync, want 0: Sync reads and releases the timings", ev)
-			}
+			assert.Zero(t, cl.Live().Events-base.Events, "live events after Sync, want 0: Sync reads and releases the timings")
 
 			types := []string{"opencl write", "opencl kernel", "opencl copy", "opencl read"}
 			var prevEnd int64
@@ -89,60 +81,52 @@ func TestProfile(t *testing.T) {
 			for i, tm := range tms {
 				begin, end, nat, err := tm.Times()
 				must(t, types[i]+" Times", err)
-				if begin <= 0 || end < begin || begin < before || end > after {
-					t.Errorf("%s: [%d, %d], want 0 < begin <= end within the clock readings [%d, %d]", types[i], begin, end, before, after)
-				}
-				if begin < prevEnd {
-					t.Errorf("%s begins at %d, before the previous operation ended at %d (in-order queue)", types[i], begin, prevEnd)
-				}
+				assert.Positive(t, begin, "%s: [%d, %d], want 0 < begin <= end within the clock readings [%d, %d]", types[i], begin, end, before, after)
+				assert.GreaterOrEqual(t, end, begin, "%s: [%d, %d], want 0 < begin <= end within the clock readings [%d, %d]", types[i], begin, end, before, after)
+				assert.GreaterOrEqual(t, begin, before, "%s: [%d, %d], want 0 < begin <= end within the clock readings [%d, %d]", types[i], begin, end, before, after)
+				assert.LessOrEqual(t, end, after, "%s: [%d, %d], want 0 < begin <= end within the clock readings [%d, %d]", types[i], begin, end, before, after)
+				assert.GreaterOrEqual(t, begin, prevEnd, "%s begins at %d, before the previous operation ended at %d (in-order queue)", types[i], begin, prevEnd)
 				prevEnd = end
 				w, ok := device.RecordOf[device.OpenCLRecord](nat)
-				if !ok || w.Queued == 0 || w.Queued > w.Submit || w.Submit > w.Start || w.Start > w.End ||
-					int64(w.Start) != begin || int64(w.End) != end {
-					t.Errorf("%s: native %+v, want NativeOpenCL with queued <= submit <= start = %d <= end = %d", types[i], nat, begin, end)
+				if msg := fmt.Sprintf("%s: native %+v, want NativeOpenCL with queued <= submit <= start = %d <= end = %d", types[i], nat, begin, end); assert.True(t, ok, msg) {
+					assert.NotZero(t, w.Queued, msg)
+					assert.LessOrEqual(t, w.Queued, w.Submit, msg)
+					assert.LessOrEqual(t, w.Submit, w.Start, msg)
+					assert.LessOrEqual(t, w.Start, w.End, msg)
+					assert.Equal(t, begin, int64(w.Start), msg)
+					assert.Equal(t, end, int64(w.End), msg)
 				}
-				if nat.Type != types[i] {
-					t.Errorf("native type %q, want %q", nat.Type, types[i])
-				}
+				assert.Equal(t, types[i], nat.Type, "native type %q", nat.Type)
 				if i == 0 {
 					hwid = nat.HWID
 				}
-				if nat.HWID == 0 || nat.HWID != hwid {
-					t.Errorf("%s: HWID %d, want the queue's non-zero number %d", types[i], nat.HWID, hwid)
-				}
+				assert.NotZero(t, nat.HWID, "%s: HWID %d, want the queue's non-zero number %d", types[i], nat.HWID, hwid)
+				assert.Equal(t, hwid, nat.HWID, "%s: HWID %d, want the queue's non-zero number %d", types[i], nat.HWID, hwid)
 				wantTeams := 0
 				if types[i] == "opencl kernel" {
 					wantTeams = wantGroups
 				}
-				if nat.Teams != wantTeams {
-					t.Errorf("%s: Teams %d, want %d", types[i], nat.Teams, wantTeams)
-				}
+				assert.Equal(t, wantTeams, nat.Teams, "%s: Teams %d", types[i], nat.Teams)
 				b2, e2, nat2, err := tm.Times()
-				if err != nil || b2 != begin || e2 != end || nat2 != nat {
-					t.Errorf("%s: second Times = %d, %d, %+v, %v; want the first's", types[i], b2, e2, nat2, err)
-				}
+				assert.NoError(t, err, "%s: second Times = %d, %d, %+v, %v; want the first's", types[i], b2, e2, nat2, err)
+				assert.Equal(t, begin, b2, "%s: second Times = %d, %d, %+v, %v; want the first's", types[i], b2, e2, nat2, err)
+				assert.Equal(t, end, e2, "%s: second Times = %d, %d, %+v, %v; want the first's", types[i], b2, e2, nat2, err)
+				assert.Equal(t, nat, nat2, "%s: second Times = %d, %d, %+v, %v; want the first's", types[i], b2, e2, nat2, err)
 			}
 
 			// Read before the queue syncs: Times waits and releases the event.
 			must(t, "CopyIn", q.CopyIn(a.Ptr, got))
 			tm := p.Last()
-			if _, _, _, err := tm.Times(); err != nil {
-				t.Fatal(err)
-			}
-			if ev := cl.Live().Events - base.Events; ev != 0 {
-				t.Errorf("%d live events after Times, want 0", ev)
-			}
+			_, _, _, err = tm.Times()
+			require.NoError(t, err)
+			assert.Zero(t, cl.Live().Events-base.Events, "live events after Times, want 0")
 
 			// Off: no event, and Last keeps the last profiled operation.
 			p.Profile(false)
 			must(t, "CopyIn", q.CopyIn(a.Ptr, got))
 			must(t, "Launch", q.Launch(f, shape, []device.Arg{{Bits: n}, {Ptr: a.Ptr}}))
-			if ev := cl.Live().Events - base.Events; ev != 0 {
-				t.Errorf("%d live events after operations with profiling off, want 0", ev)
-			}
-			if p.Last() != tm {
-				t.Errorf("Last with profiling off changed to %v", p.Last())
-			}
+			assert.Zero(t, cl.Live().Events-base.Events, "live events after operations with profiling off, want 0")
+			assert.Same(t, tm, p.Last(), "Last with profiling off changed")
 
 			// Timings never read are released with the queue, and can
 			// still be read after it.
@@ -159,21 +143,19 @@ func TestProfile(t *testing.T) {
 			must(t, "CopyIn", q2.CopyIn(b.Ptr, got))
 			_, _, nat2, err := p2.Last().Times()
 			must(t, "Times", err)
-			if nat2.HWID == hwid || nat2.HWID == 0 {
-				t.Errorf("second queue's HWID %d, first's %d: want distinct non-zero queue numbers", nat2.HWID, hwid)
-			}
+			assert.NotEqual(t, hwid, nat2.HWID, "second queue's HWID %d, first's %d: want distinct non-zero queue numbers", nat2.HWID, hwid)
+			assert.NotZero(t, nat2.HWID, "second queue's HWID %d, first's %d: want distinct non-zero queue numbers", nat2.HWID, hwid)
 			must(t, "Release", q2.Release())
 			must(t, "Release", q.Release())
 			for i, tm := range left {
-				if b, e, _, err := tm.Times(); err != nil || b <= 0 || e < b {
-					t.Errorf("timing %d read after the queue's release: %d, %d, %v", i, b, e, err)
+				if b, e, _, err := tm.Times(); assert.NoError(t, err, "timing %d read after the queue's release: %d, %d", i, b, e) && assert.Positive(t, b, "timing %d read after the queue's release: %d, %d, %v", i, b, e, err) {
+					assert.GreaterOrEqual(t, e, b, "timing %d read after the queue's release: %d, %d, %v", i, b, e, err)
 				}
 			}
 			must(t, "Free", d.Free(a.Ptr))
 			must(t, "Free", d.Free(b.Ptr))
-			if now := cl.Live(); now != base {
-				t.Errorf("live OpenCL objects %+v after the work, %+v before", now, base)
-			}
+			now := cl.Live()
+			assert.Equal(t, base, now, "live OpenCL objects %+v after the work, %+v before", now, base)
 		})
 	}
 }
@@ -198,12 +180,8 @@ func TestProfileOffAllocates(t *testing.T) {
 	must(t, "Sync", q.Sync())
 	args := []device.Arg{{Bits: 1 << 10}, {Ptr: buf.Ptr}}
 	allocs := testing.AllocsPerRun(100, func() {
-		if err := q.Launch(f, device.Shape{Size: [3]int{1 << 10}}, args); err != nil {
-			t.Fatal(err)
-		}
+		require.NoError(t, q.Launch(f, device.Shape{Size: [3]int{1 << 10}}, args))
 	})
 	must(t, "Sync", q.Sync())
-	if allocs != 0 {
-		t.Errorf("Launch with profiling off allocates %v times per call, want 0", allocs)
-	}
+	assert.Zero(t, allocs, "Launch with profiling off allocates %v times per call, want 0", allocs)
 }

@@ -4,6 +4,7 @@ package opencl_test
 
 import (
 	"encoding/binary"
+	"fmt"
 	"math"
 	"testing"
 
@@ -11,6 +12,8 @@ import (
 	"github.com/gompt/gompt/device/opencl"
 	"github.com/gompt/gompt/internal/cl"
 	"github.com/gompt/gompt/kernels"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
 )
 
 func f32bytes(v []float32) []byte {
@@ -37,61 +40,45 @@ func TestPretendAlignment(t *testing.T) {
 	for _, real := range devices(t) {
 		ra := baseAlign(t, real)
 		pretend := opencl.PretendAlign(t, real, 4*ra)
-		if got := baseAlign(t, pretend); got != 4*ra {
-			t.Fatalf("pretend device reports alignment %d, want %d", got, 4*ra)
-		}
+		got := baseAlign(t, pretend)
+		require.Equal(t, 4*ra, got, "pretend device reports alignment %d", got)
 		for _, c := range []struct {
 			d      device.Device
 			staged bool
 		}{{real, false}, {pretend, true}} {
 			f, err := c.d.Load(kernels.Saxpy)
-			if err != nil {
-				t.Fatal(err)
-			}
+			require.NoError(t, err)
 			q, err := c.d.NewQueue()
-			if err != nil {
-				t.Fatal(err)
-			}
+			require.NoError(t, err)
 			n := 8 * ra / 4
 			buf, err := c.d.Alloc(8 * ra)
-			if err != nil {
-				t.Fatal(err)
-			}
+			require.NoError(t, err)
 			x := make([]float32, n)
 			for i := range x {
 				x[i] = float32(i)
 			}
-			if err := q.CopyIn(buf.Ptr, f32bytes(x)); err != nil {
-				t.Fatal(err)
-			}
+			require.NoError(t, q.CopyIn(buf.Ptr, f32bytes(x)))
 			// y = x[ra/4:], x = x[5*ra/4:] (byte offsets ra and 5*ra:
 			// aligned for the real device, not for the pretended one).
 			m := 2 * ra / 4
 			before := opencl.StagedLaunches(c.d)
 			args := []device.Arg{{Bits: uint64(m)}, {Bits: uint64(math.Float32bits(3))},
 				{Ptr: buf.Ptr + device.DevicePtr(5*ra)}, {Ptr: buf.Ptr + device.DevicePtr(ra)}}
-			if err := q.Launch(f, device.Shape{Size: [3]int{m}}, args); err != nil {
-				t.Fatal(err)
-			}
+			require.NoError(t, q.Launch(f, device.Shape{Size: [3]int{m}}, args))
 			out := make([]byte, 8*ra)
-			if err := q.CopyOut(out, buf.Ptr); err != nil {
-				t.Fatal(err)
-			}
-			if err := q.Sync(); err != nil {
-				t.Fatal(err)
-			}
-			if got := opencl.StagedLaunches(c.d) - before; (got == 1) != c.staged || got > 1 {
-				t.Errorf("%s: %d staged launches at offsets %d and %d (alignment %d), want staged %v",
-					c.d.Info().Name, got, ra, 5*ra, baseAlign(t, c.d), c.staged)
-			}
+			require.NoError(t, q.CopyOut(out, buf.Ptr))
+			require.NoError(t, q.Sync())
+			got := opencl.StagedLaunches(c.d) - before
+			msg := fmt.Sprintf("%s: %d staged launches at offsets %d and %d (alignment %d), want staged %v",
+				c.d.Info().Name, got, ra, 5*ra, baseAlign(t, c.d), c.staged)
+			assert.Equal(t, c.staged, got == 1, msg)
+			assert.LessOrEqual(t, got, uint64(1), msg)
 			for i, v := range bytesf32(out) {
 				want := x[i]
 				if i >= ra/4 && i < ra/4+m {
 					want = 3*x[i+ra] + x[i] // x[i-ra/4+5*ra/4]
 				}
-				if v != want {
-					t.Fatalf("%s: element %d = %g, want %g", c.d.Info().Name, i, v, want)
-				}
+				require.Equal(t, want, v, "%s: element %d", c.d.Info().Name, i)
 			}
 			c.d.Free(buf.Ptr)
 			q.Release()
@@ -107,13 +94,9 @@ func TestUnalignedBufferArguments(t *testing.T) {
 	for _, d := range withPretend(t, devices(t)) {
 		align := baseAlign(t, d)
 		f, err := d.Load(kernels.Saxpy)
-		if err != nil {
-			t.Fatal(err)
-		}
+		require.NoError(t, err)
 		q, err := d.NewQueue()
-		if err != nil {
-			t.Fatal(err)
-		}
+		require.NoError(t, err)
 		before := cl.Live()
 		const n = 1000
 		x0, y0 := make([]float32, n), make([]float32, n)
@@ -125,33 +108,19 @@ func TestUnalignedBufferArguments(t *testing.T) {
 		run := func(xo, yo, m int) []float32 {
 			t.Helper()
 			xb, err := d.Alloc(4 * n)
-			if err != nil {
-				t.Fatal(err)
-			}
+			require.NoError(t, err)
 			yb, err := d.Alloc(4 * n)
-			if err != nil {
-				t.Fatal(err)
-			}
+			require.NoError(t, err)
 			defer d.Free(xb.Ptr)
 			defer d.Free(yb.Ptr)
-			if err := q.CopyIn(xb.Ptr, f32bytes(x0)); err != nil {
-				t.Fatal(err)
-			}
-			if err := q.CopyIn(yb.Ptr, f32bytes(y0)); err != nil {
-				t.Fatal(err)
-			}
+			require.NoError(t, q.CopyIn(xb.Ptr, f32bytes(x0)))
+			require.NoError(t, q.CopyIn(yb.Ptr, f32bytes(y0)))
 			args := []device.Arg{{Bits: uint64(m)}, {Bits: uint64(math.Float32bits(2))},
 				{Ptr: xb.Ptr + device.DevicePtr(4*xo)}, {Ptr: yb.Ptr + device.DevicePtr(4*yo)}}
-			if err := q.Launch(f, device.Shape{Size: [3]int{m}}, args); err != nil {
-				t.Fatalf("saxpy of %d elements at x[%d], y[%d]: %v", m, xo, yo, err)
-			}
+			require.NoError(t, q.Launch(f, device.Shape{Size: [3]int{m}}, args), "saxpy of %d elements at x[%d], y[%d]", m, xo, yo)
 			out := make([]byte, 4*n)
-			if err := q.CopyOut(out, yb.Ptr); err != nil {
-				t.Fatal(err)
-			}
-			if err := q.Sync(); err != nil {
-				t.Fatal(err)
-			}
+			require.NoError(t, q.CopyOut(out, yb.Ptr))
+			require.NoError(t, q.Sync())
 			return bytesf32(out)
 		}
 		check := func(what string, y []float32, xo, yo, m int) {
@@ -161,51 +130,37 @@ func TestUnalignedBufferArguments(t *testing.T) {
 				if i >= yo && i < yo+m {
 					want = 2*x0[xo+i-yo] + y0[i]
 				}
-				if y[i] != want {
-					t.Fatalf("%s: y[%d] = %g, want %g", what, i, y[i], want)
-				}
+				require.Equal(t, want, y[i], "%s: y[%d]", what, i)
 			}
 		}
 		el := align / 4 // elements per alignment unit
 		staged := opencl.StagedLaunches(d)
 		check("aligned sub-slices", run(el, 2*el, 300), el, 2*el, 300)
-		if got := opencl.StagedLaunches(d); got != staged {
-			t.Errorf("a launch at aligned offsets staged its arguments (%d staged launches, was %d)", got, staged)
-		}
+		got := opencl.StagedLaunches(d)
+		assert.Equal(t, staged, got, "a launch at aligned offsets staged its arguments (%d staged launches, was %d)", got, staged)
 		for _, c := range []struct{ xo, yo, m int }{{3, 3, 500}, {1, 0, 999}, {0, 7, 993}, {el + 5, 2*el + 9, 400}, {n - 1, n - 1, 1}} {
 			staged := opencl.StagedLaunches(d)
 			check("unaligned sub-slices", run(c.xo, c.yo, c.m), c.xo, c.yo, c.m)
-			if got := opencl.StagedLaunches(d); got != staged+1 {
-				t.Errorf("saxpy at x[%d], y[%d]: %d staged launches, want %d", c.xo, c.yo, got, staged+1)
-			}
+			got := opencl.StagedLaunches(d)
+			assert.Equal(t, staged+1, got, "saxpy at x[%d], y[%d]: %d staged launches", c.xo, c.yo, got)
 		}
 
 		// Two arguments into one buffer at offsets equal modulo the
 		// alignment move together: y = 2*y' + y where y' overlaps y.
 		buf, err := d.Alloc(8 * n)
-		if err != nil {
-			t.Fatal(err)
-		}
+		require.NoError(t, err)
 		all := make([]float32, 2*n)
 		for i := range all {
 			all[i] = float32(i)
 		}
-		if err := q.CopyIn(buf.Ptr, f32bytes(all)); err != nil {
-			t.Fatal(err)
-		}
+		require.NoError(t, q.CopyIn(buf.Ptr, f32bytes(all)))
 		xo, yo := 1, 1+el // x = all[1:], y = all[1+el:]
 		args := []device.Arg{{Bits: n}, {Bits: uint64(math.Float32bits(2))},
 			{Ptr: buf.Ptr + device.DevicePtr(4*xo)}, {Ptr: buf.Ptr + device.DevicePtr(4*yo)}}
-		if err := q.Launch(f, device.Shape{Size: [3]int{n}, Threads: 1, Teams: 1}, args); err != nil {
-			t.Fatalf("saxpy on two sub-slices of one buffer: %v", err)
-		}
+		require.NoError(t, q.Launch(f, device.Shape{Size: [3]int{n}, Threads: 1, Teams: 1}, args), "saxpy on two sub-slices of one buffer")
 		out := make([]byte, 8*n)
-		if err := q.CopyOut(out, buf.Ptr); err != nil {
-			t.Fatal(err)
-		}
-		if err := q.Sync(); err != nil {
-			t.Fatal(err)
-		}
+		require.NoError(t, q.CopyOut(out, buf.Ptr))
+		require.NoError(t, q.Sync())
 		// One work-item in order: element yo+i reads x[xo+i] after any
 		// earlier write to it (xo+i < yo+i).
 		want := append([]float32(nil), all...)
@@ -213,65 +168,43 @@ func TestUnalignedBufferArguments(t *testing.T) {
 			want[yo+i] = 2*want[xo+i] + want[yo+i]
 		}
 		for i, v := range bytesf32(out) {
-			if v != want[i] {
-				t.Fatalf("two sub-slices of one buffer: element %d = %g, want %g", i, v, want[i])
-			}
+			require.Equal(t, want[i], v, "two sub-slices of one buffer: element %d", i)
 		}
 		// At offsets that differ modulo the alignment (y aligned, x not;
 		// then both unaligned, in different classes), each class moves on
 		// its own and only the bytes the kernel changed go back.
 		for _, c := range []struct{ xo, yo int }{{n, 0}, {1, n + 2}, {n + 3, 2}} {
-			if err := q.CopyIn(buf.Ptr, f32bytes(all)); err != nil {
-				t.Fatal(err)
-			}
+			require.NoError(t, q.CopyIn(buf.Ptr, f32bytes(all)))
 			m := n - 3
 			args[2].Ptr = buf.Ptr + device.DevicePtr(4*c.xo)
 			args[3].Ptr = buf.Ptr + device.DevicePtr(4*c.yo)
 			args[0].Bits = uint64(m)
 			staged := opencl.StagedLaunches(d)
-			if err := q.Launch(f, device.Shape{Size: [3]int{m}}, args); err != nil {
-				t.Fatalf("saxpy at x[%d], y[%d] of one buffer: %v", c.xo, c.yo, err)
-			}
-			if err := q.CopyOut(out, buf.Ptr); err != nil {
-				t.Fatal(err)
-			}
-			if err := q.Sync(); err != nil {
-				t.Fatal(err)
-			}
-			if got := opencl.StagedLaunches(d); got != staged+1 {
-				t.Errorf("saxpy at x[%d], y[%d]: %d staged launches, want %d", c.xo, c.yo, got, staged+1)
-			}
+			require.NoError(t, q.Launch(f, device.Shape{Size: [3]int{m}}, args), "saxpy at x[%d], y[%d] of one buffer", c.xo, c.yo)
+			require.NoError(t, q.CopyOut(out, buf.Ptr))
+			require.NoError(t, q.Sync())
+			got := opencl.StagedLaunches(d)
+			assert.Equal(t, staged+1, got, "saxpy at x[%d], y[%d]: %d staged launches", c.xo, c.yo, got)
 			for i, v := range bytesf32(out) {
 				want := all[i]
 				if i >= c.yo && i < c.yo+m {
 					want = 2*all[c.xo+i-c.yo] + all[i]
 				}
-				if v != want {
-					t.Fatalf("saxpy at x[%d], y[%d] of one buffer: element %d = %g, want %g", c.xo, c.yo, i, v, want)
-				}
+				require.Equal(t, want, v, "saxpy at x[%d], y[%d] of one buffer: element %d", c.xo, c.yo, i)
 			}
 		}
 		// Profiled, a staged launch's timing is its kernel's.
 		prof := q.(device.Profiler)
 		prof.Profile(true)
-		if err := q.Launch(f, device.Shape{Size: [3]int{n - 3}}, args); err != nil {
-			t.Fatal(err)
-		}
-		if _, _, native, err := prof.Last().Times(); err != nil || native.Type != "opencl kernel" {
-			t.Errorf("timing of a staged launch: %q, %v; want the kernel's", native.Type, err)
+		require.NoError(t, q.Launch(f, device.Shape{Size: [3]int{n - 3}}, args))
+		if _, _, native, err := prof.Last().Times(); assert.NoError(t, err, "timing of a staged launch: %q, %v; want the kernel's", native.Type, err) {
+			assert.Equal(t, "opencl kernel", native.Type, "timing of a staged launch: %q, %v; want the kernel's", native.Type, err)
 		}
 		prof.Profile(false)
-		if err := q.Sync(); err != nil {
-			t.Fatal(err)
-		}
-		if err := d.Free(buf.Ptr); err != nil {
-			t.Fatal(err)
-		}
-		if err := q.Release(); err != nil {
-			t.Fatal(err)
-		}
-		if after := cl.Live(); after.Mems != before.Mems {
-			t.Errorf("OpenCL memory objects: %d before, %d after", before.Mems, after.Mems)
-		}
+		require.NoError(t, q.Sync())
+		require.NoError(t, d.Free(buf.Ptr))
+		require.NoError(t, q.Release())
+		after := cl.Live()
+		assert.Equal(t, before.Mems, after.Mems, "OpenCL memory objects: %d before, %d after", before.Mems, after.Mems)
 	}
 }

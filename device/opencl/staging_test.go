@@ -9,6 +9,8 @@ import (
 
 	"github.com/gompt/gompt/device"
 	"github.com/gompt/gompt/internal/cl"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
 )
 
 func pattern(n, seed int) []byte {
@@ -34,45 +36,29 @@ func TestStagedCopies(t *testing.T) {
 		const off = 3
 		sizes := []int{stagingMin - 1, stagingMin, 2*stagingChunk + 12345, 5*stagingChunk + 1}
 		buf, err := d.Alloc(off + 5*stagingChunk + 1)
-		if err != nil {
-			t.Fatal(err)
-		}
+		require.NoError(t, err)
 		q, err := d.NewQueue()
-		if err != nil {
-			t.Fatal(err)
-		}
+		require.NoError(t, err)
 		for i, n := range sizes {
 			src := pattern(n, i)
 			want := append([]byte(nil), src...)
-			if err := q.CopyIn(buf.Ptr+off, src); err != nil {
-				t.Fatalf("CopyIn of %d bytes: %v", n, err)
-			}
+			require.NoError(t, q.CopyIn(buf.Ptr+off, src), "CopyIn of %d bytes", n)
 			made := poolMade(d)
 			if n >= stagingMin {
 				// Staged: the source is free as soon as CopyIn returns.
 				clear(src)
-				if made == 0 {
-					t.Errorf("CopyIn of %d bytes made no staging buffer", n)
-				}
+				assert.NotZero(t, made, "CopyIn of %d bytes made no staging buffer", n)
 			}
 			got := make([]byte, n)
-			if err := q.CopyOut(got, buf.Ptr+off); err != nil {
-				t.Fatalf("CopyOut of %d bytes: %v", n, err)
+			require.NoError(t, q.CopyOut(got, buf.Ptr+off), "CopyOut of %d bytes", n)
+			require.NoError(t, q.Sync())
+			i := 0
+			for i < n && got[i] == want[i] {
+				i++
 			}
-			if err := q.Sync(); err != nil {
-				t.Fatal(err)
-			}
-			if !bytes.Equal(got, want) {
-				i := 0
-				for i < n && got[i] == want[i] {
-					i++
-				}
-				t.Fatalf("round trip of %d bytes at offset %d: first difference at byte %d (chunk %d)", n, off, i, i/stagingChunk)
-			}
+			require.Equal(t, n, i, "round trip of %d bytes at offset %d: first difference at byte %d (chunk %d)", n, off, i, i/stagingChunk)
 		}
-		if made := poolMade(d); made != stagingDepth {
-			t.Errorf("%d staging buffers after staged copies on one queue, want %d", made, stagingDepth)
-		}
+		assert.Equal(t, stagingDepth, poolMade(d), "staging buffers after staged copies on one queue")
 		// Several queues at once share the pool and never exceed it.
 		var wg sync.WaitGroup
 		for w := range 4 {
@@ -80,69 +66,52 @@ func TestStagedCopies(t *testing.T) {
 			go func() {
 				defer wg.Done()
 				q, err := d.NewQueue()
-				if err != nil {
-					t.Error(err)
+				if !assert.NoError(t, err) {
 					return
 				}
 				defer q.Release()
 				b, err := d.Alloc(3*stagingChunk + 7)
-				if err != nil {
-					t.Error(err)
+				if !assert.NoError(t, err) {
 					return
 				}
 				defer d.Free(b.Ptr)
 				for r := range 2 {
 					src := pattern(3*stagingChunk+7, 100*w+r)
-					if err := q.CopyIn(b.Ptr, src); err != nil {
-						t.Error(err)
+					if !assert.NoError(t, q.CopyIn(b.Ptr, src)) {
 						return
 					}
 					got := make([]byte, len(src))
-					if err := q.CopyOut(got, b.Ptr); err != nil {
-						t.Error(err)
+					if !assert.NoError(t, q.CopyOut(got, b.Ptr)) {
 						return
 					}
-					if err := q.Sync(); err != nil {
-						t.Error(err)
+					if !assert.NoError(t, q.Sync()) {
 						return
 					}
-					if !bytes.Equal(got, src) {
-						t.Errorf("worker %d round %d: wrong data", w, r)
+					if !assert.True(t, bytes.Equal(got, src), "worker %d round %d: wrong data", w, r) {
 						return
 					}
 				}
 			}()
 		}
 		waitAll(t, &wg, "staged copies on 4 queues")
-		if made := poolMade(d); made > stagingMax {
-			t.Errorf("%d staging buffers made, budget %d", made, stagingMax)
-		}
-		// Profiled: the copy goes directly and its timing is its command's.
 		made := poolMade(d)
+		assert.LessOrEqual(t, made, stagingMax, "staging buffers made, budget")
+		// Profiled: the copy goes directly and its timing is its command's.
+		made = poolMade(d)
 		q.(device.Profiler).Profile(true)
-		if err := q.CopyIn(buf.Ptr, pattern(2*stagingChunk, 9)); err != nil {
-			t.Fatal(err)
-		}
-		if _, _, native, err := q.(device.Profiler).Last().Times(); err != nil || native.Type != typeWrite {
-			t.Errorf("timing of a large profiled copy: %q, %v", native.Type, err)
+		require.NoError(t, q.CopyIn(buf.Ptr, pattern(2*stagingChunk, 9)))
+		if _, _, native, err := q.(device.Profiler).Last().Times(); assert.NoError(t, err, "timing of a large profiled copy: %q", native.Type) {
+			assert.Equal(t, typeWrite, native.Type, "timing of a large profiled copy: %q, %v", native.Type, err)
 		}
 		q.(device.Profiler).Profile(false)
-		if poolMade(d) != made {
-			t.Error("a profiled copy made staging buffers")
-		}
-		if err := q.Sync(); err != nil {
-			t.Fatal(err)
-		}
-		if err := d.Close(); err != nil {
-			t.Fatal(err)
-		}
-		if live, _ := d.pool.Counts(); live != 0 {
-			t.Errorf("%d staging buffers left after Close", live)
-		}
+		assert.Equal(t, made, poolMade(d), "a profiled copy made staging buffers")
+		require.NoError(t, q.Sync())
+		require.NoError(t, d.Close())
+		live, _ := d.pool.Counts()
+		assert.Zero(t, live, "staging buffers left after Close")
 	}()
-	if after := cl.Live(); after != before {
-		t.Errorf("live OpenCL objects %+v after Close, %+v before", after, before)
-	}
+	after := cl.Live()
+	assert.Equal(t, before, after, "live OpenCL objects %+v after Close, %+v before", after, before)
 }
 
 // TestStagingChoice: staging is on by default only for devices that are
@@ -153,15 +122,12 @@ func TestStagingChoice(t *testing.T) {
 		unified bool
 		want    bool
 	}{{"gpu", false, true}, {"gpu", true, false}, {"cpu", false, false}, {"accelerator", false, true}} {
-		if got := useStaging(c.typ, c.unified); got != c.want && stagingMode() == "auto" {
-			t.Errorf("useStaging(%q, unified %v) = %v, want %v", c.typ, c.unified, got, c.want)
-		}
+		got := useStaging(c.typ, c.unified)
+		assert.False(t, got != c.want && stagingMode() == "auto", "useStaging(%q, unified %v) = %v, want %v", c.typ, c.unified, got, c.want)
 	}
 	if stagingMode() == "auto" {
 		d := clDevices(t)[0]
-		if want := d.info.Type != "cpu" && !d.info.UnifiedMemory; d.stage != want {
-			t.Errorf("%s (%s, unified %v): staging %v, want %v", d.info.Name, d.info.Type, d.info.UnifiedMemory, d.stage, want)
-		}
+		assert.Equal(t, d.info.Type != "cpu" && !d.info.UnifiedMemory, d.stage, "%s (%s, unified %v): staging %v", d.info.Name, d.info.Type, d.info.UnifiedMemory, d.stage)
 	}
 }
 

@@ -9,6 +9,8 @@ import (
 
 	"github.com/gompt/gompt/device"
 	"github.com/gompt/gompt/internal/cl"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
 )
 
 // pluginDevices returns the first OpenCL device, skipping without one.
@@ -31,9 +33,7 @@ func clDevices(t *testing.T) []*clDevice {
 	var out []*clDevice
 	for _, dv := range devs {
 		d := dv.(*clDevice)
-		if err := d.init(); err != nil {
-			t.Fatal(err)
-		}
+		require.NoError(t, d.init())
 		out = append(out, d)
 	}
 	return out
@@ -62,28 +62,21 @@ func TestStamps(t *testing.T) {
 }
 
 func testStamps(t *testing.T, d *clDevice) {
-	if _, err := d.emptyKernel(); err != nil {
-		t.Fatal(err)
-	}
+	_, err := d.emptyKernel()
+	require.NoError(t, err)
 	t.Logf("%s: markers have times: %v; Now reads host clock %d: %v; host timer %v", d.info.Name, !d.kstamps, d.hclock, d.hclockOK, d.timer)
-	if d.hooks.kstamps && !d.kstamps {
-		t.Fatal("a device whose markers were made out untimed stamps with markers")
-	}
-	if d.hooks.noHostClock && (d.hclockOK || d.timer) {
-		t.Fatal("a device with no host clock reads one")
-	}
+	require.False(t, d.hooks.kstamps && !d.kstamps, "a device whose markers were made out untimed stamps with markers")
+	require.False(t, d.hooks.noHostClock && (d.hclockOK || d.timer), "a device with no host clock reads one")
 	if d.hclockOK {
 		// Now reads that clock: a command's END lies between readings.
 		h0 := cl.HostClock(d.hclock)
 		end, h1, err := d.stampEnd(d.hclock)
-		if err != nil || end < h0 || end > h1 {
-			t.Errorf("host clock %d: stamp end %d outside [%d, %d] (%v)", d.hclock, end, h0, h1, err)
-		}
+		assert.NoError(t, err, "host clock %d: stamp end %d outside [%d, %d] (%v)", d.hclock, end, h0, h1, err)
+		assert.GreaterOrEqual(t, end, h0, "host clock %d: stamp end %d outside [%d, %d] (%v)", d.hclock, end, h0, h1, err)
+		assert.LessOrEqual(t, end, h1, "host clock %d: stamp end %d outside [%d, %d] (%v)", d.hclock, end, h0, h1, err)
 	}
 	q, err := d.createQueue()
-	if err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, err)
 	defer cl.ReleaseCommandQueue(q)
 	legs := []bool{true, false, true, false}
 	if d.kstamps {
@@ -94,18 +87,12 @@ func testStamps(t *testing.T, d *clDevice) {
 	for _, kernel := range legs {
 		before, _ := d.Now()
 		ev, err := d.stampWith(q, kernel)
-		if err != nil {
-			t.Fatal(err)
-		}
+		require.NoError(t, err)
 		p, err := d.readEvent(q, ev)
 		cl.ReleaseEvent(ev)
 		after, _ := d.Now()
-		if err != nil {
-			t.Fatal(err)
-		}
-		if !p.ordered() {
-			t.Errorf("kernel stamp %v: counters %+v, want 0 < queued <= submit <= start <= end", kernel, p)
-		}
+		require.NoError(t, err)
+		assert.True(t, p.ordered(), "kernel stamp %v: counters %+v, want 0 < queued <= submit <= start <= end", kernel, p)
 		// Where Now is the line fitted to timestamp commands (no host clock,
 		// no host timer: NVIDIA), it is off by up to half its calibration's
 		// bracket, which a busy machine widens: allow the whole bracket.
@@ -113,9 +100,9 @@ func testStamps(t *testing.T, d *clDevice) {
 		if c := d.clock.cal.Load(); !d.hclockOK && !d.timer && c != nil {
 			slack = c.width
 		}
-		if p.End < before-slack || p.End > after+slack || p.End < last {
-			t.Errorf("kernel stamp %v: end %d, clock [%d, %d] (end %+d, %+d ns; calibration slack %d ns), previous %d", kernel, p.End, before, after, p.End-before, p.End-after, slack, last)
-		}
+		assert.GreaterOrEqual(t, p.End, before-slack, "kernel stamp %v: end %d, clock [%d, %d] (end %+d, %+d ns; calibration slack %d ns), previous %d", kernel, p.End, before, after, p.End-before, p.End-after, slack, last)
+		assert.LessOrEqual(t, p.End, after+slack, "kernel stamp %v: end %d, clock [%d, %d] (end %+d, %+d ns; calibration slack %d ns), previous %d", kernel, p.End, before, after, p.End-before, p.End-after, slack, last)
+		assert.GreaterOrEqual(t, p.End, last, "kernel stamp %v: end %d, clock [%d, %d] (end %+d, %+d ns; calibration slack %d ns), previous %d", kernel, p.End, before, after, p.End-before, p.End-after, slack, last)
 		last = p.End
 	}
 }
@@ -132,13 +119,11 @@ func TestCalibratedClock(t *testing.T) {
 	before := cl.Live()
 	func() {
 		d := pretend(t, base, hooks{noHostClock: true}, 0)
-		if d.hclockOK || d.timer {
-			t.Fatalf("pretend device reads host clock %v, timer %v", d.hclockOK, d.timer)
-		}
+		require.False(t, d.hclockOK, "pretend device reads host clock %v, timer %v", d.hclockOK, d.timer)
+		require.False(t, d.timer, "pretend device reads host clock %v, timer %v", d.hclockOK, d.timer)
 		cal := d.clock.cal.Load()
-		if cal == nil || d.clock.n.Load() != 1 {
-			t.Fatalf("calibrations after init: %d (line %+v), want 1", d.clock.n.Load(), cal)
-		}
+		require.NotNil(t, cal, "calibrations after init: %d (line %+v), want 1", d.clock.n.Load(), cal)
+		require.EqualValues(t, 1, d.clock.n.Load(), "calibrations after init: %d (line %+v), want 1", d.clock.n.Load(), cal)
 		t.Logf("calibration: bracket %d ns, rate %g", cal.width, cal.rate)
 		events := cl.Live().Events
 		var wg sync.WaitGroup
@@ -149,8 +134,7 @@ func TestCalibratedClock(t *testing.T) {
 				var prev int64
 				for i := 0; i < 10000; i++ {
 					v, err := d.Now()
-					if err != nil || v < prev {
-						t.Errorf("Now = %d, %v after %d", v, err, prev)
+					if !assert.NoError(t, err, "Now = %d, %v after %d", v, err, prev) || !assert.GreaterOrEqual(t, v, prev, "Now = %d, %v after %d", v, err, prev) {
 						return
 					}
 					prev = v
@@ -158,23 +142,17 @@ func TestCalibratedClock(t *testing.T) {
 			}()
 		}
 		wg.Wait()
-		if n := d.clock.n.Load(); n > 2 {
-			t.Errorf("%d calibrations for 40000 readings within ~1 period", n)
-		}
-		if got := cl.Live().Events; got != events {
-			t.Errorf("live events %d after Now calls, %d before: a reading enqueued a command", got, events)
-		}
+		assert.LessOrEqual(t, d.clock.n.Load(), int64(2), "calibrations for 40000 readings within ~1 period")
+		got := cl.Live().Events
+		assert.Equal(t, events, got, "live events %d after Now calls, %d before: a reading enqueued a command", got, events)
 		half := cal.width/2 + 1000
 		for i := 0; i < 5; i++ {
 			t0, _ := d.Now()
 			end, _, err := d.stampEnd(cl.CLOCK_MONOTONIC)
 			t1, _ := d.Now()
-			if err != nil {
-				t.Fatal(err)
-			}
-			if end < t0-half || end > t1+half {
-				t.Errorf("stamp end %d outside Now readings [%d, %d] widened by %d ns (%+d, %+d)", end, t0, t1, half, end-t0, end-t1)
-			}
+			require.NoError(t, err)
+			assert.GreaterOrEqual(t, end, t0-half, "stamp end %d outside Now readings [%d, %d] widened by %d ns (%+d, %+d)", end, t0, t1, half, end-t0, end-t1)
+			assert.LessOrEqual(t, end, t1+half, "stamp end %d outside Now readings [%d, %d] widened by %d ns (%+d, %+d)", end, t0, t1, half, end-t0, end-t1)
 		}
 		// An old line is refitted in the background on the next reading.
 		n := d.clock.n.Load()
@@ -184,23 +162,17 @@ func TestCalibratedClock(t *testing.T) {
 		for d.clock.n.Load() == n && time.Now().Before(deadline) {
 			time.Sleep(time.Millisecond)
 		}
-		if d.clock.n.Load() == n {
-			t.Error("no calibration after the line got old")
-		}
+		assert.NotEqual(t, n, d.clock.n.Load(), "no calibration after the line got old")
 		// Close while a calibration may be running.
 		time.Sleep(2 * calPeriod * time.Nanosecond)
 		d.Now()
-		if err := d.Close(); err != nil {
-			t.Fatal(err)
-		}
-		if _, err := d.Now(); device.CodeOf(err) != device.CodeInvalidDevice {
-			t.Errorf("Now after Close: %v, want invalid device", err)
-		}
+		require.NoError(t, d.Close())
+		_, err := d.Now()
+		assert.Equal(t, device.CodeInvalidDevice, device.CodeOf(err), "Now after Close: %v, want invalid device", err)
 		for d.clock.running.Load() {
 			time.Sleep(time.Millisecond)
 		}
 	}()
-	if after := cl.Live(); after != before {
-		t.Errorf("live OpenCL objects %+v after the pretend device closed, %+v before", after, before)
-	}
+	after := cl.Live()
+	assert.Equal(t, before, after, "live OpenCL objects %+v after the pretend device closed, %+v before", after, before)
 }

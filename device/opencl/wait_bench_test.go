@@ -2,7 +2,11 @@
 
 package opencl
 
-import "testing"
+import (
+	"testing"
+
+	"github.com/stretchr/testify/require"
+)
 
 // BenchmarkRecordWait is one Record and Wait on an idle queue, with the
 // driver's waits and with callbacks.
@@ -12,19 +16,13 @@ func BenchmarkRecordWait(b *testing.B) {
 		b.Run(map[bool]string{false: "driver", true: "callbacks"}[cb], func(b *testing.B) {
 			d := pretend(b, p, hooks{callbacks: cb}, 0)
 			q, err := d.NewQueue()
-			if err != nil {
-				b.Fatal(err)
-			}
+			require.NoError(b, err)
 			defer q.Release()
 			b.ReportAllocs()
 			for b.Loop() {
 				ev, err := q.Record()
-				if err != nil {
-					b.Fatal(err)
-				}
-				if err := ev.Wait(); err != nil {
-					b.Fatal(err)
-				}
+				require.NoError(b, err)
+				require.NoError(b, ev.Wait())
 			}
 		})
 	}

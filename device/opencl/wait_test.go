@@ -9,6 +9,8 @@ import (
 
 	"github.com/gompt/gompt/device"
 	"github.com/gompt/gompt/internal/cl"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
 )
 
 // slowKernel runs a chain of n dependent steps in every work-item, which
@@ -26,12 +28,8 @@ var slowKernel = &device.Kernel{Name: "slow",
 func slowLaunch(t *testing.T, d device.Device, q device.Queue, buf device.DevicePtr, ms int) {
 	t.Helper()
 	f, err := d.Load(slowKernel)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := q.Launch(f, device.Shape{Size: [3]int{1}, Threads: 1, Teams: 1}, []device.Arg{{Ptr: buf}, {Bits: uint64(ms) << 20}}); err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, err)
+	require.NoError(t, q.Launch(f, device.Shape{Size: [3]int{1}, Threads: 1, Teams: 1}, []device.Arg{{Ptr: buf}, {Bits: uint64(ms) << 20}}))
 }
 
 // waitAll waits for wg, failing the test after a deadline: a wait that
@@ -43,7 +41,7 @@ func waitAll(t *testing.T, wg *sync.WaitGroup, what string) {
 	select {
 	case <-done:
 	case <-time.After(60 * time.Second):
-		t.Fatalf("%s: still waiting after 60 s", what)
+		require.FailNowf(t, "timeout", "%s: still waiting after 60 s", what)
 	}
 }
 
@@ -59,9 +57,7 @@ func TestWaitsManyGoroutines(t *testing.T) {
 			if mode == "callbacks" {
 				d = pretend(t, base, hooks{callbacks: true}, 0)
 			}
-			if !d.waitCB != (mode == "driver") {
-				t.Fatalf("device waits through callbacks: %v", d.waitCB)
-			}
+			require.Equal(t, (mode == "driver"), !d.waitCB, "device waits through callbacks: %v", d.waitCB)
 			testWaitsManyGoroutines(t, d)
 		})
 	}
@@ -69,28 +65,20 @@ func TestWaitsManyGoroutines(t *testing.T) {
 
 func testWaitsManyGoroutines(t *testing.T, d *clDevice) {
 	q, err := d.NewQueue()
-	if err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, err)
 	defer q.Release()
 	buf, err := d.Alloc(64)
-	if err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, err)
 	defer d.Free(buf.Ptr)
 	slowLaunch(t, d, q, buf.Ptr, 30)
 	ev, err := q.Record()
-	if err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, err)
 	var wg sync.WaitGroup
 	for range 64 {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			if err := ev.Wait(); err != nil {
-				t.Errorf("Wait: %v", err)
-			}
+			assert.NoError(t, ev.Wait(), "Wait")
 		}()
 	}
 	for range 16 {
@@ -98,14 +86,12 @@ func testWaitsManyGoroutines(t *testing.T, d *clDevice) {
 		go func() {
 			defer wg.Done()
 			q, err := d.NewQueue()
-			if err != nil {
-				t.Error(err)
+			if !assert.NoError(t, err) {
 				return
 			}
 			defer q.Release()
 			b, err := d.Alloc(64)
-			if err != nil {
-				t.Error(err)
+			if !assert.NoError(t, err) {
 				return
 			}
 			defer d.Free(b.Ptr)
@@ -113,32 +99,21 @@ func testWaitsManyGoroutines(t *testing.T, d *clDevice) {
 			slowLaunch(t, d, q, b.Ptr, 2)
 			tm := q.(device.Profiler).Last()
 			e, err := q.Record()
-			if err != nil {
-				t.Error(err)
+			if !assert.NoError(t, err) {
 				return
 			}
-			if err := e.Wait(); err != nil {
-				t.Errorf("Wait: %v", err)
-			}
-			if begin, end, _, err := tm.Times(); err != nil || begin <= 0 || end < begin {
-				t.Errorf("timing of the launch: [%d, %d], %v", begin, end, err)
+			assert.NoError(t, e.Wait(), "Wait")
+			if begin, end, _, err := tm.Times(); assert.NoError(t, err, "timing of the launch: [%d, %d]", begin, end) && assert.Positive(t, begin, "timing of the launch: [%d, %d], %v", begin, end, err) {
+				assert.GreaterOrEqual(t, end, begin, "timing of the launch: [%d, %d], %v", begin, end, err)
 			}
 			out := make([]byte, 8)
-			if err := q.CopyOut(out, b.Ptr); err != nil {
-				t.Error(err)
-			}
-			if err := q.Sync(); err != nil {
-				t.Errorf("Sync: %v", err)
-			}
-			if out[4] == 0 && out[5] == 0 && out[6] == 0 && out[7] == 0 {
-				t.Error("the kernel's result is not there after the waits")
-			}
+			assert.NoError(t, q.CopyOut(out, b.Ptr))
+			assert.NoError(t, q.Sync(), "Sync")
+			assert.False(t, out[4] == 0 && out[5] == 0 && out[6] == 0 && out[7] == 0, "the kernel's result is not there after the waits")
 		}()
 	}
 	waitAll(t, &wg, "64 waits on one event and 16 queues")
-	if err := q.Sync(); err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, q.Sync())
 }
 
 // TestWaitEventErrors: waits on an event that fails (a user event set to
@@ -170,9 +145,7 @@ func testWaitEventErrors(t *testing.T, d *clDevice) {
 			}()
 		}
 		time.Sleep(10 * time.Millisecond) // the waits block past their spin
-		if err := cl.SetUserEventStatus(ev, c.status); err != nil {
-			t.Fatal(err)
-		}
+		require.NoError(t, cl.SetUserEventStatus(ev, c.status))
 		waitAll(t, &wg, "waits on a user event")
 		if d.waitCB {
 			t.Logf("status %d: %d waits so far ended by polling (the driver did not call back)", c.status, polled.Load())
@@ -181,17 +154,13 @@ func testWaitEventErrors(t *testing.T, d *clDevice) {
 			if c.status == cl.COMPLETE {
 				// A user event has no profiling counters: the wait itself
 				// succeeded when the error is about times.
-				if err != nil && device.CodeOf(err) != device.CodeUnsupported {
-					t.Errorf("wait on a completed user event: %v", err)
-				}
+				assert.False(t, err != nil && device.CodeOf(err) != device.CodeUnsupported, "wait on a completed user event: %v", err)
 				continue
 			}
-			if device.CodeOf(err) != c.code {
-				t.Errorf("wait on a user event failed with %d: %v, want code %s", c.status, err, c.code)
-			}
+			assert.Equal(t, c.code, device.CodeOf(err), "wait on a user event failed with %d: %v, want code", c.status, err)
 		}
-		if done, err := finished(ev); !done || err != nil {
-			t.Errorf("finished after the waits: %v, %v", done, err)
+		if done, err := finished(ev); assert.True(t, done, "finished after the waits: %v, %v", done, err) {
+			assert.NoError(t, err, "finished after the waits: %v", done)
 		}
 		cl.ReleaseEvent(ev)
 	}
@@ -216,20 +185,14 @@ func testCloseWhileWaiting(t *testing.T, base *clDevice, h hooks) {
 		var wg sync.WaitGroup
 		for range 4 {
 			q, err := d.NewQueue()
-			if err != nil {
-				t.Fatal(err)
-			}
+			require.NoError(t, err)
 			buf, err := d.Alloc(64)
-			if err != nil {
-				t.Fatal(err)
-			}
+			require.NoError(t, err)
 			q.(device.Profiler).Profile(true)
 			slowLaunch(t, d, q, buf.Ptr, 20)
 			tm := q.(device.Profiler).Last()
 			ev, err := q.Record()
-			if err != nil {
-				t.Fatal(err)
-			}
+			require.NoError(t, err)
 			for range 4 {
 				wg.Add(2)
 				go func() { defer wg.Done(); ev.Wait() }()
@@ -237,12 +200,9 @@ func testCloseWhileWaiting(t *testing.T, base *clDevice, h hooks) {
 			}
 		}
 		time.Sleep(5 * time.Millisecond)
-		if err := d.Close(); err != nil {
-			t.Errorf("Close while waiting: %v", err)
-		}
+		assert.NoError(t, d.Close(), "Close while waiting")
 		waitAll(t, &wg, "waits across Close")
 	}()
-	if after := cl.Live(); after != before {
-		t.Errorf("live OpenCL objects %+v after Close, %+v before", after, before)
-	}
+	after := cl.Live()
+	assert.Equal(t, before, after, "live OpenCL objects %+v after Close, %+v before", after, before)
 }

@@ -3,10 +3,11 @@ package cl
 import (
 	"errors"
 	"fmt"
-	"strings"
 	"testing"
 
 	"github.com/gompt/gompt/device"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
 )
 
 func TestStatusTable(t *testing.T) {
@@ -14,9 +15,7 @@ func TestStatusTable(t *testing.T) {
 		if st < -19 && st > -30 {
 			continue // unassigned in the headers
 		}
-		if StatusName(st) == fmt.Sprintf("CL_STATUS(%d)", st) {
-			t.Errorf("status %d has no name", st)
-		}
+		assert.NotEqual(t, fmt.Sprintf("CL_STATUS(%d)", st), StatusName(st), "status %d has no name", st)
 	}
 	for _, tc := range []struct {
 		st   int32
@@ -32,38 +31,31 @@ func TestStatusTable(t *testing.T) {
 		{-9999, "CL_STATUS(-9999)", device.CodeUnknown},
 	} {
 		err := check("clFoo", tc.st)
-		if StatusName(tc.st) != tc.name || StatusCode(tc.st) != tc.code {
-			t.Errorf("status %d: %s %s, want %s %s", tc.st, StatusName(tc.st), StatusCode(tc.st), tc.name, tc.code)
-		}
+		assert.Equal(t, tc.name, StatusName(tc.st), "status %d: %s %s", tc.st, StatusName(tc.st), tc.code)
+		assert.Equal(t, tc.code, StatusCode(tc.st), "status %d: %s %s", tc.st, StatusName(tc.st), tc.code)
 		wrapped := fmt.Errorf("context: %w", err)
-		if StatusOf(wrapped) != tc.st || CodeOf(wrapped) != tc.code {
-			t.Errorf("status %d through a wrapper: %d %s", tc.st, StatusOf(wrapped), CodeOf(wrapped))
-		}
-		if want := fmt.Sprintf("clFoo: %s (%d)", tc.name, tc.st); err.Error() != want {
-			t.Errorf("Error() = %q, want %q", err, want)
-		}
+		assert.Equal(t, tc.st, StatusOf(wrapped), "status %d through a wrapper: %d %s", tc.st, StatusOf(wrapped), CodeOf(wrapped))
+		assert.Equal(t, tc.code, CodeOf(wrapped), "status %d through a wrapper: %d %s", tc.st, StatusOf(wrapped), CodeOf(wrapped))
+		assert.Equal(t, fmt.Sprintf("clFoo: %s (%d)", tc.name, tc.st), err.Error(), "Error()")
 	}
-	if check("clFoo", 0) != nil {
-		t.Error("CL_SUCCESS is an error")
-	}
-	if StatusOf(errors.New("x")) != 0 || CodeOf(nil) != device.CodeUnknown {
-		t.Error("StatusOf/CodeOf of a non-OpenCL error")
-	}
+	assert.Nil(t, check("clFoo", 0), "CL_SUCCESS is an error")
+	assert.Zero(t, StatusOf(errors.New("x")), "StatusOf/CodeOf of a non-OpenCL error")
+	assert.Equal(t, device.CodeUnknown, CodeOf(nil), "StatusOf/CodeOf of a non-OpenCL error")
 }
 
 func TestProbe(t *testing.T) {
 	if !Available {
-		if err := Probe("libc.so.6"); err == nil || !strings.Contains(err.Error(), "without cgo") {
-			t.Fatalf("Probe without cgo: %v", err)
-		}
+		err := Probe("libc.so.6")
+		require.Error(t, err, "Probe without cgo")
+		require.Contains(t, err.Error(), "without cgo", "Probe without cgo: %v", err)
 		return
 	}
 	err := Probe("libc.so.6")
-	if err == nil || !strings.Contains(err.Error(), "not an OpenCL library") || !strings.Contains(err.Error(), "clGetPlatformIDs") {
-		t.Errorf("Probe(libc.so.6) = %v, want an error naming the missing entry point", err)
-	}
+	require.Error(t, err, "Probe(libc.so.6) = %v, want an error naming the missing entry point", err)
+	assert.Contains(t, err.Error(), "not an OpenCL library", "Probe(libc.so.6) = %v, want an error naming the missing entry point", err)
+	assert.Contains(t, err.Error(), "clGetPlatformIDs", "Probe(libc.so.6) = %v, want an error naming the missing entry point", err)
 	err = Probe("/nonexistent/libOpenCL.so.1")
-	if err == nil || !strings.Contains(err.Error(), "/nonexistent/libOpenCL.so.1") || !strings.Contains(err.Error(), LibraryEnv) {
-		t.Errorf("Probe of a missing file = %v", err)
-	}
+	require.Error(t, err, "Probe of a missing file")
+	assert.Contains(t, err.Error(), "/nonexistent/libOpenCL.so.1", "Probe of a missing file = %v", err)
+	assert.Contains(t, err.Error(), LibraryEnv, "Probe of a missing file = %v", err)
 }

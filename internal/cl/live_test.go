@@ -6,6 +6,9 @@ import (
 	"os"
 	"testing"
 	"unsafe"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
 )
 
 // TestObjects drives the binding directly on the first OpenCL device:
@@ -20,110 +23,80 @@ func TestObjects(t *testing.T) {
 		devs, err = GetDeviceIDs(plats[0], DEVICE_TYPE_ALL)
 	}
 	if err != nil || len(devs) == 0 {
-		if os.Getenv("CI") != "" {
-			t.Fatalf("CI is set and there is no OpenCL device: %v", err)
-		}
+		require.Empty(t, os.Getenv("CI"), "CI is set and there is no OpenCL device: %v", err)
 		t.Skipf("no OpenCL device: %v", err)
 	}
 	p, d := plats[0], devs[0]
 	name, err := GetDeviceString(d, DEVICE_NAME)
-	if err != nil || name == "" {
-		t.Fatalf("device name %q, %v", name, err)
-	}
-	if _, err := GetDeviceUint(d, 0x7fff); StatusOf(err) != INVALID_VALUE {
-		t.Errorf("query of an unknown parameter: %v, want CL_INVALID_VALUE", err)
-	}
+	require.NoError(t, err, "device name %q", name)
+	require.NotEmpty(t, name, "device name %q, %v", name, err)
+	_, err = GetDeviceUint(d, 0x7fff)
+	assert.EqualValues(t, INVALID_VALUE, StatusOf(err), "query of an unknown parameter: %v, want CL_INVALID_VALUE", err)
 	base := Live()
 	ctx, err := CreateContext(p, d)
-	if err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, err)
 	q, err := CreateCommandQueue(ctx, d, QUEUE_PROFILING_ENABLE)
-	if err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, err)
 	m, err := CreateBuffer(ctx, MEM_READ_WRITE, 1024)
-	if err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, err)
 	in := make([]byte, 1024)
 	for i := range in {
 		in[i] = byte(i * 7)
 	}
-	if err := EnqueueWriteBuffer(q, m, true, 0, 1024, unsafe.Pointer(&in[0]), nil); err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, EnqueueWriteBuffer(q, m, true, 0, 1024, unsafe.Pointer(&in[0]), nil))
 	prog, err := CreateProgramWithSource(ctx, "__kernel void twice(__global uchar *p, int k) { p[get_global_id(0)] *= k; }")
-	if err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, err)
 	if err := BuildProgram(prog, d, ""); err != nil {
 		log, _ := GetProgramBuildLog(prog, d)
-		t.Fatalf("%v\n%s", err, log)
+		require.NoError(t, err, "build log:\n%s", log)
 	}
 	names, err := GetProgramKernelNames(prog)
-	if err != nil || len(names) != 1 || names[0] != "twice" {
-		t.Errorf("kernel names %q, %v", names, err)
-	}
+	assert.NoError(t, err, "kernel names %q", names)
+	require.Len(t, names, 1, "kernel names %q, %v", names, err)
+	assert.Equal(t, "twice", names[0], "kernel names %q, %v", names, err)
 	k, err := CreateKernel(prog, "twice")
-	if err != nil {
-		t.Fatal(err)
-	}
-	if n, err := GetKernelUint(k, KERNEL_NUM_ARGS); err != nil || n != 2 {
-		t.Errorf("KERNEL_NUM_ARGS = %d, %v", n, err)
-	}
+	require.NoError(t, err)
+	n, err := GetKernelUint(k, KERNEL_NUM_ARGS)
+	assert.NoError(t, err, "KERNEL_NUM_ARGS = %d", n)
+	assert.EqualValues(t, 2, n, "KERNEL_NUM_ARGS = %d, %v", n, err)
 	global, local := [3]uintptr{1024, 1, 1}, [3]uintptr{64, 1, 1}
 	args := []Arg{{Size: 8, Value: uint64(m)}, {Size: 4, Value: 2}}
 	var ev Event
-	if bad, err := EnqueueKernel(q, k, args, 1, &global, &local, &ev); err != nil {
-		t.Fatalf("EnqueueKernel: arg %d: %v", bad, err)
-	}
-	if bad, err := EnqueueKernel(q, k, []Arg{{Size: 3, Value: 0}}, 1, &global, &local, nil); bad != 0 || StatusOf(err) == SUCCESS {
-		t.Errorf("argument of a bad size: bad %d, %v", bad, err)
-	}
+	bad, err := EnqueueKernel(q, k, args, 1, &global, &local, &ev)
+	require.NoError(t, err, "EnqueueKernel: arg %d", bad)
+	bad, err = EnqueueKernel(q, k, []Arg{{Size: 3, Value: 0}}, 1, &global, &local, nil)
+	assert.Zero(t, bad, "argument of a bad size: bad %d, %v", bad, err)
+	assert.NotEqual(t, SUCCESS, StatusOf(err), "argument of a bad size: bad %d, %v", bad, err)
 	marker, err := EnqueueMarkerWithWaitList(q)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := WaitForEvents(marker); err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, err)
+	require.NoError(t, WaitForEvents(marker))
 	st, err := GetEventStatus(ev)
-	if err != nil || st != COMPLETE {
-		t.Errorf("kernel event status %d, %v after the marker completed", st, err)
-	}
+	assert.NoError(t, err, "kernel event status %d, %v after the marker completed", st, err)
+	assert.EqualValues(t, COMPLETE, st, "kernel event status %d, %v after the marker completed", st, err)
 	kstart, _ := GetEventProfilingInfo(ev, PROFILING_COMMAND_START)
 	kend, _ := GetEventProfilingInfo(ev, PROFILING_COMMAND_END)
 	mend, err := GetEventProfilingInfo(marker, PROFILING_COMMAND_END)
-	if err != nil || kstart == 0 || kend < kstart || mend < kend {
-		t.Errorf("profiling: kernel [%d, %d], marker end %d, %v", kstart, kend, mend, err)
-	}
+	assert.NoError(t, err, "profiling: kernel [%d, %d], marker end %d", kstart, kend, mend)
+	assert.NotZero(t, kstart, "profiling: kernel [%d, %d], marker end %d, %v", kstart, kend, mend, err)
+	assert.GreaterOrEqual(t, kend, kstart, "profiling: kernel [%d, %d], marker end %d, %v", kstart, kend, mend, err)
+	assert.GreaterOrEqual(t, mend, kend, "profiling: kernel [%d, %d], marker end %d, %v", kstart, kend, mend, err)
 	out := make([]byte, 1024)
-	if err := EnqueueReadBuffer(q, m, true, 0, 1024, unsafe.Pointer(&out[0]), nil); err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, EnqueueReadBuffer(q, m, true, 0, 1024, unsafe.Pointer(&out[0]), nil))
 	for i := range out {
-		if out[i] != in[i]*2 {
-			t.Fatalf("byte %d = %d, want %d", i, out[i], in[i]*2)
-		}
+		require.Equal(t, in[i]*2, out[i], "byte %d", i)
 	}
 	sub, err := CreateSubBuffer(m, MEM_READ_WRITE, 1, 16)
-	if StatusOf(err) != MISALIGNED_SUB_BUFFER {
-		t.Errorf("sub-buffer at offset 1: %v, want CL_MISALIGNED_SUB_BUFFER_OFFSET", err)
-		if err == nil {
-			ReleaseMemObject(sub)
-		}
+	if !assert.EqualValues(t, MISALIGNED_SUB_BUFFER, StatusOf(err), "sub-buffer at offset 1: %v, want CL_MISALIGNED_SUB_BUFFER_OFFSET", err) && err == nil {
+		ReleaseMemObject(sub)
 	}
-	if got := Live(); got.Events != base.Events+2 || got.Mems != base.Mems+1 || got.Kernels != base.Kernels+1 {
-		t.Errorf("live %+v with 2 events, 1 buffer, 1 kernel over %+v", got, base)
-	}
+	got := Live()
+	assert.Equal(t, base.Events+2, got.Events, "live %+v with 2 events, 1 buffer, 1 kernel over %+v", got, base)
+	assert.Equal(t, base.Mems+1, got.Mems, "live %+v with 2 events, 1 buffer, 1 kernel over %+v", got, base)
+	assert.Equal(t, base.Kernels+1, got.Kernels, "live %+v with 2 events, 1 buffer, 1 kernel over %+v", got, base)
 	for _, err := range []error{ReleaseEvent(ev), ReleaseEvent(marker), ReleaseKernel(k), ReleaseProgram(prog),
 		ReleaseMemObject(m), Finish(q), ReleaseCommandQueue(q), ReleaseContext(ctx)} {
-		if err != nil {
-			t.Error(err)
-		}
+		assert.NoError(t, err)
 	}
-	if got := Live(); got != base {
-		t.Errorf("live %+v after releasing everything, want %+v", got, base)
-	}
+	got = Live()
+	assert.Equal(t, base, got, "live %+v after releasing everything, want %+v", got, base)
 }

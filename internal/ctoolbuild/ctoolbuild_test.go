@@ -3,6 +3,8 @@ package ctoolbuild
 import (
 	"slices"
 	"testing"
+
+	"github.com/stretchr/testify/assert"
 )
 
 // The newest LLVM's header comes first, by version number, not by name.
@@ -13,10 +15,8 @@ func TestLLVMVersionOrder(t *testing.T) {
 		"/usr/lib/llvm-14/lib/clang/14.0.6/include/omp-tools.h",
 	}
 	newestFirst(paths)
-	if got := []int{llvmVersion(paths[0]), llvmVersion(paths[1]), llvmVersion(paths[2])}; !slices.Equal(got, []int{19, 14, 9}) {
-		t.Errorf("order %v, want 19, 14, 9", got)
-	}
-	if v := llvmVersion("/usr/include/omp-tools.h"); v != 0 {
-		t.Errorf("llvmVersion of a path outside /usr/lib/llvm-N = %d, want 0", v)
-	}
+	got := []int{llvmVersion(paths[0]), llvmVersion(paths[1]), llvmVersion(paths[2])}
+	assert.True(t, slices.Equal(got, []int{19, 14, 9}), "order %v, want 19, 14, 9", got)
+	v := llvmVersion("/usr/include/omp-tools.h")
+	assert.Zero(t, v, "llvmVersion of a path outside /usr/lib/llvm-N = %d, want 0", v)
 }

@@ -6,6 +6,9 @@ import (
 	"errors"
 	"strings"
 	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
 )
 
 func TestLoadNotCUDA(t *testing.T) {
@@ -14,12 +17,10 @@ func TestLoadNotCUDA(t *testing.T) {
 	}
 	err := Load("libc.so.6")
 	var ms *MissingSymbolError
-	if !errors.As(err, &ms) || ms.Symbol != "cuInit" || ms.Library != "libc.so.6" {
-		t.Fatalf("Load(libc.so.6) = %v, want a MissingSymbolError for cuInit", err)
-	}
-	if !strings.Contains(err.Error(), "missing symbol cuInit") {
-		t.Errorf("message %q does not name the symbol", err)
-	}
+	require.True(t, errors.As(err, &ms), "Load(libc.so.6) = %v, want a MissingSymbolError for cuInit", err)
+	require.Equal(t, "cuInit", ms.Symbol, "Load(libc.so.6) = %v, want a MissingSymbolError for cuInit", err)
+	require.Equal(t, "libc.so.6", ms.Library, "Load(libc.so.6) = %v, want a MissingSymbolError for cuInit", err)
+	assert.Contains(t, err.Error(), "missing symbol cuInit", "message %q does not name the symbol", err)
 }
 
 // TestSymbolVersions guards the ABI: entry points whose unversioned symbol
@@ -34,24 +35,16 @@ func TestSymbolVersions(t *testing.T) {
 	}
 	seen := map[string]bool{}
 	for i, alts := range symbols {
-		if len(alts) == 0 {
-			t.Fatalf("entry point %d has no symbol", i)
-		}
+		require.NotEmpty(t, alts, "entry point %d has no symbol", i)
 		if v2Only[alts[0]] {
 			seen[alts[0]] = true
-			if len(alts) != 1 {
-				t.Errorf("%s falls back to %v, whose size arguments are 32-bit", alts[0], alts[1:])
-			}
+			assert.Len(t, alts, 1, "%s falls back to %v, whose size arguments are 32-bit", alts[0], alts[1:])
 		}
 		for _, a := range alts[1:] {
-			if !strings.HasPrefix(alts[0], a+"_v") {
-				t.Errorf("%v: fallback %s is not an older version of %s", alts, a, alts[0])
-			}
+			assert.True(t, strings.HasPrefix(alts[0], a+"_v"), "%v: fallback %s is not an older version of %s", alts, a, alts[0])
 		}
 	}
 	for s := range v2Only {
-		if !seen[s] {
-			t.Errorf("%s is not the preferred symbol of any entry point", s)
-		}
+		assert.True(t, seen[s], "%s is not the preferred symbol of any entry point", s)
 	}
 }

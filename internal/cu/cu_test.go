@@ -5,17 +5,17 @@ import (
 	"testing"
 
 	"github.com/gompt/gompt/device"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
 )
 
 func TestResultNames(t *testing.T) {
 	for r, name := range resultNames {
-		if r.Name() != name || !strings.HasPrefix(name, "CUDA_") {
-			t.Errorf("Result(%d).Name() = %q, want %q", int(r), r.Name(), name)
-		}
+		assert.Equal(t, name, r.Name(), "Result(%d).Name()", int(r))
+		assert.True(t, strings.HasPrefix(name, "CUDA_"), "Result(%d).Name() = %q, want %q", int(r), r.Name(), name)
 	}
-	if got := Result(12345).Name(); got != "CUresult(12345)" {
-		t.Errorf("unknown result name %q", got)
-	}
+	got := Result(12345).Name()
+	assert.Equal(t, "CUresult(12345)", got, "unknown result name %q", got)
 	codes := map[Result]device.Code{
 		ERROR_INVALID_VALUE: device.CodeInvalidArgument,
 		ERROR_OUT_OF_MEMORY: device.CodeOutOfResources,
@@ -26,25 +26,21 @@ func TestResultNames(t *testing.T) {
 		999:                 device.CodeUnknown,
 	}
 	for r, c := range codes {
-		if r.Code() != c {
-			t.Errorf("%s.Code() = %v, want %v", r.Name(), r.Code(), c)
-		}
+		assert.Equal(t, c, r.Code(), "%s.Code()", r.Name())
 	}
 	e := &Error{Func: "cuMemAlloc_v2", Result: ERROR_OUT_OF_MEMORY, Desc: "out of memory"}
-	if e.Error() != "cuMemAlloc_v2: CUDA_ERROR_OUT_OF_MEMORY (out of memory)" || e.Code() != device.CodeOutOfResources {
-		t.Errorf("Error() = %q, Code() = %v", e.Error(), e.Code())
-	}
+	assert.Equal(t, "cuMemAlloc_v2: CUDA_ERROR_OUT_OF_MEMORY (out of memory)", e.Error(), "Error() = %q, Code() = %v", e.Error(), e.Code())
+	assert.Equal(t, device.CodeOutOfResources, e.Code(), "Error() = %q, Code() = %v", e.Error(), e.Code())
 }
 
 func TestLoadMissingLibrary(t *testing.T) {
 	err := Load("libgompt-no-such-cuda.so.1")
 	if !Available {
-		if err == nil || !strings.Contains(err.Error(), "without cgo") {
-			t.Fatalf("Load without cgo: %v, want built-without-cgo", err)
-		}
+		require.Error(t, err, "Load without cgo: %v, want built-without-cgo", err)
+		require.Contains(t, err.Error(), "without cgo", "Load without cgo: %v, want built-without-cgo", err)
 		return
 	}
-	if err == nil || !strings.Contains(err.Error(), "libgompt-no-such-cuda.so.1") || !strings.Contains(err.Error(), "cannot open") {
-		t.Fatalf("Load of a missing library: %v, want the dynamic loader's message naming it", err)
-	}
+	require.Error(t, err, "Load of a missing library: %v, want the dynamic loader's message naming it", err)
+	require.Contains(t, err.Error(), "libgompt-no-such-cuda.so.1", "Load of a missing library: %v, want the dynamic loader's message naming it", err)
+	require.Contains(t, err.Error(), "cannot open", "Load of a missing library: %v, want the dynamic loader's message naming it", err)
 }

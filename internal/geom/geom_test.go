@@ -1,6 +1,11 @@
 package geom
 
-import "testing"
+import (
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
 
 // Every team of a launch is somewhere: the product of the spread is the
 // number of teams, every dimension stays within its limit, and a
@@ -27,13 +32,11 @@ func TestSpreadLosesNoTeams(t *testing.T) {
 	}
 	for _, c := range cases {
 		g := Spread(c.teams, c.dims, c.need, c.hi)
-		if g[0]*g[1]*g[2] != c.teams {
-			t.Fatalf("Spread(%d teams, %d dims, need %v, hi %v) = %v: %d teams, want %d", c.teams, c.dims, c.need, c.hi, g, g[0]*g[1]*g[2], c.teams)
-		}
+		require.Equal(t, c.teams, g[0]*g[1]*g[2], "Spread(%d teams, %d dims, need %v, hi %v) = %v: %d teams, want %d", c.teams, c.dims, c.need, c.hi, g, g[0]*g[1]*g[2], c.teams)
 		for d := 1; d < 3; d++ {
-			if g[d] < 1 || (d < c.dims && g[d] > max(1, min(c.hi[d], c.need[d]))) || (d >= c.dims && g[d] != 1) {
-				t.Fatalf("Spread(%d teams, %d dims, need %v, hi %v) = %v: dimension %d out of [1, %d]", c.teams, c.dims, c.need, c.hi, g, d, min(c.hi[d], c.need[d]))
-			}
+			require.GreaterOrEqual(t, g[d], 1, "Spread(%d teams, %d dims, need %v, hi %v) = %v: dimension %d out of [1, %d]", c.teams, c.dims, c.need, c.hi, g, d, min(c.hi[d], c.need[d]))
+			require.False(t, d < c.dims && g[d] > max(1, min(c.hi[d], c.need[d])), "Spread(%d teams, %d dims, need %v, hi %v) = %v: dimension %d out of [1, %d]", c.teams, c.dims, c.need, c.hi, g, d, min(c.hi[d], c.need[d]))
+			require.False(t, d >= c.dims && g[d] != 1, "Spread(%d teams, %d dims, need %v, hi %v) = %v: dimension %d out of [1, %d]", c.teams, c.dims, c.need, c.hi, g, d, min(c.hi[d], c.need[d]))
 		}
 	}
 }
@@ -54,8 +57,7 @@ func TestNearDivisor(t *testing.T) {
 		{7, 3, 0, 1},
 	} {
 		got := NearDivisor(c.n, c.target, c.hi)
-		if got != c.want || c.n%got != 0 {
-			t.Errorf("NearDivisor(%d, %v, %d) = %d, want %d", c.n, c.target, c.hi, got, c.want)
-		}
+		assert.Equal(t, c.want, got, "NearDivisor(%d, %v, %d)", c.n, c.target, c.hi)
+		assert.Zero(t, c.n%got, "NearDivisor(%d, %v, %d)", c.n, c.target, c.hi)
 	}
 }

@@ -5,6 +5,7 @@ package rawbench_test
 import (
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/gompt/gompt/device"
 	_ "github.com/gompt/gompt/device/cuda"
@@ -12,14 +13,14 @@ import (
 	_ "github.com/gompt/gompt/device/opencl"
 	"github.com/gompt/gompt/internal/cl"
 	"github.com/gompt/gompt/internal/rawbench"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
 )
 
 func devicesOf(t *testing.T, plugin string) []device.Device {
 	t.Helper()
 	p, ok := device.Lookup(plugin)
-	if !ok {
-		t.Fatalf("plugin %s not registered", plugin)
-	}
+	require.True(t, ok, "plugin %s not registered", plugin)
 	ds, err := p.Devices()
 	if len(ds) == 0 {
 		t.Skipf("no %s device: %v", plugin, err)
@@ -31,37 +32,30 @@ func devicesOf(t *testing.T, plugin string) []device.Device {
 // each measures something and gives back every OpenCL object it made.
 func TestCL(t *testing.T) {
 	for _, d := range devicesOf(t, "opencl") {
-		if _, err := rawbench.CLEmptyKernel(d, 1); err != nil { // the device opens
-			t.Fatalf("%s: CLEmptyKernel: %v", d.Info().Name, err)
-		}
+		_, err := rawbench.CLEmptyKernel(d, 1) // the device opens
+		require.NoError(t, err, "%s: CLEmptyKernel", d.Info().Name)
 		before := cl.Live()
-		if dt, err := rawbench.CLEmptyKernel(d, 3); err != nil || dt <= 0 {
-			t.Errorf("%s: CLEmptyKernel = %v, %v", d.Info().Name, dt, err)
-		}
+		dt, err := rawbench.CLEmptyKernel(d, 3)
+		assert.NoError(t, err, "%s: CLEmptyKernel = %v", d.Info().Name, dt)
+		assert.Greater(t, dt, time.Duration(0), "%s: CLEmptyKernel = %v, %v", d.Info().Name, dt, err)
 		for _, fn := range []func(device.Device, int, bool, int) (_ any, err error){
 			func(d device.Device, b int, to bool, n int) (any, error) { return rawbench.CLCopy(d, b, to, n) },
 			func(d device.Device, b int, to bool, n int) (any, error) { return rawbench.CLCopyPinned(d, b, to, n) },
 		} {
 			for _, to := range []bool{true, false} {
-				if _, err := fn(d, 1<<16, to, 3); err != nil {
-					t.Errorf("%s: copy (to device %v): %v", d.Info().Name, to, err)
-				}
+				_, err := fn(d, 1<<16, to, 3)
+				assert.NoError(t, err, "%s: copy (to device %v)", d.Info().Name, to)
 			}
-			if _, err := fn(d, 0, true, 1); err == nil || !strings.Contains(err.Error(), "bytes 0") {
-				t.Errorf("%s: copy of 0 bytes: %v, want an error naming the size", d.Info().Name, err)
-			}
+			_, err := fn(d, 0, true, 1)
+			require.Error(t, err, "%s: copy of 0 bytes: %v, want an error naming the size", d.Info().Name, err)
+			assert.Contains(t, err.Error(), "bytes 0", "%s: copy of 0 bytes: %v, want an error naming the size", d.Info().Name, err)
 		}
 		wait, release, err := rawbench.CLWait(d, 1000)
-		if err != nil {
-			t.Fatalf("%s: CLWait: %v", d.Info().Name, err)
-		}
-		if err := wait(2); err != nil {
-			t.Errorf("%s: wait: %v", d.Info().Name, err)
-		}
+		require.NoError(t, err, "%s: CLWait", d.Info().Name)
+		assert.NoError(t, wait(2), "%s: wait", d.Info().Name)
 		release()
-		if after := cl.Live(); after != before {
-			t.Errorf("%s: the baselines left OpenCL objects: %+v, before %+v", d.Info().Name, after, before)
-		}
+		after := cl.Live()
+		assert.Equal(t, before, after, "%s: the baselines left OpenCL objects: %+v, before %+v", d.Info().Name, after, before)
 	}
 }
 
@@ -82,9 +76,9 @@ func TestWrongDevice(t *testing.T) {
 			if strings.HasPrefix(name, "CUDA") {
 				want = "not a device of the cuda plugin"
 			}
-			if err := call(); err == nil || !strings.Contains(err.Error(), want) {
-				t.Errorf("%s(%T): %v, want an error containing %q", name, d, err, want)
-			}
+			err := call()
+			require.Error(t, err, "%s(%T): %v, want an error containing %q", name, d, err, want)
+			assert.Contains(t, err.Error(), want, "%s(%T): %v, want an error containing %q", name, d, err, want)
 		}
 	}
 }

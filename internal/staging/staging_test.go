@@ -4,6 +4,9 @@ import (
 	"bytes"
 	"sync"
 	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
 )
 
 // The pool hands out free buffers before it makes new ones, never makes
@@ -13,38 +16,36 @@ func TestPool(t *testing.T) {
 	p := &Pool[int]{Max: 3}
 	next := 0
 	mk := func() (int, bool) { next++; return next, true }
-	if got := p.Get(2, mk); len(got) != 2 || got[0] != 1 || got[1] != 2 {
-		t.Fatalf("Get(2) = %v, want [1 2]", got)
-	}
-	if got := p.Get(5, mk); len(got) != 1 || got[0] != 3 {
-		t.Fatalf("Get(5) over a budget of 3 = %v, want [3]", got)
-	}
-	if got := p.Get(1, mk); len(got) != 0 {
-		t.Fatalf("Get with the budget used = %v, want none", got)
-	}
+	got := p.Get(2, mk)
+	require.Len(t, got, 2, "Get(2) = %v, want [1 2]", got)
+	require.EqualValues(t, 1, got[0], "Get(2) = %v, want [1 2]", got)
+	require.EqualValues(t, 2, got[1], "Get(2) = %v, want [1 2]", got)
+	got = p.Get(5, mk)
+	require.Len(t, got, 1, "Get(5) over a budget of 3 = %v, want [3]", got)
+	require.EqualValues(t, 3, got[0], "Get(5) over a budget of 3 = %v, want [3]", got)
+	got = p.Get(1, mk)
+	require.Empty(t, got, "Get with the budget used = %v, want none", got)
 	p.Put([]int{2, 3})
-	if got := p.Get(1, mk); len(got) != 1 || got[0] != 3 {
-		t.Fatalf("Get after Put = %v, want the last given back, [3]", got)
-	}
-	if live, made := p.Counts(); live != 3 || made != 3 {
-		t.Fatalf("Counts = %d, %d, want 3, 3", live, made)
-	}
-	if free := p.Close(); len(free) != 1 || free[0] != 2 {
-		t.Fatalf("Close = %v, want the one free buffer [2]", free)
-	}
-	if got := p.Get(1, mk); len(got) != 0 {
-		t.Fatalf("Get after Close = %v, want none", got)
-	}
-	if live, _ := p.Counts(); live != 2 {
-		t.Fatalf("live after Close = %d, want the 2 still out", live)
-	}
+	got = p.Get(1, mk)
+	require.Len(t, got, 1, "Get after Put = %v, want the last given back, [3]", got)
+	require.EqualValues(t, 3, got[0], "Get after Put = %v, want the last given back, [3]", got)
+	live, made := p.Counts()
+	require.EqualValues(t, 3, live, "Counts = %d, %d, want 3, 3", live, made)
+	require.EqualValues(t, 3, made, "Counts = %d, %d, want 3, 3", live, made)
+	free := p.Close()
+	require.Len(t, free, 1, "Close = %v, want the one free buffer [2]", free)
+	require.EqualValues(t, 2, free[0], "Close = %v, want the one free buffer [2]", free)
+	got = p.Get(1, mk)
+	require.Empty(t, got, "Get after Close = %v, want none", got)
+	live, _ = p.Counts()
+	require.EqualValues(t, 2, live, "live after Close = %d, want the 2 still out", live)
 
 	q := &Pool[int]{Max: 10}
 	calls := 0
 	failAt2 := func() (int, bool) { calls++; return calls, calls < 2 }
-	if got := q.Get(5, failAt2); len(got) != 1 || calls != 2 {
-		t.Fatalf("Get stopping at a failed make = %v after %d calls, want [1] after 2", got, calls)
-	}
+	got = q.Get(5, failAt2)
+	require.Len(t, got, 1, "Get stopping at a failed make = %v after %d calls, want [1] after 2", got, calls)
+	require.EqualValues(t, 2, calls, "Get stopping at a failed make = %v after %d calls, want [1] after 2", got, calls)
 }
 
 // ParallelCopy copies every byte, for sizes around its split points, from
@@ -61,9 +62,7 @@ func TestParallelCopy(t *testing.T) {
 			}
 			dst := make([]byte, n)
 			ParallelCopy(dst, src)
-			if !bytes.Equal(dst, src) {
-				t.Errorf("ParallelCopy of %d bytes changed the data", n)
-			}
+			assert.True(t, bytes.Equal(dst, src), "ParallelCopy of %d bytes changed the data", n)
 		}()
 	}
 	wg.Wait()

@@ -11,6 +11,8 @@ import (
 	"testing"
 
 	"github.com/gompt/gompt/ompt/cabi"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
 )
 
 // examples and the arguments that keep them small.
@@ -34,8 +36,7 @@ func events(t *testing.T, out string) []string {
 		if !strings.HasPrefix(l, "ompt ") || strings.HasPrefix(l, "ompt initialize") || l == "ompt finalize" {
 			continue
 		}
-		if strings.HasPrefix(l, "ompt error") {
-			t.Errorf("the C tool reported: %s", l)
+		if !assert.False(t, strings.HasPrefix(l, "ompt error"), "the C tool reported: %s", l) {
 			continue
 		}
 		ls = append(ls, l)
@@ -53,17 +54,13 @@ func TestEveryExampleBothFaces(t *testing.T) {
 		t.Skip("builds every example twice")
 	}
 	if !cabi.Available {
-		if os.Getenv("CI") != "" {
-			t.Fatal("CI is set but C tools need cgo")
-		}
+		require.Empty(t, os.Getenv("CI"), "CI is set but C tools need cgo")
 		t.Skip("C tools need cgo")
 	}
 	dir := t.TempDir()
 	lib, err := ctoolbuild.BuildExampleTool(dir)
 	if err != nil {
-		if os.Getenv("CI") != "" {
-			t.Fatal(err)
-		}
+		require.Empty(t, os.Getenv("CI"), "CI is set and the example tool does not build: %v", err)
 		t.Skip(err)
 	}
 	for name, args := range examples {
@@ -74,20 +71,15 @@ func TestEveryExampleBothFaces(t *testing.T) {
 			cmd := exec.Command(printer, append([]string{"-device", "0"}, args...)...)
 			cmd.Env = env
 			gout, err := cmd.CombinedOutput()
-			if err != nil {
-				t.Fatalf("%s under the Go printer: %v\n%s", name, err, gout)
-			}
+			require.NoError(t, err, "%s under the Go printer: %v\n%s", name, err, gout)
 			// The C tool, in a program built without any Go tool.
 			outFile := filepath.Join(dir, name+".ctool")
 			cmd = exec.Command(plain, append([]string{"-device", "0"}, args...)...)
 			cmd.Env = append(env, "OMP_TOOL_LIBRARIES="+lib, "CTOOL_OUTPUT="+outFile, "CTOOL_TRACE=1")
-			if out, err := cmd.CombinedOutput(); err != nil {
-				t.Fatalf("%s under the C tool: %v\n%s", name, err, out)
-			}
+			out, err := cmd.CombinedOutput()
+			require.NoError(t, err, "%s under the C tool: %v\n%s", name, err, out)
 			cb, err := os.ReadFile(outFile)
-			if err != nil {
-				t.Fatal(err)
-			}
+			require.NoError(t, err)
 			var cEvents, records []string
 			for _, l := range events(t, string(cb)) {
 				if strings.HasPrefix(l, "ompt record ") {
@@ -97,9 +89,7 @@ func TestEveryExampleBothFaces(t *testing.T) {
 				}
 			}
 			goEvents := events(t, string(gout))
-			if len(goEvents) < 8 {
-				t.Fatalf("the Go printer printed only %d events:\n%s", len(goEvents), gout)
-			}
+			require.GreaterOrEqual(t, len(goEvents), 8, "the Go printer printed only %d events:\n%s", len(goEvents), gout)
 			// Host addresses differ between two processes; ids, kinds,
 			// devices, sizes and order must not.
 			norm := func(ls []string) string {
@@ -110,9 +100,8 @@ func TestEveryExampleBothFaces(t *testing.T) {
 				}
 				return strings.Join(out, "\n")
 			}
-			if g, c := norm(goEvents), norm(cEvents); g != c {
-				t.Errorf("the faces differ:\n--- Go printer\n%s\n--- C tool\n%s", g, c)
-			}
+			g, c := norm(goEvents), norm(cEvents)
+			assert.Equal(t, c, g, "the faces differ (expected: the C tool, actual: the Go printer)")
 			// Every data op and kernel of the C tool's callbacks has its
 			// trace record with the same ids.
 			ids := map[string]bool{}
@@ -120,9 +109,7 @@ func TestEveryExampleBothFaces(t *testing.T) {
 				if m := regexp.MustCompile(`target_id=\d+ host_op_id=\d+`).FindString(l); m != "" {
 					ids[m] = true
 				}
-				if !strings.Contains(l, "time_ok=1") {
-					t.Errorf("record with bad times: %s", l)
-				}
+				assert.Contains(t, l, "time_ok=1", "record with bad times")
 			}
 			for _, l := range cEvents {
 				if strings.HasPrefix(l, "ompt target_data_op ") || strings.HasPrefix(l, "ompt target_submit ") {
@@ -130,9 +117,7 @@ func TestEveryExampleBothFaces(t *testing.T) {
 					if strings.HasPrefix(m, "target_id=0 ") {
 						continue // device memory routines: recorded on the device, checked in ompt/cabi
 					}
-					if !ids[m] {
-						t.Errorf("no trace record for %s", l)
-					}
+					assert.True(t, ids[m], "no trace record for %s", l)
 				}
 			}
 		})

@@ -4,6 +4,8 @@ import (
 	"flag"
 	"fmt"
 	"github.com/gompt/gompt/examples/tools/internal/exampletest"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -78,40 +80,28 @@ func CheckPairing(t errorer, lines []string) {
 		f := exampletest.Fields(l)
 		ev := strings.Fields(l)[1]
 		if d, ok := f["dev"]; ok && ev != "device_initialize" && ev != "target_map" {
-			if !inited[d] {
-				t.Errorf("line %d: event on device %s before its device_initialize: %s", i+1, d, l)
-			}
-			if finalized[d] {
-				t.Errorf("line %d: event on device %s after its device_finalize: %s", i+1, d, l)
-			}
+			assert.True(t, inited[d], "line %d: event on device %s before its device_initialize: %s", i+1, d, l)
+			assert.False(t, finalized[d], "line %d: event on device %s after its device_finalize: %s", i+1, d, l)
 		}
 		switch ev {
 		case "device_initialize":
-			if inited[f["dev"]] {
-				t.Errorf("line %d: device %s initialized twice", i+1, f["dev"])
-			}
+			assert.False(t, inited[f["dev"]], "line %d: device %s initialized twice", i+1, f["dev"])
 			inited[f["dev"]] = true
 		case "device_finalize":
 			finalized[f["dev"]] = true
 		case "target":
-			if f["code"] == "0x0" || f["code"] == "" {
-				t.Errorf("line %d: no code pointer: %s", i+1, l)
-			}
+			assert.NotEqual(t, "0x0", f["code"], "line %d: no code pointer: %s", i+1, l)
+			assert.NotEmpty(t, f["code"], "line %d: no code pointer: %s", i+1, l)
 			if strings.Fields(l)[2] == "begin" {
-				if open != nil {
-					t.Errorf("line %d: construct begins inside another: %s", i+1, l)
-				}
+				assert.Nil(t, open, "line %d: construct begins inside another: %s", i+1, l)
 				open = f
 				continue
 			}
-			if open == nil {
-				t.Errorf("line %d: end without begin: %s", i+1, l)
+			if !assert.NotNil(t, open, "line %d: end without begin: %s", i+1, l) {
 				continue
 			}
 			for _, k := range []string{"kind", "dev", "target_id", "code"} {
-				if open[k] != f[k] {
-					t.Errorf("line %d: end has %s=%s, begin had %s", i+1, k, f[k], open[k])
-				}
+				assert.Equal(t, f[k], open[k], "line %d: end has %s=%s, begin had", i+1, k, f[k])
 			}
 			open = nil
 		case "target_data_op", "target_submit", "target_map":
@@ -119,23 +109,15 @@ func CheckPairing(t errorer, lines []string) {
 			if open != nil {
 				want, code = open["target_id"], open["code"]
 			}
-			if f["target_id"] != want {
-				t.Errorf("line %d: target_id=%s, want %s: %s", i+1, f["target_id"], want, l)
-			}
-			if code != "" && f["code"] != "" && f["code"] != code {
-				t.Errorf("line %d: code=%s, construct's is %s", i+1, f["code"], code)
-			}
+			assert.Equal(t, want, f["target_id"], "line %d: target_id: %s", i+1, l)
+			assert.False(t, code != "" && f["code"] != "" && f["code"] != code, "line %d: code=%s, construct's is %s", i+1, f["code"], code)
 			if op := f["host_op_id"]; op != "" {
-				if seenOp[op] {
-					t.Errorf("line %d: host_op_id %s reused", i+1, op)
-				}
+				assert.False(t, seenOp[op], "line %d: host_op_id %s reused", i+1, op)
 				seenOp[op] = true
 			}
 		}
 	}
-	if open != nil {
-		t.Errorf("construct never ended: %v", open)
-	}
+	assert.Nil(t, open, "construct never ended")
 }
 
 // TestVeccopyGolden runs examples/veccopy under the printer on the host
@@ -148,9 +130,7 @@ func TestVeccopyGolden(t *testing.T) {
 	cmd := exec.Command(bin, "-device", "0")
 	cmd.Env = append(os.Environ(), "GOMPT_PLUGINS=host", "GOMPT_HOST_DEVICES=1", "OMP_TOOL=enabled", "OMP_TOOL_LIBRARIES=")
 	out, err := cmd.CombinedOutput()
-	if err != nil {
-		t.Fatalf("veccopy: %v\n%s", err, out)
-	}
+	require.NoError(t, err, "veccopy: %v\n%s", err, out)
 	lines := eventLines(string(out))
 	CheckPairing(t, lines)
 	got := strings.Join(Normalize(lines), "\n") + "\n"
@@ -173,15 +153,11 @@ func TestCheckPairingCatchesFaults(t *testing.T) {
 	for i, b := range bad {
 		rec := &recorder{}
 		CheckPairing(rec, b)
-		if rec.n == 0 {
-			t.Errorf("bad sequence %d passed CheckPairing", i)
-		}
+		assert.NotZero(t, rec.n, "bad sequence %d passed CheckPairing", i)
 	}
 	rec := &recorder{}
 	CheckPairing(rec, good)
-	if rec.n != 0 {
-		t.Errorf("good sequence failed CheckPairing %d times", rec.n)
-	}
+	assert.Zero(t, rec.n, "good sequence failed CheckPairing %d times", rec.n)
 }
 
 // errorer is the part of testing.T that CheckPairing uses.
