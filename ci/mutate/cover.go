@@ -49,8 +49,9 @@ func (b block) contains(file string, l, c int) bool {
 type testCover struct {
 	pkg    string
 	blocks []block
-	covers map[string][]bool // test name -> blocks it executed (by index of blocks)
-	always []string          // tests that fail when run alone: run for every covered mutant
+	covers map[string][]bool        // test name -> blocks it executed (by index of blocks)
+	took   map[string]time.Duration // test name -> its time alone
+	always []string                 // tests that fail when run alone: run for every covered mutant
 	tests  []string
 }
 
@@ -88,7 +89,7 @@ func (c *runCfg) collectCoverage(pkg string, jobs int) (*testCover, error) {
 			return nil, fmt.Errorf("-run: %v", err)
 		}
 	}
-	tc := &testCover{pkg: pkg, covers: map[string][]bool{}}
+	tc := &testCover{pkg: pkg, covers: map[string][]bool{}, took: map[string]time.Duration{}}
 	for _, name := range strings.Fields(string(out)) {
 		if !strings.HasPrefix(name, "Test") && !strings.HasPrefix(name, "Example") && !strings.HasPrefix(name, "Fuzz") {
 			continue
@@ -119,9 +120,11 @@ func (c *runCfg) collectCoverage(pkg string, jobs int) (*testCover, error) {
 				}
 				targs := append([]string{"-test.run", "^" + regexp.QuoteMeta(name) + "$", "-test.count=1",
 					"-test.timeout", limit.String(), "-test.gocoverdir=" + cd, "-test.coverprofile=" + prof}, c.binArgs()...)
+				t0 := time.Now()
 				ok, msg := runTestBin(info.Dir, bin, wrap, cd, limit+time.Minute, targs)
 				blocks, perr := readProfile(prof)
 				mu.Lock()
+				tc.took[name] = time.Since(t0)
 				if !ok || perr != nil {
 					tc.always = append(tc.always, name)
 					if perr != nil {
@@ -276,6 +279,16 @@ func (tc *testCover) selectTests(file string, m *mutant) (tests []string, ok boo
 		}
 	}
 	return tests, true
+}
+
+// limit is the time limit of a mutant's run of these tests: ten times
+// their time alone, at least 30s, at most max.
+func (tc *testCover) limit(tests []string, max time.Duration) time.Duration {
+	var sum time.Duration
+	for _, t := range tests {
+		sum += tc.took[t]
+	}
+	return min(max, (10*sum).Round(time.Second)+30*time.Second)
 }
 
 // runPattern is the -run pattern of exactly these top-level tests.
