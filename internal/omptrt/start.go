@@ -5,8 +5,6 @@ import (
 	"io"
 	"os"
 	"runtime"
-	"sort"
-	"strings"
 	"sync"
 	"sync/atomic"
 
@@ -305,93 +303,6 @@ func Finalize() {
 	closeVerbose()
 }
 
-// detach removes t from dispatch and finalizes it, once: Finalize and
-// ompt_finalize_tool. OpenMP 5.2 (ompt_finalize_tool): outstanding events
-// are delivered first, then the finalizer runs, and no callback follows
-// it. So: no target callback reaches t from here on; every trace session
-// t started is stopped (its last records delivered); device_finalize is
-// dispatched to t for each device it got device_initialize for and no
-// device_finalize yet; then its finalizer runs. Called from inside a
-// buffer callback (a delivery goroutine, which the stop would wait for),
-// detach returns at once and the rest runs on a goroutine of its own,
-// after the callback returns; Finalize waits for it.
-func detach(t *tool) {
-	mu.Lock()
-	if t.detached {
-		mu.Unlock()
-		return
-	}
-	t.detached = true
-	t.done.Store(true)
-	for i, a := range active {
-		if a == t {
-			active = append(active[:i:i], active[i+1:]...)
-			break
-		}
-	}
-	publishLocked()
-	last := len(active) == 0
-	if !inDelivery() {
-		mu.Unlock()
-		finishDetach(t, last)
-		return
-	}
-	ch := make(chan struct{})
-	detaching = append(detaching, ch)
-	mu.Unlock()
-	go func() {
-		defer close(ch)
-		finishDetach(t, last)
-	}()
-}
-
-// detaching are the detaches running on goroutines of their own; closed
-// when done. Under mu.
-var detaching []chan struct{}
-
-// waitDetaching waits for the detaches begun from delivery goroutines.
-func waitDetaching() {
-	mu.Lock()
-	list := detaching
-	detaching = nil
-	mu.Unlock()
-	for _, ch := range list {
-		<-ch
-	}
-}
-
-// finishDetach delivers t's outstanding events and calls its finalizer.
-// last: no tool is left, so sessions that belong to no tool end too.
-func finishDetach(t *tool, last bool) {
-	waitCallbacks()
-	hs := deviceHandles()
-	sort.Slice(hs, func(i, j int) bool { return hs[i].num < hs[j].num })
-	for _, h := range hs {
-		if o := h.tr.owner.Load(); o == t || (o == nil && last) {
-			if _, err := h.tr.stop(); err != nil {
-				fmt.Fprintf(stderr, "gompt: %v\n", err)
-			}
-		}
-	}
-	if f, ok := t.callback(ompt.CallbackDeviceFinalize).(ompt.DeviceFinalizeCallback); ok {
-		for _, h := range hs {
-			if t.devFinal(h.num) {
-				if err := catch(func() { f(h.num) }); err != nil {
-					vlogf("Tool %q: device_finalize callback panicked: %v.", t.name, err)
-				}
-			}
-		}
-	}
-	endThreads(t)
-	if t.res.Finalize == nil {
-		return
-	}
-	if err := catch(func() { t.res.Finalize(&t.res.ToolData) }); err != nil {
-		vlogf("Tool %q: finalizer panicked: %v.", t.name, err)
-		fmt.Fprintf(stderr, "gompt: OMPT tool %q: finalizer panicked: %v\n", t.name, err)
-	}
-}
-
 // devInit notes that t got device_initialize for device n.
 func (t *tool) devInit(n int) {
 	t.devMu.Lock()
@@ -475,72 +386,6 @@ func catch(f func()) (err error) {
 	}()
 	f()
 	return nil
-}
-
-// toolVarEnabled reads OMP_TOOL: enabled (the default) or disabled, case
-// insensitive, surrounding blanks ignored. Anything else gets a one-line
-// warning and the default.
-func toolVarEnabled() bool {
-	v := strings.ToLower(strings.TrimSpace(getenv("OMP_TOOL")))
-	switch v {
-	case "", "enabled":
-		return true
-	case "disabled":
-		return false
-	}
-	fmt.Fprintf(stderr, "gompt: OMP_TOOL=%q is not valid (use enabled or disabled); using enabled\n", getenv("OMP_TOOL"))
-	vlogf("OMP_TOOL = %q is not valid; using enabled.", getenv("OMP_TOOL"))
-	return true
-}
-
-var (
-	vmu    sync.Mutex
-	vw     io.Writer
-	vclose io.Closer
-)
-
-// openVerbose reads OMP_TOOL_VERBOSE_INIT: disabled (default), stdout,
-// stderr (case insensitive), or a file name to create.
-func openVerbose() {
-	raw := getenv("OMP_TOOL_VERBOSE_INIT")
-	v := strings.TrimSpace(raw)
-	vmu.Lock()
-	defer vmu.Unlock()
-	switch strings.ToLower(v) {
-	case "", "disabled":
-		return
-	case "stdout":
-		vw = os.Stdout
-		return
-	case "stderr":
-		vw = stderr
-		return
-	}
-	f, err := os.Create(v)
-	if err != nil {
-		fmt.Fprintf(stderr, "gompt: OMP_TOOL_VERBOSE_INIT=%q: %v (use disabled, stdout, stderr or a file name); logging disabled\n", raw, err)
-		return
-	}
-	vw, vclose = f, f
-}
-
-func closeVerbose() {
-	vmu.Lock()
-	defer vmu.Unlock()
-	if vclose != nil {
-		vclose.Close()
-	}
-	vw, vclose = nil, nil
-}
-
-// vlogf writes one line to the OMP_TOOL_VERBOSE_INIT log, if it is open.
-func vlogf(format string, args ...any) {
-	vmu.Lock()
-	defer vmu.Unlock()
-	if vw == nil {
-		return
-	}
-	fmt.Fprintf(vw, format+"\n", args...)
 }
 
 // State is the OMPT interface state of the start-up section of the
