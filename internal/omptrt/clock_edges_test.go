@@ -1,0 +1,107 @@
+package omptrt
+
+import (
+	"math"
+	"testing"
+
+	"github.com/gompt/gompt/ompt"
+)
+
+// TestTranslateTimeAfterClockFailedAtInit: a device whose clock cannot be
+// read when it is initialized (the first sync point is missing) still
+// translates its times once the clock answers: translate_time and
+// get_device_time take the first sync point then, and the time comes out
+// next to the host's.
+func TestTranslateTimeAfterClockFailedAtInit(t *testing.T) {
+	reset(t, nil)
+	dev := &clockDevice{procs: 1, rate: 1, fail: true}
+	if err := DeviceInitialize(0, "flaky", dev); err != nil {
+		t.Fatal(err)
+	}
+	h, l, _ := GetDeviceInfo(0)
+	tr := l("ompt_translate_time").(ompt.TranslateTimeFunc)
+	now := l("ompt_get_device_time").(ompt.GetDeviceTimeFunc)
+	if got := now(h); got != 0 {
+		t.Errorf("get_device_time with a broken clock = %d, want 0", got)
+	}
+	dev.fail = false
+	d, _ := dev.Now()
+	host := ompt.Wtime()
+	if got := tr(h, uint64(d)); math.Abs(got-host) > 0.05 {
+		t.Errorf("translate_time of the device's now, once its clock answers: %.6f s, host now %.6f s", got, host)
+	}
+	if got := now(h); got == 0 {
+		t.Error("get_device_time once the clock answers = 0")
+	}
+}
+
+// dyadicClock reads fixed times: host times the fake host clock gives
+// (the same at both ends of the bracket, a width of 0) and a device time.
+type dyadicClock struct{ dev int64 }
+
+func (c *dyadicClock) NumProcs() int       { return 1 }
+func (c *dyadicClock) Now() (int64, error) { return c.dev, nil }
+
+// TestClockFitBoundaries pins the fit's rules at their exact edges, with
+// times chosen so the arithmetic is exact (a rate of 2^-30 s per device
+// ns): a reading whose host bracket has no width is used; a reading
+// exactly mergeTol off the extrapolated line is on it (not added); a
+// reading at exactly the host time pinned for an already translated
+// device time is refused (the history must rise on both clocks).
+func TestClockFitBoundaries(t *testing.T) {
+	t.Cleanup(func() { hostClock = ompt.Wtime })
+	const span = 1 << 30
+	base := func() *clockFit {
+		// a rate of 2^-30 s/ns; device time 2^31 extrapolates to host 0
+		return &clockFit{hist: []sample{{dev: 0, host: -2}, {dev: span, host: -1}}}
+	}
+	at := func(h float64) { hostClock = func() float64 { return h } }
+
+	// a bracket of width 0 (a coarse host clock) is a reading like any other
+	var f clockFit
+	at(5)
+	f.resample(&dyadicClock{dev: 100})
+	if len(f.hist) != 1 || f.hist[0] != (sample{dev: 100, host: 5}) {
+		t.Errorf("a reading bracketed by two equal host times: history %+v, want [{100 5}]", f.hist)
+	}
+
+	// exactly mergeTol off the line: the fit already says it
+	g := base()
+	at(mergeTol)
+	if x := g.at(2 * span); x != 0 {
+		t.Fatalf("setup: the line gives %g at 2^31, want 0", x)
+	}
+	g.resample(&dyadicClock{dev: 2 * span})
+	if len(g.hist) != 2 {
+		t.Errorf("a reading exactly mergeTol (%g s) off the line was added: %+v", mergeTol, g.hist)
+	}
+
+	// device time 2^31 was translated (host 0 on the old line); a reading
+	// later on the device at host 0 exactly would not rise on the host
+	// clock after the pinned point: the fit stays as it is
+	g = base()
+	g.hi = 2 * span
+	at(0)
+	g.resample(&dyadicClock{dev: 2*span + span/2})
+	for i := 1; i < len(g.hist); i++ {
+		if g.hist[i].dev <= g.hist[i-1].dev || g.hist[i].host <= g.hist[i-1].host {
+			t.Errorf("sync points %d and %d do not rise on both clocks: %+v", i-1, i, g.hist)
+		}
+	}
+	if len(g.hist) != 2 {
+		t.Errorf("a reading at the pinned host time changed the fit: %+v", g.hist)
+	}
+	// the time translated before keeps its value
+	if x := g.at(2 * span); x != 0 {
+		t.Errorf("device time 2^31 translated to 0 before, now %g", x)
+	}
+
+	// a reading at exactly the latest translated device time: refused too
+	g = base()
+	g.hi = 2*span + span/2 // translated to host 0.5 on the line
+	at(1)
+	g.resample(&dyadicClock{dev: 2*span + span/2})
+	if len(g.hist) != 2 {
+		t.Errorf("a reading at the latest translated device time changed the fit: %+v", g.hist)
+	}
+}
