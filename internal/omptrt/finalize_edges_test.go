@@ -1,0 +1,98 @@
+package omptrt
+
+import (
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/gompt/gompt/ompt"
+)
+
+// TestFinalizeToolWaitsForConstructsOnOtherGoroutines: ompt_finalize_tool
+// called while a construct is in progress on another goroutine (which
+// may be calling the tool) returns only after that construct has ended,
+// and the tool's finalizer runs after it, so no callback of the tool
+// follows its finalizer.
+func TestFinalizeToolWaitsForConstructsOnOtherGoroutines(t *testing.T) {
+	reset(t, nil)
+	var inEnd atomic.Bool
+	a := &recorder{plain: true}
+	a.inside = func(r *recorder, ev string) string {
+		if ev == "finalize" && !inEnd.Load() {
+			return " while the other goroutine's construct was in progress"
+		}
+		return ""
+	}
+	ompt.RegisterTool("a", a.start)
+	Start(fakeRuntime{1})
+	begun, release, ended := make(chan struct{}), make(chan struct{}), make(chan struct{})
+	go func() {
+		defer close(ended)
+		c := TargetBegin(ompt.KindTarget, 0, 1)
+		close(begun)
+		<-release
+		inEnd.Store(true)
+		c.End()
+	}()
+	<-begun
+	fin := a.lookup("ompt_finalize_tool").(ompt.FinalizeToolFunc)
+	finished := make(chan struct{})
+	go func() { defer close(finished); fin() }()
+	select {
+	case <-finished:
+		t.Error("ompt_finalize_tool returned while a construct on another goroutine was in progress")
+	case <-time.After(50 * time.Millisecond):
+	}
+	close(release)
+	<-ended
+	<-finished
+	got := a.got()
+	if len(got) == 0 || got[len(got)-1] != "finalize" {
+		t.Errorf("tool a's events: %q; want the construct's begin, then finalize last, after the construct ended", got)
+	}
+}
+
+// TestUnownedTraceEndsWithTheLastTool: a trace session started through
+// GetDeviceInfo's lookup (no tool owns it) goes on when one of two tools
+// calls ompt_finalize_tool, and is stopped (its buffer handed back) when
+// the last one does.
+func TestUnownedTraceEndsWithTheLastTool(t *testing.T) {
+	reset(t, nil)
+	a, b := &recorder{plain: true}, &recorder{plain: true}
+	ompt.RegisterTool("a", a.start)
+	ompt.RegisterTool("b", b.start)
+	Start(fakeRuntime{1})
+	if err := DeviceInitialize(0, "tick", newTick(0)); err != nil {
+		t.Fatal(err)
+	}
+	h, l, _ := GetDeviceInfo(0)
+	var owned atomic.Int32
+	req := func(int) []byte { return make([]byte, 4096) }
+	done := func(_ int, _ []byte, _, _ uint64, own bool) {
+		if own {
+			owned.Add(1)
+		}
+	}
+	l("ompt_set_trace_ompt").(ompt.SetTraceOMPTFunc)(h, true, 0)
+	if l("ompt_start_trace").(ompt.StartTraceFunc)(h, req, done) != 1 {
+		t.Fatal("start_trace failed")
+	}
+	region(ompt.KindTarget, 0, 1) // a buffer is taken
+	if l("ompt_flush_trace").(ompt.FlushTraceFunc)(h) != 1 {
+		t.Fatal("flush_trace failed")
+	}
+	a.lookup("ompt_finalize_tool").(ompt.FinalizeToolFunc)()
+	if n := owned.Load(); n != 0 {
+		t.Errorf("after the first of two tools finalized, the unowned session handed its buffer back (%d); want it still tracing", n)
+	}
+	if l("ompt_flush_trace").(ompt.FlushTraceFunc)(h) != 1 {
+		t.Error("flush_trace after the first of two tools finalized: the unowned session was stopped")
+	}
+	b.lookup("ompt_finalize_tool").(ompt.FinalizeToolFunc)()
+	if n := owned.Load(); n != 1 {
+		t.Errorf("after the last tool finalized, the unowned session handed back %d buffers, want 1 (stopped)", n)
+	}
+	if l("ompt_stop_trace").(ompt.StopTraceFunc)(h) != 0 {
+		t.Error("stop_trace after the last tool finalized = 1: the unowned session was still on")
+	}
+}
