@@ -1,0 +1,94 @@
+package omptrt
+
+import (
+	"sync"
+	"testing"
+
+	"github.com/gompt/gompt/ompt"
+)
+
+// TestFlushAnotherDeviceFromBufferCallback: a tool's buffer_complete
+// callback of device 0 may flush device 1 (one delivery goroutine waits
+// for another, no cycle): flush_trace returns 1 with device 1's records
+// delivered; flushing its own device from there returns 0.
+func TestFlushAnotherDeviceFromBufferCallback(t *testing.T) {
+	var once sync.Once
+	var other, own, dev1Lines int
+	tt := &traceTool{}
+	tt.complete = func(dev int, b []byte, bytes, begin uint64) {
+		if dev != 0 || bytes == 0 {
+			return
+		}
+		once.Do(func() {
+			other = tt.flush(1)
+			lines, _ := tt.got()
+			for _, l := range lines {
+				if len(l) > 4 && l[:4] == "dev1" {
+					dev1Lines++
+				}
+			}
+			own = tt.flush(0)
+		})
+	}
+	clks := withTrace(t, tt, 2)
+	tracedRegion(1, 1, clks[1], false)
+	tracedRegion(0, 1, clks[0], false)
+	if tt.flush(0) != 1 {
+		t.Fatal("flush_trace(device 0) failed")
+	}
+	if other != 1 || dev1Lines == 0 {
+		t.Errorf("flush_trace(device 1) from device 0's buffer_complete = %d with %d device 1 records delivered; want 1 and the records", other, dev1Lines)
+	}
+	if own != 0 {
+		t.Errorf("flush_trace(device 0) from device 0's own buffer_complete = %d, want 0", own)
+	}
+}
+
+// TestAbstractOfAKeptBuffer: a tool that keeps the buffers handed back
+// to it (owned) and reads them later, after buffer_complete returned,
+// still gets each native record's abstract from get_record_abstract.
+func TestAbstractOfAKeptBuffer(t *testing.T) {
+	type kept struct {
+		b            []byte
+		bytes, begin uint64
+	}
+	var mu sync.Mutex
+	var bufs []kept
+	tt := &traceTool{native: ompt.NativeDataMotionExplicit | ompt.NativeKernelExecution}
+	tt.complete = func(dev int, b []byte, bytes, begin uint64) {
+		mu.Lock()
+		bufs = append(bufs, kept{b, bytes, begin})
+		mu.Unlock()
+	}
+	clks := withTrace(t, tt, 1)
+	tracedRegion(0, 1, clks[0], true)
+	if tt.stop(0) != 1 {
+		t.Fatal("stop_trace failed")
+	}
+	l := tt.l[0]
+	typ := l("ompt_get_record_type").(ompt.GetRecordTypeFunc)
+	getNative := l("ompt_get_record_native").(ompt.GetRecordNativeFunc)
+	abstract := l("ompt_get_record_abstract").(ompt.GetRecordAbstractFunc)
+	natives := 0
+	mu.Lock()
+	defer mu.Unlock()
+	for _, k := range bufs {
+		for cur, kind := range ompt.Records(k.b, k.bytes, k.begin) {
+			if kind != ompt.RecordKindNative {
+				continue
+			}
+			natives++
+			if typ(k.b, cur) != ompt.RecordKindNative {
+				t.Errorf("get_record_type at %d of a kept buffer: %v", cur, typ(k.b, cur))
+			}
+			p, _ := getNative(k.b, cur)
+			a := abstract(p)
+			if p == nil || a == nil || a.Type == "" || a.StartTime == 0 || a.EndTime < a.StartTime {
+				t.Errorf("native record at %d of a kept buffer: pointer %v, abstract %+v; want the record's abstract", cur, p, a)
+			}
+		}
+	}
+	if natives == 0 {
+		t.Fatal("no native record delivered")
+	}
+}
