@@ -1,6 +1,7 @@
 package omptrt
 
 import (
+	"runtime"
 	"sync"
 	"testing"
 
@@ -91,4 +92,79 @@ func TestAbstractOfAKeptBuffer(t *testing.T) {
 	if natives == 0 {
 		t.Fatal("no native record delivered")
 	}
+}
+
+// TestRecordThreadAfterScopeReuse: two traced constructs, one after the
+// other, on two OS threads (the second reuses the first's scope): each
+// construct's records carry the id of the thread that ran it.
+func TestRecordThreadAfterScopeReuse(t *testing.T) {
+	tt := &traceTool{}
+	clks := withTrace(t, tt, 1)
+	firstDone, release := make(chan uint64), make(chan struct{})
+	go func() {
+		runtime.LockOSThread() // kept until release: the second runs on another thread
+		defer runtime.UnlockOSThread()
+		tracedRegion(0, 1, clks[0], false)
+		firstDone <- threadID()
+		<-release
+	}()
+	tidA := <-firstDone
+	secondDone := make(chan uint64)
+	go func() {
+		runtime.LockOSThread()
+		defer runtime.UnlockOSThread()
+		tracedRegion(0, 2, clks[0], false)
+		secondDone <- threadID()
+	}()
+	tidB := <-secondDone
+	close(release)
+	if tidA == tidB {
+		t.Fatalf("both constructs ran on thread %d", tidA)
+	}
+	if tt.flush(0) != 1 {
+		t.Fatal("flush failed")
+	}
+	tt.mu.Lock()
+	defer tt.mu.Unlock()
+	if len(tt.raw) == 0 {
+		t.Fatal("no records")
+	}
+	for i, r := range tt.raw {
+		code := uintptr(0)
+		switch {
+		case r.Target() != nil:
+			code = r.Target().CodePtr
+		case r.DataOp() != nil:
+			code = r.DataOp().CodePtr
+		default:
+			continue
+		}
+		want := map[uintptr]uint64{1: tidA, 2: tidB}[code]
+		if r.ThreadID != want {
+			t.Errorf("record %d (construct at code %d): thread_id %d, want %d (first construct's thread %d, second's %d)", i, code, r.ThreadID, want, tidA, tidB)
+		}
+	}
+}
+
+// TestNoUnpairedEndRecord: a construct that began before its device's
+// trace started (so its begin was not recorded) gives no target end
+// record either, also when its scope was used by an earlier construct.
+func TestNoUnpairedEndRecord(t *testing.T) {
+	tt := &traceTool{noStart: true}
+	withTrace(t, tt, 1)
+	region(ompt.KindTarget, 0, 1) // not traced; its scope is reused below
+	c := TargetBegin(ompt.KindTarget, 0, 2)
+	if tt.start(0) != 1 {
+		t.Fatal("start_trace failed")
+	}
+	c.End()
+	region(ompt.KindTarget, 0, 3) // traced whole
+	if tt.flush(0) != 1 {
+		t.Fatal("flush failed")
+	}
+	lines, _ := tt.got()
+	diffSeq(t, lines, []string{
+		"dev0 rec target ompt_target begin dev=0 target_id=#1 code=0x3",
+		"dev0 rec target ompt_target end dev=0 target_id=#1 code=0x3",
+	})
 }
