@@ -168,3 +168,30 @@ func TestNoUnpairedEndRecord(t *testing.T) {
 		"dev0 rec target ompt_target end dev=0 target_id=#1 code=0x3",
 	})
 }
+
+// TestTargetEndRecordTime: a construct's end record carries the device
+// time at its end, after its begin record's; when the clock cannot be
+// read at the end, the begin's time (never 0, never earlier).
+func TestTargetEndRecordTime(t *testing.T) {
+	tt, clk := withFlakyTrace(t)
+	c := TargetBegin(ompt.KindTarget, 0, 1)
+	clk.t.Add(5e6) // 5 ms pass on the device
+	c.End()
+	c = TargetBegin(ompt.KindTarget, 0, 2)
+	clk.fail.Store(1) // the end's clock read fails
+	c.End()
+	if tt.flush(0) != 1 {
+		t.Fatal("flush failed")
+	}
+	tt.mu.Lock()
+	defer tt.mu.Unlock()
+	if len(tt.raw) != 4 {
+		t.Fatalf("%d records, want 4 (two begin/end pairs)", len(tt.raw))
+	}
+	if b, e := tt.raw[0].Time, tt.raw[1].Time; e < b+5e6 {
+		t.Errorf("first construct: begin record at %d, end record at %d; want the end at least 5 ms later", b, e)
+	}
+	if b, e := tt.raw[2].Time, tt.raw[3].Time; e != b {
+		t.Errorf("second construct (clock failed at its end): begin record at %d, end record at %d; want the begin's time", b, e)
+	}
+}
