@@ -105,3 +105,29 @@ func TestClockFitBoundaries(t *testing.T) {
 		t.Errorf("a reading at the latest translated device time changed the fit: %+v", g.hist)
 	}
 }
+
+// TestSyncPointsTranslateExactly: a device time that is a sync point's
+// translates to that point's host time to the bit (a pinned point is a
+// time translated before a re-fit: it must keep its value exactly), for
+// the first, the inner and the last points of a history. The middle
+// point's host time is one that interpolating from the point before
+// rounds off by an ulp.
+func TestSyncPointsTranslateExactly(t *testing.T) {
+	f := clockFit{hist: []sample{
+		{dev: 5515000000000, host: 0.04},
+		{dev: 5515619367029, host: 0.048091362740610308},
+		{dev: 5515807145356, host: 0.23590265782367548},
+	}}
+	for n := 2; n <= 3; n++ { // the last point as the end of the history, then as an inner one
+		g := clockFit{hist: f.hist[:n]}
+		for i, p := range g.hist {
+			if got := g.at(p.dev); got != p.host {
+				t.Errorf("history of %d: sync point %d (device %d) translates to %.17g, want its host time %.17g", n, i, p.dev, got, p.host)
+			}
+		}
+	}
+	g := clockFit{hist: f.hist[1:]}
+	if got, want := g.at(f.hist[2].dev), f.hist[2].host; got != want {
+		t.Errorf("the last sync point translates to %.17g, want %.17g", got, want)
+	}
+}
