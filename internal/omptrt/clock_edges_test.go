@@ -131,3 +131,27 @@ func TestSyncPointsTranslateExactly(t *testing.T) {
 		t.Errorf("the last sync point translates to %.17g, want %.17g", got, want)
 	}
 }
+
+// TestClockRateBounds: a span's rate is used to extrapolate only when it
+// is a sane device clock's, strictly between 0.5 and 2 device ns per host
+// ns (1 ns per ns otherwise), also for the shortest span (1 ns). Times
+// before the first sync point are extrapolated with the first span's.
+func TestClockRateBounds(t *testing.T) {
+	for _, c := range []struct {
+		name     string
+		dev1     int64
+		host1    float64
+		wantRate float64
+	}{
+		{"2x fast, exactly", 2, 1e-9, 1e-9},        // 0.5e-9 s/ns: not strictly inside
+		{"2x slow, exactly", 1, 2e-9, 1e-9},        // 2e-9 s/ns: not strictly inside
+		{"3x fast", 3e7, 0.01, 1e-9},               // 0.33e-9 s/ns
+		{"1.5x slow over 1 ns", 1, 1.5e-9, 1.5e-9}, // used
+		{"1.25x slow", 4e7, 0.05, 1.25e-9},         // used
+	} {
+		f := clockFit{hist: []sample{{dev: 0, host: 0}, {dev: c.dev1, host: c.host1}}}
+		if got, want := f.at(-1000), -1000*c.wantRate; math.Abs(got-want) > 1e-18 {
+			t.Errorf("%s: device time -1000 ns extrapolates to %.6g s, want %.6g s (rate %g s/ns)", c.name, got, want, c.wantRate)
+		}
+	}
+}
