@@ -96,3 +96,39 @@ func TestUnownedTraceEndsWithTheLastTool(t *testing.T) {
 		t.Error("stop_trace after the last tool finalized = 1: the unowned session was still on")
 	}
 }
+
+// TestDevicesFinalizedBeforeToolFinalizers: at the runtime's Finalize
+// every device is finalized before the tools' finalizers run: a
+// finalizer that reads a device's clock gets 0 (ompt_get_device_time on
+// a finalized device), and a trace it would start is refused.
+func TestDevicesFinalizedBeforeToolFinalizers(t *testing.T) {
+	reset(t, nil)
+	var h *ompt.DeviceHandle
+	var l ompt.LookupFunc
+	var now uint64 = 1
+	started := -1
+	ompt.RegisterTool("late-reader", func(int, string) *ompt.StartResult {
+		return &ompt.StartResult{
+			Initialize: func(lk ompt.LookupFunc, _ int, _ *ompt.Data) int {
+				lk("ompt_set_callback").(ompt.SetCallbackFunc)(ompt.CallbackDeviceInitialize, ompt.DeviceInitializeCallback(
+					func(_ int, _ string, dh *ompt.DeviceHandle, dl ompt.LookupFunc, _ string) { h, l = dh, dl }))
+				return 1
+			},
+			Finalize: func(*ompt.Data) {
+				now = l("ompt_get_device_time").(ompt.GetDeviceTimeFunc)(h)
+				started = l("ompt_start_trace").(ompt.StartTraceFunc)(h, func(int) []byte { return make([]byte, 4096) }, func(int, []byte, uint64, uint64, bool) {})
+			},
+		}
+	})
+	Start(fakeRuntime{1})
+	if err := DeviceInitialize(0, "tick", newTick(0)); err != nil {
+		t.Fatal(err)
+	}
+	if h == nil || l("ompt_get_device_time").(ompt.GetDeviceTimeFunc)(h) == 0 {
+		t.Fatal("no device_initialize, or get_device_time 0 on a live device")
+	}
+	Finalize()
+	if now != 0 || started != 0 {
+		t.Errorf("in the tool's finalizer: get_device_time = %d, start_trace = %d; want 0 and 0 (the device is finalized first)", now, started)
+	}
+}
