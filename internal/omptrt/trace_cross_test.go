@@ -195,3 +195,59 @@ func TestTargetEndRecordTime(t *testing.T) {
 		t.Errorf("second construct (clock failed at its end): begin record at %d, end record at %d; want the begin's time", b, e)
 	}
 }
+
+// TestUnownedTraceCarriesRuntimeIDs: records of a session started through
+// GetDeviceInfo's lookup (no tool's) carry the runtime's target_id, the
+// one non-EMI target callbacks get, not the value an EMI tool wrote into
+// its own target_data.
+func TestUnownedTraceCarriesRuntimeIDs(t *testing.T) {
+	reset(t, nil)
+	emi := &recorder{emi: true} // first: index 0 of the dispatcher
+	ompt.RegisterTool("emi", emi.start)
+	var mu sync.Mutex
+	var ids []uint64
+	ompt.RegisterTool("plain", func(int, string) *ompt.StartResult {
+		return &ompt.StartResult{Initialize: func(l ompt.LookupFunc, _ int, _ *ompt.Data) int {
+			l("ompt_set_callback").(ompt.SetCallbackFunc)(ompt.CallbackTarget, ompt.TargetCallback(
+				func(_ ompt.TargetKind, e ompt.Endpoint, _ int, _ *ompt.Data, id uint64, _ uintptr) {
+					mu.Lock()
+					ids = append(ids, id)
+					mu.Unlock()
+				}))
+			return 1
+		}}
+	})
+	Start(fakeRuntime{1})
+	if err := DeviceInitialize(0, "tick", newTick(0)); err != nil {
+		t.Fatal(err)
+	}
+	h, l, _ := GetDeviceInfo(0)
+	var recs []ompt.RecordOMPT
+	done := func(_ int, b []byte, bytes, begin uint64, _ bool) {
+		for cur := range ompt.Records(b, bytes, begin) {
+			if r := ompt.RecordAt(b, cur); r != nil {
+				mu.Lock()
+				recs = append(recs, *r)
+				mu.Unlock()
+			}
+		}
+	}
+	l("ompt_set_trace_ompt").(ompt.SetTraceOMPTFunc)(h, true, ompt.CallbackTarget)
+	if l("ompt_start_trace").(ompt.StartTraceFunc)(h, func(int) []byte { return make([]byte, 4096) }, done) != 1 {
+		t.Fatal("start_trace failed")
+	}
+	region(ompt.KindTarget, 0, 1)
+	if l("ompt_stop_trace").(ompt.StopTraceFunc)(h) != 1 {
+		t.Fatal("stop_trace failed")
+	}
+	mu.Lock()
+	defer mu.Unlock()
+	if len(recs) != 2 || len(ids) != 2 {
+		t.Fatalf("%d target records and %d target callbacks, want 2 of each", len(recs), len(ids))
+	}
+	for i, r := range recs {
+		if r.TargetID != ids[0] || r.Target().TargetID != ids[0] {
+			t.Errorf("record %d: target_id %d (body %d), want the runtime's %d", i, r.TargetID, r.Target().TargetID, ids[0])
+		}
+	}
+}
