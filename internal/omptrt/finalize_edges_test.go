@@ -1,6 +1,8 @@
 package omptrt
 
 import (
+	"fmt"
+	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -130,5 +132,51 @@ func TestDevicesFinalizedBeforeToolFinalizers(t *testing.T) {
 	Finalize()
 	if now != 0 || started != 0 {
 		t.Errorf("in the tool's finalizer: get_device_time = %d, start_trace = %d; want 0 and 0 (the device is finalized first)", now, started)
+	}
+}
+
+// TestFoundToolsHaveSlotsOfTheirOwn: a Go tool and two tools a Finder
+// found (as ompt/cabi finds C tools) each write their own value into
+// thread_data at thread_begin and into target_data at a construct's
+// begin: each finds its own values later, none sees another's.
+func TestFoundToolsHaveSlotsOfTheirOwn(t *testing.T) {
+	reset(t, nil)
+	var bad []string
+	var mu sync.Mutex
+	mk := func(name string, mine uint64) *ompt.StartResult {
+		return &ompt.StartResult{Initialize: func(l ompt.LookupFunc, _ int, _ *ompt.Data) int {
+			threadData := l("ompt_get_thread_data").(ompt.GetThreadDataFunc)
+			l("ompt_set_callback").(ompt.SetCallbackFunc)(ompt.CallbackThreadBegin, ompt.ThreadBeginCallback(
+				func(_ int, d *ompt.Data) { d.Value = mine }))
+			l("ompt_set_callback").(ompt.SetCallbackFunc)(ompt.CallbackTargetEMI, ompt.TargetEMICallback(
+				func(_ ompt.TargetKind, e ompt.Endpoint, _ int, _, _, td *ompt.Data, _ uintptr) {
+					mu.Lock()
+					defer mu.Unlock()
+					if e == ompt.ScopeBegin {
+						if td.Value != 0 {
+							bad = append(bad, fmt.Sprintf("%s: target_data %#x at begin, want 0", name, td.Value))
+						}
+						td.Value = mine
+					} else if td.Value != mine {
+						bad = append(bad, fmt.Sprintf("%s: target_data %#x at end, want its own %#x", name, td.Value, mine))
+					}
+					if d := threadData(); d == nil || d.Value != mine {
+						bad = append(bad, fmt.Sprintf("%s: get_thread_data in a target callback: %+v, want its own %#x from thread_begin", name, d, mine))
+					}
+				}))
+			return 1
+		}}
+	}
+	ompt.RegisterTool("go", func(int, string) *ompt.StartResult { return mk("go", 0x60) })
+	RegisterFinder("finder", func(int, string, func(string)) []Found {
+		return []Found{{Name: "found-1", Result: mk("found-1", 0xf1)}, {Name: "found-2", Result: mk("found-2", 0xf2)}}
+	})
+	Start(fakeRuntime{1})
+	region(ompt.KindTarget, 0, 1)
+	region(ompt.KindTarget, 0, 2)
+	mu.Lock()
+	defer mu.Unlock()
+	for _, b := range bad {
+		t.Error(b)
 	}
 }
