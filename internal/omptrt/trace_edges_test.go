@@ -91,3 +91,39 @@ func TestFlushWithNothingNew(t *testing.T) {
 		t.Fatalf("%d records after one region, %d after two with an empty flush between; want twice as many", len(n), len(all))
 	}
 }
+
+// TestFlushKeepsABufferWithRoomForTheLargestEntry: a flush that leaves
+// exactly ompt.MaxEntrySize bytes free in the tool's buffer hands the
+// part over without giving the buffer back (owned false): the next
+// records are written after the part, in the same buffer.
+func TestFlushKeepsABufferWithRoomForTheLargestEntry(t *testing.T) {
+	probe := &traceTool{}
+	clks := withTrace(t, probe, 1)
+	tracedRegion(0, 1, clks[0], false)
+	probe.flush(0)
+	lines, _ := probe.got()
+	r := len(lines) // OMPT records of one region
+	if r == 0 {
+		t.Fatal("no records from a traced region")
+	}
+
+	tt := &traceTool{size: r*ompt.RecordOMPTSize + ompt.MaxEntrySize}
+	clks = withTrace(t, tt, 1)
+	tracedRegion(0, 1, clks[0], false)
+	if tt.flush(0) != 1 {
+		t.Fatal("flush failed")
+	}
+	tracedRegion(0, 1, clks[0], false)
+	tt.flush(0)
+	_, parts := tt.got()
+	if len(parts) < 2 {
+		t.Fatalf("buffer_complete calls: %+v; want at least 2", parts)
+	}
+	first, next := parts[0], parts[1]
+	if first.owned || first.n != r || first.bytes != uint64(r*ompt.RecordOMPTSize) {
+		t.Errorf("the flush's part: %+v; want %d records, %d bytes, the buffer kept (owned false) with %d bytes free", first, r, r*ompt.RecordOMPTSize, ompt.MaxEntrySize)
+	}
+	if next.base != first.base || next.begin != first.bytes {
+		t.Errorf("the next part: %+v; want it in the same buffer (base %#x) from cursor %d", next, first.base, first.bytes)
+	}
+}

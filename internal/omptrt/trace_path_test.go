@@ -283,3 +283,38 @@ func TestTracePathNotTracing(t *testing.T) {
 		t.Errorf("%d lost on a device that does not trace", lost)
 	}
 }
+
+// TestTracePathSyncAfterPending: a synchronous operation (clock around
+// it) that ends while an earlier operation's queue timing is not ready
+// waits for it: at FlushTrace both are recorded, in issue order, each
+// with its own times.
+func TestTracePathSyncAfterPending(t *testing.T) {
+	tt, _ := withFlakyTrace(t)
+	c := TargetBegin(ompt.KindTarget, 0, 0x42)
+	c.DataOpBegin(ompt.DataOpTransferToDevice, 0x1000, ompt.InitialDevice, 0xd000, 0, 64)
+	c.DataOpEnd(0xd000)
+	c.TraceTimed(&fakeTiming{begin: 5e9, end: 6e9}, ompt.NativeDataMotionExplicit, nil)
+	c.DataOpBegin(ompt.DataOpAlloc, 0x2000, ompt.InitialDevice, 0, 0, 32)
+	b := c.TraceNow()
+	c.DataOpEnd(0xe000)
+	c.TraceDone(b)
+	c.FlushTrace()
+	c.End()
+	if tt.flush(0) != 1 {
+		t.Fatal("flush failed")
+	}
+	lines, _ := tt.got()
+	diffSeq(t, lines, []string{
+		"dev0 rec target ompt_target begin dev=0 target_id=#1 code=0x42",
+		"dev0 rec data_op target_id=#1 host_op_id=#2 ompt_target_data_transfer_to_device src=0x1000/-1 dest=0xd000/0 bytes=64 code=0x42",
+		"dev0 rec data_op target_id=#1 host_op_id=#3 ompt_target_data_alloc src=0x2000/-1 dest=0xe000/0 bytes=32 code=0x42",
+		"dev0 rec target ompt_target end dev=0 target_id=#1 code=0x42",
+	})
+	tt.mu.Lock()
+	defer tt.mu.Unlock()
+	if len(tt.raw) == 4 {
+		if r := tt.raw[2].DataOp(); tt.raw[2].Time != uint64(b) || r.EndTime <= uint64(b) {
+			t.Errorf("alloc record times %d..%d, want %d and the clock read after it", tt.raw[2].Time, r.EndTime, b)
+		}
+	}
+}

@@ -1,0 +1,146 @@
+package omptrt
+
+import (
+	"fmt"
+	"os"
+	"path/filepath"
+	"runtime"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/gompt/gompt/ompt"
+)
+
+// threadTool is a Go tool that counts the thread events it gets.
+type threadTool struct {
+	mu             sync.Mutex
+	events         []string
+	lookup         ompt.LookupFunc
+	panicTaskEnd   bool // its implicit_task end callback panics
+	finalizeInInit bool // it calls ompt_finalize_tool from its initializer
+}
+
+func (tt *threadTool) add(ev string) {
+	tt.mu.Lock()
+	tt.events = append(tt.events, ev)
+	tt.mu.Unlock()
+}
+
+func (tt *threadTool) got() string {
+	tt.mu.Lock()
+	defer tt.mu.Unlock()
+	return strings.Join(tt.events, ", ")
+}
+
+func (tt *threadTool) start(int, string) *ompt.StartResult {
+	return &ompt.StartResult{
+		Initialize: func(l ompt.LookupFunc, _ int, _ *ompt.Data) int {
+			tt.lookup = l
+			set := l("ompt_set_callback").(ompt.SetCallbackFunc)
+			set(ompt.CallbackThreadBegin, ompt.ThreadBeginCallback(func(int, *ompt.Data) { tt.add("thread_begin") }))
+			set(ompt.CallbackThreadEnd, ompt.ThreadEndCallback(func(*ompt.Data) { tt.add("thread_end") }))
+			set(ompt.CallbackImplicitTask, ompt.ImplicitTaskCallback(func(e ompt.Endpoint, _, _ *ompt.Data, _, _ uint32, _ int) {
+				tt.add(fmt.Sprintf("implicit_task %v", e))
+				if e == ompt.ScopeEnd && tt.panicTaskEnd {
+					panic("task end boom")
+				}
+			}))
+			set(ompt.CallbackTarget, ompt.TargetCallback(func(_ ompt.TargetKind, e ompt.Endpoint, _ int, _ *ompt.Data, _ uint64, _ uintptr) {
+				tt.add(fmt.Sprintf("target %v", e))
+			}))
+			if tt.finalizeInInit {
+				l("ompt_finalize_tool").(ompt.FinalizeToolFunc)()
+			}
+			return 1
+		},
+		Finalize: func(*ompt.Data) { tt.add("finalize") },
+	}
+}
+
+// TestNoThreadBeginAfterFinalizeTool: once a tool has called
+// ompt_finalize_tool, a thread that first enters the runtime after it
+// (here the thread that runs a nowait construct's target task, begun
+// before the call) gives it no thread_begin: its events end with the
+// initial thread's implicit_task end and thread_end, then finalize.
+func TestNoThreadBeginAfterFinalizeTool(t *testing.T) {
+	reset(t, nil)
+	// the test's goroutine keeps the initial thread, so the target task
+	// below runs on another OS thread, one the runtime has not seen
+	runtime.LockOSThread()
+	defer runtime.UnlockOSThread()
+	a := &threadTool{}
+	ompt.RegisterTool("a", a.start)
+	Start(fakeRuntime{1})
+	c := TargetBegin(ompt.KindTargetNowait, 0, 1)
+	set := a.lookup("ompt_set_callback").(ompt.SetCallbackFunc)
+	finished := make(chan struct{})
+	go func() { defer close(finished); a.lookup("ompt_finalize_tool").(ompt.FinalizeToolFunc)() }()
+	// finalize_tool waits for the construct; it has begun when set_callback fails
+	for deadline := time.Now().Add(10 * time.Second); set(ompt.CallbackDeviceLoad, nil) != ompt.SetError; {
+		if time.Now().After(deadline) {
+			t.Fatal("set_callback still succeeds 10 s after ompt_finalize_tool was called")
+		}
+		time.Sleep(time.Millisecond)
+	}
+	ran := make(chan struct{})
+	go func() { // the target task
+		defer close(ran)
+		c.SubmitBegin(1)
+		c.SubmitEnd()
+		c.End()
+	}()
+	<-ran
+	<-finished
+	want := "thread_begin, implicit_task begin, implicit_task end, thread_end, finalize"
+	if got := a.got(); got != want {
+		t.Errorf("tool events: %s\nwant: %s", got, want)
+	}
+}
+
+// TestThreadEndAfterPanickingImplicitTaskEnd: a tool whose implicit_task
+// end callback panics at finalization still gets thread_end and its
+// finalizer, and the OMP_TOOL_VERBOSE_INIT log says what panicked.
+func TestThreadEndAfterPanickingImplicitTaskEnd(t *testing.T) {
+	file := filepath.Join(t.TempDir(), "init.log")
+	reset(t, map[string]string{"OMP_TOOL_VERBOSE_INIT": file})
+	a := &threadTool{panicTaskEnd: true}
+	ompt.RegisterTool("a", a.start)
+	Start(fakeRuntime{1})
+	Finalize()
+	want := "thread_begin, implicit_task begin, implicit_task end, thread_end, finalize"
+	if got := a.got(); got != want {
+		t.Errorf("tool events: %s\nwant: %s", got, want)
+	}
+	b, err := os.ReadFile(file)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if line := `Tool "a": implicit_task callback panicked: task end boom.`; !strings.Contains(string(b), line) {
+		t.Errorf("verbose log:\n%s\nwant a line %q", b, line)
+	}
+}
+
+// TestFinalizeToolInInitializeIsLogged: a tool that calls
+// ompt_finalize_tool from its initializer is dropped (no callback, no
+// thread_begin), and the OMP_TOOL_VERBOSE_INIT log says why.
+func TestFinalizeToolInInitializeIsLogged(t *testing.T) {
+	file := filepath.Join(t.TempDir(), "init.log")
+	reset(t, map[string]string{"OMP_TOOL_VERBOSE_INIT": file})
+	a := &threadTool{finalizeInInit: true}
+	ompt.RegisterTool("quitter", a.start)
+	Start(fakeRuntime{1})
+	region(ompt.KindTarget, 0, 1)
+	Finalize()
+	if got := a.got(); strings.Contains(got, "thread_begin") || strings.Contains(got, "target") {
+		t.Errorf("a tool that finalized itself in its initializer got: %s", got)
+	}
+	b, err := os.ReadFile(file)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if line := `Tool "quitter": called ompt_finalize_tool during initialize; tool dropped.`; !strings.Contains(string(b), line) {
+		t.Errorf("verbose log:\n%s\nwant a line %q", b, line)
+	}
+}
