@@ -16,11 +16,17 @@
 //
 // The tree is never changed: each mutant is a file given to the go command
 // with -overlay, so runs are safe beside other work in the same checkout.
-// Each mutant's package tests run (go test -failfast; a build failure
-// there is "did not compile"); a
-// mutant they do not kill then runs the tests of the packages named by -also
-// (by default none; "importers" means every package of the module that
-// imports it directly).
+// Each mutant's package tests run (go test -failfast -vet=off; a build
+// failure there is "did not compile"); a mutant they do not kill then runs
+// the tests of the packages named by -also (by default none; "importers"
+// means every package of the module that imports it directly).
+//
+// With -cover (the default), every test of each tested package first runs
+// alone with coverage of the mutated package (cover.go), and a mutant then
+// runs only the tests that executed its line, under a time limit drawn
+// from their own time; a mutant on a line no test executes is reported
+// survived, "not covered", after a build shows it compiles. -cover=false
+// runs every test for every mutant.
 //
 //	go run ./ci/mutate -pkg ./mapping                      # every mutant of mapping
 //	go run ./ci/mutate -pkg ./target -n 150 -seed 1        # a seeded sample
@@ -399,7 +405,7 @@ func (c *runCfg) test(i int, m *mutant) {
 	ran := false
 	for _, p := range append([]string{c.pkg}, c.also...) {
 		limit := c.limits[p]
-		args := []string{"test", "-overlay", ovf, "-count=1", "-failfast", "-p", fmt.Sprint(c.p), "-timeout", limit.String()}
+		args := []string{"test", "-overlay", ovf, "-vet=off", "-count=1", "-failfast", "-p", fmt.Sprint(c.p), "-timeout", limit.String()}
 		switch tc := c.cover[p]; {
 		case tc != nil:
 			tests, _ := tc.selectTests(path.Join(c.pkg, filepath.Base(m.file)), m)
