@@ -495,10 +495,6 @@ func copyTraced(r *omptrt.Target, de, se *end, rs *rows) error {
 	if se.d == nil {
 		op = ompt.DataOpTransferToDevice
 	}
-	rd := de.d // the record's device: the destination, else the source
-	if rd == nil {
-		rd = se.d
-	}
 	return rs.each(func(s seg) error {
 		r.DataOpBegin(op, se.address(s.src), se.num, de.address(s.dst), de.num, uint64(s.n))
 		t0 := r.TraceNow()

@@ -210,10 +210,15 @@ func toldChild() {
 				m.host, m.dev, m.bytes, m.flags, addr(device.Bytes(x)), uintptr(xp))
 		}
 	}
+	// An exit construct's map event names each item's device address,
+	// looked up in the present table before the item goes.
 	if err := ExitData(0, Release(x)); err != nil {
 		fail("ExitData: %v", err)
 	}
-	toldTake()
+	if _, maps, _ = toldTake(); len(maps) != 1 || len(maps[0].host) != 1 || maps[0].host[0] != addr(device.Bytes(x)) ||
+		maps[0].dev[0] != uintptr(xp) || maps[0].bytes[0] != 64 || maps[0].flags[0] != ompt.MapFlagRelease {
+		fail("ExitData(release x): told %+v; want x (%#x) at its device address %#x, 64 bytes, release", maps, addr(device.Bytes(x)), uintptr(xp))
+	}
 
 	// Each kernel's image is loaded, and the load told, once per device.
 	for range 2 {
