@@ -266,7 +266,10 @@ func main() {
 			}
 		}()
 	}
-	for i := range sample {
+	// Mutants are tested in a seeded random order, so that a run stopped
+	// part way (its -v lines) is a random sample of the whole, not the
+	// first files.
+	for _, i := range rand.New(rand.NewPCG(*seed, 0x6f72646572)).Perm(len(sample)) {
 		next <- i
 	}
 	close(next)
