@@ -1,10 +1,11 @@
 package omptrt
 
 import (
-	"math"
 	"testing"
 
 	"github.com/gompt/gompt/ompt"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
 )
 
 // TestTranslateTimeAfterClockFailedAtInit: a device whose clock cannot be
@@ -15,24 +16,16 @@ import (
 func TestTranslateTimeAfterClockFailedAtInit(t *testing.T) {
 	reset(t, nil)
 	dev := &clockDevice{procs: 1, rate: 1, fail: true}
-	if err := DeviceInitialize(0, "flaky", dev); err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, DeviceInitialize(0, "flaky", dev))
 	h, l, _ := GetDeviceInfo(0)
 	tr := l("ompt_translate_time").(ompt.TranslateTimeFunc)
 	now := l("ompt_get_device_time").(ompt.GetDeviceTimeFunc)
-	if got := now(h); got != 0 {
-		t.Errorf("get_device_time with a broken clock = %d, want 0", got)
-	}
+	assert.Zero(t, now(h), "get_device_time with a broken clock")
 	dev.fail = false
 	d, _ := dev.Now()
 	host := ompt.Wtime()
-	if got := tr(h, uint64(d)); math.Abs(got-host) > 0.05 {
-		t.Errorf("translate_time of the device's now, once its clock answers: %.6f s, host now %.6f s", got, host)
-	}
-	if got := now(h); got == 0 {
-		t.Error("get_device_time once the clock answers = 0")
-	}
+	assert.InDelta(t, host, tr(h, uint64(d)), 0.05, "translate_time of the device's now, once its clock answers, against the host's now")
+	assert.NotZero(t, now(h), "get_device_time once the clock answers")
 }
 
 // dyadicClock reads fixed times: host times the fake host clock gives
@@ -61,20 +54,14 @@ func TestClockFitBoundaries(t *testing.T) {
 	var f clockFit
 	at(5)
 	f.resample(&dyadicClock{dev: 100})
-	if len(f.hist) != 1 || f.hist[0] != (sample{dev: 100, host: 5}) {
-		t.Errorf("a reading bracketed by two equal host times: history %+v, want [{100 5}]", f.hist)
-	}
+	assert.Equal(t, []sample{{dev: 100, host: 5}}, f.hist, "a reading bracketed by two equal host times")
 
 	// exactly mergeTol off the line: the fit already says it
 	g := base()
 	at(mergeTol)
-	if x := g.at(2 * span); x != 0 {
-		t.Fatalf("setup: the line gives %g at 2^31, want 0", x)
-	}
+	require.Zero(t, g.at(2*span), "setup: the line at 2^31")
 	g.resample(&dyadicClock{dev: 2 * span})
-	if len(g.hist) != 2 {
-		t.Errorf("a reading exactly mergeTol (%g s) off the line was added: %+v", mergeTol, g.hist)
-	}
+	assert.Len(t, g.hist, 2, "a reading exactly mergeTol (%g s) off the line was added", mergeTol)
 
 	// device time 2^31 was translated (host 0 on the old line); a reading
 	// later on the device at host 0 exactly would not rise on the host
@@ -84,26 +71,19 @@ func TestClockFitBoundaries(t *testing.T) {
 	at(0)
 	g.resample(&dyadicClock{dev: 2*span + span/2})
 	for i := 1; i < len(g.hist); i++ {
-		if g.hist[i].dev <= g.hist[i-1].dev || g.hist[i].host <= g.hist[i-1].host {
-			t.Errorf("sync points %d and %d do not rise on both clocks: %+v", i-1, i, g.hist)
-		}
+		assert.Greater(t, g.hist[i].dev, g.hist[i-1].dev, "sync points %d and %d do not rise on the device clock: %+v", i-1, i, g.hist)
+		assert.Greater(t, g.hist[i].host, g.hist[i-1].host, "sync points %d and %d do not rise on the host clock: %+v", i-1, i, g.hist)
 	}
-	if len(g.hist) != 2 {
-		t.Errorf("a reading at the pinned host time changed the fit: %+v", g.hist)
-	}
+	assert.Len(t, g.hist, 2, "a reading at the pinned host time changed the fit")
 	// the time translated before keeps its value
-	if x := g.at(2 * span); x != 0 {
-		t.Errorf("device time 2^31 translated to 0 before, now %g", x)
-	}
+	assert.Zero(t, g.at(2*span), "device time 2^31 translated to 0 before")
 
 	// a reading at exactly the latest translated device time: refused too
 	g = base()
 	g.hi = 2*span + span/2 // translated to host 0.5 on the line
 	at(1)
 	g.resample(&dyadicClock{dev: 2*span + span/2})
-	if len(g.hist) != 2 {
-		t.Errorf("a reading at the latest translated device time changed the fit: %+v", g.hist)
-	}
+	assert.Len(t, g.hist, 2, "a reading at the latest translated device time changed the fit")
 }
 
 // TestSyncPointsTranslateExactly: a device time that is a sync point's
@@ -121,15 +101,11 @@ func TestSyncPointsTranslateExactly(t *testing.T) {
 	for n := 2; n <= 3; n++ { // the last point as the end of the history, then as an inner one
 		g := clockFit{hist: f.hist[:n]}
 		for i, p := range g.hist {
-			if got := g.at(p.dev); got != p.host {
-				t.Errorf("history of %d: sync point %d (device %d) translates to %.17g, want its host time %.17g", n, i, p.dev, got, p.host)
-			}
+			assert.Equal(t, p.host, g.at(p.dev), "history of %d: sync point %d (device %d) must translate to its host time", n, i, p.dev)
 		}
 	}
 	g := clockFit{hist: f.hist[1:]}
-	if got, want := g.at(f.hist[2].dev), f.hist[2].host; got != want {
-		t.Errorf("the last sync point translates to %.17g, want %.17g", got, want)
-	}
+	assert.Equal(t, f.hist[2].host, g.at(f.hist[2].dev), "the last sync point's translation")
 }
 
 // TestClockRateBounds: a span's rate is used to extrapolate only when it
@@ -150,8 +126,6 @@ func TestClockRateBounds(t *testing.T) {
 		{"1.25x slow", 4e7, 0.05, 1.25e-9},         // used
 	} {
 		f := clockFit{hist: []sample{{dev: 0, host: 0}, {dev: c.dev1, host: c.host1}}}
-		if got, want := f.at(-1000), -1000*c.wantRate; math.Abs(got-want) > 1e-18 {
-			t.Errorf("%s: device time -1000 ns extrapolates to %.6g s, want %.6g s (rate %g s/ns)", c.name, got, want, c.wantRate)
-		}
+		assert.InDelta(t, -1000*c.wantRate, f.at(-1000), 1e-18, "%s: device time -1000 ns extrapolated (rate %g s/ns)", c.name, c.wantRate)
 	}
 }

@@ -1,9 +1,12 @@
 package omptrt
 
 import (
-	"github.com/gompt/gompt/ompt"
 	"math"
 	"testing"
+
+	"github.com/gompt/gompt/ompt"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
 )
 
 // countingClock is a drifting device clock (driftClock's) that counts its
@@ -47,13 +50,11 @@ func TestClockHistoryThinning(t *testing.T) {
 			readings = append(readings, point{f.hist[n-1].dev, f.hist[n-1].host})
 		}
 	}
-	if len(f.hist) > maxHist || len(f.hist) < maxHist/2 {
-		t.Fatalf("history of %d points; want it thinned to at most %d and at least half that", len(f.hist), maxHist)
-	}
+	require.LessOrEqual(t, len(f.hist), maxHist, "history points: want it thinned")
+	require.GreaterOrEqual(t, len(f.hist), maxHist/2, "history points: want at least half of %d left", maxHist)
 	for i := 1; i < len(f.hist); i++ {
-		if f.hist[i].dev <= f.hist[i-1].dev || f.hist[i].host <= f.hist[i-1].host {
-			t.Fatalf("sync points %d and %d out of order: %+v %+v", i-1, i, f.hist[i-1], f.hist[i])
-		}
+		require.Greater(t, f.hist[i].dev, f.hist[i-1].dev, "sync points %d and %d out of order on the device clock: %+v %+v", i-1, i, f.hist[i-1], f.hist[i])
+		require.Greater(t, f.hist[i].host, f.hist[i-1].host, "sync points %d and %d out of order on the host clock: %+v %+v", i-1, i, f.hist[i-1], f.hist[i])
 	}
 	// Recent readings (the newer half): exact. Older ones: within the
 	// zigzag and the drift's curvature over two points.
@@ -66,9 +67,7 @@ func TestClockHistoryThinning(t *testing.T) {
 		for _, p := range readings[c.from:c.to] {
 			worst = max(worst, math.Abs(f.at(p.dev)-p.host))
 		}
-		if worst > c.tol {
-			t.Errorf("readings %d to %d of %d: worst translation error %.3g s, want <= %.3g", c.from, c.to, n, worst, c.tol)
-		}
+		assert.LessOrEqual(t, worst, c.tol, "readings %d to %d of %d: worst translation error in s", c.from, c.to, n)
 	}
 }
 
@@ -80,28 +79,18 @@ func TestFinalizedDeviceIsNotRead(t *testing.T) {
 	host := 0.5
 	hostClock = func() float64 { host += 20e-9; return host }
 	clk := &countingClock{host: &host}
-	if err := DeviceInitialize(0, "counting", clk); err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, DeviceInitialize(0, "counting", clk))
 	h, l, _ := GetDeviceInfo(0)
 	now := l("ompt_get_device_time").(ompt.GetDeviceTimeFunc)
 	tr := l("ompt_translate_time").(ompt.TranslateTimeFunc)
 	d := now(h)
 	want := tr(h, d)
 	host += 10 // long past refitAfter: a live device would be read again
-	if tr(h, d) != want {
-		t.Fatal("translation of one device time changed on a re-fit")
-	}
-	if err := DeviceFinalize(0); err != nil {
-		t.Fatal(err)
-	}
+	require.Equal(t, want, tr(h, d), "translation of one device time changed on a re-fit")
+	require.NoError(t, DeviceFinalize(0))
 	reads := clk.reads
 	host += 10
-	if got := tr(h, d); got != want {
-		t.Errorf("translate_time after finalize: %.9f, want %.9f", got, want)
-	}
+	assert.Equal(t, want, tr(h, d), "translate_time after finalize")
 	devOf(h).resampleIfStale()
-	if clk.reads != reads {
-		t.Errorf("the device clock was read %d times after device_finalize", clk.reads-reads)
-	}
+	assert.Equal(t, reads, clk.reads, "device clock reads after device_finalize")
 }

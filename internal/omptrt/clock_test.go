@@ -5,6 +5,8 @@ import (
 	"testing"
 
 	"github.com/gompt/gompt/ompt"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
 )
 
 // driftClock is a synthetic device clock driven by a fake host clock:
@@ -40,9 +42,7 @@ func TestTranslateTimeDrift(t *testing.T) {
 	host := 0.5
 	hostClock = func() float64 { host += 20e-9; return host } // each read takes 20 ns
 	clk := &driftClock{host: &host}
-	if err := DeviceInitialize(0, "drift", clk); err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, DeviceInitialize(0, "drift", clk))
 	h, l, _ := GetDeviceInfo(0)
 	now := l("ompt_get_device_time").(ompt.GetDeviceTimeFunc)
 	tr := l("ompt_translate_time").(ompt.TranslateTimeFunc)
@@ -71,9 +71,7 @@ func TestTranslateTimeDrift(t *testing.T) {
 	for _, p := range past { // at the end of the run, every time taken
 		check(p.dev, p.host)
 	}
-	if worst > 1e-6 {
-		t.Errorf("worst translation error %.3g s over a two-hour run with drift; want <= 1 us", worst)
-	}
+	assert.LessOrEqual(t, worst, 1e-6, "worst translation error in s over a two-hour run with drift")
 	devOf(h).mu.Lock()
 	n := len(devOf(h).fit.hist)
 	devOf(h).mu.Unlock()
@@ -100,9 +98,7 @@ func TestTranslateTimeMonotonicAcrossRefits(t *testing.T) {
 	host := 0.5
 	hostClock = func() float64 { host += 20e-9; return host }
 	clk := &driftClock{host: &host}
-	if err := DeviceInitialize(0, "drift", clk); err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, DeviceInitialize(0, "drift", clk))
 	h, l, _ := GetDeviceInfo(0)
 	now := l("ompt_get_device_time").(ompt.GetDeviceTimeFunc)
 	tr := l("ompt_translate_time").(ompt.TranslateTimeFunc)
@@ -124,20 +120,12 @@ func TestTranslateTimeMonotonicAcrossRefits(t *testing.T) {
 		}
 		devOf(h).mu.Unlock()
 		te := tr(h, end)
-		if te < tb {
-			t.Fatalf("step %d: begin %d -> %.9f, end %d (%d ns later) -> %.9f: end before begin", step, begin, tb, end, end-begin, te)
-		}
-		if again := tr(h, begin); again != tb {
-			t.Fatalf("step %d: device time %d translated to %.9f, after a re-fit to %.9f", step, begin, tb, again)
-		}
+		require.GreaterOrEqual(t, te, tb, "step %d: end %d (%d ns after begin %d) translated before the begin", step, end, end-begin, begin)
+		require.Equal(t, tb, tr(h, begin), "step %d: device time %d translated again after a re-fit", step, begin)
 		worst = max(worst, math.Abs(tb-want))
 	}
-	if worst > 1e-6 {
-		t.Errorf("worst translation error %.3g s; want <= 1 us", worst)
-	}
-	if refits < 100 {
-		t.Errorf("only %d re-fits between two translations; the test needs many", refits)
-	}
+	assert.LessOrEqual(t, worst, 1e-6, "worst translation error in s")
+	assert.GreaterOrEqual(t, refits, 100, "re-fits between two translations; the test needs many")
 	t.Logf("%d re-fits between a begin and its end; worst error %.3g s", refits, worst)
 }
 
@@ -146,23 +134,17 @@ func TestTranslateTimeMonotonicAcrossRefits(t *testing.T) {
 // records in their finalizers); get_device_time answers 0.
 func TestTranslateTimeAfterFinalize(t *testing.T) {
 	reset(t, nil)
-	if err := DeviceInitialize(0, "clock", &clockDevice{procs: 1, rate: 1}); err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, DeviceInitialize(0, "clock", &clockDevice{procs: 1, rate: 1}))
 	h, l, _ := GetDeviceInfo(0)
 	now := l("ompt_get_device_time").(ompt.GetDeviceTimeFunc)
 	tr := l("ompt_translate_time").(ompt.TranslateTimeFunc)
 	d := now(h)
 	before := tr(h, d)
-	if err := DeviceFinalize(0); err != nil {
-		t.Fatal(err)
-	}
-	if got := tr(h, d); got != before || got == 0 {
-		t.Errorf("translate_time after device_finalize: %.9f, before: %.9f", got, before)
-	}
-	if got := now(h); got != 0 {
-		t.Errorf("get_device_time after device_finalize: %d, want 0", got)
-	}
+	require.NoError(t, DeviceFinalize(0))
+	got := tr(h, d)
+	assert.Equal(t, before, got, "translate_time after device_finalize")
+	assert.NotZero(t, got, "translate_time after device_finalize")
+	assert.Zero(t, now(h), "get_device_time after device_finalize")
 }
 
 // translate_time at the ends of the device time range: 0 on a device
@@ -172,19 +154,13 @@ func TestTranslateTimeAfterFinalize(t *testing.T) {
 func TestTranslateTimeExtremes(t *testing.T) {
 	reset(t, nil)
 	dev := &clockDevice{procs: 1, offset: 5000e9, rate: 1}
-	if err := DeviceInitialize(0, "fake", dev); err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, DeviceInitialize(0, "fake", dev))
 	h, _, _ := GetDeviceInfo(0)
 	now, _ := dev.Now()
 	zero, mid, top := translateTime(h, 0), translateTime(h, uint64(now)), translateTime(h, math.MaxUint64)
-	if zero < 0 || top < 0 {
-		t.Errorf("translate_time(0) = %g s, translate_time(UINT64_MAX) = %g s; want >= 0", zero, top)
-	}
-	if !(zero <= mid && mid <= top) {
-		t.Errorf("not monotonic: translate_time(0) = %g, (now) = %g, (UINT64_MAX) = %g", zero, mid, top)
-	}
-	if again := translateTime(h, uint64(now)); again != mid {
-		t.Errorf("translating UINT64_MAX moved the fit: now translates to %g, then %g", mid, again)
-	}
+	assert.GreaterOrEqual(t, zero, 0.0, "translate_time(0) in s")
+	assert.GreaterOrEqual(t, top, 0.0, "translate_time(UINT64_MAX) in s")
+	assert.LessOrEqual(t, zero, mid, "not monotonic: translate_time(0) against translate_time(now)")
+	assert.LessOrEqual(t, mid, top, "not monotonic: translate_time(now) against translate_time(UINT64_MAX)")
+	assert.Equal(t, mid, translateTime(h, uint64(now)), "translating UINT64_MAX moved the fit: now translates differently")
 }

@@ -1,12 +1,13 @@
 package omptrt
 
 import (
-	"math"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/gompt/gompt/ompt"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
 )
 
 func TestDeviceEventRules(t *testing.T) {
@@ -14,39 +15,24 @@ func TestDeviceEventRules(t *testing.T) {
 	r := &recorder{plain: true}
 	ompt.RegisterTool("rec", r.start)
 	Start(fakeRuntime{3})
-	if err := DeviceInitialize(0, "d0", nil); err == nil || !strings.Contains(err.Error(), "nil Device") {
-		t.Errorf("nil device: %v", err)
-	}
-	if _, err := DeviceLoad(1, "k.ptx", 0, 0, 10, 0, 0); err == nil || !strings.Contains(err.Error(), "not initialized") {
-		t.Errorf("load before initialize: %v", err)
-	}
+	assert.ErrorContains(t, DeviceInitialize(0, "d0", nil), "nil Device", "nil device")
+	_, err := DeviceLoad(1, "k.ptx", 0, 0, 10, 0, 0)
+	assert.ErrorContains(t, err, "not initialized", "load before initialize")
 	for _, n := range []int{1, 0} {
-		if err := DeviceInitialize(n, "fake", &clockDevice{procs: 4, rate: 1}); err != nil {
-			t.Fatal(err)
-		}
+		require.NoError(t, DeviceInitialize(n, "fake", &clockDevice{procs: 4, rate: 1}))
 	}
-	if err := DeviceInitialize(1, "fake", &clockDevice{rate: 1}); err == nil || !strings.Contains(err.Error(), "already initialized") {
-		t.Errorf("second initialize: %v", err)
-	}
-	if _, err := DeviceLoad(1, "k.ptx", 0, 0, 0, 0, 0); err == nil || !strings.Contains(err.Error(), "bytes must be > 0") {
-		t.Errorf("empty image: %v", err)
-	}
+	assert.ErrorContains(t, DeviceInitialize(1, "fake", &clockDevice{rate: 1}), "already initialized", "second initialize")
+	_, err = DeviceLoad(1, "k.ptx", 0, 0, 0, 0, 0)
+	assert.ErrorContains(t, err, "bytes must be > 0", "empty image")
 	m, err := DeviceLoad(1, "k.ptx", 0, 0, 4096, 0, 0xd00)
-	if err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, err)
 	region(ompt.KindTarget, 1, 0x1)
-	if err := DeviceFinalize(1); err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, DeviceFinalize(1))
 	for _, err := range []error{DeviceFinalize(1), DeviceFinalize(2), DeviceUnload(1, m)} {
-		if err == nil {
-			t.Error("finalize twice / of an uninitialized device / unload after finalize must fail")
-		}
+		assert.Error(t, err, "finalize twice / of an uninitialized device / unload after finalize must fail")
 	}
-	if _, _, ok := GetDeviceInfo(1); ok {
-		t.Error("GetDeviceInfo of a finalized device answered ok")
-	}
+	_, _, ok := GetDeviceInfo(1)
+	assert.False(t, ok, "GetDeviceInfo of a finalized device answered ok")
 	Finalize() // finalizes device 0, then the tool
 	got := r.got()
 	want := []string{
@@ -66,32 +52,24 @@ func TestDeviceEntryPoints(t *testing.T) {
 	procs := l("ompt_get_device_num_procs").(ompt.GetDeviceNumProcsFunc)
 	now := l("ompt_get_device_time").(ompt.GetDeviceTimeFunc)
 	tr := l("ompt_translate_time").(ompt.TranslateTimeFunc)
-	if procs(h) != 8 {
-		t.Errorf("num procs %d", procs(h))
-	}
+	assert.Equal(t, 8, procs(h), "num procs")
 	a := now(h)
 	b := now(h)
-	if a == 0 || b < a {
-		t.Errorf("device time not positive and monotonic: %d %d", a, b)
-	}
-	if procs(nil) != 0 || now(nil) != 0 || tr(nil, 5) != 0 {
-		t.Error("nil handle must answer 0")
-	}
+	assert.NotZero(t, a, "device time not positive")
+	assert.GreaterOrEqual(t, b, a, "device time not monotonic")
+	assert.Zero(t, procs(nil), "get_device_num_procs: a nil handle must answer 0")
+	assert.Zero(t, now(nil), "get_device_time: a nil handle must answer 0")
+	assert.Zero(t, tr(nil, 5), "translate_time: a nil handle must answer 0")
 	broken := &clockDevice{rate: 1}
 	DeviceInitialize(1, "broken", broken)
 	hb, _, _ := GetDeviceInfo(1)
 	broken.fail = true
-	if now(hb) != 0 {
-		t.Error("a failing device clock must give 0")
-	}
+	assert.Zero(t, now(hb), "a failing device clock must give 0")
 	ta := tr(h, a)
 	DeviceFinalize(0)
-	if procs(h) != 0 || now(h) != 0 {
-		t.Error("get_device_num_procs and get_device_time on a finalized device must answer 0")
-	}
-	if got := tr(h, a); got != ta {
-		t.Errorf("translate_time on a finalized device: %.9f, before finalize %.9f (the fit stays)", got, ta)
-	}
+	assert.Zero(t, procs(h), "get_device_num_procs on a finalized device")
+	assert.Zero(t, now(h), "get_device_time on a finalized device")
+	assert.Equal(t, ta, tr(h, a), "translate_time on a finalized device against before finalize (the fit stays)")
 }
 
 // TestTranslateTime: a device clock with its own epoch and a 100 ppm
@@ -107,9 +85,8 @@ func TestTranslateTime(t *testing.T) {
 		d, _ := dev.Now()
 		h1 := ompt.Wtime()
 		got := translateTime(h, uint64(d))
-		if got < h0-tol || got > h1+tol {
-			t.Errorf("%s: translate(%d) = %.9f, host bracket [%.9f, %.9f] ± %g", when, d, got, h0, h1, tol)
-		}
+		assert.GreaterOrEqual(t, got, h0-tol, "%s: translate(%d) against the host bracket [%.9f, %.9f] ± %g", when, d, h0, h1, tol)
+		assert.LessOrEqual(t, got, h1+tol, "%s: translate(%d) against the host bracket [%.9f, %.9f] ± %g", when, d, h0, h1, tol)
 	}
 	check("right after initialize", 1e-3)
 	time.Sleep(300 * time.Millisecond) // past refitAfter: the next use refits
@@ -117,9 +94,7 @@ func TestTranslateTime(t *testing.T) {
 	devOf(h).mu.Lock()
 	slope := devOf(h).fit.slope()
 	devOf(h).mu.Unlock()
-	if math.Abs(slope*1.0001e9-1) > 1e-3 {
-		t.Errorf("fitted slope %g s/ns, want %g", slope, 1/1.0001e9)
-	}
+	assert.InDelta(t, 1.0, slope*1.0001e9, 1e-3, "fitted slope %g s/ns, want %g", slope, 1/1.0001e9)
 }
 
 // TestCallbacksCallIntoRuntime: callbacks that call entry points
@@ -164,26 +139,17 @@ func TestCallbacksCallIntoRuntime(t *testing.T) {
 	DeviceInitialize(0, "fake", &clockDevice{procs: 1, offset: 77, rate: 1})
 	region(ompt.KindTarget, 0, 1) // the construct keeps the dispatcher it began with
 	region(ompt.KindTarget, 0, 1)
-	if got := strings.Join(log, ","); got != "submit" {
-		t.Errorf("log %q; want only the one submit of the second construct", got)
-	}
+	assert.Equal(t, "submit", strings.Join(log, ","), "log: want only the one submit of the second construct")
 }
 
 // TestDeviceInitializeNegative: a negative device number is refused, and
 // a handle gompt did not make opens no device entry point.
 func TestDeviceInitializeNegative(t *testing.T) {
 	reset(t, nil)
-	if err := DeviceInitialize(-1, "tick", newTick(0)); err == nil || !strings.Contains(err.Error(), "negative") {
-		t.Errorf("DeviceInitialize(-1) = %v, want an error about the negative number", err)
-	}
-	if err := DeviceInitialize(0, "tick", newTick(0)); err != nil {
-		t.Fatal(err)
-	}
+	assert.ErrorContains(t, DeviceInitialize(-1, "tick", newTick(0)), "negative", "DeviceInitialize(-1): want an error about the negative number")
+	require.NoError(t, DeviceInitialize(0, "tick", newTick(0)))
 	h, _, ok := GetDeviceInfo(0)
-	if !ok || devOf(h) == nil {
-		t.Fatal("device 0's own handle does not resolve")
-	}
-	if devOf(&ompt.DeviceHandle{}) != nil {
-		t.Error("a DeviceHandle gompt did not make resolves to a device")
-	}
+	require.True(t, ok, "device 0's own handle does not resolve")
+	require.NotNil(t, devOf(h), "device 0's own handle does not resolve")
+	assert.Nil(t, devOf(&ompt.DeviceHandle{}), "a DeviceHandle gompt did not make resolves to a device")
 }

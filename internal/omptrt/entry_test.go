@@ -7,6 +7,8 @@ import (
 
 	"github.com/gompt/gompt/internal/omptrt/link"
 	"github.com/gompt/gompt/ompt"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
 )
 
 func TestLookupNames(t *testing.T) {
@@ -24,24 +26,20 @@ func TestLookupNames(t *testing.T) {
 		"ompt_get_target_info": ompt.GetTargetInfoFunc(nil), "ompt_get_unique_id": ompt.GetUniqueIDFunc(nil),
 		"ompt_finalize_tool": ompt.FinalizeToolFunc(nil),
 	}
-	if len(want) != len(ompt.HostEntryNames) || len(ompt.HostEntryNames) != 19 {
-		t.Fatalf("HostEntryNames has %d names, Table 4.1 has 19", len(ompt.HostEntryNames))
-	}
+	require.Len(t, ompt.HostEntryNames, 19, "HostEntryNames: Table 4.1 has 19")
+	require.Len(t, want, len(ompt.HostEntryNames), "the names this test expects")
 	for _, name := range ompt.HostEntryNames {
 		f := r.lookup(name)
-		if f == nil || reflect.ValueOf(f).IsNil() || reflect.TypeOf(f) != reflect.TypeOf(want[name]) {
-			t.Errorf("lookup(%q) = %T, want a non-nil %T", name, f, want[name])
-		}
+		assert.NotNil(t, f, "lookup(%q): want a non-nil %T", name, want[name])
+		assert.IsType(t, want[name], f, "lookup(%q)", name)
 	}
 	for _, name := range []string{"", "ompt_get_thread_id", "ompt_set_trace_ompt", "OMPT_SET_CALLBACK", "ompt_set_callback "} {
-		if f := r.lookup(name); f != nil {
-			t.Errorf("host lookup(%q) = %T, want nil", name, f)
-		}
+		assert.Nil(t, r.lookup(name), "host lookup(%q)", name)
 	}
 	h, dl, ok := GetDeviceInfo(0)
-	if !ok || h.Num() != 0 || h.Type() != "fake" {
-		t.Fatalf("GetDeviceInfo(0) = %v %v", h, ok)
-	}
+	require.True(t, ok, "GetDeviceInfo(0) = %v %v", h, ok)
+	require.Equal(t, 0, h.Num(), "GetDeviceInfo(0)'s handle")
+	require.Equal(t, "fake", h.Type(), "GetDeviceInfo(0)'s handle")
 	wantDev := map[string]any{
 		"ompt_get_device_num_procs": ompt.GetDeviceNumProcsFunc(nil), "ompt_get_device_time": ompt.GetDeviceTimeFunc(nil),
 		"ompt_translate_time": ompt.TranslateTimeFunc(nil), "ompt_set_trace_ompt": ompt.SetTraceOMPTFunc(nil),
@@ -53,16 +51,14 @@ func TestLookupNames(t *testing.T) {
 	}
 	for _, name := range ompt.DeviceEntryNames {
 		f := dl(name)
-		if f == nil || reflect.ValueOf(f).IsNil() || reflect.TypeOf(f) != reflect.TypeOf(wantDev[name]) {
-			t.Errorf("device lookup(%q) = %T, want a non-nil %T", name, f, wantDev[name])
-		}
+		assert.NotNil(t, f, "device lookup(%q): want a non-nil %T", name, wantDev[name])
+		assert.IsType(t, wantDev[name], f, "device lookup(%q)", name)
 	}
-	if len(ompt.DeviceEntryNames) != 14 || dl("ompt_set_callback") != nil || dl("nope") != nil {
-		t.Error("device lookup resolves names it should not")
-	}
-	if _, _, ok := GetDeviceInfo(1); ok {
-		t.Error("GetDeviceInfo of a device never initialized answered ok")
-	}
+	assert.Len(t, ompt.DeviceEntryNames, 14, "device entry names")
+	assert.Nil(t, dl("ompt_set_callback"), "device lookup resolves a host name")
+	assert.Nil(t, dl("nope"), "device lookup resolves an unknown name")
+	_, _, ok = GetDeviceInfo(1)
+	assert.False(t, ok, "GetDeviceInfo of a device never initialized answered ok")
 }
 
 func TestSetCallbackResults(t *testing.T) {
@@ -97,32 +93,23 @@ func TestSetCallbackResults(t *testing.T) {
 		ompt.CallbackDependences:      func(*ompt.Data, []ompt.Dependence) {},
 	}
 	for ev, f := range always {
-		if res := set(ev, f); res != ompt.SetAlways {
-			t.Errorf("set_callback(%v) = %v, want ompt_set_always", ev, res)
-		}
+		assert.Equal(t, ompt.SetAlways, set(ev, f), "set_callback(%v)", ev)
 		g, ok := get(ev)
-		if !ok || reflect.TypeOf(g) != link.CallbackType(int32(ev)) {
-			t.Errorf("get_callback(%v) = %T %v", ev, g, ok)
-		}
+		assert.True(t, ok, "get_callback(%v) = %T %v", ev, g, ok)
+		assert.Equal(t, link.CallbackType(int32(ev)), reflect.TypeOf(g), "get_callback(%v)'s type", ev)
 	}
 	for ev := ompt.CallbackThreadBegin; ev <= ompt.CallbackError; ev++ {
 		if _, ok := always[ev]; ok {
 			continue
 		}
-		if res := set(ev, func() {}); res != ompt.SetNever {
-			t.Errorf("set_callback(%v) = %v, want ompt_set_never (gompt never dispatches host events)", ev, res)
-		}
-		if _, ok := get(ev); ok {
-			t.Errorf("get_callback(%v) reports a callback for a never-dispatched event", ev)
-		}
+		assert.Equal(t, ompt.SetNever, set(ev, func() {}), "set_callback(%v): gompt never dispatches host events", ev)
+		_, ok := get(ev)
+		assert.False(t, ok, "get_callback(%v) reports a callback for a never-dispatched event", ev)
 	}
 	for _, ev := range []ompt.Callback{0, -1, 38, 1000} {
-		if res := set(ev, func() {}); res != ompt.SetError {
-			t.Errorf("set_callback(unknown %d) = %v, want ompt_set_error", ev, res)
-		}
-		if _, ok := get(ev); ok {
-			t.Errorf("get_callback(unknown %d) ok", ev)
-		}
+		assert.Equal(t, ompt.SetError, set(ev, func() {}), "set_callback(unknown %d)", ev)
+		_, ok := get(ev)
+		assert.False(t, ok, "get_callback(unknown %d) ok", ev)
 	}
 	// wrong types: error, nothing registered, no panic later.
 	before, _ := get(ompt.CallbackTarget)
@@ -131,35 +118,23 @@ func TestSetCallbackResults(t *testing.T) {
 		ompt.TargetEMICallback(func(ompt.TargetKind, ompt.Endpoint, int, *ompt.Data, *ompt.Data, *ompt.Data, uintptr) {}),
 		42, "ompt_callback_target", &struct{}{},
 	} {
-		if res := set(ompt.CallbackTarget, wrong); res != ompt.SetError {
-			t.Errorf("set_callback(target, %T) = %v, want ompt_set_error", wrong, res)
-		}
+		assert.Equal(t, ompt.SetError, set(ompt.CallbackTarget, wrong), "set_callback(target, %T)", wrong)
 	}
-	if after, _ := get(ompt.CallbackTarget); reflect.ValueOf(after).Pointer() != reflect.ValueOf(before).Pointer() {
-		t.Error("a rejected registration replaced the callback")
-	}
+	after, _ := get(ompt.CallbackTarget)
+	assert.Equal(t, reflect.ValueOf(before).Pointer(), reflect.ValueOf(after).Pointer(), "a rejected registration replaced the callback")
 	region(ompt.KindTarget, 0, 1) // must not panic
 	// nil unregisters, typed or untyped
-	if res := set(ompt.CallbackTarget, nil); res != ompt.SetAlways {
-		t.Errorf("unregister: %v", res)
-	}
-	if res := set(ompt.CallbackDeviceInitialize, ompt.DeviceInitializeCallback(nil)); res != ompt.SetAlways {
-		t.Errorf("unregister with typed nil: %v", res)
-	}
-	if _, ok := get(ompt.CallbackTarget); ok {
-		t.Error("callback still registered after set_callback(nil)")
-	}
+	assert.Equal(t, ompt.SetAlways, set(ompt.CallbackTarget, nil), "unregister")
+	assert.Equal(t, ompt.SetAlways, set(ompt.CallbackDeviceInitialize, ompt.DeviceInitializeCallback(nil)), "unregister with typed nil")
+	_, ok := get(ompt.CallbackTarget)
+	assert.False(t, ok, "callback still registered after set_callback(nil)")
 	r.mu.Lock()
 	n := len(r.events)
 	r.mu.Unlock()
 	DeviceInitialize(1, "fake", &clockDevice{rate: 1})
-	if len(r.got()) != n {
-		t.Error("unregistered device_initialize was dispatched")
-	}
+	assert.Len(t, r.got(), n, "unregistered device_initialize was dispatched")
 	Finalize()
-	if res := set(ompt.CallbackTarget, func(ompt.TargetKind, ompt.Endpoint, int, *ompt.Data, uint64, uintptr) {}); res != ompt.SetError {
-		t.Errorf("set_callback after finalize = %v, want ompt_set_error", res)
-	}
+	assert.Equal(t, ompt.SetError, set(ompt.CallbackTarget, func(ompt.TargetKind, ompt.Endpoint, int, *ompt.Data, uint64, uintptr) {}), "set_callback after finalize")
 }
 
 func TestEntryPointValues(t *testing.T) {
@@ -176,60 +151,49 @@ func TestEntryPointValues(t *testing.T) {
 	for s, name, ok := enum(ompt.StateUndefined); ok; s, name, ok = enum(s) {
 		names = append(names, name)
 	}
-	if want := []string{"ompt_state_work_serial", "ompt_state_wait_target", "ompt_state_wait_target_map", "ompt_state_wait_target_update"}; !reflect.DeepEqual(names, want) {
-		t.Errorf("states %v, want %v", names, want)
-	}
-	if _, _, ok := l("ompt_enumerate_mutex_impls").(ompt.EnumerateMutexImplsFunc)(0); ok {
-		t.Error("gompt has no mutex implementations to enumerate")
-	}
+	assert.Equal(t, []string{"ompt_state_work_serial", "ompt_state_wait_target", "ompt_state_wait_target_map", "ompt_state_wait_target_update"}, names, "states")
+	_, _, ok := l("ompt_enumerate_mutex_impls").(ompt.EnumerateMutexImplsFunc)(0)
+	assert.False(t, ok, "gompt has no mutex implementations to enumerate")
 	td := l("ompt_get_thread_data").(ompt.GetThreadDataFunc)
-	if td() == nil || td() != td() {
-		t.Error("thread data must be one stable slot")
-	}
-	if l("ompt_get_num_places").(ompt.GetNumPlacesFunc)() != 0 || l("ompt_get_place_num").(ompt.GetPlaceNumFunc)() != -1 ||
-		l("ompt_get_place_proc_ids").(ompt.GetPlaceProcIDsFunc)(0, make([]int, 4)) != 0 ||
-		l("ompt_get_partition_place_nums").(ompt.GetPartitionPlaceNumsFunc)(make([]int, 4)) != 0 {
-		t.Error("places: gompt has none")
-	}
-	if p := l("ompt_get_proc_id").(ompt.GetProcIDFunc)(); p < -1 || p >= runtime.NumCPU() {
-		t.Errorf("proc id %d", p)
-	}
-	if n := l("ompt_get_num_devices").(ompt.GetNumDevicesFunc)(); n != 2 {
-		t.Errorf("num devices %d, want 2", n)
-	}
-	if n := l("ompt_get_num_procs").(ompt.GetNumProcsFunc)(); n != runtime.NumCPU() {
-		t.Errorf("num procs %d", n)
-	}
-	if st, w := l("ompt_get_state").(ompt.GetStateFunc)(); st != ompt.StateWorkSerial || w != 0 {
-		t.Errorf("state outside constructs %#x", st)
-	}
+	assert.NotNil(t, td(), "thread data must be a slot")
+	assert.Same(t, td(), td(), "thread data must be one stable slot")
+	// places: gompt has none
+	assert.Zero(t, l("ompt_get_num_places").(ompt.GetNumPlacesFunc)(), "get_num_places")
+	assert.Equal(t, -1, l("ompt_get_place_num").(ompt.GetPlaceNumFunc)(), "get_place_num")
+	assert.Zero(t, l("ompt_get_place_proc_ids").(ompt.GetPlaceProcIDsFunc)(0, make([]int, 4)), "get_place_proc_ids")
+	assert.Zero(t, l("ompt_get_partition_place_nums").(ompt.GetPartitionPlaceNumsFunc)(make([]int, 4)), "get_partition_place_nums")
+	p := l("ompt_get_proc_id").(ompt.GetProcIDFunc)()
+	assert.GreaterOrEqual(t, p, -1, "proc id")
+	assert.Less(t, p, runtime.NumCPU(), "proc id")
+	assert.Equal(t, 2, l("ompt_get_num_devices").(ompt.GetNumDevicesFunc)(), "num devices")
+	assert.Equal(t, runtime.NumCPU(), l("ompt_get_num_procs").(ompt.GetNumProcsFunc)(), "num procs")
+	st, w := l("ompt_get_state").(ompt.GetStateFunc)()
+	assert.Equal(t, ompt.StateWorkSerial, st, "state outside constructs")
+	assert.Zero(t, w, "wait id outside constructs")
 	pd, size, res := l("ompt_get_parallel_info").(ompt.GetParallelInfoFunc)(0)
-	if res != 2 || size != 1 || pd == nil {
-		t.Errorf("parallel info level 0: %v %d %d", pd, size, res)
-	}
-	if _, _, res := l("ompt_get_parallel_info").(ompt.GetParallelInfoFunc)(1); res != 0 {
-		t.Error("parallel info level 1 must be 0")
-	}
+	assert.Equal(t, 2, res, "parallel info level 0: result")
+	assert.Equal(t, 1, size, "parallel info level 0: team size")
+	assert.NotNil(t, pd, "parallel info level 0: parallel data")
+	_, _, res = l("ompt_get_parallel_info").(ompt.GetParallelInfoFunc)(1)
+	assert.Zero(t, res, "parallel info level 1 must be 0")
 	flags, task, frame, par, thr, res := l("ompt_get_task_info").(ompt.GetTaskInfoFunc)(0)
-	if res != 2 || flags != ompt.TaskInitial || task == nil || frame == nil || par != pd || thr != 0 {
-		t.Errorf("task info level 0: %x %v %v %v %d %d", flags, task, frame, par, thr, res)
-	}
-	if _, _, _, _, _, res := l("ompt_get_task_info").(ompt.GetTaskInfoFunc)(1); res != 0 {
-		t.Error("task info level 1 must be 0")
-	}
-	if _, _, res := l("ompt_get_task_memory").(ompt.GetTaskMemoryFunc)(0); res != 0 {
-		t.Error("task memory: none")
-	}
+	assert.Equal(t, 2, res, "task info level 0: result")
+	assert.Equal(t, ompt.TaskInitial, flags, "task info level 0: flags")
+	assert.NotNil(t, task, "task info level 0: task data")
+	assert.NotNil(t, frame, "task info level 0: frame")
+	assert.Same(t, pd, par, "task info level 0: parallel data against parallel info's")
+	assert.Zero(t, thr, "task info level 0: thread num")
+	_, _, _, _, _, res = l("ompt_get_task_info").(ompt.GetTaskInfoFunc)(1)
+	assert.Zero(t, res, "task info level 1 must be 0")
+	_, _, res = l("ompt_get_task_memory").(ompt.GetTaskMemoryFunc)(0)
+	assert.Zero(t, res, "task memory: none")
 	uid := l("ompt_get_unique_id").(ompt.GetUniqueIDFunc)
 	a, b := uid(), uid()
-	if a == 0 || a == b {
-		t.Errorf("unique ids %d %d", a, b)
-	}
+	assert.NotZero(t, a, "unique id")
+	assert.NotEqual(t, a, b, "two unique ids")
 	// the task data passed to target callbacks is the task_info slot
 	var seen *ompt.Data
 	l("ompt_set_callback").(ompt.SetCallbackFunc)(ompt.CallbackTarget, ompt.TargetCallback(func(_ ompt.TargetKind, _ ompt.Endpoint, _ int, d *ompt.Data, _ uint64, _ uintptr) { seen = d }))
 	region(ompt.KindTarget, 0, 1)
-	if seen != task {
-		t.Error("target task_data is not the encountering (initial) task's slot")
-	}
+	assert.Same(t, task, seen, "target task_data is not the encountering (initial) task's slot")
 }

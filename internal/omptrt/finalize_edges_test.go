@@ -8,6 +8,8 @@ import (
 	"time"
 
 	"github.com/gompt/gompt/ompt"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
 )
 
 // TestFinalizeToolWaitsForConstructsOnOtherGoroutines: ompt_finalize_tool
@@ -42,15 +44,15 @@ func TestFinalizeToolWaitsForConstructsOnOtherGoroutines(t *testing.T) {
 	go func() { defer close(finished); fin() }()
 	select {
 	case <-finished:
-		t.Error("ompt_finalize_tool returned while a construct on another goroutine was in progress")
+		assert.Fail(t, "ompt_finalize_tool returned while a construct on another goroutine was in progress")
 	case <-time.After(50 * time.Millisecond):
 	}
 	close(release)
 	<-ended
 	<-finished
 	got := a.got()
-	if len(got) == 0 || got[len(got)-1] != "finalize" {
-		t.Errorf("tool a's events: %q; want the construct's begin, then finalize last, after the construct ended", got)
+	if assert.NotEmpty(t, got, "tool a's events") {
+		assert.Equal(t, "finalize", got[len(got)-1], "tool a's events: %q; want the construct's begin, then finalize last, after the construct ended", got)
 	}
 }
 
@@ -64,9 +66,7 @@ func TestUnownedTraceEndsWithTheLastTool(t *testing.T) {
 	ompt.RegisterTool("a", a.start)
 	ompt.RegisterTool("b", b.start)
 	Start(fakeRuntime{1})
-	if err := DeviceInitialize(0, "tick", newTick(0)); err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, DeviceInitialize(0, "tick", newTick(0)))
 	h, l, _ := GetDeviceInfo(0)
 	var owned atomic.Int32
 	req := func(int) []byte { return make([]byte, 4096) }
@@ -76,27 +76,15 @@ func TestUnownedTraceEndsWithTheLastTool(t *testing.T) {
 		}
 	}
 	l("ompt_set_trace_ompt").(ompt.SetTraceOMPTFunc)(h, true, 0)
-	if l("ompt_start_trace").(ompt.StartTraceFunc)(h, req, done) != 1 {
-		t.Fatal("start_trace failed")
-	}
+	require.Equal(t, 1, l("ompt_start_trace").(ompt.StartTraceFunc)(h, req, done), "start_trace")
 	region(ompt.KindTarget, 0, 1) // a buffer is taken
-	if l("ompt_flush_trace").(ompt.FlushTraceFunc)(h) != 1 {
-		t.Fatal("flush_trace failed")
-	}
+	require.Equal(t, 1, l("ompt_flush_trace").(ompt.FlushTraceFunc)(h), "flush_trace")
 	a.lookup("ompt_finalize_tool").(ompt.FinalizeToolFunc)()
-	if n := owned.Load(); n != 0 {
-		t.Errorf("after the first of two tools finalized, the unowned session handed its buffer back (%d); want it still tracing", n)
-	}
-	if l("ompt_flush_trace").(ompt.FlushTraceFunc)(h) != 1 {
-		t.Error("flush_trace after the first of two tools finalized: the unowned session was stopped")
-	}
+	assert.Zero(t, owned.Load(), "after the first of two tools finalized, the unowned session handed its buffer back; want it still tracing")
+	assert.Equal(t, 1, l("ompt_flush_trace").(ompt.FlushTraceFunc)(h), "flush_trace after the first of two tools finalized: the unowned session was stopped")
 	b.lookup("ompt_finalize_tool").(ompt.FinalizeToolFunc)()
-	if n := owned.Load(); n != 1 {
-		t.Errorf("after the last tool finalized, the unowned session handed back %d buffers, want 1 (stopped)", n)
-	}
-	if l("ompt_stop_trace").(ompt.StopTraceFunc)(h) != 0 {
-		t.Error("stop_trace after the last tool finalized = 1: the unowned session was still on")
-	}
+	assert.Equal(t, int32(1), owned.Load(), "buffers the unowned session handed back after the last tool finalized (stopped)")
+	assert.Zero(t, l("ompt_stop_trace").(ompt.StopTraceFunc)(h), "stop_trace after the last tool finalized: the unowned session was still on")
 }
 
 // TestDevicesFinalizedBeforeToolFinalizers: at the runtime's Finalize
@@ -123,16 +111,12 @@ func TestDevicesFinalizedBeforeToolFinalizers(t *testing.T) {
 		}
 	})
 	Start(fakeRuntime{1})
-	if err := DeviceInitialize(0, "tick", newTick(0)); err != nil {
-		t.Fatal(err)
-	}
-	if h == nil || l("ompt_get_device_time").(ompt.GetDeviceTimeFunc)(h) == 0 {
-		t.Fatal("no device_initialize, or get_device_time 0 on a live device")
-	}
+	require.NoError(t, DeviceInitialize(0, "tick", newTick(0)))
+	require.NotNil(t, h, "no device_initialize")
+	require.NotZero(t, l("ompt_get_device_time").(ompt.GetDeviceTimeFunc)(h), "get_device_time on a live device")
 	Finalize()
-	if now != 0 || started != 0 {
-		t.Errorf("in the tool's finalizer: get_device_time = %d, start_trace = %d; want 0 and 0 (the device is finalized first)", now, started)
-	}
+	assert.Zero(t, now, "get_device_time in the tool's finalizer (the device is finalized first)")
+	assert.Zero(t, started, "start_trace in the tool's finalizer (the device is finalized first)")
 }
 
 // TestFoundToolsHaveSlotsOfTheirOwn: a Go tool and two tools a Finder
@@ -176,7 +160,5 @@ func TestFoundToolsHaveSlotsOfTheirOwn(t *testing.T) {
 	region(ompt.KindTarget, 0, 2)
 	mu.Lock()
 	defer mu.Unlock()
-	for _, b := range bad {
-		t.Error(b)
-	}
+	assert.Empty(t, bad, "what the tools found in their slots")
 }

@@ -10,6 +10,7 @@ import (
 
 	"github.com/gompt/gompt/internal/omptrt/link"
 	"github.com/gompt/gompt/ompt"
+	"github.com/stretchr/testify/assert"
 )
 
 // reset puts the package back to its state at program start, with env as
@@ -267,7 +268,7 @@ func diffSeq(t *testing.T, got, want []string) {
 		}
 		fmt.Fprintf(&b, "%s %2d got:  %s\n%s    want: %s\n", mark, i, g, mark, w)
 	}
-	t.Errorf("event sequence differs:\n%s", b.String())
+	assert.Fail(t, "event sequence differs", b.String())
 }
 
 // region drives one target construct the way package target does:

@@ -1,9 +1,12 @@
 package omptrt
 
 import (
-	"github.com/gompt/gompt/ompt"
 	"testing"
 	"unsafe"
+
+	"github.com/gompt/gompt/ompt"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
 )
 
 // alignedBytes returns n bytes (a multiple of 8) starting 8-byte aligned,
@@ -26,29 +29,18 @@ func TestRecordsToTheLastByte(t *testing.T) {
 	count := func(b []byte, bytes uint64) int {
 		k := 0
 		for _, kind := range ompt.Records(b, bytes, 0) {
-			if kind != ompt.RecordKindOMPT {
-				t.Fatalf("kind %v", kind)
-			}
+			require.Equal(t, ompt.RecordKindOMPT, kind, "record kind")
 			k++
 		}
 		return k
 	}
-	if got := count(b, uint64(len(b))); got != n {
-		t.Errorf("%d records in a part of exactly %d", got, n)
-	}
-	if got := count(b, uint64(len(b)-8)); got != n-1 {
-		t.Errorf("%d records when the part ends 8 bytes into the last; want %d", got, n-1)
-	}
+	assert.Equal(t, n, count(b, uint64(len(b))), "records in a part of exactly %d", n)
+	assert.Equal(t, n-1, count(b, uint64(len(b)-8)), "records when the part ends 8 bytes into the last")
 	last := uint64((n - 1) * size)
-	if ompt.RecordAt(b, last) == nil {
-		t.Error("RecordAt of the record ending the buffer: nil")
-	}
-	if ompt.RecordAt(b[:len(b)-1], last) != nil {
-		t.Error("RecordAt of a record the buffer cuts short by a byte: not nil")
-	}
-	if ompt.RecordAt(b, uint64(len(b))) != nil || ompt.RecordAt(b, uint64(len(b)-4)) != nil {
-		t.Error("RecordAt at or just before the buffer's end: not nil")
-	}
+	assert.NotNil(t, ompt.RecordAt(b, last), "RecordAt of the record ending the buffer")
+	assert.Nil(t, ompt.RecordAt(b[:len(b)-1], last), "RecordAt of a record the buffer cuts short by a byte")
+	assert.Nil(t, ompt.RecordAt(b, uint64(len(b))), "RecordAt at the buffer's end")
+	assert.Nil(t, ompt.RecordAt(b, uint64(len(b)-4)), "RecordAt just before the buffer's end")
 
 	// A native entry filling the rest of the part exactly, then one a
 	// word longer than the part.
@@ -60,9 +52,7 @@ func TestRecordsToTheLastByte(t *testing.T) {
 		*(*int32)(unsafe.Pointer(&nb[0])) = int32(ompt.CallbackTarget)
 		*(*int32)(unsafe.Pointer(&nb[size])) = ompt.NativeMarker
 		*(*uint32)(unsafe.Add(unsafe.Pointer(&nb[size]), 4)) = uint32(ompt.NativeHeaderSize+16) + c.extra
-		if got := len(collect(ompt.Records(nb, uint64(len(nb)), 0))); got != c.want {
-			t.Errorf("native entry %d bytes past the part's end: %d entries, want %d", c.extra, got, c.want)
-		}
+		assert.Len(t, collect(ompt.Records(nb, uint64(len(nb)), 0)), c.want, "native entry %d bytes past the part's end", c.extra)
 	}
 }
 
@@ -82,11 +72,8 @@ func TestEntryPointsBeforeAndBeyond(t *testing.T) {
 	e := hostEntries(&tool{})
 	enum := e["ompt_enumerate_states"].(ompt.EnumerateStatesFunc)
 	for _, bad := range []int{-5, 0x7fff, 1 << 20} {
-		if s, name, ok := enum(bad); ok {
-			t.Errorf("enumerate_states(%#x) = %#x %q, true; want the end", bad, s, name)
-		}
+		s, name, ok := enum(bad)
+		assert.False(t, ok, "enumerate_states(%#x) = %#x %q, true; want the end", bad, s, name)
 	}
-	if n := e["ompt_get_num_devices"].(ompt.GetNumDevicesFunc)(); n != 0 {
-		t.Errorf("get_num_devices with no runtime: %d, want 0", n)
-	}
+	assert.Zero(t, e["ompt_get_num_devices"].(ompt.GetNumDevicesFunc)(), "get_num_devices with no runtime")
 }

@@ -2,13 +2,14 @@ package omptrt
 
 import (
 	"fmt"
-	"strings"
 	"sync"
 	"testing"
 	"unsafe"
 
 	"github.com/gompt/gompt/internal/omptrt/toolslot"
 	"github.com/gompt/gompt/ompt"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
 )
 
 // slotTool registers target_emi: at each begin it checks that the
@@ -66,27 +67,19 @@ func TestManyOpenConstructs(t *testing.T) {
 	open := make([]*Target, 0, n)
 	for range n {
 		c := TargetBegin(ompt.KindTargetEnterData, 0, 1)
-		if got := currentID(); got != c.ID() {
-			t.Fatalf("construct %d open: get_target_info says %d", c.ID(), got)
-		}
+		require.Equal(t, c.ID(), currentID(), "construct %d open: get_target_info", c.ID())
 		open = append(open, c)
 	}
-	if got := overflowN.Load(); got < 100 {
-		t.Errorf("%d constructs open: %d outside the table, want at least 100", n, got)
-	}
+	assert.GreaterOrEqual(t, overflowN.Load(), int32(100), "%d constructs open: constructs outside the table", n)
 	for i := len(open) - 1; i >= 0; i-- {
 		open[i].End()
 		var want uint64
 		if i > 0 {
 			want = open[i-1].ID()
 		}
-		if got := currentID(); got != want {
-			t.Fatalf("after ending construct %d of %d: get_target_info says %d, want %d", i, n, got, want)
-		}
+		require.Equal(t, want, currentID(), "after ending construct %d of %d: get_target_info", i, n)
 	}
-	if got := overflowN.Load(); got != 0 {
-		t.Errorf("all ended: %d Targets still in the overflow set", got)
-	}
+	assert.Zero(t, overflowN.Load(), "all ended: Targets still in the overflow set")
 
 	// the same from 8 goroutines at once, 50 deep each
 	var wg sync.WaitGroup
@@ -109,12 +102,8 @@ func TestManyOpenConstructs(t *testing.T) {
 		})
 	}
 	wg.Wait()
-	if got := overflowN.Load(); got != 0 {
-		t.Errorf("all ended: %d Targets still in the overflow set", got)
-	}
-	for _, e := range errs {
-		t.Error(e)
-	}
+	assert.Zero(t, overflowN.Load(), "all ended: Targets still in the overflow set")
+	assert.Empty(t, errs, "what the tool and the goroutines found")
 }
 
 // A toolslot word hung beside a target_data slot stays for the next
@@ -150,9 +139,8 @@ func TestToolSlotWords(t *testing.T) {
 	for range 10 {
 		TargetBegin(ompt.KindTarget, 0, 1).End()
 	}
-	if len(hung) != 1 || len(freed) != 0 {
-		t.Errorf("10 constructs one after another: %d words hung, %d freed; want 1 kept for all", len(hung), len(freed))
-	}
+	assert.Len(t, hung, 1, "10 constructs one after another: words hung; want 1 kept for all")
+	assert.Empty(t, freed, "10 constructs one after another: words freed; want 1 kept for all")
 
 	open := make([]*Target, 0, activeSlots+30)
 	for range activeSlots + 30 {
@@ -162,13 +150,10 @@ func TestToolSlotWords(t *testing.T) {
 	for i := len(open) - 1; i >= 0; i-- {
 		open[i].End()
 	}
-	if over < 30 || len(freed) != int(over) {
-		t.Errorf("%d overflow constructs ended: %d words freed, want one each", over, len(freed))
-	}
+	assert.GreaterOrEqual(t, over, int32(30), "overflow constructs")
+	assert.Len(t, freed, int(over), "%d overflow constructs ended: words freed, want one each", over)
 	for _, p := range freed {
-		if !hung[p] {
-			t.Errorf("freed %p, which no construct hung", p)
-		}
+		assert.True(t, hung[p], "freed %p, which no construct hung", p)
 	}
 
 	// a Target whose dispatcher has fewer tools keeps what fits
@@ -177,16 +162,16 @@ func TestToolSlotWords(t *testing.T) {
 	tg.slots[0].keep, tg.slots[1].keep, tg.slots[2].keep = a, b, c
 	freed = nil
 	tg.resize(1)
-	if len(tg.slots) != 1 || tg.slots[0].keep != a || len(freed) != 2 || freed[0] != b || freed[1] != c {
-		t.Errorf("resize 3 -> 1: slots %d, kept %v (want %v), freed %v (want %v %v)", len(tg.slots), tg.slots[0].keep, a, freed, b, c)
+	if assert.Len(t, tg.slots, 1, "resize 3 -> 1: slots") {
+		assert.Equal(t, a, tg.slots[0].keep, "resize 3 -> 1: kept")
 	}
+	assert.Equal(t, []unsafe.Pointer{b, c}, freed, "resize 3 -> 1: freed")
 	tg.resize(2)
-	if len(tg.slots) != 2 || tg.slots[0].keep != a || tg.slots[1].keep != nil {
-		t.Errorf("resize 1 -> 2: %+v", tg.slots)
+	if assert.Len(t, tg.slots, 2, "resize 1 -> 2: %+v", tg.slots) {
+		assert.Equal(t, a, tg.slots[0].keep, "resize 1 -> 2: kept")
+		assert.Nil(t, tg.slots[1].keep, "resize 1 -> 2: the new slot's word")
 	}
-	for _, e := range errs {
-		t.Error(e)
-	}
+	assert.Empty(t, errs, "what the tool found")
 }
 
 // A Go tool whose target callback panics is detached and the program goes
@@ -216,12 +201,9 @@ func TestCallbackPanic(t *testing.T) {
 	for range 3 {
 		emptyConstruct()
 	}
-	if badCalls != 1 || goodCalls != 6 {
-		t.Errorf("panicking tool called %d times (want 1, then detached), the other %d (want 6)", badCalls, goodCalls)
-	}
-	if !strings.Contains(warn.String(), `OMPT tool "bad": a callback panicked: tool bug; the tool is detached`) {
-		t.Errorf("stderr: %q", warn.String())
-	}
+	assert.Equal(t, 1, badCalls, "calls of the panicking tool (then detached)")
+	assert.Equal(t, 6, goodCalls, "calls of the other tool")
+	assert.Contains(t, warn.String(), `OMPT tool "bad": a callback panicked: tool bug; the tool is detached`, "stderr")
 
 	reset(t, nil)
 	RegisterFinder("native", func(int, string, func(string)) []Found {
@@ -240,9 +222,7 @@ func TestCallbackPanic(t *testing.T) {
 		return nil
 	}()
 	c.End()
-	if got != "native bug" {
-		t.Errorf("a native tool's panic: SubmitBegin recovered %v, want the panic to reach its caller", got)
-	}
+	assert.Equal(t, "native bug", got, "a native tool's panic: what SubmitBegin's caller recovered; want the panic to reach it")
 }
 
 // A device memory routine's EMI data-op callbacks get a target_data slot
@@ -285,17 +265,11 @@ func TestRoutineTargetDataSlot(t *testing.T) {
 		r.DataOpEnd(0xd000)
 		r.End()
 	}
-	for _, e := range errs {
-		t.Error(e)
-	}
-	if len(seen) != 12 {
-		t.Fatalf("%d data-op events, want 12", len(seen))
-	}
+	assert.Empty(t, errs, "what the tool found")
+	require.Len(t, seen, 12, "data-op events")
 	for i := 0; i < len(seen); i += 4 {
 		for j := i + 1; j < i+4; j++ {
-			if seen[j] != seen[i] {
-				t.Errorf("routine %d: event %d got slot %p, its first got %p", i/4, j-i, seen[j], seen[i])
-			}
+			assert.Same(t, seen[i], seen[j], "routine %d: event %d's slot against its first's", i/4, j-i)
 		}
 	}
 }

@@ -3,12 +3,13 @@ package omptrt
 import (
 	"os"
 	"path/filepath"
-	"regexp"
 	"runtime"
 	"strings"
 	"testing"
 
 	"github.com/gompt/gompt/ompt"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
 )
 
 func TestToolVarDisabled(t *testing.T) {
@@ -20,15 +21,10 @@ func TestToolVarDisabled(t *testing.T) {
 			return &ompt.StartResult{Initialize: func(ompt.LookupFunc, int, *ompt.Data) int { return 1 }}
 		})
 		Start(fakeRuntime{1})
-		if asked {
-			t.Errorf("OMP_TOOL=%q: start function called; tool-var disabled means no search", v)
-		}
-		if s := CurrentState(); s != StateInactive || Enabled() {
-			t.Errorf("OMP_TOOL=%q: state %v, Enabled %v; want inactive", v, s, Enabled())
-		}
-		if TargetBegin(ompt.KindTarget, 0, 1) != nil {
-			t.Errorf("OMP_TOOL=%q: TargetBegin returned a scope", v)
-		}
+		assert.False(t, asked, "OMP_TOOL=%q: start function called; tool-var disabled means no search", v)
+		assert.Equal(t, StateInactive, CurrentState(), "OMP_TOOL=%q: state", v)
+		assert.False(t, Enabled(), "OMP_TOOL=%q: Enabled", v)
+		assert.Nil(t, TargetBegin(ompt.KindTarget, 0, 1), "OMP_TOOL=%q: TargetBegin returned a scope", v)
 	}
 }
 
@@ -38,12 +34,13 @@ func TestToolVarBadValue(t *testing.T) {
 	ompt.RegisterTool("rec", r.start)
 	Start(fakeRuntime{1})
 	w := warn.String()
-	if strings.Count(w, "\n") != 1 || !strings.Contains(w, `OMP_TOOL="sometimes"`) || !strings.Contains(w, "enabled or disabled") || !strings.Contains(w, "using enabled") {
-		t.Errorf("warning = %q; want one line naming the variable, the accepted values and the default", w)
-	}
-	if CurrentState() != StateActive || r.lookup == nil {
-		t.Errorf("bad OMP_TOOL must fall back to enabled: state %v", CurrentState())
-	}
+	// want one line naming the variable, the accepted values and the default
+	assert.Equal(t, 1, strings.Count(w, "\n"), "warning %q: lines", w)
+	assert.Contains(t, w, `OMP_TOOL="sometimes"`, "warning: the variable")
+	assert.Contains(t, w, "enabled or disabled", "warning: the accepted values")
+	assert.Contains(t, w, "using enabled", "warning: the default")
+	assert.Equal(t, StateActive, CurrentState(), "bad OMP_TOOL must fall back to enabled")
+	assert.NotNil(t, r.lookup, "bad OMP_TOOL must fall back to enabled: the tool was not initialized")
 }
 
 // TestStartSequence checks the search order, the version arguments, the
@@ -54,32 +51,24 @@ func TestStartSequence(t *testing.T) {
 	mk := func(name string, accept bool, ret int) ompt.StartFunc {
 		return func(v int, rv string) *ompt.StartResult {
 			log = append(log, name+" start "+CurrentState().String())
-			if v != ompt.OMPVersion || v < 201811 {
-				t.Errorf("%s: omp_version %d", name, v)
-			}
-			if !regexp.MustCompile(`^gompt \d+\.\d+\.\d+ \(go1\.\d+.*\)$`).MatchString(rv) || !strings.Contains(rv, runtime.Version()) {
-				t.Errorf("%s: runtime_version %q", name, rv)
-			}
+			assert.Equal(t, ompt.OMPVersion, v, "%s: omp_version", name)
+			assert.GreaterOrEqual(t, v, 201811, "%s: omp_version", name)
+			assert.Regexp(t, `^gompt \d+\.\d+\.\d+ \(go1\.\d+.*\)$`, rv, "%s: runtime_version", name)
+			assert.Contains(t, rv, runtime.Version(), "%s: runtime_version", name)
 			if !accept {
 				return nil
 			}
 			return &ompt.StartResult{
 				Initialize: func(l ompt.LookupFunc, initial int, d *ompt.Data) int {
 					log = append(log, name+" initialize "+CurrentState().String())
-					if initial != 3 {
-						t.Errorf("%s: initial_device_num %d, want 3 (the host device after 3 offload devices)", name, initial)
-					}
-					if d.Value != 7 {
-						t.Errorf("%s: tool_data not passed by reference (Value %d)", name, d.Value)
-					}
+					assert.Equal(t, 3, initial, "%s: initial_device_num: want the host device after 3 offload devices", name)
+					assert.Equal(t, uint64(7), d.Value, "%s: tool_data not passed by reference", name)
 					d.Value = 8
 					return ret
 				},
 				Finalize: func(d *ompt.Data) {
 					log = append(log, name+" finalize")
-					if d.Value != 8 {
-						t.Errorf("%s: finalize got tool_data %d, want what initialize wrote", name, d.Value)
-					}
+					assert.Equal(t, uint64(8), d.Value, "%s: finalize's tool_data: want what initialize wrote", name)
 				},
 				ToolData: ompt.Data{Value: 7},
 			}
@@ -89,14 +78,11 @@ func TestStartSequence(t *testing.T) {
 	ompt.RegisterTool("two", mk("two", false, 1))
 	ompt.RegisterTool("three", mk("three", true, 0))
 	ompt.RegisterTool("four", mk("four", true, 1))
-	if CurrentState() != StateInactive {
-		t.Errorf("before Start: %v", CurrentState())
-	}
+	assert.Equal(t, StateInactive, CurrentState(), "before Start")
 	Start(fakeRuntime{3})
 	Start(fakeRuntime{3}) // second call does nothing
-	if CurrentState() != StateActive || !Enabled() {
-		t.Errorf("after Start: %v", CurrentState())
-	}
+	assert.Equal(t, StateActive, CurrentState(), "after Start")
+	assert.True(t, Enabled(), "after Start")
 	Finalize()
 	Finalize()
 	want := []string{
@@ -104,16 +90,11 @@ func TestStartSequence(t *testing.T) {
 		"one initialize active", "three initialize active", "four initialize active",
 		"one finalize", "four finalize",
 	}
-	if strings.Join(log, "\n") != strings.Join(want, "\n") {
-		t.Errorf("start-up sequence\n%s\nwant\n%s", strings.Join(log, "\n"), strings.Join(want, "\n"))
-	}
-	if CurrentState() != StateInactive || Enabled() {
-		t.Errorf("after Finalize: %v", CurrentState())
-	}
+	assert.Equal(t, strings.Join(want, "\n"), strings.Join(log, "\n"), "start-up sequence")
+	assert.Equal(t, StateInactive, CurrentState(), "after Finalize")
+	assert.False(t, Enabled(), "after Finalize")
 	Start(fakeRuntime{3})
-	if CurrentState() != StateInactive {
-		t.Error("Start after Finalize restarted the interface")
-	}
+	assert.Equal(t, StateInactive, CurrentState(), "Start after Finalize restarted the interface")
 }
 
 // TestInitializeZeroInactive: the only tool's initializer returns 0: no
@@ -129,13 +110,11 @@ func TestInitializeZeroInactive(t *testing.T) {
 	})
 	Start(fakeRuntime{1})
 	DeviceInitialize(0, "fake", &clockDevice{rate: 1})
-	if CurrentState() != StateInactive || Enabled() || TargetBegin(ompt.KindTarget, 0, 1) != nil {
-		t.Errorf("state %v after initializer returned 0", CurrentState())
-	}
+	assert.Equal(t, StateInactive, CurrentState(), "state after initializer returned 0")
+	assert.False(t, Enabled(), "Enabled after initializer returned 0")
+	assert.Nil(t, TargetBegin(ompt.KindTarget, 0, 1), "TargetBegin after initializer returned 0")
 	Finalize()
-	if called != 0 {
-		t.Errorf("dropped tool received %d callbacks/finalize", called)
-	}
+	assert.Zero(t, called, "callbacks (1 each) and finalizes (100 each) the dropped tool received")
 }
 
 func TestPanickingToolsAndVerboseLog(t *testing.T) {
@@ -156,18 +135,13 @@ func TestPanickingToolsAndVerboseLog(t *testing.T) {
 		panic("finder boom")
 	})
 	Start(fakeRuntime{1})
-	if CurrentState() != StateActive || good.lookup == nil {
-		t.Fatalf("runtime must stay up and keep the good tool; state %v", CurrentState())
-	}
+	require.Equal(t, StateActive, CurrentState(), "runtime must stay up")
+	require.NotNil(t, good.lookup, "runtime must keep the good tool")
 	region(ompt.KindTarget, 0, 1)
-	if len(good.got()) != 8 {
-		t.Errorf("good tool got %d events, want 8", len(good.got()))
-	}
+	assert.Len(t, good.got(), 8, "good tool's events")
 	Finalize()
 	b, err := os.ReadFile(file)
-	if err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, err)
 	got := strings.TrimSpace(string(b))
 	want := strings.Join([]string{
 		"----- START LOGGING OF TOOL REGISTRATION -----",
@@ -183,27 +157,20 @@ func TestPanickingToolsAndVerboseLog(t *testing.T) {
 		`Tool "bad-init": initializer panicked: boom in initialize; tool dropped.`,
 		`Tool "zero": initializer returned 0; tool dropped.`,
 	}, "\n")
-	if got != want {
-		t.Errorf("verbose log:\n%s\nwant:\n%s", got, want)
-	}
+	assert.Equal(t, want, got, "verbose log")
 }
 
 func TestVerboseInitTargets(t *testing.T) {
 	warn := reset(t, map[string]string{"OMP_TOOL_VERBOSE_INIT": "stderr"})
 	Start(fakeRuntime{1})
-	if !strings.Contains(warn.String(), "No OMP tool loaded.") {
-		t.Errorf("stderr log = %q", warn.String())
-	}
+	assert.Contains(t, warn.String(), "No OMP tool loaded.", "stderr log")
 	warn = reset(t, map[string]string{"OMP_TOOL_VERBOSE_INIT": filepath.Join(t.TempDir(), "no", "such", "dir", "f")})
 	Start(fakeRuntime{1})
-	if w := warn.String(); !strings.Contains(w, "OMP_TOOL_VERBOSE_INIT=") || !strings.Contains(w, "logging disabled") {
-		t.Errorf("unwritable log file: warning %q", w)
-	}
+	assert.Contains(t, warn.String(), "OMP_TOOL_VERBOSE_INIT=", "unwritable log file: warning")
+	assert.Contains(t, warn.String(), "logging disabled", "unwritable log file: warning")
 	warn = reset(t, map[string]string{"OMP_TOOL_VERBOSE_INIT": "Disabled", "OMP_TOOL": "disabled"})
 	Start(fakeRuntime{1})
-	if warn.Len() != 0 {
-		t.Errorf("disabled log wrote %q", warn.String())
-	}
+	assert.Empty(t, warn.String(), "disabled log wrote")
 }
 
 func TestFinderAfterGoTools(t *testing.T) {
@@ -221,15 +188,11 @@ func TestFinderAfterGoTools(t *testing.T) {
 		return &ompt.StartResult{Initialize: func(ompt.LookupFunc, int, *ompt.Data) int { order = append(order, "go init"); return 1 }}
 	})
 	Start(fakeRuntime{1})
-	if got := strings.Join(order, ","); got != "go start,finder,go init,c init" {
-		t.Errorf("order %s", got)
-	}
+	assert.Equal(t, "go start,finder,go init,c init", strings.Join(order, ","), "order")
 	mu.Lock()
 	n := len(active)
 	mu.Unlock()
-	if n != 2 {
-		t.Errorf("%d tools active, want the Go and the C tool", n)
-	}
+	assert.Equal(t, 2, n, "tools active: want the Go and the C tool")
 }
 
 func TestRegisterPanics(t *testing.T) {
@@ -240,9 +203,7 @@ func TestRegisterPanics(t *testing.T) {
 		"duplicate":  func() { ompt.RegisterTool("x", func(int, string) *ompt.StartResult { return nil }) },
 		"nil finder": func() { RegisterFinder("f", nil) },
 	} {
-		if catch(f) == nil {
-			t.Errorf("%s: no panic", name)
-		}
+		assert.NotNil(t, catch(f), "%s: no panic", name)
 	}
 }
 
@@ -263,17 +224,13 @@ func TestFinalizeToolFromCallback(t *testing.T) {
 	region(ompt.KindTarget, 0, 1)
 	region(ompt.KindTarget, 0, 1)
 	got := a.got()
-	if len(got) != 5 || got[4] != "finalize" {
-		t.Errorf("tool a after ompt_finalize_tool: %q; want target begin, 2 data ops, map, finalize, nothing after", got)
+	if assert.Len(t, got, 5, "tool a after ompt_finalize_tool: want target begin, 2 data ops, map, finalize, nothing after") {
+		assert.Equal(t, "finalize", got[4], "tool a after ompt_finalize_tool: %q", got)
 	}
-	if n := len(b.got()); n != 16 {
-		t.Errorf("tool b got %d events, want 16 (two whole constructs)", n)
-	}
-	if set := a.lookup("ompt_set_callback").(ompt.SetCallbackFunc); set(ompt.CallbackTarget, nil) != ompt.SetError {
-		t.Error("set_callback after ompt_finalize_tool must fail")
-	}
+	assert.Len(t, b.got(), 16, "tool b's events: want two whole constructs")
+	set := a.lookup("ompt_set_callback").(ompt.SetCallbackFunc)
+	assert.Equal(t, ompt.SetError, set(ompt.CallbackTarget, nil), "set_callback after ompt_finalize_tool must fail")
 	Finalize()
-	if a.finalized != 1 || b.finalized != 1 {
-		t.Errorf("finalizers: a %d, b %d; want 1 each", a.finalized, b.finalized)
-	}
+	assert.Equal(t, 1, a.finalized, "finalizers of a")
+	assert.Equal(t, 1, b.finalized, "finalizers of b")
 }

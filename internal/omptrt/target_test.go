@@ -3,10 +3,13 @@ package omptrt
 import (
 	"fmt"
 	"regexp"
+	"strings"
 	"sync"
 	"testing"
 
 	"github.com/gompt/gompt/ompt"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
 )
 
 // withTool starts the interface with r as the only tool, one device
@@ -16,13 +19,9 @@ func withTool(t *testing.T, r *recorder, n int) uint64 {
 	reset(t, nil)
 	ompt.RegisterTool("rec", r.start)
 	Start(fakeRuntime{n})
-	if err := DeviceInitialize(0, "fake", &clockDevice{procs: 8, rate: 1}); err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, DeviceInitialize(0, "fake", &clockDevice{procs: 8, rate: 1}))
 	mod, err := DeviceLoad(0, "", 0, 0, 1234, 0, 0)
-	if err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, err)
 	return mod
 }
 
@@ -39,9 +38,7 @@ func TestTargetRegionNonEMI(t *testing.T) {
 	r := &recorder{plain: true, inside: infoSuffix}
 	mod := withTool(t, r, 2)
 	region(ompt.KindTarget, 0, 0x4242)
-	if err := DeviceUnload(0, mod); err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, DeviceUnload(0, mod))
 	Finalize()
 	diffSeq(t, r.got(), []string{
 		"device_initialize dev=0 type=fake handle=true lookup=true doc=true info=none",
@@ -58,9 +55,7 @@ func TestTargetRegionNonEMI(t *testing.T) {
 		"device_finalize dev=0 info=none",
 		"finalize info=none",
 	})
-	if r.finalized != 1 {
-		t.Errorf("finalizer called %d times, want 1", r.finalized)
-	}
+	assert.Equal(t, 1, r.finalized, "finalizer calls")
 }
 
 func TestTargetRegionEMI(t *testing.T) {
@@ -88,15 +83,11 @@ func TestTargetRegionEMI(t *testing.T) {
 		"data_op_emi end ttd=nil td=d2(0xab02) hop=h1(#7) ompt_target_data_delete src=0xd000/0 dest=0x0/-1 bytes=0 code=0x4242 info=0/#2/#7 state=0x81",
 		"target_emi ompt_target end dev=0 task=d1 ttd=nil td=d2(0xab02) code=0x4242 info=0/#2/0 state=0x80",
 	}
-	if len(got) < len(want) {
-		t.Fatalf("got %d events, want at least %d:\n%q", len(got), len(want), got)
-	}
+	require.GreaterOrEqual(t, len(got), len(want), "events:\n%q", got)
 	diffSeq(t, got[:len(want)], want)
 	// The update construct: fresh target id, its own td value, update state.
 	second := regexp.MustCompile(`td=d\d+`).ReplaceAllString(got[len(want)], "td=dN")
-	if want := "target_emi ompt_target_update begin dev=0 task=d1 ttd=nil td=dN(0xab0f) code=0x4343 info=0/#8/0 state=0x82"; second != want {
-		t.Errorf("second construct begins with\n%s\nwant\n%s", second, want)
-	}
+	assert.Equal(t, "target_emi ompt_target_update begin dev=0 task=d1 ttd=nil td=dN(0xab0f) code=0x4343 info=0/#8/0 state=0x82", second, "second construct's first event")
 }
 
 func TestBothFormsOnlyEMI(t *testing.T) {
@@ -105,14 +96,10 @@ func TestBothFormsOnlyEMI(t *testing.T) {
 	region(ompt.KindTarget, 0, 0x10)
 	for _, ev := range r.got() {
 		for _, plain := range []string{"target ", "data_op ", "submit ", "map "} {
-			if len(ev) >= len(plain) && ev[:len(plain)] == plain {
-				t.Errorf("non-EMI event dispatched although the EMI form is registered: %s", ev)
-			}
+			assert.False(t, strings.HasPrefix(ev, plain), "non-EMI event dispatched although the EMI form is registered: %s", ev)
 		}
 	}
-	if n := len(r.got()); n != 2+15-2 {
-		t.Errorf("got %d events, want 15 (2 device + 13 EMI): %q", n, r.got())
-	}
+	assert.Len(t, r.got(), 2+15-2, "events: want 15 (2 device + 13 EMI)")
 }
 
 func TestRoutineDataOps(t *testing.T) {
@@ -222,15 +209,14 @@ func TestTargetInfoConcurrent(t *testing.T) {
 		})
 	}
 	wg.Wait()
-	bad.Range(func(k, _ any) bool { t.Error(k); return true })
+	var bads []any
+	bad.Range(func(k, _ any) bool { bads = append(bads, k); return true })
+	assert.Empty(t, bads, "what the callbacks found")
 	n := 0
 	seen.Range(func(any, any) bool { n++; return true })
-	if want := 16 * 200 * 6; n != want {
-		t.Errorf("saw %d distinct ids, want %d", n, want)
-	}
-	if _, _, _, ok := lookup("ompt_get_target_info").(ompt.GetTargetInfoFunc)(); ok {
-		t.Error("get_target_info outside any construct answered ok")
-	}
+	assert.Equal(t, 16*200*6, n, "distinct ids seen")
+	_, _, _, ok := lookup("ompt_get_target_info").(ompt.GetTargetInfoFunc)()
+	assert.False(t, ok, "get_target_info outside any construct answered ok")
 }
 
 func TestMultipleToolsOwnSlots(t *testing.T) {
@@ -259,40 +245,30 @@ func TestMultipleToolsOwnSlots(t *testing.T) {
 			bTD = &ompt.Data{}
 		}
 	}
-	if aTD == nil || bTD == nil {
-		t.Errorf("each tool must see its own target_data value at end:\na: %q\nb: %q", a.got(), b.got())
-	}
-	if got := c.got(); len(got) != 3 || got[1] != "target ompt_target_enter_data begin dev=0 task=d1 target_id=#1 code=0x9" {
-		t.Errorf("non-EMI tool beside EMI tools: %q", got)
+	assert.NotNil(t, aTD, "each tool must see its own target_data value at end:\na: %q", a.got())
+	assert.NotNil(t, bTD, "each tool must see its own target_data value at end:\nb: %q", b.got())
+	got := c.got()
+	if assert.Len(t, got, 3, "non-EMI tool beside EMI tools: %q", got) {
+		assert.Equal(t, "target ompt_target_enter_data begin dev=0 task=d1 target_id=#1 code=0x9", got[1], "non-EMI tool beside EMI tools")
 	}
 	Finalize()
 	for name, r := range map[string]*recorder{"a": a, "b": b, "c": c} {
-		if r.finalized != 1 {
-			t.Errorf("tool %s finalized %d times", name, r.finalized)
-		}
+		assert.Equal(t, 1, r.finalized, "tool %s finalized", name)
 	}
 }
 
 func TestNoToolZeroAlloc(t *testing.T) {
 	reset(t, nil)
 	Start(fakeRuntime{1})
-	if Enabled() {
-		t.Fatal("Enabled with no tool")
-	}
-	if p := TargetBegin(ompt.KindTarget, 0, 1); p != nil {
-		t.Fatal("TargetBegin returned a scope with no tool")
-	}
-	if n := testing.AllocsPerRun(1000, func() { region(ompt.KindTarget, 0, 1) }); n != 0 {
-		t.Errorf("no tool: %v allocations per construct, want 0", n)
-	}
-	if n := testing.AllocsPerRun(1000, func() {
+	require.False(t, Enabled(), "Enabled with no tool")
+	require.Nil(t, TargetBegin(ompt.KindTarget, 0, 1), "TargetBegin returned a scope with no tool")
+	assert.Zero(t, testing.AllocsPerRun(1000, func() { region(ompt.KindTarget, 0, 1) }), "no tool: allocations per construct")
+	assert.Zero(t, testing.AllocsPerRun(1000, func() {
 		p := RoutineBegin(1)
 		p.DataOpBegin(ompt.DataOpAlloc, 0, -1, 0, 0, 8)
 		p.DataOpEnd(1)
 		p.End()
-	}); n != 0 {
-		t.Errorf("no tool: %v allocations per routine, want 0", n)
-	}
+	}), "no tool: allocations per routine")
 }
 
 func TestToolDispatchZeroAlloc(t *testing.T) {
@@ -307,9 +283,7 @@ func TestToolDispatchZeroAlloc(t *testing.T) {
 		t.Skip("no assembly getg on this architecture: the fallback allocates")
 	}
 	emptyRegion() // warm the pool
-	if n := testing.AllocsPerRun(1000, emptyRegion); n > 0.01 {
-		t.Errorf("with a tool: %v allocations per construct, want 0", n)
-	}
+	assert.LessOrEqual(t, testing.AllocsPerRun(1000, emptyRegion), 0.01, "with a tool: allocations per construct, want 0")
 }
 
 // emptyRegion is an empty target construct with one copy: begin, data op,

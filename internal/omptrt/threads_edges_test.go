@@ -11,6 +11,8 @@ import (
 	"time"
 
 	"github.com/gompt/gompt/ompt"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
 )
 
 // threadTool is a Go tool that counts the thread events it gets.
@@ -79,9 +81,7 @@ func TestNoThreadBeginAfterFinalizeTool(t *testing.T) {
 	go func() { defer close(finished); a.lookup("ompt_finalize_tool").(ompt.FinalizeToolFunc)() }()
 	// finalize_tool waits for the construct; it has begun when set_callback fails
 	for deadline := time.Now().Add(10 * time.Second); set(ompt.CallbackDeviceLoad, nil) != ompt.SetError; {
-		if time.Now().After(deadline) {
-			t.Fatal("set_callback still succeeds 10 s after ompt_finalize_tool was called")
-		}
+		require.False(t, time.Now().After(deadline), "set_callback still succeeds 10 s after ompt_finalize_tool was called")
 		time.Sleep(time.Millisecond)
 	}
 	ran := make(chan struct{})
@@ -93,10 +93,7 @@ func TestNoThreadBeginAfterFinalizeTool(t *testing.T) {
 	}()
 	<-ran
 	<-finished
-	want := "thread_begin, implicit_task begin, implicit_task end, thread_end, finalize"
-	if got := a.got(); got != want {
-		t.Errorf("tool events: %s\nwant: %s", got, want)
-	}
+	assert.Equal(t, "thread_begin, implicit_task begin, implicit_task end, thread_end, finalize", a.got(), "tool events")
 }
 
 // TestThreadEndAfterPanickingImplicitTaskEnd: a tool whose implicit_task
@@ -109,17 +106,10 @@ func TestThreadEndAfterPanickingImplicitTaskEnd(t *testing.T) {
 	ompt.RegisterTool("a", a.start)
 	Start(fakeRuntime{1})
 	Finalize()
-	want := "thread_begin, implicit_task begin, implicit_task end, thread_end, finalize"
-	if got := a.got(); got != want {
-		t.Errorf("tool events: %s\nwant: %s", got, want)
-	}
+	assert.Equal(t, "thread_begin, implicit_task begin, implicit_task end, thread_end, finalize", a.got(), "tool events")
 	b, err := os.ReadFile(file)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if line := `Tool "a": implicit_task callback panicked: task end boom.`; !strings.Contains(string(b), line) {
-		t.Errorf("verbose log:\n%s\nwant a line %q", b, line)
-	}
+	require.NoError(t, err)
+	assert.Contains(t, string(b), `Tool "a": implicit_task callback panicked: task end boom.`, "verbose log")
 }
 
 // TestFinalizeToolInInitializeIsLogged: a tool that calls
@@ -133,14 +123,10 @@ func TestFinalizeToolInInitializeIsLogged(t *testing.T) {
 	Start(fakeRuntime{1})
 	region(ompt.KindTarget, 0, 1)
 	Finalize()
-	if got := a.got(); strings.Contains(got, "thread_begin") || strings.Contains(got, "target") {
-		t.Errorf("a tool that finalized itself in its initializer got: %s", got)
-	}
+	got := a.got()
+	assert.NotContains(t, got, "thread_begin", "a tool that finalized itself in its initializer got")
+	assert.NotContains(t, got, "target", "a tool that finalized itself in its initializer got")
 	b, err := os.ReadFile(file)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if line := `Tool "quitter": called ompt_finalize_tool during initialize; tool dropped.`; !strings.Contains(string(b), line) {
-		t.Errorf("verbose log:\n%s\nwant a line %q", b, line)
-	}
+	require.NoError(t, err)
+	assert.Contains(t, string(b), `Tool "quitter": called ompt_finalize_tool during initialize; tool dropped.`, "verbose log")
 }

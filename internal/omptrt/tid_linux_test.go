@@ -6,6 +6,9 @@ import (
 	"runtime"
 	"sync"
 	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
 )
 
 // threadID is the OS thread id on every thread, and with the toolchain
@@ -28,25 +31,21 @@ func TestThreadIDIsGettid(t *testing.T) {
 	}
 	wg.Wait()
 	close(errs)
+	var failed []string
 	for e := range errs {
-		t.Fatal(e)
+		failed = append(failed, e)
 	}
+	require.Empty(t, failed, "what the goroutines found")
 	// Not a skip: a Go release this file does not know, or one whose m
 	// moved procid, must fail here rather than quietly cost every trace
 	// record a system call (or, were the gate dropped, read a wrong word).
-	if !tidLayoutKnown(runtime.Version()) {
-		t.Fatalf("%s: g.m's offset is not known for this release; check g.m (48) and m.procid (%v) in runtime/runtime2.go, then extend tidLayoutKnown and procidOffsets (tid_linux_fast.go)",
-			runtime.Version(), procidOffsets)
-	}
-	if !tidFast.Load() {
-		t.Fatalf("%s: no offset in %v reads m.procid (gettid); the runtime's m changed: update procidOffsets (tid_linux_fast.go)",
-			runtime.Version(), procidOffsets)
-	}
+	require.True(t, tidLayoutKnown(runtime.Version()), "%s: g.m's offset is not known for this release; check g.m (48) and m.procid (%v) in runtime/runtime2.go, then extend tidLayoutKnown and procidOffsets (tid_linux_fast.go)",
+		runtime.Version(), procidOffsets)
+	require.True(t, tidFast.Load(), "%s: no offset in %v reads m.procid (gettid); the runtime's m changed: update procidOffsets (tid_linux_fast.go)",
+		runtime.Version(), procidOffsets)
 	runtime.LockOSThread()
 	defer runtime.UnlockOSThread()
-	if tid := gettid(); mWord(tidOffset) != tid {
-		t.Fatalf("mWord(%d) does not read this thread's id %d", tidOffset, tid)
-	}
+	require.Equal(t, gettid(), mWord(tidOffset), "mWord(%d) does not read this thread's id", tidOffset)
 }
 
 func TestTIDLayoutKnown(t *testing.T) {
@@ -54,8 +53,6 @@ func TestTIDLayoutKnown(t *testing.T) {
 		"go1.21.0": true, "go1.26.8": true, "go1.26rc1": true, "go1.22": true,
 		"go1.20.14": false, "go1.27.0": false, "devel go1.27-abc": false, "": false, "go2.0": false,
 	} {
-		if got := tidLayoutKnown(v); got != want {
-			t.Errorf("tidLayoutKnown(%q) = %v, want %v", v, got, want)
-		}
+		assert.Equal(t, want, tidLayoutKnown(v), "tidLayoutKnown(%q)", v)
 	}
 }

@@ -2,8 +2,11 @@ package omptrt
 
 import (
 	"fmt"
-	"github.com/gompt/gompt/ompt"
 	"testing"
+
+	"github.com/gompt/gompt/ompt"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
 )
 
 // TestTargetDataStartsZero: a tool that stores its own value in a
@@ -43,12 +46,8 @@ func TestTargetDataStartsZero(t *testing.T) {
 		}
 		region(k, 0, 1)
 	}
-	if n != 5 {
-		t.Fatalf("%d target begins, want 5", n)
-	}
-	for _, b := range bad {
-		t.Error(b)
-	}
+	require.Equal(t, 5, n, "target begins")
+	assert.Empty(t, bad, "what the tool found at each begin")
 }
 
 // TestStartAfterFinalizeDoesNothing: once Finalize has run (even before
@@ -62,7 +61,5 @@ func TestStartAfterFinalizeDoesNothing(t *testing.T) {
 	})
 	Finalize()
 	Start(fakeRuntime{1})
-	if started != 0 {
-		t.Errorf("Start after Finalize started %d tools", started)
-	}
+	assert.Zero(t, started, "tools Start after Finalize started")
 }

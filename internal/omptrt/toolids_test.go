@@ -6,6 +6,8 @@ import (
 	"testing"
 
 	"github.com/gompt/gompt/ompt"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
 )
 
 // idTool is a tool that traces one device and keeps, for each event, the
@@ -151,9 +153,7 @@ func TestToolIDsPerTool(t *testing.T) {
 	var clks []*tickDevice
 	for i := range 3 {
 		clks = append(clks, newTick(0))
-		if err := DeviceInitialize(i, "tick", clks[i]); err != nil {
-			t.Fatal(err)
-		}
+		require.NoError(t, DeviceInitialize(i, "tick", clks[i]))
 	}
 	for round := range 3 {
 		for dev := range 3 {
@@ -182,23 +182,15 @@ func TestToolIDsPerTool(t *testing.T) {
 		}
 	}
 	for _, x := range tools {
-		if x.l("ompt_flush_trace").(ompt.FlushTraceFunc)(x.h) != 1 {
-			t.Fatalf("%s: flush failed", x.name)
-		}
+		require.Equal(t, 1, x.l("ompt_flush_trace").(ompt.FlushTraceFunc)(x.h), "%s: flush", x.name)
 		x.mu.Lock()
-		for _, e := range x.errs {
-			t.Error(e)
-		}
+		assert.Empty(t, x.errs, "what the tools found in their callbacks")
 		// 3 rounds x (7 records of the target, 3 of the nowait construct, 1 of the routine)
-		if len(x.records) != 3*11 {
-			t.Errorf("%s: %d records, want %d", x.name, len(x.records), 3*11)
-		}
+		assert.Len(t, x.records, 3*11, "%s: records", x.name)
 		for i, r := range x.records {
 			switch {
 			case r.Target() != nil:
-				if !x.targets[r.TargetID] {
-					t.Errorf("%s: record %d: target record with target_id %#x, not an id of its callbacks", x.name, i, r.TargetID)
-				}
+				assert.True(t, x.targets[r.TargetID], "%s: record %d: target record with target_id %#x, not an id of its callbacks", x.name, i, r.TargetID)
 			case r.DataOp() != nil || r.Kernel() != nil:
 				hop := uint64(0)
 				if d := r.DataOp(); d != nil {
@@ -206,11 +198,9 @@ func TestToolIDsPerTool(t *testing.T) {
 				} else {
 					hop = r.Kernel().HostOpID
 				}
-				if _, ok := x.ops[[2]uint64{r.TargetID, hop}]; !ok {
-					t.Errorf("%s: record %d: target_id %#x host_op_id %#x joins none of its callbacks", x.name, i, r.TargetID, hop)
-				}
-				if x.emi && r.DataOp() != nil && hop&0xF000_0000 != x.base {
-					t.Errorf("%s: record %d: host_op_id %#x is not one the tool wrote", x.name, i, hop)
+				assert.Contains(t, x.ops, [2]uint64{r.TargetID, hop}, "%s: record %d: target_id %#x host_op_id %#x joins none of its callbacks", x.name, i, r.TargetID, hop)
+				if x.emi && r.DataOp() != nil {
+					assert.Equal(t, x.base, hop&0xF000_0000, "%s: record %d: host_op_id %#x is not one the tool wrote", x.name, i, hop)
 				}
 			}
 		}

@@ -5,6 +5,7 @@ import (
 
 	"github.com/gompt/gompt/device"
 	"github.com/gompt/gompt/ompt"
+	"github.com/stretchr/testify/require"
 )
 
 // benchTracing starts a Go tool that registered every target callback
@@ -15,9 +16,7 @@ func benchTracing(b *testing.B, on bool, native uint32) *tickDevice {
 	ompt.RegisterTool("empty", emptyTool)
 	Start(fakeRuntime{1})
 	clk := newTick(ompt.NativeDataMotionExplicit | ompt.NativeKernelExecution)
-	if err := DeviceInitialize(0, "tick", clk); err != nil {
-		b.Fatal(err)
-	}
+	require.NoError(b, DeviceInitialize(0, "tick", clk))
 	if on {
 		h, l, _ := GetDeviceInfo(0)
 		l("ompt_set_trace_ompt").(ompt.SetTraceOMPTFunc)(h, true, 0)
@@ -41,9 +40,7 @@ func benchTracing(b *testing.B, on bool, native uint32) *tickDevice {
 				}
 			}
 		}
-		if l("ompt_start_trace").(ompt.StartTraceFunc)(h, req, done) != 1 {
-			b.Fatal("start_trace failed")
-		}
+		require.Equal(b, 1, l("ompt_start_trace").(ompt.StartTraceFunc)(h, req, done), "start_trace")
 		b.Cleanup(func() {
 			_, lost := TraceStats(0)
 			b.ReportMetric(float64(lost)/float64(b.N), "lost/op")
@@ -117,9 +114,7 @@ func BenchmarkTracingCheck(b *testing.B) {
 			n++
 		}
 	}
-	if n == 0 {
-		b.Fatal("not tracing")
-	}
+	require.NotZero(b, n, "not tracing")
 }
 
 func tracedSubmit(clk *tickDevice) {

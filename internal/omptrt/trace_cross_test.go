@@ -6,6 +6,8 @@ import (
 	"testing"
 
 	"github.com/gompt/gompt/ompt"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
 )
 
 // TestFlushAnotherDeviceFromBufferCallback: a tool's buffer_complete
@@ -34,15 +36,10 @@ func TestFlushAnotherDeviceFromBufferCallback(t *testing.T) {
 	clks := withTrace(t, tt, 2)
 	tracedRegion(1, 1, clks[1], false)
 	tracedRegion(0, 1, clks[0], false)
-	if tt.flush(0) != 1 {
-		t.Fatal("flush_trace(device 0) failed")
-	}
-	if other != 1 || dev1Lines == 0 {
-		t.Errorf("flush_trace(device 1) from device 0's buffer_complete = %d with %d device 1 records delivered; want 1 and the records", other, dev1Lines)
-	}
-	if own != 0 {
-		t.Errorf("flush_trace(device 0) from device 0's own buffer_complete = %d, want 0", own)
-	}
+	require.Equal(t, 1, tt.flush(0), "flush_trace(device 0)")
+	assert.Equal(t, 1, other, "flush_trace(device 1) from device 0's buffer_complete")
+	assert.NotZero(t, dev1Lines, "device 1 records delivered by flush_trace(device 1) from device 0's buffer_complete")
+	assert.Zero(t, own, "flush_trace(device 0) from device 0's own buffer_complete")
 }
 
 // TestAbstractOfAKeptBuffer: a tool that keeps the buffers handed back
@@ -63,9 +60,7 @@ func TestAbstractOfAKeptBuffer(t *testing.T) {
 	}
 	clks := withTrace(t, tt, 1)
 	tracedRegion(0, 1, clks[0], true)
-	if tt.stop(0) != 1 {
-		t.Fatal("stop_trace failed")
-	}
+	require.Equal(t, 1, tt.stop(0), "stop_trace")
 	l := tt.l[0]
 	typ := l("ompt_get_record_type").(ompt.GetRecordTypeFunc)
 	getNative := l("ompt_get_record_native").(ompt.GetRecordNativeFunc)
@@ -79,19 +74,18 @@ func TestAbstractOfAKeptBuffer(t *testing.T) {
 				continue
 			}
 			natives++
-			if typ(k.b, cur) != ompt.RecordKindNative {
-				t.Errorf("get_record_type at %d of a kept buffer: %v", cur, typ(k.b, cur))
-			}
+			assert.Equal(t, ompt.RecordKindNative, typ(k.b, cur), "get_record_type at %d of a kept buffer", cur)
 			p, _ := getNative(k.b, cur)
 			a := abstract(p)
-			if p == nil || a == nil || a.Type == "" || a.StartTime == 0 || a.EndTime < a.StartTime {
-				t.Errorf("native record at %d of a kept buffer: pointer %v, abstract %+v; want the record's abstract", cur, p, a)
+			assert.NotNil(t, p, "native record at %d of a kept buffer: pointer", cur)
+			if assert.NotNil(t, a, "native record at %d of a kept buffer: want the record's abstract", cur) {
+				assert.NotEmpty(t, a.Type, "native record at %d of a kept buffer: abstract %+v", cur, a)
+				assert.NotZero(t, a.StartTime, "native record at %d of a kept buffer: abstract %+v", cur, a)
+				assert.GreaterOrEqual(t, a.EndTime, a.StartTime, "native record at %d of a kept buffer: abstract %+v", cur, a)
 			}
 		}
 	}
-	if natives == 0 {
-		t.Fatal("no native record delivered")
-	}
+	require.NotZero(t, natives, "no native record delivered")
 }
 
 // TestRecordThreadAfterScopeReuse: two traced constructs, one after the
@@ -118,17 +112,11 @@ func TestRecordThreadAfterScopeReuse(t *testing.T) {
 	}()
 	tidB := <-secondDone
 	close(release)
-	if tidA == tidB {
-		t.Fatalf("both constructs ran on thread %d", tidA)
-	}
-	if tt.flush(0) != 1 {
-		t.Fatal("flush failed")
-	}
+	require.NotEqual(t, tidA, tidB, "both constructs ran on one thread")
+	require.Equal(t, 1, tt.flush(0), "flush")
 	tt.mu.Lock()
 	defer tt.mu.Unlock()
-	if len(tt.raw) == 0 {
-		t.Fatal("no records")
-	}
+	require.NotEmpty(t, tt.raw, "no records")
 	for i, r := range tt.raw {
 		code := uintptr(0)
 		switch {
@@ -140,9 +128,7 @@ func TestRecordThreadAfterScopeReuse(t *testing.T) {
 			continue
 		}
 		want := map[uintptr]uint64{1: tidA, 2: tidB}[code]
-		if r.ThreadID != want {
-			t.Errorf("record %d (construct at code %d): thread_id %d, want %d (first construct's thread %d, second's %d)", i, code, r.ThreadID, want, tidA, tidB)
-		}
+		assert.Equal(t, want, r.ThreadID, "record %d (construct at code %d): thread_id (first construct's thread %d, second's %d)", i, code, tidA, tidB)
 	}
 }
 
@@ -154,14 +140,10 @@ func TestNoUnpairedEndRecord(t *testing.T) {
 	withTrace(t, tt, 1)
 	region(ompt.KindTarget, 0, 1) // not traced; its scope is reused below
 	c := TargetBegin(ompt.KindTarget, 0, 2)
-	if tt.start(0) != 1 {
-		t.Fatal("start_trace failed")
-	}
+	require.Equal(t, 1, tt.start(0), "start_trace")
 	c.End()
 	region(ompt.KindTarget, 0, 3) // traced whole
-	if tt.flush(0) != 1 {
-		t.Fatal("flush failed")
-	}
+	require.Equal(t, 1, tt.flush(0), "flush")
 	lines, _ := tt.got()
 	diffSeq(t, lines, []string{
 		"dev0 rec target ompt_target begin dev=0 target_id=#1 code=0x3",
@@ -180,20 +162,12 @@ func TestTargetEndRecordTime(t *testing.T) {
 	c = TargetBegin(ompt.KindTarget, 0, 2)
 	clk.fail.Store(1) // the end's clock read fails
 	c.End()
-	if tt.flush(0) != 1 {
-		t.Fatal("flush failed")
-	}
+	require.Equal(t, 1, tt.flush(0), "flush")
 	tt.mu.Lock()
 	defer tt.mu.Unlock()
-	if len(tt.raw) != 4 {
-		t.Fatalf("%d records, want 4 (two begin/end pairs)", len(tt.raw))
-	}
-	if b, e := tt.raw[0].Time, tt.raw[1].Time; e < b+5e6 {
-		t.Errorf("first construct: begin record at %d, end record at %d; want the end at least 5 ms later", b, e)
-	}
-	if b, e := tt.raw[2].Time, tt.raw[3].Time; e != b {
-		t.Errorf("second construct (clock failed at its end): begin record at %d, end record at %d; want the begin's time", b, e)
-	}
+	require.Len(t, tt.raw, 4, "records: want two begin/end pairs")
+	assert.GreaterOrEqual(t, tt.raw[1].Time, tt.raw[0].Time+5e6, "first construct: begin record at %d; want the end at least 5 ms later", tt.raw[0].Time)
+	assert.Equal(t, tt.raw[2].Time, tt.raw[3].Time, "second construct (clock failed at its end): the end record's time; want the begin's")
 }
 
 // TestUnownedTraceCarriesRuntimeIDs: records of a session started through
@@ -218,9 +192,7 @@ func TestUnownedTraceCarriesRuntimeIDs(t *testing.T) {
 		}}
 	})
 	Start(fakeRuntime{1})
-	if err := DeviceInitialize(0, "tick", newTick(0)); err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, DeviceInitialize(0, "tick", newTick(0)))
 	h, l, _ := GetDeviceInfo(0)
 	var recs []ompt.RecordOMPT
 	done := func(_ int, b []byte, bytes, begin uint64, _ bool) {
@@ -233,21 +205,17 @@ func TestUnownedTraceCarriesRuntimeIDs(t *testing.T) {
 		}
 	}
 	l("ompt_set_trace_ompt").(ompt.SetTraceOMPTFunc)(h, true, ompt.CallbackTarget)
-	if l("ompt_start_trace").(ompt.StartTraceFunc)(h, func(int) []byte { return make([]byte, 4096) }, done) != 1 {
-		t.Fatal("start_trace failed")
-	}
+	require.Equal(t, 1, l("ompt_start_trace").(ompt.StartTraceFunc)(h, func(int) []byte { return make([]byte, 4096) }, done), "start_trace")
 	region(ompt.KindTarget, 0, 1)
-	if l("ompt_stop_trace").(ompt.StopTraceFunc)(h) != 1 {
-		t.Fatal("stop_trace failed")
-	}
+	require.Equal(t, 1, l("ompt_stop_trace").(ompt.StopTraceFunc)(h), "stop_trace")
 	mu.Lock()
 	defer mu.Unlock()
-	if len(recs) != 2 || len(ids) != 2 {
-		t.Fatalf("%d target records and %d target callbacks, want 2 of each", len(recs), len(ids))
-	}
+	require.Len(t, recs, 2, "target records")
+	require.Len(t, ids, 2, "target callbacks")
 	for i, r := range recs {
-		if r.TargetID != ids[0] || r.Target().TargetID != ids[0] {
-			t.Errorf("record %d: target_id %d (body %d), want the runtime's %d", i, r.TargetID, r.Target().TargetID, ids[0])
+		assert.Equal(t, ids[0], r.TargetID, "record %d: target_id, want the runtime's", i)
+		if tg := r.Target(); assert.NotNil(t, tg, "record %d: a target record", i) {
+			assert.Equal(t, ids[0], tg.TargetID, "record %d: the body's target_id, want the runtime's", i)
 		}
 	}
 }

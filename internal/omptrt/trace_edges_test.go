@@ -2,9 +2,12 @@ package omptrt
 
 import (
 	"fmt"
-	"github.com/gompt/gompt/ompt"
 	"sync"
 	"testing"
+
+	"github.com/gompt/gompt/ompt"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
 )
 
 // TestTraceStopHandsBackEmptyBuffer: stop_trace after a flush gives the
@@ -25,12 +28,8 @@ func TestTraceStopHandsBackEmptyBuffer(t *testing.T) {
 	tt.stop(0)
 	mu.Lock()
 	defer mu.Unlock()
-	if len(calls) < 2 {
-		t.Fatalf("buffer_complete calls %q; want the flushed part, then the empty buffer handed back", calls)
-	}
-	if last := calls[len(calls)-1]; last != "bytes 0 begin 0" {
-		t.Errorf("stop after a flush: last buffer_complete with %s; want bytes 0 begin 0 (all: %q)", last, calls)
-	}
+	require.GreaterOrEqual(t, len(calls), 2, "buffer_complete calls %q; want the flushed part, then the empty buffer handed back", calls)
+	assert.Equal(t, "bytes 0 begin 0", calls[len(calls)-1], "stop after a flush: the last buffer_complete (all: %q)", calls)
 }
 
 // TestTargetInfoWhereTheOpEnds: a nowait construct's data operation may
@@ -50,7 +49,7 @@ func TestTargetInfoWhereTheOpEnds(t *testing.T) {
 					return
 				}
 				ends++
-				if _, tid, ihop, ok := lookup("ompt_get_target_info").(ompt.GetTargetInfoFunc)(); !ok || tid == 0 || ihop != *hop {
+				if _, tid, ihop, ok := lookup("ompt_get_target_info").(ompt.GetTargetInfoFunc)(); !ok || tid == 0 || ihop != *hop { // collected: may run on another goroutine
 					bad = append(bad, fmt.Sprintf("get_target_info at a data op's end: ok %v target_id %d host_op_id %d (op's %d)", ok, tid, ihop, *hop))
 				}
 			})
@@ -67,12 +66,8 @@ func TestTargetInfoWhereTheOpEnds(t *testing.T) {
 		tg.End()
 	}()
 	<-done
-	if ends != 1 {
-		t.Fatalf("%d data op ends seen, want 1", ends)
-	}
-	for _, b := range bad {
-		t.Error(b)
-	}
+	require.Equal(t, 1, ends, "data op ends seen")
+	assert.Empty(t, bad, "what the tool found at the data op's end")
 }
 
 // TestFlushWithNothingNew: a flush with no record since the last one
@@ -87,9 +82,8 @@ func TestFlushWithNothingNew(t *testing.T) {
 	tracedRegion(0, 1, clks[0], false)
 	tt.flush(0)
 	all, _ := tt.got()
-	if len(n) == 0 || len(all) != 2*len(n) {
-		t.Fatalf("%d records after one region, %d after two with an empty flush between; want twice as many", len(n), len(all))
-	}
+	require.NotEmpty(t, n, "records after one region")
+	require.Len(t, all, 2*len(n), "records after two regions with an empty flush between; want twice as many as after one")
 }
 
 // TestFlushKeepsABufferWithRoomForTheLargestEntry: a flush that leaves
@@ -103,27 +97,20 @@ func TestFlushKeepsABufferWithRoomForTheLargestEntry(t *testing.T) {
 	probe.flush(0)
 	lines, _ := probe.got()
 	r := len(lines) // OMPT records of one region
-	if r == 0 {
-		t.Fatal("no records from a traced region")
-	}
+	require.NotZero(t, r, "no records from a traced region")
 
 	tt := &traceTool{size: r*ompt.RecordOMPTSize + ompt.MaxEntrySize}
 	clks = withTrace(t, tt, 1)
 	tracedRegion(0, 1, clks[0], false)
-	if tt.flush(0) != 1 {
-		t.Fatal("flush failed")
-	}
+	require.Equal(t, 1, tt.flush(0), "flush")
 	tracedRegion(0, 1, clks[0], false)
 	tt.flush(0)
 	_, parts := tt.got()
-	if len(parts) < 2 {
-		t.Fatalf("buffer_complete calls: %+v; want at least 2", parts)
-	}
+	require.GreaterOrEqual(t, len(parts), 2, "buffer_complete calls: %+v", parts)
 	first, next := parts[0], parts[1]
-	if first.owned || first.n != r || first.bytes != uint64(r*ompt.RecordOMPTSize) {
-		t.Errorf("the flush's part: %+v; want %d records, %d bytes, the buffer kept (owned false) with %d bytes free", first, r, r*ompt.RecordOMPTSize, ompt.MaxEntrySize)
-	}
-	if next.base != first.base || next.begin != first.bytes {
-		t.Errorf("the next part: %+v; want it in the same buffer (base %#x) from cursor %d", next, first.base, first.bytes)
-	}
+	assert.False(t, first.owned, "the flush's part %+v: want the buffer kept (owned false) with %d bytes free", first, ompt.MaxEntrySize)
+	assert.Equal(t, r, first.n, "the flush's part %+v: records", first)
+	assert.Equal(t, uint64(r*ompt.RecordOMPTSize), first.bytes, "the flush's part %+v: bytes", first)
+	assert.Equal(t, first.base, next.base, "the next part %+v: want it in the same buffer", next)
+	assert.Equal(t, first.bytes, next.begin, "the next part %+v: want it from the flush's cursor", next)
 }

@@ -7,6 +7,8 @@ import (
 
 	"github.com/gompt/gompt/device"
 	"github.com/gompt/gompt/ompt"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
 )
 
 // flakyClock is a tick clock whose next fail reads fail.
@@ -58,9 +60,7 @@ func withFlakyTrace(t *testing.T) (*traceTool, *flakyClock) {
 	clk := &flakyClock{}
 	clk.flags = ompt.NativeDataMotionExplicit | ompt.NativeKernelExecution
 	clk.t.Store(1e9)
-	if err := DeviceInitialize(0, "flaky", clk); err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, DeviceInitialize(0, "flaky", clk))
 	return tt, clk
 }
 
@@ -83,9 +83,7 @@ func TestTracePath(t *testing.T) {
 	t0.DataOpBegin(ompt.DataOpTransferToDevice, 0x1000, ompt.InitialDevice, 0xd000, 0, 64)
 	t0.DataOpEnd(0xd000)
 	t0.TraceTimed(copyIn, ompt.NativeDataMotionExplicit, nil)
-	if !t0.TracePending() {
-		t.Fatal("a timing that is not ready is not pending")
-	}
+	require.True(t, t0.TracePending(), "a timing that is not ready is not pending")
 	// launch timed by the queue
 	launch := &fakeTiming{begin: 7e9, end: 8e9,
 		native: device.HostRecord{Start: 7e9, End: 8e9, Queue: 2}.Native("host kernel", 2, 16)}
@@ -97,13 +95,9 @@ func TestTracePath(t *testing.T) {
 	t0.DataOpEnd(0x1000)
 	t0.TraceBracketed(&fakeEvent{t: 9e9}, &fakeEvent{t: 10e9}, nil)
 	t0.FlushTrace()
-	if t0.TracePending() {
-		t.Error("pending after FlushTrace")
-	}
+	assert.False(t, t0.TracePending(), "pending after FlushTrace")
 	t0.End()
-	if tt.flush(0) != 1 {
-		t.Fatal("flush failed")
-	}
+	require.Equal(t, 1, tt.flush(0), "flush")
 	lines, _ := tt.got()
 	diffSeq(t, lines, []string{
 		"dev0 rec target ompt_target begin dev=0 target_id=#1 code=0x42",
@@ -117,27 +111,21 @@ func TestTracePath(t *testing.T) {
 	})
 	tt.mu.Lock()
 	defer tt.mu.Unlock()
-	if len(tt.raw) != 6 {
-		t.Fatalf("%d OMPT records, want 6", len(tt.raw))
-	}
-	if r := tt.raw[1].DataOp(); tt.raw[1].Time == 0 || r.EndTime <= tt.raw[1].Time {
-		t.Errorf("alloc record times %d..%d, want the clock read around it", tt.raw[1].Time, r.EndTime)
-	}
+	require.Len(t, tt.raw, 6, "OMPT records")
+	r := tt.raw[1].DataOp()
+	assert.NotZero(t, tt.raw[1].Time, "alloc record's begin time: want the clock read before it")
+	assert.Greater(t, r.EndTime, tt.raw[1].Time, "alloc record's end time: want the clock read after it")
 	for i, want := range [][2]uint64{2: {5e9, 6e9}, 4: {9e9, 10e9}} {
 		if want[0] == 0 {
 			continue
 		}
-		if r := tt.raw[i].DataOp(); tt.raw[i].Time != want[0] || r.EndTime != want[1] {
-			t.Errorf("record %d times %d..%d, want %d..%d", i, tt.raw[i].Time, r.EndTime, want[0], want[1])
-		}
+		assert.Equal(t, want[0], tt.raw[i].Time, "record %d's begin time", i)
+		assert.Equal(t, want[1], tt.raw[i].DataOp().EndTime, "record %d's end time", i)
 	}
-	if r := tt.raw[3].Kernel(); tt.raw[3].Time != 7e9 || r.EndTime != 8e9 {
-		t.Errorf("kernel record times %d..%d, want 7e9..8e9", tt.raw[3].Time, r.EndTime)
-	}
+	assert.Equal(t, uint64(7e9), tt.raw[3].Time, "kernel record's begin time")
+	assert.Equal(t, uint64(8e9), tt.raw[3].Kernel().EndTime, "kernel record's end time")
 	wantNat := []device.HostRecord{{Start: 5e9, End: 6e9, Queue: 2}, {Start: 7e9, End: 8e9, Queue: 2}}
-	if len(tt.natives) != 2 || tt.natives[0] != wantNat[0] || tt.natives[1] != wantNat[1] {
-		t.Errorf("native records %+v, want %+v (the plugin's HostRecord bytes as they were)", tt.natives, wantNat)
-	}
+	assert.Equal(t, wantNat, tt.natives, "native records: want the plugin's HostRecord bytes as they were")
 }
 
 // TestTracePathTimeErrorsAreLost: an operation whose device times cannot
@@ -162,9 +150,7 @@ func TestTracePathTimeErrorsAreLost(t *testing.T) {
 			c.DataOpBegin(ompt.DataOpAlloc, 0, ompt.InitialDevice, 0, 0, 8)
 			clk.fail.Store(1)
 			b := c.TraceNow()
-			if b != -1 {
-				t.Errorf("TraceNow with a failing clock = %d, want -1", b)
-			}
+			assert.Equal(t, int64(-1), b, "TraceNow with a failing clock")
 			c.DataOpEnd(0xd000)
 			c.TraceDone(b)
 		}},
@@ -210,22 +196,15 @@ func TestTracePathTimeErrorsAreLost(t *testing.T) {
 		good(c)
 		c.FlushTrace()
 		c.End()
-		if tt.flush(0) != 1 {
-			t.Fatalf("%s: flush failed", tc.name)
-		}
+		require.Equal(t, 1, tt.flush(0), "%s: flush", tc.name)
 		_, lost := TraceStats(0)
-		if lost-lost0 != tc.lost {
-			t.Errorf("%s: %d records counted lost, want %d", tc.name, lost-lost0, tc.lost)
-		}
+		assert.Equal(t, tc.lost, lost-lost0, "%s: records counted lost", tc.name)
 		tt.mu.Lock()
 		got := tt.raw[n0:]
-		if len(got) != 4 { // target begin, the two good copies, target end
-			t.Errorf("%s: %d records written, want 4 (the failed operation's dropped)", tc.name, len(got))
-		}
+		// target begin, the two good copies, target end
+		assert.Len(t, got, 4, "%s: records written (the failed operation's dropped)", tc.name)
 		for i := range got {
-			if got[i].Time == 0 {
-				t.Errorf("%s: record %d has time 0", tc.name, i)
-			}
+			assert.NotZero(t, got[i].Time, "%s: record %d's time", tc.name, i)
 		}
 		tt.mu.Unlock()
 	}
@@ -240,13 +219,10 @@ func TestTracePathTimeErrorsAreLost(t *testing.T) {
 	c.FlushTrace()
 	c.End()
 	tt.flush(0)
-	if _, lost := TraceStats(0); lost-lost0 != 2 {
-		t.Errorf("clock failing at the construct's begin: %d records lost, want 2", lost-lost0)
-	}
+	_, lost := TraceStats(0)
+	assert.Equal(t, uint64(2), lost-lost0, "clock failing at the construct's begin: records lost")
 	tt.mu.Lock()
-	if got := len(tt.raw) - n0; got != 1 {
-		t.Errorf("clock failing at the construct's begin: %d records written, want 1 (the copy)", got)
-	}
+	assert.Equal(t, 1, len(tt.raw)-n0, "clock failing at the construct's begin: records written, want the copy's")
 	tt.mu.Unlock()
 }
 
@@ -254,9 +230,8 @@ func TestTracePathTimeErrorsAreLost(t *testing.T) {
 // trace calls do nothing: TraceNow is 0 and nothing is kept.
 func TestTracePathNotTracing(t *testing.T) {
 	var nilT *Target
-	if nilT.TraceNow() != 0 || nilT.TracePending() {
-		t.Error("nil Target traces")
-	}
+	assert.Zero(t, nilT.TraceNow(), "nil Target's TraceNow")
+	assert.False(t, nilT.TracePending(), "nil Target's TracePending")
 	nilT.TraceDone(5)
 	nilT.TraceTimed(&fakeTiming{}, 0, nil)
 	nilT.TraceBracketed(nil, nil, nil)
@@ -265,23 +240,16 @@ func TestTracePathNotTracing(t *testing.T) {
 	reset(t, nil)
 	tt := &traceTool{r: &recorder{plain: true}, noStart: true}
 	tt.install(t, 1)
-	if err := DeviceInitialize(0, "tick", newTick(0)); err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, DeviceInitialize(0, "tick", newTick(0)))
 	c := TargetBegin(ompt.KindTarget, 0, 1)
 	c.DataOpBegin(ompt.DataOpAlloc, 0, ompt.InitialDevice, 0, 0, 8)
-	if b := c.TraceNow(); b != 0 {
-		t.Errorf("TraceNow on a device that does not trace = %d, want 0", b)
-	}
+	assert.Zero(t, c.TraceNow(), "TraceNow on a device that does not trace")
 	c.DataOpEnd(1)
 	c.TraceTimed(&fakeTiming{begin: 1, end: 2}, 0, nil)
-	if c.TracePending() {
-		t.Error("an operation of a device that does not trace is pending")
-	}
+	assert.False(t, c.TracePending(), "an operation of a device that does not trace is pending")
 	c.End()
-	if _, lost := TraceStats(0); lost != 0 {
-		t.Errorf("%d lost on a device that does not trace", lost)
-	}
+	_, lost := TraceStats(0)
+	assert.Zero(t, lost, "records lost on a device that does not trace")
 }
 
 // TestTracePathSyncAfterPending: a synchronous operation (clock around
@@ -300,9 +268,7 @@ func TestTracePathSyncAfterPending(t *testing.T) {
 	c.TraceDone(b)
 	c.FlushTrace()
 	c.End()
-	if tt.flush(0) != 1 {
-		t.Fatal("flush failed")
-	}
+	require.Equal(t, 1, tt.flush(0), "flush")
 	lines, _ := tt.got()
 	diffSeq(t, lines, []string{
 		"dev0 rec target ompt_target begin dev=0 target_id=#1 code=0x42",
@@ -313,8 +279,7 @@ func TestTracePathSyncAfterPending(t *testing.T) {
 	tt.mu.Lock()
 	defer tt.mu.Unlock()
 	if len(tt.raw) == 4 {
-		if r := tt.raw[2].DataOp(); tt.raw[2].Time != uint64(b) || r.EndTime <= uint64(b) {
-			t.Errorf("alloc record times %d..%d, want %d and the clock read after it", tt.raw[2].Time, r.EndTime, b)
-		}
+		assert.Equal(t, uint64(b), tt.raw[2].Time, "alloc record's begin time")
+		assert.Greater(t, tt.raw[2].DataOp().EndTime, uint64(b), "alloc record's end time: want the clock read after it")
 	}
 }

@@ -13,6 +13,8 @@ import (
 
 	"github.com/gompt/gompt/device"
 	"github.com/gompt/gompt/ompt"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
 )
 
 // tickDevice is a fake device clock: every read advances it by 1000 ns,
@@ -255,9 +257,7 @@ func withTrace(t *testing.T, tt *traceTool, n int) []*tickDevice {
 	var clks []*tickDevice
 	for i := range n {
 		c := newTick(ompt.NativeDataMotionExplicit | ompt.NativeKernelExecution)
-		if err := DeviceInitialize(i, "tick", c); err != nil {
-			t.Fatal(err)
-		}
+		require.NoError(t, DeviceInitialize(i, "tick", c))
 		clks = append(clks, c)
 	}
 	return clks
@@ -271,9 +271,7 @@ func TestTraceRecordsMatchCallbacks(t *testing.T) {
 	tt := &traceTool{r: &recorder{plain: true}}
 	clks := withTrace(t, tt, 1)
 	tracedRegion(0, 0x42, clks[0], false)
-	if tt.flush(0) != 1 {
-		t.Fatal("flush failed")
-	}
+	require.Equal(t, 1, tt.flush(0), "flush")
 	lines, parts := tt.got()
 	want := []string{
 		"dev0 rec target ompt_target begin dev=0 target_id=#1 code=0x42",
@@ -301,8 +299,10 @@ func TestTraceRecordsMatchCallbacks(t *testing.T) {
 		"data_op target_id=#1 host_op_id=#6 ompt_target_data_delete src=0xd000/0 dest=0x0/-1 bytes=0 code=0x42",
 		"target ompt_target end dev=0 task=d1 target_id=#1 code=0x42",
 	})
-	if len(parts) != 1 || parts[0].owned || parts[0].dev != 0 || parts[0].n != 7 {
-		t.Errorf("parts %+v; want one flushed part of 7 records, buffer_owned 0, device 0", parts)
+	if assert.Len(t, parts, 1, "parts %+v; want one flushed part", parts) {
+		assert.False(t, parts[0].owned, "the flushed part's buffer_owned")
+		assert.Equal(t, 0, parts[0].dev, "the flushed part's device")
+		assert.Equal(t, 7, parts[0].n, "the flushed part's records")
 	}
 	checkTimes(t, tt)
 }
@@ -315,24 +315,23 @@ func checkTimes(t *testing.T, tt *traceTool) {
 	defer tt.mu.Unlock()
 	begins := map[uint64]uint64{}
 	for i, r := range tt.raw {
-		if r.Time == 0 || r.ThreadID == 0 {
-			t.Errorf("record %d: time %d thread %d; both must be non-zero", i, r.Time, r.ThreadID)
-		}
+		assert.NotZero(t, r.Time, "record %d: time", i)
+		assert.NotZero(t, r.ThreadID, "record %d: thread", i)
 		if runtime.GOOS == "linux" {
-			if _, err := os.Stat(fmt.Sprintf("/proc/self/task/%d", r.ThreadID)); err != nil {
-				t.Errorf("record %d: thread_id %d is not a thread of this process: %v", i, r.ThreadID, err)
-			}
+			_, err := os.Stat(fmt.Sprintf("/proc/self/task/%d", r.ThreadID))
+			assert.NoError(t, err, "record %d: thread_id %d is not a thread of this process", i, r.ThreadID)
 		}
-		switch {
-		case r.DataOp() != nil && r.DataOp().EndTime < r.Time,
-			r.Kernel() != nil && r.Kernel().EndTime < r.Time:
-			t.Errorf("record %d: end_time before time", i)
+		switch { // a record has one body: data op, kernel or target
+		case r.DataOp() != nil:
+			assert.GreaterOrEqual(t, r.DataOp().EndTime, r.Time, "record %d: end_time before time", i)
+		case r.Kernel() != nil:
+			assert.GreaterOrEqual(t, r.Kernel().EndTime, r.Time, "record %d: end_time before time", i)
 		case r.Target() != nil && ompt.Endpoint(r.Target().Endpoint) == ompt.ScopeBegin:
 			begins[r.TargetID] = r.Time
 		case r.Target() != nil:
-			if b, ok := begins[r.TargetID]; !ok || r.Time < b {
-				t.Errorf("record %d: target end at %d, begin at %d (seen %v)", i, r.Time, b, ok)
-			}
+			b, ok := begins[r.TargetID]
+			assert.True(t, ok, "record %d: target end with no begin seen", i)
+			assert.GreaterOrEqual(t, r.Time, b, "record %d: target end before its begin", i)
 		}
 	}
 }
@@ -369,19 +368,17 @@ func TestTraceEMIIDs(t *testing.T) {
 			recHops = append(recHops, strings.Fields(l[i+len("host_op_id="):])[0])
 		}
 	}
-	if len(hops) != 5 || len(recHops) != 5 {
-		t.Fatalf("callback hops %v, record hops %v", hops, recHops)
-	}
+	require.Len(t, hops, 5, "callback hops %v, record hops %v", hops, recHops)
+	require.Len(t, recHops, 5, "callback hops %v, record hops %v", hops, recHops)
 	for i := range hops {
-		if !strings.Contains(hops[i], "("+recHops[i]+")") {
-			t.Errorf("op %d: callback %s, record host_op_id %s", i, hops[i], recHops[i])
-		}
+		assert.Contains(t, hops[i], "("+recHops[i]+")", "op %d: callback against the record's host_op_id", i)
 	}
 	tt.mu.Lock()
 	defer tt.mu.Unlock()
-	if len(infoIDs) != 1 || tt.raw[0].TargetID != infoIDs[0] || tt.raw[0].TargetID == 0 {
-		t.Errorf("record target_id %d; get_target_info said %v", tt.raw[0].TargetID, infoIDs)
+	if assert.Len(t, infoIDs, 1, "target_ids get_target_info said") {
+		assert.Equal(t, infoIDs[0], tt.raw[0].TargetID, "record target_id against get_target_info's")
 	}
+	assert.NotZero(t, tt.raw[0].TargetID, "record target_id")
 }
 
 // TestTraceWithoutCallbacks: a tool that registers no target callback but
@@ -394,14 +391,10 @@ func TestTraceWithoutCallbacks(t *testing.T) {
 	tt.flush(0)
 	tt.mu.Lock()
 	defer tt.mu.Unlock()
-	if len(tt.raw) != 14 {
-		t.Fatalf("%d records, want 14", len(tt.raw))
-	}
+	require.Len(t, tt.raw, 14, "records")
 	seen := map[uint64]bool{}
 	for _, r := range tt.raw {
-		if r.TargetID == 0 {
-			t.Error("target_id 0 inside a construct")
-		}
+		assert.NotZero(t, r.TargetID, "target_id inside a construct")
 		var op uint64
 		if d := r.DataOp(); d != nil {
 			op = d.HostOpID
@@ -410,14 +403,11 @@ func TestTraceWithoutCallbacks(t *testing.T) {
 		} else {
 			continue
 		}
-		if op == 0 || seen[op] {
-			t.Errorf("host_op_id %d zero or repeated", op)
-		}
+		assert.NotZero(t, op, "host_op_id")
+		assert.False(t, seen[op], "host_op_id %d repeated", op)
 		seen[op] = true
 	}
-	if tt.raw[0].TargetID == tt.raw[7].TargetID {
-		t.Error("two constructs share a target_id")
-	}
+	assert.NotEqual(t, tt.raw[0].TargetID, tt.raw[7].TargetID, "two constructs share a target_id")
 }
 
 // TestTraceBufferParts: small buffers fill and are completed with
@@ -429,9 +419,7 @@ func TestTraceBufferParts(t *testing.T) {
 	tracedRegion(0, 1, clks[0], false) // 7 records: 3 + 3 complete as full, 1 waits
 	tt.flush(0)                        // 1 record: a part, owned 0 (room for more)
 	tracedRegion(0, 1, clks[0], false)
-	if tt.stop(0) != 1 {
-		t.Fatal("stop failed")
-	}
+	require.Equal(t, 1, tt.stop(0), "stop")
 	_, parts := tt.got()
 	var got []string
 	for _, p := range parts {
@@ -443,12 +431,12 @@ func TestTraceBufferParts(t *testing.T) {
 		"dev=0 n=3 owned=true", "dev=0 n=2 owned=true", // the last at stop
 	})
 	// the flushed part and the part after it are one buffer, contiguous
-	if parts[2].base != parts[3].base || parts[3].begin != parts[2].bytes {
-		t.Errorf("part after a flush: base %#x begin %d; flushed part base %#x ended at %d", parts[3].base, parts[3].begin, parts[2].base, parts[2].bytes)
-	}
+	assert.Equal(t, parts[2].base, parts[3].base, "part after a flush: base, against the flushed part's")
+	assert.Equal(t, parts[2].bytes, parts[3].begin, "part after a flush: begin, against where the flushed part ended")
 	lines, _ := tt.got()
-	if len(lines) != 14 || !strings.Contains(lines[0], "begin") || !strings.Contains(lines[13], "end") {
-		t.Errorf("records out of order or missing:\n%s", strings.Join(lines, "\n"))
+	if assert.Len(t, lines, 14, "records out of order or missing:\n%s", strings.Join(lines, "\n")) {
+		assert.Contains(t, lines[0], "begin", "records out of order:\n%s", strings.Join(lines, "\n"))
+		assert.Contains(t, lines[13], "end", "records out of order:\n%s", strings.Join(lines, "\n"))
 	}
 }
 
@@ -477,15 +465,14 @@ func TestTraceNoBuffer(t *testing.T) {
 	}
 	lines, _ := tt.got()
 	written, lost := TraceStats(0)
-	if written+lost != 21 || lost < 2 || int(written) != len(lines) {
-		t.Errorf("written %d, lost %d, delivered %d; want 21 in all, at least 2 lost, all written delivered", written, lost, len(lines))
+	assert.Equal(t, uint64(21), written+lost, "records written (%d) and lost (%d) in all", written, lost)
+	assert.GreaterOrEqual(t, lost, uint64(2), "records lost")
+	assert.Len(t, lines, int(written), "records delivered: want all written")
+	if n := len(lines); assert.NotZero(t, n, "the last construct's records are not the ones delivered") {
+		assert.Contains(t, lines[n-1], "rec target ompt_target end dev=0", "the last construct's records are not the ones delivered:\n%s", strings.Join(lines, "\n"))
+		assert.True(t, strings.HasSuffix(lines[n-1], "code=0x3"), "the last construct's records are not the ones delivered:\n%s", strings.Join(lines, "\n"))
 	}
-	if n := len(lines); n == 0 || !strings.Contains(lines[n-1], "rec target ompt_target end dev=0") || !strings.HasSuffix(lines[n-1], "code=0x3") {
-		t.Errorf("the last construct's records are not the ones delivered:\n%s", strings.Join(lines, "\n"))
-	}
-	if calls.Load() != 3 {
-		t.Errorf("%d buffer requests, want 3 (nil, empty, then one that lasts)", calls.Load())
-	}
+	assert.Equal(t, int32(3), calls.Load(), "buffer requests: want nil, empty, then one that lasts")
 }
 
 // TestTraceLostLogged: the number of lost records is written to the
@@ -500,9 +487,7 @@ func TestTraceLostLogged(t *testing.T) {
 	tracedRegion(0, 1, clk, false)
 	Finalize()
 	b, _ := os.ReadFile(log)
-	if !strings.Contains(string(b), "Device 0: 7 trace records lost") {
-		t.Errorf("verbose log does not report the lost records:\n%s", b)
-	}
+	assert.Contains(t, string(b), "Device 0: 7 trace records lost", "verbose log does not report the lost records")
 }
 
 // TestTraceTooSmallBuffer: a buffer smaller than one record goes back to
@@ -513,17 +498,15 @@ func TestTraceTooSmallBuffer(t *testing.T) {
 	tracedRegion(0, 1, clks[0], false)
 	tt.flush(0)
 	_, parts := tt.got()
-	if len(parts) == 0 {
-		t.Error("the small buffer was not handed back")
+	assert.NotEmpty(t, parts, "the small buffer was not handed back")
+	for _, p := range parts { // one per batch the worker took: each handed back empty and owned
+		assert.Zero(t, p.bytes, "part %+v: bytes", p)
+		assert.Zero(t, p.begin, "part %+v: begin", p)
+		assert.True(t, p.owned, "part %+v: owned", p)
+		assert.Zero(t, p.n, "part %+v: records", p)
 	}
-	for _, p := range parts { // one per batch the worker took
-		if p.bytes != 0 || p.begin != 0 || !p.owned || p.n != 0 {
-			t.Errorf("part %+v; want each small buffer handed back empty and owned", p)
-		}
-	}
-	if _, lost := TraceStats(0); lost != 7 {
-		t.Errorf("lost %d, want 7", lost)
-	}
+	_, lost := TraceStats(0)
+	assert.Equal(t, uint64(7), lost, "records lost")
 }
 
 // TestTraceFlush: flush returns after every record queued before it is
@@ -532,26 +515,16 @@ func TestTraceTooSmallBuffer(t *testing.T) {
 func TestTraceFlush(t *testing.T) {
 	tt := &traceTool{noStart: true}
 	clks := withTrace(t, tt, 1)
-	if tt.flush(0) != 0 {
-		t.Error("flush before start_trace succeeded")
-	}
-	if tt.start(0) != 1 {
-		t.Fatal("start failed")
-	}
-	if tt.flush(0) != 1 {
-		t.Error("flush with nothing recorded failed")
-	}
-	if _, parts := tt.got(); len(parts) != 0 {
-		t.Errorf("flush with nothing recorded delivered %d parts", len(parts))
-	}
+	assert.Zero(t, tt.flush(0), "flush before start_trace succeeded")
+	require.Equal(t, 1, tt.start(0), "start")
+	assert.Equal(t, 1, tt.flush(0), "flush with nothing recorded")
+	_, parts := tt.got()
+	assert.Empty(t, parts, "flush with nothing recorded delivered parts")
 	for i := range 50 {
 		tracedRegion(0, 1, clks[0], false)
-		if tt.flush(0) != 1 {
-			t.Fatal("flush failed")
-		}
-		if lines, _ := tt.got(); len(lines) != 7*(i+1) {
-			t.Fatalf("after flush %d: %d records delivered, want %d", i, len(lines), 7*(i+1))
-		}
+		require.Equal(t, 1, tt.flush(0), "flush")
+		lines, _ := tt.got()
+		require.Len(t, lines, 7*(i+1), "after flush %d: records delivered", i)
 	}
 }
 
@@ -561,43 +534,31 @@ func TestTraceFlush(t *testing.T) {
 func TestTraceStop(t *testing.T) {
 	tt := &traceTool{noStart: true}
 	clks := withTrace(t, tt, 1)
-	if tt.stop(0) != 0 {
-		t.Error("stop without start succeeded")
-	}
-	if tt.pause(0, true) != 0 || tt.pause(0, false) != 0 {
-		t.Error("pause while stopped succeeded")
-	}
-	if tt.start(0) != 1 || tt.start(0) != 0 {
-		t.Error("start must succeed once and fail the second time")
-	}
+	assert.Zero(t, tt.stop(0), "stop without start succeeded")
+	assert.Zero(t, tt.pause(0, true), "pause while stopped succeeded")
+	assert.Zero(t, tt.pause(0, false), "resume while stopped succeeded")
+	assert.Equal(t, 1, tt.start(0), "start must succeed once")
+	assert.Zero(t, tt.start(0), "start must fail the second time")
 	tracedRegion(0, 1, clks[0], false)
-	if tt.stop(0) != 1 {
-		t.Fatal("stop failed")
-	}
+	require.Equal(t, 1, tt.stop(0), "stop")
 	lines, parts := tt.got()
-	if len(lines) != 7 || len(parts) != 1 || !parts[0].owned {
-		t.Errorf("stop delivered %d records in %+v; want 7 in one owned part", len(lines), parts)
+	assert.Len(t, lines, 7, "records stop delivered")
+	if assert.Len(t, parts, 1, "parts stop delivered: want one owned part") {
+		assert.True(t, parts[0].owned, "the part stop delivered: owned")
 	}
-	if Tracing(0) {
-		t.Error("Tracing(0) after stop")
-	}
+	assert.False(t, Tracing(0), "Tracing(0) after stop")
 	tracedRegion(0, 1, clks[0], false)
 	time.Sleep(10 * time.Millisecond)
-	if l2, p2 := tt.got(); len(l2) != 7 || len(p2) != 1 {
-		t.Errorf("delivery after stop: %d records, %d parts", len(l2), len(p2))
-	}
-	if tt.stop(0) != 0 {
-		t.Error("second stop succeeded")
-	}
+	l2, p2 := tt.got()
+	assert.Len(t, l2, 7, "delivery after stop: records")
+	assert.Len(t, p2, 1, "delivery after stop: parts")
+	assert.Zero(t, tt.stop(0), "second stop succeeded")
 	// a new session works
-	if tt.start(0) != 1 {
-		t.Fatal("restart failed")
-	}
+	require.Equal(t, 1, tt.start(0), "restart")
 	tracedRegion(0, 1, clks[0], false)
 	tt.stop(0)
-	if l3, _ := tt.got(); len(l3) != 14 {
-		t.Errorf("after restart: %d records, want 14", len(l3))
-	}
+	l3, _ := tt.got()
+	assert.Len(t, l3, 14, "records after restart")
 }
 
 // TestTracePauseResume: while paused nothing is recorded (and nothing is
@@ -605,22 +566,19 @@ func TestTraceStop(t *testing.T) {
 func TestTracePauseResume(t *testing.T) {
 	tt := &traceTool{}
 	clks := withTrace(t, tt, 1)
-	if tt.pause(0, true) != 1 || Tracing(0) {
-		t.Fatal("pause failed or Tracing still true")
-	}
+	require.Equal(t, 1, tt.pause(0, true), "pause")
+	require.False(t, Tracing(0), "Tracing after pause")
 	tracedRegion(0, 1, clks[0], false)
-	if tt.pause(0, false) != 1 || !Tracing(0) {
-		t.Fatal("resume failed")
-	}
+	require.Equal(t, 1, tt.pause(0, false), "resume")
+	require.True(t, Tracing(0), "Tracing after resume")
 	tracedRegion(0, 2, clks[0], false)
 	tt.flush(0)
 	lines, _ := tt.got()
-	if len(lines) != 7 || !strings.Contains(lines[0], "code=0x2") {
-		t.Errorf("records %v; want only the 7 of the construct after resume", lines)
+	if assert.Len(t, lines, 7, "records %v; want only the 7 of the construct after resume", lines) {
+		assert.Contains(t, lines[0], "code=0x2", "records: want only the construct's after resume")
 	}
-	if _, lost := TraceStats(0); lost != 0 {
-		t.Errorf("paused operations counted as lost: %d", lost)
-	}
+	_, lost := TraceStats(0)
+	assert.Zero(t, lost, "paused operations counted as lost")
 }
 
 // TestSetTraceOMPTResults: the set results are truthful, and only the
@@ -639,33 +597,22 @@ func TestSetTraceOMPTResults(t *testing.T) {
 		{ompt.CallbackTargetMap, ompt.SetNever}, {ompt.CallbackTargetMapEMI, ompt.SetNever}, {ompt.CallbackThreadBegin, ompt.SetNever},
 		{ompt.CallbackDeviceInitialize, ompt.SetNever}, {0, ompt.SetSometimes}, {99, ompt.SetError}, {-1, ompt.SetError},
 	} {
-		if got := set(h, false, c.ev); got != c.want {
-			t.Errorf("set_trace_ompt(%v) = %v, want %v", c.ev, got, c.want)
-		}
+		assert.Equal(t, c.want, set(h, false, c.ev), "set_trace_ompt(%v)", c.ev)
 	}
-	if set(nil, true, 0) != ompt.SetError || set(&ompt.DeviceHandle{}, true, 0) != ompt.SetError {
-		t.Error("set_trace_ompt on a nil or never-initialized device must be ompt_set_error")
-	}
+	assert.Equal(t, ompt.SetError, set(nil, true, 0), "set_trace_ompt on a nil device")
+	assert.Equal(t, ompt.SetError, set(&ompt.DeviceHandle{}, true, 0), "set_trace_ompt on a never-initialized device")
 	// everything was disabled by the loop; Tracing follows
-	if Tracing(0) {
-		t.Error("Tracing(0) with no type enabled")
-	}
+	assert.False(t, Tracing(0), "Tracing(0) with no type enabled")
 	set(h, true, ompt.CallbackTargetDataOpEMI) // data ops only
 	tracedRegion(0, 1, clks[0], false)
 	tt.flush(0)
 	lines, _ := tt.got()
-	if len(lines) != 4 {
-		t.Errorf("%d records, want the 4 data ops:\n%s", len(lines), strings.Join(lines, "\n"))
-	}
+	assert.Len(t, lines, 4, "records: want the 4 data ops:\n%s", strings.Join(lines, "\n"))
 	for _, l := range lines {
-		if !strings.Contains(l, "data_op") {
-			t.Errorf("record of a disabled type: %s", l)
-		}
+		assert.Contains(t, l, "data_op", "record of a disabled type")
 	}
 	DeviceFinalize(0)
-	if set(h, true, 0) != ompt.SetError {
-		t.Error("set_trace_ompt on a finalized device must fail")
-	}
+	assert.Equal(t, ompt.SetError, set(h, true, 0), "set_trace_ompt on a finalized device must fail")
 }
 
 // TestTraceNative: set_trace_native answers per the device's abilities;
@@ -686,23 +633,17 @@ func TestTraceNative(t *testing.T) {
 		{ompt.NativeDriver | ompt.NativeIdleness, ompt.SetNever},
 		{0, ompt.SetError}, {0x100, ompt.SetError},
 	} {
-		if got := set(h, true, c.flags); got != c.want {
-			t.Errorf("set_trace_native(%#x) = %v, want %v", c.flags, got, c.want)
-		}
+		assert.Equal(t, c.want, set(h, true, c.flags), "set_trace_native(%#x)", c.flags)
 	}
 	// a device whose plugin records nothing natively
 	DeviceInitialize(1, "plain", &clockDevice{rate: 1})
 	h1, l1, _ := GetDeviceInfo(1)
-	if got := l1("ompt_set_trace_native").(ompt.SetTraceNativeFunc)(h1, true, ompt.NativeDataMotionExplicit); got != ompt.SetNever {
-		t.Errorf("set_trace_native on a device without native records = %v, want ompt_set_never", got)
-	}
+	assert.Equal(t, ompt.SetNever, l1("ompt_set_trace_native").(ompt.SetTraceNativeFunc)(h1, true, ompt.NativeDataMotionExplicit), "set_trace_native on a device without native records")
 
 	tracedRegion(0, 1, clks[0], true)
 	tt.flush(0)
 	lines, _ := tt.got()
-	if len(lines) != 11 {
-		t.Fatalf("%d entries, want 7 records and 4 native:\n%s", len(lines), strings.Join(lines, "\n"))
-	}
+	require.Len(t, lines, 11, "entries: want 7 records and 4 native:\n%s", strings.Join(lines, "\n"))
 	diffSeq(t, lines[1:3], []string{
 		"dev0 rec data_op target_id=#1 host_op_id=#2 ompt_target_data_alloc src=0x1000/-1 dest=0xd000/0 bytes=64 code=0x1",
 		`dev0 native host_op_id=#2 type="host copy" class=2 hwid=7`,
@@ -711,13 +652,13 @@ func TestTraceNative(t *testing.T) {
 	defer tt.mu.Unlock()
 	for i, n := range tt.natives {
 		a := tt.absts[i]
-		if n.Start == 0 || n.End < n.Start || uint64(n.Start) != a.StartTime || uint64(n.End) != a.EndTime || n.Queue != 1 {
-			t.Errorf("native %d: %+v, abstract %+v", i, n, a)
-		}
+		assert.NotZero(t, n.Start, "native %d: %+v: start", i, n)
+		assert.GreaterOrEqual(t, n.End, n.Start, "native %d: %+v: end before start", i, n)
+		assert.Equal(t, uint64(n.Start), a.StartTime, "native %d: %+v: abstract %+v: start time", i, n, a)
+		assert.Equal(t, uint64(n.End), a.EndTime, "native %d: %+v: abstract %+v: end time", i, n, a)
+		assert.Equal(t, uint64(1), n.Queue, "native %d: %+v: queue", i, n)
 	}
-	if tt.raw[1].DataOp().EndTime != uint64(tt.natives[0].End) {
-		t.Error("native record and OMPT record of one operation disagree on the end time")
-	}
+	assert.Equal(t, uint64(tt.natives[0].End), tt.raw[1].DataOp().EndTime, "native record and OMPT record of one operation disagree on the end time")
 }
 
 // TestTraceWantsNative: WantsNative follows set_trace_native, flag by
@@ -725,27 +666,20 @@ func TestTraceNative(t *testing.T) {
 func TestTraceWantsNative(t *testing.T) {
 	tt := &traceTool{native: ompt.NativeDataMotionExplicit}
 	withTrace(t, tt, 1)
-	if (&TracedOp{}).WantsNative(ompt.NativeDataMotionExplicit) {
-		t.Error("the zero TracedOp wants a native record")
-	}
+	assert.False(t, (&TracedOp{}).WantsNative(ompt.NativeDataMotionExplicit), "the zero TracedOp wants a native record")
 	tgt := TargetBegin(ompt.KindTarget, 0, 1)
 	tgt.SubmitBegin(1)
 	tgt.SubmitEnd()
 	op := tgt.Op()
-	if !op.WantsNative(ompt.NativeDataMotionExplicit) || op.WantsNative(ompt.NativeKernelExecution) {
-		t.Errorf("with data motion enabled: WantsNative(data motion) = %v, (kernel execution) = %v; want true, false",
-			op.WantsNative(ompt.NativeDataMotionExplicit), op.WantsNative(ompt.NativeKernelExecution))
-	}
+	assert.True(t, op.WantsNative(ompt.NativeDataMotionExplicit), "with data motion enabled: WantsNative(data motion)")
+	assert.False(t, op.WantsNative(ompt.NativeKernelExecution), "with data motion enabled: WantsNative(kernel execution)")
 	set := tt.entry(0, "ompt_set_trace_native").(ompt.SetTraceNativeFunc)
 	set(tt.handle(0), false, ompt.NativeDataMotionExplicit)
-	if op.WantsNative(ompt.NativeDataMotionExplicit) {
-		t.Error("WantsNative after set_trace_native disabled the flag")
-	}
+	assert.False(t, op.WantsNative(ompt.NativeDataMotionExplicit), "WantsNative after set_trace_native disabled the flag")
 	tgt.End()
 	tt.stop(0)
-	if op.WantsNative(ompt.NativeDataMotionExplicit) || op.WantsNative(ompt.NativeKernelExecution) {
-		t.Error("WantsNative after stop_trace")
-	}
+	assert.False(t, op.WantsNative(ompt.NativeDataMotionExplicit), "WantsNative(data motion) after stop_trace")
+	assert.False(t, op.WantsNative(ompt.NativeKernelExecution), "WantsNative(kernel execution) after stop_trace")
 }
 
 // TestTraceBadCursors: cursors past the end, misaligned, in a foreign
@@ -798,33 +732,25 @@ func TestTraceBadCursors(t *testing.T) {
 	tracedRegion(1, 1, clks[1], false)
 	tt.flush(1)
 	tt.flush(0)
-	if len(checks) > 0 {
-		t.Errorf("bad cursors accepted:\n%s", strings.Join(checks, "\n"))
-	}
+	assert.Empty(t, checks, "bad cursors accepted")
 	// entry points on bad devices fail gently
 	l := tt.l[0]
-	if l("ompt_start_trace").(ompt.StartTraceFunc)(&ompt.DeviceHandle{}, tt.req, tt.done) != 0 ||
-		l("ompt_start_trace").(ompt.StartTraceFunc)(nil, tt.req, tt.done) != 0 ||
-		l("ompt_flush_trace").(ompt.FlushTraceFunc)(nil) != 0 ||
-		l("ompt_stop_trace").(ompt.StopTraceFunc)(&ompt.DeviceHandle{}) != 0 ||
-		l("ompt_pause_trace").(ompt.PauseTraceFunc)(nil, true) != 0 {
-		t.Error("an entry point accepted a nil or never-initialized device")
-	}
+	assert.Zero(t, l("ompt_start_trace").(ompt.StartTraceFunc)(&ompt.DeviceHandle{}, tt.req, tt.done), "start_trace accepted a never-initialized device")
+	assert.Zero(t, l("ompt_start_trace").(ompt.StartTraceFunc)(nil, tt.req, tt.done), "start_trace accepted a nil device")
+	assert.Zero(t, l("ompt_flush_trace").(ompt.FlushTraceFunc)(nil), "flush_trace accepted a nil device")
+	assert.Zero(t, l("ompt_stop_trace").(ompt.StopTraceFunc)(&ompt.DeviceHandle{}), "stop_trace accepted a never-initialized device")
+	assert.Zero(t, l("ompt_pause_trace").(ompt.PauseTraceFunc)(nil, true), "pause_trace accepted a nil device")
 	// a hand-made native header with no data after it, ending the buffer
 	words := make([]uint64, ompt.NativeHeaderSize/8)
 	hb := unsafe.Slice((*byte)(unsafe.Pointer(&words[0])), ompt.NativeHeaderSize)
 	*(*int32)(unsafe.Pointer(&hb[0])) = ompt.NativeMarker
 	*(*uint32)(unsafe.Pointer(&hb[4])) = uint32(ompt.NativeHeaderSize)
-	if p, hop := l("ompt_get_record_native").(ompt.GetRecordNativeFunc)(hb, 0); p != nil || hop != 0 {
-		t.Error("get_record_native accepted a native header with no record after it")
-	}
-	if k := l("ompt_get_record_type").(ompt.GetRecordTypeFunc)(hb, 0); k != ompt.RecordKindInvalid {
-		t.Errorf("get_record_type of a header-only native entry = %v, want invalid", k)
-	}
+	p, hop := l("ompt_get_record_native").(ompt.GetRecordNativeFunc)(hb, 0)
+	assert.Nil(t, p, "get_record_native accepted a native header with no record after it")
+	assert.Zero(t, hop, "get_record_native accepted a native header with no record after it: host_op_id")
+	assert.Equal(t, ompt.RecordKindInvalid, l("ompt_get_record_type").(ompt.GetRecordTypeFunc)(hb, 0), "get_record_type of a header-only native entry")
 	tt.stop(0)
-	if l("ompt_start_trace").(ompt.StartTraceFunc)(tt.h[0], nil, tt.done) != 0 {
-		t.Error("start_trace with a nil request callback succeeded")
-	}
+	assert.Zero(t, l("ompt_start_trace").(ompt.StartTraceFunc)(tt.h[0], nil, tt.done), "start_trace with a nil request callback succeeded")
 }
 
 // TestTraceCompleteRunsOffCaller: buffer_complete never runs on the
@@ -850,19 +776,16 @@ func TestTraceCompleteRunsOffCaller(t *testing.T) {
 	select {
 	case <-finished:
 	case <-time.After(10 * time.Second):
-		t.Fatal("the application stalled behind a blocked buffer_complete")
+		require.Fail(t, "the application stalled behind a blocked buffer_complete")
 	}
 	close(release)
 	tt.flush(0)
 	written, lost := TraceStats(0)
-	if written+lost != 140 || lost == 0 {
-		t.Errorf("written %d + lost %d; want 140 with some lost", written, lost)
-	}
+	assert.Equal(t, uint64(140), written+lost, "records written (%d) and lost (%d) in all", written, lost)
+	assert.NotZero(t, lost, "records lost: want some")
 	tt.mu.Lock()
 	defer tt.mu.Unlock()
-	if tt.gs[me] {
-		t.Error("buffer_complete ran on the application goroutine")
-	}
+	assert.False(t, tt.gs[me], "buffer_complete ran on the application goroutine")
 }
 
 // TestTraceRingGrows: while the tool is slow, the ring grows instead of
@@ -885,9 +808,8 @@ func TestTraceRingGrows(t *testing.T) {
 		close(release)
 		tt.flush(0)
 		written, lost := TraceStats(0)
-		if written+lost != 140 || (lost > 0) != tc.wantLoss {
-			t.Errorf("ringMax %d: written %d + lost %d; want 140, lost > 0: %v", tc.max, written, lost, tc.wantLoss)
-		}
+		assert.Equal(t, uint64(140), written+lost, "ringMax %d: records written (%d) and lost (%d) in all", tc.max, written, lost)
+		assert.Equal(t, tc.wantLoss, lost > 0, "ringMax %d: records lost (%d) > 0", tc.max, lost)
 		tt.stop(0)
 		ringCap, ringMax = oldCap, oldMax
 	}
@@ -904,21 +826,13 @@ func TestTraceCompletePanics(t *testing.T) {
 	clk := newTick(0)
 	DeviceInitialize(0, "tick", clk)
 	tracedRegion(0, 1, clk, false)
-	if tt.flush(0) != 1 {
-		t.Error("flush failed")
-	}
-	if Tracing(0) {
-		t.Error("still tracing after the complete callback panicked")
-	}
+	assert.Equal(t, 1, tt.flush(0), "flush")
+	assert.False(t, Tracing(0), "still tracing after the complete callback panicked")
 	tracedRegion(0, 1, clk, false) // the device keeps running
-	if tt.stop(0) != 0 {
-		t.Error("stop of an aborted session succeeded")
-	}
+	assert.Zero(t, tt.stop(0), "stop of an aborted session succeeded")
 	Finalize()
 	b, _ := os.ReadFile(log)
-	if !strings.Contains(string(b), "buffer_complete callback panicked: tool bug; tracing stopped") {
-		t.Errorf("verbose log:\n%s", b)
-	}
+	assert.Contains(t, string(b), "buffer_complete callback panicked: tool bug; tracing stopped", "verbose log")
 }
 
 // TestTraceFinalizeDelivers: records still queued at finalize are
@@ -946,11 +860,11 @@ func TestTraceFinalizeDelivers(t *testing.T) {
 	time.Sleep(5 * time.Millisecond)
 	omu.Lock()
 	defer omu.Unlock()
-	if strings.Join(order, ",") != "complete,device_finalize" {
-		t.Errorf("order %v; want the records completed, then device_finalize, nothing after", order)
-	}
-	if lines, parts := tt.got(); len(lines) != 7 || !parts[len(parts)-1].owned {
-		t.Errorf("%d records, parts %+v", len(lines), parts)
+	assert.Equal(t, "complete,device_finalize", strings.Join(order, ","), "order: want the records completed, then device_finalize, nothing after")
+	lines, parts := tt.got()
+	assert.Len(t, lines, 7, "records")
+	if assert.NotEmpty(t, parts, "parts") {
+		assert.True(t, parts[len(parts)-1].owned, "the last part's owned: parts %+v", parts)
 	}
 }
 
@@ -966,9 +880,7 @@ func TestTraceFlushFromCallback(t *testing.T) {
 	clks := withTrace(t, tt, 1)
 	tracedRegion(0, 1, clks[0], false)
 	tt.flush(0)
-	if len(res) != 2 || res[0] != 0 || res[1] != 0 {
-		t.Errorf("flush, stop inside the callback = %v; want 0, 0", res)
-	}
+	assert.Equal(t, []int{0, 0}, res, "flush, stop inside the callback")
 }
 
 // TestTraceRoutine: data operations of device memory routines are
@@ -977,9 +889,7 @@ func TestTraceRoutine(t *testing.T) {
 	tt := &traceTool{r: &recorder{plain: true}}
 	clks := withTrace(t, tt, 2)
 	r := RoutineBegin(0x77)
-	if r.Tracing() {
-		t.Error("a routine scope reports Tracing; the runtime asks Tracing(dev)")
-	}
+	assert.False(t, r.Tracing(), "a routine scope reports Tracing; the runtime asks Tracing(dev)")
 	r.DataOpBegin(ompt.DataOpTransferToDevice, 0x1000, ompt.InitialDevice, 0xd000, 1, 16)
 	b, e := clks[1].interval()
 	r.DataOpEnd(0xd000)
@@ -1038,41 +948,30 @@ func TestTraceConcurrent(t *testing.T) {
 	tt.stop(1)
 	w0, l0 := TraceStats(0)
 	w1, l1 := TraceStats(1)
-	if l0+l1 != 0 {
-		t.Fatalf("lost %d + %d records", l0, l1)
-	}
+	require.Zero(t, l0+l1, "lost %d + %d records", l0, l1)
 	tt.mu.Lock()
 	defer tt.mu.Unlock()
-	if want := uint64(G / 2 * N * 7); w0 != want || w1 != want+G/2*N*4 {
-		t.Errorf("written %d, %d; want %d, %d", w0, w1, want, want+G/2*N*4)
-	}
-	if len(tt.raw) != G*N*7 {
-		t.Errorf("%d OMPT records delivered, want %d", len(tt.raw), G*N*7)
-	}
+	want := uint64(G / 2 * N * 7)
+	assert.Equal(t, want, w0, "records written on device 0")
+	assert.Equal(t, want+G/2*N*4, w1, "records written on device 1")
+	assert.Len(t, tt.raw, G*N*7, "OMPT records delivered")
 	// per construct: begin first, end last, 5 operations between
 	state := map[uint64]int{}
 	for _, r := range tt.raw {
 		s := state[r.TargetID]
 		switch {
 		case r.Target() != nil && ompt.Endpoint(r.Target().Endpoint) == ompt.ScopeBegin:
-			if s != 0 {
-				t.Fatalf("target %d: begin after %d records", r.TargetID, s)
-			}
+			require.Zero(t, s, "target %d: records before its begin", r.TargetID)
 		case r.Target() != nil:
-			if s != 6 {
-				t.Fatalf("target %d: end after %d records", r.TargetID, s)
-			}
+			require.Equal(t, 6, s, "target %d: records before its end", r.TargetID)
 		default:
-			if s < 1 || s > 5 {
-				t.Fatalf("target %d: operation at position %d", r.TargetID, s)
-			}
+			require.GreaterOrEqual(t, s, 1, "target %d: operation's position", r.TargetID)
+			require.LessOrEqual(t, s, 5, "target %d: operation's position", r.TargetID)
 		}
 		state[r.TargetID] = s + 1
 	}
 	for id, s := range state {
-		if s != 7 {
-			t.Errorf("target %d: %d records", id, s)
-		}
+		assert.Equal(t, 7, s, "target %d: records", id)
 	}
 }
 
@@ -1086,9 +985,7 @@ func TestTraceNoAlloc(t *testing.T) {
 	clks := withTrace(t, tt, 1)
 	clk := clks[0]
 	allocs := testing.AllocsPerRun(200, func() { recordedConstruct(clk) })
-	if allocs != 0 {
-		t.Errorf("%v allocations per traced construct", allocs)
-	}
+	assert.Zero(t, allocs, "allocations per traced construct")
 }
 
 // recordedConstruct is an empty construct with one traced data operation
@@ -1160,28 +1057,22 @@ func TestTraceTimesInsideCallbacks(t *testing.T) {
 	defer tt.mu.Unlock()
 	mu.Lock()
 	defer mu.Unlock()
-	if len(tt.raw) != 40*5 {
-		t.Fatalf("%d records", len(tt.raw))
-	}
+	require.Len(t, tt.raw, 40*5, "records")
 	const tol = 1e-6
 	var lastEnd uint64
 	for i, rec := range tt.raw {
 		s := host[rec.TargetID]
-		if s == nil {
-			t.Fatalf("record %d: no callbacks for target %d", i, rec.TargetID)
-		}
+		require.NotNil(t, s, "record %d: no callbacks for target %d", i, rec.TargetID)
 		end := rec.Time
 		if d := rec.DataOp(); d != nil {
 			end = d.EndTime
-			if rec.Time < lastEnd {
-				t.Errorf("record %d overlaps the previous operation", i)
-			}
+			assert.GreaterOrEqual(t, rec.Time, lastEnd, "record %d overlaps the previous operation", i)
 			lastEnd = end
 		}
 		b, e := tr(h, rec.Time), tr(h, end)
-		if b < s.b-tol || e > s.e+tol || e < b {
-			t.Errorf("record %d: [%.9f, %.9f] outside its construct's callbacks [%.9f, %.9f]", i, b, e, s.b, s.e)
-		}
+		assert.GreaterOrEqual(t, b, s.b-tol, "record %d: [%.9f, %.9f] begins before its construct's callbacks [%.9f, %.9f]", i, b, e, s.b, s.e)
+		assert.LessOrEqual(t, e, s.e+tol, "record %d: [%.9f, %.9f] ends after its construct's callbacks [%.9f, %.9f]", i, b, e, s.b, s.e)
+		assert.GreaterOrEqual(t, e, b, "record %d: end before begin", i)
 	}
 }
 
@@ -1207,13 +1098,8 @@ func TestTraceStopGivesUpOnStuckCallback(t *testing.T) {
 	<-stuck
 	start := time.Now()
 	err := DeviceFinalize(0)
-	if err == nil || !strings.Contains(err.Error(), "device 0") || !strings.Contains(err.Error(), "buffer_request callback has not returned") {
-		t.Fatalf("DeviceFinalize: %v; want an error naming device 0 and buffer_request", err)
-	}
-	if d := time.Since(start); d > 5*time.Second {
-		t.Fatalf("DeviceFinalize took %v", d)
-	}
-	if err := DeviceFinalize(0); err == nil {
-		t.Error("second DeviceFinalize succeeded; the device should be finalized")
-	}
+	require.ErrorContains(t, err, "device 0", "DeviceFinalize: want an error naming device 0 and buffer_request")
+	require.ErrorContains(t, err, "buffer_request callback has not returned", "DeviceFinalize: want an error naming device 0 and buffer_request")
+	require.LessOrEqual(t, time.Since(start), 5*time.Second, "DeviceFinalize's time")
+	assert.Error(t, DeviceFinalize(0), "second DeviceFinalize succeeded; the device should be finalized")
 }

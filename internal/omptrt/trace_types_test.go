@@ -2,9 +2,12 @@ package omptrt
 
 import (
 	"fmt"
-	"github.com/gompt/gompt/ompt"
 	"strings"
 	"testing"
+
+	"github.com/gompt/gompt/ompt"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
 )
 
 // TestSetTraceOMPTEachType: enabling one record type with set_trace_ompt
@@ -25,19 +28,13 @@ func TestSetTraceOMPTEachType(t *testing.T) {
 			h := tt.handle(0)
 			set := tt.entry(0, "ompt_set_trace_ompt").(ompt.SetTraceOMPTFunc)
 			set(h, false, 0) // all off
-			if got := set(h, true, c.ev); got != ompt.SetAlways {
-				t.Fatalf("set_trace_ompt(%v) = %v", c.ev, got)
-			}
+			require.Equal(t, ompt.SetAlways, set(h, true, c.ev), "set_trace_ompt(%v)", c.ev)
 			tracedRegion(0, 1, clks[0], false)
 			tt.flush(0)
 			lines, _ := tt.got()
-			if len(lines) != c.n {
-				t.Errorf("%d records, want %d %s:\n%s", len(lines), c.n, c.kind, strings.Join(lines, "\n"))
-			}
+			assert.Len(t, lines, c.n, "records, want %s:\n%s", c.kind, strings.Join(lines, "\n"))
 			for _, l := range lines {
-				if !strings.Contains(l, c.kind) {
-					t.Errorf("record of a type not enabled: %s", l)
-				}
+				assert.Contains(t, l, c.kind, "record of a type not enabled")
 			}
 		})
 	}
@@ -51,9 +48,7 @@ func TestCallbackNames(t *testing.T) {
 		1: "ompt_callback_thread_begin", 37: "ompt_callback_error",
 		0: "ompt_callback(0)", -3: "ompt_callback(-3)", 38: "ompt_callback(38)", 1000: "ompt_callback(1000)",
 	} {
-		if got := c.String(); got != want {
-			t.Errorf("Callback(%d).String() = %q, want %q", int(c), got, want)
-		}
+		assert.Equal(t, want, c.String(), "Callback(%d).String()", int(c))
 	}
 }
 
@@ -66,11 +61,7 @@ func TestNativeTypeNamesKept(t *testing.T) {
 		idx[name] = internNative(name)
 	}
 	for name, i := range idx {
-		if got := nativeName(i); got != name {
-			t.Errorf("native type %q has index %d, which names %q", name, i, got)
-		}
-		if again := internNative(name); again != i {
-			t.Errorf("native type %q interned again: index %d, was %d", name, again, i)
-		}
+		assert.Equal(t, name, nativeName(i), "native type %q has index %d, which names", name, i)
+		assert.Equal(t, i, internNative(name), "native type %q interned again: index", name)
 	}
 }
