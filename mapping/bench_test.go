@@ -6,6 +6,8 @@ import (
 	"testing"
 
 	"github.com/gompt/gompt/device"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
 )
 
 var sinkPtr device.DevicePtr
@@ -19,14 +21,12 @@ func BenchmarkLookup(b *testing.B) {
 	for _, n := range benchSizes {
 		b.Run(fmt.Sprint("entries=", n), func(b *testing.B) {
 			tab, h := newBenchTableMid(n)
-			if tab.Len() != n {
-				b.Fatalf("table has %d entries, want %d", tab.Len(), n)
-			}
+			require.Equal(b, n, tab.Len(), "entries")
 			b.ReportAllocs()
 			for b.Loop() {
 				p, err := tab.Translate(h)
 				if err != nil {
-					b.Fatal(err)
+					require.NoError(b, err) // tested first: require's Helper call would be timed
 				}
 				sinkPtr = p
 			}
@@ -51,7 +51,7 @@ func BenchmarkLookupRandom(b *testing.B) {
 			for b.Loop() {
 				p, err := tab.Translate(probes[i&4095])
 				if err != nil {
-					b.Fatal(err)
+					require.NoError(b, err) // tested first: require's Helper call would be timed
 				}
 				sinkPtr = p
 				i++
@@ -85,11 +85,12 @@ func BenchmarkEnterExit4KiB(b *testing.B) {
 	b.ReportAllocs()
 	b.SetBytes(4096)
 	for b.Loop() {
+		// Errors are tested first: require's Helper call would be timed.
 		if err := tab.Enter(ops, items, Structured, ptrs); err != nil {
-			b.Fatal(err)
+			require.NoError(b, err, "Enter")
 		}
 		if err := tab.Exit(ops, items, Structured); err != nil {
-			b.Fatal(err)
+			require.NoError(b, err, "Exit")
 		}
 	}
 }
@@ -105,41 +106,28 @@ func TestSteadyStateNoAlloc(t *testing.T) {
 	items := []Item{{Host: make([]byte, 4096), Type: ToFrom}}
 	ptrs := make([]device.DevicePtr, 1)
 	n := testing.AllocsPerRun(1000, func() {
-		if err := tab.Enter(ops, items, Structured, ptrs); err != nil {
-			t.Fatal(err)
-		}
-		if err := tab.Exit(ops, items, Structured); err != nil {
-			t.Fatal(err)
-		}
+		require.NoError(t, tab.Enter(ops, items, Structured, ptrs))
+		require.NoError(t, tab.Exit(ops, items, Structured))
 	})
-	if n != 0 {
-		t.Errorf("Enter+Exit of one new item: %v allocations per run, want 0", n)
-	}
-	if n := testing.AllocsPerRun(1000, func() { sinkPtr, _ = tab.Translate(h) }); n != 0 {
-		t.Errorf("Translate: %v allocations per run, want 0", n)
-	}
-	if tab.Len() != 1000 {
-		t.Fatalf("len %d", tab.Len())
-	}
+	assert.Zero(t, n, "Enter+Exit of one new item: allocations per run")
+	n = testing.AllocsPerRun(1000, func() { sinkPtr, _ = tab.Translate(h) })
+	assert.Zero(t, n, "Translate: allocations per run")
+	assert.Equal(t, 1000, tab.Len(), "entries")
 }
 
 func TestBenchTable(t *testing.T) {
 	for _, n := range []int{0, 1, 2, 1000} {
 		tab, h := newBenchTableMid(n)
 		want := max(n, 1)
-		if tab.Len() != want {
-			t.Fatalf("newBenchTableMid(%d): %d entries", n, tab.Len())
-		}
-		if len(h) != 8 || !tab.IsPresent(h) {
-			t.Fatalf("newBenchTableMid(%d): range of %d bytes, present %v", n, len(h), tab.IsPresent(h))
-		}
+		require.Equal(t, want, tab.Len(), "newBenchTableMid(%d): entries", n)
+		require.Len(t, h, 8, "newBenchTableMid(%d): the range", n)
+		require.True(t, tab.IsPresent(h), "newBenchTableMid(%d): the range is present", n)
 		p, err := tab.Translate(h)
-		mustOK(t, err)
+		require.NoError(t, err)
 		es := tab.Entries()
 		mid := es[want/2]
-		if addr(h) != mid.Host+4 || p != mid.Device+4 {
-			t.Fatalf("range %s -> %v is not 4 bytes into the middle entry %v", rng(h), p, mid)
-		}
+		assert.Equal(t, mid.Host+4, addr(h), "range %s is not 4 bytes into the middle entry %v", rng(h), mid)
+		assert.Equal(t, mid.Device+4, p, "range %s -> %v is not 4 bytes into the middle entry %v", rng(h), p, mid)
 	}
 }
 

@@ -5,6 +5,8 @@ import (
 	"testing"
 
 	"github.com/gompt/gompt/device"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
 )
 
 // TestTreeDeleteInternalKeys deletes, over and over, keys held by the
@@ -25,9 +27,7 @@ func TestTreeDeleteInternalKeys(t *testing.T) {
 		}
 		return d
 	}
-	if depth() < 4 {
-		t.Fatalf("tree of %d keys is %d levels deep; the test needs 4", n, depth())
-	}
+	require.GreaterOrEqual(t, depth(), 4, "levels of a tree of %d keys; the test needs 4", n)
 	left := n
 	for round := 0; tr.root != nil && !tr.root.leaf && round < 300; round++ {
 		// Alternate between the root's keys and those of its children.
@@ -39,14 +39,8 @@ func TestTreeDeleteInternalKeys(t *testing.T) {
 		tr.delete(k)
 		left--
 		keys := tr.check(t)
-		if len(keys) != left {
-			t.Fatalf("round %d: %d keys, want %d", round, len(keys), left)
-		}
-		for _, kk := range keys {
-			if kk == k {
-				t.Fatalf("round %d: deleted key %#x still there", round, k)
-			}
-		}
+		require.Equal(t, left, len(keys), "round %d: keys", round)
+		require.False(t, slices.Contains(keys, k), "round %d: deleted key %#x still there", round, k)
 	}
 }
 
@@ -56,11 +50,9 @@ func TestTreeDeleteInternalKeys(t *testing.T) {
 func TestShrinkReleasesMemory(t *testing.T) {
 	tab, mem := newBenchTable(20000)
 	for off := 0; off < len(mem); off += benchEntrySize {
-		mustOK(t, tab.Disassociate(mem[off:off+benchEntrySize]))
+		require.NoError(t, tab.Disassociate(mem[off:off+benchEntrySize]))
 	}
-	if tab.Len() != 0 {
-		t.Fatalf("%d entries left", tab.Len())
-	}
+	require.Equal(t, 0, tab.Len(), "entries left")
 	nodes := 0
 	for x := tab.tree.free; x != nil; x = x.kids[0] {
 		nodes++
@@ -69,10 +61,12 @@ func TestShrinkReleasesMemory(t *testing.T) {
 	for e := tab.free; e != nil; e = e.next {
 		entries++
 	}
-	if nodes == 0 || nodes > maxFreeNodes || entries == 0 || entries > maxFreeEntries {
-		t.Fatalf("after emptying a table of 20000 entries: %d nodes and %d entries kept for reuse; want 1 to %d and 1 to %d",
-			nodes, entries, maxFreeNodes, maxFreeEntries)
-	}
+	// After emptying a table of 20000 entries, some nodes and entries
+	// are kept for reuse, but no more than the pools' bounds.
+	assert.NotZero(t, nodes, "nodes kept for reuse")
+	assert.LessOrEqual(t, nodes, maxFreeNodes, "nodes kept for reuse")
+	assert.NotZero(t, entries, "entries kept for reuse")
+	assert.LessOrEqual(t, entries, maxFreeEntries, "entries kept for reuse")
 }
 
 // TestTreeDeleteBesideFullNodes deletes from a minimal leaf whose parent
@@ -107,15 +101,13 @@ func TestTreeDeleteBesideFullNodes(t *testing.T) {
 	} {
 		tr := build(c.n)
 		r := tr.root
-		if r.leaf || !c.full(r) {
-			t.Fatalf("%s: tree of %d keys: root %d keys, leaves %d ... %d", c.name, c.n, r.n, r.kids[0].n, r.kids[r.n].n)
-		}
+		require.False(t, r.leaf, "%s: tree of %d keys: the root is a leaf", c.name, c.n)
+		require.True(t, c.full(r), "%s: tree of %d keys: root %d keys, leaves %d ... %d", c.name, c.n, r.n, r.kids[0].n, r.kids[r.n].n)
 		k := c.pickKey(r)
 		tr.delete(k)
 		keys := tr.check(t)
-		if len(keys) != c.n-1 || slices.Contains(keys, k) {
-			t.Fatalf("%s: %d keys after deleting %#x from %d", c.name, len(keys), k, c.n)
-		}
+		require.Equal(t, c.n-1, len(keys), "%s: keys after deleting %#x from %d", c.name, k, c.n)
+		require.False(t, slices.Contains(keys, k), "%s: deleted key %#x still there", c.name, k)
 	}
 }
 
@@ -128,14 +120,14 @@ func TestDeviceExtentFirstEntry(t *testing.T) {
 	mem := make([]byte, 64*n)
 	// The first and the last range (in host order, so in different
 	// nodes of the table) hold device address p+40; others lie elsewhere.
-	mustOK(t, tab.Associate(mem[0:64], p+32)) // device [p+32, p+96)
+	require.NoError(t, tab.Associate(mem[0:64], p+32)) // device [p+32, p+96)
 	for i := 1; i < n-1; i++ {
-		mustOK(t, tab.Associate(mem[64*i:64*i+64], device.DevicePtr(0x1000000+0x100*i)))
+		require.NoError(t, tab.Associate(mem[64*i:64*i+64], device.DevicePtr(0x1000000+0x100*i)))
 	}
-	mustOK(t, tab.Associate(mem[64*(n-1):], p)) // device [p, p+64)
-	if got, ok := tab.DeviceExtent(p + 40); !ok || got != 56 {
-		t.Fatalf("DeviceExtent(p+40) = %d, %v; want 56 bytes, from the first entry in host order", got, ok)
-	}
+	require.NoError(t, tab.Associate(mem[64*(n-1):], p)) // device [p, p+64)
+	got, ok := tab.DeviceExtent(p + 40)
+	assert.True(t, ok, "DeviceExtent(p+40) found")
+	assert.Equal(t, 56, got, "DeviceExtent(p+40): bytes, from the first entry in host order")
 }
 
 // TestEmptyingChurnNoAlloc: a table that fills and empties again and
@@ -153,17 +145,11 @@ func TestEmptyingChurnNoAlloc(t *testing.T) {
 		items[i] = Item{Host: mem[16*i : 16*i+16], Type: ToFrom}
 	}
 	cycle := func() {
-		if err := tab.Enter(ops, items, Structured, nil); err != nil {
-			t.Fatal(err)
-		}
-		if err := tab.Exit(ops, items, Structured); err != nil {
-			t.Fatal(err)
-		}
+		require.NoError(t, tab.Enter(ops, items, Structured, nil))
+		require.NoError(t, tab.Exit(ops, items, Structured))
 	}
 	for range 3 {
 		cycle()
 	}
-	if n := testing.AllocsPerRun(50, cycle); n != 0 {
-		t.Errorf("filling and emptying a table: %v allocations per run, want 0", n)
-	}
+	assert.Zero(t, testing.AllocsPerRun(50, cycle), "filling and emptying a table: allocations per run")
 }

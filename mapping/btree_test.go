@@ -4,6 +4,9 @@ import (
 	"math/rand"
 	"slices"
 	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
 )
 
 // check verifies the B-tree invariants: keys sorted across the whole tree,
@@ -15,32 +18,37 @@ func (tr *tree) check(t *testing.T) []uintptr {
 	leafDepth := -1
 	var visit func(x *node, depth int, root bool)
 	visit = func(x *node, depth int, root bool) {
-		if !root && (x.n < degree-1 || x.n > maxKeys) {
-			t.Fatalf("node at depth %d has %d keys, want %d..%d", depth, x.n, degree-1, maxKeys)
+		// Every node and slot of a large tree is checked, often: the
+		// conditions are tested first, and testify only reports.
+		if !root && x.n < degree-1 {
+			require.Failf(t, "node too small", "node at depth %d has %d keys, want %d..%d", depth, x.n, degree-1, maxKeys)
+		}
+		if !root && x.n > maxKeys {
+			require.Failf(t, "node too large", "node at depth %d has %d keys, want %d..%d", depth, x.n, degree-1, maxKeys)
 		}
 		if root && x.n < 1 {
-			t.Fatalf("root has %d keys", x.n)
+			require.Failf(t, "empty root", "root has %d keys", x.n)
 		}
 		for i := x.n; i < maxKeys; i++ {
 			if x.ents[i] != nil {
-				t.Fatalf("stale entry in unused slot %d of node with %d keys", i, x.n)
+				require.Failf(t, "stale entry", "stale entry in unused slot %d of node with %d keys", i, x.n)
 			}
 		}
 		if x.leaf {
 			for _, k := range x.kids {
 				if k != nil {
-					t.Fatal("leaf has a child")
+					require.Fail(t, "leaf has a child")
 				}
 			}
 			if leafDepth == -1 {
 				leafDepth = depth
 			} else if leafDepth != depth {
-				t.Fatalf("leaves at depths %d and %d", leafDepth, depth)
+				require.Failf(t, "leaves at different depths", "leaves at depths %d and %d", leafDepth, depth)
 			}
 		} else {
 			for i := x.n + 1; i <= maxKeys; i++ {
 				if x.kids[i] != nil {
-					t.Fatalf("stale child in slot %d of node with %d keys", i, x.n)
+					require.Failf(t, "stale child", "stale child in slot %d of node with %d keys", i, x.n)
 				}
 			}
 		}
@@ -48,8 +56,11 @@ func (tr *tree) check(t *testing.T) []uintptr {
 			if !x.leaf {
 				visit(x.kids[i], depth+1, false)
 			}
-			if x.ents[i] == nil || x.ents[i].start != x.keys[i] {
-				t.Fatalf("key %#x has entry %v", x.keys[i], x.ents[i])
+			if x.ents[i] == nil {
+				require.Failf(t, "key without entry", "key %#x has no entry", x.keys[i])
+			}
+			if x.ents[i].start != x.keys[i] {
+				require.Failf(t, "key and entry differ", "key %#x has entry %v", x.keys[i], x.ents[i])
 			}
 			keys = append(keys, x.keys[i])
 		}
@@ -60,12 +71,8 @@ func (tr *tree) check(t *testing.T) []uintptr {
 	if tr.root != nil {
 		visit(tr.root, 0, true)
 	}
-	if !slices.IsSorted(keys) {
-		t.Fatal("keys out of order")
-	}
-	if len(keys) != tr.len {
-		t.Fatalf("tree has %d keys, len says %d", len(keys), tr.len)
-	}
+	require.True(t, slices.IsSorted(keys), "keys out of order")
+	require.Equal(t, tr.len, len(keys), "the tree's keys against its len")
 	return keys
 }
 
@@ -90,9 +97,7 @@ func TestTreeRandom(t *testing.T) {
 				want = append(want, k)
 			}
 			slices.Sort(want)
-			if !slices.Equal(keys, want) {
-				t.Fatalf("step %d: tree keys differ from model (%d vs %d keys)", step, len(keys), len(want))
-			}
+			require.Equal(t, want, keys, "step %d: tree keys against the model", step)
 			// around agrees with a sorted search for probes at, between and beyond keys.
 			for p := 0; p < 200; p++ {
 				a := uintptr(rng.Intn(space*16 + 64))
@@ -112,9 +117,8 @@ func TestTreeRandom(t *testing.T) {
 				if gt != nil {
 					gotGT = gt.start
 				}
-				if gotLE != wantLE || gotGT != wantGT {
-					t.Fatalf("around(%#x) = %#x, %#x; want %#x, %#x", a, gotLE, gotGT, wantLE, wantGT)
-				}
+				require.Equal(t, wantLE, gotLE, "around(%#x): the key at or below", a)
+				require.Equal(t, wantGT, gotGT, "around(%#x): the key above", a)
 			}
 		}
 	}
@@ -122,9 +126,8 @@ func TestTreeRandom(t *testing.T) {
 	for k := range model {
 		tr.delete(k)
 	}
-	if tr.root != nil || tr.len != 0 {
-		t.Fatalf("drained tree: root %v, len %d", tr.root, tr.len)
-	}
+	assert.Nil(t, tr.root, "root of the drained tree")
+	assert.Zero(t, tr.len, "len of the drained tree")
 }
 
 func TestTreeSequential(t *testing.T) {
@@ -135,15 +138,11 @@ func TestTreeSequential(t *testing.T) {
 	for i := 1; i <= n; i++ {
 		tr.insert(&entry{start: uintptr(i) * 8})
 	}
-	if got := len(tr.check(t)); got != n {
-		t.Fatalf("%d keys after inserts, want %d", got, n)
-	}
+	require.Equal(t, n, len(tr.check(t)), "keys after inserts")
 	for i := 1; i <= n; i++ {
 		tr.delete(uintptr(i) * 8)
 		if i%1000 == 0 {
-			if got := len(tr.check(t)); got != n-i {
-				t.Fatalf("%d keys after %d deletes, want %d", got, i, n-i)
-			}
+			require.Equal(t, n-i, len(tr.check(t)), "keys after %d deletes", i)
 		}
 	}
 	for i := n; i >= 1; i-- {
@@ -152,9 +151,8 @@ func TestTreeSequential(t *testing.T) {
 	for i := n; i >= 1; i-- {
 		tr.delete(uintptr(i) * 8)
 	}
-	if tr.root != nil || tr.len != 0 {
-		t.Fatalf("tree not empty after deletes: len %d", tr.len)
-	}
+	assert.Nil(t, tr.root, "root after deletes")
+	assert.Zero(t, tr.len, "len after deletes")
 }
 
 func TestTreeDeleteMissing(t *testing.T) {
@@ -164,7 +162,5 @@ func TestTreeDeleteMissing(t *testing.T) {
 		tr.insert(&entry{start: uintptr(i) * 16})
 	}
 	tr.delete(24) // not a key
-	if got := len(tr.check(t)); got != 100 {
-		t.Fatalf("%d keys after deleting a missing key, want 100", got)
-	}
+	assert.Equal(t, 100, len(tr.check(t)), "keys after deleting a missing key")
 }

@@ -3,12 +3,12 @@ package mapping
 import (
 	"errors"
 	"fmt"
-	"slices"
 	"sync"
 	"testing"
 	"unsafe"
 
 	"github.com/gompt/gompt/device"
+	"github.com/stretchr/testify/require"
 )
 
 // fakeOps is a recording Ops with its own device memory: allocations are
@@ -147,9 +147,7 @@ func (f *fakeOps) expect(t *testing.T, want ...string) {
 	if len(want) == 0 {
 		want = nil
 	}
-	if !slices.Equal(got, want) {
-		t.Fatalf("device operations:\n got  %q\n want %q", got, want)
-	}
+	require.Equal(t, want, got, "device operations")
 }
 
 // live returns the number of live fake allocations.
@@ -176,19 +174,11 @@ func checkConsistent(t *testing.T, tab *Table, f *fakeOps) {
 		}
 		owned++
 		b, ok := f.bufs[e.Device]
-		if !ok {
-			t.Fatalf("entry %v has no live device buffer", e)
-		}
-		if len(b) != e.Size {
-			t.Fatalf("entry %v has a buffer of %d bytes", e, len(b))
-		}
-		if e.Structured <= 0 && e.Dynamic <= 0 {
-			t.Fatalf("entry %v has no reference", e)
-		}
+		require.True(t, ok, "entry %v has no live device buffer", e)
+		require.Equal(t, e.Size, len(b), "entry %v: bytes of its device buffer", e)
+		require.True(t, e.Structured > 0 || e.Dynamic > 0, "entry %v has no reference", e)
 	}
-	if owned+user != len(f.bufs) {
-		t.Fatalf("%d owned entries but %d live device buffers (leak)", owned, len(f.bufs))
-	}
+	require.Equal(t, len(f.bufs), owned+user, "%d owned and %d user entries against the live device buffers (leak)", owned, user)
 }
 
 func addr(b []byte) uintptr { return uintptr(unsafe.Pointer(unsafe.SliceData(b))) }

@@ -9,6 +9,8 @@ import (
 	"testing"
 
 	"github.com/gompt/gompt/device"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
 )
 
 func sortedEntries(tab *Table) []Entry { return sortEntries(tab.Entries()) }
@@ -33,10 +35,10 @@ func enterScenario(t *testing.T) (*Table, *fakeOps, []Item) {
 	f, tab := newFake(), New(dev)
 	mem := make([]byte, 5000)
 	p, q := mem[1000:2000], mem[3000:3500]
-	mustOK(t, tab.Enter(f, []Item{{Host: p, Type: To}}, Dynamic, nil))
+	require.NoError(t, tab.Enter(f, []Item{{Host: p, Type: To}}, Dynamic, nil))
 	qp, err := f.Alloc(&Item{Host: q}, len(q)) // memory the user owns
-	mustOK(t, err)
-	mustOK(t, tab.Associate(q, qp))
+	require.NoError(t, err)
+	require.NoError(t, tab.Associate(q, qp))
 	f.take()
 	items := []Item{
 		{Host: mem[0:100], Type: ToFrom, Name: "A"},
@@ -53,13 +55,11 @@ func enterScenario(t *testing.T) (*Table, *fakeOps, []Item) {
 // freed.
 func TestEnterFailureAtomic(t *testing.T) {
 	tab, f, items := enterScenario(t)
-	mustOK(t, tab.Enter(f, items, Structured, make([]device.DevicePtr, len(items))))
+	require.NoError(t, tab.Enter(f, items, Structured, make([]device.DevicePtr, len(items))))
 	ok := f.take()
 	want := []string{"alloc 100 -> 0x102000", "copyin 0x102000 100", "copyin 0x10000a 10",
 		"alloc 100 -> 0x103000", "copyin 0x103000 100", "copyin 0x101000 500", "alloc 100 -> 0x104000"}
-	if !slices.Equal(ok, want) {
-		t.Fatalf("operations %q\nwant %q", ok, want)
-	}
+	require.Equal(t, want, ok, "operations")
 	checkConsistent(t, tab, f)
 
 	for n := 1; n <= len(ok); n++ {
@@ -69,13 +69,9 @@ func TestEnterFailureAtomic(t *testing.T) {
 			live := f.live()
 			f.failAt = f.calls + n
 			err := tab.Enter(f, items, Structured, make([]device.DevicePtr, len(items)))
-			if !errors.Is(err, errInjected) {
-				t.Fatalf("error %v, want the injected failure", err)
-			}
+			require.ErrorIs(t, err, errInjected, "want the injected failure")
 			log := f.take()
-			if !strings.HasSuffix(log[n-1], "failed") {
-				t.Fatalf("op %d did not fail: %q", n, log)
-			}
+			require.True(t, strings.HasSuffix(log[n-1], "failed"), "op %d did not fail: %q", n, log)
 			// After the failure, only frees of what this call made, newest first.
 			var made []string
 			for _, l := range log[:n-1] {
@@ -87,29 +83,21 @@ func TestEnterFailureAtomic(t *testing.T) {
 			for _, l := range log[n:] {
 				var p string
 				var size int
-				if _, err := fmt.Sscanf(l, "free %s %d", &p, &size); err != nil || size != 100 {
-					t.Fatalf("after the failure: %q", l)
-				}
+				_, err := fmt.Sscanf(l, "free %s %d", &p, &size)
+				require.NoError(t, err, "after the failure: %q is not a free", l)
+				require.Equal(t, 100, size, "after the failure: %q", l)
 				freed = append(freed, p)
 			}
 			slices.Reverse(made)
-			if !slices.Equal(made, freed) {
-				t.Fatalf("made %q, freed %q", made, freed)
-			}
-			if got := sortedEntries(tab); !slices.Equal(got, before) {
-				t.Fatalf("table changed:\n%v\nwas\n%v", got, before)
-			}
-			if f.live() != live {
-				t.Fatalf("%d live buffers, was %d", f.live(), live)
-			}
+			require.Equal(t, made, freed, "buffers freed (newest first) against those the call made")
+			require.Equal(t, before, sortedEntries(tab), "the table changed")
+			require.Equal(t, live, f.live(), "live buffers")
 			checkConsistent(t, tab, f)
 			// The table still works: the same Enter succeeds afterwards.
 			f.failAt = 0
-			mustOK(t, tab.Enter(f, items, Structured, nil))
-			mustOK(t, tab.Exit(f, items, Structured))
-			if got := sortedEntries(tab); !slices.Equal(got, before) {
-				t.Fatalf("after a successful enter and exit:\n%v\nwas\n%v", got, before)
-			}
+			require.NoError(t, tab.Enter(f, items, Structured, nil))
+			require.NoError(t, tab.Exit(f, items, Structured))
+			require.Equal(t, before, sortedEntries(tab), "entries after a successful enter and exit")
 			checkConsistent(t, tab, f)
 		})
 	}
@@ -122,12 +110,9 @@ func TestEnterFailureRollbackFreeFails(t *testing.T) {
 	a, b := make([]byte, 8), make([]byte, 8)
 	f.failAt = 2 // the copy in of a
 	err := tab.Enter(failFree{f}, []Item{{Host: a, Type: To}, {Host: b, Type: To}}, Structured, nil)
-	if !errors.Is(err, errInjected) || !strings.Contains(err.Error(), "undoing map of") {
-		t.Fatalf("error %v", err)
-	}
-	if tab.Len() != 0 {
-		t.Fatalf("%d entries after a failed enter", tab.Len())
-	}
+	assert.ErrorIs(t, err, errInjected)
+	assert.ErrorContains(t, err, "undoing map of")
+	assert.Equal(t, 0, tab.Len(), "entries after a failed enter")
 }
 
 type failFree struct{ *fakeOps }
@@ -142,13 +127,13 @@ func exitScenario(t *testing.T) (*Table, *fakeOps, []Item) {
 	f, tab := newFake(), New(dev)
 	mem := make([]byte, 5000)
 	p := mem[1000:2000]
-	mustOK(t, tab.Enter(f, []Item{{Host: p, Type: To}}, Dynamic, nil))
+	require.NoError(t, tab.Enter(f, []Item{{Host: p, Type: To}}, Dynamic, nil))
 	items := []Item{
 		{Host: mem[0:100], Type: ToFrom, Name: "A"},
 		{Host: p, Type: From, Always: true, Name: "P"},
 		{Host: mem[4000:4100], Type: From, Name: "C"},
 	}
-	mustOK(t, tab.Enter(f, items, Structured, nil))
+	require.NoError(t, tab.Enter(f, items, Structured, nil))
 	f.take()
 	return tab, f, items
 }
@@ -160,14 +145,12 @@ func exitScenario(t *testing.T) (*Table, *fakeOps, []Item) {
 // no device memory leaks.
 func TestExitFailure(t *testing.T) {
 	tab, f, items := exitScenario(t)
-	mustOK(t, tab.Exit(f, items, Structured))
+	require.NoError(t, tab.Exit(f, items, Structured))
 	ok := f.take()
 	// Reverse list order (C, P, A), as LLVM's exit.
 	want := []string{"copyout 0x102000 100", "copyout 0x100000 1000", "copyout 0x101000 100",
 		"free 0x102000 100", "free 0x101000 100"}
-	if !slices.Equal(ok, want) {
-		t.Fatalf("operations %q\nwant %q", ok, want)
-	}
+	require.Equal(t, want, ok, "operations")
 
 	for n := 1; n <= len(ok); n++ {
 		t.Run(fmt.Sprint("fail op ", n), func(t *testing.T) {
@@ -183,16 +166,13 @@ func TestExitFailure(t *testing.T) {
 			}
 			f.failAt = f.calls + n
 			err := tab.Exit(f, items, Structured)
-			copyFailed := n <= 3
-			switch {
-			case copyFailed && (!errors.Is(err, errInjected) || !strings.Contains(err.Error(), "the mapping is released")):
-				t.Fatalf("failed copy: error %v", err)
-			case !copyFailed && err != nil:
-				t.Fatalf("a free that fails once is retried: error %v", err)
+			if n <= 3 { // a copy failed
+				require.ErrorIs(t, err, errInjected, "failed copy")
+				require.ErrorContains(t, err, "the mapping is released", "failed copy")
+			} else {
+				require.NoError(t, err, "a free that fails once is retried")
 			}
-			if got, want := sortedEntries(tab), sortEntries(after); !slices.Equal(got, want) {
-				t.Fatalf("entries\n%v\nwant\n%v", got, want)
-			}
+			require.Equal(t, sortEntries(after), sortedEntries(tab), "entries")
 			checkConsistent(t, tab, f)
 		})
 	}
@@ -200,12 +180,9 @@ func TestExitFailure(t *testing.T) {
 	// mapping, and says the buffer may be lost.
 	tab, f, items = exitScenario(t)
 	err := tab.Exit(failFree{f}, items, Structured)
-	if err == nil || !strings.Contains(err.Error(), "failed twice") {
-		t.Fatalf("free failing twice: error %v", err)
-	}
-	if tab.IsPresent(items[0].Host) || !tab.IsPresent(items[1].Host) {
-		t.Fatal("a structured exit must release A even when its free fails; P stays (dynamic count)")
-	}
+	require.ErrorContains(t, err, "failed twice", "free failing twice")
+	assert.False(t, tab.IsPresent(items[0].Host), "a structured exit must release A even when its free fails")
+	assert.True(t, tab.IsPresent(items[1].Host), "P stays (dynamic count)")
 }
 
 // TestDynamicExitFailureKeepsMapping: exit data can be retried by the
@@ -213,18 +190,16 @@ func TestExitFailure(t *testing.T) {
 func TestDynamicExitFailureKeepsMapping(t *testing.T) {
 	f, tab := newFake(), New(dev)
 	x := make([]byte, 64)
-	mustOK(t, tab.Enter(f, []Item{{Host: x, Type: To}}, Dynamic, nil))
+	require.NoError(t, tab.Enter(f, []Item{{Host: x, Type: To}}, Dynamic, nil))
 	f.take()
 	f.failAt = f.calls + 1
 	err := tab.Exit(f, []Item{{Host: x, Type: From}}, Dynamic)
-	if !errors.Is(err, errInjected) || !strings.Contains(err.Error(), "stays present") || !tab.IsPresent(x) {
-		t.Fatalf("error %v, present %v", err, tab.IsPresent(x))
-	}
+	require.ErrorIs(t, err, errInjected)
+	require.ErrorContains(t, err, "stays present")
+	require.True(t, tab.IsPresent(x), "present after the failed exit")
 	f.failAt = 0
-	mustOK(t, tab.Exit(f, []Item{{Host: x, Type: From}}, Dynamic))
-	if tab.IsPresent(x) {
-		t.Fatal("the retried exit did not unmap")
-	}
+	require.NoError(t, tab.Exit(f, []Item{{Host: x, Type: From}}, Dynamic))
+	assert.False(t, tab.IsPresent(x), "the retried exit did not unmap")
 	checkConsistent(t, tab, f)
 }
 
@@ -299,9 +274,8 @@ func TestConcurrent(t *testing.T) {
 	wg.Wait()
 	close(errs)
 	for err := range errs {
-		t.Error(err)
+		assert.NoError(t, err)
 	}
-	if tab.Len() != 0 || f.live() != 0 {
-		t.Fatalf("after all exits: %d entries, %d live buffers", tab.Len(), f.live())
-	}
+	assert.Equal(t, 0, tab.Len(), "entries after all exits")
+	assert.Equal(t, 0, f.live(), "live buffers after all exits")
 }

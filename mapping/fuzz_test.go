@@ -10,6 +10,7 @@ import (
 
 	"github.com/gompt/gompt/device"
 	"github.com/gompt/gompt/mapping"
+	"github.com/stretchr/testify/require"
 )
 
 // FuzzMapping drives random sequences of constructs (target enter/exit
@@ -369,12 +370,15 @@ func (h *harness) kernel(t *testing.T, r rng, v byte) {
 	t.Helper()
 	in, _ := h.m.find(r)
 	p, err := h.tab.Translate(h.host[r.buf][r.lo:r.hi])
-	if in == nil || err != nil {
-		t.Fatalf("step %d: kernel on %v: model present %v, Translate %v", h.steps, r, in != nil, err)
+	if in == nil {
+		require.NotNil(t, in, "step %d: kernel on %v: not present in the model", h.steps, r)
+	}
+	if err != nil {
+		require.NoError(t, err, "step %d: kernel on %v: Translate", h.steps, r)
 	}
 	dm, err := h.dev.mem(p, r.hi-r.lo)
 	if err != nil {
-		t.Fatalf("step %d: kernel on %v: %v", h.steps, r, err)
+		require.NoError(t, err, "step %d: kernel on %v", h.steps, r)
 	}
 	mm := in.dev[r.lo-in.r.lo : r.hi-in.r.lo]
 	for i := range dm {
@@ -383,12 +387,20 @@ func (h *harness) kernel(t *testing.T, r rng, v byte) {
 	}
 }
 
+// The harness checks everything after every step of every input the
+// fuzzer tries, so its conditions are tested first and testify is called
+// only to report a failure: its calls (two t.Helper stack walks each)
+// would otherwise halve the fuzzer's executions.
+
 func (h *harness) checkPtrs(t *testing.T, what string, its []mItem, ptrs []device.DevicePtr) {
 	t.Helper()
 	for i, it := range its {
 		p, err := h.tab.Translate(h.host[it.r.buf][it.r.lo:it.r.hi])
-		if err != nil || p != ptrs[i] {
-			t.Fatalf("step %d: %s: item %d: Enter gave %v, Translate %v, %v", h.steps, what, i, ptrs[i], p, err)
+		if err != nil {
+			require.NoError(t, err, "step %d: %s: item %d: Translate", h.steps, what, i)
+		}
+		if p != ptrs[i] {
+			require.Equal(t, ptrs[i], p, "step %d: %s: item %d: Translate against the pointer Enter gave", h.steps, what, i)
 		}
 	}
 }
@@ -398,16 +410,16 @@ func (h *harness) compare(t *testing.T, what string, want result, got error) {
 	t.Helper()
 	switch {
 	case want.ok && got != nil:
-		t.Fatalf("step %d: %s: error %v; the model succeeds", h.steps, what, got)
+		require.NoError(t, got, "step %d: %s: the model succeeds", h.steps, what)
 	case !want.ok && got == nil:
-		t.Fatalf("step %d: %s: no error; the model fails with %v (injected %v)", h.steps, what, want.code, want.injected)
+		require.Error(t, got, "step %d: %s: the model fails with %v (injected %v)", h.steps, what, want.code, want.injected)
 	case !want.ok && want.injected && !errors.Is(got, errFake):
-		t.Fatalf("step %d: %s: error %v; want the injected failure", h.steps, what, got)
+		require.ErrorIs(t, got, errFake, "step %d: %s: want the injected failure", h.steps, what)
 	case !want.ok && !want.injected && device.CodeOf(got) != want.code:
-		t.Fatalf("step %d: %s: error code %v (%v); the model says %v", h.steps, what, device.CodeOf(got), got, want.code)
+		require.Equal(t, want.code, device.CodeOf(got), "step %d: %s: error code of %v; the model's", h.steps, what, got)
 	}
 	if !slices.Equal(h.dev.log, h.m.log) {
-		t.Fatalf("step %d: %s: device operations\n table %q\n model %q", h.steps, what, h.dev.log, h.m.log)
+		require.Equal(t, h.m.log, h.dev.log, "step %d: %s: device operations, the model's against the table's", h.steps, what)
 	}
 	h.checkState(t, what)
 }
@@ -417,63 +429,78 @@ func (h *harness) compare(t *testing.T, what string, want result, got error) {
 // the device holds exactly the entries' buffers and the user's memory.
 func (h *harness) checkState(t *testing.T, what string) {
 	t.Helper()
-	fail := func(format string, args ...any) {
-		t.Helper()
-		t.Fatalf("step %d: %s: %s", h.steps, what, fmt.Sprintf(format, args...))
-	}
 	got := h.tab.Entries()
-	if len(got) != len(h.m.entries) || h.tab.Len() != len(got) {
-		fail("table has %d entries (Len %d), model %d: %v", len(got), h.tab.Len(), len(h.m.entries), got)
+	if len(got) != len(h.m.entries) {
+		require.Equal(t, len(h.m.entries), len(got), "step %d: %s: the table's entries against the model's: %v", h.steps, what, got)
+	}
+	if h.tab.Len() != len(got) {
+		require.Equal(t, len(got), h.tab.Len(), "step %d: %s: Len against Entries", h.steps, what)
 	}
 	owned := 0
 	for _, ge := range got {
 		gr := h.dev.whereAddr(ge.Host, ge.Size)
 		me, _ := h.m.find(gr)
-		if me == nil || me.r != gr {
-			fail("table entry %v (%v) is not in the model", ge, gr)
+		if me == nil {
+			require.NotNil(t, me, "step %d: %s: table entry %v (%v) is not in the model", h.steps, what, ge, gr)
 		}
-		if ge.Associated != me.assoc || ge.Structured != me.structured || (!me.assoc && ge.Dynamic != me.dynamic) {
-			fail("entry %v: model structured %d dynamic %d assoc %v", ge, me.structured, me.dynamic, me.assoc)
+		if me.r != gr {
+			require.Equal(t, gr, me.r, "step %d: %s: table entry %v: the model's range", h.steps, what, ge)
+		}
+		if ge.Associated != me.assoc {
+			require.Equal(t, me.assoc, ge.Associated, "step %d: %s: entry %v: associated, against the model", h.steps, what, ge)
+		}
+		if ge.Structured != me.structured {
+			require.Equal(t, me.structured, ge.Structured, "step %d: %s: entry %v: structured count, against the model", h.steps, what, ge)
+		}
+		if !me.assoc && ge.Dynamic != me.dynamic {
+			require.Equal(t, me.dynamic, ge.Dynamic, "step %d: %s: entry %v: dynamic count, against the model", h.steps, what, ge)
 		}
 		if !me.assoc {
 			owned++
-			if b, ok := h.dev.bufs[ge.Device]; !ok || len(b) != ge.Size {
-				fail("entry %v: no live device buffer of its size", ge)
+			b, ok := h.dev.bufs[ge.Device]
+			if !ok {
+				require.True(t, ok, "step %d: %s: entry %v: no live device buffer", h.steps, what, ge)
+			}
+			if len(b) != ge.Size {
+				require.Equal(t, ge.Size, len(b), "step %d: %s: entry %v: bytes of its device buffer", h.steps, what, ge)
 			}
 		}
 		dm, err := h.dev.mem(ge.Device, ge.Size)
 		if err != nil {
-			fail("entry %v: %v", ge, err)
+			require.NoError(t, err, "step %d: %s: entry %v", h.steps, what, ge)
 		}
 		if !slices.Equal(dm, me.dev[:ge.Size]) {
-			fail("entry %v: device memory %v, model %v", ge, dm, me.dev[:ge.Size])
+			require.Equal(t, me.dev[:ge.Size], dm, "step %d: %s: entry %v: device memory, the model's against the table's", h.steps, what, ge)
 		}
 		// Every sub-range translates to its offset in the entry's buffer.
 		for lo := gr.lo; lo < gr.hi; lo += 1 + (gr.hi-gr.lo)/5 {
 			for hi := lo + 1; hi <= gr.hi; hi += 1 + (gr.hi-lo)/3 {
 				p, err := h.tab.Translate(h.host[gr.buf][lo:hi])
-				if err != nil || p != ge.Device+device.DevicePtr(lo-gr.lo) {
-					fail("translate %d:%d:%d in %v: %v, %v", gr.buf, lo, hi, ge, p, err)
+				if err != nil {
+					require.NoError(t, err, "step %d: %s: translate %d:%d:%d in %v", h.steps, what, gr.buf, lo, hi, ge)
+				}
+				if want := ge.Device + device.DevicePtr(lo-gr.lo); p != want {
+					require.Equal(t, want, p, "step %d: %s: translate %d:%d:%d in %v", h.steps, what, gr.buf, lo, hi, ge)
 				}
 			}
 		}
 	}
 	if owned+len(h.users) != len(h.dev.bufs) {
-		fail("%d mapped buffers and %d user buffers, but %d live device buffers (leak or double free)",
-			owned, len(h.users), len(h.dev.bufs))
+		require.Equal(t, len(h.dev.bufs), owned+len(h.users),
+			"step %d: %s: live device buffers against %d mapped and %d user buffers (leak or double free)", h.steps, what, owned, len(h.users))
 	}
 	// Presence of a sample of ranges, including ones straddling entries.
 	for b := range fzBufs {
 		for lo := 0; lo < fzSize; lo += 5 {
 			for _, n := range []int{1, 4, 11} {
 				r := rng{b, lo, min(lo+n, fzSize)}
-				if h.tab.IsPresent(h.host[b][r.lo:r.hi]) != h.m.present(r) {
-					fail("IsPresent(%v) = %v, model %v", r, !h.m.present(r), h.m.present(r))
+				if got, want := h.tab.IsPresent(h.host[b][r.lo:r.hi]), h.m.present(r); got != want {
+					require.Equal(t, want, got, "step %d: %s: IsPresent(%v), against the model", h.steps, what, r)
 				}
 			}
 		}
 		if !slices.Equal(h.host[b], h.m.host[b]) {
-			fail("host buffer %d:\n table %v\n model %v", b, h.host[b], h.m.host[b])
+			require.Equal(t, h.m.host[b], h.host[b], "step %d: %s: host buffer %d, the model's against the table's", h.steps, what, b)
 		}
 	}
 }
@@ -488,9 +515,7 @@ func (h *harness) drain(t *testing.T) {
 		h.open = h.open[:len(h.open)-1]
 		h.dev.log, h.m.log = nil, nil
 		h.compare(t, "drain: end target data", h.m.Exit(its, mapping.Structured), h.tab.Exit(h.dev, h.real(its), mapping.Structured))
-		if len(h.m.kept) > 0 {
-			t.Fatalf("drain: end target data %v failed with no failure injected", its)
-		}
+		require.Empty(t, h.m.kept, "drain: end target data %v failed with no failure injected", its)
 	}
 	for _, e := range slices.Clone(h.m.entries) {
 		h.dev.log, h.m.log = nil, nil
@@ -501,7 +526,6 @@ func (h *harness) drain(t *testing.T) {
 		its := []mItem{{r: e.r, typ: mapping.Delete}}
 		h.compare(t, "drain: delete", h.m.Exit(its, mapping.Dynamic), h.tab.Exit(h.dev, h.real(its), mapping.Dynamic))
 	}
-	if h.tab.Len() != 0 || len(h.dev.bufs) != len(h.users) {
-		t.Fatalf("after draining: %d entries, %d device buffers, %d user buffers", h.tab.Len(), len(h.dev.bufs), len(h.users))
-	}
+	require.Equal(t, 0, h.tab.Len(), "entries after draining")
+	require.Equal(t, len(h.users), len(h.dev.bufs), "device buffers after draining, against the user's")
 }

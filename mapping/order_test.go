@@ -5,6 +5,8 @@ import (
 	"testing"
 
 	"github.com/gompt/gompt/device"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
 )
 
 // queueOps is one construct's Ops over the shared fake device, whose
@@ -55,23 +57,21 @@ func TestSharedEntryOrdering(t *testing.T) {
 	x := fill(make([]byte, 64), 1)
 	items := []Item{{Host: x, Type: To, Name: "x"}}
 
-	mustOK(t, tab.Enter(a, items, Structured, nil))
+	require.NoError(t, tab.Enter(a, items, Structured, nil))
 	f.expect(t, "alloc 64 -> 0x100000", "copyin 0x100000 64", "fence A.fence1")
-	mustOK(t, tab.Enter(b, items, Structured, nil))
+	require.NoError(t, tab.Enter(b, items, Structured, nil))
 	f.expect(t, "B after fill A.fence1")
 
 	// A's own later use of the entry needs no wait: its queue is in order.
-	mustOK(t, tab.Update(a, []Item{{Host: x, Type: From}}))
+	require.NoError(t, tab.Update(a, []Item{{Host: x, Type: From}}))
 	f.expect(t, "copyout 0x100000 64")
 
 	b.busy = true // B's kernel is still running when B releases x
-	mustOK(t, tab.Exit(b, items, Structured))
+	require.NoError(t, tab.Exit(b, items, Structured))
 	f.expect(t, "fence B.fence1")
-	mustOK(t, tab.Exit(a, items, Structured))
+	require.NoError(t, tab.Exit(a, items, Structured))
 	f.expect(t, "A after B.fence1", "free 0x100000 64")
-	if tab.Len() != 0 {
-		t.Fatalf("table not empty: %s", entriesOf(t, tab))
-	}
+	assert.Equal(t, 0, tab.Len(), "table not empty: %s", entriesOf(t, tab))
 }
 
 // An idle queue's fence is nil: nothing is recorded and nobody waits, and
@@ -81,21 +81,21 @@ func TestIdleQueueLeavesNothingToWaitFor(t *testing.T) {
 	a, b := &queueOps{fakeOps: f, name: "A"}, &queueOps{fakeOps: f, name: "B"}
 	x := fill(make([]byte, 64), 1)
 	items := []Item{{Host: x, Type: ToFrom}}
-	mustOK(t, tab.Enter(a, []Item{{Host: x, Type: To}}, Dynamic, nil))
+	require.NoError(t, tab.Enter(a, []Item{{Host: x, Type: To}}, Dynamic, nil))
 	f.expect(t, "alloc 64 -> 0x100000", "copyin 0x100000 64", "fence A.fence1")
 	a.busy = false // A synced
-	mustOK(t, tab.Enter(b, items, Structured, nil))
+	require.NoError(t, tab.Enter(b, items, Structured, nil))
 	f.expect(t, "B after fill A.fence1") // the entry cannot know A synced since
 	b.busy = true
-	mustOK(t, tab.Exit(b, items, Structured))
+	require.NoError(t, tab.Exit(b, items, Structured))
 	f.expect(t, "fence B.fence1")
-	mustOK(t, tab.Enter(b, items, Structured, nil))
+	require.NoError(t, tab.Enter(b, items, Structured, nil))
 	f.expect(t, "B after fill A.fence1")
 	b.busy = false
-	mustOK(t, tab.Exit(b, items, Structured)) // idle now: B's record goes
+	require.NoError(t, tab.Exit(b, items, Structured)) // idle now: B's record goes
 	f.expect(t)
 	c := &queueOps{fakeOps: f, name: "C"}
-	mustOK(t, tab.Exit(c, []Item{{Host: x, Type: From}}, Dynamic))
+	require.NoError(t, tab.Exit(c, []Item{{Host: x, Type: From}}, Dynamic))
 	f.expect(t, "C after fill A.fence1", "copyout 0x100000 64", "free 0x100000 64")
 }
 
@@ -105,14 +105,14 @@ func TestAlwaysCopyWaitsForReaders(t *testing.T) {
 	f, tab := newFake(), New(dev)
 	a, b := &queueOps{fakeOps: f, name: "A"}, &queueOps{fakeOps: f, name: "B"}
 	x := fill(make([]byte, 64), 1)
-	mustOK(t, tab.Enter(a, []Item{{Host: x, Type: To}}, Dynamic, nil))
-	mustOK(t, tab.Enter(b, []Item{{Host: x, Type: To}}, Structured, nil))
+	require.NoError(t, tab.Enter(a, []Item{{Host: x, Type: To}}, Dynamic, nil))
+	require.NoError(t, tab.Enter(b, []Item{{Host: x, Type: To}}, Structured, nil))
 	b.busy = true
-	mustOK(t, tab.Exit(b, []Item{{Host: x, Type: To}}, Structured))
+	require.NoError(t, tab.Exit(b, []Item{{Host: x, Type: To}}, Structured))
 	f.take()
 	c := &queueOps{fakeOps: f, name: "C"}
-	mustOK(t, tab.Enter(c, []Item{{Host: x, Type: To, Always: true}}, Structured, nil))
+	require.NoError(t, tab.Enter(c, []Item{{Host: x, Type: To, Always: true}}, Structured, nil))
 	f.expect(t, "C after fill A.fence1", "C after B.fence1", "copyin 0x100000 64", "fence C.fence1")
-	mustOK(t, tab.Update(a, []Item{{Host: x, Type: From}}))
+	require.NoError(t, tab.Update(a, []Item{{Host: x, Type: From}}))
 	f.expect(t, "A after fill C.fence1", "A after B.fence1", "copyout 0x100000 64")
 }

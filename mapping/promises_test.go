@@ -5,7 +5,6 @@ package mapping
 // change to the code that the rest of the suite let through.
 
 import (
-	"errors"
 	"fmt"
 	"math/rand/v2"
 	"slices"
@@ -13,6 +12,8 @@ import (
 	"testing"
 
 	"github.com/gompt/gompt/device"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
 )
 
 // Every Type value prints without panicking: the valid ones by their
@@ -24,11 +25,10 @@ func TestTypeStringNeverPanics(t *testing.T) {
 		s := ty.String()
 		switch {
 		case v >= int(To) && v <= int(Delete):
-			if s != typeNames[v] || strings.HasPrefix(s, "maptype") {
-				t.Errorf("Type(%d).String() = %q, want its name", v, s)
-			}
-		case s != fmt.Sprintf("maptype(%d)", v):
-			t.Errorf("Type(%d).String() = %q, want maptype(%d)", v, s, v)
+			assert.Equal(t, typeNames[v], s, "Type(%d).String(): want its name", v)
+			assert.False(t, strings.HasPrefix(s, "maptype"), "Type(%d).String() = %q, want its name", v, s)
+		default:
+			assert.Equal(t, fmt.Sprintf("maptype(%d)", v), s, "Type(%d).String()", v)
 		}
 	}
 }
@@ -58,9 +58,7 @@ func TestCheckMatchesTable(t *testing.T) {
 			f := newFake()
 			want := New(dev).Enter(f, c.items, k, nil)
 			got := CheckEnter(dev, k, c.items)
-			if fmt.Sprint(got) != fmt.Sprint(want) {
-				t.Errorf("%s: CheckEnter(%v) = %v; Enter says %v", c.name, k, got, want)
-			}
+			assert.Equal(t, fmt.Sprint(want), fmt.Sprint(got), "%s: CheckEnter(%v) against Enter", c.name, k)
 			// Exit: map the items first when they are valid, so that only
 			// validation can fail it.
 			tab := New(dev)
@@ -75,26 +73,23 @@ func TestCheckMatchesTable(t *testing.T) {
 			}
 			want = tab.Exit(f, c.items, k)
 			got = CheckExit(dev, k, c.items)
-			if enterItems != nil && fmt.Sprint(got) != fmt.Sprint(want) {
-				t.Errorf("%s: CheckExit(%v) = %v; Exit says %v", c.name, k, got, want)
+			if enterItems != nil {
+				assert.Equal(t, fmt.Sprint(want), fmt.Sprint(got), "%s: CheckExit(%v) against Exit", c.name, k)
 			}
 		}
 		want := New(dev).Update(newFake(), c.items)
-		if got := CheckUpdate(dev, c.items); fmt.Sprint(got) != fmt.Sprint(want) {
-			t.Errorf("%s: CheckUpdate = %v; Update says %v", c.name, got, want)
-		}
+		assert.Equal(t, fmt.Sprint(want), fmt.Sprint(CheckUpdate(dev, c.items)), "%s: CheckUpdate against Update", c.name)
 	}
 	// Sanity of the cases themselves: each kind of bad input is refused.
-	if CheckEnter(dev, Dynamic, cases[0].items) == nil || CheckEnter(dev, Structured, cases[0].items) != nil {
-		t.Error("enter data must refuse map(from:), a target region accept it")
-	}
+	assert.Error(t, CheckEnter(dev, Dynamic, cases[0].items), "enter data must refuse map(from:)")
+	assert.NoError(t, CheckEnter(dev, Structured, cases[0].items), "a target region must accept map(from:)")
 	mustErr(t, CheckEnter(dev, Structured, cases[1].items), device.CodeInvalidArgument, "list item 1 (nothing) has an empty host range")
 	mustErr(t, CheckExit(dev, Dynamic, cases[2].items), device.CodeInvalidArgument, "does not accept map type maptype(7)")
 	mustErr(t, CheckUpdate(dev, cases[3].items), device.CodeInvalidArgument, "accepted: to, from")
 	mustErr(t, CheckEnter(dev, Structured, cases[6].items), device.CodeInvalidArgument, "overlaps")
-	mustOK(t, CheckEnter(dev, Structured, cases[7].items))
-	mustOK(t, CheckExit(dev, Structured, cases[7].items))
-	mustOK(t, CheckUpdate(dev, cases[7].items))
+	require.NoError(t, CheckEnter(dev, Structured, cases[7].items))
+	require.NoError(t, CheckExit(dev, Structured, cases[7].items))
+	require.NoError(t, CheckUpdate(dev, cases[7].items))
 	mustErr(t, CheckEnter(dev, Kind(3), cases[0].items), device.CodeInvalidArgument, "kind 3 is not valid")
 	mustErr(t, CheckExit(dev, Kind(0), cases[0].items), device.CodeInvalidArgument, "kind 0 is not valid")
 }
@@ -113,10 +108,8 @@ func TestAdjacentItemsAreDisjoint(t *testing.T) {
 		for round := 0; round < 5; round++ {
 			r.Shuffle(n, func(i, j int) { items[i], items[j] = items[j], items[i] })
 			f, tab := newFake(), New(dev)
-			if err := tab.Enter(f, items, Structured, nil); err != nil {
-				t.Fatalf("%d adjacent items: %v", n, err)
-			}
-			mustOK(t, tab.Exit(f, items, Structured))
+			require.NoError(t, tab.Enter(f, items, Structured, nil), "%d adjacent items", n)
+			require.NoError(t, tab.Exit(f, items, Structured))
 			checkConsistent(t, tab, f)
 
 			// Widen one item by a byte into its neighbour on either side.
@@ -133,9 +126,7 @@ func TestAdjacentItemsAreDisjoint(t *testing.T) {
 			bad[i].Host = mem[lo:hi]
 			err := New(dev).Enter(f, bad, Structured, nil)
 			mustErr(t, err, device.CodeInvalidArgument, "overlaps", "("+bad[i].Name+")")
-			if CheckEnter(dev, Structured, bad) == nil {
-				t.Fatalf("%d items: CheckEnter accepted an overlap", n)
-			}
+			require.Error(t, CheckEnter(dev, Structured, bad), "%d items: CheckEnter accepted an overlap", n)
 		}
 	}
 }
@@ -145,16 +136,14 @@ func TestDeviceExtentEnd(t *testing.T) {
 	f, tab := newFake(), New(dev)
 	a := make([]byte, 100)
 	ptrs := make([]device.DevicePtr, 1)
-	mustOK(t, tab.Enter(f, []Item{{Host: a, Type: Alloc}}, Dynamic, ptrs))
-	if n, ok := tab.DeviceExtent(ptrs[0] + 99); n != 1 || !ok {
-		t.Errorf("last byte: %d, %v", n, ok)
-	}
-	if n, ok := tab.DeviceExtent(ptrs[0] + 100); ok {
-		t.Errorf("one past the end: %d bytes found", n)
-	}
-	if _, ok := tab.DeviceExtent(ptrs[0] - 1); ok {
-		t.Error("one before the start found")
-	}
+	require.NoError(t, tab.Enter(f, []Item{{Host: a, Type: Alloc}}, Dynamic, ptrs))
+	n, ok := tab.DeviceExtent(ptrs[0] + 99)
+	assert.Equal(t, 1, n, "last byte: bytes to the end")
+	assert.True(t, ok, "last byte found")
+	n, ok = tab.DeviceExtent(ptrs[0] + 100)
+	assert.False(t, ok, "one past the end: %d bytes found", n)
+	_, ok = tab.DeviceExtent(ptrs[0] - 1)
+	assert.False(t, ok, "one before the start found")
 }
 
 // A failed target enter data changes no count: an item already present
@@ -165,8 +154,8 @@ func TestFailedEnterDataKeepsCounts(t *testing.T) {
 			f, tab := newFake(), New(dev)
 			mem := make([]byte, 300)
 			p, q, x := mem[0:100], mem[100:200], mem[200:300]
-			mustOK(t, tab.Enter(f, []Item{{Host: p, Type: To}, {Host: q, Type: To}}, Dynamic, nil))
-			mustOK(t, tab.Enter(f, []Item{{Host: p, Type: Alloc}}, Structured, nil))
+			require.NoError(t, tab.Enter(f, []Item{{Host: p, Type: To}, {Host: q, Type: To}}, Dynamic, nil))
+			require.NoError(t, tab.Enter(f, []Item{{Host: p, Type: Alloc}}, Structured, nil))
 			before := sortedEntries(tab)
 			items := []Item{{Host: p, Type: To}, {Host: q, Type: To, Always: true}, {Host: x, Type: To}}
 			switch fail {
@@ -177,22 +166,16 @@ func TestFailedEnterDataKeepsCounts(t *testing.T) {
 			case "always copyin":
 				f.failAt = f.calls + 1
 			}
-			if err := tab.Enter(f, items, Dynamic, nil); !errors.Is(err, errInjected) {
-				t.Fatalf("error %v", err)
-			}
-			if got := sortedEntries(tab); !slices.Equal(got, before) {
-				t.Fatalf("entries after a failed enter data\n%v\nwant\n%v", got, before)
-			}
+			require.ErrorIs(t, tab.Enter(f, items, Dynamic, nil), errInjected)
+			require.Equal(t, before, sortedEntries(tab), "entries after a failed enter data")
 			checkConsistent(t, tab, f)
 			f.failAt = 0
-			mustOK(t, tab.Exit(f, []Item{{Host: q, Type: From}}, Dynamic))
-			if tab.IsPresent(q) {
-				t.Fatal("q is still present after its one exit data")
-			}
-			mustOK(t, tab.Exit(f, []Item{{Host: p, Type: Release}}, Dynamic))
-			if e := entryAt(t, tab, p); e.Dynamic != 0 || e.Structured != 1 {
-				t.Fatalf("p after its one exit data: %v", e)
-			}
+			require.NoError(t, tab.Exit(f, []Item{{Host: q, Type: From}}, Dynamic))
+			require.False(t, tab.IsPresent(q), "q is still present after its one exit data")
+			require.NoError(t, tab.Exit(f, []Item{{Host: p, Type: Release}}, Dynamic))
+			e := entryAt(t, tab, p)
+			assert.Equal(t, 0, e.Dynamic, "p after its one exit data: %v", e)
+			assert.Equal(t, 1, e.Structured, "p after its one exit data: %v", e)
 		})
 	}
 }
@@ -204,17 +187,13 @@ func TestFailedEnterUndoesOnlyItsItems(t *testing.T) {
 	f, tab := newFake(), New(dev)
 	mem := make([]byte, 300)
 	p, x, q := mem[0:100], mem[100:200], mem[200:300]
-	mustOK(t, tab.Enter(f, []Item{{Host: p, Type: To}, {Host: q, Type: To}}, Dynamic, nil))
-	mustOK(t, tab.Enter(f, []Item{{Host: q, Type: Alloc}}, Structured, nil))
+	require.NoError(t, tab.Enter(f, []Item{{Host: p, Type: To}, {Host: q, Type: To}}, Dynamic, nil))
+	require.NoError(t, tab.Enter(f, []Item{{Host: q, Type: Alloc}}, Structured, nil))
 	before := sortedEntries(tab)
 	f.failAt = f.calls + 1 // the alloc of x
 	err := tab.Enter(f, []Item{{Host: p, Type: To}, {Host: x, Type: To}, {Host: q, Type: To}}, Structured, nil)
-	if !errors.Is(err, errInjected) {
-		t.Fatalf("error %v", err)
-	}
-	if got := sortedEntries(tab); !slices.Equal(got, before) {
-		t.Fatalf("entries\n%v\nwant\n%v", got, before)
-	}
+	require.ErrorIs(t, err, errInjected)
+	assert.Equal(t, before, sortedEntries(tab), "entries")
 }
 
 // A target exit data whose copy back fails, or whose free fails twice,
@@ -236,23 +215,19 @@ func TestFailedExitDataRestoresCounts(t *testing.T) {
 			f, tab := newFake(), New(dev)
 			x := fill(make([]byte, 64), 1)
 			for range c.count {
-				mustOK(t, tab.Enter(f, []Item{{Host: x, Type: To}}, Dynamic, nil))
+				require.NoError(t, tab.Enter(f, []Item{{Host: x, Type: To}}, Dynamic, nil))
 			}
 			before := sortedEntries(tab)
 			items := []Item{{Host: x, Type: c.ty, Name: "x"}}
 			err := tab.Exit(c.ops(f), items, Dynamic)
-			if err == nil || !strings.Contains(err.Error(), "(x)") || !strings.Contains(err.Error(), "stays present") {
-				t.Fatalf("error %v; want the failure, naming x and saying the mapping stays present", err)
-			}
-			if got := sortedEntries(tab); !slices.Equal(got, before) {
-				t.Fatalf("entries after the failed exit\n%v\nwant as before\n%v", got, before)
-			}
+			require.Error(t, err, "want the failure")
+			require.ErrorContains(t, err, "(x)", "the failure names x")
+			require.ErrorContains(t, err, "stays present", "the failure says the mapping stays present")
+			require.Equal(t, before, sortedEntries(tab), "entries after the failed exit, want as before")
 			checkConsistent(t, tab, f)
 			f.failAt = 0
-			mustOK(t, tab.Exit(f, items, Dynamic))
-			if tab.IsPresent(x) {
-				t.Fatal("the retried exit did not unmap")
-			}
+			require.NoError(t, tab.Exit(f, items, Dynamic))
+			require.False(t, tab.IsPresent(x), "the retried exit did not unmap")
 			checkConsistent(t, tab, f)
 		})
 	}
@@ -262,13 +237,12 @@ func TestFailedExitDataRestoresCounts(t *testing.T) {
 func TestUpdateFromFailure(t *testing.T) {
 	f, tab := newFake(), New(dev)
 	a := make([]byte, 64)
-	mustOK(t, tab.Enter(f, []Item{{Host: a, Type: Alloc}}, Dynamic, nil))
+	require.NoError(t, tab.Enter(f, []Item{{Host: a, Type: Alloc}}, Dynamic, nil))
 	f.take()
 	f.failAt = f.calls + 1
 	err := tab.Update(f, []Item{{Host: a, Type: From, Name: "a"}})
-	if !errors.Is(err, errInjected) || !strings.Contains(err.Error(), "from [") {
-		t.Fatalf("error %v; want the failed copy from the device", err)
-	}
+	assert.ErrorIs(t, err, errInjected, "want the failed copy from the device")
+	assert.ErrorContains(t, err, "from [", "want the failed copy from the device")
 }
 
 // Leaving a target region at the end of a target data region whose item
@@ -277,22 +251,20 @@ func TestUpdateFromFailure(t *testing.T) {
 func TestStructuredExitNeverBelowZero(t *testing.T) {
 	f, tab := newFake(), New(dev)
 	x := make([]byte, 64)
-	mustOK(t, tab.Enter(f, []Item{{Host: x, Type: To}}, Dynamic, nil))
+	require.NoError(t, tab.Enter(f, []Item{{Host: x, Type: To}}, Dynamic, nil))
 	// A structured exit of an item no structured map holds (a program
 	// error the table tolerates): nothing changes.
-	mustOK(t, tab.Exit(f, []Item{{Host: x, Type: From}}, Structured))
-	if e := entryAt(t, tab, x); e.Structured != 0 || e.Dynamic != 1 {
-		t.Fatalf("entry %v", e)
-	}
-	mustOK(t, tab.Enter(f, []Item{{Host: x, Type: To}}, Structured, nil))
-	mustOK(t, tab.Exit(f, []Item{{Host: x, Type: From}}, Structured))
-	if e := entryAt(t, tab, x); e.Structured != 0 || e.Dynamic != 1 {
-		t.Fatalf("entry %v", e)
-	}
-	mustOK(t, tab.Exit(f, []Item{{Host: x, Type: From}}, Dynamic))
-	if tab.Len() != 0 {
-		t.Fatal("entry left after its last reference")
-	}
+	require.NoError(t, tab.Exit(f, []Item{{Host: x, Type: From}}, Structured))
+	e := entryAt(t, tab, x)
+	assert.Equal(t, 0, e.Structured, "entry %v", e)
+	assert.Equal(t, 1, e.Dynamic, "entry %v", e)
+	require.NoError(t, tab.Enter(f, []Item{{Host: x, Type: To}}, Structured, nil))
+	require.NoError(t, tab.Exit(f, []Item{{Host: x, Type: From}}, Structured))
+	e = entryAt(t, tab, x)
+	assert.Equal(t, 0, e.Structured, "entry %v", e)
+	assert.Equal(t, 1, e.Dynamic, "entry %v", e)
+	require.NoError(t, tab.Exit(f, []Item{{Host: x, Type: From}}, Dynamic))
+	require.Equal(t, 0, tab.Len(), "entry left after its last reference")
 	checkConsistent(t, tab, f)
 }
 
@@ -303,7 +275,7 @@ func TestManyEntriesRemoveAnyOrder(t *testing.T) {
 	f, tab := newFake(), New(dev)
 	mem := make([]byte, 8*n)
 	for i := 0; i < n; i++ {
-		mustOK(t, tab.Enter(f, []Item{{Host: mem[8*i : 8*i+8], Type: Alloc}}, Dynamic, nil))
+		require.NoError(t, tab.Enter(f, []Item{{Host: mem[8*i : 8*i+8], Type: Alloc}}, Dynamic, nil))
 	}
 	r := rand.New(rand.NewPCG(1000, 21))
 	order := r.Perm(n)
@@ -312,17 +284,13 @@ func TestManyEntriesRemoveAnyOrder(t *testing.T) {
 		present[i] = true
 	}
 	for k, i := range order {
-		mustOK(t, tab.Exit(f, []Item{{Host: mem[8*i : 8*i+8], Type: Release}}, Dynamic))
+		require.NoError(t, tab.Exit(f, []Item{{Host: mem[8*i : 8*i+8], Type: Release}}, Dynamic))
 		present[i] = false
 		if k%97 == 0 || k > n-40 {
 			for j := 0; j < n; j++ {
-				if tab.IsPresent(mem[8*j:8*j+8]) != present[j] {
-					t.Fatalf("after %d removals: entry %d present %v, want %v", k+1, j, !present[j], present[j])
-				}
+				require.Equal(t, present[j], tab.IsPresent(mem[8*j:8*j+8]), "after %d removals: entry %d present", k+1, j)
 			}
-			if tab.Len() != n-k-1 {
-				t.Fatalf("Len %d after %d removals", tab.Len(), k+1)
-			}
+			require.Equal(t, n-k-1, tab.Len(), "Len after %d removals", k+1)
 		}
 	}
 	checkConsistent(t, tab, f)
@@ -345,20 +313,12 @@ func TestSteadyStateChurnNoAlloc(t *testing.T) {
 	}
 	ptrs := make([]device.DevicePtr, len(items))
 	cycle := func() {
-		if err := tab.Enter(ops, items, Structured, ptrs); err != nil {
-			t.Fatal(err)
-		}
-		if err := tab.Exit(ops, items, Structured); err != nil {
-			t.Fatal(err)
-		}
+		require.NoError(t, tab.Enter(ops, items, Structured, ptrs))
+		require.NoError(t, tab.Exit(ops, items, Structured))
 	}
 	for range 3 {
 		cycle() // warm the pools
 	}
-	if n := testing.AllocsPerRun(50, cycle); n != 0 {
-		t.Errorf("Enter+Exit of 100 new items: %v allocations per run, want 0", n)
-	}
-	if tab.Len() != 1000 {
-		t.Fatalf("len %d", tab.Len())
-	}
+	assert.Zero(t, testing.AllocsPerRun(50, cycle), "Enter+Exit of 100 new items: allocations per run")
+	assert.Equal(t, 1000, tab.Len(), "entries")
 }
