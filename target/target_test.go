@@ -278,18 +278,6 @@ func TestMemoryRoutines(t *testing.T) {
 	}
 }
 
-func equal(a, b []int32) bool {
-	if len(a) != len(b) {
-		return false
-	}
-	for i := range a {
-		if a[i] != b[i] {
-			return false
-		}
-	}
-	return true
-}
-
 // Every bad input of the foundation issue: an error that says what was
 // wrong, no panic, no leaked device memory, and the next construct works.
 func TestBadInput(t *testing.T) {
