@@ -2,6 +2,9 @@ package target
 
 import (
 	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
 )
 
 // A kernel argument that starts where a mapped item starts but is longer
@@ -16,22 +19,16 @@ func TestArgumentLongerThanItsItem(t *testing.T) {
 	err := Target(saxpyRegion(0, 64, 2, x, y, To(x[:32])))
 	wantErr(t, 0, "argument x of 64 elements, map(to: x[:32])", err, "kernel saxpy argument 2 (x)", "extends past present mapping")
 	checkSaxpy(t, 0, x, y, func(i int) float32 { return float32(2 * i) }) // y unchanged
-	if n := r.devs[0].table.Len(); n != 0 {
-		t.Errorf("%d present entries after the refused region", n)
-	}
+	assert.Zero(t, r.devs[0].table.Len(), "present entries after the refused region")
 
 	// A prefix of the item: the kernel reads the item's first 16 elements.
 	err = Target(saxpyRegion(0, 16, 2, x[:16], y[:16], To(x[:32]), ToFrom(y)))
-	if err != nil {
-		t.Fatalf("argument x[:16] of map(to: x[:32]): %v", err)
-	}
+	require.NoError(t, err, "argument x[:16] of map(to: x[:32])")
 	for i := range y {
 		want := float32(2 * i)
 		if i < 16 {
 			want += 2 * x[i]
 		}
-		if y[i] != want {
-			t.Fatalf("y[%d] = %g, want %g", i, y[i], want)
-		}
+		require.Equal(t, want, y[i], "y[%d]", i)
 	}
 }

@@ -3,12 +3,13 @@ package target
 import (
 	"math"
 	"os"
-	"strings"
 	"testing"
 
 	"github.com/gompt/gompt/device"
 	"github.com/gompt/gompt/internal/hostexec"
 	"github.com/gompt/gompt/kernels"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
 )
 
 // everyDevice starts a runtime with the OpenCL plugin (POCL's CPU device
@@ -19,12 +20,10 @@ import (
 func everyDevice(t *testing.T) (*runtimeState, []int) {
 	t.Helper()
 	r := useRuntime(t, map[string]string{"GOMPT_PLUGINS": "host,opencl"})
-	if len(r.devs) == 0 {
-		t.Fatalf("no host device: %s", r.why())
-	}
+	require.NotEmpty(t, r.devs, "no host device: %s", r.why())
 	if len(r.devs) < 2 {
 		if os.Getenv("CI") != "" && cgoOn {
-			t.Fatalf("CI: OpenCL has no device here: %s", r.why())
+			require.FailNow(t, "CI: OpenCL has no device here", r.why())
 		}
 		t.Logf("OpenCL not tested: %s", r.why())
 	}
@@ -39,13 +38,9 @@ func everyDevice(t *testing.T) (*runtimeState, []int) {
 func wantErr(t *testing.T, dev int, what string, err error, want ...string) {
 	t.Helper()
 	countCheck(t, dev, 1)
-	if err == nil {
-		t.Fatalf("device %d: %s: no error, want one saying %q", dev, what, want)
-	}
+	require.Error(t, err, "device %d: %s: want an error saying %q", dev, what, want)
 	for _, w := range want {
-		if !strings.Contains(err.Error(), w) {
-			t.Fatalf("device %d: %s: error %q does not say %q", dev, what, err, w)
-		}
+		require.ErrorContains(t, err, w, "device %d: %s", dev, what)
 	}
 }
 
@@ -84,35 +79,25 @@ func TestBufferShorterThanLen(t *testing.T) {
 			wantErr(t, dev, c.name, Target(c.r), c.want...)
 			wantErr(t, dev, c.name+" (nowait)", TargetNowait(c.r).Wait(), c.want...)
 			for i := range y {
-				if y[i] != before[i] {
-					t.Fatalf("device %d: %s: y[%d] changed from %g to %g by a refused region", dev, c.name, i, before[i], y[i])
-				}
+				require.Equal(t, before[i], y[i], "device %d: %s: y[%d] changed by a refused region", dev, c.name, i)
 			}
 		}
 		// A device pointer is checked against its allocation.
 		p, err := AllocMem(16*4, dev)
-		if err != nil {
-			t.Fatal(err)
-		}
+		require.NoError(t, err)
 		wantErr(t, dev, "device pointer of 16 floats for n=64",
 			Target(Region{Device: Dev(dev), Kernel: kernels.Saxpy, Shape: N(64), Args: []Arg{Int(64), Float32(1), Slice(make([]float32, 64)), Ptr(p)}}),
 			"argument 3 (y)", "to the end of its allocation", "16 float32 elements", "needs 64")
 		wantErr(t, dev, "device pointer 8 bytes into 16 floats for n=16",
 			Target(Region{Device: Dev(dev), Kernel: kernels.Saxpy, Shape: N(16), Args: []Arg{Int(16), Float32(1), Slice(x), Ptr(p + 8)}}),
 			"14 float32 elements", "needs 16")
-		if err := FreeMem(p, dev); err != nil {
-			t.Fatal(err)
-		}
+		require.NoError(t, FreeMem(p, dev))
 		// Long enough is fine, and computes.
-		if err := Target(saxpyRegion(dev, 16, 3, x, y)); err != nil {
-			t.Fatalf("device %d: %v", dev, err)
-		}
+		require.NoError(t, Target(saxpyRegion(dev, 16, 3, x, y)), "device %d", dev)
 		checkSaxpy(t, 3, x, y, func(i int) float32 { return float32(2 * i) })
 	}
 	for _, d := range r.devs {
-		if d.table.Len() != 0 {
-			t.Errorf("%s: %d present entries left", d.id, d.table.Len())
-		}
+		assert.Zero(t, d.table.Len(), "%s: present entries left", d.id)
 	}
 }
 
@@ -137,12 +122,8 @@ func TestBufferElementType(t *testing.T) {
 			Args: []Arg{Int(n), Slice(b), Slice(make([]int32, n))}}), "kernel copy32 argument 1 (src)", "want a slice of int32", "got []float32")
 		// A type defined on float32 is a float32.
 		cs := []celsius{1, 2, 3, 4, 5, 6, 7, 8}
-		if err := Target(vecadd(Slice(cs), Slice(cs), Slice(c))); err != nil {
-			t.Fatalf("device %d: []celsius (float32) for float32 buffers: %v", dev, err)
-		}
-		if c[7] != 16 {
-			t.Fatalf("device %d: c[7] = %g, want 16", dev, c[7])
-		}
+		require.NoError(t, Target(vecadd(Slice(cs), Slice(cs), Slice(c))), "device %d: []celsius (float32) for float32 buffers", dev)
+		require.Equal(t, float32(16), c[7], "device %d: c[7]", dev)
 	}
 }
 
@@ -184,12 +165,8 @@ func TestScalarRangeAndUntypedBuffer(t *testing.T) {
 	// The Go image exists only: run it where it runs.
 	for _, dev := range []int{InitialDevice} {
 		f := make([]float32, 16)
-		if err := run(dev, 64, math.MaxUint32, Slice(f)); err != nil {
-			t.Fatalf("device %d: 16 float32 (64 bytes) for an untyped 64-byte buffer: %v", dev, err)
-		}
-		if math.Float32bits(f[15]) != math.MaxUint32 {
-			t.Fatalf("bits %#x, want all ones", math.Float32bits(f[15]))
-		}
+		require.NoError(t, run(dev, 64, math.MaxUint32, Slice(f)), "device %d: 16 float32 (64 bytes) for an untyped 64-byte buffer", dev)
+		require.Equal(t, uint32(math.MaxUint32), math.Float32bits(f[15]), "bits of f[15]: want all ones")
 	}
 }
 
@@ -207,9 +184,7 @@ func TestShapeLimits(t *testing.T) {
 		if dev != InitialDevice {
 			maxTeams = r.devs[dev].info.MaxTeams
 		}
-		if maxTeams <= 0 {
-			t.Fatalf("device %d: MaxTeams %d: every device the runtime has must say", dev, maxTeams)
-		}
+		require.Positive(t, maxTeams, "device %d: MaxTeams: every device the runtime has must say", dev)
 		wantErr(t, dev, "teams MaxInt", Target(shaped(Shape{Size: [3]int{64, 1, 1}, Teams: math.MaxInt})),
 			"kernel saxpy", "9223372036854775807 teams", "(MaxTeams)")
 		wantErr(t, dev, "threads 1<<20", Target(shaped(Shape{Size: [3]int{64, 1, 1}, Threads: 1 << 20})),
@@ -221,9 +196,7 @@ func TestShapeLimits(t *testing.T) {
 		wantErr(t, dev, "[16, 2^32, 2^32]", Target(shaped(Shape{Size: [3]int{16, 1 << 32, 1 << 32}})), "more iterations than an int counts")
 		wantErr(t, dev, "3-D shape for 2-D jacobi", Target(Region{Device: Dev(dev), Kernel: kernels.Jacobi, Shape: Shape{Size: [3]int{4, 4, 4}},
 			Args: []Arg{Int(4), Int(4), Slice(x[:16]), Slice(y[:16])}}), "uses 3 dimensions", "iterates over 2")
-		if err := Target(shaped(Shape{Size: [3]int{1 << 62, 1, 1}})); err != nil {
-			t.Fatalf("device %d: Size[0] 2^62 over n=64: %v", dev, err)
-		}
+		require.NoError(t, Target(shaped(Shape{Size: [3]int{1 << 62, 1, 1}})), "device %d: Size[0] 2^62 over n=64", dev)
 		checkSaxpy(t, 1, x, y, func(i int) float32 { return float32(2 * i) })
 	}
 }
@@ -244,13 +217,9 @@ func TestHugeTwoDimensionalShape(t *testing.T) {
 		out := make([]float32, nx*ny)
 		err := Target(Region{Device: Dev(dev), Kernel: kernels.Jacobi, Shape: N2(16, 1<<40),
 			Args: []Arg{Int(nx), Int(ny), Slice(in), Slice(out)}})
-		if err != nil {
-			t.Fatalf("device %d: %v", dev, err)
-		}
+		require.NoError(t, err, "device %d", dev)
 		for i := range out {
-			if out[i] != want[i] {
-				t.Fatalf("device %d: out[%d] = %g, want %g", dev, i, out[i], want[i])
-			}
+			require.Equal(t, want[i], out[i], "device %d: out[%d]", dev, i)
 		}
 	}
 }
@@ -292,9 +261,7 @@ func TestPointerElementsRefused(t *testing.T) {
 		}
 	}
 	for _, d := range r.devs {
-		if d.table.Len() != 0 {
-			t.Errorf("%s: %d present entries after refused maps", d.id, d.table.Len())
-		}
+		assert.Zero(t, d.table.Len(), "%s: present entries after refused maps", d.id)
 	}
 	// Pointer-free structs and arrays map.
 	type pair struct {
@@ -303,12 +270,8 @@ func TestPointerElementsRefused(t *testing.T) {
 	}
 	ok := []pair{{1, [2]int32{2, 3}}}
 	for _, dev := range devs {
-		if err := EnterData(dev, To(ok)); err != nil {
-			t.Fatalf("device %d: enter data of a pointer-free struct: %v", dev, err)
-		}
-		if err := ExitData(dev, Delete(ok)); err != nil {
-			t.Fatal(err)
-		}
+		require.NoError(t, EnterData(dev, To(ok)), "device %d: enter data of a pointer-free struct", dev)
+		require.NoError(t, ExitData(dev, Delete(ok)))
 	}
 }
 
@@ -354,15 +317,11 @@ func TestInitialDeviceSameRules(t *testing.T) {
 		for _, dev := range []int{0, InitialDevice} {
 			wantErr(t, dev, c.name, Target(c.r(dev)), c.want)
 			for i := range y {
-				if y[i] != before[i] {
-					t.Fatalf("device %d: %s: y[%d] changed by a refused region", dev, c.name, i)
-				}
+				require.Equal(t, before[i], y[i], "device %d: %s: y[%d] changed by a refused region", dev, c.name, i)
 			}
 		}
 	}
-	if n := r.devs[0].table.Len(); n != 0 {
-		t.Errorf("%d present entries after refused regions", n)
-	}
+	assert.Zero(t, r.devs[0].table.Len(), "present entries after refused regions")
 }
 
 // The checks cost no allocation: a saxpy region with maps, implicit maps
@@ -378,23 +337,15 @@ func TestChecksAllocateNothing(t *testing.T) {
 	}
 	for _, dev := range devs {
 		p, err := AllocMem(4*len(y), dev)
-		if err != nil {
-			t.Fatal(err)
-		}
+		require.NoError(t, err)
 		for _, reg := range []Region{
 			saxpyRegion(dev, len(x), 2, x, y, To(x), ToFrom(y)),
 			saxpyRegion(dev, len(x), 2, x, y),
 			{Device: Dev(dev), Kernel: kernels.Saxpy, Shape: N(len(x)), Args: []Arg{Int(len(x)), Float32(2), Slice(x), Ptr(p)}},
 		} {
-			if err := Target(reg); err != nil {
-				t.Fatal(err)
-			}
-			if n := testing.AllocsPerRun(100, func() { Target(reg) }); n != 0 {
-				t.Errorf("device %d: %d allocations per region, want 0", dev, int(n))
-			}
+			require.NoError(t, Target(reg))
+			assert.Zero(t, testing.AllocsPerRun(100, func() { Target(reg) }), "device %d: allocations per region", dev)
 		}
-		if err := FreeMem(p, dev); err != nil {
-			t.Fatal(err)
-		}
+		require.NoError(t, FreeMem(p, dev))
 	}
 }

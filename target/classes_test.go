@@ -8,6 +8,8 @@ import (
 	"strings"
 	"sync"
 	"testing"
+
+	"github.com/stretchr/testify/assert"
 )
 
 // Checks by class for ci/reliability.sh: with GOMPT_RELIABILITY_OUT set, a
@@ -73,8 +75,6 @@ func reportClass(t *testing.T, file, class string) {
 				err = cerr
 			}
 		}
-		if err != nil {
-			t.Errorf("reliability report: %v", err)
-		}
+		assert.NoError(t, err, "reliability report")
 	})
 }

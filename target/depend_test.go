@@ -1,7 +1,6 @@
 package target
 
 import (
-	"errors"
 	"fmt"
 	"runtime"
 	"strings"
@@ -10,6 +9,8 @@ import (
 	"time"
 
 	"github.com/gompt/gompt/kernels"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
 )
 
 // ones returns x and y of n elements, all 1.
@@ -25,9 +26,7 @@ func ones(n int) (x, y []float32) {
 func wantAll(t *testing.T, what string, y []float32, want float32) {
 	t.Helper()
 	for i, v := range y {
-		if v != want {
-			t.Fatalf("%s: y[%d] = %v, want %v", what, i, v, want)
-		}
+		require.Equal(t, want, v, "%s: y[%d]", what, i)
 	}
 }
 
@@ -48,8 +47,7 @@ func TestDependNowaitRegionsSeeEachOther(t *testing.T) {
 					for round := 0; round < 10; round++ {
 						x, y := ones(n)
 						if present {
-							if err := EnterData(dev, To(x), To(y)); err != nil {
-								t.Error(err)
+							if !assert.NoError(t, EnterData(dev, To(x), To(y))) {
 								return
 							}
 						}
@@ -61,21 +59,18 @@ func TestDependNowaitRegionsSeeEachOther(t *testing.T) {
 						}
 						for _, tk := range []*Task{t2, t1, t3} {
 							if tk != nil {
-								if err := tk.Wait(); err != nil {
-									t.Error(err)
+								if !assert.NoError(t, tk.Wait()) {
 									return
 								}
 							}
 						}
 						if present {
-							if err := ExitData(dev, Delete(x), Delete(y)); err != nil {
-								t.Error(err)
+							if !assert.NoError(t, ExitData(dev, Delete(x), Delete(y))) {
 								return
 							}
 						}
 						for i, v := range y {
-							if v != 7 {
-								t.Errorf("device %d present=%v round %d: y[%d] = %v, want 7 (the second region did not see the first's result)", dev, present, round, i, v)
+							if !assert.Equal(t, float32(7), v, "device %d present=%v round %d: y[%d] (the second region did not see the first's result)", dev, present, round, i) {
 								return
 							}
 						}
@@ -94,9 +89,7 @@ func TestDependPipeline(t *testing.T) {
 	const n, chunks = 1 << 15, 8
 	for _, dev := range devs {
 		x, y := vecs(n)
-		if err := EnterData(dev, Alloc(x), Alloc(y)); err != nil {
-			t.Fatal(err)
-		}
+		require.NoError(t, EnterData(dev, Alloc(x), Alloc(y)))
 		var tasks []*Task
 		c := n / chunks
 		for k := 0; k < chunks; k++ {
@@ -109,13 +102,9 @@ func TestDependPipeline(t *testing.T) {
 				UpdateNowait(dev, From(yc), DependIn(yc)))
 		}
 		for _, tk := range tasks {
-			if err := tk.Wait(); err != nil {
-				t.Fatalf("device %d: %v", dev, err)
-			}
+			require.NoError(t, tk.Wait(), "device %d", dev)
 		}
-		if err := ExitData(dev, Delete(x), Delete(y)); err != nil {
-			t.Fatal(err)
-		}
+		require.NoError(t, ExitData(dev, Delete(x), Delete(y)))
 		checkSaxpy(t, 2, x, y, func(i int) float32 { return float32(2 * i) })
 	}
 }
@@ -127,23 +116,13 @@ func TestDependSyncConstruct(t *testing.T) {
 	const n = 4096
 	for _, dev := range devs {
 		x, y := ones(n)
-		if err := EnterData(dev, To(x), To(y)); err != nil {
-			t.Fatal(err)
-		}
+		require.NoError(t, EnterData(dev, To(x), To(y)))
 		t1 := TargetNowait(saxpyRegion(dev, n, 3, x, y, DependOut(y)))
-		if err := Target(saxpyRegion(dev, n, 3, x, y, DependInOut(y))); err != nil {
-			t.Fatal(err)
-		}
-		if err := Update(dev, From(y), DependIn(y)); err != nil {
-			t.Fatal(err)
-		}
+		require.NoError(t, Target(saxpyRegion(dev, n, 3, x, y, DependInOut(y))))
+		require.NoError(t, Update(dev, From(y), DependIn(y)))
 		wantAll(t, fmt.Sprintf("device %d", dev), y, 7)
-		if err := t1.Wait(); err != nil {
-			t.Fatal(err)
-		}
-		if err := ExitData(dev, Delete(x), Delete(y), DependIn(y)); err != nil {
-			t.Fatal(err)
-		}
+		require.NoError(t, t1.Wait())
+		require.NoError(t, ExitData(dev, Delete(x), Delete(y), DependIn(y)))
 	}
 }
 
@@ -165,43 +144,35 @@ func TestDependOnFailedTask(t *testing.T) {
 		t1 := TargetNowait(saxpyRegion(dev, n, 3, x, y, To(missing).Present().Named("missing"), DependOut(y), DependOn(gate)))
 		t2 := TargetNowait(saxpyRegion(dev, n, 3, x, y, DependInOut(y)))
 		t3 := Go(func() error {
-			if dev != InitialDevice {
-				t.Errorf("device %d: Go task ran after a failed predecessor", dev)
-			}
+			assert.Equal(t, InitialDevice, dev, "Go task ran after a failed predecessor")
 			return nil
 		}, DependIn(y))
 		t4 := TargetNowait(saxpyRegion(dev, n, 3, x, y, DependOn(t3)))
 		close(release)
 		err1 := t1.Wait()
-		if dev != InitialDevice && err1 == nil {
-			t.Fatalf("device %d: construct with a present item that is not present: no error", dev)
+		if dev != InitialDevice {
+			require.Error(t, err1, "device %d: construct with a present item that is not present", dev)
 		}
 		if err1 == nil { // the initial device has everything present
 			for _, tk := range []*Task{t2, t3, t4} {
-				if err := tk.Wait(); err != nil {
-					t.Fatal(err)
-				}
+				require.NoError(t, tk.Wait())
 			}
 			continue
 		}
 		for i, tk := range []*Task{t2, t3, t4} {
 			err := tk.Wait()
-			if !errors.Is(err, ErrDependence) {
-				t.Fatalf("device %d: dependent %d: error %v, want one matching ErrDependence", dev, i+2, err)
-			}
+			require.ErrorIs(t, err, ErrDependence, "device %d: dependent %d", dev, i+2)
 			msg := err.Error()
-			if !strings.Contains(msg, err1.Error()) || strings.Count(msg, "depends on") != 1 {
-				t.Fatalf("device %d: dependent %d: error %q does not name the first failure %q once", dev, i+2, msg, err1)
-			}
+			require.Contains(t, msg, err1.Error(), "device %d: dependent %d: want the first failure named", dev, i+2)
+			require.Equal(t, 1, strings.Count(msg, "depends on"), "device %d: dependent %d: %q names the first failure more than once", dev, i+2, msg)
 		}
 		wantAll(t, fmt.Sprintf("device %d: y after the failed chain", dev), y, 1)
 		// A task that failed before it began (bad region) fails its
 		// dependents too.
 		bad := TargetNowait(Region{Device: Dev(dev), Kernel: kernels.Saxpy, Shape: N(n)})
 		err := TargetNowait(saxpyRegion(dev, n, 3, x, y, DependOn(bad))).Wait()
-		if !errors.Is(err, ErrDependence) || !strings.Contains(err.Error(), "takes 4 arguments") {
-			t.Fatalf("device %d: dependent of a bad region: %v", dev, err)
-		}
+		require.ErrorIs(t, err, ErrDependence, "device %d: dependent of a bad region", dev)
+		require.ErrorContains(t, err, "takes 4 arguments", "device %d: dependent of a bad region", dev)
 	}
 }
 
@@ -224,20 +195,16 @@ func TestDependBadInput(t *testing.T) {
 			{"Go with a map item", Go(func() error { return nil }, To(x)).Wait(), "a Go task takes only depend items"},
 			{"update with a depend item and a bad motion", UpdateNowait(dev, DependIn(x), ToFrom(y)).Wait(), "item 1 is tofrom"},
 		} {
-			if c.err == nil || !strings.Contains(c.err.Error(), c.want) {
-				t.Errorf("device %d: %s: error %v, want one saying %q", dev, c.name, c.err, c.want)
-			}
+			assert.ErrorContains(t, c.err, c.want, "device %d: %s", dev, c.name)
 		}
-		if IsPresent(x, dev) && dev != InitialDevice {
-			t.Errorf("device %d: x present after refused constructs", dev)
+		if dev != InitialDevice {
+			assert.False(t, IsPresent(x, dev), "device %d: x present after refused constructs", dev)
 		}
 	}
 	depTable.mu.Lock()
 	left := len(depTable.m)
 	depTable.mu.Unlock()
-	if left != 0 {
-		t.Errorf("dependence table holds %d entries after every construct ended", left)
-	}
+	assert.Zero(t, left, "dependence table entries after every construct ended")
 }
 
 // Dependents of an unfinished task hold no goroutine while they wait: a
@@ -254,19 +221,15 @@ func TestDependWaitsWithoutGoroutines(t *testing.T) {
 	for i := 0; i < n; i++ {
 		tasks = append(tasks, TargetNowait(saxpyRegion(0, 8, 1, x, y, DependOn(gate), DependInOut(y))))
 	}
-	if after := runtime.NumGoroutine(); after > before+10 {
-		t.Errorf("%d dependents waiting hold %d goroutines", n, after-before)
-	}
+	assert.LessOrEqual(t, runtime.NumGoroutine(), before+10, "goroutines held by %d dependents waiting (%d before)", n, before)
 	select {
 	case <-tasks[0].Done():
-		t.Fatal("a dependent ended before the task it depends on")
+		require.FailNow(t, "a dependent ended before the task it depends on")
 	case <-time.After(10 * time.Millisecond):
 	}
 	close(release)
 	for _, tk := range tasks {
-		if err := tk.Wait(); err != nil {
-			t.Fatal(err)
-		}
+		require.NoError(t, tk.Wait())
 	}
 	wantAll(t, "after the chain", y, 1+n)
 }
@@ -282,19 +245,13 @@ func TestDependGoTasks(t *testing.T) {
 		t2 := Go(func() error { seen = y[0]; y[0] = 100; return nil }, DependInOut(y))
 		t3 := TargetNowait(saxpyRegion(dev, n, 1, x, y, DependIn(y)))
 		t4 := Go(func() error { panic("boom") }, DependOn(t3))
-		if err := t3.Wait(); err != nil {
-			t.Fatal(err)
-		}
-		if seen != 4 || y[0] != 101 || y[1] != 5 {
-			t.Fatalf("device %d: Go task saw y[0] = %v (want 4); then y[0] = %v (want 101), y[1] = %v (want 5)", dev, seen, y[0], y[1])
-		}
-		if err := t4.Wait(); err == nil || !strings.Contains(err.Error(), "Go task panicked: boom") {
-			t.Fatalf("device %d: panicking Go task: %v", dev, err)
-		}
+		require.NoError(t, t3.Wait())
+		require.Equal(t, float32(4), seen, "device %d: y[0] the Go task saw", dev)
+		require.Equal(t, float32(101), y[0], "device %d: y[0]", dev)
+		require.Equal(t, float32(5), y[1], "device %d: y[1]", dev)
+		require.ErrorContains(t, t4.Wait(), "Go task panicked: boom", "device %d: panicking Go task", dev)
 		for _, tk := range []*Task{t1, t2} {
-			if err := tk.Wait(); err != nil {
-				t.Fatal(err)
-			}
+			require.NoError(t, tk.Wait())
 		}
 	}
 }
@@ -308,15 +265,11 @@ func TestDependOnKernelFailingOnDevice(t *testing.T) {
 	noLeak(t, r)
 	const n = 4096
 	x, y := ones(n)
-	if err := EnterData(0, To(x), To(y)); err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, EnterData(0, To(x), To(y)))
 	// A large copy before the kernel keeps t1's queue busy, so the kernel
 	// fails after t1 has released its dependents.
 	big := make([]float32, 4<<20)
-	if err := EnterData(0, Alloc(big)); err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, EnterData(0, Alloc(big)))
 	for round := 0; round < 20; round++ {
 		release := make(chan struct{})
 		gate := Go(func() error { <-release; return nil }) // t1 is in flight while t2 and t3 begin
@@ -325,18 +278,14 @@ func TestDependOnKernelFailingOnDevice(t *testing.T) {
 		t3 := UpdateNowait(0, From(y), DependIn(y))
 		close(release)
 		err1 := t1.Wait()
-		if err1 == nil || !strings.Contains(err1.Error(), "panicked") {
-			t.Fatalf("panicking kernel: %v", err1)
-		}
+		require.ErrorContains(t, err1, "panicked", "panicking kernel")
 		for i, tk := range []*Task{t2, t3} {
 			err := tk.Wait()
-			if !errors.Is(err, ErrDependence) || !strings.Contains(err.Error(), "panicked") || strings.Count(err.Error(), "depends on") != 1 {
-				t.Fatalf("round %d: dependent %d of a kernel that failed on the device: %v", round, i+2, err)
-			}
+			require.ErrorIs(t, err, ErrDependence, "round %d: dependent %d of a kernel that failed on the device", round, i+2)
+			require.ErrorContains(t, err, "panicked", "round %d: dependent %d of a kernel that failed on the device", round, i+2)
+			require.Equal(t, 1, strings.Count(err.Error(), "depends on"), "round %d: dependent %d of a kernel that failed on the device: %v", round, i+2, err)
 		}
 		wantAll(t, "y on the host after the failed chain", y, 1)
 	}
-	if err := ExitData(0, Delete(x), Delete(y), Delete(big)); err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, ExitData(0, Delete(x), Delete(y), Delete(big)))
 }

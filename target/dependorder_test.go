@@ -1,9 +1,11 @@
 package target
 
 import (
-	"errors"
 	"testing"
 	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
 )
 
 // The orders depend clauses promise, seen from Go tasks (target.Go) that
@@ -29,7 +31,7 @@ func (g *gate) waitStarted(t *testing.T, what string) {
 	select {
 	case <-g.started:
 	case <-time.After(20 * time.Second):
-		t.Fatalf("%s did not start in 20s", what)
+		require.FailNow(t, what+" did not start in 20s")
 	}
 }
 
@@ -39,7 +41,7 @@ func (g *gate) notStarted(t *testing.T, what string) {
 	t.Helper()
 	select {
 	case <-g.started:
-		t.Fatalf("%s started too early", what)
+		require.FailNow(t, what+" started too early")
 	case <-time.After(30 * time.Millisecond):
 	}
 }
@@ -63,15 +65,11 @@ func TestDependWriterWaitsForEveryReader(t *testing.T) {
 	for _, i := range []int{0, 2, 1} {
 		w.notStarted(t, "the writer, with a reader still running,")
 		close(readers[i].release)
-		if err := rt[i].Wait(); err != nil {
-			t.Fatal(err)
-		}
+		require.NoError(t, rt[i].Wait())
 	}
 	w.waitStarted(t, "the writer, after every reader ended,")
 	close(w.release)
-	if err := wt.Wait(); err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, wt.Wait())
 	depTableEmpty(t)
 }
 
@@ -104,9 +102,7 @@ func TestDependReadersAfterWriterRunTogether(t *testing.T) {
 	w3.waitStarted(t, "the third writer")
 	close(w3.release)
 	for _, tk := range []*Task{t1, tr1, tr2, t2, t3} {
-		if err := tk.Wait(); err != nil {
-			t.Fatal(err)
-		}
+		require.NoError(t, tk.Wait())
 	}
 	depTableEmpty(t)
 }
@@ -127,9 +123,7 @@ func TestDependIndependentItemsDoNotWait(t *testing.T) {
 	close(ga.release)
 	close(gb.release)
 	for _, tk := range []*Task{ta, tb, tc} {
-		if err := tk.Wait(); err != nil {
-			t.Fatal(err)
-		}
+		require.NoError(t, tk.Wait())
 	}
 	depTableEmpty(t)
 }
@@ -141,13 +135,11 @@ func TestDependSyncConstructReturnsItsError(t *testing.T) {
 	hostRuntime(t)
 	x, y := vecs(8)
 	err := Target(Region{Device: Dev(0), Kernel: nil, Shape: N(8), Maps: []Map{DependOut(y)}, Args: []Arg{Slice(x), Slice(y)}})
-	if err == nil || errors.Is(err, ErrDependence) {
-		t.Fatalf("Target with a nil kernel and a depend item: %v; want its own error", err)
-	}
+	require.Error(t, err, "Target with a nil kernel and a depend item")
+	require.NotErrorIs(t, err, ErrDependence, "Target with a nil kernel and a depend item: want its own error")
 	ran := false
-	if err := Go(func() error { ran = true; return nil }, DependIn(y)).Wait(); err != nil || !ran {
-		t.Fatalf("a task on y after the failed construct ended: %v, ran %v", err, ran)
-	}
+	require.NoError(t, Go(func() error { ran = true; return nil }, DependIn(y)).Wait(), "a task on y after the failed construct ended")
+	require.True(t, ran, "a task on y after the failed construct ended: ran")
 	depTableEmpty(t)
 }
 
@@ -158,7 +150,5 @@ func depTableEmpty(t *testing.T) {
 	depTable.mu.Lock()
 	n := len(depTable.m)
 	depTable.mu.Unlock()
-	if n != 0 {
-		t.Errorf("the dependence table holds %d entries with nothing in flight", n)
-	}
+	assert.Zero(t, n, "the dependence table's entries with nothing in flight")
 }

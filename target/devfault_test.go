@@ -5,13 +5,14 @@ import (
 	"fmt"
 	"os"
 	"os/exec"
-	"strings"
 	"testing"
 	"time"
 
 	"github.com/gompt/gompt/device"
 	"github.com/gompt/gompt/device/faulty"
 	"github.com/gompt/gompt/device/host"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
 )
 
 // Device faults the runtime must report rather than drop: a queue whose
@@ -49,9 +50,7 @@ func faultRuntime(t *testing.T) *runtimeState {
 	faultPlan.Reset()
 	t.Cleanup(faultPlan.Reset)
 	r := useRuntime(t, map[string]string{"GOMPT_PLUGINS": faultyPluginName})
-	if len(r.devs) == 0 {
-		t.Fatalf("no faulty host device: %s", r.why())
-	}
+	require.NotEmpty(t, r.devs, "no faulty host device: %s", r.why())
 	return r
 }
 
@@ -70,7 +69,7 @@ func closeWithin(t *testing.T, d *dev) error {
 	case err := <-done:
 		return err
 	case <-time.After(20 * time.Second):
-		t.Fatal("closing the device did not return in 20s: a construct's queue was never given back")
+		require.FailNow(t, "closing the device did not return in 20s: a construct's queue was never given back")
 		return nil
 	}
 }
@@ -124,39 +123,23 @@ func TestFailedQueueWaitIsReported(t *testing.T) {
 				err := call.run()
 				faultPlan.FailNth(faulty.Sync, 0, 0)
 				if faultPlan.Injected(faulty.Sync) == before {
-					if err != nil {
-						t.Fatalf("with sync %d never reached: %v", n, err)
-					}
+					require.NoError(t, err, "with sync %d never reached", n)
 					break
 				}
 				fired++
-				if !isInjected(err, faulty.Sync) {
-					t.Fatalf("sync %d of %s failed: %s returned %v; want the sync failure", n, call.name, call.name, err)
-				}
-				if es := mappingEntries(0); len(es) != 0 {
-					t.Fatalf("after the failed sync %d the present table holds %v", n, es)
-				}
+				require.True(t, isInjected(err, faulty.Sync), "sync %d of %s failed: %s returned %v; want the sync failure", n, call.name, call.name, err)
+				require.Empty(t, mappingEntries(0), "the present table after the failed sync %d", n)
 				x, y := vecs(8)
-				if err := Target(saxpyRegion(0, 8, 3, x, y, To(x), ToFrom(y))); err != nil {
-					t.Fatalf("the construct after the failed sync %d: %v", n, err)
-				}
-				if y[5] != 3*5+2*5 {
-					t.Fatalf("the construct after the failed sync %d computed y[5] = %v, want 25", n, y[5])
-				}
+				require.NoError(t, Target(saxpyRegion(0, 8, 3, x, y, To(x), ToFrom(y))), "the construct after the failed sync %d", n)
+				require.Equal(t, float32(3*5+2*5), y[5], "the construct after the failed sync %d: y[5]", n)
 			}
-			if fired == 0 {
-				t.Fatalf("%s waited for no queue", call.name)
-			}
+			require.NotZero(t, fired, "%s waited for no queue", call.name)
 		})
 	}
 	// Every construct came back: the device closes, and closes cleanly,
 	// and every queue it made, also those that failed, was released.
-	if err := closeWithin(t, r.devs[0]); err != nil {
-		t.Fatalf("close after the failures: %v", err)
-	}
-	if m, rel := faultPlan.Calls(faulty.NewQueue)-made, faultPlan.Calls(faulty.Release)-released; m != rel {
-		t.Errorf("the device made %d queues and released %d", m, rel)
-	}
+	require.NoError(t, closeWithin(t, r.devs[0]), "close after the failures")
+	assert.Equal(t, faultPlan.Calls(faulty.NewQueue)-made, faultPlan.Calls(faulty.Release)-released, "queues the device released against those it made")
 }
 
 // TestFirstFailureIsKept: a construct whose kernel launch failed, and whose
@@ -177,16 +160,10 @@ func TestFirstFailureIsKept(t *testing.T) {
 			break
 		}
 		fired++
-		if !isInjectedIn(err, faulty.Launch) {
-			t.Errorf("launch failed, then sync %d: Target returned %v; want the launch failure among its errors", n, err)
-		}
-		if es := mappingEntries(0); len(es) != 0 {
-			t.Fatalf("after the failed construct the present table holds %v", es)
-		}
+		assert.True(t, isInjectedIn(err, faulty.Launch), "launch failed, then sync %d: Target returned %v; want the launch failure among its errors", n, err)
+		require.Empty(t, mappingEntries(0), "the present table after the failed construct")
 	}
-	if fired == 0 {
-		t.Fatal("no wait for a queue after a failed launch")
-	}
+	require.NotZero(t, fired, "no wait for a queue after a failed launch")
 }
 
 // TestDeviceCloseReportsEveryFailure: closing a device releases its queues,
@@ -196,16 +173,12 @@ func TestFirstFailureIsKept(t *testing.T) {
 func TestDeviceCloseReportsEveryFailure(t *testing.T) {
 	r := faultRuntime(t)
 	x, y := vecs(16)
-	if err := Target(saxpyRegion(0, 16, 2, x, y, To(x), ToFrom(y))); err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, Target(saxpyRegion(0, 16, 2, x, y, To(x), ToFrom(y))))
 	b0, n0 := memInUse(t, r)
 	var ps []DevicePtr
 	for range 2 {
 		p, err := AllocMem(128, 0)
-		if err != nil {
-			t.Fatal(err)
-		}
+		require.NoError(t, err)
 		ps = append(ps, p)
 	}
 	faultPlan.FailNth(faulty.Release, 1, device.CodeUnknown)
@@ -217,18 +190,14 @@ func TestDeviceCloseReportsEveryFailure(t *testing.T) {
 		for _, e := range joined(err) {
 			found = found || isInjected(e, op)
 		}
-		if !found {
-			t.Errorf("close: %v; want the injected %s failure among its errors", err, op)
-		}
+		assert.True(t, found, "close: %v; want the injected %s failure among its errors", err, op)
 	}
-	if faultPlan.Injected(faulty.Close) != 1 {
-		t.Errorf("the device was closed %d times with the close failure armed; want once", faultPlan.Injected(faulty.Close))
-	}
+	assert.Equal(t, 1, faultPlan.Injected(faulty.Close), "closes of the device with the close failure armed")
 	// The free that did not fail freed its block; the failed one is the
 	// device's to account for (faulty frees nothing when it fails).
-	if b, n := memInUse(t, r); n != n0+1 || b != b0+128 {
-		t.Errorf("after close, device memory in use is %d bytes in %d allocations; want %d in %d (the unfailed free done)", b, n, b0+128, n0+1)
-	}
+	b, n := memInUse(t, r)
+	assert.Equal(t, n0+1, n, "allocations in use after close (the unfailed free done)")
+	assert.Equal(t, b0+128, b, "bytes in use after close (the unfailed free done)")
 	// The block whose free failed: free it on the device itself.
 	for _, p := range ps {
 		r.devs[0].d.Free(p)
@@ -254,13 +223,10 @@ func joined(err error) []error {
 func TestFreeMemReportsDeviceFailure(t *testing.T) {
 	r := faultRuntime(t)
 	p, err := AllocMem(64, 0)
-	if err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, err)
 	faultPlan.FailNth(faulty.Free, 1, device.CodeInvalidArgument)
-	if err := FreeMem(p, 0); !isInjected(err, faulty.Free) {
-		t.Fatalf("FreeMem whose device free failed: %v; want the free failure", err)
-	}
+	err = FreeMem(p, 0)
+	require.True(t, isInjected(err, faulty.Free), "FreeMem whose device free failed: %v; want the free failure", err)
 	r.devs[0].d.Free(p) // what the failed free left
 }
 
@@ -282,12 +248,9 @@ func TestShutdownReportsCloseFailure(t *testing.T) {
 	cmd := exec.Command(os.Args[0], "-test.run=^TestShutdownReportsCloseFailure$", "-test.count=1")
 	cmd.Env = append(os.Environ(), "GOMPT_TEST_FAULT_SHUTDOWN=1", "GOMPT_PLUGINS="+faultyPluginName, "GOMPT_HOST_DEVICES=1")
 	out, err := cmd.CombinedOutput()
-	if err != nil {
-		t.Fatalf("child: %v\n%s", err, out)
-	}
-	if !strings.Contains(string(out), "SHUTDOWN: close true release true: ") || strings.Contains(string(out), "TARGET-ERROR") {
-		t.Fatalf("child's output:\n%s\nwant Shutdown to return the device's close and release failures", out)
-	}
+	require.NoError(t, err, "child:\n%s", out)
+	assert.Contains(t, string(out), "SHUTDOWN: close true release true: ", "child's output: want Shutdown to return the device's close and release failures")
+	assert.NotContains(t, string(out), "TARGET-ERROR", "child's output")
 }
 
 func isInjectedIn(err error, op faulty.Op) bool {

@@ -5,6 +5,7 @@ import (
 	"unsafe"
 
 	"github.com/gompt/gompt/device"
+	"github.com/stretchr/testify/assert"
 )
 
 type (
@@ -52,16 +53,13 @@ func TestElemOf(t *testing.T) {
 		{elemOf[nestedPtr](), "target.nestedPtr", 0, true},
 		{elemOf[[1]*int](), "[1]*int", 0, true},
 	} {
-		if c.et.name != c.name || c.et.kind != c.kind || c.et.pointers != c.pointers {
-			t.Errorf("%s: got %+v, want kind %v pointers %v", c.name, *c.et, c.kind, c.pointers)
-		}
+		assert.Equal(t, c.name, c.et.name, "name")
+		assert.Equal(t, c.kind, c.et.kind, "%s: kind", c.name)
+		assert.Equal(t, c.pointers, c.et.pointers, "%s: pointers", c.name)
 	}
-	if elemOf[celsius]() != elemOf[celsius]() {
-		t.Error("a type described twice: want one cached description")
-	}
-	if badElem[float32]() != nil || badElem[*int]() == nil {
-		t.Error("badElem: want nil for float32, the description for *int")
-	}
+	assert.Same(t, elemOf[celsius](), elemOf[celsius](), "a type described twice: want one cached description")
+	assert.Nil(t, badElem[float32](), "badElem of float32")
+	assert.Same(t, elemOf[*int](), badElem[*int](), "badElem of *int: want its description")
 }
 
 // The constructors of the hot path stay free of allocation.
@@ -69,11 +67,7 @@ func TestConstructorsAllocateNothing(t *testing.T) {
 	x, c := make([]float32, 8), make([]celsius, 8)
 	var sink Arg
 	var m Map
-	if n := testing.AllocsPerRun(100, func() { sink, m = Slice(x), To(x) }); n != 0 {
-		t.Errorf("Slice and To of []float32: %v allocations", n)
-	}
-	if n := testing.AllocsPerRun(100, func() { sink, m = Slice(c), ToFrom(c) }); n != 0 {
-		t.Errorf("Slice and ToFrom of a defined type: %v allocations", n)
-	}
+	assert.Zero(t, testing.AllocsPerRun(100, func() { sink, m = Slice(x), To(x) }), "Slice and To of []float32: allocations")
+	assert.Zero(t, testing.AllocsPerRun(100, func() { sink, m = Slice(c), ToFrom(c) }), "Slice and ToFrom of a defined type: allocations")
 	_, _ = sink, m
 }

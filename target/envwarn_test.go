@@ -12,6 +12,8 @@ import (
 
 	"github.com/gompt/gompt/device"
 	"github.com/gompt/gompt/kernels"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
 )
 
 // noDevicePlugin is a registered plugin that has no device, for tests
@@ -49,9 +51,7 @@ func TestEnvChild(t *testing.T) {
 // envVars returns the variables of the README's environment table.
 func envVars(t *testing.T) []string {
 	f, err := os.Open("../README.md")
-	if err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, err)
 	defer f.Close()
 	row := regexp.MustCompile("^\\| `([A-Z_]+)` \\|")
 	var vars []string
@@ -69,9 +69,7 @@ func envVars(t *testing.T) []string {
 			}
 		}
 	}
-	if len(vars) < 10 {
-		t.Fatalf("found only %d variables in the README's environment table: %v", len(vars), vars)
-	}
+	require.GreaterOrEqual(t, len(vars), 10, "variables found in the README's environment table: %v", vars)
 	return vars
 }
 
@@ -119,8 +117,7 @@ func TestEveryBadSettingWarns(t *testing.T) {
 	}
 	for _, v := range envVars(t) {
 		list, ok := cases[v]
-		if !ok {
-			t.Errorf("the README's variable %s has no bad-value case here", v)
+		if !assert.True(t, ok, "the README's variable %s has no bad-value case here", v) {
 			continue
 		}
 		for _, c := range list {
@@ -132,8 +129,7 @@ func TestEveryBadSettingWarns(t *testing.T) {
 			cmd.Env = append(cmd.Env, c.env...)
 			var stdout, stderr strings.Builder
 			cmd.Stdout, cmd.Stderr = &stdout, &stderr
-			if err := cmd.Run(); err != nil {
-				t.Errorf("%v: child failed: %v\n%s%s", c.env, err, stdout.String(), stderr.String())
+			if err := cmd.Run(); !assert.NoError(t, err, "%v: child failed\n%s%s", c.env, stdout.String(), stderr.String()) {
 				continue
 			}
 			var named []string
@@ -142,16 +138,17 @@ func TestEveryBadSettingWarns(t *testing.T) {
 					named = append(named, l)
 				}
 			}
-			if len(named) != 1 || !strings.Contains(named[0], c.want) {
-				t.Errorf("%v: want one line on stderr saying %q, got %d:\n%s", c.env, c.want, len(named), stderr.String())
+			if assert.Len(t, named, 1, "%v: want one line on stderr naming %s:\n%s", c.env, v, stderr.String()) {
+				assert.Contains(t, named[0], c.want, "%v: the line on stderr", c.env)
 			}
 			out := stdout.String()
-			if c.targetErr != "" && !strings.Contains(out, c.targetErr) {
-				t.Errorf("%v: want a construct to fail with %q; child printed:\n%s", c.env, c.targetErr, out)
+			if c.targetErr != "" {
+				assert.Contains(t, out, c.targetErr, "%v: want a construct to fail; child printed", c.env)
+			} else {
+				assert.NotContains(t, out, "TARGET-ERROR", "%v: the program should still run; child printed", c.env)
 			}
-			if c.targetErr == "" && strings.Contains(out, "TARGET-ERROR") || strings.Contains(out, "WRONG") || strings.Contains(out, "SHUTDOWN-ERROR") {
-				t.Errorf("%v: the program should still run; child printed:\n%s", c.env, out)
-			}
+			assert.NotContains(t, out, "WRONG", "%v: the program should still run; child printed", c.env)
+			assert.NotContains(t, out, "SHUTDOWN-ERROR", "%v: the program should still run; child printed", c.env)
 		}
 	}
 }

@@ -1,11 +1,12 @@
 package target
 
 import (
-	"strings"
 	"testing"
 
 	"github.com/gompt/gompt/device"
 	"github.com/gompt/gompt/device/faulty"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
 )
 
 // A construct whose kernel fails on the device, found by a wait for its
@@ -25,13 +26,7 @@ func TestFirstDeviceFailureIsReported(t *testing.T) {
 	before := faultPlan.Injected(faulty.Sync)
 	faultPlan.FailNth(faulty.Sync, 2, device.CodeUnknown)
 	err := Target(Region{Device: Dev(0), Kernel: panics, Shape: N(1), Maps: []Map{To(x), To(z)}, Args: []Arg{Int(1)}})
-	if n := faultPlan.Injected(faulty.Sync) - before; n != 1 {
-		t.Fatalf("the second queue wait was not made to fail (%d injected): the test no longer sets up what it means to", n)
-	}
-	if err == nil || !strings.Contains(err.Error(), "panicked in team 0 of 1: boom") {
-		t.Fatalf("a region whose kernel failed, then a queue wait: %v; want the kernel's failure", err)
-	}
-	if n := r.devs[0].table.Len(); n != 0 {
-		t.Errorf("%d present entries after the failed region", n)
-	}
+	require.Equal(t, 1, faultPlan.Injected(faulty.Sync)-before, "injected failures of the second queue wait: the test no longer sets up what it means to")
+	require.ErrorContains(t, err, "panicked in team 0 of 1: boom", "a region whose kernel failed, then a queue wait: want the kernel's failure")
+	assert.Zero(t, r.devs[0].table.Len(), "present entries after the failed region")
 }

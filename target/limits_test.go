@@ -9,6 +9,8 @@ import (
 	"github.com/gompt/gompt/device"
 	"github.com/gompt/gompt/device/host"
 	"github.com/gompt/gompt/kernels"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
 )
 
 // Launch limits as a device states them: the runtime refuses a shape only
@@ -56,12 +58,9 @@ func limitedRuntime(t *testing.T, teams, threads int) {
 	t.Helper()
 	limitedInfo.teams, limitedInfo.threads = teams, threads
 	r := useRuntime(t, map[string]string{"GOMPT_PLUGINS": limitedPluginName, "GOMPT_HOST_DEVICES": "1"})
-	if len(r.devs) != 1 {
-		t.Fatalf("want one limited host device: %s", r.why())
-	}
-	if i := r.devs[0].info; i.MaxTeams != teams || i.MaxThreadsPerTeam != threads {
-		t.Fatalf("the runtime took the device's limits as %d teams, %d threads; it states %d, %d", i.MaxTeams, i.MaxThreadsPerTeam, teams, threads)
-	}
+	require.Len(t, r.devs, 1, "want one limited host device: %s", r.why())
+	require.Equal(t, teams, r.devs[0].info.MaxTeams, "the runtime's MaxTeams against the one the device states")
+	require.Equal(t, threads, r.devs[0].info.MaxThreadsPerTeam, "the runtime's MaxThreadsPerTeam against the one the device states")
 }
 
 // oneThread is kernels.Fill declared for teams of at most one thread (a
@@ -76,13 +75,9 @@ func fillRegion(dev int, k *device.Kernel, x []float32, v float32, s Shape) Regi
 // wantFilled fails the test unless the region ran and every element of x is v.
 func wantFilled(t *testing.T, what string, err error, x []float32, v float32) {
 	t.Helper()
-	if err != nil {
-		t.Fatalf("%s: %v; want it to run", what, err)
-	}
+	require.NoError(t, err, "%s: want it to run", what)
 	for i := range x {
-		if x[i] != v {
-			t.Fatalf("%s: x[%d] = %g, want %g", what, i, x[i], v)
-		}
+		require.Equal(t, v, x[i], "%s: x[%d]", what, i)
 	}
 }
 
@@ -159,8 +154,6 @@ func TestNilDevicePointerArgument(t *testing.T) {
 	for _, dev := range devs {
 		err := Target(Region{Device: Dev(dev), Kernel: kernels.Fill, Shape: N(16), Args: []Arg{Int(16), Float32(1), Ptr(0)}})
 		wantErr(t, dev, "Ptr(0) argument", err, "kernel fill argument 2 (x): nil device pointer")
-		if strings.Count(err.Error(), "target:") != 1 {
-			t.Errorf("device %d: error %q: want the one message", dev, err)
-		}
+		assert.Equal(t, 1, strings.Count(err.Error(), "target:"), "device %d: error %q: want the one message", dev, err)
 	}
 }

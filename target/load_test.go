@@ -6,6 +6,7 @@ import (
 	"testing"
 
 	"github.com/gompt/gompt/kernels"
+	"github.com/stretchr/testify/assert"
 )
 
 // A device remembers the kernel it loaded last (dev.last) to skip the map
@@ -50,6 +51,6 @@ func TestAlternatingKernelsRunTheirOwn(t *testing.T) {
 	wg.Wait()
 	close(errs)
 	for err := range errs {
-		t.Error(err)
+		assert.NoError(t, err)
 	}
 }

@@ -1,6 +1,10 @@
 package target
 
-import "testing"
+import (
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+)
 
 // TestMappedPtrOfUnmappedIsZero: MappedPtr of a slice with no device copy
 // returns the null device pointer with its error, as omp_get_mapped_ptr
@@ -9,10 +13,10 @@ import "testing"
 func TestMappedPtrOfUnmappedIsZero(t *testing.T) {
 	hostRuntime(t)
 	x := make([]float32, 4)
-	if p, err := MappedPtr(x, 0); p != 0 || err == nil {
-		t.Fatalf("MappedPtr of an unmapped slice: %v, %v; want 0 and an error", p, err)
-	}
-	if p, err := MappedPtr(x, 7); p != 0 || err == nil {
-		t.Fatalf("MappedPtr on device 7 of 1: %v, %v; want 0 and an error", p, err)
-	}
+	p, err := MappedPtr(x, 0)
+	assert.Zero(t, p, "MappedPtr of an unmapped slice")
+	assert.Error(t, err, "MappedPtr of an unmapped slice")
+	p, err = MappedPtr(x, 7)
+	assert.Zero(t, p, "MappedPtr on device 7 of 1")
+	assert.Error(t, err, "MappedPtr on device 7 of 1")
 }

@@ -1,9 +1,11 @@
 package target
 
 import (
-	"strings"
 	"syscall"
 	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
 )
 
 // MappedPtr of memory Go does not manage returns its address without
@@ -16,15 +18,11 @@ func TestMappedPtrOfForeignMemory(t *testing.T) {
 	}
 	defer syscall.Munmap(m)
 	p, err := MappedPtr(m, InitialDevice)
-	if err != nil || p != DevicePtr(addr(m)) {
-		t.Fatalf("MappedPtr of mmap'd memory = %v, %v; want its address %#x", p, err, addr(m))
-	}
+	require.NoError(t, err, "MappedPtr of mmap'd memory")
+	require.Equal(t, DevicePtr(addr(m)), p, "MappedPtr of mmap'd memory: want its address")
 	err = Memcpy(On(InitialDevice, p), Host(make([]byte, 8)), 8)
-	if err == nil || !strings.Contains(err.Error(), "nor in a slice of Go memory") {
-		t.Fatalf("Memcpy to mmap'd memory through On: %v", err)
-	}
+	require.ErrorContains(t, err, "nor in a slice of Go memory", "Memcpy to mmap'd memory through On")
 	// Host names it directly.
-	if err := Memcpy(Host(m), Host([]byte{7}), 1); err != nil || m[0] != 7 {
-		t.Fatalf("Memcpy to Host(mmap'd memory): %v %v", err, m[0])
-	}
+	require.NoError(t, Memcpy(Host(m), Host([]byte{7}), 1), "Memcpy to Host(mmap'd memory)")
+	assert.Equal(t, byte(7), m[0], "Memcpy to Host(mmap'd memory)")
 }

@@ -1,15 +1,15 @@
 package target
 
 import (
-	"errors"
 	"fmt"
 	"math"
 	"runtime"
-	"strings"
 	"testing"
 
 	"github.com/gompt/gompt/device"
 	"github.com/gompt/gompt/mapping"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
 )
 
 // clRuntime is a runtime with the host plugin (device 0) and the OpenCL
@@ -17,9 +17,8 @@ import (
 // there is none (no driver, or built without cgo).
 func clRuntime(t *testing.T) (*runtimeState, int) {
 	r := useRuntime(t, map[string]string{"GOMPT_PLUGINS": "host,opencl"})
-	if len(r.devs) == 0 || r.devs[0].plugin != "host" {
-		t.Fatalf("no host device: %s", r.why())
-	}
+	require.NotEmpty(t, r.devs, "no host device: %s", r.why())
+	require.Equal(t, "host", r.devs[0].plugin, "no host device: %s", r.why())
 	for _, d := range r.devs {
 		if d.plugin == "opencl" {
 			return r, d.num
@@ -33,9 +32,7 @@ func clRuntime(t *testing.T) (*runtimeState, int) {
 func memInUseOf(t *testing.T, r *runtimeState, n int) (int64, int) {
 	t.Helper()
 	mi, ok := r.devs[n].d.(device.MemInfo)
-	if !ok {
-		t.Fatalf("device %s does not implement device.MemInfo", r.devs[n].id)
-	}
+	require.True(t, ok, "device %s does not implement device.MemInfo", r.devs[n].id)
 	return mi.MemInUse()
 }
 
@@ -52,10 +49,9 @@ func noLeakOn(t *testing.T, r *runtimeState) {
 	}
 	t.Cleanup(func() {
 		for i := range r.devs {
-			if b, n := memInUseOf(t, r, i); b != at[i].b || n != at[i].n {
-				t.Errorf("device %s leaked memory: %d bytes in %d allocations at start, %d bytes in %d at end",
-					r.devs[i].id, at[i].b, at[i].n, b, n)
-			}
+			b, n := memInUseOf(t, r, i)
+			assert.Equal(t, at[i].b, b, "device %s leaked memory: bytes in use at the end against the start", r.devs[i].id)
+			assert.Equal(t, at[i].n, n, "device %s leaked memory: allocations at the end against the start", r.devs[i].id)
 		}
 	})
 }
@@ -66,9 +62,7 @@ func TestMemcpyRectHugeVolumeFailsFast(t *testing.T) {
 	r := hostRuntime(t)
 	noLeak(t, r)
 	p, err := AllocMem(64, 0)
-	if err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, err)
 	defer FreeMem(p, 0)
 	small := make([]byte, 64)
 	huge := func(n int) error {
@@ -78,31 +72,22 @@ func TestMemcpyRectHugeVolumeFailsFast(t *testing.T) {
 	runtime.ReadMemStats(&m0)
 	err = huge(4096)
 	runtime.ReadMemStats(&m1)
-	if got := m1.TotalAlloc - m0.TotalAlloc; got > 64<<10 {
-		t.Fatalf("a failing 4096x4096 memcpy_rect allocated %d bytes", got)
-	}
-	if !errors.Is(err, device.ErrInvalidArgument) || !strings.Contains(err.Error(), fmt.Sprintf("destination %v on device 0 (host:0): volume [4096 4096] at offset [0 0] in dimensions [4096 4096] of 1-byte elements reaches byte 16777216, out of bounds: only 64 bytes there", p)) {
-		t.Fatalf("4096x4096 on 64 bytes: %v", err)
-	}
+	require.LessOrEqual(t, m1.TotalAlloc-m0.TotalAlloc, uint64(64<<10), "bytes allocated by a failing 4096x4096 memcpy_rect")
+	require.ErrorIs(t, err, device.ErrInvalidArgument, "4096x4096 on 64 bytes")
+	require.ErrorContains(t, err, fmt.Sprintf("destination %v on device 0 (host:0): volume [4096 4096] at offset [0 0] in dimensions [4096 4096] of 1-byte elements reaches byte 16777216, out of bounds: only 64 bytes there", p), "4096x4096 on 64 bytes")
 	// The shape of the report: 4096x4096 rows of one element, which
 	// built 16 million segments (1.9 GB) before failing.
 	runtime.ReadMemStats(&m0)
 	err = MemcpyRect(On(0, p), Host(small), 4, []int{4096, 4096, 1}, []int{0, 0, 0}, []int{0, 0, 0}, []int{4096, 4096, 1}, []int{4096, 4096, 1})
 	runtime.ReadMemStats(&m1)
-	if got := m1.TotalAlloc - m0.TotalAlloc; got > 64<<10 || err == nil || !strings.Contains(err.Error(), "reaches byte 67108864, out of bounds: only 64 bytes there") {
-		t.Fatalf("a failing 4096x4096x1 memcpy_rect allocated %d bytes: %v", got, err)
-	}
-	if a := testing.AllocsPerRun(10, func() { huge(65536) }); a > 64 {
-		t.Errorf("a failing 65536x65536 memcpy_rect made %v allocations", a)
-	}
-	if err := huge(65536); err == nil || !strings.Contains(err.Error(), "reaches byte 4294967296, out of bounds") {
-		t.Errorf("65536x65536 on 64 bytes: %v", err)
-	}
+	require.LessOrEqual(t, m1.TotalAlloc-m0.TotalAlloc, uint64(64<<10), "bytes allocated by a failing 4096x4096x1 memcpy_rect")
+	require.ErrorContains(t, err, "reaches byte 67108864, out of bounds: only 64 bytes there", "a failing 4096x4096x1 memcpy_rect")
+	assert.LessOrEqual(t, testing.AllocsPerRun(10, func() { huge(65536) }), float64(64), "allocations of a failing 65536x65536 memcpy_rect")
+	assert.ErrorContains(t, huge(65536), "reaches byte 4294967296, out of bounds", "65536x65536 on 64 bytes")
 	// The source side is checked as well, in 3-D.
 	err = MemcpyRect(Host(make([]byte, 1<<20)), Host(small), 8, []int{8, 8, 8}, []int{0, 0, 0}, []int{1, 0, 0}, []int{8, 8, 8}, []int{9, 8, 8})
-	if !errors.Is(err, device.ErrInvalidArgument) || !strings.Contains(err.Error(), ": volume [8 8 8] at offset [1 0 0] in dimensions [9 8 8] of 8-byte elements reaches byte 4608, out of bounds: only 64 bytes there") {
-		t.Errorf("source too small: %v", err)
-	}
+	assert.ErrorIs(t, err, device.ErrInvalidArgument, "source too small")
+	assert.ErrorContains(t, err, ": volume [8 8 8] at offset [1 0 0] in dimensions [9 8 8] of 8-byte elements reaches byte 4608, out of bounds: only 64 bytes there", "source too small")
 }
 
 // Every bad argument of MemcpyRect is an invalid-argument error naming it,
@@ -134,18 +119,13 @@ func TestMemcpyRectBadArguments(t *testing.T) {
 	}
 	for _, c := range cases {
 		err := MemcpyRect(Host(a), Host(b), c.elem, c.volume, c.dstOff, c.srcOff, c.dstDims, c.srcDims)
-		if !errors.Is(err, device.ErrInvalidArgument) || !strings.Contains(err.Error(), c.want) {
-			t.Errorf("%s: %v; want an invalid-argument error saying %q", c.name, err, c.want)
-		}
+		assert.ErrorIs(t, err, device.ErrInvalidArgument, c.name)
+		assert.ErrorContains(t, err, c.want, c.name)
 	}
 	// Outer dimensions too large for an int do not matter when the
 	// rectangle stays inside the first plane; a zero volume copies nothing.
-	if err := MemcpyRect(Host(a), Host(b), 1, []int{1, 2, 3}, []int{0, 1, 0}, []int{0, 0, 0}, []int{big, 4, 4}, []int{1, 2, 3}); err != nil {
-		t.Errorf("rectangle in the first plane of a huge array: %v", err)
-	}
-	if err := MemcpyRect(Host(a), Host(b), 4, []int{0, 1 << 40}, []int{0, 0}, []int{0, 0}, []int{1, 1 << 40}, []int{1, 1 << 40}); err != nil {
-		t.Errorf("empty volume: %v", err)
-	}
+	assert.NoError(t, MemcpyRect(Host(a), Host(b), 1, []int{1, 2, 3}, []int{0, 1, 0}, []int{0, 0, 0}, []int{big, 4, 4}, []int{1, 2, 3}), "rectangle in the first plane of a huge array")
+	assert.NoError(t, MemcpyRect(Host(a), Host(b), 4, []int{0, 1 << 40}, []int{0, 0}, []int{0, 0}, []int{1, 1 << 40}, []int{1, 1 << 40}), "empty volume")
 }
 
 // rectCase is one MemcpyRect of int32 elements.
@@ -230,68 +210,48 @@ func TestMemcpyRectCopiesTheRightBytes(t *testing.T) {
 		want := c.want(dst0, src)
 		check := func(what string, got []int32) {
 			t.Helper()
-			if !equal(got, want) {
-				t.Errorf("%s, %s: got %v, want %v", c.name, what, got, want)
-			}
+			assert.Equal(t, want, got, "%s, %s", c.name, what)
 		}
 		got := append([]int32(nil), dst0...)
-		if err := c.copy(Host(got), Host(src)); err != nil {
-			t.Fatalf("%s, host to host: %v", c.name, err)
-		}
+		require.NoError(t, c.copy(Host(got), Host(src)), "%s, host to host", c.name)
 		check("host to host", got)
 		// to puts s in a new allocation on dev.
 		to := func(dev int, s []int32) DevicePtr {
 			t.Helper()
 			p, err := AllocMem(4*len(s), dev)
-			if err != nil {
-				t.Fatal(err)
-			}
-			if err := Memcpy(On(dev, p), Host(s), 4*len(s)); err != nil {
-				t.Fatal(err)
-			}
+			require.NoError(t, err)
+			require.NoError(t, Memcpy(On(dev, p), Host(s), 4*len(s)))
 			return p
 		}
 		back := func(dev int, p DevicePtr, n int) []int32 {
 			t.Helper()
 			out := make([]int32, n)
-			if err := Memcpy(Host(out), On(dev, p), 4*n); err != nil {
-				t.Fatal(err)
-			}
+			require.NoError(t, Memcpy(Host(out), On(dev, p), 4*n))
 			return out
 		}
 		for _, dev := range devs {
 			name := r.describe(dev)
 			d := to(dev, dst0)
-			if err := c.copy(On(dev, d), Host(src)); err != nil {
-				t.Fatalf("%s, host to %s: %v", c.name, name, err)
-			}
+			require.NoError(t, c.copy(On(dev, d), Host(src)), "%s, host to %s", c.name, name)
 			check("host to "+name, back(dev, d, len(dst0)))
 			s := to(dev, src)
 			got := append([]int32(nil), dst0...)
-			if err := c.copy(Host(got), On(dev, s)); err != nil {
-				t.Fatalf("%s, %s to host: %v", c.name, name, err)
-			}
+			require.NoError(t, c.copy(Host(got), On(dev, s)), "%s, %s to host", c.name, name)
 			check(name+" to host", got)
 			d2 := to(dev, dst0)
-			if err := c.copy(On(dev, d2), On(dev, s)); err != nil {
-				t.Fatalf("%s, %s to itself: %v", c.name, name, err)
-			}
+			require.NoError(t, c.copy(On(dev, d2), On(dev, s)), "%s, %s to itself", c.name, name)
 			check(name+" to itself", back(dev, d2, len(dst0)))
 			for _, other := range devs {
 				if other == dev {
 					continue
 				}
 				d3 := to(other, dst0)
-				if err := c.copy(On(other, d3), On(dev, s)); err != nil {
-					t.Fatalf("%s, %s to %s: %v", c.name, name, r.describe(other), err)
-				}
+				require.NoError(t, c.copy(On(other, d3), On(dev, s)), "%s, %s to %s", c.name, name, r.describe(other))
 				check(name+" to "+r.describe(other), back(other, d3, len(dst0)))
 				FreeMem(d3, other)
 			}
 			for _, p := range []DevicePtr{d, s, d2} {
-				if err := FreeMem(p, dev); err != nil {
-					t.Fatal(err)
-				}
+				require.NoError(t, FreeMem(p, dev))
 			}
 		}
 	}
@@ -308,17 +268,12 @@ func (r *runtimeState) describe(n int) string {
 // wantErr checks that err is an error of code saying each of want.
 func wantMemErr(t *testing.T, what string, err error, code device.Code, want ...string) {
 	t.Helper()
-	if err == nil {
-		t.Errorf("%s: no error", what)
+	if !assert.Error(t, err, what) {
 		return
 	}
-	if got := device.CodeOf(err); got != code {
-		t.Errorf("%s: code %s, want %s (%v)", what, got, code, err)
-	}
+	assert.Equal(t, code, device.CodeOf(err), "%s: code (%v)", what, err)
 	for _, w := range want {
-		if !strings.Contains(err.Error(), w) {
-			t.Errorf("%s: error %q does not say %q", what, err, w)
-		}
+		assert.ErrorContains(t, err, w, what)
 	}
 }
 
@@ -328,16 +283,10 @@ func TestAssociateChecksTheDeviceRange(t *testing.T) {
 	r := hostRuntime(t)
 	noLeak(t, r)
 	p, err := AllocMem(64, 0)
-	if err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, err)
 	gone, err := AllocMem(64, 0)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := FreeMem(gone, 0); err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, err)
+	require.NoError(t, FreeMem(gone, 0))
 	big, small := make([]byte, 4096), make([]byte, 16)
 	bad := func(what string, err error, want ...string) {
 		t.Helper()
@@ -351,47 +300,31 @@ func TestAssociateChecksTheDeviceRange(t *testing.T) {
 	bad("made-up pointer", Associate(small, 0xdead0000, 0, 0), "0xdead0000 is not inside any live allocation made by target.AllocMem")
 	bad("freed pointer", Associate(small, gone, 0, 0), "is not inside any live allocation")
 	bad("empty slice", Associate(small[:0], p, 0, 0), "empty host slice")
-	if IsPresent(big, 0) || IsPresent(small, 0) || r.devs[0].table.Len() != 0 {
-		t.Fatalf("a refused association left entries: %v", r.devs[0].table.Entries())
-	}
+	require.False(t, IsPresent(big, 0), "a refused association left entries: %v", r.devs[0].table.Entries())
+	require.False(t, IsPresent(small, 0), "a refused association left entries: %v", r.devs[0].table.Entries())
+	require.Zero(t, r.devs[0].table.Len(), "a refused association left entries: %v", r.devs[0].table.Entries())
 	wantMemErr(t, "associate on the initial device", Associate(small, p, 0, InitialDevice), device.CodeInvalidDevice,
 		"names the initial device", "nothing to associate", "offload devices are 0..0")
 
 	// Inside an allocation, ending at its last byte: accepted and used.
 	h := make([]int32, 8)
-	if err := Associate(h, p+16, 16, 0); err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, Associate(h, p+16, 16, 0))
 	src := []int32{1, 2, 3, 4, 5, 6, 7, 8}
-	if err := Memcpy(On(0, p).Add(32), Host(src), 32); err != nil {
-		t.Fatal(err)
-	}
-	if err := Update(0, From(h)); err != nil {
-		t.Fatal(err)
-	}
-	if !equal(h, src) {
-		t.Fatalf("update from associated memory at p+32 gave %v, want %v", h, src)
-	}
+	require.NoError(t, Memcpy(On(0, p).Add(32), Host(src), 32))
+	require.NoError(t, Update(0, From(h)))
+	require.Equal(t, src, h, "update from associated memory at p+32")
 	// Freeing it now is refused, names the host range, and frees nothing.
 	b0, n0 := memInUse(t, r)
 	err = FreeMem(p, 0)
 	wantMemErr(t, "free while associated", err, device.CodeInvalidArgument,
 		"host memory "+mapping.RangeString(addr(device.Bytes(h)), 32)+" is still associated with it", "disassociate it first", "nothing was freed")
-	if b, n := memInUse(t, r); b != b0 || n != n0 {
-		t.Fatalf("a refused FreeMem changed memory in use from %d bytes in %d allocations to %d in %d", b0, n0, b, n)
-	}
-	if err := Memcpy(On(0, p), Host(src), 32); err != nil {
-		t.Fatalf("the allocation is unusable after a refused FreeMem: %v", err)
-	}
-	if err := Disassociate(h, 0); err != nil {
-		t.Fatal(err)
-	}
-	if IsPresent(h, 0) {
-		t.Fatal("disassociated slice still present")
-	}
-	if err := FreeMem(p, 0); err != nil {
-		t.Fatalf("free after disassociate: %v", err)
-	}
+	b, n := memInUse(t, r)
+	require.Equal(t, b0, b, "a refused FreeMem changed the bytes in use")
+	require.Equal(t, n0, n, "a refused FreeMem changed the allocations in use")
+	require.NoError(t, Memcpy(On(0, p), Host(src), 32), "the allocation is unusable after a refused FreeMem")
+	require.NoError(t, Disassociate(h, 0))
+	require.False(t, IsPresent(h, 0), "disassociated slice still present")
+	require.NoError(t, FreeMem(p, 0), "free after disassociate")
 }
 
 // Disassociate never reports success without removing an association.
@@ -399,29 +332,19 @@ func TestDisassociateOfNothingFails(t *testing.T) {
 	r := hostRuntime(t)
 	noLeak(t, r)
 	p, err := AllocMem(64, 0)
-	if err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, err)
 	hb, other := make([]byte, 40), make([]byte, 32)
 	h := hb[:32]
 	wantMemErr(t, "never associated", Disassociate(other, 0), device.CodeNotFound, "nothing is associated there")
 	wantMemErr(t, "on the initial device", Disassociate(other, InitialDevice), device.CodeInvalidDevice, "names the initial device", "nothing can be associated")
 	wantMemErr(t, "on the initial device by number", Disassociate(other, len(r.devs)), device.CodeInvalidDevice, "names the initial device")
-	if err := Associate(h, p, 0, 0); err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, Associate(h, p, 0, 0))
 	wantMemErr(t, "inside the association", Disassociate(h[8:], 0), device.CodeInvalidArgument, "does not start an associated range")
 	wantMemErr(t, "past the association", Disassociate(hb, 0), device.CodeInvalidArgument, "does not start an associated range")
-	if !IsPresent(h, 0) {
-		t.Fatal("a failed disassociate removed the association")
-	}
-	if err := Disassociate(h, 0); err != nil {
-		t.Fatal(err)
-	}
+	require.True(t, IsPresent(h, 0), "a failed disassociate removed the association")
+	require.NoError(t, Disassociate(h, 0))
 	wantMemErr(t, "twice", Disassociate(h, 0), device.CodeNotFound, "nothing is associated there")
-	if err := FreeMem(p, 0); err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, FreeMem(p, 0))
 	useRuntime(t, map[string]string{"GOMPT_PLUGINS": "host", "OMP_TARGET_OFFLOAD": "disabled"})
 	wantMemErr(t, "offload disabled", Disassociate(h, 0), device.CodeInvalidDevice, "names the initial device", "there is no offload device (host: OMP_TARGET_OFFLOAD=disabled)")
 }
@@ -435,47 +358,32 @@ func TestMappedPtrOnTheInitialDevice(t *testing.T) {
 	for _, dev := range []int{InitialDevice, ini} {
 		clear(x)
 		p, err := MappedPtr(x, dev)
-		if err != nil {
-			t.Fatal(err)
-		}
-		if want := DevicePtr(addr(device.Bytes(x))); p != want {
-			t.Fatalf("MappedPtr(x, %d) = %v, want x's address %v", dev, p, want)
-		}
+		require.NoError(t, err)
+		require.Equal(t, DevicePtr(addr(device.Bytes(x))), p, "MappedPtr(x, %d): want x's address", dev)
 		src := []int32{1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 16}
-		if err := Memcpy(On(dev, p), Host(src), 64); err != nil {
-			t.Fatalf("Memcpy to On(%d, MappedPtr(x, %d)): %v", dev, dev, err)
-		}
-		if !equal(x, src) {
-			t.Fatalf("memcpy into the mapped address gave %v", x)
-		}
+		require.NoError(t, Memcpy(On(dev, p), Host(src), 64), "Memcpy to On(%d, MappedPtr(x, %d))", dev, dev)
+		require.Equal(t, src, x, "memcpy into the mapped address")
 		out := make([]int32, 4)
-		if err := Memcpy(Host(out), On(dev, p).Add(48), 16); err != nil || !equal(out, src[12:]) {
-			t.Fatalf("Memcpy from On(%d, p).Add(48): %v %v", dev, err, out)
-		}
-		if err := Memset(On(dev, p), 0, 8); err != nil || x[0] != 0 || x[1] != 0 || x[2] != 3 {
-			t.Fatalf("Memset of On(%d, p): %v %v", dev, err, x)
-		}
-		if err := MemcpyRect(On(dev, p), Host(src), 4, []int{2, 2}, []int{1, 1}, []int{0, 0}, []int{4, 4}, []int{4, 4}); err != nil || x[5] != 1 || x[6] != 2 || x[9] != 5 || x[10] != 6 {
-			t.Fatalf("MemcpyRect into On(%d, p): %v %v", dev, err, x)
-		}
+		require.NoError(t, Memcpy(Host(out), On(dev, p).Add(48), 16), "Memcpy from On(%d, p).Add(48)", dev)
+		require.Equal(t, src[12:], out, "Memcpy from On(%d, p).Add(48)", dev)
+		require.NoError(t, Memset(On(dev, p), 0, 8), "Memset of On(%d, p)", dev)
+		require.Equal(t, []int32{0, 0, 3}, x[:3], "Memset of On(%d, p)", dev)
+		require.NoError(t, MemcpyRect(On(dev, p), Host(src), 4, []int{2, 2}, []int{1, 1}, []int{0, 0}, []int{4, 4}, []int{4, 4}), "MemcpyRect into On(%d, p)", dev)
+		require.Equal(t, []int32{1, 2}, x[5:7], "MemcpyRect into On(%d, p): x[5:7]", dev)
+		require.Equal(t, []int32{5, 6}, x[9:11], "MemcpyRect into On(%d, p): x[9:11]", dev)
 		err = Memcpy(On(dev, p).Add(4), Host(src), 64)
-		if err == nil || !strings.Contains(err.Error(), "out of bounds, only 60 bytes there") {
-			t.Fatalf("Memcpy past the mapped slice: %v", err)
-		}
+		require.ErrorContains(t, err, "out of bounds, only 60 bytes there", "Memcpy past the mapped slice")
 		// A sub-slice's address lies inside the slice.
 		q, err := MappedPtr(x[4:8], dev)
-		if err != nil || q != p+16 {
-			t.Fatalf("MappedPtr(x[4:8]) = %v, %v; want %v", q, err, p+16)
-		}
-		if err := Memcpy(On(dev, q), Host(src), 16); err != nil || x[4] != 1 || x[7] != 4 {
-			t.Fatalf("Memcpy to a sub-slice's mapped address: %v %v", err, x)
-		}
+		require.NoError(t, err, "MappedPtr(x[4:8])")
+		require.Equal(t, p+16, q, "MappedPtr(x[4:8])")
+		require.NoError(t, Memcpy(On(dev, q), Host(src), 16), "Memcpy to a sub-slice's mapped address")
+		require.Equal(t, int32(1), x[4], "Memcpy to a sub-slice's mapped address: x[4]")
+		require.Equal(t, int32(4), x[7], "Memcpy to a sub-slice's mapped address: x[7]")
 	}
 	runtime.KeepAlive(x)
 	err := Memcpy(On(ini, 0x1000), Host(x), 4)
-	if err == nil || !strings.Contains(err.Error(), "not in any initial-device allocation made by target.AllocMem, nor in a slice of Go memory that target.MappedPtr returned") {
-		t.Fatalf("an address MappedPtr never returned: %v", err)
-	}
+	require.ErrorContains(t, err, "not in any initial-device allocation made by target.AllocMem, nor in a slice of Go memory that target.MappedPtr returned", "an address MappedPtr never returned")
 }
 
 // mappedAndDropped returns the initial-device address of a slice that is
@@ -485,9 +393,7 @@ func TestMappedPtrOnTheInitialDevice(t *testing.T) {
 func mappedAndDropped(t *testing.T) DevicePtr {
 	x := make([]byte, 1<<20)
 	p, err := MappedPtr(x, InitialDevice)
-	if err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, err)
 	return p
 }
 
@@ -499,9 +405,8 @@ func TestMappedPtrOfCollectedSlice(t *testing.T) {
 	runtime.GC()
 	runtime.GC()
 	err := Memcpy(On(InitialDevice, p), Host(make([]byte, 8)), 8)
-	if err == nil || !strings.Contains(err.Error(), "garbage collected") && !strings.Contains(err.Error(), "not in any initial-device allocation") {
-		t.Fatalf("Memcpy to the address of a collected slice: %v", err)
-	}
+	require.Error(t, err, "Memcpy to the address of a collected slice")
+	require.Regexp(t, "garbage collected|not in any initial-device allocation", err.Error(), "Memcpy to the address of a collected slice")
 	t.Log(err)
 }
 
@@ -515,25 +420,17 @@ func TestSubSliceArgumentsOnOpenCL(t *testing.T) {
 	noLeakOn(t, r)
 	for _, off := range []int{0, 1, 3, 32, 37} {
 		x, y := vecs(1000)
-		if err := EnterData(cl, To(x), To(y)); err != nil {
-			t.Fatal(err)
-		}
+		require.NoError(t, EnterData(cl, To(x), To(y)))
 		n := 500
 		err := Target(saxpyRegion(cl, n, 3, x[off:off+n], y[off+1:off+1+n]))
-		if err != nil {
-			t.Fatalf("saxpy on x[%d:], y[%d:] on OpenCL: %v", off, off+1, err)
-		}
-		if err := ExitData(cl, From(y), Delete(x)); err != nil {
-			t.Fatal(err)
-		}
+		require.NoError(t, err, "saxpy on x[%d:], y[%d:] on OpenCL", off, off+1)
+		require.NoError(t, ExitData(cl, From(y), Delete(x)))
 		for i := range y {
 			want := float32(2 * i)
 			if i >= off+1 && i < off+1+n {
 				want += 3 * float32(i-1)
 			}
-			if y[i] != want {
-				t.Fatalf("offset %d: y[%d] = %g, want %g", off, i, y[i], want)
-			}
+			require.Equal(t, want, y[i], "offset %d: y[%d]", off, i)
 		}
 	}
 	// Two halves of one mapped slice, at offsets 0 and 4000 bytes.
@@ -541,17 +438,13 @@ func TestSubSliceArgumentsOnOpenCL(t *testing.T) {
 	for i := range a {
 		a[i] = float32(i)
 	}
-	if err := Target(saxpyRegion(cl, 1000, 2, a[1000:], a[:1000], ToFrom(a))); err != nil {
-		t.Fatalf("saxpy on two halves of one slice on OpenCL: %v", err)
-	}
+	require.NoError(t, Target(saxpyRegion(cl, 1000, 2, a[1000:], a[:1000], ToFrom(a))), "saxpy on two halves of one slice on OpenCL")
 	for i := range a {
 		want := float32(i)
 		if i < 1000 {
 			want += 2 * float32(1000+i)
 		}
-		if a[i] != want {
-			t.Fatalf("two halves: a[%d] = %g, want %g", i, a[i], want)
-		}
+		require.Equal(t, want, a[i], "two halves: a[%d]", i)
 	}
 }
 
@@ -603,8 +496,6 @@ func TestMemcpyOntoItselfAndOverlapping(t *testing.T) {
 		}()
 	}
 	for range devs {
-		if err := <-errs; err != nil {
-			t.Error(err)
-		}
+		assert.NoError(t, <-errs)
 	}
 }

@@ -1,12 +1,12 @@
 package target
 
 import (
-	"errors"
 	"fmt"
-	"strings"
 	"testing"
 
 	"github.com/gompt/gompt/device"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
 )
 
 // The memory routines' bounds errors name the device and the pointer (or
@@ -14,14 +14,10 @@ import (
 func TestMemoryRoutineErrorsNameDeviceAndPointer(t *testing.T) {
 	hostRuntime(t)
 	p, err := AllocMem(8, 0)
-	if err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, err)
 	defer FreeMem(p, 0)
 	ip, err := AllocMem(8, InitialDevice)
-	if err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, err)
 	defer FreeMem(ip, InitialDevice)
 	big := make([]byte, 16)
 	onDev := fmt.Sprintf("%v on device 0 (host:0)", p)
@@ -39,14 +35,11 @@ func TestMemoryRoutineErrorsNameDeviceAndPointer(t *testing.T) {
 		{"memcpy_rect", MemcpyRect(On(0, p), Host(big), 1, []int{4, 4}, []int{0, 0}, []int{0, 0}, []int{4, 4}, []int{4, 4}),
 			[]string{"destination " + onDev + ": volume [4 4]", "only 8 bytes there"}},
 	} {
-		if c.err == nil {
-			t.Errorf("%s: no error", c.name)
+		if !assert.Error(t, c.err, c.name) {
 			continue
 		}
 		for _, w := range c.want {
-			if !strings.Contains(c.err.Error(), w) {
-				t.Errorf("%s: %v\nwant it to say %q", c.name, c.err, w)
-			}
+			assert.ErrorContains(t, c.err, w, c.name)
 		}
 	}
 }
@@ -59,27 +52,23 @@ func TestNoDeviceReasonSaysPluginOnce(t *testing.T) {
 		t.Skip("the cuda plugin has devices here")
 	}
 	_, err := DeviceNum(7)
-	if !errors.Is(err, ErrDevice) {
-		t.Fatalf("DeviceNum(7) = %v, want ErrDevice", err)
-	}
+	require.ErrorIs(t, err, ErrDevice, "DeviceNum(7)")
 	s := err.Error()
-	if !strings.Contains(s, "(cuda: no device: ") || strings.Contains(s, "cuda: cuda:") || strings.Contains(s, "device: no device") {
-		t.Errorf("DeviceNum(7): %s\nwant the cuda plugin's reason once, as \"cuda: no device: ...\"", s)
-	}
-	if !errors.Is(r.plugins[0].Err, device.ErrNoDevice) {
-		t.Errorf("cuda plugin error %v does not match device.ErrNoDevice", r.plugins[0].Err)
-	}
+	assert.Contains(t, s, "(cuda: no device: ", "DeviceNum(7): want the cuda plugin's reason once, as \"cuda: no device: ...\"")
+	assert.NotContains(t, s, "cuda: cuda:", "DeviceNum(7): want the cuda plugin's reason once")
+	assert.NotContains(t, s, "device: no device", "DeviceNum(7): want the cuda plugin's reason once")
+	assert.ErrorIs(t, r.plugins[0].Err, device.ErrNoDevice, "cuda plugin error")
 }
 
 func TestDeviceNum(t *testing.T) {
 	r := hostRuntime(t)
 	nd := len(r.devs)
 	for _, c := range []struct{ in, want int }{{0, 0}, {InitialDevice, nd}, {nd, nd}, {DefaultDevice, 0}} {
-		if got, err := DeviceNum(c.in); err != nil || got != c.want {
-			t.Errorf("DeviceNum(%d) = %d, %v; want %d", c.in, got, err, c.want)
-		}
+		got, err := DeviceNum(c.in)
+		assert.NoError(t, err, "DeviceNum(%d)", c.in)
+		assert.Equal(t, c.want, got, "DeviceNum(%d)", c.in)
 	}
-	if _, err := DeviceNum(nd + 1); !errors.Is(err, ErrDevice) || !strings.Contains(err.Error(), fmt.Sprintf("device %d is out of range", nd+1)) {
-		t.Errorf("DeviceNum(%d): %v", nd+1, err)
-	}
+	_, err := DeviceNum(nd + 1)
+	assert.ErrorIs(t, err, ErrDevice, "DeviceNum(%d)", nd+1)
+	assert.ErrorContains(t, err, fmt.Sprintf("device %d is out of range", nd+1), "DeviceNum(%d)", nd+1)
 }

@@ -4,6 +4,9 @@ import (
 	"sync"
 	"sync/atomic"
 	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
 )
 
 // startOnce: other goroutines wait for the start-up to finish, a call from
@@ -31,14 +34,12 @@ func TestStartOnce(t *testing.T) {
 			after.Add(1)
 		}()
 	}
-	if after.Load() != 0 {
-		t.Fatal("a caller returned before the start-up finished")
-	}
+	require.Zero(t, after.Load(), "callers returned before the start-up finished")
 	close(release)
 	wg.Wait()
-	if runs.Load() != 1 || inner.Load() != 0 || after.Load() != 4 {
-		t.Fatalf("runs %d, inner %d, callers returned %d; want 1, 0, 4", runs.Load(), inner.Load(), after.Load())
-	}
+	require.Equal(t, int32(1), runs.Load(), "runs")
+	require.Zero(t, inner.Load(), "inner runs")
+	require.Equal(t, int32(4), after.Load(), "callers returned")
 
 	var p startOnce
 	func() {
@@ -48,7 +49,5 @@ func TestStartOnce(t *testing.T) {
 	done := make(chan struct{})
 	go func() { p.Do(func() {}); close(done) }()
 	<-done
-	if goid() <= 0 {
-		t.Fatalf("goid() = %d", goid())
-	}
+	assert.Positive(t, goid(), "goid()")
 }

@@ -6,9 +6,11 @@ import (
 	"os"
 	"os/exec"
 	"runtime"
-	"strings"
 	"sync"
 	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
 )
 
 // TestMemcpyBetweenHostDevices runs, in a child process with two host
@@ -21,21 +23,17 @@ func TestMemcpyBetweenHostDevices(t *testing.T) {
 		cmd := exec.Command(os.Args[0], "-test.run=^TestMemcpyBetweenHostDevices$", "-test.count=1", "-test.v")
 		cmd.Env = append(os.Environ(), "GOMPT_TEST_PEER_CHILD=1", "GOMPT_PLUGINS=host", "GOMPT_HOST_DEVICES=2")
 		out, err := cmd.CombinedOutput()
-		if err != nil || !strings.Contains(string(out), "--- PASS: TestMemcpyBetweenHostDevices") {
-			t.Fatalf("child failed (%v):\n%s", err, out)
-		}
+		require.NoError(t, err, "child failed:\n%s", out)
+		assert.Contains(t, string(out), "--- PASS: TestMemcpyBetweenHostDevices", "child")
 		return
 	}
-	if n := NumDevices(); n != 2 {
-		t.Fatalf("%d devices, want the 2 host devices of GOMPT_HOST_DEVICES=2", n)
-	}
+	require.Equal(t, 2, NumDevices(), "devices: want the 2 host devices of GOMPT_HOST_DEVICES=2")
 	const size = 4 << 20
 	var p [2]DevicePtr
 	for dev := range 2 {
 		var err error
-		if p[dev], err = AllocMem(size, dev); err != nil {
-			t.Fatal(err)
-		}
+		p[dev], err = AllocMem(size, dev)
+		require.NoError(t, err)
 		defer FreeMem(p[dev], dev)
 	}
 	pattern := func(seed byte) []byte {
@@ -46,36 +44,24 @@ func TestMemcpyBetweenHostDevices(t *testing.T) {
 		return b
 	}
 	src := pattern(1)
-	if err := Memcpy(On(0, p[0]), Host(src), size); err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, Memcpy(On(0, p[0]), Host(src), size))
 
 	// The whole buffer, device 0 to device 1, counting the bytes the
 	// process allocates meanwhile.
 	var m0, m1 runtime.MemStats
 	runtime.ReadMemStats(&m0)
 	for range 4 {
-		if err := Memcpy(On(1, p[1]), On(0, p[0]), size); err != nil {
-			t.Fatal(err)
-		}
+		require.NoError(t, Memcpy(On(1, p[1]), On(0, p[0]), size))
 	}
 	runtime.ReadMemStats(&m1)
-	if grew := m1.TotalAlloc - m0.TotalAlloc; grew >= size {
-		t.Errorf("4 device-to-device copies of %d bytes allocated %d bytes: staged through host memory, not copied peer to peer", size, grew)
-	}
+	assert.Less(t, m1.TotalAlloc-m0.TotalAlloc, uint64(size), "bytes allocated by 4 device-to-device copies of %d bytes: staged through host memory, not copied peer to peer", size)
 	got := make([]byte, size)
-	if err := Memcpy(Host(got), On(1, p[1]), size); err != nil {
-		t.Fatal(err)
-	}
-	if !bytes.Equal(got, src) {
-		t.Fatal("device 1 does not hold what was copied from device 0")
-	}
+	require.NoError(t, Memcpy(Host(got), On(1, p[1]), size))
+	require.True(t, bytes.Equal(got, src), "device 1 does not hold what was copied from device 0")
 
 	// Goroutines copy disjoint pieces both ways at once, with offsets.
 	back := pattern(9)
-	if err := Memcpy(On(1, p[1]), Host(back), size); err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, Memcpy(On(1, p[1]), Host(back), size))
 	const pieces = 8
 	var wg sync.WaitGroup
 	errs := make(chan error, 2*pieces)
@@ -105,25 +91,17 @@ func TestMemcpyBetweenHostDevices(t *testing.T) {
 	wg.Wait()
 	close(errs)
 	for err := range errs {
-		if err != nil {
-			t.Fatal(err)
-		}
+		require.NoError(t, err)
 	}
-	if err := Memcpy(Host(got), On(0, p[0]), size); err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, Memcpy(Host(got), On(0, p[0]), size))
 	if !bytes.Equal(got, back) {
 		for i := range got {
-			if got[i] != back[i] {
-				t.Fatalf("device 0 byte %d = %d after the copies back, want %d", i, got[i], back[i])
-			}
+			require.Equal(t, back[i], got[i], "device 0 byte %d after the copies back", i)
 		}
 	}
 
 	// Out of bounds on the source device: the error names it.
 	err := Memcpy(On(0, p[0]), On(1, p[1]).Add(size-8), 16)
-	if err == nil || !strings.Contains(err.Error(), "out of bounds") {
-		t.Errorf("copy past the end of device 1's buffer: %v", err)
-	}
+	assert.ErrorContains(t, err, "out of bounds", "copy past the end of device 1's buffer")
 	fmt.Println("peer copies ok")
 }

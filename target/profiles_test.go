@@ -5,6 +5,8 @@ import (
 	"testing"
 
 	"github.com/gompt/gompt/device"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
 )
 
 // queueCounter is a device that counts the queues made on it.
@@ -23,37 +25,24 @@ func (c *queueCounter) NewQueue() (device.Queue, error) {
 // construct's. With a device whose queues do not profile, the answer is no.
 func TestLearnProfilesMakesNoExtraQueue(t *testing.T) {
 	p, ok := device.Lookup("host")
-	if !ok {
-		t.Fatal(`plugin "host" is not registered`)
-	}
+	require.True(t, ok, `plugin "host" is not registered`)
 	ds, err := p.Devices()
-	if err != nil || len(ds) == 0 {
-		t.Fatalf("host devices: %v", err)
-	}
+	require.NoError(t, err, "host devices")
+	require.NotEmpty(t, ds, "host devices")
 	qc := &queueCounter{Device: ds[0]}
 	d := &dev{plugin: "host", d: qc}
 	d.learnProfiles()
-	if !d.profiles {
-		t.Error("host queues time their own operations, but profiles is false")
-	}
+	assert.True(t, d.profiles, "host queues time their own operations, but profiles is false")
 	c, err := d.take()
-	if err != nil {
-		t.Fatal(err)
-	}
-	if n := qc.made.Load(); n != 1 {
-		t.Errorf("learning profiles and taking the first construct made %d queues, want 1", n)
-	}
+	require.NoError(t, err)
+	assert.Equal(t, int32(1), qc.made.Load(), "queues made by learning profiles and taking the first construct")
 	c.q.Release()
 
 	plain := &dev{plugin: "plain", d: plainDevice{ds[0]}}
 	plain.learnProfiles()
-	if plain.profiles {
-		t.Error("a device whose queues do not profile: profiles is true")
-	}
+	assert.False(t, plain.profiles, "a device whose queues do not profile: profiles is true")
 	c, err = plain.take()
-	if err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, err)
 	c.q.Release()
 }
 

@@ -7,11 +7,12 @@ import (
 	"fmt"
 	"io"
 	"os"
-	"strings"
 	"testing"
 
 	"github.com/gompt/gompt/device"
 	"github.com/gompt/gompt/kernels"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
 )
 
 // A data region whose maps fail on entry returns that error and does not
@@ -22,15 +23,10 @@ func TestDataRegionEntryFailureSkipsBody(t *testing.T) {
 	x, y := make([]float32, 64), make([]float32, 64)
 	ran := false
 	err := Data(0, []Map{To(x), From(y).Present()}, func() error { ran = true; return nil })
-	if device.CodeOf(err) != device.CodeNotFound {
-		t.Fatalf("data region with map(present: y) of an absent y: %v", err)
-	}
-	if ran {
-		t.Fatal("the body ran although the region's maps failed")
-	}
-	if IsPresent(x, 0) || IsPresent(y, 0) {
-		t.Fatal("a failed data region left its items mapped")
-	}
+	require.Equal(t, device.CodeNotFound, device.CodeOf(err), "data region with map(present: y) of an absent y: %v", err)
+	require.False(t, ran, "the body ran although the region's maps failed")
+	assert.False(t, IsPresent(x, 0), "a failed data region left x mapped")
+	assert.False(t, IsPresent(y, 0), "a failed data region left y mapped")
 }
 
 // map(to: a) and map(always, from: a) in one construct are one list item
@@ -40,17 +36,11 @@ func TestMergedItemKeepsAlways(t *testing.T) {
 	r := hostRuntime(t)
 	noLeak(t, r)
 	x, y := vecs(256)
-	if err := EnterData(0, To(x), To(y)); err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, EnterData(0, To(x), To(y)))
 	// y present (enter data): only always copies it back.
-	if err := Target(saxpyRegion(0, len(x), 2, x, y, To(y), From(y).Always())); err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, Target(saxpyRegion(0, len(x), 2, x, y, To(y), From(y).Always())))
 	checkSaxpy(t, 2, x, y, func(i int) float32 { return float32(2 * i) })
-	if err := ExitData(0, Delete(x), Delete(y)); err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, ExitData(0, Delete(x), Delete(y)))
 }
 
 // Memcpy from device memory at an offset to the host copies the bytes from
@@ -65,35 +55,19 @@ func TestMemcpyFromAnOffset(t *testing.T) {
 	}
 	for _, dev := range []int{0, len(r.devs)} {
 		p, err := AllocMem(len(src), dev)
-		if err != nil {
-			t.Fatal(err)
-		}
-		if err := Memcpy(On(dev, p), Host(src), len(src)); err != nil {
-			t.Fatal(err)
-		}
+		require.NoError(t, err)
+		require.NoError(t, Memcpy(On(dev, p), Host(src), len(src)))
 		got := make([]byte, 16)
-		if err := Memcpy(Host(got), On(dev, p).Add(48), 16); err != nil {
-			t.Fatal(err)
-		}
+		require.NoError(t, Memcpy(Host(got), On(dev, p).Add(48), 16))
 		for i, b := range got {
-			if b != src[48+i] {
-				t.Fatalf("device %d: byte %d from offset 48 = %d, want %d", dev, i, b, src[48+i])
-			}
+			require.Equal(t, src[48+i], b, "device %d: byte %d from offset 48", dev, i)
 		}
 		// The allocation's last byte, through a one-byte Memset and copy.
-		if err := Memset(On(dev, p).Add(len(src)-1), 0xee, 1); err != nil {
-			t.Fatal(err)
-		}
+		require.NoError(t, Memset(On(dev, p).Add(len(src)-1), 0xee, 1))
 		last := make([]byte, 2)
-		if err := Memcpy(Host(last), On(dev, p).Add(len(src)-2), 2); err != nil {
-			t.Fatal(err)
-		}
-		if last[0] != src[len(src)-2] || last[1] != 0xee {
-			t.Fatalf("device %d: last two bytes %v", dev, last)
-		}
-		if err := FreeMem(p, dev); err != nil {
-			t.Fatal(err)
-		}
+		require.NoError(t, Memcpy(Host(last), On(dev, p).Add(len(src)-2), 2))
+		require.Equal(t, []byte{src[len(src)-2], 0xee}, last, "device %d: last two bytes", dev)
+		require.NoError(t, FreeMem(p, dev))
 	}
 }
 
@@ -103,24 +77,15 @@ func TestHostLocEdges(t *testing.T) {
 	r := hostRuntime(t)
 	noLeak(t, r)
 	p, err := AllocMem(16, 0)
-	if err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, err)
 	defer FreeMem(p, 0)
 	src := []byte("0123456789abcdef")
-	if err := Memcpy(On(0, p), Host(src).Add(0), 16); err != nil {
-		t.Fatalf("Memcpy from Host(src).Add(0): %v", err)
-	}
+	require.NoError(t, Memcpy(On(0, p), Host(src).Add(0), 16), "Memcpy from Host(src).Add(0)")
 	dst := make([]byte, 16)
-	if err := Memcpy(Host(dst).Add(0), On(0, p), 16); err != nil || string(dst) != string(src) {
-		t.Fatalf("Memcpy to Host(dst).Add(0): %v, %q", err, dst)
-	}
-	if err := Memcpy(Host([]byte(nil)), On(0, p), 0); err != nil {
-		t.Errorf("empty copy to a nil host slice: %v", err)
-	}
-	if err := Memcpy(Host(dst).Add(17), On(0, p), 0); err == nil || !strings.Contains(err.Error(), "offset 17 is outside the host slice") {
-		t.Errorf("host offset past the slice: %v", err)
-	}
+	require.NoError(t, Memcpy(Host(dst).Add(0), On(0, p), 16), "Memcpy to Host(dst).Add(0)")
+	require.Equal(t, string(src), string(dst), "Memcpy to Host(dst).Add(0)")
+	assert.NoError(t, Memcpy(Host([]byte(nil)), On(0, p), 0), "empty copy to a nil host slice")
+	assert.ErrorContains(t, Memcpy(Host(dst).Add(17), On(0, p), 0), "offset 17 is outside the host slice", "host offset past the slice")
 }
 
 // A default-device ICV naming no device falls back to the initial device
@@ -132,13 +97,9 @@ func TestDefaultDeviceOutOfRangeFallsBack(t *testing.T) {
 	t.Cleanup(func() { SetDefaultDevice(old) })
 	SetDefaultDevice(len(r.devs) + 5)
 	x, y := vecs(64)
-	if err := Target(saxpyRegion(DefaultDevice, len(x), 2, x, y)); err != nil {
-		t.Fatalf("default device out of range: %v; want the initial device", err)
-	}
+	require.NoError(t, Target(saxpyRegion(DefaultDevice, len(x), 2, x, y)), "default device out of range: want the initial device")
 	checkSaxpy(t, 2, x, y, func(i int) float32 { return float32(2 * i) })
-	if err := Target(saxpyRegion(len(r.devs)+5, len(x), 2, x, y)); err == nil || !strings.Contains(err.Error(), "out of range") {
-		t.Fatalf("explicit device out of range: %v", err)
-	}
+	require.ErrorContains(t, Target(saxpyRegion(len(r.devs)+5, len(x), 2, x, y)), "out of range", "explicit device out of range")
 }
 
 // An association that does not fit its allocation is refused with the
@@ -147,14 +108,10 @@ func TestAssociateErrorNamesTheRange(t *testing.T) {
 	r := hostRuntime(t)
 	noLeak(t, r)
 	p, err := AllocMem(64, 0)
-	if err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, err)
 	defer FreeMem(p, 0)
 	err = Associate(make([]byte, 40), p, 30, 0)
-	if want := fmt.Sprintf("[%v,+70)", p); err == nil || !strings.Contains(err.Error(), want) {
-		t.Fatalf("error %v; want it to name %s", err, want)
-	}
+	require.ErrorContains(t, err, fmt.Sprintf("[%v,+70)", p), "want the error to name the device range")
 }
 
 // One runtime runs many different kernels on one device, each loaded once
@@ -165,29 +122,21 @@ func TestManyKernelsOneDevice(t *testing.T) {
 	const n = 32
 	for round := range 2 {
 		x, y := vecs(n)
-		if err := Target(saxpyRegion(0, n, 2, x, y)); err != nil {
-			t.Fatalf("round %d saxpy: %v", round, err)
-		}
+		require.NoError(t, Target(saxpyRegion(0, n, 2, x, y)), "round %d saxpy", round)
 		checkSaxpy(t, 2, x, y, func(i int) float32 { return float32(2 * i) })
 		f := make([]float32, n)
-		if err := Target(Region{Kernel: kernels.Fill, Shape: N(n), Args: []Arg{Int(n), Float32(3), Slice(f)}}); err != nil {
-			t.Fatalf("round %d fill: %v", round, err)
-		}
+		require.NoError(t, Target(Region{Kernel: kernels.Fill, Shape: N(n), Args: []Arg{Int(n), Float32(3), Slice(f)}}), "round %d fill", round)
 		c := make([]float32, n)
-		if err := Target(Region{Kernel: kernels.VecAdd, Shape: N(n), Args: []Arg{Int(n), Slice(f), Slice(f), Slice(c)}}); err != nil {
-			t.Fatalf("round %d vecadd: %v", round, err)
-		}
+		require.NoError(t, Target(Region{Kernel: kernels.VecAdd, Shape: N(n), Args: []Arg{Int(n), Slice(f), Slice(f), Slice(c)}}), "round %d vecadd", round)
 		src, dst := make([]int32, n), make([]int32, n)
 		for i := range src {
 			src[i] = int32(i * 3)
 		}
-		if err := Target(Region{Kernel: kernels.Copy32, Shape: N(n), Args: []Arg{Int(n), Slice(src), Slice(dst)}}); err != nil {
-			t.Fatalf("round %d copy32: %v", round, err)
-		}
+		require.NoError(t, Target(Region{Kernel: kernels.Copy32, Shape: N(n), Args: []Arg{Int(n), Slice(src), Slice(dst)}}), "round %d copy32", round)
 		for i := range n {
-			if f[i] != 3 || c[i] != 6 || dst[i] != src[i] {
-				t.Fatalf("round %d, element %d: fill %v, vecadd %v, copy %d", round, i, f[i], c[i], dst[i])
-			}
+			require.Equal(t, float32(3), f[i], "round %d, element %d: fill", round, i)
+			require.Equal(t, float32(6), c[i], "round %d, element %d: vecadd", round, i)
+			require.Equal(t, src[i], dst[i], "round %d, element %d: copy", round, i)
 		}
 	}
 }
@@ -202,9 +151,7 @@ func TestShapeThirdDimensionOnOneDimensionalKernel(t *testing.T) {
 		r := saxpyRegion(0, 16, 2, x, y)
 		r.Shape = Shape{Size: size}
 		err := Target(r)
-		if err == nil || !strings.Contains(err.Error(), "the kernel iterates over 1") {
-			t.Errorf("shape %v on a one-dimensional kernel: %v", size, err)
-		}
+		assert.ErrorContains(t, err, "the kernel iterates over 1", "shape %v on a one-dimensional kernel", size)
 	}
 }
 
@@ -213,9 +160,7 @@ func TestShapeThirdDimensionOnOneDimensionalKernel(t *testing.T) {
 func TestInfoMappingLines(t *testing.T) {
 	useRuntime(t, map[string]string{"GOMPT_PLUGINS": "host", "GOMPT_INFO": "1"})
 	rd, wr, err := os.Pipe()
-	if err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, err)
 	old := os.Stderr
 	os.Stderr = wr
 	x, y := vecs(16)
@@ -223,13 +168,9 @@ func TestInfoMappingLines(t *testing.T) {
 	os.Stderr = old
 	wr.Close()
 	out, _ := io.ReadAll(rd)
-	if terr != nil {
-		t.Fatal(terr)
-	}
+	require.NoError(t, terr)
 	for _, want := range []string{"gompt: host:0: alloc 64 bytes at", "gompt: host:0: copy 64 bytes host", "gompt: host:0: free 64 bytes at"} {
-		if !strings.Contains(string(out), want) {
-			t.Errorf("GOMPT_INFO=1 output lacks %q:\n%s", want, out)
-		}
+		assert.Contains(t, string(out), want, "GOMPT_INFO=1 output")
 	}
 }
 
@@ -240,12 +181,9 @@ func TestMergedItemKeepsPresent(t *testing.T) {
 	noLeak(t, r)
 	x, y := vecs(64)
 	err := Target(saxpyRegion(0, len(x), 2, x, y, To(y), From(y).Present()))
-	if device.CodeOf(err) != device.CodeNotFound || !strings.Contains(err.Error(), "present modifier") {
-		t.Fatalf("map(to: y) map(present, from: y) of an absent y: %v", err)
-	}
-	if IsPresent(y, 0) {
-		t.Fatal("the refused y was mapped")
-	}
+	require.Equal(t, device.CodeNotFound, device.CodeOf(err), "map(to: y) map(present, from: y) of an absent y: %v", err)
+	require.ErrorContains(t, err, "present modifier", "map(to: y) map(present, from: y) of an absent y")
+	assert.False(t, IsPresent(y, 0), "the refused y was mapped")
 }
 
 // A data region on the initial device checks its maps as an offload
@@ -255,12 +193,8 @@ func TestInitialDeviceDataRegionChecksMaps(t *testing.T) {
 	ran := false
 	x := make([]float32, 8)
 	err := Data(len(r.devs), []Map{To(x), From(x[2:6])}, func() error { ran = true; return nil })
-	if err == nil || !strings.Contains(err.Error(), "overlaps") {
-		t.Fatalf("data region with overlapping maps on the initial device: %v", err)
-	}
-	if ran {
-		t.Fatal("the body ran")
-	}
+	require.ErrorContains(t, err, "overlaps", "data region with overlapping maps on the initial device")
+	assert.False(t, ran, "the body ran")
 }
 
 // PluginDevice answers for every offload device and for nothing else;
@@ -268,18 +202,15 @@ func TestInitialDeviceDataRegionChecksMaps(t *testing.T) {
 func TestPluginDeviceAndMappingEntriesRange(t *testing.T) {
 	r := hostRuntime(t)
 	for n := range r.devs {
-		if d, ok := PluginDevice(n); !ok || d == nil {
-			t.Errorf("PluginDevice(%d) = %v, %v", n, d, ok)
-		}
+		d, ok := PluginDevice(n)
+		assert.True(t, ok, "PluginDevice(%d)", n)
+		assert.NotNil(t, d, "PluginDevice(%d)", n)
 	}
 	for _, n := range []int{-1, len(r.devs), len(r.devs) + 1} {
-		if _, ok := PluginDevice(n); ok {
-			t.Errorf("PluginDevice(%d) answered for no offload device", n)
-		}
+		_, ok := PluginDevice(n)
+		assert.False(t, ok, "PluginDevice(%d) answered for no offload device", n)
 	}
 	for _, n := range []int{len(r.devs), InitialDevice, -7, len(r.devs) + 3} {
-		if es := mappingEntries(n); es != nil {
-			t.Errorf("inspect.MappingEntries(%d) = %v, want nil", n, es)
-		}
+		assert.Nil(t, mappingEntries(n), "inspect.MappingEntries(%d)", n)
 	}
 }

@@ -5,11 +5,12 @@ import (
 	"fmt"
 	"os"
 	"os/exec"
-	"strings"
 	"testing"
 	"time"
 
 	"github.com/gompt/gompt/ompt"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
 )
 
 // In the child process of TestToolCallsRuntimeFromInitialize, a Go tool
@@ -59,12 +60,10 @@ func TestToolCallsRuntimeFromInitialize(t *testing.T) {
 	cmd := exec.CommandContext(ctx, os.Args[0], "-test.run=^TestToolCallsRuntimeFromInitialize$", "-test.count=1")
 	cmd.Env = append(os.Environ(), "GOMPT_TEST_REENTRANT_TOOL=1", "GOMPT_PLUGINS=host", "GOMPT_HOST_DEVICES=1")
 	out, err := cmd.CombinedOutput()
-	if ctx.Err() != nil {
-		t.Fatalf("the child hung (killed after 60 s):\n%s", out)
-	}
+	require.NoError(t, ctx.Err(), "the child hung (killed after 60 s):\n%s", out)
 	s := string(out)
-	if err != nil || strings.Contains(s, "FAIL:") || !strings.Contains(s, "reentrant-ok") ||
-		!strings.Contains(s, "device_initialize 0: Target: <nil>, y[3] = 12") {
-		t.Fatalf("child (%v):\n%s", err, s)
-	}
+	require.NoError(t, err, "child:\n%s", s)
+	assert.NotContains(t, s, "FAIL:", "child")
+	assert.Contains(t, s, "reentrant-ok", "child")
+	assert.Contains(t, s, "device_initialize 0: Target: <nil>, y[3] = 12", "child")
 }

@@ -3,11 +3,12 @@ package target
 import (
 	"fmt"
 	"runtime"
-	"strings"
 	"sync"
 	"testing"
 
 	"github.com/gompt/gompt/device/host"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
 )
 
 // sharedLen makes a slice too large for a host queue to copy inline, so a
@@ -32,20 +33,14 @@ func TestSharedInputNowait(t *testing.T) {
 				}
 				t1 := TargetNowait(saxpyRegion(dev, len(x), 2, x, y1, To(x), ToFrom(y1)))
 				t2 := TargetNowait(saxpyRegion(dev, len(x), 3, x, y2, To(x), ToFrom(y2)))
-				if err := t1.Wait(); err != nil {
-					t.Fatal(err)
-				}
-				if err := t2.Wait(); err != nil {
-					t.Fatal(err)
-				}
+				require.NoError(t, t1.Wait())
+				require.NoError(t, t2.Wait())
 				for _, c := range []struct {
 					y    []float32
 					want float32
 				}{{y1, 2 * float32(round+1)}, {y2, 3*float32(round+1) + 1}} {
 					for i := 0; i < len(c.y); i += 997 {
-						if c.y[i] != c.want {
-							t.Fatalf("round %d: y[%d] = %g, want %g", round, i, c.y[i], c.want)
-						}
+						require.Equal(t, c.want, c.y[i], "round %d: y[%d]", round, i)
 					}
 				}
 			}
@@ -92,12 +87,10 @@ func TestSharedInputGoroutines(t *testing.T) {
 			wg.Wait()
 			close(errs)
 			for err := range errs {
-				t.Error(err)
+				assert.NoError(t, err)
 			}
 			if dev >= 0 {
-				if n := r.devs[dev].table.Len(); n != 0 {
-					t.Errorf("present table has %d entries after every construct ended", n)
-				}
+				assert.Zero(t, r.devs[dev].table.Len(), "present table entries after every construct ended")
 			}
 		})
 	}
@@ -110,25 +103,15 @@ func TestPresentArgumentHeldForTheRegion(t *testing.T) {
 	r := hostRuntime(t)
 	noLeak(t, r)
 	x, y := vecs(sharedLen)
-	if err := EnterData(0, To(x), To(y)); err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, EnterData(0, To(x), To(y)))
 	tk := TargetNowait(saxpyRegion(0, len(x), 2, x, y))
 	// Released before the region's enter, x is mapped by the region itself;
 	// after, the region holds a reference of its own. Either way y, which
 	// stays entered, holds the kernel's result on the device.
-	if err := ExitData(0, Release(x)); err != nil {
-		t.Fatal(err)
-	}
-	if err := tk.Wait(); err != nil {
-		t.Fatal(err)
-	}
-	if entered := r.devs[0].table.Len(); entered != 1 {
-		t.Fatalf("present table has %d entries, want 1 (y, still entered)", entered)
-	}
-	if err := ExitData(0, From(y)); err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, ExitData(0, Release(x)))
+	require.NoError(t, tk.Wait())
+	require.Equal(t, 1, r.devs[0].table.Len(), "present table entries: want 1 (y, still entered)")
+	require.NoError(t, ExitData(0, From(y)))
 	checkSaxpy(t, 2, x, y, func(i int) float32 { return float32(2 * i) })
 }
 
@@ -143,14 +126,10 @@ func TestDataBodyPanicExitsMaps(t *testing.T) {
 			x, y := vecs(1000)
 			func() {
 				defer func() {
-					if p := recover(); p != "boom" {
-						t.Fatalf("recovered %v, want the body's panic", p)
-					}
+					require.Equal(t, "boom", recover(), "recovered: want the body's panic")
 				}()
 				Data(dev, []Map{To(x), ToFrom(y)}, func() error {
-					if err := Target(saxpyRegion(dev, len(x), 1, x, y)); err != nil {
-						t.Error(err)
-					}
+					assert.NoError(t, Target(saxpyRegion(dev, len(x), 1, x, y)))
 					panic("boom")
 				})
 			}()
@@ -163,16 +142,12 @@ func TestDataBodyPanicExitsMaps(t *testing.T) {
 			}()
 			<-done
 			if dev >= 0 {
-				if n := r.devs[dev].table.Len(); n != 0 {
-					t.Fatalf("present table has %d entries after the regions ended: %v", n, r.devs[dev].table.Entries())
-				}
+				require.Zero(t, r.devs[dev].table.Len(), "present table entries after the regions ended: %v", r.devs[dev].table.Entries())
 			}
 			for i := range y {
 				y[i] = 10
 			}
-			if err := Target(saxpyRegion(dev, len(x), 2, x, y, To(x), ToFrom(y))); err != nil {
-				t.Fatal(err)
-			}
+			require.NoError(t, Target(saxpyRegion(dev, len(x), 2, x, y, To(x), ToFrom(y))))
 			checkSaxpy(t, 2, x, y, func(int) float32 { return 10 })
 		})
 	}
@@ -190,16 +165,10 @@ func TestOtherConstructsFailureStaysTheirs(t *testing.T) {
 	noLeak(t, r)
 	x := make([]float32, 16)
 	for round := range 20 {
-		if err := EnterData(0, To(x)); err != nil {
-			t.Fatal(err)
-		}
+		require.NoError(t, EnterData(0, To(x)))
 		z := make([]float32, sharedLen) // copied on the queue's goroutine
 		err := Target(Region{Device: Dev(0), Kernel: panics, Shape: N(1), Maps: []Map{To(x), To(z)}, Args: []Arg{Int(1)}})
-		if err == nil || !strings.Contains(err.Error(), "panicked") {
-			t.Fatalf("round %d: the failing region returned %v", round, err)
-		}
-		if err := ExitData(0, Delete(x)); err != nil {
-			t.Fatalf("round %d: exit data after another construct's failed kernel: %v", round, err)
-		}
+		require.ErrorContains(t, err, "panicked", "round %d: the failing region", round)
+		require.NoError(t, ExitData(0, Delete(x)), "round %d: exit data after another construct's failed kernel", round)
 	}
 }

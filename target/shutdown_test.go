@@ -10,6 +10,8 @@ import (
 	"sync/atomic"
 	"testing"
 	"time"
+
+	"github.com/stretchr/testify/require"
 )
 
 // Shutdown under load: goroutines keep running constructs of every kind on
@@ -28,9 +30,8 @@ func TestShutdownUnderLoad(t *testing.T) {
 		cmd := exec.Command(os.Args[0], "-test.run=^TestShutdownUnderLoad$", "-test.count=1")
 		cmd.Env = append(os.Environ(), "GOMPT_TEST_SHUTDOWN_CHILD=1", "GOMPT_PLUGINS=opencl,host", "GOMPT_HOST_DEVICES=2")
 		out, err := cmd.CombinedOutput()
-		if err != nil || !strings.Contains(string(out), "shutdown-ok") {
-			t.Fatalf("round %d: child failed (%v):\n%s", round, err, out)
-		}
+		require.NoError(t, err, "round %d: child failed:\n%s", round, out)
+		require.Contains(t, string(out), "shutdown-ok", "round %d: child", round)
 		for _, l := range strings.Split(string(out), "\n") {
 			var devs, done, refused int
 			if _, err := fmt.Sscanf(l, "shutdown-ok: %d devices, %d constructs completed, %d refused", &devs, &done, &refused); err == nil {

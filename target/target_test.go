@@ -11,6 +11,8 @@ import (
 	"github.com/gompt/gompt/device"
 	"github.com/gompt/gompt/kernels"
 	"github.com/gompt/gompt/mapping"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
 )
 
 // useRuntime replaces the process runtime with one started from env for the
@@ -37,18 +39,14 @@ func useRuntime(t *testing.T, env map[string]string) *runtimeState {
 // hostRuntime is a runtime with just the host plugin and one host device.
 func hostRuntime(t *testing.T) *runtimeState {
 	r := useRuntime(t, map[string]string{"GOMPT_PLUGINS": "host"})
-	if len(r.devs) == 0 {
-		t.Fatalf("no host device: %s", r.why())
-	}
+	require.NotEmpty(t, r.devs, "no host device: %s", r.why())
 	return r
 }
 
 func memInUse(t *testing.T, r *runtimeState) (int64, int) {
 	t.Helper()
 	mi, ok := r.devs[0].d.(device.MemInfo)
-	if !ok {
-		t.Fatal("host device does not implement device.MemInfo")
-	}
+	require.True(t, ok, "host device does not implement device.MemInfo")
 	return mi.MemInUse()
 }
 
@@ -57,9 +55,9 @@ func memInUse(t *testing.T, r *runtimeState) (int64, int) {
 func noLeak(t *testing.T, r *runtimeState) {
 	b0, n0 := memInUse(t, r)
 	t.Cleanup(func() {
-		if b, n := memInUse(t, r); b != b0 || n != n0 {
-			t.Errorf("device memory leaked: %d bytes in %d allocations at start, %d bytes in %d at end", b0, n0, b, n)
-		}
+		b, n := memInUse(t, r)
+		assert.Equal(t, b0, b, "device memory leaked: bytes in use at the end against the start")
+		assert.Equal(t, n0, n, "device memory leaked: allocations at the end against the start")
 	})
 }
 
@@ -79,9 +77,7 @@ func vecs(n int) (x, y []float32) {
 func checkSaxpy(t *testing.T, a float32, x, y []float32, y0 func(i int) float32) {
 	t.Helper()
 	for i := range y {
-		if want := a*x[i] + y0(i); y[i] != want {
-			t.Fatalf("y[%d] = %g, want %g", i, y[i], want)
-		}
+		require.Equal(t, a*x[i]+y0(i), y[i], "y[%d]", i)
 	}
 }
 
@@ -90,9 +86,7 @@ func TestTargetSaxpyEveryDevice(t *testing.T) {
 	noLeak(t, r)
 	for _, dev := range []int{0, InitialDevice, len(r.devs), DefaultDevice} {
 		x, y := vecs(100003)
-		if err := Target(saxpyRegion(dev, len(x), 3, x, y, To(x), ToFrom(y))); err != nil {
-			t.Fatalf("device %d: %v", dev, err)
-		}
+		require.NoError(t, Target(saxpyRegion(dev, len(x), 3, x, y, To(x), ToFrom(y))), "device %d", dev)
 		checkSaxpy(t, 3, x, y, func(i int) float32 { return float32(2 * i) })
 	}
 }
@@ -103,13 +97,9 @@ func TestHostDeviceMemoryIsSeparate(t *testing.T) {
 	r := hostRuntime(t)
 	noLeak(t, r)
 	x, y := vecs(1000)
-	if err := Target(saxpyRegion(0, len(x), 2, x, y, To(x), To(y))); err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, Target(saxpyRegion(0, len(x), 2, x, y, To(x), To(y))))
 	for i := range y {
-		if y[i] != float32(2*i) {
-			t.Fatalf("y[%d] = %g changed without a from map", i, y[i])
-		}
+		require.Equal(t, float32(2*i), y[i], "y[%d] changed without a from map", i)
 	}
 }
 
@@ -117,13 +107,9 @@ func TestImplicitTofromMap(t *testing.T) {
 	r := hostRuntime(t)
 	noLeak(t, r)
 	x, y := vecs(4096)
-	if err := Target(saxpyRegion(0, len(x), 2, x, y)); err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, Target(saxpyRegion(0, len(x), 2, x, y)))
 	checkSaxpy(t, 2, x, y, func(i int) float32 { return float32(2 * i) })
-	if r.devs[0].table.Len() != 0 {
-		t.Fatalf("implicit maps left %d entries", r.devs[0].table.Len())
-	}
+	require.Zero(t, r.devs[0].table.Len(), "entries left by implicit maps")
 }
 
 func TestDataRegionUpdateAndRefcounts(t *testing.T) {
@@ -135,9 +121,7 @@ func TestDataRegionUpdateAndRefcounts(t *testing.T) {
 		if err := Target(saxpyRegion(0, len(x), 1, x, y, To(x), ToFrom(y))); err != nil {
 			return err
 		}
-		if y[1] != 2 {
-			t.Errorf("y copied back inside the data region: y[1] = %g", y[1])
-		}
+		assert.Equal(t, float32(2), y[1], "y copied back inside the data region: y[1]")
 		// The host changes x; update to brings the change to the device.
 		for i := range x {
 			x[i] = 1
@@ -151,22 +135,15 @@ func TestDataRegionUpdateAndRefcounts(t *testing.T) {
 		if err := Update(0, From(y[:10])); err != nil {
 			return err
 		}
-		if want := float32(2*5) + 5 + 1; y[5] != want {
-			t.Errorf("after update from of y[:10]: y[5] = %g, want %g", y[5], want)
-		}
+		assert.Equal(t, float32(2*5)+5+1, y[5], "after update from of y[:10]: y[5]")
 		return nil
 	})
-	if err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, err)
 	for i := range y {
-		if want := float32(2*i) + float32(i) + 1; y[i] != want {
-			t.Fatalf("y[%d] = %g, want %g", i, y[i], want)
-		}
+		require.Equal(t, float32(2*i)+float32(i)+1, y[i], "y[%d]", i)
 	}
-	if !IsPresent(y, len(r.devs)) || IsPresent(y, 0) {
-		t.Error("after the data region y must be absent on device 0 (and present on the initial device)")
-	}
+	assert.True(t, IsPresent(y, len(r.devs)), "after the data region y must be present on the initial device")
+	assert.False(t, IsPresent(y, 0), "after the data region y must be absent on device 0")
 }
 
 // The same slice in two clauses is one list item with both motions.
@@ -174,16 +151,10 @@ func TestDuplicateItemsMerge(t *testing.T) {
 	r := hostRuntime(t)
 	noLeak(t, r)
 	x, y := vecs(512)
-	if err := Target(saxpyRegion(0, len(x), 2, x, y, To(x), To(y), From(y))); err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, Target(saxpyRegion(0, len(x), 2, x, y, To(x), To(y), From(y))))
 	checkSaxpy(t, 2, x, y, func(i int) float32 { return float32(2 * i) })
-	if got := mergeTypes(mapping.Alloc, mapping.From); got != mapping.From {
-		t.Errorf("alloc+from = %v", got)
-	}
-	if got := mergeTypes(mapping.Release, mapping.Delete); got != mapping.Delete {
-		t.Errorf("release+delete = %v", got)
-	}
+	assert.Equal(t, mapping.From, mergeTypes(mapping.Alloc, mapping.From), "alloc+from")
+	assert.Equal(t, mapping.Delete, mergeTypes(mapping.Release, mapping.Delete), "release+delete")
 }
 
 func TestEnterExitDynamicCounts(t *testing.T) {
@@ -191,25 +162,13 @@ func TestEnterExitDynamicCounts(t *testing.T) {
 	noLeak(t, r)
 	x := make([]float32, 100)
 	for _, err := range []error{EnterData(0, To(x)), EnterData(0, To(x))} {
-		if err != nil {
-			t.Fatal(err)
-		}
+		require.NoError(t, err)
 	}
-	if err := ExitData(0, Release(x)); err != nil {
-		t.Fatal(err)
-	}
-	if !IsPresent(x, 0) {
-		t.Fatal("x absent after one release of two enters")
-	}
-	if !IsPresent(x[10:20], 0) {
-		t.Fatal("a sub-slice of a present slice is not present")
-	}
-	if err := ExitData(0, Delete(x)); err != nil {
-		t.Fatal(err)
-	}
-	if IsPresent(x, 0) {
-		t.Fatal("x present after delete")
-	}
+	require.NoError(t, ExitData(0, Release(x)))
+	require.True(t, IsPresent(x, 0), "x absent after one release of two enters")
+	require.True(t, IsPresent(x[10:20], 0), "a sub-slice of a present slice is not present")
+	require.NoError(t, ExitData(0, Delete(x)))
+	assert.False(t, IsPresent(x, 0), "x present after delete")
 }
 
 func TestNowaitConcurrent(t *testing.T) {
@@ -224,21 +183,13 @@ func TestNowaitConcurrent(t *testing.T) {
 		tasks = append(tasks, TargetNowait(saxpyRegion(0, len(x), float32(g), x, y, To(x), ToFrom(y))))
 	}
 	for g, tk := range tasks {
-		if err := tk.Wait(); err != nil {
-			t.Fatal(err)
-		}
+		require.NoError(t, tk.Wait())
 		checkSaxpy(t, float32(g), xs[g], ys[g], func(i int) float32 { return float32(2 * i) })
 	}
 	x := make([]float32, 64)
-	if err := EnterDataNowait(0, To(x)).Wait(); err != nil {
-		t.Fatal(err)
-	}
-	if err := UpdateNowait(0, From(x)).Wait(); err != nil {
-		t.Fatal(err)
-	}
-	if err := ExitDataNowait(0, Delete(x)).Wait(); err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, EnterDataNowait(0, To(x)).Wait())
+	require.NoError(t, UpdateNowait(0, From(x)).Wait())
+	require.NoError(t, ExitDataNowait(0, Delete(x)).Wait())
 }
 
 func TestConcurrentGoroutines(t *testing.T) {
@@ -268,7 +219,7 @@ func TestConcurrentGoroutines(t *testing.T) {
 	wg.Wait()
 	close(errs)
 	for err := range errs {
-		t.Fatal(err)
+		require.NoError(t, err)
 	}
 }
 
@@ -281,104 +232,50 @@ func TestMemoryRoutines(t *testing.T) {
 		src[i] = int32(i * 7)
 	}
 	p, err := AllocMem(4000, 0)
-	if err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, err)
 	q, err := AllocMem(4000, ini)
-	if err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, err)
 	// host -> device 0 -> device 0 (offset) -> initial device allocation -> host
-	if err := Memcpy(On(0, p), Host(src), 2000); err != nil {
-		t.Fatal(err)
-	}
-	if err := Memcpy(On(0, p).Add(2000), On(0, p), 2000); err != nil {
-		t.Fatal(err)
-	}
-	if err := Memcpy(On(ini, q), On(0, p), 4000); err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, Memcpy(On(0, p), Host(src), 2000))
+	require.NoError(t, Memcpy(On(0, p).Add(2000), On(0, p), 2000))
+	require.NoError(t, Memcpy(On(ini, q), On(0, p), 4000))
 	dst := make([]int32, 1000)
-	if err := Memcpy(Host(dst), On(ini, q), 4000); err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, Memcpy(Host(dst), On(ini, q), 4000))
 	for i := range dst {
-		if want := src[i%500]; dst[i] != want {
-			t.Fatalf("dst[%d] = %d, want %d", i, dst[i], want)
-		}
+		require.Equal(t, src[i%500], dst[i], "dst[%d]", i)
 	}
 	// Memset on the device, then back.
-	if err := Memset(On(0, p).Add(8), 0xab, 8); err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, Memset(On(0, p).Add(8), 0xab, 8))
 	mb := make([]byte, 24)
-	if err := Memcpy(Host(mb), On(0, p), 24); err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, Memcpy(Host(mb), On(0, p), 24))
 	for i, b := range mb[8:16] {
-		if b != 0xab {
-			t.Fatalf("memset byte %d = %#x", i, b)
-		}
+		require.Equal(t, byte(0xab), b, "memset byte %d", i)
 	}
-	if err := Memset(On(0, p), 1, 5000); err == nil || !strings.Contains(err.Error(), "out of bounds") {
-		t.Fatalf("memset past the allocation: %v", err)
-	}
+	require.ErrorContains(t, Memset(On(0, p), 1, 5000), "out of bounds", "memset past the allocation")
 	hb := make([]byte, 4)
-	if err := Memset(Host(hb), 7, 4); err != nil || hb[3] != 7 {
-		t.Fatalf("host memset: %v %v", err, hb)
-	}
+	require.NoError(t, Memset(Host(hb), 7, 4), "host memset")
+	require.Equal(t, byte(7), hb[3], "host memset: hb[3]")
 	// A rectangle: rows 1..2, columns 2..4 of a 4x5 int32 matrix.
 	m := make([]int32, 20)
 	for i := range m {
 		m[i] = int32(i)
 	}
-	if err := MemcpyRect(On(0, p), Host(m), 4, []int{2, 3}, []int{0, 0}, []int{1, 2}, []int{2, 3}, []int{4, 5}); err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, MemcpyRect(On(0, p), Host(m), 4, []int{2, 3}, []int{0, 0}, []int{1, 2}, []int{2, 3}, []int{4, 5}))
 	got := make([]int32, 6)
-	if err := Memcpy(Host(got), On(0, p), 24); err != nil {
-		t.Fatal(err)
-	}
-	if want := []int32{7, 8, 9, 12, 13, 14}; !equal(got, want) {
-		t.Fatalf("rect copy gave %v, want %v", got, want)
-	}
+	require.NoError(t, Memcpy(Host(got), On(0, p), 24))
+	require.Equal(t, []int32{7, 8, 9, 12, 13, 14}, got, "rect copy")
 	// Associate p with a host slice: maps find it present and do not copy.
 	h := make([]int32, 6)
-	if err := Associate(h, p, 0, 0); err != nil {
-		t.Fatal(err)
-	}
-	if !IsPresent(h, 0) {
-		t.Fatal("associated slice not present")
-	}
-	if err := Update(0, From(h)); err != nil {
-		t.Fatal(err)
-	}
-	if !equal(h, []int32{7, 8, 9, 12, 13, 14}) {
-		t.Fatalf("update from associated memory gave %v", h)
-	}
-	if err := Disassociate(h, 0); err != nil {
-		t.Fatal(err)
-	}
-	if IsAccessible(h, 0) || !IsAccessible(h, ini) {
-		t.Error("host device memory must not be accessible from the host; the initial device's must")
-	}
+	require.NoError(t, Associate(h, p, 0, 0))
+	require.True(t, IsPresent(h, 0), "associated slice not present")
+	require.NoError(t, Update(0, From(h)))
+	require.Equal(t, []int32{7, 8, 9, 12, 13, 14}, h, "update from associated memory")
+	require.NoError(t, Disassociate(h, 0))
+	assert.False(t, IsAccessible(h, 0), "host device memory must not be accessible from the host")
+	assert.True(t, IsAccessible(h, ini), "the initial device's memory must be accessible from the host")
 	for _, e := range []error{FreeMem(p, 0), FreeMem(q, ini)} {
-		if e != nil {
-			t.Fatal(e)
-		}
+		require.NoError(t, e)
 	}
-}
-
-func equal(a, b []int32) bool {
-	if len(a) != len(b) {
-		return false
-	}
-	for i := range a {
-		if a[i] != b[i] {
-			return false
-		}
-	}
-	return true
 }
 
 // Every bad input of the foundation issue: an error that says what was
@@ -388,19 +285,13 @@ func TestBadInput(t *testing.T) {
 	noLeak(t, r)
 	x, y := vecs(100)
 	present := make([]float32, 100)
-	if err := EnterData(0, To(present[:50])); err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, EnterData(0, To(present[:50])))
 	defer ExitData(0, Delete(present[:50]))
 	clOnly := &device.Kernel{Name: "cl_only", Params: []device.Param{{Name: "n", Kind: device.ParamInt64}},
 		Images: []device.Image{{Kind: device.ImageOpenCL, Source: "kernel void cl_only(long n) {}"}}}
 	p, err := AllocMem(64, 0)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := FreeMem(p, 0); err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, err)
+	require.NoError(t, FreeMem(p, 0))
 	cases := []struct {
 		name string
 		err  error
@@ -448,55 +339,35 @@ func TestBadInput(t *testing.T) {
 		{"kernel panics on the host device", Target(Region{Kernel: panics, Shape: N(1), Args: []Arg{Int(1)}}), "kernel panicked in team"},
 	}
 	for _, c := range cases {
-		if c.err == nil {
-			t.Errorf("%s: no error", c.name)
-			continue
-		}
-		if !strings.Contains(c.err.Error(), c.want) {
-			t.Errorf("%s: error %q does not say %q", c.name, c.err, c.want)
-		}
+		assert.ErrorContains(t, c.err, c.want, c.name)
 	}
-	if r.devs[0].table.Len() != 1 {
-		t.Errorf("present table has %d entries after bad input, want 1:\n%v", r.devs[0].table.Len(), r.devs[0].table.Entries())
-	}
+	assert.Equal(t, 1, r.devs[0].table.Len(), "present table entries after bad input:\n%v", r.devs[0].table.Entries())
 	// And the runtime still works.
-	if err := Target(saxpyRegion(0, len(x), 1, x, y, To(x), ToFrom(y))); err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, Target(saxpyRegion(0, len(x), 1, x, y, To(x), ToFrom(y))))
 }
 
 func TestOffloadPolicy(t *testing.T) {
 	r := useRuntime(t, map[string]string{"GOMPT_PLUGINS": "nodevice", "OMP_TARGET_OFFLOAD": "mandatory"})
-	if len(r.devs) != 0 {
-		t.Fatal("devices from a plugin with none")
-	}
+	require.Empty(t, r.devs, "devices from a plugin with none")
 	x, y := vecs(10)
 	err := Target(saxpyRegion(DefaultDevice, 10, 1, x, y))
-	if !errors.Is(err, ErrDevice) || !strings.Contains(err.Error(), "mandatory") || !strings.Contains(err.Error(), "nodevice: no device: a test plugin with no device") {
-		t.Fatalf("mandatory with no device: %v", err)
-	}
+	require.ErrorIs(t, err, ErrDevice, "mandatory with no device")
+	require.ErrorContains(t, err, "mandatory", "mandatory with no device")
+	require.ErrorContains(t, err, "nodevice: no device: a test plugin with no device", "mandatory with no device")
 
 	useRuntime(t, map[string]string{"GOMPT_PLUGINS": "host", "OMP_TARGET_OFFLOAD": "disabled"})
-	if NumDevices() != 0 || InitialDeviceNum() != 0 {
-		t.Fatalf("disabled: %d devices, initial %d", NumDevices(), InitialDeviceNum())
-	}
-	if err := Target(saxpyRegion(DefaultDevice, 10, 2, x, y)); err != nil {
-		t.Fatal(err)
-	}
+	require.Zero(t, NumDevices(), "disabled: devices")
+	require.Zero(t, InitialDeviceNum(), "disabled: initial device")
+	require.NoError(t, Target(saxpyRegion(DefaultDevice, 10, 2, x, y)))
 	checkSaxpy(t, 2, x, y, func(i int) float32 { return float32(2 * i) })
 
 	useRuntime(t, map[string]string{"GOMPT_PLUGINS": "nodevice"})
-	if err := Target(saxpyRegion(DefaultDevice, 10, 1, x, y)); err != nil {
-		t.Fatalf("default policy without devices must fall back: %v", err)
-	}
-	if !IsInitialDevice(DefaultDevice) {
-		t.Fatal("default device is not the initial device with no devices")
-	}
+	require.NoError(t, Target(saxpyRegion(DefaultDevice, 10, 1, x, y)), "default policy without devices must fall back")
+	require.True(t, IsInitialDevice(DefaultDevice), "default device is not the initial device with no devices")
 
 	r = useRuntime(t, map[string]string{"GOMPT_PLUGINS": "host", "OMP_DEFAULT_DEVICE": "0"})
-	if IsInitialDevice(DefaultDevice) || len(r.devs) != 1 {
-		t.Fatal("OMP_DEFAULT_DEVICE=0 with a host device must offload")
-	}
+	assert.False(t, IsInitialDevice(DefaultDevice), "OMP_DEFAULT_DEVICE=0 with a host device must offload")
+	assert.Len(t, r.devs, 1, "OMP_DEFAULT_DEVICE=0 with a host device")
 }
 
 func TestBadEnvironmentWarns(t *testing.T) {
@@ -508,18 +379,17 @@ func TestBadEnvironmentWarns(t *testing.T) {
 		return map[string]string{"OMP_TARGET_OFFLOAD": "sometimes", "OMP_DEFAULT_DEVICE": "-4",
 			"OMP_DISPLAY_ENV": "loud", "GOMPT_PLUGINS": "host,,cuda", "GOMPT_INFO": "99"}[k]
 	})
-	if c.offload != OffloadDefault || c.defaultDevice != 0 || c.displayEnv != "" || c.info != 0 ||
-		strings.Join(c.plugins, ",") != DefaultPlugins {
-		t.Errorf("bad values did not fall back to defaults: %+v", c)
-	}
+	assert.Equal(t, OffloadDefault, c.offload, "bad OMP_TARGET_OFFLOAD did not fall back to the default")
+	assert.Zero(t, c.defaultDevice, "bad OMP_DEFAULT_DEVICE did not fall back to the default")
+	assert.Empty(t, c.displayEnv, "bad OMP_DISPLAY_ENV did not fall back to the default")
+	assert.Zero(t, c.info, "bad GOMPT_INFO did not fall back to the default")
+	assert.Equal(t, DefaultPlugins, strings.Join(c.plugins, ","), "bad GOMPT_PLUGINS did not fall back to the default")
 	lines := strings.Split(strings.TrimSpace(w.String()), "\n")
-	if len(lines) != 5 {
-		t.Fatalf("want one warning line per bad variable, got:\n%s", w.String())
-	}
+	require.Len(t, lines, 5, "want one warning line per bad variable, got:\n%s", w.String())
 	for i, v := range []string{"OMP_TARGET_OFFLOAD", "OMP_DEFAULT_DEVICE", "OMP_DISPLAY_ENV", "GOMPT_PLUGINS", "GOMPT_INFO"} {
-		if !strings.HasPrefix(lines[i], "gompt: "+v+"=") || !strings.Contains(lines[i], "want") || !strings.Contains(lines[i], "using") {
-			t.Errorf("warning %q does not name %s, what it accepts and the default", lines[i], v)
-		}
+		assert.True(t, strings.HasPrefix(lines[i], "gompt: "+v+"="), "warning %q does not name %s", lines[i], v)
+		assert.Contains(t, lines[i], "want", "warning for %s: what it accepts", v)
+		assert.Contains(t, lines[i], "using", "warning for %s: the default", v)
 	}
 }
 
@@ -529,9 +399,7 @@ func TestDisplayEnv(t *testing.T) {
 	r.cfg.displayEnv = "verbose"
 	r.displayEnv(&b)
 	for _, want := range []string{"OPENMP DISPLAY ENVIRONMENT BEGIN", "_OPENMP = '202111'", "OMP_TARGET_OFFLOAD = 'DEFAULT'", "host:0", "END"} {
-		if !strings.Contains(b.String(), want) {
-			t.Errorf("OMP_DISPLAY_ENV output lacks %q:\n%s", want, b.String())
-		}
+		assert.Contains(t, b.String(), want, "OMP_DISPLAY_ENV output")
 	}
 }
 
@@ -545,12 +413,8 @@ func TestEmptyTargetAllocatesNothing(t *testing.T) {
 		name string
 		r    Region
 	}{{"empty", reg}, {"tofrom 4KiB", tf}} {
-		if err := Target(c.r); err != nil {
-			t.Fatal(err)
-		}
-		if n := testing.AllocsPerRun(200, func() { Target(c.r) }); n != 0 {
-			t.Errorf("%s target region: %v allocations per run, want 0", c.name, n)
-		}
+		require.NoError(t, Target(c.r))
+		assert.Zero(t, testing.AllocsPerRun(200, func() { Target(c.r) }), "%s target region: allocations per run", c.name)
 	}
 }
 
@@ -581,15 +445,11 @@ func TestRegionWithoutDeviceRunsOnDefaultDevice(t *testing.T) {
 	noLeak(t, r)
 	const n = 256
 	x, y := ones(n)
-	if err := EnterData(0, To(x), To(y)); err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, EnterData(0, To(x), To(y)))
 	reg := Region{Kernel: kernels.Saxpy, Shape: N(n), Args: []Arg{Int(n), Float32(2), Slice(x), Slice(y)}}
 	run := func(reg Region, want float32, what string) {
 		t.Helper()
-		if err := Target(reg); err != nil {
-			t.Fatal(err)
-		}
+		require.NoError(t, Target(reg))
 		wantAll(t, what, y, want)
 	}
 	// ICV initial value 0: y is present there, so only its device copy changes.
@@ -597,20 +457,12 @@ func TestRegionWithoutDeviceRunsOnDefaultDevice(t *testing.T) {
 	SetDefaultDevice(InitialDeviceNum())
 	run(reg, 3, "no device clause, default device the initial device")
 	run(Region{Device: Dev(0), Kernel: reg.Kernel, Shape: reg.Shape, Args: reg.Args}, 3, "Dev(0) with the initial device as default")
-	if err := ExitData(0, From(y), Delete(x)); err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, ExitData(0, From(y), Delete(x)))
 	wantAll(t, "device 0's copy after two runs there", y, 5)
 
 	useRuntime(t, map[string]string{"GOMPT_PLUGINS": "host", "OMP_DEFAULT_DEVICE": "1"})
-	if err := EnterData(0, To(y)); err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, EnterData(0, To(y)))
 	run(reg, 7, "no device clause, OMP_DEFAULT_DEVICE=1 (the initial device)")
-	if err := ExitData(0, Delete(y)); err != nil {
-		t.Fatal(err)
-	}
-	if s := (DeviceClause{}).String() + ", " + Dev(0).String(); s != "no device clause, device(0)" {
-		t.Errorf("DeviceClause strings: %q", s)
-	}
+	require.NoError(t, ExitData(0, Delete(y)))
+	assert.Equal(t, "no device clause, device(0)", (DeviceClause{}).String()+", "+Dev(0).String(), "DeviceClause strings")
 }

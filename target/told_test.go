@@ -14,6 +14,8 @@ import (
 	"github.com/gompt/gompt/device"
 	"github.com/gompt/gompt/kernels"
 	"github.com/gompt/gompt/ompt"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
 )
 
 // What a tool is told about the program's device memory routines, map
@@ -101,13 +103,11 @@ func TestToolsAreToldWhatTheProgramDid(t *testing.T) {
 	cmd := exec.CommandContext(ctx, os.Args[0], "-test.run=^TestToolsAreToldWhatTheProgramDid$", "-test.count=1")
 	cmd.Env = append(os.Environ(), "GOMPT_TEST_TOLD_TOOL=1", "GOMPT_PLUGINS=host", "GOMPT_HOST_DEVICES=1")
 	out, err := cmd.CombinedOutput()
-	if ctx.Err() != nil {
-		t.Fatalf("the child hung (killed after 60 s):\n%s", out)
-	}
+	require.NoError(t, ctx.Err(), "the child hung (killed after 60 s):\n%s", out)
 	s := string(out)
-	if err != nil || strings.Contains(s, "FAIL:") || !strings.Contains(s, "told-ok") {
-		t.Fatalf("child (%v):\n%s", err, s)
-	}
+	require.NoError(t, err, "child:\n%s", s)
+	assert.NotContains(t, s, "FAIL:", "child")
+	assert.Contains(t, s, "told-ok", "child")
 }
 
 func toldChild() {
