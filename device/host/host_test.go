@@ -393,12 +393,22 @@ func TestLaunchPanic(t *testing.T) {
 	assert.ErrorContains(t, err, "panicked in team 2 of 4", "inline Launch of a panicking kernel")
 	err = q.Launch(f, device.Shape{Size: [3]int{1}, Teams: 1}, []device.Arg{{Bits: 0}})
 	assert.ErrorContains(t, err, "test_panics: team 0", "inline Launch of a single-team panicking kernel")
-	// Queue work first so that the launch is asynchronous.
+	// Queue work first so that the launch is asynchronous. The queue's
+	// goroutine may finish that work before Launch looks (then the launch
+	// runs inline and fails at once): try again, a few times.
 	a, _ := d.Alloc(1 << 20)
 	defer d.Free(a.Ptr)
-	require.NoError(t, q.CopyIn(a.Ptr, make([]byte, 1<<20)))
-	require.NoError(t, q.Launch(f, device.Shape{Size: [3]int{100}, Teams: 3}, []device.Arg{{Bits: 1}}),
-		"asynchronous Launch: want the error from Sync")
+	queued := false
+	for try := 0; try < 20 && !queued; try++ {
+		require.NoError(t, q.CopyIn(a.Ptr, make([]byte, 1<<20)))
+		err = q.Launch(f, device.Shape{Size: [3]int{100}, Teams: 3}, []device.Arg{{Bits: 1}})
+		if err != nil {
+			require.ErrorContains(t, err, "panicked in team 1 of 3", "Launch that ran inline after the copy finished")
+			continue
+		}
+		queued = true
+	}
+	require.True(t, queued, "no launch was queued behind a 1 MiB copy in 20 tries")
 	ev, _ := q.Record()
 	assert.Error(t, ev.Wait(), "Wait after a failed asynchronous launch")
 	assert.ErrorContains(t, q.Sync(), "panicked in team 1 of 3", "Sync after a panicking asynchronous launch")
