@@ -159,3 +159,60 @@ func TestDependencesCallback(t *testing.T) {
 	assert.Equal(t, 1, crashes, "calls to the tool whose callback panicked")
 	assert.Contains(t, warn.String(), `OMPT tool "crashy": a callback panicked: deps boom; the tool is detached`, "stderr")
 }
+
+// TestDeviceLoadCallbackPanics: a tool whose device_load callback panics
+// is detached (named on stderr); DeviceLoad still returns the module id,
+// and the tool gets no device_unload.
+func TestDeviceLoadCallbackPanics(t *testing.T) {
+	warn := reset(t, nil)
+	var loads, unloads int
+	ompt.RegisterTool("crashy", func(int, string) *ompt.StartResult {
+		return &ompt.StartResult{Initialize: func(l ompt.LookupFunc, _ int, _ *ompt.Data) int {
+			set := l("ompt_set_callback").(ompt.SetCallbackFunc)
+			set(ompt.CallbackDeviceLoad, ompt.DeviceLoadCallback(func(int, string, int64, uintptr, uint64, uintptr, uintptr, uint64) {
+				loads++
+				panic("load boom")
+			}))
+			set(ompt.CallbackDeviceUnload, ompt.DeviceUnloadCallback(func(int, uint64) { unloads++ }))
+			return 1
+		}}
+	})
+	Start(fakeRuntime{1})
+	require.NoError(t, DeviceInitialize(0, "tick", newTick(0)))
+	var mod uint64
+	var err error
+	require.NotPanics(t, func() { mod, err = DeviceLoad(0, "a.out", 0, 0, 10, 0, 0) }, "DeviceLoad with a panicking device_load")
+	assert.NoError(t, err, "DeviceLoad")
+	assert.NotZero(t, mod, "module id")
+	assert.NoError(t, DeviceUnload(0, mod), "DeviceUnload")
+	assert.Equal(t, 1, loads, "device_load calls")
+	assert.Zero(t, unloads, "device_unload calls to the detached tool")
+	assert.Contains(t, warn.String(), `OMPT tool "crashy": a callback panicked: load boom; the tool is detached`, "stderr")
+}
+
+// TestTraceStatsOfAnUnknownDevice: TraceStats of a device never
+// initialized is 0 written, 0 lost.
+func TestTraceStatsOfAnUnknownDevice(t *testing.T) {
+	reset(t, nil)
+	written, lost := TraceStats(7)
+	assert.Zero(t, written, "written")
+	assert.Zero(t, lost, "lost")
+}
+
+// TestZeroTracedOpRecordsNothing: Record on the zero TracedOp (what Op
+// returns when the device did not trace at the operation's end) writes
+// no record, even while the device traces every record type and the
+// native record's kind.
+func TestZeroTracedOpRecordsNothing(t *testing.T) {
+	tt := &traceTool{native: ompt.NativeDataMotionExplicit}
+	clks := withTrace(t, tt, 1)
+	var o TracedOp
+	b, e := clks[0].interval()
+	o.Record(b, e, 1, nil)
+	o.Record(b, e, 1, &NativeInfo{Flag: ompt.NativeDataMotionExplicit, Class: ompt.NativeRecordEvent, Type: "copy", Start: uint64(b), End: uint64(e)})
+	require.Equal(t, 1, tt.flush(0), "flush")
+	lines, _ := tt.got()
+	assert.Empty(t, lines, "records")
+	written, lost := TraceStats(0)
+	assert.Zero(t, written+lost, "records written or lost")
+}

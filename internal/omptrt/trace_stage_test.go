@@ -126,3 +126,26 @@ func TestRecordMissingOrReversedTimes(t *testing.T) {
 		assert.Equal(t, want, r.DataOp().EndTime, "record %d: end_time", 1+i)
 	}
 }
+
+// TestEndFlushesAPendingOperation: a construct that ends with one traced
+// operation still waiting for its times (the runtime did not call
+// FlushTrace) still gets that operation's record, with the queue's times,
+// before its end record.
+func TestEndFlushesAPendingOperation(t *testing.T) {
+	tt := &traceTool{}
+	withTrace(t, tt, 1)
+	c := TargetBegin(ompt.KindTarget, 0, 0x8)
+	c.DataOpBegin(ompt.DataOpTransferToDevice, 0x1000, ompt.InitialDevice, 0xd000, 0, 8)
+	c.DataOpEnd(0xd000)
+	c.TraceTimed(&fakeTiming{begin: 2e9, end: 3e9}, 0, nil) // not ready: it waits
+	require.True(t, c.TracePending(), "setup: the operation waits for its times")
+	c.End()
+	require.Equal(t, 1, tt.flush(0), "flush")
+	tt.mu.Lock()
+	defer tt.mu.Unlock()
+	require.Len(t, tt.raw, 3, "records: begin, the copy, end")
+	if assert.NotNil(t, tt.raw[1].DataOp(), "the second record") {
+		assert.Equal(t, uint64(2e9), tt.raw[1].Time, "the copy's time")
+		assert.Equal(t, uint64(3e9), tt.raw[1].DataOp().EndTime, "the copy's end_time")
+	}
+}
