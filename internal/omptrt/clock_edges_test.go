@@ -129,3 +129,59 @@ func TestClockRateBounds(t *testing.T) {
 		assert.InDelta(t, -1000*c.wantRate, f.at(-1000), 1e-18, "%s: device time -1000 ns extrapolated (rate %g s/ns)", c.name, c.wantRate)
 	}
 }
+
+// seqClock is a device clock that reads the given times in turn.
+type seqClock struct {
+	t []int64
+	i int
+}
+
+func (c *seqClock) NumProcs() int { return 1 }
+func (c *seqClock) Now() (int64, error) {
+	v := c.t[c.i%len(c.t)]
+	c.i++
+	return v, nil
+}
+
+// TestClockFitReadings: of three readings the one with the narrowest
+// host bracket is taken (its midpoint as the host time), not the first;
+// a reading that is not later than the last sync point on both clocks is
+// ignored; a reading on the line the fit already says is not added.
+func TestClockFitReadings(t *testing.T) {
+	t.Cleanup(func() { hostClock = ompt.Wtime })
+	hosts := func(hs ...float64) {
+		i := 0
+		hostClock = func() float64 { v := hs[i%len(hs)]; i++; return v }
+	}
+
+	var f clockFit
+	hosts(1.0, 1.5, 2.0, 2.25, 3.0, 4.0) // brackets of 0.5, 0.25 and 1 s
+	f.resample(&seqClock{t: []int64{100, 200, 300}})
+	assert.Equal(t, []sample{{dev: 200, host: 2.125}}, f.hist, "the narrowest of three readings")
+
+	base := func() *clockFit { return &clockFit{hist: []sample{{dev: 0, host: 1}, {dev: 1 << 30, host: 2}}} }
+	for _, c := range []struct {
+		name string
+		dev  int64
+		host float64
+	}{
+		{"later on the device, not on the host", 2 << 30, 2},
+		{"later on the host, not on the device", 1 << 30, 3},
+	} {
+		g := base()
+		hosts(c.host)
+		g.resample(&seqClock{t: []int64{c.dev}})
+		assert.Len(t, g.hist, 2, "%s: the reading changed the fit: %+v", c.name, g.hist)
+	}
+
+	one := &clockFit{hist: []sample{{dev: 1000, host: 5}}} // a history of one point
+	hosts(6)
+	one.resample(&seqClock{t: []int64{500}})
+	assert.Equal(t, []sample{{dev: 1000, host: 5}}, one.hist, "a reading earlier on the device than the only sync point changed the fit")
+
+	g := base() // a rate of 2^-30 s/ns: device 2^31 is host 3 on the line
+	hosts(3)
+	require.Equal(t, 3.0, g.at(2<<30), "setup: the line at 2^31")
+	g.resample(&seqClock{t: []int64{2 << 30}})
+	assert.Len(t, g.hist, 2, "a reading on the line was added: %+v", g.hist)
+}

@@ -1,7 +1,6 @@
 package omptrt
 
 import (
-	"runtime"
 	"sync"
 	"sync/atomic"
 	"unsafe"
@@ -181,20 +180,6 @@ func beginThread(th *threadRec, list []*tool) {
 			func() { defer t.guard(); f(ompt.ScopeBegin, &s.parallel, &s.task, 1, 1, ompt.TaskInitial) }()
 		}
 	}
-}
-
-// onThread runs f (the dispatch of a device event) holding the calling
-// OS thread, after the thread's first-event callbacks.
-func onThread(f func()) {
-	d := cur.Load()
-	if d == nil {
-		f()
-		return
-	}
-	runtime.LockOSThread()
-	defer runtime.UnlockOSThread()
-	enterThread(d)
-	f()
 }
 
 // endThreads dispatches implicit_task end and thread_end to tool t for

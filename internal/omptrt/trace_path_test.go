@@ -176,6 +176,11 @@ func TestTracePathTimeErrorsAreLost(t *testing.T) {
 			c.DataOpEnd(0xd000)
 			c.TraceBracketed(nil, nil, failed)
 		}},
+		{"recording a bracket whose events were made", 1, func(c *Target) {
+			c.DataOpBegin(ompt.DataOpTransferToDevice, 0x1000, ompt.InitialDevice, 0xd000, 0, 8)
+			c.DataOpEnd(0xd000)
+			c.TraceBracketed(&fakeEvent{t: 2e9}, &fakeEvent{t: 3e9}, failed)
+		}},
 		{"the time of the event before", 1, func(c *Target) {
 			c.DataOpBegin(ompt.DataOpTransferFromDevice, 0xd000, 0, 0x1000, ompt.InitialDevice, 8)
 			c.DataOpEnd(0x1000)
