@@ -110,7 +110,7 @@ func main() {
 		also     = flag.String("also", "", `comma-separated packages whose tests also run on mutants the package's own tests do not kill; "importers": the module's packages that import it`)
 		n        = flag.Int("n", 0, "mutate a random sample of this many mutants (0: all)")
 		seed     = flag.Uint64("seed", 1, "seed of the sample")
-		timeout  = flag.Duration("timeout", 0, "time limit of one mutant's tests in one package (0: 20 times the unmutated tests' time, at least 20s; with -cover, at most 10 times the selected tests' time alone plus 30s)")
+		timeout  = flag.Duration("timeout", 0, "time limit of one mutant's tests in one package (0: 20 times the unmutated tests' time, at least 20s; with -cover, at most 5 times the selected tests' time alone plus 30s)")
 		run      = flag.String("run", "", "-run pattern for go test")
 		jobs     = flag.Int("j", 1, "mutants tested at once")
 		gop      = flag.Int("p", 1, "go command -p (packages built and tested at once)")
