@@ -4,7 +4,6 @@ import (
 	"fmt"
 	"os"
 	"strings"
-	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -94,18 +93,8 @@ func TestTraceRequestPanicLosesTheBatch(t *testing.T) {
 // batch) are delivered once each, after the batch, in order: each
 // construct's seven records, none twice, none missing.
 func TestTraceRecordsQueuedDuringACallback(t *testing.T) {
-	entered, release := make(chan struct{}), make(chan struct{})
 	var armed atomic.Bool
-	var once sync.Once
-	tt := &traceTool{size: 3 * ompt.RecordOMPTSize}
-	tt.complete = func(int, []byte, uint64, uint64) {
-		if armed.Load() {
-			once.Do(func() {
-				close(entered)
-				<-release
-			})
-		}
-	}
+	tt, entered, release := gatedTraceTool(3*ompt.RecordOMPTSize, &armed)
 	clks := withTrace(t, tt, 1)
 	tracedRegion(0, 1, clks[0], false)
 	require.Equal(t, 1, tt.flush(0), "flush")

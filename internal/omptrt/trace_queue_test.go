@@ -1,7 +1,6 @@
 package omptrt
 
 import (
-	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -36,18 +35,8 @@ func TestTraceQueueFullLosesWholeRecords(t *testing.T) {
 	oldCap, oldMax := ringCap, ringMax
 	ringCap, ringMax = 1024, 65*63+30 // a small queue (the same rules, fewer constructs to fill it), full after 65 constructs and 3 records of the next
 	t.Cleanup(func() { ringCap, ringMax = oldCap, oldMax })
-	entered, release := make(chan struct{}), make(chan struct{})
 	var armed atomic.Bool
-	var once sync.Once
-	tt := &traceTool{size: ompt.RecordOMPTSize}
-	tt.complete = func(int, []byte, uint64, uint64) {
-		if armed.Load() {
-			once.Do(func() {
-				close(entered)
-				<-release
-			})
-		}
-	}
+	tt, entered, release := gatedTraceTool(ompt.RecordOMPTSize, &armed)
 	clks := withTrace(t, tt, 1)
 	armed.Store(true)
 	tracedRegion(0, 1, clks[0], false) // its second record fills the first buffer: the worker waits in buffer_complete

@@ -87,7 +87,7 @@ func TestFlushCycleBetweenDevices(t *testing.T) {
 // last buffer_complete runs: both return once the session has ended, and
 // only one of them reports having stopped it.
 func TestTwoStopsOfOneSession(t *testing.T) {
-	tt, entered, release := gatedTraceTool()
+	tt, entered, release := gatedTraceTool(0, nil)
 	clks := withTrace(t, tt, 1)
 	tracedRegion(0, 1, clks[0], false)
 	results := make(chan int, 2)
@@ -108,7 +108,7 @@ func TestTwoStopsOfOneSession(t *testing.T) {
 // the first still delivers the device's last records fails at once, and
 // the tool gets device_finalize once.
 func TestDeviceFinalizeTwiceWhileDelivering(t *testing.T) {
-	tt, entered, release := gatedTraceTool()
+	tt, entered, release := gatedTraceTool(0, nil)
 	clks := withTrace(t, tt, 1)
 	tracedRegion(0, 1, clks[0], false)
 	first := make(chan error, 1)
@@ -208,17 +208,20 @@ func TestPanickingFinalizerAtFinalizeTool(t *testing.T) {
 	assert.True(t, strings.Contains(warn.String(), `OMPT tool "boom": finalizer panicked: finalizer boom`), "stderr: %q", warn.String())
 }
 
-// gatedTraceTool is a tracing tool whose first buffer_complete closes
-// entered and then waits until release is closed.
-func gatedTraceTool() (tt *traceTool, entered, release chan struct{}) {
+// gatedTraceTool is a tracing tool (buffers of size bytes; 0: the
+// default) whose first buffer_complete while armed (always, if armed is
+// nil) closes entered and then waits until release is closed.
+func gatedTraceTool(size int, armed *atomic.Bool) (tt *traceTool, entered, release chan struct{}) {
 	entered, release = make(chan struct{}), make(chan struct{})
 	var once sync.Once
-	tt = &traceTool{}
+	tt = &traceTool{size: size}
 	tt.complete = func(int, []byte, uint64, uint64) {
-		once.Do(func() {
-			close(entered)
-			<-release
-		})
+		if armed == nil || armed.Load() {
+			once.Do(func() {
+				close(entered)
+				<-release
+			})
+		}
 	}
 	return tt, entered, release
 }
