@@ -97,6 +97,15 @@ func lookupName(n int) string {
 	return "1e6"
 }
 
+// loopTarget is a benchmark body that runs target region r each round.
+func loopTarget(r target.Region) func(*testing.B) {
+	return func(b *testing.B) {
+		for b.Loop() {
+			must(b, target.Target(r))
+		}
+	}
+}
+
 // emptyTarget: one empty kernel, one team, no maps.
 func emptyTarget(dev int) (func(b *testing.B), func(), error) {
 	r := target.Region{Device: target.Dev(dev), Kernel: kernels.Empty, Shape: target.Shape{Size: [3]int{1, 1, 1}, Teams: 1, Threads: 1},
@@ -104,11 +113,7 @@ func emptyTarget(dev int) (func(b *testing.B), func(), error) {
 	if err := target.Target(r); err != nil {
 		return nil, nil, err
 	}
-	return func(b *testing.B) {
-		for b.Loop() {
-			must(b, target.Target(r))
-		}
-	}, nil, nil
+	return loopTarget(r), nil, nil
 }
 
 // tofrom: an empty kernel with one float32 array of n elements mapped tofrom.
@@ -120,11 +125,7 @@ func tofrom(n int) func(int) (func(*testing.B), func(), error) {
 		if err := target.Target(r); err != nil {
 			return nil, nil, err
 		}
-		return func(b *testing.B) {
-			for b.Loop() {
-				must(b, target.Target(r))
-			}
-		}, nil, nil
+		return loopTarget(r), nil, nil
 	}
 }
 
@@ -194,15 +195,11 @@ func saxpy(n int) func(int) (func(*testing.B), func(), error) {
 		if err := target.Target(r); err != nil {
 			return nil, nil, err
 		}
-		return func(b *testing.B) {
-				for b.Loop() {
-					must(b, target.Target(r))
-				}
-			}, func() {
-				if err := target.ExitData(dev, target.Release(x), target.Release(y)); err != nil {
-					panic(fmt.Sprintf("saxpy teardown: %v", err))
-				}
-			}, nil
+		return loopTarget(r), func() {
+			if err := target.ExitData(dev, target.Release(x), target.Release(y)); err != nil {
+				panic(fmt.Sprintf("saxpy teardown: %v", err))
+			}
+		}, nil
 	}
 }
 
@@ -304,11 +301,7 @@ func jacobi(n, teams int) func(int) (func(*testing.B), func(), error) {
 			teardown()
 			return nil, nil, err
 		}
-		return func(b *testing.B) {
-			for b.Loop() {
-				must(b, target.Target(r))
-			}
-		}, teardown, nil
+		return loopTarget(r), teardown, nil
 	}
 }
 
@@ -350,11 +343,7 @@ func matmul(n int) func(int) (func(*testing.B), func(), error) {
 			teardown()
 			return nil, nil, err
 		}
-		return func(b *testing.B) {
-			for b.Loop() {
-				must(b, target.Target(r))
-			}
-		}, teardown, nil
+		return loopTarget(r), teardown, nil
 	}
 }
 
