@@ -106,10 +106,7 @@ func TestFaultWaitEvent(t *testing.T) {
 			const n = 4096
 			a, err := d.Alloc(n)
 			must(t, "Alloc", err)
-			q1, err := d.NewQueue()
-			must(t, "NewQueue", err)
-			q2, err := d.NewQueue()
-			must(t, "NewQueue", err)
+			q1, q2 := twoQueues(t, d)
 			w := waiter(t, q2)
 			must(t, "CopyIn", q1.CopyIn(a.Ptr, fill(n, 0)))
 			must(t, "Sync", q1.Sync())
@@ -238,10 +235,7 @@ func TestFaultWaitEventOuts(t *testing.T) {
 	must(t, "Alloc", err)
 	b, err := d.Alloc(n)
 	must(t, "Alloc", err)
-	q1, err := d.NewQueue()
-	must(t, "NewQueue", err)
-	q2, err := d.NewQueue()
-	must(t, "NewQueue", err)
+	q1, q2 := twoQueues(t, d)
 	w := waiter(t, q2)
 	want := pattern(n, 7)
 	must(t, "CopyIn", q1.CopyIn(a.Ptr, want))
@@ -308,10 +302,7 @@ func TestFaultWaitEventSticky(t *testing.T) {
 		d := f.open(t)[0]
 		fn, err := d.Load(faultKernel)
 		must(t, "Load", err)
-		q1, err := d.NewQueue()
-		must(t, "NewQueue", err)
-		q2, err := d.NewQueue()
-		must(t, "NewQueue", err)
+		q1, q2 := twoQueues(t, d)
 		w := waiter(t, q2)
 		must(t, "Launch", q1.Launch(fn, one, []device.Arg{{Bits: 0}}))
 		ev, err := q1.Record()
@@ -347,10 +338,7 @@ func TestFaultWaitEventSticky(t *testing.T) {
 			d := f.open(t)[0]
 			buf, err := d.Alloc(4096)
 			must(t, "Alloc", err)
-			q1, err := d.NewQueue()
-			must(t, "NewQueue", err)
-			q2, err := d.NewQueue()
-			must(t, "NewQueue", err)
+			q1, q2 := twoQueues(t, d)
 			w := waiter(t, q2)
 			must(t, "CopyIn", q1.CopyIn(buf.Ptr, pattern(4096, 5)))
 			ev, err := q1.Record()
@@ -430,10 +418,7 @@ func TestFaultNoStreamWait(t *testing.T) {
 	require.False(t, cu.HasStreamWaitEvent(), "HasStreamWaitEvent is true on a driver without cuStreamWaitEvent")
 	buf, err := d.Alloc(4096)
 	must(t, "Alloc", err)
-	q1, err := d.NewQueue()
-	must(t, "NewQueue", err)
-	q2, err := d.NewQueue()
-	must(t, "NewQueue", err)
+	q1, q2 := twoQueues(t, d)
 	want := pattern(4096, 9)
 	must(t, "CopyIn", q1.CopyIn(buf.Ptr, want))
 	ev, err := q1.Record()
@@ -450,4 +435,14 @@ func TestFaultNoStreamWait(t *testing.T) {
 	must(t, "Release", q1.Release())
 	must(t, "Release", q2.Release())
 	must(t, "Free", d.Free(buf.Ptr))
+}
+
+// twoQueues opens two queues of d.
+func twoQueues(t testing.TB, d device.Device) (q1, q2 device.Queue) {
+	t.Helper()
+	q1, err := d.NewQueue()
+	must(t, "NewQueue", err)
+	q2, err = d.NewQueue()
+	must(t, "NewQueue", err)
+	return q1, q2
 }
