@@ -413,20 +413,7 @@ func (d *clDevice) mergeKernel() (cl.Program, error) {
 
 // buildInternal builds one of the plugin's own kernels from source.
 func (d *clDevice) buildInternal(src, name string) (cl.Program, cl.Kernel, error) {
-	p, err := cl.CreateProgramWithSource(d.ctx, src)
-	if err != nil {
-		return 0, 0, err
-	}
-	if err := cl.BuildProgram(p, d.dev, ""); err != nil {
-		cl.ReleaseProgram(p)
-		return 0, 0, err
-	}
-	k, err := cl.CreateKernel(p, name)
-	if err != nil {
-		cl.ReleaseProgram(p)
-		return 0, 0, err
-	}
-	return p, k, nil
+	return cl.BuildKernel(d.ctx, d.dev, src, name)
 }
 
 // copyBuffer enqueues a copy of n bytes from src at srcOff to dst at

@@ -656,6 +656,26 @@ func CreateKernel(p Program, name string) (Kernel, error) {
 	return Kernel(k), nil
 }
 
+// BuildKernel builds OpenCL C source src for d in c and creates its
+// kernel name: the program and kernel, which the caller releases, or
+// neither when a step fails.
+func BuildKernel(c Context, d DeviceID, src, name string) (Program, Kernel, error) {
+	p, err := CreateProgramWithSource(c, src)
+	if err != nil {
+		return 0, 0, err
+	}
+	if err := BuildProgram(p, d, ""); err != nil {
+		ReleaseProgram(p)
+		return 0, 0, err
+	}
+	k, err := CreateKernel(p, name)
+	if err != nil {
+		ReleaseProgram(p)
+		return 0, 0, err
+	}
+	return p, k, nil
+}
+
 // GetKernelUint returns an integer-valued kernel query (KERNEL_NUM_ARGS).
 func GetKernelUint(k Kernel, param uint32) (uint64, error) {
 	b, err := info("clGetKernelInfo", func(size C.size_t, v unsafe.Pointer, ret *C.size_t) C.cl_int {

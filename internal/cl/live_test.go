@@ -100,3 +100,36 @@ func TestObjects(t *testing.T) {
 	got = Live()
 	assert.Equal(t, base, got, "live %+v after releasing everything, want %+v", got, base)
 }
+
+// TestBuildKernel: source that does not build, and an entry point the
+// program does not define, fail and leave no program behind; a good one
+// gives a program and a kernel.
+func TestBuildKernel(t *testing.T) {
+	if err := Init(); err != nil {
+		t.Skipf("no OpenCL library: %v", err)
+	}
+	plats, err := GetPlatformIDs()
+	var devs []DeviceID
+	if err == nil && len(plats) > 0 {
+		devs, err = GetDeviceIDs(plats[0], DEVICE_TYPE_ALL)
+	}
+	if err != nil || len(devs) == 0 {
+		require.Empty(t, os.Getenv("CI"), "CI is set and there is no OpenCL device: %v", err)
+		t.Skipf("no OpenCL device: %v", err)
+	}
+	ctx, err := CreateContext(plats[0], devs[0])
+	require.NoError(t, err)
+	defer ReleaseContext(ctx)
+	base := Live()
+	_, _, err = BuildKernel(ctx, devs[0], "__kernel void k(__global int *p) { p[0] = ; }", "k")
+	assert.EqualValues(t, BUILD_PROGRAM_FAILURE, StatusOf(err), "source with a syntax error: %v", err)
+	_, _, err = BuildKernel(ctx, devs[0], "__kernel void k(__global int *p) { p[0] = 1; }", "other")
+	assert.EqualValues(t, INVALID_KERNEL_NAME, StatusOf(err), "an entry point the program lacks: %v", err)
+	assert.Equal(t, base, Live(), "live objects after two failed builds")
+	p, k, err := BuildKernel(ctx, devs[0], "__kernel void k(__global int *p) { p[0] = 1; }", "k")
+	require.NoError(t, err)
+	assert.Equal(t, base.Kernels+1, Live().Kernels, "live kernels after a build")
+	assert.NoError(t, ReleaseKernel(k))
+	assert.NoError(t, ReleaseProgram(p))
+	assert.Equal(t, base, Live(), "live objects after releasing the build")
+}

@@ -29,24 +29,6 @@ func clSetup(d device.Device, op string) (cl.Context, cl.DeviceID, cl.CommandQue
 	return cd.BindingQueue()
 }
 
-// clBuild builds the kernel name of the OpenCL C source src on dev.
-func clBuild(ctx cl.Context, dev cl.DeviceID, src, name string) (cl.Program, cl.Kernel, error) {
-	p, err := cl.CreateProgramWithSource(ctx, src)
-	if err != nil {
-		return 0, 0, err
-	}
-	if err := cl.BuildProgram(p, dev, ""); err != nil {
-		cl.ReleaseProgram(p)
-		return 0, 0, err
-	}
-	k, err := cl.CreateKernel(p, name)
-	if err != nil {
-		cl.ReleaseProgram(p)
-		return 0, 0, err
-	}
-	return p, k, nil
-}
-
 func clErr(op string, err error) error { return fmt.Errorf("rawbench: %s: %w", op, err) }
 
 // CLEmptyKernel is the baseline of the empty_target benchmark: iters times
@@ -61,7 +43,7 @@ func CLEmptyKernel(d device.Device, iters int) (time.Duration, error) {
 		return 0, err
 	}
 	defer cl.ReleaseCommandQueue(q)
-	prog, kern, err := clBuild(ctx, dev, "__kernel void gompt_raw_empty(void) {}\n", "gompt_raw_empty")
+	prog, kern, err := cl.BuildKernel(ctx, dev, "__kernel void gompt_raw_empty(void) {}\n", "gompt_raw_empty")
 	if err != nil {
 		return 0, clErr(op, err)
 	}
@@ -171,7 +153,7 @@ func CLWait(d device.Device, steps uint32) (wait func(iters int) error, release 
 	if err != nil {
 		return nil, nil, err
 	}
-	prog, kern, err := clBuild(ctx, dev, CLSpinSource, "gompt_raw_spin")
+	prog, kern, err := cl.BuildKernel(ctx, dev, CLSpinSource, "gompt_raw_spin")
 	if err != nil {
 		cl.ReleaseCommandQueue(q)
 		return nil, nil, clErr(op, err)
