@@ -282,13 +282,13 @@ func (tc *testCover) selectTests(file string, m *mutant) (tests []string, ok boo
 }
 
 // limit is the time limit of a mutant's run of these tests: five times
-// their time alone plus 30s, at most max.
-func (tc *testCover) limit(tests []string, max time.Duration) time.Duration {
+// their time alone plus margin, at most max.
+func (tc *testCover) limit(tests []string, max, margin time.Duration) time.Duration {
 	var sum time.Duration
 	for _, t := range tests {
 		sum += tc.took[t]
 	}
-	return min(max, (5*sum).Round(time.Second)+30*time.Second)
+	return min(max, (5*sum).Round(time.Second)+margin)
 }
 
 // runPattern is the -run pattern of exactly these top-level tests.

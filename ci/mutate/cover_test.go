@@ -110,8 +110,8 @@ func TestSelectTests(t *testing.T) {
 
 func TestLimitAndPattern(t *testing.T) {
 	tc := cover()
-	assert.Equal(t, 45*time.Second, tc.limit([]string{"TestA", "TestB"}, time.Hour), "five times 3s, plus 30s")
-	assert.Equal(t, 40*time.Second, tc.limit([]string{"TestA", "TestB"}, 40*time.Second), "capped")
+	assert.Equal(t, 45*time.Second, tc.limit([]string{"TestA", "TestB"}, time.Hour, 30*time.Second), "five times 3s, plus 30s")
+	assert.Equal(t, 40*time.Second, tc.limit([]string{"TestA", "TestB"}, 40*time.Second, 30*time.Second), "capped")
 
 	p := runPattern([]string{"TestA", "TestA_b", "ExampleX"})
 	re := regexp.MustCompile(p)

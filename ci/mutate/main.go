@@ -83,6 +83,14 @@ type mutant struct {
 	fn         string // enclosing function
 	text       string // the source line, trimmed
 
+	// Where a schema can hold the mutant (schema.go): the node its
+	// switch replaces, [ustart, uend), an expression or a statement.
+	ukind        unitKind
+	ustart, uend int
+	fnStart      int // the enclosing top-level function's offsets
+	fnEnd        int
+	id           int // its number in the schema (GOMPT_MUTANT); 0: tested alone
+
 	outcome string
 	detail  string
 }
@@ -123,6 +131,7 @@ func main() {
 		only     = flag.String("only", "", "test only the mutants listed in this file (the form of -equiv; e.g. the -survivors of an earlier run)")
 		survOut  = flag.String("survivors", "", "write the survivors to this file, in the form of -equiv")
 		useCover = flag.Bool("cover", true, "run each mutant only against the tests that execute its line (found by running every test alone with coverage first); false: every test")
+		useSchem = flag.Bool("schema", true, "compile the mutants into one schema, switched by $GOMPT_MUTANT, and build the tests once (see schema.go); false: build the tests once per mutant")
 	)
 	flag.Parse()
 	if *pkg == "" {
@@ -234,6 +243,37 @@ func main() {
 			fmt.Fprintf(os.Stderr, "mutate: coverage of %s by %s's %d tests: %d blocks (%v)\n", cfg.pkg, p, len(tc.tests), len(tc.blocks), time.Since(t0).Round(time.Second))
 		}
 	}
+	if *useSchem {
+		t0 := time.Now()
+		ck, err := newChecker(info)
+		if err != nil {
+			fatalf("%v", err)
+		}
+		var fit []*mutant
+		for _, m := range sample {
+			if _, ok := eq[m.key()]; ok {
+				continue
+			}
+			if ok, msg := ck.compiles(m); !ok {
+				m.outcome, m.detail = noCompile, msg
+				continue
+			}
+			fit = append(fit, m)
+		}
+		s, alone, err := ck.buildSchema(fit)
+		if err == nil {
+			err = cfg.prepareSchema(ck, s)
+		}
+		if err != nil {
+			fmt.Fprintf(os.Stderr, "mutate: no schema, every mutant is tested alone: %v\n", err)
+			for _, m := range sample {
+				m.id = 0
+			}
+			cfg.schemaBin = nil
+		} else {
+			fmt.Fprintf(os.Stderr, "mutate: schema of %d mutants (%d tested alone) built in %v\n", len(fit)-len(alone), len(alone), time.Since(t0).Round(time.Second))
+		}
+	}
 	start := time.Now()
 	fmt.Fprintf(os.Stderr, "mutate: %s: %d mutants of %d (seed %d), also testing %v\n", info.ImportPath, len(sample), total, *seed, alsoPkgs)
 	var (
@@ -248,9 +288,12 @@ func main() {
 			defer wg.Done()
 			for i := range next {
 				m := sample[i]
-				if _, ok := eq[m.key()]; ok {
+				switch _, eq := eq[m.key()]; {
+				case eq:
 					m.outcome = equivalent
-				} else {
+				case m.outcome != "": // did not compile (type-checked with the schema)
+				case m.id > 0 && cfg.schemaBin != nil && cfg.testSchema(m):
+				default:
 					cfg.test(i, m)
 				}
 				mu.Lock()
@@ -352,6 +395,12 @@ type runCfg struct {
 	args    []string
 	tmp     string
 	cover   map[string]*testCover // by tested package; nil: no test selection
+
+	// The schema (schema.go), by tested package: its test binary, the
+	// package's directory, and the tests that fail on it with no mutant
+	// active.
+	schemaBin, schemaDir map[string]string
+	schemaBad            map[string]map[string]bool
 }
 
 // baseline runs the unmutated tests of every package once: they must
@@ -415,7 +464,7 @@ func (c *runCfg) test(i int, m *mutant) {
 			if len(tests) == 0 {
 				continue // no test of p executes the mutated line
 			}
-			limit = tc.limit(tests, limit)
+			limit = tc.limit(tests, limit, 30*time.Second) // the margin covers building the tests
 			args = append(args[:len(args)-2], "-timeout", limit.String(), "-run", runPattern(tests))
 		case c.run != "":
 			args = append(args, "-run", c.run)
@@ -484,8 +533,31 @@ func mutants(root, path string) ([]*mutant, error) {
 
 	var out []*mutant
 	var fn string
-	var fnLine0, fnLine1 int
+	var fnLine0, fnLine1, fnStart, fnEnd int
 	var stack []ast.Node
+	// The unit of the mutants being added: set before each add.
+	var (
+		ukind unitKind
+		unit  ast.Node
+	)
+	// stmtUnit makes statement n the unit if a switch may stand in its
+	// place: a statement of a block or a case's body (not a for loop's
+	// post statement, an if's init, a select case's communication or a
+	// labelled statement).
+	stmtUnit := func(n ast.Stmt) {
+		ukind, unit = noUnit, nil
+		if len(stack) < 2 {
+			return
+		}
+		switch p := stack[len(stack)-2].(type) {
+		case *ast.BlockStmt, *ast.CaseClause:
+			ukind, unit = stmtKind, n
+		case *ast.CommClause:
+			if p.Comm != n {
+				ukind, unit = stmtKind, n
+			}
+		}
+	}
 	add := func(at token.Pos, a, b token.Pos, repl, desc string) {
 		for _, m := range out {
 			if m.start == off(a) && m.end == off(b) && m.repl == repl {
@@ -497,7 +569,11 @@ func mutants(root, path string) ([]*mutant, error) {
 			fnLine0: fnLine0, fnLine1: fnLine1,
 			start: off(a), end: off(b), repl: repl, desc: desc,
 			fn: fn, text: lineText(at),
+			ukind: ukind, fnStart: fnStart, fnEnd: fnEnd,
 		})
+		if unit != nil {
+			out[len(out)-1].ustart, out[len(out)-1].uend = off(unit.Pos()), off(unit.End())
+		}
 	}
 	op := func(at token.Pos, from token.Token, to ...token.Token) {
 		for _, t := range to {
@@ -532,6 +608,7 @@ func mutants(root, path string) ([]*mutant, error) {
 		}
 		fn = funcName(fd)
 		fnLine0, fnLine1 = fset.Position(fd.Pos()).Line, fset.Position(fd.End()).Line
+		fnStart, fnEnd = off(fd.Pos()), off(fd.End())
 		ast.Inspect(fd, func(n ast.Node) bool {
 			if n == nil {
 				stack = stack[:len(stack)-1]
@@ -540,6 +617,7 @@ func mutants(root, path string) ([]*mutant, error) {
 			stack = append(stack, n)
 			switch n := n.(type) {
 			case *ast.BinaryExpr:
+				ukind, unit = exprKind, n
 				switch n.Op {
 				case token.LSS:
 					op(n.OpPos, n.Op, token.GEQ, token.LEQ)
@@ -565,10 +643,12 @@ func mutants(root, path string) ([]*mutant, error) {
 					op(n.OpPos, n.Op, token.ADD)
 				}
 			case *ast.UnaryExpr:
+				ukind, unit = exprKind, n
 				if n.Op == token.NOT {
 					add(n.OpPos, n.OpPos, n.OpPos+1, "", "remove !")
 				}
 			case *ast.BasicLit:
+				ukind, unit = exprKind, n
 				if n.Kind == token.INT {
 					switch n.Value {
 					case "0":
@@ -578,6 +658,7 @@ func mutants(root, path string) ([]*mutant, error) {
 					}
 				}
 			case *ast.Ident:
+				ukind, unit = exprKind, n
 				switch n.Name {
 				case "true":
 					add(n.Pos(), n.Pos(), n.End(), "false", "true -> false")
@@ -585,6 +666,7 @@ func mutants(root, path string) ([]*mutant, error) {
 					add(n.Pos(), n.Pos(), n.End(), "true", "false -> true")
 				}
 			case *ast.AssignStmt:
+				stmtUnit(n)
 				switch n.Tok {
 				case token.ADD_ASSIGN:
 					op(n.TokPos, n.Tok, token.SUB_ASSIGN)
@@ -606,6 +688,7 @@ func mutants(root, path string) ([]*mutant, error) {
 				repl := strings.TrimSuffix(strings.Repeat("_, ", lhs), ", ") + " = " + strings.Join(rhs, ", ")
 				add(n.Pos(), n.Pos(), n.End(), repl, "remove assignment")
 			case *ast.IncDecStmt:
+				stmtUnit(n)
 				if n.Tok == token.INC {
 					op(n.TokPos, n.Tok, token.DEC)
 				} else {
@@ -613,12 +696,15 @@ func mutants(root, path string) ([]*mutant, error) {
 				}
 				add(n.Pos(), n.Pos(), n.End(), blank(n.Pos(), n.End()), "remove "+n.Tok.String())
 			case *ast.ExprStmt:
+				stmtUnit(n)
 				if _, ok := n.X.(*ast.CallExpr); ok {
 					add(n.Pos(), n.Pos(), n.End(), blank(n.Pos(), n.End()), "remove call")
 				}
 			case *ast.DeferStmt:
+				stmtUnit(n)
 				add(n.Pos(), n.Pos(), n.End(), blank(n.Pos(), n.End()), "remove defer")
 			case *ast.ReturnStmt:
+				stmtUnit(n)
 				isErr, nres := resultsError()
 				if !isErr || len(n.Results) != nres {
 					break // a bare return, or return f() of a multi-value f
