@@ -22,8 +22,12 @@ func TestTranslateTimeAfterClockFailedAtInit(t *testing.T) {
 	now := l("ompt_get_device_time").(ompt.GetDeviceTimeFunc)
 	assert.Zero(t, now(h), "get_device_time with a broken clock")
 	dev.fail = false
+	// a program that has run for an hour: a translation of 0 (no sync
+	// point) is far from the host's now
+	hostClock = func() float64 { return ompt.Wtime() + 3600 }
+	t.Cleanup(func() { hostClock = ompt.Wtime })
 	d, _ := dev.Now()
-	host := ompt.Wtime()
+	host := hostClock()
 	assert.InDelta(t, host, tr(h, uint64(d)), 0.05, "translate_time of the device's now, once its clock answers, against the host's now")
 	assert.NotZero(t, now(h), "get_device_time once the clock answers")
 }
@@ -184,4 +188,65 @@ func TestClockFitReadings(t *testing.T) {
 	require.Equal(t, 3.0, g.at(2<<30), "setup: the line at 2^31")
 	g.resample(&seqClock{t: []int64{2 << 30}})
 	assert.Len(t, g.hist, 2, "a reading on the line was added: %+v", g.hist)
+}
+
+// fakeHostClock replaces the host clock with one the test sets, for the
+// rest of the test.
+func fakeHostClock(t *testing.T, at float64) *float64 {
+	t.Helper()
+	now := at
+	hostClock = func() float64 { return now }
+	t.Cleanup(func() { hostClock = ompt.Wtime })
+	return &now
+}
+
+// fastClock is a device clock that runs at rate device ns per host ns of
+// the (fake) host clock, from 0.
+type fastClock struct{ rate float64 }
+
+func (c *fastClock) NumProcs() int       { return 1 }
+func (c *fastClock) Now() (int64, error) { return int64(hostClock() * 1e9 * c.rate), nil }
+
+// TestTranslateTimeOfAFastDeviceClock: a device whose clock runs at 1.5
+// device ns per host ns. A time read when the device was initialized
+// still translates to the host time of that moment long after (the fit
+// has a sync point from the initialization, not only from the first
+// translation), and a time read now translates to now (translate_time
+// takes a new sync point when the last one is old, rather than
+// extrapolating one point with a nominal rate over 100 s).
+func TestTranslateTimeOfAFastDeviceClock(t *testing.T) {
+	reset(t, nil)
+	now := fakeHostClock(t, 100)
+	dev := &fastClock{rate: 1.5}
+	require.NoError(t, DeviceInitialize(0, "fast", dev))
+	h, l, ok := GetDeviceInfo(0)
+	require.True(t, ok, "GetDeviceInfo")
+	tr := l("ompt_translate_time").(ompt.TranslateTimeFunc)
+	atInit, _ := dev.Now()
+	*now = 200
+	atLater, _ := dev.Now()
+	assert.InDelta(t, 200, tr(h, uint64(atLater)), 1e-6, "translate_time of a device time read 100 s after the device's initialization, at that time")
+	assert.InDelta(t, 100, tr(h, uint64(atInit)), 1e-6, "translate_time of a device time read at the device's initialization, 100 s later")
+}
+
+// TestTranslateTimeWithinRefitAfter: within refitAfter of the last sync
+// point the device clock is not read again: a device time is translated
+// on the line of the last sync points, even if the device's clock has
+// since changed its rate (a change that shows only at the next sync
+// point); once refitAfter has passed, the new reading is used.
+func TestTranslateTimeWithinRefitAfter(t *testing.T) {
+	reset(t, nil)
+	now := fakeHostClock(t, 10)
+	dev := &dyadicClock{dev: 10e9}
+	require.NoError(t, DeviceInitialize(0, "drifting", dev))
+	h, l, ok := GetDeviceInfo(0)
+	require.True(t, ok, "GetDeviceInfo")
+	tr := l("ompt_translate_time").(ompt.TranslateTimeFunc)
+	*now, dev.dev = 11, 11e9 // a second sync point, 1 s later, at 1 device ns per host ns
+	require.InDelta(t, 11, tr(h, 11e9), 1e-6, "translate_time of the device's now, 1 s after its initialization")
+	*now, dev.dev = 11.1, 11.2e9 // the device clock now runs twice as fast
+	assert.InDelta(t, 11.2, tr(h, 11.2e9), 1e-6, "translate_time 0.1 s after the last sync point: on the line of the last ones (no new reading)")
+	*now = 11.1 + refitAfter + 0.01
+	dev.dev = 11.2e9 + int64((refitAfter+0.01)*2e9)
+	assert.InDelta(t, *now, tr(h, uint64(dev.dev)), 1e-6, "translate_time once refitAfter passed: on the new reading")
 }

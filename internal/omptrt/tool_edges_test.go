@@ -216,3 +216,39 @@ func TestZeroTracedOpRecordsNothing(t *testing.T) {
 	written, lost := TraceStats(0)
 	assert.Zero(t, written+lost, "records written or lost")
 }
+
+// TestSetCallbackBeforeStartEnds: a tool whose initializer has returned
+// is not active until every tool's initializer has run (Start publishes
+// the tools at once). A registration it makes in between (here from the
+// next tool's initializer, which it handed its set_callback) is refused
+// with ompt_set_error, and nothing is registered: the tool gets no
+// device_initialize. Once Start has ended the same call succeeds.
+func TestSetCallbackBeforeStartEnds(t *testing.T) {
+	reset(t, nil)
+	var setA ompt.SetCallbackFunc
+	var inits []int
+	onInit := ompt.DeviceInitializeCallback(func(dev int, _ string, _ *ompt.DeviceHandle, _ ompt.LookupFunc, _ string) {
+		inits = append(inits, dev)
+	})
+	ompt.RegisterTool("a", func(int, string) *ompt.StartResult {
+		return &ompt.StartResult{Initialize: func(l ompt.LookupFunc, _ int, _ *ompt.Data) int {
+			setA = l("ompt_set_callback").(ompt.SetCallbackFunc)
+			return 1
+		}}
+	})
+	var inWindow ompt.SetResult
+	ompt.RegisterTool("b", func(int, string) *ompt.StartResult {
+		return &ompt.StartResult{Initialize: func(ompt.LookupFunc, int, *ompt.Data) int {
+			require.NotNil(t, setA, "tool a initialized first")
+			inWindow = setA(ompt.CallbackDeviceInitialize, onInit)
+			return 1
+		}}
+	})
+	Start(fakeRuntime{2})
+	assert.Equal(t, ompt.SetError, inWindow, "tool a's set_callback after its initializer returned, before Start ended")
+	require.NoError(t, DeviceInitialize(0, "fake", &clockDevice{procs: 1, rate: 1}))
+	assert.Empty(t, inits, "device_initialize dispatched to a registration that was refused")
+	assert.Equal(t, ompt.SetAlways, setA(ompt.CallbackDeviceInitialize, onInit), "tool a's set_callback once Start ended")
+	require.NoError(t, DeviceInitialize(1, "fake", &clockDevice{procs: 1, rate: 1}))
+	assert.Equal(t, []int{1}, inits, "devices whose device_initialize tool a got")
+}
