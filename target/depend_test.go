@@ -5,6 +5,7 @@ import (
 	"runtime"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -288,4 +289,40 @@ func TestDependOnKernelFailingOnDevice(t *testing.T) {
 		wantAll(t, "y on the host after the failed chain", y, 1)
 	}
 	require.NoError(t, ExitData(0, Delete(x), Delete(y), Delete(big)))
+}
+
+// Work that runs on the host (a Go task, a construct on the initial
+// device) after a kernel that fails on the device once its construct has
+// released its dependents waits for that kernel and fails with it: the Go
+// function never runs, and the initial device's kernel writes nothing.
+func TestHostDependentsOfKernelFailingOnDevice(t *testing.T) {
+	r := hostRuntime(t)
+	noLeak(t, r)
+	const n = 64
+	y := make([]float32, n)
+	require.NoError(t, EnterData(0, To(y)))
+	// A large copy before the kernel keeps t1's queue busy, so the kernel
+	// fails after t1 has released its dependents.
+	big := make([]float32, 4<<20)
+	require.NoError(t, EnterData(0, Alloc(big)))
+	for round := 0; round < 10; round++ {
+		release := make(chan struct{})
+		gate := Go(func() error { <-release; return nil })
+		t1 := TargetNowait(Region{Kernel: panics, Shape: N(1), Args: []Arg{Int(1)}, Maps: []Map{To(big).Always(), DependOut(y), DependOn(gate)}})
+		var ran atomic.Bool
+		t2 := Go(func() error { ran.Store(true); return nil }, DependIn(y))
+		z := make([]float32, n)
+		t3 := TargetNowait(Region{Device: Dev(InitialDevice), Kernel: kernels.Fill, Shape: N(n), Maps: []Map{DependIn(y)},
+			Args: []Arg{Int(n), Float32(5), Slice(z)}})
+		close(release)
+		require.ErrorContains(t, t1.Wait(), "panicked", "panicking kernel")
+		for i, tk := range []*Task{t2, t3} {
+			err := tk.Wait()
+			require.ErrorIs(t, err, ErrDependence, "round %d: host dependent %d of a kernel that failed on the device", round, i+2)
+			require.ErrorContains(t, err, "panicked", "round %d: host dependent %d of a kernel that failed on the device", round, i+2)
+		}
+		require.False(t, ran.Load(), "round %d: the Go task ran after its predecessor failed", round)
+		wantAll(t, "z after the initial device's dependent was refused", z, 0)
+	}
+	require.NoError(t, ExitData(0, Delete(y), Delete(big)))
 }

@@ -241,7 +241,7 @@ func TestShutdownReportsCloseFailure(t *testing.T) {
 		}
 		faultPlan.FailNth(faulty.Close, 1, device.CodeUnknown)
 		faultPlan.FailNth(faulty.Release, 1, device.CodeUnknown)
-		err := Shutdown()
+		err := shutdownWithin(20 * time.Second)
 		fmt.Printf("SHUTDOWN: close %v release %v: %v\n", isInjectedIn(err, faulty.Close), isInjectedIn(err, faulty.Release), err)
 		return
 	}

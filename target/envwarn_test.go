@@ -9,6 +9,7 @@ import (
 	"regexp"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/gompt/gompt/device"
 	"github.com/gompt/gompt/kernels"
@@ -43,7 +44,7 @@ func TestEnvChild(t *testing.T) {
 			fmt.Printf("WRONG device %d: %v\n", dev, x)
 		}
 	}
-	if err := Shutdown(); err != nil {
+	if err := shutdownWithin(20 * time.Second); err != nil {
 		fmt.Printf("SHUTDOWN-ERROR: %v\n", err)
 	}
 }
@@ -163,4 +164,41 @@ func cleanEnv[V any](vars map[string]V) []string {
 		}
 	}
 	return env
+}
+
+// Good settings get no warning: a plugin list of known names, and a
+// driver library with which its plugin found a device, start the runtime
+// without a line on standard error, and constructs run.
+func TestGoodSettingsDoNotWarn(t *testing.T) {
+	if testing.Short() {
+		t.Skip("starts a process per setting")
+	}
+	cases := [][]string{
+		{"GOMPT_PLUGINS=host"},
+		{"GOMPT_PLUGINS=host,nodevice", "GOMPT_HOST_DEVICES=2", "OMP_DEFAULT_DEVICE=1"},
+	}
+	if cgoOn {
+		for _, lib := range []string{"/usr/lib/x86_64-linux-gnu/libOpenCL.so.1", "/usr/lib64/libOpenCL.so.1"} {
+			if _, err := os.Stat(lib); err == nil {
+				cases = append(cases, []string{"GOMPT_PLUGINS=opencl,host", "GOMPT_OPENCL_LIBRARY=" + lib})
+				break
+			}
+		}
+	}
+	vars := map[string]bool{}
+	for _, v := range envVars(t) {
+		vars[v] = true
+	}
+	for _, env := range cases {
+		cmd := exec.Command(os.Args[0], "-test.run=^TestEnvChild$")
+		cmd.Env = append(cleanEnv(vars), "GOMPT_ENV_CHILD=1")
+		cmd.Env = append(cmd.Env, env...)
+		var stdout, stderr strings.Builder
+		cmd.Stdout, cmd.Stderr = &stdout, &stderr
+		require.NoError(t, cmd.Run(), "%v: child failed\n%s%s", env, stdout.String(), stderr.String())
+		assert.NotContains(t, stderr.String(), "gompt:", "%v: a good setting warned", env)
+		assert.NotContains(t, stdout.String(), "TARGET-ERROR", "%v: child printed", env)
+		assert.NotContains(t, stdout.String(), "WRONG", "%v: child printed", env)
+		assert.NotContains(t, stdout.String(), "SHUTDOWN-ERROR", "%v: child printed", env)
+	}
 }

@@ -1,10 +1,12 @@
 package target
 
 import (
+	"bytes"
 	"fmt"
 	"math"
 	"runtime"
 	"testing"
+	"time"
 
 	"github.com/gompt/gompt/device"
 	"github.com/gompt/gompt/mapping"
@@ -327,6 +329,80 @@ func TestAssociateChecksTheDeviceRange(t *testing.T) {
 	require.NoError(t, FreeMem(p, 0), "free after disassociate")
 }
 
+// Associate refuses host memory that is already present on the device,
+// mapped or associated, on every device: the error says so, and the
+// mapping in force is the one used afterwards.
+func TestAssociateOverPresentMemoryFails(t *testing.T) {
+	r, cl := clRuntime(t)
+	noLeakOn(t, r)
+	devs := []int{0}
+	if cl >= 0 {
+		devs = append(devs, cl)
+	}
+	for _, dev := range devs {
+		p, err := AllocMem(64, dev)
+		require.NoError(t, err, "device %d", dev)
+		x := []int32{1, 2, 3, 4}
+		require.NoError(t, EnterData(dev, To(x)), "device %d", dev)
+		wantMemErr(t, fmt.Sprintf("device %d: associate a mapped slice", dev), Associate(x, p, 0, dev), device.CodeInvalidArgument,
+			"overlaps present mapping", "disassociate or unmap it first")
+		wantMemErr(t, fmt.Sprintf("device %d: associate part of a mapped slice", dev), Associate(x[2:], p, 0, dev), device.CodeInvalidArgument,
+			"overlaps present mapping")
+		// x still has its own device copy, not p's bytes.
+		require.NoError(t, Memcpy(On(dev, p), Host([]int32{9, 9, 9, 9}), 16), "device %d", dev)
+		require.NoError(t, Update(dev, From(x)), "device %d", dev)
+		assert.Equal(t, []int32{1, 2, 3, 4}, x, "device %d: x after a refused associate and update from", dev)
+		require.NoError(t, ExitData(dev, Delete(x)), "device %d", dev)
+
+		h := make([]int32, 8)
+		require.NoError(t, Associate(h[:4], p, 0, dev), "device %d", dev)
+		wantMemErr(t, fmt.Sprintf("device %d: associate over an associated range", dev), Associate(h[2:6], p, 16, dev), device.CodeInvalidArgument,
+			"overlaps associated range")
+		require.NoError(t, Associate(h[:4], p, 0, dev), "device %d: the same association again", dev)
+		require.NoError(t, Disassociate(h[:4], dev), "device %d", dev)
+		require.False(t, IsPresent(h, dev), "device %d: something of h is still present after its one association went", dev)
+		require.NoError(t, FreeMem(p, dev), "device %d: free after the one association went", dev)
+	}
+}
+
+// Allocations that the device places end to end are each usable from
+// their first byte to their last: an address at one's end is the next
+// one's start, never the first's zero bytes left. On every device.
+func TestAllocationsEndToEnd(t *testing.T) {
+	r, cl := clRuntime(t)
+	noLeakOn(t, r)
+	devs := []int{0}
+	if cl >= 0 {
+		devs = append(devs, cl)
+	}
+	for _, dev := range devs {
+		for _, size := range []int{64, 4096} {
+			ps := make([]DevicePtr, 16)
+			adjacent := 0
+			for i := range ps {
+				p, err := AllocMem(size, dev)
+				require.NoError(t, err, "device %d", dev)
+				ps[i] = p
+			}
+			for i, p := range ps {
+				for _, q := range ps {
+					if q == p+DevicePtr(size) {
+						adjacent++
+					}
+				}
+				require.NoError(t, Memset(On(dev, p), byte(i+1), size), "device %d: memset of allocation %d (%v, %d bytes)", dev, i, p, size)
+			}
+			for i, p := range ps {
+				b := make([]byte, size)
+				require.NoError(t, Memcpy(Host(b), On(dev, p), size), "device %d: copy from allocation %d (%v, %d bytes)", dev, i, p, size)
+				assert.Equal(t, bytes.Repeat([]byte{byte(i + 1)}, size), b, "device %d: allocation %d (%v)", dev, i, p)
+				require.NoError(t, FreeMem(p, dev))
+			}
+			t.Logf("device %d: %d of 16 allocations of %d bytes start where another ends", dev, adjacent, size)
+		}
+	}
+}
+
 // Disassociate never reports success without removing an association.
 func TestDisassociateOfNothingFails(t *testing.T) {
 	r := hostRuntime(t)
@@ -395,6 +471,32 @@ func mappedAndDropped(t *testing.T) DevicePtr {
 	p, err := MappedPtr(x, InitialDevice)
 	require.NoError(t, err)
 	return p
+}
+
+// MappedPtr on the initial device does not keep what it records about a
+// slice after the slice is collected: a program that asks for the address
+// of many short-lived slices does not grow without bound.
+func TestMappedPtrForgetsCollectedSlices(t *testing.T) {
+	r := hostRuntime(t)
+	views := func() int {
+		r.initial.mu.Lock()
+		defer r.initial.mu.Unlock()
+		return len(r.initial.views)
+	}
+	for range 200 {
+		x := make([]float64, 64)
+		_, err := MappedPtr(x, InitialDevice)
+		require.NoError(t, err)
+	}
+	kept := views()
+	require.Positive(t, kept, "MappedPtr of live slices recorded none")
+	// Cleanups run on a goroutine of their own after a collection: give
+	// them a few seconds.
+	for deadline := time.Now().Add(5 * time.Second); views() > 0 && time.Now().Before(deadline); {
+		runtime.GC()
+		time.Sleep(10 * time.Millisecond)
+	}
+	assert.Zero(t, views(), "slices recorded by MappedPtr and collected since, of %d", kept)
 }
 
 // An address whose slice was collected is an error, not a write into

@@ -51,3 +51,34 @@ func TestStartOnce(t *testing.T) {
 	<-done
 	assert.Positive(t, goid(), "goid()")
 }
+
+// goid tells goroutines apart, whatever digits their ids have: startOnce
+// takes a caller whose goid is the starter's for the starter itself, and
+// one whose goid is 0 for no starter at all. Many goroutines alive at
+// once have ids with every digit in every place.
+func TestGoidTellsGoroutinesApart(t *testing.T) {
+	const n = 1200
+	ids := make([]int64, n)
+	var read, wg sync.WaitGroup
+	hold := make(chan struct{})
+	for i := range n {
+		read.Add(1)
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			ids[i] = goid()
+			read.Done()
+			<-hold // alive until every id is read, so none is reused
+		}()
+	}
+	read.Wait()
+	close(hold)
+	wg.Wait()
+	seen := map[int64]int{}
+	for i, id := range ids {
+		if j, dup := seen[id]; dup {
+			require.Failf(t, "two goroutines alive at once have one goid", "goroutines %d and %d: goid %d", j, i, id)
+		}
+		seen[id] = i
+	}
+}

@@ -198,9 +198,19 @@ func TestInitialDeviceDataRegionChecksMaps(t *testing.T) {
 }
 
 // PluginDevice answers for every offload device and for nothing else;
-// MappingEntries of the initial device or of no device is nil.
+// MappingEntries of the initial device or of no device is nil, and of an
+// offload device it is that device's table: what the soak tests compare
+// before and after a failure.
 func TestPluginDeviceAndMappingEntriesRange(t *testing.T) {
 	r := hostRuntime(t)
+	x := make([]float32, 8)
+	require.NoError(t, EnterData(0, To(x)))
+	es := mappingEntries(0)
+	if assert.Len(t, es, 1, "inspect.MappingEntries(0) with one slice mapped") {
+		assert.Equal(t, addr(device.Bytes(x)), es[0].Host, "the entry's host address")
+	}
+	require.NoError(t, ExitData(0, Delete(x)))
+	assert.Empty(t, mappingEntries(0), "inspect.MappingEntries(0) after the slice's exit data")
 	for n := range r.devs {
 		d, ok := PluginDevice(n)
 		assert.True(t, ok, "PluginDevice(%d)", n)

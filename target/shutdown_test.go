@@ -111,7 +111,7 @@ func shutdownUnderLoad() {
 		}()
 	}
 	time.Sleep(100 * time.Millisecond)
-	if err := Shutdown(); err != nil {
+	if err := shutdownWithin(20 * time.Second); err != nil {
 		fail("Shutdown: %v", err)
 	}
 	wg.Wait()
@@ -125,4 +125,21 @@ func shutdownUnderLoad() {
 		fail("AllocMem after Shutdown: %v, want the shut-down error", err)
 	}
 	fmt.Printf("shutdown-ok: %d devices, %d constructs completed, %d refused\n", devs, done.Load(), refused.Load())
+}
+
+// shutdownWithin is Shutdown for the tests' child processes, which exit
+// with a failure when it has not returned after d: a Shutdown that never
+// returns (as a program with nothing outstanding would find it) fails its
+// test then, not at go test's timeout.
+func shutdownWithin(d time.Duration) error {
+	done := make(chan error, 1)
+	go func() { done <- Shutdown() }()
+	select {
+	case err := <-done:
+		return err
+	case <-time.After(d):
+		fmt.Printf("FAIL: Shutdown did not return within %v\n", d)
+		os.Exit(3)
+		return nil
+	}
 }

@@ -378,12 +378,28 @@ func TestNowaitKindsAndAsyncOps(t *testing.T) {
 	tool.take()
 	require.NoError(t, target.EnterDataNowait(0, target.To(x)).Wait())
 	require.NoError(t, target.ExitDataNowait(0, target.Delete(x)).Wait())
+	require.NoError(t, target.UpdateNowait(0, target.To(x)).Wait(), "update of an unmapped slice: nothing to do")
 	got, errs := tool.take()
 	assert.Empty(t, errs, "slot-rule violations the tool saw")
 	joined := strings.Join(got, "\n")
 	for _, want := range []string{"ompt_target_enter_data_nowait begin", "ompt_target_data_alloc_async",
 		"ompt_target_data_transfer_to_device_async", "ompt_target_exit_data_nowait end", "ompt_target_data_delete_async"} {
 		assert.Contains(t, joined, want, "nowait events")
+	}
+	// Each nowait construct names its caller (codeptr_ra), as the
+	// synchronous ones do.
+	for _, kind := range []string{"enter_data_nowait", "exit_data_nowait", "update_nowait"} {
+		for _, ep := range []string{"begin", "end"} {
+			want := fmt.Sprintf("target ompt_target_%s %s dev=0 ", kind, ep)
+			found := false
+			for _, l := range got {
+				if strings.HasPrefix(l, want) {
+					found = true
+					assert.True(t, strings.HasSuffix(l, " code=TestNowaitKindsAndAsyncOps"), "%s: the tool was told %q; want the caller", kind, l)
+				}
+			}
+			assert.True(t, found, "no %q... event in:\n%s", want, joined)
+		}
 	}
 }
 
