@@ -8,8 +8,10 @@ package main
 //
 // Tests that re-run the test binary in a child process (os.Args[0]) are
 // seen through: each test runs with os.Args[0] set to a small wrapper
-// that adds -test.gocoverdir, so a child's counters land in the same
-// directory as its parent's and are merged into the parent's profile.
+// that adds -test.gocoverdir, and with $GOCOVERDIR set (for a child that
+// exits in TestMain before the flag is parsed), so a child's counters
+// land in the same directory as its parent's and are merged into the
+// parent's profile.
 
 import (
 	"bufio"
@@ -187,7 +189,10 @@ func runTestBin(dir, bin, wrap, covdir string, limit time.Duration, args []strin
 	cmd := exec.CommandContext(ctx, bin)
 	cmd.Args = append([]string{wrap}, args...)
 	cmd.Dir = dir
-	cmd.Env = append(os.Environ(), "MUTATE_COVDIR="+covdir)
+	// GOCOVERDIR is for children that exit before testing.M.Run parses
+	// -test.gocoverdir (a TestMain that runs a child's part and calls
+	// os.Exit): the runtime's exit hook writes their counters there.
+	cmd.Env = append(os.Environ(), "MUTATE_COVDIR="+covdir, "GOCOVERDIR="+covdir)
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
 	cmd.Cancel = func() error { return syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL) }
 	cmd.WaitDelay = 10 * time.Second
