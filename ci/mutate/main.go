@@ -303,6 +303,9 @@ func main() {
 					if m.detail == notCovered {
 						oc += " (" + notCovered + ")"
 					}
+					if cfg.schemaBin != nil && m.id == 0 && m.outcome != noCompile && m.outcome != equivalent {
+						oc += " [alone]" // not in the schema: built and tested alone
+					}
 					fmt.Fprintf(os.Stderr, "[%d/%d %s] %s:%d: %s: %s\n", done, len(sample), time.Since(start).Round(time.Second), m.rel, m.line, m.desc, oc)
 				}
 				mu.Unlock()

@@ -78,7 +78,8 @@ type checker struct {
 }
 
 func newChecker(info pkgInfo) (*checker, error) {
-	out, err := goOut("", "list", "-export", "-deps", "-f", "{{.ImportPath}}\t{{.Export}}", info.ImportPath)
+	// os and strconv: the schema's own file imports them.
+	out, err := goOut("", "list", "-export", "-deps", "-f", "{{.ImportPath}}\t{{.Export}}", info.ImportPath, "os", "strconv")
 	if err != nil {
 		return nil, fmt.Errorf("go list -export %s: %v: %s", info.ImportPath, err, firstLines(out, 5))
 	}
@@ -248,7 +249,12 @@ func (c *checker) buildSchema(ms []*mutant) (*schema, []*mutant, error) {
 		}
 		in[m] = true
 	}
+	// An error in a function but in none of its units takes out, in
+	// stages (narrow), the units after it on its line, the function's
+	// statement units, then all of its units.
+	fnStage := map[int]int{}
 	for round := 0; ; round++ {
+		bumped := map[int]bool{}
 		var held []*mutant
 		for _, m := range ms {
 			if in[m] {
@@ -275,12 +281,19 @@ func (c *checker) buildSchema(ms []*mutant) (*schema, []*mutant, error) {
 					return // the original has it too
 				}
 				p := te.Fset.Position(te.Pos)
+				if os.Getenv("MUTATE_DEBUG") != "" {
+					fmt.Fprintf(os.Stderr, "mutate: schema round %d: %s: %s\n", round, p, te.Msg)
+				}
 				u := innermost(s.units[p.Filename], p.Offset)
 				if u == nil {
 					unplaced = append(unplaced, p.String()+": "+te.Msg)
 					return
 				}
-				for _, m := range heldIn(u, held) {
+				l := heldIn(u, held)
+				if u.kind == fnKind {
+					l = c.narrow(u, l, s, p.Filename, p.Offset, fnStage, bumped)
+				}
+				for _, m := range l {
 					errs[m] = true
 				}
 			},
@@ -310,11 +323,51 @@ func (c *checker) buildSchema(ms []*mutant) (*schema, []*mutant, error) {
 			return nil, nil, fmt.Errorf("the schema still has errors after %d rounds", round)
 		}
 		for m := range errs {
+			if os.Getenv("MUTATE_DEBUG") != "" {
+				fmt.Fprintf(os.Stderr, "mutate: schema round %d: out: %s:%d: %s\n", round, m.rel, m.line, m.desc)
+			}
 			delete(in, m)
 			m.id = 0
 			out = append(out, m)
 		}
 	}
+}
+
+// narrow picks, of the mutants l of function unit u, those an error at
+// offset off of the schema's text of file takes out: at the function's
+// first such error, the units that start after it on its line (an
+// expression made of units that must be constant: the error is at the
+// expression's start); at its second, its statement units (a "missing
+// return" after a panic's removal); then all of them. A function's stage
+// moves once a round.
+func (c *checker) narrow(u *unit, l []*mutant, s *schema, file string, off int, stage map[int]int, bumped map[int]bool) []*mutant {
+	if !bumped[u.start] {
+		bumped[u.start] = true
+		stage[u.start]++
+	}
+	text := s.text[file]
+	eol := bytes.IndexByte(text[off:], '\n')
+	if eol < 0 {
+		eol = len(text) - off
+	}
+	var line, st []*mutant
+	for _, x := range s.units[file] {
+		if x.kind != fnKind && x.out0 >= off && x.out0 < off+eol {
+			line = append(line, x.ms...)
+		}
+	}
+	for _, m := range l {
+		if m.ukind == stmtKind {
+			st = append(st, m)
+		}
+	}
+	switch {
+	case stage[u.start] <= 1 && len(line) > 0:
+		return line
+	case stage[u.start] <= 2 && len(st) > 0:
+		return st
+	}
+	return l
 }
 
 // innermost is the smallest unit holding offset off of the schema's text.
