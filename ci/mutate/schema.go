@@ -241,8 +241,10 @@ func (c *checker) buildSchema(ms []*mutant) (*schema, []*mutant, error) {
 			continue
 		}
 		if m.ukind == exprKind {
+			// recover works only when the deferred function calls it,
+			// not from the schema's closure.
 			tv, ok := c.types[m.file][[2]int{m.ustart, m.uend}]
-			if !ok || c.typeName(m.file, tv.Type) == "" {
+			if !ok || c.typeName(m.file, tv.Type) == "" || bytes.Contains(c.src[m.file][m.ustart:m.uend], []byte("recover(")) {
 				out = append(out, m)
 				continue
 			}

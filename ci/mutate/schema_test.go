@@ -59,6 +59,17 @@ func Check(name string) (int, error) {
 
 func count() { deferred++ }
 
+// Safe reports whether f panics.
+func Safe(f func()) (ok bool) {
+	defer func() {
+		if recover() != nil {
+			ok = false
+		}
+	}()
+	f()
+	return true
+}
+
 // Flip negates b; no test runs it.
 func Flip(b bool) bool {
 	return !b
@@ -93,6 +104,12 @@ func TestCheck(t *testing.T) {
 	}
 	if deferred != 2 {
 		t.Fatal(deferred)
+	}
+}
+
+func TestSafe(t *testing.T) {
+	if Safe(func() { panic(1) }) || !Safe(func() {}) {
+		t.Fatal("Safe")
 	}
 }
 `,
@@ -133,19 +150,20 @@ func TestSchemaMatchesMutantsAlone(t *testing.T) {
 	}
 	withSchema, alone, log := run()
 	without, none, _ := run("-schema=false")
-	require.Len(t, without, 28, "every mutant reported")
+	require.Len(t, without, 34, "every mutant reported")
 	assert.Empty(t, none, "no schema, no mutant marked alone")
 	assert.Equal(t, without, withSchema, "the same outcomes")
-	assert.Contains(t, log, "schema of 22 mutants (4 tested alone)")
+	assert.Contains(t, log, "schema of 27 mutants (5 tested alone)")
 	assert.Equal(t, []string{
 		"p/p.go:13: ++ -> --",          // a for loop's post statement
 		"p/p.go:13: remove ++",         // (no switch may stand there)
 		"p/p.go:23: 1 -> 0",            // constants: a closure is not
 		"p/p.go:23: 1 -> 0 (#2 alike)", // constant
+		"p/p.go:45: != -> ==",          // recover in a closure returns nil
 	}, alone)
 	// The kinds of outcome are all there, so the comparison means something.
 	assert.Equal(t, "did not compile", without["p/p.go:23: + -> -"], "1 - 1 divides by zero")
-	assert.Equal(t, "survived (not covered)", without["p/p.go:44: remove !"])
+	assert.Equal(t, "survived (not covered)", without["p/p.go:55: remove !"])
 	assert.Equal(t, "timed out", without["p/p.go:13: remove ++"])
 	assert.Equal(t, "killed", without["p/p.go:32: remove defer"])
 	assert.Equal(t, "survived", without["p/p.go:14: > -> >="], "adding 0 changes nothing")
