@@ -404,6 +404,8 @@ type runCfg struct {
 	// active.
 	schemaBin, schemaDir map[string]string
 	schemaBad            map[string]map[string]bool
+	passMu               sync.Mutex
+	passes               map[string]bool // package and -run pattern: pass with no mutant active
 }
 
 // baseline runs the unmutated tests of every package once: they must

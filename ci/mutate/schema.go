@@ -653,6 +653,30 @@ func runSchemaBin(dir, bin string, id int, limit time.Duration, args []string) (
 	return err == nil, false, out
 }
 
+// passesUnmutated reports whether the tests of pattern pass on the schema
+// with no mutant active (remembered by pattern): a mutant that fails them
+// is killed only if so.
+func (c *runCfg) passesUnmutated(p, pattern string, limit time.Duration, args []string) bool {
+	key := p + "\x00" + pattern
+	c.passMu.Lock()
+	ok, known := c.passes[key]
+	c.passMu.Unlock()
+	if known {
+		return ok
+	}
+	ok, _, out := runSchemaBin(c.schemaDir[p], c.schemaBin[p], 0, limit+time.Minute, append(args, c.binArgs()...))
+	if !ok {
+		fmt.Fprintf(os.Stderr, "mutate: %s: tests %s fail together with no mutant active (%s); mutants they fail are judged by the whole package's tests\n", p, pattern, lastLine(out))
+	}
+	c.passMu.Lock()
+	if c.passes == nil {
+		c.passes = map[string]bool{}
+	}
+	c.passes[key] = ok
+	c.passMu.Unlock()
+	return ok
+}
+
 // slowTest is the time alone from which a test runs in the second round.
 const slowTest = time.Second
 
@@ -715,6 +739,15 @@ func (c *runCfg) testSchema(m *mutant) bool {
 			args = append(args, "-test.run", j.pattern)
 		}
 		ok, to, _ := runSchemaBin(c.schemaDir[j.p], c.schemaBin[j.p], m.id, j.limit+time.Minute, append(args, c.binArgs()...))
+		if !ok && j.pattern != c.run && !c.passesUnmutated(j.p, j.pattern, j.limit, args) {
+			// These tests fail together without the mutant too (one
+			// needs another's work): only the package's whole run tells.
+			args := []string{"-test.count=1", "-test.failfast", "-test.timeout", c.limits[j.p].String()}
+			if c.run != "" {
+				args = append(args, "-test.run", c.run)
+			}
+			ok, to, _ = runSchemaBin(c.schemaDir[j.p], c.schemaBin[j.p], m.id, c.limits[j.p]+time.Minute, append(args, c.binArgs()...))
+		}
 		switch {
 		case ok:
 			continue

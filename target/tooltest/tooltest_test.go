@@ -474,6 +474,13 @@ func startTracing(h *ompt.DeviceHandle, lk ompt.LookupFunc) {
 
 func flush(t *testing.T) []traced {
 	t.Helper()
+	if tool.handle == nil {
+		// The first test to trace, run alone (-run): device 0 starts
+		// with its first construct.
+		x := make([]float32, 1)
+		require.NoError(t, target.Target(target.Region{Device: target.Dev(0), Kernel: kernels.Saxpy, Shape: target.N(1),
+			Args: []target.Arg{target.Int(1), target.Float32(1), target.Slice(x), target.Slice(x)}}), "device 0's first construct")
+	}
 	require.NotNil(t, tool.handle, "device 0 was never initialised")
 	require.EqualValues(t, 1, tool.lookup("ompt_flush_trace").(ompt.FlushTraceFunc)(tool.handle), "flush_trace")
 	tool.mu.Lock()
