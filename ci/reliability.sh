@@ -13,7 +13,7 @@
 #   5. the model-based concurrent test under -race (target/soak TestModel)
 #      for MODEL_TIME (default 60s) on each device;
 #   6. mutation testing (ci/mutate, issue 21) of a seeded sample of
-#      MUT_N mutants (default 20) of mapping, ompt (with its engine,
+#      MUT_N mutants (default 100) of mapping, ompt (with its engine,
 #      internal/omptrt) and target each
 #      (MUT_SEED, default 1); MUT_N=0 skips it;
 #
@@ -35,7 +35,7 @@ export PATH="$PATH:/usr/local/go/bin"
 FUZZTIME=${FUZZTIME:-60s}
 SOAK_ITERS=${SOAK_ITERS:-1000}
 MODEL_TIME=${MODEL_TIME:-60s}
-MUT_N=${MUT_N:-20}
+MUT_N=${MUT_N:-100}
 MUT_SEED=${MUT_SEED:-1}
 # Classes other tests are to report (NAME.classes), with what they cover.
 expected_classes=(
