@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/gompt/gompt/ompt"
 	"github.com/stretchr/testify/assert"
@@ -138,4 +139,72 @@ func TestWantsMapAndDependences(t *testing.T) {
 	assert.False(t, p.WantsMap(), "a routine has no map items")
 	assert.False(t, p.WantsDependences(), "a routine has no depend items")
 	p.End()
+}
+
+// TestNowaitTaskFirstEventBegins: a nowait construct's target begin (and
+// its target task's switch) comes at its task's first event on the task
+// goroutine, whichever event that is: its end (a construct with nothing
+// to do) or its map (items already present: no data operation first).
+func TestNowaitTaskFirstEventBegins(t *testing.T) {
+	r := &recorder{emi: true, extra: taskEvents(false)}
+	withTool(t, r, 1)
+	run := func(task func(*Target)) []string {
+		r.mu.Lock()
+		n := len(r.events)
+		r.mu.Unlock()
+		tg := TargetBegin(ompt.KindTargetNowait, 0, 0x77)
+		done := make(chan struct{})
+		go func() { defer close(done); task(tg) }()
+		<-done
+		var kinds []string
+		for _, ev := range r.got()[n:] {
+			f := strings.Fields(ev)
+			k := f[0]
+			if k == "target_emi" || k == "task_schedule" {
+				k += " " + f[2]
+			}
+			kinds = append(kinds, k)
+		}
+		return kinds
+	}
+	assert.Equal(t, []string{"task_create", "task_schedule status=7", "target_emi begin", "target_emi end", "task_schedule status=1"},
+		run(func(c *Target) { c.End() }), "a nowait construct with no operations")
+	assert.Equal(t, []string{"task_create", "task_schedule status=7", "target_emi begin", "map_emi", "target_emi end", "task_schedule status=1"},
+		run(func(c *Target) {
+			c.Map([]uintptr{0x1000}, []uintptr{0xd000}, []uint64{8}, []uint32{ompt.MapFlagTo})
+			c.End()
+		}), "a nowait construct whose first event is its map")
+	var nilT *Target
+	assert.Zero(t, nilT.ID(), "a nil scope's target_id")
+}
+
+// TestFinalizeToolWaitsForAHandedOffNowaitConstruct: ompt_finalize_tool
+// counts a nowait construct whose task has not run yet (handed off by
+// the encountering goroutine, owned by none) as in progress: it returns
+// after the construct ended, and the finalizer comes last.
+func TestFinalizeToolWaitsForAHandedOffNowaitConstruct(t *testing.T) {
+	r := &recorder{emi: true}
+	withTool(t, r, 1)
+	tg := TargetBegin(ompt.KindTargetNowait, 0, 0x77)
+	require.NotNil(t, tg)
+	fin := r.lookup("ompt_finalize_tool").(ompt.FinalizeToolFunc)
+	finished := make(chan struct{})
+	go func() { defer close(finished); fin() }()
+	select {
+	case <-finished:
+		assert.Fail(t, "ompt_finalize_tool returned while a nowait construct's task had yet to run")
+	case <-time.After(50 * time.Millisecond):
+	}
+	ended := make(chan struct{})
+	go func() {
+		defer close(ended)
+		tg.DataOpBegin(ompt.DataOpTransferToDeviceAsync, 0x1000, ompt.InitialDevice, 0xd000, 0, 16)
+		tg.DataOpEnd(0xd000)
+		tg.End()
+	}()
+	<-ended
+	<-finished
+	got := r.got()
+	require.NotEmpty(t, got)
+	assert.Equal(t, "finalize", got[len(got)-1], "the finalizer comes last")
 }
