@@ -440,3 +440,50 @@ func TestFlushFromGoroutinesAfterASession(t *testing.T) {
 	}
 	require.Equal(t, 1, tt.stop(0), "stop")
 }
+
+// TestTraceStatsCountWhatTheToolHolds: inside buffer_complete,
+// TraceStats' written already counts the records of the part handed
+// over, also in the middle of a batch.
+func TestTraceStatsCountWhatTheToolHolds(t *testing.T) {
+	var seen, short atomic.Int64
+	tt := &traceTool{size: 3 * ompt.RecordOMPTSize}
+	tt.complete = func(dev int, _ []byte, bytes, begin uint64) {
+		seen.Add(int64(bytes-begin) / int64(ompt.RecordOMPTSize))
+		if w, _ := TraceStats(dev); int64(w) < seen.Load() {
+			short.Add(1)
+		}
+	}
+	clks := withTrace(t, tt, 1)
+	tracedRegion(0, 1, clks[0], false) // one batch, three buffers
+	require.Equal(t, 1, tt.stop(0), "stop")
+	assert.Equal(t, int64(7), seen.Load(), "records handed over")
+	assert.Zero(t, short.Load(), "buffer_complete calls that saw written below the records handed over")
+}
+
+// TestAbortedSessionForgetsItsBuffer: a buffer the tool kept from a
+// flush whose buffer_complete panicked is the tool's afterwards: any
+// device's advance_buffer_cursor walks it.
+func TestAbortedSessionForgetsItsBuffer(t *testing.T) {
+	var kept []byte
+	var keptBytes uint64
+	tt := &traceTool{}
+	tt.complete = func(dev int, b []byte, bytes, _ uint64) {
+		if dev == 0 {
+			kept, keptBytes = b, bytes
+			panic("keeping it")
+		}
+	}
+	clks := withTrace(t, tt, 2)
+	tracedRegion(0, 1, clks[0], false)
+	tt.flush(0)
+	require.False(t, Tracing(0), "still tracing after buffer_complete panicked")
+	require.Equal(t, uint64(7*ompt.RecordOMPTSize), keptBytes, "the flushed part's bytes")
+	advance := tt.entry(1, "ompt_advance_buffer_cursor").(ompt.AdvanceBufferCursorFunc)
+	recs := 1
+	for cur, ok := uint64(0), true; ok; {
+		if cur, ok = advance(tt.handle(1), kept, keptBytes, cur); ok {
+			recs++
+		}
+	}
+	assert.Equal(t, 7, recs, "records walked with device 1's advance_buffer_cursor")
+}
