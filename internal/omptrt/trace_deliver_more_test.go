@@ -2,6 +2,7 @@ package omptrt
 
 import (
 	"bytes"
+	"fmt"
 	"os"
 	"sync/atomic"
 	"testing"
@@ -486,4 +487,31 @@ func TestAbortedSessionForgetsItsBuffer(t *testing.T) {
 		}
 	}
 	assert.Equal(t, 7, recs, "records walked with device 1's advance_buffer_cursor")
+}
+
+// TestConstructWithManyOperations: a construct whose records do not fit
+// its stage (20 data operations with native records) gets them all, in
+// order, between its begin and end records.
+func TestConstructWithManyOperations(t *testing.T) {
+	tt := &traceTool{native: ompt.NativeDataMotionExplicit}
+	clks := withTrace(t, tt, 1)
+	const ops = 20
+	c := TargetBegin(ompt.KindTarget, 0, 0x5)
+	for i := range ops {
+		c.DataOpBegin(ompt.DataOpTransferToDevice, 0x1000, ompt.InitialDevice, 0xd000, 0, uint64(i+1))
+		b, e := clks[0].interval()
+		c.DataOpEnd(0xd000)
+		o := c.Op()
+		o.Record(b, e, 0, &NativeInfo{Flag: ompt.NativeDataMotionExplicit, Class: ompt.NativeRecordEvent, Type: "copy", Start: uint64(b), End: uint64(e), Data: []byte("0123456789")})
+	}
+	c.End()
+	require.Equal(t, 1, tt.stop(0), "stop")
+	lines, _ := tt.got()
+	require.Len(t, lines, 2+2*ops, "records")
+	assert.Contains(t, lines[0], "begin", "the first record")
+	assert.Contains(t, lines[len(lines)-1], "end", "the last record")
+	for i := range ops {
+		assert.Contains(t, lines[1+2*i], fmt.Sprintf("bytes=%d ", i+1), "record %d: operation %d's data op", 1+2*i, i)
+		assert.Contains(t, lines[2+2*i], "native", "record %d: operation %d's native record", 2+2*i, i)
+	}
 }
