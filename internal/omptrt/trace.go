@@ -122,7 +122,7 @@ func publishTrace() {
 		tr.mu.Lock()
 		on := tr.state == traceOn && (tr.types.Load() != 0 || tr.native.Load() != 0)
 		tr.mu.Unlock()
-		if !on || h.num < 0 || h.num >= 1<<16 {
+		if !on {
 			continue
 		}
 		if tab == nil {

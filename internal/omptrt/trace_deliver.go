@@ -145,7 +145,8 @@ func (tr *tracer) run() {
 }
 
 // endLocked closes the session after its last delivery; tr.mu is held and
-// released.
+// released. The ring is empty here (push takes no record once the
+// session stops, and abortLocked empties it); start resets it anyway.
 func (tr *tracer) endLocked() {
 	lost := tr.lost.Load() - tr.lostAtStart
 	untimed := tr.untimed.Load() - tr.untimedAtStart
@@ -153,7 +154,6 @@ func (tr *tracer) endLocked() {
 	tr.request, tr.complete = nil, nil
 	tr.buf = nil
 	tr.worker = 0
-	tr.fill = tr.fill[:0]
 	done := tr.done
 	tr.idle.Broadcast()
 	tr.mu.Unlock()

@@ -77,8 +77,7 @@ func encOp(w []uint64, o *TracedOp, begin, end uint64, granted uint32, rec bool,
 		e := w[n : n+entNativeWords+dw]
 		e[0] = entHeader(entNative, entNativeWords+dw, uint8(len(data)), uint8(native.Class), internNative(native.Type))
 		e[1], e[2], e[3], e[4] = o.hostOpID, native.Start, native.End, native.HWID
-		if dw > 0 {
-			e[len(e)-1] = 0 // the last word's padding
+		if dw > 0 { // the last word's padding is never read: deliver takes len(data) bytes
 			copy(unsafe.Slice((*byte)(unsafe.Pointer(&e[entNativeWords])), dw*8), data)
 		}
 		n += len(e)
