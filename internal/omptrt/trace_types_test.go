@@ -61,7 +61,9 @@ func TestNativeTypeNamesKept(t *testing.T) {
 		idx[name] = internNative(name)
 	}
 	for name, i := range idx {
+		assert.NotZero(t, i, "native type %q: index 0 is the unnamed type's", name)
 		assert.Equal(t, name, nativeName(i), "native type %q has index %d, which names", name, i)
 		assert.Equal(t, i, internNative(name), "native type %q interned again: index", name)
 	}
+	assert.Equal(t, "native", nativeName(internNative("")), "the unnamed native type")
 }
