@@ -296,3 +296,25 @@ func TestTranslateTimeBeforeTheFirstSyncPoint(t *testing.T) {
 	f := clockFit{hist: []sample{{dev: 1 << 30, host: 2}, {dev: 2 << 30, host: 3}}} // 2^-30 s per ns
 	assert.Equal(t, 1.0, f.at(0), "at 2^30 ns before the first of two sync points")
 }
+
+// TestExtrapolationRateSpan: after the last sync point, times are
+// extrapolated with the rate of the latest span of at least minSpan
+// between readings: a span of exactly minSpan counts, a shorter one or
+// one that ends at a pinned point (not a reading) does not, and the
+// first sync point is used when no later one gives such a span.
+func TestExtrapolationRateSpan(t *testing.T) {
+	const ms = int64(minSpan)
+	for _, c := range []struct {
+		name string
+		hist []sample
+		want float64 // at(3*minSpan)
+	}{
+		// rates: 1.25e-9 from the first point, 1.5e-9 from the middle one
+		{"a span of exactly minSpan", []sample{{dev: 0, host: 0}, {dev: ms, host: 0.01}, {dev: 2 * ms, host: 0.025}}, 0.04},
+		{"a span shorter than minSpan", []sample{{dev: 0, host: 0}, {dev: ms + 1, host: 0.01}, {dev: 2 * ms, host: 0.025}}, 0.0375},
+		{"a span from a pinned point", []sample{{dev: 0, host: 0}, {dev: ms, host: 0.01, pin: true}, {dev: 2 * ms, host: 0.025}}, 0.0375},
+	} {
+		f := clockFit{hist: c.hist}
+		assert.InDelta(t, c.want, f.at(3*ms), 1e-12, "%s: a time minSpan after the last sync point", c.name)
+	}
+}

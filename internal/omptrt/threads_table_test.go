@@ -72,8 +72,33 @@ func TestManyThreadsAndCollidingIDs(t *testing.T) {
 	for _, tid := range tids {
 		assert.Same(t, recs[tid], lookupThread(tid), "colliding thread %#x: its record", tid)
 	}
-	// fill the table and overflow it
-	for tid := uint64(1 << 41); len(tids) < threadTabSize+10; tid++ {
+	// fill the table but one slot
+	tid := uint64(1 << 41)
+	for ; len(tids) < threadTabSize-2; tid++ { // and the initial thread
+		tids = append(tids, tid)
+		recs[tid] = add(tid)
+	}
+	free := -1
+	for i := range threadTab {
+		if threadTab[i].Load() == nil {
+			require.Equal(t, -1, free, "more than one free slot")
+			free = i
+		}
+	}
+	require.NotEqual(t, -1, free, "no free slot")
+	// a thread whose hash is the slot after the free one lands 4095
+	// probes away from it, at the end of its probe sequence
+	for far := uint64(1 << 43); ; far++ {
+		if threadHash(far) == uint64(free+1)%threadTabSize {
+			tids = append(tids, far)
+			recs[far] = add(far)
+			break
+		}
+	}
+	require.Same(t, recs[tids[len(tids)-1]], threadTab[free].Load(), "setup: the last thread did not take the last free slot")
+	assert.Same(t, recs[tids[len(tids)-1]], lookupThread(tids[len(tids)-1]), "the thread 4095 slots from its hash: its record")
+	// overflow the table
+	for ; len(tids) < threadTabSize+10; tid++ {
 		tids = append(tids, tid)
 		recs[tid] = add(tid)
 	}
@@ -292,4 +317,26 @@ func TestFinalizeToolInInitializeLeavesTheInterfaceActive(t *testing.T) {
 	assert.Equal(t, StateActive, during, "state during the second tool's initializer")
 	assert.Equal(t, StateActive, CurrentState(), "state after Start")
 	assert.True(t, Enabled(), "Enabled after Start")
+}
+
+// TestPanickingImplicitTaskBegin: a Go tool whose implicit_task begin
+// callback panics (at the initial thread's begin, right after its
+// initializer) is detached, named on stderr; Start does not panic, and
+// the other tool keeps getting events.
+func TestPanickingImplicitTaskBegin(t *testing.T) {
+	warn := reset(t, nil)
+	ompt.RegisterTool("crashy", func(int, string) *ompt.StartResult {
+		return &ompt.StartResult{Initialize: func(l ompt.LookupFunc, _ int, _ *ompt.Data) int {
+			l("ompt_set_callback").(ompt.SetCallbackFunc)(ompt.CallbackImplicitTask, ompt.ImplicitTaskCallback(func(ompt.Endpoint, *ompt.Data, *ompt.Data, uint32, uint32, int) {
+				panic("task begin boom")
+			}))
+			return 1
+		}}
+	})
+	r := &recorder{plain: true}
+	ompt.RegisterTool("rec", r.start)
+	require.NotPanics(t, func() { Start(fakeRuntime{1}) }, "Start with a panicking implicit_task begin")
+	assert.Contains(t, warn.String(), `OMPT tool "crashy": a callback panicked: task begin boom; the tool is detached`, "stderr")
+	region(ompt.KindTarget, 0, 1)
+	assert.NotEmpty(t, r.got(), "the other tool's events")
 }
