@@ -318,3 +318,23 @@ func TestExtrapolationRateSpan(t *testing.T) {
 		assert.InDelta(t, c.want, f.at(3*ms), 1e-12, "%s: a time minSpan after the last sync point", c.name)
 	}
 }
+
+// TestTranslateTimeAfterAReadingOnTheLine: a reading the fit already
+// says (on its line) is not added, but it counts as the last reading: for
+// refitAfter after it the device clock is not read again, and times are
+// translated on that line.
+func TestTranslateTimeAfterAReadingOnTheLine(t *testing.T) {
+	reset(t, nil)
+	now := fakeHostClock(t, 10)
+	dev := &dyadicClock{dev: 10e9}
+	require.NoError(t, DeviceInitialize(0, "steady", dev))
+	h, l, ok := GetDeviceInfo(0)
+	require.True(t, ok, "GetDeviceInfo")
+	tr := l("ompt_translate_time").(ompt.TranslateTimeFunc)
+	*now, dev.dev = 11, 11e9
+	require.Equal(t, 11.0, tr(h, 11e9), "translate_time 1 s after the initialization")
+	*now, dev.dev = 12, 12e9 // a reading on the line
+	require.Equal(t, 12.0, tr(h, 12e9), "translate_time 2 s after the initialization")
+	*now, dev.dev = 12.125, 12.25e9 // the device clock now runs twice as fast; not read yet
+	assert.Equal(t, 12.25, tr(h, 12.25e9), "translate_time 0.125 s after a reading on the line: on the line")
+}

@@ -152,7 +152,9 @@ func TestEntryPointValues(t *testing.T) {
 		names = append(names, name)
 	}
 	assert.Equal(t, []string{"ompt_state_work_serial", "ompt_state_wait_target", "ompt_state_wait_target_map", "ompt_state_wait_target_update"}, names, "states")
-	_, _, ok := l("ompt_enumerate_mutex_impls").(ompt.EnumerateMutexImplsFunc)(0)
+	s, name, ok := enum(ompt.StateWaitTargetUpdate)
+	assert.Equal(t, []any{0, "", false}, []any{s, name, ok}, "enumerate_states after the last state")
+	_, _, ok = l("ompt_enumerate_mutex_impls").(ompt.EnumerateMutexImplsFunc)(0)
 	assert.False(t, ok, "gompt has no mutex implementations to enumerate")
 	td := l("ompt_get_thread_data").(ompt.GetThreadDataFunc)
 	assert.NotNil(t, td(), "thread data must be a slot")

@@ -340,3 +340,58 @@ func TestPanickingImplicitTaskBegin(t *testing.T) {
 	region(ompt.KindTarget, 0, 1)
 	assert.NotEmpty(t, r.got(), "the other tool's events")
 }
+
+// TestPanickingThreadBeginAndEnd: a Go tool whose thread_begin callback
+// panics is detached, and Start does not panic; one whose thread_end
+// panics at Finalize still gets its finalizer, and the
+// OMP_TOOL_VERBOSE_INIT log names the callback.
+func TestPanickingThreadBeginAndEnd(t *testing.T) {
+	warn, read := verboseLog(t, nil)
+	ompt.RegisterTool("begins", func(int, string) *ompt.StartResult {
+		return &ompt.StartResult{Initialize: func(l ompt.LookupFunc, _ int, _ *ompt.Data) int {
+			l("ompt_set_callback").(ompt.SetCallbackFunc)(ompt.CallbackThreadBegin, ompt.ThreadBeginCallback(func(int, *ompt.Data) { panic("begin boom") }))
+			return 1
+		}}
+	})
+	finalized := false
+	ompt.RegisterTool("ends", func(int, string) *ompt.StartResult {
+		return &ompt.StartResult{
+			Initialize: func(l ompt.LookupFunc, _ int, _ *ompt.Data) int {
+				l("ompt_set_callback").(ompt.SetCallbackFunc)(ompt.CallbackThreadEnd, ompt.ThreadEndCallback(func(*ompt.Data) { panic("end boom") }))
+				return 1
+			},
+			Finalize: func(*ompt.Data) { finalized = true },
+		}
+	})
+	require.NotPanics(t, func() { Start(fakeRuntime{1}) }, "Start with a panicking thread_begin")
+	assert.Contains(t, warn.String(), `OMPT tool "begins": a callback panicked: begin boom; the tool is detached`, "stderr")
+	require.NotPanics(t, Finalize, "Finalize with a panicking thread_end")
+	assert.True(t, finalized, "the tool whose thread_end panicked was not finalized")
+	log := read()
+	assert.Contains(t, log, `Tool "ends": thread_end callback panicked: end boom.`, "verbose log")
+	assert.NotContains(t, log, `Tool "begins": thread_end`, "verbose log")
+}
+
+// TestFinalizeToolEndsDevicesInOrder: a tool that calls
+// ompt_finalize_tool gets device_finalize for its live devices in device
+// number order, whatever order they were initialized in.
+func TestFinalizeToolEndsDevicesInOrder(t *testing.T) {
+	reset(t, nil)
+	var got []int
+	var l ompt.LookupFunc
+	ompt.RegisterTool("devs", func(int, string) *ompt.StartResult {
+		return &ompt.StartResult{Initialize: func(lookup ompt.LookupFunc, _ int, _ *ompt.Data) int {
+			l = lookup
+			set := lookup("ompt_set_callback").(ompt.SetCallbackFunc)
+			set(ompt.CallbackDeviceInitialize, ompt.DeviceInitializeCallback(func(int, string, *ompt.DeviceHandle, ompt.LookupFunc, string) {}))
+			set(ompt.CallbackDeviceFinalize, ompt.DeviceFinalizeCallback(func(n int) { got = append(got, n) }))
+			return 1
+		}}
+	})
+	Start(fakeRuntime{3})
+	for _, n := range []int{2, 0, 1} {
+		require.NoError(t, DeviceInitialize(n, "tick", newTick(0)))
+	}
+	l("ompt_finalize_tool").(ompt.FinalizeToolFunc)()
+	assert.Equal(t, []int{0, 1, 2}, got, "device_finalize order")
+}

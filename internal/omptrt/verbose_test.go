@@ -178,3 +178,14 @@ func TestVerboseLogToStdout(t *testing.T) {
 	assert.Contains(t, string(b), "----- START LOGGING OF TOOL REGISTRATION -----", "standard output")
 	assert.Contains(t, string(b), "No OMP tool loaded.", "standard output")
 }
+
+// TestVerboseLogOfAGoToolWithoutInitialize: a Go tool whose start result
+// has no Initialize is skipped, and the log says so.
+func TestVerboseLogOfAGoToolWithoutInitialize(t *testing.T) {
+	_, read := verboseLog(t, nil)
+	ompt.RegisterTool("half", func(int, string) *ompt.StartResult { return &ompt.StartResult{} })
+	Start(fakeRuntime{1})
+	assert.False(t, Enabled(), "Enabled with only a tool without Initialize")
+	Finalize()
+	assert.Contains(t, read(), `Go tool "half": start result has no Initialize; skipped.`, "verbose log")
+}
