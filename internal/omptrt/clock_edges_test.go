@@ -21,6 +21,7 @@ func TestTranslateTimeAfterClockFailedAtInit(t *testing.T) {
 	tr := l("ompt_translate_time").(ompt.TranslateTimeFunc)
 	now := l("ompt_get_device_time").(ompt.GetDeviceTimeFunc)
 	assert.Zero(t, now(h), "get_device_time with a broken clock")
+	assert.Zero(t, tr(h, 5e9), "translate_time with a broken clock (no sync point yet)")
 	dev.fail = false
 	// a program that has run for an hour: a translation of 0 (no sync
 	// point) is far from the host's now
@@ -162,6 +163,10 @@ func TestClockFitReadings(t *testing.T) {
 	hosts(1.0, 1.5, 2.0, 2.25, 3.0, 4.0) // brackets of 0.5, 0.25 and 1 s
 	f.resample(&seqClock{t: []int64{100, 200, 300}})
 	assert.Equal(t, []sample{{dev: 200, host: 2.125}}, f.hist, "the narrowest of three readings")
+	f = clockFit{}
+	hosts(1.0, 1.0, 2.0, 2.5, 3.0, 3.25) // brackets of 0 (a coarse host clock), 0.5 and 0.25 s
+	f.resample(&seqClock{t: []int64{100, 200, 300}})
+	assert.Equal(t, []sample{{dev: 100, host: 1.0}}, f.hist, "of three readings, the first, whose bracket has no width")
 
 	base := func() *clockFit { return &clockFit{hist: []sample{{dev: 0, host: 1}, {dev: 1 << 30, host: 2}}} }
 	for _, c := range []struct {
@@ -249,4 +254,87 @@ func TestTranslateTimeWithinRefitAfter(t *testing.T) {
 	*now = 11.1 + refitAfter + 0.01
 	dev.dev = 11.2e9 + int64((refitAfter+0.01)*2e9)
 	assert.InDelta(t, *now, tr(h, uint64(dev.dev)), 1e-6, "translate_time once refitAfter passed: on the new reading")
+}
+
+// TestTranslateTimeAtExactlyRefitAfter: the device clock is read again
+// only when the last reading is older than refitAfter: at exactly
+// refitAfter a time is still translated on the line of the last sync
+// points (times chosen so the arithmetic is exact).
+func TestTranslateTimeAtExactlyRefitAfter(t *testing.T) {
+	reset(t, nil)
+	now := fakeHostClock(t, 10)
+	dev := &dyadicClock{dev: 10e9}
+	require.NoError(t, DeviceInitialize(0, "drifting", dev))
+	h, l, ok := GetDeviceInfo(0)
+	require.True(t, ok, "GetDeviceInfo")
+	tr := l("ompt_translate_time").(ompt.TranslateTimeFunc)
+	*now, dev.dev = 11, 11e9 // a second sync point, 1 s later, at 1 device ns per host ns
+	require.Equal(t, 11.0, tr(h, 11e9), "translate_time of the device's now, 1 s after its initialization")
+	*now, dev.dev = 11+refitAfter, 12e9 // the device clock now runs faster; not read yet
+	assert.Equal(t, 11.5, tr(h, 11.5e9), "translate_time exactly refitAfter after the last reading: on the line of the last ones")
+	*now, dev.dev = 12, 12.5e9
+	assert.Equal(t, 12.0, tr(h, 12.5e9), "translate_time 1 s after the last reading: on the new reading")
+}
+
+// TestTranslateTimeBeforeTheFirstSyncPoint: a device time earlier than
+// every sync point is extrapolated back with the rate of the first span
+// between readings, also when the first sync point's own time was
+// translated before the second reading was taken (a device running at
+// 1.5 ns per host ns, so the nominal 1 ns/ns would be off).
+func TestTranslateTimeBeforeTheFirstSyncPoint(t *testing.T) {
+	reset(t, nil)
+	now := fakeHostClock(t, 10)
+	dev := &dyadicClock{dev: 10e9}
+	require.NoError(t, DeviceInitialize(0, "fast", dev))
+	h, l, ok := GetDeviceInfo(0)
+	require.True(t, ok, "GetDeviceInfo")
+	tr := l("ompt_translate_time").(ompt.TranslateTimeFunc)
+	require.Equal(t, 10.0, tr(h, 10e9), "translate_time of the device's time at its initialization")
+	*now, dev.dev = 12, 13e9 // 2 s later, 3e9 device ns later
+	require.Equal(t, 12.0, tr(h, 13e9), "translate_time of the device's now, 2 s after its initialization")
+	assert.InDelta(t, 8.0, tr(h, 7e9), 1e-9, "translate_time 3e9 device ns before the first sync point")
+	f := clockFit{hist: []sample{{dev: 1 << 30, host: 2}, {dev: 2 << 30, host: 3}}} // 2^-30 s per ns
+	assert.Equal(t, 1.0, f.at(0), "at 2^30 ns before the first of two sync points")
+}
+
+// TestExtrapolationRateSpan: after the last sync point, times are
+// extrapolated with the rate of the latest span of at least minSpan
+// between readings: a span of exactly minSpan counts, a shorter one or
+// one that ends at a pinned point (not a reading) does not, and the
+// first sync point is used when no later one gives such a span.
+func TestExtrapolationRateSpan(t *testing.T) {
+	const ms = int64(minSpan)
+	for _, c := range []struct {
+		name string
+		hist []sample
+		want float64 // at(3*minSpan)
+	}{
+		// rates: 1.25e-9 from the first point, 1.5e-9 from the middle one
+		{"a span of exactly minSpan", []sample{{dev: 0, host: 0}, {dev: ms, host: 0.01}, {dev: 2 * ms, host: 0.025}}, 0.04},
+		{"a span shorter than minSpan", []sample{{dev: 0, host: 0}, {dev: ms + 1, host: 0.01}, {dev: 2 * ms, host: 0.025}}, 0.0375},
+		{"a span from a pinned point", []sample{{dev: 0, host: 0}, {dev: ms, host: 0.01, pin: true}, {dev: 2 * ms, host: 0.025}}, 0.0375},
+	} {
+		f := clockFit{hist: c.hist}
+		assert.InDelta(t, c.want, f.at(3*ms), 1e-12, "%s: a time minSpan after the last sync point", c.name)
+	}
+}
+
+// TestTranslateTimeAfterAReadingOnTheLine: a reading the fit already
+// says (on its line) is not added, but it counts as the last reading: for
+// refitAfter after it the device clock is not read again, and times are
+// translated on that line.
+func TestTranslateTimeAfterAReadingOnTheLine(t *testing.T) {
+	reset(t, nil)
+	now := fakeHostClock(t, 10)
+	dev := &dyadicClock{dev: 10e9}
+	require.NoError(t, DeviceInitialize(0, "steady", dev))
+	h, l, ok := GetDeviceInfo(0)
+	require.True(t, ok, "GetDeviceInfo")
+	tr := l("ompt_translate_time").(ompt.TranslateTimeFunc)
+	*now, dev.dev = 11, 11e9
+	require.Equal(t, 11.0, tr(h, 11e9), "translate_time 1 s after the initialization")
+	*now, dev.dev = 12, 12e9 // a reading on the line
+	require.Equal(t, 12.0, tr(h, 12e9), "translate_time 2 s after the initialization")
+	*now, dev.dev = 12.125, 12.25e9 // the device clock now runs twice as fast; not read yet
+	assert.Equal(t, 12.25, tr(h, 12.25e9), "translate_time 0.125 s after a reading on the line: on the line")
 }

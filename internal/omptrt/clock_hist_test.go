@@ -56,6 +56,9 @@ func TestClockHistoryThinning(t *testing.T) {
 		require.Greater(t, f.hist[i].dev, f.hist[i-1].dev, "sync points %d and %d out of order on the device clock: %+v %+v", i-1, i, f.hist[i-1], f.hist[i])
 		require.Greater(t, f.hist[i].host, f.hist[i-1].host, "sync points %d and %d out of order on the host clock: %+v %+v", i-1, i, f.hist[i-1], f.hist[i])
 	}
+	// The first reading (here: the device's initialization) is never
+	// thinned: its time keeps translating exactly.
+	assert.Equal(t, readings[0].host, f.at(readings[0].dev), "the first reading's device time, after thinning")
 	// Recent readings (the newer half): exact. Older ones: within the
 	// zigzag and the drift's curvature over two points.
 	n := len(readings)

@@ -52,6 +52,7 @@ func TestTIDLayoutKnown(t *testing.T) {
 	for v, want := range map[string]bool{
 		"go1.21.0": true, "go1.26.8": true, "go1.26rc1": true, "go1.22": true,
 		"go1.20.14": false, "go1.27.0": false, "devel go1.27-abc": false, "": false, "go2.0": false,
+		"go1.+22": false, "go1.": false, // malformed: no minor number before the separator
 	} {
 		assert.Equal(t, want, tidLayoutKnown(v), "tidLayoutKnown(%q)", v)
 	}

@@ -61,7 +61,35 @@ func TestNativeTypeNamesKept(t *testing.T) {
 		idx[name] = internNative(name)
 	}
 	for name, i := range idx {
+		assert.NotZero(t, i, "native type %q: index 0 is the unnamed type's", name)
 		assert.Equal(t, name, nativeName(i), "native type %q has index %d, which names", name, i)
 		assert.Equal(t, i, internNative(name), "native type %q interned again: index", name)
+	}
+	assert.Equal(t, "native", nativeName(internNative("")), "the unnamed native type")
+}
+
+// TestNativeTypeNamesLimit: a record's type index is one byte, so
+// maxNativeTypes (255) names get indexes of their own, 1 to 255; every
+// name after them is the unnamed type's 0 ("native"), and the first 255
+// keep theirs.
+func TestNativeTypeNamesLimit(t *testing.T) {
+	// the names are process-wide: put back those of the other tests
+	idx, names := nativeIdx.Load(), nativeNames.Load()
+	t.Cleanup(func() { nativeIdx.Store(idx); nativeNames.Store(names) })
+	nativeIdx.Store(nil)
+	nativeNames.Store(nil)
+	got := map[string]uint32{}
+	for i := range maxNativeTypes + 10 {
+		name := fmt.Sprintf("limit-type-%d", i)
+		got[name] = internNative(name)
+	}
+	for i := range maxNativeTypes + 10 {
+		name := fmt.Sprintf("limit-type-%d", i)
+		if i < maxNativeTypes {
+			assert.Equal(t, uint32(i+1), got[name], "type %q: index", name)
+			assert.Equal(t, name, nativeName(got[name]), "type %q: its index names", name)
+		} else {
+			assert.Zero(t, got[name], "type %q, past the limit: index", name)
+		}
 	}
 }
