@@ -1,6 +1,7 @@
 package omptrt
 
 import (
+	"bytes"
 	"fmt"
 	"os"
 	"runtime"
@@ -1102,4 +1103,31 @@ func TestTraceStopGivesUpOnStuckCallback(t *testing.T) {
 	require.ErrorContains(t, err, "buffer_request callback has not returned", "DeviceFinalize: want an error naming device 0 and buffer_request")
 	require.LessOrEqual(t, time.Since(start), 5*time.Second, "DeviceFinalize's time")
 	assert.Error(t, DeviceFinalize(0), "second DeviceFinalize succeeded; the device should be finalized")
+}
+
+// TestFinalizeToolWarnsOfAStuckBufferCallback: a tool that calls
+// ompt_finalize_tool while its buffer_request never returns is finalized
+// after StopTimeout, and stderr names the device and the callback whose
+// records were lost.
+func TestFinalizeToolWarnsOfAStuckBufferCallback(t *testing.T) {
+	old := StopTimeout
+	StopTimeout = 50 * time.Millisecond
+	t.Cleanup(func() { StopTimeout = old })
+	stuck, release := make(chan struct{}), make(chan struct{})
+	t.Cleanup(func() { close(release) })
+	var once sync.Once
+	tt := &traceTool{}
+	tt.request = func(int) []byte {
+		once.Do(func() { close(stuck) })
+		<-release
+		return nil
+	}
+	clks := withTrace(t, tt, 1)
+	warn, ok := stderr.(*bytes.Buffer)
+	require.True(t, ok, "setup: stderr is not the test's buffer")
+	tracedRegion(0, 1, clks[0], false)
+	<-stuck
+	require.NotNil(t, tt.r.lookup, "the tool was not initialized")
+	tt.r.lookup("ompt_finalize_tool").(ompt.FinalizeToolFunc)()
+	assert.Contains(t, warn.String(), "gompt: ompt: device 0 (tick): the tool's buffer_request callback has not returned", "stderr")
 }
