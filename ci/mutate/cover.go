@@ -25,7 +25,6 @@ import (
 	"strconv"
 	"strings"
 	"sync"
-	"syscall"
 	"time"
 )
 
@@ -81,9 +80,9 @@ func (c *runCfg) collectCoverage(pkg string, jobs int) (*testCover, error) {
 	if err := os.WriteFile(wrap, []byte(script), 0o755); err != nil {
 		return nil, err
 	}
-	out, err := exec.Command(bin, "-test.list", ".*").Output()
+	names, err := listTests(pkg, bin)
 	if err != nil {
-		return nil, fmt.Errorf("listing %s's tests: %v", pkg, err)
+		return nil, err
 	}
 	var sel *regexp.Regexp
 	if c.run != "" {
@@ -92,7 +91,7 @@ func (c *runCfg) collectCoverage(pkg string, jobs int) (*testCover, error) {
 		}
 	}
 	tc := &testCover{pkg: pkg, covers: map[string][]bool{}, took: map[string]time.Duration{}}
-	for _, name := range strings.Fields(string(out)) {
+	for _, name := range names {
 		if !strings.HasPrefix(name, "Test") && !strings.HasPrefix(name, "Example") && !strings.HasPrefix(name, "Fuzz") {
 			continue
 		}
@@ -168,6 +167,16 @@ func (c *runCfg) collectCoverage(pkg string, jobs int) (*testCover, error) {
 	return tc, nil
 }
 
+// listTests returns the names a test binary of pkg lists (tests,
+// examples, benchmarks and fuzz targets).
+func listTests(pkg, bin string) ([]string, error) {
+	out, err := exec.Command(bin, "-test.list", ".*").Output()
+	if err != nil {
+		return nil, fmt.Errorf("listing %s's tests: %v", pkg, err)
+	}
+	return strings.Fields(string(out)), nil
+}
+
 // binArgs are the test-binary forms of the -args flags (-short becomes
 // -test.short, and so on).
 func (c *runCfg) binArgs() []string {
@@ -186,16 +195,13 @@ func (c *runCfg) binArgs() []string {
 func runTestBin(dir, bin, wrap, covdir string, limit time.Duration, args []string) (bool, string) {
 	ctx, cancel := context.WithTimeout(context.Background(), limit)
 	defer cancel()
-	cmd := exec.CommandContext(ctx, bin)
+	cmd := groupCmd(ctx, bin)
 	cmd.Args = append([]string{wrap}, args...)
 	cmd.Dir = dir
 	// GOCOVERDIR is for children that exit before testing.M.Run parses
 	// -test.gocoverdir (a TestMain that runs a child's part and calls
 	// os.Exit): the runtime's exit hook writes their counters there.
 	cmd.Env = append(os.Environ(), "MUTATE_COVDIR="+covdir, "GOCOVERDIR="+covdir)
-	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
-	cmd.Cancel = func() error { return syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL) }
-	cmd.WaitDelay = 10 * time.Second
 	out, err := cmd.CombinedOutput()
 	if ctx.Err() != nil {
 		return false, "timed out"

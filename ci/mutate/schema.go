@@ -35,14 +35,12 @@ import (
 	"go/types"
 	"io"
 	"os"
-	"os/exec"
 	"path"
 	"path/filepath"
 	"regexp"
 	"runtime"
 	"sort"
 	"strings"
-	"syscall"
 	"time"
 )
 
@@ -182,20 +180,25 @@ func (c *checker) check(replace map[string][]byte, info *types.Info) (map[string
 		}
 		files = append(files, f)
 	}
-	conf := types.Config{
-		Importer:    c.imp,
-		FakeImportC: true,
-		Sizes:       types.SizesFor("gc", runtime.GOARCH),
-		Error: func(err error) {
-			if te, ok := err.(types.Error); ok {
-				errs[te.Msg]++
-			} else {
-				errs[err.Error()]++
-			}
-		},
-	}
+	conf := c.config(func(err error) {
+		if te, ok := err.(types.Error); ok {
+			errs[te.Msg]++
+		} else {
+			errs[err.Error()]++
+		}
+	})
 	pkg, _ := conf.Check(c.path, c.fset, files, info)
 	return errs, pkg
+}
+
+// config is the type checker's configuration, errors going to onErr.
+func (c *checker) config(onErr func(error)) types.Config {
+	return types.Config{
+		Importer:    c.imp,
+		FakeImportC: true, // cgo files: C's names are not checked
+		Sizes:       types.SizesFor("gc", runtime.GOARCH),
+		Error:       onErr,
+	}
 }
 
 // compiles reports whether the package type-checks with mutant m alone:
@@ -218,9 +221,9 @@ type unit struct {
 	kind       unitKind
 	start, end int // in the original file
 	typ        string
-	ms         []*mutant
-	fn         *unit // the enclosing function's unit
-	out0, out1 int   // in the schema's text
+	ms         []*mutant // none for a function unit
+	file       string    // a function unit's file
+	out0, out1 int       // in the schema's text
 }
 
 // schema is the schema's text of every file and where each unit went.
@@ -269,37 +272,29 @@ func (c *checker) buildSchema(ms []*mutant) (*schema, []*mutant, error) {
 		s := c.gen(held)
 		errs := map[*mutant]bool{}
 		var unplaced []string
-		conf := types.Config{
-			Importer:    c.imp,
-			FakeImportC: true,
-			Sizes:       types.SizesFor("gc", runtime.GOARCH),
-			Error: func(err error) {
-				te, ok := err.(types.Error)
-				if !ok {
-					unplaced = append(unplaced, err.Error())
-					return
-				}
-				if c.base[te.Msg] > 0 {
-					return // the original has it too
-				}
-				p := te.Fset.Position(te.Pos)
-				if os.Getenv("MUTATE_DEBUG") != "" {
-					fmt.Fprintf(os.Stderr, "mutate: schema round %d: %s: %s\n", round, p, te.Msg)
-				}
-				u := innermost(s.units[p.Filename], p.Offset)
-				if u == nil {
-					unplaced = append(unplaced, p.String()+": "+te.Msg)
-					return
-				}
-				l := heldIn(u, held)
-				if u.kind == fnKind {
-					l = c.narrow(u, l, s, p.Filename, p.Offset, fnStage, bumped)
-				}
-				for _, m := range l {
-					errs[m] = true
-				}
-			},
-		}
+		conf := c.config(func(err error) {
+			te, ok := err.(types.Error)
+			if !ok {
+				unplaced = append(unplaced, err.Error())
+				return
+			}
+			if c.base[te.Msg] > 0 {
+				return // the original has it too
+			}
+			p := te.Fset.Position(te.Pos)
+			u := innermost(s.units[p.Filename], p.Offset)
+			if u == nil {
+				unplaced = append(unplaced, p.String()+": "+te.Msg)
+				return
+			}
+			l := heldIn(u, held)
+			if u.kind == fnKind {
+				l = c.narrow(u, l, s, p.Filename, p.Offset, fnStage, bumped)
+			}
+			for _, m := range l {
+				errs[m] = true
+			}
+		})
 		var files []*ast.File
 		fset := c.fset
 		for _, p := range c.files {
@@ -325,9 +320,6 @@ func (c *checker) buildSchema(ms []*mutant) (*schema, []*mutant, error) {
 			return nil, nil, fmt.Errorf("the schema still has errors after %d rounds", round)
 		}
 		for m := range errs {
-			if os.Getenv("MUTATE_DEBUG") != "" {
-				fmt.Fprintf(os.Stderr, "mutate: schema round %d: out: %s:%d: %s\n", round, m.rel, m.line, m.desc)
-			}
 			delete(in, m)
 			m.id = 0
 			out = append(out, m)
@@ -391,7 +383,7 @@ func heldIn(u *unit, held []*mutant) []*mutant {
 	}
 	var l []*mutant
 	for _, m := range held {
-		if m.file == u.ms[0].file && m.fnStart == u.start {
+		if m.file == u.file && m.fnStart == u.start {
 			l = append(l, m)
 		}
 	}
@@ -468,11 +460,10 @@ func (c *checker) gen(held []*mutant) *schema {
 				us = append(us, u)
 				f := fns[m.fnStart]
 				if f == nil {
-					f = &unit{kind: fnKind, start: m.fnStart, end: m.fnEnd, ms: []*mutant{m}}
+					f = &unit{kind: fnKind, start: m.fnStart, end: m.fnEnd, file: p}
 					fns[m.fnStart] = f
 					us = append(us, f)
 				}
-				u.fn = f
 			}
 			u.ms = append(u.ms, m)
 		}
@@ -587,12 +578,8 @@ func (c *runCfg) prepareSchema(ck *checker, s *schema) error {
 			continue // no test files
 		}
 		c.schemaBin[p], c.schemaDir[p] = bin, info.Dir
-		args := []string{"-test.count=1", "-test.timeout", c.limits[p].String()}
-		if c.run != "" {
-			args = append(args, "-test.run", c.run)
-		}
 		t0 := time.Now()
-		ok, _, out := runSchemaBin(info.Dir, bin, 0, c.limits[p]+time.Minute, append(args, c.binArgs()...))
+		ok, _, out := c.runSchema(p, 0, c.run, c.limits[p])
 		if ok {
 			fmt.Fprintf(os.Stderr, "mutate: %s's tests pass on the schema (%v)\n", p, time.Since(t0).Round(time.Millisecond))
 			continue
@@ -603,15 +590,12 @@ func (c *runCfg) prepareSchema(ck *checker, s *schema) error {
 		if tc := c.cover[p]; tc != nil {
 			names = tc.tests
 		} else {
-			l, err := exec.Command(bin, "-test.list", ".*").Output()
-			if err != nil {
-				return fmt.Errorf("listing %s's tests: %v", p, err)
+			if names, err = listTests(p, bin); err != nil {
+				return err
 			}
-			names = strings.Fields(string(l))
 		}
 		for _, name := range names {
-			targs := append([]string{"-test.count=1", "-test.run", "^" + regexp.QuoteMeta(name) + "$", "-test.timeout", c.limits[p].String()}, c.binArgs()...)
-			if ok, _, _ := runSchemaBin(info.Dir, bin, 0, c.limits[p]+time.Minute, targs); !ok {
+			if ok, _, _ := c.runSchema(p, 0, "^"+regexp.QuoteMeta(name)+"$", c.limits[p]); !ok {
 				bad[name] = true
 			}
 		}
@@ -635,16 +619,19 @@ func sortedKeys(m map[string]bool) []string {
 	return l
 }
 
-// runSchemaBin runs a schema's test binary in dir with mutant id active.
-func runSchemaBin(dir, bin string, id int, limit time.Duration, args []string) (ok, timedOut bool, out string) {
-	ctx, cancel := context.WithTimeout(context.Background(), limit)
+// runSchema runs package p's tests of pattern ("": all) on the schema
+// with mutant id active (0: none), stopping at the first failure; limit
+// is the tests' -test.timeout, a minute more the hard one.
+func (c *runCfg) runSchema(p string, id int, pattern string, limit time.Duration) (ok, timedOut bool, out string) {
+	args := []string{"-test.count=1", "-test.failfast", "-test.timeout", limit.String()}
+	if pattern != "" {
+		args = append(args, "-test.run", pattern)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), limit+time.Minute)
 	defer cancel()
-	cmd := exec.CommandContext(ctx, bin, args...)
-	cmd.Dir = dir
+	cmd := groupCmd(ctx, c.schemaBin[p], append(args, c.binArgs()...)...)
+	cmd.Dir = c.schemaDir[p]
 	cmd.Env = append(os.Environ(), fmt.Sprintf("%s=%d", schemaEnv, id))
-	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
-	cmd.Cancel = func() error { return syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL) }
-	cmd.WaitDelay = 10 * time.Second
 	b, err := cmd.CombinedOutput()
 	out = string(b)
 	if ctx.Err() != nil || strings.Contains(out, "panic: test timed out") {
@@ -656,7 +643,7 @@ func runSchemaBin(dir, bin string, id int, limit time.Duration, args []string) (
 // passesUnmutated reports whether the tests of pattern pass on the schema
 // with no mutant active (remembered by pattern): a mutant that fails them
 // is killed only if so.
-func (c *runCfg) passesUnmutated(p, pattern string, limit time.Duration, args []string) bool {
+func (c *runCfg) passesUnmutated(p, pattern string, limit time.Duration) bool {
 	key := p + "\x00" + pattern
 	c.passMu.Lock()
 	ok, known := c.passes[key]
@@ -664,7 +651,7 @@ func (c *runCfg) passesUnmutated(p, pattern string, limit time.Duration, args []
 	if known {
 		return ok
 	}
-	ok, _, out := runSchemaBin(c.schemaDir[p], c.schemaBin[p], 0, limit+time.Minute, append(args, c.binArgs()...))
+	ok, _, out := c.runSchema(p, 0, pattern, limit)
 	if !ok {
 		fmt.Fprintf(os.Stderr, "mutate: %s: tests %s fail together with no mutant active (%s); mutants they fail are judged by the whole package's tests\n", p, pattern, lastLine(out))
 	}
@@ -734,19 +721,11 @@ func (c *runCfg) testSchema(m *mutant) bool {
 	}
 	jobs = append(jobs, slowJobs...)
 	for _, j := range jobs {
-		args := []string{"-test.count=1", "-test.failfast", "-test.timeout", j.limit.String()}
-		if j.pattern != "" {
-			args = append(args, "-test.run", j.pattern)
-		}
-		ok, to, _ := runSchemaBin(c.schemaDir[j.p], c.schemaBin[j.p], m.id, j.limit+time.Minute, append(args, c.binArgs()...))
-		if !ok && j.pattern != c.run && !c.passesUnmutated(j.p, j.pattern, j.limit, args) {
+		ok, to, _ := c.runSchema(j.p, m.id, j.pattern, j.limit)
+		if !ok && j.pattern != c.run && !c.passesUnmutated(j.p, j.pattern, j.limit) {
 			// These tests fail together without the mutant too (one
 			// needs another's work): only the package's whole run tells.
-			args := []string{"-test.count=1", "-test.failfast", "-test.timeout", c.limits[j.p].String()}
-			if c.run != "" {
-				args = append(args, "-test.run", c.run)
-			}
-			ok, to, _ = runSchemaBin(c.schemaDir[j.p], c.schemaBin[j.p], m.id, c.limits[j.p]+time.Minute, append(args, c.binArgs()...))
+			ok, to, _ = c.runSchema(j.p, m.id, c.run, c.limits[j.p])
 		}
 		switch {
 		case ok:
