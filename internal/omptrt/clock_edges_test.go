@@ -197,6 +197,17 @@ func TestClockFitReadings(t *testing.T) {
 
 // fakeHostClock replaces the host clock with one the test sets, for the
 // rest of the test.
+// translator initializes device 0 with clock dev and returns its
+// ompt_translate_time.
+func translator(t *testing.T, typ string, dev Device) func(uint64) float64 {
+	t.Helper()
+	require.NoError(t, DeviceInitialize(0, typ, dev))
+	h, l, ok := GetDeviceInfo(0)
+	require.True(t, ok, "GetDeviceInfo")
+	tr := l("ompt_translate_time").(ompt.TranslateTimeFunc)
+	return func(d uint64) float64 { return tr(h, d) }
+}
+
 func fakeHostClock(t *testing.T, at float64) *float64 {
 	t.Helper()
 	now := at
@@ -223,15 +234,12 @@ func TestTranslateTimeOfAFastDeviceClock(t *testing.T) {
 	reset(t, nil)
 	now := fakeHostClock(t, 100)
 	dev := &fastClock{rate: 1.5}
-	require.NoError(t, DeviceInitialize(0, "fast", dev))
-	h, l, ok := GetDeviceInfo(0)
-	require.True(t, ok, "GetDeviceInfo")
-	tr := l("ompt_translate_time").(ompt.TranslateTimeFunc)
+	tr := translator(t, "fast", dev)
 	atInit, _ := dev.Now()
 	*now = 200
 	atLater, _ := dev.Now()
-	assert.InDelta(t, 200, tr(h, uint64(atLater)), 1e-6, "translate_time of a device time read 100 s after the device's initialization, at that time")
-	assert.InDelta(t, 100, tr(h, uint64(atInit)), 1e-6, "translate_time of a device time read at the device's initialization, 100 s later")
+	assert.InDelta(t, 200, tr(uint64(atLater)), 1e-6, "translate_time of a device time read 100 s after the device's initialization, at that time")
+	assert.InDelta(t, 100, tr(uint64(atInit)), 1e-6, "translate_time of a device time read at the device's initialization, 100 s later")
 }
 
 // TestTranslateTimeWithinRefitAfter: within refitAfter of the last sync
@@ -243,17 +251,14 @@ func TestTranslateTimeWithinRefitAfter(t *testing.T) {
 	reset(t, nil)
 	now := fakeHostClock(t, 10)
 	dev := &dyadicClock{dev: 10e9}
-	require.NoError(t, DeviceInitialize(0, "drifting", dev))
-	h, l, ok := GetDeviceInfo(0)
-	require.True(t, ok, "GetDeviceInfo")
-	tr := l("ompt_translate_time").(ompt.TranslateTimeFunc)
+	tr := translator(t, "drifting", dev)
 	*now, dev.dev = 11, 11e9 // a second sync point, 1 s later, at 1 device ns per host ns
-	require.InDelta(t, 11, tr(h, 11e9), 1e-6, "translate_time of the device's now, 1 s after its initialization")
+	require.InDelta(t, 11, tr(11e9), 1e-6, "translate_time of the device's now, 1 s after its initialization")
 	*now, dev.dev = 11.1, 11.2e9 // the device clock now runs twice as fast
-	assert.InDelta(t, 11.2, tr(h, 11.2e9), 1e-6, "translate_time 0.1 s after the last sync point: on the line of the last ones (no new reading)")
+	assert.InDelta(t, 11.2, tr(11.2e9), 1e-6, "translate_time 0.1 s after the last sync point: on the line of the last ones (no new reading)")
 	*now = 11.1 + refitAfter + 0.01
 	dev.dev = 11.2e9 + int64((refitAfter+0.01)*2e9)
-	assert.InDelta(t, *now, tr(h, uint64(dev.dev)), 1e-6, "translate_time once refitAfter passed: on the new reading")
+	assert.InDelta(t, *now, tr(uint64(dev.dev)), 1e-6, "translate_time once refitAfter passed: on the new reading")
 }
 
 // TestTranslateTimeAtExactlyRefitAfter: the device clock is read again
@@ -264,16 +269,13 @@ func TestTranslateTimeAtExactlyRefitAfter(t *testing.T) {
 	reset(t, nil)
 	now := fakeHostClock(t, 10)
 	dev := &dyadicClock{dev: 10e9}
-	require.NoError(t, DeviceInitialize(0, "drifting", dev))
-	h, l, ok := GetDeviceInfo(0)
-	require.True(t, ok, "GetDeviceInfo")
-	tr := l("ompt_translate_time").(ompt.TranslateTimeFunc)
+	tr := translator(t, "drifting", dev)
 	*now, dev.dev = 11, 11e9 // a second sync point, 1 s later, at 1 device ns per host ns
-	require.Equal(t, 11.0, tr(h, 11e9), "translate_time of the device's now, 1 s after its initialization")
+	require.Equal(t, 11.0, tr(11e9), "translate_time of the device's now, 1 s after its initialization")
 	*now, dev.dev = 11+refitAfter, 12e9 // the device clock now runs faster; not read yet
-	assert.Equal(t, 11.5, tr(h, 11.5e9), "translate_time exactly refitAfter after the last reading: on the line of the last ones")
+	assert.Equal(t, 11.5, tr(11.5e9), "translate_time exactly refitAfter after the last reading: on the line of the last ones")
 	*now, dev.dev = 12, 12.5e9
-	assert.Equal(t, 12.0, tr(h, 12.5e9), "translate_time 1 s after the last reading: on the new reading")
+	assert.Equal(t, 12.0, tr(12.5e9), "translate_time 1 s after the last reading: on the new reading")
 }
 
 // TestTranslateTimeBeforeTheFirstSyncPoint: a device time earlier than
@@ -285,14 +287,11 @@ func TestTranslateTimeBeforeTheFirstSyncPoint(t *testing.T) {
 	reset(t, nil)
 	now := fakeHostClock(t, 10)
 	dev := &dyadicClock{dev: 10e9}
-	require.NoError(t, DeviceInitialize(0, "fast", dev))
-	h, l, ok := GetDeviceInfo(0)
-	require.True(t, ok, "GetDeviceInfo")
-	tr := l("ompt_translate_time").(ompt.TranslateTimeFunc)
-	require.Equal(t, 10.0, tr(h, 10e9), "translate_time of the device's time at its initialization")
+	tr := translator(t, "fast", dev)
+	require.Equal(t, 10.0, tr(10e9), "translate_time of the device's time at its initialization")
 	*now, dev.dev = 12, 13e9 // 2 s later, 3e9 device ns later
-	require.Equal(t, 12.0, tr(h, 13e9), "translate_time of the device's now, 2 s after its initialization")
-	assert.InDelta(t, 8.0, tr(h, 7e9), 1e-9, "translate_time 3e9 device ns before the first sync point")
+	require.Equal(t, 12.0, tr(13e9), "translate_time of the device's now, 2 s after its initialization")
+	assert.InDelta(t, 8.0, tr(7e9), 1e-9, "translate_time 3e9 device ns before the first sync point")
 	f := clockFit{hist: []sample{{dev: 1 << 30, host: 2}, {dev: 2 << 30, host: 3}}} // 2^-30 s per ns
 	assert.Equal(t, 1.0, f.at(0), "at 2^30 ns before the first of two sync points")
 }
@@ -327,14 +326,11 @@ func TestTranslateTimeAfterAReadingOnTheLine(t *testing.T) {
 	reset(t, nil)
 	now := fakeHostClock(t, 10)
 	dev := &dyadicClock{dev: 10e9}
-	require.NoError(t, DeviceInitialize(0, "steady", dev))
-	h, l, ok := GetDeviceInfo(0)
-	require.True(t, ok, "GetDeviceInfo")
-	tr := l("ompt_translate_time").(ompt.TranslateTimeFunc)
+	tr := translator(t, "steady", dev)
 	*now, dev.dev = 11, 11e9
-	require.Equal(t, 11.0, tr(h, 11e9), "translate_time 1 s after the initialization")
+	require.Equal(t, 11.0, tr(11e9), "translate_time 1 s after the initialization")
 	*now, dev.dev = 12, 12e9 // a reading on the line
-	require.Equal(t, 12.0, tr(h, 12e9), "translate_time 2 s after the initialization")
+	require.Equal(t, 12.0, tr(12e9), "translate_time 2 s after the initialization")
 	*now, dev.dev = 12.125, 12.25e9 // the device clock now runs twice as fast; not read yet
-	assert.Equal(t, 12.25, tr(h, 12.25e9), "translate_time 0.125 s after a reading on the line: on the line")
+	assert.Equal(t, 12.25, tr(12.25e9), "translate_time 0.125 s after a reading on the line: on the line")
 }

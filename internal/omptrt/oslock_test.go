@@ -32,6 +32,28 @@ func threadGone(tid uint64, wait time.Duration) bool {
 	}
 }
 
+// assertThreadKept runs f on a goroutine of its own that then returns,
+// and fails if the goroutine's OS thread ended with it: f left the thread
+// locked. A goroutine that happens to run on the process's main thread
+// cannot show it (Go wedges that thread rather than ending it), so one
+// call can miss a leak; the tests make several.
+func assertThreadKept(t *testing.T, name string, f func()) {
+	t.Helper()
+	tid := make(chan uint64, 1)
+	exited := make(chan struct{})
+	go func() {
+		defer close(exited)
+		f()
+		// still on f's thread? Lock to read it the same way, then give
+		// this lock back: only f's own lock, if it leaked, is left.
+		runtime.LockOSThread()
+		tid <- gettid()
+		runtime.UnlockOSThread()
+	}()
+	<-exited
+	assert.False(t, threadGone(<-tid, 300*time.Millisecond), "%s: the OS thread of the goroutine that ran it ended with the goroutine: it was left locked", name)
+}
+
 // TestConstructsGiveTheirOSThreadBack: a construct holds its goroutine's
 // OS thread from its first event to its end, and gives it back at End. A
 // goroutine that ran constructs (a synchronous one; the deferred task of a
@@ -42,23 +64,7 @@ func threadGone(tid uint64, wait time.Duration) bool {
 func TestConstructsGiveTheirOSThreadBack(t *testing.T) {
 	r := &recorder{emi: true}
 	withTool(t, r, 1)
-	run := func(name string, f func()) {
-		t.Helper()
-		tid := make(chan uint64, 1)
-		exited := make(chan struct{})
-		go func() {
-			defer close(exited)
-			f()
-			// still on the construct's thread? Lock to read it the same
-			// way, then give this lock back: only the construct's own
-			// lock, if it leaked, is left.
-			runtime.LockOSThread()
-			tid <- gettid()
-			runtime.UnlockOSThread()
-		}()
-		<-exited
-		assert.False(t, threadGone(<-tid, 300*time.Millisecond), "%s: the OS thread of the goroutine that ran it ended with the goroutine: the construct left it locked", name)
-	}
+	run := func(name string, f func()) { t.Helper(); assertThreadKept(t, name, f) }
 	run("a target construct", func() { region(ompt.KindTarget, 0, 0x11) })
 	run("a device memory routine", func() {
 		c := RoutineBegin(0x12)
@@ -131,20 +137,7 @@ func TestStartAndTheFirstThreadIDGiveTheirOSThreadBack(t *testing.T) {
 	reset(t, nil)
 	r := &recorder{emi: true}
 	ompt.RegisterTool("rec", r.start)
-	run := func(name string, f func()) {
-		t.Helper()
-		tid := make(chan uint64, 1)
-		exited := make(chan struct{})
-		go func() {
-			defer close(exited)
-			f()
-			runtime.LockOSThread()
-			tid <- gettid()
-			runtime.UnlockOSThread()
-		}()
-		<-exited
-		assert.False(t, threadGone(<-tid, 300*time.Millisecond), "%s: the OS thread of the goroutine that ran it ended with the goroutine: it was left locked", name)
-	}
+	run := func(name string, f func()) { t.Helper(); assertThreadKept(t, name, f) }
 	run("Start", func() { Start(fakeRuntime{1}) })
 	require.NotNil(t, r.lookup, "the tool was not initialized")
 	// as if no thread id had been read yet: tidOnce is only read once

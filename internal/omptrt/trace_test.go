@@ -1077,23 +1077,32 @@ func TestTraceTimesInsideCallbacks(t *testing.T) {
 	}
 }
 
-// TestTraceStopGivesUpOnStuckCallback: a tool whose buffer_request never
-// returns does not hang DeviceFinalize (the runtime's Shutdown) silently:
-// after StopTimeout it returns an error naming the device and the
-// callback, and the device is finalized.
-func TestTraceStopGivesUpOnStuckCallback(t *testing.T) {
+// stuckRequestTool is a tracing tool whose buffer_request never returns
+// (until the test ends; stuck closes at its first call), with StopTimeout
+// 50 ms for the test.
+func stuckRequestTool(t *testing.T) (tt *traceTool, stuck chan struct{}) {
+	t.Helper()
 	old := StopTimeout
 	StopTimeout = 50 * time.Millisecond
 	t.Cleanup(func() { StopTimeout = old })
 	stuck, release := make(chan struct{}), make(chan struct{})
 	t.Cleanup(func() { close(release) })
 	var once sync.Once
-	tt := &traceTool{}
+	tt = &traceTool{}
 	tt.request = func(int) []byte {
 		once.Do(func() { close(stuck) })
 		<-release
 		return nil
 	}
+	return tt, stuck
+}
+
+// TestTraceStopGivesUpOnStuckCallback: a tool whose buffer_request never
+// returns does not hang DeviceFinalize (the runtime's Shutdown) silently:
+// after StopTimeout it returns an error naming the device and the
+// callback, and the device is finalized.
+func TestTraceStopGivesUpOnStuckCallback(t *testing.T) {
+	tt, stuck := stuckRequestTool(t)
 	clks := withTrace(t, tt, 1)
 	tracedRegion(0, 1, clks[0], false)
 	<-stuck
@@ -1110,18 +1119,7 @@ func TestTraceStopGivesUpOnStuckCallback(t *testing.T) {
 // after StopTimeout, and stderr names the device and the callback whose
 // records were lost.
 func TestFinalizeToolWarnsOfAStuckBufferCallback(t *testing.T) {
-	old := StopTimeout
-	StopTimeout = 50 * time.Millisecond
-	t.Cleanup(func() { StopTimeout = old })
-	stuck, release := make(chan struct{}), make(chan struct{})
-	t.Cleanup(func() { close(release) })
-	var once sync.Once
-	tt := &traceTool{}
-	tt.request = func(int) []byte {
-		once.Do(func() { close(stuck) })
-		<-release
-		return nil
-	}
+	tt, stuck := stuckRequestTool(t)
 	clks := withTrace(t, tt, 1)
 	warn, ok := stderr.(*bytes.Buffer)
 	require.True(t, ok, "setup: stderr is not the test's buffer")
