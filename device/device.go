@@ -161,9 +161,11 @@ type MemInfo interface {
 }
 
 // Idler is implemented by queues that can tell cheaply, without a driver
-// call, that every operation enqueued on them has completed. The runtime
-// asks before it records an event for another queue to wait on: an idle
-// queue needs none. Called by the goroutine using the queue.
+// call, that every operation enqueued on them has completed and none
+// failed since the last Sync (a failure Sync has not returned yet makes
+// the queue not idle). The runtime asks before it records an event for
+// another queue to wait on: an idle queue needs none, as its work is done
+// and did not fail. Called by the goroutine using the queue.
 type Idler interface {
 	Idle() bool
 }

@@ -188,9 +188,9 @@ func (c *construct) Alloc(it *mapping.Item, size int) (device.DevicePtr, error) 
 }
 
 // Fence implements mapping.Ops: an event after the work enqueued on c's
-// queue so far, or nil when the queue says it is idle. Without an event
-// (Record failed) it waits for the queue itself, so there is nothing left
-// to wait for.
+// queue so far, or nil when the queue says it is idle (its work done and
+// none of it failed: device.Idler). Without an event (Record failed) it
+// waits for the queue itself, so there is nothing left to wait for.
 func (c *construct) Fence() device.Event {
 	if c.idle != nil && c.idle.Idle() {
 		return nil

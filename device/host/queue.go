@@ -441,8 +441,10 @@ func (q *Queue) WaitEvent(ev device.Event) (bool, error) {
 }
 
 // Idle implements device.Idler: true when nothing enqueued is pending
-// (everything ran inline or the queue's goroutine has finished it).
-func (q *Queue) Idle() bool { return q.pending.Load() == 0 }
+// (everything ran inline or the queue's goroutine has finished it) and
+// no failure of that work waits for the next Sync. errSet is written
+// before pending drops, so it is read after.
+func (q *Queue) Idle() bool { return q.pending.Load() == 0 && !q.errSet.Load() }
 
 // Sync waits for all work enqueued so far and returns the first error of
 // the work that ran on the queue's goroutine since the last Sync, clearing

@@ -1,0 +1,52 @@
+package target
+
+import (
+	"testing"
+
+	"github.com/gompt/gompt/device"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+// A nowait construct releases its dependents as soon as its device work is
+// enqueued (publish), with an event for that work. If the work has already
+// completed and failed by then (the queue is idle, the failure not yet
+// synced), the dependents still see the failure: before, the idle queue
+// gave no event and no error, so a dependent of a kernel that failed on the
+// device ran and succeeded (TestDependOnKernelFailingOnDevice failed now
+// and then: "dependent 2 ... got nil").
+func TestOrdPublishAfterFailedWorkCompletedReleasesTheFailure(t *testing.T) {
+	r := hostRuntime(t)
+	d := r.devs[0]
+	f, err := d.load(panics)
+	require.NoError(t, err)
+	buf, err := d.d.Alloc(1 << 20)
+	require.NoError(t, err)
+	defer d.d.Free(buf.Ptr)
+	c, err := d.take()
+	require.NoError(t, err)
+	defer d.give(c) // its queue failed: give releases it
+	// The kernel must fail on the queue's goroutine (queued behind a copy),
+	// not inline: if the copy is done before Launch looks, try again.
+	queued := false
+	for try := 0; try < 20 && !queued; try++ {
+		require.NoError(t, c.q.CopyIn(buf.Ptr, make([]byte, 1<<20)))
+		queued = c.q.Launch(f, device.Shape{Size: [3]int{1}, Teams: 1}, []device.Arg{{Bits: 1}}) == nil
+	}
+	require.True(t, queued, "no launch was queued behind a 1 MiB copy in 20 tries")
+	// Wait until the queue has done it all (as a slow enqueuing goroutine
+	// would find it), without a Sync, which would take the failure.
+	ev, err := c.q.Record()
+	require.NoError(t, err)
+	require.Error(t, ev.Wait(), "the queue's work failed")
+
+	tk := &Task{done: make(chan struct{})}
+	tk.ds.early = true
+	tk.publish(c, nil)
+	require.True(t, tk.ds.released, "publish released the task's dependents")
+	seen := tk.ds.relErr
+	if seen == nil && tk.ds.fence != nil {
+		seen = tk.ds.fence.Wait()
+	}
+	assert.ErrorContains(t, seen, "panicked", "the failure a dependent sees: the release's error or its event's")
+}
