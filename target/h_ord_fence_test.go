@@ -50,3 +50,44 @@ func TestOrdPublishAfterFailedWorkCompletedReleasesTheFailure(t *testing.T) {
 	}
 	assert.ErrorContains(t, seen, "panicked", "the failure a dependent sees: the release's error or its event's")
 }
+
+// The same when the construct's queue is the one the failed predecessor
+// used: a construct whose end synced the failure away gives its queue back
+// for reuse, and the next construct on it, which depends on the failed
+// work's event, waits for it "in order". Its dependents must still see the
+// failure: a chain failed kernel → dependent → its dependent (on the
+// reused queue) → the next ran as if nothing had failed.
+func TestOrdPublishOnReusedQueueAfterItsFailureReleasesTheFailure(t *testing.T) {
+	r := hostRuntime(t)
+	d := r.devs[0]
+	f, err := d.load(panics)
+	require.NoError(t, err)
+	buf, err := d.d.Alloc(1 << 20)
+	require.NoError(t, err)
+	defer d.d.Free(buf.Ptr)
+	c, err := d.take()
+	require.NoError(t, err)
+	defer d.give(c)
+	queued := false
+	for try := 0; try < 20 && !queued; try++ {
+		require.NoError(t, c.q.CopyIn(buf.Ptr, make([]byte, 1<<20)))
+		queued = c.q.Launch(f, device.Shape{Size: [3]int{1}, Teams: 1}, []device.Arg{{Bits: 1}}) == nil
+	}
+	require.True(t, queued, "no launch was queued behind a 1 MiB copy in 20 tries")
+	ev, err := c.q.Record()
+	require.NoError(t, err)
+	require.Error(t, c.q.Sync(), "the earlier construct's end: its sync returns the failure")
+	// The next construct on the queue depends on the failed work's event.
+	c.deps = append(c.deps, dep{ev: ev, depend: true})
+	require.NoError(t, c.awaitDevice())
+	tk := &Task{done: make(chan struct{})}
+	tk.ds.early = true
+	tk.publish(c, nil)
+	require.True(t, tk.ds.released, "publish released the task's dependents")
+	seen := tk.ds.relErr
+	if seen == nil && tk.ds.fence != nil {
+		seen = tk.ds.fence.Wait()
+	}
+	assert.ErrorContains(t, seen, "panicked", "the failure a dependent sees: the release's error or its event's")
+	assert.ErrorIs(t, c.checkDeps(), ErrDependence, "the construct's own error at its end")
+}

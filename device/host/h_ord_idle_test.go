@@ -72,3 +72,46 @@ func TestOrdQueueAfterFailedEventIsNotIdle(t *testing.T) {
 	assert.True(t, q2.(device.Idler).Idle(), "Idle after Sync")
 	assert.Error(t, q1.Sync(), "Sync of the failed queue")
 }
+
+// WaitEvent for an event of the queue itself whose failure a Sync has
+// already returned (the queue was used again after it): the failure is
+// the queue's again, for its next Sync and the events recorded after, as
+// device.Waiter says, so work ordered after it on this queue is not taken
+// for having succeeded.
+func TestOrdWaitForOwnFailedEventAfterSync(t *testing.T) {
+	d := newDevice(0)
+	q, _ := d.NewQueue()
+	defer q.Release()
+	f, _ := d.Load(testPanics)
+	a, _ := d.Alloc(1 << 20)
+	defer d.Free(a.Ptr)
+	queued := false
+	for try := 0; try < 20 && !queued; try++ {
+		require.NoError(t, q.CopyIn(a.Ptr, make([]byte, 1<<20)))
+		queued = q.Launch(f, device.Shape{Size: [3]int{100}, Teams: 3}, []device.Arg{{Bits: 1}}) == nil
+	}
+	require.True(t, queued, "no launch was queued behind a 1 MiB copy in 20 tries")
+	ev, err := q.Record()
+	require.NoError(t, err)
+	require.ErrorContains(t, q.Sync(), "panicked in team 1 of 3", "Sync after the failed launch")
+	require.ErrorContains(t, ev.Wait(), "panicked in team 1 of 3", "the event after the failed launch")
+	ok, err := q.(device.Waiter).WaitEvent(ev)
+	require.NoError(t, err)
+	require.True(t, ok, "WaitEvent for an event of the queue itself")
+	assert.False(t, q.(device.Idler).Idle(), "Idle after waiting for its own failed event")
+	ev2, err := q.Record()
+	require.NoError(t, err)
+	assert.ErrorContains(t, ev2.Wait(), "panicked in team 1 of 3", "an event recorded after the wait")
+	assert.ErrorContains(t, q.Sync(), "panicked in team 1 of 3", "Sync after the wait")
+	assert.NoError(t, q.Sync(), "second Sync: cleared")
+
+	// An event of the queue that completed without failure adds none.
+	ev3, err := q.Record()
+	require.NoError(t, err)
+	require.NoError(t, ev3.Wait())
+	ok, err = q.(device.Waiter).WaitEvent(ev3)
+	require.NoError(t, err)
+	require.True(t, ok)
+	assert.True(t, q.(device.Idler).Idle(), "Idle after waiting for its own event that did not fail")
+	assert.NoError(t, q.Sync(), "Sync after waiting for its own event that did not fail")
+}

@@ -432,7 +432,17 @@ func (q *Queue) WaitEvent(ev device.Event) (bool, error) {
 		return false, nil
 	}
 	if e.q == q {
-		return true, nil // in order already
+		// In order already. A failure before ev that a Sync has returned
+		// since is this queue's error again, as a wait for another
+		// queue's failed event would make it; before ev completes no
+		// Sync can have cleared it.
+		q.mu.Lock()
+		if e.seq <= q.done && e.err != nil && q.err == nil {
+			q.err = e.err
+			q.errSet.Store(true)
+		}
+		q.mu.Unlock()
+		return true, nil
 	}
 	o := q.slot()
 	o.kind, o.wev = opWait, e
