@@ -1,0 +1,130 @@
+package target
+
+import (
+	"errors"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+// datWithin runs begin (which starts a task) on a goroutine of its own and
+// returns the task's error, failing the test unless the task is begun and
+// done within 20s: a construct that waits for a predecessor that never
+// releases it would otherwise hang the test.
+func datWithin(t *testing.T, what string, begin func() *Task) error {
+	t.Helper()
+	done := make(chan error, 1)
+	go func() { done <- begin().Wait() }()
+	select {
+	case err := <-done:
+		return err
+	case <-time.After(20 * time.Second):
+		require.FailNow(t, what+": not done in 20s (its predecessor never released it)")
+		return nil
+	}
+}
+
+// DependOn(t) of a task that has ended already: a construct or Go task
+// depending on one that succeeded runs at once; one depending on one that
+// failed fails with its error (ErrDependence) without running. Either way
+// it begins and ends: a task that has ended keeps releasing dependents.
+func TestDatDependOnEndedTask(t *testing.T) {
+	r := hostRuntime(t)
+	noLeak(t, r)
+	x := make([]float32, 32)
+	for i := range x {
+		x[i] = float32(i)
+	}
+	require.NoError(t, EnterData(0, To(x)))
+
+	ok := Go(func() error { return nil })
+	require.NoError(t, ok.Wait())
+	bad := Go(func() error { return errors.New("dat: first task failed") })
+	require.ErrorContains(t, bad.Wait(), "dat: first task failed")
+
+	for round := 0; round < 2; round++ { // the second round depends on the same ended tasks again
+		var ran atomic.Int32
+		err := datWithin(t, "Go task after an ended task", func() *Task {
+			return Go(func() error { ran.Add(1); return nil }, DependOn(ok))
+		})
+		require.NoError(t, err, "round %d: Go task depending on a task that succeeded and ended", round)
+		require.Equal(t, int32(1), ran.Load(), "round %d: the Go task after a task that succeeded ran", round)
+
+		x[3] = 100 + float32(round)
+		err = datWithin(t, "update after an ended task", func() *Task { return UpdateNowait(0, To(x), DependOn(ok)) })
+		require.NoError(t, err, "round %d: update depending on a task that succeeded and ended", round)
+
+		err = datWithin(t, "Go task after an ended failed task", func() *Task {
+			return Go(func() error { ran.Add(1); return nil }, DependOn(bad))
+		})
+		require.ErrorIs(t, err, ErrDependence, "round %d: Go task depending on a task that failed and ended", round)
+		require.ErrorContains(t, err, "dat: first task failed", "round %d", round)
+		require.Equal(t, int32(1), ran.Load(), "round %d: the Go task after a failed task ran", round)
+
+		x[3] = -1
+		err = datWithin(t, "update after an ended failed task", func() *Task { return UpdateNowait(0, To(x), DependOn(bad)) })
+		require.ErrorIs(t, err, ErrDependence, "round %d: update depending on a task that failed and ended", round)
+		x[3] = 0
+		require.NoError(t, Update(0, From(x)))
+		assert.Equal(t, 100+float32(round), x[3], "round %d: x[3] on the device: want the first update's, not the refused one's", round)
+		x[3] = 3
+	}
+	require.NoError(t, ExitData(0, Delete(x)))
+	depTableEmpty(t)
+}
+
+// A data construct that has no device work of its own (an update of data
+// that is not present, an enter data of data already present) still
+// depends on its predecessor's device work: when the predecessor's kernel
+// fails on the device after it released its dependents, the data construct
+// fails with ErrDependence, and a task depending on the data construct does
+// not run. On the host device the construct's queue waits for the
+// predecessor on the device; on a device whose queues cannot (the faulty
+// wrapper has no device.Waiter) the construct waits for it on the host.
+func TestDatDataConstructWithoutWorkDependsOnFailedKernel(t *testing.T) {
+	for _, c := range []struct {
+		name  string
+		start func(t *testing.T) *runtimeState
+	}{{"host", hostRuntime}, {"host-faulty", faultRuntime}} {
+		t.Run(c.name, func(t *testing.T) {
+			r := c.start(t)
+			noLeak(t, r)
+			const n = 64
+			x, y := make([]float32, n), make([]float32, n)
+			require.NoError(t, EnterData(0, To(x), To(y)))
+			// A large copy before the kernel keeps the queue busy, so the
+			// kernel fails after its construct has released its dependents.
+			big := make([]float32, 4<<20)
+			require.NoError(t, EnterData(0, Alloc(big)))
+			absent := make([]float32, n)
+			for round := 0; round < 10; round++ {
+				for _, b := range []struct {
+					name  string
+					begin func() *Task
+				}{
+					{"update of absent data", func() *Task { return UpdateNowait(0, To(absent), DependIn(y)) }},
+					{"enter data of present data", func() *Task { return EnterDataNowait(0, To(x), DependIn(y)) }},
+				} {
+					release := make(chan struct{})
+					gate := Go(func() error { <-release; return nil }) // t1 is in flight while t2 and t3 begin
+					t1 := TargetNowait(Region{Kernel: panics, Shape: N(1), Args: []Arg{Int(1)}, Maps: []Map{To(big).Always(), DependOut(y), DependOn(gate)}})
+					t2 := b.begin()
+					var ran atomic.Bool
+					t3 := Go(func() error { ran.Store(true); return nil }, DependOn(t2))
+					close(release)
+					require.ErrorContains(t, t1.Wait(), "panicked", "round %d: panicking kernel", round)
+					err := t2.Wait()
+					require.ErrorIs(t, err, ErrDependence, "round %d: %s after a kernel that failed on the device", round, b.name)
+					require.ErrorContains(t, err, "panicked", "round %d: %s after a kernel that failed on the device", round, b.name)
+					require.ErrorIs(t, t3.Wait(), ErrDependence, "round %d: Go task after the %s", round, b.name)
+					require.False(t, ran.Load(), "round %d: the Go task after the failed %s ran", round, b.name)
+				}
+			}
+			require.NoError(t, ExitData(0, Delete(x), Delete(y), Delete(big)))
+			assert.Empty(t, mappingEntries(0), "entries left")
+		})
+	}
+}
