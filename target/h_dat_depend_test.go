@@ -6,6 +6,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/gompt/gompt/device"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 )
@@ -127,4 +128,66 @@ func TestDatDataConstructWithoutWorkDependsOnFailedKernel(t *testing.T) {
 			assert.Empty(t, mappingEntries(0), "entries left")
 		})
 	}
+}
+
+// datHold is a kernel whose Go image waits until datRelease is closed (or
+// 20s have passed, so a failing test does not hang).
+var (
+	datRelease chan struct{}
+	datHold    = &device.Kernel{
+		Name:   "dat_hold",
+		Params: []device.Param{{Name: "n", Kind: device.ParamInt64}},
+		Images: []device.Image{{Kind: device.ImageHost, Host: func(a *device.HostArgs, r device.Range, team, teams int) {
+			select {
+			case <-datRelease:
+			case <-time.After(20 * time.Second):
+			}
+		}}},
+	}
+)
+
+// Dependents do not wait for their predecessor's construct to end: once
+// the predecessor has enqueued its device work, they start and enqueue
+// theirs behind it (the device orders them), so a chain of constructs after
+// a kernel that is still running has been started, each releasing the
+// next, before the kernel ends; and all succeed once it ends.
+func TestDatDependentsStartWhileKernelRuns(t *testing.T) {
+	r := hostRuntime(t)
+	noLeak(t, r)
+	const n = 64
+	x, y := ones(n)
+	big := make([]float32, 4<<20)
+	require.NoError(t, EnterData(0, To(x), To(y), Alloc(big)))
+	datRelease = make(chan struct{})
+	released := false
+	let := func() {
+		if !released {
+			released = true
+			close(datRelease)
+		}
+	}
+	defer let()
+	// The large copy first makes the kernel run on the queue's goroutine,
+	// not inline on the construct's.
+	t1 := TargetNowait(Region{Kernel: datHold, Shape: N(1), Args: []Arg{Int(1)}, Maps: []Map{To(big).Always(), DependOut(y)}})
+	t2 := UpdateNowait(0, To(x), DependIn(y))
+	t3 := Go(func() error { return nil }, DependOn(t2))
+	isReleased := func(tk *Task) bool {
+		tk.ds.mu.Lock()
+		defer tk.ds.mu.Unlock()
+		return tk.ds.released
+	}
+	require.Eventually(t, func() bool { return isReleased(t1) && isReleased(t2) }, 20*time.Second, time.Millisecond,
+		"the kernel's construct and the update after it did not release their dependents while the kernel ran")
+	select {
+	case <-t1.Done():
+		require.FailNow(t, "the held kernel's construct ended before it was let go")
+	default:
+	}
+	let()
+	for i, tk := range []*Task{t1, t2, t3} {
+		require.NoError(t, tk.Wait(), "task %d", i+1)
+	}
+	require.NoError(t, ExitData(0, Delete(x), Delete(y), Delete(big)))
+	depTableEmpty(t)
 }
