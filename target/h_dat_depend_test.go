@@ -191,3 +191,33 @@ func TestDatDependentsStartWhileKernelRuns(t *testing.T) {
 	require.NoError(t, ExitData(0, Delete(x), Delete(y), Delete(big)))
 	depTableEmpty(t)
 }
+
+// A kernel that fails on the queue's goroutine may have finished, queue
+// idle, before its construct releases its dependents: the construct then
+// has no event to give them, and must give them its failure instead. A Go
+// task depending on it never runs, whichever came first. (The race is
+// narrow, hence the rounds: when Fence dropped an idle queue's failure, a
+// few rounds in a thousand ran the Go task.)
+func TestDatDependentOfKernelThatFailedBeforeRelease(t *testing.T) {
+	r := hostRuntime(t)
+	noLeak(t, r)
+	y := make([]float32, 64)
+	// Just over the inline limit: the copy, and so the kernel after it,
+	// run on the queue's goroutine, and finish quickly.
+	mid := make([]float32, 64<<10+1)
+	require.NoError(t, EnterData(0, To(y), Alloc(mid)))
+	for round := 0; round < 2000; round++ {
+		release := make(chan struct{})
+		gate := Go(func() error { <-release; return nil })
+		t1 := TargetNowait(Region{Kernel: panics, Shape: N(1), Args: []Arg{Int(1)}, Maps: []Map{To(mid).Always(), DependOut(y), DependOn(gate)}})
+		var ran atomic.Bool
+		t2 := Go(func() error { ran.Store(true); return nil }, DependIn(y))
+		close(release)
+		require.ErrorContains(t, t1.Wait(), "panicked", "round %d: panicking kernel", round)
+		err := t2.Wait()
+		require.ErrorIs(t, err, ErrDependence, "round %d: Go task after a kernel that failed", round)
+		require.ErrorContains(t, err, "panicked", "round %d: Go task after a kernel that failed", round)
+		require.False(t, ran.Load(), "round %d: the Go task ran after its predecessor's kernel failed", round)
+	}
+	require.NoError(t, ExitData(0, Delete(y), Delete(mid)))
+}

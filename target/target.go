@@ -189,10 +189,12 @@ func (c *construct) Alloc(it *mapping.Item, size int) (device.DevicePtr, error) 
 
 // Fence implements mapping.Ops: an event after the work enqueued on c's
 // queue so far, or nil when the queue says it is idle. Without an event
-// (Record failed) it waits for the queue itself, so there is nothing left
-// to wait for.
+// (idle, or Record failed) it waits for the queue itself, so there is
+// nothing left to wait for, and keeps the queue's error: work that failed
+// on the queue's goroutine before it went idle is c's failure.
 func (c *construct) Fence() device.Event {
 	if c.idle != nil && c.idle.Idle() {
+		c.keep(c.q.Sync())
 		return nil
 	}
 	ev, err := c.q.Record()
