@@ -3,6 +3,7 @@ package target
 import (
 	"errors"
 	"fmt"
+	"slices"
 
 	"github.com/gompt/gompt/internal/callsite"
 	"github.com/gompt/gompt/internal/omptrt"
@@ -242,6 +243,9 @@ func Data(dev int, maps []Map, body func() error) error {
 	if err := checkMaps(maps); err != nil {
 		return err
 	}
+	// The exit unmaps the items the region began with, whatever body
+	// does with the caller's slice (a scratch slice of maps, refilled).
+	maps = slices.Clone(maps)
 	var pc uintptr
 	if toolsOn() {
 		pc = callsite.Parent()
