@@ -1,0 +1,176 @@
+package target
+
+import (
+	"fmt"
+	"math"
+	"testing"
+	"time"
+
+	"github.com/gompt/gompt/device"
+	"github.com/gompt/gompt/mapping"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+// The memory routines on offload devices: device addresses of mapped
+// buffers, associations, and MemcpyRect's bounds.
+
+// memWithin runs fn, failing the test if it does not return in 20s (a
+// routine that left a device's lock held makes the next one wait for
+// ever).
+func memWithin(t *testing.T, what string, fn func()) {
+	t.Helper()
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		fn()
+	}()
+	select {
+	case <-done:
+	case <-time.After(20 * time.Second):
+		require.FailNow(t, what+" did not return in 20s: a device lock was left held")
+	}
+}
+
+// Memcpy and Memset at the device address of a mapped buffer (MappedPtr),
+// at an offset, reach the buffer's device copy and are bounded by its end;
+// an address in nothing is an error naming the device; and the device's
+// allocations work as before afterwards. On the host device and OpenCL.
+func TestMemRoutinesOnMappedBufferAddresses(t *testing.T) {
+	r, cl := clRuntime(t)
+	noLeakOn(t, r)
+	devs := []int{0}
+	if cl >= 0 {
+		devs = append(devs, cl)
+	}
+	for _, dev := range devs {
+		x := make([]int32, 16)
+		require.NoError(t, EnterData(dev, To(x)), "device %d", dev)
+		p, err := MappedPtr(x, dev)
+		require.NoError(t, err, "device %d", dev)
+		require.NoError(t, Memcpy(On(dev, p).Add(8), Host([]int32{11, 12, 13, 14}), 16), "device %d: Memcpy to the mapped buffer at +8", dev)
+		require.NoError(t, Memset(On(dev, p).Add(60), 0xff, 4), "device %d: Memset of the mapped buffer's last element", dev)
+		out := make([]int32, 3)
+		require.NoError(t, Memcpy(Host(out), On(dev, p).Add(12), 12), "device %d: Memcpy from the mapped buffer at +12", dev)
+		assert.Equal(t, []int32{12, 13, 14}, out, "device %d: Memcpy from the mapped buffer at +12", dev)
+		err = Memcpy(Host(out), On(dev, p).Add(56), 12)
+		assert.ErrorContains(t, err, "out of bounds, only 8 bytes there", "device %d: Memcpy past the mapped buffer", dev)
+		err = Memcpy(On(dev, 0x10), Host(out), 4)
+		assert.ErrorContains(t, err, fmt.Sprintf("memcpy destination: 0x10 is not inside any allocation or mapped buffer on device %d (%s)", dev, r.devs[dev].id), "device %d", dev)
+		memWithin(t, fmt.Sprintf("device %d: AllocMem after the copies", dev), func() {
+			q, err := AllocMem(64, dev)
+			if assert.NoError(t, err, "device %d: AllocMem after the copies", dev) {
+				assert.NoError(t, FreeMem(q, dev), "device %d", dev)
+			}
+		})
+		require.NoError(t, ExitData(dev, From(x)), "device %d", dev)
+		assert.Equal(t, []int32{0, 0, 11, 12, 13, 14, 0, 0, 0, 0, 0, 0, 0, 0, 0, -1}, x, "device %d: x copied back", dev)
+	}
+}
+
+// FreeMem of an allocation that two host ranges are associated with names
+// the one at the lowest host address and says how many more there are,
+// whichever was associated first; it frees nothing until the last is
+// disassociated.
+func TestMemFreeMemNamesTheLowestAssociation(t *testing.T) {
+	r := hostRuntime(t)
+	noLeak(t, r)
+	p, err := AllocMem(256, 0)
+	require.NoError(t, err)
+	h := make([]byte, 256)
+	lo, mid, hi := h[0:16], h[64:80], h[128:160]
+	rng := func(b []byte) string { return mapping.RangeString(addr(b), len(b)) }
+	require.NoError(t, Associate(hi, p, 128, 0))
+	require.NoError(t, Associate(mid, p, 64, 0))
+	require.NoError(t, Associate(lo, p, 0, 0))
+	wantMemErr(t, "free with three associations", FreeMem(p, 0), device.CodeInvalidArgument,
+		"host memory "+rng(lo)+" and 2 more host ranges is still associated with it")
+	require.NoError(t, Disassociate(lo, 0))
+	wantMemErr(t, "free with two associations", FreeMem(p, 0), device.CodeInvalidArgument,
+		"host memory "+rng(mid)+" and 1 more host ranges is still associated with it")
+	require.NoError(t, Disassociate(mid, 0))
+	err = FreeMem(p, 0)
+	wantMemErr(t, "free with one association", err, device.CodeInvalidArgument,
+		"host memory "+rng(hi)+" is still associated with it")
+	assert.NotContains(t, err.Error(), "more host ranges", "free with one association")
+	require.NoError(t, Disassociate(hi, 0))
+	require.NoError(t, FreeMem(p, 0))
+}
+
+// Associate at the address just past an allocation's end names it as in
+// no allocation (it is not "past the end" of the one before); where the
+// device placed the next allocation there, associating at its start works.
+func TestMemAssociateAtAnAllocationsEnd(t *testing.T) {
+	r := hostRuntime(t)
+	noLeak(t, r)
+	small := make([]byte, 16)
+	p, err := AllocMem(64, 0)
+	require.NoError(t, err)
+	wantMemErr(t, "associate at the end of the only allocation", Associate(small, p+64, 0, 0), device.CodeInvalidArgument,
+		fmt.Sprintf("%v is not inside any live allocation made by target.AllocMem on that device", p+64))
+	require.NoError(t, FreeMem(p, 0))
+
+	ps := make([]DevicePtr, 16)
+	for i := range ps {
+		ps[i], err = AllocMem(64, 0)
+		require.NoError(t, err)
+	}
+	adjacent := 0
+	for _, a := range ps {
+		for _, b := range ps {
+			if b != a+64 {
+				continue
+			}
+			adjacent++
+			for range 8 { // the allocations are found in map order: several tries
+				require.NoError(t, Associate(small, b, 0, 0), "associate at the start of allocation %v, which begins where %v ends", b, a)
+				require.NoError(t, Memcpy(On(0, a).Add(64), Host([]byte("sixteen bytes!!!")), 16), "Memcpy to %v", b)
+				require.NoError(t, Update(0, From(small)))
+				require.Equal(t, "sixteen bytes!!!", string(small), "associated slice at %v after update", b)
+				require.NoError(t, Disassociate(small, 0))
+				clear(small)
+			}
+		}
+	}
+	t.Logf("%d of 16 allocations of 64 bytes start where another ends", adjacent)
+	for _, q := range ps {
+		require.NoError(t, FreeMem(q, 0))
+	}
+}
+
+// Associate and Disassociate with a device number that names no device
+// fail and associate nothing.
+func TestMemAssociateOnANonexistentDevice(t *testing.T) {
+	r := hostRuntime(t)
+	noLeak(t, r)
+	p, err := AllocMem(64, 0)
+	require.NoError(t, err)
+	h := make([]int32, 4)
+	for _, dev := range []int{7, len(r.devs) + 1, -12} {
+		err := Associate(h, p, 0, dev)
+		require.ErrorIs(t, err, ErrDevice, "Associate on device %d", dev)
+		assert.ErrorContains(t, err, "target: associate: ", "Associate on device %d", dev)
+		err = Disassociate(h, dev)
+		require.ErrorIs(t, err, ErrDevice, "Disassociate on device %d", dev)
+		assert.ErrorContains(t, err, "target: disassociate: ", "Disassociate on device %d", dev)
+	}
+	assert.False(t, IsPresent(h, 0), "h after refused associations")
+	assert.Zero(t, r.devs[0].table.Len(), "present table after refused associations: %v", r.devs[0].table.Entries())
+	require.NoError(t, FreeMem(p, 0), "free after refused associations")
+}
+
+// A rectangle whose last byte is exactly the largest int is checked
+// against the memory like any other: out of bounds, not an overflow.
+func TestMemMemcpyRectEndingAtMaxInt(t *testing.T) {
+	hostRuntime(t)
+	a, b := make([]byte, 64), make([]byte, 64)
+	const n = math.MaxInt / 7 // 7 divides 2^63-1
+	err := MemcpyRect(Host(a), Host(b), 7, []int{1}, []int{n - 1}, []int{0}, []int{n}, []int{1})
+	require.ErrorIs(t, err, device.ErrInvalidArgument)
+	assert.ErrorContains(t, err, fmt.Sprintf("destination host slice %#x: volume [1] at offset [%d] in dimensions [%d] of 7-byte elements reaches byte %d, out of bounds: only 64 bytes there",
+		addr(a), n-1, n, math.MaxInt))
+	err = MemcpyRect(Host(a), Host(b), 1, []int{1, 1}, []int{0, 0}, []int{n - 1, 6}, []int{1, 1}, []int{n, 7})
+	require.ErrorIs(t, err, device.ErrInvalidArgument)
+	assert.ErrorContains(t, err, fmt.Sprintf("source host slice %#x: volume [1 1] at offset [%d 6] in dimensions [%d 7] of 1-byte elements reaches byte %d, out of bounds: only 64 bytes there",
+		addr(b), n-1, n, math.MaxInt))
+}
