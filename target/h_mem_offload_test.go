@@ -174,3 +174,31 @@ func TestMemMemcpyRectEndingAtMaxInt(t *testing.T) {
 	assert.ErrorContains(t, err, fmt.Sprintf("source host slice %#x: volume [1 1] at offset [%d 6] in dimensions [%d 7] of 1-byte elements reaches byte %d, out of bounds: only 64 bytes there",
 		addr(b), n-1, n, math.MaxInt))
 }
+
+// MemcpyRect refuses a dstOff, srcOff, dstDims or srcDims whose length is
+// not the volume's, each alone, longer or shorter, naming the lengths;
+// nothing is copied.
+func TestMemMemcpyRectEachArgumentOfTheWrongLength(t *testing.T) {
+	hostRuntime(t)
+	a, b := make([]byte, 64), make([]byte, 64)
+	for i := range b {
+		b[i] = byte(i + 1)
+	}
+	for arg := range 4 {
+		for _, n := range []int{1, 3} {
+			args := [4][]int{{0, 0}, {0, 0}, {8, 8}, {8, 8}}
+			args[arg] = make([]int, n)
+			for i := range args[arg] {
+				args[arg][i] = args[(arg/2)*2][0] // offsets 0, dims 8
+			}
+			lens := [4]int{2, 2, 2, 2}
+			lens[arg] = n
+			name := [...]string{"dstOff", "srcOff", "dstDims", "srcDims"}[arg]
+			err := MemcpyRect(Host(a), Host(b), 1, []int{2, 2}, args[0], args[1], args[2], args[3])
+			require.ErrorIs(t, err, device.ErrInvalidArgument, "%s of length %d", name, n)
+			assert.ErrorContains(t, err, fmt.Sprintf("volume has 2 dimensions but dstOff, srcOff, dstDims and srcDims have %d, %d, %d and %d; all must have the same",
+				lens[0], lens[1], lens[2], lens[3]), "%s of length %d", name, n)
+			assert.Equal(t, make([]byte, 64), a, "destination after a refused MemcpyRect (%s of length %d)", name, n)
+		}
+	}
+}
