@@ -202,3 +202,62 @@ func TestMemMemcpyRectEachArgumentOfTheWrongLength(t *testing.T) {
 		}
 	}
 }
+
+// MemcpyRect where the rows (or the planes) follow each other on one side
+// only copies row by row (plane by plane) all the same: only rows that
+// follow each other on both sides are one piece. Host to host, and into,
+// out of and within the host device and OpenCL.
+func TestMemMemcpyRectContiguousOnOneSideOnly(t *testing.T) {
+	r, cl := clRuntime(t)
+	noLeakOn(t, r)
+	cases := []rectCase{
+		{"2-D, source rows follow each other", []int{3, 6}, []int{1, 1}, []int{1, 0}, []int{5, 8}, []int{4, 6}},
+		{"2-D, destination rows follow each other", []int{3, 6}, []int{1, 0}, []int{0, 2}, []int{5, 6}, []int{4, 9}},
+		{"3-D, source planes follow each other", []int{2, 3, 4}, []int{0, 1, 0}, []int{1, 0, 0}, []int{3, 5, 4}, []int{3, 3, 4}},
+		{"3-D, destination planes follow each other", []int{2, 3, 4}, []int{1, 0, 0}, []int{0, 1, 0}, []int{3, 3, 4}, []int{2, 4, 4}},
+		{"3-D, rows follow each other on both sides, planes on one", []int{2, 2, 4}, []int{0, 0, 0}, []int{0, 1, 0}, []int{2, 2, 4}, []int{3, 4, 4}},
+	}
+	devs := []int{0}
+	if cl >= 0 {
+		devs = append(devs, cl)
+	}
+	for _, c := range cases {
+		src := make([]int32, size(c.srcDims))
+		for i := range src {
+			src[i] = int32(i + 1)
+		}
+		dst0 := make([]int32, size(c.dstDims))
+		for i := range dst0 {
+			dst0[i] = -int32(i + 1)
+		}
+		want := c.want(dst0, src)
+		got := append([]int32(nil), dst0...)
+		require.NoError(t, c.copy(Host(got), Host(src)), "%s, host to host", c.name)
+		assert.Equal(t, want, got, "%s, host to host", c.name)
+		for _, dev := range devs {
+			d, err := AllocMem(4*len(dst0), dev)
+			require.NoError(t, err)
+			s, err := AllocMem(4*len(src), dev)
+			require.NoError(t, err)
+			require.NoError(t, Memcpy(On(dev, s), Host(src), 4*len(src)))
+			for _, way := range []string{"host to device", "device to host", "within the device"} {
+				got := append([]int32(nil), dst0...)
+				require.NoError(t, Memcpy(On(dev, d), Host(got), 4*len(got)))
+				switch way {
+				case "host to device":
+					require.NoError(t, c.copy(On(dev, d), Host(src)), "%s, %s %d", c.name, way, dev)
+				case "device to host":
+					require.NoError(t, c.copy(Host(got), On(dev, s)), "%s, %s %d", c.name, way, dev)
+				case "within the device":
+					require.NoError(t, c.copy(On(dev, d), On(dev, s)), "%s, %s %d", c.name, way, dev)
+				}
+				if way != "device to host" {
+					require.NoError(t, Memcpy(Host(got), On(dev, d), 4*len(got)))
+				}
+				assert.Equal(t, want, got, "%s, %s %d", c.name, way, dev)
+			}
+			require.NoError(t, FreeMem(d, dev))
+			require.NoError(t, FreeMem(s, dev))
+		}
+	}
+}

@@ -36,3 +36,25 @@ func TestMemAssociateRoutinesNameTheirCaller(t *testing.T) {
 	}
 	require.Equal(t, fmt.Sprint(ends[0].src), fmt.Sprint(ends[1].src), "host address of associate and disassociate")
 }
+
+// A device memory routine refused for its arguments tells the tool of no
+// data op: nothing was done. Associate past its allocation's end, at a
+// pointer in no allocation, on the initial device; Memcpy and Memset out
+// of bounds; FreeMem of a pointer not allocated.
+func TestMemRefusedRoutinesMakeNoDataOps(t *testing.T) {
+	p, err := target.AllocMem(64, 0)
+	require.NoError(t, err)
+	defer target.FreeMem(p, 0)
+	h := make([]byte, 32)
+	tool.take()
+	require.Error(t, target.Associate(h, p, 48, 0), "associate past the allocation's end")
+	require.Error(t, target.Associate(h, p+64, 0, 0), "associate at the allocation's end")
+	require.Error(t, target.Associate(h, 0x1000, 0, 0), "associate in no allocation")
+	require.Error(t, target.Associate(h, p, -1, 0), "associate at a negative offset")
+	require.Error(t, target.Associate(h, p, 0, target.InitialDevice), "associate on the initial device")
+	require.Error(t, target.Memcpy(target.On(0, p), target.Host(make([]byte, 65)), 65), "memcpy out of bounds")
+	require.Error(t, target.Memset(target.On(0, p).Add(8), 0, 57), "memset out of bounds")
+	require.Error(t, target.FreeMem(p+8, 0), "free of a pointer inside an allocation")
+	expect(t)
+	require.False(t, target.IsPresent(h, 0), "h after refused associations")
+}
