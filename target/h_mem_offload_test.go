@@ -1,6 +1,7 @@
 package target
 
 import (
+	"bytes"
 	"fmt"
 	"math"
 	"testing"
@@ -259,5 +260,97 @@ func TestMemMemcpyRectContiguousOnOneSideOnly(t *testing.T) {
 			require.NoError(t, FreeMem(d, dev))
 			require.NoError(t, FreeMem(s, dev))
 		}
+	}
+}
+
+// Every memory routine given a device number that names no device fails
+// with ErrDevice, naming the routine's side where it has two, and does
+// nothing: the allocation named on the real device is untouched.
+func TestMemRoutinesOnANonexistentDevice(t *testing.T) {
+	r := hostRuntime(t)
+	noLeak(t, r)
+	p, err := AllocMem(64, 0)
+	require.NoError(t, err)
+	require.NoError(t, Memset(On(0, p), 5, 64))
+	h := make([]byte, 64)
+	for _, bad := range []int{9, -12} {
+		q, err := AllocMem(64, bad)
+		assert.ErrorIs(t, err, ErrDevice, "AllocMem on device %d", bad)
+		assert.Zero(t, q, "AllocMem on device %d", bad)
+		assert.ErrorIs(t, FreeMem(p, bad), ErrDevice, "FreeMem on device %d", bad)
+		err = Memcpy(On(bad, p), Host(h), 8)
+		assert.ErrorIs(t, err, ErrDevice, "Memcpy to device %d", bad)
+		assert.ErrorContains(t, err, "target: memcpy destination: ", "Memcpy to device %d", bad)
+		err = Memcpy(Host(h), On(bad, p), 8)
+		assert.ErrorIs(t, err, ErrDevice, "Memcpy from device %d", bad)
+		assert.ErrorContains(t, err, "target: memcpy source: ", "Memcpy from device %d", bad)
+		err = Memset(On(bad, p), 0, 8)
+		assert.ErrorIs(t, err, ErrDevice, "Memset on device %d", bad)
+		err = MemcpyRect(On(bad, p), Host(h), 1, []int{2}, []int{0}, []int{0}, []int{8}, []int{8})
+		assert.ErrorIs(t, err, ErrDevice, "MemcpyRect to device %d", bad)
+		assert.ErrorContains(t, err, "target: memcpy_rect destination: ", "MemcpyRect to device %d", bad)
+		err = MemcpyRect(Host(h), On(bad, p), 1, []int{2}, []int{0}, []int{0}, []int{8}, []int{8})
+		assert.ErrorIs(t, err, ErrDevice, "MemcpyRect from device %d", bad)
+		assert.ErrorContains(t, err, "target: memcpy_rect source: ", "MemcpyRect from device %d", bad)
+	}
+	assert.Equal(t, make([]byte, 64), h, "host slice after the refused copies")
+	require.NoError(t, Memcpy(Host(h), On(0, p), 64))
+	assert.Equal(t, bytes.Repeat([]byte{5}, 64), h, "the allocation after the refused routines")
+	require.NoError(t, FreeMem(p, 0), "FreeMem on the real device after refused ones")
+}
+
+// MemcpyRect with a source or destination in no allocation, or a host
+// slice outside its bounds, fails naming that side, before copying.
+func TestMemMemcpyRectBadSides(t *testing.T) {
+	r := hostRuntime(t)
+	noLeak(t, r)
+	p, err := AllocMem(64, 0)
+	require.NoError(t, err)
+	defer FreeMem(p, 0)
+	h := make([]byte, 64)
+	rect := func(dst, src Loc) error {
+		return MemcpyRect(dst, src, 1, []int{2, 2}, []int{0, 0}, []int{0, 0}, []int{4, 4}, []int{4, 4})
+	}
+	err = rect(Host(h), On(0, 0x1000))
+	assert.ErrorContains(t, err, "target: memcpy_rect source: 0x1000 is not inside any allocation or mapped buffer on device 0", "source in no allocation")
+	err = rect(On(0, 0x1000), Host(h))
+	assert.ErrorContains(t, err, "target: memcpy_rect destination: 0x1000 is not inside any allocation or mapped buffer on device 0", "destination in no allocation")
+	err = rect(On(0, p), Host(h).Add(65))
+	assert.ErrorContains(t, err, "target: memcpy_rect source: offset 65 is outside the host slice", "source past its host slice")
+	err = rect(Host(h), On(InitialDevice, 0x1000))
+	assert.ErrorContains(t, err, "target: memcpy_rect source: 0x1000 is not in any initial-device allocation", "source on the initial device")
+	err = rect(Host(h), Host([]*int{nil, nil}))
+	assert.ErrorContains(t, err, "memcpy_rect source", "source of pointers")
+	assert.Equal(t, make([]byte, 64), h, "destination after the refused copies")
+}
+
+// A 3-D MemcpyRect of several planes of one row each copies every plane
+// to its own place.
+func TestMemMemcpyRectPlanesOfOneRow(t *testing.T) {
+	r, cl := clRuntime(t)
+	noLeakOn(t, r)
+	c := rectCase{"3 planes of one row", []int{3, 1, 4}, []int{0, 1, 0}, []int{1, 0, 1}, []int{3, 3, 4}, []int{4, 2, 6}}
+	src := make([]int32, size(c.srcDims))
+	for i := range src {
+		src[i] = int32(i + 1)
+	}
+	dst0 := make([]int32, size(c.dstDims))
+	want := c.want(dst0, src)
+	got := append([]int32(nil), dst0...)
+	require.NoError(t, c.copy(Host(got), Host(src)))
+	assert.Equal(t, want, got, "host to host")
+	devs := []int{0, InitialDevice}
+	if cl >= 0 {
+		devs = append(devs, cl)
+	}
+	for _, dev := range devs {
+		d, err := AllocMem(4*len(dst0), dev)
+		require.NoError(t, err)
+		require.NoError(t, Memset(On(dev, d), 0, 4*len(dst0)))
+		require.NoError(t, c.copy(On(dev, d), Host(src)), "host to device %d", dev)
+		got := make([]int32, len(dst0))
+		require.NoError(t, Memcpy(Host(got), On(dev, d), 4*len(got)))
+		assert.Equal(t, want, got, "host to device %d", dev)
+		require.NoError(t, FreeMem(d, dev))
 	}
 }
