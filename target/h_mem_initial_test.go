@@ -204,27 +204,38 @@ func memWeakOfGarbage() weak.Pointer[byte] {
 	return weak.Make(&b[0])
 }
 
+// memMappedAndDropped returns the initial-device address MappedPtr gave a
+// slice of n bytes that is unreachable when it returns, and a weak pointer
+// to the slice's memory.
+//
+//go:noinline
+func memMappedAndDropped(t *testing.T, n int) (DevicePtr, weak.Pointer[byte]) {
+	x := make([]byte, n)
+	p, err := MappedPtr(x, InitialDevice)
+	require.NoError(t, err)
+	return p, weak.Make(&x[0])
+}
+
 // An address whose slice the collector has freed, but whose record the
 // cleanup has not yet dropped (cleanups run later, on their own
 // goroutine), is refused with the error that says why: the slice was
 // garbage collected, keep it reachable.
 func TestMemMappedPtrOfCollectedSliceSaysCollected(t *testing.T) {
 	r := hostRuntime(t)
-	p := mappedAndDropped(t)
-	r.initial.mu.Lock()
-	v := r.initial.views[p]
-	r.initial.mu.Unlock()
-	require.NotNil(t, v, "MappedPtr recorded no view of a 1 MiB slice")
-	for deadline := time.Now().Add(10 * time.Second); v.p.Value() != nil; {
+	const n = 1 << 20
+	p, w := memMappedAndDropped(t, n)
+	for deadline := time.Now().Add(10 * time.Second); w.Value() != nil; {
 		require.True(t, time.Now().Before(deadline), "the dropped slice was not collected in 10s")
 		runtime.GC()
 	}
-	// The window between the collection and the cleanup, held open: the
-	// cleanup may have dropped the record already.
+	// The window between the collection and the cleanup, held open: a
+	// record of the slice that its cleanup (run already, or to come) does
+	// not drop.
+	held := &hostView{p: w, n: n}
 	r.initial.mu.Lock()
-	r.initial.views[p] = v
+	r.initial.views[p] = held
 	r.initial.mu.Unlock()
-	t.Cleanup(func() { r.initial.drop(p, v) })
+	t.Cleanup(func() { r.initial.drop(p, held) })
 	for _, off := range []int{0, 4096} {
 		err := Memcpy(On(InitialDevice, p).Add(off), Host(make([]byte, 8)), 8)
 		require.Error(t, err, "Memcpy to offset %d of a collected slice", off)
