@@ -149,3 +149,61 @@ func TestMemCopiesReportEveryDeviceFailure(t *testing.T) {
 		}
 	}
 }
+
+// When every queue of a device is in use and the device cannot make
+// another, Memcpy, Memset and MemcpyRect on it return that failure rather
+// than success with nothing copied; once a queue is free they work.
+func TestMemRoutinesReportAQueueTheDeviceCannotMake(t *testing.T) {
+	r := faultRuntime(t)
+	noLeak(t, r)
+	d := r.devs[0]
+	p, err := AllocMem(64, 0)
+	require.NoError(t, err)
+	defer FreeMem(p, 0)
+	require.NoError(t, Memset(On(0, p), 1, 64))
+	// Take every queue the device has: the spare, the idle ones.
+	var held []*construct
+	for {
+		d.qmu.Lock()
+		free := len(d.idle)
+		d.qmu.Unlock()
+		if free == 0 && d.spare.Load() == nil {
+			break
+		}
+		c, err := d.take()
+		require.NoError(t, err)
+		held = append(held, c)
+	}
+	src := make([]byte, 64)
+	for i := range src {
+		src[i] = byte(i + 100)
+	}
+	got := make([]byte, 64)
+	calls := []struct {
+		name string
+		run  func() error
+	}{
+		{"Memcpy to the device", func() error { return Memcpy(On(0, p), Host(src), 64) }},
+		{"Memcpy from the device", func() error { return Memcpy(Host(got), On(0, p), 64) }},
+		{"Memcpy within the device", func() error { return Memcpy(On(0, p), On(0, p).Add(32), 32) }},
+		{"Memset", func() error { return Memset(On(0, p), 9, 64) }},
+		{"MemcpyRect to the device", func() error {
+			return MemcpyRect(On(0, p), Host(src), 1, []int{2, 4}, []int{0, 0}, []int{0, 0}, []int{8, 8}, []int{8, 8})
+		}},
+	}
+	for _, c := range calls {
+		faultPlan.FailNth(faulty.NewQueue, 1, device.CodeOutOfResources)
+		err := c.run()
+		require.False(t, faultPlan.Armed(faulty.NewQueue), "%s made no queue", c.name)
+		assert.True(t, isInjectedIn(err, faulty.NewQueue), "%s with no queue to be had: %v; want the new-queue failure", c.name, err)
+	}
+	assert.Equal(t, make([]byte, 64), got, "host bytes after the failed copy from the device")
+	for _, c := range held {
+		require.NoError(t, d.give(c))
+	}
+	require.NoError(t, Memcpy(Host(got), On(0, p), 64))
+	assert.Equal(t, bytes.Repeat([]byte{1}, 64), got, "device bytes after the failed routines")
+	require.NoError(t, Memcpy(On(0, p), Host(src), 64), "Memcpy once a queue is free")
+	require.NoError(t, Memcpy(Host(got), On(0, p), 64))
+	assert.Equal(t, src, got, "device bytes after the copy once a queue is free")
+}

@@ -354,3 +354,18 @@ func TestMemMemcpyRectPlanesOfOneRow(t *testing.T) {
 		require.NoError(t, FreeMem(d, dev))
 	}
 }
+
+// IsPresent and IsAccessible of a device number that names no device are
+// false: no device there has s, nor can use it.
+func TestMemPresenceOnANonexistentDevice(t *testing.T) {
+	r := hostRuntime(t)
+	x := make([]float32, 8)
+	require.NoError(t, EnterData(0, To(x)))
+	defer ExitData(0, Delete(x))
+	require.True(t, IsPresent(x, 0), "x on device 0 after enter data")
+	require.True(t, IsAccessible(x, InitialDevice), "x on the initial device")
+	for _, bad := range []int{len(r.devs) + 1, 40, -12} {
+		assert.False(t, IsPresent(x, bad), "IsPresent on device %d", bad)
+		assert.False(t, IsAccessible(x, bad), "IsAccessible on device %d", bad)
+	}
+}
