@@ -1,7 +1,14 @@
 package target
 
 import (
+	"errors"
 	"fmt"
+	"io"
+	"os"
+	"os/exec"
+	"runtime"
+	"strings"
+	"time"
 	"testing"
 
 	"github.com/gompt/gompt/device"
@@ -243,4 +250,99 @@ func TestTgtDependConstructQueueFailure(t *testing.T) {
 		assert.Equal(t, float32(2), y[1], "nowait %v: y[1] after the construct that did not run", nowait)
 	}
 	depTableEmpty(t)
+}
+
+// tgtStderr runs fn with standard error captured and returns what it
+// wrote there.
+func tgtStderr(t *testing.T, fn func()) string {
+	t.Helper()
+	rd, wr, err := os.Pipe()
+	require.NoError(t, err)
+	old := os.Stderr
+	os.Stderr = wr
+	done := make(chan []byte)
+	go func() {
+		b, _ := io.ReadAll(rd)
+		done <- b
+	}()
+	defer func() {
+		os.Stderr = old
+	}()
+	fn()
+	os.Stderr = old
+	wr.Close()
+	return string(<-done)
+}
+
+// GOMPT_INFO=7 prints each copy back to the host (device address -> host
+// address) and, after each construct, the present table: its size and
+// its entries.
+func TestTgtInfoCopyBackAndTable(t *testing.T) {
+	useRuntime(t, map[string]string{"GOMPT_PLUGINS": "host", "GOMPT_INFO": "7"})
+	x, y := vecs(16)
+	var terr, eerr, xerr error
+	out := tgtStderr(t, func() {
+		eerr = EnterData(0, To(x))
+		terr = Target(saxpyRegion(0, 16, 2, x, y, To(x), From(y)))
+		xerr = ExitData(0, Delete(x))
+	})
+	require.NoError(t, eerr)
+	require.NoError(t, terr)
+	require.NoError(t, xerr)
+	for _, want := range []string{
+		"gompt: host:0: copy 64 bytes device 0x",
+		fmt.Sprintf("-> host %#x\n", addr(device.Bytes(y))),
+		"gompt: host:0: present table after the construct: 1 entries\n",
+		fmt.Sprintf("gompt: host:0:   [%#x,%#x)", addr(device.Bytes(x)), addr(device.Bytes(x))+64),
+		"gompt: host:0: present table after the construct: 0 entries\n",
+	} {
+		assert.Contains(t, out, want, "GOMPT_INFO=7 output")
+	}
+	assert.Equal(t, 3, strings.Count(out, "present table after the construct"), "present tables printed, one per construct:\n%s", out)
+}
+
+// A nowait construct or Go task refused because Shutdown has begun does
+// not hold Shutdown up: Shutdown, waiting for a task begun before it,
+// returns once that task ends. Shutdown ends the process's runtime, so the
+// test runs in a child process.
+func TestTgtRefusedTaskDoesNotHoldShutdown(t *testing.T) {
+	if os.Getenv("GOMPT_TEST_TGT_SHUTDOWN_CHILD") == "1" {
+		tgtRefusedTaskChild()
+		return
+	}
+	cmd := exec.Command(os.Args[0], "-test.run=^TestTgtRefusedTaskDoesNotHoldShutdown$", "-test.count=1")
+	cmd.Env = append(os.Environ(), "GOMPT_TEST_TGT_SHUTDOWN_CHILD=1", "GOMPT_PLUGINS=host")
+	out, err := cmd.CombinedOutput()
+	require.NoError(t, err, "child failed:\n%s", out)
+	require.Contains(t, string(out), "tgt-shutdown-ok", "child:\n%s", out)
+}
+
+func tgtRefusedTaskChild() {
+	fail := func(format string, a ...any) {
+		fmt.Printf("FAIL: "+format+"\n", a...)
+		os.Exit(1)
+	}
+	r := state()
+	release := make(chan struct{})
+	gate := Go(func() error { <-release; return nil }) // in flight when Shutdown begins
+	done := make(chan error, 1)
+	go func() { done <- shutdownWithin(20 * time.Second) }()
+	for !r.closing.Load() {
+		runtime.Gosched()
+	}
+	x, y := vecs(8)
+	if err := TargetNowait(saxpyRegion(0, 8, 2, x, y)).Wait(); !errors.Is(err, errShutdown) {
+		fail("TargetNowait once Shutdown has begun: %v, want the shut-down error", err)
+	}
+	if err := Go(func() error { return nil }).Wait(); !errors.Is(err, errShutdown) {
+		fail("Go once Shutdown has begun: %v, want the shut-down error", err)
+	}
+	close(release)
+	if err := gate.Wait(); err != nil {
+		fail("the task begun before Shutdown: %v", err)
+	}
+	if err := <-done; err != nil {
+		fail("Shutdown: %v", err)
+	}
+	fmt.Println("tgt-shutdown-ok")
 }
