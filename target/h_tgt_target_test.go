@@ -8,8 +8,8 @@ import (
 	"os/exec"
 	"runtime"
 	"strings"
-	"time"
 	"testing"
+	"time"
 
 	"github.com/gompt/gompt/device"
 	"github.com/gompt/gompt/device/faulty"
