@@ -249,3 +249,98 @@ func TestTgtNoWaitLeftForTheNextConstruct(t *testing.T) {
 	require.NotZero(t, rounds, "every round ran the blocker's kernel inline")
 	require.NoError(t, ExitData(0, Delete(big)))
 }
+
+// tgtSignals is a set of channels, each closed at the first line of
+// standard error that contains its text.
+type tgtSignals struct {
+	mu     sync.Mutex
+	ch     map[string]chan struct{}
+	closed map[string]bool
+}
+
+func newTgtSignals(texts ...string) *tgtSignals {
+	s := &tgtSignals{ch: map[string]chan struct{}{}, closed: map[string]bool{}}
+	for _, x := range texts {
+		s.ch[x] = make(chan struct{})
+	}
+	return s
+}
+
+func (s *tgtSignals) see(line string) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	for x, c := range s.ch {
+		if !s.closed[x] && strings.Contains(line, x) {
+			close(c)
+			s.closed[x] = true
+		}
+	}
+}
+
+// wait returns once a line with text has been seen, or fails the test
+// after 20s (calling onFail first).
+func (s *tgtSignals) wait(t *testing.T, text, what string, onFail func()) {
+	t.Helper()
+	select {
+	case <-s.ch[text]:
+	case <-time.After(20 * time.Second):
+		onFail()
+		require.FailNow(t, what+" did not happen in 20s")
+	}
+}
+
+// A construct whose kernel reads a slice another construct is still
+// copying to the device, and which also depends on a third construct,
+// is told when that copy fails: its error says the shared data's copy
+// failed (its input on the device is wrong), besides the dependence.
+func TestTgtSharedCopyFailureReportedWithDependence(t *testing.T) {
+	r := useRuntime(t, map[string]string{"GOMPT_PLUGINS": "host", "GOMPT_INFO": "1"})
+	require.NotEmpty(t, r.devs, "no host device: %s", r.why())
+	noLeak(t, r)
+	big := make([]float32, 4<<20)
+	require.NoError(t, EnterData(0, Alloc(big)))
+	rounds := 0
+	for round := 0; round < 20 && rounds < 3; round++ {
+		b := newTgtBlocker()
+		key := make([]byte, 1)
+		x := make([]float32, 12) // 48 bytes: its copy is "copy 48 bytes host"
+		y := make([]float32, 16) // 64 bytes: its alloc is "alloc 64 bytes"
+		sig := newTgtSignals("copy 48 bytes host", "alloc 64 bytes")
+		stop := tgtWatchStderr(t, sig.see)
+		a := TargetNowait(b.region(big, DependOut(key)))
+		select {
+		case <-b.started:
+		case <-a.Done():
+			stop()
+			require.True(t, b.inline.Load(), "the blocker's construct ended before its kernel started: %v", a.Wait())
+			continue
+		case <-time.After(20 * time.Second):
+			require.FailNow(t, "the blocker's kernel did not start in 20s")
+		}
+		rounds++
+		letGo := func() { close(b.release) }
+		// c copies x, on the device after a's kernel.
+		c := EnterDataNowait(0, To(x), DependIn(key))
+		sig.wait(t, "copy 48 bytes host", "enter data's copy of x", letGo)
+		// d reads x, present, its copy pending; it depends on a too.
+		d := TargetNowait(Region{Device: Dev(0), Kernel: kernels.Saxpy, Shape: N(12),
+			Args: []Arg{Int(12), Float32(2), Slice(x), Slice(y)}, Maps: []Map{DependIn(key)}})
+		sig.wait(t, "alloc 64 bytes", "the dependent's map of y", letGo)
+		letGo()
+		require.ErrorContains(t, a.Wait(), "tgt_block fails", "round %d: the failing kernel's construct", round)
+		require.ErrorIs(t, c.Wait(), ErrDependence, "round %d: the copy of x queued behind the failing kernel", round)
+		errD := d.Wait()
+		stop()
+		require.ErrorIs(t, errD, ErrDependence, "round %d: the dependent of the failing kernel", round)
+		require.ErrorContains(t, errD, "the copy another construct made of shared data to the device failed", "round %d: the kernel on x whose copy failed", round)
+		for i := range y {
+			require.Zero(t, y[i], "round %d: y[%d] after the failed construct", round, i)
+		}
+		if err := ExitData(0, Delete(x)); err != nil {
+			require.ErrorContains(t, err, "the copy another construct made of shared data to the device failed", "round %d: exit data delete of x", round)
+		}
+		require.False(t, IsPresent(x, 0) || IsPresent(y, 0), "round %d: x or y left mapped", round)
+	}
+	require.NotZero(t, rounds, "every round ran the blocker's kernel inline")
+	require.NoError(t, ExitData(0, Delete(big)))
+}
