@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/gompt/gompt/device"
+	"github.com/gompt/gompt/device/faulty"
 	"github.com/gompt/gompt/kernels"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -342,5 +343,56 @@ func TestTgtSharedCopyFailureReportedWithDependence(t *testing.T) {
 		require.False(t, IsPresent(x, 0) || IsPresent(y, 0), "round %d: x or y left mapped", round)
 	}
 	require.NotZero(t, rounds, "every round ran the blocker's kernel inline")
+	require.NoError(t, ExitData(0, Delete(big)))
+}
+
+// Whichever event a construct's queue fails to record (a device that
+// cannot make one), its dependents still wait for its kernel and fail
+// with it: they never run on its data before the kernel has run, nor
+// after it failed.
+func TestTgtRecordFailureStillOrdersDependents(t *testing.T) {
+	r := useRuntime(t, map[string]string{"GOMPT_PLUGINS": faultyPluginName})
+	require.NotEmpty(t, r.devs, "no faulty host device: %s", r.why())
+	faultPlan.Reset()
+	t.Cleanup(faultPlan.Reset)
+	noLeak(t, r)
+	big := make([]float32, 4<<20)
+	require.NoError(t, EnterData(0, Alloc(big)))
+	fired := 0
+	for n := 1; n <= 6; n++ {
+		for try := 0; try < 10; try++ {
+			b := newTgtBlocker()
+			key := make([]byte, 1)
+			x, y := vecs(16)
+			before := faultPlan.Injected(faulty.Record)
+			faultPlan.FailNth(faulty.Record, n, device.CodeUnknown)
+			a := TargetNowait(b.region(big, DependOut(key)))
+			select {
+			case <-b.started:
+			case <-a.Done():
+			case <-time.After(20 * time.Second):
+				require.FailNow(t, "the blocker's kernel did not start in 20s")
+			}
+			d := TargetNowait(saxpyRegion(0, 16, 2, x, y, To(x), ToFrom(y), DependIn(key)))
+			if !b.inline.Load() {
+				close(b.release)
+			}
+			errA, errD := a.Wait(), d.Wait()
+			faultPlan.Reset()
+			if b.inline.Load() {
+				continue // the kernel failed before the construct went on: try again
+			}
+			if faultPlan.Injected(faulty.Record) > before {
+				fired++
+			}
+			require.ErrorContains(t, errA, "tgt_block fails", "record %d failing: the failing kernel's construct", n)
+			require.ErrorIs(t, errD, ErrDependence, "record %d failing: the dependent of the failing kernel", n)
+			for i := range y {
+				require.Equal(t, float32(2*i), y[i], "record %d failing: y[%d] after the refused dependent", n, i)
+			}
+			break
+		}
+	}
+	require.NotZero(t, fired, "no record failed")
 	require.NoError(t, ExitData(0, Delete(big)))
 }
