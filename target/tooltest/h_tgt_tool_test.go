@@ -23,7 +23,9 @@ type tgtMapEvent struct {
 
 // tgtMaps records every target_map event. It belongs to a second Go tool,
 // "tooltest-tgt", active beside the package's main one (several Go tools
-// may be active at once), with only a target_map callback.
+// may be active at once), with a target_map callback and one for
+// device_initialize, which starts tracing the devices other than device 0
+// (tgtStartTracing).
 var tgtMaps struct {
 	mu sync.Mutex
 	ev []tgtMapEvent
@@ -33,6 +35,11 @@ func init() {
 	ompt.RegisterTool("tooltest-tgt", func(int, string) *ompt.StartResult {
 		return &ompt.StartResult{Initialize: func(lookup ompt.LookupFunc, _ int, _ *ompt.Data) int {
 			set := lookup("ompt_set_callback").(ompt.SetCallbackFunc)
+			set(ompt.CallbackDeviceInitialize, ompt.DeviceInitializeCallback(func(dev int, _ string, h *ompt.DeviceHandle, lk ompt.LookupFunc, _ string) {
+				if dev != 0 { // device 0 is the main tool's to trace
+					tgtStartTracing(dev, h, lk)
+				}
+			}))
 			set(ompt.CallbackTargetMapEMI, ompt.TargetMapEMICallback(func(_ *ompt.Data, host, dev []uintptr, bytes []uint64, flags []uint32, _ uintptr) {
 				tgtMaps.mu.Lock()
 				tgtMaps.ev = append(tgtMaps.ev, tgtMapEvent{
