@@ -1,6 +1,7 @@
 package tooltest
 
 import (
+	"fmt"
 	"strings"
 	"sync"
 	"testing"
@@ -131,4 +132,23 @@ func TestTgtTargetNowaitDataOpsAreAsync(t *testing.T) {
 		"ompt_target_data_alloc_async": 2, "ompt_target_data_transfer_to_device_async": 2,
 		"ompt_target_data_transfer_from_device_async": 1, "ompt_target_data_delete_async": 2,
 	}, kinds, "data ops of a target nowait construct; events:\n%s", strings.Join(got, "\n"))
+}
+
+// A target construct that maps nothing (no map clause, no slice argument)
+// has no target_map event: its events are the construct's begin, the
+// kernel's submit and the end.
+func TestTgtNothingMappedNoMapEvent(t *testing.T) {
+	reg := target.Region{Device: target.Dev(0), Kernel: kernels.Empty, Shape: target.N(4), Args: []target.Arg{target.Int(4)}}
+	require.NoError(t, target.Target(reg), "device 0's first construct, if none ran yet")
+	tool.take()
+	tgtTakeMaps()
+	require.NoError(t, target.Target(reg))
+	td := lastTD()
+	expect(t,
+		fmt.Sprintf("target ompt_target begin dev=0 td=%d code=TestTgtNothingMappedNoMapEvent", td),
+		fmt.Sprintf("submit begin teams=0 td=%d", td),
+		fmt.Sprintf("submit end teams=0 td=%d", td),
+		fmt.Sprintf("target ompt_target end dev=0 td=%d code=TestTgtNothingMappedNoMapEvent", td),
+	)
+	assert.Empty(t, tgtTakeMaps(), "target_map events of a construct that maps nothing")
 }
