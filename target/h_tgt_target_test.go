@@ -301,9 +301,10 @@ func TestTgtInfoCopyBackAndTable(t *testing.T) {
 	assert.Equal(t, 3, strings.Count(out, "present table after the construct"), "present tables printed, one per construct:\n%s", out)
 }
 
-// A nowait construct or Go task refused because Shutdown has begun does
-// not hold Shutdown up: Shutdown, waiting for a task begun before it,
-// returns once that task ends. Shutdown ends the process's runtime, so the
+// Shutdown waits for the tasks begun before it (a Go task, a nowait
+// construct depending on it), which complete; a nowait construct or Go
+// task refused because Shutdown has begun does not hold Shutdown up: it
+// returns once the earlier tasks end. Shutdown ends the process's runtime, so the
 // test runs in a child process.
 func TestTgtRefusedTaskDoesNotHoldShutdown(t *testing.T) {
 	if os.Getenv("GOMPT_TEST_TGT_SHUTDOWN_CHILD") == "1" {
@@ -325,10 +326,17 @@ func tgtRefusedTaskChild() {
 	r := state()
 	release := make(chan struct{})
 	gate := Go(func() error { <-release; return nil }) // in flight when Shutdown begins
+	x0, y0 := vecs(8)
+	after := TargetNowait(saxpyRegion(0, 8, 2, x0, y0, DependOn(gate))) // begun before Shutdown, runs after gate
 	done := make(chan error, 1)
 	go func() { done <- shutdownWithin(20 * time.Second) }()
 	for !r.closing.Load() {
 		runtime.Gosched()
+	}
+	select {
+	case err := <-done:
+		fail("Shutdown returned (%v) while tasks begun before it were in flight", err)
+	case <-time.After(50 * time.Millisecond):
 	}
 	x, y := vecs(8)
 	if err := TargetNowait(saxpyRegion(0, 8, 2, x, y)).Wait(); !errors.Is(err, errShutdown) {
@@ -340,6 +348,14 @@ func tgtRefusedTaskChild() {
 	close(release)
 	if err := gate.Wait(); err != nil {
 		fail("the task begun before Shutdown: %v", err)
+	}
+	if err := after.Wait(); err != nil {
+		fail("the construct begun before Shutdown: %v", err)
+	}
+	for i := range y0 {
+		if want := 2*x0[i] + float32(2*i); y0[i] != want {
+			fail("the construct begun before Shutdown: y[%d] = %g, want %g", i, y0[i], want)
+		}
 	}
 	if err := <-done; err != nil {
 		fail("Shutdown: %v", err)
