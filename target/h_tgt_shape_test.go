@@ -85,3 +85,30 @@ func TestTgtWrongArgumentCountRefused(t *testing.T) {
 	}
 	assert.Zero(t, r.devs[0].table.Len(), "present entries after the refused regions")
 }
+
+// A device pointer argument whose allocation holds less than one element
+// from the pointer to its end is refused when the kernel needs one
+// element (n = 1), on an offload device and on the initial device: a
+// kernel must not read past the allocation.
+func TestTgtPointerShortOfOneElementRefused(t *testing.T) {
+	r := hostRuntime(t)
+	noLeak(t, r)
+	for _, dev := range []int{0, len(r.devs)} {
+		p, err := AllocMem(64, dev)
+		require.NoError(t, err, "device %d: AllocMem", dev)
+		x := []float32{1}
+		for _, c := range []struct {
+			off  int
+			want string
+		}{{62, "of 0 float32 elements, but the kernel needs 1"}, {60, ""}} {
+			err := Target(Region{Device: Dev(dev), Kernel: kernels.Saxpy, Shape: N(1),
+				Args: []Arg{Int(1), Float32(2), Slice(x), Ptr(p + DevicePtr(c.off))}})
+			if c.want == "" {
+				require.NoError(t, err, "device %d: y one float32 before the allocation's end", dev)
+				continue
+			}
+			require.ErrorContains(t, err, c.want, "device %d: y %d bytes before the allocation's end", dev, 64-c.off)
+		}
+		require.NoError(t, FreeMem(p, dev))
+	}
+}

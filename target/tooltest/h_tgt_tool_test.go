@@ -120,18 +120,46 @@ func TestTgtTargetNowaitDataOpsAreAsync(t *testing.T) {
 	require.NoError(t, target.TargetNowait(target.Region{Device: target.Dev(0), Kernel: kernels.Saxpy, Shape: target.N(32),
 		Maps: []target.Map{target.To(x), target.ToFrom(y)},
 		Args: []target.Arg{target.Int(32), target.Float32(2), target.Slice(x), target.Slice(y)}}).Wait())
+	tgtCheckDataOps(t, "TestTgtTargetNowaitDataOpsAreAsync", "ompt_target_nowait", "_async")
+}
+
+// tgtCheckDataOps checks the events since the last take: the construct
+// (kind, e.g. "ompt_target") begins and ends naming the test fn as its
+// caller, and its data ops, of a saxpy over x (to) and y (tofrom), are of
+// the kinds with suffix ("_async" or "").
+func tgtCheckDataOps(t *testing.T, fn, kind, suffix string) {
+	t.Helper()
 	got, errs := tool.take()
 	assert.Empty(t, errs, "slot-rule violations the tool saw")
 	kinds := map[string]int{}
+	ends := 0
 	for _, l := range got {
-		if f := strings.Fields(l); len(f) > 2 && f[0] == "data_op" && f[2] == "end" {
+		f := strings.Fields(l)
+		if len(f) > 2 && f[0] == "data_op" && f[2] == "end" {
 			kinds[f[1]]++
 		}
+		if len(f) > 2 && f[0] == "target" && f[1] == kind {
+			ends++
+			assert.True(t, strings.HasSuffix(l, " code="+fn), "%s: the tool was told %q; want the caller %s", kind, l, fn)
+		}
 	}
+	assert.Equal(t, 2, ends, "%s begin and end events; events:\n%s", kind, strings.Join(got, "\n"))
 	assert.Equal(t, map[string]int{
-		"ompt_target_data_alloc_async": 2, "ompt_target_data_transfer_to_device_async": 2,
-		"ompt_target_data_transfer_from_device_async": 1, "ompt_target_data_delete_async": 2,
-	}, kinds, "data ops of a target nowait construct; events:\n%s", strings.Join(got, "\n"))
+		"ompt_target_data_alloc" + suffix: 2, "ompt_target_data_transfer_to_device" + suffix: 2,
+		"ompt_target_data_transfer_from_device" + suffix: 1, "ompt_target_data_delete" + suffix: 2,
+	}, kinds, "data ops of a %s construct; events:\n%s", kind, strings.Join(got, "\n"))
+}
+
+// A synchronous target construct with depend items reports its data ops
+// with the synchronous kinds and its caller's code pointer, as one
+// without.
+func TestTgtTargetWithDependDataOpsAreSync(t *testing.T) {
+	x, y := make([]float32, 32), make([]float32, 32)
+	tool.take()
+	require.NoError(t, target.Target(target.Region{Device: target.Dev(0), Kernel: kernels.Saxpy, Shape: target.N(32),
+		Maps: []target.Map{target.To(x), target.ToFrom(y), target.DependInOut(y)},
+		Args: []target.Arg{target.Int(32), target.Float32(2), target.Slice(x), target.Slice(y)}}))
+	tgtCheckDataOps(t, "TestTgtTargetWithDependDataOpsAreSync", "ompt_target", "")
 }
 
 // A target construct that maps nothing (no map clause, no slice argument)
