@@ -274,31 +274,39 @@ func tgtStderr(t *testing.T, fn func()) string {
 	return string(<-done)
 }
 
-// GOMPT_INFO=7 prints each copy back to the host (device address -> host
-// address) and, after each construct, the present table: its size and
-// its entries.
+// GOMPT_INFO=7 prints each allocation, naming its item, each copy back
+// to the host (device address -> host address) and, after each
+// construct, the present table: its size and its entries.
 func TestTgtInfoCopyBackAndTable(t *testing.T) {
 	useRuntime(t, map[string]string{"GOMPT_PLUGINS": "host", "GOMPT_INFO": "7"})
 	x, y := vecs(16)
-	var terr, eerr, xerr error
+	x2, y2 := vecs(8)
+	var terr, eerr, xerr, t2err error
 	out := tgtStderr(t, func() {
 		eerr = EnterData(0, To(x))
 		terr = Target(saxpyRegion(0, 16, 2, x, y, To(x), From(y)))
 		xerr = ExitData(0, Delete(x))
+		t2err = Target(saxpyRegion(0, 8, 2, x2, y2, To(x2).Named("x2")))
 	})
 	require.NoError(t, eerr)
 	require.NoError(t, terr)
 	require.NoError(t, xerr)
+	require.NoError(t, t2err)
 	for _, want := range []string{
 		"gompt: host:0: copy 64 bytes device 0x",
 		fmt.Sprintf("-> host %#x\n", addr(device.Bytes(y))),
+		// Map items are named by their Named label, by the argument an
+		// implicit one is, or by their host address.
+		fmt.Sprintf(" for host %#x\n", addr(device.Bytes(y))),
+		" for x2\n",
+		" for argument 3\n",
 		"gompt: host:0: present table after the construct: 1 entries\n",
 		fmt.Sprintf("gompt: host:0:   [%#x,%#x)", addr(device.Bytes(x)), addr(device.Bytes(x))+64),
 		"gompt: host:0: present table after the construct: 0 entries\n",
 	} {
 		assert.Contains(t, out, want, "GOMPT_INFO=7 output")
 	}
-	assert.Equal(t, 3, strings.Count(out, "present table after the construct"), "present tables printed, one per construct:\n%s", out)
+	assert.Equal(t, 4, strings.Count(out, "present table after the construct"), "present tables printed, one per construct:\n%s", out)
 }
 
 // Shutdown waits for the tasks begun before it (a Go task, a nowait
