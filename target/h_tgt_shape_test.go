@@ -1,0 +1,114 @@
+package target
+
+import (
+	"fmt"
+	"testing"
+
+	"github.com/gompt/gompt/device"
+	"github.com/gompt/gompt/device/faulty"
+	"github.com/gompt/gompt/kernels"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+// A launch shape that is not one (a zero or negative size, negative teams
+// or threads) is refused before any device work, naming the kernel, on
+// an offload device and on the initial device; the kernel does not run.
+func TestTgtBadShapeRefused(t *testing.T) {
+	r := hostRuntime(t)
+	noLeak(t, r)
+	for _, dev := range []int{0, len(r.devs)} {
+		for _, c := range []struct {
+			name  string
+			shape Shape
+			want  string
+		}{
+			{"size 0", Shape{Size: [3]int{0, 1, 1}}, "dimension 0 must be at least 1"},
+			{"negative size", Shape{Size: [3]int{-4, 1, 1}}, "dimension 0 must be at least 1"},
+			{"negative second size", Shape{Size: [3]int{8, -1, 1}}, "dimension 1 is negative"},
+			{"negative teams", Shape{Size: [3]int{8, 1, 1}, Teams: -1}, "must be 0 (runtime picks) or positive"},
+			{"negative threads", Shape{Size: [3]int{8, 1, 1}, Threads: -2}, "must be 0 (runtime picks) or positive"},
+		} {
+			x, y := vecs(8)
+			reg := saxpyRegion(dev, 8, 2, x, y, To(x), ToFrom(y))
+			reg.Shape = c.shape
+			err := Target(reg)
+			require.ErrorContains(t, err, "target: kernel saxpy: launch shape", "device %d: %s", dev, c.name)
+			require.ErrorContains(t, err, c.want, "device %d: %s", dev, c.name)
+			for i := range y {
+				require.Equal(t, float32(2*i), y[i], "device %d: %s: y[%d] after the refused region", dev, c.name, i)
+			}
+		}
+	}
+	assert.Zero(t, r.devs[0].table.Len(), "present entries after the refused regions")
+}
+
+// A device allocation that fails while a construct maps its items is the
+// construct's error, with the device's reason (out of memory), not some
+// other; what the construct had mapped before it is unmapped and freed.
+func TestTgtAllocFailureIsTheConstructsError(t *testing.T) {
+	r := faultRuntime(t)
+	noLeak(t, r)
+	for n := 1; n <= 2; n++ {
+		x, y := vecs(16)
+		faultPlan.FailNth(faulty.Alloc, n, device.CodeOutOfResources)
+		err := Target(saxpyRegion(0, 16, 2, x, y, To(x), ToFrom(y)))
+		faultPlan.Reset()
+		require.True(t, isInjected(err, faulty.Alloc), "alloc %d failing: Target returned %v; want the alloc failure", n, err)
+		assert.Equal(t, device.CodeOutOfResources, device.CodeOf(err), "alloc %d failing: the error's code", n)
+		assert.Empty(t, mappingEntries(0), "alloc %d failing: the present table after the failed construct", n)
+		for i := range y {
+			require.Equal(t, float32(2*i), y[i], "alloc %d failing: y[%d] after the failed construct", n, i)
+		}
+	}
+}
+
+// A region given fewer or more arguments than its kernel has parameters
+// is refused before any device work, saying how many the kernel takes,
+// on an offload device and on the initial device.
+func TestTgtWrongArgumentCountRefused(t *testing.T) {
+	r := hostRuntime(t)
+	noLeak(t, r)
+	for _, dev := range []int{0, len(r.devs)} {
+		x, y := vecs(8)
+		for _, args := range [][]Arg{
+			{Int(8), Float32(2), Slice(x)},
+			{Int(8), Float32(2), Slice(x), Slice(y), Int(1)},
+			nil,
+		} {
+			err := Target(Region{Device: Dev(dev), Kernel: kernels.Saxpy, Shape: N(8), Maps: []Map{To(x), ToFrom(y)}, Args: args})
+			require.ErrorContains(t, err, fmt.Sprintf("target: kernel saxpy takes 4 arguments, got %d", len(args)), "device %d: %d arguments", dev, len(args))
+			for i := range y {
+				require.Equal(t, float32(2*i), y[i], "device %d: %d arguments: y[%d] after the refused region", dev, len(args), i)
+			}
+		}
+	}
+	assert.Zero(t, r.devs[0].table.Len(), "present entries after the refused regions")
+}
+
+// A device pointer argument whose allocation holds less than one element
+// from the pointer to its end is refused when the kernel needs one
+// element (n = 1), on an offload device and on the initial device: a
+// kernel must not read past the allocation.
+func TestTgtPointerShortOfOneElementRefused(t *testing.T) {
+	r := hostRuntime(t)
+	noLeak(t, r)
+	for _, dev := range []int{0, len(r.devs)} {
+		p, err := AllocMem(64, dev)
+		require.NoError(t, err, "device %d: AllocMem", dev)
+		x := []float32{1}
+		for _, c := range []struct {
+			off  int
+			want string
+		}{{62, "of 0 float32 elements, but the kernel needs 1"}, {60, ""}} {
+			err := Target(Region{Device: Dev(dev), Kernel: kernels.Saxpy, Shape: N(1),
+				Args: []Arg{Int(1), Float32(2), Slice(x), Ptr(p + DevicePtr(c.off))}})
+			if c.want == "" {
+				require.NoError(t, err, "device %d: y one float32 before the allocation's end", dev)
+				continue
+			}
+			require.ErrorContains(t, err, c.want, "device %d: y %d bytes before the allocation's end", dev, 64-c.off)
+		}
+		require.NoError(t, FreeMem(p, dev))
+	}
+}
