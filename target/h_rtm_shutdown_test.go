@@ -15,6 +15,7 @@ import (
 	"github.com/gompt/gompt/device"
 	"github.com/gompt/gompt/device/host"
 	"github.com/gompt/gompt/internal/omptrt"
+	"github.com/gompt/gompt/kernels"
 	"github.com/gompt/gompt/ompt"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -29,19 +30,21 @@ import (
 // rtmGate holds the next device Alloc of the rtm-gate plugin's devices
 // until it is released: a memory routine in flight for as long as the
 // test wants.
-var rtmGate struct {
+var rtmGate, rtmLoadGate rtmGateState
+
+type rtmGateState struct {
 	mu      sync.Mutex
 	armed   bool
-	entered chan struct{} // closed when the held Alloc has begun
-	release chan struct{} // closing it lets the held Alloc go on
+	entered chan struct{} // closed when the held call has begun
+	release chan struct{} // closing it lets the held call go on
 }
 
-func rtmArmGate() (entered, release chan struct{}) {
-	rtmGate.mu.Lock()
-	defer rtmGate.mu.Unlock()
-	rtmGate.armed = true
-	rtmGate.entered, rtmGate.release = make(chan struct{}), make(chan struct{})
-	return rtmGate.entered, rtmGate.release
+func (g *rtmGateState) arm() (entered, release chan struct{}) {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	g.armed = true
+	g.entered, g.release = make(chan struct{}), make(chan struct{})
+	return g.entered, g.release
 }
 
 // rtmGateDevice is a host device whose Alloc can be held (rtmGate), and
@@ -65,6 +68,20 @@ func (d *rtmGateDevice) Alloc(size int) (device.Buffer, error) {
 		<-release
 	}
 	return d.Device.Alloc(size)
+}
+
+// Load is held as Alloc is, by the gate armed for loads.
+func (d *rtmGateDevice) Load(k *device.Kernel) (device.Function, error) {
+	rtmLoadGate.mu.Lock()
+	held := rtmLoadGate.armed
+	rtmLoadGate.armed = false
+	entered, release := rtmLoadGate.entered, rtmLoadGate.release
+	rtmLoadGate.mu.Unlock()
+	if held {
+		close(entered)
+		<-release
+	}
+	return d.Device.Load(k)
 }
 
 func (d *rtmGateDevice) MemInUse() (int64, int) { return d.Device.(device.MemInfo).MemInUse() }
@@ -121,7 +138,7 @@ var rtmTool struct {
 	mu      sync.Mutex
 	lines   []string
 	init1   chan struct{} // closed when device 1's device_initialize callback has begun
-	initial sync.Once
+	modules map[uint64]string // device_load's module ids: "DEV FILE"
 }
 
 func rtmToolf(format string, args ...any) {
@@ -136,6 +153,7 @@ func init() {
 		return
 	}
 	rtmTool.init1 = make(chan struct{})
+	rtmTool.modules = map[uint64]string{}
 	ompt.RegisterTool("rtm", func(int, string) *ompt.StartResult {
 		return &ompt.StartResult{Initialize: func(lookup ompt.LookupFunc, _ int, _ *ompt.Data) int {
 			set := lookup("ompt_set_callback").(ompt.SetCallbackFunc)
@@ -161,8 +179,25 @@ func init() {
 					}
 				}
 			}))
+			if scenario == "native" {
+				set(ompt.CallbackDeviceLoad, ompt.DeviceLoadCallback(func(dev int, file string, off int64, vma uintptr, bytes uint64, hostAddr, devAddr uintptr, mod uint64) {
+					rtmToolf("device_load %d %s offset=%d vma=%#x bytes>0=%v host=%#x device=%#x", dev, file, off, vma, bytes > 0, hostAddr, devAddr)
+					rtmTool.mu.Lock()
+					rtmTool.modules[mod] = fmt.Sprintf("%d %s", dev, file)
+					rtmTool.mu.Unlock()
+				}))
+				set(ompt.CallbackDeviceUnload, ompt.DeviceUnloadCallback(func(dev int, mod uint64) {
+					rtmTool.mu.Lock()
+					what, ok := rtmTool.modules[mod]
+					rtmTool.mu.Unlock()
+					if !ok || !strings.HasPrefix(what, fmt.Sprint(dev)+" ") {
+						what = fmt.Sprintf("%d: module %d, not one device_load gave", dev, mod)
+					}
+					rtmToolf("device_unload %s", what)
+				}))
+			}
 			return 1
-		}}
+		}, Finalize: func(*ompt.Data) { rtmToolf("finalize") }}
 	})
 }
 
@@ -176,8 +211,11 @@ func rtmRunChild(t *testing.T, scenario string, env ...string) string {
 	ctx, cancel := context.WithTimeout(context.Background(), 90*time.Second)
 	defer cancel()
 	cmd := exec.CommandContext(ctx, os.Args[0], "-test.run=^TestRtmChild$", "-test.count=1")
-	cmd.Env = append(cleanEnv(map[string]bool{"GOMPT_PLUGINS": true, "GOMPT_HOST_DEVICES": true, "GOMPT_INFO": true, "OMP_TOOL": true, "OMP_DEFAULT_DEVICE": true, "OMP_TARGET_OFFLOAD": true}),
-		"GOMPT_RTM_CHILD="+scenario)
+	vars := map[string]bool{}
+	for _, v := range envVars(t) {
+		vars[v] = true
+	}
+	cmd.Env = append(cleanEnv(vars), "GOMPT_RTM_CHILD="+scenario)
 	cmd.Env = append(cmd.Env, env...)
 	var stdout, stderr strings.Builder
 	cmd.Stdout, cmd.Stderr = &stdout, &stderr
@@ -222,6 +260,8 @@ func TestRtmChild(t *testing.T) {
 		rtmChildTaskChain(fail, within)
 	case "routine":
 		rtmChildRoutine(fail, within)
+	case "spare":
+		rtmChildSpare(fail, within)
 	case "native", "stuck":
 		rtmChildTool(scenario, fail, within)
 	default:
@@ -237,7 +277,8 @@ func TestRtmChild(t *testing.T) {
 // device gives none (rather than hanging, or reusing what Shutdown
 // released).
 func TestRtmShutdownEndsARunningDataRegionWithItsError(t *testing.T) {
-	rtmRunChild(t, "data-body", "GOMPT_PLUGINS=host", "GOMPT_HOST_DEVICES=1")
+	stderr := rtmRunChild(t, "data-body", "GOMPT_PLUGINS=host", "GOMPT_HOST_DEVICES=1")
+	assert.Empty(t, stderr, "the child's standard error, no OMP_DISPLAY_ENV, no GOMPT_INFO")
 }
 
 func rtmChildDataBody(fail func(string, ...any), within func(string, func())) {
@@ -321,7 +362,7 @@ func rtmChildRoutine(fail func(string, ...any), within func(string, func())) {
 		return
 	}
 	d0 := rt.devs[0].d.(*rtmGateDevice)
-	entered, release := rtmArmGate()
+	entered, release := rtmGate.arm()
 	type allocRes struct {
 		p   DevicePtr
 		err error
@@ -371,8 +412,9 @@ func rtmChildRoutine(fail func(string, ...any), within func(string, func())) {
 // trace whose delivery cannot end (the tool's buffer_complete never
 // returns) makes Shutdown return that error.
 func TestRtmToolIsToldWhatEachDeviceTraces(t *testing.T) {
-	stderr := rtmRunChild(t, "native", "GOMPT_PLUGINS=host,rtm-plain", "GOMPT_HOST_DEVICES=1", "GOMPT_RTM_TOOL=1", "GOMPT_INFO=7")
-	assert.Contains(t, stderr, "gompt: host:0: ", "GOMPT_INFO=7: the child's diagnostics")
+	stderr := rtmRunChild(t, "native", "GOMPT_PLUGINS=host,rtm-plain", "GOMPT_HOST_DEVICES=1", "GOMPT_RTM_TOOL=1", "GOMPT_INFO=7", "OMP_DISPLAY_ENV=verbose")
+	assert.Contains(t, stderr, "gompt: host:0: launch saxpy size [64 1 1] teams 0 threads 0\n", "GOMPT_INFO=7: the child's diagnostics")
+	assert.Contains(t, stderr, "  [gompt] device 1 = 'rtm-plain:0' (gompt host device)\nOPENMP DISPLAY ENVIRONMENT END\n", "OMP_DISPLAY_ENV=verbose: the child's start-up")
 	assert.NotContains(t, stderr, "device tracing", "GOMPT_INFO=7 with no trace record lost: the child's diagnostics")
 }
 
@@ -383,8 +425,10 @@ func TestRtmShutdownReportsATraceThatCannotEnd(t *testing.T) {
 func rtmChildTool(scenario string, fail func(string, ...any), within func(string, func())) {
 	omptrt.StopTimeout = 300 * time.Millisecond
 	want := map[string][]string{
-		"native": {"device 0 host gompt host device: set_trace_native ompt_set_always", "device 1 rtm-plain gompt host device: set_trace_native ompt_set_never"},
-		"stuck":  {"device 0 start_trace 1"},
+		"native": {"device 0 host gompt host device: set_trace_native ompt_set_always", "device_load 0 saxpy offset=0 vma=0x0 bytes>0=true host=0x0 device=0x0",
+			"device 1 rtm-plain gompt host device: set_trace_native ompt_set_never", "device_load 1 saxpy offset=0 vma=0x0 bytes>0=true host=0x0 device=0x0",
+			"device_unload 0 saxpy", "device_unload 1 saxpy", "finalize"},
+		"stuck": {"device 0 start_trace 1", "finalize"},
 	}[scenario]
 	x, y := ones(64)
 	for dev := range NumDevices() {
@@ -409,5 +453,56 @@ func rtmChildTool(scenario string, fail func(string, ...any), within func(string
 		if err == nil || !strings.Contains(err.Error(), "ompt: device 0 (host gompt host device): the tool's buffer_complete callback has not returned after 300ms") {
 			fail("Shutdown with device 0's buffer_complete stuck returned %v; want the error that its trace could not end", err)
 		}
+	}
+}
+
+// A construct that resolved its device before Shutdown began, and comes
+// for a queue once Shutdown has stopped handing them out, fails with the
+// shut-down error, and the device's idle construct it found is still
+// closed with the device: Shutdown returns. Here the end of a data region
+// comes for the queue while Shutdown waits for another construct loading
+// its kernel.
+func TestRtmShutdownKeepsTheConstructARefusedCallerFound(t *testing.T) {
+	rtmRunChild(t, "spare", "GOMPT_PLUGINS=rtm-gate", "GOMPT_HOST_DEVICES=1")
+}
+
+func rtmChildSpare(fail func(string, ...any), within func(string, func())) {
+	x, y := ones(64)
+	if err := Target(saxpyRegion(0, 64, 2, x, y, To(x), ToFrom(y))); err != nil {
+		fail("the first Target: %v", err)
+		return
+	}
+	inBody, leave := make(chan struct{}), make(chan struct{})
+	data := make(chan error, 1)
+	go func() {
+		data <- Data(0, []Map{ToFrom(y)}, func() error { close(inBody); <-leave; return nil })
+	}()
+	<-inBody // the region's construct is back, idle
+	entered, release := rtmLoadGate.arm()
+	loading := make(chan error, 1)
+	go func() {
+		z := make([]float32, 64)
+		loading <- Target(Region{Device: Dev(0), Kernel: kernels.Fill, Shape: N(64), Maps: []Map{From(z)}, Args: []Arg{Int(64), Float32(1), Slice(z)}})
+	}()
+	<-entered // loading Fill on device 0, which Shutdown's close of it waits for
+	shut := make(chan error, 1)
+	go func() { shut <- shutdownWithin(10 * time.Second) }()
+	if !rtmUntil(func() bool { return rt.shut.Load() }, 10*time.Second) {
+		fail("Shutdown did not stop handing out queues")
+	}
+	close(leave)
+	within("the data region's end", func() {
+		if err := <-data; !errors.Is(err, errShutdown) {
+			fail("the end of a data region once Shutdown had stopped handing out queues: %v; want the shut-down error", err)
+		}
+	})
+	close(release)
+	within("the Target loading its kernel", func() {
+		if err := <-loading; !errors.Is(err, errShutdown) {
+			fail("the Target whose kernel load Shutdown waited for: %v; want the shut-down error", err)
+		}
+	})
+	if err := <-shut; err != nil { // a Shutdown that never returns ends the child
+		fail("Shutdown: %v", err)
 	}
 }
