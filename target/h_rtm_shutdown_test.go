@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"os"
 	"os/exec"
+	"runtime"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -449,6 +450,10 @@ func rtmChildTool(scenario string, fail func(string, ...any), within func(string
 		if err != nil {
 			fail("Shutdown: %v", err)
 		}
+		// The host device's kernel workers go with the runtime.
+		if !rtmUntil(func() bool { return !strings.Contains(rtmStacks(), "internal/hostexec.(*Pool).work") }, 10*time.Second) {
+			fail("host kernel worker goroutines still running 10 s after Shutdown")
+		}
 	case "stuck":
 		if err == nil || !strings.Contains(err.Error(), "ompt: device 0 (host gompt host device): the tool's buffer_complete callback has not returned after 300ms") {
 			fail("Shutdown with device 0's buffer_complete stuck returned %v; want the error that its trace could not end", err)
@@ -505,4 +510,10 @@ func rtmChildSpare(fail func(string, ...any), within func(string, func())) {
 	if err := <-shut; err != nil { // a Shutdown that never returns ends the child
 		fail("Shutdown: %v", err)
 	}
+}
+
+// rtmStacks returns every goroutine's stack.
+func rtmStacks() string {
+	buf := make([]byte, 1<<20)
+	return string(buf[:runtime.Stack(buf, true)])
 }
