@@ -65,9 +65,16 @@ func TestRtmGomptPluginsRefusesARepeatedPlugin(t *testing.T) {
 			assert.True(t, strings.HasSuffix(warns[0], "using "+DefaultPlugins), "GOMPT_PLUGINS=%q: the warning %q should end with the default used", v, warns[0])
 		}
 	}
+	// A name in the wrong case whose lower case is no plugin either is
+	// dropped, like any unknown name.
+	c, warns := rtmReadConfig(map[string]string{"GOMPT_PLUGINS": "nodevice,BOGUS"})
+	assert.Equal(t, []string{"nodevice"}, c.plugins, "GOMPT_PLUGINS=nodevice,BOGUS: the plugins in use")
+	if assert.Len(t, warns, 1, "GOMPT_PLUGINS=nodevice,BOGUS: want one warning") {
+		assert.Contains(t, warns[0], `no plugin "BOGUS"; want`, "the warning")
+	}
 	// Distinct names, one of them in the wrong case, are taken (lower
 	// cased) with a warning, each plugin once.
-	c, warns := rtmReadConfig(map[string]string{"GOMPT_PLUGINS": "nodevice,HOST"})
+	c, warns = rtmReadConfig(map[string]string{"GOMPT_PLUGINS": "nodevice,HOST"})
 	assert.Equal(t, []string{"nodevice", "host"}, c.plugins, "GOMPT_PLUGINS=nodevice,HOST: the plugins in use")
 	if assert.Len(t, warns, 1, "GOMPT_PLUGINS=nodevice,HOST: want one warning") {
 		assert.Contains(t, warns[0], `no plugin "HOST" (plugin names are lower case)`, "the warning")
@@ -121,7 +128,13 @@ func TestRtmDeviceErrorsNameEveryPlugin(t *testing.T) {
 	SetDefaultDevice(0)
 	assert.Equal(t, "device 0 (host:0, "+r.devs[0].info.Name+")", Describe(DefaultDevice), "Describe(DefaultDevice) with default device 0")
 
+	n, err := DeviceNum(5)
+	assert.Zero(t, n, "DeviceNum(5)'s device number with its error")
+
 	r = useRuntime(t, map[string]string{"GOMPT_PLUGINS": "nodevice", "OMP_TARGET_OFFLOAD": "mandatory"})
+	n, err = DeviceNum(DefaultDevice)
+	assert.ErrorIs(t, err, ErrDevice, "DeviceNum(DefaultDevice), mandatory, no device")
+	assert.Zero(t, n, "DeviceNum(DefaultDevice)'s device number with its error, mandatory, no device")
 	assert.Equal(t, "target: no such device: OMP_TARGET_OFFLOAD=mandatory and no offload device is available (nodevice: no device: a test plugin with no device)", Describe(DefaultDevice), "Describe(DefaultDevice), mandatory, no device")
 }
 

@@ -170,6 +170,13 @@ func init() {
 				case "native":
 					native := lk("ompt_set_trace_native").(ompt.SetTraceNativeFunc)
 					rtmToolf("device %d %s: set_trace_native %v", dev, typ, native(h, true, ompt.NativeDataMotionExplicit|ompt.NativeKernelExecution))
+				case "lost1":
+					if dev == 0 {
+						lk("ompt_set_trace_ompt").(ompt.SetTraceOMPTFunc)(h, true, ompt.CallbackTargetDataOp)
+						ok := lk("ompt_start_trace").(ompt.StartTraceFunc)(h, func(int) []byte { return nil }, // no buffer: every record is lost
+							func(int, []byte, uint64, uint64, bool) {})
+						rtmToolf("device 0 start_trace %d", ok)
+					}
 				case "stuck":
 					if dev == 0 {
 						lk("ompt_set_trace_ompt").(ompt.SetTraceOMPTFunc)(h, true, 0)
@@ -263,7 +270,7 @@ func TestRtmChild(t *testing.T) {
 		rtmChildRoutine(fail, within)
 	case "spare":
 		rtmChildSpare(fail, within)
-	case "native", "stuck":
+	case "native", "stuck", "lost1":
 		rtmChildTool(scenario, fail, within)
 	default:
 		fail("no scenario %q", scenario)
@@ -419,6 +426,13 @@ func TestRtmToolIsToldWhatEachDeviceTraces(t *testing.T) {
 	assert.NotContains(t, stderr, "device tracing", "GOMPT_INFO=7 with no trace record lost: the child's diagnostics")
 }
 
+// GOMPT_INFO reports at Shutdown the trace records a device lost, also
+// a single one.
+func TestRtmShutdownReportsOneLostTraceRecord(t *testing.T) {
+	stderr := rtmRunChild(t, "lost1", "GOMPT_PLUGINS=host", "GOMPT_HOST_DEVICES=1", "GOMPT_RTM_TOOL=1", "GOMPT_INFO=1")
+	assert.Contains(t, stderr, "gompt: host:0: device tracing: 0 records written, 1 lost (the tool gave no buffer, or too small a one)\n", "GOMPT_INFO=1: the child's diagnostics")
+}
+
 func TestRtmShutdownReportsATraceThatCannotEnd(t *testing.T) {
 	rtmRunChild(t, "stuck", "GOMPT_PLUGINS=host", "GOMPT_HOST_DEVICES=1", "GOMPT_RTM_TOOL=1")
 }
@@ -430,7 +444,22 @@ func rtmChildTool(scenario string, fail func(string, ...any), within func(string
 			"device 1 rtm-plain gompt host device: set_trace_native ompt_set_never", "device_load 1 saxpy offset=0 vma=0x0 bytes>0=true host=0x0 device=0x0",
 			"device_unload 0 saxpy", "device_unload 1 saxpy", "finalize"},
 		"stuck": {"device 0 start_trace 1", "finalize"},
+		"lost1": {"device 0 start_trace 1", "finalize"},
 	}[scenario]
+	if scenario == "lost1" {
+		// One device memory routine: one data op record, which the tool
+		// gives no buffer for.
+		if _, err := AllocMem(64, 0); err != nil { // Shutdown frees it
+			fail("AllocMem: %v", err)
+		}
+		within("Shutdown", func() {
+			if err := Shutdown(); err != nil {
+				fail("Shutdown: %v", err)
+			}
+		})
+		fmt.Println("rtm-ok")
+		return
+	}
 	x, y := ones(64)
 	for dev := range NumDevices() {
 		if err := Target(saxpyRegion(dev, 64, 2, x, y, To(x), ToFrom(y))); err != nil {
