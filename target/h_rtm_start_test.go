@@ -131,3 +131,23 @@ func TestRtmTwoDimensionalShape(t *testing.T) {
 	require.Error(t, err, "a construct with N2(0, 2)")
 	assert.Contains(t, err.Error(), "size [0 2 1]: dimension 0 must be at least 1", "the error of a construct with N2(0, 2)")
 }
+
+// Under OMP_TARGET_OFFLOAD=mandatory, a driver library named in the
+// environment with which its plugin found no device makes every
+// construct on an offload device fail, naming the variable; the initial
+// device still works.
+func TestRtmMandatoryWithAnUnusableLibrary(t *testing.T) {
+	r, w := rtmStart(t, map[string]string{"GOMPT_PLUGINS": "cuda,host", "GOMPT_CUDA_LIBRARY": "/nonexistent/libcuda.so", "OMP_TARGET_OFFLOAD": "mandatory"})
+	if Plugins()[0].Devices > 0 {
+		t.Skip("the cuda plugin has devices here (it reads its library from the process environment)")
+	}
+	require.Len(t, r.devs, 1, "one host device: %s", r.why())
+	assert.Contains(t, w, `gompt: error: GOMPT_CUDA_LIBRARY="/nonexistent/libcuda.so": the cuda plugin found no device with it`, "the warning")
+	n, err := DeviceNum(0)
+	assert.ErrorIs(t, err, ErrDevice, "DeviceNum(0)")
+	assert.ErrorContains(t, err, `OMP_TARGET_OFFLOAD=mandatory and GOMPT_CUDA_LIBRARY="/nonexistent/libcuda.so"`, "DeviceNum(0)")
+	assert.Zero(t, n, "DeviceNum(0)'s device number with its error")
+	n, err = DeviceNum(InitialDevice)
+	assert.NoError(t, err, "DeviceNum(InitialDevice)")
+	assert.Equal(t, 1, n, "DeviceNum(InitialDevice)")
+}
