@@ -1,6 +1,7 @@
 package target
 
 import (
+	"bytes"
 	"fmt"
 	"math"
 	"runtime"
@@ -269,4 +270,25 @@ func TestMemMappedPtrAtTheAddressOfACollectedSlice(t *testing.T) {
 		assert.ErrorContains(t, err, "out of bounds, only 64 bytes there", "the new slice's own length bounds it (old record of %d bytes)", n)
 	}
 	runtime.KeepAlive(x)
+}
+
+// Memset and Memcpy of zero bytes succeed and change nothing, on every
+// device, the initial device included, also at an allocation's end.
+func TestMemZeroLengthRoutinesOnEveryDevice(t *testing.T) {
+	r, devs := everyDevice(t)
+	noLeakOn(t, r)
+	for _, dev := range devs {
+		p, err := AllocMem(16, dev)
+		require.NoError(t, err, "device %d", dev)
+		require.NoError(t, Memset(On(dev, p), 3, 16), "device %d", dev)
+		h := make([]byte, 16)
+		require.NoError(t, Memset(On(dev, p), 9, 0), "device %d: Memset of 0 bytes", dev)
+		require.NoError(t, Memset(On(dev, p).Add(15), 9, 0), "device %d: Memset of 0 bytes at the last byte", dev)
+		require.NoError(t, Memcpy(On(dev, p), Host(h), 0), "device %d: Memcpy of 0 bytes to it", dev)
+		require.NoError(t, Memcpy(Host(h), On(dev, p).Add(15), 0), "device %d: Memcpy of 0 bytes from its last byte", dev)
+		assert.Equal(t, make([]byte, 16), h, "device %d: host bytes after copies of 0 bytes", dev)
+		require.NoError(t, Memcpy(Host(h), On(dev, p), 16), "device %d", dev)
+		assert.Equal(t, bytes.Repeat([]byte{3}, 16), h, "device %d: device bytes after routines of 0 bytes", dev)
+		require.NoError(t, FreeMem(p, dev), "device %d", dev)
+	}
 }
