@@ -292,3 +292,46 @@ func TestMemZeroLengthRoutinesOnEveryDevice(t *testing.T) {
 		require.NoError(t, FreeMem(p, dev), "device %d", dev)
 	}
 }
+
+// MappedPtr on the initial device of a longer slice at the start of one
+// it was asked about before extends what On accepts there to the longer
+// slice's end; a shorter one after it does not shorten it.
+func TestMemMappedPtrOfALongerSliceAtTheSameStart(t *testing.T) {
+	hostRuntime(t)
+	x := make([]int32, 32)
+	p, err := MappedPtr(x[:4], InitialDevice)
+	require.NoError(t, err)
+	err = Memcpy(On(InitialDevice, p), Host(make([]int32, 32)), 128)
+	require.ErrorContains(t, err, "out of bounds, only 16 bytes there", "Memcpy of all of x to the address of x[:4]")
+	q, err := MappedPtr(x, InitialDevice)
+	require.NoError(t, err)
+	require.Equal(t, p, q, "MappedPtr(x) against MappedPtr(x[:4])")
+	_, err = MappedPtr(x[:2], InitialDevice)
+	require.NoError(t, err)
+	src := make([]int32, 32)
+	for i := range src {
+		src[i] = int32(i * 3)
+	}
+	require.NoError(t, Memcpy(On(InitialDevice, p), Host(src), 128), "Memcpy of all of x once MappedPtr(x) was asked")
+	assert.Equal(t, src, x, "x after Memcpy to its mapped address")
+	runtime.KeepAlive(x)
+}
+
+// On a host slice, Add of its length is its (empty) end, where a copy of
+// zero bytes succeeds; one byte further is an error.
+func TestMemHostSliceAtItsEnd(t *testing.T) {
+	r := hostRuntime(t)
+	noLeak(t, r)
+	p, err := AllocMem(16, 0)
+	require.NoError(t, err)
+	defer FreeMem(p, 0)
+	h := make([]byte, 16)
+	require.NoError(t, Memcpy(Host(h).Add(16), On(0, p), 0), "Memcpy of 0 bytes to a host slice's end")
+	require.NoError(t, Memcpy(On(0, p), Host(h).Add(16), 0), "Memcpy of 0 bytes from a host slice's end")
+	require.NoError(t, Memset(Host(h).Add(16), 1, 0), "Memset of 0 bytes at a host slice's end")
+	err = Memcpy(Host(h).Add(16), On(0, p), 1)
+	assert.ErrorContains(t, err, "out of bounds, only 0 bytes there", "Memcpy of 1 byte to a host slice's end")
+	err = Memcpy(Host(h).Add(17), On(0, p), 0)
+	assert.ErrorContains(t, err, "target: memcpy destination: offset 17 is outside the host slice", "a host slice one byte past its end")
+	assert.Equal(t, make([]byte, 16), h)
+}
