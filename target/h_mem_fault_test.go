@@ -207,3 +207,24 @@ func TestMemRoutinesReportAQueueTheDeviceCannotMake(t *testing.T) {
 	require.NoError(t, Memcpy(Host(got), On(0, p), 64))
 	assert.Equal(t, src, got, "device bytes after the copy once a queue is free")
 }
+
+// AllocMem whose device allocation fails returns that failure and the
+// zero pointer, and the device holds nothing more; the next AllocMem
+// works.
+func TestMemAllocMemReportsDeviceFailure(t *testing.T) {
+	r := faultRuntime(t)
+	noLeak(t, r)
+	b0, n0 := memInUse(t, r)
+	faultPlan.FailNth(faulty.Alloc, 1, device.CodeOutOfResources)
+	p, err := AllocMem(256, 0)
+	require.True(t, isInjected(err, faulty.Alloc), "AllocMem whose device alloc failed: %v; want the alloc failure", err)
+	assert.Zero(t, p, "the pointer of a failed AllocMem")
+	b, n := memInUse(t, r)
+	assert.Equal(t, b0, b, "bytes in use after a failed AllocMem")
+	assert.Equal(t, n0, n, "allocations in use after a failed AllocMem")
+	assert.Error(t, FreeMem(p, 0), "FreeMem of a failed AllocMem's pointer")
+	p, err = AllocMem(256, 0)
+	require.NoError(t, err, "AllocMem after the failure")
+	require.NoError(t, Memset(On(0, p), 1, 256))
+	require.NoError(t, FreeMem(p, 0))
+}

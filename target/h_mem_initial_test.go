@@ -1,6 +1,7 @@
 package target
 
 import (
+	"bytes"
 	"fmt"
 	"math"
 	"runtime"
@@ -269,4 +270,68 @@ func TestMemMappedPtrAtTheAddressOfACollectedSlice(t *testing.T) {
 		assert.ErrorContains(t, err, "out of bounds, only 64 bytes there", "the new slice's own length bounds it (old record of %d bytes)", n)
 	}
 	runtime.KeepAlive(x)
+}
+
+// Memset and Memcpy of zero bytes succeed and change nothing, on every
+// device, the initial device included, also at an allocation's end.
+func TestMemZeroLengthRoutinesOnEveryDevice(t *testing.T) {
+	r, devs := everyDevice(t)
+	noLeakOn(t, r)
+	for _, dev := range devs {
+		p, err := AllocMem(16, dev)
+		require.NoError(t, err, "device %d", dev)
+		require.NoError(t, Memset(On(dev, p), 3, 16), "device %d", dev)
+		h := make([]byte, 16)
+		require.NoError(t, Memset(On(dev, p), 9, 0), "device %d: Memset of 0 bytes", dev)
+		require.NoError(t, Memset(On(dev, p).Add(15), 9, 0), "device %d: Memset of 0 bytes at the last byte", dev)
+		require.NoError(t, Memcpy(On(dev, p), Host(h), 0), "device %d: Memcpy of 0 bytes to it", dev)
+		require.NoError(t, Memcpy(Host(h), On(dev, p).Add(15), 0), "device %d: Memcpy of 0 bytes from its last byte", dev)
+		assert.Equal(t, make([]byte, 16), h, "device %d: host bytes after copies of 0 bytes", dev)
+		require.NoError(t, Memcpy(Host(h), On(dev, p), 16), "device %d", dev)
+		assert.Equal(t, bytes.Repeat([]byte{3}, 16), h, "device %d: device bytes after routines of 0 bytes", dev)
+		require.NoError(t, FreeMem(p, dev), "device %d", dev)
+	}
+}
+
+// MappedPtr on the initial device of a longer slice at the start of one
+// it was asked about before extends what On accepts there to the longer
+// slice's end; a shorter one after it does not shorten it.
+func TestMemMappedPtrOfALongerSliceAtTheSameStart(t *testing.T) {
+	hostRuntime(t)
+	x := make([]int32, 32)
+	p, err := MappedPtr(x[:4], InitialDevice)
+	require.NoError(t, err)
+	err = Memcpy(On(InitialDevice, p), Host(make([]int32, 32)), 128)
+	require.ErrorContains(t, err, "out of bounds, only 16 bytes there", "Memcpy of all of x to the address of x[:4]")
+	q, err := MappedPtr(x, InitialDevice)
+	require.NoError(t, err)
+	require.Equal(t, p, q, "MappedPtr(x) against MappedPtr(x[:4])")
+	_, err = MappedPtr(x[:2], InitialDevice)
+	require.NoError(t, err)
+	src := make([]int32, 32)
+	for i := range src {
+		src[i] = int32(i * 3)
+	}
+	require.NoError(t, Memcpy(On(InitialDevice, p), Host(src), 128), "Memcpy of all of x once MappedPtr(x) was asked")
+	assert.Equal(t, src, x, "x after Memcpy to its mapped address")
+	runtime.KeepAlive(x)
+}
+
+// On a host slice, Add of its length is its (empty) end, where a copy of
+// zero bytes succeeds; one byte further is an error.
+func TestMemHostSliceAtItsEnd(t *testing.T) {
+	r := hostRuntime(t)
+	noLeak(t, r)
+	p, err := AllocMem(16, 0)
+	require.NoError(t, err)
+	defer FreeMem(p, 0)
+	h := make([]byte, 16)
+	require.NoError(t, Memcpy(Host(h).Add(16), On(0, p), 0), "Memcpy of 0 bytes to a host slice's end")
+	require.NoError(t, Memcpy(On(0, p), Host(h).Add(16), 0), "Memcpy of 0 bytes from a host slice's end")
+	require.NoError(t, Memset(Host(h).Add(16), 1, 0), "Memset of 0 bytes at a host slice's end")
+	err = Memcpy(Host(h).Add(16), On(0, p), 1)
+	assert.ErrorContains(t, err, "out of bounds, only 0 bytes there", "Memcpy of 1 byte to a host slice's end")
+	err = Memcpy(Host(h).Add(17), On(0, p), 0)
+	assert.ErrorContains(t, err, "target: memcpy destination: offset 17 is outside the host slice", "a host slice one byte past its end")
+	assert.Equal(t, make([]byte, 16), h)
 }

@@ -369,3 +369,17 @@ func TestMemPresenceOnANonexistentDevice(t *testing.T) {
 		assert.False(t, IsAccessible(x, bad), "IsAccessible on device %d", bad)
 	}
 }
+
+// A rectangle whose byte offsets reach 2^64 or more is refused as more
+// than an int can count, not taken modulo 2^64 (which would make it look
+// small and in bounds).
+func TestMemMemcpyRectByteOffsetsPast2To64(t *testing.T) {
+	hostRuntime(t)
+	a, b := make([]byte, 64), make([]byte, 64)
+	// The last row's end: 2^31 elements of 2^33 bytes = 2^64 bytes, 0
+	// modulo 2^64.
+	err := MemcpyRect(Host(a), Host(b), 1<<33, []int{1}, []int{1<<31 - 1}, []int{0}, []int{1 << 31}, []int{1})
+	require.ErrorIs(t, err, device.ErrInvalidArgument)
+	assert.ErrorContains(t, err, fmt.Sprintf("destination host slice %#x: volume [1] at offset [%d] in dimensions [%d] of 8589934592-byte elements: more bytes than an int can count", addr(a), 1<<31-1, 1<<31))
+	assert.Equal(t, make([]byte, 64), a, "destination after the refused copies")
+}
