@@ -396,3 +396,35 @@ func TestTgtRecordFailureStillOrdersDependents(t *testing.T) {
 	require.NotZero(t, fired, "no record failed")
 	require.NoError(t, ExitData(0, Delete(big)))
 }
+
+// A construct whose predecessor's kernel fails on the device after the
+// construct has begun (waiting for it on the device) copies nothing back
+// to the host: its tofrom slice keeps its host values, although the
+// construct's own kernel and copy were enqueued behind the failure.
+func TestTgtDependentOfFailedKernelCopiesNothingBack(t *testing.T) {
+	r := useRuntime(t, map[string]string{"GOMPT_PLUGINS": "host", "GOMPT_INFO": "2"})
+	require.NotEmpty(t, r.devs, "no host device: %s", r.why())
+	noLeak(t, r)
+	big := make([]float32, 4<<20)
+	require.NoError(t, EnterData(0, Alloc(big)))
+	rounds := 0
+	for round := 0; round < 20 && rounds < 3; round++ {
+		key := make([]float32, 1)
+		x, y := vecs(16)
+		async, errA, errB := tgtAfterBlocked(t, big, key, "launch saxpy", func() *Task {
+			return TargetNowait(saxpyRegion(0, 16, 2, x, y, To(x), ToFrom(y), DependIn(key)))
+		})
+		if !async {
+			continue
+		}
+		rounds++
+		require.ErrorContains(t, errA, "tgt_block fails", "round %d: the failing kernel's construct", round)
+		require.ErrorIs(t, errB, ErrDependence, "round %d: the dependent of the failing kernel", round)
+		for i := range y {
+			require.Equal(t, float32(2*i), y[i], "round %d: y[%d] on the host after the dependent of a failed kernel", round, i)
+		}
+		assert.False(t, IsPresent(x, 0) || IsPresent(y, 0), "round %d: the dependent's data left mapped", round)
+	}
+	require.NotZero(t, rounds, "every round ran the blocker's kernel inline")
+	require.NoError(t, ExitData(0, Delete(big)))
+}

@@ -112,3 +112,20 @@ func TestTgtPointerShortOfOneElementRefused(t *testing.T) {
 		require.NoError(t, FreeMem(p, dev))
 	}
 }
+
+// On the initial device, a device pointer argument that is not initial
+// device memory is refused for a buffer parameter without a length (the
+// kernel would get no memory), naming the argument; the kernel does not
+// run.
+func TestTgtInitialDeviceUnknownPointerRefused(t *testing.T) {
+	r := hostRuntime(t)
+	b := []byte{7}
+	err := Target(Region{Device: Dev(len(r.devs)), Kernel: tgtPoke, Shape: N(1), Args: []Arg{Ptr(DevicePtr(0x10))}})
+	require.ErrorContains(t, err, "target: kernel tgt_poke argument 0:", "a pointer the initial device did not allocate")
+	p, err := AllocMem(8, len(r.devs))
+	require.NoError(t, err)
+	defer FreeMem(p, len(r.devs))
+	require.NoError(t, Target(Region{Device: Dev(len(r.devs)), Kernel: tgtPoke, Shape: N(1), Args: []Arg{Ptr(p)}}), "initial device memory")
+	require.NoError(t, Memcpy(Host(b), On(len(r.devs), p), 1))
+	assert.Equal(t, byte(42), b[0], "the kernel's write to initial device memory")
+}

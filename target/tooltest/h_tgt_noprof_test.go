@@ -1,6 +1,7 @@
 package tooltest
 
 import (
+	"errors"
 	"os"
 	"sync"
 	"testing"
@@ -42,6 +43,38 @@ func (tgtUntimedPlugin) Devices() ([]device.Device, error) {
 type tgtUntimedDevice struct{ device.Device }
 
 type tgtUntimedQueue struct{ device.Queue }
+
+// tgtSyncFail makes the nth Sync of an untimed queue from now return
+// tgtErrSync (after waiting for the queue); 0 disarms it.
+var tgtSyncFail struct {
+	mu    sync.Mutex
+	calls int
+	at    int
+	fired int
+}
+
+var tgtErrSync = errors.New("tooltest: injected sync failure")
+
+func tgtFailNthSync(n int) {
+	tgtSyncFail.mu.Lock()
+	defer tgtSyncFail.mu.Unlock()
+	tgtSyncFail.at = 0
+	if n > 0 {
+		tgtSyncFail.at = tgtSyncFail.calls + n
+	}
+}
+
+func (q tgtUntimedQueue) Sync() error {
+	err := q.Queue.Sync()
+	tgtSyncFail.mu.Lock()
+	defer tgtSyncFail.mu.Unlock()
+	tgtSyncFail.calls++
+	if tgtSyncFail.calls == tgtSyncFail.at {
+		tgtSyncFail.fired++
+		return tgtErrSync
+	}
+	return err
+}
 
 func (d tgtUntimedDevice) NewQueue() (device.Queue, error) {
 	q, err := d.Device.NewQueue()

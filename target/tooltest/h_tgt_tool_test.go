@@ -7,6 +7,7 @@ import (
 	"testing"
 	"unsafe"
 
+	"github.com/gompt/gompt/device"
 	"github.com/gompt/gompt/kernels"
 	"github.com/gompt/gompt/ompt"
 	"github.com/gompt/gompt/target"
@@ -179,4 +180,71 @@ func TestTgtNothingMappedNoMapEvent(t *testing.T) {
 		fmt.Sprintf("target ompt_target end dev=0 td=%d code=TestTgtNothingMappedNoMapEvent", td),
 	)
 	assert.Empty(t, tgtTakeMaps(), "target_map events of a construct that maps nothing")
+}
+
+// A traced construct whose kernel launch is refused (a device pointer the
+// device does not know) returns that failure, also when its copies ran on
+// the queue's goroutine and their trace records wait for the construct's
+// end: on device 0 (queues that time themselves) and on the untimed
+// device (records bracketed by events), when there is one.
+func TestTgtTracedConstructKeepsLaunchFailure(t *testing.T) {
+	devs := []int{0}
+	for i, d := range target.Devices() {
+		if d.Plugin == tgtUntimedName {
+			devs = append(devs, i)
+		}
+	}
+	for _, dev := range devs {
+		x := make([]float32, bigLen)
+		for i := range x {
+			x[i] = 1
+		}
+		err := target.Target(target.Region{Device: target.Dev(dev), Kernel: kernels.Saxpy, Shape: target.N(len(x)),
+			Maps: []target.Map{target.ToFrom(x)},
+			Args: []target.Arg{target.Int(len(x)), target.Float32(2), target.Slice(x), target.Ptr(target.DevicePtr(0x10))}})
+		require.Error(t, err, "device %d: a launch with a pointer the device does not know", dev)
+		assert.Equal(t, device.CodeInvalidArgument, device.CodeOf(err), "device %d: the refused launch's code: %v", dev, err)
+		assert.Equal(t, float32(1), x[len(x)-1], "device %d: x after the construct", dev)
+	}
+	tool.take()
+}
+
+// A traced construct whose kernel launch is refused, and whose queue then
+// fails a wait (whichever: before a free, for the trace's times at its
+// end, when it is given back), returns the launch failure, its cause,
+// among its errors, not only the later failure.
+func TestTgtTracedConstructKeepsFirstFailure(t *testing.T) {
+	dev := -1
+	for i, d := range target.Devices() {
+		if d.Plugin == tgtUntimedName {
+			dev = i
+		}
+	}
+	if dev < 0 {
+		t.Skip("no " + tgtUntimedName + " device: GOMPT_PLUGINS names other plugins")
+	}
+	fired := 0
+	for n := 1; n < 10; n++ {
+		x := make([]float32, bigLen)
+		tgtSyncFail.mu.Lock()
+		before := tgtSyncFail.fired
+		tgtSyncFail.mu.Unlock()
+		tgtFailNthSync(n)
+		err := target.Target(target.Region{Device: target.Dev(dev), Kernel: kernels.Saxpy, Shape: target.N(len(x)),
+			Maps: []target.Map{target.ToFrom(x)},
+			Args: []target.Arg{target.Int(len(x)), target.Float32(2), target.Slice(x), target.Ptr(target.DevicePtr(0x10))}})
+		tgtFailNthSync(0)
+		tgtSyncFail.mu.Lock()
+		hit := tgtSyncFail.fired > before
+		tgtSyncFail.mu.Unlock()
+		require.Error(t, err, "sync %d failing: a launch with a pointer the device does not know", n)
+		if !hit {
+			assert.Equal(t, device.CodeInvalidArgument, device.CodeOf(err), "the refused launch's code: %v", err)
+			break
+		}
+		fired++
+		assert.ErrorContains(t, err, "launch saxpy", "sync %d failing after a refused launch: want the launch failure among the errors", n)
+	}
+	assert.GreaterOrEqual(t, fired, 2, "syncs of the construct's queue that failed")
+	tool.take()
 }
