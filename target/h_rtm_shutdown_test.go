@@ -28,9 +28,9 @@ import (
 // run with GOMPT_RTM_CHILD naming the scenario; it prints "FAIL: ..." for
 // each broken promise and "rtm-ok" at the end.
 
-// rtmGate holds the next device Alloc of the rtm-gate plugin's devices
-// until it is released: a memory routine in flight for as long as the
-// test wants.
+// rtmGate holds the next device Alloc of the rtm-gate plugin's devices,
+// and rtmLoadGate the next kernel Load, until released: a memory routine
+// or a kernel load in flight for as long as the test wants.
 var rtmGate, rtmLoadGate rtmGateState
 
 type rtmGateState struct {
@@ -48,8 +48,9 @@ func (g *rtmGateState) arm() (entered, release chan struct{}) {
 	return g.entered, g.release
 }
 
-// rtmGateDevice is a host device whose Alloc can be held (rtmGate), and
-// which notes a Close that comes while one of its Allocs is in flight.
+// rtmGateDevice is a host device whose Alloc and Load can be held
+// (rtmGate, rtmLoadGate), and which notes a Close that comes while one of
+// its Allocs is in flight.
 type rtmGateDevice struct {
 	device.Device
 	inFlight       atomic.Int32
@@ -138,7 +139,7 @@ const rtmQuiet = 300 * time.Millisecond
 var rtmTool struct {
 	mu      sync.Mutex
 	lines   []string
-	init1   chan struct{} // closed when device 1's device_initialize callback has begun
+	init1   chan struct{}     // closed when device 1's device_initialize callback has begun
 	modules map[uint64]string // device_load's module ids: "DEV FILE"
 }
 
