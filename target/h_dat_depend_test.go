@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/gompt/gompt/device"
+	"github.com/gompt/gompt/device/faulty"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 )
@@ -220,4 +221,92 @@ func TestDatDependentOfKernelThatFailedBeforeRelease(t *testing.T) {
 		require.False(t, ran.Load(), "round %d: the Go task ran after its predecessor's kernel failed", round)
 	}
 	require.NoError(t, ExitData(0, Delete(y), Delete(mid)))
+}
+
+// A construct whose device cannot record an event when it releases its
+// dependents waits for its queue instead; if its kernel failed there, the
+// dependents get that failure: a Go task depending on it does not run.
+// Whichever record of the construct fails (n), the outcome is the same.
+func TestDatDependentsSeeFailureFoundWhenRecordFails(t *testing.T) {
+	r := faultRuntime(t)
+	noLeak(t, r)
+	y := make([]float32, 64)
+	big := make([]float32, 4<<20)
+	require.NoError(t, EnterData(0, To(y), Alloc(big)))
+	fired := 0
+	for n := 1; n < 10; n++ {
+		release := make(chan struct{})
+		gate := Go(func() error { <-release; return nil })
+		before := faultPlan.Injected(faulty.Record)
+		faultPlan.FailNth(faulty.Record, n, device.CodeUnknown)
+		// The large copy first: the kernel fails on the queue's
+		// goroutine, found only when the queue is waited for.
+		t1 := TargetNowait(Region{Kernel: panics, Shape: N(1), Args: []Arg{Int(1)}, Maps: []Map{To(big).Always(), DependOut(y), DependOn(gate)}})
+		var ran atomic.Bool
+		t2 := Go(func() error { ran.Store(true); return nil }, DependIn(y))
+		close(release)
+		err1 := t1.Wait()
+		err2 := t2.Wait()
+		faultPlan.FailNth(faulty.Record, 0, 0)
+		require.ErrorContains(t, err1, "panicked", "record %d failing: the panicking kernel's construct", n)
+		require.ErrorIs(t, err2, ErrDependence, "record %d failing: Go task after the failed kernel", n)
+		require.False(t, ran.Load(), "record %d failing: the Go task ran after its predecessor's kernel failed", n)
+		if faultPlan.Injected(faulty.Record) == before {
+			break
+		}
+		fired++
+	}
+	require.NotZero(t, fired, "the construct recorded no event")
+	require.NoError(t, ExitData(0, Delete(y), Delete(big)))
+}
+
+// A task that ends leaves a list item's entry in the dependence table only
+// when no other task holds it: a writer begun after an earlier writer has
+// ended still waits for the readers still running that were begun after
+// that writer, and a reader begun after a writer that is still running
+// waits for it, though the readers before that writer have ended.
+func TestDatWriterAfterEndedWriterWaitsForReaders(t *testing.T) {
+	hostRuntime(t)
+	x := make([]float32, 8)
+	w1, rd, w2 := newGate(), newGate(), newGate()
+	t1 := Go(w1.body, DependOut(x))
+	t2 := Go(rd.body, DependIn(x))
+	w1.waitStarted(t, "first writer")
+	rd.notStarted(t, "reader while the first writer runs")
+	close(w1.release)
+	require.NoError(t, t1.Wait())
+	rd.waitStarted(t, "reader after the first writer ended")
+	t3 := Go(w2.body, DependOut(x))
+	w2.notStarted(t, "second writer while the reader runs")
+	close(rd.release)
+	w2.waitStarted(t, "second writer after the reader ended")
+	close(w2.release)
+	for i, tk := range []*Task{t2, t3} {
+		require.NoError(t, tk.Wait(), "task %d", i+2)
+	}
+	depTableEmpty(t)
+
+	// A reader ending while a writer begun after it is in flight: the
+	// entry stays for the writer, so a reader begun now waits for it.
+	w1, rd, w2 = newGate(), newGate(), newGate()
+	rd2 := newGate()
+	t1 = Go(rd.body, DependIn(x))
+	rd.waitStarted(t, "reader")
+	t2 = Go(w1.body, DependOut(x))
+	close(rd.release)
+	require.NoError(t, t1.Wait())
+	w1.waitStarted(t, "writer after the reader ended")
+	t3 = Go(rd2.body, DependIn(x))
+	rd2.notStarted(t, "reader begun while the writer runs")
+	t4 := Go(w2.body, DependOut(x))
+	close(w1.release)
+	rd2.waitStarted(t, "reader after the writer ended")
+	w2.notStarted(t, "writer after that reader, while it runs")
+	close(rd2.release)
+	w2.waitStarted(t, "last writer")
+	close(w2.release)
+	for i, tk := range []*Task{t2, t3, t4} {
+		require.NoError(t, tk.Wait(), "task %d", i+2)
+	}
+	depTableEmpty(t)
 }
