@@ -175,3 +175,15 @@ func TestDatDataConstructWithoutQueueFails(t *testing.T) {
 		})
 	}
 }
+
+// A data region on a device that does not exist returns an error naming
+// the device number and does not run its body.
+func TestDatDataRegionOnMissingDeviceFails(t *testing.T) {
+	r := hostRuntime(t)
+	x := make([]float32, 8)
+	ran := false
+	err := Data(len(r.devs)+3, []Map{ToFrom(x)}, func() error { ran = true; return nil })
+	require.Error(t, err, "data region on device %d of %d", len(r.devs)+3, len(r.devs))
+	assert.ErrorContains(t, err, fmt.Sprint(len(r.devs)+3), "the error names the device")
+	assert.False(t, ran, "the body of a data region on a missing device ran")
+}

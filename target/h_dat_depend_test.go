@@ -44,7 +44,8 @@ func TestDatDependOnEndedTask(t *testing.T) {
 
 	ok := Go(func() error { return nil })
 	require.NoError(t, ok.Wait())
-	bad := Go(func() error { return errors.New("dat: first task failed") })
+	errFirst := errors.New("dat: first task failed")
+	bad := Go(func() error { return errFirst })
 	require.ErrorContains(t, bad.Wait(), "dat: first task failed")
 
 	for round := 0; round < 2; round++ { // the second round depends on the same ended tasks again
@@ -63,12 +64,13 @@ func TestDatDependOnEndedTask(t *testing.T) {
 			return Go(func() error { ran.Add(1); return nil }, DependOn(bad))
 		})
 		require.ErrorIs(t, err, ErrDependence, "round %d: Go task depending on a task that failed and ended", round)
-		require.ErrorContains(t, err, "dat: first task failed", "round %d", round)
+		require.ErrorIs(t, err, errFirst, "round %d: the dependent's error wraps its predecessor's", round)
 		require.Equal(t, int32(1), ran.Load(), "round %d: the Go task after a failed task ran", round)
 
 		x[3] = -1
 		err = datWithin(t, "update after an ended failed task", func() *Task { return UpdateNowait(0, To(x), DependOn(bad)) })
 		require.ErrorIs(t, err, ErrDependence, "round %d: update depending on a task that failed and ended", round)
+		require.ErrorIs(t, err, errFirst, "round %d: the update's error wraps its predecessor's", round)
 		x[3] = 0
 		require.NoError(t, Update(0, From(x)))
 		assert.Equal(t, 100+float32(round), x[3], "round %d: x[3] on the device: want the first update's, not the refused one's", round)
