@@ -187,3 +187,30 @@ func TestDatDataRegionOnMissingDeviceFails(t *testing.T) {
 	assert.ErrorContains(t, err, fmt.Sprint(len(r.devs)+3), "the error names the device")
 	assert.False(t, ran, "the body of a data region on a missing device ran")
 }
+
+// The initial device refuses the updates an offload device refuses, with
+// the same words: an empty list item, two items sharing storage.
+func TestDatInitialDeviceRefusesBadUpdates(t *testing.T) {
+	r := hostRuntime(t)
+	noLeak(t, r)
+	x := make([]float32, 64)
+	require.NoError(t, EnterData(0, To(x)))
+	for _, c := range []struct {
+		name string
+		maps []Map
+		want string
+	}{
+		{"empty item", []Map{To(x[:0])}, "empty host range"},
+		{"overlapping items", []Map{To(x[:40]), From(x[20:])}, "overlaps"},
+	} {
+		for _, dev := range []int{0, InitialDevice} {
+			err := Update(dev, c.maps...)
+			require.Error(t, err, "device %d: update with %s", dev, c.name)
+			assert.ErrorContains(t, err, c.want, "device %d: update with %s", dev, c.name)
+			err = UpdateNowait(dev, c.maps...).Wait()
+			require.Error(t, err, "device %d: update nowait with %s", dev, c.name)
+			assert.ErrorContains(t, err, c.want, "device %d: update nowait with %s", dev, c.name)
+		}
+	}
+	require.NoError(t, ExitData(0, Delete(x)))
+}

@@ -71,6 +71,10 @@ func TestDatDependOnEndedTask(t *testing.T) {
 		err = datWithin(t, "update after an ended failed task", func() *Task { return UpdateNowait(0, To(x), DependOn(bad)) })
 		require.ErrorIs(t, err, ErrDependence, "round %d: update depending on a task that failed and ended", round)
 		require.ErrorIs(t, err, errFirst, "round %d: the update's error wraps its predecessor's", round)
+		err = datWithin(t, "update on the initial device after an ended failed task", func() *Task {
+			return UpdateNowait(InitialDevice, To(x), DependOn(bad))
+		})
+		require.ErrorIs(t, err, ErrDependence, "round %d: update on the initial device depending on a task that failed and ended", round)
 		x[3] = 0
 		require.NoError(t, Update(0, From(x)))
 		assert.Equal(t, 100+float32(round), x[3], "round %d: x[3] on the device: want the first update's, not the refused one's", round)
@@ -310,5 +314,31 @@ func TestDatWriterAfterEndedWriterWaitsForReaders(t *testing.T) {
 	for i, tk := range []*Task{t2, t3, t4} {
 		require.NoError(t, tk.Wait(), "task %d", i+2)
 	}
+	depTableEmpty(t)
+}
+
+// A synchronous construct with depend items whose own work fails returns
+// that failure (not a dependence error), and a dependent begun after it
+// ended runs.
+func TestDatSyncConstructWithDependReturnsItsFailure(t *testing.T) {
+	r := hostRuntime(t)
+	noLeak(t, r)
+	x, y := vecs(32)
+	for _, c := range []struct {
+		name string
+		run  func() error
+	}{
+		{"EnterData", func() error { return EnterData(0, To(x).Present(), DependOut(y)) }},
+		{"ExitData", func() error { return ExitData(0, From(x), DependIn(y)) }},
+		{"Target", func() error { return Target(saxpyRegion(0, len(x), 2, x, y, To(x).Present(), DependInOut(y))) }},
+	} {
+		err := c.run()
+		require.Equal(t, device.CodeNotFound, device.CodeOf(err), "%s of an absent x with a present modifier: %v", c.name, err)
+		require.NotErrorIs(t, err, ErrDependence, "%s: want its own failure", c.name)
+		ran := false
+		require.NoError(t, Go(func() error { ran = true; return nil }, DependInOut(y)).Wait(), "a task on y after the failed %s", c.name)
+		require.True(t, ran, "a task on y after the failed %s: ran", c.name)
+	}
+	assert.Empty(t, mappingEntries(0), "entries after the failed constructs")
 	depTableEmpty(t)
 }
