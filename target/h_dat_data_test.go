@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"fmt"
 	"testing"
+	"time"
 
 	"github.com/gompt/gompt/device"
 	"github.com/gompt/gompt/device/faulty"
@@ -115,4 +116,101 @@ func TestDatDataRegionKeepsItsMaps(t *testing.T) {
 			assert.Empty(t, mappingEntries(dev), "device %d: entries after the region", dev)
 		})
 	}
+}
+
+// A data construct that cannot get a queue on the device (NewQueue fails:
+// the device's one queue is busy with another construct's kernel) returns
+// that failure and maps nothing; a data region then does not run its body.
+func TestDatDataConstructWithoutQueueFails(t *testing.T) {
+	x := make([]float32, 32)
+	for _, c := range []struct {
+		name string
+		run  func() error
+	}{
+		{"EnterData", func() error { return EnterData(0, To(x)) }},
+		{"EnterDataNowait", func() error { return EnterDataNowait(0, To(x)).Wait() }},
+		{"Update", func() error { return Update(0, To(x)) }},
+		{"UpdateNowait with a depend item", func() error { return UpdateNowait(0, To(x), DependIn(x)).Wait() }},
+		{"ExitData", func() error { return ExitData(0, From(x)) }},
+		{"Data", func() error {
+			return Data(0, []Map{ToFrom(x)}, func() error {
+				t.Error("the data region's body ran although its maps failed")
+				return nil
+			})
+		}},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			r := faultRuntime(t)
+			noLeak(t, r)
+			// A kernel that holds the device's construct (and queue) until
+			// let go.
+			started, release := make(chan struct{}), make(chan struct{})
+			hold := &device.Kernel{
+				Name:   "dat_hold_queue",
+				Params: []device.Param{{Name: "n", Kind: device.ParamInt64}},
+				Images: []device.Image{{Kind: device.ImageHost, Host: func(*device.HostArgs, device.Range, int, int) {
+					close(started)
+					select {
+					case <-release:
+					case <-time.After(20 * time.Second):
+					}
+				}}},
+			}
+			held := TargetNowait(Region{Device: Dev(0), Kernel: hold, Shape: N(1), Args: []Arg{Int(1)}})
+			select {
+			case <-started:
+			case <-time.After(20 * time.Second):
+				close(release)
+				require.FailNow(t, "the holding kernel did not start in 20s")
+			}
+			before := faultPlan.Injected(faulty.NewQueue)
+			faultPlan.FailNth(faulty.NewQueue, 1, device.CodeUnknown)
+			err := c.run()
+			faultPlan.FailNth(faulty.NewQueue, 0, 0)
+			close(release)
+			require.NoError(t, held.Wait(), "the holding kernel's construct")
+			require.Equal(t, before+1, faultPlan.Injected(faulty.NewQueue), "%s made no queue", c.name)
+			assert.True(t, isInjected(err, faulty.NewQueue), "%s: %v; want the failed new queue", c.name, err)
+			assert.Empty(t, mappingEntries(0), "%s: entries after it failed", c.name)
+		})
+	}
+}
+
+// A data region on a device that does not exist returns an error naming
+// the device number and does not run its body.
+func TestDatDataRegionOnMissingDeviceFails(t *testing.T) {
+	r := hostRuntime(t)
+	x := make([]float32, 8)
+	ran := false
+	err := Data(len(r.devs)+3, []Map{ToFrom(x)}, func() error { ran = true; return nil })
+	require.Error(t, err, "data region on device %d of %d", len(r.devs)+3, len(r.devs))
+	assert.ErrorContains(t, err, fmt.Sprint(len(r.devs)+3), "the error names the device")
+	assert.False(t, ran, "the body of a data region on a missing device ran")
+}
+
+// The initial device refuses the updates an offload device refuses, with
+// the same words: an empty list item, two items sharing storage.
+func TestDatInitialDeviceRefusesBadUpdates(t *testing.T) {
+	r := hostRuntime(t)
+	noLeak(t, r)
+	x := make([]float32, 64)
+	require.NoError(t, EnterData(0, To(x)))
+	for _, c := range []struct {
+		name string
+		maps []Map
+		want string
+	}{
+		{"empty item", []Map{To(x[:0])}, "empty host range"},
+		{"overlapping items", []Map{To(x[:40]), From(x[20:])}, "overlaps"},
+	} {
+		for _, dev := range []int{0, InitialDevice} {
+			err := Update(dev, c.maps...)
+			require.Error(t, err, "device %d: update with %s", dev, c.name)
+			assert.ErrorContains(t, err, c.want, "device %d: update with %s", dev, c.name)
+			err = UpdateNowait(dev, c.maps...).Wait()
+			require.Error(t, err, "device %d: update nowait with %s", dev, c.name)
+			assert.ErrorContains(t, err, c.want, "device %d: update nowait with %s", dev, c.name)
+		}
+	}
+	require.NoError(t, ExitData(0, Delete(x)))
 }

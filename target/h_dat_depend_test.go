@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/gompt/gompt/device"
+	"github.com/gompt/gompt/device/faulty"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 )
@@ -43,7 +44,8 @@ func TestDatDependOnEndedTask(t *testing.T) {
 
 	ok := Go(func() error { return nil })
 	require.NoError(t, ok.Wait())
-	bad := Go(func() error { return errors.New("dat: first task failed") })
+	errFirst := errors.New("dat: first task failed")
+	bad := Go(func() error { return errFirst })
 	require.ErrorContains(t, bad.Wait(), "dat: first task failed")
 
 	for round := 0; round < 2; round++ { // the second round depends on the same ended tasks again
@@ -62,12 +64,17 @@ func TestDatDependOnEndedTask(t *testing.T) {
 			return Go(func() error { ran.Add(1); return nil }, DependOn(bad))
 		})
 		require.ErrorIs(t, err, ErrDependence, "round %d: Go task depending on a task that failed and ended", round)
-		require.ErrorContains(t, err, "dat: first task failed", "round %d", round)
+		require.ErrorIs(t, err, errFirst, "round %d: the dependent's error wraps its predecessor's", round)
 		require.Equal(t, int32(1), ran.Load(), "round %d: the Go task after a failed task ran", round)
 
 		x[3] = -1
 		err = datWithin(t, "update after an ended failed task", func() *Task { return UpdateNowait(0, To(x), DependOn(bad)) })
 		require.ErrorIs(t, err, ErrDependence, "round %d: update depending on a task that failed and ended", round)
+		require.ErrorIs(t, err, errFirst, "round %d: the update's error wraps its predecessor's", round)
+		err = datWithin(t, "update on the initial device after an ended failed task", func() *Task {
+			return UpdateNowait(InitialDevice, To(x), DependOn(bad))
+		})
+		require.ErrorIs(t, err, ErrDependence, "round %d: update on the initial device depending on a task that failed and ended", round)
 		x[3] = 0
 		require.NoError(t, Update(0, From(x)))
 		assert.Equal(t, 100+float32(round), x[3], "round %d: x[3] on the device: want the first update's, not the refused one's", round)
@@ -220,4 +227,118 @@ func TestDatDependentOfKernelThatFailedBeforeRelease(t *testing.T) {
 		require.False(t, ran.Load(), "round %d: the Go task ran after its predecessor's kernel failed", round)
 	}
 	require.NoError(t, ExitData(0, Delete(y), Delete(mid)))
+}
+
+// A construct whose device cannot record an event when it releases its
+// dependents waits for its queue instead; if its kernel failed there, the
+// dependents get that failure: a Go task depending on it does not run.
+// Whichever record of the construct fails (n), the outcome is the same.
+func TestDatDependentsSeeFailureFoundWhenRecordFails(t *testing.T) {
+	r := faultRuntime(t)
+	noLeak(t, r)
+	y := make([]float32, 64)
+	big := make([]float32, 4<<20)
+	require.NoError(t, EnterData(0, To(y), Alloc(big)))
+	fired := 0
+	for n := 1; n < 10; n++ {
+		release := make(chan struct{})
+		gate := Go(func() error { <-release; return nil })
+		before := faultPlan.Injected(faulty.Record)
+		faultPlan.FailNth(faulty.Record, n, device.CodeUnknown)
+		// The large copy first: the kernel fails on the queue's
+		// goroutine, found only when the queue is waited for.
+		t1 := TargetNowait(Region{Kernel: panics, Shape: N(1), Args: []Arg{Int(1)}, Maps: []Map{To(big).Always(), DependOut(y), DependOn(gate)}})
+		var ran atomic.Bool
+		t2 := Go(func() error { ran.Store(true); return nil }, DependIn(y))
+		close(release)
+		err1 := t1.Wait()
+		err2 := t2.Wait()
+		faultPlan.FailNth(faulty.Record, 0, 0)
+		require.ErrorContains(t, err1, "panicked", "record %d failing: the panicking kernel's construct", n)
+		require.ErrorIs(t, err2, ErrDependence, "record %d failing: Go task after the failed kernel", n)
+		require.False(t, ran.Load(), "record %d failing: the Go task ran after its predecessor's kernel failed", n)
+		if faultPlan.Injected(faulty.Record) == before {
+			break
+		}
+		fired++
+	}
+	require.NotZero(t, fired, "the construct recorded no event")
+	require.NoError(t, ExitData(0, Delete(y), Delete(big)))
+}
+
+// A task that ends leaves a list item's entry in the dependence table only
+// when no other task holds it: a writer begun after an earlier writer has
+// ended still waits for the readers still running that were begun after
+// that writer, and a reader begun after a writer that is still running
+// waits for it, though the readers before that writer have ended.
+func TestDatWriterAfterEndedWriterWaitsForReaders(t *testing.T) {
+	hostRuntime(t)
+	x := make([]float32, 8)
+	w1, rd, w2 := newGate(), newGate(), newGate()
+	t1 := Go(w1.body, DependOut(x))
+	t2 := Go(rd.body, DependIn(x))
+	w1.waitStarted(t, "first writer")
+	rd.notStarted(t, "reader while the first writer runs")
+	close(w1.release)
+	require.NoError(t, t1.Wait())
+	rd.waitStarted(t, "reader after the first writer ended")
+	t3 := Go(w2.body, DependOut(x))
+	w2.notStarted(t, "second writer while the reader runs")
+	close(rd.release)
+	w2.waitStarted(t, "second writer after the reader ended")
+	close(w2.release)
+	for i, tk := range []*Task{t2, t3} {
+		require.NoError(t, tk.Wait(), "task %d", i+2)
+	}
+	depTableEmpty(t)
+
+	// A reader ending while a writer begun after it is in flight: the
+	// entry stays for the writer, so a reader begun now waits for it.
+	w1, rd, w2 = newGate(), newGate(), newGate()
+	rd2 := newGate()
+	t1 = Go(rd.body, DependIn(x))
+	rd.waitStarted(t, "reader")
+	t2 = Go(w1.body, DependOut(x))
+	close(rd.release)
+	require.NoError(t, t1.Wait())
+	w1.waitStarted(t, "writer after the reader ended")
+	t3 = Go(rd2.body, DependIn(x))
+	rd2.notStarted(t, "reader begun while the writer runs")
+	t4 := Go(w2.body, DependOut(x))
+	close(w1.release)
+	rd2.waitStarted(t, "reader after the writer ended")
+	w2.notStarted(t, "writer after that reader, while it runs")
+	close(rd2.release)
+	w2.waitStarted(t, "last writer")
+	close(w2.release)
+	for i, tk := range []*Task{t2, t3, t4} {
+		require.NoError(t, tk.Wait(), "task %d", i+2)
+	}
+	depTableEmpty(t)
+}
+
+// A synchronous construct with depend items whose own work fails returns
+// that failure (not a dependence error), and a dependent begun after it
+// ended runs.
+func TestDatSyncConstructWithDependReturnsItsFailure(t *testing.T) {
+	r := hostRuntime(t)
+	noLeak(t, r)
+	x, y := vecs(32)
+	for _, c := range []struct {
+		name string
+		run  func() error
+	}{
+		{"EnterData", func() error { return EnterData(0, To(x).Present(), DependOut(y)) }},
+		{"ExitData", func() error { return ExitData(0, From(x), DependIn(y)) }},
+		{"Target", func() error { return Target(saxpyRegion(0, len(x), 2, x, y, To(x).Present(), DependInOut(y))) }},
+	} {
+		err := c.run()
+		require.Equal(t, device.CodeNotFound, device.CodeOf(err), "%s of an absent x with a present modifier: %v", c.name, err)
+		require.NotErrorIs(t, err, ErrDependence, "%s: want its own failure", c.name)
+		ran := false
+		require.NoError(t, Go(func() error { ran = true; return nil }, DependInOut(y)).Wait(), "a task on y after the failed %s", c.name)
+		require.True(t, ran, "a task on y after the failed %s: ran", c.name)
+	}
+	assert.Empty(t, mappingEntries(0), "entries after the failed constructs")
+	depTableEmpty(t)
 }

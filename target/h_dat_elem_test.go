@@ -17,6 +17,7 @@ type (
 	datMeters float64
 	datCount  int32
 	datTicks  int64
+	datFlags  uint32
 )
 
 // datDouble64 doubles n elements of a float64 buffer (in) into another (out).
@@ -51,7 +52,22 @@ var datNegate64 = &device.Kernel{
 	}}},
 }
 
-// A kernel with float64, int32 or int64 buffers takes slices of types
+// datTopBit sets the top bit of n elements of a uint32 buffer in place.
+var datTopBit = &device.Kernel{
+	Name: "dat_top_bit",
+	Params: []device.Param{
+		{Name: "n", Kind: device.ParamInt64},
+		{Name: "v", Kind: device.ParamBuffer, Elem: device.ParamUint32, Len: "n"},
+	},
+	Images: []device.Image{{Kind: device.ImageHost, Host: func(a *device.HostArgs, r device.Range, team, teams int) {
+		v := a.U32(1)
+		for i := r.Lo[0]; i < r.Hi[0] && i < a.Int(0); i++ {
+			v[i] |= 1 << 31
+		}
+	}}},
+}
+
+// A kernel with float64, int32, uint32 or int64 buffers takes slices of types
 // defined on them ([]datMeters for a float64 buffer), on an offload device
 // and on the initial device, and computes on their values; a slice of
 // another element type is still refused.
@@ -86,6 +102,16 @@ func TestDatDefinedElementTypesFitTypedBuffers(t *testing.T) {
 			Args: []Arg{Int(n), Slice(v)}}), "device %d: []datTicks (int64) for an int64 buffer", dev)
 		for i := range v {
 			require.Equal(t, -(datTicks(i) << 40), v[i], "device %d: v[%d]", dev, i)
+		}
+
+		f := make([]datFlags, n)
+		for i := range f {
+			f[i] = datFlags(i)
+		}
+		require.NoError(t, Target(Region{Device: Dev(dev), Kernel: datTopBit, Shape: N(n),
+			Args: []Arg{Int(n), Slice(f)}}), "device %d: []datFlags (uint32) for a uint32 buffer", dev)
+		for i := range f {
+			require.Equal(t, datFlags(i)|1<<31, f[i], "device %d: f[%d]", dev, i)
 		}
 
 		// The element type still has to fit: int64 values are not float64.
