@@ -2,6 +2,7 @@ package target
 
 import (
 	"bufio"
+	"errors"
 	"io"
 	"os"
 	"runtime"
@@ -13,6 +14,7 @@ import (
 
 	"github.com/gompt/gompt/device"
 	"github.com/gompt/gompt/device/faulty"
+	"github.com/gompt/gompt/device/host"
 	"github.com/gompt/gompt/kernels"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -424,6 +426,101 @@ func TestTgtDependentOfFailedKernelCopiesNothingBack(t *testing.T) {
 			require.Equal(t, float32(2*i), y[i], "round %d: y[%d] on the host after the dependent of a failed kernel", round, i)
 		}
 		assert.False(t, IsPresent(x, 0) || IsPresent(y, 0), "round %d: the dependent's data left mapped", round)
+	}
+	require.NotZero(t, rounds, "every round ran the blocker's kernel inline")
+	require.NoError(t, ExitData(0, Delete(big)))
+}
+
+// tgtWaitFailName is a plugin of the host devices whose queues' device
+// side waits (device.Waiter) fail when tgtWaitFail is set: the next
+// WaitEvent fails, once.
+const tgtWaitFailName = "host-waitfail"
+
+var (
+	tgtWaitFail atomic.Bool
+	tgtErrWait  = errors.New("test: injected WaitEvent failure")
+)
+
+type tgtWaitFailPlugin struct{}
+
+func (tgtWaitFailPlugin) Devices() ([]device.Device, error) {
+	p, ok := device.Lookup(host.Name)
+	if !ok {
+		return nil, device.NoDevice(tgtWaitFailName, errors.New("host plugin not registered"))
+	}
+	ds, err := p.Devices()
+	var out []device.Device
+	for _, d := range ds {
+		if hd, ok := d.(*host.Device); ok {
+			out = append(out, tgtWaitFailDevice{hd})
+		}
+	}
+	return out, err
+}
+
+type tgtWaitFailDevice struct{ *host.Device }
+
+type tgtWaitFailQueue struct{ *host.Queue }
+
+func (d tgtWaitFailDevice) NewQueue() (device.Queue, error) {
+	q, err := d.Device.NewQueue()
+	if err != nil {
+		return nil, err
+	}
+	return tgtWaitFailQueue{q.(*host.Queue)}, nil
+}
+
+func (q tgtWaitFailQueue) WaitEvent(ev device.Event) (bool, error) {
+	if tgtWaitFail.CompareAndSwap(true, false) {
+		return false, tgtErrWait
+	}
+	return q.Queue.WaitEvent(ev)
+}
+
+func init() { device.Register(tgtWaitFailName, tgtWaitFailPlugin{}) }
+
+// A construct whose queue cannot wait on the device for its predecessor
+// (WaitEvent fails) fails with that failure, its cause, and does not run:
+// its data keeps its host values and is unmapped.
+func TestTgtDeviceWaitFailureIsTheConstructsError(t *testing.T) {
+	r := useRuntime(t, map[string]string{"GOMPT_PLUGINS": tgtWaitFailName})
+	require.NotEmpty(t, r.devs, "no %s device: %s", tgtWaitFailName, r.why())
+	t.Cleanup(func() { tgtWaitFail.Store(false) })
+	noLeak(t, r)
+	big := make([]float32, 4<<20)
+	require.NoError(t, EnterData(0, Alloc(big)))
+	rounds := 0
+	for round := 0; round < 20 && rounds < 3; round++ {
+		b := newTgtBlocker()
+		key := make([]float32, 1)
+		a := TargetNowait(b.region(big, DependOut(key)))
+		select {
+		case <-b.started:
+		case <-a.Done():
+			require.True(t, b.inline.Load(), "the blocker's construct ended before its kernel started: %v", a.Wait())
+			continue
+		case <-time.After(20 * time.Second):
+			require.FailNow(t, "the blocker's kernel did not start in 20s")
+		}
+		rounds++
+		x, y := vecs(16)
+		tgtWaitFail.Store(true)
+		d := TargetNowait(saxpyRegion(0, 16, 2, x, y, To(x), ToFrom(y), DependIn(key)))
+		// The wait's failure is consumed once d has begun its device work.
+		for deadline := time.Now().Add(20 * time.Second); tgtWaitFail.Load(); {
+			if time.Now().After(deadline) {
+				close(b.release)
+				require.FailNow(t, "the dependent did not wait on the device in 20s")
+			}
+			runtime.Gosched()
+		}
+		close(b.release)
+		require.ErrorContains(t, a.Wait(), "tgt_block fails", "round %d: the blocker's construct", round)
+		require.ErrorIs(t, d.Wait(), tgtErrWait, "round %d: the construct whose wait on the device failed", round)
+		for i := range y {
+			require.Equal(t, float32(2*i), y[i], "round %d: y[%d] after the failed construct", round, i)
+		}
+		assert.False(t, IsPresent(x, 0) || IsPresent(y, 0), "round %d: the failed construct's data left mapped", round)
 	}
 	require.NotZero(t, rounds, "every round ran the blocker's kernel inline")
 	require.NoError(t, ExitData(0, Delete(big)))
