@@ -525,3 +525,36 @@ func TestTgtDeviceWaitFailureIsTheConstructsError(t *testing.T) {
 	require.NotZero(t, rounds, "every round ran the blocker's kernel inline")
 	require.NoError(t, ExitData(0, Delete(big)))
 }
+
+// The same on present data: a construct whose data is all present (no
+// copy before its kernel) and whose predecessor's kernel fails on the
+// device after it began fails with the dependence, on a device whose
+// queues cannot wait on the device, and its kernel does not run.
+func TestTgtDependentOnPresentDataWaitsOnHostForFailingKernel(t *testing.T) {
+	r := useRuntime(t, map[string]string{"GOMPT_PLUGINS": faultyPluginName, "GOMPT_INFO": "2"})
+	require.NotEmpty(t, r.devs, "no faulty host device: %s", r.why())
+	faultPlan.Reset()
+	t.Cleanup(faultPlan.Reset)
+	noLeak(t, r)
+	big := make([]float32, 4<<20)
+	require.NoError(t, EnterData(0, Alloc(big)))
+	rounds := 0
+	for round := 0; round < 20 && rounds < 3; round++ {
+		x, y := vecs(16)
+		require.NoError(t, EnterData(0, To(x), To(y)))
+		async, errA, errB := tgtAfterBlocked(t, big, y, "launch saxpy", func() *Task {
+			return TargetNowait(saxpyRegion(0, 16, 2, x, y, DependIn(y)))
+		})
+		if async {
+			rounds++
+			require.ErrorContains(t, errA, "tgt_block fails", "round %d: the failing kernel's construct", round)
+			require.ErrorIs(t, errB, ErrDependence, "round %d: the dependent of a kernel that failed on the device", round)
+		}
+		require.NoError(t, ExitData(0, From(x), From(y)))
+		for i := range y {
+			require.Equal(t, float32(2*i), y[i], "round %d: y[%d], copied back after the refused dependent", round, i)
+		}
+	}
+	require.NotZero(t, rounds, "every round ran the blocker's kernel inline")
+	require.NoError(t, ExitData(0, Delete(big)))
+}

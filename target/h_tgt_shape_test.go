@@ -28,6 +28,8 @@ func TestTgtBadShapeRefused(t *testing.T) {
 			{"negative second size", Shape{Size: [3]int{8, -1, 1}}, "dimension 1 is negative"},
 			{"negative teams", Shape{Size: [3]int{8, 1, 1}, Teams: -1}, "must be 0 (runtime picks) or positive"},
 			{"negative threads", Shape{Size: [3]int{8, 1, 1}, Threads: -2}, "must be 0 (runtime picks) or positive"},
+			{"two dimensions, the first of size 1", Shape{Size: [3]int{1, 8, 1}}, "uses 2 dimensions; the kernel iterates over 1"},
+			{"three dimensions, the first of size 1", Shape{Size: [3]int{1, 1, 8}}, "uses 3 dimensions; the kernel iterates over 1"},
 		} {
 			x, y := vecs(8)
 			reg := saxpyRegion(dev, 8, 2, x, y, To(x), ToFrom(y))
@@ -128,4 +130,19 @@ func TestTgtInitialDeviceUnknownPointerRefused(t *testing.T) {
 	require.NoError(t, Target(Region{Device: Dev(len(r.devs)), Kernel: tgtPoke, Shape: N(1), Args: []Arg{Ptr(p)}}), "initial device memory")
 	require.NoError(t, Memcpy(Host(b), On(len(r.devs), p), 1))
 	assert.Equal(t, byte(42), b[0], "the kernel's write to initial device memory")
+}
+
+// A slice argument that a map clause maps only in part (map(to: x[:8])
+// for a kernel given all of x) has no device copy the kernel could use:
+// the construct fails naming the argument, and the kernel does not run.
+func TestTgtArgumentMappedInPartRefused(t *testing.T) {
+	r := hostRuntime(t)
+	noLeak(t, r)
+	x, y := vecs(16)
+	err := Target(saxpyRegion(0, 16, 2, x, y, To(x[:8])))
+	require.ErrorContains(t, err, "target: kernel saxpy argument 2 (x):", "x mapped in part")
+	for i := range y {
+		require.Equal(t, float32(2*i), y[i], "y[%d] after the failed construct", i)
+	}
+	assert.Zero(t, r.devs[0].table.Len(), "present entries after the failed construct")
 }
