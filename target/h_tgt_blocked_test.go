@@ -470,9 +470,16 @@ func (d tgtWaitFailDevice) NewQueue() (device.Queue, error) {
 	return tgtWaitFailQueue{q.(*host.Queue)}, nil
 }
 
+// tgtWaitDecline makes the nth WaitEvent from now decline (false, nil),
+// as for an event the queue cannot wait on; 0: none.
+var tgtWaitDecline atomic.Int32
+
 func (q tgtWaitFailQueue) WaitEvent(ev device.Event) (bool, error) {
 	if tgtWaitFail.CompareAndSwap(true, false) {
 		return false, tgtErrWait
+	}
+	if tgtWaitDecline.Load() > 0 && tgtWaitDecline.Add(-1) == 0 {
+		return false, nil
 	}
 	return q.Queue.WaitEvent(ev)
 }
@@ -557,4 +564,73 @@ func TestTgtDependentOnPresentDataWaitsOnHostForFailingKernel(t *testing.T) {
 	}
 	require.NotZero(t, rounds, "every round ran the blocker's kernel inline")
 	require.NoError(t, ExitData(0, Delete(big)))
+}
+
+// A construct depending on two constructs whose kernels both fail on the
+// device after it began, one waited for by its queue on the device and
+// one on the host (an event its queue declines), fails with the
+// dependence, naming one failure once, not each.
+func TestTgtTwoFailedPredecessorsNamedOnce(t *testing.T) {
+	r := useRuntime(t, map[string]string{"GOMPT_PLUGINS": tgtWaitFailName, "GOMPT_INFO": "2"})
+	require.NotEmpty(t, r.devs, "no %s device: %s", tgtWaitFailName, r.why())
+	t.Cleanup(func() { tgtWaitDecline.Store(0) })
+	noLeak(t, r)
+	big1, big2 := make([]float32, 4<<20), make([]float32, 4<<20)
+	require.NoError(t, EnterData(0, Alloc(big1), Alloc(big2)))
+	rounds := 0
+	for round := 0; round < 20 && rounds < 3; round++ {
+		k1, k2 := make([]float32, 1), make([]float32, 1)
+		x, y := vecs(16)
+		require.NoError(t, EnterData(0, To(x), To(y)))
+		b1, b2 := newTgtBlocker(), newTgtBlocker()
+		sig := newTgtSignals("launch saxpy")
+		stop := tgtWatchStderr(t, sig.see)
+		a1 := TargetNowait(b1.region(big1, DependOut(k1)))
+		a2 := TargetNowait(b2.region(big2, DependOut(k2)))
+		inline := false
+		for i, b := range []*tgtBlocker{b1, b2} {
+			select {
+			case <-b.started:
+			case <-[]*Task{a1, a2}[i].Done():
+			case <-time.After(20 * time.Second):
+				if !b.inline.Load() {
+					require.FailNow(t, "a blocker's kernel did not start in 20s")
+				}
+			}
+			inline = inline || b.inline.Load()
+		}
+		letGo := func() {
+			for _, b := range []*tgtBlocker{b1, b2} {
+				if !b.inline.Load() {
+					close(b.release)
+				}
+			}
+		}
+		if inline {
+			letGo()
+			a1.Wait()
+			a2.Wait()
+			stop()
+			require.NoError(t, ExitData(0, Delete(x), Delete(y)))
+			continue
+		}
+		rounds++
+		tgtWaitDecline.Store(2)
+		d := TargetNowait(saxpyRegion(0, 16, 2, x, y, DependIn(k1), DependIn(k2)))
+		sig.wait(t, "launch saxpy", "the dependent's launch", letGo)
+		letGo()
+		require.ErrorContains(t, a1.Wait(), "tgt_block fails", "round %d: the first failing kernel's construct", round)
+		require.ErrorContains(t, a2.Wait(), "tgt_block fails", "round %d: the second failing kernel's construct", round)
+		errD := d.Wait()
+		stop()
+		tgtWaitDecline.Store(0)
+		require.ErrorIs(t, errD, ErrDependence, "round %d: the dependent of two failed kernels", round)
+		assert.Equal(t, 1, strings.Count(errD.Error(), "depends on"), "round %d: the dependent of two failed kernels: %v", round, errD)
+		require.NoError(t, ExitData(0, From(x), From(y)))
+		for i := range y {
+			require.Equal(t, float32(2*i), y[i], "round %d: y[%d], copied back after the refused dependent", round, i)
+		}
+	}
+	require.NotZero(t, rounds, "every round ran a blocker's kernel inline")
+	require.NoError(t, ExitData(0, Delete(big1), Delete(big2)))
 }
