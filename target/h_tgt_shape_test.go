@@ -124,6 +124,10 @@ func TestTgtInitialDeviceUnknownPointerRefused(t *testing.T) {
 	b := []byte{7}
 	err := Target(Region{Device: Dev(len(r.devs)), Kernel: tgtPoke, Shape: N(1), Args: []Arg{Ptr(DevicePtr(0x10))}})
 	require.ErrorContains(t, err, "target: kernel tgt_poke argument 0:", "a pointer the initial device did not allocate")
+	x, y := vecs(4)
+	err = Target(Region{Device: Dev(len(r.devs)), Kernel: kernels.Saxpy, Shape: N(4), Args: []Arg{Int(4), Float32(2), Slice(x), Ptr(DevicePtr(0x10))}})
+	require.ErrorContains(t, err, "target: kernel saxpy argument 3 (y):", "a pointer the initial device did not allocate, for a parameter with a length")
+	assert.Equal(t, float32(2), y[1], "y after the refused region")
 	p, err := AllocMem(8, len(r.devs))
 	require.NoError(t, err)
 	defer FreeMem(p, len(r.devs))
