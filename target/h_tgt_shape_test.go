@@ -150,3 +150,33 @@ func TestTgtArgumentMappedInPartRefused(t *testing.T) {
 	}
 	assert.Zero(t, r.devs[0].table.Len(), "present entries after the failed construct")
 }
+
+// tgtIota sets x[i] = i over its shape: a kernel whose only parameter is
+// a buffer, whose length is the shape's size.
+var tgtIota = &device.Kernel{
+	Name:   "tgt_iota",
+	Params: []device.Param{device.BufferParam("x", device.ParamFloat32, "Shape.Size[0]")},
+	Dims:   1,
+	Images: []device.Image{{Kind: device.ImageHost, Host: func(a *device.HostArgs, r device.Range, team, teams int) {
+		x := a.F32(0)
+		for i := r.Lo[0]; i < r.Hi[0]; i++ {
+			x[i] = float32(i)
+		}
+	}}},
+}
+
+// A kernel with only buffer parameters still has their lengths checked:
+// a slice shorter than the shape asks for is refused, on an offload
+// device and on the initial device; one long enough is filled.
+func TestTgtBufferOnlyKernelLengthChecked(t *testing.T) {
+	r := hostRuntime(t)
+	noLeak(t, r)
+	for _, dev := range []int{0, len(r.devs)} {
+		short := make([]float32, 4)
+		err := Target(Region{Device: Dev(dev), Kernel: tgtIota, Shape: N(8), Args: []Arg{Slice(short)}})
+		require.ErrorContains(t, err, "target: kernel tgt_iota argument 0 (x): slice of 4 float32 elements, but the kernel needs 8", "device %d: a slice of 4 for 8 iterations", dev)
+		x := make([]float32, 8)
+		require.NoError(t, Target(Region{Device: Dev(dev), Kernel: tgtIota, Shape: N(8), Args: []Arg{Slice(x)}}), "device %d: a slice of 8", dev)
+		assert.Equal(t, float32(7), x[7], "device %d: x[7]", dev)
+	}
+}
