@@ -2,6 +2,7 @@ package target
 
 import (
 	"bufio"
+	"errors"
 	"io"
 	"os"
 	"runtime"
@@ -13,6 +14,7 @@ import (
 
 	"github.com/gompt/gompt/device"
 	"github.com/gompt/gompt/device/faulty"
+	"github.com/gompt/gompt/device/host"
 	"github.com/gompt/gompt/kernels"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -427,4 +429,208 @@ func TestTgtDependentOfFailedKernelCopiesNothingBack(t *testing.T) {
 	}
 	require.NotZero(t, rounds, "every round ran the blocker's kernel inline")
 	require.NoError(t, ExitData(0, Delete(big)))
+}
+
+// tgtWaitFailName is a plugin of the host devices whose queues' device
+// side waits (device.Waiter) fail when tgtWaitFail is set: the next
+// WaitEvent fails, once.
+const tgtWaitFailName = "host-waitfail"
+
+var (
+	tgtWaitFail atomic.Bool
+	tgtErrWait  = errors.New("test: injected WaitEvent failure")
+)
+
+type tgtWaitFailPlugin struct{}
+
+func (tgtWaitFailPlugin) Devices() ([]device.Device, error) {
+	p, ok := device.Lookup(host.Name)
+	if !ok {
+		return nil, device.NoDevice(tgtWaitFailName, errors.New("host plugin not registered"))
+	}
+	ds, err := p.Devices()
+	var out []device.Device
+	for _, d := range ds {
+		if hd, ok := d.(*host.Device); ok {
+			out = append(out, tgtWaitFailDevice{hd})
+		}
+	}
+	return out, err
+}
+
+type tgtWaitFailDevice struct{ *host.Device }
+
+type tgtWaitFailQueue struct{ *host.Queue }
+
+func (d tgtWaitFailDevice) NewQueue() (device.Queue, error) {
+	q, err := d.Device.NewQueue()
+	if err != nil {
+		return nil, err
+	}
+	return tgtWaitFailQueue{q.(*host.Queue)}, nil
+}
+
+// tgtWaitDecline makes the nth WaitEvent from now decline (false, nil),
+// as for an event the queue cannot wait on; 0: none.
+var tgtWaitDecline atomic.Int32
+
+func (q tgtWaitFailQueue) WaitEvent(ev device.Event) (bool, error) {
+	if tgtWaitFail.CompareAndSwap(true, false) {
+		return false, tgtErrWait
+	}
+	if tgtWaitDecline.Load() > 0 && tgtWaitDecline.Add(-1) == 0 {
+		return false, nil
+	}
+	return q.Queue.WaitEvent(ev)
+}
+
+func init() { device.Register(tgtWaitFailName, tgtWaitFailPlugin{}) }
+
+// A construct whose queue cannot wait on the device for its predecessor
+// (WaitEvent fails) fails with that failure, its cause, and does not run:
+// its data keeps its host values and is unmapped.
+func TestTgtDeviceWaitFailureIsTheConstructsError(t *testing.T) {
+	r := useRuntime(t, map[string]string{"GOMPT_PLUGINS": tgtWaitFailName})
+	require.NotEmpty(t, r.devs, "no %s device: %s", tgtWaitFailName, r.why())
+	t.Cleanup(func() { tgtWaitFail.Store(false) })
+	noLeak(t, r)
+	big := make([]float32, 4<<20)
+	require.NoError(t, EnterData(0, Alloc(big)))
+	rounds := 0
+	for round := 0; round < 20 && rounds < 3; round++ {
+		b := newTgtBlocker()
+		key := make([]float32, 1)
+		a := TargetNowait(b.region(big, DependOut(key)))
+		select {
+		case <-b.started:
+		case <-a.Done():
+			require.True(t, b.inline.Load(), "the blocker's construct ended before its kernel started: %v", a.Wait())
+			continue
+		case <-time.After(20 * time.Second):
+			require.FailNow(t, "the blocker's kernel did not start in 20s")
+		}
+		rounds++
+		x, y := vecs(16)
+		tgtWaitFail.Store(true)
+		d := TargetNowait(saxpyRegion(0, 16, 2, x, y, To(x), ToFrom(y), DependIn(key)))
+		// The wait's failure is consumed once d has begun its device work.
+		for deadline := time.Now().Add(20 * time.Second); tgtWaitFail.Load(); {
+			if time.Now().After(deadline) {
+				close(b.release)
+				require.FailNow(t, "the dependent did not wait on the device in 20s")
+			}
+			runtime.Gosched()
+		}
+		close(b.release)
+		require.ErrorContains(t, a.Wait(), "tgt_block fails", "round %d: the blocker's construct", round)
+		require.ErrorIs(t, d.Wait(), tgtErrWait, "round %d: the construct whose wait on the device failed", round)
+		for i := range y {
+			require.Equal(t, float32(2*i), y[i], "round %d: y[%d] after the failed construct", round, i)
+		}
+		assert.False(t, IsPresent(x, 0) || IsPresent(y, 0), "round %d: the failed construct's data left mapped", round)
+	}
+	require.NotZero(t, rounds, "every round ran the blocker's kernel inline")
+	require.NoError(t, ExitData(0, Delete(big)))
+}
+
+// The same on present data: a construct whose data is all present (no
+// copy before its kernel) and whose predecessor's kernel fails on the
+// device after it began fails with the dependence, on a device whose
+// queues cannot wait on the device, and its kernel does not run.
+func TestTgtDependentOnPresentDataWaitsOnHostForFailingKernel(t *testing.T) {
+	r := useRuntime(t, map[string]string{"GOMPT_PLUGINS": faultyPluginName, "GOMPT_INFO": "2"})
+	require.NotEmpty(t, r.devs, "no faulty host device: %s", r.why())
+	faultPlan.Reset()
+	t.Cleanup(faultPlan.Reset)
+	noLeak(t, r)
+	big := make([]float32, 4<<20)
+	require.NoError(t, EnterData(0, Alloc(big)))
+	rounds := 0
+	for round := 0; round < 20 && rounds < 3; round++ {
+		x, y := vecs(16)
+		require.NoError(t, EnterData(0, To(x), To(y)))
+		async, errA, errB := tgtAfterBlocked(t, big, y, "launch saxpy", func() *Task {
+			return TargetNowait(saxpyRegion(0, 16, 2, x, y, DependIn(y)))
+		})
+		if async {
+			rounds++
+			require.ErrorContains(t, errA, "tgt_block fails", "round %d: the failing kernel's construct", round)
+			require.ErrorIs(t, errB, ErrDependence, "round %d: the dependent of a kernel that failed on the device", round)
+		}
+		require.NoError(t, ExitData(0, From(x), From(y)))
+		for i := range y {
+			require.Equal(t, float32(2*i), y[i], "round %d: y[%d], copied back after the refused dependent", round, i)
+		}
+	}
+	require.NotZero(t, rounds, "every round ran the blocker's kernel inline")
+	require.NoError(t, ExitData(0, Delete(big)))
+}
+
+// A construct depending on two constructs whose kernels both fail on the
+// device after it began, one waited for by its queue on the device and
+// one on the host (an event its queue declines), fails with the
+// dependence, naming one failure once, not each.
+func TestTgtTwoFailedPredecessorsNamedOnce(t *testing.T) {
+	r := useRuntime(t, map[string]string{"GOMPT_PLUGINS": tgtWaitFailName, "GOMPT_INFO": "2"})
+	require.NotEmpty(t, r.devs, "no %s device: %s", tgtWaitFailName, r.why())
+	t.Cleanup(func() { tgtWaitDecline.Store(0) })
+	noLeak(t, r)
+	big1, big2 := make([]float32, 4<<20), make([]float32, 4<<20)
+	require.NoError(t, EnterData(0, Alloc(big1), Alloc(big2)))
+	rounds := 0
+	for round := 0; round < 20 && rounds < 3; round++ {
+		k1, k2 := make([]float32, 1), make([]float32, 1)
+		x, y := vecs(16)
+		require.NoError(t, EnterData(0, To(x), To(y)))
+		b1, b2 := newTgtBlocker(), newTgtBlocker()
+		sig := newTgtSignals("launch saxpy")
+		stop := tgtWatchStderr(t, sig.see)
+		a1 := TargetNowait(b1.region(big1, DependOut(k1)))
+		a2 := TargetNowait(b2.region(big2, DependOut(k2)))
+		inline := false
+		for i, b := range []*tgtBlocker{b1, b2} {
+			select {
+			case <-b.started:
+			case <-[]*Task{a1, a2}[i].Done():
+			case <-time.After(20 * time.Second):
+				if !b.inline.Load() {
+					require.FailNow(t, "a blocker's kernel did not start in 20s")
+				}
+			}
+			inline = inline || b.inline.Load()
+		}
+		letGo := func() {
+			for _, b := range []*tgtBlocker{b1, b2} {
+				if !b.inline.Load() {
+					close(b.release)
+				}
+			}
+		}
+		if inline {
+			letGo()
+			a1.Wait()
+			a2.Wait()
+			stop()
+			require.NoError(t, ExitData(0, Delete(x), Delete(y)))
+			continue
+		}
+		rounds++
+		tgtWaitDecline.Store(2)
+		d := TargetNowait(saxpyRegion(0, 16, 2, x, y, DependIn(k1), DependIn(k2)))
+		sig.wait(t, "launch saxpy", "the dependent's launch", letGo)
+		letGo()
+		require.ErrorContains(t, a1.Wait(), "tgt_block fails", "round %d: the first failing kernel's construct", round)
+		require.ErrorContains(t, a2.Wait(), "tgt_block fails", "round %d: the second failing kernel's construct", round)
+		errD := d.Wait()
+		stop()
+		tgtWaitDecline.Store(0)
+		require.ErrorIs(t, errD, ErrDependence, "round %d: the dependent of two failed kernels", round)
+		assert.Equal(t, 1, strings.Count(errD.Error(), "depends on"), "round %d: the dependent of two failed kernels: %v", round, errD)
+		require.NoError(t, ExitData(0, From(x), From(y)))
+		for i := range y {
+			require.Equal(t, float32(2*i), y[i], "round %d: y[%d], copied back after the refused dependent", round, i)
+		}
+	}
+	require.NotZero(t, rounds, "every round ran a blocker's kernel inline")
+	require.NoError(t, ExitData(0, Delete(big1), Delete(big2)))
 }

@@ -28,6 +28,8 @@ func TestTgtBadShapeRefused(t *testing.T) {
 			{"negative second size", Shape{Size: [3]int{8, -1, 1}}, "dimension 1 is negative"},
 			{"negative teams", Shape{Size: [3]int{8, 1, 1}, Teams: -1}, "must be 0 (runtime picks) or positive"},
 			{"negative threads", Shape{Size: [3]int{8, 1, 1}, Threads: -2}, "must be 0 (runtime picks) or positive"},
+			{"two dimensions, the first of size 1", Shape{Size: [3]int{1, 8, 1}}, "uses 2 dimensions; the kernel iterates over 1"},
+			{"three dimensions, the first of size 1", Shape{Size: [3]int{1, 1, 8}}, "uses 3 dimensions; the kernel iterates over 1"},
 		} {
 			x, y := vecs(8)
 			reg := saxpyRegion(dev, 8, 2, x, y, To(x), ToFrom(y))
@@ -122,10 +124,59 @@ func TestTgtInitialDeviceUnknownPointerRefused(t *testing.T) {
 	b := []byte{7}
 	err := Target(Region{Device: Dev(len(r.devs)), Kernel: tgtPoke, Shape: N(1), Args: []Arg{Ptr(DevicePtr(0x10))}})
 	require.ErrorContains(t, err, "target: kernel tgt_poke argument 0:", "a pointer the initial device did not allocate")
+	x, y := vecs(4)
+	err = Target(Region{Device: Dev(len(r.devs)), Kernel: kernels.Saxpy, Shape: N(4), Args: []Arg{Int(4), Float32(2), Slice(x), Ptr(DevicePtr(0x10))}})
+	require.ErrorContains(t, err, "target: kernel saxpy argument 3 (y):", "a pointer the initial device did not allocate, for a parameter with a length")
+	assert.Equal(t, float32(2), y[1], "y after the refused region")
 	p, err := AllocMem(8, len(r.devs))
 	require.NoError(t, err)
 	defer FreeMem(p, len(r.devs))
 	require.NoError(t, Target(Region{Device: Dev(len(r.devs)), Kernel: tgtPoke, Shape: N(1), Args: []Arg{Ptr(p)}}), "initial device memory")
 	require.NoError(t, Memcpy(Host(b), On(len(r.devs), p), 1))
 	assert.Equal(t, byte(42), b[0], "the kernel's write to initial device memory")
+}
+
+// A slice argument that a map clause maps only in part (map(to: x[:8])
+// for a kernel given all of x) has no device copy the kernel could use:
+// the construct fails naming the argument, and the kernel does not run.
+func TestTgtArgumentMappedInPartRefused(t *testing.T) {
+	r := hostRuntime(t)
+	noLeak(t, r)
+	x, y := vecs(16)
+	err := Target(saxpyRegion(0, 16, 2, x, y, To(x[:8])))
+	require.ErrorContains(t, err, "target: kernel saxpy argument 2 (x):", "x mapped in part")
+	for i := range y {
+		require.Equal(t, float32(2*i), y[i], "y[%d] after the failed construct", i)
+	}
+	assert.Zero(t, r.devs[0].table.Len(), "present entries after the failed construct")
+}
+
+// tgtIota sets x[i] = i over its shape: a kernel whose only parameter is
+// a buffer, whose length is the shape's size.
+var tgtIota = &device.Kernel{
+	Name:   "tgt_iota",
+	Params: []device.Param{device.BufferParam("x", device.ParamFloat32, "Shape.Size[0]")},
+	Dims:   1,
+	Images: []device.Image{{Kind: device.ImageHost, Host: func(a *device.HostArgs, r device.Range, team, teams int) {
+		x := a.F32(0)
+		for i := r.Lo[0]; i < r.Hi[0]; i++ {
+			x[i] = float32(i)
+		}
+	}}},
+}
+
+// A kernel with only buffer parameters still has their lengths checked:
+// a slice shorter than the shape asks for is refused, on an offload
+// device and on the initial device; one long enough is filled.
+func TestTgtBufferOnlyKernelLengthChecked(t *testing.T) {
+	r := hostRuntime(t)
+	noLeak(t, r)
+	for _, dev := range []int{0, len(r.devs)} {
+		short := make([]float32, 4)
+		err := Target(Region{Device: Dev(dev), Kernel: tgtIota, Shape: N(8), Args: []Arg{Slice(short)}})
+		require.ErrorContains(t, err, "target: kernel tgt_iota argument 0 (x): slice of 4 float32 elements, but the kernel needs 8", "device %d: a slice of 4 for 8 iterations", dev)
+		x := make([]float32, 8)
+		require.NoError(t, Target(Region{Device: Dev(dev), Kernel: tgtIota, Shape: N(8), Args: []Arg{Slice(x)}}), "device %d: a slice of 8", dev)
+		assert.Equal(t, float32(7), x[7], "device %d: x[7]", dev)
+	}
 }

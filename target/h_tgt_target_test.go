@@ -1,6 +1,7 @@
 package target
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"io"
@@ -319,7 +320,9 @@ func TestTgtRefusedTaskDoesNotHoldShutdown(t *testing.T) {
 		tgtRefusedTaskChild()
 		return
 	}
-	cmd := exec.Command(os.Args[0], "-test.run=^TestTgtRefusedTaskDoesNotHoldShutdown$", "-test.count=1")
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, os.Args[0], "-test.run=^TestTgtRefusedTaskDoesNotHoldShutdown$", "-test.count=1")
 	cmd.Env = append(os.Environ(), "GOMPT_TEST_TGT_SHUTDOWN_CHILD=1", "GOMPT_PLUGINS=host")
 	out, err := cmd.CombinedOutput()
 	require.NoError(t, err, "child failed:\n%s", out)
@@ -331,6 +334,8 @@ func tgtRefusedTaskChild() {
 		fmt.Printf("FAIL: "+format+"\n", a...)
 		os.Exit(1)
 	}
+	// A task that never ends must not keep the child for ever.
+	time.AfterFunc(time.Minute, func() { fail("the child did not finish in a minute") })
 	r := state()
 	release := make(chan struct{})
 	gate := Go(func() error { <-release; return nil }) // in flight when Shutdown begins
