@@ -141,6 +141,7 @@ var rtmTool struct {
 	lines   []string
 	init1   chan struct{}     // closed when device 1's device_initialize callback has begun
 	modules map[uint64]string // device_load's module ids: "DEV FILE"
+	traced1 atomic.Bool       // device 1's trace records were delivered
 }
 
 func rtmToolf(format string, args ...any) {
@@ -171,6 +172,18 @@ func init() {
 				case "native":
 					native := lk("ompt_set_trace_native").(ompt.SetTraceNativeFunc)
 					rtmToolf("device %d %s: set_trace_native %v", dev, typ, native(h, true, ompt.NativeDataMotionExplicit|ompt.NativeKernelExecution))
+					if dev == 1 {
+						// Trace the device whose queues do not time their
+						// operations: its records are timed by events around
+						// each operation.
+						lk("ompt_set_trace_ompt").(ompt.SetTraceOMPTFunc)(h, true, 0)
+						lk("ompt_start_trace").(ompt.StartTraceFunc)(h, func(int) []byte { return make([]byte, 1<<16) },
+							func(_ int, _ []byte, bytes uint64, _ uint64, _ bool) {
+								if bytes > 0 {
+									rtmTool.traced1.Store(true)
+								}
+							})
+					}
 				case "lost1":
 					if dev == 0 {
 						lk("ompt_set_trace_ompt").(ompt.SetTraceOMPTFunc)(h, true, ompt.CallbackTargetDataOp)
@@ -479,6 +492,9 @@ func rtmChildTool(scenario string, fail func(string, ...any), within func(string
 	case "native":
 		if err != nil {
 			fail("Shutdown: %v", err)
+		}
+		if !rtmTool.traced1.Load() {
+			fail("no trace record of device 1 (rtm-plain) was delivered by Shutdown")
 		}
 		// The host device's kernel workers go with the runtime.
 		if !rtmUntil(func() bool { return !strings.Contains(rtmStacks(), "internal/hostexec.(*Pool).work") }, 10*time.Second) {
