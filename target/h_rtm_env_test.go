@@ -4,7 +4,10 @@ import (
 	"bytes"
 	"fmt"
 	"strings"
+	"sync"
+	"sync/atomic"
 	"testing"
+	"time"
 
 	"github.com/gompt/gompt/device"
 	"github.com/gompt/gompt/device/faulty"
@@ -176,4 +179,44 @@ func TestRtmFailedNewQueueLeavesDeviceClosable(t *testing.T) {
 	assert.True(t, isInjected(err, faulty.NewQueue), "a construct whose queue could not be made returned %v; want the new-queue failure", err)
 	require.NoError(t, d.give(held))
 	require.NoError(t, closeWithin(t, d), "close after the failed queue")
+}
+
+// rtmWaitingInStartOnce counts the goroutines waiting inside a startOnce
+// for a start-up to finish.
+func rtmWaitingInStartOnce() int {
+	n := 0
+	for _, g := range strings.Split(rtmStacks(), "\n\n") {
+		if strings.Contains(g, "sync.(*Cond).Wait") && strings.Contains(g, "target.(*startOnce).doSlow") {
+			n++
+		}
+	}
+	return n
+}
+
+// Callers that were already waiting for a start-up when it finished all
+// return, each without running its function.
+func TestRtmStartOnceReleasesEveryWaiter(t *testing.T) {
+	var o startOnce
+	release, started := make(chan struct{}), make(chan struct{})
+	go o.Do(func() { close(started); <-release })
+	<-started
+	var wg sync.WaitGroup
+	var ran atomic.Int32
+	for range 4 {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			o.Do(func() { ran.Add(1) })
+		}()
+	}
+	require.True(t, rtmUntil(func() bool { return rtmWaitingInStartOnce() == 4 }, time.Minute), "the 4 callers never all waited for the start-up")
+	close(release)
+	done := make(chan struct{})
+	go func() { wg.Wait(); close(done) }()
+	select {
+	case <-done:
+	case <-time.After(20 * time.Second):
+		require.FailNow(t, "callers waiting for the start-up did not return within 20 s of its end")
+	}
+	assert.Zero(t, ran.Load(), "functions run by the callers that waited")
 }

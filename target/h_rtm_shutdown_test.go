@@ -141,6 +141,7 @@ var rtmTool struct {
 	lines   []string
 	init1   chan struct{}     // closed when device 1's device_initialize callback has begun
 	modules map[uint64]string // device_load's module ids: "DEV FILE"
+	traced1 atomic.Bool       // device 1's trace records were delivered
 }
 
 func rtmToolf(format string, args ...any) {
@@ -171,6 +172,18 @@ func init() {
 				case "native":
 					native := lk("ompt_set_trace_native").(ompt.SetTraceNativeFunc)
 					rtmToolf("device %d %s: set_trace_native %v", dev, typ, native(h, true, ompt.NativeDataMotionExplicit|ompt.NativeKernelExecution))
+					if dev == 1 {
+						// Trace the device whose queues do not time their
+						// operations: its records are timed by events around
+						// each operation.
+						lk("ompt_set_trace_ompt").(ompt.SetTraceOMPTFunc)(h, true, 0)
+						lk("ompt_start_trace").(ompt.StartTraceFunc)(h, func(int) []byte { return make([]byte, 1<<16) },
+							func(_ int, _ []byte, bytes uint64, _ uint64, _ bool) {
+								if bytes > 0 {
+									rtmTool.traced1.Store(true)
+								}
+							})
+					}
 				case "lost1":
 					if dev == 0 {
 						lk("ompt_set_trace_ompt").(ompt.SetTraceOMPTFunc)(h, true, ompt.CallbackTargetDataOp)
@@ -271,6 +284,8 @@ func TestRtmChild(t *testing.T) {
 		rtmChildRoutine(fail, within)
 	case "spare":
 		rtmChildSpare(fail, within)
+	case "held":
+		rtmChildHeld(fail, within)
 	case "native", "stuck", "lost1":
 		rtmChildTool(scenario, fail, within)
 	default:
@@ -443,7 +458,8 @@ func rtmChildTool(scenario string, fail func(string, ...any), within func(string
 	want := map[string][]string{
 		"native": {"device 0 host gompt host device: set_trace_native ompt_set_always", "device_load 0 saxpy offset=0 vma=0x0 bytes>0=true host=0x0 device=0x0",
 			"device 1 rtm-plain gompt host device: set_trace_native ompt_set_never", "device_load 1 saxpy offset=0 vma=0x0 bytes>0=true host=0x0 device=0x0",
-			"device_unload 0 saxpy", "device_unload 1 saxpy", "finalize"},
+			"device_load 0 fill offset=0 vma=0x0 bytes>0=true host=0x0 device=0x0",
+			"device_unload 0 saxpy", "device_unload 0 fill", "device_unload 1 saxpy", "finalize"},
 		"stuck": {"device 0 start_trace 1", "finalize"},
 		"lost1": {"device 0 start_trace 1", "finalize"},
 	}[scenario]
@@ -467,6 +483,17 @@ func rtmChildTool(scenario string, fail func(string, ...any), within func(string
 			fail("Target on device %d: %v", dev, err)
 		}
 	}
+	if scenario == "native" {
+		// Another kernel on device 0, then the first again: each is
+		// loaded (device_load) once.
+		z := make([]float32, 64)
+		if err := Target(Region{Device: Dev(0), Kernel: kernels.Fill, Shape: N(64), Maps: []Map{From(z)}, Args: []Arg{Int(64), Float32(1), Slice(z)}}); err != nil {
+			fail("Target fill on device 0: %v", err)
+		}
+		if err := Target(saxpyRegion(0, 64, 2, x, y, To(x), ToFrom(y))); err != nil {
+			fail("Target saxpy again on device 0: %v", err)
+		}
+	}
 	var err error
 	within("Shutdown", func() { err = Shutdown() })
 	rtmTool.mu.Lock()
@@ -479,6 +506,9 @@ func rtmChildTool(scenario string, fail func(string, ...any), within func(string
 	case "native":
 		if err != nil {
 			fail("Shutdown: %v", err)
+		}
+		if !rtmTool.traced1.Load() {
+			fail("no trace record of device 1 (rtm-plain) was delivered by Shutdown")
 		}
 		// The host device's kernel workers go with the runtime.
 		if !rtmUntil(func() bool { return !strings.Contains(rtmStacks(), "internal/hostexec.(*Pool).work") }, 10*time.Second) {
@@ -546,4 +576,43 @@ func rtmChildSpare(fail func(string, ...any), within func(string, func())) {
 func rtmStacks() string {
 	buf := make([]byte, 1<<20)
 	return string(buf[:runtime.Stack(buf, true)])
+}
+
+// Shutdown waits for a synchronous construct that holds a queue (here an
+// enter data whose device allocation is in flight): the construct
+// completes, and the device is closed only after it.
+func TestRtmShutdownWaitsForAConstructHoldingAQueue(t *testing.T) {
+	rtmRunChild(t, "held", "GOMPT_PLUGINS=rtm-gate", "GOMPT_HOST_DEVICES=1")
+}
+
+func rtmChildHeld(fail func(string, ...any), within func(string, func())) {
+	d0 := state().devs[0].d.(*rtmGateDevice)
+	x := make([]float32, 64)
+	entered, release := rtmGate.arm()
+	enter := make(chan error, 1)
+	go func() { enter <- EnterData(0, To(x)) }()
+	<-entered // the construct holds its queue, allocating x's device copy
+	shut := make(chan error, 1)
+	go func() { shut <- shutdownWithin(10 * time.Second) }()
+	if !rtmUntil(func() bool { return rt.shut.Load() }, 10*time.Second) {
+		fail("Shutdown did not stop handing out queues")
+	}
+	select {
+	case <-shut:
+		fmt.Println("FAIL: Shutdown returned while a construct held a queue")
+		os.Exit(1) // the device is closed under the construct: nothing more to check
+	case <-time.After(rtmQuiet):
+	}
+	close(release)
+	within("the enter data", func() {
+		if err := <-enter; err != nil {
+			fail("the enter data in flight when Shutdown began: %v; want it to complete", err)
+		}
+	})
+	if err := <-shut; err != nil {
+		fail("Shutdown: %v", err)
+	}
+	if d0.closedInFlight.Load() {
+		fail("device 0 was closed while its Alloc was in flight")
+	}
 }
