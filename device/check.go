@@ -114,8 +114,9 @@ func (k *Kernel) lenTerm(term string, s Shape, scalar func(j int) uint64) (int64
 // or Len on a scalar, an element type that is not a number kind, a Len
 // that cannot be evaluated, Dims outside 0..3, a negative MaxThreads. It
 // does not look at the images. devicetest checks every kernel it runs with
-// it; the runtime evaluates Len at each launch and so reports the same
-// mistakes there.
+// it, and package target checks each kernel at its first construct (and
+// again at every use of a kernel that failed), refusing the construct
+// before any device work.
 func (k *Kernel) Check() error {
 	if k.Name == "" {
 		return fmt.Errorf("kernel has no name")

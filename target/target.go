@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"math"
 	"sync"
+	"sync/atomic"
 
 	"github.com/gompt/gompt/device"
 	"github.com/gompt/gompt/device/host"
@@ -532,6 +533,9 @@ func checkRegion(r *Region, d *dev) error {
 	if k == nil {
 		return errors.New("target: region has no kernel")
 	}
+	if err := checkKernel(k); err != nil {
+		return err
+	}
 	if len(r.Maps) > 0 {
 		if err := checkMaps(r.Maps); err != nil {
 			return err
@@ -575,6 +579,48 @@ func checkRegion(r *Region, d *dev) error {
 			}
 		}
 	}
+	return nil
+}
+
+// checkedKernels remembers the kernels whose declaration passed
+// device.Kernel.Check, so each is checked once, at its first construct,
+// and the hot path costs one atomic load when a program launches one
+// kernel again (a map lookup when it alternates). A declaration that
+// fails is checked again at every use: it is never run.
+var checkedKernels struct {
+	last atomic.Pointer[Kernel]
+	mu   sync.Mutex
+	m    atomic.Pointer[map[*Kernel]struct{}]
+}
+
+// checkKernel reports the first mistake in k's declaration (device.Kernel's
+// Check: a missing or repeated parameter name, an unknown kind, Dims
+// outside 0..3, ...), so a kernel declared wrong is refused before any
+// device work instead of running with its arguments checked against a
+// meaningless declaration. k must not be changed after its first use.
+func checkKernel(k *Kernel) error {
+	if checkedKernels.last.Load() == k {
+		return nil
+	}
+	if m := checkedKernels.m.Load(); m != nil {
+		if _, ok := (*m)[k]; ok {
+			checkedKernels.last.Store(k)
+			return nil
+		}
+	}
+	if err := k.Check(); err != nil {
+		return fmt.Errorf("target: %w", err)
+	}
+	checkedKernels.mu.Lock()
+	old := checkedKernels.m.Load()
+	m := make(map[*Kernel]struct{}, 1+len(deref(old)))
+	for kk := range deref(old) {
+		m[kk] = struct{}{}
+	}
+	m[k] = struct{}{}
+	checkedKernels.m.Store(&m)
+	checkedKernels.mu.Unlock()
+	checkedKernels.last.Store(k)
 	return nil
 }
 
