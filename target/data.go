@@ -17,7 +17,12 @@ import (
 // construct's items as the mapping table would on an offload device.
 //
 // tk is the construct's task when it has depend items, as for runTarget.
-func dataOp(n int, d *dev, t *omptrt.Target, async bool, maps []Map, fn func(c *construct) error, check func(items []mapping.Item) error, tk *Task) error {
+//
+// undo, when not nil, takes back what fn did (enter data's mapping) when
+// fn succeeded but the device work of a predecessor that fn's copies
+// waited for on the device failed: the construct's error then says it
+// did not run (ErrDependence), and it has no lasting effect.
+func dataOp(n int, d *dev, t *omptrt.Target, async bool, maps []Map, fn, undo func(c *construct) error, check func(items []mapping.Item) error, tk *Task) error {
 	if d == nil {
 		if err := tk.waitHost(); err != nil {
 			return err
@@ -42,6 +47,19 @@ func dataOp(n int, d *dev, t *omptrt.Target, async bool, maps []Map, fn func(c *
 	c.ptrs = grow(c.ptrs, len(c.items))
 	err = fn(c)
 	tk.publish(c, err)
+	if err == nil && undo != nil && len(c.dchecks) > 0 {
+		// end would wait for the same: the queue, then the predecessors'
+		// device work it waited for.
+		serr := c.q.Sync()
+		if derr := c.checkDeps(); derr != nil {
+			if uerr := undo(c); uerr != nil {
+				derr = errors.Join(derr, fmt.Errorf("target enter data: releasing its items again: %w", uerr))
+			}
+			err = derr
+		} else {
+			err = serr
+		}
+	}
 	return c.end(err)
 }
 
@@ -62,13 +80,17 @@ func dataConstruct(dev int, pc uintptr, kind ompt.TargetKind, nowait bool, maps 
 		return nil, err
 	}
 	check := initialCheck(kind)
+	var undo func(c *construct) error
+	if kind == ompt.KindTargetEnterData {
+		undo = unenter
+	}
 	if nowait {
 		kind = nowaitKind(kind)
 	}
 	t := omptrt.TargetBegin(kind, n, pc)
 	reportDeps(t, deps)
 	run := func(tk *Task) error {
-		err := dataOp(n, d, t, nowait, maps, fn, check, tk)
+		err := dataOp(n, d, t, nowait, maps, fn, undo, check, tk)
 		t.End()
 		return err
 	}
@@ -132,6 +154,17 @@ func (c *construct) exitItems(k mapping.Kind) error {
 }
 
 func enter(c *construct) error { return c.enterItems(mapping.Dynamic) }
+
+// unenter takes back enter's mapping of c's items: each is released
+// (its dynamic count lowered, freed at zero) without a copy back.
+// Tools see the release as the construct's second target_map.
+func unenter(c *construct) error {
+	for i := range c.items {
+		it := &c.items[i]
+		it.Type, it.Always, it.Present = mapping.Release, false, false
+	}
+	return c.exitItems(mapping.Dynamic)
+}
 
 func exit(c *construct) error { return c.exitItems(mapping.Dynamic) }
 
@@ -255,7 +288,7 @@ func Data(dev int, maps []Map, body func() error) error {
 		return err
 	}
 	t := omptrt.TargetBegin(ompt.KindTargetEnterData, n, pc)
-	err = dataOp(n, d, t, false, maps, func(c *construct) error { return c.enterItems(mapping.Structured) },
+	err = dataOp(n, d, t, false, maps, func(c *construct) error { return c.enterItems(mapping.Structured) }, nil,
 		func(items []mapping.Item) error { return mapping.CheckEnter(initialDevice, mapping.Structured, items) }, nil)
 	t.End()
 	if err != nil {
@@ -263,7 +296,7 @@ func Data(dev int, maps []Map, body func() error) error {
 	}
 	exit := func() error {
 		t := omptrt.TargetBegin(ompt.KindTargetExitData, n, pc)
-		err := dataOp(n, d, t, false, maps, func(c *construct) error { return c.exitItems(mapping.Structured) },
+		err := dataOp(n, d, t, false, maps, func(c *construct) error { return c.exitItems(mapping.Structured) }, nil,
 			func(items []mapping.Item) error { return mapping.CheckExit(initialDevice, mapping.Structured, items) }, nil)
 		t.End()
 		return err

@@ -52,7 +52,9 @@ func DependInOut[T any](s []T) Map { return newDep(s, depInOut) }
 func DependOn(t *Task) Map { return Map{dep: depTask, task: t} }
 
 // ErrDependence is matched (errors.Is) by the error of a construct that did
-// not run, or stopped, because a construct it depends on failed.
+// not run, or stopped, because a construct it depends on failed. An enter
+// data construct with this error has mapped nothing: what it had begun to
+// map when the failure came is released again.
 var ErrDependence = errors.New("target: a construct this one depends on failed")
 
 // depError is the error of a construct whose predecessor failed; cause is
