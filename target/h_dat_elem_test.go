@@ -36,36 +36,34 @@ var datDouble64 = &device.Kernel{
 	}}},
 }
 
-// datNegate64 negates n elements of an int64 buffer in place.
-var datNegate64 = &device.Kernel{
-	Name: "dat_negate64",
-	Params: []device.Param{
-		{Name: "n", Kind: device.ParamInt64},
-		{Name: "v", Kind: device.ParamBuffer, Elem: device.ParamInt64, Len: "n"},
-	},
-	Images: []device.Image{{Kind: device.ImageHost, Host: func(a *device.HostArgs, r device.Range, team, teams int) {
-		b := a.Bytes(1)
-		v := unsafe.Slice((*int64)(unsafe.Pointer(unsafe.SliceData(b))), len(b)/8)
-		for i := r.Lo[0]; i < r.Hi[0] && i < a.Int(0); i++ {
-			v[i] = -v[i]
-		}
-	}}},
+// datInPlace is a kernel, name, that calls at for each of the first n
+// elements (its index i) of its buffer v of elem.
+func datInPlace(name string, elem device.ParamKind, at func(a *device.HostArgs, i int)) *device.Kernel {
+	return &device.Kernel{
+		Name: name,
+		Params: []device.Param{
+			{Name: "n", Kind: device.ParamInt64},
+			{Name: "v", Kind: device.ParamBuffer, Elem: elem, Len: "n"},
+		},
+		Images: []device.Image{{Kind: device.ImageHost, Host: func(a *device.HostArgs, r device.Range, team, teams int) {
+			for i := r.Lo[0]; i < r.Hi[0] && i < a.Int(0); i++ {
+				at(a, i)
+			}
+		}}},
+	}
 }
 
+// datNegate64 negates n elements of an int64 buffer in place.
+var datNegate64 = datInPlace("dat_negate64", device.ParamInt64, func(a *device.HostArgs, i int) {
+	b := a.Bytes(1)
+	v := unsafe.Slice((*int64)(unsafe.Pointer(unsafe.SliceData(b))), len(b)/8)
+	v[i] = -v[i]
+})
+
 // datTopBit sets the top bit of n elements of a uint32 buffer in place.
-var datTopBit = &device.Kernel{
-	Name: "dat_top_bit",
-	Params: []device.Param{
-		{Name: "n", Kind: device.ParamInt64},
-		{Name: "v", Kind: device.ParamBuffer, Elem: device.ParamUint32, Len: "n"},
-	},
-	Images: []device.Image{{Kind: device.ImageHost, Host: func(a *device.HostArgs, r device.Range, team, teams int) {
-		v := a.U32(1)
-		for i := r.Lo[0]; i < r.Hi[0] && i < a.Int(0); i++ {
-			v[i] |= 1 << 31
-		}
-	}}},
-}
+var datTopBit = datInPlace("dat_top_bit", device.ParamUint32, func(a *device.HostArgs, i int) {
+	a.U32(1)[i] |= 1 << 31
+})
 
 // A kernel with float64, int32, uint32 or int64 buffers takes slices of types
 // defined on them ([]datMeters for a float64 buffer), on an offload device

@@ -104,27 +104,38 @@ func TestMemInitialFreeMemChecksThePointer(t *testing.T) {
 	assert.ErrorContains(t, err, "is not in any initial-device allocation made by target.AllocMem", "Memcpy to a freed pointer")
 }
 
-// Negative lengths are refused by Memcpy and Memset on every device,
-// and nothing is written.
-func TestMemNegativeLengthsAreRefused(t *testing.T) {
+// memEvery16 runs check on every device (everyDevice, leak-checked) with
+// p, 16 bytes allocated there and set to fill, and h, 16 zero host bytes;
+// after check the device bytes must still all be fill ("device bytes
+// after "+what), and p is freed.
+func memEvery16(t *testing.T, fill byte, what string, check func(dev int, p DevicePtr, h []byte)) {
+	t.Helper()
 	r, devs := everyDevice(t)
 	noLeakOn(t, r)
 	for _, dev := range devs {
 		p, err := AllocMem(16, dev)
 		require.NoError(t, err, "device %d", dev)
-		require.NoError(t, Memset(On(dev, p), 7, 16), "device %d", dev)
+		require.NoError(t, Memset(On(dev, p), fill, 16), "device %d", dev)
 		h := make([]byte, 16)
-		err = Memcpy(On(dev, p), Host(h), -1)
+		check(dev, p, h)
+		require.NoError(t, Memcpy(Host(h), On(dev, p), 16), "device %d", dev)
+		assert.Equal(t, bytes.Repeat([]byte{fill}, 16), h, "device %d: device bytes after "+what, dev)
+		require.NoError(t, FreeMem(p, dev), "device %d", dev)
+	}
+}
+
+// Negative lengths are refused by Memcpy and Memset on every device,
+// and nothing is written.
+func TestMemNegativeLengthsAreRefused(t *testing.T) {
+	memEvery16(t, 7, "refused calls", func(dev int, p DevicePtr, h []byte) {
+		err := Memcpy(On(dev, p), Host(h), -1)
 		assert.ErrorContains(t, err, "memcpy of -1 bytes: length must not be negative", "device %d: Memcpy to it", dev)
 		err = Memcpy(Host(h), On(dev, p), -16)
 		assert.ErrorContains(t, err, "memcpy of -16 bytes: length must not be negative", "device %d: Memcpy from it", dev)
 		assert.Equal(t, make([]byte, 16), h, "device %d: host bytes after a refused Memcpy", dev)
 		err = Memset(On(dev, p), 0, -1)
 		assert.ErrorContains(t, err, "memset of -1 bytes: length must not be negative", "device %d", dev)
-		require.NoError(t, Memcpy(Host(h), On(dev, p), 16), "device %d", dev)
-		assert.Equal(t, []byte{7, 7, 7, 7, 7, 7, 7, 7, 7, 7, 7, 7, 7, 7, 7, 7}, h, "device %d: device bytes after refused calls", dev)
-		require.NoError(t, FreeMem(p, dev), "device %d", dev)
-	}
+	})
 }
 
 // MappedPtr on the initial device of an empty slice does not fail; that
@@ -275,22 +286,13 @@ func TestMemMappedPtrAtTheAddressOfACollectedSlice(t *testing.T) {
 // Memset and Memcpy of zero bytes succeed and change nothing, on every
 // device, the initial device included, also at an allocation's end.
 func TestMemZeroLengthRoutinesOnEveryDevice(t *testing.T) {
-	r, devs := everyDevice(t)
-	noLeakOn(t, r)
-	for _, dev := range devs {
-		p, err := AllocMem(16, dev)
-		require.NoError(t, err, "device %d", dev)
-		require.NoError(t, Memset(On(dev, p), 3, 16), "device %d", dev)
-		h := make([]byte, 16)
+	memEvery16(t, 3, "routines of 0 bytes", func(dev int, p DevicePtr, h []byte) {
 		require.NoError(t, Memset(On(dev, p), 9, 0), "device %d: Memset of 0 bytes", dev)
 		require.NoError(t, Memset(On(dev, p).Add(15), 9, 0), "device %d: Memset of 0 bytes at the last byte", dev)
 		require.NoError(t, Memcpy(On(dev, p), Host(h), 0), "device %d: Memcpy of 0 bytes to it", dev)
 		require.NoError(t, Memcpy(Host(h), On(dev, p).Add(15), 0), "device %d: Memcpy of 0 bytes from its last byte", dev)
 		assert.Equal(t, make([]byte, 16), h, "device %d: host bytes after copies of 0 bytes", dev)
-		require.NoError(t, Memcpy(Host(h), On(dev, p), 16), "device %d", dev)
-		assert.Equal(t, bytes.Repeat([]byte{3}, 16), h, "device %d: device bytes after routines of 0 bytes", dev)
-		require.NoError(t, FreeMem(p, dev), "device %d", dev)
-	}
+	})
 }
 
 // MappedPtr on the initial device of a longer slice at the start of one

@@ -48,6 +48,19 @@ func (g *rtmGateState) arm() (entered, release chan struct{}) {
 	return g.entered, g.release
 }
 
+// hold holds the call that finds g armed (disarming it) until released.
+func (g *rtmGateState) hold() {
+	g.mu.Lock()
+	held := g.armed
+	g.armed = false
+	entered, release := g.entered, g.release
+	g.mu.Unlock()
+	if held {
+		close(entered)
+		<-release
+	}
+}
+
 // rtmGateDevice is a host device whose Alloc and Load can be held
 // (rtmGate, rtmLoadGate), and which notes a Close that comes while one of
 // its Allocs is in flight.
@@ -60,29 +73,13 @@ type rtmGateDevice struct {
 func (d *rtmGateDevice) Alloc(size int) (device.Buffer, error) {
 	d.inFlight.Add(1)
 	defer d.inFlight.Add(-1)
-	rtmGate.mu.Lock()
-	held := rtmGate.armed
-	rtmGate.armed = false
-	entered, release := rtmGate.entered, rtmGate.release
-	rtmGate.mu.Unlock()
-	if held {
-		close(entered)
-		<-release
-	}
+	rtmGate.hold()
 	return d.Device.Alloc(size)
 }
 
 // Load is held as Alloc is, by the gate armed for loads.
 func (d *rtmGateDevice) Load(k *device.Kernel) (device.Function, error) {
-	rtmLoadGate.mu.Lock()
-	held := rtmLoadGate.armed
-	rtmLoadGate.armed = false
-	entered, release := rtmLoadGate.entered, rtmLoadGate.release
-	rtmLoadGate.mu.Unlock()
-	if held {
-		close(entered)
-		<-release
-	}
+	rtmLoadGate.hold()
 	return d.Device.Load(k)
 }
 

@@ -89,6 +89,78 @@ func tgtWatchStderr(t *testing.T, see func(line string)) (stop func() string) {
 	return stop
 }
 
+// awaitStart waits for the blocker's kernel, of construct a, to start on
+// its queue's goroutine: false when it ran inline instead (a ended
+// first), and it fails the test when neither happens in 20s.
+func (b *tgtBlocker) awaitStart(t *testing.T, a *Task) (async bool) {
+	t.Helper()
+	select {
+	case <-b.started:
+	case <-a.Done():
+		require.True(t, b.inline.Load(), "the blocker's construct ended before its kernel started: %v", a.Wait())
+		return false
+	case <-time.After(20 * time.Second):
+		require.FailNow(t, "the blocker's kernel did not start in 20s")
+	}
+	return true
+}
+
+// tgtStart starts the runtime of env, whose plugin must give a device
+// (the faulty plugin's with no faults planned, before and after), and
+// checks device memory for leaks at the end.
+func tgtStart(t *testing.T, env map[string]string) {
+	t.Helper()
+	r := useRuntime(t, env)
+	switch p := env["GOMPT_PLUGINS"]; p {
+	case faultyPluginName:
+		require.NotEmpty(t, r.devs, "no faulty host device: %s", r.why())
+		faultPlan.Reset()
+		t.Cleanup(faultPlan.Reset)
+	case "host":
+		require.NotEmpty(t, r.devs, "no host device: %s", r.why())
+	default:
+		require.NotEmpty(t, r.devs, "no %s device: %s", p, r.why())
+	}
+	noLeak(t, r)
+}
+
+// tgtWithBig starts the runtime of env (tgtStart) and runs body with big,
+// a slice of several MiB allocated on device 0 for the blockers' copies,
+// deleted after body.
+func tgtWithBig(t *testing.T, env map[string]string, body func(big []float32)) {
+	t.Helper()
+	tgtStart(t, env)
+	big := make([]float32, 4<<20)
+	require.NoError(t, EnterData(0, Alloc(big)))
+	body(big)
+	require.NoError(t, ExitData(0, Delete(big)))
+}
+
+const tgtAllInline = "every round ran the blocker's kernel inline"
+
+// tgtRounds runs round (0, 1, ...) until 3 of them have counted (returned
+// true: the blocker's kernel ran on its queue, not inline) or 20 have run,
+// and requires one counted (allInline, the message if none did).
+func tgtRounds(t *testing.T, allInline string, round func(round int) (counted bool)) {
+	t.Helper()
+	rounds := 0
+	for r := 0; r < 20 && rounds < 3; r++ {
+		if round(r) {
+			rounds++
+		}
+	}
+	require.NotZero(t, rounds, allInline)
+}
+
+// tgtKeptY requires y to hold the values vecs gave it (2i at i); msg is a
+// format of pre (the round) and i.
+func tgtKeptY(t *testing.T, y []float32, msg string, pre int) {
+	t.Helper()
+	for i := range y {
+		require.Equal(t, float32(2*i), y[i], msg, pre, i)
+	}
+}
+
 // tgtAfterBlocked runs the blocker's construct (nowait, depend(out: dep))
 // and, once its kernel waits on the device, the dependent construct
 // begin() starts; when a line of standard error (GOMPT_INFO) shows the
@@ -98,26 +170,16 @@ func tgtWatchStderr(t *testing.T, see func(line string)) (stop func() string) {
 func tgtAfterBlocked(t *testing.T, big []float32, dep []float32, signal string, begin func() *Task) (async bool, errA, errB error) {
 	t.Helper()
 	b := newTgtBlocker()
-	seen := make(chan struct{})
-	var once sync.Once
-	stop := tgtWatchStderr(t, func(l string) {
-		if strings.Contains(l, signal) {
-			once.Do(func() { close(seen) })
-		}
-	})
+	sig := newTgtSignals(signal)
+	stop := tgtWatchStderr(t, sig.see)
 	defer stop()
 	a := TargetNowait(b.region(big, DependOut(dep)))
-	select {
-	case <-b.started:
-	case <-a.Done():
-		require.True(t, b.inline.Load(), "the blocker's construct ended before its kernel started: %v", a.Wait())
+	if !b.awaitStart(t, a) {
 		return false, nil, nil
-	case <-time.After(20 * time.Second):
-		require.FailNow(t, "the blocker's kernel did not start in 20s")
 	}
 	d := begin()
 	select {
-	case <-seen:
+	case <-sig.ch[signal]:
 	case <-time.After(20 * time.Second):
 		close(b.release)
 		a.Wait()
@@ -134,33 +196,23 @@ func tgtAfterBlocked(t *testing.T, big []float32, dep []float32, signal string, 
 // for that kernel on the host and fails with it: it copies nothing to or
 // from its data, and the host sees no result.
 func TestTgtDependentWaitsOnHostForFailingKernel(t *testing.T) {
-	r := useRuntime(t, map[string]string{"GOMPT_PLUGINS": faultyPluginName, "GOMPT_INFO": "1"})
-	require.NotEmpty(t, r.devs, "no faulty host device: %s", r.why())
-	faultPlan.Reset()
-	t.Cleanup(faultPlan.Reset)
-	noLeak(t, r)
-	big := make([]float32, 4<<20)
-	require.NoError(t, EnterData(0, Alloc(big)))
-	rounds := 0
-	for round := 0; round < 20 && rounds < 3; round++ {
-		x, y := vecs(12) // 48 bytes: "alloc 48 bytes" is the dependent's first map
-		async, errA, errB := tgtAfterBlocked(t, big, y, "alloc 48 bytes", func() *Task {
-			return TargetNowait(saxpyRegion(0, 12, 2, x, y, To(x), ToFrom(y), DependIn(y)))
+	tgtWithBig(t, map[string]string{"GOMPT_PLUGINS": faultyPluginName, "GOMPT_INFO": "1"}, func(big []float32) {
+		tgtRounds(t, tgtAllInline, func(round int) bool {
+			x, y := vecs(12) // 48 bytes: "alloc 48 bytes" is the dependent's first map
+			async, errA, errB := tgtAfterBlocked(t, big, y, "alloc 48 bytes", func() *Task {
+				return TargetNowait(saxpyRegion(0, 12, 2, x, y, To(x), ToFrom(y), DependIn(y)))
+			})
+			if !async {
+				return false
+			}
+			require.ErrorContains(t, errA, "tgt_block fails", "round %d: the failing kernel's construct", round)
+			require.ErrorIs(t, errB, ErrDependence, "round %d: the dependent of a kernel that failed on the device", round)
+			require.ErrorContains(t, errB, "tgt_block fails", "round %d: the dependent of a kernel that failed on the device", round)
+			tgtKeptY(t, y, "round %d: y[%d] after the refused dependent", round)
+			assert.False(t, IsPresent(x, 0) || IsPresent(y, 0), "round %d: the dependent's data left mapped", round)
+			return true
 		})
-		if !async {
-			continue
-		}
-		rounds++
-		require.ErrorContains(t, errA, "tgt_block fails", "round %d: the failing kernel's construct", round)
-		require.ErrorIs(t, errB, ErrDependence, "round %d: the dependent of a kernel that failed on the device", round)
-		require.ErrorContains(t, errB, "tgt_block fails", "round %d: the dependent of a kernel that failed on the device", round)
-		for i := range y {
-			require.Equal(t, float32(2*i), y[i], "round %d: y[%d] after the refused dependent", round, i)
-		}
-		assert.False(t, IsPresent(x, 0) || IsPresent(y, 0), "round %d: the dependent's data left mapped", round)
-	}
-	require.NotZero(t, rounds, "every round ran the blocker's kernel inline")
-	require.NoError(t, ExitData(0, Delete(big)))
+	})
 }
 
 // A construct that fails on its own (its kernel launch is refused: a
@@ -168,29 +220,23 @@ func TestTgtDependentWaitsOnHostForFailingKernel(t *testing.T) {
 // for a predecessor whose kernel then fails reports both: its own failure
 // and the dependence.
 func TestTgtOwnFailureAndDependenceBothReported(t *testing.T) {
-	r := useRuntime(t, map[string]string{"GOMPT_PLUGINS": "host", "GOMPT_INFO": "2"})
-	require.NotEmpty(t, r.devs, "no host device: %s", r.why())
-	noLeak(t, r)
-	big := make([]float32, 4<<20)
-	require.NoError(t, EnterData(0, Alloc(big)))
-	rounds := 0
-	for round := 0; round < 20 && rounds < 3; round++ {
-		y := make([]float32, 8)
-		bogus := DevicePtr(0x10)
-		async, errA, errB := tgtAfterBlocked(t, big, y, "launch saxpy", func() *Task {
-			return TargetNowait(Region{Device: Dev(0), Kernel: kernels.Saxpy, Shape: N(8),
-				Args: []Arg{Int(8), Float32(2), Ptr(bogus), Ptr(bogus)}, Maps: []Map{DependIn(y)}})
+	tgtWithBig(t, map[string]string{"GOMPT_PLUGINS": "host", "GOMPT_INFO": "2"}, func(big []float32) {
+		tgtRounds(t, tgtAllInline, func(round int) bool {
+			y := make([]float32, 8)
+			bogus := DevicePtr(0x10)
+			async, errA, errB := tgtAfterBlocked(t, big, y, "launch saxpy", func() *Task {
+				return TargetNowait(Region{Device: Dev(0), Kernel: kernels.Saxpy, Shape: N(8),
+					Args: []Arg{Int(8), Float32(2), Ptr(bogus), Ptr(bogus)}, Maps: []Map{DependIn(y)}})
+			})
+			if !async {
+				return false
+			}
+			require.ErrorContains(t, errA, "tgt_block fails", "round %d: the failing kernel's construct", round)
+			require.ErrorIs(t, errB, ErrDependence, "round %d: the dependent whose own launch failed too: %v", round, errB)
+			require.Equal(t, device.CodeInvalidArgument, device.CodeOf(errB), "round %d: the dependent's own failure, a refused launch: %v", round, errB)
+			return true
 		})
-		if !async {
-			continue
-		}
-		rounds++
-		require.ErrorContains(t, errA, "tgt_block fails", "round %d: the failing kernel's construct", round)
-		require.ErrorIs(t, errB, ErrDependence, "round %d: the dependent whose own launch failed too: %v", round, errB)
-		require.Equal(t, device.CodeInvalidArgument, device.CodeOf(errB), "round %d: the dependent's own failure, a refused launch: %v", round, errB)
-	}
-	require.NotZero(t, rounds, "every round ran the blocker's kernel inline")
-	require.NoError(t, ExitData(0, Delete(big)))
+	})
 }
 
 // A construct that finds its data still being copied to the device by
@@ -199,59 +245,43 @@ func TestTgtOwnFailureAndDependenceBothReported(t *testing.T) {
 // device, on other data, neither waits for that copy nor fails with it
 // (here the copy fails, after a kernel it was queued behind).
 func TestTgtNoWaitLeftForTheNextConstruct(t *testing.T) {
-	r := useRuntime(t, map[string]string{"GOMPT_PLUGINS": "host", "GOMPT_INFO": "1"})
-	require.NotEmpty(t, r.devs, "no host device: %s", r.why())
-	noLeak(t, r)
-	big := make([]float32, 4<<20)
-	require.NoError(t, EnterData(0, Alloc(big)))
-	rounds := 0
-	for round := 0; round < 20 && rounds < 3; round++ {
-		b := newTgtBlocker()
-		x := make([]float32, 12) // 48 bytes: "copy 48 bytes host" is the copy of x
-		seen := make(chan struct{})
-		var once sync.Once
-		stop := tgtWatchStderr(t, func(l string) {
-			if strings.Contains(l, "copy 48 bytes host") {
-				once.Do(func() { close(seen) })
+	tgtWithBig(t, map[string]string{"GOMPT_PLUGINS": "host", "GOMPT_INFO": "1"}, func(big []float32) {
+		tgtRounds(t, tgtAllInline, func(round int) bool {
+			b := newTgtBlocker()
+			x := make([]float32, 12) // 48 bytes: "copy 48 bytes host" is the copy of x
+			sig := newTgtSignals("copy 48 bytes host")
+			stop := tgtWatchStderr(t, sig.see)
+			a := TargetNowait(b.region(big, DependOut(x)))
+			if !b.awaitStart(t, a) {
+				stop()
+				return false
 			}
-		})
-		a := TargetNowait(b.region(big, DependOut(x)))
-		select {
-		case <-b.started:
-		case <-a.Done():
-			stop()
-			require.True(t, b.inline.Load(), "the blocker's construct ended before its kernel started: %v", a.Wait())
-			continue
-		case <-time.After(20 * time.Second):
-			require.FailNow(t, "the blocker's kernel did not start in 20s")
-		}
-		rounds++
-		// c's copy of x waits on the device for a's kernel.
-		c := EnterDataNowait(0, To(x), DependIn(x))
-		select {
-		case <-seen:
-		case <-time.After(20 * time.Second):
+			// c's copy of x waits on the device for a's kernel.
+			c := EnterDataNowait(0, To(x), DependIn(x))
+			select {
+			case <-sig.ch["copy 48 bytes host"]:
+			case <-time.After(20 * time.Second):
+				close(b.release)
+				require.FailNow(t, "enter data of x did not copy it in 20s; output:\n"+stop())
+			}
+			require.NoError(t, EnterData(0, To(x)), "round %d: enter data of x, present, its copy pending", round)
 			close(b.release)
-			require.FailNow(t, "enter data of x did not copy it in 20s; output:\n"+stop())
-		}
-		require.NoError(t, EnterData(0, To(x)), "round %d: enter data of x, present, its copy pending", round)
-		close(b.release)
-		require.ErrorContains(t, a.Wait(), "tgt_block fails", "round %d: the failing kernel's construct", round)
-		require.ErrorIs(t, c.Wait(), ErrDependence, "round %d: the copy queued behind the failing kernel", round)
-		stop()
-		u, v := vecs(16)
-		require.NoError(t, Target(saxpyRegion(0, 16, 2, u, v, To(u), ToFrom(v))), "round %d: the next construct, on other data", round)
-		checkSaxpy(t, 2, u, v, func(i int) float32 { return float32(2 * i) })
-		// x's device copy is the failed one: deleting it may report that
-		// failure again, and unmaps it. (The second enter data holds it:
-		// the first one, which did not run, mapped nothing.)
-		if err := ExitData(0, Delete(x)); err != nil {
-			require.ErrorContains(t, err, "the copy another construct made of shared data to the device failed", "round %d: exit data delete of x", round)
-		}
-		require.False(t, IsPresent(x, 0), "round %d: x after exit data delete", round)
-	}
-	require.NotZero(t, rounds, "every round ran the blocker's kernel inline")
-	require.NoError(t, ExitData(0, Delete(big)))
+			require.ErrorContains(t, a.Wait(), "tgt_block fails", "round %d: the failing kernel's construct", round)
+			require.ErrorIs(t, c.Wait(), ErrDependence, "round %d: the copy queued behind the failing kernel", round)
+			stop()
+			u, v := vecs(16)
+			require.NoError(t, Target(saxpyRegion(0, 16, 2, u, v, To(u), ToFrom(v))), "round %d: the next construct, on other data", round)
+			checkSaxpy(t, 2, u, v, func(i int) float32 { return float32(2 * i) })
+			// x's device copy is the failed one: deleting it may report that
+			// failure again, and unmaps it. (The second enter data holds it:
+			// the first one, which did not run, mapped nothing.)
+			if err := ExitData(0, Delete(x)); err != nil {
+				require.ErrorContains(t, err, "the copy another construct made of shared data to the device failed", "round %d: exit data delete of x", round)
+			}
+			require.False(t, IsPresent(x, 0), "round %d: x after exit data delete", round)
+			return true
+		})
+	})
 }
 
 // tgtSignals is a set of channels, each closed at the first line of
@@ -298,54 +328,42 @@ func (s *tgtSignals) wait(t *testing.T, text, what string, onFail func()) {
 // is told when that copy fails: its error says the shared data's copy
 // failed (its input on the device is wrong), besides the dependence.
 func TestTgtSharedCopyFailureReportedWithDependence(t *testing.T) {
-	r := useRuntime(t, map[string]string{"GOMPT_PLUGINS": "host", "GOMPT_INFO": "1"})
-	require.NotEmpty(t, r.devs, "no host device: %s", r.why())
-	noLeak(t, r)
-	big := make([]float32, 4<<20)
-	require.NoError(t, EnterData(0, Alloc(big)))
-	rounds := 0
-	for round := 0; round < 20 && rounds < 3; round++ {
-		b := newTgtBlocker()
-		key := make([]byte, 1)
-		x := make([]float32, 12) // 48 bytes: its copy is "copy 48 bytes host"
-		y := make([]float32, 16) // 64 bytes: its alloc is "alloc 64 bytes"
-		sig := newTgtSignals("copy 48 bytes host", "alloc 64 bytes")
-		stop := tgtWatchStderr(t, sig.see)
-		a := TargetNowait(b.region(big, DependOut(key)))
-		select {
-		case <-b.started:
-		case <-a.Done():
+	tgtWithBig(t, map[string]string{"GOMPT_PLUGINS": "host", "GOMPT_INFO": "1"}, func(big []float32) {
+		tgtRounds(t, tgtAllInline, func(round int) bool {
+			b := newTgtBlocker()
+			key := make([]byte, 1)
+			x := make([]float32, 12) // 48 bytes: its copy is "copy 48 bytes host"
+			y := make([]float32, 16) // 64 bytes: its alloc is "alloc 64 bytes"
+			sig := newTgtSignals("copy 48 bytes host", "alloc 64 bytes")
+			stop := tgtWatchStderr(t, sig.see)
+			a := TargetNowait(b.region(big, DependOut(key)))
+			if !b.awaitStart(t, a) {
+				stop()
+				return false
+			}
+			letGo := func() { close(b.release) }
+			// c copies x, on the device after a's kernel.
+			c := EnterDataNowait(0, To(x), DependIn(key))
+			sig.wait(t, "copy 48 bytes host", "enter data's copy of x", letGo)
+			// d reads x, present, its copy pending; it depends on a too.
+			d := TargetNowait(Region{Device: Dev(0), Kernel: kernels.Saxpy, Shape: N(12),
+				Args: []Arg{Int(12), Float32(2), Slice(x), Slice(y)}, Maps: []Map{DependIn(key)}})
+			sig.wait(t, "alloc 64 bytes", "the dependent's map of y", letGo)
+			letGo()
+			require.ErrorContains(t, a.Wait(), "tgt_block fails", "round %d: the failing kernel's construct", round)
+			require.ErrorIs(t, c.Wait(), ErrDependence, "round %d: the copy of x queued behind the failing kernel", round)
+			errD := d.Wait()
 			stop()
-			require.True(t, b.inline.Load(), "the blocker's construct ended before its kernel started: %v", a.Wait())
-			continue
-		case <-time.After(20 * time.Second):
-			require.FailNow(t, "the blocker's kernel did not start in 20s")
-		}
-		rounds++
-		letGo := func() { close(b.release) }
-		// c copies x, on the device after a's kernel.
-		c := EnterDataNowait(0, To(x), DependIn(key))
-		sig.wait(t, "copy 48 bytes host", "enter data's copy of x", letGo)
-		// d reads x, present, its copy pending; it depends on a too.
-		d := TargetNowait(Region{Device: Dev(0), Kernel: kernels.Saxpy, Shape: N(12),
-			Args: []Arg{Int(12), Float32(2), Slice(x), Slice(y)}, Maps: []Map{DependIn(key)}})
-		sig.wait(t, "alloc 64 bytes", "the dependent's map of y", letGo)
-		letGo()
-		require.ErrorContains(t, a.Wait(), "tgt_block fails", "round %d: the failing kernel's construct", round)
-		require.ErrorIs(t, c.Wait(), ErrDependence, "round %d: the copy of x queued behind the failing kernel", round)
-		errD := d.Wait()
-		stop()
-		require.ErrorIs(t, errD, ErrDependence, "round %d: the dependent of the failing kernel", round)
-		require.ErrorContains(t, errD, "the copy another construct made of shared data to the device failed", "round %d: the kernel on x whose copy failed", round)
-		for i := range y {
-			require.Zero(t, y[i], "round %d: y[%d] after the failed construct", round, i)
-		}
-		// The enter data that did not run mapped nothing (TestEnterDataNotRunMapsNothing).
-		assert.False(t, IsPresent(x, 0), "round %d: x after the enter data that did not run", round)
-		require.False(t, IsPresent(x, 0) || IsPresent(y, 0), "round %d: x or y left mapped", round)
-	}
-	require.NotZero(t, rounds, "every round ran the blocker's kernel inline")
-	require.NoError(t, ExitData(0, Delete(big)))
+			require.ErrorIs(t, errD, ErrDependence, "round %d: the dependent of the failing kernel", round)
+			require.ErrorContains(t, errD, "the copy another construct made of shared data to the device failed", "round %d: the kernel on x whose copy failed", round)
+			for i := range y {
+				require.Zero(t, y[i], "round %d: y[%d] after the failed construct", round, i)
+			}
+			// The enter data that did not run mapped nothing (TestEnterDataNotRunMapsNothing).
+			require.False(t, IsPresent(x, 0) || IsPresent(y, 0), "round %d: x or y left mapped", round)
+			return true
+		})
+	})
 }
 
 // Whichever event a construct's queue fails to record (a device that
@@ -353,50 +371,42 @@ func TestTgtSharedCopyFailureReportedWithDependence(t *testing.T) {
 // with it: they never run on its data before the kernel has run, nor
 // after it failed.
 func TestTgtRecordFailureStillOrdersDependents(t *testing.T) {
-	r := useRuntime(t, map[string]string{"GOMPT_PLUGINS": faultyPluginName})
-	require.NotEmpty(t, r.devs, "no faulty host device: %s", r.why())
-	faultPlan.Reset()
-	t.Cleanup(faultPlan.Reset)
-	noLeak(t, r)
-	big := make([]float32, 4<<20)
-	require.NoError(t, EnterData(0, Alloc(big)))
-	fired := 0
-	for n := 1; n <= 6; n++ {
-		for try := 0; try < 10; try++ {
-			b := newTgtBlocker()
-			key := make([]byte, 1)
-			x, y := vecs(16)
-			before := faultPlan.Injected(faulty.Record)
-			faultPlan.FailNth(faulty.Record, n, device.CodeUnknown)
-			a := TargetNowait(b.region(big, DependOut(key)))
-			select {
-			case <-b.started:
-			case <-a.Done():
-			case <-time.After(20 * time.Second):
-				require.FailNow(t, "the blocker's kernel did not start in 20s")
+	tgtWithBig(t, map[string]string{"GOMPT_PLUGINS": faultyPluginName}, func(big []float32) {
+		fired := 0
+		for n := 1; n <= 6; n++ {
+			for try := 0; try < 10; try++ {
+				b := newTgtBlocker()
+				key := make([]byte, 1)
+				x, y := vecs(16)
+				before := faultPlan.Injected(faulty.Record)
+				faultPlan.FailNth(faulty.Record, n, device.CodeUnknown)
+				a := TargetNowait(b.region(big, DependOut(key)))
+				select {
+				case <-b.started:
+				case <-a.Done():
+				case <-time.After(20 * time.Second):
+					require.FailNow(t, "the blocker's kernel did not start in 20s")
+				}
+				d := TargetNowait(saxpyRegion(0, 16, 2, x, y, To(x), ToFrom(y), DependIn(key)))
+				if !b.inline.Load() {
+					close(b.release)
+				}
+				errA, errD := a.Wait(), d.Wait()
+				faultPlan.Reset()
+				if b.inline.Load() {
+					continue // the kernel failed before the construct went on: try again
+				}
+				if faultPlan.Injected(faulty.Record) > before {
+					fired++
+				}
+				require.ErrorContains(t, errA, "tgt_block fails", "record %d failing: the failing kernel's construct", n)
+				require.ErrorIs(t, errD, ErrDependence, "record %d failing: the dependent of the failing kernel", n)
+				tgtKeptY(t, y, "record %d failing: y[%d] after the refused dependent", n)
+				break
 			}
-			d := TargetNowait(saxpyRegion(0, 16, 2, x, y, To(x), ToFrom(y), DependIn(key)))
-			if !b.inline.Load() {
-				close(b.release)
-			}
-			errA, errD := a.Wait(), d.Wait()
-			faultPlan.Reset()
-			if b.inline.Load() {
-				continue // the kernel failed before the construct went on: try again
-			}
-			if faultPlan.Injected(faulty.Record) > before {
-				fired++
-			}
-			require.ErrorContains(t, errA, "tgt_block fails", "record %d failing: the failing kernel's construct", n)
-			require.ErrorIs(t, errD, ErrDependence, "record %d failing: the dependent of the failing kernel", n)
-			for i := range y {
-				require.Equal(t, float32(2*i), y[i], "record %d failing: y[%d] after the refused dependent", n, i)
-			}
-			break
 		}
-	}
-	require.NotZero(t, fired, "no record failed")
-	require.NoError(t, ExitData(0, Delete(big)))
+		require.NotZero(t, fired, "no record failed")
+	})
 }
 
 // A construct whose predecessor's kernel fails on the device after the
@@ -404,31 +414,23 @@ func TestTgtRecordFailureStillOrdersDependents(t *testing.T) {
 // to the host: its tofrom slice keeps its host values, although the
 // construct's own kernel and copy were enqueued behind the failure.
 func TestTgtDependentOfFailedKernelCopiesNothingBack(t *testing.T) {
-	r := useRuntime(t, map[string]string{"GOMPT_PLUGINS": "host", "GOMPT_INFO": "2"})
-	require.NotEmpty(t, r.devs, "no host device: %s", r.why())
-	noLeak(t, r)
-	big := make([]float32, 4<<20)
-	require.NoError(t, EnterData(0, Alloc(big)))
-	rounds := 0
-	for round := 0; round < 20 && rounds < 3; round++ {
-		key := make([]float32, 1)
-		x, y := vecs(16)
-		async, errA, errB := tgtAfterBlocked(t, big, key, "launch saxpy", func() *Task {
-			return TargetNowait(saxpyRegion(0, 16, 2, x, y, To(x), ToFrom(y), DependIn(key)))
+	tgtWithBig(t, map[string]string{"GOMPT_PLUGINS": "host", "GOMPT_INFO": "2"}, func(big []float32) {
+		tgtRounds(t, tgtAllInline, func(round int) bool {
+			key := make([]float32, 1)
+			x, y := vecs(16)
+			async, errA, errB := tgtAfterBlocked(t, big, key, "launch saxpy", func() *Task {
+				return TargetNowait(saxpyRegion(0, 16, 2, x, y, To(x), ToFrom(y), DependIn(key)))
+			})
+			if !async {
+				return false
+			}
+			require.ErrorContains(t, errA, "tgt_block fails", "round %d: the failing kernel's construct", round)
+			require.ErrorIs(t, errB, ErrDependence, "round %d: the dependent of the failing kernel", round)
+			tgtKeptY(t, y, "round %d: y[%d] on the host after the dependent of a failed kernel", round)
+			assert.False(t, IsPresent(x, 0) || IsPresent(y, 0), "round %d: the dependent's data left mapped", round)
+			return true
 		})
-		if !async {
-			continue
-		}
-		rounds++
-		require.ErrorContains(t, errA, "tgt_block fails", "round %d: the failing kernel's construct", round)
-		require.ErrorIs(t, errB, ErrDependence, "round %d: the dependent of the failing kernel", round)
-		for i := range y {
-			require.Equal(t, float32(2*i), y[i], "round %d: y[%d] on the host after the dependent of a failed kernel", round, i)
-		}
-		assert.False(t, IsPresent(x, 0) || IsPresent(y, 0), "round %d: the dependent's data left mapped", round)
-	}
-	require.NotZero(t, rounds, "every round ran the blocker's kernel inline")
-	require.NoError(t, ExitData(0, Delete(big)))
+	})
 }
 
 // tgtWaitFailName is a plugin of the host devices whose queues' device
@@ -490,47 +492,34 @@ func init() { device.Register(tgtWaitFailName, tgtWaitFailPlugin{}) }
 // (WaitEvent fails) fails with that failure, its cause, and does not run:
 // its data keeps its host values and is unmapped.
 func TestTgtDeviceWaitFailureIsTheConstructsError(t *testing.T) {
-	r := useRuntime(t, map[string]string{"GOMPT_PLUGINS": tgtWaitFailName})
-	require.NotEmpty(t, r.devs, "no %s device: %s", tgtWaitFailName, r.why())
 	t.Cleanup(func() { tgtWaitFail.Store(false) })
-	noLeak(t, r)
-	big := make([]float32, 4<<20)
-	require.NoError(t, EnterData(0, Alloc(big)))
-	rounds := 0
-	for round := 0; round < 20 && rounds < 3; round++ {
-		b := newTgtBlocker()
-		key := make([]float32, 1)
-		a := TargetNowait(b.region(big, DependOut(key)))
-		select {
-		case <-b.started:
-		case <-a.Done():
-			require.True(t, b.inline.Load(), "the blocker's construct ended before its kernel started: %v", a.Wait())
-			continue
-		case <-time.After(20 * time.Second):
-			require.FailNow(t, "the blocker's kernel did not start in 20s")
-		}
-		rounds++
-		x, y := vecs(16)
-		tgtWaitFail.Store(true)
-		d := TargetNowait(saxpyRegion(0, 16, 2, x, y, To(x), ToFrom(y), DependIn(key)))
-		// The wait's failure is consumed once d has begun its device work.
-		for deadline := time.Now().Add(20 * time.Second); tgtWaitFail.Load(); {
-			if time.Now().After(deadline) {
-				close(b.release)
-				require.FailNow(t, "the dependent did not wait on the device in 20s")
+	tgtWithBig(t, map[string]string{"GOMPT_PLUGINS": tgtWaitFailName}, func(big []float32) {
+		tgtRounds(t, tgtAllInline, func(round int) bool {
+			b := newTgtBlocker()
+			key := make([]float32, 1)
+			a := TargetNowait(b.region(big, DependOut(key)))
+			if !b.awaitStart(t, a) {
+				return false
 			}
-			runtime.Gosched()
-		}
-		close(b.release)
-		require.ErrorContains(t, a.Wait(), "tgt_block fails", "round %d: the blocker's construct", round)
-		require.ErrorIs(t, d.Wait(), tgtErrWait, "round %d: the construct whose wait on the device failed", round)
-		for i := range y {
-			require.Equal(t, float32(2*i), y[i], "round %d: y[%d] after the failed construct", round, i)
-		}
-		assert.False(t, IsPresent(x, 0) || IsPresent(y, 0), "round %d: the failed construct's data left mapped", round)
-	}
-	require.NotZero(t, rounds, "every round ran the blocker's kernel inline")
-	require.NoError(t, ExitData(0, Delete(big)))
+			x, y := vecs(16)
+			tgtWaitFail.Store(true)
+			d := TargetNowait(saxpyRegion(0, 16, 2, x, y, To(x), ToFrom(y), DependIn(key)))
+			// The wait's failure is consumed once d has begun its device work.
+			for deadline := time.Now().Add(20 * time.Second); tgtWaitFail.Load(); {
+				if time.Now().After(deadline) {
+					close(b.release)
+					require.FailNow(t, "the dependent did not wait on the device in 20s")
+				}
+				runtime.Gosched()
+			}
+			close(b.release)
+			require.ErrorContains(t, a.Wait(), "tgt_block fails", "round %d: the blocker's construct", round)
+			require.ErrorIs(t, d.Wait(), tgtErrWait, "round %d: the construct whose wait on the device failed", round)
+			tgtKeptY(t, y, "round %d: y[%d] after the failed construct", round)
+			assert.False(t, IsPresent(x, 0) || IsPresent(y, 0), "round %d: the failed construct's data left mapped", round)
+			return true
+		})
+	})
 }
 
 // The same on present data: a construct whose data is all present (no
@@ -538,32 +527,22 @@ func TestTgtDeviceWaitFailureIsTheConstructsError(t *testing.T) {
 // device after it began fails with the dependence, on a device whose
 // queues cannot wait on the device, and its kernel does not run.
 func TestTgtDependentOnPresentDataWaitsOnHostForFailingKernel(t *testing.T) {
-	r := useRuntime(t, map[string]string{"GOMPT_PLUGINS": faultyPluginName, "GOMPT_INFO": "2"})
-	require.NotEmpty(t, r.devs, "no faulty host device: %s", r.why())
-	faultPlan.Reset()
-	t.Cleanup(faultPlan.Reset)
-	noLeak(t, r)
-	big := make([]float32, 4<<20)
-	require.NoError(t, EnterData(0, Alloc(big)))
-	rounds := 0
-	for round := 0; round < 20 && rounds < 3; round++ {
-		x, y := vecs(16)
-		require.NoError(t, EnterData(0, To(x), To(y)))
-		async, errA, errB := tgtAfterBlocked(t, big, y, "launch saxpy", func() *Task {
-			return TargetNowait(saxpyRegion(0, 16, 2, x, y, DependIn(y)))
+	tgtWithBig(t, map[string]string{"GOMPT_PLUGINS": faultyPluginName, "GOMPT_INFO": "2"}, func(big []float32) {
+		tgtRounds(t, tgtAllInline, func(round int) bool {
+			x, y := vecs(16)
+			require.NoError(t, EnterData(0, To(x), To(y)))
+			async, errA, errB := tgtAfterBlocked(t, big, y, "launch saxpy", func() *Task {
+				return TargetNowait(saxpyRegion(0, 16, 2, x, y, DependIn(y)))
+			})
+			if async {
+				require.ErrorContains(t, errA, "tgt_block fails", "round %d: the failing kernel's construct", round)
+				require.ErrorIs(t, errB, ErrDependence, "round %d: the dependent of a kernel that failed on the device", round)
+			}
+			require.NoError(t, ExitData(0, From(x), From(y)))
+			tgtKeptY(t, y, "round %d: y[%d], copied back after the refused dependent", round)
+			return async
 		})
-		if async {
-			rounds++
-			require.ErrorContains(t, errA, "tgt_block fails", "round %d: the failing kernel's construct", round)
-			require.ErrorIs(t, errB, ErrDependence, "round %d: the dependent of a kernel that failed on the device", round)
-		}
-		require.NoError(t, ExitData(0, From(x), From(y)))
-		for i := range y {
-			require.Equal(t, float32(2*i), y[i], "round %d: y[%d], copied back after the refused dependent", round, i)
-		}
-	}
-	require.NotZero(t, rounds, "every round ran the blocker's kernel inline")
-	require.NoError(t, ExitData(0, Delete(big)))
+	})
 }
 
 // A construct depending on two constructs whose kernels both fail on the
@@ -571,14 +550,11 @@ func TestTgtDependentOnPresentDataWaitsOnHostForFailingKernel(t *testing.T) {
 // one on the host (an event its queue declines), fails with the
 // dependence, naming one failure once, not each.
 func TestTgtTwoFailedPredecessorsNamedOnce(t *testing.T) {
-	r := useRuntime(t, map[string]string{"GOMPT_PLUGINS": tgtWaitFailName, "GOMPT_INFO": "2"})
-	require.NotEmpty(t, r.devs, "no %s device: %s", tgtWaitFailName, r.why())
 	t.Cleanup(func() { tgtWaitDecline.Store(0) })
-	noLeak(t, r)
+	tgtStart(t, map[string]string{"GOMPT_PLUGINS": tgtWaitFailName, "GOMPT_INFO": "2"})
 	big1, big2 := make([]float32, 4<<20), make([]float32, 4<<20)
 	require.NoError(t, EnterData(0, Alloc(big1), Alloc(big2)))
-	rounds := 0
-	for round := 0; round < 20 && rounds < 3; round++ {
+	tgtRounds(t, "every round ran a blocker's kernel inline", func(round int) bool {
 		k1, k2 := make([]float32, 1), make([]float32, 1)
 		x, y := vecs(16)
 		require.NoError(t, EnterData(0, To(x), To(y)))
@@ -612,9 +588,8 @@ func TestTgtTwoFailedPredecessorsNamedOnce(t *testing.T) {
 			a2.Wait()
 			stop()
 			require.NoError(t, ExitData(0, Delete(x), Delete(y)))
-			continue
+			return false
 		}
-		rounds++
 		tgtWaitDecline.Store(2)
 		d := TargetNowait(saxpyRegion(0, 16, 2, x, y, DependIn(k1), DependIn(k2)))
 		sig.wait(t, "launch saxpy", "the dependent's launch", letGo)
@@ -627,10 +602,8 @@ func TestTgtTwoFailedPredecessorsNamedOnce(t *testing.T) {
 		require.ErrorIs(t, errD, ErrDependence, "round %d: the dependent of two failed kernels", round)
 		assert.Equal(t, 1, strings.Count(errD.Error(), "depends on"), "round %d: the dependent of two failed kernels: %v", round, errD)
 		require.NoError(t, ExitData(0, From(x), From(y)))
-		for i := range y {
-			require.Equal(t, float32(2*i), y[i], "round %d: y[%d], copied back after the refused dependent", round, i)
-		}
-	}
-	require.NotZero(t, rounds, "every round ran a blocker's kernel inline")
+		tgtKeptY(t, y, "round %d: y[%d], copied back after the refused dependent", round)
+		return true
+	})
 	require.NoError(t, ExitData(0, Delete(big1), Delete(big2)))
 }

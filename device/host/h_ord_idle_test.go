@@ -8,6 +8,25 @@ import (
 	"github.com/stretchr/testify/require"
 )
 
+// ordQueueFailure launches testPanics on q (3 teams, team 1 panics) so
+// that it fails on q's goroutine: queued behind a 1 MiB copy. If the copy
+// is done before Launch looks, the launch runs inline and fails at once:
+// it tries again, 20 times at most. It returns the copy's device memory,
+// for the caller to free: defer d.Free(ordQueueFailure(t, d, q)) queues
+// the failure at once and frees the memory at the test's end.
+func ordQueueFailure(t *testing.T, d *Device, q device.Queue) device.DevicePtr {
+	t.Helper()
+	f, _ := d.Load(testPanics)
+	a, _ := d.Alloc(1 << 20)
+	queued := false
+	for try := 0; try < 20 && !queued; try++ {
+		require.NoError(t, q.CopyIn(a.Ptr, make([]byte, 1<<20)))
+		queued = q.Launch(f, device.Shape{Size: [3]int{100}, Teams: 3}, []device.Arg{{Bits: 1}}) == nil
+	}
+	require.True(t, queued, "no launch was queued behind a 1 MiB copy in 20 tries")
+	return a.Ptr
+}
+
 // A queue whose work failed on its goroutine is not idle (device.Idler)
 // until Sync has returned that failure, even once the work is done: the
 // runtime records no event for an idle queue, and a construct that
@@ -18,18 +37,7 @@ func TestOrdQueueWithUnsyncedFailureIsNotIdle(t *testing.T) {
 	q, _ := d.NewQueue()
 	defer q.Release()
 	idle := q.(device.Idler)
-	f, _ := d.Load(testPanics)
-	a, _ := d.Alloc(1 << 20)
-	defer d.Free(a.Ptr)
-	// The launch must go to the queue's goroutine (queued behind a copy);
-	// if the copy is done before Launch looks, it runs inline and fails
-	// at once: try again.
-	queued := false
-	for try := 0; try < 20 && !queued; try++ {
-		require.NoError(t, q.CopyIn(a.Ptr, make([]byte, 1<<20)))
-		queued = q.Launch(f, device.Shape{Size: [3]int{100}, Teams: 3}, []device.Arg{{Bits: 1}}) == nil
-	}
-	require.True(t, queued, "no launch was queued behind a 1 MiB copy in 20 tries")
+	defer d.Free(ordQueueFailure(t, d, q))
 	ev, err := q.Record()
 	require.NoError(t, err)
 	require.Error(t, ev.Wait(), "the event after the failed launch")
@@ -50,15 +58,7 @@ func TestOrdQueueAfterFailedEventIsNotIdle(t *testing.T) {
 	defer q1.Release()
 	q2, _ := d.NewQueue()
 	defer q2.Release()
-	f, _ := d.Load(testPanics)
-	a, _ := d.Alloc(1 << 20)
-	defer d.Free(a.Ptr)
-	queued := false
-	for try := 0; try < 20 && !queued; try++ {
-		require.NoError(t, q1.CopyIn(a.Ptr, make([]byte, 1<<20)))
-		queued = q1.Launch(f, device.Shape{Size: [3]int{100}, Teams: 3}, []device.Arg{{Bits: 1}}) == nil
-	}
-	require.True(t, queued, "no launch was queued behind a 1 MiB copy in 20 tries")
+	defer d.Free(ordQueueFailure(t, d, q1))
 	ev1, err := q1.Record()
 	require.NoError(t, err)
 	ok, err := q2.(device.Waiter).WaitEvent(ev1)
@@ -82,15 +82,7 @@ func TestOrdWaitForOwnFailedEventAfterSync(t *testing.T) {
 	d := newDevice(0)
 	q, _ := d.NewQueue()
 	defer q.Release()
-	f, _ := d.Load(testPanics)
-	a, _ := d.Alloc(1 << 20)
-	defer d.Free(a.Ptr)
-	queued := false
-	for try := 0; try < 20 && !queued; try++ {
-		require.NoError(t, q.CopyIn(a.Ptr, make([]byte, 1<<20)))
-		queued = q.Launch(f, device.Shape{Size: [3]int{100}, Teams: 3}, []device.Arg{{Bits: 1}}) == nil
-	}
-	require.True(t, queued, "no launch was queued behind a 1 MiB copy in 20 tries")
+	defer d.Free(ordQueueFailure(t, d, q))
 	ev, err := q.Record()
 	require.NoError(t, err)
 	require.ErrorContains(t, q.Sync(), "panicked in team 1 of 3", "Sync after the failed launch")
