@@ -157,11 +157,11 @@ func enter(c *construct) error { return c.enterItems(mapping.Dynamic) }
 
 // unenter takes back enter's mapping of c's items: each is released
 // (its dynamic count lowered, freed at zero) without a copy back.
-// Tools see the release as the construct's second target_map.
+// Tools see the release as the construct's second target_map. (A release
+// reads neither always nor present: the item must be there.)
 func unenter(c *construct) error {
 	for i := range c.items {
-		it := &c.items[i]
-		it.Type, it.Always, it.Present = mapping.Release, false, false
+		c.items[i].Type = mapping.Release
 	}
 	return c.exitItems(mapping.Dynamic)
 }

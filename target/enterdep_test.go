@@ -40,6 +40,7 @@ func TestEnterDataNotRunMapsNothing(t *testing.T) {
 			err := t2.Wait()
 			require.ErrorIs(t, err, ErrDependence, "round %d (nowait %v): the enter data after the failed kernel", round, nowait)
 			assert.ErrorContains(t, err, "not run", "round %d (nowait %v)", round, nowait)
+			assert.NotContains(t, err.Error(), "releasing its items again", "round %d (nowait %v): the release of what it mapped succeeded", round, nowait)
 			assert.False(t, IsPresent(z, 0), "round %d (nowait %v): z, mapped only by the enter data that did not run, is present", round, nowait)
 		}
 	}
