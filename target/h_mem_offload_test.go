@@ -223,15 +223,7 @@ func TestMemMemcpyRectContiguousOnOneSideOnly(t *testing.T) {
 		devs = append(devs, cl)
 	}
 	for _, c := range cases {
-		src := make([]int32, size(c.srcDims))
-		for i := range src {
-			src[i] = int32(i + 1)
-		}
-		dst0 := make([]int32, size(c.dstDims))
-		for i := range dst0 {
-			dst0[i] = -int32(i + 1)
-		}
-		want := c.want(dst0, src)
+		src, dst0, want := c.data()
 		got := append([]int32(nil), dst0...)
 		require.NoError(t, c.copy(Host(got), Host(src)), "%s, host to host", c.name)
 		assert.Equal(t, want, got, "%s, host to host", c.name)

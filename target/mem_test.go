@@ -136,6 +136,20 @@ type rectCase struct {
 	volume, dstOff, srcOff, dstDims, srcDims []int
 }
 
+// data gives c's source (1, 2, 3, ...), the destination before the copy
+// (-1, -2, -3, ...) and the destination the copy must leave.
+func (c rectCase) data() (src, dst0, want []int32) {
+	src = make([]int32, size(c.srcDims))
+	for i := range src {
+		src[i] = int32(i + 1)
+	}
+	dst0 = make([]int32, size(c.dstDims))
+	for i := range dst0 {
+		dst0[i] = -int32(i + 1)
+	}
+	return src, dst0, c.want(dst0, src)
+}
+
 var rectCases = []rectCase{
 	{"1-D", []int{5}, []int{3}, []int{1}, []int{9}, []int{7}},
 	{"2-D with offsets", []int{3, 4}, []int{1, 2}, []int{2, 1}, []int{5, 7}, []int{6, 5}},
@@ -201,15 +215,7 @@ func TestMemcpyRectCopiesTheRightBytes(t *testing.T) {
 	}
 	t.Logf("devices %v: %s", devs, r.why())
 	for _, c := range rectCases {
-		src := make([]int32, size(c.srcDims))
-		for i := range src {
-			src[i] = int32(i + 1)
-		}
-		dst0 := make([]int32, size(c.dstDims))
-		for i := range dst0 {
-			dst0[i] = -int32(i + 1)
-		}
-		want := c.want(dst0, src)
+		src, dst0, want := c.data()
 		check := func(what string, got []int32) {
 			t.Helper()
 			assert.Equal(t, want, got, "%s, %s", c.name, what)
