@@ -40,10 +40,7 @@ func memWithin(t *testing.T, what string, fn func()) {
 func TestMemRoutinesOnMappedBufferAddresses(t *testing.T) {
 	r, cl := clRuntime(t)
 	noLeakOn(t, r)
-	devs := []int{0}
-	if cl >= 0 {
-		devs = append(devs, cl)
-	}
+	devs := withCL(cl, 0)
 	for _, dev := range devs {
 		x := make([]int32, 16)
 		require.NoError(t, EnterData(dev, To(x)), "device %d", dev)
@@ -218,10 +215,7 @@ func TestMemMemcpyRectContiguousOnOneSideOnly(t *testing.T) {
 		{"3-D, destination planes follow each other", []int{2, 3, 4}, []int{1, 0, 0}, []int{0, 1, 0}, []int{3, 3, 4}, []int{2, 4, 4}},
 		{"3-D, rows follow each other on both sides, planes on one", []int{2, 2, 4}, []int{0, 0, 0}, []int{0, 1, 0}, []int{2, 2, 4}, []int{3, 4, 4}},
 	}
-	devs := []int{0}
-	if cl >= 0 {
-		devs = append(devs, cl)
-	}
+	devs := withCL(cl, 0)
 	for _, c := range cases {
 		src, dst0, want := c.data()
 		got := append([]int32(nil), dst0...)
@@ -331,10 +325,7 @@ func TestMemMemcpyRectPlanesOfOneRow(t *testing.T) {
 	got := append([]int32(nil), dst0...)
 	require.NoError(t, c.copy(Host(got), Host(src)))
 	assert.Equal(t, want, got, "host to host")
-	devs := []int{0, InitialDevice}
-	if cl >= 0 {
-		devs = append(devs, cl)
-	}
+	devs := withCL(cl, 0, InitialDevice)
 	for _, dev := range devs {
 		d, err := AllocMem(4*len(dst0), dev)
 		require.NoError(t, err)

@@ -30,6 +30,14 @@ func clRuntime(t *testing.T) (*runtimeState, int) {
 	return r, -1
 }
 
+// withCL is devs followed by clRuntime's OpenCL device cl, if there is one.
+func withCL(cl int, devs ...int) []int {
+	if cl >= 0 {
+		devs = append(devs, cl)
+	}
+	return devs
+}
+
 // memInUseOf returns device n's bytes and allocations in use.
 func memInUseOf(t *testing.T, r *runtimeState, n int) (int64, int) {
 	t.Helper()
@@ -209,10 +217,7 @@ func (c rectCase) copy(dst, src Loc) error {
 func TestMemcpyRectCopiesTheRightBytes(t *testing.T) {
 	r, cl := clRuntime(t)
 	noLeakOn(t, r)
-	devs := []int{0, len(r.devs)}
-	if cl >= 0 {
-		devs = append(devs, cl)
-	}
+	devs := withCL(cl, 0, len(r.devs))
 	t.Logf("devices %v: %s", devs, r.why())
 	for _, c := range rectCases {
 		src, dst0, want := c.data()
@@ -341,10 +346,7 @@ func TestAssociateChecksTheDeviceRange(t *testing.T) {
 func TestAssociateOverPresentMemoryFails(t *testing.T) {
 	r, cl := clRuntime(t)
 	noLeakOn(t, r)
-	devs := []int{0}
-	if cl >= 0 {
-		devs = append(devs, cl)
-	}
+	devs := withCL(cl, 0)
 	for _, dev := range devs {
 		p, err := AllocMem(64, dev)
 		require.NoError(t, err, "device %d", dev)
@@ -377,10 +379,7 @@ func TestAssociateOverPresentMemoryFails(t *testing.T) {
 func TestAllocationsEndToEnd(t *testing.T) {
 	r, cl := clRuntime(t)
 	noLeakOn(t, r)
-	devs := []int{0}
-	if cl >= 0 {
-		devs = append(devs, cl)
-	}
+	devs := withCL(cl, 0)
 	for _, dev := range devs {
 		for _, size := range []int{64, 4096} {
 			ps := make([]DevicePtr, 16)
