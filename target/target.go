@@ -583,10 +583,12 @@ func checkRegion(r *Region, d *dev) error {
 }
 
 // checkedKernels remembers the kernels whose declaration passed
-// device.Kernel.Check, so each is checked once, at its first construct,
-// and the hot path costs one atomic load when a program launches one
-// kernel again (a map lookup when it alternates). A declaration that
-// fails is checked again at every use: it is never run.
+// device.Kernel.Check, so each is checked once, at its first construct.
+// The hot path only reads: one atomic load for the kernel checked last
+// (a program with one kernel), else a lookup in a copy-on-write map, so
+// goroutines launching different kernels do not write one shared word at
+// every construct. A declaration that fails is checked again at every
+// use: it is never run.
 var checkedKernels struct {
 	last atomic.Pointer[Kernel]
 	mu   sync.Mutex
@@ -604,7 +606,6 @@ func checkKernel(k *Kernel) error {
 	}
 	if m := checkedKernels.m.Load(); m != nil {
 		if _, ok := (*m)[k]; ok {
-			checkedKernels.last.Store(k)
 			return nil
 		}
 	}
