@@ -3,7 +3,9 @@
 package opencl
 
 import (
+	"cmp"
 	"fmt"
+	"slices"
 	"strings"
 	"sync"
 
@@ -212,7 +214,7 @@ func (q *queue) Launch(f device.Function, shape device.Shape, args []device.Arg)
 	if unaligned {
 		op = "launch " + fn.k.Name
 		var err error
-		if staged, err = q.stage(op, fn); err != nil {
+		if staged, err = q.stage(op, fn, &shape, args); err != nil {
 			return err
 		}
 	}
@@ -288,11 +290,14 @@ type bufArg struct {
 }
 
 // staging is a temporary buffer standing in for bytes [from, from+n) of
-// buffer m during one launch. With a twin (a second copy, untouched by the
-// kernel), only the bytes the kernel changed go back.
+// buffer m during one launch. back lists the byte ranges of m (sorted,
+// disjoint) that go back after the kernel: those its arguments may change.
+// With a twin (a second copy, untouched by the kernel), only the bytes the
+// kernel changed within them go back.
 type staging struct {
 	m, tmp, twin cl.Mem
 	from, n      uint64
+	back         [][2]uint64
 }
 
 // stage makes the launch's buffer arguments that point at offsets not a
@@ -302,65 +307,91 @@ type staging struct {
 // modulo the alignment. Each class other than the aligned one moves to a
 // new buffer holding the bytes from its lowest offset to the buffer's end,
 // where its arguments lie at aligned offsets, and stage points them there
-// (q.bufs); Launch copies the bytes back after the kernel, on the same
-// queue. When every argument into the buffer is in one class, the kernel
-// sees one memory through all of them and the whole copy goes back. When
-// there are several, each sees its own, and a second copy taken before the
-// kernel (the twin) lets only the bytes the kernel changed go back
-// (mergeSource): right for kernels in which no byte written through one
-// argument is read or written through another of a different class, which
-// a kernel whose result does not depend on its number of threads already
-// satisfies across iterations. The temporary buffers are released with
-// the launch's sub-buffers; OpenCL keeps them until the commands that use
-// them complete.
-func (q *queue) stage(op string, fn *function) ([]staging, error) {
+// (q.bufs); Launch copies them back after the kernel, on the same queue.
+//
+// What goes back is only what the kernel may change: each argument's own
+// range, from its offset for as many bytes as its parameter's Len asks
+// (to the buffer's end when Len is undeclared), never the bytes between
+// or around them, which other queues may be writing meanwhile (disjoint
+// sub-slices of one array, written by concurrent constructs). When an
+// argument's range overlaps that of an argument of another class (or its
+// Len is undeclared), the kernel sees those bytes through two memories,
+// and a second copy taken before the kernel (the twin, copied from the
+// temporary so that the two agree whatever other queues do) lets only the
+// bytes the kernel changed go back (mergeSource): right for kernels in
+// which no byte written through one argument is read or written through
+// another of a different class, which a kernel whose result does not
+// depend on its number of threads already satisfies across iterations.
+// The temporary buffers are released with the launch's sub-buffers;
+// OpenCL keeps them until the commands that use them complete.
+func (q *queue) stage(op string, fn *function, shape *device.Shape, args []device.Arg) ([]staging, error) {
 	var staged []staging
 	align := q.d.align
+	// end[i] is where q.bufs[i]'s range ends in its allocation.
+	end := q.ends[:0]
+	for _, b := range q.bufs {
+		e := b.size
+		p := fn.k.Params[b.arg]
+		if n, err := fn.k.NeedLen(b.arg, *shape, func(j int) uint64 { return args[j].Bits }); err == nil && p.Len != "" {
+			e = min(b.hoff+uint64(n)*uint64(p.ElemSize()), b.size)
+		}
+		end = append(end, e)
+	}
+	q.ends = end
 	for i := range q.bufs {
 		b := &q.bufs[i]
-		if b.off%align == 0 {
-			continue
+		if b.off%align == 0 || b.m != b.home {
+			continue // aligned, or staged with its class already
 		}
 		m, class := b.m, b.off%align
-		from, mixed := b.off, false
-		for _, o := range q.bufs {
-			if o.home != m {
+		st := staging{m: m, from: b.hoff}
+		twin := false
+		for j, o := range q.bufs {
+			if o.home != m || o.hoff%align != class {
 				continue
 			}
-			if o.hoff%align != class {
-				mixed = true
-			} else {
-				from = min(from, o.off)
+			st.from = min(st.from, o.hoff)
+			st.back = addRange(st.back, o.hoff, end[j])
+			twin = twin || fn.k.Params[o.arg].Len == ""
+			for k, x := range q.bufs { // another class over the same bytes
+				if x.home == m && x.hoff%align != class && x.hoff < end[j] && o.hoff < end[k] {
+					twin = true
+				}
 			}
 		}
-		n := b.size - from
-		st := staging{m: m, from: from, n: n}
+		// The temporary holds the buffer from there to its end, as the
+		// kernel would see it unstaged, even past the arguments' Len.
+		st.n = b.size - st.from
 		what := func() string {
 			return fmt.Sprintf("%s: argument %d (%s) is %d bytes into its buffer, not a multiple of %d (CL_DEVICE_MEM_BASE_ADDR_ALIGN)",
 				op, b.arg, fn.k.Params[b.arg].Name, b.off, align)
 		}
-		copies := []*cl.Mem{&st.tmp}
-		if mixed {
+		if twin {
 			if _, err := q.d.mergeKernel(); err != nil {
 				return nil, q.d.wrap(what()+"; building the kernel that merges it back", err)
 			}
+		}
+		copies := []*cl.Mem{&st.tmp}
+		if twin {
 			copies = append(copies, &st.twin)
 		}
+		src, srcOff := m, st.from
 		for _, dst := range copies {
-			tmp, err := cl.CreateBuffer(q.d.ctx, cl.MEM_READ_WRITE, uintptr(n))
+			tmp, err := cl.CreateBuffer(q.d.ctx, cl.MEM_READ_WRITE, uintptr(st.n))
 			if err != nil {
-				return nil, q.d.wrap(fmt.Sprintf("%s; a %d-byte temporary buffer for it", what(), n), err)
+				return nil, q.d.wrap(fmt.Sprintf("%s; a %d-byte temporary buffer for it", what(), st.n), err)
 			}
 			q.subs = append(q.subs, tmp)
-			if err := q.copyBuffer(m, tmp, from, 0, n); err != nil {
+			if err := q.copyBuffer(src, tmp, srcOff, 0, st.n); err != nil {
 				return nil, q.d.wrap(what()+"; copying it into a temporary buffer", err)
 			}
 			*dst = tmp
+			src, srcOff = tmp, 0 // the twin is a copy of the temporary
 		}
 		staged = append(staged, st)
 		for j := range q.bufs {
 			if o := &q.bufs[j]; o.home == m && o.hoff%align == class {
-				o.m, o.off, o.size = st.tmp, o.off-from, n
+				o.m, o.off, o.size = st.tmp, o.hoff-st.from, st.n
 			}
 		}
 	}
@@ -368,27 +399,51 @@ func (q *queue) stage(op string, fn *function) ([]staging, error) {
 	return staged, nil
 }
 
-// unstage enqueues the copies of staged arguments back into their buffers.
+// addRange adds [lo, hi) to the sorted disjoint ranges rs, merging it with
+// those it overlaps or touches.
+func addRange(rs [][2]uint64, lo, hi uint64) [][2]uint64 {
+	if lo >= hi {
+		return rs
+	}
+	out := rs[:0:0]
+	for _, r := range rs {
+		switch {
+		case r[1] < lo || r[0] > hi:
+			out = append(out, r)
+		default:
+			lo, hi = min(lo, r[0]), max(hi, r[1])
+		}
+	}
+	out = append(out, [2]uint64{lo, hi})
+	slices.SortFunc(out, func(a, b [2]uint64) int { return cmp.Compare(a[0], b[0]) })
+	return out
+}
+
+// unstage enqueues the copies of staged arguments back into their
+// buffers: each range the kernel may have changed, and nothing else.
 func (q *queue) unstage(staged []staging) error {
 	for _, st := range staged {
-		if st.twin == 0 {
-			if err := q.copyBuffer(st.tmp, st.m, 0, st.from, st.n); err != nil {
+		for _, r := range st.back {
+			lo, n := r[0]-st.from, r[1]-r[0]
+			if st.twin == 0 {
+				if err := q.copyBuffer(st.tmp, st.m, lo, r[0], n); err != nil {
+					return err
+				}
+				continue
+			}
+			prog, _ := q.d.mergeKernel() // built by stage
+			k, err := q.kernel(prog, "gompt_merge")
+			if err != nil {
 				return err
 			}
-			continue
+			args := [6]cl.Arg{{Size: 8, Value: uint64(st.m)}, {Size: 8, Value: r[0]},
+				{Size: 8, Value: uint64(st.tmp)}, {Size: 8, Value: uint64(st.twin)}, {Size: 8, Value: lo}, {Size: 8, Value: n}}
+			global := [3]uintptr{uintptr(min(n, 1<<16)), 1, 1}
+			if _, err := cl.EnqueueKernel(q.q, k, args[:], 1, &global, nil, nil); err != nil {
+				return err
+			}
+			q.enqueued()
 		}
-		prog, _ := q.d.mergeKernel() // built by stage
-		k, err := q.kernel(prog, "gompt_merge")
-		if err != nil {
-			return err
-		}
-		args := [5]cl.Arg{{Size: 8, Value: uint64(st.m)}, {Size: 8, Value: st.from},
-			{Size: 8, Value: uint64(st.tmp)}, {Size: 8, Value: uint64(st.twin)}, {Size: 8, Value: st.n}}
-		global := [3]uintptr{uintptr(min(st.n, 1<<16)), 1, 1}
-		if _, err := cl.EnqueueKernel(q.q, k, args[:], 1, &global, nil, nil); err != nil {
-			return err
-		}
-		q.enqueued()
 	}
 	return nil
 }
@@ -396,10 +451,10 @@ func (q *queue) unstage(staged []staging) error {
 // mergeSource copies back into dst, from dstOff on, the bytes of a staged
 // argument's buffer that the kernel changed: those that differ from its
 // twin, copied before the kernel.
-const mergeSource = `__kernel void gompt_merge(__global uchar *dst, ulong dstOff, __global const uchar *tmp, __global const uchar *twin, ulong n) {
+const mergeSource = `__kernel void gompt_merge(__global uchar *dst, ulong dstOff, __global const uchar *tmp, __global const uchar *twin, ulong off, ulong n) {
   for (ulong i = get_global_id(0); i < n; i += get_global_size(0)) {
-    uchar v = tmp[i];
-    if (v != twin[i]) dst[dstOff + i] = v;
+    uchar v = tmp[off + i];
+    if (v != twin[off + i]) dst[dstOff + i] = v;
   }
 }
 `

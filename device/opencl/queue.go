@@ -41,6 +41,7 @@ type queue struct {
 	local  [3]uintptr
 	subs   []cl.Mem                 // sub-buffers and staging buffers of the launch being enqueued
 	bufs   []bufArg                 // buffer arguments of the launch being enqueued
+	ends   []uint64                 // where each of bufs' ranges ends (stage)
 	pool   []*pin                   // spare pins
 	kerns  map[cl.Program]cl.Kernel // the queue's own kernel objects (kernel.go); under mu
 
