@@ -454,11 +454,20 @@ func Go(fn func() error, deps ...Map) *Task {
 		if err := t.waitHost(); err != nil {
 			return err
 		}
-		defer func() {
-			if v := recover(); v != nil {
-				err = fmt.Errorf("target: Go task panicked: %v", v)
-			}
-		}()
-		return fn()
+		return runGoTask(fn)
 	})
+}
+
+// runGoTask calls a Go task's function; a panic is the task's error (a
+// runtime.Goexit is too, see goRun). Shutdown knows a call from a Go task
+// by this function's frame.
+//
+//go:noinline
+func runGoTask(fn func() error) (err error) {
+	defer func() {
+		if v := recover(); v != nil {
+			err = fmt.Errorf("target: Go task panicked: %v", v)
+		}
+	}()
+	return fn()
 }

@@ -250,6 +250,9 @@ func rtmRunChild(t *testing.T, scenario string, env ...string) string {
 	return stderr.String()
 }
 
+// rtmScenarios are child scenarios that other files add (in init).
+var rtmScenarios = map[string]func(fail func(string, ...any), within func(string, func())){}
+
 // TestRtmChild is the child program of the tests below.
 func TestRtmChild(t *testing.T) {
 	scenario := os.Getenv("GOMPT_RTM_CHILD")
@@ -286,7 +289,11 @@ func TestRtmChild(t *testing.T) {
 	case "native", "stuck", "lost1":
 		rtmChildTool(scenario, fail, within)
 	default:
-		fail("no scenario %q", scenario)
+		if f, ok := rtmScenarios[scenario]; ok {
+			f(fail, within)
+		} else {
+			fail("no scenario %q", scenario)
+		}
 	}
 	if !failed {
 		fmt.Println("rtm-ok")

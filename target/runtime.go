@@ -4,6 +4,8 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"reflect"
+	"runtime"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -64,6 +66,14 @@ type runtimeState struct {
 	shut     atomic.Bool
 	tasks    atomic.Int64 // nowait tasks started and not finished
 	routines atomic.Int64 // memory routines on offload devices in flight
+
+	// The first Shutdown call does the work; every call returns when
+	// shutDone is closed, with shutErr. shutTasks counts the Shutdown
+	// calls made from inside Go tasks (tasks that cannot end before
+	// Shutdown does), which the first call does not wait for.
+	shutDone  chan struct{}
+	shutErr   error
+	shutTasks atomic.Int64
 }
 
 var (
@@ -147,7 +157,7 @@ func (d *dev) learnProfiles() {
 // start discovers plugins and devices. Devices are numbered across
 // plugins in plugin order; each is initialised lazily on first use.
 func start(getenv func(string) string) *runtimeState {
-	r := &runtimeState{cfg: readConfig(getenv)}
+	r := &runtimeState{cfg: readConfig(getenv), shutDone: make(chan struct{})}
 	r.defaultDevice.Store(int64(r.cfg.defaultDevice))
 	for _, name := range r.cfg.plugins {
 		st := PluginStatus{Name: name}
@@ -287,14 +297,34 @@ func (r *runtimeState) why() string {
 // for each to end. A construct, task or routine started after Shutdown
 // began fails with an error saying the runtime is shut down (also one
 // that had resolved its device but not yet taken a queue, and the end of
-// a target data region whose body was still running). It is safe to call
-// more than once; a later call returns at once.
+// a target data region whose body was still running).
+//
+// Shutdown may be called from any goroutine, more than once and
+// concurrently: every call returns once the shutdown is complete, with
+// the first call's result. Called from a Go task (Go), or from a target
+// data region's body, it does not wait for that task or region to end
+// (it could not). Called from inside the runtime's own work, a tool's
+// callback or a kernel's Go image, which the shutdown would have to wait
+// for, it returns an error at once and shuts nothing down.
 func Shutdown() error {
 	r := state()
-	if r.closing.Swap(true) {
-		return nil
+	inTask, err := shutdownCaller()
+	if err != nil {
+		return err
 	}
-	waitZero(&r.tasks)
+	if inTask {
+		r.shutTasks.Add(1) // never undone: this call returns only when all is done
+	}
+	if r.closing.Swap(true) {
+		<-r.shutDone
+		return r.shutErr
+	}
+	// Wait for every task but those blocked in Shutdown. shutTasks only
+	// grows and counts tasks that tasks counts too, so tasks at or below
+	// it (read after tasks) means no other task is left.
+	for d := time.Microsecond; r.tasks.Load() > r.shutTasks.Load(); d = min(2*d, time.Millisecond) {
+		time.Sleep(d)
+	}
 	waitZero(&r.routines)
 	r.shut.Store(true)
 	var errs []error
@@ -321,8 +351,44 @@ func Shutdown() error {
 	// The kernel worker goroutines go too; a Run after this (there is
 	// none: constructs fail) would still work, on the caller alone.
 	hostexec.Default().Close()
-	return errors.Join(errs...)
+	r.shutErr = errors.Join(errs...)
+	close(r.shutDone)
+	return r.shutErr
 }
+
+// shutdownCaller tells where Shutdown was called from, by the frames on
+// the calling goroutine's stack: from a Go task's function (inTask), or
+// from inside work that Shutdown would wait for (an error saying so): a
+// tool's callback, dispatched by the tools interface, or a kernel's Go
+// image, run by the team executor. Only Shutdown pays for the walk.
+func shutdownCaller() (inTask bool, err error) {
+	var pcs [128]uintptr
+	frames := runtime.CallersFrames(pcs[:runtime.Callers(2, pcs[:])])
+	for {
+		f, more := frames.Next()
+		switch pkg, _, _ := strings.Cut(strings.TrimPrefix(f.Function, modulePath), "."); {
+		case f.Function == goTaskFrame:
+			inTask = true
+		case pkg == "internal/omptrt" || pkg == "ompt/cabi":
+			return false, errors.New("target: Shutdown called from a tool's callback: the event that called the tool cannot end before the callback returns, and Shutdown would wait for it; call Shutdown after the callback, from the program")
+		case pkg == "internal/hostexec":
+			return false, errors.New("target: Shutdown called from a kernel's Go image: the construct running the kernel cannot end before it returns, and Shutdown would wait for it; call Shutdown from the program")
+		}
+		if !more {
+			return inTask, nil
+		}
+	}
+}
+
+// modulePath is this module's import path with a trailing slash, and
+// goTaskFrame the name of the function that calls a Go task's function,
+// as runtime.Frame names them.
+var (
+	modulePath  = strings.TrimSuffix(funcName(funcName), "target.funcName")
+	goTaskFrame = funcName(runGoTask)
+)
+
+func funcName(f any) string { return runtime.FuncForPC(reflect.ValueOf(f).Pointer()).Name() }
 
 var errShutdown = errors.New("target: runtime is shut down (target.Shutdown was called)")
 

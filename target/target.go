@@ -1018,16 +1018,29 @@ func newTask() (*Task, *runtimeState) {
 // goRun runs fn(arg) on a goroutine of its own and then finishes t: its
 // dependents are released, Wait returns fn's error, and r no longer counts
 // it.
+//
+// A task whose function ends its goroutine with runtime.Goexit (a Go
+// task's function calling t.Fatal) fails with errGoexit: its dependents
+// get ErrDependence rather than running as if it had succeeded.
 func (t *Task) goRun(r *runtimeState, fn func(*Task) error, arg *Task) {
 	go func() {
+		returned := false
 		defer func() {
+			if !returned {
+				t.err = errGoexit
+			}
 			t.ended()
 			close(t.done)
 			r.tasks.Add(-1)
 		}()
 		t.err = fn(arg)
+		returned = true
 	}()
 }
+
+// errGoexit is the error of a task whose goroutine runtime.Goexit ended
+// before the task's function returned.
+var errGoexit = errors.New("target: task ended by runtime.Goexit before its function returned (t.Fatal, t.FailNow and t.SkipNow call it): it did not complete")
 
 // failed returns a finished task with err.
 func failed(err error) *Task {
