@@ -19,11 +19,22 @@ import (
 // address order, and d.slots (append-only) stays sorted, so resolving an
 // interior pointer is a binary search: O(log n).
 //
-// A slot's backing is Go memory (a []uint64, so 8-byte aligned, viewed as
-// bytes). Freed slots up to cacheMaxClass keep their backing, up to
-// cacheLimit bytes in all, so a repeated alloc/free of one size allocates
-// nothing; larger freed slots drop their backing to the garbage collector and
-// keep only their address range.
+// A slot's backing, up to cacheMaxClass, is Go memory (a []uint64, so
+// 8-byte aligned, viewed as bytes). Freed slots of those classes keep their
+// backing, up to cacheLimit bytes in all, so a repeated alloc/free of one
+// size allocates nothing; past the cache they drop it to the garbage
+// collector and keep only their address range. A slot of a larger class is
+// backed by an anonymous mapping of its whole class size (bigBacking):
+// made in one system call, with no zeroing (the kernel gives zero pages at
+// first touch), and kept with the slot; freeing the slot hands its pages
+// back to the operating system at once (releasePages), so that a program
+// that unmaps a few large arrays does not keep their memory.
+//
+// Backing is made without d.mu held: a large allocation takes time (Go
+// zeroes its memory; a mapping faults its pages in later, outside any lock)
+// that the device's other allocations, frees and resolves need not wait
+// for. Its slot is neither live nor free meanwhile, so nothing else uses
+// it.
 
 const (
 	ptrBits   = 32 << (^uintptr(0) >> 63)
@@ -51,6 +62,11 @@ type slot struct {
 	class int
 	live  bool
 	mem   []byte // backing; len >= size while live; may be nil when free
+	// big: mem is an anonymous mapping of span bytes, kept while the
+	// slot exists; held is how many of its bytes the budget counts (0
+	// while the slot is free: its pages went back to the system).
+	big  bool
+	held int64
 }
 
 // sizeClass returns the class of an allocation of size bytes (size > 0) and
@@ -97,15 +113,16 @@ func (d *Device) Alloc(size int) (device.Buffer, error) {
 
 // alloc allocates size bytes of class (span bytes of address space), with
 // need bytes of backing if no free block of the class has some. short
-// reports that the shared budget had no room.
+// reports that the shared budget had no room. The backing is made with
+// d.mu released (see the comment at the top of this file).
 func (d *Device) alloc(size, class int, span uint64, need int) (b device.Buffer, err error, short bool) {
+	big := span > cacheMaxClass
 	d.mu.Lock()
-	defer d.mu.Unlock()
 	var s *slot
 	if free := d.free[class]; len(free) > 0 {
 		s = &d.slots[free[len(free)-1]]
 		d.free[class] = free[:len(free)-1]
-		if s.mem != nil {
+		if s.mem != nil && !s.big {
 			d.cached -= int64(len(s.mem))
 			if len(s.mem) < size {
 				d.release(s)
@@ -113,14 +130,17 @@ func (d *Device) alloc(size, class int, span uint64, need int) (b device.Buffer,
 		}
 	} else {
 		if d.top+span > d.limit {
+			d.mu.Unlock()
 			return device.Buffer{}, device.Errorf(d.id, "alloc", device.CodeOutOfResources,
 				"size %d: device address space %s is exhausted", size, d.spaceString()), false
 		}
-		d.slots = append(d.slots, slot{addr: d.top, span: span, class: class})
+		d.slots = append(d.slots, slot{addr: d.top, span: span, class: class, big: big})
 		d.top += span
 		s = &d.slots[len(d.slots)-1]
 	}
-	if s.mem == nil {
+	if s.mem == nil || s.big {
+		// The budget counts a mapping's bytes while its slot is live,
+		// and Go memory while it is held.
 		n := int64(backingSize(need))
 		ok := d.shared.take(n)
 		if !ok && d.dropCache() > 0 {
@@ -129,25 +149,70 @@ func (d *Device) alloc(size, class int, span uint64, need int) (b device.Buffer,
 		if !ok {
 			d.free[class] = append(d.free[class], d.index(s))
 			held, devs := d.shared.state()
-			return device.Buffer{}, device.Errorf(d.id, "alloc", device.CodeOutOfResources,
+			err := device.Errorf(d.id, "alloc", device.CodeOutOfResources,
 				"size %d: the %d host devices hold %d bytes of the %d they share (this one %d in live allocations); free some memory",
-				size, devs, held, d.shared.limit, d.liveBytes), true
+				size, devs, held, d.shared.limit, d.liveBytes)
+			d.mu.Unlock()
+			return device.Buffer{}, err, true
 		}
-		s.mem = newBacking(need)
 		d.backing += n
+		if s.mem == nil {
+			i := d.index(s)
+			d.mu.Unlock()
+			mem, err := makeBacking(big, need, span)
+			d.mu.Lock()
+			s = &d.slots[i] // d.slots may have grown meanwhile
+			if err != nil {
+				d.backing -= n
+				d.shared.give(n)
+				d.free[class] = append(d.free[class], i)
+				d.mu.Unlock()
+				return device.Buffer{}, device.Errorf(d.id, "alloc", device.CodeOutOfResources, "size %d: %v", size, err), false
+			}
+			s.mem = mem
+		}
+		s.held = n
 	}
 	s.live, s.size = true, size
 	d.liveBytes += int64(size)
 	d.liveN++
+	d.mu.Unlock()
 	return device.Buffer{Ptr: device.DevicePtr(uintptr(s.addr)), Size: size}, nil, false
 }
+
+// makeBacking makes a slot's backing: need bytes of Go memory, or for a
+// big class a mapping of its span bytes.
+func makeBacking(big bool, need int, span uint64) ([]byte, error) {
+	if backingHook != nil {
+		backingHook(need)
+	}
+	if big {
+		return bigBacking(span)
+	}
+	return newBacking(need), nil
+}
+
+// backingHook, when set (by tests), is called before a slot's backing is
+// made, with the bytes it needs.
+var backingHook func(need int)
 
 // backingSize is the length of newBacking(n).
 func backingSize(n int) int { return (n + 7) / 8 * 8 }
 
-// release gives the backing of slot s back to the garbage collector and
-// its bytes back to the shared budget. d.mu is held.
+// release gives the backing of slot s back: Go memory to the garbage
+// collector, a big slot's pages to the operating system (its mapping
+// stays, for the slot's next allocation), and its bytes to the shared
+// budget. d.mu is held.
 func (d *Device) release(s *slot) {
+	if s.big {
+		if s.held > 0 {
+			releasePages(s.mem)
+			d.backing -= s.held
+			d.shared.give(s.held)
+			s.held = 0
+		}
+		return
+	}
 	d.backing -= int64(len(s.mem))
 	d.shared.give(int64(len(s.mem)))
 	s.mem = nil
@@ -169,7 +234,7 @@ func (d *Device) Free(p device.DevicePtr) error {
 	d.liveBytes -= int64(s.size)
 	d.liveN--
 	s.size = 0
-	if s.span <= cacheMaxClass && d.cached+int64(len(s.mem)) <= d.cacheLimit {
+	if !s.big && d.cached+int64(len(s.mem)) <= d.cacheLimit {
 		d.cached += int64(len(s.mem))
 	} else {
 		d.release(s)
@@ -184,7 +249,7 @@ func (d *Device) Free(p device.DevicePtr) error {
 func (d *Device) dropCache() (dropped int64) {
 	for _, free := range d.free {
 		for _, i := range free {
-			if s := &d.slots[i]; s.mem != nil {
+			if s := &d.slots[i]; s.mem != nil && !s.big { // a free big slot holds nothing
 				dropped += int64(len(s.mem))
 				d.release(s)
 			}
