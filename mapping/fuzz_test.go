@@ -226,7 +226,7 @@ func (r *reader) items() []mItem {
 	for i := range its {
 		its[i].r = r.rng()
 		f := r.next()
-		its[i].typ = mapping.Type(f % 8) // 0 and 7 are not map types
+		its[i].typ = mapping.Type(f % 9) // 0 and 8 are not map types
 		its[i].always = f&0x10 != 0
 		its[i].present = f&0x20 != 0
 	}

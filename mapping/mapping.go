@@ -55,9 +55,14 @@ const (
 	Alloc
 	Release
 	Delete
+	// FromDelete is one list item named in a from (or tofrom) clause and
+	// a delete clause of one target exit data construct: it is copied
+	// back, as the from clause asks (delete makes its count zero), and
+	// then deleted, as LLVM's runtime does with the two clauses.
+	FromDelete
 )
 
-var typeNames = [...]string{"", "to", "from", "tofrom", "alloc", "release", "delete"}
+var typeNames = [...]string{"", "to", "from", "tofrom", "alloc", "release", "delete", "from+delete"}
 
 // String returns the map type as OpenMP spells it: "to", "tofrom".
 func (t Type) String() string {
@@ -68,7 +73,7 @@ func (t Type) String() string {
 }
 
 func (t Type) copiesIn() bool  { return t == To || t == ToFrom }
-func (t Type) copiesOut() bool { return t == From || t == ToFrom }
+func (t Type) copiesOut() bool { return t == From || t == ToFrom || t == FromDelete }
 
 // Item is one list item of a map clause (or of a motion clause for Update).
 // The table keeps Host, and so the host memory, alive while the item's entry
@@ -395,7 +400,7 @@ var (
 	enterDynamic = construct{prefix: "target enter data: ", name: "target enter data", verb: "map",
 		accept: []Type{To, Alloc}}
 	exitDynamic = construct{prefix: "target exit data: ", name: "target exit data", verb: "map",
-		accept: []Type{From, Release, Delete}, mustExist: true}
+		accept: []Type{From, Release, Delete, FromDelete}, mustExist: true}
 	update = construct{prefix: "target update: ", name: "target update",
 		accept: []Type{To, From}}
 )
@@ -778,7 +783,7 @@ func (t *Table) Exit(ops Ops, items []Item, k Kind) error {
 			e.saved, e.oldS, e.oldD = true, e.structured, e.dynamic
 		}
 		switch {
-		case items[i].Type == Delete:
+		case items[i].Type == Delete || items[i].Type == FromDelete:
 			if !e.assoc {
 				e.dynamic = 0
 			}

@@ -43,7 +43,7 @@ func entriesOf(t *testing.T, tab *Table) string {
 
 func TestTypeAndKindNames(t *testing.T) {
 	want := map[Type]string{To: "to", From: "from", ToFrom: "tofrom", Alloc: "alloc",
-		Release: "release", Delete: "delete", 0: "maptype(0)", 9: "maptype(9)"}
+		Release: "release", Delete: "delete", FromDelete: "from+delete", 0: "maptype(0)", 9: "maptype(9)"}
 	for ty, s := range want {
 		assert.Equal(t, s, ty.String(), "Type(%d).String()", ty)
 	}
@@ -110,6 +110,7 @@ func TestMapTypes(t *testing.T) {
 		{Alloc, From, []string{"alloc 64 -> 0x100000"}, []string{"copyout 0x100000 64", "free 0x100000 64"}},
 		{To, Release, []string{"alloc 64 -> 0x100000", "copyin 0x100000 64"}, []string{"free 0x100000 64"}},
 		{To, Delete, []string{"alloc 64 -> 0x100000", "copyin 0x100000 64"}, []string{"free 0x100000 64"}},
+		{To, FromDelete, []string{"alloc 64 -> 0x100000", "copyin 0x100000 64"}, []string{"copyout 0x100000 64", "free 0x100000 64"}},
 	} {
 		t.Run("enter data "+c.in.String()+"/exit data "+c.out.String(), func(t *testing.T) {
 			f, tab := newFake(), New(dev)

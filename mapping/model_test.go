@@ -131,12 +131,14 @@ func (m *model) validate(items []mItem, accept []mapping.Type, mustExist bool) (
 var (
 	acceptEnterS = []mapping.Type{mapping.To, mapping.From, mapping.ToFrom, mapping.Alloc}
 	acceptEnterD = []mapping.Type{mapping.To, mapping.Alloc}
-	acceptExitD  = []mapping.Type{mapping.From, mapping.Release, mapping.Delete}
+	acceptExitD  = []mapping.Type{mapping.From, mapping.Release, mapping.Delete, mapping.FromDelete}
 	acceptUpdate = []mapping.Type{mapping.To, mapping.From}
 )
 
 func copiesIn(t mapping.Type) bool  { return t == mapping.To || t == mapping.ToFrom }
-func copiesOut(t mapping.Type) bool { return t == mapping.From || t == mapping.ToFrom }
+func copiesOut(t mapping.Type) bool {
+	return t == mapping.From || t == mapping.ToFrom || t == mapping.FromDelete
+}
 
 // result is what a model step predicts: success, or an error with its code
 // (CodeUnknown with injected for a device failure).
@@ -253,7 +255,7 @@ func (m *model) Exit(items []mItem, k mapping.Kind) result {
 			old[e] = saved{e.structured, e.dynamic}
 		}
 		switch {
-		case it.typ == mapping.Delete:
+		case it.typ == mapping.Delete || it.typ == mapping.FromDelete:
 			if !e.assoc {
 				e.dynamic = 0
 			}

@@ -24,7 +24,7 @@ func TestTypeStringNeverPanics(t *testing.T) {
 		ty := Type(v)
 		s := ty.String()
 		switch {
-		case v >= int(To) && v <= int(Delete):
+		case v >= int(To) && v <= int(FromDelete):
 			assert.Equal(t, typeNames[v], s, "Type(%d).String(): want its name", v)
 			assert.False(t, strings.HasPrefix(s, "maptype"), "Type(%d).String() = %q, want its name", v, s)
 		default:
@@ -45,7 +45,7 @@ func TestCheckMatchesTable(t *testing.T) {
 	}{
 		{"good", []Item{{Host: a, Type: To}, {Host: b, Type: From}}},
 		{"empty", []Item{{Host: a, Type: To}, {Host: nil, Type: To, Name: "nothing"}}},
-		{"bad type", []Item{{Host: a, Type: Type(7)}}},
+		{"bad type", []Item{{Host: a, Type: Type(8)}}},
 		{"release", []Item{{Host: a, Type: Release}}},
 		{"alloc", []Item{{Host: a, Type: Alloc}}},
 		{"tofrom", []Item{{Host: a, Type: ToFrom}}},
@@ -84,7 +84,7 @@ func TestCheckMatchesTable(t *testing.T) {
 	assert.Error(t, CheckEnter(dev, Dynamic, cases[0].items), "enter data must refuse map(from:)")
 	assert.NoError(t, CheckEnter(dev, Structured, cases[0].items), "a target region must accept map(from:)")
 	mustErr(t, CheckEnter(dev, Structured, cases[1].items), device.CodeInvalidArgument, "list item 1 (nothing) has an empty host range")
-	mustErr(t, CheckExit(dev, Dynamic, cases[2].items), device.CodeInvalidArgument, "does not accept map type maptype(7)")
+	mustErr(t, CheckExit(dev, Dynamic, cases[2].items), device.CodeInvalidArgument, "does not accept map type maptype(8)")
 	mustErr(t, CheckUpdate(dev, cases[3].items), device.CodeInvalidArgument, "accepted: to, from")
 	mustErr(t, CheckEnter(dev, Structured, cases[6].items), device.CodeInvalidArgument, "overlaps")
 	require.NoError(t, CheckEnter(dev, Structured, cases[7].items))

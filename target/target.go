@@ -130,12 +130,21 @@ outer:
 }
 
 // mergeTypes is the map type of one list item named with types a and b.
+// A from (or tofrom) item that is also deleted is copied back and then
+// deleted (mapping.FromDelete): the copy is not dropped.
 func mergeTypes(a, b mapping.Type) mapping.Type {
-	if a == mapping.Delete || b == mapping.Delete {
+	in := a == mapping.To || a == mapping.ToFrom || b == mapping.To || b == mapping.ToFrom
+	out := a == mapping.From || a == mapping.ToFrom || a == mapping.FromDelete ||
+		b == mapping.From || b == mapping.ToFrom || b == mapping.FromDelete
+	del := a == mapping.Delete || a == mapping.FromDelete || b == mapping.Delete || b == mapping.FromDelete
+	switch {
+	case del && (a == mapping.ToFrom || b == mapping.ToFrom):
+		return mapping.ToFrom // no exit data accepts it: refused as tofrom
+	case del && out:
+		return mapping.FromDelete
+	case del:
 		return mapping.Delete
 	}
-	in := a == mapping.To || a == mapping.ToFrom || b == mapping.To || b == mapping.ToFrom
-	out := a == mapping.From || a == mapping.ToFrom || b == mapping.From || b == mapping.ToFrom
 	switch {
 	case in && out:
 		return mapping.ToFrom
@@ -871,6 +880,8 @@ func mapFlags(it *mapping.Item, implicit bool) uint32 {
 		f = ompt.MapFlagRelease
 	case mapping.Delete:
 		f = ompt.MapFlagDelete
+	case mapping.FromDelete:
+		f = ompt.MapFlagFrom | ompt.MapFlagDelete
 	}
 	if implicit {
 		f |= ompt.MapFlagImplicit

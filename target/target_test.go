@@ -11,6 +11,7 @@ import (
 	"github.com/gompt/gompt/device"
 	"github.com/gompt/gompt/kernels"
 	"github.com/gompt/gompt/mapping"
+	"github.com/gompt/gompt/ompt"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 )
@@ -465,4 +466,54 @@ func TestRegionWithoutDeviceRunsOnDefaultDevice(t *testing.T) {
 	run(reg, 7, "no device clause, OMP_DEFAULT_DEVICE=1 (the initial device)")
 	require.NoError(t, ExitData(0, Delete(y)))
 	assert.Equal(t, "no device clause, device(0)", (DeviceClause{}).String()+", "+Dev(0).String(), "DeviceClause strings")
+}
+
+// One list item in a from clause and a delete clause of one exit data
+// construct, in either order, with or without always: it is copied back
+// and then deleted, on every device, as LLVM's runtime does with the two
+// clauses (OpenMP 5.0 allows a list item in several map clauses). At
+// 069ff17 the two merged into a plain delete and the copy was dropped.
+// A release with a delete is a delete; tofrom with delete is refused, as
+// tofrom alone is on exit data.
+func TestExitDataFromAndDeleteCopiesBack(t *testing.T) {
+	r, cl := clRuntime(t)
+	noLeakOn(t, r)
+	const n = 300
+	for _, dev := range withCL(cl, 0, len(r.devs)) {
+		for _, c := range []struct {
+			name string
+			maps func(y []float32) []Map
+		}{
+			{"always from, delete", func(y []float32) []Map { return []Map{From(y).Always(), Delete(y)} }},
+			{"delete, always from", func(y []float32) []Map { return []Map{Delete(y), From(y).Always()} }},
+			{"from, delete", func(y []float32) []Map { return []Map{From(y), Delete(y)} }},
+			{"delete, from, release", func(y []float32) []Map { return []Map{Delete(y), From(y), Release(y)} }},
+		} {
+			x, y := vecs(n)
+			require.NoError(t, EnterData(dev, To(x), To(y)), "%s: enter", c.name)
+			require.NoError(t, EnterData(dev, To(y)), "%s: enter again (dynamic count 2)", c.name)
+			require.NoError(t, Target(saxpyRegion(dev, n, 2, x, y)), "%s: kernel", c.name)
+			if dev != len(r.devs) { // the initial device runs on y itself
+				assert.Equal(t, float32(2), y[1], "%s on device %d: the kernel ran on the device's copy only", c.name, dev)
+			}
+			require.NoError(t, ExitData(dev, c.maps(y)...), "%s on device %d", c.name, dev)
+			assert.Equal(t, 2*x[1]+2, y[1], "%s on device %d: y[1] was not copied back", c.name, dev)
+			assert.Equal(t, 2*x[n-1]+float32(2*(n-1)), y[n-1], "%s on device %d: y[n-1]", c.name, dev)
+			if dev != len(r.devs) {
+				assert.False(t, IsPresent(y, dev), "%s on device %d: y still present", c.name, dev)
+			}
+			require.NoError(t, ExitData(dev, Delete(x)))
+		}
+		y := make([]float32, 8)
+		require.NoError(t, EnterData(dev, To(y)))
+		err := ExitData(dev, ToFrom(y), Delete(y))
+		if dev != len(r.devs) {
+			assert.ErrorContains(t, err, "tofrom", "device %d: tofrom with delete on exit data", dev)
+		}
+		require.NoError(t, ExitData(dev, Delete(y)))
+	}
+	assert.Equal(t, mapping.FromDelete, mergeTypes(mapping.From, mapping.Delete), "from+delete")
+	assert.Equal(t, mapping.FromDelete, mergeTypes(mapping.Delete, mapping.From), "delete+from")
+	assert.Equal(t, mapping.FromDelete, mergeTypes(mapping.FromDelete, mapping.Release), "from+delete+release")
+	assert.Equal(t, uint32(ompt.MapFlagFrom|ompt.MapFlagDelete), mapFlags(&mapping.Item{Type: mapping.FromDelete}, false), "from+delete's OMPT map flags")
 }
