@@ -135,7 +135,7 @@ var (
 	acceptUpdate = []mapping.Type{mapping.To, mapping.From}
 )
 
-func copiesIn(t mapping.Type) bool  { return t == mapping.To || t == mapping.ToFrom }
+func copiesIn(t mapping.Type) bool { return t == mapping.To || t == mapping.ToFrom }
 func copiesOut(t mapping.Type) bool {
 	return t == mapping.From || t == mapping.ToFrom || t == mapping.FromDelete
 }
