@@ -73,7 +73,7 @@ func TestMemRoutinesRefusedWhenShutdownBeginsAsTheyOpenTheDevice(t *testing.T) {
 		memOnNewQueue.Store(nil)
 		require.True(t, r.closing.Load(), "%s did not open the device (no NewQueue)", routine)
 		r.closing.Store(false)
-		assert.ErrorIs(t, err, errShutdown, "%s as Shutdown began", routine)
+		assert.ErrorIs(t, err, ErrShutdown, "%s as Shutdown began", routine)
 		b, n := mi.MemInUse()
 		assert.Equal(t, b0, b, "%s as Shutdown began: bytes in use", routine)
 		assert.Equal(t, n0, n, "%s as Shutdown began: allocations in use", routine)

@@ -328,12 +328,12 @@ func rtmChildDataBody(fail func(string, ...any), within func(string, func())) {
 	})
 	close(release)
 	within("the data region's end after Shutdown", func() {
-		if err := <-res; !errors.Is(err, errShutdown) {
+		if err := <-res; !errors.Is(err, ErrShutdown) {
 			fail("a data region whose body ran across Shutdown returned %v; want the shut-down error", err)
 		}
 	})
 	within("EnterData after Shutdown", func() {
-		if err := EnterData(0, To(y)); !errors.Is(err, errShutdown) {
+		if err := EnterData(0, To(y)); !errors.Is(err, ErrShutdown) {
 			fail("EnterData after Shutdown: %v; want the shut-down error", err)
 		}
 	})
@@ -410,7 +410,7 @@ func rtmChildRoutine(fail func(string, ...any), within func(string, func())) {
 	shut := make(chan error, 1)
 	go func() { shut <- shutdownWithin(10 * time.Second) }()
 	within("the routine begun after Shutdown", func() {
-		if err := <-late; !errors.Is(err, errShutdown) {
+		if err := <-late; !errors.Is(err, ErrShutdown) {
 			fail("AllocMem on device 1, begun once Shutdown had: %v; want the shut-down error", err)
 		}
 	})
@@ -561,13 +561,13 @@ func rtmChildSpare(fail func(string, ...any), within func(string, func())) {
 	}
 	close(leave)
 	within("the data region's end", func() {
-		if err := <-data; !errors.Is(err, errShutdown) {
+		if err := <-data; !errors.Is(err, ErrShutdown) {
 			fail("the end of a data region once Shutdown had stopped handing out queues: %v; want the shut-down error", err)
 		}
 	})
 	close(release)
 	within("the Target loading its kernel", func() {
-		if err := <-loading; !errors.Is(err, errShutdown) {
+		if err := <-loading; !errors.Is(err, ErrShutdown) {
 			fail("the Target whose kernel load Shutdown waited for: %v; want the shut-down error", err)
 		}
 	})

@@ -352,10 +352,10 @@ func tgtRefusedTaskChild() {
 	case <-time.After(50 * time.Millisecond):
 	}
 	x, y := vecs(8)
-	if err := TargetNowait(saxpyRegion(0, 8, 2, x, y)).Wait(); !errors.Is(err, errShutdown) {
+	if err := TargetNowait(saxpyRegion(0, 8, 2, x, y)).Wait(); !errors.Is(err, ErrShutdown) {
 		fail("TargetNowait once Shutdown has begun: %v, want the shut-down error", err)
 	}
-	if err := Go(func() error { return nil }).Wait(); !errors.Is(err, errShutdown) {
+	if err := Go(func() error { return nil }).Wait(); !errors.Is(err, ErrShutdown) {
 		fail("Go once Shutdown has begun: %v, want the shut-down error", err)
 	}
 	close(release)

@@ -318,7 +318,7 @@ func (rs *runtimeState) endOf(l Loc, what string) (end, error) {
 	}
 	if l.isHo {
 		if rs.closing.Load() { // as every routine, also one between host slices
-			return end{}, fmt.Errorf("target: %s: %w", what, errShutdown)
+			return end{}, fmt.Errorf("target: %s: %w", what, ErrShutdown)
 		}
 		if l.host == nil && l.ptr != 0 {
 			return end{}, fmt.Errorf("target: %s: offset %d is outside the host slice", what, int(l.ptr))

@@ -117,7 +117,7 @@ func Wtime() float64 { return ompt.Wtime() }
 func open(devArg int) (n int, d *dev, err error) {
 	r := state()
 	if r.closing.Load() {
-		return 0, nil, errShutdown
+		return 0, nil, ErrShutdown
 	}
 	n, err = r.resolve(devArg)
 	if err != nil {
@@ -390,7 +390,9 @@ var (
 
 func funcName(f any) string { return runtime.FuncForPC(reflect.ValueOf(f).Pointer()).Name() }
 
-var errShutdown = errors.New("target: runtime is shut down (target.Shutdown was called)")
+// ErrShutdown is the error of every construct, task and routine started
+// after Shutdown began (match it with errors.Is).
+var ErrShutdown = errors.New("target: runtime is shut down (target.Shutdown was called)")
 
 // waitZero waits for n, which only falls once Shutdown has begun, to reach
 // zero, polling with a backoff up to a millisecond.
@@ -406,7 +408,7 @@ func (r *runtimeState) beginRoutine() error {
 	r.routines.Add(1)
 	if r.closing.Load() {
 		r.routines.Add(-1)
-		return errShutdown
+		return ErrShutdown
 	}
 	return nil
 }
@@ -458,14 +460,14 @@ func (d *dev) take() (*construct, error) {
 	if c := d.spare.Swap(nil); c != nil {
 		if shutting() {
 			d.park(c)
-			return nil, errShutdown
+			return nil, ErrShutdown
 		}
 		return c, nil
 	}
 	d.qmu.Lock()
 	if shutting() {
 		d.qmu.Unlock()
-		return nil, errShutdown
+		return nil, ErrShutdown
 	}
 	if n := len(d.idle); n > 0 {
 		c := d.idle[n-1]
@@ -556,7 +558,7 @@ func (d *dev) load(k *device.Kernel) (device.Function, error) {
 	d.fmu.Lock()
 	defer d.fmu.Unlock()
 	if shutting() {
-		return nil, errShutdown
+		return nil, ErrShutdown
 	}
 	old := d.funcs.Load()
 	if old != nil {

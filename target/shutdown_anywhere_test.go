@@ -68,7 +68,7 @@ func anywhereDone(fail func(string, ...any), what string) {
 		fail("%s returned before the tools were finalized", what)
 	}
 	x, y := ones(16)
-	if err := Target(saxpyRegion(0, 16, 2, x, y)); !errors.Is(err, errShutdown) {
+	if err := Target(saxpyRegion(0, 16, 2, x, y)); !errors.Is(err, ErrShutdown) {
 		fail("a construct after %s: %v; want the shut-down error", what, err)
 	}
 }
@@ -259,7 +259,7 @@ func anywhereRoutines(fail func(string, ...any), within func(string, func())) {
 		}
 	})
 	check := func(what string, err error) {
-		if !errors.Is(err, errShutdown) {
+		if !errors.Is(err, ErrShutdown) {
 			fail("%s after Shutdown: %v; want the shut-down error", what, err)
 		}
 	}

@@ -51,7 +51,7 @@ func shutdownUnderLoad() {
 	var done, refused atomic.Int64
 	var wg sync.WaitGroup
 	check := func(g int, err error, y []float32, want float32) bool {
-		if errors.Is(err, errShutdown) {
+		if errors.Is(err, ErrShutdown) {
 			refused.Add(1)
 			return false
 		}
@@ -115,13 +115,13 @@ func shutdownUnderLoad() {
 		fail("Shutdown: %v", err)
 	}
 	wg.Wait()
-	if err := Target(saxpyRegion(0, 1, 1, []float32{1}, []float32{1})); !errors.Is(err, errShutdown) {
+	if err := Target(saxpyRegion(0, 1, 1, []float32{1}, []float32{1})); !errors.Is(err, ErrShutdown) {
 		fail("Target after Shutdown: %v, want the shut-down error", err)
 	}
-	if err := TargetNowait(saxpyRegion(0, 1, 1, []float32{1}, []float32{1})).Wait(); !errors.Is(err, errShutdown) {
+	if err := TargetNowait(saxpyRegion(0, 1, 1, []float32{1}, []float32{1})).Wait(); !errors.Is(err, ErrShutdown) {
 		fail("TargetNowait after Shutdown: %v, want the shut-down error", err)
 	}
-	if _, err := AllocMem(8, 0); !errors.Is(err, errShutdown) {
+	if _, err := AllocMem(8, 0); !errors.Is(err, ErrShutdown) {
 		fail("AllocMem after Shutdown: %v, want the shut-down error", err)
 	}
 	fmt.Printf("shutdown-ok: %d devices, %d constructs completed, %d refused\n", devs, done.Load(), refused.Load())

@@ -1015,13 +1015,13 @@ func spawn(fn func(*Task) error) *Task {
 
 // newTask makes a nowait task that Shutdown waits for, and the runtime
 // state that counts it; once Shutdown has begun it returns a task failed
-// with errShutdown and no state.
+// with ErrShutdown and no state.
 func newTask() (*Task, *runtimeState) {
 	r := state()
 	r.tasks.Add(1)
 	if r.closing.Load() {
 		r.tasks.Add(-1)
-		return failed(errShutdown), nil
+		return failed(ErrShutdown), nil
 	}
 	return &Task{done: make(chan struct{})}, r
 }

@@ -46,7 +46,13 @@ import (
 //     goroutine and dropped by another);
 //   - at each epoch's end the shared inputs of the next epoch are computed
 //     on the device by some goroutines, each writing one of them while
-//     reading the others, and then read by all.
+//     reading the others, and then read by all;
+//   - one array mapped once per round, which every goroutine writes at
+//     once, each in its own chunk, through sub-slices at offsets in every
+//     alignment class (model_disjoint_test.go).
+//
+// Kernel arguments are sub-slices at any offset, so on OpenCL many go
+// through the plugin's staged copies.
 //
 // After each construct and each Wait, every slice the goroutine owns must
 // hold the model's values, be present exactly when the model says so, with
@@ -184,20 +190,13 @@ type round struct {
 	batons chan *slot
 	nbaton int
 	bar    *barrier
-	align  int // see worker.align
+	dis    *disjoint // model_disjoint_test.go
 }
 
 func newRound(cfg modelConfig, d modelDevice, i int, st *modelStats) *round {
 	seed := cfg.seed + uint64(i)
 	rng := rand.New(rand.NewPCG(seed, 0x6d6f64656c))
-	r := &round{cfg: cfg, dev: d.num, devName: d.name, initial: d.initial, num: i, seed: seed, st: st, align: 1}
-	if d.plugin == "opencl" {
-		// OpenCL kernels take a buffer argument only at multiples of
-		// CL_DEVICE_MEM_BASE_ADDR_ALIGN into its allocation (else the
-		// launch fails with a clear error): 512 bytes covers the devices
-		// known.
-		r.align = 128
-	}
+	r := &round{cfg: cfg, dev: d.num, devName: d.name, initial: d.initial, num: i, seed: seed, st: st}
 	// Odd rounds on the host device: more than host.InlineCopyMax (256
 	// KiB) per slice, so its copies go through its queues' goroutines and
 	// overlap with other queues' work, as a GPU's do at any size.
@@ -228,6 +227,7 @@ func newRound(cfg modelConfig, d modelDevice, i int, st *modelStats) *round {
 		r.batons <- s
 	}
 	r.bar = newBarrier(cfg.goroutines)
+	r.dis = newDisjoint(rng, cfg.goroutines)
 	return r
 }
 
@@ -241,6 +241,7 @@ func randomInts(rng *rand.Rand, s []float32) {
 
 func (r *round) run() {
 	before := len(inspect.MappingEntries(r.dev))
+	r.disjointBegin()
 	var wg sync.WaitGroup
 	for w := range r.cfg.goroutines {
 		wk := newWorker(r, w)
@@ -251,6 +252,7 @@ func (r *round) run() {
 		}()
 	}
 	wg.Wait()
+	r.disjointEnd()
 	// The batons' last holders may have left them mapped: unmap and check.
 	wk := newWorker(r, -1)
 	close(r.batons)
@@ -358,7 +360,6 @@ type worker struct {
 
 	seq    uint64          // constructs issued
 	failed map[uint64]bool // constructs already counted as failed
-	align  int             // sub-slice kernel arguments start at multiples of align elements
 }
 
 var (
@@ -367,7 +368,7 @@ var (
 )
 
 func newWorker(r *round, w int) *worker {
-	wk := &worker{r: r, w: w, rng: rand.New(rand.NewPCG(r.seed, uint64(w)+1)), failed: map[uint64]bool{}, align: r.align}
+	wk := &worker{r: r, w: w, rng: rand.New(rand.NewPCG(r.seed, uint64(w)+1)), failed: map[uint64]bool{}}
 	if w < 0 {
 		return wk
 	}
@@ -467,8 +468,10 @@ func (wk *worker) op() {
 		if wk.depth < 2 {
 			wk.opData()
 		}
-	case c < 94:
+	case c < 91:
 		wk.opWrite()
+	case c < 96:
+		wk.opDisjoint(nowait)
 	default:
 		if wk.depth == 0 {
 			wk.opBaton()
@@ -779,7 +782,7 @@ func (wk *worker) opTarget(nowait bool) {
 	n := wk.r.n
 	kc := kcall{out: wk.pick(f), lo: 0, m: n, x: wk.rng.IntN(nShared)}
 	if wk.rng.IntN(10) < 3 {
-		kc.lo = wk.rng.IntN(n) / wk.align * wk.align
+		kc.lo = wk.rng.IntN(n) // any offset: on OpenCL, often not aligned
 		kc.m = 1 + wk.rng.IntN(n-kc.lo)
 	}
 	switch c := wk.rng.IntN(10); {
