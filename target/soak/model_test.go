@@ -68,7 +68,9 @@ import (
 // GOMPT_MODEL_ROUNDS (default 2) rounds per device, or GOMPT_MODEL_TIME=60s
 // runs rounds on each device until that much time has passed (the long form
 // ci/reliability.sh runs); GOMPT_MODEL_PANICS=0 leaves out the bodies that
-// panic. Odd rounds on the host device use slices of more than 256 KiB,
+// panic. Last, in a child process, Shutdown is called from a Go task and
+// from two goroutines at once while goroutines run constructs on every
+// device (model_shutdown_test.go). Odd rounds on the host device use slices of more than 256 KiB,
 // which it copies asynchronously.
 func TestModel(t *testing.T) {
 	cfg := readModelConfig(t)
@@ -88,6 +90,7 @@ func TestModel(t *testing.T) {
 			per = append(per, fmt.Sprintf("%s %d rounds in %v", d.name, st.rounds, st.elapsed.Round(time.Millisecond)))
 		})
 	}
+	t.Run("shutdown from a Go task and two goroutines", func(t *testing.T) { modelShutdown(t, cfg) })
 	t.Logf("constructs by class (wrong results and wrong errors of constructs run):\n%s", all.table(devs))
 	writeReport(t, "model.md", fmt.Sprintf("seed %d, %d goroutines x %d constructs per round (%s): %s",
 		cfg.seed, cfg.goroutines, cfg.steps, strings.Join(per, ", "), all.summary()))
