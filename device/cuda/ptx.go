@@ -23,6 +23,27 @@ var errNoEntry = errors.New("no .entry")
 // missing or a parameter is not a scalar of 1 to 8 bytes (aggregates such as
 // ".param .align 8 .b8 p[16]" are not something the plugin passes).
 func ptxEntryParamSizes(src, entry string) ([]int, error) {
+	ps, err := ptxEntryParams(src, entry)
+	var sizes []int
+	for _, p := range ps {
+		sizes = append(sizes, p.size)
+	}
+	return sizes, err
+}
+
+// ptxParam is one parameter of a PTX .entry: its size in bytes, whether
+// its type is a float (.f32, .f64), and the state space of a .ptr
+// attribute ("global", "shared"...; "" when it has none: clang's PTX for
+// OpenCL C and CUDA C declares pointers as plain .u64).
+type ptxParam struct {
+	size  int
+	float bool
+	space string
+}
+
+// ptxEntryParams returns the parameters of the .entry called entry in the
+// PTX text src, in order; see ptxEntryParamSizes.
+func ptxEntryParams(src, entry string) ([]ptxParam, error) {
 	var list string
 	found := false
 	for _, e := range ptxEntries(src) {
@@ -38,7 +59,7 @@ func ptxEntryParamSizes(src, entry string) ([]int, error) {
 	if end < 0 {
 		return nil, fmt.Errorf(".entry %s: parameter list not closed", entry)
 	}
-	var sizes []int
+	var params []ptxParam
 	for _, p := range strings.Split(list[:end], ",") {
 		p = strings.TrimSpace(p)
 		if p == "" {
@@ -46,11 +67,17 @@ func ptxEntryParamSizes(src, entry string) ([]int, error) {
 		}
 		size, ok := scalarParamSize(p)
 		if !ok {
-			return nil, fmt.Errorf(".entry %s: parameter %d %q is not a scalar .param", entry, len(sizes), p)
+			return nil, fmt.Errorf(".entry %s: parameter %d %q is not a scalar .param", entry, len(params), p)
 		}
-		sizes = append(sizes, size)
+		pp := ptxParam{size: size, float: strings.HasPrefix(strings.TrimSpace(strings.TrimPrefix(p, ".param")), ".f")}
+		if _, attrs, ok := strings.Cut(p, ".ptr"); ok {
+			if f := strings.Fields(attrs); len(f) > 0 && f[0] != "" && f[0][0] == '.' && f[0] != ".align" {
+				pp.space = f[0][1:]
+			}
+		}
+		params = append(params, pp)
 	}
-	return sizes, nil
+	return params, nil
 }
 
 // ptxEntry is one ".entry NAME" of a PTX text: its name and the offset just
@@ -125,21 +152,37 @@ func identPart(c byte) bool { return identStart(c) || '0' <= c && c <= '9' }
 
 // checkPTXParams reports an error unless the PTX entry takes exactly the
 // parameters of k, each of the size the plugin passes (device.ParamKind.Size:
-// 8 for buffers and 64-bit scalars, 4 for 32-bit ones). cuLaunchKernel
-// copies each parameter's size from its slot as the module declares it, so
-// a mismatch would otherwise show only as wrong values on the device.
+// 8 for buffers and 64-bit scalars, 4 for 32-bit ones), a float type
+// (.f32, .f64) exactly where k declares a float scalar, and, where the PTX
+// says a parameter is a pointer (.ptr), a buffer of global memory.
+// cuLaunchKernel copies each parameter's size from its slot as the module
+// declares it, so a mismatch would otherwise show only as wrong values on
+// the device. PTX from clang declares pointers as plain .u64, so a buffer
+// and an int64 in each other's place are not caught here; the OpenCL
+// plugin catches them in the OpenCL C the PTX is made from.
 func checkPTXParams(k *device.Kernel, src, entry string) error {
-	sizes, err := ptxEntryParamSizes(src, entry)
+	params, err := ptxEntryParams(src, entry)
 	if err != nil {
 		return err
 	}
-	if len(sizes) != len(k.Params) {
-		return fmt.Errorf("PTX entry %s takes %d parameters, kernel %s declares %d", entry, len(sizes), k.Name, len(k.Params))
+	if len(params) != len(k.Params) {
+		return fmt.Errorf("PTX entry %s takes %d parameters, kernel %s declares %d", entry, len(params), k.Name, len(k.Params))
 	}
 	for i, p := range k.Params {
-		if sizes[i] != p.Kind.Size() {
+		pp := params[i]
+		isFloat := p.Kind == device.ParamFloat32 || p.Kind == device.ParamFloat64
+		switch {
+		case pp.size != p.Kind.Size():
 			return fmt.Errorf("PTX entry %s parameter %d is %d bytes, kernel %s declares %s %s (%d bytes)",
-				entry, i, sizes[i], k.Name, p.Name, p.Kind, p.Kind.Size())
+				entry, i, pp.size, k.Name, p.Name, p.Kind, p.Kind.Size())
+		case pp.float != isFloat:
+			what := map[bool]string{true: "a float", false: "an integer or pointer"}
+			return fmt.Errorf("PTX entry %s parameter %d is %s, kernel %s declares %s %s: the parameters are in another order, or the declaration is wrong",
+				entry, i, what[pp.float], k.Name, p.Name, p.Kind)
+		case pp.space != "" && p.Kind != device.ParamBuffer:
+			return fmt.Errorf("PTX entry %s parameter %d is a pointer (.ptr .%s), kernel %s declares %s %s", entry, i, pp.space, k.Name, p.Name, p.Kind)
+		case pp.space != "" && pp.space != "global":
+			return fmt.Errorf("PTX entry %s parameter %d is a pointer to .%s memory, kernel %s declares %s a buffer, which is global memory", entry, i, pp.space, k.Name, p.Name)
 		}
 	}
 	return nil

@@ -70,6 +70,22 @@ func TestPTXParamMismatch(t *testing.T) {
 		assert.Contains(t, err.Error(), "takes 3 parameters", "two parameters for three: %v, want a count mismatch", err)
 	}
 	assert.ErrorIs(t, checkPTXParams(good, src, "other"), errNoEntry, "missing entry")
+	// Same sizes, another order: a float32 and an int32 swapped, an int64
+	// where the PTX has a .ptr; and a pointer to shared memory for a buffer.
+	src4 := strings.Replace(src, ".param .u64 k_param_0", ".param .u32 k_param_0", 1)
+	swapped := &device.Kernel{Name: "k", Params: []device.Param{
+		{Name: "a", Kind: device.ParamFloat32}, {Name: "m", Kind: device.ParamInt32},
+		{Name: "x", Kind: device.ParamBuffer, Elem: device.ParamFloat32}}}
+	assert.ErrorContains(t, checkPTXParams(swapped, src4, "k"), "PTX entry k parameter 0 is an integer or pointer, kernel k declares a float32",
+		"float32 and int32 swapped")
+	notBuf := &device.Kernel{Name: "k", Params: []device.Param{good.Params[0], good.Params[1], {Name: "n2", Kind: device.ParamInt64}}}
+	assert.ErrorContains(t, checkPTXParams(notBuf, src, "k"), "parameter 2 is a pointer (.ptr .global), kernel k declares n2 int64",
+		"an int64 where the PTX takes a pointer")
+	shared := strings.Replace(src, ".ptr .global", ".ptr .shared", 1)
+	assert.ErrorContains(t, checkPTXParams(good, shared, "k"), "parameter 2 is a pointer to .shared memory",
+		"a buffer where the PTX takes a pointer to shared memory")
+	noSpace := strings.Replace(src, ".ptr .global .align 4", ".ptr .align 4", 1)
+	assert.NoError(t, checkPTXParams(good, noSpace, "k"), ".ptr without a state space")
 	agg := strings.Replace(src, ".param .f32 k_param_1", ".param .align 8 .b8 k_param_1[16]", 1)
 	if _, err := ptxEntryParamSizes(agg, "k"); assert.Error(t, err, "aggregate parameter: %v, want an error", err) {
 		assert.Contains(t, err.Error(), "not a scalar", "aggregate parameter: %v, want an error", err)

@@ -4,6 +4,7 @@ package opencl
 
 import (
 	"cmp"
+	"errors"
 	"fmt"
 	"slices"
 	"strings"
@@ -92,7 +93,9 @@ func (d *clDevice) build(k *device.Kernel) (*function, error) {
 	if err != nil {
 		return nil, d.wrap(op, err)
 	}
-	if err := cl.BuildProgram(prog, d.dev, ""); err != nil {
+	// -cl-kernel-arg-info: the arguments' types, checked against k.Params
+	// below.
+	if err := cl.BuildProgram(prog, d.dev, "-cl-kernel-arg-info"); err != nil {
 		log, lerr := cl.GetProgramBuildLog(prog, d.dev)
 		cl.ReleaseProgram(prog)
 		if lerr != nil {
@@ -123,6 +126,15 @@ func (d *clDevice) build(k *device.Kernel) (*function, error) {
 	if int(nargs) != len(k.Params) {
 		return fail(d.errorf(op, device.CodeInvalidBinary, "OpenCL kernel %s takes %d arguments but the Kernel declares %d parameters",
 			entry, nargs, len(k.Params)))
+	}
+	switch args, err := cl.GetKernelArgs(kern, len(k.Params)); {
+	case errors.Is(err, cl.ErrNoArgInfo): // an OpenCL 1.1 library: the count was checked
+	case err != nil:
+		return fail(d.wrap(op+": reading its arguments' types", err))
+	default:
+		if err := checkKernelArgs(k, entry, args); err != nil {
+			return fail(d.errorf(op, device.CodeInvalidBinary, "%v", err))
+		}
 	}
 	wg, err := cl.GetKernelWorkGroupUint(kern, d.dev, cl.KERNEL_WORK_GROUP_SIZE)
 	if err != nil {

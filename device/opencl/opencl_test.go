@@ -154,6 +154,31 @@ func TestWrongParamCount(t *testing.T) {
 	}
 }
 
+// Parameters declared in an order that differs from the OpenCL C's, with
+// the same sizes (a float and an int32 swapped; a buffer and an int64
+// swapped), are refused at the kernel's load, naming the parameter, where
+// they ran and gave a wrong result before; the right order loads.
+func TestParamsCheckedAgainstTheSource(t *testing.T) {
+	const src = "__kernel void scaled(float a, int m, __global float *y, long n) { y[get_global_id(0)] *= a * m + n; }\n"
+	a := device.ScalarParam("a", device.ParamFloat32)
+	m := device.ScalarParam("m", device.ParamInt32)
+	y := device.BufferParam("y", device.ParamFloat32, "1")
+	n := device.ScalarParam("n", device.ParamInt64)
+	for _, d := range devices(t) {
+		_, err := d.Load(kernel("scaled", src, m, a, y, n))
+		wantCode(t, "float and int32 swapped", err, device.CodeInvalidBinary)
+		assert.ErrorContains(t, err, "parameter 0 (m) is declared a int32 scalar, but argument 0 of OpenCL kernel scaled (a) is a float")
+		_, err = d.Load(kernel("scaled", src, a, m, n, y))
+		wantCode(t, "buffer and int64 swapped", err, device.CodeInvalidBinary)
+		assert.ErrorContains(t, err, "parameter 2 (n) is declared a int64 scalar, but argument 2 of OpenCL kernel scaled (y) is a pointer (float*)")
+		_, err = d.Load(kernel("scaled", src, a, m, device.BufferParam("y", device.ParamInt32, "1"), n))
+		wantCode(t, "float* declared int32", err, device.CodeInvalidBinary)
+		assert.ErrorContains(t, err, "its elements are not int32")
+		_, err = d.Load(kernel("scaled", src, a, m, y, n))
+		assert.NoError(t, err, "the declaration in the source's order")
+	}
+}
+
 func TestNoOpenCLImage(t *testing.T) {
 	for _, d := range devices(t) {
 		k := &device.Kernel{Name: "ptxonly", Images: []device.Image{{Kind: device.ImagePTX, Source: ".version 7.0"}}}

@@ -31,6 +31,7 @@ enum {
 	F_SetEventCallback, F_CreateUserEvent, F_SetUserEventStatus,
 	F_EnqueueMapBuffer, F_EnqueueUnmapMemObject,
 	F_EnqueueBarrierWithWaitList,
+	F_GetKernelArgInfo,
 	F_N
 };
 
@@ -107,6 +108,9 @@ static cl_int GetKernelWorkGroupInfo(uintptr_t k, uintptr_t d, cl_uint param, si
 	return CALL(GetKernelWorkGroupInfo, cl_int (*)(h, h, cl_uint, size_t, void*, size_t*))((h)k, (h)d, param, size, v, ret);
 }
 static cl_int ReleaseKernel(uintptr_t k) { return CALL(ReleaseKernel, cl_int (*)(h))((h)k); }
+static cl_int GetKernelArgInfo(uintptr_t k, cl_uint arg, cl_uint param, size_t size, void *v, size_t *ret) {
+	return CALL(GetKernelArgInfo, cl_int (*)(h, cl_uint, cl_uint, size_t, void*, size_t*))((h)k, arg, param, size, v, ret);
+}
 static cl_int EnqueueNDRangeKernel(uintptr_t q, uintptr_t k, cl_uint dims, const size_t *global, const size_t *local, uintptr_t *ev) {
 	return CALL(EnqueueNDRangeKernel, cl_int (*)(h, h, cl_uint, const size_t*, const size_t*, const size_t*, cl_uint, const h*, h*))((h)q, (h)k, dims, NULL, global, local, 0, NULL, (h*)ev);
 }
@@ -222,6 +226,7 @@ var fnNames = [...]string{
 	"clSetEventCallback", "clCreateUserEvent", "clSetUserEventStatus",
 	"clEnqueueMapBuffer", "clEnqueueUnmapMemObject",
 	"clEnqueueBarrierWithWaitList",
+	"clGetKernelArgInfo",
 }
 
 const firstOptional = C.F_EnqueueMarkerWithWaitList
@@ -691,6 +696,42 @@ func GetKernelWorkGroupUint(k Kernel, d DeviceID, param uint32) (uint64, error) 
 		return C.GetKernelWorkGroupInfo(C.uintptr_t(k), C.uintptr_t(d), C.cl_uint(param), size, v, ret)
 	})
 	return leUint(b), err
+}
+
+// ErrNoArgInfo is returned by GetKernelArgs when the library has no
+// clGetKernelArgInfo (before OpenCL 1.2), or the program was built
+// without -cl-kernel-arg-info (KERNEL_ARG_INFO_NOT_AVAILABLE).
+var ErrNoArgInfo = errors.New("cl: kernel argument info not available")
+
+// GetKernelArgs returns what the driver says of each of k's n arguments.
+func GetKernelArgs(k Kernel, n int) ([]KernelArg, error) {
+	if !has["clGetKernelArgInfo"] {
+		return nil, ErrNoArgInfo
+	}
+	args := make([]KernelArg, n)
+	for i := range args {
+		get := func(param uint32) ([]byte, error) {
+			return info("clGetKernelArgInfo", func(size C.size_t, v unsafe.Pointer, ret *C.size_t) C.cl_int {
+				return C.GetKernelArgInfo(C.uintptr_t(k), C.cl_uint(i), C.cl_uint(param), size, v, ret)
+			})
+		}
+		b, err := get(KERNEL_ARG_ADDRESS_QUALIFIER)
+		if err != nil {
+			if StatusOf(err) == KERNEL_ARG_INFO_NOT_AVAILABLE {
+				return nil, ErrNoArgInfo
+			}
+			return nil, err
+		}
+		args[i].Address = uint32(leUint(b))
+		if b, err = get(KERNEL_ARG_TYPE_NAME); err != nil {
+			return nil, err
+		}
+		args[i].TypeName = cstring(b)
+		if b, err = get(KERNEL_ARG_NAME); err == nil {
+			args[i].Name = cstring(b)
+		}
+	}
+	return args, nil
 }
 
 // ReleaseKernel releases k.

@@ -136,6 +136,16 @@ const (
 	KERNEL_PREFERRED_WG_MUL = 0x11B3 // CL_KERNEL_PREFERRED_WORK_GROUP_SIZE_MULTIPLE
 	KERNEL_PRIVATE_MEM_SIZE = 0x11B4
 
+	// cl_kernel_arg_info (OpenCL 1.2)
+	KERNEL_ARG_ADDRESS_QUALIFIER  = 0x1196
+	KERNEL_ARG_TYPE_NAME          = 0x1198
+	KERNEL_ARG_NAME               = 0x119A
+	KERNEL_ARG_ADDRESS_GLOBAL     = 0x119B
+	KERNEL_ARG_ADDRESS_LOCAL      = 0x119C
+	KERNEL_ARG_ADDRESS_CONSTANT   = 0x119D
+	KERNEL_ARG_ADDRESS_PRIVATE    = 0x119E
+	KERNEL_ARG_INFO_NOT_AVAILABLE = -19
+
 	// cl_event_info and execution status
 	EVENT_COMMAND_EXECUTION_STATUS = 0x11D3
 	COMPLETE                       = 0x0
@@ -177,4 +187,14 @@ func Live() Counts {
 		Kernels:  live.kernels.Load(),
 		Events:   live.events.Load(),
 	}
+}
+
+// KernelArg is what the driver says of one argument of a kernel built
+// with -cl-kernel-arg-info (clGetKernelArgInfo, OpenCL 1.2): its address
+// qualifier (KERNEL_ARG_ADDRESS_GLOBAL...), its type's name as the source
+// spells it without qualifiers ("float*", "long", "float4*"), and its name.
+type KernelArg struct {
+	Address  uint32
+	TypeName string
+	Name     string
 }
