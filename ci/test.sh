@@ -144,6 +144,10 @@ if ! ldconfig -p 2>/dev/null | grep -q 'libcuda.so.1'; then
 fi
 
 # --- static checks ---------------------------------------------------------
+step "no build output committed"
+# Built binaries (ELF files) belong in .gitignore'd folders, never in git.
+elf=$(git ls-files -z 2>/dev/null | xargs -0 -r sh -c 'for f; do [ -f "$f" ] && head -c 4 "$f" | grep -q "^.ELF" && echo "$f"; done' sh || true)
+[ -z "$elf" ] || die "build output (ELF files) is committed; remove it and ignore it: $elf"
 step "gofmt"
 bad=$(gofmt -l . | grep -v '^vendor/' || true)
 [ -z "$bad" ] || die "gofmt would change: $bad"
