@@ -9,12 +9,20 @@ import (
 	"github.com/stretchr/testify/require"
 )
 
-// disjointChunks are the sub-slices of a 2048-element []float32 that the
-// disjoint-write tests give to concurrent constructs: byte offsets 64, 2132,
-// 4096 and 6164, so 64, 84, 0 and 20 modulo 128 (POCL's base address
-// alignment): three unaligned classes and an aligned one, with gaps between
-// them that no construct writes.
-var disjointChunks = [][2]int{{16, 516}, {533, 1000}, {1024, 1500}, {1541, 2048}}
+// disjointChunks are the sub-slices of a []float32 of disjointLen elements
+// that the disjoint-write tests give to concurrent constructs: chunk k
+// starts at element 65k, byte offset 260k, which is 4k modulo 128 (POCL's
+// base address alignment), so the 32 chunks cover every alignment class a
+// float32 sub-slice can have, the aligned one included; the 25 elements
+// after each chunk are a gap no construct writes.
+var disjointChunks = func() (cs [][2]int) {
+	for k := range 32 {
+		cs = append(cs, [2]int{65 * k, 65*k + 40})
+	}
+	return cs
+}()
+
+const disjointLen = 32 * 65
 
 // checkDisjoint checks a after rounds rounds of +1 on each chunk: rounds
 // inside the chunks, 0 in the gaps.
@@ -41,10 +49,10 @@ func checkDisjoint(t *testing.T, a []float32, rounds int, what string) {
 // alignment class. No write may be lost: on OpenCL an argument at an
 // unaligned offset runs through a temporary copy of its buffer, and before
 // the fix that copy went back whole after the kernel, over the chunks other
-// queues wrote meanwhile (A[1024] came back 53..78 instead of 100).
+// queues wrote meanwhile (chunks came back with 53..93 instead of 100).
 func TestDisjointSubslicesWrittenConcurrently(t *testing.T) {
 	r, cl := clRuntime(t)
-	const n, rounds = 2048, 100
+	const n, rounds = disjointLen, 100
 	for _, dev := range withCL(cl, 0) {
 		for _, mode := range []string{"goroutines", "nowait"} {
 			t.Run(fmt.Sprintf("%s/%s", r.devs[dev].id, mode), func(t *testing.T) {
