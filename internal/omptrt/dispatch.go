@@ -20,6 +20,10 @@ type dispatcher struct {
 
 	taskCreate   []hostEntry[ompt.TaskCreateCallback]
 	taskSchedule []hostEntry[ompt.TaskScheduleCallback]
+
+	// threads has an entry for every tool: a thread's life keeps track
+	// of each tool in it, whether it registered thread callbacks or not.
+	threads []threadEntry
 }
 
 // hostEntry is one tool's callback for a host event of a nowait
@@ -80,6 +84,7 @@ func newDispatcher(tools []*tool) *dispatcher {
 			d.taskSchedule = append(d.taskSchedule, hostEntry[ompt.TaskScheduleCallback]{t, i, f})
 		}
 		d.deps = addEntry(d.deps, t, i, ompt.CallbackDependences, ompt.CallbackDependences)
+		d.threads = append(d.threads, *t.threadEntryLocked())
 	}
 	return d
 }

@@ -24,12 +24,7 @@ func (t *Target) DataOpBegin(op ompt.DataOpKind, srcAddr uintptr, srcDeviceNum i
 // opSubmit): a fresh host_op_id in every tool's slot.
 func (t *Target) startOp(state int32) {
 	t.own() // first: a nowait construct's target begin comes before the operation
-	if t.nextOp == t.endOp {
-		end := ids.Add(idBlock)
-		t.nextOp, t.endOp = end-idBlock+1, end+1
-	}
-	id := t.nextOp
-	t.nextOp++
+	id := t.takeID()
 	t.opID = id
 	t.opState = state
 	t.lastOp = opNone
@@ -166,18 +161,26 @@ func (t *Target) WantsDependences() bool { return t != nil && !t.routine && len(
 // runtime calls it once, right after TargetBegin, for a construct with
 // depend items; a synchronous construct's target task is an included
 // task, whose slot the target events do not pass (nil) but this event
-// does. For a nowait construct it comes on the encountering goroutine,
-// after task_create and before the task's task_schedule and target begin
-// (as LLVM reports a deferred target task's dependences when it creates
-// the task), and does not make that goroutine the construct's. deps is
-// read only during the call.
+// does. For a nowait construct the items are kept (copied) and the event
+// comes at the task's first event, on its goroutine, after task_create
+// and before its task_schedule and target begin; the encountering
+// goroutine does not become the construct's. deps is read only during
+// the call.
 func (t *Target) Dependences(deps []ompt.Dependence) {
 	if !t.WantsDependences() || len(deps) == 0 {
 		return
 	}
-	if !t.kind.Nowait() || t.switched {
-		t.own()
+	if t.kind.Nowait() && !t.switched {
+		t.deps = append(t.deps[:0], deps...) // for the task's first event
+		return
 	}
+	t.own()
+	t.dispatchDeps(deps)
+}
+
+// dispatchDeps dispatches dependences with the construct's
+// target_task_data slots.
+func (t *Target) dispatchDeps(deps []ompt.Dependence) {
 	for i := range t.d.deps {
 		e := &t.d.deps[i]
 		switch {

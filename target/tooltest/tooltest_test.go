@@ -233,9 +233,9 @@ func init() {
 				case task.Value != 0:
 					tool.failLocked("dependences of a target task not yet begun: task_data %d, want 0", task.Value)
 				default:
-					// a nowait construct's target task, before it runs (as
-					// LLVM reports a deferred target task): the tool marks
-					// its task_data, which its target begin gets again
+					// a nowait construct's target task, before its target
+					// begin (at the task's first event): the tool marks its
+					// task_data, which its target begin gets again
 					tool.nextMark++
 					task.Value = 9_000_000 + tool.nextMark
 					tool.addLocked("dependences mark=%d %s", task.Value, strings.Join(l, " "))
@@ -736,17 +736,15 @@ func TestDependencesCallback(t *testing.T) {
 	x, y := make([]float32, 64), make([]float32, 64)
 	require.NoError(t, target.EnterData(0, target.To(x), target.To(y)))
 	tool.take()
+	// the marks the tool writes at the nowait constructs' dependences,
+	// which come at their tasks' first events: t2's task runs after t1's
+	tool.mu.Lock()
+	m1, m2 := 9_000_000+tool.nextMark+1, 9_000_000+tool.nextMark+2
+	tool.mu.Unlock()
 	t1 := target.TargetNowait(target.Region{Device: target.Dev(0), Kernel: kernels.Saxpy, Shape: target.N(64),
 		Maps: []target.Map{target.DependIn(x), target.DependOut(y)},
 		Args: []target.Arg{target.Int(64), target.Float32(2), target.Slice(x), target.Slice(y)}})
-	mark := func() uint64 { // the mark the tool wrote last, at a nowait construct's dependences
-		tool.mu.Lock()
-		defer tool.mu.Unlock()
-		return 9_000_000 + tool.nextMark
-	}
-	m1 := mark()
 	t2 := target.UpdateNowait(0, target.From(y), target.DependInOut(y), target.DependOn(t1))
-	m2 := mark()
 	for _, tk := range []*target.Task{t1, t2} {
 		require.NoError(t, tk.Wait())
 	}
