@@ -195,7 +195,9 @@
 // answers ompt_set_never for the other host events: control_tool among
 // them, because gompt has no omp_control_tool routine for a program to
 // call, so the event never happens (an always-answer would promise a
-// callback no program can cause). It answers ompt_set_error for a number
+// callback no program can cause). With GOMPT_TOOL_PROFILE=llvm it
+// answers ompt_set_never for target_map and target_map_emi too (see the
+// differences from LLVM below). It answers ompt_set_error for a number
 // omp-tools.h does not define. A callback of the wrong Go type (not the
 // event's callback type, nor a func with the same signature) is also
 // ompt_set_error, and nothing is registered, so there is no later panic.
@@ -372,7 +374,18 @@
 //     program start. Both still precede every event naming the device.
 //   - target_map / target_map_emi are dispatched (once per construct with
 //     map items, after mapping and before the submit); LLVM's runtime
-//     never dispatches them.
+//     never dispatches them (its set_callback answers ompt_set_never).
+//     A tool written against LLVM may register them all the same and not
+//     expect a call: LLVM's omptest asserts in them. OpenMP 5.2 defines
+//     the event, and a tool that registers it and gets ompt_set_always
+//     is told it will come, so gompt dispatches it by default. With
+//     GOMPT_TOOL_PROFILE=llvm it answers as LLVM does: ompt_set_never for
+//     both forms, nothing registered (ompt_get_callback finds none), and
+//     no construct dispatches or builds them. The trade-off is the
+//     profile's whole: with it no tool in the process gets the map
+//     items (a tool that wants them has no other way to learn a
+//     construct's mapping in one event), so it is an opt-in for running
+//     LLVM-written tools unchanged, not the default.
 //   - Nowait constructs report the *_nowait target kinds and the *_async
 //     data-op kinds (the OpenMP names for them); their target_task_data
 //     is a real slot. LLVM's offload runtime (its tests, LLVM 19) reports

@@ -164,6 +164,7 @@ func Start(rt Runtime) {
 		return
 	}
 	vlogf("----- START LOGGING OF TOOL REGISTRATION -----")
+	llvmProfile = readProfile()
 	ended := false
 	endLog := func() {
 		if !ended {

@@ -316,3 +316,27 @@ func TestEachThreadEndsOnItsOwnThread(t *testing.T) {
 		})
 	}
 }
+
+// A tool written for LLVM that registers target_map but does not expect
+// it (testdata/cmapassert.c aborts in it, as LLVM's omptest asserts):
+// with GOMPT_TOOL_PROFILE=llvm, set_callback answers ompt_set_never (1)
+// for both forms, get_callback finds neither, and the program runs to its
+// end; without it gompt answers ompt_set_always (5), dispatches
+// target_map as OpenMP 5.2 defines it, and the tool aborts the program.
+func TestLLVMProfileForToolsThatDoNotExpectTargetMap(t *testing.T) {
+	lib := buildNamed(t, "cmapassert")
+	env := []string{"GOMPT_PLUGINS=host", "CT_GOROUTINES=8", "CT_ITERS=50", "CT_NOWAIT=1"}
+	lines := runTool(t, lib, append(env, "GOMPT_TOOL_PROFILE=llvm")...)
+	assert.Contains(t, lines, "ma set_callback target_map_emi=1 target_map=1 get_callback=0", "what set_callback and get_callback answered")
+	assert.Equal(t, 8*50, field(t, lines, "ma finalize", "targets"), "target regions the tool saw")
+
+	out := filepath.Join(t.TempDir(), "ct.out")
+	cmd := exec.Command(os.Args[0], "-test.run=^$")
+	cmd.Env = append(os.Environ(), append(env, childEnv+"=1", "OMP_TOOL=enabled", "OMP_TOOL_LIBRARIES="+lib, "CT_OUTPUT="+out)...)
+	b, err := cmd.CombinedOutput()
+	require.Error(t, err, "the default profile: the tool was not called in target_map (output:\n%s)", b)
+	assert.Contains(t, string(b), "cmapassert: target_map_emi called", "why the child died")
+	data, rerr := os.ReadFile(out)
+	require.NoError(t, rerr)
+	assert.Contains(t, string(data), "ma set_callback target_map_emi=5 target_map=5 get_callback=1", "what set_callback answered by default")
+}
