@@ -318,8 +318,42 @@
 // non-EMI target_id 0. EMI target_data is never nil: a routine gets a
 // slot of its own, zeroed at its begin and the same slot for each of its
 // data operations, begin and end (LLVM passes one, and tools written for
-// LLVM read target_data->value); target_task_data is nil there. The host
-// is device -1 (InitialDevice) in data-op callbacks.
+// LLVM read target_data->value); target_task_data is nil there.
+//
+// # Device numbers in data operations: the host, and device to device
+//
+// The host is N, the number of offload devices, in data-op callbacks and
+// records, as in every other event: the value initialize got as
+// initial_device_num, the device_num of a target construct that runs on
+// the host, and what omp_get_initial_device returns. OpenMP 5.2 makes
+// both N and omp_initial_device (-1) conforming device numbers of the
+// host, and gives a tool only initial_device_num to recognize it by, so
+// a tool must be able to compare the host's number in an event with
+// initial_device_num; before, gompt gave data ops -1 and everything else
+// N. LLVM 19 gives N everywhere too (omp_get_initial_device()); LLVM
+// after its pull request 192924 gives -1 everywhere, initial_device_num
+// included. A tool that compares with initial_device_num is right with
+// all of them; one that tests for a negative number is right with
+// neither gompt nor LLVM 19. (Programs still name the host
+// target.InitialDevice, -1, or N: both work.)
+//
+// A copy from one offload device to another (omp_target_memcpy and
+// omp_target_memcpy_rect between devices) is one data operation,
+// transfer_from_device, from the source device's address to the
+// destination device's address, both device numbers real (neither is
+// initial_device_num), one record, one host_op_id, whether the plugin
+// copies peer to peer or gompt stages it through a host buffer of its
+// own. OpenMP 5.2 has no kind for it; its data-op arguments say on which
+// device each address lives, and a transfer_from_device whose
+// dest_device_num is not the host's is this copy: LLVM reports its
+// device-to-device exchange the same way (its comment says to tell it
+// from a retrieve by both device numbers being below the number of
+// devices). Reporting two transfers staged through the host would name
+// a host buffer that, for a peer copy, does not exist. OpenMP 6.0 adds a
+// kind of its own for it; gompt keeps the 5.2 kinds of omp-tools.h that
+// tools are built against. A tool that reads the destination of every
+// transfer_from_device as host memory (OMPDataPerf does) must check
+// dest_device_num against initial_device_num first.
 //
 // # Whose ids: an EMI tool's are its own
 //
@@ -405,6 +439,14 @@
 //     op (transfer_from_device) and one record, and moves the bytes as
 //     memmove would; LLVM leaves overlapping device copies to each
 //     plugin's driver, where they may fail or be undefined.
+//   - A copy between two offload devices is one transfer_from_device
+//     whose destination is the other device's address (see "Device
+//     numbers in data operations"); LLVM reports it so between devices
+//     of one plugin, and as two transfers staged through a host buffer
+//     between plugins.
+//   - The host is N (initial_device_num) in data-op callbacks and
+//     records, as in LLVM 19; LLVM since its pull request 192924 uses
+//     omp_initial_device (-1) there and for initial_device_num.
 //   - An OpenMP thread's life is the span in which the runtime holds an
 //     OS thread (see "Threads"): each construct, device memory routine
 //     and device event outside a construct is a life, with its

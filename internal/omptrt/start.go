@@ -234,6 +234,7 @@ func Start(rt Runtime) {
 	starting = true
 	mu.Unlock()
 	initial := rt.NumDevices()
+	initialDevice = initial
 	var kept []*tool
 	for _, t := range found {
 		mu.Lock()

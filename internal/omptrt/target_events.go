@@ -10,8 +10,8 @@ import (
 
 // DataOpBegin reports the begin of one data operation of the construct:
 // op moves or allocates bytes from srcAddr on srcDeviceNum to destAddr on
-// destDeviceNum (the host is InitialDevice, -1; an address not yet known
-// is 0). It takes a fresh host_op_id, writes it into each EMI tool's
+// destDeviceNum (the host is InitialDevice, -1, which tools get as N, the
+// initial device's number; an address not yet known is 0). It takes a fresh host_op_id, writes it into each EMI tool's
 // host_op_id slot, and dispatches target_data_op_emi begin. The runtime
 // performs (or enqueues) the operation between DataOpBegin and DataOpEnd.
 func (t *Target) DataOpBegin(op ompt.DataOpKind, srcAddr uintptr, srcDeviceNum int, destAddr uintptr, destDeviceNum int, bytes uint64) {
@@ -55,10 +55,26 @@ func (t *Target) dataOpBegin(op ompt.DataOpKind, srcAddr uintptr, srcDeviceNum i
 func (t *Target) callDataOp(e *dataOpEntry, ep ompt.Endpoint) {
 	switch {
 	case e.emi != nil:
-		e.emi(ep, t.ttd(e.i), t.td(e.i), &t.slots[e.i].hostOp, t.op, t.src, t.srcDev, t.dst, t.dstDev, t.bytes, t.code)
+		e.emi(ep, t.ttd(e.i), t.td(e.i), &t.slots[e.i].hostOp, t.op, t.src, hostDev(t.srcDev), t.dst, hostDev(t.dstDev), t.bytes, t.code)
 	case ep == ompt.ScopeEnd:
-		e.plain(t.id, t.opID, t.op, t.src, t.srcDev, t.dst, t.dstDev, t.bytes, t.code)
+		e.plain(t.id, t.opID, t.op, t.src, hostDev(t.srcDev), t.dst, hostDev(t.dstDev), t.bytes, t.code)
 	}
+}
+
+// initialDevice is the host's device number as tools see it: N, the
+// number of offload devices, what omp_get_initial_device returns in
+// OpenMP 5.1 and later and what initialize got as initial_device_num.
+// Set by Start before any event.
+var initialDevice int
+
+// hostDev is the device number a tool sees for device n of a data
+// operation: the runtime names the host ompt.InitialDevice (-1,
+// omp_initial_device), tools get initialDevice.
+func hostDev(n int) int {
+	if n == ompt.InitialDevice {
+		return initialDevice
+	}
+	return n
 }
 
 // DataOpEnd reports the end of the data operation begun by DataOpBegin,
