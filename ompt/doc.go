@@ -104,22 +104,27 @@
 // began, and the slots go back to ompt_data_none. So a tool that keeps
 // state per thread (thread-local storage, as Archer and sampling
 // profilers do) makes it and frees it on the same thread, and a thread's
-// events, target events included, fall inside its life.
+// events, target events included, fall inside its life. A tool that
+// registers none of thread_begin, implicit_task and thread_end is never
+// told a thread began or ended, and its slots keep what it stores there
+// from one life of the thread to the next (state it makes lazily,
+// on finding thread_data ompt_data_none, is made once per OS thread).
 //
 // The cost of this design: a construct makes one life, so a tool that
 // registers the thread events gets four callbacks more per construct
 // (LLVM's native threads begin once and end when they exit), and a tool
 // whose per-thread state is costly to make should pool it. A tool that
 // registers none pays a few nanoseconds per construct (a count of the
-// runtime's holds on the thread's record; see the README's figures).
+// runtime's holds on the thread's record).
 // The thread that runs Start has slots during the initializers
 // (get_task_info answers there) and gets its thread_begin at its first
 // life, not right after initialize.
 //
 // ompt_get_thread_data, ompt_get_task_info(0) and ompt_get_parallel_info(0)
 // answer for the calling OS thread: inside a life, the life's slots;
-// between lives, on a thread the runtime has held, the same slots, as
-// ompt_data_none; on a thread the runtime never held (one a tool made, a
+// between lives, on a thread the runtime has held, the same slots
+// (ompt_data_none for a tool with thread callbacks); on a thread the
+// runtime never held (one a tool made, a
 // buffer callback's delivery goroutine on a fresh thread) NULL and 0, as
 // LLVM's do. Target callbacks get the calling thread's task_data.
 //

@@ -48,7 +48,6 @@ type Target struct {
 	lockG    uintptr           // the goroutine that holds runtime.LockOSThread for the construct, 0 if none
 	ends     atomic.Uint32     // constructs that ended with this Target (detach waits for it to move)
 	th       *threadRec        // the OpenMP thread of the goroutine that holds the construct
-	taskID   uint64            // the encountering task's id (its thread's initial task)
 	switched bool              // a nowait construct's target task was scheduled (task_schedule)
 	deps     []ompt.Dependence // a nowait construct's depend items, dispatched at its task's first event
 
@@ -174,12 +173,21 @@ func (d *dispatcher) get(kind ompt.TargetKind, dev int, code uintptr, routine bo
 	// progress (waitCallbacks), and this construct finds the tool
 	// detached (enter, dispatch)
 	t := acquire(g)
-	t.setup(d, kind, dev, code, routine)
+	// setup and hold written out: this is every construct's path, and a
+	// call costs more than what these do
+	if len(t.slots) != len(d.tools) && d != noTools {
+		t.resize(len(d.tools))
+	}
+	t.d = d
+	t.kind = kind
+	t.dev = dev
+	t.code = code
+	t.routine = routine
 	t.hold(g)
 	return t
 }
 
-// setup fills the fields of a construct's scope.
+// setup fills the fields of a construct's scope (get does the same).
 func (t *Target) setup(d *dispatcher, kind ompt.TargetKind, dev int, code uintptr, routine bool) {
 	if len(t.slots) != len(d.tools) && d != noTools {
 		t.resize(len(d.tools))
@@ -192,17 +200,45 @@ func (t *Target) setup(d *dispatcher, kind ompt.TargetKind, dev int, code uintpt
 }
 
 // hold makes goroutine g (the caller) hold its OS thread for the
-// construct (runtime.LockOSThread and a hold of the thread's life) and
-// brings the construct's tools into the thread's life.
+// construct: runtime.LockOSThread, and a hold of the thread's record.
+// The outermost hold begins a life: its initial task gets an id. Holds
+// of another goroutine found on the record mean that goroutine exited
+// locked to a thread with this id, which died with it: this is a new
+// thread, and the dead one's life is dropped (forget). Then the
+// construct's tools with thread callbacks enter the life (enter).
+// unlock gives the hold back; the outermost ends the life.
 func (t *Target) hold(g uintptr) {
 	runtime.LockOSThread()
 	t.lockG = g
-	th, begins := holdThread(g)
-	if begins {
-		th.taskID = t.takeID()
+	tid := threadID()
+	th := probeThread(tid)
+	if th == nil {
+		th = newThread(tid)
 	}
-	th.enter(t.d)
-	t.th, t.taskID = th, th.taskID
+	n := th.holds.Load()
+	if n == 0 || th.holder != g {
+		if n != 0 {
+			th.forget() // its holder died with the thread
+		}
+		n = 0
+		th.holder = g
+		th.taskID = 0 // a new initial task: its id is taken when a record needs it (taskID)
+	}
+	th.holds.Store(n + 1)
+	if len(t.d.threads) > 0 {
+		th.enter(t.d)
+	}
+	t.th = th
+}
+
+// taskID is the runtime's id of the encountering task, the initial task
+// of the life of the thread that holds the construct: target records'
+// task_id. It is taken at the first record that needs it.
+func (t *Target) taskID() uint64 {
+	if t.th.taskID == 0 {
+		t.th.taskID = t.takeID()
+	}
+	return t.th.taskID
 }
 
 // takeID takes an id from the scope's block of the id space.
@@ -329,7 +365,16 @@ func (t *Target) taskSchedule(status int) {
 // thread_end for each tool in it).
 func (t *Target) unlock() {
 	if t.lockG != 0 && t.lockG == getg() {
-		t.th.release()
+		// the hold given back (every construct's path, written out)
+		th := t.th
+		n := th.holds.Load() - 1
+		if n == 0 {
+			if th.entered > 0 {
+				th.leaveAll()
+			}
+			th.holder = 0
+		}
+		th.holds.Store(n)
 		t.lockG = 0
 		runtime.UnlockOSThread()
 	}
@@ -460,7 +505,7 @@ func (t *Target) end() {
 	t.unlock()
 	t.lockG = 0
 	t.switched = false
-	t.th, t.taskID = nil, 0
+	t.th = nil
 	t.id = 0
 	t.opID = 0
 	t.opState = opNone

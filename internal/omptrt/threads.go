@@ -17,13 +17,16 @@ import (
 // thread (runtime.LockOSThread) for a construct, a device memory
 // routine or a device event, and ends when the runtime gives it back.
 // Holds nest (a callback that calls into gompt); the outermost one makes
-// the life. Each tool that is not detached enters the life at the first
-// hold that dispatches to it (thread_begin(ompt_thread_initial) and
+// the life. Each tool with thread callbacks (thread_begin, implicit_task,
+// thread_end) that is not detached enters the life at the first hold
+// that dispatches to it (thread_begin(ompt_thread_initial) and
 // implicit_task begin of the thread's initial task, in its own
 // thread_data, task_data and parallel_data); at the end of the
 // outermost hold every tool that entered gets implicit_task end and
 // thread_end, on that thread, with the callbacks it had when it entered,
-// and its slots go back to ompt_data_none. A tool finalized meanwhile
+// and its slots go back to ompt_data_none. A tool with none of them is
+// never told a thread began or ended: its slots keep what it stores
+// there, across lives, and a life costs it a count of the holds. A tool finalized meanwhile
 // (ompt_finalize_tool, Finalize) gets them before its finalizer
 // instead: detach waits for every construct in progress (whose holds
 // make the lives), and ends the life of the finalizing thread itself.
@@ -37,7 +40,7 @@ import (
 // that calls runtime.Goexit, a panic that skips End and is recovered
 // further up) dies with its life: its ends cannot come on it any more,
 // and are never dispatched anywhere else. A new OS thread with its id
-// (the kernel reuses ids) is a new OpenMP thread: holdThread finds the
+// (the kernel reuses ids) is a new OpenMP thread: Target.hold finds the
 // dead holder and starts afresh.
 
 // threadRec is one OS thread the runtime has held.
@@ -49,6 +52,7 @@ type threadRec struct {
 	// says how the race detector learns that).
 	holds   holdCount
 	holder  uintptr // the goroutine of the holds in progress
+	entered int32   // slots in the life (stage != lifeNone)
 	leaving bool    // the life's ends are being dispatched: no tool enters
 	taskID  uint64  // the runtime's id of the life's initial task (trace records' task_id)
 	slots   []threadSlots
@@ -176,46 +180,24 @@ func lookupThreadLocked(tid uint64) *threadRec {
 	return threadMore[tid]
 }
 
-// holdThread takes the calling OS thread for goroutine g, which has
-// locked itself to it (runtime.LockOSThread), and returns its record and
-// whether this hold begins a life (the outermost: the caller gives the
-// life's initial task its id, th.taskID). No tool enters here (enter).
-func holdThread(g uintptr) (th *threadRec, begins bool) {
-	tid := threadID()
-	th = lookupThread(tid)
-	if th == nil {
-		th = addThread(tid)
+// newThread returns the record of thread tid, which probeThread did not
+// find in the lock-free table: the one in the overflow map, or a new one.
+func newThread(tid uint64) *threadRec {
+	if th := lookupThread(tid); th != nil {
+		return th
 	}
-	n := th.holds.Load()
-	if n > 0 && th.holder != g {
-		// Another goroutine's holds, while this one runs on the thread:
-		// that goroutine exited locked to a thread with this id, which
-		// died with it. This is a new thread.
-		th.forget()
-		n = 0
-	}
-	if n == 0 {
-		th.holder = g
-	}
-	th.holds.Store(n + 1)
-	return th, n == 0
+	return addThread(tid)
 }
 
-// release ends one hold of th by its holder; the outermost one ends the
-// life: every tool in it gets implicit_task end and thread_end.
-func (th *threadRec) release() {
-	n := th.holds.Load() - 1
-	if n == 0 {
-		th.leaving = true
-		for i := range th.slots {
-			if th.slots[i].stage != lifeNone {
-				th.leave(&th.slots[i])
-			}
+// leaveAll ends the life of th for every tool in it.
+func (th *threadRec) leaveAll() {
+	th.leaving = true
+	for i := range th.slots {
+		if th.slots[i].stage != lifeNone {
+			th.leave(&th.slots[i])
 		}
-		th.leaving = false
-		th.holder = 0
 	}
-	th.holds.Store(n)
+	th.leaving = false
 }
 
 // forget drops the life of a thread that died with it: no callback.
@@ -225,12 +207,14 @@ func (th *threadRec) forget() {
 			th.slots[i].clear()
 		}
 	}
+	th.entered = 0
 	th.leaving = false
 	th.holder = 0
 }
 
-// enter makes every tool of d that is not detached and not yet in the
-// held thread's life enter it: thread_begin and implicit_task begin.
+// enter makes every tool of d with thread callbacks that is not detached
+// and not yet in the held thread's life enter it: thread_begin and
+// implicit_task begin.
 func (th *threadRec) enter(d *dispatcher) {
 	if th.leaving {
 		return
@@ -248,6 +232,7 @@ func (th *threadRec) enter(d *dispatcher) {
 func (th *threadRec) enterTool(s *threadSlots, e *threadEntry) {
 	s.stage = lifeThread
 	s.ends = e
+	th.entered++
 	if e.begin != nil {
 		callThreadBegin(e, &s.thread)
 	}
@@ -275,6 +260,7 @@ func (th *threadRec) leave(s *threadSlots) {
 	}
 	if s.stage == lifeThread {
 		s.stage = lifeNone
+		th.entered--
 		if e.end != nil {
 			callThreadEnd(e, &s.thread)
 		}

@@ -44,7 +44,7 @@ func (c *countTool) start(int, string) *ompt.StartResult {
 // the thread table (4096), and whose thread ids collide in it (here at
 // its last slot, so the probe wraps around), still finds every thread's
 // own record, never another's, and none for a thread never seen. The
-// thread ids are made up (addThread is what holdThread calls for a new
+// thread ids are made up (addThread is what Target.hold calls for a new
 // OS thread): 4100 real threads would be slow to make.
 func TestManyThreadsAndCollidingIDs(t *testing.T) {
 	reset(t, nil)
