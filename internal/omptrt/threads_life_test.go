@@ -395,3 +395,32 @@ func TestThreadThatDiedHoldingIsNew(t *testing.T) {
 	_, errs := l.got()
 	assert.Empty(t, errs, "what the tool found wrong")
 }
+
+// TestToolWithoutThreadCallbacksKeepsItsThreadData: a tool that
+// registers none of the thread callbacks is never told a life ended, so
+// what it stores in thread_data (here lazily, at its first target
+// callback on the thread) stays there for the next construct on the
+// same thread: one per OS thread, not one per construct.
+func TestToolWithoutThreadCallbacksKeepsItsThreadData(t *testing.T) {
+	reset(t, nil)
+	made := 0
+	ompt.RegisterTool("lazy", func(int, string) *ompt.StartResult {
+		return &ompt.StartResult{Initialize: func(l ompt.LookupFunc, _ int, _ *ompt.Data) int {
+			get := l("ompt_get_thread_data").(ompt.GetThreadDataFunc)
+			l("ompt_set_callback").(ompt.SetCallbackFunc)(ompt.CallbackTarget, ompt.TargetCallback(func(ompt.TargetKind, ompt.Endpoint, int, *ompt.Data, uint64, uintptr) {
+				if d := get(); d.Value == 0 {
+					made++
+					d.Value = uint64(made)
+				}
+			}))
+			return 1
+		}}
+	})
+	runtime.LockOSThread()
+	defer runtime.UnlockOSThread()
+	Start(fakeRuntime{1})
+	for range 5 {
+		region(ompt.KindTarget, 0, 1)
+	}
+	assert.Equal(t, 1, made, "thread states the tool made for one OS thread")
+}
