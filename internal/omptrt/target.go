@@ -222,7 +222,7 @@ func (t *Target) hold(g uintptr) {
 		}
 		n = 0
 		th.holder = g
-		th.taskID = 0 // a new initial task: its id is taken when a record needs it (taskID)
+		th.taskID = t.takeID() // a new initial task
 	}
 	th.holds.Store(n + 1)
 	if len(t.d.threads) > 0 {
@@ -233,13 +233,9 @@ func (t *Target) hold(g uintptr) {
 
 // taskID is the runtime's id of the encountering task, the initial task
 // of the life of the thread that holds the construct: target records'
-// task_id. It is taken at the first record that needs it.
-func (t *Target) taskID() uint64 {
-	if t.th.taskID == 0 {
-		t.th.taskID = t.takeID()
-	}
-	return t.th.taskID
-}
+// task_id. (Taken at every life's begin, whether records need it or not,
+// so that a tool's ids do not depend on tracing.)
+func (t *Target) taskID() uint64 { return t.th.taskID }
 
 // takeID takes an id from the scope's block of the id space.
 func (t *Target) takeID() uint64 {
