@@ -26,15 +26,17 @@ import (
 // thread_end, on that thread, with the callbacks it had when it entered,
 // and its slots go back to ompt_data_none. A tool with none of them is
 // never told a thread began or ended: its slots keep what it stores
-// there, across lives, and a life costs it a count of the holds. A tool finalized meanwhile
-// (ompt_finalize_tool, Finalize) gets them before its finalizer
-// instead: detach waits for every construct in progress (whose holds
-// make the lives), and ends the life of the finalizing thread itself.
+// there, across lives, and a life costs it a count of the holds. A tool
+// finalized meanwhile (ompt_finalize_tool, Finalize) gets its ends
+// before its finalizer instead: detach waits for every construct in
+// progress (whose holds make the lives, each ending on its thread), and
+// ends the life of the finalizing thread for that tool itself
+// (finishThread).
 //
 // ompt_get_thread_data, ompt_get_task_info and ompt_get_parallel_info
 // answer for the calling OS thread: its slots, inside a life and between
-// lives (then ompt_data_none), NULL / 0 on a thread the runtime never
-// held (one a tool made, say).
+// lives (then ompt_data_none for a tool with thread callbacks), NULL / 0
+// on a thread the runtime never held (one a tool made, say).
 //
 // A thread whose goroutine exits while the runtime holds it (a callback
 // that calls runtime.Goexit, a panic that skips End and is recovered
