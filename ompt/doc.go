@@ -114,8 +114,9 @@
 // registers the thread events gets four callbacks more per construct
 // (LLVM's native threads begin once and end when they exit), and a tool
 // whose per-thread state is costly to make should pool it. A tool that
-// registers none pays a few nanoseconds per construct (a count of the
-// runtime's holds on the thread's record).
+// registers none pays for a count of the runtime's holds on the thread's
+// record, no more than the bookkeeping it replaced (the README's
+// Performance section has the figures).
 // The thread that runs Start has slots during the initializers
 // (get_task_info answers there) and gets its thread_begin at its first
 // life, not right after initialize.
