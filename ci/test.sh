@@ -4,6 +4,9 @@
 # with and without cgo, go test -race, go test without cgo, and every
 # example on every device present. CI (.ci/run) calls it with CI=true, where
 # a dependency that cannot be installed is a failure, never a skip.
+# Besides the tests it runs LLVM's Archer (libarcher.so from libomp-19-dev,
+# with clang's ThreadSanitizer runtime from libclang-rt-19-dev) attached
+# to an example on 8 goroutines.
 #
 #   ci/test.sh            # everything
 #   ci/test.sh -short     # skip the examples sweep
@@ -56,7 +59,7 @@ apt_retry() {
 
 # --- dependencies ----------------------------------------------------------
 aptlog=${TMPDIR:-/tmp}/gompt-apt.log
-pkgs=(gcc pocl-opencl-icd ocl-icd-libopencl1 ocl-icd-opencl-dev opencl-headers clinfo clang-19 libclc-19 libomp-19-dev openmpi-bin)
+pkgs=(gcc pocl-opencl-icd ocl-icd-libopencl1 ocl-icd-opencl-dev opencl-headers clinfo clang-19 libclc-19 libomp-19-dev openmpi-bin libclang-rt-19-dev)
 missing=()
 for p in "${pkgs[@]}"; do
 	dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
@@ -76,7 +79,14 @@ if [ ${#missing[@]} -gt 0 ]; then
 		why="missing ${missing[*]} and cannot install them (need root and apt-get)"
 	fi
 fi
+# Archer: LLVM's OpenMP race detector, an OMPT tool that needs clang's
+# ThreadSanitizer runtime in the process.
+archer=/usr/lib/llvm-19/lib/libarcher.so
+tsan=$(ls /usr/lib/llvm-19/lib/clang/19/lib/linux/libclang_rt.tsan-"$(uname -m)".so \
+	/usr/lib/llvm-19/lib/clang/19/lib/"$(uname -m)"-*/libclang_rt.tsan.so 2>/dev/null | head -1 || true)
 if [ -n "${CI:-}" ]; then
+	[ -f "$archer" ] || die "libomp-19-dev has no $archer (Archer)"
+	[ -n "$tsan" ] || die "clang's ThreadSanitizer runtime (libclang-rt-19-dev, libclang_rt.tsan) missing"
 	command -v clang-19 >/dev/null || die "clang-19 missing"
 	[ -f /usr/lib/clc/nvptx64--nvidiacl.bc ] || die "libclc-19 missing"
 	[ -f /usr/lib/llvm-19/lib/clang/19/include/omp-tools.h ] || die "libomp-19-dev (omp-tools.h) missing"
@@ -100,6 +110,11 @@ if ! command -v mpirun >/dev/null; then
 fi
 if [ ! -f /usr/lib/llvm-19/lib/clang/19/include/omp-tools.h ]; then
 	skip "C tools compiled against omp-tools.h (ompt/cabi, examples/tools/ctool)" "libomp-19-dev missing${why:+; $why}"
+fi
+have_archer=1
+if [ ! -f "$archer" ] || [ -z "$tsan" ]; then
+	have_archer=0
+	skip "Archer (LLVM's OpenMP race detector) on an example with 8 goroutines" "libarcher.so (libomp-19-dev) or clang's ThreadSanitizer runtime (libclang-rt-19-dev) missing${why:+; $why}"
 fi
 if ! command -v cc >/dev/null && ! command -v gcc >/dev/null; then
 	skip "everything built with cgo: OpenCL, CUDA (and its fake driver), C tools" "no C compiler${why:+; $why}"
@@ -192,7 +207,34 @@ if [ $short = 0 ]; then
 	# and by name, as a user would pick one
 	ci/build/veccopy -device host:0
 	[ $have_ocl = 0 ] || ci/build/veccopy -device opencl:0
+
+	step "Archer (LLVM's OpenMP race detector) attached to veccopy on 8 goroutines"
+	# A tool with per-thread state: each OpenMP thread's pools are made at
+	# its thread_begin and freed at its thread_end, on that thread. The
+	# program must run to its end and exit 0 (before thread lives were
+	# the runtime's holds, it died with a ThreadSanitizer SEGV).
+	if [ $have_archer = 1 ]; then
+		devs=(host:0)
+		[ $have_ocl = 0 ] || devs+=(opencl:0)
+		for d in "${devs[@]}"; do
+			log=ci/build/archer-${d%%:*}.log
+			if ! LD_PRELOAD="$tsan" OMP_TOOL_LIBRARIES="$archer" OMP_TOOL_VERBOSE_INIT="$log.init" \
+				TSAN_OPTIONS=ignore_noninstrumented_modules=1 ci/build/veccopy -goroutines 8 -device "$d" >"$log" 2>&1; then
+				cat "$log" >&2
+				die "veccopy -goroutines 8 -device $d under Archer failed"
+			fi
+			grep -q "Tool was started and is using the OMPT interface" "$log.init" || { cat "$log.init" >&2; die "Archer did not attach to veccopy"; }
+			if grep -q "ThreadSanitizer" "$log"; then
+				cat "$log" >&2
+				die "Archer reported a problem in veccopy -goroutines 8 -device $d"
+			fi
+			tail -1 "$log"
+		done
+	else
+		echo "(skipped: listed at the end)"
+	fi
 else
 	skip "examples on every device" "-short"
+	skip "Archer on an example with 8 goroutines" "-short"
 fi
 summary

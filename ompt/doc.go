@@ -52,9 +52,11 @@
 //     fallback to libarcher.so is not imitated.
 //
 // Finalize (called by the runtime's shutdown routine) dispatches
-// device_finalize for every live device, then for each tool implicit_task
-// end and thread_end for every OpenMP thread (see "Threads") and its
-// finalizer, once. A second call does nothing.
+// device_finalize for every live device, waits for the constructs in
+// progress on other goroutines (their threads' implicit_task end and
+// thread_end come on those threads as they end, see "Threads"), ends
+// the life of the calling thread if it is inside one, and then calls
+// each tool's finalizer, once. A second call does nothing.
 //
 // ompt_finalize_tool, called by one tool, detaches only that tool (the
 // standard speaks of a single tool; with several, detaching only the tool
@@ -63,9 +65,11 @@
 // callback reaches the tool from then on (constructs in progress on other
 // goroutines, which may be calling it, are waited for to end), every trace session it started is stopped
 // (its last records delivered, buffers handed back), it gets
-// device_finalize for each device it got device_initialize for,
-// implicit_task end and thread_end for each of its threads, then its
-// finalizer runs, and no callback follows. A tool may free its state in
+// device_finalize for each device it got device_initialize for (on the
+// calling thread, inside a life of it), implicit_task end and
+// thread_end for every life it is in (each on its own thread: those of
+// the constructs waited for as they end, the calling thread's there),
+// then its finalizer runs, and no callback follows. A tool may free its state in
 // its finalizer. Called from a target callback, ompt_finalize_tool returns
 // after the finalizer; called from inside a buffer callback (whose
 // delivery the stop would wait for) it returns at once, and the rest
@@ -77,37 +81,74 @@
 //
 // # Threads
 //
-// Each OS thread on which gompt dispatches an event is an OpenMP thread
-// to the tools, as a native thread that enters LLVM's libomp is (Go has
-// no OpenMP threads of its own). At its first event it gets
-// thread_begin(ompt_thread_initial) with its own thread_data, and an
-// implicit initial task: implicit_task(begin, parallel_data, task_data,
-// 1, 1, ompt_task_initial), with the task_data of its own task and the
-// parallel_data of its own implicit parallel region. The thread that runs
-// Start is the first: its task answers get_task_info during initialize,
-// and its thread_begin comes right after the initializers, as LLVM's
-// initial thread's does. ompt_get_thread_data, ompt_get_task_info(0) and
-// ompt_get_parallel_info(0) answer for the calling OS thread; on a thread
-// the runtime never saw (one a tool made) they answer NULL and 0, as
-// LLVM's do. Target callbacks get the calling thread's task_data. At
-// Finalize each thread gets implicit_task end and thread_end,
-// dispatched from the finalizing goroutine (Go cannot run code on a
-// chosen OS thread). An OS thread id the kernel reuses after a thread
-// exits (Go threads exit only when a goroutine ends locked to its
-// thread) is the same OpenMP thread.
+// Every per-thread event comes on the OS thread it describes, as LLVM's
+// libomp dispatches it: thread_begin, implicit_task begin and end, and
+// thread_end. Go runs goroutines on OS threads of its choosing and can
+// run no code on a chosen thread, so what changes is when those events
+// come, not where: an OpenMP thread's life is the span in which the
+// runtime holds an OS thread (runtime.LockOSThread). The runtime holds
+// the calling thread for each construct (from its begin event to its end
+// event), each device memory routine, and each device event that comes
+// outside a construct (device_initialize and device_load at a device's
+// first use, device_unload and device_finalize at shutdown); holds nest
+// (a callback that calls into gompt), and the outermost one is the life.
 //
-// With a tool attached, the goroutine that dispatches a construct's
-// events holds its OS thread (runtime.LockOSThread) from the construct's
-// begin event to its end event, so its callbacks, the thread_id of its
-// trace records and a tool's thread-local state agree. A nowait
-// construct is a deferred target task, as in LLVM: task_create
-// (ompt_task_target, new_task_data = its target_task_data) comes on the
-// encountering thread; the task's goroutine then holds its own thread,
-// which gets task_schedule(initial task, ompt_task_switch, target task),
-// the target begin, the construct's operations, the target end and
-// task_schedule(target task, ompt_task_complete, initial task). Device
-// events (device_initialize, device_load, ...) are dispatched on the
-// thread that causes them, after its first-event callbacks.
+// When a life begins, each tool gets thread_begin(ompt_thread_initial)
+// with the thread's thread_data and an implicit initial task:
+// implicit_task(begin, parallel_data, task_data, 1, 1,
+// ompt_task_initial), with the task_data of the thread's initial task
+// and the parallel_data of its implicit parallel region, all starting as
+// ompt_data_none. When the runtime gives the thread back, each tool gets
+// implicit_task(end, same slots, 0, 1, ompt_task_initial) and thread_end,
+// on that thread, with the callbacks it had registered when the life
+// began, and the slots go back to ompt_data_none. So a tool that keeps
+// state per thread (thread-local storage, as Archer and sampling
+// profilers do) makes it and frees it on the same thread, and a thread's
+// events, target events included, fall inside its life. A tool that
+// registers none of thread_begin, implicit_task and thread_end is never
+// told a thread began or ended, and its slots keep what it stores there
+// from one life of the thread to the next (state it makes lazily,
+// on finding thread_data ompt_data_none, is made once per OS thread).
+//
+// The cost of this design: a construct makes one life, so a tool that
+// registers the thread events gets four callbacks more per construct
+// (LLVM's native threads begin once and end when they exit), and a tool
+// whose per-thread state is costly to make should pool it. A tool that
+// registers none pays for a count of the runtime's holds on the thread's
+// record, no more than the bookkeeping it replaced (the README's
+// Performance section has the figures).
+// The thread that runs Start has slots during the initializers
+// (get_task_info answers there) and gets its thread_begin at its first
+// life, not right after initialize.
+//
+// ompt_get_thread_data, ompt_get_task_info(0) and ompt_get_parallel_info(0)
+// answer for the calling OS thread: inside a life, the life's slots;
+// between lives, on a thread the runtime has held, the same slots
+// (ompt_data_none for a tool with thread callbacks); on a thread the
+// runtime never held (one a tool made, a
+// buffer callback's delivery goroutine on a fresh thread) NULL and 0, as
+// LLVM's do. Target callbacks get the calling thread's task_data.
+//
+// A nowait construct is a deferred target task, as in LLVM. The goroutine
+// that encounters it does not hold its thread past the call (a task
+// created in a life that has ended would outlive its creator's implicit
+// task: Archer frees a thread's task pools at thread_end), so all of the
+// task's events come in the life of the thread that runs it, at its
+// first event: task_create (ompt_task_target, new_task_data = its
+// target_task_data, has_dependences set when it has depend items,
+// encountered by that thread's initial task), dependences, then
+// task_schedule(initial task, ompt_task_switch, target task), the target
+// begin, the construct's operations, the target end and
+// task_schedule(target task, ompt_task_complete, initial task).
+//
+// A thread whose goroutine exits while the runtime holds it (a Go
+// callback that calls runtime.Goexit, a panic that skips the construct's
+// end and is recovered further up, in a goroutine that then exits) dies
+// with its life: its ends cannot come on it, and are dispatched nowhere
+// else. A new thread that gets its id from the kernel is a new OpenMP
+// thread. ompt_finalize_tool and Finalize wait for the constructs in
+// progress on other goroutines, so every life a tool is in ends before
+// its finalizer, and nothing reaches it afterwards.
 //
 // # Entry points (Table 4.1), as gompt answers them
 //
@@ -120,7 +161,7 @@
 //	ompt_set_callback           SetCallbackFunc: see below
 //	ompt_get_callback           GetCallbackFunc: the calling tool's callback, as its named type
 //	ompt_get_thread_data        GetThreadDataFunc: the calling OS thread's slot (see
-//	                            "Threads"); nil on a thread the runtime never saw
+//	                            "Threads"); nil on a thread the runtime never held
 //	ompt_get_num_places         GetNumPlacesFunc: 0 (gompt has no place list)
 //	ompt_get_place_proc_ids     GetPlaceProcIDsFunc: 0 (no such place)
 //	ompt_get_place_num          GetPlaceNumFunc: -1 (not bound to a place)
@@ -150,7 +191,8 @@
 // forms of target, target_data_op, target_submit, target_map), the four
 // device events, dependences (the depend items of a target task, with
 // its target_task_data slot as task_data, after task_create for a nowait
-// construct and right after target begin for a synchronous one),
+// construct, on the task's thread, and right after target begin for a
+// synchronous one),
 // and the events OpenMP 5.2 makes mandatory (its table of
 // required callbacks allows only ompt_set_always for them): thread_begin,
 // thread_end, implicit_task, task_create and task_schedule (see
@@ -159,7 +201,9 @@
 // answers ompt_set_never for the other host events: control_tool among
 // them, because gompt has no omp_control_tool routine for a program to
 // call, so the event never happens (an always-answer would promise a
-// callback no program can cause). It answers ompt_set_error for a number
+// callback no program can cause). With GOMPT_TOOL_PROFILE=llvm it
+// answers ompt_set_never for target_map and target_map_emi too (see the
+// differences from LLVM below). It answers ompt_set_error for a number
 // omp-tools.h does not define. A callback of the wrong Go type (not the
 // event's callback type, nor a func with the same signature) is also
 // ompt_set_error, and nothing is registered, so there is no later panic.
@@ -280,8 +324,42 @@
 // non-EMI target_id 0. EMI target_data is never nil: a routine gets a
 // slot of its own, zeroed at its begin and the same slot for each of its
 // data operations, begin and end (LLVM passes one, and tools written for
-// LLVM read target_data->value); target_task_data is nil there. The host
-// is device -1 (InitialDevice) in data-op callbacks.
+// LLVM read target_data->value); target_task_data is nil there.
+//
+// # Device numbers in data operations: the host, and device to device
+//
+// The host is N, the number of offload devices, in data-op callbacks and
+// records, as in every other event: the value initialize got as
+// initial_device_num, the device_num of a target construct that runs on
+// the host, and what omp_get_initial_device returns. OpenMP 5.2 makes
+// both N and omp_initial_device (-1) conforming device numbers of the
+// host, and gives a tool only initial_device_num to recognize it by, so
+// a tool must be able to compare the host's number in an event with
+// initial_device_num; before, gompt gave data ops -1 and everything else
+// N. LLVM 19 gives N everywhere too (omp_get_initial_device()); LLVM
+// after its pull request 192924 gives -1 everywhere, initial_device_num
+// included. A tool that compares with initial_device_num is right with
+// all of them; one that tests for a negative number is right with
+// neither gompt nor LLVM 19. (Programs still name the host
+// target.InitialDevice, -1, or N: both work.)
+//
+// A copy from one offload device to another (omp_target_memcpy and
+// omp_target_memcpy_rect between devices) is one data operation,
+// transfer_from_device, from the source device's address to the
+// destination device's address, both device numbers real (neither is
+// initial_device_num), one record, one host_op_id, whether the plugin
+// copies peer to peer or gompt stages it through a host buffer of its
+// own. OpenMP 5.2 has no kind for it; its data-op arguments say on which
+// device each address lives, and a transfer_from_device whose
+// dest_device_num is not the host's is this copy: LLVM reports its
+// device-to-device exchange the same way (its comment says to tell it
+// from a retrieve by both device numbers being below the number of
+// devices). Reporting two transfers staged through the host would name
+// a host buffer that, for a peer copy, does not exist. OpenMP 6.0 adds a
+// kind of its own for it; gompt keeps the 5.2 kinds of omp-tools.h that
+// tools are built against. A tool that reads the destination of every
+// transfer_from_device as host memory (OMPDataPerf does) must check
+// dest_device_num against initial_device_num first.
 //
 // # Whose ids: an EMI tool's are its own
 //
@@ -336,7 +414,18 @@
 //     program start. Both still precede every event naming the device.
 //   - target_map / target_map_emi are dispatched (once per construct with
 //     map items, after mapping and before the submit); LLVM's runtime
-//     never dispatches them.
+//     never dispatches them (its set_callback answers ompt_set_never).
+//     A tool written against LLVM may register them all the same and not
+//     expect a call: LLVM's omptest asserts in them. OpenMP 5.2 defines
+//     the event, and a tool that registers it and gets ompt_set_always
+//     is told it will come, so gompt dispatches it by default. With
+//     GOMPT_TOOL_PROFILE=llvm it answers as LLVM does: ompt_set_never for
+//     both forms, nothing registered (ompt_get_callback finds none), and
+//     no construct dispatches or builds them. The trade-off is the
+//     profile's whole: with it no tool in the process gets the map
+//     items (a tool that wants them has no other way to learn a
+//     construct's mapping in one event), so it is an opt-in for running
+//     LLVM-written tools unchanged, not the default.
 //   - Nowait constructs report the *_nowait target kinds and the *_async
 //     data-op kinds (the OpenMP names for them); their target_task_data
 //     is a real slot. LLVM's offload runtime (its tests, LLVM 19) reports
@@ -356,9 +445,26 @@
 //     op (transfer_from_device) and one record, and moves the bytes as
 //     memmove would; LLVM leaves overlapping device copies to each
 //     plugin's driver, where they may fail or be undefined.
-//   - OpenMP threads are the OS threads that enter gompt (see "Threads");
-//     their thread_end and implicit_task end are dispatched at Finalize
-//     from the finalizing goroutine, not on each thread as it exits.
+//   - A copy between two offload devices is one transfer_from_device
+//     whose destination is the other device's address (see "Device
+//     numbers in data operations"); LLVM reports it so between devices
+//     of one plugin, and as two transfers staged through a host buffer
+//     between plugins.
+//   - The host is N (initial_device_num) in data-op callbacks and
+//     records, as in LLVM 19; LLVM since its pull request 192924 uses
+//     omp_initial_device (-1) there and for initial_device_num.
+//   - An OpenMP thread's life is the span in which the runtime holds an
+//     OS thread (see "Threads"): each construct, device memory routine
+//     and device event outside a construct is a life, with its
+//     thread_begin, implicit_task begin and end and thread_end on that
+//     thread. In LLVM a native thread begins at its first OpenMP call
+//     and ends when it exits. The thread that starts the tools gets
+//     thread_begin at its first event, not right after initialize.
+//   - A nowait construct's task_create and dependences come on the
+//     thread that runs its target task, at the task's first event,
+//     right before its task_schedule (LLVM: on the encountering thread,
+//     when the task is created). A tool that measures how long a target
+//     task waited to run sees nothing of it.
 //
 // What is the same, and tested (target/tooltest, target/ctooltest): the
 // order of a construct's events (begin, allocs and copies in list order,

@@ -245,8 +245,11 @@ const (
 	MapFlagImplicit uint32 = 0x20
 )
 
-// InitialDevice is omp_initial_device (-1): how data-op callbacks name the
-// host side of an operation.
+// InitialDevice is omp_initial_device (-1): how the runtime names the
+// host side of a data operation when it reports one (RUNTIME.md). Tools
+// get the host as N, the initial device's number (initial_device_num),
+// in data-op callbacks and records; see the package documentation,
+// "Device numbers in data operations".
 const InitialDevice = -1
 
 // Thread states (ompt_state_t) that gompt employs; ompt_enumerate_states

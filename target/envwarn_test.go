@@ -115,6 +115,7 @@ func TestEveryBadSettingWarns(t *testing.T) {
 		"OMP_TOOL":              {{env: []string{"OMP_TOOL=maybe"}, want: `OMP_TOOL="maybe" is not valid (use enabled or disabled); using enabled`}},
 		"OMP_TOOL_LIBRARIES":    {{env: []string{"OMP_TOOL_LIBRARIES=" + dir + "/libtool.so"}, want: `OMP_TOOL_LIBRARIES="` + dir + `/libtool.so": no library there provided a tool`, needCgo: true}},
 		"OMP_TOOL_VERBOSE_INIT": {{env: []string{"OMP_TOOL_VERBOSE_INIT=" + dir + "/no/such/dir/log"}, want: `OMP_TOOL_VERBOSE_INIT="` + dir + `/no/such/dir/log": open`}},
+		"GOMPT_TOOL_PROFILE":    {{env: []string{"GOMPT_TOOL_PROFILE=gnu"}, want: `GOMPT_TOOL_PROFILE="gnu" is not valid (use openmp or llvm); using openmp`}},
 	}
 	for _, v := range envVars(t) {
 		list, ok := cases[v]

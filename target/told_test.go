@@ -112,6 +112,9 @@ func TestToolsAreToldWhatTheProgramDid(t *testing.T) {
 
 func toldChild() {
 	fail := func(format string, args ...any) { fmt.Printf("FAIL: "+format+"\n", args...) }
+	// the host in data ops: N, the initial device's number, as the tool's
+	// initialize got it (InitialDevice, -1, is how programs name it)
+	host := InitialDeviceNum()
 	// one checks that ops is one begin and one end of a data op with the
 	// given arguments; the end carries the destination address end.
 	one := func(what string, ops []toldOp, want toldOp, end uintptr) {
@@ -139,19 +142,19 @@ func toldChild() {
 		return
 	}
 	ops, _, _ := toldTake()
-	one("AllocMem(100, 0)", ops, toldOp{kind: ompt.DataOpAlloc, sd: ompt.InitialDevice, dd: 0, bytes: 100}, uintptr(p))
+	one("AllocMem(100, 0)", ops, toldOp{kind: ompt.DataOpAlloc, sd: host, dd: 0, bytes: 100}, uintptr(p))
 	if err := Memset(On(0, p).Add(16), 7, 32); err != nil {
 		fail("Memset: %v", err)
 	}
 	ops, _, _ = toldTake()
-	one("Memset(p+16, 7, 32)", ops, toldOp{kind: ompt.DataOpMemset, sd: ompt.InitialDevice, dst: uintptr(p) + 16, dd: 0, bytes: 32}, uintptr(p)+16)
+	one("Memset(p+16, 7, 32)", ops, toldOp{kind: ompt.DataOpMemset, sd: host, dst: uintptr(p) + 16, dd: 0, bytes: 32}, uintptr(p)+16)
 	h := make([]byte, 64)
 	if err := Memcpy(Host(h).Add(4), On(0, p).Add(8), 24); err != nil {
 		fail("Memcpy: %v", err)
 	}
 	ops, _, _ = toldTake()
 	hp := addr(h)
-	one("Memcpy(h+4, p+8, 24)", ops, toldOp{kind: ompt.DataOpTransferFromDevice, src: uintptr(p) + 8, sd: 0, dst: hp + 4, dd: ompt.InitialDevice, bytes: 24}, hp+4)
+	one("Memcpy(h+4, p+8, 24)", ops, toldOp{kind: ompt.DataOpTransferFromDevice, src: uintptr(p) + 8, sd: 0, dst: hp + 4, dd: host, bytes: 24}, hp+4)
 	if h[4+8] != 7 || h[4+7] != 0 || h[4+23] != 7 || h[4+24] != 0 {
 		fail("Memcpy from the device copied %v", h)
 	}
@@ -159,7 +162,7 @@ func toldChild() {
 		fail("Memcpy: %v", err)
 	}
 	ops, _, _ = toldTake()
-	one("Memcpy(p+40, h+2, 10)", ops, toldOp{kind: ompt.DataOpTransferToDevice, src: hp + 2, sd: ompt.InitialDevice, dst: uintptr(p) + 40, dd: 0, bytes: 10}, uintptr(p)+40)
+	one("Memcpy(p+40, h+2, 10)", ops, toldOp{kind: ompt.DataOpTransferToDevice, src: hp + 2, sd: host, dst: uintptr(p) + 40, dd: 0, bytes: 10}, uintptr(p)+40)
 
 	// A rectangle: 2 rows of 3 4-byte elements, from (1, 2) of a 4x8 host
 	// array to (0, 1) of a 4x8 device array: one data op per row, with
@@ -175,14 +178,14 @@ func toldChild() {
 	} else {
 		for i := range 2 {
 			src, dst := hrp+uintptr(((1+i)*8+2)*4), uintptr(p)+uintptr((i*8+1)*4)
-			one(fmt.Sprintf("MemcpyRect row %d", i), ops[2*i:2*i+2], toldOp{kind: ompt.DataOpTransferToDevice, src: src, sd: ompt.InitialDevice, dst: dst, dd: 0, bytes: 12}, dst)
+			one(fmt.Sprintf("MemcpyRect row %d", i), ops[2*i:2*i+2], toldOp{kind: ompt.DataOpTransferToDevice, src: src, sd: host, dst: dst, dd: 0, bytes: 12}, dst)
 		}
 	}
 	if err := FreeMem(p, 0); err != nil {
 		fail("FreeMem: %v", err)
 	}
 	ops, _, _ = toldTake()
-	one("FreeMem(p, 0)", ops, toldOp{kind: ompt.DataOpDelete, src: uintptr(p), sd: 0, dd: ompt.InitialDevice}, 0)
+	one("FreeMem(p, 0)", ops, toldOp{kind: ompt.DataOpDelete, src: uintptr(p), sd: 0, dd: host}, 0)
 
 	// Map clauses: every item with its host address, size, the device
 	// address it has during the construct, and its map type.
@@ -271,12 +274,12 @@ func toldChild() {
 		got = append(got, fmt.Sprintf("%+v %+v", ops[i], ops[i+1]))
 	}
 	wantOps = []string{
-		pair(toldOp{kind: ompt.DataOpAlloc, src: xh, sd: ompt.InitialDevice, dd: 0, bytes: 64}, dx),
-		pair(toldOp{kind: ompt.DataOpAlloc, src: yh, sd: ompt.InitialDevice, dd: 0, bytes: 64}, dy),
-		pair(toldOp{kind: ompt.DataOpTransferToDevice, src: xh, sd: ompt.InitialDevice, dst: dx, dd: 0, bytes: 64}, dx),
-		pair(toldOp{kind: ompt.DataOpTransferFromDevice, src: dy, sd: 0, dst: yh, dd: ompt.InitialDevice, bytes: 64}, yh),
-		pair(toldOp{kind: ompt.DataOpDelete, src: dx, sd: 0, dd: ompt.InitialDevice}, 0),
-		pair(toldOp{kind: ompt.DataOpDelete, src: dy, sd: 0, dd: ompt.InitialDevice}, 0),
+		pair(toldOp{kind: ompt.DataOpAlloc, src: xh, sd: host, dd: 0, bytes: 64}, dx),
+		pair(toldOp{kind: ompt.DataOpAlloc, src: yh, sd: host, dd: 0, bytes: 64}, dy),
+		pair(toldOp{kind: ompt.DataOpTransferToDevice, src: xh, sd: host, dst: dx, dd: 0, bytes: 64}, dx),
+		pair(toldOp{kind: ompt.DataOpTransferFromDevice, src: dy, sd: 0, dst: yh, dd: host, bytes: 64}, yh),
+		pair(toldOp{kind: ompt.DataOpDelete, src: dx, sd: 0, dd: host}, 0),
+		pair(toldOp{kind: ompt.DataOpDelete, src: dy, sd: 0, dd: host}, 0),
 	}
 	slices.Sort(got)
 	slices.Sort(wantOps)
@@ -296,12 +299,12 @@ func toldChild() {
 		fail("Associate: %v", err)
 	}
 	ops, _, _ = toldTake()
-	one("Associate(x, q, 0, 0)", ops, toldOp{kind: ompt.DataOpAssociate, src: xh, sd: ompt.InitialDevice, dst: uintptr(q), dd: 0, bytes: 64}, uintptr(q))
+	one("Associate(x, q, 0, 0)", ops, toldOp{kind: ompt.DataOpAssociate, src: xh, sd: host, dst: uintptr(q), dd: 0, bytes: 64}, uintptr(q))
 	if err := Disassociate(x, 0); err != nil {
 		fail("Disassociate: %v", err)
 	}
 	ops, _, _ = toldTake()
-	one("Disassociate(x, 0)", ops, toldOp{kind: ompt.DataOpDisassociate, src: xh, sd: ompt.InitialDevice, dst: uintptr(q), dd: 0}, uintptr(q))
+	one("Disassociate(x, 0)", ops, toldOp{kind: ompt.DataOpDisassociate, src: xh, sd: host, dst: uintptr(q), dd: 0}, uintptr(q))
 	FreeMem(q, 0)
 	toldTake()
 
@@ -312,12 +315,12 @@ func toldChild() {
 		return
 	}
 	ops, _, _ = toldTake()
-	one("AllocMem(24, InitialDevice)", ops, toldOp{kind: ompt.DataOpAlloc, sd: ompt.InitialDevice, dd: ompt.InitialDevice, bytes: 24}, uintptr(ip))
+	one("AllocMem(24, InitialDevice)", ops, toldOp{kind: ompt.DataOpAlloc, sd: host, dd: host, bytes: 24}, uintptr(ip))
 	if err := FreeMem(ip, InitialDevice); err != nil {
 		fail("FreeMem on the initial device: %v", err)
 	}
 	ops, _, _ = toldTake()
-	one("FreeMem(ip, InitialDevice)", ops, toldOp{kind: ompt.DataOpDelete, src: uintptr(ip), sd: ompt.InitialDevice, dd: ompt.InitialDevice}, 0)
+	one("FreeMem(ip, InitialDevice)", ops, toldOp{kind: ompt.DataOpDelete, src: uintptr(ip), sd: host, dd: host}, 0)
 
 	// Depend clauses: each slice item with its address and type, in the
 	// order given; a task dependence has no variable.

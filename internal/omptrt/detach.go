@@ -64,6 +64,10 @@ func waitDetaching() {
 
 // finishDetach delivers t's outstanding events and calls its finalizer.
 // last: no tool is left, so sessions that belong to no tool end too.
+// waitCallbacks waits for the constructs in progress on other
+// goroutines: their threads' lives end before them, so t's thread_end
+// for each comes before this returns; the calling thread's own life
+// ends for t in finishThread.
 func finishDetach(t *tool, last bool) {
 	waitCallbacks()
 	hs := deviceHandles()
@@ -75,21 +79,42 @@ func finishDetach(t *tool, last bool) {
 			}
 		}
 	}
-	if f, ok := t.callback(ompt.CallbackDeviceFinalize).(ompt.DeviceFinalizeCallback); ok {
-		for _, h := range hs {
-			if t.devFinal(h.num) {
-				if err := catch(func() { f(h.num) }); err != nil {
-					vlogf("Tool %q: device_finalize callback panicked: %v.", t.name, err)
-				}
-			}
-		}
-	}
-	endThreads(t)
+	finishThread(t, hs)
 	if t.res.Finalize == nil {
 		return
 	}
 	if err := catch(func() { t.res.Finalize(&t.res.ToolData) }); err != nil {
 		vlogf("Tool %q: finalizer panicked: %v.", t.name, err)
 		fmt.Fprintf(stderr, "gompt: OMPT tool %q: finalizer panicked: %v\n", t.name, err)
+	}
+}
+
+// finishThread dispatches to t, on the calling thread, device_finalize
+// for each device of hs it got device_initialize for and no
+// device_finalize yet, then implicit_task end and thread_end if t is in
+// the thread's life (it entered it, or enters it here for the
+// device_finalize): the last per-thread events before its finalizer.
+// Other tools stay in the life.
+func finishThread(t *tool, hs []*devState) {
+	f, _ := t.callback(ompt.CallbackDeviceFinalize).(ompt.DeviceFinalizeCallback)
+	var due []int
+	for _, h := range hs {
+		if t.devFinal(h.num) && f != nil {
+			due = append(due, h.num)
+		}
+	}
+	s := hostScope(nil)
+	defer s.End()
+	sl := &s.th.slots[t.idx]
+	if len(due) > 0 && sl.stage == lifeNone {
+		s.th.enterTool(sl, t.threadEntry())
+	}
+	for _, n := range due {
+		if err := catch(func() { f(n) }); err != nil {
+			vlogf("Tool %q: device_finalize callback panicked: %v.", t.name, err)
+		}
+	}
+	if sl.stage != lifeNone {
+		s.th.leave(sl)
 	}
 }

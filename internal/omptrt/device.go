@@ -163,15 +163,17 @@ func DeviceInitialize(deviceNum int, typ string, dev Device) error {
 	h.mu.Unlock()
 	// each tool gets its own lookup: a trace it starts delivers the ids it holds
 	if d := cur.Load(); d != nil {
-		for _, t := range d.tools {
-			if t.done.Load() {
-				continue
+		inLife(d, ompt.CallbackDeviceInitialize, func() {
+			for _, t := range d.tools {
+				if t.done.Load() {
+					continue
+				}
+				t.devInit(deviceNum)
+				if f, ok := t.callback(ompt.CallbackDeviceInitialize).(ompt.DeviceInitializeCallback); ok {
+					func() { defer t.guard(); f(deviceNum, typ, h.h, t.devLookup, ompt.DeviceDoc) }()
+				}
 			}
-			t.devInit(deviceNum)
-			if f, ok := t.callback(ompt.CallbackDeviceInitialize).(ompt.DeviceInitializeCallback); ok {
-				func() { defer t.guard(); f(deviceNum, typ, h.h, t.devLookup, ompt.DeviceDoc) }()
-			}
-		}
+		})
 	}
 	return nil
 }
@@ -243,14 +245,16 @@ func DeviceFinalize(deviceNum int) error {
 	h.finalized = true
 	h.mu.Unlock()
 	if d := cur.Load(); d != nil {
-		for _, t := range d.tools {
-			if t.done.Load() || !t.devFinal(deviceNum) {
-				continue // a detached tool got it from detach
+		inLife(d, ompt.CallbackDeviceFinalize, func() {
+			for _, t := range d.tools {
+				if t.done.Load() || !t.devFinal(deviceNum) {
+					continue // a detached tool got it from detach
+				}
+				if f, ok := t.callback(ompt.CallbackDeviceFinalize).(ompt.DeviceFinalizeCallback); ok {
+					func() { defer t.guard(); f(deviceNum) }()
+				}
 			}
-			if f, ok := t.callback(ompt.CallbackDeviceFinalize).(ompt.DeviceFinalizeCallback); ok {
-				func() { defer t.guard(); f(deviceNum) }()
-			}
-		}
+		})
 	}
 	return err
 }
@@ -262,11 +266,28 @@ func dispatchDevice[F any](ev ompt.Callback, call func(F)) {
 	if d == nil {
 		return
 	}
+	inLife(d, ev, func() {
+		for _, t := range d.tools {
+			if f, ok := t.callback(ev).(F); ok && !t.done.Load() {
+				func() { defer t.guard(); call(f) }()
+			}
+		}
+	})
+}
+
+// inLife runs dispatch, which calls the tools' callbacks for device
+// event ev, inside a hold of the calling OS thread (hostScope, with d's
+// tools) when some tool of d registered ev: those callbacks come in a
+// life of the thread, as every event but the buffer callbacks does.
+func inLife(d *dispatcher, ev ompt.Callback, dispatch func()) {
 	for _, t := range d.tools {
-		if f, ok := t.callback(ev).(F); ok && !t.done.Load() {
-			func() { defer t.guard(); call(f) }()
+		if !t.done.Load() && t.callback(ev) != nil {
+			s := hostScope(d)
+			defer s.End()
+			break
 		}
 	}
+	dispatch()
 }
 
 // finalizeDevices finalizes every live device, in device-number order.

@@ -20,6 +20,11 @@ type dispatcher struct {
 
 	taskCreate   []hostEntry[ompt.TaskCreateCallback]
 	taskSchedule []hostEntry[ompt.TaskScheduleCallback]
+
+	// threads has an entry for each tool that registered thread_begin,
+	// implicit_task or thread_end: the tools a thread's life keeps track
+	// of (a tool with none of them pays nothing per life).
+	threads []threadEntry
 }
 
 // hostEntry is one tool's callback for a host event of a nowait
@@ -80,6 +85,9 @@ func newDispatcher(tools []*tool) *dispatcher {
 			d.taskSchedule = append(d.taskSchedule, hostEntry[ompt.TaskScheduleCallback]{t, i, f})
 		}
 		d.deps = addEntry(d.deps, t, i, ompt.CallbackDependences, ompt.CallbackDependences)
+		if e := t.threadEntryLocked(); e.begin != nil || e.task != nil || e.end != nil {
+			d.threads = append(d.threads, *e)
+		}
 	}
 	return d
 }

@@ -9,7 +9,7 @@
 // Files, by concern: start.go (tool start-up and shutdown), entry.go (the
 // host entry points), device.go (device events and device entry points),
 // clock.go (the clock fit), target.go (construct scopes and dispatch),
-// threads.go, goroutine_*.go, tid_*.go, procid_*.go (OpenMP threads over
+// threads.go, holds_*.go, goroutine_*.go, tid_*.go, procid_*.go (OpenMP threads over
 // goroutines), and device tracing: trace.go (a device's tracer and the
 // table of tracing devices), trace_ring.go (the ring's entry encoding),
 // trace_stage.go (a construct's staged records), trace_op.go (TracedOp:
@@ -40,8 +40,10 @@
 // table get_target_info searches, taken with one compare-and-swap and
 // freed with one store, and its host_op_ids come from a block of ids it
 // takes 64 at a time; the construct's goroutine holds its OS thread
-// (runtime.LockOSThread, a few ns) and finds the thread's record in a
-// lock-free table. Callbacks run synchronously on the goroutine that
+// (runtime.LockOSThread, a few ns), finds the thread's record in a
+// lock-free table and counts its hold there: the outermost hold is the
+// OpenMP thread's life (threads.go), whose thread_begin and thread_end
+// come on that thread. Callbacks run synchronously on the goroutine that
 // causes the event. A Go callback that panics is recovered: its tool is
 // detached (no callback reaches it any more), stderr says why, and the
 // program goes on. A C tool's target callbacks (ompt/cabi; the events of

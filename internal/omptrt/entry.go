@@ -140,6 +140,9 @@ func (t *tool) callback(ev ompt.Callback) any {
 
 // eventResult says what set_callback answers for each event gompt knows.
 func eventResult(ev ompt.Callback) ompt.SetResult {
+	if llvmProfile && (ev == ompt.CallbackTargetMap || ev == ompt.CallbackTargetMapEMI) {
+		return ompt.SetNever // LLVM's runtime never dispatches them
+	}
 	if ev.Dispatched() {
 		return ompt.SetAlways
 	}

@@ -23,6 +23,7 @@ func reset(t testing.TB, env map[string]string) *bytes.Buffer {
 	link.Reset()
 	finders = nil
 	started, finalized, starting = false, false, false
+	llvmProfile = false
 	active, runtimeIfc = nil, nil
 	cur.Store(nil)
 	state.Store(int32(StateInactive))

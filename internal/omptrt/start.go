@@ -164,6 +164,7 @@ func Start(rt Runtime) {
 		return
 	}
 	vlogf("----- START LOGGING OF TOOL REGISTRATION -----")
+	llvmProfile = readProfile()
 	ended := false
 	endLog := func() {
 		if !ended {
@@ -217,21 +218,23 @@ func Start(rt Runtime) {
 		return
 	}
 	endLog() // LLVM ends the log before it calls the initializer
-	numTools = len(found)
+	toolsFound = found
 	state.Store(int32(StateActive))
 
-	// The thread that starts the tools is the first OpenMP thread: its
-	// task answers get_task_info during initialize, and it gets
-	// thread_begin and implicit_task begin right after the initializers,
-	// as LLVM's initial thread does (ompt_post_init).
+	// The thread that starts the tools has slots from now on: its task
+	// answers get_task_info during initialize. It is an OpenMP thread
+	// (thread_begin, implicit_task begin) at its first event, as every
+	// thread is (threads.go), not right after the initializers as
+	// LLVM's initial thread.
 	runtime.LockOSThread()
 	defer runtime.UnlockOSThread()
-	th, _ := addThread(threadID(), found, false)
+	addThread(threadID())
 
 	mu.Lock()
 	starting = true
 	mu.Unlock()
 	initial := rt.NumDevices()
+	initialDevice = initial
 	var kept []*tool
 	for _, t := range found {
 		mu.Lock()
@@ -259,10 +262,6 @@ func Start(rt Runtime) {
 	active = kept
 	publishLocked()
 	mu.Unlock()
-	threadMu.Lock()
-	begun := markBegun(th, kept)
-	threadMu.Unlock()
-	beginThread(th, begun)
 	if len(kept) == 0 && len(found) > 0 {
 		vlogf("No tool left after initialize: OMPT interface inactive.")
 	}

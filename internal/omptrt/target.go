@@ -44,12 +44,12 @@ type Target struct {
 	opState  int32  // opNone, opData, opSubmit
 	code     uintptr
 	routine  bool
-	overflow bool          // not in activeTab (every slot was busy): dropped at End
-	lockG    uintptr       // the goroutine that holds runtime.LockOSThread for the construct, 0 if none
-	ends     atomic.Uint32 // constructs that ended with this Target (detach waits for it to move)
-	th       *threadRec    // the OpenMP thread of the goroutine that holds the construct
-	taskID   uint64        // the encountering task's id (its thread's initial task)
-	switched bool          // a nowait construct's target task was scheduled (task_schedule)
+	overflow bool              // not in activeTab (every slot was busy): dropped at End
+	lockG    uintptr           // the goroutine that holds runtime.LockOSThread for the construct, 0 if none
+	ends     atomic.Uint32     // constructs that ended with this Target (detach waits for it to move)
+	th       *threadRec        // the OpenMP thread of the goroutine that holds the construct
+	switched bool              // a nowait construct's target task was scheduled (task_schedule)
+	deps     []ompt.Dependence // a nowait construct's depend items, dispatched at its task's first event
 
 	// host_op_ids are handed out from a block of the id space that the
 	// Target takes at once (one atomic add per idBlock operations)
@@ -123,24 +123,20 @@ func TargetBegin(kind ompt.TargetKind, deviceNum int, codePtr uintptr) *Target {
 }
 
 func (d *dispatcher) targetBegin(kind ompt.TargetKind, deviceNum int, codePtr uintptr) *Target {
-	t := d.get(kind, deviceNum, codePtr, false)
 	if kind.Nowait() {
-		// As LLVM runs a deferred target task: task_create here, on the
-		// encountering thread; task_schedule and the target begin on the
-		// thread that runs the task, at its first event (own), so a
-		// construct's begin and end come on one thread.
-		if len(d.taskCreate) > 0 {
-			t.taskCreate()
-		}
-		t.unlock()
-		t.tid = 0
-		// The encountering goroutine gives the construct up: until the
-		// task's first event takes it (own), no goroutine's inquiries
-		// find it (currentTarget reads its fields only for the goroutine
-		// that owns it), and waitCallbacks still counts it in progress.
-		t.g.Store(handedOff)
+		// A deferred target task. The encountering goroutine does not
+		// hold its thread past TargetBegin, so the task's events,
+		// task_create and dependences included, come on the thread that
+		// runs the task, at its first event (own): a task created by a
+		// thread whose life has ended would outlive its creator's
+		// implicit task. Until then no goroutine owns the construct
+		// (inquiries find it on none), and waitCallbacks counts it in
+		// progress.
+		t := acquire(handedOff)
+		t.setup(d, kind, deviceNum, codePtr, false)
 		return t
 	}
+	t := d.get(kind, deviceNum, codePtr, false)
 	t.id = nextID()
 	t.beginEvents()
 	return t
@@ -173,12 +169,13 @@ func RoutineBegin(codePtr uintptr) *Target {
 
 func (d *dispatcher) get(kind ompt.TargetKind, dev int, code uintptr, routine bool) *Target {
 	g := getg()
-	runtime.LockOSThread()
-	th := enterThread(d)
+	// the scope first: a detach that begins after this finds it in
+	// progress (waitCallbacks), and this construct finds the tool
+	// detached (enter, dispatch)
 	t := acquire(g)
-	t.lockG = g
-	t.th, t.taskID = th, th.taskID
-	if len(t.slots) != len(d.tools) {
+	// setup and hold written out: this is every construct's path, and a
+	// call costs more than what these do
+	if len(t.slots) != len(d.tools) && d != noTools {
 		t.resize(len(d.tools))
 	}
 	t.d = d
@@ -186,7 +183,86 @@ func (d *dispatcher) get(kind ompt.TargetKind, dev int, code uintptr, routine bo
 	t.dev = dev
 	t.code = code
 	t.routine = routine
+	t.hold(g)
 	return t
+}
+
+// setup fills the fields of a construct's scope (get does the same).
+func (t *Target) setup(d *dispatcher, kind ompt.TargetKind, dev int, code uintptr, routine bool) {
+	if len(t.slots) != len(d.tools) && d != noTools {
+		t.resize(len(d.tools))
+	}
+	t.d = d
+	t.kind = kind
+	t.dev = dev
+	t.code = code
+	t.routine = routine
+}
+
+// hold makes goroutine g (the caller) hold its OS thread for the
+// construct: runtime.LockOSThread, and a hold of the thread's record.
+// The outermost hold begins a life: its initial task gets an id. Holds
+// of another goroutine found on the record mean that goroutine exited
+// locked to a thread with this id, which died with it: this is a new
+// thread, and the dead one's life is dropped (forget). Then the
+// construct's tools with thread callbacks enter the life (enter).
+// unlock gives the hold back; the outermost ends the life.
+func (t *Target) hold(g uintptr) {
+	runtime.LockOSThread()
+	t.lockG = g
+	tid := threadID()
+	th := probeThread(tid)
+	if th == nil {
+		th = newThread(tid)
+	}
+	n := th.holds.Load()
+	if n == 0 || th.holder != g {
+		if n != 0 {
+			th.forget() // its holder died with the thread
+		}
+		n = 0
+		th.holder = g
+		th.taskID = t.takeID() // a new initial task
+	}
+	th.holds.Store(n + 1)
+	if len(t.d.threads) > 0 {
+		th.enter(t.d)
+	}
+	t.th = th
+}
+
+// taskID is the runtime's id of the encountering task, the initial task
+// of the life of the thread that holds the construct: target records'
+// task_id. (Taken at every life's begin, whether records need it or not,
+// so that a tool's ids do not depend on tracing.)
+func (t *Target) taskID() uint64 { return t.th.taskID }
+
+// takeID takes an id from the scope's block of the id space.
+func (t *Target) takeID() uint64 {
+	if t.nextOp == t.endOp {
+		end := ids.Add(idBlock)
+		t.nextOp, t.endOp = end-idBlock+1, end+1
+	}
+	id := t.nextOp
+	t.nextOp++
+	return id
+}
+
+// noTools is the dispatcher of a host scope that brings no tool into
+// the thread's life; its scope keeps the slots it has.
+var noTools = &dispatcher{}
+
+// hostScope holds the calling goroutine's OS thread for events outside
+// any construct (device events, a tool's last events), with the tools
+// of d in the thread's life (nil: none). It is a routine scope without
+// target events (ompt_get_target_info answers false in it), in the table
+// of scopes, so that a detach waits for it as for a construct: the life
+// it holds ends before the detached tool's finalizer. End releases it.
+func hostScope(d *dispatcher) *Target {
+	if d == nil {
+		d = noTools
+	}
+	return d.get(0, ompt.InitialDevice, 0, true)
 }
 
 // resize gives t n tool slots, keeping the toolslot words it has (a word
@@ -212,24 +288,32 @@ func freeKeep(p unsafe.Pointer) {
 
 // own records the calling goroutine as the one dispatching t's events.
 // The goroutine that dispatches a construct's events holds its OS thread
-// (runtime.LockOSThread) until the construct ends, so its callbacks, its
-// records' thread_id and a tool's thread-local state agree; a nowait
-// construct's task goroutine takes its thread at its first event.
+// (runtime.LockOSThread, and a hold of the thread's life) until the
+// construct ends, so its callbacks, its records' thread_id and a tool's
+// thread-local state agree; a nowait construct's task goroutine takes
+// its thread at its first event, and then dispatches the target task's
+// task_create, dependences and task_schedule and the target begin.
 func (t *Target) own() {
 	g := getg()
 	if t.g.Load() != g {
 		t.g.Store(g)
 	}
 	if t.lockG == 0 {
-		runtime.LockOSThread()
-		t.lockG = g
 		t.tid = 0 // read again on this thread
-		t.th = enterThread(t.d)
+		t.hold(g)
 		if t.kind.Nowait() && !t.routine && !t.switched {
+			t.switched = true
+			// the task is created and its dependences reported before the
+			// construct begins (get_target_info answers false there)
+			if len(t.d.taskCreate) > 0 {
+				t.taskCreate()
+			}
+			if len(t.deps) > 0 {
+				t.dispatchDeps(t.deps)
+			}
 			// its target_id is taken now: get_target_info answers for the
 			// most recently begun construct of the goroutine
 			t.id = nextID()
-			t.switched = true
 			t.taskSchedule(ompt.TaskSwitch)
 			t.beginEvents()
 		}
@@ -237,8 +321,8 @@ func (t *Target) own() {
 }
 
 // taskCreate dispatches task_create for a nowait construct's target task
-// (ompt_task_target, its target_task_data slot), as LLVM does for the
-// target task of a deferred construct, before its target begin.
+// (ompt_task_target, its target_task_data slot, encountered by the
+// initial task of the thread that runs it), before its target begin.
 func (t *Target) taskCreate() {
 	for _, e := range t.d.taskCreate {
 		if e.t.done.Load() {
@@ -247,7 +331,7 @@ func (t *Target) taskCreate() {
 		s := &t.th.slots[e.t.idx]
 		func() {
 			defer e.t.guard()
-			e.f(&s.task, &s.frame, &t.slots[e.i].targetTaskData, ompt.TaskTarget, false, t.code)
+			e.f(&s.task, &s.frame, &t.slots[e.i].targetTaskData, ompt.TaskTarget, len(t.deps) > 0, t.code)
 		}()
 	}
 }
@@ -272,9 +356,21 @@ func (t *Target) taskSchedule(status int) {
 	}
 }
 
-// unlock releases the OS thread the calling goroutine holds for t.
+// unlock releases the OS thread the calling goroutine holds for t (the
+// outermost hold ends the thread's life: implicit_task end and
+// thread_end for each tool in it).
 func (t *Target) unlock() {
 	if t.lockG != 0 && t.lockG == getg() {
+		// the hold given back (every construct's path, written out)
+		th := t.th
+		n := th.holds.Load() - 1
+		if n == 0 {
+			if th.entered > 0 {
+				th.leaveAll()
+			}
+			th.holder = 0
+		}
+		th.holds.Store(n)
 		t.lockG = 0
 		runtime.UnlockOSThread()
 	}
@@ -400,13 +496,18 @@ func (t *Target) end() {
 			t.taskSchedule(ompt.TaskComplete)
 		}
 	}
+	// the thread's life may end here, before the scope is free: a detach
+	// waiting for this construct finds its tool's thread_end done
+	t.unlock()
+	t.lockG = 0
 	t.switched = false
-	t.th, t.taskID = nil, 0
+	t.th = nil
 	t.id = 0
 	t.opID = 0
 	t.opState = opNone
 	t.lastOp, t.lastID, t.traceT0, t.tid = opNone, 0, 0, 0
 	t.nstaged = 0
+	t.deps = t.deps[:0]
 	t.gen++
 	for i := range t.slots {
 		s := &t.slots[i]
@@ -416,7 +517,5 @@ func (t *Target) end() {
 			toolslot.Reset(s.keep)
 		}
 	}
-	t.unlock()
-	t.lockG = 0
 	t.release()
 }

@@ -10,8 +10,8 @@ import (
 
 // DataOpBegin reports the begin of one data operation of the construct:
 // op moves or allocates bytes from srcAddr on srcDeviceNum to destAddr on
-// destDeviceNum (the host is InitialDevice, -1; an address not yet known
-// is 0). It takes a fresh host_op_id, writes it into each EMI tool's
+// destDeviceNum (the host is InitialDevice, -1, which tools get as N, the
+// initial device's number; an address not yet known is 0). It takes a fresh host_op_id, writes it into each EMI tool's
 // host_op_id slot, and dispatches target_data_op_emi begin. The runtime
 // performs (or enqueues) the operation between DataOpBegin and DataOpEnd.
 func (t *Target) DataOpBegin(op ompt.DataOpKind, srcAddr uintptr, srcDeviceNum int, destAddr uintptr, destDeviceNum int, bytes uint64) {
@@ -24,12 +24,7 @@ func (t *Target) DataOpBegin(op ompt.DataOpKind, srcAddr uintptr, srcDeviceNum i
 // opSubmit): a fresh host_op_id in every tool's slot.
 func (t *Target) startOp(state int32) {
 	t.own() // first: a nowait construct's target begin comes before the operation
-	if t.nextOp == t.endOp {
-		end := ids.Add(idBlock)
-		t.nextOp, t.endOp = end-idBlock+1, end+1
-	}
-	id := t.nextOp
-	t.nextOp++
+	id := t.takeID()
 	t.opID = id
 	t.opState = state
 	t.lastOp = opNone
@@ -60,10 +55,26 @@ func (t *Target) dataOpBegin(op ompt.DataOpKind, srcAddr uintptr, srcDeviceNum i
 func (t *Target) callDataOp(e *dataOpEntry, ep ompt.Endpoint) {
 	switch {
 	case e.emi != nil:
-		e.emi(ep, t.ttd(e.i), t.td(e.i), &t.slots[e.i].hostOp, t.op, t.src, t.srcDev, t.dst, t.dstDev, t.bytes, t.code)
+		e.emi(ep, t.ttd(e.i), t.td(e.i), &t.slots[e.i].hostOp, t.op, t.src, hostDev(t.srcDev), t.dst, hostDev(t.dstDev), t.bytes, t.code)
 	case ep == ompt.ScopeEnd:
-		e.plain(t.id, t.opID, t.op, t.src, t.srcDev, t.dst, t.dstDev, t.bytes, t.code)
+		e.plain(t.id, t.opID, t.op, t.src, hostDev(t.srcDev), t.dst, hostDev(t.dstDev), t.bytes, t.code)
 	}
+}
+
+// initialDevice is the host's device number as tools see it: N, the
+// number of offload devices, what omp_get_initial_device returns in
+// OpenMP 5.1 and later and what initialize got as initial_device_num.
+// Set by Start before any event.
+var initialDevice int
+
+// hostDev is the device number a tool sees for device n of a data
+// operation: the runtime names the host ompt.InitialDevice (-1,
+// omp_initial_device), tools get initialDevice.
+func hostDev(n int) int {
+	if n == ompt.InitialDevice {
+		return initialDevice
+	}
+	return n
 }
 
 // DataOpEnd reports the end of the data operation begun by DataOpBegin,
@@ -166,18 +177,26 @@ func (t *Target) WantsDependences() bool { return t != nil && !t.routine && len(
 // runtime calls it once, right after TargetBegin, for a construct with
 // depend items; a synchronous construct's target task is an included
 // task, whose slot the target events do not pass (nil) but this event
-// does. For a nowait construct it comes on the encountering goroutine,
-// after task_create and before the task's task_schedule and target begin
-// (as LLVM reports a deferred target task's dependences when it creates
-// the task), and does not make that goroutine the construct's. deps is
-// read only during the call.
+// does. For a nowait construct the items are kept (copied) and the event
+// comes at the task's first event, on its goroutine, after task_create
+// and before its task_schedule and target begin; the encountering
+// goroutine does not become the construct's. deps is read only during
+// the call.
 func (t *Target) Dependences(deps []ompt.Dependence) {
 	if !t.WantsDependences() || len(deps) == 0 {
 		return
 	}
-	if !t.kind.Nowait() || t.switched {
-		t.own()
+	if t.kind.Nowait() && !t.switched {
+		t.deps = append(t.deps[:0], deps...) // for the task's first event
+		return
 	}
+	t.own()
+	t.dispatchDeps(deps)
+}
+
+// dispatchDeps dispatches dependences with the construct's
+// target_task_data slots.
+func (t *Target) dispatchDeps(deps []ompt.Dependence) {
 	for i := range t.d.deps {
 		e := &t.d.deps[i]
 		switch {

@@ -44,12 +44,12 @@ func TestTargetRegionNonEMI(t *testing.T) {
 		"device_initialize dev=0 type=fake handle=true lookup=true doc=true info=none",
 		`device_load dev=0 file="" bytes=1234 module=#1 info=none`,
 		"target ompt_target begin dev=0 task=d1 target_id=#2 code=0x4242 info=0/#2/0 state=0x80",
-		"data_op target_id=#2 host_op_id=#3 ompt_target_data_alloc src=0x1000/-1 dest=0xd000/0 bytes=64 code=0x4242 info=0/#2/#3 state=0x81",
-		"data_op target_id=#2 host_op_id=#4 ompt_target_data_transfer_to_device src=0x1000/-1 dest=0xd000/0 bytes=64 code=0x4242 info=0/#2/#4 state=0x81",
+		"data_op target_id=#2 host_op_id=#3 ompt_target_data_alloc src=0x1000/2 dest=0xd000/0 bytes=64 code=0x4242 info=0/#2/#3 state=0x81",
+		"data_op target_id=#2 host_op_id=#4 ompt_target_data_transfer_to_device src=0x1000/2 dest=0xd000/0 bytes=64 code=0x4242 info=0/#2/#4 state=0x81",
 		"map target_id=#2 host=[0x1000] dev=[0xd000] bytes=[64] flags=[3] code=0x4242 info=0/#2/0 state=0x80",
 		"submit target_id=#2 host_op_id=#5 teams=4 info=0/#2/#5 state=0x80",
-		"data_op target_id=#2 host_op_id=#6 ompt_target_data_transfer_from_device src=0xd000/0 dest=0x1000/-1 bytes=64 code=0x4242 info=0/#2/#6 state=0x81",
-		"data_op target_id=#2 host_op_id=#7 ompt_target_data_delete src=0xd000/0 dest=0x0/-1 bytes=0 code=0x4242 info=0/#2/#7 state=0x81",
+		"data_op target_id=#2 host_op_id=#6 ompt_target_data_transfer_from_device src=0xd000/0 dest=0x1000/2 bytes=64 code=0x4242 info=0/#2/#6 state=0x81",
+		"data_op target_id=#2 host_op_id=#7 ompt_target_data_delete src=0xd000/0 dest=0x0/2 bytes=0 code=0x4242 info=0/#2/#7 state=0x81",
 		"target ompt_target end dev=0 task=d1 target_id=#2 code=0x4242 info=0/#2/0 state=0x80",
 		"device_unload dev=0 module=#1 info=none",
 		"device_finalize dev=0 info=none",
@@ -70,17 +70,17 @@ func TestTargetRegionEMI(t *testing.T) {
 		"device_initialize dev=0 type=fake handle=true lookup=true doc=true info=none",
 		`device_load dev=0 file="" bytes=1234 module=#1 info=none`,
 		"target_emi ompt_target begin dev=0 task=d1 ttd=nil td=d2(0xab02) code=0x4242 info=0/#2/0 state=0x80",
-		"data_op_emi begin ttd=nil td=d2(0xab02) hop=h1(#3) ompt_target_data_alloc src=0x1000/-1 dest=0x0/0 bytes=64 code=0x4242 info=0/#2/#3 state=0x81",
-		"data_op_emi end ttd=nil td=d2(0xab02) hop=h1(#3) ompt_target_data_alloc src=0x1000/-1 dest=0xd000/0 bytes=64 code=0x4242 info=0/#2/#3 state=0x81",
-		"data_op_emi begin ttd=nil td=d2(0xab02) hop=h1(#4) ompt_target_data_transfer_to_device src=0x1000/-1 dest=0xd000/0 bytes=64 code=0x4242 info=0/#2/#4 state=0x81",
-		"data_op_emi end ttd=nil td=d2(0xab02) hop=h1(#4) ompt_target_data_transfer_to_device src=0x1000/-1 dest=0xd000/0 bytes=64 code=0x4242 info=0/#2/#4 state=0x81",
+		"data_op_emi begin ttd=nil td=d2(0xab02) hop=h1(#3) ompt_target_data_alloc src=0x1000/2 dest=0x0/0 bytes=64 code=0x4242 info=0/#2/#3 state=0x81",
+		"data_op_emi end ttd=nil td=d2(0xab02) hop=h1(#3) ompt_target_data_alloc src=0x1000/2 dest=0xd000/0 bytes=64 code=0x4242 info=0/#2/#3 state=0x81",
+		"data_op_emi begin ttd=nil td=d2(0xab02) hop=h1(#4) ompt_target_data_transfer_to_device src=0x1000/2 dest=0xd000/0 bytes=64 code=0x4242 info=0/#2/#4 state=0x81",
+		"data_op_emi end ttd=nil td=d2(0xab02) hop=h1(#4) ompt_target_data_transfer_to_device src=0x1000/2 dest=0xd000/0 bytes=64 code=0x4242 info=0/#2/#4 state=0x81",
 		"map_emi td=d2(0xab02) host=[0x1000] dev=[0xd000] bytes=[64] flags=[3] code=0x4242 info=0/#2/0 state=0x80",
 		"submit_emi begin td=d2(0xab02) hop=h1(#5) teams=4 info=0/#2/#5 state=0x80",
 		"submit_emi end td=d2(0xab02) hop=h1(#5) teams=4 info=0/#2/#5 state=0x80",
-		"data_op_emi begin ttd=nil td=d2(0xab02) hop=h1(#6) ompt_target_data_transfer_from_device src=0xd000/0 dest=0x1000/-1 bytes=64 code=0x4242 info=0/#2/#6 state=0x81",
-		"data_op_emi end ttd=nil td=d2(0xab02) hop=h1(#6) ompt_target_data_transfer_from_device src=0xd000/0 dest=0x1000/-1 bytes=64 code=0x4242 info=0/#2/#6 state=0x81",
-		"data_op_emi begin ttd=nil td=d2(0xab02) hop=h1(#7) ompt_target_data_delete src=0xd000/0 dest=0x0/-1 bytes=0 code=0x4242 info=0/#2/#7 state=0x81",
-		"data_op_emi end ttd=nil td=d2(0xab02) hop=h1(#7) ompt_target_data_delete src=0xd000/0 dest=0x0/-1 bytes=0 code=0x4242 info=0/#2/#7 state=0x81",
+		"data_op_emi begin ttd=nil td=d2(0xab02) hop=h1(#6) ompt_target_data_transfer_from_device src=0xd000/0 dest=0x1000/2 bytes=64 code=0x4242 info=0/#2/#6 state=0x81",
+		"data_op_emi end ttd=nil td=d2(0xab02) hop=h1(#6) ompt_target_data_transfer_from_device src=0xd000/0 dest=0x1000/2 bytes=64 code=0x4242 info=0/#2/#6 state=0x81",
+		"data_op_emi begin ttd=nil td=d2(0xab02) hop=h1(#7) ompt_target_data_delete src=0xd000/0 dest=0x0/2 bytes=0 code=0x4242 info=0/#2/#7 state=0x81",
+		"data_op_emi end ttd=nil td=d2(0xab02) hop=h1(#7) ompt_target_data_delete src=0xd000/0 dest=0x0/2 bytes=0 code=0x4242 info=0/#2/#7 state=0x81",
 		"target_emi ompt_target end dev=0 task=d1 ttd=nil td=d2(0xab02) code=0x4242 info=0/#2/0 state=0x80",
 	}
 	require.GreaterOrEqual(t, len(got), len(want), "events:\n%q", got)
@@ -117,10 +117,10 @@ func TestRoutineDataOps(t *testing.T) {
 	p.DataOpEnd(0xd100)
 	p.End()
 	diffSeq(t, r.got()[2:], []string{
-		"data_op_emi begin ttd=nil td=d1(0x0) hop=h1(#2) ompt_target_data_alloc src=0x0/-1 dest=0x0/0 bytes=32 code=0x5000 info=none",
-		"data_op_emi end ttd=nil td=d1(0x0) hop=h1(#2) ompt_target_data_alloc src=0x0/-1 dest=0xd100/0 bytes=32 code=0x5000 info=none",
-		"data_op_emi begin ttd=nil td=d1(0x0) hop=h1(#1) ompt_target_data_memset src=0x0/-1 dest=0xd100/0 bytes=32 code=0x5001 info=none",
-		"data_op_emi end ttd=nil td=d1(0x0) hop=h1(#1) ompt_target_data_memset src=0x0/-1 dest=0xd100/0 bytes=32 code=0x5001 info=none",
+		"data_op_emi begin ttd=nil td=d1(0x0) hop=h1(#2) ompt_target_data_alloc src=0x0/1 dest=0x0/0 bytes=32 code=0x5000 info=none",
+		"data_op_emi end ttd=nil td=d1(0x0) hop=h1(#2) ompt_target_data_alloc src=0x0/1 dest=0xd100/0 bytes=32 code=0x5000 info=none",
+		"data_op_emi begin ttd=nil td=d1(0x0) hop=h1(#1) ompt_target_data_memset src=0x0/1 dest=0xd100/0 bytes=32 code=0x5001 info=none",
+		"data_op_emi end ttd=nil td=d1(0x0) hop=h1(#1) ompt_target_data_memset src=0x0/1 dest=0xd100/0 bytes=32 code=0x5001 info=none",
 	})
 
 	r2 := &recorder{plain: true}
@@ -150,8 +150,8 @@ func TestNowaitTargetTaskData(t *testing.T) {
 	<-done
 	diffSeq(t, r.got()[2:], []string{
 		"target_emi ompt_target_nowait begin dev=0 task=d1 ttd=d2 td=d3(0xab02) code=0x77",
-		"data_op_emi begin ttd=d2 td=d3(0xab02) hop=h1(#2) ompt_target_data_transfer_to_device_async src=0x1000/-1 dest=0xd000/0 bytes=16 code=0x77",
-		"data_op_emi end ttd=d2 td=d3(0xab02) hop=h1(#2) ompt_target_data_transfer_to_device_async src=0x1000/-1 dest=0xd000/0 bytes=16 code=0x77",
+		"data_op_emi begin ttd=d2 td=d3(0xab02) hop=h1(#2) ompt_target_data_transfer_to_device_async src=0x1000/1 dest=0xd000/0 bytes=16 code=0x77",
+		"data_op_emi end ttd=d2 td=d3(0xab02) hop=h1(#2) ompt_target_data_transfer_to_device_async src=0x1000/1 dest=0xd000/0 bytes=16 code=0x77",
 		"submit_emi begin td=d3(0xab02) hop=h1(#3) teams=0",
 		"submit_emi end td=d3(0xab02) hop=h1(#3) teams=0",
 		"target_emi ompt_target_nowait end dev=0 task=d1 ttd=d2 td=d3(0xab02) code=0x77",

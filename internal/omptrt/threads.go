@@ -1,6 +1,7 @@
 package omptrt
 
 import (
+	"fmt"
 	"sync"
 	"sync/atomic"
 	"unsafe"
@@ -9,29 +10,54 @@ import (
 	"github.com/gompt/gompt/ompt"
 )
 
-// OpenMP threads. Each OS thread on which gompt dispatches an event is an
-// OpenMP thread to the tools, as a native thread that enters LLVM's
-// libomp is: at its first event it gets thread_begin(ompt_thread_initial)
-// with a thread_data of its own, and an implicit initial task
-// (implicit_task begin, ompt_task_initial, parallelism 1, index 1) with
-// its own task_data and the parallel_data of its implicit parallel
-// region. ompt_get_thread_data, ompt_get_task_info and
-// ompt_get_parallel_info answer for the calling OS thread, NULL / 0 on a
-// thread the runtime never saw (one a tool made, say). Threads are never
-// forgotten: at Finalize (and before a tool that calls
-// ompt_finalize_tool is finalized) each gets implicit_task end and
-// thread_end, dispatched from the finalizing goroutine (Go cannot run
-// code on a chosen OS thread).
+// OpenMP threads. Go cannot run code on a chosen OS thread, so every
+// per-thread event is dispatched while the runtime holds the thread it
+// describes, and an OpenMP thread's life is the span in which the
+// runtime holds an OS thread: it begins when the runtime takes the
+// thread (runtime.LockOSThread) for a construct, a device memory
+// routine or a device event, and ends when the runtime gives it back.
+// Holds nest (a callback that calls into gompt); the outermost one makes
+// the life. Each tool with thread callbacks (thread_begin, implicit_task,
+// thread_end) that is not detached enters the life at the first hold
+// that dispatches to it (thread_begin(ompt_thread_initial) and
+// implicit_task begin of the thread's initial task, in its own
+// thread_data, task_data and parallel_data); at the end of the
+// outermost hold every tool that entered gets implicit_task end and
+// thread_end, on that thread, with the callbacks it had when it entered,
+// and its slots go back to ompt_data_none. A tool with none of them is
+// never told a thread began or ended: its slots keep what it stores
+// there, across lives, and a life costs it a count of the holds. A tool
+// finalized meanwhile (ompt_finalize_tool, Finalize) gets its ends
+// before its finalizer instead: detach waits for every construct in
+// progress (whose holds make the lives, each ending on its thread), and
+// ends the life of the finalizing thread for that tool itself
+// (finishThread).
 //
-// The dispatching goroutine holds its thread while an event is
-// dispatched (a construct's from its begin to its end, see Target.own),
-// so the thread that gets thread_begin is the one its callbacks run on.
+// ompt_get_thread_data, ompt_get_task_info and ompt_get_parallel_info
+// answer for the calling OS thread: its slots, inside a life and between
+// lives (then ompt_data_none for a tool with thread callbacks), NULL / 0
+// on a thread the runtime never held (one a tool made, say).
+//
+// A thread whose goroutine exits while the runtime holds it (a callback
+// that calls runtime.Goexit, a panic that skips End and is recovered
+// further up) dies with its life: its ends cannot come on it any more,
+// and are never dispatched anywhere else. A new OS thread with its id
+// (the kernel reuses ids) is a new OpenMP thread: Target.hold finds the
+// dead holder and starts afresh.
 
-// threadRec is one OpenMP thread.
+// threadRec is one OS thread the runtime has held.
 type threadRec struct {
-	tid    uint64
-	taskID uint64        // the runtime's id of its initial task (trace records' task_id)
-	slots  []threadSlots // per tool, by tool.idx
+	tid uint64
+	// holds counts the runtime's holds of the thread in progress. Only
+	// a goroutine locked to the thread reads or changes holds and the
+	// fields below, so one thread's holders follow each other (holdCount
+	// says how the race detector learns that).
+	holds   holdCount
+	holder  uintptr // the goroutine of the holds in progress
+	entered int32   // slots in the life (stage != lifeNone)
+	leaving bool    // the life's ends are being dispatched: no tool enters
+	taskID  uint64  // the runtime's id of the life's initial task (trace records' task_id)
+	slots   []threadSlots
 }
 
 // threadSlots are one tool's slots of one thread. keep is a face's word
@@ -39,8 +65,25 @@ type threadRec struct {
 type threadSlots struct {
 	thread, task, parallel ompt.Data
 	frame                  ompt.Frame
-	begun                  bool // thread_begin was dispatched to the tool
 	keep                   unsafe.Pointer
+	stage                  uint8        // lifeNone, lifeThread (thread_begin dispatched), lifeTask (implicit_task begin too)
+	ends                   *threadEntry // the callbacks of its thread_end and implicit_task end: those it had when it entered
+}
+
+const (
+	lifeNone = iota
+	lifeThread
+	lifeTask
+)
+
+// threadEntry is one tool's thread callbacks in a dispatcher (nil where
+// it registered none).
+type threadEntry struct {
+	t      *tool
+	native bool
+	begin  ompt.ThreadBeginCallback
+	task   ompt.ImplicitTaskCallback
+	end    ompt.ThreadEndCallback
 }
 
 func init() {
@@ -51,7 +94,7 @@ func init() {
 }
 
 // threadSlots returns tool t's slots of the calling OS thread, nil if the
-// runtime never saw the thread.
+// runtime never held the thread.
 func (t *tool) threadSlots() *threadSlots {
 	th := lookupThread(threadID())
 	if th == nil || t.idx >= len(th.slots) {
@@ -61,7 +104,7 @@ func (t *tool) threadSlots() *threadSlots {
 }
 
 // The threads, by OS thread id: an open-addressed table read without a
-// lock (one probe, usually), and the list for Finalize.
+// lock (one probe, usually), and the list of all of them.
 const threadTabSize = 4096
 
 var (
@@ -70,7 +113,9 @@ var (
 	threadList []*threadRec
 	threadMore = map[uint64]*threadRec{} // when the table is full
 	threadFull atomic.Bool
-	numTools   int // tools found at Start: the length of each thread's slots; set before any event
+	// toolsFound are the tools found at Start, by index: each thread has
+	// slots for each. Set before any event.
+	toolsFound []*tool
 )
 
 func threadHash(tid uint64) uint64 { return (tid * 0x9e3779b97f4a7c15) >> 52 } // 12 bits
@@ -98,34 +143,19 @@ func probeThread(tid uint64) *threadRec {
 	return nil
 }
 
-// enterThread returns the calling OS thread's record, making it (and
-// dispatching thread_begin and implicit_task begin to the tools of d) at
-// the thread's first event. The caller holds its OS thread.
-func enterThread(d *dispatcher) *threadRec {
-	tid := threadID()
-	if th := lookupThread(tid); th != nil {
-		return th
-	}
-	th, begun := addThread(tid, d.tools, true)
-	beginThread(th, begun)
-	return th
-}
-
-// addThread makes and publishes the record of thread tid (another
-// goroutine's insert of the same tid wins, and addThread returns its
-// record and no tools). With mark, the tools of tools that are not
-// detached are marked as given thread_begin and returned, for
-// beginThread.
-func addThread(tid uint64, tools []*tool, mark bool) (*threadRec, []*tool) {
+// addThread makes and publishes the record of thread tid; another
+// goroutine's insert of the same tid wins (a thread is only ever added
+// by itself, but a test adds made-up ids).
+func addThread(tid uint64) *threadRec {
 	threadMu.Lock()
 	defer threadMu.Unlock()
 	if th := lookupThreadLocked(tid); th != nil {
-		return th, nil
+		return th
 	}
-	th := &threadRec{tid: tid, taskID: nextID(), slots: make([]threadSlots, numTools)}
-	for _, t := range tools {
-		if t.native && t.idx < len(th.slots) && toolslot.NewThread != nil {
-			th.slots[t.idx].keep = toolslot.NewThread()
+	th := &threadRec{tid: tid, slots: make([]threadSlots, len(toolsFound))}
+	for i, t := range toolsFound {
+		if t.native && toolslot.NewThread != nil {
+			th.slots[i].keep = toolslot.NewThread()
 		}
 	}
 	inserted := false
@@ -141,23 +171,7 @@ func addThread(tid uint64, tools []*tool, mark bool) (*threadRec, []*tool) {
 		threadFull.Store(true)
 	}
 	threadList = append(threadList, th)
-	if !mark {
-		return th, nil
-	}
-	return th, markBegun(th, tools)
-}
-
-// markBegun marks th as begun for the tools of list that are not
-// detached and returns them; threadMu is held.
-func markBegun(th *threadRec, list []*tool) []*tool {
-	var begun []*tool
-	for _, t := range list {
-		if !t.done.Load() && t.idx < len(th.slots) && !th.slots[t.idx].begun {
-			th.slots[t.idx].begun = true
-			begun = append(begun, t)
-		}
-	}
-	return begun
+	return th
 }
 
 // lookupThreadLocked is lookupThread with threadMu held.
@@ -168,44 +182,158 @@ func lookupThreadLocked(tid uint64) *threadRec {
 	return threadMore[tid]
 }
 
-// beginThread dispatches thread_begin and implicit_task begin for th to
-// the tools of list, on th's thread.
-func beginThread(th *threadRec, list []*tool) {
-	for _, t := range list {
-		s := &th.slots[t.idx]
-		if f, ok := t.callback(ompt.CallbackThreadBegin).(ompt.ThreadBeginCallback); ok {
-			func() { defer t.guard(); f(ompt.ThreadInitial, &s.thread) }()
+// newThread returns the record of thread tid, which probeThread did not
+// find in the lock-free table: the one in the overflow map, or a new one.
+func newThread(tid uint64) *threadRec {
+	if th := lookupThread(tid); th != nil {
+		return th
+	}
+	return addThread(tid)
+}
+
+// leaveAll ends the life of th for every tool in it.
+func (th *threadRec) leaveAll() {
+	th.leaving = true
+	for i := range th.slots {
+		if th.slots[i].stage != lifeNone {
+			th.leave(&th.slots[i])
 		}
-		if f, ok := t.callback(ompt.CallbackImplicitTask).(ompt.ImplicitTaskCallback); ok {
-			func() { defer t.guard(); f(ompt.ScopeBegin, &s.parallel, &s.task, 1, 1, ompt.TaskInitial) }()
+	}
+	th.leaving = false
+}
+
+// forget drops the life of a thread that died with it: no callback.
+func (th *threadRec) forget() {
+	for i := range th.slots {
+		if th.slots[i].stage != lifeNone {
+			th.slots[i].clear()
+		}
+	}
+	th.entered = 0
+	th.leaving = false
+	th.holder = 0
+}
+
+// enter makes every tool of d with thread callbacks that is not detached
+// and not yet in the held thread's life enter it: thread_begin and
+// implicit_task begin.
+func (th *threadRec) enter(d *dispatcher) {
+	if th.leaving {
+		return
+	}
+	for i := range d.threads {
+		e := &d.threads[i]
+		if s := &th.slots[e.t.idx]; s.stage == lifeNone && !e.t.done.Load() {
+			th.enterTool(s, e)
 		}
 	}
 }
 
-// endThreads dispatches implicit_task end and thread_end to tool t for
-// every thread it got thread_begin for, before its finalizer.
-func endThreads(t *tool) {
-	var list []*threadSlots
-	threadMu.Lock()
-	for _, th := range threadList {
-		if t.idx < len(th.slots) && th.slots[t.idx].begun {
-			th.slots[t.idx].begun = false
-			list = append(list, &th.slots[t.idx])
+// enterTool dispatches thread_begin and implicit_task begin to e's tool,
+// whose slots of th are s.
+func (th *threadRec) enterTool(s *threadSlots, e *threadEntry) {
+	s.stage = lifeThread
+	s.ends = e
+	th.entered++
+	if e.begin != nil {
+		callThreadBegin(e, &s.thread)
+	}
+	// the tool may have been finalized (ompt_finalize_tool from its
+	// thread_begin: its thread_end came then) or detached (a panic)
+	if s.stage == lifeThread && !e.t.done.Load() {
+		s.stage = lifeTask
+		if e.task != nil {
+			callImplicitTask(e, ompt.ScopeBegin, s, 1)
 		}
 	}
-	threadMu.Unlock()
-	it, _ := t.callback(ompt.CallbackImplicitTask).(ompt.ImplicitTaskCallback)
-	te, _ := t.callback(ompt.CallbackThreadEnd).(ompt.ThreadEndCallback)
-	for _, s := range list {
-		if it != nil {
-			if err := catch(func() { it(ompt.ScopeEnd, &s.parallel, &s.task, 0, 1, ompt.TaskInitial) }); err != nil {
-				vlogf("Tool %q: implicit_task callback panicked: %v.", t.name, err)
-			}
-		}
-		if te != nil {
-			if err := catch(func() { te(&s.thread) }); err != nil {
-				vlogf("Tool %q: thread_end callback panicked: %v.", t.name, err)
-			}
+}
+
+// leave dispatches implicit_task end and thread_end for the tool whose
+// slots of the held thread th are s, as far as it entered, and clears
+// the slots. A tool finalized from inside its implicit_task end got its
+// thread_end there.
+func (th *threadRec) leave(s *threadSlots) {
+	e := s.ends
+	if s.stage == lifeTask {
+		s.stage = lifeThread
+		if e.task != nil {
+			callImplicitTask(e, ompt.ScopeEnd, s, 0)
 		}
 	}
+	if s.stage == lifeThread {
+		s.stage = lifeNone
+		th.entered--
+		if e.end != nil {
+			callThreadEnd(e, &s.thread)
+		}
+		s.clear()
+	}
+}
+
+// clear puts s back to ompt_data_none, outside any life.
+func (s *threadSlots) clear() {
+	s.thread, s.task, s.parallel, s.frame = ompt.Data{}, ompt.Data{}, ompt.Data{}, ompt.Frame{}
+	s.stage, s.ends = lifeNone, nil
+	if s.keep != nil && toolslot.ResetThread != nil {
+		toolslot.ResetThread(s.keep)
+	}
+}
+
+// The thread callbacks: a native tool's called directly, a Go tool's
+// under its guard (a panic detaches the tool). The ends of a life a
+// tool entered still come after a panic: its per-thread state stays
+// balanced.
+
+func callThreadBegin(e *threadEntry, d *ompt.Data) {
+	if e.native {
+		e.begin(ompt.ThreadInitial, d)
+		return
+	}
+	defer e.t.guardNamed("thread_begin")
+	e.begin(ompt.ThreadInitial, d)
+}
+
+func callImplicitTask(e *threadEntry, ep ompt.Endpoint, s *threadSlots, n uint32) {
+	if e.native {
+		e.task(ep, &s.parallel, &s.task, n, 1, ompt.TaskInitial)
+		return
+	}
+	defer e.t.guardNamed("implicit_task")
+	e.task(ep, &s.parallel, &s.task, n, 1, ompt.TaskInitial)
+}
+
+func callThreadEnd(e *threadEntry, d *ompt.Data) {
+	if e.native {
+		e.end(d)
+		return
+	}
+	defer e.t.guardNamed("thread_end")
+	e.end(d)
+}
+
+// guardNamed is guard for a thread callback: the OMP_TOOL_VERBOSE_INIT
+// log names the callback.
+func (t *tool) guardNamed(name string) {
+	if r := recover(); r != nil {
+		vlogf("Tool %q: %s callback panicked: %v.", t.name, name, r)
+		if !t.done.Swap(true) {
+			fmt.Fprintf(stderr, "gompt: OMPT tool %q: a callback panicked: %v; the tool is detached\n", t.name, r)
+		}
+	}
+}
+
+// threadEntry returns t's thread callbacks as registered now.
+func (t *tool) threadEntry() *threadEntry {
+	mu.Lock()
+	defer mu.Unlock()
+	return t.threadEntryLocked()
+}
+
+// threadEntryLocked is threadEntry with mu held.
+func (t *tool) threadEntryLocked() *threadEntry {
+	e := &threadEntry{t: t, native: t.native}
+	e.begin, _ = t.cbs[ompt.CallbackThreadBegin].(ompt.ThreadBeginCallback)
+	e.task, _ = t.cbs[ompt.CallbackImplicitTask].(ompt.ImplicitTaskCallback)
+	e.end, _ = t.cbs[ompt.CallbackThreadEnd].(ompt.ThreadEndCallback)
+	return e
 }

@@ -2,6 +2,7 @@ package omptrt
 
 import (
 	"runtime"
+	"strings"
 	"sync"
 	"testing"
 	"unsafe"
@@ -42,9 +43,8 @@ func (c *countTool) start(int, string) *ompt.StartResult {
 // TestManyThreadsAndCollidingIDs: a process whose OS threads outnumber
 // the thread table (4096), and whose thread ids collide in it (here at
 // its last slot, so the probe wraps around), still finds every thread's
-// own record, never another's, and none for a thread never seen; and
-// every thread gets exactly one thread_begin and one thread_end. The
-// thread ids are made up (addThread is what enterThread calls for a new
+// own record, never another's, and none for a thread never seen. The
+// thread ids are made up (addThread is what Target.hold calls for a new
 // OS thread): 4100 real threads would be slow to make.
 func TestManyThreadsAndCollidingIDs(t *testing.T) {
 	reset(t, nil)
@@ -55,11 +55,7 @@ func TestManyThreadsAndCollidingIDs(t *testing.T) {
 	Start(fakeRuntime{1})
 	d := cur.Load()
 	require.NotNil(t, d, "no tool active")
-	add := func(tid uint64) *threadRec {
-		th, begun := addThread(tid, d.tools, true)
-		beginThread(th, begun)
-		return th
-	}
+	add := func(tid uint64) *threadRec { return addThread(tid) }
 	var tids []uint64
 	recs := map[uint64]*threadRec{}
 	// three ids that hash to the table's last slot
@@ -112,23 +108,20 @@ func TestManyThreadsAndCollidingIDs(t *testing.T) {
 			break
 		}
 	}
-	again, begun := addThread(tids[len(tids)-1], d.tools, true)
+	again := addThread(tids[len(tids)-1])
 	assert.Same(t, recs[tids[len(tids)-1]], again, "a second insert of an overflowing thread: its record")
-	assert.Empty(t, begun, "a second insert of an overflowing thread: tools to begin")
 	assert.Nil(t, lookupThread(1<<42), "a thread never seen, with the table full")
 	assert.NotNil(t, lookupThread(threadID()), "the initial thread, with the table full")
 
+	// the initial thread still holds and ends its life, with the table full
+	region(ompt.KindTarget, 0, 1)
 	Finalize()
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	want := len(tids) + 1 // and the initial thread
-	assert.Len(t, c.begun, want, "threads given thread_begin")
-	assert.Len(t, c.ends, want, "threads given thread_end")
-	for tid, th := range recs {
-		s := &th.slots[0].thread
-		if !assert.Equal(t, 1, c.begun[s], "thread %#x: thread_begin", tid) || !assert.Equal(t, 1, c.ends[s], "thread %#x: thread_end", tid) {
-			break
-		}
+	assert.Len(t, c.begun, 1, "threads given thread_begin")
+	assert.Len(t, c.ends, 1, "threads given thread_end")
+	for _, th := range recs {
+		assert.Zero(t, c.begun[&th.slots[0].thread], "a made-up thread got thread_begin")
 	}
 }
 
@@ -179,11 +172,13 @@ func TestNewThreadWordOnlyForNativeTools(t *testing.T) {
 	goTool.mu.Lock()
 	defer native.mu.Unlock()
 	defer goTool.mu.Unlock()
-	assert.Len(t, native.begun, 2, "native tool: threads begun")
+	// only the second thread has had a life: Start makes the initial
+	// thread's slots, its thread_begin waits for its first event
+	assert.Len(t, native.begun, 1, "native tool: threads begun")
 	for s := range native.begun {
 		assert.Contains(t, made, toolslot.ThreadWord(unsafe.Pointer(s), toolslot.ThreadOffset), "a native tool's thread word is one NewThread made")
 	}
-	assert.Len(t, goTool.begun, 2, "Go tool: threads begun")
+	assert.Len(t, goTool.begun, 1, "Go tool: threads begun")
 	for s := range goTool.begun {
 		assert.Nil(t, toolslot.ThreadWord(unsafe.Pointer(s), toolslot.ThreadOffset), "a Go tool's thread word")
 	}
@@ -194,43 +189,38 @@ func TestNewThreadWordOnlyForNativeTools(t *testing.T) {
 // its get_thread_data returns later, untouched by the other.
 func TestGoToolsHaveSlotsOfTheirOwn(t *testing.T) {
 	reset(t, nil)
-	mk := func(v uint64, got *ompt.Data, l *ompt.LookupFunc) ompt.StartFunc {
+	mk := func(v uint64, seen, got *ompt.Data) ompt.StartFunc {
 		return func(int, string) *ompt.StartResult {
 			return &ompt.StartResult{Initialize: func(lookup ompt.LookupFunc, _ int, _ *ompt.Data) int {
-				*l = lookup
+				get := lookup("ompt_get_thread_data").(ompt.GetThreadDataFunc)
 				set := lookup("ompt_set_callback").(ompt.SetCallbackFunc)
 				set(ompt.CallbackThreadBegin, ompt.ThreadBeginCallback(func(_ int, d *ompt.Data) { d.Value = v }))
+				set(ompt.CallbackTarget, ompt.TargetCallback(func(ompt.TargetKind, ompt.Endpoint, int, *ompt.Data, uint64, uintptr) { *seen = *get() }))
 				set(ompt.CallbackThreadEnd, ompt.ThreadEndCallback(func(d *ompt.Data) { *got = *d }))
 				return 1
 			}}
 		}
 	}
-	var endA, endB ompt.Data
-	var la, lb ompt.LookupFunc
-	ompt.RegisterTool("a", mk(11, &endA, &la))
-	ompt.RegisterTool("b", mk(22, &endB, &lb))
-	runtime.LockOSThread()
-	defer runtime.UnlockOSThread()
+	var seenA, seenB, endA, endB ompt.Data
+	ompt.RegisterTool("a", mk(11, &seenA, &endA))
+	ompt.RegisterTool("b", mk(22, &seenB, &endB))
 	Start(fakeRuntime{1})
-	require.NotNil(t, la, "tool a was not initialized")
-	require.NotNil(t, lb, "tool b was not initialized")
-	da, db := la("ompt_get_thread_data").(ompt.GetThreadDataFunc)(), lb("ompt_get_thread_data").(ompt.GetThreadDataFunc)()
-	require.NotNil(t, da, "tool a's thread data")
-	require.NotNil(t, db, "tool b's thread data")
-	assert.Equal(t, uint64(11), da.Value, "tool a's thread data")
-	assert.Equal(t, uint64(22), db.Value, "tool b's thread data")
-	Finalize()
+	region(ompt.KindTarget, 0, 1)
+	assert.Equal(t, uint64(11), seenA.Value, "tool a's thread data in its target callback")
+	assert.Equal(t, uint64(22), seenB.Value, "tool b's thread data in its target callback")
 	assert.Equal(t, uint64(11), endA.Value, "tool a's thread_end data")
 	assert.Equal(t, uint64(22), endB.Value, "tool b's thread_end data")
 }
 
 // TestInitializerThatBlocksKeepsItsThread: Start holds its OS thread
 // while the initializers run, so an initializer that blocks (here it waits
-// for a goroutine on another thread, 20 times) is still on the initial
-// OpenMP thread afterwards: get_thread_data answers, and thread_begin
-// comes on that thread, with the slot get_thread_data returns there.
+// for a goroutine on another thread, 20 times) is still on the thread it
+// began on afterwards: get_thread_data answers, the same slot, and the
+// thread's first event gives thread_begin that slot.
 func TestInitializerThatBlocksKeepsItsThread(t *testing.T) {
 	reset(t, nil)
+	runtime.LockOSThread() // the construct below runs on Start's thread
+	defer runtime.UnlockOSThread()
 	req, resp := make(chan struct{}), make(chan struct{})
 	go func() { // a goroutine on a thread of its own
 		runtime.LockOSThread()
@@ -260,11 +250,13 @@ func TestInitializerThatBlocksKeepsItsThread(t *testing.T) {
 	assert.Equal(t, tid0, tid1, "the initializer's OS thread changed")
 	assert.NotNil(t, before, "get_thread_data in initialize")
 	assert.Same(t, before, after, "get_thread_data in initialize, after it waited")
-	assert.NotNil(t, begun, "thread_begin of the initial thread")
+	assert.Nil(t, begun, "thread_begin before the thread's first event")
+	region(ompt.KindTarget, 0, 1)
+	assert.Same(t, before, begun, "thread_begin of the initial thread: the slot get_thread_data answered in initialize")
 	assert.Same(t, begun, inBegin, "get_thread_data inside thread_begin against its thread_data")
 }
 
-// TestImplicitTaskEndArguments: at finalization the initial thread's
+// TestImplicitTaskEndArguments: at the end of a thread's life its
 // implicit task ends as it began: the same task_data and parallel_data,
 // index 1, flags ompt_task_initial; the team size is 0 at the end, as in
 // LLVM's libomp.
@@ -286,6 +278,7 @@ func TestImplicitTaskEndArguments(t *testing.T) {
 		}}
 	})
 	Start(fakeRuntime{1})
+	region(ompt.KindTarget, 0, 1)
 	Finalize()
 	require.Len(t, got, 2, "implicit_task calls")
 	b, e := got[0], got[1]
@@ -320,9 +313,9 @@ func TestFinalizeToolInInitializeLeavesTheInterfaceActive(t *testing.T) {
 }
 
 // TestPanickingImplicitTaskBegin: a Go tool whose implicit_task begin
-// callback panics (at the initial thread's begin, right after its
-// initializer) is detached, named on stderr; Start does not panic, and
-// the other tool keeps getting events.
+// callback panics (at a thread's first event) is detached, named on
+// stderr; the construct does not panic, and the other tool keeps
+// getting events.
 func TestPanickingImplicitTaskBegin(t *testing.T) {
 	warn := reset(t, nil)
 	ompt.RegisterTool("crashy", func(int, string) *ompt.StartResult {
@@ -335,16 +328,17 @@ func TestPanickingImplicitTaskBegin(t *testing.T) {
 	})
 	r := &recorder{plain: true}
 	ompt.RegisterTool("rec", r.start)
-	require.NotPanics(t, func() { Start(fakeRuntime{1}) }, "Start with a panicking implicit_task begin")
+	Start(fakeRuntime{1})
+	require.NotPanics(t, func() { region(ompt.KindTarget, 0, 1) }, "a construct with a panicking implicit_task begin")
 	assert.Contains(t, warn.String(), `OMPT tool "crashy": a callback panicked: task begin boom; the tool is detached`, "stderr")
-	region(ompt.KindTarget, 0, 1)
-	assert.NotEmpty(t, r.got(), "the other tool's events")
+	assert.Contains(t, strings.Join(r.got(), "\n"), "target", "the other tool's events")
 }
 
 // TestPanickingThreadBeginAndEnd: a Go tool whose thread_begin callback
-// panics is detached, and Start does not panic; one whose thread_end
-// panics at Finalize still gets its finalizer, and the
-// OMP_TOOL_VERBOSE_INIT log names the callback.
+// panics is detached, and the construct does not panic; one whose
+// thread_end panics (when the thread's life ends, with the construct)
+// still gets its finalizer, and the OMP_TOOL_VERBOSE_INIT log names the
+// callback.
 func TestPanickingThreadBeginAndEnd(t *testing.T) {
 	warn, read := verboseLog(t, nil)
 	ompt.RegisterTool("begins", func(int, string) *ompt.StartResult {
@@ -363,9 +357,10 @@ func TestPanickingThreadBeginAndEnd(t *testing.T) {
 			Finalize: func(*ompt.Data) { finalized = true },
 		}
 	})
-	require.NotPanics(t, func() { Start(fakeRuntime{1}) }, "Start with a panicking thread_begin")
+	Start(fakeRuntime{1})
+	require.NotPanics(t, func() { region(ompt.KindTarget, 0, 1) }, "a construct with a panicking thread_begin and thread_end")
 	assert.Contains(t, warn.String(), `OMPT tool "begins": a callback panicked: begin boom; the tool is detached`, "stderr")
-	require.NotPanics(t, Finalize, "Finalize with a panicking thread_end")
+	require.NotPanics(t, Finalize, "Finalize")
 	assert.True(t, finalized, "the tool whose thread_end panicked was not finalized")
 	log := read()
 	assert.Contains(t, log, `Tool "ends": thread_end callback panicked: end boom.`, "verbose log")

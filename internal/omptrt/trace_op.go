@@ -135,6 +135,6 @@ func (t *Target) Op() TracedOp {
 		return o
 	}
 	o.event = ompt.CallbackTargetDataOp
-	o.op, o.src, o.srcDev, o.dst, o.dstDev, o.bytes = t.op, t.src, t.srcDev, t.dst, t.dstDev, t.bytes
+	o.op, o.src, o.srcDev, o.dst, o.dstDev, o.bytes = t.op, t.src, hostDev(t.srcDev), t.dst, hostDev(t.dstDev), t.bytes
 	return o
 }

@@ -101,12 +101,12 @@ func TestTracePath(t *testing.T) {
 	lines, _ := tt.got()
 	diffSeq(t, lines, []string{
 		"dev0 rec target ompt_target begin dev=0 target_id=#1 code=0x42",
-		"dev0 rec data_op target_id=#1 host_op_id=#2 ompt_target_data_alloc src=0x1000/-1 dest=0xd000/0 bytes=64 code=0x42",
-		"dev0 rec data_op target_id=#1 host_op_id=#3 ompt_target_data_transfer_to_device src=0x1000/-1 dest=0xd000/0 bytes=64 code=0x42",
+		"dev0 rec data_op target_id=#1 host_op_id=#2 ompt_target_data_alloc src=0x1000/1 dest=0xd000/0 bytes=64 code=0x42",
+		"dev0 rec data_op target_id=#1 host_op_id=#3 ompt_target_data_transfer_to_device src=0x1000/1 dest=0xd000/0 bytes=64 code=0x42",
 		`dev0 native host_op_id=#3 type="host copy in" class=2 hwid=2`,
 		"dev0 rec kernel target_id=#1 host_op_id=#4 requested=4 granted=16",
 		`dev0 native host_op_id=#4 type="host kernel: saxpy" class=2 hwid=2`,
-		"dev0 rec data_op target_id=#1 host_op_id=#5 ompt_target_data_transfer_from_device src=0xd000/0 dest=0x1000/-1 bytes=64 code=0x42",
+		"dev0 rec data_op target_id=#1 host_op_id=#5 ompt_target_data_transfer_from_device src=0xd000/0 dest=0x1000/1 bytes=64 code=0x42",
 		"dev0 rec target ompt_target end dev=0 target_id=#1 code=0x42",
 	})
 	tt.mu.Lock()
@@ -277,8 +277,8 @@ func TestTracePathSyncAfterPending(t *testing.T) {
 	lines, _ := tt.got()
 	diffSeq(t, lines, []string{
 		"dev0 rec target ompt_target begin dev=0 target_id=#1 code=0x42",
-		"dev0 rec data_op target_id=#1 host_op_id=#2 ompt_target_data_transfer_to_device src=0x1000/-1 dest=0xd000/0 bytes=64 code=0x42",
-		"dev0 rec data_op target_id=#1 host_op_id=#3 ompt_target_data_alloc src=0x2000/-1 dest=0xe000/0 bytes=32 code=0x42",
+		"dev0 rec data_op target_id=#1 host_op_id=#2 ompt_target_data_transfer_to_device src=0x1000/1 dest=0xd000/0 bytes=64 code=0x42",
+		"dev0 rec data_op target_id=#1 host_op_id=#3 ompt_target_data_alloc src=0x2000/1 dest=0xe000/0 bytes=32 code=0x42",
 		"dev0 rec target ompt_target end dev=0 target_id=#1 code=0x42",
 	})
 	tt.mu.Lock()

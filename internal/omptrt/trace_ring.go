@@ -47,7 +47,7 @@ func countEntries(w []uint64) uint64 {
 func encTarget(w []uint64, t *Target, endpoint ompt.Endpoint, now int64, id uint64) int {
 	w = w[:entTargetWords]
 	w[0] = entHeader(entTarget, entTargetWords, uint8(endpoint), uint8(t.kind), uint32(int32(t.dev)))
-	w[1], w[2], w[3], w[4], w[5] = uint64(now), t.tid, id, uint64(t.code), t.taskID
+	w[1], w[2], w[3], w[4], w[5] = uint64(now), t.tid, id, uint64(t.code), t.taskID()
 	return entTargetWords
 }
 

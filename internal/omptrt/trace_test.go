@@ -276,11 +276,11 @@ func TestTraceRecordsMatchCallbacks(t *testing.T) {
 	lines, parts := tt.got()
 	want := []string{
 		"dev0 rec target ompt_target begin dev=0 target_id=#1 code=0x42",
-		"dev0 rec data_op target_id=#1 host_op_id=#2 ompt_target_data_alloc src=0x1000/-1 dest=0xd000/0 bytes=64 code=0x42",
-		"dev0 rec data_op target_id=#1 host_op_id=#3 ompt_target_data_transfer_to_device src=0x1000/-1 dest=0xd000/0 bytes=64 code=0x42",
+		"dev0 rec data_op target_id=#1 host_op_id=#2 ompt_target_data_alloc src=0x1000/1 dest=0xd000/0 bytes=64 code=0x42",
+		"dev0 rec data_op target_id=#1 host_op_id=#3 ompt_target_data_transfer_to_device src=0x1000/1 dest=0xd000/0 bytes=64 code=0x42",
 		"dev0 rec kernel target_id=#1 host_op_id=#4 requested=4 granted=8",
-		"dev0 rec data_op target_id=#1 host_op_id=#5 ompt_target_data_transfer_from_device src=0xd000/0 dest=0x1000/-1 bytes=64 code=0x42",
-		"dev0 rec data_op target_id=#1 host_op_id=#6 ompt_target_data_delete src=0xd000/0 dest=0x0/-1 bytes=0 code=0x42",
+		"dev0 rec data_op target_id=#1 host_op_id=#5 ompt_target_data_transfer_from_device src=0xd000/0 dest=0x1000/1 bytes=64 code=0x42",
+		"dev0 rec data_op target_id=#1 host_op_id=#6 ompt_target_data_delete src=0xd000/0 dest=0x0/1 bytes=0 code=0x42",
 		"dev0 rec target ompt_target end dev=0 target_id=#1 code=0x42",
 	}
 	diffSeq(t, lines, want)
@@ -293,11 +293,11 @@ func TestTraceRecordsMatchCallbacks(t *testing.T) {
 	}
 	diffSeq(t, cb, []string{
 		"target ompt_target begin dev=0 task=d1 target_id=#1 code=0x42",
-		"data_op target_id=#1 host_op_id=#2 ompt_target_data_alloc src=0x1000/-1 dest=0xd000/0 bytes=64 code=0x42",
-		"data_op target_id=#1 host_op_id=#3 ompt_target_data_transfer_to_device src=0x1000/-1 dest=0xd000/0 bytes=64 code=0x42",
+		"data_op target_id=#1 host_op_id=#2 ompt_target_data_alloc src=0x1000/1 dest=0xd000/0 bytes=64 code=0x42",
+		"data_op target_id=#1 host_op_id=#3 ompt_target_data_transfer_to_device src=0x1000/1 dest=0xd000/0 bytes=64 code=0x42",
 		"submit target_id=#1 host_op_id=#4 teams=4",
-		"data_op target_id=#1 host_op_id=#5 ompt_target_data_transfer_from_device src=0xd000/0 dest=0x1000/-1 bytes=64 code=0x42",
-		"data_op target_id=#1 host_op_id=#6 ompt_target_data_delete src=0xd000/0 dest=0x0/-1 bytes=0 code=0x42",
+		"data_op target_id=#1 host_op_id=#5 ompt_target_data_transfer_from_device src=0xd000/0 dest=0x1000/1 bytes=64 code=0x42",
+		"data_op target_id=#1 host_op_id=#6 ompt_target_data_delete src=0xd000/0 dest=0x0/1 bytes=0 code=0x42",
 		"target ompt_target end dev=0 task=d1 target_id=#1 code=0x42",
 	})
 	if assert.Len(t, parts, 1, "parts %+v; want one flushed part", parts) {
@@ -646,7 +646,7 @@ func TestTraceNative(t *testing.T) {
 	lines, _ := tt.got()
 	require.Len(t, lines, 11, "entries: want 7 records and 4 native:\n%s", strings.Join(lines, "\n"))
 	diffSeq(t, lines[1:3], []string{
-		"dev0 rec data_op target_id=#1 host_op_id=#2 ompt_target_data_alloc src=0x1000/-1 dest=0xd000/0 bytes=64 code=0x1",
+		"dev0 rec data_op target_id=#1 host_op_id=#2 ompt_target_data_alloc src=0x1000/1 dest=0xd000/0 bytes=64 code=0x1",
 		`dev0 native host_op_id=#2 type="host copy" class=2 hwid=7`,
 	})
 	tt.mu.Lock()
@@ -904,8 +904,8 @@ func TestTraceRoutine(t *testing.T) {
 	tt.flush(1)
 	lines, _ := tt.got()
 	diffSeq(t, lines, []string{
-		"dev1 rec data_op target_id=0 host_op_id=#1 ompt_target_data_transfer_to_device src=0x1000/-1 dest=0xd000/1 bytes=16 code=0x77",
-		"dev1 rec data_op target_id=0 host_op_id=#2 ompt_target_data_delete src=0xd000/1 dest=0x0/-1 bytes=0 code=0x77",
+		"dev1 rec data_op target_id=0 host_op_id=#1 ompt_target_data_transfer_to_device src=0x1000/2 dest=0xd000/1 bytes=16 code=0x77",
+		"dev1 rec data_op target_id=0 host_op_id=#2 ompt_target_data_delete src=0xd000/1 dest=0x0/2 bytes=0 code=0x77",
 	})
 	checkTimes(t, tt)
 }

@@ -82,7 +82,7 @@ func TestSyncOpTimes(t *testing.T) {
 	require.Equal(t, 1, tt.flush(0), "flush")
 	lines, _ := tt.got()
 	require.Len(t, lines, 3, "records: the target begin, the 1 ns alloc, the target end:\n%s", strings.Join(lines, "\n"))
-	assert.Contains(t, lines[1], "ompt_target_data_alloc src=0x1000/-1 dest=0xd000/0")
+	assert.Contains(t, lines[1], "ompt_target_data_alloc src=0x1000/1 dest=0xd000/0")
 	tt.mu.Lock()
 	defer tt.mu.Unlock()
 	require.Len(t, tt.raw, 3)

@@ -35,7 +35,8 @@ func TestCToolMatchesGoPrinter(t *testing.T) {
 			got := strings.Join(ct, "\n")
 			wantNotContains(t, "C tool output", got, "ompt error")
 			// Spot checks of the format and of values only a correct
-			// argument list gives (device_load's NULL file, -1 host, lists).
+			// argument list gives (device_load's NULL file, the host as device 2,
+			// N, initial_device_num, lists).
 			wantLines(t, "C tool output", got,
 				`ompt device_initialize dev=0 type="host gompt host device"`,
 				`ompt device_initialize dev=1 type="opencl Portable Computing Language"`,
@@ -43,13 +44,13 @@ func TestCToolMatchesGoPrinter(t *testing.T) {
 			for _, re := range []string{
 				`^ompt device_load dev=0 file="" bytes=1234 module=\d+$`,
 				`^ompt target begin kind=target dev=0 target_id=\d+ code=0x4a1b2c$`,
-				`^ompt target_data_op target_id=\d+ host_op_id=\d+ op=alloc src=0x1000/-1 dest=0xd000/0 bytes=64 code=0x4a1b2c$`,
+				`^ompt target_data_op target_id=\d+ host_op_id=\d+ op=alloc src=0x1000/2 dest=0xd000/0 bytes=64 code=0x4a1b2c$`,
 				`^ompt target_map target_id=\d+ n=1 host=0x1000 dev=0xd000 bytes=64 flags=to\|from$`,
 				`^ompt target_submit target_id=\d+ host_op_id=\d+ teams=4$`,
 				`^ompt target_map target_id=\d+ n=2 host=0x2000,0x3000 dev=0xe000,0xf000 bytes=32,16 flags=alloc,to\|implicit$`,
 				`^ompt target begin kind=target_nowait dev=1 target_id=\d+ code=0x4a1b30$`,
 				`^ompt dependences target_id=\d+ n=2 deps=in@0x4000,inout@0x5000$`,
-				`^ompt target_data_op target_id=0 host_op_id=\d+ op=memset src=0x0/-1 dest=0xb000/0 bytes=128 code=0x4a1b32$`,
+				`^ompt target_data_op target_id=0 host_op_id=\d+ op=memset src=0x0/2 dest=0xb000/0 bytes=128 code=0x4a1b32$`,
 				`^ompt target_data_op target_id=0 host_op_id=\d+ op=transfer_from_device src=0xb000/0 dest=0xa100/1 bytes=128 code=0x4a1b32$`,
 			} {
 				assert.Regexp(t, "(?m)"+re, got, "no line matching")

@@ -80,8 +80,10 @@
 // parallel_end; ompt_set_never for host events gompt never dispatches,
 // control_tool among them; ompt_set_error for numbers omp-tools.h does
 // not define). Every ompt_data_t * and ompt_id_t * a callback gets points
-// to C memory: each OpenMP thread's thread_data, its initial task's
-// task_data and its parallel_data live as long as the process;
+// to C memory: each OS thread's thread_data, its initial task's
+// task_data and its parallel_data live as long as the process (the same
+// memory for each life of the thread, see package ompt, "Threads"; back
+// to ompt_data_none after each thread_end);
 // task_create's new_task_data and task_schedule's target task are the
 // construct's target_task_data;
 // target_data, target_task_data and the host_op_id slot live from the
@@ -97,8 +99,12 @@
 //
 // Callbacks run on the goroutine that causes the event, which holds its
 // OS thread from a construct's begin to its end, so a construct's
-// callbacks come on one thread (package ompt, "Threads"); a C callback
-// must not longjmp out or keep the map arrays.
+// callbacks come on one thread, inside a life of it: thread_begin and
+// implicit_task begin before them, implicit_task end and thread_end
+// after them, on the same thread (package ompt, "Threads"). A tool's
+// thread-local state made at thread_begin is there in every callback
+// until thread_end. A C callback must not longjmp out or keep the map
+// arrays.
 package cabi
 
 // FinderName is the name under which the C tool search is registered with

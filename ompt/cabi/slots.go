@@ -40,10 +40,11 @@ func init() {
 	}
 }
 
-// Thread slots: the core keeps, for each OpenMP thread, a word beside
-// the C tool's Go thread_data, task_data and parallel_data; it holds the
-// thread's gompt_tool_slots (C memory, made by the core through
-// toolslot.NewThread when the thread is first seen, never freed).
+// Thread slots: the core keeps, for each OS thread it has held, a word
+// beside the C tool's Go thread_data, task_data and parallel_data; it
+// holds the thread's gompt_tool_slots (C memory, made by the core
+// through toolslot.NewThread when the thread is first seen, never freed,
+// zeroed when each life of the thread ends, after its thread_end).
 func init() {
 	toolslot.NewThread = func() unsafe.Pointer {
 		p := C.calloc(1, C.sizeof_gompt_tool_slots)
@@ -52,6 +53,7 @@ func init() {
 		}
 		return p
 	}
+	toolslot.ResetThread = func(p unsafe.Pointer) { *(*C.gompt_tool_slots)(p) = C.gompt_tool_slots{} }
 }
 
 // threadC returns the C slots of the thread whose Go slot of kind off

@@ -70,7 +70,11 @@ func (c *ctool) setCallback(ev ompt.Callback, fn C.uintptr_t) ompt.SetResult {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	res := e.set(ev, c.wrap(ev, fn))
-	if res != ompt.SetError {
+	switch res {
+	case ompt.SetError:
+	case ompt.SetNever: // registered nowhere (GOMPT_TOOL_PROFILE=llvm's target_map)
+		c.cfn[ev] = 0
+	default:
 		c.cfn[ev] = fn
 	}
 	return res

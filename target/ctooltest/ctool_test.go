@@ -38,6 +38,9 @@ func TestMain(m *testing.M) {
 	os.Setenv("OMP_TOOL_LIBRARIES", "")
 	code := m.Run()
 	target.Shutdown()
+	if toolsRoot != "" {
+		os.RemoveAll(toolsRoot)
+	}
 	os.Exit(code)
 }
 
@@ -88,42 +91,63 @@ func child() int {
 }
 
 var (
-	toolOnce sync.Once
-	toolLib  string
-	toolErr  error
+	toolMu    sync.Mutex
+	toolLibs  = map[string]string{}
+	toolErrs  = map[string]error{}
+	toolsRoot string
 )
 
 // buildTool compiles testdata/cthreads.c once per test binary.
-func buildTool(t *testing.T) string {
+func buildTool(t *testing.T) string { return buildNamed(t, "cthreads") }
+
+// buildNamed compiles testdata/NAME.c into libNAME.so, once per test
+// binary.
+func buildNamed(t *testing.T, name string) string {
 	t.Helper()
 	if !cabi.Available {
 		require.Empty(t, os.Getenv("CI"), "CI is set but C tools need cgo")
 		t.Skip("C tools need cgo")
 	}
-	toolOnce.Do(func() {
-		dir, err := os.MkdirTemp("", "gompt-ctooltest-")
-		if err != nil {
-			toolErr = err
-			return
+	toolMu.Lock()
+	lib, done := toolLibs[name]
+	err := toolErrs[name]
+	if !done {
+		if toolsRoot == "" {
+			toolsRoot, err = os.MkdirTemp("", "gompt-ctooltest-")
 		}
-		toolLib = filepath.Join(dir, "libcthreads.so")
-		toolErr = ctoolbuild.BuildTool(toolLib, "testdata/cthreads.c")
-	})
-	if toolErr != nil {
-		if os.Getenv("CI") != "" {
-			require.NoError(t, toolErr, "CI is set")
+		if err == nil {
+			lib = filepath.Join(toolsRoot, "lib"+name+".so")
+			err = ctoolbuild.BuildTool(lib, filepath.Join("testdata", name+".c"))
 		}
-		t.Skip(toolErr)
+		toolLibs[name], toolErrs[name] = lib, err
 	}
-	return toolLib
+	toolMu.Unlock()
+	if err != nil {
+		if os.Getenv("CI") != "" {
+			require.NoError(t, err, "CI is set")
+		}
+		t.Skip(err)
+	}
+	return lib
 }
 
-// run starts the child under the C tool with env and returns the tool's
-// lines; it fails the test if the child does not exit within the limit
-// (a hang) or fails.
+// run starts the child under the C tool cthreads with env and returns
+// the tool's lines; it fails the test if the child does not exit within
+// the limit (a hang) or fails, or if the tool reports an error.
 func run(t *testing.T, env ...string) []string {
 	t.Helper()
-	lib := buildTool(t)
+	lines := runTool(t, buildTool(t), env...)
+	for _, l := range lines {
+		assert.False(t, strings.HasPrefix(l, "ct error"), "tool: %s", l)
+	}
+	return lines
+}
+
+// runTool starts the child under the C tool lib with env and returns the
+// lines the tool wrote to $CT_OUTPUT; it fails the test if the child
+// does not exit within the limit (a hang) or fails.
+func runTool(t *testing.T, lib string, env ...string) []string {
+	t.Helper()
 	out := filepath.Join(t.TempDir(), "ct.out")
 	ctx, cancel := context.WithTimeout(context.Background(), 90*time.Second)
 	defer cancel()
@@ -136,11 +160,7 @@ func run(t *testing.T, env ...string) []string {
 	require.Contains(t, string(b), "child done", "the child's output")
 	data, err := os.ReadFile(out)
 	require.NoError(t, err)
-	lines := strings.Split(strings.TrimSpace(string(data)), "\n")
-	for _, l := range lines {
-		assert.False(t, strings.HasPrefix(l, "ct error"), "tool: %s", l)
-	}
-	return lines
+	return strings.Split(strings.TrimSpace(string(data)), "\n")
 }
 
 // field returns the integer value of key=... in the first line that
@@ -256,4 +276,67 @@ func TestThreadsAndTasks(t *testing.T) {
 			assert.Equal(t, 2*nowait, field(t, lines, "ct threads", "task_schedule"), "task_schedule, two per nowait construct")
 		})
 	}
+}
+
+// Each thread's life ends on its own thread, with 8 goroutines running
+// synchronous and nowait constructs over three devices at once, under a
+// C tool that keeps per-thread state as Archer does (a thread-local
+// variable made at thread_begin, freed at thread_end) and records
+// pthread_self() at every begin and end (testdata/cthreadlife.c): every
+// thread_end and implicit_task end comes on the thread of its begin,
+// implicit tasks balance, target events come inside a life, and nothing
+// comes after finalize. (Before lives were spans of the runtime's holds,
+// every thread ended at Shutdown, on the thread that called it.)
+func TestEachThreadEndsOnItsOwnThread(t *testing.T) {
+	lib := buildNamed(t, "cthreadlife")
+	for _, p := range plugins(t) {
+		t.Run(p, func(t *testing.T) {
+			lines := runTool(t, lib, "GOMPT_PLUGINS="+p, "GOMPT_HOST_DEVICES=3", "CT_GOROUTINES=8", "CT_ITERS=200", "CT_NOWAIT=1")
+			var errs []string
+			for _, l := range lines {
+				if strings.HasPrefix(l, "lt error") {
+					errs = append(errs, l)
+				}
+			}
+			if len(errs) > 10 {
+				errs = append(errs[:10], fmt.Sprintf("... and %d more", len(errs)-10))
+			}
+			assert.Empty(t, errs, "what the tool found wrong")
+			require.True(t, strings.HasPrefix(lines[len(lines)-1], "lt finalize "), "the tool's last line is not its finalize (a callback after it?):\n%s", lines[len(lines)-1])
+			get := func(k string) int { return field(t, lines, "lt finalize", k) }
+			assert.GreaterOrEqual(t, get("os_threads"), 2, "OS threads that got thread_begin")
+			assert.Zero(t, get("cross_thread_ends"), "thread_end on another thread than its thread_begin")
+			assert.Zero(t, get("cross_implicit_ends"), "implicit_task end on another thread than its begin")
+			assert.NotZero(t, get("begin"), "thread_begin")
+			assert.Equal(t, get("begin"), get("end"), "thread_end against thread_begin")
+			assert.Equal(t, get("begin"), get("implicit_begin"), "implicit_task begin against thread_begin")
+			assert.Equal(t, get("implicit_begin"), get("implicit_end"), "implicit_task end against begin")
+			assert.Equal(t, 8*200, get("targets"), "target regions ended")
+			assert.Zero(t, get("errors"), "errors the tool counted")
+		})
+	}
+}
+
+// A tool written for LLVM that registers target_map but does not expect
+// it (testdata/cmapassert.c aborts in it, as LLVM's omptest asserts):
+// with GOMPT_TOOL_PROFILE=llvm, set_callback answers ompt_set_never (1)
+// for both forms, get_callback finds neither, and the program runs to its
+// end; without it gompt answers ompt_set_always (5), dispatches
+// target_map as OpenMP 5.2 defines it, and the tool aborts the program.
+func TestLLVMProfileForToolsThatDoNotExpectTargetMap(t *testing.T) {
+	lib := buildNamed(t, "cmapassert")
+	env := []string{"GOMPT_PLUGINS=host", "CT_GOROUTINES=8", "CT_ITERS=50", "CT_NOWAIT=1"}
+	lines := runTool(t, lib, append(env, "GOMPT_TOOL_PROFILE=llvm")...)
+	assert.Contains(t, lines, "ma set_callback target_map_emi=1 target_map=1 get_callback=0", "what set_callback and get_callback answered")
+	assert.Equal(t, 8*50, field(t, lines, "ma finalize", "targets"), "target regions the tool saw")
+
+	out := filepath.Join(t.TempDir(), "ct.out")
+	cmd := exec.Command(os.Args[0], "-test.run=^$")
+	cmd.Env = append(os.Environ(), append(env, childEnv+"=1", "OMP_TOOL=enabled", "OMP_TOOL_LIBRARIES="+lib, "CT_OUTPUT="+out)...)
+	b, err := cmd.CombinedOutput()
+	require.Error(t, err, "the default profile: the tool was not called in target_map (output:\n%s)", b)
+	assert.Contains(t, string(b), "cmapassert: target_map_emi called", "why the child died")
+	data, rerr := os.ReadFile(out)
+	require.NoError(t, rerr)
+	assert.Contains(t, string(data), "ma set_callback target_map_emi=5 target_map=5 get_callback=1", "what set_callback answered by default")
 }

@@ -27,8 +27,8 @@ func TestDatDataConstructsNameTheirCaller(t *testing.T) {
 
 	// Lines with TD for the construct's target id and CODE for the caller.
 	const (
-		toDev   = "src_dev=-1 dst_dev=0"
-		fromDev = "src_dev=0 dst_dev=-1"
+		toDev   = "src_dev=host dst_dev=0"
+		fromDev = "src_dev=0 dst_dev=host"
 	)
 	op := func(what, dir string, bytes int) []string {
 		return []string{

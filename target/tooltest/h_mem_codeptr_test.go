@@ -25,10 +25,10 @@ func TestMemAssociateRoutinesNameTheirCaller(t *testing.T) {
 	tool.mu.Unlock()
 	f := "TestMemAssociateRoutinesNameTheirCaller"
 	expect(t,
-		"data_op ompt_target_data_associate begin src_dev=-1 dst_dev=0 bytes=32 td=0 code="+f,
-		"data_op ompt_target_data_associate end src_dev=-1 dst_dev=0 bytes=32 td=0 code="+f,
-		"data_op ompt_target_data_disassociate begin src_dev=-1 dst_dev=0 bytes=0 td=0 code="+f,
-		"data_op ompt_target_data_disassociate end src_dev=-1 dst_dev=0 bytes=0 td=0 code="+f,
+		"data_op ompt_target_data_associate begin src_dev=host dst_dev=0 bytes=32 td=0 code="+f,
+		"data_op ompt_target_data_associate end src_dev=host dst_dev=0 bytes=32 td=0 code="+f,
+		"data_op ompt_target_data_disassociate begin src_dev=host dst_dev=0 bytes=0 td=0 code="+f,
+		"data_op ompt_target_data_disassociate end src_dev=host dst_dev=0 bytes=0 td=0 code="+f,
 	)
 	require.Len(t, ends, 2, "data-op ends of associate and disassociate")
 	for _, e := range ends {

@@ -26,7 +26,7 @@ func TestMemcpyRectWholePlanesAreOneDataOp(t *testing.T) {
 	assert.Empty(t, errs, "the tool's checks of the callbacks")
 	f := "TestMemcpyRectWholePlanesAreOneDataOp"
 	assert.Equal(t, []string{
-		fmt.Sprintf("data_op ompt_target_data_transfer_to_device begin src_dev=-1 dst_dev=0 bytes=16 td=0 code=%s", f),
-		fmt.Sprintf("data_op ompt_target_data_transfer_to_device end src_dev=-1 dst_dev=0 bytes=16 td=0 code=%s", f),
+		fmt.Sprintf("data_op ompt_target_data_transfer_to_device begin src_dev=host dst_dev=0 bytes=16 td=0 code=%s", f),
+		fmt.Sprintf("data_op ompt_target_data_transfer_to_device end src_dev=host dst_dev=0 bytes=16 td=0 code=%s", f),
 	}, lines, "data ops of a copy of two whole planes")
 }

@@ -19,11 +19,12 @@ import (
 
 // rec records EMI events as lines and checks the slot rules as it goes.
 type rec struct {
-	mu     sync.Mutex
-	lines  []string
-	errs   []string
-	info   ompt.GetTargetInfoFunc
-	nextTD uint64
+	mu      sync.Mutex
+	lines   []string
+	errs    []string
+	info    ompt.GetTargetInfoFunc
+	nextTD  uint64
+	initial int // initial_device_num: the host in data-op events
 
 	mapFlags []uint32              // of the last target_map event
 	ttds     map[uint64]*ompt.Data // the tool's target id -> target_task_data at target begin
@@ -40,6 +41,15 @@ type rec struct {
 	nextOp  uint64
 	opIDs   map[uint64]uint64     // host_op_id the tool saw or wrote -> the tool's target id (its target_data value)
 	window  map[uint64][2]float64 // the tool's target id -> host begin/end (wtime seconds)
+}
+
+// dev names a data op's device number: "host" for initial_device_num
+// (the host's number in every callback), the number otherwise.
+func (r *rec) dev(n int) string {
+	if n == r.initial {
+		return "host"
+	}
+	return fmt.Sprint(n)
 }
 
 // opEnd is a data op as its end callback reports it.
@@ -107,6 +117,7 @@ func init() {
 			set := lookup("ompt_set_callback").(ompt.SetCallbackFunc)
 			tool.info = lookup("ompt_get_target_info").(ompt.GetTargetInfoFunc)
 			tool.add("initialize initial=%d", initial)
+			tool.initial = initial
 			tool.opIDs = map[uint64]uint64{}
 			tool.window = map[uint64][2]float64{}
 			tool.ttds = map[uint64]*ompt.Data{}
@@ -192,7 +203,7 @@ func init() {
 					tool.ends = append(tool.ends, opEnd{kind, src, dst, bytes})
 					tool.mu.Unlock()
 				}
-				tool.add("data_op %v %v src_dev=%d dst_dev=%d bytes=%d td=%d code=%s", kind, ep, sd, dd, bytes, tdv, fn(code))
+				tool.add("data_op %v %v src_dev=%s dst_dev=%s bytes=%d td=%d code=%s", kind, ep, tool.dev(sd), tool.dev(dd), bytes, tdv, fn(code))
 			}))
 			set(ompt.CallbackTargetSubmitEMI, ompt.TargetSubmitEMICallback(func(ep ompt.Endpoint, td *ompt.Data, op *uint64, teams uint32) {
 				if ep == ompt.ScopeBegin { // the tool leaves the runtime's host_op_id here
@@ -233,9 +244,9 @@ func init() {
 				case task.Value != 0:
 					tool.failLocked("dependences of a target task not yet begun: task_data %d, want 0", task.Value)
 				default:
-					// a nowait construct's target task, before it runs (as
-					// LLVM reports a deferred target task): the tool marks
-					// its task_data, which its target begin gets again
+					// a nowait construct's target task, before its target
+					// begin (at the task's first event): the tool marks its
+					// task_data, which its target begin gets again
 					tool.nextMark++
 					task.Value = 9_000_000 + tool.nextMark
 					tool.addLocked("dependences mark=%d %s", task.Value, strings.Join(l, " "))
@@ -289,23 +300,23 @@ func TestTargetEMISequence(t *testing.T) {
 	f := "TestTargetEMISequence"
 	expect(t,
 		fmt.Sprintf("target ompt_target begin dev=0 td=%d code=%s", td, f),
-		fmt.Sprintf("data_op ompt_target_data_alloc begin src_dev=-1 dst_dev=0 bytes=1024 td=%d code=%s", td, f),
-		fmt.Sprintf("data_op ompt_target_data_alloc end src_dev=-1 dst_dev=0 bytes=1024 td=%d code=%s", td, f),
-		fmt.Sprintf("data_op ompt_target_data_transfer_to_device begin src_dev=-1 dst_dev=0 bytes=1024 td=%d code=%s", td, f),
-		fmt.Sprintf("data_op ompt_target_data_transfer_to_device end src_dev=-1 dst_dev=0 bytes=1024 td=%d code=%s", td, f),
-		fmt.Sprintf("data_op ompt_target_data_alloc begin src_dev=-1 dst_dev=0 bytes=1024 td=%d code=%s", td, f),
-		fmt.Sprintf("data_op ompt_target_data_alloc end src_dev=-1 dst_dev=0 bytes=1024 td=%d code=%s", td, f),
-		fmt.Sprintf("data_op ompt_target_data_transfer_to_device begin src_dev=-1 dst_dev=0 bytes=1024 td=%d code=%s", td, f),
-		fmt.Sprintf("data_op ompt_target_data_transfer_to_device end src_dev=-1 dst_dev=0 bytes=1024 td=%d code=%s", td, f),
+		fmt.Sprintf("data_op ompt_target_data_alloc begin src_dev=host dst_dev=0 bytes=1024 td=%d code=%s", td, f),
+		fmt.Sprintf("data_op ompt_target_data_alloc end src_dev=host dst_dev=0 bytes=1024 td=%d code=%s", td, f),
+		fmt.Sprintf("data_op ompt_target_data_transfer_to_device begin src_dev=host dst_dev=0 bytes=1024 td=%d code=%s", td, f),
+		fmt.Sprintf("data_op ompt_target_data_transfer_to_device end src_dev=host dst_dev=0 bytes=1024 td=%d code=%s", td, f),
+		fmt.Sprintf("data_op ompt_target_data_alloc begin src_dev=host dst_dev=0 bytes=1024 td=%d code=%s", td, f),
+		fmt.Sprintf("data_op ompt_target_data_alloc end src_dev=host dst_dev=0 bytes=1024 td=%d code=%s", td, f),
+		fmt.Sprintf("data_op ompt_target_data_transfer_to_device begin src_dev=host dst_dev=0 bytes=1024 td=%d code=%s", td, f),
+		fmt.Sprintf("data_op ompt_target_data_transfer_to_device end src_dev=host dst_dev=0 bytes=1024 td=%d code=%s", td, f),
 		fmt.Sprintf("map n=2 td=%d", td),
 		fmt.Sprintf("submit begin teams=4 td=%d", td),
 		fmt.Sprintf("submit end teams=4 td=%d", td),
-		fmt.Sprintf("data_op ompt_target_data_transfer_from_device begin src_dev=0 dst_dev=-1 bytes=1024 td=%d code=%s", td, f),
-		fmt.Sprintf("data_op ompt_target_data_transfer_from_device end src_dev=0 dst_dev=-1 bytes=1024 td=%d code=%s", td, f),
-		fmt.Sprintf("data_op ompt_target_data_delete begin src_dev=0 dst_dev=-1 bytes=0 td=%d code=%s", td, f),
-		fmt.Sprintf("data_op ompt_target_data_delete end src_dev=0 dst_dev=-1 bytes=0 td=%d code=%s", td, f),
-		fmt.Sprintf("data_op ompt_target_data_delete begin src_dev=0 dst_dev=-1 bytes=0 td=%d code=%s", td, f),
-		fmt.Sprintf("data_op ompt_target_data_delete end src_dev=0 dst_dev=-1 bytes=0 td=%d code=%s", td, f),
+		fmt.Sprintf("data_op ompt_target_data_transfer_from_device begin src_dev=0 dst_dev=host bytes=1024 td=%d code=%s", td, f),
+		fmt.Sprintf("data_op ompt_target_data_transfer_from_device end src_dev=0 dst_dev=host bytes=1024 td=%d code=%s", td, f),
+		fmt.Sprintf("data_op ompt_target_data_delete begin src_dev=0 dst_dev=host bytes=0 td=%d code=%s", td, f),
+		fmt.Sprintf("data_op ompt_target_data_delete end src_dev=0 dst_dev=host bytes=0 td=%d code=%s", td, f),
+		fmt.Sprintf("data_op ompt_target_data_delete begin src_dev=0 dst_dev=host bytes=0 td=%d code=%s", td, f),
+		fmt.Sprintf("data_op ompt_target_data_delete end src_dev=0 dst_dev=host bytes=0 td=%d code=%s", td, f),
 		fmt.Sprintf("target ompt_target end dev=0 td=%d code=%s", td, f),
 	)
 }
@@ -339,14 +350,14 @@ func TestMemoryRoutinesAreOutsideConstructs(t *testing.T) {
 	require.NoError(t, target.FreeMem(p, 0))
 	f := "TestMemoryRoutinesAreOutsideConstructs"
 	expect(t,
-		"data_op ompt_target_data_alloc begin src_dev=-1 dst_dev=0 bytes=64 td=0 code="+f,
-		"data_op ompt_target_data_alloc end src_dev=-1 dst_dev=0 bytes=64 td=0 code="+f,
-		"data_op ompt_target_data_transfer_to_device begin src_dev=-1 dst_dev=0 bytes=64 td=0 code="+f,
-		"data_op ompt_target_data_transfer_to_device end src_dev=-1 dst_dev=0 bytes=64 td=0 code="+f,
-		"data_op ompt_target_data_memset begin src_dev=-1 dst_dev=0 bytes=64 td=0 code="+f,
-		"data_op ompt_target_data_memset end src_dev=-1 dst_dev=0 bytes=64 td=0 code="+f,
-		"data_op ompt_target_data_delete begin src_dev=0 dst_dev=-1 bytes=0 td=0 code="+f,
-		"data_op ompt_target_data_delete end src_dev=0 dst_dev=-1 bytes=0 td=0 code="+f,
+		"data_op ompt_target_data_alloc begin src_dev=host dst_dev=0 bytes=64 td=0 code="+f,
+		"data_op ompt_target_data_alloc end src_dev=host dst_dev=0 bytes=64 td=0 code="+f,
+		"data_op ompt_target_data_transfer_to_device begin src_dev=host dst_dev=0 bytes=64 td=0 code="+f,
+		"data_op ompt_target_data_transfer_to_device end src_dev=host dst_dev=0 bytes=64 td=0 code="+f,
+		"data_op ompt_target_data_memset begin src_dev=host dst_dev=0 bytes=64 td=0 code="+f,
+		"data_op ompt_target_data_memset end src_dev=host dst_dev=0 bytes=64 td=0 code="+f,
+		"data_op ompt_target_data_delete begin src_dev=0 dst_dev=host bytes=0 td=0 code="+f,
+		"data_op ompt_target_data_delete end src_dev=0 dst_dev=host bytes=0 td=0 code="+f,
 	)
 }
 
@@ -367,7 +378,7 @@ func TestMemcpyRectDataOps(t *testing.T) {
 	var want []string
 	for _, n := range []int{4, 4, 4, 24} {
 		for _, ep := range []string{"begin", "end"} {
-			want = append(want, fmt.Sprintf("data_op ompt_target_data_transfer_to_device %s src_dev=-1 dst_dev=0 bytes=%d td=0 code=%s", ep, n, f))
+			want = append(want, fmt.Sprintf("data_op ompt_target_data_transfer_to_device %s src_dev=host dst_dev=0 bytes=%d td=0 code=%s", ep, n, f))
 		}
 	}
 	expect(t, want...)
@@ -736,17 +747,15 @@ func TestDependencesCallback(t *testing.T) {
 	x, y := make([]float32, 64), make([]float32, 64)
 	require.NoError(t, target.EnterData(0, target.To(x), target.To(y)))
 	tool.take()
+	// the marks the tool writes at the nowait constructs' dependences,
+	// which come at their tasks' first events: t2's task runs after t1's
+	tool.mu.Lock()
+	m1, m2 := 9_000_000+tool.nextMark+1, 9_000_000+tool.nextMark+2
+	tool.mu.Unlock()
 	t1 := target.TargetNowait(target.Region{Device: target.Dev(0), Kernel: kernels.Saxpy, Shape: target.N(64),
 		Maps: []target.Map{target.DependIn(x), target.DependOut(y)},
 		Args: []target.Arg{target.Int(64), target.Float32(2), target.Slice(x), target.Slice(y)}})
-	mark := func() uint64 { // the mark the tool wrote last, at a nowait construct's dependences
-		tool.mu.Lock()
-		defer tool.mu.Unlock()
-		return 9_000_000 + tool.nextMark
-	}
-	m1 := mark()
 	t2 := target.UpdateNowait(0, target.From(y), target.DependInOut(y), target.DependOn(t1))
-	m2 := mark()
 	for _, tk := range []*target.Task{t1, t2} {
 		require.NoError(t, tk.Wait())
 	}

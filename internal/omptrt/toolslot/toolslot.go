@@ -61,6 +61,10 @@ var (
 	// NewThread, if set, makes the word of a native tool's slots of a new
 	// thread; it is never freed (threads are never forgotten).
 	NewThread func() unsafe.Pointer
+	// ResetThread, if set, zeroes a word's thread slots when the life of
+	// their OpenMP thread ends (after its thread_end), so the next life
+	// starts as ompt_data_none.
+	ResetThread func(word unsafe.Pointer)
 )
 
 // ThreadWord returns the word of the thread slots that p (a slot of the

@@ -73,6 +73,8 @@ static struct op *find_op(uint64_t id) {
 
 static uint64_t fresh_id(void) { return next_id++; }
 
+static int initial_device = -2; // initial_device_num, from initialize
+
 // check_info checks ompt_get_target_info inside a construct's callback:
 // it must answer the tool's own target id and, during an operation, the
 // tool's own host_op_id.
@@ -133,7 +135,8 @@ static void on_data_op_emi(ompt_scope_endpoint_t ep, ompt_data_t *target_task_da
 		ops[nops++] = (struct op){.id = *host_op_id, .target = routine ? 0 : target_data->value, .kind = optype,
 					  .bytes = bytes, .src_dev = src_dev, .dst_dev = dst_dev};
 		if (!routine) {
-			int dev = src_dev >= 0 ? src_dev : dst_dev;
+			// the host is initial_device_num in every callback
+			int dev = src_dev != initial_device ? src_dev : dst_dev;
 			check_info("data op begin", dev, target_data->value, host_op_id);
 		}
 	} else {
@@ -282,7 +285,7 @@ static void on_device_load(int dev, const char *file, int64_t off, void *vma, si
 }
 
 static int initialize(ompt_function_lookup_t lookup, int initial, ompt_data_t *data) {
-	(void)initial;
+	initial_device = initial;
 	(void)data;
 	lookup0 = lookup;
 	ompt_set_callback_t set = (ompt_set_callback_t)lookup("ompt_set_callback");
