@@ -130,12 +130,15 @@ func (k ImageKind) String() string {
 
 // Image is one form of a kernel's code. Source holds OpenCL C or PTX text;
 // Host holds the Go function of an ImageHost image. Entry is the function's
-// name inside Source (the kernel's Name when empty).
+// name inside Source (the kernel's Name when empty). Options are the build
+// options of an ImageOpenCL image, passed to clBuildProgram as they are
+// ("-cl-fp32-correctly-rounded-divide-sqrt"); other images have none.
 type Image struct {
-	Kind   ImageKind
-	Entry  string
-	Source string
-	Host   HostFunc
+	Kind    ImageKind
+	Entry   string
+	Source  string
+	Host    HostFunc
+	Options string
 }
 
 // Kernel is one named kernel with several images that all compute the same

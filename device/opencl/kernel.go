@@ -90,7 +90,7 @@ func (d *clDevice) build(k *device.Kernel) (*function, error) {
 	if err != nil {
 		return nil, d.wrap(op, err)
 	}
-	if err := cl.BuildProgram(prog, d.dev, ""); err != nil {
+	if err := cl.BuildProgram(prog, d.dev, img.Options); err != nil {
 		log, lerr := cl.GetProgramBuildLog(prog, d.dev)
 		cl.ReleaseProgram(prog)
 		if lerr != nil {
