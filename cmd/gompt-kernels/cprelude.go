@@ -78,25 +78,34 @@ func (p *prelude) shift(t scalar, left bool) string {
 }
 
 // minmax returns the helper for Go's built-in min or max of two values of
-// t. For floats it is the runtime's fmin/fmax: a NaN operand is the
-// result, and min(-0, +0) is -0, max(-0, +0) is +0 (OpenCL's fmin and fmax
-// return the other operand of a NaN).
+// t. For floats it is what Go computes on amd64 (the reference for NaN
+// payloads and signs): min(x, y) is MINSD(MINSD(x, y), x) | MINSD(x, y)
+// (MINSD(a, b) = a < b ? a : b), and max(x, y) is -min(-x, -y); so a NaN
+// operand gives a NaN, min(-0, +0) is -0 and max(-0, +0) is +0 (OpenCL's
+// fmin and fmax return the other operand of a NaN).
 func (p *prelude) minmax(t scalar, isMin bool) string {
-	what, cmp, bitop := "max", ">", "&"
+	what := "max"
 	if isMin {
-		what, cmp, bitop = "min", "<", "|"
+		what = "min"
 	}
 	name := "gompt_" + what + "_" + t.c()
 	var body string
-	if t.isFloat() {
-		as, ut := "as_float", "uint"
+	switch {
+	case t.isFloat():
+		as, ut := "as_float", "as_uint"
 		if t.bits() == 64 {
-			as, ut = "as_double", "ulong"
+			as, ut = "as_double", "as_ulong"
 		}
-		body = fmt.Sprintf("if (y != y || y %[1]s x) return y; if (x != x || x %[1]s y || x != 0) return x; return %[2]s(as_%[3]s(x) %[4]s as_%[3]s(y));",
-			cmp, as, ut, bitop)
-	} else {
-		body = fmt.Sprintf("return y %s x ? y : x;", cmp)
+		neg := ""
+		if !isMin {
+			body = "x = -x; y = -y; "
+			neg = "-"
+		}
+		body += fmt.Sprintf("%[1]s m = x < y ? x : y; %[1]s u = m < x ? m : x; return %[4]s%[2]s(%[3]s(u) | %[3]s(m));", t.c(), as, ut, neg)
+	case isMin:
+		body = "return y < x ? y : x;"
+	default:
+		body = "return y > x ? y : x;"
 	}
 	return p.need(name, fmt.Sprintf("%s %s %s(%s x, %s y) { %s }", inl, t.c(), name, t.c(), t.c(), body))
 }

@@ -379,7 +379,7 @@ func (c *cfunc) ifChain(s *ast.IfStmt) {
 // ifTail writes an if statement (without an init) from the current
 // position of the line: "if (cond) {", the body, and its else chain.
 func (c *cfunc) ifTail(s *ast.IfStmt) {
-	fmt.Fprintf(&c.b, "if (%s) {\n", c.expr(s.Cond))
+	fmt.Fprintf(&c.b, "if (%s) {\n", bare(c.expr(s.Cond)))
 	c.block(s.Body.List)
 	switch e := s.Else.(type) {
 	case nil:
@@ -521,7 +521,7 @@ func (c *cfunc) switchStmt(s *ast.SwitchStmt, label string) {
 				kw = "} else if"
 			}
 			first = false
-			c.line("%s (%s) {", kw, strings.Join(conds, " || "))
+			c.line("%s (%s) {", kw, bare(strings.Join(conds, " || ")))
 			c.block(cl.Body)
 		}
 		switch {
@@ -865,4 +865,25 @@ func floatLit(f float64, f32 bool) string {
 		return "(" + s + "f)"
 	}
 	return "(" + s + ")"
+}
+
+// bare is s without the parentheses around it, if it has them: C warns
+// of "if ((a == b))".
+func bare(s string) string {
+	if len(s) < 2 || s[0] != '(' || s[len(s)-1] != ')' {
+		return s
+	}
+	depth := 0
+	for i := 0; i < len(s); i++ {
+		switch s[i] {
+		case '(':
+			depth++
+		case ')':
+			depth--
+			if depth == 0 && i != len(s)-1 {
+				return s
+			}
+		}
+	}
+	return s[1 : len(s)-1]
 }

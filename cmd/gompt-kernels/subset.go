@@ -117,9 +117,6 @@ func (c *checker) stmt(s ast.Stmt) {
 		c.stmt(s.Init)
 		if s.Tag != nil {
 			c.expr(s.Tag)
-			if sc, ok := scalarOf(c.info().TypeOf(s.Tag)); !ok || sc.isBool() && false {
-				return
-			}
 		}
 		for _, cc := range s.Body.List {
 			cl := cc.(*ast.CaseClause)
@@ -302,7 +299,7 @@ func (c *checker) expr(e ast.Expr) {
 		}
 		return
 	}
-	if tv.Type != nil && !tv.IsType() {
+	if _, isTuple := tv.Type.(*types.Tuple); tv.Type != nil && !tv.IsType() && !isTuple {
 		if _, ok := scalarOf(tv.Type); !ok {
 			if _, isSlice := tv.Type.(*types.Slice); !isSlice {
 				if _, isSig := tv.Type.(*types.Signature); !isSig {
