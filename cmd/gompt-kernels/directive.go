@@ -52,8 +52,10 @@ func (g *gen) collect() {
 				g.errs.add(fdir.Pos(), "%s is marked both //gompt:kernel and //gompt:func; a kernel cannot be called from device code: move the shared code into a //gompt:func helper", fd.Name.Name)
 				continue
 			}
-			if fdir != nil && strings.TrimSpace(strings.TrimPrefix(fdir.Text, funcDirective)) != "" {
-				g.errs.add(fdir.Pos(), "//gompt:func takes no arguments")
+			if fdir != nil {
+				if rest, _, _ := strings.Cut(strings.TrimPrefix(fdir.Text, funcDirective), " //"); strings.TrimSpace(rest) != "" {
+					g.errs.add(fdir.Pos(), "//gompt:func takes no arguments")
+				}
 			}
 			f := g.newFn(fd)
 			if f == nil {
@@ -119,7 +121,7 @@ func (g *gen) newFn(fd *ast.FuncDecl) *fn {
 		sc, isScalar := scalarOf(t)
 		switch {
 		case !isScalar:
-			g.errs.unsupported(v.Pos(), "parameter "+v.Name()+" of type "+v.Type().String(), typeHint(v.Type()))
+			g.errs.unsupported(v.Pos(), "parameter "+v.Name()+" of type "+g.typeString(v.Type()), typeHint(v.Type()))
 			ok = false
 		case p.slice && sc.isBool():
 			g.errs.unsupported(v.Pos(), "parameter "+v.Name()+" of type []bool", "use []uint8 holding 0 and 1")
@@ -138,7 +140,7 @@ func (g *gen) newFn(fd *ast.FuncDecl) *fn {
 		r := sig.Results().At(0)
 		sc, isScalar := scalarOf(r.Type())
 		if !isScalar {
-			g.errs.unsupported(fd.Type.Results.Pos(), "a result of type "+r.Type().String(), typeHint(r.Type()))
+			g.errs.unsupported(fd.Type.Results.Pos(), "a result of type "+g.typeString(r.Type()), typeHint(r.Type()))
 			ok = false
 		} else if r.Name() != "" {
 			g.errs.unsupported(fd.Type.Results.Pos(), "a named result", "return the value")
@@ -209,7 +211,11 @@ func (g *gen) newKernel(f *fn, dir *ast.Comment) {
 	}
 	seen := map[string]bool{}
 	lenExprs := map[*param]string{}
-	for _, field := range strings.Fields(strings.TrimPrefix(dir.Text, kernelDirective)) {
+	text := strings.TrimPrefix(dir.Text, kernelDirective)
+	if i := strings.Index(text, " //"); i >= 0 { // a comment after the directive
+		text = text[:i]
+	}
+	for _, field := range strings.Fields(text) {
 		key, val, ok := strings.Cut(field, "=")
 		if !ok || val == "" {
 			fail("%q is not KEY=VALUE; the keys are dims, reduce, len(BUF), name and var", field)

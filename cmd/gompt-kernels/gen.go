@@ -77,9 +77,6 @@ func generate(o options) (output, error) {
 			}
 		}
 	}
-	if len(g.errs.errs) > 0 {
-		return nil, g.errs
-	}
 	for _, f := range all {
 		g.check(f)
 	}
@@ -248,10 +245,12 @@ func (g *gen) checkNames(o options) {
 	}
 }
 
-// rel is pos as file:line:col, the file relative to the working folder.
+// rel is pos as file:line:col in the generated files, the file named
+// relative to the package's folder (so that the output does not depend on
+// where the generator runs).
 func (g *gen) rel(pos token.Pos) string {
 	p := g.p.fset.Position(pos)
-	p.Filename = relPath(g.cwd, p.Filename)
+	p.Filename = filepath.Base(p.Filename)
 	return p.String()
 }
 
@@ -340,4 +339,9 @@ func (g *gen) launchPackage(dir string) error {
 		return fmt.Errorf("-launchers %s: %q is not a package name; add a Go file declaring the package there", dir, g.launchName)
 	}
 	return nil
+}
+
+// typeString is t as the package's own code writes it.
+func (g *gen) typeString(t types.Type) string {
+	return types.TypeString(t, types.RelativeTo(g.p.types))
 }

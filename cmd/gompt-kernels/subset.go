@@ -13,12 +13,13 @@ import (
 // and recording what the translation needs: buffer reads and writes,
 // assigned variables, helper calls, float64 and inexact math.
 type checker struct {
-	g *gen
-	f *fn
+	g   *gen
+	f   *fn
+	bad map[*types.Var]bool // locals already reported for their type
 }
 
 func (g *gen) check(f *fn) {
-	c := &checker{g: g, f: f}
+	c := &checker{g: g, f: f, bad: map[*types.Var]bool{}}
 	c.block(f.decl.Body.List)
 }
 
@@ -46,8 +47,9 @@ func (c *checker) stmt(s ast.Stmt) {
 			return
 		}
 		if tv := c.info().Types[call.Fun]; tv.IsBuiltin() || tv.IsType() {
+			before := len(c.g.errs.errs)
 			c.expr(call)
-			if tv.IsBuiltin() || tv.IsType() {
+			if len(c.g.errs.errs) == before {
 				c.unsupported(s.Pos(), "a call of "+exprString(call.Fun)+" as a statement", "its value is unused")
 			}
 			return
@@ -66,11 +68,12 @@ func (c *checker) stmt(s ast.Stmt) {
 		case token.VAR:
 			for _, spec := range gd.Specs {
 				vs := spec.(*ast.ValueSpec)
-				for _, name := range vs.Names {
-					c.local(name)
-				}
+				before := len(c.g.errs.errs)
 				for _, v := range vs.Values {
 					c.expr(v)
+				}
+				for _, name := range vs.Names {
+					c.local(name, len(c.g.errs.errs) > before)
 				}
 			}
 		default:
@@ -91,7 +94,7 @@ func (c *checker) stmt(s ast.Stmt) {
 	case *ast.RangeStmt:
 		t := c.info().TypeOf(s.X)
 		if sc, ok := scalarOf(t); !ok || !sc.isInt() {
-			what := "range over a value of type " + t.String()
+			what := "range over a value of type " + c.g.typeString(t)
 			if _, isSlice := t.Underlying().(*types.Slice); isSlice {
 				c.unsupported(s.Pos(), what, "range over an int: for i := range len(buf)")
 			} else {
@@ -105,7 +108,7 @@ func (c *checker) stmt(s ast.Stmt) {
 		if s.Key != nil {
 			if s.Tok == token.DEFINE {
 				if id, ok := s.Key.(*ast.Ident); ok && id.Name != "_" {
-					c.local(id)
+					c.local(id, false)
 				}
 			} else {
 				c.lhs(s.Key, false)
@@ -167,8 +170,9 @@ func stmtName(s ast.Stmt) string {
 	return strings.ToLower(strings.TrimSuffix(strings.TrimPrefix(fmt.Sprintf("%T", s), "*ast."), "Stmt")) + " statement"
 }
 
-// local checks the declaration of a local variable.
-func (c *checker) local(id *ast.Ident) {
+// local checks the declaration of a local variable; quiet when its value
+// was reported already (the variable is then only marked bad).
+func (c *checker) local(id *ast.Ident, quiet bool) {
 	if id.Name == "_" {
 		return
 	}
@@ -180,7 +184,11 @@ func (c *checker) local(id *ast.Ident) {
 		return
 	}
 	if _, ok := scalarOf(v.Type()); !ok {
-		what := "a local variable of type " + v.Type().String()
+		c.bad[v] = true
+		if quiet {
+			return
+		}
+		what := "a local variable of type " + c.g.typeString(v.Type())
 		hint := typeHint(v.Type())
 		if _, isSlice := v.Type().(*types.Slice); isSlice {
 			what = "a local slice variable (" + id.Name + ")"
@@ -191,17 +199,24 @@ func (c *checker) local(id *ast.Ident) {
 }
 
 func (c *checker) assign(s *ast.AssignStmt) {
+	before := len(c.g.errs.errs)
 	if s.Tok == token.DEFINE {
+		for _, r := range s.Rhs {
+			c.expr(r)
+		}
 		for _, l := range s.Lhs {
-			c.local(l.(*ast.Ident))
+			c.local(l.(*ast.Ident), len(c.g.errs.errs) > before)
 		}
 	} else {
 		for _, l := range s.Lhs {
 			c.lhs(l, s.Tok != token.ASSIGN)
 		}
-	}
-	for _, r := range s.Rhs {
-		c.expr(r)
+		if len(c.g.errs.errs) > before {
+			return
+		}
+		for _, r := range s.Rhs {
+			c.expr(r)
+		}
 	}
 	if len(s.Rhs) == 1 && len(s.Lhs) > 1 {
 		c.unsupported(s.Pos(), "an assignment of several values from one expression", "")
@@ -295,26 +310,43 @@ func (c *checker) expr(e ast.Expr) {
 		} else if tv.Value.Kind() == constant.Complex {
 			c.unsupported(e.Pos(), "a complex number", "")
 		} else if _, ok := scalarOf(tv.Type); !ok {
-			c.unsupported(e.Pos(), "a constant of type "+tv.Type.String(), typeHint(tv.Type))
+			c.unsupported(e.Pos(), "a constant of type "+c.g.typeString(tv.Type), typeHint(tv.Type))
 		}
+		return
+	}
+	if id, ok := e.(*ast.Ident); ok {
+		if v, ok := c.info().Uses[id].(*types.Var); ok && c.bad[v] {
+			return
+		}
+	}
+	before := len(c.g.errs.errs)
+	c.node(e)
+	if len(c.g.errs.errs) > before {
 		return
 	}
 	if _, isTuple := tv.Type.(*types.Tuple); tv.Type != nil && !tv.IsType() && !isTuple {
 		if _, ok := scalarOf(tv.Type); !ok {
 			if _, isSlice := tv.Type.(*types.Slice); !isSlice {
 				if _, isSig := tv.Type.(*types.Signature); !isSig {
-					c.unsupported(e.Pos(), "a value of type "+tv.Type.String()+" ("+exprString(e)+")", typeHint(tv.Type))
+					c.unsupported(e.Pos(), "a value of type "+c.g.typeString(tv.Type)+" ("+exprString(e)+")", typeHint(tv.Type))
 					return
 				}
 			}
 		}
 	}
+}
+
+// node checks e by its kind of node.
+func (c *checker) node(e ast.Expr) {
 	switch e := e.(type) {
 	case *ast.ParenExpr:
 		c.expr(e.X)
 	case *ast.Ident:
 		switch o := c.info().Uses[e].(type) {
 		case *types.Var:
+			if c.bad[o] {
+				return
+			}
 			if c.isGlobal(o) {
 				c.unsupported(e.Pos(), "package-level variable "+e.Name, "kernels use their parameters, locals and constants; make it a constant or a parameter")
 				return
@@ -403,7 +435,7 @@ func (c *checker) call(e *ast.CallExpr) {
 	switch {
 	case tv.IsType():
 		if _, ok := scalarOf(tv.Type); !ok {
-			c.unsupported(e.Pos(), "a conversion to "+tv.Type.String(), typeHint(tv.Type))
+			c.unsupported(e.Pos(), "a conversion to "+c.g.typeString(tv.Type), typeHint(tv.Type))
 			return
 		}
 		for _, a := range e.Args {
@@ -418,6 +450,9 @@ func (c *checker) call(e *ast.CallExpr) {
 			var p *param
 			if ok {
 				if v, _ := c.info().Uses[id].(*types.Var); v != nil {
+					if c.bad[v] {
+						return
+					}
 					p = c.f.byObj[v]
 				}
 			}

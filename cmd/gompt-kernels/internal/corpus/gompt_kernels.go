@@ -11,7 +11,7 @@ import (
 	gomptmath "math"
 )
 
-// Box3DKernel is the gompt map kernel of Box3D (./cmd/gompt-kernels/internal/corpus/dims.go:19:1), over [0, nx)x[0, ny)x[0, nz).
+// Box3DKernel is the gompt map kernel of Box3D (dims.go:19:1), over [0, nx)x[0, ny)x[0, nz).
 var Box3DKernel = &gomptdevice.Kernel{
 	Name: "Box3D",
 	Params: []gomptdevice.Param{
@@ -82,7 +82,7 @@ func RunBox3D(dev gompttarget.DeviceClause, nx int, ny int, nz int, in []float64
 		Args: []gompttarget.Arg{gompttarget.Int(nx), gompttarget.Int(ny), gompttarget.Int(nz), gompttarget.Slice(in), gompttarget.Slice(out)}})
 }
 
-// ClassifyKernel is the gompt map kernel of Classify (./cmd/gompt-kernels/internal/corpus/floats.go:65:1), over [0, n).
+// ClassifyKernel is the gompt map kernel of Classify (floats.go:65:1), over [0, n).
 var ClassifyKernel = &gomptdevice.Kernel{
 	Name: "Classify",
 	Params: []gomptdevice.Param{
@@ -141,7 +141,7 @@ func RunClassify(dev gompttarget.DeviceClause, n int, a []float64, out []uint64)
 		Args: []gompttarget.Arg{gompttarget.Int(n), gompttarget.Slice(a), gompttarget.Slice(out)}})
 }
 
-// ControlKernel is the gompt map kernel of Control (./cmd/gompt-kernels/internal/corpus/control.go:9:1), over [0, n).
+// ControlKernel is the gompt map kernel of Control (control.go:9:1), over [0, n).
 var ControlKernel = &gomptdevice.Kernel{
 	Name: "Control",
 	Params: []gomptdevice.Param{
@@ -200,7 +200,7 @@ func RunControl(dev gompttarget.DeviceClause, n int, a []int32, out []int64) err
 		Args: []gompttarget.Arg{gompttarget.Int(n), gompttarget.Slice(a), gompttarget.Slice(out)}})
 }
 
-// ConversionsKernel is the gompt map kernel of Conversions (./cmd/gompt-kernels/internal/corpus/ints.go:119:1), over [0, n).
+// ConversionsKernel is the gompt map kernel of Conversions (ints.go:119:1), over [0, n).
 var ConversionsKernel = &gomptdevice.Kernel{
 	Name: "Conversions",
 	Params: []gomptdevice.Param{
@@ -262,7 +262,7 @@ func RunConversions(dev gompttarget.DeviceClause, n int, a []int64, f []float64,
 		Args: []gompttarget.Arg{gompttarget.Int(n), gompttarget.Slice(a), gompttarget.Slice(f), gompttarget.Slice(out)}})
 }
 
-// Float64OpsKernel is the gompt map kernel of Float64Ops (./cmd/gompt-kernels/internal/corpus/floats.go:34:1), over [0, n).
+// Float64OpsKernel is the gompt map kernel of Float64Ops (floats.go:34:1), over [0, n).
 var Float64OpsKernel = &gomptdevice.Kernel{
 	Name: "Float64Ops",
 	Params: []gomptdevice.Param{
@@ -324,7 +324,7 @@ func RunFloat64Ops(dev gompttarget.DeviceClause, n int, a []float64, b []float64
 		Args: []gompttarget.Arg{gompttarget.Int(n), gompttarget.Slice(a), gompttarget.Slice(b), gompttarget.Slice(out)}})
 }
 
-// FloatOpsKernel is the gompt map kernel of FloatOps (./cmd/gompt-kernels/internal/corpus/floats.go:9:1), over [0, n).
+// FloatOpsKernel is the gompt map kernel of FloatOps (floats.go:9:1), over [0, n).
 var FloatOpsKernel = &gomptdevice.Kernel{
 	Name: "FloatOps",
 	Params: []gomptdevice.Param{
@@ -389,7 +389,7 @@ func RunFloatOps(dev gompttarget.DeviceClause, n int, a []float32, b []float32, 
 		Args: []gompttarget.Arg{gompttarget.Int(n), gompttarget.Slice(a), gompttarget.Slice(b), gompttarget.Slice(c), gompttarget.Slice(out)}})
 }
 
-// HelpersKernel is the gompt map kernel of Helpers (./cmd/gompt-kernels/internal/corpus/helpers.go:38:1), over [0, n).
+// HelpersKernel is the gompt map kernel of Helpers (helpers.go:38:1), over [0, n).
 var HelpersKernel = &gomptdevice.Kernel{
 	Name: "Helpers",
 	Params: []gomptdevice.Param{
@@ -484,7 +484,7 @@ func RunHelpers(dev gompttarget.DeviceClause, n int, s8 int8, u8 uint8, s16 int1
 		Args: []gompttarget.Arg{gompttarget.Int(n), gompttarget.Int(int(s8)), gompttarget.Int(int(u8)), gompttarget.Int(int(s16)), gompttarget.Int(int(u16)), gompttarget.Int(int(s32)), gompttarget.Int(int(u32)), gompttarget.Int(int(u64)), gompttarget.Int(int(u)), gompttarget.Int(gomptrt.Bool(b)), gompttarget.Float64(f64), gompttarget.Slice(x), gompttarget.Slice(c), gompttarget.Slice(hist), gompttarget.Slice(out)}})
 }
 
-// Int64OpsKernel is the gompt map kernel of Int64Ops (./cmd/gompt-kernels/internal/corpus/ints.go:8:1), over [0, n).
+// Int64OpsKernel is the gompt map kernel of Int64Ops (ints.go:8:1), over [0, n).
 var Int64OpsKernel = &gomptdevice.Kernel{
 	Name: "Int64Ops",
 	Params: []gomptdevice.Param{
@@ -546,7 +546,7 @@ func RunInt64Ops(dev gompttarget.DeviceClause, n int, a []int64, b []int64, out 
 		Args: []gompttarget.Arg{gompttarget.Int(n), gompttarget.Slice(a), gompttarget.Slice(b), gompttarget.Slice(out)}})
 }
 
-// IntOpsKernel is the gompt map kernel of IntOps (./cmd/gompt-kernels/internal/corpus/ints.go:27:1), over [0, n).
+// IntOpsKernel is the gompt map kernel of IntOps (ints.go:27:1), over [0, n).
 var IntOpsKernel = &gomptdevice.Kernel{
 	Name: "IntOps",
 	Params: []gomptdevice.Param{
@@ -608,7 +608,7 @@ func RunIntOps(dev gompttarget.DeviceClause, n int, a []int, b []int, out []int)
 		Args: []gompttarget.Arg{gompttarget.Int(n), gompttarget.Slice(a), gompttarget.Slice(b), gompttarget.Slice(out)}})
 }
 
-// LabelsKernel is the gompt map kernel of Labels (./cmd/gompt-kernels/internal/corpus/control.go:93:1), over [0, n).
+// LabelsKernel is the gompt map kernel of Labels (control.go:93:1), over [0, n).
 var LabelsKernel = &gomptdevice.Kernel{
 	Name: "Labels",
 	Params: []gomptdevice.Param{
@@ -667,7 +667,7 @@ func RunLabels(dev gompttarget.DeviceClause, n int, a []int64, out []int64) erro
 		Args: []gompttarget.Arg{gompttarget.Int(n), gompttarget.Slice(a), gompttarget.Slice(out)}})
 }
 
-// MatMulKernel is the gompt map kernel of MatMul (./cmd/gompt-kernels/internal/corpus/dims.go:41:1), over [0, n)x[0, m).
+// MatMulKernel is the gompt map kernel of MatMul (dims.go:41:1), over [0, n)x[0, m).
 var MatMulKernel = &gomptdevice.Kernel{
 	Name: "MatMul",
 	Params: []gomptdevice.Param{
@@ -738,7 +738,7 @@ func RunMatMul(dev gompttarget.DeviceClause, m int, n int, k int, A []float32, B
 		Args: []gompttarget.Arg{gompttarget.Int(m), gompttarget.Int(n), gompttarget.Int(k), gompttarget.Slice(A), gompttarget.Slice(B), gompttarget.Slice(C)}})
 }
 
-// MaxFloat64Kernel is the gompt reduction (reduce=max) of MaxFloat64 (./cmd/gompt-kernels/internal/corpus/reduce.go:57:1), over [0, n).
+// MaxFloat64Kernel is the gompt reduction (reduce=max) of MaxFloat64 (reduce.go:57:1), over [0, n).
 // Its last parameter, partial, receives one float64 per team (Shape.Teams of them), to combine on the host; RunMaxFloat64 does.
 var MaxFloat64Kernel = &gomptdevice.Kernel{
 	Name: "MaxFloat64",
@@ -817,7 +817,7 @@ func RunMaxFloat64(dev gompttarget.DeviceClause, n int, a []float64) (float64, e
 	return gomptrt.Max(gomptZero, gomptPartial), nil
 }
 
-// MaxUint64Kernel is the gompt reduction (reduce=max) of MaxUint64 (./cmd/gompt-kernels/internal/corpus/reduce.go:51:1), over [0, n).
+// MaxUint64Kernel is the gompt reduction (reduce=max) of MaxUint64 (reduce.go:51:1), over [0, n).
 // Its last parameter, partial, receives one uint64 per team (Shape.Teams of them), to combine on the host; RunMaxUint64 does.
 var MaxUint64Kernel = &gomptdevice.Kernel{
 	Name: "MaxUint64",
@@ -895,7 +895,7 @@ func RunMaxUint64(dev gompttarget.DeviceClause, n int, a []uint64) (uint64, erro
 	return gomptrt.Max(gomptZero, gomptPartial), nil
 }
 
-// MinFloat32Kernel is the gompt reduction (reduce=min) of MinFloat32 (./cmd/gompt-kernels/internal/corpus/reduce.go:46:1), over [0, n).
+// MinFloat32Kernel is the gompt reduction (reduce=min) of MinFloat32 (reduce.go:46:1), over [0, n).
 // Its last parameter, partial, receives one float32 per team (Shape.Teams of them), to combine on the host; RunMinFloat32 does.
 var MinFloat32Kernel = &gomptdevice.Kernel{
 	Name: "MinFloat32",
@@ -973,7 +973,7 @@ func RunMinFloat32(dev gompttarget.DeviceClause, n int, a []float32) (float32, e
 	return gomptrt.Min(gomptZero, gomptPartial), nil
 }
 
-// MinInt16Kernel is the gompt reduction (reduce=min) of MinInt16 (./cmd/gompt-kernels/internal/corpus/reduce.go:39:1), over [0, nx)x[0, ny)x[0, nz).
+// MinInt16Kernel is the gompt reduction (reduce=min) of MinInt16 (reduce.go:39:1), over [0, nx)x[0, ny)x[0, nz).
 // Its last parameter, partial, receives one int16 per team (Shape.Teams of them), to combine on the host; RunMinInt16 does.
 var MinInt16Kernel = &gomptdevice.Kernel{
 	Name: "MinInt16",
@@ -1063,7 +1063,7 @@ func RunMinInt16(dev gompttarget.DeviceClause, nx int, ny int, nz int, a []int16
 	return gomptrt.Min(gomptZero, gomptPartial), nil
 }
 
-// MinMaxKernel is the gompt map kernel of MinMax (./cmd/gompt-kernels/internal/corpus/floats.go:48:1), over [0, n).
+// MinMaxKernel is the gompt map kernel of MinMax (floats.go:48:1), over [0, n).
 var MinMaxKernel = &gomptdevice.Kernel{
 	Name: "MinMax",
 	Params: []gomptdevice.Param{
@@ -1131,7 +1131,7 @@ func RunMinMax(dev gompttarget.DeviceClause, n int, a []float64, b []float64, c 
 		Args: []gompttarget.Arg{gompttarget.Int(n), gompttarget.Slice(a), gompttarget.Slice(b), gompttarget.Slice(c), gompttarget.Slice(d), gompttarget.Slice(out)}})
 }
 
-// NarrowKernel is the gompt map kernel of Narrow (./cmd/gompt-kernels/internal/corpus/ints.go:96:1), over [0, n).
+// NarrowKernel is the gompt map kernel of Narrow (ints.go:96:1), over [0, n).
 var NarrowKernel = &gomptdevice.Kernel{
 	Name: "Narrow",
 	Params: []gomptdevice.Param{
@@ -1199,7 +1199,7 @@ func RunNarrow(dev gompttarget.DeviceClause, n int, a []int8, b []int8, c []uint
 		Args: []gompttarget.Arg{gompttarget.Int(n), gompttarget.Slice(a), gompttarget.Slice(b), gompttarget.Slice(c), gompttarget.Slice(d), gompttarget.Slice(out)}})
 }
 
-// OutOfRangeKernel is the gompt map kernel of OutOfRange (./cmd/gompt-kernels/internal/corpus/dims.go:71:1), over [0, n).
+// OutOfRangeKernel is the gompt map kernel of OutOfRange (dims.go:71:1), over [0, n).
 var OutOfRangeKernel = &gomptdevice.Kernel{
 	Name: "OutOfRange",
 	Params: []gomptdevice.Param{
@@ -1258,7 +1258,7 @@ func RunOutOfRange(dev gompttarget.DeviceClause, n int, in []int32, out []int32)
 		Args: []gompttarget.Arg{gompttarget.Int(n), gompttarget.Slice(in), gompttarget.Slice(out)}})
 }
 
-// PartialKernel is the gompt map kernel of Partial (./cmd/gompt-kernels/internal/corpus/dims.go:53:1), over [0, n).
+// PartialKernel is the gompt map kernel of Partial (dims.go:53:1), over [0, n).
 var PartialKernel = &gomptdevice.Kernel{
 	Name: "Partial",
 	Params: []gomptdevice.Param{
@@ -1317,7 +1317,7 @@ func RunPartial(dev gompttarget.DeviceClause, n int, in []int64, out []int64) er
 		Args: []gompttarget.Arg{gompttarget.Int(n), gompttarget.Slice(in), gompttarget.Slice(out)}})
 }
 
-// ProdFloat64Kernel is the gompt reduction (reduce=*) of ProdFloat64 (./cmd/gompt-kernels/internal/corpus/reduce.go:34:1), over [0, n).
+// ProdFloat64Kernel is the gompt reduction (reduce=*) of ProdFloat64 (reduce.go:34:1), over [0, n).
 // Its last parameter, partial, receives one float64 per team (Shape.Teams of them), to combine on the host; RunProdFloat64 does.
 var ProdFloat64Kernel = &gomptdevice.Kernel{
 	Name: "ProdFloat64",
@@ -1396,7 +1396,7 @@ func RunProdFloat64(dev gompttarget.DeviceClause, n int, a []float64) (float64, 
 	return gomptrt.ProdFloats(gomptPartial), nil
 }
 
-// ProdInt32Kernel is the gompt reduction (reduce=*) of ProdInt32 (./cmd/gompt-kernels/internal/corpus/reduce.go:29:1), over [0, n).
+// ProdInt32Kernel is the gompt reduction (reduce=*) of ProdInt32 (reduce.go:29:1), over [0, n).
 // Its last parameter, partial, receives one int32 per team (Shape.Teams of them), to combine on the host; RunProdInt32 does.
 var ProdInt32Kernel = &gomptdevice.Kernel{
 	Name: "ProdInt32",
@@ -1474,7 +1474,7 @@ func RunProdInt32(dev gompttarget.DeviceClause, n int, a []int32) (int32, error)
 	return gomptrt.ProdInts(gomptPartial), nil
 }
 
-// ShiftsKernel is the gompt map kernel of Shifts (./cmd/gompt-kernels/internal/corpus/ints.go:69:1), over [0, n).
+// ShiftsKernel is the gompt map kernel of Shifts (ints.go:69:1), over [0, n).
 var ShiftsKernel = &gomptdevice.Kernel{
 	Name: "Shifts",
 	Params: []gomptdevice.Param{
@@ -1536,7 +1536,7 @@ func RunShifts(dev gompttarget.DeviceClause, n int, a []int64, s []uint64, out [
 		Args: []gompttarget.Arg{gompttarget.Int(n), gompttarget.Slice(a), gompttarget.Slice(s), gompttarget.Slice(out)}})
 }
 
-// Stencil2DKernel is the gompt map kernel of Stencil2D (./cmd/gompt-kernels/internal/corpus/dims.go:7:1), over [0, nx)x[0, ny).
+// Stencil2DKernel is the gompt map kernel of Stencil2D (dims.go:7:1), over [0, nx)x[0, ny).
 var Stencil2DKernel = &gomptdevice.Kernel{
 	Name: "Stencil2D",
 	Params: []gomptdevice.Param{
@@ -1604,7 +1604,7 @@ func RunStencil2D(dev gompttarget.DeviceClause, nx int, ny int, w float32, in []
 		Args: []gompttarget.Arg{gompttarget.Int(nx), gompttarget.Int(ny), gompttarget.Float32(w), gompttarget.Slice(in), gompttarget.Slice(out)}})
 }
 
-// SumFloat32Kernel is the gompt reduction (reduce=+) of SumFloat32 (./cmd/gompt-kernels/internal/corpus/reduce.go:13:1), over [0, n).
+// SumFloat32Kernel is the gompt reduction (reduce=+) of SumFloat32 (reduce.go:13:1), over [0, n).
 // Its last parameter, partial, receives one float32 per team (Shape.Teams of them), to combine on the host; RunSumFloat32 does.
 var SumFloat32Kernel = &gomptdevice.Kernel{
 	Name: "SumFloat32",
@@ -1686,7 +1686,7 @@ func RunSumFloat32(dev gompttarget.DeviceClause, n int, x []float32, y []float32
 	return gomptrt.SumFloats(gomptPartial), nil
 }
 
-// SumFloat64In2DKernel is the gompt reduction (reduce=+) of SumFloat64In2D (./cmd/gompt-kernels/internal/corpus/reduce.go:18:1), over [0, nx)x[0, ny).
+// SumFloat64In2DKernel is the gompt reduction (reduce=+) of SumFloat64In2D (reduce.go:18:1), over [0, nx)x[0, ny).
 // Its last parameter, partial, receives one float64 per team (Shape.Teams of them), to combine on the host; RunSumFloat64In2D does.
 var SumFloat64In2DKernel = &gomptdevice.Kernel{
 	Name: "SumFloat64In2D",
@@ -1771,7 +1771,7 @@ func RunSumFloat64In2D(dev gompttarget.DeviceClause, nx int, ny int, a []float64
 	return gomptrt.SumFloats(gomptPartial), nil
 }
 
-// SumInt64Kernel is the gompt reduction (reduce=+) of SumInt64 (./cmd/gompt-kernels/internal/corpus/reduce.go:8:1), over [0, n).
+// SumInt64Kernel is the gompt reduction (reduce=+) of SumInt64 (reduce.go:8:1), over [0, n).
 // Its last parameter, partial, receives one int64 per team (Shape.Teams of them), to combine on the host; RunSumInt64 does.
 var SumInt64Kernel = &gomptdevice.Kernel{
 	Name: "SumInt64",
@@ -1849,7 +1849,7 @@ func RunSumInt64(dev gompttarget.DeviceClause, n int, a []int64) (int64, error) 
 	return gomptrt.SumInts(gomptPartial), nil
 }
 
-// TranscendentalKernel is the gompt map kernel of Transcendental (./cmd/gompt-kernels/internal/corpus/floats.go:98:1), over [0, n).
+// TranscendentalKernel is the gompt map kernel of Transcendental (floats.go:98:1), over [0, n).
 var TranscendentalKernel = &gomptdevice.Kernel{
 	Name: "Transcendental",
 	Params: []gomptdevice.Param{
@@ -1909,7 +1909,7 @@ func RunTranscendental(dev gompttarget.DeviceClause, n int, a []float64, out []f
 		Args: []gompttarget.Arg{gompttarget.Int(n), gompttarget.Slice(a), gompttarget.Slice(out)}})
 }
 
-// TransposeKernel is the gompt map kernel of Transpose (./cmd/gompt-kernels/internal/corpus/dims.go:63:1), over [0, nx)x[0, ny).
+// TransposeKernel is the gompt map kernel of Transpose (dims.go:63:1), over [0, nx)x[0, ny).
 var TransposeKernel = &gomptdevice.Kernel{
 	Name: "Transpose",
 	Params: []gomptdevice.Param{
@@ -1974,7 +1974,7 @@ func RunTranspose(dev gompttarget.DeviceClause, nx int, ny int, in []uint8, out 
 		Args: []gompttarget.Arg{gompttarget.Int(nx), gompttarget.Int(ny), gompttarget.Slice(in), gompttarget.Slice(out)}})
 }
 
-// Uint64OpsKernel is the gompt map kernel of Uint64Ops (./cmd/gompt-kernels/internal/corpus/ints.go:52:1), over [0, n).
+// Uint64OpsKernel is the gompt map kernel of Uint64Ops (ints.go:52:1), over [0, n).
 var Uint64OpsKernel = &gomptdevice.Kernel{
 	Name: "Uint64Ops",
 	Params: []gomptdevice.Param{
