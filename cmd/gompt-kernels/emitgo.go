@@ -346,7 +346,11 @@ func (g *gen) launcher(w *goWriter, k *kernel, kp string) {
 		ret = "(" + k.result.goName() + ", error)"
 		zero = "gomptZero, "
 	}
-	w.p("// %s runs %s%s (%s) on device %s over [0, %s), mapping each slice by how the kernel uses it:", k.runName, kp, k.varName, k.fn.name, dev, strings.Join(dims, ")x[0, "))
+	qual := ""
+	if kp != "" {
+		qual = g.p.name + "."
+	}
+	w.p("// %s runs %s%s (%s) on device %s over [0, %s), mapping each slice by how the kernel uses it:", k.runName, qual, k.varName, k.fn.name, dev, strings.Join(dims, ")x[0, "))
 	var maps []string
 	for _, p := range k.args() {
 		if p.slice {
@@ -454,7 +458,17 @@ func (g *gen) sample(w *goWriter, k *kernel) {
 	tol, why := g.tolerance(k)
 	w.p("// %s is %s's Sample: about n points, random arguments.%s", name, k.varName, why)
 	w.p("func %s(gomptN int, gomptSeed int64) gomptdevice.Sample {", name)
-	w.p("gomptR := gomptrt.Rand(%q, gomptN, gomptSeed)", k.name)
+	random := false
+	for _, p := range k.args() {
+		if p.slice || !isDimOf(k, p) {
+			random = true
+		}
+	}
+	if random {
+		w.p("gomptR := gomptrt.Rand(%q, gomptN, gomptSeed)", k.name)
+	} else {
+		w.p("_ = gomptSeed")
+	}
 	w.p("gomptExt := gomptrt.Extents(gomptN, %d)", len(k.dims))
 	shape := "gomptdevice.Shape{Size: gomptExt}"
 	if k.reduce != "" {
@@ -565,3 +579,12 @@ func (g *gen) tolerance(k *kernel) (float64, string) {
 }
 
 func identOf(e ast.Expr) *ast.Ident { return ast.Unparen(e).(*ast.Ident) }
+
+func isDimOf(k *kernel, p *param) bool {
+	for _, d := range k.dims {
+		if d == p {
+			return true
+		}
+	}
+	return false
+}

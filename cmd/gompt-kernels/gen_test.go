@@ -549,3 +549,182 @@ func TestNothingToGenerate(t *testing.T) {
 	_, err = generate(options{dir: t.TempDir()})
 	require.Error(t, err)
 }
+
+// The prover drops a device's bounds test only for indexes it proves in
+// range: each kernel here indexes buffer b once; its name says whether
+// the index must be proven (P) or must not (N, an index that can fall
+// outside, or that the prover cannot follow).
+func TestProvenIndexes(t *testing.T) {
+	src := `package k
+
+const big = 0x7fffffffffffffff
+
+//gompt:kernel dims=n
+func P1(i int, n int, b []float32) { b[i] = 1 }
+
+//gompt:kernel dims=nx,ny
+func P2(x, y int, nx, ny int, b []float32) { b[x+nx*y] = 1 }
+
+//gompt:kernel dims=nx,ny,nz
+func P3(x, y, z int, nx, ny, nz int, b []float32) { b[(z*ny+y)*nx+x] = 1 }
+
+//gompt:kernel dims=nx,ny
+func P4(x, y int, nx, ny int, b []float32) {
+	i := y*nx + x
+	if x == 0 || y == 0 || x == nx-1 || y == ny-1 {
+		return
+	}
+	b[i-1] = b[i+nx] + b[i-nx] + b[i+1]
+}
+
+//gompt:kernel dims=nx,ny
+func P5(x, y int, nx, ny int, b []float32) {
+	if x > 0 && y < ny-1 {
+		b[(y+1)*nx+x-1] = 1
+	}
+}
+
+//gompt:kernel dims=n,m len(b)=m*k
+func P6(j, i int, m, n, k int, b []float32) {
+	for p := 0; p < k; p++ {
+		b[i*k+p] = 1
+	}
+	for p := range k {
+		b[p+k*i] = 2
+	}
+}
+
+//gompt:kernel dims=n len(b)=3*n
+func P7(i int, n int, b []float32) { b[3*i+2] = 1 }
+
+//gompt:kernel dims=n
+func P8(i int, n int, b []float32) {
+	if i != 0 {
+		b[i-1] = 1
+	}
+}
+
+//gompt:kernel dims=nx,ny
+func P9(x, y int, nx, ny int, b []float32) { b[x*ny+y] = 1 }
+
+//gompt:kernel dims=n
+func P10(i int, n int, b []float32) {
+	for j := range 5 {
+		if i+j >= n {
+			continue
+		}
+		b[i] = float32(j)
+	}
+}
+
+//gompt:kernel dims=n
+func N1(i int, n int, b []float32) { b[i+1] = 1 }
+
+//gompt:kernel dims=n
+func N2(i int, n int, b []float32) { b[i-1] = 1 }
+
+//gompt:kernel dims=n len(b)=k
+func N3(i int, n, k int, b []float32) { b[i] = 1 }
+
+//gompt:kernel dims=n len(b)=2*n
+func N4(i int, n int, b []float32) { b[2*i+2] = 1 }
+
+//gompt:kernel dims=nx,ny
+func N5(x, y int, nx, ny int, b []float32) { b[x*nx+y] = 1 }
+
+//gompt:kernel dims=n
+func N6(i int, n int, b []float32) {
+	if i == 1 {
+		return
+	}
+	b[i-1] = 1
+}
+
+//gompt:kernel dims=n
+func N7(i int, n int, b []float32) {
+	if i > 0 || n > 5 {
+		b[i-1] = 1
+	}
+}
+
+//gompt:kernel dims=n len(b)=k
+func N8(i int, n, k int, b []float32) {
+	for p := 0; p < k; p++ {
+		p++
+		b[p] = 1
+	}
+}
+
+//gompt:kernel dims=n len(b)=k
+func N9(i int, n, k int, b []float32) {
+	for p := 0; p <= k; p++ {
+		b[p] = 1
+	}
+}
+
+//gompt:kernel dims=n
+func N10(i int, n int, b []float32) {
+	i = i + 1
+	b[i] = 1
+}
+
+//gompt:kernel dims=n
+func N11(i int, n int, b []float32) {
+	n = n + 5
+	b[i] = 1
+}
+
+//gompt:kernel dims=n
+func N12(i int, n int, b []float32) {
+	if i > 0 {
+		i := 0
+		b[i-1] = 1
+	}
+}
+
+//gompt:kernel dims=n
+func N13(i int, n int, b []float32) { b[i+big+big+3] = 1 }
+
+//gompt:kernel dims=n
+func N14(i int, n int, b []float32) { b[i-big-big-2+big] = 1 }
+
+//gompt:kernel dims=n
+func N15(i int, n int, b []float32) {
+	j := int32(i)
+	b[j+1] = 1
+}
+
+//gompt:kernel dims=n len(b)=k
+func N16(i int, n, k int, b []float32) {
+	for p := 0; p < n; p++ {
+		b[p] = 1
+	}
+}
+
+//gompt:kernel dims=n
+func N17(i int, n int, b []float32) {
+	switch {
+	case i == 0:
+	default:
+		b[i-1] = 1
+	}
+}
+`
+	out := generateSrc(t, src, options{clang: "no-such-clang"})
+	for _, line := range strings.Split(src, "\n") {
+		if !strings.HasPrefix(line, "func ") {
+			continue
+		}
+		name := strings.Fields(strings.TrimPrefix(line, "func "))[0]
+		name = name[:strings.Index(name, "(")]
+		cl := string(out["gompt_"+name+".cl"])
+		require.NotEmpty(t, cl, name)
+		body := cl[strings.Index(cl, "gompt_body_"+name):]
+		guarded := strings.Contains(body, "gompt_ld_float(b,") || strings.Contains(body, "gompt_st_float(b,")
+		if name[0] == 'P' {
+			assert.False(t, guarded, "%s: an index in range is tested on the device:\n%s", name, body)
+		} else {
+			assert.True(t, guarded, "%s: an index that may fall outside is not tested on the device:\n%s", name, body)
+		}
+	}
+}

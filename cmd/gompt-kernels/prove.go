@@ -127,12 +127,12 @@ type prover struct {
 	k      *kernel
 	vars   map[*types.Var]string // variable -> its name in polys
 	defs   map[*types.Var]ast.Expr
-	ranges map[string]poly // variable -> exclusive upper bound (lower bound 0)
+	ranges map[string]vrange // variable -> its range where it is declared
 	extent map[string]bool // the extents' names: at least 1 in a running kernel
 }
 
 func (g *gen) newProver(k *kernel) *prover {
-	pr := &prover{g: g, k: k, vars: map[*types.Var]string{}, defs: map[*types.Var]ast.Expr{}, ranges: map[string]poly{}, extent: map[string]bool{}}
+	pr := &prover{g: g, k: k, vars: map[*types.Var]string{}, defs: map[*types.Var]ast.Expr{}, ranges: map[string]vrange{}, extent: map[string]bool{}}
 	for _, p := range k.params {
 		if !p.slice && p.t.kind() == types.Int && !k.assigned[p.obj] {
 			pr.vars[p.obj] = "p:" + p.name
@@ -140,7 +140,7 @@ func (g *gen) newProver(k *kernel) *prover {
 	}
 	for i, ix := range k.index {
 		if !k.assigned[ix.obj] && !k.assigned[k.dims[i].obj] {
-			pr.ranges["p:"+ix.name] = varPoly("p:" + k.dims[i].name)
+			pr.ranges["p:"+ix.name] = vrange{hi: varPoly("p:" + k.dims[i].name)}
 			pr.extent["p:"+k.dims[i].name] = true
 		}
 	}
@@ -168,7 +168,7 @@ func (g *gen) newProver(k *kernel) *prover {
 					if bound, ok := pr.poly(s.X); ok {
 						name := "l:" + itoa(len(pr.ranges)) + ":" + id.Name
 						pr.vars[v] = name
-						pr.ranges[name] = bound
+						pr.ranges[name] = vrange{hi: bound}
 					}
 				}
 			}
@@ -236,7 +236,7 @@ func (pr *prover) countedLoop(s *ast.ForStmt) {
 	}
 	name := "l:" + itoa(len(pr.ranges)) + ":" + id.Name
 	pr.vars[v] = name
-	pr.ranges[name] = bound
+	pr.ranges[name] = vrange{hi: bound}
 }
 
 // poly models int expression e, when it is one: constants, int variables
@@ -324,27 +324,68 @@ func (pr *prover) lenPoly(p *param) (poly, bool) {
 	return r, true
 }
 
-// inRange proves 0 <= p < q from the variables' ranges, by reading p as
-// a mixed-radix number: p = v + R*p' with v in [0, R) and 0 <= p' < q/R.
-func (pr *prover) inRange(p, q poly) bool {
+// vrange is what the prover knows of an int variable: lo <= v < hi.
+type vrange struct {
+	lo int64
+	hi poly
+}
+
+// env is the ranges in force at a point of the body: the variables'
+// declared ranges narrowed by the conditions of the branches taken.
+type env map[string]vrange
+
+func (e env) with(name string, r vrange) env {
+	out := make(env, len(e)+1)
+	for k, v := range e {
+		out[k] = v
+	}
+	out[name] = r
+	return out
+}
+
+// inRange proves 0 <= p < q from the ranges of e, by reading p as a
+// mixed-radix number: p = (v + c) + R*p' where the digit v + c (v a
+// variable, c p's constant term or 0) lies in [0, R), R divides q, and
+// 0 <= p' < q/R.
+func (pr *prover) inRange(p, q poly, e env) bool {
 	if len(p) == 0 {
 		return pr.positive(q)
 	}
-	for m, c := range p {
-		r, ok := pr.ranges[m]
-		if c != 1 || !ok {
-			continue
-		}
-		rest, ok := p.add(varPoly(m), -1).divide(r)
-		if !ok {
-			continue
-		}
-		q2, ok := q.divide(r)
-		if !ok {
-			continue
-		}
-		if pr.inRange(rest, q2) {
+	consts := []int64{0}
+	c := p[""]
+	if c != 0 {
+		consts = append(consts, c)
+	}
+	// A constant digit: p = c + R*p' with 0 <= c < R, R the constant
+	// factor of q (out[9*i+3] of a buffer of 9*n).
+	if qc, ok := constFactor(q); ok && qc > 1 && c >= 0 && c < qc {
+		p2, ok1 := p.add(constPoly(c), -1).divide(constPoly(qc))
+		q2, ok2 := q.divide(constPoly(qc))
+		if ok1 && ok2 && pr.inRange(p2, q2, e) {
 			return true
+		}
+	}
+	for m, coef := range p {
+		r, ok := e[m]
+		if coef != 1 || !ok {
+			continue
+		}
+		for _, c := range consts {
+			if r.lo+c < 0 {
+				continue
+			}
+			digitHi := r.hi.add(constPoly(c), 1)
+			rest := p.add(varPoly(m), -1).add(constPoly(c), -1)
+			for _, radix := range []poly{pr.ranges[m].hi, r.hi, q} {
+				if slack, ok := constOf(radix.add(digitHi, -1)); !ok || slack < 0 {
+					continue // the digit may reach the radix
+				}
+				p2, ok1 := rest.divide(radix)
+				q2, ok2 := q.divide(radix)
+				if ok1 && ok2 && pr.inRange(p2, q2, e) {
+					return true
+				}
+			}
 		}
 	}
 	return false
@@ -396,27 +437,11 @@ func (pr *prover) linear() (lin, vol poly, ok bool) {
 // kernel never wrote, what device memory held).
 func (pr *prover) prove() {
 	k := pr.k
-	ast.Inspect(k.decl.Body, func(n ast.Node) bool {
-		ix, ok := n.(*ast.IndexExpr)
-		if !ok {
-			return true
-		}
-		id, ok := ast.Unparen(ix.X).(*ast.Ident)
-		if !ok {
-			return true
-		}
-		v, _ := pr.g.p.info.Uses[id].(*types.Var)
-		p := k.byObj[v]
-		if p == nil || !p.slice {
-			return true
-		}
-		i, ok1 := pr.poly(ix.Index)
-		l, ok2 := pr.lenPoly(p)
-		if ok1 && ok2 && pr.inRange(i, l) {
-			k.proven[ix] = true
-		}
-		return true
-	})
+	base := env{}
+	for name, r := range pr.ranges {
+		base[name] = r
+	}
+	pr.walk(k.decl.Body.List, base)
 	lin, vol, linOK := pr.linear()
 	for _, p := range k.args() {
 		if !p.slice {
@@ -533,4 +558,233 @@ func hasBreak(list []ast.Stmt) bool {
 		})
 	}
 	return found
+}
+
+// walk proves the index expressions of list in range, narrowing the
+// ranges by the conditions of if statements: in the branch where they
+// hold, and after an if whose other branch always returns.
+func (pr *prover) walk(list []ast.Stmt, e env) {
+	for _, s := range list {
+		switch s := s.(type) {
+		case *ast.BlockStmt:
+			pr.walk(s.List, e)
+		case *ast.IfStmt:
+			if s.Init != nil {
+				pr.walk([]ast.Stmt{s.Init}, e)
+			}
+			pr.indexes(s.Cond, e)
+			then, els := pr.refine(e, s.Cond, true), pr.refine(e, s.Cond, false)
+			pr.walk(s.Body.List, then)
+			if s.Else != nil {
+				pr.walk([]ast.Stmt{s.Else}, els)
+			}
+			switch {
+			case returns(s.Body.List):
+				e = els
+			case s.Else != nil && returns([]ast.Stmt{s.Else}):
+				e = then
+			}
+		case *ast.ForStmt:
+			if s.Init != nil {
+				pr.walk([]ast.Stmt{s.Init}, e)
+			}
+			if s.Cond != nil {
+				pr.indexes(s.Cond, e)
+			}
+			if s.Post != nil {
+				pr.walk([]ast.Stmt{s.Post}, e)
+			}
+			pr.walk(s.Body.List, e)
+		case *ast.RangeStmt:
+			pr.indexes(s.X, e)
+			pr.walk(s.Body.List, e)
+		case *ast.SwitchStmt:
+			if s.Init != nil {
+				pr.walk([]ast.Stmt{s.Init}, e)
+			}
+			if s.Tag != nil {
+				pr.indexes(s.Tag, e)
+			}
+			for _, cc := range s.Body.List {
+				cl := cc.(*ast.CaseClause)
+				for _, x := range cl.List {
+					pr.indexes(x, e)
+				}
+				pr.walk(cl.Body, e)
+			}
+		case *ast.LabeledStmt:
+			pr.walk([]ast.Stmt{s.Stmt}, e)
+		default:
+			pr.indexes(s, e)
+		}
+	}
+}
+
+// returns reports whether list always ends in a return, a break or a
+// continue: the statements after it in its enclosing list run only when
+// it does not.
+func returns(list []ast.Stmt) bool {
+	if len(list) == 0 {
+		return false
+	}
+	switch s := list[len(list)-1].(type) {
+	case *ast.ReturnStmt:
+		return true
+	case *ast.BranchStmt:
+		return s.Tok == token.BREAK || s.Tok == token.CONTINUE
+	case *ast.BlockStmt:
+		return returns(s.List)
+	case *ast.IfStmt:
+		return s.Else != nil && returns(s.Body.List) && returns([]ast.Stmt{s.Else})
+	}
+	return false
+}
+
+// indexes proves the index expressions in n (a simple statement or an
+// expression) with the ranges of e.
+func (pr *prover) indexes(n ast.Node, e env) {
+	ast.Inspect(n, func(n ast.Node) bool {
+		ix, ok := n.(*ast.IndexExpr)
+		if !ok {
+			return true
+		}
+		id, ok := ast.Unparen(ix.X).(*ast.Ident)
+		if !ok {
+			return true
+		}
+		v, _ := pr.g.p.info.Uses[id].(*types.Var)
+		p := pr.k.byObj[v]
+		if p == nil || !p.slice {
+			return true
+		}
+		i, ok1 := pr.poly(ix.Index)
+		l, ok2 := pr.lenPoly(p)
+		if ok1 && ok2 && pr.inRange(i, l, e) {
+			pr.k.proven[ix] = true
+		}
+		return true
+	})
+}
+
+// refine narrows e by cond being truth: the conjuncts of a true &&, the
+// disjuncts of a false ||, each a comparison of a ranged variable with a
+// poly.
+func (pr *prover) refine(e env, cond ast.Expr, truth bool) env {
+	switch c := ast.Unparen(cond).(type) {
+	case *ast.BinaryExpr:
+		switch {
+		case c.Op == token.LAND && truth, c.Op == token.LOR && !truth:
+			return pr.refine(pr.refine(e, c.X, truth), c.Y, truth)
+		case c.Op == token.LAND || c.Op == token.LOR:
+			return e
+		}
+		return pr.atom(e, c, truth)
+	case *ast.UnaryExpr:
+		if c.Op == token.NOT {
+			return pr.refine(e, c.X, !truth)
+		}
+	}
+	return e
+}
+
+var (
+	flipOp   = map[token.Token]token.Token{token.LSS: token.GTR, token.GTR: token.LSS, token.LEQ: token.GEQ, token.GEQ: token.LEQ, token.EQL: token.EQL, token.NEQ: token.NEQ}
+	negateOp = map[token.Token]token.Token{token.LSS: token.GEQ, token.GEQ: token.LSS, token.GTR: token.LEQ, token.LEQ: token.GTR, token.EQL: token.NEQ, token.NEQ: token.EQL}
+)
+
+// atom narrows e by comparison c being truth.
+func (pr *prover) atom(e env, c *ast.BinaryExpr, truth bool) env {
+	op, ok := flipOp[c.Op]
+	if !ok {
+		return e
+	}
+	op = c.Op
+	name, other := pr.rangedVar(c.X, e), c.Y
+	if name == "" {
+		name, other, op = pr.rangedVar(c.Y, e), c.X, flipOp[c.Op]
+	}
+	if name == "" {
+		return e
+	}
+	if !truth {
+		op = negateOp[op]
+	}
+	val, ok := pr.poly(other)
+	if !ok {
+		return e
+	}
+	r := e[name]
+	c0, isConst := constOf(val)
+	// le reports whether a <= b, known from their difference.
+	le := func(a, b poly) bool {
+		d, ok := constOf(b.add(a, -1))
+		return ok && d >= 0
+	}
+	switch op {
+	case token.NEQ:
+		if isConst && c0 == r.lo {
+			r.lo++
+		} else if val.equal(r.hi.add(constPoly(1), -1)) {
+			r.hi = val
+		}
+	case token.EQL:
+		if isConst && c0 >= r.lo {
+			r.lo = c0
+			if h := constPoly(c0 + 1); le(h, r.hi) {
+				r.hi = h
+			}
+		}
+	case token.LSS, token.LEQ:
+		if op == token.LEQ {
+			val = val.add(constPoly(1), 1)
+		}
+		if le(val, r.hi) {
+			r.hi = val
+		}
+	case token.GTR, token.GEQ:
+		if op == token.GTR {
+			c0++
+		}
+		if isConst && c0 > r.lo {
+			r.lo = c0
+		}
+	}
+	return e.with(name, r)
+}
+
+// rangedVar is the name of the ranged variable x is, or "".
+func (pr *prover) rangedVar(x ast.Expr, e env) string {
+	id, ok := ast.Unparen(x).(*ast.Ident)
+	if !ok {
+		return ""
+	}
+	v, _ := pr.g.p.info.Uses[id].(*types.Var)
+	name, ok := pr.vars[v]
+	if _, ranged := e[name]; !ok || !ranged {
+		return ""
+	}
+	return name
+}
+
+// constOf is p's value when p is a constant.
+func constOf(p poly) (int64, bool) {
+	switch len(p) {
+	case 0:
+		return 0, true
+	case 1:
+		c, ok := p[""]
+		return c, ok
+	}
+	return 0, false
+}
+
+// constFactor is the constant coefficient of q, a single monomial.
+func constFactor(q poly) (int64, bool) {
+	if len(q) != 1 {
+		return 0, false
+	}
+	for _, c := range q {
+		return c, c > 0
+	}
+	return 0, false
 }

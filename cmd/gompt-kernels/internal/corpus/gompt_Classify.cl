@@ -6,7 +6,6 @@
 static inline __attribute__((always_inline)) long gompt_len_mul(long a, long b) { return a <= 0 || b <= 0 ? 0 : a * b; }
 static inline __attribute__((always_inline)) double gompt_math_inf(long s) { return s >= 0 ? INFINITY : -INFINITY; }
 static inline __attribute__((always_inline)) bool gompt_math_isinf(double x, long s) { return s > 0 ? x == INFINITY : s < 0 ? x == -INFINITY : isinf(x) != 0; }
-static inline __attribute__((always_inline)) void gompt_st_ulong(__global ulong *p, long n, long i, ulong v) { if ((ulong)i < (ulong)n) p[i] = v; }
 
 static inline __attribute__((always_inline)) void gompt_body_Classify(long i, long n, __global const double *a, long gompt_len_a_, __global ulong *out, long gompt_len_out_) {
   double x = a[i];
@@ -27,14 +26,14 @@ static inline __attribute__((always_inline)) void gompt_body_Classify(long i, lo
   if ((signbit(x) != 0)) {
     flags = ((ulong)(flags | 16UL));
   }
-  gompt_st_ulong(out, gompt_len_out_, o, flags);
-  gompt_st_ulong(out, gompt_len_out_, ((long)((ulong)o + (ulong)(1L))), (as_ulong(x)));
-  gompt_st_ulong(out, gompt_len_out_, ((long)((ulong)o + (ulong)(2L))), ((ulong)(as_uint(((float)x)))));
-  gompt_st_ulong(out, gompt_len_out_, ((long)((ulong)o + (ulong)(3L))), ((ulong)((as_ulong((gompt_math_inf((1L))))) ^ (as_ulong((gompt_math_inf((-1L))))))));
-  gompt_st_ulong(out, gompt_len_out_, ((long)((ulong)o + (ulong)(4L))), (as_ulong((as_double(0x7FF8000000000001UL)))));
-  gompt_st_ulong(out, gompt_len_out_, ((long)((ulong)o + (ulong)(5L))), (as_ulong((as_double(((ulong)((as_ulong(x)) ^ 9223372036854775808UL)))))));
-  gompt_st_ulong(out, gompt_len_out_, ((long)((ulong)o + (ulong)(6L))), ((ulong)(as_uint((as_float(((uint)(((uint)i) | 1065353216U))))))));
-  gompt_st_ulong(out, gompt_len_out_, ((long)((ulong)o + (ulong)(7L))), (as_ulong((x * (0x0p+00)))));
+  out[o] = flags;
+  out[((long)((ulong)o + (ulong)(1L)))] = (as_ulong(x));
+  out[((long)((ulong)o + (ulong)(2L)))] = ((ulong)(as_uint(((float)x))));
+  out[((long)((ulong)o + (ulong)(3L)))] = ((ulong)((as_ulong((gompt_math_inf((1L))))) ^ (as_ulong((gompt_math_inf((-1L)))))));
+  out[((long)((ulong)o + (ulong)(4L)))] = (as_ulong((as_double(0x7FF8000000000001UL))));
+  out[((long)((ulong)o + (ulong)(5L)))] = (as_ulong((as_double(((ulong)((as_ulong(x)) ^ 9223372036854775808UL))))));
+  out[((long)((ulong)o + (ulong)(6L)))] = ((ulong)(as_uint((as_float(((uint)(((uint)i) | 1065353216U)))))));
+  out[((long)((ulong)o + (ulong)(7L)))] = (as_ulong((x * (0x0p+00))));
 }
 
 __kernel void gompt_Classify(long n, __global const double *a, __global ulong *out) {

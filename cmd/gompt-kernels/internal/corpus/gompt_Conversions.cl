@@ -9,7 +9,6 @@ static inline __attribute__((always_inline)) short gompt_cvt_short_double(double
 static inline __attribute__((always_inline)) uchar gompt_cvt_uchar_double(double x) { return (uchar)(isnan(x) || x >= 0x1p31 || x < -0x1p31 ? (int)0x80000000U : (int)x); }
 static inline __attribute__((always_inline)) uint gompt_cvt_uint_double(double x) { return (uint)(isnan(x) || x >= 0x1p63 || x < -0x1p63 ? (long)0x8000000000000000UL : (long)x); }
 static inline __attribute__((always_inline)) long gompt_len_mul(long a, long b) { return a <= 0 || b <= 0 ? 0 : a * b; }
-static inline __attribute__((always_inline)) void gompt_st_double(__global double *p, long n, long i, double v) { if ((ulong)i < (ulong)n) p[i] = v; }
 
 static inline __attribute__((always_inline)) void gompt_body_Conversions(long i, long n, __global const long *a, long gompt_len_a_, __global const double *f, long gompt_len_f_, __global double *out, long gompt_len_out_) {
   long gompt_t1 = a[i];
@@ -17,14 +16,14 @@ static inline __attribute__((always_inline)) void gompt_body_Conversions(long i,
   long x = gompt_t1;
   double y = gompt_t2;
   long o = ((long)((ulong)(8L) * (ulong)i));
-  gompt_st_double(out, gompt_len_out_, o, ((double)((float)x)));
-  gompt_st_double(out, gompt_len_out_, ((long)((ulong)o + (ulong)(1L))), ((double)x));
-  gompt_st_double(out, gompt_len_out_, ((long)((ulong)o + (ulong)(2L))), ((double)((ulong)x)));
-  gompt_st_double(out, gompt_len_out_, ((long)((ulong)o + (ulong)(3L))), ((double)gompt_cvt_long_double(y)));
-  gompt_st_double(out, gompt_len_out_, ((long)((ulong)o + (ulong)(4L))), ((double)gompt_cvt_int_double((y / (0x1p+02)))));
-  gompt_st_double(out, gompt_len_out_, ((long)((ulong)o + (ulong)(5L))), ((double)((float)y)));
-  gompt_st_double(out, gompt_len_out_, ((long)((ulong)o + (ulong)(6L))), ((double)((uchar)((uint)gompt_cvt_uchar_double((y / (0x1.c6bf52634p+49))) + (uint)((uchar)1U)))));
-  gompt_st_double(out, gompt_len_out_, ((long)((ulong)o + (ulong)(7L))), (((double)gompt_cvt_short_double(((-y) / (0x1.c6bf52634p+49)))) + ((double)gompt_cvt_uint_double((y / (0x1.2a05f2p+33))))));
+  out[o] = ((double)((float)x));
+  out[((long)((ulong)o + (ulong)(1L)))] = ((double)x);
+  out[((long)((ulong)o + (ulong)(2L)))] = ((double)((ulong)x));
+  out[((long)((ulong)o + (ulong)(3L)))] = ((double)gompt_cvt_long_double(y));
+  out[((long)((ulong)o + (ulong)(4L)))] = ((double)gompt_cvt_int_double((y / (0x1p+02))));
+  out[((long)((ulong)o + (ulong)(5L)))] = ((double)((float)y));
+  out[((long)((ulong)o + (ulong)(6L)))] = ((double)((uchar)((uint)gompt_cvt_uchar_double((y / (0x1.c6bf52634p+49))) + (uint)((uchar)1U))));
+  out[((long)((ulong)o + (ulong)(7L)))] = (((double)gompt_cvt_short_double(((-y) / (0x1.c6bf52634p+49)))) + ((double)gompt_cvt_uint_double((y / (0x1.2a05f2p+33)))));
 }
 
 __kernel void gompt_Conversions(long n, __global const long *a, __global const double *f, __global double *out) {

@@ -5,7 +5,6 @@
 
 static inline __attribute__((always_inline)) long gompt_len_mul(long a, long b) { return a <= 0 || b <= 0 ? 0 : a * b; }
 static inline __attribute__((always_inline)) double gompt_math_dim(double x, double y) { double v = x - y; return v <= 0 ? 0.0 : v; }
-static inline __attribute__((always_inline)) void gompt_st_double(__global double *p, long n, long i, double v) { if ((ulong)i < (ulong)n) p[i] = v; }
 
 static inline __attribute__((always_inline)) void gompt_body_Float64Ops(long i, long n, __global const double *a, long gompt_len_a_, __global const double *b, long gompt_len_b_, __global double *out, long gompt_len_out_) {
   double gompt_t1 = a[i];
@@ -13,10 +12,10 @@ static inline __attribute__((always_inline)) void gompt_body_Float64Ops(long i, 
   double x = gompt_t1;
   double y = gompt_t2;
   long o = ((long)((ulong)(4L) * (ulong)i));
-  gompt_st_double(out, gompt_len_out_, o, ((x * y) + x));
-  gompt_st_double(out, gompt_len_out_, ((long)((ulong)o + (ulong)(1L))), (x / y));
-  gompt_st_double(out, gompt_len_out_, ((long)((ulong)o + (ulong)(2L))), ((sqrt((x * y))) - (0x1.5555555555555p-02)));
-  gompt_st_double(out, gompt_len_out_, ((long)((ulong)o + (ulong)(3L))), (((remainder((x * (0x1.9p+06)), y)) + (gompt_math_dim(x, y))) + (gompt_math_dim(y, x))));
+  out[o] = ((x * y) + x);
+  out[((long)((ulong)o + (ulong)(1L)))] = (x / y);
+  out[((long)((ulong)o + (ulong)(2L)))] = ((sqrt((x * y))) - (0x1.5555555555555p-02));
+  out[((long)((ulong)o + (ulong)(3L)))] = (((remainder((x * (0x1.9p+06)), y)) + (gompt_math_dim(x, y))) + (gompt_math_dim(y, x)));
 }
 
 __kernel void gompt_Float64Ops(long n, __global const double *a, __global const double *b, __global double *out) {

@@ -4,7 +4,6 @@
 #pragma OPENCL EXTENSION cl_khr_fp64 : enable
 
 static inline __attribute__((always_inline)) long gompt_len_mul(long a, long b) { return a <= 0 || b <= 0 ? 0 : a * b; }
-static inline __attribute__((always_inline)) void gompt_st_float(__global float *p, long n, long i, float v) { if ((ulong)i < (ulong)n) p[i] = v; }
 
 static inline __attribute__((always_inline)) void gompt_body_FloatOps(long i, long n, __global const float *a, long gompt_len_a_, __global const float *b, long gompt_len_b_, __global const float *c, long gompt_len_c_, __global float *out, long gompt_len_out_) {
   float gompt_t1 = a[i];
@@ -14,23 +13,23 @@ static inline __attribute__((always_inline)) void gompt_body_FloatOps(long i, lo
   float y = gompt_t2;
   float z = gompt_t3;
   long o = ((long)((ulong)(12L) * (ulong)i));
-  gompt_st_float(out, gompt_len_out_, o, ((x * y) + z));
-  gompt_st_float(out, gompt_len_out_, ((long)((ulong)o + (ulong)(1L))), ((x * y) - (z * x)));
-  gompt_st_float(out, gompt_len_out_, ((long)((ulong)o + (ulong)(2L))), (x / y));
-  gompt_st_float(out, gompt_len_out_, ((long)((ulong)o + (ulong)(3L))), ((-x) + y));
-  gompt_st_float(out, gompt_len_out_, ((long)((ulong)o + (ulong)(4L))), ((float)(sqrt(((double)x)))));
-  gompt_st_float(out, gompt_len_out_, ((long)((ulong)o + (ulong)(5L))), ((float)(fma(((double)x), ((double)y), ((double)z)))));
-  gompt_st_float(out, gompt_len_out_, ((long)((ulong)o + (ulong)(6L))), (x * (0x1.99999ap-04f)));
-  gompt_st_float(out, gompt_len_out_, ((long)((ulong)o + (ulong)(7L))), ((((float)(floor(((double)(x * (0x1.cp+02f)))))) + ((float)(ceil(((double)(y * (0x1.cp+02f))))))) + ((float)(trunc(((double)((-z) * (0x1.cp+02f))))))));
-  gompt_st_float(out, gompt_len_out_, ((long)((ulong)o + (ulong)(8L))), (((float)(round(((double)(x * (0x1.4p+01f)))))) - ((float)(rint(((double)(y * (0x1.4p+01f))))))));
-  gompt_st_float(out, gompt_len_out_, ((long)((ulong)o + (ulong)(9L))), (((float)(fabs(((double)(z - x))))) + ((float)(copysign(((double)x), ((double)(z - y)))))));
-  gompt_st_float(out, gompt_len_out_, ((long)((ulong)o + (ulong)(10L))), ((float)(fmod(((double)(x * (0x1.4p+03f))), ((double)y)))));
+  out[o] = ((x * y) + z);
+  out[((long)((ulong)o + (ulong)(1L)))] = ((x * y) - (z * x));
+  out[((long)((ulong)o + (ulong)(2L)))] = (x / y);
+  out[((long)((ulong)o + (ulong)(3L)))] = ((-x) + y);
+  out[((long)((ulong)o + (ulong)(4L)))] = ((float)(sqrt(((double)x))));
+  out[((long)((ulong)o + (ulong)(5L)))] = ((float)(fma(((double)x), ((double)y), ((double)z))));
+  out[((long)((ulong)o + (ulong)(6L)))] = (x * (0x1.99999ap-04f));
+  out[((long)((ulong)o + (ulong)(7L)))] = ((((float)(floor(((double)(x * (0x1.cp+02f)))))) + ((float)(ceil(((double)(y * (0x1.cp+02f))))))) + ((float)(trunc(((double)((-z) * (0x1.cp+02f)))))));
+  out[((long)((ulong)o + (ulong)(8L)))] = (((float)(round(((double)(x * (0x1.4p+01f)))))) - ((float)(rint(((double)(y * (0x1.4p+01f)))))));
+  out[((long)((ulong)o + (ulong)(9L)))] = (((float)(fabs(((double)(z - x))))) + ((float)(copysign(((double)x), ((double)(z - y))))));
+  out[((long)((ulong)o + (ulong)(10L)))] = ((float)(fmod(((double)(x * (0x1.4p+03f))), ((double)y))));
   float s = x;
   s = (s + y);
   s = (s * z);
   s = (s / x);
   s = (s - y);
-  gompt_st_float(out, gompt_len_out_, ((long)((ulong)o + (ulong)(11L))), s);
+  out[((long)((ulong)o + (ulong)(11L)))] = s;
 }
 
 __kernel void gompt_FloatOps(long n, __global const float *a, __global const float *b, __global const float *c, __global float *out) {

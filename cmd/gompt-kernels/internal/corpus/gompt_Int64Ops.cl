@@ -5,7 +5,6 @@
 static inline __attribute__((always_inline)) long gompt_div_long(long a, long b) { return b == 0 ? (long)0 : b == -1 ? (long)((ulong)0 - (ulong)a) : (long)(a / b); }
 static inline __attribute__((always_inline)) long gompt_len_mul(long a, long b) { return a <= 0 || b <= 0 ? 0 : a * b; }
 static inline __attribute__((always_inline)) long gompt_rem_long(long a, long b) { return b == 0 || b == -1 ? (long)0 : (long)(a % b); }
-static inline __attribute__((always_inline)) void gompt_st_long(__global long *p, long n, long i, long v) { if ((ulong)i < (ulong)n) p[i] = v; }
 
 static inline __attribute__((always_inline)) void gompt_body_Int64Ops(long i, long n, __global const long *a, long gompt_len_a_, __global const long *b, long gompt_len_b_, __global long *out, long gompt_len_out_) {
   long gompt_t1 = a[i];
@@ -13,17 +12,17 @@ static inline __attribute__((always_inline)) void gompt_body_Int64Ops(long i, lo
   long x = gompt_t1;
   long y = gompt_t2;
   long o = ((long)((ulong)(9L) * (ulong)i));
-  gompt_st_long(out, gompt_len_out_, o, ((long)((ulong)x + (ulong)y)));
-  gompt_st_long(out, gompt_len_out_, ((long)((ulong)o + (ulong)(1L))), ((long)((ulong)x - (ulong)y)));
-  gompt_st_long(out, gompt_len_out_, ((long)((ulong)o + (ulong)(2L))), ((long)((ulong)x * (ulong)y)));
+  out[o] = ((long)((ulong)x + (ulong)y));
+  out[((long)((ulong)o + (ulong)(1L)))] = ((long)((ulong)x - (ulong)y));
+  out[((long)((ulong)o + (ulong)(2L)))] = ((long)((ulong)x * (ulong)y));
   if (y != (0L)) {
-    gompt_st_long(out, gompt_len_out_, ((long)((ulong)o + (ulong)(3L))), gompt_div_long(x, y));
-    gompt_st_long(out, gompt_len_out_, ((long)((ulong)o + (ulong)(4L))), gompt_rem_long(x, y));
+    out[((long)((ulong)o + (ulong)(3L)))] = gompt_div_long(x, y);
+    out[((long)((ulong)o + (ulong)(4L)))] = gompt_rem_long(x, y);
   }
-  gompt_st_long(out, gompt_len_out_, ((long)((ulong)o + (ulong)(5L))), ((long)((ulong)0 - (ulong)x)));
-  gompt_st_long(out, gompt_len_out_, ((long)((ulong)o + (ulong)(6L))), ((long)(x & ~y)));
-  gompt_st_long(out, gompt_len_out_, ((long)((ulong)o + (ulong)(7L))), ((long)(((long)(x ^ y)) | ((long)(x & y)))));
-  gompt_st_long(out, gompt_len_out_, ((long)((ulong)o + (ulong)(8L))), ((long)(~x)));
+  out[((long)((ulong)o + (ulong)(5L)))] = ((long)((ulong)0 - (ulong)x));
+  out[((long)((ulong)o + (ulong)(6L)))] = ((long)(x & ~y));
+  out[((long)((ulong)o + (ulong)(7L)))] = ((long)(((long)(x ^ y)) | ((long)(x & y))));
+  out[((long)((ulong)o + (ulong)(8L)))] = ((long)(~x));
 }
 
 __kernel void gompt_Int64Ops(long n, __global const long *a, __global const long *b, __global long *out) {

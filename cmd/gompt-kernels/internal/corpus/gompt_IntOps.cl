@@ -5,7 +5,6 @@
 static inline __attribute__((always_inline)) long gompt_div_long(long a, long b) { return b == 0 ? (long)0 : b == -1 ? (long)((ulong)0 - (ulong)a) : (long)(a / b); }
 static inline __attribute__((always_inline)) long gompt_len_mul(long a, long b) { return a <= 0 || b <= 0 ? 0 : a * b; }
 static inline __attribute__((always_inline)) long gompt_rem_long(long a, long b) { return b == 0 || b == -1 ? (long)0 : (long)(a % b); }
-static inline __attribute__((always_inline)) void gompt_st_long(__global long *p, long n, long i, long v) { if ((ulong)i < (ulong)n) p[i] = v; }
 
 static inline __attribute__((always_inline)) void gompt_body_IntOps(long i, long n, __global const long *a, long gompt_len_a_, __global const long *b, long gompt_len_b_, __global long *out, long gompt_len_out_) {
   long gompt_t1 = a[i];
@@ -15,21 +14,21 @@ static inline __attribute__((always_inline)) void gompt_body_IntOps(long i, long
   long o = ((long)((ulong)(6L) * (ulong)i));
   long s = x;
   s = ((long)((ulong)s + (ulong)y));
-  gompt_st_long(out, gompt_len_out_, o, s);
+  out[o] = s;
   s = ((long)((ulong)s - (ulong)((long)((ulong)(2L) * (ulong)y))));
-  gompt_st_long(out, gompt_len_out_, ((long)((ulong)o + (ulong)(1L))), s);
+  out[((long)((ulong)o + (ulong)(1L)))] = s;
   s = ((long)((ulong)s * (ulong)y));
-  gompt_st_long(out, gompt_len_out_, ((long)((ulong)o + (ulong)(2L))), s);
+  out[((long)((ulong)o + (ulong)(2L)))] = s;
   if (y != (0L)) {
     s = gompt_div_long(s, y);
-    gompt_st_long(out, gompt_len_out_, ((long)((ulong)o + (ulong)(3L))), s);
+    out[((long)((ulong)o + (ulong)(3L)))] = s;
     s = gompt_rem_long(s, y);
-    gompt_st_long(out, gompt_len_out_, ((long)((ulong)o + (ulong)(4L))), s);
+    out[((long)((ulong)o + (ulong)(4L)))] = s;
   }
   s = ((long)((ulong)s + (ulong)1));
   s = ((long)((ulong)s - (ulong)1));
   s = ((long)((ulong)s - (ulong)1));
-  gompt_st_long(out, gompt_len_out_, ((long)((ulong)o + (ulong)(5L))), s);
+  out[((long)((ulong)o + (ulong)(5L)))] = s;
 }
 
 __kernel void gompt_IntOps(long n, __global const long *a, __global const long *b, __global long *out) {

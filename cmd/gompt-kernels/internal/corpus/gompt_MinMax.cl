@@ -24,7 +24,6 @@ static inline __attribute__((always_inline)) uchar gompt_max_uchar(uchar x, ucha
 static inline __attribute__((always_inline)) double gompt_min_double(double x, double y) { double m = x < y ? x : y; double u = m < x ? m : x; return as_double(as_ulong(u) | as_ulong(m)); }
 static inline __attribute__((always_inline)) float gompt_min_float(float x, float y) { float m = x < y ? x : y; float u = m < x ? m : x; return as_float(as_uint(u) | as_uint(m)); }
 static inline __attribute__((always_inline)) long gompt_min_long(long x, long y) { return y < x ? y : x; }
-static inline __attribute__((always_inline)) void gompt_st_double(__global double *p, long n, long i, double v) { if ((ulong)i < (ulong)n) p[i] = v; }
 
 static inline __attribute__((always_inline)) void gompt_body_MinMax(long i, long n, __global const double *a, long gompt_len_a_, __global const double *b, long gompt_len_b_, __global const float *c, long gompt_len_c_, __global const float *d, long gompt_len_d_, __global double *out, long gompt_len_out_) {
   double gompt_t1 = a[i];
@@ -36,14 +35,14 @@ static inline __attribute__((always_inline)) void gompt_body_MinMax(long i, long
   float u = gompt_t3;
   float v = gompt_t4;
   long o = ((long)((ulong)(8L) * (ulong)i));
-  gompt_st_double(out, gompt_len_out_, o, gompt_min_double(x, y));
-  gompt_st_double(out, gompt_len_out_, ((long)((ulong)o + (ulong)(1L))), gompt_max_double(x, y));
-  gompt_st_double(out, gompt_len_out_, ((long)((ulong)o + (ulong)(2L))), (gompt_math_min(x, y)));
-  gompt_st_double(out, gompt_len_out_, ((long)((ulong)o + (ulong)(3L))), (gompt_math_max(x, y)));
-  gompt_st_double(out, gompt_len_out_, ((long)((ulong)o + (ulong)(4L))), ((double)gompt_min_float(u, v)));
-  gompt_st_double(out, gompt_len_out_, ((long)((ulong)o + (ulong)(5L))), ((double)gompt_max_float(gompt_max_float(u, v), (0x1p-01f))));
-  gompt_st_double(out, gompt_len_out_, ((long)((ulong)o + (ulong)(6L))), ((double)gompt_min_long(gompt_min_long(gompt_cvt_long_double(x), (3L)), gompt_cvt_long_double(y))));
-  gompt_st_double(out, gompt_len_out_, ((long)((ulong)o + (ulong)(7L))), ((double)gompt_max_uchar(gompt_cvt_uchar_float(u), gompt_cvt_uchar_float(v))));
+  out[o] = gompt_min_double(x, y);
+  out[((long)((ulong)o + (ulong)(1L)))] = gompt_max_double(x, y);
+  out[((long)((ulong)o + (ulong)(2L)))] = (gompt_math_min(x, y));
+  out[((long)((ulong)o + (ulong)(3L)))] = (gompt_math_max(x, y));
+  out[((long)((ulong)o + (ulong)(4L)))] = ((double)gompt_min_float(u, v));
+  out[((long)((ulong)o + (ulong)(5L)))] = ((double)gompt_max_float(gompt_max_float(u, v), (0x1p-01f)));
+  out[((long)((ulong)o + (ulong)(6L)))] = ((double)gompt_min_long(gompt_min_long(gompt_cvt_long_double(x), (3L)), gompt_cvt_long_double(y)));
+  out[((long)((ulong)o + (ulong)(7L)))] = ((double)gompt_max_uchar(gompt_cvt_uchar_float(u), gompt_cvt_uchar_float(v)));
 }
 
 __kernel void gompt_MinMax(long n, __global const double *a, __global const double *b, __global const float *c, __global const float *d, __global double *out) {

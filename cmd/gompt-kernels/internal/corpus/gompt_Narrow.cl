@@ -5,7 +5,6 @@
 static inline __attribute__((always_inline)) char gompt_div_char(char a, char b) { return b == 0 ? (char)0 : b == -1 ? (char)((uint)0 - (uint)a) : (char)(a / b); }
 static inline __attribute__((always_inline)) long gompt_len_mul(long a, long b) { return a <= 0 || b <= 0 ? 0 : a * b; }
 static inline __attribute__((always_inline)) char gompt_rem_char(char a, char b) { return b == 0 || b == -1 ? (char)0 : (char)(a % b); }
-static inline __attribute__((always_inline)) void gompt_st_long(__global long *p, long n, long i, long v) { if ((ulong)i < (ulong)n) p[i] = v; }
 
 static inline __attribute__((always_inline)) void gompt_body_Narrow(long i, long n, __global const char *a, long gompt_len_a_, __global const char *b, long gompt_len_b_, __global const ushort *c, long gompt_len_c_, __global const ushort *d, long gompt_len_d_, __global long *out, long gompt_len_out_) {
   char gompt_t1 = a[i];
@@ -17,20 +16,20 @@ static inline __attribute__((always_inline)) void gompt_body_Narrow(long i, long
   ushort u = gompt_t3;
   ushort v = gompt_t4;
   long o = ((long)((ulong)(12L) * (ulong)i));
-  gompt_st_long(out, gompt_len_out_, o, ((long)((char)((uint)x + (uint)y))));
-  gompt_st_long(out, gompt_len_out_, ((long)((ulong)o + (ulong)(1L))), ((long)((char)((uint)x * (uint)y))));
-  gompt_st_long(out, gompt_len_out_, ((long)((ulong)o + (ulong)(2L))), ((long)((char)((uint)0 - (uint)x))));
+  out[o] = ((long)((char)((uint)x + (uint)y)));
+  out[((long)((ulong)o + (ulong)(1L)))] = ((long)((char)((uint)x * (uint)y)));
+  out[((long)((ulong)o + (ulong)(2L)))] = ((long)((char)((uint)0 - (uint)x)));
   if (y != ((char)0)) {
-    gompt_st_long(out, gompt_len_out_, ((long)((ulong)o + (ulong)(3L))), ((long)gompt_div_char(x, y)));
-    gompt_st_long(out, gompt_len_out_, ((long)((ulong)o + (ulong)(4L))), ((long)gompt_rem_char(x, y)));
+    out[((long)((ulong)o + (ulong)(3L)))] = ((long)gompt_div_char(x, y));
+    out[((long)((ulong)o + (ulong)(4L)))] = ((long)gompt_rem_char(x, y));
   }
-  gompt_st_long(out, gompt_len_out_, ((long)((ulong)o + (ulong)(5L))), ((long)((ushort)((uint)u * (uint)v))));
-  gompt_st_long(out, gompt_len_out_, ((long)((ulong)o + (ulong)(6L))), ((long)((ushort)((uint)u - (uint)v))));
-  gompt_st_long(out, gompt_len_out_, ((long)((ulong)o + (ulong)(7L))), ((long)((uchar)((uint)((uchar)u) + (uint)((uchar)v)))));
-  gompt_st_long(out, gompt_len_out_, ((long)((ulong)o + (ulong)(8L))), ((long)((short)((uint)((short)u) * (uint)((short)v)))));
-  gompt_st_long(out, gompt_len_out_, ((long)((ulong)o + (ulong)(9L))), ((long)((int)((uint)((int)((uint)((int)((uint)((int)x) * (uint)((int)u))) * (uint)(65537))) + (uint)((int)v)))));
-  gompt_st_long(out, gompt_len_out_, ((long)((ulong)o + (ulong)(10L))), ((long)(((uint)x) * ((uint)v))));
-  gompt_st_long(out, gompt_len_out_, ((long)((ulong)o + (ulong)(11L))), ((long)((ulong)((long)((char)((long)((ulong)((long)u) * (ulong)(3L))))) + (ulong)((long)((ushort)x)))));
+  out[((long)((ulong)o + (ulong)(5L)))] = ((long)((ushort)((uint)u * (uint)v)));
+  out[((long)((ulong)o + (ulong)(6L)))] = ((long)((ushort)((uint)u - (uint)v)));
+  out[((long)((ulong)o + (ulong)(7L)))] = ((long)((uchar)((uint)((uchar)u) + (uint)((uchar)v))));
+  out[((long)((ulong)o + (ulong)(8L)))] = ((long)((short)((uint)((short)u) * (uint)((short)v))));
+  out[((long)((ulong)o + (ulong)(9L)))] = ((long)((int)((uint)((int)((uint)((int)((uint)((int)x) * (uint)((int)u))) * (uint)(65537))) + (uint)((int)v))));
+  out[((long)((ulong)o + (ulong)(10L)))] = ((long)(((uint)x) * ((uint)v)));
+  out[((long)((ulong)o + (ulong)(11L)))] = ((long)((ulong)((long)((char)((long)((ulong)((long)u) * (ulong)(3L))))) + (ulong)((long)((ushort)x))));
 }
 
 __kernel void gompt_Narrow(long n, __global const char *a, __global const char *b, __global const ushort *c, __global const ushort *d, __global long *out) {

@@ -11,7 +11,6 @@ static inline __attribute__((always_inline)) long gompt_shr_long(long a, ulong s
 static inline __attribute__((always_inline)) short gompt_shr_short(short a, ulong s) { return (short)(a >> (s >= 16 ? 15 : s)); }
 static inline __attribute__((always_inline)) uint gompt_shr_uint(uint a, ulong s) { return s >= 32 ? (uint)0 : (uint)(a >> s); }
 static inline __attribute__((always_inline)) ulong gompt_shr_ulong(ulong a, ulong s) { return s >= 64 ? (ulong)0 : (ulong)(a >> s); }
-static inline __attribute__((always_inline)) void gompt_st_long(__global long *p, long n, long i, long v) { if ((ulong)i < (ulong)n) p[i] = v; }
 
 static inline __attribute__((always_inline)) void gompt_body_Shifts(long i, long n, __global const long *a, long gompt_len_a_, __global const ulong *s, long gompt_len_s_, __global long *out, long gompt_len_out_) {
   long gompt_t1 = a[i];
@@ -20,28 +19,25 @@ static inline __attribute__((always_inline)) void gompt_body_Shifts(long i, long
   ulong c = gompt_t2;
   ulong u = ((ulong)x);
   long o = ((long)((ulong)(10L) * (ulong)i));
-  gompt_st_long(out, gompt_len_out_, o, gompt_shl_long(x, (ulong)(c)));
-  gompt_st_long(out, gompt_len_out_, ((long)((ulong)o + (ulong)(1L))), gompt_shr_long(x, (ulong)(c)));
-  gompt_st_long(out, gompt_len_out_, ((long)((ulong)o + (ulong)(2L))), ((long)gompt_shl_ulong(u, (ulong)(c))));
-  gompt_st_long(out, gompt_len_out_, ((long)((ulong)o + (ulong)(3L))), ((long)gompt_shr_ulong(u, (ulong)(c))));
-  gompt_st_long(out, gompt_len_out_, ((long)((ulong)o + (ulong)(4L))), ((long)gompt_shr_int(((int)x), (ulong)(c))));
-  gompt_st_long(out, gompt_len_out_, ((long)((ulong)o + (ulong)(5L))), ((long)gompt_shr_uint(((uint)x), (ulong)(c))));
-  gompt_st_long(out, gompt_len_out_, ((long)((ulong)o + (ulong)(6L))), ((long)gompt_shl_char(((char)x), (ulong)(c))));
-  gompt_st_long(out, gompt_len_out_, ((long)((ulong)o + (ulong)(7L))), ((long)gompt_shr_short(((short)x), (ulong)(c))));
-  gompt_st_long(out, gompt_len_out_, ((long)((ulong)o + (ulong)(8L))), ((long)((ulong)((long)((ulong)((long)(x >> 63)) + (ulong)((long)(((long)((ulong)x << 63)) >> 1)))) + (ulong)((long)((uchar)(((uchar)x) >> 7))))));
+  out[o] = gompt_shl_long(x, (ulong)(c));
+  out[((long)((ulong)o + (ulong)(1L)))] = gompt_shr_long(x, (ulong)(c));
+  out[((long)((ulong)o + (ulong)(2L)))] = ((long)gompt_shl_ulong(u, (ulong)(c)));
+  out[((long)((ulong)o + (ulong)(3L)))] = ((long)gompt_shr_ulong(u, (ulong)(c)));
+  out[((long)((ulong)o + (ulong)(4L)))] = ((long)gompt_shr_int(((int)x), (ulong)(c)));
+  out[((long)((ulong)o + (ulong)(5L)))] = ((long)gompt_shr_uint(((uint)x), (ulong)(c)));
+  out[((long)((ulong)o + (ulong)(6L)))] = ((long)gompt_shl_char(((char)x), (ulong)(c)));
+  out[((long)((ulong)o + (ulong)(7L)))] = ((long)gompt_shr_short(((short)x), (ulong)(c)));
+  out[((long)((ulong)o + (ulong)(8L)))] = ((long)((ulong)((long)((ulong)((long)(x >> 63)) + (ulong)((long)(((long)((ulong)x << 63)) >> 1)))) + (ulong)((long)((uchar)(((uchar)x) >> 7)))));
   long k = ((long)c);
   if (k >= (0L)) {
-    gompt_st_long(out, gompt_len_out_, ((long)((ulong)o + (ulong)(9L))), gompt_shr_long(x, (ulong)(k)));
+    out[((long)((ulong)o + (ulong)(9L)))] = gompt_shr_long(x, (ulong)(k));
   }
   x = ((long)((ulong)x << 1));
   x = ((long)(x >> 2));
   u = gompt_shr_ulong(u, (ulong)(c));
   {
     long gompt_t3 = o;
-    if ((ulong)gompt_t3 < (ulong)gompt_len_out_) {
-      long gompt_t4 = ((long)((ulong)x + (ulong)((long)u)));
-      out[gompt_t3] = ((long)((ulong)out[gompt_t3] + (ulong)gompt_t4));
-    }
+    out[gompt_t3] = ((long)((ulong)out[gompt_t3] + (ulong)((long)((ulong)x + (ulong)((long)u)))));
   }
 }
 

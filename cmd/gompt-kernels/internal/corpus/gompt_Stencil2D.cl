@@ -2,7 +2,6 @@
 // Kernel Stencil2D: the Go function Stencil2D with Go's semantics (see gompt-kernels -h).
 #pragma OPENCL FP_CONTRACT OFF
 
-static inline __attribute__((always_inline)) float gompt_ld_float(__global const float *p, long n, long i) { return (ulong)i < (ulong)n ? p[i] : (float)0; }
 static inline __attribute__((always_inline)) long gompt_len_mul(long a, long b) { return a <= 0 || b <= 0 ? 0 : a * b; }
 
 static inline __attribute__((always_inline)) void gompt_body_Stencil2D(long x, long y, long nx, long ny, float w, __global const float *in, long gompt_len_in_, __global float *out, long gompt_len_out_) {
@@ -11,7 +10,7 @@ static inline __attribute__((always_inline)) void gompt_body_Stencil2D(long x, l
     out[i] = in[i];
     return;
   }
-  out[i] = (in[i] + (w * ((((gompt_ld_float(in, gompt_len_in_, ((long)((ulong)i - (ulong)(1L)))) + gompt_ld_float(in, gompt_len_in_, ((long)((ulong)i + (ulong)(1L))))) + gompt_ld_float(in, gompt_len_in_, ((long)((ulong)i - (ulong)nx)))) + gompt_ld_float(in, gompt_len_in_, ((long)((ulong)i + (ulong)nx)))) - ((0x1p+02f) * in[i]))));
+  out[i] = (in[i] + (w * ((((in[((long)((ulong)i - (ulong)(1L)))] + in[((long)((ulong)i + (ulong)(1L)))]) + in[((long)((ulong)i - (ulong)nx))]) + in[((long)((ulong)i + (ulong)nx))]) - ((0x1p+02f) * in[i]))));
 }
 
 __kernel void gompt_Stencil2D(long nx, long ny, float w, __global const float *in, __global float *out) {

@@ -5,7 +5,6 @@
 static inline __attribute__((always_inline)) ulong gompt_div_ulong(ulong a, ulong b) { return b == 0 ? (ulong)0 : (ulong)(a / b); }
 static inline __attribute__((always_inline)) long gompt_len_mul(long a, long b) { return a <= 0 || b <= 0 ? 0 : a * b; }
 static inline __attribute__((always_inline)) ulong gompt_rem_ulong(ulong a, ulong b) { return b == 0 ? (ulong)0 : (ulong)(a % b); }
-static inline __attribute__((always_inline)) void gompt_st_ulong(__global ulong *p, long n, long i, ulong v) { if ((ulong)i < (ulong)n) p[i] = v; }
 
 static inline __attribute__((always_inline)) void gompt_body_Uint64Ops(long i, long n, __global const ulong *a, long gompt_len_a_, __global const ulong *b, long gompt_len_b_, __global ulong *out, long gompt_len_out_) {
   ulong gompt_t1 = a[i];
@@ -13,14 +12,14 @@ static inline __attribute__((always_inline)) void gompt_body_Uint64Ops(long i, l
   ulong x = gompt_t1;
   ulong y = gompt_t2;
   long o = ((long)((ulong)(6L) * (ulong)i));
-  gompt_st_ulong(out, gompt_len_out_, o, (x + y));
-  gompt_st_ulong(out, gompt_len_out_, ((long)((ulong)o + (ulong)(1L))), (x - y));
-  gompt_st_ulong(out, gompt_len_out_, ((long)((ulong)o + (ulong)(2L))), (x * y));
+  out[o] = (x + y);
+  out[((long)((ulong)o + (ulong)(1L)))] = (x - y);
+  out[((long)((ulong)o + (ulong)(2L)))] = (x * y);
   if (y != 0UL) {
-    gompt_st_ulong(out, gompt_len_out_, ((long)((ulong)o + (ulong)(3L))), gompt_div_ulong(x, y));
-    gompt_st_ulong(out, gompt_len_out_, ((long)((ulong)o + (ulong)(4L))), gompt_rem_ulong(x, y));
+    out[((long)((ulong)o + (ulong)(3L)))] = gompt_div_ulong(x, y);
+    out[((long)((ulong)o + (ulong)(4L)))] = gompt_rem_ulong(x, y);
   }
-  gompt_st_ulong(out, gompt_len_out_, ((long)((ulong)o + (ulong)(5L))), ((ulong)((ulong)0 - (ulong)x)));
+  out[((long)((ulong)o + (ulong)(5L)))] = ((ulong)((ulong)0 - (ulong)x));
 }
 
 __kernel void gompt_Uint64Ops(long n, __global const ulong *a, __global const ulong *b, __global ulong *out) {
