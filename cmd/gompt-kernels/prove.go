@@ -128,7 +128,7 @@ type prover struct {
 	vars   map[*types.Var]string // variable -> its name in polys
 	defs   map[*types.Var]ast.Expr
 	ranges map[string]vrange // variable -> its range where it is declared
-	extent map[string]bool // the extents' names: at least 1 in a running kernel
+	extent map[string]bool   // the extents' names: at least 1 in a running kernel
 }
 
 func (g *gen) newProver(k *kernel) *prover {
