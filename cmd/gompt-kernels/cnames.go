@@ -34,7 +34,7 @@ func init() {
 func cName(name string, used map[string]bool) string {
 	base := name
 	if cReserved[name] || cVectorType.MatchString(name) || strings.HasPrefix(name, "gompt_") || strings.HasPrefix(name, "__") ||
-		strings.HasPrefix(name, "as_") || strings.HasPrefix(name, "convert_") || isAllCaps(name) {
+		strings.HasPrefix(name, "as_") || strings.HasPrefix(name, "convert_") || cMacro.MatchString(name) {
 		base = name + "_"
 	}
 	// Go identifiers may hold letters C does not take.
@@ -55,14 +55,10 @@ func cName(name string, used map[string]bool) string {
 	return c
 }
 
-func isAllCaps(s string) bool {
-	for _, r := range s {
-		if r >= 'a' && r <= 'z' {
-			return false
-		}
-	}
-	return true
-}
+// cMacro matches the names of OpenCL C's predefined macros (INT_MAX,
+// FLT_EPSILON, M_PI, CLK_LOCAL_MEM_FENCE, INFINITY...), which a variable
+// cannot take.
+var cMacro = regexp.MustCompile(`^((CHAR|SCHAR|UCHAR|SHRT|USHRT|INT|UINT|LONG|ULONG|FLT|DBL|HALF|M|CLK|CL|FP|FLOAT|ENDIAN|IMAGE|MAXFLOAT)_[A-Z0-9_]*|INFINITY|NAN|MAXFLOAT|HUGE_VAL|HUGE_VALF|NULL|EOF|OPENCL_VERSION|kernel_exec|vec_step)$`)
 
 func itoa(i int) string {
 	if i == 0 {

@@ -208,41 +208,140 @@ func callArgs(k *kernel) string {
 	return strings.Join(args, ", ")
 }
 
-// hostImage writes the kernel's Go image: it runs the Go function over its
-// team's range.
+// hostImage writes the kernel's Go image: the Go function's body, pasted
+// into loops over the team's range (see gobody).
 func (g *gen) hostImage(w *goWriter, k *kernel) {
 	name := goIdent("gomptHost", k.name)
-	w.p("// %s is %s's Go image: %s over the points of the team's range.", name, k.varName, k.fn.name)
+	w.p("// %s is %s's Go image: the body of %s at each point of the team's range.", name, k.varName, k.fn.name)
 	team := "_"
 	if k.reduce != "" {
 		team = "gomptTeam"
 	}
+	if len(k.decl.Body.List) == 0 && k.reduce == "" {
+		w.p("func %s(*gomptdevice.HostArgs, gomptdevice.Range, int, int) {} // an empty body", name)
+		w.p("")
+		return
+	}
 	w.p("func %s(gomptA *gomptdevice.HostArgs, gomptR gomptdevice.Range, %s, _ int) {", name, team)
 	hostArgs(w, k, "gomptA")
+	// The base addresses of the buffers the body reaches without a
+	// bounds test (in a lockstep image, its lanes function's).
+	var ls *lockstep
+	if k.reduce == "" {
+		ls = g.planLockstep(k)
+	}
+	for _, p := range k.args() {
+		if p.slice && g.provenIn(k, p) && ls == nil {
+			w.imports["unsafe"] = "unsafe"
+			w.p("%s := unsafe.Pointer(unsafe.SliceData(%s))", base(p), p.name)
+		}
+	}
+	used := map[*types.Var]bool{}
+	var lanesFn strings.Builder
 	for d := range k.dims {
 		w.p("gomptLo%d, gomptHi%d := gomptR.Clamp(%d, %s)", d, d, d, k.dims[d].name)
 	}
 	if k.reduce == "" {
-		for d := len(k.dims) - 1; d >= 0; d-- {
+		for d := len(k.dims) - 1; d >= 1; d-- {
 			ix := k.index[d].name
 			w.p("for %s := gomptLo%d; %s < gomptHi%d; %s++ {", ix, d, ix, d, ix)
 		}
-		w.p("%s(%s)", k.fn.name, callArgs(k))
-		for range k.dims {
+		// points writes a loop over dimension 0 from lo to hi running the
+		// statements list at each point.
+		label := 0
+		points := func(lo, hi string, list []ast.Stmt) {
+			body := &gobody{g: g, k: k, w: w, used: used, depth: 0}
+			l := fmt.Sprintf("gomptPoint%d", label)
+			label++
+			labelled := false
+			body.ret = func() string { labelled = true; return "continue " + l }
+			body.copies()
+			body.stmts(list)
+			if labelled {
+				w.p("%s:", l)
+			}
+			ix := k.index[0].name
+			w.p("for %s := %s; %s < %s; %s++ {", ix, lo, ix, hi, ix)
+			w.sb.WriteString(body.sb.String())
 			w.p("}")
 		}
-		w.p("}")
-		w.p("")
-		return
+		if ls != nil {
+			ls.emit(g, w, used, &lanesFn)
+		} else if sp, ok := g.boundarySplit(k, &gobody{g: g, k: k, w: w, used: used}); ok {
+			g.splitLoops(w, sp, k.decl.Body.List, points)
+		} else {
+			points("gomptLo0", "gomptHi0", k.decl.Body.List)
+		}
+		for d := 1; d < len(k.dims); d++ {
+			w.p("}")
+		}
+	} else {
+		g.reduceHost(w, k, used)
 	}
-	g.reduceHost(w, k)
+	// A parameter the body does not use is still declared.
+	for _, p := range k.args() {
+		if !used[p.obj] && !(p.slice && g.provenIn(k, p) && ls == nil) {
+			w.p("_ = %s", p.name)
+		}
+	}
+	w.p("}")
+	w.p("")
+	w.sb.WriteString(lanesFn.String())
 }
 
-// reduceHost writes a reduction's loop: the points' values combined from
-// the identity, in float64 for + and * of floats, with four accumulators
-// over dimension 0 (an order of its own: float results differ from a
-// device's in the last bits, as the device's differ between team sizes).
-func (g *gen) reduceHost(w *goWriter, k *kernel) {
+// splitLoops writes dimension 0's loops split at the interior's ends:
+// [lo, a) and [b, hi) run the whole body, [a, b) the interior.
+func (g *gen) splitLoops(w *goWriter, sp *split, whole []ast.Stmt, points func(lo, hi string, list []ast.Stmt)) {
+	a, b := "gomptLo0", "gomptHi0"
+	if len(sp.lo) > 0 {
+		a = "min(max(gomptLo0, " + strings.Join(sp.lo, ", ") + "), gomptHi0)"
+	}
+	if len(sp.hi) > 0 {
+		b = "max(gomptIn0, min(gomptHi0, " + strings.Join(sp.hi, ", ") + "))"
+	} else {
+		b = "max(gomptIn0, gomptHi0)"
+	}
+	w.p("gomptIn0, gomptIn1 := gomptLo0, gomptLo0 // the interior [gomptIn0, gomptIn1), where the boundary test is false")
+	if sp.row != "" {
+		w.p("if !(%s) {", sp.row)
+	} else {
+		w.p("{")
+	}
+	w.p("gomptIn0 = %s", a)
+	w.p("gomptIn1 = %s", b)
+	w.p("}")
+	points("gomptLo0", "gomptIn0", whole)
+	points("gomptIn0", "gomptIn1", sp.interior)
+	points("gomptIn1", "gomptHi0", whole)
+}
+
+// copies makes the pasted body's own copies of the parameters it assigns,
+// as a call would.
+func (b *gobody) copies() {
+	for _, p := range b.k.params {
+		if b.k.assigned[p.obj] {
+			b.line("%s := %s", p.name, p.name)
+		}
+	}
+}
+
+// provenIn reports whether k's body reaches buffer p through an index
+// proven in range.
+func (g *gen) provenIn(k *kernel, p *param) bool {
+	for ix := range k.proven {
+		if id, ok := ast.Unparen(ix.(*ast.IndexExpr).X).(*ast.Ident); ok && g.p.info.Uses[id] == p.obj {
+			return true
+		}
+	}
+	return false
+}
+
+// reduceHost writes a reduction's loops: the body at each point, its value
+// combined from the identity, in float64 for + and * of floats, with four
+// accumulators over dimension 0 (an order of its own: float results differ
+// from a device's in the last bits, as the device's differ between team
+// sizes).
+func (g *gen) reduceHost(w *goWriter, k *kernel, used map[*types.Var]bool) {
 	t := *k.result
 	acc := t.goName()
 	if t.isFloat() && (k.reduce == "+" || k.reduce == "*") {
@@ -256,15 +355,43 @@ func (g *gen) reduceHost(w *goWriter, k *kernel) {
 		}
 		return a + " " + k.reduce + " " + b
 	}
-	val := func(args string) string {
-		v := k.fn.name + "(" + args + ")"
+	conv := func(v string) string {
 		if acc != t.goName() {
-			v = acc + "(" + v + ")"
+			return acc + "(" + v + ")"
 		}
 		return v
 	}
+	label := 0
+	// instance writes the body at the point whose dimension 0 index is
+	// x+u, its value combined into accumulator s.
+	instance := func(u, s int) {
+		body := &gobody{g: g, k: k, w: w, used: used, depth: 0, retVal: "gomptV"}
+		l := fmt.Sprintf("gomptR%d", label)
+		label++
+		body.ret = func() string { return "goto " + l }
+		x := k.index[0].name
+		body.line("{")
+		body.depth++
+		if u > 0 {
+			body.line("%s := %s + %d", x, x, u)
+		} else if k.assigned[k.index[0].obj] {
+			body.line("%s := %s", x, x)
+		}
+		for _, p := range k.params[1:] {
+			if k.assigned[p.obj] {
+				body.line("%s := %s", p.name, p.name)
+			}
+		}
+		body.stmts(k.decl.Body.List)
+		body.depth--
+		body.line("}")
+		w.sb.WriteString(body.sb.String())
+		w.p("%s:", l)
+		w.p("gomptS%d = %s", s, combine(fmt.Sprintf("gomptS%d", s), conv("gomptV")))
+	}
 	w.p("gomptPartial := gomptrt.View[%s](gomptA.Bufs[%d], gomptTeam+1)", t.goName(), len(k.args()))
 	w.p("gomptS0, gomptS1, gomptS2, gomptS3 := %s(%s), %s(%s), %s(%s), %s(%s)", acc, id, acc, id, acc, id, acc, id)
+	w.p("var gomptV %s", t.goName())
 	for d := len(k.dims) - 1; d >= 1; d-- {
 		ix := k.index[d].name
 		w.p("for %s := gomptLo%d; %s < gomptHi%d; %s++ {", ix, d, ix, d, ix)
@@ -273,26 +400,16 @@ func (g *gen) reduceHost(w *goWriter, k *kernel) {
 	w.p("%s := gomptLo0", x)
 	w.p("for ; %s+4 <= gomptHi0; %s += 4 {", x, x)
 	for u := range 4 {
-		var args []string
-		for i, p := range k.params {
-			if i == 0 && u > 0 {
-				args = append(args, x+"+"+itoa(u))
-			} else {
-				args = append(args, p.name)
-			}
-		}
-		w.p("gomptS%d = %s", u, combine("gomptS"+itoa(u), val(strings.Join(args, ", "))))
+		instance(u, u)
 	}
 	w.p("}")
 	w.p("for ; %s < gomptHi0; %s++ {", x, x)
-	w.p("gomptS0 = %s", combine("gomptS0", val(callArgs(k))))
+	instance(0, 0)
 	w.p("}")
 	for d := 1; d < len(k.dims); d++ {
 		w.p("}")
 	}
 	w.p("gomptPartial[gomptTeam] = %s(%s)", t.goName(), combine("("+combine("gomptS0", "gomptS1")+")", "("+combine("gomptS2", "gomptS3")+")"))
-	w.p("}")
-	w.p("")
 }
 
 // goIdentity is the reduction's identity as a Go expression of type acc.

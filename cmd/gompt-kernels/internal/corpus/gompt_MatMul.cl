@@ -4,39 +4,39 @@
 
 static inline __attribute__((always_inline)) long gompt_len_mul(long a, long b) { return a <= 0 || b <= 0 ? 0 : a * b; }
 
-static inline __attribute__((always_inline)) void gompt_body_MatMul(long j, long i, long m, long n, long k, __global const float *A_, long gompt_len_A_, __global const float *B_, long gompt_len_B_, __global float *C_, long gompt_len_C_) {
+static inline __attribute__((always_inline)) void gompt_body_MatMul(long j, long i, long m, long n, long k, __global const float *A, long gompt_len_A_, __global const float *B, long gompt_len_B_, __global float *C, long gompt_len_C_) {
   float acc = (0x0p+00f);
   {
     long p = (0L);
     for (;;) {
       if (!(p < k)) break;
       {
-        acc = (acc + (A_[((long)((ulong)((long)((ulong)i * (ulong)k)) + (ulong)p))] * B_[((long)((ulong)((long)((ulong)p * (ulong)n)) + (ulong)j))]));
+        acc = (acc + (A[((long)((ulong)((long)((ulong)i * (ulong)k)) + (ulong)p))] * B[((long)((ulong)((long)((ulong)p * (ulong)n)) + (ulong)j))]));
       }
       p = ((long)((ulong)p + (ulong)1));
     }
   }
-  C_[((long)((ulong)((long)((ulong)i * (ulong)n)) + (ulong)j))] = acc;
+  C[((long)((ulong)((long)((ulong)i * (ulong)n)) + (ulong)j))] = acc;
 }
 
-__kernel void gompt_MatMul(long m, long n, long k, __global const float *A_, __global const float *B_, __global float *C_) {
-  long gompt_len_A_ = gompt_len_mul(((long)m > 0 ? (long)m : 0), (long)k);
-  long gompt_len_B_ = gompt_len_mul(((long)k > 0 ? (long)k : 0), (long)n);
-  long gompt_len_C_ = gompt_len_mul(((long)m > 0 ? (long)m : 0), (long)n);
+__kernel void gompt_MatMul(long m, long n, long k, __global const float *A, __global const float *B, __global float *C) {
+  long gompt_len_A = gompt_len_mul(((long)m > 0 ? (long)m : 0), (long)k);
+  long gompt_len_B = gompt_len_mul(((long)k > 0 ? (long)k : 0), (long)n);
+  long gompt_len_C = gompt_len_mul(((long)m > 0 ? (long)m : 0), (long)n);
   if ((long)n <= 0 || (long)m <= 0) return;
   if (get_global_size(0) >= (ulong)(long)n && get_global_size(1) >= (ulong)(long)m) {
     long gompt_i0 = (long)get_global_id(0);
     long gompt_i1 = (long)get_global_id(1);
     if ((long)((get_group_id(0) + 1) * get_local_size(0)) <= (long)n && (long)((get_group_id(1) + 1) * get_local_size(1)) <= (long)m) {
-      gompt_body_MatMul(gompt_i0, gompt_i1, m, n, k, A_, gompt_len_A_, B_, gompt_len_B_, C_, gompt_len_C_);
+      gompt_body_MatMul(gompt_i0, gompt_i1, m, n, k, A, gompt_len_A, B, gompt_len_B, C, gompt_len_C);
     } else if (gompt_i0 < (long)n && gompt_i1 < (long)m) {
-      gompt_body_MatMul(gompt_i0, gompt_i1, m, n, k, A_, gompt_len_A_, B_, gompt_len_B_, C_, gompt_len_C_);
+      gompt_body_MatMul(gompt_i0, gompt_i1, m, n, k, A, gompt_len_A, B, gompt_len_B, C, gompt_len_C);
     }
     return;
   }
   for (long gompt_i1 = (long)get_global_id(1); gompt_i1 < (long)m; gompt_i1 += (long)get_global_size(1)) {
     for (long gompt_i0 = (long)get_global_id(0); gompt_i0 < (long)n; gompt_i0 += (long)get_global_size(0)) {
-      gompt_body_MatMul(gompt_i0, gompt_i1, m, n, k, A_, gompt_len_A_, B_, gompt_len_B_, C_, gompt_len_C_);
+      gompt_body_MatMul(gompt_i0, gompt_i1, m, n, k, A, gompt_len_A, B, gompt_len_B, C, gompt_len_C);
     }
   }
 }

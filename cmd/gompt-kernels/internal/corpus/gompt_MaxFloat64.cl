@@ -9,7 +9,7 @@ static inline __attribute__((always_inline)) double gompt_body_MaxFloat64(long i
   return (sin((a[i] * ((double)i))));
 }
 
-__kernel void gompt_MaxFloat64(long n, __global const double *a, __global double *gompt_partial) {
+__kernel void gompt_MaxFloat64(long n, __global const double *a, __global double *partial) {
   __local double gompt_scratch[256];
   long gompt_len_a = ((long)n > 0 ? (long)n : 0);
   ulong gompt_teams = get_num_groups(0) * get_num_groups(1) * get_num_groups(2);
@@ -37,6 +37,6 @@ __kernel void gompt_MaxFloat64(long n, __global const double *a, __global double
     barrier(CLK_LOCAL_MEM_FENCE);
   }
   if (gompt_lid == 0) {
-    gompt_partial[gompt_team] = gompt_scratch[0];
+    partial[gompt_team] = gompt_scratch[0];
   }
 }

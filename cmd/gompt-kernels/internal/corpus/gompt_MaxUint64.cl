@@ -8,7 +8,7 @@ static inline __attribute__((always_inline)) ulong gompt_body_MaxUint64(long i, 
   return (a[i] * ((ulong)((long)((ulong)i + (ulong)(1L)))));
 }
 
-__kernel void gompt_MaxUint64(long n, __global const ulong *a, __global ulong *gompt_partial) {
+__kernel void gompt_MaxUint64(long n, __global const ulong *a, __global ulong *partial) {
   __local ulong gompt_scratch[256];
   long gompt_len_a = ((long)n > 0 ? (long)n : 0);
   ulong gompt_teams = get_num_groups(0) * get_num_groups(1) * get_num_groups(2);
@@ -36,6 +36,6 @@ __kernel void gompt_MaxUint64(long n, __global const ulong *a, __global ulong *g
     barrier(CLK_LOCAL_MEM_FENCE);
   }
   if (gompt_lid == 0) {
-    gompt_partial[gompt_team] = gompt_scratch[0];
+    partial[gompt_team] = gompt_scratch[0];
   }
 }

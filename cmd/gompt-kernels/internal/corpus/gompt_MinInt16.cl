@@ -9,7 +9,7 @@ static inline __attribute__((always_inline)) short gompt_body_MinInt16(long x, l
   return ((short)((uint)a[((long)((ulong)((long)((ulong)((long)((ulong)((long)((ulong)z * (ulong)ny)) + (ulong)y)) * (ulong)nx)) + (ulong)x))] - (uint)((short)((long)((ulong)x * (ulong)y)))));
 }
 
-__kernel void gompt_MinInt16(long nx, long ny, long nz, __global const short *a, __global short *gompt_partial) {
+__kernel void gompt_MinInt16(long nx, long ny, long nz, __global const short *a, __global short *partial) {
   __local short gompt_scratch[256];
   long gompt_len_a = gompt_len_mul(gompt_len_mul(((long)nx > 0 ? (long)nx : 0), (long)ny), (long)nz);
   ulong gompt_teams = get_num_groups(0) * get_num_groups(1) * get_num_groups(2);
@@ -38,6 +38,6 @@ __kernel void gompt_MinInt16(long nx, long ny, long nz, __global const short *a,
     barrier(CLK_LOCAL_MEM_FENCE);
   }
   if (gompt_lid == 0) {
-    gompt_partial[gompt_team] = gompt_scratch[0];
+    partial[gompt_team] = gompt_scratch[0];
   }
 }

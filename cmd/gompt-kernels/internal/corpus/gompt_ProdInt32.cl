@@ -7,7 +7,7 @@ static inline __attribute__((always_inline)) int gompt_body_ProdInt32(long i, lo
   return ((int)(a[i] | (1)));
 }
 
-__kernel void gompt_ProdInt32(long n, __global const int *a, __global int *gompt_partial) {
+__kernel void gompt_ProdInt32(long n, __global const int *a, __global int *partial) {
   __local int gompt_scratch[256];
   long gompt_len_a = ((long)n > 0 ? (long)n : 0);
   ulong gompt_teams = get_num_groups(0) * get_num_groups(1) * get_num_groups(2);
@@ -35,6 +35,6 @@ __kernel void gompt_ProdInt32(long n, __global const int *a, __global int *gompt
     barrier(CLK_LOCAL_MEM_FENCE);
   }
   if (gompt_lid == 0) {
-    gompt_partial[gompt_team] = gompt_scratch[0];
+    partial[gompt_team] = gompt_scratch[0];
   }
 }

@@ -20,9 +20,7 @@ __kernel void gompt_Stencil2D(long nx, long ny, float w, __global const float *i
   if (get_global_size(0) >= (ulong)(long)nx && get_global_size(1) >= (ulong)(long)ny) {
     long gompt_i0 = (long)get_global_id(0);
     long gompt_i1 = (long)get_global_id(1);
-    if ((long)((get_group_id(0) + 1) * get_local_size(0)) <= (long)nx && (long)((get_group_id(1) + 1) * get_local_size(1)) <= (long)ny) {
-      gompt_body_Stencil2D(gompt_i0, gompt_i1, nx, ny, w, in, gompt_len_in, out, gompt_len_out);
-    } else if (gompt_i0 < (long)nx && gompt_i1 < (long)ny) {
+    if (gompt_i0 < (long)nx && gompt_i1 < (long)ny) {
       gompt_body_Stencil2D(gompt_i0, gompt_i1, nx, ny, w, in, gompt_len_in, out, gompt_len_out);
     }
     return;

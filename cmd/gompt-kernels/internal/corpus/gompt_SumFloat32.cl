@@ -7,7 +7,7 @@ static inline __attribute__((always_inline)) float gompt_body_SumFloat32(long i,
   return (x[i] * y[i]);
 }
 
-__kernel void gompt_SumFloat32(long n, __global const float *x, __global const float *y, __global float *gompt_partial) {
+__kernel void gompt_SumFloat32(long n, __global const float *x, __global const float *y, __global float *partial) {
   __local float gompt_scratch[256];
   long gompt_len_x = ((long)n > 0 ? (long)n : 0);
   long gompt_len_y = ((long)n > 0 ? (long)n : 0);
@@ -36,6 +36,6 @@ __kernel void gompt_SumFloat32(long n, __global const float *x, __global const f
     barrier(CLK_LOCAL_MEM_FENCE);
   }
   if (gompt_lid == 0) {
-    gompt_partial[gompt_team] = gompt_scratch[0];
+    partial[gompt_team] = gompt_scratch[0];
   }
 }

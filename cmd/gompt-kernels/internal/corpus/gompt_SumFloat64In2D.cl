@@ -13,7 +13,7 @@ static inline __attribute__((always_inline)) double gompt_body_SumFloat64In2D(lo
   return v;
 }
 
-__kernel void gompt_SumFloat64In2D(long nx, long ny, __global const double *a, __global double *gompt_partial) {
+__kernel void gompt_SumFloat64In2D(long nx, long ny, __global const double *a, __global double *partial) {
   __local double gompt_scratch[256];
   long gompt_len_a = gompt_len_mul(((long)nx > 0 ? (long)nx : 0), (long)ny);
   ulong gompt_teams = get_num_groups(0) * get_num_groups(1) * get_num_groups(2);
@@ -41,6 +41,6 @@ __kernel void gompt_SumFloat64In2D(long nx, long ny, __global const double *a, _
     barrier(CLK_LOCAL_MEM_FENCE);
   }
   if (gompt_lid == 0) {
-    gompt_partial[gompt_team] = gompt_scratch[0];
+    partial[gompt_team] = gompt_scratch[0];
   }
 }

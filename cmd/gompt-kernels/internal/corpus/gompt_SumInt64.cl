@@ -7,7 +7,7 @@ static inline __attribute__((always_inline)) long gompt_body_SumInt64(long i, lo
   return ((long)((ulong)a[i] * (ulong)(3458764513820540929L)));
 }
 
-__kernel void gompt_SumInt64(long n, __global const long *a, __global long *gompt_partial) {
+__kernel void gompt_SumInt64(long n, __global const long *a, __global long *partial) {
   __local long gompt_scratch[256];
   long gompt_len_a = ((long)n > 0 ? (long)n : 0);
   ulong gompt_teams = get_num_groups(0) * get_num_groups(1) * get_num_groups(2);
@@ -35,6 +35,6 @@ __kernel void gompt_SumInt64(long n, __global const long *a, __global long *gomp
     barrier(CLK_LOCAL_MEM_FENCE);
   }
   if (gompt_lid == 0) {
-    gompt_partial[gompt_team] = gompt_scratch[0];
+    partial[gompt_team] = gompt_scratch[0];
   }
 }

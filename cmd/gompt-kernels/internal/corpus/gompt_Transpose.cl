@@ -15,9 +15,7 @@ __kernel void gompt_Transpose(long nx, long ny, __global const uchar *in, __glob
   if (get_global_size(0) >= (ulong)(long)nx && get_global_size(1) >= (ulong)(long)ny) {
     long gompt_i0 = (long)get_global_id(0);
     long gompt_i1 = (long)get_global_id(1);
-    if ((long)((get_group_id(0) + 1) * get_local_size(0)) <= (long)nx && (long)((get_group_id(1) + 1) * get_local_size(1)) <= (long)ny) {
-      gompt_body_Transpose(gompt_i0, gompt_i1, nx, ny, in, gompt_len_in, out, gompt_len_out);
-    } else if (gompt_i0 < (long)nx && gompt_i1 < (long)ny) {
+    if (gompt_i0 < (long)nx && gompt_i1 < (long)ny) {
       gompt_body_Transpose(gompt_i0, gompt_i1, nx, ny, in, gompt_len_in, out, gompt_len_out);
     }
     return;

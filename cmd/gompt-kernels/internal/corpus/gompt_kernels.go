@@ -9,6 +9,7 @@ import (
 	gomptrt "github.com/gompt/gompt/kernelrt"
 	gompttarget "github.com/gompt/gompt/target"
 	gomptmath "math"
+	unsafe "unsafe"
 )
 
 // Box3DKernel is the gompt map kernel of Box3D (dims.go:19:1), over [0, nx)x[0, ny)x[0, nz).
@@ -36,20 +37,35 @@ var gomptCLBox3D string
 //go:embed gompt_Box3D.ptx
 var gomptPTXBox3D string
 
-// gomptHostBox3D is Box3DKernel's Go image: Box3D over the points of the team's range.
+// gomptHostBox3D is Box3DKernel's Go image: the body of Box3D at each point of the team's range.
 func gomptHostBox3D(gomptA *gomptdevice.HostArgs, gomptR gomptdevice.Range, _, _ int) {
 	nx := gomptA.Int(0)
 	ny := gomptA.Int(1)
 	nz := gomptA.Int(2)
 	in := gomptrt.View[float64](gomptA.Bufs[3], gomptrt.Len(nx, ny, nz))
 	out := gomptrt.View[float64](gomptA.Bufs[4], gomptrt.Len(nx, ny, nz))
+	gomptPOut := unsafe.Pointer(unsafe.SliceData(out))
 	gomptLo0, gomptHi0 := gomptR.Clamp(0, nx)
 	gomptLo1, gomptHi1 := gomptR.Clamp(1, ny)
 	gomptLo2, gomptHi2 := gomptR.Clamp(2, nz)
 	for z := gomptLo2; z < gomptHi2; z++ {
 		for y := gomptLo1; y < gomptHi1; y++ {
 			for x := gomptLo0; x < gomptHi0; x++ {
-				Box3D(x, y, z, nx, ny, nz, in, out)
+				var s float64
+				cnt := int(0)
+				for dz := int(-1); dz <= int(1); dz++ {
+					for dy := int(-1); dy <= int(1); dy++ {
+						for dx := int(-1); dx <= int(1); dx++ {
+							u, v, t := (x + dx), (y + dy), (z + dz)
+							if (((((u < int(0)) || (v < int(0))) || (t < int(0))) || (u >= nx)) || (v >= ny)) || (t >= nz) {
+								continue
+							}
+							s += in[((((t * ny) + v) * nx) + u)]
+							cnt++
+						}
+					}
+				}
+				*(*float64)(unsafe.Add(gomptPOut, ((((z*nx)*ny)+(y*nx))+x)*8)) = (s / float64(cnt))
 			}
 		}
 	}
@@ -105,15 +121,43 @@ var gomptCLClassify string
 //go:embed gompt_Classify.ptx
 var gomptPTXClassify string
 
-// gomptHostClassify is ClassifyKernel's Go image: Classify over the points of the team's range.
+// gomptHostClassify is ClassifyKernel's Go image: the body of Classify at each point of the team's range.
 func gomptHostClassify(gomptA *gomptdevice.HostArgs, gomptR gomptdevice.Range, _, _ int) {
 	n := gomptA.Int(0)
 	a := gomptrt.View[float64](gomptA.Bufs[1], gomptrt.Len(n))
 	out := gomptrt.View[uint64](gomptA.Bufs[2], gomptrt.Len(8, n))
+	gomptPA := unsafe.Pointer(unsafe.SliceData(a))
+	gomptPOut := unsafe.Pointer(unsafe.SliceData(out))
 	gomptLo0, gomptHi0 := gomptR.Clamp(0, n)
 	for i := gomptLo0; i < gomptHi0; i++ {
-		Classify(i, n, a, out)
+		x := *(*float64)(unsafe.Add(gomptPA, i*8))
+		o := (int(8) * i)
+		var flags uint64
+		if gomptmath.IsNaN(x) {
+			flags |= uint64(1)
+		}
+		if gomptmath.IsInf(x, int(1)) {
+			flags |= uint64(2)
+		}
+		if gomptmath.IsInf(x, int(-1)) {
+			flags |= uint64(4)
+		}
+		if gomptmath.IsInf(x, int(0)) {
+			flags |= uint64(8)
+		}
+		if gomptmath.Signbit(x) {
+			flags |= uint64(16)
+		}
+		*(*uint64)(unsafe.Add(gomptPOut, o*8)) = flags
+		*(*uint64)(unsafe.Add(gomptPOut, (o+int(1))*8)) = gomptmath.Float64bits(x)
+		*(*uint64)(unsafe.Add(gomptPOut, (o+int(2))*8)) = uint64(gomptmath.Float32bits(float32(x)))
+		*(*uint64)(unsafe.Add(gomptPOut, (o+int(3))*8)) = (gomptmath.Float64bits(gomptmath.Inf(int(1))) ^ gomptmath.Float64bits(gomptmath.Inf(int(-1))))
+		*(*uint64)(unsafe.Add(gomptPOut, (o+int(4))*8)) = gomptmath.Float64bits(gomptmath.NaN())
+		*(*uint64)(unsafe.Add(gomptPOut, (o+int(5))*8)) = gomptmath.Float64bits(gomptmath.Float64frombits((gomptmath.Float64bits(x) ^ uint64(9223372036854775808))))
+		*(*uint64)(unsafe.Add(gomptPOut, (o+int(6))*8)) = uint64(gomptmath.Float32bits(gomptmath.Float32frombits((uint32(i) | uint32(1065353216)))))
+		*(*uint64)(unsafe.Add(gomptPOut, (o+int(7))*8)) = gomptmath.Float64bits((x * float64(0.0)))
 	}
+	_ = n
 }
 
 // gomptSampleClassify is ClassifyKernel's Sample: about n points, random arguments. Tol 0: every device gives the Go function's bits.
@@ -164,15 +208,88 @@ var gomptCLControl string
 //go:embed gompt_Control.ptx
 var gomptPTXControl string
 
-// gomptHostControl is ControlKernel's Go image: Control over the points of the team's range.
+// gomptHostControl is ControlKernel's Go image: the body of Control at each point of the team's range.
 func gomptHostControl(gomptA *gomptdevice.HostArgs, gomptR gomptdevice.Range, _, _ int) {
 	n := gomptA.Int(0)
 	a := gomptrt.View[int32](gomptA.Bufs[1], gomptrt.Len(n))
 	out := gomptrt.View[int64](gomptA.Bufs[2], gomptrt.Len(n))
+	gomptPA := unsafe.Pointer(unsafe.SliceData(a))
+	gomptPOut := unsafe.Pointer(unsafe.SliceData(out))
 	gomptLo0, gomptHi0 := gomptR.Clamp(0, n)
+gomptPoint0:
 	for i := gomptLo0; i < gomptHi0; i++ {
-		Control(i, n, a, out)
+		x := int64(*(*int32)(unsafe.Add(gomptPA, i*4)))
+		var acc int64
+		var flag bool
+		for j := int(0); j < int(10); j++ {
+			if j == int(2) {
+				continue
+			}
+			if int64(j) > ((x % int64(7)) + int64(3)) {
+				break
+			}
+			acc += int64(j)
+		}
+		k := x
+		for k > int64(100) {
+			k /= int64(3)
+		}
+		for {
+			k++
+			if (k % int64(5)) == int64(0) {
+				break
+			}
+		}
+		acc = ((acc * int64(1000)) + k)
+	outer:
+		for j := range int(6) {
+			switch {
+			case (j == int(1)):
+				acc += int64(7)
+				break
+			case (j == int((x % int64(4)))):
+				continue outer
+			default:
+				acc -= int64(1)
+			}
+			for m := range int64(3) {
+				if m == int64(1) {
+					continue outer
+				}
+				acc += (m + int64(1))
+			}
+		}
+		switch r := (x % int64(6)); r {
+		case int64(0), int64(3):
+			acc *= int64(3)
+		default:
+			flag = true
+		case int64(1):
+			acc -= int64(100)
+		}
+		p, q := acc, x
+		p, q = q, p
+		if q := (p + int64(1)); q > int64(0) {
+			acc += q
+		} else if q < int64(-10) {
+			acc -= q
+		} else {
+			acc ^= q
+		}
+		{
+			x := (x * int64(2))
+			acc += x
+		}
+		if flag {
+			acc = (-acc)
+		}
+		*(*int64)(unsafe.Add(gomptPOut, i*8)) = (acc + q)
+		if x < int64(0) {
+			continue gomptPoint0
+		}
+		*(*int64)(unsafe.Add(gomptPOut, i*8))++
 	}
+	_ = n
 }
 
 // gomptSampleControl is ControlKernel's Sample: about n points, random arguments. Tol 0: every device gives the Go function's bits.
@@ -224,16 +341,29 @@ var gomptCLConversions string
 //go:embed gompt_Conversions.ptx
 var gomptPTXConversions string
 
-// gomptHostConversions is ConversionsKernel's Go image: Conversions over the points of the team's range.
+// gomptHostConversions is ConversionsKernel's Go image: the body of Conversions at each point of the team's range.
 func gomptHostConversions(gomptA *gomptdevice.HostArgs, gomptR gomptdevice.Range, _, _ int) {
 	n := gomptA.Int(0)
 	a := gomptrt.View[int64](gomptA.Bufs[1], gomptrt.Len(n))
 	f := gomptrt.View[float64](gomptA.Bufs[2], gomptrt.Len(n))
 	out := gomptrt.View[float64](gomptA.Bufs[3], gomptrt.Len(8, n))
+	gomptPA := unsafe.Pointer(unsafe.SliceData(a))
+	gomptPF := unsafe.Pointer(unsafe.SliceData(f))
+	gomptPOut := unsafe.Pointer(unsafe.SliceData(out))
 	gomptLo0, gomptHi0 := gomptR.Clamp(0, n)
 	for i := gomptLo0; i < gomptHi0; i++ {
-		Conversions(i, n, a, f, out)
+		x, y := *(*int64)(unsafe.Add(gomptPA, i*8)), *(*float64)(unsafe.Add(gomptPF, i*8))
+		o := (int(8) * i)
+		*(*float64)(unsafe.Add(gomptPOut, o*8)) = float64(float32(x))
+		*(*float64)(unsafe.Add(gomptPOut, (o+int(1))*8)) = float64(x)
+		*(*float64)(unsafe.Add(gomptPOut, (o+int(2))*8)) = float64(uint64(x))
+		*(*float64)(unsafe.Add(gomptPOut, (o+int(3))*8)) = float64(int64(y))
+		*(*float64)(unsafe.Add(gomptPOut, (o+int(4))*8)) = float64(int32((y / float64(4.0))))
+		*(*float64)(unsafe.Add(gomptPOut, (o+int(5))*8)) = float64(float32(y))
+		*(*float64)(unsafe.Add(gomptPOut, (o+int(6))*8)) = float64((uint8((y / float64(1e+15))) + uint8(1)))
+		*(*float64)(unsafe.Add(gomptPOut, (o+int(7))*8)) = (float64(int16(((-y) / float64(1e+15)))) + float64(uint32((y / float64(1e+10)))))
 	}
+	_ = n
 }
 
 // gomptSampleConversions is ConversionsKernel's Sample: about n points, random arguments. Tol 0: every device gives the Go function's bits.
@@ -286,16 +416,25 @@ var gomptCLFloat64Ops string
 //go:embed gompt_Float64Ops.ptx
 var gomptPTXFloat64Ops string
 
-// gomptHostFloat64Ops is Float64OpsKernel's Go image: Float64Ops over the points of the team's range.
+// gomptHostFloat64Ops is Float64OpsKernel's Go image: the body of Float64Ops at each point of the team's range.
 func gomptHostFloat64Ops(gomptA *gomptdevice.HostArgs, gomptR gomptdevice.Range, _, _ int) {
 	n := gomptA.Int(0)
 	a := gomptrt.View[float64](gomptA.Bufs[1], gomptrt.Len(n))
 	b := gomptrt.View[float64](gomptA.Bufs[2], gomptrt.Len(n))
 	out := gomptrt.View[float64](gomptA.Bufs[3], gomptrt.Len(4, n))
+	gomptPA := unsafe.Pointer(unsafe.SliceData(a))
+	gomptPB := unsafe.Pointer(unsafe.SliceData(b))
+	gomptPOut := unsafe.Pointer(unsafe.SliceData(out))
 	gomptLo0, gomptHi0 := gomptR.Clamp(0, n)
 	for i := gomptLo0; i < gomptHi0; i++ {
-		Float64Ops(i, n, a, b, out)
+		x, y := *(*float64)(unsafe.Add(gomptPA, i*8)), *(*float64)(unsafe.Add(gomptPB, i*8))
+		o := (int(4) * i)
+		*(*float64)(unsafe.Add(gomptPOut, o*8)) = ((x * y) + x)
+		*(*float64)(unsafe.Add(gomptPOut, (o+int(1))*8)) = (x / y)
+		*(*float64)(unsafe.Add(gomptPOut, (o+int(2))*8)) = (gomptmath.Sqrt((x * y)) - float64(0.3333333333333333))
+		*(*float64)(unsafe.Add(gomptPOut, (o+int(3))*8)) = ((gomptmath.Remainder((x*float64(100.0)), y) + gomptmath.Dim(x, y)) + gomptmath.Dim(y, x))
 	}
+	_ = n
 }
 
 // gomptSampleFloat64Ops is Float64OpsKernel's Sample: about n points, random arguments. Tol 0: every device gives the Go function's bits.
@@ -349,17 +488,40 @@ var gomptCLFloatOps string
 //go:embed gompt_FloatOps.ptx
 var gomptPTXFloatOps string
 
-// gomptHostFloatOps is FloatOpsKernel's Go image: FloatOps over the points of the team's range.
+// gomptHostFloatOps is FloatOpsKernel's Go image: the body of FloatOps at each point of the team's range.
 func gomptHostFloatOps(gomptA *gomptdevice.HostArgs, gomptR gomptdevice.Range, _, _ int) {
 	n := gomptA.Int(0)
 	a := gomptrt.View[float32](gomptA.Bufs[1], gomptrt.Len(n))
 	b := gomptrt.View[float32](gomptA.Bufs[2], gomptrt.Len(n))
 	c := gomptrt.View[float32](gomptA.Bufs[3], gomptrt.Len(n))
 	out := gomptrt.View[float32](gomptA.Bufs[4], gomptrt.Len(12, n))
+	gomptPA := unsafe.Pointer(unsafe.SliceData(a))
+	gomptPB := unsafe.Pointer(unsafe.SliceData(b))
+	gomptPC := unsafe.Pointer(unsafe.SliceData(c))
+	gomptPOut := unsafe.Pointer(unsafe.SliceData(out))
 	gomptLo0, gomptHi0 := gomptR.Clamp(0, n)
 	for i := gomptLo0; i < gomptHi0; i++ {
-		FloatOps(i, n, a, b, c, out)
+		x, y, z := *(*float32)(unsafe.Add(gomptPA, i*4)), *(*float32)(unsafe.Add(gomptPB, i*4)), *(*float32)(unsafe.Add(gomptPC, i*4))
+		o := (int(12) * i)
+		*(*float32)(unsafe.Add(gomptPOut, o*4)) = ((x * y) + z)
+		*(*float32)(unsafe.Add(gomptPOut, (o+int(1))*4)) = ((x * y) - (z * x))
+		*(*float32)(unsafe.Add(gomptPOut, (o+int(2))*4)) = (x / y)
+		*(*float32)(unsafe.Add(gomptPOut, (o+int(3))*4)) = ((-x) + y)
+		*(*float32)(unsafe.Add(gomptPOut, (o+int(4))*4)) = float32(gomptmath.Sqrt(float64(x)))
+		*(*float32)(unsafe.Add(gomptPOut, (o+int(5))*4)) = float32(gomptmath.FMA(float64(x), float64(y), float64(z)))
+		*(*float32)(unsafe.Add(gomptPOut, (o+int(6))*4)) = (x * float32(0.10000000149011612))
+		*(*float32)(unsafe.Add(gomptPOut, (o+int(7))*4)) = ((float32(gomptmath.Floor(float64((x * float32(7.0))))) + float32(gomptmath.Ceil(float64((y * float32(7.0)))))) + float32(gomptmath.Trunc(float64(((-z) * float32(7.0))))))
+		*(*float32)(unsafe.Add(gomptPOut, (o+int(8))*4)) = (float32(gomptmath.Round(float64((x * float32(2.5))))) - float32(gomptmath.RoundToEven(float64((y * float32(2.5))))))
+		*(*float32)(unsafe.Add(gomptPOut, (o+int(9))*4)) = (float32(gomptmath.Abs(float64((z - x)))) + float32(gomptmath.Copysign(float64(x), float64((z-y)))))
+		*(*float32)(unsafe.Add(gomptPOut, (o+int(10))*4)) = float32(gomptmath.Mod(float64((x * float32(10.0))), float64(y)))
+		s := x
+		s += y
+		s *= z
+		s /= x
+		s -= y
+		*(*float32)(unsafe.Add(gomptPOut, (o+int(11))*4)) = s
 	}
+	_ = n
 }
 
 // gomptSampleFloatOps is FloatOpsKernel's Sample: about n points, random arguments. Tol 0: every device gives the Go function's bits.
@@ -424,7 +586,7 @@ var gomptCLHelpers string
 //go:embed gompt_Helpers.ptx
 var gomptPTXHelpers string
 
-// gomptHostHelpers is HelpersKernel's Go image: Helpers over the points of the team's range.
+// gomptHostHelpers is HelpersKernel's Go image: the body of Helpers at each point of the team's range.
 func gomptHostHelpers(gomptA *gomptdevice.HostArgs, gomptR gomptdevice.Range, _, _ int) {
 	n := gomptA.Int(0)
 	s8 := int8(gomptA.Int(1))
@@ -441,9 +603,18 @@ func gomptHostHelpers(gomptA *gomptdevice.HostArgs, gomptR gomptdevice.Range, _,
 	c := gomptrt.View[float32](gomptA.Bufs[12], gomptrt.Len(4))
 	hist := gomptrt.View[int32](gomptA.Bufs[13], gomptrt.Len(n))
 	out := gomptrt.View[float32](gomptA.Bufs[14], gomptrt.Len(n))
+	gomptPX := unsafe.Pointer(unsafe.SliceData(x))
+	gomptPOut := unsafe.Pointer(unsafe.SliceData(out))
 	gomptLo0, gomptHi0 := gomptR.Clamp(0, n)
 	for i := gomptLo0; i < gomptHi0; i++ {
-		Helpers(i, n, s8, u8, s16, u16, s32, u32, u64, u, b, f64, x, c, hist, out)
+		y := poly3(*(*float32)(unsafe.Add(gomptPX, i*4)), c)
+		if b {
+			y = (-y)
+		}
+		bump(hist, i, ((((int32(s8) + int32(u8)) + int32(s16)) + int32(u16)) + s32))
+		bump(hist, i, ((int32((u32 % uint32(7))) + int32((u64 % uint64(5)))) + int32((u % uint(3)))))
+		bump(hist, (i + n), int32(1000))
+		*(*float32)(unsafe.Add(gomptPOut, i*4)) = (y + float32(f64))
 	}
 }
 
@@ -508,16 +679,32 @@ var gomptCLInt64Ops string
 //go:embed gompt_Int64Ops.ptx
 var gomptPTXInt64Ops string
 
-// gomptHostInt64Ops is Int64OpsKernel's Go image: Int64Ops over the points of the team's range.
+// gomptHostInt64Ops is Int64OpsKernel's Go image: the body of Int64Ops at each point of the team's range.
 func gomptHostInt64Ops(gomptA *gomptdevice.HostArgs, gomptR gomptdevice.Range, _, _ int) {
 	n := gomptA.Int(0)
 	a := gomptrt.View[int64](gomptA.Bufs[1], gomptrt.Len(n))
 	b := gomptrt.View[int64](gomptA.Bufs[2], gomptrt.Len(n))
 	out := gomptrt.View[int64](gomptA.Bufs[3], gomptrt.Len(9, n))
+	gomptPA := unsafe.Pointer(unsafe.SliceData(a))
+	gomptPB := unsafe.Pointer(unsafe.SliceData(b))
+	gomptPOut := unsafe.Pointer(unsafe.SliceData(out))
 	gomptLo0, gomptHi0 := gomptR.Clamp(0, n)
 	for i := gomptLo0; i < gomptHi0; i++ {
-		Int64Ops(i, n, a, b, out)
+		x, y := *(*int64)(unsafe.Add(gomptPA, i*8)), *(*int64)(unsafe.Add(gomptPB, i*8))
+		o := (int(9) * i)
+		*(*int64)(unsafe.Add(gomptPOut, o*8)) = (x + y)
+		*(*int64)(unsafe.Add(gomptPOut, (o+int(1))*8)) = (x - y)
+		*(*int64)(unsafe.Add(gomptPOut, (o+int(2))*8)) = (x * y)
+		if y != int64(0) {
+			*(*int64)(unsafe.Add(gomptPOut, (o+int(3))*8)) = (x / y)
+			*(*int64)(unsafe.Add(gomptPOut, (o+int(4))*8)) = (x % y)
+		}
+		*(*int64)(unsafe.Add(gomptPOut, (o+int(5))*8)) = (-x)
+		*(*int64)(unsafe.Add(gomptPOut, (o+int(6))*8)) = (x &^ y)
+		*(*int64)(unsafe.Add(gomptPOut, (o+int(7))*8)) = ((x ^ y) | (x & y))
+		*(*int64)(unsafe.Add(gomptPOut, (o+int(8))*8)) = (^x)
 	}
+	_ = n
 }
 
 // gomptSampleInt64Ops is Int64OpsKernel's Sample: about n points, random arguments. Tol 0: every device gives the Go function's bits.
@@ -570,16 +757,38 @@ var gomptCLIntOps string
 //go:embed gompt_IntOps.ptx
 var gomptPTXIntOps string
 
-// gomptHostIntOps is IntOpsKernel's Go image: IntOps over the points of the team's range.
+// gomptHostIntOps is IntOpsKernel's Go image: the body of IntOps at each point of the team's range.
 func gomptHostIntOps(gomptA *gomptdevice.HostArgs, gomptR gomptdevice.Range, _, _ int) {
 	n := gomptA.Int(0)
 	a := gomptrt.View[int](gomptA.Bufs[1], gomptrt.Len(n))
 	b := gomptrt.View[int](gomptA.Bufs[2], gomptrt.Len(n))
 	out := gomptrt.View[int](gomptA.Bufs[3], gomptrt.Len(6, n))
+	gomptPA := unsafe.Pointer(unsafe.SliceData(a))
+	gomptPB := unsafe.Pointer(unsafe.SliceData(b))
+	gomptPOut := unsafe.Pointer(unsafe.SliceData(out))
 	gomptLo0, gomptHi0 := gomptR.Clamp(0, n)
 	for i := gomptLo0; i < gomptHi0; i++ {
-		IntOps(i, n, a, b, out)
+		x, y := *(*int)(unsafe.Add(gomptPA, i*8)), *(*int)(unsafe.Add(gomptPB, i*8))
+		o := (int(6) * i)
+		s := x
+		s += y
+		*(*int)(unsafe.Add(gomptPOut, o*8)) = s
+		s -= (int(2) * y)
+		*(*int)(unsafe.Add(gomptPOut, (o+int(1))*8)) = s
+		s *= y
+		*(*int)(unsafe.Add(gomptPOut, (o+int(2))*8)) = s
+		if y != int(0) {
+			s /= y
+			*(*int)(unsafe.Add(gomptPOut, (o+int(3))*8)) = s
+			s %= y
+			*(*int)(unsafe.Add(gomptPOut, (o+int(4))*8)) = s
+		}
+		s++
+		s--
+		s--
+		*(*int)(unsafe.Add(gomptPOut, (o+int(5))*8)) = s
 	}
+	_ = n
 }
 
 // gomptSampleIntOps is IntOpsKernel's Sample: about n points, random arguments. Tol 0: every device gives the Go function's bits.
@@ -631,15 +840,37 @@ var gomptCLLabels string
 //go:embed gompt_Labels.ptx
 var gomptPTXLabels string
 
-// gomptHostLabels is LabelsKernel's Go image: Labels over the points of the team's range.
+// gomptHostLabels is LabelsKernel's Go image: the body of Labels at each point of the team's range.
 func gomptHostLabels(gomptA *gomptdevice.HostArgs, gomptR gomptdevice.Range, _, _ int) {
 	n := gomptA.Int(0)
 	a := gomptrt.View[int64](gomptA.Bufs[1], gomptrt.Len(n))
 	out := gomptrt.View[int64](gomptA.Bufs[2], gomptrt.Len(n))
+	gomptPA := unsafe.Pointer(unsafe.SliceData(a))
+	gomptPOut := unsafe.Pointer(unsafe.SliceData(out))
 	gomptLo0, gomptHi0 := gomptR.Clamp(0, n)
 	for i := gomptLo0; i < gomptHi0; i++ {
-		Labels(i, n, a, out)
+		v := *(*int64)(unsafe.Add(gomptPA, i*8))
+		var found int64 = int64(-1)
+	search:
+		for x := int64(0); x < int64(8); x++ {
+			for y := int64(0); y < int64(8); y++ {
+				if (x * y) == (v % int64(50)) {
+					found = ((x * int64(8)) + y)
+					break search
+				}
+			}
+		}
+		steps := int(0)
+		for u := v; ((u != int64(1)) && (u > int64(0))) && (steps < int(100)); steps++ {
+			if (u % int64(2)) == int64(0) {
+				u /= int64(2)
+			} else {
+				u = ((int64(3) * u) + int64(1))
+			}
+		}
+		*(*int64)(unsafe.Add(gomptPOut, i*8)) = ((found * int64(1000)) + int64(steps))
 	}
+	_ = n
 }
 
 // gomptSampleLabels is LabelsKernel's Sample: about n points, random arguments. Tol 0: every device gives the Go function's bits.
@@ -693,7 +924,7 @@ var gomptCLMatMul string
 //go:embed gompt_MatMul.ptx
 var gomptPTXMatMul string
 
-// gomptHostMatMul is MatMulKernel's Go image: MatMul over the points of the team's range.
+// gomptHostMatMul is MatMulKernel's Go image: the body of MatMul at each point of the team's range.
 func gomptHostMatMul(gomptA *gomptdevice.HostArgs, gomptR gomptdevice.Range, _, _ int) {
 	m := gomptA.Int(0)
 	n := gomptA.Int(1)
@@ -704,10 +935,36 @@ func gomptHostMatMul(gomptA *gomptdevice.HostArgs, gomptR gomptdevice.Range, _, 
 	gomptLo0, gomptHi0 := gomptR.Clamp(0, n)
 	gomptLo1, gomptHi1 := gomptR.Clamp(1, m)
 	for i := gomptLo1; i < gomptHi1; i++ {
-		for j := gomptLo0; j < gomptHi0; j++ {
-			MatMul(j, i, m, n, k, A, B, C)
+		for gomptX0 := gomptLo0; gomptX0 < gomptHi0; gomptX0 += 1024 {
+			gomptLanesMatMul(gomptX0, min(1024, gomptHi0-gomptX0), i, m, n, k, A, B, C)
 		}
 	}
+}
+
+// gomptLanesMatMul runs MatMul's body at the points [gomptX0, gomptX0+gomptW) of dimension 0 together, statement by statement.
+func gomptLanesMatMul(gomptX0, gomptW int, i int, m int, n int, k int, A []float32, B []float32, C []float32) {
+	gomptPA := unsafe.Pointer(unsafe.SliceData(A))
+	gomptPB := unsafe.Pointer(unsafe.SliceData(B))
+	gomptPC := unsafe.Pointer(unsafe.SliceData(C))
+	var gomptL1Acc [1024]float32
+	for gomptJ := 0; gomptJ < gomptW; gomptJ++ {
+		gomptL1Acc[gomptJ&1023] = float32(0)
+	}
+	for p := int(0); p < k; p++ {
+		gomptU1 := *(*float32)(unsafe.Add(gomptPA, ((i*k)+p)*4))
+		gomptU2 := (p * n)
+		for gomptJ := 0; gomptJ < gomptW; gomptJ++ {
+			j := gomptX0 + gomptJ
+			gomptL1Acc[gomptJ&1023] += (gomptU1 * *(*float32)(unsafe.Add(gomptPB, (gomptU2+j)*4)))
+		}
+	}
+	gomptU3 := (i * n)
+	for gomptJ := 0; gomptJ < gomptW; gomptJ++ {
+		j := gomptX0 + gomptJ
+		*(*float32)(unsafe.Add(gomptPC, (gomptU3+j)*4)) = gomptL1Acc[gomptJ&1023]
+	}
+	_ = gomptL1Acc
+	_ = m
 }
 
 // gomptSampleMatMul is MatMulKernel's Sample: about n points, random arguments. Tol 0: every device gives the Go function's bits.
@@ -763,24 +1020,55 @@ var gomptCLMaxFloat64 string
 //go:embed gompt_MaxFloat64.ptx
 var gomptPTXMaxFloat64 string
 
-// gomptHostMaxFloat64 is MaxFloat64Kernel's Go image: MaxFloat64 over the points of the team's range.
+// gomptHostMaxFloat64 is MaxFloat64Kernel's Go image: the body of MaxFloat64 at each point of the team's range.
 func gomptHostMaxFloat64(gomptA *gomptdevice.HostArgs, gomptR gomptdevice.Range, gomptTeam, _ int) {
 	n := gomptA.Int(0)
 	a := gomptrt.View[float64](gomptA.Bufs[1], gomptrt.Len(n))
+	gomptPA := unsafe.Pointer(unsafe.SliceData(a))
 	gomptLo0, gomptHi0 := gomptR.Clamp(0, n)
 	gomptPartial := gomptrt.View[float64](gomptA.Bufs[2], gomptTeam+1)
 	gomptS0, gomptS1, gomptS2, gomptS3 := float64(gomptmath.Inf(-1)), float64(gomptmath.Inf(-1)), float64(gomptmath.Inf(-1)), float64(gomptmath.Inf(-1))
+	var gomptV float64
 	i := gomptLo0
 	for ; i+4 <= gomptHi0; i += 4 {
-		gomptS0 = max(gomptS0, MaxFloat64(i, n, a))
-		gomptS1 = max(gomptS1, MaxFloat64(i+1, n, a))
-		gomptS2 = max(gomptS2, MaxFloat64(i+2, n, a))
-		gomptS3 = max(gomptS3, MaxFloat64(i+3, n, a))
+		{
+			gomptV = gomptmath.Sin((*(*float64)(unsafe.Add(gomptPA, i*8)) * float64(i)))
+			goto gomptR0
+		}
+	gomptR0:
+		gomptS0 = max(gomptS0, gomptV)
+		{
+			i := i + 1
+			gomptV = gomptmath.Sin((*(*float64)(unsafe.Add(gomptPA, i*8)) * float64(i)))
+			goto gomptR1
+		}
+	gomptR1:
+		gomptS1 = max(gomptS1, gomptV)
+		{
+			i := i + 2
+			gomptV = gomptmath.Sin((*(*float64)(unsafe.Add(gomptPA, i*8)) * float64(i)))
+			goto gomptR2
+		}
+	gomptR2:
+		gomptS2 = max(gomptS2, gomptV)
+		{
+			i := i + 3
+			gomptV = gomptmath.Sin((*(*float64)(unsafe.Add(gomptPA, i*8)) * float64(i)))
+			goto gomptR3
+		}
+	gomptR3:
+		gomptS3 = max(gomptS3, gomptV)
 	}
 	for ; i < gomptHi0; i++ {
-		gomptS0 = max(gomptS0, MaxFloat64(i, n, a))
+		{
+			gomptV = gomptmath.Sin((*(*float64)(unsafe.Add(gomptPA, i*8)) * float64(i)))
+			goto gomptR4
+		}
+	gomptR4:
+		gomptS0 = max(gomptS0, gomptV)
 	}
 	gomptPartial[gomptTeam] = float64(max((max(gomptS0, gomptS1)), (max(gomptS2, gomptS3))))
+	_ = n
 }
 
 // gomptSampleMaxFloat64 is MaxFloat64Kernel's Sample: about n points, random arguments. Tol 1e-12: it calls math functions that are within a few ulps of Go's, not equal.
@@ -842,24 +1130,55 @@ var gomptCLMaxUint64 string
 //go:embed gompt_MaxUint64.ptx
 var gomptPTXMaxUint64 string
 
-// gomptHostMaxUint64 is MaxUint64Kernel's Go image: MaxUint64 over the points of the team's range.
+// gomptHostMaxUint64 is MaxUint64Kernel's Go image: the body of MaxUint64 at each point of the team's range.
 func gomptHostMaxUint64(gomptA *gomptdevice.HostArgs, gomptR gomptdevice.Range, gomptTeam, _ int) {
 	n := gomptA.Int(0)
 	a := gomptrt.View[uint64](gomptA.Bufs[1], gomptrt.Len(n))
+	gomptPA := unsafe.Pointer(unsafe.SliceData(a))
 	gomptLo0, gomptHi0 := gomptR.Clamp(0, n)
 	gomptPartial := gomptrt.View[uint64](gomptA.Bufs[2], gomptTeam+1)
 	gomptS0, gomptS1, gomptS2, gomptS3 := uint64(0), uint64(0), uint64(0), uint64(0)
+	var gomptV uint64
 	i := gomptLo0
 	for ; i+4 <= gomptHi0; i += 4 {
-		gomptS0 = max(gomptS0, MaxUint64(i, n, a))
-		gomptS1 = max(gomptS1, MaxUint64(i+1, n, a))
-		gomptS2 = max(gomptS2, MaxUint64(i+2, n, a))
-		gomptS3 = max(gomptS3, MaxUint64(i+3, n, a))
+		{
+			gomptV = (*(*uint64)(unsafe.Add(gomptPA, i*8)) * uint64((i + int(1))))
+			goto gomptR0
+		}
+	gomptR0:
+		gomptS0 = max(gomptS0, gomptV)
+		{
+			i := i + 1
+			gomptV = (*(*uint64)(unsafe.Add(gomptPA, i*8)) * uint64((i + int(1))))
+			goto gomptR1
+		}
+	gomptR1:
+		gomptS1 = max(gomptS1, gomptV)
+		{
+			i := i + 2
+			gomptV = (*(*uint64)(unsafe.Add(gomptPA, i*8)) * uint64((i + int(1))))
+			goto gomptR2
+		}
+	gomptR2:
+		gomptS2 = max(gomptS2, gomptV)
+		{
+			i := i + 3
+			gomptV = (*(*uint64)(unsafe.Add(gomptPA, i*8)) * uint64((i + int(1))))
+			goto gomptR3
+		}
+	gomptR3:
+		gomptS3 = max(gomptS3, gomptV)
 	}
 	for ; i < gomptHi0; i++ {
-		gomptS0 = max(gomptS0, MaxUint64(i, n, a))
+		{
+			gomptV = (*(*uint64)(unsafe.Add(gomptPA, i*8)) * uint64((i + int(1))))
+			goto gomptR4
+		}
+	gomptR4:
+		gomptS0 = max(gomptS0, gomptV)
 	}
 	gomptPartial[gomptTeam] = uint64(max((max(gomptS0, gomptS1)), (max(gomptS2, gomptS3))))
+	_ = n
 }
 
 // gomptSampleMaxUint64 is MaxUint64Kernel's Sample: about n points, random arguments. Tol 0: every device gives the Go function's bits.
@@ -920,24 +1239,55 @@ var gomptCLMinFloat32 string
 //go:embed gompt_MinFloat32.ptx
 var gomptPTXMinFloat32 string
 
-// gomptHostMinFloat32 is MinFloat32Kernel's Go image: MinFloat32 over the points of the team's range.
+// gomptHostMinFloat32 is MinFloat32Kernel's Go image: the body of MinFloat32 at each point of the team's range.
 func gomptHostMinFloat32(gomptA *gomptdevice.HostArgs, gomptR gomptdevice.Range, gomptTeam, _ int) {
 	n := gomptA.Int(0)
 	a := gomptrt.View[float32](gomptA.Bufs[1], gomptrt.Len(n))
+	gomptPA := unsafe.Pointer(unsafe.SliceData(a))
 	gomptLo0, gomptHi0 := gomptR.Clamp(0, n)
 	gomptPartial := gomptrt.View[float32](gomptA.Bufs[2], gomptTeam+1)
 	gomptS0, gomptS1, gomptS2, gomptS3 := float32(gomptmath.Inf(1)), float32(gomptmath.Inf(1)), float32(gomptmath.Inf(1)), float32(gomptmath.Inf(1))
+	var gomptV float32
 	i := gomptLo0
 	for ; i+4 <= gomptHi0; i += 4 {
-		gomptS0 = min(gomptS0, MinFloat32(i, n, a))
-		gomptS1 = min(gomptS1, MinFloat32(i+1, n, a))
-		gomptS2 = min(gomptS2, MinFloat32(i+2, n, a))
-		gomptS3 = min(gomptS3, MinFloat32(i+3, n, a))
+		{
+			gomptV = (*(*float32)(unsafe.Add(gomptPA, i*4)) - float32((i % int(5))))
+			goto gomptR0
+		}
+	gomptR0:
+		gomptS0 = min(gomptS0, gomptV)
+		{
+			i := i + 1
+			gomptV = (*(*float32)(unsafe.Add(gomptPA, i*4)) - float32((i % int(5))))
+			goto gomptR1
+		}
+	gomptR1:
+		gomptS1 = min(gomptS1, gomptV)
+		{
+			i := i + 2
+			gomptV = (*(*float32)(unsafe.Add(gomptPA, i*4)) - float32((i % int(5))))
+			goto gomptR2
+		}
+	gomptR2:
+		gomptS2 = min(gomptS2, gomptV)
+		{
+			i := i + 3
+			gomptV = (*(*float32)(unsafe.Add(gomptPA, i*4)) - float32((i % int(5))))
+			goto gomptR3
+		}
+	gomptR3:
+		gomptS3 = min(gomptS3, gomptV)
 	}
 	for ; i < gomptHi0; i++ {
-		gomptS0 = min(gomptS0, MinFloat32(i, n, a))
+		{
+			gomptV = (*(*float32)(unsafe.Add(gomptPA, i*4)) - float32((i % int(5))))
+			goto gomptR4
+		}
+	gomptR4:
+		gomptS0 = min(gomptS0, gomptV)
 	}
 	gomptPartial[gomptTeam] = float32(min((min(gomptS0, gomptS1)), (min(gomptS2, gomptS3))))
+	_ = n
 }
 
 // gomptSampleMinFloat32 is MinFloat32Kernel's Sample: about n points, random arguments. Tol 0: every device gives the Go function's bits.
@@ -1000,32 +1350,63 @@ var gomptCLMinInt16 string
 //go:embed gompt_MinInt16.ptx
 var gomptPTXMinInt16 string
 
-// gomptHostMinInt16 is MinInt16Kernel's Go image: MinInt16 over the points of the team's range.
+// gomptHostMinInt16 is MinInt16Kernel's Go image: the body of MinInt16 at each point of the team's range.
 func gomptHostMinInt16(gomptA *gomptdevice.HostArgs, gomptR gomptdevice.Range, gomptTeam, _ int) {
 	nx := gomptA.Int(0)
 	ny := gomptA.Int(1)
 	nz := gomptA.Int(2)
 	a := gomptrt.View[int16](gomptA.Bufs[3], gomptrt.Len(nx, ny, nz))
+	gomptPA := unsafe.Pointer(unsafe.SliceData(a))
 	gomptLo0, gomptHi0 := gomptR.Clamp(0, nx)
 	gomptLo1, gomptHi1 := gomptR.Clamp(1, ny)
 	gomptLo2, gomptHi2 := gomptR.Clamp(2, nz)
 	gomptPartial := gomptrt.View[int16](gomptA.Bufs[4], gomptTeam+1)
 	gomptS0, gomptS1, gomptS2, gomptS3 := int16(gomptmath.MaxInt16), int16(gomptmath.MaxInt16), int16(gomptmath.MaxInt16), int16(gomptmath.MaxInt16)
+	var gomptV int16
 	for z := gomptLo2; z < gomptHi2; z++ {
 		for y := gomptLo1; y < gomptHi1; y++ {
 			x := gomptLo0
 			for ; x+4 <= gomptHi0; x += 4 {
-				gomptS0 = min(gomptS0, MinInt16(x, y, z, nx, ny, nz, a))
-				gomptS1 = min(gomptS1, MinInt16(x+1, y, z, nx, ny, nz, a))
-				gomptS2 = min(gomptS2, MinInt16(x+2, y, z, nx, ny, nz, a))
-				gomptS3 = min(gomptS3, MinInt16(x+3, y, z, nx, ny, nz, a))
+				{
+					gomptV = (*(*int16)(unsafe.Add(gomptPA, ((((z*ny)+y)*nx)+x)*2)) - int16((x * y)))
+					goto gomptR0
+				}
+			gomptR0:
+				gomptS0 = min(gomptS0, gomptV)
+				{
+					x := x + 1
+					gomptV = (*(*int16)(unsafe.Add(gomptPA, ((((z*ny)+y)*nx)+x)*2)) - int16((x * y)))
+					goto gomptR1
+				}
+			gomptR1:
+				gomptS1 = min(gomptS1, gomptV)
+				{
+					x := x + 2
+					gomptV = (*(*int16)(unsafe.Add(gomptPA, ((((z*ny)+y)*nx)+x)*2)) - int16((x * y)))
+					goto gomptR2
+				}
+			gomptR2:
+				gomptS2 = min(gomptS2, gomptV)
+				{
+					x := x + 3
+					gomptV = (*(*int16)(unsafe.Add(gomptPA, ((((z*ny)+y)*nx)+x)*2)) - int16((x * y)))
+					goto gomptR3
+				}
+			gomptR3:
+				gomptS3 = min(gomptS3, gomptV)
 			}
 			for ; x < gomptHi0; x++ {
-				gomptS0 = min(gomptS0, MinInt16(x, y, z, nx, ny, nz, a))
+				{
+					gomptV = (*(*int16)(unsafe.Add(gomptPA, ((((z*ny)+y)*nx)+x)*2)) - int16((x * y)))
+					goto gomptR4
+				}
+			gomptR4:
+				gomptS0 = min(gomptS0, gomptV)
 			}
 		}
 	}
 	gomptPartial[gomptTeam] = int16(min((min(gomptS0, gomptS1)), (min(gomptS2, gomptS3))))
+	_ = nz
 }
 
 // gomptSampleMinInt16 is MinInt16Kernel's Sample: about n points, random arguments. Tol 0: every device gives the Go function's bits.
@@ -1089,7 +1470,7 @@ var gomptCLMinMax string
 //go:embed gompt_MinMax.ptx
 var gomptPTXMinMax string
 
-// gomptHostMinMax is MinMaxKernel's Go image: MinMax over the points of the team's range.
+// gomptHostMinMax is MinMaxKernel's Go image: the body of MinMax at each point of the team's range.
 func gomptHostMinMax(gomptA *gomptdevice.HostArgs, gomptR gomptdevice.Range, _, _ int) {
 	n := gomptA.Int(0)
 	a := gomptrt.View[float64](gomptA.Bufs[1], gomptrt.Len(n))
@@ -1097,10 +1478,26 @@ func gomptHostMinMax(gomptA *gomptdevice.HostArgs, gomptR gomptdevice.Range, _, 
 	c := gomptrt.View[float32](gomptA.Bufs[3], gomptrt.Len(n))
 	d := gomptrt.View[float32](gomptA.Bufs[4], gomptrt.Len(n))
 	out := gomptrt.View[float64](gomptA.Bufs[5], gomptrt.Len(8, n))
+	gomptPA := unsafe.Pointer(unsafe.SliceData(a))
+	gomptPB := unsafe.Pointer(unsafe.SliceData(b))
+	gomptPC := unsafe.Pointer(unsafe.SliceData(c))
+	gomptPD := unsafe.Pointer(unsafe.SliceData(d))
+	gomptPOut := unsafe.Pointer(unsafe.SliceData(out))
 	gomptLo0, gomptHi0 := gomptR.Clamp(0, n)
 	for i := gomptLo0; i < gomptHi0; i++ {
-		MinMax(i, n, a, b, c, d, out)
+		x, y := *(*float64)(unsafe.Add(gomptPA, i*8)), *(*float64)(unsafe.Add(gomptPB, i*8))
+		u, v := *(*float32)(unsafe.Add(gomptPC, i*4)), *(*float32)(unsafe.Add(gomptPD, i*4))
+		o := (int(8) * i)
+		*(*float64)(unsafe.Add(gomptPOut, o*8)) = min(x, y)
+		*(*float64)(unsafe.Add(gomptPOut, (o+int(1))*8)) = max(x, y)
+		*(*float64)(unsafe.Add(gomptPOut, (o+int(2))*8)) = gomptmath.Min(x, y)
+		*(*float64)(unsafe.Add(gomptPOut, (o+int(3))*8)) = gomptmath.Max(x, y)
+		*(*float64)(unsafe.Add(gomptPOut, (o+int(4))*8)) = float64(min(u, v))
+		*(*float64)(unsafe.Add(gomptPOut, (o+int(5))*8)) = float64(max(u, v, float32(0.5)))
+		*(*float64)(unsafe.Add(gomptPOut, (o+int(6))*8)) = float64(min(int64(x), int64(3), int64(y)))
+		*(*float64)(unsafe.Add(gomptPOut, (o+int(7))*8)) = float64(max(uint8(u), uint8(v)))
 	}
+	_ = n
 }
 
 // gomptSampleMinMax is MinMaxKernel's Sample: about n points, random arguments. Tol 0: every device gives the Go function's bits.
@@ -1157,7 +1554,7 @@ var gomptCLNarrow string
 //go:embed gompt_Narrow.ptx
 var gomptPTXNarrow string
 
-// gomptHostNarrow is NarrowKernel's Go image: Narrow over the points of the team's range.
+// gomptHostNarrow is NarrowKernel's Go image: the body of Narrow at each point of the team's range.
 func gomptHostNarrow(gomptA *gomptdevice.HostArgs, gomptR gomptdevice.Range, _, _ int) {
 	n := gomptA.Int(0)
 	a := gomptrt.View[int8](gomptA.Bufs[1], gomptrt.Len(n))
@@ -1165,10 +1562,32 @@ func gomptHostNarrow(gomptA *gomptdevice.HostArgs, gomptR gomptdevice.Range, _, 
 	c := gomptrt.View[uint16](gomptA.Bufs[3], gomptrt.Len(n))
 	d := gomptrt.View[uint16](gomptA.Bufs[4], gomptrt.Len(n))
 	out := gomptrt.View[int64](gomptA.Bufs[5], gomptrt.Len(12, n))
+	gomptPA := unsafe.Pointer(unsafe.SliceData(a))
+	gomptPB := unsafe.Pointer(unsafe.SliceData(b))
+	gomptPC := unsafe.Pointer(unsafe.SliceData(c))
+	gomptPD := unsafe.Pointer(unsafe.SliceData(d))
+	gomptPOut := unsafe.Pointer(unsafe.SliceData(out))
 	gomptLo0, gomptHi0 := gomptR.Clamp(0, n)
 	for i := gomptLo0; i < gomptHi0; i++ {
-		Narrow(i, n, a, b, c, d, out)
+		x, y := *(*int8)(unsafe.Add(gomptPA, i*1)), *(*int8)(unsafe.Add(gomptPB, i*1))
+		u, v := *(*uint16)(unsafe.Add(gomptPC, i*2)), *(*uint16)(unsafe.Add(gomptPD, i*2))
+		o := (int(12) * i)
+		*(*int64)(unsafe.Add(gomptPOut, o*8)) = int64((x + y))
+		*(*int64)(unsafe.Add(gomptPOut, (o+int(1))*8)) = int64((x * y))
+		*(*int64)(unsafe.Add(gomptPOut, (o+int(2))*8)) = int64((-x))
+		if y != int8(0) {
+			*(*int64)(unsafe.Add(gomptPOut, (o+int(3))*8)) = int64((x / y))
+			*(*int64)(unsafe.Add(gomptPOut, (o+int(4))*8)) = int64((x % y))
+		}
+		*(*int64)(unsafe.Add(gomptPOut, (o+int(5))*8)) = int64((u * v))
+		*(*int64)(unsafe.Add(gomptPOut, (o+int(6))*8)) = int64((u - v))
+		*(*int64)(unsafe.Add(gomptPOut, (o+int(7))*8)) = int64((uint8(u) + uint8(v)))
+		*(*int64)(unsafe.Add(gomptPOut, (o+int(8))*8)) = int64((int16(u) * int16(v)))
+		*(*int64)(unsafe.Add(gomptPOut, (o+int(9))*8)) = int64((((int32(x) * int32(u)) * int32(65537)) + int32(v)))
+		*(*int64)(unsafe.Add(gomptPOut, (o+int(10))*8)) = int64((uint32(x) * uint32(v)))
+		*(*int64)(unsafe.Add(gomptPOut, (o+int(11))*8)) = (int64(int8((int64(u) * int64(3)))) + int64(uint16(x)))
 	}
+	_ = n
 }
 
 // gomptSampleNarrow is NarrowKernel's Sample: about n points, random arguments. Tol 0: every device gives the Go function's bits.
@@ -1222,14 +1641,16 @@ var gomptCLOutOfRange string
 //go:embed gompt_OutOfRange.ptx
 var gomptPTXOutOfRange string
 
-// gomptHostOutOfRange is OutOfRangeKernel's Go image: OutOfRange over the points of the team's range.
+// gomptHostOutOfRange is OutOfRangeKernel's Go image: the body of OutOfRange at each point of the team's range.
 func gomptHostOutOfRange(gomptA *gomptdevice.HostArgs, gomptR gomptdevice.Range, _, _ int) {
 	n := gomptA.Int(0)
 	in := gomptrt.View[int32](gomptA.Bufs[1], gomptrt.Len(n))
 	out := gomptrt.View[int32](gomptA.Bufs[2], gomptrt.Len(n))
+	gomptPOut := unsafe.Pointer(unsafe.SliceData(out))
 	gomptLo0, gomptHi0 := gomptR.Clamp(0, n)
 	for i := gomptLo0; i < gomptHi0; i++ {
-		OutOfRange(i, n, in, out)
+		*(*int32)(unsafe.Add(gomptPOut, i*4)) = (in[(i+int(1))] + in[(i-int(1))])
+		out[(i + n)] = int32(5)
 	}
 }
 
@@ -1281,15 +1702,20 @@ var gomptCLPartial string
 //go:embed gompt_Partial.ptx
 var gomptPTXPartial string
 
-// gomptHostPartial is PartialKernel's Go image: Partial over the points of the team's range.
+// gomptHostPartial is PartialKernel's Go image: the body of Partial at each point of the team's range.
 func gomptHostPartial(gomptA *gomptdevice.HostArgs, gomptR gomptdevice.Range, _, _ int) {
 	n := gomptA.Int(0)
 	in := gomptrt.View[int64](gomptA.Bufs[1], gomptrt.Len(n))
 	out := gomptrt.View[int64](gomptA.Bufs[2], gomptrt.Len(n))
+	gomptPIn := unsafe.Pointer(unsafe.SliceData(in))
+	gomptPOut := unsafe.Pointer(unsafe.SliceData(out))
 	gomptLo0, gomptHi0 := gomptR.Clamp(0, n)
 	for i := gomptLo0; i < gomptHi0; i++ {
-		Partial(i, n, in, out)
+		if (*(*int64)(unsafe.Add(gomptPIn, i*8)) % int64(3)) == int64(0) {
+			*(*int64)(unsafe.Add(gomptPOut, i*8)) = (*(*int64)(unsafe.Add(gomptPIn, i*8)) * int64(2))
+		}
 	}
+	_ = n
 }
 
 // gomptSamplePartial is PartialKernel's Sample: about n points, random arguments. Tol 0: every device gives the Go function's bits.
@@ -1342,24 +1768,55 @@ var gomptCLProdFloat64 string
 //go:embed gompt_ProdFloat64.ptx
 var gomptPTXProdFloat64 string
 
-// gomptHostProdFloat64 is ProdFloat64Kernel's Go image: ProdFloat64 over the points of the team's range.
+// gomptHostProdFloat64 is ProdFloat64Kernel's Go image: the body of ProdFloat64 at each point of the team's range.
 func gomptHostProdFloat64(gomptA *gomptdevice.HostArgs, gomptR gomptdevice.Range, gomptTeam, _ int) {
 	n := gomptA.Int(0)
 	a := gomptrt.View[float64](gomptA.Bufs[1], gomptrt.Len(n))
+	gomptPA := unsafe.Pointer(unsafe.SliceData(a))
 	gomptLo0, gomptHi0 := gomptR.Clamp(0, n)
 	gomptPartial := gomptrt.View[float64](gomptA.Bufs[2], gomptTeam+1)
 	gomptS0, gomptS1, gomptS2, gomptS3 := float64(1), float64(1), float64(1), float64(1)
+	var gomptV float64
 	i := gomptLo0
 	for ; i+4 <= gomptHi0; i += 4 {
-		gomptS0 = gomptS0 * ProdFloat64(i, n, a)
-		gomptS1 = gomptS1 * ProdFloat64(i+1, n, a)
-		gomptS2 = gomptS2 * ProdFloat64(i+2, n, a)
-		gomptS3 = gomptS3 * ProdFloat64(i+3, n, a)
+		{
+			gomptV = *(*float64)(unsafe.Add(gomptPA, i*8))
+			goto gomptR0
+		}
+	gomptR0:
+		gomptS0 = gomptS0 * gomptV
+		{
+			i := i + 1
+			gomptV = *(*float64)(unsafe.Add(gomptPA, i*8))
+			goto gomptR1
+		}
+	gomptR1:
+		gomptS1 = gomptS1 * gomptV
+		{
+			i := i + 2
+			gomptV = *(*float64)(unsafe.Add(gomptPA, i*8))
+			goto gomptR2
+		}
+	gomptR2:
+		gomptS2 = gomptS2 * gomptV
+		{
+			i := i + 3
+			gomptV = *(*float64)(unsafe.Add(gomptPA, i*8))
+			goto gomptR3
+		}
+	gomptR3:
+		gomptS3 = gomptS3 * gomptV
 	}
 	for ; i < gomptHi0; i++ {
-		gomptS0 = gomptS0 * ProdFloat64(i, n, a)
+		{
+			gomptV = *(*float64)(unsafe.Add(gomptPA, i*8))
+			goto gomptR4
+		}
+	gomptR4:
+		gomptS0 = gomptS0 * gomptV
 	}
 	gomptPartial[gomptTeam] = float64((gomptS0 * gomptS1) * (gomptS2 * gomptS3))
+	_ = n
 }
 
 // gomptSampleProdFloat64 is ProdFloat64Kernel's Sample: about n points, random arguments. Tol 1e-10: its float products are combined in another order on each device.
@@ -1421,24 +1878,55 @@ var gomptCLProdInt32 string
 //go:embed gompt_ProdInt32.ptx
 var gomptPTXProdInt32 string
 
-// gomptHostProdInt32 is ProdInt32Kernel's Go image: ProdInt32 over the points of the team's range.
+// gomptHostProdInt32 is ProdInt32Kernel's Go image: the body of ProdInt32 at each point of the team's range.
 func gomptHostProdInt32(gomptA *gomptdevice.HostArgs, gomptR gomptdevice.Range, gomptTeam, _ int) {
 	n := gomptA.Int(0)
 	a := gomptrt.View[int32](gomptA.Bufs[1], gomptrt.Len(n))
+	gomptPA := unsafe.Pointer(unsafe.SliceData(a))
 	gomptLo0, gomptHi0 := gomptR.Clamp(0, n)
 	gomptPartial := gomptrt.View[int32](gomptA.Bufs[2], gomptTeam+1)
 	gomptS0, gomptS1, gomptS2, gomptS3 := int32(1), int32(1), int32(1), int32(1)
+	var gomptV int32
 	i := gomptLo0
 	for ; i+4 <= gomptHi0; i += 4 {
-		gomptS0 = gomptS0 * ProdInt32(i, n, a)
-		gomptS1 = gomptS1 * ProdInt32(i+1, n, a)
-		gomptS2 = gomptS2 * ProdInt32(i+2, n, a)
-		gomptS3 = gomptS3 * ProdInt32(i+3, n, a)
+		{
+			gomptV = (*(*int32)(unsafe.Add(gomptPA, i*4)) | int32(1))
+			goto gomptR0
+		}
+	gomptR0:
+		gomptS0 = gomptS0 * gomptV
+		{
+			i := i + 1
+			gomptV = (*(*int32)(unsafe.Add(gomptPA, i*4)) | int32(1))
+			goto gomptR1
+		}
+	gomptR1:
+		gomptS1 = gomptS1 * gomptV
+		{
+			i := i + 2
+			gomptV = (*(*int32)(unsafe.Add(gomptPA, i*4)) | int32(1))
+			goto gomptR2
+		}
+	gomptR2:
+		gomptS2 = gomptS2 * gomptV
+		{
+			i := i + 3
+			gomptV = (*(*int32)(unsafe.Add(gomptPA, i*4)) | int32(1))
+			goto gomptR3
+		}
+	gomptR3:
+		gomptS3 = gomptS3 * gomptV
 	}
 	for ; i < gomptHi0; i++ {
-		gomptS0 = gomptS0 * ProdInt32(i, n, a)
+		{
+			gomptV = (*(*int32)(unsafe.Add(gomptPA, i*4)) | int32(1))
+			goto gomptR4
+		}
+	gomptR4:
+		gomptS0 = gomptS0 * gomptV
 	}
 	gomptPartial[gomptTeam] = int32((gomptS0 * gomptS1) * (gomptS2 * gomptS3))
+	_ = n
 }
 
 // gomptSampleProdInt32 is ProdInt32Kernel's Sample: about n points, random arguments. Tol 0: every device gives the Go function's bits.
@@ -1498,16 +1986,39 @@ var gomptCLShifts string
 //go:embed gompt_Shifts.ptx
 var gomptPTXShifts string
 
-// gomptHostShifts is ShiftsKernel's Go image: Shifts over the points of the team's range.
+// gomptHostShifts is ShiftsKernel's Go image: the body of Shifts at each point of the team's range.
 func gomptHostShifts(gomptA *gomptdevice.HostArgs, gomptR gomptdevice.Range, _, _ int) {
 	n := gomptA.Int(0)
 	a := gomptrt.View[int64](gomptA.Bufs[1], gomptrt.Len(n))
 	s := gomptrt.View[uint64](gomptA.Bufs[2], gomptrt.Len(n))
 	out := gomptrt.View[int64](gomptA.Bufs[3], gomptrt.Len(10, n))
+	gomptPA := unsafe.Pointer(unsafe.SliceData(a))
+	gomptPS := unsafe.Pointer(unsafe.SliceData(s))
+	gomptPOut := unsafe.Pointer(unsafe.SliceData(out))
 	gomptLo0, gomptHi0 := gomptR.Clamp(0, n)
 	for i := gomptLo0; i < gomptHi0; i++ {
-		Shifts(i, n, a, s, out)
+		x, c := *(*int64)(unsafe.Add(gomptPA, i*8)), *(*uint64)(unsafe.Add(gomptPS, i*8))
+		u := uint64(x)
+		o := (int(10) * i)
+		*(*int64)(unsafe.Add(gomptPOut, o*8)) = (x << c)
+		*(*int64)(unsafe.Add(gomptPOut, (o+int(1))*8)) = (x >> c)
+		*(*int64)(unsafe.Add(gomptPOut, (o+int(2))*8)) = int64((u << c))
+		*(*int64)(unsafe.Add(gomptPOut, (o+int(3))*8)) = int64((u >> c))
+		*(*int64)(unsafe.Add(gomptPOut, (o+int(4))*8)) = int64((int32(x) >> c))
+		*(*int64)(unsafe.Add(gomptPOut, (o+int(5))*8)) = int64((uint32(x) >> c))
+		*(*int64)(unsafe.Add(gomptPOut, (o+int(6))*8)) = int64((int8(x) << c))
+		*(*int64)(unsafe.Add(gomptPOut, (o+int(7))*8)) = int64((int16(x) >> c))
+		*(*int64)(unsafe.Add(gomptPOut, (o+int(8))*8)) = (((x >> 63) + ((x << 63) >> 1)) + int64((uint8(x) >> 7)))
+		k := int(c)
+		if k >= int(0) {
+			*(*int64)(unsafe.Add(gomptPOut, (o+int(9))*8)) = (x >> k)
+		}
+		x <<= 1
+		x >>= 2
+		u >>= c
+		*(*int64)(unsafe.Add(gomptPOut, o*8)) += (x + int64(u))
 	}
+	_ = n
 }
 
 // gomptSampleShifts is ShiftsKernel's Sample: about n points, random arguments. Tol 0: every device gives the Go function's bits.
@@ -1561,18 +2072,44 @@ var gomptCLStencil2D string
 //go:embed gompt_Stencil2D.ptx
 var gomptPTXStencil2D string
 
-// gomptHostStencil2D is Stencil2DKernel's Go image: Stencil2D over the points of the team's range.
+// gomptHostStencil2D is Stencil2DKernel's Go image: the body of Stencil2D at each point of the team's range.
 func gomptHostStencil2D(gomptA *gomptdevice.HostArgs, gomptR gomptdevice.Range, _, _ int) {
 	nx := gomptA.Int(0)
 	ny := gomptA.Int(1)
 	w := gomptA.Float32(2)
 	in := gomptrt.View[float32](gomptA.Bufs[3], gomptrt.Len(nx, ny))
 	out := gomptrt.View[float32](gomptA.Bufs[4], gomptrt.Len(nx, ny))
+	gomptPIn := unsafe.Pointer(unsafe.SliceData(in))
+	gomptPOut := unsafe.Pointer(unsafe.SliceData(out))
 	gomptLo0, gomptHi0 := gomptR.Clamp(0, nx)
 	gomptLo1, gomptHi1 := gomptR.Clamp(1, ny)
 	for y := gomptLo1; y < gomptHi1; y++ {
-		for x := gomptLo0; x < gomptHi0; x++ {
-			Stencil2D(x, y, nx, ny, w, in, out)
+		gomptIn0, gomptIn1 := gomptLo0, gomptLo0 // the interior [gomptIn0, gomptIn1), where the boundary test is false
+		if !((y == int(0)) || (y == (ny - int(1)))) {
+			gomptIn0 = min(max(gomptLo0, 1), gomptHi0)
+			gomptIn1 = max(gomptIn0, min(gomptHi0, (nx-int(1))))
+		}
+	gomptPoint0:
+		for x := gomptLo0; x < gomptIn0; x++ {
+			i := ((y * nx) + x)
+			if (((x == int(0)) || (y == int(0))) || (x == (nx - int(1)))) || (y == (ny - int(1))) {
+				*(*float32)(unsafe.Add(gomptPOut, i*4)) = *(*float32)(unsafe.Add(gomptPIn, i*4))
+				continue gomptPoint0
+			}
+			*(*float32)(unsafe.Add(gomptPOut, i*4)) = (*(*float32)(unsafe.Add(gomptPIn, i*4)) + (w * ((((*(*float32)(unsafe.Add(gomptPIn, (i-int(1))*4)) + *(*float32)(unsafe.Add(gomptPIn, (i+int(1))*4))) + *(*float32)(unsafe.Add(gomptPIn, (i-nx)*4))) + *(*float32)(unsafe.Add(gomptPIn, (i+nx)*4))) - (float32(4.0) * *(*float32)(unsafe.Add(gomptPIn, i*4))))))
+		}
+		for x := gomptIn0; x < gomptIn1; x++ {
+			i := ((y * nx) + x)
+			*(*float32)(unsafe.Add(gomptPOut, i*4)) = (*(*float32)(unsafe.Add(gomptPIn, i*4)) + (w * ((((*(*float32)(unsafe.Add(gomptPIn, (i-int(1))*4)) + *(*float32)(unsafe.Add(gomptPIn, (i+int(1))*4))) + *(*float32)(unsafe.Add(gomptPIn, (i-nx)*4))) + *(*float32)(unsafe.Add(gomptPIn, (i+nx)*4))) - (float32(4.0) * *(*float32)(unsafe.Add(gomptPIn, i*4))))))
+		}
+	gomptPoint2:
+		for x := gomptIn1; x < gomptHi0; x++ {
+			i := ((y * nx) + x)
+			if (((x == int(0)) || (y == int(0))) || (x == (nx - int(1)))) || (y == (ny - int(1))) {
+				*(*float32)(unsafe.Add(gomptPOut, i*4)) = *(*float32)(unsafe.Add(gomptPIn, i*4))
+				continue gomptPoint2
+			}
+			*(*float32)(unsafe.Add(gomptPOut, i*4)) = (*(*float32)(unsafe.Add(gomptPIn, i*4)) + (w * ((((*(*float32)(unsafe.Add(gomptPIn, (i-int(1))*4)) + *(*float32)(unsafe.Add(gomptPIn, (i+int(1))*4))) + *(*float32)(unsafe.Add(gomptPIn, (i-nx)*4))) + *(*float32)(unsafe.Add(gomptPIn, (i+nx)*4))) - (float32(4.0) * *(*float32)(unsafe.Add(gomptPIn, i*4))))))
 		}
 	}
 }
@@ -1630,25 +2167,57 @@ var gomptCLSumFloat32 string
 //go:embed gompt_SumFloat32.ptx
 var gomptPTXSumFloat32 string
 
-// gomptHostSumFloat32 is SumFloat32Kernel's Go image: SumFloat32 over the points of the team's range.
+// gomptHostSumFloat32 is SumFloat32Kernel's Go image: the body of SumFloat32 at each point of the team's range.
 func gomptHostSumFloat32(gomptA *gomptdevice.HostArgs, gomptR gomptdevice.Range, gomptTeam, _ int) {
 	n := gomptA.Int(0)
 	x := gomptrt.View[float32](gomptA.Bufs[1], gomptrt.Len(n))
 	y := gomptrt.View[float32](gomptA.Bufs[2], gomptrt.Len(n))
+	gomptPX := unsafe.Pointer(unsafe.SliceData(x))
+	gomptPY := unsafe.Pointer(unsafe.SliceData(y))
 	gomptLo0, gomptHi0 := gomptR.Clamp(0, n)
 	gomptPartial := gomptrt.View[float32](gomptA.Bufs[3], gomptTeam+1)
 	gomptS0, gomptS1, gomptS2, gomptS3 := float64(0), float64(0), float64(0), float64(0)
+	var gomptV float32
 	i := gomptLo0
 	for ; i+4 <= gomptHi0; i += 4 {
-		gomptS0 = gomptS0 + float64(SumFloat32(i, n, x, y))
-		gomptS1 = gomptS1 + float64(SumFloat32(i+1, n, x, y))
-		gomptS2 = gomptS2 + float64(SumFloat32(i+2, n, x, y))
-		gomptS3 = gomptS3 + float64(SumFloat32(i+3, n, x, y))
+		{
+			gomptV = (*(*float32)(unsafe.Add(gomptPX, i*4)) * *(*float32)(unsafe.Add(gomptPY, i*4)))
+			goto gomptR0
+		}
+	gomptR0:
+		gomptS0 = gomptS0 + float64(gomptV)
+		{
+			i := i + 1
+			gomptV = (*(*float32)(unsafe.Add(gomptPX, i*4)) * *(*float32)(unsafe.Add(gomptPY, i*4)))
+			goto gomptR1
+		}
+	gomptR1:
+		gomptS1 = gomptS1 + float64(gomptV)
+		{
+			i := i + 2
+			gomptV = (*(*float32)(unsafe.Add(gomptPX, i*4)) * *(*float32)(unsafe.Add(gomptPY, i*4)))
+			goto gomptR2
+		}
+	gomptR2:
+		gomptS2 = gomptS2 + float64(gomptV)
+		{
+			i := i + 3
+			gomptV = (*(*float32)(unsafe.Add(gomptPX, i*4)) * *(*float32)(unsafe.Add(gomptPY, i*4)))
+			goto gomptR3
+		}
+	gomptR3:
+		gomptS3 = gomptS3 + float64(gomptV)
 	}
 	for ; i < gomptHi0; i++ {
-		gomptS0 = gomptS0 + float64(SumFloat32(i, n, x, y))
+		{
+			gomptV = (*(*float32)(unsafe.Add(gomptPX, i*4)) * *(*float32)(unsafe.Add(gomptPY, i*4)))
+			goto gomptR4
+		}
+	gomptR4:
+		gomptS0 = gomptS0 + float64(gomptV)
 	}
 	gomptPartial[gomptTeam] = float32((gomptS0 + gomptS1) + (gomptS2 + gomptS3))
+	_ = n
 }
 
 // gomptSampleSumFloat32 is SumFloat32Kernel's Sample: about n points, random arguments. Tol 0.0001: its float sums are combined in another order on each device.
@@ -1712,28 +2281,84 @@ var gomptCLSumFloat64In2D string
 //go:embed gompt_SumFloat64In2D.ptx
 var gomptPTXSumFloat64In2D string
 
-// gomptHostSumFloat64In2D is SumFloat64In2DKernel's Go image: SumFloat64In2D over the points of the team's range.
+// gomptHostSumFloat64In2D is SumFloat64In2DKernel's Go image: the body of SumFloat64In2D at each point of the team's range.
 func gomptHostSumFloat64In2D(gomptA *gomptdevice.HostArgs, gomptR gomptdevice.Range, gomptTeam, _ int) {
 	nx := gomptA.Int(0)
 	ny := gomptA.Int(1)
 	a := gomptrt.View[float64](gomptA.Bufs[2], gomptrt.Len(nx, ny))
+	gomptPA := unsafe.Pointer(unsafe.SliceData(a))
 	gomptLo0, gomptHi0 := gomptR.Clamp(0, nx)
 	gomptLo1, gomptHi1 := gomptR.Clamp(1, ny)
 	gomptPartial := gomptrt.View[float64](gomptA.Bufs[3], gomptTeam+1)
 	gomptS0, gomptS1, gomptS2, gomptS3 := float64(0), float64(0), float64(0), float64(0)
+	var gomptV float64
 	for y := gomptLo1; y < gomptHi1; y++ {
 		x := gomptLo0
 		for ; x+4 <= gomptHi0; x += 4 {
-			gomptS0 = gomptS0 + SumFloat64In2D(x, y, nx, ny, a)
-			gomptS1 = gomptS1 + SumFloat64In2D(x+1, y, nx, ny, a)
-			gomptS2 = gomptS2 + SumFloat64In2D(x+2, y, nx, ny, a)
-			gomptS3 = gomptS3 + SumFloat64In2D(x+3, y, nx, ny, a)
+			{
+				v := *(*float64)(unsafe.Add(gomptPA, ((y*nx)+x)*8))
+				if x == y {
+					gomptV = (float64(2.0) * v)
+					goto gomptR0
+				}
+				gomptV = v
+				goto gomptR0
+			}
+		gomptR0:
+			gomptS0 = gomptS0 + gomptV
+			{
+				x := x + 1
+				v := *(*float64)(unsafe.Add(gomptPA, ((y*nx)+x)*8))
+				if x == y {
+					gomptV = (float64(2.0) * v)
+					goto gomptR1
+				}
+				gomptV = v
+				goto gomptR1
+			}
+		gomptR1:
+			gomptS1 = gomptS1 + gomptV
+			{
+				x := x + 2
+				v := *(*float64)(unsafe.Add(gomptPA, ((y*nx)+x)*8))
+				if x == y {
+					gomptV = (float64(2.0) * v)
+					goto gomptR2
+				}
+				gomptV = v
+				goto gomptR2
+			}
+		gomptR2:
+			gomptS2 = gomptS2 + gomptV
+			{
+				x := x + 3
+				v := *(*float64)(unsafe.Add(gomptPA, ((y*nx)+x)*8))
+				if x == y {
+					gomptV = (float64(2.0) * v)
+					goto gomptR3
+				}
+				gomptV = v
+				goto gomptR3
+			}
+		gomptR3:
+			gomptS3 = gomptS3 + gomptV
 		}
 		for ; x < gomptHi0; x++ {
-			gomptS0 = gomptS0 + SumFloat64In2D(x, y, nx, ny, a)
+			{
+				v := *(*float64)(unsafe.Add(gomptPA, ((y*nx)+x)*8))
+				if x == y {
+					gomptV = (float64(2.0) * v)
+					goto gomptR4
+				}
+				gomptV = v
+				goto gomptR4
+			}
+		gomptR4:
+			gomptS0 = gomptS0 + gomptV
 		}
 	}
 	gomptPartial[gomptTeam] = float64((gomptS0 + gomptS1) + (gomptS2 + gomptS3))
+	_ = ny
 }
 
 // gomptSampleSumFloat64In2D is SumFloat64In2DKernel's Sample: about n points, random arguments. Tol 1e-10: its float sums are combined in another order on each device.
@@ -1796,24 +2421,55 @@ var gomptCLSumInt64 string
 //go:embed gompt_SumInt64.ptx
 var gomptPTXSumInt64 string
 
-// gomptHostSumInt64 is SumInt64Kernel's Go image: SumInt64 over the points of the team's range.
+// gomptHostSumInt64 is SumInt64Kernel's Go image: the body of SumInt64 at each point of the team's range.
 func gomptHostSumInt64(gomptA *gomptdevice.HostArgs, gomptR gomptdevice.Range, gomptTeam, _ int) {
 	n := gomptA.Int(0)
 	a := gomptrt.View[int64](gomptA.Bufs[1], gomptrt.Len(n))
+	gomptPA := unsafe.Pointer(unsafe.SliceData(a))
 	gomptLo0, gomptHi0 := gomptR.Clamp(0, n)
 	gomptPartial := gomptrt.View[int64](gomptA.Bufs[2], gomptTeam+1)
 	gomptS0, gomptS1, gomptS2, gomptS3 := int64(0), int64(0), int64(0), int64(0)
+	var gomptV int64
 	i := gomptLo0
 	for ; i+4 <= gomptHi0; i += 4 {
-		gomptS0 = gomptS0 + SumInt64(i, n, a)
-		gomptS1 = gomptS1 + SumInt64(i+1, n, a)
-		gomptS2 = gomptS2 + SumInt64(i+2, n, a)
-		gomptS3 = gomptS3 + SumInt64(i+3, n, a)
+		{
+			gomptV = (*(*int64)(unsafe.Add(gomptPA, i*8)) * int64(3458764513820540929))
+			goto gomptR0
+		}
+	gomptR0:
+		gomptS0 = gomptS0 + gomptV
+		{
+			i := i + 1
+			gomptV = (*(*int64)(unsafe.Add(gomptPA, i*8)) * int64(3458764513820540929))
+			goto gomptR1
+		}
+	gomptR1:
+		gomptS1 = gomptS1 + gomptV
+		{
+			i := i + 2
+			gomptV = (*(*int64)(unsafe.Add(gomptPA, i*8)) * int64(3458764513820540929))
+			goto gomptR2
+		}
+	gomptR2:
+		gomptS2 = gomptS2 + gomptV
+		{
+			i := i + 3
+			gomptV = (*(*int64)(unsafe.Add(gomptPA, i*8)) * int64(3458764513820540929))
+			goto gomptR3
+		}
+	gomptR3:
+		gomptS3 = gomptS3 + gomptV
 	}
 	for ; i < gomptHi0; i++ {
-		gomptS0 = gomptS0 + SumInt64(i, n, a)
+		{
+			gomptV = (*(*int64)(unsafe.Add(gomptPA, i*8)) * int64(3458764513820540929))
+			goto gomptR4
+		}
+	gomptR4:
+		gomptS0 = gomptS0 + gomptV
 	}
 	gomptPartial[gomptTeam] = int64((gomptS0 + gomptS1) + (gomptS2 + gomptS3))
+	_ = n
 }
 
 // gomptSampleSumInt64 is SumInt64Kernel's Sample: about n points, random arguments. Tol 0: every device gives the Go function's bits.
@@ -1872,15 +2528,23 @@ var gomptCLTranscendental string
 //go:embed gompt_Transcendental.ptx
 var gomptPTXTranscendental string
 
-// gomptHostTranscendental is TranscendentalKernel's Go image: Transcendental over the points of the team's range.
+// gomptHostTranscendental is TranscendentalKernel's Go image: the body of Transcendental at each point of the team's range.
 func gomptHostTranscendental(gomptA *gomptdevice.HostArgs, gomptR gomptdevice.Range, _, _ int) {
 	n := gomptA.Int(0)
 	a := gomptrt.View[float64](gomptA.Bufs[1], gomptrt.Len(n))
 	out := gomptrt.View[float32](gomptA.Bufs[2], gomptrt.Len(n))
+	gomptPA := unsafe.Pointer(unsafe.SliceData(a))
+	gomptPOut := unsafe.Pointer(unsafe.SliceData(out))
 	gomptLo0, gomptHi0 := gomptR.Clamp(0, n)
 	for i := gomptLo0; i < gomptHi0; i++ {
-		Transcendental(i, n, a, out)
+		x := *(*float64)(unsafe.Add(gomptPA, i*8))
+		v := (((((gomptmath.Exp(x) + gomptmath.Log(x)) + gomptmath.Pow(x, float64(1.5))) + gomptmath.Sin(x)) + gomptmath.Cos(x)) + gomptmath.Tanh(x))
+		v += (((((gomptmath.Exp2(x) + gomptmath.Log2(x)) + gomptmath.Log10(x)) + gomptmath.Log1p(x)) + gomptmath.Expm1(x)) + gomptmath.Atan2(x, float64(2.0)))
+		v += (((((gomptmath.Atan(x) + gomptmath.Asin((x / float64(4.0)))) + gomptmath.Acos((x / float64(4.0)))) + gomptmath.Sinh(x)) + gomptmath.Cosh(x)) + gomptmath.Tan(x))
+		v += ((((((gomptmath.Cbrt(x) + gomptmath.Hypot(x, float64(3.0))) + gomptmath.Erf(x)) + gomptmath.Erfc(x)) + gomptmath.Asinh(x)) + gomptmath.Acosh((x + float64(1.0)))) + gomptmath.Atanh((x / float64(4.0))))
+		*(*float32)(unsafe.Add(gomptPOut, i*4)) = float32(v)
 	}
+	_ = n
 }
 
 // gomptSampleTranscendental is TranscendentalKernel's Sample: about n points, random arguments. Tol 1e-06: it calls math functions that are within a few ulps of Go's, not equal.
@@ -1933,17 +2597,19 @@ var gomptCLTranspose string
 //go:embed gompt_Transpose.ptx
 var gomptPTXTranspose string
 
-// gomptHostTranspose is TransposeKernel's Go image: Transpose over the points of the team's range.
+// gomptHostTranspose is TransposeKernel's Go image: the body of Transpose at each point of the team's range.
 func gomptHostTranspose(gomptA *gomptdevice.HostArgs, gomptR gomptdevice.Range, _, _ int) {
 	nx := gomptA.Int(0)
 	ny := gomptA.Int(1)
 	in := gomptrt.View[uint8](gomptA.Bufs[2], gomptrt.Len(nx, ny))
 	out := gomptrt.View[uint8](gomptA.Bufs[3], gomptrt.Len(nx, ny))
+	gomptPIn := unsafe.Pointer(unsafe.SliceData(in))
+	gomptPOut := unsafe.Pointer(unsafe.SliceData(out))
 	gomptLo0, gomptHi0 := gomptR.Clamp(0, nx)
 	gomptLo1, gomptHi1 := gomptR.Clamp(1, ny)
 	for y := gomptLo1; y < gomptHi1; y++ {
 		for x := gomptLo0; x < gomptHi0; x++ {
-			Transpose(x, y, nx, ny, in, out)
+			*(*uint8)(unsafe.Add(gomptPOut, ((x*ny)+y)*1)) = (*(*uint8)(unsafe.Add(gomptPIn, ((y*nx)+x)*1)) + uint8(1))
 		}
 	}
 }
@@ -1998,16 +2664,29 @@ var gomptCLUint64Ops string
 //go:embed gompt_Uint64Ops.ptx
 var gomptPTXUint64Ops string
 
-// gomptHostUint64Ops is Uint64OpsKernel's Go image: Uint64Ops over the points of the team's range.
+// gomptHostUint64Ops is Uint64OpsKernel's Go image: the body of Uint64Ops at each point of the team's range.
 func gomptHostUint64Ops(gomptA *gomptdevice.HostArgs, gomptR gomptdevice.Range, _, _ int) {
 	n := gomptA.Int(0)
 	a := gomptrt.View[uint64](gomptA.Bufs[1], gomptrt.Len(n))
 	b := gomptrt.View[uint64](gomptA.Bufs[2], gomptrt.Len(n))
 	out := gomptrt.View[uint64](gomptA.Bufs[3], gomptrt.Len(6, n))
+	gomptPA := unsafe.Pointer(unsafe.SliceData(a))
+	gomptPB := unsafe.Pointer(unsafe.SliceData(b))
+	gomptPOut := unsafe.Pointer(unsafe.SliceData(out))
 	gomptLo0, gomptHi0 := gomptR.Clamp(0, n)
 	for i := gomptLo0; i < gomptHi0; i++ {
-		Uint64Ops(i, n, a, b, out)
+		x, y := *(*uint64)(unsafe.Add(gomptPA, i*8)), *(*uint64)(unsafe.Add(gomptPB, i*8))
+		o := (int(6) * i)
+		*(*uint64)(unsafe.Add(gomptPOut, o*8)) = (x + y)
+		*(*uint64)(unsafe.Add(gomptPOut, (o+int(1))*8)) = (x - y)
+		*(*uint64)(unsafe.Add(gomptPOut, (o+int(2))*8)) = (x * y)
+		if y != uint64(0) {
+			*(*uint64)(unsafe.Add(gomptPOut, (o+int(3))*8)) = (x / y)
+			*(*uint64)(unsafe.Add(gomptPOut, (o+int(4))*8)) = (x % y)
+		}
+		*(*uint64)(unsafe.Add(gomptPOut, (o+int(5))*8)) = (-x)
 	}
+	_ = n
 }
 
 // gomptSampleUint64Ops is Uint64OpsKernel's Sample: about n points, random arguments. Tol 0: every device gives the Go function's bits.
