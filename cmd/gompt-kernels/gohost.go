@@ -456,6 +456,5 @@ func (b *gobody) flushHoisted() {
 	b.hoisted = nil
 }
 
-// laneIndex indexes a lockstep array at the point's lane; the mask (a
-// no-op: the lane is below lanes) spares the bounds test.
-var laneIndex = "[gomptJ&" + itoa(lanes-1) + "]"
+// laneIndex indexes a lockstep array at the point's lane.
+const laneIndex = "[gomptJ]"

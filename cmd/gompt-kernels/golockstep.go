@@ -61,7 +61,10 @@ func (g *gen) planLockstep(k *kernel) *lockstep {
 		arr := fmt.Sprintf("gomptL%d%s", n, upperFirst(v.Name()))
 		ls.arrays[v] = arr
 		t, _ := scalarOf(v.Type())
-		ls.decls = append(ls.decls, fmt.Sprintf("var %s [%d]%s", arr, lanes, t.goName()))
+		// An array of lanes, used through a slice of the block's width,
+		// so that the compiler drops the bounds test of the lane's
+		// element in the loops up to that width.
+		ls.decls = append(ls.decls, fmt.Sprintf("var %sA [%d]%s", arr, lanes, t.goName()), fmt.Sprintf("%s := %sA[:gomptW:gomptW]", arr, arr))
 	}
 	return ls
 }

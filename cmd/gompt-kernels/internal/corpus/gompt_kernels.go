@@ -946,22 +946,23 @@ func gomptLanesMatMul(gomptX0, gomptW int, i int, m int, n int, k int, A []float
 	gomptPA := unsafe.Pointer(unsafe.SliceData(A))
 	gomptPB := unsafe.Pointer(unsafe.SliceData(B))
 	gomptPC := unsafe.Pointer(unsafe.SliceData(C))
-	var gomptL1Acc [1024]float32
+	var gomptL1AccA [1024]float32
+	gomptL1Acc := gomptL1AccA[:gomptW:gomptW]
 	for gomptJ := 0; gomptJ < gomptW; gomptJ++ {
-		gomptL1Acc[gomptJ&1023] = float32(0)
+		gomptL1Acc[gomptJ] = float32(0)
 	}
 	for p := int(0); p < k; p++ {
 		gomptU1 := *(*float32)(unsafe.Add(gomptPA, ((i*k)+p)*4))
 		gomptU2 := (p * n)
 		for gomptJ := 0; gomptJ < gomptW; gomptJ++ {
 			j := gomptX0 + gomptJ
-			gomptL1Acc[gomptJ&1023] += (gomptU1 * *(*float32)(unsafe.Add(gomptPB, (gomptU2+j)*4)))
+			gomptL1Acc[gomptJ] += (gomptU1 * *(*float32)(unsafe.Add(gomptPB, (gomptU2+j)*4)))
 		}
 	}
 	gomptU3 := (i * n)
 	for gomptJ := 0; gomptJ < gomptW; gomptJ++ {
 		j := gomptX0 + gomptJ
-		*(*float32)(unsafe.Add(gomptPC, (gomptU3+j)*4)) = gomptL1Acc[gomptJ&1023]
+		*(*float32)(unsafe.Add(gomptPC, (gomptU3+j)*4)) = gomptL1Acc[gomptJ]
 	}
 	_ = gomptL1Acc
 	_ = m
