@@ -1,59 +1,73 @@
 package kernels
 
-import (
-	_ "embed"
+// The library's kernels, each one Go function that gompt-kernels
+// translates (gompt_kernels.go, gompt_*.cl, gompt_*.ptx; launchers in
+// kernels/launch). var= keeps the exported names they had when they were
+// written by hand, name= their kernel names.
+//go:generate go run github.com/gompt/gompt/cmd/gompt-kernels -launchers launch
 
-	"github.com/gompt/gompt/device"
-)
+// empty does no work. Launch-overhead benchmarks use Empty.
+//
+//gompt:kernel dims=n var=Empty name=empty
+func empty(i int, n int) {}
 
-//go:embed saxpy.cl
-var saxpyCL string
-
-//go:embed saxpy.ptx
-var saxpyPTX string
-
-// Saxpy computes y[i] = a*x[i] + y[i] for i in [0, n). Parameters: n int64,
-// a float32, x and y float32 buffers of at least n elements. One-dimensional
-// iteration space of n. It uses only what package device exports, so a
-// kernel of your own can start as a copy of it (see the package comment).
-var Saxpy = &device.Kernel{
-	Name:   "saxpy",
-	Params: saxpyParams(),
-	Dims:   1,
-	Images: device.Images("saxpy", saxpyHost, saxpyCL, saxpyPTX),
-	Sample: saxpySample("saxpy"),
+// saxpy computes y[i] = a*x[i] + y[i] (Saxpy).
+//
+//gompt:kernel dims=n var=Saxpy name=saxpy
+func saxpy(i int, n int, a float32, x, y []float32) {
+	y[i] = a*x[i] + y[i]
 }
 
-func saxpyParams() []device.Param {
-	return []device.Param{
-		device.ScalarParam("n", device.ParamInt64),
-		device.ScalarParam("a", device.ParamFloat32),
-		device.BufferParam("x", device.ParamFloat32, "n"),
-		device.BufferParam("y", device.ParamFloat32, "n"),
-	}
+// vecadd computes c[i] = a[i] + b[i] (VecAdd).
+//
+//gompt:kernel dims=n var=VecAdd name=vecadd
+func vecadd(i int, n int, a, b, c []float32) {
+	c[i] = a[i] + b[i]
 }
 
-func saxpyHost(a *device.HostArgs, r device.Range, team, teams int) {
-	lo, hi := r.Clamp(0, device.Value[int](a, "n"))
-	alpha := device.Value[float32](a, "a")
-	x := device.Slice[float32](a, "x")[lo:hi]
-	y := device.Slice[float32](a, "y")[lo:hi]
-	y = y[:len(x)]
-	for i, xv := range x {
-		y[i] = alpha*xv + y[i]
-	}
+// fill sets x[i] = v (Fill).
+//
+//gompt:kernel dims=n var=Fill name=fill
+func fill(i int, n int, v float32, x []float32) {
+	x[i] = v
 }
 
-func saxpySample(name string) func(n int, seed int64) device.Sample {
-	return func(n int, seed int64) device.Sample {
-		n = max(n, 1)
-		r := sampleRand(name, n, seed)
-		alpha := 0.5 + 1.5*r.Float32()
-		return device.Sample{
-			Shape: shape1(n),
-			Bufs:  [][]byte{nil, nil, randFloats(r, n, 0.5, 1.5), randFloats(r, n, 0.5, 1.5)},
-			Args:  []device.Arg{int64Arg(n), float32Arg(alpha), {}, {}},
-			Tol:   1e-5,
-		}
+// copy32 copies 32-bit words: dst[i] = src[i] (Copy32).
+//
+//gompt:kernel dims=n var=Copy32 name=copy32
+func copy32(i int, n int, src, dst []int32) {
+	dst[i] = src[i]
+}
+
+// jacobi is one 5-point Jacobi step on an nx x ny row-major grid: interior
+// points get the mean of their four neighbours, boundary points are copied
+// (Jacobi).
+//
+//gompt:kernel dims=nx,ny var=Jacobi name=jacobi
+func jacobi(x, y int, nx, ny int, in, out []float32) {
+	i := y*nx + x
+	if x == 0 || y == 0 || x == nx-1 || y == ny-1 {
+		out[i] = in[i]
+		return
 	}
+	out[i] = 0.25 * (in[i-nx] + in[i+nx] + in[i-1] + in[i+1])
+}
+
+// matmul computes element (i, j) of C = A*B for row-major m x k A and
+// k x n B: the point (j, i), dimension 0 the column (Matmul).
+//
+//gompt:kernel dims=n,m len(A)=m*k len(B)=k*n len(C)=m*n var=Matmul name=matmul
+func matmul(j, i int, m, n, k int, A, B, C []float32) {
+	var acc float32
+	for p := 0; p < k; p++ {
+		acc += A[i*k+p] * B[p*n+j]
+	}
+	C[i*n+j] = acc
+}
+
+// dot is x[i]*y[i], summed over [0, n) by the reduction Dot.
+//
+//gompt:kernel dims=n reduce=+ var=Dot name=dot_partial
+func dot(i int, n int, x, y []float32) float32 {
+	return x[i] * y[i]
 }

@@ -29,8 +29,9 @@ var Sizes = []int{1, 7, 100, 1000, 5000}
 // Tol, relative, magnitudes below 1 counted as 1 (integers still exactly).
 // A sample that leaves Teams to the device also runs with 3 teams of 7
 // threads, fewer work-items than points, so that a device's grid-stride
-// path is checked too. k must have a Go image and a Sample, and pass
-// k.Check.
+// path is checked too. A device whose plugin needs an image k lacks (an
+// OpenCL device for a kernel with PTX only) is skipped, with a log line.
+// k must have a Go image and a Sample, and pass k.Check.
 func CheckKernel(t testing.TB, k *device.Kernel) {
 	t.Helper()
 	if err := k.Check(); err != nil {
@@ -41,6 +42,12 @@ func CheckKernel(t testing.TB, k *device.Kernel) {
 	}
 	devs := []int{target.InitialDevice}
 	for _, d := range target.Devices() {
+		if kind, ok := pluginImage[d.Plugin]; ok {
+			if _, has := k.Image(kind); !has {
+				t.Logf("kernel %s: %s skipped: the kernel has no %v image", k.Name, target.Describe(d.Num), kind)
+				continue
+			}
+		}
 		devs = append(devs, d.Num)
 	}
 	for _, n := range Sizes {
@@ -71,6 +78,9 @@ func CheckKernel(t testing.TB, k *device.Kernel) {
 		}
 	}
 }
+
+// pluginImage is the image each plugin runs.
+var pluginImage = map[string]device.ImageKind{"host": device.ImageHost, "opencl": device.ImageOpenCL, "cuda": device.ImagePTX}
 
 // reference runs k's Go image on copies of s's buffers, as the host device
 // does (its team executor, s's shape), and returns them.
