@@ -46,7 +46,7 @@ const fakeChildEnv = "GOMPT_FAKECUDA_CHILD"
 
 // faultTests are the tests the child runs; each must pass there.
 var faultTests = []string{
-	"TestFaultBaseline", "TestFaultOpen", "TestFaultOutOfMemory", "TestFaultInvalidPTX",
+	"TestFaultBaseline", "TestFaultOpen", "TestFaultOutOfMemory", "TestFaultInvalidPTX", "TestFaultLoadWithoutPTX",
 	"TestFaultMissingEntry", "TestFaultLaunch", "TestFaultStagedCopy", "TestFaultNoPinnedMemory",
 	"TestFaultSync", "TestFaultConcurrent", "TestFaultRaw", "TestFaultClose", "TestFaultSticky",
 	"TestFaultReuse", "TestFaultClock", "TestFaultClockTimer", "TestFaultSched",
