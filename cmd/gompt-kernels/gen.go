@@ -10,6 +10,7 @@ import (
 	"os"
 	"path"
 	"path/filepath"
+	"runtime/debug"
 	"sort"
 	"strings"
 )
@@ -41,8 +42,20 @@ type options struct {
 // folder) to contents.
 type output map[string][]byte
 
-// generate translates the package in o.dir and returns its files.
-func generate(o options) (output, error) {
+// generate translates the package in o.dir and returns its files. A
+// panic of the generator (a construct the checks let through that the
+// translation does not know) is returned as an error asking for a report,
+// never a crash.
+func generate(o options) (out output, err error) {
+	defer func() {
+		if r := recover(); r != nil {
+			out, err = nil, fmt.Errorf("gompt-kernels: internal error (please report it, with the kernel): %v\n%s", r, debug.Stack())
+		}
+	}()
+	return generatePkg(o)
+}
+
+func generatePkg(o options) (output, error) {
 	p, typeErrs, err := load(o.dir)
 	if err != nil {
 		return nil, err

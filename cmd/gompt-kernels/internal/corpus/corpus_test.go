@@ -139,6 +139,10 @@ var entries = []entry{
 	{k: MaxUint64Kernel, fn: MaxUint64, run: RunMaxUint64, ext: []int{0}, reduce: "max"},
 	{k: MaxFloat64Kernel, fn: MaxFloat64, run: RunMaxFloat64, ext: []int{0}, reduce: "max"},
 	{k: OutOfRangeKernel, fn: OutOfRange, run: RunOutOfRange, ext: []int{0}, noHost: true},
+	{k: TrickyKernel, fn: Tricky, run: RunTricky, ext: []int{0}, inputs: func() [][]any {
+		k := []int64{math.MinInt64, -7, -1, 0, 1, 2, 3, 4, 99, math.MaxInt64}
+		return [][]any{{len(k), -0.5, k, make([]int64, 8*len(k))}}
+	}},
 }
 
 func cross(e []int64) (a, b []int64) {

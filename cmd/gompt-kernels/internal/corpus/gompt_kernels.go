@@ -2641,6 +2641,106 @@ func RunTranspose(dev gompttarget.DeviceClause, nx int, ny int, in []uint8, out 
 		Args: []gompttarget.Arg{gompttarget.Int(nx), gompttarget.Int(ny), gompttarget.Slice(in), gompttarget.Slice(out)}})
 }
 
+// TrickyKernel is the gompt map kernel of Tricky (tricky.go:10:1), over [0, n).
+var TrickyKernel = &gomptdevice.Kernel{
+	Name: "Tricky",
+	Params: []gomptdevice.Param{
+		{Name: "n", Kind: gomptdevice.ParamInt64},
+		{Name: "global", Kind: gomptdevice.ParamFloat64},
+		{Name: "kernel", Kind: gomptdevice.ParamBuffer, Elem: gomptdevice.ParamInt64, Len: "n"},
+		{Name: "out", Kind: gomptdevice.ParamBuffer, Elem: gomptdevice.ParamInt64, Len: "8*n"},
+	},
+	Dims: 1,
+	Images: []gomptdevice.Image{
+		{Kind: gomptdevice.ImageHost, Entry: "gompt_Tricky", Host: gomptHostTricky},
+		{Kind: gomptdevice.ImageOpenCL, Entry: "gompt_Tricky", Source: gomptCLTricky, Options: "-cl-fp32-correctly-rounded-divide-sqrt"},
+		{Kind: gomptdevice.ImagePTX, Entry: "gompt_Tricky", Source: gomptPTXTricky},
+	},
+	Sample: gomptSampleTricky,
+}
+
+//go:embed gompt_Tricky.cl
+var gomptCLTricky string
+
+//go:embed gompt_Tricky.ptx
+var gomptPTXTricky string
+
+// gomptHostTricky is TrickyKernel's Go image: the body of Tricky at each point of the team's range.
+func gomptHostTricky(gomptA *gomptdevice.HostArgs, gomptR gomptdevice.Range, _, _ int) {
+	n := gomptA.Int(0)
+	global := gomptA.Float64(1)
+	kernel := gomptrt.View[int64](gomptA.Bufs[2], gomptrt.Len(n))
+	out := gomptrt.View[int64](gomptA.Bufs[3], gomptrt.Len(8, n))
+	gomptPKernel := unsafe.Pointer(unsafe.SliceData(kernel))
+	gomptPOut := unsafe.Pointer(unsafe.SliceData(out))
+	gomptLo0, gomptHi0 := gomptR.Clamp(0, n)
+gomptPoint0:
+	for i := gomptLo0; i < gomptHi0; i++ {
+		o := (int(8) * i)
+		long := *(*int64)(unsafe.Add(gomptPKernel, i*8))
+		double := (float64(long) * global)
+		sqrt := gomptmath.Sqrt(gomptmath.Abs(double))
+		*(*int64)(unsafe.Add(gomptPOut, o*8)) = int64((sqrt * float64(1000.0)))
+		{
+			n := int(3)
+			*(*int64)(unsafe.Add(gomptPOut, (o+int(1))*8)) = (int64(n) + long)
+		}
+		var a, b int = int(0), int(10)
+		for a, b = int(0), int(10); a < b; a, b = (a + int(1)), (b - int(2)) {
+			*(*int64)(unsafe.Add(gomptPOut, (o+int(2))*8)) += (int64((a * b)) ^ long)
+		}
+		*(*int64)(unsafe.Add(gomptPOut, (o+int(3))*8)) = long
+		*(*int64)(unsafe.Add(gomptPOut, (o+int(3))*8)) <<= 2
+		*(*int64)(unsafe.Add(gomptPOut, (o+int(3))*8)) &^= int64(5)
+		*(*int64)(unsafe.Add(gomptPOut, (o+int(3))*8))++
+		*(*int64)(unsafe.Add(gomptPOut, (o+int(3))*8)) %= int64(1000003)
+		var cnt uint8
+		for k := range uint8(200) {
+			cnt += k
+		}
+		*(*int64)(unsafe.Add(gomptPOut, (o+int(4))*8)) = (int64(cnt) + int64((^uint8(long))))
+		half, flag := (long > int64(0)), (!((long % int64(2)) == int64(0)))
+		if half == flag {
+			*(*int64)(unsafe.Add(gomptPOut, (o+int(5))*8)) = int64(1)
+		}
+		*(*int64)(unsafe.Add(gomptPOut, (o+int(6))*8)) = (min(long, int64(a), int64(b), int64(7)) + max(long, int64(-3)))
+		for j := range int(5) {
+			if int64(j) == (long % int64(5)) {
+				*(*int64)(unsafe.Add(gomptPOut, (o+int(7))*8)) = ((int64(j) + int64((float64(314.1592653589793) * float64((j + int(1)))))) + int64(1000000000000000000))
+				continue gomptPoint0
+			}
+		}
+		*(*int64)(unsafe.Add(gomptPOut, (o+int(7))*8)) = (-long)
+	}
+	_ = n
+}
+
+// gomptSampleTricky is TrickyKernel's Sample: about n points, random arguments. Tol 0: every device gives the Go function's bits.
+func gomptSampleTricky(gomptN int, gomptSeed int64) gomptdevice.Sample {
+	gomptR := gomptrt.Rand("Tricky", gomptN, gomptSeed)
+	gomptExt := gomptrt.Extents(gomptN, 1)
+	n := gomptExt[0]
+	global := float64(0.5 + gomptR.Float64())
+	return gomptdevice.Sample{
+		Shape: gomptdevice.Shape{Size: gomptExt},
+		Bufs:  [][]byte{nil, nil, gomptrt.Ints[int64](gomptR, gomptrt.Len(n), 0, 16), gomptrt.Ints[int64](gomptR, gomptrt.Len(8, n), 0, 16)},
+		Args:  []gomptdevice.Arg{gomptrt.Int(int64(n)), gomptrt.Float64(global), {}, {}},
+	}
+}
+
+// RunTricky runs TrickyKernel (Tricky) on device dev over [0, n), mapping each slice by how the kernel uses it:
+// kernel to, out tofrom.
+func RunTricky(dev gompttarget.DeviceClause, n int, global float64, kernel []int64, out []int64) error {
+	if n <= 0 {
+		return nil
+	}
+	kernel = gomptrt.Head(kernel, gomptrt.Len(n))
+	out = gomptrt.Head(out, gomptrt.Len(8, n))
+	return gompttarget.Target(gompttarget.Region{Device: dev, Kernel: TrickyKernel, Shape: gompttarget.Shape{Size: [3]int{n, 1, 1}},
+		Maps: []gompttarget.Map{gompttarget.To(kernel), gompttarget.ToFrom(out)},
+		Args: []gompttarget.Arg{gompttarget.Int(n), gompttarget.Float64(global), gompttarget.Slice(kernel), gompttarget.Slice(out)}})
+}
+
 // Uint64OpsKernel is the gompt map kernel of Uint64Ops (ints.go:52:1), over [0, n).
 var Uint64OpsKernel = &gomptdevice.Kernel{
 	Name: "Uint64Ops",
