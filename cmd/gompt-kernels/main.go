@@ -1,11 +1,40 @@
 // Command gompt-kernels translates Go functions marked //gompt:kernel into
 // gompt kernels: OpenCL C, PTX (through clang-19 and libclc), a Go image,
-// a device.Kernel and a typed launcher. Run it with go generate:
+// a device.Kernel with a Sample, and a typed launcher. Run it with go
+// generate, in the package that holds the functions:
 //
 //	//go:generate go run github.com/gompt/gompt/cmd/gompt-kernels
 //
-// `gompt-kernels -h` explains the directive and the subset of Go a kernel
-// may use.
+//	//gompt:kernel dims=n reduce=+
+//	func Dot(i int, n int, x, y []float32) float32 { return x[i] * y[i] }
+//
+// It type-checks the package (its dependencies from `go list -export`),
+// checks each marked function and the //gompt:func helpers it calls
+// against the subset of Go a kernel may use (an error names the construct
+// at its file:line:col), and writes gompt_kernels.go and, per kernel,
+// gompt_NAME.cl and gompt_NAME.ptx beside the source. Flags: -o DIR writes
+// the files elsewhere (the tests compare them with the committed ones),
+// -launchers DIR puts the launchers into another package (for a package
+// that package target's tests import, as kernels does).
+//
+// `gompt-kernels -h` explains the directive, the files and the subset; the
+// repository's README ("Writing a kernel") says what the generated code
+// keeps of Go on every device. Identifiers starting with gompt are the
+// generator's in the generated Go and C.
+//
+// How it translates: the OpenCL C computes in Go's types with Go's rules
+// (wrapping arithmetic through unsigned types, helpers for division,
+// shifts, min and max, and conversions), the function's body in a
+// function the entry point calls per point; the PTX is that source
+// compiled by clang-19 against libclc. A prover models int index
+// expressions as polynomials over the parameters and loop counters, with
+// the ranges that the indices, counted loops and the conditions of
+// branches give them, and drops a device's bounds test only for indexes
+// it proves in range. The Go image pastes the function's body into the
+// loops over its team's range, reading and writing proven elements through
+// their address; it splits dimension 0 at a stencil's boundary test, and
+// runs a body whose loop does not depend on the point (matmul's inner
+// product) statement by statement over blocks of points.
 package main
 
 import (
