@@ -372,15 +372,15 @@ func gomptLanesMatmul(gomptX0, gomptW int, i int, m int, n int, k int, A []float
 	for p := int(0); p < k; p++ {
 		gomptU1 := *(*float32)(unsafe.Add(gomptPA, ((i*k)+p)*4))
 		gomptU2 := (p * n)
+		gomptU3 := unsafe.Add(gomptPB, (gomptU2+gomptX0)*4)
 		for gomptJ := 0; gomptJ < gomptW; gomptJ++ {
-			j := gomptX0 + gomptJ
-			gomptL1Acc[gomptJ] += (gomptU1 * *(*float32)(unsafe.Add(gomptPB, (gomptU2+j)*4)))
+			gomptL1Acc[gomptJ] += (gomptU1 * *(*float32)(unsafe.Add(gomptU3, gomptJ*4)))
 		}
 	}
-	gomptU3 := (i * n)
+	gomptU4 := (i * n)
+	gomptU5 := unsafe.Add(gomptPC, (gomptU4+gomptX0)*4)
 	for gomptJ := 0; gomptJ < gomptW; gomptJ++ {
-		j := gomptX0 + gomptJ
-		*(*float32)(unsafe.Add(gomptPC, (gomptU3+j)*4)) = gomptL1Acc[gomptJ]
+		*(*float32)(unsafe.Add(gomptU5, gomptJ*4)) = gomptL1Acc[gomptJ]
 	}
 	_ = gomptL1Acc
 	_ = m

@@ -29,13 +29,15 @@ type gobody struct {
 	// A lockstep image's block-level writer has ls and lanesOf, which
 	// writes a leaf; a leaf's writer has ls, leaf and hoist (the block
 	// level, where it computes the leaf's uniform subexpressions once).
-	ls        *lockstep
-	lanesOf   func(s ast.Stmt)
-	leaf      bool
-	hoist     *gobody
-	hoisted   []string
-	leafLocal map[*types.Var]bool
-	top       ast.Stmt // the leaf's own statement
+	ls         *lockstep
+	lanesOf    func(s ast.Stmt)
+	leaf       bool
+	hoist      *gobody
+	hoisted    []string
+	leafLocal  map[*types.Var]bool
+	top        ast.Stmt // the leaf's own statement
+	simpleLeaf bool     // the leaf is a simple statement: every lane runs all of it
+	cond       int      // inside the right operand of && or ||: run at some lanes only
 }
 
 func (b *gobody) line(format string, args ...any) {
@@ -249,7 +251,12 @@ func (b *gobody) expr(e ast.Expr) string {
 		}
 		return e.Name
 	case *ast.BinaryExpr:
-		return "(" + b.expr(e.X) + " " + e.Op.String() + " " + b.expr(e.Y) + ")"
+		x := b.expr(e.X)
+		if e.Op == token.LAND || e.Op == token.LOR {
+			b.cond++
+			defer func() { b.cond-- }()
+		}
+		return "(" + x + " " + e.Op.String() + " " + b.expr(e.Y) + ")"
 	case *ast.UnaryExpr:
 		return "(" + e.Op.String() + b.expr(e.X) + ")"
 	case *ast.IndexExpr:
@@ -257,7 +264,19 @@ func (b *gobody) expr(e ast.Expr) string {
 		p := b.k.byObj[b.info().Uses[id].(*types.Var)]
 		if p != nil && b.k.proven[e] {
 			b.w.imports["unsafe"] = "unsafe"
-			return fmt.Sprintf("*(*%s)(unsafe.Add(%s, %s*%d))", p.t.goName(), base(p), b.expr(e.Index), p.t.bits()/8)
+			size := p.t.bits() / 8
+			if other, ok := b.laneOffset(e.Index); ok {
+				// other + x at the block's lanes: one address per block
+				// (other + the block's first point), and the lane's
+				// element from it.
+				off := "gomptX0"
+				if other != nil {
+					off = b.expr(other) + " + gomptX0"
+				}
+				q := b.hoist.hoistExpr(fmt.Sprintf("unsafe.Add(%s, (%s)*%d)", base(p), off, size))
+				return fmt.Sprintf("*(*%s)(unsafe.Add(%s, gomptJ*%d))", p.t.goName(), q, size)
+			}
+			return fmt.Sprintf("*(*%s)(unsafe.Add(%s, %s*%d))", p.t.goName(), base(p), b.expr(e.Index), size)
 		}
 		b.used[b.info().Uses[id].(*types.Var)] = true
 		return id.Name + "[" + b.expr(e.Index) + "]"
@@ -458,3 +477,62 @@ func (b *gobody) flushHoisted() {
 
 // laneIndex indexes a lockstep array at the point's lane.
 const laneIndex = "[gomptJ]"
+
+// laneOffset reports whether index, in a leaf, is the point's dimension-0
+// index plus (other, nil for none) a value the same at every lane that can
+// be computed once per block.
+//
+// Only in a simple statement, outside the right operand of && and ||:
+// every lane then reaches the element, so each lane's index, the block's
+// first too, is in range, and so is the address computed once.
+func (b *gobody) laneOffset(index ast.Expr) (other ast.Expr, ok bool) {
+	if !b.leaf || b.hoist == nil || !b.simpleLeaf || b.cond > 0 {
+		return nil, false
+	}
+	x := b.k.index[0].obj
+	isX := func(e ast.Expr) bool {
+		id, ok := ast.Unparen(e).(*ast.Ident)
+		return ok && b.info().Uses[id] == x && !b.leafLocal[x]
+	}
+	if isX(index) {
+		return nil, true
+	}
+	be, isBin := ast.Unparen(index).(*ast.BinaryExpr)
+	if !isBin || be.Op != token.ADD {
+		return nil, false
+	}
+	switch {
+	case isX(be.Y):
+		other = be.X
+	case isX(be.X):
+		other = be.Y
+	default:
+		return nil, false
+	}
+	if b.ls.dependsOn(b.g, other) {
+		return nil, false
+	}
+	pure := true
+	ast.Inspect(other, func(n ast.Node) bool {
+		switch n := n.(type) {
+		case *ast.Ident:
+			if v, isVar := b.info().Uses[n].(*types.Var); isVar && b.leafLocal[v] {
+				pure = false
+			}
+		case *ast.CallExpr:
+			if !b.info().Types[n.Fun].IsType() {
+				pure = false
+			}
+		case *ast.BinaryExpr:
+			if n.Op == token.QUO || n.Op == token.REM {
+				pure = false
+			}
+		case *ast.IndexExpr:
+			if !b.k.proven[n] {
+				pure = false
+			}
+		}
+		return pure
+	})
+	return other, pure
+}

@@ -381,6 +381,10 @@ func (ls *lockstep) emit(g *gen, w *goWriter, used map[*types.Var]bool, lanesFn 
 	b.lanesOf = func(s ast.Stmt) {
 		// A leaf: the statement at each point of the block.
 		inner := &gobody{g: g, k: k, w: fw, used: map[*types.Var]bool{}, ls: ls, leaf: true, depth: 1, hoist: b, top: s}
+		switch s.(type) {
+		case *ast.AssignStmt, *ast.IncDecStmt, *ast.DeclStmt, *ast.ExprStmt:
+			inner.simpleLeaf = true
+		}
 		inner.ret = func() string { panic("gompt-kernels: a return in a leaf passed planLockstep") }
 		inner.leafStmt(s)
 		for v := range inner.used {

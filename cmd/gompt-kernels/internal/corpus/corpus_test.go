@@ -127,6 +127,7 @@ var entries = []entry{
 	{k: Stencil2DKernel, fn: Stencil2D, run: RunStencil2D, ext: []int{0, 1}},
 	{k: Box3DKernel, fn: Box3D, run: RunBox3D, ext: []int{0, 1, 2}},
 	{k: MatMulKernel, fn: MatMul, run: RunMatMul, ext: []int{1, 0}},
+	{k: ConvKernel, fn: Conv, run: RunConv, ext: []int{1, 0}},
 	{k: PartialKernel, fn: Partial, run: RunPartial, ext: []int{0}},
 	{k: TransposeKernel, fn: Transpose, run: RunTranspose, ext: []int{0, 1}},
 	{k: SumInt64Kernel, fn: SumInt64, run: RunSumInt64, ext: []int{0}, reduce: "+"},

@@ -317,6 +317,123 @@ func RunControl(dev gompttarget.DeviceClause, n int, a []int32, out []int64) err
 		Args: []gompttarget.Arg{gompttarget.Int(n), gompttarget.Slice(a), gompttarget.Slice(out)}})
 }
 
+// ConvKernel is the gompt map kernel of Conv (lockstep.go:9:1), over [0, n)x[0, m).
+var ConvKernel = &gomptdevice.Kernel{
+	Name: "Conv",
+	Params: []gomptdevice.Param{
+		{Name: "m", Kind: gomptdevice.ParamInt64},
+		{Name: "n", Kind: gomptdevice.ParamInt64},
+		{Name: "k", Kind: gomptdevice.ParamInt64},
+		{Name: "w", Kind: gomptdevice.ParamBuffer, Elem: gomptdevice.ParamFloat32, Len: "k"},
+		{Name: "in", Kind: gomptdevice.ParamBuffer, Elem: gomptdevice.ParamFloat32, Len: "n*m"},
+		{Name: "out", Kind: gomptdevice.ParamBuffer, Elem: gomptdevice.ParamFloat32, Len: "n*m"},
+	},
+	Dims: 2,
+	Images: []gomptdevice.Image{
+		{Kind: gomptdevice.ImageHost, Entry: "gompt_Conv", Host: gomptHostConv},
+		{Kind: gomptdevice.ImageOpenCL, Entry: "gompt_Conv", Source: gomptCLConv, Options: "-cl-fp32-correctly-rounded-divide-sqrt"},
+		{Kind: gomptdevice.ImagePTX, Entry: "gompt_Conv", Source: gomptPTXConv},
+	},
+	Sample: gomptSampleConv,
+}
+
+//go:embed gompt_Conv.cl
+var gomptCLConv string
+
+//go:embed gompt_Conv.ptx
+var gomptPTXConv string
+
+// gomptHostConv is ConvKernel's Go image: the body of Conv at each point of the team's range.
+func gomptHostConv(gomptA *gomptdevice.HostArgs, gomptR gomptdevice.Range, _, _ int) {
+	m := gomptA.Int(0)
+	n := gomptA.Int(1)
+	k := gomptA.Int(2)
+	w := gomptrt.View[float32](gomptA.Bufs[3], gomptrt.Len(k))
+	in := gomptrt.View[float32](gomptA.Bufs[4], gomptrt.Len(n, m))
+	out := gomptrt.View[float32](gomptA.Bufs[5], gomptrt.Len(n, m))
+	gomptLo0, gomptHi0 := gomptR.Clamp(0, n)
+	gomptLo1, gomptHi1 := gomptR.Clamp(1, m)
+	for i := gomptLo1; i < gomptHi1; i++ {
+		for gomptX0 := gomptLo0; gomptX0 < gomptHi0; gomptX0 += 1024 {
+			gomptLanesConv(gomptX0, min(1024, gomptHi0-gomptX0), i, m, n, k, w, in, out)
+		}
+	}
+}
+
+// gomptLanesConv runs Conv's body at the points [gomptX0, gomptX0+gomptW) of dimension 0 together, statement by statement.
+func gomptLanesConv(gomptX0, gomptW int, i int, m int, n int, k int, w []float32, in []float32, out []float32) {
+	gomptPW := unsafe.Pointer(unsafe.SliceData(w))
+	gomptPIn := unsafe.Pointer(unsafe.SliceData(in))
+	gomptPOut := unsafe.Pointer(unsafe.SliceData(out))
+	var gomptL1AccA [1024]float32
+	gomptL1Acc := gomptL1AccA[:gomptW:gomptW]
+	var gomptL2PeakA [1024]float32
+	gomptL2Peak := gomptL2PeakA[:gomptW:gomptW]
+	var gomptL3TA [1024]float32
+	gomptL3T := gomptL3TA[:gomptW:gomptW]
+	if k <= int(0) {
+		return
+	}
+	for gomptJ := 0; gomptJ < gomptW; gomptJ++ {
+		gomptL1Acc[gomptJ] = float32(0)
+		gomptL2Peak[gomptJ] = float32(0)
+	}
+	for p := int(0); p < k; p++ {
+		gomptU1 := *(*float32)(unsafe.Add(gomptPW, p*4))
+		gomptU2 := (i * n)
+		for gomptJ := 0; gomptJ < gomptW; gomptJ++ {
+			j := gomptX0 + gomptJ
+			gomptL3T[gomptJ] = (gomptU1 * in[(gomptU2+((j+p)%n))])
+		}
+		for gomptJ := 0; gomptJ < gomptW; gomptJ++ {
+			gomptL1Acc[gomptJ] += gomptL3T[gomptJ]
+		}
+		for gomptJ := 0; gomptJ < gomptW; gomptJ++ {
+			if gomptL3T[gomptJ] > gomptL2Peak[gomptJ] {
+				gomptL2Peak[gomptJ] = gomptL3T[gomptJ]
+			}
+		}
+	}
+	gomptU3 := (i * n)
+	gomptU4 := unsafe.Add(gomptPOut, (gomptU3+gomptX0)*4)
+	gomptU5 := unsafe.Add(gomptPIn, (gomptU3+gomptX0)*4)
+	for gomptJ := 0; gomptJ < gomptW; gomptJ++ {
+		*(*float32)(unsafe.Add(gomptU4, gomptJ*4)) = ((gomptL1Acc[gomptJ] - gomptL2Peak[gomptJ]) + *(*float32)(unsafe.Add(gomptU5, gomptJ*4)))
+	}
+	_ = gomptL1Acc
+	_ = gomptL2Peak
+	_ = gomptL3T
+	_ = m
+}
+
+// gomptSampleConv is ConvKernel's Sample: about n points, random arguments. Tol 0: every device gives the Go function's bits.
+func gomptSampleConv(gomptN int, gomptSeed int64) gomptdevice.Sample {
+	gomptR := gomptrt.Rand("Conv", gomptN, gomptSeed)
+	gomptExt := gomptrt.Extents(gomptN, 2)
+	m := gomptExt[1]
+	n := gomptExt[0]
+	k := int(1 + gomptR.IntN(8))
+	return gomptdevice.Sample{
+		Shape: gomptdevice.Shape{Size: gomptExt},
+		Bufs:  [][]byte{nil, nil, nil, gomptrt.Floats[float32](gomptR, gomptrt.Len(k), 0.5, 1.5), gomptrt.Floats[float32](gomptR, gomptrt.Len(n, m), 0.5, 1.5), gomptrt.Floats[float32](gomptR, gomptrt.Len(n, m), 0.5, 1.5)},
+		Args:  []gomptdevice.Arg{gomptrt.Int(int64(m)), gomptrt.Int(int64(n)), gomptrt.Int(int64(k)), {}, {}, {}},
+	}
+}
+
+// RunConv runs ConvKernel (Conv) on device dev over [0, n)x[0, m), mapping each slice by how the kernel uses it:
+// w to, in to, out tofrom.
+func RunConv(dev gompttarget.DeviceClause, m int, n int, k int, w []float32, in []float32, out []float32) error {
+	if n <= 0 || m <= 0 {
+		return nil
+	}
+	w = gomptrt.Head(w, gomptrt.Len(k))
+	in = gomptrt.Head(in, gomptrt.Len(n, m))
+	out = gomptrt.Head(out, gomptrt.Len(n, m))
+	return gompttarget.Target(gompttarget.Region{Device: dev, Kernel: ConvKernel, Shape: gompttarget.Shape{Size: [3]int{n, m, 1}},
+		Maps: []gompttarget.Map{gompttarget.To(w), gompttarget.To(in), gompttarget.ToFrom(out)},
+		Args: []gompttarget.Arg{gompttarget.Int(m), gompttarget.Int(n), gompttarget.Int(k), gompttarget.Slice(w), gompttarget.Slice(in), gompttarget.Slice(out)}})
+}
+
 // ConversionsKernel is the gompt map kernel of Conversions (ints.go:119:1), over [0, n).
 var ConversionsKernel = &gomptdevice.Kernel{
 	Name: "Conversions",
@@ -954,15 +1071,15 @@ func gomptLanesMatMul(gomptX0, gomptW int, i int, m int, n int, k int, A []float
 	for p := int(0); p < k; p++ {
 		gomptU1 := *(*float32)(unsafe.Add(gomptPA, ((i*k)+p)*4))
 		gomptU2 := (p * n)
+		gomptU3 := unsafe.Add(gomptPB, (gomptU2+gomptX0)*4)
 		for gomptJ := 0; gomptJ < gomptW; gomptJ++ {
-			j := gomptX0 + gomptJ
-			gomptL1Acc[gomptJ] += (gomptU1 * *(*float32)(unsafe.Add(gomptPB, (gomptU2+j)*4)))
+			gomptL1Acc[gomptJ] += (gomptU1 * *(*float32)(unsafe.Add(gomptU3, gomptJ*4)))
 		}
 	}
-	gomptU3 := (i * n)
+	gomptU4 := (i * n)
+	gomptU5 := unsafe.Add(gomptPC, (gomptU4+gomptX0)*4)
 	for gomptJ := 0; gomptJ < gomptW; gomptJ++ {
-		j := gomptX0 + gomptJ
-		*(*float32)(unsafe.Add(gomptPC, (gomptU3+j)*4)) = gomptL1Acc[gomptJ]
+		*(*float32)(unsafe.Add(gomptU5, gomptJ*4)) = gomptL1Acc[gomptJ]
 	}
 	_ = gomptL1Acc
 	_ = m
