@@ -198,15 +198,6 @@ func hostArgs(w *goWriter, k *kernel, a string) {
 	}
 }
 
-// callArgs are the arguments of a call of the kernel's function at the
-// point of the index variables.
-func callArgs(k *kernel) string {
-	var args []string
-	for _, p := range k.params {
-		args = append(args, p.name)
-	}
-	return strings.Join(args, ", ")
-}
 
 // hostImage writes the kernel's Go image: the Go function's body, pasted
 // into loops over the team's range (see gobody).
@@ -622,13 +613,7 @@ func (g *gen) sample(w *goWriter, k *kernel) {
 	for _, p := range k.args() {
 		if !p.slice {
 			bufs = append(bufs, "nil")
-			a := scalarArg(p)
-			a = strings.Replace(a, "gompttarget.Int(", "gomptrt.Int(int64(", 1)
-			if strings.HasPrefix(a, "gomptrt.Int(int64(") {
-				a += ")"
-			}
-			a = strings.Replace(a, "gompttarget.", "gomptrt.", 1)
-			args = append(args, a)
+			args = append(args, sampleArg(p))
 			continue
 		}
 		args = append(args, "{}")
@@ -704,4 +689,17 @@ func isDimOf(k *kernel, p *param) bool {
 		}
 	}
 	return false
+}
+
+// sampleArg is the device.Arg of scalar parameter p in a Sample.
+func sampleArg(p *param) string {
+	switch {
+	case p.t.isBool():
+		return "gomptrt.Int(int64(gomptrt.Bool(" + p.name + ")))"
+	case p.t.goName() == "float32":
+		return "gomptrt.Float32(" + p.name + ")"
+	case p.t.goName() == "float64":
+		return "gomptrt.Float64(" + p.name + ")"
+	}
+	return "gomptrt.Int(int64(" + p.name + "))"
 }

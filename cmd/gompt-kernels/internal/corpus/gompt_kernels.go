@@ -753,7 +753,7 @@ func gomptSampleHelpers(gomptN int, gomptSeed int64) gomptdevice.Sample {
 	return gomptdevice.Sample{
 		Shape: gomptdevice.Shape{Size: gomptExt},
 		Bufs:  [][]byte{nil, nil, nil, nil, nil, nil, nil, nil, nil, nil, nil, gomptrt.Floats[float32](gomptR, gomptrt.Len(n), 0.5, 1.5), gomptrt.Floats[float32](gomptR, gomptrt.Len(4), 0.5, 1.5), gomptrt.Ints[int32](gomptR, gomptrt.Len(n), 0, 16), gomptrt.Floats[float32](gomptR, gomptrt.Len(n), 0.5, 1.5)},
-		Args:  []gomptdevice.Arg{gomptrt.Int(int64(n)), gomptrt.Int(int64(int(s8))), gomptrt.Int(int64(int(u8))), gomptrt.Int(int64(int(s16))), gomptrt.Int(int64(int(u16))), gomptrt.Int(int64(int(s32))), gomptrt.Int(int64(int(u32))), gomptrt.Int(int64(int(u64))), gomptrt.Int(int64(int(u))), gomptrt.Int(int64(gomptrt.Bool(b))), gomptrt.Float64(f64), {}, {}, {}, {}},
+		Args:  []gomptdevice.Arg{gomptrt.Int(int64(n)), gomptrt.Int(int64(s8)), gomptrt.Int(int64(u8)), gomptrt.Int(int64(s16)), gomptrt.Int(int64(u16)), gomptrt.Int(int64(s32)), gomptrt.Int(int64(u32)), gomptrt.Int(int64(u64)), gomptrt.Int(int64(u)), gomptrt.Int(int64(gomptrt.Bool(b))), gomptrt.Float64(f64), {}, {}, {}, {}},
 	}
 }
 
