@@ -198,7 +198,6 @@ func hostArgs(w *goWriter, k *kernel, a string) {
 	}
 }
 
-
 // hostImage writes the kernel's Go image: the Go function's body, pasted
 // into loops over the team's range (see gobody).
 func (g *gen) hostImage(w *goWriter, k *kernel) {
