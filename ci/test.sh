@@ -193,7 +193,7 @@ env -u CI CGO_ENABLED=0 go test -count=1 -timeout 20m ./...
 if [ $short = 0 ]; then
 	step "examples on every device"
 	mkdir -p ci/build
-	go build -o ci/build/ ./cmd/ompt-devinfo ./examples/saxpy ./examples/matmul ./examples/jacobi ./examples/veccopy ./examples/pipeline
+	go build -o ci/build/ ./cmd/ompt-devinfo ./examples/saxpy ./examples/matmul ./examples/jacobi ./examples/veccopy ./examples/pipeline ./examples/heat
 	ci/build/ompt-devinfo
 	ndev=$(ci/build/ompt-devinfo -json | sed -n 's/.*"initial_device": \([0-9]*\).*/\1/p')
 	[ -n "$ndev" ] || die "ompt-devinfo -json gave no initial_device"
@@ -203,6 +203,7 @@ if [ $short = 0 ]; then
 		ci/build/jacobi -device "$d" -nx 130 -ny 97 -iters 40 -k 20
 		ci/build/veccopy -device "$d"
 		ci/build/pipeline -device "$d" -n 1000000 -chunks 10 -reps 3
+		ci/build/heat -device "$d" -nx 130 -ny 97 -steps 41
 	done
 	# and by name, as a user would pick one
 	ci/build/veccopy -device host:0

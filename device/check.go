@@ -138,12 +138,14 @@ func (k *Kernel) Check() error {
 			}
 		}
 		switch {
-		case p.Kind < ParamBuffer || p.Kind > ParamFloat64:
+		case p.Kind < ParamBuffer || p.Kind > ParamFloat64 && !p.Kind.ElemOnly():
 			return fmt.Errorf("kernel %s parameter %s: unknown kind %v", k.Name, p.Name, p.Kind)
+		case p.Kind.ElemOnly():
+			return fmt.Errorf("kernel %s parameter %s: kind %v is a buffer element type only; pass a scalar of it as int32, uint32 or int64 and convert it in the device code", k.Name, p.Name, p.Kind)
 		case p.Kind != ParamBuffer && (p.Elem != 0 || p.Len != ""):
 			return fmt.Errorf("kernel %s parameter %s: kind %v is a scalar; Elem and Len are for buffers", k.Name, p.Name, p.Kind)
-		case p.Kind == ParamBuffer && (p.Elem == ParamBuffer || p.Elem > ParamFloat64):
-			return fmt.Errorf("kernel %s parameter %s: element type %v; want int32, uint32, int64, float32, float64 or 0 (untyped)", k.Name, p.Name, p.Elem)
+		case p.Kind == ParamBuffer && (p.Elem == ParamBuffer || p.Elem > ParamFloat64 && !p.Elem.ElemOnly()):
+			return fmt.Errorf("kernel %s parameter %s: element type %v; want int8, uint8, int16, uint16, int32, uint32, int64, uint64, float32, float64 or 0 (untyped)", k.Name, p.Name, p.Elem)
 		}
 		if p.Len == "" {
 			continue

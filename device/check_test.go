@@ -1,6 +1,7 @@
 package device
 
 import (
+	"fmt"
 	"math"
 	"testing"
 
@@ -72,6 +73,11 @@ func TestKernelCheck(t *testing.T) {
 		}}
 	}
 	require.NoError(t, good().Check(), "good kernel")
+	for _, elem := range []ParamKind{ParamInt8, ParamUint8, ParamInt16, ParamUint16, ParamInt32, ParamUint32, ParamInt64, ParamUint64, ParamFloat32, ParamFloat64} {
+		k := good()
+		k.Params[1].Elem = elem
+		assert.NoError(t, k.Check(), "a buffer of %v elements", elem)
+	}
 	for _, c := range []struct {
 		spoil func(k *Kernel)
 		want  string
@@ -81,7 +87,10 @@ func TestKernelCheck(t *testing.T) {
 		{func(k *Kernel) { k.MaxThreads = -1 }, "MaxThreads -1"},
 		{func(k *Kernel) { k.Params[1].Name = "n" }, "both named n"},
 		{func(k *Kernel) { k.Params[1].Name = "" }, "parameter 1 has no name"},
-		{func(k *Kernel) { k.Params[0].Kind = 9 }, "unknown kind"},
+		{func(k *Kernel) { k.Params[0].Kind = 12 }, "unknown kind"},
+		{func(k *Kernel) { k.Params[0].Kind = ParamUint8 }, "kind uint8 is a buffer element type only"},
+		{func(k *Kernel) { k.Params[0].Kind = ParamUint64 }, "kind uint64 is a buffer element type only"},
+		{func(k *Kernel) { k.Params[1].Elem = 12 }, "element type param(12)"},
 		{func(k *Kernel) { k.Params[0].Len = "1" }, "kind int64 is a scalar; Elem and Len are for buffers"},
 		{func(k *Kernel) { k.Params[1].Elem = ParamBuffer }, "element type buffer"},
 		{func(k *Kernel) { k.Params[1].Len = "n*x" }, `parameter x: Len "n*x": "x" is not an integer scalar parameter`},
@@ -122,4 +131,14 @@ func TestShapeCheck(t *testing.T) {
 			assert.Contains(t, err.Error(), c.want, "%+v: %v, want an error saying %q", c.s, err, c.want)
 		}
 	}
+}
+
+func TestParamKindSizes(t *testing.T) {
+	for k, want := range map[ParamKind]int{ParamInt8: 1, ParamUint8: 1, ParamInt16: 2, ParamUint16: 2, ParamInt32: 4, ParamUint32: 4,
+		ParamFloat32: 4, ParamInt64: 8, ParamUint64: 8, ParamFloat64: 8, ParamBuffer: 8} {
+		assert.Equal(t, want, k.Size(), "%v.Size()", k)
+		assert.Equal(t, k >= ParamInt8, k.ElemOnly(), "%v.ElemOnly()", k)
+		assert.Equal(t, want, Param{Kind: ParamBuffer, Elem: k}.ElemSize(), "ElemSize of a buffer of %v", k)
+	}
+	assert.Equal(t, "int8 uint8 int16 uint16 uint64", fmt.Sprint(ParamInt8, ParamUint8, ParamInt16, ParamUint16, ParamUint64))
 }

@@ -32,7 +32,26 @@ const ParamFloat32 ParamKind = 5
 // ParamFloat64 is a float64 scalar (OpenCL C double).
 const ParamFloat64 ParamKind = 6
 
-var paramNames = [...]string{"", "buffer", "int32", "uint32", "int64", "float32", "float64"}
+// ParamInt8 names int8 buffer elements (OpenCL C char). It is a buffer
+// element type only (Param.Elem), as are ParamUint8, ParamInt16,
+// ParamUint16 and ParamUint64: a scalar of those types is passed as a
+// ParamInt32, ParamUint32 or ParamInt64 and converted in the device code.
+const ParamInt8 ParamKind = 7
+
+// ParamUint8 names uint8 (byte) buffer elements (OpenCL C uchar).
+const ParamUint8 ParamKind = 8
+
+// ParamInt16 names int16 buffer elements (OpenCL C short).
+const ParamInt16 ParamKind = 9
+
+// ParamUint16 names uint16 buffer elements (OpenCL C ushort).
+const ParamUint16 ParamKind = 10
+
+// ParamUint64 names uint64 buffer elements (OpenCL C ulong).
+const ParamUint64 ParamKind = 11
+
+var paramNames = [...]string{"", "buffer", "int32", "uint32", "int64", "float32", "float64",
+	"int8", "uint8", "int16", "uint16", "uint64"}
 
 func (k ParamKind) String() string {
 	if int(k) < len(paramNames) && k > 0 {
@@ -42,15 +61,25 @@ func (k ParamKind) String() string {
 }
 
 // Size returns the size in bytes of a scalar of this kind as passed to a
-// device kernel (8 for a buffer pointer).
+// device kernel (8 for a buffer pointer), or of one buffer element of an
+// element-only kind (1 for ParamInt8).
 func (k ParamKind) Size() int {
 	switch k {
+	case ParamInt8, ParamUint8:
+		return 1
+	case ParamInt16, ParamUint16:
+		return 2
 	case ParamInt32, ParamUint32, ParamFloat32:
 		return 4
 	default:
 		return 8
 	}
 }
+
+// ElemOnly reports whether k names buffer elements only (ParamInt8,
+// ParamUint8, ParamInt16, ParamUint16, ParamUint64): a kind no scalar
+// parameter has.
+func (k ParamKind) ElemOnly() bool { return k >= ParamInt8 && k <= ParamUint64 }
 
 // Param describes one kernel parameter.
 type Param struct {
@@ -59,10 +88,11 @@ type Param struct {
 
 	// Elem is the element type of a buffer parameter (ParamFloat32 for
 	// float*); 0 for scalars. The runtime passes such a buffer only a
-	// slice of the matching Go type (float32, float64, int32, uint32 or
-	// int64, or a type defined on one of them). Elem 0 on a buffer makes
-	// it untyped (void*, uchar*): any slice of a pointer-free element type
-	// is passed, and Len counts bytes.
+	// slice of the matching Go type (float32, float64, int8, uint8, int16,
+	// uint16, int32, uint32, int64 or int, uint64 or uint, or a type
+	// defined on one of them). Elem 0 on a buffer makes it untyped (void*,
+	// uchar*): any slice of a pointer-free element type is passed, and Len
+	// counts bytes.
 	Elem ParamKind
 
 	// Len is how many elements a buffer parameter must hold for a launch:
@@ -130,12 +160,15 @@ func (k ImageKind) String() string {
 
 // Image is one form of a kernel's code. Source holds OpenCL C or PTX text;
 // Host holds the Go function of an ImageHost image. Entry is the function's
-// name inside Source (the kernel's Name when empty).
+// name inside Source (the kernel's Name when empty). Options are the build
+// options of an ImageOpenCL image, passed to clBuildProgram as they are
+// ("-cl-fp32-correctly-rounded-divide-sqrt"); other images have none.
 type Image struct {
-	Kind   ImageKind
-	Entry  string
-	Source string
-	Host   HostFunc
+	Kind    ImageKind
+	Entry   string
+	Source  string
+	Host    HostFunc
+	Options string
 }
 
 // Kernel is one named kernel with several images that all compute the same

@@ -2,26 +2,67 @@
 // your own kernels.
 //
 // A kernel (a *device.Kernel) is one name with several images that all
-// compute the same result:
-//
-//   - OpenCL C source, the device code, written once (saxpy.cl). The OpenCL
-//     plugin builds it at run time.
-//   - PTX generated from that same source by clang-19 with libclc
-//     (saxpy.ptx, committed; no CUDA toolkit needed). The CUDA plugin JITs
-//     it. A kernel may instead carry PTX made from CUDA C (see SaxpyCUDA and
-//     saxpy_cuda.cu).
-//   - A Go function (device.HostFunc), run by the host device and by the
-//     initial device.
+// compute the same result: OpenCL C source, which the OpenCL plugin builds
+// at run time; PTX, which the CUDA plugin JITs; and a Go function
+// (device.HostFunc) that the host device and the initial device run.
 //
 // The library: Empty, Saxpy, VecAdd, Dot (with DotShape and SumPartials),
-// Matmul, Jacobi, Fill and SaxpyCUDA; All lists them and ByName finds one.
+// Matmul, Jacobi, Fill, Copy32 and SaxpyCUDA; All lists them and ByName
+// finds one. Their typed launchers (launch.RunSaxpy(dev, n, a, x, y) ...)
+// are in package kernels/launch.
 //
-// # Writing a kernel
+// # Writing a kernel in Go
 //
-// A kernel of your own, in your own package, needs nothing unexported:
-// here is a whole one (example_userkernel_test.go in this folder is it, as
-// a package outside the library, with its source in a file and PTX added
-// as described below; its test runs it on every device):
+// Every library kernel but SaxpyCUDA is a Go function (library.go) that
+// cmd/gompt-kernels translates into all three images, a device.Kernel and
+// a launcher. A kernel of your own, in your own package, is written the
+// same way:
+//
+//	package mykernels
+//
+//	//go:generate go run github.com/gompt/gompt/cmd/gompt-kernels
+//
+//	// Scale computes x[i] *= s.
+//	//
+//	//gompt:kernel dims=n
+//	func Scale(i int, n int, s float32, x []float32) { x[i] *= s }
+//
+// go generate writes gompt_kernels.go, holding ScaleKernel (the
+// *device.Kernel: parameters n int64, s float32, x a float32 buffer of n
+// elements; its images; a Sample) and the launcher
+//
+//	func RunScale(dev target.DeviceClause, n int, s float32, x []float32) error
+//
+// which maps x both ways and runs ScaleKernel over [0, n); and
+// gompt_Scale.cl and gompt_Scale.ptx, embedded in ScaleKernel. Run
+// `go run github.com/gompt/gompt/cmd/gompt-kernels -h` for the directive
+// (dims=, reduce=, len(buf)=, name=, var=) and the subset of Go a kernel
+// may use; the repository's README ("Writing a kernel") says what the
+// generated code keeps of Go on every device: the Go function's result bit
+// for bit for map kernels, reductions within a stated tolerance, slices
+// mapped by use, len(buf) the declared length everywhere.
+//
+// The library's kernels keep the names, kernel names and parameters they
+// had when they were written by hand (var= and name= set them), so that
+// programs launching them with target.Target and their own arguments,
+// such as cmd/ompt-bench, work unchanged; Dot is reduce=+, whose last
+// parameter partial receives one sum per team. This package must not
+// import package target (whose own tests use the kernels), so its
+// go:generate line passes -launchers launch, which writes the launchers
+// into package kernels/launch.
+//
+// Test a kernel of your own with kerneltest.CheckKernel(t, k), which runs
+// its Sample on every device present and compares each result with its Go
+// image's; call the Go function directly to test its logic.
+//
+// # Writing a kernel by hand
+//
+// The generated code is what a hand-written kernel is, and a kernel may
+// still be written so, in OpenCL C (or CUDA C, for PTX only: SaxpyCUDA is
+// the library's example, saxpy_cuda.cu). Here is a whole one, in a package
+// that needs nothing unexported (example_userkernel_test.go in this folder
+// is it, with its source in a file and PTX added as described below; its
+// test runs it on every device):
 //
 //	package mykernels
 //
@@ -57,7 +98,7 @@
 // and a program runs it as it runs the library's:
 //
 //	err := target.Target(target.Region{
-//		Device: target.DefaultDevice,
+//		Device: target.Dev(target.DefaultDevice),
 //		Kernel: mykernels.Scale,
 //		Shape:  target.N(len(x)),
 //		Maps:   []target.Map{target.ToFrom(x)},
@@ -70,8 +111,8 @@
 // so on. device.Images names the entry point in the device source (the
 // Kernel's Name) and leaves out an image given as nil or "". Avoid names of
 // OpenCL C built-in functions (dot, min, clamp...): some OpenCL
-// implementations refuse a kernel so named, which is why the library's dot
-// product is "dot_partial".
+// implementations refuse a kernel so named (gompt-kernels names its entry
+// points gompt_NAME for that reason).
 //
 // Declare what the runtime checks before every launch, on every device:
 //
@@ -95,40 +136,32 @@
 //
 // Device code must not assume a launch shape: any number of teams and
 // threads must compute the same result, and arrays of 2^31 elements and
-// more must work. The library's kernels take three paths:
+// more must work. What gompt-kernels generates, and the pattern for
+// hand-written code:
 //
-//	size_t g = get_global_size(0);
 //	if (n <= 0) return;
-//	if (n <= INT_MAX && g <= INT_MAX) {          // 32-bit indices
-//		uint m = (uint)n, i = (uint)get_global_id(0);
-//		if (g >= m) {                              // one work-item per point
-//			uint end = (uint)((get_group_id(0) + 1) * get_local_size(0));
-//			if (end <= m) { ... }                    // a whole group in range
-//			else if (i < m) { ... }
-//			return;
-//		}
-//		for (; i < m; i += (uint)g) { ... }        // grid-stride
+//	if (get_global_size(0) >= (ulong)n) {          // one work-item per point
+//		long i = get_global_id(0);
+//		if ((long)((get_group_id(0) + 1) * get_local_size(0)) <= n) { ... } // a whole group in range
+//		else if (i < n) { ... }
 //		return;
 //	}
-//	for (long i = get_global_id(0); i < n; i += g) { ... }
+//	for (long i = get_global_id(0); i < n; i += get_global_size(0)) { ... } // grid-stride
 //
 // The one-work-item-per-point path is what the plugins launch when the
 // shape leaves Teams to them, and the one a CPU OpenCL device (POCL)
-// vectorizes across work-items: a loop inside each work-item, or 64-bit
-// counters, made jacobi ten times slower there, and a bounds test in
-// every work-item made saxpy 2.5 times slower than testing once whether
-// the whole work-group is in range (a test of values uniform across the
-// group, which POCL hoists out of its loop over the work-items). The grid-stride loop keeps
-// the result right for a launch with fewer work-items than points (a
-// Teams clause, or the plugins' cap on huge launches); the 64-bit loop for
-// sizes past 2^31. For a two-dimensional space, test and nest per
-// dimension (dimension 0 fastest). Keep a loop with a uniform trip count
-// (matmul's inner product) out of a branch on the work-item's index:
-// clamp the index, run the loop in every work-item and guard only the
-// store, so that POCL runs the loop around its work-items and vectorizes.
-// The simplest kernel, a single 64-bit grid-stride loop, is correct too:
-//
-//	for (long i = get_global_id(0); i < n; i += get_global_size(0)) { ... }
+// vectorizes across work-items: a bounds test in every work-item made
+// saxpy 2.5 times slower than testing once whether the whole work-group is
+// in range (a test of values uniform across the group, which POCL hoists
+// out of its loop over the work-items). In two and three dimensions a
+// straight-line body ran faster on POCL with the test in every work-item
+// only (jacobi 512x512: 140-200 us against 250-380 us), which is what the
+// generator emits there; a body with a loop keeps the group's test, since
+// POCL vectorizes a loop outside a branch on the work-item's index. The
+// grid-stride loop keeps the result right for a launch with fewer
+// work-items than points (a Teams clause, or the plugins' cap on huge
+// launches). Indices are 64-bit: a 32-bit jacobi body measured slower on
+// POCL, not faster.
 //
 // A kernel with a fixed-size __local array sets Kernel.MaxThreads.
 //
@@ -139,12 +172,12 @@
 // device.Value[int](a, "n") or device.Value[float32](a, "s") for a
 // scalar; a name the kernel lacks or a type that does not fit fails the
 // launch with a message naming the parameter. (HostArgs also has
-// positional accessors, a.F32(2) and a.Int(0), which the older library
-// kernels use.) Keep it a tight loop over slices taken once, with no
-// allocation.
+// positional accessors, a.F32(2) and a.Int(0).) Keep it a tight loop over
+// slices taken once, with no allocation.
 //
 // Generate the PTX with a go:generate line beside the sources; gen.sh in
-// this folder is a script to copy:
+// this folder is a script to copy (it works in a folder with only .cl or
+// only .cu files, and leaves gompt-kernels' files alone):
 //
 //	//go:generate sh gen.sh
 //
@@ -157,9 +190,10 @@
 // (the target triple is libclc's own, so the two modules link without a
 // warning and the entry is .visible, as CUDA-compiled PTX has it; the result
 // is PTX ISA 6.3 for sm_75, which CUDA drivers JIT for Turing and every
-// later GPU; not sm_70, since driver branches after 580 may drop Volta)
-// and, for each .cu file (CUDA C, with cuda_sreg.cuh for threadIdx and
-// friends),
+// later GPU; not sm_70, since driver branches after 580 may drop Volta;
+// gompt-kernels adds -ffp-contract=off and
+// -cl-fp32-correctly-rounded-divide-sqrt) and, for each .cu file (CUDA C,
+// with cuda_sreg.cuh for threadIdx and friends),
 //
 //	clang-19 -x cuda --cuda-device-only -nocudainc -nocudalib --cuda-gpu-arch=sm_75 -O3 \
 //	    -S -o scale.ptx scale.cu
@@ -174,18 +208,19 @@
 //
 //	Images: device.Images("scale", scaleHost, scaleCL, scalePTX),
 //
-// (kernels/saxpy.go is the library's kernel built this way.)
-//
 // # Conformance
 //
 // Give the kernel a Sample: a deterministic problem of about n iterations
 // for (n, seed), with its launch shape, initial buffers (device.Bytes of
 // float32 slices, each at least its Len), scalar arguments
 // (device.Arg{Bits: math.Float32bits(v)} for a float32, uint64(n) for an
-// int64) and a relative tolerance. The
-// device conformance suite runs the Sample on every device present and on the
-// Go image and compares every buffer, so your kernel is checked as the
-// library's are. Prefer data that avoids cancellation (positive values), so
-// that a fused multiply-add on one device and not on another stays within
-// the tolerance.
+// int64) and a relative tolerance (0: bit for bit). The device
+// conformance suite, and kerneltest.CheckKernel, run the Sample on every
+// device present and on the Go image and compare every buffer, so your
+// kernel is checked as the library's are. gompt-kernels writes the Sample
+// of a kernel written in Go: random values (floats in [0.5, 1.5), integers
+// in [0, 16)), extents for about n points, Tol 0 unless the kernel's
+// results are only close (see the README); replace it (KernelVar.Sample =
+// ...) for a kernel whose inputs must satisfy more (indices into another
+// buffer, say), in an init function before the kernel's first use.
 package kernels

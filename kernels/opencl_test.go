@@ -66,14 +66,13 @@ func oclShape(s device.Shape, cover bool) (dims int, global, local [3]uint64) {
 	return dims, global, local
 }
 
-// TestOpenCLImageMatchesGo runs each kernel's OpenCL C image on the first
-// OpenCL device (POCL's CPU device here) through testdata/oclrun.c and
-// compares every buffer with the Go image's, on the kernel's Sample, once
-// with a grid smaller than the iteration space (grid-stride loops) and once
-// with one that covers it (one work-item per point; for Dot, teams of at
-// most one element per thread), and both again with INT_MAX redefined to 0
-// in the source, which sends every size down the 64-bit path that sizes
-// past 2^31 take. It skips when no OpenCL implementation is installed.
+// TestOpenCLImageMatchesGo runs each kernel's OpenCL C image, built with
+// its Options, on the first OpenCL device (POCL's CPU device here) through
+// testdata/oclrun.c, without the OpenCL plugin, and compares every buffer
+// with the Go image's, on the kernel's Sample, once with a grid smaller
+// than the iteration space (grid-stride loops) and once with one that
+// covers it (one work-item per point; for Dot, teams of at most one
+// element per thread). It skips when no OpenCL implementation is installed.
 func TestOpenCLImageMatchesGo(t *testing.T) {
 	dir := t.TempDir()
 	bin := buildOCLRun(t, dir)
@@ -84,18 +83,11 @@ func TestOpenCLImageMatchesGo(t *testing.T) {
 		}
 		src := filepath.Join(dir, k.Name+".cl")
 		require.NoError(t, os.WriteFile(src, []byte(img.Source), 0o644))
-		wideSrc := filepath.Join(dir, k.Name+"_wide.cl")
-		require.NoError(t, os.WriteFile(wideSrc, []byte("#undef INT_MAX\n#define INT_MAX 0\n"+img.Source), 0o644))
 		for _, c := range []struct {
-			n           int
-			cover, wide bool
-		}{{1, false, false}, {5000, false, false}, {1 << 17, false, false}, {1, true, false}, {5000, true, false}, {1 << 17, true, false}, {77777, true, false},
-			{5000, false, true}, {77777, true, true}} {
+			n     int
+			cover bool
+		}{{1, false}, {5000, false}, {1 << 17, false}, {1, true}, {5000, true}, {1 << 17, true}, {77777, true}} {
 			n := c.n
-			src := src
-			if c.wide {
-				src = wideSrc
-			}
 			s := k.Sample(n, 7)
 			if c.cover && k == kernels.Dot {
 				// As many teams as cover n with one element per thread.
@@ -121,7 +113,7 @@ func TestOpenCLImageMatchesGo(t *testing.T) {
 			}
 			jobFile, outFile := filepath.Join(dir, "job"), filepath.Join(dir, "out")
 			require.NoError(t, os.WriteFile(jobFile, job, 0o644))
-			out, err := exec.Command(bin, src, img.Entry, jobFile, outFile).CombinedOutput()
+			out, err := exec.Command(bin, src, img.Entry, jobFile, outFile, img.Options).CombinedOutput()
 			if ee := (*exec.ExitError)(nil); errors.As(err, &ee) && ee.ExitCode() == 77 {
 				t.Skipf("no OpenCL device: %s", out)
 			}
@@ -139,7 +131,7 @@ func TestOpenCLImageMatchesGo(t *testing.T) {
 				}
 				size := len(s.Bufs[i])
 				require.GreaterOrEqual(t, len(got), size, "%s: bytes oclrun returned, against what is left to compare", k.Name)
-				what := fmt.Sprintf("%s n=%d (64-bit path forced: %v) OpenCL global %v local %v: %s", k.Name, n, c.wide, global[:dims], local[:dims], p.Name)
+				what := fmt.Sprintf("%s n=%d OpenCL global %v local %v: %s", k.Name, n, global[:dims], local[:dims], p.Name)
 				compare(t, what, got[:size], f32(want[i]), s.Tol)
 				got = got[size:]
 			}

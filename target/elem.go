@@ -3,6 +3,7 @@ package target
 import (
 	"fmt"
 	"reflect"
+	"strconv"
 	"sync"
 
 	"github.com/gompt/gompt/device"
@@ -24,10 +25,19 @@ var (
 	elemInt32   = elemType{name: "int32", kind: device.ParamInt32}
 	elemUint32  = elemType{name: "uint32", kind: device.ParamUint32}
 	elemInt64   = elemType{name: "int64", kind: device.ParamInt64}
-	elemUint8   = elemType{name: "uint8"}
-	elemInt     = elemType{name: "int"}
-	elemUint64  = elemType{name: "uint64"}
+	elemUint8   = elemType{name: "uint8", kind: device.ParamUint8}
+	elemInt     = elemType{name: "int", kind: intKind}
+	elemUint64  = elemType{name: "uint64", kind: device.ParamUint64}
 )
+
+// intKind is the buffer element kind of int (and uintKind of uint): 64
+// bits wide on the platforms gompt runs on, none where int is narrower.
+var intKind, uintKind = func() (device.ParamKind, device.ParamKind) {
+	if strconv.IntSize == 64 {
+		return device.ParamInt64, device.ParamUint64
+	}
+	return 0, 0
+}()
 
 // elemOf describes T. The common element types are one type switch on a
 // nil *T (no allocation); others are described once by reflection and
@@ -82,6 +92,20 @@ func describe(t reflect.Type) *elemType {
 		et.kind = device.ParamUint32
 	case reflect.Int64:
 		et.kind = device.ParamInt64
+	case reflect.Int8:
+		et.kind = device.ParamInt8
+	case reflect.Uint8:
+		et.kind = device.ParamUint8
+	case reflect.Int16:
+		et.kind = device.ParamInt16
+	case reflect.Uint16:
+		et.kind = device.ParamUint16
+	case reflect.Uint64:
+		et.kind = device.ParamUint64
+	case reflect.Int:
+		et.kind = intKind
+	case reflect.Uint:
+		et.kind = uintKind
 	}
 	v, _ := elemTypes.LoadOrStore(t, et)
 	return v.(*elemType)

@@ -13,13 +13,13 @@ out=.gpu
 mkdir -p "$out"
 # Stripped (-s -w): the device tool carries at most 64 MiB.
 ld=(-ldflags '-s -w')
-for p in device/cuda device/opencl target target/tooltest; do
+for p in device/cuda device/opencl target target/tooltest kernels cmd/gompt-kernels/internal/corpus examples/heat; do
 	go test -c "${ld[@]}" -o "$out/$(echo "$p" | tr / _).test" "./$p"
 done
 for c in cmd/ompt-bench cmd/ompt-devinfo; do
 	go build "${ld[@]}" -o "$out/$(basename "$c")" "./$c"
 done
-for e in saxpy matmul jacobi veccopy; do
+for e in saxpy matmul jacobi veccopy heat; do
 	go build "${ld[@]}" -o "$out/$e" "./examples/$e"
 done
 go build "${ld[@]}" -o "$out/veccopy-printer" -tags ompt_printer ./examples/veccopy

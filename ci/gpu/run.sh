@@ -53,10 +53,16 @@ if [ "$part" = tests ] || [ "$part" = all ]; then
 	step opencl-nvidia-test device/opencl env CI=1 OCL_ICD_VENDORS="$icd" GOMPT_PLUGINS=opencl "$bin/device_opencl.test" -test.v -test.count=1
 	step target-test-cuda target env GOMPT_PLUGINS=cuda,host "$bin/target.test" -test.count=1
 	step tooltest-cuda target/tooltest env GOMPT_PLUGINS=cuda,host "$bin/target_tooltest.test" -test.count=1
+	# Kernels generated from Go (gompt-kernels): the library, the corpus of
+	# every construct of the subset, and examples/heat, each on the GPU
+	# against the Go function, bit for bit where the Sample says so.
+	step kernels-cuda kernels env GOMPT_PLUGINS=cuda,host "$bin/kernels.test" -test.count=1 -test.run 'CheckKernel|Host|Dot'
+	step corpus-cuda cmd/gompt-kernels/internal/corpus env GOMPT_PLUGINS=cuda,host "$bin/cmd_gompt-kernels_internal_corpus.test" -test.count=1
+	step heat-test-cuda examples/heat env GOMPT_PLUGINS=cuda,host "$bin/examples_heat.test" -test.count=1
 	# Every example on the first GPU (device 0 with the default plugin order
 	# cuda,opencl,host), on NVIDIA's OpenCL, and under the Go printer tool;
 	# OMP_TARGET_OFFLOAD=mandatory: no quiet fallback to the host.
-	for e in saxpy matmul jacobi veccopy; do
+	for e in saxpy matmul jacobi veccopy heat; do
 		step "example-$e-cuda" . env OMP_TARGET_OFFLOAD=mandatory GOMPT_PLUGINS=cuda "$bin/$e" -device 0
 		step "example-$e-nvidia-opencl" . env OMP_TARGET_OFFLOAD=mandatory OCL_ICD_VENDORS="$icd" GOMPT_PLUGINS=opencl "$bin/$e" -device 0
 	done

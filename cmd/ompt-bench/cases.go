@@ -26,6 +26,8 @@ func init() {
 	register(bcase{name: "jacobi_512", bytes: 8 * 512 * 512, bench: jacobi(512, 0)})
 	register(bcase{name: "matmul_512", bench: matmul(512)})
 	register(bcase{name: "go_loop_saxpy_2e24", backend: "host", bytes: 12 << 24, bench: goLoopSaxpy(1 << 24)})
+	register(bcase{name: "dot_2e24", backend: "host", bytes: 8 << 24, bench: dot(1 << 24)})
+	register(bcase{name: "dot_2e24", backend: "opencl", bytes: 8 << 24, bench: dot(1 << 24)})
 	register(bcase{name: "h2d_64MiB", backend: "opencl", bytes: 64 << 20, bench: update(64<<20, true)})
 	register(bcase{name: "d2h_64MiB", backend: "opencl", bytes: 64 << 20, bench: update(64<<20, false)})
 	// The same chunked saxpy (copy in, kernel, copy out per chunk) as
@@ -200,6 +202,42 @@ func saxpy(n int) func(int) (func(*testing.B), func(), error) {
 				panic(fmt.Sprintf("saxpy teardown: %v", err))
 			}
 		}, nil
+	}
+}
+
+// dot: a dot product of n float32 already present on the device (the
+// kernel writes one partial sum per team, copied back each round). The
+// setup checks the sum.
+func dot(n int) func(int) (func(*testing.B), func(), error) {
+	return func(dev int) (func(*testing.B), func(), error) {
+		x, y := make([]float32, n), make([]float32, n)
+		var want float64
+		for i := range x {
+			x[i], y[i] = float32(i%7)*0.5, 2
+			want += float64(x[i]) * float64(y[i])
+		}
+		if err := target.EnterData(dev, target.To(x), target.To(y)); err != nil {
+			return nil, nil, err
+		}
+		teardown := func() {
+			if err := target.ExitData(dev, target.Release(x), target.Release(y)); err != nil {
+				panic(fmt.Sprintf("dot teardown: %v", err))
+			}
+		}
+		shape := kernels.DotShape(n, 0)
+		partial := make([]float32, shape.Teams)
+		r := target.Region{Device: target.Dev(dev), Kernel: kernels.Dot, Shape: shape,
+			Maps: []target.Map{target.From(partial)},
+			Args: []target.Arg{target.Int(n), target.Slice(x), target.Slice(y), target.Slice(partial)}}
+		err := target.Target(r)
+		if err == nil && math.Abs(kernels.SumPartials(partial)-want) > 1e-5*want {
+			err = fmt.Errorf("dot: %g, want %g: the device computed a wrong result", kernels.SumPartials(partial), want)
+		}
+		if err != nil {
+			teardown()
+			return nil, nil, err
+		}
+		return loopTarget(r), teardown, nil
 	}
 }
 

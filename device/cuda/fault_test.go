@@ -46,7 +46,7 @@ const fakeChildEnv = "GOMPT_FAKECUDA_CHILD"
 
 // faultTests are the tests the child runs; each must pass there.
 var faultTests = []string{
-	"TestFaultBaseline", "TestFaultOpen", "TestFaultOutOfMemory", "TestFaultInvalidPTX",
+	"TestFaultBaseline", "TestFaultOpen", "TestFaultOutOfMemory", "TestFaultInvalidPTX", "TestFaultLoadWithoutPTX",
 	"TestFaultMissingEntry", "TestFaultLaunch", "TestFaultStagedCopy", "TestFaultNoPinnedMemory",
 	"TestFaultSync", "TestFaultConcurrent", "TestFaultRaw", "TestFaultClose", "TestFaultSticky",
 	"TestFaultReuse", "TestFaultClock", "TestFaultClockTimer", "TestFaultSched",
@@ -553,7 +553,7 @@ func TestFaultMissingEntry(t *testing.T) {
 		Images: []device.Image{{Kind: device.ImagePTX, Entry: "nosuch", Source: img.Source}}}
 	_, err := d.Load(k)
 	wantErr(t, "Load of a missing entry", err, device.CodeNotFound,
-		`no entry "nosuch"`, "entries: saxpy", "cuModuleGetFunction: CUDA_ERROR_NOT_FOUND")
+		`no entry "nosuch"`, "entries: gompt_saxpy", "cuModuleGetFunction: CUDA_ERROR_NOT_FOUND")
 	assert.Zero(t, f.read().Modules, "modules live after a missing entry, want the module unloaded")
 
 	// The other failures after the module has loaded unload it too.

@@ -55,7 +55,7 @@ func (g *gpu) Load(k *device.Kernel) (device.Function, error) {
 			kinds = append(kinds, im.Kind.String())
 		}
 		return nil, device.Errorf(g.id, op, device.CodeInvalidBinary,
-			"kernel %s has no PTX image for %s (it has: %s); generate PTX from OpenCL C or CUDA C with clang as the kernels package does",
+			"kernel %s has no PTX image for %s (it has: %s); for a kernel written in Go, install clang-19 and libclc-19 and run go generate (gompt-kernels makes the PTX then); for device code written by hand, generate PTX from OpenCL C or CUDA C with clang as kernels/gen.sh does",
 			k.Name, g.id, strings.Join(kinds, ", "))
 	}
 	entry := img.Entry

@@ -93,9 +93,9 @@ func (d *clDevice) build(k *device.Kernel) (*function, error) {
 	if err != nil {
 		return nil, d.wrap(op, err)
 	}
-	// -cl-kernel-arg-info: the arguments' types, checked against k.Params
-	// below.
-	if err := cl.BuildProgram(prog, d.dev, "-cl-kernel-arg-info"); err != nil {
+	// The image's own options, and -cl-kernel-arg-info: the arguments'
+	// types, checked against k.Params below.
+	if err := cl.BuildProgram(prog, d.dev, strings.TrimSpace(img.Options+" -cl-kernel-arg-info")); err != nil {
 		log, lerr := cl.GetProgramBuildLog(prog, d.dev)
 		cl.ReleaseProgram(prog)
 		if lerr != nil {

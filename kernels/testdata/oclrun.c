@@ -3,7 +3,8 @@
 // OpenCL image against its Go image on whatever OpenCL implementation is
 // installed (POCL on a CPU, say), without the OpenCL plugin.
 //
-// Usage: oclrun SOURCE.cl ENTRY JOB OUT. JOB (little-endian) holds: dims
+// Usage: oclrun SOURCE.cl ENTRY JOB OUT [OPTIONS]: OPTIONS are the build
+// options (an image's Options). JOB (little-endian) holds: dims
 // (u32), global[3] and local[3] (u64 each), nargs (u32), then per argument
 // a kind (u32: 4 or 8 for a scalar of that many bytes, 0 for a buffer) and
 // either 8 bytes of scalar bits or a u64 length and the buffer's bytes. OUT
@@ -57,8 +58,8 @@ static void take(void *dst, size_t n) {
 }
 
 int main(int argc, char **argv) {
-  if (argc != 5) {
-    fprintf(stderr, "usage: oclrun SOURCE.cl ENTRY JOB OUT\n");
+  if (argc != 5 && argc != 6) {
+    fprintf(stderr, "usage: oclrun SOURCE.cl ENTRY JOB OUT [OPTIONS]\n");
     return 2;
   }
   size_t srclen, joblen;
@@ -86,7 +87,9 @@ int main(int argc, char **argv) {
   CHECK(err);
   cl_program prog = clCreateProgramWithSource(ctx, 1, &src, &srclen, &err);
   CHECK(err);
-  if (clBuildProgram(prog, 1, &dev, "-cl-std=CL1.2", NULL, NULL) != CL_SUCCESS) {
+  char options[4096];
+  snprintf(options, sizeof options, "-cl-std=CL1.2 %s", argc == 6 ? argv[5] : "");
+  if (clBuildProgram(prog, 1, &dev, options, NULL, NULL) != CL_SUCCESS) {
     static char log[1 << 16];
     clGetProgramBuildInfo(prog, dev, CL_PROGRAM_BUILD_LOG, sizeof log - 1, log, NULL);
     fprintf(stderr, "oclrun: build failed:\n%s\n", log);

@@ -1,0 +1,195 @@
+package main
+
+import (
+	"fmt"
+	"sort"
+	"strings"
+)
+
+// prelude collects the helper functions an OpenCL C file needs, each
+// defined once, in a fixed order.
+type prelude struct {
+	defs map[string]string
+}
+
+func newPrelude() *prelude { return &prelude{defs: map[string]string{}} }
+
+// need records helper name with its definition, and returns name.
+func (p *prelude) need(name, def string) string {
+	p.defs[name] = def
+	return name
+}
+
+func (p *prelude) String() string {
+	names := make([]string, 0, len(p.defs))
+	for n := range p.defs {
+		names = append(names, n)
+	}
+	sort.Strings(names)
+	var sb strings.Builder
+	for _, n := range names {
+		sb.WriteString(strings.TrimSpace(p.defs[n]))
+		sb.WriteString("\n")
+	}
+	return sb.String()
+}
+
+const inl = "static inline __attribute__((always_inline))"
+
+// div returns the helper computing a / b (or a % b with rem) with Go's
+// rules: truncated, MinInt / -1 == MinInt and MinInt % -1 == 0 (a trap in
+// C); a zero divisor, which panics in Go, gives 0 on a device.
+func (p *prelude) div(t scalar, rem bool) string {
+	op, what := "/", "div"
+	if rem {
+		op, what = "%", "rem"
+	}
+	name := "gompt_" + what + "_" + t.c()
+	var body string
+	switch {
+	case !t.signed():
+		body = fmt.Sprintf("return b == 0 ? (%[1]s)0 : (%[1]s)(a %[2]s b);", t.c(), op)
+	case rem:
+		body = fmt.Sprintf("return b == 0 || b == -1 ? (%[1]s)0 : (%[1]s)(a %% b);", t.c())
+	default:
+		body = fmt.Sprintf("return b == 0 ? (%[1]s)0 : b == -1 ? (%[1]s)((%[2]s)0 - (%[2]s)a) : (%[1]s)(a / b);", t.c(), t.cUnsigned())
+	}
+	return p.need(name, fmt.Sprintf("%s %s %s(%s a, %s b) { %s }", inl, t.c(), name, t.c(), t.c(), body))
+}
+
+// shift returns the helper computing a << s or a >> s with Go's rules: a
+// count at or past the width gives 0, or -1 for a negative signed value
+// shifted right.
+func (p *prelude) shift(t scalar, left bool) string {
+	w := t.bits()
+	var name, body string
+	if left {
+		name = "gompt_shl_" + t.c()
+		body = fmt.Sprintf("return s >= %d ? (%s)0 : (%s)((%s)a << s);", w, t.c(), t.c(), t.cUnsigned())
+	} else {
+		name = "gompt_shr_" + t.c()
+		if t.signed() {
+			body = fmt.Sprintf("return (%s)(a >> (s >= %d ? %d : s));", t.c(), w, w-1)
+		} else {
+			body = fmt.Sprintf("return s >= %d ? (%s)0 : (%s)(a >> s);", w, t.c(), t.c())
+		}
+	}
+	return p.need(name, fmt.Sprintf("%s %s %s(%s a, ulong s) { %s }", inl, t.c(), name, t.c(), body))
+}
+
+// minmax returns the helper for Go's built-in min or max of two values of
+// t. For floats it is what Go computes on amd64 (the reference for NaN
+// payloads and signs): min(x, y) is MINSD(MINSD(x, y), x) | MINSD(x, y)
+// (MINSD(a, b) = a < b ? a : b), and max(x, y) is -min(-x, -y); so a NaN
+// operand gives a NaN, min(-0, +0) is -0 and max(-0, +0) is +0 (OpenCL's
+// fmin and fmax return the other operand of a NaN).
+func (p *prelude) minmax(t scalar, isMin bool) string {
+	what := "max"
+	if isMin {
+		what = "min"
+	}
+	name := "gompt_" + what + "_" + t.c()
+	var body string
+	switch {
+	case t.isFloat():
+		as, ut := "as_float", "as_uint"
+		if t.bits() == 64 {
+			as, ut = "as_double", "as_ulong"
+		}
+		neg := ""
+		if !isMin {
+			body = "x = -x; y = -y; "
+			neg = "-"
+		}
+		body += fmt.Sprintf("%[1]s m = x < y ? x : y; %[1]s u = m < x ? m : x; return %[4]s%[2]s(%[3]s(u) | %[3]s(m));", t.c(), as, ut, neg)
+	case isMin:
+		body = "return y < x ? y : x;"
+	default:
+		body = "return y > x ? y : x;"
+	}
+	return p.need(name, fmt.Sprintf("%s %s %s(%s x, %s y) { %s }", inl, t.c(), name, t.c(), t.c(), body))
+}
+
+// mathMinMax is math.Min or math.Max (Go's amd64 code): an infinity of the
+// right sign first, then a NaN (Go's NaN()), then the signed zeros.
+func (p *prelude) mathMinMax(isMin bool) string {
+	if isMin {
+		return p.need("gompt_math_min", inl+` double gompt_math_min(double x, double y) {
+  if (x == -INFINITY || y == -INFINITY) return -INFINITY;
+  if (isnan(x) || isnan(y)) return as_double(0x7FF8000000000001UL);
+  if (x == 0 && x == y) return signbit(x) ? x : y;
+  return x < y ? x : y;
+}`)
+	}
+	return p.need("gompt_math_max", inl+` double gompt_math_max(double x, double y) {
+  if (x == INFINITY || y == INFINITY) return INFINITY;
+  if (isnan(x) || isnan(y)) return as_double(0x7FF8000000000001UL);
+  if (x == 0 && x == y) return signbit(x) ? y : x;
+  return x > y ? x : y;
+}`)
+}
+
+func (p *prelude) mathHelper(name string) {
+	switch name {
+	case "gompt_math_min":
+		p.mathMinMax(true)
+	case "gompt_math_max":
+		p.mathMinMax(false)
+	case "gompt_math_dim":
+		p.need(name, inl+` double gompt_math_dim(double x, double y) { double v = x - y; return v <= 0 ? 0.0 : v; }`)
+	case "gompt_math_isinf":
+		p.need(name, inl+` bool gompt_math_isinf(double x, long s) { return s > 0 ? x == INFINITY : s < 0 ? x == -INFINITY : isinf(x) != 0; }`)
+	case "gompt_math_inf":
+		p.need(name, inl+` double gompt_math_inf(long s) { return s >= 0 ? INFINITY : -INFINITY; }`)
+	}
+}
+
+// cvt returns the helper converting a float of type from to integer type
+// t as Go does on amd64: truncated toward zero; a value out of range (or
+// NaN), for which Go's result is implementation-specific, gives what amd64
+// gives (the indefinite integer, MinInt64 or MinInt32 truncated) rather
+// than C's undefined behaviour.
+func (p *prelude) cvt(t, from scalar) string {
+	f := from.c()
+	sfx := ""
+	if f == "float" {
+		sfx = "f"
+	}
+	lim := func(e int) string { return "0x1p" + itoa(e) + sfx }
+	long := fmt.Sprintf("(isnan(x) || x >= %s || x < -%s ? (long)0x8000000000000000UL : (long)x)", lim(63), lim(63))
+	name := "gompt_cvt_" + t.c() + "_" + f
+	var body string
+	switch t.c() {
+	case "long":
+		body = "return " + long + ";"
+	case "ulong":
+		body = fmt.Sprintf("if (!(x >= %s)) return (ulong)%s; return x < %s ? (ulong)(long)(x - %s) ^ 0x8000000000000000UL : 0x8000000000000000UL;",
+			lim(63), long, lim(64), lim(63))
+	case "uint":
+		body = "return (uint)" + long + ";"
+	default: // int, short, char, ushort, uchar: through int32
+		body = fmt.Sprintf("return (%s)(isnan(x) || x >= %s || x < -%s ? (int)0x80000000U : (int)x);", t.c(), lim(31), lim(31))
+	}
+	return p.need(name, fmt.Sprintf("%s %s %s(%s x) { %s }", inl, t.c(), name, f, body))
+}
+
+// load and store return the helpers for an element of a buffer whose index
+// the generator could not prove in range: a load outside reads 0 and a
+// store outside is dropped (Go panics there; a device must not touch
+// memory outside the buffer).
+func (p *prelude) load(t scalar) string {
+	name := "gompt_ld_" + t.cMem()
+	return p.need(name, fmt.Sprintf("%s %s %s(__global const %s *p, long n, long i) { return (ulong)i < (ulong)n ? p[i] : (%s)0; }",
+		inl, t.cMem(), name, t.cMem(), t.cMem()))
+}
+
+func (p *prelude) store(t scalar) string {
+	name := "gompt_st_" + t.cMem()
+	return p.need(name, fmt.Sprintf("%s void %s(__global %s *p, long n, long i, %s v) { if ((ulong)i < (ulong)n) p[i] = v; }",
+		inl, name, t.cMem(), t.cMem()))
+}
+
+// lenMul is Param.Len's product: 0 once a term is 0 or negative.
+func (p *prelude) lenMul() string {
+	return p.need("gompt_len_mul", inl+" long gompt_len_mul(long a, long b) { return a <= 0 || b <= 0 ? 0 : a * b; }")
+}

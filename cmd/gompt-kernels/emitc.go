@@ -1,0 +1,889 @@
+package main
+
+import (
+	"fmt"
+	"go/ast"
+	"go/constant"
+	"go/token"
+	"go/types"
+	"math"
+	"strconv"
+	"strings"
+)
+
+// cfunc emits one Go function (a kernel's body or a helper) as an OpenCL C
+// function with Go's semantics.
+type cfunc struct {
+	g     *gen
+	f     *fn
+	pre   *prelude
+	b     strings.Builder
+	depth int
+	names map[*types.Var]string
+	used  map[string]bool
+	lens  map[*param]string // a buffer's length variable
+	tmp   int
+	stack []*branchTarget
+}
+
+// branchTarget is a loop or switch that break or continue may leave.
+type branchTarget struct {
+	node              ast.Stmt
+	label             string
+	isSwitch          bool
+	hasPost           bool
+	id                int
+	breakUsed, contUs bool
+}
+
+func (c *cfunc) info() *types.Info { return c.g.p.info }
+
+func (c *cfunc) line(format string, args ...any) {
+	c.b.WriteString(strings.Repeat("  ", c.depth))
+	fmt.Fprintf(&c.b, format, args...)
+	c.b.WriteByte('\n')
+}
+
+func (c *cfunc) newTmp() string {
+	c.tmp++
+	return "gompt_t" + itoa(c.tmp)
+}
+
+func (c *cfunc) typeOf(e ast.Expr) scalar {
+	s, _ := scalarOf(c.info().TypeOf(e))
+	return s
+}
+
+// helperName is the C name of a //gompt:func helper, and bodyName that of
+// a kernel's body function.
+func helperName(f *fn) string   { return "gompt_f_" + f.name }
+func bodyName(k *kernel) string { return "gompt_body_" + k.name }
+
+// emit writes f as a C function. The parameters of a kernel body are the
+// Go function's, each slice followed by its length.
+func (c *cfunc) emit() string {
+	c.names = map[*types.Var]string{}
+	c.used = map[string]bool{}
+	c.lens = map[*param]string{}
+	var params []string
+	for _, p := range c.f.params {
+		name := cName(p.name, c.used)
+		c.names[p.obj] = name
+		if p.slice {
+			cst := ""
+			if !p.written {
+				cst = "const "
+			}
+			params = append(params, fmt.Sprintf("__global %s%s *%s", cst, p.t.cMem(), name))
+			ln := cName("gompt_len_"+p.name, c.used)
+			c.lens[p] = ln
+			params = append(params, "long "+ln)
+		} else {
+			params = append(params, p.t.c()+" "+name)
+		}
+	}
+	ret := "void"
+	if c.f.result != nil {
+		ret = c.f.result.c()
+	}
+	name := helperName(c.f)
+	attrs := "static"
+	if c.f.kernel != nil {
+		name = bodyName(c.f.kernel)
+		attrs = inl
+	}
+	c.line("%s %s %s(%s) {", attrs, ret, name, strings.Join(params, ", "))
+	c.depth++
+	c.stmts(c.f.decl.Body.List)
+	c.depth--
+	c.line("}")
+	return c.b.String()
+}
+
+func (c *cfunc) stmts(list []ast.Stmt) {
+	for _, s := range list {
+		c.stmt(s, "")
+	}
+}
+
+func (c *cfunc) block(list []ast.Stmt) {
+	c.depth++
+	c.stmts(list)
+	c.depth--
+}
+
+func (c *cfunc) stmt(s ast.Stmt, label string) {
+	switch s := s.(type) {
+	case nil, *ast.EmptyStmt:
+	case *ast.BlockStmt:
+		c.line("{")
+		c.block(s.List)
+		c.line("}")
+	case *ast.ExprStmt:
+		c.line("%s;", c.expr(s.X))
+	case *ast.AssignStmt:
+		c.assign(s)
+	case *ast.IncDecStmt:
+		op := token.ADD
+		if s.Tok == token.DEC {
+			op = token.SUB
+		}
+		t := c.typeOf(s.X)
+		one := "1"
+		if t.isFloat() {
+			one = c.constant(constant.MakeInt64(1), t)
+		}
+		c.opAssign(s.X, op, func() string { return one })
+	case *ast.DeclStmt:
+		gd := s.Decl.(*ast.GenDecl)
+		if gd.Tok != token.VAR {
+			return
+		}
+		for _, spec := range gd.Specs {
+			vs := spec.(*ast.ValueSpec)
+			var vals []string
+			for _, v := range vs.Values {
+				vals = append(vals, c.expr(v))
+			}
+			if len(vals) > 1 { // evaluated before any is declared
+				for i, v := range vals {
+					t := c.typeOf(vs.Names[i])
+					tmp := c.newTmp()
+					c.line("%s %s = %s;", t.c(), tmp, v)
+					vals[i] = tmp
+				}
+			}
+			for i, id := range vs.Names {
+				val := ""
+				if i < len(vals) {
+					val = vals[i]
+				}
+				c.declare(id, val)
+			}
+		}
+	case *ast.IfStmt:
+		if s.Init != nil {
+			c.line("{")
+			c.depth++
+			c.stmt(s.Init, "")
+		}
+		c.ifChain(s)
+		if s.Init != nil {
+			c.depth--
+			c.line("}")
+		}
+	case *ast.ForStmt:
+		c.forStmt(s, label)
+	case *ast.RangeStmt:
+		c.rangeStmt(s, label)
+	case *ast.SwitchStmt:
+		c.switchStmt(s, label)
+	case *ast.LabeledStmt:
+		c.stmt(s.Stmt, s.Label.Name)
+	case *ast.BranchStmt:
+		c.branch(s)
+	case *ast.ReturnStmt:
+		if len(s.Results) == 0 {
+			c.line("return;")
+		} else {
+			c.line("return %s;", c.convertTo(s.Results[0], *c.f.result))
+		}
+	default:
+		panic(fmt.Sprintf("gompt-kernels: statement %T passed the check", s))
+	}
+}
+
+// declare declares local id with initial value val (its zero value when
+// empty), or assigns it when id names an existing variable (a := that
+// redeclares).
+func (c *cfunc) declare(id *ast.Ident, val string) {
+	if id.Name == "_" {
+		if val != "" {
+			c.line("(void)(%s);", val)
+		}
+		return
+	}
+	v, _ := c.info().Defs[id].(*types.Var)
+	if v == nil {
+		c.line("%s = %s;", c.names[c.info().Uses[id].(*types.Var)], val)
+		return
+	}
+	t, _ := scalarOf(v.Type())
+	if val == "" {
+		val = c.zero(t)
+	}
+	name := cName(id.Name, c.used)
+	c.names[v] = name
+	c.line("%s %s = %s;", t.c(), name, val)
+}
+
+func (c *cfunc) zero(t scalar) string {
+	switch {
+	case t.isBool():
+		return "false"
+	case t.isFloat():
+		return c.constant(constant.MakeInt64(0), t)
+	}
+	return "(" + t.c() + ")0"
+}
+
+func (c *cfunc) assign(s *ast.AssignStmt) {
+	switch s.Tok {
+	case token.DEFINE:
+		if len(s.Lhs) == 1 {
+			c.declare(s.Lhs[0].(*ast.Ident), c.convertTo(s.Rhs[0], c.typeOf(s.Lhs[0])))
+			return
+		}
+		vals := make([]string, len(s.Rhs))
+		for i, r := range s.Rhs {
+			t := c.typeOf(s.Lhs[i])
+			if s.Lhs[i].(*ast.Ident).Name == "_" {
+				t = c.typeOf(r)
+			}
+			tmp := c.newTmp()
+			c.line("%s %s = %s;", t.c(), tmp, c.convertTo(r, t))
+			vals[i] = tmp
+		}
+		for i, l := range s.Lhs {
+			c.declare(l.(*ast.Ident), vals[i])
+		}
+	case token.ASSIGN:
+		if len(s.Lhs) == 1 {
+			c.store(s.Lhs[0], func() string { return c.convertTo(s.Rhs[0], c.typeOf(s.Lhs[0])) })
+			return
+		}
+		// Go evaluates the index operands on the left and the values on
+		// the right first, then assigns from left to right.
+		type target struct {
+			e   ast.Expr
+			idx string
+		}
+		var targets []target
+		for _, l := range s.Lhs {
+			t := target{e: l}
+			if ix, ok := ast.Unparen(l).(*ast.IndexExpr); ok {
+				t.idx = c.newTmp()
+				c.line("long %s = %s;", t.idx, c.index(ix.Index))
+			}
+			targets = append(targets, t)
+		}
+		vals := make([]string, len(s.Rhs))
+		for i, r := range s.Rhs {
+			t := c.typeOf(s.Lhs[i])
+			if id, ok := s.Lhs[i].(*ast.Ident); ok && id.Name == "_" {
+				t = c.typeOf(r)
+			}
+			tmp := c.newTmp()
+			c.line("%s %s = %s;", t.c(), tmp, c.convertTo(r, t))
+			vals[i] = tmp
+		}
+		for i, t := range targets {
+			val := vals[i]
+			if t.idx != "" {
+				ix := ast.Unparen(t.e).(*ast.IndexExpr)
+				c.storeAt(ix, t.idx, val)
+			} else {
+				c.store(t.e, func() string { return val })
+			}
+		}
+	default:
+		op := map[token.Token]token.Token{
+			token.ADD_ASSIGN: token.ADD, token.SUB_ASSIGN: token.SUB, token.MUL_ASSIGN: token.MUL,
+			token.QUO_ASSIGN: token.QUO, token.REM_ASSIGN: token.REM, token.AND_ASSIGN: token.AND,
+			token.OR_ASSIGN: token.OR, token.XOR_ASSIGN: token.XOR, token.SHL_ASSIGN: token.SHL,
+			token.SHR_ASSIGN: token.SHR, token.AND_NOT_ASSIGN: token.AND_NOT,
+		}[s.Tok]
+		c.opAssign(s.Lhs[0], op, func() string { return "" }, s.Rhs[0])
+	}
+}
+
+// store assigns val() to l: a local, a parameter, _ or a buffer element.
+func (c *cfunc) store(l ast.Expr, val func() string) {
+	switch l := ast.Unparen(l).(type) {
+	case *ast.Ident:
+		if l.Name == "_" {
+			c.line("(void)(%s);", val())
+			return
+		}
+		c.line("%s = %s;", c.names[c.info().Uses[l].(*types.Var)], val())
+	case *ast.IndexExpr:
+		idx := c.index(l.Index)
+		v := val()
+		c.storeAt(l, idx, v)
+	}
+}
+
+// storeAt stores v into buffer element ix at the C index idx (already
+// evaluated).
+func (c *cfunc) storeAt(ix *ast.IndexExpr, idx, v string) {
+	p := c.bufferOf(ix)
+	name := c.names[p.obj]
+	if c.proven(ix) {
+		c.line("%s[%s] = %s;", name, idx, v)
+		return
+	}
+	c.line("%s(%s, %s, %s, %s);", c.pre.store(p.t), name, c.lens[p], idx, v)
+}
+
+func (c *cfunc) proven(ix *ast.IndexExpr) bool {
+	return c.f.kernel != nil && c.f.kernel.proven[ix]
+}
+
+// opAssign is l op= r (rhs() when r is nil: ++ and --).
+func (c *cfunc) opAssign(l ast.Expr, op token.Token, rhs func() string, r ...ast.Expr) {
+	t := c.typeOf(l)
+	operand := func() (string, ast.Expr) {
+		if len(r) == 0 {
+			return rhs(), nil
+		}
+		if op == token.SHL || op == token.SHR {
+			return c.expr(r[0]), r[0]
+		}
+		return c.convertTo(r[0], t), r[0]
+	}
+	switch l := ast.Unparen(l).(type) {
+	case *ast.Ident:
+		name := c.names[c.info().Uses[l].(*types.Var)]
+		v, re := operand()
+		c.line("%s = %s;", name, c.binop(op, t, name, v, re))
+	case *ast.IndexExpr:
+		p := c.bufferOf(l)
+		name := c.names[p.obj]
+		idx := c.newTmp()
+		c.line("{")
+		c.depth++
+		c.line("long %s = %s;", idx, c.index(l.Index))
+		v, re := operand()
+		elem := name + "[" + idx + "]"
+		if c.proven(l) {
+			c.line("%s = %s;", elem, c.binop(op, t, elem, v, re))
+		} else {
+			c.line("if ((ulong)%s < (ulong)%s) {", idx, c.lens[p])
+			c.depth++
+			val := c.newTmp()
+			c.line("%s %s = %s;", t.c(), val, v)
+			c.line("%s = %s;", elem, c.binop(op, t, elem, val, re))
+			c.depth--
+			c.line("}")
+		}
+		c.depth--
+		c.line("}")
+	}
+}
+
+func (c *cfunc) ifChain(s *ast.IfStmt) {
+	c.b.WriteString(strings.Repeat("  ", c.depth))
+	c.ifTail(s)
+}
+
+// ifTail writes an if statement (without an init) from the current
+// position of the line: "if (cond) {", the body, and its else chain.
+func (c *cfunc) ifTail(s *ast.IfStmt) {
+	fmt.Fprintf(&c.b, "if (%s) {\n", bare(c.expr(s.Cond)))
+	c.block(s.Body.List)
+	switch e := s.Else.(type) {
+	case nil:
+		c.line("}")
+	case *ast.IfStmt:
+		if e.Init == nil {
+			c.b.WriteString(strings.Repeat("  ", c.depth) + "} else ")
+			c.ifTail(e)
+			return
+		}
+		c.line("} else {")
+		c.depth++
+		c.stmt(e, "")
+		c.depth--
+		c.line("}")
+	case *ast.BlockStmt:
+		c.line("} else {")
+		c.block(e.List)
+		c.line("}")
+	}
+}
+
+func (c *cfunc) push(s ast.Stmt, label string, isSwitch, hasPost bool) *branchTarget {
+	c.tmp++
+	t := &branchTarget{node: s, label: label, isSwitch: isSwitch, hasPost: hasPost, id: c.tmp}
+	c.stack = append(c.stack, t)
+	return t
+}
+
+func (c *cfunc) pop() { c.stack = c.stack[:len(c.stack)-1] }
+
+// forStmt: Go's for, with its post statement at the end of the body (after
+// the label that continue jumps to).
+func (c *cfunc) forStmt(s *ast.ForStmt, label string) {
+	c.line("{")
+	c.depth++
+	c.stmt(s.Init, "")
+	t := c.push(s, label, false, s.Post != nil)
+	c.line("for (;;) {")
+	c.depth++
+	if s.Cond != nil {
+		c.line("if (!%s) break;", c.expr(s.Cond))
+	}
+	c.line("{")
+	c.block(s.Body.List)
+	c.line("}")
+	if t.contUs {
+		c.line("gompt_c%d:;", t.id)
+	}
+	if s.Post != nil {
+		c.stmt(s.Post, "")
+	}
+	c.depth--
+	c.line("}")
+	c.pop()
+	if t.breakUsed {
+		c.line("gompt_b%d:;", t.id)
+	}
+	c.depth--
+	c.line("}")
+}
+
+// sub returns what emit writes, without writing it.
+func (c *cfunc) sub(emit func()) string {
+	save := c.b
+	c.b = strings.Builder{}
+	emit()
+	out := c.b.String()
+	c.b = save
+	return out
+}
+
+// rangeStmt: for i := range n, over a hidden counter (assigning the
+// variable in the body does not change the iterations, as in Go).
+func (c *cfunc) rangeStmt(s *ast.RangeStmt, label string) {
+	t := c.typeOf(s.X)
+	c.line("{")
+	c.depth++
+	n, k := c.newTmp(), c.newTmp()
+	c.line("%s %s = %s;", t.c(), n, c.expr(s.X))
+	bt := c.push(s, label, false, false)
+	c.line("for (%s %s = 0; %s < %s; %s++) {", t.c(), k, k, n, k)
+	c.depth++
+	if s.Key != nil {
+		if s.Tok == token.DEFINE {
+			c.declare(s.Key.(*ast.Ident), k)
+		} else {
+			c.store(s.Key, func() string { return k })
+		}
+	}
+	body := c.sub(func() { c.stmts(s.Body.List) })
+	c.b.WriteString(body)
+	if bt.contUs {
+		c.line("gompt_c%d:;", bt.id)
+	}
+	c.depth--
+	c.line("}")
+	c.pop()
+	if bt.breakUsed {
+		c.line("gompt_b%d:;", bt.id)
+	}
+	c.depth--
+	c.line("}")
+}
+
+// switchStmt: an if chain over the tag, evaluated once, in Go's order,
+// with the default case last.
+func (c *cfunc) switchStmt(s *ast.SwitchStmt, label string) {
+	c.line("{")
+	c.depth++
+	c.stmt(s.Init, "")
+	tag := ""
+	var tagType scalar
+	if s.Tag != nil {
+		tagType = c.typeOf(s.Tag)
+		tag = c.newTmp()
+		c.line("%s %s = %s;", tagType.c(), tag, c.expr(s.Tag))
+	}
+	bt := c.push(s, label, true, false)
+	body := c.sub(func() {
+		var def *ast.CaseClause
+		first := true
+		for _, cc := range s.Body.List {
+			cl := cc.(*ast.CaseClause)
+			if cl.List == nil {
+				def = cl
+				continue
+			}
+			var conds []string
+			for _, e := range cl.List {
+				if tag == "" {
+					conds = append(conds, c.expr(e))
+				} else {
+					conds = append(conds, "("+tag+" == "+c.convertTo(e, tagType)+")")
+				}
+			}
+			kw := "if"
+			if !first {
+				kw = "} else if"
+			}
+			first = false
+			c.line("%s (%s) {", kw, bare(strings.Join(conds, " || ")))
+			c.block(cl.Body)
+		}
+		switch {
+		case def != nil && first:
+			c.line("{")
+			c.block(def.Body)
+			c.line("}")
+		case def != nil:
+			c.line("} else {")
+			c.block(def.Body)
+			c.line("}")
+		case !first:
+			c.line("}")
+		}
+	})
+	c.b.WriteString(body)
+	c.pop()
+	if bt.breakUsed {
+		c.line("gompt_b%d:;", bt.id)
+	}
+	c.depth--
+	c.line("}")
+}
+
+func (c *cfunc) branch(s *ast.BranchStmt) {
+	var t *branchTarget
+	for i := len(c.stack) - 1; i >= 0; i-- {
+		x := c.stack[i]
+		if s.Label != nil {
+			if x.label == s.Label.Name {
+				t = x
+				break
+			}
+			continue
+		}
+		if s.Tok == token.CONTINUE && x.isSwitch {
+			continue
+		}
+		t = x
+		break
+	}
+	if t == nil {
+		panic("gompt-kernels: branch without a target passed the check")
+	}
+	innermostLoop := func() bool {
+		for i := len(c.stack) - 1; i >= 0; i-- {
+			if !c.stack[i].isSwitch {
+				return c.stack[i] == t
+			}
+		}
+		return false
+	}
+	switch s.Tok {
+	case token.BREAK:
+		if !t.isSwitch && innermostLoop() {
+			c.line("break;")
+			return
+		}
+		t.breakUsed = true
+		c.line("goto gompt_b%d;", t.id)
+	case token.CONTINUE:
+		if !t.hasPost && innermostLoop() {
+			c.line("continue;")
+			return
+		}
+		t.contUs = true
+		c.line("goto gompt_c%d;", t.id)
+	}
+}
+
+// bufferOf is the slice parameter ix indexes.
+func (c *cfunc) bufferOf(ix *ast.IndexExpr) *param {
+	id := ast.Unparen(ix.X).(*ast.Ident)
+	return c.f.byObj[c.info().Uses[id].(*types.Var)]
+}
+
+// index is an index expression as a C long.
+func (c *cfunc) index(e ast.Expr) string {
+	t := c.typeOf(e)
+	s := c.expr(e)
+	if t.kind() == types.Int || t.kind() == types.Int64 {
+		return s
+	}
+	return "(long)(" + s + ")"
+}
+
+// convertTo is e converted to t, where Go converts it implicitly (an
+// untyped constant takes its type from where it is used).
+func (c *cfunc) convertTo(e ast.Expr, t scalar) string {
+	tv := c.info().Types[e]
+	if tv.Value != nil {
+		return c.constant(tv.Value, t)
+	}
+	return c.expr(e)
+}
+
+// expr is e as a C expression of the C type of e's Go type.
+func (c *cfunc) expr(e ast.Expr) string {
+	tv := c.info().Types[e]
+	if tv.Value != nil {
+		t, _ := scalarOf(tv.Type)
+		return c.constant(tv.Value, t)
+	}
+	switch e := e.(type) {
+	case *ast.ParenExpr:
+		return c.expr(e.X)
+	case *ast.Ident:
+		if v, ok := c.info().Uses[e].(*types.Var); ok {
+			return c.names[v]
+		}
+		panic("gompt-kernels: identifier " + e.Name + " passed the check")
+	case *ast.BinaryExpr:
+		t := c.typeOf(e.X)
+		if tv := c.info().Types[e.X]; tv.Value != nil && e.Op != token.SHL && e.Op != token.SHR {
+			t = c.typeOf(e.Y)
+		}
+		switch e.Op {
+		case token.LAND, token.LOR:
+			return "(" + c.expr(e.X) + " " + e.Op.String() + " " + c.expr(e.Y) + ")"
+		case token.SHL, token.SHR:
+			t = c.typeOf(e)
+			return c.binop(e.Op, t, c.convertTo(e.X, t), c.expr(e.Y), e.Y)
+		}
+		return c.binop(e.Op, t, c.convertTo(e.X, t), c.convertTo(e.Y, t), e.Y)
+	case *ast.UnaryExpr:
+		t := c.typeOf(e)
+		x := c.expr(e.X)
+		switch e.Op {
+		case token.ADD:
+			return x
+		case token.NOT:
+			return "(!" + x + ")"
+		case token.XOR:
+			return "((" + t.c() + ")(~" + x + "))"
+		case token.SUB:
+			if t.isFloat() {
+				return "(-" + x + ")"
+			}
+			return "((" + t.c() + ")((" + t.cUnsigned() + ")0 - (" + t.cUnsigned() + ")" + x + "))"
+		}
+	case *ast.IndexExpr:
+		p := c.bufferOf(e)
+		idx := c.index(e.Index)
+		if c.proven(e) {
+			return c.names[p.obj] + "[" + idx + "]"
+		}
+		return c.pre.load(p.t) + "(" + c.names[p.obj] + ", " + c.lens[p] + ", " + idx + ")"
+	case *ast.CallExpr:
+		return c.call(e)
+	}
+	panic(fmt.Sprintf("gompt-kernels: expression %T passed the check", e))
+}
+
+// binop is x op y for operands of type t (for shifts, the left operand's
+// type; y is then any integer type), with Go's integer rules: +, - and *
+// wrap (computed in the unsigned type, since signed overflow is undefined
+// in C), / and % go through helpers unless the divisor is a constant that
+// cannot trap, shifts by the width or more give 0 (or -1).
+func (c *cfunc) binop(op token.Token, t scalar, x, y string, ye ast.Expr) string {
+	var yc constant.Value
+	if ye != nil {
+		yc = c.info().Types[ye].Value
+	}
+	switch op {
+	case token.EQL, token.NEQ, token.LSS, token.LEQ, token.GTR, token.GEQ:
+		return "(" + x + " " + op.String() + " " + y + ")"
+	case token.LAND, token.LOR:
+		return "(" + x + " " + op.String() + " " + y + ")"
+	}
+	if t.isFloat() {
+		return "(" + x + " " + op.String() + " " + y + ")"
+	}
+	if t.isBool() {
+		return "(" + x + " " + op.String() + " " + y + ")"
+	}
+	cast := func(s string) string { return "((" + t.c() + ")(" + s + "))" }
+	u := t.cUnsigned()
+	switch op {
+	case token.ADD, token.SUB, token.MUL:
+		if !t.signed() && t.bits() >= 32 {
+			return "(" + x + " " + op.String() + " " + y + ")"
+		}
+		return cast("(" + u + ")" + x + " " + op.String() + " (" + u + ")" + y)
+	case token.QUO, token.REM:
+		if yc != nil {
+			if v, ok := constant.Int64Val(constant.ToInt(yc)); ok && v != 0 && v != -1 {
+				return cast(x + " " + op.String() + " " + y)
+			}
+		}
+		return c.pre.div(t, op == token.REM) + "(" + x + ", " + y + ")"
+	case token.AND, token.OR, token.XOR:
+		return cast(x + " " + op.String() + " " + y)
+	case token.AND_NOT:
+		return cast(x + " & ~" + y)
+	case token.SHL, token.SHR:
+		if yc != nil {
+			v, exact := constant.Uint64Val(constant.ToInt(yc))
+			if exact && v < uint64(t.bits()) {
+				if op == token.SHL {
+					return cast("(" + u + ")" + x + " << " + strconv.FormatUint(v, 10))
+				}
+				return cast(x + " >> " + strconv.FormatUint(v, 10))
+			}
+			if op == token.SHL || !t.signed() {
+				return "((" + t.c() + ")0)"
+			}
+			return cast(x + " >> " + itoa(t.bits()-1))
+		}
+		return c.pre.shift(t, op == token.SHL) + "(" + x + ", (ulong)(" + y + "))"
+	}
+	panic("gompt-kernels: operator " + op.String())
+}
+
+func (c *cfunc) call(e *ast.CallExpr) string {
+	fun := ast.Unparen(e.Fun)
+	tv := c.info().Types[fun]
+	switch {
+	case tv.IsType():
+		to, _ := scalarOf(tv.Type)
+		return c.conversion(e.Args[0], to)
+	case tv.IsBuiltin():
+		switch fun.(*ast.Ident).Name {
+		case "len":
+			id := ast.Unparen(e.Args[0]).(*ast.Ident)
+			return c.lens[c.f.byObj[c.info().Uses[id].(*types.Var)]]
+		case "min", "max":
+			t := c.typeOf(e)
+			isMin := fun.(*ast.Ident).Name == "min"
+			h := c.pre.minmax(t, isMin)
+			acc := c.convertTo(e.Args[0], t)
+			for _, a := range e.Args[1:] {
+				acc = h + "(" + acc + ", " + c.convertTo(a, t) + ")"
+			}
+			return acc
+		}
+	}
+	if sel, ok := fun.(*ast.SelectorExpr); ok {
+		mf := mathFuncs[sel.Sel.Name]
+		var args []any
+		for i, a := range e.Args {
+			var t scalar
+			switch mf.args[min(i, len(mf.args)-1):][0] {
+			case 'f':
+				t = scalar(types.Float64)
+				if mf.args == "f32" {
+					t = scalar(types.Float32)
+				}
+			case 'i':
+				t = scalar(types.Int)
+			case 'u':
+				t = scalar(types.Uint32)
+				if mf.args == "u64" {
+					t = scalar(types.Uint64)
+				}
+			}
+			args = append(args, c.convertTo(a, t))
+		}
+		if strings.HasPrefix(mf.c, "gompt_") {
+			c.pre.mathHelper(mf.c[:strings.Index(mf.c, "(")])
+		}
+		return "(" + fmt.Sprintf(mf.c, args...) + ")"
+	}
+	callee := c.g.funcs[c.info().Uses[fun.(*ast.Ident)].(*types.Func)]
+	var args []string
+	for i, a := range e.Args {
+		p := callee.params[i]
+		if p.slice {
+			q := c.f.byObj[c.info().Uses[ast.Unparen(a).(*ast.Ident)].(*types.Var)]
+			args = append(args, c.names[q.obj], c.lens[q])
+			continue
+		}
+		args = append(args, c.convertTo(a, p.t))
+	}
+	return helperName(callee) + "(" + strings.Join(args, ", ") + ")"
+}
+
+// conversion is T(e) with Go's conversion rules.
+func (c *cfunc) conversion(e ast.Expr, to scalar) string {
+	tv := c.info().Types[e]
+	if tv.Value != nil {
+		return c.constant(tv.Value, to)
+	}
+	from := c.typeOf(e)
+	x := c.expr(e)
+	switch {
+	case from == to:
+		return x
+	case from.isFloat() && to.isInt():
+		return c.pre.cvt(to, from) + "(" + x + ")"
+	}
+	return "((" + to.c() + ")" + x + ")"
+}
+
+// constant is v as a C literal of type t.
+func (c *cfunc) constant(v constant.Value, t scalar) string {
+	switch {
+	case t.isBool():
+		if constant.BoolVal(v) {
+			return "true"
+		}
+		return "false"
+	case t.isFloat():
+		f, _ := constant.Float64Val(constant.ToFloat(v))
+		if t.bits() == 32 {
+			f32, _ := constant.Float32Val(constant.ToFloat(v))
+			return floatLit(float64(f32), true)
+		}
+		return floatLit(f, false)
+	}
+	iv := constant.ToInt(v)
+	if t.signed() {
+		n, _ := constant.Int64Val(iv)
+		switch {
+		case t.bits() == 64 && n == math.MinInt64:
+			return "((long)0x8000000000000000UL)"
+		case t.bits() == 64:
+			return "(" + strconv.FormatInt(n, 10) + "L)"
+		case t.bits() == 32 && n == math.MinInt32:
+			return "((int)0x80000000U)"
+		case t.bits() == 32:
+			return "(" + strconv.FormatInt(n, 10) + ")"
+		}
+		return "((" + t.c() + ")" + strconv.FormatInt(n, 10) + ")"
+	}
+	n, _ := constant.Uint64Val(iv)
+	switch t.bits() {
+	case 64:
+		return strconv.FormatUint(n, 10) + "UL"
+	case 32:
+		return strconv.FormatUint(n, 10) + "U"
+	}
+	return "((" + t.c() + ")" + strconv.FormatUint(n, 10) + "U)"
+}
+
+// floatLit is f exactly, as a C hexadecimal floating literal (f32: with
+// the f suffix).
+func floatLit(f float64, f32 bool) string {
+	s := strconv.FormatFloat(f, 'x', -1, 64)
+	if f32 {
+		s = strconv.FormatFloat(f, 'x', -1, 32)
+		return "(" + s + "f)"
+	}
+	return "(" + s + ")"
+}
+
+// bare is s without the parentheses around it, if it has them: C warns
+// of "if ((a == b))".
+func bare(s string) string {
+	if len(s) < 2 || s[0] != '(' || s[len(s)-1] != ')' {
+		return s
+	}
+	depth := 0
+	for i := 0; i < len(s); i++ {
+		switch s[i] {
+		case '(':
+			depth++
+		case ')':
+			depth--
+			if depth == 0 && i != len(s)-1 {
+				return s
+			}
+		}
+	}
+	return s[1 : len(s)-1]
+}

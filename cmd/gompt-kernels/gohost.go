@@ -1,0 +1,538 @@
+package main
+
+import (
+	"fmt"
+	"go/ast"
+	"go/constant"
+	"go/token"
+	"go/types"
+	"strconv"
+	"strings"
+)
+
+// gobody writes a kernel's Go function body into its Go image, as Go: the
+// image runs it at each point of its range without a call, and reads and
+// writes the elements whose index the prover proved in range through
+// their address, with no bounds test (an index it could not prove keeps
+// Go's test, and its panic).
+type gobody struct {
+	g     *gen
+	k     *kernel
+	w     *goWriter
+	sb    strings.Builder
+	depth int
+
+	ret    func() string // what a return statement becomes
+	retVal string        // a reduction's value variable
+	used   map[*types.Var]bool
+
+	// A lockstep image's block-level writer has ls and lanesOf, which
+	// writes a leaf; a leaf's writer has ls, leaf and hoist (the block
+	// level, where it computes the leaf's uniform subexpressions once).
+	ls         *lockstep
+	lanesOf    func(s ast.Stmt)
+	leaf       bool
+	hoist      *gobody
+	hoisted    []string
+	leafLocal  map[*types.Var]bool
+	top        ast.Stmt // the leaf's own statement
+	simpleLeaf bool     // the leaf is a simple statement: every lane runs all of it
+	cond       int      // inside the right operand of && or ||: run at some lanes only
+}
+
+func (b *gobody) line(format string, args ...any) {
+	b.sb.WriteString(strings.Repeat("\t", b.depth))
+	fmt.Fprintf(&b.sb, format, args...)
+	b.sb.WriteByte('\n')
+}
+
+func (b *gobody) info() *types.Info { return b.g.p.info }
+
+// base is the name of buffer p's base address variable.
+func base(p *param) string { return "gomptP" + upperFirst(p.name) }
+
+func (b *gobody) stmts(list []ast.Stmt) {
+	for _, s := range list {
+		b.stmt(s)
+	}
+}
+
+func (b *gobody) stmt(s ast.Stmt) {
+	if b.ls != nil && !b.leaf && b.lanesOf != nil && b.isLeaf(s) {
+		b.lanesOf(s)
+		return
+	}
+	if b.leaf {
+		b.declares(s)
+	}
+	switch s := s.(type) {
+	case nil, *ast.EmptyStmt:
+	case *ast.BlockStmt:
+		b.line("{")
+		b.depth++
+		b.stmts(s.List)
+		b.depth--
+		b.line("}")
+	case *ast.LabeledStmt:
+		b.line("%s:", s.Label.Name)
+		b.stmt(s.Stmt)
+	case *ast.DeclStmt:
+		gd := s.Decl.(*ast.GenDecl)
+		if gd.Tok != token.VAR {
+			return // constants are written as their values
+		}
+		for _, spec := range gd.Specs {
+			vs := spec.(*ast.ValueSpec)
+			var names []string
+			for _, n := range vs.Names {
+				names = append(names, n.Name)
+			}
+			decl := "var " + strings.Join(names, ", ")
+			if vs.Type != nil {
+				decl += " " + b.g.typeString(b.info().TypeOf(vs.Type))
+			}
+			if len(vs.Values) > 0 {
+				decl += " = " + b.exprList(vs.Values)
+			}
+			b.line("%s", decl)
+		}
+	case *ast.IfStmt:
+		b.ifStmt(s, "")
+	case *ast.ForStmt:
+		head := "for "
+		if s.Init != nil || s.Post != nil {
+			head += b.simple(s.Init) + "; "
+			if s.Cond != nil {
+				head += b.expr(s.Cond)
+			}
+			head += "; " + b.simple(s.Post)
+		} else if s.Cond != nil {
+			head += b.expr(s.Cond)
+		}
+		b.line("%s {", strings.TrimRight(head, " "))
+		b.depth++
+		b.stmts(s.Body.List)
+		b.depth--
+		b.line("}")
+	case *ast.RangeStmt:
+		head := "for "
+		if s.Key != nil {
+			head += b.expr(s.Key) + " " + s.Tok.String() + " "
+		}
+		b.line("%srange %s {", head, b.expr(s.X))
+		b.depth++
+		b.stmts(s.Body.List)
+		b.depth--
+		b.line("}")
+	case *ast.SwitchStmt:
+		head := "switch "
+		if s.Init != nil {
+			head += b.simple(s.Init) + "; "
+		}
+		if s.Tag != nil {
+			head += b.expr(s.Tag)
+		}
+		b.line("%s {", strings.TrimRight(head, " "))
+		for _, cc := range s.Body.List {
+			cl := cc.(*ast.CaseClause)
+			if cl.List == nil {
+				b.line("default:")
+			} else {
+				b.line("case %s:", b.exprList(cl.List))
+			}
+			b.depth++
+			b.stmts(cl.Body)
+			b.depth--
+		}
+		b.line("}")
+	case *ast.BranchStmt:
+		if s.Label != nil {
+			b.line("%s %s", s.Tok, s.Label.Name)
+		} else {
+			b.line("%s", s.Tok)
+		}
+	case *ast.ReturnStmt:
+		if len(s.Results) > 0 {
+			b.line("%s = %s", b.retVal, b.expr(s.Results[0]))
+		}
+		b.line("%s", b.ret())
+	default:
+		b.line("%s", b.simple(s))
+	}
+}
+
+func (b *gobody) ifStmt(s *ast.IfStmt, prefix string) {
+	head := prefix + "if "
+	if s.Init != nil {
+		head += b.simple(s.Init) + "; "
+	}
+	b.line("%s%s {", head, b.expr(s.Cond))
+	b.depth++
+	b.stmts(s.Body.List)
+	b.depth--
+	switch e := s.Else.(type) {
+	case nil:
+		b.line("}")
+	case *ast.IfStmt:
+		b.sb.WriteString(strings.Repeat("\t", b.depth))
+		b.sb.WriteString("} else ")
+		save := b.depth
+		b.depth = 0
+		b.ifStmt(e, "")
+		b.depth = save
+	case *ast.BlockStmt:
+		b.line("} else {")
+		b.depth++
+		b.stmts(e.List)
+		b.depth--
+		b.line("}")
+	}
+}
+
+// simple is a simple statement (an assignment, ++ or --, a call) on one
+// line.
+func (b *gobody) simple(s ast.Stmt) string {
+	switch s := s.(type) {
+	case nil:
+		return ""
+	case *ast.ExprStmt:
+		return b.expr(s.X)
+	case *ast.IncDecStmt:
+		return b.expr(s.X) + s.Tok.String()
+	case *ast.AssignStmt:
+		lhs := b.exprList(s.Lhs)
+		rhs := b.exprList(s.Rhs)
+		if s.Tok == token.DEFINE {
+			// A variable defined and not used is an error in Go,
+			// which the user's function may get away with
+			// (it was used in a part of the function not pasted).
+			return lhs + " := " + rhs
+		}
+		return lhs + " " + s.Tok.String() + " " + rhs
+	}
+	panic(fmt.Sprintf("gompt-kernels: simple statement %T", s))
+}
+
+func (b *gobody) exprList(list []ast.Expr) string {
+	var out []string
+	for _, e := range list {
+		out = append(out, b.expr(e))
+	}
+	return strings.Join(out, ", ")
+}
+
+// expr is e in Go: constants as their values, proven element accesses
+// through their addresses.
+func (b *gobody) expr(e ast.Expr) string {
+	tv := b.info().Types[e]
+	if tv.Value != nil {
+		return goConstant(tv)
+	}
+	if b.leaf && b.hoist != nil && b.hoistable(e) {
+		saved := b.hoist
+		b.hoist = nil // the subexpression itself, written as it is
+		text := b.expr(e)
+		b.hoist = saved
+		return saved.hoistExpr(text)
+	}
+	switch e := e.(type) {
+	case *ast.ParenExpr:
+		return b.expr(e.X)
+	case *ast.Ident:
+		if v, ok := b.info().Uses[e].(*types.Var); ok {
+			b.used[v] = true
+			if arr, ok := b.ls.array(v); ok && b.leaf && !b.leafLocal[v] {
+				return arr + laneIndex
+			}
+		} else if v, ok := b.info().Defs[e].(*types.Var); ok {
+			if arr, ok := b.ls.array(v); ok && b.leaf && !b.leafLocal[v] {
+				return arr + laneIndex
+			}
+		}
+		return e.Name
+	case *ast.BinaryExpr:
+		x := b.expr(e.X)
+		if e.Op == token.LAND || e.Op == token.LOR {
+			b.cond++
+			defer func() { b.cond-- }()
+		}
+		return "(" + x + " " + e.Op.String() + " " + b.expr(e.Y) + ")"
+	case *ast.UnaryExpr:
+		return "(" + e.Op.String() + b.expr(e.X) + ")"
+	case *ast.IndexExpr:
+		id := ast.Unparen(e.X).(*ast.Ident)
+		p := b.k.byObj[b.info().Uses[id].(*types.Var)]
+		if p != nil && b.k.proven[e] {
+			b.w.imports["unsafe"] = "unsafe"
+			size := p.t.bits() / 8
+			if other, ok := b.laneOffset(e.Index); ok {
+				// other + x at the block's lanes: one address per block
+				// (other + the block's first point), and the lane's
+				// element from it.
+				off := "gomptX0"
+				if other != nil {
+					off = b.expr(other) + " + gomptX0"
+				}
+				q := b.hoist.hoistExpr(fmt.Sprintf("unsafe.Add(%s, (%s)*%d)", base(p), off, size))
+				return fmt.Sprintf("*(*%s)(unsafe.Add(%s, gomptJ*%d))", p.t.goName(), q, size)
+			}
+			return fmt.Sprintf("*(*%s)(unsafe.Add(%s, %s*%d))", p.t.goName(), base(p), b.expr(e.Index), size)
+		}
+		b.used[b.info().Uses[id].(*types.Var)] = true
+		return id.Name + "[" + b.expr(e.Index) + "]"
+	case *ast.CallExpr:
+		fun := ast.Unparen(e.Fun)
+		ftv := b.info().Types[fun]
+		switch {
+		case ftv.IsType():
+			return b.g.typeString(ftv.Type) + "(" + b.expr(e.Args[0]) + ")"
+		case ftv.IsBuiltin():
+			if fun.(*ast.Ident).Name == "len" {
+				id := ast.Unparen(e.Args[0]).(*ast.Ident)
+				b.used[b.info().Uses[id].(*types.Var)] = true
+				return "len(" + id.Name + ")"
+			}
+			return fun.(*ast.Ident).Name + "(" + b.exprList(e.Args) + ")"
+		}
+		if sel, ok := fun.(*ast.SelectorExpr); ok {
+			b.w.imports["math"] = "gomptmath"
+			return "gomptmath." + sel.Sel.Name + "(" + b.exprList(e.Args) + ")"
+		}
+		for _, a := range e.Args {
+			if id, ok := ast.Unparen(a).(*ast.Ident); ok {
+				if v, ok := b.info().Uses[id].(*types.Var); ok {
+					b.used[v] = true
+				}
+			}
+		}
+		return fun.(*ast.Ident).Name + "(" + b.exprList(e.Args) + ")"
+	}
+	panic(fmt.Sprintf("gompt-kernels: expression %T passed the check", e))
+}
+
+// goConstant is a constant as a Go expression of its type.
+func goConstant(tv types.TypeAndValue) string {
+	v := tv.Value
+	var lit string
+	switch v.Kind() {
+	case constant.Bool:
+		return strconv.FormatBool(constant.BoolVal(v))
+	case constant.Int:
+		if i, ok := constant.Int64Val(v); ok {
+			lit = strconv.FormatInt(i, 10)
+		} else {
+			u, _ := constant.Uint64Val(v)
+			lit = strconv.FormatUint(u, 10)
+		}
+	default:
+		f, _ := constant.Float64Val(v)
+		lit = strconv.FormatFloat(f, 'g', -1, 64)
+		if !strings.ContainsAny(lit, ".eEn") {
+			lit += ".0"
+		}
+	}
+	b, ok := tv.Type.(*types.Basic)
+	if !ok || b.Info()&types.IsUntyped != 0 {
+		return lit
+	}
+	return b.Name() + "(" + lit + ")"
+}
+
+// array is the array holding varying local v in a lockstep image.
+func (ls *lockstep) array(v *types.Var) (string, bool) {
+	if ls == nil {
+		return "", false
+	}
+	a, ok := ls.arrays[v]
+	return a, ok
+}
+
+// isLeaf reports whether s, at a lockstep image's block level, runs at
+// each point (a leaf) rather than once per block; a declaration of a
+// varying local is a leaf (its array's element at each point is set).
+func (b *gobody) isLeaf(s ast.Stmt) bool {
+	switch s := s.(type) {
+	case *ast.ForStmt:
+		return !(b.ls.uniform(b.g, s.Init) && (s.Cond == nil || !b.ls.dependsOn(b.g, s.Cond)) && b.ls.uniform(b.g, s.Post))
+	case *ast.RangeStmt:
+		return b.ls.dependsOn(b.g, s.X) || s.Key != nil && b.ls.dependsOn(b.g, s.Key)
+	case *ast.IfStmt:
+		return s.Init != nil || b.ls.dependsOn(b.g, s.Cond)
+	case *ast.BlockStmt, *ast.ReturnStmt, *ast.BranchStmt:
+		return false
+	}
+	return !b.ls.uniform(b.g, s)
+}
+
+// declares records the locals s declares in a leaf: they are the point's
+// own, not arrays.
+func (b *gobody) declares(s ast.Stmt) {
+	if b.leafLocal == nil {
+		b.leafLocal = map[*types.Var]bool{}
+	}
+	switch s := s.(type) {
+	case *ast.AssignStmt:
+		if s.Tok == token.DEFINE && !b.topLeaf(s) {
+			for _, l := range s.Lhs {
+				if v, ok := b.info().Defs[l.(*ast.Ident)].(*types.Var); ok {
+					b.leafLocal[v] = true
+				}
+			}
+		}
+	case *ast.DeclStmt:
+		if !b.topLeaf(s) {
+			for _, spec := range s.Decl.(*ast.GenDecl).Specs {
+				if vs, ok := spec.(*ast.ValueSpec); ok {
+					for _, n := range vs.Names {
+						if v, ok := b.info().Defs[n].(*types.Var); ok {
+							b.leafLocal[v] = true
+						}
+					}
+				}
+			}
+		}
+	case *ast.ForStmt:
+		if s.Init != nil {
+			b.declares(s.Init)
+		}
+	case *ast.RangeStmt:
+		if id, ok := s.Key.(*ast.Ident); ok && s.Tok == token.DEFINE {
+			if v, ok := b.info().Defs[id].(*types.Var); ok {
+				b.leafLocal[v] = true
+			}
+		}
+	case *ast.IfStmt:
+		if s.Init != nil {
+			b.declares(s.Init)
+		}
+	case *ast.SwitchStmt:
+		if s.Init != nil {
+			b.declares(s.Init)
+		}
+	}
+}
+
+// topLeaf reports whether s is a declaration at the block level (the leaf
+// itself), whose variables are arrays.
+func (b *gobody) topLeaf(s ast.Stmt) bool { return b.depth == 1 && b.top == s }
+
+// hoistable reports whether e, in a leaf, is worth computing once per
+// block: it depends on no point, reads nothing the leaf declares, is not a
+// variable or constant, and cannot panic or act (no call but a
+// conversion, no division, no element whose index is not proven).
+func (b *gobody) hoistable(e ast.Expr) bool {
+	switch ast.Unparen(e).(type) {
+	case *ast.Ident, *ast.BasicLit:
+		return false
+	}
+	if b.ls.dependsOn(b.g, e) {
+		return false
+	}
+	ok := true
+	ast.Inspect(e, func(n ast.Node) bool {
+		switch n := n.(type) {
+		case *ast.Ident:
+			if v, isVar := b.info().Uses[n].(*types.Var); isVar && b.leafLocal[v] {
+				ok = false
+			}
+		case *ast.CallExpr:
+			if !b.info().Types[n.Fun].IsType() {
+				ok = false
+			}
+		case *ast.BinaryExpr:
+			if n.Op == token.QUO || n.Op == token.REM {
+				ok = false
+			}
+		case *ast.IndexExpr:
+			if !b.k.proven[n] {
+				ok = false
+			}
+		}
+		return ok
+	})
+	return ok
+}
+
+// hoistExpr declares a temporary at the block level holding text, and
+// returns its name.
+func (b *gobody) hoistExpr(text string) string {
+	for _, h := range b.hoisted {
+		if name, expr, _ := strings.Cut(h, " := "); expr == text {
+			return name
+		}
+	}
+	b.ls.temps++
+	name := fmt.Sprintf("gomptU%d", b.ls.temps)
+	b.hoisted = append(b.hoisted, name+" := "+text)
+	return name
+}
+
+// flushHoisted writes the temporaries the leaf about to be written needs.
+func (b *gobody) flushHoisted() {
+	for _, h := range b.hoisted {
+		b.line("%s", h)
+	}
+	b.hoisted = nil
+}
+
+// laneIndex indexes a lockstep array at the point's lane.
+const laneIndex = "[gomptJ]"
+
+// laneOffset reports whether index, in a leaf, is the point's dimension-0
+// index plus (other, nil for none) a value the same at every lane that can
+// be computed once per block.
+//
+// Only in a simple statement, outside the right operand of && and ||:
+// every lane then reaches the element, so each lane's index, the block's
+// first too, is in range, and so is the address computed once.
+func (b *gobody) laneOffset(index ast.Expr) (other ast.Expr, ok bool) {
+	if !b.leaf || b.hoist == nil || !b.simpleLeaf || b.cond > 0 {
+		return nil, false
+	}
+	x := b.k.index[0].obj
+	isX := func(e ast.Expr) bool {
+		id, ok := ast.Unparen(e).(*ast.Ident)
+		return ok && b.info().Uses[id] == x && !b.leafLocal[x]
+	}
+	if isX(index) {
+		return nil, true
+	}
+	be, isBin := ast.Unparen(index).(*ast.BinaryExpr)
+	if !isBin || be.Op != token.ADD {
+		return nil, false
+	}
+	switch {
+	case isX(be.Y):
+		other = be.X
+	case isX(be.X):
+		other = be.Y
+	default:
+		return nil, false
+	}
+	if b.ls.dependsOn(b.g, other) {
+		return nil, false
+	}
+	pure := true
+	ast.Inspect(other, func(n ast.Node) bool {
+		switch n := n.(type) {
+		case *ast.Ident:
+			if v, isVar := b.info().Uses[n].(*types.Var); isVar && b.leafLocal[v] {
+				pure = false
+			}
+		case *ast.CallExpr:
+			if !b.info().Types[n.Fun].IsType() {
+				pure = false
+			}
+		case *ast.BinaryExpr:
+			if n.Op == token.QUO || n.Op == token.REM {
+				pure = false
+			}
+		case *ast.IndexExpr:
+			if !b.k.proven[n] {
+				pure = false
+			}
+		}
+		return pure
+	})
+	return other, pure
+}

@@ -1,0 +1,515 @@
+package corpus
+
+import (
+	"fmt"
+	"math"
+	"reflect"
+	"testing"
+	"unsafe"
+
+	"github.com/gompt/gompt/device"
+	"github.com/gompt/gompt/kernels/kerneltest"
+	"github.com/gompt/gompt/target"
+	"github.com/stretchr/testify/require"
+)
+
+// entry is one corpus kernel: its generated variable and launcher, the Go
+// function, the positions of its extents among the launcher's arguments,
+// and inputs at the edges of Go's rules (the Sample's random ones are run
+// too).
+type entry struct {
+	k      *device.Kernel
+	fn     any
+	run    any
+	ext    []int
+	reduce string
+	inputs func() [][]any
+	noHost bool // the Go function panics (OutOfRange): no CheckKernel
+}
+
+var entries = []entry{
+	{k: Int64OpsKernel, fn: Int64Ops, run: RunInt64Ops, ext: []int{0}, inputs: func() [][]any {
+		e := []int64{math.MinInt64, math.MinInt64 + 1, -1 << 31, -7, -1, 0, 1, 2, 3, 7, 1 << 32, math.MaxInt64}
+		a, b := cross(e)
+		return [][]any{{len(a), a, b, make([]int64, 9*len(a))}}
+	}},
+	{k: IntOpsKernel, fn: IntOps, run: RunIntOps, ext: []int{0}, inputs: func() [][]any {
+		e := []int64{math.MinInt64, -1, 0, 1, 3, -5, math.MaxInt64, 1 << 40}
+		a, b := cross(e)
+		return [][]any{{len(a), ints(a), ints(b), make([]int, 6*len(a))}}
+	}},
+	{k: Uint64OpsKernel, fn: Uint64Ops, run: RunUint64Ops, ext: []int{0}, inputs: func() [][]any {
+		e := []int64{0, 1, 2, -1, math.MinInt64, 12345, 1 << 32}
+		a, b := cross(e)
+		return [][]any{{len(a), uints(a), uints(b), make([]uint64, 6*len(a))}}
+	}},
+	{k: ShiftsKernel, fn: Shifts, run: RunShifts, ext: []int{0}, inputs: func() [][]any {
+		var a []int64
+		var s []uint64
+		for _, x := range []int64{math.MinInt64, -5, -1, 0, 1, 0x0123456789abcdef, math.MaxInt64, 200, -200} {
+			for _, c := range []uint64{0, 1, 7, 8, 9, 15, 16, 17, 31, 32, 33, 62, 63, 64, 65, 127, 128, 1 << 40, math.MaxUint64} {
+				a, s = append(a, x), append(s, c)
+			}
+		}
+		return [][]any{{len(a), a, s, make([]int64, 10*len(a))}}
+	}},
+	{k: NarrowKernel, fn: Narrow, run: RunNarrow, ext: []int{0}, inputs: func() [][]any {
+		var a, b []int8
+		var c, d []uint16
+		for _, x := range []int8{-128, -127, -1, 0, 1, 2, 127} {
+			for _, y := range []int8{-128, -1, 0, 1, 3, 127} {
+				for _, u := range []uint16{0, 1, 255, 256, 32768, 65535} {
+					a, b, c, d = append(a, x), append(b, y), append(c, u), append(d, u^0xff)
+				}
+			}
+		}
+		return [][]any{{len(a), a, b, c, d, make([]int64, 12*len(a))}}
+	}},
+	{k: ConversionsKernel, fn: Conversions, run: RunConversions, ext: []int{0}, inputs: func() [][]any {
+		a := []int64{0, 1, -1, 1<<53 + 1, 1<<24 + 1, math.MinInt64, math.MaxInt64, 123456789, -987654321}
+		f := []float64{0, 1.5, 12345.678, 1e15, 2e17, 3.999e9, 0.7, 2.5e16, 1e9}
+		return [][]any{{len(a), a, f, make([]float64, 8*len(a))}}
+	}},
+	{k: FloatOpsKernel, fn: FloatOps, run: RunFloatOps, ext: []int{0}, inputs: func() [][]any {
+		e := []float32{0.1, -2.5, 3, 1e-40, 1e38, 0.3333333, -7e-3}
+		var a, b, c []float32
+		for _, x := range e {
+			for _, y := range e {
+				for _, z := range e {
+					a, b, c = append(a, x), append(b, y), append(c, z)
+				}
+			}
+		}
+		return [][]any{{len(a), a, b, c, make([]float32, 12*len(a))}}
+	}},
+	{k: Float64OpsKernel, fn: Float64Ops, run: RunFloat64Ops, ext: []int{0}},
+	{k: MinMaxKernel, fn: MinMax, run: RunMinMax, ext: []int{0}, inputs: func() [][]any {
+		e := []float64{math.NaN(), math.Float64frombits(0x7ff8000000000123), math.Inf(1), math.Inf(-1), 0, math.Copysign(0, -1), 1, -1, 2.5}
+		a, b := crossF(e)
+		c, d := make([]float32, len(a)), make([]float32, len(a))
+		for i := range a {
+			c[i], d[i] = float32(a[i]), float32(b[i])
+		}
+		return [][]any{{len(a), a, b, c, d, make([]float64, 8*len(a))}}
+	}},
+	{k: ClassifyKernel, fn: Classify, run: RunClassify, ext: []int{0}, inputs: func() [][]any {
+		a := []float64{math.NaN(), math.Inf(1), math.Inf(-1), 0, math.Copysign(0, -1), 1, -1e300, 5e-324, 3.4e38, 1e39}
+		return [][]any{{len(a), a, make([]uint64, 8*len(a))}}
+	}},
+	{k: TranscendentalKernel, fn: Transcendental, run: RunTranscendental, ext: []int{0}},
+	{k: ControlKernel, fn: Control, run: RunControl, ext: []int{0}, inputs: func() [][]any {
+		var a []int32
+		for x := int32(-40); x < 400; x += 3 {
+			a = append(a, x)
+		}
+		return [][]any{{len(a), a, make([]int64, len(a))}}
+	}},
+	{k: LabelsKernel, fn: Labels, run: RunLabels, ext: []int{0}, inputs: func() [][]any {
+		var a []int64
+		for x := int64(-3); x < 300; x++ {
+			a = append(a, x)
+		}
+		return [][]any{{len(a), a, make([]int64, len(a))}}
+	}},
+	{k: HelpersKernel, fn: Helpers, run: RunHelpers, ext: []int{0}, inputs: func() [][]any {
+		n := 50
+		x := make([]float32, n)
+		for i := range x {
+			x[i] = float32(i)/7 - 3
+		}
+		return [][]any{
+			{n, int8(-128), uint8(255), int16(-32768), uint16(65535), int32(math.MinInt32), uint32(math.MaxUint32), uint64(math.MaxUint64), uint(1 << 63), true, -1.5,
+				x, []float32{1, -2, 0.5, 0.25}, make([]int32, n), make([]float32, n)},
+			{n, int8(127), uint8(0), int16(32767), uint16(0), int32(math.MaxInt32), uint32(0), uint64(0), uint(0), false, 1e300,
+				x, []float32{0, 0, 0, 1}, make([]int32, n), make([]float32, n)},
+		}
+	}},
+	{k: Stencil2DKernel, fn: Stencil2D, run: RunStencil2D, ext: []int{0, 1}},
+	{k: Box3DKernel, fn: Box3D, run: RunBox3D, ext: []int{0, 1, 2}},
+	{k: MatMulKernel, fn: MatMul, run: RunMatMul, ext: []int{1, 0}},
+	{k: ConvKernel, fn: Conv, run: RunConv, ext: []int{1, 0}},
+	{k: PartialKernel, fn: Partial, run: RunPartial, ext: []int{0}},
+	{k: TransposeKernel, fn: Transpose, run: RunTranspose, ext: []int{0, 1}},
+	{k: SumInt64Kernel, fn: SumInt64, run: RunSumInt64, ext: []int{0}, reduce: "+"},
+	{k: SumFloat32Kernel, fn: SumFloat32, run: RunSumFloat32, ext: []int{0}, reduce: "+"},
+	{k: SumFloat64In2DKernel, fn: SumFloat64In2D, run: RunSumFloat64In2D, ext: []int{0, 1}, reduce: "+"},
+	{k: ProdInt32Kernel, fn: ProdInt32, run: RunProdInt32, ext: []int{0}, reduce: "*"},
+	{k: ProdFloat64Kernel, fn: ProdFloat64, run: RunProdFloat64, ext: []int{0}, reduce: "*"},
+	{k: MinInt16Kernel, fn: MinInt16, run: RunMinInt16, ext: []int{0, 1, 2}, reduce: "min"},
+	{k: MinFloat32Kernel, fn: MinFloat32, run: RunMinFloat32, ext: []int{0}, reduce: "min"},
+	{k: MaxUint64Kernel, fn: MaxUint64, run: RunMaxUint64, ext: []int{0}, reduce: "max"},
+	{k: MaxFloat64Kernel, fn: MaxFloat64, run: RunMaxFloat64, ext: []int{0}, reduce: "max"},
+	{k: OutOfRangeKernel, fn: OutOfRange, run: RunOutOfRange, ext: []int{0}, noHost: true},
+	{k: TrickyKernel, fn: Tricky, run: RunTricky, ext: []int{0}, inputs: func() [][]any {
+		k := []int64{math.MinInt64, -7, -1, 0, 1, 2, 3, 4, 99, math.MaxInt64}
+		return [][]any{{len(k), -0.5, k, make([]int64, 8*len(k))}}
+	}},
+}
+
+func cross(e []int64) (a, b []int64) {
+	for _, x := range e {
+		for _, y := range e {
+			a, b = append(a, x), append(b, y)
+		}
+	}
+	return a, b
+}
+
+func crossF(e []float64) (a, b []float64) {
+	for _, x := range e {
+		for _, y := range e {
+			a, b = append(a, x), append(b, y)
+		}
+	}
+	return a, b
+}
+
+func ints(s []int64) []int {
+	out := make([]int, len(s))
+	for i, v := range s {
+		out[i] = int(v)
+	}
+	return out
+}
+
+func uints(s []int64) []uint64 {
+	out := make([]uint64, len(s))
+	for i, v := range s {
+		out[i] = uint64(v)
+	}
+	return out
+}
+
+// devices are the devices to run on: every offload device and the
+// initial device.
+func devices() []int {
+	devs := []int{target.InitialDevice}
+	for _, d := range target.Devices() {
+		devs = append(devs, d.Num)
+	}
+	return devs
+}
+
+// TestCheckKernel runs each kernel's Sample on every device against its Go
+// image.
+func TestCheckKernel(t *testing.T) {
+	for _, e := range entries {
+		if e.noHost {
+			continue
+		}
+		t.Run(e.k.Name, func(t *testing.T) { kerneltest.CheckKernel(t, e.k) })
+	}
+}
+
+// TestAgainstGo runs each kernel's launcher on every device, on its
+// Samples' problems and on inputs at the edges of Go's rules, and compares
+// the slices (and a reduction's result) with those of the Go function
+// called directly over every point.
+func TestAgainstGo(t *testing.T) {
+	for _, e := range entries {
+		if e.noHost {
+			continue
+		}
+		t.Run(e.k.Name, func(t *testing.T) {
+			tol := e.k.Sample(1, 1).Tol
+			var problems [][]any
+			for _, n := range []int{1, 5, 300, 4099} {
+				for _, seed := range []int64{1, 2} {
+					problems = append(problems, fromSample(t, e, n, seed))
+				}
+			}
+			if e.inputs != nil {
+				problems = append(problems, e.inputs()...)
+			}
+			for pi, args := range problems {
+				want, wantV := direct(e, args)
+				for _, dev := range devices() {
+					got, gotV, err := launch(e, dev, args)
+					what := fmt.Sprintf("%s problem %d on %s", e.k.Name, pi, target.Describe(dev))
+					require.NoError(t, err, what)
+					for i := range got {
+						if got[i].IsValid() {
+							sameSlice(t, what+" slice "+itoa(i), got[i], want[i], tol)
+						}
+					}
+					if e.reduce != "" {
+						sameValue(t, what+" result", gotV, wantV, tol)
+					}
+				}
+			}
+		})
+	}
+}
+
+// fromSample turns Sample(n, seed) into the launcher's arguments.
+func fromSample(t *testing.T, e entry, n int, seed int64) []any {
+	s := e.k.Sample(n, seed)
+	ft := reflect.TypeOf(e.fn)
+	nidx := max(e.k.Dims, 1)
+	var args []any
+	for j, p := range e.k.Params {
+		if j+nidx >= ft.NumIn() {
+			break // a reduction's partial
+		}
+		typ := ft.In(j + nidx)
+		if p.Kind == device.ParamBuffer {
+			args = append(args, sliceOf(typ, s.Bufs[j]).Interface())
+			continue
+		}
+		v := reflect.New(typ).Elem()
+		bits := s.Args[j].Bits
+		switch typ.Kind() {
+		case reflect.Float32:
+			v.SetFloat(float64(math.Float32frombits(uint32(bits))))
+		case reflect.Float64:
+			v.SetFloat(math.Float64frombits(bits))
+		case reflect.Bool:
+			v.SetBool(bits != 0)
+		case reflect.Int, reflect.Int8, reflect.Int16, reflect.Int32, reflect.Int64:
+			v.SetInt(int64(bits))
+		default:
+			v.SetUint(bits)
+		}
+		args = append(args, v.Interface())
+	}
+	require.Len(t, args, ft.NumIn()-nidx, "%s: arguments from the Sample", e.k.Name)
+	return args
+}
+
+// sliceOf is a new slice of type typ holding b's bytes.
+func sliceOf(typ reflect.Type, b []byte) reflect.Value {
+	size := int(typ.Elem().Size())
+	v := reflect.MakeSlice(typ, len(b)/size, len(b)/size)
+	if len(b) > 0 {
+		copy(unsafe.Slice((*byte)(v.UnsafePointer()), len(b)), b)
+	}
+	return v
+}
+
+// clone copies the slices of args.
+func clone(args []any) []reflect.Value {
+	out := make([]reflect.Value, len(args))
+	for i, a := range args {
+		v := reflect.ValueOf(a)
+		if v.Kind() == reflect.Slice {
+			c := reflect.MakeSlice(v.Type(), v.Len(), v.Len())
+			reflect.Copy(c, v)
+			v = c
+		}
+		out[i] = v
+	}
+	return out
+}
+
+// direct calls the Go function at every point, dimension 0 fastest, and
+// returns the slices after, and a reduction's result folded from its
+// identity in point order.
+func direct(e entry, args []any) ([]reflect.Value, reflect.Value) {
+	vals := clone(args)
+	var ext [3]int
+	for d := range ext {
+		ext[d] = 1
+	}
+	for d, j := range e.ext {
+		ext[d] = int(vals[j].Int())
+	}
+	fn := reflect.ValueOf(e.fn)
+	var acc reflect.Value
+	in := make([]reflect.Value, len(e.ext), len(e.ext)+len(vals))
+	in = append(in, vals...)
+	for z := 0; z < ext[2]; z++ {
+		for y := 0; y < ext[1]; y++ {
+			for x := 0; x < ext[0]; x++ {
+				idx := []int{x, y, z}
+				for d := range e.ext {
+					in[d] = reflect.ValueOf(idx[d])
+				}
+				out := fn.Call(in)
+				if e.reduce != "" {
+					if !acc.IsValid() {
+						acc = out[0]
+					} else {
+						acc = combine(e.reduce, acc, out[0])
+					}
+				}
+			}
+		}
+	}
+	slices := make([]reflect.Value, len(vals))
+	for i, v := range vals {
+		if v.Kind() == reflect.Slice {
+			slices[i] = v
+		}
+	}
+	return slices, acc
+}
+
+func combine(op string, a, b reflect.Value) reflect.Value {
+	r := reflect.New(a.Type()).Elem()
+	switch a.Kind() {
+	case reflect.Float32, reflect.Float64:
+		x, y := a.Float(), b.Float()
+		switch op {
+		case "+":
+			r.SetFloat(x + y)
+		case "*":
+			r.SetFloat(x * y)
+		case "min":
+			r.SetFloat(min(x, y))
+		case "max":
+			r.SetFloat(max(x, y))
+		}
+	case reflect.Int, reflect.Int8, reflect.Int16, reflect.Int32, reflect.Int64:
+		x, y := a.Int(), b.Int()
+		switch op {
+		case "+":
+			r.SetInt(x + y)
+		case "*":
+			r.SetInt(x * y)
+		case "min":
+			r.SetInt(min(x, y))
+		case "max":
+			r.SetInt(max(x, y))
+		}
+	default:
+		x, y := a.Uint(), b.Uint()
+		switch op {
+		case "+":
+			r.SetUint(x + y)
+		case "*":
+			r.SetUint(x * y)
+		case "min":
+			r.SetUint(min(x, y))
+		case "max":
+			r.SetUint(max(x, y))
+		}
+	}
+	return r
+}
+
+// launch calls the launcher on device dev.
+func launch(e entry, dev int, args []any) ([]reflect.Value, reflect.Value, error) {
+	vals := clone(args)
+	in := append([]reflect.Value{reflect.ValueOf(target.Dev(dev))}, vals...)
+	out := reflect.ValueOf(e.run).Call(in)
+	errv := out[len(out)-1]
+	var err error
+	if !errv.IsNil() {
+		err = errv.Interface().(error)
+	}
+	var res reflect.Value
+	if len(out) == 2 {
+		res = out[0]
+	}
+	slices := make([]reflect.Value, len(vals))
+	for i, v := range vals {
+		if v.Kind() == reflect.Slice {
+			slices[i] = v
+		}
+	}
+	return slices, res, err
+}
+
+// sameSlice compares got and want element by element: their bits, or
+// within tol for floats when tol is not 0.
+func sameSlice(t *testing.T, what string, got, want reflect.Value, tol float64) {
+	t.Helper()
+	require.Equal(t, want.Len(), got.Len(), what)
+	bad := 0
+	for i := 0; i < got.Len(); i++ {
+		if !same(got.Index(i), want.Index(i), tol) {
+			if bad < 5 {
+				t.Errorf("%s: element %d = %v, want %v%s", what, i, got.Index(i), want.Index(i), bitsOf(got.Index(i), want.Index(i)))
+			}
+			bad++
+		}
+	}
+	if bad > 5 {
+		t.Errorf("%s: %d of %d elements differ", what, bad, got.Len())
+	}
+}
+
+func sameValue(t *testing.T, what string, got, want reflect.Value, tol float64) {
+	t.Helper()
+	if !same(got, want, tol) {
+		t.Errorf("%s = %v, want %v (tolerance %g)%s", what, got, want, tol, bitsOf(got, want))
+	}
+}
+
+func same(g, w reflect.Value, tol float64) bool {
+	switch g.Kind() {
+	case reflect.Float32:
+		a, b := float32(g.Float()), float32(w.Float())
+		if math.Float32bits(a) == math.Float32bits(b) {
+			return true
+		}
+		return tol > 0 && math.Abs(float64(a-b)) <= tol*max(1, math.Abs(float64(a)), math.Abs(float64(b)))
+	case reflect.Float64:
+		a, b := g.Float(), w.Float()
+		if math.Float64bits(a) == math.Float64bits(b) {
+			return true
+		}
+		return tol > 0 && math.Abs(a-b) <= tol*max(1, math.Abs(a), math.Abs(b))
+	}
+	return g.Interface() == w.Interface()
+}
+
+func bitsOf(g, w reflect.Value) string {
+	switch g.Kind() {
+	case reflect.Float32:
+		return fmt.Sprintf(" (bits %#x, want %#x)", math.Float32bits(float32(g.Float())), math.Float32bits(float32(w.Float())))
+	case reflect.Float64:
+		return fmt.Sprintf(" (bits %#x, want %#x)", math.Float64bits(g.Float()), math.Float64bits(w.Float()))
+	}
+	return ""
+}
+
+func itoa(i int) string { return fmt.Sprint(i) }
+
+// An index outside a slice panics in Go: the Go image's launch fails with
+// Go's message, on the host device and the initial device; a device
+// cannot panic, so there an element outside reads 0 and a store outside
+// is dropped, and memory outside the slices is untouched.
+func TestOutOfRange(t *testing.T) {
+	const n = 9
+	in := make([]int32, n)
+	for i := range in {
+		in[i] = int32(10 * (i + 1))
+	}
+	for _, dev := range devices() {
+		buf := make([]int32, 2*n) // out is buf[:n]; buf[n:] must stay -1
+		for i := range buf {
+			buf[i] = -1
+		}
+		err := RunOutOfRange(target.Dev(dev), n, in, buf[:n])
+		host := dev == target.InitialDevice || isHost(dev)
+		if host {
+			require.Error(t, err, target.Describe(dev))
+			require.Contains(t, err.Error(), "index out of range", target.Describe(dev))
+			continue
+		}
+		require.NoError(t, err, target.Describe(dev))
+		for i := range n {
+			var want int32
+			if i+1 < n {
+				want += in[i+1]
+			}
+			if i >= 1 {
+				want += in[i-1]
+			}
+			require.Equal(t, want, buf[i], "%s: out[%d]", target.Describe(dev), i)
+		}
+		for i := n; i < 2*n; i++ {
+			require.Equal(t, int32(-1), buf[i], "%s: memory past out, [%d]", target.Describe(dev), i)
+		}
+	}
+}
+
+func isHost(dev int) bool {
+	for _, d := range target.Devices() {
+		if d.Num == dev {
+			return d.Plugin == "host"
+		}
+	}
+	return false
+}

@@ -1,0 +1,184 @@
+// Command gompt-kernels translates Go functions marked //gompt:kernel into
+// gompt kernels: OpenCL C, PTX (through clang-19 and libclc), a Go image,
+// a device.Kernel with a Sample, and a typed launcher. Run it with go
+// generate, in the package that holds the functions:
+//
+//	//go:generate go run github.com/gompt/gompt/cmd/gompt-kernels
+//
+//	//gompt:kernel dims=n reduce=+
+//	func Dot(i int, n int, x, y []float32) float32 { return x[i] * y[i] }
+//
+// It type-checks the package (its dependencies from `go list -export`),
+// checks each marked function and the //gompt:func helpers it calls
+// against the subset of Go a kernel may use (an error names the construct
+// at its file:line:col), and writes gompt_kernels.go and, per kernel,
+// gompt_NAME.cl and gompt_NAME.ptx beside the source. Flags: -o DIR writes
+// the files elsewhere (the tests compare them with the committed ones),
+// -launchers DIR puts the launchers into another package (for a package
+// that package target's tests import, as kernels does).
+//
+// `gompt-kernels -h` explains the directive, the files and the subset; the
+// repository's README ("Writing a kernel") says what the generated code
+// keeps of Go on every device. Identifiers starting with gompt are the
+// generator's in the generated Go and C.
+//
+// How it translates: the OpenCL C computes in Go's types with Go's rules
+// (wrapping arithmetic through unsigned types, helpers for division,
+// shifts, min and max, and conversions), the function's body in a
+// function the entry point calls per point; the PTX is that source
+// compiled by clang-19 against libclc. A prover models int index
+// expressions as polynomials over the parameters and loop counters, with
+// the ranges that the indices, counted loops and the conditions of
+// branches give them, and drops a device's bounds test only for indexes
+// it proves in range. The Go image pastes the function's body into the
+// loops over its team's range, reading and writing proven elements through
+// their address; it splits dimension 0 at a stencil's boundary test, and
+// runs a body whose loop does not depend on the point (matmul's inner
+// product) statement by statement over blocks of points.
+package main
+
+import (
+	"flag"
+	"fmt"
+	"os"
+	"path/filepath"
+)
+
+const usage = `gompt-kernels: Go functions to gompt kernels (OpenCL C, PTX, a Go image, a launcher).
+
+Usage, in a package's source (go generate runs it in the package's folder):
+
+	//go:generate go run github.com/gompt/gompt/cmd/gompt-kernels
+
+	// Heat is one explicit step of the 2-D heat equation.
+	//
+	//gompt:kernel dims=nx,ny
+	func Heat(x, y int, nx, ny int, alpha float32, in, out []float32) { ... }
+
+	//gompt:kernel dims=n reduce=+
+	func Dot(i int, n int, x, y []float32) float32 { return x[i] * y[i] }
+
+The directive, in the function's doc comment:
+
+	//gompt:kernel dims=nx[,ny[,nz]] [reduce=+|*|min|max] [len(buf)=EXPR ...] [name=NAME] [var=VAR]
+
+  dims=     names 1 to 3 int parameters as the extents of the iteration space; the
+            function's first 1 to 3 parameters (as many) are the point's int indices,
+            over [0,nx)x[0,ny)x[0,nz) (the first varies fastest on a device).
+  reduce=   the function returns one number per point, combined over all points with
+            +, *, min or max; the launcher returns the result.
+  len(buf)= how many elements slice parameter buf holds, a product of whole numbers and
+            int parameters (len(A)=m*k); the default is the product of the extents.
+            Inside a kernel, len(buf) is this length on every device.
+  name=     device.Kernel.Name (default: the function's name); the OpenCL and PTX entry
+            point is gompt_NAME.
+  var=      the generated kernel variable (default FuncKernel); the launcher is
+            RunVar (runVar when Var is unexported; RunFunc for the default).
+
+//gompt:func marks a helper that kernels may call (it is translated too).
+
+Files written beside the source: gompt_kernels.go (the kernel variables, Go images,
+Samples and launchers, for the whole package), and per kernel gompt_NAME.cl and
+gompt_NAME.ptx. A launcher has the function's parameters less the indices:
+
+	func RunHeat(dev target.DeviceClause, nx, ny int, alpha float32, in, out []float32) error
+	func RunDot(dev target.DeviceClause, n int, x, y []float32) (float32, error)
+
+It maps each slice by its use: read only: to; read and written: tofrom; written
+only: from when the generator proves that every path stores at the point's own
+linear index (x + nx*y + nx*ny*z) and the slice holds one element per point, else
+tofrom (from would copy back, over elements the kernel never wrote, what device
+memory held). Data already present (a Data region) is not copied.
+
+The subset of Go:
+  types      bool, int, int8-int64, uint8-uint64, float32, float64, and slices of them
+             (not []bool) as parameters; locals of those scalar types; constants.
+  statements assignments (=, :=, op=, ++, --), var, if/else, for (three-clause,
+             condition-only, infinite, range over an int), switch (no fallthrough),
+             break, continue (with labels), return.
+  operators  all arithmetic, comparison, logical and bit operators, shifts.
+  calls      conversions between numeric types; //gompt:func helpers; len of a slice
+             parameter; min and max; math: %s
+             exactly as Go; and %s
+             within a few ulps of Go's on a device (the Sample's tolerance says so).
+Not supported, each an error with its position: strings, maps, pointers, structs,
+arrays, closures, goroutines, defer, panic, recursion, allocation (make, new, append,
+composite literals), method calls, calls of other functions, package-level variables,
+slice expressions, goto, fallthrough.
+
+Go semantics on every device: int is 64 bits; integer arithmetic wraps; shifts by the
+width or more give 0 (or -1 for a negative value shifted right); / and %% truncate,
+MinInt/-1 == MinInt and MinInt%%-1 == 0; float arithmetic is not contracted (no fma
+unless math.FMA); float32 division and sqrt are correctly rounded; min and max follow
+Go's NaN and signed-zero rules. A map kernel's result is the Go function's, bit for
+bit. Where Go panics, a device cannot: an index outside a slice reads 0 and a store
+there is dropped, an integer division by zero gives 0, a negative shift count shifts
+by more than the width; run the kernel's Go image (host:0, or the function itself)
+to find such bugs.
+
+Flags:
+`
+
+func main() {
+	o := options{warn: func(s string) { fmt.Fprintln(os.Stderr, s) }}
+	flag.StringVar(&o.out, "o", "", "write the generated files into this folder instead of the package's (tests compare them with the committed ones)")
+	flag.StringVar(&o.launchers, "launchers", "", "write the launchers into the package in this folder (relative to the package's) instead of beside the kernels; for a package that must not import target")
+	flag.StringVar(&o.clang, "clang", "", "the clang to build PTX with (default clang-19, or $CLANG)")
+	flag.StringVar(&o.libclc, "libclc", "", "libclc's nvptx64 bitcode (default "+defaultLibclc+", or $LIBCLC)")
+	flag.Usage = func() {
+		exact, approx := mathNames()
+		fmt.Fprintf(flag.CommandLine.Output(), usage, join(exact), join(approx))
+		flag.PrintDefaults()
+	}
+	flag.Parse()
+	if o.clang == "" {
+		o.clang = os.Getenv("CLANG")
+	}
+	if o.libclc == "" {
+		o.libclc = os.Getenv("LIBCLC")
+	}
+	o.dir = "."
+	if flag.NArg() > 1 {
+		flag.Usage()
+		os.Exit(2)
+	}
+	if flag.NArg() == 1 {
+		o.dir = flag.Arg(0)
+	}
+	if err := run(o); err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		os.Exit(1)
+	}
+}
+
+// run generates the package in o.dir and writes its files.
+func run(o options) error {
+	dir, err := filepath.Abs(o.dir)
+	if err != nil {
+		return err
+	}
+	o.dir = dir
+	out, err := generate(o)
+	if err != nil {
+		return err
+	}
+	dest := o.dir
+	if o.out != "" {
+		dest = o.out
+	}
+	return write(dest, out)
+}
+
+func join(names []string) string {
+	s := ""
+	for i, n := range names {
+		if i > 0 {
+			s += ", "
+			if i%10 == 0 {
+				s += "\n             "
+			}
+		}
+		s += n
+	}
+	return s
+}

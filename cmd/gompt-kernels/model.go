@@ -1,0 +1,268 @@
+package main
+
+import (
+	"fmt"
+	"go/ast"
+	"go/token"
+	"go/types"
+	"sort"
+	"strings"
+)
+
+// scalar is one of the basic types a kernel computes with.
+type scalar types.BasicKind
+
+func scalarOf(t types.Type) (scalar, bool) {
+	b, ok := t.(*types.Basic) // not Underlying: a defined type is not in the subset
+	if !ok {
+		return 0, false
+	}
+	switch b.Kind() {
+	case types.Bool, types.Int, types.Int8, types.Int16, types.Int32, types.Int64,
+		types.Uint, types.Uint8, types.Uint16, types.Uint32, types.Uint64, types.Float32, types.Float64:
+		return scalar(b.Kind()), true
+	case types.UntypedBool:
+		return scalar(types.Bool), true
+	case types.UntypedInt, types.UntypedRune:
+		return scalar(types.Int), true
+	case types.UntypedFloat:
+		return scalar(types.Float64), true
+	}
+	return 0, false
+}
+
+func (s scalar) kind() types.BasicKind { return types.BasicKind(s) }
+
+func (s scalar) goName() string { return types.Typ[s.kind()].Name() }
+
+func (s scalar) isBool() bool  { return s.kind() == types.Bool }
+func (s scalar) isFloat() bool { return s.kind() == types.Float32 || s.kind() == types.Float64 }
+func (s scalar) isInt() bool   { return !s.isBool() && !s.isFloat() }
+
+func (s scalar) signed() bool {
+	switch s.kind() {
+	case types.Int, types.Int8, types.Int16, types.Int32, types.Int64:
+		return true
+	}
+	return false
+}
+
+// bits is the width of s (1 for bool).
+func (s scalar) bits() int {
+	switch s.kind() {
+	case types.Int8, types.Uint8, types.Bool:
+		return 8
+	case types.Int16, types.Uint16:
+		return 16
+	case types.Int32, types.Uint32, types.Float32:
+		return 32
+	}
+	return 64
+}
+
+// c is s's OpenCL C type.
+func (s scalar) c() string {
+	switch s.kind() {
+	case types.Bool:
+		return "bool"
+	case types.Int8:
+		return "char"
+	case types.Uint8:
+		return "uchar"
+	case types.Int16:
+		return "short"
+	case types.Uint16:
+		return "ushort"
+	case types.Int32:
+		return "int"
+	case types.Uint32:
+		return "uint"
+	case types.Int, types.Int64:
+		return "long"
+	case types.Uint, types.Uint64:
+		return "ulong"
+	case types.Float32:
+		return "float"
+	}
+	return "double"
+}
+
+// cMem is s's type in device memory: bool is a byte there, as in Go.
+func (s scalar) cMem() string {
+	if s.isBool() {
+		return "uchar"
+	}
+	return s.c()
+}
+
+// cUnsigned is the unsigned C type in which s's arithmetic wraps as Go's:
+// uint for types up to 32 bits (C promotes narrower ones to int), ulong for
+// 64-bit ones.
+func (s scalar) cUnsigned() string {
+	if s.bits() == 64 {
+		return "ulong"
+	}
+	return "uint"
+}
+
+// paramKind is the device.ParamKind a scalar parameter of s is passed as,
+// and elemKind the one of a buffer of s.
+func (s scalar) paramKind() string {
+	switch s.kind() {
+	case types.Bool, types.Int8, types.Int16, types.Int32:
+		return "ParamInt32"
+	case types.Uint8, types.Uint16, types.Uint32:
+		return "ParamUint32"
+	case types.Float32:
+		return "ParamFloat32"
+	case types.Float64:
+		return "ParamFloat64"
+	}
+	return "ParamInt64"
+}
+
+// cParam is the C type of a scalar parameter of s in a kernel's entry.
+func (s scalar) cParam() string {
+	switch s.paramKind() {
+	case "ParamInt32":
+		return "int"
+	case "ParamUint32":
+		return "uint"
+	case "ParamFloat32":
+		return "float"
+	case "ParamFloat64":
+		return "double"
+	}
+	return "long"
+}
+
+func (s scalar) elemKind() string {
+	switch s.kind() {
+	case types.Int8:
+		return "ParamInt8"
+	case types.Uint8:
+		return "ParamUint8"
+	case types.Int16:
+		return "ParamInt16"
+	case types.Uint16:
+		return "ParamUint16"
+	case types.Int32:
+		return "ParamInt32"
+	case types.Uint32:
+		return "ParamUint32"
+	case types.Int, types.Int64:
+		return "ParamInt64"
+	case types.Uint, types.Uint64:
+		return "ParamUint64"
+	case types.Float32:
+		return "ParamFloat32"
+	case types.Float64:
+		return "ParamFloat64"
+	}
+	return ""
+}
+
+// param is one parameter of a kernel or helper.
+type param struct {
+	obj   *types.Var
+	name  string
+	t     scalar // the scalar, or a slice's element type
+	slice bool
+	pos   token.Pos
+
+	read, written bool // a slice's elements, here or in a helper it is passed to
+}
+
+// fn is a function the generator translates: a kernel or a //gompt:func
+// helper.
+type fn struct {
+	decl    *ast.FuncDecl
+	obj     *types.Func
+	name    string
+	params  []*param
+	result  *scalar // nil when it returns nothing
+	kernel  *kernel // nil for a helper
+	calls   []*call // calls of helpers in the body, in source order
+	approx  bool    // calls a math function with no correctly rounded device counterpart (or a helper that does)
+	float64 bool    // computes in float64 (or a helper does)
+
+	assigned map[*types.Var]bool // variables assigned after their declaration
+	byObj    map[*types.Var]*param
+}
+
+type call struct {
+	pos    token.Pos
+	callee *fn
+	args   []ast.Expr
+}
+
+// kernel is a //gompt:kernel function.
+type kernel struct {
+	*fn
+	dirPos  token.Pos
+	name    string // device.Kernel.Name
+	varName string
+	runName string
+	entry   string // the OpenCL C and PTX entry point
+	dims    []*param
+	index   []*param // the point's indices: params[:len(dims)]
+	reduce  string   // "", "+", "*", "min", "max"
+	lens    map[*param][]string
+	maps    map[*param]string // "To", "From" or "ToFrom"
+	proven  map[ast.Expr]bool // index expressions proven in range
+}
+
+// args are the kernel's parameters less the point's indices: the
+// device.Kernel's Params, in order (a reduction adds "partial").
+func (k *kernel) args() []*param { return k.params[len(k.dims):] }
+
+// lenString is buffer p's Param.Len.
+func (k *kernel) lenString(p *param) string { return strings.Join(k.lens[p], "*") }
+
+// errList collects positioned errors, reported sorted by position.
+type errList struct {
+	fset *token.FileSet
+	cwd  string
+	errs []posErr
+}
+
+type posErr struct {
+	pos token.Position
+	msg string
+}
+
+func (e *errList) add(pos token.Pos, format string, args ...any) {
+	e.errs = append(e.errs, posErr{e.fset.Position(pos), fmt.Sprintf(format, args...)})
+}
+
+// unsupported reports construct, at pos, as outside the subset.
+func (e *errList) unsupported(pos token.Pos, construct, hint string) {
+	if hint != "" {
+		e.add(pos, "%s is not supported in a gompt kernel (%s)", construct, hint)
+	} else {
+		e.add(pos, "%s is not supported in a gompt kernel", construct)
+	}
+}
+
+func (e *errList) Error() string {
+	sort.SliceStable(e.errs, func(i, j int) bool {
+		a, b := e.errs[i].pos, e.errs[j].pos
+		if a.Filename != b.Filename {
+			return a.Filename < b.Filename
+		}
+		if a.Line != b.Line {
+			return a.Line < b.Line
+		}
+		return a.Column < b.Column
+	})
+	var sb strings.Builder
+	for i, err := range e.errs {
+		if i > 0 {
+			sb.WriteByte('\n')
+		}
+		pos := err.pos
+		pos.Filename = relPath(e.cwd, pos.Filename)
+		fmt.Fprintf(&sb, "%s: %s", pos, err.msg)
+	}
+	return sb.String()
+}

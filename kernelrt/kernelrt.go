@@ -1,0 +1,108 @@
+// Package kernelrt is the support code of the Go files that gompt-kernels
+// (cmd/gompt-kernels) generates: how a kernel's Go image views its buffers,
+// how many teams a reduction runs and how its per-team partial results
+// combine, and the random problems of a generated Sample. Programs use the
+// generated kernels and launchers, not this package; its API follows the
+// generator and may change with it.
+package kernelrt
+
+import (
+	"math"
+	"unsafe"
+
+	"github.com/gompt/gompt/device"
+)
+
+// MaxThreads is the largest team a generated reduction runs: the size of
+// its scratch array in the device's local memory (Kernel.MaxThreads).
+const MaxThreads = 256
+
+// Len returns the number of elements a buffer whose Param.Len is the
+// product of terms holds, as device.Kernel.NeedLen counts it: the product,
+// or 0 when a term is 0 or negative. It is what len(buf) is inside a
+// generated kernel, on every device.
+func Len(terms ...int) int {
+	n := 1
+	for _, t := range terms {
+		if t <= 0 {
+			return 0
+		}
+		n *= t
+	}
+	return n
+}
+
+// View returns the first n elements of the buffer b as a []T, without
+// copying. It panics, failing the launch with a message, when b holds fewer
+// than n elements (the runtime checks every buffer's Len before a launch,
+// so a generated Go image never sees one).
+func View[T any](b []byte, n int) []T {
+	var z T
+	size := int(unsafe.Sizeof(z))
+	if n <= 0 {
+		return nil
+	}
+	if len(b)/size < n {
+		panic("kernelrt: buffer of " + itoa(len(b)/size) + " elements, the kernel needs " + itoa(n))
+	}
+	return unsafe.Slice((*T)(unsafe.Pointer(unsafe.SliceData(b))), n)
+}
+
+// Head returns s[:n] when s holds at least n elements, and s otherwise: a
+// launcher maps exactly the elements a kernel touches, and leaves a slice
+// that is too short to the runtime, which refuses it with a message.
+func Head[T any](s []T, n int) []T {
+	if n >= 0 && n <= len(s) {
+		return s[:n]
+	}
+	return s
+}
+
+// Teams returns the number of teams a generated reduction over n points
+// runs: enough teams of MaxThreads threads that each thread combines about
+// 16 points, at least 1 and at most 1024 (the split of kernels.DotTeams).
+func Teams(n int) int {
+	return min(max(n/(16*MaxThreads), 1), 1024)
+}
+
+// Int returns the launch argument of an integer scalar: its bits,
+// sign-extended from v.
+func Int(v int64) device.Arg { return device.Arg{Bits: uint64(v)} }
+
+// Float32 returns the launch argument of a float32 scalar.
+func Float32(v float32) device.Arg { return device.Arg{Bits: uint64(math.Float32bits(v))} }
+
+// Float64 returns the launch argument of a float64 scalar.
+func Float64(v float64) device.Arg { return device.Arg{Bits: math.Float64bits(v)} }
+
+// Bool returns 1 for true and 0 for false: a bool scalar's launch value (a
+// ParamInt32 parameter).
+func Bool(v bool) int {
+	if v {
+		return 1
+	}
+	return 0
+}
+
+func itoa(n int) string {
+	if n == 0 {
+		return "0"
+	}
+	var b [20]byte
+	i := len(b)
+	neg := n < 0
+	for n != 0 {
+		d := n % 10
+		if d < 0 {
+			d = -d
+		}
+		i--
+		b[i] = byte('0' + d)
+		n /= 10
+	}
+	if neg {
+		i--
+		b[i] = '-'
+	}
+	return string(b[i:])
+}

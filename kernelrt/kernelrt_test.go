@@ -1,0 +1,67 @@
+package kernelrt
+
+import (
+	"math"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+func TestLenViewHead(t *testing.T) {
+	assert.Equal(t, 12, Len(3, 4))
+	assert.Equal(t, 1, Len())
+	assert.Zero(t, Len(3, 0, 5), "a term 0")
+	assert.Zero(t, Len(-2, -3), "negative terms: 0, as device.NeedLen, not 6")
+	b := make([]byte, 16)
+	v := View[float32](b, 3)
+	require.Len(t, v, 3)
+	v[2] = 1.5
+	assert.Equal(t, float32(1.5), View[float32](b, 4)[2], "a view aliases the bytes")
+	assert.Nil(t, View[float32](b, 0))
+	assert.PanicsWithValue(t, "kernelrt: buffer of 4 elements, the kernel needs 5", func() { View[float32](b, 5) })
+	s := []int{1, 2, 3}
+	assert.Equal(t, []int{1, 2}, Head(s, 2))
+	assert.Equal(t, s, Head(s, 7), "too short: left to the runtime's check")
+	assert.Equal(t, s, Head(s, -1))
+}
+
+func TestTeamsAndCombine(t *testing.T) {
+	assert.Equal(t, 1, Teams(0))
+	assert.Equal(t, 256, Teams(1<<20))
+	assert.Equal(t, 1024, Teams(1<<40))
+	assert.Equal(t, int8(-128), SumInts([]int8{127, 1}), "wraps as Go's")
+	assert.Equal(t, uint16(0), ProdInts([]uint16{256, 256}))
+	assert.Equal(t, float32(3), SumFloats([]float32{1, 2.5, -0.5}))
+	assert.Equal(t, 6.0, ProdFloats([]float64{1, 2, 3}))
+	assert.Equal(t, float32(math.Inf(1)), Min(float32(math.Inf(1)), nil), "no partials: the identity")
+	assert.True(t, math.IsNaN(Max(math.Inf(-1), []float64{1, math.NaN(), 2})), "a NaN wins")
+	assert.Equal(t, -3, Min(math.MaxInt, []int{4, -3, 9}))
+	assert.Equal(t, 1, Bool(true)+Bool(false))
+}
+
+func TestSamples(t *testing.T) {
+	for _, dims := range []int{1, 2, 3} {
+		for _, n := range []int{-1, 1, 100, 1 << 16} {
+			e := Extents(n, dims)
+			total := e[0] * e[1] * e[2]
+			assert.Positive(t, total, "Extents(%d, %d)", n, dims)
+			if n >= 1000 {
+				assert.True(t, total >= n/2 && total <= 2*n, "Extents(%d, %d) = %v: about n points", n, dims, e)
+			}
+			for d := 1; d < dims; d++ {
+				assert.GreaterOrEqual(t, e[d], 3, "Extents(%d, %d) = %v: sides of at least 3", n, dims, e)
+			}
+			s := ReduceShape(e, dims)
+			assert.Zero(t, s.Size[dims-1]%s.Teams, "ReduceShape(%v): teams divide the outermost extent", e)
+			assert.Equal(t, MaxThreads, s.Threads)
+		}
+	}
+	a, b := Rand("k", 5, 1), Rand("k", 5, 1)
+	assert.Equal(t, Floats[float32](a, 8, 0.5, 1.5), Floats[float32](b, 8, 0.5, 1.5), "deterministic")
+	assert.NotEqual(t, Ints[int32](Rand("k", 5, 1), 8, 0, 16), Ints[int32](Rand("j", 5, 1), 8, 0, 16), "kernels apart")
+	for _, v := range View[int16](Ints[int16](a, 100, 0, 16), 100) {
+		assert.True(t, v >= 0 && v < 16, "Ints in [0, 16): %d", v)
+	}
+	assert.Equal(t, []byte{}, Zeros[float64](0), "an empty buffer is not nil")
+}

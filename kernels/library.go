@@ -1,0 +1,73 @@
+package kernels
+
+// The library's kernels, each one Go function that gompt-kernels
+// translates (gompt_kernels.go, gompt_*.cl, gompt_*.ptx; launchers in
+// kernels/launch). var= keeps the exported names they had when they were
+// written by hand, name= their kernel names.
+//go:generate go run github.com/gompt/gompt/cmd/gompt-kernels -launchers launch
+
+// empty does no work. Launch-overhead benchmarks use Empty.
+//
+//gompt:kernel dims=n var=Empty name=empty
+func empty(i int, n int) {}
+
+// saxpy computes y[i] = a*x[i] + y[i] (Saxpy).
+//
+//gompt:kernel dims=n var=Saxpy name=saxpy
+func saxpy(i int, n int, a float32, x, y []float32) {
+	y[i] = a*x[i] + y[i]
+}
+
+// vecadd computes c[i] = a[i] + b[i] (VecAdd).
+//
+//gompt:kernel dims=n var=VecAdd name=vecadd
+func vecadd(i int, n int, a, b, c []float32) {
+	c[i] = a[i] + b[i]
+}
+
+// fill sets x[i] = v (Fill).
+//
+//gompt:kernel dims=n var=Fill name=fill
+func fill(i int, n int, v float32, x []float32) {
+	x[i] = v
+}
+
+// copy32 copies 32-bit words: dst[i] = src[i] (Copy32).
+//
+//gompt:kernel dims=n var=Copy32 name=copy32
+func copy32(i int, n int, src, dst []int32) {
+	dst[i] = src[i]
+}
+
+// jacobi is one 5-point Jacobi step on an nx x ny row-major grid: interior
+// points get the mean of their four neighbours, boundary points are copied
+// (Jacobi).
+//
+//gompt:kernel dims=nx,ny var=Jacobi name=jacobi
+func jacobi(x, y int, nx, ny int, in, out []float32) {
+	i := y*nx + x
+	if x == 0 || y == 0 || x == nx-1 || y == ny-1 {
+		out[i] = in[i]
+		return
+	}
+	out[i] = 0.25 * (in[i-nx] + in[i+nx] + in[i-1] + in[i+1])
+}
+
+// matmul computes element (i, j) of C = A*B for row-major m x k A and
+// k x n B: the point (j, i), dimension 0 the column (Matmul).
+//
+//gompt:kernel dims=n,m len(A)=m*k len(B)=k*n len(C)=m*n var=Matmul name=matmul
+func matmul(j, i int, m, n, k int, A, B, C []float32) {
+	var acc float32
+	for p := 0; p < k; p++ {
+		acc += A[i*k+p] * B[p*n+j]
+	}
+	C[i*n+j] = acc
+}
+
+// dot is x[i]*y[i], summed over [0, n) by the reduction Dot.
+//
+//gompt:kernel dims=n reduce=+ var=Dot name=dot_partial
+func dot(i int, n int, x, y []float32) float32 {
+	return x[i] * y[i]
+}
