@@ -25,7 +25,7 @@ type fakeDev struct {
 }
 
 func (d *fakeDev) NewQueue() (device.Queue, error) { return nil, errors.New("no queues") }
-func (d *fakeDev) Now() (int64, error)              { return 1, nil }
+func (d *fakeDev) Now() (int64, error)             { return 1, nil }
 
 type fakeFunc struct{ k *device.Kernel }
 
