@@ -141,11 +141,9 @@ func (d *Device[H]) Alloc(size int) (device.Buffer, error) {
 	}
 	if d.t.cacheLimit > 0 {
 		d.mu.Lock()
-		if s, ok := d.t.reuse(size); ok {
-			s.Size = size
-			d.t.add(s)
+		if p, ok := d.t.reuse(size); ok {
 			d.mu.Unlock()
-			return device.Buffer{Ptr: s.Base, Size: size}, nil
+			return device.Buffer{Ptr: p, Size: size}, nil
 		}
 		d.mu.Unlock()
 	}
@@ -163,7 +161,7 @@ func (d *Device[H]) Alloc(size int) (device.Buffer, error) {
 			return device.Buffer{}, d.Errorf("alloc", device.CodeOutOfResources, "%v", err)
 		}
 	}
-	d.t.add(Span[H]{Base: p, Size: size, Handle: h})
+	d.t.add(p, size, h)
 	d.mu.Unlock()
 	return device.Buffer{Ptr: p, Size: size}, nil
 }
@@ -174,17 +172,19 @@ func (d *Device[H]) Alloc(size int) (device.Buffer, error) {
 // CodeInvalidArgument and changes nothing.
 func (d *Device[H]) Free(p device.DevicePtr) error {
 	d.mu.Lock()
-	s, ok := d.t.remove(p)
-	if !ok {
+	i, ok := d.t.find(p, false)
+	if !ok || d.t.ents[i].base != p {
 		d.mu.Unlock()
 		return d.Errorf("free", device.CodeInvalidArgument, "pointer %v is not the start of a live allocation", p)
 	}
-	if d.t.keep(s) {
+	e := &d.t.ents[i]
+	size, h := e.size, e.h
+	if d.t.kill(i) {
 		d.mu.Unlock()
 		return nil
 	}
 	d.mu.Unlock()
-	return d.drv.MemFree(s.Base, s.Handle, s.Size)
+	return d.drv.MemFree(p, h, size)
 }
 
 // MemInUse returns the bytes and number of live allocations
@@ -192,7 +192,7 @@ func (d *Device[H]) Free(p device.DevicePtr) error {
 func (d *Device[H]) MemInUse() (bytes int64, allocs int) {
 	d.mu.Lock()
 	defer d.mu.Unlock()
-	return d.t.bytes, len(d.t.live)
+	return d.t.bytes, d.t.n
 }
 
 // CacheBytes returns the bytes of freed blocks the device keeps for reuse.
@@ -202,25 +202,28 @@ func (d *Device[H]) CacheBytes() int64 {
 	return d.t.cached
 }
 
-// Lookup returns the live allocation that holds [p, p+n) (n >= 0; with n
-// 0, p may be the allocation's end). Otherwise the error, of operation op
-// with CodeInvalidArgument, names the range and the allocation it
-// extends past, if any. A plugin's queues call it for every pointer they
-// are given.
-func (d *Device[H]) Lookup(op string, p device.DevicePtr, n int) (Span[H], error) {
+// Lookup returns the handle of the live allocation that holds [p, p+n)
+// (n >= 0; with n 0, p may be the allocation's end), p's offset in it,
+// and its size. Otherwise the error, of operation op with
+// CodeInvalidArgument, names the range and the allocation it extends
+// past, if any. A plugin's queues call it for every pointer they are
+// given.
+func (d *Device[H]) Lookup(op string, p device.DevicePtr, n int) (h H, off, size int, err error) {
 	d.mu.Lock()
-	i, ok := d.t.find(p, n == 0)
-	if ok && uint64(p-d.t.live[i].Base)+uint64(n) <= uint64(d.t.live[i].Size) && n >= 0 {
-		s := d.t.live[i]
-		d.mu.Unlock()
-		return s, nil
+	if i, ok := d.t.find(p, n == 0); ok {
+		if e := &d.t.ents[i]; uint64(p-e.base)+uint64(n) <= uint64(e.size) && n >= 0 {
+			h, off, size = e.h, int(p-e.base), e.size
+			d.mu.Unlock()
+			return h, off, size, nil
+		}
 	}
 	var s Span[H]
-	if i, ok = d.t.find(p, true); ok { // p inside, or at the end of, the allocation it extends past
-		s = d.t.live[i]
+	i, ok := d.t.find(p, true)
+	if ok { // p inside, or at the end of, the allocation it extends past
+		s = d.t.span(i)
 	}
 	d.mu.Unlock()
-	return Span[H]{}, d.lookupErr(op, p, n, s, ok)
+	return h, 0, 0, d.lookupErr(op, p, n, s, ok)
 }
 
 func (d *Device[H]) lookupErr(op string, p device.DevicePtr, n int, s Span[H], in bool) error {
@@ -257,9 +260,10 @@ func (d *Device[H]) Trim() (int64, error) {
 func (d *Device[H]) Forget() (live, cached []Span[H]) {
 	d.mu.Lock()
 	defer d.mu.Unlock()
-	live = d.t.live
-	d.t.live, d.t.bytes = nil, 0
-	return live, d.t.takeCache()
+	cached = d.t.takeCache()
+	live = d.t.all()
+	d.t.ents, d.t.n, d.t.bytes = nil, 0, 0
+	return live, cached
 }
 
 // Kernels returns the device's kernel cache, for a runtime that looks

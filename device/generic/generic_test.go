@@ -101,10 +101,10 @@ func TestMemoryTable(t *testing.T) {
 	assert.Equal(t, int64(6000), n, "bytes in use")
 	assert.Equal(t, 2, cnt, "allocations in use")
 
-	s, err := d.Lookup("copy", a.Ptr+10, 990)
+	h, off, size, err := d.Lookup("copy", a.Ptr+10, 990)
 	require.NoError(t, err, "a range to the end")
-	assert.Equal(t, Span[int]{Base: a.Ptr, Size: 1000, Handle: 1}, s, "the span found")
-	_, err = d.Lookup("copy", a.Ptr+1000, 0)
+	assert.Equal(t, []int{1, 10, 1000}, []int{h, off, size}, "the allocation found: handle, offset, size")
+	_, _, _, err = d.Lookup("copy", a.Ptr+1000, 0)
 	assert.NoError(t, err, "an empty range at the end")
 	for _, c := range []struct {
 		p    device.DevicePtr
@@ -118,7 +118,7 @@ func TestMemoryTable(t *testing.T) {
 		{a.Ptr, -1, "negative length -1"},
 		{0, 1, "range [0x0,0x1) is not inside any live allocation"},
 	} {
-		_, err := d.Lookup("copy", c.p, c.n)
+		_, _, _, err := d.Lookup("copy", c.p, c.n)
 		if assert.Error(t, err, "Lookup(%v, %d)", c.p, c.n) {
 			assert.Equal(t, device.CodeInvalidArgument, device.CodeOf(err), "Lookup(%v, %d): %v", c.p, c.n, err)
 			assert.Contains(t, err.Error(), c.want, "Lookup(%v, %d)", c.p, c.n)
@@ -132,7 +132,7 @@ func TestMemoryTable(t *testing.T) {
 	}
 	require.NoError(t, d.Free(a.Ptr))
 	assert.Error(t, d.Free(a.Ptr), "second Free")
-	_, err = d.Lookup("copy", a.Ptr, 1)
+	_, _, _, err = d.Lookup("copy", a.Ptr, 1)
 	assert.Error(t, err, "Lookup of freed memory")
 
 	// Wrap: the space ends; the next allocations take the first gaps.

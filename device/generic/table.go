@@ -3,7 +3,6 @@ package generic
 import (
 	"fmt"
 	"math/bits"
-	"sort"
 
 	"github.com/gompt/gompt/device"
 )
@@ -19,33 +18,61 @@ type Span[H any] struct {
 // End is the address one past the span's last byte.
 func (s *Span[H]) End() device.DevicePtr { return s.Base + device.DevicePtr(s.Size) }
 
-// table is a device's live allocations, sorted by address, and the freed
-// blocks it keeps for reuse. Not safe for concurrent use: Device's mu
-// guards it.
+// table is a device's allocations, sorted by address: the live ones, and
+// the freed blocks it keeps for reuse, which keep their place (dead,
+// their class's size) so that reusing one writes a flag and a size, and
+// no entry moves. Not safe for concurrent use: Device's mu guards it.
 type table[H any] struct {
-	live  []Span[H] // sorted by Base, disjoint
-	bytes int64     // sum of live sizes
+	ents  []entry[H] // sorted by base, disjoint
+	n     int        // live entries
+	bytes int64      // sum of live sizes
 
 	// Synthetic addresses (Config.Space), for drivers whose memory has
 	// none: [lo, hi), handed out upward from next, then first fit once
 	// next reaches hi.
 	lo, hi, next uint64
 
-	// Freed blocks kept for reuse (Config.CacheLimit), by size class.
-	cache      [][]Span[H] // by class; each Size is its class's size
+	// Freed blocks kept for reuse (Config.CacheLimit): the addresses of
+	// the dead entries, by size class.
+	cache      [][]device.DevicePtr
 	cached     int64
 	cacheLimit int64
 	cacheMax   int
 }
 
-// find returns the index of the live span containing p, or of the span
-// ending at p when end is true and no span contains it, and whether there
-// is one.
-func (t *table[H]) find(p device.DevicePtr, end bool) (int, bool) {
-	lo, hi := 0, len(t.live) // the first span with Base > p is in [lo, hi]
+// entry is one allocation: live, of size bytes, or a dead block in the
+// cache, of its class's size.
+type entry[H any] struct {
+	base device.DevicePtr
+	size int
+	live bool
+	h    H
+}
+
+// search returns the index of the last entry whose base is at most p, or
+// -1.
+func (t *table[H]) search(p device.DevicePtr) int {
+	lo, hi := 0, len(t.ents) // the first entry with base > p is in [lo, hi]
 	for lo < hi {
 		m := int(uint(lo+hi) >> 1)
-		if t.live[m].Base <= p {
+		if t.ents[m].base <= p {
+			lo = m + 1
+		} else {
+			hi = m
+		}
+	}
+	return lo - 1
+}
+
+// find returns the index of the live entry containing p, or of the live
+// entry ending at p when end is true and no live entry contains it, and
+// whether there is one.
+func (t *table[H]) find(p device.DevicePtr, end bool) (int, bool) {
+	ents := t.ents
+	lo, hi := 0, len(ents) // search's, inline: the first entry with base > p is in [lo, hi]
+	for lo < hi {
+		m := int(uint(lo+hi) >> 1)
+		if ents[m].base <= p {
 			lo = m + 1
 		} else {
 			hi = m
@@ -54,34 +81,73 @@ func (t *table[H]) find(p device.DevicePtr, end bool) (int, bool) {
 	if lo == 0 {
 		return 0, false
 	}
-	s := &t.live[lo-1]
-	if p < s.End() || end && p == s.End() {
+	e := &ents[lo-1]
+	if e.live && (p < e.base+device.DevicePtr(e.size) || end && p == e.base+device.DevicePtr(e.size)) {
 		return lo - 1, true
 	}
 	return 0, false
 }
 
-// add inserts s, which overlaps no live span.
-func (t *table[H]) add(s Span[H]) {
-	i := sort.Search(len(t.live), func(i int) bool { return t.live[i].Base > s.Base })
-	t.live = append(t.live, Span[H]{})
-	copy(t.live[i+1:], t.live[i:])
-	t.live[i] = s
-	t.bytes += int64(s.Size)
+// span returns live entry i as a Span.
+func (t *table[H]) span(i int) Span[H] {
+	e := &t.ents[i]
+	return Span[H]{Base: e.base, Size: e.size, Handle: e.h}
 }
 
-// remove deletes and returns the live span starting at p.
-func (t *table[H]) remove(p device.DevicePtr) (Span[H], bool) {
-	i, ok := t.find(p, false)
-	if !ok || t.live[i].Base != p {
-		return Span[H]{}, false
+// add inserts a live entry, which overlaps no other.
+func (t *table[H]) add(p device.DevicePtr, size int, h H) {
+	i := len(t.ents)
+	if i > 0 && t.ents[i-1].base > p {
+		i = t.search(p) + 1
 	}
-	s := t.live[i]
-	copy(t.live[i:], t.live[i+1:])
-	t.live[len(t.live)-1] = Span[H]{} // drop the handle
-	t.live = t.live[:len(t.live)-1]
-	t.bytes -= int64(s.Size)
-	return s, true
+	t.ents = append(t.ents, entry[H]{})
+	if i < len(t.ents)-1 {
+		copy(t.ents[i+1:], t.ents[i:])
+	}
+	t.ents[i] = entry[H]{base: p, size: size, live: true, h: h}
+	t.n++
+	t.bytes += int64(size)
+}
+
+// kill ends live entry i: it stays, dead, as a cached block of its
+// class's size if the cache has room (kill reports true), or leaves the
+// table (false).
+func (t *table[H]) kill(i int) bool {
+	e := &t.ents[i]
+	t.n--
+	t.bytes -= int64(e.size)
+	if t.cacheLimit > 0 && e.size <= t.cacheMax {
+		c, span := SizeClass(e.size)
+		if t.cached+int64(span) <= t.cacheLimit {
+			e.live, e.size = false, span
+			if c >= len(t.cache) {
+				t.cache = append(t.cache, make([][]device.DevicePtr, c+1-len(t.cache))...)
+			}
+			t.cache[c] = append(t.cache[c], e.base)
+			t.cached += int64(span)
+			return true
+		}
+	}
+	t.drop(i)
+	return false
+}
+
+// drop removes entry i.
+func (t *table[H]) drop(i int) {
+	copy(t.ents[i:], t.ents[i+1:])
+	t.ents[len(t.ents)-1] = entry[H]{} // drop the handle
+	t.ents = t.ents[:len(t.ents)-1]
+}
+
+// all returns the live entries as Spans.
+func (t *table[H]) all() []Span[H] {
+	out := make([]Span[H], 0, t.n)
+	for i := range t.ents {
+		if t.ents[i].live {
+			out = append(out, t.span(i))
+		}
+	}
+	return out
 }
 
 // spaceAlign is the granularity of synthetic addresses, and the gap left
@@ -92,7 +158,8 @@ const spaceAlign = 1 << 12
 // place returns a synthetic address for size bytes: the next one up, or
 // once the space is used up to its end, the first gap large enough
 // (addresses are reused only after the space wraps, which keeps a stale
-// pointer from aliasing a new allocation for as long as possible).
+// pointer from aliasing a new allocation for as long as possible). Every
+// entry is live: synthetic addresses come without a cache.
 func (t *table[H]) place(size int) (device.DevicePtr, error) {
 	s := uint64(size)
 	need := (s+spaceAlign-1)&^(spaceAlign-1) + spaceAlign
@@ -104,17 +171,17 @@ func (t *table[H]) place(size int) (device.DevicePtr, error) {
 		return device.DevicePtr(base), nil
 	}
 	prev := t.lo
-	for i := range t.live {
-		b := uint64(t.live[i].Base)
+	for i := range t.ents {
+		b := uint64(t.ents[i].base)
 		if b-prev >= need {
 			return device.DevicePtr(prev), nil
 		}
-		prev = b + (uint64(t.live[i].Size)+spaceAlign-1)&^(spaceAlign-1) + spaceAlign
+		prev = b + (uint64(t.ents[i].size)+spaceAlign-1)&^(spaceAlign-1) + spaceAlign
 	}
 	if prev < t.hi && t.hi-prev >= need {
 		return device.DevicePtr(prev), nil
 	}
-	return 0, fmt.Errorf("synthetic address space of %d TiB exhausted by %d live allocations", (t.hi-t.lo)>>40, len(t.live))
+	return 0, fmt.Errorf("synthetic address space of %d TiB exhausted by %d live allocations", (t.hi-t.lo)>>40, len(t.ents))
 }
 
 // SizeClass returns the size class of an allocation of size bytes (size >
@@ -134,51 +201,37 @@ func SizeClass(size int) (class int, span int) {
 	return 16 + (k-13)*4 + int(sp/step-5), int(sp)
 }
 
-// reuse takes a cached block of size's class, if there is one.
-func (t *table[H]) reuse(size int) (Span[H], bool) {
-	if t.cached == 0 || size > t.cacheMax {
-		return Span[H]{}, false
+// reuse makes a cached block of size's class live again, of size bytes,
+// and returns its address, if the cache has one.
+func (t *table[H]) reuse(size int) (device.DevicePtr, bool) {
+	if size > t.cacheMax {
+		return 0, false
 	}
-	c, _ := SizeClass(size)
+	c, span := SizeClass(size)
 	if c >= len(t.cache) || len(t.cache[c]) == 0 {
-		return Span[H]{}, false
+		return 0, false
 	}
 	l := t.cache[c]
-	if len(l) == 0 {
-		return Span[H]{}, false
-	}
-	s := l[len(l)-1]
-	l[len(l)-1] = Span[H]{}
+	p := l[len(l)-1]
 	t.cache[c] = l[:len(l)-1]
-	t.cached -= int64(s.Size)
-	return s, true
+	t.cached -= int64(span)
+	e := &t.ents[t.search(p)]
+	e.live, e.size = true, size
+	t.n++
+	t.bytes += int64(size)
+	return p, true
 }
 
-// keep caches freed span s if the cache has room, and reports whether it
-// did.
-func (t *table[H]) keep(s Span[H]) bool {
-	if t.cacheLimit == 0 || s.Size > t.cacheMax {
-		return false
-	}
-	c, span := SizeClass(s.Size)
-	if t.cached+int64(span) > t.cacheLimit {
-		return false
-	}
-	if c >= len(t.cache) {
-		t.cache = append(t.cache, make([][]Span[H], c+1-len(t.cache))...)
-	}
-	s.Size = span
-	t.cache[c] = append(t.cache[c], s)
-	t.cached += int64(span)
-	return true
-}
-
-// takeCache empties the cache and returns what it held.
+// takeCache empties the cache: its blocks leave the table, and are
+// returned (each Size its class's size).
 func (t *table[H]) takeCache() []Span[H] {
 	var out []Span[H]
 	for c, l := range t.cache {
-		out = append(out, l...)
-		clear(l)
+		for _, p := range l {
+			i := t.search(p)
+			out = append(out, t.span(i))
+			t.drop(i)
+		}
 		t.cache[c] = l[:0]
 	}
 	t.cached = 0

@@ -238,22 +238,21 @@ func (d *Device) find(a uint64) int {
 // allocation; otherwise the error (CodeInvalidArgument) names the range asked
 // for and the allocation found there, if any. Safe for concurrent use.
 func (d *Device) Resolve(p device.DevicePtr, n int) ([]byte, error) {
-	s, err := d.Lookup("resolve", p, n)
+	mem, off, _, err := d.Lookup("resolve", p, n)
 	if err != nil {
 		return nil, err
 	}
-	off := int(p - s.Base)
-	return s.Handle[off : off+n : off+n], nil
+	return mem[off : off+n : off+n], nil
 }
 
 // resolveTail returns the device memory from p to the end of its
 // allocation, for a launch's buffer argument.
 func (d *Device) resolveTail(p device.DevicePtr, op string) ([]byte, error) {
-	s, err := d.Lookup(op, p, 0)
+	mem, off, size, err := d.Lookup(op, p, 0)
 	if err != nil {
 		return nil, err
 	}
-	return s.Handle[int(p-s.Base):s.Size:s.Size], nil
+	return mem[off:size:size], nil
 }
 
 // spaceString describes the device's address space, for Info.Extra.
