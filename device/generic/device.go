@@ -71,6 +71,10 @@ type Config struct {
 	ID   string      // "host:0", device.ID's form: names the device in errors
 	Info device.Info // what Info returns; MaxAlloc bounds Alloc
 
+	// MaxAllocFrom, when set, says where Info.MaxAlloc comes from, for
+	// Alloc's error ("CL_DEVICE_MAX_MEM_ALLOC_SIZE").
+	MaxAllocFrom string
+
 	// Images are the kinds of kernel image the device runs, best first:
 	// Load builds the first one a kernel has. Hint, when set, ends the
 	// error for a kernel with none ("generate PTX with clang...").
@@ -96,6 +100,7 @@ type Config struct {
 type Device[H any] struct {
 	drv     Driver[H]
 	id      string
+	limit   string // MaxAlloc, as Alloc's error names it
 	info    device.Info
 	images  []device.ImageKind
 	hint    string
@@ -116,6 +121,10 @@ func (d *Device[H]) Init(drv Driver[H], c Config) {
 		panic("generic: Init of device " + c.ID + ": synthetic addresses and a cache of freed blocks do not mix")
 	}
 	d.drv, d.id, d.info, d.images, d.hint = drv, c.ID, c.Info, c.Images, c.Hint
+	d.limit = "MaxAlloc"
+	if c.MaxAllocFrom != "" {
+		d.limit += ": " + c.MaxAllocFrom
+	}
 	d.t.lo, d.t.hi, d.t.next = c.Space.Lo, c.Space.Hi, c.Space.Lo
 	d.t.cacheLimit, d.t.cacheMax = c.CacheLimit, c.CacheMax
 	d.kernels.d = d.build
@@ -137,7 +146,7 @@ func (d *Device[H]) Errorf(op string, code device.Code, format string, args ...a
 func (d *Device[H]) Alloc(size int) (device.Buffer, error) {
 	if size <= 0 || uint64(size) > d.info.MaxAlloc {
 		return device.Buffer{}, d.Errorf("alloc", device.CodeInvalidArgument,
-			"size %d: want 1..%d bytes (MaxAlloc)", size, d.info.MaxAlloc)
+			"size %d: want 1..%d bytes (%s)", size, d.info.MaxAlloc, d.limit)
 	}
 	if d.t.cacheLimit > 0 {
 		d.mu.Lock()

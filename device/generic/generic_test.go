@@ -326,3 +326,88 @@ func TestSizeClass(t *testing.T) {
 		prevClass, prevSpan = c, span
 	}
 }
+
+// newSpaceTable returns the table of a device with synthetic addresses in
+// [lo, hi).
+func newSpaceTable(lo, hi uint64) *table[uintptr] {
+	return &table[uintptr]{lo: lo, hi: hi, next: lo}
+}
+
+// addSpace places and adds an allocation of size bytes with handle h.
+func addSpace(t *table[uintptr], size int, h uintptr) (device.DevicePtr, error) {
+	p, err := t.place(size)
+	if err == nil {
+		t.add(p, size, h)
+	}
+	return p, err
+}
+
+// removeSpace removes the allocation starting at p, returning its handle.
+func removeSpace(t *table[uintptr], p device.DevicePtr) (uintptr, bool) {
+	i, ok := t.find(p, false)
+	if !ok || t.ents[i].base != p {
+		return 0, false
+	}
+	h := t.ents[i].h
+	t.kill(i)
+	return h, true
+}
+
+// TestSpace (from the OpenCL plugin's synthetic address space):
+// allocations get aligned, distinct addresses past each other's ends;
+// interior pointers find their allocation's handle, pointers at or past
+// its end none; only a base removes one, once.
+func TestSpace(t *testing.T) {
+	s := newSpaceTable(1<<46, 2<<46)
+	a, err := addSpace(s, 100, 1)
+	require.NoError(t, err)
+	b, err := addSpace(s, spaceAlign, 2)
+	require.NoError(t, err)
+	require.NotZero(t, a, "bases %v, %v", a, b)
+	require.Greater(t, b, a+100, "bases %v, %v", a, b)
+	require.Zero(t, a%spaceAlign, "bases %v, %v", a, b)
+	require.Zero(t, b%spaceAlign, "bases %v, %v", a, b)
+	for _, tc := range []struct {
+		p    device.DevicePtr
+		mem  uintptr
+		find bool
+	}{
+		{a, 1, true}, {a + 99, 1, true}, {a + 100, 0, false}, {a - 1, 0, false},
+		{b, 2, true}, {b + spaceAlign - 1, 2, true}, {b + spaceAlign, 0, false},
+	} {
+		i, ok := s.find(tc.p, false)
+		assert.Equal(t, tc.find, ok, "find(%v) = %d, %v", tc.p, i, ok)
+		assert.False(t, ok && s.ents[i].h != tc.mem, "find(%v) = %d, %v", tc.p, i, ok)
+	}
+	_, ok := removeSpace(s, a+1)
+	assert.False(t, ok, "remove of an interior pointer succeeded")
+	if h, ok := removeSpace(s, a); assert.True(t, ok, "remove of a base failed") {
+		assert.EqualValues(t, 1, h, "remove of a base: its handle")
+	}
+	_, ok = removeSpace(s, a)
+	assert.False(t, ok, "second remove succeeded")
+}
+
+// TestSpaceWraps: once the space is used up to its end, a freed range is
+// reused (first fit), entries stay sorted, and a size larger than every
+// gap fails.
+func TestSpaceWraps(t *testing.T) {
+	s := newSpaceTable(1<<46, 1<<46+8*spaceAlign) // a tiny region: four one-unit buffers with guards
+	var bases []device.DevicePtr
+	for i := range 4 {
+		p, err := addSpace(s, 1, uintptr(i+1))
+		require.NoError(t, err, "add %d", i)
+		bases = append(bases, p)
+	}
+	_, err := addSpace(s, 1, 9)
+	require.Error(t, err, "add into a full region succeeded")
+	removeSpace(s, bases[1])
+	p, err := addSpace(s, spaceAlign, 5)
+	require.NoError(t, err, "after a free, add = %v, %v; want the freed range %v", p, err, bases[1])
+	require.Equal(t, bases[1], p, "after a free, add = %v, %v; want the freed range %v", p, err, bases[1])
+	for i := 1; i < len(s.ents); i++ {
+		require.Less(t, s.ents[i-1].base, s.ents[i].base, "entries not sorted")
+	}
+	_, err = addSpace(s, 2*spaceAlign, 6)
+	require.Error(t, err, "add larger than any gap succeeded")
+}

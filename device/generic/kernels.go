@@ -94,21 +94,26 @@ func (c *Kernels) load(k *device.Kernel) (device.Function, error) {
 	return l.f, nil
 }
 
-// Each calls fn for every kernel loaded on the device, for a plugin that
-// releases them when it closes. Concurrent loads may or may not be seen.
-func (c *Kernels) Each(fn func(k *device.Kernel, f device.Function)) {
+// Take empties the cache, once the loads in flight have ended, and
+// returns the functions it held, for a plugin that releases them when its
+// device closes. A later Load builds the kernel again.
+func (c *Kernels) Take() []device.Function {
 	c.mu.Lock()
-	ls := make([]*loaded, 0, len(c.loads))
-	for _, l := range c.loads {
-		ls = append(ls, l)
-	}
+	ls := c.loads
+	c.loads = nil
 	c.mu.Unlock()
+	var out []device.Function
 	for _, l := range ls {
 		l.once.Do(func() {}) // a load in flight ends first
 		if l.f != nil {
-			fn(l.k, l.f)
+			out = append(out, l.f)
 		}
 	}
+	c.mu.Lock()
+	c.m.Store(nil)
+	c.last.Store(nil)
+	c.mu.Unlock()
+	return out
 }
 
 func deref[M any](p *M) M {
