@@ -61,8 +61,9 @@ type Driver[H any] interface {
 
 	// LoadImage builds img, the image of k that the device runs (the
 	// first of Config.Images the kernel has), and returns the function to
-	// launch. Device calls it once per kernel, and keeps its result,
-	// error included.
+	// launch. Device calls it once per kernel and keeps the function; a
+	// kernel that failed is built again at its next Load, unless
+	// Config.KeepLoadErrors.
 	LoadImage(k *device.Kernel, img *device.Image) (device.Function, error)
 }
 
@@ -80,6 +81,13 @@ type Config struct {
 	// error for a kernel with none ("generate PTX with clang...").
 	Images []device.ImageKind
 	Hint   string
+
+	// KeepLoadErrors keeps a kernel's failed load, as its loads that
+	// succeed are kept: Load returns the same error again without a
+	// build (OpenCL: a source that does not compile will not, and a
+	// build costs a compile). Without it a failed kernel is built again
+	// at its next Load (CUDA: a JIT failure of the driver may pass).
+	KeepLoadErrors bool
 
 	// Space, when Hi > Lo, is the range [Lo, Hi) of synthetic addresses
 	// Device gives allocations whose MemAlloc returned address 0.
@@ -127,7 +135,7 @@ func (d *Device[H]) Init(drv Driver[H], c Config) {
 	}
 	d.t.lo, d.t.hi, d.t.next = c.Space.Lo, c.Space.Hi, c.Space.Lo
 	d.t.cacheLimit, d.t.cacheMax = c.CacheLimit, c.CacheMax
-	d.kernels.d = d.build
+	d.kernels.d, d.kernels.keepErrors = d.build, c.KeepLoadErrors
 }
 
 // ID returns the device's id, "host:0".
@@ -242,7 +250,7 @@ func (d *Device[H]) lookupErr(op string, p device.DevicePtr, n int, s Span[H], i
 	case in:
 		return d.Errorf(op, device.CodeInvalidArgument, "range [%v,%#x) extends past allocation [%v,%v)", p, uint64(p)+uint64(n), s.Base, s.End())
 	case n == 0:
-		return d.Errorf(op, device.CodeInvalidArgument, "pointer %v is not inside any live allocation", p)
+		return d.Errorf(op, device.CodeInvalidArgument, "%v is not inside any live allocation", p)
 	}
 	return d.Errorf(op, device.CodeInvalidArgument, "range [%v,%#x) is not inside any live allocation", p, uint64(p)+uint64(n))
 }

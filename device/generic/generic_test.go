@@ -114,7 +114,7 @@ func TestMemoryTable(t *testing.T) {
 		{a.Ptr + 10, 991, fmt.Sprintf("fake:0: copy: invalid argument: range [%v,%#x) extends past allocation [%v,%v)", a.Ptr+10, uint64(a.Ptr)+1001, a.Ptr, a.Ptr+1000)},
 		{a.Ptr + 1000, 1, "extends past allocation"},
 		{a.Ptr + 1001, 1, "is not inside any live allocation"},
-		{a.Ptr + 2000, 0, fmt.Sprintf("pointer %v is not inside any live allocation", a.Ptr+2000)},
+		{a.Ptr + 2000, 0, fmt.Sprintf("copy: invalid argument: %v is not inside any live allocation", a.Ptr+2000)},
 		{a.Ptr, -1, "negative length -1"},
 		{0, 1, "range [0x0,0x1) is not inside any live allocation"},
 	} {
@@ -204,8 +204,8 @@ func TestCache(t *testing.T) {
 }
 
 // TestLoad: a kernel is built once from the first kind of Images it has,
-// concurrently or not, found afterwards without a build (Find), with its
-// error kept; nil kernels, wrong declarations and kernels with no image
+// concurrently or not, and found afterwards without a build (Find); one
+// that failed is built again at its next load; nil kernels, wrong declarations and kernels with no image
 // the device runs are refused with their codes.
 func TestLoad(t *testing.T) {
 	d := newFake(t, Config{Images: []device.ImageKind{device.ImagePTX, device.ImageOpenCL}, Hint: "make one with the generator"})
@@ -240,7 +240,7 @@ func TestLoad(t *testing.T) {
 	assert.Equal(t, device.CodeInvalidBinary, device.CodeOf(err), "a PTX image that fails (the first kind): %v", err)
 	_, err = d.Load(bad)
 	assert.Error(t, err, "second load of a kernel that failed")
-	assert.EqualValues(t, 2, d.builds.Load(), "a failed build is kept, not tried again")
+	assert.EqualValues(t, 3, d.builds.Load(), "a failed build is tried again at the next load")
 	_, ok = d.Kernels().Find(bad)
 	assert.False(t, ok, "Find of a kernel that failed")
 
@@ -253,7 +253,14 @@ func TestLoad(t *testing.T) {
 	_, err = d.Load(&device.Kernel{Name: "hostonly", Images: device.Images("hostonly", func(*device.HostArgs, device.Range, int, int) {}, "", "")})
 	assert.Equal(t, device.CodeInvalidBinary, device.CodeOf(err), "Load of a kernel with no image the device runs: %v", err)
 	assert.EqualError(t, err, "fake:0: load hostonly: invalid binary: kernel hostonly has no image for fake:0 (has: host); the device runs ptx or opencl-c images; make one with the generator")
-	assert.EqualValues(t, 2, d.builds.Load(), "builds: refused kernels build nothing")
+	assert.EqualValues(t, 3, d.builds.Load(), "builds: refused kernels build nothing")
+
+	keep := newFake(t, Config{KeepLoadErrors: true})
+	bad = &device.Kernel{Name: "bad", Images: []device.Image{{Kind: device.ImageOpenCL, Source: "bad"}}}
+	_, err = keep.Load(bad)
+	_, err2 := keep.Load(bad)
+	assert.Equal(t, err, err2, "KeepLoadErrors: the second load's error is the first's")
+	assert.EqualValues(t, 1, keep.builds.Load(), "KeepLoadErrors: builds of a kernel that failed")
 }
 
 func TestPlugin(t *testing.T) {
@@ -287,8 +294,8 @@ func TestCheckLaunch(t *testing.T) {
 	info := &device.Info{MaxThreadsPerTeam: 256, MaxTeams: 1000}
 	k := &device.Kernel{Name: "k", Params: []device.Param{device.BufferParam("x", device.ParamFloat32, ""), device.ScalarParam("n", device.ParamInt32)}, MaxThreads: 128}
 	good := []device.Arg{{Ptr: 0x100}, {Bits: 4}}
-	ok := device.Shape{Size: [3]int{4}, Teams: 1000, Threads: 128}
-	assert.NoError(t, CheckLaunch("d:0", info, k, &ok, good))
+	ok := device.Shape{Size: [3]int{4}, Teams: 1000, Threads: 512}
+	assert.NoError(t, CheckLaunch("d:0", info, k, &ok, good), "threads past the limits are the plugin's to refuse or lower")
 	for _, c := range []struct {
 		shape device.Shape
 		args  []device.Arg
@@ -297,7 +304,7 @@ func TestCheckLaunch(t *testing.T) {
 		{ok, good[:1], "kernel k takes 2 arguments"},
 		{ok, []device.Arg{{}, {Bits: 4}}, "nil device pointer"},
 		{device.Shape{}, good, "dimension 0 must be at least 1"},
-		{device.Shape{Size: [3]int{4}, Threads: 129}, good, "129 threads per team: want at most 128"},
+		{device.Shape{Size: [3]int{4}, Threads: -1}, good, "must be 0 (runtime picks) or positive"},
 		{device.Shape{Size: [3]int{4}, Teams: 1001}, good, "1001 teams: want at most 1000"},
 	} {
 		err := CheckLaunch("d:0", info, k, &c.shape, c.args)
@@ -307,9 +314,6 @@ func TestCheckLaunch(t *testing.T) {
 			assert.Contains(t, err.Error(), c.want)
 		}
 	}
-	k.MaxThreads = 0
-	s := device.Shape{Size: [3]int{4}, Threads: 257}
-	assert.ErrorContains(t, CheckLaunch("d:0", info, k, &s, good), "257 threads per team: want at most 256", "the device's limit")
 }
 
 func TestSizeClass(t *testing.T) {

@@ -13,13 +13,14 @@ import (
 // calls the device's Load only for a kernel it does not hold yet. The
 // zero Kernels holds nothing and loads nothing; Device sets its builder.
 type Kernels struct {
-	d func(*device.Kernel) (device.Function, error) // builds a kernel (Device.build)
+	d          func(*device.Kernel) (device.Function, error) // builds a kernel (Device.build)
+	keepErrors bool                                          // a failed load is kept (Config.KeepLoadErrors)
 
 	last atomic.Pointer[loaded]                     // the kernel found last, tried first
 	m    atomic.Pointer[map[*device.Kernel]*loaded] // the kernels loaded, copy on write
 
 	mu    sync.Mutex                 // serialises the writers of m
-	loads map[*device.Kernel]*loaded // every load begun, failed ones included; under mu
+	loads map[*device.Kernel]*loaded // the loads begun (and not failed, unless keepErrors); under mu
 }
 
 // loaded is one kernel's load: once, then its function or error.
@@ -55,7 +56,8 @@ func (c *Kernels) find(k *device.Kernel) (device.Function, bool) {
 }
 
 // load builds k once (concurrent loads of k wait for the first; loads of
-// other kernels go on) and keeps the result, error included.
+// other kernels go on) and keeps the function. A load that fails is
+// forgotten, so that the next one tries again, unless keepErrors.
 func (c *Kernels) load(k *device.Kernel) (device.Function, error) {
 	c.mu.Lock()
 	l, ok := c.loads[k]
@@ -74,6 +76,14 @@ func (c *Kernels) load(k *device.Kernel) (device.Function, error) {
 		}
 		if err != nil {
 			l.err = err
+			if c.keepErrors {
+				return
+			}
+			c.mu.Lock()
+			if c.loads[k] == l {
+				delete(c.loads, k)
+			}
+			c.mu.Unlock()
 			return
 		}
 		l.f = f

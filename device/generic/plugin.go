@@ -59,30 +59,25 @@ func (p *Plugin) Devices() ([]device.Device, error) {
 // CheckLaunch checks a launch of k on a device whose limits are info, as
 // device.Queue.Launch promises: one argument per parameter and no nil
 // buffer pointer (Kernel.CheckArgs), a valid shape (device.CheckShape),
-// no more teams than info.MaxTeams, no more threads per team than
-// info.MaxThreadsPerTeam or k.MaxThreads. Its errors have
-// CodeInvalidArgument, operation "launch NAME" and device id. A plugin's
-// Launch calls it first; its LaunchChecked (device.CheckedLauncher) need
-// only compare the number of arguments with the parameters.
+// no more teams than info.MaxTeams. Its errors have CodeInvalidArgument,
+// operation "launch NAME" and device id. A plugin's Launch calls it
+// first; its LaunchChecked (device.CheckedLauncher) need only compare the
+// number of arguments with the parameters. Threads per team beyond the
+// device's or the kernel's limit are the plugin's to refuse (the host
+// device) or to lower (a GPU's work-group size).
 func CheckLaunch(id string, info *device.Info, k *device.Kernel, shape *device.Shape, args []device.Arg) error {
-	fail := func(err error) error {
-		return &device.Error{Op: "launch " + k.Name, Device: id, Code: device.CodeInvalidArgument, Err: err}
-	}
 	if err := k.CheckArgs(args); err != nil {
-		return fail(err)
+		return launchErr(id, k, err)
 	}
 	if err := device.CheckShape(shape); err != nil {
-		return fail(err)
-	}
-	maxThreads := info.MaxThreadsPerTeam
-	if k.MaxThreads > 0 && (maxThreads <= 0 || k.MaxThreads < maxThreads) {
-		maxThreads = k.MaxThreads
-	}
-	if maxThreads > 0 && shape.Threads > maxThreads {
-		return fail(fmt.Errorf("launch shape: %d threads per team: want at most %d", shape.Threads, maxThreads))
+		return launchErr(id, k, err)
 	}
 	if info.MaxTeams > 0 && shape.Teams > info.MaxTeams {
-		return fail(fmt.Errorf("launch shape: %d teams: want at most %d", shape.Teams, info.MaxTeams))
+		return launchErr(id, k, fmt.Errorf("launch shape: %d teams: want at most %d", shape.Teams, info.MaxTeams))
 	}
 	return nil
+}
+
+func launchErr(id string, k *device.Kernel, err error) error {
+	return &device.Error{Op: "launch " + k.Name, Device: id, Code: device.CodeInvalidArgument, Err: err}
 }

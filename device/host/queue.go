@@ -366,9 +366,22 @@ func (q *Queue) launch(f device.Function, shape *device.Shape, args []device.Arg
 	return nil
 }
 
-// checkLaunch checks a launch's arguments and shape (generic.CheckLaunch).
+// checkLaunch checks a launch's arguments and shape (generic.CheckLaunch),
+// and refuses more threads per team than MaxThreadsPerTeam or the
+// kernel's MaxThreads.
 func (q *Queue) checkLaunch(k *device.Kernel, shape *device.Shape, args []device.Arg) error {
-	return generic.CheckLaunch(q.d.ID(), &q.d.info, k, shape, args)
+	if err := generic.CheckLaunch(q.d.ID(), &q.d.info, k, shape, args); err != nil {
+		return err
+	}
+	maxThreads := MaxThreadsPerTeam
+	if k.MaxThreads > 0 {
+		maxThreads = min(maxThreads, k.MaxThreads)
+	}
+	if shape.Threads > maxThreads {
+		return device.Errorf(q.d.ID(), "launch "+k.Name, device.CodeInvalidArgument,
+			"launch shape: %d threads per team: want at most %d", shape.Threads, maxThreads)
+	}
+	return nil
 }
 
 // launch runs fn over shape with ha, turning a panic of the kernel into

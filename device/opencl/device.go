@@ -263,7 +263,8 @@ func newDevice(n int, p cl.PlatformID, pname string, id cl.DeviceID) (*clDevice,
 // of 64 TiB of its own (spaceBits), where a pointer of one device is never
 // valid on another.
 func (d *clDevice) initGeneric() {
-	c := generic.Config{ID: d.id, Info: d.info, MaxAllocFrom: "CL_DEVICE_MAX_MEM_ALLOC_SIZE", Images: []device.ImageKind{device.ImageOpenCL}}
+	c := generic.Config{ID: d.id, Info: d.info, MaxAllocFrom: "CL_DEVICE_MAX_MEM_ALLOC_SIZE",
+		Images: []device.ImageKind{device.ImageOpenCL}, KeepLoadErrors: true}
 	c.Space.Lo = uint64(d.n+1) << spaceBits
 	c.Space.Hi = c.Space.Lo + 1<<spaceBits
 	d.Device.Init(d, c)

@@ -11,6 +11,7 @@ import (
 	"sync"
 
 	"github.com/gompt/gompt/device"
+	"github.com/gompt/gompt/device/generic"
 	"github.com/gompt/gompt/internal/cl"
 )
 
@@ -165,13 +166,8 @@ func (q *queue) Launch(f device.Function, shape device.Shape, args []device.Arg)
 	if err := q.live(op); err != nil {
 		return err
 	}
-	if err := checkShape(shape); err != nil {
-		op = "launch " + fn.k.Name
-		return q.d.errorf(op, device.CodeInvalidArgument, "%v", err)
-	}
-	if err := fn.k.CheckArgs(args); err != nil {
-		op = "launch " + fn.k.Name
-		return q.d.errorf(op, device.CodeInvalidArgument, "%v", err)
+	if err := generic.CheckLaunch(q.d.id, &q.d.info, fn.k, &shape, args); err != nil {
+		return err
 	}
 	q.args = q.args[:0]
 	q.subs = q.subs[:0]
