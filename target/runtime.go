@@ -53,6 +53,7 @@ type DeviceInfo struct {
 
 type runtimeState struct {
 	cfg           config
+	getenv        func(string) string // the environment start read
 	plugins       []PluginStatus
 	devs          []*dev
 	defaultDevice atomic.Int64
@@ -158,7 +159,7 @@ func (d *dev) learnProfiles() {
 // start discovers plugins and devices. Devices are numbered across
 // plugins in plugin order; each is initialised lazily on first use.
 func start(getenv func(string) string) *runtimeState {
-	r := &runtimeState{cfg: readConfig(getenv), shutDone: make(chan struct{})}
+	r := &runtimeState{cfg: readConfig(getenv), getenv: getenv, shutDone: make(chan struct{})}
 	r.defaultDevice.Store(int64(r.cfg.defaultDevice))
 	for _, name := range r.cfg.plugins {
 		st := PluginStatus{Name: name}

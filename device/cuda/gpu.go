@@ -110,7 +110,7 @@ func openGPU(n, ordinal, driver int, lib, sched string) (*gpu, error) {
 			name, major, minor, minCompute/10, minCompute%10)
 	}
 	g := &gpu{
-		id:       device.ID("cuda", n),
+		id:       device.ID(Name, n),
 		dev:      dev,
 		maxBlock: attr(cu.DEVICE_ATTRIBUTE_MAX_THREADS_PER_BLOCK),
 		maxGrid: [3]int{attr(cu.DEVICE_ATTRIBUTE_MAX_GRID_DIM_X), attr(cu.DEVICE_ATTRIBUTE_MAX_GRID_DIM_Y),
@@ -165,7 +165,7 @@ func openGPU(n, ordinal, driver int, lib, sched string) (*gpu, error) {
 	g.info = device.Info{
 		Name:              name,
 		Vendor:            "NVIDIA",
-		Backend:           "cuda",
+		Backend:           Name,
 		Type:              "gpu",
 		Version:           fmt.Sprintf("sm_%d%d", major, minor),
 		DriverVersion:     versionString(driver),
@@ -199,7 +199,7 @@ func openGPU(n, ordinal, driver int, lib, sched string) (*gpu, error) {
 			{Key: "waiting", Value: schedWait},
 		},
 	}
-	g.Device.Init(g, generic.Config{ID: g.id, Info: g.info, Images: []device.ImageKind{device.ImagePTX},
+	g.Device.Init(g, generic.Config{ID: g.id, Info: g.info, Images: images,
 		Hint: "generate PTX from OpenCL C or CUDA C with clang as the kernels package does"})
 	return g, nil
 }

@@ -16,7 +16,6 @@ package host
 import (
 	"errors"
 	"fmt"
-	"os"
 	"runtime"
 	"slices"
 	"strconv"
@@ -45,18 +44,63 @@ const FunctionBytes = 4096
 // whole chunk, so the value only bounds what a kernel may assume.
 const MaxThreadsPerTeam = 1024
 
-func init() { device.Register(Name, newPlugin()) }
+// EnvDevices names the variable that sets how many host devices there
+// are.
+const EnvDevices = "GOMPT_HOST_DEVICES"
+
+// images are the kinds of kernel image a host device runs: Go images.
+var images = []device.ImageKind{device.ImageHost}
+
+func init() {
+	device.RegisterPlugin(device.Registration{
+		Name: Name, Plugin: newPlugin(),
+		Order:  30, // after the accelerators: cuda, opencl, host
+		Images: images,
+		Native: RecordKind,
+		Env: []device.EnvVar{
+			{Name: EnvDevices, Accepts: fmt.Sprintf("a whole number 0..%d", MaxDevices), Default: "1",
+				Check: func(v string) bool { _, warn := parseCount(v); return warn == "" }},
+			{Name: hostclock.EnvVar, Accepts: "auto, tsc or monotonic", Default: "auto", Check: func(v string) bool {
+				switch strings.ToLower(strings.TrimSpace(v)) {
+				case "", "auto", "tsc", "monotonic":
+					return true
+				}
+				return false
+			}},
+		},
+	})
+}
+
+// Record is the host device's native trace record (RecordKind): the
+// interval, on the host device's clock (Device.Now, ns), during which the
+// operation ran, and the queue that ran it (its number on its device,
+// also the record's HWID).
+type Record struct {
+	Start, End int64
+	Queue      uint64 // the queue's number on its device (1, 2, ...)
+}
+
+// RecordKind is the kind of Record, the host device's native records.
+var RecordKind = device.RegisterNative[Record](Name, func(r Record, n device.Native) error {
+	if r.Queue != n.HWID {
+		return fmt.Errorf("queue %d, but the record's HWID is %d", r.Queue, n.HWID)
+	}
+	return nil
+})
+
+// Native returns the device.Native that carries r, with the operation's
+// type name, where it ran and, for a launch, the teams it ran.
+func (r Record) Native(typ string, hwid uint64, teams int) device.Native {
+	return device.NewNative(RecordKind, r, typ, hwid, teams)
+}
 
 // newPlugin returns the plugin: its devices are made on the first call of
-// Devices, reading GOMPT_HOST_DEVICES (a bad value gives one warning on
-// stderr and 1 device). With GOMPT_HOST_DEVICES=0 it has no device and
+// Devices, reading GOMPT_HOST_DEVICES (a bad value gives 1 device, and
+// its warning on stderr once, from the runtime or from here). With GOMPT_HOST_DEVICES=0 it has no device and
 // an error wrapping device.ErrNoDevice.
 func newPlugin() *generic.Plugin {
 	return generic.NewPlugin(Name, func() ([]device.Device, error) {
-		n, warn := parseCount(os.Getenv("GOMPT_HOST_DEVICES"))
-		if warn != "" {
-			fmt.Fprintln(os.Stderr, warn)
-		}
+		n, _ := parseCount(device.Getenv(EnvDevices)) // a refused value is "": 1 device, and one warning
 		if n == 0 {
 			return nil, device.NoDevice(Name, errors.New("GOMPT_HOST_DEVICES=0 asks for no host devices"))
 		}
@@ -147,7 +191,7 @@ func newDeviceIn(n int, b *budget) *Device {
 	d.Device.Init(d, generic.Config{
 		ID:     device.ID(Name, n),
 		Info:   d.info,
-		Images: []device.ImageKind{device.ImageHost},
+		Images: images,
 		// Freed blocks of up to cacheMaxClass bytes are kept for reuse,
 		// an eighth of the budget (at most 1 GiB) per device.
 		CacheLimit: min(b.limit/8, 1<<30),

@@ -105,7 +105,7 @@ func (t *timing) Times() (begin, end int64, native device.Native, err error) {
 		}
 		q.mu.Unlock()
 	}
-	native = device.HostRecord{Start: t.begin, End: t.end, Queue: t.q.num}.Native(t.typ, t.q.num, t.teams)
+	native = Record{Start: t.begin, End: t.end, Queue: t.q.num}.Native(t.typ, t.q.num, t.teams)
 	return t.begin, t.end, native, nil
 }
 

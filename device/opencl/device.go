@@ -264,7 +264,7 @@ func newDevice(n int, p cl.PlatformID, pname string, id cl.DeviceID) (*clDevice,
 // valid on another.
 func (d *clDevice) initGeneric() {
 	c := generic.Config{ID: d.id, Info: d.info, MaxAllocFrom: "CL_DEVICE_MAX_MEM_ALLOC_SIZE",
-		Images: []device.ImageKind{device.ImageOpenCL}, KeepLoadErrors: true}
+		Images: images, KeepLoadErrors: true}
 	c.Space.Lo = uint64(d.n+1) << spaceBits
 	c.Space.Hi = c.Space.Lo + 1<<spaceBits
 	d.Device.Init(d, c)
