@@ -41,14 +41,12 @@ import (
 //     the queue usable.
 //   - Profile: if dev's queues implement device.Profiler, a small and a
 //     large copy in, a copy on the device, a launch and a copy out timed
-//     with profiling on
-//     each report 0 < begin <= end within clock readings taken before the
-//     work and after the Sync, in queue order, with a native record of
-//     a kind the plugin registered (device.RegisterNative) whose Start
-//     and End are the times and which passes its plugin's check
-//     (device.NativeType.Check), a type name, and teams > 0 for the
-//     launch only;
-//     Times gives the same answer twice (and, for a device.ReadyTiming
+//     with profiling on each report 0 < begin <= end within clock
+//     readings taken before the work and after the Sync, in queue order,
+//     with a native record of a kind the plugin registered
+//     (device.RegisterNative) whose Start and End are the times and which
+//     passes its plugin's check (device.NativeType.Check), a type name,
+//     and teams > 0 for the launch only; Times gives the same answer twice (and, for a device.ReadyTiming
 //     that says Ready right after the operation was enqueued, already
 //     then, before the Sync); with profiling off, Last does not change.
 //   - Concurrent: 16 goroutines, each with its own queue, allocate, copy,
