@@ -1,11 +1,15 @@
 // Package device is the contract between the gompt runtime and its device
 // plugins, as database/sql/driver is between database/sql and its drivers.
 //
-// A plugin registers itself from its init function with Register. The
-// runtime (package target) asks each plugin for its devices on first use;
-// a plugin that finds no driver or no device returns an error saying why,
-// and has zero devices. Users never import this package for offloading;
-// they import target.
+// A plugin registers itself from its init function with RegisterPlugin:
+// its name, its place in the default order, the kinds of kernel image it
+// runs, its native trace record type (RegisterNative) and its environment
+// variables, so that the shared layers name no plugin. The runtime
+// (package target) asks each plugin for its devices on first use; a
+// plugin that finds no driver or no device returns an error saying why,
+// and has zero devices. Plugins build their devices on package
+// device/generic, which keeps the bookkeeping of this contract. Users
+// never import this package for offloading; they import target.
 //
 // Division of work: the runtime does the bookkeeping (mapping tables,
 // reference counts, OMPT callbacks, ids and trace records); a plugin only

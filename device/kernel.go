@@ -155,7 +155,7 @@ func (k ImageKind) String() string {
 	case ImagePTX:
 		return "ptx"
 	}
-	return fmt.Sprintf("image(%d)", int(k))
+	return imageKindName(k)
 }
 
 // Image is one form of a kernel's code. Source holds OpenCL C or PTX text;

@@ -94,7 +94,7 @@ type (
 	// nil if the entry is not an OMPT record.
 	GetRecordOMPTFunc func(buffer []byte, current uint64) *RecordOMPT
 	// GetRecordNativeFunc is ompt_get_record_native_t: a pointer to the
-	// native record in buffer (its plugin's record type: device.HostRecord, ...) and
+	// native record in buffer (its plugin's registered record type: host.Record, ...; device.NativeTypeOf describes any) and
 	// the host_op_id of its operation; nil if the entry is not native.
 	GetRecordNativeFunc func(buffer []byte, current uint64) (native unsafe.Pointer, hostOpID uint64)
 	// GetRecordAbstractFunc is ompt_get_record_abstract_t; native must be

@@ -258,9 +258,11 @@
 // cursors are byte offsets. Records are ompt_record_ompt_t byte for byte
 // (RecordOMPT, 104 bytes, body at 32); native records follow a 48-byte
 // header, each a value of its plugin's record type, defined once in
-// package device (device.HostRecord, device.OpenCLRecord,
-// device.CUDARecord). Each device has a queue of packed records (128 KiB, growing to
-// 4 MiB while delivery falls behind: some 2048 to 65536 operations) and
+// its plugin's package and registered with package device (host.Record,
+// opencl.Record, cuda.Record; device.NativeTypeOf describes any of them
+// field by field, for a tool that does not import the plugin). Each
+// device has a queue of packed records (128 KiB, growing to 4 MiB while
+// delivery falls behind: some 2048 to 65536 operations) and
 // one delivery goroutine: the application only queues (a construct
 // queues its records together when it ends); buffer_request and
 // buffer_complete run on the delivery goroutine, in record order. The

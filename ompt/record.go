@@ -17,8 +17,8 @@ import (
 //
 //   - an OMPT entry is exactly one ompt_record_ompt_t of omp-tools.h
 //     (RecordOMPT, 104 bytes on 64-bit Linux, body union at offset 32);
-//   - a native entry is a 48-byte header (nativeHeader) followed by the
-//     plugin's native record, padded to a multiple of 8 bytes.
+//   - a native entry is a 48-byte header (NativeHeaderSize) followed by
+//     the plugin's native record, padded to a multiple of 8 bytes.
 //
 // A cursor (ompt_buffer_cursor_t) is the byte offset of an entry from the
 // start of the buffer. get_record_type tells the two kinds apart by the
@@ -137,7 +137,7 @@ const (
 	// in a buffer; get_record_native returns the address just after it.
 	NativeHeaderSize = link.HeaderSize
 	// NativeMax is the largest native record a plugin may attach (bytes).
-	NativeMax = 64
+	NativeMax = link.NativeMax
 	// MaxEntrySize is the largest entry gompt writes: a buffer shorter
 	// than this may lose records that would fit a larger one.
 	MaxEntrySize = NativeHeaderSize + NativeMax

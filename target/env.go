@@ -2,13 +2,12 @@ package target
 
 import (
 	"fmt"
-
-	"github.com/gompt/gompt/device"
-	"github.com/gompt/gompt/internal/hostclock"
 	"io"
 	"os"
 	"strconv"
 	"strings"
+
+	"github.com/gompt/gompt/device"
 )
 
 // Offload is the target-offload-var ICV (OMP_TARGET_OFFLOAD).
@@ -31,8 +30,10 @@ func (o Offload) String() string {
 	return "DEFAULT"
 }
 
-// DefaultPlugins is the plugin order used when GOMPT_PLUGINS is not set.
-const DefaultPlugins = "cuda,opencl,host"
+// DefaultPlugins returns the plugin order used when GOMPT_PLUGINS is not
+// set, comma-separated: the registered plugins in their default order
+// (device.DefaultOrder).
+func DefaultPlugins() string { return strings.Join(device.DefaultOrder(), ",") }
 
 // config holds the environment as read once at start-up.
 type config struct {
@@ -86,19 +87,16 @@ func readConfig(getenv func(string) string) config {
 	default:
 		warnEnv("OMP_DISPLAY_ENV", v, "true, false or verbose", "false")
 	}
-	c.plugins = strings.Split(DefaultPlugins, ",")
+	c.plugins = device.DefaultOrder()
 	if v := strings.TrimSpace(getenv("GOMPT_PLUGINS")); v != "" {
 		c.plugins = readPlugins(v)
 	}
-	switch v := strings.TrimSpace(getenv(hostclock.EnvVar)); strings.ToLower(v) {
-	case "", "auto", "tsc", "monotonic":
-	default:
-		warnEnv(hostclock.EnvVar, v, "auto, tsc or monotonic", "auto")
-	}
-	switch v := getenv("GOMPT_CUDA_SCHED"); v {
-	case "", "auto", "spin", "yield", "blocking":
-	default:
-		warnEnv("GOMPT_CUDA_SCHED", v, "auto, spin, yield or blocking", "blocking")
+	// Every plugin's variables, whether or not GOMPT_PLUGINS uses it: a
+	// bad value is reported once, here or by the plugin reading it.
+	for _, e := range device.EnvVars() {
+		if v := getenv(e.Name); e.Refuses(v) && device.WarnOnce(e.Name, v) {
+			fmt.Fprintln(warnOut, e.Warning(v))
+		}
 	}
 	if v := strings.TrimSpace(getenv("GOMPT_INFO")); v != "" {
 		switch strings.ToLower(v) {
@@ -125,13 +123,14 @@ func readConfig(getenv func(string) string) config {
 func readPlugins(v string) []string {
 	registered := device.Plugins()
 	accepts := "a comma-separated list of distinct plugin names from " + strings.Join(registered, ", ")
+	def := DefaultPlugins()
 	var ps, unknown []string
 	seen := map[string]bool{}
 	for _, p := range strings.Split(v, ",") {
 		p = strings.TrimSpace(p)
 		if p == "" || seen[p] {
-			warnEnv("GOMPT_PLUGINS", v, accepts, DefaultPlugins)
-			return strings.Split(DefaultPlugins, ",")
+			warnEnv("GOMPT_PLUGINS", v, accepts, def)
+			return device.DefaultOrder()
 		}
 		seen[p] = true
 		if _, ok := device.Lookup(p); ok {
@@ -149,8 +148,8 @@ func readPlugins(v string) []string {
 		unknown = append(unknown, fmt.Sprintf("%q", p))
 	}
 	if len(ps) == 0 {
-		warnEnv("GOMPT_PLUGINS", v, accepts, DefaultPlugins)
-		return strings.Split(DefaultPlugins, ",")
+		warnEnv("GOMPT_PLUGINS", v, accepts, def)
+		return device.DefaultOrder()
 	}
 	if len(unknown) > 0 {
 		fmt.Fprintf(warnOut, "gompt: GOMPT_PLUGINS=%q: no plugin %s; want %s; using %s\n",
@@ -159,9 +158,17 @@ func readPlugins(v string) []string {
 	return ps
 }
 
-// libraryEnv names, per plugin, the variable that names its driver
-// library.
-var libraryEnv = map[string]string{"opencl": "GOMPT_OPENCL_LIBRARY", "cuda": "GOMPT_CUDA_LIBRARY"}
+// libraryEnv returns the variable that names plugin's driver library
+// (device.EnvVar.Library), if it has one.
+func libraryEnv(plugin string) (string, bool) {
+	r, _ := device.Registered(plugin)
+	for _, e := range r.Env {
+		if e.Library {
+			return e.Name, true
+		}
+	}
+	return "", false
+}
 
 // checkDevices reports the settings that the devices found make wrong: a
 // driver library named in the environment with which its plugin found no
@@ -177,7 +184,7 @@ func (r *runtimeState) checkDevices(getenv func(string) string) {
 	mandatory := r.cfg.offload == OffloadMandatory
 	var libErrs []string
 	for _, p := range r.plugins {
-		env, ok := libraryEnv[p.Name]
+		env, ok := libraryEnv(p.Name)
 		if !ok || p.Devices > 0 || !p.Loaded {
 			continue
 		}
@@ -216,6 +223,11 @@ func (r *runtimeState) displayEnv(w io.Writer) {
 	if r.cfg.displayEnv == "verbose" {
 		fmt.Fprintf(w, "  [gompt] GOMPT_PLUGINS = '%s'\n", strings.Join(r.cfg.plugins, ","))
 		fmt.Fprintf(w, "  [gompt] GOMPT_INFO = '%d'\n", r.cfg.info)
+		for _, e := range device.EnvVars() { // the plugins' variables that are set
+			if v := r.getenv(e.Name); v != "" {
+				fmt.Fprintf(w, "  [gompt] %s = '%s' (%s)\n", e.Name, v, e.Plugin)
+			}
+		}
 		for _, d := range r.devs {
 			fmt.Fprintf(w, "  [gompt] device %d = '%s' (%s)\n", d.num, d.id, d.info.Name)
 		}

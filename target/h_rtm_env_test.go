@@ -62,10 +62,10 @@ func TestRtmGomptInfoTakesEveryBitSetUpToAll(t *testing.T) {
 func TestRtmGomptPluginsRefusesARepeatedPlugin(t *testing.T) {
 	for _, v := range []string{"host,host", "host, host", "HOST,host", "nodevice,Host,host"} {
 		c, warns := rtmReadConfig(map[string]string{"GOMPT_PLUGINS": v})
-		assert.Equal(t, DefaultPlugins, strings.Join(c.plugins, ","), "GOMPT_PLUGINS=%q: the plugins in use", v)
+		assert.Equal(t, DefaultPlugins(), strings.Join(c.plugins, ","), "GOMPT_PLUGINS=%q: the plugins in use", v)
 		if assert.Len(t, warns, 1, "GOMPT_PLUGINS=%q: want one warning", v) {
 			assert.Contains(t, warns[0], fmt.Sprintf("GOMPT_PLUGINS=%q: want a comma-separated list of distinct plugin names", v), "GOMPT_PLUGINS=%q: the warning", v)
-			assert.True(t, strings.HasSuffix(warns[0], "using "+DefaultPlugins), "GOMPT_PLUGINS=%q: the warning %q should end with the default used", v, warns[0])
+			assert.True(t, strings.HasSuffix(warns[0], "using "+DefaultPlugins()), "GOMPT_PLUGINS=%q: the warning %q should end with the default used", v, warns[0])
 		}
 	}
 	// A name in the wrong case whose lower case is no plugin either is

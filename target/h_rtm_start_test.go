@@ -66,7 +66,7 @@ func TestRtmGoodValuesAreTakenWithoutWarning(t *testing.T) {
 	assert.Empty(t, warns, "GOMPT_PLUGINS=host: warnings")
 	assert.Equal(t, []string{"host"}, c.plugins, "GOMPT_PLUGINS=host")
 	c, _ = rtmReadConfig(map[string]string{})
-	assert.Equal(t, config{plugins: strings.Split(DefaultPlugins, ",")}, c, "the configuration of an empty environment")
+	assert.Equal(t, config{plugins: strings.Split(DefaultPlugins(), ",")}, c, "the configuration of an empty environment")
 
 	// The initial device's number is a device number like the others.
 	r, w := rtmStart(t, map[string]string{"GOMPT_PLUGINS": "host", "OMP_DEFAULT_DEVICE": "1"})

@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/gompt/gompt/device"
+	"github.com/gompt/gompt/device/generic"
 	"github.com/gompt/gompt/internal/hostexec"
 	"github.com/gompt/gompt/internal/omptrt"
 	"github.com/gompt/gompt/mapping"
@@ -52,6 +53,7 @@ type DeviceInfo struct {
 
 type runtimeState struct {
 	cfg           config
+	getenv        func(string) string // the environment start read
 	plugins       []PluginStatus
 	devs          []*dev
 	defaultDevice atomic.Int64
@@ -157,7 +159,7 @@ func (d *dev) learnProfiles() {
 // start discovers plugins and devices. Devices are numbered across
 // plugins in plugin order; each is initialised lazily on first use.
 func start(getenv func(string) string) *runtimeState {
-	r := &runtimeState{cfg: readConfig(getenv), shutDone: make(chan struct{})}
+	r := &runtimeState{cfg: readConfig(getenv), getenv: getenv, shutDone: make(chan struct{})}
 	r.defaultDevice.Store(int64(r.cfg.defaultDevice))
 	for _, name := range r.cfg.plugins {
 		st := PluginStatus{Name: name}
@@ -430,10 +432,10 @@ type dev struct {
 	idle    []*construct // more idle constructs, each with its queue
 	created int          // constructs made, under qmu: idle, spare or in use
 
-	fmu     sync.Mutex
-	funcs   atomic.Pointer[map[*device.Kernel]*loaded] // copy on write
-	last    atomic.Pointer[loaded]                     // the kernel load found last, tried before funcs
-	modules []uint64                                   // OMPT module ids of loaded images, under fmu
+	kernels  *generic.Kernels // the device's kernel cache; nil for a device without one
+	fmu      sync.Mutex
+	reported map[*device.Kernel]bool // kernels whose first load on d the tools were told of, under fmu
+	modules  []uint64                // OMPT module ids of loaded images, under fmu
 
 	initOnce    startOnce   // device_initialize; its callback may use the device
 	initialized atomic.Bool // device_initialize was reported
@@ -447,7 +449,7 @@ type dev struct {
 func newDev(num int, plugin string, i int, d device.Device, info int) *dev {
 	id := device.ID(plugin, i)
 	return &dev{num: num, id: id, plugin: plugin, d: d, info: d.Info(), table: mapping.New(id),
-		infoOn: info, allocs: map[device.DevicePtr]int{}}
+		infoOn: info, allocs: map[device.DevicePtr]int{}, kernels: generic.KernelsOf(d)}
 }
 
 // take returns an idle construct of d with its queue, or a new one. The
@@ -536,49 +538,36 @@ func (d *dev) drain() {
 	}
 }
 
-// loaded is a kernel loaded on a device and its function there.
-type loaded struct {
-	k *device.Kernel
-	f device.Function
+// load returns k loaded on d. The device's kernel cache (generic.Kernels)
+// finds a kernel loaded before without a call into the plugin or a lock:
+// a loop launching one kernel costs one atomic load and a compare. The
+// first use of a kernel on d goes to the device's Load (loadNew).
+func (d *dev) load(k *device.Kernel) (device.Function, error) {
+	if f, ok := d.kernels.Find(k); ok {
+		return f, nil
+	}
+	return d.loadNew(k)
 }
 
-// load returns k loaded on d, loading it on first use. A loop launching
-// one kernel finds it in d.last, one load and a compare; others look in
-// d.funcs and make theirs the last (a store, no allocation).
-func (d *dev) load(k *device.Kernel) (device.Function, error) {
-	if l := d.last.Load(); l != nil && l.k == k {
-		return l.f, nil
-	}
-	if m := d.funcs.Load(); m != nil {
-		if l, ok := (*m)[k]; ok {
-			d.last.Store(l)
-			return l.f, nil
-		}
-	}
+// loadNew loads k through the device (which builds it, or finds it in its
+// cache) and tells the tools of its first load on d (device_load).
+func (d *dev) loadNew(k *device.Kernel) (device.Function, error) {
 	d.fmu.Lock()
 	defer d.fmu.Unlock()
 	if shutting() {
 		return nil, ErrShutdown
 	}
-	old := d.funcs.Load()
-	if old != nil {
-		if l, ok := (*old)[k]; ok {
-			return l.f, nil
-		}
-	}
 	f, err := d.d.Load(k)
 	if err != nil {
 		return nil, err
 	}
-	m := make(map[*device.Kernel]*loaded, 1+len(deref(old)))
-	for kk, l := range deref(old) {
-		m[kk] = l
+	if !d.reported[k] {
+		if d.reported == nil {
+			d.reported = map[*device.Kernel]bool{}
+		}
+		d.reported[k] = true
+		onLoad(d, k, f)
 	}
-	l := &loaded{k: k, f: f}
-	m[k] = l
-	d.funcs.Store(&m)
-	d.last.Store(l)
-	onLoad(d, k, f)
 	return f, nil
 }
 

@@ -475,16 +475,25 @@ func TargetNowait(r Region) *Task {
 
 // prepare resolves r's device, checks r, and loads its kernel there, all
 // before the construct begins for the tools: device_initialize and
-// device_load come before the first target event that needs them.
+// device_load come before the first target event that needs them. A
+// kernel the device has loaded already (its kernel cache, generic.Kernels)
+// had its declaration checked then, and is not checked again.
 func prepare(r *Region) (n int, d *dev, f device.Function, err error) {
 	if n, d, err = open(r.Device.Num()); err != nil {
 		return
 	}
-	if err = checkRegion(r, d); err != nil {
+	if d != nil {
+		var ok bool
+		if f, ok = d.kernels.Find(r.Kernel); ok {
+			err = checkRegion(r, d, true)
+			return
+		}
+	}
+	if err = checkRegion(r, d, false); err != nil {
 		return
 	}
 	if d != nil {
-		f, err = d.load(r.Kernel)
+		f, err = d.loadNew(r.Kernel)
 	}
 	return
 }
@@ -536,14 +545,18 @@ func toolsOn() bool {
 // before any device work, so a bad region changes nothing. The rules are
 // the same on every device; only the limits are each device's. It is on
 // the hot path: the common cases cost a few comparisons, and the messages
-// are made by functions called only on error.
-func checkRegion(r *Region, d *dev) error {
+// are made by functions called only on error. loaded says r's kernel is
+// loaded on d: not nil, and its declaration checked (checkKernel) at its
+// first load.
+func checkRegion(r *Region, d *dev, loaded bool) error {
 	k := r.Kernel
-	if k == nil {
-		return errors.New("target: region has no kernel")
-	}
-	if err := checkKernel(k); err != nil {
-		return err
+	if !loaded {
+		if k == nil {
+			return errors.New("target: region has no kernel")
+		}
+		if err := checkKernel(k); err != nil {
+			return err
+		}
 	}
 	if len(r.Maps) > 0 {
 		if err := checkMaps(r.Maps); err != nil {

@@ -384,7 +384,7 @@ func TestBadEnvironmentWarns(t *testing.T) {
 	assert.Zero(t, c.defaultDevice, "bad OMP_DEFAULT_DEVICE did not fall back to the default")
 	assert.Empty(t, c.displayEnv, "bad OMP_DISPLAY_ENV did not fall back to the default")
 	assert.Zero(t, c.info, "bad GOMPT_INFO did not fall back to the default")
-	assert.Equal(t, DefaultPlugins, strings.Join(c.plugins, ","), "bad GOMPT_PLUGINS did not fall back to the default")
+	assert.Equal(t, DefaultPlugins(), strings.Join(c.plugins, ","), "bad GOMPT_PLUGINS did not fall back to the default")
 	lines := strings.Split(strings.TrimSpace(w.String()), "\n")
 	require.Len(t, lines, 5, "want one warning line per bad variable, got:\n%s", w.String())
 	for i, v := range []string{"OMP_TARGET_OFFLOAD", "OMP_DEFAULT_DEVICE", "OMP_DISPLAY_ENV", "GOMPT_PLUGINS", "GOMPT_INFO"} {

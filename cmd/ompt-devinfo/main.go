@@ -1,7 +1,8 @@
 // Command ompt-devinfo lists gompt's plugins and offload devices, in the
 // manner of llvm-omp-device-info and clinfo: each plugin with its load
-// status (and, when it has no device, the reason), then every device with
-// all it can tell.
+// status (and, when it has no device, the reason) and what it registered
+// (the kernel images it runs, its native trace record's layout, its
+// environment variables), then every device with all it can tell.
 //
 //	go run ./cmd/ompt-devinfo          # text
 //	go run ./cmd/ompt-devinfo -json    # one JSON document
@@ -13,15 +14,20 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"strings"
 
+	"github.com/gompt/gompt/device"
 	"github.com/gompt/gompt/target"
 )
 
 type pluginJSON struct {
-	Name    string `json:"name"`
-	Loaded  bool   `json:"loaded"`
-	Devices int    `json:"devices"`
-	Reason  string `json:"reason,omitempty"`
+	Name    string   `json:"name"`
+	Loaded  bool     `json:"loaded"`
+	Devices int      `json:"devices"`
+	Reason  string   `json:"reason,omitempty"`
+	Images  []string `json:"images,omitempty"`
+	Native  string   `json:"native_record,omitempty"` // its layout: "host {Start int64 @0, ...}"
+	Env     []string `json:"env,omitempty"`
 }
 
 type deviceJSON struct {
@@ -68,6 +74,17 @@ func collect() report {
 		if p.Err != nil {
 			pj.Reason = p.Err.Error()
 		}
+		if reg, ok := device.Registered(p.Name); ok {
+			for _, k := range reg.Images {
+				pj.Images = append(pj.Images, k.String())
+			}
+			if nt, ok := device.NativeTypeOf(reg.Native); ok {
+				pj.Native = nt.String()
+			}
+			for _, e := range reg.Env {
+				pj.Env = append(pj.Env, e.Name)
+			}
+		}
 		r.Plugins = append(r.Plugins, pj)
 	}
 	for _, d := range target.Devices() {
@@ -99,6 +116,15 @@ func printText(w io.Writer, r report) {
 			fmt.Fprintf(w, "  %-8s loaded, no devices: %s\n", p.Name, p.Reason)
 		default:
 			fmt.Fprintf(w, "  %-8s not loaded: %s\n", p.Name, p.Reason)
+		}
+		if len(p.Images) > 0 {
+			fmt.Fprintf(w, "  %-8s   images: %s\n", "", strings.Join(p.Images, ", "))
+		}
+		if p.Native != "" {
+			fmt.Fprintf(w, "  %-8s   native record: %s\n", "", p.Native)
+		}
+		if len(p.Env) > 0 {
+			fmt.Fprintf(w, "  %-8s   environment: %s\n", "", strings.Join(p.Env, ", "))
 		}
 	}
 	for _, d := range r.Devices {

@@ -11,12 +11,15 @@ import (
 	"sync/atomic"
 
 	"github.com/gompt/gompt/device"
+	"github.com/gompt/gompt/device/generic"
 	"github.com/gompt/gompt/internal/cu"
 )
 
 // gpu is one CUDA device, used through its primary context. All methods are
 // safe for concurrent use.
 type gpu struct {
+	generic.Device[*allocation] // the allocation table, the kernel cache
+
 	id       string // "cuda:0"
 	dev      cu.Device
 	ctx      cu.Context
@@ -32,29 +35,50 @@ type gpu struct {
 	// once with ErrContextLost (see broken).
 	fault atomic.Pointer[device.Error]
 
+	closed atomic.Bool
 	mu     sync.Mutex
-	closed bool
-	live   map[device.DevicePtr]*allocation
-	bases  []device.DevicePtr // keys of live, sorted, for range checks
-	cache  map[int][]*block   // freed blocks by size class (see block)
-	cached int64              // bytes in cache
-	inUse  int64              // bytes the program holds (requested sizes)
+	cache  map[int][]*block // freed blocks by size class (see block)
+	cached int64            // bytes in cache
 	queues map[*queue]struct{}
 	// nqueues counts the queues made, for queue numbers.
 	nqueues atomic.Uint64
-
-	loadMu sync.Mutex
-	funcs  map[*device.Kernel]*function
 
 	staging stagingPool
 	clock   clock
 	events  eventPool
 }
 
+// allocation is a live allocation's handle in the generic table.
 type allocation struct {
-	size  int      // as requested
-	class int      // as allocated
-	users []*queue // the queues that have enqueued work on it
+	class int                      // as allocated
+	users atomic.Pointer[[]*queue] // the queues that have enqueued work on it; copy on write
+}
+
+// addUser notes that q enqueues work on a: a load and a scan, except the
+// first time a queue uses the allocation.
+func (a *allocation) addUser(q *queue) {
+	for {
+		old := a.users.Load()
+		if old != nil && slices.Contains(*old, q) {
+			return
+		}
+		var us []*queue
+		if old != nil {
+			us = append(us, *old...)
+		}
+		us = append(us, q)
+		if a.users.CompareAndSwap(old, &us) {
+			return
+		}
+	}
+}
+
+// usersOf returns the queues that have used a.
+func (a *allocation) usersOf() []*queue {
+	if p := a.users.Load(); p != nil {
+		return *p
+	}
+	return nil
 }
 
 // openGPU opens CUDA device ordinal as plugin device number n; sched is
@@ -86,15 +110,13 @@ func openGPU(n, ordinal, driver int, lib, sched string) (*gpu, error) {
 			name, major, minor, minCompute/10, minCompute%10)
 	}
 	g := &gpu{
-		id:       device.ID("cuda", n),
+		id:       device.ID(Name, n),
 		dev:      dev,
 		maxBlock: attr(cu.DEVICE_ATTRIBUTE_MAX_THREADS_PER_BLOCK),
 		maxGrid: [3]int{attr(cu.DEVICE_ATTRIBUTE_MAX_GRID_DIM_X), attr(cu.DEVICE_ATTRIBUTE_MAX_GRID_DIM_Y),
 			attr(cu.DEVICE_ATTRIBUTE_MAX_GRID_DIM_Z)},
-		live:   map[device.DevicePtr]*allocation{},
 		cache:  map[int][]*block{},
 		queues: map[*queue]struct{}{},
-		funcs:  map[*device.Kernel]*function{},
 	}
 	g.staging.Max = stagingMax
 	sms := attr(cu.DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT)
@@ -143,7 +165,7 @@ func openGPU(n, ordinal, driver int, lib, sched string) (*gpu, error) {
 	g.info = device.Info{
 		Name:              name,
 		Vendor:            "NVIDIA",
-		Backend:           "cuda",
+		Backend:           Name,
 		Type:              "gpu",
 		Version:           fmt.Sprintf("sm_%d%d", major, minor),
 		DriverVersion:     versionString(driver),
@@ -177,6 +199,8 @@ func openGPU(n, ordinal, driver int, lib, sched string) (*gpu, error) {
 			{Key: "waiting", Value: schedWait},
 		},
 	}
+	g.Device.Init(g, generic.Config{ID: g.id, Info: g.info, Images: images,
+		Hint: "for a kernel written in Go, install clang-19 and libclc-19 and run go generate (gompt-kernels makes the PTX then); for device code written by hand, generate PTX from OpenCL C or CUDA C with clang as kernels/gen.sh does"})
 	return g, nil
 }
 
@@ -187,6 +211,10 @@ func formatUUID(u [16]byte) string {
 
 // Info describes the device; free memory in Extra is as at start-up.
 func (g *gpu) Info() device.Info { return g.info }
+
+// The device's generic part is read through these, not the embedded
+// field's names.
+var _ generic.Driver[*allocation] = (*gpu)(nil)
 
 // fail wraps a driver error as a device error of operation op. A sticky
 // result marks the device broken: the first such error is kept for the
@@ -218,8 +246,6 @@ func (g *gpu) errClosed(op string) error {
 // of internal/rawbench (which only they use), or the error of operation op
 // on a closed device or one whose context is lost.
 func (g *gpu) BindingContext(op string) (cu.Context, error) {
-	g.mu.Lock()
-	defer g.mu.Unlock()
 	if err := g.usable(op); err != nil {
 		return nil, err
 	}
@@ -248,36 +274,31 @@ func (g *gpu) broken(op string) error {
 }
 
 // usable returns the error of operation op on a closed or broken device,
-// or nil. Called with g.mu held.
+// or nil.
 func (g *gpu) usable(op string) error {
-	if g.closed {
+	if g.closed.Load() {
 		return g.errClosed(op)
 	}
 	return g.broken(op)
 }
 
-// Alloc returns device memory of at least size bytes from the cache of
-// freed blocks of the same size class whose earlier work is done (see
-// block), or from cuMemAlloc. When the driver
-// is out of memory, the cache is returned to it and the allocation retried
-// once, then once more at the exact size. DevicePtr is the CUdeviceptr
+// MemAlloc returns device memory of at least size bytes (generic.Driver)
+// from the cache of freed blocks of the same size class whose earlier work
+// is done (see block), or from cuMemAlloc. When the driver is out of
+// memory, the cache is returned to it and the allocation retried once,
+// then once more at the exact size. The address is the CUdeviceptr
 // itself, so interior pointers work.
-func (g *gpu) Alloc(size int) (device.Buffer, error) {
+func (g *gpu) MemAlloc(size int) (device.DevicePtr, *allocation, error) {
 	const op = "alloc"
-	if size <= 0 || uint64(size) > g.info.MaxAlloc {
-		return device.Buffer{}, device.Errorf(g.id, op, device.CodeInvalidArgument,
-			"size %d: must be between 1 and %d bytes", size, g.info.MaxAlloc)
-	}
 	class := sizeClass(size)
 	if uint64(class) > g.info.MaxAlloc {
 		class = size
 	}
-	g.mu.Lock()
 	if err := g.usable(op); err != nil {
-		g.mu.Unlock()
-		return device.Buffer{}, err
+		return 0, nil, err
 	}
 	var p device.DevicePtr
+	g.mu.Lock()
 	free := g.cache[class]
 	for i := len(free) - 1; i >= 0; i-- {
 		if free[i].ready() {
@@ -306,17 +327,11 @@ func (g *gpu) Alloc(size int) (device.Buffer, error) {
 				e = device.Errorf(g.id, op, device.CodeOutOfResources,
 					"%d bytes: the device has %d of %d bytes free: %w", size, free, total, err)
 			}
-			return device.Buffer{}, e
+			return 0, nil, e
 		}
 		p = device.DevicePtr(dp)
 	}
-	g.mu.Lock()
-	g.live[p] = &allocation{size: size, class: class}
-	i, _ := slices.BinarySearch(g.bases, p)
-	g.bases = slices.Insert(g.bases, i, p)
-	g.inUse += int64(size)
-	g.mu.Unlock()
-	return device.Buffer{Ptr: p, Size: size}, nil
+	return p, &allocation{class: class}, nil
 }
 
 func isOOM(err error) bool {
@@ -324,44 +339,26 @@ func isOOM(err error) bool {
 	return errors.As(err, &ce) && ce.Result == cu.ERROR_OUT_OF_MEMORY
 }
 
-// Free returns p to the cache, or to the driver when the cache is full
-// (cuMemFree waits for the device's work). It does not wait for the work
-// enqueued on p: a cached block is handed out again by an Alloc of its size
-// class only once the work that the queues using p had enqueued before
-// Free is done (see block), as cuMemFree would have waited. On a broken
-// device p is forgotten (the memory goes with the context) and the error
-// says why. Safe for concurrent use.
-func (g *gpu) Free(p device.DevicePtr) error {
+// MemFree returns p to the cache, or to the driver when the cache is full
+// (cuMemFree waits for the device's work) (generic.Driver). It does not
+// wait for the work enqueued on p: a cached block is handed out again by
+// an Alloc of its size class only once the work that the queues using p
+// had enqueued before Free is done (see block), as cuMemFree would have
+// waited. On a broken device p is forgotten (the memory goes with the
+// context) and the error says why. Safe for concurrent use.
+func (g *gpu) MemFree(p device.DevicePtr, a *allocation, _ int) error {
 	const op = "free"
-	g.mu.Lock()
-	if g.closed {
-		g.mu.Unlock()
+	if g.closed.Load() {
 		return g.errClosed(op)
 	}
-	a, ok := g.live[p]
-	if ok && g.fault.Load() != nil {
-		delete(g.live, p)
-		if i, found := slices.BinarySearch(g.bases, p); found {
-			g.bases = slices.Delete(g.bases, i, i+1)
-		}
-		g.inUse -= int64(a.size)
-		g.mu.Unlock()
+	if g.fault.Load() != nil {
 		cu.MemFree(g.ctx, cu.DevicePtr(p)) // fails at once: the binding forgets the block
 		return g.broken(op)
 	}
-	if !ok {
-		g.mu.Unlock()
-		return device.Errorf(g.id, op, device.CodeInvalidArgument,
-			"%v is not a live allocation (freed twice, never allocated, or not the start of one)", p)
-	}
-	delete(g.live, p)
-	if i, found := slices.BinarySearch(g.bases, p); found {
-		g.bases = slices.Delete(g.bases, i, i+1)
-	}
-	g.inUse -= int64(a.size)
+	g.mu.Lock()
 	keep := g.cached+int64(a.class) <= g.cacheLimit
 	if keep {
-		g.cache[a.class] = append(g.cache[a.class], &block{p: p, fences: fences(a.users)})
+		g.cache[a.class] = append(g.cache[a.class], &block{p: p, fences: fences(a.usersOf())})
 		g.cached += int64(a.class)
 	}
 	g.mu.Unlock()
@@ -398,38 +395,15 @@ func (g *gpu) trim() error {
 // may be 0: p may then be the allocation's end), and notes that queue q
 // enqueues work on that allocation (see Free).
 func (g *gpu) use(op string, q *queue, p device.DevicePtr, n int) error {
-	g.mu.Lock()
-	defer g.mu.Unlock()
 	if err := g.usable(op); err != nil {
 		return err
 	}
-	i, found := slices.BinarySearch(g.bases, p)
-	if !found {
-		i--
+	a, _, _, err := g.Lookup(op, p, n)
+	if err != nil {
+		return err
 	}
-	if i >= 0 {
-		base := g.bases[i]
-		a := g.live[base]
-		if uint64(p)+uint64(n) <= uint64(base)+uint64(a.size) {
-			if !slices.Contains(a.users, q) {
-				a.users = append(a.users, q)
-			}
-			return nil
-		}
-		if uint64(p) < uint64(base)+uint64(a.size) {
-			return device.Errorf(g.id, op, device.CodeInvalidArgument,
-				"[%v, +%d) extends past the allocation [%v, +%d)", p, n, base, a.size)
-		}
-	}
-	return device.Errorf(g.id, op, device.CodeInvalidArgument, "%v is not inside a live allocation", p)
-}
-
-// MemInUse returns the bytes and number of live allocations the program
-// holds; the cache of freed blocks is not counted.
-func (g *gpu) MemInUse() (int64, int) {
-	g.mu.Lock()
-	defer g.mu.Unlock()
-	return g.inUse, len(g.live)
+	a.addUser(q)
+	return nil
 }
 
 // CacheBytes returns the bytes of freed device memory kept for reuse.
@@ -448,7 +422,7 @@ func (g *gpu) CacheBytes() int64 {
 // then releases what it can and the context, and returns nil.
 func (g *gpu) Close() error {
 	g.mu.Lock()
-	if g.closed {
+	if g.closed.Load() {
 		g.mu.Unlock()
 		return nil
 	}
@@ -462,21 +436,14 @@ func (g *gpu) Close() error {
 		errs = append(errs, q.Release())
 	}
 	errs = append(errs, g.trim())
-	g.mu.Lock()
-	g.closed = true
-	live := g.bases
-	g.bases, g.live = nil, map[device.DevicePtr]*allocation{}
-	g.inUse = 0
-	g.mu.Unlock()
-	for _, p := range live {
-		errs = append(errs, g.fail("free", cu.MemFree(g.ctx, cu.DevicePtr(p))))
+	g.closed.Store(true)
+	live, _ := g.Forget()
+	for _, sp := range live {
+		errs = append(errs, g.fail("free", cu.MemFree(g.ctx, cu.DevicePtr(sp.Base))))
 	}
-	g.loadMu.Lock()
-	for k, f := range g.funcs {
-		errs = append(errs, g.fail("unload", cu.ModuleUnload(g.ctx, f.mod)))
-		delete(g.funcs, k)
+	for _, f := range g.Kernels().Take() {
+		errs = append(errs, g.fail("unload", cu.ModuleUnload(g.ctx, f.(*function).mod)))
 	}
-	g.loadMu.Unlock()
 	errs = append(errs, g.closeStaging(), g.events.close(g), g.clock.close(g.ctx))
 	errs = append(errs, g.fail("close", cu.DevicePrimaryCtxRelease(g.dev)))
 	if g.fault.Load() != nil {

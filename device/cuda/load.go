@@ -25,38 +25,15 @@ func (f *function) Kernel() *device.Kernel  { return f.k }
 func (f *function) Image() device.ImageKind { return device.ImagePTX }
 func (f *function) Bytes() int              { return f.bytes }
 
-// Load JIT-compiles k's PTX image for this device (cuModuleLoadDataEx) the
-// first time and returns the cached function afterwards. Errors:
-// CodeInvalidBinary when k has no PTX image (kernels written in OpenCL C get
-// theirs from the kernels package's generator) or the driver rejects it
-// (with the JIT log) or its entry's parameters do not match k.Params in
-// number and size (checkPTXParams, before the driver sees it), CodeNotFound
-// when the module has no entry of the image's name.
-func (g *gpu) Load(k *device.Kernel) (device.Function, error) {
-	if k == nil {
-		return nil, device.Errorf(g.id, "load", device.CodeInvalidArgument, "nil kernel")
-	}
+// LoadImage JIT-compiles img, k's PTX image, for this device
+// (cuModuleLoadDataEx; generic.Driver). Errors: CodeInvalidBinary when the
+// driver rejects it (with the JIT log) or its entry's parameters do not
+// match k.Params in number and size (checkPTXParams, before the driver
+// sees it), CodeNotFound when the module has no entry of the image's name.
+func (g *gpu) LoadImage(k *device.Kernel, img *device.Image) (device.Function, error) {
 	op := "load " + k.Name
-	g.loadMu.Lock()
-	defer g.loadMu.Unlock()
-	if f, ok := g.funcs[k]; ok {
-		return f, nil
-	}
-	g.mu.Lock()
-	err := g.usable(op)
-	g.mu.Unlock()
-	if err != nil {
+	if err := g.usable(op); err != nil {
 		return nil, err
-	}
-	img, ok := k.Image(device.ImagePTX)
-	if !ok || strings.TrimSpace(img.Source) == "" {
-		kinds := make([]string, 0, len(k.Images))
-		for _, im := range k.Images {
-			kinds = append(kinds, im.Kind.String())
-		}
-		return nil, device.Errorf(g.id, op, device.CodeInvalidBinary,
-			"kernel %s has no PTX image for %s (it has: %s); for a kernel written in Go, install clang-19 and libclc-19 and run go generate (gompt-kernels makes the PTX then); for device code written by hand, generate PTX from OpenCL C or CUDA C with clang as kernels/gen.sh does",
-			k.Name, g.id, strings.Join(kinds, ", "))
 	}
 	entry := img.Entry
 	if entry == "" {
@@ -90,7 +67,5 @@ func (g *gpu) Load(k *device.Kernel) (device.Function, error) {
 		cu.ModuleUnload(g.ctx, mod)
 		return nil, g.fail(op, err)
 	}
-	f := &function{g: g, k: k, mod: mod, fn: fn, maxThreads: maxT, bytes: len(img.Source), op: "launch " + k.Name}
-	g.funcs[k] = f
-	return f, nil
+	return &function{g: g, k: k, mod: mod, fn: fn, maxThreads: maxT, bytes: len(img.Source), op: "launch " + k.Name}, nil
 }

@@ -17,9 +17,9 @@ func gridTeams(grid [3]uint32) int {
 }
 
 // nativeRecord is the plugin's native record of one timed operation
-// (device.CUDARecord): its interval on the device clock (Device.Now ns), and
+// (Record): its interval on the device clock (Device.Now ns), and
 // the CUstream and CUcontext it ran on, as identifiers; HWID is the
 // queue's number on its device.
 func nativeRecord(begin, end int64, stream, ctx uint64, typ string, hwid uint64, teams int) device.Native {
-	return device.CUDARecord{Start: uint64(begin), End: uint64(end), Stream: stream, Context: ctx}.Native(typ, hwid, teams)
+	return Record{Start: uint64(begin), End: uint64(end), Stream: stream, Context: ctx}.Native(typ, hwid, teams)
 }

@@ -3,7 +3,6 @@ package cuda
 import (
 	"testing"
 
-	"github.com/gompt/gompt/device"
 	"github.com/stretchr/testify/assert"
 )
 
@@ -21,11 +20,11 @@ func TestGridTeams(t *testing.T) {
 	}
 }
 
-// TestNativeRecord checks the layout device.CUDARecord documents: start
+// TestNativeRecord checks the layout Record documents: start
 // and end on the device clock, then the stream and the context.
 func TestNativeRecord(t *testing.T) {
 	n := nativeRecord(100, 250, 0xabc0, 0xdef0, typeKernel, 3, 7)
-	want := device.CUDARecord{Start: 100, End: 250, Stream: 0xabc0, Context: 0xdef0}.Native("cuda kernel", 3, 7)
+	want := Record{Start: 100, End: 250, Stream: 0xabc0, Context: 0xdef0}.Native("cuda kernel", 3, 7)
 	assert.Equal(t, want, n, "nativeRecord")
 	for _, typ := range []string{typeHtoD, typeDtoH, typeDtoD, typeKernel} {
 		assert.GreaterOrEqual(t, len(typ), len("cuda "), "native type %q does not name the plugin", typ)

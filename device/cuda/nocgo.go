@@ -6,17 +6,13 @@ import (
 	"errors"
 
 	"github.com/gompt/gompt/device"
+	"github.com/gompt/gompt/device/generic"
 )
 
 var errNoCgo = errors.New("not available: built without cgo")
 
-// plugin of a build without cgo: no devices.
-type plugin struct{ lib string }
-
-func newPlugin(lib string) *plugin { return &plugin{lib: lib} }
-
-// Devices returns no devices and the reason: the driver cannot be loaded
-// without cgo.
-func (p *plugin) Devices() ([]device.Device, error) {
-	return nil, device.NoDevice("cuda", errNoCgo)
+// newPlugin returns the plugin of a build without cgo: no devices, and
+// the reason (the driver cannot be loaded without cgo).
+func newPlugin(string) *generic.Plugin {
+	return generic.NewPlugin(Name, func() ([]device.Device, error) { return nil, errNoCgo })
 }

@@ -17,5 +17,5 @@ func TestFaultLoadWithoutPTX(t *testing.T) {
 		{Kind: device.ImageOpenCL, Source: "__kernel void gompt_heat() {}"}}}
 	_, err := d.Load(k)
 	wantErr(t, "Load of a kernel without PTX", err, device.CodeInvalidBinary,
-		"kernel heat has no PTX image", "it has: host, opencl-c", "install clang-19 and libclc-19 and run go generate")
+		"kernel heat has no image for", "(has: host, opencl-c); the device runs ptx images", "install clang-19 and libclc-19 and run go generate")
 }

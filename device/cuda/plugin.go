@@ -5,11 +5,10 @@ package cuda
 import (
 	"errors"
 	"fmt"
-	"os"
 	"strings"
-	"sync"
 
 	"github.com/gompt/gompt/device"
+	"github.com/gompt/gompt/device/generic"
 	"github.com/gompt/gompt/internal/cu"
 )
 
@@ -17,31 +16,16 @@ import (
 // kernels' PTX ISA 6.3 for sm_75 needs (cuDeviceGetUuid needs CUDA 9.2).
 const minDriver = 10000
 
-type plugin struct {
-	lib  string // library to load; "" means $GOMPT_CUDA_LIBRARY, then libcuda.so.1
-	once sync.Once
-	devs []device.Device
-	err  error
+// newPlugin returns the plugin that loads lib ("" means
+// $GOMPT_CUDA_LIBRARY, then libcuda.so.1) on the first call of Devices,
+// and has one device per usable GPU, in CUDA ordinal order.
+func newPlugin(lib string) *generic.Plugin {
+	return generic.NewPlugin(Name, func() ([]device.Device, error) { return open(lib) })
 }
 
-func newPlugin(lib string) *plugin { return &plugin{lib: lib} }
-
-// Devices loads the driver on the first call and returns one device per
-// usable GPU, in CUDA ordinal order. Safe for concurrent use.
-func (p *plugin) Devices() ([]device.Device, error) {
-	p.once.Do(func() {
-		p.devs, p.err = p.open()
-		if p.err != nil {
-			p.err = device.NoDevice("cuda", p.err)
-		}
-	})
-	return p.devs, p.err
-}
-
-func (p *plugin) open() ([]device.Device, error) {
-	name := p.lib
+func open(name string) ([]device.Device, error) {
 	if name == "" {
-		name = os.Getenv(EnvLibrary)
+		name = device.Getenv(EnvLibrary)
 	}
 	if name == "" {
 		name = cu.DefaultLibrary
@@ -71,10 +55,7 @@ func (p *plugin) open() ([]device.Device, error) {
 	if n == 0 {
 		return nil, fmt.Errorf("no CUDA device: the driver (%s, CUDA %s) found none", name, versionString(ver))
 	}
-	sched := os.Getenv(EnvSched)
-	if _, ok := schedFlags[sched]; !ok {
-		sched = "" // blocking; package target warns about a bad value, with or without a GPU
-	}
+	sched := device.Getenv(EnvSched) // a bad value is "", blocking, and one warning
 	var devs []device.Device
 	var skipped []string
 	for i := 0; i < n; i++ {

@@ -149,7 +149,7 @@ func (q *queue) finishTimings() {
 // Times implements device.Timing: it waits for the end event
 // (cuEventSynchronize) and returns the device times (as Device.Now, the
 // plugin's clock: see clock) of the events before and after the
-// operation. native is the plugin's record (device.CUDARecord): the same
+// operation. native is the plugin's record (Record): the same
 // interval, the CUstream and CUcontext, the queue's number as HWID and, for
 // a launch, the grid's blocks as Teams.
 func (t *timing) Times() (begin, end int64, native device.Native, err error) {

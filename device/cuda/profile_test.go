@@ -129,7 +129,7 @@ func TestProfile(t *testing.T) {
 				assert.LessOrEqual(t, end, after, "%s: [%d, %d], want 0 < begin <= end within the clock readings [%d, %d]", types[i], begin, end, before, after)
 				assert.GreaterOrEqual(t, begin, prevEnd, "%s begins at %d, before the previous operation ended at", types[i], begin)
 				prevEnd = end
-				w, ok := device.RecordOf[device.CUDARecord](nat)
+				w, ok := device.RecordOf[Record](nat)
 				assert.True(t, ok, "%s: native %+v, want NativeCUDA {begin, end, stream, context}", types[i], nat)
 				assert.Equal(t, begin, int64(w.Start), "%s: native %+v, want NativeCUDA {begin, end, stream, context}", types[i], nat)
 				assert.Equal(t, end, int64(w.End), "%s: native %+v, want NativeCUDA {begin, end, stream, context}", types[i], nat)

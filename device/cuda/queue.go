@@ -11,6 +11,7 @@ import (
 	"unsafe"
 
 	"github.com/gompt/gompt/device"
+	"github.com/gompt/gompt/device/generic"
 	"github.com/gompt/gompt/internal/cu"
 )
 
@@ -50,10 +51,7 @@ type queue struct {
 // NewQueue creates a queue on a new CU_STREAM_NON_BLOCKING stream, which
 // does not synchronise with the legacy default stream.
 func (g *gpu) NewQueue() (device.Queue, error) {
-	g.mu.Lock()
-	err := g.usable("new queue")
-	g.mu.Unlock()
-	if err != nil {
+	if err := g.usable("new queue"); err != nil {
 		return nil, err
 	}
 	s, err := cu.StreamCreate(g.ctx, cu.STREAM_NON_BLOCKING)
@@ -275,6 +273,9 @@ func (q *queue) Launch(f device.Function, shape device.Shape, args []device.Arg)
 	}
 	op := fn.op
 	if err := q.enqueue(op); err != nil {
+		return err
+	}
+	if err := generic.CheckLaunch(q.g.id, &q.g.info, fn.k, &shape, args); err != nil {
 		return err
 	}
 	if len(args) > cu.MaxParams {

@@ -30,7 +30,7 @@
 // each CopyIn, CopyOut, Copy and Launch is bracketed by two pooled CUDA
 // events recorded on its stream, and its timing reports their device times
 // (the clock of Device.Now) as begin and end, with the native record
-// device.CUDARecord {start, end, CUstream, CUcontext} (Type "cuda memcpy
+// Record {start, end, CUstream, CUcontext} (Type "cuda memcpy
 // HtoD", "cuda memcpy DtoH", "cuda memcpy DtoD" or "cuda kernel", HWID the
 // queue's number on its device, Teams the blocks of a launch's grid). The
 // events go back to the pool when the timing is read, or at the queue's
@@ -42,9 +42,13 @@ package cuda
 
 import (
 	"errors"
+	"fmt"
 
 	"github.com/gompt/gompt/device"
 )
+
+// Name is the plugin's registered name.
+const Name = "cuda"
 
 // EnvLibrary names the environment variable that overrides the driver
 // library's path.
@@ -59,7 +63,55 @@ const EnvLibrary = "GOMPT_CUDA_LIBRARY"
 // uses it); an active one is left as it is. Info.Extra says which.
 const EnvSched = "GOMPT_CUDA_SCHED"
 
-func init() { device.Register("cuda", &plugin{}) }
+// schedNames are the values of EnvSched.
+var schedNames = []string{"auto", "spin", "yield", "blocking"}
+
+// images are the kinds of kernel image a GPU runs: PTX, JIT-compiled by
+// the driver.
+var images = []device.ImageKind{device.ImagePTX}
+
+func init() {
+	device.RegisterPlugin(device.Registration{
+		Name: Name, Plugin: newPlugin(""),
+		Order:  10, // first: cuda, opencl, host
+		Images: images,
+		Native: RecordKind,
+		Env: []device.EnvVar{
+			{Name: EnvLibrary, Accepts: "the path of the CUDA driver library (libcuda.so.1)", Default: "libcuda.so.1", Library: true},
+			{Name: EnvSched, Accepts: "auto, spin, yield or blocking", Default: "blocking", Check: func(v string) bool {
+				for _, n := range schedNames {
+					if v == n {
+						return true
+					}
+				}
+				return false
+			}},
+		},
+	})
+}
+
+// Record is the CUDA plugin's native trace record (RecordKind): the
+// operation's interval from the CUDA events around it (device ns on the
+// plugin's clock), and the stream and context it ran on (CUstream,
+// CUcontext values, as identifiers only).
+type Record struct {
+	Start, End      uint64
+	Stream, Context uint64
+}
+
+// RecordKind is the kind of Record, the CUDA plugin's native records.
+var RecordKind = device.RegisterNative[Record](Name, func(r Record, _ device.Native) error {
+	if r.Stream == 0 || r.Context == 0 {
+		return fmt.Errorf("stream %#x, context %#x: want both", r.Stream, r.Context)
+	}
+	return nil
+})
+
+// Native returns the device.Native that carries r, with the operation's
+// type name, where it ran and, for a launch, the teams it ran.
+func (r Record) Native(typ string, hwid uint64, teams int) device.Native {
+	return device.NewNative(RecordKind, r, typ, hwid, teams)
+}
 
 // ErrContextLost is wrapped by the errors of every operation on a device
 // after a sticky driver error (an illegal address or instruction in a

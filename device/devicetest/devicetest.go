@@ -41,12 +41,12 @@ import (
 //     the queue usable.
 //   - Profile: if dev's queues implement device.Profiler, a small and a
 //     large copy in, a copy on the device, a launch and a copy out timed
-//     with profiling on
-//     each report 0 < begin <= end within clock readings taken before the
-//     work and after the Sync, in queue order, with a native record of
-//     the plugin's kind whose words agree with the times (per
-//     device.NativeKind), a type name, and teams > 0 for the launch only;
-//     Times gives the same answer twice (and, for a device.ReadyTiming
+//     with profiling on each report 0 < begin <= end within clock
+//     readings taken before the work and after the Sync, in queue order,
+//     with a native record of a kind the plugin registered
+//     (device.RegisterNative) whose Start and End are the times and which
+//     passes its plugin's check (device.NativeType.Check), a type name,
+//     and teams > 0 for the launch only; Times gives the same answer twice (and, for a device.ReadyTiming
 //     that says Ready right after the operation was enqueued, already
 //     then, before the Sync); with profiling off, Last does not change.
 //   - Concurrent: 16 goroutines, each with its own queue, allocate, copy,
@@ -630,16 +630,8 @@ func (s *suite) testProfile(t *testing.T) {
 				o.what, begin, end, prev, t1)
 		}
 		prev = max(prev, end)
-		var agree bool
-		if w, ok := device.RecordOf[device.HostRecord](nat); ok {
-			agree = w.Start == begin && w.End == end && w.Queue == nat.HWID
-		} else if w, ok := device.RecordOf[device.OpenCLRecord](nat); ok {
-			agree = w.Queued > 0 && w.Queued <= w.Submit && w.Submit <= w.Start && w.Start <= w.End && int64(w.Start) == begin && int64(w.End) == end
-		} else if w, ok := device.RecordOf[device.CUDARecord](nat); ok {
-			agree = int64(w.Start) == begin && int64(w.End) == end && w.Stream != 0 && w.Context != 0
-		}
-		if !agree || nat.Type == "" {
-			t.Errorf("%s: native record %+v does not agree with the times [%d, %d] for its kind, or has no type", o.what, nat, begin, end)
+		if why := nativeAgrees(nat, begin, end); why != "" || nat.Type == "" {
+			t.Errorf("%s: native record %+v does not agree with the times [%d, %d] for its kind (%s), or has no type", o.what, nat, begin, end, why)
 		}
 		if (nat.Teams > 0) != o.launch {
 			t.Errorf("%s: native record reports %d teams; want > 0 for a launch, 0 for a copy", o.what, nat.Teams)
@@ -656,6 +648,31 @@ func (s *suite) testProfile(t *testing.T) {
 	if p.Last() != last {
 		t.Errorf("Last changed after an operation with profiling off")
 	}
+}
+
+// nativeAgrees says why native record n of an operation timed [begin,
+// end] is wrong, or "": its kind must be registered (device.NativeTypeOf),
+// its Start and End fields the times, and its plugin's own check
+// (NativeType.Check) must pass.
+func nativeAgrees(n device.Native, begin, end int64) string {
+	nt, ok := device.NativeTypeOf(n.Kind)
+	if !ok {
+		return fmt.Sprintf("kind %d is not registered", n.Kind)
+	}
+	b := n.Bytes()
+	if len(b) != nt.Size {
+		return fmt.Sprintf("%d bytes, want %d (%v)", len(b), nt.Size, nt)
+	}
+	if s, _ := nt.Field(b, "Start"); int64(s) != begin {
+		return fmt.Sprintf("Start %d", int64(s))
+	}
+	if e, _ := nt.Field(b, "End"); int64(e) != end {
+		return fmt.Sprintf("End %d", int64(e))
+	}
+	if err := nt.Check(n); err != nil {
+		return err.Error()
+	}
+	return ""
 }
 
 // upload allocates the sample's buffers (freed when the test ends), copies

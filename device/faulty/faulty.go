@@ -24,6 +24,7 @@ import (
 	"time"
 
 	"github.com/gompt/gompt/device"
+	"github.com/gompt/gompt/device/generic"
 )
 
 // Op is a kind of device operation a Plan counts and can fail.
@@ -205,6 +206,10 @@ func (d *dev) Close() error {
 // Unwrap returns the wrapped device.
 func (d *dev) Unwrap() device.Device { return d.d }
 
+// Kernels passes on the wrapped device's kernel cache (generic.KernelsOf):
+// Load is not an operation a Plan fails.
+func (d *dev) Kernels() *generic.Kernels { return generic.KernelsOf(d.d) }
+
 func (d *dev) Info() device.Info                              { return d.d.Info() }
 func (d *dev) Load(k *device.Kernel) (device.Function, error) { return d.d.Load(k) }
 func (d *dev) Now() (int64, error)                            { return d.d.Now() }
@@ -313,33 +318,24 @@ func (q *queue) Release() error {
 // Name is the name Register gives the plugin.
 const Name = "faulty"
 
-// plugin wraps the devices of another plugin.
-type plugin struct {
-	inner string
-	plan  *Plan
-	once  sync.Once
-	devs  []device.Device
-	err   error
-}
-
-// Devices wraps the inner plugin's devices on the first call.
-func (p *plugin) Devices() ([]device.Device, error) {
-	p.once.Do(func() {
-		in, ok := device.Lookup(p.inner)
+// newPlugin returns the plugin whose devices are those of plugin inner,
+// wrapped with plan on the first call of Devices.
+func newPlugin(inner string, plan *Plan) device.Plugin {
+	return generic.NewPlugin(Name, func() ([]device.Device, error) {
+		in, ok := device.Lookup(inner)
 		if !ok {
-			p.err = device.NoDevice(Name, fmt.Errorf("plugin %q to wrap is not registered (registered: %v)", p.inner, device.Plugins()))
-			return
+			return nil, fmt.Errorf("plugin %q to wrap is not registered (registered: %v)", inner, device.Plugins())
 		}
 		devs, err := in.Devices()
 		if len(devs) == 0 {
-			p.err = device.NoDevice(Name, fmt.Errorf("plugin %q has no devices: %v", p.inner, err))
-			return
+			return nil, fmt.Errorf("plugin %q has no devices: %v", inner, err)
 		}
+		out := make([]device.Device, len(devs))
 		for i, d := range devs {
-			p.devs = append(p.devs, wrap(d, p.plan, device.ID(Name, i)))
+			out[i] = wrap(d, plan, device.ID(Name, i))
 		}
+		return out, nil
 	})
-	return append([]device.Device(nil), p.devs...), p.err
 }
 
 // Register registers the plugin "faulty", whose devices are the "host"
@@ -353,6 +349,6 @@ func Register(plan *Plan) *Plan {
 	if plan == nil {
 		plan = new(Plan)
 	}
-	device.Register(Name, &plugin{inner: "host", plan: plan})
+	device.Register(Name, newPlugin("host", plan))
 	return plan
 }

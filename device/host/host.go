@@ -16,7 +16,6 @@ package host
 import (
 	"errors"
 	"fmt"
-	"os"
 	"runtime"
 	"slices"
 	"strconv"
@@ -25,6 +24,7 @@ import (
 	"sync/atomic"
 
 	"github.com/gompt/gompt/device"
+	"github.com/gompt/gompt/device/generic"
 	"github.com/gompt/gompt/internal/hostclock"
 	"github.com/gompt/gompt/internal/hostexec"
 )
@@ -44,33 +44,72 @@ const FunctionBytes = 4096
 // whole chunk, so the value only bounds what a kernel may assume.
 const MaxThreadsPerTeam = 1024
 
-func init() { device.Register(Name, &plugin{}) }
+// EnvDevices names the variable that sets how many host devices there
+// are.
+const EnvDevices = "GOMPT_HOST_DEVICES"
 
-type plugin struct {
-	once sync.Once
-	devs []device.Device
-	err  error
+// images are the kinds of kernel image a host device runs: Go images.
+var images = []device.ImageKind{device.ImageHost}
+
+func init() {
+	device.RegisterPlugin(device.Registration{
+		Name: Name, Plugin: newPlugin(),
+		Order:  30, // after the accelerators: cuda, opencl, host
+		Images: images,
+		Native: RecordKind,
+		Env: []device.EnvVar{
+			{Name: EnvDevices, Accepts: fmt.Sprintf("a whole number 0..%d", MaxDevices), Default: "1",
+				Check: func(v string) bool { _, warn := parseCount(v); return warn == "" }},
+			{Name: hostclock.EnvVar, Accepts: "auto, tsc or monotonic", Default: "auto", Check: func(v string) bool {
+				switch strings.ToLower(strings.TrimSpace(v)) {
+				case "", "auto", "tsc", "monotonic":
+					return true
+				}
+				return false
+			}},
+		},
+	})
 }
 
-// Devices creates the devices on the first call, reading GOMPT_HOST_DEVICES
-// (a bad value gives one warning on stderr and 1 device); later calls return
-// the same devices. With GOMPT_HOST_DEVICES=0 it returns no device and an
-// error wrapping device.ErrNoDevice.
-func (p *plugin) Devices() ([]device.Device, error) {
-	p.once.Do(func() {
-		n, warn := parseCount(os.Getenv("GOMPT_HOST_DEVICES"))
-		if warn != "" {
-			fmt.Fprintln(os.Stderr, warn)
-		}
+// Record is the host device's native trace record (RecordKind): the
+// interval, on the host device's clock (Device.Now, ns), during which the
+// operation ran, and the queue that ran it (its number on its device,
+// also the record's HWID).
+type Record struct {
+	Start, End int64
+	Queue      uint64 // the queue's number on its device (1, 2, ...)
+}
+
+// RecordKind is the kind of Record, the host device's native records.
+var RecordKind = device.RegisterNative[Record](Name, func(r Record, n device.Native) error {
+	if r.Queue != n.HWID {
+		return fmt.Errorf("queue %d, but the record's HWID is %d", r.Queue, n.HWID)
+	}
+	return nil
+})
+
+// Native returns the device.Native that carries r, with the operation's
+// type name, where it ran and, for a launch, the teams it ran.
+func (r Record) Native(typ string, hwid uint64, teams int) device.Native {
+	return device.NewNative(RecordKind, r, typ, hwid, teams)
+}
+
+// newPlugin returns the plugin: its devices are made on the first call of
+// Devices, reading GOMPT_HOST_DEVICES (a bad value gives 1 device, and
+// its warning on stderr once, from the runtime or from here). With GOMPT_HOST_DEVICES=0 it has no device and
+// an error wrapping device.ErrNoDevice.
+func newPlugin() *generic.Plugin {
+	return generic.NewPlugin(Name, func() ([]device.Device, error) {
+		n, _ := parseCount(device.Getenv(EnvDevices)) // a refused value is "": 1 device, and one warning
 		if n == 0 {
-			p.err = device.NoDevice(Name, errors.New("GOMPT_HOST_DEVICES=0 asks for no host devices"))
-			return
+			return nil, device.NoDevice(Name, errors.New("GOMPT_HOST_DEVICES=0 asks for no host devices"))
 		}
+		devs := make([]device.Device, n)
 		for i := range n {
-			p.devs = append(p.devs, newDevice(i))
+			devs[i] = newDevice(i)
 		}
+		return devs, nil
 	})
-	return slices.Clone(p.devs), p.err
 }
 
 // parseCount parses GOMPT_HOST_DEVICES: the number of devices and, for a bad
@@ -88,29 +127,25 @@ func parseCount(v string) (n int, warn string) {
 }
 
 // Device is one host offload device. All its methods are safe for concurrent
-// use. Besides device.Device it implements device.MemInfo, and Resolve gives
-// direct access to its memory.
+// use. Its generic.Device does the bookkeeping of device.Device (Alloc,
+// Free, Load, MemInUse, with their checks and caches); the host device
+// makes memory (MemAlloc, MemFree), loads Go images (LoadImage) and runs
+// queues. Resolve gives direct access to its memory.
 type Device struct {
-	id   string // "host:0"
+	generic.Device[[]byte] // an allocation's handle is its memory
+
 	info device.Info
 
 	queues atomic.Uint64 // queues made, for their numbers
 	pool   *hostexec.Pool
 
-	mu         sync.Mutex
-	slots      []slot // sorted by addr; see mem.go
-	free       [numClasses][]int32
-	base, top  uint64 // address space [base, limit); top is the next new slot
-	limit      uint64
-	liveBytes  int64
-	liveN      int
-	backing    int64 // Go memory held: live blocks and cached free ones
-	cached     int64 // of which cached free blocks
-	shared     *budget
-	cacheLimit int64
-
-	loadMu sync.Mutex
-	funcs  map[*device.Kernel]*Function
+	mu        sync.Mutex
+	slots     []slot // sorted by addr; see mem.go
+	free      [numClasses][]int32
+	base, top uint64 // address space [base, limit); top is the next new slot
+	limit     uint64
+	backing   int64 // Go memory held: allocated blocks, and those the cache keeps
+	shared    *budget
 }
 
 // newDevice returns host device n, drawing on the process's one budget.
@@ -119,14 +154,11 @@ func newDevice(n int) *Device { return newDeviceIn(n, processBudget()) }
 // newDeviceIn returns host device n drawing on budget b.
 func newDeviceIn(n int, b *budget) *Device {
 	d := &Device{
-		id:     device.ID(Name, n),
 		pool:   hostexec.Default(),
-		funcs:  map[*device.Kernel]*Function{},
 		shared: b,
 	}
 	d.base = addrBase + uint64(n)<<spaceBits
 	d.top, d.limit = d.base, d.base+1<<spaceBits
-	d.cacheLimit = min(b.limit/8, 1<<30)
 	maxAlloc := min(uint64(b.limit)/2, 1<<(spaceBits-1))
 	procs := runtime.GOMAXPROCS(0)
 	d.info = device.Info{
@@ -156,12 +188,18 @@ func newDeviceIn(n int, b *budget) *Device {
 		},
 	}
 	d.info.Extra[5].Value = d.spaceString()
+	d.Device.Init(d, generic.Config{
+		ID:     device.ID(Name, n),
+		Info:   d.info,
+		Images: images,
+		// Freed blocks of up to cacheMaxClass bytes are kept for reuse,
+		// an eighth of the budget (at most 1 GiB) per device.
+		CacheLimit: min(b.limit/8, 1<<30),
+		CacheMax:   cacheMaxClass,
+	})
 	b.add(d)
 	return d
 }
-
-// ID returns the device's id, "host:0".
-func (d *Device) ID() string { return d.id }
 
 // Info describes the device. GlobalMem is the memory budget that every host
 // device of the process shares, half of the memory the process may use
@@ -200,33 +238,10 @@ func (f *Function) Image() device.ImageKind { return device.ImageHost }
 // Bytes returns FunctionBytes, a nominal size.
 func (f *Function) Bytes() int { return FunctionBytes }
 
-// Load returns k's Go image as a Function of this device, cached per
-// *Kernel. A kernel without a Go image gives CodeInvalidBinary naming the
-// images it has.
-func (d *Device) Load(k *device.Kernel) (device.Function, error) {
-	if k == nil {
-		return nil, device.Errorf(d.id, "load", device.CodeInvalidArgument, "nil kernel")
-	}
-	d.loadMu.Lock()
-	defer d.loadMu.Unlock()
-	if f, ok := d.funcs[k]; ok {
-		return f, nil
-	}
-	h := k.Host()
-	if h == nil {
-		has := make([]string, 0, len(k.Images))
-		for _, img := range k.Images {
-			has = append(has, img.Kind.String())
-		}
-		if len(has) == 0 {
-			has = append(has, "none")
-		}
-		return nil, device.Errorf(d.id, "load "+k.Name, device.CodeInvalidBinary,
-			"kernel %s has no image for %s (has: %s)", k.Name, d.id, strings.Join(has, ", "))
-	}
-	f := &Function{k: k, d: d, host: h}
-	d.funcs[k] = f
-	return f, nil
+// LoadImage returns k's Go image img as a Function of this device
+// (generic.Driver): nothing is built.
+func (d *Device) LoadImage(k *device.Kernel, img *device.Image) (device.Function, error) {
+	return &Function{k: k, d: d, host: img.Host}, nil
 }
 
 // fallbackMemory is GlobalMem when the machine's memory cannot be read.

@@ -51,12 +51,12 @@ func TestParseCount(t *testing.T) {
 
 func TestPluginZeroDevices(t *testing.T) {
 	t.Setenv("GOMPT_HOST_DEVICES", "0")
-	devs, err := (&plugin{}).Devices()
+	devs, err := newPlugin().Devices()
 	assert.Empty(t, devs, "Devices with GOMPT_HOST_DEVICES=0")
 	assert.ErrorIs(t, err, device.ErrNoDevice, "Devices with GOMPT_HOST_DEVICES=0")
 	assert.ErrorContains(t, err, "GOMPT_HOST_DEVICES=0", "Devices' error names the variable")
 	t.Setenv("GOMPT_HOST_DEVICES", "3")
-	devs, err = (&plugin{}).Devices()
+	devs, err = newPlugin().Devices()
 	require.NoError(t, err, "Devices with GOMPT_HOST_DEVICES=3")
 	require.Len(t, devs, 3, "Devices with GOMPT_HOST_DEVICES=3")
 	// Separate address spaces.
@@ -181,14 +181,14 @@ func TestDevicesShareOneBudget(t *testing.T) {
 	devs := []*Device{newDeviceIn(0, shared), newDeviceIn(1, shared), newDeviceIn(2, shared)}
 	for _, d := range devs {
 		info := d.Info()
-		assert.EqualValues(t, 4<<20, info.GlobalMem, "%s: GlobalMem: the shared 4 MiB", d.id)
-		assert.EqualValues(t, 2<<20, info.MaxAlloc, "%s: MaxAlloc", d.id)
+		assert.EqualValues(t, 4<<20, info.GlobalMem, "%s: GlobalMem: the shared 4 MiB", d.ID())
+		assert.EqualValues(t, 2<<20, info.MaxAlloc, "%s: MaxAlloc", d.ID())
 	}
 	// Three devices, 1.5 MiB each, on 4 MiB: the third does not fit.
 	var live []device.Buffer
 	for _, d := range devs[:2] {
 		b, err := d.Alloc(3 << 19)
-		require.NoError(t, err, d.id)
+		require.NoError(t, err, d.ID())
 		live = append(live, b)
 	}
 	_, err := devs[2].Alloc(3 << 19)
@@ -199,7 +199,7 @@ func TestDevicesShareOneBudget(t *testing.T) {
 	small, err := devs[0].Alloc(200 << 10)
 	require.NoError(t, err)
 	devs[0].Free(small.Ptr) // cached on device 0
-	require.NotZero(t, devs[0].cached, "device 0 keeps no freed block; the test needs one")
+	require.NotZero(t, devs[0].CacheBytes(), "device 0 keeps no freed block; the test needs one")
 	b, err := devs[2].Alloc(2 << 20)
 	require.NoError(t, err, "device 2, with device 0's memory freed")
 	held, _ := shared.state()
@@ -209,9 +209,7 @@ func TestDevicesShareOneBudget(t *testing.T) {
 	devs[2].Free(b.Ptr)
 	devs[1].Free(live[1].Ptr)
 	for _, d := range devs {
-		d.mu.Lock()
-		d.dropCache()
-		d.mu.Unlock()
+		d.Trim()
 	}
 	held, _ = shared.state()
 	assert.Zero(t, held, "bytes the budget holds after every device freed everything")
@@ -489,7 +487,7 @@ func unsafePointer(b []byte) uintptr { return uintptr(unsafe.Pointer(unsafe.Slic
 // warning line and give one device.
 func TestBadCountWarnsOnce(t *testing.T) {
 	if os.Getenv("HOST_TEST_CHILD") == "1" {
-		p := &plugin{}
+		p := newPlugin()
 		for range 3 {
 			if devs, err := p.Devices(); err != nil || len(devs) != 1 {
 				fmt.Printf("Devices = %d devices, %v\n", len(devs), err)

@@ -2,39 +2,46 @@ package host
 
 import (
 	"fmt"
-	"math/bits"
 	"sync"
 	"unsafe"
 
 	"github.com/gompt/gompt/device"
+	"github.com/gompt/gompt/device/generic"
 )
 
 // Device memory.
 //
+// The live allocations, the checks of Alloc, Free and of every pointer a
+// queue is given, and the cache of freed blocks are the generic device's
+// (device/generic): the host device only makes and releases memory
+// (MemAlloc, MemFree), and an allocation's handle there is its memory, so
+// a queue's Lookup gives the bytes without a second lock.
+//
 // Each device has its own virtual address space: addresses start at
 // addrBase + n<<spaceBits for device n, are 256-byte aligned, and are never 0.
-// Every address range handed out is a slot of one size class; a slot is
-// created once, by bumping the top of the space, and is reused for later
-// allocations of its class after it is freed. Slots are therefore created in
-// address order, and d.slots (append-only) stays sorted, so resolving an
-// interior pointer is a binary search: O(log n).
+// Every address range handed out is a slot of one size class
+// (generic.SizeClass); a slot is created once, by bumping the top of the
+// space, and is reused for later allocations of its class after it is
+// released. Slots are therefore created in address order, and d.slots
+// (append-only) stays sorted, so MemFree finds one by binary search.
 //
 // A slot's backing, up to cacheMaxClass, is Go memory (a []uint64, so
-// 8-byte aligned, viewed as bytes). Freed slots of those classes keep their
-// backing, up to cacheLimit bytes in all, so a repeated alloc/free of one
-// size allocates nothing; past the cache they drop it to the garbage
-// collector and keep only their address range. A slot of a larger class is
-// backed by an anonymous mapping of its whole class size (bigBacking):
-// made in one system call, with no zeroing (the kernel gives zero pages at
-// first touch), and kept with the slot; freeing the slot hands its pages
-// back to the operating system at once (releasePages), so that a program
-// that unmaps a few large arrays does not keep their memory.
+// 8-byte aligned, viewed as bytes) of its class's whole size, so that the
+// generic device's cache can hand a freed block to any later allocation of
+// its class: a repeated alloc/free of one size allocates nothing and never
+// reaches MemAlloc. Blocks the cache gives back (it holds cacheLimit bytes
+// at most) drop their backing to the garbage collector and keep only
+// their address range. A slot of a larger class is backed by an anonymous
+// mapping of its whole class size (bigBacking): made in one system call,
+// with no zeroing (the kernel gives zero pages at first touch), and kept
+// with the slot; releasing the slot hands its pages back to the operating
+// system at once (releasePages), so that a program that unmaps a few large
+// arrays does not keep their memory.
 //
 // Backing is made without d.mu held: a large allocation takes time (Go
 // zeroes its memory; a mapping faults its pages in later, outside any lock)
-// that the device's other allocations, frees and resolves need not wait
-// for. Its slot is neither live nor free meanwhile, so nothing else uses
-// it.
+// that the device's other allocations, frees and lookups need not wait
+// for. Its slot is on no free list meanwhile, so nothing else uses it.
 
 const (
 	ptrBits   = 32 << (^uintptr(0) >> 63)
@@ -58,30 +65,21 @@ var addrBase = func() uint64 {
 type slot struct {
 	addr  uint64
 	span  uint64 // bytes of address space: the class size
-	size  int    // bytes asked for by the live allocation
 	class int
-	live  bool
-	mem   []byte // backing; len >= size while live; may be nil when free
+	mem   []byte // backing while allocated (len >= span, or the mapping); nil when released
 	// big: mem is an anonymous mapping of span bytes, kept while the
 	// slot exists; held is how many of its bytes the budget counts (0
-	// while the slot is free: its pages went back to the system).
+	// while the slot is released: its pages went back to the system).
 	big  bool
 	held int64
 }
 
 // sizeClass returns the class of an allocation of size bytes (size > 0) and
-// the class's size, a multiple of 256: multiples of 256 up to 4 KiB, then
+// the class's size (generic.SizeClass): multiples of 256 up to 4 KiB, then
 // four classes per power of two (at most 25% waste of address space).
 func sizeClass(size int) (class int, span uint64) {
-	s := uint64(size)
-	if s <= smallClassMax {
-		c := (s + addrAlign - 1) / addrAlign
-		return int(c) - 1, c * addrAlign
-	}
-	k := bits.Len64(s - 1) // 2^(k-1) < s <= 2^k, k >= 13
-	step := uint64(1) << (k - 3)
-	span = (s + step - 1) / step * step
-	return 16 + (k-13)*4 + int(span/step-5), span
+	c, sp := generic.SizeClass(size)
+	return c, uint64(sp)
 }
 
 // newBacking returns n bytes of Go memory, 8-byte aligned.
@@ -89,95 +87,78 @@ func newBacking(n int) []byte {
 	return device.Bytes(make([]uint64, (n+7)/8))
 }
 
-// Alloc allocates size bytes of device memory; see device.Device. The memory
-// is not initialised (a reused block keeps its old contents). Safe for
-// concurrent use.
-func (d *Device) Alloc(size int) (device.Buffer, error) {
-	if size <= 0 || uint64(size) > d.info.MaxAlloc {
-		return device.Buffer{}, device.Errorf(d.id, "alloc", device.CodeInvalidArgument,
-			"size %d: want 1..%d bytes (MaxAlloc)", size, d.info.MaxAlloc)
-	}
+// MemAlloc allocates size bytes of device memory (generic.Driver): a
+// released slot of size's class, or a new one, with backing of the
+// class's whole size. The memory is not initialised. When the budget the
+// host devices share has no room, the blocks every device keeps for reuse
+// are dropped and it tries once more. Safe for concurrent use.
+func (d *Device) MemAlloc(size int) (device.DevicePtr, []byte, error) {
 	class, span := sizeClass(size)
 	need := size
 	if span <= cacheMaxClass {
 		need = int(span) // cacheable: back the whole class so any size of it fits
 	}
-
-	b, err, short := d.alloc(size, class, span, need)
+	p, mem, err, short := d.alloc(size, class, span, need)
 	if short && d.shared.reclaim() > 0 {
-		// Other devices' free blocks held the memory: try once more.
-		b, err, _ = d.alloc(size, class, span, need)
+		// Freed blocks kept for reuse held the memory: try once more.
+		p, mem, err, _ = d.alloc(size, class, span, need)
 	}
-	return b, err
+	return p, mem, err
 }
 
 // alloc allocates size bytes of class (span bytes of address space), with
-// need bytes of backing if no free block of the class has some. short
-// reports that the shared budget had no room. The backing is made with
-// d.mu released (see the comment at the top of this file).
-func (d *Device) alloc(size, class int, span uint64, need int) (b device.Buffer, err error, short bool) {
+// need bytes of backing. short reports that the shared budget had no room.
+// The backing is made with d.mu released (see the comment at the top of
+// this file).
+func (d *Device) alloc(size, class int, span uint64, need int) (p device.DevicePtr, mem []byte, err error, short bool) {
 	big := span > cacheMaxClass
 	d.mu.Lock()
 	var s *slot
 	if free := d.free[class]; len(free) > 0 {
 		s = &d.slots[free[len(free)-1]]
 		d.free[class] = free[:len(free)-1]
-		if s.mem != nil && !s.big {
-			d.cached -= int64(len(s.mem))
-			if len(s.mem) < size {
-				d.release(s)
-			}
-		}
 	} else {
 		if d.top+span > d.limit {
 			d.mu.Unlock()
-			return device.Buffer{}, device.Errorf(d.id, "alloc", device.CodeOutOfResources,
+			return 0, nil, device.Errorf(d.ID(), "alloc", device.CodeOutOfResources,
 				"size %d: device address space %s is exhausted", size, d.spaceString()), false
 		}
 		d.slots = append(d.slots, slot{addr: d.top, span: span, class: class, big: big})
 		d.top += span
 		s = &d.slots[len(d.slots)-1]
 	}
-	if s.mem == nil || s.big {
-		// The budget counts a mapping's bytes while its slot is live,
-		// and Go memory while it is held.
-		n := int64(backingSize(need))
-		ok := d.shared.take(n)
-		if !ok && d.dropCache() > 0 {
-			ok = d.shared.take(n)
-		}
-		if !ok {
-			d.free[class] = append(d.free[class], d.index(s))
-			held, devs := d.shared.state()
-			err := device.Errorf(d.id, "alloc", device.CodeOutOfResources,
-				"size %d: the %d host devices hold %d bytes of the %d they share (this one %d in live allocations); free some memory",
-				size, devs, held, d.shared.limit, d.liveBytes)
-			d.mu.Unlock()
-			return device.Buffer{}, err, true
-		}
-		d.backing += n
-		if s.mem == nil {
-			i := d.index(s)
-			d.mu.Unlock()
-			mem, err := makeBacking(big, need, span)
-			d.mu.Lock()
-			s = &d.slots[i] // d.slots may have grown meanwhile
-			if err != nil {
-				d.backing -= n
-				d.shared.give(n)
-				d.free[class] = append(d.free[class], i)
-				d.mu.Unlock()
-				return device.Buffer{}, device.Errorf(d.id, "alloc", device.CodeOutOfResources, "size %d: %v", size, err), false
-			}
-			s.mem = mem
-		}
-		s.held = n
+	// The budget counts a mapping's bytes while its slot is allocated,
+	// and Go memory while it is held.
+	n := int64(backingSize(need))
+	if !d.shared.take(n) {
+		d.free[class] = append(d.free[class], d.index(s))
+		d.mu.Unlock()
+		held, devs := d.shared.state()
+		live, _ := d.MemInUse()
+		return 0, nil, device.Errorf(d.ID(), "alloc", device.CodeOutOfResources,
+			"size %d: the %d host devices hold %d bytes of the %d they share (this one %d in live allocations); free some memory",
+			size, devs, held, d.shared.limit, live), true
 	}
-	s.live, s.size = true, size
-	d.liveBytes += int64(size)
-	d.liveN++
+	d.backing += n
+	if s.mem == nil {
+		i := d.index(s)
+		d.mu.Unlock()
+		m, err := makeBacking(big, need, span)
+		d.mu.Lock()
+		s = &d.slots[i] // d.slots may have grown meanwhile
+		if err != nil {
+			d.backing -= n
+			d.shared.give(n)
+			d.free[class] = append(d.free[class], i)
+			d.mu.Unlock()
+			return 0, nil, device.Errorf(d.ID(), "alloc", device.CodeOutOfResources, "size %d: %v", size, err), false
+		}
+		s.mem = m
+	}
+	s.held = n
+	p, mem = device.DevicePtr(uintptr(s.addr)), s.mem
 	d.mu.Unlock()
-	return device.Buffer{Ptr: device.DevicePtr(uintptr(s.addr)), Size: size}, nil, false
+	return p, mem, nil, false
 }
 
 // makeBacking makes a slot's backing: need bytes of Go memory, or for a
@@ -204,59 +185,30 @@ func backingSize(n int) int { return (n + 7) / 8 * 8 }
 // stays, for the slot's next allocation), and its bytes to the shared
 // budget. d.mu is held.
 func (d *Device) release(s *slot) {
+	d.backing -= s.held
+	d.shared.give(s.held)
+	s.held = 0
 	if s.big {
-		if s.held > 0 {
-			releasePages(s.mem)
-			d.backing -= s.held
-			d.shared.give(s.held)
-			s.held = 0
-		}
+		releasePages(s.mem)
 		return
 	}
-	d.backing -= int64(len(s.mem))
-	d.shared.give(int64(len(s.mem)))
 	s.mem = nil
 }
 
-// Free releases an allocation made by Alloc; p must be its start. Freeing a
-// pointer that is not a live allocation is a CodeInvalidArgument error and
-// changes nothing. Safe for concurrent use.
-func (d *Device) Free(p device.DevicePtr) error {
+// MemFree releases the slot at p (generic.Driver): its backing goes back
+// (release), and the slot to its class's free list for a later MemAlloc.
+// Safe for concurrent use.
+func (d *Device) MemFree(p device.DevicePtr, _ []byte, _ int) error {
 	d.mu.Lock()
 	defer d.mu.Unlock()
 	i := d.find(uint64(p))
-	if i < 0 || d.slots[i].addr != uint64(p) || !d.slots[i].live {
-		return device.Errorf(d.id, "free", device.CodeInvalidArgument,
-			"pointer %v is not the start of a live allocation", p)
+	if i < 0 || d.slots[i].addr != uint64(p) || d.slots[i].held == 0 {
+		return device.Errorf(d.ID(), "free", device.CodeInvalidArgument, "pointer %v is not the start of an allocated slot", p)
 	}
 	s := &d.slots[i]
-	s.live = false
-	d.liveBytes -= int64(s.size)
-	d.liveN--
-	s.size = 0
-	if !s.big && d.cached+int64(len(s.mem)) <= d.cacheLimit {
-		d.cached += int64(len(s.mem))
-	} else {
-		d.release(s)
-	}
+	d.release(s)
 	d.free[s.class] = append(d.free[s.class], int32(i))
 	return nil
-}
-
-// dropCache gives the backing of every free slot back to the garbage
-// collector, and its bytes to the shared budget, and returns how many
-// bytes that was. d.mu is held.
-func (d *Device) dropCache() (dropped int64) {
-	for _, free := range d.free {
-		for _, i := range free {
-			if s := &d.slots[i]; s.mem != nil && !s.big { // a free big slot holds nothing
-				dropped += int64(len(s.mem))
-				d.release(s)
-			}
-		}
-	}
-	d.cached = 0
-	return dropped
 }
 
 func (d *Device) index(s *slot) int32 {
@@ -280,56 +232,27 @@ func (d *Device) find(a uint64) int {
 	return lo - 1
 }
 
-// MemInUse returns the bytes and the number of live allocations made by
-// Alloc and not yet freed (device.MemInfo). Cached free blocks do not count.
-func (d *Device) MemInUse() (bytes int64, allocs int) {
-	d.mu.Lock()
-	defer d.mu.Unlock()
-	return d.liveBytes, d.liveN
-}
-
 // Resolve returns the device memory [p, p+n) as bytes: the device's own
 // storage, which the caller may read and write until the allocation is freed.
 // p may point inside an allocation. The range must lie within one live
 // allocation; otherwise the error (CodeInvalidArgument) names the range asked
 // for and the allocation found there, if any. Safe for concurrent use.
 func (d *Device) Resolve(p device.DevicePtr, n int) ([]byte, error) {
-	if n < 0 {
-		return nil, device.Errorf(d.id, "resolve", device.CodeInvalidArgument, "range at %v: negative length %d", p, n)
-	}
-	b, err := d.resolveTail(p, n, "resolve")
+	mem, off, _, err := d.Lookup("resolve", p, n)
 	if err != nil {
 		return nil, err
 	}
-	return b[:n:n], nil
+	return mem[off : off+n : off+n], nil
 }
 
-// resolveTail returns the device memory from p to the end of its allocation,
-// checking that at least n bytes are there.
-func (d *Device) resolveTail(p device.DevicePtr, n int, op string) ([]byte, error) {
-	a := uint64(p)
-	d.mu.Lock()
-	i := d.find(a)
-	if i < 0 || !d.slots[i].live {
-		d.mu.Unlock()
-		if n == 0 {
-			return nil, device.Errorf(d.id, op, device.CodeInvalidArgument,
-				"pointer %v is not inside any live allocation", p)
-		}
-		return nil, device.Errorf(d.id, op, device.CodeInvalidArgument,
-			"range [%v,%#x) is not inside any live allocation", p, a+uint64(n))
+// resolveTail returns the device memory from p to the end of its
+// allocation, for a launch's buffer argument.
+func (d *Device) resolveTail(p device.DevicePtr, op string) ([]byte, error) {
+	mem, off, size, err := d.Lookup(op, p, 0)
+	if err != nil {
+		return nil, err
 	}
-	s := &d.slots[i]
-	off := a - s.addr
-	if off+uint64(n) > uint64(s.size) {
-		base, size := s.addr, s.size
-		d.mu.Unlock()
-		return nil, device.Errorf(d.id, op, device.CodeInvalidArgument,
-			"range [%v,%#x) extends past allocation [%#x,%#x)", p, a+uint64(n), base, base+uint64(size))
-	}
-	b := s.mem[off:s.size:s.size]
-	d.mu.Unlock()
-	return b, nil
+	return mem[off:size:size], nil
 }
 
 // spaceString describes the device's address space, for Info.Extra.
@@ -394,17 +317,17 @@ func (b *budget) state() (held int64, devs int) {
 	return b.held, len(b.devs)
 }
 
-// reclaim drops the free blocks every device of b keeps for reuse, and
-// returns how many bytes that gave back. No device lock may be held.
+// reclaim drops the freed blocks every device of b keeps for reuse
+// (generic.Device.Trim), and returns how many bytes that gave back. No
+// device lock may be held.
 func (b *budget) reclaim() int64 {
 	b.mu.Lock()
 	devs := b.devs
 	b.mu.Unlock()
 	var n int64
 	for _, d := range devs {
-		d.mu.Lock()
-		n += d.dropCache()
-		d.mu.Unlock()
+		dropped, _ := d.Trim() // MemFree of a block the cache held does not fail
+		n += dropped
 	}
 	return n
 }

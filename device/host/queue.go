@@ -5,6 +5,7 @@ import (
 	"sync/atomic"
 
 	"github.com/gompt/gompt/device"
+	"github.com/gompt/gompt/device/generic"
 	"github.com/gompt/gompt/internal/hostexec"
 )
 
@@ -104,7 +105,7 @@ func (t *timing) Times() (begin, end int64, native device.Native, err error) {
 		}
 		q.mu.Unlock()
 	}
-	native = device.HostRecord{Start: t.begin, End: t.end, Queue: t.q.num}.Native(t.typ, t.q.num, t.teams)
+	native = Record{Start: t.begin, End: t.end, Queue: t.q.num}.Native(t.typ, t.q.num, t.teams)
 	return t.begin, t.end, native, nil
 }
 
@@ -153,7 +154,7 @@ type op struct {
 }
 
 func (q *Queue) closedErr(op string) error {
-	return device.Errorf(q.d.id, op, device.CodeInvalidArgument, "queue already released")
+	return device.Errorf(q.d.ID(), op, device.CodeInvalidArgument, "queue already released")
 }
 
 // CopyIn copies src to device memory at dst. src must stay unmodified until
@@ -201,10 +202,10 @@ func (q *Queue) CopyPeer(dst device.DevicePtr, src device.Device, srcPtr device.
 	}
 	sd, ok := src.(*Device)
 	if !ok {
-		return device.Errorf(q.d.id, op, device.CodeInvalidArgument, "source device %T is not a host device", src)
+		return device.Errorf(q.d.ID(), op, device.CodeInvalidArgument, "source device %T is not a host device", src)
 	}
 	if n < 0 {
-		return device.Errorf(q.d.id, op, device.CodeInvalidArgument, "negative size %d", n)
+		return device.Errorf(q.d.ID(), op, device.CodeInvalidArgument, "negative size %d", n)
 	}
 	if n == 0 {
 		return nil
@@ -230,7 +231,7 @@ func (q *Queue) Copy(dst, src device.DevicePtr, n int) error {
 		return nil
 	}
 	if n < 0 {
-		return device.Errorf(q.d.id, "copy on device", device.CodeInvalidArgument, "negative size %d", n)
+		return device.Errorf(q.d.ID(), "copy on device", device.CodeInvalidArgument, "negative size %d", n)
 	}
 	s, err := q.d.Resolve(src, n)
 	if err != nil {
@@ -293,7 +294,7 @@ func (q *Queue) LaunchChecked(f device.Function, shape *device.Shape, args []dev
 func (q *Queue) launch(f device.Function, shape *device.Shape, args []device.Arg, check bool) error {
 	fn, ok := f.(*Function)
 	if !ok || fn == nil {
-		return device.Errorf(q.d.id, "launch", device.CodeInvalidArgument,
+		return device.Errorf(q.d.ID(), "launch", device.CodeInvalidArgument,
 			"function %T was not loaded by a host device", f)
 	}
 	k := fn.k
@@ -301,15 +302,15 @@ func (q *Queue) launch(f device.Function, shape *device.Shape, args []device.Arg
 		return q.closedErr("launch " + k.Name)
 	}
 	if fn.d != q.d {
-		return device.Errorf(q.d.id, "launch "+k.Name, device.CodeInvalidArgument,
-			"kernel %s was loaded on %s, not on this device", k.Name, fn.d.id)
+		return device.Errorf(q.d.ID(), "launch "+k.Name, device.CodeInvalidArgument,
+			"kernel %s was loaded on %s, not on this device", k.Name, fn.d.ID())
 	}
 	if check {
 		if err := q.checkLaunch(k, shape, args); err != nil {
 			return err
 		}
 	} else if len(args) != len(k.Params) {
-		return &device.Error{Op: "launch " + k.Name, Device: q.d.id, Code: device.CodeInvalidArgument, Err: k.CheckArgs(args)}
+		return &device.Error{Op: "launch " + k.Name, Device: q.d.ID(), Code: device.CodeInvalidArgument, Err: k.CheckArgs(args)}
 	}
 
 	inline := q.pending.Load() == 0
@@ -327,13 +328,13 @@ func (q *Queue) launch(f device.Function, shape *device.Shape, args []device.Arg
 		if p.Kind == device.ParamBuffer {
 			var err error
 			bufs = true
-			if b, err = q.d.resolveTail(args[i].Ptr, 0, ""); err != nil {
+			if b, err = q.d.resolveTail(args[i].Ptr, "launch"); err != nil {
 				clear(o.ha.Bufs)
 				var cause error = err
 				if e, ok := err.(*device.Error); ok {
 					cause = e.Err
 				}
-				return device.Errorf(q.d.id, "launch "+k.Name, device.CodeInvalidArgument,
+				return device.Errorf(q.d.ID(), "launch "+k.Name, device.CodeInvalidArgument,
 					"argument %d (%s): %v", i, p.Name, cause)
 			}
 		}
@@ -365,25 +366,20 @@ func (q *Queue) launch(f device.Function, shape *device.Shape, args []device.Arg
 	return nil
 }
 
-// checkLaunch checks a launch's arguments and shape.
+// checkLaunch checks a launch's arguments and shape (generic.CheckLaunch),
+// and refuses more threads per team than MaxThreadsPerTeam or the
+// kernel's MaxThreads.
 func (q *Queue) checkLaunch(k *device.Kernel, shape *device.Shape, args []device.Arg) error {
-	if err := k.CheckArgs(args); err != nil {
-		return &device.Error{Op: "launch " + k.Name, Device: q.d.id, Code: device.CodeInvalidArgument, Err: err}
-	}
-	if err := device.CheckShape(shape); err != nil {
-		return &device.Error{Op: "launch " + k.Name, Device: q.d.id, Code: device.CodeInvalidArgument, Err: err}
+	if err := generic.CheckLaunch(q.d.ID(), &q.d.info, k, shape, args); err != nil {
+		return err
 	}
 	maxThreads := MaxThreadsPerTeam
 	if k.MaxThreads > 0 {
 		maxThreads = min(maxThreads, k.MaxThreads)
 	}
 	if shape.Threads > maxThreads {
-		return device.Errorf(q.d.id, "launch "+k.Name, device.CodeInvalidArgument,
+		return device.Errorf(q.d.ID(), "launch "+k.Name, device.CodeInvalidArgument,
 			"launch shape: %d threads per team: want at most %d", shape.Threads, maxThreads)
-	}
-	if shape.Teams > hostexec.MaxTeams {
-		return device.Errorf(q.d.id, "launch "+k.Name, device.CodeInvalidArgument,
-			"launch shape: %d teams: want at most %d", shape.Teams, hostexec.MaxTeams)
 	}
 	return nil
 }
@@ -393,7 +389,7 @@ func (q *Queue) checkLaunch(k *device.Kernel, shape *device.Shape, args []device
 func (d *Device) launch(fn *Function, ha *device.HostArgs, shape *device.Shape) error {
 	err := d.pool.Try(fn.host, ha, shape)
 	if tp, ok := err.(*hostexec.TeamPanic); ok {
-		return device.Errorf(d.id, "launch "+fn.k.Name, device.CodeUnknown,
+		return device.Errorf(d.ID(), "launch "+fn.k.Name, device.CodeUnknown,
 			"kernel panicked in team %d of %d: %v", tp.Team, tp.Teams, tp.Value)
 	}
 	return err

@@ -14,7 +14,9 @@ import (
 // the parameter and what the kernel takes, also where the sizes agree
 // (the case that would otherwise run and compute garbage).
 func TestCheckKernelArgs(t *testing.T) {
-	arg := func(addr uint32, typ, name string) cl.KernelArg { return cl.KernelArg{Address: addr, TypeName: typ, Name: name} }
+	arg := func(addr uint32, typ, name string) cl.KernelArg {
+		return cl.KernelArg{Address: addr, TypeName: typ, Name: name}
+	}
 	g, l, p := uint32(cl.KERNEL_ARG_ADDRESS_GLOBAL), uint32(cl.KERNEL_ARG_ADDRESS_LOCAL), uint32(cl.KERNEL_ARG_ADDRESS_PRIVATE)
 	c := uint32(cl.KERNEL_ARG_ADDRESS_CONSTANT)
 	saxpy := []cl.KernelArg{arg(p, "long", "n"), arg(p, "float", "a"), arg(g, "float*", "x"), arg(g, "float*", "y")}

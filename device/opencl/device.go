@@ -12,6 +12,7 @@ import (
 	"unsafe"
 
 	"github.com/gompt/gompt/device"
+	"github.com/gompt/gompt/device/generic"
 	"github.com/gompt/gompt/internal/cl"
 )
 
@@ -75,6 +76,8 @@ func (v version) atLeast(major, minor int) bool {
 // clDevice is one OpenCL device. Its context and internal queue are made on
 // first use (init), so listing devices stays cheap.
 type clDevice struct {
+	generic.Device[cl.Mem] // the allocation table (synthetic addresses), the kernel cache
+
 	n        int
 	id       string // "opencl:0"
 	plat     cl.PlatformID
@@ -102,12 +105,9 @@ type clDevice struct {
 	nqueues  atomic.Uint64   // queues made, for queue numbers
 	staged   atomic.Uint64   // launches that staged unaligned arguments (tests)
 
-	mu      sync.RWMutex
-	closed  bool
-	space   *space
-	inUse   int64
-	queues  map[*queue]struct{}
-	kernels map[*device.Kernel]*loadEntry
+	mu     sync.RWMutex
+	closed bool
+	queues map[*queue]struct{}
 
 	rawOnce sync.Once
 	rawProg cl.Program
@@ -132,8 +132,7 @@ type hooks struct {
 }
 
 func newDevice(n int, p cl.PlatformID, pname string, id cl.DeviceID) (*clDevice, error) {
-	d := &clDevice{n: n, id: device.ID(Name, n), plat: p, dev: id, space: newSpace(n),
-		queues: map[*queue]struct{}{}, kernels: map[*device.Kernel]*loadEntry{}}
+	d := &clDevice{n: n, id: device.ID(Name, n), plat: p, dev: id, queues: map[*queue]struct{}{}}
 	d.pool.Max = stagingMax
 	str := func(param uint32) string { s, _ := cl.GetDeviceString(id, param); return strings.TrimSpace(s) }
 	num := func(param uint32) uint64 { v, _ := cl.GetDeviceUint(id, param); return v }
@@ -255,11 +254,24 @@ func newDevice(n int, p cl.PlatformID, pname string, id cl.DeviceID) (*clDevice,
 	if d.maxWG <= 0 || d.info.MaxAlloc == 0 {
 		return nil, fmt.Errorf("device %q reports no work-group size or allocation size", d.info.Name)
 	}
+	d.initGeneric()
 	return d, nil
 }
 
-// Info describes the device; it does not change.
-func (d *clDevice) Info() device.Info { return d.info }
+// initGeneric hands the device to its generic.Device: a cl_mem is a
+// handle, not an address, so each device has a synthetic address space
+// of 64 TiB of its own (spaceBits), where a pointer of one device is never
+// valid on another.
+func (d *clDevice) initGeneric() {
+	c := generic.Config{ID: d.id, Info: d.info, MaxAllocFrom: "CL_DEVICE_MAX_MEM_ALLOC_SIZE",
+		Images: images, KeepLoadErrors: true}
+	c.Space.Lo = uint64(d.n+1) << spaceBits
+	c.Space.Hi = c.Space.Lo + 1<<spaceBits
+	d.Device.Init(d, c)
+}
+
+// spaceBits sizes each device's synthetic address space: 64 TiB.
+const spaceBits = 46
 
 // errorf builds a device.Error for this device.
 func (d *clDevice) errorf(op string, code device.Code, format string, args ...any) error {
@@ -419,74 +431,39 @@ func (d *clDevice) stampWith(q cl.CommandQueue, kernel bool) (cl.Event, error) {
 	return ev, err
 }
 
-// Alloc allocates size bytes of device memory at a fresh synthetic address.
-func (d *clDevice) Alloc(size int) (device.Buffer, error) {
-	if size <= 0 || uint64(size) > d.info.MaxAlloc {
-		return device.Buffer{}, d.errorf("alloc", device.CodeInvalidArgument,
-			"size %d bytes: must be in [1, %d] (CL_DEVICE_MAX_MEM_ALLOC_SIZE)", size, d.info.MaxAlloc)
-	}
+// MemAlloc creates a buffer of size bytes (generic.Driver); its address
+// is a fresh synthetic one (address 0).
+func (d *clDevice) MemAlloc(size int) (device.DevicePtr, cl.Mem, error) {
 	if err := d.init(); err != nil {
-		return device.Buffer{}, err
+		return 0, 0, err
 	}
 	m, err := cl.CreateBuffer(d.ctx, cl.MEM_READ_WRITE, uintptr(size))
 	if err != nil {
-		return device.Buffer{}, d.wrap(fmt.Sprintf("alloc %d bytes", size), err)
+		return 0, 0, d.wrap(fmt.Sprintf("alloc %d bytes", size), err)
 	}
-	d.mu.Lock()
-	base, err := d.space.add(uint64(size), uintptr(m))
-	if err == nil {
-		d.inUse += int64(size)
-	}
-	d.mu.Unlock()
-	if err != nil {
-		cl.ReleaseMemObject(m)
-		return device.Buffer{}, d.errorf("alloc", device.CodeOutOfResources, "%v", err)
-	}
-	return device.Buffer{Ptr: device.DevicePtr(base), Size: size}, nil
+	return 0, m, nil
 }
 
-// Free releases the buffer at p. OpenCL keeps the memory until commands
-// already enqueued on it complete.
-func (d *clDevice) Free(p device.DevicePtr) error {
-	d.mu.Lock()
-	sp, ok := d.space.remove(uint64(p))
-	if ok {
-		d.inUse -= int64(sp.size)
-	}
-	d.mu.Unlock()
-	if !ok {
-		return d.errorf("free", device.CodeInvalidArgument, "%v is not the start of a live allocation (freed twice, or never allocated here)", p)
-	}
-	d.subs.drop(cl.Mem(sp.mem))
-	return d.wrap("free", cl.ReleaseMemObject(cl.Mem(sp.mem)))
-}
-
-// MemInUse returns the bytes and number of live allocations.
-func (d *clDevice) MemInUse() (int64, int) {
-	d.mu.RLock()
-	defer d.mu.RUnlock()
-	return d.inUse, len(d.space.spans)
+// MemFree releases buffer m (generic.Driver) and the sub-buffers the
+// device keeps of it. OpenCL keeps the memory until commands already
+// enqueued on it complete.
+func (d *clDevice) MemFree(_ device.DevicePtr, m cl.Mem, _ int) error {
+	d.subs.drop(m)
+	return d.wrap("free", cl.ReleaseMemObject(m))
 }
 
 // resolve translates p, which must point n bytes into one live buffer, to
-// the buffer and the offset in it.
+// the buffer, the offset in it and its size; with n 0, p must be inside
+// the buffer, not at its end (a launch's argument).
 func (d *clDevice) resolve(op string, p device.DevicePtr, n int) (cl.Mem, uint64, uint64, error) {
-	d.mu.RLock()
-	i, ok := d.space.find(uint64(p))
-	var sp span
-	if ok {
-		sp = d.space.spans[i]
+	m, off, size, err := d.Lookup(op, p, n)
+	if err != nil {
+		return 0, 0, 0, err
 	}
-	d.mu.RUnlock()
-	if !ok {
+	if n == 0 && off == size {
 		return 0, 0, 0, d.errorf(op, device.CodeInvalidArgument, "%v is not in a live allocation of this device", p)
 	}
-	off := uint64(p) - sp.base
-	if uint64(n) > sp.size-off {
-		return 0, 0, 0, d.errorf(op, device.CodeInvalidArgument,
-			"[%v, +%d) extends past the end of allocation [0x%x, 0x%x)", p, n, sp.base, sp.base+sp.size)
-	}
-	return cl.Mem(sp.mem), off, sp.size, nil
+	return m, uint64(off), uint64(size), nil
 }
 
 // Close releases the device's queues, kernels, programs, buffers and
@@ -500,12 +477,8 @@ func (d *clDevice) Close() error {
 	d.closed = true
 	qs := d.queues
 	d.queues = map[*queue]struct{}{}
-	ks := d.kernels
-	d.kernels = map[*device.Kernel]*loadEntry{}
-	spans := d.space.spans
-	d.space.spans = nil
-	d.inUse = 0
 	d.mu.Unlock()
+	live, _ := d.Forget()
 
 	var first error
 	keep := func(err error) {
@@ -516,15 +489,12 @@ func (d *clDevice) Close() error {
 	for q := range qs {
 		keep(q.release())
 	}
-	for _, e := range ks {
-		e.once.Do(func() {}) // a load in flight finishes before we release
-		if e.fn != nil {
-			keep(d.wrap("close", e.fn.release()))
-		}
+	for _, f := range d.Kernels().Take() { // loads in flight finish first
+		keep(d.wrap("close", f.(*function).release()))
 	}
 	d.subs.drop(0)
-	for _, sp := range spans {
-		keep(d.wrap("close", cl.ReleaseMemObject(cl.Mem(sp.mem))))
+	for _, sp := range live {
+		keep(d.wrap("close", cl.ReleaseMemObject(sp.Handle)))
 	}
 	if d.ctx != 0 {
 		keep(d.wrap("close", d.closeStaging()))

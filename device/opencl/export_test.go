@@ -54,6 +54,7 @@ func pretend(t testing.TB, dv device.Device, h hooks, align uint64) *clDevice {
 		}
 		d.info.Extra = extra
 	}
+	d.initGeneric() // with the id and Info changed above
 	require.NoError(t, d.init())
 	t.Cleanup(func() {
 		assert.NoError(t, d.Close(), "closing the pretend device")

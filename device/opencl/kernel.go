@@ -11,15 +11,9 @@ import (
 	"sync"
 
 	"github.com/gompt/gompt/device"
+	"github.com/gompt/gompt/device/generic"
 	"github.com/gompt/gompt/internal/cl"
 )
-
-// loadEntry is the cached result of loading one kernel on one device.
-type loadEntry struct {
-	once sync.Once
-	fn   *function
-	err  error
-}
 
 // function is a kernel built for one device. kern answers the work-group
 // queries; launches use each queue's own cl_kernel of prog (queue.kernel),
@@ -47,44 +41,22 @@ func (f *function) release() error {
 	return err
 }
 
-// Load builds k's OpenCL C image for this device, once per *Kernel; later
-// calls return the cached function or error.
-func (d *clDevice) Load(k *device.Kernel) (device.Function, error) {
-	if k == nil {
-		return nil, d.errorf("load", device.CodeInvalidArgument, "nil kernel")
-	}
+// LoadImage builds img, k's OpenCL C image, for this device
+// (generic.Driver), with -cl-kernel-arg-info, and checks the built
+// kernel's arguments against k's parameters.
+func (d *clDevice) LoadImage(k *device.Kernel, img *device.Image) (device.Function, error) {
 	if err := d.init(); err != nil {
 		return nil, err
 	}
-	d.mu.Lock()
-	if d.closed {
-		d.mu.Unlock()
-		return nil, d.errorf("load "+k.Name, device.CodeInvalidDevice, "device is closed")
+	f, err := d.build(k, img)
+	if err != nil {
+		return nil, err
 	}
-	e := d.kernels[k]
-	if e == nil {
-		e = &loadEntry{}
-		d.kernels[k] = e
-	}
-	d.mu.Unlock()
-	e.once.Do(func() { e.fn, e.err = d.build(k) })
-	if e.err != nil {
-		return nil, e.err
-	}
-	return e.fn, nil
+	return f, nil
 }
 
-func (d *clDevice) build(k *device.Kernel) (*function, error) {
+func (d *clDevice) build(k *device.Kernel, img *device.Image) (*function, error) {
 	op := "load " + k.Name
-	img, ok := k.Image(device.ImageOpenCL)
-	if !ok {
-		kinds := make([]string, len(k.Images))
-		for i, im := range k.Images {
-			kinds[i] = im.Kind.String()
-		}
-		return nil, d.errorf(op, device.CodeInvalidBinary, "kernel %s has no %s image for OpenCL device %q; it has: [%s]",
-			k.Name, device.ImageOpenCL, d.info.Name, strings.Join(kinds, ", "))
-	}
 	entry := img.Entry
 	if entry == "" {
 		entry = k.Name
@@ -194,13 +166,8 @@ func (q *queue) Launch(f device.Function, shape device.Shape, args []device.Arg)
 	if err := q.live(op); err != nil {
 		return err
 	}
-	if err := checkShape(shape); err != nil {
-		op = "launch " + fn.k.Name
-		return q.d.errorf(op, device.CodeInvalidArgument, "%v", err)
-	}
-	if err := fn.k.CheckArgs(args); err != nil {
-		op = "launch " + fn.k.Name
-		return q.d.errorf(op, device.CodeInvalidArgument, "%v", err)
+	if err := generic.CheckLaunch(q.d.id, &q.d.info, fn.k, &shape, args); err != nil {
+		return err
 	}
 	q.args = q.args[:0]
 	q.subs = q.subs[:0]

@@ -68,7 +68,7 @@
 // Tracing. The queues implement device.Profiler: while profiling is on,
 // each CopyIn, CopyOut, Copy and Launch keeps its command's own cl_event,
 // and its timing reports CL_PROFILING_COMMAND_START and END as begin and
-// end, with the four counters as the native record (device.OpenCLRecord;
+// end, with the four counters as the native record (Record;
 // Type "opencl write", "opencl read", "opencl copy" or "opencl kernel",
 // HWID the queue's number, Teams the work-groups of a launch). The events
 // are released when the timing is read, or at the queue's next Sync or
@@ -76,27 +76,73 @@
 package opencl
 
 import (
-	"sync"
+	"fmt"
+	"strings"
 
 	"github.com/gompt/gompt/device"
+	"github.com/gompt/gompt/device/generic"
+	"github.com/gompt/gompt/internal/cl"
 )
 
 // Name is the plugin's registered name.
 const Name = "opencl"
 
-func init() { device.Register(Name, &plugin{}) }
+// The plugin's environment variables, besides cl.LibraryEnv
+// (GOMPT_OPENCL_LIBRARY, the ICD loader to load).
+const (
+	stagingEnv = "GOMPT_OPENCL_STAGING" // stage large copies: auto, on or off (staging.go)
+	waitEnv    = "GOMPT_OPENCL_WAIT"    // how to wait: auto, callback or driver (wait.go)
+)
 
-type plugin struct {
-	once sync.Once
-	devs []device.Device
-	err  error
+// images are the kinds of kernel image an OpenCL device runs.
+var images = []device.ImageKind{device.ImageOpenCL}
+
+// The plugin loads the OpenCL library on the first call of Devices and
+// returns every device of every platform, in platform order.
+func init() {
+	device.RegisterPlugin(device.Registration{
+		Name: Name, Plugin: generic.NewPlugin(Name, load),
+		Order:  20, // after cuda, before host
+		Images: images,
+		Native: RecordKind,
+		Env: []device.EnvVar{
+			{Name: cl.LibraryEnv, Accepts: "the path of an OpenCL ICD loader (libOpenCL.so.1)", Default: "libOpenCL.so.1", Library: true},
+			{Name: stagingEnv, Accepts: "auto, on or off", Default: "auto", Check: autoCheck("on", "off")},
+			{Name: waitEnv, Accepts: "auto, callback or driver", Default: "auto", Check: autoCheck("callback", "driver")},
+		},
+	})
 }
 
-// Devices loads the OpenCL library on the first call and returns every
-// device of every platform, in platform order. Safe for concurrent use.
-func (p *plugin) Devices() ([]device.Device, error) {
-	p.once.Do(func() { p.devs, p.err = load() })
-	return p.devs, p.err
+// autoCheck is the Check of a setting that takes auto or one of a and b.
+func autoCheck(a, b string) func(string) bool {
+	return func(v string) bool {
+		switch strings.TrimSpace(v) {
+		case "", "auto", a, b:
+			return true
+		}
+		return false
+	}
+}
+
+// Record is the OpenCL plugin's native trace record (RecordKind): the four
+// CL_PROFILING_COMMAND_* counters of the operation's event (device ns, as
+// clGetEventProfilingInfo reports them).
+type Record struct {
+	Queued, Submit, Start, End uint64
+}
+
+// RecordKind is the kind of Record, the OpenCL plugin's native records.
+var RecordKind = device.RegisterNative[Record](Name, func(r Record, _ device.Native) error {
+	if r.Queued == 0 || r.Queued > r.Submit || r.Submit > r.Start || r.Start > r.End {
+		return fmt.Errorf("counters out of order: queued %d, submit %d, start %d, end %d", r.Queued, r.Submit, r.Start, r.End)
+	}
+	return nil
+})
+
+// Native returns the device.Native that carries r, with the operation's
+// type name, where it ran and, for a launch, the teams it ran.
+func (r Record) Native(typ string, hwid uint64, teams int) device.Native {
+	return device.NewNative(RecordKind, r, typ, hwid, teams)
 }
 
 // Profile holds the OpenCL profiling counters of the command behind an

@@ -103,7 +103,7 @@ func (q *queue) finishTimings() {
 // (waitEvent: see wait.go) and returns its CL_PROFILING_COMMAND_START and END.
 // These are on the device clock that Device.Now reads (the device's
 // profiling timer, see Now), so no conversion is needed. native holds the
-// four counters (device.OpenCLRecord), the queue's number as HWID and, for a
+// four counters (Record), the queue's number as HWID and, for a
 // launch, the number of work-groups as Teams. A failed operation returns
 // its error, which the queue's next Sync also reports unless an earlier
 // Sync did.
@@ -132,7 +132,7 @@ func (t *timing) finish() error {
 			"the driver gave no profiling times for an %s command (start %d, end %d)", t.typ, t.prof.Start, t.prof.End)
 	}
 	p := t.prof
-	rec := device.OpenCLRecord{Queued: uint64(p.Queued), Submit: uint64(p.Submit), Start: uint64(p.Start), End: uint64(p.End)}
+	rec := Record{Queued: uint64(p.Queued), Submit: uint64(p.Submit), Start: uint64(p.Start), End: uint64(p.End)}
 	t.native = rec.Native(t.typ, q.num, t.teams)
 	q.mu.Lock()
 	if t.err == nil {

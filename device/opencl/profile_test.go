@@ -87,7 +87,7 @@ func TestProfile(t *testing.T) {
 				assert.LessOrEqual(t, end, after, "%s: [%d, %d], want 0 < begin <= end within the clock readings [%d, %d]", types[i], begin, end, before, after)
 				assert.GreaterOrEqual(t, begin, prevEnd, "%s begins at %d, before the previous operation ended at %d (in-order queue)", types[i], begin, prevEnd)
 				prevEnd = end
-				w, ok := device.RecordOf[device.OpenCLRecord](nat)
+				w, ok := device.RecordOf[opencl.Record](nat)
 				if msg := fmt.Sprintf("%s: native %+v, want NativeOpenCL with queued <= submit <= start = %d <= end = %d", types[i], nat, begin, end); assert.True(t, ok, msg) {
 					assert.NotZero(t, w.Queued, msg)
 					assert.LessOrEqual(t, w.Queued, w.Submit, msg)

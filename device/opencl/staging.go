@@ -4,14 +4,13 @@ package opencl
 
 import (
 	"errors"
-	"fmt"
-	pinned "github.com/gompt/gompt/internal/staging"
-	"os"
 	"strings"
 	"sync"
 	"unsafe"
 
+	"github.com/gompt/gompt/device"
 	"github.com/gompt/gompt/internal/cl"
+	pinned "github.com/gompt/gompt/internal/staging"
 )
 
 // Copies of Go memory through pinned staging buffers, as the CUDA plugin
@@ -43,23 +42,17 @@ const (
 	stagingMax   = 24 // buffers per device at most (192 MiB pinned)
 )
 
-// stagingEnv overrides the staging choice: "on", "off", or ""/"auto".
-const stagingEnv = "GOMPT_OPENCL_STAGING"
-
+// stagingMode is the staging choice of stagingEnv: "on", "off", or "auto".
 var stagingMode = sync.OnceValue(func() string { return autoChoice(stagingEnv, "on", "off") })
 
 // autoChoice reads the plugin setting name: "auto" (also when unset) or
 // one of the two choices a and b; a bad value gives one warning on stderr
-// and "auto".
+// (device.Getenv, once) and "auto".
 func autoChoice(name, a, b string) string {
-	v := strings.TrimSpace(os.Getenv(name))
-	switch v {
-	case "", "auto":
-		return "auto"
+	switch v := strings.TrimSpace(device.Getenv(name)); v {
 	case a, b:
 		return v
 	}
-	fmt.Fprintf(os.Stderr, "gompt: %s=%q: want auto, %s or %s; using auto\n", name, v, a, b)
 	return "auto"
 }
 

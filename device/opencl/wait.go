@@ -148,11 +148,8 @@ func (q *queue) finish() error {
 	return nil
 }
 
-// waitEnv chooses how the plugin waits: "callback", "driver", or ""/"auto"
-// (callback on non-CPU devices). A bad value gives one warning on stderr
-// and auto.
-const waitEnv = "GOMPT_OPENCL_WAIT"
-
+// waitMode is how the plugin waits, as waitEnv chooses: "callback",
+// "driver", or "auto" (callback on non-CPU devices).
 var waitMode = sync.OnceValue(func() string { return autoChoice(waitEnv, "callback", "driver") })
 
 // useCallbacks reports whether a device of type typ ("gpu", "cpu", ...)

@@ -11,7 +11,8 @@
 // clock.go (the clock fit), target.go (construct scopes and dispatch),
 // threads.go, holds_*.go, goroutine_*.go, tid_*.go, procid_*.go (OpenMP threads over
 // goroutines), and device tracing: trace.go (a device's tracer and the
-// table of tracing devices), trace_ring.go (the ring's entry encoding),
+// table of tracing devices), trace_ring.go (the ring's entries: each
+// record's encoder beside its decoder, with named word offsets),
 // trace_stage.go (a construct's staged records), trace_op.go (TracedOp:
 // an operation's record), trace_deliver.go (the delivery goroutine),
 // trace_live.go (the buffers being filled), trace_entry.go (the tracing

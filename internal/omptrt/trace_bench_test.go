@@ -3,7 +3,7 @@ package omptrt
 import (
 	"testing"
 
-	"github.com/gompt/gompt/device"
+	hostplugin "github.com/gompt/gompt/device/host"
 	"github.com/gompt/gompt/ompt"
 	"github.com/stretchr/testify/require"
 )
@@ -87,7 +87,7 @@ func BenchmarkRecordCost(b *testing.B) {
 	}
 }
 
-// BenchmarkRecordCostNative: as BenchmarkRecordCost, with a device.HostRecord
+// BenchmarkRecordCostNative: as BenchmarkRecordCost, with a hostplugin.Record
 // native record too (two entries per operation).
 func BenchmarkRecordCostNative(b *testing.B) {
 	clk := benchTracing(b, true, ompt.NativeDataMotionExplicit)
@@ -99,7 +99,7 @@ func BenchmarkRecordCostNative(b *testing.B) {
 	b.ReportAllocs()
 	for b.Loop() {
 		o := t.Op()
-		hn := device.HostRecord{Start: bt, End: et, Queue: 1}.Native("", 0, 0)
+		hn := hostplugin.Record{Start: bt, End: et, Queue: 1}.Native("", 0, 0)
 		o.Record(bt, et, 0, &NativeInfo{Flag: ompt.NativeDataMotionExplicit, Class: ompt.NativeRecordEvent, Type: "host copy", Start: uint64(bt), End: uint64(et), Data: hn.Bytes()})
 	}
 }

@@ -179,43 +179,21 @@ func (tr *tracer) abortLocked() {
 	tr.endLocked()
 }
 
-// deliver unpacks one entry of the ring into the tool's buffer; false
-// when a callback panicked.
+// deliver unpacks one entry of the ring into the tool's buffer (decode);
+// false when a callback panicked.
 func (tr *tracer) deliver(e []uint64) bool {
-	var r ompt.RecordOMPT
-	switch entKind(e[0]) {
-	case entTarget:
-		r = ompt.RecordOMPT{Type: int32(ompt.CallbackTarget), Time: e[1], ThreadID: e[2], TargetID: e[3]}
-		b := (*ompt.RecordTarget)(unsafe.Add(unsafe.Pointer(&r), ompt.RecordBodyOffset))
-		b.Kind, b.Endpoint, b.DeviceNum = int32(uint8(e[0]>>24)), int32(uint8(e[0]>>16)), int32(e[0]>>32)
-		b.TargetID, b.CodePtr, b.TaskID = e[3], uintptr(e[4]), e[5]
-	case entDataOp:
-		r = ompt.RecordOMPT{Type: int32(ompt.CallbackTargetDataOp), Time: e[1], ThreadID: e[3], TargetID: e[4]}
-		b := (*ompt.RecordTargetDataOp)(unsafe.Add(unsafe.Pointer(&r), ompt.RecordBodyOffset))
-		b.HostOpID, b.OpType = e[5], int32(uint8(e[0]>>16))
-		b.SrcAddr, b.SrcDeviceNum = uintptr(e[6]), int32(e[0]>>32)
-		b.DestAddr, b.DestDeviceNum = uintptr(e[7]), int32(e[8])
-		b.Bytes, b.EndTime, b.CodePtr = e[9], e[2], uintptr(e[10])
-	case entKernel:
-		r = ompt.RecordOMPT{Type: int32(ompt.CallbackTargetSubmit), Time: e[1], ThreadID: e[3], TargetID: e[4]}
-		b := (*ompt.RecordTargetKernel)(unsafe.Add(unsafe.Pointer(&r), ompt.RecordBodyOffset))
-		b.HostOpID, b.RequestedNumTeams, b.GrantedNumTeams, b.EndTime = e[5], uint32(e[6]), uint32(e[6]>>32), e[2]
-	case entNative:
-		n := int(uint8(e[0] >> 16))
-		h := link.Header{
-			Marker: ompt.NativeMarker, HostOpID: e[1], Class: int32(uint8(e[0] >> 24)), TypeIdx: uint32(e[0] >> 32),
-			Start: e[2], End: e[3], HWID: e[4],
-			Size: uint32(ompt.NativeHeaderSize + (max(n, 1)+7)&^7),
-		}
-		var data []byte
-		if n > 0 {
-			data = unsafe.Slice((*byte)(unsafe.Pointer(&e[entNativeWords])), n)
-		}
-		return tr.put(unsafe.Pointer(&h), uint64(ompt.NativeHeaderSize), data, uint64(h.Size))
-	default:
-		return true
+	var (
+		r ompt.RecordOMPT
+		h link.Header
+	)
+	data, ok, native := decode(e, &r, &h)
+	switch {
+	case native:
+		return tr.put(unsafe.Pointer(&h), uint64(link.HeaderSize), data, uint64(h.Size))
+	case ok:
+		return tr.put(unsafe.Pointer(&r), uint64(ompt.RecordOMPTSize), nil, 0)
 	}
-	return tr.put(unsafe.Pointer(&r), uint64(ompt.RecordOMPTSize), nil, 0)
+	return true
 }
 
 // put writes one entry of size n (or total, if larger: a native header of

@@ -33,8 +33,8 @@ import (
 // when the plugin has a native record for it (TracedOp.Record). Data is
 // the plugin's native record (at most ompt.NativeMax bytes, copied; it
 // may live on the caller's stack): the bytes of its device.Native, a
-// value of the record type package device defines for the plugin
-// (device.HostRecord, ...). The record is written only if the tool
+// value of the record type the plugin registered (device.RegisterNative:
+// host.Record, ...). The record is written only if the tool
 // enabled Flag with ompt_set_trace_native and the device can honour it
 // (NativeDevice).
 type NativeInfo struct {

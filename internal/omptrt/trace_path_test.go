@@ -6,6 +6,7 @@ import (
 	"testing"
 
 	"github.com/gompt/gompt/device"
+	hostplugin "github.com/gompt/gompt/device/host"
 	"github.com/gompt/gompt/ompt"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -79,14 +80,14 @@ func TestTracePath(t *testing.T) {
 	t0.TraceDone(b)
 	// copy timed by the queue, not yet complete: kept until FlushTrace
 	copyIn := &fakeTiming{begin: 5e9, end: 6e9,
-		native: device.HostRecord{Start: 5e9, End: 6e9, Queue: 2}.Native("host copy in", 2, 0)}
+		native: hostplugin.Record{Start: 5e9, End: 6e9, Queue: 2}.Native("host copy in", 2, 0)}
 	t0.DataOpBegin(ompt.DataOpTransferToDevice, 0x1000, ompt.InitialDevice, 0xd000, 0, 64)
 	t0.DataOpEnd(0xd000)
 	t0.TraceTimed(copyIn, ompt.NativeDataMotionExplicit, nil)
 	require.True(t, t0.TracePending(), "a timing that is not ready is not pending")
 	// launch timed by the queue
 	launch := &fakeTiming{begin: 7e9, end: 8e9,
-		native: device.HostRecord{Start: 7e9, End: 8e9, Queue: 2}.Native("host kernel", 2, 16)}
+		native: hostplugin.Record{Start: 7e9, End: 8e9, Queue: 2}.Native("host kernel", 2, 16)}
 	t0.SubmitBegin(4)
 	t0.SubmitEnd()
 	t0.TraceTimed(launch, ompt.NativeKernelExecution, k)
@@ -124,7 +125,7 @@ func TestTracePath(t *testing.T) {
 	}
 	assert.Equal(t, uint64(7e9), tt.raw[3].Time, "kernel record's begin time")
 	assert.Equal(t, uint64(8e9), tt.raw[3].Kernel().EndTime, "kernel record's end time")
-	wantNat := []device.HostRecord{{Start: 5e9, End: 6e9, Queue: 2}, {Start: 7e9, End: 8e9, Queue: 2}}
+	wantNat := []hostplugin.Record{{Start: 5e9, End: 6e9, Queue: 2}, {Start: 7e9, End: 8e9, Queue: 2}}
 	assert.Equal(t, wantNat, tt.natives, "native records: want the plugin's HostRecord bytes as they were")
 }
 

@@ -57,7 +57,7 @@ func (t *Target) traceEnd() {
 		if err != nil || now < t0 {
 			now = t0
 		}
-		if t.nstaged+entTargetWords > len(t.stage) {
+		if t.nstaged+targetWords > len(t.stage) {
 			t.flushStage()
 		}
 		id, _ := t.idsFor(tr.owner.Load(), 0)

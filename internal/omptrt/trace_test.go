@@ -12,7 +12,7 @@ import (
 	"time"
 	"unsafe"
 
-	"github.com/gompt/gompt/device"
+	hostplugin "github.com/gompt/gompt/device/host"
 	"github.com/gompt/gompt/ompt"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -61,7 +61,7 @@ type traceTool struct {
 	parts    []part
 	lines    []string
 	raw      []ompt.RecordOMPT
-	natives  []device.HostRecord
+	natives  []hostplugin.Record
 	absts    []ompt.RecordAbstract
 	gs       map[uintptr]bool // goroutines complete ran on
 }
@@ -172,7 +172,7 @@ func (tt *traceTool) done(dev int, b []byte, bytes, begin uint64, owned bool) {
 		case ompt.RecordKindNative:
 			nat, hop := getNative(b, cur)
 			a := abstract(nat)
-			tt.natives = append(tt.natives, *(*device.HostRecord)(nat))
+			tt.natives = append(tt.natives, *(*hostplugin.Record)(nat))
 			tt.absts = append(tt.absts, *a)
 			tt.r.mu.Lock()
 			tt.lines = append(tt.lines, fmt.Sprintf("dev%d native host_op_id=%s type=%q class=%d hwid=%d", dev, tt.r.name(hop), a.Type, a.Class, a.HWID))
@@ -212,7 +212,7 @@ func (tt *traceTool) got() ([]string, []part) {
 // with tracing: for each operation it asks whether the device traces
 // before taking device timestamps, then captures the operation with Op
 // after its end and records it with its device times. Native records
-// (device.HostRecord) are attached when native is set.
+// (hostplugin.Record) are attached when native is set.
 func tracedRegion(dev int, code uintptr, clk *tickDevice, native bool) {
 	const host, dptr = 0x1000, 0xd000
 	t := TargetBegin(ompt.KindTarget, dev, code)
@@ -226,7 +226,7 @@ func tracedRegion(dev int, code uintptr, clk *tickDevice, native bool) {
 		o := t.Op()
 		var ni *NativeInfo
 		if native {
-			hn := device.HostRecord{Start: b, End: e, Queue: 1}.Native("", 0, 0)
+			hn := hostplugin.Record{Start: b, End: e, Queue: 1}.Native("", 0, 0)
 			ni = &NativeInfo{Flag: ompt.NativeDataMotionExplicit, Class: ompt.NativeRecordEvent, Type: "host copy", HWID: 7, Start: uint64(b), End: uint64(e), Data: hn.Bytes()}
 		}
 		o.Record(b, e, 0, ni)
@@ -1000,7 +1000,7 @@ func recordedConstruct(clk *tickDevice) {
 	}
 	t.DataOpEnd(0xd000)
 	o := t.Op()
-	hn := device.HostRecord{Start: b, End: e, Queue: 1}.Native("", 0, 0)
+	hn := hostplugin.Record{Start: b, End: e, Queue: 1}.Native("", 0, 0)
 	o.Record(b, e, 0, &NativeInfo{Flag: ompt.NativeDataMotionExplicit, Class: ompt.NativeRecordEvent, Type: "host copy", Start: uint64(b), End: uint64(e), Data: hn.Bytes()})
 	t.SubmitBegin(0)
 	if t.Tracing() {

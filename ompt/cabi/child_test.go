@@ -7,7 +7,7 @@ import (
 	"sync"
 	"time"
 
-	"github.com/gompt/gompt/device"
+	hostplugin "github.com/gompt/gompt/device/host"
 	"github.com/gompt/gompt/internal/omptrt"
 	"github.com/gompt/gompt/ompt"
 )
@@ -176,7 +176,7 @@ func driveConcurrent() {
 	wg.Wait()
 }
 
-// nativeClock is a clock whose plugin records native records (device.HostRecord)
+// nativeClock is a clock whose plugin records native records (hostplugin.Record)
 // for explicit data motion and kernel execution.
 type nativeClock struct{ clock }
 
@@ -193,7 +193,7 @@ const (
 
 // driveTraced makes the runtime calls of RUNTIME.md "Tracing" for
 // constructs on two devices: per operation, device timestamps taken only
-// when the device traces, then Op and Record with a device.HostRecord record.
+// when the device traces, then Op and Record with a hostplugin.Record record.
 // Device 0 honours native records, device 1 does not.
 func driveTraced() {
 	d0, d1 := nativeClock{clock{procs: 4}}, clock{procs: 2, offset: 1 << 40}
@@ -246,7 +246,7 @@ func tracedConstruct(dev int, pc uintptr, clk omptrt.Device) {
 		b, e := stamp(t.Tracing())
 		t.DataOpEnd(final)
 		o := t.Op()
-		hn := device.HostRecord{Start: b, End: e, Queue: 3}.Native("", 0, 0)
+		hn := hostplugin.Record{Start: b, End: e, Queue: 3}.Native("", 0, 0)
 		o.Record(b, e, 0, &omptrt.NativeInfo{Flag: ompt.NativeDataMotionExplicit, Class: ompt.NativeRecordEvent,
 			Type: "host copy", HWID: 7, Start: uint64(b), End: uint64(e), Data: hn.Bytes()})
 	}
@@ -259,7 +259,7 @@ func tracedConstruct(dev int, pc uintptr, clk omptrt.Device) {
 	b, e := stamp(t.Tracing())
 	t.SubmitEnd()
 	o := t.Op()
-	hn := device.HostRecord{Start: b, End: e, Queue: 3}.Native("", 0, 0)
+	hn := hostplugin.Record{Start: b, End: e, Queue: 3}.Native("", 0, 0)
 	o.Record(b, e, 8, &omptrt.NativeInfo{Flag: ompt.NativeKernelExecution, Class: ompt.NativeRecordEvent,
 		Type: "host kernel", HWID: 7, Start: uint64(b), End: uint64(e), Data: hn.Bytes()})
 	op(ompt.DataOpTransferFromDevice, dptr, dev, host, ompt.InitialDevice, 64, host)

@@ -51,7 +51,7 @@ var (
 )
 
 // TestCTrace drives constructs through the core's runtime-facing API
-// (Tracing, Op, Record with device times and device.HostRecord records) under a
+// (Tracing, Op, Record with device times and host.Record records) under a
 // C tool that traces through the C entry points, with buffers of three
 // sizes: small (many buffers), large (one per session, flushed parts)
 // and ones too small for any record. It checks that every record carries

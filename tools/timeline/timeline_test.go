@@ -16,7 +16,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/gompt/gompt/device"
+	hostplugin "github.com/gompt/gompt/device/host"
 	"github.com/gompt/gompt/internal/omptrt"
 	"github.com/gompt/gompt/ompt"
 	"github.com/stretchr/testify/assert"
@@ -46,7 +46,7 @@ var base = time.Now()
 
 // fakeDevice is an offload device whose clock runs from its own epoch
 // (offset ns) at the host clock's rate; with queue != 0 it attaches
-// device.HostRecord records on that queue.
+// hostplugin.Record records on that queue.
 type fakeDevice struct {
 	offset int64
 	queue  uint64
@@ -82,7 +82,7 @@ func (dr *driver) record(t *omptrt.Target, dev int, d omptrt.Device, queue uint6
 	}
 	var native *omptrt.NativeInfo
 	if queue != 0 {
-		hn := device.HostRecord{Start: b, End: e, Queue: queue}.Native("", 0, 0)
+		hn := hostplugin.Record{Start: b, End: e, Queue: queue}.Native("", 0, 0)
 		native = &omptrt.NativeInfo{Flag: flag, Class: ompt.NativeRecordEvent, Type: "fake op",
 			HWID: queue, Start: uint64(b), End: uint64(e), Data: hn.Bytes()}
 	}

@@ -54,24 +54,29 @@ var (
 
 // The trace buffer's entries (see ompt/record.go): an OMPT record
 // (ompt_record_ompt_t, OMPTSize bytes) starts with its event number, a
-// native entry with a Header.
+// native entry with a Header. The engine's ring decoder
+// (internal/omptrt/trace_ring.go) writes both; EntryAt and the record
+// getters read them.
 const (
 	OMPTSize   = 104
 	HeaderSize = int(unsafe.Sizeof(Header{}))
-	NativeMax  = 64
+	NativeMax  = 64 // the largest native record, bytes
 	MaxEntry   = HeaderSize + NativeMax
 	Marker     = 0x4e415456 // "NATV"
 
-	// the events of OMPT records (omp-tools.h)
-	eventTarget, eventDataOp, eventSubmit = 8, 9, 10
+	// The events of the OMPT records gompt writes (omp-tools.h's
+	// ompt_callback_target, _target_data_op, _target_submit; package
+	// ompt's tests check them against its Callback constants).
+	EventTarget, EventDataOp, EventSubmit = 8, 9, 10
 
 	// entry kinds, ompt_record_t
 	KindOMPT, KindNative, KindInvalid = 1, 2, 3
 )
 
-// Header precedes each native record in a buffer.
+// Header precedes each native record in a buffer. Its first two fields
+// are what EntryAt reads to tell an entry's kind and size.
 type Header struct {
-	Marker   int32  // Marker
+	Marker   int32  // Marker, where an OMPT record has its event number
 	Size     uint32 // whole entry, header included, multiple of 8
 	HostOpID uint64
 	Class    int32  // ompt.NativeClass
@@ -80,6 +85,15 @@ type Header struct {
 	End      uint64
 	HWID     uint64
 }
+
+// head is the first 8 bytes of every entry: Header's first two fields.
+type head struct {
+	Marker int32
+	Size   uint32
+}
+
+// head's fields are Header's.
+var _ = [1]struct{}{}[unsafe.Offsetof(Header{}.Size)-unsafe.Offsetof(head{}.Size)]
 
 // EntryAt classifies the entry at cursor in b[:limit] and returns its
 // kind (Kind*) and size. It reads only within b[:limit].
@@ -94,15 +108,15 @@ func EntryAt(b []byte, limit, cursor uint64) (int, uint64) {
 	if uintptr(p)&7 != 0 {
 		return KindInvalid, 0
 	}
-	typ := *(*int32)(p)
-	switch {
-	case typ == eventTarget || typ == eventDataOp || typ == eventSubmit:
+	h := (*head)(p) // an OMPT record's event number is where Marker is
+	switch typ := h.Marker; {
+	case typ == EventTarget || typ == EventDataOp || typ == EventSubmit:
 		if limit-cursor < OMPTSize {
 			return KindInvalid, 0
 		}
 		return KindOMPT, OMPTSize
 	case typ == Marker:
-		size := uint64(*(*uint32)(unsafe.Add(p, 4)))
+		size := uint64(h.Size)
 		// A native entry always holds data after its header (the runtime
 		// writes at least 8 bytes), so get_record_native's pointer past
 		// the header stays inside the buffer.

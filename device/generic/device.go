@@ -1,0 +1,335 @@
+// Package generic is the device layer every gompt plugin builds on, as
+// LLVM's plugins-nextgen GenericDeviceTy is for its plugins: the
+// bookkeeping of the device.Device contract is here, once, and a plugin
+// writes only its vendor calls.
+//
+// A plugin's device type embeds a Device, which implements device.Device's
+// Alloc, Free, Load and Info, and device.MemInfo, and implements Driver
+// (MemAlloc, MemFree, LoadImage), which Device calls after its checks; it
+// adds NewQueue and Now, and its queues, themselves. Device keeps:
+//
+//   - the argument checks of Alloc (size in 1..MaxAlloc) and Free (the
+//     start of a live allocation);
+//   - the table of live allocations: what Free checks and MemInUse
+//     reports, and what a plugin's queues look pointers up in (Lookup),
+//     with the range checks and messages of every copy and launch;
+//     optionally synthetic addresses, for memory that has none (OpenCL's
+//     cl_mem), and a cache of freed blocks by size class;
+//   - the kernel cache: the image the device runs chosen from the
+//     kernel's images (Config.Images, best first), built once per kernel
+//     through LoadImage, with the "has no image" error naming the kinds
+//     the kernel has; the runtime finds a loaded kernel without a call
+//     into the plugin (Kernels);
+//
+// and CheckLaunch has the launch checks. Plugin keeps the once-only device
+// list.
+//
+// device/host is the model: its Device embeds Device[[]byte] (an
+// allocation's handle is its memory), its queues find the memory of a
+// pointer with Lookup, and its Driver methods are a dozen lines.
+package generic
+
+import (
+	"fmt"
+	"strings"
+	"sync"
+
+	"github.com/gompt/gompt/device"
+)
+
+// Driver is what a plugin implements for one device: the vendor calls that
+// Device makes after its checks and around its bookkeeping. H is the
+// plugin's handle of an allocation (its memory, a cl_mem, a record of its
+// own), kept in the table beside the allocation's address and handed back
+// by Lookup and MemFree. The methods are called concurrently, without
+// Device's lock.
+type Driver[H any] interface {
+	// MemAlloc allocates size bytes of device memory (1 <= size <=
+	// Info().MaxAlloc, checked) and returns their address and handle. An
+	// address of 0 asks Device for one from its synthetic address space
+	// (Config.Space). With a cache (Config.CacheLimit), an allocation of
+	// a size up to Config.CacheMax must hold its size class's whole size
+	// (SizeClass), so that it serves any later size of the class. The
+	// errors are the device's own, with the device.Code that fits
+	// (CodeOutOfResources when memory is exhausted).
+	MemAlloc(size int) (device.DevicePtr, H, error)
+
+	// MemFree releases an allocation MemAlloc made, of size bytes (its
+	// class's size for a block coming out of the cache). The allocation
+	// has left the table already: Lookup no longer finds it.
+	MemFree(p device.DevicePtr, h H, size int) error
+
+	// LoadImage builds img, the image of k that the device runs (the
+	// first of Config.Images the kernel has), and returns the function to
+	// launch. Device calls it once per kernel and keeps the function; a
+	// kernel that failed is built again at its next Load, unless
+	// Config.KeepLoadErrors.
+	LoadImage(k *device.Kernel, img *device.Image) (device.Function, error)
+}
+
+// Config describes a device to Device.Init.
+type Config struct {
+	ID   string      // "host:0", device.ID's form: names the device in errors
+	Info device.Info // what Info returns; MaxAlloc bounds Alloc
+
+	// MaxAllocFrom, when set, says where Info.MaxAlloc comes from, for
+	// Alloc's error ("CL_DEVICE_MAX_MEM_ALLOC_SIZE").
+	MaxAllocFrom string
+
+	// Images are the kinds of kernel image the device runs, best first:
+	// Load builds the first one a kernel has. Hint, when set, ends the
+	// error for a kernel with none ("generate PTX with clang...").
+	Images []device.ImageKind
+	Hint   string
+
+	// KeepLoadErrors keeps a kernel's failed load, as its loads that
+	// succeed are kept: Load returns the same error again without a
+	// build (OpenCL: a source that does not compile will not, and a
+	// build costs a compile). Without it a failed kernel is built again
+	// at its next Load (CUDA: a JIT failure of the driver may pass).
+	KeepLoadErrors bool
+
+	// Space, when Hi > Lo, is the range [Lo, Hi) of synthetic addresses
+	// Device gives allocations whose MemAlloc returned address 0.
+	Space struct{ Lo, Hi uint64 }
+
+	// CacheLimit, when > 0, is how many bytes of freed allocations of at
+	// most CacheMax bytes the device keeps for reuse: a freed block goes
+	// to MemFree only once the cache is full (or Trim empties it), and
+	// Alloc takes a block of the size's class from the cache before it
+	// calls MemAlloc. Not with Space.
+	CacheLimit int64
+	CacheMax   int
+}
+
+// Device is the generic part of a plugin's device; a plugin's device type
+// embeds it and calls Init once, before the device is used. Its methods
+// are safe for concurrent use.
+type Device[H any] struct {
+	drv     Driver[H]
+	id      string
+	limit   string // MaxAlloc, as Alloc's error names it
+	info    device.Info
+	images  []device.ImageKind
+	hint    string
+	kernels Kernels
+
+	mu sync.Mutex
+	t  table[H]
+}
+
+// Init makes d the device of driver drv as c describes it. It panics on a
+// nil driver, a device without an ID or MaxAlloc, or a Config with both
+// Space and a cache.
+func (d *Device[H]) Init(drv Driver[H], c Config) {
+	if drv == nil || c.ID == "" || c.Info.MaxAlloc == 0 {
+		panic(fmt.Sprintf("generic: Init of device %q: need a driver, an ID and Info.MaxAlloc", c.ID))
+	}
+	if c.Space.Hi > c.Space.Lo && c.CacheLimit > 0 {
+		panic("generic: Init of device " + c.ID + ": synthetic addresses and a cache of freed blocks do not mix")
+	}
+	d.drv, d.id, d.info, d.images, d.hint = drv, c.ID, c.Info, c.Images, c.Hint
+	d.limit = "MaxAlloc"
+	if c.MaxAllocFrom != "" {
+		d.limit += ": " + c.MaxAllocFrom
+	}
+	d.t.lo, d.t.hi, d.t.next = c.Space.Lo, c.Space.Hi, c.Space.Lo
+	d.t.cacheLimit, d.t.cacheMax = c.CacheLimit, c.CacheMax
+	d.kernels.d, d.kernels.keepErrors = d.build, c.KeepLoadErrors
+}
+
+// ID returns the device's id, "host:0".
+func (d *Device[H]) ID() string { return d.id }
+
+// Info returns the Info of Init (device.Device).
+func (d *Device[H]) Info() device.Info { return d.info }
+
+// Errorf builds a *device.Error of this device.
+func (d *Device[H]) Errorf(op string, code device.Code, format string, args ...any) *device.Error {
+	return device.Errorf(d.id, op, code, format, args...)
+}
+
+// Alloc allocates size bytes (device.Device): from the cache, or through
+// MemAlloc. A size outside 1..MaxAlloc is CodeInvalidArgument.
+func (d *Device[H]) Alloc(size int) (device.Buffer, error) {
+	if size <= 0 || uint64(size) > d.info.MaxAlloc {
+		return device.Buffer{}, d.Errorf("alloc", device.CodeInvalidArgument,
+			"size %d: want 1..%d bytes (%s)", size, d.info.MaxAlloc, d.limit)
+	}
+	if d.t.cacheLimit > 0 {
+		d.mu.Lock()
+		if p, ok := d.t.reuse(size); ok {
+			d.mu.Unlock()
+			return device.Buffer{Ptr: p, Size: size}, nil
+		}
+		d.mu.Unlock()
+	}
+	p, h, err := d.drv.MemAlloc(size)
+	if err != nil {
+		return device.Buffer{}, err
+	}
+	d.mu.Lock()
+	if p == 0 {
+		if p, err = d.t.place(size); err != nil {
+			d.mu.Unlock()
+			if ferr := d.drv.MemFree(0, h, size); ferr != nil {
+				err = fmt.Errorf("%w; and freeing the allocation: %v", err, ferr)
+			}
+			return device.Buffer{}, d.Errorf("alloc", device.CodeOutOfResources, "%v", err)
+		}
+	}
+	d.t.add(p, size, h)
+	d.mu.Unlock()
+	return device.Buffer{Ptr: p, Size: size}, nil
+}
+
+// Free releases the allocation that starts at p (device.Device): into the
+// cache, or through MemFree. A p that is not the start of a live
+// allocation (freed twice, never allocated, inside one) is
+// CodeInvalidArgument and changes nothing.
+func (d *Device[H]) Free(p device.DevicePtr) error {
+	d.mu.Lock()
+	i, ok := d.t.find(p, false)
+	if !ok || d.t.ents[i].base != p {
+		d.mu.Unlock()
+		return d.Errorf("free", device.CodeInvalidArgument, "pointer %v is not the start of a live allocation", p)
+	}
+	e := &d.t.ents[i]
+	size, h := e.size, e.h
+	if d.t.kill(i) {
+		d.mu.Unlock()
+		return nil
+	}
+	d.mu.Unlock()
+	return d.drv.MemFree(p, h, size)
+}
+
+// MemInUse returns the bytes and number of live allocations
+// (device.MemInfo); cached blocks do not count.
+func (d *Device[H]) MemInUse() (bytes int64, allocs int) {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	return d.t.bytes, d.t.n
+}
+
+// CacheBytes returns the bytes of freed blocks the device keeps for reuse.
+func (d *Device[H]) CacheBytes() int64 {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	return d.t.cached
+}
+
+// Lookup returns the handle of the live allocation that holds [p, p+n)
+// (n >= 0; with n 0, p may be the allocation's end), p's offset in it,
+// and its size. Otherwise the error, of operation op with
+// CodeInvalidArgument, names the range and the allocation it extends
+// past, if any. A plugin's queues call it for every pointer they are
+// given.
+func (d *Device[H]) Lookup(op string, p device.DevicePtr, n int) (h H, off, size int, err error) {
+	d.mu.Lock()
+	if i, ok := d.t.find(p, n == 0); ok {
+		if e := &d.t.ents[i]; uint64(p-e.base)+uint64(n) <= uint64(e.size) && n >= 0 {
+			h, off, size = e.h, int(p-e.base), e.size
+			d.mu.Unlock()
+			return h, off, size, nil
+		}
+	}
+	var s Span[H]
+	i, ok := d.t.find(p, true)
+	if ok { // p inside, or at the end of, the allocation it extends past
+		s = d.t.span(i)
+	}
+	d.mu.Unlock()
+	return h, 0, 0, d.lookupErr(op, p, n, s, ok)
+}
+
+func (d *Device[H]) lookupErr(op string, p device.DevicePtr, n int, s Span[H], in bool) error {
+	switch {
+	case n < 0:
+		return d.Errorf(op, device.CodeInvalidArgument, "range at %v: negative length %d", p, n)
+	case in:
+		return d.Errorf(op, device.CodeInvalidArgument, "range [%v,%#x) extends past allocation [%v,%v)", p, uint64(p)+uint64(n), s.Base, s.End())
+	case n == 0:
+		return d.Errorf(op, device.CodeInvalidArgument, "%v is not inside any live allocation", p)
+	}
+	return d.Errorf(op, device.CodeInvalidArgument, "range [%v,%#x) is not inside any live allocation", p, uint64(p)+uint64(n))
+}
+
+// Trim empties the cache of freed blocks through MemFree and returns how
+// many bytes it held, with the first error.
+func (d *Device[H]) Trim() (int64, error) {
+	d.mu.Lock()
+	n := d.t.cached
+	blocks := d.t.takeCache()
+	d.mu.Unlock()
+	var first error
+	for _, b := range blocks {
+		if err := d.drv.MemFree(b.Base, b.Handle, b.Size); err != nil && first == nil {
+			first = err
+		}
+	}
+	return n, first
+}
+
+// Forget empties the table for a device that closes: it returns every live
+// allocation and cached block, which the plugin releases with the device;
+// MemInUse is 0 afterwards, and a Free of any of them is an error.
+func (d *Device[H]) Forget() (live, cached []Span[H]) {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	cached = d.t.takeCache()
+	live = d.t.all()
+	d.t.ents, d.t.n, d.t.bytes = nil, 0, 0
+	return live, cached
+}
+
+// Kernels returns the device's kernel cache, for a runtime that looks
+// loaded kernels up on its launch path without a call through
+// device.Device.
+func (d *Device[H]) Kernels() *Kernels { return &d.kernels }
+
+// Load returns k loaded on the device (device.Device): from the cache, or
+// built once through LoadImage from the first image kind of
+// Config.Images that k has. A nil kernel, or one whose declaration is
+// wrong (Kernel.Check), is CodeInvalidArgument, so a kernel the cache
+// holds has been checked; one with no such image is CodeInvalidBinary
+// naming the kinds it has.
+func (d *Device[H]) Load(k *device.Kernel) (device.Function, error) {
+	if k == nil {
+		return nil, d.Errorf("load", device.CodeInvalidArgument, "nil kernel")
+	}
+	if f, ok := d.kernels.Find(k); ok {
+		return f, nil
+	}
+	return d.kernels.load(k)
+}
+
+// build is the kernel cache's miss: the declaration check, the image
+// choice and LoadImage.
+func (d *Device[H]) build(k *device.Kernel) (device.Function, error) {
+	if err := k.Check(); err != nil {
+		return nil, d.Errorf("load "+k.Name, device.CodeInvalidArgument, "%v", err)
+	}
+	for _, kind := range d.images {
+		if img, ok := k.Image(kind); ok && (img.Host != nil || strings.TrimSpace(img.Source) != "") {
+			return d.drv.LoadImage(k, img)
+		}
+	}
+	has := make([]string, 0, len(k.Images))
+	for _, img := range k.Images {
+		has = append(has, img.Kind.String())
+	}
+	if len(has) == 0 {
+		has = append(has, "none")
+	}
+	runs := make([]string, len(d.images))
+	for i, kind := range d.images {
+		runs[i] = kind.String()
+	}
+	msg := fmt.Sprintf("kernel %s has no image for %s (has: %s); the device runs %s images", k.Name, d.id,
+		strings.Join(has, ", "), strings.Join(runs, " or "))
+	if d.hint != "" {
+		msg += "; " + d.hint
+	}
+	return nil, d.Errorf("load "+k.Name, device.CodeInvalidBinary, "%s", msg)
+}

@@ -1,0 +1,239 @@
+package generic
+
+import (
+	"fmt"
+	"math/bits"
+
+	"github.com/gompt/gompt/device"
+)
+
+// Span is one live allocation of a device: its address, its size as
+// asked for, and the plugin's handle of it.
+type Span[H any] struct {
+	Base   device.DevicePtr
+	Size   int
+	Handle H
+}
+
+// End is the address one past the span's last byte.
+func (s *Span[H]) End() device.DevicePtr { return s.Base + device.DevicePtr(s.Size) }
+
+// table is a device's allocations, sorted by address: the live ones, and
+// the freed blocks it keeps for reuse, which keep their place (dead,
+// their class's size) so that reusing one writes a flag and a size, and
+// no entry moves. Not safe for concurrent use: Device's mu guards it.
+type table[H any] struct {
+	ents  []entry[H] // sorted by base, disjoint
+	n     int        // live entries
+	bytes int64      // sum of live sizes
+
+	// Synthetic addresses (Config.Space), for drivers whose memory has
+	// none: [lo, hi), handed out upward from next, then first fit once
+	// next reaches hi.
+	lo, hi, next uint64
+
+	// Freed blocks kept for reuse (Config.CacheLimit): the addresses of
+	// the dead entries, by size class.
+	cache      [][]device.DevicePtr
+	cached     int64
+	cacheLimit int64
+	cacheMax   int
+}
+
+// entry is one allocation: live, of size bytes, or a dead block in the
+// cache, of its class's size.
+type entry[H any] struct {
+	base device.DevicePtr
+	size int
+	live bool
+	h    H
+}
+
+// search returns the index of the last entry whose base is at most p, or
+// -1.
+func (t *table[H]) search(p device.DevicePtr) int {
+	lo, hi := 0, len(t.ents) // the first entry with base > p is in [lo, hi]
+	for lo < hi {
+		m := int(uint(lo+hi) >> 1)
+		if t.ents[m].base <= p {
+			lo = m + 1
+		} else {
+			hi = m
+		}
+	}
+	return lo - 1
+}
+
+// find returns the index of the live entry containing p, or of the live
+// entry ending at p when end is true and no live entry contains it, and
+// whether there is one.
+func (t *table[H]) find(p device.DevicePtr, end bool) (int, bool) {
+	ents := t.ents
+	lo, hi := 0, len(ents) // search's, inline: the first entry with base > p is in [lo, hi]
+	for lo < hi {
+		m := int(uint(lo+hi) >> 1)
+		if ents[m].base <= p {
+			lo = m + 1
+		} else {
+			hi = m
+		}
+	}
+	if lo == 0 {
+		return 0, false
+	}
+	e := &ents[lo-1]
+	if e.live && (p < e.base+device.DevicePtr(e.size) || end && p == e.base+device.DevicePtr(e.size)) {
+		return lo - 1, true
+	}
+	return 0, false
+}
+
+// span returns live entry i as a Span.
+func (t *table[H]) span(i int) Span[H] {
+	e := &t.ents[i]
+	return Span[H]{Base: e.base, Size: e.size, Handle: e.h}
+}
+
+// add inserts a live entry, which overlaps no other.
+func (t *table[H]) add(p device.DevicePtr, size int, h H) {
+	i := len(t.ents)
+	if i > 0 && t.ents[i-1].base > p {
+		i = t.search(p) + 1
+	}
+	t.ents = append(t.ents, entry[H]{})
+	if i < len(t.ents)-1 {
+		copy(t.ents[i+1:], t.ents[i:])
+	}
+	t.ents[i] = entry[H]{base: p, size: size, live: true, h: h}
+	t.n++
+	t.bytes += int64(size)
+}
+
+// kill ends live entry i: it stays, dead, as a cached block of its
+// class's size if the cache has room (kill reports true), or leaves the
+// table (false).
+func (t *table[H]) kill(i int) bool {
+	e := &t.ents[i]
+	t.n--
+	t.bytes -= int64(e.size)
+	if t.cacheLimit > 0 && e.size <= t.cacheMax {
+		c, span := SizeClass(e.size)
+		if t.cached+int64(span) <= t.cacheLimit {
+			e.live, e.size = false, span
+			if c >= len(t.cache) {
+				t.cache = append(t.cache, make([][]device.DevicePtr, c+1-len(t.cache))...)
+			}
+			t.cache[c] = append(t.cache[c], e.base)
+			t.cached += int64(span)
+			return true
+		}
+	}
+	t.drop(i)
+	return false
+}
+
+// drop removes entry i.
+func (t *table[H]) drop(i int) {
+	copy(t.ents[i:], t.ents[i+1:])
+	t.ents[len(t.ents)-1] = entry[H]{} // drop the handle
+	t.ents = t.ents[:len(t.ents)-1]
+}
+
+// all returns the live entries as Spans.
+func (t *table[H]) all() []Span[H] {
+	out := make([]Span[H], 0, t.n)
+	for i := range t.ents {
+		if t.ents[i].live {
+			out = append(out, t.span(i))
+		}
+	}
+	return out
+}
+
+// spaceAlign is the granularity of synthetic addresses, and the gap left
+// after each allocation, so that one past its end is never inside the
+// next.
+const spaceAlign = 1 << 12
+
+// place returns a synthetic address for size bytes: the next one up, or
+// once the space is used up to its end, the first gap large enough
+// (addresses are reused only after the space wraps, which keeps a stale
+// pointer from aliasing a new allocation for as long as possible). Every
+// entry is live: synthetic addresses come without a cache.
+func (t *table[H]) place(size int) (device.DevicePtr, error) {
+	s := uint64(size)
+	need := (s+spaceAlign-1)&^(spaceAlign-1) + spaceAlign
+	if need < s {
+		return 0, fmt.Errorf("size %d does not fit the address space", size)
+	}
+	if base := t.next; base+need <= t.hi && base+need > base {
+		t.next = base + need
+		return device.DevicePtr(base), nil
+	}
+	prev := t.lo
+	for i := range t.ents {
+		b := uint64(t.ents[i].base)
+		if b-prev >= need {
+			return device.DevicePtr(prev), nil
+		}
+		prev = b + (uint64(t.ents[i].size)+spaceAlign-1)&^(spaceAlign-1) + spaceAlign
+	}
+	if prev < t.hi && t.hi-prev >= need {
+		return device.DevicePtr(prev), nil
+	}
+	return 0, fmt.Errorf("synthetic address space of %d TiB exhausted by %d live allocations", (t.hi-t.lo)>>40, len(t.ents))
+}
+
+// SizeClass returns the size class of an allocation of size bytes (size >
+// 0) and the class's size: multiples of 256 bytes up to 4 KiB, then four
+// classes per power of two, so at most a quarter of a block is unused. A
+// freed block serves a later allocation of its class (Config.CacheLimit),
+// so a driver whose memory it keeps allocates the class's whole size.
+func SizeClass(size int) (class int, span int) {
+	s := uint64(size)
+	if s <= 4096 {
+		c := (s + 255) / 256
+		return int(c) - 1, int(c * 256)
+	}
+	k := bits.Len64(s - 1) // 2^(k-1) < s <= 2^k, k >= 13
+	step := uint64(1) << (k - 3)
+	sp := (s + step - 1) / step * step
+	return 16 + (k-13)*4 + int(sp/step-5), int(sp)
+}
+
+// reuse makes a cached block of size's class live again, of size bytes,
+// and returns its address, if the cache has one.
+func (t *table[H]) reuse(size int) (device.DevicePtr, bool) {
+	if size > t.cacheMax {
+		return 0, false
+	}
+	c, span := SizeClass(size)
+	if c >= len(t.cache) || len(t.cache[c]) == 0 {
+		return 0, false
+	}
+	l := t.cache[c]
+	p := l[len(l)-1]
+	t.cache[c] = l[:len(l)-1]
+	t.cached -= int64(span)
+	e := &t.ents[t.search(p)]
+	e.live, e.size = true, size
+	t.n++
+	t.bytes += int64(size)
+	return p, true
+}
+
+// takeCache empties the cache: its blocks leave the table, and are
+// returned (each Size its class's size).
+func (t *table[H]) takeCache() []Span[H] {
+	var out []Span[H]
+	for c, l := range t.cache {
+		for _, p := range l {
+			i := t.search(p)
+			out = append(out, t.span(i))
+			t.drop(i)
+		}
+		t.cache[c] = l[:0]
+	}
+	t.cached = 0
+	return out
+}
