@@ -19,7 +19,7 @@ import (
 // Shutdown from anywhere: from a Go task, from a Go task that depends on a
 // construct, from several goroutines at once, from a tool's callback and
 // from a kernel's Go image. Each scenario runs in a child process (Shutdown
-// ends the process's runtime) through TestRtmChild, which fails it when a
+// ends the process's runtime) through TestShutdownScenarioChild, which fails it when a
 // step does not return within 10 s.
 
 // anywhereTool is the Go tool of the child scenarios below: it notes

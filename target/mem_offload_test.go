@@ -37,7 +37,7 @@ func memWithin(t *testing.T, what string, fn func()) {
 // at an offset, reach the buffer's device copy and are bounded by its end;
 // an address in nothing is an error naming the device; and the device's
 // allocations work as before afterwards. On the host device and OpenCL.
-func TestMemRoutinesOnMappedBufferAddresses(t *testing.T) {
+func TestRoutinesOnMappedBufferAddresses(t *testing.T) {
 	r, cl := clRuntime(t)
 	noLeakOn(t, r)
 	devs := withCL(cl, 0)
@@ -70,7 +70,7 @@ func TestMemRoutinesOnMappedBufferAddresses(t *testing.T) {
 // the one at the lowest host address and says how many more there are,
 // whichever was associated first; it frees nothing until the last is
 // disassociated.
-func TestMemFreeMemNamesTheLowestAssociation(t *testing.T) {
+func TestFreeMemNamesTheLowestAssociation(t *testing.T) {
 	r := hostRuntime(t)
 	noLeak(t, r)
 	p, err := AllocMem(256, 0)
@@ -98,7 +98,7 @@ func TestMemFreeMemNamesTheLowestAssociation(t *testing.T) {
 // Associate at the address just past an allocation's end names it as in
 // no allocation (it is not "past the end" of the one before); where the
 // device placed the next allocation there, associating at its start works.
-func TestMemAssociateAtAnAllocationsEnd(t *testing.T) {
+func TestAssociateAtAnAllocationsEnd(t *testing.T) {
 	r := hostRuntime(t)
 	noLeak(t, r)
 	small := make([]byte, 16)
@@ -138,7 +138,7 @@ func TestMemAssociateAtAnAllocationsEnd(t *testing.T) {
 
 // Associate and Disassociate with a device number that names no device
 // fail and associate nothing.
-func TestMemAssociateOnANonexistentDevice(t *testing.T) {
+func TestAssociateOnANonexistentDevice(t *testing.T) {
 	r := hostRuntime(t)
 	noLeak(t, r)
 	p, err := AllocMem(64, 0)
@@ -159,7 +159,7 @@ func TestMemAssociateOnANonexistentDevice(t *testing.T) {
 
 // A rectangle whose last byte is exactly the largest int is checked
 // against the memory like any other: out of bounds, not an overflow.
-func TestMemMemcpyRectEndingAtMaxInt(t *testing.T) {
+func TestMemcpyRectEndingAtMaxInt(t *testing.T) {
 	hostRuntime(t)
 	a, b := make([]byte, 64), make([]byte, 64)
 	const n = math.MaxInt / 7 // 7 divides 2^63-1
@@ -176,7 +176,7 @@ func TestMemMemcpyRectEndingAtMaxInt(t *testing.T) {
 // MemcpyRect refuses a dstOff, srcOff, dstDims or srcDims whose length is
 // not the volume's, each alone, longer or shorter, naming the lengths;
 // nothing is copied.
-func TestMemMemcpyRectEachArgumentOfTheWrongLength(t *testing.T) {
+func TestMemcpyRectEachArgumentOfTheWrongLength(t *testing.T) {
 	hostRuntime(t)
 	a, b := make([]byte, 64), make([]byte, 64)
 	for i := range b {
@@ -205,7 +205,7 @@ func TestMemMemcpyRectEachArgumentOfTheWrongLength(t *testing.T) {
 // only copies row by row (plane by plane) all the same: only rows that
 // follow each other on both sides are one piece. Host to host, and into,
 // out of and within the host device and OpenCL.
-func TestMemMemcpyRectContiguousOnOneSideOnly(t *testing.T) {
+func TestMemcpyRectContiguousOnOneSideOnly(t *testing.T) {
 	r, cl := clRuntime(t)
 	noLeakOn(t, r)
 	cases := []rectCase{
@@ -252,7 +252,7 @@ func TestMemMemcpyRectContiguousOnOneSideOnly(t *testing.T) {
 // Every memory routine given a device number that names no device fails
 // with ErrDevice, naming the routine's side where it has two, and does
 // nothing: the allocation named on the real device is untouched.
-func TestMemRoutinesOnANonexistentDevice(t *testing.T) {
+func TestRoutinesOnANonexistentDevice(t *testing.T) {
 	r := hostRuntime(t)
 	noLeak(t, r)
 	p, err := AllocMem(64, 0)
@@ -287,7 +287,7 @@ func TestMemRoutinesOnANonexistentDevice(t *testing.T) {
 
 // MemcpyRect with a source or destination in no allocation, or a host
 // slice outside its bounds, fails naming that side, before copying.
-func TestMemMemcpyRectBadSides(t *testing.T) {
+func TestMemcpyRectBadSides(t *testing.T) {
 	r := hostRuntime(t)
 	noLeak(t, r)
 	p, err := AllocMem(64, 0)
@@ -312,7 +312,7 @@ func TestMemMemcpyRectBadSides(t *testing.T) {
 
 // A 3-D MemcpyRect of several planes of one row each copies every plane
 // to its own place.
-func TestMemMemcpyRectPlanesOfOneRow(t *testing.T) {
+func TestMemcpyRectPlanesOfOneRow(t *testing.T) {
 	r, cl := clRuntime(t)
 	noLeakOn(t, r)
 	c := rectCase{"3 planes of one row", []int{3, 1, 4}, []int{0, 1, 0}, []int{1, 0, 1}, []int{3, 3, 4}, []int{4, 2, 6}}
@@ -340,7 +340,7 @@ func TestMemMemcpyRectPlanesOfOneRow(t *testing.T) {
 
 // IsPresent and IsAccessible of a device number that names no device are
 // false: no device there has s, nor can use it.
-func TestMemPresenceOnANonexistentDevice(t *testing.T) {
+func TestPresenceOnANonexistentDevice(t *testing.T) {
 	r := hostRuntime(t)
 	x := make([]float32, 8)
 	require.NoError(t, EnterData(0, To(x)))
@@ -356,7 +356,7 @@ func TestMemPresenceOnANonexistentDevice(t *testing.T) {
 // A rectangle whose byte offsets reach 2^64 or more is refused as more
 // than an int can count, not taken modulo 2^64 (which would make it look
 // small and in bounds).
-func TestMemMemcpyRectByteOffsetsPast2To64(t *testing.T) {
+func TestMemcpyRectByteOffsetsPast2To64(t *testing.T) {
 	hostRuntime(t)
 	a, b := make([]byte, 64), make([]byte, 64)
 	// The last row's end: 2^31 elements of 2^33 bytes = 2^64 bytes, 0

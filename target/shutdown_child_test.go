@@ -24,7 +24,7 @@ import (
 
 // Shutdown's promises, each checked in a child process of its own
 // (Shutdown ends the process's runtime for good): what it waits for, what
-// it refuses meanwhile, and what it reports. The child is TestRtmChild,
+// it refuses meanwhile, and what it reports. The child is TestShutdownScenarioChild,
 // run with GOMPT_RTM_CHILD naming the scenario; it prints "FAIL: ..." for
 // each broken promise and "rtm-ok" at the end.
 
@@ -229,7 +229,7 @@ func rtmRunChild(t *testing.T, scenario string, env ...string) string {
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), 90*time.Second)
 	defer cancel()
-	cmd := exec.CommandContext(ctx, os.Args[0], "-test.run=^TestRtmChild$", "-test.count=1")
+	cmd := exec.CommandContext(ctx, os.Args[0], "-test.run=^TestShutdownScenarioChild$", "-test.count=1")
 	vars := map[string]bool{}
 	for _, v := range envVars(t) {
 		vars[v] = true
@@ -253,8 +253,8 @@ func rtmRunChild(t *testing.T, scenario string, env ...string) string {
 // rtmScenarios are child scenarios that other files add (in init).
 var rtmScenarios = map[string]func(fail func(string, ...any), within func(string, func())){}
 
-// TestRtmChild is the child program of the tests below.
-func TestRtmChild(t *testing.T) {
+// TestShutdownScenarioChild is the child program of the tests below.
+func TestShutdownScenarioChild(t *testing.T) {
 	scenario := os.Getenv("GOMPT_RTM_CHILD")
 	if scenario == "" {
 		t.Skip("run by the TestRtmShutdown tests")
@@ -304,7 +304,7 @@ func TestRtmChild(t *testing.T) {
 // ends with the shut-down error: its exit needs a queue, and a closed
 // device gives none (rather than hanging, or reusing what Shutdown
 // released).
-func TestRtmShutdownEndsARunningDataRegionWithItsError(t *testing.T) {
+func TestShutdownEndsARunningDataRegionWithItsError(t *testing.T) {
 	stderr := rtmRunChild(t, "data-body", "GOMPT_PLUGINS=host", "GOMPT_HOST_DEVICES=1")
 	assert.Empty(t, stderr, "the child's standard error, no OMP_DISPLAY_ENV, no GOMPT_INFO")
 }
@@ -342,7 +342,7 @@ func rtmChildDataBody(fail func(string, ...any), within func(string, func())) {
 // Shutdown waits for the nowait tasks already returned to the caller,
 // also one that still waits for its dependence on another: both run to
 // the end with the right result, and only then does Shutdown go on.
-func TestRtmShutdownWaitsForATaskChain(t *testing.T) {
+func TestShutdownWaitsForATaskChain(t *testing.T) {
 	rtmRunChild(t, "task-chain", "GOMPT_PLUGINS=host", "GOMPT_HOST_DEVICES=1")
 }
 
@@ -380,7 +380,7 @@ func rtmChildTaskChain(fail func(string, ...any), within func(string, func())) {
 // that routine returns is freed with the device; a routine that had
 // resolved its device before Shutdown began but starts after is refused,
 // and does not keep Shutdown waiting.
-func TestRtmShutdownWaitsForMemoryRoutines(t *testing.T) {
+func TestShutdownWaitsForMemoryRoutines(t *testing.T) {
 	rtmRunChild(t, "routine", "GOMPT_PLUGINS=rtm-gate", "GOMPT_HOST_DEVICES=2", "GOMPT_RTM_TOOL=1")
 }
 
@@ -439,7 +439,7 @@ func rtmChildRoutine(fail func(string, ...any), within func(string, func())) {
 // device with no trace lost says nothing of tracing at Shutdown; and a
 // trace whose delivery cannot end (the tool's buffer_complete never
 // returns) makes Shutdown return that error.
-func TestRtmToolIsToldWhatEachDeviceTraces(t *testing.T) {
+func TestToolIsToldWhatEachDeviceTraces(t *testing.T) {
 	stderr := rtmRunChild(t, "native", "GOMPT_PLUGINS=host,rtm-plain", "GOMPT_HOST_DEVICES=1", "GOMPT_RTM_TOOL=1", "GOMPT_INFO=7", "OMP_DISPLAY_ENV=verbose")
 	assert.Contains(t, stderr, "gompt: host:0: launch saxpy size [64 1 1] teams 0 threads 0\n", "GOMPT_INFO=7: the child's diagnostics")
 	assert.Contains(t, stderr, "  [gompt] device 1 = 'rtm-plain:0' (gompt host device)\nOPENMP DISPLAY ENVIRONMENT END\n", "OMP_DISPLAY_ENV=verbose: the child's start-up")
@@ -448,12 +448,12 @@ func TestRtmToolIsToldWhatEachDeviceTraces(t *testing.T) {
 
 // GOMPT_INFO reports at Shutdown the trace records a device lost, also
 // a single one.
-func TestRtmShutdownReportsOneLostTraceRecord(t *testing.T) {
+func TestShutdownReportsOneLostTraceRecord(t *testing.T) {
 	stderr := rtmRunChild(t, "lost1", "GOMPT_PLUGINS=host", "GOMPT_HOST_DEVICES=1", "GOMPT_RTM_TOOL=1", "GOMPT_INFO=1")
 	assert.Contains(t, stderr, "gompt: host:0: device tracing: 0 records written, 1 lost (the tool gave no buffer, or too small a one)\n", "GOMPT_INFO=1: the child's diagnostics")
 }
 
-func TestRtmShutdownReportsATraceThatCannotEnd(t *testing.T) {
+func TestShutdownReportsATraceThatCannotEnd(t *testing.T) {
 	rtmRunChild(t, "stuck", "GOMPT_PLUGINS=host", "GOMPT_HOST_DEVICES=1", "GOMPT_RTM_TOOL=1")
 }
 
@@ -531,7 +531,7 @@ func rtmChildTool(scenario string, fail func(string, ...any), within func(string
 // closed with the device: Shutdown returns. Here the end of a data region
 // comes for the queue while Shutdown waits for another construct loading
 // its kernel.
-func TestRtmShutdownKeepsTheConstructARefusedCallerFound(t *testing.T) {
+func TestShutdownKeepsTheConstructARefusedCallerFound(t *testing.T) {
 	rtmRunChild(t, "spare", "GOMPT_PLUGINS=rtm-gate", "GOMPT_HOST_DEVICES=1")
 }
 
@@ -585,7 +585,7 @@ func rtmStacks() string {
 // Shutdown waits for a synchronous construct that holds a queue (here an
 // enter data whose device allocation is in flight): the construct
 // completes, and the device is closed only after it.
-func TestRtmShutdownWaitsForAConstructHoldingAQueue(t *testing.T) {
+func TestShutdownWaitsForAConstructHoldingAQueue(t *testing.T) {
 	rtmRunChild(t, "held", "GOMPT_PLUGINS=rtm-gate", "GOMPT_HOST_DEVICES=1")
 }
 

@@ -14,7 +14,7 @@ import (
 // A launch shape that is not one (a zero or negative size, negative teams
 // or threads) is refused before any device work, naming the kernel, on
 // an offload device and on the initial device; the kernel does not run.
-func TestTgtBadShapeRefused(t *testing.T) {
+func TestBadShapeRefused(t *testing.T) {
 	r := hostRuntime(t)
 	noLeak(t, r)
 	for _, dev := range []int{0, len(r.devs)} {
@@ -48,7 +48,7 @@ func TestTgtBadShapeRefused(t *testing.T) {
 // A device allocation that fails while a construct maps its items is the
 // construct's error, with the device's reason (out of memory), not some
 // other; what the construct had mapped before it is unmapped and freed.
-func TestTgtAllocFailureIsTheConstructsError(t *testing.T) {
+func TestAllocFailureIsTheConstructsError(t *testing.T) {
 	r := faultRuntime(t)
 	noLeak(t, r)
 	for n := 1; n <= 2; n++ {
@@ -68,7 +68,7 @@ func TestTgtAllocFailureIsTheConstructsError(t *testing.T) {
 // A region given fewer or more arguments than its kernel has parameters
 // is refused before any device work, saying how many the kernel takes,
 // on an offload device and on the initial device.
-func TestTgtWrongArgumentCountRefused(t *testing.T) {
+func TestWrongArgumentCountRefused(t *testing.T) {
 	r := hostRuntime(t)
 	noLeak(t, r)
 	for _, dev := range []int{0, len(r.devs)} {
@@ -92,7 +92,7 @@ func TestTgtWrongArgumentCountRefused(t *testing.T) {
 // from the pointer to its end is refused when the kernel needs one
 // element (n = 1), on an offload device and on the initial device: a
 // kernel must not read past the allocation.
-func TestTgtPointerShortOfOneElementRefused(t *testing.T) {
+func TestPointerShortOfOneElementRefused(t *testing.T) {
 	r := hostRuntime(t)
 	noLeak(t, r)
 	for _, dev := range []int{0, len(r.devs)} {
@@ -119,7 +119,7 @@ func TestTgtPointerShortOfOneElementRefused(t *testing.T) {
 // device memory is refused for a buffer parameter without a length (the
 // kernel would get no memory), naming the argument; the kernel does not
 // run.
-func TestTgtInitialDeviceUnknownPointerRefused(t *testing.T) {
+func TestInitialDeviceUnknownPointerRefused(t *testing.T) {
 	r := hostRuntime(t)
 	b := []byte{7}
 	err := Target(Region{Device: Dev(len(r.devs)), Kernel: tgtPoke, Shape: N(1), Args: []Arg{Ptr(DevicePtr(0x10))}})
@@ -139,7 +139,7 @@ func TestTgtInitialDeviceUnknownPointerRefused(t *testing.T) {
 // A slice argument that a map clause maps only in part (map(to: x[:8])
 // for a kernel given all of x) has no device copy the kernel could use:
 // the construct fails naming the argument, and the kernel does not run.
-func TestTgtArgumentMappedInPartRefused(t *testing.T) {
+func TestArgumentMappedInPartRefused(t *testing.T) {
 	r := hostRuntime(t)
 	noLeak(t, r)
 	x, y := vecs(16)
@@ -168,7 +168,7 @@ var tgtIota = &device.Kernel{
 // A kernel with only buffer parameters still has their lengths checked:
 // a slice shorter than the shape asks for is refused, on an offload
 // device and on the initial device; one long enough is filled.
-func TestTgtBufferOnlyKernelLengthChecked(t *testing.T) {
+func TestBufferOnlyKernelLengthChecked(t *testing.T) {
 	r := hostRuntime(t)
 	noLeak(t, r)
 	for _, dev := range []int{0, len(r.devs)} {

@@ -46,7 +46,7 @@ func rtmStart(t *testing.T, env map[string]string) (*runtimeState, string) {
 // The environment's values that are right get no warning and are used as
 // given: OMP_DEFAULT_DEVICE 0 or more (also the initial device's number),
 // OMP_DISPLAY_ENV in any case, a GOMPT_PLUGINS of one plugin.
-func TestRtmGoodValuesAreTakenWithoutWarning(t *testing.T) {
+func TestGoodValuesAreTakenWithoutWarning(t *testing.T) {
 	for v, want := range map[string]int{"0": 0, "2": 2, " 3 ": 3, "17": 17} {
 		c, warns := rtmReadConfig(map[string]string{"OMP_DEFAULT_DEVICE": v})
 		assert.Empty(t, warns, "OMP_DEFAULT_DEVICE=%q: warnings", v)
@@ -79,7 +79,7 @@ func TestRtmGoodValuesAreTakenWithoutWarning(t *testing.T) {
 
 // Under OMP_TARGET_OFFLOAD=mandatory with a device, constructs run there,
 // and the initial device named by its number is the initial device.
-func TestRtmMandatoryWithADevice(t *testing.T) {
+func TestMandatoryWithADevice(t *testing.T) {
 	r, w := rtmStart(t, map[string]string{"GOMPT_PLUGINS": "host", "OMP_TARGET_OFFLOAD": "mandatory"})
 	require.Len(t, r.devs, 1, "one host device: %s", r.why())
 	assert.Empty(t, w, "warnings")
@@ -101,7 +101,7 @@ func TestRtmMandatoryWithADevice(t *testing.T) {
 // What each plugin found, as Plugins reports it: OMP_TARGET_OFFLOAD=disabled
 // asks none for devices; a plugin that found devices has no error, even
 // when one of its platforms failed; Devices describes each device.
-func TestRtmPluginsAndDevicesReportWhatWasFound(t *testing.T) {
+func TestPluginsAndDevicesReportWhatWasFound(t *testing.T) {
 	rtmStart(t, map[string]string{"GOMPT_PLUGINS": "nodevice,host", "OMP_TARGET_OFFLOAD": "disabled"})
 	assert.Equal(t, []PluginStatus{
 		{Name: "nodevice", Loaded: true, Err: errors.New("OMP_TARGET_OFFLOAD=disabled")},
@@ -123,7 +123,7 @@ func TestRtmPluginsAndDevicesReportWhatWasFound(t *testing.T) {
 
 // Shapes: N2(x, y) is {x, y, 1}; a construct given N2(0, 2) fails before
 // any device work with an error that shows that shape.
-func TestRtmTwoDimensionalShape(t *testing.T) {
+func TestTwoDimensionalShape(t *testing.T) {
 	assert.Equal(t, Shape{Size: [3]int{3, 2, 1}}, N2(3, 2), "N2(3, 2)")
 	hostRuntime(t)
 	x := make([]float32, 4)
@@ -136,7 +136,7 @@ func TestRtmTwoDimensionalShape(t *testing.T) {
 // environment with which its plugin found no device makes every
 // construct on an offload device fail, naming the variable; the initial
 // device still works.
-func TestRtmMandatoryWithAnUnusableLibrary(t *testing.T) {
+func TestMandatoryWithAnUnusableLibrary(t *testing.T) {
 	r, w := rtmStart(t, map[string]string{"GOMPT_PLUGINS": "cuda,host", "GOMPT_CUDA_LIBRARY": "/nonexistent/libcuda.so", "OMP_TARGET_OFFLOAD": "mandatory"})
 	if Plugins()[0].Devices > 0 {
 		t.Skip("the cuda plugin has devices here (it reads its library from the process environment)")

@@ -70,7 +70,7 @@ func tgtAddr(s []float32) uintptr { return uintptr(unsafe.Pointer(&s[0])) }
 // map type (to, from, tofrom, alloc), its host range and its device
 // address; target exit data's event gives each item the device address it
 // had while mapped, whatever the constructs before it mapped.
-func TestTgtMapEventsGiveTypesAndAddresses(t *testing.T) {
+func TestMapEventsGiveTypesAndAddresses(t *testing.T) {
 	a, b, c, d := make([]float32, 16), make([]float32, 32), make([]float32, 64), make([]float32, 8)
 	tgtTakeMaps()
 	require.NoError(t, target.Target(target.Region{Device: target.Dev(0), Kernel: kernels.Fill, Shape: target.N(64),
@@ -115,13 +115,13 @@ func TestTgtMapEventsGiveTypesAndAddresses(t *testing.T) {
 // Every data operation of a target nowait construct is reported with an
 // asynchronous kind (OpenMP 5.1's *_async data-op types), as those of the
 // nowait data constructs are.
-func TestTgtTargetNowaitDataOpsAreAsync(t *testing.T) {
+func TestTargetNowaitDataOpsAreAsync(t *testing.T) {
 	x, y := make([]float32, 32), make([]float32, 32)
 	tool.take()
 	require.NoError(t, target.TargetNowait(target.Region{Device: target.Dev(0), Kernel: kernels.Saxpy, Shape: target.N(32),
 		Maps: []target.Map{target.To(x), target.ToFrom(y)},
 		Args: []target.Arg{target.Int(32), target.Float32(2), target.Slice(x), target.Slice(y)}}).Wait())
-	tgtCheckDataOps(t, "TestTgtTargetNowaitDataOpsAreAsync", "ompt_target_nowait", "_async")
+	tgtCheckDataOps(t, "TestTargetNowaitDataOpsAreAsync", "ompt_target_nowait", "_async")
 }
 
 // tgtCheckDataOps checks the events since the last take: the construct
@@ -154,19 +154,19 @@ func tgtCheckDataOps(t *testing.T, fn, kind, suffix string) {
 // A synchronous target construct with depend items reports its data ops
 // with the synchronous kinds and its caller's code pointer, as one
 // without.
-func TestTgtTargetWithDependDataOpsAreSync(t *testing.T) {
+func TestTargetWithDependDataOpsAreSync(t *testing.T) {
 	x, y := make([]float32, 32), make([]float32, 32)
 	tool.take()
 	require.NoError(t, target.Target(target.Region{Device: target.Dev(0), Kernel: kernels.Saxpy, Shape: target.N(32),
 		Maps: []target.Map{target.To(x), target.ToFrom(y), target.DependInOut(y)},
 		Args: []target.Arg{target.Int(32), target.Float32(2), target.Slice(x), target.Slice(y)}}))
-	tgtCheckDataOps(t, "TestTgtTargetWithDependDataOpsAreSync", "ompt_target", "")
+	tgtCheckDataOps(t, "TestTargetWithDependDataOpsAreSync", "ompt_target", "")
 }
 
 // A target construct that maps nothing (no map clause, no slice argument)
 // has no target_map event: its events are the construct's begin, the
 // kernel's submit and the end.
-func TestTgtNothingMappedNoMapEvent(t *testing.T) {
+func TestNothingMappedNoMapEvent(t *testing.T) {
 	reg := target.Region{Device: target.Dev(0), Kernel: kernels.Empty, Shape: target.N(4), Args: []target.Arg{target.Int(4)}}
 	require.NoError(t, target.Target(reg), "device 0's first construct, if none ran yet")
 	tool.take()
@@ -174,10 +174,10 @@ func TestTgtNothingMappedNoMapEvent(t *testing.T) {
 	require.NoError(t, target.Target(reg))
 	td := lastTD()
 	expect(t,
-		fmt.Sprintf("target ompt_target begin dev=0 td=%d code=TestTgtNothingMappedNoMapEvent", td),
+		fmt.Sprintf("target ompt_target begin dev=0 td=%d code=TestNothingMappedNoMapEvent", td),
 		fmt.Sprintf("submit begin teams=0 td=%d", td),
 		fmt.Sprintf("submit end teams=0 td=%d", td),
-		fmt.Sprintf("target ompt_target end dev=0 td=%d code=TestTgtNothingMappedNoMapEvent", td),
+		fmt.Sprintf("target ompt_target end dev=0 td=%d code=TestNothingMappedNoMapEvent", td),
 	)
 	assert.Empty(t, tgtTakeMaps(), "target_map events of a construct that maps nothing")
 }
@@ -187,7 +187,7 @@ func TestTgtNothingMappedNoMapEvent(t *testing.T) {
 // the queue's goroutine and their trace records wait for the construct's
 // end: on device 0 (queues that time themselves) and on the untimed
 // device (records bracketed by events), when there is one.
-func TestTgtTracedConstructKeepsLaunchFailure(t *testing.T) {
+func TestTracedConstructKeepsLaunchFailure(t *testing.T) {
 	devs := []int{0}
 	for i, d := range target.Devices() {
 		if d.Plugin == tgtUntimedName {
@@ -213,7 +213,7 @@ func TestTgtTracedConstructKeepsLaunchFailure(t *testing.T) {
 // fails a wait (whichever: before a free, for the trace's times at its
 // end, when it is given back), returns the launch failure, its cause,
 // among its errors, not only the later failure.
-func TestTgtTracedConstructKeepsFirstFailure(t *testing.T) {
+func TestTracedConstructKeepsFirstFailure(t *testing.T) {
 	dev := -1
 	for i, d := range target.Devices() {
 		if d.Plugin == tgtUntimedName {

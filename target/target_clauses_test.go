@@ -24,7 +24,7 @@ import (
 // more), in whichever order the clauses come: map(from: y) map(to: y) is
 // tofrom, map(to: y) map(to: y) is to (the kernel's writes stay on the
 // device), map(alloc: y) map(alloc: y) is alloc (accepted; nothing copied).
-func TestTgtSameSliceInTwoClausesMergesMotions(t *testing.T) {
+func TestSameSliceInTwoClausesMergesMotions(t *testing.T) {
 	r := hostRuntime(t)
 	noLeak(t, r)
 	const n = 64
@@ -60,7 +60,7 @@ func TestTgtSameSliceInTwoClausesMergesMotions(t *testing.T) {
 // map(alloc: y) map(release: y) in a target construct is refused (release
 // is an exit data map type), as map(release: y) alone is, on an offload
 // device and on the initial device.
-func TestTgtReleaseMergedIntoTargetMapRefused(t *testing.T) {
+func TestReleaseMergedIntoTargetMapRefused(t *testing.T) {
 	r := hostRuntime(t)
 	noLeak(t, r)
 	x, y := vecs(16)
@@ -77,7 +77,7 @@ func TestTgtReleaseMergedIntoTargetMapRefused(t *testing.T) {
 // length are two overlapping list items, which a construct refuses (it
 // does not quietly keep one of them): on an offload device and on the
 // initial device.
-func TestTgtSameStartDifferentLengthRefused(t *testing.T) {
+func TestSameStartDifferentLengthRefused(t *testing.T) {
 	r := hostRuntime(t)
 	noLeak(t, r)
 	x, y := vecs(16)
@@ -103,7 +103,7 @@ var tgtPoke = &device.Kernel{
 
 // A one-byte slice named in map(to:) and map(from:) is one list item,
 // mapped tofrom: accepted, and the kernel's write comes back.
-func TestTgtOneByteItemInTwoClauses(t *testing.T) {
+func TestOneByteItemInTwoClauses(t *testing.T) {
 	r := hostRuntime(t)
 	noLeak(t, r)
 	for _, dev := range []int{0, len(r.devs)} {
@@ -117,7 +117,7 @@ func TestTgtOneByteItemInTwoClauses(t *testing.T) {
 
 // A slice or device pointer passed for a scalar parameter is refused
 // before any device work, on every device, naming the parameter.
-func TestTgtSliceForScalarParamRefused(t *testing.T) {
+func TestSliceForScalarParamRefused(t *testing.T) {
 	r := hostRuntime(t)
 	noLeak(t, r)
 	x, y := vecs(16)
@@ -165,7 +165,7 @@ var tgtWide = func() *device.Kernel {
 
 // A kernel of 17 slice arguments, none named in a map clause: each is
 // mapped tofrom for the region (the 17th too) and its result comes back.
-func TestTgtSeventeenImplicitSlices(t *testing.T) {
+func TestSeventeenImplicitSlices(t *testing.T) {
 	r := hostRuntime(t)
 	noLeak(t, r)
 	for _, dev := range []int{0, len(r.devs)} {
@@ -186,7 +186,7 @@ func TestTgtSeventeenImplicitSlices(t *testing.T) {
 // A copy back to the host that fails when a target construct unmaps its
 // items is the construct's error: the program is told its from data did
 // not arrive, and nothing stays mapped or allocated.
-func TestTgtExitCopyOutFailureReturned(t *testing.T) {
+func TestExitCopyOutFailureReturned(t *testing.T) {
 	r := faultRuntime(t)
 	noLeak(t, r)
 	for _, c := range []struct {
@@ -215,7 +215,7 @@ func TestTgtExitCopyOutFailureReturned(t *testing.T) {
 
 // A target construct with depend items returns its own failure: a kernel
 // that panics, synchronous or nowait; a queue the device cannot make.
-func TestTgtDependConstructReturnsItsFailure(t *testing.T) {
+func TestDependConstructReturnsItsFailure(t *testing.T) {
 	hostRuntime(t)
 	y := make([]float32, 8)
 	err := Target(Region{Device: Dev(0), Kernel: panics, Shape: N(1), Args: []Arg{Int(1)}, Maps: []Map{DependOut(y)}})
@@ -226,7 +226,7 @@ func TestTgtDependConstructReturnsItsFailure(t *testing.T) {
 	depTableEmpty(t)
 }
 
-func TestTgtDependConstructQueueFailure(t *testing.T) {
+func TestDependConstructQueueFailure(t *testing.T) {
 	r := faultRuntime(t)
 	for _, nowait := range []bool{false, true} {
 		x, y := vecs(8)
@@ -278,7 +278,7 @@ func tgtStderr(t *testing.T, fn func()) string {
 // GOMPT_INFO=7 prints each allocation, naming its item, each copy back
 // to the host (device address -> host address) and, after each
 // construct, the present table: its size and its entries.
-func TestTgtInfoCopyBackAndTable(t *testing.T) {
+func TestInfoCopyBackAndTable(t *testing.T) {
 	useRuntime(t, map[string]string{"GOMPT_PLUGINS": "host", "GOMPT_INFO": "7"})
 	x, y := vecs(16)
 	x2, y2 := vecs(8)
@@ -315,14 +315,14 @@ func TestTgtInfoCopyBackAndTable(t *testing.T) {
 // task refused because Shutdown has begun does not hold Shutdown up: it
 // returns once the earlier tasks end. Shutdown ends the process's runtime, so the
 // test runs in a child process.
-func TestTgtRefusedTaskDoesNotHoldShutdown(t *testing.T) {
+func TestRefusedTaskDoesNotHoldShutdown(t *testing.T) {
 	if os.Getenv("GOMPT_TEST_TGT_SHUTDOWN_CHILD") == "1" {
 		tgtRefusedTaskChild()
 		return
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
-	cmd := exec.CommandContext(ctx, os.Args[0], "-test.run=^TestTgtRefusedTaskDoesNotHoldShutdown$", "-test.count=1")
+	cmd := exec.CommandContext(ctx, os.Args[0], "-test.run=^TestRefusedTaskDoesNotHoldShutdown$", "-test.count=1")
 	cmd.Env = append(os.Environ(), "GOMPT_TEST_TGT_SHUTDOWN_CHILD=1", "GOMPT_PLUGINS=host")
 	out, err := cmd.CombinedOutput()
 	require.NoError(t, err, "child failed:\n%s", out)

@@ -36,7 +36,7 @@ func rtmReadConfig(env map[string]string) (config, []string) {
 // GOMPT_INFO takes every bit set from 0 to 7 (7: mapping, launches and the
 // present table, the same as "all") without a warning; 8 and more warn
 // and turn the diagnostics off.
-func TestRtmGomptInfoTakesEveryBitSetUpToAll(t *testing.T) {
+func TestGomptInfoTakesEveryBitSetUpToAll(t *testing.T) {
 	for _, v := range []string{"0", "1", "6", "7", "0x7", "all", "true"} {
 		c, warns := rtmReadConfig(map[string]string{"GOMPT_INFO": v})
 		assert.Empty(t, warns, "GOMPT_INFO=%s: warnings", v)
@@ -59,7 +59,7 @@ func TestRtmGomptInfoTakesEveryBitSetUpToAll(t *testing.T) {
 // A GOMPT_PLUGINS list that names one plugin twice, also once in the
 // wrong case ("HOST,host"), is refused with one warning and the default
 // list: a plugin listed twice would number its devices twice.
-func TestRtmGomptPluginsRefusesARepeatedPlugin(t *testing.T) {
+func TestGomptPluginsRefusesARepeatedPlugin(t *testing.T) {
 	for _, v := range []string{"host,host", "host, host", "HOST,host", "nodevice,Host,host"} {
 		c, warns := rtmReadConfig(map[string]string{"GOMPT_PLUGINS": v})
 		assert.Equal(t, DefaultPlugins(), strings.Join(c.plugins, ","), "GOMPT_PLUGINS=%q: the plugins in use", v)
@@ -88,7 +88,7 @@ func TestRtmGomptPluginsRefusesARepeatedPlugin(t *testing.T) {
 // OMP_DISPLAY_ENV prints every ICV with its value: the default device as
 // set, the offload policy, the number of devices; verbose adds gompt's
 // own settings and each device. The output is pinned line by line.
-func TestRtmDisplayEnvPrintsEveryValue(t *testing.T) {
+func TestDisplayEnvPrintsEveryValue(t *testing.T) {
 	r := useRuntime(t, map[string]string{"GOMPT_PLUGINS": "nodevice,host", "OMP_DEFAULT_DEVICE": "1", "GOMPT_INFO": "5"})
 	require.NotEmpty(t, r.devs, "no host device: %s", r.why())
 	var devLines string
@@ -117,7 +117,7 @@ func TestRtmDisplayEnvPrintsEveryValue(t *testing.T) {
 
 // An error about a device number names every plugin with what it found,
 // separated by "; ", and Describe names the device a construct would use.
-func TestRtmDeviceErrorsNameEveryPlugin(t *testing.T) {
+func TestDeviceErrorsNameEveryPlugin(t *testing.T) {
 	r := useRuntime(t, map[string]string{"GOMPT_PLUGINS": "nodevice,host"})
 	require.Len(t, r.devs, 1, "want one host device: %s", r.why())
 	const why = "(nodevice: no device: a test plugin with no device; host: 1 device(s))"
@@ -144,7 +144,7 @@ func TestRtmDeviceErrorsNameEveryPlugin(t *testing.T) {
 // A one-dimensional shape is N(n) = {n, 1, 1}, the same shape as N2(n, 1);
 // a construct given N(0) fails before any device work with an error that
 // shows that shape.
-func TestRtmOneDimensionalShape(t *testing.T) {
+func TestOneDimensionalShape(t *testing.T) {
 	assert.Equal(t, Shape{Size: [3]int{7, 1, 1}}, N(7), "N(7)")
 	assert.Equal(t, N2(7, 1), N(7), "N(7) against N2(7, 1)")
 	hostRuntime(t)
@@ -159,7 +159,7 @@ func TestRtmOneDimensionalShape(t *testing.T) {
 // whether queues time their operations) still runs its first construct on
 // a queue of its own and closes cleanly; and a construct that cannot make
 // a queue fails with that error while the device still closes.
-func TestRtmFailedNewQueueLeavesDeviceClosable(t *testing.T) {
+func TestFailedNewQueueLeavesDeviceClosable(t *testing.T) {
 	r := faultRuntime(t)
 	faultPlan.FailNth(faulty.NewQueue, 1, device.CodeOutOfResources)
 	queues := faultPlan.Injected(faulty.NewQueue) // counts stay from other tests and runs
@@ -195,7 +195,7 @@ func rtmWaitingInStartOnce() int {
 
 // Callers that were already waiting for a start-up when it finished all
 // return, each without running its function.
-func TestRtmStartOnceReleasesEveryWaiter(t *testing.T) {
+func TestStartOnceReleasesEveryWaiter(t *testing.T) {
 	var o startOnce
 	release, started := make(chan struct{}), make(chan struct{})
 	go o.Do(func() { close(started); <-release })

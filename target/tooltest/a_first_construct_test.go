@@ -14,7 +14,7 @@ import (
 // it the tools, already tells the tool its caller (codeptr_ra). This test
 // comes first in the package (its file name sorts first), so when it runs
 // with the others its construct is the program's first; alone too.
-func TestTgtFirstConstructNamesItsCaller(t *testing.T) {
+func TestFirstConstructNamesItsCaller(t *testing.T) {
 	x := make([]float32, 8)
 	require.NoError(t, target.Target(target.Region{Device: target.Dev(0), Kernel: kernels.Fill, Shape: target.N(8),
 		Maps: []target.Map{target.ToFrom(x)}, Args: []target.Arg{target.Int(8), target.Float32(1), target.Slice(x)}}))
@@ -23,7 +23,7 @@ func TestTgtFirstConstructNamesItsCaller(t *testing.T) {
 	for _, l := range got {
 		if strings.HasPrefix(l, "target ompt_target ") {
 			n++
-			assert.True(t, strings.HasSuffix(l, " code=TestTgtFirstConstructNamesItsCaller"), "the tool was told %q; want the caller", l)
+			assert.True(t, strings.HasSuffix(l, " code=TestFirstConstructNamesItsCaller"), "the tool was told %q; want the caller", l)
 		}
 	}
 	assert.Equal(t, 2, n, "target begin and end events:\n%s", strings.Join(got, "\n"))

@@ -32,7 +32,7 @@ func ordQueueFailure(t *testing.T, d *Device, q device.Queue) device.DevicePtr {
 // runtime records no event for an idle queue, and a construct that
 // depends on this queue's work would then not see the failure (its
 // dependents of a failed kernel ran as if it had succeeded).
-func TestOrdQueueWithUnsyncedFailureIsNotIdle(t *testing.T) {
+func TestQueueWithUnsyncedFailureIsNotIdle(t *testing.T) {
 	d := newDevice(0)
 	q, _ := d.NewQueue()
 	defer q.Release()
@@ -52,7 +52,7 @@ func TestOrdQueueWithUnsyncedFailureIsNotIdle(t *testing.T) {
 
 // A queue that waited (WaitEvent) for a failed event of another queue has
 // that failure as its own, so it is not idle until Sync returns it.
-func TestOrdQueueAfterFailedEventIsNotIdle(t *testing.T) {
+func TestQueueAfterFailedEventIsNotIdle(t *testing.T) {
 	d := newDevice(0)
 	q1, _ := d.NewQueue()
 	defer q1.Release()
@@ -78,7 +78,7 @@ func TestOrdQueueAfterFailedEventIsNotIdle(t *testing.T) {
 // the queue's again, for its next Sync and the events recorded after, as
 // device.Waiter says, so work ordered after it on this queue is not taken
 // for having succeeded.
-func TestOrdWaitForOwnFailedEventAfterSync(t *testing.T) {
+func TestWaitForOwnFailedEventAfterSync(t *testing.T) {
 	d := newDevice(0)
 	q, _ := d.NewQueue()
 	defer q.Release()

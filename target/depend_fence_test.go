@@ -58,7 +58,7 @@ func ordPublishSeesFailure(t *testing.T, c *construct) {
 // gave no event and no error, so a dependent of a kernel that failed on the
 // device ran and succeeded (TestDependOnKernelFailingOnDevice failed now
 // and then: "dependent 2 ... got nil").
-func TestOrdPublishAfterFailedWorkCompletedReleasesTheFailure(t *testing.T) {
+func TestPublishAfterFailedWorkCompletedReleasesTheFailure(t *testing.T) {
 	c, ev := ordFailedQueue(t)
 	// Wait until the queue has done it all (as a slow enqueuing goroutine
 	// would find it), without a Sync, which would take the failure.
@@ -72,7 +72,7 @@ func TestOrdPublishAfterFailedWorkCompletedReleasesTheFailure(t *testing.T) {
 // work's event, waits for it "in order". Its dependents must still see the
 // failure: a chain failed kernel → dependent → its dependent (on the
 // reused queue) → the next ran as if nothing had failed.
-func TestOrdPublishOnReusedQueueAfterItsFailureReleasesTheFailure(t *testing.T) {
+func TestPublishOnReusedQueueAfterItsFailureReleasesTheFailure(t *testing.T) {
 	c, ev := ordFailedQueue(t)
 	require.Error(t, c.q.Sync(), "the earlier construct's end: its sync returns the failure")
 	// The next construct on the queue depends on the failed work's event.

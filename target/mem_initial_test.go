@@ -21,7 +21,7 @@ import (
 // the memory the process may use), the limit included, and refuses one
 // byte more with an error and a zero pointer; the memory it returns is
 // usable to its last byte.
-func TestMemInitialAllocUpToItsLimit(t *testing.T) {
+func TestInitialAllocUpToItsLimit(t *testing.T) {
 	hostRuntime(t)
 	const limit = 4096
 	old := initialAllocMax
@@ -49,7 +49,7 @@ func TestMemInitialAllocUpToItsLimit(t *testing.T) {
 
 // A size no machine has is refused on the initial device with an error
 // and the zero pointer, rather than Go's fatal out-of-memory.
-func TestMemInitialAllocTooLargeReturnsNoPointer(t *testing.T) {
+func TestInitialAllocTooLargeReturnsNoPointer(t *testing.T) {
 	hostRuntime(t)
 	p, err := AllocMem(math.MaxInt, InitialDevice)
 	require.Error(t, err)
@@ -60,7 +60,7 @@ func TestMemInitialAllocTooLargeReturnsNoPointer(t *testing.T) {
 // AllocMem of one byte works on every device, the initial device
 // included, and the byte holds what is written to it; zero and negative
 // sizes are refused.
-func TestMemAllocOneByteOnEveryDevice(t *testing.T) {
+func TestAllocOneByteOnEveryDevice(t *testing.T) {
 	r, devs := everyDevice(t)
 	noLeakOn(t, r)
 	for _, dev := range devs {
@@ -88,7 +88,7 @@ func TestMemAllocOneByteOnEveryDevice(t *testing.T) {
 // AllocMem never returned and one inside an allocation; the refused free
 // of an inner pointer leaves the allocation usable. A freed pointer is no
 // longer accepted by Memcpy.
-func TestMemInitialFreeMemChecksThePointer(t *testing.T) {
+func TestInitialFreeMemChecksThePointer(t *testing.T) {
 	hostRuntime(t)
 	p, err := AllocMem(64, InitialDevice)
 	require.NoError(t, err)
@@ -126,7 +126,7 @@ func memEvery16(t *testing.T, fill byte, what string, check func(dev int, p Devi
 
 // Negative lengths are refused by Memcpy and Memset on every device,
 // and nothing is written.
-func TestMemNegativeLengthsAreRefused(t *testing.T) {
+func TestNegativeLengthsAreRefused(t *testing.T) {
 	memEvery16(t, 7, "refused calls", func(dev int, p DevicePtr, h []byte) {
 		err := Memcpy(On(dev, p), Host(h), -1)
 		assert.ErrorContains(t, err, "memcpy of -1 bytes: length must not be negative", "device %d: Memcpy to it", dev)
@@ -141,7 +141,7 @@ func TestMemNegativeLengthsAreRefused(t *testing.T) {
 // MappedPtr on the initial device of an empty slice does not fail; that
 // of a one-byte slice is an address On accepts for that byte, and for no
 // more.
-func TestMemMappedPtrOfTinySlicesOnTheInitialDevice(t *testing.T) {
+func TestMappedPtrOfTinySlicesOnTheInitialDevice(t *testing.T) {
 	hostRuntime(t)
 	_, err := MappedPtr([]byte{}, InitialDevice)
 	require.NoError(t, err, "MappedPtr of an empty slice")
@@ -165,7 +165,7 @@ func TestMemMappedPtrOfTinySlicesOnTheInitialDevice(t *testing.T) {
 // slices on the initial device, On at an address may use the memory up to
 // the end of the slice reaching furthest from it, whichever order the
 // slices were recorded in: each of these copies fits one of the slices.
-func TestMemMappedPtrOverlappingSlicesUseTheLongest(t *testing.T) {
+func TestMappedPtrOverlappingSlicesUseTheLongest(t *testing.T) {
 	hostRuntime(t)
 	x := make([]int32, 96)
 	// x[j:j+33] for j = 0..32: every one holds x[32]; x[32:65] reaches furthest.
@@ -232,7 +232,7 @@ func memMappedAndDropped(t *testing.T, n int) (DevicePtr, weak.Pointer[byte]) {
 // cleanup has not yet dropped (cleanups run later, on their own
 // goroutine), is refused with the error that says why: the slice was
 // garbage collected, keep it reachable.
-func TestMemMappedPtrOfCollectedSliceSaysCollected(t *testing.T) {
+func TestMappedPtrOfCollectedSliceSaysCollected(t *testing.T) {
 	r := hostRuntime(t)
 	const n = 1 << 20
 	p, w := memMappedAndDropped(t, n)
@@ -259,7 +259,7 @@ func TestMemMappedPtrOfCollectedSliceSaysCollected(t *testing.T) {
 // The collector may give a new slice the address of one it freed before
 // that one's cleanup has run: MappedPtr of the new slice records it, and
 // On accepts its address, rather than calling it collected.
-func TestMemMappedPtrAtTheAddressOfACollectedSlice(t *testing.T) {
+func TestMappedPtrAtTheAddressOfACollectedSlice(t *testing.T) {
 	r := hostRuntime(t)
 	x := make([]int64, 8)
 	a := DevicePtr(addr(device.Bytes(x)))
@@ -285,7 +285,7 @@ func TestMemMappedPtrAtTheAddressOfACollectedSlice(t *testing.T) {
 
 // Memset and Memcpy of zero bytes succeed and change nothing, on every
 // device, the initial device included, also at an allocation's end.
-func TestMemZeroLengthRoutinesOnEveryDevice(t *testing.T) {
+func TestZeroLengthRoutinesOnEveryDevice(t *testing.T) {
 	memEvery16(t, 3, "routines of 0 bytes", func(dev int, p DevicePtr, h []byte) {
 		require.NoError(t, Memset(On(dev, p), 9, 0), "device %d: Memset of 0 bytes", dev)
 		require.NoError(t, Memset(On(dev, p).Add(15), 9, 0), "device %d: Memset of 0 bytes at the last byte", dev)
@@ -298,7 +298,7 @@ func TestMemZeroLengthRoutinesOnEveryDevice(t *testing.T) {
 // MappedPtr on the initial device of a longer slice at the start of one
 // it was asked about before extends what On accepts there to the longer
 // slice's end; a shorter one after it does not shorten it.
-func TestMemMappedPtrOfALongerSliceAtTheSameStart(t *testing.T) {
+func TestMappedPtrOfALongerSliceAtTheSameStart(t *testing.T) {
 	hostRuntime(t)
 	x := make([]int32, 32)
 	p, err := MappedPtr(x[:4], InitialDevice)
@@ -321,7 +321,7 @@ func TestMemMappedPtrOfALongerSliceAtTheSameStart(t *testing.T) {
 
 // On a host slice, Add of its length is its (empty) end, where a copy of
 // zero bytes succeeds; one byte further is an error.
-func TestMemHostSliceAtItsEnd(t *testing.T) {
+func TestHostSliceAtItsEnd(t *testing.T) {
 	r := hostRuntime(t)
 	noLeak(t, r)
 	p, err := AllocMem(16, 0)

@@ -195,7 +195,7 @@ func tgtAfterBlocked(t *testing.T, big []float32, dep []float32, signal string, 
 // whose kernel fails on the device after the dependent has begun waits
 // for that kernel on the host and fails with it: it copies nothing to or
 // from its data, and the host sees no result.
-func TestTgtDependentWaitsOnHostForFailingKernel(t *testing.T) {
+func TestDependentWaitsOnHostForFailingKernel(t *testing.T) {
 	tgtWithBig(t, map[string]string{"GOMPT_PLUGINS": faultyPluginName, "GOMPT_INFO": "1"}, func(big []float32) {
 		tgtRounds(t, tgtAllInline, func(round int) bool {
 			x, y := vecs(12) // 48 bytes: "alloc 48 bytes" is the dependent's first map
@@ -219,7 +219,7 @@ func TestTgtDependentWaitsOnHostForFailingKernel(t *testing.T) {
 // device pointer the device does not know) while it waits on the device
 // for a predecessor whose kernel then fails reports both: its own failure
 // and the dependence.
-func TestTgtOwnFailureAndDependenceBothReported(t *testing.T) {
+func TestOwnFailureAndDependenceBothReported(t *testing.T) {
 	tgtWithBig(t, map[string]string{"GOMPT_PLUGINS": "host", "GOMPT_INFO": "2"}, func(big []float32) {
 		tgtRounds(t, tgtAllInline, func(round int) bool {
 			y := make([]float32, 8)
@@ -244,7 +244,7 @@ func TestTgtOwnFailureAndDependenceBothReported(t *testing.T) {
 // of a present slice), leaves no wait behind: the next construct on the
 // device, on other data, neither waits for that copy nor fails with it
 // (here the copy fails, after a kernel it was queued behind).
-func TestTgtNoWaitLeftForTheNextConstruct(t *testing.T) {
+func TestNoWaitLeftForTheNextConstruct(t *testing.T) {
 	tgtWithBig(t, map[string]string{"GOMPT_PLUGINS": "host", "GOMPT_INFO": "1"}, func(big []float32) {
 		tgtRounds(t, tgtAllInline, func(round int) bool {
 			b := newTgtBlocker()
@@ -327,7 +327,7 @@ func (s *tgtSignals) wait(t *testing.T, text, what string, onFail func()) {
 // copying to the device, and which also depends on a third construct,
 // is told when that copy fails: its error says the shared data's copy
 // failed (its input on the device is wrong), besides the dependence.
-func TestTgtSharedCopyFailureReportedWithDependence(t *testing.T) {
+func TestSharedCopyFailureReportedWithDependence(t *testing.T) {
 	tgtWithBig(t, map[string]string{"GOMPT_PLUGINS": "host", "GOMPT_INFO": "1"}, func(big []float32) {
 		tgtRounds(t, tgtAllInline, func(round int) bool {
 			b := newTgtBlocker()
@@ -370,7 +370,7 @@ func TestTgtSharedCopyFailureReportedWithDependence(t *testing.T) {
 // cannot make one), its dependents still wait for its kernel and fail
 // with it: they never run on its data before the kernel has run, nor
 // after it failed.
-func TestTgtRecordFailureStillOrdersDependents(t *testing.T) {
+func TestRecordFailureStillOrdersDependents(t *testing.T) {
 	tgtWithBig(t, map[string]string{"GOMPT_PLUGINS": faultyPluginName}, func(big []float32) {
 		fired := 0
 		for n := 1; n <= 6; n++ {
@@ -413,7 +413,7 @@ func TestTgtRecordFailureStillOrdersDependents(t *testing.T) {
 // construct has begun (waiting for it on the device) copies nothing back
 // to the host: its tofrom slice keeps its host values, although the
 // construct's own kernel and copy were enqueued behind the failure.
-func TestTgtDependentOfFailedKernelCopiesNothingBack(t *testing.T) {
+func TestDependentOfFailedKernelCopiesNothingBack(t *testing.T) {
 	tgtWithBig(t, map[string]string{"GOMPT_PLUGINS": "host", "GOMPT_INFO": "2"}, func(big []float32) {
 		tgtRounds(t, tgtAllInline, func(round int) bool {
 			key := make([]float32, 1)
@@ -491,7 +491,7 @@ func init() { device.Register(tgtWaitFailName, tgtWaitFailPlugin{}) }
 // A construct whose queue cannot wait on the device for its predecessor
 // (WaitEvent fails) fails with that failure, its cause, and does not run:
 // its data keeps its host values and is unmapped.
-func TestTgtDeviceWaitFailureIsTheConstructsError(t *testing.T) {
+func TestDeviceWaitFailureIsTheConstructsError(t *testing.T) {
 	t.Cleanup(func() { tgtWaitFail.Store(false) })
 	tgtWithBig(t, map[string]string{"GOMPT_PLUGINS": tgtWaitFailName}, func(big []float32) {
 		tgtRounds(t, tgtAllInline, func(round int) bool {
@@ -526,7 +526,7 @@ func TestTgtDeviceWaitFailureIsTheConstructsError(t *testing.T) {
 // copy before its kernel) and whose predecessor's kernel fails on the
 // device after it began fails with the dependence, on a device whose
 // queues cannot wait on the device, and its kernel does not run.
-func TestTgtDependentOnPresentDataWaitsOnHostForFailingKernel(t *testing.T) {
+func TestDependentOnPresentDataWaitsOnHostForFailingKernel(t *testing.T) {
 	tgtWithBig(t, map[string]string{"GOMPT_PLUGINS": faultyPluginName, "GOMPT_INFO": "2"}, func(big []float32) {
 		tgtRounds(t, tgtAllInline, func(round int) bool {
 			x, y := vecs(16)
@@ -549,7 +549,7 @@ func TestTgtDependentOnPresentDataWaitsOnHostForFailingKernel(t *testing.T) {
 // device after it began, one waited for by its queue on the device and
 // one on the host (an event its queue declines), fails with the
 // dependence, naming one failure once, not each.
-func TestTgtTwoFailedPredecessorsNamedOnce(t *testing.T) {
+func TestTwoFailedPredecessorsNamedOnce(t *testing.T) {
 	t.Cleanup(func() { tgtWaitDecline.Store(0) })
 	tgtStart(t, map[string]string{"GOMPT_PLUGINS": tgtWaitFailName, "GOMPT_INFO": "2"})
 	big1, big2 := make([]float32, 4<<20), make([]float32, 4<<20)

@@ -26,7 +26,7 @@ func datWarnings(t *testing.T) *bytes.Buffer {
 // (or back to the counts enter data gave them), the copy back happened
 // once, and nothing is reported on standard error as if a panic had left
 // the region.
-func TestDatDataRegionExitsOnce(t *testing.T) {
+func TestDataRegionExitsOnce(t *testing.T) {
 	r := hostRuntime(t)
 	noLeak(t, r)
 	warn := datWarnings(t)
@@ -57,7 +57,7 @@ func TestDatDataRegionExitsOnce(t *testing.T) {
 // is written to standard error; a body that returns instead gets the
 // failure as the region's error, and nothing is written. Either way nothing
 // stays mapped.
-func TestDatDataRegionPanicReportsFailedExit(t *testing.T) {
+func TestDataRegionPanicReportsFailedExit(t *testing.T) {
 	r := faultRuntime(t)
 	noLeak(t, r)
 	warn := datWarnings(t)
@@ -93,7 +93,7 @@ func TestDatDataRegionPanicReportsFailedExit(t *testing.T) {
 // slice of maps for constructs of its own (a scratch slice, refilled)
 // changes neither what the region copies back nor what it unmaps, on an
 // offload device and on the initial device.
-func TestDatDataRegionKeepsItsMaps(t *testing.T) {
+func TestDataRegionKeepsItsMaps(t *testing.T) {
 	r := hostRuntime(t)
 	noLeak(t, r)
 	for _, dev := range []int{0, InitialDevice} {
@@ -123,7 +123,7 @@ func TestDatDataRegionKeepsItsMaps(t *testing.T) {
 // A data construct that cannot get a queue on the device (NewQueue fails:
 // the device's one queue is busy with another construct's kernel) returns
 // that failure and maps nothing; a data region then does not run its body.
-func TestDatDataConstructWithoutQueueFails(t *testing.T) {
+func TestDataConstructWithoutQueueFails(t *testing.T) {
 	x := make([]float32, 32)
 	for _, c := range []struct {
 		name string
@@ -180,7 +180,7 @@ func TestDatDataConstructWithoutQueueFails(t *testing.T) {
 
 // A data region on a device that does not exist returns an error naming
 // the device number and does not run its body.
-func TestDatDataRegionOnMissingDeviceFails(t *testing.T) {
+func TestDataRegionOnMissingDeviceFails(t *testing.T) {
 	r := hostRuntime(t)
 	x := make([]float32, 8)
 	ran := false
@@ -192,7 +192,7 @@ func TestDatDataRegionOnMissingDeviceFails(t *testing.T) {
 
 // The initial device refuses the updates an offload device refuses, with
 // the same words: an empty list item, two items sharing storage.
-func TestDatInitialDeviceRefusesBadUpdates(t *testing.T) {
+func TestInitialDeviceRefusesBadUpdates(t *testing.T) {
 	r := hostRuntime(t)
 	noLeak(t, r)
 	x := make([]float32, 64)

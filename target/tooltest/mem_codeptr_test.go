@@ -12,7 +12,7 @@ import (
 // Associate and Disassociate tell the tool their caller (codeptr_ra) at
 // both ends of their data op, as the other device memory routines do; the
 // disassociate names the device address that was associated.
-func TestMemAssociateRoutinesNameTheirCaller(t *testing.T) {
+func TestAssociateRoutinesNameTheirCaller(t *testing.T) {
 	p, err := target.AllocMem(128, 0)
 	require.NoError(t, err)
 	defer target.FreeMem(p, 0)
@@ -23,7 +23,7 @@ func TestMemAssociateRoutinesNameTheirCaller(t *testing.T) {
 	tool.mu.Lock()
 	ends := append([]opEnd(nil), tool.ends...) // expect clears them
 	tool.mu.Unlock()
-	f := "TestMemAssociateRoutinesNameTheirCaller"
+	f := "TestAssociateRoutinesNameTheirCaller"
 	expect(t,
 		"data_op ompt_target_data_associate begin src_dev=host dst_dev=0 bytes=32 td=0 code="+f,
 		"data_op ompt_target_data_associate end src_dev=host dst_dev=0 bytes=32 td=0 code="+f,
@@ -41,7 +41,7 @@ func TestMemAssociateRoutinesNameTheirCaller(t *testing.T) {
 // data op: nothing was done. Associate past its allocation's end, at a
 // pointer in no allocation, on the initial device; Memcpy and Memset out
 // of bounds; FreeMem of a pointer not allocated.
-func TestMemRefusedRoutinesMakeNoDataOps(t *testing.T) {
+func TestRefusedRoutinesMakeNoDataOps(t *testing.T) {
 	p, err := target.AllocMem(64, 0)
 	require.NoError(t, err)
 	defer target.FreeMem(p, 0)

@@ -69,7 +69,7 @@ var datTopBit = datInPlace("dat_top_bit", device.ParamUint32, func(a *device.Hos
 // defined on them ([]datMeters for a float64 buffer), on an offload device
 // and on the initial device, and computes on their values; a slice of
 // another element type is still refused.
-func TestDatDefinedElementTypesFitTypedBuffers(t *testing.T) {
+func TestDefinedElementTypesFitTypedBuffers(t *testing.T) {
 	r := hostRuntime(t)
 	noLeak(t, r)
 	const n = 64

@@ -33,7 +33,7 @@ func datWithin(t *testing.T, what string, begin func() *Task) error {
 // depending on one that succeeded runs at once; one depending on one that
 // failed fails with its error (ErrDependence) without running. Either way
 // it begins and ends: a task that has ended keeps releasing dependents.
-func TestDatDependOnEndedTask(t *testing.T) {
+func TestDependOnEndedTask(t *testing.T) {
 	r := hostRuntime(t)
 	noLeak(t, r)
 	x := make([]float32, 32)
@@ -92,7 +92,7 @@ func TestDatDependOnEndedTask(t *testing.T) {
 // not run. On the host device the construct's queue waits for the
 // predecessor on the device; on a device whose queues cannot (the faulty
 // wrapper has no device.Waiter) the construct waits for it on the host.
-func TestDatDataConstructWithoutWorkDependsOnFailedKernel(t *testing.T) {
+func TestDataConstructWithoutWorkDependsOnFailedKernel(t *testing.T) {
 	for _, c := range []struct {
 		name  string
 		start func(t *testing.T) *runtimeState
@@ -158,7 +158,7 @@ var (
 // theirs behind it (the device orders them), so a chain of constructs after
 // a kernel that is still running has been started, each releasing the
 // next, before the kernel ends; and all succeed once it ends.
-func TestDatDependentsStartWhileKernelRuns(t *testing.T) {
+func TestDependentsStartWhileKernelRuns(t *testing.T) {
 	r := hostRuntime(t)
 	noLeak(t, r)
 	const n = 64
@@ -205,7 +205,7 @@ func TestDatDependentsStartWhileKernelRuns(t *testing.T) {
 // task depending on it never runs, whichever came first. (The race is
 // narrow, hence the rounds: when Fence dropped an idle queue's failure, a
 // few rounds in a thousand ran the Go task.)
-func TestDatDependentOfKernelThatFailedBeforeRelease(t *testing.T) {
+func TestDependentOfKernelThatFailedBeforeRelease(t *testing.T) {
 	r := hostRuntime(t)
 	noLeak(t, r)
 	y := make([]float32, 64)
@@ -233,7 +233,7 @@ func TestDatDependentOfKernelThatFailedBeforeRelease(t *testing.T) {
 // dependents waits for its queue instead; if its kernel failed there, the
 // dependents get that failure: a Go task depending on it does not run.
 // Whichever record of the construct fails (n), the outcome is the same.
-func TestDatDependentsSeeFailureFoundWhenRecordFails(t *testing.T) {
+func TestDependentsSeeFailureFoundWhenRecordFails(t *testing.T) {
 	r := faultRuntime(t)
 	noLeak(t, r)
 	y := make([]float32, 64)
@@ -271,7 +271,7 @@ func TestDatDependentsSeeFailureFoundWhenRecordFails(t *testing.T) {
 // ended still waits for the readers still running that were begun after
 // that writer, and a reader begun after a writer that is still running
 // waits for it, though the readers before that writer have ended.
-func TestDatWriterAfterEndedWriterWaitsForReaders(t *testing.T) {
+func TestWriterAfterEndedWriterWaitsForReaders(t *testing.T) {
 	hostRuntime(t)
 	x := make([]float32, 8)
 	w1, rd, w2 := newGate(), newGate(), newGate()
@@ -320,7 +320,7 @@ func TestDatWriterAfterEndedWriterWaitsForReaders(t *testing.T) {
 // A synchronous construct with depend items whose own work fails returns
 // that failure (not a dependence error), and a dependent begun after it
 // ended runs.
-func TestDatSyncConstructWithDependReturnsItsFailure(t *testing.T) {
+func TestSyncConstructWithDependReturnsItsFailure(t *testing.T) {
 	r := hostRuntime(t)
 	noLeak(t, r)
 	x, y := vecs(32)

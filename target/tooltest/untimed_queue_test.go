@@ -162,7 +162,7 @@ func tgtFlush(t *testing.T, dev int) []traced {
 // construct's copies and kernel still get records with device begin and
 // end times, inside the construct's call: for copies that run inline and
 // for copies and a kernel that run on the queue's goroutine.
-func TestTgtUntimedQueueRecordsHaveDeviceTimes(t *testing.T) {
+func TestUntimedQueueRecordsHaveDeviceTimes(t *testing.T) {
 	dev := -1
 	for i, d := range target.Devices() {
 		if d.Plugin == tgtUntimedName {

@@ -55,7 +55,7 @@ func memPairRuntime(t *testing.T) *runtimeState {
 // copy into the destination, the wait for either queue — rather than
 // success with bytes missing; after each failure the next copy is right.
 // Memcpy and MemcpyRect alike.
-func TestMemCopiesReportEveryDeviceFailure(t *testing.T) {
+func TestCopiesReportEveryDeviceFailure(t *testing.T) {
 	r := memPairRuntime(t)
 	noLeakOn(t, r)
 	const size = 4096
@@ -153,7 +153,7 @@ func TestMemCopiesReportEveryDeviceFailure(t *testing.T) {
 // When every queue of a device is in use and the device cannot make
 // another, Memcpy, Memset and MemcpyRect on it return that failure rather
 // than success with nothing copied; once a queue is free they work.
-func TestMemRoutinesReportAQueueTheDeviceCannotMake(t *testing.T) {
+func TestRoutinesReportAQueueTheDeviceCannotMake(t *testing.T) {
 	r := faultRuntime(t)
 	noLeak(t, r)
 	d := r.devs[0]
@@ -211,7 +211,7 @@ func TestMemRoutinesReportAQueueTheDeviceCannotMake(t *testing.T) {
 // AllocMem whose device allocation fails returns that failure and the
 // zero pointer, and the device holds nothing more; the next AllocMem
 // works.
-func TestMemAllocMemReportsDeviceFailure(t *testing.T) {
+func TestAllocMemReportsDeviceFailure(t *testing.T) {
 	r := faultRuntime(t)
 	noLeak(t, r)
 	b0, n0 := memInUse(t, r)

@@ -14,7 +14,7 @@ import (
 // construct where it begins and one exit data construct where it ends
 // (once: not again after the body returned), both naming the region's
 // caller, not the runtime.
-func TestDatDataConstructsNameTheirCaller(t *testing.T) {
+func TestDataConstructsNameTheirCaller(t *testing.T) {
 	x, y := make([]float32, 16), make([]float32, 8)
 	tool.take()
 	td := tool.nextTD + 1000
@@ -53,7 +53,7 @@ func TestDatDataConstructsNameTheirCaller(t *testing.T) {
 		{"enter_data", enter(32)}, // the data region's beginning
 		{"exit_data", exit(32)},   // and its end
 	} {
-		r := strings.NewReplacer("TD", fmt.Sprint(td+uint64(i)+1), "CODE", "TestDatDataConstructsNameTheirCaller")
+		r := strings.NewReplacer("TD", fmt.Sprint(td+uint64(i)+1), "CODE", "TestDataConstructsNameTheirCaller")
 		want = append(want, r.Replace("target ompt_target_"+c.kind+" begin dev=0 td=TD code=CODE"))
 		for _, l := range c.body {
 			want = append(want, r.Replace(l))

@@ -48,7 +48,7 @@ func init() { device.Register(memHookPluginName, memHookPlugin{}) }
 // while they open it fail with the shutdown error, allocate nothing and
 // return the zero pointer: they are routines Shutdown waits for or
 // refuses, never ones that go on to use a device being closed.
-func TestMemRoutinesRefusedWhenShutdownBeginsAsTheyOpenTheDevice(t *testing.T) {
+func TestRoutinesRefusedWhenShutdownBeginsAsTheyOpenTheDevice(t *testing.T) {
 	t.Cleanup(func() { memOnNewQueue.Store(nil) })
 	for _, routine := range []string{"AllocMem", "FreeMem"} {
 		r := useRuntime(t, map[string]string{"GOMPT_PLUGINS": memHookPluginName})
