@@ -33,4 +33,17 @@
 // Every function is safe for concurrent use by goroutines. Call Shutdown
 // before the program exits: it waits for work in flight and finalizes the
 // tools (package ompt).
+//
+// Files, by concern: target.go (the target construct's entry points,
+// Target and TargetNowait, and its launch), data.go (Data, EnterData,
+// ExitData, Update and their nowait forms), construct.go (one construct
+// on one device: its queue, the mapping.Ops through which the present
+// table reaches the device, the map events), check.go (the checks every
+// region passes before any device work), initial.go (constructs on the
+// initial device), task.go (Task, the nowait tasks), depend.go (depend
+// clauses and Go tasks), mem.go (the device memory routines), clauses.go
+// and elem.go (map clauses, arguments and element types), runtime.go
+// (start-up, devices, Shutdown), env.go (the environment), trace.go (what
+// devices tell the tools), plugins.go (the plugins linked in), once.go and
+// inspect.go (start-up's once, and what tests read of the present table).
 package target
