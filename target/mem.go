@@ -11,7 +11,7 @@ import (
 
 	"github.com/gompt/gompt/device"
 	"github.com/gompt/gompt/device/host"
-	"github.com/gompt/gompt/internal/callsite"
+	"github.com/gompt/gompt/target/internal/callsite"
 	"github.com/gompt/gompt/internal/omptrt"
 	"github.com/gompt/gompt/mapping"
 	"github.com/gompt/gompt/ompt"

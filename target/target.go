@@ -5,7 +5,7 @@ import (
 	"fmt"
 
 	"github.com/gompt/gompt/device"
-	"github.com/gompt/gompt/internal/callsite"
+	"github.com/gompt/gompt/target/internal/callsite"
 	"github.com/gompt/gompt/internal/omptrt"
 	"github.com/gompt/gompt/mapping"
 	"github.com/gompt/gompt/ompt"

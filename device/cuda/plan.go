@@ -2,7 +2,7 @@ package cuda
 
 import (
 	"fmt"
-	"github.com/gompt/gompt/internal/geom"
+	"github.com/gompt/gompt/device/internal/geom"
 	"math/bits"
 	"slices"
 

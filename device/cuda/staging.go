@@ -4,7 +4,7 @@ package cuda
 
 import (
 	"errors"
-	pinned "github.com/gompt/gompt/internal/staging"
+	pinned "github.com/gompt/gompt/device/internal/staging"
 	"unsafe"
 
 	"github.com/gompt/gompt/internal/cu"

@@ -25,7 +25,7 @@ import (
 
 	"github.com/gompt/gompt/device"
 	"github.com/gompt/gompt/device/generic"
-	"github.com/gompt/gompt/internal/hostclock"
+	"github.com/gompt/gompt/device/host/internal/hostclock"
 	"github.com/gompt/gompt/internal/hostexec"
 )
 
@@ -214,7 +214,7 @@ func (d *Device) Info() device.Info {
 	return info
 }
 
-// Now returns the host clock (internal/hostclock): nanoseconds since its
+// Now returns the host clock (internal/hostclock, beside this package): nanoseconds since its
 // first use, plus one, so that it is always > 0; read from the CPU's
 // time-stamp counter where that is safe, else Go's monotonic clock. Info's
 // "clock" attribute says which.

@@ -10,7 +10,7 @@ import (
 
 	"github.com/gompt/gompt/device"
 	"github.com/gompt/gompt/internal/cl"
-	pinned "github.com/gompt/gompt/internal/staging"
+	pinned "github.com/gompt/gompt/device/internal/staging"
 )
 
 // Copies of Go memory through pinned staging buffers, as the CUDA plugin
