@@ -1,8 +1,5 @@
 //go:build !cgo
 
-// Package cu is the small part of the CUDA driver API that the cuda plugin
-// (device/cuda) uses. This build has no cgo, so the driver cannot be loaded: Load always
-// fails with "not available: built without cgo".
 package cu
 
 import "errors"
