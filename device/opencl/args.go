@@ -62,6 +62,11 @@ var clTypes = map[device.ParamKind][]string{
 	device.ParamInt64:   {"long", "ulong"},
 	device.ParamFloat32: {"float"},
 	device.ParamFloat64: {"double"},
+	device.ParamInt8:    {"char", "uchar"},
+	device.ParamUint8:   {"char", "uchar"},
+	device.ParamInt16:   {"short", "ushort"},
+	device.ParamUint16:  {"short", "ushort"},
+	device.ParamUint64:  {"long", "ulong"},
 }
 
 // clTypeIs reports whether the OpenCL C type t (no spaces) is one of
