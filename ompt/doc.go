@@ -116,7 +116,8 @@
 // whose per-thread state is costly to make should pool it. A tool that
 // registers none pays for a count of the runtime's holds on the thread's
 // record, no more than the bookkeeping it replaced (the README's
-// Performance section has the figures).
+// Performance section has today's figures; docs/performance.md the
+// measurement against the design before).
 // The thread that runs Start has slots during the initializers
 // (get_task_info answers there) and gets its thread_begin at its first
 // life, not right after initialize.
