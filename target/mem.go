@@ -11,10 +11,10 @@ import (
 
 	"github.com/gompt/gompt/device"
 	"github.com/gompt/gompt/device/host"
-	"github.com/gompt/gompt/target/internal/callsite"
 	"github.com/gompt/gompt/internal/omptrt"
 	"github.com/gompt/gompt/mapping"
 	"github.com/gompt/gompt/ompt"
+	"github.com/gompt/gompt/target/internal/callsite"
 )
 
 // hostMem is the initial device's side of the device memory routines:

@@ -9,8 +9,8 @@ import (
 	"unsafe"
 
 	"github.com/gompt/gompt/device"
-	"github.com/gompt/gompt/internal/cl"
 	pinned "github.com/gompt/gompt/device/internal/staging"
+	"github.com/gompt/gompt/internal/cl"
 )
 
 // Copies of Go memory through pinned staging buffers, as the CUDA plugin
