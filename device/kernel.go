@@ -189,6 +189,18 @@ type Kernel struct {
 	// supports (a kernel with a fixed-size local scratch array, say).
 	MaxThreads int
 
+	// Faults lists the run-time checks the kernel's code makes (buffer
+	// indices, integer divisors), as gompt-kernels generates them; nil
+	// for a kernel that makes none. When it is not empty, the OpenCL C
+	// and PTX images take one argument more than Params, last: a
+	// __global long* to a fault record of FaultRecordSize bytes, which
+	// the plugin passes zeroed and reads back once the kernel has run: a
+	// failed check fails the launch (reported by the queue's Sync) with
+	// a *KernelFault. The Go image reports a failed check by panicking
+	// with the *KernelFault. Callers of Launch pass Params' arguments
+	// only.
+	Faults []FaultSite
+
 	// Sample, when not nil, returns a representative problem of about n
 	// iterations, deterministic for (n, seed): the launch shape, the
 	// initial contents of each buffer parameter (nil for scalars) and the
@@ -207,6 +219,20 @@ type Sample struct {
 	// elements (0 means exact).
 	Tol float64
 }
+
+// DeviceParams returns the parameters of k's OpenCL C and PTX entry
+// points: Params, and for a checked kernel (Faults) the fault record after
+// them, a buffer of four int64 named gompt_fault.
+func (k *Kernel) DeviceParams() []Param {
+	if !k.Checked() {
+		return k.Params
+	}
+	return append(k.Params[:len(k.Params):len(k.Params)], FaultParam)
+}
+
+// FaultParam is the last parameter of a checked kernel's device code:
+// its fault record (see Kernel.Faults).
+var FaultParam = Param{Name: "gompt_fault", Kind: ParamBuffer, Elem: ParamInt64, Len: "4"}
 
 // Image returns k's image of the given kind, if it has one.
 func (k *Kernel) Image(kind ImageKind) (*Image, bool) {

@@ -42,7 +42,9 @@ func gomptHostCopy32(gomptA *gomptdevice.HostArgs, gomptR gomptdevice.Range, _, 
 	gomptPDst := unsafe.Pointer(unsafe.SliceData(dst))
 	gomptLo0, gomptHi0 := gomptR.Clamp(0, n)
 	for i := gomptLo0; i < gomptHi0; i++ {
+//line library.go:39
 		*(*int32)(unsafe.Add(gomptPDst, i*4)) = *(*int32)(unsafe.Add(gomptPSrc, i*4))
+//line gompt_kernels.go:48
 	}
 	_ = n
 }
@@ -99,37 +101,57 @@ func gomptHostDot_partial(gomptA *gomptdevice.HostArgs, gomptR gomptdevice.Range
 	i := gomptLo0
 	for ; i+4 <= gomptHi0; i += 4 {
 		{
+//line library.go:72
 			gomptV = (*(*float32)(unsafe.Add(gomptPX, i*4)) * *(*float32)(unsafe.Add(gomptPY, i*4)))
+//line gompt_kernels.go:107
+//line library.go:72
 			goto gomptR0
+//line gompt_kernels.go:110
 		}
 	gomptR0:
 		gomptS0 = gomptS0 + float64(gomptV)
 		{
 			i := i + 1
+//line library.go:72
 			gomptV = (*(*float32)(unsafe.Add(gomptPX, i*4)) * *(*float32)(unsafe.Add(gomptPY, i*4)))
+//line gompt_kernels.go:118
+//line library.go:72
 			goto gomptR1
+//line gompt_kernels.go:121
 		}
 	gomptR1:
 		gomptS1 = gomptS1 + float64(gomptV)
 		{
 			i := i + 2
+//line library.go:72
 			gomptV = (*(*float32)(unsafe.Add(gomptPX, i*4)) * *(*float32)(unsafe.Add(gomptPY, i*4)))
+//line gompt_kernels.go:129
+//line library.go:72
 			goto gomptR2
+//line gompt_kernels.go:132
 		}
 	gomptR2:
 		gomptS2 = gomptS2 + float64(gomptV)
 		{
 			i := i + 3
+//line library.go:72
 			gomptV = (*(*float32)(unsafe.Add(gomptPX, i*4)) * *(*float32)(unsafe.Add(gomptPY, i*4)))
+//line gompt_kernels.go:140
+//line library.go:72
 			goto gomptR3
+//line gompt_kernels.go:143
 		}
 	gomptR3:
 		gomptS3 = gomptS3 + float64(gomptV)
 	}
 	for ; i < gomptHi0; i++ {
 		{
+//line library.go:72
 			gomptV = (*(*float32)(unsafe.Add(gomptPX, i*4)) * *(*float32)(unsafe.Add(gomptPY, i*4)))
+//line gompt_kernels.go:152
+//line library.go:72
 			goto gomptR4
+//line gompt_kernels.go:155
 		}
 	gomptR4:
 		gomptS0 = gomptS0 + float64(gomptV)
@@ -220,7 +242,9 @@ func gomptHostFill(gomptA *gomptdevice.HostArgs, gomptR gomptdevice.Range, _, _ 
 	gomptPX := unsafe.Pointer(unsafe.SliceData(x))
 	gomptLo0, gomptHi0 := gomptR.Clamp(0, n)
 	for i := gomptLo0; i < gomptHi0; i++ {
+//line library.go:32
 		*(*float32)(unsafe.Add(gomptPX, i*4)) = v
+//line gompt_kernels.go:248
 	}
 	_ = n
 }
@@ -280,25 +304,53 @@ func gomptHostJacobi(gomptA *gomptdevice.HostArgs, gomptR gomptdevice.Range, _, 
 		}
 	gomptPoint0:
 		for x := gomptLo0; x < gomptIn0; x++ {
+//line library.go:48
 			i := ((y * nx) + x)
+//line gompt_kernels.go:310
+//line library.go:49
 			if (((x == int(0)) || (y == int(0))) || (x == (nx - int(1)))) || (y == (ny - int(1))) {
+//line gompt_kernels.go:313
+//line library.go:50
 				*(*float32)(unsafe.Add(gomptPOut, i*4)) = *(*float32)(unsafe.Add(gomptPIn, i*4))
+//line gompt_kernels.go:316
+//line library.go:51
 				continue gomptPoint0
+//line gompt_kernels.go:319
+//line library.go:49
 			}
+//line gompt_kernels.go:322
+//line library.go:53
 			*(*float32)(unsafe.Add(gomptPOut, i*4)) = (float32(0.25) * (((*(*float32)(unsafe.Add(gomptPIn, (i-nx)*4)) + *(*float32)(unsafe.Add(gomptPIn, (i+nx)*4))) + *(*float32)(unsafe.Add(gomptPIn, (i-int(1))*4))) + *(*float32)(unsafe.Add(gomptPIn, (i+int(1))*4))))
+//line gompt_kernels.go:325
 		}
 		for x := gomptIn0; x < gomptIn1; x++ {
+//line library.go:48
 			i := ((y * nx) + x)
+//line gompt_kernels.go:330
+//line library.go:53
 			*(*float32)(unsafe.Add(gomptPOut, i*4)) = (float32(0.25) * (((*(*float32)(unsafe.Add(gomptPIn, (i-nx)*4)) + *(*float32)(unsafe.Add(gomptPIn, (i+nx)*4))) + *(*float32)(unsafe.Add(gomptPIn, (i-int(1))*4))) + *(*float32)(unsafe.Add(gomptPIn, (i+int(1))*4))))
+//line gompt_kernels.go:333
 		}
 	gomptPoint2:
 		for x := gomptIn1; x < gomptHi0; x++ {
+//line library.go:48
 			i := ((y * nx) + x)
+//line gompt_kernels.go:339
+//line library.go:49
 			if (((x == int(0)) || (y == int(0))) || (x == (nx - int(1)))) || (y == (ny - int(1))) {
+//line gompt_kernels.go:342
+//line library.go:50
 				*(*float32)(unsafe.Add(gomptPOut, i*4)) = *(*float32)(unsafe.Add(gomptPIn, i*4))
+//line gompt_kernels.go:345
+//line library.go:51
 				continue gomptPoint2
+//line gompt_kernels.go:348
+//line library.go:49
 			}
+//line gompt_kernels.go:351
+//line library.go:53
 			*(*float32)(unsafe.Add(gomptPOut, i*4)) = (float32(0.25) * (((*(*float32)(unsafe.Add(gomptPIn, (i-nx)*4)) + *(*float32)(unsafe.Add(gomptPIn, (i+nx)*4))) + *(*float32)(unsafe.Add(gomptPIn, (i-int(1))*4))) + *(*float32)(unsafe.Add(gomptPIn, (i+int(1))*4))))
+//line gompt_kernels.go:354
 		}
 	}
 }
@@ -366,22 +418,52 @@ func gomptLanesMatmul(gomptX0, gomptW int, i int, m int, n int, k int, A []float
 	gomptPC := unsafe.Pointer(unsafe.SliceData(C))
 	var gomptL1AccA [1024]float32
 	gomptL1Acc := gomptL1AccA[:gomptW:gomptW]
+//line library.go:61
 	for gomptJ := 0; gomptJ < gomptW; gomptJ++ {
+//line gompt_kernels.go:424
 		gomptL1Acc[gomptJ] = float32(0)
+//line library.go:61
 	}
+//line gompt_kernels.go:428
+//line library.go:62
 	for p := int(0); p < k; p++ {
+//line gompt_kernels.go:431
+//line library.go:63
 		gomptU1 := *(*float32)(unsafe.Add(gomptPA, ((i*k)+p)*4))
+//line gompt_kernels.go:434
+//line library.go:63
 		gomptU2 := (p * n)
+//line gompt_kernels.go:437
+//line library.go:63
 		gomptU3 := unsafe.Add(gomptPB, (gomptU2+gomptX0)*4)
+//line gompt_kernels.go:440
+//line library.go:63
 		for gomptJ := 0; gomptJ < gomptW; gomptJ++ {
+//line gompt_kernels.go:443
+//line library.go:63
 			gomptL1Acc[gomptJ] += (gomptU1 * *(*float32)(unsafe.Add(gomptU3, gomptJ*4)))
+//line gompt_kernels.go:446
+//line library.go:63
 		}
+//line gompt_kernels.go:449
+//line library.go:62
 	}
+//line gompt_kernels.go:452
+//line library.go:65
 	gomptU4 := (i * n)
+//line gompt_kernels.go:455
+//line library.go:65
 	gomptU5 := unsafe.Add(gomptPC, (gomptU4+gomptX0)*4)
+//line gompt_kernels.go:458
+//line library.go:65
 	for gomptJ := 0; gomptJ < gomptW; gomptJ++ {
+//line gompt_kernels.go:461
+//line library.go:65
 		*(*float32)(unsafe.Add(gomptU5, gomptJ*4)) = gomptL1Acc[gomptJ]
+//line gompt_kernels.go:464
+//line library.go:65
 	}
+//line gompt_kernels.go:467
 	_ = gomptL1Acc
 	_ = m
 }
@@ -434,7 +516,9 @@ func gomptHostSaxpy(gomptA *gomptdevice.HostArgs, gomptR gomptdevice.Range, _, _
 	gomptPY := unsafe.Pointer(unsafe.SliceData(y))
 	gomptLo0, gomptHi0 := gomptR.Clamp(0, n)
 	for i := gomptLo0; i < gomptHi0; i++ {
+//line library.go:18
 		*(*float32)(unsafe.Add(gomptPY, i*4)) = ((a * *(*float32)(unsafe.Add(gomptPX, i*4))) + *(*float32)(unsafe.Add(gomptPY, i*4)))
+//line gompt_kernels.go:522
 	}
 	_ = n
 }
@@ -487,7 +571,9 @@ func gomptHostVecadd(gomptA *gomptdevice.HostArgs, gomptR gomptdevice.Range, _, 
 	gomptPC := unsafe.Pointer(unsafe.SliceData(c))
 	gomptLo0, gomptHi0 := gomptR.Clamp(0, n)
 	for i := gomptLo0; i < gomptHi0; i++ {
+//line library.go:25
 		*(*float32)(unsafe.Add(gomptPC, i*4)) = (*(*float32)(unsafe.Add(gomptPA, i*4)) + *(*float32)(unsafe.Add(gomptPB, i*4)))
+//line gompt_kernels.go:577
 	}
 	_ = n
 }

@@ -483,3 +483,16 @@ func TestCheckKernel(t *testing.T) {
 		t.Run(k.Name, func(t *testing.T) { kerneltest.CheckKernel(t, k) })
 	}
 }
+
+// The library's kernels index only where the generator proves the index
+// in range, so they carry no run-time checks (device.Kernel.Faults) and
+// pay nothing for them: no fault record, no wait before the copies back.
+// A change that makes one unprovable shows here, not as a slowdown.
+func TestLibraryKernelsNeedNoChecks(t *testing.T) {
+	for _, k := range kernels.All() {
+		assert.Empty(t, k.Faults, "kernel %s has run-time checks", k.Name)
+		if src, ok := k.Image(device.ImageOpenCL); ok {
+			assert.NotContains(t, src.Source, "gompt_fault", "kernel %s's OpenCL C", k.Name)
+		}
+	}
+}

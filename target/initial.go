@@ -62,6 +62,12 @@ func runInitial(reg *Region, t *omptrt.Target) error {
 	err := hostexec.Default().Try(f, &c.hargs, &reg.Shape)
 	t.SubmitEnd()
 	if tp, ok := err.(*hostexec.TeamPanic); ok {
+		if f, ok := tp.Value.(*device.KernelFault); ok {
+			return f
+		}
+		if f := device.GoFault(reg.Kernel.Name, tp.Value, tp.PCs); f != nil {
+			return f // Go's bounds or division check, with the source line
+		}
 		return fmt.Errorf("target: kernel %s on the initial device panicked in team %d of %d: %v", reg.Kernel.Name, tp.Team, tp.Teams, tp.Value)
 	}
 	return err

@@ -166,11 +166,25 @@ func (c *construct) target(r *Region, f device.Function) error {
 		}
 	}
 	err := c.launch(r, f)
+	if r.Kernel.Checked() && len(c.items) > 0 {
+		// A kernel that checks its indices and divisors (Kernel.Faults)
+		// may fail while it runs: wait for it before the copies back,
+		// and copy nothing back from one that failed, as a Go function
+		// that panicked returns nothing.
+		if err == nil {
+			err = c.awaitHost()
+			if serr := c.q.Sync(); err == nil {
+				err = serr
+			}
+		}
+		c.noCopyOut = err != nil
+	}
 	if len(c.items) > 0 {
 		if xerr := d.table.Exit(c, c.items, mapping.Structured); xerr != nil {
 			err = errors.Join(err, xerr)
 		}
 	}
+	c.noCopyOut = false
 	return err
 }
 

@@ -4,6 +4,8 @@ import (
 	"fmt"
 	"sort"
 	"strings"
+
+	"github.com/gompt/gompt/device"
 )
 
 // prelude collects the helper functions an OpenCL C file needs, each
@@ -192,4 +194,51 @@ func (p *prelude) store(t scalar) string {
 // lenMul is Param.Len's product: 0 once a term is 0 or negative.
 func (p *prelude) lenMul() string {
 	return p.need("gompt_len_mul", inl+" long gompt_len_mul(long a, long b) { return a <= 0 || b <= 0 ? 0 : a * b; }")
+}
+
+// fail returns the helper that records a failed check of kernel k in its
+// fault record (device.FaultRecordSize: check number, index, length, the
+// kernel's device.FaultTag), if it is the kernel's first (a 32-bit
+// compare-and-swap of word 0, which the plugin zeroed: every OpenCL
+// device has it), and sets the work-item's stop flag.
+func (p *prelude) fail(k *kernel) string {
+	return p.need("gompt_check_fail", fmt.Sprintf(`static void gompt_check_fail(__global long *f, int *stop, long site, long i, long n) {
+  *stop = 1;
+  if (atomic_cmpxchg((volatile __global int *)f, 0, (int)site) == 0) {
+    f[1] = i;
+    f[2] = n;
+    f[3] = %dL;
+  }
+}`, device.FaultTag(k.name)))
+}
+
+// loadChecked and storeChecked return the helpers for an element of a
+// buffer whose index the generator could not prove in range: an index
+// outside fails the check (the load gives 0, the store is dropped: a
+// device never touches memory outside its buffer).
+func (p *prelude) loadChecked(k *kernel, t scalar) string {
+	p.fail(k)
+	name := "gompt_ldc_" + t.cMem()
+	return p.need(name, fmt.Sprintf("%s %s %s(__global const %s *p, long n, long i, __global long *f, int *stop, long site) { if ((ulong)i < (ulong)n) return p[i]; gompt_check_fail(f, stop, site, i, n); return (%s)0; }",
+		inl, t.cMem(), name, t.cMem(), t.cMem()))
+}
+
+func (p *prelude) storeChecked(k *kernel, t scalar) string {
+	p.fail(k)
+	name := "gompt_stc_" + t.cMem()
+	return p.need(name, fmt.Sprintf("%s void %s(__global %s *p, long n, long i, %s v, __global long *f, int *stop, long site) { if ((ulong)i < (ulong)n) p[i] = v; else gompt_check_fail(f, stop, site, i, n); }",
+		inl, name, t.cMem(), t.cMem()))
+}
+
+// divChecked returns the helper computing a / b (or a % b) as div does,
+// with a zero divisor failing the check.
+func (p *prelude) divChecked(k *kernel, t scalar, rem bool) string {
+	p.fail(k)
+	what := "divc"
+	if rem {
+		what = "remc"
+	}
+	name := "gompt_" + what + "_" + t.c()
+	return p.need(name, fmt.Sprintf("%s %s %s(%s a, %s b, __global long *f, int *stop, long site) { if (b == 0) { gompt_check_fail(f, stop, site, 0, 0); return (%s)0; } return %s(a, b); }",
+		inl, t.c(), name, t.c(), t.c(), t.c(), p.div(t, rem)))
 }

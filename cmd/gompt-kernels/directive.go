@@ -218,7 +218,7 @@ func (g *gen) newKernel(f *fn, dir *ast.Comment) {
 	for _, field := range strings.Fields(text) {
 		key, val, ok := strings.Cut(field, "=")
 		if !ok || val == "" {
-			fail("%q is not KEY=VALUE; the keys are dims, reduce, len(BUF), name and var", field)
+			fail("%q is not KEY=VALUE; the keys are dims, reduce, len(BUF), check, name and var", field)
 			continue
 		}
 		if seen[key] {
@@ -248,6 +248,14 @@ func (g *gen) newKernel(f *fn, dir *ast.Comment) {
 			default:
 				fail("reduce=%s: want reduce=+, reduce=*, reduce=min or reduce=max", val)
 			}
+		case key == "check":
+			switch val {
+			case "on":
+			case "off":
+				k.nocheck = true
+			default:
+				fail("check=%s: want check=on (the default: indices and divisors checked as Go checks them) or check=off", val)
+			}
 		case key == "name":
 			if !cIdent.MatchString(val) {
 				fail("name=%s: a kernel name is a C identifier (letters, digits, _; not starting with a digit)", val)
@@ -267,7 +275,7 @@ func (g *gen) newKernel(f *fn, dir *ast.Comment) {
 			}
 			lenExprs[p] = val
 		default:
-			fail("unknown key %q; the keys are dims, reduce, len(BUF), name and var", key)
+			fail("unknown key %q; the keys are dims, reduce, len(BUF), check, name and var", key)
 		}
 	}
 	if len(k.dims) == 0 && !bad {

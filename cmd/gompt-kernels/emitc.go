@@ -7,6 +7,7 @@ import (
 	"go/token"
 	"go/types"
 	"math"
+	"path/filepath"
 	"strconv"
 	"strings"
 )
@@ -24,6 +25,44 @@ type cfunc struct {
 	lens  map[*param]string // a buffer's length variable
 	tmp   int
 	stack []*branchTarget
+	file  *cfile // the kernel file f is emitted into: its checks
+	marks int    // the checks and calls of checking helpers emitted so far
+}
+
+// cfile is what the functions of one kernel's OpenCL C file share: the
+// kernel, its run-time checks (device.Kernel.Faults) and which of its
+// helpers make checks. Every function of a file whose kernel checks takes
+// the fault record and the work-item's stop flag as its last parameters;
+// a failed check records itself (the first in the kernel) and sets the
+// flag, and each function returns once the statement that failed is done.
+type cfile struct {
+	k      *kernel
+	faulty map[*fn]bool
+}
+
+// Placeholders in a function's C text, replaced once the file's checks
+// are known (see finishFile and cfunc.emit).
+const (
+	faultParams     = "/*GOMPT_FAULT_PARAMS*/"
+	faultParamsNext = ", /*GOMPT_FAULT_PARAMS*/"
+	faultArgs       = "/*GOMPT_FAULT_ARGS*/"
+	faultArgsNext   = ", /*GOMPT_FAULT_ARGS*/"
+	stopMark        = "/*GOMPT_STOP*/"
+)
+
+// checking reports whether the file's kernel checks its indices and
+// divisors (not check=off).
+func (c *cfunc) checking() bool { return !c.file.k.nocheck }
+
+// site registers a check of kind at pos and returns the C arguments that
+// pass it to a checking helper: the fault record, the stop flag and the
+// check's number.
+func (c *cfunc) site(kind string, pos token.Pos) string {
+	k := c.file.k
+	p := c.g.p.fset.Position(pos)
+	k.sites = append(k.sites, site{kind: kind, pos: filepath.Base(p.Filename) + ":" + itoa(p.Line)})
+	c.marks++
+	return "gompt_fault, gompt_stop, " + itoa(len(k.sites)) + "L"
 }
 
 // branchTarget is a loop or switch that break or continue may leave.
@@ -92,17 +131,61 @@ func (c *cfunc) emit() string {
 		name = bodyName(c.f.kernel)
 		attrs = inl
 	}
+	if len(params) == 0 {
+		params = append(params, faultParams)
+	} else {
+		params[len(params)-1] += faultParamsNext
+	}
 	c.line("%s %s %s(%s) {", attrs, ret, name, strings.Join(params, ", "))
 	c.depth++
 	c.stmts(c.f.decl.Body.List)
 	c.depth--
 	c.line("}")
-	return c.b.String()
+	text := c.b.String()
+	// A function that makes checks, or calls a helper that does, returns
+	// once its work-item's stop flag is set: after each statement that
+	// checks, and at the top of each loop (whose condition may check).
+	stop := ""
+	if c.marks > 0 {
+		c.file.faulty[c.f] = true
+		stop = "if (*gompt_stop) return;"
+		if c.f.result != nil {
+			stop = "if (*gompt_stop) return " + c.zero(*c.f.result) + ";"
+		}
+	}
+	var out strings.Builder
+	for _, ln := range strings.SplitAfter(text, "\n") {
+		if t := strings.TrimSpace(ln); t == stopMark {
+			if stop != "" {
+				out.WriteString(strings.Replace(ln, stopMark, stop, 1))
+			}
+			continue
+		}
+		out.WriteString(ln)
+	}
+	return out.String()
+}
+
+// finishFile replaces the fault placeholders of a kernel file's functions
+// and calls: the fault record and the stop flag where the kernel checks,
+// nothing where it does not.
+func finishFile(code string, checks bool) string {
+	params, paramsNext, args, argsNext := "", "", "", ""
+	if checks {
+		params = "__global long *gompt_fault, int *gompt_stop"
+		paramsNext, args = ", "+params, "gompt_fault, gompt_stop"
+		argsNext = ", " + args
+	}
+	return strings.NewReplacer(faultParamsNext, paramsNext, faultParams, params, faultArgsNext, argsNext, faultArgs, args).Replace(code)
 }
 
 func (c *cfunc) stmts(list []ast.Stmt) {
 	for _, s := range list {
+		marks := c.marks
 		c.stmt(s, "")
+		if c.marks != marks {
+			c.line("%s", stopMark)
+		}
 	}
 }
 
@@ -322,11 +405,13 @@ func (c *cfunc) storeAt(ix *ast.IndexExpr, idx, v string) {
 		c.line("%s[%s] = %s;", name, idx, v)
 		return
 	}
-	c.line("%s(%s, %s, %s, %s);", c.pre.store(p.t), name, c.lens[p], idx, v)
+	c.line("%s(%s, %s, %s, %s, %s);", c.pre.storeChecked(c.file.k, p.t), name, c.lens[p], idx, v, c.site(siteIndex, ix.Index.Pos()))
 }
 
+// proven reports whether the index of ix needs no check: the prover
+// proved it in range, or the kernel has check=off.
 func (c *cfunc) proven(ix *ast.IndexExpr) bool {
-	return c.f.kernel != nil && c.f.kernel.proven[ix]
+	return !c.checking() || c.f.kernel != nil && c.f.kernel.proven[ix]
 }
 
 // opAssign is l op= r (rhs() when r is nil: ++ and --).
@@ -364,6 +449,8 @@ func (c *cfunc) opAssign(l ast.Expr, op token.Token, rhs func() string, r ...ast
 			c.line("%s %s = %s;", t.c(), val, v)
 			c.line("%s = %s;", elem, c.binop(op, t, elem, val, re))
 			c.depth--
+			c.line("} else {")
+			c.line("  %s(%s, %s, %s);", c.pre.fail(c.file.k), c.site(siteIndex, l.Index.Pos()), idx, c.lens[p])
 			c.line("}")
 		}
 		c.depth--
@@ -423,6 +510,7 @@ func (c *cfunc) forStmt(s *ast.ForStmt, label string) {
 	if s.Cond != nil {
 		c.line("if (!%s) break;", c.expr(s.Cond))
 	}
+	c.line("%s", stopMark)
 	c.line("{")
 	c.block(s.Body.List)
 	c.line("}")
@@ -668,7 +756,7 @@ func (c *cfunc) expr(e ast.Expr) string {
 		if c.proven(e) {
 			return c.names[p.obj] + "[" + idx + "]"
 		}
-		return c.pre.load(p.t) + "(" + c.names[p.obj] + ", " + c.lens[p] + ", " + idx + ")"
+		return c.pre.loadChecked(c.file.k, p.t) + "(" + c.names[p.obj] + ", " + c.lens[p] + ", " + idx + ", " + c.site(siteIndex, e.Index.Pos()) + ")"
 	case *ast.CallExpr:
 		return c.call(e)
 	}
@@ -710,6 +798,9 @@ func (c *cfunc) binop(op token.Token, t scalar, x, y string, ye ast.Expr) string
 			if v, ok := constant.Int64Val(constant.ToInt(yc)); ok && v != 0 && v != -1 {
 				return cast(x + " " + op.String() + " " + y)
 			}
+		}
+		if ye != nil && c.checking() {
+			return c.pre.divChecked(c.file.k, t, op == token.REM) + "(" + x + ", " + y + ", " + c.site(siteDivide, ye.Pos()) + ")"
 		}
 		return c.pre.div(t, op == token.REM) + "(" + x + ", " + y + ")"
 	case token.AND, token.OR, token.XOR:
@@ -795,7 +886,13 @@ func (c *cfunc) call(e *ast.CallExpr) string {
 		}
 		args = append(args, c.convertTo(a, p.t))
 	}
-	return helperName(callee) + "(" + strings.Join(args, ", ") + ")"
+	if c.file.faulty[callee] {
+		c.marks++
+	}
+	if len(args) == 0 {
+		return helperName(callee) + "(" + faultArgs + ")"
+	}
+	return helperName(callee) + "(" + strings.Join(args, ", ") + faultArgsNext + ")"
 }
 
 // conversion is T(e) with Go's conversion rules.

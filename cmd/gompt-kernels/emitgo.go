@@ -23,6 +23,42 @@ const (
 type goWriter struct {
 	sb      strings.Builder
 	imports map[string]string // path -> name
+	name    string            // the file's name, for its //line directives
+}
+
+// posMark ends a line of a Go image that comes from a statement of the
+// kernel's source, followed by its position; goWriter.file turns it into
+// //line directives.
+const posMark = "//gompt:pos "
+
+// linePositions turns the position marks of a formatted Go file into
+// //line directives: a line from the kernel's source at file:line gets
+// "//line file:line" before it and, after it, a directive giving the
+// next line its own position in the generated file (name), so that only
+// the marked lines report the kernel's source, and the compiler's and
+// the runtime's positions (a bounds check's panic) name the line of the
+// Go function a kernel was written as.
+func linePositions(src []byte, name string) []byte {
+	var out strings.Builder
+	n := 1 // the number of the next line written
+	put := func(s string) {
+		out.WriteString(s)
+		out.WriteByte('\n')
+		n++
+	}
+	lines := strings.Split(strings.TrimSuffix(string(src), "\n"), "\n")
+	for _, ln := range lines {
+		i := strings.Index(ln, posMark)
+		if i < 0 {
+			put(ln)
+			continue
+		}
+		pos := strings.TrimSpace(ln[i+len(posMark):])
+		put("//line " + pos)
+		put(strings.TrimRight(ln[:i], " \t"))
+		put("//line " + name + ":" + strconv.Itoa(n+1))
+	}
+	return []byte(out.String())
 }
 
 func (w *goWriter) p(format string, args ...any) {
@@ -49,13 +85,16 @@ func (w *goWriter) file(pkgName, from string) ([]byte, error) {
 	if err != nil {
 		return nil, fmt.Errorf("gompt-kernels wrote Go that does not parse (a bug; please report it): %v\n%s", err, src)
 	}
+	if strings.Contains(string(out), posMark) {
+		out = linePositions(out, w.name)
+	}
 	return out, nil
 }
 
 // goFile is the package's generated Go file: per kernel, its variable, its
 // Go image, its Sample and (without -launchers) its launcher.
 func (g *gen) goFile(out output) ([]byte, error) {
-	w := &goWriter{imports: map[string]string{devicePkg: "gomptdevice", rtPkg: "gomptrt"}}
+	w := &goWriter{imports: map[string]string{devicePkg: "gomptdevice", rtPkg: "gomptrt"}, name: goFileName}
 	embed := false
 	for _, k := range g.kernels {
 		g.kernelVar(w, k, out)
@@ -116,6 +155,13 @@ func (g *gen) kernelVar(w *goWriter, k *kernel, out output) {
 	w.p("Dims: %d,", len(k.dims))
 	if k.reduce != "" {
 		w.p("MaxThreads: gomptrt.MaxThreads,")
+	}
+	if len(k.sites) > 0 {
+		w.p("Faults: []gomptdevice.FaultSite{")
+		for _, s := range k.sites {
+			w.p("{Kind: gomptdevice.%s, Pos: %q},", s.kind, s.pos)
+		}
+		w.p("},")
 	}
 	w.p("Images: []gomptdevice.Image{")
 	w.p("{Kind: gomptdevice.ImageHost, Entry: %q, Host: %s},", k.entry, goIdent("gomptHost", k.name))

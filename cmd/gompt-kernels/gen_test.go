@@ -720,7 +720,7 @@ func N17(i int, n int, b []float32) {
 		cl := string(out["gompt_"+name+".cl"])
 		require.NotEmpty(t, cl, name)
 		body := cl[strings.Index(cl, "gompt_body_"+name):]
-		guarded := strings.Contains(body, "gompt_ld_float(b,") || strings.Contains(body, "gompt_st_float(b,")
+		guarded := strings.Contains(body, "gompt_ldc_float(b,") || strings.Contains(body, "gompt_stc_float(b,")
 		if name[0] == 'P' {
 			assert.False(t, guarded, "%s: an index in range is tested on the device:\n%s", name, body)
 		} else {

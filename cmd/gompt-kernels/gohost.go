@@ -6,6 +6,7 @@ import (
 	"go/constant"
 	"go/token"
 	"go/types"
+	"path/filepath"
 	"strconv"
 	"strings"
 )
@@ -38,11 +39,18 @@ type gobody struct {
 	top        ast.Stmt // the leaf's own statement
 	simpleLeaf bool     // the leaf is a simple statement: every lane runs all of it
 	cond       int      // inside the right operand of && or ||: run at some lanes only
+	pos        string   // the source position of the statement being written ("heat.go:14")
 }
 
+// line writes a line of the image, marked with the position of the
+// statement it comes from (see posMark), so that a panic there (Go's
+// bounds and division checks) names the kernel's source line.
 func (b *gobody) line(format string, args ...any) {
 	b.sb.WriteString(strings.Repeat("\t", b.depth))
 	fmt.Fprintf(&b.sb, format, args...)
+	if b.pos != "" {
+		b.sb.WriteString(" " + posMark + b.pos)
+	}
 	b.sb.WriteByte('\n')
 }
 
@@ -58,6 +66,12 @@ func (b *gobody) stmts(list []ast.Stmt) {
 }
 
 func (b *gobody) stmt(s ast.Stmt) {
+	if s != nil {
+		saved := b.pos
+		p := b.g.p.fset.Position(s.Pos())
+		b.pos = filepath.Base(p.Filename) + ":" + strconv.Itoa(p.Line)
+		defer func() { b.pos = saved }()
+	}
 	if b.ls != nil && !b.leaf && b.lanesOf != nil && b.isLeaf(s) {
 		b.lanesOf(s)
 		return

@@ -60,7 +60,7 @@ Usage, in a package's source (go generate runs it in the package's folder):
 
 The directive, in the function's doc comment:
 
-	//gompt:kernel dims=nx[,ny[,nz]] [reduce=+|*|min|max] [len(buf)=EXPR ...] [name=NAME] [var=VAR]
+	//gompt:kernel dims=nx[,ny[,nz]] [reduce=+|*|min|max] [len(buf)=EXPR ...] [check=off] [name=NAME] [var=VAR]
 
   dims=     names 1 to 3 int parameters as the extents of the iteration space; the
             function's first 1 to 3 parameters (as many) are the point's int indices,
@@ -70,6 +70,8 @@ The directive, in the function's doc comment:
   len(buf)= how many elements slice parameter buf holds, a product of whole numbers and
             int parameters (len(A)=m*k); the default is the product of the extents.
             Inside a kernel, len(buf) is this length on every device.
+  check=off no run-time checks of indices and divisors for this kernel (see below):
+            an index outside its slice is then undefined behaviour everywhere.
   name=     device.Kernel.Name (default: the function's name); the OpenCL and PTX entry
             point is gompt_NAME.
   var=      the generated kernel variable (default FuncKernel); the launcher is
@@ -111,10 +113,15 @@ width or more give 0 (or -1 for a negative value shifted right); / and %% trunca
 MinInt/-1 == MinInt and MinInt%%-1 == 0; float arithmetic is not contracted (no fma
 unless math.FMA); float32 division and sqrt are correctly rounded; min and max follow
 Go's NaN and signed-zero rules. A map kernel's result is the Go function's, bit for
-bit. Where Go panics, a device cannot: an index outside a slice reads 0 and a store
-there is dropped, an integer division by zero gives 0, a negative shift count shifts
-by more than the width; run the kernel's Go image (host:0, or the function itself)
-to find such bugs.
+bit. Go's checks too: an index outside its slice, or an integer division by zero,
+fails the launch on every device with Go's words, the kernel and the source line
+("kernel Heat (heat.go:14): index out of range [1048576] with length 1048576", a
+*device.KernelFault), and the construct copies nothing back. On OpenCL and CUDA the
+first work-item that fails records it in the kernel's fault record (the last
+argument of its device code; device.Kernel.Faults lists the checks) and stops; the
+Go image panics with Go's own check. Indices the generator proves in range are not
+checked. A negative shift count, which panics in Go, shifts by more than the width
+on a device.
 
 Flags:
 `

@@ -210,7 +210,20 @@ type kernel struct {
 	lens    map[*param][]string
 	maps    map[*param]string // "To", "From" or "ToFrom"
 	proven  map[ast.Expr]bool // index expressions proven in range
+	nocheck bool              // check=off: no run-time checks
+	sites   []site            // the run-time checks of its device code (device.Kernel.Faults), found by openCL
 }
+
+// site is one run-time check of a kernel's device code: its kind (the
+// device.FaultKind constant's name) and source position ("heat.go:14").
+type site struct {
+	kind, pos string
+}
+
+const (
+	siteIndex  = "FaultIndex"
+	siteDivide = "FaultDivide"
+)
 
 // args are the kernel's parameters less the point's indices: the
 // device.Kernel's Params, in order (a reduction adds "partial").

@@ -86,7 +86,11 @@ func packArgs(dst []uint64, k *device.Kernel, args []device.Arg) ([]uint64, erro
 	if err := k.CheckArgs(args); err != nil {
 		return nil, err
 	}
-	vals := slices.Grow(dst[:0], len(args))[:len(args)]
+	n := len(args)
+	if k.Checked() {
+		n++ // the fault record, which the queue sets (see queue.faultRecord)
+	}
+	vals := slices.Grow(dst[:0], n)[:n]
 	for i, p := range k.Params {
 		switch p.Kind {
 		case device.ParamBuffer:

@@ -165,10 +165,15 @@ func checkPTXParams(k *device.Kernel, src, entry string) error {
 	if err != nil {
 		return err
 	}
-	if len(params) != len(k.Params) {
-		return fmt.Errorf("PTX entry %s takes %d parameters, kernel %s declares %d", entry, len(params), k.Name, len(k.Params))
+	declared := k.DeviceParams()
+	if len(params) != len(declared) {
+		what := ""
+		if k.Checked() {
+			what = " and its fault record, as its Faults ask"
+		}
+		return fmt.Errorf("PTX entry %s takes %d parameters, kernel %s declares %d%s", entry, len(params), k.Name, len(k.Params), what)
 	}
-	for i, p := range k.Params {
+	for i, p := range declared {
 		pp := params[i]
 		isFloat := p.Kind == device.ParamFloat32 || p.Kind == device.ParamFloat64
 		switch {

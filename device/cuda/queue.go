@@ -40,6 +40,9 @@ type queue struct {
 	last    *timing   // the timing of the operation enqueued last while profiling
 	timings []*timing // timed operations not yet read
 
+	fault  cu.DevicePtr     // the fault record of the checked kernels it launches (0 until the first)
+	faults generic.FaultLog // the checked kernels launched since the record was last read
+
 	// Small copies (see bounce.go).
 	ring   *bounceRing // made at the first small copy
 	noRing bool        // the ring could not be made: small copies go direct
@@ -286,6 +289,14 @@ func (q *queue) Launch(f device.Function, shape device.Shape, args []device.Arg)
 		return device.Errorf(q.g.id, op, device.CodeInvalidArgument, "%v", err)
 	}
 	q.vals = vals
+	if fn.k.Checked() {
+		m, err := q.faultRecord()
+		if err != nil {
+			return q.g.fail(op+": creating the queue's fault record", err)
+		}
+		vals[len(vals)-1] = uint64(m)
+		q.faults.Launched(fn.k)
+	}
 	for i, p := range fn.k.Params {
 		if p.Kind == device.ParamBuffer {
 			if err := q.g.use(op, q, args[i].Ptr, 0); err != nil {
@@ -425,7 +436,47 @@ func (q *queue) Sync() error {
 	q.pinned = 0
 	q.finishTimings()
 	q.quiet = err == nil
+	if err == nil && q.faults.Pending() {
+		return q.readFaults()
+	}
 	return q.g.fail(op, err)
+}
+
+// faultRecord returns the queue's fault record, made (zeroed) at its
+// first checked launch.
+func (q *queue) faultRecord() (cu.DevicePtr, error) {
+	if q.fault != 0 {
+		return q.fault, nil
+	}
+	m, err := cu.MemAlloc(q.g.ctx, device.FaultRecordSize)
+	if err != nil {
+		return 0, err
+	}
+	var zero [4]int64
+	if err := cu.MemcpyHtoD(q.g.ctx, m, unsafe.Pointer(&zero), device.FaultRecordSize); err != nil {
+		cu.MemFree(q.g.ctx, m)
+		return 0, err
+	}
+	q.fault = m
+	return m, nil
+}
+
+// readFaults reads the fault record once the stream has synchronised,
+// zeroes it again where a check failed, and returns the failure.
+func (q *queue) readFaults() error {
+	var rec [4]int64
+	if err := cu.MemcpyDtoH(q.g.ctx, unsafe.Pointer(&rec), q.fault, device.FaultRecordSize); err != nil {
+		q.faults.Read([4]int64{})
+		return q.g.fail("sync: reading the kernels' fault record", err)
+	}
+	ferr := q.faults.Read(rec)
+	if rec[0] != 0 {
+		var zero [4]int64
+		if err := cu.MemcpyHtoD(q.g.ctx, q.fault, unsafe.Pointer(&zero), device.FaultRecordSize); err != nil && ferr == nil {
+			ferr = q.g.fail("sync: clearing the kernels' fault record", err)
+		}
+	}
+	return ferr
 }
 
 // Release waits for the queue's work and destroys its stream. Releasing
@@ -455,6 +506,12 @@ func (q *queue) Release() error {
 	// The deferred copies out are finished (written only where the Sync
 	// succeeded) before the ring goes.
 	re := q.freeRing(!wasBroken && err == nil)
+	if q.fault != 0 {
+		if ferr := cu.MemFree(q.g.ctx, q.fault); ferr != nil && !wasBroken {
+			re = errors.Join(re, ferr)
+		}
+		q.fault = 0
+	}
 	q.released = true
 	q.fenceMu.Lock()
 	q.dead = true

@@ -19,7 +19,7 @@ import (
 // run and give a wrong result (two parameters of one size declared in the
 // wrong order), is an error naming the parameter and both types.
 func checkKernelArgs(k *device.Kernel, entry string, args []cl.KernelArg) error {
-	for i, p := range k.Params {
+	for i, p := range k.DeviceParams() {
 		a := args[i]
 		typ := strings.ReplaceAll(a.TypeName, " ", "")
 		base, ptr := strings.CutSuffix(typ, "*")

@@ -95,11 +95,16 @@ func (d *clDevice) build(k *device.Kernel, img *device.Image) (*function, error)
 	if err != nil {
 		return fail(d.wrap(op, err))
 	}
-	if int(nargs) != len(k.Params) {
-		return fail(d.errorf(op, device.CodeInvalidBinary, "OpenCL kernel %s takes %d arguments but the Kernel declares %d parameters",
-			entry, nargs, len(k.Params)))
+	params := k.DeviceParams()
+	if int(nargs) != len(params) {
+		what := ""
+		if k.Checked() {
+			what = " (and its fault record, as its Faults ask)"
+		}
+		return fail(d.errorf(op, device.CodeInvalidBinary, "OpenCL kernel %s takes %d arguments but the Kernel declares %d parameters%s",
+			entry, nargs, len(k.Params), what))
 	}
-	switch args, err := cl.GetKernelArgs(kern, len(k.Params)); {
+	switch args, err := cl.GetKernelArgs(kern, len(params)); {
 	case errors.Is(err, cl.ErrNoArgInfo): // an OpenCL 1.1 library: the count was checked
 	case err != nil:
 		return fail(d.wrap(op+": reading its arguments' types", err))
@@ -189,6 +194,14 @@ func (q *queue) Launch(f device.Function, shape device.Shape, args []device.Arg)
 		unaligned = unaligned || off%q.d.align != 0
 		q.args = append(q.args, cl.Arg{Size: 8})
 	}
+	if fn.k.Checked() {
+		m, err := q.faultRecord()
+		if err != nil {
+			return q.d.wrap("launch "+fn.k.Name+": creating the queue's fault record", err)
+		}
+		q.args = append(q.args, cl.Arg{Size: 8, Value: uint64(m)})
+		q.faults.Launched(fn.k)
+	}
 	var staged []staging
 	if unaligned {
 		op = "launch " + fn.k.Name
@@ -239,7 +252,7 @@ func (q *queue) Launch(f device.Function, shape device.Shape, args []device.Arg)
 	}
 	if err != nil {
 		op = "launch " + fn.k.Name
-		if bad >= 0 {
+		if bad >= 0 && bad < len(fn.k.Params) {
 			p := fn.k.Params[bad]
 			return q.d.wrap(fmt.Sprintf("%s: argument %d (%s %s)", op, bad, p.Name, p.Kind), err)
 		}

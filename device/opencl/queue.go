@@ -9,6 +9,7 @@ import (
 	"unsafe"
 
 	"github.com/gompt/gompt/device"
+	"github.com/gompt/gompt/device/generic"
 	"github.com/gompt/gompt/internal/cl"
 )
 
@@ -44,6 +45,9 @@ type queue struct {
 	ends   []uint64                 // where each of bufs' ranges ends (stage)
 	pool   []*pin                   // spare pins
 	kerns  map[cl.Program]cl.Kernel // the queue's own kernel objects (kernel.go); under mu
+
+	fault  cl.Mem           // the fault record of the checked kernels it launches (0 until the first)
+	faults generic.FaultLog // the checked kernels launched since the record was last read
 
 	num  uint64  // the queue's number on its device (1, 2, ...): native records' HWID
 	prof bool    // time each operation (device.Profiler); enqueuing goroutine only
@@ -313,6 +317,10 @@ func (q *queue) sync() error {
 		e.finish(false)
 	}
 	q.finishTimings()
+	var kerr error
+	if ferr == nil && q.faults.Pending() {
+		kerr = q.readFaults()
+	}
 	q.mu.Lock()
 	q.completed(q.seq)
 	err := q.err
@@ -321,7 +329,48 @@ func (q *queue) sync() error {
 	if ferr != nil {
 		return q.d.wrap("sync", ferr)
 	}
+	if err == nil {
+		err = kerr
+	}
 	return err
+}
+
+// faultRecord returns the queue's fault record, made (zeroed) at its
+// first checked launch.
+func (q *queue) faultRecord() (cl.Mem, error) {
+	if q.fault != 0 {
+		return q.fault, nil
+	}
+	m, err := cl.CreateBuffer(q.d.ctx, cl.MEM_READ_WRITE, device.FaultRecordSize)
+	if err != nil {
+		return 0, err
+	}
+	var zero [4]int64
+	if err := cl.EnqueueWriteBuffer(q.q, m, true, 0, device.FaultRecordSize, unsafe.Pointer(&zero), nil); err != nil {
+		cl.ReleaseMemObject(m)
+		return 0, err
+	}
+	q.fault = m
+	return m, nil
+}
+
+// readFaults reads the fault record after the checked kernels launched
+// since it was last read have completed, zeroes it again where a check
+// failed, and returns the failure.
+func (q *queue) readFaults() error {
+	var rec [4]int64
+	if err := cl.EnqueueReadBuffer(q.q, q.fault, true, 0, device.FaultRecordSize, unsafe.Pointer(&rec), nil); err != nil {
+		q.faults.Read([4]int64{})
+		return q.d.wrap("sync: reading the kernels' fault record", err)
+	}
+	ferr := q.faults.Read(rec)
+	if rec[0] != 0 {
+		var zero [4]int64
+		if err := cl.EnqueueWriteBuffer(q.q, q.fault, true, 0, device.FaultRecordSize, unsafe.Pointer(&zero), nil); err != nil && ferr == nil {
+			ferr = q.d.wrap("sync: clearing the kernels' fault record", err)
+		}
+	}
+	return ferr
 }
 
 // Release waits for the queue's work and releases it.
@@ -346,6 +395,12 @@ func (q *queue) release() error {
 	err := q.sync()
 	if kerr := q.releaseKernels(); kerr != nil && err == nil {
 		err = kerr
+	}
+	if q.fault != 0 {
+		if ferr := cl.ReleaseMemObject(q.fault); ferr != nil && err == nil {
+			err = q.d.wrap("release queue: its fault record", ferr)
+		}
+		q.fault = 0
 	}
 	if rerr := cl.ReleaseCommandQueue(q.q); rerr != nil && err == nil {
 		err = q.d.wrap("release queue", rerr)

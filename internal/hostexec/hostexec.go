@@ -79,6 +79,16 @@ type TeamPanic struct {
 	Team  int    // the team that panicked
 	Teams int    // the number of teams of the Run
 	Stack []byte // the stack of the panicking goroutine
+	// PCs is that stack as runtime.Callers gives it, from the recovering
+	// function down: device.GoFault finds the frame that failed in it.
+	PCs []uintptr
+}
+
+// callers returns the program counters of the panicking goroutine's stack,
+// called from a deferred function while the panic runs.
+func callers() []uintptr {
+	pcs := make([]uintptr, 64)
+	return pcs[:runtime.Callers(2, pcs)]
 }
 
 // Error formats the panic with its team and stack.
@@ -176,7 +186,7 @@ func (p *Pool) Try(f device.HostFunc, a *device.HostArgs, s *device.Shape) (err 
 		if r := recover(); r != nil {
 			tp, ok := r.(*TeamPanic)
 			if !ok {
-				tp = &TeamPanic{Value: r, Team: 0, Teams: 1, Stack: debug.Stack()}
+				tp = &TeamPanic{Value: r, Team: 0, Teams: 1, Stack: debug.Stack(), PCs: callers()}
 			}
 			err = tp
 		}
@@ -259,7 +269,7 @@ func (j *job) run(team, teams int) (last bool) {
 		if r := recover(); r != nil {
 			j.pmu.Lock()
 			if j.pan == nil {
-				j.pan = &TeamPanic{Value: r, Team: team, Teams: teams, Stack: debug.Stack()}
+				j.pan = &TeamPanic{Value: r, Team: team, Teams: teams, Stack: debug.Stack(), PCs: callers()}
 			}
 			j.pmu.Unlock()
 		}

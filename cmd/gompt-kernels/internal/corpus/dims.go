@@ -64,8 +64,8 @@ func Transpose(x, y int, nx, ny int, in, out []uint8) {
 	out[x*ny+y] = in[y*nx+x] + 1
 }
 
-// OutOfRange reads and writes outside its slices, which panics in Go: a
-// device reads 0 there and drops the store (its test checks both).
+// OutOfRange reads and writes outside its slices, which panics in Go and
+// fails the launch on every device (its test checks the message).
 //
 //gompt:kernel dims=n
 func OutOfRange(i int, n int, in, out []int32) {

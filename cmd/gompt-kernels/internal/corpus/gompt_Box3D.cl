@@ -3,26 +3,37 @@
 #pragma OPENCL FP_CONTRACT OFF
 #pragma OPENCL EXTENSION cl_khr_fp64 : enable
 
-static inline __attribute__((always_inline)) double gompt_ld_double(__global const double *p, long n, long i) { return (ulong)i < (ulong)n ? p[i] : (double)0; }
+static void gompt_check_fail(__global long *f, int *stop, long site, long i, long n) {
+  *stop = 1;
+  if (atomic_cmpxchg((volatile __global int *)f, 0, (int)site) == 0) {
+    f[1] = i;
+    f[2] = n;
+    f[3] = 1387310933L;
+  }
+}
+static inline __attribute__((always_inline)) double gompt_ldc_double(__global const double *p, long n, long i, __global long *f, int *stop, long site) { if ((ulong)i < (ulong)n) return p[i]; gompt_check_fail(f, stop, site, i, n); return (double)0; }
 static inline __attribute__((always_inline)) long gompt_len_mul(long a, long b) { return a <= 0 || b <= 0 ? 0 : a * b; }
 
-static inline __attribute__((always_inline)) void gompt_body_Box3D(long x, long y, long z, long nx, long ny, long nz, __global const double *in, long gompt_len_in_, __global double *out, long gompt_len_out_) {
+static inline __attribute__((always_inline)) void gompt_body_Box3D(long x, long y, long z, long nx, long ny, long nz, __global const double *in, long gompt_len_in_, __global double *out, long gompt_len_out_, __global long *gompt_fault, int *gompt_stop) {
   double s = (0x0p+00);
   long cnt = (0L);
   {
     long dz = (-1L);
     for (;;) {
       if (!(dz <= (1L))) break;
+      if (*gompt_stop) return;
       {
         {
           long dy = (-1L);
           for (;;) {
             if (!(dy <= (1L))) break;
+            if (*gompt_stop) return;
             {
               {
                 long dx = (-1L);
                 for (;;) {
                   if (!(dx <= (1L))) break;
+                  if (*gompt_stop) return;
                   {
                     long gompt_t4 = ((long)((ulong)x + (ulong)dx));
                     long gompt_t5 = ((long)((ulong)y + (ulong)dy));
@@ -33,43 +44,49 @@ static inline __attribute__((always_inline)) void gompt_body_Box3D(long x, long 
                     if ((((((u < (0L)) || (v < (0L))) || (t < (0L))) || (u >= nx)) || (v >= ny)) || (t >= nz)) {
                       goto gompt_c3;
                     }
-                    s = (s + gompt_ld_double(in, gompt_len_in_, ((long)((ulong)((long)((ulong)((long)((ulong)((long)((ulong)t * (ulong)ny)) + (ulong)v)) * (ulong)nx)) + (ulong)u))));
+                    s = (s + gompt_ldc_double(in, gompt_len_in_, ((long)((ulong)((long)((ulong)((long)((ulong)((long)((ulong)t * (ulong)ny)) + (ulong)v)) * (ulong)nx)) + (ulong)u)), gompt_fault, gompt_stop, 1L));
+                    if (*gompt_stop) return;
                     cnt = ((long)((ulong)cnt + (ulong)1));
                   }
                   gompt_c3:;
                   dx = ((long)((ulong)dx + (ulong)1));
                 }
               }
+              if (*gompt_stop) return;
             }
             dy = ((long)((ulong)dy + (ulong)1));
           }
         }
+        if (*gompt_stop) return;
       }
       dz = ((long)((ulong)dz + (ulong)1));
     }
   }
+  if (*gompt_stop) return;
   out[((long)((ulong)((long)((ulong)((long)((ulong)((long)((ulong)z * (ulong)nx)) * (ulong)ny)) + (ulong)((long)((ulong)y * (ulong)nx)))) + (ulong)x))] = (s / ((double)cnt));
 }
 
-__kernel void gompt_Box3D(long nx, long ny, long nz, __global const double *in, __global double *out) {
+__kernel void gompt_Box3D(long nx, long ny, long nz, __global const double *in, __global double *out, __global long *gompt_fault) {
   long gompt_len_in = gompt_len_mul(gompt_len_mul(((long)nx > 0 ? (long)nx : 0), (long)ny), (long)nz);
   long gompt_len_out = gompt_len_mul(gompt_len_mul(((long)nx > 0 ? (long)nx : 0), (long)ny), (long)nz);
   if ((long)nx <= 0 || (long)ny <= 0 || (long)nz <= 0) return;
+  int gompt_stopped = 0, *gompt_stop = &gompt_stopped;
   if (get_global_size(0) >= (ulong)(long)nx && get_global_size(1) >= (ulong)(long)ny && get_global_size(2) >= (ulong)(long)nz) {
     long gompt_i0 = (long)get_global_id(0);
     long gompt_i1 = (long)get_global_id(1);
     long gompt_i2 = (long)get_global_id(2);
     if ((long)((get_group_id(0) + 1) * get_local_size(0)) <= (long)nx && (long)((get_group_id(1) + 1) * get_local_size(1)) <= (long)ny && (long)((get_group_id(2) + 1) * get_local_size(2)) <= (long)nz) {
-      gompt_body_Box3D(gompt_i0, gompt_i1, gompt_i2, nx, ny, nz, in, gompt_len_in, out, gompt_len_out);
+      gompt_body_Box3D(gompt_i0, gompt_i1, gompt_i2, nx, ny, nz, in, gompt_len_in, out, gompt_len_out, gompt_fault, gompt_stop);
     } else if (gompt_i0 < (long)nx && gompt_i1 < (long)ny && gompt_i2 < (long)nz) {
-      gompt_body_Box3D(gompt_i0, gompt_i1, gompt_i2, nx, ny, nz, in, gompt_len_in, out, gompt_len_out);
+      gompt_body_Box3D(gompt_i0, gompt_i1, gompt_i2, nx, ny, nz, in, gompt_len_in, out, gompt_len_out, gompt_fault, gompt_stop);
     }
     return;
   }
   for (long gompt_i2 = (long)get_global_id(2); gompt_i2 < (long)nz; gompt_i2 += (long)get_global_size(2)) {
     for (long gompt_i1 = (long)get_global_id(1); gompt_i1 < (long)ny; gompt_i1 += (long)get_global_size(1)) {
       for (long gompt_i0 = (long)get_global_id(0); gompt_i0 < (long)nx; gompt_i0 += (long)get_global_size(0)) {
-        gompt_body_Box3D(gompt_i0, gompt_i1, gompt_i2, nx, ny, nz, in, gompt_len_in, out, gompt_len_out);
+        gompt_body_Box3D(gompt_i0, gompt_i1, gompt_i2, nx, ny, nz, in, gompt_len_in, out, gompt_len_out, gompt_fault, gompt_stop);
+        if (gompt_stopped) return;
       }
     }
   }

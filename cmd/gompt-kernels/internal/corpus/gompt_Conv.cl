@@ -2,11 +2,20 @@
 // Kernel Conv: the Go function Conv with Go's semantics (see gompt-kernels -h).
 #pragma OPENCL FP_CONTRACT OFF
 
-static inline __attribute__((always_inline)) float gompt_ld_float(__global const float *p, long n, long i) { return (ulong)i < (ulong)n ? p[i] : (float)0; }
+static void gompt_check_fail(__global long *f, int *stop, long site, long i, long n) {
+  *stop = 1;
+  if (atomic_cmpxchg((volatile __global int *)f, 0, (int)site) == 0) {
+    f[1] = i;
+    f[2] = n;
+    f[3] = 1819062055L;
+  }
+}
+static inline __attribute__((always_inline)) float gompt_ldc_float(__global const float *p, long n, long i, __global long *f, int *stop, long site) { if ((ulong)i < (ulong)n) return p[i]; gompt_check_fail(f, stop, site, i, n); return (float)0; }
 static inline __attribute__((always_inline)) long gompt_len_mul(long a, long b) { return a <= 0 || b <= 0 ? 0 : a * b; }
 static inline __attribute__((always_inline)) long gompt_rem_long(long a, long b) { return b == 0 || b == -1 ? (long)0 : (long)(a % b); }
+static inline __attribute__((always_inline)) long gompt_remc_long(long a, long b, __global long *f, int *stop, long site) { if (b == 0) { gompt_check_fail(f, stop, site, 0, 0); return (long)0; } return gompt_rem_long(a, b); }
 
-static inline __attribute__((always_inline)) void gompt_body_Conv(long j, long i, long m, long n, long k, __global const float *w, long gompt_len_w_, __global const float *in, long gompt_len_in_, __global float *out, long gompt_len_out_) {
+static inline __attribute__((always_inline)) void gompt_body_Conv(long j, long i, long m, long n, long k, __global const float *w, long gompt_len_w_, __global const float *in, long gompt_len_in_, __global float *out, long gompt_len_out_, __global long *gompt_fault, int *gompt_stop) {
   if (k <= (0L)) {
     return;
   }
@@ -16,8 +25,10 @@ static inline __attribute__((always_inline)) void gompt_body_Conv(long j, long i
     long p = (0L);
     for (;;) {
       if (!(p < k)) break;
+      if (*gompt_stop) return;
       {
-        float t = (w[p] * gompt_ld_float(in, gompt_len_in_, ((long)((ulong)((long)((ulong)i * (ulong)n)) + (ulong)gompt_rem_long(((long)((ulong)j + (ulong)p)), n)))));
+        float t = (w[p] * gompt_ldc_float(in, gompt_len_in_, ((long)((ulong)((long)((ulong)i * (ulong)n)) + (ulong)gompt_remc_long(((long)((ulong)j + (ulong)p)), n, gompt_fault, gompt_stop, 1L))), gompt_fault, gompt_stop, 2L));
+        if (*gompt_stop) return;
         acc = (acc + t);
         if (t > peak) {
           peak = t;
@@ -26,27 +37,30 @@ static inline __attribute__((always_inline)) void gompt_body_Conv(long j, long i
       p = ((long)((ulong)p + (ulong)1));
     }
   }
+  if (*gompt_stop) return;
   out[((long)((ulong)((long)((ulong)i * (ulong)n)) + (ulong)j))] = ((acc - peak) + in[((long)((ulong)((long)((ulong)i * (ulong)n)) + (ulong)j))]);
 }
 
-__kernel void gompt_Conv(long m, long n, long k, __global const float *w, __global const float *in, __global float *out) {
+__kernel void gompt_Conv(long m, long n, long k, __global const float *w, __global const float *in, __global float *out, __global long *gompt_fault) {
   long gompt_len_w = ((long)k > 0 ? (long)k : 0);
   long gompt_len_in = gompt_len_mul(((long)n > 0 ? (long)n : 0), (long)m);
   long gompt_len_out = gompt_len_mul(((long)n > 0 ? (long)n : 0), (long)m);
   if ((long)n <= 0 || (long)m <= 0) return;
+  int gompt_stopped = 0, *gompt_stop = &gompt_stopped;
   if (get_global_size(0) >= (ulong)(long)n && get_global_size(1) >= (ulong)(long)m) {
     long gompt_i0 = (long)get_global_id(0);
     long gompt_i1 = (long)get_global_id(1);
     if ((long)((get_group_id(0) + 1) * get_local_size(0)) <= (long)n && (long)((get_group_id(1) + 1) * get_local_size(1)) <= (long)m) {
-      gompt_body_Conv(gompt_i0, gompt_i1, m, n, k, w, gompt_len_w, in, gompt_len_in, out, gompt_len_out);
+      gompt_body_Conv(gompt_i0, gompt_i1, m, n, k, w, gompt_len_w, in, gompt_len_in, out, gompt_len_out, gompt_fault, gompt_stop);
     } else if (gompt_i0 < (long)n && gompt_i1 < (long)m) {
-      gompt_body_Conv(gompt_i0, gompt_i1, m, n, k, w, gompt_len_w, in, gompt_len_in, out, gompt_len_out);
+      gompt_body_Conv(gompt_i0, gompt_i1, m, n, k, w, gompt_len_w, in, gompt_len_in, out, gompt_len_out, gompt_fault, gompt_stop);
     }
     return;
   }
   for (long gompt_i1 = (long)get_global_id(1); gompt_i1 < (long)m; gompt_i1 += (long)get_global_size(1)) {
     for (long gompt_i0 = (long)get_global_id(0); gompt_i0 < (long)n; gompt_i0 += (long)get_global_size(0)) {
-      gompt_body_Conv(gompt_i0, gompt_i1, m, n, k, w, gompt_len_w, in, gompt_len_in, out, gompt_len_out);
+      gompt_body_Conv(gompt_i0, gompt_i1, m, n, k, w, gompt_len_w, in, gompt_len_in, out, gompt_len_out, gompt_fault, gompt_stop);
+      if (gompt_stopped) return;
     }
   }
 }

@@ -3,9 +3,17 @@
 #pragma OPENCL FP_CONTRACT OFF
 #pragma OPENCL EXTENSION cl_khr_fp64 : enable
 
-static inline __attribute__((always_inline)) float gompt_ld_float(__global const float *p, long n, long i) { return (ulong)i < (ulong)n ? p[i] : (float)0; }
+static void gompt_check_fail(__global long *f, int *stop, long site, long i, long n) {
+  *stop = 1;
+  if (atomic_cmpxchg((volatile __global int *)f, 0, (int)site) == 0) {
+    f[1] = i;
+    f[2] = n;
+    f[3] = 902225562L;
+  }
+}
+static inline __attribute__((always_inline)) float gompt_ldc_float(__global const float *p, long n, long i, __global long *f, int *stop, long site) { if ((ulong)i < (ulong)n) return p[i]; gompt_check_fail(f, stop, site, i, n); return (float)0; }
 
-static float gompt_f_clampf(float v, float lo, float hi) {
+static float gompt_f_clampf(float v, float lo, float hi, __global long *gompt_fault, int *gompt_stop) {
   if (v < lo) {
     return lo;
   }
@@ -15,49 +23,60 @@ static float gompt_f_clampf(float v, float lo, float hi) {
   return v;
 }
 
-static float gompt_f_poly3(float x, __global const float *c, long gompt_len_c_) {
-  return gompt_f_clampf(((((((gompt_ld_float(c, gompt_len_c_, (3L)) * x) + gompt_ld_float(c, gompt_len_c_, (2L))) * x) + gompt_ld_float(c, gompt_len_c_, (1L))) * x) + gompt_ld_float(c, gompt_len_c_, (0L))), (-0x1.9p+06f), (0x1.9p+06f));
+static float gompt_f_poly3(float x, __global const float *c, long gompt_len_c_, __global long *gompt_fault, int *gompt_stop) {
+  return gompt_f_clampf(((((((gompt_ldc_float(c, gompt_len_c_, (3L), gompt_fault, gompt_stop, 1L) * x) + gompt_ldc_float(c, gompt_len_c_, (2L), gompt_fault, gompt_stop, 2L)) * x) + gompt_ldc_float(c, gompt_len_c_, (1L), gompt_fault, gompt_stop, 3L)) * x) + gompt_ldc_float(c, gompt_len_c_, (0L), gompt_fault, gompt_stop, 4L)), (-0x1.9p+06f), (0x1.9p+06f), gompt_fault, gompt_stop);
+  if (*gompt_stop) return (0x0p+00f);
 }
 
-static void gompt_f_bump(__global int *h, long gompt_len_h_, long j, int v) {
+static void gompt_f_bump(__global int *h, long gompt_len_h_, long j, int v, __global long *gompt_fault, int *gompt_stop) {
   if ((j >= (0L)) && (j < gompt_len_h_)) {
     {
       long gompt_t1 = j;
       if ((ulong)gompt_t1 < (ulong)gompt_len_h_) {
         int gompt_t2 = v;
         h[gompt_t1] = ((int)((uint)h[gompt_t1] + (uint)gompt_t2));
+      } else {
+        gompt_check_fail(gompt_fault, gompt_stop, 5L, gompt_t1, gompt_len_h_);
       }
     }
+    if (*gompt_stop) return;
   }
+  if (*gompt_stop) return;
 }
 
-static inline __attribute__((always_inline)) void gompt_body_Helpers(long i, long n, char s8, uchar u8, short s16, ushort u16, int s32, uint u32, ulong u64, ulong u, bool b, double f64, __global const float *x, long gompt_len_x_, __global const float *c, long gompt_len_c_, __global int *hist, long gompt_len_hist_, __global float *out, long gompt_len_out_) {
-  float y = gompt_f_poly3(x[i], c, gompt_len_c_);
+static inline __attribute__((always_inline)) void gompt_body_Helpers(long i, long n, char s8, uchar u8, short s16, ushort u16, int s32, uint u32, ulong u64, ulong u, bool b, double f64, __global const float *x, long gompt_len_x_, __global const float *c, long gompt_len_c_, __global int *hist, long gompt_len_hist_, __global float *out, long gompt_len_out_, __global long *gompt_fault, int *gompt_stop) {
+  float y = gompt_f_poly3(x[i], c, gompt_len_c_, gompt_fault, gompt_stop);
+  if (*gompt_stop) return;
   if (b) {
     y = (-y);
   }
-  gompt_f_bump(hist, gompt_len_hist_, i, ((int)((uint)((int)((uint)((int)((uint)((int)((uint)((int)s8) + (uint)((int)u8))) + (uint)((int)s16))) + (uint)((int)u16))) + (uint)s32)));
-  gompt_f_bump(hist, gompt_len_hist_, i, ((int)((uint)((int)((uint)((int)((uint)(u32 % 7U))) + (uint)((int)((ulong)(u64 % 5UL))))) + (uint)((int)((ulong)(u % 3UL))))));
-  gompt_f_bump(hist, gompt_len_hist_, ((long)((ulong)i + (ulong)n)), (1000));
+  gompt_f_bump(hist, gompt_len_hist_, i, ((int)((uint)((int)((uint)((int)((uint)((int)((uint)((int)s8) + (uint)((int)u8))) + (uint)((int)s16))) + (uint)((int)u16))) + (uint)s32)), gompt_fault, gompt_stop);
+  if (*gompt_stop) return;
+  gompt_f_bump(hist, gompt_len_hist_, i, ((int)((uint)((int)((uint)((int)((uint)(u32 % 7U))) + (uint)((int)((ulong)(u64 % 5UL))))) + (uint)((int)((ulong)(u % 3UL))))), gompt_fault, gompt_stop);
+  if (*gompt_stop) return;
+  gompt_f_bump(hist, gompt_len_hist_, ((long)((ulong)i + (ulong)n)), (1000), gompt_fault, gompt_stop);
+  if (*gompt_stop) return;
   out[i] = (y + ((float)f64));
 }
 
-__kernel void gompt_Helpers(long n, int s8, uint u8, int s16, uint u16, int s32, uint u32, long u64, long u, int b, double f64, __global const float *x, __global const float *c, __global int *hist, __global float *out) {
+__kernel void gompt_Helpers(long n, int s8, uint u8, int s16, uint u16, int s32, uint u32, long u64, long u, int b, double f64, __global const float *x, __global const float *c, __global int *hist, __global float *out, __global long *gompt_fault) {
   long gompt_len_x = ((long)n > 0 ? (long)n : 0);
   long gompt_len_c = (4L > 0 ? 4L : 0);
   long gompt_len_hist = ((long)n > 0 ? (long)n : 0);
   long gompt_len_out = ((long)n > 0 ? (long)n : 0);
   if ((long)n <= 0) return;
+  int gompt_stopped = 0, *gompt_stop = &gompt_stopped;
   if (get_global_size(0) >= (ulong)(long)n) {
     long gompt_i0 = (long)get_global_id(0);
     if ((long)((get_group_id(0) + 1) * get_local_size(0)) <= (long)n) {
-      gompt_body_Helpers(gompt_i0, n, ((char)s8), ((uchar)u8), ((short)s16), ((ushort)u16), s32, u32, ((ulong)u64), ((ulong)u), (b != 0), f64, x, gompt_len_x, c, gompt_len_c, hist, gompt_len_hist, out, gompt_len_out);
+      gompt_body_Helpers(gompt_i0, n, ((char)s8), ((uchar)u8), ((short)s16), ((ushort)u16), s32, u32, ((ulong)u64), ((ulong)u), (b != 0), f64, x, gompt_len_x, c, gompt_len_c, hist, gompt_len_hist, out, gompt_len_out, gompt_fault, gompt_stop);
     } else if (gompt_i0 < (long)n) {
-      gompt_body_Helpers(gompt_i0, n, ((char)s8), ((uchar)u8), ((short)s16), ((ushort)u16), s32, u32, ((ulong)u64), ((ulong)u), (b != 0), f64, x, gompt_len_x, c, gompt_len_c, hist, gompt_len_hist, out, gompt_len_out);
+      gompt_body_Helpers(gompt_i0, n, ((char)s8), ((uchar)u8), ((short)s16), ((ushort)u16), s32, u32, ((ulong)u64), ((ulong)u), (b != 0), f64, x, gompt_len_x, c, gompt_len_c, hist, gompt_len_hist, out, gompt_len_out, gompt_fault, gompt_stop);
     }
     return;
   }
   for (long gompt_i0 = (long)get_global_id(0); gompt_i0 < (long)n; gompt_i0 += (long)get_global_size(0)) {
-    gompt_body_Helpers(gompt_i0, n, ((char)s8), ((uchar)u8), ((short)s16), ((ushort)u16), s32, u32, ((ulong)u64), ((ulong)u), (b != 0), f64, x, gompt_len_x, c, gompt_len_c, hist, gompt_len_hist, out, gompt_len_out);
+    gompt_body_Helpers(gompt_i0, n, ((char)s8), ((uchar)u8), ((short)s16), ((ushort)u16), s32, u32, ((ulong)u64), ((ulong)u), (b != 0), f64, x, gompt_len_x, c, gompt_len_c, hist, gompt_len_hist, out, gompt_len_out, gompt_fault, gompt_stop);
+    if (gompt_stopped) return;
   }
 }

@@ -2,11 +2,21 @@
 // Kernel Int64Ops: the Go function Int64Ops with Go's semantics (see gompt-kernels -h).
 #pragma OPENCL FP_CONTRACT OFF
 
+static void gompt_check_fail(__global long *f, int *stop, long site, long i, long n) {
+  *stop = 1;
+  if (atomic_cmpxchg((volatile __global int *)f, 0, (int)site) == 0) {
+    f[1] = i;
+    f[2] = n;
+    f[3] = 2066090944L;
+  }
+}
 static inline __attribute__((always_inline)) long gompt_div_long(long a, long b) { return b == 0 ? (long)0 : b == -1 ? (long)((ulong)0 - (ulong)a) : (long)(a / b); }
+static inline __attribute__((always_inline)) long gompt_divc_long(long a, long b, __global long *f, int *stop, long site) { if (b == 0) { gompt_check_fail(f, stop, site, 0, 0); return (long)0; } return gompt_div_long(a, b); }
 static inline __attribute__((always_inline)) long gompt_len_mul(long a, long b) { return a <= 0 || b <= 0 ? 0 : a * b; }
 static inline __attribute__((always_inline)) long gompt_rem_long(long a, long b) { return b == 0 || b == -1 ? (long)0 : (long)(a % b); }
+static inline __attribute__((always_inline)) long gompt_remc_long(long a, long b, __global long *f, int *stop, long site) { if (b == 0) { gompt_check_fail(f, stop, site, 0, 0); return (long)0; } return gompt_rem_long(a, b); }
 
-static inline __attribute__((always_inline)) void gompt_body_Int64Ops(long i, long n, __global const long *a, long gompt_len_a_, __global const long *b, long gompt_len_b_, __global long *out, long gompt_len_out_) {
+static inline __attribute__((always_inline)) void gompt_body_Int64Ops(long i, long n, __global const long *a, long gompt_len_a_, __global const long *b, long gompt_len_b_, __global long *out, long gompt_len_out_, __global long *gompt_fault, int *gompt_stop) {
   long gompt_t1 = a[i];
   long gompt_t2 = b[i];
   long x = gompt_t1;
@@ -16,30 +26,35 @@ static inline __attribute__((always_inline)) void gompt_body_Int64Ops(long i, lo
   out[((long)((ulong)o + (ulong)(1L)))] = ((long)((ulong)x - (ulong)y));
   out[((long)((ulong)o + (ulong)(2L)))] = ((long)((ulong)x * (ulong)y));
   if (y != (0L)) {
-    out[((long)((ulong)o + (ulong)(3L)))] = gompt_div_long(x, y);
-    out[((long)((ulong)o + (ulong)(4L)))] = gompt_rem_long(x, y);
+    out[((long)((ulong)o + (ulong)(3L)))] = gompt_divc_long(x, y, gompt_fault, gompt_stop, 1L);
+    if (*gompt_stop) return;
+    out[((long)((ulong)o + (ulong)(4L)))] = gompt_remc_long(x, y, gompt_fault, gompt_stop, 2L);
+    if (*gompt_stop) return;
   }
+  if (*gompt_stop) return;
   out[((long)((ulong)o + (ulong)(5L)))] = ((long)((ulong)0 - (ulong)x));
   out[((long)((ulong)o + (ulong)(6L)))] = ((long)(x & ~y));
   out[((long)((ulong)o + (ulong)(7L)))] = ((long)(((long)(x ^ y)) | ((long)(x & y))));
   out[((long)((ulong)o + (ulong)(8L)))] = ((long)(~x));
 }
 
-__kernel void gompt_Int64Ops(long n, __global const long *a, __global const long *b, __global long *out) {
+__kernel void gompt_Int64Ops(long n, __global const long *a, __global const long *b, __global long *out, __global long *gompt_fault) {
   long gompt_len_a = ((long)n > 0 ? (long)n : 0);
   long gompt_len_b = ((long)n > 0 ? (long)n : 0);
   long gompt_len_out = gompt_len_mul((9L > 0 ? 9L : 0), (long)n);
   if ((long)n <= 0) return;
+  int gompt_stopped = 0, *gompt_stop = &gompt_stopped;
   if (get_global_size(0) >= (ulong)(long)n) {
     long gompt_i0 = (long)get_global_id(0);
     if ((long)((get_group_id(0) + 1) * get_local_size(0)) <= (long)n) {
-      gompt_body_Int64Ops(gompt_i0, n, a, gompt_len_a, b, gompt_len_b, out, gompt_len_out);
+      gompt_body_Int64Ops(gompt_i0, n, a, gompt_len_a, b, gompt_len_b, out, gompt_len_out, gompt_fault, gompt_stop);
     } else if (gompt_i0 < (long)n) {
-      gompt_body_Int64Ops(gompt_i0, n, a, gompt_len_a, b, gompt_len_b, out, gompt_len_out);
+      gompt_body_Int64Ops(gompt_i0, n, a, gompt_len_a, b, gompt_len_b, out, gompt_len_out, gompt_fault, gompt_stop);
     }
     return;
   }
   for (long gompt_i0 = (long)get_global_id(0); gompt_i0 < (long)n; gompt_i0 += (long)get_global_size(0)) {
-    gompt_body_Int64Ops(gompt_i0, n, a, gompt_len_a, b, gompt_len_b, out, gompt_len_out);
+    gompt_body_Int64Ops(gompt_i0, n, a, gompt_len_a, b, gompt_len_b, out, gompt_len_out, gompt_fault, gompt_stop);
+    if (gompt_stopped) return;
   }
 }

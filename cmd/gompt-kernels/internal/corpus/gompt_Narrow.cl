@@ -2,11 +2,21 @@
 // Kernel Narrow: the Go function Narrow with Go's semantics (see gompt-kernels -h).
 #pragma OPENCL FP_CONTRACT OFF
 
+static void gompt_check_fail(__global long *f, int *stop, long site, long i, long n) {
+  *stop = 1;
+  if (atomic_cmpxchg((volatile __global int *)f, 0, (int)site) == 0) {
+    f[1] = i;
+    f[2] = n;
+    f[3] = 1492845850L;
+  }
+}
 static inline __attribute__((always_inline)) char gompt_div_char(char a, char b) { return b == 0 ? (char)0 : b == -1 ? (char)((uint)0 - (uint)a) : (char)(a / b); }
+static inline __attribute__((always_inline)) char gompt_divc_char(char a, char b, __global long *f, int *stop, long site) { if (b == 0) { gompt_check_fail(f, stop, site, 0, 0); return (char)0; } return gompt_div_char(a, b); }
 static inline __attribute__((always_inline)) long gompt_len_mul(long a, long b) { return a <= 0 || b <= 0 ? 0 : a * b; }
 static inline __attribute__((always_inline)) char gompt_rem_char(char a, char b) { return b == 0 || b == -1 ? (char)0 : (char)(a % b); }
+static inline __attribute__((always_inline)) char gompt_remc_char(char a, char b, __global long *f, int *stop, long site) { if (b == 0) { gompt_check_fail(f, stop, site, 0, 0); return (char)0; } return gompt_rem_char(a, b); }
 
-static inline __attribute__((always_inline)) void gompt_body_Narrow(long i, long n, __global const char *a, long gompt_len_a_, __global const char *b, long gompt_len_b_, __global const ushort *c, long gompt_len_c_, __global const ushort *d, long gompt_len_d_, __global long *out, long gompt_len_out_) {
+static inline __attribute__((always_inline)) void gompt_body_Narrow(long i, long n, __global const char *a, long gompt_len_a_, __global const char *b, long gompt_len_b_, __global const ushort *c, long gompt_len_c_, __global const ushort *d, long gompt_len_d_, __global long *out, long gompt_len_out_, __global long *gompt_fault, int *gompt_stop) {
   char gompt_t1 = a[i];
   char gompt_t2 = b[i];
   char x = gompt_t1;
@@ -20,9 +30,12 @@ static inline __attribute__((always_inline)) void gompt_body_Narrow(long i, long
   out[((long)((ulong)o + (ulong)(1L)))] = ((long)((char)((uint)x * (uint)y)));
   out[((long)((ulong)o + (ulong)(2L)))] = ((long)((char)((uint)0 - (uint)x)));
   if (y != ((char)0)) {
-    out[((long)((ulong)o + (ulong)(3L)))] = ((long)gompt_div_char(x, y));
-    out[((long)((ulong)o + (ulong)(4L)))] = ((long)gompt_rem_char(x, y));
+    out[((long)((ulong)o + (ulong)(3L)))] = ((long)gompt_divc_char(x, y, gompt_fault, gompt_stop, 1L));
+    if (*gompt_stop) return;
+    out[((long)((ulong)o + (ulong)(4L)))] = ((long)gompt_remc_char(x, y, gompt_fault, gompt_stop, 2L));
+    if (*gompt_stop) return;
   }
+  if (*gompt_stop) return;
   out[((long)((ulong)o + (ulong)(5L)))] = ((long)((ushort)((uint)u * (uint)v)));
   out[((long)((ulong)o + (ulong)(6L)))] = ((long)((ushort)((uint)u - (uint)v)));
   out[((long)((ulong)o + (ulong)(7L)))] = ((long)((uchar)((uint)((uchar)u) + (uint)((uchar)v))));
@@ -32,23 +45,25 @@ static inline __attribute__((always_inline)) void gompt_body_Narrow(long i, long
   out[((long)((ulong)o + (ulong)(11L)))] = ((long)((ulong)((long)((char)((long)((ulong)((long)u) * (ulong)(3L))))) + (ulong)((long)((ushort)x))));
 }
 
-__kernel void gompt_Narrow(long n, __global const char *a, __global const char *b, __global const ushort *c, __global const ushort *d, __global long *out) {
+__kernel void gompt_Narrow(long n, __global const char *a, __global const char *b, __global const ushort *c, __global const ushort *d, __global long *out, __global long *gompt_fault) {
   long gompt_len_a = ((long)n > 0 ? (long)n : 0);
   long gompt_len_b = ((long)n > 0 ? (long)n : 0);
   long gompt_len_c = ((long)n > 0 ? (long)n : 0);
   long gompt_len_d = ((long)n > 0 ? (long)n : 0);
   long gompt_len_out = gompt_len_mul((12L > 0 ? 12L : 0), (long)n);
   if ((long)n <= 0) return;
+  int gompt_stopped = 0, *gompt_stop = &gompt_stopped;
   if (get_global_size(0) >= (ulong)(long)n) {
     long gompt_i0 = (long)get_global_id(0);
     if ((long)((get_group_id(0) + 1) * get_local_size(0)) <= (long)n) {
-      gompt_body_Narrow(gompt_i0, n, a, gompt_len_a, b, gompt_len_b, c, gompt_len_c, d, gompt_len_d, out, gompt_len_out);
+      gompt_body_Narrow(gompt_i0, n, a, gompt_len_a, b, gompt_len_b, c, gompt_len_c, d, gompt_len_d, out, gompt_len_out, gompt_fault, gompt_stop);
     } else if (gompt_i0 < (long)n) {
-      gompt_body_Narrow(gompt_i0, n, a, gompt_len_a, b, gompt_len_b, c, gompt_len_c, d, gompt_len_d, out, gompt_len_out);
+      gompt_body_Narrow(gompt_i0, n, a, gompt_len_a, b, gompt_len_b, c, gompt_len_c, d, gompt_len_d, out, gompt_len_out, gompt_fault, gompt_stop);
     }
     return;
   }
   for (long gompt_i0 = (long)get_global_id(0); gompt_i0 < (long)n; gompt_i0 += (long)get_global_size(0)) {
-    gompt_body_Narrow(gompt_i0, n, a, gompt_len_a, b, gompt_len_b, c, gompt_len_c, d, gompt_len_d, out, gompt_len_out);
+    gompt_body_Narrow(gompt_i0, n, a, gompt_len_a, b, gompt_len_b, c, gompt_len_c, d, gompt_len_d, out, gompt_len_out, gompt_fault, gompt_stop);
+    if (gompt_stopped) return;
   }
 }

@@ -2,28 +2,40 @@
 // Kernel OutOfRange: the Go function OutOfRange with Go's semantics (see gompt-kernels -h).
 #pragma OPENCL FP_CONTRACT OFF
 
-static inline __attribute__((always_inline)) int gompt_ld_int(__global const int *p, long n, long i) { return (ulong)i < (ulong)n ? p[i] : (int)0; }
-static inline __attribute__((always_inline)) void gompt_st_int(__global int *p, long n, long i, int v) { if ((ulong)i < (ulong)n) p[i] = v; }
+static void gompt_check_fail(__global long *f, int *stop, long site, long i, long n) {
+  *stop = 1;
+  if (atomic_cmpxchg((volatile __global int *)f, 0, (int)site) == 0) {
+    f[1] = i;
+    f[2] = n;
+    f[3] = 1107007471L;
+  }
+}
+static inline __attribute__((always_inline)) int gompt_ldc_int(__global const int *p, long n, long i, __global long *f, int *stop, long site) { if ((ulong)i < (ulong)n) return p[i]; gompt_check_fail(f, stop, site, i, n); return (int)0; }
+static inline __attribute__((always_inline)) void gompt_stc_int(__global int *p, long n, long i, int v, __global long *f, int *stop, long site) { if ((ulong)i < (ulong)n) p[i] = v; else gompt_check_fail(f, stop, site, i, n); }
 
-static inline __attribute__((always_inline)) void gompt_body_OutOfRange(long i, long n, __global const int *in, long gompt_len_in_, __global int *out, long gompt_len_out_) {
-  out[i] = ((int)((uint)gompt_ld_int(in, gompt_len_in_, ((long)((ulong)i + (ulong)(1L)))) + (uint)gompt_ld_int(in, gompt_len_in_, ((long)((ulong)i - (ulong)(1L))))));
-  gompt_st_int(out, gompt_len_out_, ((long)((ulong)i + (ulong)n)), (5));
+static inline __attribute__((always_inline)) void gompt_body_OutOfRange(long i, long n, __global const int *in, long gompt_len_in_, __global int *out, long gompt_len_out_, __global long *gompt_fault, int *gompt_stop) {
+  out[i] = ((int)((uint)gompt_ldc_int(in, gompt_len_in_, ((long)((ulong)i + (ulong)(1L))), gompt_fault, gompt_stop, 1L) + (uint)gompt_ldc_int(in, gompt_len_in_, ((long)((ulong)i - (ulong)(1L))), gompt_fault, gompt_stop, 2L)));
+  if (*gompt_stop) return;
+  gompt_stc_int(out, gompt_len_out_, ((long)((ulong)i + (ulong)n)), (5), gompt_fault, gompt_stop, 3L);
+  if (*gompt_stop) return;
 }
 
-__kernel void gompt_OutOfRange(long n, __global const int *in, __global int *out) {
+__kernel void gompt_OutOfRange(long n, __global const int *in, __global int *out, __global long *gompt_fault) {
   long gompt_len_in = ((long)n > 0 ? (long)n : 0);
   long gompt_len_out = ((long)n > 0 ? (long)n : 0);
   if ((long)n <= 0) return;
+  int gompt_stopped = 0, *gompt_stop = &gompt_stopped;
   if (get_global_size(0) >= (ulong)(long)n) {
     long gompt_i0 = (long)get_global_id(0);
     if ((long)((get_group_id(0) + 1) * get_local_size(0)) <= (long)n) {
-      gompt_body_OutOfRange(gompt_i0, n, in, gompt_len_in, out, gompt_len_out);
+      gompt_body_OutOfRange(gompt_i0, n, in, gompt_len_in, out, gompt_len_out, gompt_fault, gompt_stop);
     } else if (gompt_i0 < (long)n) {
-      gompt_body_OutOfRange(gompt_i0, n, in, gompt_len_in, out, gompt_len_out);
+      gompt_body_OutOfRange(gompt_i0, n, in, gompt_len_in, out, gompt_len_out, gompt_fault, gompt_stop);
     }
     return;
   }
   for (long gompt_i0 = (long)get_global_id(0); gompt_i0 < (long)n; gompt_i0 += (long)get_global_size(0)) {
-    gompt_body_OutOfRange(gompt_i0, n, in, gompt_len_in, out, gompt_len_out);
+    gompt_body_OutOfRange(gompt_i0, n, in, gompt_len_in, out, gompt_len_out, gompt_fault, gompt_stop);
+    if (gompt_stopped) return;
   }
 }

@@ -2,11 +2,21 @@
 // Kernel Uint64Ops: the Go function Uint64Ops with Go's semantics (see gompt-kernels -h).
 #pragma OPENCL FP_CONTRACT OFF
 
+static void gompt_check_fail(__global long *f, int *stop, long site, long i, long n) {
+  *stop = 1;
+  if (atomic_cmpxchg((volatile __global int *)f, 0, (int)site) == 0) {
+    f[1] = i;
+    f[2] = n;
+    f[3] = 176467693L;
+  }
+}
 static inline __attribute__((always_inline)) ulong gompt_div_ulong(ulong a, ulong b) { return b == 0 ? (ulong)0 : (ulong)(a / b); }
+static inline __attribute__((always_inline)) ulong gompt_divc_ulong(ulong a, ulong b, __global long *f, int *stop, long site) { if (b == 0) { gompt_check_fail(f, stop, site, 0, 0); return (ulong)0; } return gompt_div_ulong(a, b); }
 static inline __attribute__((always_inline)) long gompt_len_mul(long a, long b) { return a <= 0 || b <= 0 ? 0 : a * b; }
 static inline __attribute__((always_inline)) ulong gompt_rem_ulong(ulong a, ulong b) { return b == 0 ? (ulong)0 : (ulong)(a % b); }
+static inline __attribute__((always_inline)) ulong gompt_remc_ulong(ulong a, ulong b, __global long *f, int *stop, long site) { if (b == 0) { gompt_check_fail(f, stop, site, 0, 0); return (ulong)0; } return gompt_rem_ulong(a, b); }
 
-static inline __attribute__((always_inline)) void gompt_body_Uint64Ops(long i, long n, __global const ulong *a, long gompt_len_a_, __global const ulong *b, long gompt_len_b_, __global ulong *out, long gompt_len_out_) {
+static inline __attribute__((always_inline)) void gompt_body_Uint64Ops(long i, long n, __global const ulong *a, long gompt_len_a_, __global const ulong *b, long gompt_len_b_, __global ulong *out, long gompt_len_out_, __global long *gompt_fault, int *gompt_stop) {
   ulong gompt_t1 = a[i];
   ulong gompt_t2 = b[i];
   ulong x = gompt_t1;
@@ -16,27 +26,32 @@ static inline __attribute__((always_inline)) void gompt_body_Uint64Ops(long i, l
   out[((long)((ulong)o + (ulong)(1L)))] = (x - y);
   out[((long)((ulong)o + (ulong)(2L)))] = (x * y);
   if (y != 0UL) {
-    out[((long)((ulong)o + (ulong)(3L)))] = gompt_div_ulong(x, y);
-    out[((long)((ulong)o + (ulong)(4L)))] = gompt_rem_ulong(x, y);
+    out[((long)((ulong)o + (ulong)(3L)))] = gompt_divc_ulong(x, y, gompt_fault, gompt_stop, 1L);
+    if (*gompt_stop) return;
+    out[((long)((ulong)o + (ulong)(4L)))] = gompt_remc_ulong(x, y, gompt_fault, gompt_stop, 2L);
+    if (*gompt_stop) return;
   }
+  if (*gompt_stop) return;
   out[((long)((ulong)o + (ulong)(5L)))] = ((ulong)((ulong)0 - (ulong)x));
 }
 
-__kernel void gompt_Uint64Ops(long n, __global const ulong *a, __global const ulong *b, __global ulong *out) {
+__kernel void gompt_Uint64Ops(long n, __global const ulong *a, __global const ulong *b, __global ulong *out, __global long *gompt_fault) {
   long gompt_len_a = ((long)n > 0 ? (long)n : 0);
   long gompt_len_b = ((long)n > 0 ? (long)n : 0);
   long gompt_len_out = gompt_len_mul((6L > 0 ? 6L : 0), (long)n);
   if ((long)n <= 0) return;
+  int gompt_stopped = 0, *gompt_stop = &gompt_stopped;
   if (get_global_size(0) >= (ulong)(long)n) {
     long gompt_i0 = (long)get_global_id(0);
     if ((long)((get_group_id(0) + 1) * get_local_size(0)) <= (long)n) {
-      gompt_body_Uint64Ops(gompt_i0, n, a, gompt_len_a, b, gompt_len_b, out, gompt_len_out);
+      gompt_body_Uint64Ops(gompt_i0, n, a, gompt_len_a, b, gompt_len_b, out, gompt_len_out, gompt_fault, gompt_stop);
     } else if (gompt_i0 < (long)n) {
-      gompt_body_Uint64Ops(gompt_i0, n, a, gompt_len_a, b, gompt_len_b, out, gompt_len_out);
+      gompt_body_Uint64Ops(gompt_i0, n, a, gompt_len_a, b, gompt_len_b, out, gompt_len_out, gompt_fault, gompt_stop);
     }
     return;
   }
   for (long gompt_i0 = (long)get_global_id(0); gompt_i0 < (long)n; gompt_i0 += (long)get_global_size(0)) {
-    gompt_body_Uint64Ops(gompt_i0, n, a, gompt_len_a, b, gompt_len_b, out, gompt_len_out);
+    gompt_body_Uint64Ops(gompt_i0, n, a, gompt_len_a, b, gompt_len_b, out, gompt_len_out, gompt_fault, gompt_stop);
+    if (gompt_stopped) return;
   }
 }

@@ -23,6 +23,9 @@ var Box3DKernel = &gomptdevice.Kernel{
 		{Name: "out", Kind: gomptdevice.ParamBuffer, Elem: gomptdevice.ParamFloat64, Len: "nx*ny*nz"},
 	},
 	Dims: 3,
+	Faults: []gomptdevice.FaultSite{
+		{Kind: gomptdevice.FaultIndex, Pos: "dims.go:29"},
+	},
 	Images: []gomptdevice.Image{
 		{Kind: gomptdevice.ImageHost, Entry: "gompt_Box3D", Host: gomptHostBox3D},
 		{Kind: gomptdevice.ImageOpenCL, Entry: "gompt_Box3D", Source: gomptCLBox3D, Options: "-cl-fp32-correctly-rounded-divide-sqrt"},
@@ -51,21 +54,51 @@ func gomptHostBox3D(gomptA *gomptdevice.HostArgs, gomptR gomptdevice.Range, _, _
 	for z := gomptLo2; z < gomptHi2; z++ {
 		for y := gomptLo1; y < gomptHi1; y++ {
 			for x := gomptLo0; x < gomptHi0; x++ {
+//line dims.go:20
 				var s float64
+//line gompt_kernels.go:60
+//line dims.go:21
 				cnt := int(0)
+//line gompt_kernels.go:63
+//line dims.go:22
 				for dz := int(-1); dz <= int(1); dz++ {
+//line gompt_kernels.go:66
+//line dims.go:23
 					for dy := int(-1); dy <= int(1); dy++ {
+//line gompt_kernels.go:69
+//line dims.go:24
 						for dx := int(-1); dx <= int(1); dx++ {
+//line gompt_kernels.go:72
+//line dims.go:25
 							u, v, t := (x + dx), (y + dy), (z + dz)
+//line gompt_kernels.go:75
+//line dims.go:26
 							if (((((u < int(0)) || (v < int(0))) || (t < int(0))) || (u >= nx)) || (v >= ny)) || (t >= nz) {
+//line gompt_kernels.go:78
+//line dims.go:27
 								continue
+//line gompt_kernels.go:81
+//line dims.go:26
 							}
+//line gompt_kernels.go:84
+//line dims.go:29
 							s += in[((((t * ny) + v) * nx) + u)]
+//line gompt_kernels.go:87
+//line dims.go:30
 							cnt++
+//line gompt_kernels.go:90
+//line dims.go:24
 						}
+//line gompt_kernels.go:93
+//line dims.go:23
 					}
+//line gompt_kernels.go:96
+//line dims.go:22
 				}
+//line gompt_kernels.go:99
+//line dims.go:34
 				*(*float64)(unsafe.Add(gomptPOut, ((((z*nx)*ny)+(y*nx))+x)*8)) = (s / float64(cnt))
+//line gompt_kernels.go:102
 			}
 		}
 	}
@@ -130,32 +163,84 @@ func gomptHostClassify(gomptA *gomptdevice.HostArgs, gomptR gomptdevice.Range, _
 	gomptPOut := unsafe.Pointer(unsafe.SliceData(out))
 	gomptLo0, gomptHi0 := gomptR.Clamp(0, n)
 	for i := gomptLo0; i < gomptHi0; i++ {
+//line floats.go:66
 		x := *(*float64)(unsafe.Add(gomptPA, i*8))
+//line gompt_kernels.go:169
+//line floats.go:67
 		o := (int(8) * i)
+//line gompt_kernels.go:172
+//line floats.go:68
 		var flags uint64
+//line gompt_kernels.go:175
+//line floats.go:69
 		if gomptmath.IsNaN(x) {
+//line gompt_kernels.go:178
+//line floats.go:70
 			flags |= uint64(1)
+//line gompt_kernels.go:181
+//line floats.go:69
 		}
+//line gompt_kernels.go:184
+//line floats.go:72
 		if gomptmath.IsInf(x, int(1)) {
+//line gompt_kernels.go:187
+//line floats.go:73
 			flags |= uint64(2)
+//line gompt_kernels.go:190
+//line floats.go:72
 		}
+//line gompt_kernels.go:193
+//line floats.go:75
 		if gomptmath.IsInf(x, int(-1)) {
+//line gompt_kernels.go:196
+//line floats.go:76
 			flags |= uint64(4)
+//line gompt_kernels.go:199
+//line floats.go:75
 		}
+//line gompt_kernels.go:202
+//line floats.go:78
 		if gomptmath.IsInf(x, int(0)) {
+//line gompt_kernels.go:205
+//line floats.go:79
 			flags |= uint64(8)
+//line gompt_kernels.go:208
+//line floats.go:78
 		}
+//line gompt_kernels.go:211
+//line floats.go:81
 		if gomptmath.Signbit(x) {
+//line gompt_kernels.go:214
+//line floats.go:82
 			flags |= uint64(16)
+//line gompt_kernels.go:217
+//line floats.go:81
 		}
+//line gompt_kernels.go:220
+//line floats.go:84
 		*(*uint64)(unsafe.Add(gomptPOut, o*8)) = flags
+//line gompt_kernels.go:223
+//line floats.go:85
 		*(*uint64)(unsafe.Add(gomptPOut, (o+int(1))*8)) = gomptmath.Float64bits(x)
+//line gompt_kernels.go:226
+//line floats.go:86
 		*(*uint64)(unsafe.Add(gomptPOut, (o+int(2))*8)) = uint64(gomptmath.Float32bits(float32(x)))
+//line gompt_kernels.go:229
+//line floats.go:87
 		*(*uint64)(unsafe.Add(gomptPOut, (o+int(3))*8)) = (gomptmath.Float64bits(gomptmath.Inf(int(1))) ^ gomptmath.Float64bits(gomptmath.Inf(int(-1))))
+//line gompt_kernels.go:232
+//line floats.go:88
 		*(*uint64)(unsafe.Add(gomptPOut, (o+int(4))*8)) = gomptmath.Float64bits(gomptmath.NaN())
+//line gompt_kernels.go:235
+//line floats.go:89
 		*(*uint64)(unsafe.Add(gomptPOut, (o+int(5))*8)) = gomptmath.Float64bits(gomptmath.Float64frombits((gomptmath.Float64bits(x) ^ uint64(9223372036854775808))))
+//line gompt_kernels.go:238
+//line floats.go:90
 		*(*uint64)(unsafe.Add(gomptPOut, (o+int(6))*8)) = uint64(gomptmath.Float32bits(gomptmath.Float32frombits((uint32(i) | uint32(1065353216)))))
+//line gompt_kernels.go:241
+//line floats.go:91
 		*(*uint64)(unsafe.Add(gomptPOut, (o+int(7))*8)) = gomptmath.Float64bits((x * float64(0.0)))
+//line gompt_kernels.go:244
 	}
 	_ = n
 }
@@ -218,76 +303,216 @@ func gomptHostControl(gomptA *gomptdevice.HostArgs, gomptR gomptdevice.Range, _,
 	gomptLo0, gomptHi0 := gomptR.Clamp(0, n)
 gomptPoint0:
 	for i := gomptLo0; i < gomptHi0; i++ {
+//line control.go:10
 		x := int64(*(*int32)(unsafe.Add(gomptPA, i*4)))
+//line gompt_kernels.go:309
+//line control.go:11
 		var acc int64
+//line gompt_kernels.go:312
+//line control.go:12
 		var flag bool
+//line gompt_kernels.go:315
+//line control.go:15
 		for j := int(0); j < int(10); j++ {
+//line gompt_kernels.go:318
+//line control.go:16
 			if j == int(2) {
+//line gompt_kernels.go:321
+//line control.go:17
 				continue
+//line gompt_kernels.go:324
+//line control.go:16
 			}
+//line gompt_kernels.go:327
+//line control.go:19
 			if int64(j) > ((x % int64(7)) + int64(3)) {
+//line gompt_kernels.go:330
+//line control.go:20
 				break
+//line gompt_kernels.go:333
+//line control.go:19
 			}
+//line gompt_kernels.go:336
+//line control.go:22
 			acc += int64(j)
+//line gompt_kernels.go:339
+//line control.go:15
 		}
+//line gompt_kernels.go:342
+//line control.go:25
 		k := x
+//line gompt_kernels.go:345
+//line control.go:26
 		for k > int64(100) {
+//line gompt_kernels.go:348
+//line control.go:27
 			k /= int64(3)
+//line gompt_kernels.go:351
+//line control.go:26
 		}
+//line gompt_kernels.go:354
+//line control.go:29
 		for {
+//line gompt_kernels.go:357
+//line control.go:30
 			k++
+//line gompt_kernels.go:360
+//line control.go:31
 			if (k % int64(5)) == int64(0) {
+//line gompt_kernels.go:363
+//line control.go:32
 				break
+//line gompt_kernels.go:366
+//line control.go:31
 			}
+//line gompt_kernels.go:369
+//line control.go:29
 		}
+//line gompt_kernels.go:372
+//line control.go:35
 		acc = ((acc * int64(1000)) + k)
+//line gompt_kernels.go:375
+//line control.go:38
 	outer:
+//line gompt_kernels.go:378
+//line control.go:39
 		for j := range int(6) {
+//line gompt_kernels.go:381
+//line control.go:40
 			switch {
+//line gompt_kernels.go:384
+//line control.go:40
 			case (j == int(1)):
+//line gompt_kernels.go:387
+//line control.go:42
 				acc += int64(7)
+//line gompt_kernels.go:390
+//line control.go:43
 				break
+//line gompt_kernels.go:393
+//line control.go:40
 			case (j == int((x % int64(4)))):
+//line gompt_kernels.go:396
+//line control.go:45
 				continue outer
+//line gompt_kernels.go:399
+//line control.go:40
 			default:
+//line gompt_kernels.go:402
+//line control.go:47
 				acc -= int64(1)
+//line gompt_kernels.go:405
+//line control.go:40
 			}
+//line gompt_kernels.go:408
+//line control.go:49
 			for m := range int64(3) {
+//line gompt_kernels.go:411
+//line control.go:50
 				if m == int64(1) {
+//line gompt_kernels.go:414
+//line control.go:51
 					continue outer
+//line gompt_kernels.go:417
+//line control.go:50
 				}
+//line gompt_kernels.go:420
+//line control.go:53
 				acc += (m + int64(1))
+//line gompt_kernels.go:423
+//line control.go:49
 			}
+//line gompt_kernels.go:426
+//line control.go:39
 		}
+//line gompt_kernels.go:429
+//line control.go:57
 		switch r := (x % int64(6)); r {
+//line gompt_kernels.go:432
+//line control.go:57
 		case int64(0), int64(3):
+//line gompt_kernels.go:435
+//line control.go:59
 			acc *= int64(3)
+//line gompt_kernels.go:438
+//line control.go:57
 		default:
+//line gompt_kernels.go:441
+//line control.go:61
 			flag = true
+//line gompt_kernels.go:444
+//line control.go:57
 		case int64(1):
+//line gompt_kernels.go:447
+//line control.go:63
 			acc -= int64(100)
+//line gompt_kernels.go:450
+//line control.go:57
 		}
+//line gompt_kernels.go:453
+//line control.go:66
 		p, q := acc, x
+//line gompt_kernels.go:456
+//line control.go:67
 		p, q = q, p
+//line gompt_kernels.go:459
+//line control.go:68
 		if q := (p + int64(1)); q > int64(0) {
+//line gompt_kernels.go:462
+//line control.go:69
 			acc += q
+//line gompt_kernels.go:465
+//line control.go:68
 		} else if q < int64(-10) {
+//line gompt_kernels.go:468
+//line control.go:71
 			acc -= q
+//line gompt_kernels.go:471
+//line control.go:68
 		} else {
+//line gompt_kernels.go:474
+//line control.go:73
 			acc ^= q
+//line gompt_kernels.go:477
+//line control.go:68
 		}
+//line gompt_kernels.go:480
+//line control.go:75
 		{
+//line gompt_kernels.go:483
+//line control.go:76
 			x := (x * int64(2))
+//line gompt_kernels.go:486
+//line control.go:77
 			acc += x
+//line gompt_kernels.go:489
+//line control.go:75
 		}
+//line gompt_kernels.go:492
+//line control.go:79
 		if flag {
+//line gompt_kernels.go:495
+//line control.go:80
 			acc = (-acc)
+//line gompt_kernels.go:498
+//line control.go:79
 		}
+//line gompt_kernels.go:501
+//line control.go:82
 		*(*int64)(unsafe.Add(gomptPOut, i*8)) = (acc + q)
+//line gompt_kernels.go:504
+//line control.go:83
 		if x < int64(0) {
+//line gompt_kernels.go:507
+//line control.go:84
 			continue gomptPoint0
+//line gompt_kernels.go:510
+//line control.go:83
 		}
+//line gompt_kernels.go:513
+//line control.go:86
 		*(*int64)(unsafe.Add(gomptPOut, i*8))++
+//line gompt_kernels.go:516
 	}
 	_ = n
 }
@@ -329,6 +554,10 @@ var ConvKernel = &gomptdevice.Kernel{
 		{Name: "out", Kind: gomptdevice.ParamBuffer, Elem: gomptdevice.ParamFloat32, Len: "n*m"},
 	},
 	Dims: 2,
+	Faults: []gomptdevice.FaultSite{
+		{Kind: gomptdevice.FaultDivide, Pos: "lockstep.go:15"},
+		{Kind: gomptdevice.FaultIndex, Pos: "lockstep.go:15"},
+	},
 	Images: []gomptdevice.Image{
 		{Kind: gomptdevice.ImageHost, Entry: "gompt_Conv", Host: gomptHostConv},
 		{Kind: gomptdevice.ImageOpenCL, Entry: "gompt_Conv", Source: gomptCLConv, Options: "-cl-fp32-correctly-rounded-divide-sqrt"},
@@ -371,35 +600,87 @@ func gomptLanesConv(gomptX0, gomptW int, i int, m int, n int, k int, w []float32
 	gomptL2Peak := gomptL2PeakA[:gomptW:gomptW]
 	var gomptL3TA [1024]float32
 	gomptL3T := gomptL3TA[:gomptW:gomptW]
+//line lockstep.go:10
 	if k <= int(0) {
+//line gompt_kernels.go:606
+//line lockstep.go:11
 		return
+//line gompt_kernels.go:609
+//line lockstep.go:10
 	}
+//line gompt_kernels.go:612
+//line lockstep.go:13
 	for gomptJ := 0; gomptJ < gomptW; gomptJ++ {
+//line gompt_kernels.go:615
 		gomptL1Acc[gomptJ] = float32(0)
 		gomptL2Peak[gomptJ] = float32(0)
+//line lockstep.go:13
 	}
+//line gompt_kernels.go:620
+//line lockstep.go:14
 	for p := int(0); p < k; p++ {
+//line gompt_kernels.go:623
+//line lockstep.go:15
 		gomptU1 := *(*float32)(unsafe.Add(gomptPW, p*4))
+//line gompt_kernels.go:626
+//line lockstep.go:15
 		gomptU2 := (i * n)
+//line gompt_kernels.go:629
+//line lockstep.go:15
 		for gomptJ := 0; gomptJ < gomptW; gomptJ++ {
+//line gompt_kernels.go:632
+//line lockstep.go:15
 			j := gomptX0 + gomptJ
+//line gompt_kernels.go:635
 			gomptL3T[gomptJ] = (gomptU1 * in[(gomptU2+((j+p)%n))])
+//line lockstep.go:15
 		}
+//line gompt_kernels.go:639
+//line lockstep.go:16
 		for gomptJ := 0; gomptJ < gomptW; gomptJ++ {
+//line gompt_kernels.go:642
+//line lockstep.go:16
 			gomptL1Acc[gomptJ] += gomptL3T[gomptJ]
+//line gompt_kernels.go:645
+//line lockstep.go:16
 		}
+//line gompt_kernels.go:648
+//line lockstep.go:17
 		for gomptJ := 0; gomptJ < gomptW; gomptJ++ {
+//line gompt_kernels.go:651
+//line lockstep.go:17
 			if gomptL3T[gomptJ] > gomptL2Peak[gomptJ] {
+//line gompt_kernels.go:654
+//line lockstep.go:18
 				gomptL2Peak[gomptJ] = gomptL3T[gomptJ]
+//line gompt_kernels.go:657
+//line lockstep.go:17
 			}
+//line gompt_kernels.go:660
+//line lockstep.go:17
 		}
+//line gompt_kernels.go:663
+//line lockstep.go:14
 	}
+//line gompt_kernels.go:666
+//line lockstep.go:21
 	gomptU3 := (i * n)
+//line gompt_kernels.go:669
+//line lockstep.go:21
 	gomptU4 := unsafe.Add(gomptPOut, (gomptU3+gomptX0)*4)
+//line gompt_kernels.go:672
+//line lockstep.go:21
 	gomptU5 := unsafe.Add(gomptPIn, (gomptU3+gomptX0)*4)
+//line gompt_kernels.go:675
+//line lockstep.go:21
 	for gomptJ := 0; gomptJ < gomptW; gomptJ++ {
+//line gompt_kernels.go:678
+//line lockstep.go:21
 		*(*float32)(unsafe.Add(gomptU4, gomptJ*4)) = ((gomptL1Acc[gomptJ] - gomptL2Peak[gomptJ]) + *(*float32)(unsafe.Add(gomptU5, gomptJ*4)))
+//line gompt_kernels.go:681
+//line lockstep.go:21
 	}
+//line gompt_kernels.go:684
 	_ = gomptL1Acc
 	_ = gomptL2Peak
 	_ = gomptL3T
@@ -469,16 +750,36 @@ func gomptHostConversions(gomptA *gomptdevice.HostArgs, gomptR gomptdevice.Range
 	gomptPOut := unsafe.Pointer(unsafe.SliceData(out))
 	gomptLo0, gomptHi0 := gomptR.Clamp(0, n)
 	for i := gomptLo0; i < gomptHi0; i++ {
+//line ints.go:120
 		x, y := *(*int64)(unsafe.Add(gomptPA, i*8)), *(*float64)(unsafe.Add(gomptPF, i*8))
+//line gompt_kernels.go:756
+//line ints.go:121
 		o := (int(8) * i)
+//line gompt_kernels.go:759
+//line ints.go:122
 		*(*float64)(unsafe.Add(gomptPOut, o*8)) = float64(float32(x))
+//line gompt_kernels.go:762
+//line ints.go:123
 		*(*float64)(unsafe.Add(gomptPOut, (o+int(1))*8)) = float64(x)
+//line gompt_kernels.go:765
+//line ints.go:124
 		*(*float64)(unsafe.Add(gomptPOut, (o+int(2))*8)) = float64(uint64(x))
+//line gompt_kernels.go:768
+//line ints.go:125
 		*(*float64)(unsafe.Add(gomptPOut, (o+int(3))*8)) = float64(int64(y))
+//line gompt_kernels.go:771
+//line ints.go:126
 		*(*float64)(unsafe.Add(gomptPOut, (o+int(4))*8)) = float64(int32((y / float64(4.0))))
+//line gompt_kernels.go:774
+//line ints.go:127
 		*(*float64)(unsafe.Add(gomptPOut, (o+int(5))*8)) = float64(float32(y))
+//line gompt_kernels.go:777
+//line ints.go:128
 		*(*float64)(unsafe.Add(gomptPOut, (o+int(6))*8)) = float64((uint8((y / float64(1e+15))) + uint8(1)))
+//line gompt_kernels.go:780
+//line ints.go:129
 		*(*float64)(unsafe.Add(gomptPOut, (o+int(7))*8)) = (float64(int16(((-y) / float64(1e+15)))) + float64(uint32((y / float64(1e+10)))))
+//line gompt_kernels.go:783
 	}
 	_ = n
 }
@@ -544,12 +845,24 @@ func gomptHostFloat64Ops(gomptA *gomptdevice.HostArgs, gomptR gomptdevice.Range,
 	gomptPOut := unsafe.Pointer(unsafe.SliceData(out))
 	gomptLo0, gomptHi0 := gomptR.Clamp(0, n)
 	for i := gomptLo0; i < gomptHi0; i++ {
+//line floats.go:35
 		x, y := *(*float64)(unsafe.Add(gomptPA, i*8)), *(*float64)(unsafe.Add(gomptPB, i*8))
+//line gompt_kernels.go:851
+//line floats.go:36
 		o := (int(4) * i)
+//line gompt_kernels.go:854
+//line floats.go:37
 		*(*float64)(unsafe.Add(gomptPOut, o*8)) = ((x * y) + x)
+//line gompt_kernels.go:857
+//line floats.go:38
 		*(*float64)(unsafe.Add(gomptPOut, (o+int(1))*8)) = (x / y)
+//line gompt_kernels.go:860
+//line floats.go:39
 		*(*float64)(unsafe.Add(gomptPOut, (o+int(2))*8)) = (gomptmath.Sqrt((x * y)) - float64(0.3333333333333333))
+//line gompt_kernels.go:863
+//line floats.go:40
 		*(*float64)(unsafe.Add(gomptPOut, (o+int(3))*8)) = ((gomptmath.Remainder((x*float64(100.0)), y) + gomptmath.Dim(x, y)) + gomptmath.Dim(y, x))
+//line gompt_kernels.go:866
 	}
 	_ = n
 }
@@ -618,25 +931,63 @@ func gomptHostFloatOps(gomptA *gomptdevice.HostArgs, gomptR gomptdevice.Range, _
 	gomptPOut := unsafe.Pointer(unsafe.SliceData(out))
 	gomptLo0, gomptHi0 := gomptR.Clamp(0, n)
 	for i := gomptLo0; i < gomptHi0; i++ {
+//line floats.go:10
 		x, y, z := *(*float32)(unsafe.Add(gomptPA, i*4)), *(*float32)(unsafe.Add(gomptPB, i*4)), *(*float32)(unsafe.Add(gomptPC, i*4))
+//line gompt_kernels.go:937
+//line floats.go:11
 		o := (int(12) * i)
+//line gompt_kernels.go:940
+//line floats.go:12
 		*(*float32)(unsafe.Add(gomptPOut, o*4)) = ((x * y) + z)
+//line gompt_kernels.go:943
+//line floats.go:13
 		*(*float32)(unsafe.Add(gomptPOut, (o+int(1))*4)) = ((x * y) - (z * x))
+//line gompt_kernels.go:946
+//line floats.go:14
 		*(*float32)(unsafe.Add(gomptPOut, (o+int(2))*4)) = (x / y)
+//line gompt_kernels.go:949
+//line floats.go:15
 		*(*float32)(unsafe.Add(gomptPOut, (o+int(3))*4)) = ((-x) + y)
+//line gompt_kernels.go:952
+//line floats.go:16
 		*(*float32)(unsafe.Add(gomptPOut, (o+int(4))*4)) = float32(gomptmath.Sqrt(float64(x)))
+//line gompt_kernels.go:955
+//line floats.go:17
 		*(*float32)(unsafe.Add(gomptPOut, (o+int(5))*4)) = float32(gomptmath.FMA(float64(x), float64(y), float64(z)))
+//line gompt_kernels.go:958
+//line floats.go:18
 		*(*float32)(unsafe.Add(gomptPOut, (o+int(6))*4)) = (x * float32(0.10000000149011612))
+//line gompt_kernels.go:961
+//line floats.go:19
 		*(*float32)(unsafe.Add(gomptPOut, (o+int(7))*4)) = ((float32(gomptmath.Floor(float64((x * float32(7.0))))) + float32(gomptmath.Ceil(float64((y * float32(7.0)))))) + float32(gomptmath.Trunc(float64(((-z) * float32(7.0))))))
+//line gompt_kernels.go:964
+//line floats.go:20
 		*(*float32)(unsafe.Add(gomptPOut, (o+int(8))*4)) = (float32(gomptmath.Round(float64((x * float32(2.5))))) - float32(gomptmath.RoundToEven(float64((y * float32(2.5))))))
+//line gompt_kernels.go:967
+//line floats.go:21
 		*(*float32)(unsafe.Add(gomptPOut, (o+int(9))*4)) = (float32(gomptmath.Abs(float64((z - x)))) + float32(gomptmath.Copysign(float64(x), float64((z-y)))))
+//line gompt_kernels.go:970
+//line floats.go:22
 		*(*float32)(unsafe.Add(gomptPOut, (o+int(10))*4)) = float32(gomptmath.Mod(float64((x * float32(10.0))), float64(y)))
+//line gompt_kernels.go:973
+//line floats.go:23
 		s := x
+//line gompt_kernels.go:976
+//line floats.go:24
 		s += y
+//line gompt_kernels.go:979
+//line floats.go:25
 		s *= z
+//line gompt_kernels.go:982
+//line floats.go:26
 		s /= x
+//line gompt_kernels.go:985
+//line floats.go:27
 		s -= y
+//line gompt_kernels.go:988
+//line floats.go:28
 		*(*float32)(unsafe.Add(gomptPOut, (o+int(11))*4)) = s
+//line gompt_kernels.go:991
 	}
 	_ = n
 }
@@ -668,6 +1019,292 @@ func RunFloatOps(dev gompttarget.DeviceClause, n int, a []float32, b []float32, 
 		Args: []gompttarget.Arg{gompttarget.Int(n), gompttarget.Slice(a), gompttarget.Slice(b), gompttarget.Slice(c), gompttarget.Slice(out)}})
 }
 
+// GatherKernel is the gompt map kernel of Gather (checks.go:11:1), over [0, n).
+var GatherKernel = &gomptdevice.Kernel{
+	Name: "Gather",
+	Params: []gomptdevice.Param{
+		{Name: "n", Kind: gomptdevice.ParamInt64},
+		{Name: "m", Kind: gomptdevice.ParamInt64},
+		{Name: "idx", Kind: gomptdevice.ParamBuffer, Elem: gomptdevice.ParamInt64, Len: "n"},
+		{Name: "src", Kind: gomptdevice.ParamBuffer, Elem: gomptdevice.ParamFloat32, Len: "m"},
+		{Name: "dst", Kind: gomptdevice.ParamBuffer, Elem: gomptdevice.ParamFloat32, Len: "n"},
+	},
+	Dims: 1,
+	Faults: []gomptdevice.FaultSite{
+		{Kind: gomptdevice.FaultIndex, Pos: "checks.go:12"},
+	},
+	Images: []gomptdevice.Image{
+		{Kind: gomptdevice.ImageHost, Entry: "gompt_Gather", Host: gomptHostGather},
+		{Kind: gomptdevice.ImageOpenCL, Entry: "gompt_Gather", Source: gomptCLGather, Options: "-cl-fp32-correctly-rounded-divide-sqrt"},
+		{Kind: gomptdevice.ImagePTX, Entry: "gompt_Gather", Source: gomptPTXGather},
+	},
+	Sample: gomptSampleGather,
+}
+
+//go:embed gompt_Gather.cl
+var gomptCLGather string
+
+//go:embed gompt_Gather.ptx
+var gomptPTXGather string
+
+// gomptHostGather is GatherKernel's Go image: the body of Gather at each point of the team's range.
+func gomptHostGather(gomptA *gomptdevice.HostArgs, gomptR gomptdevice.Range, _, _ int) {
+	n := gomptA.Int(0)
+	m := gomptA.Int(1)
+	idx := gomptrt.View[int](gomptA.Bufs[2], gomptrt.Len(n))
+	src := gomptrt.View[float32](gomptA.Bufs[3], gomptrt.Len(m))
+	dst := gomptrt.View[float32](gomptA.Bufs[4], gomptrt.Len(n))
+	gomptPIdx := unsafe.Pointer(unsafe.SliceData(idx))
+	gomptPDst := unsafe.Pointer(unsafe.SliceData(dst))
+	gomptLo0, gomptHi0 := gomptR.Clamp(0, n)
+	for i := gomptLo0; i < gomptHi0; i++ {
+//line checks.go:12
+		*(*float32)(unsafe.Add(gomptPDst, i*4)) = src[*(*int)(unsafe.Add(gomptPIdx, i*8))]
+//line gompt_kernels.go:1064
+	}
+	_ = n
+	_ = m
+}
+
+// gomptSampleGather is GatherKernel's Sample: about n points, random arguments. Tol 0: every device gives the Go function's bits.
+func gomptSampleGather(gomptN int, gomptSeed int64) gomptdevice.Sample {
+	gomptR := gomptrt.Rand("Gather", gomptN, gomptSeed)
+	gomptExt := gomptrt.Extents(gomptN, 1)
+	n := gomptExt[0]
+	m := int(1 + gomptR.IntN(8))
+	return gomptdevice.Sample{
+		Shape: gomptdevice.Shape{Size: gomptExt},
+		Bufs:  [][]byte{nil, nil, gomptrt.Ints[int](gomptR, gomptrt.Len(n), 0, 16), gomptrt.Floats[float32](gomptR, gomptrt.Len(m), 0.5, 1.5), gomptrt.Floats[float32](gomptR, gomptrt.Len(n), 0.5, 1.5)},
+		Args:  []gomptdevice.Arg{gomptrt.Int(int64(n)), gomptrt.Int(int64(m)), {}, {}, {}},
+	}
+}
+
+// RunGather runs GatherKernel (Gather) on device dev over [0, n), mapping each slice by how the kernel uses it:
+// idx to, src to, dst from.
+func RunGather(dev gompttarget.DeviceClause, n int, m int, idx []int, src []float32, dst []float32) error {
+	if n <= 0 {
+		return nil
+	}
+	idx = gomptrt.Head(idx, gomptrt.Len(n))
+	src = gomptrt.Head(src, gomptrt.Len(m))
+	dst = gomptrt.Head(dst, gomptrt.Len(n))
+	return gompttarget.Target(gompttarget.Region{Device: dev, Kernel: GatherKernel, Shape: gompttarget.Shape{Size: [3]int{n, 1, 1}},
+		Maps: []gompttarget.Map{gompttarget.To(idx), gompttarget.To(src), gompttarget.From(dst)},
+		Args: []gompttarget.Arg{gompttarget.Int(n), gompttarget.Int(m), gompttarget.Slice(idx), gompttarget.Slice(src), gompttarget.Slice(dst)}})
+}
+
+// GatherSumKernel is the gompt reduction (reduce=+) of GatherSum (checks.go:45:1), over [0, n).
+// Its last parameter, partial, receives one float32 per team (Shape.Teams of them), to combine on the host; RunGatherSum does.
+var GatherSumKernel = &gomptdevice.Kernel{
+	Name: "GatherSum",
+	Params: []gomptdevice.Param{
+		{Name: "n", Kind: gomptdevice.ParamInt64},
+		{Name: "m", Kind: gomptdevice.ParamInt64},
+		{Name: "idx", Kind: gomptdevice.ParamBuffer, Elem: gomptdevice.ParamInt64, Len: "n"},
+		{Name: "src", Kind: gomptdevice.ParamBuffer, Elem: gomptdevice.ParamFloat32, Len: "m"},
+		{Name: "partial", Kind: gomptdevice.ParamBuffer, Elem: gomptdevice.ParamFloat32, Len: "Shape.Teams"},
+	},
+	Dims:       1,
+	MaxThreads: gomptrt.MaxThreads,
+	Faults: []gomptdevice.FaultSite{
+		{Kind: gomptdevice.FaultIndex, Pos: "checks.go:46"},
+	},
+	Images: []gomptdevice.Image{
+		{Kind: gomptdevice.ImageHost, Entry: "gompt_GatherSum", Host: gomptHostGatherSum},
+		{Kind: gomptdevice.ImageOpenCL, Entry: "gompt_GatherSum", Source: gomptCLGatherSum, Options: "-cl-fp32-correctly-rounded-divide-sqrt"},
+		{Kind: gomptdevice.ImagePTX, Entry: "gompt_GatherSum", Source: gomptPTXGatherSum},
+	},
+	Sample: gomptSampleGatherSum,
+}
+
+//go:embed gompt_GatherSum.cl
+var gomptCLGatherSum string
+
+//go:embed gompt_GatherSum.ptx
+var gomptPTXGatherSum string
+
+// gomptHostGatherSum is GatherSumKernel's Go image: the body of GatherSum at each point of the team's range.
+func gomptHostGatherSum(gomptA *gomptdevice.HostArgs, gomptR gomptdevice.Range, gomptTeam, _ int) {
+	n := gomptA.Int(0)
+	m := gomptA.Int(1)
+	idx := gomptrt.View[int](gomptA.Bufs[2], gomptrt.Len(n))
+	src := gomptrt.View[float32](gomptA.Bufs[3], gomptrt.Len(m))
+	gomptPIdx := unsafe.Pointer(unsafe.SliceData(idx))
+	gomptLo0, gomptHi0 := gomptR.Clamp(0, n)
+	gomptPartial := gomptrt.View[float32](gomptA.Bufs[4], gomptTeam+1)
+	gomptS0, gomptS1, gomptS2, gomptS3 := float64(0), float64(0), float64(0), float64(0)
+	var gomptV float32
+	i := gomptLo0
+	for ; i+4 <= gomptHi0; i += 4 {
+		{
+//line checks.go:46
+			gomptV = src[*(*int)(unsafe.Add(gomptPIdx, i*8))]
+//line gompt_kernels.go:1143
+//line checks.go:46
+			goto gomptR0
+//line gompt_kernels.go:1146
+		}
+	gomptR0:
+		gomptS0 = gomptS0 + float64(gomptV)
+		{
+			i := i + 1
+//line checks.go:46
+			gomptV = src[*(*int)(unsafe.Add(gomptPIdx, i*8))]
+//line gompt_kernels.go:1154
+//line checks.go:46
+			goto gomptR1
+//line gompt_kernels.go:1157
+		}
+	gomptR1:
+		gomptS1 = gomptS1 + float64(gomptV)
+		{
+			i := i + 2
+//line checks.go:46
+			gomptV = src[*(*int)(unsafe.Add(gomptPIdx, i*8))]
+//line gompt_kernels.go:1165
+//line checks.go:46
+			goto gomptR2
+//line gompt_kernels.go:1168
+		}
+	gomptR2:
+		gomptS2 = gomptS2 + float64(gomptV)
+		{
+			i := i + 3
+//line checks.go:46
+			gomptV = src[*(*int)(unsafe.Add(gomptPIdx, i*8))]
+//line gompt_kernels.go:1176
+//line checks.go:46
+			goto gomptR3
+//line gompt_kernels.go:1179
+		}
+	gomptR3:
+		gomptS3 = gomptS3 + float64(gomptV)
+	}
+	for ; i < gomptHi0; i++ {
+		{
+//line checks.go:46
+			gomptV = src[*(*int)(unsafe.Add(gomptPIdx, i*8))]
+//line gompt_kernels.go:1188
+//line checks.go:46
+			goto gomptR4
+//line gompt_kernels.go:1191
+		}
+	gomptR4:
+		gomptS0 = gomptS0 + float64(gomptV)
+	}
+	gomptPartial[gomptTeam] = float32((gomptS0 + gomptS1) + (gomptS2 + gomptS3))
+	_ = n
+	_ = m
+}
+
+// gomptSampleGatherSum is GatherSumKernel's Sample: about n points, random arguments. Tol 0.0001: its float sums are combined in another order on each device.
+func gomptSampleGatherSum(gomptN int, gomptSeed int64) gomptdevice.Sample {
+	gomptR := gomptrt.Rand("GatherSum", gomptN, gomptSeed)
+	gomptExt := gomptrt.Extents(gomptN, 1)
+	gomptShape := gomptrt.ReduceShape(gomptExt, 1)
+	gomptExt = gomptShape.Size
+	n := gomptExt[0]
+	m := int(1 + gomptR.IntN(8))
+	return gomptdevice.Sample{
+		Shape: gomptShape,
+		Bufs:  [][]byte{nil, nil, gomptrt.Ints[int](gomptR, gomptrt.Len(n), 0, 16), gomptrt.Floats[float32](gomptR, gomptrt.Len(m), 0.5, 1.5), gomptrt.Zeros[float32](gomptShape.Teams)},
+		Args:  []gomptdevice.Arg{gomptrt.Int(int64(n)), gomptrt.Int(int64(m)), {}, {}, {}},
+		Tol:   0.0001,
+	}
+}
+
+// RunGatherSum runs GatherSumKernel (GatherSum) on device dev over [0, n), mapping each slice by how the kernel uses it:
+// idx to, src to.
+// It returns the sum of the points' values (reduce=+).
+func RunGatherSum(dev gompttarget.DeviceClause, n int, m int, idx []int, src []float32) (float32, error) {
+	gomptZero := float32(0)
+	if n <= 0 {
+		return gomptZero, nil
+	}
+	idx = gomptrt.Head(idx, gomptrt.Len(n))
+	src = gomptrt.Head(src, gomptrt.Len(m))
+	gomptTeams := gomptrt.Teams(gomptrt.Len(n))
+	gomptPartial := make([]float32, gomptTeams)
+	if err := gompttarget.Target(gompttarget.Region{Device: dev, Kernel: GatherSumKernel, Shape: gompttarget.Shape{Size: [3]int{n, 1, 1}, Teams: gomptTeams, Threads: gomptrt.MaxThreads},
+		Maps: []gompttarget.Map{gompttarget.To(idx), gompttarget.To(src), gompttarget.From(gomptPartial)},
+		Args: []gompttarget.Arg{gompttarget.Int(n), gompttarget.Int(m), gompttarget.Slice(idx), gompttarget.Slice(src), gompttarget.Slice(gomptPartial)}}); err != nil {
+		return gomptZero, err
+	}
+	return gomptrt.SumFloats(gomptPartial), nil
+}
+
+// GatherUncheckedKernel is the gompt map kernel of GatherUnchecked (checks.go:19:1), over [0, n).
+var GatherUncheckedKernel = &gomptdevice.Kernel{
+	Name: "GatherUnchecked",
+	Params: []gomptdevice.Param{
+		{Name: "n", Kind: gomptdevice.ParamInt64},
+		{Name: "m", Kind: gomptdevice.ParamInt64},
+		{Name: "idx", Kind: gomptdevice.ParamBuffer, Elem: gomptdevice.ParamInt64, Len: "n"},
+		{Name: "src", Kind: gomptdevice.ParamBuffer, Elem: gomptdevice.ParamFloat32, Len: "m"},
+		{Name: "dst", Kind: gomptdevice.ParamBuffer, Elem: gomptdevice.ParamFloat32, Len: "n"},
+	},
+	Dims: 1,
+	Images: []gomptdevice.Image{
+		{Kind: gomptdevice.ImageHost, Entry: "gompt_GatherUnchecked", Host: gomptHostGatherUnchecked},
+		{Kind: gomptdevice.ImageOpenCL, Entry: "gompt_GatherUnchecked", Source: gomptCLGatherUnchecked, Options: "-cl-fp32-correctly-rounded-divide-sqrt"},
+		{Kind: gomptdevice.ImagePTX, Entry: "gompt_GatherUnchecked", Source: gomptPTXGatherUnchecked},
+	},
+	Sample: gomptSampleGatherUnchecked,
+}
+
+//go:embed gompt_GatherUnchecked.cl
+var gomptCLGatherUnchecked string
+
+//go:embed gompt_GatherUnchecked.ptx
+var gomptPTXGatherUnchecked string
+
+// gomptHostGatherUnchecked is GatherUncheckedKernel's Go image: the body of GatherUnchecked at each point of the team's range.
+func gomptHostGatherUnchecked(gomptA *gomptdevice.HostArgs, gomptR gomptdevice.Range, _, _ int) {
+	n := gomptA.Int(0)
+	m := gomptA.Int(1)
+	idx := gomptrt.View[int](gomptA.Bufs[2], gomptrt.Len(n))
+	src := gomptrt.View[float32](gomptA.Bufs[3], gomptrt.Len(m))
+	dst := gomptrt.View[float32](gomptA.Bufs[4], gomptrt.Len(n))
+	gomptPIdx := unsafe.Pointer(unsafe.SliceData(idx))
+	gomptPSrc := unsafe.Pointer(unsafe.SliceData(src))
+	gomptPDst := unsafe.Pointer(unsafe.SliceData(dst))
+	gomptLo0, gomptHi0 := gomptR.Clamp(0, n)
+	for i := gomptLo0; i < gomptHi0; i++ {
+//line checks.go:20
+		*(*float32)(unsafe.Add(gomptPDst, i*4)) = *(*float32)(unsafe.Add(gomptPSrc, *(*int)(unsafe.Add(gomptPIdx, i*8))*4))
+//line gompt_kernels.go:1276
+	}
+	_ = n
+	_ = m
+}
+
+// gomptSampleGatherUnchecked is GatherUncheckedKernel's Sample: about n points, random arguments. Tol 0: every device gives the Go function's bits.
+func gomptSampleGatherUnchecked(gomptN int, gomptSeed int64) gomptdevice.Sample {
+	gomptR := gomptrt.Rand("GatherUnchecked", gomptN, gomptSeed)
+	gomptExt := gomptrt.Extents(gomptN, 1)
+	n := gomptExt[0]
+	m := int(1 + gomptR.IntN(8))
+	return gomptdevice.Sample{
+		Shape: gomptdevice.Shape{Size: gomptExt},
+		Bufs:  [][]byte{nil, nil, gomptrt.Ints[int](gomptR, gomptrt.Len(n), 0, 16), gomptrt.Floats[float32](gomptR, gomptrt.Len(m), 0.5, 1.5), gomptrt.Floats[float32](gomptR, gomptrt.Len(n), 0.5, 1.5)},
+		Args:  []gomptdevice.Arg{gomptrt.Int(int64(n)), gomptrt.Int(int64(m)), {}, {}, {}},
+	}
+}
+
+// RunGatherUnchecked runs GatherUncheckedKernel (GatherUnchecked) on device dev over [0, n), mapping each slice by how the kernel uses it:
+// idx to, src to, dst from.
+func RunGatherUnchecked(dev gompttarget.DeviceClause, n int, m int, idx []int, src []float32, dst []float32) error {
+	if n <= 0 {
+		return nil
+	}
+	idx = gomptrt.Head(idx, gomptrt.Len(n))
+	src = gomptrt.Head(src, gomptrt.Len(m))
+	dst = gomptrt.Head(dst, gomptrt.Len(n))
+	return gompttarget.Target(gompttarget.Region{Device: dev, Kernel: GatherUncheckedKernel, Shape: gompttarget.Shape{Size: [3]int{n, 1, 1}},
+		Maps: []gompttarget.Map{gompttarget.To(idx), gompttarget.To(src), gompttarget.From(dst)},
+		Args: []gompttarget.Arg{gompttarget.Int(n), gompttarget.Int(m), gompttarget.Slice(idx), gompttarget.Slice(src), gompttarget.Slice(dst)}})
+}
+
 // HelpersKernel is the gompt map kernel of Helpers (helpers.go:38:1), over [0, n).
 var HelpersKernel = &gomptdevice.Kernel{
 	Name: "Helpers",
@@ -689,6 +1326,13 @@ var HelpersKernel = &gomptdevice.Kernel{
 		{Name: "out", Kind: gomptdevice.ParamBuffer, Elem: gomptdevice.ParamFloat32, Len: "n"},
 	},
 	Dims: 1,
+	Faults: []gomptdevice.FaultSite{
+		{Kind: gomptdevice.FaultIndex, Pos: "helpers.go:21"},
+		{Kind: gomptdevice.FaultIndex, Pos: "helpers.go:21"},
+		{Kind: gomptdevice.FaultIndex, Pos: "helpers.go:21"},
+		{Kind: gomptdevice.FaultIndex, Pos: "helpers.go:21"},
+		{Kind: gomptdevice.FaultIndex, Pos: "helpers.go:29"},
+	},
 	Images: []gomptdevice.Image{
 		{Kind: gomptdevice.ImageHost, Entry: "gompt_Helpers", Host: gomptHostHelpers},
 		{Kind: gomptdevice.ImageOpenCL, Entry: "gompt_Helpers", Source: gomptCLHelpers, Options: "-cl-fp32-correctly-rounded-divide-sqrt"},
@@ -724,14 +1368,30 @@ func gomptHostHelpers(gomptA *gomptdevice.HostArgs, gomptR gomptdevice.Range, _,
 	gomptPOut := unsafe.Pointer(unsafe.SliceData(out))
 	gomptLo0, gomptHi0 := gomptR.Clamp(0, n)
 	for i := gomptLo0; i < gomptHi0; i++ {
+//line helpers.go:40
 		y := poly3(*(*float32)(unsafe.Add(gomptPX, i*4)), c)
+//line gompt_kernels.go:1374
+//line helpers.go:41
 		if b {
+//line gompt_kernels.go:1377
+//line helpers.go:42
 			y = (-y)
+//line gompt_kernels.go:1380
+//line helpers.go:41
 		}
+//line gompt_kernels.go:1383
+//line helpers.go:44
 		bump(hist, i, ((((int32(s8) + int32(u8)) + int32(s16)) + int32(u16)) + s32))
+//line gompt_kernels.go:1386
+//line helpers.go:45
 		bump(hist, i, ((int32((u32 % uint32(7))) + int32((u64 % uint64(5)))) + int32((u % uint(3)))))
+//line gompt_kernels.go:1389
+//line helpers.go:46
 		bump(hist, (i + n), int32(1000))
+//line gompt_kernels.go:1392
+//line helpers.go:47
 		*(*float32)(unsafe.Add(gomptPOut, i*4)) = (y + float32(f64))
+//line gompt_kernels.go:1395
 	}
 }
 
@@ -782,6 +1442,10 @@ var Int64OpsKernel = &gomptdevice.Kernel{
 		{Name: "out", Kind: gomptdevice.ParamBuffer, Elem: gomptdevice.ParamInt64, Len: "9*n"},
 	},
 	Dims: 1,
+	Faults: []gomptdevice.FaultSite{
+		{Kind: gomptdevice.FaultDivide, Pos: "ints.go:15"},
+		{Kind: gomptdevice.FaultDivide, Pos: "ints.go:16"},
+	},
 	Images: []gomptdevice.Image{
 		{Kind: gomptdevice.ImageHost, Entry: "gompt_Int64Ops", Host: gomptHostInt64Ops},
 		{Kind: gomptdevice.ImageOpenCL, Entry: "gompt_Int64Ops", Source: gomptCLInt64Ops, Options: "-cl-fp32-correctly-rounded-divide-sqrt"},
@@ -807,19 +1471,45 @@ func gomptHostInt64Ops(gomptA *gomptdevice.HostArgs, gomptR gomptdevice.Range, _
 	gomptPOut := unsafe.Pointer(unsafe.SliceData(out))
 	gomptLo0, gomptHi0 := gomptR.Clamp(0, n)
 	for i := gomptLo0; i < gomptHi0; i++ {
+//line ints.go:9
 		x, y := *(*int64)(unsafe.Add(gomptPA, i*8)), *(*int64)(unsafe.Add(gomptPB, i*8))
+//line gompt_kernels.go:1477
+//line ints.go:10
 		o := (int(9) * i)
+//line gompt_kernels.go:1480
+//line ints.go:11
 		*(*int64)(unsafe.Add(gomptPOut, o*8)) = (x + y)
+//line gompt_kernels.go:1483
+//line ints.go:12
 		*(*int64)(unsafe.Add(gomptPOut, (o+int(1))*8)) = (x - y)
+//line gompt_kernels.go:1486
+//line ints.go:13
 		*(*int64)(unsafe.Add(gomptPOut, (o+int(2))*8)) = (x * y)
+//line gompt_kernels.go:1489
+//line ints.go:14
 		if y != int64(0) {
+//line gompt_kernels.go:1492
+//line ints.go:15
 			*(*int64)(unsafe.Add(gomptPOut, (o+int(3))*8)) = (x / y)
+//line gompt_kernels.go:1495
+//line ints.go:16
 			*(*int64)(unsafe.Add(gomptPOut, (o+int(4))*8)) = (x % y)
+//line gompt_kernels.go:1498
+//line ints.go:14
 		}
+//line gompt_kernels.go:1501
+//line ints.go:18
 		*(*int64)(unsafe.Add(gomptPOut, (o+int(5))*8)) = (-x)
+//line gompt_kernels.go:1504
+//line ints.go:19
 		*(*int64)(unsafe.Add(gomptPOut, (o+int(6))*8)) = (x &^ y)
+//line gompt_kernels.go:1507
+//line ints.go:20
 		*(*int64)(unsafe.Add(gomptPOut, (o+int(7))*8)) = ((x ^ y) | (x & y))
+//line gompt_kernels.go:1510
+//line ints.go:21
 		*(*int64)(unsafe.Add(gomptPOut, (o+int(8))*8)) = (^x)
+//line gompt_kernels.go:1513
 	}
 	_ = n
 }
@@ -860,6 +1550,10 @@ var IntOpsKernel = &gomptdevice.Kernel{
 		{Name: "out", Kind: gomptdevice.ParamBuffer, Elem: gomptdevice.ParamInt64, Len: "6*n"},
 	},
 	Dims: 1,
+	Faults: []gomptdevice.FaultSite{
+		{Kind: gomptdevice.FaultDivide, Pos: "ints.go:38"},
+		{Kind: gomptdevice.FaultDivide, Pos: "ints.go:40"},
+	},
 	Images: []gomptdevice.Image{
 		{Kind: gomptdevice.ImageHost, Entry: "gompt_IntOps", Host: gomptHostIntOps},
 		{Kind: gomptdevice.ImageOpenCL, Entry: "gompt_IntOps", Source: gomptCLIntOps, Options: "-cl-fp32-correctly-rounded-divide-sqrt"},
@@ -885,25 +1579,63 @@ func gomptHostIntOps(gomptA *gomptdevice.HostArgs, gomptR gomptdevice.Range, _, 
 	gomptPOut := unsafe.Pointer(unsafe.SliceData(out))
 	gomptLo0, gomptHi0 := gomptR.Clamp(0, n)
 	for i := gomptLo0; i < gomptHi0; i++ {
+//line ints.go:28
 		x, y := *(*int)(unsafe.Add(gomptPA, i*8)), *(*int)(unsafe.Add(gomptPB, i*8))
+//line gompt_kernels.go:1585
+//line ints.go:29
 		o := (int(6) * i)
+//line gompt_kernels.go:1588
+//line ints.go:30
 		s := x
+//line gompt_kernels.go:1591
+//line ints.go:31
 		s += y
+//line gompt_kernels.go:1594
+//line ints.go:32
 		*(*int)(unsafe.Add(gomptPOut, o*8)) = s
+//line gompt_kernels.go:1597
+//line ints.go:33
 		s -= (int(2) * y)
+//line gompt_kernels.go:1600
+//line ints.go:34
 		*(*int)(unsafe.Add(gomptPOut, (o+int(1))*8)) = s
+//line gompt_kernels.go:1603
+//line ints.go:35
 		s *= y
+//line gompt_kernels.go:1606
+//line ints.go:36
 		*(*int)(unsafe.Add(gomptPOut, (o+int(2))*8)) = s
+//line gompt_kernels.go:1609
+//line ints.go:37
 		if y != int(0) {
+//line gompt_kernels.go:1612
+//line ints.go:38
 			s /= y
+//line gompt_kernels.go:1615
+//line ints.go:39
 			*(*int)(unsafe.Add(gomptPOut, (o+int(3))*8)) = s
+//line gompt_kernels.go:1618
+//line ints.go:40
 			s %= y
+//line gompt_kernels.go:1621
+//line ints.go:41
 			*(*int)(unsafe.Add(gomptPOut, (o+int(4))*8)) = s
+//line gompt_kernels.go:1624
+//line ints.go:37
 		}
+//line gompt_kernels.go:1627
+//line ints.go:43
 		s++
+//line gompt_kernels.go:1630
+//line ints.go:44
 		s--
+//line gompt_kernels.go:1633
+//line ints.go:45
 		s--
+//line gompt_kernels.go:1636
+//line ints.go:46
 		*(*int)(unsafe.Add(gomptPOut, (o+int(5))*8)) = s
+//line gompt_kernels.go:1639
 	}
 	_ = n
 }
@@ -966,26 +1698,66 @@ func gomptHostLabels(gomptA *gomptdevice.HostArgs, gomptR gomptdevice.Range, _, 
 	gomptPOut := unsafe.Pointer(unsafe.SliceData(out))
 	gomptLo0, gomptHi0 := gomptR.Clamp(0, n)
 	for i := gomptLo0; i < gomptHi0; i++ {
+//line control.go:94
 		v := *(*int64)(unsafe.Add(gomptPA, i*8))
+//line gompt_kernels.go:1704
+//line control.go:95
 		var found int64 = int64(-1)
+//line gompt_kernels.go:1707
+//line control.go:96
 	search:
+//line gompt_kernels.go:1710
+//line control.go:97
 		for x := int64(0); x < int64(8); x++ {
+//line gompt_kernels.go:1713
+//line control.go:98
 			for y := int64(0); y < int64(8); y++ {
+//line gompt_kernels.go:1716
+//line control.go:99
 				if (x * y) == (v % int64(50)) {
+//line gompt_kernels.go:1719
+//line control.go:100
 					found = ((x * int64(8)) + y)
+//line gompt_kernels.go:1722
+//line control.go:101
 					break search
+//line gompt_kernels.go:1725
+//line control.go:99
 				}
+//line gompt_kernels.go:1728
+//line control.go:98
 			}
+//line gompt_kernels.go:1731
+//line control.go:97
 		}
+//line gompt_kernels.go:1734
+//line control.go:105
 		steps := int(0)
+//line gompt_kernels.go:1737
+//line control.go:106
 		for u := v; ((u != int64(1)) && (u > int64(0))) && (steps < int(100)); steps++ {
+//line gompt_kernels.go:1740
+//line control.go:107
 			if (u % int64(2)) == int64(0) {
+//line gompt_kernels.go:1743
+//line control.go:108
 				u /= int64(2)
+//line gompt_kernels.go:1746
+//line control.go:107
 			} else {
+//line gompt_kernels.go:1749
+//line control.go:110
 				u = ((int64(3) * u) + int64(1))
+//line gompt_kernels.go:1752
+//line control.go:107
 			}
+//line gompt_kernels.go:1755
+//line control.go:106
 		}
+//line gompt_kernels.go:1758
+//line control.go:113
 		*(*int64)(unsafe.Add(gomptPOut, i*8)) = ((found * int64(1000)) + int64(steps))
+//line gompt_kernels.go:1761
 	}
 	_ = n
 }
@@ -1065,22 +1837,52 @@ func gomptLanesMatMul(gomptX0, gomptW int, i int, m int, n int, k int, A []float
 	gomptPC := unsafe.Pointer(unsafe.SliceData(C))
 	var gomptL1AccA [1024]float32
 	gomptL1Acc := gomptL1AccA[:gomptW:gomptW]
+//line dims.go:42
 	for gomptJ := 0; gomptJ < gomptW; gomptJ++ {
+//line gompt_kernels.go:1843
 		gomptL1Acc[gomptJ] = float32(0)
+//line dims.go:42
 	}
+//line gompt_kernels.go:1847
+//line dims.go:43
 	for p := int(0); p < k; p++ {
+//line gompt_kernels.go:1850
+//line dims.go:44
 		gomptU1 := *(*float32)(unsafe.Add(gomptPA, ((i*k)+p)*4))
+//line gompt_kernels.go:1853
+//line dims.go:44
 		gomptU2 := (p * n)
+//line gompt_kernels.go:1856
+//line dims.go:44
 		gomptU3 := unsafe.Add(gomptPB, (gomptU2+gomptX0)*4)
+//line gompt_kernels.go:1859
+//line dims.go:44
 		for gomptJ := 0; gomptJ < gomptW; gomptJ++ {
+//line gompt_kernels.go:1862
+//line dims.go:44
 			gomptL1Acc[gomptJ] += (gomptU1 * *(*float32)(unsafe.Add(gomptU3, gomptJ*4)))
+//line gompt_kernels.go:1865
+//line dims.go:44
 		}
+//line gompt_kernels.go:1868
+//line dims.go:43
 	}
+//line gompt_kernels.go:1871
+//line dims.go:46
 	gomptU4 := (i * n)
+//line gompt_kernels.go:1874
+//line dims.go:46
 	gomptU5 := unsafe.Add(gomptPC, (gomptU4+gomptX0)*4)
+//line gompt_kernels.go:1877
+//line dims.go:46
 	for gomptJ := 0; gomptJ < gomptW; gomptJ++ {
+//line gompt_kernels.go:1880
+//line dims.go:46
 		*(*float32)(unsafe.Add(gomptU5, gomptJ*4)) = gomptL1Acc[gomptJ]
+//line gompt_kernels.go:1883
+//line dims.go:46
 	}
+//line gompt_kernels.go:1886
 	_ = gomptL1Acc
 	_ = m
 }
@@ -1150,37 +1952,57 @@ func gomptHostMaxFloat64(gomptA *gomptdevice.HostArgs, gomptR gomptdevice.Range,
 	i := gomptLo0
 	for ; i+4 <= gomptHi0; i += 4 {
 		{
+//line reduce.go:57
 			gomptV = gomptmath.Sin((*(*float64)(unsafe.Add(gomptPA, i*8)) * float64(i)))
+//line gompt_kernels.go:1958
+//line reduce.go:57
 			goto gomptR0
+//line gompt_kernels.go:1961
 		}
 	gomptR0:
 		gomptS0 = max(gomptS0, gomptV)
 		{
 			i := i + 1
+//line reduce.go:57
 			gomptV = gomptmath.Sin((*(*float64)(unsafe.Add(gomptPA, i*8)) * float64(i)))
+//line gompt_kernels.go:1969
+//line reduce.go:57
 			goto gomptR1
+//line gompt_kernels.go:1972
 		}
 	gomptR1:
 		gomptS1 = max(gomptS1, gomptV)
 		{
 			i := i + 2
+//line reduce.go:57
 			gomptV = gomptmath.Sin((*(*float64)(unsafe.Add(gomptPA, i*8)) * float64(i)))
+//line gompt_kernels.go:1980
+//line reduce.go:57
 			goto gomptR2
+//line gompt_kernels.go:1983
 		}
 	gomptR2:
 		gomptS2 = max(gomptS2, gomptV)
 		{
 			i := i + 3
+//line reduce.go:57
 			gomptV = gomptmath.Sin((*(*float64)(unsafe.Add(gomptPA, i*8)) * float64(i)))
+//line gompt_kernels.go:1991
+//line reduce.go:57
 			goto gomptR3
+//line gompt_kernels.go:1994
 		}
 	gomptR3:
 		gomptS3 = max(gomptS3, gomptV)
 	}
 	for ; i < gomptHi0; i++ {
 		{
+//line reduce.go:57
 			gomptV = gomptmath.Sin((*(*float64)(unsafe.Add(gomptPA, i*8)) * float64(i)))
+//line gompt_kernels.go:2003
+//line reduce.go:57
 			goto gomptR4
+//line gompt_kernels.go:2006
 		}
 	gomptR4:
 		gomptS0 = max(gomptS0, gomptV)
@@ -1260,37 +2082,57 @@ func gomptHostMaxUint64(gomptA *gomptdevice.HostArgs, gomptR gomptdevice.Range, 
 	i := gomptLo0
 	for ; i+4 <= gomptHi0; i += 4 {
 		{
+//line reduce.go:51
 			gomptV = (*(*uint64)(unsafe.Add(gomptPA, i*8)) * uint64((i + int(1))))
+//line gompt_kernels.go:2088
+//line reduce.go:51
 			goto gomptR0
+//line gompt_kernels.go:2091
 		}
 	gomptR0:
 		gomptS0 = max(gomptS0, gomptV)
 		{
 			i := i + 1
+//line reduce.go:51
 			gomptV = (*(*uint64)(unsafe.Add(gomptPA, i*8)) * uint64((i + int(1))))
+//line gompt_kernels.go:2099
+//line reduce.go:51
 			goto gomptR1
+//line gompt_kernels.go:2102
 		}
 	gomptR1:
 		gomptS1 = max(gomptS1, gomptV)
 		{
 			i := i + 2
+//line reduce.go:51
 			gomptV = (*(*uint64)(unsafe.Add(gomptPA, i*8)) * uint64((i + int(1))))
+//line gompt_kernels.go:2110
+//line reduce.go:51
 			goto gomptR2
+//line gompt_kernels.go:2113
 		}
 	gomptR2:
 		gomptS2 = max(gomptS2, gomptV)
 		{
 			i := i + 3
+//line reduce.go:51
 			gomptV = (*(*uint64)(unsafe.Add(gomptPA, i*8)) * uint64((i + int(1))))
+//line gompt_kernels.go:2121
+//line reduce.go:51
 			goto gomptR3
+//line gompt_kernels.go:2124
 		}
 	gomptR3:
 		gomptS3 = max(gomptS3, gomptV)
 	}
 	for ; i < gomptHi0; i++ {
 		{
+//line reduce.go:51
 			gomptV = (*(*uint64)(unsafe.Add(gomptPA, i*8)) * uint64((i + int(1))))
+//line gompt_kernels.go:2133
+//line reduce.go:51
 			goto gomptR4
+//line gompt_kernels.go:2136
 		}
 	gomptR4:
 		gomptS0 = max(gomptS0, gomptV)
@@ -1369,37 +2211,57 @@ func gomptHostMinFloat32(gomptA *gomptdevice.HostArgs, gomptR gomptdevice.Range,
 	i := gomptLo0
 	for ; i+4 <= gomptHi0; i += 4 {
 		{
+//line reduce.go:46
 			gomptV = (*(*float32)(unsafe.Add(gomptPA, i*4)) - float32((i % int(5))))
+//line gompt_kernels.go:2217
+//line reduce.go:46
 			goto gomptR0
+//line gompt_kernels.go:2220
 		}
 	gomptR0:
 		gomptS0 = min(gomptS0, gomptV)
 		{
 			i := i + 1
+//line reduce.go:46
 			gomptV = (*(*float32)(unsafe.Add(gomptPA, i*4)) - float32((i % int(5))))
+//line gompt_kernels.go:2228
+//line reduce.go:46
 			goto gomptR1
+//line gompt_kernels.go:2231
 		}
 	gomptR1:
 		gomptS1 = min(gomptS1, gomptV)
 		{
 			i := i + 2
+//line reduce.go:46
 			gomptV = (*(*float32)(unsafe.Add(gomptPA, i*4)) - float32((i % int(5))))
+//line gompt_kernels.go:2239
+//line reduce.go:46
 			goto gomptR2
+//line gompt_kernels.go:2242
 		}
 	gomptR2:
 		gomptS2 = min(gomptS2, gomptV)
 		{
 			i := i + 3
+//line reduce.go:46
 			gomptV = (*(*float32)(unsafe.Add(gomptPA, i*4)) - float32((i % int(5))))
+//line gompt_kernels.go:2250
+//line reduce.go:46
 			goto gomptR3
+//line gompt_kernels.go:2253
 		}
 	gomptR3:
 		gomptS3 = min(gomptS3, gomptV)
 	}
 	for ; i < gomptHi0; i++ {
 		{
+//line reduce.go:46
 			gomptV = (*(*float32)(unsafe.Add(gomptPA, i*4)) - float32((i % int(5))))
+//line gompt_kernels.go:2262
+//line reduce.go:46
 			goto gomptR4
+//line gompt_kernels.go:2265
 		}
 	gomptR4:
 		gomptS0 = min(gomptS0, gomptV)
@@ -1486,37 +2348,57 @@ func gomptHostMinInt16(gomptA *gomptdevice.HostArgs, gomptR gomptdevice.Range, g
 			x := gomptLo0
 			for ; x+4 <= gomptHi0; x += 4 {
 				{
+//line reduce.go:40
 					gomptV = (*(*int16)(unsafe.Add(gomptPA, ((((z*ny)+y)*nx)+x)*2)) - int16((x * y)))
+//line gompt_kernels.go:2354
+//line reduce.go:40
 					goto gomptR0
+//line gompt_kernels.go:2357
 				}
 			gomptR0:
 				gomptS0 = min(gomptS0, gomptV)
 				{
 					x := x + 1
+//line reduce.go:40
 					gomptV = (*(*int16)(unsafe.Add(gomptPA, ((((z*ny)+y)*nx)+x)*2)) - int16((x * y)))
+//line gompt_kernels.go:2365
+//line reduce.go:40
 					goto gomptR1
+//line gompt_kernels.go:2368
 				}
 			gomptR1:
 				gomptS1 = min(gomptS1, gomptV)
 				{
 					x := x + 2
+//line reduce.go:40
 					gomptV = (*(*int16)(unsafe.Add(gomptPA, ((((z*ny)+y)*nx)+x)*2)) - int16((x * y)))
+//line gompt_kernels.go:2376
+//line reduce.go:40
 					goto gomptR2
+//line gompt_kernels.go:2379
 				}
 			gomptR2:
 				gomptS2 = min(gomptS2, gomptV)
 				{
 					x := x + 3
+//line reduce.go:40
 					gomptV = (*(*int16)(unsafe.Add(gomptPA, ((((z*ny)+y)*nx)+x)*2)) - int16((x * y)))
+//line gompt_kernels.go:2387
+//line reduce.go:40
 					goto gomptR3
+//line gompt_kernels.go:2390
 				}
 			gomptR3:
 				gomptS3 = min(gomptS3, gomptV)
 			}
 			for ; x < gomptHi0; x++ {
 				{
+//line reduce.go:40
 					gomptV = (*(*int16)(unsafe.Add(gomptPA, ((((z*ny)+y)*nx)+x)*2)) - int16((x * y)))
+//line gompt_kernels.go:2399
+//line reduce.go:40
 					goto gomptR4
+//line gompt_kernels.go:2402
 				}
 			gomptR4:
 				gomptS0 = min(gomptS0, gomptV)
@@ -1603,17 +2485,39 @@ func gomptHostMinMax(gomptA *gomptdevice.HostArgs, gomptR gomptdevice.Range, _, 
 	gomptPOut := unsafe.Pointer(unsafe.SliceData(out))
 	gomptLo0, gomptHi0 := gomptR.Clamp(0, n)
 	for i := gomptLo0; i < gomptHi0; i++ {
+//line floats.go:49
 		x, y := *(*float64)(unsafe.Add(gomptPA, i*8)), *(*float64)(unsafe.Add(gomptPB, i*8))
+//line gompt_kernels.go:2491
+//line floats.go:50
 		u, v := *(*float32)(unsafe.Add(gomptPC, i*4)), *(*float32)(unsafe.Add(gomptPD, i*4))
+//line gompt_kernels.go:2494
+//line floats.go:51
 		o := (int(8) * i)
+//line gompt_kernels.go:2497
+//line floats.go:52
 		*(*float64)(unsafe.Add(gomptPOut, o*8)) = min(x, y)
+//line gompt_kernels.go:2500
+//line floats.go:53
 		*(*float64)(unsafe.Add(gomptPOut, (o+int(1))*8)) = max(x, y)
+//line gompt_kernels.go:2503
+//line floats.go:54
 		*(*float64)(unsafe.Add(gomptPOut, (o+int(2))*8)) = gomptmath.Min(x, y)
+//line gompt_kernels.go:2506
+//line floats.go:55
 		*(*float64)(unsafe.Add(gomptPOut, (o+int(3))*8)) = gomptmath.Max(x, y)
+//line gompt_kernels.go:2509
+//line floats.go:56
 		*(*float64)(unsafe.Add(gomptPOut, (o+int(4))*8)) = float64(min(u, v))
+//line gompt_kernels.go:2512
+//line floats.go:57
 		*(*float64)(unsafe.Add(gomptPOut, (o+int(5))*8)) = float64(max(u, v, float32(0.5)))
+//line gompt_kernels.go:2515
+//line floats.go:58
 		*(*float64)(unsafe.Add(gomptPOut, (o+int(6))*8)) = float64(min(int64(x), int64(3), int64(y)))
+//line gompt_kernels.go:2518
+//line floats.go:59
 		*(*float64)(unsafe.Add(gomptPOut, (o+int(7))*8)) = float64(max(uint8(u), uint8(v)))
+//line gompt_kernels.go:2521
 	}
 	_ = n
 }
@@ -1658,6 +2562,10 @@ var NarrowKernel = &gomptdevice.Kernel{
 		{Name: "out", Kind: gomptdevice.ParamBuffer, Elem: gomptdevice.ParamInt64, Len: "12*n"},
 	},
 	Dims: 1,
+	Faults: []gomptdevice.FaultSite{
+		{Kind: gomptdevice.FaultDivide, Pos: "ints.go:104"},
+		{Kind: gomptdevice.FaultDivide, Pos: "ints.go:105"},
+	},
 	Images: []gomptdevice.Image{
 		{Kind: gomptdevice.ImageHost, Entry: "gompt_Narrow", Host: gomptHostNarrow},
 		{Kind: gomptdevice.ImageOpenCL, Entry: "gompt_Narrow", Source: gomptCLNarrow, Options: "-cl-fp32-correctly-rounded-divide-sqrt"},
@@ -1687,23 +2595,57 @@ func gomptHostNarrow(gomptA *gomptdevice.HostArgs, gomptR gomptdevice.Range, _, 
 	gomptPOut := unsafe.Pointer(unsafe.SliceData(out))
 	gomptLo0, gomptHi0 := gomptR.Clamp(0, n)
 	for i := gomptLo0; i < gomptHi0; i++ {
+//line ints.go:97
 		x, y := *(*int8)(unsafe.Add(gomptPA, i*1)), *(*int8)(unsafe.Add(gomptPB, i*1))
+//line gompt_kernels.go:2601
+//line ints.go:98
 		u, v := *(*uint16)(unsafe.Add(gomptPC, i*2)), *(*uint16)(unsafe.Add(gomptPD, i*2))
+//line gompt_kernels.go:2604
+//line ints.go:99
 		o := (int(12) * i)
+//line gompt_kernels.go:2607
+//line ints.go:100
 		*(*int64)(unsafe.Add(gomptPOut, o*8)) = int64((x + y))
+//line gompt_kernels.go:2610
+//line ints.go:101
 		*(*int64)(unsafe.Add(gomptPOut, (o+int(1))*8)) = int64((x * y))
+//line gompt_kernels.go:2613
+//line ints.go:102
 		*(*int64)(unsafe.Add(gomptPOut, (o+int(2))*8)) = int64((-x))
+//line gompt_kernels.go:2616
+//line ints.go:103
 		if y != int8(0) {
+//line gompt_kernels.go:2619
+//line ints.go:104
 			*(*int64)(unsafe.Add(gomptPOut, (o+int(3))*8)) = int64((x / y))
+//line gompt_kernels.go:2622
+//line ints.go:105
 			*(*int64)(unsafe.Add(gomptPOut, (o+int(4))*8)) = int64((x % y))
+//line gompt_kernels.go:2625
+//line ints.go:103
 		}
+//line gompt_kernels.go:2628
+//line ints.go:107
 		*(*int64)(unsafe.Add(gomptPOut, (o+int(5))*8)) = int64((u * v))
+//line gompt_kernels.go:2631
+//line ints.go:108
 		*(*int64)(unsafe.Add(gomptPOut, (o+int(6))*8)) = int64((u - v))
+//line gompt_kernels.go:2634
+//line ints.go:109
 		*(*int64)(unsafe.Add(gomptPOut, (o+int(7))*8)) = int64((uint8(u) + uint8(v)))
+//line gompt_kernels.go:2637
+//line ints.go:110
 		*(*int64)(unsafe.Add(gomptPOut, (o+int(8))*8)) = int64((int16(u) * int16(v)))
+//line gompt_kernels.go:2640
+//line ints.go:111
 		*(*int64)(unsafe.Add(gomptPOut, (o+int(9))*8)) = int64((((int32(x) * int32(u)) * int32(65537)) + int32(v)))
+//line gompt_kernels.go:2643
+//line ints.go:112
 		*(*int64)(unsafe.Add(gomptPOut, (o+int(10))*8)) = int64((uint32(x) * uint32(v)))
+//line gompt_kernels.go:2646
+//line ints.go:113
 		*(*int64)(unsafe.Add(gomptPOut, (o+int(11))*8)) = (int64(int8((int64(u) * int64(3)))) + int64(uint16(x)))
+//line gompt_kernels.go:2649
 	}
 	_ = n
 }
@@ -1745,6 +2687,11 @@ var OutOfRangeKernel = &gomptdevice.Kernel{
 		{Name: "out", Kind: gomptdevice.ParamBuffer, Elem: gomptdevice.ParamInt32, Len: "n"},
 	},
 	Dims: 1,
+	Faults: []gomptdevice.FaultSite{
+		{Kind: gomptdevice.FaultIndex, Pos: "dims.go:72"},
+		{Kind: gomptdevice.FaultIndex, Pos: "dims.go:72"},
+		{Kind: gomptdevice.FaultIndex, Pos: "dims.go:73"},
+	},
 	Images: []gomptdevice.Image{
 		{Kind: gomptdevice.ImageHost, Entry: "gompt_OutOfRange", Host: gomptHostOutOfRange},
 		{Kind: gomptdevice.ImageOpenCL, Entry: "gompt_OutOfRange", Source: gomptCLOutOfRange, Options: "-cl-fp32-correctly-rounded-divide-sqrt"},
@@ -1767,8 +2714,12 @@ func gomptHostOutOfRange(gomptA *gomptdevice.HostArgs, gomptR gomptdevice.Range,
 	gomptPOut := unsafe.Pointer(unsafe.SliceData(out))
 	gomptLo0, gomptHi0 := gomptR.Clamp(0, n)
 	for i := gomptLo0; i < gomptHi0; i++ {
+//line dims.go:72
 		*(*int32)(unsafe.Add(gomptPOut, i*4)) = (in[(i+int(1))] + in[(i-int(1))])
+//line gompt_kernels.go:2720
+//line dims.go:73
 		out[(i + n)] = int32(5)
+//line gompt_kernels.go:2723
 	}
 }
 
@@ -1829,9 +2780,15 @@ func gomptHostPartial(gomptA *gomptdevice.HostArgs, gomptR gomptdevice.Range, _,
 	gomptPOut := unsafe.Pointer(unsafe.SliceData(out))
 	gomptLo0, gomptHi0 := gomptR.Clamp(0, n)
 	for i := gomptLo0; i < gomptHi0; i++ {
+//line dims.go:54
 		if (*(*int64)(unsafe.Add(gomptPIn, i*8)) % int64(3)) == int64(0) {
+//line gompt_kernels.go:2786
+//line dims.go:55
 			*(*int64)(unsafe.Add(gomptPOut, i*8)) = (*(*int64)(unsafe.Add(gomptPIn, i*8)) * int64(2))
+//line gompt_kernels.go:2789
+//line dims.go:54
 		}
+//line gompt_kernels.go:2792
 	}
 	_ = n
 }
@@ -1898,37 +2855,57 @@ func gomptHostProdFloat64(gomptA *gomptdevice.HostArgs, gomptR gomptdevice.Range
 	i := gomptLo0
 	for ; i+4 <= gomptHi0; i += 4 {
 		{
+//line reduce.go:34
 			gomptV = *(*float64)(unsafe.Add(gomptPA, i*8))
+//line gompt_kernels.go:2861
+//line reduce.go:34
 			goto gomptR0
+//line gompt_kernels.go:2864
 		}
 	gomptR0:
 		gomptS0 = gomptS0 * gomptV
 		{
 			i := i + 1
+//line reduce.go:34
 			gomptV = *(*float64)(unsafe.Add(gomptPA, i*8))
+//line gompt_kernels.go:2872
+//line reduce.go:34
 			goto gomptR1
+//line gompt_kernels.go:2875
 		}
 	gomptR1:
 		gomptS1 = gomptS1 * gomptV
 		{
 			i := i + 2
+//line reduce.go:34
 			gomptV = *(*float64)(unsafe.Add(gomptPA, i*8))
+//line gompt_kernels.go:2883
+//line reduce.go:34
 			goto gomptR2
+//line gompt_kernels.go:2886
 		}
 	gomptR2:
 		gomptS2 = gomptS2 * gomptV
 		{
 			i := i + 3
+//line reduce.go:34
 			gomptV = *(*float64)(unsafe.Add(gomptPA, i*8))
+//line gompt_kernels.go:2894
+//line reduce.go:34
 			goto gomptR3
+//line gompt_kernels.go:2897
 		}
 	gomptR3:
 		gomptS3 = gomptS3 * gomptV
 	}
 	for ; i < gomptHi0; i++ {
 		{
+//line reduce.go:34
 			gomptV = *(*float64)(unsafe.Add(gomptPA, i*8))
+//line gompt_kernels.go:2906
+//line reduce.go:34
 			goto gomptR4
+//line gompt_kernels.go:2909
 		}
 	gomptR4:
 		gomptS0 = gomptS0 * gomptV
@@ -2008,37 +2985,57 @@ func gomptHostProdInt32(gomptA *gomptdevice.HostArgs, gomptR gomptdevice.Range, 
 	i := gomptLo0
 	for ; i+4 <= gomptHi0; i += 4 {
 		{
+//line reduce.go:29
 			gomptV = (*(*int32)(unsafe.Add(gomptPA, i*4)) | int32(1))
+//line gompt_kernels.go:2991
+//line reduce.go:29
 			goto gomptR0
+//line gompt_kernels.go:2994
 		}
 	gomptR0:
 		gomptS0 = gomptS0 * gomptV
 		{
 			i := i + 1
+//line reduce.go:29
 			gomptV = (*(*int32)(unsafe.Add(gomptPA, i*4)) | int32(1))
+//line gompt_kernels.go:3002
+//line reduce.go:29
 			goto gomptR1
+//line gompt_kernels.go:3005
 		}
 	gomptR1:
 		gomptS1 = gomptS1 * gomptV
 		{
 			i := i + 2
+//line reduce.go:29
 			gomptV = (*(*int32)(unsafe.Add(gomptPA, i*4)) | int32(1))
+//line gompt_kernels.go:3013
+//line reduce.go:29
 			goto gomptR2
+//line gompt_kernels.go:3016
 		}
 	gomptR2:
 		gomptS2 = gomptS2 * gomptV
 		{
 			i := i + 3
+//line reduce.go:29
 			gomptV = (*(*int32)(unsafe.Add(gomptPA, i*4)) | int32(1))
+//line gompt_kernels.go:3024
+//line reduce.go:29
 			goto gomptR3
+//line gompt_kernels.go:3027
 		}
 	gomptR3:
 		gomptS3 = gomptS3 * gomptV
 	}
 	for ; i < gomptHi0; i++ {
 		{
+//line reduce.go:29
 			gomptV = (*(*int32)(unsafe.Add(gomptPA, i*4)) | int32(1))
+//line gompt_kernels.go:3036
+//line reduce.go:29
 			goto gomptR4
+//line gompt_kernels.go:3039
 		}
 	gomptR4:
 		gomptS0 = gomptS0 * gomptV
@@ -2080,6 +3077,237 @@ func RunProdInt32(dev gompttarget.DeviceClause, n int, a []int32) (int32, error)
 	return gomptrt.ProdInts(gomptPartial), nil
 }
 
+// QuotientKernel is the gompt map kernel of Quotient (checks.go:38:1), over [0, n).
+var QuotientKernel = &gomptdevice.Kernel{
+	Name: "Quotient",
+	Params: []gomptdevice.Param{
+		{Name: "n", Kind: gomptdevice.ParamInt64},
+		{Name: "a", Kind: gomptdevice.ParamBuffer, Elem: gomptdevice.ParamInt32, Len: "n"},
+		{Name: "b", Kind: gomptdevice.ParamBuffer, Elem: gomptdevice.ParamInt32, Len: "n"},
+		{Name: "q", Kind: gomptdevice.ParamBuffer, Elem: gomptdevice.ParamInt32, Len: "n"},
+	},
+	Dims: 1,
+	Faults: []gomptdevice.FaultSite{
+		{Kind: gomptdevice.FaultDivide, Pos: "checks.go:39"},
+	},
+	Images: []gomptdevice.Image{
+		{Kind: gomptdevice.ImageHost, Entry: "gompt_Quotient", Host: gomptHostQuotient},
+		{Kind: gomptdevice.ImageOpenCL, Entry: "gompt_Quotient", Source: gomptCLQuotient, Options: "-cl-fp32-correctly-rounded-divide-sqrt"},
+		{Kind: gomptdevice.ImagePTX, Entry: "gompt_Quotient", Source: gomptPTXQuotient},
+	},
+	Sample: gomptSampleQuotient,
+}
+
+//go:embed gompt_Quotient.cl
+var gomptCLQuotient string
+
+//go:embed gompt_Quotient.ptx
+var gomptPTXQuotient string
+
+// gomptHostQuotient is QuotientKernel's Go image: the body of Quotient at each point of the team's range.
+func gomptHostQuotient(gomptA *gomptdevice.HostArgs, gomptR gomptdevice.Range, _, _ int) {
+	n := gomptA.Int(0)
+	a := gomptrt.View[int32](gomptA.Bufs[1], gomptrt.Len(n))
+	b := gomptrt.View[int32](gomptA.Bufs[2], gomptrt.Len(n))
+	q := gomptrt.View[int32](gomptA.Bufs[3], gomptrt.Len(n))
+	gomptPA := unsafe.Pointer(unsafe.SliceData(a))
+	gomptPB := unsafe.Pointer(unsafe.SliceData(b))
+	gomptPQ := unsafe.Pointer(unsafe.SliceData(q))
+	gomptLo0, gomptHi0 := gomptR.Clamp(0, n)
+	for i := gomptLo0; i < gomptHi0; i++ {
+//line checks.go:39
+		*(*int32)(unsafe.Add(gomptPQ, i*4)) = (*(*int32)(unsafe.Add(gomptPA, i*4)) / *(*int32)(unsafe.Add(gomptPB, i*4)))
+//line gompt_kernels.go:3121
+	}
+	_ = n
+}
+
+// gomptSampleQuotient is QuotientKernel's Sample: about n points, random arguments. Tol 0: every device gives the Go function's bits.
+func gomptSampleQuotient(gomptN int, gomptSeed int64) gomptdevice.Sample {
+	gomptR := gomptrt.Rand("Quotient", gomptN, gomptSeed)
+	gomptExt := gomptrt.Extents(gomptN, 1)
+	n := gomptExt[0]
+	return gomptdevice.Sample{
+		Shape: gomptdevice.Shape{Size: gomptExt},
+		Bufs:  [][]byte{nil, gomptrt.Ints[int32](gomptR, gomptrt.Len(n), 0, 16), gomptrt.Ints[int32](gomptR, gomptrt.Len(n), 0, 16), gomptrt.Ints[int32](gomptR, gomptrt.Len(n), 0, 16)},
+		Args:  []gomptdevice.Arg{gomptrt.Int(int64(n)), {}, {}, {}},
+	}
+}
+
+// RunQuotient runs QuotientKernel (Quotient) on device dev over [0, n), mapping each slice by how the kernel uses it:
+// a to, b to, q from.
+func RunQuotient(dev gompttarget.DeviceClause, n int, a []int32, b []int32, q []int32) error {
+	if n <= 0 {
+		return nil
+	}
+	a = gomptrt.Head(a, gomptrt.Len(n))
+	b = gomptrt.Head(b, gomptrt.Len(n))
+	q = gomptrt.Head(q, gomptrt.Len(n))
+	return gompttarget.Target(gompttarget.Region{Device: dev, Kernel: QuotientKernel, Shape: gompttarget.Shape{Size: [3]int{n, 1, 1}},
+		Maps: []gompttarget.Map{gompttarget.To(a), gompttarget.To(b), gompttarget.From(q)},
+		Args: []gompttarget.Arg{gompttarget.Int(n), gompttarget.Slice(a), gompttarget.Slice(b), gompttarget.Slice(q)}})
+}
+
+// ScatterKernel is the gompt map kernel of Scatter (checks.go:26:1), over [0, n).
+var ScatterKernel = &gomptdevice.Kernel{
+	Name: "Scatter",
+	Params: []gomptdevice.Param{
+		{Name: "n", Kind: gomptdevice.ParamInt64},
+		{Name: "m", Kind: gomptdevice.ParamInt64},
+		{Name: "idx", Kind: gomptdevice.ParamBuffer, Elem: gomptdevice.ParamInt64, Len: "n"},
+		{Name: "src", Kind: gomptdevice.ParamBuffer, Elem: gomptdevice.ParamFloat32, Len: "n"},
+		{Name: "dst", Kind: gomptdevice.ParamBuffer, Elem: gomptdevice.ParamFloat32, Len: "m"},
+	},
+	Dims: 1,
+	Faults: []gomptdevice.FaultSite{
+		{Kind: gomptdevice.FaultIndex, Pos: "checks.go:32"},
+	},
+	Images: []gomptdevice.Image{
+		{Kind: gomptdevice.ImageHost, Entry: "gompt_Scatter", Host: gomptHostScatter},
+		{Kind: gomptdevice.ImageOpenCL, Entry: "gompt_Scatter", Source: gomptCLScatter, Options: "-cl-fp32-correctly-rounded-divide-sqrt"},
+		{Kind: gomptdevice.ImagePTX, Entry: "gompt_Scatter", Source: gomptPTXScatter},
+	},
+	Sample: gomptSampleScatter,
+}
+
+//go:embed gompt_Scatter.cl
+var gomptCLScatter string
+
+//go:embed gompt_Scatter.ptx
+var gomptPTXScatter string
+
+// gomptHostScatter is ScatterKernel's Go image: the body of Scatter at each point of the team's range.
+func gomptHostScatter(gomptA *gomptdevice.HostArgs, gomptR gomptdevice.Range, _, _ int) {
+	n := gomptA.Int(0)
+	m := gomptA.Int(1)
+	idx := gomptrt.View[int](gomptA.Bufs[2], gomptrt.Len(n))
+	src := gomptrt.View[float32](gomptA.Bufs[3], gomptrt.Len(n))
+	dst := gomptrt.View[float32](gomptA.Bufs[4], gomptrt.Len(m))
+	gomptPIdx := unsafe.Pointer(unsafe.SliceData(idx))
+	gomptPSrc := unsafe.Pointer(unsafe.SliceData(src))
+	gomptLo0, gomptHi0 := gomptR.Clamp(0, n)
+	for i := gomptLo0; i < gomptHi0; i++ {
+//line checks.go:27
+		put(dst, *(*int)(unsafe.Add(gomptPIdx, i*8)), *(*float32)(unsafe.Add(gomptPSrc, i*4)))
+//line gompt_kernels.go:3193
+	}
+	_ = n
+	_ = m
+}
+
+// gomptSampleScatter is ScatterKernel's Sample: about n points, random arguments. Tol 0: every device gives the Go function's bits.
+func gomptSampleScatter(gomptN int, gomptSeed int64) gomptdevice.Sample {
+	gomptR := gomptrt.Rand("Scatter", gomptN, gomptSeed)
+	gomptExt := gomptrt.Extents(gomptN, 1)
+	n := gomptExt[0]
+	m := int(1 + gomptR.IntN(8))
+	return gomptdevice.Sample{
+		Shape: gomptdevice.Shape{Size: gomptExt},
+		Bufs:  [][]byte{nil, nil, gomptrt.Ints[int](gomptR, gomptrt.Len(n), 0, 16), gomptrt.Floats[float32](gomptR, gomptrt.Len(n), 0.5, 1.5), gomptrt.Floats[float32](gomptR, gomptrt.Len(m), 0.5, 1.5)},
+		Args:  []gomptdevice.Arg{gomptrt.Int(int64(n)), gomptrt.Int(int64(m)), {}, {}, {}},
+	}
+}
+
+// RunScatter runs ScatterKernel (Scatter) on device dev over [0, n), mapping each slice by how the kernel uses it:
+// idx to, src to, dst tofrom.
+func RunScatter(dev gompttarget.DeviceClause, n int, m int, idx []int, src []float32, dst []float32) error {
+	if n <= 0 {
+		return nil
+	}
+	idx = gomptrt.Head(idx, gomptrt.Len(n))
+	src = gomptrt.Head(src, gomptrt.Len(n))
+	dst = gomptrt.Head(dst, gomptrt.Len(m))
+	return gompttarget.Target(gompttarget.Region{Device: dev, Kernel: ScatterKernel, Shape: gompttarget.Shape{Size: [3]int{n, 1, 1}},
+		Maps: []gompttarget.Map{gompttarget.To(idx), gompttarget.To(src), gompttarget.ToFrom(dst)},
+		Args: []gompttarget.Arg{gompttarget.Int(n), gompttarget.Int(m), gompttarget.Slice(idx), gompttarget.Slice(src), gompttarget.Slice(dst)}})
+}
+
+// SeekKernel is the gompt map kernel of Seek (checks.go:54:1), over [0, n).
+var SeekKernel = &gomptdevice.Kernel{
+	Name: "Seek",
+	Params: []gomptdevice.Param{
+		{Name: "n", Kind: gomptdevice.ParamInt64},
+		{Name: "m", Kind: gomptdevice.ParamInt64},
+		{Name: "idx", Kind: gomptdevice.ParamBuffer, Elem: gomptdevice.ParamInt64, Len: "n"},
+		{Name: "src", Kind: gomptdevice.ParamBuffer, Elem: gomptdevice.ParamInt32, Len: "m"},
+		{Name: "pos", Kind: gomptdevice.ParamBuffer, Elem: gomptdevice.ParamInt64, Len: "n"},
+	},
+	Dims: 1,
+	Faults: []gomptdevice.FaultSite{
+		{Kind: gomptdevice.FaultIndex, Pos: "checks.go:56"},
+	},
+	Images: []gomptdevice.Image{
+		{Kind: gomptdevice.ImageHost, Entry: "gompt_Seek", Host: gomptHostSeek},
+		{Kind: gomptdevice.ImageOpenCL, Entry: "gompt_Seek", Source: gomptCLSeek, Options: "-cl-fp32-correctly-rounded-divide-sqrt"},
+		{Kind: gomptdevice.ImagePTX, Entry: "gompt_Seek", Source: gomptPTXSeek},
+	},
+	Sample: gomptSampleSeek,
+}
+
+//go:embed gompt_Seek.cl
+var gomptCLSeek string
+
+//go:embed gompt_Seek.ptx
+var gomptPTXSeek string
+
+// gomptHostSeek is SeekKernel's Go image: the body of Seek at each point of the team's range.
+func gomptHostSeek(gomptA *gomptdevice.HostArgs, gomptR gomptdevice.Range, _, _ int) {
+	n := gomptA.Int(0)
+	m := gomptA.Int(1)
+	idx := gomptrt.View[int](gomptA.Bufs[2], gomptrt.Len(n))
+	src := gomptrt.View[int32](gomptA.Bufs[3], gomptrt.Len(m))
+	pos := gomptrt.View[int](gomptA.Bufs[4], gomptrt.Len(n))
+	gomptPIdx := unsafe.Pointer(unsafe.SliceData(idx))
+	gomptPPos := unsafe.Pointer(unsafe.SliceData(pos))
+	gomptLo0, gomptHi0 := gomptR.Clamp(0, n)
+	for i := gomptLo0; i < gomptHi0; i++ {
+//line checks.go:55
+		j := *(*int)(unsafe.Add(gomptPIdx, i*8))
+//line gompt_kernels.go:3267
+//line checks.go:56
+		for src[j] != int32(0) {
+//line gompt_kernels.go:3270
+//line checks.go:57
+			j++
+//line gompt_kernels.go:3273
+//line checks.go:56
+		}
+//line gompt_kernels.go:3276
+//line checks.go:59
+		*(*int)(unsafe.Add(gomptPPos, i*8)) = j
+//line gompt_kernels.go:3279
+	}
+	_ = n
+	_ = m
+}
+
+// gomptSampleSeek is SeekKernel's Sample: about n points, random arguments. Tol 0: every device gives the Go function's bits.
+func gomptSampleSeek(gomptN int, gomptSeed int64) gomptdevice.Sample {
+	gomptR := gomptrt.Rand("Seek", gomptN, gomptSeed)
+	gomptExt := gomptrt.Extents(gomptN, 1)
+	n := gomptExt[0]
+	m := int(1 + gomptR.IntN(8))
+	return gomptdevice.Sample{
+		Shape: gomptdevice.Shape{Size: gomptExt},
+		Bufs:  [][]byte{nil, nil, gomptrt.Ints[int](gomptR, gomptrt.Len(n), 0, 16), gomptrt.Ints[int32](gomptR, gomptrt.Len(m), 0, 16), gomptrt.Ints[int](gomptR, gomptrt.Len(n), 0, 16)},
+		Args:  []gomptdevice.Arg{gomptrt.Int(int64(n)), gomptrt.Int(int64(m)), {}, {}, {}},
+	}
+}
+
+// RunSeek runs SeekKernel (Seek) on device dev over [0, n), mapping each slice by how the kernel uses it:
+// idx to, src to, pos from.
+func RunSeek(dev gompttarget.DeviceClause, n int, m int, idx []int, src []int32, pos []int) error {
+	if n <= 0 {
+		return nil
+	}
+	idx = gomptrt.Head(idx, gomptrt.Len(n))
+	src = gomptrt.Head(src, gomptrt.Len(m))
+	pos = gomptrt.Head(pos, gomptrt.Len(n))
+	return gompttarget.Target(gompttarget.Region{Device: dev, Kernel: SeekKernel, Shape: gompttarget.Shape{Size: [3]int{n, 1, 1}},
+		Maps: []gompttarget.Map{gompttarget.To(idx), gompttarget.To(src), gompttarget.From(pos)},
+		Args: []gompttarget.Arg{gompttarget.Int(n), gompttarget.Int(m), gompttarget.Slice(idx), gompttarget.Slice(src), gompttarget.Slice(pos)}})
+}
+
 // ShiftsKernel is the gompt map kernel of Shifts (ints.go:69:1), over [0, n).
 var ShiftsKernel = &gomptdevice.Kernel{
 	Name: "Shifts",
@@ -2115,26 +3343,66 @@ func gomptHostShifts(gomptA *gomptdevice.HostArgs, gomptR gomptdevice.Range, _, 
 	gomptPOut := unsafe.Pointer(unsafe.SliceData(out))
 	gomptLo0, gomptHi0 := gomptR.Clamp(0, n)
 	for i := gomptLo0; i < gomptHi0; i++ {
+//line ints.go:70
 		x, c := *(*int64)(unsafe.Add(gomptPA, i*8)), *(*uint64)(unsafe.Add(gomptPS, i*8))
+//line gompt_kernels.go:3349
+//line ints.go:71
 		u := uint64(x)
+//line gompt_kernels.go:3352
+//line ints.go:72
 		o := (int(10) * i)
+//line gompt_kernels.go:3355
+//line ints.go:73
 		*(*int64)(unsafe.Add(gomptPOut, o*8)) = (x << c)
+//line gompt_kernels.go:3358
+//line ints.go:74
 		*(*int64)(unsafe.Add(gomptPOut, (o+int(1))*8)) = (x >> c)
+//line gompt_kernels.go:3361
+//line ints.go:75
 		*(*int64)(unsafe.Add(gomptPOut, (o+int(2))*8)) = int64((u << c))
+//line gompt_kernels.go:3364
+//line ints.go:76
 		*(*int64)(unsafe.Add(gomptPOut, (o+int(3))*8)) = int64((u >> c))
+//line gompt_kernels.go:3367
+//line ints.go:77
 		*(*int64)(unsafe.Add(gomptPOut, (o+int(4))*8)) = int64((int32(x) >> c))
+//line gompt_kernels.go:3370
+//line ints.go:78
 		*(*int64)(unsafe.Add(gomptPOut, (o+int(5))*8)) = int64((uint32(x) >> c))
+//line gompt_kernels.go:3373
+//line ints.go:79
 		*(*int64)(unsafe.Add(gomptPOut, (o+int(6))*8)) = int64((int8(x) << c))
+//line gompt_kernels.go:3376
+//line ints.go:80
 		*(*int64)(unsafe.Add(gomptPOut, (o+int(7))*8)) = int64((int16(x) >> c))
+//line gompt_kernels.go:3379
+//line ints.go:81
 		*(*int64)(unsafe.Add(gomptPOut, (o+int(8))*8)) = (((x >> 63) + ((x << 63) >> 1)) + int64((uint8(x) >> 7)))
+//line gompt_kernels.go:3382
+//line ints.go:82
 		k := int(c)
+//line gompt_kernels.go:3385
+//line ints.go:83
 		if k >= int(0) {
+//line gompt_kernels.go:3388
+//line ints.go:84
 			*(*int64)(unsafe.Add(gomptPOut, (o+int(9))*8)) = (x >> k)
+//line gompt_kernels.go:3391
+//line ints.go:83
 		}
+//line gompt_kernels.go:3394
+//line ints.go:86
 		x <<= 1
+//line gompt_kernels.go:3397
+//line ints.go:87
 		x >>= 2
+//line gompt_kernels.go:3400
+//line ints.go:88
 		u >>= c
+//line gompt_kernels.go:3403
+//line ints.go:89
 		*(*int64)(unsafe.Add(gomptPOut, o*8)) += (x + int64(u))
+//line gompt_kernels.go:3406
 	}
 	_ = n
 }
@@ -2209,25 +3477,53 @@ func gomptHostStencil2D(gomptA *gomptdevice.HostArgs, gomptR gomptdevice.Range, 
 		}
 	gomptPoint0:
 		for x := gomptLo0; x < gomptIn0; x++ {
+//line dims.go:8
 			i := ((y * nx) + x)
+//line gompt_kernels.go:3483
+//line dims.go:9
 			if (((x == int(0)) || (y == int(0))) || (x == (nx - int(1)))) || (y == (ny - int(1))) {
+//line gompt_kernels.go:3486
+//line dims.go:10
 				*(*float32)(unsafe.Add(gomptPOut, i*4)) = *(*float32)(unsafe.Add(gomptPIn, i*4))
+//line gompt_kernels.go:3489
+//line dims.go:11
 				continue gomptPoint0
+//line gompt_kernels.go:3492
+//line dims.go:9
 			}
+//line gompt_kernels.go:3495
+//line dims.go:13
 			*(*float32)(unsafe.Add(gomptPOut, i*4)) = (*(*float32)(unsafe.Add(gomptPIn, i*4)) + (w * ((((*(*float32)(unsafe.Add(gomptPIn, (i-int(1))*4)) + *(*float32)(unsafe.Add(gomptPIn, (i+int(1))*4))) + *(*float32)(unsafe.Add(gomptPIn, (i-nx)*4))) + *(*float32)(unsafe.Add(gomptPIn, (i+nx)*4))) - (float32(4.0) * *(*float32)(unsafe.Add(gomptPIn, i*4))))))
+//line gompt_kernels.go:3498
 		}
 		for x := gomptIn0; x < gomptIn1; x++ {
+//line dims.go:8
 			i := ((y * nx) + x)
+//line gompt_kernels.go:3503
+//line dims.go:13
 			*(*float32)(unsafe.Add(gomptPOut, i*4)) = (*(*float32)(unsafe.Add(gomptPIn, i*4)) + (w * ((((*(*float32)(unsafe.Add(gomptPIn, (i-int(1))*4)) + *(*float32)(unsafe.Add(gomptPIn, (i+int(1))*4))) + *(*float32)(unsafe.Add(gomptPIn, (i-nx)*4))) + *(*float32)(unsafe.Add(gomptPIn, (i+nx)*4))) - (float32(4.0) * *(*float32)(unsafe.Add(gomptPIn, i*4))))))
+//line gompt_kernels.go:3506
 		}
 	gomptPoint2:
 		for x := gomptIn1; x < gomptHi0; x++ {
+//line dims.go:8
 			i := ((y * nx) + x)
+//line gompt_kernels.go:3512
+//line dims.go:9
 			if (((x == int(0)) || (y == int(0))) || (x == (nx - int(1)))) || (y == (ny - int(1))) {
+//line gompt_kernels.go:3515
+//line dims.go:10
 				*(*float32)(unsafe.Add(gomptPOut, i*4)) = *(*float32)(unsafe.Add(gomptPIn, i*4))
+//line gompt_kernels.go:3518
+//line dims.go:11
 				continue gomptPoint2
+//line gompt_kernels.go:3521
+//line dims.go:9
 			}
+//line gompt_kernels.go:3524
+//line dims.go:13
 			*(*float32)(unsafe.Add(gomptPOut, i*4)) = (*(*float32)(unsafe.Add(gomptPIn, i*4)) + (w * ((((*(*float32)(unsafe.Add(gomptPIn, (i-int(1))*4)) + *(*float32)(unsafe.Add(gomptPIn, (i+int(1))*4))) + *(*float32)(unsafe.Add(gomptPIn, (i-nx)*4))) + *(*float32)(unsafe.Add(gomptPIn, (i+nx)*4))) - (float32(4.0) * *(*float32)(unsafe.Add(gomptPIn, i*4))))))
+//line gompt_kernels.go:3527
 		}
 	}
 }
@@ -2299,37 +3595,57 @@ func gomptHostSumFloat32(gomptA *gomptdevice.HostArgs, gomptR gomptdevice.Range,
 	i := gomptLo0
 	for ; i+4 <= gomptHi0; i += 4 {
 		{
+//line reduce.go:13
 			gomptV = (*(*float32)(unsafe.Add(gomptPX, i*4)) * *(*float32)(unsafe.Add(gomptPY, i*4)))
+//line gompt_kernels.go:3601
+//line reduce.go:13
 			goto gomptR0
+//line gompt_kernels.go:3604
 		}
 	gomptR0:
 		gomptS0 = gomptS0 + float64(gomptV)
 		{
 			i := i + 1
+//line reduce.go:13
 			gomptV = (*(*float32)(unsafe.Add(gomptPX, i*4)) * *(*float32)(unsafe.Add(gomptPY, i*4)))
+//line gompt_kernels.go:3612
+//line reduce.go:13
 			goto gomptR1
+//line gompt_kernels.go:3615
 		}
 	gomptR1:
 		gomptS1 = gomptS1 + float64(gomptV)
 		{
 			i := i + 2
+//line reduce.go:13
 			gomptV = (*(*float32)(unsafe.Add(gomptPX, i*4)) * *(*float32)(unsafe.Add(gomptPY, i*4)))
+//line gompt_kernels.go:3623
+//line reduce.go:13
 			goto gomptR2
+//line gompt_kernels.go:3626
 		}
 	gomptR2:
 		gomptS2 = gomptS2 + float64(gomptV)
 		{
 			i := i + 3
+//line reduce.go:13
 			gomptV = (*(*float32)(unsafe.Add(gomptPX, i*4)) * *(*float32)(unsafe.Add(gomptPY, i*4)))
+//line gompt_kernels.go:3634
+//line reduce.go:13
 			goto gomptR3
+//line gompt_kernels.go:3637
 		}
 	gomptR3:
 		gomptS3 = gomptS3 + float64(gomptV)
 	}
 	for ; i < gomptHi0; i++ {
 		{
+//line reduce.go:13
 			gomptV = (*(*float32)(unsafe.Add(gomptPX, i*4)) * *(*float32)(unsafe.Add(gomptPY, i*4)))
+//line gompt_kernels.go:3646
+//line reduce.go:13
 			goto gomptR4
+//line gompt_kernels.go:3649
 		}
 	gomptR4:
 		gomptS0 = gomptS0 + float64(gomptV)
@@ -2414,62 +3730,132 @@ func gomptHostSumFloat64In2D(gomptA *gomptdevice.HostArgs, gomptR gomptdevice.Ra
 		x := gomptLo0
 		for ; x+4 <= gomptHi0; x += 4 {
 			{
+//line reduce.go:19
 				v := *(*float64)(unsafe.Add(gomptPA, ((y*nx)+x)*8))
+//line gompt_kernels.go:3736
+//line reduce.go:20
 				if x == y {
+//line gompt_kernels.go:3739
+//line reduce.go:21
 					gomptV = (float64(2.0) * v)
+//line gompt_kernels.go:3742
+//line reduce.go:21
 					goto gomptR0
+//line gompt_kernels.go:3745
+//line reduce.go:20
 				}
+//line gompt_kernels.go:3748
+//line reduce.go:23
 				gomptV = v
+//line gompt_kernels.go:3751
+//line reduce.go:23
 				goto gomptR0
+//line gompt_kernels.go:3754
 			}
 		gomptR0:
 			gomptS0 = gomptS0 + gomptV
 			{
 				x := x + 1
+//line reduce.go:19
 				v := *(*float64)(unsafe.Add(gomptPA, ((y*nx)+x)*8))
+//line gompt_kernels.go:3762
+//line reduce.go:20
 				if x == y {
+//line gompt_kernels.go:3765
+//line reduce.go:21
 					gomptV = (float64(2.0) * v)
+//line gompt_kernels.go:3768
+//line reduce.go:21
 					goto gomptR1
+//line gompt_kernels.go:3771
+//line reduce.go:20
 				}
+//line gompt_kernels.go:3774
+//line reduce.go:23
 				gomptV = v
+//line gompt_kernels.go:3777
+//line reduce.go:23
 				goto gomptR1
+//line gompt_kernels.go:3780
 			}
 		gomptR1:
 			gomptS1 = gomptS1 + gomptV
 			{
 				x := x + 2
+//line reduce.go:19
 				v := *(*float64)(unsafe.Add(gomptPA, ((y*nx)+x)*8))
+//line gompt_kernels.go:3788
+//line reduce.go:20
 				if x == y {
+//line gompt_kernels.go:3791
+//line reduce.go:21
 					gomptV = (float64(2.0) * v)
+//line gompt_kernels.go:3794
+//line reduce.go:21
 					goto gomptR2
+//line gompt_kernels.go:3797
+//line reduce.go:20
 				}
+//line gompt_kernels.go:3800
+//line reduce.go:23
 				gomptV = v
+//line gompt_kernels.go:3803
+//line reduce.go:23
 				goto gomptR2
+//line gompt_kernels.go:3806
 			}
 		gomptR2:
 			gomptS2 = gomptS2 + gomptV
 			{
 				x := x + 3
+//line reduce.go:19
 				v := *(*float64)(unsafe.Add(gomptPA, ((y*nx)+x)*8))
+//line gompt_kernels.go:3814
+//line reduce.go:20
 				if x == y {
+//line gompt_kernels.go:3817
+//line reduce.go:21
 					gomptV = (float64(2.0) * v)
+//line gompt_kernels.go:3820
+//line reduce.go:21
 					goto gomptR3
+//line gompt_kernels.go:3823
+//line reduce.go:20
 				}
+//line gompt_kernels.go:3826
+//line reduce.go:23
 				gomptV = v
+//line gompt_kernels.go:3829
+//line reduce.go:23
 				goto gomptR3
+//line gompt_kernels.go:3832
 			}
 		gomptR3:
 			gomptS3 = gomptS3 + gomptV
 		}
 		for ; x < gomptHi0; x++ {
 			{
+//line reduce.go:19
 				v := *(*float64)(unsafe.Add(gomptPA, ((y*nx)+x)*8))
+//line gompt_kernels.go:3841
+//line reduce.go:20
 				if x == y {
+//line gompt_kernels.go:3844
+//line reduce.go:21
 					gomptV = (float64(2.0) * v)
+//line gompt_kernels.go:3847
+//line reduce.go:21
 					goto gomptR4
+//line gompt_kernels.go:3850
+//line reduce.go:20
 				}
+//line gompt_kernels.go:3853
+//line reduce.go:23
 				gomptV = v
+//line gompt_kernels.go:3856
+//line reduce.go:23
 				goto gomptR4
+//line gompt_kernels.go:3859
 			}
 		gomptR4:
 			gomptS0 = gomptS0 + gomptV
@@ -2551,37 +3937,57 @@ func gomptHostSumInt64(gomptA *gomptdevice.HostArgs, gomptR gomptdevice.Range, g
 	i := gomptLo0
 	for ; i+4 <= gomptHi0; i += 4 {
 		{
+//line reduce.go:8
 			gomptV = (*(*int64)(unsafe.Add(gomptPA, i*8)) * int64(3458764513820540929))
+//line gompt_kernels.go:3943
+//line reduce.go:8
 			goto gomptR0
+//line gompt_kernels.go:3946
 		}
 	gomptR0:
 		gomptS0 = gomptS0 + gomptV
 		{
 			i := i + 1
+//line reduce.go:8
 			gomptV = (*(*int64)(unsafe.Add(gomptPA, i*8)) * int64(3458764513820540929))
+//line gompt_kernels.go:3954
+//line reduce.go:8
 			goto gomptR1
+//line gompt_kernels.go:3957
 		}
 	gomptR1:
 		gomptS1 = gomptS1 + gomptV
 		{
 			i := i + 2
+//line reduce.go:8
 			gomptV = (*(*int64)(unsafe.Add(gomptPA, i*8)) * int64(3458764513820540929))
+//line gompt_kernels.go:3965
+//line reduce.go:8
 			goto gomptR2
+//line gompt_kernels.go:3968
 		}
 	gomptR2:
 		gomptS2 = gomptS2 + gomptV
 		{
 			i := i + 3
+//line reduce.go:8
 			gomptV = (*(*int64)(unsafe.Add(gomptPA, i*8)) * int64(3458764513820540929))
+//line gompt_kernels.go:3976
+//line reduce.go:8
 			goto gomptR3
+//line gompt_kernels.go:3979
 		}
 	gomptR3:
 		gomptS3 = gomptS3 + gomptV
 	}
 	for ; i < gomptHi0; i++ {
 		{
+//line reduce.go:8
 			gomptV = (*(*int64)(unsafe.Add(gomptPA, i*8)) * int64(3458764513820540929))
+//line gompt_kernels.go:3988
+//line reduce.go:8
 			goto gomptR4
+//line gompt_kernels.go:3991
 		}
 	gomptR4:
 		gomptS0 = gomptS0 + gomptV
@@ -2655,12 +4061,24 @@ func gomptHostTranscendental(gomptA *gomptdevice.HostArgs, gomptR gomptdevice.Ra
 	gomptPOut := unsafe.Pointer(unsafe.SliceData(out))
 	gomptLo0, gomptHi0 := gomptR.Clamp(0, n)
 	for i := gomptLo0; i < gomptHi0; i++ {
+//line floats.go:99
 		x := *(*float64)(unsafe.Add(gomptPA, i*8))
+//line gompt_kernels.go:4067
+//line floats.go:100
 		v := (((((gomptmath.Exp(x) + gomptmath.Log(x)) + gomptmath.Pow(x, float64(1.5))) + gomptmath.Sin(x)) + gomptmath.Cos(x)) + gomptmath.Tanh(x))
+//line gompt_kernels.go:4070
+//line floats.go:101
 		v += (((((gomptmath.Exp2(x) + gomptmath.Log2(x)) + gomptmath.Log10(x)) + gomptmath.Log1p(x)) + gomptmath.Expm1(x)) + gomptmath.Atan2(x, float64(2.0)))
+//line gompt_kernels.go:4073
+//line floats.go:102
 		v += (((((gomptmath.Atan(x) + gomptmath.Asin((x / float64(4.0)))) + gomptmath.Acos((x / float64(4.0)))) + gomptmath.Sinh(x)) + gomptmath.Cosh(x)) + gomptmath.Tan(x))
+//line gompt_kernels.go:4076
+//line floats.go:103
 		v += ((((((gomptmath.Cbrt(x) + gomptmath.Hypot(x, float64(3.0))) + gomptmath.Erf(x)) + gomptmath.Erfc(x)) + gomptmath.Asinh(x)) + gomptmath.Acosh((x + float64(1.0)))) + gomptmath.Atanh((x / float64(4.0))))
+//line gompt_kernels.go:4079
+//line floats.go:104
 		*(*float32)(unsafe.Add(gomptPOut, i*4)) = float32(v)
+//line gompt_kernels.go:4082
 	}
 	_ = n
 }
@@ -2727,7 +4145,9 @@ func gomptHostTranspose(gomptA *gomptdevice.HostArgs, gomptR gomptdevice.Range, 
 	gomptLo1, gomptHi1 := gomptR.Clamp(1, ny)
 	for y := gomptLo1; y < gomptHi1; y++ {
 		for x := gomptLo0; x < gomptHi0; x++ {
+//line dims.go:64
 			*(*uint8)(unsafe.Add(gomptPOut, ((x*ny)+y)*1)) = (*(*uint8)(unsafe.Add(gomptPIn, ((y*nx)+x)*1)) + uint8(1))
+//line gompt_kernels.go:4151
 		}
 	}
 }
@@ -2793,41 +4213,111 @@ func gomptHostTricky(gomptA *gomptdevice.HostArgs, gomptR gomptdevice.Range, _, 
 	gomptLo0, gomptHi0 := gomptR.Clamp(0, n)
 gomptPoint0:
 	for i := gomptLo0; i < gomptHi0; i++ {
+//line tricky.go:11
 		o := (int(8) * i)
+//line gompt_kernels.go:4219
+//line tricky.go:12
 		long := *(*int64)(unsafe.Add(gomptPKernel, i*8))
+//line gompt_kernels.go:4222
+//line tricky.go:13
 		double := (float64(long) * global)
+//line gompt_kernels.go:4225
+//line tricky.go:14
 		sqrt := gomptmath.Sqrt(gomptmath.Abs(double))
+//line gompt_kernels.go:4228
+//line tricky.go:15
 		*(*int64)(unsafe.Add(gomptPOut, o*8)) = int64((sqrt * float64(1000.0)))
+//line gompt_kernels.go:4231
+//line tricky.go:16
 		{
+//line gompt_kernels.go:4234
+//line tricky.go:17
 			n := int(3)
+//line gompt_kernels.go:4237
+//line tricky.go:18
 			*(*int64)(unsafe.Add(gomptPOut, (o+int(1))*8)) = (int64(n) + long)
+//line gompt_kernels.go:4240
+//line tricky.go:16
 		}
+//line gompt_kernels.go:4243
+//line tricky.go:20
 		var a, b int = int(0), int(10)
+//line gompt_kernels.go:4246
+//line tricky.go:21
 		for a, b = int(0), int(10); a < b; a, b = (a + int(1)), (b - int(2)) {
+//line gompt_kernels.go:4249
+//line tricky.go:22
 			*(*int64)(unsafe.Add(gomptPOut, (o+int(2))*8)) += (int64((a * b)) ^ long)
+//line gompt_kernels.go:4252
+//line tricky.go:21
 		}
+//line gompt_kernels.go:4255
+//line tricky.go:24
 		*(*int64)(unsafe.Add(gomptPOut, (o+int(3))*8)) = long
+//line gompt_kernels.go:4258
+//line tricky.go:25
 		*(*int64)(unsafe.Add(gomptPOut, (o+int(3))*8)) <<= 2
+//line gompt_kernels.go:4261
+//line tricky.go:26
 		*(*int64)(unsafe.Add(gomptPOut, (o+int(3))*8)) &^= int64(5)
+//line gompt_kernels.go:4264
+//line tricky.go:27
 		*(*int64)(unsafe.Add(gomptPOut, (o+int(3))*8))++
+//line gompt_kernels.go:4267
+//line tricky.go:28
 		*(*int64)(unsafe.Add(gomptPOut, (o+int(3))*8)) %= int64(1000003)
+//line gompt_kernels.go:4270
+//line tricky.go:29
 		var cnt uint8
+//line gompt_kernels.go:4273
+//line tricky.go:30
 		for k := range uint8(200) {
+//line gompt_kernels.go:4276
+//line tricky.go:31
 			cnt += k
+//line gompt_kernels.go:4279
+//line tricky.go:30
 		}
+//line gompt_kernels.go:4282
+//line tricky.go:33
 		*(*int64)(unsafe.Add(gomptPOut, (o+int(4))*8)) = (int64(cnt) + int64((^uint8(long))))
+//line gompt_kernels.go:4285
+//line tricky.go:34
 		half, flag := (long > int64(0)), (!((long % int64(2)) == int64(0)))
+//line gompt_kernels.go:4288
+//line tricky.go:35
 		if half == flag {
+//line gompt_kernels.go:4291
+//line tricky.go:36
 			*(*int64)(unsafe.Add(gomptPOut, (o+int(5))*8)) = int64(1)
+//line gompt_kernels.go:4294
+//line tricky.go:35
 		}
+//line gompt_kernels.go:4297
+//line tricky.go:38
 		*(*int64)(unsafe.Add(gomptPOut, (o+int(6))*8)) = (min(long, int64(a), int64(b), int64(7)) + max(long, int64(-3)))
+//line gompt_kernels.go:4300
+//line tricky.go:39
 		for j := range int(5) {
+//line gompt_kernels.go:4303
+//line tricky.go:40
 			if int64(j) == (long % int64(5)) {
+//line gompt_kernels.go:4306
+//line tricky.go:41
 				*(*int64)(unsafe.Add(gomptPOut, (o+int(7))*8)) = ((int64(j) + int64((float64(314.1592653589793) * float64((j + int(1)))))) + int64(1000000000000000000))
+//line gompt_kernels.go:4309
+//line tricky.go:42
 				continue gomptPoint0
+//line gompt_kernels.go:4312
+//line tricky.go:40
 			}
+//line gompt_kernels.go:4315
+//line tricky.go:39
 		}
+//line gompt_kernels.go:4318
+//line tricky.go:45
 		*(*int64)(unsafe.Add(gomptPOut, (o+int(7))*8)) = (-long)
+//line gompt_kernels.go:4321
 	}
 	_ = n
 }
@@ -2868,6 +4358,10 @@ var Uint64OpsKernel = &gomptdevice.Kernel{
 		{Name: "out", Kind: gomptdevice.ParamBuffer, Elem: gomptdevice.ParamUint64, Len: "6*n"},
 	},
 	Dims: 1,
+	Faults: []gomptdevice.FaultSite{
+		{Kind: gomptdevice.FaultDivide, Pos: "ints.go:59"},
+		{Kind: gomptdevice.FaultDivide, Pos: "ints.go:60"},
+	},
 	Images: []gomptdevice.Image{
 		{Kind: gomptdevice.ImageHost, Entry: "gompt_Uint64Ops", Host: gomptHostUint64Ops},
 		{Kind: gomptdevice.ImageOpenCL, Entry: "gompt_Uint64Ops", Source: gomptCLUint64Ops, Options: "-cl-fp32-correctly-rounded-divide-sqrt"},
@@ -2893,16 +4387,36 @@ func gomptHostUint64Ops(gomptA *gomptdevice.HostArgs, gomptR gomptdevice.Range, 
 	gomptPOut := unsafe.Pointer(unsafe.SliceData(out))
 	gomptLo0, gomptHi0 := gomptR.Clamp(0, n)
 	for i := gomptLo0; i < gomptHi0; i++ {
+//line ints.go:53
 		x, y := *(*uint64)(unsafe.Add(gomptPA, i*8)), *(*uint64)(unsafe.Add(gomptPB, i*8))
+//line gompt_kernels.go:4393
+//line ints.go:54
 		o := (int(6) * i)
+//line gompt_kernels.go:4396
+//line ints.go:55
 		*(*uint64)(unsafe.Add(gomptPOut, o*8)) = (x + y)
+//line gompt_kernels.go:4399
+//line ints.go:56
 		*(*uint64)(unsafe.Add(gomptPOut, (o+int(1))*8)) = (x - y)
+//line gompt_kernels.go:4402
+//line ints.go:57
 		*(*uint64)(unsafe.Add(gomptPOut, (o+int(2))*8)) = (x * y)
+//line gompt_kernels.go:4405
+//line ints.go:58
 		if y != uint64(0) {
+//line gompt_kernels.go:4408
+//line ints.go:59
 			*(*uint64)(unsafe.Add(gomptPOut, (o+int(3))*8)) = (x / y)
+//line gompt_kernels.go:4411
+//line ints.go:60
 			*(*uint64)(unsafe.Add(gomptPOut, (o+int(4))*8)) = (x % y)
+//line gompt_kernels.go:4414
+//line ints.go:58
 		}
+//line gompt_kernels.go:4417
+//line ints.go:62
 		*(*uint64)(unsafe.Add(gomptPOut, (o+int(5))*8)) = (-x)
+//line gompt_kernels.go:4420
 	}
 	_ = n
 }

@@ -1,0 +1,233 @@
+package corpus
+
+import (
+	"errors"
+	"math"
+	"os"
+	"regexp"
+	"strings"
+	"testing"
+
+	"github.com/gompt/gompt/device"
+	"github.com/gompt/gompt/target"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+// The run-time checks of generated kernels (device.Kernel.Faults): an
+// index the generator cannot prove in range, or a divisor that may be 0,
+// fails the launch with Go's own words, the kernel's name and the Go
+// source line, on every device; the construct copies nothing back, and
+// the program goes on.
+
+// checkFault requires err to be the *device.KernelFault of kernel at pos
+// whose message matches want (a regular expression after the position).
+func checkFault(t *testing.T, err error, kernel, pos, want string, what string) {
+	t.Helper()
+	require.Error(t, err, what)
+	var f *device.KernelFault
+	require.True(t, errors.As(err, &f), "%s: %v is not a *device.KernelFault", what, err)
+	assert.Regexp(t, "^kernel "+regexp.QuoteMeta(kernel)+" \\("+regexp.QuoteMeta(pos)+"\\): "+want+"$", err.Error(), what)
+}
+
+func filled(n int, v float32) []float32 {
+	s := make([]float32, n)
+	for i := range s {
+		s[i] = v
+	}
+	return s
+}
+
+// An index one past the end, a negative one and a huge one, each at one
+// point of many, on every device: Go's message, with the index and the
+// length, and the output slice as it was.
+func TestGatherIndexOutOfRange(t *testing.T) {
+	const n, m = 1000, 64
+	src := make([]float32, m)
+	for i := range src {
+		src[i] = float32(i)
+	}
+	for _, bad := range []struct {
+		idx  int
+		want string
+	}{
+		{m, `index out of range \[64\] with length 64`},
+		{-1, `index out of range \[-1\]`},
+		{1 << 40, `index out of range \[1099511627776\] with length 64`},
+		{math.MinInt64, `index out of range \[-9223372036854775808\]`},
+	} {
+		for _, dev := range devices() {
+			what := target.Describe(dev) + ": index " + itoa(bad.idx)
+			idx := make([]int, n)
+			for i := range idx {
+				idx[i] = i % m
+			}
+			idx[n/2+1] = bad.idx
+			dst := filled(n, -1)
+			err := RunGather(target.Dev(dev), n, m, idx, src, dst)
+			checkFault(t, err, "Gather", "checks.go:12", bad.want, what)
+			if dev != target.InitialDevice {
+				// The initial device runs the Go image on dst itself: as a
+				// Go loop that panicked, it has written the points before
+				// the bad one. An offload device copies nothing back.
+				assert.Equal(t, filled(n, -1), dst, "%s: dst after the failed construct", what)
+			}
+			// The device goes on: the same kernel with good indices.
+			idx[n/2+1] = 3
+			require.NoError(t, RunGather(target.Dev(dev), n, m, idx, src, dst), "%s: the next launch", what)
+			for i := range dst {
+				require.Equal(t, src[idx[i]], dst[i], "%s: dst[%d] of the next launch", what, i)
+			}
+		}
+	}
+}
+
+// A failed check inside a //gompt:func helper names the helper's line.
+func TestScatterIndexOutOfRangeInHelper(t *testing.T) {
+	const n, m = 300, 300
+	for _, dev := range devices() {
+		what := target.Describe(dev)
+		idx := make([]int, n)
+		for i := range idx {
+			idx[i] = n - 1 - i
+		}
+		idx[7] = m + 5
+		dst := filled(m, 2)
+		err := RunScatter(target.Dev(dev), n, m, idx, filled(n, 1), dst)
+		checkFault(t, err, "Scatter", "checks.go:32", `index out of range \[305\] with length 300`, what)
+		if dev != target.InitialDevice {
+			assert.Equal(t, filled(m, 2), dst, "%s: dst after the failed construct", what)
+		}
+	}
+}
+
+// An integer division by zero.
+func TestQuotientDivideByZero(t *testing.T) {
+	const n = 513
+	a, b := make([]int32, n), make([]int32, n)
+	for i := range a {
+		a[i], b[i] = int32(i), int32(i%5+1)
+	}
+	b[n-1] = 0
+	for _, dev := range devices() {
+		what := target.Describe(dev)
+		q := make([]int32, n)
+		checkFault(t, RunQuotient(target.Dev(dev), n, a, b, q), "Quotient", "checks.go:39", "integer divide by zero", what)
+	}
+	b[n-1] = -1
+	for _, dev := range devices() {
+		q := make([]int32, n)
+		require.NoError(t, RunQuotient(target.Dev(dev), n, a, b, q), target.Describe(dev))
+		for i := range q {
+			require.Equal(t, a[i]/b[i], q[i], "%s: q[%d]", target.Describe(dev), i)
+		}
+	}
+}
+
+// A reduction with a bad index fails rather than returning a sum.
+func TestGatherSumIndexOutOfRange(t *testing.T) {
+	const n, m = 5000, 10
+	src := filled(m, 1)
+	idx := make([]int, n)
+	for i := range idx {
+		idx[i] = i % m
+	}
+	for _, dev := range devices() {
+		what := target.Describe(dev)
+		s, err := RunGatherSum(target.Dev(dev), n, m, idx, src)
+		require.NoError(t, err, what)
+		require.Equal(t, float32(n), s, what)
+		idx[4321] = -3
+		_, err = RunGatherSum(target.Dev(dev), n, m, idx, src)
+		checkFault(t, err, "GatherSum", "checks.go:46", `index out of range \[-3\]`, what)
+		idx[4321] = 1
+	}
+}
+
+// A loop whose condition reads past the end stops at the first failed
+// read: it neither hangs nor goes on reading zeros.
+func TestSeekStopsAtTheFailedRead(t *testing.T) {
+	const n, m = 64, 100
+	src := make([]int32, m)
+	for i := range src {
+		src[i] = int32(i % 10) // a zero at every multiple of 10
+	}
+	src[0] = 1 // no zero before 10
+	for i := 90; i < m; i++ {
+		src[i] = 7 // and none from 90 to the end
+	}
+	for _, dev := range devices() {
+		what := target.Describe(dev)
+		idx := make([]int, n)
+		for i := range idx {
+			idx[i] = i
+		}
+		pos := make([]int, n)
+		require.NoError(t, RunSeek(target.Dev(dev), n, m, idx, src, pos), what)
+		for i := range pos {
+			require.Equal(t, (i+9)/10*10+map[bool]int{true: 10, false: 0}[i == 0], pos[i], "%s: pos[%d]", what, i)
+		}
+		idx[3] = 95
+		err := RunSeek(target.Dev(dev), n, m, idx, src, pos)
+		checkFault(t, err, "Seek", "checks.go:56", `index out of range \[100\] with length 100`, what)
+	}
+}
+
+// check=off: no checks in the device code, no fault record, and the
+// kernel still computes Gather's result.
+func TestCheckOff(t *testing.T) {
+	assert.Empty(t, GatherUncheckedKernel.Faults, "check=off declares no checks")
+	assert.NotEmpty(t, GatherKernel.Faults, "Gather checks its src index")
+	cl, err := os.ReadFile("gompt_GatherUnchecked.cl")
+	require.NoError(t, err)
+	assert.NotContains(t, string(cl), "gompt_fault", "check=off kernel's OpenCL C")
+	assert.NotContains(t, string(cl), "gompt_ld", "check=off kernel's OpenCL C reads src directly")
+	const n, m = 777, 50
+	src := make([]float32, m)
+	for i := range src {
+		src[i] = float32(i * i)
+	}
+	idx := make([]int, n)
+	for i := range idx {
+		idx[i] = (i * 7) % m
+	}
+	for _, dev := range devices() {
+		dst := make([]float32, n)
+		require.NoError(t, RunGatherUnchecked(target.Dev(dev), n, m, idx, src, dst), target.Describe(dev))
+		for i := range dst {
+			require.Equal(t, src[idx[i]], dst[i], "%s: dst[%d]", target.Describe(dev), i)
+		}
+	}
+}
+
+// A nowait construct whose kernel fails a check: its task fails with the
+// fault, and a construct that depends on it gets ErrDependence and runs
+// nothing.
+func TestNowaitFaultFailsDependents(t *testing.T) {
+	const n, m = 256, 16
+	src := filled(m, 3)
+	for _, dev := range devices() {
+		what := target.Describe(dev)
+		idx := make([]int, n)
+		idx[n-1] = m
+		dst := filled(n, -1)
+		region := func(d target.Map) target.Region {
+			return target.Region{
+				Device: target.Dev(dev),
+				Kernel: GatherKernel,
+				Shape:  target.N(n),
+				Maps:   []target.Map{target.To(idx), target.To(src), target.ToFrom(dst), d},
+				Args:   []target.Arg{target.Int(n), target.Int(m), target.Slice(idx), target.Slice(src), target.Slice(dst)},
+			}
+		}
+		first := target.TargetNowait(region(target.DependOut(dst)))
+		second := target.TargetNowait(region(target.DependIn(dst)))
+		checkFault(t, first.Wait(), "Gather", "checks.go:12", `index out of range \[16\] with length 16`, what+": the failing construct")
+		err := second.Wait()
+		require.ErrorIs(t, err, target.ErrDependence, "%s: its dependent", what)
+		if dev != target.InitialDevice {
+			assert.Equal(t, filled(n, -1), dst, "%s: dst after both", what)
+		}
+		assert.True(t, strings.Contains(err.Error(), "index out of range"), "%s: the dependent's error names the cause: %v", what, err)
+	}
+}
