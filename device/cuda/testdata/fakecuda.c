@@ -23,7 +23,11 @@
 // whether a call waited for a kernel; those of a module whose image
 // contains FAKECUDA_FILL take (a pointer p, a 64-bit length n, a byte v)
 // and write v over [p, p+n) when their stream runs them, so a test can see
-// whether a copy on another stream came after the kernel.
+// whether a copy on another stream came after the kernel. Those of a
+// module whose image contains FAKECUDA_CHECKFAIL followed by five numbers
+// (a parameter slot, then four 64-bit words) write the words into the
+// 32 bytes the pointer in that slot points to when their stream runs them:
+// a generated kernel's failed run-time check (device.Kernel.Faults).
 // cuStreamWaitEvent really holds its stream until the event's record has
 // run (the recording stream runs up to there, or its worker gets there).
 //
@@ -227,6 +231,8 @@ struct obj {
 	long long sleep_ns;
 	int gate; // K_MODULE: its kernels wait for fakecuda_gate (FAKECUDA_GATE)
 	int fill; // K_MODULE: its kernels fill memory (FAKECUDA_FILL)
+	int check_slot;          // K_MODULE: FAKECUDA_CHECKFAIL's slot, or -1
+	long long check_rec[4];  // and the record its kernels write
 	struct obj *mod;
 	char name[128];
 };
@@ -251,6 +257,8 @@ struct op {
 	int gate;           // a kernel: runs until fakecuda_gate is set
 	int fill;           // a kernel: writes byte val over [dst, +n)
 	unsigned char val;
+	int check;          // a kernel: writes rec into [dst, +32)
+	long long rec[4];
 };
 
 static void poison(int d, int r);
@@ -281,6 +289,7 @@ static long long gpu_now(void) {
 static void run(struct op *o) {
 	if (o->is_kernel) {
 		if (o->fill) memset(o->dst, o->val, o->n);
+		if (o->check) memcpy(o->dst, o->rec, sizeof o->rec);
 		if (o->fault != 0) poison(o->dev, o->fault);
 	} else if (o->is_wait) {
 		// nothing: wait_record held the stream until the record ran
@@ -1367,6 +1376,13 @@ EXPORT CUresult cuModuleLoadDataEx(void **m, const void *image, unsigned nopt, i
 	if (sl != NULL) o->sleep_ns = strtoll(sl + 17, NULL, 10) * 1000;
 	o->gate = strstr(text, "FAKECUDA_GATE") != NULL;
 	o->fill = strstr(text, "FAKECUDA_FILL") != NULL;
+	o->check_slot = -1;
+	const char *cf = strstr(text, "FAKECUDA_CHECKFAIL");
+	if (cf != NULL) {
+		char *e;
+		o->check_slot = (int)strtol(cf + 18, &e, 10);
+		for (int i = 0; i < 4; i++) o->check_rec[i] = strtoll(e, &e, 10);
+	}
 	const char *fault = strstr(text, "FAKECUDA_FAULT");
 	if (fault != NULL) {
 		o->flags = (unsigned)strtol(fault + 14, NULL, 10);
@@ -1459,7 +1475,17 @@ EXPORT CUresult cuLaunchKernel(void *f, unsigned gx, unsigned gy, unsigned gz, u
 		if ((k.dst = devrange("cuLaunchKernel", *(CUdeviceptr *)params[0], k.n)) == NULL) RETURN(E_INVALID_VALUE);
 		k.fill = 1;
 	}
+	if (fo->mod->check_slot >= 0) {
+		int sl = fo->mod->check_slot;
+		if (params == NULL || params[sl] == NULL) {
+			misuse("cuLaunchKernel", "a FAKECUDA_CHECKFAIL kernel takes its fault record in slot %d", sl);
+			RETURN(E_INVALID_VALUE);
+		}
+		if ((k.dst = devrange("cuLaunchKernel", *(CUdeviceptr *)params[sl], 32)) == NULL) RETURN(E_INVALID_VALUE);
+		memcpy(k.rec, fo->mod->check_rec, sizeof k.rec);
+		k.check = 1;
+	}
 	ADD(launches, 1);
-	if (k.fault != 0 || k.sleep_ns != 0 || k.gate || k.fill) enqueue(so, k);
+	if (k.fault != 0 || k.sleep_ns != 0 || k.gate || k.fill || k.check) enqueue(so, k);
 	RETURN(OK);
 }
