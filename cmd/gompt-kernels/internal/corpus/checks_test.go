@@ -137,10 +137,19 @@ func TestGatherSumIndexOutOfRange(t *testing.T) {
 		s, err := RunGatherSum(target.Dev(dev), n, m, idx, src)
 		require.NoError(t, err, what)
 		require.Equal(t, float32(n), s, what)
-		idx[4321] = -3
-		_, err = RunGatherSum(target.Dev(dev), n, m, idx, src)
-		checkFault(t, err, "GatherSum", "checks.go:46", `index out of range \[-3\]`, what)
+		for bad, want := range map[int]string{
+			m:       `index out of range \[10\] with length 10`,
+			-3:      `index out of range \[-3\]`,
+			1 << 50: `index out of range \[1125899906842624\] with length 10`,
+		} {
+			idx[4321] = bad
+			_, err = RunGatherSum(target.Dev(dev), n, m, idx, src)
+			checkFault(t, err, "GatherSum", "checks.go:46", want, what)
+		}
 		idx[4321] = 1
+		s, err = RunGatherSum(target.Dev(dev), n, m, idx, src)
+		require.NoError(t, err, what+": after the failures")
+		require.Equal(t, float32(n), s, what+": after the failures")
 	}
 }
 
