@@ -170,7 +170,12 @@ func DeviceInitialize(deviceNum int, typ string, dev Device) error {
 				}
 				t.devInit(deviceNum)
 				if f, ok := t.callback(ompt.CallbackDeviceInitialize).(ompt.DeviceInitializeCallback); ok {
-					func() { defer t.guard(); f(deviceNum, typ, h.h, t.devLookup, ompt.DeviceDoc) }()
+					func() {
+						ok := false
+						defer t.guard(&ok)
+						f(deviceNum, typ, h.h, t.devLookup, ompt.DeviceDoc)
+						ok = true
+					}()
 				}
 			}
 		})
@@ -251,7 +256,7 @@ func DeviceFinalize(deviceNum int) error {
 					continue // a detached tool got it from detach
 				}
 				if f, ok := t.callback(ompt.CallbackDeviceFinalize).(ompt.DeviceFinalizeCallback); ok {
-					func() { defer t.guard(); f(deviceNum) }()
+					func() { ok := false; defer t.guard(&ok); f(deviceNum); ok = true }()
 				}
 			}
 		})
@@ -269,7 +274,7 @@ func dispatchDevice[F any](ev ompt.Callback, call func(F)) {
 	inLife(d, ev, func() {
 		for _, t := range d.tools {
 			if f, ok := t.callback(ev).(F); ok && !t.done.Load() {
-				func() { defer t.guard(); call(f) }()
+				func() { ok := false; defer t.guard(&ok); call(f); ok = true }()
 			}
 		}
 	})

@@ -81,15 +81,27 @@ type tool struct {
 const numCallbacks = ompt.CallbackError + 1 // one past the largest event number
 
 // guard recovers a panic of one of t's callbacks, deferred around each
-// call: the tool is detached (no callback reaches it any more), the program
-// goes on, and stderr and the OMP_TOOL_VERBOSE_INIT log say why. A panic
-// must not take the application down with it.
-func (t *tool) guard() {
-	if r := recover(); r != nil {
-		if !t.done.Swap(true) {
-			fmt.Fprintf(stderr, "gompt: OMPT tool %q: a callback panicked: %v; the tool is detached\n", t.name, r)
-			vlogf("Go tool %q: a callback panicked: %v; detached.", t.name, r)
-		}
+// call with returned set once the callback returns: the tool is detached
+// (no callback reaches it any more), the program goes on, and stderr and
+// the OMP_TOOL_VERBOSE_INIT log say why. A panic must not take the
+// application down with it. A callback that calls runtime.Goexit (as a
+// test's t.FailNow does) ends the goroutine that dispatched it, and no
+// recover stops that: the tool is detached too, and the constructs the
+// goroutine was in are abandoned (see abandonConstructs), so that the
+// tool's finalization does not wait for their end, which never comes.
+func (t *tool) guard(returned *bool) {
+	if *returned {
+		return
+	}
+	r := recover()
+	what := fmt.Sprintf("a callback panicked: %v", r)
+	if r == nil {
+		what = "a callback called runtime.Goexit, which ended the goroutine inside a construct"
+		abandonConstructs(getg())
+	}
+	if !t.done.Swap(true) {
+		fmt.Fprintf(stderr, "gompt: OMPT tool %q: %s; the tool is detached\n", t.name, what)
+		vlogf("Go tool %q: %s; detached.", t.name, what)
 	}
 }
 

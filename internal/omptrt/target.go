@@ -330,8 +330,10 @@ func (t *Target) taskCreate() {
 		}
 		s := &t.th.slots[e.t.idx]
 		func() {
-			defer e.t.guard()
+			ok := false
+			defer e.t.guard(&ok)
 			e.f(&s.task, &s.frame, &t.slots[e.i].targetTaskData, ompt.TaskTarget, len(t.deps) > 0, t.code)
+			ok = true
 		}()
 	}
 }
@@ -349,9 +351,9 @@ func (t *Target) taskSchedule(status int) {
 		}
 		implicit, target := &t.th.slots[e.t.idx].task, &t.slots[e.i].targetTaskData
 		if status == ompt.TaskSwitch {
-			func() { defer e.t.guard(); e.f(implicit, status, target) }()
+			func() { ok := false; defer e.t.guard(&ok); e.f(implicit, status, target); ok = true }()
 		} else {
-			func() { defer e.t.guard(); e.f(target, status, implicit) }()
+			func() { ok := false; defer e.t.guard(&ok); e.f(target, status, implicit); ok = true }()
 		}
 	}
 }
@@ -466,8 +468,10 @@ func dispatch[E, P any](t *Target, l []entry[E, P], call func(*Target, *entry[E,
 }
 
 func guarded[E, P any](t *Target, e *entry[E, P], call func(*Target, *entry[E, P], ompt.Endpoint), ep ompt.Endpoint) {
-	defer e.t.guard()
+	ok := false
+	defer e.t.guard(&ok)
 	call(t, e, ep)
+	ok = true
 }
 
 // dispatchTarget calls every tool's target (or target_emi) callback for

@@ -205,8 +205,10 @@ func (t *Target) dispatchDeps(deps []ompt.Dependence) {
 			e.emi(&t.slots[e.i].targetTaskData, deps)
 		default:
 			func() {
-				defer e.t.guard()
+				ok := false
+				defer e.t.guard(&ok)
 				e.emi(&t.slots[e.i].targetTaskData, deps)
+				ok = true
 			}()
 		}
 	}

@@ -83,6 +83,24 @@ func (t *Target) release() {
 // yet not free (0).
 const handedOff uintptr = 1
 
+// abandoned is the g of a construct whose goroutine ended inside it (a
+// tool's callback called runtime.Goexit): never free again, since the
+// construct's code may still touch it as the goroutine unwinds, and never
+// waited for.
+const abandoned uintptr = 2
+
+// abandonConstructs marks the constructs goroutine g is in abandoned.
+func abandonConstructs(g uintptr) {
+	for i := range activeTab[:activeHi.Load()] {
+		activeTab[i].Load().g.CompareAndSwap(g, abandoned)
+	}
+	tableMu.Lock()
+	for c := range overflowSet {
+		c.g.CompareAndSwap(g, abandoned)
+	}
+	tableMu.Unlock()
+}
+
 // currentTarget returns the construct the calling goroutine is in, and
 // snapshots of its fields read after the ownership check.
 func currentTarget() (t *Target, id uint64) {
@@ -133,7 +151,7 @@ func waitCallbacks() {
 	var list []busy
 	note := func(c *Target) {
 		ends := c.ends.Load()
-		if og := c.g.Load(); og != 0 && og != g {
+		if og := c.g.Load(); og != 0 && og != g && og != abandoned {
 			list = append(list, busy{c, ends})
 		}
 	}
@@ -146,7 +164,7 @@ func waitCallbacks() {
 	}
 	tableMu.Unlock()
 	for _, b := range list {
-		for b.c.ends.Load() == b.ends && b.c.g.Load() != 0 {
+		for og := b.c.g.Load(); b.c.ends.Load() == b.ends && og != 0 && og != abandoned; og = b.c.g.Load() {
 			time.Sleep(20 * time.Microsecond)
 		}
 	}

@@ -289,8 +289,10 @@ func callThreadBegin(e *threadEntry, d *ompt.Data) {
 		e.begin(ompt.ThreadInitial, d)
 		return
 	}
-	defer e.t.guardNamed("thread_begin")
+	ok := false
+	defer e.t.guardNamed("thread_begin", &ok)
 	e.begin(ompt.ThreadInitial, d)
+	ok = true
 }
 
 func callImplicitTask(e *threadEntry, ep ompt.Endpoint, s *threadSlots, n uint32) {
@@ -298,8 +300,10 @@ func callImplicitTask(e *threadEntry, ep ompt.Endpoint, s *threadSlots, n uint32
 		e.task(ep, &s.parallel, &s.task, n, 1, ompt.TaskInitial)
 		return
 	}
-	defer e.t.guardNamed("implicit_task")
+	ok := false
+	defer e.t.guardNamed("implicit_task", &ok)
 	e.task(ep, &s.parallel, &s.task, n, 1, ompt.TaskInitial)
+	ok = true
 }
 
 func callThreadEnd(e *threadEntry, d *ompt.Data) {
@@ -307,18 +311,29 @@ func callThreadEnd(e *threadEntry, d *ompt.Data) {
 		e.end(d)
 		return
 	}
-	defer e.t.guardNamed("thread_end")
+	ok := false
+	defer e.t.guardNamed("thread_end", &ok)
 	e.end(d)
+	ok = true
 }
 
 // guardNamed is guard for a thread callback: the OMP_TOOL_VERBOSE_INIT
 // log names the callback.
-func (t *tool) guardNamed(name string) {
-	if r := recover(); r != nil {
+func (t *tool) guardNamed(name string, returned *bool) {
+	if *returned {
+		return
+	}
+	r := recover()
+	what := fmt.Sprintf("a callback panicked: %v", r)
+	if r == nil { // runtime.Goexit: see guard
+		what = "a callback called runtime.Goexit, which ended the goroutine inside a construct"
+		abandonConstructs(getg())
+		vlogf("Tool %q: %s callback called runtime.Goexit.", t.name, name)
+	} else {
 		vlogf("Tool %q: %s callback panicked: %v.", t.name, name, r)
-		if !t.done.Swap(true) {
-			fmt.Fprintf(stderr, "gompt: OMPT tool %q: a callback panicked: %v; the tool is detached\n", t.name, r)
-		}
+	}
+	if !t.done.Swap(true) {
+		fmt.Fprintf(stderr, "gompt: OMPT tool %q: %s; the tool is detached\n", t.name, what)
 	}
 }
 
