@@ -849,6 +849,9 @@ func (c *cfunc) call(e *ast.CallExpr) string {
 			return acc
 		}
 	}
+	if name, ok := atomicCallee(c.info(), e); ok {
+		return c.atomicCall(e, name)
+	}
 	if sel, ok := fun.(*ast.SelectorExpr); ok {
 		mf := mathFuncs[sel.Sel.Name]
 		var args []any

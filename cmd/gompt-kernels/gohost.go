@@ -308,6 +308,9 @@ func (b *gobody) expr(e ast.Expr) string {
 			}
 			return fun.(*ast.Ident).Name + "(" + b.exprList(e.Args) + ")"
 		}
+		if name, ok := atomicCallee(b.info(), e); ok {
+			return b.atomicCall(e, name)
+		}
 		if sel, ok := fun.(*ast.SelectorExpr); ok {
 			b.w.imports["math"] = "gomptmath"
 			return "gomptmath." + sel.Sel.Name + "(" + b.exprList(e.Args) + ")"

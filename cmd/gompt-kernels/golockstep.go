@@ -33,9 +33,10 @@ type lockstep struct {
 // planLockstep returns the plan for k, or nil where it does not apply: a
 // reduction; a body with no loop independent of the point around work
 // that depends on it; a return, break or continue that depends on the
-// point; a call of a helper.
+// point; a call of a helper; an atomic (a statement that does not depend
+// on the point would run once per block).
 func (g *gen) planLockstep(k *kernel) *lockstep {
-	if k.reduce != "" || len(k.fn.calls) > 0 {
+	if k.reduce != "" || len(k.fn.calls) > 0 || k.atomic {
 		return nil
 	}
 	ls := &lockstep{k: k, varying: map[*types.Var]bool{k.index[0].obj: true}, arrays: map[*types.Var]string{}}

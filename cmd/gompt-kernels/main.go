@@ -102,8 +102,13 @@ The subset of Go:
   calls      conversions between numeric types; //gompt:func helpers; len of a slice
              parameter; min and max; math: %s
              exactly as Go; and %s
-             within a few ulps of Go's on a device (the Sample's tolerance says so).
-Not supported, each an error with its position: strings, maps, pointers, structs,
+             within a few ulps of Go's on a device (the Sample's tolerance says so);
+             sync/atomic's AddT, CompareAndSwapT and LoadT, T one of Int32, Uint32,
+             Int64 and Uint64, on an element of a slice parameter:
+             atomic.AddUint32(&hist[b], 1) (64-bit ones need an OpenCL device with
+             cl_khr_int64_base_atomics, as POCL and NVIDIA have).
+Not supported, each an error with its position: strings, maps, pointers (& only
+in an atomic's &buf[i]), other sync/atomic functions and types, structs,
 arrays, closures, goroutines, defer, panic, recursion, allocation (make, new, append,
 composite literals), method calls, calls of other functions, package-level variables,
 slice expressions, goto, fallthrough.

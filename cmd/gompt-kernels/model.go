@@ -185,6 +185,7 @@ type fn struct {
 	calls   []*call // calls of helpers in the body, in source order
 	approx  bool    // calls a math function with no correctly rounded device counterpart (or a helper that does)
 	float64 bool    // computes in float64 (or a helper does)
+	atomic  bool    // calls a sync/atomic function (atomics.go)
 
 	assigned map[*types.Var]bool // variables assigned after their declaration
 	byObj    map[*types.Var]*param

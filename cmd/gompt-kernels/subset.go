@@ -474,6 +474,10 @@ func (c *checker) call(e *ast.CallExpr) {
 		c.unsupported(e.Pos(), name, builtinHints[name])
 		return
 	}
+	if name, ok := atomicCallee(c.info(), e); ok {
+		c.atomicCall(e, name)
+		return
+	}
 	if sel, ok := fun.(*ast.SelectorExpr); ok {
 		if id, ok := sel.X.(*ast.Ident); ok {
 			if pn, ok := c.info().Uses[id].(*types.PkgName); ok {

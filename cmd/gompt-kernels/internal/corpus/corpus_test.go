@@ -140,6 +140,23 @@ var entries = []entry{
 	{k: MaxUint64Kernel, fn: MaxUint64, run: RunMaxUint64, ext: []int{0}, reduce: "max"},
 	{k: MaxFloat64Kernel, fn: MaxFloat64, run: RunMaxFloat64, ext: []int{0}, reduce: "max"},
 	{k: OutOfRangeKernel, fn: OutOfRange, run: RunOutOfRange, ext: []int{0}, noHost: true},
+	{k: HistogramKernel, fn: Histogram, run: RunHistogram, ext: []int{0}, inputs: func() [][]any {
+		// Many points on few bins: every device's atomics contend.
+		n := 1 << 16
+		v := make([]uint32, n)
+		for i := range v {
+			v[i] = uint32(i*7+i/3) % 1000
+		}
+		return [][]any{{n, v, make([]uint32, 16), make([]uint64, 8), make([]int32, 4), make([]int64, 3), make([]uint8, n)}}
+	}},
+	{k: AtomicMaxKernel, fn: AtomicMax, run: RunAtomicMax, ext: []int{0}, inputs: func() [][]any {
+		n := 1 << 14
+		v := make([]int32, n)
+		for i := range v {
+			v[i] = int32(i*2654435761) & 15
+		}
+		return [][]any{{n, v, make([]int32, 2), make([]uint64, 2), make([]uint32, 7), make([]int64, 1), make([]uint32, 16)}}
+	}},
 	{k: TrickyKernel, fn: Tricky, run: RunTricky, ext: []int{0}, inputs: func() [][]any {
 		k := []int64{math.MinInt64, -7, -1, 0, 1, 2, 3, 4, 99, math.MaxInt64}
 		return [][]any{{len(k), -0.5, k, make([]int64, 8*len(k))}}

@@ -9,8 +9,117 @@ import (
 	gomptrt "github.com/gompt/gompt/kernelrt"
 	gompttarget "github.com/gompt/gompt/target"
 	gomptmath "math"
+	gomptatomic "sync/atomic"
 	unsafe "unsafe"
 )
+
+// AtomicMaxKernel is the gompt map kernel of AtomicMax (atomics.go:29:1), over [0, n).
+var AtomicMaxKernel = &gomptdevice.Kernel{
+	Name: "AtomicMax",
+	Params: []gomptdevice.Param{
+		{Name: "n", Kind: gomptdevice.ParamInt64},
+		{Name: "v", Kind: gomptdevice.ParamBuffer, Elem: gomptdevice.ParamInt32, Len: "n"},
+		{Name: "m32", Kind: gomptdevice.ParamBuffer, Elem: gomptdevice.ParamInt32, Len: "2"},
+		{Name: "m64", Kind: gomptdevice.ParamBuffer, Elem: gomptdevice.ParamUint64, Len: "2"},
+		{Name: "u32", Kind: gomptdevice.ParamBuffer, Elem: gomptdevice.ParamUint32, Len: "7"},
+		{Name: "i64", Kind: gomptdevice.ParamBuffer, Elem: gomptdevice.ParamInt64, Len: "1"},
+		{Name: "hits", Kind: gomptdevice.ParamBuffer, Elem: gomptdevice.ParamUint32, Len: "16"},
+	},
+	Dims: 1,
+	Images: []gomptdevice.Image{
+		{Kind: gomptdevice.ImageHost, Entry: "gompt_AtomicMax", Host: gomptHostAtomicMax},
+		{Kind: gomptdevice.ImageOpenCL, Entry: "gompt_AtomicMax", Source: gomptCLAtomicMax, Options: "-cl-fp32-correctly-rounded-divide-sqrt"},
+		{Kind: gomptdevice.ImagePTX, Entry: "gompt_AtomicMax", Source: gomptPTXAtomicMax},
+	},
+	Sample: gomptSampleAtomicMax,
+}
+
+//go:embed gompt_AtomicMax.cl
+var gomptCLAtomicMax string
+
+//go:embed gompt_AtomicMax.ptx
+var gomptPTXAtomicMax string
+
+// gomptHostAtomicMax is AtomicMaxKernel's Go image: the body of AtomicMax at each point of the team's range.
+func gomptHostAtomicMax(gomptA *gomptdevice.HostArgs, gomptR gomptdevice.Range, _, _ int) {
+	n := gomptA.Int(0)
+	v := gomptrt.View[int32](gomptA.Bufs[1], gomptrt.Len(n))
+	m32 := gomptrt.View[int32](gomptA.Bufs[2], gomptrt.Len(2))
+	m64 := gomptrt.View[uint64](gomptA.Bufs[3], gomptrt.Len(2))
+	u32 := gomptrt.View[uint32](gomptA.Bufs[4], gomptrt.Len(7))
+	i64 := gomptrt.View[int64](gomptA.Bufs[5], gomptrt.Len(1))
+	hits := gomptrt.View[uint32](gomptA.Bufs[6], gomptrt.Len(16))
+	gomptPV := unsafe.Pointer(unsafe.SliceData(v))
+	gomptPM32 := unsafe.Pointer(unsafe.SliceData(m32))
+	gomptPM64 := unsafe.Pointer(unsafe.SliceData(m64))
+	gomptPI64 := unsafe.Pointer(unsafe.SliceData(i64))
+	gomptLo0, gomptHi0 := gomptR.Clamp(0, n)
+	for i := gomptLo0; i < gomptHi0; i++ {
+		x := *(*int32)(unsafe.Add(gomptPV, i*4))
+		for {
+			old := gomptatomic.LoadInt32((&*(*int32)(unsafe.Add(gomptPM32, int(0)*4))))
+			if (old >= x) || gomptatomic.CompareAndSwapInt32((&*(*int32)(unsafe.Add(gomptPM32, int(0)*4))), old, x) {
+				break
+			}
+		}
+		for {
+			old := gomptatomic.LoadUint64((&*(*uint64)(unsafe.Add(gomptPM64, int(1)*8))))
+			if (old >= (uint64(x) << 35)) || gomptatomic.CompareAndSwapUint64((&*(*uint64)(unsafe.Add(gomptPM64, int(1)*8))), old, (uint64(x)<<35)) {
+				break
+			}
+		}
+		for {
+			old := gomptatomic.LoadUint32((&u32[(i % len(u32))]))
+			if (old >= uint32(x)) || gomptatomic.CompareAndSwapUint32((&u32[(i%len(u32))]), old, uint32(x)) {
+				break
+			}
+		}
+		for {
+			old := gomptatomic.LoadInt64((&*(*int64)(unsafe.Add(gomptPI64, int(0)*8))))
+			if (old <= ((-int64(x)) << 40)) || gomptatomic.CompareAndSwapInt64((&*(*int64)(unsafe.Add(gomptPI64, int(0)*8))), old, ((-int64(x))<<40)) {
+				break
+			}
+		}
+		if (x % int32(2)) == int32(1) {
+			for {
+				old := gomptatomic.LoadUint32((&hits[x]))
+				if gomptatomic.CompareAndSwapUint32((&hits[x]), old, (old + uint32(1))) {
+					break
+				}
+			}
+		}
+	}
+	_ = n
+}
+
+// gomptSampleAtomicMax is AtomicMaxKernel's Sample: about n points, random arguments. Tol 0: every device gives the Go function's bits.
+func gomptSampleAtomicMax(gomptN int, gomptSeed int64) gomptdevice.Sample {
+	gomptR := gomptrt.Rand("AtomicMax", gomptN, gomptSeed)
+	gomptExt := gomptrt.Extents(gomptN, 1)
+	n := gomptExt[0]
+	return gomptdevice.Sample{
+		Shape: gomptdevice.Shape{Size: gomptExt},
+		Bufs:  [][]byte{nil, gomptrt.Ints[int32](gomptR, gomptrt.Len(n), 0, 16), gomptrt.Ints[int32](gomptR, gomptrt.Len(2), 0, 16), gomptrt.Ints[uint64](gomptR, gomptrt.Len(2), 0, 16), gomptrt.Ints[uint32](gomptR, gomptrt.Len(7), 0, 16), gomptrt.Ints[int64](gomptR, gomptrt.Len(1), 0, 16), gomptrt.Ints[uint32](gomptR, gomptrt.Len(16), 0, 16)},
+		Args:  []gomptdevice.Arg{gomptrt.Int(int64(n)), {}, {}, {}, {}, {}, {}},
+	}
+}
+
+// RunAtomicMax runs AtomicMaxKernel (AtomicMax) on device dev over [0, n), mapping each slice by how the kernel uses it:
+// v to, m32 tofrom, m64 tofrom, u32 tofrom, i64 tofrom, hits tofrom.
+func RunAtomicMax(dev gompttarget.DeviceClause, n int, v []int32, m32 []int32, m64 []uint64, u32 []uint32, i64 []int64, hits []uint32) error {
+	if n <= 0 {
+		return nil
+	}
+	v = gomptrt.Head(v, gomptrt.Len(n))
+	m32 = gomptrt.Head(m32, gomptrt.Len(2))
+	m64 = gomptrt.Head(m64, gomptrt.Len(2))
+	u32 = gomptrt.Head(u32, gomptrt.Len(7))
+	i64 = gomptrt.Head(i64, gomptrt.Len(1))
+	hits = gomptrt.Head(hits, gomptrt.Len(16))
+	return gompttarget.Target(gompttarget.Region{Device: dev, Kernel: AtomicMaxKernel, Shape: gompttarget.Shape{Size: [3]int{n, 1, 1}},
+		Maps: []gompttarget.Map{gompttarget.To(v), gompttarget.ToFrom(m32), gompttarget.ToFrom(m64), gompttarget.ToFrom(u32), gompttarget.ToFrom(i64), gompttarget.ToFrom(hits)},
+		Args: []gompttarget.Arg{gompttarget.Int(n), gompttarget.Slice(v), gompttarget.Slice(m32), gompttarget.Slice(m64), gompttarget.Slice(u32), gompttarget.Slice(i64), gompttarget.Slice(hits)}})
+}
 
 // Box3DKernel is the gompt map kernel of Box3D (dims.go:19:1), over [0, nx)x[0, ny)x[0, nz).
 var Box3DKernel = &gomptdevice.Kernel{
@@ -1430,6 +1539,89 @@ func RunHelpers(dev gompttarget.DeviceClause, n int, s8 int8, u8 uint8, s16 int1
 	return gompttarget.Target(gompttarget.Region{Device: dev, Kernel: HelpersKernel, Shape: gompttarget.Shape{Size: [3]int{n, 1, 1}},
 		Maps: []gompttarget.Map{gompttarget.To(x), gompttarget.To(c), gompttarget.ToFrom(hist), gompttarget.From(out)},
 		Args: []gompttarget.Arg{gompttarget.Int(n), gompttarget.Int(int(s8)), gompttarget.Int(int(u8)), gompttarget.Int(int(s16)), gompttarget.Int(int(u16)), gompttarget.Int(int(s32)), gompttarget.Int(int(u32)), gompttarget.Int(int(u64)), gompttarget.Int(int(u)), gompttarget.Int(gomptrt.Bool(b)), gompttarget.Float64(f64), gompttarget.Slice(x), gompttarget.Slice(c), gompttarget.Slice(hist), gompttarget.Slice(out)}})
+}
+
+// HistogramKernel is the gompt map kernel of Histogram (atomics.go:11:1), over [0, n).
+var HistogramKernel = &gomptdevice.Kernel{
+	Name: "Histogram",
+	Params: []gomptdevice.Param{
+		{Name: "n", Kind: gomptdevice.ParamInt64},
+		{Name: "v", Kind: gomptdevice.ParamBuffer, Elem: gomptdevice.ParamUint32, Len: "n"},
+		{Name: "h32", Kind: gomptdevice.ParamBuffer, Elem: gomptdevice.ParamUint32, Len: "16"},
+		{Name: "h64", Kind: gomptdevice.ParamBuffer, Elem: gomptdevice.ParamUint64, Len: "8"},
+		{Name: "neg", Kind: gomptdevice.ParamBuffer, Elem: gomptdevice.ParamInt32, Len: "4"},
+		{Name: "s", Kind: gomptdevice.ParamBuffer, Elem: gomptdevice.ParamInt64, Len: "3"},
+		{Name: "ok", Kind: gomptdevice.ParamBuffer, Elem: gomptdevice.ParamUint8, Len: "n"},
+	},
+	Dims: 1,
+	Images: []gomptdevice.Image{
+		{Kind: gomptdevice.ImageHost, Entry: "gompt_Histogram", Host: gomptHostHistogram},
+		{Kind: gomptdevice.ImageOpenCL, Entry: "gompt_Histogram", Source: gomptCLHistogram, Options: "-cl-fp32-correctly-rounded-divide-sqrt"},
+		{Kind: gomptdevice.ImagePTX, Entry: "gompt_Histogram", Source: gomptPTXHistogram},
+	},
+	Sample: gomptSampleHistogram,
+}
+
+//go:embed gompt_Histogram.cl
+var gomptCLHistogram string
+
+//go:embed gompt_Histogram.ptx
+var gomptPTXHistogram string
+
+// gomptHostHistogram is HistogramKernel's Go image: the body of Histogram at each point of the team's range.
+func gomptHostHistogram(gomptA *gomptdevice.HostArgs, gomptR gomptdevice.Range, _, _ int) {
+	n := gomptA.Int(0)
+	v := gomptrt.View[uint32](gomptA.Bufs[1], gomptrt.Len(n))
+	h32 := gomptrt.View[uint32](gomptA.Bufs[2], gomptrt.Len(16))
+	h64 := gomptrt.View[uint64](gomptA.Bufs[3], gomptrt.Len(8))
+	neg := gomptrt.View[int32](gomptA.Bufs[4], gomptrt.Len(4))
+	s := gomptrt.View[int64](gomptA.Bufs[5], gomptrt.Len(3))
+	ok := gomptrt.View[uint8](gomptA.Bufs[6], gomptrt.Len(n))
+	gomptPV := unsafe.Pointer(unsafe.SliceData(v))
+	gomptPS := unsafe.Pointer(unsafe.SliceData(s))
+	gomptPOk := unsafe.Pointer(unsafe.SliceData(ok))
+	gomptLo0, gomptHi0 := gomptR.Clamp(0, n)
+	for i := gomptLo0; i < gomptHi0; i++ {
+		b := (*(*uint32)(unsafe.Add(gomptPV, i*4)) % uint32(16))
+		if gomptatomic.AddUint32((&h32[b]), uint32(1)) >= uint32(1) {
+			*(*uint8)(unsafe.Add(gomptPOk, i*1)) = uint8(1)
+		}
+		gomptatomic.AddUint64((&h64[(*(*uint32)(unsafe.Add(gomptPV, i*4)) % uint32(4))]), uint64(1))
+		gomptatomic.AddUint64((&h64[(uint32(4) + (*(*uint32)(unsafe.Add(gomptPV, i*4)) % uint32(4)))]), (uint64(*(*uint32)(unsafe.Add(gomptPV, i*4))) << 40))
+		gomptatomic.AddInt32((&neg[(*(*uint32)(unsafe.Add(gomptPV, i*4)) % uint32(4))]), int32(-3))
+		gomptatomic.AddInt64((&*(*int64)(unsafe.Add(gomptPS, int(0)*8))), (int64(*(*uint32)(unsafe.Add(gomptPV, i*4))) - int64(8)))
+		gomptatomic.AddInt64((&s[(int(1) + (i % int(2)))]), int64(8589934592))
+	}
+	_ = n
+}
+
+// gomptSampleHistogram is HistogramKernel's Sample: about n points, random arguments. Tol 0: every device gives the Go function's bits.
+func gomptSampleHistogram(gomptN int, gomptSeed int64) gomptdevice.Sample {
+	gomptR := gomptrt.Rand("Histogram", gomptN, gomptSeed)
+	gomptExt := gomptrt.Extents(gomptN, 1)
+	n := gomptExt[0]
+	return gomptdevice.Sample{
+		Shape: gomptdevice.Shape{Size: gomptExt},
+		Bufs:  [][]byte{nil, gomptrt.Ints[uint32](gomptR, gomptrt.Len(n), 0, 16), gomptrt.Ints[uint32](gomptR, gomptrt.Len(16), 0, 16), gomptrt.Ints[uint64](gomptR, gomptrt.Len(8), 0, 16), gomptrt.Ints[int32](gomptR, gomptrt.Len(4), 0, 16), gomptrt.Ints[int64](gomptR, gomptrt.Len(3), 0, 16), gomptrt.Ints[uint8](gomptR, gomptrt.Len(n), 0, 16)},
+		Args:  []gomptdevice.Arg{gomptrt.Int(int64(n)), {}, {}, {}, {}, {}, {}},
+	}
+}
+
+// RunHistogram runs HistogramKernel (Histogram) on device dev over [0, n), mapping each slice by how the kernel uses it:
+// v to, h32 tofrom, h64 tofrom, neg tofrom, s tofrom, ok tofrom.
+func RunHistogram(dev gompttarget.DeviceClause, n int, v []uint32, h32 []uint32, h64 []uint64, neg []int32, s []int64, ok []uint8) error {
+	if n <= 0 {
+		return nil
+	}
+	v = gomptrt.Head(v, gomptrt.Len(n))
+	h32 = gomptrt.Head(h32, gomptrt.Len(16))
+	h64 = gomptrt.Head(h64, gomptrt.Len(8))
+	neg = gomptrt.Head(neg, gomptrt.Len(4))
+	s = gomptrt.Head(s, gomptrt.Len(3))
+	ok = gomptrt.Head(ok, gomptrt.Len(n))
+	return gompttarget.Target(gompttarget.Region{Device: dev, Kernel: HistogramKernel, Shape: gompttarget.Shape{Size: [3]int{n, 1, 1}},
+		Maps: []gompttarget.Map{gompttarget.To(v), gompttarget.ToFrom(h32), gompttarget.ToFrom(h64), gompttarget.ToFrom(neg), gompttarget.ToFrom(s), gompttarget.ToFrom(ok)},
+		Args: []gompttarget.Arg{gompttarget.Int(n), gompttarget.Slice(v), gompttarget.Slice(h32), gompttarget.Slice(h64), gompttarget.Slice(neg), gompttarget.Slice(s), gompttarget.Slice(ok)}})
 }
 
 // Int64OpsKernel is the gompt map kernel of Int64Ops (ints.go:8:1), over [0, n).
