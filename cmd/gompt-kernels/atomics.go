@@ -97,8 +97,10 @@ func (c *checker) atomicCall(e *ast.CallExpr, name string) {
 
 // atomicCall is a call of sync/atomic's name in C: Go's result (Add's new
 // value, CompareAndSwap's success, Load's value). An index not proven in
-// range is tested: outside the buffer, nothing is changed, Add and Load
-// give 0 and CompareAndSwap false.
+// range is checked: outside the buffer the check fails (the kernel's
+// fault record, as for any element; see cfile), nothing is changed, and
+// Add and Load give 0 and CompareAndSwap false to the rest of the
+// statement.
 func (c *cfunc) atomicCall(e *ast.CallExpr, name string) string {
 	op := atomicOps[name]
 	t := op.t
@@ -110,18 +112,18 @@ func (c *cfunc) atomicCall(e *ast.CallExpr, name string) string {
 	for _, a := range e.Args[1:] {
 		args = append(args, c.convertTo(a, t))
 	}
-	h := c.pre.atomic(t, op.kind, p.written)
+	h := c.pre.atomic(c.file.k, t, op.kind, p.written)
 	if c.proven(ix) {
 		return h + "(" + strings.Join(append([]string{"&" + buf + "[" + idx + "]"}, args...), ", ") + ")"
 	}
-	return h + "_at(" + strings.Join(append([]string{buf, c.lens[p], idx}, args...), ", ") + ")"
+	return h + "_at(" + strings.Join(append([]string{buf, c.lens[p], idx}, args...), ", ") + ", " + c.site(siteIndex, ix.Index.Pos()) + ")"
 }
 
 // atomic returns the helper of an atomic Add, CompareAndSwap or Load
-// (kind) of t: NAME(p, ...) on a pointer, and NAME_at(buf, len, i, ...)
-// with the test of i against len. A Load from a buffer the kernel does not
+// (kind) of t: NAME(p, ...) on a pointer, and NAME_at(buf, len, i, ...,
+// fault record, stop flag, check) with the check of i against len. A Load from a buffer the kernel does not
 // write takes a const pointer (the buffer's type in the body).
-func (p *prelude) atomic(t scalar, kind string, written bool) string {
+func (p *prelude) atomic(k *kernel, t scalar, kind string, written bool) string {
 	ct, u := t.c(), t.cUnsigned()
 	var name, body, params, args, zero string
 	cas := kind == "cas"
@@ -166,8 +168,8 @@ func (p *prelude) atomic(t scalar, kind string, written bool) string {
 		params, args = ", "+params, ", "+args
 	}
 	p.need(name, inl+" "+ret+" "+name+"("+ptr+params+") {\n  "+body+"\n}")
-	p.need(name+"_at", inl+" "+ret+" "+name+"_at("+buf+", long len, long i"+params+") {\n"+
-		"  if ((ulong)i >= (ulong)len) return "+zero+";\n"+
+	p.need(name+"_at", inl+" "+ret+" "+name+"_at("+buf+", long len, long i"+params+", __global long *f, int *stop, long site) {\n"+
+		"  if ((ulong)i >= (ulong)len) { "+p.fail(k)+"(f, stop, site, i, len); return "+zero+"; }\n"+
 		"  return "+name+"(&b[i]"+args+");\n}")
 	return name
 }

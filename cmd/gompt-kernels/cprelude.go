@@ -27,7 +27,14 @@ func (p *prelude) String() string {
 	for n := range p.defs {
 		names = append(names, n)
 	}
-	sort.Strings(names)
+	// By name, but the failure of a check first: the checking helpers,
+	// whatever their names, call it.
+	sort.Slice(names, func(i, j int) bool {
+		if fi, fj := names[i] == checkFail, names[j] == checkFail; fi != fj {
+			return fi
+		}
+		return names[i] < names[j]
+	})
 	var sb strings.Builder
 	for _, n := range names {
 		sb.WriteString(strings.TrimSpace(p.defs[n]))
@@ -196,13 +203,16 @@ func (p *prelude) lenMul() string {
 	return p.need("gompt_len_mul", inl+" long gompt_len_mul(long a, long b) { return a <= 0 || b <= 0 ? 0 : a * b; }")
 }
 
+// checkFail is the name of the helper that records a failed check.
+const checkFail = "gompt_check_fail"
+
 // fail returns the helper that records a failed check of kernel k in its
 // fault record (device.FaultRecordSize: check number, index, length, the
 // kernel's device.FaultTag), if it is the kernel's first (a 32-bit
 // compare-and-swap of word 0, which the plugin zeroed: every OpenCL
 // device has it), and sets the work-item's stop flag.
 func (p *prelude) fail(k *kernel) string {
-	return p.need("gompt_check_fail", fmt.Sprintf(`static void gompt_check_fail(__global long *f, int *stop, long site, long i, long n) {
+	return p.need(checkFail, fmt.Sprintf(`static void gompt_check_fail(__global long *f, int *stop, long site, long i, long n) {
   *stop = 1;
   if (atomic_cmpxchg((volatile __global int *)f, 0, (int)site) == 0) {
     f[1] = i;

@@ -1,5 +1,7 @@
 package corpus
 
+import "sync/atomic"
+
 // The kernels of the run-time checks' tests (checks_test.go): indices
 // the generator cannot prove in range, and divisors that may be 0, in a
 // map kernel, a helper, a reduction, and with check=off.
@@ -57,4 +59,12 @@ func Seek(i int, n, m int, idx []int, src []int32, pos []int) {
 		j++
 	}
 	pos[i] = j
+}
+
+// AtomicCount counts the indices idx holds, atomically: an index outside
+// h fails as any element access does.
+//
+//gompt:kernel dims=n len(h)=m
+func AtomicCount(i int, n, m int, idx []int, h []uint32) {
+	atomic.AddUint32(&h[idx[i]], 1)
 }

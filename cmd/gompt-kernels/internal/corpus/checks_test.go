@@ -30,6 +30,23 @@ func checkFault(t *testing.T, err error, kernel, pos, want string, what string) 
 	assert.Regexp(t, "^kernel "+regexp.QuoteMeta(kernel)+" \\("+regexp.QuoteMeta(pos)+"\\): "+want+"$", err.Error(), what)
 }
 
+// posOf is the position ("checks.go:12") of the first line of function
+// fn in checks.go that holds snippet.
+func posOf(t *testing.T, fn, snippet string) string {
+	t.Helper()
+	src, err := os.ReadFile("checks.go")
+	require.NoError(t, err)
+	in := false
+	for i, line := range strings.Split(string(src), "\n") {
+		in = in || strings.HasPrefix(line, "func "+fn+"(")
+		if in && strings.Contains(line, snippet) {
+			return "checks.go:" + itoa(i+1)
+		}
+	}
+	t.Fatalf("no line holding %q in func %s of checks.go", snippet, fn)
+	return ""
+}
+
 func filled(n int, v float32) []float32 {
 	s := make([]float32, n)
 	for i := range s {
@@ -65,7 +82,7 @@ func TestGatherIndexOutOfRange(t *testing.T) {
 			idx[n/2+1] = bad.idx
 			dst := filled(n, -1)
 			err := RunGather(target.Dev(dev), n, m, idx, src, dst)
-			checkFault(t, err, "Gather", "checks.go:12", bad.want, what)
+			checkFault(t, err, "Gather", posOf(t, "Gather", "dst[i] = src[idx[i]]"), bad.want, what)
 			if dev != target.InitialDevice {
 				// The initial device runs the Go image on dst itself: as a
 				// Go loop that panicked, it has written the points before
@@ -94,7 +111,7 @@ func TestScatterIndexOutOfRangeInHelper(t *testing.T) {
 		idx[7] = m + 5
 		dst := filled(m, 2)
 		err := RunScatter(target.Dev(dev), n, m, idx, filled(n, 1), dst)
-		checkFault(t, err, "Scatter", "checks.go:32", `index out of range \[305\] with length 300`, what)
+		checkFault(t, err, "Scatter", posOf(t, "put", "dst[j] = v"), `index out of range \[305\] with length 300`, what)
 		if dev != target.InitialDevice {
 			assert.Equal(t, filled(m, 2), dst, "%s: dst after the failed construct", what)
 		}
@@ -112,7 +129,7 @@ func TestQuotientDivideByZero(t *testing.T) {
 	for _, dev := range devices() {
 		what := target.Describe(dev)
 		q := make([]int32, n)
-		checkFault(t, RunQuotient(target.Dev(dev), n, a, b, q), "Quotient", "checks.go:39", "integer divide by zero", what)
+		checkFault(t, RunQuotient(target.Dev(dev), n, a, b, q), "Quotient", posOf(t, "Quotient", "q[i] = a[i] / b[i]"), "integer divide by zero", what)
 	}
 	b[n-1] = -1
 	for _, dev := range devices() {
@@ -144,7 +161,7 @@ func TestGatherSumIndexOutOfRange(t *testing.T) {
 		} {
 			idx[4321] = bad
 			_, err = RunGatherSum(target.Dev(dev), n, m, idx, src)
-			checkFault(t, err, "GatherSum", "checks.go:46", want, what)
+			checkFault(t, err, "GatherSum", posOf(t, "GatherSum", "return src[idx[i]]"), want, what)
 		}
 		idx[4321] = 1
 		s, err = RunGatherSum(target.Dev(dev), n, m, idx, src)
@@ -178,7 +195,7 @@ func TestSeekStopsAtTheFailedRead(t *testing.T) {
 		}
 		idx[3] = 95
 		err := RunSeek(target.Dev(dev), n, m, idx, src, pos)
-		checkFault(t, err, "Seek", "checks.go:56", `index out of range \[100\] with length 100`, what)
+		checkFault(t, err, "Seek", posOf(t, "Seek", "for src[j] != 0 {"), `index out of range \[100\] with length 100`, what)
 	}
 }
 
@@ -231,12 +248,39 @@ func TestNowaitFaultFailsDependents(t *testing.T) {
 		}
 		first := target.TargetNowait(region(target.DependOut(dst)))
 		second := target.TargetNowait(region(target.DependIn(dst)))
-		checkFault(t, first.Wait(), "Gather", "checks.go:12", `index out of range \[16\] with length 16`, what+": the failing construct")
+		checkFault(t, first.Wait(), "Gather", posOf(t, "Gather", "dst[i] = src[idx[i]]"), `index out of range \[16\] with length 16`, what+": the failing construct")
 		err := second.Wait()
 		require.ErrorIs(t, err, target.ErrDependence, "%s: its dependent", what)
 		if dev != target.InitialDevice {
 			assert.Equal(t, filled(n, -1), dst, "%s: dst after both", what)
 		}
 		assert.True(t, strings.Contains(err.Error(), "index out of range"), "%s: the dependent's error names the cause: %v", what, err)
+	}
+}
+
+// An atomic on an element outside its buffer fails the launch, and the
+// counts are not copied back.
+func TestAtomicCountIndexOutOfRange(t *testing.T) {
+	const n, m = 4096, 16
+	idx := make([]int, n)
+	for i := range idx {
+		idx[i] = i % m
+	}
+	for _, dev := range devices() {
+		what := target.Describe(dev)
+		h := make([]uint32, m)
+		require.NoError(t, RunAtomicCount(target.Dev(dev), n, m, idx, h), what)
+		for b := range h {
+			require.Equal(t, uint32(n/m), h[b], "%s: h[%d]", what, b)
+		}
+		idx[100] = m
+		err := RunAtomicCount(target.Dev(dev), n, m, idx, h)
+		checkFault(t, err, "AtomicCount", posOf(t, "AtomicCount", "atomic.AddUint32(&h[idx[i]], 1)"), `index out of range \[16\] with length 16`, what)
+		if dev != target.InitialDevice {
+			for b := range h {
+				require.Equal(t, uint32(n/m), h[b], "%s: h[%d] after the failed construct", what, b)
+			}
+		}
+		idx[100] = 100 % m
 	}
 }

@@ -2,6 +2,14 @@
 // Kernel AtomicMax: the Go function AtomicMax with Go's semantics (see gompt-kernels -h).
 #pragma OPENCL FP_CONTRACT OFF
 
+static void gompt_check_fail(__global long *f, int *stop, long site, long i, long n) {
+  *stop = 1;
+  if (atomic_cmpxchg((volatile __global int *)f, 0, (int)site) == 0) {
+    f[1] = i;
+    f[2] = n;
+    f[3] = 1892220814L;
+  }
+}
 #ifdef __NVPTX__
 #define gompt_atom_add64(a, d) __sync_fetch_and_add(a, d)
 #define gompt_atom_cas64(a, o, n) __sync_val_compare_and_swap(a, o, n)
@@ -13,65 +21,67 @@
 static inline __attribute__((always_inline)) bool gompt_atomic_cas_int(volatile __global int *a, int o, int n) {
   return atomic_cmpxchg(a, o, n) == o;
 }
-static inline __attribute__((always_inline)) bool gompt_atomic_cas_int_at(__global int *b, long len, long i, int o, int n) {
-  if ((ulong)i >= (ulong)len) return false;
+static inline __attribute__((always_inline)) bool gompt_atomic_cas_int_at(__global int *b, long len, long i, int o, int n, __global long *f, int *stop, long site) {
+  if ((ulong)i >= (ulong)len) { gompt_check_fail(f, stop, site, i, len); return false; }
   return gompt_atomic_cas_int(&b[i], o, n);
 }
 static inline __attribute__((always_inline)) bool gompt_atomic_cas_long(volatile __global long *a, long o, long n) {
   return gompt_atom_cas64(a, o, n) == o;
 }
-static inline __attribute__((always_inline)) bool gompt_atomic_cas_long_at(__global long *b, long len, long i, long o, long n) {
-  if ((ulong)i >= (ulong)len) return false;
+static inline __attribute__((always_inline)) bool gompt_atomic_cas_long_at(__global long *b, long len, long i, long o, long n, __global long *f, int *stop, long site) {
+  if ((ulong)i >= (ulong)len) { gompt_check_fail(f, stop, site, i, len); return false; }
   return gompt_atomic_cas_long(&b[i], o, n);
 }
 static inline __attribute__((always_inline)) bool gompt_atomic_cas_uint(volatile __global uint *a, uint o, uint n) {
   return atomic_cmpxchg(a, o, n) == o;
 }
-static inline __attribute__((always_inline)) bool gompt_atomic_cas_uint_at(__global uint *b, long len, long i, uint o, uint n) {
-  if ((ulong)i >= (ulong)len) return false;
+static inline __attribute__((always_inline)) bool gompt_atomic_cas_uint_at(__global uint *b, long len, long i, uint o, uint n, __global long *f, int *stop, long site) {
+  if ((ulong)i >= (ulong)len) { gompt_check_fail(f, stop, site, i, len); return false; }
   return gompt_atomic_cas_uint(&b[i], o, n);
 }
 static inline __attribute__((always_inline)) bool gompt_atomic_cas_ulong(volatile __global ulong *a, ulong o, ulong n) {
   return gompt_atom_cas64(a, o, n) == o;
 }
-static inline __attribute__((always_inline)) bool gompt_atomic_cas_ulong_at(__global ulong *b, long len, long i, ulong o, ulong n) {
-  if ((ulong)i >= (ulong)len) return false;
+static inline __attribute__((always_inline)) bool gompt_atomic_cas_ulong_at(__global ulong *b, long len, long i, ulong o, ulong n, __global long *f, int *stop, long site) {
+  if ((ulong)i >= (ulong)len) { gompt_check_fail(f, stop, site, i, len); return false; }
   return gompt_atomic_cas_ulong(&b[i], o, n);
 }
 static inline __attribute__((always_inline)) int gompt_atomic_load_int(volatile __global int *a) {
   return *a;
 }
-static inline __attribute__((always_inline)) int gompt_atomic_load_int_at(__global int *b, long len, long i) {
-  if ((ulong)i >= (ulong)len) return 0;
+static inline __attribute__((always_inline)) int gompt_atomic_load_int_at(__global int *b, long len, long i, __global long *f, int *stop, long site) {
+  if ((ulong)i >= (ulong)len) { gompt_check_fail(f, stop, site, i, len); return 0; }
   return gompt_atomic_load_int(&b[i]);
 }
 static inline __attribute__((always_inline)) long gompt_atomic_load_long(volatile __global long *a) {
   return *a;
 }
-static inline __attribute__((always_inline)) long gompt_atomic_load_long_at(__global long *b, long len, long i) {
-  if ((ulong)i >= (ulong)len) return 0;
+static inline __attribute__((always_inline)) long gompt_atomic_load_long_at(__global long *b, long len, long i, __global long *f, int *stop, long site) {
+  if ((ulong)i >= (ulong)len) { gompt_check_fail(f, stop, site, i, len); return 0; }
   return gompt_atomic_load_long(&b[i]);
 }
 static inline __attribute__((always_inline)) uint gompt_atomic_load_uint(volatile __global uint *a) {
   return *a;
 }
-static inline __attribute__((always_inline)) uint gompt_atomic_load_uint_at(__global uint *b, long len, long i) {
-  if ((ulong)i >= (ulong)len) return 0;
+static inline __attribute__((always_inline)) uint gompt_atomic_load_uint_at(__global uint *b, long len, long i, __global long *f, int *stop, long site) {
+  if ((ulong)i >= (ulong)len) { gompt_check_fail(f, stop, site, i, len); return 0; }
   return gompt_atomic_load_uint(&b[i]);
 }
 static inline __attribute__((always_inline)) ulong gompt_atomic_load_ulong(volatile __global ulong *a) {
   return *a;
 }
-static inline __attribute__((always_inline)) ulong gompt_atomic_load_ulong_at(__global ulong *b, long len, long i) {
-  if ((ulong)i >= (ulong)len) return 0;
+static inline __attribute__((always_inline)) ulong gompt_atomic_load_ulong_at(__global ulong *b, long len, long i, __global long *f, int *stop, long site) {
+  if ((ulong)i >= (ulong)len) { gompt_check_fail(f, stop, site, i, len); return 0; }
   return gompt_atomic_load_ulong(&b[i]);
 }
 static inline __attribute__((always_inline)) long gompt_rem_long(long a, long b) { return b == 0 || b == -1 ? (long)0 : (long)(a % b); }
+static inline __attribute__((always_inline)) long gompt_remc_long(long a, long b, __global long *f, int *stop, long site) { if (b == 0) { gompt_check_fail(f, stop, site, 0, 0); return (long)0; } return gompt_rem_long(a, b); }
 
-static inline __attribute__((always_inline)) void gompt_body_AtomicMax(long i, long n, __global const int *v, long gompt_len_v_, __global int *m32, long gompt_len_m32_, __global ulong *m64, long gompt_len_m64_, __global uint *u32, long gompt_len_u32_, __global long *i64, long gompt_len_i64_, __global uint *hits, long gompt_len_hits_) {
+static inline __attribute__((always_inline)) void gompt_body_AtomicMax(long i, long n, __global const int *v, long gompt_len_v_, __global int *m32, long gompt_len_m32_, __global ulong *m64, long gompt_len_m64_, __global uint *u32, long gompt_len_u32_, __global long *i64, long gompt_len_i64_, __global uint *hits, long gompt_len_hits_, __global long *gompt_fault, int *gompt_stop) {
   int x = v[i];
   {
     for (;;) {
+      if (*gompt_stop) return;
       {
         int old = gompt_atomic_load_int(&m32[(0L)]);
         if ((old >= x) || gompt_atomic_cas_int(&m32[(0L)], old, x)) {
@@ -82,6 +92,7 @@ static inline __attribute__((always_inline)) void gompt_body_AtomicMax(long i, l
   }
   {
     for (;;) {
+      if (*gompt_stop) return;
       {
         ulong old_2 = gompt_atomic_load_ulong(&m64[(1L)]);
         if ((old_2 >= ((ulong)((ulong)((ulong)x) << 35))) || gompt_atomic_cas_ulong(&m64[(1L)], old_2, ((ulong)((ulong)((ulong)x) << 35)))) {
@@ -92,16 +103,21 @@ static inline __attribute__((always_inline)) void gompt_body_AtomicMax(long i, l
   }
   {
     for (;;) {
+      if (*gompt_stop) return;
       {
-        uint old_3 = gompt_atomic_load_uint_at(u32, gompt_len_u32_, gompt_rem_long(i, gompt_len_u32_));
-        if ((old_3 >= ((uint)x)) || gompt_atomic_cas_uint_at(u32, gompt_len_u32_, gompt_rem_long(i, gompt_len_u32_), old_3, ((uint)x))) {
+        uint old_3 = gompt_atomic_load_uint_at(u32, gompt_len_u32_, gompt_remc_long(i, gompt_len_u32_, gompt_fault, gompt_stop, 1L), gompt_fault, gompt_stop, 2L);
+        if (*gompt_stop) return;
+        if ((old_3 >= ((uint)x)) || gompt_atomic_cas_uint_at(u32, gompt_len_u32_, gompt_remc_long(i, gompt_len_u32_, gompt_fault, gompt_stop, 3L), old_3, ((uint)x), gompt_fault, gompt_stop, 4L)) {
           break;
         }
+        if (*gompt_stop) return;
       }
     }
   }
+  if (*gompt_stop) return;
   {
     for (;;) {
+      if (*gompt_stop) return;
       {
         long old_4 = gompt_atomic_load_long(&i64[(0L)]);
         if ((old_4 <= ((long)((ulong)((long)((ulong)0 - (ulong)((long)x))) << 40))) || gompt_atomic_cas_long(&i64[(0L)], old_4, ((long)((ulong)((long)((ulong)0 - (ulong)((long)x))) << 40)))) {
@@ -113,18 +129,23 @@ static inline __attribute__((always_inline)) void gompt_body_AtomicMax(long i, l
   if (((int)(x % (2))) == (1)) {
     {
       for (;;) {
+        if (*gompt_stop) return;
         {
-          uint old_5 = gompt_atomic_load_uint_at(hits, gompt_len_hits_, (long)(x));
-          if (gompt_atomic_cas_uint_at(hits, gompt_len_hits_, (long)(x), old_5, (old_5 + 1U))) {
+          uint old_5 = gompt_atomic_load_uint_at(hits, gompt_len_hits_, (long)(x), gompt_fault, gompt_stop, 5L);
+          if (*gompt_stop) return;
+          if (gompt_atomic_cas_uint_at(hits, gompt_len_hits_, (long)(x), old_5, (old_5 + 1U), gompt_fault, gompt_stop, 6L)) {
             break;
           }
+          if (*gompt_stop) return;
         }
       }
     }
+    if (*gompt_stop) return;
   }
+  if (*gompt_stop) return;
 }
 
-__kernel void gompt_AtomicMax(long n, __global const int *v, __global int *m32, __global ulong *m64, __global uint *u32, __global long *i64, __global uint *hits) {
+__kernel void gompt_AtomicMax(long n, __global const int *v, __global int *m32, __global ulong *m64, __global uint *u32, __global long *i64, __global uint *hits, __global long *gompt_fault) {
   long gompt_len_v = ((long)n > 0 ? (long)n : 0);
   long gompt_len_m32 = (2L > 0 ? 2L : 0);
   long gompt_len_m64 = (2L > 0 ? 2L : 0);
@@ -132,16 +153,18 @@ __kernel void gompt_AtomicMax(long n, __global const int *v, __global int *m32, 
   long gompt_len_i64 = (1L > 0 ? 1L : 0);
   long gompt_len_hits = (16L > 0 ? 16L : 0);
   if ((long)n <= 0) return;
+  int gompt_stopped = 0, *gompt_stop = &gompt_stopped;
   if (get_global_size(0) >= (ulong)(long)n) {
     long gompt_i0 = (long)get_global_id(0);
     if ((long)((get_group_id(0) + 1) * get_local_size(0)) <= (long)n) {
-      gompt_body_AtomicMax(gompt_i0, n, v, gompt_len_v, m32, gompt_len_m32, m64, gompt_len_m64, u32, gompt_len_u32, i64, gompt_len_i64, hits, gompt_len_hits);
+      gompt_body_AtomicMax(gompt_i0, n, v, gompt_len_v, m32, gompt_len_m32, m64, gompt_len_m64, u32, gompt_len_u32, i64, gompt_len_i64, hits, gompt_len_hits, gompt_fault, gompt_stop);
     } else if (gompt_i0 < (long)n) {
-      gompt_body_AtomicMax(gompt_i0, n, v, gompt_len_v, m32, gompt_len_m32, m64, gompt_len_m64, u32, gompt_len_u32, i64, gompt_len_i64, hits, gompt_len_hits);
+      gompt_body_AtomicMax(gompt_i0, n, v, gompt_len_v, m32, gompt_len_m32, m64, gompt_len_m64, u32, gompt_len_u32, i64, gompt_len_i64, hits, gompt_len_hits, gompt_fault, gompt_stop);
     }
     return;
   }
   for (long gompt_i0 = (long)get_global_id(0); gompt_i0 < (long)n; gompt_i0 += (long)get_global_size(0)) {
-    gompt_body_AtomicMax(gompt_i0, n, v, gompt_len_v, m32, gompt_len_m32, m64, gompt_len_m64, u32, gompt_len_u32, i64, gompt_len_i64, hits, gompt_len_hits);
+    gompt_body_AtomicMax(gompt_i0, n, v, gompt_len_v, m32, gompt_len_m32, m64, gompt_len_m64, u32, gompt_len_u32, i64, gompt_len_i64, hits, gompt_len_hits, gompt_fault, gompt_stop);
+    if (gompt_stopped) return;
   }
 }

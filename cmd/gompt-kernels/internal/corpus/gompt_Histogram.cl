@@ -2,6 +2,14 @@
 // Kernel Histogram: the Go function Histogram with Go's semantics (see gompt-kernels -h).
 #pragma OPENCL FP_CONTRACT OFF
 
+static void gompt_check_fail(__global long *f, int *stop, long site, long i, long n) {
+  *stop = 1;
+  if (atomic_cmpxchg((volatile __global int *)f, 0, (int)site) == 0) {
+    f[1] = i;
+    f[2] = n;
+    f[3] = 42577217L;
+  }
+}
 #ifdef __NVPTX__
 #define gompt_atom_add64(a, d) __sync_fetch_and_add(a, d)
 #define gompt_atom_cas64(a, o, n) __sync_val_compare_and_swap(a, o, n)
@@ -13,45 +21,50 @@
 static inline __attribute__((always_inline)) int gompt_atomic_add_int(volatile __global int *a, int d) {
   return (int)((uint)atomic_add(a, d) + (uint)d);
 }
-static inline __attribute__((always_inline)) int gompt_atomic_add_int_at(__global int *b, long len, long i, int d) {
-  if ((ulong)i >= (ulong)len) return 0;
+static inline __attribute__((always_inline)) int gompt_atomic_add_int_at(__global int *b, long len, long i, int d, __global long *f, int *stop, long site) {
+  if ((ulong)i >= (ulong)len) { gompt_check_fail(f, stop, site, i, len); return 0; }
   return gompt_atomic_add_int(&b[i], d);
 }
 static inline __attribute__((always_inline)) long gompt_atomic_add_long(volatile __global long *a, long d) {
   return (long)((ulong)gompt_atom_add64(a, d) + (ulong)d);
 }
-static inline __attribute__((always_inline)) long gompt_atomic_add_long_at(__global long *b, long len, long i, long d) {
-  if ((ulong)i >= (ulong)len) return 0;
+static inline __attribute__((always_inline)) long gompt_atomic_add_long_at(__global long *b, long len, long i, long d, __global long *f, int *stop, long site) {
+  if ((ulong)i >= (ulong)len) { gompt_check_fail(f, stop, site, i, len); return 0; }
   return gompt_atomic_add_long(&b[i], d);
 }
 static inline __attribute__((always_inline)) uint gompt_atomic_add_uint(volatile __global uint *a, uint d) {
   return (uint)((uint)atomic_add(a, d) + (uint)d);
 }
-static inline __attribute__((always_inline)) uint gompt_atomic_add_uint_at(__global uint *b, long len, long i, uint d) {
-  if ((ulong)i >= (ulong)len) return 0;
+static inline __attribute__((always_inline)) uint gompt_atomic_add_uint_at(__global uint *b, long len, long i, uint d, __global long *f, int *stop, long site) {
+  if ((ulong)i >= (ulong)len) { gompt_check_fail(f, stop, site, i, len); return 0; }
   return gompt_atomic_add_uint(&b[i], d);
 }
 static inline __attribute__((always_inline)) ulong gompt_atomic_add_ulong(volatile __global ulong *a, ulong d) {
   return (ulong)((ulong)gompt_atom_add64(a, d) + (ulong)d);
 }
-static inline __attribute__((always_inline)) ulong gompt_atomic_add_ulong_at(__global ulong *b, long len, long i, ulong d) {
-  if ((ulong)i >= (ulong)len) return 0;
+static inline __attribute__((always_inline)) ulong gompt_atomic_add_ulong_at(__global ulong *b, long len, long i, ulong d, __global long *f, int *stop, long site) {
+  if ((ulong)i >= (ulong)len) { gompt_check_fail(f, stop, site, i, len); return 0; }
   return gompt_atomic_add_ulong(&b[i], d);
 }
 
-static inline __attribute__((always_inline)) void gompt_body_Histogram(long i, long n, __global const uint *v, long gompt_len_v_, __global uint *h32, long gompt_len_h32_, __global ulong *h64, long gompt_len_h64_, __global int *neg, long gompt_len_neg_, __global long *s, long gompt_len_s_, __global uchar *ok, long gompt_len_ok_) {
+static inline __attribute__((always_inline)) void gompt_body_Histogram(long i, long n, __global const uint *v, long gompt_len_v_, __global uint *h32, long gompt_len_h32_, __global ulong *h64, long gompt_len_h64_, __global int *neg, long gompt_len_neg_, __global long *s, long gompt_len_s_, __global uchar *ok, long gompt_len_ok_, __global long *gompt_fault, int *gompt_stop) {
   uint b = ((uint)(v[i] % 16U));
-  if (gompt_atomic_add_uint_at(h32, gompt_len_h32_, (long)(b), 1U) >= 1U) {
+  if (gompt_atomic_add_uint_at(h32, gompt_len_h32_, (long)(b), 1U, gompt_fault, gompt_stop, 1L) >= 1U) {
     ok[i] = ((uchar)1U);
   }
-  gompt_atomic_add_ulong_at(h64, gompt_len_h64_, (long)(((uint)(v[i] % 4U))), 1UL);
-  gompt_atomic_add_ulong_at(h64, gompt_len_h64_, (long)((4U + ((uint)(v[i] % 4U)))), ((ulong)((ulong)((ulong)v[i]) << 40)));
-  gompt_atomic_add_int_at(neg, gompt_len_neg_, (long)(((uint)(v[i] % 4U))), (-3));
+  if (*gompt_stop) return;
+  gompt_atomic_add_ulong_at(h64, gompt_len_h64_, (long)(((uint)(v[i] % 4U))), 1UL, gompt_fault, gompt_stop, 2L);
+  if (*gompt_stop) return;
+  gompt_atomic_add_ulong_at(h64, gompt_len_h64_, (long)((4U + ((uint)(v[i] % 4U)))), ((ulong)((ulong)((ulong)v[i]) << 40)), gompt_fault, gompt_stop, 3L);
+  if (*gompt_stop) return;
+  gompt_atomic_add_int_at(neg, gompt_len_neg_, (long)(((uint)(v[i] % 4U))), (-3), gompt_fault, gompt_stop, 4L);
+  if (*gompt_stop) return;
   gompt_atomic_add_long(&s[(0L)], ((long)((ulong)((long)v[i]) - (ulong)(8L))));
-  gompt_atomic_add_long_at(s, gompt_len_s_, ((long)((ulong)(1L) + (ulong)((long)(i % (2L))))), (8589934592L));
+  gompt_atomic_add_long_at(s, gompt_len_s_, ((long)((ulong)(1L) + (ulong)((long)(i % (2L))))), (8589934592L), gompt_fault, gompt_stop, 5L);
+  if (*gompt_stop) return;
 }
 
-__kernel void gompt_Histogram(long n, __global const uint *v, __global uint *h32, __global ulong *h64, __global int *neg, __global long *s, __global uchar *ok) {
+__kernel void gompt_Histogram(long n, __global const uint *v, __global uint *h32, __global ulong *h64, __global int *neg, __global long *s, __global uchar *ok, __global long *gompt_fault) {
   long gompt_len_v = ((long)n > 0 ? (long)n : 0);
   long gompt_len_h32 = (16L > 0 ? 16L : 0);
   long gompt_len_h64 = (8L > 0 ? 8L : 0);
@@ -59,16 +72,18 @@ __kernel void gompt_Histogram(long n, __global const uint *v, __global uint *h32
   long gompt_len_s = (3L > 0 ? 3L : 0);
   long gompt_len_ok = ((long)n > 0 ? (long)n : 0);
   if ((long)n <= 0) return;
+  int gompt_stopped = 0, *gompt_stop = &gompt_stopped;
   if (get_global_size(0) >= (ulong)(long)n) {
     long gompt_i0 = (long)get_global_id(0);
     if ((long)((get_group_id(0) + 1) * get_local_size(0)) <= (long)n) {
-      gompt_body_Histogram(gompt_i0, n, v, gompt_len_v, h32, gompt_len_h32, h64, gompt_len_h64, neg, gompt_len_neg, s, gompt_len_s, ok, gompt_len_ok);
+      gompt_body_Histogram(gompt_i0, n, v, gompt_len_v, h32, gompt_len_h32, h64, gompt_len_h64, neg, gompt_len_neg, s, gompt_len_s, ok, gompt_len_ok, gompt_fault, gompt_stop);
     } else if (gompt_i0 < (long)n) {
-      gompt_body_Histogram(gompt_i0, n, v, gompt_len_v, h32, gompt_len_h32, h64, gompt_len_h64, neg, gompt_len_neg, s, gompt_len_s, ok, gompt_len_ok);
+      gompt_body_Histogram(gompt_i0, n, v, gompt_len_v, h32, gompt_len_h32, h64, gompt_len_h64, neg, gompt_len_neg, s, gompt_len_s, ok, gompt_len_ok, gompt_fault, gompt_stop);
     }
     return;
   }
   for (long gompt_i0 = (long)get_global_id(0); gompt_i0 < (long)n; gompt_i0 += (long)get_global_size(0)) {
-    gompt_body_Histogram(gompt_i0, n, v, gompt_len_v, h32, gompt_len_h32, h64, gompt_len_h64, neg, gompt_len_neg, s, gompt_len_s, ok, gompt_len_ok);
+    gompt_body_Histogram(gompt_i0, n, v, gompt_len_v, h32, gompt_len_h32, h64, gompt_len_h64, neg, gompt_len_neg, s, gompt_len_s, ok, gompt_len_ok, gompt_fault, gompt_stop);
+    if (gompt_stopped) return;
   }
 }

@@ -13,6 +13,76 @@ import (
 	unsafe "unsafe"
 )
 
+// AtomicCountKernel is the gompt map kernel of AtomicCount (checks.go:68:1), over [0, n).
+var AtomicCountKernel = &gomptdevice.Kernel{
+	Name: "AtomicCount",
+	Params: []gomptdevice.Param{
+		{Name: "n", Kind: gomptdevice.ParamInt64},
+		{Name: "m", Kind: gomptdevice.ParamInt64},
+		{Name: "idx", Kind: gomptdevice.ParamBuffer, Elem: gomptdevice.ParamInt64, Len: "n"},
+		{Name: "h", Kind: gomptdevice.ParamBuffer, Elem: gomptdevice.ParamUint32, Len: "m"},
+	},
+	Dims: 1,
+	Faults: []gomptdevice.FaultSite{
+		{Kind: gomptdevice.FaultIndex, Pos: "checks.go:69"},
+	},
+	Images: []gomptdevice.Image{
+		{Kind: gomptdevice.ImageHost, Entry: "gompt_AtomicCount", Host: gomptHostAtomicCount},
+		{Kind: gomptdevice.ImageOpenCL, Entry: "gompt_AtomicCount", Source: gomptCLAtomicCount, Options: "-cl-fp32-correctly-rounded-divide-sqrt"},
+		{Kind: gomptdevice.ImagePTX, Entry: "gompt_AtomicCount", Source: gomptPTXAtomicCount},
+	},
+	Sample: gomptSampleAtomicCount,
+}
+
+//go:embed gompt_AtomicCount.cl
+var gomptCLAtomicCount string
+
+//go:embed gompt_AtomicCount.ptx
+var gomptPTXAtomicCount string
+
+// gomptHostAtomicCount is AtomicCountKernel's Go image: the body of AtomicCount at each point of the team's range.
+func gomptHostAtomicCount(gomptA *gomptdevice.HostArgs, gomptR gomptdevice.Range, _, _ int) {
+	n := gomptA.Int(0)
+	m := gomptA.Int(1)
+	idx := gomptrt.View[int](gomptA.Bufs[2], gomptrt.Len(n))
+	h := gomptrt.View[uint32](gomptA.Bufs[3], gomptrt.Len(m))
+	gomptPIdx := unsafe.Pointer(unsafe.SliceData(idx))
+	gomptLo0, gomptHi0 := gomptR.Clamp(0, n)
+	for i := gomptLo0; i < gomptHi0; i++ {
+//line checks.go:69
+		gomptatomic.AddUint32((&h[*(*int)(unsafe.Add(gomptPIdx, i*8))]), uint32(1))
+//line gompt_kernels.go:55
+	}
+	_ = n
+	_ = m
+}
+
+// gomptSampleAtomicCount is AtomicCountKernel's Sample: about n points, random arguments. Tol 0: every device gives the Go function's bits.
+func gomptSampleAtomicCount(gomptN int, gomptSeed int64) gomptdevice.Sample {
+	gomptR := gomptrt.Rand("AtomicCount", gomptN, gomptSeed)
+	gomptExt := gomptrt.Extents(gomptN, 1)
+	n := gomptExt[0]
+	m := int(1 + gomptR.IntN(8))
+	return gomptdevice.Sample{
+		Shape: gomptdevice.Shape{Size: gomptExt},
+		Bufs:  [][]byte{nil, nil, gomptrt.Ints[int](gomptR, gomptrt.Len(n), 0, 16), gomptrt.Ints[uint32](gomptR, gomptrt.Len(m), 0, 16)},
+		Args:  []gomptdevice.Arg{gomptrt.Int(int64(n)), gomptrt.Int(int64(m)), {}, {}},
+	}
+}
+
+// RunAtomicCount runs AtomicCountKernel (AtomicCount) on device dev over [0, n), mapping each slice by how the kernel uses it:
+// idx to, h tofrom.
+func RunAtomicCount(dev gompttarget.DeviceClause, n int, m int, idx []int, h []uint32) error {
+	if n <= 0 {
+		return nil
+	}
+	idx = gomptrt.Head(idx, gomptrt.Len(n))
+	h = gomptrt.Head(h, gomptrt.Len(m))
+	return gompttarget.Target(gompttarget.Region{Device: dev, Kernel: AtomicCountKernel, Shape: gompttarget.Shape{Size: [3]int{n, 1, 1}},
+		Maps: []gompttarget.Map{gompttarget.To(idx), gompttarget.ToFrom(h)},
+		Args: []gompttarget.Arg{gompttarget.Int(n), gompttarget.Int(m), gompttarget.Slice(idx), gompttarget.Slice(h)}})
+}
+
 // AtomicMaxKernel is the gompt map kernel of AtomicMax (atomics.go:29:1), over [0, n).
 var AtomicMaxKernel = &gomptdevice.Kernel{
 	Name: "AtomicMax",
@@ -26,6 +96,14 @@ var AtomicMaxKernel = &gomptdevice.Kernel{
 		{Name: "hits", Kind: gomptdevice.ParamBuffer, Elem: gomptdevice.ParamUint32, Len: "16"},
 	},
 	Dims: 1,
+	Faults: []gomptdevice.FaultSite{
+		{Kind: gomptdevice.FaultDivide, Pos: "atomics.go:44"},
+		{Kind: gomptdevice.FaultIndex, Pos: "atomics.go:44"},
+		{Kind: gomptdevice.FaultDivide, Pos: "atomics.go:45"},
+		{Kind: gomptdevice.FaultIndex, Pos: "atomics.go:45"},
+		{Kind: gomptdevice.FaultIndex, Pos: "atomics.go:57"},
+		{Kind: gomptdevice.FaultIndex, Pos: "atomics.go:58"},
+	},
 	Images: []gomptdevice.Image{
 		{Kind: gomptdevice.ImageHost, Entry: "gompt_AtomicMax", Host: gomptHostAtomicMax},
 		{Kind: gomptdevice.ImageOpenCL, Entry: "gompt_AtomicMax", Source: gomptCLAtomicMax, Options: "-cl-fp32-correctly-rounded-divide-sqrt"},
@@ -55,39 +133,105 @@ func gomptHostAtomicMax(gomptA *gomptdevice.HostArgs, gomptR gomptdevice.Range, 
 	gomptPI64 := unsafe.Pointer(unsafe.SliceData(i64))
 	gomptLo0, gomptHi0 := gomptR.Clamp(0, n)
 	for i := gomptLo0; i < gomptHi0; i++ {
+//line atomics.go:30
 		x := *(*int32)(unsafe.Add(gomptPV, i*4))
+//line gompt_kernels.go:139
+//line atomics.go:31
 		for {
+//line gompt_kernels.go:142
+//line atomics.go:32
 			old := gomptatomic.LoadInt32((&*(*int32)(unsafe.Add(gomptPM32, int(0)*4))))
+//line gompt_kernels.go:145
+//line atomics.go:33
 			if (old >= x) || gomptatomic.CompareAndSwapInt32((&*(*int32)(unsafe.Add(gomptPM32, int(0)*4))), old, x) {
+//line gompt_kernels.go:148
+//line atomics.go:34
 				break
+//line gompt_kernels.go:151
+//line atomics.go:33
 			}
+//line gompt_kernels.go:154
+//line atomics.go:31
 		}
+//line gompt_kernels.go:157
+//line atomics.go:37
 		for {
+//line gompt_kernels.go:160
+//line atomics.go:38
 			old := gomptatomic.LoadUint64((&*(*uint64)(unsafe.Add(gomptPM64, int(1)*8))))
+//line gompt_kernels.go:163
+//line atomics.go:39
 			if (old >= (uint64(x) << 35)) || gomptatomic.CompareAndSwapUint64((&*(*uint64)(unsafe.Add(gomptPM64, int(1)*8))), old, (uint64(x)<<35)) {
+//line gompt_kernels.go:166
+//line atomics.go:40
 				break
+//line gompt_kernels.go:169
+//line atomics.go:39
 			}
+//line gompt_kernels.go:172
+//line atomics.go:37
 		}
+//line gompt_kernels.go:175
+//line atomics.go:43
 		for {
+//line gompt_kernels.go:178
+//line atomics.go:44
 			old := gomptatomic.LoadUint32((&u32[(i % len(u32))]))
+//line gompt_kernels.go:181
+//line atomics.go:45
 			if (old >= uint32(x)) || gomptatomic.CompareAndSwapUint32((&u32[(i%len(u32))]), old, uint32(x)) {
+//line gompt_kernels.go:184
+//line atomics.go:46
 				break
+//line gompt_kernels.go:187
+//line atomics.go:45
 			}
+//line gompt_kernels.go:190
+//line atomics.go:43
 		}
+//line gompt_kernels.go:193
+//line atomics.go:49
 		for {
+//line gompt_kernels.go:196
+//line atomics.go:50
 			old := gomptatomic.LoadInt64((&*(*int64)(unsafe.Add(gomptPI64, int(0)*8))))
+//line gompt_kernels.go:199
+//line atomics.go:51
 			if (old <= ((-int64(x)) << 40)) || gomptatomic.CompareAndSwapInt64((&*(*int64)(unsafe.Add(gomptPI64, int(0)*8))), old, ((-int64(x))<<40)) {
+//line gompt_kernels.go:202
+//line atomics.go:52
 				break
+//line gompt_kernels.go:205
+//line atomics.go:51
 			}
+//line gompt_kernels.go:208
+//line atomics.go:49
 		}
+//line gompt_kernels.go:211
+//line atomics.go:55
 		if (x % int32(2)) == int32(1) {
+//line gompt_kernels.go:214
+//line atomics.go:56
 			for {
+//line gompt_kernels.go:217
+//line atomics.go:57
 				old := gomptatomic.LoadUint32((&hits[x]))
+//line gompt_kernels.go:220
+//line atomics.go:58
 				if gomptatomic.CompareAndSwapUint32((&hits[x]), old, (old + uint32(1))) {
+//line gompt_kernels.go:223
+//line atomics.go:59
 					break
+//line gompt_kernels.go:226
+//line atomics.go:58
 				}
+//line gompt_kernels.go:229
+//line atomics.go:56
 			}
+//line gompt_kernels.go:232
+//line atomics.go:55
 		}
+//line gompt_kernels.go:235
 	}
 	_ = n
 }
@@ -165,49 +309,49 @@ func gomptHostBox3D(gomptA *gomptdevice.HostArgs, gomptR gomptdevice.Range, _, _
 			for x := gomptLo0; x < gomptHi0; x++ {
 //line dims.go:20
 				var s float64
-//line gompt_kernels.go:60
+//line gompt_kernels.go:313
 //line dims.go:21
 				cnt := int(0)
-//line gompt_kernels.go:63
+//line gompt_kernels.go:316
 //line dims.go:22
 				for dz := int(-1); dz <= int(1); dz++ {
-//line gompt_kernels.go:66
+//line gompt_kernels.go:319
 //line dims.go:23
 					for dy := int(-1); dy <= int(1); dy++ {
-//line gompt_kernels.go:69
+//line gompt_kernels.go:322
 //line dims.go:24
 						for dx := int(-1); dx <= int(1); dx++ {
-//line gompt_kernels.go:72
+//line gompt_kernels.go:325
 //line dims.go:25
 							u, v, t := (x + dx), (y + dy), (z + dz)
-//line gompt_kernels.go:75
+//line gompt_kernels.go:328
 //line dims.go:26
 							if (((((u < int(0)) || (v < int(0))) || (t < int(0))) || (u >= nx)) || (v >= ny)) || (t >= nz) {
-//line gompt_kernels.go:78
+//line gompt_kernels.go:331
 //line dims.go:27
 								continue
-//line gompt_kernels.go:81
+//line gompt_kernels.go:334
 //line dims.go:26
 							}
-//line gompt_kernels.go:84
+//line gompt_kernels.go:337
 //line dims.go:29
 							s += in[((((t * ny) + v) * nx) + u)]
-//line gompt_kernels.go:87
+//line gompt_kernels.go:340
 //line dims.go:30
 							cnt++
-//line gompt_kernels.go:90
+//line gompt_kernels.go:343
 //line dims.go:24
 						}
-//line gompt_kernels.go:93
+//line gompt_kernels.go:346
 //line dims.go:23
 					}
-//line gompt_kernels.go:96
+//line gompt_kernels.go:349
 //line dims.go:22
 				}
-//line gompt_kernels.go:99
+//line gompt_kernels.go:352
 //line dims.go:34
 				*(*float64)(unsafe.Add(gomptPOut, ((((z*nx)*ny)+(y*nx))+x)*8)) = (s / float64(cnt))
-//line gompt_kernels.go:102
+//line gompt_kernels.go:355
 			}
 		}
 	}
@@ -274,82 +418,82 @@ func gomptHostClassify(gomptA *gomptdevice.HostArgs, gomptR gomptdevice.Range, _
 	for i := gomptLo0; i < gomptHi0; i++ {
 //line floats.go:66
 		x := *(*float64)(unsafe.Add(gomptPA, i*8))
-//line gompt_kernels.go:169
+//line gompt_kernels.go:422
 //line floats.go:67
 		o := (int(8) * i)
-//line gompt_kernels.go:172
+//line gompt_kernels.go:425
 //line floats.go:68
 		var flags uint64
-//line gompt_kernels.go:175
+//line gompt_kernels.go:428
 //line floats.go:69
 		if gomptmath.IsNaN(x) {
-//line gompt_kernels.go:178
+//line gompt_kernels.go:431
 //line floats.go:70
 			flags |= uint64(1)
-//line gompt_kernels.go:181
+//line gompt_kernels.go:434
 //line floats.go:69
 		}
-//line gompt_kernels.go:184
+//line gompt_kernels.go:437
 //line floats.go:72
 		if gomptmath.IsInf(x, int(1)) {
-//line gompt_kernels.go:187
+//line gompt_kernels.go:440
 //line floats.go:73
 			flags |= uint64(2)
-//line gompt_kernels.go:190
+//line gompt_kernels.go:443
 //line floats.go:72
 		}
-//line gompt_kernels.go:193
+//line gompt_kernels.go:446
 //line floats.go:75
 		if gomptmath.IsInf(x, int(-1)) {
-//line gompt_kernels.go:196
+//line gompt_kernels.go:449
 //line floats.go:76
 			flags |= uint64(4)
-//line gompt_kernels.go:199
+//line gompt_kernels.go:452
 //line floats.go:75
 		}
-//line gompt_kernels.go:202
+//line gompt_kernels.go:455
 //line floats.go:78
 		if gomptmath.IsInf(x, int(0)) {
-//line gompt_kernels.go:205
+//line gompt_kernels.go:458
 //line floats.go:79
 			flags |= uint64(8)
-//line gompt_kernels.go:208
+//line gompt_kernels.go:461
 //line floats.go:78
 		}
-//line gompt_kernels.go:211
+//line gompt_kernels.go:464
 //line floats.go:81
 		if gomptmath.Signbit(x) {
-//line gompt_kernels.go:214
+//line gompt_kernels.go:467
 //line floats.go:82
 			flags |= uint64(16)
-//line gompt_kernels.go:217
+//line gompt_kernels.go:470
 //line floats.go:81
 		}
-//line gompt_kernels.go:220
+//line gompt_kernels.go:473
 //line floats.go:84
 		*(*uint64)(unsafe.Add(gomptPOut, o*8)) = flags
-//line gompt_kernels.go:223
+//line gompt_kernels.go:476
 //line floats.go:85
 		*(*uint64)(unsafe.Add(gomptPOut, (o+int(1))*8)) = gomptmath.Float64bits(x)
-//line gompt_kernels.go:226
+//line gompt_kernels.go:479
 //line floats.go:86
 		*(*uint64)(unsafe.Add(gomptPOut, (o+int(2))*8)) = uint64(gomptmath.Float32bits(float32(x)))
-//line gompt_kernels.go:229
+//line gompt_kernels.go:482
 //line floats.go:87
 		*(*uint64)(unsafe.Add(gomptPOut, (o+int(3))*8)) = (gomptmath.Float64bits(gomptmath.Inf(int(1))) ^ gomptmath.Float64bits(gomptmath.Inf(int(-1))))
-//line gompt_kernels.go:232
+//line gompt_kernels.go:485
 //line floats.go:88
 		*(*uint64)(unsafe.Add(gomptPOut, (o+int(4))*8)) = gomptmath.Float64bits(gomptmath.NaN())
-//line gompt_kernels.go:235
+//line gompt_kernels.go:488
 //line floats.go:89
 		*(*uint64)(unsafe.Add(gomptPOut, (o+int(5))*8)) = gomptmath.Float64bits(gomptmath.Float64frombits((gomptmath.Float64bits(x) ^ uint64(9223372036854775808))))
-//line gompt_kernels.go:238
+//line gompt_kernels.go:491
 //line floats.go:90
 		*(*uint64)(unsafe.Add(gomptPOut, (o+int(6))*8)) = uint64(gomptmath.Float32bits(gomptmath.Float32frombits((uint32(i) | uint32(1065353216)))))
-//line gompt_kernels.go:241
+//line gompt_kernels.go:494
 //line floats.go:91
 		*(*uint64)(unsafe.Add(gomptPOut, (o+int(7))*8)) = gomptmath.Float64bits((x * float64(0.0)))
-//line gompt_kernels.go:244
+//line gompt_kernels.go:497
 	}
 	_ = n
 }
@@ -414,214 +558,214 @@ gomptPoint0:
 	for i := gomptLo0; i < gomptHi0; i++ {
 //line control.go:10
 		x := int64(*(*int32)(unsafe.Add(gomptPA, i*4)))
-//line gompt_kernels.go:309
+//line gompt_kernels.go:562
 //line control.go:11
 		var acc int64
-//line gompt_kernels.go:312
+//line gompt_kernels.go:565
 //line control.go:12
 		var flag bool
-//line gompt_kernels.go:315
+//line gompt_kernels.go:568
 //line control.go:15
 		for j := int(0); j < int(10); j++ {
-//line gompt_kernels.go:318
+//line gompt_kernels.go:571
 //line control.go:16
 			if j == int(2) {
-//line gompt_kernels.go:321
+//line gompt_kernels.go:574
 //line control.go:17
 				continue
-//line gompt_kernels.go:324
+//line gompt_kernels.go:577
 //line control.go:16
 			}
-//line gompt_kernels.go:327
+//line gompt_kernels.go:580
 //line control.go:19
 			if int64(j) > ((x % int64(7)) + int64(3)) {
-//line gompt_kernels.go:330
+//line gompt_kernels.go:583
 //line control.go:20
 				break
-//line gompt_kernels.go:333
+//line gompt_kernels.go:586
 //line control.go:19
 			}
-//line gompt_kernels.go:336
+//line gompt_kernels.go:589
 //line control.go:22
 			acc += int64(j)
-//line gompt_kernels.go:339
+//line gompt_kernels.go:592
 //line control.go:15
 		}
-//line gompt_kernels.go:342
+//line gompt_kernels.go:595
 //line control.go:25
 		k := x
-//line gompt_kernels.go:345
+//line gompt_kernels.go:598
 //line control.go:26
 		for k > int64(100) {
-//line gompt_kernels.go:348
+//line gompt_kernels.go:601
 //line control.go:27
 			k /= int64(3)
-//line gompt_kernels.go:351
+//line gompt_kernels.go:604
 //line control.go:26
 		}
-//line gompt_kernels.go:354
+//line gompt_kernels.go:607
 //line control.go:29
 		for {
-//line gompt_kernels.go:357
+//line gompt_kernels.go:610
 //line control.go:30
 			k++
-//line gompt_kernels.go:360
+//line gompt_kernels.go:613
 //line control.go:31
 			if (k % int64(5)) == int64(0) {
-//line gompt_kernels.go:363
+//line gompt_kernels.go:616
 //line control.go:32
 				break
-//line gompt_kernels.go:366
+//line gompt_kernels.go:619
 //line control.go:31
 			}
-//line gompt_kernels.go:369
+//line gompt_kernels.go:622
 //line control.go:29
 		}
-//line gompt_kernels.go:372
+//line gompt_kernels.go:625
 //line control.go:35
 		acc = ((acc * int64(1000)) + k)
-//line gompt_kernels.go:375
+//line gompt_kernels.go:628
 //line control.go:38
 	outer:
-//line gompt_kernels.go:378
+//line gompt_kernels.go:631
 //line control.go:39
 		for j := range int(6) {
-//line gompt_kernels.go:381
+//line gompt_kernels.go:634
 //line control.go:40
 			switch {
-//line gompt_kernels.go:384
+//line gompt_kernels.go:637
 //line control.go:40
 			case (j == int(1)):
-//line gompt_kernels.go:387
+//line gompt_kernels.go:640
 //line control.go:42
 				acc += int64(7)
-//line gompt_kernels.go:390
+//line gompt_kernels.go:643
 //line control.go:43
 				break
-//line gompt_kernels.go:393
+//line gompt_kernels.go:646
 //line control.go:40
 			case (j == int((x % int64(4)))):
-//line gompt_kernels.go:396
+//line gompt_kernels.go:649
 //line control.go:45
 				continue outer
-//line gompt_kernels.go:399
+//line gompt_kernels.go:652
 //line control.go:40
 			default:
-//line gompt_kernels.go:402
+//line gompt_kernels.go:655
 //line control.go:47
 				acc -= int64(1)
-//line gompt_kernels.go:405
+//line gompt_kernels.go:658
 //line control.go:40
 			}
-//line gompt_kernels.go:408
+//line gompt_kernels.go:661
 //line control.go:49
 			for m := range int64(3) {
-//line gompt_kernels.go:411
+//line gompt_kernels.go:664
 //line control.go:50
 				if m == int64(1) {
-//line gompt_kernels.go:414
+//line gompt_kernels.go:667
 //line control.go:51
 					continue outer
-//line gompt_kernels.go:417
+//line gompt_kernels.go:670
 //line control.go:50
 				}
-//line gompt_kernels.go:420
+//line gompt_kernels.go:673
 //line control.go:53
 				acc += (m + int64(1))
-//line gompt_kernels.go:423
+//line gompt_kernels.go:676
 //line control.go:49
 			}
-//line gompt_kernels.go:426
+//line gompt_kernels.go:679
 //line control.go:39
 		}
-//line gompt_kernels.go:429
+//line gompt_kernels.go:682
 //line control.go:57
 		switch r := (x % int64(6)); r {
-//line gompt_kernels.go:432
+//line gompt_kernels.go:685
 //line control.go:57
 		case int64(0), int64(3):
-//line gompt_kernels.go:435
+//line gompt_kernels.go:688
 //line control.go:59
 			acc *= int64(3)
-//line gompt_kernels.go:438
+//line gompt_kernels.go:691
 //line control.go:57
 		default:
-//line gompt_kernels.go:441
+//line gompt_kernels.go:694
 //line control.go:61
 			flag = true
-//line gompt_kernels.go:444
+//line gompt_kernels.go:697
 //line control.go:57
 		case int64(1):
-//line gompt_kernels.go:447
+//line gompt_kernels.go:700
 //line control.go:63
 			acc -= int64(100)
-//line gompt_kernels.go:450
+//line gompt_kernels.go:703
 //line control.go:57
 		}
-//line gompt_kernels.go:453
+//line gompt_kernels.go:706
 //line control.go:66
 		p, q := acc, x
-//line gompt_kernels.go:456
+//line gompt_kernels.go:709
 //line control.go:67
 		p, q = q, p
-//line gompt_kernels.go:459
+//line gompt_kernels.go:712
 //line control.go:68
 		if q := (p + int64(1)); q > int64(0) {
-//line gompt_kernels.go:462
+//line gompt_kernels.go:715
 //line control.go:69
 			acc += q
-//line gompt_kernels.go:465
+//line gompt_kernels.go:718
 //line control.go:68
 		} else if q < int64(-10) {
-//line gompt_kernels.go:468
+//line gompt_kernels.go:721
 //line control.go:71
 			acc -= q
-//line gompt_kernels.go:471
+//line gompt_kernels.go:724
 //line control.go:68
 		} else {
-//line gompt_kernels.go:474
+//line gompt_kernels.go:727
 //line control.go:73
 			acc ^= q
-//line gompt_kernels.go:477
+//line gompt_kernels.go:730
 //line control.go:68
 		}
-//line gompt_kernels.go:480
+//line gompt_kernels.go:733
 //line control.go:75
 		{
-//line gompt_kernels.go:483
+//line gompt_kernels.go:736
 //line control.go:76
 			x := (x * int64(2))
-//line gompt_kernels.go:486
+//line gompt_kernels.go:739
 //line control.go:77
 			acc += x
-//line gompt_kernels.go:489
+//line gompt_kernels.go:742
 //line control.go:75
 		}
-//line gompt_kernels.go:492
+//line gompt_kernels.go:745
 //line control.go:79
 		if flag {
-//line gompt_kernels.go:495
+//line gompt_kernels.go:748
 //line control.go:80
 			acc = (-acc)
-//line gompt_kernels.go:498
+//line gompt_kernels.go:751
 //line control.go:79
 		}
-//line gompt_kernels.go:501
+//line gompt_kernels.go:754
 //line control.go:82
 		*(*int64)(unsafe.Add(gomptPOut, i*8)) = (acc + q)
-//line gompt_kernels.go:504
+//line gompt_kernels.go:757
 //line control.go:83
 		if x < int64(0) {
-//line gompt_kernels.go:507
+//line gompt_kernels.go:760
 //line control.go:84
 			continue gomptPoint0
-//line gompt_kernels.go:510
+//line gompt_kernels.go:763
 //line control.go:83
 		}
-//line gompt_kernels.go:513
+//line gompt_kernels.go:766
 //line control.go:86
 		*(*int64)(unsafe.Add(gomptPOut, i*8))++
-//line gompt_kernels.go:516
+//line gompt_kernels.go:769
 	}
 	_ = n
 }
@@ -711,85 +855,85 @@ func gomptLanesConv(gomptX0, gomptW int, i int, m int, n int, k int, w []float32
 	gomptL3T := gomptL3TA[:gomptW:gomptW]
 //line lockstep.go:10
 	if k <= int(0) {
-//line gompt_kernels.go:606
+//line gompt_kernels.go:859
 //line lockstep.go:11
 		return
-//line gompt_kernels.go:609
+//line gompt_kernels.go:862
 //line lockstep.go:10
 	}
-//line gompt_kernels.go:612
+//line gompt_kernels.go:865
 //line lockstep.go:13
 	for gomptJ := 0; gomptJ < gomptW; gomptJ++ {
-//line gompt_kernels.go:615
+//line gompt_kernels.go:868
 		gomptL1Acc[gomptJ] = float32(0)
 		gomptL2Peak[gomptJ] = float32(0)
 //line lockstep.go:13
 	}
-//line gompt_kernels.go:620
+//line gompt_kernels.go:873
 //line lockstep.go:14
 	for p := int(0); p < k; p++ {
-//line gompt_kernels.go:623
+//line gompt_kernels.go:876
 //line lockstep.go:15
 		gomptU1 := *(*float32)(unsafe.Add(gomptPW, p*4))
-//line gompt_kernels.go:626
+//line gompt_kernels.go:879
 //line lockstep.go:15
 		gomptU2 := (i * n)
-//line gompt_kernels.go:629
+//line gompt_kernels.go:882
 //line lockstep.go:15
 		for gomptJ := 0; gomptJ < gomptW; gomptJ++ {
-//line gompt_kernels.go:632
+//line gompt_kernels.go:885
 //line lockstep.go:15
 			j := gomptX0 + gomptJ
-//line gompt_kernels.go:635
+//line gompt_kernels.go:888
 			gomptL3T[gomptJ] = (gomptU1 * in[(gomptU2+((j+p)%n))])
 //line lockstep.go:15
 		}
-//line gompt_kernels.go:639
+//line gompt_kernels.go:892
 //line lockstep.go:16
 		for gomptJ := 0; gomptJ < gomptW; gomptJ++ {
-//line gompt_kernels.go:642
+//line gompt_kernels.go:895
 //line lockstep.go:16
 			gomptL1Acc[gomptJ] += gomptL3T[gomptJ]
-//line gompt_kernels.go:645
+//line gompt_kernels.go:898
 //line lockstep.go:16
 		}
-//line gompt_kernels.go:648
+//line gompt_kernels.go:901
 //line lockstep.go:17
 		for gomptJ := 0; gomptJ < gomptW; gomptJ++ {
-//line gompt_kernels.go:651
+//line gompt_kernels.go:904
 //line lockstep.go:17
 			if gomptL3T[gomptJ] > gomptL2Peak[gomptJ] {
-//line gompt_kernels.go:654
+//line gompt_kernels.go:907
 //line lockstep.go:18
 				gomptL2Peak[gomptJ] = gomptL3T[gomptJ]
-//line gompt_kernels.go:657
+//line gompt_kernels.go:910
 //line lockstep.go:17
 			}
-//line gompt_kernels.go:660
+//line gompt_kernels.go:913
 //line lockstep.go:17
 		}
-//line gompt_kernels.go:663
+//line gompt_kernels.go:916
 //line lockstep.go:14
 	}
-//line gompt_kernels.go:666
+//line gompt_kernels.go:919
 //line lockstep.go:21
 	gomptU3 := (i * n)
-//line gompt_kernels.go:669
+//line gompt_kernels.go:922
 //line lockstep.go:21
 	gomptU4 := unsafe.Add(gomptPOut, (gomptU3+gomptX0)*4)
-//line gompt_kernels.go:672
+//line gompt_kernels.go:925
 //line lockstep.go:21
 	gomptU5 := unsafe.Add(gomptPIn, (gomptU3+gomptX0)*4)
-//line gompt_kernels.go:675
+//line gompt_kernels.go:928
 //line lockstep.go:21
 	for gomptJ := 0; gomptJ < gomptW; gomptJ++ {
-//line gompt_kernels.go:678
+//line gompt_kernels.go:931
 //line lockstep.go:21
 		*(*float32)(unsafe.Add(gomptU4, gomptJ*4)) = ((gomptL1Acc[gomptJ] - gomptL2Peak[gomptJ]) + *(*float32)(unsafe.Add(gomptU5, gomptJ*4)))
-//line gompt_kernels.go:681
+//line gompt_kernels.go:934
 //line lockstep.go:21
 	}
-//line gompt_kernels.go:684
+//line gompt_kernels.go:937
 	_ = gomptL1Acc
 	_ = gomptL2Peak
 	_ = gomptL3T
@@ -861,34 +1005,34 @@ func gomptHostConversions(gomptA *gomptdevice.HostArgs, gomptR gomptdevice.Range
 	for i := gomptLo0; i < gomptHi0; i++ {
 //line ints.go:120
 		x, y := *(*int64)(unsafe.Add(gomptPA, i*8)), *(*float64)(unsafe.Add(gomptPF, i*8))
-//line gompt_kernels.go:756
+//line gompt_kernels.go:1009
 //line ints.go:121
 		o := (int(8) * i)
-//line gompt_kernels.go:759
+//line gompt_kernels.go:1012
 //line ints.go:122
 		*(*float64)(unsafe.Add(gomptPOut, o*8)) = float64(float32(x))
-//line gompt_kernels.go:762
+//line gompt_kernels.go:1015
 //line ints.go:123
 		*(*float64)(unsafe.Add(gomptPOut, (o+int(1))*8)) = float64(x)
-//line gompt_kernels.go:765
+//line gompt_kernels.go:1018
 //line ints.go:124
 		*(*float64)(unsafe.Add(gomptPOut, (o+int(2))*8)) = float64(uint64(x))
-//line gompt_kernels.go:768
+//line gompt_kernels.go:1021
 //line ints.go:125
 		*(*float64)(unsafe.Add(gomptPOut, (o+int(3))*8)) = float64(int64(y))
-//line gompt_kernels.go:771
+//line gompt_kernels.go:1024
 //line ints.go:126
 		*(*float64)(unsafe.Add(gomptPOut, (o+int(4))*8)) = float64(int32((y / float64(4.0))))
-//line gompt_kernels.go:774
+//line gompt_kernels.go:1027
 //line ints.go:127
 		*(*float64)(unsafe.Add(gomptPOut, (o+int(5))*8)) = float64(float32(y))
-//line gompt_kernels.go:777
+//line gompt_kernels.go:1030
 //line ints.go:128
 		*(*float64)(unsafe.Add(gomptPOut, (o+int(6))*8)) = float64((uint8((y / float64(1e+15))) + uint8(1)))
-//line gompt_kernels.go:780
+//line gompt_kernels.go:1033
 //line ints.go:129
 		*(*float64)(unsafe.Add(gomptPOut, (o+int(7))*8)) = (float64(int16(((-y) / float64(1e+15)))) + float64(uint32((y / float64(1e+10)))))
-//line gompt_kernels.go:783
+//line gompt_kernels.go:1036
 	}
 	_ = n
 }
@@ -956,22 +1100,22 @@ func gomptHostFloat64Ops(gomptA *gomptdevice.HostArgs, gomptR gomptdevice.Range,
 	for i := gomptLo0; i < gomptHi0; i++ {
 //line floats.go:35
 		x, y := *(*float64)(unsafe.Add(gomptPA, i*8)), *(*float64)(unsafe.Add(gomptPB, i*8))
-//line gompt_kernels.go:851
+//line gompt_kernels.go:1104
 //line floats.go:36
 		o := (int(4) * i)
-//line gompt_kernels.go:854
+//line gompt_kernels.go:1107
 //line floats.go:37
 		*(*float64)(unsafe.Add(gomptPOut, o*8)) = ((x * y) + x)
-//line gompt_kernels.go:857
+//line gompt_kernels.go:1110
 //line floats.go:38
 		*(*float64)(unsafe.Add(gomptPOut, (o+int(1))*8)) = (x / y)
-//line gompt_kernels.go:860
+//line gompt_kernels.go:1113
 //line floats.go:39
 		*(*float64)(unsafe.Add(gomptPOut, (o+int(2))*8)) = (gomptmath.Sqrt((x * y)) - float64(0.3333333333333333))
-//line gompt_kernels.go:863
+//line gompt_kernels.go:1116
 //line floats.go:40
 		*(*float64)(unsafe.Add(gomptPOut, (o+int(3))*8)) = ((gomptmath.Remainder((x*float64(100.0)), y) + gomptmath.Dim(x, y)) + gomptmath.Dim(y, x))
-//line gompt_kernels.go:866
+//line gompt_kernels.go:1119
 	}
 	_ = n
 }
@@ -1042,61 +1186,61 @@ func gomptHostFloatOps(gomptA *gomptdevice.HostArgs, gomptR gomptdevice.Range, _
 	for i := gomptLo0; i < gomptHi0; i++ {
 //line floats.go:10
 		x, y, z := *(*float32)(unsafe.Add(gomptPA, i*4)), *(*float32)(unsafe.Add(gomptPB, i*4)), *(*float32)(unsafe.Add(gomptPC, i*4))
-//line gompt_kernels.go:937
+//line gompt_kernels.go:1190
 //line floats.go:11
 		o := (int(12) * i)
-//line gompt_kernels.go:940
+//line gompt_kernels.go:1193
 //line floats.go:12
 		*(*float32)(unsafe.Add(gomptPOut, o*4)) = ((x * y) + z)
-//line gompt_kernels.go:943
+//line gompt_kernels.go:1196
 //line floats.go:13
 		*(*float32)(unsafe.Add(gomptPOut, (o+int(1))*4)) = ((x * y) - (z * x))
-//line gompt_kernels.go:946
+//line gompt_kernels.go:1199
 //line floats.go:14
 		*(*float32)(unsafe.Add(gomptPOut, (o+int(2))*4)) = (x / y)
-//line gompt_kernels.go:949
+//line gompt_kernels.go:1202
 //line floats.go:15
 		*(*float32)(unsafe.Add(gomptPOut, (o+int(3))*4)) = ((-x) + y)
-//line gompt_kernels.go:952
+//line gompt_kernels.go:1205
 //line floats.go:16
 		*(*float32)(unsafe.Add(gomptPOut, (o+int(4))*4)) = float32(gomptmath.Sqrt(float64(x)))
-//line gompt_kernels.go:955
+//line gompt_kernels.go:1208
 //line floats.go:17
 		*(*float32)(unsafe.Add(gomptPOut, (o+int(5))*4)) = float32(gomptmath.FMA(float64(x), float64(y), float64(z)))
-//line gompt_kernels.go:958
+//line gompt_kernels.go:1211
 //line floats.go:18
 		*(*float32)(unsafe.Add(gomptPOut, (o+int(6))*4)) = (x * float32(0.10000000149011612))
-//line gompt_kernels.go:961
+//line gompt_kernels.go:1214
 //line floats.go:19
 		*(*float32)(unsafe.Add(gomptPOut, (o+int(7))*4)) = ((float32(gomptmath.Floor(float64((x * float32(7.0))))) + float32(gomptmath.Ceil(float64((y * float32(7.0)))))) + float32(gomptmath.Trunc(float64(((-z) * float32(7.0))))))
-//line gompt_kernels.go:964
+//line gompt_kernels.go:1217
 //line floats.go:20
 		*(*float32)(unsafe.Add(gomptPOut, (o+int(8))*4)) = (float32(gomptmath.Round(float64((x * float32(2.5))))) - float32(gomptmath.RoundToEven(float64((y * float32(2.5))))))
-//line gompt_kernels.go:967
+//line gompt_kernels.go:1220
 //line floats.go:21
 		*(*float32)(unsafe.Add(gomptPOut, (o+int(9))*4)) = (float32(gomptmath.Abs(float64((z - x)))) + float32(gomptmath.Copysign(float64(x), float64((z-y)))))
-//line gompt_kernels.go:970
+//line gompt_kernels.go:1223
 //line floats.go:22
 		*(*float32)(unsafe.Add(gomptPOut, (o+int(10))*4)) = float32(gomptmath.Mod(float64((x * float32(10.0))), float64(y)))
-//line gompt_kernels.go:973
+//line gompt_kernels.go:1226
 //line floats.go:23
 		s := x
-//line gompt_kernels.go:976
+//line gompt_kernels.go:1229
 //line floats.go:24
 		s += y
-//line gompt_kernels.go:979
+//line gompt_kernels.go:1232
 //line floats.go:25
 		s *= z
-//line gompt_kernels.go:982
+//line gompt_kernels.go:1235
 //line floats.go:26
 		s /= x
-//line gompt_kernels.go:985
+//line gompt_kernels.go:1238
 //line floats.go:27
 		s -= y
-//line gompt_kernels.go:988
+//line gompt_kernels.go:1241
 //line floats.go:28
 		*(*float32)(unsafe.Add(gomptPOut, (o+int(11))*4)) = s
-//line gompt_kernels.go:991
+//line gompt_kernels.go:1244
 	}
 	_ = n
 }
@@ -1128,7 +1272,7 @@ func RunFloatOps(dev gompttarget.DeviceClause, n int, a []float32, b []float32, 
 		Args: []gompttarget.Arg{gompttarget.Int(n), gompttarget.Slice(a), gompttarget.Slice(b), gompttarget.Slice(c), gompttarget.Slice(out)}})
 }
 
-// GatherKernel is the gompt map kernel of Gather (checks.go:11:1), over [0, n).
+// GatherKernel is the gompt map kernel of Gather (checks.go:13:1), over [0, n).
 var GatherKernel = &gomptdevice.Kernel{
 	Name: "Gather",
 	Params: []gomptdevice.Param{
@@ -1140,7 +1284,7 @@ var GatherKernel = &gomptdevice.Kernel{
 	},
 	Dims: 1,
 	Faults: []gomptdevice.FaultSite{
-		{Kind: gomptdevice.FaultIndex, Pos: "checks.go:12"},
+		{Kind: gomptdevice.FaultIndex, Pos: "checks.go:14"},
 	},
 	Images: []gomptdevice.Image{
 		{Kind: gomptdevice.ImageHost, Entry: "gompt_Gather", Host: gomptHostGather},
@@ -1167,9 +1311,9 @@ func gomptHostGather(gomptA *gomptdevice.HostArgs, gomptR gomptdevice.Range, _, 
 	gomptPDst := unsafe.Pointer(unsafe.SliceData(dst))
 	gomptLo0, gomptHi0 := gomptR.Clamp(0, n)
 	for i := gomptLo0; i < gomptHi0; i++ {
-//line checks.go:12
+//line checks.go:14
 		*(*float32)(unsafe.Add(gomptPDst, i*4)) = src[*(*int)(unsafe.Add(gomptPIdx, i*8))]
-//line gompt_kernels.go:1064
+//line gompt_kernels.go:1317
 	}
 	_ = n
 	_ = m
@@ -1202,7 +1346,7 @@ func RunGather(dev gompttarget.DeviceClause, n int, m int, idx []int, src []floa
 		Args: []gompttarget.Arg{gompttarget.Int(n), gompttarget.Int(m), gompttarget.Slice(idx), gompttarget.Slice(src), gompttarget.Slice(dst)}})
 }
 
-// GatherSumKernel is the gompt reduction (reduce=+) of GatherSum (checks.go:45:1), over [0, n).
+// GatherSumKernel is the gompt reduction (reduce=+) of GatherSum (checks.go:47:1), over [0, n).
 // Its last parameter, partial, receives one float32 per team (Shape.Teams of them), to combine on the host; RunGatherSum does.
 var GatherSumKernel = &gomptdevice.Kernel{
 	Name: "GatherSum",
@@ -1216,7 +1360,7 @@ var GatherSumKernel = &gomptdevice.Kernel{
 	Dims:       1,
 	MaxThreads: gomptrt.MaxThreads,
 	Faults: []gomptdevice.FaultSite{
-		{Kind: gomptdevice.FaultIndex, Pos: "checks.go:46"},
+		{Kind: gomptdevice.FaultIndex, Pos: "checks.go:48"},
 	},
 	Images: []gomptdevice.Image{
 		{Kind: gomptdevice.ImageHost, Entry: "gompt_GatherSum", Host: gomptHostGatherSum},
@@ -1246,57 +1390,57 @@ func gomptHostGatherSum(gomptA *gomptdevice.HostArgs, gomptR gomptdevice.Range, 
 	i := gomptLo0
 	for ; i+4 <= gomptHi0; i += 4 {
 		{
-//line checks.go:46
+//line checks.go:48
 			gomptV = src[*(*int)(unsafe.Add(gomptPIdx, i*8))]
-//line gompt_kernels.go:1143
-//line checks.go:46
+//line gompt_kernels.go:1396
+//line checks.go:48
 			goto gomptR0
-//line gompt_kernels.go:1146
+//line gompt_kernels.go:1399
 		}
 	gomptR0:
 		gomptS0 = gomptS0 + float64(gomptV)
 		{
 			i := i + 1
-//line checks.go:46
+//line checks.go:48
 			gomptV = src[*(*int)(unsafe.Add(gomptPIdx, i*8))]
-//line gompt_kernels.go:1154
-//line checks.go:46
+//line gompt_kernels.go:1407
+//line checks.go:48
 			goto gomptR1
-//line gompt_kernels.go:1157
+//line gompt_kernels.go:1410
 		}
 	gomptR1:
 		gomptS1 = gomptS1 + float64(gomptV)
 		{
 			i := i + 2
-//line checks.go:46
+//line checks.go:48
 			gomptV = src[*(*int)(unsafe.Add(gomptPIdx, i*8))]
-//line gompt_kernels.go:1165
-//line checks.go:46
+//line gompt_kernels.go:1418
+//line checks.go:48
 			goto gomptR2
-//line gompt_kernels.go:1168
+//line gompt_kernels.go:1421
 		}
 	gomptR2:
 		gomptS2 = gomptS2 + float64(gomptV)
 		{
 			i := i + 3
-//line checks.go:46
+//line checks.go:48
 			gomptV = src[*(*int)(unsafe.Add(gomptPIdx, i*8))]
-//line gompt_kernels.go:1176
-//line checks.go:46
+//line gompt_kernels.go:1429
+//line checks.go:48
 			goto gomptR3
-//line gompt_kernels.go:1179
+//line gompt_kernels.go:1432
 		}
 	gomptR3:
 		gomptS3 = gomptS3 + float64(gomptV)
 	}
 	for ; i < gomptHi0; i++ {
 		{
-//line checks.go:46
+//line checks.go:48
 			gomptV = src[*(*int)(unsafe.Add(gomptPIdx, i*8))]
-//line gompt_kernels.go:1188
-//line checks.go:46
+//line gompt_kernels.go:1441
+//line checks.go:48
 			goto gomptR4
-//line gompt_kernels.go:1191
+//line gompt_kernels.go:1444
 		}
 	gomptR4:
 		gomptS0 = gomptS0 + float64(gomptV)
@@ -1342,7 +1486,7 @@ func RunGatherSum(dev gompttarget.DeviceClause, n int, m int, idx []int, src []f
 	return gomptrt.SumFloats(gomptPartial), nil
 }
 
-// GatherUncheckedKernel is the gompt map kernel of GatherUnchecked (checks.go:19:1), over [0, n).
+// GatherUncheckedKernel is the gompt map kernel of GatherUnchecked (checks.go:21:1), over [0, n).
 var GatherUncheckedKernel = &gomptdevice.Kernel{
 	Name: "GatherUnchecked",
 	Params: []gomptdevice.Param{
@@ -1379,9 +1523,9 @@ func gomptHostGatherUnchecked(gomptA *gomptdevice.HostArgs, gomptR gomptdevice.R
 	gomptPDst := unsafe.Pointer(unsafe.SliceData(dst))
 	gomptLo0, gomptHi0 := gomptR.Clamp(0, n)
 	for i := gomptLo0; i < gomptHi0; i++ {
-//line checks.go:20
+//line checks.go:22
 		*(*float32)(unsafe.Add(gomptPDst, i*4)) = *(*float32)(unsafe.Add(gomptPSrc, *(*int)(unsafe.Add(gomptPIdx, i*8))*4))
-//line gompt_kernels.go:1276
+//line gompt_kernels.go:1529
 	}
 	_ = n
 	_ = m
@@ -1479,28 +1623,28 @@ func gomptHostHelpers(gomptA *gomptdevice.HostArgs, gomptR gomptdevice.Range, _,
 	for i := gomptLo0; i < gomptHi0; i++ {
 //line helpers.go:40
 		y := poly3(*(*float32)(unsafe.Add(gomptPX, i*4)), c)
-//line gompt_kernels.go:1374
+//line gompt_kernels.go:1627
 //line helpers.go:41
 		if b {
-//line gompt_kernels.go:1377
+//line gompt_kernels.go:1630
 //line helpers.go:42
 			y = (-y)
-//line gompt_kernels.go:1380
+//line gompt_kernels.go:1633
 //line helpers.go:41
 		}
-//line gompt_kernels.go:1383
+//line gompt_kernels.go:1636
 //line helpers.go:44
 		bump(hist, i, ((((int32(s8) + int32(u8)) + int32(s16)) + int32(u16)) + s32))
-//line gompt_kernels.go:1386
+//line gompt_kernels.go:1639
 //line helpers.go:45
 		bump(hist, i, ((int32((u32 % uint32(7))) + int32((u64 % uint64(5)))) + int32((u % uint(3)))))
-//line gompt_kernels.go:1389
+//line gompt_kernels.go:1642
 //line helpers.go:46
 		bump(hist, (i + n), int32(1000))
-//line gompt_kernels.go:1392
+//line gompt_kernels.go:1645
 //line helpers.go:47
 		*(*float32)(unsafe.Add(gomptPOut, i*4)) = (y + float32(f64))
-//line gompt_kernels.go:1395
+//line gompt_kernels.go:1648
 	}
 }
 
@@ -1554,6 +1698,13 @@ var HistogramKernel = &gomptdevice.Kernel{
 		{Name: "ok", Kind: gomptdevice.ParamBuffer, Elem: gomptdevice.ParamUint8, Len: "n"},
 	},
 	Dims: 1,
+	Faults: []gomptdevice.FaultSite{
+		{Kind: gomptdevice.FaultIndex, Pos: "atomics.go:13"},
+		{Kind: gomptdevice.FaultIndex, Pos: "atomics.go:16"},
+		{Kind: gomptdevice.FaultIndex, Pos: "atomics.go:17"},
+		{Kind: gomptdevice.FaultIndex, Pos: "atomics.go:18"},
+		{Kind: gomptdevice.FaultIndex, Pos: "atomics.go:20"},
+	},
 	Images: []gomptdevice.Image{
 		{Kind: gomptdevice.ImageHost, Entry: "gompt_Histogram", Host: gomptHostHistogram},
 		{Kind: gomptdevice.ImageOpenCL, Entry: "gompt_Histogram", Source: gomptCLHistogram, Options: "-cl-fp32-correctly-rounded-divide-sqrt"},
@@ -1582,15 +1733,33 @@ func gomptHostHistogram(gomptA *gomptdevice.HostArgs, gomptR gomptdevice.Range, 
 	gomptPOk := unsafe.Pointer(unsafe.SliceData(ok))
 	gomptLo0, gomptHi0 := gomptR.Clamp(0, n)
 	for i := gomptLo0; i < gomptHi0; i++ {
+//line atomics.go:12
 		b := (*(*uint32)(unsafe.Add(gomptPV, i*4)) % uint32(16))
+//line gompt_kernels.go:1739
+//line atomics.go:13
 		if gomptatomic.AddUint32((&h32[b]), uint32(1)) >= uint32(1) {
+//line gompt_kernels.go:1742
+//line atomics.go:14
 			*(*uint8)(unsafe.Add(gomptPOk, i*1)) = uint8(1)
+//line gompt_kernels.go:1745
+//line atomics.go:13
 		}
+//line gompt_kernels.go:1748
+//line atomics.go:16
 		gomptatomic.AddUint64((&h64[(*(*uint32)(unsafe.Add(gomptPV, i*4)) % uint32(4))]), uint64(1))
+//line gompt_kernels.go:1751
+//line atomics.go:17
 		gomptatomic.AddUint64((&h64[(uint32(4) + (*(*uint32)(unsafe.Add(gomptPV, i*4)) % uint32(4)))]), (uint64(*(*uint32)(unsafe.Add(gomptPV, i*4))) << 40))
+//line gompt_kernels.go:1754
+//line atomics.go:18
 		gomptatomic.AddInt32((&neg[(*(*uint32)(unsafe.Add(gomptPV, i*4)) % uint32(4))]), int32(-3))
+//line gompt_kernels.go:1757
+//line atomics.go:19
 		gomptatomic.AddInt64((&*(*int64)(unsafe.Add(gomptPS, int(0)*8))), (int64(*(*uint32)(unsafe.Add(gomptPV, i*4))) - int64(8)))
+//line gompt_kernels.go:1760
+//line atomics.go:20
 		gomptatomic.AddInt64((&s[(int(1) + (i % int(2)))]), int64(8589934592))
+//line gompt_kernels.go:1763
 	}
 	_ = n
 }
@@ -1665,43 +1834,43 @@ func gomptHostInt64Ops(gomptA *gomptdevice.HostArgs, gomptR gomptdevice.Range, _
 	for i := gomptLo0; i < gomptHi0; i++ {
 //line ints.go:9
 		x, y := *(*int64)(unsafe.Add(gomptPA, i*8)), *(*int64)(unsafe.Add(gomptPB, i*8))
-//line gompt_kernels.go:1477
+//line gompt_kernels.go:1838
 //line ints.go:10
 		o := (int(9) * i)
-//line gompt_kernels.go:1480
+//line gompt_kernels.go:1841
 //line ints.go:11
 		*(*int64)(unsafe.Add(gomptPOut, o*8)) = (x + y)
-//line gompt_kernels.go:1483
+//line gompt_kernels.go:1844
 //line ints.go:12
 		*(*int64)(unsafe.Add(gomptPOut, (o+int(1))*8)) = (x - y)
-//line gompt_kernels.go:1486
+//line gompt_kernels.go:1847
 //line ints.go:13
 		*(*int64)(unsafe.Add(gomptPOut, (o+int(2))*8)) = (x * y)
-//line gompt_kernels.go:1489
+//line gompt_kernels.go:1850
 //line ints.go:14
 		if y != int64(0) {
-//line gompt_kernels.go:1492
+//line gompt_kernels.go:1853
 //line ints.go:15
 			*(*int64)(unsafe.Add(gomptPOut, (o+int(3))*8)) = (x / y)
-//line gompt_kernels.go:1495
+//line gompt_kernels.go:1856
 //line ints.go:16
 			*(*int64)(unsafe.Add(gomptPOut, (o+int(4))*8)) = (x % y)
-//line gompt_kernels.go:1498
+//line gompt_kernels.go:1859
 //line ints.go:14
 		}
-//line gompt_kernels.go:1501
+//line gompt_kernels.go:1862
 //line ints.go:18
 		*(*int64)(unsafe.Add(gomptPOut, (o+int(5))*8)) = (-x)
-//line gompt_kernels.go:1504
+//line gompt_kernels.go:1865
 //line ints.go:19
 		*(*int64)(unsafe.Add(gomptPOut, (o+int(6))*8)) = (x &^ y)
-//line gompt_kernels.go:1507
+//line gompt_kernels.go:1868
 //line ints.go:20
 		*(*int64)(unsafe.Add(gomptPOut, (o+int(7))*8)) = ((x ^ y) | (x & y))
-//line gompt_kernels.go:1510
+//line gompt_kernels.go:1871
 //line ints.go:21
 		*(*int64)(unsafe.Add(gomptPOut, (o+int(8))*8)) = (^x)
-//line gompt_kernels.go:1513
+//line gompt_kernels.go:1874
 	}
 	_ = n
 }
@@ -1773,61 +1942,61 @@ func gomptHostIntOps(gomptA *gomptdevice.HostArgs, gomptR gomptdevice.Range, _, 
 	for i := gomptLo0; i < gomptHi0; i++ {
 //line ints.go:28
 		x, y := *(*int)(unsafe.Add(gomptPA, i*8)), *(*int)(unsafe.Add(gomptPB, i*8))
-//line gompt_kernels.go:1585
+//line gompt_kernels.go:1946
 //line ints.go:29
 		o := (int(6) * i)
-//line gompt_kernels.go:1588
+//line gompt_kernels.go:1949
 //line ints.go:30
 		s := x
-//line gompt_kernels.go:1591
+//line gompt_kernels.go:1952
 //line ints.go:31
 		s += y
-//line gompt_kernels.go:1594
+//line gompt_kernels.go:1955
 //line ints.go:32
 		*(*int)(unsafe.Add(gomptPOut, o*8)) = s
-//line gompt_kernels.go:1597
+//line gompt_kernels.go:1958
 //line ints.go:33
 		s -= (int(2) * y)
-//line gompt_kernels.go:1600
+//line gompt_kernels.go:1961
 //line ints.go:34
 		*(*int)(unsafe.Add(gomptPOut, (o+int(1))*8)) = s
-//line gompt_kernels.go:1603
+//line gompt_kernels.go:1964
 //line ints.go:35
 		s *= y
-//line gompt_kernels.go:1606
+//line gompt_kernels.go:1967
 //line ints.go:36
 		*(*int)(unsafe.Add(gomptPOut, (o+int(2))*8)) = s
-//line gompt_kernels.go:1609
+//line gompt_kernels.go:1970
 //line ints.go:37
 		if y != int(0) {
-//line gompt_kernels.go:1612
+//line gompt_kernels.go:1973
 //line ints.go:38
 			s /= y
-//line gompt_kernels.go:1615
+//line gompt_kernels.go:1976
 //line ints.go:39
 			*(*int)(unsafe.Add(gomptPOut, (o+int(3))*8)) = s
-//line gompt_kernels.go:1618
+//line gompt_kernels.go:1979
 //line ints.go:40
 			s %= y
-//line gompt_kernels.go:1621
+//line gompt_kernels.go:1982
 //line ints.go:41
 			*(*int)(unsafe.Add(gomptPOut, (o+int(4))*8)) = s
-//line gompt_kernels.go:1624
+//line gompt_kernels.go:1985
 //line ints.go:37
 		}
-//line gompt_kernels.go:1627
+//line gompt_kernels.go:1988
 //line ints.go:43
 		s++
-//line gompt_kernels.go:1630
+//line gompt_kernels.go:1991
 //line ints.go:44
 		s--
-//line gompt_kernels.go:1633
+//line gompt_kernels.go:1994
 //line ints.go:45
 		s--
-//line gompt_kernels.go:1636
+//line gompt_kernels.go:1997
 //line ints.go:46
 		*(*int)(unsafe.Add(gomptPOut, (o+int(5))*8)) = s
-//line gompt_kernels.go:1639
+//line gompt_kernels.go:2000
 	}
 	_ = n
 }
@@ -1892,64 +2061,64 @@ func gomptHostLabels(gomptA *gomptdevice.HostArgs, gomptR gomptdevice.Range, _, 
 	for i := gomptLo0; i < gomptHi0; i++ {
 //line control.go:94
 		v := *(*int64)(unsafe.Add(gomptPA, i*8))
-//line gompt_kernels.go:1704
+//line gompt_kernels.go:2065
 //line control.go:95
 		var found int64 = int64(-1)
-//line gompt_kernels.go:1707
+//line gompt_kernels.go:2068
 //line control.go:96
 	search:
-//line gompt_kernels.go:1710
+//line gompt_kernels.go:2071
 //line control.go:97
 		for x := int64(0); x < int64(8); x++ {
-//line gompt_kernels.go:1713
+//line gompt_kernels.go:2074
 //line control.go:98
 			for y := int64(0); y < int64(8); y++ {
-//line gompt_kernels.go:1716
+//line gompt_kernels.go:2077
 //line control.go:99
 				if (x * y) == (v % int64(50)) {
-//line gompt_kernels.go:1719
+//line gompt_kernels.go:2080
 //line control.go:100
 					found = ((x * int64(8)) + y)
-//line gompt_kernels.go:1722
+//line gompt_kernels.go:2083
 //line control.go:101
 					break search
-//line gompt_kernels.go:1725
+//line gompt_kernels.go:2086
 //line control.go:99
 				}
-//line gompt_kernels.go:1728
+//line gompt_kernels.go:2089
 //line control.go:98
 			}
-//line gompt_kernels.go:1731
+//line gompt_kernels.go:2092
 //line control.go:97
 		}
-//line gompt_kernels.go:1734
+//line gompt_kernels.go:2095
 //line control.go:105
 		steps := int(0)
-//line gompt_kernels.go:1737
+//line gompt_kernels.go:2098
 //line control.go:106
 		for u := v; ((u != int64(1)) && (u > int64(0))) && (steps < int(100)); steps++ {
-//line gompt_kernels.go:1740
+//line gompt_kernels.go:2101
 //line control.go:107
 			if (u % int64(2)) == int64(0) {
-//line gompt_kernels.go:1743
+//line gompt_kernels.go:2104
 //line control.go:108
 				u /= int64(2)
-//line gompt_kernels.go:1746
+//line gompt_kernels.go:2107
 //line control.go:107
 			} else {
-//line gompt_kernels.go:1749
+//line gompt_kernels.go:2110
 //line control.go:110
 				u = ((int64(3) * u) + int64(1))
-//line gompt_kernels.go:1752
+//line gompt_kernels.go:2113
 //line control.go:107
 			}
-//line gompt_kernels.go:1755
+//line gompt_kernels.go:2116
 //line control.go:106
 		}
-//line gompt_kernels.go:1758
+//line gompt_kernels.go:2119
 //line control.go:113
 		*(*int64)(unsafe.Add(gomptPOut, i*8)) = ((found * int64(1000)) + int64(steps))
-//line gompt_kernels.go:1761
+//line gompt_kernels.go:2122
 	}
 	_ = n
 }
@@ -2031,50 +2200,50 @@ func gomptLanesMatMul(gomptX0, gomptW int, i int, m int, n int, k int, A []float
 	gomptL1Acc := gomptL1AccA[:gomptW:gomptW]
 //line dims.go:42
 	for gomptJ := 0; gomptJ < gomptW; gomptJ++ {
-//line gompt_kernels.go:1843
+//line gompt_kernels.go:2204
 		gomptL1Acc[gomptJ] = float32(0)
 //line dims.go:42
 	}
-//line gompt_kernels.go:1847
+//line gompt_kernels.go:2208
 //line dims.go:43
 	for p := int(0); p < k; p++ {
-//line gompt_kernels.go:1850
+//line gompt_kernels.go:2211
 //line dims.go:44
 		gomptU1 := *(*float32)(unsafe.Add(gomptPA, ((i*k)+p)*4))
-//line gompt_kernels.go:1853
+//line gompt_kernels.go:2214
 //line dims.go:44
 		gomptU2 := (p * n)
-//line gompt_kernels.go:1856
+//line gompt_kernels.go:2217
 //line dims.go:44
 		gomptU3 := unsafe.Add(gomptPB, (gomptU2+gomptX0)*4)
-//line gompt_kernels.go:1859
+//line gompt_kernels.go:2220
 //line dims.go:44
 		for gomptJ := 0; gomptJ < gomptW; gomptJ++ {
-//line gompt_kernels.go:1862
+//line gompt_kernels.go:2223
 //line dims.go:44
 			gomptL1Acc[gomptJ] += (gomptU1 * *(*float32)(unsafe.Add(gomptU3, gomptJ*4)))
-//line gompt_kernels.go:1865
+//line gompt_kernels.go:2226
 //line dims.go:44
 		}
-//line gompt_kernels.go:1868
+//line gompt_kernels.go:2229
 //line dims.go:43
 	}
-//line gompt_kernels.go:1871
+//line gompt_kernels.go:2232
 //line dims.go:46
 	gomptU4 := (i * n)
-//line gompt_kernels.go:1874
+//line gompt_kernels.go:2235
 //line dims.go:46
 	gomptU5 := unsafe.Add(gomptPC, (gomptU4+gomptX0)*4)
-//line gompt_kernels.go:1877
+//line gompt_kernels.go:2238
 //line dims.go:46
 	for gomptJ := 0; gomptJ < gomptW; gomptJ++ {
-//line gompt_kernels.go:1880
+//line gompt_kernels.go:2241
 //line dims.go:46
 		*(*float32)(unsafe.Add(gomptU5, gomptJ*4)) = gomptL1Acc[gomptJ]
-//line gompt_kernels.go:1883
+//line gompt_kernels.go:2244
 //line dims.go:46
 	}
-//line gompt_kernels.go:1886
+//line gompt_kernels.go:2247
 	_ = gomptL1Acc
 	_ = m
 }
@@ -2146,10 +2315,10 @@ func gomptHostMaxFloat64(gomptA *gomptdevice.HostArgs, gomptR gomptdevice.Range,
 		{
 //line reduce.go:57
 			gomptV = gomptmath.Sin((*(*float64)(unsafe.Add(gomptPA, i*8)) * float64(i)))
-//line gompt_kernels.go:1958
+//line gompt_kernels.go:2319
 //line reduce.go:57
 			goto gomptR0
-//line gompt_kernels.go:1961
+//line gompt_kernels.go:2322
 		}
 	gomptR0:
 		gomptS0 = max(gomptS0, gomptV)
@@ -2157,10 +2326,10 @@ func gomptHostMaxFloat64(gomptA *gomptdevice.HostArgs, gomptR gomptdevice.Range,
 			i := i + 1
 //line reduce.go:57
 			gomptV = gomptmath.Sin((*(*float64)(unsafe.Add(gomptPA, i*8)) * float64(i)))
-//line gompt_kernels.go:1969
+//line gompt_kernels.go:2330
 //line reduce.go:57
 			goto gomptR1
-//line gompt_kernels.go:1972
+//line gompt_kernels.go:2333
 		}
 	gomptR1:
 		gomptS1 = max(gomptS1, gomptV)
@@ -2168,10 +2337,10 @@ func gomptHostMaxFloat64(gomptA *gomptdevice.HostArgs, gomptR gomptdevice.Range,
 			i := i + 2
 //line reduce.go:57
 			gomptV = gomptmath.Sin((*(*float64)(unsafe.Add(gomptPA, i*8)) * float64(i)))
-//line gompt_kernels.go:1980
+//line gompt_kernels.go:2341
 //line reduce.go:57
 			goto gomptR2
-//line gompt_kernels.go:1983
+//line gompt_kernels.go:2344
 		}
 	gomptR2:
 		gomptS2 = max(gomptS2, gomptV)
@@ -2179,10 +2348,10 @@ func gomptHostMaxFloat64(gomptA *gomptdevice.HostArgs, gomptR gomptdevice.Range,
 			i := i + 3
 //line reduce.go:57
 			gomptV = gomptmath.Sin((*(*float64)(unsafe.Add(gomptPA, i*8)) * float64(i)))
-//line gompt_kernels.go:1991
+//line gompt_kernels.go:2352
 //line reduce.go:57
 			goto gomptR3
-//line gompt_kernels.go:1994
+//line gompt_kernels.go:2355
 		}
 	gomptR3:
 		gomptS3 = max(gomptS3, gomptV)
@@ -2191,10 +2360,10 @@ func gomptHostMaxFloat64(gomptA *gomptdevice.HostArgs, gomptR gomptdevice.Range,
 		{
 //line reduce.go:57
 			gomptV = gomptmath.Sin((*(*float64)(unsafe.Add(gomptPA, i*8)) * float64(i)))
-//line gompt_kernels.go:2003
+//line gompt_kernels.go:2364
 //line reduce.go:57
 			goto gomptR4
-//line gompt_kernels.go:2006
+//line gompt_kernels.go:2367
 		}
 	gomptR4:
 		gomptS0 = max(gomptS0, gomptV)
@@ -2276,10 +2445,10 @@ func gomptHostMaxUint64(gomptA *gomptdevice.HostArgs, gomptR gomptdevice.Range, 
 		{
 //line reduce.go:51
 			gomptV = (*(*uint64)(unsafe.Add(gomptPA, i*8)) * uint64((i + int(1))))
-//line gompt_kernels.go:2088
+//line gompt_kernels.go:2449
 //line reduce.go:51
 			goto gomptR0
-//line gompt_kernels.go:2091
+//line gompt_kernels.go:2452
 		}
 	gomptR0:
 		gomptS0 = max(gomptS0, gomptV)
@@ -2287,10 +2456,10 @@ func gomptHostMaxUint64(gomptA *gomptdevice.HostArgs, gomptR gomptdevice.Range, 
 			i := i + 1
 //line reduce.go:51
 			gomptV = (*(*uint64)(unsafe.Add(gomptPA, i*8)) * uint64((i + int(1))))
-//line gompt_kernels.go:2099
+//line gompt_kernels.go:2460
 //line reduce.go:51
 			goto gomptR1
-//line gompt_kernels.go:2102
+//line gompt_kernels.go:2463
 		}
 	gomptR1:
 		gomptS1 = max(gomptS1, gomptV)
@@ -2298,10 +2467,10 @@ func gomptHostMaxUint64(gomptA *gomptdevice.HostArgs, gomptR gomptdevice.Range, 
 			i := i + 2
 //line reduce.go:51
 			gomptV = (*(*uint64)(unsafe.Add(gomptPA, i*8)) * uint64((i + int(1))))
-//line gompt_kernels.go:2110
+//line gompt_kernels.go:2471
 //line reduce.go:51
 			goto gomptR2
-//line gompt_kernels.go:2113
+//line gompt_kernels.go:2474
 		}
 	gomptR2:
 		gomptS2 = max(gomptS2, gomptV)
@@ -2309,10 +2478,10 @@ func gomptHostMaxUint64(gomptA *gomptdevice.HostArgs, gomptR gomptdevice.Range, 
 			i := i + 3
 //line reduce.go:51
 			gomptV = (*(*uint64)(unsafe.Add(gomptPA, i*8)) * uint64((i + int(1))))
-//line gompt_kernels.go:2121
+//line gompt_kernels.go:2482
 //line reduce.go:51
 			goto gomptR3
-//line gompt_kernels.go:2124
+//line gompt_kernels.go:2485
 		}
 	gomptR3:
 		gomptS3 = max(gomptS3, gomptV)
@@ -2321,10 +2490,10 @@ func gomptHostMaxUint64(gomptA *gomptdevice.HostArgs, gomptR gomptdevice.Range, 
 		{
 //line reduce.go:51
 			gomptV = (*(*uint64)(unsafe.Add(gomptPA, i*8)) * uint64((i + int(1))))
-//line gompt_kernels.go:2133
+//line gompt_kernels.go:2494
 //line reduce.go:51
 			goto gomptR4
-//line gompt_kernels.go:2136
+//line gompt_kernels.go:2497
 		}
 	gomptR4:
 		gomptS0 = max(gomptS0, gomptV)
@@ -2405,10 +2574,10 @@ func gomptHostMinFloat32(gomptA *gomptdevice.HostArgs, gomptR gomptdevice.Range,
 		{
 //line reduce.go:46
 			gomptV = (*(*float32)(unsafe.Add(gomptPA, i*4)) - float32((i % int(5))))
-//line gompt_kernels.go:2217
+//line gompt_kernels.go:2578
 //line reduce.go:46
 			goto gomptR0
-//line gompt_kernels.go:2220
+//line gompt_kernels.go:2581
 		}
 	gomptR0:
 		gomptS0 = min(gomptS0, gomptV)
@@ -2416,10 +2585,10 @@ func gomptHostMinFloat32(gomptA *gomptdevice.HostArgs, gomptR gomptdevice.Range,
 			i := i + 1
 //line reduce.go:46
 			gomptV = (*(*float32)(unsafe.Add(gomptPA, i*4)) - float32((i % int(5))))
-//line gompt_kernels.go:2228
+//line gompt_kernels.go:2589
 //line reduce.go:46
 			goto gomptR1
-//line gompt_kernels.go:2231
+//line gompt_kernels.go:2592
 		}
 	gomptR1:
 		gomptS1 = min(gomptS1, gomptV)
@@ -2427,10 +2596,10 @@ func gomptHostMinFloat32(gomptA *gomptdevice.HostArgs, gomptR gomptdevice.Range,
 			i := i + 2
 //line reduce.go:46
 			gomptV = (*(*float32)(unsafe.Add(gomptPA, i*4)) - float32((i % int(5))))
-//line gompt_kernels.go:2239
+//line gompt_kernels.go:2600
 //line reduce.go:46
 			goto gomptR2
-//line gompt_kernels.go:2242
+//line gompt_kernels.go:2603
 		}
 	gomptR2:
 		gomptS2 = min(gomptS2, gomptV)
@@ -2438,10 +2607,10 @@ func gomptHostMinFloat32(gomptA *gomptdevice.HostArgs, gomptR gomptdevice.Range,
 			i := i + 3
 //line reduce.go:46
 			gomptV = (*(*float32)(unsafe.Add(gomptPA, i*4)) - float32((i % int(5))))
-//line gompt_kernels.go:2250
+//line gompt_kernels.go:2611
 //line reduce.go:46
 			goto gomptR3
-//line gompt_kernels.go:2253
+//line gompt_kernels.go:2614
 		}
 	gomptR3:
 		gomptS3 = min(gomptS3, gomptV)
@@ -2450,10 +2619,10 @@ func gomptHostMinFloat32(gomptA *gomptdevice.HostArgs, gomptR gomptdevice.Range,
 		{
 //line reduce.go:46
 			gomptV = (*(*float32)(unsafe.Add(gomptPA, i*4)) - float32((i % int(5))))
-//line gompt_kernels.go:2262
+//line gompt_kernels.go:2623
 //line reduce.go:46
 			goto gomptR4
-//line gompt_kernels.go:2265
+//line gompt_kernels.go:2626
 		}
 	gomptR4:
 		gomptS0 = min(gomptS0, gomptV)
@@ -2542,10 +2711,10 @@ func gomptHostMinInt16(gomptA *gomptdevice.HostArgs, gomptR gomptdevice.Range, g
 				{
 //line reduce.go:40
 					gomptV = (*(*int16)(unsafe.Add(gomptPA, ((((z*ny)+y)*nx)+x)*2)) - int16((x * y)))
-//line gompt_kernels.go:2354
+//line gompt_kernels.go:2715
 //line reduce.go:40
 					goto gomptR0
-//line gompt_kernels.go:2357
+//line gompt_kernels.go:2718
 				}
 			gomptR0:
 				gomptS0 = min(gomptS0, gomptV)
@@ -2553,10 +2722,10 @@ func gomptHostMinInt16(gomptA *gomptdevice.HostArgs, gomptR gomptdevice.Range, g
 					x := x + 1
 //line reduce.go:40
 					gomptV = (*(*int16)(unsafe.Add(gomptPA, ((((z*ny)+y)*nx)+x)*2)) - int16((x * y)))
-//line gompt_kernels.go:2365
+//line gompt_kernels.go:2726
 //line reduce.go:40
 					goto gomptR1
-//line gompt_kernels.go:2368
+//line gompt_kernels.go:2729
 				}
 			gomptR1:
 				gomptS1 = min(gomptS1, gomptV)
@@ -2564,10 +2733,10 @@ func gomptHostMinInt16(gomptA *gomptdevice.HostArgs, gomptR gomptdevice.Range, g
 					x := x + 2
 //line reduce.go:40
 					gomptV = (*(*int16)(unsafe.Add(gomptPA, ((((z*ny)+y)*nx)+x)*2)) - int16((x * y)))
-//line gompt_kernels.go:2376
+//line gompt_kernels.go:2737
 //line reduce.go:40
 					goto gomptR2
-//line gompt_kernels.go:2379
+//line gompt_kernels.go:2740
 				}
 			gomptR2:
 				gomptS2 = min(gomptS2, gomptV)
@@ -2575,10 +2744,10 @@ func gomptHostMinInt16(gomptA *gomptdevice.HostArgs, gomptR gomptdevice.Range, g
 					x := x + 3
 //line reduce.go:40
 					gomptV = (*(*int16)(unsafe.Add(gomptPA, ((((z*ny)+y)*nx)+x)*2)) - int16((x * y)))
-//line gompt_kernels.go:2387
+//line gompt_kernels.go:2748
 //line reduce.go:40
 					goto gomptR3
-//line gompt_kernels.go:2390
+//line gompt_kernels.go:2751
 				}
 			gomptR3:
 				gomptS3 = min(gomptS3, gomptV)
@@ -2587,10 +2756,10 @@ func gomptHostMinInt16(gomptA *gomptdevice.HostArgs, gomptR gomptdevice.Range, g
 				{
 //line reduce.go:40
 					gomptV = (*(*int16)(unsafe.Add(gomptPA, ((((z*ny)+y)*nx)+x)*2)) - int16((x * y)))
-//line gompt_kernels.go:2399
+//line gompt_kernels.go:2760
 //line reduce.go:40
 					goto gomptR4
-//line gompt_kernels.go:2402
+//line gompt_kernels.go:2763
 				}
 			gomptR4:
 				gomptS0 = min(gomptS0, gomptV)
@@ -2679,37 +2848,37 @@ func gomptHostMinMax(gomptA *gomptdevice.HostArgs, gomptR gomptdevice.Range, _, 
 	for i := gomptLo0; i < gomptHi0; i++ {
 //line floats.go:49
 		x, y := *(*float64)(unsafe.Add(gomptPA, i*8)), *(*float64)(unsafe.Add(gomptPB, i*8))
-//line gompt_kernels.go:2491
+//line gompt_kernels.go:2852
 //line floats.go:50
 		u, v := *(*float32)(unsafe.Add(gomptPC, i*4)), *(*float32)(unsafe.Add(gomptPD, i*4))
-//line gompt_kernels.go:2494
+//line gompt_kernels.go:2855
 //line floats.go:51
 		o := (int(8) * i)
-//line gompt_kernels.go:2497
+//line gompt_kernels.go:2858
 //line floats.go:52
 		*(*float64)(unsafe.Add(gomptPOut, o*8)) = min(x, y)
-//line gompt_kernels.go:2500
+//line gompt_kernels.go:2861
 //line floats.go:53
 		*(*float64)(unsafe.Add(gomptPOut, (o+int(1))*8)) = max(x, y)
-//line gompt_kernels.go:2503
+//line gompt_kernels.go:2864
 //line floats.go:54
 		*(*float64)(unsafe.Add(gomptPOut, (o+int(2))*8)) = gomptmath.Min(x, y)
-//line gompt_kernels.go:2506
+//line gompt_kernels.go:2867
 //line floats.go:55
 		*(*float64)(unsafe.Add(gomptPOut, (o+int(3))*8)) = gomptmath.Max(x, y)
-//line gompt_kernels.go:2509
+//line gompt_kernels.go:2870
 //line floats.go:56
 		*(*float64)(unsafe.Add(gomptPOut, (o+int(4))*8)) = float64(min(u, v))
-//line gompt_kernels.go:2512
+//line gompt_kernels.go:2873
 //line floats.go:57
 		*(*float64)(unsafe.Add(gomptPOut, (o+int(5))*8)) = float64(max(u, v, float32(0.5)))
-//line gompt_kernels.go:2515
+//line gompt_kernels.go:2876
 //line floats.go:58
 		*(*float64)(unsafe.Add(gomptPOut, (o+int(6))*8)) = float64(min(int64(x), int64(3), int64(y)))
-//line gompt_kernels.go:2518
+//line gompt_kernels.go:2879
 //line floats.go:59
 		*(*float64)(unsafe.Add(gomptPOut, (o+int(7))*8)) = float64(max(uint8(u), uint8(v)))
-//line gompt_kernels.go:2521
+//line gompt_kernels.go:2882
 	}
 	_ = n
 }
@@ -2789,55 +2958,55 @@ func gomptHostNarrow(gomptA *gomptdevice.HostArgs, gomptR gomptdevice.Range, _, 
 	for i := gomptLo0; i < gomptHi0; i++ {
 //line ints.go:97
 		x, y := *(*int8)(unsafe.Add(gomptPA, i*1)), *(*int8)(unsafe.Add(gomptPB, i*1))
-//line gompt_kernels.go:2601
+//line gompt_kernels.go:2962
 //line ints.go:98
 		u, v := *(*uint16)(unsafe.Add(gomptPC, i*2)), *(*uint16)(unsafe.Add(gomptPD, i*2))
-//line gompt_kernels.go:2604
+//line gompt_kernels.go:2965
 //line ints.go:99
 		o := (int(12) * i)
-//line gompt_kernels.go:2607
+//line gompt_kernels.go:2968
 //line ints.go:100
 		*(*int64)(unsafe.Add(gomptPOut, o*8)) = int64((x + y))
-//line gompt_kernels.go:2610
+//line gompt_kernels.go:2971
 //line ints.go:101
 		*(*int64)(unsafe.Add(gomptPOut, (o+int(1))*8)) = int64((x * y))
-//line gompt_kernels.go:2613
+//line gompt_kernels.go:2974
 //line ints.go:102
 		*(*int64)(unsafe.Add(gomptPOut, (o+int(2))*8)) = int64((-x))
-//line gompt_kernels.go:2616
+//line gompt_kernels.go:2977
 //line ints.go:103
 		if y != int8(0) {
-//line gompt_kernels.go:2619
+//line gompt_kernels.go:2980
 //line ints.go:104
 			*(*int64)(unsafe.Add(gomptPOut, (o+int(3))*8)) = int64((x / y))
-//line gompt_kernels.go:2622
+//line gompt_kernels.go:2983
 //line ints.go:105
 			*(*int64)(unsafe.Add(gomptPOut, (o+int(4))*8)) = int64((x % y))
-//line gompt_kernels.go:2625
+//line gompt_kernels.go:2986
 //line ints.go:103
 		}
-//line gompt_kernels.go:2628
+//line gompt_kernels.go:2989
 //line ints.go:107
 		*(*int64)(unsafe.Add(gomptPOut, (o+int(5))*8)) = int64((u * v))
-//line gompt_kernels.go:2631
+//line gompt_kernels.go:2992
 //line ints.go:108
 		*(*int64)(unsafe.Add(gomptPOut, (o+int(6))*8)) = int64((u - v))
-//line gompt_kernels.go:2634
+//line gompt_kernels.go:2995
 //line ints.go:109
 		*(*int64)(unsafe.Add(gomptPOut, (o+int(7))*8)) = int64((uint8(u) + uint8(v)))
-//line gompt_kernels.go:2637
+//line gompt_kernels.go:2998
 //line ints.go:110
 		*(*int64)(unsafe.Add(gomptPOut, (o+int(8))*8)) = int64((int16(u) * int16(v)))
-//line gompt_kernels.go:2640
+//line gompt_kernels.go:3001
 //line ints.go:111
 		*(*int64)(unsafe.Add(gomptPOut, (o+int(9))*8)) = int64((((int32(x) * int32(u)) * int32(65537)) + int32(v)))
-//line gompt_kernels.go:2643
+//line gompt_kernels.go:3004
 //line ints.go:112
 		*(*int64)(unsafe.Add(gomptPOut, (o+int(10))*8)) = int64((uint32(x) * uint32(v)))
-//line gompt_kernels.go:2646
+//line gompt_kernels.go:3007
 //line ints.go:113
 		*(*int64)(unsafe.Add(gomptPOut, (o+int(11))*8)) = (int64(int8((int64(u) * int64(3)))) + int64(uint16(x)))
-//line gompt_kernels.go:2649
+//line gompt_kernels.go:3010
 	}
 	_ = n
 }
@@ -2908,10 +3077,10 @@ func gomptHostOutOfRange(gomptA *gomptdevice.HostArgs, gomptR gomptdevice.Range,
 	for i := gomptLo0; i < gomptHi0; i++ {
 //line dims.go:72
 		*(*int32)(unsafe.Add(gomptPOut, i*4)) = (in[(i+int(1))] + in[(i-int(1))])
-//line gompt_kernels.go:2720
+//line gompt_kernels.go:3081
 //line dims.go:73
 		out[(i + n)] = int32(5)
-//line gompt_kernels.go:2723
+//line gompt_kernels.go:3084
 	}
 }
 
@@ -2974,13 +3143,13 @@ func gomptHostPartial(gomptA *gomptdevice.HostArgs, gomptR gomptdevice.Range, _,
 	for i := gomptLo0; i < gomptHi0; i++ {
 //line dims.go:54
 		if (*(*int64)(unsafe.Add(gomptPIn, i*8)) % int64(3)) == int64(0) {
-//line gompt_kernels.go:2786
+//line gompt_kernels.go:3147
 //line dims.go:55
 			*(*int64)(unsafe.Add(gomptPOut, i*8)) = (*(*int64)(unsafe.Add(gomptPIn, i*8)) * int64(2))
-//line gompt_kernels.go:2789
+//line gompt_kernels.go:3150
 //line dims.go:54
 		}
-//line gompt_kernels.go:2792
+//line gompt_kernels.go:3153
 	}
 	_ = n
 }
@@ -3049,10 +3218,10 @@ func gomptHostProdFloat64(gomptA *gomptdevice.HostArgs, gomptR gomptdevice.Range
 		{
 //line reduce.go:34
 			gomptV = *(*float64)(unsafe.Add(gomptPA, i*8))
-//line gompt_kernels.go:2861
+//line gompt_kernels.go:3222
 //line reduce.go:34
 			goto gomptR0
-//line gompt_kernels.go:2864
+//line gompt_kernels.go:3225
 		}
 	gomptR0:
 		gomptS0 = gomptS0 * gomptV
@@ -3060,10 +3229,10 @@ func gomptHostProdFloat64(gomptA *gomptdevice.HostArgs, gomptR gomptdevice.Range
 			i := i + 1
 //line reduce.go:34
 			gomptV = *(*float64)(unsafe.Add(gomptPA, i*8))
-//line gompt_kernels.go:2872
+//line gompt_kernels.go:3233
 //line reduce.go:34
 			goto gomptR1
-//line gompt_kernels.go:2875
+//line gompt_kernels.go:3236
 		}
 	gomptR1:
 		gomptS1 = gomptS1 * gomptV
@@ -3071,10 +3240,10 @@ func gomptHostProdFloat64(gomptA *gomptdevice.HostArgs, gomptR gomptdevice.Range
 			i := i + 2
 //line reduce.go:34
 			gomptV = *(*float64)(unsafe.Add(gomptPA, i*8))
-//line gompt_kernels.go:2883
+//line gompt_kernels.go:3244
 //line reduce.go:34
 			goto gomptR2
-//line gompt_kernels.go:2886
+//line gompt_kernels.go:3247
 		}
 	gomptR2:
 		gomptS2 = gomptS2 * gomptV
@@ -3082,10 +3251,10 @@ func gomptHostProdFloat64(gomptA *gomptdevice.HostArgs, gomptR gomptdevice.Range
 			i := i + 3
 //line reduce.go:34
 			gomptV = *(*float64)(unsafe.Add(gomptPA, i*8))
-//line gompt_kernels.go:2894
+//line gompt_kernels.go:3255
 //line reduce.go:34
 			goto gomptR3
-//line gompt_kernels.go:2897
+//line gompt_kernels.go:3258
 		}
 	gomptR3:
 		gomptS3 = gomptS3 * gomptV
@@ -3094,10 +3263,10 @@ func gomptHostProdFloat64(gomptA *gomptdevice.HostArgs, gomptR gomptdevice.Range
 		{
 //line reduce.go:34
 			gomptV = *(*float64)(unsafe.Add(gomptPA, i*8))
-//line gompt_kernels.go:2906
+//line gompt_kernels.go:3267
 //line reduce.go:34
 			goto gomptR4
-//line gompt_kernels.go:2909
+//line gompt_kernels.go:3270
 		}
 	gomptR4:
 		gomptS0 = gomptS0 * gomptV
@@ -3179,10 +3348,10 @@ func gomptHostProdInt32(gomptA *gomptdevice.HostArgs, gomptR gomptdevice.Range, 
 		{
 //line reduce.go:29
 			gomptV = (*(*int32)(unsafe.Add(gomptPA, i*4)) | int32(1))
-//line gompt_kernels.go:2991
+//line gompt_kernels.go:3352
 //line reduce.go:29
 			goto gomptR0
-//line gompt_kernels.go:2994
+//line gompt_kernels.go:3355
 		}
 	gomptR0:
 		gomptS0 = gomptS0 * gomptV
@@ -3190,10 +3359,10 @@ func gomptHostProdInt32(gomptA *gomptdevice.HostArgs, gomptR gomptdevice.Range, 
 			i := i + 1
 //line reduce.go:29
 			gomptV = (*(*int32)(unsafe.Add(gomptPA, i*4)) | int32(1))
-//line gompt_kernels.go:3002
+//line gompt_kernels.go:3363
 //line reduce.go:29
 			goto gomptR1
-//line gompt_kernels.go:3005
+//line gompt_kernels.go:3366
 		}
 	gomptR1:
 		gomptS1 = gomptS1 * gomptV
@@ -3201,10 +3370,10 @@ func gomptHostProdInt32(gomptA *gomptdevice.HostArgs, gomptR gomptdevice.Range, 
 			i := i + 2
 //line reduce.go:29
 			gomptV = (*(*int32)(unsafe.Add(gomptPA, i*4)) | int32(1))
-//line gompt_kernels.go:3013
+//line gompt_kernels.go:3374
 //line reduce.go:29
 			goto gomptR2
-//line gompt_kernels.go:3016
+//line gompt_kernels.go:3377
 		}
 	gomptR2:
 		gomptS2 = gomptS2 * gomptV
@@ -3212,10 +3381,10 @@ func gomptHostProdInt32(gomptA *gomptdevice.HostArgs, gomptR gomptdevice.Range, 
 			i := i + 3
 //line reduce.go:29
 			gomptV = (*(*int32)(unsafe.Add(gomptPA, i*4)) | int32(1))
-//line gompt_kernels.go:3024
+//line gompt_kernels.go:3385
 //line reduce.go:29
 			goto gomptR3
-//line gompt_kernels.go:3027
+//line gompt_kernels.go:3388
 		}
 	gomptR3:
 		gomptS3 = gomptS3 * gomptV
@@ -3224,10 +3393,10 @@ func gomptHostProdInt32(gomptA *gomptdevice.HostArgs, gomptR gomptdevice.Range, 
 		{
 //line reduce.go:29
 			gomptV = (*(*int32)(unsafe.Add(gomptPA, i*4)) | int32(1))
-//line gompt_kernels.go:3036
+//line gompt_kernels.go:3397
 //line reduce.go:29
 			goto gomptR4
-//line gompt_kernels.go:3039
+//line gompt_kernels.go:3400
 		}
 	gomptR4:
 		gomptS0 = gomptS0 * gomptV
@@ -3269,7 +3438,7 @@ func RunProdInt32(dev gompttarget.DeviceClause, n int, a []int32) (int32, error)
 	return gomptrt.ProdInts(gomptPartial), nil
 }
 
-// QuotientKernel is the gompt map kernel of Quotient (checks.go:38:1), over [0, n).
+// QuotientKernel is the gompt map kernel of Quotient (checks.go:40:1), over [0, n).
 var QuotientKernel = &gomptdevice.Kernel{
 	Name: "Quotient",
 	Params: []gomptdevice.Param{
@@ -3280,7 +3449,7 @@ var QuotientKernel = &gomptdevice.Kernel{
 	},
 	Dims: 1,
 	Faults: []gomptdevice.FaultSite{
-		{Kind: gomptdevice.FaultDivide, Pos: "checks.go:39"},
+		{Kind: gomptdevice.FaultDivide, Pos: "checks.go:41"},
 	},
 	Images: []gomptdevice.Image{
 		{Kind: gomptdevice.ImageHost, Entry: "gompt_Quotient", Host: gomptHostQuotient},
@@ -3307,9 +3476,9 @@ func gomptHostQuotient(gomptA *gomptdevice.HostArgs, gomptR gomptdevice.Range, _
 	gomptPQ := unsafe.Pointer(unsafe.SliceData(q))
 	gomptLo0, gomptHi0 := gomptR.Clamp(0, n)
 	for i := gomptLo0; i < gomptHi0; i++ {
-//line checks.go:39
+//line checks.go:41
 		*(*int32)(unsafe.Add(gomptPQ, i*4)) = (*(*int32)(unsafe.Add(gomptPA, i*4)) / *(*int32)(unsafe.Add(gomptPB, i*4)))
-//line gompt_kernels.go:3121
+//line gompt_kernels.go:3482
 	}
 	_ = n
 }
@@ -3340,7 +3509,7 @@ func RunQuotient(dev gompttarget.DeviceClause, n int, a []int32, b []int32, q []
 		Args: []gompttarget.Arg{gompttarget.Int(n), gompttarget.Slice(a), gompttarget.Slice(b), gompttarget.Slice(q)}})
 }
 
-// ScatterKernel is the gompt map kernel of Scatter (checks.go:26:1), over [0, n).
+// ScatterKernel is the gompt map kernel of Scatter (checks.go:28:1), over [0, n).
 var ScatterKernel = &gomptdevice.Kernel{
 	Name: "Scatter",
 	Params: []gomptdevice.Param{
@@ -3352,7 +3521,7 @@ var ScatterKernel = &gomptdevice.Kernel{
 	},
 	Dims: 1,
 	Faults: []gomptdevice.FaultSite{
-		{Kind: gomptdevice.FaultIndex, Pos: "checks.go:32"},
+		{Kind: gomptdevice.FaultIndex, Pos: "checks.go:34"},
 	},
 	Images: []gomptdevice.Image{
 		{Kind: gomptdevice.ImageHost, Entry: "gompt_Scatter", Host: gomptHostScatter},
@@ -3379,9 +3548,9 @@ func gomptHostScatter(gomptA *gomptdevice.HostArgs, gomptR gomptdevice.Range, _,
 	gomptPSrc := unsafe.Pointer(unsafe.SliceData(src))
 	gomptLo0, gomptHi0 := gomptR.Clamp(0, n)
 	for i := gomptLo0; i < gomptHi0; i++ {
-//line checks.go:27
+//line checks.go:29
 		put(dst, *(*int)(unsafe.Add(gomptPIdx, i*8)), *(*float32)(unsafe.Add(gomptPSrc, i*4)))
-//line gompt_kernels.go:3193
+//line gompt_kernels.go:3554
 	}
 	_ = n
 	_ = m
@@ -3414,7 +3583,7 @@ func RunScatter(dev gompttarget.DeviceClause, n int, m int, idx []int, src []flo
 		Args: []gompttarget.Arg{gompttarget.Int(n), gompttarget.Int(m), gompttarget.Slice(idx), gompttarget.Slice(src), gompttarget.Slice(dst)}})
 }
 
-// SeekKernel is the gompt map kernel of Seek (checks.go:54:1), over [0, n).
+// SeekKernel is the gompt map kernel of Seek (checks.go:56:1), over [0, n).
 var SeekKernel = &gomptdevice.Kernel{
 	Name: "Seek",
 	Params: []gomptdevice.Param{
@@ -3426,7 +3595,7 @@ var SeekKernel = &gomptdevice.Kernel{
 	},
 	Dims: 1,
 	Faults: []gomptdevice.FaultSite{
-		{Kind: gomptdevice.FaultIndex, Pos: "checks.go:56"},
+		{Kind: gomptdevice.FaultIndex, Pos: "checks.go:58"},
 	},
 	Images: []gomptdevice.Image{
 		{Kind: gomptdevice.ImageHost, Entry: "gompt_Seek", Host: gomptHostSeek},
@@ -3453,21 +3622,21 @@ func gomptHostSeek(gomptA *gomptdevice.HostArgs, gomptR gomptdevice.Range, _, _ 
 	gomptPPos := unsafe.Pointer(unsafe.SliceData(pos))
 	gomptLo0, gomptHi0 := gomptR.Clamp(0, n)
 	for i := gomptLo0; i < gomptHi0; i++ {
-//line checks.go:55
-		j := *(*int)(unsafe.Add(gomptPIdx, i*8))
-//line gompt_kernels.go:3267
-//line checks.go:56
-		for src[j] != int32(0) {
-//line gompt_kernels.go:3270
 //line checks.go:57
-			j++
-//line gompt_kernels.go:3273
-//line checks.go:56
-		}
-//line gompt_kernels.go:3276
+		j := *(*int)(unsafe.Add(gomptPIdx, i*8))
+//line gompt_kernels.go:3628
+//line checks.go:58
+		for src[j] != int32(0) {
+//line gompt_kernels.go:3631
 //line checks.go:59
+			j++
+//line gompt_kernels.go:3634
+//line checks.go:58
+		}
+//line gompt_kernels.go:3637
+//line checks.go:61
 		*(*int)(unsafe.Add(gomptPPos, i*8)) = j
-//line gompt_kernels.go:3279
+//line gompt_kernels.go:3640
 	}
 	_ = n
 	_ = m
@@ -3537,64 +3706,64 @@ func gomptHostShifts(gomptA *gomptdevice.HostArgs, gomptR gomptdevice.Range, _, 
 	for i := gomptLo0; i < gomptHi0; i++ {
 //line ints.go:70
 		x, c := *(*int64)(unsafe.Add(gomptPA, i*8)), *(*uint64)(unsafe.Add(gomptPS, i*8))
-//line gompt_kernels.go:3349
+//line gompt_kernels.go:3710
 //line ints.go:71
 		u := uint64(x)
-//line gompt_kernels.go:3352
+//line gompt_kernels.go:3713
 //line ints.go:72
 		o := (int(10) * i)
-//line gompt_kernels.go:3355
+//line gompt_kernels.go:3716
 //line ints.go:73
 		*(*int64)(unsafe.Add(gomptPOut, o*8)) = (x << c)
-//line gompt_kernels.go:3358
+//line gompt_kernels.go:3719
 //line ints.go:74
 		*(*int64)(unsafe.Add(gomptPOut, (o+int(1))*8)) = (x >> c)
-//line gompt_kernels.go:3361
+//line gompt_kernels.go:3722
 //line ints.go:75
 		*(*int64)(unsafe.Add(gomptPOut, (o+int(2))*8)) = int64((u << c))
-//line gompt_kernels.go:3364
+//line gompt_kernels.go:3725
 //line ints.go:76
 		*(*int64)(unsafe.Add(gomptPOut, (o+int(3))*8)) = int64((u >> c))
-//line gompt_kernels.go:3367
+//line gompt_kernels.go:3728
 //line ints.go:77
 		*(*int64)(unsafe.Add(gomptPOut, (o+int(4))*8)) = int64((int32(x) >> c))
-//line gompt_kernels.go:3370
+//line gompt_kernels.go:3731
 //line ints.go:78
 		*(*int64)(unsafe.Add(gomptPOut, (o+int(5))*8)) = int64((uint32(x) >> c))
-//line gompt_kernels.go:3373
+//line gompt_kernels.go:3734
 //line ints.go:79
 		*(*int64)(unsafe.Add(gomptPOut, (o+int(6))*8)) = int64((int8(x) << c))
-//line gompt_kernels.go:3376
+//line gompt_kernels.go:3737
 //line ints.go:80
 		*(*int64)(unsafe.Add(gomptPOut, (o+int(7))*8)) = int64((int16(x) >> c))
-//line gompt_kernels.go:3379
+//line gompt_kernels.go:3740
 //line ints.go:81
 		*(*int64)(unsafe.Add(gomptPOut, (o+int(8))*8)) = (((x >> 63) + ((x << 63) >> 1)) + int64((uint8(x) >> 7)))
-//line gompt_kernels.go:3382
+//line gompt_kernels.go:3743
 //line ints.go:82
 		k := int(c)
-//line gompt_kernels.go:3385
+//line gompt_kernels.go:3746
 //line ints.go:83
 		if k >= int(0) {
-//line gompt_kernels.go:3388
+//line gompt_kernels.go:3749
 //line ints.go:84
 			*(*int64)(unsafe.Add(gomptPOut, (o+int(9))*8)) = (x >> k)
-//line gompt_kernels.go:3391
+//line gompt_kernels.go:3752
 //line ints.go:83
 		}
-//line gompt_kernels.go:3394
+//line gompt_kernels.go:3755
 //line ints.go:86
 		x <<= 1
-//line gompt_kernels.go:3397
+//line gompt_kernels.go:3758
 //line ints.go:87
 		x >>= 2
-//line gompt_kernels.go:3400
+//line gompt_kernels.go:3761
 //line ints.go:88
 		u >>= c
-//line gompt_kernels.go:3403
+//line gompt_kernels.go:3764
 //line ints.go:89
 		*(*int64)(unsafe.Add(gomptPOut, o*8)) += (x + int64(u))
-//line gompt_kernels.go:3406
+//line gompt_kernels.go:3767
 	}
 	_ = n
 }
@@ -3671,51 +3840,51 @@ func gomptHostStencil2D(gomptA *gomptdevice.HostArgs, gomptR gomptdevice.Range, 
 		for x := gomptLo0; x < gomptIn0; x++ {
 //line dims.go:8
 			i := ((y * nx) + x)
-//line gompt_kernels.go:3483
+//line gompt_kernels.go:3844
 //line dims.go:9
 			if (((x == int(0)) || (y == int(0))) || (x == (nx - int(1)))) || (y == (ny - int(1))) {
-//line gompt_kernels.go:3486
+//line gompt_kernels.go:3847
 //line dims.go:10
 				*(*float32)(unsafe.Add(gomptPOut, i*4)) = *(*float32)(unsafe.Add(gomptPIn, i*4))
-//line gompt_kernels.go:3489
+//line gompt_kernels.go:3850
 //line dims.go:11
 				continue gomptPoint0
-//line gompt_kernels.go:3492
+//line gompt_kernels.go:3853
 //line dims.go:9
 			}
-//line gompt_kernels.go:3495
+//line gompt_kernels.go:3856
 //line dims.go:13
 			*(*float32)(unsafe.Add(gomptPOut, i*4)) = (*(*float32)(unsafe.Add(gomptPIn, i*4)) + (w * ((((*(*float32)(unsafe.Add(gomptPIn, (i-int(1))*4)) + *(*float32)(unsafe.Add(gomptPIn, (i+int(1))*4))) + *(*float32)(unsafe.Add(gomptPIn, (i-nx)*4))) + *(*float32)(unsafe.Add(gomptPIn, (i+nx)*4))) - (float32(4.0) * *(*float32)(unsafe.Add(gomptPIn, i*4))))))
-//line gompt_kernels.go:3498
+//line gompt_kernels.go:3859
 		}
 		for x := gomptIn0; x < gomptIn1; x++ {
 //line dims.go:8
 			i := ((y * nx) + x)
-//line gompt_kernels.go:3503
+//line gompt_kernels.go:3864
 //line dims.go:13
 			*(*float32)(unsafe.Add(gomptPOut, i*4)) = (*(*float32)(unsafe.Add(gomptPIn, i*4)) + (w * ((((*(*float32)(unsafe.Add(gomptPIn, (i-int(1))*4)) + *(*float32)(unsafe.Add(gomptPIn, (i+int(1))*4))) + *(*float32)(unsafe.Add(gomptPIn, (i-nx)*4))) + *(*float32)(unsafe.Add(gomptPIn, (i+nx)*4))) - (float32(4.0) * *(*float32)(unsafe.Add(gomptPIn, i*4))))))
-//line gompt_kernels.go:3506
+//line gompt_kernels.go:3867
 		}
 	gomptPoint2:
 		for x := gomptIn1; x < gomptHi0; x++ {
 //line dims.go:8
 			i := ((y * nx) + x)
-//line gompt_kernels.go:3512
+//line gompt_kernels.go:3873
 //line dims.go:9
 			if (((x == int(0)) || (y == int(0))) || (x == (nx - int(1)))) || (y == (ny - int(1))) {
-//line gompt_kernels.go:3515
+//line gompt_kernels.go:3876
 //line dims.go:10
 				*(*float32)(unsafe.Add(gomptPOut, i*4)) = *(*float32)(unsafe.Add(gomptPIn, i*4))
-//line gompt_kernels.go:3518
+//line gompt_kernels.go:3879
 //line dims.go:11
 				continue gomptPoint2
-//line gompt_kernels.go:3521
+//line gompt_kernels.go:3882
 //line dims.go:9
 			}
-//line gompt_kernels.go:3524
+//line gompt_kernels.go:3885
 //line dims.go:13
 			*(*float32)(unsafe.Add(gomptPOut, i*4)) = (*(*float32)(unsafe.Add(gomptPIn, i*4)) + (w * ((((*(*float32)(unsafe.Add(gomptPIn, (i-int(1))*4)) + *(*float32)(unsafe.Add(gomptPIn, (i+int(1))*4))) + *(*float32)(unsafe.Add(gomptPIn, (i-nx)*4))) + *(*float32)(unsafe.Add(gomptPIn, (i+nx)*4))) - (float32(4.0) * *(*float32)(unsafe.Add(gomptPIn, i*4))))))
-//line gompt_kernels.go:3527
+//line gompt_kernels.go:3888
 		}
 	}
 }
@@ -3789,10 +3958,10 @@ func gomptHostSumFloat32(gomptA *gomptdevice.HostArgs, gomptR gomptdevice.Range,
 		{
 //line reduce.go:13
 			gomptV = (*(*float32)(unsafe.Add(gomptPX, i*4)) * *(*float32)(unsafe.Add(gomptPY, i*4)))
-//line gompt_kernels.go:3601
+//line gompt_kernels.go:3962
 //line reduce.go:13
 			goto gomptR0
-//line gompt_kernels.go:3604
+//line gompt_kernels.go:3965
 		}
 	gomptR0:
 		gomptS0 = gomptS0 + float64(gomptV)
@@ -3800,10 +3969,10 @@ func gomptHostSumFloat32(gomptA *gomptdevice.HostArgs, gomptR gomptdevice.Range,
 			i := i + 1
 //line reduce.go:13
 			gomptV = (*(*float32)(unsafe.Add(gomptPX, i*4)) * *(*float32)(unsafe.Add(gomptPY, i*4)))
-//line gompt_kernels.go:3612
+//line gompt_kernels.go:3973
 //line reduce.go:13
 			goto gomptR1
-//line gompt_kernels.go:3615
+//line gompt_kernels.go:3976
 		}
 	gomptR1:
 		gomptS1 = gomptS1 + float64(gomptV)
@@ -3811,10 +3980,10 @@ func gomptHostSumFloat32(gomptA *gomptdevice.HostArgs, gomptR gomptdevice.Range,
 			i := i + 2
 //line reduce.go:13
 			gomptV = (*(*float32)(unsafe.Add(gomptPX, i*4)) * *(*float32)(unsafe.Add(gomptPY, i*4)))
-//line gompt_kernels.go:3623
+//line gompt_kernels.go:3984
 //line reduce.go:13
 			goto gomptR2
-//line gompt_kernels.go:3626
+//line gompt_kernels.go:3987
 		}
 	gomptR2:
 		gomptS2 = gomptS2 + float64(gomptV)
@@ -3822,10 +3991,10 @@ func gomptHostSumFloat32(gomptA *gomptdevice.HostArgs, gomptR gomptdevice.Range,
 			i := i + 3
 //line reduce.go:13
 			gomptV = (*(*float32)(unsafe.Add(gomptPX, i*4)) * *(*float32)(unsafe.Add(gomptPY, i*4)))
-//line gompt_kernels.go:3634
+//line gompt_kernels.go:3995
 //line reduce.go:13
 			goto gomptR3
-//line gompt_kernels.go:3637
+//line gompt_kernels.go:3998
 		}
 	gomptR3:
 		gomptS3 = gomptS3 + float64(gomptV)
@@ -3834,10 +4003,10 @@ func gomptHostSumFloat32(gomptA *gomptdevice.HostArgs, gomptR gomptdevice.Range,
 		{
 //line reduce.go:13
 			gomptV = (*(*float32)(unsafe.Add(gomptPX, i*4)) * *(*float32)(unsafe.Add(gomptPY, i*4)))
-//line gompt_kernels.go:3646
+//line gompt_kernels.go:4007
 //line reduce.go:13
 			goto gomptR4
-//line gompt_kernels.go:3649
+//line gompt_kernels.go:4010
 		}
 	gomptR4:
 		gomptS0 = gomptS0 + float64(gomptV)
@@ -3924,25 +4093,25 @@ func gomptHostSumFloat64In2D(gomptA *gomptdevice.HostArgs, gomptR gomptdevice.Ra
 			{
 //line reduce.go:19
 				v := *(*float64)(unsafe.Add(gomptPA, ((y*nx)+x)*8))
-//line gompt_kernels.go:3736
+//line gompt_kernels.go:4097
 //line reduce.go:20
 				if x == y {
-//line gompt_kernels.go:3739
+//line gompt_kernels.go:4100
 //line reduce.go:21
 					gomptV = (float64(2.0) * v)
-//line gompt_kernels.go:3742
+//line gompt_kernels.go:4103
 //line reduce.go:21
 					goto gomptR0
-//line gompt_kernels.go:3745
+//line gompt_kernels.go:4106
 //line reduce.go:20
 				}
-//line gompt_kernels.go:3748
+//line gompt_kernels.go:4109
 //line reduce.go:23
 				gomptV = v
-//line gompt_kernels.go:3751
+//line gompt_kernels.go:4112
 //line reduce.go:23
 				goto gomptR0
-//line gompt_kernels.go:3754
+//line gompt_kernels.go:4115
 			}
 		gomptR0:
 			gomptS0 = gomptS0 + gomptV
@@ -3950,25 +4119,25 @@ func gomptHostSumFloat64In2D(gomptA *gomptdevice.HostArgs, gomptR gomptdevice.Ra
 				x := x + 1
 //line reduce.go:19
 				v := *(*float64)(unsafe.Add(gomptPA, ((y*nx)+x)*8))
-//line gompt_kernels.go:3762
+//line gompt_kernels.go:4123
 //line reduce.go:20
 				if x == y {
-//line gompt_kernels.go:3765
+//line gompt_kernels.go:4126
 //line reduce.go:21
 					gomptV = (float64(2.0) * v)
-//line gompt_kernels.go:3768
+//line gompt_kernels.go:4129
 //line reduce.go:21
 					goto gomptR1
-//line gompt_kernels.go:3771
+//line gompt_kernels.go:4132
 //line reduce.go:20
 				}
-//line gompt_kernels.go:3774
+//line gompt_kernels.go:4135
 //line reduce.go:23
 				gomptV = v
-//line gompt_kernels.go:3777
+//line gompt_kernels.go:4138
 //line reduce.go:23
 				goto gomptR1
-//line gompt_kernels.go:3780
+//line gompt_kernels.go:4141
 			}
 		gomptR1:
 			gomptS1 = gomptS1 + gomptV
@@ -3976,25 +4145,25 @@ func gomptHostSumFloat64In2D(gomptA *gomptdevice.HostArgs, gomptR gomptdevice.Ra
 				x := x + 2
 //line reduce.go:19
 				v := *(*float64)(unsafe.Add(gomptPA, ((y*nx)+x)*8))
-//line gompt_kernels.go:3788
+//line gompt_kernels.go:4149
 //line reduce.go:20
 				if x == y {
-//line gompt_kernels.go:3791
+//line gompt_kernels.go:4152
 //line reduce.go:21
 					gomptV = (float64(2.0) * v)
-//line gompt_kernels.go:3794
+//line gompt_kernels.go:4155
 //line reduce.go:21
 					goto gomptR2
-//line gompt_kernels.go:3797
+//line gompt_kernels.go:4158
 //line reduce.go:20
 				}
-//line gompt_kernels.go:3800
+//line gompt_kernels.go:4161
 //line reduce.go:23
 				gomptV = v
-//line gompt_kernels.go:3803
+//line gompt_kernels.go:4164
 //line reduce.go:23
 				goto gomptR2
-//line gompt_kernels.go:3806
+//line gompt_kernels.go:4167
 			}
 		gomptR2:
 			gomptS2 = gomptS2 + gomptV
@@ -4002,25 +4171,25 @@ func gomptHostSumFloat64In2D(gomptA *gomptdevice.HostArgs, gomptR gomptdevice.Ra
 				x := x + 3
 //line reduce.go:19
 				v := *(*float64)(unsafe.Add(gomptPA, ((y*nx)+x)*8))
-//line gompt_kernels.go:3814
+//line gompt_kernels.go:4175
 //line reduce.go:20
 				if x == y {
-//line gompt_kernels.go:3817
+//line gompt_kernels.go:4178
 //line reduce.go:21
 					gomptV = (float64(2.0) * v)
-//line gompt_kernels.go:3820
+//line gompt_kernels.go:4181
 //line reduce.go:21
 					goto gomptR3
-//line gompt_kernels.go:3823
+//line gompt_kernels.go:4184
 //line reduce.go:20
 				}
-//line gompt_kernels.go:3826
+//line gompt_kernels.go:4187
 //line reduce.go:23
 				gomptV = v
-//line gompt_kernels.go:3829
+//line gompt_kernels.go:4190
 //line reduce.go:23
 				goto gomptR3
-//line gompt_kernels.go:3832
+//line gompt_kernels.go:4193
 			}
 		gomptR3:
 			gomptS3 = gomptS3 + gomptV
@@ -4029,25 +4198,25 @@ func gomptHostSumFloat64In2D(gomptA *gomptdevice.HostArgs, gomptR gomptdevice.Ra
 			{
 //line reduce.go:19
 				v := *(*float64)(unsafe.Add(gomptPA, ((y*nx)+x)*8))
-//line gompt_kernels.go:3841
+//line gompt_kernels.go:4202
 //line reduce.go:20
 				if x == y {
-//line gompt_kernels.go:3844
+//line gompt_kernels.go:4205
 //line reduce.go:21
 					gomptV = (float64(2.0) * v)
-//line gompt_kernels.go:3847
+//line gompt_kernels.go:4208
 //line reduce.go:21
 					goto gomptR4
-//line gompt_kernels.go:3850
+//line gompt_kernels.go:4211
 //line reduce.go:20
 				}
-//line gompt_kernels.go:3853
+//line gompt_kernels.go:4214
 //line reduce.go:23
 				gomptV = v
-//line gompt_kernels.go:3856
+//line gompt_kernels.go:4217
 //line reduce.go:23
 				goto gomptR4
-//line gompt_kernels.go:3859
+//line gompt_kernels.go:4220
 			}
 		gomptR4:
 			gomptS0 = gomptS0 + gomptV
@@ -4131,10 +4300,10 @@ func gomptHostSumInt64(gomptA *gomptdevice.HostArgs, gomptR gomptdevice.Range, g
 		{
 //line reduce.go:8
 			gomptV = (*(*int64)(unsafe.Add(gomptPA, i*8)) * int64(3458764513820540929))
-//line gompt_kernels.go:3943
+//line gompt_kernels.go:4304
 //line reduce.go:8
 			goto gomptR0
-//line gompt_kernels.go:3946
+//line gompt_kernels.go:4307
 		}
 	gomptR0:
 		gomptS0 = gomptS0 + gomptV
@@ -4142,10 +4311,10 @@ func gomptHostSumInt64(gomptA *gomptdevice.HostArgs, gomptR gomptdevice.Range, g
 			i := i + 1
 //line reduce.go:8
 			gomptV = (*(*int64)(unsafe.Add(gomptPA, i*8)) * int64(3458764513820540929))
-//line gompt_kernels.go:3954
+//line gompt_kernels.go:4315
 //line reduce.go:8
 			goto gomptR1
-//line gompt_kernels.go:3957
+//line gompt_kernels.go:4318
 		}
 	gomptR1:
 		gomptS1 = gomptS1 + gomptV
@@ -4153,10 +4322,10 @@ func gomptHostSumInt64(gomptA *gomptdevice.HostArgs, gomptR gomptdevice.Range, g
 			i := i + 2
 //line reduce.go:8
 			gomptV = (*(*int64)(unsafe.Add(gomptPA, i*8)) * int64(3458764513820540929))
-//line gompt_kernels.go:3965
+//line gompt_kernels.go:4326
 //line reduce.go:8
 			goto gomptR2
-//line gompt_kernels.go:3968
+//line gompt_kernels.go:4329
 		}
 	gomptR2:
 		gomptS2 = gomptS2 + gomptV
@@ -4164,10 +4333,10 @@ func gomptHostSumInt64(gomptA *gomptdevice.HostArgs, gomptR gomptdevice.Range, g
 			i := i + 3
 //line reduce.go:8
 			gomptV = (*(*int64)(unsafe.Add(gomptPA, i*8)) * int64(3458764513820540929))
-//line gompt_kernels.go:3976
+//line gompt_kernels.go:4337
 //line reduce.go:8
 			goto gomptR3
-//line gompt_kernels.go:3979
+//line gompt_kernels.go:4340
 		}
 	gomptR3:
 		gomptS3 = gomptS3 + gomptV
@@ -4176,10 +4345,10 @@ func gomptHostSumInt64(gomptA *gomptdevice.HostArgs, gomptR gomptdevice.Range, g
 		{
 //line reduce.go:8
 			gomptV = (*(*int64)(unsafe.Add(gomptPA, i*8)) * int64(3458764513820540929))
-//line gompt_kernels.go:3988
+//line gompt_kernels.go:4349
 //line reduce.go:8
 			goto gomptR4
-//line gompt_kernels.go:3991
+//line gompt_kernels.go:4352
 		}
 	gomptR4:
 		gomptS0 = gomptS0 + gomptV
@@ -4255,22 +4424,22 @@ func gomptHostTranscendental(gomptA *gomptdevice.HostArgs, gomptR gomptdevice.Ra
 	for i := gomptLo0; i < gomptHi0; i++ {
 //line floats.go:99
 		x := *(*float64)(unsafe.Add(gomptPA, i*8))
-//line gompt_kernels.go:4067
+//line gompt_kernels.go:4428
 //line floats.go:100
 		v := (((((gomptmath.Exp(x) + gomptmath.Log(x)) + gomptmath.Pow(x, float64(1.5))) + gomptmath.Sin(x)) + gomptmath.Cos(x)) + gomptmath.Tanh(x))
-//line gompt_kernels.go:4070
+//line gompt_kernels.go:4431
 //line floats.go:101
 		v += (((((gomptmath.Exp2(x) + gomptmath.Log2(x)) + gomptmath.Log10(x)) + gomptmath.Log1p(x)) + gomptmath.Expm1(x)) + gomptmath.Atan2(x, float64(2.0)))
-//line gompt_kernels.go:4073
+//line gompt_kernels.go:4434
 //line floats.go:102
 		v += (((((gomptmath.Atan(x) + gomptmath.Asin((x / float64(4.0)))) + gomptmath.Acos((x / float64(4.0)))) + gomptmath.Sinh(x)) + gomptmath.Cosh(x)) + gomptmath.Tan(x))
-//line gompt_kernels.go:4076
+//line gompt_kernels.go:4437
 //line floats.go:103
 		v += ((((((gomptmath.Cbrt(x) + gomptmath.Hypot(x, float64(3.0))) + gomptmath.Erf(x)) + gomptmath.Erfc(x)) + gomptmath.Asinh(x)) + gomptmath.Acosh((x + float64(1.0)))) + gomptmath.Atanh((x / float64(4.0))))
-//line gompt_kernels.go:4079
+//line gompt_kernels.go:4440
 //line floats.go:104
 		*(*float32)(unsafe.Add(gomptPOut, i*4)) = float32(v)
-//line gompt_kernels.go:4082
+//line gompt_kernels.go:4443
 	}
 	_ = n
 }
@@ -4339,7 +4508,7 @@ func gomptHostTranspose(gomptA *gomptdevice.HostArgs, gomptR gomptdevice.Range, 
 		for x := gomptLo0; x < gomptHi0; x++ {
 //line dims.go:64
 			*(*uint8)(unsafe.Add(gomptPOut, ((x*ny)+y)*1)) = (*(*uint8)(unsafe.Add(gomptPIn, ((y*nx)+x)*1)) + uint8(1))
-//line gompt_kernels.go:4151
+//line gompt_kernels.go:4512
 		}
 	}
 }
@@ -4407,109 +4576,109 @@ gomptPoint0:
 	for i := gomptLo0; i < gomptHi0; i++ {
 //line tricky.go:11
 		o := (int(8) * i)
-//line gompt_kernels.go:4219
+//line gompt_kernels.go:4580
 //line tricky.go:12
 		long := *(*int64)(unsafe.Add(gomptPKernel, i*8))
-//line gompt_kernels.go:4222
+//line gompt_kernels.go:4583
 //line tricky.go:13
 		double := (float64(long) * global)
-//line gompt_kernels.go:4225
+//line gompt_kernels.go:4586
 //line tricky.go:14
 		sqrt := gomptmath.Sqrt(gomptmath.Abs(double))
-//line gompt_kernels.go:4228
+//line gompt_kernels.go:4589
 //line tricky.go:15
 		*(*int64)(unsafe.Add(gomptPOut, o*8)) = int64((sqrt * float64(1000.0)))
-//line gompt_kernels.go:4231
+//line gompt_kernels.go:4592
 //line tricky.go:16
 		{
-//line gompt_kernels.go:4234
+//line gompt_kernels.go:4595
 //line tricky.go:17
 			n := int(3)
-//line gompt_kernels.go:4237
+//line gompt_kernels.go:4598
 //line tricky.go:18
 			*(*int64)(unsafe.Add(gomptPOut, (o+int(1))*8)) = (int64(n) + long)
-//line gompt_kernels.go:4240
+//line gompt_kernels.go:4601
 //line tricky.go:16
 		}
-//line gompt_kernels.go:4243
+//line gompt_kernels.go:4604
 //line tricky.go:20
 		var a, b int = int(0), int(10)
-//line gompt_kernels.go:4246
+//line gompt_kernels.go:4607
 //line tricky.go:21
 		for a, b = int(0), int(10); a < b; a, b = (a + int(1)), (b - int(2)) {
-//line gompt_kernels.go:4249
+//line gompt_kernels.go:4610
 //line tricky.go:22
 			*(*int64)(unsafe.Add(gomptPOut, (o+int(2))*8)) += (int64((a * b)) ^ long)
-//line gompt_kernels.go:4252
+//line gompt_kernels.go:4613
 //line tricky.go:21
 		}
-//line gompt_kernels.go:4255
+//line gompt_kernels.go:4616
 //line tricky.go:24
 		*(*int64)(unsafe.Add(gomptPOut, (o+int(3))*8)) = long
-//line gompt_kernels.go:4258
+//line gompt_kernels.go:4619
 //line tricky.go:25
 		*(*int64)(unsafe.Add(gomptPOut, (o+int(3))*8)) <<= 2
-//line gompt_kernels.go:4261
+//line gompt_kernels.go:4622
 //line tricky.go:26
 		*(*int64)(unsafe.Add(gomptPOut, (o+int(3))*8)) &^= int64(5)
-//line gompt_kernels.go:4264
+//line gompt_kernels.go:4625
 //line tricky.go:27
 		*(*int64)(unsafe.Add(gomptPOut, (o+int(3))*8))++
-//line gompt_kernels.go:4267
+//line gompt_kernels.go:4628
 //line tricky.go:28
 		*(*int64)(unsafe.Add(gomptPOut, (o+int(3))*8)) %= int64(1000003)
-//line gompt_kernels.go:4270
+//line gompt_kernels.go:4631
 //line tricky.go:29
 		var cnt uint8
-//line gompt_kernels.go:4273
+//line gompt_kernels.go:4634
 //line tricky.go:30
 		for k := range uint8(200) {
-//line gompt_kernels.go:4276
+//line gompt_kernels.go:4637
 //line tricky.go:31
 			cnt += k
-//line gompt_kernels.go:4279
+//line gompt_kernels.go:4640
 //line tricky.go:30
 		}
-//line gompt_kernels.go:4282
+//line gompt_kernels.go:4643
 //line tricky.go:33
 		*(*int64)(unsafe.Add(gomptPOut, (o+int(4))*8)) = (int64(cnt) + int64((^uint8(long))))
-//line gompt_kernels.go:4285
+//line gompt_kernels.go:4646
 //line tricky.go:34
 		half, flag := (long > int64(0)), (!((long % int64(2)) == int64(0)))
-//line gompt_kernels.go:4288
+//line gompt_kernels.go:4649
 //line tricky.go:35
 		if half == flag {
-//line gompt_kernels.go:4291
+//line gompt_kernels.go:4652
 //line tricky.go:36
 			*(*int64)(unsafe.Add(gomptPOut, (o+int(5))*8)) = int64(1)
-//line gompt_kernels.go:4294
+//line gompt_kernels.go:4655
 //line tricky.go:35
 		}
-//line gompt_kernels.go:4297
+//line gompt_kernels.go:4658
 //line tricky.go:38
 		*(*int64)(unsafe.Add(gomptPOut, (o+int(6))*8)) = (min(long, int64(a), int64(b), int64(7)) + max(long, int64(-3)))
-//line gompt_kernels.go:4300
+//line gompt_kernels.go:4661
 //line tricky.go:39
 		for j := range int(5) {
-//line gompt_kernels.go:4303
+//line gompt_kernels.go:4664
 //line tricky.go:40
 			if int64(j) == (long % int64(5)) {
-//line gompt_kernels.go:4306
+//line gompt_kernels.go:4667
 //line tricky.go:41
 				*(*int64)(unsafe.Add(gomptPOut, (o+int(7))*8)) = ((int64(j) + int64((float64(314.1592653589793) * float64((j + int(1)))))) + int64(1000000000000000000))
-//line gompt_kernels.go:4309
+//line gompt_kernels.go:4670
 //line tricky.go:42
 				continue gomptPoint0
-//line gompt_kernels.go:4312
+//line gompt_kernels.go:4673
 //line tricky.go:40
 			}
-//line gompt_kernels.go:4315
+//line gompt_kernels.go:4676
 //line tricky.go:39
 		}
-//line gompt_kernels.go:4318
+//line gompt_kernels.go:4679
 //line tricky.go:45
 		*(*int64)(unsafe.Add(gomptPOut, (o+int(7))*8)) = (-long)
-//line gompt_kernels.go:4321
+//line gompt_kernels.go:4682
 	}
 	_ = n
 }
@@ -4581,34 +4750,34 @@ func gomptHostUint64Ops(gomptA *gomptdevice.HostArgs, gomptR gomptdevice.Range, 
 	for i := gomptLo0; i < gomptHi0; i++ {
 //line ints.go:53
 		x, y := *(*uint64)(unsafe.Add(gomptPA, i*8)), *(*uint64)(unsafe.Add(gomptPB, i*8))
-//line gompt_kernels.go:4393
+//line gompt_kernels.go:4754
 //line ints.go:54
 		o := (int(6) * i)
-//line gompt_kernels.go:4396
+//line gompt_kernels.go:4757
 //line ints.go:55
 		*(*uint64)(unsafe.Add(gomptPOut, o*8)) = (x + y)
-//line gompt_kernels.go:4399
+//line gompt_kernels.go:4760
 //line ints.go:56
 		*(*uint64)(unsafe.Add(gomptPOut, (o+int(1))*8)) = (x - y)
-//line gompt_kernels.go:4402
+//line gompt_kernels.go:4763
 //line ints.go:57
 		*(*uint64)(unsafe.Add(gomptPOut, (o+int(2))*8)) = (x * y)
-//line gompt_kernels.go:4405
+//line gompt_kernels.go:4766
 //line ints.go:58
 		if y != uint64(0) {
-//line gompt_kernels.go:4408
+//line gompt_kernels.go:4769
 //line ints.go:59
 			*(*uint64)(unsafe.Add(gomptPOut, (o+int(3))*8)) = (x / y)
-//line gompt_kernels.go:4411
+//line gompt_kernels.go:4772
 //line ints.go:60
 			*(*uint64)(unsafe.Add(gomptPOut, (o+int(4))*8)) = (x % y)
-//line gompt_kernels.go:4414
+//line gompt_kernels.go:4775
 //line ints.go:58
 		}
-//line gompt_kernels.go:4417
+//line gompt_kernels.go:4778
 //line ints.go:62
 		*(*uint64)(unsafe.Add(gomptPOut, (o+int(5))*8)) = (-x)
-//line gompt_kernels.go:4420
+//line gompt_kernels.go:4781
 	}
 	_ = n
 }
