@@ -55,6 +55,14 @@ func (d *clDevice) LoadImage(k *device.Kernel, img *device.Image) (device.Functi
 	return f, nil
 }
 
+// CPUDefine is the macro the OpenCL plugin defines when it builds a
+// kernel for a CPU device (POCL, say): there a work-group's work-items run
+// one after another on one core, so a loop whose work-items stride through
+// memory together, as a GPU wants (coalesced), reads each cache line once
+// per work-item; code may take contiguous ranges per work-item instead.
+// gompt-kernels' reductions do.
+const CPUDefine = "GOMPT_CPU_DEVICE"
+
 func (d *clDevice) build(k *device.Kernel, img *device.Image) (*function, error) {
 	op := "load " + k.Name
 	entry := img.Entry
@@ -65,9 +73,15 @@ func (d *clDevice) build(k *device.Kernel, img *device.Image) (*function, error)
 	if err != nil {
 		return nil, d.wrap(op, err)
 	}
-	// The image's own options, and -cl-kernel-arg-info: the arguments'
-	// types, checked against k.Params below.
-	if err := cl.BuildProgram(prog, d.dev, strings.TrimSpace(img.Options+" -cl-kernel-arg-info")); err != nil {
+	// The image's own options, -cl-kernel-arg-info (the arguments' types,
+	// checked against k.Params below), and on a CPU device
+	// GOMPT_CPU_DEVICE, so that code may pick the access order a CPU
+	// wants (see CPUDefine).
+	opts := img.Options + " -cl-kernel-arg-info"
+	if d.info.Type == "cpu" {
+		opts += " -D" + CPUDefine
+	}
+	if err := cl.BuildProgram(prog, d.dev, strings.TrimSpace(opts)); err != nil {
 		log, lerr := cl.GetProgramBuildLog(prog, d.dev)
 		cl.ReleaseProgram(prog)
 		if lerr != nil {

@@ -32,7 +32,14 @@ __kernel void gompt_GatherSum(long n, long m, __global const long *idx, __global
     long gompt_chunk = (gompt_total - 1) / (long)gompt_teams + 1;
     long gompt_lo = (long)gompt_team * gompt_chunk;
     long gompt_hi = gompt_lo + gompt_chunk < gompt_total ? gompt_lo + gompt_chunk : gompt_total;
+    #ifdef GOMPT_CPU_DEVICE
+    long gompt_per = (gompt_hi - gompt_lo + (long)gompt_lsz - 1) / (long)gompt_lsz;
+    long gompt_from = gompt_lo + (long)gompt_lid * gompt_per;
+    long gompt_to = gompt_from + gompt_per < gompt_hi ? gompt_from + gompt_per : gompt_hi;
+    for (long gompt_l = gompt_from; gompt_l < gompt_to; gompt_l++) {
+    #else
     for (long gompt_l = gompt_lo + (long)gompt_lid; gompt_l < gompt_hi; gompt_l += (long)gompt_lsz) {
+    #endif
       gompt_acc = (gompt_acc + gompt_body_GatherSum(gompt_l, n, m, idx, gompt_len_idx, src, gompt_len_src, gompt_fault, gompt_stop));
       if (gompt_stopped) break; // every work-item still reaches the barriers below
     }

@@ -22,7 +22,14 @@ __kernel void gompt_MinInt16(long nx, long ny, long nz, __global const short *a,
     long gompt_chunk = (gompt_total - 1) / (long)gompt_teams + 1;
     long gompt_lo = (long)gompt_team * gompt_chunk;
     long gompt_hi = gompt_lo + gompt_chunk < gompt_total ? gompt_lo + gompt_chunk : gompt_total;
+    #ifdef GOMPT_CPU_DEVICE
+    long gompt_per = (gompt_hi - gompt_lo + (long)gompt_lsz - 1) / (long)gompt_lsz;
+    long gompt_from = gompt_lo + (long)gompt_lid * gompt_per;
+    long gompt_to = gompt_from + gompt_per < gompt_hi ? gompt_from + gompt_per : gompt_hi;
+    for (long gompt_l = gompt_from; gompt_l < gompt_to; gompt_l++) {
+    #else
     for (long gompt_l = gompt_lo + (long)gompt_lid; gompt_l < gompt_hi; gompt_l += (long)gompt_lsz) {
+    #endif
       long gompt_r = gompt_l / (long)nx;
       gompt_acc = gompt_min_short(gompt_acc, gompt_body_MinInt16(gompt_l % (long)nx, gompt_r % (long)ny, gompt_r / (long)ny, nx, ny, nz, a, gompt_len_a));
     }

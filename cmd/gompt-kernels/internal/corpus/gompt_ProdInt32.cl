@@ -20,7 +20,14 @@ __kernel void gompt_ProdInt32(long n, __global const int *a, __global int *parti
     long gompt_chunk = (gompt_total - 1) / (long)gompt_teams + 1;
     long gompt_lo = (long)gompt_team * gompt_chunk;
     long gompt_hi = gompt_lo + gompt_chunk < gompt_total ? gompt_lo + gompt_chunk : gompt_total;
+    #ifdef GOMPT_CPU_DEVICE
+    long gompt_per = (gompt_hi - gompt_lo + (long)gompt_lsz - 1) / (long)gompt_lsz;
+    long gompt_from = gompt_lo + (long)gompt_lid * gompt_per;
+    long gompt_to = gompt_from + gompt_per < gompt_hi ? gompt_from + gompt_per : gompt_hi;
+    for (long gompt_l = gompt_from; gompt_l < gompt_to; gompt_l++) {
+    #else
     for (long gompt_l = gompt_lo + (long)gompt_lid; gompt_l < gompt_hi; gompt_l += (long)gompt_lsz) {
+    #endif
       gompt_acc = ((int)((uint)gompt_acc * (uint)gompt_body_ProdInt32(gompt_l, n, a, gompt_len_a)));
     }
   }
