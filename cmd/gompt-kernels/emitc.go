@@ -82,6 +82,7 @@ func (c *cfunc) emit() string {
 			params = append(params, p.t.c()+" "+name)
 		}
 	}
+	params = append(params, c.teamParams()...)
 	ret := "void"
 	if c.f.result != nil {
 		ret = c.f.result.c()
@@ -204,6 +205,9 @@ func (c *cfunc) declare(id *ast.Ident, val string) {
 		return
 	}
 	v, _ := c.info().Defs[id].(*types.Var)
+	if teamArrayOf(c.info(), c.f, id) != nil {
+		return // an argument of the body: the entry's __local array
+	}
 	if v == nil {
 		c.line("%s = %s;", c.names[c.info().Uses[id].(*types.Var)], val)
 		return
@@ -307,6 +311,9 @@ func (c *cfunc) store(l ast.Expr, val func() string) {
 		}
 		c.line("%s = %s;", c.names[c.info().Uses[l].(*types.Var)], val())
 	case *ast.IndexExpr:
+		if c.teamStore(l, val) {
+			return
+		}
 		idx := c.index(l.Index)
 		v := val()
 		c.storeAt(l, idx, v)
@@ -331,6 +338,9 @@ func (c *cfunc) proven(ix *ast.IndexExpr) bool {
 
 // opAssign is l op= r (rhs() when r is nil: ++ and --).
 func (c *cfunc) opAssign(l ast.Expr, op token.Token, rhs func() string, r ...ast.Expr) {
+	if c.teamOpAssign(l, op, rhs, r) {
+		return
+	}
 	t := c.typeOf(l)
 	operand := func() (string, ast.Expr) {
 		if len(r) == 0 {
@@ -625,6 +635,11 @@ func (c *cfunc) expr(e ast.Expr) string {
 		t, _ := scalarOf(tv.Type)
 		return c.constant(tv.Value, t)
 	}
+	if ix, ok := e.(*ast.IndexExpr); ok {
+		if s, ok := c.teamLoad(ix); ok {
+			return s
+		}
+	}
 	switch e := e.(type) {
 	case *ast.ParenExpr:
 		return c.expr(e.X)
@@ -760,6 +775,9 @@ func (c *cfunc) call(e *ast.CallExpr) string {
 	}
 	if name, ok := atomicCallee(c.info(), e); ok {
 		return c.atomicCall(e, name)
+	}
+	if isBarrier(c.info(), e) {
+		return "barrier(CLK_LOCAL_MEM_FENCE | CLK_GLOBAL_MEM_FENCE)"
 	}
 	if sel, ok := fun.(*ast.SelectorExpr); ok {
 		mf := mathFuncs[sel.Sel.Name]

@@ -144,6 +144,9 @@ func (g *gen) newProver(k *kernel) *prover {
 			pr.extent["p:"+k.dims[i].name] = true
 		}
 	}
+	if k.thread != nil && !k.assigned[k.thread.obj] { // a team kernel's thread: [0, team)
+		pr.ranges["p:"+k.thread.name] = vrange{hi: constPoly(int64(k.team))}
+	}
 	// Locals defined once (x := e, var x = e) and never assigned, and
 	// counted loops' variables.
 	ast.Inspect(k.decl.Body, func(n ast.Node) bool {

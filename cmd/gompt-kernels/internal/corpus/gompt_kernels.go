@@ -2815,6 +2815,128 @@ func RunSumInt64(dev gompttarget.DeviceClause, n int, a []int64) (int64, error) 
 	return gomptrt.SumInts(gomptPartial), nil
 }
 
+// TeamReverseKernel is the gompt team kernel (team=64) of TeamReverse (team.go:12:1), over [0, teams).
+var TeamReverseKernel = &gomptdevice.Kernel{
+	Name: "TeamReverse",
+	Params: []gomptdevice.Param{
+		{Name: "teams", Kind: gomptdevice.ParamInt64},
+		{Name: "flip", Kind: gomptdevice.ParamInt32},
+		{Name: "in", Kind: gomptdevice.ParamBuffer, Elem: gomptdevice.ParamInt32, Len: "teams*64"},
+		{Name: "out", Kind: gomptdevice.ParamBuffer, Elem: gomptdevice.ParamInt32, Len: "teams*64"},
+		{Name: "sums", Kind: gomptdevice.ParamBuffer, Elem: gomptdevice.ParamInt64, Len: "teams"},
+	},
+	Dims:       1,
+	MaxThreads: 64,
+	Images: []gomptdevice.Image{
+		{Kind: gomptdevice.ImageHost, Entry: "gompt_TeamReverse", Host: gomptHostTeamReverse},
+		{Kind: gomptdevice.ImageOpenCL, Entry: "gompt_TeamReverse", Source: gomptCLTeamReverse, Options: "-cl-fp32-correctly-rounded-divide-sqrt"},
+		{Kind: gomptdevice.ImagePTX, Entry: "gompt_TeamReverse", Source: gomptPTXTeamReverse},
+	},
+	Sample: gomptSampleTeamReverse,
+}
+
+//go:embed gompt_TeamReverse.cl
+var gomptCLTeamReverse string
+
+//go:embed gompt_TeamReverse.ptx
+var gomptPTXTeamReverse string
+
+// gomptHostTeamReverse is TeamReverseKernel's Go image: the body of TeamReverse at each point of the team's range.
+func gomptHostTeamReverse(gomptA *gomptdevice.HostArgs, gomptR gomptdevice.Range, _, _ int) {
+	teams := gomptA.Int(0)
+	flip := gomptA.Int(1) != 0
+	in := gomptrt.View[int32](gomptA.Bufs[2], gomptrt.Len(teams, 64))
+	out := gomptrt.View[int32](gomptA.Bufs[3], gomptrt.Len(teams, 64))
+	sums := gomptrt.View[int64](gomptA.Bufs[4], gomptrt.Len(teams))
+	gomptPIn := unsafe.Pointer(unsafe.SliceData(in))
+	gomptPOut := unsafe.Pointer(unsafe.SliceData(out))
+	gomptPSums := unsafe.Pointer(unsafe.SliceData(sums))
+	var gomptT1Mine [64]int32 // mine, per thread
+	gomptLo0, gomptHi0 := gomptR.Clamp(0, teams)
+	for t := gomptLo0; t < gomptHi0; t++ {
+		var buf [64]int32
+		_ = buf
+		var part [64]int64
+		_ = part
+		base := (t * int(64))
+		_ = base
+		for gomptJ := 0; gomptJ < 64; gomptJ++ {
+			th := gomptJ
+			gomptT1Mine[gomptJ] = *(*int32)(unsafe.Add(gomptPIn, (base+th)*4))
+		}
+		for gomptJ := 0; gomptJ < 64; gomptJ++ {
+			th := gomptJ
+			buf[th] = gomptT1Mine[gomptJ]
+		}
+		for gomptJ := 0; gomptJ < 64; gomptJ++ {
+			th := gomptJ
+			part[th] = int64(gomptT1Mine[gomptJ])
+		}
+		// barrier
+		for gomptJ := 0; gomptJ < 64; gomptJ++ {
+			th := gomptJ
+			*(*int32)(unsafe.Add(gomptPOut, (base+th)*4)) = (buf[(int(63)-th)] - gomptT1Mine[gomptJ])
+		}
+		for s := int(32); s > int(0); s /= int(2) {
+			for gomptJ := 0; gomptJ < 64; gomptJ++ {
+				th := gomptJ
+				if th < s {
+					part[th] += part[(th + s)]
+				}
+			}
+			// barrier
+		}
+		if flip {
+			for gomptJ := 0; gomptJ < 64; gomptJ++ {
+				th := gomptJ
+				buf[th] = (-buf[th])
+			}
+			// barrier
+			for gomptJ := 0; gomptJ < 64; gomptJ++ {
+				th := gomptJ
+				*(*int32)(unsafe.Add(gomptPOut, (base+th)*4)) += buf[((th + int(1)) % int(64))]
+			}
+		} else {
+			// barrier
+		}
+		for gomptJ := 0; gomptJ < 64; gomptJ++ {
+			th := gomptJ
+			if th == int(0) {
+				*(*int64)(unsafe.Add(gomptPSums, t*8)) = (part[int(0)] + int64(gomptT1Mine[gomptJ]))
+			}
+		}
+	}
+	_ = gomptT1Mine
+	_ = teams
+}
+
+// gomptSampleTeamReverse is TeamReverseKernel's Sample: about n points, random arguments. Tol 0: every device gives the Go function's bits.
+func gomptSampleTeamReverse(gomptN int, gomptSeed int64) gomptdevice.Sample {
+	gomptR := gomptrt.Rand("TeamReverse", gomptN, gomptSeed)
+	gomptExt := gomptrt.Extents(max(gomptN/64, 1), 1)
+	teams := gomptExt[0]
+	flip := gomptR.IntN(2) == 1
+	return gomptdevice.Sample{
+		Shape: gomptdevice.Shape{Size: gomptExt, Teams: gomptExt[0], Threads: 64},
+		Bufs:  [][]byte{nil, nil, gomptrt.Ints[int32](gomptR, gomptrt.Len(teams, 64), 0, 16), gomptrt.Ints[int32](gomptR, gomptrt.Len(teams, 64), 0, 16), gomptrt.Ints[int64](gomptR, gomptrt.Len(teams), 0, 16)},
+		Args:  []gomptdevice.Arg{gomptrt.Int(int64(teams)), gomptrt.Int(int64(gomptrt.Bool(flip))), {}, {}, {}},
+	}
+}
+
+// RunTeamReverse runs TeamReverseKernel (TeamReverse) on device dev over [0, teams), mapping each slice by how the kernel uses it:
+// in to, out tofrom, sums tofrom.
+func RunTeamReverse(dev gompttarget.DeviceClause, teams int, flip bool, in []int32, out []int32, sums []int64) error {
+	if teams <= 0 {
+		return nil
+	}
+	in = gomptrt.Head(in, gomptrt.Len(teams, 64))
+	out = gomptrt.Head(out, gomptrt.Len(teams, 64))
+	sums = gomptrt.Head(sums, gomptrt.Len(teams))
+	return gompttarget.Target(gompttarget.Region{Device: dev, Kernel: TeamReverseKernel, Shape: gompttarget.Shape{Size: [3]int{teams, 1, 1}, Teams: teams, Threads: 64},
+		Maps: []gompttarget.Map{gompttarget.To(in), gompttarget.ToFrom(out), gompttarget.ToFrom(sums)},
+		Args: []gompttarget.Arg{gompttarget.Int(teams), gompttarget.Int(gomptrt.Bool(flip)), gompttarget.Slice(in), gompttarget.Slice(out), gompttarget.Slice(sums)}})
+}
+
 // TranscendentalKernel is the gompt map kernel of Transcendental (floats.go:98:1), over [0, n).
 var TranscendentalKernel = &gomptdevice.Kernel{
 	Name: "Transcendental",
