@@ -10,7 +10,7 @@ import (
 	unsafe "unsafe"
 )
 
-// Copy32 is the gompt map kernel of copy32 (library.go:38:1), over [0, n).
+// Copy32 is the gompt map kernel of copy32 (library.go:40:1), over [0, n).
 var Copy32 = &gomptdevice.Kernel{
 	Name: "copy32",
 	Params: []gomptdevice.Param{
@@ -59,7 +59,7 @@ func gomptSampleCopy32(gomptN int, gomptSeed int64) gomptdevice.Sample {
 	}
 }
 
-// Dot is the gompt reduction (reduce=+) of dot (library.go:71:1), over [0, n).
+// Dot is the gompt reduction (reduce=+) of dot (library.go:73:1), over [0, n).
 // Its last parameter, partial, receives one float32 per team (Shape.Teams of them), to combine on the host; RunDot does.
 var Dot = &gomptdevice.Kernel{
 	Name: "dot_partial",
@@ -153,7 +153,7 @@ func gomptSampleDot_partial(gomptN int, gomptSeed int64) gomptdevice.Sample {
 	}
 }
 
-// Empty is the gompt map kernel of empty (library.go:12:1), over [0, n).
+// Empty is the gompt map kernel of empty (library.go:14:1), over [0, n).
 var Empty = &gomptdevice.Kernel{
 	Name: "empty",
 	Params: []gomptdevice.Param{
@@ -189,7 +189,7 @@ func gomptSampleEmpty(gomptN int, gomptSeed int64) gomptdevice.Sample {
 	}
 }
 
-// Fill is the gompt map kernel of fill (library.go:31:1), over [0, n).
+// Fill is the gompt map kernel of fill (library.go:33:1), over [0, n).
 var Fill = &gomptdevice.Kernel{
 	Name: "fill",
 	Params: []gomptdevice.Param{
@@ -238,7 +238,7 @@ func gomptSampleFill(gomptN int, gomptSeed int64) gomptdevice.Sample {
 	}
 }
 
-// Jacobi is the gompt map kernel of jacobi (library.go:47:1), over [0, nx)x[0, ny).
+// Jacobi is the gompt map kernel of jacobi (library.go:49:1), over [0, nx)x[0, ny).
 var Jacobi = &gomptdevice.Kernel{
 	Name: "jacobi",
 	Params: []gomptdevice.Param{
@@ -316,7 +316,7 @@ func gomptSampleJacobi(gomptN int, gomptSeed int64) gomptdevice.Sample {
 	}
 }
 
-// Matmul is the gompt map kernel of matmul (library.go:60:1), over [0, n)x[0, m).
+// Matmul is the gompt map kernel of matmul (library.go:62:1), over [0, n)x[0, m).
 var Matmul = &gomptdevice.Kernel{
 	Name: "matmul",
 	Params: []gomptdevice.Param{
@@ -400,7 +400,125 @@ func gomptSampleMatmul(gomptN int, gomptSeed int64) gomptdevice.Sample {
 	}
 }
 
-// Saxpy is the gompt map kernel of saxpy (library.go:17:1), over [0, n).
+// MatmulTiled is the gompt team kernel (team=256) of matmulTiled (library.go:84:1), over [0, teams).
+var MatmulTiled = &gomptdevice.Kernel{
+	Name: "matmul_tiled",
+	Params: []gomptdevice.Param{
+		{Name: "teams", Kind: gomptdevice.ParamInt64},
+		{Name: "m", Kind: gomptdevice.ParamInt64},
+		{Name: "n", Kind: gomptdevice.ParamInt64},
+		{Name: "k", Kind: gomptdevice.ParamInt64},
+		{Name: "A", Kind: gomptdevice.ParamBuffer, Elem: gomptdevice.ParamFloat32, Len: "m*k"},
+		{Name: "B", Kind: gomptdevice.ParamBuffer, Elem: gomptdevice.ParamFloat32, Len: "k*n"},
+		{Name: "C", Kind: gomptdevice.ParamBuffer, Elem: gomptdevice.ParamFloat32, Len: "m*n"},
+	},
+	Dims:       1,
+	MaxThreads: 256,
+	Images: []gomptdevice.Image{
+		{Kind: gomptdevice.ImageHost, Entry: "gompt_matmul_tiled", Host: gomptHostMatmul_tiled},
+		{Kind: gomptdevice.ImageOpenCL, Entry: "gompt_matmul_tiled", Source: gomptCLMatmul_tiled, Options: "-cl-fp32-correctly-rounded-divide-sqrt"},
+		{Kind: gomptdevice.ImagePTX, Entry: "gompt_matmul_tiled", Source: gomptPTXMatmul_tiled},
+	},
+	Sample: gomptSampleMatmul_tiled,
+}
+
+//go:embed gompt_matmul_tiled.cl
+var gomptCLMatmul_tiled string
+
+//go:embed gompt_matmul_tiled.ptx
+var gomptPTXMatmul_tiled string
+
+// gomptHostMatmul_tiled is MatmulTiled's Go image: the body of matmulTiled at each point of the team's range.
+func gomptHostMatmul_tiled(gomptA *gomptdevice.HostArgs, gomptR gomptdevice.Range, _, _ int) {
+	teams := gomptA.Int(0)
+	m := gomptA.Int(1)
+	n := gomptA.Int(2)
+	k := gomptA.Int(3)
+	A := gomptrt.View[float32](gomptA.Bufs[4], gomptrt.Len(m, k))
+	B := gomptrt.View[float32](gomptA.Bufs[5], gomptrt.Len(k, n))
+	C := gomptrt.View[float32](gomptA.Bufs[6], gomptrt.Len(m, n))
+	var gomptT1Ly [256]int      // ly, per thread
+	var gomptT2Lx [256]int      // lx, per thread
+	var gomptT3I [256]int       // i, per thread
+	var gomptT4J [256]int       // j, per thread
+	var gomptT5Acc [256]float32 // acc, per thread
+	gomptLo0, gomptHi0 := gomptR.Clamp(0, teams)
+	for t := gomptLo0; t < gomptHi0; t++ {
+		var tA [256]float32
+		_ = tA
+		var tB [256]float32
+		_ = tB
+		tilesX := max(((n + int(15)) / int(16)), int(1))
+		_ = tilesX
+		row := ((t / tilesX) * int(16))
+		_ = row
+		col := ((t % tilesX) * int(16))
+		_ = col
+		for gomptJ := 0; gomptJ < 256; gomptJ++ {
+			th := gomptJ
+			gomptT1Ly[gomptJ], gomptT2Lx[gomptJ] = (th / int(16)), (th % int(16))
+		}
+		for gomptJ := 0; gomptJ < 256; gomptJ++ {
+			gomptT3I[gomptJ], gomptT4J[gomptJ] = (row + gomptT1Ly[gomptJ]), (col + gomptT2Lx[gomptJ])
+		}
+		for gomptJ := 0; gomptJ < 256; gomptJ++ {
+			gomptT5Acc[gomptJ] = float32(0)
+		}
+		for p0 := int(0); p0 < k; p0 += int(16) {
+			for gomptJ := 0; gomptJ < 256; gomptJ++ {
+				th := gomptJ
+				if (gomptT3I[gomptJ] < m) && ((p0 + gomptT2Lx[gomptJ]) < k) {
+					tA[th] = A[(((gomptT3I[gomptJ] * k) + p0) + gomptT2Lx[gomptJ])]
+				} else {
+					tA[th] = float32(0.0)
+				}
+			}
+			for gomptJ := 0; gomptJ < 256; gomptJ++ {
+				th := gomptJ
+				if ((p0 + gomptT1Ly[gomptJ]) < k) && (gomptT4J[gomptJ] < n) {
+					tB[th] = B[(((p0 + gomptT1Ly[gomptJ]) * n) + gomptT4J[gomptJ])]
+				} else {
+					tB[th] = float32(0.0)
+				}
+			}
+			// barrier
+			for gomptJ := 0; gomptJ < 256; gomptJ++ {
+				for q := int(0); q < int(16); q++ {
+					gomptT5Acc[gomptJ] += (tA[((gomptT1Ly[gomptJ]*int(16))+q)] * tB[((q*int(16))+gomptT2Lx[gomptJ])])
+				}
+			}
+			// barrier
+		}
+		for gomptJ := 0; gomptJ < 256; gomptJ++ {
+			if (gomptT3I[gomptJ] < m) && (gomptT4J[gomptJ] < n) {
+				C[((gomptT3I[gomptJ] * n) + gomptT4J[gomptJ])] = gomptT5Acc[gomptJ]
+			}
+		}
+	}
+	_ = gomptT1Ly
+	_ = gomptT2Lx
+	_ = gomptT3I
+	_ = gomptT4J
+	_ = gomptT5Acc
+	_ = teams
+}
+
+// gomptSampleMatmul_tiled is MatmulTiled's Sample: about n points, random arguments. Tol 0: every device gives the Go function's bits.
+func gomptSampleMatmul_tiled(gomptN int, gomptSeed int64) gomptdevice.Sample {
+	gomptR := gomptrt.Rand("matmul_tiled", gomptN, gomptSeed)
+	gomptExt := gomptrt.Extents(max(gomptN/256, 1), 1)
+	teams := gomptExt[0]
+	m := int(1 + gomptR.IntN(8))
+	n := int(1 + gomptR.IntN(8))
+	k := int(1 + gomptR.IntN(8))
+	return gomptdevice.Sample{
+		Shape: gomptdevice.Shape{Size: gomptExt, Teams: gomptExt[0], Threads: 256},
+		Bufs:  [][]byte{nil, nil, nil, nil, gomptrt.Floats[float32](gomptR, gomptrt.Len(m, k), 0.5, 1.5), gomptrt.Floats[float32](gomptR, gomptrt.Len(k, n), 0.5, 1.5), gomptrt.Floats[float32](gomptR, gomptrt.Len(m, n), 0.5, 1.5)},
+		Args:  []gomptdevice.Arg{gomptrt.Int(int64(teams)), gomptrt.Int(int64(m)), gomptrt.Int(int64(n)), gomptrt.Int(int64(k)), {}, {}, {}},
+	}
+}
+
+// Saxpy is the gompt map kernel of saxpy (library.go:19:1), over [0, n).
 var Saxpy = &gomptdevice.Kernel{
 	Name: "saxpy",
 	Params: []gomptdevice.Param{
@@ -452,7 +570,7 @@ func gomptSampleSaxpy(gomptN int, gomptSeed int64) gomptdevice.Sample {
 	}
 }
 
-// VecAdd is the gompt map kernel of vecadd (library.go:24:1), over [0, n).
+// VecAdd is the gompt map kernel of vecadd (library.go:26:1), over [0, n).
 var VecAdd = &gomptdevice.Kernel{
 	Name: "vecadd",
 	Params: []gomptdevice.Param{

@@ -180,6 +180,7 @@ func (g *gen) newProver(k *kernel) *prover {
 		}
 		return true
 	})
+	pr.digits()
 	return pr
 }
 
@@ -656,6 +657,12 @@ func (pr *prover) indexes(n ast.Node, e env) {
 			return true
 		}
 		v, _ := pr.g.p.info.Uses[id].(*types.Var)
+		if n, ok := pr.k.teamArrays[v]; ok { // a team array: its constant length
+			if i, ok := pr.poly(ix.Index); ok && pr.inRange(i, constPoly(int64(n)), e) {
+				pr.k.proven[ix] = true
+			}
+			return true
+		}
 		p := pr.k.byObj[v]
 		if p == nil || !p.slice {
 			return true

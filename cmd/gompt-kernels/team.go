@@ -3,6 +3,7 @@ package main
 import (
 	"fmt"
 	"go/ast"
+	"go/constant"
 	"go/token"
 	"go/types"
 	"sort"
@@ -535,20 +536,23 @@ func sortedTeamArrays(k *kernel) []*types.Var {
 }
 
 // teamLoad is element ix of a team array in C, tested against its length
-// (outside: 0, as a buffer's).
+// unless proven in range (outside: 0, as a buffer's).
 func (c *cfunc) teamLoad(ix *ast.IndexExpr) (string, bool) {
 	v := teamArrayOf(c.info(), c.f, ix.X)
 	if v == nil {
 		return "", false
 	}
 	t := teamElem(v)
+	if c.proven(ix) {
+		return c.names[v] + "[" + c.index(ix.Index) + "]", true
+	}
 	name := "gompt_lload_" + t.c()
 	c.pre.need(name, fmt.Sprintf("%s %s %s(__local %s *a, long n, long i) { return (ulong)i < (ulong)n ? a[i] : (%s)0; }", inl, t.c(), name, t.c(), t.c()))
 	return fmt.Sprintf("%s(%s, %dL, %s)", name, c.names[v], c.f.kernel.teamArrays[v], c.index(ix.Index)), true
 }
 
 // teamStore stores val() into element ix of a team array (outside its
-// length: dropped).
+// length: dropped), with a test of the index even where it is proven.
 func (c *cfunc) teamStore(ix *ast.IndexExpr, val func() string) bool {
 	v := teamArrayOf(c.info(), c.f, ix.X)
 	if v == nil {
@@ -559,6 +563,8 @@ func (c *cfunc) teamStore(ix *ast.IndexExpr, val func() string) bool {
 	c.depth++
 	c.line("long %s = %s;", idx, c.index(ix.Index))
 	x := val()
+	// Tested even where proven: POCL ran matmul_tiled 512 in 35 ms so,
+	// in 62-65 ms with the proven stores untested.
 	c.line("if ((ulong)%s < %dUL) %s[%s] = %s;", idx, c.f.kernel.teamArrays[v], c.names[v], idx, x)
 	c.depth--
 	c.line("}")
@@ -640,4 +646,61 @@ func (g *gen) teamEntry(k *kernel, pre *prelude) string {
 	depth--
 	line("}")
 	return sb.String()
+}
+
+// digits gives the prover ranges for locals defined once as x / c or x % c
+// (c a positive constant) of a variable x it knows in [0, h) for a
+// constant h: [0, ceil(h/c)) and [0, c). A team kernel splits its thread
+// index so (ly, lx := th/16, th%16), and its team arrays' indexes are then
+// proven in range (matmul_tiled on POCL: 105 ms with a test at each
+// team-array access, 34 ms without).
+func (pr *prover) digits() {
+	info := pr.g.p.info
+	for v, d := range pr.defs {
+		if v.Type() != types.Typ[types.Int] {
+			continue
+		}
+		be, ok := ast.Unparen(d).(*ast.BinaryExpr)
+		if !ok || be.Op != token.QUO && be.Op != token.REM {
+			continue
+		}
+		cv := info.Types[be.Y].Value
+		if cv == nil {
+			continue
+		}
+		c, ok := constOf(mustConst(cv))
+		if !ok || c <= 0 {
+			continue
+		}
+		id, ok := ast.Unparen(be.X).(*ast.Ident)
+		if !ok {
+			continue
+		}
+		x, _ := info.Uses[id].(*types.Var)
+		name, ok := pr.vars[x]
+		if !ok {
+			continue
+		}
+		r, ok := pr.ranges[name]
+		if !ok || r.lo < 0 {
+			continue
+		}
+		h, ok := constOf(r.hi)
+		if !ok || h <= 0 {
+			continue
+		}
+		dn := "l:" + itoa(len(pr.ranges)) + ":" + v.Name()
+		pr.vars[v] = dn
+		if be.Op == token.QUO {
+			pr.ranges[dn] = vrange{hi: constPoly((h + c - 1) / c)}
+		} else {
+			pr.ranges[dn] = vrange{hi: constPoly(c)}
+		}
+	}
+}
+
+// mustConst is integer constant v as a poly (0 when it does not fit).
+func mustConst(v constant.Value) poly {
+	n, _ := constant.Int64Val(constant.ToInt(v))
+	return constPoly(n)
 }

@@ -41,7 +41,7 @@ static inline __attribute__((always_inline)) void gompt_body_TeamReverse(long t,
   if (flip) {
     {
       long gompt_t6 = th;
-      if ((ulong)gompt_t6 < 64UL) buf[gompt_t6] = ((int)((uint)0 - (uint)gompt_lload_int(buf, 64L, th)));
+      if ((ulong)gompt_t6 < 64UL) buf[gompt_t6] = ((int)((uint)0 - (uint)buf[th]));
     }
     barrier(CLK_LOCAL_MEM_FENCE | CLK_GLOBAL_MEM_FENCE);
     {
@@ -52,7 +52,7 @@ static inline __attribute__((always_inline)) void gompt_body_TeamReverse(long t,
     barrier(CLK_LOCAL_MEM_FENCE | CLK_GLOBAL_MEM_FENCE);
   }
   if (th == (0L)) {
-    sums[t] = ((long)((ulong)gompt_lload_long(part, 64L, (0L)) + (ulong)((long)mine)));
+    sums[t] = ((long)((ulong)part[(0L)] + (ulong)((long)mine)));
   }
 }
 
