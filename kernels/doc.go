@@ -8,7 +8,8 @@
 //
 // The library: Empty, Saxpy, VecAdd, Dot (with DotShape and SumPartials),
 // Matmul, Jacobi, Fill, Copy32 and SaxpyCUDA; All lists them and ByName
-// finds one. Their typed launchers (launch.RunSaxpy(dev, n, a, x, y) ...)
+// finds one. MatmulTiled (with MatmulTiledTeams) is Matmul as a team
+// kernel, in 16x16 tiles through team arrays; it is not in All. Their typed launchers (launch.RunSaxpy(dev, n, a, x, y) ...)
 // are in package kernels/launch.
 //
 // # Writing a kernel in Go

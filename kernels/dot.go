@@ -54,3 +54,9 @@ func SumPartials(partial []float32) float64 {
 	}
 	return s
 }
+
+// MatmulTiledTeams returns the number of teams MatmulTiled runs for an
+// m x n product: one per 16x16 tile of C.
+func MatmulTiledTeams(m, n int) int {
+	return max((m+15)/16, 1) * max((n+15)/16, 1)
+}

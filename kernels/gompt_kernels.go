@@ -10,7 +10,7 @@ import (
 	unsafe "unsafe"
 )
 
-// Copy32 is the gompt map kernel of copy32 (library.go:38:1), over [0, n).
+// Copy32 is the gompt map kernel of copy32 (library.go:40:1), over [0, n).
 var Copy32 = &gomptdevice.Kernel{
 	Name: "copy32",
 	Params: []gomptdevice.Param{
@@ -42,7 +42,7 @@ func gomptHostCopy32(gomptA *gomptdevice.HostArgs, gomptR gomptdevice.Range, _, 
 	gomptPDst := unsafe.Pointer(unsafe.SliceData(dst))
 	gomptLo0, gomptHi0 := gomptR.Clamp(0, n)
 	for i := gomptLo0; i < gomptHi0; i++ {
-//line library.go:39
+//line library.go:41
 		*(*int32)(unsafe.Add(gomptPDst, i*4)) = *(*int32)(unsafe.Add(gomptPSrc, i*4))
 //line gompt_kernels.go:48
 	}
@@ -61,7 +61,7 @@ func gomptSampleCopy32(gomptN int, gomptSeed int64) gomptdevice.Sample {
 	}
 }
 
-// Dot is the gompt reduction (reduce=+) of dot (library.go:71:1), over [0, n).
+// Dot is the gompt reduction (reduce=+) of dot (library.go:73:1), over [0, n).
 // Its last parameter, partial, receives one float32 per team (Shape.Teams of them), to combine on the host; RunDot does.
 var Dot = &gomptdevice.Kernel{
 	Name: "dot_partial",
@@ -101,10 +101,10 @@ func gomptHostDot_partial(gomptA *gomptdevice.HostArgs, gomptR gomptdevice.Range
 	i := gomptLo0
 	for ; i+4 <= gomptHi0; i += 4 {
 		{
-//line library.go:72
+//line library.go:74
 			gomptV = (*(*float32)(unsafe.Add(gomptPX, i*4)) * *(*float32)(unsafe.Add(gomptPY, i*4)))
 //line gompt_kernels.go:107
-//line library.go:72
+//line library.go:74
 			goto gomptR0
 //line gompt_kernels.go:110
 		}
@@ -112,10 +112,10 @@ func gomptHostDot_partial(gomptA *gomptdevice.HostArgs, gomptR gomptdevice.Range
 		gomptS0 = gomptS0 + float64(gomptV)
 		{
 			i := i + 1
-//line library.go:72
+//line library.go:74
 			gomptV = (*(*float32)(unsafe.Add(gomptPX, i*4)) * *(*float32)(unsafe.Add(gomptPY, i*4)))
 //line gompt_kernels.go:118
-//line library.go:72
+//line library.go:74
 			goto gomptR1
 //line gompt_kernels.go:121
 		}
@@ -123,10 +123,10 @@ func gomptHostDot_partial(gomptA *gomptdevice.HostArgs, gomptR gomptdevice.Range
 		gomptS1 = gomptS1 + float64(gomptV)
 		{
 			i := i + 2
-//line library.go:72
+//line library.go:74
 			gomptV = (*(*float32)(unsafe.Add(gomptPX, i*4)) * *(*float32)(unsafe.Add(gomptPY, i*4)))
 //line gompt_kernels.go:129
-//line library.go:72
+//line library.go:74
 			goto gomptR2
 //line gompt_kernels.go:132
 		}
@@ -134,10 +134,10 @@ func gomptHostDot_partial(gomptA *gomptdevice.HostArgs, gomptR gomptdevice.Range
 		gomptS2 = gomptS2 + float64(gomptV)
 		{
 			i := i + 3
-//line library.go:72
+//line library.go:74
 			gomptV = (*(*float32)(unsafe.Add(gomptPX, i*4)) * *(*float32)(unsafe.Add(gomptPY, i*4)))
 //line gompt_kernels.go:140
-//line library.go:72
+//line library.go:74
 			goto gomptR3
 //line gompt_kernels.go:143
 		}
@@ -146,10 +146,10 @@ func gomptHostDot_partial(gomptA *gomptdevice.HostArgs, gomptR gomptdevice.Range
 	}
 	for ; i < gomptHi0; i++ {
 		{
-//line library.go:72
+//line library.go:74
 			gomptV = (*(*float32)(unsafe.Add(gomptPX, i*4)) * *(*float32)(unsafe.Add(gomptPY, i*4)))
 //line gompt_kernels.go:152
-//line library.go:72
+//line library.go:74
 			goto gomptR4
 //line gompt_kernels.go:155
 		}
@@ -175,7 +175,7 @@ func gomptSampleDot_partial(gomptN int, gomptSeed int64) gomptdevice.Sample {
 	}
 }
 
-// Empty is the gompt map kernel of empty (library.go:12:1), over [0, n).
+// Empty is the gompt map kernel of empty (library.go:14:1), over [0, n).
 var Empty = &gomptdevice.Kernel{
 	Name: "empty",
 	Params: []gomptdevice.Param{
@@ -211,7 +211,7 @@ func gomptSampleEmpty(gomptN int, gomptSeed int64) gomptdevice.Sample {
 	}
 }
 
-// Fill is the gompt map kernel of fill (library.go:31:1), over [0, n).
+// Fill is the gompt map kernel of fill (library.go:33:1), over [0, n).
 var Fill = &gomptdevice.Kernel{
 	Name: "fill",
 	Params: []gomptdevice.Param{
@@ -242,7 +242,7 @@ func gomptHostFill(gomptA *gomptdevice.HostArgs, gomptR gomptdevice.Range, _, _ 
 	gomptPX := unsafe.Pointer(unsafe.SliceData(x))
 	gomptLo0, gomptHi0 := gomptR.Clamp(0, n)
 	for i := gomptLo0; i < gomptHi0; i++ {
-//line library.go:32
+//line library.go:34
 		*(*float32)(unsafe.Add(gomptPX, i*4)) = v
 //line gompt_kernels.go:248
 	}
@@ -262,7 +262,7 @@ func gomptSampleFill(gomptN int, gomptSeed int64) gomptdevice.Sample {
 	}
 }
 
-// Jacobi is the gompt map kernel of jacobi (library.go:47:1), over [0, nx)x[0, ny).
+// Jacobi is the gompt map kernel of jacobi (library.go:49:1), over [0, nx)x[0, ny).
 var Jacobi = &gomptdevice.Kernel{
 	Name: "jacobi",
 	Params: []gomptdevice.Param{
@@ -304,51 +304,51 @@ func gomptHostJacobi(gomptA *gomptdevice.HostArgs, gomptR gomptdevice.Range, _, 
 		}
 	gomptPoint0:
 		for x := gomptLo0; x < gomptIn0; x++ {
-//line library.go:48
+//line library.go:50
 			i := ((y * nx) + x)
 //line gompt_kernels.go:310
-//line library.go:49
+//line library.go:51
 			if (((x == int(0)) || (y == int(0))) || (x == (nx - int(1)))) || (y == (ny - int(1))) {
 //line gompt_kernels.go:313
-//line library.go:50
+//line library.go:52
 				*(*float32)(unsafe.Add(gomptPOut, i*4)) = *(*float32)(unsafe.Add(gomptPIn, i*4))
 //line gompt_kernels.go:316
-//line library.go:51
+//line library.go:53
 				continue gomptPoint0
 //line gompt_kernels.go:319
-//line library.go:49
+//line library.go:51
 			}
 //line gompt_kernels.go:322
-//line library.go:53
+//line library.go:55
 			*(*float32)(unsafe.Add(gomptPOut, i*4)) = (float32(0.25) * (((*(*float32)(unsafe.Add(gomptPIn, (i-nx)*4)) + *(*float32)(unsafe.Add(gomptPIn, (i+nx)*4))) + *(*float32)(unsafe.Add(gomptPIn, (i-int(1))*4))) + *(*float32)(unsafe.Add(gomptPIn, (i+int(1))*4))))
 //line gompt_kernels.go:325
 		}
 		for x := gomptIn0; x < gomptIn1; x++ {
-//line library.go:48
+//line library.go:50
 			i := ((y * nx) + x)
 //line gompt_kernels.go:330
-//line library.go:53
+//line library.go:55
 			*(*float32)(unsafe.Add(gomptPOut, i*4)) = (float32(0.25) * (((*(*float32)(unsafe.Add(gomptPIn, (i-nx)*4)) + *(*float32)(unsafe.Add(gomptPIn, (i+nx)*4))) + *(*float32)(unsafe.Add(gomptPIn, (i-int(1))*4))) + *(*float32)(unsafe.Add(gomptPIn, (i+int(1))*4))))
 //line gompt_kernels.go:333
 		}
 	gomptPoint2:
 		for x := gomptIn1; x < gomptHi0; x++ {
-//line library.go:48
+//line library.go:50
 			i := ((y * nx) + x)
 //line gompt_kernels.go:339
-//line library.go:49
+//line library.go:51
 			if (((x == int(0)) || (y == int(0))) || (x == (nx - int(1)))) || (y == (ny - int(1))) {
 //line gompt_kernels.go:342
-//line library.go:50
+//line library.go:52
 				*(*float32)(unsafe.Add(gomptPOut, i*4)) = *(*float32)(unsafe.Add(gomptPIn, i*4))
 //line gompt_kernels.go:345
-//line library.go:51
+//line library.go:53
 				continue gomptPoint2
 //line gompt_kernels.go:348
-//line library.go:49
+//line library.go:51
 			}
 //line gompt_kernels.go:351
-//line library.go:53
+//line library.go:55
 			*(*float32)(unsafe.Add(gomptPOut, i*4)) = (float32(0.25) * (((*(*float32)(unsafe.Add(gomptPIn, (i-nx)*4)) + *(*float32)(unsafe.Add(gomptPIn, (i+nx)*4))) + *(*float32)(unsafe.Add(gomptPIn, (i-int(1))*4))) + *(*float32)(unsafe.Add(gomptPIn, (i+int(1))*4))))
 //line gompt_kernels.go:354
 		}
@@ -368,7 +368,7 @@ func gomptSampleJacobi(gomptN int, gomptSeed int64) gomptdevice.Sample {
 	}
 }
 
-// Matmul is the gompt map kernel of matmul (library.go:60:1), over [0, n)x[0, m).
+// Matmul is the gompt map kernel of matmul (library.go:62:1), over [0, n)x[0, m).
 var Matmul = &gomptdevice.Kernel{
 	Name: "matmul",
 	Params: []gomptdevice.Param{
@@ -418,50 +418,50 @@ func gomptLanesMatmul(gomptX0, gomptW int, i int, m int, n int, k int, A []float
 	gomptPC := unsafe.Pointer(unsafe.SliceData(C))
 	var gomptL1AccA [1024]float32
 	gomptL1Acc := gomptL1AccA[:gomptW:gomptW]
-//line library.go:61
+//line library.go:63
 	for gomptJ := 0; gomptJ < gomptW; gomptJ++ {
 //line gompt_kernels.go:424
 		gomptL1Acc[gomptJ] = float32(0)
-//line library.go:61
+//line library.go:63
 	}
 //line gompt_kernels.go:428
-//line library.go:62
+//line library.go:64
 	for p := int(0); p < k; p++ {
 //line gompt_kernels.go:431
-//line library.go:63
+//line library.go:65
 		gomptU1 := *(*float32)(unsafe.Add(gomptPA, ((i*k)+p)*4))
 //line gompt_kernels.go:434
-//line library.go:63
+//line library.go:65
 		gomptU2 := (p * n)
 //line gompt_kernels.go:437
-//line library.go:63
+//line library.go:65
 		gomptU3 := unsafe.Add(gomptPB, (gomptU2+gomptX0)*4)
 //line gompt_kernels.go:440
-//line library.go:63
+//line library.go:65
 		for gomptJ := 0; gomptJ < gomptW; gomptJ++ {
 //line gompt_kernels.go:443
-//line library.go:63
+//line library.go:65
 			gomptL1Acc[gomptJ] += (gomptU1 * *(*float32)(unsafe.Add(gomptU3, gomptJ*4)))
 //line gompt_kernels.go:446
-//line library.go:63
+//line library.go:65
 		}
 //line gompt_kernels.go:449
-//line library.go:62
+//line library.go:64
 	}
 //line gompt_kernels.go:452
-//line library.go:65
+//line library.go:67
 	gomptU4 := (i * n)
 //line gompt_kernels.go:455
-//line library.go:65
+//line library.go:67
 	gomptU5 := unsafe.Add(gomptPC, (gomptU4+gomptX0)*4)
 //line gompt_kernels.go:458
-//line library.go:65
+//line library.go:67
 	for gomptJ := 0; gomptJ < gomptW; gomptJ++ {
 //line gompt_kernels.go:461
-//line library.go:65
+//line library.go:67
 		*(*float32)(unsafe.Add(gomptU5, gomptJ*4)) = gomptL1Acc[gomptJ]
 //line gompt_kernels.go:464
-//line library.go:65
+//line library.go:67
 	}
 //line gompt_kernels.go:467
 	_ = gomptL1Acc
@@ -482,7 +482,174 @@ func gomptSampleMatmul(gomptN int, gomptSeed int64) gomptdevice.Sample {
 	}
 }
 
-// Saxpy is the gompt map kernel of saxpy (library.go:17:1), over [0, n).
+// MatmulTiled is the gompt team kernel (team=256) of matmulTiled (library.go:84:1), over [0, teams).
+var MatmulTiled = &gomptdevice.Kernel{
+	Name: "matmul_tiled",
+	Params: []gomptdevice.Param{
+		{Name: "teams", Kind: gomptdevice.ParamInt64},
+		{Name: "m", Kind: gomptdevice.ParamInt64},
+		{Name: "n", Kind: gomptdevice.ParamInt64},
+		{Name: "k", Kind: gomptdevice.ParamInt64},
+		{Name: "A", Kind: gomptdevice.ParamBuffer, Elem: gomptdevice.ParamFloat32, Len: "m*k"},
+		{Name: "B", Kind: gomptdevice.ParamBuffer, Elem: gomptdevice.ParamFloat32, Len: "k*n"},
+		{Name: "C", Kind: gomptdevice.ParamBuffer, Elem: gomptdevice.ParamFloat32, Len: "m*n"},
+	},
+	Dims: 1,
+	Faults: []gomptdevice.FaultSite{
+		{Kind: gomptdevice.FaultDivide, Pos: "library.go:88"},
+		{Kind: gomptdevice.FaultDivide, Pos: "library.go:89"},
+		{Kind: gomptdevice.FaultIndex, Pos: "library.go:95"},
+		{Kind: gomptdevice.FaultIndex, Pos: "library.go:100"},
+		{Kind: gomptdevice.FaultIndex, Pos: "library.go:111"},
+	},
+	MaxThreads: 256,
+	Images: []gomptdevice.Image{
+		{Kind: gomptdevice.ImageHost, Entry: "gompt_matmul_tiled", Host: gomptHostMatmul_tiled},
+		{Kind: gomptdevice.ImageOpenCL, Entry: "gompt_matmul_tiled", Source: gomptCLMatmul_tiled, Options: "-cl-fp32-correctly-rounded-divide-sqrt"},
+		{Kind: gomptdevice.ImagePTX, Entry: "gompt_matmul_tiled", Source: gomptPTXMatmul_tiled},
+	},
+	Sample: gomptSampleMatmul_tiled,
+}
+
+//go:embed gompt_matmul_tiled.cl
+var gomptCLMatmul_tiled string
+
+//go:embed gompt_matmul_tiled.ptx
+var gomptPTXMatmul_tiled string
+
+// gomptHostMatmul_tiled is MatmulTiled's Go image: the body of matmulTiled at each point of the team's range.
+func gomptHostMatmul_tiled(gomptA *gomptdevice.HostArgs, gomptR gomptdevice.Range, _, _ int) {
+	teams := gomptA.Int(0)
+	m := gomptA.Int(1)
+	n := gomptA.Int(2)
+	k := gomptA.Int(3)
+	A := gomptrt.View[float32](gomptA.Bufs[4], gomptrt.Len(m, k))
+	B := gomptrt.View[float32](gomptA.Bufs[5], gomptrt.Len(k, n))
+	C := gomptrt.View[float32](gomptA.Bufs[6], gomptrt.Len(m, n))
+	var gomptT1Ly [256]int      // ly, per thread
+	var gomptT2Lx [256]int      // lx, per thread
+	var gomptT3I [256]int       // i, per thread
+	var gomptT4J [256]int       // j, per thread
+	var gomptT5Acc [256]float32 // acc, per thread
+	gomptLo0, gomptHi0 := gomptR.Clamp(0, teams)
+	for t := gomptLo0; t < gomptHi0; t++ {
+//line library.go:85
+		var tA [256]float32
+//line gompt_kernels.go:539
+		_ = tA
+//line library.go:86
+		var tB [256]float32
+//line gompt_kernels.go:543
+		_ = tB
+//line library.go:87
+		tilesX := max(((n + int(15)) / int(16)), int(1))
+//line gompt_kernels.go:547
+		_ = tilesX
+//line library.go:88
+		row := ((t / tilesX) * int(16))
+//line gompt_kernels.go:551
+		_ = row
+//line library.go:89
+		col := ((t % tilesX) * int(16))
+//line gompt_kernels.go:555
+		_ = col
+		for gomptJ := 0; gomptJ < 256; gomptJ++ {
+			th := gomptJ
+			gomptT1Ly[gomptJ], gomptT2Lx[gomptJ] = (th / int(16)), (th % int(16))
+		}
+		for gomptJ := 0; gomptJ < 256; gomptJ++ {
+			gomptT3I[gomptJ], gomptT4J[gomptJ] = (row + gomptT1Ly[gomptJ]), (col + gomptT2Lx[gomptJ])
+		}
+		for gomptJ := 0; gomptJ < 256; gomptJ++ {
+			gomptT5Acc[gomptJ] = float32(0)
+		}
+		for p0 := int(0); p0 < k; p0 += int(16) {
+			for gomptJ := 0; gomptJ < 256; gomptJ++ {
+				th := gomptJ
+//line library.go:94
+				if (gomptT3I[gomptJ] < m) && ((p0 + gomptT2Lx[gomptJ]) < k) {
+//line gompt_kernels.go:572
+//line library.go:95
+					tA[th] = A[(((gomptT3I[gomptJ] * k) + p0) + gomptT2Lx[gomptJ])]
+//line gompt_kernels.go:575
+//line library.go:94
+				} else {
+//line gompt_kernels.go:578
+//line library.go:97
+					tA[th] = float32(0.0)
+//line gompt_kernels.go:581
+//line library.go:94
+				}
+//line gompt_kernels.go:584
+			}
+			for gomptJ := 0; gomptJ < 256; gomptJ++ {
+				th := gomptJ
+//line library.go:99
+				if ((p0 + gomptT1Ly[gomptJ]) < k) && (gomptT4J[gomptJ] < n) {
+//line gompt_kernels.go:590
+//line library.go:100
+					tB[th] = B[(((p0 + gomptT1Ly[gomptJ]) * n) + gomptT4J[gomptJ])]
+//line gompt_kernels.go:593
+//line library.go:99
+				} else {
+//line gompt_kernels.go:596
+//line library.go:102
+					tB[th] = float32(0.0)
+//line gompt_kernels.go:599
+//line library.go:99
+				}
+//line gompt_kernels.go:602
+			}
+			// barrier
+			for gomptJ := 0; gomptJ < 256; gomptJ++ {
+//line library.go:105
+				for q := int(0); q < int(16); q++ {
+//line gompt_kernels.go:608
+//line library.go:106
+					gomptT5Acc[gomptJ] += (tA[((gomptT1Ly[gomptJ]*int(16))+q)] * tB[((q*int(16))+gomptT2Lx[gomptJ])])
+//line gompt_kernels.go:611
+//line library.go:105
+				}
+//line gompt_kernels.go:614
+			}
+			// barrier
+		}
+		for gomptJ := 0; gomptJ < 256; gomptJ++ {
+//line library.go:110
+			if (gomptT3I[gomptJ] < m) && (gomptT4J[gomptJ] < n) {
+//line gompt_kernels.go:621
+//line library.go:111
+				C[((gomptT3I[gomptJ] * n) + gomptT4J[gomptJ])] = gomptT5Acc[gomptJ]
+//line gompt_kernels.go:624
+//line library.go:110
+			}
+//line gompt_kernels.go:627
+		}
+	}
+	_ = gomptT1Ly
+	_ = gomptT2Lx
+	_ = gomptT3I
+	_ = gomptT4J
+	_ = gomptT5Acc
+	_ = teams
+}
+
+// gomptSampleMatmul_tiled is MatmulTiled's Sample: about n points, random arguments. Tol 0: every device gives the Go function's bits.
+func gomptSampleMatmul_tiled(gomptN int, gomptSeed int64) gomptdevice.Sample {
+	gomptR := gomptrt.Rand("matmul_tiled", gomptN, gomptSeed)
+	gomptExt := gomptrt.Extents(max(gomptN/256, 1), 1)
+	teams := gomptExt[0]
+	m := int(1 + gomptR.IntN(8))
+	n := int(1 + gomptR.IntN(8))
+	k := int(1 + gomptR.IntN(8))
+	return gomptdevice.Sample{
+		Shape: gomptdevice.Shape{Size: gomptExt, Teams: gomptExt[0], Threads: 256},
+		Bufs:  [][]byte{nil, nil, nil, nil, gomptrt.Floats[float32](gomptR, gomptrt.Len(m, k), 0.5, 1.5), gomptrt.Floats[float32](gomptR, gomptrt.Len(k, n), 0.5, 1.5), gomptrt.Floats[float32](gomptR, gomptrt.Len(m, n), 0.5, 1.5)},
+		Args:  []gomptdevice.Arg{gomptrt.Int(int64(teams)), gomptrt.Int(int64(m)), gomptrt.Int(int64(n)), gomptrt.Int(int64(k)), {}, {}, {}},
+	}
+}
+
+// Saxpy is the gompt map kernel of saxpy (library.go:19:1), over [0, n).
 var Saxpy = &gomptdevice.Kernel{
 	Name: "saxpy",
 	Params: []gomptdevice.Param{
@@ -516,9 +683,9 @@ func gomptHostSaxpy(gomptA *gomptdevice.HostArgs, gomptR gomptdevice.Range, _, _
 	gomptPY := unsafe.Pointer(unsafe.SliceData(y))
 	gomptLo0, gomptHi0 := gomptR.Clamp(0, n)
 	for i := gomptLo0; i < gomptHi0; i++ {
-//line library.go:18
+//line library.go:20
 		*(*float32)(unsafe.Add(gomptPY, i*4)) = ((a * *(*float32)(unsafe.Add(gomptPX, i*4))) + *(*float32)(unsafe.Add(gomptPY, i*4)))
-//line gompt_kernels.go:522
+//line gompt_kernels.go:689
 	}
 	_ = n
 }
@@ -536,7 +703,7 @@ func gomptSampleSaxpy(gomptN int, gomptSeed int64) gomptdevice.Sample {
 	}
 }
 
-// VecAdd is the gompt map kernel of vecadd (library.go:24:1), over [0, n).
+// VecAdd is the gompt map kernel of vecadd (library.go:26:1), over [0, n).
 var VecAdd = &gomptdevice.Kernel{
 	Name: "vecadd",
 	Params: []gomptdevice.Param{
@@ -571,9 +738,9 @@ func gomptHostVecadd(gomptA *gomptdevice.HostArgs, gomptR gomptdevice.Range, _, 
 	gomptPC := unsafe.Pointer(unsafe.SliceData(c))
 	gomptLo0, gomptHi0 := gomptR.Clamp(0, n)
 	for i := gomptLo0; i < gomptHi0; i++ {
-//line library.go:25
+//line library.go:27
 		*(*float32)(unsafe.Add(gomptPC, i*4)) = (*(*float32)(unsafe.Add(gomptPA, i*4)) + *(*float32)(unsafe.Add(gomptPB, i*4)))
-//line gompt_kernels.go:577
+//line gompt_kernels.go:744
 	}
 	_ = n
 }

@@ -1,5 +1,7 @@
 package kernels
 
+import "github.com/gompt/gompt/kernelrt"
+
 // The library's kernels, each one Go function that gompt-kernels
 // translates (gompt_kernels.go, gompt_*.cl, gompt_*.ptx; launchers in
 // kernels/launch). var= keeps the exported names they had when they were
@@ -70,4 +72,42 @@ func matmul(j, i int, m, n, k int, A, B, C []float32) {
 //gompt:kernel dims=n reduce=+ var=Dot name=dot_partial
 func dot(i int, n int, x, y []float32) float32 {
 	return x[i] * y[i]
+}
+
+// matmulTiled computes C = A*B as matmul does, bit for bit, in 16x16
+// tiles: team t computes the tile of C at tile row t/tilesX and tile column
+// t%tilesX (tilesX = ceil(n/16)), its 256 threads one element each, staging
+// 16x16 tiles of A and B through team arrays between barriers
+// (MatmulTiled; MatmulTiledTeams gives the number of teams).
+//
+//gompt:kernel team=256 dims=teams len(A)=m*k len(B)=k*n len(C)=m*n var=MatmulTiled name=matmul_tiled
+func matmulTiled(t, th int, teams int, m, n, k int, A, B, C []float32) {
+	var tA [256]float32
+	var tB [256]float32
+	tilesX := max((n+15)/16, 1)
+	row := t / tilesX * 16
+	col := t % tilesX * 16
+	ly, lx := th/16, th%16
+	i, j := row+ly, col+lx
+	var acc float32
+	for p0 := 0; p0 < k; p0 += 16 {
+		if i < m && p0+lx < k {
+			tA[th] = A[i*k+p0+lx]
+		} else {
+			tA[th] = 0
+		}
+		if p0+ly < k && j < n {
+			tB[th] = B[(p0+ly)*n+j]
+		} else {
+			tB[th] = 0
+		}
+		kernelrt.Barrier()
+		for q := 0; q < 16; q++ {
+			acc += tA[ly*16+q] * tB[q*16+lx]
+		}
+		kernelrt.Barrier()
+	}
+	if i < m && j < n {
+		C[i*n+j] = acc
+	}
 }

@@ -29,9 +29,12 @@ func (g *gen) openCL(k *kernel) string {
 		funcs = append(funcs, (&cfunc{g: g, f: k.fn, pre: pre, file: file}).emit())
 	}
 	var entry string
-	if k.reduce == "" {
+	switch {
+	case k.team > 0:
+		entry = g.teamEntry(k, pre)
+	case k.reduce == "":
 		entry = g.mapEntry(k, pre)
-	} else {
+	default:
 		entry = g.reduceEntry(k, pre)
 	}
 	code := finishFile(pre.String()+"\n"+strings.Join(funcs, "\n")+"\n"+entry, len(k.sites) > 0)

@@ -5,6 +5,7 @@ import (
 	"go/token"
 	"go/types"
 	"regexp"
+	"strconv"
 	"strings"
 	"unicode"
 	"unicode/utf8"
@@ -218,7 +219,7 @@ func (g *gen) newKernel(f *fn, dir *ast.Comment) {
 	for _, field := range strings.Fields(text) {
 		key, val, ok := strings.Cut(field, "=")
 		if !ok || val == "" {
-			fail("%q is not KEY=VALUE; the keys are dims, reduce, len(BUF), check, name and var", field)
+			fail("%q is not KEY=VALUE; the keys are dims, team, reduce, len(BUF), check, name and var", field)
 			continue
 		}
 		if seen[key] {
@@ -256,6 +257,13 @@ func (g *gen) newKernel(f *fn, dir *ast.Comment) {
 			default:
 				fail("check=%s: want check=on (the default: indices and divisors checked as Go checks them) or check=off", val)
 			}
+		case key == "team":
+			n, err := strconv.Atoi(val)
+			if err != nil || n < 1 || n > maxTeamThreads {
+				fail("team=%s: want the number of threads per team, 1 to %d", val, maxTeamThreads)
+				continue
+			}
+			k.team = n
 		case key == "name":
 			if !cIdent.MatchString(val) {
 				fail("name=%s: a kernel name is a C identifier (letters, digits, _; not starting with a digit)", val)
@@ -275,7 +283,7 @@ func (g *gen) newKernel(f *fn, dir *ast.Comment) {
 			}
 			lenExprs[p] = val
 		default:
-			fail("unknown key %q; the keys are dims, reduce, len(BUF), check, name and var", key)
+			fail("unknown key %q; the keys are dims, team, reduce, len(BUF), check, name and var", key)
 		}
 	}
 	if len(k.dims) == 0 && !bad {
@@ -305,6 +313,9 @@ func (g *gen) newKernel(f *fn, dir *ast.Comment) {
 			g.errs.add(p.pos, "kernel %s: a reduction's parameter cannot be named partial (the generated kernel's buffer of per-team results)", f.name)
 			return
 		}
+	}
+	if k.team > 0 && !g.teamKernel(k) {
+		return
 	}
 	if k.reduce == "" && f.result != nil {
 		g.errs.add(f.decl.Type.Results.Pos(), "kernel %s returns a value but has no reduce=; a map kernel returns nothing, a reduction (reduce=+, *, min or max) returns the point's value", f.name)
@@ -368,7 +379,7 @@ func isIndex(k *kernel, p *param) bool {
 			return true
 		}
 	}
-	return false
+	return p == k.thread && p != nil
 }
 
 func upperFirst(s string) string {

@@ -121,6 +121,7 @@ func (c *cfunc) emit() string {
 			params = append(params, p.t.c()+" "+name)
 		}
 	}
+	params = append(params, c.teamParams()...)
 	ret := "void"
 	if c.f.result != nil {
 		ret = c.f.result.c()
@@ -145,12 +146,18 @@ func (c *cfunc) emit() string {
 	// A function that makes checks, or calls a helper that does, returns
 	// once its work-item's stop flag is set: after each statement that
 	// checks, and at the top of each loop (whose condition may check).
+	// Not in a team kernel, whose threads must all reach its barriers:
+	// there a failed check records itself and the thread goes on, its
+	// failed loads reading 0 and its failed stores dropped.
 	stop := ""
 	if c.marks > 0 {
 		c.file.faulty[c.f] = true
-		stop = "if (*gompt_stop) return;"
-		if c.f.result != nil {
+		switch {
+		case c.file.k.team > 0:
+		case c.f.result != nil:
 			stop = "if (*gompt_stop) return " + c.zero(*c.f.result) + ";"
+		default:
+			stop = "if (*gompt_stop) return;"
 		}
 	}
 	var out strings.Builder
@@ -287,6 +294,9 @@ func (c *cfunc) declare(id *ast.Ident, val string) {
 		return
 	}
 	v, _ := c.info().Defs[id].(*types.Var)
+	if teamArrayOf(c.info(), c.f, id) != nil {
+		return // an argument of the body: the entry's __local array
+	}
 	if v == nil {
 		c.line("%s = %s;", c.names[c.info().Uses[id].(*types.Var)], val)
 		return
@@ -390,6 +400,9 @@ func (c *cfunc) store(l ast.Expr, val func() string) {
 		}
 		c.line("%s = %s;", c.names[c.info().Uses[l].(*types.Var)], val())
 	case *ast.IndexExpr:
+		if c.teamStore(l, val) {
+			return
+		}
 		idx := c.index(l.Index)
 		v := val()
 		c.storeAt(l, idx, v)
@@ -416,6 +429,9 @@ func (c *cfunc) proven(ix *ast.IndexExpr) bool {
 
 // opAssign is l op= r (rhs() when r is nil: ++ and --).
 func (c *cfunc) opAssign(l ast.Expr, op token.Token, rhs func() string, r ...ast.Expr) {
+	if c.teamOpAssign(l, op, rhs, r) {
+		return
+	}
 	t := c.typeOf(l)
 	operand := func() (string, ast.Expr) {
 		if len(r) == 0 {
@@ -713,6 +729,11 @@ func (c *cfunc) expr(e ast.Expr) string {
 		t, _ := scalarOf(tv.Type)
 		return c.constant(tv.Value, t)
 	}
+	if ix, ok := e.(*ast.IndexExpr); ok {
+		if s, ok := c.teamLoad(ix); ok {
+			return s
+		}
+	}
 	switch e := e.(type) {
 	case *ast.ParenExpr:
 		return c.expr(e.X)
@@ -851,6 +872,9 @@ func (c *cfunc) call(e *ast.CallExpr) string {
 	}
 	if name, ok := atomicCallee(c.info(), e); ok {
 		return c.atomicCall(e, name)
+	}
+	if isBarrier(c.info(), e) {
+		return "barrier(CLK_LOCAL_MEM_FENCE | CLK_GLOBAL_MEM_FENCE)"
 	}
 	if sel, ok := fun.(*ast.SelectorExpr); ok {
 		mf := mathFuncs[sel.Sel.Name]

@@ -131,6 +131,9 @@ func (g *gen) kernelVar(w *goWriter, k *kernel, out output) {
 		dims[i] = d.name
 	}
 	what := "map kernel"
+	if k.team > 0 {
+		what = fmt.Sprintf("team kernel (team=%d)", k.team)
+	}
 	if k.reduce != "" {
 		what = "reduction (reduce=" + k.reduce + ")"
 	}
@@ -162,6 +165,9 @@ func (g *gen) kernelVar(w *goWriter, k *kernel, out output) {
 			w.p("{Kind: gomptdevice.%s, Pos: %q},", s.kind, s.pos)
 		}
 		w.p("},")
+	}
+	if k.team > 0 {
+		w.p("MaxThreads: %d,", k.team)
 	}
 	w.p("Images: []gomptdevice.Image{")
 	w.p("{Kind: gomptdevice.ImageHost, Entry: %q, Host: %s},", k.entry, goIdent("gomptHost", k.name))
@@ -260,6 +266,12 @@ func (g *gen) hostImage(w *goWriter, k *kernel) {
 	}
 	w.p("func %s(gomptA *gomptdevice.HostArgs, gomptR gomptdevice.Range, %s, _ int) {", name, team)
 	hostArgs(w, k, "gomptA")
+	if k.team > 0 {
+		g.teamHost(w, k)
+		w.p("}")
+		w.p("")
+		return
+	}
 	// The base addresses of the buffers the body reaches without a
 	// bounds test (in a lockstep image, its lanes function's).
 	var ls *lockstep
@@ -550,6 +562,9 @@ func (g *gen) launcher(w *goWriter, k *kernel, kp string) {
 		size[i] = d.name
 	}
 	shape := "gompttarget.Shape{Size: [3]int{" + strings.Join(size, ", ") + "}"
+	if k.team > 0 {
+		shape += fmt.Sprintf(", Teams: %s, Threads: %d", dims[0], k.team)
+	}
 	if k.reduce != "" {
 		t := *k.result
 		w.p("gomptTeams := gomptrt.Teams(gomptrt.Len(%s))", strings.Join(dims, ", "))
@@ -622,8 +637,14 @@ func (g *gen) sample(w *goWriter, k *kernel) {
 	} else {
 		w.p("_ = gomptSeed")
 	}
-	w.p("gomptExt := gomptrt.Extents(gomptN, %d)", len(k.dims))
 	shape := "gomptdevice.Shape{Size: gomptExt}"
+	if k.team > 0 {
+		// About n threads: n/team teams.
+		w.p("gomptExt := gomptrt.Extents(max(gomptN/%d, 1), 1)", k.team)
+		shape = fmt.Sprintf("gomptdevice.Shape{Size: gomptExt, Teams: gomptExt[0], Threads: %d}", k.team)
+	} else {
+		w.p("gomptExt := gomptrt.Extents(gomptN, %d)", len(k.dims))
+	}
 	if k.reduce != "" {
 		w.p("gomptShape := gomptrt.ReduceShape(gomptExt, %d)", len(k.dims))
 		w.p("gomptExt = gomptShape.Size")

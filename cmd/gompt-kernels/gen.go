@@ -94,6 +94,7 @@ func generatePkg(o options) (output, error) {
 		g.check(f)
 	}
 	g.recursion(all)
+	g.checkTeams()
 	if len(g.errs.errs) > 0 {
 		return nil, g.errs
 	}

@@ -61,6 +61,7 @@ Usage, in a package's source (go generate runs it in the package's folder):
 The directive, in the function's doc comment:
 
 	//gompt:kernel dims=nx[,ny[,nz]] [reduce=+|*|min|max] [len(buf)=EXPR ...] [check=off] [name=NAME] [var=VAR]
+	//gompt:kernel team=N dims=teams [len(buf)=EXPR ...] [name=NAME] [var=VAR]
 
   dims=     names 1 to 3 int parameters as the extents of the iteration space; the
             function's first 1 to 3 parameters (as many) are the point's int indices,
@@ -72,6 +73,34 @@ The directive, in the function's doc comment:
             Inside a kernel, len(buf) is this length on every device.
   check=off no run-time checks of indices and divisors for this kernel (see below):
             an index outside its slice is then undefined behaviour everywhere.
+  team=     a team kernel: teams of N threads (1 to 1024) that share team arrays and
+            wait at barriers. The function's first parameters are the team's index
+            in [0, teams) and the thread's index in [0, N); dims= names the number of
+            teams. Arrays declared at the top of its body (var tile [256]float32) are
+            the team's, one per team (OpenCL __local, CUDA .shared), zero on the host
+            and undefined on a device until written; kernelrt.Barrier() waits for the
+            team's threads and makes their writes visible. Every thread must reach the
+            same barriers: a barrier under an if or loop whose condition depends on
+            the thread is an error, as are a return and a break out of a loop around
+            a barrier. The launcher runs teams teams of N threads on every device; a
+            device runs a team as one work-group (the launch must have Threads = N),
+            the Go image its threads one after another between barriers.
+
+	//gompt:kernel team=64 dims=teams len(in)=teams*64 len(sums)=teams
+	func BlockSum(t, th int, teams int, in []float32, sums []float32) {
+		var part [64]float32
+		part[th] = in[t*64+th]
+		for s := 32; s > 0; s /= 2 {
+			kernelrt.Barrier()
+			if th < s {
+				part[th] += part[th+s]
+			}
+		}
+		if th == 0 {
+			sums[t] = part[0]
+		}
+	}
+
   name=     device.Kernel.Name (default: the function's name); the OpenCL and PTX entry
             point is gompt_NAME.
   var=      the generated kernel variable (default FuncKernel); the launcher is
@@ -109,9 +138,9 @@ The subset of Go:
              cl_khr_int64_base_atomics, as POCL and NVIDIA have).
 Not supported, each an error with its position: strings, maps, pointers (& only
 in an atomic's &buf[i]), other sync/atomic functions and types, structs,
-arrays, closures, goroutines, defer, panic, recursion, allocation (make, new, append,
-composite literals), method calls, calls of other functions, package-level variables,
-slice expressions, goto, fallthrough.
+arrays (but a team kernel's team arrays), closures, goroutines, defer, panic,
+recursion, allocation (make, new, append, composite literals), method calls, calls of
+other functions, package-level variables, slice expressions, goto, fallthrough.
 
 Go semantics on every device: int is 64 bits; integer arithmetic wraps; shifts by the
 width or more give 0 (or -1 for a negative value shifted right); / and %% truncate,

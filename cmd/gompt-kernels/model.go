@@ -213,6 +213,13 @@ type kernel struct {
 	proven  map[ast.Expr]bool // index expressions proven in range
 	nocheck bool              // check=off: no run-time checks
 	sites   []site            // the run-time checks of its device code (device.Kernel.Faults), found by openCL
+
+	// A team kernel (team=N, team.go): N threads per team, the thread's
+	// index parameter, and the team-local arrays (their lengths).
+	team       int
+	thread     *param
+	teamArrays map[*types.Var]int
+	plan       *teamPlan
 }
 
 // site is one run-time check of a kernel's device code: its kind (the
@@ -226,9 +233,16 @@ const (
 	siteDivide = "FaultDivide"
 )
 
-// args are the kernel's parameters less the point's indices: the
-// device.Kernel's Params, in order (a reduction adds "partial").
-func (k *kernel) args() []*param { return k.params[len(k.dims):] }
+// args are the kernel's parameters less the point's indices (and a team
+// kernel's thread index): the device.Kernel's Params, in order (a
+// reduction adds "partial").
+func (k *kernel) args() []*param {
+	n := len(k.dims)
+	if k.thread != nil {
+		n++
+	}
+	return k.params[n:]
+}
 
 // lenString is buffer p's Param.Len.
 func (k *kernel) lenString(p *param) string { return strings.Join(k.lens[p], "*") }

@@ -144,6 +144,9 @@ func (g *gen) newProver(k *kernel) *prover {
 			pr.extent["p:"+k.dims[i].name] = true
 		}
 	}
+	if k.thread != nil && !k.assigned[k.thread.obj] { // a team kernel's thread: [0, team)
+		pr.ranges["p:"+k.thread.name] = vrange{hi: constPoly(int64(k.team))}
+	}
 	// Locals defined once (x := e, var x = e) and never assigned, and
 	// counted loops' variables.
 	ast.Inspect(k.decl.Body, func(n ast.Node) bool {
@@ -177,6 +180,7 @@ func (g *gen) newProver(k *kernel) *prover {
 		}
 		return true
 	})
+	pr.digits()
 	return pr
 }
 
@@ -667,6 +671,12 @@ func (pr *prover) indexes(n ast.Node, e env) {
 			return true
 		}
 		v, _ := pr.g.p.info.Uses[id].(*types.Var)
+		if n, ok := pr.k.teamArrays[v]; ok { // a team array: its constant length
+			if i, ok := pr.poly(ix.Index); ok && pr.inRange(i, constPoly(int64(n)), e) {
+				pr.k.proven[ix] = true
+			}
+			return true
+		}
 		p := pr.k.byObj[v]
 		if p == nil || !p.slice {
 			return true

@@ -183,6 +183,9 @@ func (c *checker) local(id *ast.Ident, quiet bool) {
 		}
 		return
 	}
+	if teamArrayOf(c.info(), c.f, id) != nil {
+		return
+	}
 	if _, ok := scalarOf(v.Type()); !ok {
 		c.bad[v] = true
 		if quiet {
@@ -267,6 +270,9 @@ func (c *checker) lhs(e ast.Expr, opAssign bool) {
 
 // buffer checks that ix indexes a slice parameter, and returns it.
 func (c *checker) buffer(ix *ast.IndexExpr) *param {
+	if c.teamArrayIndex(ix) {
+		return nil
+	}
 	id, ok := ast.Unparen(ix.X).(*ast.Ident)
 	if ok {
 		if v, _ := c.info().Uses[id].(*types.Var); v != nil {
@@ -476,6 +482,10 @@ func (c *checker) call(e *ast.CallExpr) {
 	}
 	if name, ok := atomicCallee(c.info(), e); ok {
 		c.atomicCall(e, name)
+		return
+	}
+	if isBarrier(c.info(), e) {
+		c.checkBarrierCall(e)
 		return
 	}
 	if sel, ok := fun.(*ast.SelectorExpr); ok {

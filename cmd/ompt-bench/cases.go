@@ -24,7 +24,8 @@ func init() {
 	register(bcase{name: "saxpy_2e24", backend: "host", bytes: 12 << 24, bench: saxpy(1 << 24)})
 	register(bcase{name: "saxpy_2e24", backend: "opencl", bytes: 12 << 24, bench: saxpy(1 << 24)})
 	register(bcase{name: "jacobi_512", bytes: 8 * 512 * 512, bench: jacobi(512, 0)})
-	register(bcase{name: "matmul_512", bench: matmul(512)})
+	register(bcase{name: "matmul_512", bench: matmul(512, false)})
+	register(bcase{name: "matmul_tiled_512", bench: matmul(512, true)})
 	register(bcase{name: "go_loop_saxpy_2e24", backend: "host", bytes: 12 << 24, bench: goLoopSaxpy(1 << 24)})
 	register(bcase{name: "dot_2e24", backend: "host", bytes: 8 << 24, bench: dot(1 << 24)})
 	register(bcase{name: "dot_2e24", backend: "opencl", bytes: 8 << 24, bench: dot(1 << 24)})
@@ -344,8 +345,10 @@ func jacobi(n, teams int) func(int) (func(*testing.B), func(), error) {
 }
 
 // matmul: one product C = A*B of n x n matrices already present on the
-// device (2n^3 flops). The setup checks C against a plain Go product.
-func matmul(n int) func(int) (func(*testing.B), func(), error) {
+// device (2n^3 flops), by kernels.Matmul, or kernels.MatmulTiled (a team
+// kernel: 16x16 tiles through team arrays) with tiled. The setup checks C
+// against a plain Go product.
+func matmul(n int, tiled bool) func(int) (func(*testing.B), func(), error) {
 	return func(dev int) (func(*testing.B), func(), error) {
 		a, bm, c := make([]float32, n*n), make([]float32, n*n), make([]float32, n*n)
 		for i := range a {
@@ -361,6 +364,12 @@ func matmul(n int) func(int) (func(*testing.B), func(), error) {
 		}
 		r := target.Region{Device: target.Dev(dev), Kernel: kernels.Matmul, Shape: target.N2(n, n),
 			Args: []target.Arg{target.Int(n), target.Int(n), target.Int(n), target.Slice(a), target.Slice(bm), target.Slice(c)}}
+		if tiled {
+			teams := kernels.MatmulTiledTeams(n, n)
+			r.Kernel = kernels.MatmulTiled
+			r.Shape = target.Shape{Size: [3]int{teams, 1, 1}, Teams: teams, Threads: 256}
+			r.Args = append([]target.Arg{target.Int(teams)}, r.Args...)
+		}
 		err := target.Target(r)
 		if err == nil {
 			err = target.Update(dev, target.From(c))

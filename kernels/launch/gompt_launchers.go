@@ -92,6 +92,20 @@ func RunMatmul(dev gompttarget.DeviceClause, m int, n int, k int, A []float32, B
 		Args: []gompttarget.Arg{gompttarget.Int(m), gompttarget.Int(n), gompttarget.Int(k), gompttarget.Slice(A), gompttarget.Slice(B), gompttarget.Slice(C)}})
 }
 
+// RunMatmulTiled runs kernels.MatmulTiled (matmulTiled) on device dev over [0, teams), mapping each slice by how the kernel uses it:
+// A to, B to, C tofrom.
+func RunMatmulTiled(dev gompttarget.DeviceClause, teams int, m int, n int, k int, A []float32, B []float32, C []float32) error {
+	if teams <= 0 {
+		return nil
+	}
+	A = gomptrt.Head(A, gomptrt.Len(m, k))
+	B = gomptrt.Head(B, gomptrt.Len(k, n))
+	C = gomptrt.Head(C, gomptrt.Len(m, n))
+	return gompttarget.Target(gompttarget.Region{Device: dev, Kernel: gomptkernels.MatmulTiled, Shape: gompttarget.Shape{Size: [3]int{teams, 1, 1}, Teams: teams, Threads: 256},
+		Maps: []gompttarget.Map{gompttarget.To(A), gompttarget.To(B), gompttarget.ToFrom(C)},
+		Args: []gompttarget.Arg{gompttarget.Int(teams), gompttarget.Int(m), gompttarget.Int(n), gompttarget.Int(k), gompttarget.Slice(A), gompttarget.Slice(B), gompttarget.Slice(C)}})
+}
+
 // RunSaxpy runs kernels.Saxpy (saxpy) on device dev over [0, n), mapping each slice by how the kernel uses it:
 // x to, y tofrom.
 func RunSaxpy(dev gompttarget.DeviceClause, n int, a float32, x []float32, y []float32) error {

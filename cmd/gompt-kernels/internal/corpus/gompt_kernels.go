@@ -4390,6 +4390,161 @@ func RunSumInt64(dev gompttarget.DeviceClause, n int, a []int64) (int64, error) 
 	return gomptrt.SumInts(gomptPartial), nil
 }
 
+// TeamReverseKernel is the gompt team kernel (team=64) of TeamReverse (team.go:12:1), over [0, teams).
+var TeamReverseKernel = &gomptdevice.Kernel{
+	Name: "TeamReverse",
+	Params: []gomptdevice.Param{
+		{Name: "teams", Kind: gomptdevice.ParamInt64},
+		{Name: "flip", Kind: gomptdevice.ParamInt32},
+		{Name: "in", Kind: gomptdevice.ParamBuffer, Elem: gomptdevice.ParamInt32, Len: "teams*64"},
+		{Name: "out", Kind: gomptdevice.ParamBuffer, Elem: gomptdevice.ParamInt32, Len: "teams*64"},
+		{Name: "sums", Kind: gomptdevice.ParamBuffer, Elem: gomptdevice.ParamInt64, Len: "teams"},
+	},
+	Dims: 1,
+	Faults: []gomptdevice.FaultSite{
+		{Kind: gomptdevice.FaultIndex, Pos: "team.go:20"},
+		{Kind: gomptdevice.FaultIndex, Pos: "team.go:23"},
+		{Kind: gomptdevice.FaultIndex, Pos: "team.go:30"},
+	},
+	MaxThreads: 64,
+	Images: []gomptdevice.Image{
+		{Kind: gomptdevice.ImageHost, Entry: "gompt_TeamReverse", Host: gomptHostTeamReverse},
+		{Kind: gomptdevice.ImageOpenCL, Entry: "gompt_TeamReverse", Source: gomptCLTeamReverse, Options: "-cl-fp32-correctly-rounded-divide-sqrt"},
+		{Kind: gomptdevice.ImagePTX, Entry: "gompt_TeamReverse", Source: gomptPTXTeamReverse},
+	},
+	Sample: gomptSampleTeamReverse,
+}
+
+//go:embed gompt_TeamReverse.cl
+var gomptCLTeamReverse string
+
+//go:embed gompt_TeamReverse.ptx
+var gomptPTXTeamReverse string
+
+// gomptHostTeamReverse is TeamReverseKernel's Go image: the body of TeamReverse at each point of the team's range.
+func gomptHostTeamReverse(gomptA *gomptdevice.HostArgs, gomptR gomptdevice.Range, _, _ int) {
+	teams := gomptA.Int(0)
+	flip := gomptA.Int(1) != 0
+	in := gomptrt.View[int32](gomptA.Bufs[2], gomptrt.Len(teams, 64))
+	out := gomptrt.View[int32](gomptA.Bufs[3], gomptrt.Len(teams, 64))
+	sums := gomptrt.View[int64](gomptA.Bufs[4], gomptrt.Len(teams))
+	gomptPIn := unsafe.Pointer(unsafe.SliceData(in))
+	gomptPOut := unsafe.Pointer(unsafe.SliceData(out))
+	gomptPSums := unsafe.Pointer(unsafe.SliceData(sums))
+	var gomptT1Mine [64]int32 // mine, per thread
+	gomptLo0, gomptHi0 := gomptR.Clamp(0, teams)
+	for t := gomptLo0; t < gomptHi0; t++ {
+//line team.go:13
+		var buf [64]int32
+//line gompt_kernels.go:4440
+		_ = buf
+//line team.go:14
+		var part [64]int64
+//line gompt_kernels.go:4444
+		_ = part
+//line team.go:15
+		base := (t * int(64))
+//line gompt_kernels.go:4448
+		_ = base
+		for gomptJ := 0; gomptJ < 64; gomptJ++ {
+			th := gomptJ
+			gomptT1Mine[gomptJ] = *(*int32)(unsafe.Add(gomptPIn, (base+th)*4))
+		}
+		for gomptJ := 0; gomptJ < 64; gomptJ++ {
+			th := gomptJ
+//line team.go:17
+			buf[th] = gomptT1Mine[gomptJ]
+//line gompt_kernels.go:4458
+		}
+		for gomptJ := 0; gomptJ < 64; gomptJ++ {
+			th := gomptJ
+//line team.go:18
+			part[th] = int64(gomptT1Mine[gomptJ])
+//line gompt_kernels.go:4464
+		}
+		// barrier
+		for gomptJ := 0; gomptJ < 64; gomptJ++ {
+			th := gomptJ
+//line team.go:20
+			*(*int32)(unsafe.Add(gomptPOut, (base+th)*4)) = (buf[(int(63)-th)] - gomptT1Mine[gomptJ])
+//line gompt_kernels.go:4471
+		}
+		for s := int(32); s > int(0); s /= int(2) {
+			for gomptJ := 0; gomptJ < 64; gomptJ++ {
+				th := gomptJ
+//line team.go:22
+				if th < s {
+//line gompt_kernels.go:4478
+//line team.go:23
+					part[th] += part[(th + s)]
+//line gompt_kernels.go:4481
+//line team.go:22
+				}
+//line gompt_kernels.go:4484
+			}
+			// barrier
+		}
+		if flip {
+			for gomptJ := 0; gomptJ < 64; gomptJ++ {
+				th := gomptJ
+//line team.go:28
+				buf[th] = (-buf[th])
+//line gompt_kernels.go:4493
+			}
+			// barrier
+			for gomptJ := 0; gomptJ < 64; gomptJ++ {
+				th := gomptJ
+//line team.go:30
+				*(*int32)(unsafe.Add(gomptPOut, (base+th)*4)) += buf[((th + int(1)) % int(64))]
+//line gompt_kernels.go:4500
+			}
+		} else {
+			// barrier
+		}
+		for gomptJ := 0; gomptJ < 64; gomptJ++ {
+			th := gomptJ
+//line team.go:34
+			if th == int(0) {
+//line gompt_kernels.go:4509
+//line team.go:35
+				*(*int64)(unsafe.Add(gomptPSums, t*8)) = (part[int(0)] + int64(gomptT1Mine[gomptJ]))
+//line gompt_kernels.go:4512
+//line team.go:34
+			}
+//line gompt_kernels.go:4515
+		}
+	}
+	_ = gomptT1Mine
+	_ = teams
+}
+
+// gomptSampleTeamReverse is TeamReverseKernel's Sample: about n points, random arguments. Tol 0: every device gives the Go function's bits.
+func gomptSampleTeamReverse(gomptN int, gomptSeed int64) gomptdevice.Sample {
+	gomptR := gomptrt.Rand("TeamReverse", gomptN, gomptSeed)
+	gomptExt := gomptrt.Extents(max(gomptN/64, 1), 1)
+	teams := gomptExt[0]
+	flip := gomptR.IntN(2) == 1
+	return gomptdevice.Sample{
+		Shape: gomptdevice.Shape{Size: gomptExt, Teams: gomptExt[0], Threads: 64},
+		Bufs:  [][]byte{nil, nil, gomptrt.Ints[int32](gomptR, gomptrt.Len(teams, 64), 0, 16), gomptrt.Ints[int32](gomptR, gomptrt.Len(teams, 64), 0, 16), gomptrt.Ints[int64](gomptR, gomptrt.Len(teams), 0, 16)},
+		Args:  []gomptdevice.Arg{gomptrt.Int(int64(teams)), gomptrt.Int(int64(gomptrt.Bool(flip))), {}, {}, {}},
+	}
+}
+
+// RunTeamReverse runs TeamReverseKernel (TeamReverse) on device dev over [0, teams), mapping each slice by how the kernel uses it:
+// in to, out tofrom, sums tofrom.
+func RunTeamReverse(dev gompttarget.DeviceClause, teams int, flip bool, in []int32, out []int32, sums []int64) error {
+	if teams <= 0 {
+		return nil
+	}
+	in = gomptrt.Head(in, gomptrt.Len(teams, 64))
+	out = gomptrt.Head(out, gomptrt.Len(teams, 64))
+	sums = gomptrt.Head(sums, gomptrt.Len(teams))
+	return gompttarget.Target(gompttarget.Region{Device: dev, Kernel: TeamReverseKernel, Shape: gompttarget.Shape{Size: [3]int{teams, 1, 1}, Teams: teams, Threads: 64},
+		Maps: []gompttarget.Map{gompttarget.To(in), gompttarget.ToFrom(out), gompttarget.ToFrom(sums)},
+		Args: []gompttarget.Arg{gompttarget.Int(teams), gompttarget.Int(gomptrt.Bool(flip)), gompttarget.Slice(in), gompttarget.Slice(out), gompttarget.Slice(sums)}})
+}
+
 // TranscendentalKernel is the gompt map kernel of Transcendental (floats.go:98:1), over [0, n).
 var TranscendentalKernel = &gomptdevice.Kernel{
 	Name: "Transcendental",
@@ -4424,22 +4579,22 @@ func gomptHostTranscendental(gomptA *gomptdevice.HostArgs, gomptR gomptdevice.Ra
 	for i := gomptLo0; i < gomptHi0; i++ {
 //line floats.go:99
 		x := *(*float64)(unsafe.Add(gomptPA, i*8))
-//line gompt_kernels.go:4428
+//line gompt_kernels.go:4583
 //line floats.go:100
 		v := (((((gomptmath.Exp(x) + gomptmath.Log(x)) + gomptmath.Pow(x, float64(1.5))) + gomptmath.Sin(x)) + gomptmath.Cos(x)) + gomptmath.Tanh(x))
-//line gompt_kernels.go:4431
+//line gompt_kernels.go:4586
 //line floats.go:101
 		v += (((((gomptmath.Exp2(x) + gomptmath.Log2(x)) + gomptmath.Log10(x)) + gomptmath.Log1p(x)) + gomptmath.Expm1(x)) + gomptmath.Atan2(x, float64(2.0)))
-//line gompt_kernels.go:4434
+//line gompt_kernels.go:4589
 //line floats.go:102
 		v += (((((gomptmath.Atan(x) + gomptmath.Asin((x / float64(4.0)))) + gomptmath.Acos((x / float64(4.0)))) + gomptmath.Sinh(x)) + gomptmath.Cosh(x)) + gomptmath.Tan(x))
-//line gompt_kernels.go:4437
+//line gompt_kernels.go:4592
 //line floats.go:103
 		v += ((((((gomptmath.Cbrt(x) + gomptmath.Hypot(x, float64(3.0))) + gomptmath.Erf(x)) + gomptmath.Erfc(x)) + gomptmath.Asinh(x)) + gomptmath.Acosh((x + float64(1.0)))) + gomptmath.Atanh((x / float64(4.0))))
-//line gompt_kernels.go:4440
+//line gompt_kernels.go:4595
 //line floats.go:104
 		*(*float32)(unsafe.Add(gomptPOut, i*4)) = float32(v)
-//line gompt_kernels.go:4443
+//line gompt_kernels.go:4598
 	}
 	_ = n
 }
@@ -4508,7 +4663,7 @@ func gomptHostTranspose(gomptA *gomptdevice.HostArgs, gomptR gomptdevice.Range, 
 		for x := gomptLo0; x < gomptHi0; x++ {
 //line dims.go:64
 			*(*uint8)(unsafe.Add(gomptPOut, ((x*ny)+y)*1)) = (*(*uint8)(unsafe.Add(gomptPIn, ((y*nx)+x)*1)) + uint8(1))
-//line gompt_kernels.go:4512
+//line gompt_kernels.go:4667
 		}
 	}
 }
@@ -4576,109 +4731,109 @@ gomptPoint0:
 	for i := gomptLo0; i < gomptHi0; i++ {
 //line tricky.go:11
 		o := (int(8) * i)
-//line gompt_kernels.go:4580
+//line gompt_kernels.go:4735
 //line tricky.go:12
 		long := *(*int64)(unsafe.Add(gomptPKernel, i*8))
-//line gompt_kernels.go:4583
+//line gompt_kernels.go:4738
 //line tricky.go:13
 		double := (float64(long) * global)
-//line gompt_kernels.go:4586
+//line gompt_kernels.go:4741
 //line tricky.go:14
 		sqrt := gomptmath.Sqrt(gomptmath.Abs(double))
-//line gompt_kernels.go:4589
+//line gompt_kernels.go:4744
 //line tricky.go:15
 		*(*int64)(unsafe.Add(gomptPOut, o*8)) = int64((sqrt * float64(1000.0)))
-//line gompt_kernels.go:4592
+//line gompt_kernels.go:4747
 //line tricky.go:16
 		{
-//line gompt_kernels.go:4595
+//line gompt_kernels.go:4750
 //line tricky.go:17
 			n := int(3)
-//line gompt_kernels.go:4598
+//line gompt_kernels.go:4753
 //line tricky.go:18
 			*(*int64)(unsafe.Add(gomptPOut, (o+int(1))*8)) = (int64(n) + long)
-//line gompt_kernels.go:4601
+//line gompt_kernels.go:4756
 //line tricky.go:16
 		}
-//line gompt_kernels.go:4604
+//line gompt_kernels.go:4759
 //line tricky.go:20
 		var a, b int = int(0), int(10)
-//line gompt_kernels.go:4607
+//line gompt_kernels.go:4762
 //line tricky.go:21
 		for a, b = int(0), int(10); a < b; a, b = (a + int(1)), (b - int(2)) {
-//line gompt_kernels.go:4610
+//line gompt_kernels.go:4765
 //line tricky.go:22
 			*(*int64)(unsafe.Add(gomptPOut, (o+int(2))*8)) += (int64((a * b)) ^ long)
-//line gompt_kernels.go:4613
+//line gompt_kernels.go:4768
 //line tricky.go:21
 		}
-//line gompt_kernels.go:4616
+//line gompt_kernels.go:4771
 //line tricky.go:24
 		*(*int64)(unsafe.Add(gomptPOut, (o+int(3))*8)) = long
-//line gompt_kernels.go:4619
+//line gompt_kernels.go:4774
 //line tricky.go:25
 		*(*int64)(unsafe.Add(gomptPOut, (o+int(3))*8)) <<= 2
-//line gompt_kernels.go:4622
+//line gompt_kernels.go:4777
 //line tricky.go:26
 		*(*int64)(unsafe.Add(gomptPOut, (o+int(3))*8)) &^= int64(5)
-//line gompt_kernels.go:4625
+//line gompt_kernels.go:4780
 //line tricky.go:27
 		*(*int64)(unsafe.Add(gomptPOut, (o+int(3))*8))++
-//line gompt_kernels.go:4628
+//line gompt_kernels.go:4783
 //line tricky.go:28
 		*(*int64)(unsafe.Add(gomptPOut, (o+int(3))*8)) %= int64(1000003)
-//line gompt_kernels.go:4631
+//line gompt_kernels.go:4786
 //line tricky.go:29
 		var cnt uint8
-//line gompt_kernels.go:4634
+//line gompt_kernels.go:4789
 //line tricky.go:30
 		for k := range uint8(200) {
-//line gompt_kernels.go:4637
+//line gompt_kernels.go:4792
 //line tricky.go:31
 			cnt += k
-//line gompt_kernels.go:4640
+//line gompt_kernels.go:4795
 //line tricky.go:30
 		}
-//line gompt_kernels.go:4643
+//line gompt_kernels.go:4798
 //line tricky.go:33
 		*(*int64)(unsafe.Add(gomptPOut, (o+int(4))*8)) = (int64(cnt) + int64((^uint8(long))))
-//line gompt_kernels.go:4646
+//line gompt_kernels.go:4801
 //line tricky.go:34
 		half, flag := (long > int64(0)), (!((long % int64(2)) == int64(0)))
-//line gompt_kernels.go:4649
+//line gompt_kernels.go:4804
 //line tricky.go:35
 		if half == flag {
-//line gompt_kernels.go:4652
+//line gompt_kernels.go:4807
 //line tricky.go:36
 			*(*int64)(unsafe.Add(gomptPOut, (o+int(5))*8)) = int64(1)
-//line gompt_kernels.go:4655
+//line gompt_kernels.go:4810
 //line tricky.go:35
 		}
-//line gompt_kernels.go:4658
+//line gompt_kernels.go:4813
 //line tricky.go:38
 		*(*int64)(unsafe.Add(gomptPOut, (o+int(6))*8)) = (min(long, int64(a), int64(b), int64(7)) + max(long, int64(-3)))
-//line gompt_kernels.go:4661
+//line gompt_kernels.go:4816
 //line tricky.go:39
 		for j := range int(5) {
-//line gompt_kernels.go:4664
+//line gompt_kernels.go:4819
 //line tricky.go:40
 			if int64(j) == (long % int64(5)) {
-//line gompt_kernels.go:4667
+//line gompt_kernels.go:4822
 //line tricky.go:41
 				*(*int64)(unsafe.Add(gomptPOut, (o+int(7))*8)) = ((int64(j) + int64((float64(314.1592653589793) * float64((j + int(1)))))) + int64(1000000000000000000))
-//line gompt_kernels.go:4670
+//line gompt_kernels.go:4825
 //line tricky.go:42
 				continue gomptPoint0
-//line gompt_kernels.go:4673
+//line gompt_kernels.go:4828
 //line tricky.go:40
 			}
-//line gompt_kernels.go:4676
+//line gompt_kernels.go:4831
 //line tricky.go:39
 		}
-//line gompt_kernels.go:4679
+//line gompt_kernels.go:4834
 //line tricky.go:45
 		*(*int64)(unsafe.Add(gomptPOut, (o+int(7))*8)) = (-long)
-//line gompt_kernels.go:4682
+//line gompt_kernels.go:4837
 	}
 	_ = n
 }
@@ -4750,34 +4905,34 @@ func gomptHostUint64Ops(gomptA *gomptdevice.HostArgs, gomptR gomptdevice.Range, 
 	for i := gomptLo0; i < gomptHi0; i++ {
 //line ints.go:53
 		x, y := *(*uint64)(unsafe.Add(gomptPA, i*8)), *(*uint64)(unsafe.Add(gomptPB, i*8))
-//line gompt_kernels.go:4754
+//line gompt_kernels.go:4909
 //line ints.go:54
 		o := (int(6) * i)
-//line gompt_kernels.go:4757
+//line gompt_kernels.go:4912
 //line ints.go:55
 		*(*uint64)(unsafe.Add(gomptPOut, o*8)) = (x + y)
-//line gompt_kernels.go:4760
+//line gompt_kernels.go:4915
 //line ints.go:56
 		*(*uint64)(unsafe.Add(gomptPOut, (o+int(1))*8)) = (x - y)
-//line gompt_kernels.go:4763
+//line gompt_kernels.go:4918
 //line ints.go:57
 		*(*uint64)(unsafe.Add(gomptPOut, (o+int(2))*8)) = (x * y)
-//line gompt_kernels.go:4766
+//line gompt_kernels.go:4921
 //line ints.go:58
 		if y != uint64(0) {
-//line gompt_kernels.go:4769
+//line gompt_kernels.go:4924
 //line ints.go:59
 			*(*uint64)(unsafe.Add(gomptPOut, (o+int(3))*8)) = (x / y)
-//line gompt_kernels.go:4772
+//line gompt_kernels.go:4927
 //line ints.go:60
 			*(*uint64)(unsafe.Add(gomptPOut, (o+int(4))*8)) = (x % y)
-//line gompt_kernels.go:4775
+//line gompt_kernels.go:4930
 //line ints.go:58
 		}
-//line gompt_kernels.go:4778
+//line gompt_kernels.go:4933
 //line ints.go:62
 		*(*uint64)(unsafe.Add(gomptPOut, (o+int(5))*8)) = (-x)
-//line gompt_kernels.go:4781
+//line gompt_kernels.go:4936
 	}
 	_ = n
 }
