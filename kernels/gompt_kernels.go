@@ -7,6 +7,7 @@ import (
 	_ "embed"
 	gomptdevice "github.com/gompt/gompt/device"
 	gomptrt "github.com/gompt/gompt/kernelrt"
+	gomptatomic "sync/atomic"
 	unsafe "unsafe"
 )
 
@@ -235,6 +236,62 @@ func gomptSampleFill(gomptN int, gomptSeed int64) gomptdevice.Sample {
 		Shape: gomptdevice.Shape{Size: gomptExt},
 		Bufs:  [][]byte{nil, nil, gomptrt.Floats[float32](gomptR, gomptrt.Len(n), 0.5, 1.5)},
 		Args:  []gomptdevice.Arg{gomptrt.Int(int64(n)), gomptrt.Float32(v), {}},
+	}
+}
+
+// Histogram is the gompt map kernel of histogram (library.go:120:1), over [0, n).
+var Histogram = &gomptdevice.Kernel{
+	Name: "histogram",
+	Params: []gomptdevice.Param{
+		{Name: "n", Kind: gomptdevice.ParamInt64},
+		{Name: "v", Kind: gomptdevice.ParamBuffer, Elem: gomptdevice.ParamUint8, Len: "n"},
+		{Name: "h", Kind: gomptdevice.ParamBuffer, Elem: gomptdevice.ParamUint32, Len: "256"},
+	},
+	Dims: 1,
+	Images: []gomptdevice.Image{
+		{Kind: gomptdevice.ImageHost, Entry: "gompt_histogram", Host: gomptHostHistogram},
+		{Kind: gomptdevice.ImageOpenCL, Entry: "gompt_histogram", Source: gomptCLHistogram, Options: "-cl-fp32-correctly-rounded-divide-sqrt"},
+		{Kind: gomptdevice.ImagePTX, Entry: "gompt_histogram", Source: gomptPTXHistogram},
+	},
+	Sample: gomptSampleHistogram,
+}
+
+//go:embed gompt_histogram.cl
+var gomptCLHistogram string
+
+//go:embed gompt_histogram.ptx
+var gomptPTXHistogram string
+
+// gomptHostHistogram is Histogram's Go image: the body of histogram at each point of the team's range.
+func gomptHostHistogram(gomptA *gomptdevice.HostArgs, gomptR gomptdevice.Range, _, _ int) {
+	n := gomptA.Int(0)
+	v := gomptrt.View[uint8](gomptA.Bufs[1], gomptrt.Len(n))
+	h := gomptrt.View[uint32](gomptA.Bufs[2], gomptrt.Len(256))
+	gomptRBH := h
+	var gomptRAH [256]uint32
+	h = gomptRAH[:len(h)]
+	gomptPV := unsafe.Pointer(unsafe.SliceData(v))
+	gomptLo0, gomptHi0 := gomptR.Clamp(0, n)
+	for i := gomptLo0; i < gomptHi0; i++ {
+		h[*(*uint8)(unsafe.Add(gomptPV, i*1))]++
+	}
+	for gomptI, gomptV := range gomptRAH[:len(gomptRBH)] {
+		if gomptV != 0 {
+			gomptatomic.AddUint32(&gomptRBH[gomptI], gomptV)
+		}
+	}
+	_ = n
+}
+
+// gomptSampleHistogram is Histogram's Sample: about n points, random arguments. Tol 0: every device gives the Go function's bits.
+func gomptSampleHistogram(gomptN int, gomptSeed int64) gomptdevice.Sample {
+	gomptR := gomptrt.Rand("histogram", gomptN, gomptSeed)
+	gomptExt := gomptrt.Extents(gomptN, 1)
+	n := gomptExt[0]
+	return gomptdevice.Sample{
+		Shape: gomptdevice.Shape{Size: gomptExt},
+		Bufs:  [][]byte{nil, gomptrt.Ints[uint8](gomptR, gomptrt.Len(n), 0, 16), gomptrt.Ints[uint32](gomptR, gomptrt.Len(256), 0, 16)},
+		Args:  []gomptdevice.Arg{gomptrt.Int(int64(n)), {}, {}},
 	}
 }
 

@@ -218,6 +218,11 @@ type kernel struct {
 	thread     *param
 	teamArrays map[*types.Var]int
 	plan       *teamPlan
+
+	// reduce(buf)=+ (reducearray.go): buffers the points add into, through
+	// a private copy per team; their constant lengths.
+	reduceArrays map[*param]string
+	reduceLen    map[*param]int
 }
 
 // args are the kernel's parameters less the point's indices (and a team

@@ -881,6 +881,88 @@ func RunHelpers(dev gompttarget.DeviceClause, n int, s8 int8, u8 uint8, s16 int1
 		Args: []gompttarget.Arg{gompttarget.Int(n), gompttarget.Int(int(s8)), gompttarget.Int(int(u8)), gompttarget.Int(int(s16)), gompttarget.Int(int(u16)), gompttarget.Int(int(s32)), gompttarget.Int(int(u32)), gompttarget.Int(int(u64)), gompttarget.Int(int(u)), gompttarget.Int(gomptrt.Bool(b)), gompttarget.Float64(f64), gompttarget.Slice(x), gompttarget.Slice(c), gompttarget.Slice(hist), gompttarget.Slice(out)}})
 }
 
+// Hist256Kernel is the gompt map kernel of Hist256 (reducearray.go:8:1), over [0, n).
+var Hist256Kernel = &gomptdevice.Kernel{
+	Name: "Hist256",
+	Params: []gomptdevice.Param{
+		{Name: "n", Kind: gomptdevice.ParamInt64},
+		{Name: "v", Kind: gomptdevice.ParamBuffer, Elem: gomptdevice.ParamUint8, Len: "n"},
+		{Name: "h", Kind: gomptdevice.ParamBuffer, Elem: gomptdevice.ParamUint32, Len: "256"},
+		{Name: "s", Kind: gomptdevice.ParamBuffer, Elem: gomptdevice.ParamInt64, Len: "16"},
+	},
+	Dims: 1,
+	Images: []gomptdevice.Image{
+		{Kind: gomptdevice.ImageHost, Entry: "gompt_Hist256", Host: gomptHostHist256},
+		{Kind: gomptdevice.ImageOpenCL, Entry: "gompt_Hist256", Source: gomptCLHist256, Options: "-cl-fp32-correctly-rounded-divide-sqrt"},
+		{Kind: gomptdevice.ImagePTX, Entry: "gompt_Hist256", Source: gomptPTXHist256},
+	},
+	Sample: gomptSampleHist256,
+}
+
+//go:embed gompt_Hist256.cl
+var gomptCLHist256 string
+
+//go:embed gompt_Hist256.ptx
+var gomptPTXHist256 string
+
+// gomptHostHist256 is Hist256Kernel's Go image: the body of Hist256 at each point of the team's range.
+func gomptHostHist256(gomptA *gomptdevice.HostArgs, gomptR gomptdevice.Range, _, _ int) {
+	n := gomptA.Int(0)
+	v := gomptrt.View[uint8](gomptA.Bufs[1], gomptrt.Len(n))
+	h := gomptrt.View[uint32](gomptA.Bufs[2], gomptrt.Len(256))
+	s := gomptrt.View[int64](gomptA.Bufs[3], gomptrt.Len(16))
+	gomptRBH := h
+	var gomptRAH [256]uint32
+	h = gomptRAH[:len(h)]
+	gomptRBS := s
+	var gomptRAS [16]int64
+	s = gomptRAS[:len(s)]
+	gomptPV := unsafe.Pointer(unsafe.SliceData(v))
+	gomptLo0, gomptHi0 := gomptR.Clamp(0, n)
+	for i := gomptLo0; i < gomptHi0; i++ {
+		b := *(*uint8)(unsafe.Add(gomptPV, i*1))
+		h[b]++
+		s[(b % uint8(16))] += (int64(b) - int64(3))
+	}
+	for gomptI, gomptV := range gomptRAH[:len(gomptRBH)] {
+		if gomptV != 0 {
+			gomptatomic.AddUint32(&gomptRBH[gomptI], gomptV)
+		}
+	}
+	for gomptI, gomptV := range gomptRAS[:len(gomptRBS)] {
+		if gomptV != 0 {
+			gomptatomic.AddInt64(&gomptRBS[gomptI], gomptV)
+		}
+	}
+	_ = n
+}
+
+// gomptSampleHist256 is Hist256Kernel's Sample: about n points, random arguments. Tol 0: every device gives the Go function's bits.
+func gomptSampleHist256(gomptN int, gomptSeed int64) gomptdevice.Sample {
+	gomptR := gomptrt.Rand("Hist256", gomptN, gomptSeed)
+	gomptExt := gomptrt.Extents(gomptN, 1)
+	n := gomptExt[0]
+	return gomptdevice.Sample{
+		Shape: gomptdevice.Shape{Size: gomptExt},
+		Bufs:  [][]byte{nil, gomptrt.Ints[uint8](gomptR, gomptrt.Len(n), 0, 16), gomptrt.Ints[uint32](gomptR, gomptrt.Len(256), 0, 16), gomptrt.Ints[int64](gomptR, gomptrt.Len(16), 0, 16)},
+		Args:  []gomptdevice.Arg{gomptrt.Int(int64(n)), {}, {}, {}},
+	}
+}
+
+// RunHist256 runs Hist256Kernel (Hist256) on device dev over [0, n), mapping each slice by how the kernel uses it:
+// v to, h tofrom, s tofrom.
+func RunHist256(dev gompttarget.DeviceClause, n int, v []uint8, h []uint32, s []int64) error {
+	if n <= 0 {
+		return nil
+	}
+	v = gomptrt.Head(v, gomptrt.Len(n))
+	h = gomptrt.Head(h, gomptrt.Len(256))
+	s = gomptrt.Head(s, gomptrt.Len(16))
+	return gompttarget.Target(gompttarget.Region{Device: dev, Kernel: Hist256Kernel, Shape: gompttarget.Shape{Size: [3]int{n, 1, 1}, Teams: gomptrt.Teams(n), Threads: gomptrt.MaxThreads},
+		Maps: []gompttarget.Map{gompttarget.To(v), gompttarget.ToFrom(h), gompttarget.ToFrom(s)},
+		Args: []gompttarget.Arg{gompttarget.Int(n), gompttarget.Slice(v), gompttarget.Slice(h), gompttarget.Slice(s)}})
+}
+
 // HistogramKernel is the gompt map kernel of Histogram (atomics.go:11:1), over [0, n).
 var HistogramKernel = &gomptdevice.Kernel{
 	Name: "Histogram",
