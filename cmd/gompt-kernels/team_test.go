@@ -1,6 +1,10 @@
 package main
 
-import "testing"
+import (
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+)
 
 // A barrier where not every thread of a team reaches it, a return, a
 // branch out of a loop around a barrier, and a barrier outside a team
@@ -55,4 +59,34 @@ func TwoDims(t, th int, teams, m int) {}
 //gompt:kernel team=2000 dims=teams // want "team=2000: want the number of threads per team, 1 to 1024"
 func TooBig(t, th int, teams int) {}
 `)
+}
+
+// The prover places a team array's index split from the thread index
+// (ly, lx := th/16, th%16) against the array's length: those loads have no
+// test; an index it cannot place keeps one.
+func TestTeamArrayIndexesProven(t *testing.T) {
+	t.Setenv("GOFLAGS", "-mod=mod")
+	out := generateSrc(t, `package k
+
+import "github.com/gompt/gompt/kernelrt"
+
+//gompt:kernel team=256 dims=teams len(x)=teams*256
+func K(t, th int, teams int, m int, x []float32) {
+	var tile [256]float32
+	ly, lx := th/16, th%16
+	tile[th] = x[t*256+th]
+	kernelrt.Barrier()
+	var acc float32
+	for q := 0; q < 16; q++ {
+		acc += tile[ly*16+q] * tile[q*16+lx]
+	}
+	acc += tile[m]
+	kernelrt.Barrier()
+	x[t*256+th] = acc
+}
+`, options{clang: "no-such-clang"})
+	cl := string(out["gompt_K.cl"])
+	assert.Contains(t, cl, "(tile[((long)((ulong)((long)((ulong)ly * (ulong)(16L))) + (ulong)q))] * tile[")
+	assert.Contains(t, cl, "gompt_lload_float(tile, 256L, m)")
+	assert.Contains(t, cl, "x[((long)((ulong)((long)((ulong)t * (ulong)(256L))) + (ulong)th))]")
 }
