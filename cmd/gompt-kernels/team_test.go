@@ -90,3 +90,43 @@ func K(t, th int, teams int, m int, x []float32) {
 	assert.Contains(t, cl, "gompt_lload_float(tile, 256L, m)")
 	assert.Contains(t, cl, "x[((long)((ulong)((long)((ulong)t * (ulong)(256L))) + (ulong)th))]")
 }
+
+// The README's and kernels/doc.go's examples of a team kernel, an atomic
+// and an array reduction generate.
+func TestDocExamples(t *testing.T) {
+	t.Setenv("GOFLAGS", "-mod=mod")
+	out := generateSrc(t, `package k
+
+import (
+	"sync/atomic"
+
+	"github.com/gompt/gompt/kernelrt"
+)
+
+//gompt:kernel team=64 dims=teams len(in)=teams*64 len(sums)=teams
+func BlockSum(t, th int, teams int, in, sums []float32) {
+	var part [64]float32 // the team's
+	part[th] = in[t*64+th]
+	for s := 32; s > 0; s /= 2 {
+		kernelrt.Barrier()
+		if th < s {
+			part[th] += part[th+s]
+		}
+	}
+	if th == 0 {
+		sums[t] = part[0]
+	}
+}
+
+//gompt:kernel dims=n len(count)=16
+func Count(i int, n int, v []uint32, count []uint32) {
+	atomic.AddUint32(&count[v[i]%16], 1)
+}
+
+//gompt:kernel dims=n reduce(h)=+ len(h)=256
+func Histogram(i int, n int, v []uint8, h []uint32) { h[v[i]]++ }
+`, options{clang: "no-such-clang"})
+	for _, f := range []string{"gompt_BlockSum.cl", "gompt_Count.cl", "gompt_Histogram.cl", goFileName} {
+		assert.NotEmpty(t, out[f], f)
+	}
+}
