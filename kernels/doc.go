@@ -9,7 +9,8 @@
 // The library: Empty, Saxpy, VecAdd, Dot (with DotShape and SumPartials),
 // Matmul, Jacobi, Fill, Copy32 and SaxpyCUDA; All lists them and ByName
 // finds one. MatmulTiled (with MatmulTiledTeams) is Matmul as a team
-// kernel, in 16x16 tiles through team arrays; it is not in All. Their typed launchers (launch.RunSaxpy(dev, n, a, x, y) ...)
+// kernel, in 16x16 tiles through team arrays, and Histogram an array
+// reduction (256 bins); they are not in All. Their typed launchers (launch.RunSaxpy(dev, n, a, x, y) ...)
 // are in package kernels/launch.
 //
 // # Writing a kernel in Go
@@ -37,8 +38,8 @@
 // which maps x both ways and runs ScaleKernel over [0, n); and
 // gompt_Scale.cl and gompt_Scale.ptx, embedded in ScaleKernel. Run
 // `go run github.com/gompt/gompt/cmd/gompt-kernels -h` for the directive
-// (dims=, reduce=, len(buf)=, name=, var=) and the subset of Go a kernel
-// may use; the repository's README ("Writing a kernel") says what the
+// (dims=, reduce=, reduce(buf)=, team=, len(buf)=, name=, var=) and the
+// subset of Go a kernel may use; the repository's README ("Writing a kernel") says what the
 // generated code keeps of Go on every device: the Go function's result bit
 // for bit for map kernels, reductions within a stated tolerance, slices
 // mapped by use, len(buf) the declared length everywhere.
@@ -51,6 +52,61 @@
 // import package target (whose own tests use the kernels), so its
 // go:generate line passes -launchers launch, which writes the launchers
 // into package kernels/launch.
+//
+// # Teams, barriers, atomics and array reductions
+//
+// A team kernel (team=N) sees its team: its first parameters are the
+// team's index and the thread's index in it, dims= names the number of
+// teams, arrays declared at the top of its body are the team's local
+// memory (OpenCL __local, CUDA .shared), and kernelrt.Barrier() waits for
+// the team's threads:
+//
+//	//gompt:kernel team=64 dims=teams len(in)=teams*64 len(sums)=teams
+//	func BlockSum(t, th int, teams int, in, sums []float32) {
+//		var part [64]float32 // local memory: one per team
+//		part[th] = in[t*64+th]
+//		for s := 32; s > 0; s /= 2 {
+//			kernelrt.Barrier()
+//			if th < s {
+//				part[th] += part[th+s]
+//			}
+//		}
+//		if th == 0 {
+//			sums[t] = part[0]
+//		}
+//	}
+//
+// Its launcher runs teams teams of N threads on every device: a team is a
+// work-group of N work-items on OpenCL and CUDA, and the Go image runs its
+// threads one after another between barriers. Every thread must reach the
+// same barriers (a barrier under a condition that depends on the thread is
+// a generator error). MatmulTiled is the library's team kernel.
+//
+// A kernel may call sync/atomic's Add, CompareAndSwap and Load of int32,
+// uint32, int64 and uint64 on an element of a slice parameter:
+//
+//	//gompt:kernel dims=n len(count)=16
+//	func Count(i int, n int, v []uint32, count []uint32) {
+//		atomic.AddUint32(&count[v[i]%16], 1)
+//	}
+//
+// and reduce(buf)=+ makes buf an array reduction: the points add into its
+// elements, each team into a private copy (local memory on a device) that
+// it adds into buf once, exactly, for integer elements (Histogram is the
+// library's):
+//
+//	//gompt:kernel dims=n reduce(h)=+ len(h)=256
+//	func Histogram(i int, n int, v []uint8, h []uint32) { h[v[i]]++ }
+//
+// Where a launch leaves Shape.Teams and Shape.Threads 0, the OpenCL plugin
+// makes work-groups of 256 work-items (1024 on a CPU device such as POCL)
+// and enough of them for one work-item per point (up to 2^30 work-items);
+// the CUDA plugin, blocks of 256 threads (32x8 in 2-D and 3-D) and a grid
+// that covers the space; the host device and the initial device, one team
+// (a goroutine) per 16384 points, at most GOMAXPROCS. Generated launchers
+// of reductions and array reductions set kernelrt.Teams(points) teams of
+// kernelrt.MaxThreads threads, and of team kernels teams teams of N (the
+// README's "Writing a kernel" has the details and the figures).
 //
 // Test a kernel of your own with kerneltest.CheckKernel(t, k), which runs
 // its Sample on every device present and compares each result with its Go

@@ -7,6 +7,7 @@ import (
 	_ "embed"
 	gomptdevice "github.com/gompt/gompt/device"
 	gomptrt "github.com/gompt/gompt/kernelrt"
+	gomptatomic "sync/atomic"
 	unsafe "unsafe"
 )
 
@@ -44,7 +45,7 @@ func gomptHostCopy32(gomptA *gomptdevice.HostArgs, gomptR gomptdevice.Range, _, 
 	for i := gomptLo0; i < gomptHi0; i++ {
 //line library.go:41
 		*(*int32)(unsafe.Add(gomptPDst, i*4)) = *(*int32)(unsafe.Add(gomptPSrc, i*4))
-//line gompt_kernels.go:48
+//line gompt_kernels.go:49
 	}
 	_ = n
 }
@@ -103,10 +104,10 @@ func gomptHostDot_partial(gomptA *gomptdevice.HostArgs, gomptR gomptdevice.Range
 		{
 //line library.go:74
 			gomptV = (*(*float32)(unsafe.Add(gomptPX, i*4)) * *(*float32)(unsafe.Add(gomptPY, i*4)))
-//line gompt_kernels.go:107
+//line gompt_kernels.go:108
 //line library.go:74
 			goto gomptR0
-//line gompt_kernels.go:110
+//line gompt_kernels.go:111
 		}
 	gomptR0:
 		gomptS0 = gomptS0 + float64(gomptV)
@@ -114,10 +115,10 @@ func gomptHostDot_partial(gomptA *gomptdevice.HostArgs, gomptR gomptdevice.Range
 			i := i + 1
 //line library.go:74
 			gomptV = (*(*float32)(unsafe.Add(gomptPX, i*4)) * *(*float32)(unsafe.Add(gomptPY, i*4)))
-//line gompt_kernels.go:118
+//line gompt_kernels.go:119
 //line library.go:74
 			goto gomptR1
-//line gompt_kernels.go:121
+//line gompt_kernels.go:122
 		}
 	gomptR1:
 		gomptS1 = gomptS1 + float64(gomptV)
@@ -125,10 +126,10 @@ func gomptHostDot_partial(gomptA *gomptdevice.HostArgs, gomptR gomptdevice.Range
 			i := i + 2
 //line library.go:74
 			gomptV = (*(*float32)(unsafe.Add(gomptPX, i*4)) * *(*float32)(unsafe.Add(gomptPY, i*4)))
-//line gompt_kernels.go:129
+//line gompt_kernels.go:130
 //line library.go:74
 			goto gomptR2
-//line gompt_kernels.go:132
+//line gompt_kernels.go:133
 		}
 	gomptR2:
 		gomptS2 = gomptS2 + float64(gomptV)
@@ -136,10 +137,10 @@ func gomptHostDot_partial(gomptA *gomptdevice.HostArgs, gomptR gomptdevice.Range
 			i := i + 3
 //line library.go:74
 			gomptV = (*(*float32)(unsafe.Add(gomptPX, i*4)) * *(*float32)(unsafe.Add(gomptPY, i*4)))
-//line gompt_kernels.go:140
+//line gompt_kernels.go:141
 //line library.go:74
 			goto gomptR3
-//line gompt_kernels.go:143
+//line gompt_kernels.go:144
 		}
 	gomptR3:
 		gomptS3 = gomptS3 + float64(gomptV)
@@ -148,10 +149,10 @@ func gomptHostDot_partial(gomptA *gomptdevice.HostArgs, gomptR gomptdevice.Range
 		{
 //line library.go:74
 			gomptV = (*(*float32)(unsafe.Add(gomptPX, i*4)) * *(*float32)(unsafe.Add(gomptPY, i*4)))
-//line gompt_kernels.go:152
+//line gompt_kernels.go:153
 //line library.go:74
 			goto gomptR4
-//line gompt_kernels.go:155
+//line gompt_kernels.go:156
 		}
 	gomptR4:
 		gomptS0 = gomptS0 + float64(gomptV)
@@ -244,7 +245,7 @@ func gomptHostFill(gomptA *gomptdevice.HostArgs, gomptR gomptdevice.Range, _, _ 
 	for i := gomptLo0; i < gomptHi0; i++ {
 //line library.go:34
 		*(*float32)(unsafe.Add(gomptPX, i*4)) = v
-//line gompt_kernels.go:248
+//line gompt_kernels.go:249
 	}
 	_ = n
 }
@@ -259,6 +260,67 @@ func gomptSampleFill(gomptN int, gomptSeed int64) gomptdevice.Sample {
 		Shape: gomptdevice.Shape{Size: gomptExt},
 		Bufs:  [][]byte{nil, nil, gomptrt.Floats[float32](gomptR, gomptrt.Len(n), 0.5, 1.5)},
 		Args:  []gomptdevice.Arg{gomptrt.Int(int64(n)), gomptrt.Float32(v), {}},
+	}
+}
+
+// Histogram is the gompt map kernel of histogram (library.go:120:1), over [0, n).
+var Histogram = &gomptdevice.Kernel{
+	Name: "histogram",
+	Params: []gomptdevice.Param{
+		{Name: "n", Kind: gomptdevice.ParamInt64},
+		{Name: "v", Kind: gomptdevice.ParamBuffer, Elem: gomptdevice.ParamUint8, Len: "n"},
+		{Name: "h", Kind: gomptdevice.ParamBuffer, Elem: gomptdevice.ParamUint32, Len: "256"},
+	},
+	Dims: 1,
+	Faults: []gomptdevice.FaultSite{
+		{Kind: gomptdevice.FaultIndex, Pos: "library.go:121"},
+	},
+	Images: []gomptdevice.Image{
+		{Kind: gomptdevice.ImageHost, Entry: "gompt_histogram", Host: gomptHostHistogram},
+		{Kind: gomptdevice.ImageOpenCL, Entry: "gompt_histogram", Source: gomptCLHistogram, Options: "-cl-fp32-correctly-rounded-divide-sqrt"},
+		{Kind: gomptdevice.ImagePTX, Entry: "gompt_histogram", Source: gomptPTXHistogram},
+	},
+	Sample: gomptSampleHistogram,
+}
+
+//go:embed gompt_histogram.cl
+var gomptCLHistogram string
+
+//go:embed gompt_histogram.ptx
+var gomptPTXHistogram string
+
+// gomptHostHistogram is Histogram's Go image: the body of histogram at each point of the team's range.
+func gomptHostHistogram(gomptA *gomptdevice.HostArgs, gomptR gomptdevice.Range, _, _ int) {
+	n := gomptA.Int(0)
+	v := gomptrt.View[uint8](gomptA.Bufs[1], gomptrt.Len(n))
+	h := gomptrt.View[uint32](gomptA.Bufs[2], gomptrt.Len(256))
+	gomptRBH := h
+	var gomptRAH [256]uint32
+	h = gomptRAH[:len(h)]
+	gomptPV := unsafe.Pointer(unsafe.SliceData(v))
+	gomptLo0, gomptHi0 := gomptR.Clamp(0, n)
+	for i := gomptLo0; i < gomptHi0; i++ {
+//line library.go:121
+		h[*(*uint8)(unsafe.Add(gomptPV, i*1))]++
+//line gompt_kernels.go:306
+	}
+	for gomptI, gomptV := range gomptRAH[:len(gomptRBH)] {
+		if gomptV != 0 {
+			gomptatomic.AddUint32(&gomptRBH[gomptI], gomptV)
+		}
+	}
+	_ = n
+}
+
+// gomptSampleHistogram is Histogram's Sample: about n points, random arguments. Tol 0: every device gives the Go function's bits.
+func gomptSampleHistogram(gomptN int, gomptSeed int64) gomptdevice.Sample {
+	gomptR := gomptrt.Rand("histogram", gomptN, gomptSeed)
+	gomptExt := gomptrt.Extents(gomptN, 1)
+	n := gomptExt[0]
+	return gomptdevice.Sample{
+		Shape: gomptdevice.Shape{Size: gomptExt},
+		Bufs:  [][]byte{nil, gomptrt.Ints[uint8](gomptR, gomptrt.Len(n), 0, 16), gomptrt.Ints[uint32](gomptR, gomptrt.Len(256), 0, 16)},
+		Args:  []gomptdevice.Arg{gomptrt.Int(int64(n)), {}, {}},
 	}
 }
 
@@ -306,51 +368,51 @@ func gomptHostJacobi(gomptA *gomptdevice.HostArgs, gomptR gomptdevice.Range, _, 
 		for x := gomptLo0; x < gomptIn0; x++ {
 //line library.go:50
 			i := ((y * nx) + x)
-//line gompt_kernels.go:310
+//line gompt_kernels.go:372
 //line library.go:51
 			if (((x == int(0)) || (y == int(0))) || (x == (nx - int(1)))) || (y == (ny - int(1))) {
-//line gompt_kernels.go:313
+//line gompt_kernels.go:375
 //line library.go:52
 				*(*float32)(unsafe.Add(gomptPOut, i*4)) = *(*float32)(unsafe.Add(gomptPIn, i*4))
-//line gompt_kernels.go:316
+//line gompt_kernels.go:378
 //line library.go:53
 				continue gomptPoint0
-//line gompt_kernels.go:319
+//line gompt_kernels.go:381
 //line library.go:51
 			}
-//line gompt_kernels.go:322
+//line gompt_kernels.go:384
 //line library.go:55
 			*(*float32)(unsafe.Add(gomptPOut, i*4)) = (float32(0.25) * (((*(*float32)(unsafe.Add(gomptPIn, (i-nx)*4)) + *(*float32)(unsafe.Add(gomptPIn, (i+nx)*4))) + *(*float32)(unsafe.Add(gomptPIn, (i-int(1))*4))) + *(*float32)(unsafe.Add(gomptPIn, (i+int(1))*4))))
-//line gompt_kernels.go:325
+//line gompt_kernels.go:387
 		}
 		for x := gomptIn0; x < gomptIn1; x++ {
 //line library.go:50
 			i := ((y * nx) + x)
-//line gompt_kernels.go:330
+//line gompt_kernels.go:392
 //line library.go:55
 			*(*float32)(unsafe.Add(gomptPOut, i*4)) = (float32(0.25) * (((*(*float32)(unsafe.Add(gomptPIn, (i-nx)*4)) + *(*float32)(unsafe.Add(gomptPIn, (i+nx)*4))) + *(*float32)(unsafe.Add(gomptPIn, (i-int(1))*4))) + *(*float32)(unsafe.Add(gomptPIn, (i+int(1))*4))))
-//line gompt_kernels.go:333
+//line gompt_kernels.go:395
 		}
 	gomptPoint2:
 		for x := gomptIn1; x < gomptHi0; x++ {
 //line library.go:50
 			i := ((y * nx) + x)
-//line gompt_kernels.go:339
+//line gompt_kernels.go:401
 //line library.go:51
 			if (((x == int(0)) || (y == int(0))) || (x == (nx - int(1)))) || (y == (ny - int(1))) {
-//line gompt_kernels.go:342
+//line gompt_kernels.go:404
 //line library.go:52
 				*(*float32)(unsafe.Add(gomptPOut, i*4)) = *(*float32)(unsafe.Add(gomptPIn, i*4))
-//line gompt_kernels.go:345
+//line gompt_kernels.go:407
 //line library.go:53
 				continue gomptPoint2
-//line gompt_kernels.go:348
+//line gompt_kernels.go:410
 //line library.go:51
 			}
-//line gompt_kernels.go:351
+//line gompt_kernels.go:413
 //line library.go:55
 			*(*float32)(unsafe.Add(gomptPOut, i*4)) = (float32(0.25) * (((*(*float32)(unsafe.Add(gomptPIn, (i-nx)*4)) + *(*float32)(unsafe.Add(gomptPIn, (i+nx)*4))) + *(*float32)(unsafe.Add(gomptPIn, (i-int(1))*4))) + *(*float32)(unsafe.Add(gomptPIn, (i+int(1))*4))))
-//line gompt_kernels.go:354
+//line gompt_kernels.go:416
 		}
 	}
 }
@@ -420,50 +482,50 @@ func gomptLanesMatmul(gomptX0, gomptW int, i int, m int, n int, k int, A []float
 	gomptL1Acc := gomptL1AccA[:gomptW:gomptW]
 //line library.go:63
 	for gomptJ := 0; gomptJ < gomptW; gomptJ++ {
-//line gompt_kernels.go:424
+//line gompt_kernels.go:486
 		gomptL1Acc[gomptJ] = float32(0)
 //line library.go:63
 	}
-//line gompt_kernels.go:428
+//line gompt_kernels.go:490
 //line library.go:64
 	for p := int(0); p < k; p++ {
-//line gompt_kernels.go:431
+//line gompt_kernels.go:493
 //line library.go:65
 		gomptU1 := *(*float32)(unsafe.Add(gomptPA, ((i*k)+p)*4))
-//line gompt_kernels.go:434
+//line gompt_kernels.go:496
 //line library.go:65
 		gomptU2 := (p * n)
-//line gompt_kernels.go:437
+//line gompt_kernels.go:499
 //line library.go:65
 		gomptU3 := unsafe.Add(gomptPB, (gomptU2+gomptX0)*4)
-//line gompt_kernels.go:440
+//line gompt_kernels.go:502
 //line library.go:65
 		for gomptJ := 0; gomptJ < gomptW; gomptJ++ {
-//line gompt_kernels.go:443
+//line gompt_kernels.go:505
 //line library.go:65
 			gomptL1Acc[gomptJ] += (gomptU1 * *(*float32)(unsafe.Add(gomptU3, gomptJ*4)))
-//line gompt_kernels.go:446
+//line gompt_kernels.go:508
 //line library.go:65
 		}
-//line gompt_kernels.go:449
+//line gompt_kernels.go:511
 //line library.go:64
 	}
-//line gompt_kernels.go:452
+//line gompt_kernels.go:514
 //line library.go:67
 	gomptU4 := (i * n)
-//line gompt_kernels.go:455
+//line gompt_kernels.go:517
 //line library.go:67
 	gomptU5 := unsafe.Add(gomptPC, (gomptU4+gomptX0)*4)
-//line gompt_kernels.go:458
+//line gompt_kernels.go:520
 //line library.go:67
 	for gomptJ := 0; gomptJ < gomptW; gomptJ++ {
-//line gompt_kernels.go:461
+//line gompt_kernels.go:523
 //line library.go:67
 		*(*float32)(unsafe.Add(gomptU5, gomptJ*4)) = gomptL1Acc[gomptJ]
-//line gompt_kernels.go:464
+//line gompt_kernels.go:526
 //line library.go:67
 	}
-//line gompt_kernels.go:467
+//line gompt_kernels.go:529
 	_ = gomptL1Acc
 	_ = m
 }
@@ -535,23 +597,23 @@ func gomptHostMatmul_tiled(gomptA *gomptdevice.HostArgs, gomptR gomptdevice.Rang
 	for t := gomptLo0; t < gomptHi0; t++ {
 //line library.go:85
 		var tA [256]float32
-//line gompt_kernels.go:539
+//line gompt_kernels.go:601
 		_ = tA
 //line library.go:86
 		var tB [256]float32
-//line gompt_kernels.go:543
+//line gompt_kernels.go:605
 		_ = tB
 //line library.go:87
 		tilesX := max(((n + int(15)) / int(16)), int(1))
-//line gompt_kernels.go:547
+//line gompt_kernels.go:609
 		_ = tilesX
 //line library.go:88
 		row := ((t / tilesX) * int(16))
-//line gompt_kernels.go:551
+//line gompt_kernels.go:613
 		_ = row
 //line library.go:89
 		col := ((t % tilesX) * int(16))
-//line gompt_kernels.go:555
+//line gompt_kernels.go:617
 		_ = col
 		for gomptJ := 0; gomptJ < 256; gomptJ++ {
 			th := gomptJ
@@ -568,62 +630,62 @@ func gomptHostMatmul_tiled(gomptA *gomptdevice.HostArgs, gomptR gomptdevice.Rang
 				th := gomptJ
 //line library.go:94
 				if (gomptT3I[gomptJ] < m) && ((p0 + gomptT2Lx[gomptJ]) < k) {
-//line gompt_kernels.go:572
+//line gompt_kernels.go:634
 //line library.go:95
 					tA[th] = A[(((gomptT3I[gomptJ] * k) + p0) + gomptT2Lx[gomptJ])]
-//line gompt_kernels.go:575
+//line gompt_kernels.go:637
 //line library.go:94
 				} else {
-//line gompt_kernels.go:578
+//line gompt_kernels.go:640
 //line library.go:97
 					tA[th] = float32(0.0)
-//line gompt_kernels.go:581
+//line gompt_kernels.go:643
 //line library.go:94
 				}
-//line gompt_kernels.go:584
+//line gompt_kernels.go:646
 			}
 			for gomptJ := 0; gomptJ < 256; gomptJ++ {
 				th := gomptJ
 //line library.go:99
 				if ((p0 + gomptT1Ly[gomptJ]) < k) && (gomptT4J[gomptJ] < n) {
-//line gompt_kernels.go:590
+//line gompt_kernels.go:652
 //line library.go:100
 					tB[th] = B[(((p0 + gomptT1Ly[gomptJ]) * n) + gomptT4J[gomptJ])]
-//line gompt_kernels.go:593
+//line gompt_kernels.go:655
 //line library.go:99
 				} else {
-//line gompt_kernels.go:596
+//line gompt_kernels.go:658
 //line library.go:102
 					tB[th] = float32(0.0)
-//line gompt_kernels.go:599
+//line gompt_kernels.go:661
 //line library.go:99
 				}
-//line gompt_kernels.go:602
+//line gompt_kernels.go:664
 			}
 			// barrier
 			for gomptJ := 0; gomptJ < 256; gomptJ++ {
 //line library.go:105
 				for q := int(0); q < int(16); q++ {
-//line gompt_kernels.go:608
+//line gompt_kernels.go:670
 //line library.go:106
 					gomptT5Acc[gomptJ] += (tA[((gomptT1Ly[gomptJ]*int(16))+q)] * tB[((q*int(16))+gomptT2Lx[gomptJ])])
-//line gompt_kernels.go:611
+//line gompt_kernels.go:673
 //line library.go:105
 				}
-//line gompt_kernels.go:614
+//line gompt_kernels.go:676
 			}
 			// barrier
 		}
 		for gomptJ := 0; gomptJ < 256; gomptJ++ {
 //line library.go:110
 			if (gomptT3I[gomptJ] < m) && (gomptT4J[gomptJ] < n) {
-//line gompt_kernels.go:621
+//line gompt_kernels.go:683
 //line library.go:111
 				C[((gomptT3I[gomptJ] * n) + gomptT4J[gomptJ])] = gomptT5Acc[gomptJ]
-//line gompt_kernels.go:624
+//line gompt_kernels.go:686
 //line library.go:110
 			}
-//line gompt_kernels.go:627
+//line gompt_kernels.go:689
 		}
 	}
 	_ = gomptT1Ly
@@ -685,7 +747,7 @@ func gomptHostSaxpy(gomptA *gomptdevice.HostArgs, gomptR gomptdevice.Range, _, _
 	for i := gomptLo0; i < gomptHi0; i++ {
 //line library.go:20
 		*(*float32)(unsafe.Add(gomptPY, i*4)) = ((a * *(*float32)(unsafe.Add(gomptPX, i*4))) + *(*float32)(unsafe.Add(gomptPY, i*4)))
-//line gompt_kernels.go:689
+//line gompt_kernels.go:751
 	}
 	_ = n
 }
@@ -740,7 +802,7 @@ func gomptHostVecadd(gomptA *gomptdevice.HostArgs, gomptR gomptdevice.Range, _, 
 	for i := gomptLo0; i < gomptHi0; i++ {
 //line library.go:27
 		*(*float32)(unsafe.Add(gomptPC, i*4)) = (*(*float32)(unsafe.Add(gomptPA, i*4)) + *(*float32)(unsafe.Add(gomptPB, i*4)))
-//line gompt_kernels.go:744
+//line gompt_kernels.go:806
 	}
 	_ = n
 }

@@ -111,3 +111,12 @@ func matmulTiled(t, th int, teams int, m, n, k int, A, B, C []float32) {
 		C[i*n+j] = acc
 	}
 }
+
+// histogram counts v's values in 256 bins, h[v[i]]++ for i in [0, n): an
+// array reduction (reduce(h)=+), each team counting into its own copy of
+// the bins and adding it into h once (Histogram). It adds to what h holds.
+//
+//gompt:kernel dims=n reduce(h)=+ len(h)=256 var=Histogram name=histogram
+func histogram(i int, n int, v []uint8, h []uint32) {
+	h[v[i]]++
+}

@@ -175,13 +175,17 @@ func (p *prelude) atomic(k *kernel, t scalar, kind string, written bool) string 
 }
 
 // atom64 defines the 64-bit atomics: cl_khr_int64_base_atomics' on an
-// OpenCL device, clang's builtins for PTX (libclc lacks the extension's
-// functions for nvptx).
+// OpenCL device (a device without the extension fails the build with a
+// message saying so), clang's builtins for PTX (libclc lacks the
+// extension's functions for nvptx).
 const atom64 = `
 #ifdef __NVPTX__
 #define gompt_atom_add64(a, d) __sync_fetch_and_add(a, d)
 #define gompt_atom_cas64(a, o, n) __sync_val_compare_and_swap(a, o, n)
 #else
+#ifndef cl_khr_int64_base_atomics
+#error "gompt: this kernel uses 64-bit atomics (sync/atomic on int64 or uint64, or an array reduction of them), and this OpenCL device lacks cl_khr_int64_base_atomics"
+#endif
 #pragma OPENCL EXTENSION cl_khr_int64_base_atomics : enable
 #define gompt_atom_add64(a, d) atom_add(a, d)
 #define gompt_atom_cas64(a, o, n) atom_cmpxchg(a, o, n)

@@ -32,6 +32,8 @@ func (g *gen) openCL(k *kernel) string {
 	switch {
 	case k.team > 0:
 		entry = g.teamEntry(k, pre)
+	case len(k.reduceArrays) > 0:
+		entry = g.reduceArrayEntry(k, pre)
 	case k.reduce == "":
 		entry = g.mapEntry(k, pre)
 	default:

@@ -219,7 +219,7 @@ func (g *gen) newKernel(f *fn, dir *ast.Comment) {
 	for _, field := range strings.Fields(text) {
 		key, val, ok := strings.Cut(field, "=")
 		if !ok || val == "" {
-			fail("%q is not KEY=VALUE; the keys are dims, team, reduce, len(BUF), check, name and var", field)
+			fail("%q is not KEY=VALUE; the keys are dims, team, reduce, reduce(BUF), len(BUF), check, name and var", field)
 			continue
 		}
 		if seen[key] {
@@ -257,6 +257,21 @@ func (g *gen) newKernel(f *fn, dir *ast.Comment) {
 			default:
 				fail("check=%s: want check=on (the default: indices and divisors checked as Go checks them) or check=off", val)
 			}
+		case strings.HasPrefix(key, "reduce(") && strings.HasSuffix(key, ")"):
+			buf := key[7 : len(key)-1]
+			p := byName[buf]
+			if p == nil || !p.slice {
+				fail("%s=%s: %q is not a slice parameter of %s", key, val, buf, f.name)
+				continue
+			}
+			if val != "+" {
+				fail("%s=%s: an array reduction is reduce(BUF)=+", key, val)
+				continue
+			}
+			if k.reduceArrays == nil {
+				k.reduceArrays = map[*param]string{}
+			}
+			k.reduceArrays[p] = val
 		case key == "team":
 			n, err := strconv.Atoi(val)
 			if err != nil || n < 1 || n > maxTeamThreads {
@@ -283,7 +298,7 @@ func (g *gen) newKernel(f *fn, dir *ast.Comment) {
 			}
 			lenExprs[p] = val
 		default:
-			fail("unknown key %q; the keys are dims, team, reduce, len(BUF), check, name and var", key)
+			fail("unknown key %q; the keys are dims, team, reduce, reduce(BUF), len(BUF), check, name and var", key)
 		}
 	}
 	if len(k.dims) == 0 && !bad {
@@ -315,6 +330,9 @@ func (g *gen) newKernel(f *fn, dir *ast.Comment) {
 		}
 	}
 	if k.team > 0 && !g.teamKernel(k) {
+		return
+	}
+	if len(k.reduceArrays) > 0 && !g.reduceArrayKernel(k, lenExprs) {
 		return
 	}
 	if k.reduce == "" && f.result != nil {

@@ -113,7 +113,11 @@ func (c *cfunc) emit() string {
 			if !p.written {
 				cst = "const "
 			}
-			params = append(params, fmt.Sprintf("__global %s%s *%s", cst, p.t.cMem(), name))
+			space := "__global"
+			if c.isReduceArray(p) {
+				space = "__local" // the team's private copy (reducearray.go)
+			}
+			params = append(params, fmt.Sprintf("%s %s%s *%s", space, cst, p.t.cMem(), name))
 			ln := cName("gompt_len_"+p.name, c.used)
 			c.lens[p] = ln
 			params = append(params, "long "+ln)
@@ -429,7 +433,7 @@ func (c *cfunc) proven(ix *ast.IndexExpr) bool {
 
 // opAssign is l op= r (rhs() when r is nil: ++ and --).
 func (c *cfunc) opAssign(l ast.Expr, op token.Token, rhs func() string, r ...ast.Expr) {
-	if c.teamOpAssign(l, op, rhs, r) {
+	if c.teamOpAssign(l, op, rhs, r) || c.reduceArrayAdd(l, op, rhs, r) {
 		return
 	}
 	t := c.typeOf(l)

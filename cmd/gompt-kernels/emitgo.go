@@ -272,6 +272,7 @@ func (g *gen) hostImage(w *goWriter, k *kernel) {
 		w.p("")
 		return
 	}
+	merge := g.reduceArraysHost(w, k)
 	// The base addresses of the buffers the body reaches without a
 	// bounds test (in a lockstep image, its lanes function's).
 	var ls *lockstep
@@ -326,6 +327,7 @@ func (g *gen) hostImage(w *goWriter, k *kernel) {
 	} else {
 		g.reduceHost(w, k, used)
 	}
+	merge()
 	// A parameter the body does not use is still declared.
 	for _, p := range k.args() {
 		if !used[p.obj] && !(p.slice && g.provenIn(k, p) && ls == nil) {
@@ -564,6 +566,9 @@ func (g *gen) launcher(w *goWriter, k *kernel, kp string) {
 	shape := "gompttarget.Shape{Size: [3]int{" + strings.Join(size, ", ") + "}"
 	if k.team > 0 {
 		shape += fmt.Sprintf(", Teams: %s, Threads: %d", dims[0], k.team)
+	}
+	if len(k.reduceArrays) > 0 {
+		shape += fmt.Sprintf(", Teams: gomptrt.Teams(%s), Threads: gomptrt.MaxThreads", dims[0])
 	}
 	if k.reduce != "" {
 		t := *k.result

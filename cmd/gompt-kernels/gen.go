@@ -95,6 +95,7 @@ func generatePkg(o options) (output, error) {
 	}
 	g.recursion(all)
 	g.checkTeams()
+	g.checkReduceArrays()
 	if len(g.errs.errs) > 0 {
 		return nil, g.errs
 	}

@@ -36,7 +36,7 @@ type lockstep struct {
 // point; a call of a helper; an atomic (a statement that does not depend
 // on the point would run once per block).
 func (g *gen) planLockstep(k *kernel) *lockstep {
-	if k.reduce != "" || len(k.fn.calls) > 0 || k.atomic {
+	if k.reduce != "" || len(k.fn.calls) > 0 || k.atomic || len(k.reduceArrays) > 0 {
 		return nil
 	}
 	ls := &lockstep{k: k, varying: map[*types.Var]bool{k.index[0].obj: true}, arrays: map[*types.Var]string{}}

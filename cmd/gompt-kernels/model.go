@@ -220,6 +220,11 @@ type kernel struct {
 	thread     *param
 	teamArrays map[*types.Var]int
 	plan       *teamPlan
+
+	// reduce(buf)=+ (reducearray.go): buffers the points add into, through
+	// a private copy per team; their constant lengths.
+	reduceArrays map[*param]string
+	reduceLen    map[*param]int
 }
 
 // site is one run-time check of a kernel's device code: its kind (the

@@ -5,10 +5,12 @@ import (
 	"fmt"
 	"math"
 	"runtime"
+	"slices"
 	"sync"
 	"testing"
 
 	"github.com/gompt/gompt/device"
+	"github.com/gompt/gompt/kernelrt"
 	"github.com/gompt/gompt/kernels"
 	"github.com/gompt/gompt/mapping"
 	"github.com/gompt/gompt/target"
@@ -29,6 +31,7 @@ func init() {
 	register(bcase{name: "go_loop_saxpy_2e24", backend: "host", bytes: 12 << 24, bench: goLoopSaxpy(1 << 24)})
 	register(bcase{name: "dot_2e24", backend: "host", bytes: 8 << 24, bench: dot(1 << 24)})
 	register(bcase{name: "dot_2e24", backend: "opencl", bytes: 8 << 24, bench: dot(1 << 24)})
+	register(bcase{name: "histogram_2e24", bytes: 1 << 24, bench: histogram(1 << 24)})
 	register(bcase{name: "h2d_64MiB", backend: "opencl", bytes: 64 << 20, bench: update(64<<20, true)})
 	register(bcase{name: "d2h_64MiB", backend: "opencl", bytes: 64 << 20, bench: update(64<<20, false)})
 	// The same chunked saxpy (copy in, kernel, copy out per chunk) as
@@ -233,6 +236,42 @@ func dot(n int) func(int) (func(*testing.B), func(), error) {
 		err := target.Target(r)
 		if err == nil && math.Abs(kernels.SumPartials(partial)-want) > 1e-5*want {
 			err = fmt.Errorf("dot: %g, want %g: the device computed a wrong result", kernels.SumPartials(partial), want)
+		}
+		if err != nil {
+			teardown()
+			return nil, nil, err
+		}
+		return loopTarget(r), teardown, nil
+	}
+}
+
+// histogram: 256 bins of n bytes already present on the device
+// (kernels.Histogram, an array reduction; the bins are copied both ways
+// each round). The setup checks the counts.
+func histogram(n int) func(int) (func(*testing.B), func(), error) {
+	return func(dev int) (func(*testing.B), func(), error) {
+		v := make([]uint8, n)
+		want := make([]uint32, 256)
+		for i := range v {
+			v[i] = uint8((i * 2654435761) >> 11)
+			want[v[i]]++
+		}
+		if err := target.EnterData(dev, target.To(v)); err != nil {
+			return nil, nil, err
+		}
+		teardown := func() {
+			if err := target.ExitData(dev, target.Release(v)); err != nil {
+				panic(fmt.Sprintf("histogram teardown: %v", err))
+			}
+		}
+		h := make([]uint32, 256)
+		r := target.Region{Device: target.Dev(dev), Kernel: kernels.Histogram,
+			Shape: target.Shape{Size: [3]int{n, 1, 1}, Teams: kernelrt.Teams(n), Threads: kernelrt.MaxThreads},
+			Maps:  []target.Map{target.ToFrom(h)},
+			Args:  []target.Arg{target.Int(n), target.Slice(v), target.Slice(h)}}
+		err := target.Target(r)
+		if err == nil && !slices.Equal(h, want) {
+			err = fmt.Errorf("histogram: %v, want %v: the device computed a wrong result", h[:4], want[:4])
 		}
 		if err != nil {
 			teardown()

@@ -65,6 +65,19 @@ func RunFill(dev gompttarget.DeviceClause, n int, v float32, x []float32) error 
 		Args: []gompttarget.Arg{gompttarget.Int(n), gompttarget.Float32(v), gompttarget.Slice(x)}})
 }
 
+// RunHistogram runs kernels.Histogram (histogram) on device dev over [0, n), mapping each slice by how the kernel uses it:
+// v to, h tofrom.
+func RunHistogram(dev gompttarget.DeviceClause, n int, v []uint8, h []uint32) error {
+	if n <= 0 {
+		return nil
+	}
+	v = gomptrt.Head(v, gomptrt.Len(n))
+	h = gomptrt.Head(h, gomptrt.Len(256))
+	return gompttarget.Target(gompttarget.Region{Device: dev, Kernel: gomptkernels.Histogram, Shape: gompttarget.Shape{Size: [3]int{n, 1, 1}, Teams: gomptrt.Teams(n), Threads: gomptrt.MaxThreads},
+		Maps: []gompttarget.Map{gompttarget.To(v), gompttarget.ToFrom(h)},
+		Args: []gompttarget.Arg{gompttarget.Int(n), gompttarget.Slice(v), gompttarget.Slice(h)}})
+}
+
 // RunJacobi runs kernels.Jacobi (jacobi) on device dev over [0, nx)x[0, ny), mapping each slice by how the kernel uses it:
 // in to, out from.
 func RunJacobi(dev gompttarget.DeviceClause, nx int, ny int, in []float32, out []float32) error {

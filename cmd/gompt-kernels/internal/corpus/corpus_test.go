@@ -149,6 +149,14 @@ var entries = []entry{
 		}
 		return [][]any{{n, v, make([]uint32, 16), make([]uint64, 8), make([]int32, 4), make([]int64, 3), make([]uint8, n)}}
 	}},
+	{k: Hist256Kernel, fn: Hist256, run: RunHist256, ext: []int{0}, inputs: func() [][]any {
+		n := 1 << 18
+		v := make([]uint8, n)
+		for i := range v {
+			v[i] = uint8((i * 2654435761) >> 13)
+		}
+		return [][]any{{n, v, make([]uint32, 256), make([]int64, 16)}}
+	}},
 	{k: AtomicMaxKernel, fn: AtomicMax, run: RunAtomicMax, ext: []int{0}, inputs: func() [][]any {
 		n := 1 << 14
 		v := make([]int32, n)

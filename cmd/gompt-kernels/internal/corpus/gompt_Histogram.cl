@@ -14,6 +14,9 @@ static void gompt_check_fail(__global long *f, int *stop, long site, long i, lon
 #define gompt_atom_add64(a, d) __sync_fetch_and_add(a, d)
 #define gompt_atom_cas64(a, o, n) __sync_val_compare_and_swap(a, o, n)
 #else
+#ifndef cl_khr_int64_base_atomics
+#error "gompt: this kernel uses 64-bit atomics (sync/atomic on int64 or uint64, or an array reduction of them), and this OpenCL device lacks cl_khr_int64_base_atomics"
+#endif
 #pragma OPENCL EXTENSION cl_khr_int64_base_atomics : enable
 #define gompt_atom_add64(a, d) atom_add(a, d)
 #define gompt_atom_cas64(a, o, n) atom_cmpxchg(a, o, n)

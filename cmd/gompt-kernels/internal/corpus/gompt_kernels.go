@@ -1685,6 +1685,98 @@ func RunHelpers(dev gompttarget.DeviceClause, n int, s8 int8, u8 uint8, s16 int1
 		Args: []gompttarget.Arg{gompttarget.Int(n), gompttarget.Int(int(s8)), gompttarget.Int(int(u8)), gompttarget.Int(int(s16)), gompttarget.Int(int(u16)), gompttarget.Int(int(s32)), gompttarget.Int(int(u32)), gompttarget.Int(int(u64)), gompttarget.Int(int(u)), gompttarget.Int(gomptrt.Bool(b)), gompttarget.Float64(f64), gompttarget.Slice(x), gompttarget.Slice(c), gompttarget.Slice(hist), gompttarget.Slice(out)}})
 }
 
+// Hist256Kernel is the gompt map kernel of Hist256 (reducearray.go:8:1), over [0, n).
+var Hist256Kernel = &gomptdevice.Kernel{
+	Name: "Hist256",
+	Params: []gomptdevice.Param{
+		{Name: "n", Kind: gomptdevice.ParamInt64},
+		{Name: "v", Kind: gomptdevice.ParamBuffer, Elem: gomptdevice.ParamUint8, Len: "n"},
+		{Name: "h", Kind: gomptdevice.ParamBuffer, Elem: gomptdevice.ParamUint32, Len: "256"},
+		{Name: "s", Kind: gomptdevice.ParamBuffer, Elem: gomptdevice.ParamInt64, Len: "16"},
+	},
+	Dims: 1,
+	Faults: []gomptdevice.FaultSite{
+		{Kind: gomptdevice.FaultIndex, Pos: "reducearray.go:10"},
+		{Kind: gomptdevice.FaultIndex, Pos: "reducearray.go:11"},
+	},
+	Images: []gomptdevice.Image{
+		{Kind: gomptdevice.ImageHost, Entry: "gompt_Hist256", Host: gomptHostHist256},
+		{Kind: gomptdevice.ImageOpenCL, Entry: "gompt_Hist256", Source: gomptCLHist256, Options: "-cl-fp32-correctly-rounded-divide-sqrt"},
+		{Kind: gomptdevice.ImagePTX, Entry: "gompt_Hist256", Source: gomptPTXHist256},
+	},
+	Sample: gomptSampleHist256,
+}
+
+//go:embed gompt_Hist256.cl
+var gomptCLHist256 string
+
+//go:embed gompt_Hist256.ptx
+var gomptPTXHist256 string
+
+// gomptHostHist256 is Hist256Kernel's Go image: the body of Hist256 at each point of the team's range.
+func gomptHostHist256(gomptA *gomptdevice.HostArgs, gomptR gomptdevice.Range, _, _ int) {
+	n := gomptA.Int(0)
+	v := gomptrt.View[uint8](gomptA.Bufs[1], gomptrt.Len(n))
+	h := gomptrt.View[uint32](gomptA.Bufs[2], gomptrt.Len(256))
+	s := gomptrt.View[int64](gomptA.Bufs[3], gomptrt.Len(16))
+	gomptRBH := h
+	var gomptRAH [256]uint32
+	h = gomptRAH[:len(h)]
+	gomptRBS := s
+	var gomptRAS [16]int64
+	s = gomptRAS[:len(s)]
+	gomptPV := unsafe.Pointer(unsafe.SliceData(v))
+	gomptLo0, gomptHi0 := gomptR.Clamp(0, n)
+	for i := gomptLo0; i < gomptHi0; i++ {
+//line reducearray.go:9
+		b := *(*uint8)(unsafe.Add(gomptPV, i*1))
+//line gompt_kernels.go:1734
+//line reducearray.go:10
+		h[b]++
+//line gompt_kernels.go:1737
+//line reducearray.go:11
+		s[(b % uint8(16))] += (int64(b) - int64(3))
+//line gompt_kernels.go:1740
+	}
+	for gomptI, gomptV := range gomptRAH[:len(gomptRBH)] {
+		if gomptV != 0 {
+			gomptatomic.AddUint32(&gomptRBH[gomptI], gomptV)
+		}
+	}
+	for gomptI, gomptV := range gomptRAS[:len(gomptRBS)] {
+		if gomptV != 0 {
+			gomptatomic.AddInt64(&gomptRBS[gomptI], gomptV)
+		}
+	}
+	_ = n
+}
+
+// gomptSampleHist256 is Hist256Kernel's Sample: about n points, random arguments. Tol 0: every device gives the Go function's bits.
+func gomptSampleHist256(gomptN int, gomptSeed int64) gomptdevice.Sample {
+	gomptR := gomptrt.Rand("Hist256", gomptN, gomptSeed)
+	gomptExt := gomptrt.Extents(gomptN, 1)
+	n := gomptExt[0]
+	return gomptdevice.Sample{
+		Shape: gomptdevice.Shape{Size: gomptExt},
+		Bufs:  [][]byte{nil, gomptrt.Ints[uint8](gomptR, gomptrt.Len(n), 0, 16), gomptrt.Ints[uint32](gomptR, gomptrt.Len(256), 0, 16), gomptrt.Ints[int64](gomptR, gomptrt.Len(16), 0, 16)},
+		Args:  []gomptdevice.Arg{gomptrt.Int(int64(n)), {}, {}, {}},
+	}
+}
+
+// RunHist256 runs Hist256Kernel (Hist256) on device dev over [0, n), mapping each slice by how the kernel uses it:
+// v to, h tofrom, s tofrom.
+func RunHist256(dev gompttarget.DeviceClause, n int, v []uint8, h []uint32, s []int64) error {
+	if n <= 0 {
+		return nil
+	}
+	v = gomptrt.Head(v, gomptrt.Len(n))
+	h = gomptrt.Head(h, gomptrt.Len(256))
+	s = gomptrt.Head(s, gomptrt.Len(16))
+	return gompttarget.Target(gompttarget.Region{Device: dev, Kernel: Hist256Kernel, Shape: gompttarget.Shape{Size: [3]int{n, 1, 1}, Teams: gomptrt.Teams(n), Threads: gomptrt.MaxThreads},
+		Maps: []gompttarget.Map{gompttarget.To(v), gompttarget.ToFrom(h), gompttarget.ToFrom(s)},
+		Args: []gompttarget.Arg{gompttarget.Int(n), gompttarget.Slice(v), gompttarget.Slice(h), gompttarget.Slice(s)}})
+}
+
 // HistogramKernel is the gompt map kernel of Histogram (atomics.go:11:1), over [0, n).
 var HistogramKernel = &gomptdevice.Kernel{
 	Name: "Histogram",
@@ -1735,31 +1827,31 @@ func gomptHostHistogram(gomptA *gomptdevice.HostArgs, gomptR gomptdevice.Range, 
 	for i := gomptLo0; i < gomptHi0; i++ {
 //line atomics.go:12
 		b := (*(*uint32)(unsafe.Add(gomptPV, i*4)) % uint32(16))
-//line gompt_kernels.go:1739
+//line gompt_kernels.go:1831
 //line atomics.go:13
 		if gomptatomic.AddUint32((&h32[b]), uint32(1)) >= uint32(1) {
-//line gompt_kernels.go:1742
+//line gompt_kernels.go:1834
 //line atomics.go:14
 			*(*uint8)(unsafe.Add(gomptPOk, i*1)) = uint8(1)
-//line gompt_kernels.go:1745
+//line gompt_kernels.go:1837
 //line atomics.go:13
 		}
-//line gompt_kernels.go:1748
+//line gompt_kernels.go:1840
 //line atomics.go:16
 		gomptatomic.AddUint64((&h64[(*(*uint32)(unsafe.Add(gomptPV, i*4)) % uint32(4))]), uint64(1))
-//line gompt_kernels.go:1751
+//line gompt_kernels.go:1843
 //line atomics.go:17
 		gomptatomic.AddUint64((&h64[(uint32(4) + (*(*uint32)(unsafe.Add(gomptPV, i*4)) % uint32(4)))]), (uint64(*(*uint32)(unsafe.Add(gomptPV, i*4))) << 40))
-//line gompt_kernels.go:1754
+//line gompt_kernels.go:1846
 //line atomics.go:18
 		gomptatomic.AddInt32((&neg[(*(*uint32)(unsafe.Add(gomptPV, i*4)) % uint32(4))]), int32(-3))
-//line gompt_kernels.go:1757
+//line gompt_kernels.go:1849
 //line atomics.go:19
 		gomptatomic.AddInt64((&*(*int64)(unsafe.Add(gomptPS, int(0)*8))), (int64(*(*uint32)(unsafe.Add(gomptPV, i*4))) - int64(8)))
-//line gompt_kernels.go:1760
+//line gompt_kernels.go:1852
 //line atomics.go:20
 		gomptatomic.AddInt64((&s[(int(1) + (i % int(2)))]), int64(8589934592))
-//line gompt_kernels.go:1763
+//line gompt_kernels.go:1855
 	}
 	_ = n
 }
@@ -1834,43 +1926,43 @@ func gomptHostInt64Ops(gomptA *gomptdevice.HostArgs, gomptR gomptdevice.Range, _
 	for i := gomptLo0; i < gomptHi0; i++ {
 //line ints.go:9
 		x, y := *(*int64)(unsafe.Add(gomptPA, i*8)), *(*int64)(unsafe.Add(gomptPB, i*8))
-//line gompt_kernels.go:1838
+//line gompt_kernels.go:1930
 //line ints.go:10
 		o := (int(9) * i)
-//line gompt_kernels.go:1841
+//line gompt_kernels.go:1933
 //line ints.go:11
 		*(*int64)(unsafe.Add(gomptPOut, o*8)) = (x + y)
-//line gompt_kernels.go:1844
+//line gompt_kernels.go:1936
 //line ints.go:12
 		*(*int64)(unsafe.Add(gomptPOut, (o+int(1))*8)) = (x - y)
-//line gompt_kernels.go:1847
+//line gompt_kernels.go:1939
 //line ints.go:13
 		*(*int64)(unsafe.Add(gomptPOut, (o+int(2))*8)) = (x * y)
-//line gompt_kernels.go:1850
+//line gompt_kernels.go:1942
 //line ints.go:14
 		if y != int64(0) {
-//line gompt_kernels.go:1853
+//line gompt_kernels.go:1945
 //line ints.go:15
 			*(*int64)(unsafe.Add(gomptPOut, (o+int(3))*8)) = (x / y)
-//line gompt_kernels.go:1856
+//line gompt_kernels.go:1948
 //line ints.go:16
 			*(*int64)(unsafe.Add(gomptPOut, (o+int(4))*8)) = (x % y)
-//line gompt_kernels.go:1859
+//line gompt_kernels.go:1951
 //line ints.go:14
 		}
-//line gompt_kernels.go:1862
+//line gompt_kernels.go:1954
 //line ints.go:18
 		*(*int64)(unsafe.Add(gomptPOut, (o+int(5))*8)) = (-x)
-//line gompt_kernels.go:1865
+//line gompt_kernels.go:1957
 //line ints.go:19
 		*(*int64)(unsafe.Add(gomptPOut, (o+int(6))*8)) = (x &^ y)
-//line gompt_kernels.go:1868
+//line gompt_kernels.go:1960
 //line ints.go:20
 		*(*int64)(unsafe.Add(gomptPOut, (o+int(7))*8)) = ((x ^ y) | (x & y))
-//line gompt_kernels.go:1871
+//line gompt_kernels.go:1963
 //line ints.go:21
 		*(*int64)(unsafe.Add(gomptPOut, (o+int(8))*8)) = (^x)
-//line gompt_kernels.go:1874
+//line gompt_kernels.go:1966
 	}
 	_ = n
 }
@@ -1942,61 +2034,61 @@ func gomptHostIntOps(gomptA *gomptdevice.HostArgs, gomptR gomptdevice.Range, _, 
 	for i := gomptLo0; i < gomptHi0; i++ {
 //line ints.go:28
 		x, y := *(*int)(unsafe.Add(gomptPA, i*8)), *(*int)(unsafe.Add(gomptPB, i*8))
-//line gompt_kernels.go:1946
+//line gompt_kernels.go:2038
 //line ints.go:29
 		o := (int(6) * i)
-//line gompt_kernels.go:1949
+//line gompt_kernels.go:2041
 //line ints.go:30
 		s := x
-//line gompt_kernels.go:1952
+//line gompt_kernels.go:2044
 //line ints.go:31
 		s += y
-//line gompt_kernels.go:1955
+//line gompt_kernels.go:2047
 //line ints.go:32
 		*(*int)(unsafe.Add(gomptPOut, o*8)) = s
-//line gompt_kernels.go:1958
+//line gompt_kernels.go:2050
 //line ints.go:33
 		s -= (int(2) * y)
-//line gompt_kernels.go:1961
+//line gompt_kernels.go:2053
 //line ints.go:34
 		*(*int)(unsafe.Add(gomptPOut, (o+int(1))*8)) = s
-//line gompt_kernels.go:1964
+//line gompt_kernels.go:2056
 //line ints.go:35
 		s *= y
-//line gompt_kernels.go:1967
+//line gompt_kernels.go:2059
 //line ints.go:36
 		*(*int)(unsafe.Add(gomptPOut, (o+int(2))*8)) = s
-//line gompt_kernels.go:1970
+//line gompt_kernels.go:2062
 //line ints.go:37
 		if y != int(0) {
-//line gompt_kernels.go:1973
+//line gompt_kernels.go:2065
 //line ints.go:38
 			s /= y
-//line gompt_kernels.go:1976
+//line gompt_kernels.go:2068
 //line ints.go:39
 			*(*int)(unsafe.Add(gomptPOut, (o+int(3))*8)) = s
-//line gompt_kernels.go:1979
+//line gompt_kernels.go:2071
 //line ints.go:40
 			s %= y
-//line gompt_kernels.go:1982
+//line gompt_kernels.go:2074
 //line ints.go:41
 			*(*int)(unsafe.Add(gomptPOut, (o+int(4))*8)) = s
-//line gompt_kernels.go:1985
+//line gompt_kernels.go:2077
 //line ints.go:37
 		}
-//line gompt_kernels.go:1988
+//line gompt_kernels.go:2080
 //line ints.go:43
 		s++
-//line gompt_kernels.go:1991
+//line gompt_kernels.go:2083
 //line ints.go:44
 		s--
-//line gompt_kernels.go:1994
+//line gompt_kernels.go:2086
 //line ints.go:45
 		s--
-//line gompt_kernels.go:1997
+//line gompt_kernels.go:2089
 //line ints.go:46
 		*(*int)(unsafe.Add(gomptPOut, (o+int(5))*8)) = s
-//line gompt_kernels.go:2000
+//line gompt_kernels.go:2092
 	}
 	_ = n
 }
@@ -2061,64 +2153,64 @@ func gomptHostLabels(gomptA *gomptdevice.HostArgs, gomptR gomptdevice.Range, _, 
 	for i := gomptLo0; i < gomptHi0; i++ {
 //line control.go:94
 		v := *(*int64)(unsafe.Add(gomptPA, i*8))
-//line gompt_kernels.go:2065
+//line gompt_kernels.go:2157
 //line control.go:95
 		var found int64 = int64(-1)
-//line gompt_kernels.go:2068
+//line gompt_kernels.go:2160
 //line control.go:96
 	search:
-//line gompt_kernels.go:2071
+//line gompt_kernels.go:2163
 //line control.go:97
 		for x := int64(0); x < int64(8); x++ {
-//line gompt_kernels.go:2074
+//line gompt_kernels.go:2166
 //line control.go:98
 			for y := int64(0); y < int64(8); y++ {
-//line gompt_kernels.go:2077
+//line gompt_kernels.go:2169
 //line control.go:99
 				if (x * y) == (v % int64(50)) {
-//line gompt_kernels.go:2080
+//line gompt_kernels.go:2172
 //line control.go:100
 					found = ((x * int64(8)) + y)
-//line gompt_kernels.go:2083
+//line gompt_kernels.go:2175
 //line control.go:101
 					break search
-//line gompt_kernels.go:2086
+//line gompt_kernels.go:2178
 //line control.go:99
 				}
-//line gompt_kernels.go:2089
+//line gompt_kernels.go:2181
 //line control.go:98
 			}
-//line gompt_kernels.go:2092
+//line gompt_kernels.go:2184
 //line control.go:97
 		}
-//line gompt_kernels.go:2095
+//line gompt_kernels.go:2187
 //line control.go:105
 		steps := int(0)
-//line gompt_kernels.go:2098
+//line gompt_kernels.go:2190
 //line control.go:106
 		for u := v; ((u != int64(1)) && (u > int64(0))) && (steps < int(100)); steps++ {
-//line gompt_kernels.go:2101
+//line gompt_kernels.go:2193
 //line control.go:107
 			if (u % int64(2)) == int64(0) {
-//line gompt_kernels.go:2104
+//line gompt_kernels.go:2196
 //line control.go:108
 				u /= int64(2)
-//line gompt_kernels.go:2107
+//line gompt_kernels.go:2199
 //line control.go:107
 			} else {
-//line gompt_kernels.go:2110
+//line gompt_kernels.go:2202
 //line control.go:110
 				u = ((int64(3) * u) + int64(1))
-//line gompt_kernels.go:2113
+//line gompt_kernels.go:2205
 //line control.go:107
 			}
-//line gompt_kernels.go:2116
+//line gompt_kernels.go:2208
 //line control.go:106
 		}
-//line gompt_kernels.go:2119
+//line gompt_kernels.go:2211
 //line control.go:113
 		*(*int64)(unsafe.Add(gomptPOut, i*8)) = ((found * int64(1000)) + int64(steps))
-//line gompt_kernels.go:2122
+//line gompt_kernels.go:2214
 	}
 	_ = n
 }
@@ -2200,50 +2292,50 @@ func gomptLanesMatMul(gomptX0, gomptW int, i int, m int, n int, k int, A []float
 	gomptL1Acc := gomptL1AccA[:gomptW:gomptW]
 //line dims.go:42
 	for gomptJ := 0; gomptJ < gomptW; gomptJ++ {
-//line gompt_kernels.go:2204
+//line gompt_kernels.go:2296
 		gomptL1Acc[gomptJ] = float32(0)
 //line dims.go:42
 	}
-//line gompt_kernels.go:2208
+//line gompt_kernels.go:2300
 //line dims.go:43
 	for p := int(0); p < k; p++ {
-//line gompt_kernels.go:2211
+//line gompt_kernels.go:2303
 //line dims.go:44
 		gomptU1 := *(*float32)(unsafe.Add(gomptPA, ((i*k)+p)*4))
-//line gompt_kernels.go:2214
+//line gompt_kernels.go:2306
 //line dims.go:44
 		gomptU2 := (p * n)
-//line gompt_kernels.go:2217
+//line gompt_kernels.go:2309
 //line dims.go:44
 		gomptU3 := unsafe.Add(gomptPB, (gomptU2+gomptX0)*4)
-//line gompt_kernels.go:2220
+//line gompt_kernels.go:2312
 //line dims.go:44
 		for gomptJ := 0; gomptJ < gomptW; gomptJ++ {
-//line gompt_kernels.go:2223
+//line gompt_kernels.go:2315
 //line dims.go:44
 			gomptL1Acc[gomptJ] += (gomptU1 * *(*float32)(unsafe.Add(gomptU3, gomptJ*4)))
-//line gompt_kernels.go:2226
+//line gompt_kernels.go:2318
 //line dims.go:44
 		}
-//line gompt_kernels.go:2229
+//line gompt_kernels.go:2321
 //line dims.go:43
 	}
-//line gompt_kernels.go:2232
+//line gompt_kernels.go:2324
 //line dims.go:46
 	gomptU4 := (i * n)
-//line gompt_kernels.go:2235
+//line gompt_kernels.go:2327
 //line dims.go:46
 	gomptU5 := unsafe.Add(gomptPC, (gomptU4+gomptX0)*4)
-//line gompt_kernels.go:2238
+//line gompt_kernels.go:2330
 //line dims.go:46
 	for gomptJ := 0; gomptJ < gomptW; gomptJ++ {
-//line gompt_kernels.go:2241
+//line gompt_kernels.go:2333
 //line dims.go:46
 		*(*float32)(unsafe.Add(gomptU5, gomptJ*4)) = gomptL1Acc[gomptJ]
-//line gompt_kernels.go:2244
+//line gompt_kernels.go:2336
 //line dims.go:46
 	}
-//line gompt_kernels.go:2247
+//line gompt_kernels.go:2339
 	_ = gomptL1Acc
 	_ = m
 }
@@ -2315,10 +2407,10 @@ func gomptHostMaxFloat64(gomptA *gomptdevice.HostArgs, gomptR gomptdevice.Range,
 		{
 //line reduce.go:57
 			gomptV = gomptmath.Sin((*(*float64)(unsafe.Add(gomptPA, i*8)) * float64(i)))
-//line gompt_kernels.go:2319
+//line gompt_kernels.go:2411
 //line reduce.go:57
 			goto gomptR0
-//line gompt_kernels.go:2322
+//line gompt_kernels.go:2414
 		}
 	gomptR0:
 		gomptS0 = max(gomptS0, gomptV)
@@ -2326,10 +2418,10 @@ func gomptHostMaxFloat64(gomptA *gomptdevice.HostArgs, gomptR gomptdevice.Range,
 			i := i + 1
 //line reduce.go:57
 			gomptV = gomptmath.Sin((*(*float64)(unsafe.Add(gomptPA, i*8)) * float64(i)))
-//line gompt_kernels.go:2330
+//line gompt_kernels.go:2422
 //line reduce.go:57
 			goto gomptR1
-//line gompt_kernels.go:2333
+//line gompt_kernels.go:2425
 		}
 	gomptR1:
 		gomptS1 = max(gomptS1, gomptV)
@@ -2337,10 +2429,10 @@ func gomptHostMaxFloat64(gomptA *gomptdevice.HostArgs, gomptR gomptdevice.Range,
 			i := i + 2
 //line reduce.go:57
 			gomptV = gomptmath.Sin((*(*float64)(unsafe.Add(gomptPA, i*8)) * float64(i)))
-//line gompt_kernels.go:2341
+//line gompt_kernels.go:2433
 //line reduce.go:57
 			goto gomptR2
-//line gompt_kernels.go:2344
+//line gompt_kernels.go:2436
 		}
 	gomptR2:
 		gomptS2 = max(gomptS2, gomptV)
@@ -2348,10 +2440,10 @@ func gomptHostMaxFloat64(gomptA *gomptdevice.HostArgs, gomptR gomptdevice.Range,
 			i := i + 3
 //line reduce.go:57
 			gomptV = gomptmath.Sin((*(*float64)(unsafe.Add(gomptPA, i*8)) * float64(i)))
-//line gompt_kernels.go:2352
+//line gompt_kernels.go:2444
 //line reduce.go:57
 			goto gomptR3
-//line gompt_kernels.go:2355
+//line gompt_kernels.go:2447
 		}
 	gomptR3:
 		gomptS3 = max(gomptS3, gomptV)
@@ -2360,10 +2452,10 @@ func gomptHostMaxFloat64(gomptA *gomptdevice.HostArgs, gomptR gomptdevice.Range,
 		{
 //line reduce.go:57
 			gomptV = gomptmath.Sin((*(*float64)(unsafe.Add(gomptPA, i*8)) * float64(i)))
-//line gompt_kernels.go:2364
+//line gompt_kernels.go:2456
 //line reduce.go:57
 			goto gomptR4
-//line gompt_kernels.go:2367
+//line gompt_kernels.go:2459
 		}
 	gomptR4:
 		gomptS0 = max(gomptS0, gomptV)
@@ -2445,10 +2537,10 @@ func gomptHostMaxUint64(gomptA *gomptdevice.HostArgs, gomptR gomptdevice.Range, 
 		{
 //line reduce.go:51
 			gomptV = (*(*uint64)(unsafe.Add(gomptPA, i*8)) * uint64((i + int(1))))
-//line gompt_kernels.go:2449
+//line gompt_kernels.go:2541
 //line reduce.go:51
 			goto gomptR0
-//line gompt_kernels.go:2452
+//line gompt_kernels.go:2544
 		}
 	gomptR0:
 		gomptS0 = max(gomptS0, gomptV)
@@ -2456,10 +2548,10 @@ func gomptHostMaxUint64(gomptA *gomptdevice.HostArgs, gomptR gomptdevice.Range, 
 			i := i + 1
 //line reduce.go:51
 			gomptV = (*(*uint64)(unsafe.Add(gomptPA, i*8)) * uint64((i + int(1))))
-//line gompt_kernels.go:2460
+//line gompt_kernels.go:2552
 //line reduce.go:51
 			goto gomptR1
-//line gompt_kernels.go:2463
+//line gompt_kernels.go:2555
 		}
 	gomptR1:
 		gomptS1 = max(gomptS1, gomptV)
@@ -2467,10 +2559,10 @@ func gomptHostMaxUint64(gomptA *gomptdevice.HostArgs, gomptR gomptdevice.Range, 
 			i := i + 2
 //line reduce.go:51
 			gomptV = (*(*uint64)(unsafe.Add(gomptPA, i*8)) * uint64((i + int(1))))
-//line gompt_kernels.go:2471
+//line gompt_kernels.go:2563
 //line reduce.go:51
 			goto gomptR2
-//line gompt_kernels.go:2474
+//line gompt_kernels.go:2566
 		}
 	gomptR2:
 		gomptS2 = max(gomptS2, gomptV)
@@ -2478,10 +2570,10 @@ func gomptHostMaxUint64(gomptA *gomptdevice.HostArgs, gomptR gomptdevice.Range, 
 			i := i + 3
 //line reduce.go:51
 			gomptV = (*(*uint64)(unsafe.Add(gomptPA, i*8)) * uint64((i + int(1))))
-//line gompt_kernels.go:2482
+//line gompt_kernels.go:2574
 //line reduce.go:51
 			goto gomptR3
-//line gompt_kernels.go:2485
+//line gompt_kernels.go:2577
 		}
 	gomptR3:
 		gomptS3 = max(gomptS3, gomptV)
@@ -2490,10 +2582,10 @@ func gomptHostMaxUint64(gomptA *gomptdevice.HostArgs, gomptR gomptdevice.Range, 
 		{
 //line reduce.go:51
 			gomptV = (*(*uint64)(unsafe.Add(gomptPA, i*8)) * uint64((i + int(1))))
-//line gompt_kernels.go:2494
+//line gompt_kernels.go:2586
 //line reduce.go:51
 			goto gomptR4
-//line gompt_kernels.go:2497
+//line gompt_kernels.go:2589
 		}
 	gomptR4:
 		gomptS0 = max(gomptS0, gomptV)
@@ -2574,10 +2666,10 @@ func gomptHostMinFloat32(gomptA *gomptdevice.HostArgs, gomptR gomptdevice.Range,
 		{
 //line reduce.go:46
 			gomptV = (*(*float32)(unsafe.Add(gomptPA, i*4)) - float32((i % int(5))))
-//line gompt_kernels.go:2578
+//line gompt_kernels.go:2670
 //line reduce.go:46
 			goto gomptR0
-//line gompt_kernels.go:2581
+//line gompt_kernels.go:2673
 		}
 	gomptR0:
 		gomptS0 = min(gomptS0, gomptV)
@@ -2585,10 +2677,10 @@ func gomptHostMinFloat32(gomptA *gomptdevice.HostArgs, gomptR gomptdevice.Range,
 			i := i + 1
 //line reduce.go:46
 			gomptV = (*(*float32)(unsafe.Add(gomptPA, i*4)) - float32((i % int(5))))
-//line gompt_kernels.go:2589
+//line gompt_kernels.go:2681
 //line reduce.go:46
 			goto gomptR1
-//line gompt_kernels.go:2592
+//line gompt_kernels.go:2684
 		}
 	gomptR1:
 		gomptS1 = min(gomptS1, gomptV)
@@ -2596,10 +2688,10 @@ func gomptHostMinFloat32(gomptA *gomptdevice.HostArgs, gomptR gomptdevice.Range,
 			i := i + 2
 //line reduce.go:46
 			gomptV = (*(*float32)(unsafe.Add(gomptPA, i*4)) - float32((i % int(5))))
-//line gompt_kernels.go:2600
+//line gompt_kernels.go:2692
 //line reduce.go:46
 			goto gomptR2
-//line gompt_kernels.go:2603
+//line gompt_kernels.go:2695
 		}
 	gomptR2:
 		gomptS2 = min(gomptS2, gomptV)
@@ -2607,10 +2699,10 @@ func gomptHostMinFloat32(gomptA *gomptdevice.HostArgs, gomptR gomptdevice.Range,
 			i := i + 3
 //line reduce.go:46
 			gomptV = (*(*float32)(unsafe.Add(gomptPA, i*4)) - float32((i % int(5))))
-//line gompt_kernels.go:2611
+//line gompt_kernels.go:2703
 //line reduce.go:46
 			goto gomptR3
-//line gompt_kernels.go:2614
+//line gompt_kernels.go:2706
 		}
 	gomptR3:
 		gomptS3 = min(gomptS3, gomptV)
@@ -2619,10 +2711,10 @@ func gomptHostMinFloat32(gomptA *gomptdevice.HostArgs, gomptR gomptdevice.Range,
 		{
 //line reduce.go:46
 			gomptV = (*(*float32)(unsafe.Add(gomptPA, i*4)) - float32((i % int(5))))
-//line gompt_kernels.go:2623
+//line gompt_kernels.go:2715
 //line reduce.go:46
 			goto gomptR4
-//line gompt_kernels.go:2626
+//line gompt_kernels.go:2718
 		}
 	gomptR4:
 		gomptS0 = min(gomptS0, gomptV)
@@ -2711,10 +2803,10 @@ func gomptHostMinInt16(gomptA *gomptdevice.HostArgs, gomptR gomptdevice.Range, g
 				{
 //line reduce.go:40
 					gomptV = (*(*int16)(unsafe.Add(gomptPA, ((((z*ny)+y)*nx)+x)*2)) - int16((x * y)))
-//line gompt_kernels.go:2715
+//line gompt_kernels.go:2807
 //line reduce.go:40
 					goto gomptR0
-//line gompt_kernels.go:2718
+//line gompt_kernels.go:2810
 				}
 			gomptR0:
 				gomptS0 = min(gomptS0, gomptV)
@@ -2722,10 +2814,10 @@ func gomptHostMinInt16(gomptA *gomptdevice.HostArgs, gomptR gomptdevice.Range, g
 					x := x + 1
 //line reduce.go:40
 					gomptV = (*(*int16)(unsafe.Add(gomptPA, ((((z*ny)+y)*nx)+x)*2)) - int16((x * y)))
-//line gompt_kernels.go:2726
+//line gompt_kernels.go:2818
 //line reduce.go:40
 					goto gomptR1
-//line gompt_kernels.go:2729
+//line gompt_kernels.go:2821
 				}
 			gomptR1:
 				gomptS1 = min(gomptS1, gomptV)
@@ -2733,10 +2825,10 @@ func gomptHostMinInt16(gomptA *gomptdevice.HostArgs, gomptR gomptdevice.Range, g
 					x := x + 2
 //line reduce.go:40
 					gomptV = (*(*int16)(unsafe.Add(gomptPA, ((((z*ny)+y)*nx)+x)*2)) - int16((x * y)))
-//line gompt_kernels.go:2737
+//line gompt_kernels.go:2829
 //line reduce.go:40
 					goto gomptR2
-//line gompt_kernels.go:2740
+//line gompt_kernels.go:2832
 				}
 			gomptR2:
 				gomptS2 = min(gomptS2, gomptV)
@@ -2744,10 +2836,10 @@ func gomptHostMinInt16(gomptA *gomptdevice.HostArgs, gomptR gomptdevice.Range, g
 					x := x + 3
 //line reduce.go:40
 					gomptV = (*(*int16)(unsafe.Add(gomptPA, ((((z*ny)+y)*nx)+x)*2)) - int16((x * y)))
-//line gompt_kernels.go:2748
+//line gompt_kernels.go:2840
 //line reduce.go:40
 					goto gomptR3
-//line gompt_kernels.go:2751
+//line gompt_kernels.go:2843
 				}
 			gomptR3:
 				gomptS3 = min(gomptS3, gomptV)
@@ -2756,10 +2848,10 @@ func gomptHostMinInt16(gomptA *gomptdevice.HostArgs, gomptR gomptdevice.Range, g
 				{
 //line reduce.go:40
 					gomptV = (*(*int16)(unsafe.Add(gomptPA, ((((z*ny)+y)*nx)+x)*2)) - int16((x * y)))
-//line gompt_kernels.go:2760
+//line gompt_kernels.go:2852
 //line reduce.go:40
 					goto gomptR4
-//line gompt_kernels.go:2763
+//line gompt_kernels.go:2855
 				}
 			gomptR4:
 				gomptS0 = min(gomptS0, gomptV)
@@ -2848,37 +2940,37 @@ func gomptHostMinMax(gomptA *gomptdevice.HostArgs, gomptR gomptdevice.Range, _, 
 	for i := gomptLo0; i < gomptHi0; i++ {
 //line floats.go:49
 		x, y := *(*float64)(unsafe.Add(gomptPA, i*8)), *(*float64)(unsafe.Add(gomptPB, i*8))
-//line gompt_kernels.go:2852
+//line gompt_kernels.go:2944
 //line floats.go:50
 		u, v := *(*float32)(unsafe.Add(gomptPC, i*4)), *(*float32)(unsafe.Add(gomptPD, i*4))
-//line gompt_kernels.go:2855
+//line gompt_kernels.go:2947
 //line floats.go:51
 		o := (int(8) * i)
-//line gompt_kernels.go:2858
+//line gompt_kernels.go:2950
 //line floats.go:52
 		*(*float64)(unsafe.Add(gomptPOut, o*8)) = min(x, y)
-//line gompt_kernels.go:2861
+//line gompt_kernels.go:2953
 //line floats.go:53
 		*(*float64)(unsafe.Add(gomptPOut, (o+int(1))*8)) = max(x, y)
-//line gompt_kernels.go:2864
+//line gompt_kernels.go:2956
 //line floats.go:54
 		*(*float64)(unsafe.Add(gomptPOut, (o+int(2))*8)) = gomptmath.Min(x, y)
-//line gompt_kernels.go:2867
+//line gompt_kernels.go:2959
 //line floats.go:55
 		*(*float64)(unsafe.Add(gomptPOut, (o+int(3))*8)) = gomptmath.Max(x, y)
-//line gompt_kernels.go:2870
+//line gompt_kernels.go:2962
 //line floats.go:56
 		*(*float64)(unsafe.Add(gomptPOut, (o+int(4))*8)) = float64(min(u, v))
-//line gompt_kernels.go:2873
+//line gompt_kernels.go:2965
 //line floats.go:57
 		*(*float64)(unsafe.Add(gomptPOut, (o+int(5))*8)) = float64(max(u, v, float32(0.5)))
-//line gompt_kernels.go:2876
+//line gompt_kernels.go:2968
 //line floats.go:58
 		*(*float64)(unsafe.Add(gomptPOut, (o+int(6))*8)) = float64(min(int64(x), int64(3), int64(y)))
-//line gompt_kernels.go:2879
+//line gompt_kernels.go:2971
 //line floats.go:59
 		*(*float64)(unsafe.Add(gomptPOut, (o+int(7))*8)) = float64(max(uint8(u), uint8(v)))
-//line gompt_kernels.go:2882
+//line gompt_kernels.go:2974
 	}
 	_ = n
 }
@@ -2958,55 +3050,55 @@ func gomptHostNarrow(gomptA *gomptdevice.HostArgs, gomptR gomptdevice.Range, _, 
 	for i := gomptLo0; i < gomptHi0; i++ {
 //line ints.go:97
 		x, y := *(*int8)(unsafe.Add(gomptPA, i*1)), *(*int8)(unsafe.Add(gomptPB, i*1))
-//line gompt_kernels.go:2962
+//line gompt_kernels.go:3054
 //line ints.go:98
 		u, v := *(*uint16)(unsafe.Add(gomptPC, i*2)), *(*uint16)(unsafe.Add(gomptPD, i*2))
-//line gompt_kernels.go:2965
+//line gompt_kernels.go:3057
 //line ints.go:99
 		o := (int(12) * i)
-//line gompt_kernels.go:2968
+//line gompt_kernels.go:3060
 //line ints.go:100
 		*(*int64)(unsafe.Add(gomptPOut, o*8)) = int64((x + y))
-//line gompt_kernels.go:2971
+//line gompt_kernels.go:3063
 //line ints.go:101
 		*(*int64)(unsafe.Add(gomptPOut, (o+int(1))*8)) = int64((x * y))
-//line gompt_kernels.go:2974
+//line gompt_kernels.go:3066
 //line ints.go:102
 		*(*int64)(unsafe.Add(gomptPOut, (o+int(2))*8)) = int64((-x))
-//line gompt_kernels.go:2977
+//line gompt_kernels.go:3069
 //line ints.go:103
 		if y != int8(0) {
-//line gompt_kernels.go:2980
+//line gompt_kernels.go:3072
 //line ints.go:104
 			*(*int64)(unsafe.Add(gomptPOut, (o+int(3))*8)) = int64((x / y))
-//line gompt_kernels.go:2983
+//line gompt_kernels.go:3075
 //line ints.go:105
 			*(*int64)(unsafe.Add(gomptPOut, (o+int(4))*8)) = int64((x % y))
-//line gompt_kernels.go:2986
+//line gompt_kernels.go:3078
 //line ints.go:103
 		}
-//line gompt_kernels.go:2989
+//line gompt_kernels.go:3081
 //line ints.go:107
 		*(*int64)(unsafe.Add(gomptPOut, (o+int(5))*8)) = int64((u * v))
-//line gompt_kernels.go:2992
+//line gompt_kernels.go:3084
 //line ints.go:108
 		*(*int64)(unsafe.Add(gomptPOut, (o+int(6))*8)) = int64((u - v))
-//line gompt_kernels.go:2995
+//line gompt_kernels.go:3087
 //line ints.go:109
 		*(*int64)(unsafe.Add(gomptPOut, (o+int(7))*8)) = int64((uint8(u) + uint8(v)))
-//line gompt_kernels.go:2998
+//line gompt_kernels.go:3090
 //line ints.go:110
 		*(*int64)(unsafe.Add(gomptPOut, (o+int(8))*8)) = int64((int16(u) * int16(v)))
-//line gompt_kernels.go:3001
+//line gompt_kernels.go:3093
 //line ints.go:111
 		*(*int64)(unsafe.Add(gomptPOut, (o+int(9))*8)) = int64((((int32(x) * int32(u)) * int32(65537)) + int32(v)))
-//line gompt_kernels.go:3004
+//line gompt_kernels.go:3096
 //line ints.go:112
 		*(*int64)(unsafe.Add(gomptPOut, (o+int(10))*8)) = int64((uint32(x) * uint32(v)))
-//line gompt_kernels.go:3007
+//line gompt_kernels.go:3099
 //line ints.go:113
 		*(*int64)(unsafe.Add(gomptPOut, (o+int(11))*8)) = (int64(int8((int64(u) * int64(3)))) + int64(uint16(x)))
-//line gompt_kernels.go:3010
+//line gompt_kernels.go:3102
 	}
 	_ = n
 }
@@ -3077,10 +3169,10 @@ func gomptHostOutOfRange(gomptA *gomptdevice.HostArgs, gomptR gomptdevice.Range,
 	for i := gomptLo0; i < gomptHi0; i++ {
 //line dims.go:72
 		*(*int32)(unsafe.Add(gomptPOut, i*4)) = (in[(i+int(1))] + in[(i-int(1))])
-//line gompt_kernels.go:3081
+//line gompt_kernels.go:3173
 //line dims.go:73
 		out[(i + n)] = int32(5)
-//line gompt_kernels.go:3084
+//line gompt_kernels.go:3176
 	}
 }
 
@@ -3143,13 +3235,13 @@ func gomptHostPartial(gomptA *gomptdevice.HostArgs, gomptR gomptdevice.Range, _,
 	for i := gomptLo0; i < gomptHi0; i++ {
 //line dims.go:54
 		if (*(*int64)(unsafe.Add(gomptPIn, i*8)) % int64(3)) == int64(0) {
-//line gompt_kernels.go:3147
+//line gompt_kernels.go:3239
 //line dims.go:55
 			*(*int64)(unsafe.Add(gomptPOut, i*8)) = (*(*int64)(unsafe.Add(gomptPIn, i*8)) * int64(2))
-//line gompt_kernels.go:3150
+//line gompt_kernels.go:3242
 //line dims.go:54
 		}
-//line gompt_kernels.go:3153
+//line gompt_kernels.go:3245
 	}
 	_ = n
 }
@@ -3218,10 +3310,10 @@ func gomptHostProdFloat64(gomptA *gomptdevice.HostArgs, gomptR gomptdevice.Range
 		{
 //line reduce.go:34
 			gomptV = *(*float64)(unsafe.Add(gomptPA, i*8))
-//line gompt_kernels.go:3222
+//line gompt_kernels.go:3314
 //line reduce.go:34
 			goto gomptR0
-//line gompt_kernels.go:3225
+//line gompt_kernels.go:3317
 		}
 	gomptR0:
 		gomptS0 = gomptS0 * gomptV
@@ -3229,10 +3321,10 @@ func gomptHostProdFloat64(gomptA *gomptdevice.HostArgs, gomptR gomptdevice.Range
 			i := i + 1
 //line reduce.go:34
 			gomptV = *(*float64)(unsafe.Add(gomptPA, i*8))
-//line gompt_kernels.go:3233
+//line gompt_kernels.go:3325
 //line reduce.go:34
 			goto gomptR1
-//line gompt_kernels.go:3236
+//line gompt_kernels.go:3328
 		}
 	gomptR1:
 		gomptS1 = gomptS1 * gomptV
@@ -3240,10 +3332,10 @@ func gomptHostProdFloat64(gomptA *gomptdevice.HostArgs, gomptR gomptdevice.Range
 			i := i + 2
 //line reduce.go:34
 			gomptV = *(*float64)(unsafe.Add(gomptPA, i*8))
-//line gompt_kernels.go:3244
+//line gompt_kernels.go:3336
 //line reduce.go:34
 			goto gomptR2
-//line gompt_kernels.go:3247
+//line gompt_kernels.go:3339
 		}
 	gomptR2:
 		gomptS2 = gomptS2 * gomptV
@@ -3251,10 +3343,10 @@ func gomptHostProdFloat64(gomptA *gomptdevice.HostArgs, gomptR gomptdevice.Range
 			i := i + 3
 //line reduce.go:34
 			gomptV = *(*float64)(unsafe.Add(gomptPA, i*8))
-//line gompt_kernels.go:3255
+//line gompt_kernels.go:3347
 //line reduce.go:34
 			goto gomptR3
-//line gompt_kernels.go:3258
+//line gompt_kernels.go:3350
 		}
 	gomptR3:
 		gomptS3 = gomptS3 * gomptV
@@ -3263,10 +3355,10 @@ func gomptHostProdFloat64(gomptA *gomptdevice.HostArgs, gomptR gomptdevice.Range
 		{
 //line reduce.go:34
 			gomptV = *(*float64)(unsafe.Add(gomptPA, i*8))
-//line gompt_kernels.go:3267
+//line gompt_kernels.go:3359
 //line reduce.go:34
 			goto gomptR4
-//line gompt_kernels.go:3270
+//line gompt_kernels.go:3362
 		}
 	gomptR4:
 		gomptS0 = gomptS0 * gomptV
@@ -3348,10 +3440,10 @@ func gomptHostProdInt32(gomptA *gomptdevice.HostArgs, gomptR gomptdevice.Range, 
 		{
 //line reduce.go:29
 			gomptV = (*(*int32)(unsafe.Add(gomptPA, i*4)) | int32(1))
-//line gompt_kernels.go:3352
+//line gompt_kernels.go:3444
 //line reduce.go:29
 			goto gomptR0
-//line gompt_kernels.go:3355
+//line gompt_kernels.go:3447
 		}
 	gomptR0:
 		gomptS0 = gomptS0 * gomptV
@@ -3359,10 +3451,10 @@ func gomptHostProdInt32(gomptA *gomptdevice.HostArgs, gomptR gomptdevice.Range, 
 			i := i + 1
 //line reduce.go:29
 			gomptV = (*(*int32)(unsafe.Add(gomptPA, i*4)) | int32(1))
-//line gompt_kernels.go:3363
+//line gompt_kernels.go:3455
 //line reduce.go:29
 			goto gomptR1
-//line gompt_kernels.go:3366
+//line gompt_kernels.go:3458
 		}
 	gomptR1:
 		gomptS1 = gomptS1 * gomptV
@@ -3370,10 +3462,10 @@ func gomptHostProdInt32(gomptA *gomptdevice.HostArgs, gomptR gomptdevice.Range, 
 			i := i + 2
 //line reduce.go:29
 			gomptV = (*(*int32)(unsafe.Add(gomptPA, i*4)) | int32(1))
-//line gompt_kernels.go:3374
+//line gompt_kernels.go:3466
 //line reduce.go:29
 			goto gomptR2
-//line gompt_kernels.go:3377
+//line gompt_kernels.go:3469
 		}
 	gomptR2:
 		gomptS2 = gomptS2 * gomptV
@@ -3381,10 +3473,10 @@ func gomptHostProdInt32(gomptA *gomptdevice.HostArgs, gomptR gomptdevice.Range, 
 			i := i + 3
 //line reduce.go:29
 			gomptV = (*(*int32)(unsafe.Add(gomptPA, i*4)) | int32(1))
-//line gompt_kernels.go:3385
+//line gompt_kernels.go:3477
 //line reduce.go:29
 			goto gomptR3
-//line gompt_kernels.go:3388
+//line gompt_kernels.go:3480
 		}
 	gomptR3:
 		gomptS3 = gomptS3 * gomptV
@@ -3393,10 +3485,10 @@ func gomptHostProdInt32(gomptA *gomptdevice.HostArgs, gomptR gomptdevice.Range, 
 		{
 //line reduce.go:29
 			gomptV = (*(*int32)(unsafe.Add(gomptPA, i*4)) | int32(1))
-//line gompt_kernels.go:3397
+//line gompt_kernels.go:3489
 //line reduce.go:29
 			goto gomptR4
-//line gompt_kernels.go:3400
+//line gompt_kernels.go:3492
 		}
 	gomptR4:
 		gomptS0 = gomptS0 * gomptV
@@ -3478,7 +3570,7 @@ func gomptHostQuotient(gomptA *gomptdevice.HostArgs, gomptR gomptdevice.Range, _
 	for i := gomptLo0; i < gomptHi0; i++ {
 //line checks.go:41
 		*(*int32)(unsafe.Add(gomptPQ, i*4)) = (*(*int32)(unsafe.Add(gomptPA, i*4)) / *(*int32)(unsafe.Add(gomptPB, i*4)))
-//line gompt_kernels.go:3482
+//line gompt_kernels.go:3574
 	}
 	_ = n
 }
@@ -3550,7 +3642,7 @@ func gomptHostScatter(gomptA *gomptdevice.HostArgs, gomptR gomptdevice.Range, _,
 	for i := gomptLo0; i < gomptHi0; i++ {
 //line checks.go:29
 		put(dst, *(*int)(unsafe.Add(gomptPIdx, i*8)), *(*float32)(unsafe.Add(gomptPSrc, i*4)))
-//line gompt_kernels.go:3554
+//line gompt_kernels.go:3646
 	}
 	_ = n
 	_ = m
@@ -3624,19 +3716,19 @@ func gomptHostSeek(gomptA *gomptdevice.HostArgs, gomptR gomptdevice.Range, _, _ 
 	for i := gomptLo0; i < gomptHi0; i++ {
 //line checks.go:57
 		j := *(*int)(unsafe.Add(gomptPIdx, i*8))
-//line gompt_kernels.go:3628
+//line gompt_kernels.go:3720
 //line checks.go:58
 		for src[j] != int32(0) {
-//line gompt_kernels.go:3631
+//line gompt_kernels.go:3723
 //line checks.go:59
 			j++
-//line gompt_kernels.go:3634
+//line gompt_kernels.go:3726
 //line checks.go:58
 		}
-//line gompt_kernels.go:3637
+//line gompt_kernels.go:3729
 //line checks.go:61
 		*(*int)(unsafe.Add(gomptPPos, i*8)) = j
-//line gompt_kernels.go:3640
+//line gompt_kernels.go:3732
 	}
 	_ = n
 	_ = m
@@ -3706,64 +3798,64 @@ func gomptHostShifts(gomptA *gomptdevice.HostArgs, gomptR gomptdevice.Range, _, 
 	for i := gomptLo0; i < gomptHi0; i++ {
 //line ints.go:70
 		x, c := *(*int64)(unsafe.Add(gomptPA, i*8)), *(*uint64)(unsafe.Add(gomptPS, i*8))
-//line gompt_kernels.go:3710
+//line gompt_kernels.go:3802
 //line ints.go:71
 		u := uint64(x)
-//line gompt_kernels.go:3713
+//line gompt_kernels.go:3805
 //line ints.go:72
 		o := (int(10) * i)
-//line gompt_kernels.go:3716
+//line gompt_kernels.go:3808
 //line ints.go:73
 		*(*int64)(unsafe.Add(gomptPOut, o*8)) = (x << c)
-//line gompt_kernels.go:3719
+//line gompt_kernels.go:3811
 //line ints.go:74
 		*(*int64)(unsafe.Add(gomptPOut, (o+int(1))*8)) = (x >> c)
-//line gompt_kernels.go:3722
+//line gompt_kernels.go:3814
 //line ints.go:75
 		*(*int64)(unsafe.Add(gomptPOut, (o+int(2))*8)) = int64((u << c))
-//line gompt_kernels.go:3725
+//line gompt_kernels.go:3817
 //line ints.go:76
 		*(*int64)(unsafe.Add(gomptPOut, (o+int(3))*8)) = int64((u >> c))
-//line gompt_kernels.go:3728
+//line gompt_kernels.go:3820
 //line ints.go:77
 		*(*int64)(unsafe.Add(gomptPOut, (o+int(4))*8)) = int64((int32(x) >> c))
-//line gompt_kernels.go:3731
+//line gompt_kernels.go:3823
 //line ints.go:78
 		*(*int64)(unsafe.Add(gomptPOut, (o+int(5))*8)) = int64((uint32(x) >> c))
-//line gompt_kernels.go:3734
+//line gompt_kernels.go:3826
 //line ints.go:79
 		*(*int64)(unsafe.Add(gomptPOut, (o+int(6))*8)) = int64((int8(x) << c))
-//line gompt_kernels.go:3737
+//line gompt_kernels.go:3829
 //line ints.go:80
 		*(*int64)(unsafe.Add(gomptPOut, (o+int(7))*8)) = int64((int16(x) >> c))
-//line gompt_kernels.go:3740
+//line gompt_kernels.go:3832
 //line ints.go:81
 		*(*int64)(unsafe.Add(gomptPOut, (o+int(8))*8)) = (((x >> 63) + ((x << 63) >> 1)) + int64((uint8(x) >> 7)))
-//line gompt_kernels.go:3743
+//line gompt_kernels.go:3835
 //line ints.go:82
 		k := int(c)
-//line gompt_kernels.go:3746
+//line gompt_kernels.go:3838
 //line ints.go:83
 		if k >= int(0) {
-//line gompt_kernels.go:3749
+//line gompt_kernels.go:3841
 //line ints.go:84
 			*(*int64)(unsafe.Add(gomptPOut, (o+int(9))*8)) = (x >> k)
-//line gompt_kernels.go:3752
+//line gompt_kernels.go:3844
 //line ints.go:83
 		}
-//line gompt_kernels.go:3755
+//line gompt_kernels.go:3847
 //line ints.go:86
 		x <<= 1
-//line gompt_kernels.go:3758
+//line gompt_kernels.go:3850
 //line ints.go:87
 		x >>= 2
-//line gompt_kernels.go:3761
+//line gompt_kernels.go:3853
 //line ints.go:88
 		u >>= c
-//line gompt_kernels.go:3764
+//line gompt_kernels.go:3856
 //line ints.go:89
 		*(*int64)(unsafe.Add(gomptPOut, o*8)) += (x + int64(u))
-//line gompt_kernels.go:3767
+//line gompt_kernels.go:3859
 	}
 	_ = n
 }
@@ -3840,51 +3932,51 @@ func gomptHostStencil2D(gomptA *gomptdevice.HostArgs, gomptR gomptdevice.Range, 
 		for x := gomptLo0; x < gomptIn0; x++ {
 //line dims.go:8
 			i := ((y * nx) + x)
-//line gompt_kernels.go:3844
+//line gompt_kernels.go:3936
 //line dims.go:9
 			if (((x == int(0)) || (y == int(0))) || (x == (nx - int(1)))) || (y == (ny - int(1))) {
-//line gompt_kernels.go:3847
+//line gompt_kernels.go:3939
 //line dims.go:10
 				*(*float32)(unsafe.Add(gomptPOut, i*4)) = *(*float32)(unsafe.Add(gomptPIn, i*4))
-//line gompt_kernels.go:3850
+//line gompt_kernels.go:3942
 //line dims.go:11
 				continue gomptPoint0
-//line gompt_kernels.go:3853
+//line gompt_kernels.go:3945
 //line dims.go:9
 			}
-//line gompt_kernels.go:3856
+//line gompt_kernels.go:3948
 //line dims.go:13
 			*(*float32)(unsafe.Add(gomptPOut, i*4)) = (*(*float32)(unsafe.Add(gomptPIn, i*4)) + (w * ((((*(*float32)(unsafe.Add(gomptPIn, (i-int(1))*4)) + *(*float32)(unsafe.Add(gomptPIn, (i+int(1))*4))) + *(*float32)(unsafe.Add(gomptPIn, (i-nx)*4))) + *(*float32)(unsafe.Add(gomptPIn, (i+nx)*4))) - (float32(4.0) * *(*float32)(unsafe.Add(gomptPIn, i*4))))))
-//line gompt_kernels.go:3859
+//line gompt_kernels.go:3951
 		}
 		for x := gomptIn0; x < gomptIn1; x++ {
 //line dims.go:8
 			i := ((y * nx) + x)
-//line gompt_kernels.go:3864
+//line gompt_kernels.go:3956
 //line dims.go:13
 			*(*float32)(unsafe.Add(gomptPOut, i*4)) = (*(*float32)(unsafe.Add(gomptPIn, i*4)) + (w * ((((*(*float32)(unsafe.Add(gomptPIn, (i-int(1))*4)) + *(*float32)(unsafe.Add(gomptPIn, (i+int(1))*4))) + *(*float32)(unsafe.Add(gomptPIn, (i-nx)*4))) + *(*float32)(unsafe.Add(gomptPIn, (i+nx)*4))) - (float32(4.0) * *(*float32)(unsafe.Add(gomptPIn, i*4))))))
-//line gompt_kernels.go:3867
+//line gompt_kernels.go:3959
 		}
 	gomptPoint2:
 		for x := gomptIn1; x < gomptHi0; x++ {
 //line dims.go:8
 			i := ((y * nx) + x)
-//line gompt_kernels.go:3873
+//line gompt_kernels.go:3965
 //line dims.go:9
 			if (((x == int(0)) || (y == int(0))) || (x == (nx - int(1)))) || (y == (ny - int(1))) {
-//line gompt_kernels.go:3876
+//line gompt_kernels.go:3968
 //line dims.go:10
 				*(*float32)(unsafe.Add(gomptPOut, i*4)) = *(*float32)(unsafe.Add(gomptPIn, i*4))
-//line gompt_kernels.go:3879
+//line gompt_kernels.go:3971
 //line dims.go:11
 				continue gomptPoint2
-//line gompt_kernels.go:3882
+//line gompt_kernels.go:3974
 //line dims.go:9
 			}
-//line gompt_kernels.go:3885
+//line gompt_kernels.go:3977
 //line dims.go:13
 			*(*float32)(unsafe.Add(gomptPOut, i*4)) = (*(*float32)(unsafe.Add(gomptPIn, i*4)) + (w * ((((*(*float32)(unsafe.Add(gomptPIn, (i-int(1))*4)) + *(*float32)(unsafe.Add(gomptPIn, (i+int(1))*4))) + *(*float32)(unsafe.Add(gomptPIn, (i-nx)*4))) + *(*float32)(unsafe.Add(gomptPIn, (i+nx)*4))) - (float32(4.0) * *(*float32)(unsafe.Add(gomptPIn, i*4))))))
-//line gompt_kernels.go:3888
+//line gompt_kernels.go:3980
 		}
 	}
 }
@@ -3958,10 +4050,10 @@ func gomptHostSumFloat32(gomptA *gomptdevice.HostArgs, gomptR gomptdevice.Range,
 		{
 //line reduce.go:13
 			gomptV = (*(*float32)(unsafe.Add(gomptPX, i*4)) * *(*float32)(unsafe.Add(gomptPY, i*4)))
-//line gompt_kernels.go:3962
+//line gompt_kernels.go:4054
 //line reduce.go:13
 			goto gomptR0
-//line gompt_kernels.go:3965
+//line gompt_kernels.go:4057
 		}
 	gomptR0:
 		gomptS0 = gomptS0 + float64(gomptV)
@@ -3969,10 +4061,10 @@ func gomptHostSumFloat32(gomptA *gomptdevice.HostArgs, gomptR gomptdevice.Range,
 			i := i + 1
 //line reduce.go:13
 			gomptV = (*(*float32)(unsafe.Add(gomptPX, i*4)) * *(*float32)(unsafe.Add(gomptPY, i*4)))
-//line gompt_kernels.go:3973
+//line gompt_kernels.go:4065
 //line reduce.go:13
 			goto gomptR1
-//line gompt_kernels.go:3976
+//line gompt_kernels.go:4068
 		}
 	gomptR1:
 		gomptS1 = gomptS1 + float64(gomptV)
@@ -3980,10 +4072,10 @@ func gomptHostSumFloat32(gomptA *gomptdevice.HostArgs, gomptR gomptdevice.Range,
 			i := i + 2
 //line reduce.go:13
 			gomptV = (*(*float32)(unsafe.Add(gomptPX, i*4)) * *(*float32)(unsafe.Add(gomptPY, i*4)))
-//line gompt_kernels.go:3984
+//line gompt_kernels.go:4076
 //line reduce.go:13
 			goto gomptR2
-//line gompt_kernels.go:3987
+//line gompt_kernels.go:4079
 		}
 	gomptR2:
 		gomptS2 = gomptS2 + float64(gomptV)
@@ -3991,10 +4083,10 @@ func gomptHostSumFloat32(gomptA *gomptdevice.HostArgs, gomptR gomptdevice.Range,
 			i := i + 3
 //line reduce.go:13
 			gomptV = (*(*float32)(unsafe.Add(gomptPX, i*4)) * *(*float32)(unsafe.Add(gomptPY, i*4)))
-//line gompt_kernels.go:3995
+//line gompt_kernels.go:4087
 //line reduce.go:13
 			goto gomptR3
-//line gompt_kernels.go:3998
+//line gompt_kernels.go:4090
 		}
 	gomptR3:
 		gomptS3 = gomptS3 + float64(gomptV)
@@ -4003,10 +4095,10 @@ func gomptHostSumFloat32(gomptA *gomptdevice.HostArgs, gomptR gomptdevice.Range,
 		{
 //line reduce.go:13
 			gomptV = (*(*float32)(unsafe.Add(gomptPX, i*4)) * *(*float32)(unsafe.Add(gomptPY, i*4)))
-//line gompt_kernels.go:4007
+//line gompt_kernels.go:4099
 //line reduce.go:13
 			goto gomptR4
-//line gompt_kernels.go:4010
+//line gompt_kernels.go:4102
 		}
 	gomptR4:
 		gomptS0 = gomptS0 + float64(gomptV)
@@ -4093,25 +4185,25 @@ func gomptHostSumFloat64In2D(gomptA *gomptdevice.HostArgs, gomptR gomptdevice.Ra
 			{
 //line reduce.go:19
 				v := *(*float64)(unsafe.Add(gomptPA, ((y*nx)+x)*8))
-//line gompt_kernels.go:4097
+//line gompt_kernels.go:4189
 //line reduce.go:20
 				if x == y {
-//line gompt_kernels.go:4100
+//line gompt_kernels.go:4192
 //line reduce.go:21
 					gomptV = (float64(2.0) * v)
-//line gompt_kernels.go:4103
+//line gompt_kernels.go:4195
 //line reduce.go:21
 					goto gomptR0
-//line gompt_kernels.go:4106
+//line gompt_kernels.go:4198
 //line reduce.go:20
 				}
-//line gompt_kernels.go:4109
+//line gompt_kernels.go:4201
 //line reduce.go:23
 				gomptV = v
-//line gompt_kernels.go:4112
+//line gompt_kernels.go:4204
 //line reduce.go:23
 				goto gomptR0
-//line gompt_kernels.go:4115
+//line gompt_kernels.go:4207
 			}
 		gomptR0:
 			gomptS0 = gomptS0 + gomptV
@@ -4119,25 +4211,25 @@ func gomptHostSumFloat64In2D(gomptA *gomptdevice.HostArgs, gomptR gomptdevice.Ra
 				x := x + 1
 //line reduce.go:19
 				v := *(*float64)(unsafe.Add(gomptPA, ((y*nx)+x)*8))
-//line gompt_kernels.go:4123
+//line gompt_kernels.go:4215
 //line reduce.go:20
 				if x == y {
-//line gompt_kernels.go:4126
+//line gompt_kernels.go:4218
 //line reduce.go:21
 					gomptV = (float64(2.0) * v)
-//line gompt_kernels.go:4129
+//line gompt_kernels.go:4221
 //line reduce.go:21
 					goto gomptR1
-//line gompt_kernels.go:4132
+//line gompt_kernels.go:4224
 //line reduce.go:20
 				}
-//line gompt_kernels.go:4135
+//line gompt_kernels.go:4227
 //line reduce.go:23
 				gomptV = v
-//line gompt_kernels.go:4138
+//line gompt_kernels.go:4230
 //line reduce.go:23
 				goto gomptR1
-//line gompt_kernels.go:4141
+//line gompt_kernels.go:4233
 			}
 		gomptR1:
 			gomptS1 = gomptS1 + gomptV
@@ -4145,25 +4237,25 @@ func gomptHostSumFloat64In2D(gomptA *gomptdevice.HostArgs, gomptR gomptdevice.Ra
 				x := x + 2
 //line reduce.go:19
 				v := *(*float64)(unsafe.Add(gomptPA, ((y*nx)+x)*8))
-//line gompt_kernels.go:4149
+//line gompt_kernels.go:4241
 //line reduce.go:20
 				if x == y {
-//line gompt_kernels.go:4152
+//line gompt_kernels.go:4244
 //line reduce.go:21
 					gomptV = (float64(2.0) * v)
-//line gompt_kernels.go:4155
+//line gompt_kernels.go:4247
 //line reduce.go:21
 					goto gomptR2
-//line gompt_kernels.go:4158
+//line gompt_kernels.go:4250
 //line reduce.go:20
 				}
-//line gompt_kernels.go:4161
+//line gompt_kernels.go:4253
 //line reduce.go:23
 				gomptV = v
-//line gompt_kernels.go:4164
+//line gompt_kernels.go:4256
 //line reduce.go:23
 				goto gomptR2
-//line gompt_kernels.go:4167
+//line gompt_kernels.go:4259
 			}
 		gomptR2:
 			gomptS2 = gomptS2 + gomptV
@@ -4171,25 +4263,25 @@ func gomptHostSumFloat64In2D(gomptA *gomptdevice.HostArgs, gomptR gomptdevice.Ra
 				x := x + 3
 //line reduce.go:19
 				v := *(*float64)(unsafe.Add(gomptPA, ((y*nx)+x)*8))
-//line gompt_kernels.go:4175
+//line gompt_kernels.go:4267
 //line reduce.go:20
 				if x == y {
-//line gompt_kernels.go:4178
+//line gompt_kernels.go:4270
 //line reduce.go:21
 					gomptV = (float64(2.0) * v)
-//line gompt_kernels.go:4181
+//line gompt_kernels.go:4273
 //line reduce.go:21
 					goto gomptR3
-//line gompt_kernels.go:4184
+//line gompt_kernels.go:4276
 //line reduce.go:20
 				}
-//line gompt_kernels.go:4187
+//line gompt_kernels.go:4279
 //line reduce.go:23
 				gomptV = v
-//line gompt_kernels.go:4190
+//line gompt_kernels.go:4282
 //line reduce.go:23
 				goto gomptR3
-//line gompt_kernels.go:4193
+//line gompt_kernels.go:4285
 			}
 		gomptR3:
 			gomptS3 = gomptS3 + gomptV
@@ -4198,25 +4290,25 @@ func gomptHostSumFloat64In2D(gomptA *gomptdevice.HostArgs, gomptR gomptdevice.Ra
 			{
 //line reduce.go:19
 				v := *(*float64)(unsafe.Add(gomptPA, ((y*nx)+x)*8))
-//line gompt_kernels.go:4202
+//line gompt_kernels.go:4294
 //line reduce.go:20
 				if x == y {
-//line gompt_kernels.go:4205
+//line gompt_kernels.go:4297
 //line reduce.go:21
 					gomptV = (float64(2.0) * v)
-//line gompt_kernels.go:4208
+//line gompt_kernels.go:4300
 //line reduce.go:21
 					goto gomptR4
-//line gompt_kernels.go:4211
+//line gompt_kernels.go:4303
 //line reduce.go:20
 				}
-//line gompt_kernels.go:4214
+//line gompt_kernels.go:4306
 //line reduce.go:23
 				gomptV = v
-//line gompt_kernels.go:4217
+//line gompt_kernels.go:4309
 //line reduce.go:23
 				goto gomptR4
-//line gompt_kernels.go:4220
+//line gompt_kernels.go:4312
 			}
 		gomptR4:
 			gomptS0 = gomptS0 + gomptV
@@ -4300,10 +4392,10 @@ func gomptHostSumInt64(gomptA *gomptdevice.HostArgs, gomptR gomptdevice.Range, g
 		{
 //line reduce.go:8
 			gomptV = (*(*int64)(unsafe.Add(gomptPA, i*8)) * int64(3458764513820540929))
-//line gompt_kernels.go:4304
+//line gompt_kernels.go:4396
 //line reduce.go:8
 			goto gomptR0
-//line gompt_kernels.go:4307
+//line gompt_kernels.go:4399
 		}
 	gomptR0:
 		gomptS0 = gomptS0 + gomptV
@@ -4311,10 +4403,10 @@ func gomptHostSumInt64(gomptA *gomptdevice.HostArgs, gomptR gomptdevice.Range, g
 			i := i + 1
 //line reduce.go:8
 			gomptV = (*(*int64)(unsafe.Add(gomptPA, i*8)) * int64(3458764513820540929))
-//line gompt_kernels.go:4315
+//line gompt_kernels.go:4407
 //line reduce.go:8
 			goto gomptR1
-//line gompt_kernels.go:4318
+//line gompt_kernels.go:4410
 		}
 	gomptR1:
 		gomptS1 = gomptS1 + gomptV
@@ -4322,10 +4414,10 @@ func gomptHostSumInt64(gomptA *gomptdevice.HostArgs, gomptR gomptdevice.Range, g
 			i := i + 2
 //line reduce.go:8
 			gomptV = (*(*int64)(unsafe.Add(gomptPA, i*8)) * int64(3458764513820540929))
-//line gompt_kernels.go:4326
+//line gompt_kernels.go:4418
 //line reduce.go:8
 			goto gomptR2
-//line gompt_kernels.go:4329
+//line gompt_kernels.go:4421
 		}
 	gomptR2:
 		gomptS2 = gomptS2 + gomptV
@@ -4333,10 +4425,10 @@ func gomptHostSumInt64(gomptA *gomptdevice.HostArgs, gomptR gomptdevice.Range, g
 			i := i + 3
 //line reduce.go:8
 			gomptV = (*(*int64)(unsafe.Add(gomptPA, i*8)) * int64(3458764513820540929))
-//line gompt_kernels.go:4337
+//line gompt_kernels.go:4429
 //line reduce.go:8
 			goto gomptR3
-//line gompt_kernels.go:4340
+//line gompt_kernels.go:4432
 		}
 	gomptR3:
 		gomptS3 = gomptS3 + gomptV
@@ -4345,10 +4437,10 @@ func gomptHostSumInt64(gomptA *gomptdevice.HostArgs, gomptR gomptdevice.Range, g
 		{
 //line reduce.go:8
 			gomptV = (*(*int64)(unsafe.Add(gomptPA, i*8)) * int64(3458764513820540929))
-//line gompt_kernels.go:4349
+//line gompt_kernels.go:4441
 //line reduce.go:8
 			goto gomptR4
-//line gompt_kernels.go:4352
+//line gompt_kernels.go:4444
 		}
 	gomptR4:
 		gomptS0 = gomptS0 + gomptV
@@ -4436,15 +4528,15 @@ func gomptHostTeamReverse(gomptA *gomptdevice.HostArgs, gomptR gomptdevice.Range
 	for t := gomptLo0; t < gomptHi0; t++ {
 //line team.go:13
 		var buf [64]int32
-//line gompt_kernels.go:4440
+//line gompt_kernels.go:4532
 		_ = buf
 //line team.go:14
 		var part [64]int64
-//line gompt_kernels.go:4444
+//line gompt_kernels.go:4536
 		_ = part
 //line team.go:15
 		base := (t * int(64))
-//line gompt_kernels.go:4448
+//line gompt_kernels.go:4540
 		_ = base
 		for gomptJ := 0; gomptJ < 64; gomptJ++ {
 			th := gomptJ
@@ -4454,33 +4546,33 @@ func gomptHostTeamReverse(gomptA *gomptdevice.HostArgs, gomptR gomptdevice.Range
 			th := gomptJ
 //line team.go:17
 			buf[th] = gomptT1Mine[gomptJ]
-//line gompt_kernels.go:4458
+//line gompt_kernels.go:4550
 		}
 		for gomptJ := 0; gomptJ < 64; gomptJ++ {
 			th := gomptJ
 //line team.go:18
 			part[th] = int64(gomptT1Mine[gomptJ])
-//line gompt_kernels.go:4464
+//line gompt_kernels.go:4556
 		}
 		// barrier
 		for gomptJ := 0; gomptJ < 64; gomptJ++ {
 			th := gomptJ
 //line team.go:20
 			*(*int32)(unsafe.Add(gomptPOut, (base+th)*4)) = (buf[(int(63)-th)] - gomptT1Mine[gomptJ])
-//line gompt_kernels.go:4471
+//line gompt_kernels.go:4563
 		}
 		for s := int(32); s > int(0); s /= int(2) {
 			for gomptJ := 0; gomptJ < 64; gomptJ++ {
 				th := gomptJ
 //line team.go:22
 				if th < s {
-//line gompt_kernels.go:4478
+//line gompt_kernels.go:4570
 //line team.go:23
 					part[th] += part[(th + s)]
-//line gompt_kernels.go:4481
+//line gompt_kernels.go:4573
 //line team.go:22
 				}
-//line gompt_kernels.go:4484
+//line gompt_kernels.go:4576
 			}
 			// barrier
 		}
@@ -4489,14 +4581,14 @@ func gomptHostTeamReverse(gomptA *gomptdevice.HostArgs, gomptR gomptdevice.Range
 				th := gomptJ
 //line team.go:28
 				buf[th] = (-buf[th])
-//line gompt_kernels.go:4493
+//line gompt_kernels.go:4585
 			}
 			// barrier
 			for gomptJ := 0; gomptJ < 64; gomptJ++ {
 				th := gomptJ
 //line team.go:30
 				*(*int32)(unsafe.Add(gomptPOut, (base+th)*4)) += buf[((th + int(1)) % int(64))]
-//line gompt_kernels.go:4500
+//line gompt_kernels.go:4592
 			}
 		} else {
 			// barrier
@@ -4505,13 +4597,13 @@ func gomptHostTeamReverse(gomptA *gomptdevice.HostArgs, gomptR gomptdevice.Range
 			th := gomptJ
 //line team.go:34
 			if th == int(0) {
-//line gompt_kernels.go:4509
+//line gompt_kernels.go:4601
 //line team.go:35
 				*(*int64)(unsafe.Add(gomptPSums, t*8)) = (part[int(0)] + int64(gomptT1Mine[gomptJ]))
-//line gompt_kernels.go:4512
+//line gompt_kernels.go:4604
 //line team.go:34
 			}
-//line gompt_kernels.go:4515
+//line gompt_kernels.go:4607
 		}
 	}
 	_ = gomptT1Mine
@@ -4579,22 +4671,22 @@ func gomptHostTranscendental(gomptA *gomptdevice.HostArgs, gomptR gomptdevice.Ra
 	for i := gomptLo0; i < gomptHi0; i++ {
 //line floats.go:99
 		x := *(*float64)(unsafe.Add(gomptPA, i*8))
-//line gompt_kernels.go:4583
+//line gompt_kernels.go:4675
 //line floats.go:100
 		v := (((((gomptmath.Exp(x) + gomptmath.Log(x)) + gomptmath.Pow(x, float64(1.5))) + gomptmath.Sin(x)) + gomptmath.Cos(x)) + gomptmath.Tanh(x))
-//line gompt_kernels.go:4586
+//line gompt_kernels.go:4678
 //line floats.go:101
 		v += (((((gomptmath.Exp2(x) + gomptmath.Log2(x)) + gomptmath.Log10(x)) + gomptmath.Log1p(x)) + gomptmath.Expm1(x)) + gomptmath.Atan2(x, float64(2.0)))
-//line gompt_kernels.go:4589
+//line gompt_kernels.go:4681
 //line floats.go:102
 		v += (((((gomptmath.Atan(x) + gomptmath.Asin((x / float64(4.0)))) + gomptmath.Acos((x / float64(4.0)))) + gomptmath.Sinh(x)) + gomptmath.Cosh(x)) + gomptmath.Tan(x))
-//line gompt_kernels.go:4592
+//line gompt_kernels.go:4684
 //line floats.go:103
 		v += ((((((gomptmath.Cbrt(x) + gomptmath.Hypot(x, float64(3.0))) + gomptmath.Erf(x)) + gomptmath.Erfc(x)) + gomptmath.Asinh(x)) + gomptmath.Acosh((x + float64(1.0)))) + gomptmath.Atanh((x / float64(4.0))))
-//line gompt_kernels.go:4595
+//line gompt_kernels.go:4687
 //line floats.go:104
 		*(*float32)(unsafe.Add(gomptPOut, i*4)) = float32(v)
-//line gompt_kernels.go:4598
+//line gompt_kernels.go:4690
 	}
 	_ = n
 }
@@ -4663,7 +4755,7 @@ func gomptHostTranspose(gomptA *gomptdevice.HostArgs, gomptR gomptdevice.Range, 
 		for x := gomptLo0; x < gomptHi0; x++ {
 //line dims.go:64
 			*(*uint8)(unsafe.Add(gomptPOut, ((x*ny)+y)*1)) = (*(*uint8)(unsafe.Add(gomptPIn, ((y*nx)+x)*1)) + uint8(1))
-//line gompt_kernels.go:4667
+//line gompt_kernels.go:4759
 		}
 	}
 }
@@ -4731,109 +4823,109 @@ gomptPoint0:
 	for i := gomptLo0; i < gomptHi0; i++ {
 //line tricky.go:11
 		o := (int(8) * i)
-//line gompt_kernels.go:4735
+//line gompt_kernels.go:4827
 //line tricky.go:12
 		long := *(*int64)(unsafe.Add(gomptPKernel, i*8))
-//line gompt_kernels.go:4738
+//line gompt_kernels.go:4830
 //line tricky.go:13
 		double := (float64(long) * global)
-//line gompt_kernels.go:4741
+//line gompt_kernels.go:4833
 //line tricky.go:14
 		sqrt := gomptmath.Sqrt(gomptmath.Abs(double))
-//line gompt_kernels.go:4744
+//line gompt_kernels.go:4836
 //line tricky.go:15
 		*(*int64)(unsafe.Add(gomptPOut, o*8)) = int64((sqrt * float64(1000.0)))
-//line gompt_kernels.go:4747
+//line gompt_kernels.go:4839
 //line tricky.go:16
 		{
-//line gompt_kernels.go:4750
+//line gompt_kernels.go:4842
 //line tricky.go:17
 			n := int(3)
-//line gompt_kernels.go:4753
+//line gompt_kernels.go:4845
 //line tricky.go:18
 			*(*int64)(unsafe.Add(gomptPOut, (o+int(1))*8)) = (int64(n) + long)
-//line gompt_kernels.go:4756
+//line gompt_kernels.go:4848
 //line tricky.go:16
 		}
-//line gompt_kernels.go:4759
+//line gompt_kernels.go:4851
 //line tricky.go:20
 		var a, b int = int(0), int(10)
-//line gompt_kernels.go:4762
+//line gompt_kernels.go:4854
 //line tricky.go:21
 		for a, b = int(0), int(10); a < b; a, b = (a + int(1)), (b - int(2)) {
-//line gompt_kernels.go:4765
+//line gompt_kernels.go:4857
 //line tricky.go:22
 			*(*int64)(unsafe.Add(gomptPOut, (o+int(2))*8)) += (int64((a * b)) ^ long)
-//line gompt_kernels.go:4768
+//line gompt_kernels.go:4860
 //line tricky.go:21
 		}
-//line gompt_kernels.go:4771
+//line gompt_kernels.go:4863
 //line tricky.go:24
 		*(*int64)(unsafe.Add(gomptPOut, (o+int(3))*8)) = long
-//line gompt_kernels.go:4774
+//line gompt_kernels.go:4866
 //line tricky.go:25
 		*(*int64)(unsafe.Add(gomptPOut, (o+int(3))*8)) <<= 2
-//line gompt_kernels.go:4777
+//line gompt_kernels.go:4869
 //line tricky.go:26
 		*(*int64)(unsafe.Add(gomptPOut, (o+int(3))*8)) &^= int64(5)
-//line gompt_kernels.go:4780
+//line gompt_kernels.go:4872
 //line tricky.go:27
 		*(*int64)(unsafe.Add(gomptPOut, (o+int(3))*8))++
-//line gompt_kernels.go:4783
+//line gompt_kernels.go:4875
 //line tricky.go:28
 		*(*int64)(unsafe.Add(gomptPOut, (o+int(3))*8)) %= int64(1000003)
-//line gompt_kernels.go:4786
+//line gompt_kernels.go:4878
 //line tricky.go:29
 		var cnt uint8
-//line gompt_kernels.go:4789
+//line gompt_kernels.go:4881
 //line tricky.go:30
 		for k := range uint8(200) {
-//line gompt_kernels.go:4792
+//line gompt_kernels.go:4884
 //line tricky.go:31
 			cnt += k
-//line gompt_kernels.go:4795
+//line gompt_kernels.go:4887
 //line tricky.go:30
 		}
-//line gompt_kernels.go:4798
+//line gompt_kernels.go:4890
 //line tricky.go:33
 		*(*int64)(unsafe.Add(gomptPOut, (o+int(4))*8)) = (int64(cnt) + int64((^uint8(long))))
-//line gompt_kernels.go:4801
+//line gompt_kernels.go:4893
 //line tricky.go:34
 		half, flag := (long > int64(0)), (!((long % int64(2)) == int64(0)))
-//line gompt_kernels.go:4804
+//line gompt_kernels.go:4896
 //line tricky.go:35
 		if half == flag {
-//line gompt_kernels.go:4807
+//line gompt_kernels.go:4899
 //line tricky.go:36
 			*(*int64)(unsafe.Add(gomptPOut, (o+int(5))*8)) = int64(1)
-//line gompt_kernels.go:4810
+//line gompt_kernels.go:4902
 //line tricky.go:35
 		}
-//line gompt_kernels.go:4813
+//line gompt_kernels.go:4905
 //line tricky.go:38
 		*(*int64)(unsafe.Add(gomptPOut, (o+int(6))*8)) = (min(long, int64(a), int64(b), int64(7)) + max(long, int64(-3)))
-//line gompt_kernels.go:4816
+//line gompt_kernels.go:4908
 //line tricky.go:39
 		for j := range int(5) {
-//line gompt_kernels.go:4819
+//line gompt_kernels.go:4911
 //line tricky.go:40
 			if int64(j) == (long % int64(5)) {
-//line gompt_kernels.go:4822
+//line gompt_kernels.go:4914
 //line tricky.go:41
 				*(*int64)(unsafe.Add(gomptPOut, (o+int(7))*8)) = ((int64(j) + int64((float64(314.1592653589793) * float64((j + int(1)))))) + int64(1000000000000000000))
-//line gompt_kernels.go:4825
+//line gompt_kernels.go:4917
 //line tricky.go:42
 				continue gomptPoint0
-//line gompt_kernels.go:4828
+//line gompt_kernels.go:4920
 //line tricky.go:40
 			}
-//line gompt_kernels.go:4831
+//line gompt_kernels.go:4923
 //line tricky.go:39
 		}
-//line gompt_kernels.go:4834
+//line gompt_kernels.go:4926
 //line tricky.go:45
 		*(*int64)(unsafe.Add(gomptPOut, (o+int(7))*8)) = (-long)
-//line gompt_kernels.go:4837
+//line gompt_kernels.go:4929
 	}
 	_ = n
 }
@@ -4905,34 +4997,34 @@ func gomptHostUint64Ops(gomptA *gomptdevice.HostArgs, gomptR gomptdevice.Range, 
 	for i := gomptLo0; i < gomptHi0; i++ {
 //line ints.go:53
 		x, y := *(*uint64)(unsafe.Add(gomptPA, i*8)), *(*uint64)(unsafe.Add(gomptPB, i*8))
-//line gompt_kernels.go:4909
+//line gompt_kernels.go:5001
 //line ints.go:54
 		o := (int(6) * i)
-//line gompt_kernels.go:4912
+//line gompt_kernels.go:5004
 //line ints.go:55
 		*(*uint64)(unsafe.Add(gomptPOut, o*8)) = (x + y)
-//line gompt_kernels.go:4915
+//line gompt_kernels.go:5007
 //line ints.go:56
 		*(*uint64)(unsafe.Add(gomptPOut, (o+int(1))*8)) = (x - y)
-//line gompt_kernels.go:4918
+//line gompt_kernels.go:5010
 //line ints.go:57
 		*(*uint64)(unsafe.Add(gomptPOut, (o+int(2))*8)) = (x * y)
-//line gompt_kernels.go:4921
+//line gompt_kernels.go:5013
 //line ints.go:58
 		if y != uint64(0) {
-//line gompt_kernels.go:4924
+//line gompt_kernels.go:5016
 //line ints.go:59
 			*(*uint64)(unsafe.Add(gomptPOut, (o+int(3))*8)) = (x / y)
-//line gompt_kernels.go:4927
+//line gompt_kernels.go:5019
 //line ints.go:60
 			*(*uint64)(unsafe.Add(gomptPOut, (o+int(4))*8)) = (x % y)
-//line gompt_kernels.go:4930
+//line gompt_kernels.go:5022
 //line ints.go:58
 		}
-//line gompt_kernels.go:4933
+//line gompt_kernels.go:5025
 //line ints.go:62
 		*(*uint64)(unsafe.Add(gomptPOut, (o+int(5))*8)) = (-x)
-//line gompt_kernels.go:4936
+//line gompt_kernels.go:5028
 	}
 	_ = n
 }
