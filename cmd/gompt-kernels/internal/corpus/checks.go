@@ -1,6 +1,10 @@
 package corpus
 
-import "sync/atomic"
+import (
+	"sync/atomic"
+
+	"github.com/gompt/gompt/kernelrt"
+)
 
 // The kernels of the run-time checks' tests (checks_test.go): indices
 // the generator cannot prove in range, and divisors that may be 0, in a
@@ -67,4 +71,24 @@ func Seek(i int, n, m int, idx []int, src []int32, pos []int) {
 //gompt:kernel dims=n len(h)=m
 func AtomicCount(i int, n, m int, idx []int, h []uint32) {
 	atomic.AddUint32(&h[idx[i]], 1)
+}
+
+// TeamGather reads src at the indices idx holds, through a team array
+// that each thread then reads at the index at holds: a bad index into the
+// buffer or into the team array fails the launch, in a team kernel too.
+//
+//gompt:kernel team=64 dims=teams len(idx)=teams*64 len(at)=teams*64 len(src)=m len(out)=teams*64
+func TeamGather(t, th int, teams int, m int, idx, at []int, src []float32, out []float32) {
+	var buf [64]float32
+	buf[th] = src[idx[t*64+th]]
+	kernelrt.Barrier()
+	out[t*64+th] = buf[at[t*64+th]]
+}
+
+// Bins counts the values of v, each a bin index of h: an array reduction
+// whose index may fall outside h.
+//
+//gompt:kernel dims=n reduce(h)=+ len(h)=16
+func Bins(i int, n int, v []int, h []uint32) {
+	h[v[i]]++
 }

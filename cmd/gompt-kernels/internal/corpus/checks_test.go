@@ -284,3 +284,82 @@ func TestAtomicCountIndexOutOfRange(t *testing.T) {
 		idx[100] = 100 % m
 	}
 }
+
+var badIndexes = []struct {
+	idx  func(length int) int
+	want func(length int) string
+}{
+	{func(l int) int { return l }, func(l int) string { return `index out of range \[` + itoa(l) + `\] with length ` + itoa(l) }},
+	{func(int) int { return -1 }, func(int) string { return `index out of range \[-1\]` }},
+	{func(int) int { return 1 << 40 }, func(l int) string { return `index out of range \[1099511627776\] with length ` + itoa(l) }},
+}
+
+// A team kernel: a bad index into a buffer and into a team array, each
+// one past the end, negative and huge, on every device; the team's
+// threads still meet at the barrier (the device neither hangs nor fails
+// otherwise), and the next launch is clean.
+func TestTeamGatherIndexOutOfRange(t *testing.T) {
+	const teams, m = 7, 100
+	n := teams * 64
+	src := make([]float32, m)
+	for i := range src {
+		src[i] = float32(i)
+	}
+	good := func() (idx, at []int) {
+		idx, at = make([]int, n), make([]int, n)
+		for i := range idx {
+			idx[i], at[i] = (i*13)%m, 63-i%64
+		}
+		return idx, at
+	}
+	for _, dev := range devices() {
+		what := target.Describe(dev)
+		for _, bad := range badIndexes {
+			idx, at := good()
+			idx[3*64+5] = bad.idx(m)
+			out := filled(n, -1)
+			err := RunTeamGather(target.Dev(dev), teams, m, idx, at, src, out)
+			checkFault(t, err, "TeamGather", posOf(t, "TeamGather", "buf[th] = src[idx[t*64+th]]"), bad.want(m), what+": into src")
+			if dev != target.InitialDevice {
+				assert.Equal(t, filled(n, -1), out, "%s: out after the failed construct", what)
+			}
+			idx, at = good()
+			at[6*64+63] = bad.idx(64)
+			err = RunTeamGather(target.Dev(dev), teams, m, idx, at, src, out)
+			checkFault(t, err, "TeamGather", posOf(t, "TeamGather", "out[t*64+th] = buf[at[t*64+th]]"), bad.want(64), what+": into the team array")
+		}
+		idx, at := good()
+		out := filled(n, -1)
+		require.NoError(t, RunTeamGather(target.Dev(dev), teams, m, idx, at, src, out), what)
+		for i := range out {
+			require.Equal(t, src[idx[i/64*64+at[i]]], out[i], "%s: out[%d]", what, i)
+		}
+	}
+}
+
+// An array reduction whose bin index falls outside its array.
+func TestBinsIndexOutOfRange(t *testing.T) {
+	const n = 20000
+	v := make([]int, n)
+	for i := range v {
+		v[i] = i % 16
+	}
+	for _, dev := range devices() {
+		what := target.Describe(dev)
+		h := make([]uint32, 16)
+		require.NoError(t, RunBins(target.Dev(dev), n, v, h), what)
+		for b := range h {
+			require.Equal(t, uint32(n/16), h[b], "%s: h[%d]", what, b)
+		}
+		for _, bad := range badIndexes {
+			v[n-7] = bad.idx(16)
+			h := make([]uint32, 16)
+			err := RunBins(target.Dev(dev), n, v, h)
+			checkFault(t, err, "Bins", posOf(t, "Bins", "h[v[i]]++"), bad.want(16), what)
+			if dev != target.InitialDevice {
+				assert.Equal(t, make([]uint32, 16), h, "%s: h after the failed construct", what)
+			}
+			v[n-7] = (n - 7) % 16
+		}
+	}
+}

@@ -13,7 +13,7 @@ import (
 	unsafe "unsafe"
 )
 
-// AtomicCountKernel is the gompt map kernel of AtomicCount (checks.go:68:1), over [0, n).
+// AtomicCountKernel is the gompt map kernel of AtomicCount (checks.go:72:1), over [0, n).
 var AtomicCountKernel = &gomptdevice.Kernel{
 	Name: "AtomicCount",
 	Params: []gomptdevice.Param{
@@ -24,7 +24,7 @@ var AtomicCountKernel = &gomptdevice.Kernel{
 	},
 	Dims: 1,
 	Faults: []gomptdevice.FaultSite{
-		{Kind: gomptdevice.FaultIndex, Pos: "checks.go:69"},
+		{Kind: gomptdevice.FaultIndex, Pos: "checks.go:73"},
 	},
 	Images: []gomptdevice.Image{
 		{Kind: gomptdevice.ImageHost, Entry: "gompt_AtomicCount", Host: gomptHostAtomicCount},
@@ -49,7 +49,7 @@ func gomptHostAtomicCount(gomptA *gomptdevice.HostArgs, gomptR gomptdevice.Range
 	gomptPIdx := unsafe.Pointer(unsafe.SliceData(idx))
 	gomptLo0, gomptHi0 := gomptR.Clamp(0, n)
 	for i := gomptLo0; i < gomptHi0; i++ {
-//line checks.go:69
+//line checks.go:73
 		gomptatomic.AddUint32((&h[*(*int)(unsafe.Add(gomptPIdx, i*8))]), uint32(1))
 //line gompt_kernels.go:55
 	}
@@ -265,6 +265,80 @@ func RunAtomicMax(dev gompttarget.DeviceClause, n int, v []int32, m32 []int32, m
 		Args: []gompttarget.Arg{gompttarget.Int(n), gompttarget.Slice(v), gompttarget.Slice(m32), gompttarget.Slice(m64), gompttarget.Slice(u32), gompttarget.Slice(i64), gompttarget.Slice(hits)}})
 }
 
+// BinsKernel is the gompt map kernel of Bins (checks.go:92:1), over [0, n).
+var BinsKernel = &gomptdevice.Kernel{
+	Name: "Bins",
+	Params: []gomptdevice.Param{
+		{Name: "n", Kind: gomptdevice.ParamInt64},
+		{Name: "v", Kind: gomptdevice.ParamBuffer, Elem: gomptdevice.ParamInt64, Len: "n"},
+		{Name: "h", Kind: gomptdevice.ParamBuffer, Elem: gomptdevice.ParamUint32, Len: "16"},
+	},
+	Dims: 1,
+	Faults: []gomptdevice.FaultSite{
+		{Kind: gomptdevice.FaultIndex, Pos: "checks.go:93"},
+	},
+	Images: []gomptdevice.Image{
+		{Kind: gomptdevice.ImageHost, Entry: "gompt_Bins", Host: gomptHostBins},
+		{Kind: gomptdevice.ImageOpenCL, Entry: "gompt_Bins", Source: gomptCLBins, Options: "-cl-fp32-correctly-rounded-divide-sqrt"},
+		{Kind: gomptdevice.ImagePTX, Entry: "gompt_Bins", Source: gomptPTXBins},
+	},
+	Sample: gomptSampleBins,
+}
+
+//go:embed gompt_Bins.cl
+var gomptCLBins string
+
+//go:embed gompt_Bins.ptx
+var gomptPTXBins string
+
+// gomptHostBins is BinsKernel's Go image: the body of Bins at each point of the team's range.
+func gomptHostBins(gomptA *gomptdevice.HostArgs, gomptR gomptdevice.Range, _, _ int) {
+	n := gomptA.Int(0)
+	v := gomptrt.View[int](gomptA.Bufs[1], gomptrt.Len(n))
+	h := gomptrt.View[uint32](gomptA.Bufs[2], gomptrt.Len(16))
+	gomptRBH := h
+	var gomptRAH [16]uint32
+	h = gomptRAH[:len(h)]
+	gomptPV := unsafe.Pointer(unsafe.SliceData(v))
+	gomptLo0, gomptHi0 := gomptR.Clamp(0, n)
+	for i := gomptLo0; i < gomptHi0; i++ {
+//line checks.go:93
+		h[*(*int)(unsafe.Add(gomptPV, i*8))]++
+//line gompt_kernels.go:308
+	}
+	for gomptI, gomptV := range gomptRAH[:len(gomptRBH)] {
+		if gomptV != 0 {
+			gomptatomic.AddUint32(&gomptRBH[gomptI], gomptV)
+		}
+	}
+	_ = n
+}
+
+// gomptSampleBins is BinsKernel's Sample: about n points, random arguments. Tol 0: every device gives the Go function's bits.
+func gomptSampleBins(gomptN int, gomptSeed int64) gomptdevice.Sample {
+	gomptR := gomptrt.Rand("Bins", gomptN, gomptSeed)
+	gomptExt := gomptrt.Extents(gomptN, 1)
+	n := gomptExt[0]
+	return gomptdevice.Sample{
+		Shape: gomptdevice.Shape{Size: gomptExt},
+		Bufs:  [][]byte{nil, gomptrt.Ints[int](gomptR, gomptrt.Len(n), 0, 16), gomptrt.Ints[uint32](gomptR, gomptrt.Len(16), 0, 16)},
+		Args:  []gomptdevice.Arg{gomptrt.Int(int64(n)), {}, {}},
+	}
+}
+
+// RunBins runs BinsKernel (Bins) on device dev over [0, n), mapping each slice by how the kernel uses it:
+// v to, h tofrom.
+func RunBins(dev gompttarget.DeviceClause, n int, v []int, h []uint32) error {
+	if n <= 0 {
+		return nil
+	}
+	v = gomptrt.Head(v, gomptrt.Len(n))
+	h = gomptrt.Head(h, gomptrt.Len(16))
+	return gompttarget.Target(gompttarget.Region{Device: dev, Kernel: BinsKernel, Shape: gompttarget.Shape{Size: [3]int{n, 1, 1}, Teams: gomptrt.Teams(n), Threads: gomptrt.MaxThreads},
+		Maps: []gompttarget.Map{gompttarget.To(v), gompttarget.ToFrom(h)},
+		Args: []gompttarget.Arg{gompttarget.Int(n), gompttarget.Slice(v), gompttarget.Slice(h)}})
+}
+
 // Box3DKernel is the gompt map kernel of Box3D (dims.go:19:1), over [0, nx)x[0, ny)x[0, nz).
 var Box3DKernel = &gomptdevice.Kernel{
 	Name: "Box3D",
@@ -309,49 +383,49 @@ func gomptHostBox3D(gomptA *gomptdevice.HostArgs, gomptR gomptdevice.Range, _, _
 			for x := gomptLo0; x < gomptHi0; x++ {
 //line dims.go:20
 				var s float64
-//line gompt_kernels.go:313
+//line gompt_kernels.go:387
 //line dims.go:21
 				cnt := int(0)
-//line gompt_kernels.go:316
+//line gompt_kernels.go:390
 //line dims.go:22
 				for dz := int(-1); dz <= int(1); dz++ {
-//line gompt_kernels.go:319
+//line gompt_kernels.go:393
 //line dims.go:23
 					for dy := int(-1); dy <= int(1); dy++ {
-//line gompt_kernels.go:322
+//line gompt_kernels.go:396
 //line dims.go:24
 						for dx := int(-1); dx <= int(1); dx++ {
-//line gompt_kernels.go:325
+//line gompt_kernels.go:399
 //line dims.go:25
 							u, v, t := (x + dx), (y + dy), (z + dz)
-//line gompt_kernels.go:328
+//line gompt_kernels.go:402
 //line dims.go:26
 							if (((((u < int(0)) || (v < int(0))) || (t < int(0))) || (u >= nx)) || (v >= ny)) || (t >= nz) {
-//line gompt_kernels.go:331
+//line gompt_kernels.go:405
 //line dims.go:27
 								continue
-//line gompt_kernels.go:334
+//line gompt_kernels.go:408
 //line dims.go:26
 							}
-//line gompt_kernels.go:337
+//line gompt_kernels.go:411
 //line dims.go:29
 							s += in[((((t * ny) + v) * nx) + u)]
-//line gompt_kernels.go:340
+//line gompt_kernels.go:414
 //line dims.go:30
 							cnt++
-//line gompt_kernels.go:343
+//line gompt_kernels.go:417
 //line dims.go:24
 						}
-//line gompt_kernels.go:346
+//line gompt_kernels.go:420
 //line dims.go:23
 					}
-//line gompt_kernels.go:349
+//line gompt_kernels.go:423
 //line dims.go:22
 				}
-//line gompt_kernels.go:352
+//line gompt_kernels.go:426
 //line dims.go:34
 				*(*float64)(unsafe.Add(gomptPOut, ((((z*nx)*ny)+(y*nx))+x)*8)) = (s / float64(cnt))
-//line gompt_kernels.go:355
+//line gompt_kernels.go:429
 			}
 		}
 	}
@@ -418,82 +492,82 @@ func gomptHostClassify(gomptA *gomptdevice.HostArgs, gomptR gomptdevice.Range, _
 	for i := gomptLo0; i < gomptHi0; i++ {
 //line floats.go:66
 		x := *(*float64)(unsafe.Add(gomptPA, i*8))
-//line gompt_kernels.go:422
+//line gompt_kernels.go:496
 //line floats.go:67
 		o := (int(8) * i)
-//line gompt_kernels.go:425
+//line gompt_kernels.go:499
 //line floats.go:68
 		var flags uint64
-//line gompt_kernels.go:428
+//line gompt_kernels.go:502
 //line floats.go:69
 		if gomptmath.IsNaN(x) {
-//line gompt_kernels.go:431
+//line gompt_kernels.go:505
 //line floats.go:70
 			flags |= uint64(1)
-//line gompt_kernels.go:434
+//line gompt_kernels.go:508
 //line floats.go:69
 		}
-//line gompt_kernels.go:437
+//line gompt_kernels.go:511
 //line floats.go:72
 		if gomptmath.IsInf(x, int(1)) {
-//line gompt_kernels.go:440
+//line gompt_kernels.go:514
 //line floats.go:73
 			flags |= uint64(2)
-//line gompt_kernels.go:443
+//line gompt_kernels.go:517
 //line floats.go:72
 		}
-//line gompt_kernels.go:446
+//line gompt_kernels.go:520
 //line floats.go:75
 		if gomptmath.IsInf(x, int(-1)) {
-//line gompt_kernels.go:449
+//line gompt_kernels.go:523
 //line floats.go:76
 			flags |= uint64(4)
-//line gompt_kernels.go:452
+//line gompt_kernels.go:526
 //line floats.go:75
 		}
-//line gompt_kernels.go:455
+//line gompt_kernels.go:529
 //line floats.go:78
 		if gomptmath.IsInf(x, int(0)) {
-//line gompt_kernels.go:458
+//line gompt_kernels.go:532
 //line floats.go:79
 			flags |= uint64(8)
-//line gompt_kernels.go:461
+//line gompt_kernels.go:535
 //line floats.go:78
 		}
-//line gompt_kernels.go:464
+//line gompt_kernels.go:538
 //line floats.go:81
 		if gomptmath.Signbit(x) {
-//line gompt_kernels.go:467
+//line gompt_kernels.go:541
 //line floats.go:82
 			flags |= uint64(16)
-//line gompt_kernels.go:470
+//line gompt_kernels.go:544
 //line floats.go:81
 		}
-//line gompt_kernels.go:473
+//line gompt_kernels.go:547
 //line floats.go:84
 		*(*uint64)(unsafe.Add(gomptPOut, o*8)) = flags
-//line gompt_kernels.go:476
+//line gompt_kernels.go:550
 //line floats.go:85
 		*(*uint64)(unsafe.Add(gomptPOut, (o+int(1))*8)) = gomptmath.Float64bits(x)
-//line gompt_kernels.go:479
+//line gompt_kernels.go:553
 //line floats.go:86
 		*(*uint64)(unsafe.Add(gomptPOut, (o+int(2))*8)) = uint64(gomptmath.Float32bits(float32(x)))
-//line gompt_kernels.go:482
+//line gompt_kernels.go:556
 //line floats.go:87
 		*(*uint64)(unsafe.Add(gomptPOut, (o+int(3))*8)) = (gomptmath.Float64bits(gomptmath.Inf(int(1))) ^ gomptmath.Float64bits(gomptmath.Inf(int(-1))))
-//line gompt_kernels.go:485
+//line gompt_kernels.go:559
 //line floats.go:88
 		*(*uint64)(unsafe.Add(gomptPOut, (o+int(4))*8)) = gomptmath.Float64bits(gomptmath.NaN())
-//line gompt_kernels.go:488
+//line gompt_kernels.go:562
 //line floats.go:89
 		*(*uint64)(unsafe.Add(gomptPOut, (o+int(5))*8)) = gomptmath.Float64bits(gomptmath.Float64frombits((gomptmath.Float64bits(x) ^ uint64(9223372036854775808))))
-//line gompt_kernels.go:491
+//line gompt_kernels.go:565
 //line floats.go:90
 		*(*uint64)(unsafe.Add(gomptPOut, (o+int(6))*8)) = uint64(gomptmath.Float32bits(gomptmath.Float32frombits((uint32(i) | uint32(1065353216)))))
-//line gompt_kernels.go:494
+//line gompt_kernels.go:568
 //line floats.go:91
 		*(*uint64)(unsafe.Add(gomptPOut, (o+int(7))*8)) = gomptmath.Float64bits((x * float64(0.0)))
-//line gompt_kernels.go:497
+//line gompt_kernels.go:571
 	}
 	_ = n
 }
@@ -558,214 +632,214 @@ gomptPoint0:
 	for i := gomptLo0; i < gomptHi0; i++ {
 //line control.go:10
 		x := int64(*(*int32)(unsafe.Add(gomptPA, i*4)))
-//line gompt_kernels.go:562
+//line gompt_kernels.go:636
 //line control.go:11
 		var acc int64
-//line gompt_kernels.go:565
+//line gompt_kernels.go:639
 //line control.go:12
 		var flag bool
-//line gompt_kernels.go:568
+//line gompt_kernels.go:642
 //line control.go:15
 		for j := int(0); j < int(10); j++ {
-//line gompt_kernels.go:571
+//line gompt_kernels.go:645
 //line control.go:16
 			if j == int(2) {
-//line gompt_kernels.go:574
+//line gompt_kernels.go:648
 //line control.go:17
 				continue
-//line gompt_kernels.go:577
+//line gompt_kernels.go:651
 //line control.go:16
 			}
-//line gompt_kernels.go:580
+//line gompt_kernels.go:654
 //line control.go:19
 			if int64(j) > ((x % int64(7)) + int64(3)) {
-//line gompt_kernels.go:583
+//line gompt_kernels.go:657
 //line control.go:20
 				break
-//line gompt_kernels.go:586
+//line gompt_kernels.go:660
 //line control.go:19
 			}
-//line gompt_kernels.go:589
+//line gompt_kernels.go:663
 //line control.go:22
 			acc += int64(j)
-//line gompt_kernels.go:592
+//line gompt_kernels.go:666
 //line control.go:15
 		}
-//line gompt_kernels.go:595
+//line gompt_kernels.go:669
 //line control.go:25
 		k := x
-//line gompt_kernels.go:598
+//line gompt_kernels.go:672
 //line control.go:26
 		for k > int64(100) {
-//line gompt_kernels.go:601
+//line gompt_kernels.go:675
 //line control.go:27
 			k /= int64(3)
-//line gompt_kernels.go:604
+//line gompt_kernels.go:678
 //line control.go:26
 		}
-//line gompt_kernels.go:607
+//line gompt_kernels.go:681
 //line control.go:29
 		for {
-//line gompt_kernels.go:610
+//line gompt_kernels.go:684
 //line control.go:30
 			k++
-//line gompt_kernels.go:613
+//line gompt_kernels.go:687
 //line control.go:31
 			if (k % int64(5)) == int64(0) {
-//line gompt_kernels.go:616
+//line gompt_kernels.go:690
 //line control.go:32
 				break
-//line gompt_kernels.go:619
+//line gompt_kernels.go:693
 //line control.go:31
 			}
-//line gompt_kernels.go:622
+//line gompt_kernels.go:696
 //line control.go:29
 		}
-//line gompt_kernels.go:625
+//line gompt_kernels.go:699
 //line control.go:35
 		acc = ((acc * int64(1000)) + k)
-//line gompt_kernels.go:628
+//line gompt_kernels.go:702
 //line control.go:38
 	outer:
-//line gompt_kernels.go:631
+//line gompt_kernels.go:705
 //line control.go:39
 		for j := range int(6) {
-//line gompt_kernels.go:634
+//line gompt_kernels.go:708
 //line control.go:40
 			switch {
-//line gompt_kernels.go:637
+//line gompt_kernels.go:711
 //line control.go:40
 			case (j == int(1)):
-//line gompt_kernels.go:640
+//line gompt_kernels.go:714
 //line control.go:42
 				acc += int64(7)
-//line gompt_kernels.go:643
+//line gompt_kernels.go:717
 //line control.go:43
 				break
-//line gompt_kernels.go:646
+//line gompt_kernels.go:720
 //line control.go:40
 			case (j == int((x % int64(4)))):
-//line gompt_kernels.go:649
+//line gompt_kernels.go:723
 //line control.go:45
 				continue outer
-//line gompt_kernels.go:652
+//line gompt_kernels.go:726
 //line control.go:40
 			default:
-//line gompt_kernels.go:655
+//line gompt_kernels.go:729
 //line control.go:47
 				acc -= int64(1)
-//line gompt_kernels.go:658
+//line gompt_kernels.go:732
 //line control.go:40
 			}
-//line gompt_kernels.go:661
+//line gompt_kernels.go:735
 //line control.go:49
 			for m := range int64(3) {
-//line gompt_kernels.go:664
+//line gompt_kernels.go:738
 //line control.go:50
 				if m == int64(1) {
-//line gompt_kernels.go:667
+//line gompt_kernels.go:741
 //line control.go:51
 					continue outer
-//line gompt_kernels.go:670
+//line gompt_kernels.go:744
 //line control.go:50
 				}
-//line gompt_kernels.go:673
+//line gompt_kernels.go:747
 //line control.go:53
 				acc += (m + int64(1))
-//line gompt_kernels.go:676
+//line gompt_kernels.go:750
 //line control.go:49
 			}
-//line gompt_kernels.go:679
+//line gompt_kernels.go:753
 //line control.go:39
 		}
-//line gompt_kernels.go:682
+//line gompt_kernels.go:756
 //line control.go:57
 		switch r := (x % int64(6)); r {
-//line gompt_kernels.go:685
+//line gompt_kernels.go:759
 //line control.go:57
 		case int64(0), int64(3):
-//line gompt_kernels.go:688
+//line gompt_kernels.go:762
 //line control.go:59
 			acc *= int64(3)
-//line gompt_kernels.go:691
+//line gompt_kernels.go:765
 //line control.go:57
 		default:
-//line gompt_kernels.go:694
+//line gompt_kernels.go:768
 //line control.go:61
 			flag = true
-//line gompt_kernels.go:697
+//line gompt_kernels.go:771
 //line control.go:57
 		case int64(1):
-//line gompt_kernels.go:700
+//line gompt_kernels.go:774
 //line control.go:63
 			acc -= int64(100)
-//line gompt_kernels.go:703
+//line gompt_kernels.go:777
 //line control.go:57
 		}
-//line gompt_kernels.go:706
+//line gompt_kernels.go:780
 //line control.go:66
 		p, q := acc, x
-//line gompt_kernels.go:709
+//line gompt_kernels.go:783
 //line control.go:67
 		p, q = q, p
-//line gompt_kernels.go:712
+//line gompt_kernels.go:786
 //line control.go:68
 		if q := (p + int64(1)); q > int64(0) {
-//line gompt_kernels.go:715
+//line gompt_kernels.go:789
 //line control.go:69
 			acc += q
-//line gompt_kernels.go:718
+//line gompt_kernels.go:792
 //line control.go:68
 		} else if q < int64(-10) {
-//line gompt_kernels.go:721
+//line gompt_kernels.go:795
 //line control.go:71
 			acc -= q
-//line gompt_kernels.go:724
+//line gompt_kernels.go:798
 //line control.go:68
 		} else {
-//line gompt_kernels.go:727
+//line gompt_kernels.go:801
 //line control.go:73
 			acc ^= q
-//line gompt_kernels.go:730
+//line gompt_kernels.go:804
 //line control.go:68
 		}
-//line gompt_kernels.go:733
+//line gompt_kernels.go:807
 //line control.go:75
 		{
-//line gompt_kernels.go:736
+//line gompt_kernels.go:810
 //line control.go:76
 			x := (x * int64(2))
-//line gompt_kernels.go:739
+//line gompt_kernels.go:813
 //line control.go:77
 			acc += x
-//line gompt_kernels.go:742
+//line gompt_kernels.go:816
 //line control.go:75
 		}
-//line gompt_kernels.go:745
+//line gompt_kernels.go:819
 //line control.go:79
 		if flag {
-//line gompt_kernels.go:748
+//line gompt_kernels.go:822
 //line control.go:80
 			acc = (-acc)
-//line gompt_kernels.go:751
+//line gompt_kernels.go:825
 //line control.go:79
 		}
-//line gompt_kernels.go:754
+//line gompt_kernels.go:828
 //line control.go:82
 		*(*int64)(unsafe.Add(gomptPOut, i*8)) = (acc + q)
-//line gompt_kernels.go:757
+//line gompt_kernels.go:831
 //line control.go:83
 		if x < int64(0) {
-//line gompt_kernels.go:760
+//line gompt_kernels.go:834
 //line control.go:84
 			continue gomptPoint0
-//line gompt_kernels.go:763
+//line gompt_kernels.go:837
 //line control.go:83
 		}
-//line gompt_kernels.go:766
+//line gompt_kernels.go:840
 //line control.go:86
 		*(*int64)(unsafe.Add(gomptPOut, i*8))++
-//line gompt_kernels.go:769
+//line gompt_kernels.go:843
 	}
 	_ = n
 }
@@ -855,85 +929,85 @@ func gomptLanesConv(gomptX0, gomptW int, i int, m int, n int, k int, w []float32
 	gomptL3T := gomptL3TA[:gomptW:gomptW]
 //line lockstep.go:10
 	if k <= int(0) {
-//line gompt_kernels.go:859
+//line gompt_kernels.go:933
 //line lockstep.go:11
 		return
-//line gompt_kernels.go:862
+//line gompt_kernels.go:936
 //line lockstep.go:10
 	}
-//line gompt_kernels.go:865
+//line gompt_kernels.go:939
 //line lockstep.go:13
 	for gomptJ := 0; gomptJ < gomptW; gomptJ++ {
-//line gompt_kernels.go:868
+//line gompt_kernels.go:942
 		gomptL1Acc[gomptJ] = float32(0)
 		gomptL2Peak[gomptJ] = float32(0)
 //line lockstep.go:13
 	}
-//line gompt_kernels.go:873
+//line gompt_kernels.go:947
 //line lockstep.go:14
 	for p := int(0); p < k; p++ {
-//line gompt_kernels.go:876
+//line gompt_kernels.go:950
 //line lockstep.go:15
 		gomptU1 := *(*float32)(unsafe.Add(gomptPW, p*4))
-//line gompt_kernels.go:879
+//line gompt_kernels.go:953
 //line lockstep.go:15
 		gomptU2 := (i * n)
-//line gompt_kernels.go:882
+//line gompt_kernels.go:956
 //line lockstep.go:15
 		for gomptJ := 0; gomptJ < gomptW; gomptJ++ {
-//line gompt_kernels.go:885
+//line gompt_kernels.go:959
 //line lockstep.go:15
 			j := gomptX0 + gomptJ
-//line gompt_kernels.go:888
+//line gompt_kernels.go:962
 			gomptL3T[gomptJ] = (gomptU1 * in[(gomptU2+((j+p)%n))])
 //line lockstep.go:15
 		}
-//line gompt_kernels.go:892
+//line gompt_kernels.go:966
 //line lockstep.go:16
 		for gomptJ := 0; gomptJ < gomptW; gomptJ++ {
-//line gompt_kernels.go:895
+//line gompt_kernels.go:969
 //line lockstep.go:16
 			gomptL1Acc[gomptJ] += gomptL3T[gomptJ]
-//line gompt_kernels.go:898
+//line gompt_kernels.go:972
 //line lockstep.go:16
 		}
-//line gompt_kernels.go:901
+//line gompt_kernels.go:975
 //line lockstep.go:17
 		for gomptJ := 0; gomptJ < gomptW; gomptJ++ {
-//line gompt_kernels.go:904
+//line gompt_kernels.go:978
 //line lockstep.go:17
 			if gomptL3T[gomptJ] > gomptL2Peak[gomptJ] {
-//line gompt_kernels.go:907
+//line gompt_kernels.go:981
 //line lockstep.go:18
 				gomptL2Peak[gomptJ] = gomptL3T[gomptJ]
-//line gompt_kernels.go:910
+//line gompt_kernels.go:984
 //line lockstep.go:17
 			}
-//line gompt_kernels.go:913
+//line gompt_kernels.go:987
 //line lockstep.go:17
 		}
-//line gompt_kernels.go:916
+//line gompt_kernels.go:990
 //line lockstep.go:14
 	}
-//line gompt_kernels.go:919
+//line gompt_kernels.go:993
 //line lockstep.go:21
 	gomptU3 := (i * n)
-//line gompt_kernels.go:922
+//line gompt_kernels.go:996
 //line lockstep.go:21
 	gomptU4 := unsafe.Add(gomptPOut, (gomptU3+gomptX0)*4)
-//line gompt_kernels.go:925
+//line gompt_kernels.go:999
 //line lockstep.go:21
 	gomptU5 := unsafe.Add(gomptPIn, (gomptU3+gomptX0)*4)
-//line gompt_kernels.go:928
+//line gompt_kernels.go:1002
 //line lockstep.go:21
 	for gomptJ := 0; gomptJ < gomptW; gomptJ++ {
-//line gompt_kernels.go:931
+//line gompt_kernels.go:1005
 //line lockstep.go:21
 		*(*float32)(unsafe.Add(gomptU4, gomptJ*4)) = ((gomptL1Acc[gomptJ] - gomptL2Peak[gomptJ]) + *(*float32)(unsafe.Add(gomptU5, gomptJ*4)))
-//line gompt_kernels.go:934
+//line gompt_kernels.go:1008
 //line lockstep.go:21
 	}
-//line gompt_kernels.go:937
+//line gompt_kernels.go:1011
 	_ = gomptL1Acc
 	_ = gomptL2Peak
 	_ = gomptL3T
@@ -1005,34 +1079,34 @@ func gomptHostConversions(gomptA *gomptdevice.HostArgs, gomptR gomptdevice.Range
 	for i := gomptLo0; i < gomptHi0; i++ {
 //line ints.go:120
 		x, y := *(*int64)(unsafe.Add(gomptPA, i*8)), *(*float64)(unsafe.Add(gomptPF, i*8))
-//line gompt_kernels.go:1009
+//line gompt_kernels.go:1083
 //line ints.go:121
 		o := (int(8) * i)
-//line gompt_kernels.go:1012
+//line gompt_kernels.go:1086
 //line ints.go:122
 		*(*float64)(unsafe.Add(gomptPOut, o*8)) = float64(float32(x))
-//line gompt_kernels.go:1015
+//line gompt_kernels.go:1089
 //line ints.go:123
 		*(*float64)(unsafe.Add(gomptPOut, (o+int(1))*8)) = float64(x)
-//line gompt_kernels.go:1018
+//line gompt_kernels.go:1092
 //line ints.go:124
 		*(*float64)(unsafe.Add(gomptPOut, (o+int(2))*8)) = float64(uint64(x))
-//line gompt_kernels.go:1021
+//line gompt_kernels.go:1095
 //line ints.go:125
 		*(*float64)(unsafe.Add(gomptPOut, (o+int(3))*8)) = float64(int64(y))
-//line gompt_kernels.go:1024
+//line gompt_kernels.go:1098
 //line ints.go:126
 		*(*float64)(unsafe.Add(gomptPOut, (o+int(4))*8)) = float64(int32((y / float64(4.0))))
-//line gompt_kernels.go:1027
+//line gompt_kernels.go:1101
 //line ints.go:127
 		*(*float64)(unsafe.Add(gomptPOut, (o+int(5))*8)) = float64(float32(y))
-//line gompt_kernels.go:1030
+//line gompt_kernels.go:1104
 //line ints.go:128
 		*(*float64)(unsafe.Add(gomptPOut, (o+int(6))*8)) = float64((uint8((y / float64(1e+15))) + uint8(1)))
-//line gompt_kernels.go:1033
+//line gompt_kernels.go:1107
 //line ints.go:129
 		*(*float64)(unsafe.Add(gomptPOut, (o+int(7))*8)) = (float64(int16(((-y) / float64(1e+15)))) + float64(uint32((y / float64(1e+10)))))
-//line gompt_kernels.go:1036
+//line gompt_kernels.go:1110
 	}
 	_ = n
 }
@@ -1100,22 +1174,22 @@ func gomptHostFloat64Ops(gomptA *gomptdevice.HostArgs, gomptR gomptdevice.Range,
 	for i := gomptLo0; i < gomptHi0; i++ {
 //line floats.go:35
 		x, y := *(*float64)(unsafe.Add(gomptPA, i*8)), *(*float64)(unsafe.Add(gomptPB, i*8))
-//line gompt_kernels.go:1104
+//line gompt_kernels.go:1178
 //line floats.go:36
 		o := (int(4) * i)
-//line gompt_kernels.go:1107
+//line gompt_kernels.go:1181
 //line floats.go:37
 		*(*float64)(unsafe.Add(gomptPOut, o*8)) = ((x * y) + x)
-//line gompt_kernels.go:1110
+//line gompt_kernels.go:1184
 //line floats.go:38
 		*(*float64)(unsafe.Add(gomptPOut, (o+int(1))*8)) = (x / y)
-//line gompt_kernels.go:1113
+//line gompt_kernels.go:1187
 //line floats.go:39
 		*(*float64)(unsafe.Add(gomptPOut, (o+int(2))*8)) = (gomptmath.Sqrt((x * y)) - float64(0.3333333333333333))
-//line gompt_kernels.go:1116
+//line gompt_kernels.go:1190
 //line floats.go:40
 		*(*float64)(unsafe.Add(gomptPOut, (o+int(3))*8)) = ((gomptmath.Remainder((x*float64(100.0)), y) + gomptmath.Dim(x, y)) + gomptmath.Dim(y, x))
-//line gompt_kernels.go:1119
+//line gompt_kernels.go:1193
 	}
 	_ = n
 }
@@ -1186,61 +1260,61 @@ func gomptHostFloatOps(gomptA *gomptdevice.HostArgs, gomptR gomptdevice.Range, _
 	for i := gomptLo0; i < gomptHi0; i++ {
 //line floats.go:10
 		x, y, z := *(*float32)(unsafe.Add(gomptPA, i*4)), *(*float32)(unsafe.Add(gomptPB, i*4)), *(*float32)(unsafe.Add(gomptPC, i*4))
-//line gompt_kernels.go:1190
+//line gompt_kernels.go:1264
 //line floats.go:11
 		o := (int(12) * i)
-//line gompt_kernels.go:1193
+//line gompt_kernels.go:1267
 //line floats.go:12
 		*(*float32)(unsafe.Add(gomptPOut, o*4)) = ((x * y) + z)
-//line gompt_kernels.go:1196
+//line gompt_kernels.go:1270
 //line floats.go:13
 		*(*float32)(unsafe.Add(gomptPOut, (o+int(1))*4)) = ((x * y) - (z * x))
-//line gompt_kernels.go:1199
+//line gompt_kernels.go:1273
 //line floats.go:14
 		*(*float32)(unsafe.Add(gomptPOut, (o+int(2))*4)) = (x / y)
-//line gompt_kernels.go:1202
+//line gompt_kernels.go:1276
 //line floats.go:15
 		*(*float32)(unsafe.Add(gomptPOut, (o+int(3))*4)) = ((-x) + y)
-//line gompt_kernels.go:1205
+//line gompt_kernels.go:1279
 //line floats.go:16
 		*(*float32)(unsafe.Add(gomptPOut, (o+int(4))*4)) = float32(gomptmath.Sqrt(float64(x)))
-//line gompt_kernels.go:1208
+//line gompt_kernels.go:1282
 //line floats.go:17
 		*(*float32)(unsafe.Add(gomptPOut, (o+int(5))*4)) = float32(gomptmath.FMA(float64(x), float64(y), float64(z)))
-//line gompt_kernels.go:1211
+//line gompt_kernels.go:1285
 //line floats.go:18
 		*(*float32)(unsafe.Add(gomptPOut, (o+int(6))*4)) = (x * float32(0.10000000149011612))
-//line gompt_kernels.go:1214
+//line gompt_kernels.go:1288
 //line floats.go:19
 		*(*float32)(unsafe.Add(gomptPOut, (o+int(7))*4)) = ((float32(gomptmath.Floor(float64((x * float32(7.0))))) + float32(gomptmath.Ceil(float64((y * float32(7.0)))))) + float32(gomptmath.Trunc(float64(((-z) * float32(7.0))))))
-//line gompt_kernels.go:1217
+//line gompt_kernels.go:1291
 //line floats.go:20
 		*(*float32)(unsafe.Add(gomptPOut, (o+int(8))*4)) = (float32(gomptmath.Round(float64((x * float32(2.5))))) - float32(gomptmath.RoundToEven(float64((y * float32(2.5))))))
-//line gompt_kernels.go:1220
+//line gompt_kernels.go:1294
 //line floats.go:21
 		*(*float32)(unsafe.Add(gomptPOut, (o+int(9))*4)) = (float32(gomptmath.Abs(float64((z - x)))) + float32(gomptmath.Copysign(float64(x), float64((z-y)))))
-//line gompt_kernels.go:1223
+//line gompt_kernels.go:1297
 //line floats.go:22
 		*(*float32)(unsafe.Add(gomptPOut, (o+int(10))*4)) = float32(gomptmath.Mod(float64((x * float32(10.0))), float64(y)))
-//line gompt_kernels.go:1226
+//line gompt_kernels.go:1300
 //line floats.go:23
 		s := x
-//line gompt_kernels.go:1229
+//line gompt_kernels.go:1303
 //line floats.go:24
 		s += y
-//line gompt_kernels.go:1232
+//line gompt_kernels.go:1306
 //line floats.go:25
 		s *= z
-//line gompt_kernels.go:1235
+//line gompt_kernels.go:1309
 //line floats.go:26
 		s /= x
-//line gompt_kernels.go:1238
+//line gompt_kernels.go:1312
 //line floats.go:27
 		s -= y
-//line gompt_kernels.go:1241
+//line gompt_kernels.go:1315
 //line floats.go:28
 		*(*float32)(unsafe.Add(gomptPOut, (o+int(11))*4)) = s
-//line gompt_kernels.go:1244
+//line gompt_kernels.go:1318
 	}
 	_ = n
 }
@@ -1272,7 +1346,7 @@ func RunFloatOps(dev gompttarget.DeviceClause, n int, a []float32, b []float32, 
 		Args: []gompttarget.Arg{gompttarget.Int(n), gompttarget.Slice(a), gompttarget.Slice(b), gompttarget.Slice(c), gompttarget.Slice(out)}})
 }
 
-// GatherKernel is the gompt map kernel of Gather (checks.go:13:1), over [0, n).
+// GatherKernel is the gompt map kernel of Gather (checks.go:17:1), over [0, n).
 var GatherKernel = &gomptdevice.Kernel{
 	Name: "Gather",
 	Params: []gomptdevice.Param{
@@ -1284,7 +1358,7 @@ var GatherKernel = &gomptdevice.Kernel{
 	},
 	Dims: 1,
 	Faults: []gomptdevice.FaultSite{
-		{Kind: gomptdevice.FaultIndex, Pos: "checks.go:14"},
+		{Kind: gomptdevice.FaultIndex, Pos: "checks.go:18"},
 	},
 	Images: []gomptdevice.Image{
 		{Kind: gomptdevice.ImageHost, Entry: "gompt_Gather", Host: gomptHostGather},
@@ -1311,9 +1385,9 @@ func gomptHostGather(gomptA *gomptdevice.HostArgs, gomptR gomptdevice.Range, _, 
 	gomptPDst := unsafe.Pointer(unsafe.SliceData(dst))
 	gomptLo0, gomptHi0 := gomptR.Clamp(0, n)
 	for i := gomptLo0; i < gomptHi0; i++ {
-//line checks.go:14
+//line checks.go:18
 		*(*float32)(unsafe.Add(gomptPDst, i*4)) = src[*(*int)(unsafe.Add(gomptPIdx, i*8))]
-//line gompt_kernels.go:1317
+//line gompt_kernels.go:1391
 	}
 	_ = n
 	_ = m
@@ -1346,7 +1420,7 @@ func RunGather(dev gompttarget.DeviceClause, n int, m int, idx []int, src []floa
 		Args: []gompttarget.Arg{gompttarget.Int(n), gompttarget.Int(m), gompttarget.Slice(idx), gompttarget.Slice(src), gompttarget.Slice(dst)}})
 }
 
-// GatherSumKernel is the gompt reduction (reduce=+) of GatherSum (checks.go:47:1), over [0, n).
+// GatherSumKernel is the gompt reduction (reduce=+) of GatherSum (checks.go:51:1), over [0, n).
 // Its last parameter, partial, receives one float32 per team (Shape.Teams of them), to combine on the host; RunGatherSum does.
 var GatherSumKernel = &gomptdevice.Kernel{
 	Name: "GatherSum",
@@ -1360,7 +1434,7 @@ var GatherSumKernel = &gomptdevice.Kernel{
 	Dims:       1,
 	MaxThreads: gomptrt.MaxThreads,
 	Faults: []gomptdevice.FaultSite{
-		{Kind: gomptdevice.FaultIndex, Pos: "checks.go:48"},
+		{Kind: gomptdevice.FaultIndex, Pos: "checks.go:52"},
 	},
 	Images: []gomptdevice.Image{
 		{Kind: gomptdevice.ImageHost, Entry: "gompt_GatherSum", Host: gomptHostGatherSum},
@@ -1390,57 +1464,57 @@ func gomptHostGatherSum(gomptA *gomptdevice.HostArgs, gomptR gomptdevice.Range, 
 	i := gomptLo0
 	for ; i+4 <= gomptHi0; i += 4 {
 		{
-//line checks.go:48
+//line checks.go:52
 			gomptV = src[*(*int)(unsafe.Add(gomptPIdx, i*8))]
-//line gompt_kernels.go:1396
-//line checks.go:48
+//line gompt_kernels.go:1470
+//line checks.go:52
 			goto gomptR0
-//line gompt_kernels.go:1399
+//line gompt_kernels.go:1473
 		}
 	gomptR0:
 		gomptS0 = gomptS0 + float64(gomptV)
 		{
 			i := i + 1
-//line checks.go:48
+//line checks.go:52
 			gomptV = src[*(*int)(unsafe.Add(gomptPIdx, i*8))]
-//line gompt_kernels.go:1407
-//line checks.go:48
+//line gompt_kernels.go:1481
+//line checks.go:52
 			goto gomptR1
-//line gompt_kernels.go:1410
+//line gompt_kernels.go:1484
 		}
 	gomptR1:
 		gomptS1 = gomptS1 + float64(gomptV)
 		{
 			i := i + 2
-//line checks.go:48
+//line checks.go:52
 			gomptV = src[*(*int)(unsafe.Add(gomptPIdx, i*8))]
-//line gompt_kernels.go:1418
-//line checks.go:48
+//line gompt_kernels.go:1492
+//line checks.go:52
 			goto gomptR2
-//line gompt_kernels.go:1421
+//line gompt_kernels.go:1495
 		}
 	gomptR2:
 		gomptS2 = gomptS2 + float64(gomptV)
 		{
 			i := i + 3
-//line checks.go:48
+//line checks.go:52
 			gomptV = src[*(*int)(unsafe.Add(gomptPIdx, i*8))]
-//line gompt_kernels.go:1429
-//line checks.go:48
+//line gompt_kernels.go:1503
+//line checks.go:52
 			goto gomptR3
-//line gompt_kernels.go:1432
+//line gompt_kernels.go:1506
 		}
 	gomptR3:
 		gomptS3 = gomptS3 + float64(gomptV)
 	}
 	for ; i < gomptHi0; i++ {
 		{
-//line checks.go:48
+//line checks.go:52
 			gomptV = src[*(*int)(unsafe.Add(gomptPIdx, i*8))]
-//line gompt_kernels.go:1441
-//line checks.go:48
+//line gompt_kernels.go:1515
+//line checks.go:52
 			goto gomptR4
-//line gompt_kernels.go:1444
+//line gompt_kernels.go:1518
 		}
 	gomptR4:
 		gomptS0 = gomptS0 + float64(gomptV)
@@ -1486,7 +1560,7 @@ func RunGatherSum(dev gompttarget.DeviceClause, n int, m int, idx []int, src []f
 	return gomptrt.SumFloats(gomptPartial), nil
 }
 
-// GatherUncheckedKernel is the gompt map kernel of GatherUnchecked (checks.go:21:1), over [0, n).
+// GatherUncheckedKernel is the gompt map kernel of GatherUnchecked (checks.go:25:1), over [0, n).
 var GatherUncheckedKernel = &gomptdevice.Kernel{
 	Name: "GatherUnchecked",
 	Params: []gomptdevice.Param{
@@ -1523,9 +1597,9 @@ func gomptHostGatherUnchecked(gomptA *gomptdevice.HostArgs, gomptR gomptdevice.R
 	gomptPDst := unsafe.Pointer(unsafe.SliceData(dst))
 	gomptLo0, gomptHi0 := gomptR.Clamp(0, n)
 	for i := gomptLo0; i < gomptHi0; i++ {
-//line checks.go:22
+//line checks.go:26
 		*(*float32)(unsafe.Add(gomptPDst, i*4)) = *(*float32)(unsafe.Add(gomptPSrc, *(*int)(unsafe.Add(gomptPIdx, i*8))*4))
-//line gompt_kernels.go:1529
+//line gompt_kernels.go:1603
 	}
 	_ = n
 	_ = m
@@ -1623,28 +1697,28 @@ func gomptHostHelpers(gomptA *gomptdevice.HostArgs, gomptR gomptdevice.Range, _,
 	for i := gomptLo0; i < gomptHi0; i++ {
 //line helpers.go:40
 		y := poly3(*(*float32)(unsafe.Add(gomptPX, i*4)), c)
-//line gompt_kernels.go:1627
+//line gompt_kernels.go:1701
 //line helpers.go:41
 		if b {
-//line gompt_kernels.go:1630
+//line gompt_kernels.go:1704
 //line helpers.go:42
 			y = (-y)
-//line gompt_kernels.go:1633
+//line gompt_kernels.go:1707
 //line helpers.go:41
 		}
-//line gompt_kernels.go:1636
+//line gompt_kernels.go:1710
 //line helpers.go:44
 		bump(hist, i, ((((int32(s8) + int32(u8)) + int32(s16)) + int32(u16)) + s32))
-//line gompt_kernels.go:1639
+//line gompt_kernels.go:1713
 //line helpers.go:45
 		bump(hist, i, ((int32((u32 % uint32(7))) + int32((u64 % uint64(5)))) + int32((u % uint(3)))))
-//line gompt_kernels.go:1642
+//line gompt_kernels.go:1716
 //line helpers.go:46
 		bump(hist, (i + n), int32(1000))
-//line gompt_kernels.go:1645
+//line gompt_kernels.go:1719
 //line helpers.go:47
 		*(*float32)(unsafe.Add(gomptPOut, i*4)) = (y + float32(f64))
-//line gompt_kernels.go:1648
+//line gompt_kernels.go:1722
 	}
 }
 
@@ -1730,13 +1804,13 @@ func gomptHostHist256(gomptA *gomptdevice.HostArgs, gomptR gomptdevice.Range, _,
 	for i := gomptLo0; i < gomptHi0; i++ {
 //line reducearray.go:9
 		b := *(*uint8)(unsafe.Add(gomptPV, i*1))
-//line gompt_kernels.go:1734
+//line gompt_kernels.go:1808
 //line reducearray.go:10
 		h[b]++
-//line gompt_kernels.go:1737
+//line gompt_kernels.go:1811
 //line reducearray.go:11
 		s[(b % uint8(16))] += (int64(b) - int64(3))
-//line gompt_kernels.go:1740
+//line gompt_kernels.go:1814
 	}
 	for gomptI, gomptV := range gomptRAH[:len(gomptRBH)] {
 		if gomptV != 0 {
@@ -1827,31 +1901,31 @@ func gomptHostHistogram(gomptA *gomptdevice.HostArgs, gomptR gomptdevice.Range, 
 	for i := gomptLo0; i < gomptHi0; i++ {
 //line atomics.go:12
 		b := (*(*uint32)(unsafe.Add(gomptPV, i*4)) % uint32(16))
-//line gompt_kernels.go:1831
+//line gompt_kernels.go:1905
 //line atomics.go:13
 		if gomptatomic.AddUint32((&h32[b]), uint32(1)) >= uint32(1) {
-//line gompt_kernels.go:1834
+//line gompt_kernels.go:1908
 //line atomics.go:14
 			*(*uint8)(unsafe.Add(gomptPOk, i*1)) = uint8(1)
-//line gompt_kernels.go:1837
+//line gompt_kernels.go:1911
 //line atomics.go:13
 		}
-//line gompt_kernels.go:1840
+//line gompt_kernels.go:1914
 //line atomics.go:16
 		gomptatomic.AddUint64((&h64[(*(*uint32)(unsafe.Add(gomptPV, i*4)) % uint32(4))]), uint64(1))
-//line gompt_kernels.go:1843
+//line gompt_kernels.go:1917
 //line atomics.go:17
 		gomptatomic.AddUint64((&h64[(uint32(4) + (*(*uint32)(unsafe.Add(gomptPV, i*4)) % uint32(4)))]), (uint64(*(*uint32)(unsafe.Add(gomptPV, i*4))) << 40))
-//line gompt_kernels.go:1846
+//line gompt_kernels.go:1920
 //line atomics.go:18
 		gomptatomic.AddInt32((&neg[(*(*uint32)(unsafe.Add(gomptPV, i*4)) % uint32(4))]), int32(-3))
-//line gompt_kernels.go:1849
+//line gompt_kernels.go:1923
 //line atomics.go:19
 		gomptatomic.AddInt64((&*(*int64)(unsafe.Add(gomptPS, int(0)*8))), (int64(*(*uint32)(unsafe.Add(gomptPV, i*4))) - int64(8)))
-//line gompt_kernels.go:1852
+//line gompt_kernels.go:1926
 //line atomics.go:20
 		gomptatomic.AddInt64((&s[(int(1) + (i % int(2)))]), int64(8589934592))
-//line gompt_kernels.go:1855
+//line gompt_kernels.go:1929
 	}
 	_ = n
 }
@@ -1926,43 +2000,43 @@ func gomptHostInt64Ops(gomptA *gomptdevice.HostArgs, gomptR gomptdevice.Range, _
 	for i := gomptLo0; i < gomptHi0; i++ {
 //line ints.go:9
 		x, y := *(*int64)(unsafe.Add(gomptPA, i*8)), *(*int64)(unsafe.Add(gomptPB, i*8))
-//line gompt_kernels.go:1930
+//line gompt_kernels.go:2004
 //line ints.go:10
 		o := (int(9) * i)
-//line gompt_kernels.go:1933
+//line gompt_kernels.go:2007
 //line ints.go:11
 		*(*int64)(unsafe.Add(gomptPOut, o*8)) = (x + y)
-//line gompt_kernels.go:1936
+//line gompt_kernels.go:2010
 //line ints.go:12
 		*(*int64)(unsafe.Add(gomptPOut, (o+int(1))*8)) = (x - y)
-//line gompt_kernels.go:1939
+//line gompt_kernels.go:2013
 //line ints.go:13
 		*(*int64)(unsafe.Add(gomptPOut, (o+int(2))*8)) = (x * y)
-//line gompt_kernels.go:1942
+//line gompt_kernels.go:2016
 //line ints.go:14
 		if y != int64(0) {
-//line gompt_kernels.go:1945
+//line gompt_kernels.go:2019
 //line ints.go:15
 			*(*int64)(unsafe.Add(gomptPOut, (o+int(3))*8)) = (x / y)
-//line gompt_kernels.go:1948
+//line gompt_kernels.go:2022
 //line ints.go:16
 			*(*int64)(unsafe.Add(gomptPOut, (o+int(4))*8)) = (x % y)
-//line gompt_kernels.go:1951
+//line gompt_kernels.go:2025
 //line ints.go:14
 		}
-//line gompt_kernels.go:1954
+//line gompt_kernels.go:2028
 //line ints.go:18
 		*(*int64)(unsafe.Add(gomptPOut, (o+int(5))*8)) = (-x)
-//line gompt_kernels.go:1957
+//line gompt_kernels.go:2031
 //line ints.go:19
 		*(*int64)(unsafe.Add(gomptPOut, (o+int(6))*8)) = (x &^ y)
-//line gompt_kernels.go:1960
+//line gompt_kernels.go:2034
 //line ints.go:20
 		*(*int64)(unsafe.Add(gomptPOut, (o+int(7))*8)) = ((x ^ y) | (x & y))
-//line gompt_kernels.go:1963
+//line gompt_kernels.go:2037
 //line ints.go:21
 		*(*int64)(unsafe.Add(gomptPOut, (o+int(8))*8)) = (^x)
-//line gompt_kernels.go:1966
+//line gompt_kernels.go:2040
 	}
 	_ = n
 }
@@ -2034,61 +2108,61 @@ func gomptHostIntOps(gomptA *gomptdevice.HostArgs, gomptR gomptdevice.Range, _, 
 	for i := gomptLo0; i < gomptHi0; i++ {
 //line ints.go:28
 		x, y := *(*int)(unsafe.Add(gomptPA, i*8)), *(*int)(unsafe.Add(gomptPB, i*8))
-//line gompt_kernels.go:2038
+//line gompt_kernels.go:2112
 //line ints.go:29
 		o := (int(6) * i)
-//line gompt_kernels.go:2041
+//line gompt_kernels.go:2115
 //line ints.go:30
 		s := x
-//line gompt_kernels.go:2044
+//line gompt_kernels.go:2118
 //line ints.go:31
 		s += y
-//line gompt_kernels.go:2047
+//line gompt_kernels.go:2121
 //line ints.go:32
 		*(*int)(unsafe.Add(gomptPOut, o*8)) = s
-//line gompt_kernels.go:2050
+//line gompt_kernels.go:2124
 //line ints.go:33
 		s -= (int(2) * y)
-//line gompt_kernels.go:2053
+//line gompt_kernels.go:2127
 //line ints.go:34
 		*(*int)(unsafe.Add(gomptPOut, (o+int(1))*8)) = s
-//line gompt_kernels.go:2056
+//line gompt_kernels.go:2130
 //line ints.go:35
 		s *= y
-//line gompt_kernels.go:2059
+//line gompt_kernels.go:2133
 //line ints.go:36
 		*(*int)(unsafe.Add(gomptPOut, (o+int(2))*8)) = s
-//line gompt_kernels.go:2062
+//line gompt_kernels.go:2136
 //line ints.go:37
 		if y != int(0) {
-//line gompt_kernels.go:2065
+//line gompt_kernels.go:2139
 //line ints.go:38
 			s /= y
-//line gompt_kernels.go:2068
+//line gompt_kernels.go:2142
 //line ints.go:39
 			*(*int)(unsafe.Add(gomptPOut, (o+int(3))*8)) = s
-//line gompt_kernels.go:2071
+//line gompt_kernels.go:2145
 //line ints.go:40
 			s %= y
-//line gompt_kernels.go:2074
+//line gompt_kernels.go:2148
 //line ints.go:41
 			*(*int)(unsafe.Add(gomptPOut, (o+int(4))*8)) = s
-//line gompt_kernels.go:2077
+//line gompt_kernels.go:2151
 //line ints.go:37
 		}
-//line gompt_kernels.go:2080
+//line gompt_kernels.go:2154
 //line ints.go:43
 		s++
-//line gompt_kernels.go:2083
+//line gompt_kernels.go:2157
 //line ints.go:44
 		s--
-//line gompt_kernels.go:2086
+//line gompt_kernels.go:2160
 //line ints.go:45
 		s--
-//line gompt_kernels.go:2089
+//line gompt_kernels.go:2163
 //line ints.go:46
 		*(*int)(unsafe.Add(gomptPOut, (o+int(5))*8)) = s
-//line gompt_kernels.go:2092
+//line gompt_kernels.go:2166
 	}
 	_ = n
 }
@@ -2153,64 +2227,64 @@ func gomptHostLabels(gomptA *gomptdevice.HostArgs, gomptR gomptdevice.Range, _, 
 	for i := gomptLo0; i < gomptHi0; i++ {
 //line control.go:94
 		v := *(*int64)(unsafe.Add(gomptPA, i*8))
-//line gompt_kernels.go:2157
+//line gompt_kernels.go:2231
 //line control.go:95
 		var found int64 = int64(-1)
-//line gompt_kernels.go:2160
+//line gompt_kernels.go:2234
 //line control.go:96
 	search:
-//line gompt_kernels.go:2163
+//line gompt_kernels.go:2237
 //line control.go:97
 		for x := int64(0); x < int64(8); x++ {
-//line gompt_kernels.go:2166
+//line gompt_kernels.go:2240
 //line control.go:98
 			for y := int64(0); y < int64(8); y++ {
-//line gompt_kernels.go:2169
+//line gompt_kernels.go:2243
 //line control.go:99
 				if (x * y) == (v % int64(50)) {
-//line gompt_kernels.go:2172
+//line gompt_kernels.go:2246
 //line control.go:100
 					found = ((x * int64(8)) + y)
-//line gompt_kernels.go:2175
+//line gompt_kernels.go:2249
 //line control.go:101
 					break search
-//line gompt_kernels.go:2178
+//line gompt_kernels.go:2252
 //line control.go:99
 				}
-//line gompt_kernels.go:2181
+//line gompt_kernels.go:2255
 //line control.go:98
 			}
-//line gompt_kernels.go:2184
+//line gompt_kernels.go:2258
 //line control.go:97
 		}
-//line gompt_kernels.go:2187
+//line gompt_kernels.go:2261
 //line control.go:105
 		steps := int(0)
-//line gompt_kernels.go:2190
+//line gompt_kernels.go:2264
 //line control.go:106
 		for u := v; ((u != int64(1)) && (u > int64(0))) && (steps < int(100)); steps++ {
-//line gompt_kernels.go:2193
+//line gompt_kernels.go:2267
 //line control.go:107
 			if (u % int64(2)) == int64(0) {
-//line gompt_kernels.go:2196
+//line gompt_kernels.go:2270
 //line control.go:108
 				u /= int64(2)
-//line gompt_kernels.go:2199
+//line gompt_kernels.go:2273
 //line control.go:107
 			} else {
-//line gompt_kernels.go:2202
+//line gompt_kernels.go:2276
 //line control.go:110
 				u = ((int64(3) * u) + int64(1))
-//line gompt_kernels.go:2205
+//line gompt_kernels.go:2279
 //line control.go:107
 			}
-//line gompt_kernels.go:2208
+//line gompt_kernels.go:2282
 //line control.go:106
 		}
-//line gompt_kernels.go:2211
+//line gompt_kernels.go:2285
 //line control.go:113
 		*(*int64)(unsafe.Add(gomptPOut, i*8)) = ((found * int64(1000)) + int64(steps))
-//line gompt_kernels.go:2214
+//line gompt_kernels.go:2288
 	}
 	_ = n
 }
@@ -2292,50 +2366,50 @@ func gomptLanesMatMul(gomptX0, gomptW int, i int, m int, n int, k int, A []float
 	gomptL1Acc := gomptL1AccA[:gomptW:gomptW]
 //line dims.go:42
 	for gomptJ := 0; gomptJ < gomptW; gomptJ++ {
-//line gompt_kernels.go:2296
+//line gompt_kernels.go:2370
 		gomptL1Acc[gomptJ] = float32(0)
 //line dims.go:42
 	}
-//line gompt_kernels.go:2300
+//line gompt_kernels.go:2374
 //line dims.go:43
 	for p := int(0); p < k; p++ {
-//line gompt_kernels.go:2303
+//line gompt_kernels.go:2377
 //line dims.go:44
 		gomptU1 := *(*float32)(unsafe.Add(gomptPA, ((i*k)+p)*4))
-//line gompt_kernels.go:2306
+//line gompt_kernels.go:2380
 //line dims.go:44
 		gomptU2 := (p * n)
-//line gompt_kernels.go:2309
+//line gompt_kernels.go:2383
 //line dims.go:44
 		gomptU3 := unsafe.Add(gomptPB, (gomptU2+gomptX0)*4)
-//line gompt_kernels.go:2312
+//line gompt_kernels.go:2386
 //line dims.go:44
 		for gomptJ := 0; gomptJ < gomptW; gomptJ++ {
-//line gompt_kernels.go:2315
+//line gompt_kernels.go:2389
 //line dims.go:44
 			gomptL1Acc[gomptJ] += (gomptU1 * *(*float32)(unsafe.Add(gomptU3, gomptJ*4)))
-//line gompt_kernels.go:2318
+//line gompt_kernels.go:2392
 //line dims.go:44
 		}
-//line gompt_kernels.go:2321
+//line gompt_kernels.go:2395
 //line dims.go:43
 	}
-//line gompt_kernels.go:2324
+//line gompt_kernels.go:2398
 //line dims.go:46
 	gomptU4 := (i * n)
-//line gompt_kernels.go:2327
+//line gompt_kernels.go:2401
 //line dims.go:46
 	gomptU5 := unsafe.Add(gomptPC, (gomptU4+gomptX0)*4)
-//line gompt_kernels.go:2330
+//line gompt_kernels.go:2404
 //line dims.go:46
 	for gomptJ := 0; gomptJ < gomptW; gomptJ++ {
-//line gompt_kernels.go:2333
+//line gompt_kernels.go:2407
 //line dims.go:46
 		*(*float32)(unsafe.Add(gomptU5, gomptJ*4)) = gomptL1Acc[gomptJ]
-//line gompt_kernels.go:2336
+//line gompt_kernels.go:2410
 //line dims.go:46
 	}
-//line gompt_kernels.go:2339
+//line gompt_kernels.go:2413
 	_ = gomptL1Acc
 	_ = m
 }
@@ -2407,10 +2481,10 @@ func gomptHostMaxFloat64(gomptA *gomptdevice.HostArgs, gomptR gomptdevice.Range,
 		{
 //line reduce.go:57
 			gomptV = gomptmath.Sin((*(*float64)(unsafe.Add(gomptPA, i*8)) * float64(i)))
-//line gompt_kernels.go:2411
+//line gompt_kernels.go:2485
 //line reduce.go:57
 			goto gomptR0
-//line gompt_kernels.go:2414
+//line gompt_kernels.go:2488
 		}
 	gomptR0:
 		gomptS0 = max(gomptS0, gomptV)
@@ -2418,10 +2492,10 @@ func gomptHostMaxFloat64(gomptA *gomptdevice.HostArgs, gomptR gomptdevice.Range,
 			i := i + 1
 //line reduce.go:57
 			gomptV = gomptmath.Sin((*(*float64)(unsafe.Add(gomptPA, i*8)) * float64(i)))
-//line gompt_kernels.go:2422
+//line gompt_kernels.go:2496
 //line reduce.go:57
 			goto gomptR1
-//line gompt_kernels.go:2425
+//line gompt_kernels.go:2499
 		}
 	gomptR1:
 		gomptS1 = max(gomptS1, gomptV)
@@ -2429,10 +2503,10 @@ func gomptHostMaxFloat64(gomptA *gomptdevice.HostArgs, gomptR gomptdevice.Range,
 			i := i + 2
 //line reduce.go:57
 			gomptV = gomptmath.Sin((*(*float64)(unsafe.Add(gomptPA, i*8)) * float64(i)))
-//line gompt_kernels.go:2433
+//line gompt_kernels.go:2507
 //line reduce.go:57
 			goto gomptR2
-//line gompt_kernels.go:2436
+//line gompt_kernels.go:2510
 		}
 	gomptR2:
 		gomptS2 = max(gomptS2, gomptV)
@@ -2440,10 +2514,10 @@ func gomptHostMaxFloat64(gomptA *gomptdevice.HostArgs, gomptR gomptdevice.Range,
 			i := i + 3
 //line reduce.go:57
 			gomptV = gomptmath.Sin((*(*float64)(unsafe.Add(gomptPA, i*8)) * float64(i)))
-//line gompt_kernels.go:2444
+//line gompt_kernels.go:2518
 //line reduce.go:57
 			goto gomptR3
-//line gompt_kernels.go:2447
+//line gompt_kernels.go:2521
 		}
 	gomptR3:
 		gomptS3 = max(gomptS3, gomptV)
@@ -2452,10 +2526,10 @@ func gomptHostMaxFloat64(gomptA *gomptdevice.HostArgs, gomptR gomptdevice.Range,
 		{
 //line reduce.go:57
 			gomptV = gomptmath.Sin((*(*float64)(unsafe.Add(gomptPA, i*8)) * float64(i)))
-//line gompt_kernels.go:2456
+//line gompt_kernels.go:2530
 //line reduce.go:57
 			goto gomptR4
-//line gompt_kernels.go:2459
+//line gompt_kernels.go:2533
 		}
 	gomptR4:
 		gomptS0 = max(gomptS0, gomptV)
@@ -2537,10 +2611,10 @@ func gomptHostMaxUint64(gomptA *gomptdevice.HostArgs, gomptR gomptdevice.Range, 
 		{
 //line reduce.go:51
 			gomptV = (*(*uint64)(unsafe.Add(gomptPA, i*8)) * uint64((i + int(1))))
-//line gompt_kernels.go:2541
+//line gompt_kernels.go:2615
 //line reduce.go:51
 			goto gomptR0
-//line gompt_kernels.go:2544
+//line gompt_kernels.go:2618
 		}
 	gomptR0:
 		gomptS0 = max(gomptS0, gomptV)
@@ -2548,10 +2622,10 @@ func gomptHostMaxUint64(gomptA *gomptdevice.HostArgs, gomptR gomptdevice.Range, 
 			i := i + 1
 //line reduce.go:51
 			gomptV = (*(*uint64)(unsafe.Add(gomptPA, i*8)) * uint64((i + int(1))))
-//line gompt_kernels.go:2552
+//line gompt_kernels.go:2626
 //line reduce.go:51
 			goto gomptR1
-//line gompt_kernels.go:2555
+//line gompt_kernels.go:2629
 		}
 	gomptR1:
 		gomptS1 = max(gomptS1, gomptV)
@@ -2559,10 +2633,10 @@ func gomptHostMaxUint64(gomptA *gomptdevice.HostArgs, gomptR gomptdevice.Range, 
 			i := i + 2
 //line reduce.go:51
 			gomptV = (*(*uint64)(unsafe.Add(gomptPA, i*8)) * uint64((i + int(1))))
-//line gompt_kernels.go:2563
+//line gompt_kernels.go:2637
 //line reduce.go:51
 			goto gomptR2
-//line gompt_kernels.go:2566
+//line gompt_kernels.go:2640
 		}
 	gomptR2:
 		gomptS2 = max(gomptS2, gomptV)
@@ -2570,10 +2644,10 @@ func gomptHostMaxUint64(gomptA *gomptdevice.HostArgs, gomptR gomptdevice.Range, 
 			i := i + 3
 //line reduce.go:51
 			gomptV = (*(*uint64)(unsafe.Add(gomptPA, i*8)) * uint64((i + int(1))))
-//line gompt_kernels.go:2574
+//line gompt_kernels.go:2648
 //line reduce.go:51
 			goto gomptR3
-//line gompt_kernels.go:2577
+//line gompt_kernels.go:2651
 		}
 	gomptR3:
 		gomptS3 = max(gomptS3, gomptV)
@@ -2582,10 +2656,10 @@ func gomptHostMaxUint64(gomptA *gomptdevice.HostArgs, gomptR gomptdevice.Range, 
 		{
 //line reduce.go:51
 			gomptV = (*(*uint64)(unsafe.Add(gomptPA, i*8)) * uint64((i + int(1))))
-//line gompt_kernels.go:2586
+//line gompt_kernels.go:2660
 //line reduce.go:51
 			goto gomptR4
-//line gompt_kernels.go:2589
+//line gompt_kernels.go:2663
 		}
 	gomptR4:
 		gomptS0 = max(gomptS0, gomptV)
@@ -2666,10 +2740,10 @@ func gomptHostMinFloat32(gomptA *gomptdevice.HostArgs, gomptR gomptdevice.Range,
 		{
 //line reduce.go:46
 			gomptV = (*(*float32)(unsafe.Add(gomptPA, i*4)) - float32((i % int(5))))
-//line gompt_kernels.go:2670
+//line gompt_kernels.go:2744
 //line reduce.go:46
 			goto gomptR0
-//line gompt_kernels.go:2673
+//line gompt_kernels.go:2747
 		}
 	gomptR0:
 		gomptS0 = min(gomptS0, gomptV)
@@ -2677,10 +2751,10 @@ func gomptHostMinFloat32(gomptA *gomptdevice.HostArgs, gomptR gomptdevice.Range,
 			i := i + 1
 //line reduce.go:46
 			gomptV = (*(*float32)(unsafe.Add(gomptPA, i*4)) - float32((i % int(5))))
-//line gompt_kernels.go:2681
+//line gompt_kernels.go:2755
 //line reduce.go:46
 			goto gomptR1
-//line gompt_kernels.go:2684
+//line gompt_kernels.go:2758
 		}
 	gomptR1:
 		gomptS1 = min(gomptS1, gomptV)
@@ -2688,10 +2762,10 @@ func gomptHostMinFloat32(gomptA *gomptdevice.HostArgs, gomptR gomptdevice.Range,
 			i := i + 2
 //line reduce.go:46
 			gomptV = (*(*float32)(unsafe.Add(gomptPA, i*4)) - float32((i % int(5))))
-//line gompt_kernels.go:2692
+//line gompt_kernels.go:2766
 //line reduce.go:46
 			goto gomptR2
-//line gompt_kernels.go:2695
+//line gompt_kernels.go:2769
 		}
 	gomptR2:
 		gomptS2 = min(gomptS2, gomptV)
@@ -2699,10 +2773,10 @@ func gomptHostMinFloat32(gomptA *gomptdevice.HostArgs, gomptR gomptdevice.Range,
 			i := i + 3
 //line reduce.go:46
 			gomptV = (*(*float32)(unsafe.Add(gomptPA, i*4)) - float32((i % int(5))))
-//line gompt_kernels.go:2703
+//line gompt_kernels.go:2777
 //line reduce.go:46
 			goto gomptR3
-//line gompt_kernels.go:2706
+//line gompt_kernels.go:2780
 		}
 	gomptR3:
 		gomptS3 = min(gomptS3, gomptV)
@@ -2711,10 +2785,10 @@ func gomptHostMinFloat32(gomptA *gomptdevice.HostArgs, gomptR gomptdevice.Range,
 		{
 //line reduce.go:46
 			gomptV = (*(*float32)(unsafe.Add(gomptPA, i*4)) - float32((i % int(5))))
-//line gompt_kernels.go:2715
+//line gompt_kernels.go:2789
 //line reduce.go:46
 			goto gomptR4
-//line gompt_kernels.go:2718
+//line gompt_kernels.go:2792
 		}
 	gomptR4:
 		gomptS0 = min(gomptS0, gomptV)
@@ -2803,10 +2877,10 @@ func gomptHostMinInt16(gomptA *gomptdevice.HostArgs, gomptR gomptdevice.Range, g
 				{
 //line reduce.go:40
 					gomptV = (*(*int16)(unsafe.Add(gomptPA, ((((z*ny)+y)*nx)+x)*2)) - int16((x * y)))
-//line gompt_kernels.go:2807
+//line gompt_kernels.go:2881
 //line reduce.go:40
 					goto gomptR0
-//line gompt_kernels.go:2810
+//line gompt_kernels.go:2884
 				}
 			gomptR0:
 				gomptS0 = min(gomptS0, gomptV)
@@ -2814,10 +2888,10 @@ func gomptHostMinInt16(gomptA *gomptdevice.HostArgs, gomptR gomptdevice.Range, g
 					x := x + 1
 //line reduce.go:40
 					gomptV = (*(*int16)(unsafe.Add(gomptPA, ((((z*ny)+y)*nx)+x)*2)) - int16((x * y)))
-//line gompt_kernels.go:2818
+//line gompt_kernels.go:2892
 //line reduce.go:40
 					goto gomptR1
-//line gompt_kernels.go:2821
+//line gompt_kernels.go:2895
 				}
 			gomptR1:
 				gomptS1 = min(gomptS1, gomptV)
@@ -2825,10 +2899,10 @@ func gomptHostMinInt16(gomptA *gomptdevice.HostArgs, gomptR gomptdevice.Range, g
 					x := x + 2
 //line reduce.go:40
 					gomptV = (*(*int16)(unsafe.Add(gomptPA, ((((z*ny)+y)*nx)+x)*2)) - int16((x * y)))
-//line gompt_kernels.go:2829
+//line gompt_kernels.go:2903
 //line reduce.go:40
 					goto gomptR2
-//line gompt_kernels.go:2832
+//line gompt_kernels.go:2906
 				}
 			gomptR2:
 				gomptS2 = min(gomptS2, gomptV)
@@ -2836,10 +2910,10 @@ func gomptHostMinInt16(gomptA *gomptdevice.HostArgs, gomptR gomptdevice.Range, g
 					x := x + 3
 //line reduce.go:40
 					gomptV = (*(*int16)(unsafe.Add(gomptPA, ((((z*ny)+y)*nx)+x)*2)) - int16((x * y)))
-//line gompt_kernels.go:2840
+//line gompt_kernels.go:2914
 //line reduce.go:40
 					goto gomptR3
-//line gompt_kernels.go:2843
+//line gompt_kernels.go:2917
 				}
 			gomptR3:
 				gomptS3 = min(gomptS3, gomptV)
@@ -2848,10 +2922,10 @@ func gomptHostMinInt16(gomptA *gomptdevice.HostArgs, gomptR gomptdevice.Range, g
 				{
 //line reduce.go:40
 					gomptV = (*(*int16)(unsafe.Add(gomptPA, ((((z*ny)+y)*nx)+x)*2)) - int16((x * y)))
-//line gompt_kernels.go:2852
+//line gompt_kernels.go:2926
 //line reduce.go:40
 					goto gomptR4
-//line gompt_kernels.go:2855
+//line gompt_kernels.go:2929
 				}
 			gomptR4:
 				gomptS0 = min(gomptS0, gomptV)
@@ -2940,37 +3014,37 @@ func gomptHostMinMax(gomptA *gomptdevice.HostArgs, gomptR gomptdevice.Range, _, 
 	for i := gomptLo0; i < gomptHi0; i++ {
 //line floats.go:49
 		x, y := *(*float64)(unsafe.Add(gomptPA, i*8)), *(*float64)(unsafe.Add(gomptPB, i*8))
-//line gompt_kernels.go:2944
+//line gompt_kernels.go:3018
 //line floats.go:50
 		u, v := *(*float32)(unsafe.Add(gomptPC, i*4)), *(*float32)(unsafe.Add(gomptPD, i*4))
-//line gompt_kernels.go:2947
+//line gompt_kernels.go:3021
 //line floats.go:51
 		o := (int(8) * i)
-//line gompt_kernels.go:2950
+//line gompt_kernels.go:3024
 //line floats.go:52
 		*(*float64)(unsafe.Add(gomptPOut, o*8)) = min(x, y)
-//line gompt_kernels.go:2953
+//line gompt_kernels.go:3027
 //line floats.go:53
 		*(*float64)(unsafe.Add(gomptPOut, (o+int(1))*8)) = max(x, y)
-//line gompt_kernels.go:2956
+//line gompt_kernels.go:3030
 //line floats.go:54
 		*(*float64)(unsafe.Add(gomptPOut, (o+int(2))*8)) = gomptmath.Min(x, y)
-//line gompt_kernels.go:2959
+//line gompt_kernels.go:3033
 //line floats.go:55
 		*(*float64)(unsafe.Add(gomptPOut, (o+int(3))*8)) = gomptmath.Max(x, y)
-//line gompt_kernels.go:2962
+//line gompt_kernels.go:3036
 //line floats.go:56
 		*(*float64)(unsafe.Add(gomptPOut, (o+int(4))*8)) = float64(min(u, v))
-//line gompt_kernels.go:2965
+//line gompt_kernels.go:3039
 //line floats.go:57
 		*(*float64)(unsafe.Add(gomptPOut, (o+int(5))*8)) = float64(max(u, v, float32(0.5)))
-//line gompt_kernels.go:2968
+//line gompt_kernels.go:3042
 //line floats.go:58
 		*(*float64)(unsafe.Add(gomptPOut, (o+int(6))*8)) = float64(min(int64(x), int64(3), int64(y)))
-//line gompt_kernels.go:2971
+//line gompt_kernels.go:3045
 //line floats.go:59
 		*(*float64)(unsafe.Add(gomptPOut, (o+int(7))*8)) = float64(max(uint8(u), uint8(v)))
-//line gompt_kernels.go:2974
+//line gompt_kernels.go:3048
 	}
 	_ = n
 }
@@ -3050,55 +3124,55 @@ func gomptHostNarrow(gomptA *gomptdevice.HostArgs, gomptR gomptdevice.Range, _, 
 	for i := gomptLo0; i < gomptHi0; i++ {
 //line ints.go:97
 		x, y := *(*int8)(unsafe.Add(gomptPA, i*1)), *(*int8)(unsafe.Add(gomptPB, i*1))
-//line gompt_kernels.go:3054
+//line gompt_kernels.go:3128
 //line ints.go:98
 		u, v := *(*uint16)(unsafe.Add(gomptPC, i*2)), *(*uint16)(unsafe.Add(gomptPD, i*2))
-//line gompt_kernels.go:3057
+//line gompt_kernels.go:3131
 //line ints.go:99
 		o := (int(12) * i)
-//line gompt_kernels.go:3060
+//line gompt_kernels.go:3134
 //line ints.go:100
 		*(*int64)(unsafe.Add(gomptPOut, o*8)) = int64((x + y))
-//line gompt_kernels.go:3063
+//line gompt_kernels.go:3137
 //line ints.go:101
 		*(*int64)(unsafe.Add(gomptPOut, (o+int(1))*8)) = int64((x * y))
-//line gompt_kernels.go:3066
+//line gompt_kernels.go:3140
 //line ints.go:102
 		*(*int64)(unsafe.Add(gomptPOut, (o+int(2))*8)) = int64((-x))
-//line gompt_kernels.go:3069
+//line gompt_kernels.go:3143
 //line ints.go:103
 		if y != int8(0) {
-//line gompt_kernels.go:3072
+//line gompt_kernels.go:3146
 //line ints.go:104
 			*(*int64)(unsafe.Add(gomptPOut, (o+int(3))*8)) = int64((x / y))
-//line gompt_kernels.go:3075
+//line gompt_kernels.go:3149
 //line ints.go:105
 			*(*int64)(unsafe.Add(gomptPOut, (o+int(4))*8)) = int64((x % y))
-//line gompt_kernels.go:3078
+//line gompt_kernels.go:3152
 //line ints.go:103
 		}
-//line gompt_kernels.go:3081
+//line gompt_kernels.go:3155
 //line ints.go:107
 		*(*int64)(unsafe.Add(gomptPOut, (o+int(5))*8)) = int64((u * v))
-//line gompt_kernels.go:3084
+//line gompt_kernels.go:3158
 //line ints.go:108
 		*(*int64)(unsafe.Add(gomptPOut, (o+int(6))*8)) = int64((u - v))
-//line gompt_kernels.go:3087
+//line gompt_kernels.go:3161
 //line ints.go:109
 		*(*int64)(unsafe.Add(gomptPOut, (o+int(7))*8)) = int64((uint8(u) + uint8(v)))
-//line gompt_kernels.go:3090
+//line gompt_kernels.go:3164
 //line ints.go:110
 		*(*int64)(unsafe.Add(gomptPOut, (o+int(8))*8)) = int64((int16(u) * int16(v)))
-//line gompt_kernels.go:3093
+//line gompt_kernels.go:3167
 //line ints.go:111
 		*(*int64)(unsafe.Add(gomptPOut, (o+int(9))*8)) = int64((((int32(x) * int32(u)) * int32(65537)) + int32(v)))
-//line gompt_kernels.go:3096
+//line gompt_kernels.go:3170
 //line ints.go:112
 		*(*int64)(unsafe.Add(gomptPOut, (o+int(10))*8)) = int64((uint32(x) * uint32(v)))
-//line gompt_kernels.go:3099
+//line gompt_kernels.go:3173
 //line ints.go:113
 		*(*int64)(unsafe.Add(gomptPOut, (o+int(11))*8)) = (int64(int8((int64(u) * int64(3)))) + int64(uint16(x)))
-//line gompt_kernels.go:3102
+//line gompt_kernels.go:3176
 	}
 	_ = n
 }
@@ -3169,10 +3243,10 @@ func gomptHostOutOfRange(gomptA *gomptdevice.HostArgs, gomptR gomptdevice.Range,
 	for i := gomptLo0; i < gomptHi0; i++ {
 //line dims.go:72
 		*(*int32)(unsafe.Add(gomptPOut, i*4)) = (in[(i+int(1))] + in[(i-int(1))])
-//line gompt_kernels.go:3173
+//line gompt_kernels.go:3247
 //line dims.go:73
 		out[(i + n)] = int32(5)
-//line gompt_kernels.go:3176
+//line gompt_kernels.go:3250
 	}
 }
 
@@ -3235,13 +3309,13 @@ func gomptHostPartial(gomptA *gomptdevice.HostArgs, gomptR gomptdevice.Range, _,
 	for i := gomptLo0; i < gomptHi0; i++ {
 //line dims.go:54
 		if (*(*int64)(unsafe.Add(gomptPIn, i*8)) % int64(3)) == int64(0) {
-//line gompt_kernels.go:3239
+//line gompt_kernels.go:3313
 //line dims.go:55
 			*(*int64)(unsafe.Add(gomptPOut, i*8)) = (*(*int64)(unsafe.Add(gomptPIn, i*8)) * int64(2))
-//line gompt_kernels.go:3242
+//line gompt_kernels.go:3316
 //line dims.go:54
 		}
-//line gompt_kernels.go:3245
+//line gompt_kernels.go:3319
 	}
 	_ = n
 }
@@ -3310,10 +3384,10 @@ func gomptHostProdFloat64(gomptA *gomptdevice.HostArgs, gomptR gomptdevice.Range
 		{
 //line reduce.go:34
 			gomptV = *(*float64)(unsafe.Add(gomptPA, i*8))
-//line gompt_kernels.go:3314
+//line gompt_kernels.go:3388
 //line reduce.go:34
 			goto gomptR0
-//line gompt_kernels.go:3317
+//line gompt_kernels.go:3391
 		}
 	gomptR0:
 		gomptS0 = gomptS0 * gomptV
@@ -3321,10 +3395,10 @@ func gomptHostProdFloat64(gomptA *gomptdevice.HostArgs, gomptR gomptdevice.Range
 			i := i + 1
 //line reduce.go:34
 			gomptV = *(*float64)(unsafe.Add(gomptPA, i*8))
-//line gompt_kernels.go:3325
+//line gompt_kernels.go:3399
 //line reduce.go:34
 			goto gomptR1
-//line gompt_kernels.go:3328
+//line gompt_kernels.go:3402
 		}
 	gomptR1:
 		gomptS1 = gomptS1 * gomptV
@@ -3332,10 +3406,10 @@ func gomptHostProdFloat64(gomptA *gomptdevice.HostArgs, gomptR gomptdevice.Range
 			i := i + 2
 //line reduce.go:34
 			gomptV = *(*float64)(unsafe.Add(gomptPA, i*8))
-//line gompt_kernels.go:3336
+//line gompt_kernels.go:3410
 //line reduce.go:34
 			goto gomptR2
-//line gompt_kernels.go:3339
+//line gompt_kernels.go:3413
 		}
 	gomptR2:
 		gomptS2 = gomptS2 * gomptV
@@ -3343,10 +3417,10 @@ func gomptHostProdFloat64(gomptA *gomptdevice.HostArgs, gomptR gomptdevice.Range
 			i := i + 3
 //line reduce.go:34
 			gomptV = *(*float64)(unsafe.Add(gomptPA, i*8))
-//line gompt_kernels.go:3347
+//line gompt_kernels.go:3421
 //line reduce.go:34
 			goto gomptR3
-//line gompt_kernels.go:3350
+//line gompt_kernels.go:3424
 		}
 	gomptR3:
 		gomptS3 = gomptS3 * gomptV
@@ -3355,10 +3429,10 @@ func gomptHostProdFloat64(gomptA *gomptdevice.HostArgs, gomptR gomptdevice.Range
 		{
 //line reduce.go:34
 			gomptV = *(*float64)(unsafe.Add(gomptPA, i*8))
-//line gompt_kernels.go:3359
+//line gompt_kernels.go:3433
 //line reduce.go:34
 			goto gomptR4
-//line gompt_kernels.go:3362
+//line gompt_kernels.go:3436
 		}
 	gomptR4:
 		gomptS0 = gomptS0 * gomptV
@@ -3440,10 +3514,10 @@ func gomptHostProdInt32(gomptA *gomptdevice.HostArgs, gomptR gomptdevice.Range, 
 		{
 //line reduce.go:29
 			gomptV = (*(*int32)(unsafe.Add(gomptPA, i*4)) | int32(1))
-//line gompt_kernels.go:3444
+//line gompt_kernels.go:3518
 //line reduce.go:29
 			goto gomptR0
-//line gompt_kernels.go:3447
+//line gompt_kernels.go:3521
 		}
 	gomptR0:
 		gomptS0 = gomptS0 * gomptV
@@ -3451,10 +3525,10 @@ func gomptHostProdInt32(gomptA *gomptdevice.HostArgs, gomptR gomptdevice.Range, 
 			i := i + 1
 //line reduce.go:29
 			gomptV = (*(*int32)(unsafe.Add(gomptPA, i*4)) | int32(1))
-//line gompt_kernels.go:3455
+//line gompt_kernels.go:3529
 //line reduce.go:29
 			goto gomptR1
-//line gompt_kernels.go:3458
+//line gompt_kernels.go:3532
 		}
 	gomptR1:
 		gomptS1 = gomptS1 * gomptV
@@ -3462,10 +3536,10 @@ func gomptHostProdInt32(gomptA *gomptdevice.HostArgs, gomptR gomptdevice.Range, 
 			i := i + 2
 //line reduce.go:29
 			gomptV = (*(*int32)(unsafe.Add(gomptPA, i*4)) | int32(1))
-//line gompt_kernels.go:3466
+//line gompt_kernels.go:3540
 //line reduce.go:29
 			goto gomptR2
-//line gompt_kernels.go:3469
+//line gompt_kernels.go:3543
 		}
 	gomptR2:
 		gomptS2 = gomptS2 * gomptV
@@ -3473,10 +3547,10 @@ func gomptHostProdInt32(gomptA *gomptdevice.HostArgs, gomptR gomptdevice.Range, 
 			i := i + 3
 //line reduce.go:29
 			gomptV = (*(*int32)(unsafe.Add(gomptPA, i*4)) | int32(1))
-//line gompt_kernels.go:3477
+//line gompt_kernels.go:3551
 //line reduce.go:29
 			goto gomptR3
-//line gompt_kernels.go:3480
+//line gompt_kernels.go:3554
 		}
 	gomptR3:
 		gomptS3 = gomptS3 * gomptV
@@ -3485,10 +3559,10 @@ func gomptHostProdInt32(gomptA *gomptdevice.HostArgs, gomptR gomptdevice.Range, 
 		{
 //line reduce.go:29
 			gomptV = (*(*int32)(unsafe.Add(gomptPA, i*4)) | int32(1))
-//line gompt_kernels.go:3489
+//line gompt_kernels.go:3563
 //line reduce.go:29
 			goto gomptR4
-//line gompt_kernels.go:3492
+//line gompt_kernels.go:3566
 		}
 	gomptR4:
 		gomptS0 = gomptS0 * gomptV
@@ -3530,7 +3604,7 @@ func RunProdInt32(dev gompttarget.DeviceClause, n int, a []int32) (int32, error)
 	return gomptrt.ProdInts(gomptPartial), nil
 }
 
-// QuotientKernel is the gompt map kernel of Quotient (checks.go:40:1), over [0, n).
+// QuotientKernel is the gompt map kernel of Quotient (checks.go:44:1), over [0, n).
 var QuotientKernel = &gomptdevice.Kernel{
 	Name: "Quotient",
 	Params: []gomptdevice.Param{
@@ -3541,7 +3615,7 @@ var QuotientKernel = &gomptdevice.Kernel{
 	},
 	Dims: 1,
 	Faults: []gomptdevice.FaultSite{
-		{Kind: gomptdevice.FaultDivide, Pos: "checks.go:41"},
+		{Kind: gomptdevice.FaultDivide, Pos: "checks.go:45"},
 	},
 	Images: []gomptdevice.Image{
 		{Kind: gomptdevice.ImageHost, Entry: "gompt_Quotient", Host: gomptHostQuotient},
@@ -3568,9 +3642,9 @@ func gomptHostQuotient(gomptA *gomptdevice.HostArgs, gomptR gomptdevice.Range, _
 	gomptPQ := unsafe.Pointer(unsafe.SliceData(q))
 	gomptLo0, gomptHi0 := gomptR.Clamp(0, n)
 	for i := gomptLo0; i < gomptHi0; i++ {
-//line checks.go:41
+//line checks.go:45
 		*(*int32)(unsafe.Add(gomptPQ, i*4)) = (*(*int32)(unsafe.Add(gomptPA, i*4)) / *(*int32)(unsafe.Add(gomptPB, i*4)))
-//line gompt_kernels.go:3574
+//line gompt_kernels.go:3648
 	}
 	_ = n
 }
@@ -3601,7 +3675,7 @@ func RunQuotient(dev gompttarget.DeviceClause, n int, a []int32, b []int32, q []
 		Args: []gompttarget.Arg{gompttarget.Int(n), gompttarget.Slice(a), gompttarget.Slice(b), gompttarget.Slice(q)}})
 }
 
-// ScatterKernel is the gompt map kernel of Scatter (checks.go:28:1), over [0, n).
+// ScatterKernel is the gompt map kernel of Scatter (checks.go:32:1), over [0, n).
 var ScatterKernel = &gomptdevice.Kernel{
 	Name: "Scatter",
 	Params: []gomptdevice.Param{
@@ -3613,7 +3687,7 @@ var ScatterKernel = &gomptdevice.Kernel{
 	},
 	Dims: 1,
 	Faults: []gomptdevice.FaultSite{
-		{Kind: gomptdevice.FaultIndex, Pos: "checks.go:34"},
+		{Kind: gomptdevice.FaultIndex, Pos: "checks.go:38"},
 	},
 	Images: []gomptdevice.Image{
 		{Kind: gomptdevice.ImageHost, Entry: "gompt_Scatter", Host: gomptHostScatter},
@@ -3640,9 +3714,9 @@ func gomptHostScatter(gomptA *gomptdevice.HostArgs, gomptR gomptdevice.Range, _,
 	gomptPSrc := unsafe.Pointer(unsafe.SliceData(src))
 	gomptLo0, gomptHi0 := gomptR.Clamp(0, n)
 	for i := gomptLo0; i < gomptHi0; i++ {
-//line checks.go:29
+//line checks.go:33
 		put(dst, *(*int)(unsafe.Add(gomptPIdx, i*8)), *(*float32)(unsafe.Add(gomptPSrc, i*4)))
-//line gompt_kernels.go:3646
+//line gompt_kernels.go:3720
 	}
 	_ = n
 	_ = m
@@ -3675,7 +3749,7 @@ func RunScatter(dev gompttarget.DeviceClause, n int, m int, idx []int, src []flo
 		Args: []gompttarget.Arg{gompttarget.Int(n), gompttarget.Int(m), gompttarget.Slice(idx), gompttarget.Slice(src), gompttarget.Slice(dst)}})
 }
 
-// SeekKernel is the gompt map kernel of Seek (checks.go:56:1), over [0, n).
+// SeekKernel is the gompt map kernel of Seek (checks.go:60:1), over [0, n).
 var SeekKernel = &gomptdevice.Kernel{
 	Name: "Seek",
 	Params: []gomptdevice.Param{
@@ -3687,7 +3761,7 @@ var SeekKernel = &gomptdevice.Kernel{
 	},
 	Dims: 1,
 	Faults: []gomptdevice.FaultSite{
-		{Kind: gomptdevice.FaultIndex, Pos: "checks.go:58"},
+		{Kind: gomptdevice.FaultIndex, Pos: "checks.go:62"},
 	},
 	Images: []gomptdevice.Image{
 		{Kind: gomptdevice.ImageHost, Entry: "gompt_Seek", Host: gomptHostSeek},
@@ -3714,21 +3788,21 @@ func gomptHostSeek(gomptA *gomptdevice.HostArgs, gomptR gomptdevice.Range, _, _ 
 	gomptPPos := unsafe.Pointer(unsafe.SliceData(pos))
 	gomptLo0, gomptHi0 := gomptR.Clamp(0, n)
 	for i := gomptLo0; i < gomptHi0; i++ {
-//line checks.go:57
-		j := *(*int)(unsafe.Add(gomptPIdx, i*8))
-//line gompt_kernels.go:3720
-//line checks.go:58
-		for src[j] != int32(0) {
-//line gompt_kernels.go:3723
-//line checks.go:59
-			j++
-//line gompt_kernels.go:3726
-//line checks.go:58
-		}
-//line gompt_kernels.go:3729
 //line checks.go:61
+		j := *(*int)(unsafe.Add(gomptPIdx, i*8))
+//line gompt_kernels.go:3794
+//line checks.go:62
+		for src[j] != int32(0) {
+//line gompt_kernels.go:3797
+//line checks.go:63
+			j++
+//line gompt_kernels.go:3800
+//line checks.go:62
+		}
+//line gompt_kernels.go:3803
+//line checks.go:65
 		*(*int)(unsafe.Add(gomptPPos, i*8)) = j
-//line gompt_kernels.go:3732
+//line gompt_kernels.go:3806
 	}
 	_ = n
 	_ = m
@@ -3798,64 +3872,64 @@ func gomptHostShifts(gomptA *gomptdevice.HostArgs, gomptR gomptdevice.Range, _, 
 	for i := gomptLo0; i < gomptHi0; i++ {
 //line ints.go:70
 		x, c := *(*int64)(unsafe.Add(gomptPA, i*8)), *(*uint64)(unsafe.Add(gomptPS, i*8))
-//line gompt_kernels.go:3802
+//line gompt_kernels.go:3876
 //line ints.go:71
 		u := uint64(x)
-//line gompt_kernels.go:3805
+//line gompt_kernels.go:3879
 //line ints.go:72
 		o := (int(10) * i)
-//line gompt_kernels.go:3808
+//line gompt_kernels.go:3882
 //line ints.go:73
 		*(*int64)(unsafe.Add(gomptPOut, o*8)) = (x << c)
-//line gompt_kernels.go:3811
+//line gompt_kernels.go:3885
 //line ints.go:74
 		*(*int64)(unsafe.Add(gomptPOut, (o+int(1))*8)) = (x >> c)
-//line gompt_kernels.go:3814
+//line gompt_kernels.go:3888
 //line ints.go:75
 		*(*int64)(unsafe.Add(gomptPOut, (o+int(2))*8)) = int64((u << c))
-//line gompt_kernels.go:3817
+//line gompt_kernels.go:3891
 //line ints.go:76
 		*(*int64)(unsafe.Add(gomptPOut, (o+int(3))*8)) = int64((u >> c))
-//line gompt_kernels.go:3820
+//line gompt_kernels.go:3894
 //line ints.go:77
 		*(*int64)(unsafe.Add(gomptPOut, (o+int(4))*8)) = int64((int32(x) >> c))
-//line gompt_kernels.go:3823
+//line gompt_kernels.go:3897
 //line ints.go:78
 		*(*int64)(unsafe.Add(gomptPOut, (o+int(5))*8)) = int64((uint32(x) >> c))
-//line gompt_kernels.go:3826
+//line gompt_kernels.go:3900
 //line ints.go:79
 		*(*int64)(unsafe.Add(gomptPOut, (o+int(6))*8)) = int64((int8(x) << c))
-//line gompt_kernels.go:3829
+//line gompt_kernels.go:3903
 //line ints.go:80
 		*(*int64)(unsafe.Add(gomptPOut, (o+int(7))*8)) = int64((int16(x) >> c))
-//line gompt_kernels.go:3832
+//line gompt_kernels.go:3906
 //line ints.go:81
 		*(*int64)(unsafe.Add(gomptPOut, (o+int(8))*8)) = (((x >> 63) + ((x << 63) >> 1)) + int64((uint8(x) >> 7)))
-//line gompt_kernels.go:3835
+//line gompt_kernels.go:3909
 //line ints.go:82
 		k := int(c)
-//line gompt_kernels.go:3838
+//line gompt_kernels.go:3912
 //line ints.go:83
 		if k >= int(0) {
-//line gompt_kernels.go:3841
+//line gompt_kernels.go:3915
 //line ints.go:84
 			*(*int64)(unsafe.Add(gomptPOut, (o+int(9))*8)) = (x >> k)
-//line gompt_kernels.go:3844
+//line gompt_kernels.go:3918
 //line ints.go:83
 		}
-//line gompt_kernels.go:3847
+//line gompt_kernels.go:3921
 //line ints.go:86
 		x <<= 1
-//line gompt_kernels.go:3850
+//line gompt_kernels.go:3924
 //line ints.go:87
 		x >>= 2
-//line gompt_kernels.go:3853
+//line gompt_kernels.go:3927
 //line ints.go:88
 		u >>= c
-//line gompt_kernels.go:3856
+//line gompt_kernels.go:3930
 //line ints.go:89
 		*(*int64)(unsafe.Add(gomptPOut, o*8)) += (x + int64(u))
-//line gompt_kernels.go:3859
+//line gompt_kernels.go:3933
 	}
 	_ = n
 }
@@ -3932,51 +4006,51 @@ func gomptHostStencil2D(gomptA *gomptdevice.HostArgs, gomptR gomptdevice.Range, 
 		for x := gomptLo0; x < gomptIn0; x++ {
 //line dims.go:8
 			i := ((y * nx) + x)
-//line gompt_kernels.go:3936
+//line gompt_kernels.go:4010
 //line dims.go:9
 			if (((x == int(0)) || (y == int(0))) || (x == (nx - int(1)))) || (y == (ny - int(1))) {
-//line gompt_kernels.go:3939
+//line gompt_kernels.go:4013
 //line dims.go:10
 				*(*float32)(unsafe.Add(gomptPOut, i*4)) = *(*float32)(unsafe.Add(gomptPIn, i*4))
-//line gompt_kernels.go:3942
+//line gompt_kernels.go:4016
 //line dims.go:11
 				continue gomptPoint0
-//line gompt_kernels.go:3945
+//line gompt_kernels.go:4019
 //line dims.go:9
 			}
-//line gompt_kernels.go:3948
+//line gompt_kernels.go:4022
 //line dims.go:13
 			*(*float32)(unsafe.Add(gomptPOut, i*4)) = (*(*float32)(unsafe.Add(gomptPIn, i*4)) + (w * ((((*(*float32)(unsafe.Add(gomptPIn, (i-int(1))*4)) + *(*float32)(unsafe.Add(gomptPIn, (i+int(1))*4))) + *(*float32)(unsafe.Add(gomptPIn, (i-nx)*4))) + *(*float32)(unsafe.Add(gomptPIn, (i+nx)*4))) - (float32(4.0) * *(*float32)(unsafe.Add(gomptPIn, i*4))))))
-//line gompt_kernels.go:3951
+//line gompt_kernels.go:4025
 		}
 		for x := gomptIn0; x < gomptIn1; x++ {
 //line dims.go:8
 			i := ((y * nx) + x)
-//line gompt_kernels.go:3956
+//line gompt_kernels.go:4030
 //line dims.go:13
 			*(*float32)(unsafe.Add(gomptPOut, i*4)) = (*(*float32)(unsafe.Add(gomptPIn, i*4)) + (w * ((((*(*float32)(unsafe.Add(gomptPIn, (i-int(1))*4)) + *(*float32)(unsafe.Add(gomptPIn, (i+int(1))*4))) + *(*float32)(unsafe.Add(gomptPIn, (i-nx)*4))) + *(*float32)(unsafe.Add(gomptPIn, (i+nx)*4))) - (float32(4.0) * *(*float32)(unsafe.Add(gomptPIn, i*4))))))
-//line gompt_kernels.go:3959
+//line gompt_kernels.go:4033
 		}
 	gomptPoint2:
 		for x := gomptIn1; x < gomptHi0; x++ {
 //line dims.go:8
 			i := ((y * nx) + x)
-//line gompt_kernels.go:3965
+//line gompt_kernels.go:4039
 //line dims.go:9
 			if (((x == int(0)) || (y == int(0))) || (x == (nx - int(1)))) || (y == (ny - int(1))) {
-//line gompt_kernels.go:3968
+//line gompt_kernels.go:4042
 //line dims.go:10
 				*(*float32)(unsafe.Add(gomptPOut, i*4)) = *(*float32)(unsafe.Add(gomptPIn, i*4))
-//line gompt_kernels.go:3971
+//line gompt_kernels.go:4045
 //line dims.go:11
 				continue gomptPoint2
-//line gompt_kernels.go:3974
+//line gompt_kernels.go:4048
 //line dims.go:9
 			}
-//line gompt_kernels.go:3977
+//line gompt_kernels.go:4051
 //line dims.go:13
 			*(*float32)(unsafe.Add(gomptPOut, i*4)) = (*(*float32)(unsafe.Add(gomptPIn, i*4)) + (w * ((((*(*float32)(unsafe.Add(gomptPIn, (i-int(1))*4)) + *(*float32)(unsafe.Add(gomptPIn, (i+int(1))*4))) + *(*float32)(unsafe.Add(gomptPIn, (i-nx)*4))) + *(*float32)(unsafe.Add(gomptPIn, (i+nx)*4))) - (float32(4.0) * *(*float32)(unsafe.Add(gomptPIn, i*4))))))
-//line gompt_kernels.go:3980
+//line gompt_kernels.go:4054
 		}
 	}
 }
@@ -4050,10 +4124,10 @@ func gomptHostSumFloat32(gomptA *gomptdevice.HostArgs, gomptR gomptdevice.Range,
 		{
 //line reduce.go:13
 			gomptV = (*(*float32)(unsafe.Add(gomptPX, i*4)) * *(*float32)(unsafe.Add(gomptPY, i*4)))
-//line gompt_kernels.go:4054
+//line gompt_kernels.go:4128
 //line reduce.go:13
 			goto gomptR0
-//line gompt_kernels.go:4057
+//line gompt_kernels.go:4131
 		}
 	gomptR0:
 		gomptS0 = gomptS0 + float64(gomptV)
@@ -4061,10 +4135,10 @@ func gomptHostSumFloat32(gomptA *gomptdevice.HostArgs, gomptR gomptdevice.Range,
 			i := i + 1
 //line reduce.go:13
 			gomptV = (*(*float32)(unsafe.Add(gomptPX, i*4)) * *(*float32)(unsafe.Add(gomptPY, i*4)))
-//line gompt_kernels.go:4065
+//line gompt_kernels.go:4139
 //line reduce.go:13
 			goto gomptR1
-//line gompt_kernels.go:4068
+//line gompt_kernels.go:4142
 		}
 	gomptR1:
 		gomptS1 = gomptS1 + float64(gomptV)
@@ -4072,10 +4146,10 @@ func gomptHostSumFloat32(gomptA *gomptdevice.HostArgs, gomptR gomptdevice.Range,
 			i := i + 2
 //line reduce.go:13
 			gomptV = (*(*float32)(unsafe.Add(gomptPX, i*4)) * *(*float32)(unsafe.Add(gomptPY, i*4)))
-//line gompt_kernels.go:4076
+//line gompt_kernels.go:4150
 //line reduce.go:13
 			goto gomptR2
-//line gompt_kernels.go:4079
+//line gompt_kernels.go:4153
 		}
 	gomptR2:
 		gomptS2 = gomptS2 + float64(gomptV)
@@ -4083,10 +4157,10 @@ func gomptHostSumFloat32(gomptA *gomptdevice.HostArgs, gomptR gomptdevice.Range,
 			i := i + 3
 //line reduce.go:13
 			gomptV = (*(*float32)(unsafe.Add(gomptPX, i*4)) * *(*float32)(unsafe.Add(gomptPY, i*4)))
-//line gompt_kernels.go:4087
+//line gompt_kernels.go:4161
 //line reduce.go:13
 			goto gomptR3
-//line gompt_kernels.go:4090
+//line gompt_kernels.go:4164
 		}
 	gomptR3:
 		gomptS3 = gomptS3 + float64(gomptV)
@@ -4095,10 +4169,10 @@ func gomptHostSumFloat32(gomptA *gomptdevice.HostArgs, gomptR gomptdevice.Range,
 		{
 //line reduce.go:13
 			gomptV = (*(*float32)(unsafe.Add(gomptPX, i*4)) * *(*float32)(unsafe.Add(gomptPY, i*4)))
-//line gompt_kernels.go:4099
+//line gompt_kernels.go:4173
 //line reduce.go:13
 			goto gomptR4
-//line gompt_kernels.go:4102
+//line gompt_kernels.go:4176
 		}
 	gomptR4:
 		gomptS0 = gomptS0 + float64(gomptV)
@@ -4185,25 +4259,25 @@ func gomptHostSumFloat64In2D(gomptA *gomptdevice.HostArgs, gomptR gomptdevice.Ra
 			{
 //line reduce.go:19
 				v := *(*float64)(unsafe.Add(gomptPA, ((y*nx)+x)*8))
-//line gompt_kernels.go:4189
+//line gompt_kernels.go:4263
 //line reduce.go:20
 				if x == y {
-//line gompt_kernels.go:4192
+//line gompt_kernels.go:4266
 //line reduce.go:21
 					gomptV = (float64(2.0) * v)
-//line gompt_kernels.go:4195
+//line gompt_kernels.go:4269
 //line reduce.go:21
 					goto gomptR0
-//line gompt_kernels.go:4198
+//line gompt_kernels.go:4272
 //line reduce.go:20
 				}
-//line gompt_kernels.go:4201
+//line gompt_kernels.go:4275
 //line reduce.go:23
 				gomptV = v
-//line gompt_kernels.go:4204
+//line gompt_kernels.go:4278
 //line reduce.go:23
 				goto gomptR0
-//line gompt_kernels.go:4207
+//line gompt_kernels.go:4281
 			}
 		gomptR0:
 			gomptS0 = gomptS0 + gomptV
@@ -4211,25 +4285,25 @@ func gomptHostSumFloat64In2D(gomptA *gomptdevice.HostArgs, gomptR gomptdevice.Ra
 				x := x + 1
 //line reduce.go:19
 				v := *(*float64)(unsafe.Add(gomptPA, ((y*nx)+x)*8))
-//line gompt_kernels.go:4215
+//line gompt_kernels.go:4289
 //line reduce.go:20
 				if x == y {
-//line gompt_kernels.go:4218
+//line gompt_kernels.go:4292
 //line reduce.go:21
 					gomptV = (float64(2.0) * v)
-//line gompt_kernels.go:4221
+//line gompt_kernels.go:4295
 //line reduce.go:21
 					goto gomptR1
-//line gompt_kernels.go:4224
+//line gompt_kernels.go:4298
 //line reduce.go:20
 				}
-//line gompt_kernels.go:4227
+//line gompt_kernels.go:4301
 //line reduce.go:23
 				gomptV = v
-//line gompt_kernels.go:4230
+//line gompt_kernels.go:4304
 //line reduce.go:23
 				goto gomptR1
-//line gompt_kernels.go:4233
+//line gompt_kernels.go:4307
 			}
 		gomptR1:
 			gomptS1 = gomptS1 + gomptV
@@ -4237,25 +4311,25 @@ func gomptHostSumFloat64In2D(gomptA *gomptdevice.HostArgs, gomptR gomptdevice.Ra
 				x := x + 2
 //line reduce.go:19
 				v := *(*float64)(unsafe.Add(gomptPA, ((y*nx)+x)*8))
-//line gompt_kernels.go:4241
+//line gompt_kernels.go:4315
 //line reduce.go:20
 				if x == y {
-//line gompt_kernels.go:4244
+//line gompt_kernels.go:4318
 //line reduce.go:21
 					gomptV = (float64(2.0) * v)
-//line gompt_kernels.go:4247
+//line gompt_kernels.go:4321
 //line reduce.go:21
 					goto gomptR2
-//line gompt_kernels.go:4250
+//line gompt_kernels.go:4324
 //line reduce.go:20
 				}
-//line gompt_kernels.go:4253
+//line gompt_kernels.go:4327
 //line reduce.go:23
 				gomptV = v
-//line gompt_kernels.go:4256
+//line gompt_kernels.go:4330
 //line reduce.go:23
 				goto gomptR2
-//line gompt_kernels.go:4259
+//line gompt_kernels.go:4333
 			}
 		gomptR2:
 			gomptS2 = gomptS2 + gomptV
@@ -4263,25 +4337,25 @@ func gomptHostSumFloat64In2D(gomptA *gomptdevice.HostArgs, gomptR gomptdevice.Ra
 				x := x + 3
 //line reduce.go:19
 				v := *(*float64)(unsafe.Add(gomptPA, ((y*nx)+x)*8))
-//line gompt_kernels.go:4267
+//line gompt_kernels.go:4341
 //line reduce.go:20
 				if x == y {
-//line gompt_kernels.go:4270
+//line gompt_kernels.go:4344
 //line reduce.go:21
 					gomptV = (float64(2.0) * v)
-//line gompt_kernels.go:4273
+//line gompt_kernels.go:4347
 //line reduce.go:21
 					goto gomptR3
-//line gompt_kernels.go:4276
+//line gompt_kernels.go:4350
 //line reduce.go:20
 				}
-//line gompt_kernels.go:4279
+//line gompt_kernels.go:4353
 //line reduce.go:23
 				gomptV = v
-//line gompt_kernels.go:4282
+//line gompt_kernels.go:4356
 //line reduce.go:23
 				goto gomptR3
-//line gompt_kernels.go:4285
+//line gompt_kernels.go:4359
 			}
 		gomptR3:
 			gomptS3 = gomptS3 + gomptV
@@ -4290,25 +4364,25 @@ func gomptHostSumFloat64In2D(gomptA *gomptdevice.HostArgs, gomptR gomptdevice.Ra
 			{
 //line reduce.go:19
 				v := *(*float64)(unsafe.Add(gomptPA, ((y*nx)+x)*8))
-//line gompt_kernels.go:4294
+//line gompt_kernels.go:4368
 //line reduce.go:20
 				if x == y {
-//line gompt_kernels.go:4297
+//line gompt_kernels.go:4371
 //line reduce.go:21
 					gomptV = (float64(2.0) * v)
-//line gompt_kernels.go:4300
+//line gompt_kernels.go:4374
 //line reduce.go:21
 					goto gomptR4
-//line gompt_kernels.go:4303
+//line gompt_kernels.go:4377
 //line reduce.go:20
 				}
-//line gompt_kernels.go:4306
+//line gompt_kernels.go:4380
 //line reduce.go:23
 				gomptV = v
-//line gompt_kernels.go:4309
+//line gompt_kernels.go:4383
 //line reduce.go:23
 				goto gomptR4
-//line gompt_kernels.go:4312
+//line gompt_kernels.go:4386
 			}
 		gomptR4:
 			gomptS0 = gomptS0 + gomptV
@@ -4392,10 +4466,10 @@ func gomptHostSumInt64(gomptA *gomptdevice.HostArgs, gomptR gomptdevice.Range, g
 		{
 //line reduce.go:8
 			gomptV = (*(*int64)(unsafe.Add(gomptPA, i*8)) * int64(3458764513820540929))
-//line gompt_kernels.go:4396
+//line gompt_kernels.go:4470
 //line reduce.go:8
 			goto gomptR0
-//line gompt_kernels.go:4399
+//line gompt_kernels.go:4473
 		}
 	gomptR0:
 		gomptS0 = gomptS0 + gomptV
@@ -4403,10 +4477,10 @@ func gomptHostSumInt64(gomptA *gomptdevice.HostArgs, gomptR gomptdevice.Range, g
 			i := i + 1
 //line reduce.go:8
 			gomptV = (*(*int64)(unsafe.Add(gomptPA, i*8)) * int64(3458764513820540929))
-//line gompt_kernels.go:4407
+//line gompt_kernels.go:4481
 //line reduce.go:8
 			goto gomptR1
-//line gompt_kernels.go:4410
+//line gompt_kernels.go:4484
 		}
 	gomptR1:
 		gomptS1 = gomptS1 + gomptV
@@ -4414,10 +4488,10 @@ func gomptHostSumInt64(gomptA *gomptdevice.HostArgs, gomptR gomptdevice.Range, g
 			i := i + 2
 //line reduce.go:8
 			gomptV = (*(*int64)(unsafe.Add(gomptPA, i*8)) * int64(3458764513820540929))
-//line gompt_kernels.go:4418
+//line gompt_kernels.go:4492
 //line reduce.go:8
 			goto gomptR2
-//line gompt_kernels.go:4421
+//line gompt_kernels.go:4495
 		}
 	gomptR2:
 		gomptS2 = gomptS2 + gomptV
@@ -4425,10 +4499,10 @@ func gomptHostSumInt64(gomptA *gomptdevice.HostArgs, gomptR gomptdevice.Range, g
 			i := i + 3
 //line reduce.go:8
 			gomptV = (*(*int64)(unsafe.Add(gomptPA, i*8)) * int64(3458764513820540929))
-//line gompt_kernels.go:4429
+//line gompt_kernels.go:4503
 //line reduce.go:8
 			goto gomptR3
-//line gompt_kernels.go:4432
+//line gompt_kernels.go:4506
 		}
 	gomptR3:
 		gomptS3 = gomptS3 + gomptV
@@ -4437,10 +4511,10 @@ func gomptHostSumInt64(gomptA *gomptdevice.HostArgs, gomptR gomptdevice.Range, g
 		{
 //line reduce.go:8
 			gomptV = (*(*int64)(unsafe.Add(gomptPA, i*8)) * int64(3458764513820540929))
-//line gompt_kernels.go:4441
+//line gompt_kernels.go:4515
 //line reduce.go:8
 			goto gomptR4
-//line gompt_kernels.go:4444
+//line gompt_kernels.go:4518
 		}
 	gomptR4:
 		gomptS0 = gomptS0 + gomptV
@@ -4480,6 +4554,100 @@ func RunSumInt64(dev gompttarget.DeviceClause, n int, a []int64) (int64, error) 
 		return gomptZero, err
 	}
 	return gomptrt.SumInts(gomptPartial), nil
+}
+
+// TeamGatherKernel is the gompt team kernel (team=64) of TeamGather (checks.go:81:1), over [0, teams).
+var TeamGatherKernel = &gomptdevice.Kernel{
+	Name: "TeamGather",
+	Params: []gomptdevice.Param{
+		{Name: "teams", Kind: gomptdevice.ParamInt64},
+		{Name: "m", Kind: gomptdevice.ParamInt64},
+		{Name: "idx", Kind: gomptdevice.ParamBuffer, Elem: gomptdevice.ParamInt64, Len: "teams*64"},
+		{Name: "at", Kind: gomptdevice.ParamBuffer, Elem: gomptdevice.ParamInt64, Len: "teams*64"},
+		{Name: "src", Kind: gomptdevice.ParamBuffer, Elem: gomptdevice.ParamFloat32, Len: "m"},
+		{Name: "out", Kind: gomptdevice.ParamBuffer, Elem: gomptdevice.ParamFloat32, Len: "teams*64"},
+	},
+	Dims: 1,
+	Faults: []gomptdevice.FaultSite{
+		{Kind: gomptdevice.FaultIndex, Pos: "checks.go:83"},
+		{Kind: gomptdevice.FaultIndex, Pos: "checks.go:85"},
+	},
+	MaxThreads: 64,
+	Images: []gomptdevice.Image{
+		{Kind: gomptdevice.ImageHost, Entry: "gompt_TeamGather", Host: gomptHostTeamGather},
+		{Kind: gomptdevice.ImageOpenCL, Entry: "gompt_TeamGather", Source: gomptCLTeamGather, Options: "-cl-fp32-correctly-rounded-divide-sqrt"},
+		{Kind: gomptdevice.ImagePTX, Entry: "gompt_TeamGather", Source: gomptPTXTeamGather},
+	},
+	Sample: gomptSampleTeamGather,
+}
+
+//go:embed gompt_TeamGather.cl
+var gomptCLTeamGather string
+
+//go:embed gompt_TeamGather.ptx
+var gomptPTXTeamGather string
+
+// gomptHostTeamGather is TeamGatherKernel's Go image: the body of TeamGather at each point of the team's range.
+func gomptHostTeamGather(gomptA *gomptdevice.HostArgs, gomptR gomptdevice.Range, _, _ int) {
+	teams := gomptA.Int(0)
+	m := gomptA.Int(1)
+	idx := gomptrt.View[int](gomptA.Bufs[2], gomptrt.Len(teams, 64))
+	at := gomptrt.View[int](gomptA.Bufs[3], gomptrt.Len(teams, 64))
+	src := gomptrt.View[float32](gomptA.Bufs[4], gomptrt.Len(m))
+	out := gomptrt.View[float32](gomptA.Bufs[5], gomptrt.Len(teams, 64))
+	gomptPIdx := unsafe.Pointer(unsafe.SliceData(idx))
+	gomptPAt := unsafe.Pointer(unsafe.SliceData(at))
+	gomptPOut := unsafe.Pointer(unsafe.SliceData(out))
+	gomptLo0, gomptHi0 := gomptR.Clamp(0, teams)
+	for t := gomptLo0; t < gomptHi0; t++ {
+//line checks.go:82
+		var buf [64]float32
+//line gompt_kernels.go:4606
+		_ = buf
+		for gomptJ := 0; gomptJ < 64; gomptJ++ {
+			th := gomptJ
+//line checks.go:83
+			buf[th] = src[*(*int)(unsafe.Add(gomptPIdx, ((t*int(64))+th)*8))]
+//line gompt_kernels.go:4612
+		}
+		// barrier
+		for gomptJ := 0; gomptJ < 64; gomptJ++ {
+			th := gomptJ
+//line checks.go:85
+			*(*float32)(unsafe.Add(gomptPOut, ((t*int(64))+th)*4)) = buf[*(*int)(unsafe.Add(gomptPAt, ((t*int(64))+th)*8))]
+//line gompt_kernels.go:4619
+		}
+	}
+	_ = teams
+	_ = m
+}
+
+// gomptSampleTeamGather is TeamGatherKernel's Sample: about n points, random arguments. Tol 0: every device gives the Go function's bits.
+func gomptSampleTeamGather(gomptN int, gomptSeed int64) gomptdevice.Sample {
+	gomptR := gomptrt.Rand("TeamGather", gomptN, gomptSeed)
+	gomptExt := gomptrt.Extents(max(gomptN/64, 1), 1)
+	teams := gomptExt[0]
+	m := int(1 + gomptR.IntN(8))
+	return gomptdevice.Sample{
+		Shape: gomptdevice.Shape{Size: gomptExt, Teams: gomptExt[0], Threads: 64},
+		Bufs:  [][]byte{nil, nil, gomptrt.Ints[int](gomptR, gomptrt.Len(teams, 64), 0, 16), gomptrt.Ints[int](gomptR, gomptrt.Len(teams, 64), 0, 16), gomptrt.Floats[float32](gomptR, gomptrt.Len(m), 0.5, 1.5), gomptrt.Floats[float32](gomptR, gomptrt.Len(teams, 64), 0.5, 1.5)},
+		Args:  []gomptdevice.Arg{gomptrt.Int(int64(teams)), gomptrt.Int(int64(m)), {}, {}, {}, {}},
+	}
+}
+
+// RunTeamGather runs TeamGatherKernel (TeamGather) on device dev over [0, teams), mapping each slice by how the kernel uses it:
+// idx to, at to, src to, out tofrom.
+func RunTeamGather(dev gompttarget.DeviceClause, teams int, m int, idx []int, at []int, src []float32, out []float32) error {
+	if teams <= 0 {
+		return nil
+	}
+	idx = gomptrt.Head(idx, gomptrt.Len(teams, 64))
+	at = gomptrt.Head(at, gomptrt.Len(teams, 64))
+	src = gomptrt.Head(src, gomptrt.Len(m))
+	out = gomptrt.Head(out, gomptrt.Len(teams, 64))
+	return gompttarget.Target(gompttarget.Region{Device: dev, Kernel: TeamGatherKernel, Shape: gompttarget.Shape{Size: [3]int{teams, 1, 1}, Teams: teams, Threads: 64},
+		Maps: []gompttarget.Map{gompttarget.To(idx), gompttarget.To(at), gompttarget.To(src), gompttarget.ToFrom(out)},
+		Args: []gompttarget.Arg{gompttarget.Int(teams), gompttarget.Int(m), gompttarget.Slice(idx), gompttarget.Slice(at), gompttarget.Slice(src), gompttarget.Slice(out)}})
 }
 
 // TeamReverseKernel is the gompt team kernel (team=64) of TeamReverse (team.go:12:1), over [0, teams).
@@ -4528,15 +4696,15 @@ func gomptHostTeamReverse(gomptA *gomptdevice.HostArgs, gomptR gomptdevice.Range
 	for t := gomptLo0; t < gomptHi0; t++ {
 //line team.go:13
 		var buf [64]int32
-//line gompt_kernels.go:4532
+//line gompt_kernels.go:4700
 		_ = buf
 //line team.go:14
 		var part [64]int64
-//line gompt_kernels.go:4536
+//line gompt_kernels.go:4704
 		_ = part
 //line team.go:15
 		base := (t * int(64))
-//line gompt_kernels.go:4540
+//line gompt_kernels.go:4708
 		_ = base
 		for gomptJ := 0; gomptJ < 64; gomptJ++ {
 			th := gomptJ
@@ -4546,33 +4714,33 @@ func gomptHostTeamReverse(gomptA *gomptdevice.HostArgs, gomptR gomptdevice.Range
 			th := gomptJ
 //line team.go:17
 			buf[th] = gomptT1Mine[gomptJ]
-//line gompt_kernels.go:4550
+//line gompt_kernels.go:4718
 		}
 		for gomptJ := 0; gomptJ < 64; gomptJ++ {
 			th := gomptJ
 //line team.go:18
 			part[th] = int64(gomptT1Mine[gomptJ])
-//line gompt_kernels.go:4556
+//line gompt_kernels.go:4724
 		}
 		// barrier
 		for gomptJ := 0; gomptJ < 64; gomptJ++ {
 			th := gomptJ
 //line team.go:20
 			*(*int32)(unsafe.Add(gomptPOut, (base+th)*4)) = (buf[(int(63)-th)] - gomptT1Mine[gomptJ])
-//line gompt_kernels.go:4563
+//line gompt_kernels.go:4731
 		}
 		for s := int(32); s > int(0); s /= int(2) {
 			for gomptJ := 0; gomptJ < 64; gomptJ++ {
 				th := gomptJ
 //line team.go:22
 				if th < s {
-//line gompt_kernels.go:4570
+//line gompt_kernels.go:4738
 //line team.go:23
 					part[th] += part[(th + s)]
-//line gompt_kernels.go:4573
+//line gompt_kernels.go:4741
 //line team.go:22
 				}
-//line gompt_kernels.go:4576
+//line gompt_kernels.go:4744
 			}
 			// barrier
 		}
@@ -4581,14 +4749,14 @@ func gomptHostTeamReverse(gomptA *gomptdevice.HostArgs, gomptR gomptdevice.Range
 				th := gomptJ
 //line team.go:28
 				buf[th] = (-buf[th])
-//line gompt_kernels.go:4585
+//line gompt_kernels.go:4753
 			}
 			// barrier
 			for gomptJ := 0; gomptJ < 64; gomptJ++ {
 				th := gomptJ
 //line team.go:30
 				*(*int32)(unsafe.Add(gomptPOut, (base+th)*4)) += buf[((th + int(1)) % int(64))]
-//line gompt_kernels.go:4592
+//line gompt_kernels.go:4760
 			}
 		} else {
 			// barrier
@@ -4597,13 +4765,13 @@ func gomptHostTeamReverse(gomptA *gomptdevice.HostArgs, gomptR gomptdevice.Range
 			th := gomptJ
 //line team.go:34
 			if th == int(0) {
-//line gompt_kernels.go:4601
+//line gompt_kernels.go:4769
 //line team.go:35
 				*(*int64)(unsafe.Add(gomptPSums, t*8)) = (part[int(0)] + int64(gomptT1Mine[gomptJ]))
-//line gompt_kernels.go:4604
+//line gompt_kernels.go:4772
 //line team.go:34
 			}
-//line gompt_kernels.go:4607
+//line gompt_kernels.go:4775
 		}
 	}
 	_ = gomptT1Mine
@@ -4671,22 +4839,22 @@ func gomptHostTranscendental(gomptA *gomptdevice.HostArgs, gomptR gomptdevice.Ra
 	for i := gomptLo0; i < gomptHi0; i++ {
 //line floats.go:99
 		x := *(*float64)(unsafe.Add(gomptPA, i*8))
-//line gompt_kernels.go:4675
+//line gompt_kernels.go:4843
 //line floats.go:100
 		v := (((((gomptmath.Exp(x) + gomptmath.Log(x)) + gomptmath.Pow(x, float64(1.5))) + gomptmath.Sin(x)) + gomptmath.Cos(x)) + gomptmath.Tanh(x))
-//line gompt_kernels.go:4678
+//line gompt_kernels.go:4846
 //line floats.go:101
 		v += (((((gomptmath.Exp2(x) + gomptmath.Log2(x)) + gomptmath.Log10(x)) + gomptmath.Log1p(x)) + gomptmath.Expm1(x)) + gomptmath.Atan2(x, float64(2.0)))
-//line gompt_kernels.go:4681
+//line gompt_kernels.go:4849
 //line floats.go:102
 		v += (((((gomptmath.Atan(x) + gomptmath.Asin((x / float64(4.0)))) + gomptmath.Acos((x / float64(4.0)))) + gomptmath.Sinh(x)) + gomptmath.Cosh(x)) + gomptmath.Tan(x))
-//line gompt_kernels.go:4684
+//line gompt_kernels.go:4852
 //line floats.go:103
 		v += ((((((gomptmath.Cbrt(x) + gomptmath.Hypot(x, float64(3.0))) + gomptmath.Erf(x)) + gomptmath.Erfc(x)) + gomptmath.Asinh(x)) + gomptmath.Acosh((x + float64(1.0)))) + gomptmath.Atanh((x / float64(4.0))))
-//line gompt_kernels.go:4687
+//line gompt_kernels.go:4855
 //line floats.go:104
 		*(*float32)(unsafe.Add(gomptPOut, i*4)) = float32(v)
-//line gompt_kernels.go:4690
+//line gompt_kernels.go:4858
 	}
 	_ = n
 }
@@ -4755,7 +4923,7 @@ func gomptHostTranspose(gomptA *gomptdevice.HostArgs, gomptR gomptdevice.Range, 
 		for x := gomptLo0; x < gomptHi0; x++ {
 //line dims.go:64
 			*(*uint8)(unsafe.Add(gomptPOut, ((x*ny)+y)*1)) = (*(*uint8)(unsafe.Add(gomptPIn, ((y*nx)+x)*1)) + uint8(1))
-//line gompt_kernels.go:4759
+//line gompt_kernels.go:4927
 		}
 	}
 }
@@ -4823,109 +4991,109 @@ gomptPoint0:
 	for i := gomptLo0; i < gomptHi0; i++ {
 //line tricky.go:11
 		o := (int(8) * i)
-//line gompt_kernels.go:4827
+//line gompt_kernels.go:4995
 //line tricky.go:12
 		long := *(*int64)(unsafe.Add(gomptPKernel, i*8))
-//line gompt_kernels.go:4830
+//line gompt_kernels.go:4998
 //line tricky.go:13
 		double := (float64(long) * global)
-//line gompt_kernels.go:4833
+//line gompt_kernels.go:5001
 //line tricky.go:14
 		sqrt := gomptmath.Sqrt(gomptmath.Abs(double))
-//line gompt_kernels.go:4836
+//line gompt_kernels.go:5004
 //line tricky.go:15
 		*(*int64)(unsafe.Add(gomptPOut, o*8)) = int64((sqrt * float64(1000.0)))
-//line gompt_kernels.go:4839
+//line gompt_kernels.go:5007
 //line tricky.go:16
 		{
-//line gompt_kernels.go:4842
+//line gompt_kernels.go:5010
 //line tricky.go:17
 			n := int(3)
-//line gompt_kernels.go:4845
+//line gompt_kernels.go:5013
 //line tricky.go:18
 			*(*int64)(unsafe.Add(gomptPOut, (o+int(1))*8)) = (int64(n) + long)
-//line gompt_kernels.go:4848
+//line gompt_kernels.go:5016
 //line tricky.go:16
 		}
-//line gompt_kernels.go:4851
+//line gompt_kernels.go:5019
 //line tricky.go:20
 		var a, b int = int(0), int(10)
-//line gompt_kernels.go:4854
+//line gompt_kernels.go:5022
 //line tricky.go:21
 		for a, b = int(0), int(10); a < b; a, b = (a + int(1)), (b - int(2)) {
-//line gompt_kernels.go:4857
+//line gompt_kernels.go:5025
 //line tricky.go:22
 			*(*int64)(unsafe.Add(gomptPOut, (o+int(2))*8)) += (int64((a * b)) ^ long)
-//line gompt_kernels.go:4860
+//line gompt_kernels.go:5028
 //line tricky.go:21
 		}
-//line gompt_kernels.go:4863
+//line gompt_kernels.go:5031
 //line tricky.go:24
 		*(*int64)(unsafe.Add(gomptPOut, (o+int(3))*8)) = long
-//line gompt_kernels.go:4866
+//line gompt_kernels.go:5034
 //line tricky.go:25
 		*(*int64)(unsafe.Add(gomptPOut, (o+int(3))*8)) <<= 2
-//line gompt_kernels.go:4869
+//line gompt_kernels.go:5037
 //line tricky.go:26
 		*(*int64)(unsafe.Add(gomptPOut, (o+int(3))*8)) &^= int64(5)
-//line gompt_kernels.go:4872
+//line gompt_kernels.go:5040
 //line tricky.go:27
 		*(*int64)(unsafe.Add(gomptPOut, (o+int(3))*8))++
-//line gompt_kernels.go:4875
+//line gompt_kernels.go:5043
 //line tricky.go:28
 		*(*int64)(unsafe.Add(gomptPOut, (o+int(3))*8)) %= int64(1000003)
-//line gompt_kernels.go:4878
+//line gompt_kernels.go:5046
 //line tricky.go:29
 		var cnt uint8
-//line gompt_kernels.go:4881
+//line gompt_kernels.go:5049
 //line tricky.go:30
 		for k := range uint8(200) {
-//line gompt_kernels.go:4884
+//line gompt_kernels.go:5052
 //line tricky.go:31
 			cnt += k
-//line gompt_kernels.go:4887
+//line gompt_kernels.go:5055
 //line tricky.go:30
 		}
-//line gompt_kernels.go:4890
+//line gompt_kernels.go:5058
 //line tricky.go:33
 		*(*int64)(unsafe.Add(gomptPOut, (o+int(4))*8)) = (int64(cnt) + int64((^uint8(long))))
-//line gompt_kernels.go:4893
+//line gompt_kernels.go:5061
 //line tricky.go:34
 		half, flag := (long > int64(0)), (!((long % int64(2)) == int64(0)))
-//line gompt_kernels.go:4896
+//line gompt_kernels.go:5064
 //line tricky.go:35
 		if half == flag {
-//line gompt_kernels.go:4899
+//line gompt_kernels.go:5067
 //line tricky.go:36
 			*(*int64)(unsafe.Add(gomptPOut, (o+int(5))*8)) = int64(1)
-//line gompt_kernels.go:4902
+//line gompt_kernels.go:5070
 //line tricky.go:35
 		}
-//line gompt_kernels.go:4905
+//line gompt_kernels.go:5073
 //line tricky.go:38
 		*(*int64)(unsafe.Add(gomptPOut, (o+int(6))*8)) = (min(long, int64(a), int64(b), int64(7)) + max(long, int64(-3)))
-//line gompt_kernels.go:4908
+//line gompt_kernels.go:5076
 //line tricky.go:39
 		for j := range int(5) {
-//line gompt_kernels.go:4911
+//line gompt_kernels.go:5079
 //line tricky.go:40
 			if int64(j) == (long % int64(5)) {
-//line gompt_kernels.go:4914
+//line gompt_kernels.go:5082
 //line tricky.go:41
 				*(*int64)(unsafe.Add(gomptPOut, (o+int(7))*8)) = ((int64(j) + int64((float64(314.1592653589793) * float64((j + int(1)))))) + int64(1000000000000000000))
-//line gompt_kernels.go:4917
+//line gompt_kernels.go:5085
 //line tricky.go:42
 				continue gomptPoint0
-//line gompt_kernels.go:4920
+//line gompt_kernels.go:5088
 //line tricky.go:40
 			}
-//line gompt_kernels.go:4923
+//line gompt_kernels.go:5091
 //line tricky.go:39
 		}
-//line gompt_kernels.go:4926
+//line gompt_kernels.go:5094
 //line tricky.go:45
 		*(*int64)(unsafe.Add(gomptPOut, (o+int(7))*8)) = (-long)
-//line gompt_kernels.go:4929
+//line gompt_kernels.go:5097
 	}
 	_ = n
 }
@@ -4997,34 +5165,34 @@ func gomptHostUint64Ops(gomptA *gomptdevice.HostArgs, gomptR gomptdevice.Range, 
 	for i := gomptLo0; i < gomptHi0; i++ {
 //line ints.go:53
 		x, y := *(*uint64)(unsafe.Add(gomptPA, i*8)), *(*uint64)(unsafe.Add(gomptPB, i*8))
-//line gompt_kernels.go:5001
+//line gompt_kernels.go:5169
 //line ints.go:54
 		o := (int(6) * i)
-//line gompt_kernels.go:5004
+//line gompt_kernels.go:5172
 //line ints.go:55
 		*(*uint64)(unsafe.Add(gomptPOut, o*8)) = (x + y)
-//line gompt_kernels.go:5007
+//line gompt_kernels.go:5175
 //line ints.go:56
 		*(*uint64)(unsafe.Add(gomptPOut, (o+int(1))*8)) = (x - y)
-//line gompt_kernels.go:5010
+//line gompt_kernels.go:5178
 //line ints.go:57
 		*(*uint64)(unsafe.Add(gomptPOut, (o+int(2))*8)) = (x * y)
-//line gompt_kernels.go:5013
+//line gompt_kernels.go:5181
 //line ints.go:58
 		if y != uint64(0) {
-//line gompt_kernels.go:5016
+//line gompt_kernels.go:5184
 //line ints.go:59
 			*(*uint64)(unsafe.Add(gomptPOut, (o+int(3))*8)) = (x / y)
-//line gompt_kernels.go:5019
+//line gompt_kernels.go:5187
 //line ints.go:60
 			*(*uint64)(unsafe.Add(gomptPOut, (o+int(4))*8)) = (x % y)
-//line gompt_kernels.go:5022
+//line gompt_kernels.go:5190
 //line ints.go:58
 		}
-//line gompt_kernels.go:5025
+//line gompt_kernels.go:5193
 //line ints.go:62
 		*(*uint64)(unsafe.Add(gomptPOut, (o+int(5))*8)) = (-x)
-//line gompt_kernels.go:5028
+//line gompt_kernels.go:5196
 	}
 	_ = n
 }
