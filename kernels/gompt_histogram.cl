@@ -14,8 +14,11 @@ static void gompt_check_fail(__global long *f, int *stop, long site, long i, lon
 static inline __attribute__((always_inline)) void gompt_body_histogram(long i, long n, __global const uchar *v, long gompt_len_v_, __local uint *h, long gompt_len_h_, __global long *gompt_fault, int *gompt_stop) {
   {
     long gompt_t1 = (long)(v[i]);
-    if ((ulong)gompt_t1 < (ulong)gompt_len_h_) atomic_add(&h[gompt_t1], (uint)(1));
-    else gompt_check_fail(gompt_fault, gompt_stop, 1L, gompt_t1, gompt_len_h_);
+#ifdef GOMPT_CPU_DEVICE
+    if ((ulong)gompt_t1 < (ulong)gompt_len_h_) h[gompt_t1] += (uint)(1); else gompt_check_fail(gompt_fault, gompt_stop, 1L, gompt_t1, gompt_len_h_);
+#else
+    if ((ulong)gompt_t1 < (ulong)gompt_len_h_) atomic_add(&h[gompt_t1], (uint)(1)); else gompt_check_fail(gompt_fault, gompt_stop, 1L, gompt_t1, gompt_len_h_);
+#endif
   }
   if (*gompt_stop) return;
 }
@@ -26,6 +29,22 @@ __kernel void gompt_histogram(long n, __global const uchar *v, __global uint *h,
   long gompt_len_v = ((long)n > 0 ? (long)n : 0);
   long gompt_len_h = (256L > 0 ? 256L : 0);
   long gompt_lid = (long)get_local_id(0), gompt_lsz = (long)get_local_size(0);
+  #ifdef GOMPT_CPU_DEVICE
+  if (gompt_lid == 0) {
+    for (long gompt_l = 0; gompt_l < 256; gompt_l++) gompt_r_h[gompt_l] = 0;
+    long gompt_chunk = ((long)n - 1) / (long)get_num_groups(0) + 1;
+    long gompt_lo = (long)get_group_id(0) * gompt_chunk;
+    long gompt_hi = gompt_lo + gompt_chunk < (long)n ? gompt_lo + gompt_chunk : (long)n;
+    for (long gompt_i0 = gompt_lo; gompt_i0 < gompt_hi; gompt_i0++) {
+      gompt_body_histogram(gompt_i0, n, v, gompt_len_v, gompt_r_h, gompt_len_h, gompt_fault, gompt_stop);
+      if (gompt_stopped) break;
+    }
+    for (long gompt_l = 0; gompt_l < 256 && gompt_l < gompt_len_h; gompt_l += 1) {
+      uint gompt_v = gompt_r_h[gompt_l];
+      if (gompt_v != 0) atomic_add(&h[gompt_l], gompt_v);
+    }
+  }
+  #else
   for (long gompt_l = gompt_lid; gompt_l < 256; gompt_l += gompt_lsz) gompt_r_h[gompt_l] = 0;
   barrier(CLK_LOCAL_MEM_FENCE);
   for (long gompt_i0 = (long)get_global_id(0); gompt_i0 < (long)n; gompt_i0 += (long)get_global_size(0)) {
@@ -37,4 +56,5 @@ __kernel void gompt_histogram(long n, __global const uchar *v, __global uint *h,
     uint gompt_v = gompt_r_h[gompt_l];
     if (gompt_v != 0) atomic_add(&h[gompt_l], gompt_v);
   }
+  #endif
 }

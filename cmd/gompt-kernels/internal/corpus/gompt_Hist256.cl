@@ -26,14 +26,20 @@ static inline __attribute__((always_inline)) void gompt_body_Hist256(long i, lon
   uchar b = v[i];
   {
     long gompt_t1 = (long)(b);
-    if ((ulong)gompt_t1 < (ulong)gompt_len_h_) atomic_add(&h[gompt_t1], (uint)(1));
-    else gompt_check_fail(gompt_fault, gompt_stop, 1L, gompt_t1, gompt_len_h_);
+#ifdef GOMPT_CPU_DEVICE
+    if ((ulong)gompt_t1 < (ulong)gompt_len_h_) h[gompt_t1] += (uint)(1); else gompt_check_fail(gompt_fault, gompt_stop, 1L, gompt_t1, gompt_len_h_);
+#else
+    if ((ulong)gompt_t1 < (ulong)gompt_len_h_) atomic_add(&h[gompt_t1], (uint)(1)); else gompt_check_fail(gompt_fault, gompt_stop, 1L, gompt_t1, gompt_len_h_);
+#endif
   }
   if (*gompt_stop) return;
   {
     long gompt_t2 = (long)(((uchar)(b % ((uchar)16U))));
-    if ((ulong)gompt_t2 < (ulong)gompt_len_s_) gompt_atom_add64(&s[gompt_t2], (long)(((long)((ulong)((long)b) - (ulong)(3L)))));
-    else gompt_check_fail(gompt_fault, gompt_stop, 2L, gompt_t2, gompt_len_s_);
+#ifdef GOMPT_CPU_DEVICE
+    if ((ulong)gompt_t2 < (ulong)gompt_len_s_) s[gompt_t2] += (long)(((long)((ulong)((long)b) - (ulong)(3L)))); else gompt_check_fail(gompt_fault, gompt_stop, 2L, gompt_t2, gompt_len_s_);
+#else
+    if ((ulong)gompt_t2 < (ulong)gompt_len_s_) gompt_atom_add64(&s[gompt_t2], (long)(((long)((ulong)((long)b) - (ulong)(3L))))); else gompt_check_fail(gompt_fault, gompt_stop, 2L, gompt_t2, gompt_len_s_);
+#endif
   }
   if (*gompt_stop) return;
 }
@@ -46,6 +52,27 @@ __kernel void gompt_Hist256(long n, __global const uchar *v, __global uint *h, _
   long gompt_len_h = (256L > 0 ? 256L : 0);
   long gompt_len_s = (16L > 0 ? 16L : 0);
   long gompt_lid = (long)get_local_id(0), gompt_lsz = (long)get_local_size(0);
+  #ifdef GOMPT_CPU_DEVICE
+  if (gompt_lid == 0) {
+    for (long gompt_l = 0; gompt_l < 256; gompt_l++) gompt_r_h[gompt_l] = 0;
+    for (long gompt_l = 0; gompt_l < 16; gompt_l++) gompt_r_s[gompt_l] = 0;
+    long gompt_chunk = ((long)n - 1) / (long)get_num_groups(0) + 1;
+    long gompt_lo = (long)get_group_id(0) * gompt_chunk;
+    long gompt_hi = gompt_lo + gompt_chunk < (long)n ? gompt_lo + gompt_chunk : (long)n;
+    for (long gompt_i0 = gompt_lo; gompt_i0 < gompt_hi; gompt_i0++) {
+      gompt_body_Hist256(gompt_i0, n, v, gompt_len_v, gompt_r_h, gompt_len_h, gompt_r_s, gompt_len_s, gompt_fault, gompt_stop);
+      if (gompt_stopped) break;
+    }
+    for (long gompt_l = 0; gompt_l < 256 && gompt_l < gompt_len_h; gompt_l += 1) {
+      uint gompt_v = gompt_r_h[gompt_l];
+      if (gompt_v != 0) atomic_add(&h[gompt_l], gompt_v);
+    }
+    for (long gompt_l = 0; gompt_l < 16 && gompt_l < gompt_len_s; gompt_l += 1) {
+      long gompt_v = gompt_r_s[gompt_l];
+      if (gompt_v != 0) gompt_atom_add64(&s[gompt_l], gompt_v);
+    }
+  }
+  #else
   for (long gompt_l = gompt_lid; gompt_l < 256; gompt_l += gompt_lsz) gompt_r_h[gompt_l] = 0;
   for (long gompt_l = gompt_lid; gompt_l < 16; gompt_l += gompt_lsz) gompt_r_s[gompt_l] = 0;
   barrier(CLK_LOCAL_MEM_FENCE);
@@ -62,4 +89,5 @@ __kernel void gompt_Hist256(long n, __global const uchar *v, __global uint *h, _
     long gompt_v = gompt_r_s[gompt_l];
     if (gompt_v != 0) gompt_atom_add64(&s[gompt_l], gompt_v);
   }
+  #endif
 }
