@@ -9,7 +9,7 @@
 // The library: Empty, Saxpy, VecAdd, Dot (with DotShape and SumPartials),
 // Matmul, Jacobi, Fill, Copy32 and SaxpyCUDA; All lists them and ByName
 // finds one. MatmulTiled (with MatmulTiledTeams) is Matmul as a team
-// kernel, in 16x16 tiles through team arrays, and Histogram an array
+// kernel, in 64x64 tiles through team arrays, and Histogram an array
 // reduction (256 bins); they are not in All. Their typed launchers (launch.RunSaxpy(dev, n, a, x, y) ...)
 // are in package kernels/launch.
 //

@@ -56,7 +56,7 @@ func SumPartials(partial []float32) float64 {
 }
 
 // MatmulTiledTeams returns the number of teams MatmulTiled runs for an
-// m x n product: one per 16x16 tile of C.
+// m x n product: one per 64x64 tile of C.
 func MatmulTiledTeams(m, n int) int {
-	return max((m+15)/16, 1) * max((n+15)/16, 1)
+	return max((m+63)/64, 1) * max((n+63)/64, 1)
 }

@@ -263,7 +263,7 @@ func gomptSampleFill(gomptN int, gomptSeed int64) gomptdevice.Sample {
 	}
 }
 
-// Histogram is the gompt map kernel of histogram (library.go:120:1), over [0, n).
+// Histogram is the gompt map kernel of histogram (library.go:230:1), over [0, n).
 var Histogram = &gomptdevice.Kernel{
 	Name: "histogram",
 	Params: []gomptdevice.Param{
@@ -273,7 +273,7 @@ var Histogram = &gomptdevice.Kernel{
 	},
 	Dims: 1,
 	Faults: []gomptdevice.FaultSite{
-		{Kind: gomptdevice.FaultIndex, Pos: "library.go:121"},
+		{Kind: gomptdevice.FaultIndex, Pos: "library.go:231"},
 	},
 	Images: []gomptdevice.Image{
 		{Kind: gomptdevice.ImageHost, Entry: "gompt_histogram", Host: gomptHostHistogram},
@@ -300,7 +300,7 @@ func gomptHostHistogram(gomptA *gomptdevice.HostArgs, gomptR gomptdevice.Range, 
 	gomptPV := unsafe.Pointer(unsafe.SliceData(v))
 	gomptLo0, gomptHi0 := gomptR.Clamp(0, n)
 	for i := gomptLo0; i < gomptHi0; i++ {
-//line library.go:121
+//line library.go:231
 		h[*(*uint8)(unsafe.Add(gomptPV, i*1))]++
 //line gompt_kernels.go:306
 	}
@@ -544,7 +544,7 @@ func gomptSampleMatmul(gomptN int, gomptSeed int64) gomptdevice.Sample {
 	}
 }
 
-// MatmulTiled is the gompt team kernel (team=256) of matmulTiled (library.go:84:1), over [0, teams).
+// MatmulTiled is the gompt team kernel (team=256) of matmulTiled (library.go:89:1), over [0, teams).
 var MatmulTiled = &gomptdevice.Kernel{
 	Name: "matmul_tiled",
 	Params: []gomptdevice.Param{
@@ -558,11 +558,44 @@ var MatmulTiled = &gomptdevice.Kernel{
 	},
 	Dims: 1,
 	Faults: []gomptdevice.FaultSite{
-		{Kind: gomptdevice.FaultDivide, Pos: "library.go:88"},
-		{Kind: gomptdevice.FaultDivide, Pos: "library.go:89"},
-		{Kind: gomptdevice.FaultIndex, Pos: "library.go:95"},
-		{Kind: gomptdevice.FaultIndex, Pos: "library.go:100"},
-		{Kind: gomptdevice.FaultIndex, Pos: "library.go:111"},
+		{Kind: gomptdevice.FaultDivide, Pos: "library.go:93"},
+		{Kind: gomptdevice.FaultDivide, Pos: "library.go:94"},
+		{Kind: gomptdevice.FaultIndex, Pos: "library.go:107"},
+		{Kind: gomptdevice.FaultIndex, Pos: "library.go:112"},
+		{Kind: gomptdevice.FaultIndex, Pos: "library.go:117"},
+		{Kind: gomptdevice.FaultIndex, Pos: "library.go:122"},
+		{Kind: gomptdevice.FaultIndex, Pos: "library.go:127"},
+		{Kind: gomptdevice.FaultIndex, Pos: "library.go:127"},
+		{Kind: gomptdevice.FaultIndex, Pos: "library.go:129"},
+		{Kind: gomptdevice.FaultIndex, Pos: "library.go:132"},
+		{Kind: gomptdevice.FaultIndex, Pos: "library.go:132"},
+		{Kind: gomptdevice.FaultIndex, Pos: "library.go:134"},
+		{Kind: gomptdevice.FaultIndex, Pos: "library.go:137"},
+		{Kind: gomptdevice.FaultIndex, Pos: "library.go:137"},
+		{Kind: gomptdevice.FaultIndex, Pos: "library.go:139"},
+		{Kind: gomptdevice.FaultIndex, Pos: "library.go:142"},
+		{Kind: gomptdevice.FaultIndex, Pos: "library.go:142"},
+		{Kind: gomptdevice.FaultIndex, Pos: "library.go:144"},
+		{Kind: gomptdevice.FaultIndex, Pos: "library.go:152"},
+		{Kind: gomptdevice.FaultIndex, Pos: "library.go:153"},
+		{Kind: gomptdevice.FaultIndex, Pos: "library.go:154"},
+		{Kind: gomptdevice.FaultIndex, Pos: "library.go:155"},
+		{Kind: gomptdevice.FaultIndex, Pos: "library.go:176"},
+		{Kind: gomptdevice.FaultIndex, Pos: "library.go:179"},
+		{Kind: gomptdevice.FaultIndex, Pos: "library.go:182"},
+		{Kind: gomptdevice.FaultIndex, Pos: "library.go:185"},
+		{Kind: gomptdevice.FaultIndex, Pos: "library.go:188"},
+		{Kind: gomptdevice.FaultIndex, Pos: "library.go:191"},
+		{Kind: gomptdevice.FaultIndex, Pos: "library.go:194"},
+		{Kind: gomptdevice.FaultIndex, Pos: "library.go:197"},
+		{Kind: gomptdevice.FaultIndex, Pos: "library.go:200"},
+		{Kind: gomptdevice.FaultIndex, Pos: "library.go:203"},
+		{Kind: gomptdevice.FaultIndex, Pos: "library.go:206"},
+		{Kind: gomptdevice.FaultIndex, Pos: "library.go:209"},
+		{Kind: gomptdevice.FaultIndex, Pos: "library.go:212"},
+		{Kind: gomptdevice.FaultIndex, Pos: "library.go:215"},
+		{Kind: gomptdevice.FaultIndex, Pos: "library.go:218"},
+		{Kind: gomptdevice.FaultIndex, Pos: "library.go:221"},
 	},
 	MaxThreads: 256,
 	Images: []gomptdevice.Image{
@@ -588,111 +621,523 @@ func gomptHostMatmul_tiled(gomptA *gomptdevice.HostArgs, gomptR gomptdevice.Rang
 	A := gomptrt.View[float32](gomptA.Bufs[4], gomptrt.Len(m, k))
 	B := gomptrt.View[float32](gomptA.Bufs[5], gomptrt.Len(k, n))
 	C := gomptrt.View[float32](gomptA.Bufs[6], gomptrt.Len(m, n))
-	var gomptT1Ly [256]int      // ly, per thread
-	var gomptT2Lx [256]int      // lx, per thread
-	var gomptT3I [256]int       // i, per thread
-	var gomptT4J [256]int       // j, per thread
-	var gomptT5Acc [256]float32 // acc, per thread
+	var gomptT1Ly [256]int       // ly, per thread
+	var gomptT2Lx [256]int       // lx, per thread
+	var gomptT3I0 [256]int       // i0, per thread
+	var gomptT4I1 [256]int       // i1, per thread
+	var gomptT5I2 [256]int       // i2, per thread
+	var gomptT6I3 [256]int       // i3, per thread
+	var gomptT7J0 [256]int       // j0, per thread
+	var gomptT8J1 [256]int       // j1, per thread
+	var gomptT9J2 [256]int       // j2, per thread
+	var gomptT10J3 [256]int      // j3, per thread
+	var gomptT11C00 [256]float32 // c00, per thread
+	var gomptT12C01 [256]float32 // c01, per thread
+	var gomptT13C02 [256]float32 // c02, per thread
+	var gomptT14C03 [256]float32 // c03, per thread
+	var gomptT15C10 [256]float32 // c10, per thread
+	var gomptT16C11 [256]float32 // c11, per thread
+	var gomptT17C12 [256]float32 // c12, per thread
+	var gomptT18C13 [256]float32 // c13, per thread
+	var gomptT19C20 [256]float32 // c20, per thread
+	var gomptT20C21 [256]float32 // c21, per thread
+	var gomptT21C22 [256]float32 // c22, per thread
+	var gomptT22C23 [256]float32 // c23, per thread
+	var gomptT23C30 [256]float32 // c30, per thread
+	var gomptT24C31 [256]float32 // c31, per thread
+	var gomptT25C32 [256]float32 // c32, per thread
+	var gomptT26C33 [256]float32 // c33, per thread
 	gomptLo0, gomptHi0 := gomptR.Clamp(0, teams)
 	for t := gomptLo0; t < gomptHi0; t++ {
-//line library.go:85
-		var tA [256]float32
-//line gompt_kernels.go:601
+//line library.go:90
+		var tA [1024]float32
+//line gompt_kernels.go:655
 		_ = tA
-//line library.go:86
-		var tB [256]float32
-//line gompt_kernels.go:605
+//line library.go:91
+		var tB [1024]float32
+//line gompt_kernels.go:659
 		_ = tB
-//line library.go:87
-		tilesX := max(((n + int(15)) / int(16)), int(1))
-//line gompt_kernels.go:609
+//line library.go:92
+		tilesX := max(((n + int(63)) / int(64)), int(1))
+//line gompt_kernels.go:663
 		_ = tilesX
-//line library.go:88
-		row := ((t / tilesX) * int(16))
-//line gompt_kernels.go:613
+//line library.go:93
+		row := ((t / tilesX) * int(64))
+//line gompt_kernels.go:667
 		_ = row
-//line library.go:89
-		col := ((t % tilesX) * int(16))
-//line gompt_kernels.go:617
+//line library.go:94
+		col := ((t % tilesX) * int(64))
+//line gompt_kernels.go:671
 		_ = col
 		for gomptJ := 0; gomptJ < 256; gomptJ++ {
 			th := gomptJ
 			gomptT1Ly[gomptJ], gomptT2Lx[gomptJ] = (th / int(16)), (th % int(16))
 		}
 		for gomptJ := 0; gomptJ < 256; gomptJ++ {
-			gomptT3I[gomptJ], gomptT4J[gomptJ] = (row + gomptT1Ly[gomptJ]), (col + gomptT2Lx[gomptJ])
+			gomptT3I0[gomptJ] = ((row + gomptT1Ly[gomptJ]) + int(0))
 		}
 		for gomptJ := 0; gomptJ < 256; gomptJ++ {
-			gomptT5Acc[gomptJ] = float32(0)
+			gomptT4I1[gomptJ] = ((row + gomptT1Ly[gomptJ]) + int(16))
+		}
+		for gomptJ := 0; gomptJ < 256; gomptJ++ {
+			gomptT5I2[gomptJ] = ((row + gomptT1Ly[gomptJ]) + int(32))
+		}
+		for gomptJ := 0; gomptJ < 256; gomptJ++ {
+			gomptT6I3[gomptJ] = ((row + gomptT1Ly[gomptJ]) + int(48))
+		}
+		for gomptJ := 0; gomptJ < 256; gomptJ++ {
+			gomptT7J0[gomptJ] = ((col + gomptT2Lx[gomptJ]) + int(0))
+		}
+		for gomptJ := 0; gomptJ < 256; gomptJ++ {
+			gomptT8J1[gomptJ] = ((col + gomptT2Lx[gomptJ]) + int(16))
+		}
+		for gomptJ := 0; gomptJ < 256; gomptJ++ {
+			gomptT9J2[gomptJ] = ((col + gomptT2Lx[gomptJ]) + int(32))
+		}
+		for gomptJ := 0; gomptJ < 256; gomptJ++ {
+			gomptT10J3[gomptJ] = ((col + gomptT2Lx[gomptJ]) + int(48))
+		}
+		for gomptJ := 0; gomptJ < 256; gomptJ++ {
+			gomptT11C00[gomptJ] = float32(0)
+			gomptT12C01[gomptJ] = float32(0)
+			gomptT13C02[gomptJ] = float32(0)
+			gomptT14C03[gomptJ] = float32(0)
+			gomptT15C10[gomptJ] = float32(0)
+			gomptT16C11[gomptJ] = float32(0)
+			gomptT17C12[gomptJ] = float32(0)
+			gomptT18C13[gomptJ] = float32(0)
+			gomptT19C20[gomptJ] = float32(0)
+			gomptT20C21[gomptJ] = float32(0)
+			gomptT21C22[gomptJ] = float32(0)
+			gomptT22C23[gomptJ] = float32(0)
+			gomptT23C30[gomptJ] = float32(0)
+			gomptT24C31[gomptJ] = float32(0)
+			gomptT25C32[gomptJ] = float32(0)
+			gomptT26C33[gomptJ] = float32(0)
 		}
 		for p0 := int(0); p0 < k; p0 += int(16) {
 			for gomptJ := 0; gomptJ < 256; gomptJ++ {
-				th := gomptJ
-//line library.go:94
-				if (gomptT3I[gomptJ] < m) && ((p0 + gomptT2Lx[gomptJ]) < k) {
-//line gompt_kernels.go:634
-//line library.go:95
-					tA[th] = A[(((gomptT3I[gomptJ] * k) + p0) + gomptT2Lx[gomptJ])]
-//line gompt_kernels.go:637
-//line library.go:94
+//line library.go:106
+				if (gomptT3I0[gomptJ] < m) && ((p0 + gomptT2Lx[gomptJ]) < k) {
+//line gompt_kernels.go:723
+//line library.go:107
+					tA[(((gomptT1Ly[gomptJ] + int(0)) * int(16)) + gomptT2Lx[gomptJ])] = A[(((gomptT3I0[gomptJ] * k) + p0) + gomptT2Lx[gomptJ])]
+//line gompt_kernels.go:726
+//line library.go:106
 				} else {
-//line gompt_kernels.go:640
-//line library.go:97
-					tA[th] = float32(0.0)
-//line gompt_kernels.go:643
-//line library.go:94
+//line gompt_kernels.go:729
+//line library.go:109
+					tA[(((gomptT1Ly[gomptJ] + int(0)) * int(16)) + gomptT2Lx[gomptJ])] = float32(0.0)
+//line gompt_kernels.go:732
+//line library.go:106
 				}
-//line gompt_kernels.go:646
+//line gompt_kernels.go:735
 			}
 			for gomptJ := 0; gomptJ < 256; gomptJ++ {
-				th := gomptJ
-//line library.go:99
-				if ((p0 + gomptT1Ly[gomptJ]) < k) && (gomptT4J[gomptJ] < n) {
-//line gompt_kernels.go:652
-//line library.go:100
-					tB[th] = B[(((p0 + gomptT1Ly[gomptJ]) * n) + gomptT4J[gomptJ])]
-//line gompt_kernels.go:655
-//line library.go:99
+//line library.go:111
+				if (gomptT4I1[gomptJ] < m) && ((p0 + gomptT2Lx[gomptJ]) < k) {
+//line gompt_kernels.go:740
+//line library.go:112
+					tA[(((gomptT1Ly[gomptJ] + int(16)) * int(16)) + gomptT2Lx[gomptJ])] = A[(((gomptT4I1[gomptJ] * k) + p0) + gomptT2Lx[gomptJ])]
+//line gompt_kernels.go:743
+//line library.go:111
 				} else {
-//line gompt_kernels.go:658
-//line library.go:102
-					tB[th] = float32(0.0)
-//line gompt_kernels.go:661
-//line library.go:99
+//line gompt_kernels.go:746
+//line library.go:114
+					tA[(((gomptT1Ly[gomptJ] + int(16)) * int(16)) + gomptT2Lx[gomptJ])] = float32(0.0)
+//line gompt_kernels.go:749
+//line library.go:111
 				}
-//line gompt_kernels.go:664
+//line gompt_kernels.go:752
+			}
+			for gomptJ := 0; gomptJ < 256; gomptJ++ {
+//line library.go:116
+				if (gomptT5I2[gomptJ] < m) && ((p0 + gomptT2Lx[gomptJ]) < k) {
+//line gompt_kernels.go:757
+//line library.go:117
+					tA[(((gomptT1Ly[gomptJ] + int(32)) * int(16)) + gomptT2Lx[gomptJ])] = A[(((gomptT5I2[gomptJ] * k) + p0) + gomptT2Lx[gomptJ])]
+//line gompt_kernels.go:760
+//line library.go:116
+				} else {
+//line gompt_kernels.go:763
+//line library.go:119
+					tA[(((gomptT1Ly[gomptJ] + int(32)) * int(16)) + gomptT2Lx[gomptJ])] = float32(0.0)
+//line gompt_kernels.go:766
+//line library.go:116
+				}
+//line gompt_kernels.go:769
+			}
+			for gomptJ := 0; gomptJ < 256; gomptJ++ {
+//line library.go:121
+				if (gomptT6I3[gomptJ] < m) && ((p0 + gomptT2Lx[gomptJ]) < k) {
+//line gompt_kernels.go:774
+//line library.go:122
+					tA[(((gomptT1Ly[gomptJ] + int(48)) * int(16)) + gomptT2Lx[gomptJ])] = A[(((gomptT6I3[gomptJ] * k) + p0) + gomptT2Lx[gomptJ])]
+//line gompt_kernels.go:777
+//line library.go:121
+				} else {
+//line gompt_kernels.go:780
+//line library.go:124
+					tA[(((gomptT1Ly[gomptJ] + int(48)) * int(16)) + gomptT2Lx[gomptJ])] = float32(0.0)
+//line gompt_kernels.go:783
+//line library.go:121
+				}
+//line gompt_kernels.go:786
+			}
+			for gomptJ := 0; gomptJ < 256; gomptJ++ {
+//line library.go:126
+				if ((p0 + gomptT1Ly[gomptJ]) < k) && (gomptT7J0[gomptJ] < n) {
+//line gompt_kernels.go:791
+//line library.go:127
+					tB[(((gomptT1Ly[gomptJ] * int(64)) + gomptT2Lx[gomptJ]) + int(0))] = B[(((p0 + gomptT1Ly[gomptJ]) * n) + gomptT7J0[gomptJ])]
+//line gompt_kernels.go:794
+//line library.go:126
+				} else {
+//line gompt_kernels.go:797
+//line library.go:129
+					tB[(((gomptT1Ly[gomptJ] * int(64)) + gomptT2Lx[gomptJ]) + int(0))] = float32(0.0)
+//line gompt_kernels.go:800
+//line library.go:126
+				}
+//line gompt_kernels.go:803
+			}
+			for gomptJ := 0; gomptJ < 256; gomptJ++ {
+//line library.go:131
+				if ((p0 + gomptT1Ly[gomptJ]) < k) && (gomptT8J1[gomptJ] < n) {
+//line gompt_kernels.go:808
+//line library.go:132
+					tB[(((gomptT1Ly[gomptJ] * int(64)) + gomptT2Lx[gomptJ]) + int(16))] = B[(((p0 + gomptT1Ly[gomptJ]) * n) + gomptT8J1[gomptJ])]
+//line gompt_kernels.go:811
+//line library.go:131
+				} else {
+//line gompt_kernels.go:814
+//line library.go:134
+					tB[(((gomptT1Ly[gomptJ] * int(64)) + gomptT2Lx[gomptJ]) + int(16))] = float32(0.0)
+//line gompt_kernels.go:817
+//line library.go:131
+				}
+//line gompt_kernels.go:820
+			}
+			for gomptJ := 0; gomptJ < 256; gomptJ++ {
+//line library.go:136
+				if ((p0 + gomptT1Ly[gomptJ]) < k) && (gomptT9J2[gomptJ] < n) {
+//line gompt_kernels.go:825
+//line library.go:137
+					tB[(((gomptT1Ly[gomptJ] * int(64)) + gomptT2Lx[gomptJ]) + int(32))] = B[(((p0 + gomptT1Ly[gomptJ]) * n) + gomptT9J2[gomptJ])]
+//line gompt_kernels.go:828
+//line library.go:136
+				} else {
+//line gompt_kernels.go:831
+//line library.go:139
+					tB[(((gomptT1Ly[gomptJ] * int(64)) + gomptT2Lx[gomptJ]) + int(32))] = float32(0.0)
+//line gompt_kernels.go:834
+//line library.go:136
+				}
+//line gompt_kernels.go:837
+			}
+			for gomptJ := 0; gomptJ < 256; gomptJ++ {
+//line library.go:141
+				if ((p0 + gomptT1Ly[gomptJ]) < k) && (gomptT10J3[gomptJ] < n) {
+//line gompt_kernels.go:842
+//line library.go:142
+					tB[(((gomptT1Ly[gomptJ] * int(64)) + gomptT2Lx[gomptJ]) + int(48))] = B[(((p0 + gomptT1Ly[gomptJ]) * n) + gomptT10J3[gomptJ])]
+//line gompt_kernels.go:845
+//line library.go:141
+				} else {
+//line gompt_kernels.go:848
+//line library.go:144
+					tB[(((gomptT1Ly[gomptJ] * int(64)) + gomptT2Lx[gomptJ]) + int(48))] = float32(0.0)
+//line gompt_kernels.go:851
+//line library.go:141
+				}
+//line gompt_kernels.go:854
 			}
 			// barrier
 			for gomptJ := 0; gomptJ < 256; gomptJ++ {
-//line library.go:105
+//line library.go:147
 				for q := int(0); q < int(16); q++ {
-//line gompt_kernels.go:670
-//line library.go:106
-					gomptT5Acc[gomptJ] += (tA[((gomptT1Ly[gomptJ]*int(16))+q)] * tB[((q*int(16))+gomptT2Lx[gomptJ])])
-//line gompt_kernels.go:673
-//line library.go:105
+//line gompt_kernels.go:860
+//line library.go:148
+					a0 := tA[(((gomptT1Ly[gomptJ] + int(0)) * int(16)) + q)]
+//line gompt_kernels.go:863
+//line library.go:149
+					a1 := tA[(((gomptT1Ly[gomptJ] + int(16)) * int(16)) + q)]
+//line gompt_kernels.go:866
+//line library.go:150
+					a2 := tA[(((gomptT1Ly[gomptJ] + int(32)) * int(16)) + q)]
+//line gompt_kernels.go:869
+//line library.go:151
+					a3 := tA[(((gomptT1Ly[gomptJ] + int(48)) * int(16)) + q)]
+//line gompt_kernels.go:872
+//line library.go:152
+					b0 := tB[(((q * int(64)) + gomptT2Lx[gomptJ]) + int(0))]
+//line gompt_kernels.go:875
+//line library.go:153
+					b1 := tB[(((q * int(64)) + gomptT2Lx[gomptJ]) + int(16))]
+//line gompt_kernels.go:878
+//line library.go:154
+					b2 := tB[(((q * int(64)) + gomptT2Lx[gomptJ]) + int(32))]
+//line gompt_kernels.go:881
+//line library.go:155
+					b3 := tB[(((q * int(64)) + gomptT2Lx[gomptJ]) + int(48))]
+//line gompt_kernels.go:884
+//line library.go:156
+					gomptT11C00[gomptJ] += (a0 * b0)
+//line gompt_kernels.go:887
+//line library.go:157
+					gomptT12C01[gomptJ] += (a0 * b1)
+//line gompt_kernels.go:890
+//line library.go:158
+					gomptT13C02[gomptJ] += (a0 * b2)
+//line gompt_kernels.go:893
+//line library.go:159
+					gomptT14C03[gomptJ] += (a0 * b3)
+//line gompt_kernels.go:896
+//line library.go:160
+					gomptT15C10[gomptJ] += (a1 * b0)
+//line gompt_kernels.go:899
+//line library.go:161
+					gomptT16C11[gomptJ] += (a1 * b1)
+//line gompt_kernels.go:902
+//line library.go:162
+					gomptT17C12[gomptJ] += (a1 * b2)
+//line gompt_kernels.go:905
+//line library.go:163
+					gomptT18C13[gomptJ] += (a1 * b3)
+//line gompt_kernels.go:908
+//line library.go:164
+					gomptT19C20[gomptJ] += (a2 * b0)
+//line gompt_kernels.go:911
+//line library.go:165
+					gomptT20C21[gomptJ] += (a2 * b1)
+//line gompt_kernels.go:914
+//line library.go:166
+					gomptT21C22[gomptJ] += (a2 * b2)
+//line gompt_kernels.go:917
+//line library.go:167
+					gomptT22C23[gomptJ] += (a2 * b3)
+//line gompt_kernels.go:920
+//line library.go:168
+					gomptT23C30[gomptJ] += (a3 * b0)
+//line gompt_kernels.go:923
+//line library.go:169
+					gomptT24C31[gomptJ] += (a3 * b1)
+//line gompt_kernels.go:926
+//line library.go:170
+					gomptT25C32[gomptJ] += (a3 * b2)
+//line gompt_kernels.go:929
+//line library.go:171
+					gomptT26C33[gomptJ] += (a3 * b3)
+//line gompt_kernels.go:932
+//line library.go:147
 				}
-//line gompt_kernels.go:676
+//line gompt_kernels.go:935
 			}
 			// barrier
 		}
 		for gomptJ := 0; gomptJ < 256; gomptJ++ {
-//line library.go:110
-			if (gomptT3I[gomptJ] < m) && (gomptT4J[gomptJ] < n) {
-//line gompt_kernels.go:683
-//line library.go:111
-				C[((gomptT3I[gomptJ] * n) + gomptT4J[gomptJ])] = gomptT5Acc[gomptJ]
-//line gompt_kernels.go:686
-//line library.go:110
+//line library.go:175
+			if (gomptT3I0[gomptJ] < m) && (gomptT7J0[gomptJ] < n) {
+//line gompt_kernels.go:942
+//line library.go:176
+				C[((gomptT3I0[gomptJ] * n) + gomptT7J0[gomptJ])] = gomptT11C00[gomptJ]
+//line gompt_kernels.go:945
+//line library.go:175
 			}
-//line gompt_kernels.go:689
+//line gompt_kernels.go:948
+		}
+		for gomptJ := 0; gomptJ < 256; gomptJ++ {
+//line library.go:178
+			if (gomptT3I0[gomptJ] < m) && (gomptT8J1[gomptJ] < n) {
+//line gompt_kernels.go:953
+//line library.go:179
+				C[((gomptT3I0[gomptJ] * n) + gomptT8J1[gomptJ])] = gomptT12C01[gomptJ]
+//line gompt_kernels.go:956
+//line library.go:178
+			}
+//line gompt_kernels.go:959
+		}
+		for gomptJ := 0; gomptJ < 256; gomptJ++ {
+//line library.go:181
+			if (gomptT3I0[gomptJ] < m) && (gomptT9J2[gomptJ] < n) {
+//line gompt_kernels.go:964
+//line library.go:182
+				C[((gomptT3I0[gomptJ] * n) + gomptT9J2[gomptJ])] = gomptT13C02[gomptJ]
+//line gompt_kernels.go:967
+//line library.go:181
+			}
+//line gompt_kernels.go:970
+		}
+		for gomptJ := 0; gomptJ < 256; gomptJ++ {
+//line library.go:184
+			if (gomptT3I0[gomptJ] < m) && (gomptT10J3[gomptJ] < n) {
+//line gompt_kernels.go:975
+//line library.go:185
+				C[((gomptT3I0[gomptJ] * n) + gomptT10J3[gomptJ])] = gomptT14C03[gomptJ]
+//line gompt_kernels.go:978
+//line library.go:184
+			}
+//line gompt_kernels.go:981
+		}
+		for gomptJ := 0; gomptJ < 256; gomptJ++ {
+//line library.go:187
+			if (gomptT4I1[gomptJ] < m) && (gomptT7J0[gomptJ] < n) {
+//line gompt_kernels.go:986
+//line library.go:188
+				C[((gomptT4I1[gomptJ] * n) + gomptT7J0[gomptJ])] = gomptT15C10[gomptJ]
+//line gompt_kernels.go:989
+//line library.go:187
+			}
+//line gompt_kernels.go:992
+		}
+		for gomptJ := 0; gomptJ < 256; gomptJ++ {
+//line library.go:190
+			if (gomptT4I1[gomptJ] < m) && (gomptT8J1[gomptJ] < n) {
+//line gompt_kernels.go:997
+//line library.go:191
+				C[((gomptT4I1[gomptJ] * n) + gomptT8J1[gomptJ])] = gomptT16C11[gomptJ]
+//line gompt_kernels.go:1000
+//line library.go:190
+			}
+//line gompt_kernels.go:1003
+		}
+		for gomptJ := 0; gomptJ < 256; gomptJ++ {
+//line library.go:193
+			if (gomptT4I1[gomptJ] < m) && (gomptT9J2[gomptJ] < n) {
+//line gompt_kernels.go:1008
+//line library.go:194
+				C[((gomptT4I1[gomptJ] * n) + gomptT9J2[gomptJ])] = gomptT17C12[gomptJ]
+//line gompt_kernels.go:1011
+//line library.go:193
+			}
+//line gompt_kernels.go:1014
+		}
+		for gomptJ := 0; gomptJ < 256; gomptJ++ {
+//line library.go:196
+			if (gomptT4I1[gomptJ] < m) && (gomptT10J3[gomptJ] < n) {
+//line gompt_kernels.go:1019
+//line library.go:197
+				C[((gomptT4I1[gomptJ] * n) + gomptT10J3[gomptJ])] = gomptT18C13[gomptJ]
+//line gompt_kernels.go:1022
+//line library.go:196
+			}
+//line gompt_kernels.go:1025
+		}
+		for gomptJ := 0; gomptJ < 256; gomptJ++ {
+//line library.go:199
+			if (gomptT5I2[gomptJ] < m) && (gomptT7J0[gomptJ] < n) {
+//line gompt_kernels.go:1030
+//line library.go:200
+				C[((gomptT5I2[gomptJ] * n) + gomptT7J0[gomptJ])] = gomptT19C20[gomptJ]
+//line gompt_kernels.go:1033
+//line library.go:199
+			}
+//line gompt_kernels.go:1036
+		}
+		for gomptJ := 0; gomptJ < 256; gomptJ++ {
+//line library.go:202
+			if (gomptT5I2[gomptJ] < m) && (gomptT8J1[gomptJ] < n) {
+//line gompt_kernels.go:1041
+//line library.go:203
+				C[((gomptT5I2[gomptJ] * n) + gomptT8J1[gomptJ])] = gomptT20C21[gomptJ]
+//line gompt_kernels.go:1044
+//line library.go:202
+			}
+//line gompt_kernels.go:1047
+		}
+		for gomptJ := 0; gomptJ < 256; gomptJ++ {
+//line library.go:205
+			if (gomptT5I2[gomptJ] < m) && (gomptT9J2[gomptJ] < n) {
+//line gompt_kernels.go:1052
+//line library.go:206
+				C[((gomptT5I2[gomptJ] * n) + gomptT9J2[gomptJ])] = gomptT21C22[gomptJ]
+//line gompt_kernels.go:1055
+//line library.go:205
+			}
+//line gompt_kernels.go:1058
+		}
+		for gomptJ := 0; gomptJ < 256; gomptJ++ {
+//line library.go:208
+			if (gomptT5I2[gomptJ] < m) && (gomptT10J3[gomptJ] < n) {
+//line gompt_kernels.go:1063
+//line library.go:209
+				C[((gomptT5I2[gomptJ] * n) + gomptT10J3[gomptJ])] = gomptT22C23[gomptJ]
+//line gompt_kernels.go:1066
+//line library.go:208
+			}
+//line gompt_kernels.go:1069
+		}
+		for gomptJ := 0; gomptJ < 256; gomptJ++ {
+//line library.go:211
+			if (gomptT6I3[gomptJ] < m) && (gomptT7J0[gomptJ] < n) {
+//line gompt_kernels.go:1074
+//line library.go:212
+				C[((gomptT6I3[gomptJ] * n) + gomptT7J0[gomptJ])] = gomptT23C30[gomptJ]
+//line gompt_kernels.go:1077
+//line library.go:211
+			}
+//line gompt_kernels.go:1080
+		}
+		for gomptJ := 0; gomptJ < 256; gomptJ++ {
+//line library.go:214
+			if (gomptT6I3[gomptJ] < m) && (gomptT8J1[gomptJ] < n) {
+//line gompt_kernels.go:1085
+//line library.go:215
+				C[((gomptT6I3[gomptJ] * n) + gomptT8J1[gomptJ])] = gomptT24C31[gomptJ]
+//line gompt_kernels.go:1088
+//line library.go:214
+			}
+//line gompt_kernels.go:1091
+		}
+		for gomptJ := 0; gomptJ < 256; gomptJ++ {
+//line library.go:217
+			if (gomptT6I3[gomptJ] < m) && (gomptT9J2[gomptJ] < n) {
+//line gompt_kernels.go:1096
+//line library.go:218
+				C[((gomptT6I3[gomptJ] * n) + gomptT9J2[gomptJ])] = gomptT25C32[gomptJ]
+//line gompt_kernels.go:1099
+//line library.go:217
+			}
+//line gompt_kernels.go:1102
+		}
+		for gomptJ := 0; gomptJ < 256; gomptJ++ {
+//line library.go:220
+			if (gomptT6I3[gomptJ] < m) && (gomptT10J3[gomptJ] < n) {
+//line gompt_kernels.go:1107
+//line library.go:221
+				C[((gomptT6I3[gomptJ] * n) + gomptT10J3[gomptJ])] = gomptT26C33[gomptJ]
+//line gompt_kernels.go:1110
+//line library.go:220
+			}
+//line gompt_kernels.go:1113
 		}
 	}
 	_ = gomptT1Ly
 	_ = gomptT2Lx
-	_ = gomptT3I
-	_ = gomptT4J
-	_ = gomptT5Acc
+	_ = gomptT3I0
+	_ = gomptT4I1
+	_ = gomptT5I2
+	_ = gomptT6I3
+	_ = gomptT7J0
+	_ = gomptT8J1
+	_ = gomptT9J2
+	_ = gomptT10J3
+	_ = gomptT11C00
+	_ = gomptT12C01
+	_ = gomptT13C02
+	_ = gomptT14C03
+	_ = gomptT15C10
+	_ = gomptT16C11
+	_ = gomptT17C12
+	_ = gomptT18C13
+	_ = gomptT19C20
+	_ = gomptT20C21
+	_ = gomptT21C22
+	_ = gomptT22C23
+	_ = gomptT23C30
+	_ = gomptT24C31
+	_ = gomptT25C32
+	_ = gomptT26C33
 	_ = teams
 }
 
@@ -747,7 +1192,7 @@ func gomptHostSaxpy(gomptA *gomptdevice.HostArgs, gomptR gomptdevice.Range, _, _
 	for i := gomptLo0; i < gomptHi0; i++ {
 //line library.go:20
 		*(*float32)(unsafe.Add(gomptPY, i*4)) = ((a * *(*float32)(unsafe.Add(gomptPX, i*4))) + *(*float32)(unsafe.Add(gomptPY, i*4)))
-//line gompt_kernels.go:751
+//line gompt_kernels.go:1196
 	}
 	_ = n
 }
@@ -802,7 +1247,7 @@ func gomptHostVecadd(gomptA *gomptdevice.HostArgs, gomptR gomptdevice.Range, _, 
 	for i := gomptLo0; i < gomptHi0; i++ {
 //line library.go:27
 		*(*float32)(unsafe.Add(gomptPC, i*4)) = (*(*float32)(unsafe.Add(gomptPA, i*4)) + *(*float32)(unsafe.Add(gomptPB, i*4)))
-//line gompt_kernels.go:806
+//line gompt_kernels.go:1251
 	}
 	_ = n
 }

@@ -385,7 +385,7 @@ func jacobi(n, teams int) func(int) (func(*testing.B), func(), error) {
 
 // matmul: one product C = A*B of n x n matrices already present on the
 // device (2n^3 flops), by kernels.Matmul, or kernels.MatmulTiled (a team
-// kernel: 16x16 tiles through team arrays) with tiled. The setup checks C
+// kernel: 64x64 tiles through team arrays) with tiled. The setup checks C
 // against a plain Go product.
 func matmul(n int, tiled bool) func(int) (func(*testing.B), func(), error) {
 	return func(dev int) (func(*testing.B), func(), error) {
