@@ -137,29 +137,48 @@ func paramNamed(k *kernel, name string) *param {
 	return nil
 }
 
+// entryWriter writes a kernel's entry point, indented by depth.
+type entryWriter struct {
+	sb    strings.Builder
+	depth int
+}
+
+func (w *entryWriter) line(format string, args ...any) {
+	w.sb.WriteString(strings.Repeat("  ", w.depth))
+	fmt.Fprintf(&w.sb, format, args...)
+	w.sb.WriteByte('\n')
+}
+
+// begin opens k's entry point: "__kernel ATTRSvoid ENTRY(" its parameters,
+// the extra ones, and a checked kernel's fault record; then a checked
+// kernel's stop flag. It returns the parameters' C names.
+func (w *entryWriter) begin(k *kernel, attrs string, extra ...string) map[*param]string {
+	decl, names := entryParams(k)
+	decl = append(decl, extra...)
+	if len(k.sites) > 0 {
+		decl = append(decl, "__global long *gompt_fault")
+	}
+	w.line("__kernel %svoid %s(%s) {", attrs, k.entry, strings.Join(decl, ", "))
+	w.depth++
+	if len(k.sites) > 0 {
+		w.line("int gompt_stopped = 0, *gompt_stop = &gompt_stopped;")
+	}
+	return names
+}
+
 // mapEntry is a map kernel's entry point. Launches that cover the
 // iteration space (what the plugins launch when Teams is left to them)
 // compute one point per work-item, with the range test made once for a
 // whole work-group where it is inside the space (POCL then vectorizes
 // across work-items); other launches loop grid-stride.
 func (g *gen) mapEntry(k *kernel, pre *prelude) string {
-	var sb strings.Builder
-	depth := 0
-	line := func(format string, args ...any) {
-		sb.WriteString(strings.Repeat("  ", depth))
-		fmt.Fprintf(&sb, format, args...)
-		sb.WriteByte('\n')
-	}
-	decl, names := entryParams(k)
-	if len(k.sites) > 0 {
-		decl = append(decl, "__global long *gompt_fault")
-	}
-	line("__kernel void %s(%s) {", k.entry, strings.Join(decl, ", "))
-	depth++
+	w := &entryWriter{}
+	line := w.line
+	names := w.begin(k, "")
 	if len(k.decl.Body.List) == 0 {
-		depth--
+		w.depth--
 		line("}") // an empty body: nothing to run
-		return sb.String()
+		return w.sb.String()
 	}
 	rest := lengths(k, pre, names, line)
 	var ext, pos, cover, full, in []string
@@ -176,12 +195,9 @@ func (g *gen) mapEntry(k *kernel, pre *prelude) string {
 	for d := range k.dims {
 		idx = append(idx, fmt.Sprintf("gompt_i%d", d))
 	}
-	if len(k.sites) > 0 {
-		line("int gompt_stopped = 0, *gompt_stop = &gompt_stopped;")
-	}
 	call := bodyName(k) + "(" + strings.Join(append(idx, rest...), ", ") + faultArgsNext + ");"
 	line("if (%s) {", strings.Join(cover, " && "))
-	depth++
+	w.depth++
 	for d := range k.dims {
 		line("long gompt_i%d = (long)get_global_id(%d);", d, d)
 	}
@@ -204,23 +220,23 @@ func (g *gen) mapEntry(k *kernel, pre *prelude) string {
 		line("}")
 	}
 	line("return;")
-	depth--
+	w.depth--
 	line("}")
 	for d := len(k.dims) - 1; d >= 0; d-- {
 		line("for (long gompt_i%d = (long)get_global_id(%d); gompt_i%d < %s; gompt_i%d += (long)get_global_size(%d)) {", d, d, d, ext[d], d, d)
-		depth++
+		w.depth++
 	}
 	line("%s", call)
 	if len(k.sites) > 0 {
 		line("if (gompt_stopped) return;")
 	}
 	for range k.dims {
-		depth--
+		w.depth--
 		line("}")
 	}
-	depth--
+	w.depth--
 	line("}")
-	return sb.String()
+	return w.sb.String()
 }
 
 // reduceOp is the C that combines a and b of type t with the reduction's
@@ -278,24 +294,10 @@ func reduceIdentity(k *kernel) string {
 // in local memory combines the threads' values, and thread 0 writes
 // partial[t].
 func (g *gen) reduceEntry(k *kernel, pre *prelude) string {
-	var sb strings.Builder
-	depth := 0
-	line := func(format string, args ...any) {
-		sb.WriteString(strings.Repeat("  ", depth))
-		fmt.Fprintf(&sb, format, args...)
-		sb.WriteByte('\n')
-	}
 	t := *k.result
-	decl, names := entryParams(k)
-	decl = append(decl, "__global "+t.cMem()+" *partial")
-	if len(k.sites) > 0 {
-		decl = append(decl, "__global long *gompt_fault")
-	}
-	line("__kernel void %s(%s) {", k.entry, strings.Join(decl, ", "))
-	depth++
-	if len(k.sites) > 0 {
-		line("int gompt_stopped = 0, *gompt_stop = &gompt_stopped;")
-	}
+	w := &entryWriter{}
+	line := w.line
+	names := w.begin(k, "", "__global "+t.cMem()+" *partial")
 	line("__local %s gompt_scratch[%d];", t.c(), maxThreads)
 	rest := lengths(k, pre, names, line)
 	line("ulong gompt_teams = get_num_groups(0) * get_num_groups(1) * get_num_groups(2);")
@@ -315,7 +317,7 @@ func (g *gen) reduceEntry(k *kernel, pre *prelude) string {
 		}
 	}
 	line("if (%s) {", strings.Join(pos, " && "))
-	depth++
+	w.depth++
 	line("long gompt_total = %s;", total)
 	line("long gompt_chunk = (gompt_total - 1) / (long)gompt_teams + 1;")
 	line("long gompt_lo = (long)gompt_team * gompt_chunk;")
@@ -333,7 +335,7 @@ func (g *gen) reduceEntry(k *kernel, pre *prelude) string {
 	line("#else")
 	line("for (long gompt_l = gompt_lo + (long)gompt_lid; gompt_l < gompt_hi; gompt_l += (long)gompt_lsz) {")
 	line("#endif")
-	depth++
+	w.depth++
 	var idx []string
 	switch len(k.dims) {
 	case 1:
@@ -350,9 +352,9 @@ func (g *gen) reduceEntry(k *kernel, pre *prelude) string {
 	if len(k.sites) > 0 {
 		line("if (gompt_stopped) break; // every work-item still reaches the barriers below")
 	}
-	depth--
+	w.depth--
 	line("}")
-	depth--
+	w.depth--
 	line("}")
 	line("gompt_scratch[gompt_lid] = gompt_acc;")
 	line("barrier(CLK_LOCAL_MEM_FENCE);")
@@ -367,9 +369,9 @@ func (g *gen) reduceEntry(k *kernel, pre *prelude) string {
 	line("if (gompt_lid == 0) {")
 	line("  partial[gompt_team] = gompt_scratch[0];")
 	line("}")
-	depth--
+	w.depth--
 	line("}")
-	return sb.String()
+	return w.sb.String()
 }
 
 // maxThreads is kernelrt.MaxThreads: a reduction's team size limit.

@@ -156,22 +156,9 @@ func (c *cfunc) reduceArrayAdd(l ast.Expr, op token.Token, rhs func() string, r 
 // work-group zeroes its copies in local memory, runs its points
 // grid-stride, and adds its copies into the buffers.
 func (g *gen) reduceArrayEntry(k *kernel, pre *prelude) string {
-	var sb strings.Builder
-	depth := 0
-	line := func(format string, args ...any) {
-		sb.WriteString(strings.Repeat("  ", depth))
-		fmt.Fprintf(&sb, format, args...)
-		sb.WriteByte('\n')
-	}
-	decl, names := entryParams(k)
-	if len(k.sites) > 0 {
-		decl = append(decl, "__global long *gompt_fault")
-	}
-	line("__kernel void %s(%s) {", k.entry, strings.Join(decl, ", "))
-	depth++
-	if len(k.sites) > 0 {
-		line("int gompt_stopped = 0, *gompt_stop = &gompt_stopped;")
-	}
+	w := &entryWriter{}
+	line := w.line
+	names := w.begin(k, "")
 	var arrays []*param
 	for _, p := range k.args() {
 		if k.reduceArrays[p] != "" {
@@ -210,7 +197,7 @@ func (g *gen) reduceArrayEntry(k *kernel, pre *prelude) string {
 	// 2^24 values on POCL: 55 ms with local atomics).
 	line("#ifdef GOMPT_CPU_DEVICE")
 	line("if (gompt_lid == 0) {")
-	depth++
+	w.depth++
 	for _, p := range arrays {
 		line("for (long gompt_l = 0; gompt_l < %d; gompt_l++) gompt_r_%s[gompt_l] = 0;", k.reduceLen[p], names[p])
 	}
@@ -224,7 +211,7 @@ func (g *gen) reduceArrayEntry(k *kernel, pre *prelude) string {
 	}
 	line("}")
 	merge("0", "1")
-	depth--
+	w.depth--
 	line("}")
 	line("#else")
 	for _, p := range arrays {
@@ -240,9 +227,9 @@ func (g *gen) reduceArrayEntry(k *kernel, pre *prelude) string {
 	line("barrier(CLK_LOCAL_MEM_FENCE);")
 	merge("gompt_lid", "gompt_lsz")
 	line("#endif")
-	depth--
+	w.depth--
 	line("}")
-	return sb.String()
+	return w.sb.String()
 }
 
 // reduceArraysHost makes the Go image's private copies of its reduction

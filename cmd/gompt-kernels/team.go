@@ -635,24 +635,11 @@ func (c *cfunc) teamOpAssign(l ast.Expr, op token.Token, rhs func() string, r []
 // memory, and the work-group's loop over the teams (one team per
 // work-group when the launch has as many, as the launcher's).
 func (g *gen) teamEntry(k *kernel, pre *prelude) string {
-	var sb strings.Builder
-	depth := 0
-	line := func(format string, args ...any) {
-		sb.WriteString(strings.Repeat("  ", depth))
-		fmt.Fprintf(&sb, format, args...)
-		sb.WriteByte('\n')
-	}
-	decl, names := entryParams(k)
-	if len(k.sites) > 0 {
-		decl = append(decl, "__global long *gompt_fault")
-	}
-	line("__kernel __attribute__((reqd_work_group_size(%d, 1, 1))) void %s(%s) {", k.team, k.entry, strings.Join(decl, ", "))
-	depth++
-	if len(k.sites) > 0 {
-		// The flag is set, never read: a team's threads all go on to
-		// its barriers (see cfunc.emit).
-		line("int gompt_stopped = 0, *gompt_stop = &gompt_stopped;")
-	}
+	w := &entryWriter{}
+	line := w.line
+	// A checked team kernel's stop flag is set, never read: a team's
+	// threads all go on to its barriers (see cfunc.emit).
+	names := w.begin(k, fmt.Sprintf("__attribute__((reqd_work_group_size(%d, 1, 1))) ", k.team))
 	var locals []string
 	for _, v := range sortedTeamArrays(k) {
 		n := "gompt_l_" + v.Name()
@@ -663,15 +650,15 @@ func (g *gen) teamEntry(k *kernel, pre *prelude) string {
 	teams := "(long)" + names[k.dims[0]]
 	line("long gompt_th = (long)get_local_id(0);")
 	line("for (long gompt_t = (long)get_group_id(0); gompt_t < %s; gompt_t += (long)get_num_groups(0)) {", teams)
-	depth++
+	w.depth++
 	args := append([]string{"gompt_t", "gompt_th"}, rest...)
 	line("%s(%s%s);", bodyName(k), strings.Join(append(args, locals...), ", "), faultArgsNext)
 	line("barrier(CLK_LOCAL_MEM_FENCE | CLK_GLOBAL_MEM_FENCE);")
-	depth--
+	w.depth--
 	line("}")
-	depth--
+	w.depth--
 	line("}")
-	return sb.String()
+	return w.sb.String()
 }
 
 // digits gives the prover ranges for locals defined once as x / c or x % c

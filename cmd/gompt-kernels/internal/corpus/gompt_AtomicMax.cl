@@ -149,6 +149,7 @@ static inline __attribute__((always_inline)) void gompt_body_AtomicMax(long i, l
 }
 
 __kernel void gompt_AtomicMax(long n, __global const int *v, __global int *m32, __global ulong *m64, __global uint *u32, __global long *i64, __global uint *hits, __global long *gompt_fault) {
+  int gompt_stopped = 0, *gompt_stop = &gompt_stopped;
   long gompt_len_v = ((long)n > 0 ? (long)n : 0);
   long gompt_len_m32 = (2L > 0 ? 2L : 0);
   long gompt_len_m64 = (2L > 0 ? 2L : 0);
@@ -156,7 +157,6 @@ __kernel void gompt_AtomicMax(long n, __global const int *v, __global int *m32, 
   long gompt_len_i64 = (1L > 0 ? 1L : 0);
   long gompt_len_hits = (16L > 0 ? 16L : 0);
   if ((long)n <= 0) return;
-  int gompt_stopped = 0, *gompt_stop = &gompt_stopped;
   if (get_global_size(0) >= (ulong)(long)n) {
     long gompt_i0 = (long)get_global_id(0);
     if ((long)((get_group_id(0) + 1) * get_local_size(0)) <= (long)n) {

@@ -67,10 +67,10 @@ static inline __attribute__((always_inline)) void gompt_body_Box3D(long x, long 
 }
 
 __kernel void gompt_Box3D(long nx, long ny, long nz, __global const double *in, __global double *out, __global long *gompt_fault) {
+  int gompt_stopped = 0, *gompt_stop = &gompt_stopped;
   long gompt_len_in = gompt_len_mul(gompt_len_mul(((long)nx > 0 ? (long)nx : 0), (long)ny), (long)nz);
   long gompt_len_out = gompt_len_mul(gompt_len_mul(((long)nx > 0 ? (long)nx : 0), (long)ny), (long)nz);
   if ((long)nx <= 0 || (long)ny <= 0 || (long)nz <= 0) return;
-  int gompt_stopped = 0, *gompt_stop = &gompt_stopped;
   if (get_global_size(0) >= (ulong)(long)nx && get_global_size(1) >= (ulong)(long)ny && get_global_size(2) >= (ulong)(long)nz) {
     long gompt_i0 = (long)get_global_id(0);
     long gompt_i1 = (long)get_global_id(1);

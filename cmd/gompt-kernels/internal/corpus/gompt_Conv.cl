@@ -42,11 +42,11 @@ static inline __attribute__((always_inline)) void gompt_body_Conv(long j, long i
 }
 
 __kernel void gompt_Conv(long m, long n, long k, __global const float *w, __global const float *in, __global float *out, __global long *gompt_fault) {
+  int gompt_stopped = 0, *gompt_stop = &gompt_stopped;
   long gompt_len_w = ((long)k > 0 ? (long)k : 0);
   long gompt_len_in = gompt_len_mul(((long)n > 0 ? (long)n : 0), (long)m);
   long gompt_len_out = gompt_len_mul(((long)n > 0 ? (long)n : 0), (long)m);
   if ((long)n <= 0 || (long)m <= 0) return;
-  int gompt_stopped = 0, *gompt_stop = &gompt_stopped;
   if (get_global_size(0) >= (ulong)(long)n && get_global_size(1) >= (ulong)(long)m) {
     long gompt_i0 = (long)get_global_id(0);
     long gompt_i1 = (long)get_global_id(1);

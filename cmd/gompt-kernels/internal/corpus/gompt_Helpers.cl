@@ -60,12 +60,12 @@ static inline __attribute__((always_inline)) void gompt_body_Helpers(long i, lon
 }
 
 __kernel void gompt_Helpers(long n, int s8, uint u8, int s16, uint u16, int s32, uint u32, long u64, long u, int b, double f64, __global const float *x, __global const float *c, __global int *hist, __global float *out, __global long *gompt_fault) {
+  int gompt_stopped = 0, *gompt_stop = &gompt_stopped;
   long gompt_len_x = ((long)n > 0 ? (long)n : 0);
   long gompt_len_c = (4L > 0 ? 4L : 0);
   long gompt_len_hist = ((long)n > 0 ? (long)n : 0);
   long gompt_len_out = ((long)n > 0 ? (long)n : 0);
   if ((long)n <= 0) return;
-  int gompt_stopped = 0, *gompt_stop = &gompt_stopped;
   if (get_global_size(0) >= (ulong)(long)n) {
     long gompt_i0 = (long)get_global_id(0);
     if ((long)((get_group_id(0) + 1) * get_local_size(0)) <= (long)n) {

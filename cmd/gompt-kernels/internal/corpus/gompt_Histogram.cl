@@ -68,6 +68,7 @@ static inline __attribute__((always_inline)) void gompt_body_Histogram(long i, l
 }
 
 __kernel void gompt_Histogram(long n, __global const uint *v, __global uint *h32, __global ulong *h64, __global int *neg, __global long *s, __global uchar *ok, __global long *gompt_fault) {
+  int gompt_stopped = 0, *gompt_stop = &gompt_stopped;
   long gompt_len_v = ((long)n > 0 ? (long)n : 0);
   long gompt_len_h32 = (16L > 0 ? 16L : 0);
   long gompt_len_h64 = (8L > 0 ? 8L : 0);
@@ -75,7 +76,6 @@ __kernel void gompt_Histogram(long n, __global const uint *v, __global uint *h32
   long gompt_len_s = (3L > 0 ? 3L : 0);
   long gompt_len_ok = ((long)n > 0 ? (long)n : 0);
   if ((long)n <= 0) return;
-  int gompt_stopped = 0, *gompt_stop = &gompt_stopped;
   if (get_global_size(0) >= (ulong)(long)n) {
     long gompt_i0 = (long)get_global_id(0);
     if ((long)((get_group_id(0) + 1) * get_local_size(0)) <= (long)n) {

@@ -46,13 +46,13 @@ static inline __attribute__((always_inline)) void gompt_body_Narrow(long i, long
 }
 
 __kernel void gompt_Narrow(long n, __global const char *a, __global const char *b, __global const ushort *c, __global const ushort *d, __global long *out, __global long *gompt_fault) {
+  int gompt_stopped = 0, *gompt_stop = &gompt_stopped;
   long gompt_len_a = ((long)n > 0 ? (long)n : 0);
   long gompt_len_b = ((long)n > 0 ? (long)n : 0);
   long gompt_len_c = ((long)n > 0 ? (long)n : 0);
   long gompt_len_d = ((long)n > 0 ? (long)n : 0);
   long gompt_len_out = gompt_len_mul((12L > 0 ? 12L : 0), (long)n);
   if ((long)n <= 0) return;
-  int gompt_stopped = 0, *gompt_stop = &gompt_stopped;
   if (get_global_size(0) >= (ulong)(long)n) {
     long gompt_i0 = (long)get_global_id(0);
     if ((long)((get_group_id(0) + 1) * get_local_size(0)) <= (long)n) {

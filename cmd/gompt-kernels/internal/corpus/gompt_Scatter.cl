@@ -23,11 +23,11 @@ static inline __attribute__((always_inline)) void gompt_body_Scatter(long i, lon
 }
 
 __kernel void gompt_Scatter(long n, long m, __global const long *idx, __global const float *src, __global float *dst, __global long *gompt_fault) {
+  int gompt_stopped = 0, *gompt_stop = &gompt_stopped;
   long gompt_len_idx = ((long)n > 0 ? (long)n : 0);
   long gompt_len_src = ((long)n > 0 ? (long)n : 0);
   long gompt_len_dst = ((long)m > 0 ? (long)m : 0);
   if ((long)n <= 0) return;
-  int gompt_stopped = 0, *gompt_stop = &gompt_stopped;
   if (get_global_size(0) >= (ulong)(long)n) {
     long gompt_i0 = (long)get_global_id(0);
     if ((long)((get_group_id(0) + 1) * get_local_size(0)) <= (long)n) {

@@ -28,11 +28,11 @@ static inline __attribute__((always_inline)) void gompt_body_Seek(long i, long n
 }
 
 __kernel void gompt_Seek(long n, long m, __global const long *idx, __global const int *src, __global long *pos, __global long *gompt_fault) {
+  int gompt_stopped = 0, *gompt_stop = &gompt_stopped;
   long gompt_len_idx = ((long)n > 0 ? (long)n : 0);
   long gompt_len_src = ((long)m > 0 ? (long)m : 0);
   long gompt_len_pos = ((long)n > 0 ? (long)n : 0);
   if ((long)n <= 0) return;
-  int gompt_stopped = 0, *gompt_stop = &gompt_stopped;
   if (get_global_size(0) >= (ulong)(long)n) {
     long gompt_i0 = (long)get_global_id(0);
     if ((long)((get_group_id(0) + 1) * get_local_size(0)) <= (long)n) {
