@@ -212,15 +212,23 @@ func modelShutdownOp(t *testing.T, rng *rand.Rand, dev int) (refused, done int) 
 			return target.Target(region(3))
 		}), want: saxpyWant(3, y0)})
 	case 3:
-		// Enter data, target, exit data from: y comes back only with
-		// the exit; a refused step refuses the ones after it.
+		// Enter data, target, exit data from: on an offload device y
+		// comes back only with the exit; a refused step refuses the
+		// ones after it.
+		// On the initial device the target runs on y itself, so y holds
+		// its result even when the exit is then refused.
 		what = "enter data, target, exit data"
-		err := target.EnterData(dev, target.To(x), target.To(y))
-		if err == nil {
-			err = target.Target(region(2))
-			err = errors.Join(err, target.ExitData(dev, target.Release(x), target.From(y)))
+		wantT := y0
+		if dev == target.InitialDeviceNum() {
+			wantT = saxpyWant(2, y0)
 		}
-		steps = append(steps, chainStep{err: err, want: saxpyWant(2, y0)})
+		err := target.EnterData(dev, target.To(x), target.To(y))
+		steps = append(steps, chainStep{err: err, want: y0})
+		if err == nil {
+			steps = append(steps,
+				chainStep{err: target.Target(region(2)), want: wantT},
+				chainStep{err: target.ExitData(dev, target.Release(x), target.From(y)), want: saxpyWant(2, y0)})
+		}
 	default:
 		what = "target nowait"
 		steps = append(steps, chainStep{t: target.TargetNowait(region(2, target.To(x), target.ToFrom(y))), want: saxpyWant(2, y0)})
