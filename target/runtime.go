@@ -592,6 +592,18 @@ func (d *dev) close() error {
 	}
 	d.idle = nil
 	d.qmu.Unlock()
+	// Data still mapped (an enter data without its exit, a data region
+	// whose body ran across Shutdown) goes too: the device's close does
+	// not free memory on every plugin. Associated memory is the
+	// program's own.
+	for _, e := range d.table.Entries() {
+		if e.Associated || e.Device == 0 {
+			continue
+		}
+		if err := d.d.Free(e.Device); err != nil {
+			errs = append(errs, err)
+		}
+	}
 	d.amu.Lock()
 	for p := range d.allocs {
 		if err := d.d.Free(p); err != nil {

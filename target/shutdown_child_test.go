@@ -310,6 +310,12 @@ func TestShutdownEndsARunningDataRegionWithItsError(t *testing.T) {
 }
 
 func rtmChildDataBody(fail func(string, ...any), within func(string, func())) {
+	// Mapped by an enter data that no exit data follows: Shutdown frees
+	// it, as the data region's (the host device's close frees nothing).
+	x := make([]float32, 1000)
+	if err := EnterData(0, To(x)); err != nil {
+		fail("EnterData: %v", err)
+	}
 	y := []float32{1, 2, 3, 4}
 	inBody, release := make(chan struct{}), make(chan struct{})
 	res := make(chan error, 1)
@@ -326,6 +332,11 @@ func rtmChildDataBody(fail func(string, ...any), within func(string, func())) {
 			fail("Shutdown with a data region's body running: %v", err)
 		}
 	})
+	if d, ok := PluginDevice(0); ok {
+		if b, n := d.(device.MemInfo).MemInUse(); n != 0 {
+			fail("device 0 after Shutdown: %d allocations (%d bytes) of mapped data left; want them freed", n, b)
+		}
+	}
 	close(release)
 	within("the data region's end after Shutdown", func() {
 		if err := <-res; !errors.Is(err, ErrShutdown) {
