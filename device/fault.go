@@ -100,12 +100,16 @@ func (k *Kernel) Fault(rec [4]int64) *KernelFault {
 func (k *Kernel) Checked() bool { return len(k.Faults) > 0 }
 
 // GoFault returns the *KernelFault of a Go image of kernel that panicked
-// with v, a run-time error of Go's own checks (an index out of range, an
-// integer division by zero), at the position of the frame that failed
-// (pcs, the panicking goroutine's stack as runtime.Callers gave it while
-// the panic ran); nil for any other panic. Generated images carry //line
-// directives, so the position is the kernel's Go source line.
+// with v: v itself when it is one, or for a run-time error of Go's own
+// checks (an index out of range, an integer division by zero) the fault at
+// the position of the frame that failed (pcs, the panicking goroutine's
+// stack as runtime.Callers gave it while the panic ran); nil for any other
+// panic. Generated images carry //line directives, so the position is the
+// kernel's Go source line.
 func GoFault(kernel string, v any, pcs []uintptr) *KernelFault {
+	if f, ok := v.(*KernelFault); ok {
+		return f
+	}
 	re, ok := v.(runtime.Error)
 	if !ok {
 		return nil

@@ -62,9 +62,6 @@ func runInitial(reg *Region, t *omptrt.Target) error {
 	err := hostexec.Default().Try(f, &c.hargs, &reg.Shape)
 	t.SubmitEnd()
 	if tp, ok := err.(*hostexec.TeamPanic); ok {
-		if f, ok := tp.Value.(*device.KernelFault); ok {
-			return f
-		}
 		if f := device.GoFault(reg.Kernel.Name, tp.Value, tp.PCs); f != nil {
 			return f // Go's bounds or division check, with the source line
 		}

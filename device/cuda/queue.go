@@ -464,19 +464,14 @@ func (q *queue) faultRecord() (cu.DevicePtr, error) {
 // readFaults reads the fault record once the stream has synchronised,
 // zeroes it again where a check failed, and returns the failure.
 func (q *queue) readFaults() error {
-	var rec [4]int64
-	if err := cu.MemcpyDtoH(q.g.ctx, unsafe.Pointer(&rec), q.fault, device.FaultRecordSize); err != nil {
-		q.faults.Read([4]int64{})
-		return q.g.fail("sync: reading the kernels' fault record", err)
-	}
-	ferr := q.faults.Read(rec)
-	if rec[0] != 0 {
+	return q.faults.Check(func(rec *[4]int64) error {
+		return q.g.fail("sync: reading the kernels' fault record",
+			cu.MemcpyDtoH(q.g.ctx, unsafe.Pointer(rec), q.fault, device.FaultRecordSize))
+	}, func() error {
 		var zero [4]int64
-		if err := cu.MemcpyHtoD(q.g.ctx, q.fault, unsafe.Pointer(&zero), device.FaultRecordSize); err != nil && ferr == nil {
-			ferr = q.g.fail("sync: clearing the kernels' fault record", err)
-		}
-	}
-	return ferr
+		return q.g.fail("sync: clearing the kernels' fault record",
+			cu.MemcpyHtoD(q.g.ctx, q.fault, unsafe.Pointer(&zero), device.FaultRecordSize))
+	})
 }
 
 // Release waits for the queue's work and destroys its stream. Releasing

@@ -29,6 +29,25 @@ func (l *FaultLog) Launched(k *device.Kernel) {
 // read.
 func (l *FaultLog) Pending() bool { return len(l.kernels) > 0 }
 
+// Check reads the record with read, once the queue's launches since the
+// last Check have completed, decodes it (Read), and when a check failed
+// zeroes the device's copy with zero for the launches to come. read and
+// zero are the plugin's vendor calls, each returning its error wrapped.
+func (l *FaultLog) Check(read func(rec *[4]int64) error, zero func() error) error {
+	var rec [4]int64
+	if err := read(&rec); err != nil {
+		l.Read([4]int64{})
+		return err
+	}
+	ferr := l.Read(rec)
+	if rec[0] != 0 {
+		if err := zero(); err != nil && ferr == nil {
+			ferr = err
+		}
+	}
+	return ferr
+}
+
 // Read decodes the record rec read back from the device, forgets the
 // kernels launched so far, and returns the *device.KernelFault of the one
 // whose tag rec carries; nil when no check failed. A record that names no

@@ -389,9 +389,6 @@ func (q *Queue) checkLaunch(k *device.Kernel, shape *device.Shape, args []device
 func (d *Device) launch(fn *Function, ha *device.HostArgs, shape *device.Shape) error {
 	err := d.pool.Try(fn.host, ha, shape)
 	if tp, ok := err.(*hostexec.TeamPanic); ok {
-		if f, ok := tp.Value.(*device.KernelFault); ok {
-			return f
-		}
 		if f := device.GoFault(fn.k.Name, tp.Value, tp.PCs); f != nil {
 			return f // Go's bounds or division check, with the source line
 		}

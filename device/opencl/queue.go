@@ -358,19 +358,14 @@ func (q *queue) faultRecord() (cl.Mem, error) {
 // since it was last read have completed, zeroes it again where a check
 // failed, and returns the failure.
 func (q *queue) readFaults() error {
-	var rec [4]int64
-	if err := cl.EnqueueReadBuffer(q.q, q.fault, true, 0, device.FaultRecordSize, unsafe.Pointer(&rec), nil); err != nil {
-		q.faults.Read([4]int64{})
-		return q.d.wrap("sync: reading the kernels' fault record", err)
-	}
-	ferr := q.faults.Read(rec)
-	if rec[0] != 0 {
+	return q.faults.Check(func(rec *[4]int64) error {
+		return q.d.wrap("sync: reading the kernels' fault record",
+			cl.EnqueueReadBuffer(q.q, q.fault, true, 0, device.FaultRecordSize, unsafe.Pointer(rec), nil))
+	}, func() error {
 		var zero [4]int64
-		if err := cl.EnqueueWriteBuffer(q.q, q.fault, true, 0, device.FaultRecordSize, unsafe.Pointer(&zero), nil); err != nil && ferr == nil {
-			ferr = q.d.wrap("sync: clearing the kernels' fault record", err)
-		}
-	}
-	return ferr
+		return q.d.wrap("sync: clearing the kernels' fault record",
+			cl.EnqueueWriteBuffer(q.q, q.fault, true, 0, device.FaultRecordSize, unsafe.Pointer(&zero), nil))
+	})
 }
 
 // Release waits for the queue's work and releases it.

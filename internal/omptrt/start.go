@@ -93,15 +93,31 @@ func (t *tool) guard(returned *bool) {
 	if *returned {
 		return
 	}
-	r := recover()
+	t.callbackFailed(recover(), "")
+}
+
+// callbackFailed detaches t after its callback (name, for the
+// OMP_TOOL_VERBOSE_INIT log, or "") panicked with r, or, r nil, called
+// runtime.Goexit: the constructs of the goroutine that dispatched it are
+// abandoned then, since it ends inside them.
+func (t *tool) callbackFailed(r any, name string) {
 	what := fmt.Sprintf("a callback panicked: %v", r)
 	if r == nil {
 		what = "a callback called runtime.Goexit, which ended the goroutine inside a construct"
 		abandonConstructs(getg())
 	}
+	switch {
+	case name == "":
+	case r == nil:
+		vlogf("Tool %q: %s callback called runtime.Goexit.", t.name, name)
+	default:
+		vlogf("Tool %q: %s callback panicked: %v.", t.name, name, r)
+	}
 	if !t.done.Swap(true) {
 		fmt.Fprintf(stderr, "gompt: OMPT tool %q: %s; the tool is detached\n", t.name, what)
-		vlogf("Go tool %q: %s; detached.", t.name, what)
+		if name == "" {
+			vlogf("Go tool %q: %s; detached.", t.name, what)
+		}
 	}
 }
 

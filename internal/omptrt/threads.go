@@ -1,7 +1,6 @@
 package omptrt
 
 import (
-	"fmt"
 	"sync"
 	"sync/atomic"
 	"unsafe"
@@ -323,18 +322,7 @@ func (t *tool) guardNamed(name string, returned *bool) {
 	if *returned {
 		return
 	}
-	r := recover()
-	what := fmt.Sprintf("a callback panicked: %v", r)
-	if r == nil { // runtime.Goexit: see guard
-		what = "a callback called runtime.Goexit, which ended the goroutine inside a construct"
-		abandonConstructs(getg())
-		vlogf("Tool %q: %s callback called runtime.Goexit.", t.name, name)
-	} else {
-		vlogf("Tool %q: %s callback panicked: %v.", t.name, name, r)
-	}
-	if !t.done.Swap(true) {
-		fmt.Fprintf(stderr, "gompt: OMPT tool %q: %s; the tool is detached\n", t.name, what)
-	}
+	t.callbackFailed(recover(), name)
 }
 
 // threadEntry returns t's thread callbacks as registered now.
