@@ -2,10 +2,12 @@ package corpus
 
 import (
 	"errors"
+	"fmt"
 	"math"
 	"os"
 	"regexp"
 	"strings"
+	"sync"
 	"testing"
 
 	"github.com/gompt/gompt/device"
@@ -360,6 +362,68 @@ func TestBinsIndexOutOfRange(t *testing.T) {
 				assert.Equal(t, make([]uint32, 16), h, "%s: h after the failed construct", what)
 			}
 			v[n-7] = (n - 7) % 16
+		}
+	}
+}
+
+// Goroutines launching a checked kernel on one device at once, over
+// disjoint parts of one shared output: the launches with a bad index
+// fail with their own fault and leave their part as it was; the others,
+// on the same device and the same queues' fault records, succeed with
+// the right result. A fault is never reported to another construct.
+func TestGatherFaultsStayWithTheirConstruct(t *testing.T) {
+	const g, n, m, rounds = 8, 512, 64, 6
+	src := make([]float32, m)
+	for i := range src {
+		src[i] = float32(i) + 0.5
+	}
+	for _, dev := range devices() {
+		what := target.Describe(dev)
+		dst := filled(g*n, -1)
+		var wg sync.WaitGroup
+		errs := make([]error, g*rounds)
+		for w := range g {
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				part := dst[w*n : (w+1)*n]
+				for r := range rounds {
+					idx := make([]int, n)
+					for i := range idx {
+						idx[i] = (i + w + r) % m
+					}
+					if (w+r)%3 == 0 {
+						idx[(w*37+r)%n] = m + w
+					}
+					errs[w*rounds+r] = RunGather(target.Dev(dev), n, m, idx, src, part)
+				}
+			}()
+		}
+		wg.Wait()
+		for w := range g {
+			last := -1          // the last round that succeeded wrote the part
+			failedLast := false // a round after it failed: on the initial device, which writes the points before its panic (as Go does), the part is partly that round's
+			for r := range rounds {
+				err := errs[w*rounds+r]
+				failedLast = (w+r)%3 == 0
+				if (w+r)%3 == 0 {
+					checkFault(t, err, "Gather", posOf(t, "Gather", "dst[i] = src[idx[i]]"),
+						`index out of range \[`+itoa(m+w)+`\] with length 64`, fmt.Sprintf("%s: goroutine %d round %d", what, w, r))
+					continue
+				}
+				require.NoError(t, err, "%s: goroutine %d round %d", what, w, r)
+				last = r
+			}
+			if failedLast && dev == target.InitialDevice {
+				continue
+			}
+			for i := range n {
+				want := float32(-1)
+				if last >= 0 {
+					want = src[(i+w+last)%m]
+				}
+				require.Equal(t, want, dst[w*n+i], "%s: goroutine %d's part, element %d", what, w, i)
+			}
 		}
 	}
 }
