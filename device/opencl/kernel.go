@@ -61,7 +61,24 @@ func (d *clDevice) LoadImage(k *device.Kernel, img *device.Image) (device.Functi
 // memory together, as a GPU wants (coalesced), reads each cache line once
 // per work-item; code may take contiguous ranges per work-item instead.
 // gompt-kernels' reductions do.
+// GOMPT_OPENCL_CODE=gpu builds without it on a CPU device too (the GPU's
+// paths, tested on POCL), and =cpu with it on every device.
 const CPUDefine = "GOMPT_CPU_DEVICE"
+
+// codeMode is the choice of codeEnv: "cpu", "gpu" or "auto".
+var codeMode = sync.OnceValue(func() string { return autoChoice(codeEnv, "cpu", "gpu") })
+
+// cpuCode reports whether kernels built for a device of type typ get
+// CPUDefine.
+func cpuCode(typ string) bool {
+	switch codeMode() {
+	case "cpu":
+		return true
+	case "gpu":
+		return false
+	}
+	return typ == "cpu"
+}
 
 func (d *clDevice) build(k *device.Kernel, img *device.Image) (*function, error) {
 	op := "load " + k.Name
@@ -78,7 +95,7 @@ func (d *clDevice) build(k *device.Kernel, img *device.Image) (*function, error)
 	// GOMPT_CPU_DEVICE, so that code may pick the access order a CPU
 	// wants (see CPUDefine).
 	opts := img.Options + " -cl-kernel-arg-info"
-	if d.info.Type == "cpu" {
+	if cpuCode(d.info.Type) {
 		opts += " -D" + CPUDefine
 	}
 	if err := cl.BuildProgram(prog, d.dev, strings.TrimSpace(opts)); err != nil {

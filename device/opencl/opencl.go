@@ -92,6 +92,7 @@ const Name = "opencl"
 const (
 	stagingEnv = "GOMPT_OPENCL_STAGING" // stage large copies: auto, on or off (staging.go)
 	waitEnv    = "GOMPT_OPENCL_WAIT"    // how to wait: auto, callback or driver (wait.go)
+	codeEnv    = "GOMPT_OPENCL_CODE"    // generated kernels' code paths: auto, cpu or gpu (kernel.go)
 )
 
 // images are the kinds of kernel image an OpenCL device runs.
@@ -109,6 +110,7 @@ func init() {
 			{Name: cl.LibraryEnv, Accepts: "the path of an OpenCL ICD loader (libOpenCL.so.1)", Default: "libOpenCL.so.1", Library: true},
 			{Name: stagingEnv, Accepts: "auto, on or off", Default: "auto", Check: autoCheck("on", "off")},
 			{Name: waitEnv, Accepts: "auto, callback or driver", Default: "auto", Check: autoCheck("callback", "driver")},
+			{Name: codeEnv, Accepts: "auto, cpu or gpu", Default: "auto", Check: autoCheck("cpu", "gpu")},
 		},
 	})
 }

@@ -1,0 +1,60 @@
+package corpus
+
+import (
+	"os"
+	"os/exec"
+	"strings"
+	"testing"
+
+	"github.com/gompt/gompt/target"
+	"github.com/stretchr/testify/require"
+)
+
+const codeEnv = "GOMPT_OPENCL_CODE"
+
+// TestGPUCodeOnCPUDevices runs this package's tests again with
+// GOMPT_OPENCL_CODE=gpu. On a CPU OpenCL device (POCL) the generated
+// reductions, array reductions and their checks otherwise take the CPU's
+// paths (opencl.CPUDefine); so the GPU's paths (work-items striding
+// together, local atomics and compare-and-swap loops, barriers, the tree
+// in local memory) run here, on the device CI has, and not only on a GPU.
+func TestGPUCodeOnCPUDevices(t *testing.T) {
+	if os.Getenv(codeEnv) == "gpu" {
+		// The child: every OpenCL device builds the GPU's code.
+		for _, d := range target.Devices() {
+			if d.Plugin != "opencl" {
+				continue
+			}
+			found := false
+			for _, a := range d.Info.Extra {
+				if a.Key == "code" {
+					found = true
+					require.True(t, strings.HasPrefix(a.Value, "gpu"), "%s: code = %q", target.Describe(d.Num), a.Value)
+				}
+			}
+			require.True(t, found, "%s reports no code attribute", target.Describe(d.Num))
+		}
+		return
+	}
+	cpu := false
+	for _, d := range target.Devices() {
+		if d.Plugin == "opencl" && d.Info.Type == "cpu" {
+			cpu = true
+		}
+	}
+	if !cpu {
+		t.Skip("no CPU OpenCL device: its GPU paths are what it runs anyway")
+	}
+	if testing.Short() {
+		t.Skip("-short: the second run of the package is skipped")
+	}
+	args := []string{"-test.count=1"}
+	if testing.Verbose() {
+		args = append(args, "-test.v")
+	}
+	cmd := exec.Command(os.Args[0], args...)
+	cmd.Env = append(os.Environ(), codeEnv+"=gpu")
+	out, err := cmd.CombinedOutput()
+	require.NoError(t, err, "the package's tests with %s=gpu:\n%s", codeEnv, out)
+	require.Contains(t, string(out), "PASS", "%s", out)
+}
