@@ -2,6 +2,7 @@ package kernelrt
 
 import (
 	"math"
+	"sync"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
@@ -64,4 +65,62 @@ func TestSamples(t *testing.T) {
 		assert.True(t, v >= 0 && v < 16, "Ints in [0, 16): %d", v)
 	}
 	assert.Equal(t, []byte{}, Zeros[float64](0), "an empty buffer is not nil")
+}
+
+// Teams merging their private copies at the same time lose nothing: each
+// merge is a compare-and-swap loop on the element's bits, for every width
+// and kind an array reduction has; elements at the identity are skipped.
+func TestMergeConcurrently(t *testing.T) {
+	const teams, n = 8, 5
+	run := func(merge func(team int)) {
+		var wg sync.WaitGroup
+		for team := range teams {
+			wg.Add(1)
+			go func() { defer wg.Done(); merge(team) }()
+		}
+		wg.Wait()
+	}
+	sum := make([]int32, n)
+	prod := make([]float64, n)
+	lo := []float32{1, 1, 1, 1, float32(math.Copysign(0, 1))}
+	hi := make([]uint64, n)
+	many := make([]int, n)
+	run(func(team int) {
+		for r := 0; r < 200; r++ {
+			priv := make([]int32, n)
+			for i := range priv {
+				priv[i] = int32(team + i)
+			}
+			MergeSum(sum, priv, 0)
+			MergeProd(prod[:1], []float64{1}, 1) // the identity: skipped
+			MergeSum(many, []int{1, 0, 2, 0, 3}, 0)
+		}
+		f := make([]float64, n)
+		for i := range f {
+			f[i] = 2
+		}
+		MergeProd(prod, f, 1)
+		MergeMin(lo, []float32{float32(-team), float32(math.Inf(1)), float32(team), 1, float32(math.Copysign(0, -1))}, float32(math.Inf(1)))
+		MergeMax(hi, []uint64{uint64(team) << 40, 0, 7, math.MaxUint64 - uint64(team), 0}, 0)
+	})
+	for i := range sum {
+		want := int32(0)
+		for team := range teams {
+			want += int32(200 * (team + i))
+		}
+		assert.Equal(t, want, sum[i], "sum[%d]", i)
+	}
+	assert.Equal(t, []float64{0, 0, 0, 0, 0}, prod, "0 times anything")
+	prod = []float64{1, 3, 1, 1, 1}
+	run(func(int) { MergeProd(prod, []float64{2, 0.5, 1, 1, 1}, 1) })
+	assert.Equal(t, []float64{256, 3.0 / 256, 1, 1, 1}, prod)
+	assert.Equal(t, float32(-(teams - 1)), lo[0])
+	assert.Equal(t, float32(1), lo[1], "+Inf is min's identity: skipped")
+	assert.Equal(t, float32(0), lo[2])
+	assert.True(t, math.Signbit(float64(lo[4])), "-0 is less than +0")
+	assert.Equal(t, []uint64{uint64(teams-1) << 40, 0, 7, math.MaxUint64, 0}, hi)
+	assert.Equal(t, []int{200 * teams, 0, 400 * teams, 0, 600 * teams}, many)
+	assert.PanicsWithValue(t, "kernelrt: an array reduction's elements are 32 or 64 bits wide, not 16", func() {
+		MergeSum([]int16{1}, []int16{2}, 0)
+	})
 }

@@ -92,8 +92,10 @@
 //
 // and reduce(buf)=+ makes buf an array reduction: the points add into its
 // elements, each team into a private copy (local memory on a device) that
-// it adds into buf once, exactly, for integer elements (Histogram is the
-// library's):
+// it adds into buf once, exactly for integer elements (Histogram is the
+// library's). reduce(buf)=*, =min and =max multiply, lower and raise
+// elements instead (buf[i] *= v, buf[i] = min(buf[i], v), buf[i] =
+// max(buf[i], v)); elements are 32- or 64-bit integers or floats:
 //
 //	//gompt:kernel dims=n reduce(h)=+ len(h)=256
 //	func Histogram(i int, n int, v []uint8, h []uint32) { h[v[i]]++ }

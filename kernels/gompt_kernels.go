@@ -7,7 +7,6 @@ import (
 	_ "embed"
 	gomptdevice "github.com/gompt/gompt/device"
 	gomptrt "github.com/gompt/gompt/kernelrt"
-	gomptatomic "sync/atomic"
 	unsafe "unsafe"
 )
 
@@ -45,7 +44,7 @@ func gomptHostCopy32(gomptA *gomptdevice.HostArgs, gomptR gomptdevice.Range, _, 
 	for i := gomptLo0; i < gomptHi0; i++ {
 //line library.go:41
 		*(*int32)(unsafe.Add(gomptPDst, i*4)) = *(*int32)(unsafe.Add(gomptPSrc, i*4))
-//line gompt_kernels.go:49
+//line gompt_kernels.go:48
 	}
 	_ = n
 }
@@ -104,10 +103,10 @@ func gomptHostDot_partial(gomptA *gomptdevice.HostArgs, gomptR gomptdevice.Range
 		{
 //line library.go:74
 			gomptV = (*(*float32)(unsafe.Add(gomptPX, i*4)) * *(*float32)(unsafe.Add(gomptPY, i*4)))
-//line gompt_kernels.go:108
+//line gompt_kernels.go:107
 //line library.go:74
 			goto gomptR0
-//line gompt_kernels.go:111
+//line gompt_kernels.go:110
 		}
 	gomptR0:
 		gomptS0 = gomptS0 + float64(gomptV)
@@ -115,10 +114,10 @@ func gomptHostDot_partial(gomptA *gomptdevice.HostArgs, gomptR gomptdevice.Range
 			i := i + 1
 //line library.go:74
 			gomptV = (*(*float32)(unsafe.Add(gomptPX, i*4)) * *(*float32)(unsafe.Add(gomptPY, i*4)))
-//line gompt_kernels.go:119
+//line gompt_kernels.go:118
 //line library.go:74
 			goto gomptR1
-//line gompt_kernels.go:122
+//line gompt_kernels.go:121
 		}
 	gomptR1:
 		gomptS1 = gomptS1 + float64(gomptV)
@@ -126,10 +125,10 @@ func gomptHostDot_partial(gomptA *gomptdevice.HostArgs, gomptR gomptdevice.Range
 			i := i + 2
 //line library.go:74
 			gomptV = (*(*float32)(unsafe.Add(gomptPX, i*4)) * *(*float32)(unsafe.Add(gomptPY, i*4)))
-//line gompt_kernels.go:130
+//line gompt_kernels.go:129
 //line library.go:74
 			goto gomptR2
-//line gompt_kernels.go:133
+//line gompt_kernels.go:132
 		}
 	gomptR2:
 		gomptS2 = gomptS2 + float64(gomptV)
@@ -137,10 +136,10 @@ func gomptHostDot_partial(gomptA *gomptdevice.HostArgs, gomptR gomptdevice.Range
 			i := i + 3
 //line library.go:74
 			gomptV = (*(*float32)(unsafe.Add(gomptPX, i*4)) * *(*float32)(unsafe.Add(gomptPY, i*4)))
-//line gompt_kernels.go:141
+//line gompt_kernels.go:140
 //line library.go:74
 			goto gomptR3
-//line gompt_kernels.go:144
+//line gompt_kernels.go:143
 		}
 	gomptR3:
 		gomptS3 = gomptS3 + float64(gomptV)
@@ -149,10 +148,10 @@ func gomptHostDot_partial(gomptA *gomptdevice.HostArgs, gomptR gomptdevice.Range
 		{
 //line library.go:74
 			gomptV = (*(*float32)(unsafe.Add(gomptPX, i*4)) * *(*float32)(unsafe.Add(gomptPY, i*4)))
-//line gompt_kernels.go:153
+//line gompt_kernels.go:152
 //line library.go:74
 			goto gomptR4
-//line gompt_kernels.go:156
+//line gompt_kernels.go:155
 		}
 	gomptR4:
 		gomptS0 = gomptS0 + float64(gomptV)
@@ -245,7 +244,7 @@ func gomptHostFill(gomptA *gomptdevice.HostArgs, gomptR gomptdevice.Range, _, _ 
 	for i := gomptLo0; i < gomptHi0; i++ {
 //line library.go:34
 		*(*float32)(unsafe.Add(gomptPX, i*4)) = v
-//line gompt_kernels.go:249
+//line gompt_kernels.go:248
 	}
 	_ = n
 }
@@ -302,13 +301,9 @@ func gomptHostHistogram(gomptA *gomptdevice.HostArgs, gomptR gomptdevice.Range, 
 	for i := gomptLo0; i < gomptHi0; i++ {
 //line library.go:231
 		h[*(*uint8)(unsafe.Add(gomptPV, i*1))]++
-//line gompt_kernels.go:306
+//line gompt_kernels.go:305
 	}
-	for gomptI, gomptV := range gomptRAH[:len(gomptRBH)] {
-		if gomptV != 0 {
-			gomptatomic.AddUint32(&gomptRBH[gomptI], gomptV)
-		}
-	}
+	gomptrt.MergeSum(gomptRBH, gomptRAH[:], uint32(0))
 	_ = n
 }
 
@@ -368,51 +363,51 @@ func gomptHostJacobi(gomptA *gomptdevice.HostArgs, gomptR gomptdevice.Range, _, 
 		for x := gomptLo0; x < gomptIn0; x++ {
 //line library.go:50
 			i := ((y * nx) + x)
-//line gompt_kernels.go:372
+//line gompt_kernels.go:367
 //line library.go:51
 			if (((x == int(0)) || (y == int(0))) || (x == (nx - int(1)))) || (y == (ny - int(1))) {
-//line gompt_kernels.go:375
+//line gompt_kernels.go:370
 //line library.go:52
 				*(*float32)(unsafe.Add(gomptPOut, i*4)) = *(*float32)(unsafe.Add(gomptPIn, i*4))
-//line gompt_kernels.go:378
+//line gompt_kernels.go:373
 //line library.go:53
 				continue gomptPoint0
-//line gompt_kernels.go:381
+//line gompt_kernels.go:376
 //line library.go:51
 			}
-//line gompt_kernels.go:384
+//line gompt_kernels.go:379
 //line library.go:55
 			*(*float32)(unsafe.Add(gomptPOut, i*4)) = (float32(0.25) * (((*(*float32)(unsafe.Add(gomptPIn, (i-nx)*4)) + *(*float32)(unsafe.Add(gomptPIn, (i+nx)*4))) + *(*float32)(unsafe.Add(gomptPIn, (i-int(1))*4))) + *(*float32)(unsafe.Add(gomptPIn, (i+int(1))*4))))
-//line gompt_kernels.go:387
+//line gompt_kernels.go:382
 		}
 		for x := gomptIn0; x < gomptIn1; x++ {
 //line library.go:50
 			i := ((y * nx) + x)
-//line gompt_kernels.go:392
+//line gompt_kernels.go:387
 //line library.go:55
 			*(*float32)(unsafe.Add(gomptPOut, i*4)) = (float32(0.25) * (((*(*float32)(unsafe.Add(gomptPIn, (i-nx)*4)) + *(*float32)(unsafe.Add(gomptPIn, (i+nx)*4))) + *(*float32)(unsafe.Add(gomptPIn, (i-int(1))*4))) + *(*float32)(unsafe.Add(gomptPIn, (i+int(1))*4))))
-//line gompt_kernels.go:395
+//line gompt_kernels.go:390
 		}
 	gomptPoint2:
 		for x := gomptIn1; x < gomptHi0; x++ {
 //line library.go:50
 			i := ((y * nx) + x)
-//line gompt_kernels.go:401
+//line gompt_kernels.go:396
 //line library.go:51
 			if (((x == int(0)) || (y == int(0))) || (x == (nx - int(1)))) || (y == (ny - int(1))) {
-//line gompt_kernels.go:404
+//line gompt_kernels.go:399
 //line library.go:52
 				*(*float32)(unsafe.Add(gomptPOut, i*4)) = *(*float32)(unsafe.Add(gomptPIn, i*4))
-//line gompt_kernels.go:407
+//line gompt_kernels.go:402
 //line library.go:53
 				continue gomptPoint2
-//line gompt_kernels.go:410
+//line gompt_kernels.go:405
 //line library.go:51
 			}
-//line gompt_kernels.go:413
+//line gompt_kernels.go:408
 //line library.go:55
 			*(*float32)(unsafe.Add(gomptPOut, i*4)) = (float32(0.25) * (((*(*float32)(unsafe.Add(gomptPIn, (i-nx)*4)) + *(*float32)(unsafe.Add(gomptPIn, (i+nx)*4))) + *(*float32)(unsafe.Add(gomptPIn, (i-int(1))*4))) + *(*float32)(unsafe.Add(gomptPIn, (i+int(1))*4))))
-//line gompt_kernels.go:416
+//line gompt_kernels.go:411
 		}
 	}
 }
@@ -482,50 +477,50 @@ func gomptLanesMatmul(gomptX0, gomptW int, i int, m int, n int, k int, A []float
 	gomptL1Acc := gomptL1AccA[:gomptW:gomptW]
 //line library.go:63
 	for gomptJ := 0; gomptJ < gomptW; gomptJ++ {
-//line gompt_kernels.go:486
+//line gompt_kernels.go:481
 		gomptL1Acc[gomptJ] = float32(0)
 //line library.go:63
 	}
-//line gompt_kernels.go:490
+//line gompt_kernels.go:485
 //line library.go:64
 	for p := int(0); p < k; p++ {
-//line gompt_kernels.go:493
+//line gompt_kernels.go:488
 //line library.go:65
 		gomptU1 := *(*float32)(unsafe.Add(gomptPA, ((i*k)+p)*4))
-//line gompt_kernels.go:496
+//line gompt_kernels.go:491
 //line library.go:65
 		gomptU2 := (p * n)
-//line gompt_kernels.go:499
+//line gompt_kernels.go:494
 //line library.go:65
 		gomptU3 := unsafe.Add(gomptPB, (gomptU2+gomptX0)*4)
-//line gompt_kernels.go:502
+//line gompt_kernels.go:497
 //line library.go:65
 		for gomptJ := 0; gomptJ < gomptW; gomptJ++ {
-//line gompt_kernels.go:505
+//line gompt_kernels.go:500
 //line library.go:65
 			gomptL1Acc[gomptJ] += (gomptU1 * *(*float32)(unsafe.Add(gomptU3, gomptJ*4)))
-//line gompt_kernels.go:508
+//line gompt_kernels.go:503
 //line library.go:65
 		}
-//line gompt_kernels.go:511
+//line gompt_kernels.go:506
 //line library.go:64
 	}
-//line gompt_kernels.go:514
+//line gompt_kernels.go:509
 //line library.go:67
 	gomptU4 := (i * n)
-//line gompt_kernels.go:517
+//line gompt_kernels.go:512
 //line library.go:67
 	gomptU5 := unsafe.Add(gomptPC, (gomptU4+gomptX0)*4)
-//line gompt_kernels.go:520
+//line gompt_kernels.go:515
 //line library.go:67
 	for gomptJ := 0; gomptJ < gomptW; gomptJ++ {
-//line gompt_kernels.go:523
+//line gompt_kernels.go:518
 //line library.go:67
 		*(*float32)(unsafe.Add(gomptU5, gomptJ*4)) = gomptL1Acc[gomptJ]
-//line gompt_kernels.go:526
+//line gompt_kernels.go:521
 //line library.go:67
 	}
-//line gompt_kernels.go:529
+//line gompt_kernels.go:524
 	_ = gomptL1Acc
 	_ = m
 }
@@ -651,23 +646,23 @@ func gomptHostMatmul_tiled(gomptA *gomptdevice.HostArgs, gomptR gomptdevice.Rang
 	for t := gomptLo0; t < gomptHi0; t++ {
 //line library.go:90
 		var tA [1024]float32
-//line gompt_kernels.go:655
+//line gompt_kernels.go:650
 		_ = tA
 //line library.go:91
 		var tB [1024]float32
-//line gompt_kernels.go:659
+//line gompt_kernels.go:654
 		_ = tB
 //line library.go:92
 		tilesX := max(((n + int(63)) / int(64)), int(1))
-//line gompt_kernels.go:663
+//line gompt_kernels.go:658
 		_ = tilesX
 //line library.go:93
 		row := ((t / tilesX) * int(64))
-//line gompt_kernels.go:667
+//line gompt_kernels.go:662
 		_ = row
 //line library.go:94
 		col := ((t % tilesX) * int(64))
-//line gompt_kernels.go:671
+//line gompt_kernels.go:666
 		_ = col
 		for gomptJ := 0; gomptJ < 256; gomptJ++ {
 			th := gomptJ
@@ -719,397 +714,397 @@ func gomptHostMatmul_tiled(gomptA *gomptdevice.HostArgs, gomptR gomptdevice.Rang
 			for gomptJ := 0; gomptJ < 256; gomptJ++ {
 //line library.go:106
 				if (gomptT3I0[gomptJ] < m) && ((p0 + gomptT2Lx[gomptJ]) < k) {
-//line gompt_kernels.go:723
+//line gompt_kernels.go:718
 //line library.go:107
 					tA[(((gomptT1Ly[gomptJ] + int(0)) * int(16)) + gomptT2Lx[gomptJ])] = A[(((gomptT3I0[gomptJ] * k) + p0) + gomptT2Lx[gomptJ])]
-//line gompt_kernels.go:726
+//line gompt_kernels.go:721
 //line library.go:106
 				} else {
-//line gompt_kernels.go:729
+//line gompt_kernels.go:724
 //line library.go:109
 					tA[(((gomptT1Ly[gomptJ] + int(0)) * int(16)) + gomptT2Lx[gomptJ])] = float32(0.0)
-//line gompt_kernels.go:732
+//line gompt_kernels.go:727
 //line library.go:106
 				}
-//line gompt_kernels.go:735
+//line gompt_kernels.go:730
 			}
 			for gomptJ := 0; gomptJ < 256; gomptJ++ {
 //line library.go:111
 				if (gomptT4I1[gomptJ] < m) && ((p0 + gomptT2Lx[gomptJ]) < k) {
-//line gompt_kernels.go:740
+//line gompt_kernels.go:735
 //line library.go:112
 					tA[(((gomptT1Ly[gomptJ] + int(16)) * int(16)) + gomptT2Lx[gomptJ])] = A[(((gomptT4I1[gomptJ] * k) + p0) + gomptT2Lx[gomptJ])]
-//line gompt_kernels.go:743
+//line gompt_kernels.go:738
 //line library.go:111
 				} else {
-//line gompt_kernels.go:746
+//line gompt_kernels.go:741
 //line library.go:114
 					tA[(((gomptT1Ly[gomptJ] + int(16)) * int(16)) + gomptT2Lx[gomptJ])] = float32(0.0)
-//line gompt_kernels.go:749
+//line gompt_kernels.go:744
 //line library.go:111
 				}
-//line gompt_kernels.go:752
+//line gompt_kernels.go:747
 			}
 			for gomptJ := 0; gomptJ < 256; gomptJ++ {
 //line library.go:116
 				if (gomptT5I2[gomptJ] < m) && ((p0 + gomptT2Lx[gomptJ]) < k) {
-//line gompt_kernels.go:757
+//line gompt_kernels.go:752
 //line library.go:117
 					tA[(((gomptT1Ly[gomptJ] + int(32)) * int(16)) + gomptT2Lx[gomptJ])] = A[(((gomptT5I2[gomptJ] * k) + p0) + gomptT2Lx[gomptJ])]
-//line gompt_kernels.go:760
+//line gompt_kernels.go:755
 //line library.go:116
 				} else {
-//line gompt_kernels.go:763
+//line gompt_kernels.go:758
 //line library.go:119
 					tA[(((gomptT1Ly[gomptJ] + int(32)) * int(16)) + gomptT2Lx[gomptJ])] = float32(0.0)
-//line gompt_kernels.go:766
+//line gompt_kernels.go:761
 //line library.go:116
 				}
-//line gompt_kernels.go:769
+//line gompt_kernels.go:764
 			}
 			for gomptJ := 0; gomptJ < 256; gomptJ++ {
 //line library.go:121
 				if (gomptT6I3[gomptJ] < m) && ((p0 + gomptT2Lx[gomptJ]) < k) {
-//line gompt_kernels.go:774
+//line gompt_kernels.go:769
 //line library.go:122
 					tA[(((gomptT1Ly[gomptJ] + int(48)) * int(16)) + gomptT2Lx[gomptJ])] = A[(((gomptT6I3[gomptJ] * k) + p0) + gomptT2Lx[gomptJ])]
-//line gompt_kernels.go:777
+//line gompt_kernels.go:772
 //line library.go:121
 				} else {
-//line gompt_kernels.go:780
+//line gompt_kernels.go:775
 //line library.go:124
 					tA[(((gomptT1Ly[gomptJ] + int(48)) * int(16)) + gomptT2Lx[gomptJ])] = float32(0.0)
-//line gompt_kernels.go:783
+//line gompt_kernels.go:778
 //line library.go:121
 				}
-//line gompt_kernels.go:786
+//line gompt_kernels.go:781
 			}
 			for gomptJ := 0; gomptJ < 256; gomptJ++ {
 //line library.go:126
 				if ((p0 + gomptT1Ly[gomptJ]) < k) && (gomptT7J0[gomptJ] < n) {
-//line gompt_kernels.go:791
+//line gompt_kernels.go:786
 //line library.go:127
 					tB[(((gomptT1Ly[gomptJ] * int(64)) + gomptT2Lx[gomptJ]) + int(0))] = B[(((p0 + gomptT1Ly[gomptJ]) * n) + gomptT7J0[gomptJ])]
-//line gompt_kernels.go:794
+//line gompt_kernels.go:789
 //line library.go:126
 				} else {
-//line gompt_kernels.go:797
+//line gompt_kernels.go:792
 //line library.go:129
 					tB[(((gomptT1Ly[gomptJ] * int(64)) + gomptT2Lx[gomptJ]) + int(0))] = float32(0.0)
-//line gompt_kernels.go:800
+//line gompt_kernels.go:795
 //line library.go:126
 				}
-//line gompt_kernels.go:803
+//line gompt_kernels.go:798
 			}
 			for gomptJ := 0; gomptJ < 256; gomptJ++ {
 //line library.go:131
 				if ((p0 + gomptT1Ly[gomptJ]) < k) && (gomptT8J1[gomptJ] < n) {
-//line gompt_kernels.go:808
+//line gompt_kernels.go:803
 //line library.go:132
 					tB[(((gomptT1Ly[gomptJ] * int(64)) + gomptT2Lx[gomptJ]) + int(16))] = B[(((p0 + gomptT1Ly[gomptJ]) * n) + gomptT8J1[gomptJ])]
-//line gompt_kernels.go:811
+//line gompt_kernels.go:806
 //line library.go:131
 				} else {
-//line gompt_kernels.go:814
+//line gompt_kernels.go:809
 //line library.go:134
 					tB[(((gomptT1Ly[gomptJ] * int(64)) + gomptT2Lx[gomptJ]) + int(16))] = float32(0.0)
-//line gompt_kernels.go:817
+//line gompt_kernels.go:812
 //line library.go:131
 				}
-//line gompt_kernels.go:820
+//line gompt_kernels.go:815
 			}
 			for gomptJ := 0; gomptJ < 256; gomptJ++ {
 //line library.go:136
 				if ((p0 + gomptT1Ly[gomptJ]) < k) && (gomptT9J2[gomptJ] < n) {
-//line gompt_kernels.go:825
+//line gompt_kernels.go:820
 //line library.go:137
 					tB[(((gomptT1Ly[gomptJ] * int(64)) + gomptT2Lx[gomptJ]) + int(32))] = B[(((p0 + gomptT1Ly[gomptJ]) * n) + gomptT9J2[gomptJ])]
-//line gompt_kernels.go:828
+//line gompt_kernels.go:823
 //line library.go:136
 				} else {
-//line gompt_kernels.go:831
+//line gompt_kernels.go:826
 //line library.go:139
 					tB[(((gomptT1Ly[gomptJ] * int(64)) + gomptT2Lx[gomptJ]) + int(32))] = float32(0.0)
-//line gompt_kernels.go:834
+//line gompt_kernels.go:829
 //line library.go:136
 				}
-//line gompt_kernels.go:837
+//line gompt_kernels.go:832
 			}
 			for gomptJ := 0; gomptJ < 256; gomptJ++ {
 //line library.go:141
 				if ((p0 + gomptT1Ly[gomptJ]) < k) && (gomptT10J3[gomptJ] < n) {
-//line gompt_kernels.go:842
+//line gompt_kernels.go:837
 //line library.go:142
 					tB[(((gomptT1Ly[gomptJ] * int(64)) + gomptT2Lx[gomptJ]) + int(48))] = B[(((p0 + gomptT1Ly[gomptJ]) * n) + gomptT10J3[gomptJ])]
-//line gompt_kernels.go:845
+//line gompt_kernels.go:840
 //line library.go:141
 				} else {
-//line gompt_kernels.go:848
+//line gompt_kernels.go:843
 //line library.go:144
 					tB[(((gomptT1Ly[gomptJ] * int(64)) + gomptT2Lx[gomptJ]) + int(48))] = float32(0.0)
-//line gompt_kernels.go:851
+//line gompt_kernels.go:846
 //line library.go:141
 				}
-//line gompt_kernels.go:854
+//line gompt_kernels.go:849
 			}
 			// barrier
 			for gomptJ := 0; gomptJ < 256; gomptJ++ {
 //line library.go:147
 				for q := int(0); q < int(16); q++ {
-//line gompt_kernels.go:860
+//line gompt_kernels.go:855
 //line library.go:148
 					a0 := tA[(((gomptT1Ly[gomptJ] + int(0)) * int(16)) + q)]
-//line gompt_kernels.go:863
+//line gompt_kernels.go:858
 //line library.go:149
 					a1 := tA[(((gomptT1Ly[gomptJ] + int(16)) * int(16)) + q)]
-//line gompt_kernels.go:866
+//line gompt_kernels.go:861
 //line library.go:150
 					a2 := tA[(((gomptT1Ly[gomptJ] + int(32)) * int(16)) + q)]
-//line gompt_kernels.go:869
+//line gompt_kernels.go:864
 //line library.go:151
 					a3 := tA[(((gomptT1Ly[gomptJ] + int(48)) * int(16)) + q)]
-//line gompt_kernels.go:872
+//line gompt_kernels.go:867
 //line library.go:152
 					b0 := tB[(((q * int(64)) + gomptT2Lx[gomptJ]) + int(0))]
-//line gompt_kernels.go:875
+//line gompt_kernels.go:870
 //line library.go:153
 					b1 := tB[(((q * int(64)) + gomptT2Lx[gomptJ]) + int(16))]
-//line gompt_kernels.go:878
+//line gompt_kernels.go:873
 //line library.go:154
 					b2 := tB[(((q * int(64)) + gomptT2Lx[gomptJ]) + int(32))]
-//line gompt_kernels.go:881
+//line gompt_kernels.go:876
 //line library.go:155
 					b3 := tB[(((q * int(64)) + gomptT2Lx[gomptJ]) + int(48))]
-//line gompt_kernels.go:884
+//line gompt_kernels.go:879
 //line library.go:156
 					gomptT11C00[gomptJ] += (a0 * b0)
-//line gompt_kernels.go:887
+//line gompt_kernels.go:882
 //line library.go:157
 					gomptT12C01[gomptJ] += (a0 * b1)
-//line gompt_kernels.go:890
+//line gompt_kernels.go:885
 //line library.go:158
 					gomptT13C02[gomptJ] += (a0 * b2)
-//line gompt_kernels.go:893
+//line gompt_kernels.go:888
 //line library.go:159
 					gomptT14C03[gomptJ] += (a0 * b3)
-//line gompt_kernels.go:896
+//line gompt_kernels.go:891
 //line library.go:160
 					gomptT15C10[gomptJ] += (a1 * b0)
-//line gompt_kernels.go:899
+//line gompt_kernels.go:894
 //line library.go:161
 					gomptT16C11[gomptJ] += (a1 * b1)
-//line gompt_kernels.go:902
+//line gompt_kernels.go:897
 //line library.go:162
 					gomptT17C12[gomptJ] += (a1 * b2)
-//line gompt_kernels.go:905
+//line gompt_kernels.go:900
 //line library.go:163
 					gomptT18C13[gomptJ] += (a1 * b3)
-//line gompt_kernels.go:908
+//line gompt_kernels.go:903
 //line library.go:164
 					gomptT19C20[gomptJ] += (a2 * b0)
-//line gompt_kernels.go:911
+//line gompt_kernels.go:906
 //line library.go:165
 					gomptT20C21[gomptJ] += (a2 * b1)
-//line gompt_kernels.go:914
+//line gompt_kernels.go:909
 //line library.go:166
 					gomptT21C22[gomptJ] += (a2 * b2)
-//line gompt_kernels.go:917
+//line gompt_kernels.go:912
 //line library.go:167
 					gomptT22C23[gomptJ] += (a2 * b3)
-//line gompt_kernels.go:920
+//line gompt_kernels.go:915
 //line library.go:168
 					gomptT23C30[gomptJ] += (a3 * b0)
-//line gompt_kernels.go:923
+//line gompt_kernels.go:918
 //line library.go:169
 					gomptT24C31[gomptJ] += (a3 * b1)
-//line gompt_kernels.go:926
+//line gompt_kernels.go:921
 //line library.go:170
 					gomptT25C32[gomptJ] += (a3 * b2)
-//line gompt_kernels.go:929
+//line gompt_kernels.go:924
 //line library.go:171
 					gomptT26C33[gomptJ] += (a3 * b3)
-//line gompt_kernels.go:932
+//line gompt_kernels.go:927
 //line library.go:147
 				}
-//line gompt_kernels.go:935
+//line gompt_kernels.go:930
 			}
 			// barrier
 		}
 		for gomptJ := 0; gomptJ < 256; gomptJ++ {
 //line library.go:175
 			if (gomptT3I0[gomptJ] < m) && (gomptT7J0[gomptJ] < n) {
-//line gompt_kernels.go:942
+//line gompt_kernels.go:937
 //line library.go:176
 				C[((gomptT3I0[gomptJ] * n) + gomptT7J0[gomptJ])] = gomptT11C00[gomptJ]
-//line gompt_kernels.go:945
+//line gompt_kernels.go:940
 //line library.go:175
 			}
-//line gompt_kernels.go:948
+//line gompt_kernels.go:943
 		}
 		for gomptJ := 0; gomptJ < 256; gomptJ++ {
 //line library.go:178
 			if (gomptT3I0[gomptJ] < m) && (gomptT8J1[gomptJ] < n) {
-//line gompt_kernels.go:953
+//line gompt_kernels.go:948
 //line library.go:179
 				C[((gomptT3I0[gomptJ] * n) + gomptT8J1[gomptJ])] = gomptT12C01[gomptJ]
-//line gompt_kernels.go:956
+//line gompt_kernels.go:951
 //line library.go:178
 			}
-//line gompt_kernels.go:959
+//line gompt_kernels.go:954
 		}
 		for gomptJ := 0; gomptJ < 256; gomptJ++ {
 //line library.go:181
 			if (gomptT3I0[gomptJ] < m) && (gomptT9J2[gomptJ] < n) {
-//line gompt_kernels.go:964
+//line gompt_kernels.go:959
 //line library.go:182
 				C[((gomptT3I0[gomptJ] * n) + gomptT9J2[gomptJ])] = gomptT13C02[gomptJ]
-//line gompt_kernels.go:967
+//line gompt_kernels.go:962
 //line library.go:181
 			}
-//line gompt_kernels.go:970
+//line gompt_kernels.go:965
 		}
 		for gomptJ := 0; gomptJ < 256; gomptJ++ {
 //line library.go:184
 			if (gomptT3I0[gomptJ] < m) && (gomptT10J3[gomptJ] < n) {
-//line gompt_kernels.go:975
+//line gompt_kernels.go:970
 //line library.go:185
 				C[((gomptT3I0[gomptJ] * n) + gomptT10J3[gomptJ])] = gomptT14C03[gomptJ]
-//line gompt_kernels.go:978
+//line gompt_kernels.go:973
 //line library.go:184
 			}
-//line gompt_kernels.go:981
+//line gompt_kernels.go:976
 		}
 		for gomptJ := 0; gomptJ < 256; gomptJ++ {
 //line library.go:187
 			if (gomptT4I1[gomptJ] < m) && (gomptT7J0[gomptJ] < n) {
-//line gompt_kernels.go:986
+//line gompt_kernels.go:981
 //line library.go:188
 				C[((gomptT4I1[gomptJ] * n) + gomptT7J0[gomptJ])] = gomptT15C10[gomptJ]
-//line gompt_kernels.go:989
+//line gompt_kernels.go:984
 //line library.go:187
 			}
-//line gompt_kernels.go:992
+//line gompt_kernels.go:987
 		}
 		for gomptJ := 0; gomptJ < 256; gomptJ++ {
 //line library.go:190
 			if (gomptT4I1[gomptJ] < m) && (gomptT8J1[gomptJ] < n) {
-//line gompt_kernels.go:997
+//line gompt_kernels.go:992
 //line library.go:191
 				C[((gomptT4I1[gomptJ] * n) + gomptT8J1[gomptJ])] = gomptT16C11[gomptJ]
-//line gompt_kernels.go:1000
+//line gompt_kernels.go:995
 //line library.go:190
 			}
-//line gompt_kernels.go:1003
+//line gompt_kernels.go:998
 		}
 		for gomptJ := 0; gomptJ < 256; gomptJ++ {
 //line library.go:193
 			if (gomptT4I1[gomptJ] < m) && (gomptT9J2[gomptJ] < n) {
-//line gompt_kernels.go:1008
+//line gompt_kernels.go:1003
 //line library.go:194
 				C[((gomptT4I1[gomptJ] * n) + gomptT9J2[gomptJ])] = gomptT17C12[gomptJ]
-//line gompt_kernels.go:1011
+//line gompt_kernels.go:1006
 //line library.go:193
 			}
-//line gompt_kernels.go:1014
+//line gompt_kernels.go:1009
 		}
 		for gomptJ := 0; gomptJ < 256; gomptJ++ {
 //line library.go:196
 			if (gomptT4I1[gomptJ] < m) && (gomptT10J3[gomptJ] < n) {
-//line gompt_kernels.go:1019
+//line gompt_kernels.go:1014
 //line library.go:197
 				C[((gomptT4I1[gomptJ] * n) + gomptT10J3[gomptJ])] = gomptT18C13[gomptJ]
-//line gompt_kernels.go:1022
+//line gompt_kernels.go:1017
 //line library.go:196
 			}
-//line gompt_kernels.go:1025
+//line gompt_kernels.go:1020
 		}
 		for gomptJ := 0; gomptJ < 256; gomptJ++ {
 //line library.go:199
 			if (gomptT5I2[gomptJ] < m) && (gomptT7J0[gomptJ] < n) {
-//line gompt_kernels.go:1030
+//line gompt_kernels.go:1025
 //line library.go:200
 				C[((gomptT5I2[gomptJ] * n) + gomptT7J0[gomptJ])] = gomptT19C20[gomptJ]
-//line gompt_kernels.go:1033
+//line gompt_kernels.go:1028
 //line library.go:199
 			}
-//line gompt_kernels.go:1036
+//line gompt_kernels.go:1031
 		}
 		for gomptJ := 0; gomptJ < 256; gomptJ++ {
 //line library.go:202
 			if (gomptT5I2[gomptJ] < m) && (gomptT8J1[gomptJ] < n) {
-//line gompt_kernels.go:1041
+//line gompt_kernels.go:1036
 //line library.go:203
 				C[((gomptT5I2[gomptJ] * n) + gomptT8J1[gomptJ])] = gomptT20C21[gomptJ]
-//line gompt_kernels.go:1044
+//line gompt_kernels.go:1039
 //line library.go:202
 			}
-//line gompt_kernels.go:1047
+//line gompt_kernels.go:1042
 		}
 		for gomptJ := 0; gomptJ < 256; gomptJ++ {
 //line library.go:205
 			if (gomptT5I2[gomptJ] < m) && (gomptT9J2[gomptJ] < n) {
-//line gompt_kernels.go:1052
+//line gompt_kernels.go:1047
 //line library.go:206
 				C[((gomptT5I2[gomptJ] * n) + gomptT9J2[gomptJ])] = gomptT21C22[gomptJ]
-//line gompt_kernels.go:1055
+//line gompt_kernels.go:1050
 //line library.go:205
 			}
-//line gompt_kernels.go:1058
+//line gompt_kernels.go:1053
 		}
 		for gomptJ := 0; gomptJ < 256; gomptJ++ {
 //line library.go:208
 			if (gomptT5I2[gomptJ] < m) && (gomptT10J3[gomptJ] < n) {
-//line gompt_kernels.go:1063
+//line gompt_kernels.go:1058
 //line library.go:209
 				C[((gomptT5I2[gomptJ] * n) + gomptT10J3[gomptJ])] = gomptT22C23[gomptJ]
-//line gompt_kernels.go:1066
+//line gompt_kernels.go:1061
 //line library.go:208
 			}
-//line gompt_kernels.go:1069
+//line gompt_kernels.go:1064
 		}
 		for gomptJ := 0; gomptJ < 256; gomptJ++ {
 //line library.go:211
 			if (gomptT6I3[gomptJ] < m) && (gomptT7J0[gomptJ] < n) {
-//line gompt_kernels.go:1074
+//line gompt_kernels.go:1069
 //line library.go:212
 				C[((gomptT6I3[gomptJ] * n) + gomptT7J0[gomptJ])] = gomptT23C30[gomptJ]
-//line gompt_kernels.go:1077
+//line gompt_kernels.go:1072
 //line library.go:211
 			}
-//line gompt_kernels.go:1080
+//line gompt_kernels.go:1075
 		}
 		for gomptJ := 0; gomptJ < 256; gomptJ++ {
 //line library.go:214
 			if (gomptT6I3[gomptJ] < m) && (gomptT8J1[gomptJ] < n) {
-//line gompt_kernels.go:1085
+//line gompt_kernels.go:1080
 //line library.go:215
 				C[((gomptT6I3[gomptJ] * n) + gomptT8J1[gomptJ])] = gomptT24C31[gomptJ]
-//line gompt_kernels.go:1088
+//line gompt_kernels.go:1083
 //line library.go:214
 			}
-//line gompt_kernels.go:1091
+//line gompt_kernels.go:1086
 		}
 		for gomptJ := 0; gomptJ < 256; gomptJ++ {
 //line library.go:217
 			if (gomptT6I3[gomptJ] < m) && (gomptT9J2[gomptJ] < n) {
-//line gompt_kernels.go:1096
+//line gompt_kernels.go:1091
 //line library.go:218
 				C[((gomptT6I3[gomptJ] * n) + gomptT9J2[gomptJ])] = gomptT25C32[gomptJ]
-//line gompt_kernels.go:1099
+//line gompt_kernels.go:1094
 //line library.go:217
 			}
-//line gompt_kernels.go:1102
+//line gompt_kernels.go:1097
 		}
 		for gomptJ := 0; gomptJ < 256; gomptJ++ {
 //line library.go:220
 			if (gomptT6I3[gomptJ] < m) && (gomptT10J3[gomptJ] < n) {
-//line gompt_kernels.go:1107
+//line gompt_kernels.go:1102
 //line library.go:221
 				C[((gomptT6I3[gomptJ] * n) + gomptT10J3[gomptJ])] = gomptT26C33[gomptJ]
-//line gompt_kernels.go:1110
+//line gompt_kernels.go:1105
 //line library.go:220
 			}
-//line gompt_kernels.go:1113
+//line gompt_kernels.go:1108
 		}
 	}
 	_ = gomptT1Ly
@@ -1192,7 +1187,7 @@ func gomptHostSaxpy(gomptA *gomptdevice.HostArgs, gomptR gomptdevice.Range, _, _
 	for i := gomptLo0; i < gomptHi0; i++ {
 //line library.go:20
 		*(*float32)(unsafe.Add(gomptPY, i*4)) = ((a * *(*float32)(unsafe.Add(gomptPX, i*4))) + *(*float32)(unsafe.Add(gomptPY, i*4)))
-//line gompt_kernels.go:1196
+//line gompt_kernels.go:1191
 	}
 	_ = n
 }
@@ -1247,7 +1242,7 @@ func gomptHostVecadd(gomptA *gomptdevice.HostArgs, gomptR gomptdevice.Range, _, 
 	for i := gomptLo0; i < gomptHi0; i++ {
 //line library.go:27
 		*(*float32)(unsafe.Add(gomptPC, i*4)) = (*(*float32)(unsafe.Add(gomptPA, i*4)) + *(*float32)(unsafe.Add(gomptPB, i*4)))
-//line gompt_kernels.go:1251
+//line gompt_kernels.go:1246
 	}
 	_ = n
 }

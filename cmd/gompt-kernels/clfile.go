@@ -239,33 +239,40 @@ func (g *gen) mapEntry(k *kernel, pre *prelude) string {
 	return w.sb.String()
 }
 
-// reduceOp is the C that combines a and b of type t with the reduction's
-// operator, with Go's rules.
+// reduceOp is the C that combines a and b of the reduction's type with
+// its operator, with Go's rules.
 func reduceOp(k *kernel, pre *prelude, a, b string) string {
-	t := *k.result
-	switch k.reduce {
+	return combineC(k.reduce, *k.result, pre, a, b)
+}
+
+// combineC is the C that combines a and b of type t with operator op (+,
+// *, min or max), with Go's rules.
+func combineC(op string, t scalar, pre *prelude, a, b string) string {
+	switch op {
 	case "min":
 		return pre.minmax(t, true) + "(" + a + ", " + b + ")"
 	case "max":
 		return pre.minmax(t, false) + "(" + a + ", " + b + ")"
 	}
 	if t.isFloat() || !t.signed() && t.bits() >= 32 {
-		return "(" + a + " " + k.reduce + " " + b + ")"
+		return "(" + a + " " + op + " " + b + ")"
 	}
 	u := t.cUnsigned()
-	return "((" + t.c() + ")((" + u + ")" + a + " " + k.reduce + " (" + u + ")" + b + "))"
+	return "((" + t.c() + ")((" + u + ")" + a + " " + op + " (" + u + ")" + b + "))"
 }
 
 // reduceIdentity is the reduction's identity in C.
-func reduceIdentity(k *kernel) string {
-	t := *k.result
-	switch k.reduce {
+func reduceIdentity(k *kernel) string { return identityC(k.reduce, *k.result) }
+
+// identityC is the identity of operator op on type t in C.
+func identityC(op string, t scalar) string {
+	switch op {
 	case "+":
 		return "((" + t.c() + ")0)"
 	case "*":
 		return "((" + t.c() + ")1)"
 	}
-	isMin := k.reduce == "min"
+	isMin := op == "min"
 	switch {
 	case t.isFloat() && isMin:
 		return "((" + t.c() + ")INFINITY)"

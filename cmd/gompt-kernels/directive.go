@@ -264,8 +264,10 @@ func (g *gen) newKernel(f *fn, dir *ast.Comment) {
 				fail("%s=%s: %q is not a slice parameter of %s", key, val, buf, f.name)
 				continue
 			}
-			if val != "+" {
-				fail("%s=%s: an array reduction is reduce(BUF)=+", key, val)
+			switch val {
+			case "+", "*", "min", "max":
+			default:
+				fail("%s=%s: want %s=+, %s=*, %s=min or %s=max", key, val, key, key, key, key)
 				continue
 			}
 			if k.reduceArrays == nil {

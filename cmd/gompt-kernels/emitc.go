@@ -346,6 +346,9 @@ func (c *cfunc) assign(s *ast.AssignStmt) {
 		}
 	case token.ASSIGN:
 		if len(s.Lhs) == 1 {
+			if c.reduceArrayMinMax(s) {
+				return
+			}
 			c.store(s.Lhs[0], func() string { return c.convertTo(s.Rhs[0], c.typeOf(s.Lhs[0])) })
 			return
 		}
@@ -433,7 +436,7 @@ func (c *cfunc) proven(ix *ast.IndexExpr) bool {
 
 // opAssign is l op= r (rhs() when r is nil: ++ and --).
 func (c *cfunc) opAssign(l ast.Expr, op token.Token, rhs func() string, r ...ast.Expr) {
-	if c.teamOpAssign(l, op, rhs, r) || c.reduceArrayAdd(l, op, rhs, r) {
+	if c.teamOpAssign(l, op, rhs, r) || c.reduceArrayOpAssign(l, rhs, r) {
 		return
 	}
 	t := c.typeOf(l)

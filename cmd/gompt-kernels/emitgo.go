@@ -397,7 +397,7 @@ func (g *gen) reduceHost(w *goWriter, k *kernel, used map[*types.Var]bool) {
 	if t.isFloat() && (k.reduce == "+" || k.reduce == "*") {
 		acc = "float64"
 	}
-	id := g.goIdentity(w, k, acc)
+	id := goIdentity(w, k.reduce, *k.result)
 	combine := func(a, b string) string {
 		switch k.reduce {
 		case "min", "max":
@@ -463,15 +463,14 @@ func (g *gen) reduceHost(w *goWriter, k *kernel, used map[*types.Var]bool) {
 }
 
 // goIdentity is the reduction's identity as a Go expression of type acc.
-func (g *gen) goIdentity(w *goWriter, k *kernel, acc string) string {
-	t := *k.result
-	switch k.reduce {
+func goIdentity(w *goWriter, op string, t scalar) string {
+	switch op {
 	case "+":
 		return "0"
 	case "*":
 		return "1"
 	}
-	isMin := k.reduce == "min"
+	isMin := op == "min"
 	if t.isFloat() {
 		w.imports["math"] = "gomptmath"
 		if isMin {
@@ -539,7 +538,7 @@ func (g *gen) launcher(w *goWriter, k *kernel, kp string) {
 	}
 	if k.reduce != "" {
 		t := *k.result
-		id := g.goIdentity(w, k, t.goName())
+		id := goIdentity(w, k.reduce, t)
 		w.p("gomptZero := %s(%s)", t.goName(), id)
 	}
 	w.p("if %s {", strings.Join(empty, " || "))
@@ -743,6 +742,16 @@ func (g *gen) tolerance(k *kernel) (float64, string) {
 				tol = max(tol, 1e-10)
 			}
 			why = append(why, "its float "+map[string]string{"+": "sums", "*": "products"}[k.reduce]+" are combined in another order on each device")
+		}
+	}
+	for _, p := range k.args() {
+		if op := k.reduceArrays[p]; p.t.isFloat() && (op == "+" || op == "*") {
+			if p.t.kind() == types.Float32 {
+				tol = max(tol, 1e-4)
+			} else {
+				tol = max(tol, 1e-10)
+			}
+			why = append(why, "the float "+map[string]string{"+": "sums", "*": "products"}[op]+" into "+p.name+" are combined in another order on each device")
 		}
 	}
 	if tol == 0 {

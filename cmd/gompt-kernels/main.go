@@ -61,7 +61,7 @@ Usage, in a package's source (go generate runs it in the package's folder):
 The directive, in the function's doc comment:
 
 	//gompt:kernel dims=nx[,ny[,nz]] [reduce=+|*|min|max] [len(buf)=EXPR ...] [check=off] [name=NAME] [var=VAR]
-	//gompt:kernel dims=n reduce(buf)=+ len(buf)=N [...]
+	//gompt:kernel dims=n reduce(buf)=+|*|min|max len(buf)=N [...]
 	//gompt:kernel team=N dims=teams [len(buf)=EXPR ...] [name=NAME] [var=VAR]
 
   dims=     names 1 to 3 int parameters as the extents of the iteration space; the
@@ -69,13 +69,19 @@ The directive, in the function's doc comment:
             over [0,nx)x[0,ny)x[0,nz) (the first varies fastest on a device).
   reduce=   the function returns one number per point, combined over all points with
             +, *, min or max; the launcher returns the result.
-  reduce(buf)=+
-            an array reduction: the points add into buf's elements (buf[b] += v,
-            buf[b]++, nothing else), int32, uint32, int64 or uint64, exactly on every
-            device. Each team adds into a private copy (OpenCL __local memory, local
-            atomics; an array in the Go image) and adds the copy into buf once, with
-            atomics; the result is buf's values plus the sums. One dimension; len(buf)=
-            a whole number up to 16384. The launcher runs kernelrt.Teams(n) teams of
+  reduce(buf)=+|*|min|max
+            an array reduction: the points combine values into buf's elements with
+            the operator, and do nothing else to buf: buf[b] += v or buf[b]++;
+            buf[b] *= v; buf[b] = min(buf[b], v, ...); buf[b] = max(buf[b], v, ...)
+            (the index written the same way twice, calling nothing but conversions).
+            Elements are int32, uint32, int64, uint64, int, uint, float32 or float64.
+            Each team combines into a private copy at the operator's identity
+            (OpenCL __local memory, local atomics or compare-and-swap loops; an
+            array in the Go image) and combines the copy into buf once, atomically;
+            the result is buf's values combined with the points'. Integers, and
+            floats' min and max, are exact on every device; float sums and products
+            are combined in another order. One dimension; len(buf)= a whole number
+            up to 16384. The launcher runs kernelrt.Teams(n) teams of
             kernelrt.MaxThreads threads.
 
 	//gompt:kernel dims=n reduce(h)=+ len(h)=256

@@ -29,11 +29,11 @@ func (g *gen) reduceArrayKernel(k *kernel, lenExprs map[*param]string) bool {
 		return false
 	}
 	k.reduceLen = map[*param]int{}
-	for p := range k.reduceArrays {
+	for p, op := range k.reduceArrays {
 		switch p.t.kind() {
-		case types.Int32, types.Uint32, types.Int64, types.Uint64:
+		case types.Int32, types.Uint32, types.Int64, types.Uint64, types.Int, types.Uint, types.Float32, types.Float64:
 		default:
-			g.errs.add(k.dirPos, "//gompt:kernel: reduce(%s)=+: %s is a []%s; array reductions add int32, uint32, int64 or uint64 elements (the types with atomics)", p.name, p.name, p.t.goName())
+			g.errs.add(k.dirPos, "//gompt:kernel: reduce(%s)=%s: %s is a []%s; an array reduction's elements are int32, uint32, int64, uint64, int, uint, float32 or float64", p.name, op, p.name, p.t.goName())
 			return false
 		}
 		n := 1
@@ -49,7 +49,7 @@ func (g *gen) reduceArrayKernel(k *kernel, lenExprs map[*param]string) bool {
 			}
 		}
 		if !ok {
-			g.errs.add(k.dirPos, "//gompt:kernel: reduce(%s)=+ needs len(%s)=N, a whole number from 1 to %d (a team's private copy is in local memory)", p.name, p.name, maxReduceLen)
+			g.errs.add(k.dirPos, "//gompt:kernel: reduce(%s)=%s needs len(%s)=N, a whole number from 1 to %d (a team's private copy is in local memory)", p.name, op, p.name, maxReduceLen)
 			return false
 		}
 		k.reduceLen[p] = n
@@ -57,34 +57,72 @@ func (g *gen) reduceArrayKernel(k *kernel, lenExprs map[*param]string) bool {
 	return true
 }
 
-// checkReduceArrays checks that a reduction array's only uses are
-// h[e] += v, h[e]++ and len(h).
+// reduceForms says, for each operator, what a kernel may do to an element
+// of a reduction array.
+var reduceForms = map[string]string{
+	"+":   "add to its elements (%[1]s[i] += v, %[1]s[i]++)",
+	"*":   "multiply its elements (%[1]s[i] *= v)",
+	"min": "lower its elements (%[1]s[i] = min(%[1]s[i], v))",
+	"max": "raise its elements (%[1]s[i] = max(%[1]s[i], v))",
+}
+
+// checkReduceArrays checks that a reduction array's only uses are its
+// operator's updates (h[e] += v and h[e]++; h[e] *= v; h[e] = min(h[e],
+// v); h[e] = max(h[e], v)) and len(h).
 func (g *gen) checkReduceArrays() {
 	info := g.p.info
 	for _, k := range g.kernels {
 		if len(k.reduceArrays) == 0 {
 			continue
 		}
-		allowed := map[*ast.Ident]bool{}
-		target := func(e ast.Expr) {
-			if ix, ok := ast.Unparen(e).(*ast.IndexExpr); ok {
-				if id, ok := ast.Unparen(ix.X).(*ast.Ident); ok {
-					allowed[id] = true
-				}
+		// arrayOf is the reduction array e indexes, and its identifier.
+		arrayOf := func(e ast.Expr) (*ast.IndexExpr, *ast.Ident, string) {
+			ix, ok := ast.Unparen(e).(*ast.IndexExpr)
+			if !ok {
+				return nil, nil, ""
 			}
+			id, ok := ast.Unparen(ix.X).(*ast.Ident)
+			if !ok {
+				return nil, nil, ""
+			}
+			v, _ := info.Uses[id].(*types.Var)
+			p := k.byObj[v]
+			if p == nil {
+				return nil, nil, ""
+			}
+			return ix, id, k.reduceArrays[p]
 		}
+		allowed := map[*ast.Ident]bool{}
 		ast.Inspect(k.decl.Body, func(n ast.Node) bool {
 			switch s := n.(type) {
 			case *ast.AssignStmt:
-				if s.Tok == token.ADD_ASSIGN {
-					target(s.Lhs[0])
+				ix, id, op := arrayOf(s.Lhs[0])
+				switch {
+				case op == "+" && s.Tok == token.ADD_ASSIGN, op == "*" && s.Tok == token.MUL_ASSIGN:
+					allowed[id] = true
+				case (op == "min" || op == "max") && s.Tok == token.ASSIGN && len(s.Lhs) == 1:
+					call, ok := ast.Unparen(s.Rhs[0]).(*ast.CallExpr)
+					if !ok || !isBuiltin(info, call, op) {
+						break
+					}
+					same := sameElement(info, call, ix)
+					if same == nil {
+						break
+					}
+					if len(call.Args) < 2 {
+						g.errs.add(call.Pos(), "%s(%s) has no other operand: it changes nothing", op, types.ExprString(same))
+					} else if !pureIndex(info, ix.Index) {
+						g.errs.add(ix.Index.Pos(), "%s is reduce(%s)=%s: its index in %s = %s(%s, v) may call nothing but conversions (the device evaluates it once)", id.Name, id.Name, op, types.ExprString(ix), op, types.ExprString(ix))
+					}
+					allowed[id] = true
+					allowed[ast.Unparen(same.X).(*ast.Ident)] = true
 				}
 			case *ast.IncDecStmt:
-				if s.Tok == token.INC {
-					target(s.X)
+				if _, id, op := arrayOf(s.X); op == "+" && s.Tok == token.INC {
+					allowed[id] = true
 				}
 			case *ast.CallExpr:
-				if id, ok := ast.Unparen(s.Fun).(*ast.Ident); ok && id.Name == "len" && info.Types[s.Fun].IsBuiltin() {
+				if isBuiltin(info, s, "len") {
 					if a, ok := ast.Unparen(s.Args[0]).(*ast.Ident); ok {
 						allowed[a] = true
 					}
@@ -92,64 +130,196 @@ func (g *gen) checkReduceArrays() {
 			}
 			return true
 		})
+		reported := map[int]bool{} // one error a line
 		ast.Inspect(k.decl.Body, func(n ast.Node) bool {
 			id, ok := n.(*ast.Ident)
 			if !ok {
 				return true
 			}
 			v, _ := info.Uses[id].(*types.Var)
-			if p := k.byObj[v]; p != nil && k.reduceArrays[p] != "" && !allowed[id] {
-				g.errs.add(id.Pos(), "%s is reduce(%s)=+: the kernel may only add to its elements (%s[i] += v, %s[i]++) and take its len", id.Name, id.Name, id.Name, id.Name)
+			if p := k.byObj[v]; p != nil && k.reduceArrays[p] != "" && !allowed[id] && !reported[g.p.fset.Position(id.Pos()).Line] {
+				reported[g.p.fset.Position(id.Pos()).Line] = true
+				op := k.reduceArrays[p]
+				g.errs.add(id.Pos(), "%s is reduce(%s)=%s: the kernel may only %s and take its len", id.Name, id.Name, op, fmt.Sprintf(reduceForms[op], id.Name))
 			}
 			return true
 		})
 	}
 }
 
+// isBuiltin reports whether call calls Go's built-in function name.
+func isBuiltin(info *types.Info, call *ast.CallExpr, name string) bool {
+	id, ok := ast.Unparen(call.Fun).(*ast.Ident)
+	return ok && id.Name == name && info.Types[call.Fun].IsBuiltin()
+}
+
+// sameElement returns the operand of min or max call that is element ix
+// of the same buffer at the same index (written the same way), if one is.
+func sameElement(info *types.Info, call *ast.CallExpr, ix *ast.IndexExpr) *ast.IndexExpr {
+	want := types.ExprString(ix)
+	for _, a := range call.Args {
+		if o, ok := ast.Unparen(a).(*ast.IndexExpr); ok && types.ExprString(o) == want {
+			if id, ok := ast.Unparen(o.X).(*ast.Ident); ok && info.Uses[id] == info.Uses[ast.Unparen(ix.X).(*ast.Ident)] {
+				return o
+			}
+		}
+	}
+	return nil
+}
+
+// minMaxOperands are the operands of call other than element ix.
+func minMaxOperands(info *types.Info, call *ast.CallExpr, ix *ast.IndexExpr) []ast.Expr {
+	same := sameElement(info, call, ix)
+	var rest []ast.Expr
+	for _, a := range call.Args {
+		if ast.Unparen(a) != same {
+			rest = append(rest, a)
+		}
+	}
+	return rest
+}
+
+// pureIndex reports whether e calls nothing but conversions and Go's
+// len, min and max: evaluating it twice gives the same value.
+func pureIndex(info *types.Info, e ast.Expr) bool {
+	pure := true
+	ast.Inspect(e, func(n ast.Node) bool {
+		if call, ok := n.(*ast.CallExpr); ok {
+			tv := info.Types[call.Fun]
+			if !tv.IsType() && !isBuiltin(info, call, "len") && !isBuiltin(info, call, "min") && !isBuiltin(info, call, "max") {
+				pure = false
+			}
+		}
+		return pure
+	})
+	return pure
+}
+
 func (c *cfunc) isReduceArray(p *param) bool {
 	return c.f.kernel != nil && c.f.kernel.reduceArrays[p] != ""
 }
 
-// reduceArrayAdd is h[e] += v (or h[e]++) on a reduction array: an atomic
-// add into the team's copy in local memory; an index outside its length
-// fails the check (unless proven in range), and adds nothing.
-func (c *cfunc) reduceArrayAdd(l ast.Expr, op token.Token, rhs func() string, r []ast.Expr) bool {
+// reduceArrayOf returns the reduction array l indexes, if it is one.
+func (c *cfunc) reduceArrayOf(l ast.Expr) (*ast.IndexExpr, *param) {
 	ix, ok := ast.Unparen(l).(*ast.IndexExpr)
 	if !ok || c.f.kernel == nil {
-		return false
+		return nil, nil
 	}
 	p := c.bufferOf(ix)
 	if p == nil || !c.isReduceArray(p) {
+		return nil, nil
+	}
+	return ix, p
+}
+
+// reduceArrayOpAssign is h[e] += v, h[e]++ or h[e] *= v on a reduction
+// array (checkReduceArrays allows only its own operator).
+func (c *cfunc) reduceArrayOpAssign(l ast.Expr, rhs func() string, r []ast.Expr) bool {
+	ix, p := c.reduceArrayOf(l)
+	if p == nil {
 		return false
 	}
-	t := p.t
+	c.reduceArrayUpdate(ix, p, func() string {
+		if len(r) > 0 {
+			return c.convertTo(r[0], p.t)
+		}
+		return rhs()
+	})
+	return true
+}
+
+// reduceArrayMinMax is h[e] = min(h[e], v, ...) (or max) on a reduction
+// array: the other operands' min (max) combined into h[e].
+func (c *cfunc) reduceArrayMinMax(s *ast.AssignStmt) bool {
+	ix, p := c.reduceArrayOf(s.Lhs[0])
+	if p == nil {
+		return false
+	}
+	call, ok := ast.Unparen(s.Rhs[0]).(*ast.CallExpr)
+	if !ok {
+		return false
+	}
+	others := minMaxOperands(c.info(), call, ix)
+	c.reduceArrayUpdate(ix, p, func() string {
+		h := c.pre.minmax(p.t, c.f.kernel.reduceArrays[p] == "min")
+		acc := c.convertTo(others[0], p.t)
+		for _, a := range others[1:] {
+			acc = h + "(" + acc + ", " + c.convertTo(a, p.t) + ")"
+		}
+		return acc
+	})
+	return true
+}
+
+// reduceArrayUpdate combines value() into element ix of the team's copy
+// of reduction array p with p's operator: atomically in local memory (on
+// a CPU device, where one work-item runs the team's points, in place); an
+// index outside its length fails the check (unless proven in range), and
+// changes nothing.
+func (c *cfunc) reduceArrayUpdate(ix *ast.IndexExpr, p *param, value func() string) {
+	op, t := c.f.kernel.reduceArrays[p], p.t
 	idx := c.newTmp()
 	c.line("{")
 	c.depth++
 	c.line("long %s = %s;", idx, c.index(ix.Index))
-	v := rhs()
-	if len(r) > 0 {
-		v = c.convertTo(r[0], t)
-	}
-	add := "atomic_add"
-	if t.bits() == 64 {
-		add = "gompt_atom_add64"
-		c.pre.need("gompt_atom64", atom64)
-	}
-	fail := ""
-	if !c.proven(ix) {
-		fail = fmt.Sprintf(" else %s(%s, %s, %s);", c.pre.fail(c.file.k), c.site(siteIndex, ix.Index.Pos()), idx, c.lens[p])
-	}
-	// On a CPU device one work-item per team runs the team's points (see
-	// reduceArrayEntry): a plain add.
+	c.line("if ((ulong)%s < (ulong)%s) {", idx, c.lens[p])
+	c.depth++
+	v := c.newTmp()
+	c.line("%s %s = %s;", t.c(), v, value())
+	elem := c.names[p.obj] + "[" + idx + "]"
 	c.b.WriteString("#ifdef GOMPT_CPU_DEVICE\n")
-	c.line("if ((ulong)%s < (ulong)%s) %s[%s] += (%s)(%s);%s", idx, c.lens[p], c.names[p.obj], idx, t.c(), v, fail)
+	c.line("%s = %s;", elem, combineC(op, t, c.pre, elem, v))
 	c.b.WriteString("#else\n")
-	c.line("if ((ulong)%s < (ulong)%s) %s(&%s[%s], (%s)(%s));%s", idx, c.lens[p], add, c.names[p.obj], idx, t.c(), v, fail)
+	c.line("%s(&%s, %s);", c.pre.reduceAtomic(op, t, "__local"), elem, v)
 	c.b.WriteString("#endif\n")
 	c.depth--
+	if c.proven(ix) {
+		c.line("}")
+	} else {
+		c.line("} else {")
+		c.line("  %s(%s, %s, %s);", c.pre.fail(c.file.k), c.site(siteIndex, ix.Index.Pos()), idx, c.lens[p])
+		c.line("}")
+	}
+	c.depth--
 	c.line("}")
-	return true
+}
+
+// reduceAtomic returns the helper that combines v into *a with operator
+// op, atomically, a in address space space (__local or __global): the
+// device's atomic for a 32-bit integer's +, min and max and a 64-bit
+// one's +, a compare-and-swap loop on the element's bits otherwise.
+func (p *prelude) reduceAtomic(op string, t scalar, space string) string {
+	opName := map[string]string{"+": "add", "*": "mul", "min": "min", "max": "max"}[op]
+	name := "gompt_reduce_" + opName + "_" + t.c() + "_" + strings.TrimPrefix(space, "__")
+	head := fmt.Sprintf("%s void %s(volatile %s %s *a, %s v) {\n", inl, name, space, t.c(), t.c())
+	switch {
+	case t.isInt() && t.bits() == 32 && op != "*":
+		return p.need(name, head+fmt.Sprintf("  atomic_%s(a, v);\n}", opName))
+	case t.isInt() && t.bits() == 64 && op == "+":
+		p.need("gompt_atom64", atom64)
+		return p.need(name, head+"  gompt_atom_add64(a, v);\n}")
+	}
+	u, cas, from, to := "uint", "atomic_cmpxchg", "(%s)", "(uint)"
+	if t.bits() == 64 {
+		u, cas, to = "ulong", "gompt_atom_cas64", "(ulong)"
+		p.need("gompt_atom64", atom64)
+	}
+	if t.isFloat() {
+		from, to = "as_"+t.c(), "as_"+u
+	} else {
+		from = fmt.Sprintf(from, t.c())
+	}
+	body := fmt.Sprintf(`  volatile %[1]s %[2]s *b = (volatile %[1]s %[2]s *)a;
+  %[2]s o = *b;
+  for (;;) {
+    %[2]s n = %[3]s(%[4]s);
+    if (n == o) return;
+    %[2]s w = %[5]s(b, o, n);
+    if (w == o) return;
+    o = w;
+  }
+}`, space, u, to, combineC(op, t, p, from+"(o)", "v"), cas)
+	return p.need(name, head+body)
 }
 
 // reduceArrayEntry is the entry of a kernel with reduction arrays: each
@@ -179,14 +349,10 @@ func (g *gen) reduceArrayEntry(k *kernel, pre *prelude) string {
 	n := "(long)" + names[k.dims[0]]
 	merge := func(lid, lsz string) {
 		for _, p := range arrays {
-			add := "atomic_add"
-			if p.t.bits() == 64 {
-				add = "gompt_atom_add64"
-				pre.need("gompt_atom64", atom64)
-			}
+			op := k.reduceArrays[p]
 			line("for (long gompt_l = %s; gompt_l < %d && gompt_l < gompt_len_%s; gompt_l += %s) {", lid, k.reduceLen[p], names[p], lsz)
 			line("  %s gompt_v = gompt_r_%s[gompt_l];", p.t.c(), names[p])
-			line("  if (gompt_v != 0) %s(&%s[gompt_l], gompt_v);", add, names[p])
+			line("  if (gompt_v != %s) %s(&%s[gompt_l], gompt_v);", identityC(op, p.t), pre.reduceAtomic(op, p.t, "__global"), names[p])
 			line("}")
 		}
 	}
@@ -199,7 +365,7 @@ func (g *gen) reduceArrayEntry(k *kernel, pre *prelude) string {
 	line("if (gompt_lid == 0) {")
 	w.depth++
 	for _, p := range arrays {
-		line("for (long gompt_l = 0; gompt_l < %d; gompt_l++) gompt_r_%s[gompt_l] = 0;", k.reduceLen[p], names[p])
+		line("for (long gompt_l = 0; gompt_l < %d; gompt_l++) gompt_r_%s[gompt_l] = %s;", k.reduceLen[p], names[p], identityC(k.reduceArrays[p], p.t))
 	}
 	line("long gompt_chunk = (%s - 1) / (long)get_num_groups(0) + 1;", n)
 	line("long gompt_lo = (long)get_group_id(0) * gompt_chunk;")
@@ -215,7 +381,7 @@ func (g *gen) reduceArrayEntry(k *kernel, pre *prelude) string {
 	line("}")
 	line("#else")
 	for _, p := range arrays {
-		line("for (long gompt_l = gompt_lid; gompt_l < %d; gompt_l += gompt_lsz) gompt_r_%s[gompt_l] = 0;", k.reduceLen[p], names[p])
+		line("for (long gompt_l = gompt_lid; gompt_l < %d; gompt_l += gompt_lsz) gompt_r_%s[gompt_l] = %s;", k.reduceLen[p], names[p], identityC(k.reduceArrays[p], p.t))
 	}
 	line("barrier(CLK_LOCAL_MEM_FENCE);")
 	line("for (long gompt_i0 = (long)get_global_id(0); gompt_i0 < %s; gompt_i0 += (long)get_global_size(0)) {", n)
@@ -233,9 +399,10 @@ func (g *gen) reduceArrayEntry(k *kernel, pre *prelude) string {
 }
 
 // reduceArraysHost makes the Go image's private copies of its reduction
-// arrays: buffer h's name then holds a slice of an array of the team's, and
-// the function returned writes the adds of the copies into the buffers
-// (atomic: teams run concurrently).
+// arrays, each element at its operator's identity: buffer h's name then
+// holds a slice of an array of the team's, and the function returned
+// combines the copies into the buffers (atomically: teams run at the same
+// time).
 func (g *gen) reduceArraysHost(w *goWriter, k *kernel) func() {
 	if len(k.reduceArrays) == 0 {
 		return func() {}
@@ -244,20 +411,23 @@ func (g *gen) reduceArraysHost(w *goWriter, k *kernel) func() {
 	for _, p := range k.args() {
 		if k.reduceArrays[p] != "" {
 			arrays = append(arrays, p)
-			w.p("gomptRB%s := %s", upperFirst(p.name), p.name)
-			w.p("var gomptRA%s [%d]%s", upperFirst(p.name), k.reduceLen[p], p.t.goName())
-			w.p("%s = gomptRA%s[:len(%s)]", p.name, upperFirst(p.name), p.name)
+			name := upperFirst(p.name)
+			w.p("gomptRB%s := %s", name, p.name)
+			w.p("var gomptRA%s [%d]%s", name, k.reduceLen[p], p.t.goName())
+			if id := goIdentity(w, k.reduceArrays[p], p.t); id != "0" {
+				w.p("for gomptI := range gomptRA%s {", name)
+				w.p("gomptRA%s[gomptI] = %s(%s)", name, p.t.goName(), id)
+				w.p("}")
+			}
+			w.p("%s = gomptRA%s[:len(%s)]", p.name, name, p.name)
 		}
 	}
 	return func() {
-		w.imports[atomicPkg] = "gomptatomic"
 		for _, p := range arrays {
+			op := k.reduceArrays[p]
 			name := upperFirst(p.name)
-			w.p("for gomptI, gomptV := range gomptRA%s[:len(gomptRB%s)] {", name, name)
-			w.p("if gomptV != 0 {")
-			w.p("gomptatomic.Add%s(&gomptRB%s[gomptI], gomptV)", upperFirst(p.t.goName()), name)
-			w.p("}")
-			w.p("}")
+			merge := map[string]string{"+": "MergeSum", "*": "MergeProd", "min": "MergeMin", "max": "MergeMax"}[op]
+			w.p("gomptrt.%s(gomptRB%s, gomptRA%s[:], %s(%s))", merge, name, name, p.t.goName(), goIdentity(w, op, p.t))
 		}
 	}
 }

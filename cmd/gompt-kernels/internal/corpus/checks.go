@@ -92,3 +92,12 @@ func TeamGather(t, th int, teams int, m int, idx, at []int, src []float32, out [
 func Bins(i int, n int, v []int, h []uint32) {
 	h[v[i]]++
 }
+
+// BinMin keeps the least w of each bin of lo, v the bins: an array
+// reduction with min (a compare-and-swap loop on a device) whose index
+// may fall outside lo.
+//
+//gompt:kernel dims=n reduce(lo)=min len(lo)=16
+func BinMin(i int, n int, v []int, w []float32, lo []float32) {
+	lo[v[i]] = min(w[i], lo[v[i]])
+}

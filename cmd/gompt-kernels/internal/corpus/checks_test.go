@@ -366,6 +366,33 @@ func TestBinsIndexOutOfRange(t *testing.T) {
 	}
 }
 
+// As TestBinsIndexOutOfRange, for a min: the failing point lowers nothing.
+func TestBinMinIndexOutOfRange(t *testing.T) {
+	const n = 20000
+	v, w := make([]int, n), make([]float32, n)
+	for i := range v {
+		v[i], w[i] = i%16, float32(i)
+	}
+	for _, dev := range devices() {
+		what := target.Describe(dev)
+		lo := filled(16, 1e9)
+		require.NoError(t, RunBinMin(target.Dev(dev), n, v, w, lo), what)
+		for b := range lo {
+			require.Equal(t, float32(b), lo[b], "%s: lo[%d]", what, b)
+		}
+		for _, bad := range badIndexes {
+			v[n-7] = bad.idx(16)
+			lo := filled(16, 1e9)
+			err := RunBinMin(target.Dev(dev), n, v, w, lo)
+			checkFault(t, err, "BinMin", posOf(t, "BinMin", "lo[v[i]] = min(w[i], lo[v[i]])"), bad.want(16), what)
+			if dev != target.InitialDevice {
+				assert.Equal(t, filled(16, 1e9), lo, "%s: lo after the failed construct", what)
+			}
+			v[n-7] = (n - 7) % 16
+		}
+	}
+}
+
 // Goroutines launching a checked kernel on one device at once, over
 // disjoint parts of one shared output: the launches with a bad index
 // fail with their own fault and leave their part as it was; the others,

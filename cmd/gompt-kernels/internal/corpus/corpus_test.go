@@ -157,6 +157,28 @@ var entries = []entry{
 		}
 		return [][]any{{n, v, make([]uint32, 256), make([]int64, 16)}}
 	}},
+	{k: ExtremesKernel, fn: Extremes, run: RunExtremes, ext: []int{0}, inputs: func() [][]any {
+		// The floats' edges (no NaN: which NaN a min or max of two gives
+		// depends on the order), many points on few bins, factors that
+		// wrap, and initial values the points must be combined with.
+		edges := []float64{0, math.Copysign(0, -1), math.Inf(1), math.Inf(-1), -1, 1, math.MaxFloat64, -math.MaxFloat64, 5e-324, 1e39, -1e39}
+		n := 1 << 15
+		v, k := make([]float64, n), make([]int32, n)
+		for i := range v {
+			v[i] = edges[(i*7+i/64)%len(edges)] * float64(1+i%3)
+			k[i] = int32(i*2654435761) >> 7
+		}
+		lo, hi := make([]float64, 64), make([]float32, 64)
+		for i := range lo {
+			lo[i], hi[i] = edges[i%len(edges)], float32(edges[(i+3)%len(edges)])
+		}
+		p, m, q := make([]uint32, 16), make([]uint32, 16), make([]int64, 16)
+		for i := range p {
+			p[i], m[i], q[i] = uint32(i)|1, uint32(i)<<28, math.MaxInt64-int64(i)
+		}
+		return [][]any{{n, v, k, lo, hi, p, m, q}}
+	}},
+	{k: FloatBinsKernel, fn: FloatBins, run: RunFloatBins, ext: []int{0}},
 	{k: AtomicMaxKernel, fn: AtomicMax, run: RunAtomicMax, ext: []int{0}, inputs: func() [][]any {
 		n := 1 << 14
 		v := make([]int32, n)

@@ -21,25 +21,47 @@ static void gompt_check_fail(__global long *f, int *stop, long site, long i, lon
 #define gompt_atom_add64(a, d) atom_add(a, d)
 #define gompt_atom_cas64(a, o, n) atom_cmpxchg(a, o, n)
 #endif
+static inline __attribute__((always_inline)) void gompt_reduce_add_long_global(volatile __global long *a, long v) {
+  gompt_atom_add64(a, v);
+}
+static inline __attribute__((always_inline)) void gompt_reduce_add_long_local(volatile __local long *a, long v) {
+  gompt_atom_add64(a, v);
+}
+static inline __attribute__((always_inline)) void gompt_reduce_add_uint_global(volatile __global uint *a, uint v) {
+  atomic_add(a, v);
+}
+static inline __attribute__((always_inline)) void gompt_reduce_add_uint_local(volatile __local uint *a, uint v) {
+  atomic_add(a, v);
+}
 
 static inline __attribute__((always_inline)) void gompt_body_Hist256(long i, long n, __global const uchar *v, long gompt_len_v_, __local uint *h, long gompt_len_h_, __local long *s, long gompt_len_s_, __global long *gompt_fault, int *gompt_stop) {
   uchar b = v[i];
   {
     long gompt_t1 = (long)(b);
+    if ((ulong)gompt_t1 < (ulong)gompt_len_h_) {
+      uint gompt_t2 = 1;
 #ifdef GOMPT_CPU_DEVICE
-    if ((ulong)gompt_t1 < (ulong)gompt_len_h_) h[gompt_t1] += (uint)(1); else gompt_check_fail(gompt_fault, gompt_stop, 1L, gompt_t1, gompt_len_h_);
+      h[gompt_t1] = (h[gompt_t1] + gompt_t2);
 #else
-    if ((ulong)gompt_t1 < (ulong)gompt_len_h_) atomic_add(&h[gompt_t1], (uint)(1)); else gompt_check_fail(gompt_fault, gompt_stop, 1L, gompt_t1, gompt_len_h_);
+      gompt_reduce_add_uint_local(&h[gompt_t1], gompt_t2);
 #endif
+    } else {
+      gompt_check_fail(gompt_fault, gompt_stop, 1L, gompt_t1, gompt_len_h_);
+    }
   }
   if (*gompt_stop) return;
   {
-    long gompt_t2 = (long)(((uchar)(b % ((uchar)16U))));
+    long gompt_t3 = (long)(((uchar)(b % ((uchar)16U))));
+    if ((ulong)gompt_t3 < (ulong)gompt_len_s_) {
+      long gompt_t4 = ((long)((ulong)((long)b) - (ulong)(3L)));
 #ifdef GOMPT_CPU_DEVICE
-    if ((ulong)gompt_t2 < (ulong)gompt_len_s_) s[gompt_t2] += (long)(((long)((ulong)((long)b) - (ulong)(3L)))); else gompt_check_fail(gompt_fault, gompt_stop, 2L, gompt_t2, gompt_len_s_);
+      s[gompt_t3] = ((long)((ulong)s[gompt_t3] + (ulong)gompt_t4));
 #else
-    if ((ulong)gompt_t2 < (ulong)gompt_len_s_) gompt_atom_add64(&s[gompt_t2], (long)(((long)((ulong)((long)b) - (ulong)(3L))))); else gompt_check_fail(gompt_fault, gompt_stop, 2L, gompt_t2, gompt_len_s_);
+      gompt_reduce_add_long_local(&s[gompt_t3], gompt_t4);
 #endif
+    } else {
+      gompt_check_fail(gompt_fault, gompt_stop, 2L, gompt_t3, gompt_len_s_);
+    }
   }
   if (*gompt_stop) return;
 }
@@ -54,8 +76,8 @@ __kernel void gompt_Hist256(long n, __global const uchar *v, __global uint *h, _
   long gompt_lid = (long)get_local_id(0), gompt_lsz = (long)get_local_size(0);
   #ifdef GOMPT_CPU_DEVICE
   if (gompt_lid == 0) {
-    for (long gompt_l = 0; gompt_l < 256; gompt_l++) gompt_r_h[gompt_l] = 0;
-    for (long gompt_l = 0; gompt_l < 16; gompt_l++) gompt_r_s[gompt_l] = 0;
+    for (long gompt_l = 0; gompt_l < 256; gompt_l++) gompt_r_h[gompt_l] = ((uint)0);
+    for (long gompt_l = 0; gompt_l < 16; gompt_l++) gompt_r_s[gompt_l] = ((long)0);
     long gompt_chunk = ((long)n - 1) / (long)get_num_groups(0) + 1;
     long gompt_lo = (long)get_group_id(0) * gompt_chunk;
     long gompt_hi = gompt_lo + gompt_chunk < (long)n ? gompt_lo + gompt_chunk : (long)n;
@@ -65,16 +87,16 @@ __kernel void gompt_Hist256(long n, __global const uchar *v, __global uint *h, _
     }
     for (long gompt_l = 0; gompt_l < 256 && gompt_l < gompt_len_h; gompt_l += 1) {
       uint gompt_v = gompt_r_h[gompt_l];
-      if (gompt_v != 0) atomic_add(&h[gompt_l], gompt_v);
+      if (gompt_v != ((uint)0)) gompt_reduce_add_uint_global(&h[gompt_l], gompt_v);
     }
     for (long gompt_l = 0; gompt_l < 16 && gompt_l < gompt_len_s; gompt_l += 1) {
       long gompt_v = gompt_r_s[gompt_l];
-      if (gompt_v != 0) gompt_atom_add64(&s[gompt_l], gompt_v);
+      if (gompt_v != ((long)0)) gompt_reduce_add_long_global(&s[gompt_l], gompt_v);
     }
   }
   #else
-  for (long gompt_l = gompt_lid; gompt_l < 256; gompt_l += gompt_lsz) gompt_r_h[gompt_l] = 0;
-  for (long gompt_l = gompt_lid; gompt_l < 16; gompt_l += gompt_lsz) gompt_r_s[gompt_l] = 0;
+  for (long gompt_l = gompt_lid; gompt_l < 256; gompt_l += gompt_lsz) gompt_r_h[gompt_l] = ((uint)0);
+  for (long gompt_l = gompt_lid; gompt_l < 16; gompt_l += gompt_lsz) gompt_r_s[gompt_l] = ((long)0);
   barrier(CLK_LOCAL_MEM_FENCE);
   for (long gompt_i0 = (long)get_global_id(0); gompt_i0 < (long)n; gompt_i0 += (long)get_global_size(0)) {
     gompt_body_Hist256(gompt_i0, n, v, gompt_len_v, gompt_r_h, gompt_len_h, gompt_r_s, gompt_len_s, gompt_fault, gompt_stop);
@@ -83,11 +105,11 @@ __kernel void gompt_Hist256(long n, __global const uchar *v, __global uint *h, _
   barrier(CLK_LOCAL_MEM_FENCE);
   for (long gompt_l = gompt_lid; gompt_l < 256 && gompt_l < gompt_len_h; gompt_l += gompt_lsz) {
     uint gompt_v = gompt_r_h[gompt_l];
-    if (gompt_v != 0) atomic_add(&h[gompt_l], gompt_v);
+    if (gompt_v != ((uint)0)) gompt_reduce_add_uint_global(&h[gompt_l], gompt_v);
   }
   for (long gompt_l = gompt_lid; gompt_l < 16 && gompt_l < gompt_len_s; gompt_l += gompt_lsz) {
     long gompt_v = gompt_r_s[gompt_l];
-    if (gompt_v != 0) gompt_atom_add64(&s[gompt_l], gompt_v);
+    if (gompt_v != ((long)0)) gompt_reduce_add_long_global(&s[gompt_l], gompt_v);
   }
   #endif
 }

@@ -265,6 +265,83 @@ func RunAtomicMax(dev gompttarget.DeviceClause, n int, v []int32, m32 []int32, m
 		Args: []gompttarget.Arg{gompttarget.Int(n), gompttarget.Slice(v), gompttarget.Slice(m32), gompttarget.Slice(m64), gompttarget.Slice(u32), gompttarget.Slice(i64), gompttarget.Slice(hits)}})
 }
 
+// BinMinKernel is the gompt map kernel of BinMin (checks.go:101:1), over [0, n).
+var BinMinKernel = &gomptdevice.Kernel{
+	Name: "BinMin",
+	Params: []gomptdevice.Param{
+		{Name: "n", Kind: gomptdevice.ParamInt64},
+		{Name: "v", Kind: gomptdevice.ParamBuffer, Elem: gomptdevice.ParamInt64, Len: "n"},
+		{Name: "w", Kind: gomptdevice.ParamBuffer, Elem: gomptdevice.ParamFloat32, Len: "n"},
+		{Name: "lo", Kind: gomptdevice.ParamBuffer, Elem: gomptdevice.ParamFloat32, Len: "16"},
+	},
+	Dims: 1,
+	Faults: []gomptdevice.FaultSite{
+		{Kind: gomptdevice.FaultIndex, Pos: "checks.go:102"},
+	},
+	Images: []gomptdevice.Image{
+		{Kind: gomptdevice.ImageHost, Entry: "gompt_BinMin", Host: gomptHostBinMin},
+		{Kind: gomptdevice.ImageOpenCL, Entry: "gompt_BinMin", Source: gomptCLBinMin, Options: "-cl-fp32-correctly-rounded-divide-sqrt"},
+		{Kind: gomptdevice.ImagePTX, Entry: "gompt_BinMin", Source: gomptPTXBinMin},
+	},
+	Sample: gomptSampleBinMin,
+}
+
+//go:embed gompt_BinMin.cl
+var gomptCLBinMin string
+
+//go:embed gompt_BinMin.ptx
+var gomptPTXBinMin string
+
+// gomptHostBinMin is BinMinKernel's Go image: the body of BinMin at each point of the team's range.
+func gomptHostBinMin(gomptA *gomptdevice.HostArgs, gomptR gomptdevice.Range, _, _ int) {
+	n := gomptA.Int(0)
+	v := gomptrt.View[int](gomptA.Bufs[1], gomptrt.Len(n))
+	w := gomptrt.View[float32](gomptA.Bufs[2], gomptrt.Len(n))
+	lo := gomptrt.View[float32](gomptA.Bufs[3], gomptrt.Len(16))
+	gomptRBLo := lo
+	var gomptRALo [16]float32
+	for gomptI := range gomptRALo {
+		gomptRALo[gomptI] = float32(gomptmath.Inf(1))
+	}
+	lo = gomptRALo[:len(lo)]
+	gomptPV := unsafe.Pointer(unsafe.SliceData(v))
+	gomptPW := unsafe.Pointer(unsafe.SliceData(w))
+	gomptLo0, gomptHi0 := gomptR.Clamp(0, n)
+	for i := gomptLo0; i < gomptHi0; i++ {
+//line checks.go:102
+		lo[*(*int)(unsafe.Add(gomptPV, i*8))] = min(*(*float32)(unsafe.Add(gomptPW, i*4)), lo[*(*int)(unsafe.Add(gomptPV, i*8))])
+//line gompt_kernels.go:314
+	}
+	gomptrt.MergeMin(gomptRBLo, gomptRALo[:], float32(gomptmath.Inf(1)))
+	_ = n
+}
+
+// gomptSampleBinMin is BinMinKernel's Sample: about n points, random arguments. Tol 0: every device gives the Go function's bits.
+func gomptSampleBinMin(gomptN int, gomptSeed int64) gomptdevice.Sample {
+	gomptR := gomptrt.Rand("BinMin", gomptN, gomptSeed)
+	gomptExt := gomptrt.Extents(gomptN, 1)
+	n := gomptExt[0]
+	return gomptdevice.Sample{
+		Shape: gomptdevice.Shape{Size: gomptExt},
+		Bufs:  [][]byte{nil, gomptrt.Ints[int](gomptR, gomptrt.Len(n), 0, 16), gomptrt.Floats[float32](gomptR, gomptrt.Len(n), 0.5, 1.5), gomptrt.Floats[float32](gomptR, gomptrt.Len(16), 0.5, 1.5)},
+		Args:  []gomptdevice.Arg{gomptrt.Int(int64(n)), {}, {}, {}},
+	}
+}
+
+// RunBinMin runs BinMinKernel (BinMin) on device dev over [0, n), mapping each slice by how the kernel uses it:
+// v to, w to, lo tofrom.
+func RunBinMin(dev gompttarget.DeviceClause, n int, v []int, w []float32, lo []float32) error {
+	if n <= 0 {
+		return nil
+	}
+	v = gomptrt.Head(v, gomptrt.Len(n))
+	w = gomptrt.Head(w, gomptrt.Len(n))
+	lo = gomptrt.Head(lo, gomptrt.Len(16))
+	return gompttarget.Target(gompttarget.Region{Device: dev, Kernel: BinMinKernel, Shape: gompttarget.Shape{Size: [3]int{n, 1, 1}, Teams: gomptrt.Teams(n), Threads: gomptrt.MaxThreads},
+		Maps: []gompttarget.Map{gompttarget.To(v), gompttarget.To(w), gompttarget.ToFrom(lo)},
+		Args: []gompttarget.Arg{gompttarget.Int(n), gompttarget.Slice(v), gompttarget.Slice(w), gompttarget.Slice(lo)}})
+}
+
 // BinsKernel is the gompt map kernel of Bins (checks.go:92:1), over [0, n).
 var BinsKernel = &gomptdevice.Kernel{
 	Name: "Bins",
@@ -304,13 +381,9 @@ func gomptHostBins(gomptA *gomptdevice.HostArgs, gomptR gomptdevice.Range, _, _ 
 	for i := gomptLo0; i < gomptHi0; i++ {
 //line checks.go:93
 		h[*(*int)(unsafe.Add(gomptPV, i*8))]++
-//line gompt_kernels.go:308
+//line gompt_kernels.go:385
 	}
-	for gomptI, gomptV := range gomptRAH[:len(gomptRBH)] {
-		if gomptV != 0 {
-			gomptatomic.AddUint32(&gomptRBH[gomptI], gomptV)
-		}
-	}
+	gomptrt.MergeSum(gomptRBH, gomptRAH[:], uint32(0))
 	_ = n
 }
 
@@ -383,49 +456,49 @@ func gomptHostBox3D(gomptA *gomptdevice.HostArgs, gomptR gomptdevice.Range, _, _
 			for x := gomptLo0; x < gomptHi0; x++ {
 //line dims.go:20
 				var s float64
-//line gompt_kernels.go:387
+//line gompt_kernels.go:460
 //line dims.go:21
 				cnt := int(0)
-//line gompt_kernels.go:390
+//line gompt_kernels.go:463
 //line dims.go:22
 				for dz := int(-1); dz <= int(1); dz++ {
-//line gompt_kernels.go:393
+//line gompt_kernels.go:466
 //line dims.go:23
 					for dy := int(-1); dy <= int(1); dy++ {
-//line gompt_kernels.go:396
+//line gompt_kernels.go:469
 //line dims.go:24
 						for dx := int(-1); dx <= int(1); dx++ {
-//line gompt_kernels.go:399
+//line gompt_kernels.go:472
 //line dims.go:25
 							u, v, t := (x + dx), (y + dy), (z + dz)
-//line gompt_kernels.go:402
+//line gompt_kernels.go:475
 //line dims.go:26
 							if (((((u < int(0)) || (v < int(0))) || (t < int(0))) || (u >= nx)) || (v >= ny)) || (t >= nz) {
-//line gompt_kernels.go:405
+//line gompt_kernels.go:478
 //line dims.go:27
 								continue
-//line gompt_kernels.go:408
+//line gompt_kernels.go:481
 //line dims.go:26
 							}
-//line gompt_kernels.go:411
+//line gompt_kernels.go:484
 //line dims.go:29
 							s += in[((((t * ny) + v) * nx) + u)]
-//line gompt_kernels.go:414
+//line gompt_kernels.go:487
 //line dims.go:30
 							cnt++
-//line gompt_kernels.go:417
+//line gompt_kernels.go:490
 //line dims.go:24
 						}
-//line gompt_kernels.go:420
+//line gompt_kernels.go:493
 //line dims.go:23
 					}
-//line gompt_kernels.go:423
+//line gompt_kernels.go:496
 //line dims.go:22
 				}
-//line gompt_kernels.go:426
+//line gompt_kernels.go:499
 //line dims.go:34
 				*(*float64)(unsafe.Add(gomptPOut, ((((z*nx)*ny)+(y*nx))+x)*8)) = (s / float64(cnt))
-//line gompt_kernels.go:429
+//line gompt_kernels.go:502
 			}
 		}
 	}
@@ -492,82 +565,82 @@ func gomptHostClassify(gomptA *gomptdevice.HostArgs, gomptR gomptdevice.Range, _
 	for i := gomptLo0; i < gomptHi0; i++ {
 //line floats.go:66
 		x := *(*float64)(unsafe.Add(gomptPA, i*8))
-//line gompt_kernels.go:496
+//line gompt_kernels.go:569
 //line floats.go:67
 		o := (int(8) * i)
-//line gompt_kernels.go:499
+//line gompt_kernels.go:572
 //line floats.go:68
 		var flags uint64
-//line gompt_kernels.go:502
+//line gompt_kernels.go:575
 //line floats.go:69
 		if gomptmath.IsNaN(x) {
-//line gompt_kernels.go:505
+//line gompt_kernels.go:578
 //line floats.go:70
 			flags |= uint64(1)
-//line gompt_kernels.go:508
+//line gompt_kernels.go:581
 //line floats.go:69
 		}
-//line gompt_kernels.go:511
+//line gompt_kernels.go:584
 //line floats.go:72
 		if gomptmath.IsInf(x, int(1)) {
-//line gompt_kernels.go:514
+//line gompt_kernels.go:587
 //line floats.go:73
 			flags |= uint64(2)
-//line gompt_kernels.go:517
+//line gompt_kernels.go:590
 //line floats.go:72
 		}
-//line gompt_kernels.go:520
+//line gompt_kernels.go:593
 //line floats.go:75
 		if gomptmath.IsInf(x, int(-1)) {
-//line gompt_kernels.go:523
+//line gompt_kernels.go:596
 //line floats.go:76
 			flags |= uint64(4)
-//line gompt_kernels.go:526
+//line gompt_kernels.go:599
 //line floats.go:75
 		}
-//line gompt_kernels.go:529
+//line gompt_kernels.go:602
 //line floats.go:78
 		if gomptmath.IsInf(x, int(0)) {
-//line gompt_kernels.go:532
+//line gompt_kernels.go:605
 //line floats.go:79
 			flags |= uint64(8)
-//line gompt_kernels.go:535
+//line gompt_kernels.go:608
 //line floats.go:78
 		}
-//line gompt_kernels.go:538
+//line gompt_kernels.go:611
 //line floats.go:81
 		if gomptmath.Signbit(x) {
-//line gompt_kernels.go:541
+//line gompt_kernels.go:614
 //line floats.go:82
 			flags |= uint64(16)
-//line gompt_kernels.go:544
+//line gompt_kernels.go:617
 //line floats.go:81
 		}
-//line gompt_kernels.go:547
+//line gompt_kernels.go:620
 //line floats.go:84
 		*(*uint64)(unsafe.Add(gomptPOut, o*8)) = flags
-//line gompt_kernels.go:550
+//line gompt_kernels.go:623
 //line floats.go:85
 		*(*uint64)(unsafe.Add(gomptPOut, (o+int(1))*8)) = gomptmath.Float64bits(x)
-//line gompt_kernels.go:553
+//line gompt_kernels.go:626
 //line floats.go:86
 		*(*uint64)(unsafe.Add(gomptPOut, (o+int(2))*8)) = uint64(gomptmath.Float32bits(float32(x)))
-//line gompt_kernels.go:556
+//line gompt_kernels.go:629
 //line floats.go:87
 		*(*uint64)(unsafe.Add(gomptPOut, (o+int(3))*8)) = (gomptmath.Float64bits(gomptmath.Inf(int(1))) ^ gomptmath.Float64bits(gomptmath.Inf(int(-1))))
-//line gompt_kernels.go:559
+//line gompt_kernels.go:632
 //line floats.go:88
 		*(*uint64)(unsafe.Add(gomptPOut, (o+int(4))*8)) = gomptmath.Float64bits(gomptmath.NaN())
-//line gompt_kernels.go:562
+//line gompt_kernels.go:635
 //line floats.go:89
 		*(*uint64)(unsafe.Add(gomptPOut, (o+int(5))*8)) = gomptmath.Float64bits(gomptmath.Float64frombits((gomptmath.Float64bits(x) ^ uint64(9223372036854775808))))
-//line gompt_kernels.go:565
+//line gompt_kernels.go:638
 //line floats.go:90
 		*(*uint64)(unsafe.Add(gomptPOut, (o+int(6))*8)) = uint64(gomptmath.Float32bits(gomptmath.Float32frombits((uint32(i) | uint32(1065353216)))))
-//line gompt_kernels.go:568
+//line gompt_kernels.go:641
 //line floats.go:91
 		*(*uint64)(unsafe.Add(gomptPOut, (o+int(7))*8)) = gomptmath.Float64bits((x * float64(0.0)))
-//line gompt_kernels.go:571
+//line gompt_kernels.go:644
 	}
 	_ = n
 }
@@ -632,214 +705,214 @@ gomptPoint0:
 	for i := gomptLo0; i < gomptHi0; i++ {
 //line control.go:10
 		x := int64(*(*int32)(unsafe.Add(gomptPA, i*4)))
-//line gompt_kernels.go:636
+//line gompt_kernels.go:709
 //line control.go:11
 		var acc int64
-//line gompt_kernels.go:639
+//line gompt_kernels.go:712
 //line control.go:12
 		var flag bool
-//line gompt_kernels.go:642
+//line gompt_kernels.go:715
 //line control.go:15
 		for j := int(0); j < int(10); j++ {
-//line gompt_kernels.go:645
+//line gompt_kernels.go:718
 //line control.go:16
 			if j == int(2) {
-//line gompt_kernels.go:648
+//line gompt_kernels.go:721
 //line control.go:17
 				continue
-//line gompt_kernels.go:651
+//line gompt_kernels.go:724
 //line control.go:16
 			}
-//line gompt_kernels.go:654
+//line gompt_kernels.go:727
 //line control.go:19
 			if int64(j) > ((x % int64(7)) + int64(3)) {
-//line gompt_kernels.go:657
+//line gompt_kernels.go:730
 //line control.go:20
 				break
-//line gompt_kernels.go:660
+//line gompt_kernels.go:733
 //line control.go:19
 			}
-//line gompt_kernels.go:663
+//line gompt_kernels.go:736
 //line control.go:22
 			acc += int64(j)
-//line gompt_kernels.go:666
+//line gompt_kernels.go:739
 //line control.go:15
 		}
-//line gompt_kernels.go:669
+//line gompt_kernels.go:742
 //line control.go:25
 		k := x
-//line gompt_kernels.go:672
+//line gompt_kernels.go:745
 //line control.go:26
 		for k > int64(100) {
-//line gompt_kernels.go:675
+//line gompt_kernels.go:748
 //line control.go:27
 			k /= int64(3)
-//line gompt_kernels.go:678
+//line gompt_kernels.go:751
 //line control.go:26
 		}
-//line gompt_kernels.go:681
+//line gompt_kernels.go:754
 //line control.go:29
 		for {
-//line gompt_kernels.go:684
+//line gompt_kernels.go:757
 //line control.go:30
 			k++
-//line gompt_kernels.go:687
+//line gompt_kernels.go:760
 //line control.go:31
 			if (k % int64(5)) == int64(0) {
-//line gompt_kernels.go:690
+//line gompt_kernels.go:763
 //line control.go:32
 				break
-//line gompt_kernels.go:693
+//line gompt_kernels.go:766
 //line control.go:31
 			}
-//line gompt_kernels.go:696
+//line gompt_kernels.go:769
 //line control.go:29
 		}
-//line gompt_kernels.go:699
+//line gompt_kernels.go:772
 //line control.go:35
 		acc = ((acc * int64(1000)) + k)
-//line gompt_kernels.go:702
+//line gompt_kernels.go:775
 //line control.go:38
 	outer:
-//line gompt_kernels.go:705
+//line gompt_kernels.go:778
 //line control.go:39
 		for j := range int(6) {
-//line gompt_kernels.go:708
+//line gompt_kernels.go:781
 //line control.go:40
 			switch {
-//line gompt_kernels.go:711
+//line gompt_kernels.go:784
 //line control.go:40
 			case (j == int(1)):
-//line gompt_kernels.go:714
+//line gompt_kernels.go:787
 //line control.go:42
 				acc += int64(7)
-//line gompt_kernels.go:717
+//line gompt_kernels.go:790
 //line control.go:43
 				break
-//line gompt_kernels.go:720
+//line gompt_kernels.go:793
 //line control.go:40
 			case (j == int((x % int64(4)))):
-//line gompt_kernels.go:723
+//line gompt_kernels.go:796
 //line control.go:45
 				continue outer
-//line gompt_kernels.go:726
+//line gompt_kernels.go:799
 //line control.go:40
 			default:
-//line gompt_kernels.go:729
+//line gompt_kernels.go:802
 //line control.go:47
 				acc -= int64(1)
-//line gompt_kernels.go:732
+//line gompt_kernels.go:805
 //line control.go:40
 			}
-//line gompt_kernels.go:735
+//line gompt_kernels.go:808
 //line control.go:49
 			for m := range int64(3) {
-//line gompt_kernels.go:738
+//line gompt_kernels.go:811
 //line control.go:50
 				if m == int64(1) {
-//line gompt_kernels.go:741
+//line gompt_kernels.go:814
 //line control.go:51
 					continue outer
-//line gompt_kernels.go:744
+//line gompt_kernels.go:817
 //line control.go:50
 				}
-//line gompt_kernels.go:747
+//line gompt_kernels.go:820
 //line control.go:53
 				acc += (m + int64(1))
-//line gompt_kernels.go:750
+//line gompt_kernels.go:823
 //line control.go:49
 			}
-//line gompt_kernels.go:753
+//line gompt_kernels.go:826
 //line control.go:39
 		}
-//line gompt_kernels.go:756
+//line gompt_kernels.go:829
 //line control.go:57
 		switch r := (x % int64(6)); r {
-//line gompt_kernels.go:759
+//line gompt_kernels.go:832
 //line control.go:57
 		case int64(0), int64(3):
-//line gompt_kernels.go:762
+//line gompt_kernels.go:835
 //line control.go:59
 			acc *= int64(3)
-//line gompt_kernels.go:765
+//line gompt_kernels.go:838
 //line control.go:57
 		default:
-//line gompt_kernels.go:768
+//line gompt_kernels.go:841
 //line control.go:61
 			flag = true
-//line gompt_kernels.go:771
+//line gompt_kernels.go:844
 //line control.go:57
 		case int64(1):
-//line gompt_kernels.go:774
+//line gompt_kernels.go:847
 //line control.go:63
 			acc -= int64(100)
-//line gompt_kernels.go:777
+//line gompt_kernels.go:850
 //line control.go:57
 		}
-//line gompt_kernels.go:780
+//line gompt_kernels.go:853
 //line control.go:66
 		p, q := acc, x
-//line gompt_kernels.go:783
+//line gompt_kernels.go:856
 //line control.go:67
 		p, q = q, p
-//line gompt_kernels.go:786
+//line gompt_kernels.go:859
 //line control.go:68
 		if q := (p + int64(1)); q > int64(0) {
-//line gompt_kernels.go:789
+//line gompt_kernels.go:862
 //line control.go:69
 			acc += q
-//line gompt_kernels.go:792
+//line gompt_kernels.go:865
 //line control.go:68
 		} else if q < int64(-10) {
-//line gompt_kernels.go:795
+//line gompt_kernels.go:868
 //line control.go:71
 			acc -= q
-//line gompt_kernels.go:798
+//line gompt_kernels.go:871
 //line control.go:68
 		} else {
-//line gompt_kernels.go:801
+//line gompt_kernels.go:874
 //line control.go:73
 			acc ^= q
-//line gompt_kernels.go:804
+//line gompt_kernels.go:877
 //line control.go:68
 		}
-//line gompt_kernels.go:807
+//line gompt_kernels.go:880
 //line control.go:75
 		{
-//line gompt_kernels.go:810
+//line gompt_kernels.go:883
 //line control.go:76
 			x := (x * int64(2))
-//line gompt_kernels.go:813
+//line gompt_kernels.go:886
 //line control.go:77
 			acc += x
-//line gompt_kernels.go:816
+//line gompt_kernels.go:889
 //line control.go:75
 		}
-//line gompt_kernels.go:819
+//line gompt_kernels.go:892
 //line control.go:79
 		if flag {
-//line gompt_kernels.go:822
+//line gompt_kernels.go:895
 //line control.go:80
 			acc = (-acc)
-//line gompt_kernels.go:825
+//line gompt_kernels.go:898
 //line control.go:79
 		}
-//line gompt_kernels.go:828
+//line gompt_kernels.go:901
 //line control.go:82
 		*(*int64)(unsafe.Add(gomptPOut, i*8)) = (acc + q)
-//line gompt_kernels.go:831
+//line gompt_kernels.go:904
 //line control.go:83
 		if x < int64(0) {
-//line gompt_kernels.go:834
+//line gompt_kernels.go:907
 //line control.go:84
 			continue gomptPoint0
-//line gompt_kernels.go:837
+//line gompt_kernels.go:910
 //line control.go:83
 		}
-//line gompt_kernels.go:840
+//line gompt_kernels.go:913
 //line control.go:86
 		*(*int64)(unsafe.Add(gomptPOut, i*8))++
-//line gompt_kernels.go:843
+//line gompt_kernels.go:916
 	}
 	_ = n
 }
@@ -929,85 +1002,85 @@ func gomptLanesConv(gomptX0, gomptW int, i int, m int, n int, k int, w []float32
 	gomptL3T := gomptL3TA[:gomptW:gomptW]
 //line lockstep.go:10
 	if k <= int(0) {
-//line gompt_kernels.go:933
+//line gompt_kernels.go:1006
 //line lockstep.go:11
 		return
-//line gompt_kernels.go:936
+//line gompt_kernels.go:1009
 //line lockstep.go:10
 	}
-//line gompt_kernels.go:939
+//line gompt_kernels.go:1012
 //line lockstep.go:13
 	for gomptJ := 0; gomptJ < gomptW; gomptJ++ {
-//line gompt_kernels.go:942
+//line gompt_kernels.go:1015
 		gomptL1Acc[gomptJ] = float32(0)
 		gomptL2Peak[gomptJ] = float32(0)
 //line lockstep.go:13
 	}
-//line gompt_kernels.go:947
+//line gompt_kernels.go:1020
 //line lockstep.go:14
 	for p := int(0); p < k; p++ {
-//line gompt_kernels.go:950
+//line gompt_kernels.go:1023
 //line lockstep.go:15
 		gomptU1 := *(*float32)(unsafe.Add(gomptPW, p*4))
-//line gompt_kernels.go:953
+//line gompt_kernels.go:1026
 //line lockstep.go:15
 		gomptU2 := (i * n)
-//line gompt_kernels.go:956
+//line gompt_kernels.go:1029
 //line lockstep.go:15
 		for gomptJ := 0; gomptJ < gomptW; gomptJ++ {
-//line gompt_kernels.go:959
+//line gompt_kernels.go:1032
 //line lockstep.go:15
 			j := gomptX0 + gomptJ
-//line gompt_kernels.go:962
+//line gompt_kernels.go:1035
 			gomptL3T[gomptJ] = (gomptU1 * in[(gomptU2+((j+p)%n))])
 //line lockstep.go:15
 		}
-//line gompt_kernels.go:966
+//line gompt_kernels.go:1039
 //line lockstep.go:16
 		for gomptJ := 0; gomptJ < gomptW; gomptJ++ {
-//line gompt_kernels.go:969
+//line gompt_kernels.go:1042
 //line lockstep.go:16
 			gomptL1Acc[gomptJ] += gomptL3T[gomptJ]
-//line gompt_kernels.go:972
+//line gompt_kernels.go:1045
 //line lockstep.go:16
 		}
-//line gompt_kernels.go:975
+//line gompt_kernels.go:1048
 //line lockstep.go:17
 		for gomptJ := 0; gomptJ < gomptW; gomptJ++ {
-//line gompt_kernels.go:978
+//line gompt_kernels.go:1051
 //line lockstep.go:17
 			if gomptL3T[gomptJ] > gomptL2Peak[gomptJ] {
-//line gompt_kernels.go:981
+//line gompt_kernels.go:1054
 //line lockstep.go:18
 				gomptL2Peak[gomptJ] = gomptL3T[gomptJ]
-//line gompt_kernels.go:984
+//line gompt_kernels.go:1057
 //line lockstep.go:17
 			}
-//line gompt_kernels.go:987
+//line gompt_kernels.go:1060
 //line lockstep.go:17
 		}
-//line gompt_kernels.go:990
+//line gompt_kernels.go:1063
 //line lockstep.go:14
 	}
-//line gompt_kernels.go:993
+//line gompt_kernels.go:1066
 //line lockstep.go:21
 	gomptU3 := (i * n)
-//line gompt_kernels.go:996
+//line gompt_kernels.go:1069
 //line lockstep.go:21
 	gomptU4 := unsafe.Add(gomptPOut, (gomptU3+gomptX0)*4)
-//line gompt_kernels.go:999
+//line gompt_kernels.go:1072
 //line lockstep.go:21
 	gomptU5 := unsafe.Add(gomptPIn, (gomptU3+gomptX0)*4)
-//line gompt_kernels.go:1002
+//line gompt_kernels.go:1075
 //line lockstep.go:21
 	for gomptJ := 0; gomptJ < gomptW; gomptJ++ {
-//line gompt_kernels.go:1005
+//line gompt_kernels.go:1078
 //line lockstep.go:21
 		*(*float32)(unsafe.Add(gomptU4, gomptJ*4)) = ((gomptL1Acc[gomptJ] - gomptL2Peak[gomptJ]) + *(*float32)(unsafe.Add(gomptU5, gomptJ*4)))
-//line gompt_kernels.go:1008
+//line gompt_kernels.go:1081
 //line lockstep.go:21
 	}
-//line gompt_kernels.go:1011
+//line gompt_kernels.go:1084
 	_ = gomptL1Acc
 	_ = gomptL2Peak
 	_ = gomptL3T
@@ -1079,34 +1152,34 @@ func gomptHostConversions(gomptA *gomptdevice.HostArgs, gomptR gomptdevice.Range
 	for i := gomptLo0; i < gomptHi0; i++ {
 //line ints.go:120
 		x, y := *(*int64)(unsafe.Add(gomptPA, i*8)), *(*float64)(unsafe.Add(gomptPF, i*8))
-//line gompt_kernels.go:1083
+//line gompt_kernels.go:1156
 //line ints.go:121
 		o := (int(8) * i)
-//line gompt_kernels.go:1086
+//line gompt_kernels.go:1159
 //line ints.go:122
 		*(*float64)(unsafe.Add(gomptPOut, o*8)) = float64(float32(x))
-//line gompt_kernels.go:1089
+//line gompt_kernels.go:1162
 //line ints.go:123
 		*(*float64)(unsafe.Add(gomptPOut, (o+int(1))*8)) = float64(x)
-//line gompt_kernels.go:1092
+//line gompt_kernels.go:1165
 //line ints.go:124
 		*(*float64)(unsafe.Add(gomptPOut, (o+int(2))*8)) = float64(uint64(x))
-//line gompt_kernels.go:1095
+//line gompt_kernels.go:1168
 //line ints.go:125
 		*(*float64)(unsafe.Add(gomptPOut, (o+int(3))*8)) = float64(int64(y))
-//line gompt_kernels.go:1098
+//line gompt_kernels.go:1171
 //line ints.go:126
 		*(*float64)(unsafe.Add(gomptPOut, (o+int(4))*8)) = float64(int32((y / float64(4.0))))
-//line gompt_kernels.go:1101
+//line gompt_kernels.go:1174
 //line ints.go:127
 		*(*float64)(unsafe.Add(gomptPOut, (o+int(5))*8)) = float64(float32(y))
-//line gompt_kernels.go:1104
+//line gompt_kernels.go:1177
 //line ints.go:128
 		*(*float64)(unsafe.Add(gomptPOut, (o+int(6))*8)) = float64((uint8((y / float64(1e+15))) + uint8(1)))
-//line gompt_kernels.go:1107
+//line gompt_kernels.go:1180
 //line ints.go:129
 		*(*float64)(unsafe.Add(gomptPOut, (o+int(7))*8)) = (float64(int16(((-y) / float64(1e+15)))) + float64(uint32((y / float64(1e+10)))))
-//line gompt_kernels.go:1110
+//line gompt_kernels.go:1183
 	}
 	_ = n
 }
@@ -1135,6 +1208,141 @@ func RunConversions(dev gompttarget.DeviceClause, n int, a []int64, f []float64,
 	return gompttarget.Target(gompttarget.Region{Device: dev, Kernel: ConversionsKernel, Shape: gompttarget.Shape{Size: [3]int{n, 1, 1}},
 		Maps: []gompttarget.Map{gompttarget.To(a), gompttarget.To(f), gompttarget.ToFrom(out)},
 		Args: []gompttarget.Arg{gompttarget.Int(n), gompttarget.Slice(a), gompttarget.Slice(f), gompttarget.Slice(out)}})
+}
+
+// ExtremesKernel is the gompt map kernel of Extremes (reducearray.go:22:1), over [0, n).
+var ExtremesKernel = &gomptdevice.Kernel{
+	Name: "Extremes",
+	Params: []gomptdevice.Param{
+		{Name: "n", Kind: gomptdevice.ParamInt64},
+		{Name: "v", Kind: gomptdevice.ParamBuffer, Elem: gomptdevice.ParamFloat64, Len: "n"},
+		{Name: "k", Kind: gomptdevice.ParamBuffer, Elem: gomptdevice.ParamInt32, Len: "n"},
+		{Name: "lo", Kind: gomptdevice.ParamBuffer, Elem: gomptdevice.ParamFloat64, Len: "64"},
+		{Name: "hi", Kind: gomptdevice.ParamBuffer, Elem: gomptdevice.ParamFloat32, Len: "64"},
+		{Name: "p", Kind: gomptdevice.ParamBuffer, Elem: gomptdevice.ParamUint32, Len: "16"},
+		{Name: "m", Kind: gomptdevice.ParamBuffer, Elem: gomptdevice.ParamUint32, Len: "16"},
+		{Name: "q", Kind: gomptdevice.ParamBuffer, Elem: gomptdevice.ParamInt64, Len: "16"},
+	},
+	Dims: 1,
+	Faults: []gomptdevice.FaultSite{
+		{Kind: gomptdevice.FaultIndex, Pos: "reducearray.go:24"},
+		{Kind: gomptdevice.FaultIndex, Pos: "reducearray.go:25"},
+		{Kind: gomptdevice.FaultIndex, Pos: "reducearray.go:27"},
+		{Kind: gomptdevice.FaultIndex, Pos: "reducearray.go:28"},
+		{Kind: gomptdevice.FaultIndex, Pos: "reducearray.go:29"},
+	},
+	Images: []gomptdevice.Image{
+		{Kind: gomptdevice.ImageHost, Entry: "gompt_Extremes", Host: gomptHostExtremes},
+		{Kind: gomptdevice.ImageOpenCL, Entry: "gompt_Extremes", Source: gomptCLExtremes, Options: "-cl-fp32-correctly-rounded-divide-sqrt"},
+		{Kind: gomptdevice.ImagePTX, Entry: "gompt_Extremes", Source: gomptPTXExtremes},
+	},
+	Sample: gomptSampleExtremes,
+}
+
+//go:embed gompt_Extremes.cl
+var gomptCLExtremes string
+
+//go:embed gompt_Extremes.ptx
+var gomptPTXExtremes string
+
+// gomptHostExtremes is ExtremesKernel's Go image: the body of Extremes at each point of the team's range.
+func gomptHostExtremes(gomptA *gomptdevice.HostArgs, gomptR gomptdevice.Range, _, _ int) {
+	n := gomptA.Int(0)
+	v := gomptrt.View[float64](gomptA.Bufs[1], gomptrt.Len(n))
+	k := gomptrt.View[int32](gomptA.Bufs[2], gomptrt.Len(n))
+	lo := gomptrt.View[float64](gomptA.Bufs[3], gomptrt.Len(64))
+	hi := gomptrt.View[float32](gomptA.Bufs[4], gomptrt.Len(64))
+	p := gomptrt.View[uint32](gomptA.Bufs[5], gomptrt.Len(16))
+	m := gomptrt.View[uint32](gomptA.Bufs[6], gomptrt.Len(16))
+	q := gomptrt.View[int64](gomptA.Bufs[7], gomptrt.Len(16))
+	gomptRBLo := lo
+	var gomptRALo [64]float64
+	for gomptI := range gomptRALo {
+		gomptRALo[gomptI] = float64(gomptmath.Inf(1))
+	}
+	lo = gomptRALo[:len(lo)]
+	gomptRBHi := hi
+	var gomptRAHi [64]float32
+	for gomptI := range gomptRAHi {
+		gomptRAHi[gomptI] = float32(gomptmath.Inf(-1))
+	}
+	hi = gomptRAHi[:len(hi)]
+	gomptRBP := p
+	var gomptRAP [16]uint32
+	for gomptI := range gomptRAP {
+		gomptRAP[gomptI] = uint32(1)
+	}
+	p = gomptRAP[:len(p)]
+	gomptRBM := m
+	var gomptRAM [16]uint32
+	m = gomptRAM[:len(m)]
+	gomptRBQ := q
+	var gomptRAQ [16]int64
+	for gomptI := range gomptRAQ {
+		gomptRAQ[gomptI] = int64(gomptmath.MaxInt64)
+	}
+	q = gomptRAQ[:len(q)]
+	gomptPV := unsafe.Pointer(unsafe.SliceData(v))
+	gomptPK := unsafe.Pointer(unsafe.SliceData(k))
+	gomptLo0, gomptHi0 := gomptR.Clamp(0, n)
+	for i := gomptLo0; i < gomptHi0; i++ {
+//line reducearray.go:23
+		b := (i & int(63))
+//line gompt_kernels.go:1292
+//line reducearray.go:24
+		lo[b] = min(lo[b], *(*float64)(unsafe.Add(gomptPV, i*8)))
+//line gompt_kernels.go:1295
+//line reducearray.go:25
+		hi[b] = max(float32(*(*float64)(unsafe.Add(gomptPV, i*8))), hi[b], float32(-1.0))
+//line gompt_kernels.go:1298
+//line reducearray.go:26
+		c := (*(*int32)(unsafe.Add(gomptPK, i*4)) & int32(15))
+//line gompt_kernels.go:1301
+//line reducearray.go:27
+		p[c] *= (uint32(*(*int32)(unsafe.Add(gomptPK, i*4))) | uint32(1))
+//line gompt_kernels.go:1304
+//line reducearray.go:28
+		m[c] = max(m[c], (uint32(*(*int32)(unsafe.Add(gomptPK, i*4))) * uint32(i)))
+//line gompt_kernels.go:1307
+//line reducearray.go:29
+		q[c] = min(((int64(*(*int32)(unsafe.Add(gomptPK, i*4))) * int64(i)) - int64(n)), q[c])
+//line gompt_kernels.go:1310
+	}
+	gomptrt.MergeMin(gomptRBLo, gomptRALo[:], float64(gomptmath.Inf(1)))
+	gomptrt.MergeMax(gomptRBHi, gomptRAHi[:], float32(gomptmath.Inf(-1)))
+	gomptrt.MergeProd(gomptRBP, gomptRAP[:], uint32(1))
+	gomptrt.MergeMax(gomptRBM, gomptRAM[:], uint32(0))
+	gomptrt.MergeMin(gomptRBQ, gomptRAQ[:], int64(gomptmath.MaxInt64))
+}
+
+// gomptSampleExtremes is ExtremesKernel's Sample: about n points, random arguments. Tol 0: every device gives the Go function's bits.
+func gomptSampleExtremes(gomptN int, gomptSeed int64) gomptdevice.Sample {
+	gomptR := gomptrt.Rand("Extremes", gomptN, gomptSeed)
+	gomptExt := gomptrt.Extents(gomptN, 1)
+	n := gomptExt[0]
+	return gomptdevice.Sample{
+		Shape: gomptdevice.Shape{Size: gomptExt},
+		Bufs:  [][]byte{nil, gomptrt.Floats[float64](gomptR, gomptrt.Len(n), 0.5, 1.5), gomptrt.Ints[int32](gomptR, gomptrt.Len(n), 0, 16), gomptrt.Floats[float64](gomptR, gomptrt.Len(64), 0.5, 1.5), gomptrt.Floats[float32](gomptR, gomptrt.Len(64), 0.5, 1.5), gomptrt.Ints[uint32](gomptR, gomptrt.Len(16), 0, 16), gomptrt.Ints[uint32](gomptR, gomptrt.Len(16), 0, 16), gomptrt.Ints[int64](gomptR, gomptrt.Len(16), 0, 16)},
+		Args:  []gomptdevice.Arg{gomptrt.Int(int64(n)), {}, {}, {}, {}, {}, {}, {}},
+	}
+}
+
+// RunExtremes runs ExtremesKernel (Extremes) on device dev over [0, n), mapping each slice by how the kernel uses it:
+// v to, k to, lo tofrom, hi tofrom, p tofrom, m tofrom, q tofrom.
+func RunExtremes(dev gompttarget.DeviceClause, n int, v []float64, k []int32, lo []float64, hi []float32, p []uint32, m []uint32, q []int64) error {
+	if n <= 0 {
+		return nil
+	}
+	v = gomptrt.Head(v, gomptrt.Len(n))
+	k = gomptrt.Head(k, gomptrt.Len(n))
+	lo = gomptrt.Head(lo, gomptrt.Len(64))
+	hi = gomptrt.Head(hi, gomptrt.Len(64))
+	p = gomptrt.Head(p, gomptrt.Len(16))
+	m = gomptrt.Head(m, gomptrt.Len(16))
+	q = gomptrt.Head(q, gomptrt.Len(16))
+	return gompttarget.Target(gompttarget.Region{Device: dev, Kernel: ExtremesKernel, Shape: gompttarget.Shape{Size: [3]int{n, 1, 1}, Teams: gomptrt.Teams(n), Threads: gomptrt.MaxThreads},
+		Maps: []gompttarget.Map{gompttarget.To(v), gompttarget.To(k), gompttarget.ToFrom(lo), gompttarget.ToFrom(hi), gompttarget.ToFrom(p), gompttarget.ToFrom(m), gompttarget.ToFrom(q)},
+		Args: []gompttarget.Arg{gompttarget.Int(n), gompttarget.Slice(v), gompttarget.Slice(k), gompttarget.Slice(lo), gompttarget.Slice(hi), gompttarget.Slice(p), gompttarget.Slice(m), gompttarget.Slice(q)}})
 }
 
 // Float64OpsKernel is the gompt map kernel of Float64Ops (floats.go:34:1), over [0, n).
@@ -1174,22 +1382,22 @@ func gomptHostFloat64Ops(gomptA *gomptdevice.HostArgs, gomptR gomptdevice.Range,
 	for i := gomptLo0; i < gomptHi0; i++ {
 //line floats.go:35
 		x, y := *(*float64)(unsafe.Add(gomptPA, i*8)), *(*float64)(unsafe.Add(gomptPB, i*8))
-//line gompt_kernels.go:1178
+//line gompt_kernels.go:1386
 //line floats.go:36
 		o := (int(4) * i)
-//line gompt_kernels.go:1181
+//line gompt_kernels.go:1389
 //line floats.go:37
 		*(*float64)(unsafe.Add(gomptPOut, o*8)) = ((x * y) + x)
-//line gompt_kernels.go:1184
+//line gompt_kernels.go:1392
 //line floats.go:38
 		*(*float64)(unsafe.Add(gomptPOut, (o+int(1))*8)) = (x / y)
-//line gompt_kernels.go:1187
+//line gompt_kernels.go:1395
 //line floats.go:39
 		*(*float64)(unsafe.Add(gomptPOut, (o+int(2))*8)) = (gomptmath.Sqrt((x * y)) - float64(0.3333333333333333))
-//line gompt_kernels.go:1190
+//line gompt_kernels.go:1398
 //line floats.go:40
 		*(*float64)(unsafe.Add(gomptPOut, (o+int(3))*8)) = ((gomptmath.Remainder((x*float64(100.0)), y) + gomptmath.Dim(x, y)) + gomptmath.Dim(y, x))
-//line gompt_kernels.go:1193
+//line gompt_kernels.go:1401
 	}
 	_ = n
 }
@@ -1218,6 +1426,91 @@ func RunFloat64Ops(dev gompttarget.DeviceClause, n int, a []float64, b []float64
 	return gompttarget.Target(gompttarget.Region{Device: dev, Kernel: Float64OpsKernel, Shape: gompttarget.Shape{Size: [3]int{n, 1, 1}},
 		Maps: []gompttarget.Map{gompttarget.To(a), gompttarget.To(b), gompttarget.ToFrom(out)},
 		Args: []gompttarget.Arg{gompttarget.Int(n), gompttarget.Slice(a), gompttarget.Slice(b), gompttarget.Slice(out)}})
+}
+
+// FloatBinsKernel is the gompt map kernel of FloatBins (reducearray.go:37:1), over [0, n).
+var FloatBinsKernel = &gomptdevice.Kernel{
+	Name: "FloatBins",
+	Params: []gomptdevice.Param{
+		{Name: "n", Kind: gomptdevice.ParamInt64},
+		{Name: "v", Kind: gomptdevice.ParamBuffer, Elem: gomptdevice.ParamFloat32, Len: "n"},
+		{Name: "s", Kind: gomptdevice.ParamBuffer, Elem: gomptdevice.ParamFloat32, Len: "32"},
+		{Name: "p", Kind: gomptdevice.ParamBuffer, Elem: gomptdevice.ParamFloat64, Len: "8"},
+	},
+	Dims: 1,
+	Faults: []gomptdevice.FaultSite{
+		{Kind: gomptdevice.FaultIndex, Pos: "reducearray.go:38"},
+		{Kind: gomptdevice.FaultIndex, Pos: "reducearray.go:39"},
+	},
+	Images: []gomptdevice.Image{
+		{Kind: gomptdevice.ImageHost, Entry: "gompt_FloatBins", Host: gomptHostFloatBins},
+		{Kind: gomptdevice.ImageOpenCL, Entry: "gompt_FloatBins", Source: gomptCLFloatBins, Options: "-cl-fp32-correctly-rounded-divide-sqrt"},
+		{Kind: gomptdevice.ImagePTX, Entry: "gompt_FloatBins", Source: gomptPTXFloatBins},
+	},
+	Sample: gomptSampleFloatBins,
+}
+
+//go:embed gompt_FloatBins.cl
+var gomptCLFloatBins string
+
+//go:embed gompt_FloatBins.ptx
+var gomptPTXFloatBins string
+
+// gomptHostFloatBins is FloatBinsKernel's Go image: the body of FloatBins at each point of the team's range.
+func gomptHostFloatBins(gomptA *gomptdevice.HostArgs, gomptR gomptdevice.Range, _, _ int) {
+	n := gomptA.Int(0)
+	v := gomptrt.View[float32](gomptA.Bufs[1], gomptrt.Len(n))
+	s := gomptrt.View[float32](gomptA.Bufs[2], gomptrt.Len(32))
+	p := gomptrt.View[float64](gomptA.Bufs[3], gomptrt.Len(8))
+	gomptRBS := s
+	var gomptRAS [32]float32
+	s = gomptRAS[:len(s)]
+	gomptRBP := p
+	var gomptRAP [8]float64
+	for gomptI := range gomptRAP {
+		gomptRAP[gomptI] = float64(1)
+	}
+	p = gomptRAP[:len(p)]
+	gomptPV := unsafe.Pointer(unsafe.SliceData(v))
+	gomptLo0, gomptHi0 := gomptR.Clamp(0, n)
+	for i := gomptLo0; i < gomptHi0; i++ {
+//line reducearray.go:38
+		s[(i & int(31))] += *(*float32)(unsafe.Add(gomptPV, i*4))
+//line gompt_kernels.go:1480
+//line reducearray.go:39
+		p[(i & int(7))] *= (float64(1.0) + (float64((*(*float32)(unsafe.Add(gomptPV, i*4)) - float32(1.0))) / float64(1024.0)))
+//line gompt_kernels.go:1483
+	}
+	gomptrt.MergeSum(gomptRBS, gomptRAS[:], float32(0))
+	gomptrt.MergeProd(gomptRBP, gomptRAP[:], float64(1))
+	_ = n
+}
+
+// gomptSampleFloatBins is FloatBinsKernel's Sample: about n points, random arguments. Tol 0.0001: the float sums into s are combined in another order on each device; the float products into p are combined in another order on each device.
+func gomptSampleFloatBins(gomptN int, gomptSeed int64) gomptdevice.Sample {
+	gomptR := gomptrt.Rand("FloatBins", gomptN, gomptSeed)
+	gomptExt := gomptrt.Extents(gomptN, 1)
+	n := gomptExt[0]
+	return gomptdevice.Sample{
+		Shape: gomptdevice.Shape{Size: gomptExt},
+		Bufs:  [][]byte{nil, gomptrt.Floats[float32](gomptR, gomptrt.Len(n), 0.5, 1.5), gomptrt.Floats[float32](gomptR, gomptrt.Len(32), 0.5, 1.5), gomptrt.Floats[float64](gomptR, gomptrt.Len(8), 0.5, 1.5)},
+		Args:  []gomptdevice.Arg{gomptrt.Int(int64(n)), {}, {}, {}},
+		Tol:   0.0001,
+	}
+}
+
+// RunFloatBins runs FloatBinsKernel (FloatBins) on device dev over [0, n), mapping each slice by how the kernel uses it:
+// v to, s tofrom, p tofrom.
+func RunFloatBins(dev gompttarget.DeviceClause, n int, v []float32, s []float32, p []float64) error {
+	if n <= 0 {
+		return nil
+	}
+	v = gomptrt.Head(v, gomptrt.Len(n))
+	s = gomptrt.Head(s, gomptrt.Len(32))
+	p = gomptrt.Head(p, gomptrt.Len(8))
+	return gompttarget.Target(gompttarget.Region{Device: dev, Kernel: FloatBinsKernel, Shape: gompttarget.Shape{Size: [3]int{n, 1, 1}, Teams: gomptrt.Teams(n), Threads: gomptrt.MaxThreads},
+		Maps: []gompttarget.Map{gompttarget.To(v), gompttarget.ToFrom(s), gompttarget.ToFrom(p)},
+		Args: []gompttarget.Arg{gompttarget.Int(n), gompttarget.Slice(v), gompttarget.Slice(s), gompttarget.Slice(p)}})
 }
 
 // FloatOpsKernel is the gompt map kernel of FloatOps (floats.go:9:1), over [0, n).
@@ -1260,61 +1553,61 @@ func gomptHostFloatOps(gomptA *gomptdevice.HostArgs, gomptR gomptdevice.Range, _
 	for i := gomptLo0; i < gomptHi0; i++ {
 //line floats.go:10
 		x, y, z := *(*float32)(unsafe.Add(gomptPA, i*4)), *(*float32)(unsafe.Add(gomptPB, i*4)), *(*float32)(unsafe.Add(gomptPC, i*4))
-//line gompt_kernels.go:1264
+//line gompt_kernels.go:1557
 //line floats.go:11
 		o := (int(12) * i)
-//line gompt_kernels.go:1267
+//line gompt_kernels.go:1560
 //line floats.go:12
 		*(*float32)(unsafe.Add(gomptPOut, o*4)) = ((x * y) + z)
-//line gompt_kernels.go:1270
+//line gompt_kernels.go:1563
 //line floats.go:13
 		*(*float32)(unsafe.Add(gomptPOut, (o+int(1))*4)) = ((x * y) - (z * x))
-//line gompt_kernels.go:1273
+//line gompt_kernels.go:1566
 //line floats.go:14
 		*(*float32)(unsafe.Add(gomptPOut, (o+int(2))*4)) = (x / y)
-//line gompt_kernels.go:1276
+//line gompt_kernels.go:1569
 //line floats.go:15
 		*(*float32)(unsafe.Add(gomptPOut, (o+int(3))*4)) = ((-x) + y)
-//line gompt_kernels.go:1279
+//line gompt_kernels.go:1572
 //line floats.go:16
 		*(*float32)(unsafe.Add(gomptPOut, (o+int(4))*4)) = float32(gomptmath.Sqrt(float64(x)))
-//line gompt_kernels.go:1282
+//line gompt_kernels.go:1575
 //line floats.go:17
 		*(*float32)(unsafe.Add(gomptPOut, (o+int(5))*4)) = float32(gomptmath.FMA(float64(x), float64(y), float64(z)))
-//line gompt_kernels.go:1285
+//line gompt_kernels.go:1578
 //line floats.go:18
 		*(*float32)(unsafe.Add(gomptPOut, (o+int(6))*4)) = (x * float32(0.10000000149011612))
-//line gompt_kernels.go:1288
+//line gompt_kernels.go:1581
 //line floats.go:19
 		*(*float32)(unsafe.Add(gomptPOut, (o+int(7))*4)) = ((float32(gomptmath.Floor(float64((x * float32(7.0))))) + float32(gomptmath.Ceil(float64((y * float32(7.0)))))) + float32(gomptmath.Trunc(float64(((-z) * float32(7.0))))))
-//line gompt_kernels.go:1291
+//line gompt_kernels.go:1584
 //line floats.go:20
 		*(*float32)(unsafe.Add(gomptPOut, (o+int(8))*4)) = (float32(gomptmath.Round(float64((x * float32(2.5))))) - float32(gomptmath.RoundToEven(float64((y * float32(2.5))))))
-//line gompt_kernels.go:1294
+//line gompt_kernels.go:1587
 //line floats.go:21
 		*(*float32)(unsafe.Add(gomptPOut, (o+int(9))*4)) = (float32(gomptmath.Abs(float64((z - x)))) + float32(gomptmath.Copysign(float64(x), float64((z-y)))))
-//line gompt_kernels.go:1297
+//line gompt_kernels.go:1590
 //line floats.go:22
 		*(*float32)(unsafe.Add(gomptPOut, (o+int(10))*4)) = float32(gomptmath.Mod(float64((x * float32(10.0))), float64(y)))
-//line gompt_kernels.go:1300
+//line gompt_kernels.go:1593
 //line floats.go:23
 		s := x
-//line gompt_kernels.go:1303
+//line gompt_kernels.go:1596
 //line floats.go:24
 		s += y
-//line gompt_kernels.go:1306
+//line gompt_kernels.go:1599
 //line floats.go:25
 		s *= z
-//line gompt_kernels.go:1309
+//line gompt_kernels.go:1602
 //line floats.go:26
 		s /= x
-//line gompt_kernels.go:1312
+//line gompt_kernels.go:1605
 //line floats.go:27
 		s -= y
-//line gompt_kernels.go:1315
+//line gompt_kernels.go:1608
 //line floats.go:28
 		*(*float32)(unsafe.Add(gomptPOut, (o+int(11))*4)) = s
-//line gompt_kernels.go:1318
+//line gompt_kernels.go:1611
 	}
 	_ = n
 }
@@ -1387,7 +1680,7 @@ func gomptHostGather(gomptA *gomptdevice.HostArgs, gomptR gomptdevice.Range, _, 
 	for i := gomptLo0; i < gomptHi0; i++ {
 //line checks.go:18
 		*(*float32)(unsafe.Add(gomptPDst, i*4)) = src[*(*int)(unsafe.Add(gomptPIdx, i*8))]
-//line gompt_kernels.go:1391
+//line gompt_kernels.go:1684
 	}
 	_ = n
 	_ = m
@@ -1466,10 +1759,10 @@ func gomptHostGatherSum(gomptA *gomptdevice.HostArgs, gomptR gomptdevice.Range, 
 		{
 //line checks.go:52
 			gomptV = src[*(*int)(unsafe.Add(gomptPIdx, i*8))]
-//line gompt_kernels.go:1470
+//line gompt_kernels.go:1763
 //line checks.go:52
 			goto gomptR0
-//line gompt_kernels.go:1473
+//line gompt_kernels.go:1766
 		}
 	gomptR0:
 		gomptS0 = gomptS0 + float64(gomptV)
@@ -1477,10 +1770,10 @@ func gomptHostGatherSum(gomptA *gomptdevice.HostArgs, gomptR gomptdevice.Range, 
 			i := i + 1
 //line checks.go:52
 			gomptV = src[*(*int)(unsafe.Add(gomptPIdx, i*8))]
-//line gompt_kernels.go:1481
+//line gompt_kernels.go:1774
 //line checks.go:52
 			goto gomptR1
-//line gompt_kernels.go:1484
+//line gompt_kernels.go:1777
 		}
 	gomptR1:
 		gomptS1 = gomptS1 + float64(gomptV)
@@ -1488,10 +1781,10 @@ func gomptHostGatherSum(gomptA *gomptdevice.HostArgs, gomptR gomptdevice.Range, 
 			i := i + 2
 //line checks.go:52
 			gomptV = src[*(*int)(unsafe.Add(gomptPIdx, i*8))]
-//line gompt_kernels.go:1492
+//line gompt_kernels.go:1785
 //line checks.go:52
 			goto gomptR2
-//line gompt_kernels.go:1495
+//line gompt_kernels.go:1788
 		}
 	gomptR2:
 		gomptS2 = gomptS2 + float64(gomptV)
@@ -1499,10 +1792,10 @@ func gomptHostGatherSum(gomptA *gomptdevice.HostArgs, gomptR gomptdevice.Range, 
 			i := i + 3
 //line checks.go:52
 			gomptV = src[*(*int)(unsafe.Add(gomptPIdx, i*8))]
-//line gompt_kernels.go:1503
+//line gompt_kernels.go:1796
 //line checks.go:52
 			goto gomptR3
-//line gompt_kernels.go:1506
+//line gompt_kernels.go:1799
 		}
 	gomptR3:
 		gomptS3 = gomptS3 + float64(gomptV)
@@ -1511,10 +1804,10 @@ func gomptHostGatherSum(gomptA *gomptdevice.HostArgs, gomptR gomptdevice.Range, 
 		{
 //line checks.go:52
 			gomptV = src[*(*int)(unsafe.Add(gomptPIdx, i*8))]
-//line gompt_kernels.go:1515
+//line gompt_kernels.go:1808
 //line checks.go:52
 			goto gomptR4
-//line gompt_kernels.go:1518
+//line gompt_kernels.go:1811
 		}
 	gomptR4:
 		gomptS0 = gomptS0 + float64(gomptV)
@@ -1599,7 +1892,7 @@ func gomptHostGatherUnchecked(gomptA *gomptdevice.HostArgs, gomptR gomptdevice.R
 	for i := gomptLo0; i < gomptHi0; i++ {
 //line checks.go:26
 		*(*float32)(unsafe.Add(gomptPDst, i*4)) = *(*float32)(unsafe.Add(gomptPSrc, *(*int)(unsafe.Add(gomptPIdx, i*8))*4))
-//line gompt_kernels.go:1603
+//line gompt_kernels.go:1896
 	}
 	_ = n
 	_ = m
@@ -1697,28 +1990,28 @@ func gomptHostHelpers(gomptA *gomptdevice.HostArgs, gomptR gomptdevice.Range, _,
 	for i := gomptLo0; i < gomptHi0; i++ {
 //line helpers.go:40
 		y := poly3(*(*float32)(unsafe.Add(gomptPX, i*4)), c)
-//line gompt_kernels.go:1701
+//line gompt_kernels.go:1994
 //line helpers.go:41
 		if b {
-//line gompt_kernels.go:1704
+//line gompt_kernels.go:1997
 //line helpers.go:42
 			y = (-y)
-//line gompt_kernels.go:1707
+//line gompt_kernels.go:2000
 //line helpers.go:41
 		}
-//line gompt_kernels.go:1710
+//line gompt_kernels.go:2003
 //line helpers.go:44
 		bump(hist, i, ((((int32(s8) + int32(u8)) + int32(s16)) + int32(u16)) + s32))
-//line gompt_kernels.go:1713
+//line gompt_kernels.go:2006
 //line helpers.go:45
 		bump(hist, i, ((int32((u32 % uint32(7))) + int32((u64 % uint64(5)))) + int32((u % uint(3)))))
-//line gompt_kernels.go:1716
+//line gompt_kernels.go:2009
 //line helpers.go:46
 		bump(hist, (i + n), int32(1000))
-//line gompt_kernels.go:1719
+//line gompt_kernels.go:2012
 //line helpers.go:47
 		*(*float32)(unsafe.Add(gomptPOut, i*4)) = (y + float32(f64))
-//line gompt_kernels.go:1722
+//line gompt_kernels.go:2015
 	}
 }
 
@@ -1804,24 +2097,16 @@ func gomptHostHist256(gomptA *gomptdevice.HostArgs, gomptR gomptdevice.Range, _,
 	for i := gomptLo0; i < gomptHi0; i++ {
 //line reducearray.go:9
 		b := *(*uint8)(unsafe.Add(gomptPV, i*1))
-//line gompt_kernels.go:1808
+//line gompt_kernels.go:2101
 //line reducearray.go:10
 		h[b]++
-//line gompt_kernels.go:1811
+//line gompt_kernels.go:2104
 //line reducearray.go:11
 		s[(b % uint8(16))] += (int64(b) - int64(3))
-//line gompt_kernels.go:1814
+//line gompt_kernels.go:2107
 	}
-	for gomptI, gomptV := range gomptRAH[:len(gomptRBH)] {
-		if gomptV != 0 {
-			gomptatomic.AddUint32(&gomptRBH[gomptI], gomptV)
-		}
-	}
-	for gomptI, gomptV := range gomptRAS[:len(gomptRBS)] {
-		if gomptV != 0 {
-			gomptatomic.AddInt64(&gomptRBS[gomptI], gomptV)
-		}
-	}
+	gomptrt.MergeSum(gomptRBH, gomptRAH[:], uint32(0))
+	gomptrt.MergeSum(gomptRBS, gomptRAS[:], int64(0))
 	_ = n
 }
 
@@ -1901,31 +2186,31 @@ func gomptHostHistogram(gomptA *gomptdevice.HostArgs, gomptR gomptdevice.Range, 
 	for i := gomptLo0; i < gomptHi0; i++ {
 //line atomics.go:12
 		b := (*(*uint32)(unsafe.Add(gomptPV, i*4)) % uint32(16))
-//line gompt_kernels.go:1905
+//line gompt_kernels.go:2190
 //line atomics.go:13
 		if gomptatomic.AddUint32((&h32[b]), uint32(1)) >= uint32(1) {
-//line gompt_kernels.go:1908
+//line gompt_kernels.go:2193
 //line atomics.go:14
 			*(*uint8)(unsafe.Add(gomptPOk, i*1)) = uint8(1)
-//line gompt_kernels.go:1911
+//line gompt_kernels.go:2196
 //line atomics.go:13
 		}
-//line gompt_kernels.go:1914
+//line gompt_kernels.go:2199
 //line atomics.go:16
 		gomptatomic.AddUint64((&h64[(*(*uint32)(unsafe.Add(gomptPV, i*4)) % uint32(4))]), uint64(1))
-//line gompt_kernels.go:1917
+//line gompt_kernels.go:2202
 //line atomics.go:17
 		gomptatomic.AddUint64((&h64[(uint32(4) + (*(*uint32)(unsafe.Add(gomptPV, i*4)) % uint32(4)))]), (uint64(*(*uint32)(unsafe.Add(gomptPV, i*4))) << 40))
-//line gompt_kernels.go:1920
+//line gompt_kernels.go:2205
 //line atomics.go:18
 		gomptatomic.AddInt32((&neg[(*(*uint32)(unsafe.Add(gomptPV, i*4)) % uint32(4))]), int32(-3))
-//line gompt_kernels.go:1923
+//line gompt_kernels.go:2208
 //line atomics.go:19
 		gomptatomic.AddInt64((&*(*int64)(unsafe.Add(gomptPS, int(0)*8))), (int64(*(*uint32)(unsafe.Add(gomptPV, i*4))) - int64(8)))
-//line gompt_kernels.go:1926
+//line gompt_kernels.go:2211
 //line atomics.go:20
 		gomptatomic.AddInt64((&s[(int(1) + (i % int(2)))]), int64(8589934592))
-//line gompt_kernels.go:1929
+//line gompt_kernels.go:2214
 	}
 	_ = n
 }
@@ -2000,43 +2285,43 @@ func gomptHostInt64Ops(gomptA *gomptdevice.HostArgs, gomptR gomptdevice.Range, _
 	for i := gomptLo0; i < gomptHi0; i++ {
 //line ints.go:9
 		x, y := *(*int64)(unsafe.Add(gomptPA, i*8)), *(*int64)(unsafe.Add(gomptPB, i*8))
-//line gompt_kernels.go:2004
+//line gompt_kernels.go:2289
 //line ints.go:10
 		o := (int(9) * i)
-//line gompt_kernels.go:2007
+//line gompt_kernels.go:2292
 //line ints.go:11
 		*(*int64)(unsafe.Add(gomptPOut, o*8)) = (x + y)
-//line gompt_kernels.go:2010
+//line gompt_kernels.go:2295
 //line ints.go:12
 		*(*int64)(unsafe.Add(gomptPOut, (o+int(1))*8)) = (x - y)
-//line gompt_kernels.go:2013
+//line gompt_kernels.go:2298
 //line ints.go:13
 		*(*int64)(unsafe.Add(gomptPOut, (o+int(2))*8)) = (x * y)
-//line gompt_kernels.go:2016
+//line gompt_kernels.go:2301
 //line ints.go:14
 		if y != int64(0) {
-//line gompt_kernels.go:2019
+//line gompt_kernels.go:2304
 //line ints.go:15
 			*(*int64)(unsafe.Add(gomptPOut, (o+int(3))*8)) = (x / y)
-//line gompt_kernels.go:2022
+//line gompt_kernels.go:2307
 //line ints.go:16
 			*(*int64)(unsafe.Add(gomptPOut, (o+int(4))*8)) = (x % y)
-//line gompt_kernels.go:2025
+//line gompt_kernels.go:2310
 //line ints.go:14
 		}
-//line gompt_kernels.go:2028
+//line gompt_kernels.go:2313
 //line ints.go:18
 		*(*int64)(unsafe.Add(gomptPOut, (o+int(5))*8)) = (-x)
-//line gompt_kernels.go:2031
+//line gompt_kernels.go:2316
 //line ints.go:19
 		*(*int64)(unsafe.Add(gomptPOut, (o+int(6))*8)) = (x &^ y)
-//line gompt_kernels.go:2034
+//line gompt_kernels.go:2319
 //line ints.go:20
 		*(*int64)(unsafe.Add(gomptPOut, (o+int(7))*8)) = ((x ^ y) | (x & y))
-//line gompt_kernels.go:2037
+//line gompt_kernels.go:2322
 //line ints.go:21
 		*(*int64)(unsafe.Add(gomptPOut, (o+int(8))*8)) = (^x)
-//line gompt_kernels.go:2040
+//line gompt_kernels.go:2325
 	}
 	_ = n
 }
@@ -2108,61 +2393,61 @@ func gomptHostIntOps(gomptA *gomptdevice.HostArgs, gomptR gomptdevice.Range, _, 
 	for i := gomptLo0; i < gomptHi0; i++ {
 //line ints.go:28
 		x, y := *(*int)(unsafe.Add(gomptPA, i*8)), *(*int)(unsafe.Add(gomptPB, i*8))
-//line gompt_kernels.go:2112
+//line gompt_kernels.go:2397
 //line ints.go:29
 		o := (int(6) * i)
-//line gompt_kernels.go:2115
+//line gompt_kernels.go:2400
 //line ints.go:30
 		s := x
-//line gompt_kernels.go:2118
+//line gompt_kernels.go:2403
 //line ints.go:31
 		s += y
-//line gompt_kernels.go:2121
+//line gompt_kernels.go:2406
 //line ints.go:32
 		*(*int)(unsafe.Add(gomptPOut, o*8)) = s
-//line gompt_kernels.go:2124
+//line gompt_kernels.go:2409
 //line ints.go:33
 		s -= (int(2) * y)
-//line gompt_kernels.go:2127
+//line gompt_kernels.go:2412
 //line ints.go:34
 		*(*int)(unsafe.Add(gomptPOut, (o+int(1))*8)) = s
-//line gompt_kernels.go:2130
+//line gompt_kernels.go:2415
 //line ints.go:35
 		s *= y
-//line gompt_kernels.go:2133
+//line gompt_kernels.go:2418
 //line ints.go:36
 		*(*int)(unsafe.Add(gomptPOut, (o+int(2))*8)) = s
-//line gompt_kernels.go:2136
+//line gompt_kernels.go:2421
 //line ints.go:37
 		if y != int(0) {
-//line gompt_kernels.go:2139
+//line gompt_kernels.go:2424
 //line ints.go:38
 			s /= y
-//line gompt_kernels.go:2142
+//line gompt_kernels.go:2427
 //line ints.go:39
 			*(*int)(unsafe.Add(gomptPOut, (o+int(3))*8)) = s
-//line gompt_kernels.go:2145
+//line gompt_kernels.go:2430
 //line ints.go:40
 			s %= y
-//line gompt_kernels.go:2148
+//line gompt_kernels.go:2433
 //line ints.go:41
 			*(*int)(unsafe.Add(gomptPOut, (o+int(4))*8)) = s
-//line gompt_kernels.go:2151
+//line gompt_kernels.go:2436
 //line ints.go:37
 		}
-//line gompt_kernels.go:2154
+//line gompt_kernels.go:2439
 //line ints.go:43
 		s++
-//line gompt_kernels.go:2157
+//line gompt_kernels.go:2442
 //line ints.go:44
 		s--
-//line gompt_kernels.go:2160
+//line gompt_kernels.go:2445
 //line ints.go:45
 		s--
-//line gompt_kernels.go:2163
+//line gompt_kernels.go:2448
 //line ints.go:46
 		*(*int)(unsafe.Add(gomptPOut, (o+int(5))*8)) = s
-//line gompt_kernels.go:2166
+//line gompt_kernels.go:2451
 	}
 	_ = n
 }
@@ -2227,64 +2512,64 @@ func gomptHostLabels(gomptA *gomptdevice.HostArgs, gomptR gomptdevice.Range, _, 
 	for i := gomptLo0; i < gomptHi0; i++ {
 //line control.go:94
 		v := *(*int64)(unsafe.Add(gomptPA, i*8))
-//line gompt_kernels.go:2231
+//line gompt_kernels.go:2516
 //line control.go:95
 		var found int64 = int64(-1)
-//line gompt_kernels.go:2234
+//line gompt_kernels.go:2519
 //line control.go:96
 	search:
-//line gompt_kernels.go:2237
+//line gompt_kernels.go:2522
 //line control.go:97
 		for x := int64(0); x < int64(8); x++ {
-//line gompt_kernels.go:2240
+//line gompt_kernels.go:2525
 //line control.go:98
 			for y := int64(0); y < int64(8); y++ {
-//line gompt_kernels.go:2243
+//line gompt_kernels.go:2528
 //line control.go:99
 				if (x * y) == (v % int64(50)) {
-//line gompt_kernels.go:2246
+//line gompt_kernels.go:2531
 //line control.go:100
 					found = ((x * int64(8)) + y)
-//line gompt_kernels.go:2249
+//line gompt_kernels.go:2534
 //line control.go:101
 					break search
-//line gompt_kernels.go:2252
+//line gompt_kernels.go:2537
 //line control.go:99
 				}
-//line gompt_kernels.go:2255
+//line gompt_kernels.go:2540
 //line control.go:98
 			}
-//line gompt_kernels.go:2258
+//line gompt_kernels.go:2543
 //line control.go:97
 		}
-//line gompt_kernels.go:2261
+//line gompt_kernels.go:2546
 //line control.go:105
 		steps := int(0)
-//line gompt_kernels.go:2264
+//line gompt_kernels.go:2549
 //line control.go:106
 		for u := v; ((u != int64(1)) && (u > int64(0))) && (steps < int(100)); steps++ {
-//line gompt_kernels.go:2267
+//line gompt_kernels.go:2552
 //line control.go:107
 			if (u % int64(2)) == int64(0) {
-//line gompt_kernels.go:2270
+//line gompt_kernels.go:2555
 //line control.go:108
 				u /= int64(2)
-//line gompt_kernels.go:2273
+//line gompt_kernels.go:2558
 //line control.go:107
 			} else {
-//line gompt_kernels.go:2276
+//line gompt_kernels.go:2561
 //line control.go:110
 				u = ((int64(3) * u) + int64(1))
-//line gompt_kernels.go:2279
+//line gompt_kernels.go:2564
 //line control.go:107
 			}
-//line gompt_kernels.go:2282
+//line gompt_kernels.go:2567
 //line control.go:106
 		}
-//line gompt_kernels.go:2285
+//line gompt_kernels.go:2570
 //line control.go:113
 		*(*int64)(unsafe.Add(gomptPOut, i*8)) = ((found * int64(1000)) + int64(steps))
-//line gompt_kernels.go:2288
+//line gompt_kernels.go:2573
 	}
 	_ = n
 }
@@ -2366,50 +2651,50 @@ func gomptLanesMatMul(gomptX0, gomptW int, i int, m int, n int, k int, A []float
 	gomptL1Acc := gomptL1AccA[:gomptW:gomptW]
 //line dims.go:42
 	for gomptJ := 0; gomptJ < gomptW; gomptJ++ {
-//line gompt_kernels.go:2370
+//line gompt_kernels.go:2655
 		gomptL1Acc[gomptJ] = float32(0)
 //line dims.go:42
 	}
-//line gompt_kernels.go:2374
+//line gompt_kernels.go:2659
 //line dims.go:43
 	for p := int(0); p < k; p++ {
-//line gompt_kernels.go:2377
+//line gompt_kernels.go:2662
 //line dims.go:44
 		gomptU1 := *(*float32)(unsafe.Add(gomptPA, ((i*k)+p)*4))
-//line gompt_kernels.go:2380
+//line gompt_kernels.go:2665
 //line dims.go:44
 		gomptU2 := (p * n)
-//line gompt_kernels.go:2383
+//line gompt_kernels.go:2668
 //line dims.go:44
 		gomptU3 := unsafe.Add(gomptPB, (gomptU2+gomptX0)*4)
-//line gompt_kernels.go:2386
+//line gompt_kernels.go:2671
 //line dims.go:44
 		for gomptJ := 0; gomptJ < gomptW; gomptJ++ {
-//line gompt_kernels.go:2389
+//line gompt_kernels.go:2674
 //line dims.go:44
 			gomptL1Acc[gomptJ] += (gomptU1 * *(*float32)(unsafe.Add(gomptU3, gomptJ*4)))
-//line gompt_kernels.go:2392
+//line gompt_kernels.go:2677
 //line dims.go:44
 		}
-//line gompt_kernels.go:2395
+//line gompt_kernels.go:2680
 //line dims.go:43
 	}
-//line gompt_kernels.go:2398
+//line gompt_kernels.go:2683
 //line dims.go:46
 	gomptU4 := (i * n)
-//line gompt_kernels.go:2401
+//line gompt_kernels.go:2686
 //line dims.go:46
 	gomptU5 := unsafe.Add(gomptPC, (gomptU4+gomptX0)*4)
-//line gompt_kernels.go:2404
+//line gompt_kernels.go:2689
 //line dims.go:46
 	for gomptJ := 0; gomptJ < gomptW; gomptJ++ {
-//line gompt_kernels.go:2407
+//line gompt_kernels.go:2692
 //line dims.go:46
 		*(*float32)(unsafe.Add(gomptU5, gomptJ*4)) = gomptL1Acc[gomptJ]
-//line gompt_kernels.go:2410
+//line gompt_kernels.go:2695
 //line dims.go:46
 	}
-//line gompt_kernels.go:2413
+//line gompt_kernels.go:2698
 	_ = gomptL1Acc
 	_ = m
 }
@@ -2481,10 +2766,10 @@ func gomptHostMaxFloat64(gomptA *gomptdevice.HostArgs, gomptR gomptdevice.Range,
 		{
 //line reduce.go:57
 			gomptV = gomptmath.Sin((*(*float64)(unsafe.Add(gomptPA, i*8)) * float64(i)))
-//line gompt_kernels.go:2485
+//line gompt_kernels.go:2770
 //line reduce.go:57
 			goto gomptR0
-//line gompt_kernels.go:2488
+//line gompt_kernels.go:2773
 		}
 	gomptR0:
 		gomptS0 = max(gomptS0, gomptV)
@@ -2492,10 +2777,10 @@ func gomptHostMaxFloat64(gomptA *gomptdevice.HostArgs, gomptR gomptdevice.Range,
 			i := i + 1
 //line reduce.go:57
 			gomptV = gomptmath.Sin((*(*float64)(unsafe.Add(gomptPA, i*8)) * float64(i)))
-//line gompt_kernels.go:2496
+//line gompt_kernels.go:2781
 //line reduce.go:57
 			goto gomptR1
-//line gompt_kernels.go:2499
+//line gompt_kernels.go:2784
 		}
 	gomptR1:
 		gomptS1 = max(gomptS1, gomptV)
@@ -2503,10 +2788,10 @@ func gomptHostMaxFloat64(gomptA *gomptdevice.HostArgs, gomptR gomptdevice.Range,
 			i := i + 2
 //line reduce.go:57
 			gomptV = gomptmath.Sin((*(*float64)(unsafe.Add(gomptPA, i*8)) * float64(i)))
-//line gompt_kernels.go:2507
+//line gompt_kernels.go:2792
 //line reduce.go:57
 			goto gomptR2
-//line gompt_kernels.go:2510
+//line gompt_kernels.go:2795
 		}
 	gomptR2:
 		gomptS2 = max(gomptS2, gomptV)
@@ -2514,10 +2799,10 @@ func gomptHostMaxFloat64(gomptA *gomptdevice.HostArgs, gomptR gomptdevice.Range,
 			i := i + 3
 //line reduce.go:57
 			gomptV = gomptmath.Sin((*(*float64)(unsafe.Add(gomptPA, i*8)) * float64(i)))
-//line gompt_kernels.go:2518
+//line gompt_kernels.go:2803
 //line reduce.go:57
 			goto gomptR3
-//line gompt_kernels.go:2521
+//line gompt_kernels.go:2806
 		}
 	gomptR3:
 		gomptS3 = max(gomptS3, gomptV)
@@ -2526,10 +2811,10 @@ func gomptHostMaxFloat64(gomptA *gomptdevice.HostArgs, gomptR gomptdevice.Range,
 		{
 //line reduce.go:57
 			gomptV = gomptmath.Sin((*(*float64)(unsafe.Add(gomptPA, i*8)) * float64(i)))
-//line gompt_kernels.go:2530
+//line gompt_kernels.go:2815
 //line reduce.go:57
 			goto gomptR4
-//line gompt_kernels.go:2533
+//line gompt_kernels.go:2818
 		}
 	gomptR4:
 		gomptS0 = max(gomptS0, gomptV)
@@ -2611,10 +2896,10 @@ func gomptHostMaxUint64(gomptA *gomptdevice.HostArgs, gomptR gomptdevice.Range, 
 		{
 //line reduce.go:51
 			gomptV = (*(*uint64)(unsafe.Add(gomptPA, i*8)) * uint64((i + int(1))))
-//line gompt_kernels.go:2615
+//line gompt_kernels.go:2900
 //line reduce.go:51
 			goto gomptR0
-//line gompt_kernels.go:2618
+//line gompt_kernels.go:2903
 		}
 	gomptR0:
 		gomptS0 = max(gomptS0, gomptV)
@@ -2622,10 +2907,10 @@ func gomptHostMaxUint64(gomptA *gomptdevice.HostArgs, gomptR gomptdevice.Range, 
 			i := i + 1
 //line reduce.go:51
 			gomptV = (*(*uint64)(unsafe.Add(gomptPA, i*8)) * uint64((i + int(1))))
-//line gompt_kernels.go:2626
+//line gompt_kernels.go:2911
 //line reduce.go:51
 			goto gomptR1
-//line gompt_kernels.go:2629
+//line gompt_kernels.go:2914
 		}
 	gomptR1:
 		gomptS1 = max(gomptS1, gomptV)
@@ -2633,10 +2918,10 @@ func gomptHostMaxUint64(gomptA *gomptdevice.HostArgs, gomptR gomptdevice.Range, 
 			i := i + 2
 //line reduce.go:51
 			gomptV = (*(*uint64)(unsafe.Add(gomptPA, i*8)) * uint64((i + int(1))))
-//line gompt_kernels.go:2637
+//line gompt_kernels.go:2922
 //line reduce.go:51
 			goto gomptR2
-//line gompt_kernels.go:2640
+//line gompt_kernels.go:2925
 		}
 	gomptR2:
 		gomptS2 = max(gomptS2, gomptV)
@@ -2644,10 +2929,10 @@ func gomptHostMaxUint64(gomptA *gomptdevice.HostArgs, gomptR gomptdevice.Range, 
 			i := i + 3
 //line reduce.go:51
 			gomptV = (*(*uint64)(unsafe.Add(gomptPA, i*8)) * uint64((i + int(1))))
-//line gompt_kernels.go:2648
+//line gompt_kernels.go:2933
 //line reduce.go:51
 			goto gomptR3
-//line gompt_kernels.go:2651
+//line gompt_kernels.go:2936
 		}
 	gomptR3:
 		gomptS3 = max(gomptS3, gomptV)
@@ -2656,10 +2941,10 @@ func gomptHostMaxUint64(gomptA *gomptdevice.HostArgs, gomptR gomptdevice.Range, 
 		{
 //line reduce.go:51
 			gomptV = (*(*uint64)(unsafe.Add(gomptPA, i*8)) * uint64((i + int(1))))
-//line gompt_kernels.go:2660
+//line gompt_kernels.go:2945
 //line reduce.go:51
 			goto gomptR4
-//line gompt_kernels.go:2663
+//line gompt_kernels.go:2948
 		}
 	gomptR4:
 		gomptS0 = max(gomptS0, gomptV)
@@ -2740,10 +3025,10 @@ func gomptHostMinFloat32(gomptA *gomptdevice.HostArgs, gomptR gomptdevice.Range,
 		{
 //line reduce.go:46
 			gomptV = (*(*float32)(unsafe.Add(gomptPA, i*4)) - float32((i % int(5))))
-//line gompt_kernels.go:2744
+//line gompt_kernels.go:3029
 //line reduce.go:46
 			goto gomptR0
-//line gompt_kernels.go:2747
+//line gompt_kernels.go:3032
 		}
 	gomptR0:
 		gomptS0 = min(gomptS0, gomptV)
@@ -2751,10 +3036,10 @@ func gomptHostMinFloat32(gomptA *gomptdevice.HostArgs, gomptR gomptdevice.Range,
 			i := i + 1
 //line reduce.go:46
 			gomptV = (*(*float32)(unsafe.Add(gomptPA, i*4)) - float32((i % int(5))))
-//line gompt_kernels.go:2755
+//line gompt_kernels.go:3040
 //line reduce.go:46
 			goto gomptR1
-//line gompt_kernels.go:2758
+//line gompt_kernels.go:3043
 		}
 	gomptR1:
 		gomptS1 = min(gomptS1, gomptV)
@@ -2762,10 +3047,10 @@ func gomptHostMinFloat32(gomptA *gomptdevice.HostArgs, gomptR gomptdevice.Range,
 			i := i + 2
 //line reduce.go:46
 			gomptV = (*(*float32)(unsafe.Add(gomptPA, i*4)) - float32((i % int(5))))
-//line gompt_kernels.go:2766
+//line gompt_kernels.go:3051
 //line reduce.go:46
 			goto gomptR2
-//line gompt_kernels.go:2769
+//line gompt_kernels.go:3054
 		}
 	gomptR2:
 		gomptS2 = min(gomptS2, gomptV)
@@ -2773,10 +3058,10 @@ func gomptHostMinFloat32(gomptA *gomptdevice.HostArgs, gomptR gomptdevice.Range,
 			i := i + 3
 //line reduce.go:46
 			gomptV = (*(*float32)(unsafe.Add(gomptPA, i*4)) - float32((i % int(5))))
-//line gompt_kernels.go:2777
+//line gompt_kernels.go:3062
 //line reduce.go:46
 			goto gomptR3
-//line gompt_kernels.go:2780
+//line gompt_kernels.go:3065
 		}
 	gomptR3:
 		gomptS3 = min(gomptS3, gomptV)
@@ -2785,10 +3070,10 @@ func gomptHostMinFloat32(gomptA *gomptdevice.HostArgs, gomptR gomptdevice.Range,
 		{
 //line reduce.go:46
 			gomptV = (*(*float32)(unsafe.Add(gomptPA, i*4)) - float32((i % int(5))))
-//line gompt_kernels.go:2789
+//line gompt_kernels.go:3074
 //line reduce.go:46
 			goto gomptR4
-//line gompt_kernels.go:2792
+//line gompt_kernels.go:3077
 		}
 	gomptR4:
 		gomptS0 = min(gomptS0, gomptV)
@@ -2877,10 +3162,10 @@ func gomptHostMinInt16(gomptA *gomptdevice.HostArgs, gomptR gomptdevice.Range, g
 				{
 //line reduce.go:40
 					gomptV = (*(*int16)(unsafe.Add(gomptPA, ((((z*ny)+y)*nx)+x)*2)) - int16((x * y)))
-//line gompt_kernels.go:2881
+//line gompt_kernels.go:3166
 //line reduce.go:40
 					goto gomptR0
-//line gompt_kernels.go:2884
+//line gompt_kernels.go:3169
 				}
 			gomptR0:
 				gomptS0 = min(gomptS0, gomptV)
@@ -2888,10 +3173,10 @@ func gomptHostMinInt16(gomptA *gomptdevice.HostArgs, gomptR gomptdevice.Range, g
 					x := x + 1
 //line reduce.go:40
 					gomptV = (*(*int16)(unsafe.Add(gomptPA, ((((z*ny)+y)*nx)+x)*2)) - int16((x * y)))
-//line gompt_kernels.go:2892
+//line gompt_kernels.go:3177
 //line reduce.go:40
 					goto gomptR1
-//line gompt_kernels.go:2895
+//line gompt_kernels.go:3180
 				}
 			gomptR1:
 				gomptS1 = min(gomptS1, gomptV)
@@ -2899,10 +3184,10 @@ func gomptHostMinInt16(gomptA *gomptdevice.HostArgs, gomptR gomptdevice.Range, g
 					x := x + 2
 //line reduce.go:40
 					gomptV = (*(*int16)(unsafe.Add(gomptPA, ((((z*ny)+y)*nx)+x)*2)) - int16((x * y)))
-//line gompt_kernels.go:2903
+//line gompt_kernels.go:3188
 //line reduce.go:40
 					goto gomptR2
-//line gompt_kernels.go:2906
+//line gompt_kernels.go:3191
 				}
 			gomptR2:
 				gomptS2 = min(gomptS2, gomptV)
@@ -2910,10 +3195,10 @@ func gomptHostMinInt16(gomptA *gomptdevice.HostArgs, gomptR gomptdevice.Range, g
 					x := x + 3
 //line reduce.go:40
 					gomptV = (*(*int16)(unsafe.Add(gomptPA, ((((z*ny)+y)*nx)+x)*2)) - int16((x * y)))
-//line gompt_kernels.go:2914
+//line gompt_kernels.go:3199
 //line reduce.go:40
 					goto gomptR3
-//line gompt_kernels.go:2917
+//line gompt_kernels.go:3202
 				}
 			gomptR3:
 				gomptS3 = min(gomptS3, gomptV)
@@ -2922,10 +3207,10 @@ func gomptHostMinInt16(gomptA *gomptdevice.HostArgs, gomptR gomptdevice.Range, g
 				{
 //line reduce.go:40
 					gomptV = (*(*int16)(unsafe.Add(gomptPA, ((((z*ny)+y)*nx)+x)*2)) - int16((x * y)))
-//line gompt_kernels.go:2926
+//line gompt_kernels.go:3211
 //line reduce.go:40
 					goto gomptR4
-//line gompt_kernels.go:2929
+//line gompt_kernels.go:3214
 				}
 			gomptR4:
 				gomptS0 = min(gomptS0, gomptV)
@@ -3014,37 +3299,37 @@ func gomptHostMinMax(gomptA *gomptdevice.HostArgs, gomptR gomptdevice.Range, _, 
 	for i := gomptLo0; i < gomptHi0; i++ {
 //line floats.go:49
 		x, y := *(*float64)(unsafe.Add(gomptPA, i*8)), *(*float64)(unsafe.Add(gomptPB, i*8))
-//line gompt_kernels.go:3018
+//line gompt_kernels.go:3303
 //line floats.go:50
 		u, v := *(*float32)(unsafe.Add(gomptPC, i*4)), *(*float32)(unsafe.Add(gomptPD, i*4))
-//line gompt_kernels.go:3021
+//line gompt_kernels.go:3306
 //line floats.go:51
 		o := (int(8) * i)
-//line gompt_kernels.go:3024
+//line gompt_kernels.go:3309
 //line floats.go:52
 		*(*float64)(unsafe.Add(gomptPOut, o*8)) = min(x, y)
-//line gompt_kernels.go:3027
+//line gompt_kernels.go:3312
 //line floats.go:53
 		*(*float64)(unsafe.Add(gomptPOut, (o+int(1))*8)) = max(x, y)
-//line gompt_kernels.go:3030
+//line gompt_kernels.go:3315
 //line floats.go:54
 		*(*float64)(unsafe.Add(gomptPOut, (o+int(2))*8)) = gomptmath.Min(x, y)
-//line gompt_kernels.go:3033
+//line gompt_kernels.go:3318
 //line floats.go:55
 		*(*float64)(unsafe.Add(gomptPOut, (o+int(3))*8)) = gomptmath.Max(x, y)
-//line gompt_kernels.go:3036
+//line gompt_kernels.go:3321
 //line floats.go:56
 		*(*float64)(unsafe.Add(gomptPOut, (o+int(4))*8)) = float64(min(u, v))
-//line gompt_kernels.go:3039
+//line gompt_kernels.go:3324
 //line floats.go:57
 		*(*float64)(unsafe.Add(gomptPOut, (o+int(5))*8)) = float64(max(u, v, float32(0.5)))
-//line gompt_kernels.go:3042
+//line gompt_kernels.go:3327
 //line floats.go:58
 		*(*float64)(unsafe.Add(gomptPOut, (o+int(6))*8)) = float64(min(int64(x), int64(3), int64(y)))
-//line gompt_kernels.go:3045
+//line gompt_kernels.go:3330
 //line floats.go:59
 		*(*float64)(unsafe.Add(gomptPOut, (o+int(7))*8)) = float64(max(uint8(u), uint8(v)))
-//line gompt_kernels.go:3048
+//line gompt_kernels.go:3333
 	}
 	_ = n
 }
@@ -3124,55 +3409,55 @@ func gomptHostNarrow(gomptA *gomptdevice.HostArgs, gomptR gomptdevice.Range, _, 
 	for i := gomptLo0; i < gomptHi0; i++ {
 //line ints.go:97
 		x, y := *(*int8)(unsafe.Add(gomptPA, i*1)), *(*int8)(unsafe.Add(gomptPB, i*1))
-//line gompt_kernels.go:3128
+//line gompt_kernels.go:3413
 //line ints.go:98
 		u, v := *(*uint16)(unsafe.Add(gomptPC, i*2)), *(*uint16)(unsafe.Add(gomptPD, i*2))
-//line gompt_kernels.go:3131
+//line gompt_kernels.go:3416
 //line ints.go:99
 		o := (int(12) * i)
-//line gompt_kernels.go:3134
+//line gompt_kernels.go:3419
 //line ints.go:100
 		*(*int64)(unsafe.Add(gomptPOut, o*8)) = int64((x + y))
-//line gompt_kernels.go:3137
+//line gompt_kernels.go:3422
 //line ints.go:101
 		*(*int64)(unsafe.Add(gomptPOut, (o+int(1))*8)) = int64((x * y))
-//line gompt_kernels.go:3140
+//line gompt_kernels.go:3425
 //line ints.go:102
 		*(*int64)(unsafe.Add(gomptPOut, (o+int(2))*8)) = int64((-x))
-//line gompt_kernels.go:3143
+//line gompt_kernels.go:3428
 //line ints.go:103
 		if y != int8(0) {
-//line gompt_kernels.go:3146
+//line gompt_kernels.go:3431
 //line ints.go:104
 			*(*int64)(unsafe.Add(gomptPOut, (o+int(3))*8)) = int64((x / y))
-//line gompt_kernels.go:3149
+//line gompt_kernels.go:3434
 //line ints.go:105
 			*(*int64)(unsafe.Add(gomptPOut, (o+int(4))*8)) = int64((x % y))
-//line gompt_kernels.go:3152
+//line gompt_kernels.go:3437
 //line ints.go:103
 		}
-//line gompt_kernels.go:3155
+//line gompt_kernels.go:3440
 //line ints.go:107
 		*(*int64)(unsafe.Add(gomptPOut, (o+int(5))*8)) = int64((u * v))
-//line gompt_kernels.go:3158
+//line gompt_kernels.go:3443
 //line ints.go:108
 		*(*int64)(unsafe.Add(gomptPOut, (o+int(6))*8)) = int64((u - v))
-//line gompt_kernels.go:3161
+//line gompt_kernels.go:3446
 //line ints.go:109
 		*(*int64)(unsafe.Add(gomptPOut, (o+int(7))*8)) = int64((uint8(u) + uint8(v)))
-//line gompt_kernels.go:3164
+//line gompt_kernels.go:3449
 //line ints.go:110
 		*(*int64)(unsafe.Add(gomptPOut, (o+int(8))*8)) = int64((int16(u) * int16(v)))
-//line gompt_kernels.go:3167
+//line gompt_kernels.go:3452
 //line ints.go:111
 		*(*int64)(unsafe.Add(gomptPOut, (o+int(9))*8)) = int64((((int32(x) * int32(u)) * int32(65537)) + int32(v)))
-//line gompt_kernels.go:3170
+//line gompt_kernels.go:3455
 //line ints.go:112
 		*(*int64)(unsafe.Add(gomptPOut, (o+int(10))*8)) = int64((uint32(x) * uint32(v)))
-//line gompt_kernels.go:3173
+//line gompt_kernels.go:3458
 //line ints.go:113
 		*(*int64)(unsafe.Add(gomptPOut, (o+int(11))*8)) = (int64(int8((int64(u) * int64(3)))) + int64(uint16(x)))
-//line gompt_kernels.go:3176
+//line gompt_kernels.go:3461
 	}
 	_ = n
 }
@@ -3243,10 +3528,10 @@ func gomptHostOutOfRange(gomptA *gomptdevice.HostArgs, gomptR gomptdevice.Range,
 	for i := gomptLo0; i < gomptHi0; i++ {
 //line dims.go:72
 		*(*int32)(unsafe.Add(gomptPOut, i*4)) = (in[(i+int(1))] + in[(i-int(1))])
-//line gompt_kernels.go:3247
+//line gompt_kernels.go:3532
 //line dims.go:73
 		out[(i + n)] = int32(5)
-//line gompt_kernels.go:3250
+//line gompt_kernels.go:3535
 	}
 }
 
@@ -3309,13 +3594,13 @@ func gomptHostPartial(gomptA *gomptdevice.HostArgs, gomptR gomptdevice.Range, _,
 	for i := gomptLo0; i < gomptHi0; i++ {
 //line dims.go:54
 		if (*(*int64)(unsafe.Add(gomptPIn, i*8)) % int64(3)) == int64(0) {
-//line gompt_kernels.go:3313
+//line gompt_kernels.go:3598
 //line dims.go:55
 			*(*int64)(unsafe.Add(gomptPOut, i*8)) = (*(*int64)(unsafe.Add(gomptPIn, i*8)) * int64(2))
-//line gompt_kernels.go:3316
+//line gompt_kernels.go:3601
 //line dims.go:54
 		}
-//line gompt_kernels.go:3319
+//line gompt_kernels.go:3604
 	}
 	_ = n
 }
@@ -3384,10 +3669,10 @@ func gomptHostProdFloat64(gomptA *gomptdevice.HostArgs, gomptR gomptdevice.Range
 		{
 //line reduce.go:34
 			gomptV = *(*float64)(unsafe.Add(gomptPA, i*8))
-//line gompt_kernels.go:3388
+//line gompt_kernels.go:3673
 //line reduce.go:34
 			goto gomptR0
-//line gompt_kernels.go:3391
+//line gompt_kernels.go:3676
 		}
 	gomptR0:
 		gomptS0 = gomptS0 * gomptV
@@ -3395,10 +3680,10 @@ func gomptHostProdFloat64(gomptA *gomptdevice.HostArgs, gomptR gomptdevice.Range
 			i := i + 1
 //line reduce.go:34
 			gomptV = *(*float64)(unsafe.Add(gomptPA, i*8))
-//line gompt_kernels.go:3399
+//line gompt_kernels.go:3684
 //line reduce.go:34
 			goto gomptR1
-//line gompt_kernels.go:3402
+//line gompt_kernels.go:3687
 		}
 	gomptR1:
 		gomptS1 = gomptS1 * gomptV
@@ -3406,10 +3691,10 @@ func gomptHostProdFloat64(gomptA *gomptdevice.HostArgs, gomptR gomptdevice.Range
 			i := i + 2
 //line reduce.go:34
 			gomptV = *(*float64)(unsafe.Add(gomptPA, i*8))
-//line gompt_kernels.go:3410
+//line gompt_kernels.go:3695
 //line reduce.go:34
 			goto gomptR2
-//line gompt_kernels.go:3413
+//line gompt_kernels.go:3698
 		}
 	gomptR2:
 		gomptS2 = gomptS2 * gomptV
@@ -3417,10 +3702,10 @@ func gomptHostProdFloat64(gomptA *gomptdevice.HostArgs, gomptR gomptdevice.Range
 			i := i + 3
 //line reduce.go:34
 			gomptV = *(*float64)(unsafe.Add(gomptPA, i*8))
-//line gompt_kernels.go:3421
+//line gompt_kernels.go:3706
 //line reduce.go:34
 			goto gomptR3
-//line gompt_kernels.go:3424
+//line gompt_kernels.go:3709
 		}
 	gomptR3:
 		gomptS3 = gomptS3 * gomptV
@@ -3429,10 +3714,10 @@ func gomptHostProdFloat64(gomptA *gomptdevice.HostArgs, gomptR gomptdevice.Range
 		{
 //line reduce.go:34
 			gomptV = *(*float64)(unsafe.Add(gomptPA, i*8))
-//line gompt_kernels.go:3433
+//line gompt_kernels.go:3718
 //line reduce.go:34
 			goto gomptR4
-//line gompt_kernels.go:3436
+//line gompt_kernels.go:3721
 		}
 	gomptR4:
 		gomptS0 = gomptS0 * gomptV
@@ -3514,10 +3799,10 @@ func gomptHostProdInt32(gomptA *gomptdevice.HostArgs, gomptR gomptdevice.Range, 
 		{
 //line reduce.go:29
 			gomptV = (*(*int32)(unsafe.Add(gomptPA, i*4)) | int32(1))
-//line gompt_kernels.go:3518
+//line gompt_kernels.go:3803
 //line reduce.go:29
 			goto gomptR0
-//line gompt_kernels.go:3521
+//line gompt_kernels.go:3806
 		}
 	gomptR0:
 		gomptS0 = gomptS0 * gomptV
@@ -3525,10 +3810,10 @@ func gomptHostProdInt32(gomptA *gomptdevice.HostArgs, gomptR gomptdevice.Range, 
 			i := i + 1
 //line reduce.go:29
 			gomptV = (*(*int32)(unsafe.Add(gomptPA, i*4)) | int32(1))
-//line gompt_kernels.go:3529
+//line gompt_kernels.go:3814
 //line reduce.go:29
 			goto gomptR1
-//line gompt_kernels.go:3532
+//line gompt_kernels.go:3817
 		}
 	gomptR1:
 		gomptS1 = gomptS1 * gomptV
@@ -3536,10 +3821,10 @@ func gomptHostProdInt32(gomptA *gomptdevice.HostArgs, gomptR gomptdevice.Range, 
 			i := i + 2
 //line reduce.go:29
 			gomptV = (*(*int32)(unsafe.Add(gomptPA, i*4)) | int32(1))
-//line gompt_kernels.go:3540
+//line gompt_kernels.go:3825
 //line reduce.go:29
 			goto gomptR2
-//line gompt_kernels.go:3543
+//line gompt_kernels.go:3828
 		}
 	gomptR2:
 		gomptS2 = gomptS2 * gomptV
@@ -3547,10 +3832,10 @@ func gomptHostProdInt32(gomptA *gomptdevice.HostArgs, gomptR gomptdevice.Range, 
 			i := i + 3
 //line reduce.go:29
 			gomptV = (*(*int32)(unsafe.Add(gomptPA, i*4)) | int32(1))
-//line gompt_kernels.go:3551
+//line gompt_kernels.go:3836
 //line reduce.go:29
 			goto gomptR3
-//line gompt_kernels.go:3554
+//line gompt_kernels.go:3839
 		}
 	gomptR3:
 		gomptS3 = gomptS3 * gomptV
@@ -3559,10 +3844,10 @@ func gomptHostProdInt32(gomptA *gomptdevice.HostArgs, gomptR gomptdevice.Range, 
 		{
 //line reduce.go:29
 			gomptV = (*(*int32)(unsafe.Add(gomptPA, i*4)) | int32(1))
-//line gompt_kernels.go:3563
+//line gompt_kernels.go:3848
 //line reduce.go:29
 			goto gomptR4
-//line gompt_kernels.go:3566
+//line gompt_kernels.go:3851
 		}
 	gomptR4:
 		gomptS0 = gomptS0 * gomptV
@@ -3644,7 +3929,7 @@ func gomptHostQuotient(gomptA *gomptdevice.HostArgs, gomptR gomptdevice.Range, _
 	for i := gomptLo0; i < gomptHi0; i++ {
 //line checks.go:45
 		*(*int32)(unsafe.Add(gomptPQ, i*4)) = (*(*int32)(unsafe.Add(gomptPA, i*4)) / *(*int32)(unsafe.Add(gomptPB, i*4)))
-//line gompt_kernels.go:3648
+//line gompt_kernels.go:3933
 	}
 	_ = n
 }
@@ -3716,7 +4001,7 @@ func gomptHostScatter(gomptA *gomptdevice.HostArgs, gomptR gomptdevice.Range, _,
 	for i := gomptLo0; i < gomptHi0; i++ {
 //line checks.go:33
 		put(dst, *(*int)(unsafe.Add(gomptPIdx, i*8)), *(*float32)(unsafe.Add(gomptPSrc, i*4)))
-//line gompt_kernels.go:3720
+//line gompt_kernels.go:4005
 	}
 	_ = n
 	_ = m
@@ -3790,19 +4075,19 @@ func gomptHostSeek(gomptA *gomptdevice.HostArgs, gomptR gomptdevice.Range, _, _ 
 	for i := gomptLo0; i < gomptHi0; i++ {
 //line checks.go:61
 		j := *(*int)(unsafe.Add(gomptPIdx, i*8))
-//line gompt_kernels.go:3794
+//line gompt_kernels.go:4079
 //line checks.go:62
 		for src[j] != int32(0) {
-//line gompt_kernels.go:3797
+//line gompt_kernels.go:4082
 //line checks.go:63
 			j++
-//line gompt_kernels.go:3800
+//line gompt_kernels.go:4085
 //line checks.go:62
 		}
-//line gompt_kernels.go:3803
+//line gompt_kernels.go:4088
 //line checks.go:65
 		*(*int)(unsafe.Add(gomptPPos, i*8)) = j
-//line gompt_kernels.go:3806
+//line gompt_kernels.go:4091
 	}
 	_ = n
 	_ = m
@@ -3872,64 +4157,64 @@ func gomptHostShifts(gomptA *gomptdevice.HostArgs, gomptR gomptdevice.Range, _, 
 	for i := gomptLo0; i < gomptHi0; i++ {
 //line ints.go:70
 		x, c := *(*int64)(unsafe.Add(gomptPA, i*8)), *(*uint64)(unsafe.Add(gomptPS, i*8))
-//line gompt_kernels.go:3876
+//line gompt_kernels.go:4161
 //line ints.go:71
 		u := uint64(x)
-//line gompt_kernels.go:3879
+//line gompt_kernels.go:4164
 //line ints.go:72
 		o := (int(10) * i)
-//line gompt_kernels.go:3882
+//line gompt_kernels.go:4167
 //line ints.go:73
 		*(*int64)(unsafe.Add(gomptPOut, o*8)) = (x << c)
-//line gompt_kernels.go:3885
+//line gompt_kernels.go:4170
 //line ints.go:74
 		*(*int64)(unsafe.Add(gomptPOut, (o+int(1))*8)) = (x >> c)
-//line gompt_kernels.go:3888
+//line gompt_kernels.go:4173
 //line ints.go:75
 		*(*int64)(unsafe.Add(gomptPOut, (o+int(2))*8)) = int64((u << c))
-//line gompt_kernels.go:3891
+//line gompt_kernels.go:4176
 //line ints.go:76
 		*(*int64)(unsafe.Add(gomptPOut, (o+int(3))*8)) = int64((u >> c))
-//line gompt_kernels.go:3894
+//line gompt_kernels.go:4179
 //line ints.go:77
 		*(*int64)(unsafe.Add(gomptPOut, (o+int(4))*8)) = int64((int32(x) >> c))
-//line gompt_kernels.go:3897
+//line gompt_kernels.go:4182
 //line ints.go:78
 		*(*int64)(unsafe.Add(gomptPOut, (o+int(5))*8)) = int64((uint32(x) >> c))
-//line gompt_kernels.go:3900
+//line gompt_kernels.go:4185
 //line ints.go:79
 		*(*int64)(unsafe.Add(gomptPOut, (o+int(6))*8)) = int64((int8(x) << c))
-//line gompt_kernels.go:3903
+//line gompt_kernels.go:4188
 //line ints.go:80
 		*(*int64)(unsafe.Add(gomptPOut, (o+int(7))*8)) = int64((int16(x) >> c))
-//line gompt_kernels.go:3906
+//line gompt_kernels.go:4191
 //line ints.go:81
 		*(*int64)(unsafe.Add(gomptPOut, (o+int(8))*8)) = (((x >> 63) + ((x << 63) >> 1)) + int64((uint8(x) >> 7)))
-//line gompt_kernels.go:3909
+//line gompt_kernels.go:4194
 //line ints.go:82
 		k := int(c)
-//line gompt_kernels.go:3912
+//line gompt_kernels.go:4197
 //line ints.go:83
 		if k >= int(0) {
-//line gompt_kernels.go:3915
+//line gompt_kernels.go:4200
 //line ints.go:84
 			*(*int64)(unsafe.Add(gomptPOut, (o+int(9))*8)) = (x >> k)
-//line gompt_kernels.go:3918
+//line gompt_kernels.go:4203
 //line ints.go:83
 		}
-//line gompt_kernels.go:3921
+//line gompt_kernels.go:4206
 //line ints.go:86
 		x <<= 1
-//line gompt_kernels.go:3924
+//line gompt_kernels.go:4209
 //line ints.go:87
 		x >>= 2
-//line gompt_kernels.go:3927
+//line gompt_kernels.go:4212
 //line ints.go:88
 		u >>= c
-//line gompt_kernels.go:3930
+//line gompt_kernels.go:4215
 //line ints.go:89
 		*(*int64)(unsafe.Add(gomptPOut, o*8)) += (x + int64(u))
-//line gompt_kernels.go:3933
+//line gompt_kernels.go:4218
 	}
 	_ = n
 }
@@ -4006,51 +4291,51 @@ func gomptHostStencil2D(gomptA *gomptdevice.HostArgs, gomptR gomptdevice.Range, 
 		for x := gomptLo0; x < gomptIn0; x++ {
 //line dims.go:8
 			i := ((y * nx) + x)
-//line gompt_kernels.go:4010
+//line gompt_kernels.go:4295
 //line dims.go:9
 			if (((x == int(0)) || (y == int(0))) || (x == (nx - int(1)))) || (y == (ny - int(1))) {
-//line gompt_kernels.go:4013
+//line gompt_kernels.go:4298
 //line dims.go:10
 				*(*float32)(unsafe.Add(gomptPOut, i*4)) = *(*float32)(unsafe.Add(gomptPIn, i*4))
-//line gompt_kernels.go:4016
+//line gompt_kernels.go:4301
 //line dims.go:11
 				continue gomptPoint0
-//line gompt_kernels.go:4019
+//line gompt_kernels.go:4304
 //line dims.go:9
 			}
-//line gompt_kernels.go:4022
+//line gompt_kernels.go:4307
 //line dims.go:13
 			*(*float32)(unsafe.Add(gomptPOut, i*4)) = (*(*float32)(unsafe.Add(gomptPIn, i*4)) + (w * ((((*(*float32)(unsafe.Add(gomptPIn, (i-int(1))*4)) + *(*float32)(unsafe.Add(gomptPIn, (i+int(1))*4))) + *(*float32)(unsafe.Add(gomptPIn, (i-nx)*4))) + *(*float32)(unsafe.Add(gomptPIn, (i+nx)*4))) - (float32(4.0) * *(*float32)(unsafe.Add(gomptPIn, i*4))))))
-//line gompt_kernels.go:4025
+//line gompt_kernels.go:4310
 		}
 		for x := gomptIn0; x < gomptIn1; x++ {
 //line dims.go:8
 			i := ((y * nx) + x)
-//line gompt_kernels.go:4030
+//line gompt_kernels.go:4315
 //line dims.go:13
 			*(*float32)(unsafe.Add(gomptPOut, i*4)) = (*(*float32)(unsafe.Add(gomptPIn, i*4)) + (w * ((((*(*float32)(unsafe.Add(gomptPIn, (i-int(1))*4)) + *(*float32)(unsafe.Add(gomptPIn, (i+int(1))*4))) + *(*float32)(unsafe.Add(gomptPIn, (i-nx)*4))) + *(*float32)(unsafe.Add(gomptPIn, (i+nx)*4))) - (float32(4.0) * *(*float32)(unsafe.Add(gomptPIn, i*4))))))
-//line gompt_kernels.go:4033
+//line gompt_kernels.go:4318
 		}
 	gomptPoint2:
 		for x := gomptIn1; x < gomptHi0; x++ {
 //line dims.go:8
 			i := ((y * nx) + x)
-//line gompt_kernels.go:4039
+//line gompt_kernels.go:4324
 //line dims.go:9
 			if (((x == int(0)) || (y == int(0))) || (x == (nx - int(1)))) || (y == (ny - int(1))) {
-//line gompt_kernels.go:4042
+//line gompt_kernels.go:4327
 //line dims.go:10
 				*(*float32)(unsafe.Add(gomptPOut, i*4)) = *(*float32)(unsafe.Add(gomptPIn, i*4))
-//line gompt_kernels.go:4045
+//line gompt_kernels.go:4330
 //line dims.go:11
 				continue gomptPoint2
-//line gompt_kernels.go:4048
+//line gompt_kernels.go:4333
 //line dims.go:9
 			}
-//line gompt_kernels.go:4051
+//line gompt_kernels.go:4336
 //line dims.go:13
 			*(*float32)(unsafe.Add(gomptPOut, i*4)) = (*(*float32)(unsafe.Add(gomptPIn, i*4)) + (w * ((((*(*float32)(unsafe.Add(gomptPIn, (i-int(1))*4)) + *(*float32)(unsafe.Add(gomptPIn, (i+int(1))*4))) + *(*float32)(unsafe.Add(gomptPIn, (i-nx)*4))) + *(*float32)(unsafe.Add(gomptPIn, (i+nx)*4))) - (float32(4.0) * *(*float32)(unsafe.Add(gomptPIn, i*4))))))
-//line gompt_kernels.go:4054
+//line gompt_kernels.go:4339
 		}
 	}
 }
@@ -4124,10 +4409,10 @@ func gomptHostSumFloat32(gomptA *gomptdevice.HostArgs, gomptR gomptdevice.Range,
 		{
 //line reduce.go:13
 			gomptV = (*(*float32)(unsafe.Add(gomptPX, i*4)) * *(*float32)(unsafe.Add(gomptPY, i*4)))
-//line gompt_kernels.go:4128
+//line gompt_kernels.go:4413
 //line reduce.go:13
 			goto gomptR0
-//line gompt_kernels.go:4131
+//line gompt_kernels.go:4416
 		}
 	gomptR0:
 		gomptS0 = gomptS0 + float64(gomptV)
@@ -4135,10 +4420,10 @@ func gomptHostSumFloat32(gomptA *gomptdevice.HostArgs, gomptR gomptdevice.Range,
 			i := i + 1
 //line reduce.go:13
 			gomptV = (*(*float32)(unsafe.Add(gomptPX, i*4)) * *(*float32)(unsafe.Add(gomptPY, i*4)))
-//line gompt_kernels.go:4139
+//line gompt_kernels.go:4424
 //line reduce.go:13
 			goto gomptR1
-//line gompt_kernels.go:4142
+//line gompt_kernels.go:4427
 		}
 	gomptR1:
 		gomptS1 = gomptS1 + float64(gomptV)
@@ -4146,10 +4431,10 @@ func gomptHostSumFloat32(gomptA *gomptdevice.HostArgs, gomptR gomptdevice.Range,
 			i := i + 2
 //line reduce.go:13
 			gomptV = (*(*float32)(unsafe.Add(gomptPX, i*4)) * *(*float32)(unsafe.Add(gomptPY, i*4)))
-//line gompt_kernels.go:4150
+//line gompt_kernels.go:4435
 //line reduce.go:13
 			goto gomptR2
-//line gompt_kernels.go:4153
+//line gompt_kernels.go:4438
 		}
 	gomptR2:
 		gomptS2 = gomptS2 + float64(gomptV)
@@ -4157,10 +4442,10 @@ func gomptHostSumFloat32(gomptA *gomptdevice.HostArgs, gomptR gomptdevice.Range,
 			i := i + 3
 //line reduce.go:13
 			gomptV = (*(*float32)(unsafe.Add(gomptPX, i*4)) * *(*float32)(unsafe.Add(gomptPY, i*4)))
-//line gompt_kernels.go:4161
+//line gompt_kernels.go:4446
 //line reduce.go:13
 			goto gomptR3
-//line gompt_kernels.go:4164
+//line gompt_kernels.go:4449
 		}
 	gomptR3:
 		gomptS3 = gomptS3 + float64(gomptV)
@@ -4169,10 +4454,10 @@ func gomptHostSumFloat32(gomptA *gomptdevice.HostArgs, gomptR gomptdevice.Range,
 		{
 //line reduce.go:13
 			gomptV = (*(*float32)(unsafe.Add(gomptPX, i*4)) * *(*float32)(unsafe.Add(gomptPY, i*4)))
-//line gompt_kernels.go:4173
+//line gompt_kernels.go:4458
 //line reduce.go:13
 			goto gomptR4
-//line gompt_kernels.go:4176
+//line gompt_kernels.go:4461
 		}
 	gomptR4:
 		gomptS0 = gomptS0 + float64(gomptV)
@@ -4259,25 +4544,25 @@ func gomptHostSumFloat64In2D(gomptA *gomptdevice.HostArgs, gomptR gomptdevice.Ra
 			{
 //line reduce.go:19
 				v := *(*float64)(unsafe.Add(gomptPA, ((y*nx)+x)*8))
-//line gompt_kernels.go:4263
+//line gompt_kernels.go:4548
 //line reduce.go:20
 				if x == y {
-//line gompt_kernels.go:4266
+//line gompt_kernels.go:4551
 //line reduce.go:21
 					gomptV = (float64(2.0) * v)
-//line gompt_kernels.go:4269
+//line gompt_kernels.go:4554
 //line reduce.go:21
 					goto gomptR0
-//line gompt_kernels.go:4272
+//line gompt_kernels.go:4557
 //line reduce.go:20
 				}
-//line gompt_kernels.go:4275
+//line gompt_kernels.go:4560
 //line reduce.go:23
 				gomptV = v
-//line gompt_kernels.go:4278
+//line gompt_kernels.go:4563
 //line reduce.go:23
 				goto gomptR0
-//line gompt_kernels.go:4281
+//line gompt_kernels.go:4566
 			}
 		gomptR0:
 			gomptS0 = gomptS0 + gomptV
@@ -4285,25 +4570,25 @@ func gomptHostSumFloat64In2D(gomptA *gomptdevice.HostArgs, gomptR gomptdevice.Ra
 				x := x + 1
 //line reduce.go:19
 				v := *(*float64)(unsafe.Add(gomptPA, ((y*nx)+x)*8))
-//line gompt_kernels.go:4289
+//line gompt_kernels.go:4574
 //line reduce.go:20
 				if x == y {
-//line gompt_kernels.go:4292
+//line gompt_kernels.go:4577
 //line reduce.go:21
 					gomptV = (float64(2.0) * v)
-//line gompt_kernels.go:4295
+//line gompt_kernels.go:4580
 //line reduce.go:21
 					goto gomptR1
-//line gompt_kernels.go:4298
+//line gompt_kernels.go:4583
 //line reduce.go:20
 				}
-//line gompt_kernels.go:4301
+//line gompt_kernels.go:4586
 //line reduce.go:23
 				gomptV = v
-//line gompt_kernels.go:4304
+//line gompt_kernels.go:4589
 //line reduce.go:23
 				goto gomptR1
-//line gompt_kernels.go:4307
+//line gompt_kernels.go:4592
 			}
 		gomptR1:
 			gomptS1 = gomptS1 + gomptV
@@ -4311,25 +4596,25 @@ func gomptHostSumFloat64In2D(gomptA *gomptdevice.HostArgs, gomptR gomptdevice.Ra
 				x := x + 2
 //line reduce.go:19
 				v := *(*float64)(unsafe.Add(gomptPA, ((y*nx)+x)*8))
-//line gompt_kernels.go:4315
+//line gompt_kernels.go:4600
 //line reduce.go:20
 				if x == y {
-//line gompt_kernels.go:4318
+//line gompt_kernels.go:4603
 //line reduce.go:21
 					gomptV = (float64(2.0) * v)
-//line gompt_kernels.go:4321
+//line gompt_kernels.go:4606
 //line reduce.go:21
 					goto gomptR2
-//line gompt_kernels.go:4324
+//line gompt_kernels.go:4609
 //line reduce.go:20
 				}
-//line gompt_kernels.go:4327
+//line gompt_kernels.go:4612
 //line reduce.go:23
 				gomptV = v
-//line gompt_kernels.go:4330
+//line gompt_kernels.go:4615
 //line reduce.go:23
 				goto gomptR2
-//line gompt_kernels.go:4333
+//line gompt_kernels.go:4618
 			}
 		gomptR2:
 			gomptS2 = gomptS2 + gomptV
@@ -4337,25 +4622,25 @@ func gomptHostSumFloat64In2D(gomptA *gomptdevice.HostArgs, gomptR gomptdevice.Ra
 				x := x + 3
 //line reduce.go:19
 				v := *(*float64)(unsafe.Add(gomptPA, ((y*nx)+x)*8))
-//line gompt_kernels.go:4341
+//line gompt_kernels.go:4626
 //line reduce.go:20
 				if x == y {
-//line gompt_kernels.go:4344
+//line gompt_kernels.go:4629
 //line reduce.go:21
 					gomptV = (float64(2.0) * v)
-//line gompt_kernels.go:4347
+//line gompt_kernels.go:4632
 //line reduce.go:21
 					goto gomptR3
-//line gompt_kernels.go:4350
+//line gompt_kernels.go:4635
 //line reduce.go:20
 				}
-//line gompt_kernels.go:4353
+//line gompt_kernels.go:4638
 //line reduce.go:23
 				gomptV = v
-//line gompt_kernels.go:4356
+//line gompt_kernels.go:4641
 //line reduce.go:23
 				goto gomptR3
-//line gompt_kernels.go:4359
+//line gompt_kernels.go:4644
 			}
 		gomptR3:
 			gomptS3 = gomptS3 + gomptV
@@ -4364,25 +4649,25 @@ func gomptHostSumFloat64In2D(gomptA *gomptdevice.HostArgs, gomptR gomptdevice.Ra
 			{
 //line reduce.go:19
 				v := *(*float64)(unsafe.Add(gomptPA, ((y*nx)+x)*8))
-//line gompt_kernels.go:4368
+//line gompt_kernels.go:4653
 //line reduce.go:20
 				if x == y {
-//line gompt_kernels.go:4371
+//line gompt_kernels.go:4656
 //line reduce.go:21
 					gomptV = (float64(2.0) * v)
-//line gompt_kernels.go:4374
+//line gompt_kernels.go:4659
 //line reduce.go:21
 					goto gomptR4
-//line gompt_kernels.go:4377
+//line gompt_kernels.go:4662
 //line reduce.go:20
 				}
-//line gompt_kernels.go:4380
+//line gompt_kernels.go:4665
 //line reduce.go:23
 				gomptV = v
-//line gompt_kernels.go:4383
+//line gompt_kernels.go:4668
 //line reduce.go:23
 				goto gomptR4
-//line gompt_kernels.go:4386
+//line gompt_kernels.go:4671
 			}
 		gomptR4:
 			gomptS0 = gomptS0 + gomptV
@@ -4466,10 +4751,10 @@ func gomptHostSumInt64(gomptA *gomptdevice.HostArgs, gomptR gomptdevice.Range, g
 		{
 //line reduce.go:8
 			gomptV = (*(*int64)(unsafe.Add(gomptPA, i*8)) * int64(3458764513820540929))
-//line gompt_kernels.go:4470
+//line gompt_kernels.go:4755
 //line reduce.go:8
 			goto gomptR0
-//line gompt_kernels.go:4473
+//line gompt_kernels.go:4758
 		}
 	gomptR0:
 		gomptS0 = gomptS0 + gomptV
@@ -4477,10 +4762,10 @@ func gomptHostSumInt64(gomptA *gomptdevice.HostArgs, gomptR gomptdevice.Range, g
 			i := i + 1
 //line reduce.go:8
 			gomptV = (*(*int64)(unsafe.Add(gomptPA, i*8)) * int64(3458764513820540929))
-//line gompt_kernels.go:4481
+//line gompt_kernels.go:4766
 //line reduce.go:8
 			goto gomptR1
-//line gompt_kernels.go:4484
+//line gompt_kernels.go:4769
 		}
 	gomptR1:
 		gomptS1 = gomptS1 + gomptV
@@ -4488,10 +4773,10 @@ func gomptHostSumInt64(gomptA *gomptdevice.HostArgs, gomptR gomptdevice.Range, g
 			i := i + 2
 //line reduce.go:8
 			gomptV = (*(*int64)(unsafe.Add(gomptPA, i*8)) * int64(3458764513820540929))
-//line gompt_kernels.go:4492
+//line gompt_kernels.go:4777
 //line reduce.go:8
 			goto gomptR2
-//line gompt_kernels.go:4495
+//line gompt_kernels.go:4780
 		}
 	gomptR2:
 		gomptS2 = gomptS2 + gomptV
@@ -4499,10 +4784,10 @@ func gomptHostSumInt64(gomptA *gomptdevice.HostArgs, gomptR gomptdevice.Range, g
 			i := i + 3
 //line reduce.go:8
 			gomptV = (*(*int64)(unsafe.Add(gomptPA, i*8)) * int64(3458764513820540929))
-//line gompt_kernels.go:4503
+//line gompt_kernels.go:4788
 //line reduce.go:8
 			goto gomptR3
-//line gompt_kernels.go:4506
+//line gompt_kernels.go:4791
 		}
 	gomptR3:
 		gomptS3 = gomptS3 + gomptV
@@ -4511,10 +4796,10 @@ func gomptHostSumInt64(gomptA *gomptdevice.HostArgs, gomptR gomptdevice.Range, g
 		{
 //line reduce.go:8
 			gomptV = (*(*int64)(unsafe.Add(gomptPA, i*8)) * int64(3458764513820540929))
-//line gompt_kernels.go:4515
+//line gompt_kernels.go:4800
 //line reduce.go:8
 			goto gomptR4
-//line gompt_kernels.go:4518
+//line gompt_kernels.go:4803
 		}
 	gomptR4:
 		gomptS0 = gomptS0 + gomptV
@@ -4602,20 +4887,20 @@ func gomptHostTeamGather(gomptA *gomptdevice.HostArgs, gomptR gomptdevice.Range,
 	for t := gomptLo0; t < gomptHi0; t++ {
 //line checks.go:82
 		var buf [64]float32
-//line gompt_kernels.go:4606
+//line gompt_kernels.go:4891
 		_ = buf
 		for gomptJ := 0; gomptJ < 64; gomptJ++ {
 			th := gomptJ
 //line checks.go:83
 			buf[th] = src[*(*int)(unsafe.Add(gomptPIdx, ((t*int(64))+th)*8))]
-//line gompt_kernels.go:4612
+//line gompt_kernels.go:4897
 		}
 		// barrier
 		for gomptJ := 0; gomptJ < 64; gomptJ++ {
 			th := gomptJ
 //line checks.go:85
 			*(*float32)(unsafe.Add(gomptPOut, ((t*int(64))+th)*4)) = buf[*(*int)(unsafe.Add(gomptPAt, ((t*int(64))+th)*8))]
-//line gompt_kernels.go:4619
+//line gompt_kernels.go:4904
 		}
 	}
 	_ = teams
@@ -4696,15 +4981,15 @@ func gomptHostTeamReverse(gomptA *gomptdevice.HostArgs, gomptR gomptdevice.Range
 	for t := gomptLo0; t < gomptHi0; t++ {
 //line team.go:13
 		var buf [64]int32
-//line gompt_kernels.go:4700
+//line gompt_kernels.go:4985
 		_ = buf
 //line team.go:14
 		var part [64]int64
-//line gompt_kernels.go:4704
+//line gompt_kernels.go:4989
 		_ = part
 //line team.go:15
 		base := (t * int(64))
-//line gompt_kernels.go:4708
+//line gompt_kernels.go:4993
 		_ = base
 		for gomptJ := 0; gomptJ < 64; gomptJ++ {
 			th := gomptJ
@@ -4714,33 +4999,33 @@ func gomptHostTeamReverse(gomptA *gomptdevice.HostArgs, gomptR gomptdevice.Range
 			th := gomptJ
 //line team.go:17
 			buf[th] = gomptT1Mine[gomptJ]
-//line gompt_kernels.go:4718
+//line gompt_kernels.go:5003
 		}
 		for gomptJ := 0; gomptJ < 64; gomptJ++ {
 			th := gomptJ
 //line team.go:18
 			part[th] = int64(gomptT1Mine[gomptJ])
-//line gompt_kernels.go:4724
+//line gompt_kernels.go:5009
 		}
 		// barrier
 		for gomptJ := 0; gomptJ < 64; gomptJ++ {
 			th := gomptJ
 //line team.go:20
 			*(*int32)(unsafe.Add(gomptPOut, (base+th)*4)) = (buf[(int(63)-th)] - gomptT1Mine[gomptJ])
-//line gompt_kernels.go:4731
+//line gompt_kernels.go:5016
 		}
 		for s := int(32); s > int(0); s /= int(2) {
 			for gomptJ := 0; gomptJ < 64; gomptJ++ {
 				th := gomptJ
 //line team.go:22
 				if th < s {
-//line gompt_kernels.go:4738
+//line gompt_kernels.go:5023
 //line team.go:23
 					part[th] += part[(th + s)]
-//line gompt_kernels.go:4741
+//line gompt_kernels.go:5026
 //line team.go:22
 				}
-//line gompt_kernels.go:4744
+//line gompt_kernels.go:5029
 			}
 			// barrier
 		}
@@ -4749,14 +5034,14 @@ func gomptHostTeamReverse(gomptA *gomptdevice.HostArgs, gomptR gomptdevice.Range
 				th := gomptJ
 //line team.go:28
 				buf[th] = (-buf[th])
-//line gompt_kernels.go:4753
+//line gompt_kernels.go:5038
 			}
 			// barrier
 			for gomptJ := 0; gomptJ < 64; gomptJ++ {
 				th := gomptJ
 //line team.go:30
 				*(*int32)(unsafe.Add(gomptPOut, (base+th)*4)) += buf[((th + int(1)) % int(64))]
-//line gompt_kernels.go:4760
+//line gompt_kernels.go:5045
 			}
 		} else {
 			// barrier
@@ -4765,13 +5050,13 @@ func gomptHostTeamReverse(gomptA *gomptdevice.HostArgs, gomptR gomptdevice.Range
 			th := gomptJ
 //line team.go:34
 			if th == int(0) {
-//line gompt_kernels.go:4769
+//line gompt_kernels.go:5054
 //line team.go:35
 				*(*int64)(unsafe.Add(gomptPSums, t*8)) = (part[int(0)] + int64(gomptT1Mine[gomptJ]))
-//line gompt_kernels.go:4772
+//line gompt_kernels.go:5057
 //line team.go:34
 			}
-//line gompt_kernels.go:4775
+//line gompt_kernels.go:5060
 		}
 	}
 	_ = gomptT1Mine
@@ -4839,22 +5124,22 @@ func gomptHostTranscendental(gomptA *gomptdevice.HostArgs, gomptR gomptdevice.Ra
 	for i := gomptLo0; i < gomptHi0; i++ {
 //line floats.go:99
 		x := *(*float64)(unsafe.Add(gomptPA, i*8))
-//line gompt_kernels.go:4843
+//line gompt_kernels.go:5128
 //line floats.go:100
 		v := (((((gomptmath.Exp(x) + gomptmath.Log(x)) + gomptmath.Pow(x, float64(1.5))) + gomptmath.Sin(x)) + gomptmath.Cos(x)) + gomptmath.Tanh(x))
-//line gompt_kernels.go:4846
+//line gompt_kernels.go:5131
 //line floats.go:101
 		v += (((((gomptmath.Exp2(x) + gomptmath.Log2(x)) + gomptmath.Log10(x)) + gomptmath.Log1p(x)) + gomptmath.Expm1(x)) + gomptmath.Atan2(x, float64(2.0)))
-//line gompt_kernels.go:4849
+//line gompt_kernels.go:5134
 //line floats.go:102
 		v += (((((gomptmath.Atan(x) + gomptmath.Asin((x / float64(4.0)))) + gomptmath.Acos((x / float64(4.0)))) + gomptmath.Sinh(x)) + gomptmath.Cosh(x)) + gomptmath.Tan(x))
-//line gompt_kernels.go:4852
+//line gompt_kernels.go:5137
 //line floats.go:103
 		v += ((((((gomptmath.Cbrt(x) + gomptmath.Hypot(x, float64(3.0))) + gomptmath.Erf(x)) + gomptmath.Erfc(x)) + gomptmath.Asinh(x)) + gomptmath.Acosh((x + float64(1.0)))) + gomptmath.Atanh((x / float64(4.0))))
-//line gompt_kernels.go:4855
+//line gompt_kernels.go:5140
 //line floats.go:104
 		*(*float32)(unsafe.Add(gomptPOut, i*4)) = float32(v)
-//line gompt_kernels.go:4858
+//line gompt_kernels.go:5143
 	}
 	_ = n
 }
@@ -4923,7 +5208,7 @@ func gomptHostTranspose(gomptA *gomptdevice.HostArgs, gomptR gomptdevice.Range, 
 		for x := gomptLo0; x < gomptHi0; x++ {
 //line dims.go:64
 			*(*uint8)(unsafe.Add(gomptPOut, ((x*ny)+y)*1)) = (*(*uint8)(unsafe.Add(gomptPIn, ((y*nx)+x)*1)) + uint8(1))
-//line gompt_kernels.go:4927
+//line gompt_kernels.go:5212
 		}
 	}
 }
@@ -4991,109 +5276,109 @@ gomptPoint0:
 	for i := gomptLo0; i < gomptHi0; i++ {
 //line tricky.go:11
 		o := (int(8) * i)
-//line gompt_kernels.go:4995
+//line gompt_kernels.go:5280
 //line tricky.go:12
 		long := *(*int64)(unsafe.Add(gomptPKernel, i*8))
-//line gompt_kernels.go:4998
+//line gompt_kernels.go:5283
 //line tricky.go:13
 		double := (float64(long) * global)
-//line gompt_kernels.go:5001
+//line gompt_kernels.go:5286
 //line tricky.go:14
 		sqrt := gomptmath.Sqrt(gomptmath.Abs(double))
-//line gompt_kernels.go:5004
+//line gompt_kernels.go:5289
 //line tricky.go:15
 		*(*int64)(unsafe.Add(gomptPOut, o*8)) = int64((sqrt * float64(1000.0)))
-//line gompt_kernels.go:5007
+//line gompt_kernels.go:5292
 //line tricky.go:16
 		{
-//line gompt_kernels.go:5010
+//line gompt_kernels.go:5295
 //line tricky.go:17
 			n := int(3)
-//line gompt_kernels.go:5013
+//line gompt_kernels.go:5298
 //line tricky.go:18
 			*(*int64)(unsafe.Add(gomptPOut, (o+int(1))*8)) = (int64(n) + long)
-//line gompt_kernels.go:5016
+//line gompt_kernels.go:5301
 //line tricky.go:16
 		}
-//line gompt_kernels.go:5019
+//line gompt_kernels.go:5304
 //line tricky.go:20
 		var a, b int = int(0), int(10)
-//line gompt_kernels.go:5022
+//line gompt_kernels.go:5307
 //line tricky.go:21
 		for a, b = int(0), int(10); a < b; a, b = (a + int(1)), (b - int(2)) {
-//line gompt_kernels.go:5025
+//line gompt_kernels.go:5310
 //line tricky.go:22
 			*(*int64)(unsafe.Add(gomptPOut, (o+int(2))*8)) += (int64((a * b)) ^ long)
-//line gompt_kernels.go:5028
+//line gompt_kernels.go:5313
 //line tricky.go:21
 		}
-//line gompt_kernels.go:5031
+//line gompt_kernels.go:5316
 //line tricky.go:24
 		*(*int64)(unsafe.Add(gomptPOut, (o+int(3))*8)) = long
-//line gompt_kernels.go:5034
+//line gompt_kernels.go:5319
 //line tricky.go:25
 		*(*int64)(unsafe.Add(gomptPOut, (o+int(3))*8)) <<= 2
-//line gompt_kernels.go:5037
+//line gompt_kernels.go:5322
 //line tricky.go:26
 		*(*int64)(unsafe.Add(gomptPOut, (o+int(3))*8)) &^= int64(5)
-//line gompt_kernels.go:5040
+//line gompt_kernels.go:5325
 //line tricky.go:27
 		*(*int64)(unsafe.Add(gomptPOut, (o+int(3))*8))++
-//line gompt_kernels.go:5043
+//line gompt_kernels.go:5328
 //line tricky.go:28
 		*(*int64)(unsafe.Add(gomptPOut, (o+int(3))*8)) %= int64(1000003)
-//line gompt_kernels.go:5046
+//line gompt_kernels.go:5331
 //line tricky.go:29
 		var cnt uint8
-//line gompt_kernels.go:5049
+//line gompt_kernels.go:5334
 //line tricky.go:30
 		for k := range uint8(200) {
-//line gompt_kernels.go:5052
+//line gompt_kernels.go:5337
 //line tricky.go:31
 			cnt += k
-//line gompt_kernels.go:5055
+//line gompt_kernels.go:5340
 //line tricky.go:30
 		}
-//line gompt_kernels.go:5058
+//line gompt_kernels.go:5343
 //line tricky.go:33
 		*(*int64)(unsafe.Add(gomptPOut, (o+int(4))*8)) = (int64(cnt) + int64((^uint8(long))))
-//line gompt_kernels.go:5061
+//line gompt_kernels.go:5346
 //line tricky.go:34
 		half, flag := (long > int64(0)), (!((long % int64(2)) == int64(0)))
-//line gompt_kernels.go:5064
+//line gompt_kernels.go:5349
 //line tricky.go:35
 		if half == flag {
-//line gompt_kernels.go:5067
+//line gompt_kernels.go:5352
 //line tricky.go:36
 			*(*int64)(unsafe.Add(gomptPOut, (o+int(5))*8)) = int64(1)
-//line gompt_kernels.go:5070
+//line gompt_kernels.go:5355
 //line tricky.go:35
 		}
-//line gompt_kernels.go:5073
+//line gompt_kernels.go:5358
 //line tricky.go:38
 		*(*int64)(unsafe.Add(gomptPOut, (o+int(6))*8)) = (min(long, int64(a), int64(b), int64(7)) + max(long, int64(-3)))
-//line gompt_kernels.go:5076
+//line gompt_kernels.go:5361
 //line tricky.go:39
 		for j := range int(5) {
-//line gompt_kernels.go:5079
+//line gompt_kernels.go:5364
 //line tricky.go:40
 			if int64(j) == (long % int64(5)) {
-//line gompt_kernels.go:5082
+//line gompt_kernels.go:5367
 //line tricky.go:41
 				*(*int64)(unsafe.Add(gomptPOut, (o+int(7))*8)) = ((int64(j) + int64((float64(314.1592653589793) * float64((j + int(1)))))) + int64(1000000000000000000))
-//line gompt_kernels.go:5085
+//line gompt_kernels.go:5370
 //line tricky.go:42
 				continue gomptPoint0
-//line gompt_kernels.go:5088
+//line gompt_kernels.go:5373
 //line tricky.go:40
 			}
-//line gompt_kernels.go:5091
+//line gompt_kernels.go:5376
 //line tricky.go:39
 		}
-//line gompt_kernels.go:5094
+//line gompt_kernels.go:5379
 //line tricky.go:45
 		*(*int64)(unsafe.Add(gomptPOut, (o+int(7))*8)) = (-long)
-//line gompt_kernels.go:5097
+//line gompt_kernels.go:5382
 	}
 	_ = n
 }
@@ -5165,34 +5450,34 @@ func gomptHostUint64Ops(gomptA *gomptdevice.HostArgs, gomptR gomptdevice.Range, 
 	for i := gomptLo0; i < gomptHi0; i++ {
 //line ints.go:53
 		x, y := *(*uint64)(unsafe.Add(gomptPA, i*8)), *(*uint64)(unsafe.Add(gomptPB, i*8))
-//line gompt_kernels.go:5169
+//line gompt_kernels.go:5454
 //line ints.go:54
 		o := (int(6) * i)
-//line gompt_kernels.go:5172
+//line gompt_kernels.go:5457
 //line ints.go:55
 		*(*uint64)(unsafe.Add(gomptPOut, o*8)) = (x + y)
-//line gompt_kernels.go:5175
+//line gompt_kernels.go:5460
 //line ints.go:56
 		*(*uint64)(unsafe.Add(gomptPOut, (o+int(1))*8)) = (x - y)
-//line gompt_kernels.go:5178
+//line gompt_kernels.go:5463
 //line ints.go:57
 		*(*uint64)(unsafe.Add(gomptPOut, (o+int(2))*8)) = (x * y)
-//line gompt_kernels.go:5181
+//line gompt_kernels.go:5466
 //line ints.go:58
 		if y != uint64(0) {
-//line gompt_kernels.go:5184
+//line gompt_kernels.go:5469
 //line ints.go:59
 			*(*uint64)(unsafe.Add(gomptPOut, (o+int(3))*8)) = (x / y)
-//line gompt_kernels.go:5187
+//line gompt_kernels.go:5472
 //line ints.go:60
 			*(*uint64)(unsafe.Add(gomptPOut, (o+int(4))*8)) = (x % y)
-//line gompt_kernels.go:5190
+//line gompt_kernels.go:5475
 //line ints.go:58
 		}
-//line gompt_kernels.go:5193
+//line gompt_kernels.go:5478
 //line ints.go:62
 		*(*uint64)(unsafe.Add(gomptPOut, (o+int(5))*8)) = (-x)
-//line gompt_kernels.go:5196
+//line gompt_kernels.go:5481
 	}
 	_ = n
 }

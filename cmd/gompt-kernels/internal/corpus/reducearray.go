@@ -10,3 +10,31 @@ func Hist256(i int, n int, v []uint8, h []uint32, s []int64) {
 	h[b]++
 	s[b%16] += int64(b) - 3
 }
+
+// Extremes keeps, per bin, the least and greatest of v (float64 and
+// float32, through compare-and-swap loops), the product of odd factors
+// (uint32, wrapping: a CAS loop), the greatest k (uint32: the device's
+// atomic_max) and the least of a 64-bit value (a CAS loop): array
+// reductions whose results do not depend on the order the points are
+// combined in, so every device gives the Go function's bits.
+//
+//gompt:kernel dims=n reduce(lo)=min reduce(hi)=max reduce(p)=* reduce(m)=max reduce(q)=min len(lo)=64 len(hi)=64 len(p)=16 len(m)=16 len(q)=16
+func Extremes(i int, n int, v []float64, k []int32, lo []float64, hi []float32, p []uint32, m []uint32, q []int64) {
+	b := i & 63
+	lo[b] = min(lo[b], v[i])
+	hi[b] = max(float32(v[i]), hi[b], -1)
+	c := k[i] & 15
+	p[c] *= uint32(k[i]) | 1
+	m[c] = max(m[c], uint32(k[i])*uint32(i))
+	q[c] = min(int64(k[i])*int64(i)-int64(n), q[c])
+}
+
+// FloatBins sums float32 values into bins and multiplies float64 factors
+// near 1 into others: float array reductions, whose order of combining
+// differs between devices (the Sample's tolerance says so).
+//
+//gompt:kernel dims=n reduce(s)=+ reduce(p)=* len(s)=32 len(p)=8
+func FloatBins(i int, n int, v []float32, s []float32, p []float64) {
+	s[i&31] += v[i]
+	p[i&7] *= 1 + float64(v[i]-1)/1024
+}
