@@ -2,14 +2,6 @@
 // Kernel histogram: the Go function histogram with Go's semantics (see gompt-kernels -h).
 #pragma OPENCL FP_CONTRACT OFF
 
-static void gompt_check_fail(__global long *f, int *stop, long site, long i, long n) {
-  *stop = 1;
-  if (atomic_cmpxchg((volatile __global int *)f, 0, (int)site) == 0) {
-    f[1] = i;
-    f[2] = n;
-    f[3] = 834487969L;
-  }
-}
 static inline __attribute__((always_inline)) void gompt_reduce_add_uint_global(volatile __global uint *a, uint v) {
   atomic_add(a, v);
 }
@@ -17,7 +9,7 @@ static inline __attribute__((always_inline)) void gompt_reduce_add_uint_local(vo
   atomic_add(a, v);
 }
 
-static inline __attribute__((always_inline)) void gompt_body_histogram(long i, long n, __global const uchar *v, long gompt_len_v_, __local uint *h, long gompt_len_h_, __global long *gompt_fault, int *gompt_stop) {
+static inline __attribute__((always_inline)) void gompt_body_histogram(long i, long n, __global const uchar *v, long gompt_len_v_, __local uint *h, long gompt_len_h_) {
   {
     long gompt_t1 = (long)(v[i]);
     if ((ulong)gompt_t1 < (ulong)gompt_len_h_) {
@@ -27,15 +19,11 @@ static inline __attribute__((always_inline)) void gompt_body_histogram(long i, l
 #else
       gompt_reduce_add_uint_local(&h[gompt_t1], gompt_t2);
 #endif
-    } else {
-      gompt_check_fail(gompt_fault, gompt_stop, 1L, gompt_t1, gompt_len_h_);
     }
   }
-  if (*gompt_stop) return;
 }
 
-__kernel void gompt_histogram(long n, __global const uchar *v, __global uint *h, __global long *gompt_fault) {
-  int gompt_stopped = 0, *gompt_stop = &gompt_stopped;
+__kernel void gompt_histogram(long n, __global const uchar *v, __global uint *h) {
   __local uint gompt_r_h[256];
   long gompt_len_v = ((long)n > 0 ? (long)n : 0);
   long gompt_len_h = (256L > 0 ? 256L : 0);
@@ -47,8 +35,7 @@ __kernel void gompt_histogram(long n, __global const uchar *v, __global uint *h,
     long gompt_lo = (long)get_group_id(0) * gompt_chunk;
     long gompt_hi = gompt_lo + gompt_chunk < (long)n ? gompt_lo + gompt_chunk : (long)n;
     for (long gompt_i0 = gompt_lo; gompt_i0 < gompt_hi; gompt_i0++) {
-      gompt_body_histogram(gompt_i0, n, v, gompt_len_v, gompt_r_h, gompt_len_h, gompt_fault, gompt_stop);
-      if (gompt_stopped) break;
+      gompt_body_histogram(gompt_i0, n, v, gompt_len_v, gompt_r_h, gompt_len_h);
     }
     for (long gompt_l = 0; gompt_l < 256 && gompt_l < gompt_len_h; gompt_l += 1) {
       uint gompt_v = gompt_r_h[gompt_l];
@@ -59,8 +46,7 @@ __kernel void gompt_histogram(long n, __global const uchar *v, __global uint *h,
   for (long gompt_l = gompt_lid; gompt_l < 256; gompt_l += gompt_lsz) gompt_r_h[gompt_l] = ((uint)0);
   barrier(CLK_LOCAL_MEM_FENCE);
   for (long gompt_i0 = (long)get_global_id(0); gompt_i0 < (long)n; gompt_i0 += (long)get_global_size(0)) {
-    gompt_body_histogram(gompt_i0, n, v, gompt_len_v, gompt_r_h, gompt_len_h, gompt_fault, gompt_stop);
-    if (gompt_stopped) break; // on to the barrier, which every work-item reaches
+    gompt_body_histogram(gompt_i0, n, v, gompt_len_v, gompt_r_h, gompt_len_h);
   }
   barrier(CLK_LOCAL_MEM_FENCE);
   for (long gompt_l = gompt_lid; gompt_l < 256 && gompt_l < gompt_len_h; gompt_l += gompt_lsz) {

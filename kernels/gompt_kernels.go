@@ -271,9 +271,6 @@ var Histogram = &gomptdevice.Kernel{
 		{Name: "h", Kind: gomptdevice.ParamBuffer, Elem: gomptdevice.ParamUint32, Len: "256"},
 	},
 	Dims: 1,
-	Faults: []gomptdevice.FaultSite{
-		{Kind: gomptdevice.FaultIndex, Pos: "library.go:231"},
-	},
 	Images: []gomptdevice.Image{
 		{Kind: gomptdevice.ImageHost, Entry: "gompt_histogram", Host: gomptHostHistogram},
 		{Kind: gomptdevice.ImageOpenCL, Entry: "gompt_histogram", Source: gomptCLHistogram, Options: "-cl-fp32-correctly-rounded-divide-sqrt"},
@@ -297,11 +294,12 @@ func gomptHostHistogram(gomptA *gomptdevice.HostArgs, gomptR gomptdevice.Range, 
 	var gomptRAH [256]uint32
 	h = gomptRAH[:len(h)]
 	gomptPV := unsafe.Pointer(unsafe.SliceData(v))
+	gomptPH := unsafe.Pointer(unsafe.SliceData(h))
 	gomptLo0, gomptHi0 := gomptR.Clamp(0, n)
 	for i := gomptLo0; i < gomptHi0; i++ {
 //line library.go:231
-		h[*(*uint8)(unsafe.Add(gomptPV, i*1))]++
-//line gompt_kernels.go:305
+		*(*uint32)(unsafe.Add(gomptPH, int(*(*uint8)(unsafe.Add(gomptPV, i*1)))*4))++
+//line gompt_kernels.go:303
 	}
 	gomptrt.MergeSum(gomptRBH, gomptRAH[:], uint32(0))
 	_ = n
@@ -363,51 +361,51 @@ func gomptHostJacobi(gomptA *gomptdevice.HostArgs, gomptR gomptdevice.Range, _, 
 		for x := gomptLo0; x < gomptIn0; x++ {
 //line library.go:50
 			i := ((y * nx) + x)
-//line gompt_kernels.go:367
+//line gompt_kernels.go:365
 //line library.go:51
 			if (((x == int(0)) || (y == int(0))) || (x == (nx - int(1)))) || (y == (ny - int(1))) {
-//line gompt_kernels.go:370
+//line gompt_kernels.go:368
 //line library.go:52
 				*(*float32)(unsafe.Add(gomptPOut, i*4)) = *(*float32)(unsafe.Add(gomptPIn, i*4))
-//line gompt_kernels.go:373
+//line gompt_kernels.go:371
 //line library.go:53
 				continue gomptPoint0
-//line gompt_kernels.go:376
+//line gompt_kernels.go:374
 //line library.go:51
 			}
-//line gompt_kernels.go:379
+//line gompt_kernels.go:377
 //line library.go:55
 			*(*float32)(unsafe.Add(gomptPOut, i*4)) = (float32(0.25) * (((*(*float32)(unsafe.Add(gomptPIn, (i-nx)*4)) + *(*float32)(unsafe.Add(gomptPIn, (i+nx)*4))) + *(*float32)(unsafe.Add(gomptPIn, (i-int(1))*4))) + *(*float32)(unsafe.Add(gomptPIn, (i+int(1))*4))))
-//line gompt_kernels.go:382
+//line gompt_kernels.go:380
 		}
 		for x := gomptIn0; x < gomptIn1; x++ {
 //line library.go:50
 			i := ((y * nx) + x)
-//line gompt_kernels.go:387
+//line gompt_kernels.go:385
 //line library.go:55
 			*(*float32)(unsafe.Add(gomptPOut, i*4)) = (float32(0.25) * (((*(*float32)(unsafe.Add(gomptPIn, (i-nx)*4)) + *(*float32)(unsafe.Add(gomptPIn, (i+nx)*4))) + *(*float32)(unsafe.Add(gomptPIn, (i-int(1))*4))) + *(*float32)(unsafe.Add(gomptPIn, (i+int(1))*4))))
-//line gompt_kernels.go:390
+//line gompt_kernels.go:388
 		}
 	gomptPoint2:
 		for x := gomptIn1; x < gomptHi0; x++ {
 //line library.go:50
 			i := ((y * nx) + x)
-//line gompt_kernels.go:396
+//line gompt_kernels.go:394
 //line library.go:51
 			if (((x == int(0)) || (y == int(0))) || (x == (nx - int(1)))) || (y == (ny - int(1))) {
-//line gompt_kernels.go:399
+//line gompt_kernels.go:397
 //line library.go:52
 				*(*float32)(unsafe.Add(gomptPOut, i*4)) = *(*float32)(unsafe.Add(gomptPIn, i*4))
-//line gompt_kernels.go:402
+//line gompt_kernels.go:400
 //line library.go:53
 				continue gomptPoint2
-//line gompt_kernels.go:405
+//line gompt_kernels.go:403
 //line library.go:51
 			}
-//line gompt_kernels.go:408
+//line gompt_kernels.go:406
 //line library.go:55
 			*(*float32)(unsafe.Add(gomptPOut, i*4)) = (float32(0.25) * (((*(*float32)(unsafe.Add(gomptPIn, (i-nx)*4)) + *(*float32)(unsafe.Add(gomptPIn, (i+nx)*4))) + *(*float32)(unsafe.Add(gomptPIn, (i-int(1))*4))) + *(*float32)(unsafe.Add(gomptPIn, (i+int(1))*4))))
-//line gompt_kernels.go:411
+//line gompt_kernels.go:409
 		}
 	}
 }
@@ -477,50 +475,50 @@ func gomptLanesMatmul(gomptX0, gomptW int, i int, m int, n int, k int, A []float
 	gomptL1Acc := gomptL1AccA[:gomptW:gomptW]
 //line library.go:63
 	for gomptJ := 0; gomptJ < gomptW; gomptJ++ {
-//line gompt_kernels.go:481
+//line gompt_kernels.go:479
 		gomptL1Acc[gomptJ] = float32(0)
 //line library.go:63
 	}
-//line gompt_kernels.go:485
+//line gompt_kernels.go:483
 //line library.go:64
 	for p := int(0); p < k; p++ {
-//line gompt_kernels.go:488
+//line gompt_kernels.go:486
 //line library.go:65
 		gomptU1 := *(*float32)(unsafe.Add(gomptPA, ((i*k)+p)*4))
-//line gompt_kernels.go:491
+//line gompt_kernels.go:489
 //line library.go:65
 		gomptU2 := (p * n)
-//line gompt_kernels.go:494
+//line gompt_kernels.go:492
 //line library.go:65
 		gomptU3 := unsafe.Add(gomptPB, (gomptU2+gomptX0)*4)
-//line gompt_kernels.go:497
+//line gompt_kernels.go:495
 //line library.go:65
 		for gomptJ := 0; gomptJ < gomptW; gomptJ++ {
-//line gompt_kernels.go:500
+//line gompt_kernels.go:498
 //line library.go:65
 			gomptL1Acc[gomptJ] += (gomptU1 * *(*float32)(unsafe.Add(gomptU3, gomptJ*4)))
-//line gompt_kernels.go:503
+//line gompt_kernels.go:501
 //line library.go:65
 		}
-//line gompt_kernels.go:506
+//line gompt_kernels.go:504
 //line library.go:64
 	}
-//line gompt_kernels.go:509
+//line gompt_kernels.go:507
 //line library.go:67
 	gomptU4 := (i * n)
-//line gompt_kernels.go:512
+//line gompt_kernels.go:510
 //line library.go:67
 	gomptU5 := unsafe.Add(gomptPC, (gomptU4+gomptX0)*4)
-//line gompt_kernels.go:515
+//line gompt_kernels.go:513
 //line library.go:67
 	for gomptJ := 0; gomptJ < gomptW; gomptJ++ {
-//line gompt_kernels.go:518
+//line gompt_kernels.go:516
 //line library.go:67
 		*(*float32)(unsafe.Add(gomptU5, gomptJ*4)) = gomptL1Acc[gomptJ]
-//line gompt_kernels.go:521
+//line gompt_kernels.go:519
 //line library.go:67
 	}
-//line gompt_kernels.go:524
+//line gompt_kernels.go:522
 	_ = gomptL1Acc
 	_ = m
 }
@@ -646,23 +644,23 @@ func gomptHostMatmul_tiled(gomptA *gomptdevice.HostArgs, gomptR gomptdevice.Rang
 	for t := gomptLo0; t < gomptHi0; t++ {
 //line library.go:90
 		var tA [1024]float32
-//line gompt_kernels.go:650
+//line gompt_kernels.go:648
 		_ = tA
 //line library.go:91
 		var tB [1024]float32
-//line gompt_kernels.go:654
+//line gompt_kernels.go:652
 		_ = tB
 //line library.go:92
 		tilesX := max(((n + int(63)) / int(64)), int(1))
-//line gompt_kernels.go:658
+//line gompt_kernels.go:656
 		_ = tilesX
 //line library.go:93
 		row := ((t / tilesX) * int(64))
-//line gompt_kernels.go:662
+//line gompt_kernels.go:660
 		_ = row
 //line library.go:94
 		col := ((t % tilesX) * int(64))
-//line gompt_kernels.go:666
+//line gompt_kernels.go:664
 		_ = col
 		for gomptJ := 0; gomptJ < 256; gomptJ++ {
 			th := gomptJ
@@ -714,397 +712,397 @@ func gomptHostMatmul_tiled(gomptA *gomptdevice.HostArgs, gomptR gomptdevice.Rang
 			for gomptJ := 0; gomptJ < 256; gomptJ++ {
 //line library.go:106
 				if (gomptT3I0[gomptJ] < m) && ((p0 + gomptT2Lx[gomptJ]) < k) {
-//line gompt_kernels.go:718
+//line gompt_kernels.go:716
 //line library.go:107
 					tA[(((gomptT1Ly[gomptJ] + int(0)) * int(16)) + gomptT2Lx[gomptJ])] = A[(((gomptT3I0[gomptJ] * k) + p0) + gomptT2Lx[gomptJ])]
-//line gompt_kernels.go:721
+//line gompt_kernels.go:719
 //line library.go:106
 				} else {
-//line gompt_kernels.go:724
+//line gompt_kernels.go:722
 //line library.go:109
 					tA[(((gomptT1Ly[gomptJ] + int(0)) * int(16)) + gomptT2Lx[gomptJ])] = float32(0.0)
-//line gompt_kernels.go:727
+//line gompt_kernels.go:725
 //line library.go:106
 				}
-//line gompt_kernels.go:730
+//line gompt_kernels.go:728
 			}
 			for gomptJ := 0; gomptJ < 256; gomptJ++ {
 //line library.go:111
 				if (gomptT4I1[gomptJ] < m) && ((p0 + gomptT2Lx[gomptJ]) < k) {
-//line gompt_kernels.go:735
+//line gompt_kernels.go:733
 //line library.go:112
 					tA[(((gomptT1Ly[gomptJ] + int(16)) * int(16)) + gomptT2Lx[gomptJ])] = A[(((gomptT4I1[gomptJ] * k) + p0) + gomptT2Lx[gomptJ])]
-//line gompt_kernels.go:738
+//line gompt_kernels.go:736
 //line library.go:111
 				} else {
-//line gompt_kernels.go:741
+//line gompt_kernels.go:739
 //line library.go:114
 					tA[(((gomptT1Ly[gomptJ] + int(16)) * int(16)) + gomptT2Lx[gomptJ])] = float32(0.0)
-//line gompt_kernels.go:744
+//line gompt_kernels.go:742
 //line library.go:111
 				}
-//line gompt_kernels.go:747
+//line gompt_kernels.go:745
 			}
 			for gomptJ := 0; gomptJ < 256; gomptJ++ {
 //line library.go:116
 				if (gomptT5I2[gomptJ] < m) && ((p0 + gomptT2Lx[gomptJ]) < k) {
-//line gompt_kernels.go:752
+//line gompt_kernels.go:750
 //line library.go:117
 					tA[(((gomptT1Ly[gomptJ] + int(32)) * int(16)) + gomptT2Lx[gomptJ])] = A[(((gomptT5I2[gomptJ] * k) + p0) + gomptT2Lx[gomptJ])]
-//line gompt_kernels.go:755
+//line gompt_kernels.go:753
 //line library.go:116
 				} else {
-//line gompt_kernels.go:758
+//line gompt_kernels.go:756
 //line library.go:119
 					tA[(((gomptT1Ly[gomptJ] + int(32)) * int(16)) + gomptT2Lx[gomptJ])] = float32(0.0)
-//line gompt_kernels.go:761
+//line gompt_kernels.go:759
 //line library.go:116
 				}
-//line gompt_kernels.go:764
+//line gompt_kernels.go:762
 			}
 			for gomptJ := 0; gomptJ < 256; gomptJ++ {
 //line library.go:121
 				if (gomptT6I3[gomptJ] < m) && ((p0 + gomptT2Lx[gomptJ]) < k) {
-//line gompt_kernels.go:769
+//line gompt_kernels.go:767
 //line library.go:122
 					tA[(((gomptT1Ly[gomptJ] + int(48)) * int(16)) + gomptT2Lx[gomptJ])] = A[(((gomptT6I3[gomptJ] * k) + p0) + gomptT2Lx[gomptJ])]
-//line gompt_kernels.go:772
+//line gompt_kernels.go:770
 //line library.go:121
 				} else {
-//line gompt_kernels.go:775
+//line gompt_kernels.go:773
 //line library.go:124
 					tA[(((gomptT1Ly[gomptJ] + int(48)) * int(16)) + gomptT2Lx[gomptJ])] = float32(0.0)
-//line gompt_kernels.go:778
+//line gompt_kernels.go:776
 //line library.go:121
 				}
-//line gompt_kernels.go:781
+//line gompt_kernels.go:779
 			}
 			for gomptJ := 0; gomptJ < 256; gomptJ++ {
 //line library.go:126
 				if ((p0 + gomptT1Ly[gomptJ]) < k) && (gomptT7J0[gomptJ] < n) {
-//line gompt_kernels.go:786
+//line gompt_kernels.go:784
 //line library.go:127
 					tB[(((gomptT1Ly[gomptJ] * int(64)) + gomptT2Lx[gomptJ]) + int(0))] = B[(((p0 + gomptT1Ly[gomptJ]) * n) + gomptT7J0[gomptJ])]
-//line gompt_kernels.go:789
+//line gompt_kernels.go:787
 //line library.go:126
 				} else {
-//line gompt_kernels.go:792
+//line gompt_kernels.go:790
 //line library.go:129
 					tB[(((gomptT1Ly[gomptJ] * int(64)) + gomptT2Lx[gomptJ]) + int(0))] = float32(0.0)
-//line gompt_kernels.go:795
+//line gompt_kernels.go:793
 //line library.go:126
 				}
-//line gompt_kernels.go:798
+//line gompt_kernels.go:796
 			}
 			for gomptJ := 0; gomptJ < 256; gomptJ++ {
 //line library.go:131
 				if ((p0 + gomptT1Ly[gomptJ]) < k) && (gomptT8J1[gomptJ] < n) {
-//line gompt_kernels.go:803
+//line gompt_kernels.go:801
 //line library.go:132
 					tB[(((gomptT1Ly[gomptJ] * int(64)) + gomptT2Lx[gomptJ]) + int(16))] = B[(((p0 + gomptT1Ly[gomptJ]) * n) + gomptT8J1[gomptJ])]
-//line gompt_kernels.go:806
+//line gompt_kernels.go:804
 //line library.go:131
 				} else {
-//line gompt_kernels.go:809
+//line gompt_kernels.go:807
 //line library.go:134
 					tB[(((gomptT1Ly[gomptJ] * int(64)) + gomptT2Lx[gomptJ]) + int(16))] = float32(0.0)
-//line gompt_kernels.go:812
+//line gompt_kernels.go:810
 //line library.go:131
 				}
-//line gompt_kernels.go:815
+//line gompt_kernels.go:813
 			}
 			for gomptJ := 0; gomptJ < 256; gomptJ++ {
 //line library.go:136
 				if ((p0 + gomptT1Ly[gomptJ]) < k) && (gomptT9J2[gomptJ] < n) {
-//line gompt_kernels.go:820
+//line gompt_kernels.go:818
 //line library.go:137
 					tB[(((gomptT1Ly[gomptJ] * int(64)) + gomptT2Lx[gomptJ]) + int(32))] = B[(((p0 + gomptT1Ly[gomptJ]) * n) + gomptT9J2[gomptJ])]
-//line gompt_kernels.go:823
+//line gompt_kernels.go:821
 //line library.go:136
 				} else {
-//line gompt_kernels.go:826
+//line gompt_kernels.go:824
 //line library.go:139
 					tB[(((gomptT1Ly[gomptJ] * int(64)) + gomptT2Lx[gomptJ]) + int(32))] = float32(0.0)
-//line gompt_kernels.go:829
+//line gompt_kernels.go:827
 //line library.go:136
 				}
-//line gompt_kernels.go:832
+//line gompt_kernels.go:830
 			}
 			for gomptJ := 0; gomptJ < 256; gomptJ++ {
 //line library.go:141
 				if ((p0 + gomptT1Ly[gomptJ]) < k) && (gomptT10J3[gomptJ] < n) {
-//line gompt_kernels.go:837
+//line gompt_kernels.go:835
 //line library.go:142
 					tB[(((gomptT1Ly[gomptJ] * int(64)) + gomptT2Lx[gomptJ]) + int(48))] = B[(((p0 + gomptT1Ly[gomptJ]) * n) + gomptT10J3[gomptJ])]
-//line gompt_kernels.go:840
+//line gompt_kernels.go:838
 //line library.go:141
 				} else {
-//line gompt_kernels.go:843
+//line gompt_kernels.go:841
 //line library.go:144
 					tB[(((gomptT1Ly[gomptJ] * int(64)) + gomptT2Lx[gomptJ]) + int(48))] = float32(0.0)
-//line gompt_kernels.go:846
+//line gompt_kernels.go:844
 //line library.go:141
 				}
-//line gompt_kernels.go:849
+//line gompt_kernels.go:847
 			}
 			// barrier
 			for gomptJ := 0; gomptJ < 256; gomptJ++ {
 //line library.go:147
 				for q := int(0); q < int(16); q++ {
-//line gompt_kernels.go:855
+//line gompt_kernels.go:853
 //line library.go:148
 					a0 := tA[(((gomptT1Ly[gomptJ] + int(0)) * int(16)) + q)]
-//line gompt_kernels.go:858
+//line gompt_kernels.go:856
 //line library.go:149
 					a1 := tA[(((gomptT1Ly[gomptJ] + int(16)) * int(16)) + q)]
-//line gompt_kernels.go:861
+//line gompt_kernels.go:859
 //line library.go:150
 					a2 := tA[(((gomptT1Ly[gomptJ] + int(32)) * int(16)) + q)]
-//line gompt_kernels.go:864
+//line gompt_kernels.go:862
 //line library.go:151
 					a3 := tA[(((gomptT1Ly[gomptJ] + int(48)) * int(16)) + q)]
-//line gompt_kernels.go:867
+//line gompt_kernels.go:865
 //line library.go:152
 					b0 := tB[(((q * int(64)) + gomptT2Lx[gomptJ]) + int(0))]
-//line gompt_kernels.go:870
+//line gompt_kernels.go:868
 //line library.go:153
 					b1 := tB[(((q * int(64)) + gomptT2Lx[gomptJ]) + int(16))]
-//line gompt_kernels.go:873
+//line gompt_kernels.go:871
 //line library.go:154
 					b2 := tB[(((q * int(64)) + gomptT2Lx[gomptJ]) + int(32))]
-//line gompt_kernels.go:876
+//line gompt_kernels.go:874
 //line library.go:155
 					b3 := tB[(((q * int(64)) + gomptT2Lx[gomptJ]) + int(48))]
-//line gompt_kernels.go:879
+//line gompt_kernels.go:877
 //line library.go:156
 					gomptT11C00[gomptJ] += (a0 * b0)
-//line gompt_kernels.go:882
+//line gompt_kernels.go:880
 //line library.go:157
 					gomptT12C01[gomptJ] += (a0 * b1)
-//line gompt_kernels.go:885
+//line gompt_kernels.go:883
 //line library.go:158
 					gomptT13C02[gomptJ] += (a0 * b2)
-//line gompt_kernels.go:888
+//line gompt_kernels.go:886
 //line library.go:159
 					gomptT14C03[gomptJ] += (a0 * b3)
-//line gompt_kernels.go:891
+//line gompt_kernels.go:889
 //line library.go:160
 					gomptT15C10[gomptJ] += (a1 * b0)
-//line gompt_kernels.go:894
+//line gompt_kernels.go:892
 //line library.go:161
 					gomptT16C11[gomptJ] += (a1 * b1)
-//line gompt_kernels.go:897
+//line gompt_kernels.go:895
 //line library.go:162
 					gomptT17C12[gomptJ] += (a1 * b2)
-//line gompt_kernels.go:900
+//line gompt_kernels.go:898
 //line library.go:163
 					gomptT18C13[gomptJ] += (a1 * b3)
-//line gompt_kernels.go:903
+//line gompt_kernels.go:901
 //line library.go:164
 					gomptT19C20[gomptJ] += (a2 * b0)
-//line gompt_kernels.go:906
+//line gompt_kernels.go:904
 //line library.go:165
 					gomptT20C21[gomptJ] += (a2 * b1)
-//line gompt_kernels.go:909
+//line gompt_kernels.go:907
 //line library.go:166
 					gomptT21C22[gomptJ] += (a2 * b2)
-//line gompt_kernels.go:912
+//line gompt_kernels.go:910
 //line library.go:167
 					gomptT22C23[gomptJ] += (a2 * b3)
-//line gompt_kernels.go:915
+//line gompt_kernels.go:913
 //line library.go:168
 					gomptT23C30[gomptJ] += (a3 * b0)
-//line gompt_kernels.go:918
+//line gompt_kernels.go:916
 //line library.go:169
 					gomptT24C31[gomptJ] += (a3 * b1)
-//line gompt_kernels.go:921
+//line gompt_kernels.go:919
 //line library.go:170
 					gomptT25C32[gomptJ] += (a3 * b2)
-//line gompt_kernels.go:924
+//line gompt_kernels.go:922
 //line library.go:171
 					gomptT26C33[gomptJ] += (a3 * b3)
-//line gompt_kernels.go:927
+//line gompt_kernels.go:925
 //line library.go:147
 				}
-//line gompt_kernels.go:930
+//line gompt_kernels.go:928
 			}
 			// barrier
 		}
 		for gomptJ := 0; gomptJ < 256; gomptJ++ {
 //line library.go:175
 			if (gomptT3I0[gomptJ] < m) && (gomptT7J0[gomptJ] < n) {
-//line gompt_kernels.go:937
+//line gompt_kernels.go:935
 //line library.go:176
 				C[((gomptT3I0[gomptJ] * n) + gomptT7J0[gomptJ])] = gomptT11C00[gomptJ]
-//line gompt_kernels.go:940
+//line gompt_kernels.go:938
 //line library.go:175
 			}
-//line gompt_kernels.go:943
+//line gompt_kernels.go:941
 		}
 		for gomptJ := 0; gomptJ < 256; gomptJ++ {
 //line library.go:178
 			if (gomptT3I0[gomptJ] < m) && (gomptT8J1[gomptJ] < n) {
-//line gompt_kernels.go:948
+//line gompt_kernels.go:946
 //line library.go:179
 				C[((gomptT3I0[gomptJ] * n) + gomptT8J1[gomptJ])] = gomptT12C01[gomptJ]
-//line gompt_kernels.go:951
+//line gompt_kernels.go:949
 //line library.go:178
 			}
-//line gompt_kernels.go:954
+//line gompt_kernels.go:952
 		}
 		for gomptJ := 0; gomptJ < 256; gomptJ++ {
 //line library.go:181
 			if (gomptT3I0[gomptJ] < m) && (gomptT9J2[gomptJ] < n) {
-//line gompt_kernels.go:959
+//line gompt_kernels.go:957
 //line library.go:182
 				C[((gomptT3I0[gomptJ] * n) + gomptT9J2[gomptJ])] = gomptT13C02[gomptJ]
-//line gompt_kernels.go:962
+//line gompt_kernels.go:960
 //line library.go:181
 			}
-//line gompt_kernels.go:965
+//line gompt_kernels.go:963
 		}
 		for gomptJ := 0; gomptJ < 256; gomptJ++ {
 //line library.go:184
 			if (gomptT3I0[gomptJ] < m) && (gomptT10J3[gomptJ] < n) {
-//line gompt_kernels.go:970
+//line gompt_kernels.go:968
 //line library.go:185
 				C[((gomptT3I0[gomptJ] * n) + gomptT10J3[gomptJ])] = gomptT14C03[gomptJ]
-//line gompt_kernels.go:973
+//line gompt_kernels.go:971
 //line library.go:184
 			}
-//line gompt_kernels.go:976
+//line gompt_kernels.go:974
 		}
 		for gomptJ := 0; gomptJ < 256; gomptJ++ {
 //line library.go:187
 			if (gomptT4I1[gomptJ] < m) && (gomptT7J0[gomptJ] < n) {
-//line gompt_kernels.go:981
+//line gompt_kernels.go:979
 //line library.go:188
 				C[((gomptT4I1[gomptJ] * n) + gomptT7J0[gomptJ])] = gomptT15C10[gomptJ]
-//line gompt_kernels.go:984
+//line gompt_kernels.go:982
 //line library.go:187
 			}
-//line gompt_kernels.go:987
+//line gompt_kernels.go:985
 		}
 		for gomptJ := 0; gomptJ < 256; gomptJ++ {
 //line library.go:190
 			if (gomptT4I1[gomptJ] < m) && (gomptT8J1[gomptJ] < n) {
-//line gompt_kernels.go:992
+//line gompt_kernels.go:990
 //line library.go:191
 				C[((gomptT4I1[gomptJ] * n) + gomptT8J1[gomptJ])] = gomptT16C11[gomptJ]
-//line gompt_kernels.go:995
+//line gompt_kernels.go:993
 //line library.go:190
 			}
-//line gompt_kernels.go:998
+//line gompt_kernels.go:996
 		}
 		for gomptJ := 0; gomptJ < 256; gomptJ++ {
 //line library.go:193
 			if (gomptT4I1[gomptJ] < m) && (gomptT9J2[gomptJ] < n) {
-//line gompt_kernels.go:1003
+//line gompt_kernels.go:1001
 //line library.go:194
 				C[((gomptT4I1[gomptJ] * n) + gomptT9J2[gomptJ])] = gomptT17C12[gomptJ]
-//line gompt_kernels.go:1006
+//line gompt_kernels.go:1004
 //line library.go:193
 			}
-//line gompt_kernels.go:1009
+//line gompt_kernels.go:1007
 		}
 		for gomptJ := 0; gomptJ < 256; gomptJ++ {
 //line library.go:196
 			if (gomptT4I1[gomptJ] < m) && (gomptT10J3[gomptJ] < n) {
-//line gompt_kernels.go:1014
+//line gompt_kernels.go:1012
 //line library.go:197
 				C[((gomptT4I1[gomptJ] * n) + gomptT10J3[gomptJ])] = gomptT18C13[gomptJ]
-//line gompt_kernels.go:1017
+//line gompt_kernels.go:1015
 //line library.go:196
 			}
-//line gompt_kernels.go:1020
+//line gompt_kernels.go:1018
 		}
 		for gomptJ := 0; gomptJ < 256; gomptJ++ {
 //line library.go:199
 			if (gomptT5I2[gomptJ] < m) && (gomptT7J0[gomptJ] < n) {
-//line gompt_kernels.go:1025
+//line gompt_kernels.go:1023
 //line library.go:200
 				C[((gomptT5I2[gomptJ] * n) + gomptT7J0[gomptJ])] = gomptT19C20[gomptJ]
-//line gompt_kernels.go:1028
+//line gompt_kernels.go:1026
 //line library.go:199
 			}
-//line gompt_kernels.go:1031
+//line gompt_kernels.go:1029
 		}
 		for gomptJ := 0; gomptJ < 256; gomptJ++ {
 //line library.go:202
 			if (gomptT5I2[gomptJ] < m) && (gomptT8J1[gomptJ] < n) {
-//line gompt_kernels.go:1036
+//line gompt_kernels.go:1034
 //line library.go:203
 				C[((gomptT5I2[gomptJ] * n) + gomptT8J1[gomptJ])] = gomptT20C21[gomptJ]
-//line gompt_kernels.go:1039
+//line gompt_kernels.go:1037
 //line library.go:202
 			}
-//line gompt_kernels.go:1042
+//line gompt_kernels.go:1040
 		}
 		for gomptJ := 0; gomptJ < 256; gomptJ++ {
 //line library.go:205
 			if (gomptT5I2[gomptJ] < m) && (gomptT9J2[gomptJ] < n) {
-//line gompt_kernels.go:1047
+//line gompt_kernels.go:1045
 //line library.go:206
 				C[((gomptT5I2[gomptJ] * n) + gomptT9J2[gomptJ])] = gomptT21C22[gomptJ]
-//line gompt_kernels.go:1050
+//line gompt_kernels.go:1048
 //line library.go:205
 			}
-//line gompt_kernels.go:1053
+//line gompt_kernels.go:1051
 		}
 		for gomptJ := 0; gomptJ < 256; gomptJ++ {
 //line library.go:208
 			if (gomptT5I2[gomptJ] < m) && (gomptT10J3[gomptJ] < n) {
-//line gompt_kernels.go:1058
+//line gompt_kernels.go:1056
 //line library.go:209
 				C[((gomptT5I2[gomptJ] * n) + gomptT10J3[gomptJ])] = gomptT22C23[gomptJ]
-//line gompt_kernels.go:1061
+//line gompt_kernels.go:1059
 //line library.go:208
 			}
-//line gompt_kernels.go:1064
+//line gompt_kernels.go:1062
 		}
 		for gomptJ := 0; gomptJ < 256; gomptJ++ {
 //line library.go:211
 			if (gomptT6I3[gomptJ] < m) && (gomptT7J0[gomptJ] < n) {
-//line gompt_kernels.go:1069
+//line gompt_kernels.go:1067
 //line library.go:212
 				C[((gomptT6I3[gomptJ] * n) + gomptT7J0[gomptJ])] = gomptT23C30[gomptJ]
-//line gompt_kernels.go:1072
+//line gompt_kernels.go:1070
 //line library.go:211
 			}
-//line gompt_kernels.go:1075
+//line gompt_kernels.go:1073
 		}
 		for gomptJ := 0; gomptJ < 256; gomptJ++ {
 //line library.go:214
 			if (gomptT6I3[gomptJ] < m) && (gomptT8J1[gomptJ] < n) {
-//line gompt_kernels.go:1080
+//line gompt_kernels.go:1078
 //line library.go:215
 				C[((gomptT6I3[gomptJ] * n) + gomptT8J1[gomptJ])] = gomptT24C31[gomptJ]
-//line gompt_kernels.go:1083
+//line gompt_kernels.go:1081
 //line library.go:214
 			}
-//line gompt_kernels.go:1086
+//line gompt_kernels.go:1084
 		}
 		for gomptJ := 0; gomptJ < 256; gomptJ++ {
 //line library.go:217
 			if (gomptT6I3[gomptJ] < m) && (gomptT9J2[gomptJ] < n) {
-//line gompt_kernels.go:1091
+//line gompt_kernels.go:1089
 //line library.go:218
 				C[((gomptT6I3[gomptJ] * n) + gomptT9J2[gomptJ])] = gomptT25C32[gomptJ]
-//line gompt_kernels.go:1094
+//line gompt_kernels.go:1092
 //line library.go:217
 			}
-//line gompt_kernels.go:1097
+//line gompt_kernels.go:1095
 		}
 		for gomptJ := 0; gomptJ < 256; gomptJ++ {
 //line library.go:220
 			if (gomptT6I3[gomptJ] < m) && (gomptT10J3[gomptJ] < n) {
-//line gompt_kernels.go:1102
+//line gompt_kernels.go:1100
 //line library.go:221
 				C[((gomptT6I3[gomptJ] * n) + gomptT10J3[gomptJ])] = gomptT26C33[gomptJ]
-//line gompt_kernels.go:1105
+//line gompt_kernels.go:1103
 //line library.go:220
 			}
-//line gompt_kernels.go:1108
+//line gompt_kernels.go:1106
 		}
 	}
 	_ = gomptT1Ly
@@ -1187,7 +1185,7 @@ func gomptHostSaxpy(gomptA *gomptdevice.HostArgs, gomptR gomptdevice.Range, _, _
 	for i := gomptLo0; i < gomptHi0; i++ {
 //line library.go:20
 		*(*float32)(unsafe.Add(gomptPY, i*4)) = ((a * *(*float32)(unsafe.Add(gomptPX, i*4))) + *(*float32)(unsafe.Add(gomptPY, i*4)))
-//line gompt_kernels.go:1191
+//line gompt_kernels.go:1189
 	}
 	_ = n
 }
@@ -1242,7 +1240,7 @@ func gomptHostVecadd(gomptA *gomptdevice.HostArgs, gomptR gomptdevice.Range, _, 
 	for i := gomptLo0; i < gomptHi0; i++ {
 //line library.go:27
 		*(*float32)(unsafe.Add(gomptPC, i*4)) = (*(*float32)(unsafe.Add(gomptPA, i*4)) + *(*float32)(unsafe.Add(gomptPB, i*4)))
-//line gompt_kernels.go:1246
+//line gompt_kernels.go:1244
 	}
 	_ = n
 }

@@ -41,7 +41,7 @@ import "sync/atomic"
 
 //gompt:kernel dims=n len(h)=16
 func Hist(i int, n int, v []uint32, h []uint32, s []int64, r []int32) {
-	atomic.AddUint32(&h[v[i]%16], 1)
+	atomic.AddUint32(&h[v[i]%17], 1) // 16 is outside h
 	atomic.AddInt64(&s[i], int64(v[i]))
 	r[i] = atomic.LoadInt32(&r[i]) + 1
 	if atomic.CompareAndSwapInt64(&s[i], 0, 1) {

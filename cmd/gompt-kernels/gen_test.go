@@ -701,6 +701,46 @@ func N16(i int, n, k int, b []float32) {
 	}
 }
 
+//gompt:kernel dims=n len(b)=256
+func P11(i int, n int, x uint8, b []float32) { b[x] = 1 }
+
+//gompt:kernel dims=n len(b)=64
+func P12(i int, n int, b []float32) { b[i&63] = 1 }
+
+//gompt:kernel dims=n len(b)=16
+func P13(i int, n int, b []float32) {
+	c := uint32(i) % 16
+	b[c] = 1
+}
+
+//gompt:kernel dims=n len(b)=65536
+func P14(i int, n int, x uint16, b []float32) { b[int(x)] = 1 }
+
+//gompt:kernel dims=n len(b)=256
+func P15(i int, n int, x uint8, b []float32) { b[int32(uint16(x))&(int32(i)|1<<20)] = 1 }
+
+//gompt:kernel dims=n len(b)=255
+func N18(i int, n int, x uint8, b []float32) { b[x] = 1 }
+
+//gompt:kernel dims=n len(b)=16
+func N19(i int, n int, b []float32) { b[i%16] = 1 }
+
+//gompt:kernel dims=n len(b)=64
+func N20(i int, n int, b []float32) { b[i&64] = 1 }
+
+//gompt:kernel dims=n len(b)=256
+func N21(i int, n int, b []float32) { b[int8(i)] = 1 }
+
+//gompt:kernel dims=n len(b)=128
+func N22(i int, n int, b []float32) { b[uint8(i)] = 1 }
+
+//gompt:kernel dims=n len(b)=16
+func N23(i int, n int, b []float32) {
+	c := i & 15
+	c += 16
+	b[c] = 1
+}
+
 //gompt:kernel dims=n
 func N17(i int, n int, b []float32) {
 	switch {

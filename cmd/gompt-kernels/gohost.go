@@ -290,7 +290,11 @@ func (b *gobody) expr(e ast.Expr) string {
 				q := b.hoist.hoistExpr(fmt.Sprintf("unsafe.Add(%s, (%s)*%d)", base(p), off, size))
 				return fmt.Sprintf("*(*%s)(unsafe.Add(%s, gomptJ*%d))", p.t.goName(), q, size)
 			}
-			return fmt.Sprintf("*(*%s)(unsafe.Add(%s, %s*%d))", p.t.goName(), base(p), b.expr(e.Index), size)
+			idx := b.expr(e.Index)
+			if t, ok := b.info().TypeOf(e.Index).(*types.Basic); ok && t.Info()&types.IsUntyped == 0 && t.Kind() != types.Int {
+				idx = "int(" + idx + ")" // a uint8's b*4 would wrap
+			}
+			return fmt.Sprintf("*(*%s)(unsafe.Add(%s, %s*%d))", p.t.goName(), base(p), idx, size)
 		}
 		b.used[b.info().Uses[id].(*types.Var)] = true
 		return id.Name + "[" + b.expr(e.Index) + "]"

@@ -686,8 +686,79 @@ func (pr *prover) indexes(n ast.Node, e env) {
 		if ok1 && ok2 && pr.inRange(i, l, e) {
 			pr.k.proven[ix] = true
 		}
+		if n, ok := constOf(l); ok && ok2 && pr.below(ix.Index, n) {
+			pr.k.proven[ix] = true
+		}
 		return true
 	})
+}
+
+// below reports whether integer expression e lies in [0, n) whatever its
+// operands: a value of an unsigned type narrower than n's range (a uint8
+// indexes 256 elements), x & c or c & x for a constant 0 <= c < n, x % c
+// for an unsigned x and a constant 0 < c <= n, and conversions of these
+// that keep their value; through locals defined once.
+func (pr *prover) below(e ast.Expr, n int64) bool {
+	info := pr.g.p.info
+	if n <= 0 {
+		return false
+	}
+	if tv := info.Types[e]; tv.Value != nil {
+		v, ok := constant.Int64Val(constant.ToInt(tv.Value))
+		return ok && v >= 0 && v < n
+	}
+	t, _ := scalarOf(info.TypeOf(e))
+	if t.isInt() && !t.signed() && t.bits() < 63 && int64(1)<<t.bits() <= n {
+		return true
+	}
+	constArg := func(x ast.Expr) (int64, bool) {
+		tv := info.Types[x]
+		if tv.Value == nil {
+			return 0, false
+		}
+		return constant.Int64Val(constant.ToInt(tv.Value))
+	}
+	switch e := e.(type) {
+	case *ast.ParenExpr:
+		return pr.below(e.X, n)
+	case *ast.Ident:
+		if v, _ := info.Uses[e].(*types.Var); v != nil {
+			if d, ok := pr.defs[v]; ok {
+				delete(pr.defs, v) // no cycles
+				ok := pr.below(d, n)
+				pr.defs[v] = d
+				return ok
+			}
+		}
+	case *ast.BinaryExpr:
+		switch e.Op {
+		case token.AND:
+			for _, x := range []ast.Expr{e.X, e.Y} {
+				if c, ok := constArg(x); ok && c >= 0 && c < n {
+					return true
+				}
+			}
+			return pr.below(e.X, n) || pr.below(e.Y, n)
+		case token.REM:
+			xt, _ := scalarOf(info.TypeOf(e.X))
+			c, ok := constArg(e.Y)
+			return ok && xt.isInt() && !xt.signed() && c > 0 && c <= n
+		}
+	case *ast.CallExpr:
+		// A conversion keeps a value in [0, n) when the type holds n-1.
+		if tv := info.Types[e.Fun]; tv.IsType() && len(e.Args) == 1 {
+			to, ok := scalarOf(tv.Type)
+			if !ok || !to.isInt() {
+				return false
+			}
+			bits := to.bits()
+			if to.signed() {
+				bits--
+			}
+			return (bits >= 63 || n-1 < int64(1)<<bits) && pr.below(e.Args[0], n)
+		}
+	}
+	return false
 }
 
 // refine narrows e by cond being truth: the conjuncts of a true &&, the

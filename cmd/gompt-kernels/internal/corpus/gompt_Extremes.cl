@@ -3,14 +3,6 @@
 #pragma OPENCL FP_CONTRACT OFF
 #pragma OPENCL EXTENSION cl_khr_fp64 : enable
 
-static void gompt_check_fail(__global long *f, int *stop, long site, long i, long n) {
-  *stop = 1;
-  if (atomic_cmpxchg((volatile __global int *)f, 0, (int)site) == 0) {
-    f[1] = i;
-    f[2] = n;
-    f[3] = 1029970316L;
-  }
-}
 #ifdef __NVPTX__
 #define gompt_atom_add64(a, d) __sync_fetch_and_add(a, d)
 #define gompt_atom_cas64(a, o, n) __sync_val_compare_and_swap(a, o, n)
@@ -121,7 +113,7 @@ static inline __attribute__((always_inline)) void gompt_reduce_mul_uint_local(vo
   }
 }
 
-static inline __attribute__((always_inline)) void gompt_body_Extremes(long i, long n, __global const double *v, long gompt_len_v_, __global const int *k, long gompt_len_k_, __local double *lo, long gompt_len_lo_, __local float *hi, long gompt_len_hi_, __local uint *p, long gompt_len_p_, __local uint *m, long gompt_len_m_, __local long *q, long gompt_len_q_, __global long *gompt_fault, int *gompt_stop) {
+static inline __attribute__((always_inline)) void gompt_body_Extremes(long i, long n, __global const double *v, long gompt_len_v_, __global const int *k, long gompt_len_k_, __local double *lo, long gompt_len_lo_, __local float *hi, long gompt_len_hi_, __local uint *p, long gompt_len_p_, __local uint *m, long gompt_len_m_, __local long *q, long gompt_len_q_) {
   long b = ((long)(i & (63L)));
   {
     long gompt_t1 = b;
@@ -132,11 +124,8 @@ static inline __attribute__((always_inline)) void gompt_body_Extremes(long i, lo
 #else
       gompt_reduce_min_double_local(&lo[gompt_t1], gompt_t2);
 #endif
-    } else {
-      gompt_check_fail(gompt_fault, gompt_stop, 1L, gompt_t1, gompt_len_lo_);
     }
   }
-  if (*gompt_stop) return;
   {
     long gompt_t3 = b;
     if ((ulong)gompt_t3 < (ulong)gompt_len_hi_) {
@@ -146,11 +135,8 @@ static inline __attribute__((always_inline)) void gompt_body_Extremes(long i, lo
 #else
       gompt_reduce_max_float_local(&hi[gompt_t3], gompt_t4);
 #endif
-    } else {
-      gompt_check_fail(gompt_fault, gompt_stop, 2L, gompt_t3, gompt_len_hi_);
     }
   }
-  if (*gompt_stop) return;
   int c = ((int)(k[i] & (15)));
   {
     long gompt_t5 = (long)(c);
@@ -161,11 +147,8 @@ static inline __attribute__((always_inline)) void gompt_body_Extremes(long i, lo
 #else
       gompt_reduce_mul_uint_local(&p[gompt_t5], gompt_t6);
 #endif
-    } else {
-      gompt_check_fail(gompt_fault, gompt_stop, 3L, gompt_t5, gompt_len_p_);
     }
   }
-  if (*gompt_stop) return;
   {
     long gompt_t7 = (long)(c);
     if ((ulong)gompt_t7 < (ulong)gompt_len_m_) {
@@ -175,11 +158,8 @@ static inline __attribute__((always_inline)) void gompt_body_Extremes(long i, lo
 #else
       gompt_reduce_max_uint_local(&m[gompt_t7], gompt_t8);
 #endif
-    } else {
-      gompt_check_fail(gompt_fault, gompt_stop, 4L, gompt_t7, gompt_len_m_);
     }
   }
-  if (*gompt_stop) return;
   {
     long gompt_t9 = (long)(c);
     if ((ulong)gompt_t9 < (ulong)gompt_len_q_) {
@@ -189,15 +169,11 @@ static inline __attribute__((always_inline)) void gompt_body_Extremes(long i, lo
 #else
       gompt_reduce_min_long_local(&q[gompt_t9], gompt_t10);
 #endif
-    } else {
-      gompt_check_fail(gompt_fault, gompt_stop, 5L, gompt_t9, gompt_len_q_);
     }
   }
-  if (*gompt_stop) return;
 }
 
-__kernel void gompt_Extremes(long n, __global const double *v, __global const int *k, __global double *lo, __global float *hi, __global uint *p, __global uint *m, __global long *q, __global long *gompt_fault) {
-  int gompt_stopped = 0, *gompt_stop = &gompt_stopped;
+__kernel void gompt_Extremes(long n, __global const double *v, __global const int *k, __global double *lo, __global float *hi, __global uint *p, __global uint *m, __global long *q) {
   __local double gompt_r_lo[64];
   __local float gompt_r_hi[64];
   __local uint gompt_r_p[16];
@@ -222,8 +198,7 @@ __kernel void gompt_Extremes(long n, __global const double *v, __global const in
     long gompt_lo = (long)get_group_id(0) * gompt_chunk;
     long gompt_hi = gompt_lo + gompt_chunk < (long)n ? gompt_lo + gompt_chunk : (long)n;
     for (long gompt_i0 = gompt_lo; gompt_i0 < gompt_hi; gompt_i0++) {
-      gompt_body_Extremes(gompt_i0, n, v, gompt_len_v, k, gompt_len_k, gompt_r_lo, gompt_len_lo, gompt_r_hi, gompt_len_hi, gompt_r_p, gompt_len_p, gompt_r_m, gompt_len_m, gompt_r_q, gompt_len_q, gompt_fault, gompt_stop);
-      if (gompt_stopped) break;
+      gompt_body_Extremes(gompt_i0, n, v, gompt_len_v, k, gompt_len_k, gompt_r_lo, gompt_len_lo, gompt_r_hi, gompt_len_hi, gompt_r_p, gompt_len_p, gompt_r_m, gompt_len_m, gompt_r_q, gompt_len_q);
     }
     for (long gompt_l = 0; gompt_l < 64 && gompt_l < gompt_len_lo; gompt_l += 1) {
       double gompt_v = gompt_r_lo[gompt_l];
@@ -254,8 +229,7 @@ __kernel void gompt_Extremes(long n, __global const double *v, __global const in
   for (long gompt_l = gompt_lid; gompt_l < 16; gompt_l += gompt_lsz) gompt_r_q[gompt_l] = ((long)LONG_MAX);
   barrier(CLK_LOCAL_MEM_FENCE);
   for (long gompt_i0 = (long)get_global_id(0); gompt_i0 < (long)n; gompt_i0 += (long)get_global_size(0)) {
-    gompt_body_Extremes(gompt_i0, n, v, gompt_len_v, k, gompt_len_k, gompt_r_lo, gompt_len_lo, gompt_r_hi, gompt_len_hi, gompt_r_p, gompt_len_p, gompt_r_m, gompt_len_m, gompt_r_q, gompt_len_q, gompt_fault, gompt_stop);
-    if (gompt_stopped) break; // on to the barrier, which every work-item reaches
+    gompt_body_Extremes(gompt_i0, n, v, gompt_len_v, k, gompt_len_k, gompt_r_lo, gompt_len_lo, gompt_r_hi, gompt_len_hi, gompt_r_p, gompt_len_p, gompt_r_m, gompt_len_m, gompt_r_q, gompt_len_q);
   }
   barrier(CLK_LOCAL_MEM_FENCE);
   for (long gompt_l = gompt_lid; gompt_l < 64 && gompt_l < gompt_len_lo; gompt_l += gompt_lsz) {

@@ -3,14 +3,6 @@
 #pragma OPENCL FP_CONTRACT OFF
 #pragma OPENCL EXTENSION cl_khr_fp64 : enable
 
-static void gompt_check_fail(__global long *f, int *stop, long site, long i, long n) {
-  *stop = 1;
-  if (atomic_cmpxchg((volatile __global int *)f, 0, (int)site) == 0) {
-    f[1] = i;
-    f[2] = n;
-    f[3] = 1308994551L;
-  }
-}
 #ifdef __NVPTX__
 #define gompt_atom_add64(a, d) __sync_fetch_and_add(a, d)
 #define gompt_atom_cas64(a, o, n) __sync_val_compare_and_swap(a, o, n)
@@ -67,7 +59,7 @@ static inline __attribute__((always_inline)) void gompt_reduce_mul_double_local(
   }
 }
 
-static inline __attribute__((always_inline)) void gompt_body_FloatBins(long i, long n, __global const float *v, long gompt_len_v_, __local float *s, long gompt_len_s_, __local double *p, long gompt_len_p_, __global long *gompt_fault, int *gompt_stop) {
+static inline __attribute__((always_inline)) void gompt_body_FloatBins(long i, long n, __global const float *v, long gompt_len_v_, __local float *s, long gompt_len_s_, __local double *p, long gompt_len_p_) {
   {
     long gompt_t1 = ((long)(i & (31L)));
     if ((ulong)gompt_t1 < (ulong)gompt_len_s_) {
@@ -77,11 +69,8 @@ static inline __attribute__((always_inline)) void gompt_body_FloatBins(long i, l
 #else
       gompt_reduce_add_float_local(&s[gompt_t1], gompt_t2);
 #endif
-    } else {
-      gompt_check_fail(gompt_fault, gompt_stop, 1L, gompt_t1, gompt_len_s_);
     }
   }
-  if (*gompt_stop) return;
   {
     long gompt_t3 = ((long)(i & (7L)));
     if ((ulong)gompt_t3 < (ulong)gompt_len_p_) {
@@ -91,15 +80,11 @@ static inline __attribute__((always_inline)) void gompt_body_FloatBins(long i, l
 #else
       gompt_reduce_mul_double_local(&p[gompt_t3], gompt_t4);
 #endif
-    } else {
-      gompt_check_fail(gompt_fault, gompt_stop, 2L, gompt_t3, gompt_len_p_);
     }
   }
-  if (*gompt_stop) return;
 }
 
-__kernel void gompt_FloatBins(long n, __global const float *v, __global float *s, __global double *p, __global long *gompt_fault) {
-  int gompt_stopped = 0, *gompt_stop = &gompt_stopped;
+__kernel void gompt_FloatBins(long n, __global const float *v, __global float *s, __global double *p) {
   __local float gompt_r_s[32];
   __local double gompt_r_p[8];
   long gompt_len_v = ((long)n > 0 ? (long)n : 0);
@@ -114,8 +99,7 @@ __kernel void gompt_FloatBins(long n, __global const float *v, __global float *s
     long gompt_lo = (long)get_group_id(0) * gompt_chunk;
     long gompt_hi = gompt_lo + gompt_chunk < (long)n ? gompt_lo + gompt_chunk : (long)n;
     for (long gompt_i0 = gompt_lo; gompt_i0 < gompt_hi; gompt_i0++) {
-      gompt_body_FloatBins(gompt_i0, n, v, gompt_len_v, gompt_r_s, gompt_len_s, gompt_r_p, gompt_len_p, gompt_fault, gompt_stop);
-      if (gompt_stopped) break;
+      gompt_body_FloatBins(gompt_i0, n, v, gompt_len_v, gompt_r_s, gompt_len_s, gompt_r_p, gompt_len_p);
     }
     for (long gompt_l = 0; gompt_l < 32 && gompt_l < gompt_len_s; gompt_l += 1) {
       float gompt_v = gompt_r_s[gompt_l];
@@ -131,8 +115,7 @@ __kernel void gompt_FloatBins(long n, __global const float *v, __global float *s
   for (long gompt_l = gompt_lid; gompt_l < 8; gompt_l += gompt_lsz) gompt_r_p[gompt_l] = ((double)1);
   barrier(CLK_LOCAL_MEM_FENCE);
   for (long gompt_i0 = (long)get_global_id(0); gompt_i0 < (long)n; gompt_i0 += (long)get_global_size(0)) {
-    gompt_body_FloatBins(gompt_i0, n, v, gompt_len_v, gompt_r_s, gompt_len_s, gompt_r_p, gompt_len_p, gompt_fault, gompt_stop);
-    if (gompt_stopped) break; // on to the barrier, which every work-item reaches
+    gompt_body_FloatBins(gompt_i0, n, v, gompt_len_v, gompt_r_s, gompt_len_s, gompt_r_p, gompt_len_p);
   }
   barrier(CLK_LOCAL_MEM_FENCE);
   for (long gompt_l = gompt_lid; gompt_l < 32 && gompt_l < gompt_len_s; gompt_l += gompt_lsz) {

@@ -2,14 +2,6 @@
 // Kernel Hist256: the Go function Hist256 with Go's semantics (see gompt-kernels -h).
 #pragma OPENCL FP_CONTRACT OFF
 
-static void gompt_check_fail(__global long *f, int *stop, long site, long i, long n) {
-  *stop = 1;
-  if (atomic_cmpxchg((volatile __global int *)f, 0, (int)site) == 0) {
-    f[1] = i;
-    f[2] = n;
-    f[3] = 1361099290L;
-  }
-}
 #ifdef __NVPTX__
 #define gompt_atom_add64(a, d) __sync_fetch_and_add(a, d)
 #define gompt_atom_cas64(a, o, n) __sync_val_compare_and_swap(a, o, n)
@@ -34,7 +26,7 @@ static inline __attribute__((always_inline)) void gompt_reduce_add_uint_local(vo
   atomic_add(a, v);
 }
 
-static inline __attribute__((always_inline)) void gompt_body_Hist256(long i, long n, __global const uchar *v, long gompt_len_v_, __local uint *h, long gompt_len_h_, __local long *s, long gompt_len_s_, __global long *gompt_fault, int *gompt_stop) {
+static inline __attribute__((always_inline)) void gompt_body_Hist256(long i, long n, __global const uchar *v, long gompt_len_v_, __local uint *h, long gompt_len_h_, __local long *s, long gompt_len_s_) {
   uchar b = v[i];
   {
     long gompt_t1 = (long)(b);
@@ -45,11 +37,8 @@ static inline __attribute__((always_inline)) void gompt_body_Hist256(long i, lon
 #else
       gompt_reduce_add_uint_local(&h[gompt_t1], gompt_t2);
 #endif
-    } else {
-      gompt_check_fail(gompt_fault, gompt_stop, 1L, gompt_t1, gompt_len_h_);
     }
   }
-  if (*gompt_stop) return;
   {
     long gompt_t3 = (long)(((uchar)(b % ((uchar)16U))));
     if ((ulong)gompt_t3 < (ulong)gompt_len_s_) {
@@ -59,15 +48,11 @@ static inline __attribute__((always_inline)) void gompt_body_Hist256(long i, lon
 #else
       gompt_reduce_add_long_local(&s[gompt_t3], gompt_t4);
 #endif
-    } else {
-      gompt_check_fail(gompt_fault, gompt_stop, 2L, gompt_t3, gompt_len_s_);
     }
   }
-  if (*gompt_stop) return;
 }
 
-__kernel void gompt_Hist256(long n, __global const uchar *v, __global uint *h, __global long *s, __global long *gompt_fault) {
-  int gompt_stopped = 0, *gompt_stop = &gompt_stopped;
+__kernel void gompt_Hist256(long n, __global const uchar *v, __global uint *h, __global long *s) {
   __local uint gompt_r_h[256];
   __local long gompt_r_s[16];
   long gompt_len_v = ((long)n > 0 ? (long)n : 0);
@@ -82,8 +67,7 @@ __kernel void gompt_Hist256(long n, __global const uchar *v, __global uint *h, _
     long gompt_lo = (long)get_group_id(0) * gompt_chunk;
     long gompt_hi = gompt_lo + gompt_chunk < (long)n ? gompt_lo + gompt_chunk : (long)n;
     for (long gompt_i0 = gompt_lo; gompt_i0 < gompt_hi; gompt_i0++) {
-      gompt_body_Hist256(gompt_i0, n, v, gompt_len_v, gompt_r_h, gompt_len_h, gompt_r_s, gompt_len_s, gompt_fault, gompt_stop);
-      if (gompt_stopped) break;
+      gompt_body_Hist256(gompt_i0, n, v, gompt_len_v, gompt_r_h, gompt_len_h, gompt_r_s, gompt_len_s);
     }
     for (long gompt_l = 0; gompt_l < 256 && gompt_l < gompt_len_h; gompt_l += 1) {
       uint gompt_v = gompt_r_h[gompt_l];
@@ -99,8 +83,7 @@ __kernel void gompt_Hist256(long n, __global const uchar *v, __global uint *h, _
   for (long gompt_l = gompt_lid; gompt_l < 16; gompt_l += gompt_lsz) gompt_r_s[gompt_l] = ((long)0);
   barrier(CLK_LOCAL_MEM_FENCE);
   for (long gompt_i0 = (long)get_global_id(0); gompt_i0 < (long)n; gompt_i0 += (long)get_global_size(0)) {
-    gompt_body_Hist256(gompt_i0, n, v, gompt_len_v, gompt_r_h, gompt_len_h, gompt_r_s, gompt_len_s, gompt_fault, gompt_stop);
-    if (gompt_stopped) break; // on to the barrier, which every work-item reaches
+    gompt_body_Hist256(gompt_i0, n, v, gompt_len_v, gompt_r_h, gompt_len_h, gompt_r_s, gompt_len_s);
   }
   barrier(CLK_LOCAL_MEM_FENCE);
   for (long gompt_l = gompt_lid; gompt_l < 256 && gompt_l < gompt_len_h; gompt_l += gompt_lsz) {

@@ -52,18 +52,15 @@ static inline __attribute__((always_inline)) ulong gompt_atomic_add_ulong_at(__g
 
 static inline __attribute__((always_inline)) void gompt_body_Histogram(long i, long n, __global const uint *v, long gompt_len_v_, __global uint *h32, long gompt_len_h32_, __global ulong *h64, long gompt_len_h64_, __global int *neg, long gompt_len_neg_, __global long *s, long gompt_len_s_, __global uchar *ok, long gompt_len_ok_, __global long *gompt_fault, int *gompt_stop) {
   uint b = ((uint)(v[i] % 16U));
-  if (gompt_atomic_add_uint_at(h32, gompt_len_h32_, (long)(b), 1U, gompt_fault, gompt_stop, 1L) >= 1U) {
+  if (gompt_atomic_add_uint(&h32[(long)(b)], 1U) >= 1U) {
     ok[i] = ((uchar)1U);
   }
+  gompt_atomic_add_ulong(&h64[(long)(((uint)(v[i] % 4U)))], 1UL);
+  gompt_atomic_add_ulong_at(h64, gompt_len_h64_, (long)((4U + ((uint)(v[i] % 4U)))), ((ulong)((ulong)((ulong)v[i]) << 40)), gompt_fault, gompt_stop, 1L);
   if (*gompt_stop) return;
-  gompt_atomic_add_ulong_at(h64, gompt_len_h64_, (long)(((uint)(v[i] % 4U))), 1UL, gompt_fault, gompt_stop, 2L);
-  if (*gompt_stop) return;
-  gompt_atomic_add_ulong_at(h64, gompt_len_h64_, (long)((4U + ((uint)(v[i] % 4U)))), ((ulong)((ulong)((ulong)v[i]) << 40)), gompt_fault, gompt_stop, 3L);
-  if (*gompt_stop) return;
-  gompt_atomic_add_int_at(neg, gompt_len_neg_, (long)(((uint)(v[i] % 4U))), (-3), gompt_fault, gompt_stop, 4L);
-  if (*gompt_stop) return;
+  gompt_atomic_add_int(&neg[(long)(((uint)(v[i] % 4U)))], (-3));
   gompt_atomic_add_long(&s[(0L)], ((long)((ulong)((long)v[i]) - (ulong)(8L))));
-  gompt_atomic_add_long_at(s, gompt_len_s_, ((long)((ulong)(1L) + (ulong)((long)(i % (2L))))), (8589934592L), gompt_fault, gompt_stop, 5L);
+  gompt_atomic_add_long_at(s, gompt_len_s_, ((long)((ulong)(1L) + (ulong)((long)(i % (2L))))), (8589934592L), gompt_fault, gompt_stop, 2L);
   if (*gompt_stop) return;
 }
 

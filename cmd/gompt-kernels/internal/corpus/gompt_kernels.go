@@ -1224,13 +1224,6 @@ var ExtremesKernel = &gomptdevice.Kernel{
 		{Name: "q", Kind: gomptdevice.ParamBuffer, Elem: gomptdevice.ParamInt64, Len: "16"},
 	},
 	Dims: 1,
-	Faults: []gomptdevice.FaultSite{
-		{Kind: gomptdevice.FaultIndex, Pos: "reducearray.go:24"},
-		{Kind: gomptdevice.FaultIndex, Pos: "reducearray.go:25"},
-		{Kind: gomptdevice.FaultIndex, Pos: "reducearray.go:27"},
-		{Kind: gomptdevice.FaultIndex, Pos: "reducearray.go:28"},
-		{Kind: gomptdevice.FaultIndex, Pos: "reducearray.go:29"},
-	},
 	Images: []gomptdevice.Image{
 		{Kind: gomptdevice.ImageHost, Entry: "gompt_Extremes", Host: gomptHostExtremes},
 		{Kind: gomptdevice.ImageOpenCL, Entry: "gompt_Extremes", Source: gomptCLExtremes, Options: "-cl-fp32-correctly-rounded-divide-sqrt"},
@@ -1284,29 +1277,34 @@ func gomptHostExtremes(gomptA *gomptdevice.HostArgs, gomptR gomptdevice.Range, _
 	q = gomptRAQ[:len(q)]
 	gomptPV := unsafe.Pointer(unsafe.SliceData(v))
 	gomptPK := unsafe.Pointer(unsafe.SliceData(k))
+	gomptPLo := unsafe.Pointer(unsafe.SliceData(lo))
+	gomptPHi := unsafe.Pointer(unsafe.SliceData(hi))
+	gomptPP := unsafe.Pointer(unsafe.SliceData(p))
+	gomptPM := unsafe.Pointer(unsafe.SliceData(m))
+	gomptPQ := unsafe.Pointer(unsafe.SliceData(q))
 	gomptLo0, gomptHi0 := gomptR.Clamp(0, n)
 	for i := gomptLo0; i < gomptHi0; i++ {
 //line reducearray.go:23
 		b := (i & int(63))
-//line gompt_kernels.go:1292
+//line gompt_kernels.go:1290
 //line reducearray.go:24
-		lo[b] = min(lo[b], *(*float64)(unsafe.Add(gomptPV, i*8)))
-//line gompt_kernels.go:1295
+		*(*float64)(unsafe.Add(gomptPLo, b*8)) = min(*(*float64)(unsafe.Add(gomptPLo, b*8)), *(*float64)(unsafe.Add(gomptPV, i*8)))
+//line gompt_kernels.go:1293
 //line reducearray.go:25
-		hi[b] = max(float32(*(*float64)(unsafe.Add(gomptPV, i*8))), hi[b], float32(-1.0))
-//line gompt_kernels.go:1298
+		*(*float32)(unsafe.Add(gomptPHi, b*4)) = max(float32(*(*float64)(unsafe.Add(gomptPV, i*8))), *(*float32)(unsafe.Add(gomptPHi, b*4)), float32(-1.0))
+//line gompt_kernels.go:1296
 //line reducearray.go:26
 		c := (*(*int32)(unsafe.Add(gomptPK, i*4)) & int32(15))
-//line gompt_kernels.go:1301
+//line gompt_kernels.go:1299
 //line reducearray.go:27
-		p[c] *= (uint32(*(*int32)(unsafe.Add(gomptPK, i*4))) | uint32(1))
-//line gompt_kernels.go:1304
+		*(*uint32)(unsafe.Add(gomptPP, int(c)*4)) *= (uint32(*(*int32)(unsafe.Add(gomptPK, i*4))) | uint32(1))
+//line gompt_kernels.go:1302
 //line reducearray.go:28
-		m[c] = max(m[c], (uint32(*(*int32)(unsafe.Add(gomptPK, i*4))) * uint32(i)))
-//line gompt_kernels.go:1307
+		*(*uint32)(unsafe.Add(gomptPM, int(c)*4)) = max(*(*uint32)(unsafe.Add(gomptPM, int(c)*4)), (uint32(*(*int32)(unsafe.Add(gomptPK, i*4))) * uint32(i)))
+//line gompt_kernels.go:1305
 //line reducearray.go:29
-		q[c] = min(((int64(*(*int32)(unsafe.Add(gomptPK, i*4))) * int64(i)) - int64(n)), q[c])
-//line gompt_kernels.go:1310
+		*(*int64)(unsafe.Add(gomptPQ, int(c)*8)) = min(((int64(*(*int32)(unsafe.Add(gomptPK, i*4))) * int64(i)) - int64(n)), *(*int64)(unsafe.Add(gomptPQ, int(c)*8)))
+//line gompt_kernels.go:1308
 	}
 	gomptrt.MergeMin(gomptRBLo, gomptRALo[:], float64(gomptmath.Inf(1)))
 	gomptrt.MergeMax(gomptRBHi, gomptRAHi[:], float32(gomptmath.Inf(-1)))
@@ -1382,22 +1380,22 @@ func gomptHostFloat64Ops(gomptA *gomptdevice.HostArgs, gomptR gomptdevice.Range,
 	for i := gomptLo0; i < gomptHi0; i++ {
 //line floats.go:35
 		x, y := *(*float64)(unsafe.Add(gomptPA, i*8)), *(*float64)(unsafe.Add(gomptPB, i*8))
-//line gompt_kernels.go:1386
+//line gompt_kernels.go:1384
 //line floats.go:36
 		o := (int(4) * i)
-//line gompt_kernels.go:1389
+//line gompt_kernels.go:1387
 //line floats.go:37
 		*(*float64)(unsafe.Add(gomptPOut, o*8)) = ((x * y) + x)
-//line gompt_kernels.go:1392
+//line gompt_kernels.go:1390
 //line floats.go:38
 		*(*float64)(unsafe.Add(gomptPOut, (o+int(1))*8)) = (x / y)
-//line gompt_kernels.go:1395
+//line gompt_kernels.go:1393
 //line floats.go:39
 		*(*float64)(unsafe.Add(gomptPOut, (o+int(2))*8)) = (gomptmath.Sqrt((x * y)) - float64(0.3333333333333333))
-//line gompt_kernels.go:1398
+//line gompt_kernels.go:1396
 //line floats.go:40
 		*(*float64)(unsafe.Add(gomptPOut, (o+int(3))*8)) = ((gomptmath.Remainder((x*float64(100.0)), y) + gomptmath.Dim(x, y)) + gomptmath.Dim(y, x))
-//line gompt_kernels.go:1401
+//line gompt_kernels.go:1399
 	}
 	_ = n
 }
@@ -1438,10 +1436,6 @@ var FloatBinsKernel = &gomptdevice.Kernel{
 		{Name: "p", Kind: gomptdevice.ParamBuffer, Elem: gomptdevice.ParamFloat64, Len: "8"},
 	},
 	Dims: 1,
-	Faults: []gomptdevice.FaultSite{
-		{Kind: gomptdevice.FaultIndex, Pos: "reducearray.go:38"},
-		{Kind: gomptdevice.FaultIndex, Pos: "reducearray.go:39"},
-	},
 	Images: []gomptdevice.Image{
 		{Kind: gomptdevice.ImageHost, Entry: "gompt_FloatBins", Host: gomptHostFloatBins},
 		{Kind: gomptdevice.ImageOpenCL, Entry: "gompt_FloatBins", Source: gomptCLFloatBins, Options: "-cl-fp32-correctly-rounded-divide-sqrt"},
@@ -1472,14 +1466,16 @@ func gomptHostFloatBins(gomptA *gomptdevice.HostArgs, gomptR gomptdevice.Range, 
 	}
 	p = gomptRAP[:len(p)]
 	gomptPV := unsafe.Pointer(unsafe.SliceData(v))
+	gomptPS := unsafe.Pointer(unsafe.SliceData(s))
+	gomptPP := unsafe.Pointer(unsafe.SliceData(p))
 	gomptLo0, gomptHi0 := gomptR.Clamp(0, n)
 	for i := gomptLo0; i < gomptHi0; i++ {
 //line reducearray.go:38
-		s[(i & int(31))] += *(*float32)(unsafe.Add(gomptPV, i*4))
-//line gompt_kernels.go:1480
+		*(*float32)(unsafe.Add(gomptPS, (i&int(31))*4)) += *(*float32)(unsafe.Add(gomptPV, i*4))
+//line gompt_kernels.go:1476
 //line reducearray.go:39
-		p[(i & int(7))] *= (float64(1.0) + (float64((*(*float32)(unsafe.Add(gomptPV, i*4)) - float32(1.0))) / float64(1024.0)))
-//line gompt_kernels.go:1483
+		*(*float64)(unsafe.Add(gomptPP, (i&int(7))*8)) *= (float64(1.0) + (float64((*(*float32)(unsafe.Add(gomptPV, i*4)) - float32(1.0))) / float64(1024.0)))
+//line gompt_kernels.go:1479
 	}
 	gomptrt.MergeSum(gomptRBS, gomptRAS[:], float32(0))
 	gomptrt.MergeProd(gomptRBP, gomptRAP[:], float64(1))
@@ -1553,61 +1549,61 @@ func gomptHostFloatOps(gomptA *gomptdevice.HostArgs, gomptR gomptdevice.Range, _
 	for i := gomptLo0; i < gomptHi0; i++ {
 //line floats.go:10
 		x, y, z := *(*float32)(unsafe.Add(gomptPA, i*4)), *(*float32)(unsafe.Add(gomptPB, i*4)), *(*float32)(unsafe.Add(gomptPC, i*4))
-//line gompt_kernels.go:1557
+//line gompt_kernels.go:1553
 //line floats.go:11
 		o := (int(12) * i)
-//line gompt_kernels.go:1560
+//line gompt_kernels.go:1556
 //line floats.go:12
 		*(*float32)(unsafe.Add(gomptPOut, o*4)) = ((x * y) + z)
-//line gompt_kernels.go:1563
+//line gompt_kernels.go:1559
 //line floats.go:13
 		*(*float32)(unsafe.Add(gomptPOut, (o+int(1))*4)) = ((x * y) - (z * x))
-//line gompt_kernels.go:1566
+//line gompt_kernels.go:1562
 //line floats.go:14
 		*(*float32)(unsafe.Add(gomptPOut, (o+int(2))*4)) = (x / y)
-//line gompt_kernels.go:1569
+//line gompt_kernels.go:1565
 //line floats.go:15
 		*(*float32)(unsafe.Add(gomptPOut, (o+int(3))*4)) = ((-x) + y)
-//line gompt_kernels.go:1572
+//line gompt_kernels.go:1568
 //line floats.go:16
 		*(*float32)(unsafe.Add(gomptPOut, (o+int(4))*4)) = float32(gomptmath.Sqrt(float64(x)))
-//line gompt_kernels.go:1575
+//line gompt_kernels.go:1571
 //line floats.go:17
 		*(*float32)(unsafe.Add(gomptPOut, (o+int(5))*4)) = float32(gomptmath.FMA(float64(x), float64(y), float64(z)))
-//line gompt_kernels.go:1578
+//line gompt_kernels.go:1574
 //line floats.go:18
 		*(*float32)(unsafe.Add(gomptPOut, (o+int(6))*4)) = (x * float32(0.10000000149011612))
-//line gompt_kernels.go:1581
+//line gompt_kernels.go:1577
 //line floats.go:19
 		*(*float32)(unsafe.Add(gomptPOut, (o+int(7))*4)) = ((float32(gomptmath.Floor(float64((x * float32(7.0))))) + float32(gomptmath.Ceil(float64((y * float32(7.0)))))) + float32(gomptmath.Trunc(float64(((-z) * float32(7.0))))))
-//line gompt_kernels.go:1584
+//line gompt_kernels.go:1580
 //line floats.go:20
 		*(*float32)(unsafe.Add(gomptPOut, (o+int(8))*4)) = (float32(gomptmath.Round(float64((x * float32(2.5))))) - float32(gomptmath.RoundToEven(float64((y * float32(2.5))))))
-//line gompt_kernels.go:1587
+//line gompt_kernels.go:1583
 //line floats.go:21
 		*(*float32)(unsafe.Add(gomptPOut, (o+int(9))*4)) = (float32(gomptmath.Abs(float64((z - x)))) + float32(gomptmath.Copysign(float64(x), float64((z-y)))))
-//line gompt_kernels.go:1590
+//line gompt_kernels.go:1586
 //line floats.go:22
 		*(*float32)(unsafe.Add(gomptPOut, (o+int(10))*4)) = float32(gomptmath.Mod(float64((x * float32(10.0))), float64(y)))
-//line gompt_kernels.go:1593
+//line gompt_kernels.go:1589
 //line floats.go:23
 		s := x
-//line gompt_kernels.go:1596
+//line gompt_kernels.go:1592
 //line floats.go:24
 		s += y
-//line gompt_kernels.go:1599
+//line gompt_kernels.go:1595
 //line floats.go:25
 		s *= z
-//line gompt_kernels.go:1602
+//line gompt_kernels.go:1598
 //line floats.go:26
 		s /= x
-//line gompt_kernels.go:1605
+//line gompt_kernels.go:1601
 //line floats.go:27
 		s -= y
-//line gompt_kernels.go:1608
+//line gompt_kernels.go:1604
 //line floats.go:28
 		*(*float32)(unsafe.Add(gomptPOut, (o+int(11))*4)) = s
-//line gompt_kernels.go:1611
+//line gompt_kernels.go:1607
 	}
 	_ = n
 }
@@ -1680,7 +1676,7 @@ func gomptHostGather(gomptA *gomptdevice.HostArgs, gomptR gomptdevice.Range, _, 
 	for i := gomptLo0; i < gomptHi0; i++ {
 //line checks.go:18
 		*(*float32)(unsafe.Add(gomptPDst, i*4)) = src[*(*int)(unsafe.Add(gomptPIdx, i*8))]
-//line gompt_kernels.go:1684
+//line gompt_kernels.go:1680
 	}
 	_ = n
 	_ = m
@@ -1759,10 +1755,10 @@ func gomptHostGatherSum(gomptA *gomptdevice.HostArgs, gomptR gomptdevice.Range, 
 		{
 //line checks.go:52
 			gomptV = src[*(*int)(unsafe.Add(gomptPIdx, i*8))]
-//line gompt_kernels.go:1763
+//line gompt_kernels.go:1759
 //line checks.go:52
 			goto gomptR0
-//line gompt_kernels.go:1766
+//line gompt_kernels.go:1762
 		}
 	gomptR0:
 		gomptS0 = gomptS0 + float64(gomptV)
@@ -1770,10 +1766,10 @@ func gomptHostGatherSum(gomptA *gomptdevice.HostArgs, gomptR gomptdevice.Range, 
 			i := i + 1
 //line checks.go:52
 			gomptV = src[*(*int)(unsafe.Add(gomptPIdx, i*8))]
-//line gompt_kernels.go:1774
+//line gompt_kernels.go:1770
 //line checks.go:52
 			goto gomptR1
-//line gompt_kernels.go:1777
+//line gompt_kernels.go:1773
 		}
 	gomptR1:
 		gomptS1 = gomptS1 + float64(gomptV)
@@ -1781,10 +1777,10 @@ func gomptHostGatherSum(gomptA *gomptdevice.HostArgs, gomptR gomptdevice.Range, 
 			i := i + 2
 //line checks.go:52
 			gomptV = src[*(*int)(unsafe.Add(gomptPIdx, i*8))]
-//line gompt_kernels.go:1785
+//line gompt_kernels.go:1781
 //line checks.go:52
 			goto gomptR2
-//line gompt_kernels.go:1788
+//line gompt_kernels.go:1784
 		}
 	gomptR2:
 		gomptS2 = gomptS2 + float64(gomptV)
@@ -1792,10 +1788,10 @@ func gomptHostGatherSum(gomptA *gomptdevice.HostArgs, gomptR gomptdevice.Range, 
 			i := i + 3
 //line checks.go:52
 			gomptV = src[*(*int)(unsafe.Add(gomptPIdx, i*8))]
-//line gompt_kernels.go:1796
+//line gompt_kernels.go:1792
 //line checks.go:52
 			goto gomptR3
-//line gompt_kernels.go:1799
+//line gompt_kernels.go:1795
 		}
 	gomptR3:
 		gomptS3 = gomptS3 + float64(gomptV)
@@ -1804,10 +1800,10 @@ func gomptHostGatherSum(gomptA *gomptdevice.HostArgs, gomptR gomptdevice.Range, 
 		{
 //line checks.go:52
 			gomptV = src[*(*int)(unsafe.Add(gomptPIdx, i*8))]
-//line gompt_kernels.go:1808
+//line gompt_kernels.go:1804
 //line checks.go:52
 			goto gomptR4
-//line gompt_kernels.go:1811
+//line gompt_kernels.go:1807
 		}
 	gomptR4:
 		gomptS0 = gomptS0 + float64(gomptV)
@@ -1892,7 +1888,7 @@ func gomptHostGatherUnchecked(gomptA *gomptdevice.HostArgs, gomptR gomptdevice.R
 	for i := gomptLo0; i < gomptHi0; i++ {
 //line checks.go:26
 		*(*float32)(unsafe.Add(gomptPDst, i*4)) = *(*float32)(unsafe.Add(gomptPSrc, *(*int)(unsafe.Add(gomptPIdx, i*8))*4))
-//line gompt_kernels.go:1896
+//line gompt_kernels.go:1892
 	}
 	_ = n
 	_ = m
@@ -1990,28 +1986,28 @@ func gomptHostHelpers(gomptA *gomptdevice.HostArgs, gomptR gomptdevice.Range, _,
 	for i := gomptLo0; i < gomptHi0; i++ {
 //line helpers.go:40
 		y := poly3(*(*float32)(unsafe.Add(gomptPX, i*4)), c)
-//line gompt_kernels.go:1994
+//line gompt_kernels.go:1990
 //line helpers.go:41
 		if b {
-//line gompt_kernels.go:1997
+//line gompt_kernels.go:1993
 //line helpers.go:42
 			y = (-y)
-//line gompt_kernels.go:2000
+//line gompt_kernels.go:1996
 //line helpers.go:41
 		}
-//line gompt_kernels.go:2003
+//line gompt_kernels.go:1999
 //line helpers.go:44
 		bump(hist, i, ((((int32(s8) + int32(u8)) + int32(s16)) + int32(u16)) + s32))
-//line gompt_kernels.go:2006
+//line gompt_kernels.go:2002
 //line helpers.go:45
 		bump(hist, i, ((int32((u32 % uint32(7))) + int32((u64 % uint64(5)))) + int32((u % uint(3)))))
-//line gompt_kernels.go:2009
+//line gompt_kernels.go:2005
 //line helpers.go:46
 		bump(hist, (i + n), int32(1000))
-//line gompt_kernels.go:2012
+//line gompt_kernels.go:2008
 //line helpers.go:47
 		*(*float32)(unsafe.Add(gomptPOut, i*4)) = (y + float32(f64))
-//line gompt_kernels.go:2015
+//line gompt_kernels.go:2011
 	}
 }
 
@@ -2062,10 +2058,6 @@ var Hist256Kernel = &gomptdevice.Kernel{
 		{Name: "s", Kind: gomptdevice.ParamBuffer, Elem: gomptdevice.ParamInt64, Len: "16"},
 	},
 	Dims: 1,
-	Faults: []gomptdevice.FaultSite{
-		{Kind: gomptdevice.FaultIndex, Pos: "reducearray.go:10"},
-		{Kind: gomptdevice.FaultIndex, Pos: "reducearray.go:11"},
-	},
 	Images: []gomptdevice.Image{
 		{Kind: gomptdevice.ImageHost, Entry: "gompt_Hist256", Host: gomptHostHist256},
 		{Kind: gomptdevice.ImageOpenCL, Entry: "gompt_Hist256", Source: gomptCLHist256, Options: "-cl-fp32-correctly-rounded-divide-sqrt"},
@@ -2093,17 +2085,19 @@ func gomptHostHist256(gomptA *gomptdevice.HostArgs, gomptR gomptdevice.Range, _,
 	var gomptRAS [16]int64
 	s = gomptRAS[:len(s)]
 	gomptPV := unsafe.Pointer(unsafe.SliceData(v))
+	gomptPH := unsafe.Pointer(unsafe.SliceData(h))
+	gomptPS := unsafe.Pointer(unsafe.SliceData(s))
 	gomptLo0, gomptHi0 := gomptR.Clamp(0, n)
 	for i := gomptLo0; i < gomptHi0; i++ {
 //line reducearray.go:9
 		b := *(*uint8)(unsafe.Add(gomptPV, i*1))
-//line gompt_kernels.go:2101
+//line gompt_kernels.go:2095
 //line reducearray.go:10
-		h[b]++
-//line gompt_kernels.go:2104
+		*(*uint32)(unsafe.Add(gomptPH, int(b)*4))++
+//line gompt_kernels.go:2098
 //line reducearray.go:11
-		s[(b % uint8(16))] += (int64(b) - int64(3))
-//line gompt_kernels.go:2107
+		*(*int64)(unsafe.Add(gomptPS, int((b%uint8(16)))*8)) += (int64(b) - int64(3))
+//line gompt_kernels.go:2101
 	}
 	gomptrt.MergeSum(gomptRBH, gomptRAH[:], uint32(0))
 	gomptrt.MergeSum(gomptRBS, gomptRAS[:], int64(0))
@@ -2150,10 +2144,7 @@ var HistogramKernel = &gomptdevice.Kernel{
 	},
 	Dims: 1,
 	Faults: []gomptdevice.FaultSite{
-		{Kind: gomptdevice.FaultIndex, Pos: "atomics.go:13"},
-		{Kind: gomptdevice.FaultIndex, Pos: "atomics.go:16"},
 		{Kind: gomptdevice.FaultIndex, Pos: "atomics.go:17"},
-		{Kind: gomptdevice.FaultIndex, Pos: "atomics.go:18"},
 		{Kind: gomptdevice.FaultIndex, Pos: "atomics.go:20"},
 	},
 	Images: []gomptdevice.Image{
@@ -2180,37 +2171,40 @@ func gomptHostHistogram(gomptA *gomptdevice.HostArgs, gomptR gomptdevice.Range, 
 	s := gomptrt.View[int64](gomptA.Bufs[5], gomptrt.Len(3))
 	ok := gomptrt.View[uint8](gomptA.Bufs[6], gomptrt.Len(n))
 	gomptPV := unsafe.Pointer(unsafe.SliceData(v))
+	gomptPH32 := unsafe.Pointer(unsafe.SliceData(h32))
+	gomptPH64 := unsafe.Pointer(unsafe.SliceData(h64))
+	gomptPNeg := unsafe.Pointer(unsafe.SliceData(neg))
 	gomptPS := unsafe.Pointer(unsafe.SliceData(s))
 	gomptPOk := unsafe.Pointer(unsafe.SliceData(ok))
 	gomptLo0, gomptHi0 := gomptR.Clamp(0, n)
 	for i := gomptLo0; i < gomptHi0; i++ {
 //line atomics.go:12
 		b := (*(*uint32)(unsafe.Add(gomptPV, i*4)) % uint32(16))
-//line gompt_kernels.go:2190
+//line gompt_kernels.go:2184
 //line atomics.go:13
-		if gomptatomic.AddUint32((&h32[b]), uint32(1)) >= uint32(1) {
-//line gompt_kernels.go:2193
+		if gomptatomic.AddUint32((&*(*uint32)(unsafe.Add(gomptPH32, int(b)*4))), uint32(1)) >= uint32(1) {
+//line gompt_kernels.go:2187
 //line atomics.go:14
 			*(*uint8)(unsafe.Add(gomptPOk, i*1)) = uint8(1)
-//line gompt_kernels.go:2196
+//line gompt_kernels.go:2190
 //line atomics.go:13
 		}
-//line gompt_kernels.go:2199
+//line gompt_kernels.go:2193
 //line atomics.go:16
-		gomptatomic.AddUint64((&h64[(*(*uint32)(unsafe.Add(gomptPV, i*4)) % uint32(4))]), uint64(1))
-//line gompt_kernels.go:2202
+		gomptatomic.AddUint64((&*(*uint64)(unsafe.Add(gomptPH64, int((*(*uint32)(unsafe.Add(gomptPV, i*4))%uint32(4)))*8))), uint64(1))
+//line gompt_kernels.go:2196
 //line atomics.go:17
 		gomptatomic.AddUint64((&h64[(uint32(4) + (*(*uint32)(unsafe.Add(gomptPV, i*4)) % uint32(4)))]), (uint64(*(*uint32)(unsafe.Add(gomptPV, i*4))) << 40))
-//line gompt_kernels.go:2205
+//line gompt_kernels.go:2199
 //line atomics.go:18
-		gomptatomic.AddInt32((&neg[(*(*uint32)(unsafe.Add(gomptPV, i*4)) % uint32(4))]), int32(-3))
-//line gompt_kernels.go:2208
+		gomptatomic.AddInt32((&*(*int32)(unsafe.Add(gomptPNeg, int((*(*uint32)(unsafe.Add(gomptPV, i*4))%uint32(4)))*4))), int32(-3))
+//line gompt_kernels.go:2202
 //line atomics.go:19
 		gomptatomic.AddInt64((&*(*int64)(unsafe.Add(gomptPS, int(0)*8))), (int64(*(*uint32)(unsafe.Add(gomptPV, i*4))) - int64(8)))
-//line gompt_kernels.go:2211
+//line gompt_kernels.go:2205
 //line atomics.go:20
 		gomptatomic.AddInt64((&s[(int(1) + (i % int(2)))]), int64(8589934592))
-//line gompt_kernels.go:2214
+//line gompt_kernels.go:2208
 	}
 	_ = n
 }
@@ -2285,43 +2279,43 @@ func gomptHostInt64Ops(gomptA *gomptdevice.HostArgs, gomptR gomptdevice.Range, _
 	for i := gomptLo0; i < gomptHi0; i++ {
 //line ints.go:9
 		x, y := *(*int64)(unsafe.Add(gomptPA, i*8)), *(*int64)(unsafe.Add(gomptPB, i*8))
-//line gompt_kernels.go:2289
+//line gompt_kernels.go:2283
 //line ints.go:10
 		o := (int(9) * i)
-//line gompt_kernels.go:2292
+//line gompt_kernels.go:2286
 //line ints.go:11
 		*(*int64)(unsafe.Add(gomptPOut, o*8)) = (x + y)
-//line gompt_kernels.go:2295
+//line gompt_kernels.go:2289
 //line ints.go:12
 		*(*int64)(unsafe.Add(gomptPOut, (o+int(1))*8)) = (x - y)
-//line gompt_kernels.go:2298
+//line gompt_kernels.go:2292
 //line ints.go:13
 		*(*int64)(unsafe.Add(gomptPOut, (o+int(2))*8)) = (x * y)
-//line gompt_kernels.go:2301
+//line gompt_kernels.go:2295
 //line ints.go:14
 		if y != int64(0) {
-//line gompt_kernels.go:2304
+//line gompt_kernels.go:2298
 //line ints.go:15
 			*(*int64)(unsafe.Add(gomptPOut, (o+int(3))*8)) = (x / y)
-//line gompt_kernels.go:2307
+//line gompt_kernels.go:2301
 //line ints.go:16
 			*(*int64)(unsafe.Add(gomptPOut, (o+int(4))*8)) = (x % y)
-//line gompt_kernels.go:2310
+//line gompt_kernels.go:2304
 //line ints.go:14
 		}
-//line gompt_kernels.go:2313
+//line gompt_kernels.go:2307
 //line ints.go:18
 		*(*int64)(unsafe.Add(gomptPOut, (o+int(5))*8)) = (-x)
-//line gompt_kernels.go:2316
+//line gompt_kernels.go:2310
 //line ints.go:19
 		*(*int64)(unsafe.Add(gomptPOut, (o+int(6))*8)) = (x &^ y)
-//line gompt_kernels.go:2319
+//line gompt_kernels.go:2313
 //line ints.go:20
 		*(*int64)(unsafe.Add(gomptPOut, (o+int(7))*8)) = ((x ^ y) | (x & y))
-//line gompt_kernels.go:2322
+//line gompt_kernels.go:2316
 //line ints.go:21
 		*(*int64)(unsafe.Add(gomptPOut, (o+int(8))*8)) = (^x)
-//line gompt_kernels.go:2325
+//line gompt_kernels.go:2319
 	}
 	_ = n
 }
@@ -2393,61 +2387,61 @@ func gomptHostIntOps(gomptA *gomptdevice.HostArgs, gomptR gomptdevice.Range, _, 
 	for i := gomptLo0; i < gomptHi0; i++ {
 //line ints.go:28
 		x, y := *(*int)(unsafe.Add(gomptPA, i*8)), *(*int)(unsafe.Add(gomptPB, i*8))
-//line gompt_kernels.go:2397
+//line gompt_kernels.go:2391
 //line ints.go:29
 		o := (int(6) * i)
-//line gompt_kernels.go:2400
+//line gompt_kernels.go:2394
 //line ints.go:30
 		s := x
-//line gompt_kernels.go:2403
+//line gompt_kernels.go:2397
 //line ints.go:31
 		s += y
-//line gompt_kernels.go:2406
+//line gompt_kernels.go:2400
 //line ints.go:32
 		*(*int)(unsafe.Add(gomptPOut, o*8)) = s
-//line gompt_kernels.go:2409
+//line gompt_kernels.go:2403
 //line ints.go:33
 		s -= (int(2) * y)
-//line gompt_kernels.go:2412
+//line gompt_kernels.go:2406
 //line ints.go:34
 		*(*int)(unsafe.Add(gomptPOut, (o+int(1))*8)) = s
-//line gompt_kernels.go:2415
+//line gompt_kernels.go:2409
 //line ints.go:35
 		s *= y
-//line gompt_kernels.go:2418
+//line gompt_kernels.go:2412
 //line ints.go:36
 		*(*int)(unsafe.Add(gomptPOut, (o+int(2))*8)) = s
-//line gompt_kernels.go:2421
+//line gompt_kernels.go:2415
 //line ints.go:37
 		if y != int(0) {
-//line gompt_kernels.go:2424
+//line gompt_kernels.go:2418
 //line ints.go:38
 			s /= y
-//line gompt_kernels.go:2427
+//line gompt_kernels.go:2421
 //line ints.go:39
 			*(*int)(unsafe.Add(gomptPOut, (o+int(3))*8)) = s
-//line gompt_kernels.go:2430
+//line gompt_kernels.go:2424
 //line ints.go:40
 			s %= y
-//line gompt_kernels.go:2433
+//line gompt_kernels.go:2427
 //line ints.go:41
 			*(*int)(unsafe.Add(gomptPOut, (o+int(4))*8)) = s
-//line gompt_kernels.go:2436
+//line gompt_kernels.go:2430
 //line ints.go:37
 		}
-//line gompt_kernels.go:2439
+//line gompt_kernels.go:2433
 //line ints.go:43
 		s++
-//line gompt_kernels.go:2442
+//line gompt_kernels.go:2436
 //line ints.go:44
 		s--
-//line gompt_kernels.go:2445
+//line gompt_kernels.go:2439
 //line ints.go:45
 		s--
-//line gompt_kernels.go:2448
+//line gompt_kernels.go:2442
 //line ints.go:46
 		*(*int)(unsafe.Add(gomptPOut, (o+int(5))*8)) = s
-//line gompt_kernels.go:2451
+//line gompt_kernels.go:2445
 	}
 	_ = n
 }
@@ -2512,64 +2506,64 @@ func gomptHostLabels(gomptA *gomptdevice.HostArgs, gomptR gomptdevice.Range, _, 
 	for i := gomptLo0; i < gomptHi0; i++ {
 //line control.go:94
 		v := *(*int64)(unsafe.Add(gomptPA, i*8))
-//line gompt_kernels.go:2516
+//line gompt_kernels.go:2510
 //line control.go:95
 		var found int64 = int64(-1)
-//line gompt_kernels.go:2519
+//line gompt_kernels.go:2513
 //line control.go:96
 	search:
-//line gompt_kernels.go:2522
+//line gompt_kernels.go:2516
 //line control.go:97
 		for x := int64(0); x < int64(8); x++ {
-//line gompt_kernels.go:2525
+//line gompt_kernels.go:2519
 //line control.go:98
 			for y := int64(0); y < int64(8); y++ {
-//line gompt_kernels.go:2528
+//line gompt_kernels.go:2522
 //line control.go:99
 				if (x * y) == (v % int64(50)) {
-//line gompt_kernels.go:2531
+//line gompt_kernels.go:2525
 //line control.go:100
 					found = ((x * int64(8)) + y)
-//line gompt_kernels.go:2534
+//line gompt_kernels.go:2528
 //line control.go:101
 					break search
-//line gompt_kernels.go:2537
+//line gompt_kernels.go:2531
 //line control.go:99
 				}
-//line gompt_kernels.go:2540
+//line gompt_kernels.go:2534
 //line control.go:98
 			}
-//line gompt_kernels.go:2543
+//line gompt_kernels.go:2537
 //line control.go:97
 		}
-//line gompt_kernels.go:2546
+//line gompt_kernels.go:2540
 //line control.go:105
 		steps := int(0)
-//line gompt_kernels.go:2549
+//line gompt_kernels.go:2543
 //line control.go:106
 		for u := v; ((u != int64(1)) && (u > int64(0))) && (steps < int(100)); steps++ {
-//line gompt_kernels.go:2552
+//line gompt_kernels.go:2546
 //line control.go:107
 			if (u % int64(2)) == int64(0) {
-//line gompt_kernels.go:2555
+//line gompt_kernels.go:2549
 //line control.go:108
 				u /= int64(2)
-//line gompt_kernels.go:2558
+//line gompt_kernels.go:2552
 //line control.go:107
 			} else {
-//line gompt_kernels.go:2561
+//line gompt_kernels.go:2555
 //line control.go:110
 				u = ((int64(3) * u) + int64(1))
-//line gompt_kernels.go:2564
+//line gompt_kernels.go:2558
 //line control.go:107
 			}
-//line gompt_kernels.go:2567
+//line gompt_kernels.go:2561
 //line control.go:106
 		}
-//line gompt_kernels.go:2570
+//line gompt_kernels.go:2564
 //line control.go:113
 		*(*int64)(unsafe.Add(gomptPOut, i*8)) = ((found * int64(1000)) + int64(steps))
-//line gompt_kernels.go:2573
+//line gompt_kernels.go:2567
 	}
 	_ = n
 }
@@ -2651,50 +2645,50 @@ func gomptLanesMatMul(gomptX0, gomptW int, i int, m int, n int, k int, A []float
 	gomptL1Acc := gomptL1AccA[:gomptW:gomptW]
 //line dims.go:42
 	for gomptJ := 0; gomptJ < gomptW; gomptJ++ {
-//line gompt_kernels.go:2655
+//line gompt_kernels.go:2649
 		gomptL1Acc[gomptJ] = float32(0)
 //line dims.go:42
 	}
-//line gompt_kernels.go:2659
+//line gompt_kernels.go:2653
 //line dims.go:43
 	for p := int(0); p < k; p++ {
-//line gompt_kernels.go:2662
+//line gompt_kernels.go:2656
 //line dims.go:44
 		gomptU1 := *(*float32)(unsafe.Add(gomptPA, ((i*k)+p)*4))
-//line gompt_kernels.go:2665
+//line gompt_kernels.go:2659
 //line dims.go:44
 		gomptU2 := (p * n)
-//line gompt_kernels.go:2668
+//line gompt_kernels.go:2662
 //line dims.go:44
 		gomptU3 := unsafe.Add(gomptPB, (gomptU2+gomptX0)*4)
-//line gompt_kernels.go:2671
+//line gompt_kernels.go:2665
 //line dims.go:44
 		for gomptJ := 0; gomptJ < gomptW; gomptJ++ {
-//line gompt_kernels.go:2674
+//line gompt_kernels.go:2668
 //line dims.go:44
 			gomptL1Acc[gomptJ] += (gomptU1 * *(*float32)(unsafe.Add(gomptU3, gomptJ*4)))
-//line gompt_kernels.go:2677
+//line gompt_kernels.go:2671
 //line dims.go:44
 		}
-//line gompt_kernels.go:2680
+//line gompt_kernels.go:2674
 //line dims.go:43
 	}
-//line gompt_kernels.go:2683
+//line gompt_kernels.go:2677
 //line dims.go:46
 	gomptU4 := (i * n)
-//line gompt_kernels.go:2686
+//line gompt_kernels.go:2680
 //line dims.go:46
 	gomptU5 := unsafe.Add(gomptPC, (gomptU4+gomptX0)*4)
-//line gompt_kernels.go:2689
+//line gompt_kernels.go:2683
 //line dims.go:46
 	for gomptJ := 0; gomptJ < gomptW; gomptJ++ {
-//line gompt_kernels.go:2692
+//line gompt_kernels.go:2686
 //line dims.go:46
 		*(*float32)(unsafe.Add(gomptU5, gomptJ*4)) = gomptL1Acc[gomptJ]
-//line gompt_kernels.go:2695
+//line gompt_kernels.go:2689
 //line dims.go:46
 	}
-//line gompt_kernels.go:2698
+//line gompt_kernels.go:2692
 	_ = gomptL1Acc
 	_ = m
 }
@@ -2766,10 +2760,10 @@ func gomptHostMaxFloat64(gomptA *gomptdevice.HostArgs, gomptR gomptdevice.Range,
 		{
 //line reduce.go:57
 			gomptV = gomptmath.Sin((*(*float64)(unsafe.Add(gomptPA, i*8)) * float64(i)))
-//line gompt_kernels.go:2770
+//line gompt_kernels.go:2764
 //line reduce.go:57
 			goto gomptR0
-//line gompt_kernels.go:2773
+//line gompt_kernels.go:2767
 		}
 	gomptR0:
 		gomptS0 = max(gomptS0, gomptV)
@@ -2777,10 +2771,10 @@ func gomptHostMaxFloat64(gomptA *gomptdevice.HostArgs, gomptR gomptdevice.Range,
 			i := i + 1
 //line reduce.go:57
 			gomptV = gomptmath.Sin((*(*float64)(unsafe.Add(gomptPA, i*8)) * float64(i)))
-//line gompt_kernels.go:2781
+//line gompt_kernels.go:2775
 //line reduce.go:57
 			goto gomptR1
-//line gompt_kernels.go:2784
+//line gompt_kernels.go:2778
 		}
 	gomptR1:
 		gomptS1 = max(gomptS1, gomptV)
@@ -2788,10 +2782,10 @@ func gomptHostMaxFloat64(gomptA *gomptdevice.HostArgs, gomptR gomptdevice.Range,
 			i := i + 2
 //line reduce.go:57
 			gomptV = gomptmath.Sin((*(*float64)(unsafe.Add(gomptPA, i*8)) * float64(i)))
-//line gompt_kernels.go:2792
+//line gompt_kernels.go:2786
 //line reduce.go:57
 			goto gomptR2
-//line gompt_kernels.go:2795
+//line gompt_kernels.go:2789
 		}
 	gomptR2:
 		gomptS2 = max(gomptS2, gomptV)
@@ -2799,10 +2793,10 @@ func gomptHostMaxFloat64(gomptA *gomptdevice.HostArgs, gomptR gomptdevice.Range,
 			i := i + 3
 //line reduce.go:57
 			gomptV = gomptmath.Sin((*(*float64)(unsafe.Add(gomptPA, i*8)) * float64(i)))
-//line gompt_kernels.go:2803
+//line gompt_kernels.go:2797
 //line reduce.go:57
 			goto gomptR3
-//line gompt_kernels.go:2806
+//line gompt_kernels.go:2800
 		}
 	gomptR3:
 		gomptS3 = max(gomptS3, gomptV)
@@ -2811,10 +2805,10 @@ func gomptHostMaxFloat64(gomptA *gomptdevice.HostArgs, gomptR gomptdevice.Range,
 		{
 //line reduce.go:57
 			gomptV = gomptmath.Sin((*(*float64)(unsafe.Add(gomptPA, i*8)) * float64(i)))
-//line gompt_kernels.go:2815
+//line gompt_kernels.go:2809
 //line reduce.go:57
 			goto gomptR4
-//line gompt_kernels.go:2818
+//line gompt_kernels.go:2812
 		}
 	gomptR4:
 		gomptS0 = max(gomptS0, gomptV)
@@ -2896,10 +2890,10 @@ func gomptHostMaxUint64(gomptA *gomptdevice.HostArgs, gomptR gomptdevice.Range, 
 		{
 //line reduce.go:51
 			gomptV = (*(*uint64)(unsafe.Add(gomptPA, i*8)) * uint64((i + int(1))))
-//line gompt_kernels.go:2900
+//line gompt_kernels.go:2894
 //line reduce.go:51
 			goto gomptR0
-//line gompt_kernels.go:2903
+//line gompt_kernels.go:2897
 		}
 	gomptR0:
 		gomptS0 = max(gomptS0, gomptV)
@@ -2907,10 +2901,10 @@ func gomptHostMaxUint64(gomptA *gomptdevice.HostArgs, gomptR gomptdevice.Range, 
 			i := i + 1
 //line reduce.go:51
 			gomptV = (*(*uint64)(unsafe.Add(gomptPA, i*8)) * uint64((i + int(1))))
-//line gompt_kernels.go:2911
+//line gompt_kernels.go:2905
 //line reduce.go:51
 			goto gomptR1
-//line gompt_kernels.go:2914
+//line gompt_kernels.go:2908
 		}
 	gomptR1:
 		gomptS1 = max(gomptS1, gomptV)
@@ -2918,10 +2912,10 @@ func gomptHostMaxUint64(gomptA *gomptdevice.HostArgs, gomptR gomptdevice.Range, 
 			i := i + 2
 //line reduce.go:51
 			gomptV = (*(*uint64)(unsafe.Add(gomptPA, i*8)) * uint64((i + int(1))))
-//line gompt_kernels.go:2922
+//line gompt_kernels.go:2916
 //line reduce.go:51
 			goto gomptR2
-//line gompt_kernels.go:2925
+//line gompt_kernels.go:2919
 		}
 	gomptR2:
 		gomptS2 = max(gomptS2, gomptV)
@@ -2929,10 +2923,10 @@ func gomptHostMaxUint64(gomptA *gomptdevice.HostArgs, gomptR gomptdevice.Range, 
 			i := i + 3
 //line reduce.go:51
 			gomptV = (*(*uint64)(unsafe.Add(gomptPA, i*8)) * uint64((i + int(1))))
-//line gompt_kernels.go:2933
+//line gompt_kernels.go:2927
 //line reduce.go:51
 			goto gomptR3
-//line gompt_kernels.go:2936
+//line gompt_kernels.go:2930
 		}
 	gomptR3:
 		gomptS3 = max(gomptS3, gomptV)
@@ -2941,10 +2935,10 @@ func gomptHostMaxUint64(gomptA *gomptdevice.HostArgs, gomptR gomptdevice.Range, 
 		{
 //line reduce.go:51
 			gomptV = (*(*uint64)(unsafe.Add(gomptPA, i*8)) * uint64((i + int(1))))
-//line gompt_kernels.go:2945
+//line gompt_kernels.go:2939
 //line reduce.go:51
 			goto gomptR4
-//line gompt_kernels.go:2948
+//line gompt_kernels.go:2942
 		}
 	gomptR4:
 		gomptS0 = max(gomptS0, gomptV)
@@ -3025,10 +3019,10 @@ func gomptHostMinFloat32(gomptA *gomptdevice.HostArgs, gomptR gomptdevice.Range,
 		{
 //line reduce.go:46
 			gomptV = (*(*float32)(unsafe.Add(gomptPA, i*4)) - float32((i % int(5))))
-//line gompt_kernels.go:3029
+//line gompt_kernels.go:3023
 //line reduce.go:46
 			goto gomptR0
-//line gompt_kernels.go:3032
+//line gompt_kernels.go:3026
 		}
 	gomptR0:
 		gomptS0 = min(gomptS0, gomptV)
@@ -3036,10 +3030,10 @@ func gomptHostMinFloat32(gomptA *gomptdevice.HostArgs, gomptR gomptdevice.Range,
 			i := i + 1
 //line reduce.go:46
 			gomptV = (*(*float32)(unsafe.Add(gomptPA, i*4)) - float32((i % int(5))))
-//line gompt_kernels.go:3040
+//line gompt_kernels.go:3034
 //line reduce.go:46
 			goto gomptR1
-//line gompt_kernels.go:3043
+//line gompt_kernels.go:3037
 		}
 	gomptR1:
 		gomptS1 = min(gomptS1, gomptV)
@@ -3047,10 +3041,10 @@ func gomptHostMinFloat32(gomptA *gomptdevice.HostArgs, gomptR gomptdevice.Range,
 			i := i + 2
 //line reduce.go:46
 			gomptV = (*(*float32)(unsafe.Add(gomptPA, i*4)) - float32((i % int(5))))
-//line gompt_kernels.go:3051
+//line gompt_kernels.go:3045
 //line reduce.go:46
 			goto gomptR2
-//line gompt_kernels.go:3054
+//line gompt_kernels.go:3048
 		}
 	gomptR2:
 		gomptS2 = min(gomptS2, gomptV)
@@ -3058,10 +3052,10 @@ func gomptHostMinFloat32(gomptA *gomptdevice.HostArgs, gomptR gomptdevice.Range,
 			i := i + 3
 //line reduce.go:46
 			gomptV = (*(*float32)(unsafe.Add(gomptPA, i*4)) - float32((i % int(5))))
-//line gompt_kernels.go:3062
+//line gompt_kernels.go:3056
 //line reduce.go:46
 			goto gomptR3
-//line gompt_kernels.go:3065
+//line gompt_kernels.go:3059
 		}
 	gomptR3:
 		gomptS3 = min(gomptS3, gomptV)
@@ -3070,10 +3064,10 @@ func gomptHostMinFloat32(gomptA *gomptdevice.HostArgs, gomptR gomptdevice.Range,
 		{
 //line reduce.go:46
 			gomptV = (*(*float32)(unsafe.Add(gomptPA, i*4)) - float32((i % int(5))))
-//line gompt_kernels.go:3074
+//line gompt_kernels.go:3068
 //line reduce.go:46
 			goto gomptR4
-//line gompt_kernels.go:3077
+//line gompt_kernels.go:3071
 		}
 	gomptR4:
 		gomptS0 = min(gomptS0, gomptV)
@@ -3162,10 +3156,10 @@ func gomptHostMinInt16(gomptA *gomptdevice.HostArgs, gomptR gomptdevice.Range, g
 				{
 //line reduce.go:40
 					gomptV = (*(*int16)(unsafe.Add(gomptPA, ((((z*ny)+y)*nx)+x)*2)) - int16((x * y)))
-//line gompt_kernels.go:3166
+//line gompt_kernels.go:3160
 //line reduce.go:40
 					goto gomptR0
-//line gompt_kernels.go:3169
+//line gompt_kernels.go:3163
 				}
 			gomptR0:
 				gomptS0 = min(gomptS0, gomptV)
@@ -3173,10 +3167,10 @@ func gomptHostMinInt16(gomptA *gomptdevice.HostArgs, gomptR gomptdevice.Range, g
 					x := x + 1
 //line reduce.go:40
 					gomptV = (*(*int16)(unsafe.Add(gomptPA, ((((z*ny)+y)*nx)+x)*2)) - int16((x * y)))
-//line gompt_kernels.go:3177
+//line gompt_kernels.go:3171
 //line reduce.go:40
 					goto gomptR1
-//line gompt_kernels.go:3180
+//line gompt_kernels.go:3174
 				}
 			gomptR1:
 				gomptS1 = min(gomptS1, gomptV)
@@ -3184,10 +3178,10 @@ func gomptHostMinInt16(gomptA *gomptdevice.HostArgs, gomptR gomptdevice.Range, g
 					x := x + 2
 //line reduce.go:40
 					gomptV = (*(*int16)(unsafe.Add(gomptPA, ((((z*ny)+y)*nx)+x)*2)) - int16((x * y)))
-//line gompt_kernels.go:3188
+//line gompt_kernels.go:3182
 //line reduce.go:40
 					goto gomptR2
-//line gompt_kernels.go:3191
+//line gompt_kernels.go:3185
 				}
 			gomptR2:
 				gomptS2 = min(gomptS2, gomptV)
@@ -3195,10 +3189,10 @@ func gomptHostMinInt16(gomptA *gomptdevice.HostArgs, gomptR gomptdevice.Range, g
 					x := x + 3
 //line reduce.go:40
 					gomptV = (*(*int16)(unsafe.Add(gomptPA, ((((z*ny)+y)*nx)+x)*2)) - int16((x * y)))
-//line gompt_kernels.go:3199
+//line gompt_kernels.go:3193
 //line reduce.go:40
 					goto gomptR3
-//line gompt_kernels.go:3202
+//line gompt_kernels.go:3196
 				}
 			gomptR3:
 				gomptS3 = min(gomptS3, gomptV)
@@ -3207,10 +3201,10 @@ func gomptHostMinInt16(gomptA *gomptdevice.HostArgs, gomptR gomptdevice.Range, g
 				{
 //line reduce.go:40
 					gomptV = (*(*int16)(unsafe.Add(gomptPA, ((((z*ny)+y)*nx)+x)*2)) - int16((x * y)))
-//line gompt_kernels.go:3211
+//line gompt_kernels.go:3205
 //line reduce.go:40
 					goto gomptR4
-//line gompt_kernels.go:3214
+//line gompt_kernels.go:3208
 				}
 			gomptR4:
 				gomptS0 = min(gomptS0, gomptV)
@@ -3299,37 +3293,37 @@ func gomptHostMinMax(gomptA *gomptdevice.HostArgs, gomptR gomptdevice.Range, _, 
 	for i := gomptLo0; i < gomptHi0; i++ {
 //line floats.go:49
 		x, y := *(*float64)(unsafe.Add(gomptPA, i*8)), *(*float64)(unsafe.Add(gomptPB, i*8))
-//line gompt_kernels.go:3303
+//line gompt_kernels.go:3297
 //line floats.go:50
 		u, v := *(*float32)(unsafe.Add(gomptPC, i*4)), *(*float32)(unsafe.Add(gomptPD, i*4))
-//line gompt_kernels.go:3306
+//line gompt_kernels.go:3300
 //line floats.go:51
 		o := (int(8) * i)
-//line gompt_kernels.go:3309
+//line gompt_kernels.go:3303
 //line floats.go:52
 		*(*float64)(unsafe.Add(gomptPOut, o*8)) = min(x, y)
-//line gompt_kernels.go:3312
+//line gompt_kernels.go:3306
 //line floats.go:53
 		*(*float64)(unsafe.Add(gomptPOut, (o+int(1))*8)) = max(x, y)
-//line gompt_kernels.go:3315
+//line gompt_kernels.go:3309
 //line floats.go:54
 		*(*float64)(unsafe.Add(gomptPOut, (o+int(2))*8)) = gomptmath.Min(x, y)
-//line gompt_kernels.go:3318
+//line gompt_kernels.go:3312
 //line floats.go:55
 		*(*float64)(unsafe.Add(gomptPOut, (o+int(3))*8)) = gomptmath.Max(x, y)
-//line gompt_kernels.go:3321
+//line gompt_kernels.go:3315
 //line floats.go:56
 		*(*float64)(unsafe.Add(gomptPOut, (o+int(4))*8)) = float64(min(u, v))
-//line gompt_kernels.go:3324
+//line gompt_kernels.go:3318
 //line floats.go:57
 		*(*float64)(unsafe.Add(gomptPOut, (o+int(5))*8)) = float64(max(u, v, float32(0.5)))
-//line gompt_kernels.go:3327
+//line gompt_kernels.go:3321
 //line floats.go:58
 		*(*float64)(unsafe.Add(gomptPOut, (o+int(6))*8)) = float64(min(int64(x), int64(3), int64(y)))
-//line gompt_kernels.go:3330
+//line gompt_kernels.go:3324
 //line floats.go:59
 		*(*float64)(unsafe.Add(gomptPOut, (o+int(7))*8)) = float64(max(uint8(u), uint8(v)))
-//line gompt_kernels.go:3333
+//line gompt_kernels.go:3327
 	}
 	_ = n
 }
@@ -3409,55 +3403,55 @@ func gomptHostNarrow(gomptA *gomptdevice.HostArgs, gomptR gomptdevice.Range, _, 
 	for i := gomptLo0; i < gomptHi0; i++ {
 //line ints.go:97
 		x, y := *(*int8)(unsafe.Add(gomptPA, i*1)), *(*int8)(unsafe.Add(gomptPB, i*1))
-//line gompt_kernels.go:3413
+//line gompt_kernels.go:3407
 //line ints.go:98
 		u, v := *(*uint16)(unsafe.Add(gomptPC, i*2)), *(*uint16)(unsafe.Add(gomptPD, i*2))
-//line gompt_kernels.go:3416
+//line gompt_kernels.go:3410
 //line ints.go:99
 		o := (int(12) * i)
-//line gompt_kernels.go:3419
+//line gompt_kernels.go:3413
 //line ints.go:100
 		*(*int64)(unsafe.Add(gomptPOut, o*8)) = int64((x + y))
-//line gompt_kernels.go:3422
+//line gompt_kernels.go:3416
 //line ints.go:101
 		*(*int64)(unsafe.Add(gomptPOut, (o+int(1))*8)) = int64((x * y))
-//line gompt_kernels.go:3425
+//line gompt_kernels.go:3419
 //line ints.go:102
 		*(*int64)(unsafe.Add(gomptPOut, (o+int(2))*8)) = int64((-x))
-//line gompt_kernels.go:3428
+//line gompt_kernels.go:3422
 //line ints.go:103
 		if y != int8(0) {
-//line gompt_kernels.go:3431
+//line gompt_kernels.go:3425
 //line ints.go:104
 			*(*int64)(unsafe.Add(gomptPOut, (o+int(3))*8)) = int64((x / y))
-//line gompt_kernels.go:3434
+//line gompt_kernels.go:3428
 //line ints.go:105
 			*(*int64)(unsafe.Add(gomptPOut, (o+int(4))*8)) = int64((x % y))
-//line gompt_kernels.go:3437
+//line gompt_kernels.go:3431
 //line ints.go:103
 		}
-//line gompt_kernels.go:3440
+//line gompt_kernels.go:3434
 //line ints.go:107
 		*(*int64)(unsafe.Add(gomptPOut, (o+int(5))*8)) = int64((u * v))
-//line gompt_kernels.go:3443
+//line gompt_kernels.go:3437
 //line ints.go:108
 		*(*int64)(unsafe.Add(gomptPOut, (o+int(6))*8)) = int64((u - v))
-//line gompt_kernels.go:3446
+//line gompt_kernels.go:3440
 //line ints.go:109
 		*(*int64)(unsafe.Add(gomptPOut, (o+int(7))*8)) = int64((uint8(u) + uint8(v)))
-//line gompt_kernels.go:3449
+//line gompt_kernels.go:3443
 //line ints.go:110
 		*(*int64)(unsafe.Add(gomptPOut, (o+int(8))*8)) = int64((int16(u) * int16(v)))
-//line gompt_kernels.go:3452
+//line gompt_kernels.go:3446
 //line ints.go:111
 		*(*int64)(unsafe.Add(gomptPOut, (o+int(9))*8)) = int64((((int32(x) * int32(u)) * int32(65537)) + int32(v)))
-//line gompt_kernels.go:3455
+//line gompt_kernels.go:3449
 //line ints.go:112
 		*(*int64)(unsafe.Add(gomptPOut, (o+int(10))*8)) = int64((uint32(x) * uint32(v)))
-//line gompt_kernels.go:3458
+//line gompt_kernels.go:3452
 //line ints.go:113
 		*(*int64)(unsafe.Add(gomptPOut, (o+int(11))*8)) = (int64(int8((int64(u) * int64(3)))) + int64(uint16(x)))
-//line gompt_kernels.go:3461
+//line gompt_kernels.go:3455
 	}
 	_ = n
 }
@@ -3528,10 +3522,10 @@ func gomptHostOutOfRange(gomptA *gomptdevice.HostArgs, gomptR gomptdevice.Range,
 	for i := gomptLo0; i < gomptHi0; i++ {
 //line dims.go:72
 		*(*int32)(unsafe.Add(gomptPOut, i*4)) = (in[(i+int(1))] + in[(i-int(1))])
-//line gompt_kernels.go:3532
+//line gompt_kernels.go:3526
 //line dims.go:73
 		out[(i + n)] = int32(5)
-//line gompt_kernels.go:3535
+//line gompt_kernels.go:3529
 	}
 }
 
@@ -3594,13 +3588,13 @@ func gomptHostPartial(gomptA *gomptdevice.HostArgs, gomptR gomptdevice.Range, _,
 	for i := gomptLo0; i < gomptHi0; i++ {
 //line dims.go:54
 		if (*(*int64)(unsafe.Add(gomptPIn, i*8)) % int64(3)) == int64(0) {
-//line gompt_kernels.go:3598
+//line gompt_kernels.go:3592
 //line dims.go:55
 			*(*int64)(unsafe.Add(gomptPOut, i*8)) = (*(*int64)(unsafe.Add(gomptPIn, i*8)) * int64(2))
-//line gompt_kernels.go:3601
+//line gompt_kernels.go:3595
 //line dims.go:54
 		}
-//line gompt_kernels.go:3604
+//line gompt_kernels.go:3598
 	}
 	_ = n
 }
@@ -3669,10 +3663,10 @@ func gomptHostProdFloat64(gomptA *gomptdevice.HostArgs, gomptR gomptdevice.Range
 		{
 //line reduce.go:34
 			gomptV = *(*float64)(unsafe.Add(gomptPA, i*8))
-//line gompt_kernels.go:3673
+//line gompt_kernels.go:3667
 //line reduce.go:34
 			goto gomptR0
-//line gompt_kernels.go:3676
+//line gompt_kernels.go:3670
 		}
 	gomptR0:
 		gomptS0 = gomptS0 * gomptV
@@ -3680,10 +3674,10 @@ func gomptHostProdFloat64(gomptA *gomptdevice.HostArgs, gomptR gomptdevice.Range
 			i := i + 1
 //line reduce.go:34
 			gomptV = *(*float64)(unsafe.Add(gomptPA, i*8))
-//line gompt_kernels.go:3684
+//line gompt_kernels.go:3678
 //line reduce.go:34
 			goto gomptR1
-//line gompt_kernels.go:3687
+//line gompt_kernels.go:3681
 		}
 	gomptR1:
 		gomptS1 = gomptS1 * gomptV
@@ -3691,10 +3685,10 @@ func gomptHostProdFloat64(gomptA *gomptdevice.HostArgs, gomptR gomptdevice.Range
 			i := i + 2
 //line reduce.go:34
 			gomptV = *(*float64)(unsafe.Add(gomptPA, i*8))
-//line gompt_kernels.go:3695
+//line gompt_kernels.go:3689
 //line reduce.go:34
 			goto gomptR2
-//line gompt_kernels.go:3698
+//line gompt_kernels.go:3692
 		}
 	gomptR2:
 		gomptS2 = gomptS2 * gomptV
@@ -3702,10 +3696,10 @@ func gomptHostProdFloat64(gomptA *gomptdevice.HostArgs, gomptR gomptdevice.Range
 			i := i + 3
 //line reduce.go:34
 			gomptV = *(*float64)(unsafe.Add(gomptPA, i*8))
-//line gompt_kernels.go:3706
+//line gompt_kernels.go:3700
 //line reduce.go:34
 			goto gomptR3
-//line gompt_kernels.go:3709
+//line gompt_kernels.go:3703
 		}
 	gomptR3:
 		gomptS3 = gomptS3 * gomptV
@@ -3714,10 +3708,10 @@ func gomptHostProdFloat64(gomptA *gomptdevice.HostArgs, gomptR gomptdevice.Range
 		{
 //line reduce.go:34
 			gomptV = *(*float64)(unsafe.Add(gomptPA, i*8))
-//line gompt_kernels.go:3718
+//line gompt_kernels.go:3712
 //line reduce.go:34
 			goto gomptR4
-//line gompt_kernels.go:3721
+//line gompt_kernels.go:3715
 		}
 	gomptR4:
 		gomptS0 = gomptS0 * gomptV
@@ -3799,10 +3793,10 @@ func gomptHostProdInt32(gomptA *gomptdevice.HostArgs, gomptR gomptdevice.Range, 
 		{
 //line reduce.go:29
 			gomptV = (*(*int32)(unsafe.Add(gomptPA, i*4)) | int32(1))
-//line gompt_kernels.go:3803
+//line gompt_kernels.go:3797
 //line reduce.go:29
 			goto gomptR0
-//line gompt_kernels.go:3806
+//line gompt_kernels.go:3800
 		}
 	gomptR0:
 		gomptS0 = gomptS0 * gomptV
@@ -3810,10 +3804,10 @@ func gomptHostProdInt32(gomptA *gomptdevice.HostArgs, gomptR gomptdevice.Range, 
 			i := i + 1
 //line reduce.go:29
 			gomptV = (*(*int32)(unsafe.Add(gomptPA, i*4)) | int32(1))
-//line gompt_kernels.go:3814
+//line gompt_kernels.go:3808
 //line reduce.go:29
 			goto gomptR1
-//line gompt_kernels.go:3817
+//line gompt_kernels.go:3811
 		}
 	gomptR1:
 		gomptS1 = gomptS1 * gomptV
@@ -3821,10 +3815,10 @@ func gomptHostProdInt32(gomptA *gomptdevice.HostArgs, gomptR gomptdevice.Range, 
 			i := i + 2
 //line reduce.go:29
 			gomptV = (*(*int32)(unsafe.Add(gomptPA, i*4)) | int32(1))
-//line gompt_kernels.go:3825
+//line gompt_kernels.go:3819
 //line reduce.go:29
 			goto gomptR2
-//line gompt_kernels.go:3828
+//line gompt_kernels.go:3822
 		}
 	gomptR2:
 		gomptS2 = gomptS2 * gomptV
@@ -3832,10 +3826,10 @@ func gomptHostProdInt32(gomptA *gomptdevice.HostArgs, gomptR gomptdevice.Range, 
 			i := i + 3
 //line reduce.go:29
 			gomptV = (*(*int32)(unsafe.Add(gomptPA, i*4)) | int32(1))
-//line gompt_kernels.go:3836
+//line gompt_kernels.go:3830
 //line reduce.go:29
 			goto gomptR3
-//line gompt_kernels.go:3839
+//line gompt_kernels.go:3833
 		}
 	gomptR3:
 		gomptS3 = gomptS3 * gomptV
@@ -3844,10 +3838,10 @@ func gomptHostProdInt32(gomptA *gomptdevice.HostArgs, gomptR gomptdevice.Range, 
 		{
 //line reduce.go:29
 			gomptV = (*(*int32)(unsafe.Add(gomptPA, i*4)) | int32(1))
-//line gompt_kernels.go:3848
+//line gompt_kernels.go:3842
 //line reduce.go:29
 			goto gomptR4
-//line gompt_kernels.go:3851
+//line gompt_kernels.go:3845
 		}
 	gomptR4:
 		gomptS0 = gomptS0 * gomptV
@@ -3929,7 +3923,7 @@ func gomptHostQuotient(gomptA *gomptdevice.HostArgs, gomptR gomptdevice.Range, _
 	for i := gomptLo0; i < gomptHi0; i++ {
 //line checks.go:45
 		*(*int32)(unsafe.Add(gomptPQ, i*4)) = (*(*int32)(unsafe.Add(gomptPA, i*4)) / *(*int32)(unsafe.Add(gomptPB, i*4)))
-//line gompt_kernels.go:3933
+//line gompt_kernels.go:3927
 	}
 	_ = n
 }
@@ -4001,7 +3995,7 @@ func gomptHostScatter(gomptA *gomptdevice.HostArgs, gomptR gomptdevice.Range, _,
 	for i := gomptLo0; i < gomptHi0; i++ {
 //line checks.go:33
 		put(dst, *(*int)(unsafe.Add(gomptPIdx, i*8)), *(*float32)(unsafe.Add(gomptPSrc, i*4)))
-//line gompt_kernels.go:4005
+//line gompt_kernels.go:3999
 	}
 	_ = n
 	_ = m
@@ -4075,19 +4069,19 @@ func gomptHostSeek(gomptA *gomptdevice.HostArgs, gomptR gomptdevice.Range, _, _ 
 	for i := gomptLo0; i < gomptHi0; i++ {
 //line checks.go:61
 		j := *(*int)(unsafe.Add(gomptPIdx, i*8))
-//line gompt_kernels.go:4079
+//line gompt_kernels.go:4073
 //line checks.go:62
 		for src[j] != int32(0) {
-//line gompt_kernels.go:4082
+//line gompt_kernels.go:4076
 //line checks.go:63
 			j++
-//line gompt_kernels.go:4085
+//line gompt_kernels.go:4079
 //line checks.go:62
 		}
-//line gompt_kernels.go:4088
+//line gompt_kernels.go:4082
 //line checks.go:65
 		*(*int)(unsafe.Add(gomptPPos, i*8)) = j
-//line gompt_kernels.go:4091
+//line gompt_kernels.go:4085
 	}
 	_ = n
 	_ = m
@@ -4157,64 +4151,64 @@ func gomptHostShifts(gomptA *gomptdevice.HostArgs, gomptR gomptdevice.Range, _, 
 	for i := gomptLo0; i < gomptHi0; i++ {
 //line ints.go:70
 		x, c := *(*int64)(unsafe.Add(gomptPA, i*8)), *(*uint64)(unsafe.Add(gomptPS, i*8))
-//line gompt_kernels.go:4161
+//line gompt_kernels.go:4155
 //line ints.go:71
 		u := uint64(x)
-//line gompt_kernels.go:4164
+//line gompt_kernels.go:4158
 //line ints.go:72
 		o := (int(10) * i)
-//line gompt_kernels.go:4167
+//line gompt_kernels.go:4161
 //line ints.go:73
 		*(*int64)(unsafe.Add(gomptPOut, o*8)) = (x << c)
-//line gompt_kernels.go:4170
+//line gompt_kernels.go:4164
 //line ints.go:74
 		*(*int64)(unsafe.Add(gomptPOut, (o+int(1))*8)) = (x >> c)
-//line gompt_kernels.go:4173
+//line gompt_kernels.go:4167
 //line ints.go:75
 		*(*int64)(unsafe.Add(gomptPOut, (o+int(2))*8)) = int64((u << c))
-//line gompt_kernels.go:4176
+//line gompt_kernels.go:4170
 //line ints.go:76
 		*(*int64)(unsafe.Add(gomptPOut, (o+int(3))*8)) = int64((u >> c))
-//line gompt_kernels.go:4179
+//line gompt_kernels.go:4173
 //line ints.go:77
 		*(*int64)(unsafe.Add(gomptPOut, (o+int(4))*8)) = int64((int32(x) >> c))
-//line gompt_kernels.go:4182
+//line gompt_kernels.go:4176
 //line ints.go:78
 		*(*int64)(unsafe.Add(gomptPOut, (o+int(5))*8)) = int64((uint32(x) >> c))
-//line gompt_kernels.go:4185
+//line gompt_kernels.go:4179
 //line ints.go:79
 		*(*int64)(unsafe.Add(gomptPOut, (o+int(6))*8)) = int64((int8(x) << c))
-//line gompt_kernels.go:4188
+//line gompt_kernels.go:4182
 //line ints.go:80
 		*(*int64)(unsafe.Add(gomptPOut, (o+int(7))*8)) = int64((int16(x) >> c))
-//line gompt_kernels.go:4191
+//line gompt_kernels.go:4185
 //line ints.go:81
 		*(*int64)(unsafe.Add(gomptPOut, (o+int(8))*8)) = (((x >> 63) + ((x << 63) >> 1)) + int64((uint8(x) >> 7)))
-//line gompt_kernels.go:4194
+//line gompt_kernels.go:4188
 //line ints.go:82
 		k := int(c)
-//line gompt_kernels.go:4197
+//line gompt_kernels.go:4191
 //line ints.go:83
 		if k >= int(0) {
-//line gompt_kernels.go:4200
+//line gompt_kernels.go:4194
 //line ints.go:84
 			*(*int64)(unsafe.Add(gomptPOut, (o+int(9))*8)) = (x >> k)
-//line gompt_kernels.go:4203
+//line gompt_kernels.go:4197
 //line ints.go:83
 		}
-//line gompt_kernels.go:4206
+//line gompt_kernels.go:4200
 //line ints.go:86
 		x <<= 1
-//line gompt_kernels.go:4209
+//line gompt_kernels.go:4203
 //line ints.go:87
 		x >>= 2
-//line gompt_kernels.go:4212
+//line gompt_kernels.go:4206
 //line ints.go:88
 		u >>= c
-//line gompt_kernels.go:4215
+//line gompt_kernels.go:4209
 //line ints.go:89
 		*(*int64)(unsafe.Add(gomptPOut, o*8)) += (x + int64(u))
-//line gompt_kernels.go:4218
+//line gompt_kernels.go:4212
 	}
 	_ = n
 }
@@ -4291,51 +4285,51 @@ func gomptHostStencil2D(gomptA *gomptdevice.HostArgs, gomptR gomptdevice.Range, 
 		for x := gomptLo0; x < gomptIn0; x++ {
 //line dims.go:8
 			i := ((y * nx) + x)
-//line gompt_kernels.go:4295
+//line gompt_kernels.go:4289
 //line dims.go:9
 			if (((x == int(0)) || (y == int(0))) || (x == (nx - int(1)))) || (y == (ny - int(1))) {
-//line gompt_kernels.go:4298
+//line gompt_kernels.go:4292
 //line dims.go:10
 				*(*float32)(unsafe.Add(gomptPOut, i*4)) = *(*float32)(unsafe.Add(gomptPIn, i*4))
-//line gompt_kernels.go:4301
+//line gompt_kernels.go:4295
 //line dims.go:11
 				continue gomptPoint0
-//line gompt_kernels.go:4304
+//line gompt_kernels.go:4298
 //line dims.go:9
 			}
-//line gompt_kernels.go:4307
+//line gompt_kernels.go:4301
 //line dims.go:13
 			*(*float32)(unsafe.Add(gomptPOut, i*4)) = (*(*float32)(unsafe.Add(gomptPIn, i*4)) + (w * ((((*(*float32)(unsafe.Add(gomptPIn, (i-int(1))*4)) + *(*float32)(unsafe.Add(gomptPIn, (i+int(1))*4))) + *(*float32)(unsafe.Add(gomptPIn, (i-nx)*4))) + *(*float32)(unsafe.Add(gomptPIn, (i+nx)*4))) - (float32(4.0) * *(*float32)(unsafe.Add(gomptPIn, i*4))))))
-//line gompt_kernels.go:4310
+//line gompt_kernels.go:4304
 		}
 		for x := gomptIn0; x < gomptIn1; x++ {
 //line dims.go:8
 			i := ((y * nx) + x)
-//line gompt_kernels.go:4315
+//line gompt_kernels.go:4309
 //line dims.go:13
 			*(*float32)(unsafe.Add(gomptPOut, i*4)) = (*(*float32)(unsafe.Add(gomptPIn, i*4)) + (w * ((((*(*float32)(unsafe.Add(gomptPIn, (i-int(1))*4)) + *(*float32)(unsafe.Add(gomptPIn, (i+int(1))*4))) + *(*float32)(unsafe.Add(gomptPIn, (i-nx)*4))) + *(*float32)(unsafe.Add(gomptPIn, (i+nx)*4))) - (float32(4.0) * *(*float32)(unsafe.Add(gomptPIn, i*4))))))
-//line gompt_kernels.go:4318
+//line gompt_kernels.go:4312
 		}
 	gomptPoint2:
 		for x := gomptIn1; x < gomptHi0; x++ {
 //line dims.go:8
 			i := ((y * nx) + x)
-//line gompt_kernels.go:4324
+//line gompt_kernels.go:4318
 //line dims.go:9
 			if (((x == int(0)) || (y == int(0))) || (x == (nx - int(1)))) || (y == (ny - int(1))) {
-//line gompt_kernels.go:4327
+//line gompt_kernels.go:4321
 //line dims.go:10
 				*(*float32)(unsafe.Add(gomptPOut, i*4)) = *(*float32)(unsafe.Add(gomptPIn, i*4))
-//line gompt_kernels.go:4330
+//line gompt_kernels.go:4324
 //line dims.go:11
 				continue gomptPoint2
-//line gompt_kernels.go:4333
+//line gompt_kernels.go:4327
 //line dims.go:9
 			}
-//line gompt_kernels.go:4336
+//line gompt_kernels.go:4330
 //line dims.go:13
 			*(*float32)(unsafe.Add(gomptPOut, i*4)) = (*(*float32)(unsafe.Add(gomptPIn, i*4)) + (w * ((((*(*float32)(unsafe.Add(gomptPIn, (i-int(1))*4)) + *(*float32)(unsafe.Add(gomptPIn, (i+int(1))*4))) + *(*float32)(unsafe.Add(gomptPIn, (i-nx)*4))) + *(*float32)(unsafe.Add(gomptPIn, (i+nx)*4))) - (float32(4.0) * *(*float32)(unsafe.Add(gomptPIn, i*4))))))
-//line gompt_kernels.go:4339
+//line gompt_kernels.go:4333
 		}
 	}
 }
@@ -4409,10 +4403,10 @@ func gomptHostSumFloat32(gomptA *gomptdevice.HostArgs, gomptR gomptdevice.Range,
 		{
 //line reduce.go:13
 			gomptV = (*(*float32)(unsafe.Add(gomptPX, i*4)) * *(*float32)(unsafe.Add(gomptPY, i*4)))
-//line gompt_kernels.go:4413
+//line gompt_kernels.go:4407
 //line reduce.go:13
 			goto gomptR0
-//line gompt_kernels.go:4416
+//line gompt_kernels.go:4410
 		}
 	gomptR0:
 		gomptS0 = gomptS0 + float64(gomptV)
@@ -4420,10 +4414,10 @@ func gomptHostSumFloat32(gomptA *gomptdevice.HostArgs, gomptR gomptdevice.Range,
 			i := i + 1
 //line reduce.go:13
 			gomptV = (*(*float32)(unsafe.Add(gomptPX, i*4)) * *(*float32)(unsafe.Add(gomptPY, i*4)))
-//line gompt_kernels.go:4424
+//line gompt_kernels.go:4418
 //line reduce.go:13
 			goto gomptR1
-//line gompt_kernels.go:4427
+//line gompt_kernels.go:4421
 		}
 	gomptR1:
 		gomptS1 = gomptS1 + float64(gomptV)
@@ -4431,10 +4425,10 @@ func gomptHostSumFloat32(gomptA *gomptdevice.HostArgs, gomptR gomptdevice.Range,
 			i := i + 2
 //line reduce.go:13
 			gomptV = (*(*float32)(unsafe.Add(gomptPX, i*4)) * *(*float32)(unsafe.Add(gomptPY, i*4)))
-//line gompt_kernels.go:4435
+//line gompt_kernels.go:4429
 //line reduce.go:13
 			goto gomptR2
-//line gompt_kernels.go:4438
+//line gompt_kernels.go:4432
 		}
 	gomptR2:
 		gomptS2 = gomptS2 + float64(gomptV)
@@ -4442,10 +4436,10 @@ func gomptHostSumFloat32(gomptA *gomptdevice.HostArgs, gomptR gomptdevice.Range,
 			i := i + 3
 //line reduce.go:13
 			gomptV = (*(*float32)(unsafe.Add(gomptPX, i*4)) * *(*float32)(unsafe.Add(gomptPY, i*4)))
-//line gompt_kernels.go:4446
+//line gompt_kernels.go:4440
 //line reduce.go:13
 			goto gomptR3
-//line gompt_kernels.go:4449
+//line gompt_kernels.go:4443
 		}
 	gomptR3:
 		gomptS3 = gomptS3 + float64(gomptV)
@@ -4454,10 +4448,10 @@ func gomptHostSumFloat32(gomptA *gomptdevice.HostArgs, gomptR gomptdevice.Range,
 		{
 //line reduce.go:13
 			gomptV = (*(*float32)(unsafe.Add(gomptPX, i*4)) * *(*float32)(unsafe.Add(gomptPY, i*4)))
-//line gompt_kernels.go:4458
+//line gompt_kernels.go:4452
 //line reduce.go:13
 			goto gomptR4
-//line gompt_kernels.go:4461
+//line gompt_kernels.go:4455
 		}
 	gomptR4:
 		gomptS0 = gomptS0 + float64(gomptV)
@@ -4544,25 +4538,25 @@ func gomptHostSumFloat64In2D(gomptA *gomptdevice.HostArgs, gomptR gomptdevice.Ra
 			{
 //line reduce.go:19
 				v := *(*float64)(unsafe.Add(gomptPA, ((y*nx)+x)*8))
-//line gompt_kernels.go:4548
+//line gompt_kernels.go:4542
 //line reduce.go:20
 				if x == y {
-//line gompt_kernels.go:4551
+//line gompt_kernels.go:4545
 //line reduce.go:21
 					gomptV = (float64(2.0) * v)
-//line gompt_kernels.go:4554
+//line gompt_kernels.go:4548
 //line reduce.go:21
 					goto gomptR0
-//line gompt_kernels.go:4557
+//line gompt_kernels.go:4551
 //line reduce.go:20
 				}
-//line gompt_kernels.go:4560
+//line gompt_kernels.go:4554
 //line reduce.go:23
 				gomptV = v
-//line gompt_kernels.go:4563
+//line gompt_kernels.go:4557
 //line reduce.go:23
 				goto gomptR0
-//line gompt_kernels.go:4566
+//line gompt_kernels.go:4560
 			}
 		gomptR0:
 			gomptS0 = gomptS0 + gomptV
@@ -4570,25 +4564,25 @@ func gomptHostSumFloat64In2D(gomptA *gomptdevice.HostArgs, gomptR gomptdevice.Ra
 				x := x + 1
 //line reduce.go:19
 				v := *(*float64)(unsafe.Add(gomptPA, ((y*nx)+x)*8))
-//line gompt_kernels.go:4574
+//line gompt_kernels.go:4568
 //line reduce.go:20
 				if x == y {
-//line gompt_kernels.go:4577
+//line gompt_kernels.go:4571
 //line reduce.go:21
 					gomptV = (float64(2.0) * v)
-//line gompt_kernels.go:4580
+//line gompt_kernels.go:4574
 //line reduce.go:21
 					goto gomptR1
-//line gompt_kernels.go:4583
+//line gompt_kernels.go:4577
 //line reduce.go:20
 				}
-//line gompt_kernels.go:4586
+//line gompt_kernels.go:4580
 //line reduce.go:23
 				gomptV = v
-//line gompt_kernels.go:4589
+//line gompt_kernels.go:4583
 //line reduce.go:23
 				goto gomptR1
-//line gompt_kernels.go:4592
+//line gompt_kernels.go:4586
 			}
 		gomptR1:
 			gomptS1 = gomptS1 + gomptV
@@ -4596,25 +4590,25 @@ func gomptHostSumFloat64In2D(gomptA *gomptdevice.HostArgs, gomptR gomptdevice.Ra
 				x := x + 2
 //line reduce.go:19
 				v := *(*float64)(unsafe.Add(gomptPA, ((y*nx)+x)*8))
-//line gompt_kernels.go:4600
+//line gompt_kernels.go:4594
 //line reduce.go:20
 				if x == y {
-//line gompt_kernels.go:4603
+//line gompt_kernels.go:4597
 //line reduce.go:21
 					gomptV = (float64(2.0) * v)
-//line gompt_kernels.go:4606
+//line gompt_kernels.go:4600
 //line reduce.go:21
 					goto gomptR2
-//line gompt_kernels.go:4609
+//line gompt_kernels.go:4603
 //line reduce.go:20
 				}
-//line gompt_kernels.go:4612
+//line gompt_kernels.go:4606
 //line reduce.go:23
 				gomptV = v
-//line gompt_kernels.go:4615
+//line gompt_kernels.go:4609
 //line reduce.go:23
 				goto gomptR2
-//line gompt_kernels.go:4618
+//line gompt_kernels.go:4612
 			}
 		gomptR2:
 			gomptS2 = gomptS2 + gomptV
@@ -4622,25 +4616,25 @@ func gomptHostSumFloat64In2D(gomptA *gomptdevice.HostArgs, gomptR gomptdevice.Ra
 				x := x + 3
 //line reduce.go:19
 				v := *(*float64)(unsafe.Add(gomptPA, ((y*nx)+x)*8))
-//line gompt_kernels.go:4626
+//line gompt_kernels.go:4620
 //line reduce.go:20
 				if x == y {
-//line gompt_kernels.go:4629
+//line gompt_kernels.go:4623
 //line reduce.go:21
 					gomptV = (float64(2.0) * v)
-//line gompt_kernels.go:4632
+//line gompt_kernels.go:4626
 //line reduce.go:21
 					goto gomptR3
-//line gompt_kernels.go:4635
+//line gompt_kernels.go:4629
 //line reduce.go:20
 				}
-//line gompt_kernels.go:4638
+//line gompt_kernels.go:4632
 //line reduce.go:23
 				gomptV = v
-//line gompt_kernels.go:4641
+//line gompt_kernels.go:4635
 //line reduce.go:23
 				goto gomptR3
-//line gompt_kernels.go:4644
+//line gompt_kernels.go:4638
 			}
 		gomptR3:
 			gomptS3 = gomptS3 + gomptV
@@ -4649,25 +4643,25 @@ func gomptHostSumFloat64In2D(gomptA *gomptdevice.HostArgs, gomptR gomptdevice.Ra
 			{
 //line reduce.go:19
 				v := *(*float64)(unsafe.Add(gomptPA, ((y*nx)+x)*8))
-//line gompt_kernels.go:4653
+//line gompt_kernels.go:4647
 //line reduce.go:20
 				if x == y {
-//line gompt_kernels.go:4656
+//line gompt_kernels.go:4650
 //line reduce.go:21
 					gomptV = (float64(2.0) * v)
-//line gompt_kernels.go:4659
+//line gompt_kernels.go:4653
 //line reduce.go:21
 					goto gomptR4
-//line gompt_kernels.go:4662
+//line gompt_kernels.go:4656
 //line reduce.go:20
 				}
-//line gompt_kernels.go:4665
+//line gompt_kernels.go:4659
 //line reduce.go:23
 				gomptV = v
-//line gompt_kernels.go:4668
+//line gompt_kernels.go:4662
 //line reduce.go:23
 				goto gomptR4
-//line gompt_kernels.go:4671
+//line gompt_kernels.go:4665
 			}
 		gomptR4:
 			gomptS0 = gomptS0 + gomptV
@@ -4751,10 +4745,10 @@ func gomptHostSumInt64(gomptA *gomptdevice.HostArgs, gomptR gomptdevice.Range, g
 		{
 //line reduce.go:8
 			gomptV = (*(*int64)(unsafe.Add(gomptPA, i*8)) * int64(3458764513820540929))
-//line gompt_kernels.go:4755
+//line gompt_kernels.go:4749
 //line reduce.go:8
 			goto gomptR0
-//line gompt_kernels.go:4758
+//line gompt_kernels.go:4752
 		}
 	gomptR0:
 		gomptS0 = gomptS0 + gomptV
@@ -4762,10 +4756,10 @@ func gomptHostSumInt64(gomptA *gomptdevice.HostArgs, gomptR gomptdevice.Range, g
 			i := i + 1
 //line reduce.go:8
 			gomptV = (*(*int64)(unsafe.Add(gomptPA, i*8)) * int64(3458764513820540929))
-//line gompt_kernels.go:4766
+//line gompt_kernels.go:4760
 //line reduce.go:8
 			goto gomptR1
-//line gompt_kernels.go:4769
+//line gompt_kernels.go:4763
 		}
 	gomptR1:
 		gomptS1 = gomptS1 + gomptV
@@ -4773,10 +4767,10 @@ func gomptHostSumInt64(gomptA *gomptdevice.HostArgs, gomptR gomptdevice.Range, g
 			i := i + 2
 //line reduce.go:8
 			gomptV = (*(*int64)(unsafe.Add(gomptPA, i*8)) * int64(3458764513820540929))
-//line gompt_kernels.go:4777
+//line gompt_kernels.go:4771
 //line reduce.go:8
 			goto gomptR2
-//line gompt_kernels.go:4780
+//line gompt_kernels.go:4774
 		}
 	gomptR2:
 		gomptS2 = gomptS2 + gomptV
@@ -4784,10 +4778,10 @@ func gomptHostSumInt64(gomptA *gomptdevice.HostArgs, gomptR gomptdevice.Range, g
 			i := i + 3
 //line reduce.go:8
 			gomptV = (*(*int64)(unsafe.Add(gomptPA, i*8)) * int64(3458764513820540929))
-//line gompt_kernels.go:4788
+//line gompt_kernels.go:4782
 //line reduce.go:8
 			goto gomptR3
-//line gompt_kernels.go:4791
+//line gompt_kernels.go:4785
 		}
 	gomptR3:
 		gomptS3 = gomptS3 + gomptV
@@ -4796,10 +4790,10 @@ func gomptHostSumInt64(gomptA *gomptdevice.HostArgs, gomptR gomptdevice.Range, g
 		{
 //line reduce.go:8
 			gomptV = (*(*int64)(unsafe.Add(gomptPA, i*8)) * int64(3458764513820540929))
-//line gompt_kernels.go:4800
+//line gompt_kernels.go:4794
 //line reduce.go:8
 			goto gomptR4
-//line gompt_kernels.go:4803
+//line gompt_kernels.go:4797
 		}
 	gomptR4:
 		gomptS0 = gomptS0 + gomptV
@@ -4887,20 +4881,20 @@ func gomptHostTeamGather(gomptA *gomptdevice.HostArgs, gomptR gomptdevice.Range,
 	for t := gomptLo0; t < gomptHi0; t++ {
 //line checks.go:82
 		var buf [64]float32
-//line gompt_kernels.go:4891
+//line gompt_kernels.go:4885
 		_ = buf
 		for gomptJ := 0; gomptJ < 64; gomptJ++ {
 			th := gomptJ
 //line checks.go:83
 			buf[th] = src[*(*int)(unsafe.Add(gomptPIdx, ((t*int(64))+th)*8))]
-//line gompt_kernels.go:4897
+//line gompt_kernels.go:4891
 		}
 		// barrier
 		for gomptJ := 0; gomptJ < 64; gomptJ++ {
 			th := gomptJ
 //line checks.go:85
 			*(*float32)(unsafe.Add(gomptPOut, ((t*int(64))+th)*4)) = buf[*(*int)(unsafe.Add(gomptPAt, ((t*int(64))+th)*8))]
-//line gompt_kernels.go:4904
+//line gompt_kernels.go:4898
 		}
 	}
 	_ = teams
@@ -4981,15 +4975,15 @@ func gomptHostTeamReverse(gomptA *gomptdevice.HostArgs, gomptR gomptdevice.Range
 	for t := gomptLo0; t < gomptHi0; t++ {
 //line team.go:13
 		var buf [64]int32
-//line gompt_kernels.go:4985
+//line gompt_kernels.go:4979
 		_ = buf
 //line team.go:14
 		var part [64]int64
-//line gompt_kernels.go:4989
+//line gompt_kernels.go:4983
 		_ = part
 //line team.go:15
 		base := (t * int(64))
-//line gompt_kernels.go:4993
+//line gompt_kernels.go:4987
 		_ = base
 		for gomptJ := 0; gomptJ < 64; gomptJ++ {
 			th := gomptJ
@@ -4999,33 +4993,33 @@ func gomptHostTeamReverse(gomptA *gomptdevice.HostArgs, gomptR gomptdevice.Range
 			th := gomptJ
 //line team.go:17
 			buf[th] = gomptT1Mine[gomptJ]
-//line gompt_kernels.go:5003
+//line gompt_kernels.go:4997
 		}
 		for gomptJ := 0; gomptJ < 64; gomptJ++ {
 			th := gomptJ
 //line team.go:18
 			part[th] = int64(gomptT1Mine[gomptJ])
-//line gompt_kernels.go:5009
+//line gompt_kernels.go:5003
 		}
 		// barrier
 		for gomptJ := 0; gomptJ < 64; gomptJ++ {
 			th := gomptJ
 //line team.go:20
 			*(*int32)(unsafe.Add(gomptPOut, (base+th)*4)) = (buf[(int(63)-th)] - gomptT1Mine[gomptJ])
-//line gompt_kernels.go:5016
+//line gompt_kernels.go:5010
 		}
 		for s := int(32); s > int(0); s /= int(2) {
 			for gomptJ := 0; gomptJ < 64; gomptJ++ {
 				th := gomptJ
 //line team.go:22
 				if th < s {
-//line gompt_kernels.go:5023
+//line gompt_kernels.go:5017
 //line team.go:23
 					part[th] += part[(th + s)]
-//line gompt_kernels.go:5026
+//line gompt_kernels.go:5020
 //line team.go:22
 				}
-//line gompt_kernels.go:5029
+//line gompt_kernels.go:5023
 			}
 			// barrier
 		}
@@ -5034,14 +5028,14 @@ func gomptHostTeamReverse(gomptA *gomptdevice.HostArgs, gomptR gomptdevice.Range
 				th := gomptJ
 //line team.go:28
 				buf[th] = (-buf[th])
-//line gompt_kernels.go:5038
+//line gompt_kernels.go:5032
 			}
 			// barrier
 			for gomptJ := 0; gomptJ < 64; gomptJ++ {
 				th := gomptJ
 //line team.go:30
 				*(*int32)(unsafe.Add(gomptPOut, (base+th)*4)) += buf[((th + int(1)) % int(64))]
-//line gompt_kernels.go:5045
+//line gompt_kernels.go:5039
 			}
 		} else {
 			// barrier
@@ -5050,13 +5044,13 @@ func gomptHostTeamReverse(gomptA *gomptdevice.HostArgs, gomptR gomptdevice.Range
 			th := gomptJ
 //line team.go:34
 			if th == int(0) {
-//line gompt_kernels.go:5054
+//line gompt_kernels.go:5048
 //line team.go:35
 				*(*int64)(unsafe.Add(gomptPSums, t*8)) = (part[int(0)] + int64(gomptT1Mine[gomptJ]))
-//line gompt_kernels.go:5057
+//line gompt_kernels.go:5051
 //line team.go:34
 			}
-//line gompt_kernels.go:5060
+//line gompt_kernels.go:5054
 		}
 	}
 	_ = gomptT1Mine
@@ -5124,22 +5118,22 @@ func gomptHostTranscendental(gomptA *gomptdevice.HostArgs, gomptR gomptdevice.Ra
 	for i := gomptLo0; i < gomptHi0; i++ {
 //line floats.go:99
 		x := *(*float64)(unsafe.Add(gomptPA, i*8))
-//line gompt_kernels.go:5128
+//line gompt_kernels.go:5122
 //line floats.go:100
 		v := (((((gomptmath.Exp(x) + gomptmath.Log(x)) + gomptmath.Pow(x, float64(1.5))) + gomptmath.Sin(x)) + gomptmath.Cos(x)) + gomptmath.Tanh(x))
-//line gompt_kernels.go:5131
+//line gompt_kernels.go:5125
 //line floats.go:101
 		v += (((((gomptmath.Exp2(x) + gomptmath.Log2(x)) + gomptmath.Log10(x)) + gomptmath.Log1p(x)) + gomptmath.Expm1(x)) + gomptmath.Atan2(x, float64(2.0)))
-//line gompt_kernels.go:5134
+//line gompt_kernels.go:5128
 //line floats.go:102
 		v += (((((gomptmath.Atan(x) + gomptmath.Asin((x / float64(4.0)))) + gomptmath.Acos((x / float64(4.0)))) + gomptmath.Sinh(x)) + gomptmath.Cosh(x)) + gomptmath.Tan(x))
-//line gompt_kernels.go:5137
+//line gompt_kernels.go:5131
 //line floats.go:103
 		v += ((((((gomptmath.Cbrt(x) + gomptmath.Hypot(x, float64(3.0))) + gomptmath.Erf(x)) + gomptmath.Erfc(x)) + gomptmath.Asinh(x)) + gomptmath.Acosh((x + float64(1.0)))) + gomptmath.Atanh((x / float64(4.0))))
-//line gompt_kernels.go:5140
+//line gompt_kernels.go:5134
 //line floats.go:104
 		*(*float32)(unsafe.Add(gomptPOut, i*4)) = float32(v)
-//line gompt_kernels.go:5143
+//line gompt_kernels.go:5137
 	}
 	_ = n
 }
@@ -5208,7 +5202,7 @@ func gomptHostTranspose(gomptA *gomptdevice.HostArgs, gomptR gomptdevice.Range, 
 		for x := gomptLo0; x < gomptHi0; x++ {
 //line dims.go:64
 			*(*uint8)(unsafe.Add(gomptPOut, ((x*ny)+y)*1)) = (*(*uint8)(unsafe.Add(gomptPIn, ((y*nx)+x)*1)) + uint8(1))
-//line gompt_kernels.go:5212
+//line gompt_kernels.go:5206
 		}
 	}
 }
@@ -5276,109 +5270,109 @@ gomptPoint0:
 	for i := gomptLo0; i < gomptHi0; i++ {
 //line tricky.go:11
 		o := (int(8) * i)
-//line gompt_kernels.go:5280
+//line gompt_kernels.go:5274
 //line tricky.go:12
 		long := *(*int64)(unsafe.Add(gomptPKernel, i*8))
-//line gompt_kernels.go:5283
+//line gompt_kernels.go:5277
 //line tricky.go:13
 		double := (float64(long) * global)
-//line gompt_kernels.go:5286
+//line gompt_kernels.go:5280
 //line tricky.go:14
 		sqrt := gomptmath.Sqrt(gomptmath.Abs(double))
-//line gompt_kernels.go:5289
+//line gompt_kernels.go:5283
 //line tricky.go:15
 		*(*int64)(unsafe.Add(gomptPOut, o*8)) = int64((sqrt * float64(1000.0)))
-//line gompt_kernels.go:5292
+//line gompt_kernels.go:5286
 //line tricky.go:16
 		{
-//line gompt_kernels.go:5295
+//line gompt_kernels.go:5289
 //line tricky.go:17
 			n := int(3)
-//line gompt_kernels.go:5298
+//line gompt_kernels.go:5292
 //line tricky.go:18
 			*(*int64)(unsafe.Add(gomptPOut, (o+int(1))*8)) = (int64(n) + long)
-//line gompt_kernels.go:5301
+//line gompt_kernels.go:5295
 //line tricky.go:16
 		}
-//line gompt_kernels.go:5304
+//line gompt_kernels.go:5298
 //line tricky.go:20
 		var a, b int = int(0), int(10)
-//line gompt_kernels.go:5307
+//line gompt_kernels.go:5301
 //line tricky.go:21
 		for a, b = int(0), int(10); a < b; a, b = (a + int(1)), (b - int(2)) {
-//line gompt_kernels.go:5310
+//line gompt_kernels.go:5304
 //line tricky.go:22
 			*(*int64)(unsafe.Add(gomptPOut, (o+int(2))*8)) += (int64((a * b)) ^ long)
-//line gompt_kernels.go:5313
+//line gompt_kernels.go:5307
 //line tricky.go:21
 		}
-//line gompt_kernels.go:5316
+//line gompt_kernels.go:5310
 //line tricky.go:24
 		*(*int64)(unsafe.Add(gomptPOut, (o+int(3))*8)) = long
-//line gompt_kernels.go:5319
+//line gompt_kernels.go:5313
 //line tricky.go:25
 		*(*int64)(unsafe.Add(gomptPOut, (o+int(3))*8)) <<= 2
-//line gompt_kernels.go:5322
+//line gompt_kernels.go:5316
 //line tricky.go:26
 		*(*int64)(unsafe.Add(gomptPOut, (o+int(3))*8)) &^= int64(5)
-//line gompt_kernels.go:5325
+//line gompt_kernels.go:5319
 //line tricky.go:27
 		*(*int64)(unsafe.Add(gomptPOut, (o+int(3))*8))++
-//line gompt_kernels.go:5328
+//line gompt_kernels.go:5322
 //line tricky.go:28
 		*(*int64)(unsafe.Add(gomptPOut, (o+int(3))*8)) %= int64(1000003)
-//line gompt_kernels.go:5331
+//line gompt_kernels.go:5325
 //line tricky.go:29
 		var cnt uint8
-//line gompt_kernels.go:5334
+//line gompt_kernels.go:5328
 //line tricky.go:30
 		for k := range uint8(200) {
-//line gompt_kernels.go:5337
+//line gompt_kernels.go:5331
 //line tricky.go:31
 			cnt += k
-//line gompt_kernels.go:5340
+//line gompt_kernels.go:5334
 //line tricky.go:30
 		}
-//line gompt_kernels.go:5343
+//line gompt_kernels.go:5337
 //line tricky.go:33
 		*(*int64)(unsafe.Add(gomptPOut, (o+int(4))*8)) = (int64(cnt) + int64((^uint8(long))))
-//line gompt_kernels.go:5346
+//line gompt_kernels.go:5340
 //line tricky.go:34
 		half, flag := (long > int64(0)), (!((long % int64(2)) == int64(0)))
-//line gompt_kernels.go:5349
+//line gompt_kernels.go:5343
 //line tricky.go:35
 		if half == flag {
-//line gompt_kernels.go:5352
+//line gompt_kernels.go:5346
 //line tricky.go:36
 			*(*int64)(unsafe.Add(gomptPOut, (o+int(5))*8)) = int64(1)
-//line gompt_kernels.go:5355
+//line gompt_kernels.go:5349
 //line tricky.go:35
 		}
-//line gompt_kernels.go:5358
+//line gompt_kernels.go:5352
 //line tricky.go:38
 		*(*int64)(unsafe.Add(gomptPOut, (o+int(6))*8)) = (min(long, int64(a), int64(b), int64(7)) + max(long, int64(-3)))
-//line gompt_kernels.go:5361
+//line gompt_kernels.go:5355
 //line tricky.go:39
 		for j := range int(5) {
-//line gompt_kernels.go:5364
+//line gompt_kernels.go:5358
 //line tricky.go:40
 			if int64(j) == (long % int64(5)) {
-//line gompt_kernels.go:5367
+//line gompt_kernels.go:5361
 //line tricky.go:41
 				*(*int64)(unsafe.Add(gomptPOut, (o+int(7))*8)) = ((int64(j) + int64((float64(314.1592653589793) * float64((j + int(1)))))) + int64(1000000000000000000))
-//line gompt_kernels.go:5370
+//line gompt_kernels.go:5364
 //line tricky.go:42
 				continue gomptPoint0
-//line gompt_kernels.go:5373
+//line gompt_kernels.go:5367
 //line tricky.go:40
 			}
-//line gompt_kernels.go:5376
+//line gompt_kernels.go:5370
 //line tricky.go:39
 		}
-//line gompt_kernels.go:5379
+//line gompt_kernels.go:5373
 //line tricky.go:45
 		*(*int64)(unsafe.Add(gomptPOut, (o+int(7))*8)) = (-long)
-//line gompt_kernels.go:5382
+//line gompt_kernels.go:5376
 	}
 	_ = n
 }
@@ -5450,34 +5444,34 @@ func gomptHostUint64Ops(gomptA *gomptdevice.HostArgs, gomptR gomptdevice.Range, 
 	for i := gomptLo0; i < gomptHi0; i++ {
 //line ints.go:53
 		x, y := *(*uint64)(unsafe.Add(gomptPA, i*8)), *(*uint64)(unsafe.Add(gomptPB, i*8))
-//line gompt_kernels.go:5454
+//line gompt_kernels.go:5448
 //line ints.go:54
 		o := (int(6) * i)
-//line gompt_kernels.go:5457
+//line gompt_kernels.go:5451
 //line ints.go:55
 		*(*uint64)(unsafe.Add(gomptPOut, o*8)) = (x + y)
-//line gompt_kernels.go:5460
+//line gompt_kernels.go:5454
 //line ints.go:56
 		*(*uint64)(unsafe.Add(gomptPOut, (o+int(1))*8)) = (x - y)
-//line gompt_kernels.go:5463
+//line gompt_kernels.go:5457
 //line ints.go:57
 		*(*uint64)(unsafe.Add(gomptPOut, (o+int(2))*8)) = (x * y)
-//line gompt_kernels.go:5466
+//line gompt_kernels.go:5460
 //line ints.go:58
 		if y != uint64(0) {
-//line gompt_kernels.go:5469
+//line gompt_kernels.go:5463
 //line ints.go:59
 			*(*uint64)(unsafe.Add(gomptPOut, (o+int(3))*8)) = (x / y)
-//line gompt_kernels.go:5472
+//line gompt_kernels.go:5466
 //line ints.go:60
 			*(*uint64)(unsafe.Add(gomptPOut, (o+int(4))*8)) = (x % y)
-//line gompt_kernels.go:5475
+//line gompt_kernels.go:5469
 //line ints.go:58
 		}
-//line gompt_kernels.go:5478
+//line gompt_kernels.go:5472
 //line ints.go:62
 		*(*uint64)(unsafe.Add(gomptPOut, (o+int(5))*8)) = (-x)
-//line gompt_kernels.go:5481
+//line gompt_kernels.go:5475
 	}
 	_ = n
 }
