@@ -2,17 +2,29 @@ package kernels
 
 import "github.com/gompt/gompt/device"
 
-// All returns every kernel of the library, in a fixed order: Empty, Saxpy,
-// VecAdd, Dot, Matmul, Jacobi, Fill, Copy32, SaxpyCUDA. The slice is new on each
-// call and belongs to the caller; the kernels are shared and immutable.
+// All returns the library's map kernels and its reduction, in a fixed
+// order: Empty, Saxpy, VecAdd, Dot, Matmul, Jacobi, Fill, Copy32,
+// SaxpyCUDA: float32 (and int32) buffers, with the parameters they had
+// when they were written by hand. MatmulTiled (a team kernel) and
+// Histogram (an array reduction) are not among them; Conformance adds
+// them. The slice is new on each call and belongs to the caller; the
+// kernels are shared and immutable.
 func All() []*device.Kernel {
 	return []*device.Kernel{Empty, Saxpy, VecAdd, Dot, Matmul, Jacobi, Fill, Copy32, SaxpyCUDA}
+}
+
+// Conformance returns the kernels a device's conformance run
+// (devicetest.TestDevice) loads and runs against their Go images: All's,
+// then MatmulTiled (work-groups of a fixed size, local memory, barriers)
+// and Histogram (local atomics, uint8 values).
+func Conformance() []*device.Kernel {
+	return append(All(), MatmulTiled, Histogram)
 }
 
 // ByName returns the library kernel called name ("saxpy", "dot_partial", ...), and
 // false when there is none. Safe for concurrent use.
 func ByName(name string) (*device.Kernel, bool) {
-	for _, k := range All() {
+	for _, k := range Conformance() {
 		if k.Name == name {
 			return k, true
 		}

@@ -31,6 +31,15 @@ func TestAllAndByName(t *testing.T) {
 		assert.True(t, ok, "ByName(%q) found", k.Name)
 		assert.Same(t, k, byName, "ByName(%q)", k.Name)
 	}
+	conf := kernels.Conformance()
+	require.Len(t, conf, len(all)+2)
+	assert.Equal(t, all, conf[:len(all)], "Conformance() starts with All()")
+	assert.Same(t, kernels.MatmulTiled, conf[len(all)])
+	assert.Same(t, kernels.Histogram, conf[len(all)+1])
+	for _, name := range []string{"matmul_tiled", "histogram"} {
+		k, ok := kernels.ByName(name)
+		assert.True(t, ok && k.Name == name, "ByName(%q) finds the kernels Conformance adds", name)
+	}
 	k, ok := kernels.ByName("nope")
 	assert.False(t, ok, `ByName("nope") found`)
 	assert.Nil(t, k, `ByName("nope")`)

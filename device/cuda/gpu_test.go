@@ -49,7 +49,7 @@ func TestDevicetest(t *testing.T) {
 	for _, d := range gpus(t) {
 		t.Run(d.Info().Name, func(t *testing.T) {
 			t.Logf("%+v", d.Info())
-			devicetest.TestDevice(t, d, kernels.All()...)
+			devicetest.TestDevice(t, d, kernels.Conformance()...)
 		})
 	}
 }

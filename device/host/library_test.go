@@ -18,5 +18,5 @@ func TestLibraryConformance(t *testing.T) {
 	require.True(t, ok, `plugin "host" is not registered`)
 	devs, err := p.Devices()
 	require.NoError(t, err, "Devices")
-	devicetest.TestDevice(t, devs[0], kernels.All()...)
+	devicetest.TestDevice(t, devs[0], kernels.Conformance()...)
 }

@@ -74,14 +74,14 @@ func wantCode(t *testing.T, what string, err error, code device.Code) {
 func TestConformance(t *testing.T) {
 	for _, d := range devices(t) {
 		t.Run(d.Info().Name, func(t *testing.T) {
-			devicetest.TestDevice(t, d, kernels.All()...)
+			devicetest.TestDevice(t, d, kernels.Conformance()...)
 		})
 		// The same device behaving as NVIDIA's OpenCL where they differ
 		// (512-byte base alignment, so interior pointers POCL takes as
 		// sub-buffers are staged; calibrated clock; kernel stamps;
 		// callback waits).
 		t.Run(d.Info().Name+"/as-nvidia", func(t *testing.T) {
-			devicetest.TestDevice(t, opencl.PretendNVIDIA(t, d), kernels.All()...)
+			devicetest.TestDevice(t, opencl.PretendNVIDIA(t, d), kernels.Conformance()...)
 		})
 	}
 }

@@ -74,7 +74,7 @@ func devices(t *testing.T) []device.Device {
 // own kind, with Start and End the operation's times and its check
 // (magic, sequence, operation) passing.
 func TestConformance(t *testing.T) {
-	devicetest.TestDevice(t, devices(t)[1], kernels.All()...)
+	devicetest.TestDevice(t, devices(t)[1], kernels.Conformance()...)
 }
 
 // What the plugin registered reaches the shared layers without them
