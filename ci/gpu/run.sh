@@ -58,6 +58,10 @@ if [ "$part" = tests ] || [ "$part" = all ]; then
 	# against the Go function, bit for bit where the Sample says so.
 	step kernels-cuda kernels env GOMPT_PLUGINS=cuda,host "$bin/kernels.test" -test.count=1 -test.run 'CheckKernel|Host|Dot'
 	step corpus-cuda cmd/gompt-kernels/internal/corpus env GOMPT_PLUGINS=cuda,host "$bin/cmd_gompt-kernels_internal_corpus.test" -test.count=1
+	# The same corpus on NVIDIA's OpenCL: team kernels, local atomics and
+	# compare-and-swap loops of array reductions, and the fault record,
+	# through another compiler than clang's PTX.
+	step corpus-nvidia-opencl cmd/gompt-kernels/internal/corpus env OCL_ICD_VENDORS="$icd" GOMPT_PLUGINS=opencl,host "$bin/cmd_gompt-kernels_internal_corpus.test" -test.count=1
 	step heat-test-cuda examples/heat env GOMPT_PLUGINS=cuda,host "$bin/examples_heat.test" -test.count=1
 	# Every example on the first GPU (device 0 with the default plugin order
 	# cuda,opencl,host), on NVIDIA's OpenCL, and under the Go printer tool;
