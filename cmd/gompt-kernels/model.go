@@ -221,8 +221,9 @@ type kernel struct {
 	teamArrays map[*types.Var]int
 	plan       *teamPlan
 
-	// reduce(buf)=+ (reducearray.go): buffers the points add into, through
-	// a private copy per team; their constant lengths.
+	// reduce(buf)=OP (reducearray.go): buffers the points combine into
+	// with OP (+, *, min or max), through a private copy per team; their
+	// constant lengths.
 	reduceArrays map[*param]string
 	reduceLen    map[*param]int
 }

@@ -9,27 +9,33 @@ import (
 	"strings"
 )
 
-// Array reductions: //gompt:kernel dims=n reduce(h)=+ len(h)=256. The
-// points add into h's elements (h[b] += v, h[b]++, nothing else); each team
-// adds into a private copy of h (OpenCL __local memory with local atomics;
-// a Go array in the Go image), and adds its copy into h once, with global
-// atomics. The result is h's values plus the points' sums, exact for the
-// integer types there are atomics for.
+// Array reductions: //gompt:kernel dims=n reduce(h)=+ len(h)=256 (or
+// reduce(h)=*, =min, =max). The points combine values into h's elements
+// with the operator (h[b] += v, h[b]++; h[b] *= v; h[b] = min(h[b], v);
+// h[b] = max(h[b], v); nothing else); each team combines into a private
+// copy of h at the operator's identity (OpenCL __local memory, local
+// atomics or compare-and-swap loops; a Go array in the Go image), and
+// combines its copy into h once, atomically. The result is h's values
+// combined with the points', exact for integers and for min and max.
 
 // maxReduceLen is the largest array reduction: 16384 elements (64 KiB of
 // 32-bit elements, a GPU's local memory per work-group).
 const maxReduceLen = 16384
 
 // reduceArrayKernel checks a kernel's reduce(buf)= arrays: a 1-D map
-// kernel, each a buffer of int32, uint32, int64 or uint64 with a constant
-// len(buf)=.
+// kernel, each a buffer of 32- or 64-bit integers or floats with a
+// constant len(buf)=.
 func (g *gen) reduceArrayKernel(k *kernel, lenExprs map[*param]string) bool {
 	if k.reduce != "" || k.team > 0 || len(k.dims) != 1 {
 		g.errs.add(k.dirPos, "//gompt:kernel: reduce(BUF)= is for a map kernel with one dimension (dims=n), without reduce= or team=")
 		return false
 	}
 	k.reduceLen = map[*param]int{}
-	for p, op := range k.reduceArrays {
+	for _, p := range k.args() {
+		op := k.reduceArrays[p]
+		if op == "" {
+			continue
+		}
 		switch p.t.kind() {
 		case types.Int32, types.Uint32, types.Int64, types.Uint64, types.Int, types.Uint, types.Float32, types.Float64:
 		default:
