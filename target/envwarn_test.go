@@ -108,6 +108,7 @@ func TestEveryBadSettingWarns(t *testing.T) {
 				targetErr: "TARGET-ERROR device 0: target: no such device: OMP_TARGET_OFFLOAD=mandatory and GOMPT_OPENCL_LIBRARY="},
 		},
 		"GOMPT_OPENCL_WAIT":     {{env: []string{"GOMPT_OPENCL_WAIT=spin"}, want: `GOMPT_OPENCL_WAIT="spin": want auto, callback or driver; using auto`, needCgo: true}},
+		"GOMPT_OPENCL_CODE":     {{env: []string{"GOMPT_OPENCL_CODE=fast"}, want: `GOMPT_OPENCL_CODE="fast": want auto, cpu or gpu; using auto`, needCgo: true}},
 		"GOMPT_OPENCL_STAGING":  {{env: []string{"GOMPT_OPENCL_STAGING=yes"}, want: `GOMPT_OPENCL_STAGING="yes": want auto, on or off; using auto`, needCgo: true}},
 		"GOMPT_CUDA_LIBRARY":    {{env: []string{"GOMPT_CUDA_LIBRARY=" + dir + "/libcuda.so"}, want: `GOMPT_CUDA_LIBRARY="` + dir + `/libcuda.so": the cuda plugin found no device with it`}},
 		"GOMPT_CUDA_SCHED":      {{env: []string{"GOMPT_CUDA_SCHED=fast"}, want: `GOMPT_CUDA_SCHED="fast": want auto, spin, yield or blocking; using blocking`}},
