@@ -136,26 +136,22 @@ func merge[T Number](buf, priv []T, id T, combine func(a, b T) T) {
 func update[T Number](p *T, v T, combine func(a, b T) T) {
 	switch unsafe.Sizeof(v) {
 	case 4:
-		u := (*uint32)(unsafe.Pointer(p))
-		for {
-			o := atomic.LoadUint32(u)
-			n := combine(*(*T)(unsafe.Pointer(&o)), v)
-			nb := *(*uint32)(unsafe.Pointer(&n))
-			if nb == o || atomic.CompareAndSwapUint32(u, o, nb) {
-				return
-			}
-		}
+		casLoop((*uint32)(unsafe.Pointer(p)), v, combine, atomic.LoadUint32, atomic.CompareAndSwapUint32)
 	case 8:
-		u := (*uint64)(unsafe.Pointer(p))
-		for {
-			o := atomic.LoadUint64(u)
-			n := combine(*(*T)(unsafe.Pointer(&o)), v)
-			nb := *(*uint64)(unsafe.Pointer(&n))
-			if nb == o || atomic.CompareAndSwapUint64(u, o, nb) {
-				return
-			}
-		}
+		casLoop((*uint64)(unsafe.Pointer(p)), v, combine, atomic.LoadUint64, atomic.CompareAndSwapUint64)
 	default:
 		panic("kernelrt: an array reduction's elements are 32 or 64 bits wide, not " + itoa(int(unsafe.Sizeof(v))*8))
+	}
+}
+
+// casLoop is update on the bits u of a T as wide as U.
+func casLoop[U uint32 | uint64, T Number](u *U, v T, combine func(a, b T) T, load func(*U) U, cas func(*U, U, U) bool) {
+	for {
+		o := load(u)
+		n := combine(*(*T)(unsafe.Pointer(&o)), v)
+		nb := *(*U)(unsafe.Pointer(&n))
+		if nb == o || cas(u, o, nb) {
+			return
+		}
 	}
 }

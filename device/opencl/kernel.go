@@ -70,15 +70,7 @@ var codeMode = sync.OnceValue(func() string { return autoChoice(codeEnv, "cpu", 
 
 // cpuCode reports whether kernels built for a device of type typ get
 // CPUDefine.
-func cpuCode(typ string) bool {
-	switch codeMode() {
-	case "cpu":
-		return true
-	case "gpu":
-		return false
-	}
-	return typ == "cpu"
-}
+func cpuCode(typ string) bool { return choose(codeMode(), "cpu", "gpu", typ == "cpu") }
 
 func (d *clDevice) build(k *device.Kernel, img *device.Image) (*function, error) {
 	op := "load " + k.Name

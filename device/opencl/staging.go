@@ -58,13 +58,19 @@ func autoChoice(name, a, b string) string {
 
 // useStaging reports whether a device of type typ stages large copies.
 func useStaging(typ string, unified bool) bool {
-	switch stagingMode() {
-	case "on":
+	return choose(stagingMode(), "on", "off", typ != "cpu" && !unified)
+}
+
+// choose is a setting's answer: true for mode yes, false for no, and
+// auto's when it is "auto".
+func choose(mode, yes, no string, auto bool) bool {
+	switch mode {
+	case yes:
 		return true
-	case "off":
+	case no:
 		return false
 	}
-	return typ != "cpu" && !unified
+	return auto
 }
 
 // slot is one staging buffer.

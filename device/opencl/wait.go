@@ -155,11 +155,5 @@ var waitMode = sync.OnceValue(func() string { return autoChoice(waitEnv, "callba
 // useCallbacks reports whether a device of type typ ("gpu", "cpu", ...)
 // waits through callbacks.
 func useCallbacks(typ string) bool {
-	switch waitMode() {
-	case "callback":
-		return true
-	case "driver":
-		return false
-	}
-	return typ != "cpu"
+	return choose(waitMode(), "callback", "driver", typ != "cpu")
 }
