@@ -436,7 +436,7 @@ func (c *cfunc) proven(ix *ast.IndexExpr) bool {
 
 // opAssign is l op= r (rhs() when r is nil: ++ and --).
 func (c *cfunc) opAssign(l ast.Expr, op token.Token, rhs func() string, r ...ast.Expr) {
-	if c.teamOpAssign(l, op, rhs, r) || c.reduceArrayOpAssign(l, rhs, r) {
+	if c.teamOpAssign(l, op, rhs, r) || c.reduceArrayOpAssign(l, op, rhs, r) {
 		return
 	}
 	t := c.typeOf(l)

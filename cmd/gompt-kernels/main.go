@@ -71,7 +71,7 @@ The directive, in the function's doc comment:
             +, *, min or max; the launcher returns the result.
   reduce(buf)=+|*|min|max
             an array reduction: the points combine values into buf's elements with
-            the operator, and do nothing else to buf: buf[b] += v or buf[b]++;
+            the operator, and do nothing else to buf: buf[b] += v, -= v, ++ or --;
             buf[b] *= v; buf[b] = min(buf[b], v, ...); buf[b] = max(buf[b], v, ...)
             (the index written the same way twice, calling nothing but conversions).
             Elements are int32, uint32, int64, uint64, int, uint, float32 or float64.

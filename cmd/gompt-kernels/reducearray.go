@@ -66,15 +66,15 @@ func (g *gen) reduceArrayKernel(k *kernel, lenExprs map[*param]string) bool {
 // reduceForms says, for each operator, what a kernel may do to an element
 // of a reduction array.
 var reduceForms = map[string]string{
-	"+":   "add to its elements (%[1]s[i] += v, %[1]s[i]++)",
+	"+":   "add to its elements (%[1]s[i] += v, %[1]s[i] -= v, %[1]s[i]++, %[1]s[i]--)",
 	"*":   "multiply its elements (%[1]s[i] *= v)",
 	"min": "lower its elements (%[1]s[i] = min(%[1]s[i], v))",
 	"max": "raise its elements (%[1]s[i] = max(%[1]s[i], v))",
 }
 
 // checkReduceArrays checks that a reduction array's only uses are its
-// operator's updates (h[e] += v and h[e]++; h[e] *= v; h[e] = min(h[e],
-// v); h[e] = max(h[e], v)) and len(h).
+// operator's updates (h[e] += v, h[e] -= v, h[e]++ and h[e]--; h[e] *=
+// v; h[e] = min(h[e], v); h[e] = max(h[e], v)) and len(h).
 func (g *gen) checkReduceArrays() {
 	info := g.p.info
 	for _, k := range g.kernels {
@@ -104,7 +104,7 @@ func (g *gen) checkReduceArrays() {
 			case *ast.AssignStmt:
 				ix, id, op := arrayOf(s.Lhs[0])
 				switch {
-				case op == "+" && s.Tok == token.ADD_ASSIGN, op == "*" && s.Tok == token.MUL_ASSIGN:
+				case op == "+" && (s.Tok == token.ADD_ASSIGN || s.Tok == token.SUB_ASSIGN), op == "*" && s.Tok == token.MUL_ASSIGN:
 					allowed[id] = true
 				case (op == "min" || op == "max") && s.Tok == token.ASSIGN && len(s.Lhs) == 1:
 					call, ok := ast.Unparen(s.Rhs[0]).(*ast.CallExpr)
@@ -124,7 +124,7 @@ func (g *gen) checkReduceArrays() {
 					allowed[ast.Unparen(same.X).(*ast.Ident)] = true
 				}
 			case *ast.IncDecStmt:
-				if _, id, op := arrayOf(s.X); op == "+" && s.Tok == token.INC {
+				if _, id, op := arrayOf(s.X); op == "+" {
 					allowed[id] = true
 				}
 			case *ast.CallExpr:
@@ -218,18 +218,27 @@ func (c *cfunc) reduceArrayOf(l ast.Expr) (*ast.IndexExpr, *param) {
 	return ix, p
 }
 
-// reduceArrayOpAssign is h[e] += v, h[e]++ or h[e] *= v on a reduction
-// array (checkReduceArrays allows only its own operator).
-func (c *cfunc) reduceArrayOpAssign(l ast.Expr, rhs func() string, r []ast.Expr) bool {
+// reduceArrayOpAssign is h[e] += v, h[e]++, h[e] -= v, h[e]-- or h[e] *=
+// v on a reduction array (checkReduceArrays allows only its own
+// operator's): a subtraction adds -v (Go's wrapping negation; for floats
+// x - y is x + (-y) exactly).
+func (c *cfunc) reduceArrayOpAssign(l ast.Expr, op token.Token, rhs func() string, r []ast.Expr) bool {
 	ix, p := c.reduceArrayOf(l)
 	if p == nil {
 		return false
 	}
 	c.reduceArrayUpdate(ix, p, func() string {
+		v := rhs()
 		if len(r) > 0 {
-			return c.convertTo(r[0], p.t)
+			v = c.convertTo(r[0], p.t)
 		}
-		return rhs()
+		if op != token.SUB {
+			return v
+		}
+		if p.t.isFloat() {
+			return "(-(" + v + "))"
+		}
+		return c.binop(token.SUB, p.t, "(("+p.t.c()+")0)", v, nil)
 	})
 	return true
 }

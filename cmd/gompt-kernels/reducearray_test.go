@@ -19,15 +19,18 @@ func pick(i int) int { return i & 3 }
 //gompt:kernel dims=n reduce(h)=+ len(h)=256
 func Read(i int, n int, v []uint8, h []uint32, out []uint32) {
 	h[v[i]] += 2
-	out[i] = h[0] // want "h is reduce(h)=+: the kernel may only add to its elements (h[i] += v, h[i]++)"
+	out[i] = h[0] // want "h is reduce(h)=+: the kernel may only add to its elements (h[i] += v, h[i] -= v, h[i]++, h[i]--)"
 	h[1] = 3 // want "h is reduce(h)=+: the kernel may only add to its elements"
 	h[2] *= 3 // want "h is reduce(h)=+: the kernel may only add to its elements"
+	h[3] -= 1
+	h[4]--
 }
 
 //gompt:kernel dims=n reduce(h)=* len(h)=4
 func Prod(i int, n int, h []float64) {
 	h[i&3] *= 2
 	h[0] += 1 // want "h is reduce(h)=*: the kernel may only multiply its elements (h[i] *= v)"
+	h[1]-- // want "h is reduce(h)=*: the kernel may only multiply"
 }
 
 //gompt:kernel dims=n reduce(h)=min len(h)=4

@@ -2,6 +2,14 @@
 // Kernel Hist256: the Go function Hist256 with Go's semantics (see gompt-kernels -h).
 #pragma OPENCL FP_CONTRACT OFF
 
+static void gompt_check_fail(__global long *f, int *stop, long site, long i, long n) {
+  *stop = 1;
+  if (atomic_cmpxchg((volatile __global int *)f, 0, (int)site) == 0) {
+    f[1] = i;
+    f[2] = n;
+    f[3] = 1361099290L;
+  }
+}
 #ifdef __NVPTX__
 #define gompt_atom_add64(a, d) __sync_fetch_and_add(a, d)
 #define gompt_atom_cas64(a, o, n) __sync_val_compare_and_swap(a, o, n)
@@ -26,7 +34,7 @@ static inline __attribute__((always_inline)) void gompt_reduce_add_uint_local(vo
   atomic_add(a, v);
 }
 
-static inline __attribute__((always_inline)) void gompt_body_Hist256(long i, long n, __global const uchar *v, long gompt_len_v_, __local uint *h, long gompt_len_h_, __local long *s, long gompt_len_s_) {
+static inline __attribute__((always_inline)) void gompt_body_Hist256(long i, long n, __global const uchar *v, long gompt_len_v_, __local uint *h, long gompt_len_h_, __local long *s, long gompt_len_s_, __global long *gompt_fault, int *gompt_stop) {
   uchar b = v[i];
   {
     long gompt_t1 = (long)(b);
@@ -50,9 +58,35 @@ static inline __attribute__((always_inline)) void gompt_body_Hist256(long i, lon
 #endif
     }
   }
+  {
+    long gompt_t5 = (long)(((uchar)((uint)((uchar)15U) - (uint)((uchar)(b % ((uchar)16U))))));
+    if ((ulong)gompt_t5 < (ulong)gompt_len_s_) {
+      long gompt_t6 = ((long)((ulong)((long)0) - (ulong)((long)((long)(i & (7L))))));
+#ifdef GOMPT_CPU_DEVICE
+      s[gompt_t5] = ((long)((ulong)s[gompt_t5] + (ulong)gompt_t6));
+#else
+      gompt_reduce_add_long_local(&s[gompt_t5], gompt_t6);
+#endif
+    } else {
+      gompt_check_fail(gompt_fault, gompt_stop, 1L, gompt_t5, gompt_len_s_);
+    }
+  }
+  if (*gompt_stop) return;
+  {
+    long gompt_t7 = (long)(((uchar)(b ^ ((uchar)128U))));
+    if ((ulong)gompt_t7 < (ulong)gompt_len_h_) {
+      uint gompt_t8 = (((uint)0) - 1);
+#ifdef GOMPT_CPU_DEVICE
+      h[gompt_t7] = (h[gompt_t7] + gompt_t8);
+#else
+      gompt_reduce_add_uint_local(&h[gompt_t7], gompt_t8);
+#endif
+    }
+  }
 }
 
-__kernel void gompt_Hist256(long n, __global const uchar *v, __global uint *h, __global long *s) {
+__kernel void gompt_Hist256(long n, __global const uchar *v, __global uint *h, __global long *s, __global long *gompt_fault) {
+  int gompt_stopped = 0, *gompt_stop = &gompt_stopped;
   __local uint gompt_r_h[256];
   __local long gompt_r_s[16];
   long gompt_len_v = ((long)n > 0 ? (long)n : 0);
@@ -67,7 +101,8 @@ __kernel void gompt_Hist256(long n, __global const uchar *v, __global uint *h, _
     long gompt_lo = (long)get_group_id(0) * gompt_chunk;
     long gompt_hi = gompt_lo + gompt_chunk < (long)n ? gompt_lo + gompt_chunk : (long)n;
     for (long gompt_i0 = gompt_lo; gompt_i0 < gompt_hi; gompt_i0++) {
-      gompt_body_Hist256(gompt_i0, n, v, gompt_len_v, gompt_r_h, gompt_len_h, gompt_r_s, gompt_len_s);
+      gompt_body_Hist256(gompt_i0, n, v, gompt_len_v, gompt_r_h, gompt_len_h, gompt_r_s, gompt_len_s, gompt_fault, gompt_stop);
+      if (gompt_stopped) break;
     }
     for (long gompt_l = 0; gompt_l < 256 && gompt_l < gompt_len_h; gompt_l += 1) {
       uint gompt_v = gompt_r_h[gompt_l];
@@ -83,7 +118,8 @@ __kernel void gompt_Hist256(long n, __global const uchar *v, __global uint *h, _
   for (long gompt_l = gompt_lid; gompt_l < 16; gompt_l += gompt_lsz) gompt_r_s[gompt_l] = ((long)0);
   barrier(CLK_LOCAL_MEM_FENCE);
   for (long gompt_i0 = (long)get_global_id(0); gompt_i0 < (long)n; gompt_i0 += (long)get_global_size(0)) {
-    gompt_body_Hist256(gompt_i0, n, v, gompt_len_v, gompt_r_h, gompt_len_h, gompt_r_s, gompt_len_s);
+    gompt_body_Hist256(gompt_i0, n, v, gompt_len_v, gompt_r_h, gompt_len_h, gompt_r_s, gompt_len_s, gompt_fault, gompt_stop);
+    if (gompt_stopped) break; // on to the barrier, which every work-item reaches
   }
   barrier(CLK_LOCAL_MEM_FENCE);
   for (long gompt_l = gompt_lid; gompt_l < 256 && gompt_l < gompt_len_h; gompt_l += gompt_lsz) {

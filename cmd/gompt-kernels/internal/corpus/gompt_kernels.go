@@ -1210,7 +1210,7 @@ func RunConversions(dev gompttarget.DeviceClause, n int, a []int64, f []float64,
 		Args: []gompttarget.Arg{gompttarget.Int(n), gompttarget.Slice(a), gompttarget.Slice(f), gompttarget.Slice(out)}})
 }
 
-// ExtremesKernel is the gompt map kernel of Extremes (reducearray.go:22:1), over [0, n).
+// ExtremesKernel is the gompt map kernel of Extremes (reducearray.go:24:1), over [0, n).
 var ExtremesKernel = &gomptdevice.Kernel{
 	Name: "Extremes",
 	Params: []gomptdevice.Param{
@@ -1284,25 +1284,25 @@ func gomptHostExtremes(gomptA *gomptdevice.HostArgs, gomptR gomptdevice.Range, _
 	gomptPQ := unsafe.Pointer(unsafe.SliceData(q))
 	gomptLo0, gomptHi0 := gomptR.Clamp(0, n)
 	for i := gomptLo0; i < gomptHi0; i++ {
-//line reducearray.go:23
+//line reducearray.go:25
 		b := (i & int(63))
 //line gompt_kernels.go:1290
-//line reducearray.go:24
+//line reducearray.go:26
 		*(*float64)(unsafe.Add(gomptPLo, b*8)) = min(*(*float64)(unsafe.Add(gomptPLo, b*8)), *(*float64)(unsafe.Add(gomptPV, i*8)))
 //line gompt_kernels.go:1293
-//line reducearray.go:25
+//line reducearray.go:27
 		*(*float32)(unsafe.Add(gomptPHi, b*4)) = max(float32(*(*float64)(unsafe.Add(gomptPV, i*8))), *(*float32)(unsafe.Add(gomptPHi, b*4)), float32(-1.0))
 //line gompt_kernels.go:1296
-//line reducearray.go:26
+//line reducearray.go:28
 		c := (*(*int32)(unsafe.Add(gomptPK, i*4)) & int32(15))
 //line gompt_kernels.go:1299
-//line reducearray.go:27
+//line reducearray.go:29
 		*(*uint32)(unsafe.Add(gomptPP, int(c)*4)) *= (uint32(*(*int32)(unsafe.Add(gomptPK, i*4))) | uint32(1))
 //line gompt_kernels.go:1302
-//line reducearray.go:28
+//line reducearray.go:30
 		*(*uint32)(unsafe.Add(gomptPM, int(c)*4)) = max(*(*uint32)(unsafe.Add(gomptPM, int(c)*4)), (uint32(*(*int32)(unsafe.Add(gomptPK, i*4))) * uint32(i)))
 //line gompt_kernels.go:1305
-//line reducearray.go:29
+//line reducearray.go:31
 		*(*int64)(unsafe.Add(gomptPQ, int(c)*8)) = min(((int64(*(*int32)(unsafe.Add(gomptPK, i*4))) * int64(i)) - int64(n)), *(*int64)(unsafe.Add(gomptPQ, int(c)*8)))
 //line gompt_kernels.go:1308
 	}
@@ -1426,7 +1426,7 @@ func RunFloat64Ops(dev gompttarget.DeviceClause, n int, a []float64, b []float64
 		Args: []gompttarget.Arg{gompttarget.Int(n), gompttarget.Slice(a), gompttarget.Slice(b), gompttarget.Slice(out)}})
 }
 
-// FloatBinsKernel is the gompt map kernel of FloatBins (reducearray.go:37:1), over [0, n).
+// FloatBinsKernel is the gompt map kernel of FloatBins (reducearray.go:39:1), over [0, n).
 var FloatBinsKernel = &gomptdevice.Kernel{
 	Name: "FloatBins",
 	Params: []gomptdevice.Param{
@@ -1470,12 +1470,15 @@ func gomptHostFloatBins(gomptA *gomptdevice.HostArgs, gomptR gomptdevice.Range, 
 	gomptPP := unsafe.Pointer(unsafe.SliceData(p))
 	gomptLo0, gomptHi0 := gomptR.Clamp(0, n)
 	for i := gomptLo0; i < gomptHi0; i++ {
-//line reducearray.go:38
+//line reducearray.go:40
 		*(*float32)(unsafe.Add(gomptPS, (i&int(31))*4)) += *(*float32)(unsafe.Add(gomptPV, i*4))
 //line gompt_kernels.go:1476
-//line reducearray.go:39
-		*(*float64)(unsafe.Add(gomptPP, (i&int(7))*8)) *= (float64(1.0) + (float64((*(*float32)(unsafe.Add(gomptPV, i*4)) - float32(1.0))) / float64(1024.0)))
+//line reducearray.go:41
+		*(*float32)(unsafe.Add(gomptPS, ((i+int(7))&int(31))*4)) -= (*(*float32)(unsafe.Add(gomptPV, i*4)) * float32(0.25))
 //line gompt_kernels.go:1479
+//line reducearray.go:42
+		*(*float64)(unsafe.Add(gomptPP, (i&int(7))*8)) *= (float64(1.0) + (float64((*(*float32)(unsafe.Add(gomptPV, i*4)) - float32(1.0))) / float64(1024.0)))
+//line gompt_kernels.go:1482
 	}
 	gomptrt.MergeSum(gomptRBS, gomptRAS[:], float32(0))
 	gomptrt.MergeProd(gomptRBP, gomptRAP[:], float64(1))
@@ -1549,61 +1552,61 @@ func gomptHostFloatOps(gomptA *gomptdevice.HostArgs, gomptR gomptdevice.Range, _
 	for i := gomptLo0; i < gomptHi0; i++ {
 //line floats.go:10
 		x, y, z := *(*float32)(unsafe.Add(gomptPA, i*4)), *(*float32)(unsafe.Add(gomptPB, i*4)), *(*float32)(unsafe.Add(gomptPC, i*4))
-//line gompt_kernels.go:1553
+//line gompt_kernels.go:1556
 //line floats.go:11
 		o := (int(12) * i)
-//line gompt_kernels.go:1556
+//line gompt_kernels.go:1559
 //line floats.go:12
 		*(*float32)(unsafe.Add(gomptPOut, o*4)) = ((x * y) + z)
-//line gompt_kernels.go:1559
+//line gompt_kernels.go:1562
 //line floats.go:13
 		*(*float32)(unsafe.Add(gomptPOut, (o+int(1))*4)) = ((x * y) - (z * x))
-//line gompt_kernels.go:1562
+//line gompt_kernels.go:1565
 //line floats.go:14
 		*(*float32)(unsafe.Add(gomptPOut, (o+int(2))*4)) = (x / y)
-//line gompt_kernels.go:1565
+//line gompt_kernels.go:1568
 //line floats.go:15
 		*(*float32)(unsafe.Add(gomptPOut, (o+int(3))*4)) = ((-x) + y)
-//line gompt_kernels.go:1568
+//line gompt_kernels.go:1571
 //line floats.go:16
 		*(*float32)(unsafe.Add(gomptPOut, (o+int(4))*4)) = float32(gomptmath.Sqrt(float64(x)))
-//line gompt_kernels.go:1571
+//line gompt_kernels.go:1574
 //line floats.go:17
 		*(*float32)(unsafe.Add(gomptPOut, (o+int(5))*4)) = float32(gomptmath.FMA(float64(x), float64(y), float64(z)))
-//line gompt_kernels.go:1574
+//line gompt_kernels.go:1577
 //line floats.go:18
 		*(*float32)(unsafe.Add(gomptPOut, (o+int(6))*4)) = (x * float32(0.10000000149011612))
-//line gompt_kernels.go:1577
+//line gompt_kernels.go:1580
 //line floats.go:19
 		*(*float32)(unsafe.Add(gomptPOut, (o+int(7))*4)) = ((float32(gomptmath.Floor(float64((x * float32(7.0))))) + float32(gomptmath.Ceil(float64((y * float32(7.0)))))) + float32(gomptmath.Trunc(float64(((-z) * float32(7.0))))))
-//line gompt_kernels.go:1580
+//line gompt_kernels.go:1583
 //line floats.go:20
 		*(*float32)(unsafe.Add(gomptPOut, (o+int(8))*4)) = (float32(gomptmath.Round(float64((x * float32(2.5))))) - float32(gomptmath.RoundToEven(float64((y * float32(2.5))))))
-//line gompt_kernels.go:1583
+//line gompt_kernels.go:1586
 //line floats.go:21
 		*(*float32)(unsafe.Add(gomptPOut, (o+int(9))*4)) = (float32(gomptmath.Abs(float64((z - x)))) + float32(gomptmath.Copysign(float64(x), float64((z-y)))))
-//line gompt_kernels.go:1586
+//line gompt_kernels.go:1589
 //line floats.go:22
 		*(*float32)(unsafe.Add(gomptPOut, (o+int(10))*4)) = float32(gomptmath.Mod(float64((x * float32(10.0))), float64(y)))
-//line gompt_kernels.go:1589
+//line gompt_kernels.go:1592
 //line floats.go:23
 		s := x
-//line gompt_kernels.go:1592
+//line gompt_kernels.go:1595
 //line floats.go:24
 		s += y
-//line gompt_kernels.go:1595
+//line gompt_kernels.go:1598
 //line floats.go:25
 		s *= z
-//line gompt_kernels.go:1598
+//line gompt_kernels.go:1601
 //line floats.go:26
 		s /= x
-//line gompt_kernels.go:1601
+//line gompt_kernels.go:1604
 //line floats.go:27
 		s -= y
-//line gompt_kernels.go:1604
+//line gompt_kernels.go:1607
 //line floats.go:28
 		*(*float32)(unsafe.Add(gomptPOut, (o+int(11))*4)) = s
-//line gompt_kernels.go:1607
+//line gompt_kernels.go:1610
 	}
 	_ = n
 }
@@ -1676,7 +1679,7 @@ func gomptHostGather(gomptA *gomptdevice.HostArgs, gomptR gomptdevice.Range, _, 
 	for i := gomptLo0; i < gomptHi0; i++ {
 //line checks.go:18
 		*(*float32)(unsafe.Add(gomptPDst, i*4)) = src[*(*int)(unsafe.Add(gomptPIdx, i*8))]
-//line gompt_kernels.go:1680
+//line gompt_kernels.go:1683
 	}
 	_ = n
 	_ = m
@@ -1755,10 +1758,10 @@ func gomptHostGatherSum(gomptA *gomptdevice.HostArgs, gomptR gomptdevice.Range, 
 		{
 //line checks.go:52
 			gomptV = src[*(*int)(unsafe.Add(gomptPIdx, i*8))]
-//line gompt_kernels.go:1759
+//line gompt_kernels.go:1762
 //line checks.go:52
 			goto gomptR0
-//line gompt_kernels.go:1762
+//line gompt_kernels.go:1765
 		}
 	gomptR0:
 		gomptS0 = gomptS0 + float64(gomptV)
@@ -1766,10 +1769,10 @@ func gomptHostGatherSum(gomptA *gomptdevice.HostArgs, gomptR gomptdevice.Range, 
 			i := i + 1
 //line checks.go:52
 			gomptV = src[*(*int)(unsafe.Add(gomptPIdx, i*8))]
-//line gompt_kernels.go:1770
+//line gompt_kernels.go:1773
 //line checks.go:52
 			goto gomptR1
-//line gompt_kernels.go:1773
+//line gompt_kernels.go:1776
 		}
 	gomptR1:
 		gomptS1 = gomptS1 + float64(gomptV)
@@ -1777,10 +1780,10 @@ func gomptHostGatherSum(gomptA *gomptdevice.HostArgs, gomptR gomptdevice.Range, 
 			i := i + 2
 //line checks.go:52
 			gomptV = src[*(*int)(unsafe.Add(gomptPIdx, i*8))]
-//line gompt_kernels.go:1781
+//line gompt_kernels.go:1784
 //line checks.go:52
 			goto gomptR2
-//line gompt_kernels.go:1784
+//line gompt_kernels.go:1787
 		}
 	gomptR2:
 		gomptS2 = gomptS2 + float64(gomptV)
@@ -1788,10 +1791,10 @@ func gomptHostGatherSum(gomptA *gomptdevice.HostArgs, gomptR gomptdevice.Range, 
 			i := i + 3
 //line checks.go:52
 			gomptV = src[*(*int)(unsafe.Add(gomptPIdx, i*8))]
-//line gompt_kernels.go:1792
+//line gompt_kernels.go:1795
 //line checks.go:52
 			goto gomptR3
-//line gompt_kernels.go:1795
+//line gompt_kernels.go:1798
 		}
 	gomptR3:
 		gomptS3 = gomptS3 + float64(gomptV)
@@ -1800,10 +1803,10 @@ func gomptHostGatherSum(gomptA *gomptdevice.HostArgs, gomptR gomptdevice.Range, 
 		{
 //line checks.go:52
 			gomptV = src[*(*int)(unsafe.Add(gomptPIdx, i*8))]
-//line gompt_kernels.go:1804
+//line gompt_kernels.go:1807
 //line checks.go:52
 			goto gomptR4
-//line gompt_kernels.go:1807
+//line gompt_kernels.go:1810
 		}
 	gomptR4:
 		gomptS0 = gomptS0 + float64(gomptV)
@@ -1888,7 +1891,7 @@ func gomptHostGatherUnchecked(gomptA *gomptdevice.HostArgs, gomptR gomptdevice.R
 	for i := gomptLo0; i < gomptHi0; i++ {
 //line checks.go:26
 		*(*float32)(unsafe.Add(gomptPDst, i*4)) = *(*float32)(unsafe.Add(gomptPSrc, *(*int)(unsafe.Add(gomptPIdx, i*8))*4))
-//line gompt_kernels.go:1892
+//line gompt_kernels.go:1895
 	}
 	_ = n
 	_ = m
@@ -1986,28 +1989,28 @@ func gomptHostHelpers(gomptA *gomptdevice.HostArgs, gomptR gomptdevice.Range, _,
 	for i := gomptLo0; i < gomptHi0; i++ {
 //line helpers.go:40
 		y := poly3(*(*float32)(unsafe.Add(gomptPX, i*4)), c)
-//line gompt_kernels.go:1990
+//line gompt_kernels.go:1993
 //line helpers.go:41
 		if b {
-//line gompt_kernels.go:1993
+//line gompt_kernels.go:1996
 //line helpers.go:42
 			y = (-y)
-//line gompt_kernels.go:1996
+//line gompt_kernels.go:1999
 //line helpers.go:41
 		}
-//line gompt_kernels.go:1999
+//line gompt_kernels.go:2002
 //line helpers.go:44
 		bump(hist, i, ((((int32(s8) + int32(u8)) + int32(s16)) + int32(u16)) + s32))
-//line gompt_kernels.go:2002
+//line gompt_kernels.go:2005
 //line helpers.go:45
 		bump(hist, i, ((int32((u32 % uint32(7))) + int32((u64 % uint64(5)))) + int32((u % uint(3)))))
-//line gompt_kernels.go:2005
+//line gompt_kernels.go:2008
 //line helpers.go:46
 		bump(hist, (i + n), int32(1000))
-//line gompt_kernels.go:2008
+//line gompt_kernels.go:2011
 //line helpers.go:47
 		*(*float32)(unsafe.Add(gomptPOut, i*4)) = (y + float32(f64))
-//line gompt_kernels.go:2011
+//line gompt_kernels.go:2014
 	}
 }
 
@@ -2058,6 +2061,9 @@ var Hist256Kernel = &gomptdevice.Kernel{
 		{Name: "s", Kind: gomptdevice.ParamBuffer, Elem: gomptdevice.ParamInt64, Len: "16"},
 	},
 	Dims: 1,
+	Faults: []gomptdevice.FaultSite{
+		{Kind: gomptdevice.FaultIndex, Pos: "reducearray.go:12"},
+	},
 	Images: []gomptdevice.Image{
 		{Kind: gomptdevice.ImageHost, Entry: "gompt_Hist256", Host: gomptHostHist256},
 		{Kind: gomptdevice.ImageOpenCL, Entry: "gompt_Hist256", Source: gomptCLHist256, Options: "-cl-fp32-correctly-rounded-divide-sqrt"},
@@ -2091,13 +2097,19 @@ func gomptHostHist256(gomptA *gomptdevice.HostArgs, gomptR gomptdevice.Range, _,
 	for i := gomptLo0; i < gomptHi0; i++ {
 //line reducearray.go:9
 		b := *(*uint8)(unsafe.Add(gomptPV, i*1))
-//line gompt_kernels.go:2095
+//line gompt_kernels.go:2101
 //line reducearray.go:10
 		*(*uint32)(unsafe.Add(gomptPH, int(b)*4))++
-//line gompt_kernels.go:2098
+//line gompt_kernels.go:2104
 //line reducearray.go:11
 		*(*int64)(unsafe.Add(gomptPS, int((b%uint8(16)))*8)) += (int64(b) - int64(3))
-//line gompt_kernels.go:2101
+//line gompt_kernels.go:2107
+//line reducearray.go:12
+		s[(uint8(15) - (b % uint8(16)))] -= int64((i & int(7)))
+//line gompt_kernels.go:2110
+//line reducearray.go:13
+		*(*uint32)(unsafe.Add(gomptPH, int((b^uint8(128)))*4))--
+//line gompt_kernels.go:2113
 	}
 	gomptrt.MergeSum(gomptRBH, gomptRAH[:], uint32(0))
 	gomptrt.MergeSum(gomptRBS, gomptRAS[:], int64(0))
@@ -2180,31 +2192,31 @@ func gomptHostHistogram(gomptA *gomptdevice.HostArgs, gomptR gomptdevice.Range, 
 	for i := gomptLo0; i < gomptHi0; i++ {
 //line atomics.go:12
 		b := (*(*uint32)(unsafe.Add(gomptPV, i*4)) % uint32(16))
-//line gompt_kernels.go:2184
+//line gompt_kernels.go:2196
 //line atomics.go:13
 		if gomptatomic.AddUint32((&*(*uint32)(unsafe.Add(gomptPH32, int(b)*4))), uint32(1)) >= uint32(1) {
-//line gompt_kernels.go:2187
+//line gompt_kernels.go:2199
 //line atomics.go:14
 			*(*uint8)(unsafe.Add(gomptPOk, i*1)) = uint8(1)
-//line gompt_kernels.go:2190
+//line gompt_kernels.go:2202
 //line atomics.go:13
 		}
-//line gompt_kernels.go:2193
+//line gompt_kernels.go:2205
 //line atomics.go:16
 		gomptatomic.AddUint64((&*(*uint64)(unsafe.Add(gomptPH64, int((*(*uint32)(unsafe.Add(gomptPV, i*4))%uint32(4)))*8))), uint64(1))
-//line gompt_kernels.go:2196
+//line gompt_kernels.go:2208
 //line atomics.go:17
 		gomptatomic.AddUint64((&h64[(uint32(4) + (*(*uint32)(unsafe.Add(gomptPV, i*4)) % uint32(4)))]), (uint64(*(*uint32)(unsafe.Add(gomptPV, i*4))) << 40))
-//line gompt_kernels.go:2199
+//line gompt_kernels.go:2211
 //line atomics.go:18
 		gomptatomic.AddInt32((&*(*int32)(unsafe.Add(gomptPNeg, int((*(*uint32)(unsafe.Add(gomptPV, i*4))%uint32(4)))*4))), int32(-3))
-//line gompt_kernels.go:2202
+//line gompt_kernels.go:2214
 //line atomics.go:19
 		gomptatomic.AddInt64((&*(*int64)(unsafe.Add(gomptPS, int(0)*8))), (int64(*(*uint32)(unsafe.Add(gomptPV, i*4))) - int64(8)))
-//line gompt_kernels.go:2205
+//line gompt_kernels.go:2217
 //line atomics.go:20
 		gomptatomic.AddInt64((&s[(int(1) + (i % int(2)))]), int64(8589934592))
-//line gompt_kernels.go:2208
+//line gompt_kernels.go:2220
 	}
 	_ = n
 }
@@ -2279,43 +2291,43 @@ func gomptHostInt64Ops(gomptA *gomptdevice.HostArgs, gomptR gomptdevice.Range, _
 	for i := gomptLo0; i < gomptHi0; i++ {
 //line ints.go:9
 		x, y := *(*int64)(unsafe.Add(gomptPA, i*8)), *(*int64)(unsafe.Add(gomptPB, i*8))
-//line gompt_kernels.go:2283
+//line gompt_kernels.go:2295
 //line ints.go:10
 		o := (int(9) * i)
-//line gompt_kernels.go:2286
+//line gompt_kernels.go:2298
 //line ints.go:11
 		*(*int64)(unsafe.Add(gomptPOut, o*8)) = (x + y)
-//line gompt_kernels.go:2289
+//line gompt_kernels.go:2301
 //line ints.go:12
 		*(*int64)(unsafe.Add(gomptPOut, (o+int(1))*8)) = (x - y)
-//line gompt_kernels.go:2292
+//line gompt_kernels.go:2304
 //line ints.go:13
 		*(*int64)(unsafe.Add(gomptPOut, (o+int(2))*8)) = (x * y)
-//line gompt_kernels.go:2295
+//line gompt_kernels.go:2307
 //line ints.go:14
 		if y != int64(0) {
-//line gompt_kernels.go:2298
+//line gompt_kernels.go:2310
 //line ints.go:15
 			*(*int64)(unsafe.Add(gomptPOut, (o+int(3))*8)) = (x / y)
-//line gompt_kernels.go:2301
+//line gompt_kernels.go:2313
 //line ints.go:16
 			*(*int64)(unsafe.Add(gomptPOut, (o+int(4))*8)) = (x % y)
-//line gompt_kernels.go:2304
+//line gompt_kernels.go:2316
 //line ints.go:14
 		}
-//line gompt_kernels.go:2307
+//line gompt_kernels.go:2319
 //line ints.go:18
 		*(*int64)(unsafe.Add(gomptPOut, (o+int(5))*8)) = (-x)
-//line gompt_kernels.go:2310
+//line gompt_kernels.go:2322
 //line ints.go:19
 		*(*int64)(unsafe.Add(gomptPOut, (o+int(6))*8)) = (x &^ y)
-//line gompt_kernels.go:2313
+//line gompt_kernels.go:2325
 //line ints.go:20
 		*(*int64)(unsafe.Add(gomptPOut, (o+int(7))*8)) = ((x ^ y) | (x & y))
-//line gompt_kernels.go:2316
+//line gompt_kernels.go:2328
 //line ints.go:21
 		*(*int64)(unsafe.Add(gomptPOut, (o+int(8))*8)) = (^x)
-//line gompt_kernels.go:2319
+//line gompt_kernels.go:2331
 	}
 	_ = n
 }
@@ -2387,61 +2399,61 @@ func gomptHostIntOps(gomptA *gomptdevice.HostArgs, gomptR gomptdevice.Range, _, 
 	for i := gomptLo0; i < gomptHi0; i++ {
 //line ints.go:28
 		x, y := *(*int)(unsafe.Add(gomptPA, i*8)), *(*int)(unsafe.Add(gomptPB, i*8))
-//line gompt_kernels.go:2391
+//line gompt_kernels.go:2403
 //line ints.go:29
 		o := (int(6) * i)
-//line gompt_kernels.go:2394
+//line gompt_kernels.go:2406
 //line ints.go:30
 		s := x
-//line gompt_kernels.go:2397
+//line gompt_kernels.go:2409
 //line ints.go:31
 		s += y
-//line gompt_kernels.go:2400
+//line gompt_kernels.go:2412
 //line ints.go:32
 		*(*int)(unsafe.Add(gomptPOut, o*8)) = s
-//line gompt_kernels.go:2403
+//line gompt_kernels.go:2415
 //line ints.go:33
 		s -= (int(2) * y)
-//line gompt_kernels.go:2406
+//line gompt_kernels.go:2418
 //line ints.go:34
 		*(*int)(unsafe.Add(gomptPOut, (o+int(1))*8)) = s
-//line gompt_kernels.go:2409
+//line gompt_kernels.go:2421
 //line ints.go:35
 		s *= y
-//line gompt_kernels.go:2412
+//line gompt_kernels.go:2424
 //line ints.go:36
 		*(*int)(unsafe.Add(gomptPOut, (o+int(2))*8)) = s
-//line gompt_kernels.go:2415
+//line gompt_kernels.go:2427
 //line ints.go:37
 		if y != int(0) {
-//line gompt_kernels.go:2418
+//line gompt_kernels.go:2430
 //line ints.go:38
 			s /= y
-//line gompt_kernels.go:2421
+//line gompt_kernels.go:2433
 //line ints.go:39
 			*(*int)(unsafe.Add(gomptPOut, (o+int(3))*8)) = s
-//line gompt_kernels.go:2424
+//line gompt_kernels.go:2436
 //line ints.go:40
 			s %= y
-//line gompt_kernels.go:2427
+//line gompt_kernels.go:2439
 //line ints.go:41
 			*(*int)(unsafe.Add(gomptPOut, (o+int(4))*8)) = s
-//line gompt_kernels.go:2430
+//line gompt_kernels.go:2442
 //line ints.go:37
 		}
-//line gompt_kernels.go:2433
+//line gompt_kernels.go:2445
 //line ints.go:43
 		s++
-//line gompt_kernels.go:2436
+//line gompt_kernels.go:2448
 //line ints.go:44
 		s--
-//line gompt_kernels.go:2439
+//line gompt_kernels.go:2451
 //line ints.go:45
 		s--
-//line gompt_kernels.go:2442
+//line gompt_kernels.go:2454
 //line ints.go:46
 		*(*int)(unsafe.Add(gomptPOut, (o+int(5))*8)) = s
-//line gompt_kernels.go:2445
+//line gompt_kernels.go:2457
 	}
 	_ = n
 }
@@ -2506,64 +2518,64 @@ func gomptHostLabels(gomptA *gomptdevice.HostArgs, gomptR gomptdevice.Range, _, 
 	for i := gomptLo0; i < gomptHi0; i++ {
 //line control.go:94
 		v := *(*int64)(unsafe.Add(gomptPA, i*8))
-//line gompt_kernels.go:2510
+//line gompt_kernels.go:2522
 //line control.go:95
 		var found int64 = int64(-1)
-//line gompt_kernels.go:2513
+//line gompt_kernels.go:2525
 //line control.go:96
 	search:
-//line gompt_kernels.go:2516
+//line gompt_kernels.go:2528
 //line control.go:97
 		for x := int64(0); x < int64(8); x++ {
-//line gompt_kernels.go:2519
+//line gompt_kernels.go:2531
 //line control.go:98
 			for y := int64(0); y < int64(8); y++ {
-//line gompt_kernels.go:2522
+//line gompt_kernels.go:2534
 //line control.go:99
 				if (x * y) == (v % int64(50)) {
-//line gompt_kernels.go:2525
+//line gompt_kernels.go:2537
 //line control.go:100
 					found = ((x * int64(8)) + y)
-//line gompt_kernels.go:2528
+//line gompt_kernels.go:2540
 //line control.go:101
 					break search
-//line gompt_kernels.go:2531
+//line gompt_kernels.go:2543
 //line control.go:99
 				}
-//line gompt_kernels.go:2534
+//line gompt_kernels.go:2546
 //line control.go:98
 			}
-//line gompt_kernels.go:2537
+//line gompt_kernels.go:2549
 //line control.go:97
 		}
-//line gompt_kernels.go:2540
+//line gompt_kernels.go:2552
 //line control.go:105
 		steps := int(0)
-//line gompt_kernels.go:2543
+//line gompt_kernels.go:2555
 //line control.go:106
 		for u := v; ((u != int64(1)) && (u > int64(0))) && (steps < int(100)); steps++ {
-//line gompt_kernels.go:2546
-//line control.go:107
-			if (u % int64(2)) == int64(0) {
-//line gompt_kernels.go:2549
-//line control.go:108
-				u /= int64(2)
-//line gompt_kernels.go:2552
-//line control.go:107
-			} else {
-//line gompt_kernels.go:2555
-//line control.go:110
-				u = ((int64(3) * u) + int64(1))
 //line gompt_kernels.go:2558
 //line control.go:107
-			}
+			if (u % int64(2)) == int64(0) {
 //line gompt_kernels.go:2561
+//line control.go:108
+				u /= int64(2)
+//line gompt_kernels.go:2564
+//line control.go:107
+			} else {
+//line gompt_kernels.go:2567
+//line control.go:110
+				u = ((int64(3) * u) + int64(1))
+//line gompt_kernels.go:2570
+//line control.go:107
+			}
+//line gompt_kernels.go:2573
 //line control.go:106
 		}
-//line gompt_kernels.go:2564
+//line gompt_kernels.go:2576
 //line control.go:113
 		*(*int64)(unsafe.Add(gomptPOut, i*8)) = ((found * int64(1000)) + int64(steps))
-//line gompt_kernels.go:2567
+//line gompt_kernels.go:2579
 	}
 	_ = n
 }
@@ -2645,50 +2657,50 @@ func gomptLanesMatMul(gomptX0, gomptW int, i int, m int, n int, k int, A []float
 	gomptL1Acc := gomptL1AccA[:gomptW:gomptW]
 //line dims.go:42
 	for gomptJ := 0; gomptJ < gomptW; gomptJ++ {
-//line gompt_kernels.go:2649
+//line gompt_kernels.go:2661
 		gomptL1Acc[gomptJ] = float32(0)
 //line dims.go:42
 	}
-//line gompt_kernels.go:2653
+//line gompt_kernels.go:2665
 //line dims.go:43
 	for p := int(0); p < k; p++ {
-//line gompt_kernels.go:2656
-//line dims.go:44
-		gomptU1 := *(*float32)(unsafe.Add(gomptPA, ((i*k)+p)*4))
-//line gompt_kernels.go:2659
-//line dims.go:44
-		gomptU2 := (p * n)
-//line gompt_kernels.go:2662
-//line dims.go:44
-		gomptU3 := unsafe.Add(gomptPB, (gomptU2+gomptX0)*4)
-//line gompt_kernels.go:2665
-//line dims.go:44
-		for gomptJ := 0; gomptJ < gomptW; gomptJ++ {
 //line gompt_kernels.go:2668
 //line dims.go:44
-			gomptL1Acc[gomptJ] += (gomptU1 * *(*float32)(unsafe.Add(gomptU3, gomptJ*4)))
+		gomptU1 := *(*float32)(unsafe.Add(gomptPA, ((i*k)+p)*4))
 //line gompt_kernels.go:2671
 //line dims.go:44
-		}
+		gomptU2 := (p * n)
 //line gompt_kernels.go:2674
+//line dims.go:44
+		gomptU3 := unsafe.Add(gomptPB, (gomptU2+gomptX0)*4)
+//line gompt_kernels.go:2677
+//line dims.go:44
+		for gomptJ := 0; gomptJ < gomptW; gomptJ++ {
+//line gompt_kernels.go:2680
+//line dims.go:44
+			gomptL1Acc[gomptJ] += (gomptU1 * *(*float32)(unsafe.Add(gomptU3, gomptJ*4)))
+//line gompt_kernels.go:2683
+//line dims.go:44
+		}
+//line gompt_kernels.go:2686
 //line dims.go:43
 	}
-//line gompt_kernels.go:2677
-//line dims.go:46
-	gomptU4 := (i * n)
-//line gompt_kernels.go:2680
-//line dims.go:46
-	gomptU5 := unsafe.Add(gomptPC, (gomptU4+gomptX0)*4)
-//line gompt_kernels.go:2683
-//line dims.go:46
-	for gomptJ := 0; gomptJ < gomptW; gomptJ++ {
-//line gompt_kernels.go:2686
-//line dims.go:46
-		*(*float32)(unsafe.Add(gomptU5, gomptJ*4)) = gomptL1Acc[gomptJ]
 //line gompt_kernels.go:2689
 //line dims.go:46
-	}
+	gomptU4 := (i * n)
 //line gompt_kernels.go:2692
+//line dims.go:46
+	gomptU5 := unsafe.Add(gomptPC, (gomptU4+gomptX0)*4)
+//line gompt_kernels.go:2695
+//line dims.go:46
+	for gomptJ := 0; gomptJ < gomptW; gomptJ++ {
+//line gompt_kernels.go:2698
+//line dims.go:46
+		*(*float32)(unsafe.Add(gomptU5, gomptJ*4)) = gomptL1Acc[gomptJ]
+//line gompt_kernels.go:2701
+//line dims.go:46
+	}
+//line gompt_kernels.go:2704
 	_ = gomptL1Acc
 	_ = m
 }
@@ -2760,10 +2772,10 @@ func gomptHostMaxFloat64(gomptA *gomptdevice.HostArgs, gomptR gomptdevice.Range,
 		{
 //line reduce.go:57
 			gomptV = gomptmath.Sin((*(*float64)(unsafe.Add(gomptPA, i*8)) * float64(i)))
-//line gompt_kernels.go:2764
+//line gompt_kernels.go:2776
 //line reduce.go:57
 			goto gomptR0
-//line gompt_kernels.go:2767
+//line gompt_kernels.go:2779
 		}
 	gomptR0:
 		gomptS0 = max(gomptS0, gomptV)
@@ -2771,10 +2783,10 @@ func gomptHostMaxFloat64(gomptA *gomptdevice.HostArgs, gomptR gomptdevice.Range,
 			i := i + 1
 //line reduce.go:57
 			gomptV = gomptmath.Sin((*(*float64)(unsafe.Add(gomptPA, i*8)) * float64(i)))
-//line gompt_kernels.go:2775
+//line gompt_kernels.go:2787
 //line reduce.go:57
 			goto gomptR1
-//line gompt_kernels.go:2778
+//line gompt_kernels.go:2790
 		}
 	gomptR1:
 		gomptS1 = max(gomptS1, gomptV)
@@ -2782,10 +2794,10 @@ func gomptHostMaxFloat64(gomptA *gomptdevice.HostArgs, gomptR gomptdevice.Range,
 			i := i + 2
 //line reduce.go:57
 			gomptV = gomptmath.Sin((*(*float64)(unsafe.Add(gomptPA, i*8)) * float64(i)))
-//line gompt_kernels.go:2786
+//line gompt_kernels.go:2798
 //line reduce.go:57
 			goto gomptR2
-//line gompt_kernels.go:2789
+//line gompt_kernels.go:2801
 		}
 	gomptR2:
 		gomptS2 = max(gomptS2, gomptV)
@@ -2793,10 +2805,10 @@ func gomptHostMaxFloat64(gomptA *gomptdevice.HostArgs, gomptR gomptdevice.Range,
 			i := i + 3
 //line reduce.go:57
 			gomptV = gomptmath.Sin((*(*float64)(unsafe.Add(gomptPA, i*8)) * float64(i)))
-//line gompt_kernels.go:2797
+//line gompt_kernels.go:2809
 //line reduce.go:57
 			goto gomptR3
-//line gompt_kernels.go:2800
+//line gompt_kernels.go:2812
 		}
 	gomptR3:
 		gomptS3 = max(gomptS3, gomptV)
@@ -2805,10 +2817,10 @@ func gomptHostMaxFloat64(gomptA *gomptdevice.HostArgs, gomptR gomptdevice.Range,
 		{
 //line reduce.go:57
 			gomptV = gomptmath.Sin((*(*float64)(unsafe.Add(gomptPA, i*8)) * float64(i)))
-//line gompt_kernels.go:2809
+//line gompt_kernels.go:2821
 //line reduce.go:57
 			goto gomptR4
-//line gompt_kernels.go:2812
+//line gompt_kernels.go:2824
 		}
 	gomptR4:
 		gomptS0 = max(gomptS0, gomptV)
@@ -2890,10 +2902,10 @@ func gomptHostMaxUint64(gomptA *gomptdevice.HostArgs, gomptR gomptdevice.Range, 
 		{
 //line reduce.go:51
 			gomptV = (*(*uint64)(unsafe.Add(gomptPA, i*8)) * uint64((i + int(1))))
-//line gompt_kernels.go:2894
+//line gompt_kernels.go:2906
 //line reduce.go:51
 			goto gomptR0
-//line gompt_kernels.go:2897
+//line gompt_kernels.go:2909
 		}
 	gomptR0:
 		gomptS0 = max(gomptS0, gomptV)
@@ -2901,10 +2913,10 @@ func gomptHostMaxUint64(gomptA *gomptdevice.HostArgs, gomptR gomptdevice.Range, 
 			i := i + 1
 //line reduce.go:51
 			gomptV = (*(*uint64)(unsafe.Add(gomptPA, i*8)) * uint64((i + int(1))))
-//line gompt_kernels.go:2905
+//line gompt_kernels.go:2917
 //line reduce.go:51
 			goto gomptR1
-//line gompt_kernels.go:2908
+//line gompt_kernels.go:2920
 		}
 	gomptR1:
 		gomptS1 = max(gomptS1, gomptV)
@@ -2912,10 +2924,10 @@ func gomptHostMaxUint64(gomptA *gomptdevice.HostArgs, gomptR gomptdevice.Range, 
 			i := i + 2
 //line reduce.go:51
 			gomptV = (*(*uint64)(unsafe.Add(gomptPA, i*8)) * uint64((i + int(1))))
-//line gompt_kernels.go:2916
+//line gompt_kernels.go:2928
 //line reduce.go:51
 			goto gomptR2
-//line gompt_kernels.go:2919
+//line gompt_kernels.go:2931
 		}
 	gomptR2:
 		gomptS2 = max(gomptS2, gomptV)
@@ -2923,10 +2935,10 @@ func gomptHostMaxUint64(gomptA *gomptdevice.HostArgs, gomptR gomptdevice.Range, 
 			i := i + 3
 //line reduce.go:51
 			gomptV = (*(*uint64)(unsafe.Add(gomptPA, i*8)) * uint64((i + int(1))))
-//line gompt_kernels.go:2927
+//line gompt_kernels.go:2939
 //line reduce.go:51
 			goto gomptR3
-//line gompt_kernels.go:2930
+//line gompt_kernels.go:2942
 		}
 	gomptR3:
 		gomptS3 = max(gomptS3, gomptV)
@@ -2935,10 +2947,10 @@ func gomptHostMaxUint64(gomptA *gomptdevice.HostArgs, gomptR gomptdevice.Range, 
 		{
 //line reduce.go:51
 			gomptV = (*(*uint64)(unsafe.Add(gomptPA, i*8)) * uint64((i + int(1))))
-//line gompt_kernels.go:2939
+//line gompt_kernels.go:2951
 //line reduce.go:51
 			goto gomptR4
-//line gompt_kernels.go:2942
+//line gompt_kernels.go:2954
 		}
 	gomptR4:
 		gomptS0 = max(gomptS0, gomptV)
@@ -3019,10 +3031,10 @@ func gomptHostMinFloat32(gomptA *gomptdevice.HostArgs, gomptR gomptdevice.Range,
 		{
 //line reduce.go:46
 			gomptV = (*(*float32)(unsafe.Add(gomptPA, i*4)) - float32((i % int(5))))
-//line gompt_kernels.go:3023
+//line gompt_kernels.go:3035
 //line reduce.go:46
 			goto gomptR0
-//line gompt_kernels.go:3026
+//line gompt_kernels.go:3038
 		}
 	gomptR0:
 		gomptS0 = min(gomptS0, gomptV)
@@ -3030,10 +3042,10 @@ func gomptHostMinFloat32(gomptA *gomptdevice.HostArgs, gomptR gomptdevice.Range,
 			i := i + 1
 //line reduce.go:46
 			gomptV = (*(*float32)(unsafe.Add(gomptPA, i*4)) - float32((i % int(5))))
-//line gompt_kernels.go:3034
+//line gompt_kernels.go:3046
 //line reduce.go:46
 			goto gomptR1
-//line gompt_kernels.go:3037
+//line gompt_kernels.go:3049
 		}
 	gomptR1:
 		gomptS1 = min(gomptS1, gomptV)
@@ -3041,10 +3053,10 @@ func gomptHostMinFloat32(gomptA *gomptdevice.HostArgs, gomptR gomptdevice.Range,
 			i := i + 2
 //line reduce.go:46
 			gomptV = (*(*float32)(unsafe.Add(gomptPA, i*4)) - float32((i % int(5))))
-//line gompt_kernels.go:3045
+//line gompt_kernels.go:3057
 //line reduce.go:46
 			goto gomptR2
-//line gompt_kernels.go:3048
+//line gompt_kernels.go:3060
 		}
 	gomptR2:
 		gomptS2 = min(gomptS2, gomptV)
@@ -3052,10 +3064,10 @@ func gomptHostMinFloat32(gomptA *gomptdevice.HostArgs, gomptR gomptdevice.Range,
 			i := i + 3
 //line reduce.go:46
 			gomptV = (*(*float32)(unsafe.Add(gomptPA, i*4)) - float32((i % int(5))))
-//line gompt_kernels.go:3056
+//line gompt_kernels.go:3068
 //line reduce.go:46
 			goto gomptR3
-//line gompt_kernels.go:3059
+//line gompt_kernels.go:3071
 		}
 	gomptR3:
 		gomptS3 = min(gomptS3, gomptV)
@@ -3064,10 +3076,10 @@ func gomptHostMinFloat32(gomptA *gomptdevice.HostArgs, gomptR gomptdevice.Range,
 		{
 //line reduce.go:46
 			gomptV = (*(*float32)(unsafe.Add(gomptPA, i*4)) - float32((i % int(5))))
-//line gompt_kernels.go:3068
+//line gompt_kernels.go:3080
 //line reduce.go:46
 			goto gomptR4
-//line gompt_kernels.go:3071
+//line gompt_kernels.go:3083
 		}
 	gomptR4:
 		gomptS0 = min(gomptS0, gomptV)
@@ -3156,10 +3168,10 @@ func gomptHostMinInt16(gomptA *gomptdevice.HostArgs, gomptR gomptdevice.Range, g
 				{
 //line reduce.go:40
 					gomptV = (*(*int16)(unsafe.Add(gomptPA, ((((z*ny)+y)*nx)+x)*2)) - int16((x * y)))
-//line gompt_kernels.go:3160
+//line gompt_kernels.go:3172
 //line reduce.go:40
 					goto gomptR0
-//line gompt_kernels.go:3163
+//line gompt_kernels.go:3175
 				}
 			gomptR0:
 				gomptS0 = min(gomptS0, gomptV)
@@ -3167,10 +3179,10 @@ func gomptHostMinInt16(gomptA *gomptdevice.HostArgs, gomptR gomptdevice.Range, g
 					x := x + 1
 //line reduce.go:40
 					gomptV = (*(*int16)(unsafe.Add(gomptPA, ((((z*ny)+y)*nx)+x)*2)) - int16((x * y)))
-//line gompt_kernels.go:3171
+//line gompt_kernels.go:3183
 //line reduce.go:40
 					goto gomptR1
-//line gompt_kernels.go:3174
+//line gompt_kernels.go:3186
 				}
 			gomptR1:
 				gomptS1 = min(gomptS1, gomptV)
@@ -3178,10 +3190,10 @@ func gomptHostMinInt16(gomptA *gomptdevice.HostArgs, gomptR gomptdevice.Range, g
 					x := x + 2
 //line reduce.go:40
 					gomptV = (*(*int16)(unsafe.Add(gomptPA, ((((z*ny)+y)*nx)+x)*2)) - int16((x * y)))
-//line gompt_kernels.go:3182
+//line gompt_kernels.go:3194
 //line reduce.go:40
 					goto gomptR2
-//line gompt_kernels.go:3185
+//line gompt_kernels.go:3197
 				}
 			gomptR2:
 				gomptS2 = min(gomptS2, gomptV)
@@ -3189,10 +3201,10 @@ func gomptHostMinInt16(gomptA *gomptdevice.HostArgs, gomptR gomptdevice.Range, g
 					x := x + 3
 //line reduce.go:40
 					gomptV = (*(*int16)(unsafe.Add(gomptPA, ((((z*ny)+y)*nx)+x)*2)) - int16((x * y)))
-//line gompt_kernels.go:3193
+//line gompt_kernels.go:3205
 //line reduce.go:40
 					goto gomptR3
-//line gompt_kernels.go:3196
+//line gompt_kernels.go:3208
 				}
 			gomptR3:
 				gomptS3 = min(gomptS3, gomptV)
@@ -3201,10 +3213,10 @@ func gomptHostMinInt16(gomptA *gomptdevice.HostArgs, gomptR gomptdevice.Range, g
 				{
 //line reduce.go:40
 					gomptV = (*(*int16)(unsafe.Add(gomptPA, ((((z*ny)+y)*nx)+x)*2)) - int16((x * y)))
-//line gompt_kernels.go:3205
+//line gompt_kernels.go:3217
 //line reduce.go:40
 					goto gomptR4
-//line gompt_kernels.go:3208
+//line gompt_kernels.go:3220
 				}
 			gomptR4:
 				gomptS0 = min(gomptS0, gomptV)
@@ -3293,37 +3305,37 @@ func gomptHostMinMax(gomptA *gomptdevice.HostArgs, gomptR gomptdevice.Range, _, 
 	for i := gomptLo0; i < gomptHi0; i++ {
 //line floats.go:49
 		x, y := *(*float64)(unsafe.Add(gomptPA, i*8)), *(*float64)(unsafe.Add(gomptPB, i*8))
-//line gompt_kernels.go:3297
+//line gompt_kernels.go:3309
 //line floats.go:50
 		u, v := *(*float32)(unsafe.Add(gomptPC, i*4)), *(*float32)(unsafe.Add(gomptPD, i*4))
-//line gompt_kernels.go:3300
+//line gompt_kernels.go:3312
 //line floats.go:51
 		o := (int(8) * i)
-//line gompt_kernels.go:3303
+//line gompt_kernels.go:3315
 //line floats.go:52
 		*(*float64)(unsafe.Add(gomptPOut, o*8)) = min(x, y)
-//line gompt_kernels.go:3306
+//line gompt_kernels.go:3318
 //line floats.go:53
 		*(*float64)(unsafe.Add(gomptPOut, (o+int(1))*8)) = max(x, y)
-//line gompt_kernels.go:3309
+//line gompt_kernels.go:3321
 //line floats.go:54
 		*(*float64)(unsafe.Add(gomptPOut, (o+int(2))*8)) = gomptmath.Min(x, y)
-//line gompt_kernels.go:3312
+//line gompt_kernels.go:3324
 //line floats.go:55
 		*(*float64)(unsafe.Add(gomptPOut, (o+int(3))*8)) = gomptmath.Max(x, y)
-//line gompt_kernels.go:3315
+//line gompt_kernels.go:3327
 //line floats.go:56
 		*(*float64)(unsafe.Add(gomptPOut, (o+int(4))*8)) = float64(min(u, v))
-//line gompt_kernels.go:3318
+//line gompt_kernels.go:3330
 //line floats.go:57
 		*(*float64)(unsafe.Add(gomptPOut, (o+int(5))*8)) = float64(max(u, v, float32(0.5)))
-//line gompt_kernels.go:3321
+//line gompt_kernels.go:3333
 //line floats.go:58
 		*(*float64)(unsafe.Add(gomptPOut, (o+int(6))*8)) = float64(min(int64(x), int64(3), int64(y)))
-//line gompt_kernels.go:3324
+//line gompt_kernels.go:3336
 //line floats.go:59
 		*(*float64)(unsafe.Add(gomptPOut, (o+int(7))*8)) = float64(max(uint8(u), uint8(v)))
-//line gompt_kernels.go:3327
+//line gompt_kernels.go:3339
 	}
 	_ = n
 }
@@ -3403,55 +3415,55 @@ func gomptHostNarrow(gomptA *gomptdevice.HostArgs, gomptR gomptdevice.Range, _, 
 	for i := gomptLo0; i < gomptHi0; i++ {
 //line ints.go:97
 		x, y := *(*int8)(unsafe.Add(gomptPA, i*1)), *(*int8)(unsafe.Add(gomptPB, i*1))
-//line gompt_kernels.go:3407
+//line gompt_kernels.go:3419
 //line ints.go:98
 		u, v := *(*uint16)(unsafe.Add(gomptPC, i*2)), *(*uint16)(unsafe.Add(gomptPD, i*2))
-//line gompt_kernels.go:3410
+//line gompt_kernels.go:3422
 //line ints.go:99
 		o := (int(12) * i)
-//line gompt_kernels.go:3413
+//line gompt_kernels.go:3425
 //line ints.go:100
 		*(*int64)(unsafe.Add(gomptPOut, o*8)) = int64((x + y))
-//line gompt_kernels.go:3416
+//line gompt_kernels.go:3428
 //line ints.go:101
 		*(*int64)(unsafe.Add(gomptPOut, (o+int(1))*8)) = int64((x * y))
-//line gompt_kernels.go:3419
+//line gompt_kernels.go:3431
 //line ints.go:102
 		*(*int64)(unsafe.Add(gomptPOut, (o+int(2))*8)) = int64((-x))
-//line gompt_kernels.go:3422
+//line gompt_kernels.go:3434
 //line ints.go:103
 		if y != int8(0) {
-//line gompt_kernels.go:3425
+//line gompt_kernels.go:3437
 //line ints.go:104
 			*(*int64)(unsafe.Add(gomptPOut, (o+int(3))*8)) = int64((x / y))
-//line gompt_kernels.go:3428
+//line gompt_kernels.go:3440
 //line ints.go:105
 			*(*int64)(unsafe.Add(gomptPOut, (o+int(4))*8)) = int64((x % y))
-//line gompt_kernels.go:3431
+//line gompt_kernels.go:3443
 //line ints.go:103
 		}
-//line gompt_kernels.go:3434
+//line gompt_kernels.go:3446
 //line ints.go:107
 		*(*int64)(unsafe.Add(gomptPOut, (o+int(5))*8)) = int64((u * v))
-//line gompt_kernels.go:3437
+//line gompt_kernels.go:3449
 //line ints.go:108
 		*(*int64)(unsafe.Add(gomptPOut, (o+int(6))*8)) = int64((u - v))
-//line gompt_kernels.go:3440
+//line gompt_kernels.go:3452
 //line ints.go:109
 		*(*int64)(unsafe.Add(gomptPOut, (o+int(7))*8)) = int64((uint8(u) + uint8(v)))
-//line gompt_kernels.go:3443
+//line gompt_kernels.go:3455
 //line ints.go:110
 		*(*int64)(unsafe.Add(gomptPOut, (o+int(8))*8)) = int64((int16(u) * int16(v)))
-//line gompt_kernels.go:3446
+//line gompt_kernels.go:3458
 //line ints.go:111
 		*(*int64)(unsafe.Add(gomptPOut, (o+int(9))*8)) = int64((((int32(x) * int32(u)) * int32(65537)) + int32(v)))
-//line gompt_kernels.go:3449
+//line gompt_kernels.go:3461
 //line ints.go:112
 		*(*int64)(unsafe.Add(gomptPOut, (o+int(10))*8)) = int64((uint32(x) * uint32(v)))
-//line gompt_kernels.go:3452
+//line gompt_kernels.go:3464
 //line ints.go:113
 		*(*int64)(unsafe.Add(gomptPOut, (o+int(11))*8)) = (int64(int8((int64(u) * int64(3)))) + int64(uint16(x)))
-//line gompt_kernels.go:3455
+//line gompt_kernels.go:3467
 	}
 	_ = n
 }
@@ -3522,10 +3534,10 @@ func gomptHostOutOfRange(gomptA *gomptdevice.HostArgs, gomptR gomptdevice.Range,
 	for i := gomptLo0; i < gomptHi0; i++ {
 //line dims.go:72
 		*(*int32)(unsafe.Add(gomptPOut, i*4)) = (in[(i+int(1))] + in[(i-int(1))])
-//line gompt_kernels.go:3526
+//line gompt_kernels.go:3538
 //line dims.go:73
 		out[(i + n)] = int32(5)
-//line gompt_kernels.go:3529
+//line gompt_kernels.go:3541
 	}
 }
 
@@ -3588,13 +3600,13 @@ func gomptHostPartial(gomptA *gomptdevice.HostArgs, gomptR gomptdevice.Range, _,
 	for i := gomptLo0; i < gomptHi0; i++ {
 //line dims.go:54
 		if (*(*int64)(unsafe.Add(gomptPIn, i*8)) % int64(3)) == int64(0) {
-//line gompt_kernels.go:3592
+//line gompt_kernels.go:3604
 //line dims.go:55
 			*(*int64)(unsafe.Add(gomptPOut, i*8)) = (*(*int64)(unsafe.Add(gomptPIn, i*8)) * int64(2))
-//line gompt_kernels.go:3595
+//line gompt_kernels.go:3607
 //line dims.go:54
 		}
-//line gompt_kernels.go:3598
+//line gompt_kernels.go:3610
 	}
 	_ = n
 }
@@ -3663,10 +3675,10 @@ func gomptHostProdFloat64(gomptA *gomptdevice.HostArgs, gomptR gomptdevice.Range
 		{
 //line reduce.go:34
 			gomptV = *(*float64)(unsafe.Add(gomptPA, i*8))
-//line gompt_kernels.go:3667
+//line gompt_kernels.go:3679
 //line reduce.go:34
 			goto gomptR0
-//line gompt_kernels.go:3670
+//line gompt_kernels.go:3682
 		}
 	gomptR0:
 		gomptS0 = gomptS0 * gomptV
@@ -3674,10 +3686,10 @@ func gomptHostProdFloat64(gomptA *gomptdevice.HostArgs, gomptR gomptdevice.Range
 			i := i + 1
 //line reduce.go:34
 			gomptV = *(*float64)(unsafe.Add(gomptPA, i*8))
-//line gompt_kernels.go:3678
+//line gompt_kernels.go:3690
 //line reduce.go:34
 			goto gomptR1
-//line gompt_kernels.go:3681
+//line gompt_kernels.go:3693
 		}
 	gomptR1:
 		gomptS1 = gomptS1 * gomptV
@@ -3685,10 +3697,10 @@ func gomptHostProdFloat64(gomptA *gomptdevice.HostArgs, gomptR gomptdevice.Range
 			i := i + 2
 //line reduce.go:34
 			gomptV = *(*float64)(unsafe.Add(gomptPA, i*8))
-//line gompt_kernels.go:3689
+//line gompt_kernels.go:3701
 //line reduce.go:34
 			goto gomptR2
-//line gompt_kernels.go:3692
+//line gompt_kernels.go:3704
 		}
 	gomptR2:
 		gomptS2 = gomptS2 * gomptV
@@ -3696,10 +3708,10 @@ func gomptHostProdFloat64(gomptA *gomptdevice.HostArgs, gomptR gomptdevice.Range
 			i := i + 3
 //line reduce.go:34
 			gomptV = *(*float64)(unsafe.Add(gomptPA, i*8))
-//line gompt_kernels.go:3700
+//line gompt_kernels.go:3712
 //line reduce.go:34
 			goto gomptR3
-//line gompt_kernels.go:3703
+//line gompt_kernels.go:3715
 		}
 	gomptR3:
 		gomptS3 = gomptS3 * gomptV
@@ -3708,10 +3720,10 @@ func gomptHostProdFloat64(gomptA *gomptdevice.HostArgs, gomptR gomptdevice.Range
 		{
 //line reduce.go:34
 			gomptV = *(*float64)(unsafe.Add(gomptPA, i*8))
-//line gompt_kernels.go:3712
+//line gompt_kernels.go:3724
 //line reduce.go:34
 			goto gomptR4
-//line gompt_kernels.go:3715
+//line gompt_kernels.go:3727
 		}
 	gomptR4:
 		gomptS0 = gomptS0 * gomptV
@@ -3793,10 +3805,10 @@ func gomptHostProdInt32(gomptA *gomptdevice.HostArgs, gomptR gomptdevice.Range, 
 		{
 //line reduce.go:29
 			gomptV = (*(*int32)(unsafe.Add(gomptPA, i*4)) | int32(1))
-//line gompt_kernels.go:3797
+//line gompt_kernels.go:3809
 //line reduce.go:29
 			goto gomptR0
-//line gompt_kernels.go:3800
+//line gompt_kernels.go:3812
 		}
 	gomptR0:
 		gomptS0 = gomptS0 * gomptV
@@ -3804,10 +3816,10 @@ func gomptHostProdInt32(gomptA *gomptdevice.HostArgs, gomptR gomptdevice.Range, 
 			i := i + 1
 //line reduce.go:29
 			gomptV = (*(*int32)(unsafe.Add(gomptPA, i*4)) | int32(1))
-//line gompt_kernels.go:3808
+//line gompt_kernels.go:3820
 //line reduce.go:29
 			goto gomptR1
-//line gompt_kernels.go:3811
+//line gompt_kernels.go:3823
 		}
 	gomptR1:
 		gomptS1 = gomptS1 * gomptV
@@ -3815,10 +3827,10 @@ func gomptHostProdInt32(gomptA *gomptdevice.HostArgs, gomptR gomptdevice.Range, 
 			i := i + 2
 //line reduce.go:29
 			gomptV = (*(*int32)(unsafe.Add(gomptPA, i*4)) | int32(1))
-//line gompt_kernels.go:3819
+//line gompt_kernels.go:3831
 //line reduce.go:29
 			goto gomptR2
-//line gompt_kernels.go:3822
+//line gompt_kernels.go:3834
 		}
 	gomptR2:
 		gomptS2 = gomptS2 * gomptV
@@ -3826,10 +3838,10 @@ func gomptHostProdInt32(gomptA *gomptdevice.HostArgs, gomptR gomptdevice.Range, 
 			i := i + 3
 //line reduce.go:29
 			gomptV = (*(*int32)(unsafe.Add(gomptPA, i*4)) | int32(1))
-//line gompt_kernels.go:3830
+//line gompt_kernels.go:3842
 //line reduce.go:29
 			goto gomptR3
-//line gompt_kernels.go:3833
+//line gompt_kernels.go:3845
 		}
 	gomptR3:
 		gomptS3 = gomptS3 * gomptV
@@ -3838,10 +3850,10 @@ func gomptHostProdInt32(gomptA *gomptdevice.HostArgs, gomptR gomptdevice.Range, 
 		{
 //line reduce.go:29
 			gomptV = (*(*int32)(unsafe.Add(gomptPA, i*4)) | int32(1))
-//line gompt_kernels.go:3842
+//line gompt_kernels.go:3854
 //line reduce.go:29
 			goto gomptR4
-//line gompt_kernels.go:3845
+//line gompt_kernels.go:3857
 		}
 	gomptR4:
 		gomptS0 = gomptS0 * gomptV
@@ -3923,7 +3935,7 @@ func gomptHostQuotient(gomptA *gomptdevice.HostArgs, gomptR gomptdevice.Range, _
 	for i := gomptLo0; i < gomptHi0; i++ {
 //line checks.go:45
 		*(*int32)(unsafe.Add(gomptPQ, i*4)) = (*(*int32)(unsafe.Add(gomptPA, i*4)) / *(*int32)(unsafe.Add(gomptPB, i*4)))
-//line gompt_kernels.go:3927
+//line gompt_kernels.go:3939
 	}
 	_ = n
 }
@@ -3995,7 +4007,7 @@ func gomptHostScatter(gomptA *gomptdevice.HostArgs, gomptR gomptdevice.Range, _,
 	for i := gomptLo0; i < gomptHi0; i++ {
 //line checks.go:33
 		put(dst, *(*int)(unsafe.Add(gomptPIdx, i*8)), *(*float32)(unsafe.Add(gomptPSrc, i*4)))
-//line gompt_kernels.go:3999
+//line gompt_kernels.go:4011
 	}
 	_ = n
 	_ = m
@@ -4069,19 +4081,19 @@ func gomptHostSeek(gomptA *gomptdevice.HostArgs, gomptR gomptdevice.Range, _, _ 
 	for i := gomptLo0; i < gomptHi0; i++ {
 //line checks.go:61
 		j := *(*int)(unsafe.Add(gomptPIdx, i*8))
-//line gompt_kernels.go:4073
+//line gompt_kernels.go:4085
 //line checks.go:62
 		for src[j] != int32(0) {
-//line gompt_kernels.go:4076
+//line gompt_kernels.go:4088
 //line checks.go:63
 			j++
-//line gompt_kernels.go:4079
+//line gompt_kernels.go:4091
 //line checks.go:62
 		}
-//line gompt_kernels.go:4082
+//line gompt_kernels.go:4094
 //line checks.go:65
 		*(*int)(unsafe.Add(gomptPPos, i*8)) = j
-//line gompt_kernels.go:4085
+//line gompt_kernels.go:4097
 	}
 	_ = n
 	_ = m
@@ -4151,64 +4163,64 @@ func gomptHostShifts(gomptA *gomptdevice.HostArgs, gomptR gomptdevice.Range, _, 
 	for i := gomptLo0; i < gomptHi0; i++ {
 //line ints.go:70
 		x, c := *(*int64)(unsafe.Add(gomptPA, i*8)), *(*uint64)(unsafe.Add(gomptPS, i*8))
-//line gompt_kernels.go:4155
+//line gompt_kernels.go:4167
 //line ints.go:71
 		u := uint64(x)
-//line gompt_kernels.go:4158
+//line gompt_kernels.go:4170
 //line ints.go:72
 		o := (int(10) * i)
-//line gompt_kernels.go:4161
+//line gompt_kernels.go:4173
 //line ints.go:73
 		*(*int64)(unsafe.Add(gomptPOut, o*8)) = (x << c)
-//line gompt_kernels.go:4164
+//line gompt_kernels.go:4176
 //line ints.go:74
 		*(*int64)(unsafe.Add(gomptPOut, (o+int(1))*8)) = (x >> c)
-//line gompt_kernels.go:4167
+//line gompt_kernels.go:4179
 //line ints.go:75
 		*(*int64)(unsafe.Add(gomptPOut, (o+int(2))*8)) = int64((u << c))
-//line gompt_kernels.go:4170
+//line gompt_kernels.go:4182
 //line ints.go:76
 		*(*int64)(unsafe.Add(gomptPOut, (o+int(3))*8)) = int64((u >> c))
-//line gompt_kernels.go:4173
+//line gompt_kernels.go:4185
 //line ints.go:77
 		*(*int64)(unsafe.Add(gomptPOut, (o+int(4))*8)) = int64((int32(x) >> c))
-//line gompt_kernels.go:4176
+//line gompt_kernels.go:4188
 //line ints.go:78
 		*(*int64)(unsafe.Add(gomptPOut, (o+int(5))*8)) = int64((uint32(x) >> c))
-//line gompt_kernels.go:4179
+//line gompt_kernels.go:4191
 //line ints.go:79
 		*(*int64)(unsafe.Add(gomptPOut, (o+int(6))*8)) = int64((int8(x) << c))
-//line gompt_kernels.go:4182
+//line gompt_kernels.go:4194
 //line ints.go:80
 		*(*int64)(unsafe.Add(gomptPOut, (o+int(7))*8)) = int64((int16(x) >> c))
-//line gompt_kernels.go:4185
+//line gompt_kernels.go:4197
 //line ints.go:81
 		*(*int64)(unsafe.Add(gomptPOut, (o+int(8))*8)) = (((x >> 63) + ((x << 63) >> 1)) + int64((uint8(x) >> 7)))
-//line gompt_kernels.go:4188
+//line gompt_kernels.go:4200
 //line ints.go:82
 		k := int(c)
-//line gompt_kernels.go:4191
+//line gompt_kernels.go:4203
 //line ints.go:83
 		if k >= int(0) {
-//line gompt_kernels.go:4194
+//line gompt_kernels.go:4206
 //line ints.go:84
 			*(*int64)(unsafe.Add(gomptPOut, (o+int(9))*8)) = (x >> k)
-//line gompt_kernels.go:4197
+//line gompt_kernels.go:4209
 //line ints.go:83
 		}
-//line gompt_kernels.go:4200
+//line gompt_kernels.go:4212
 //line ints.go:86
 		x <<= 1
-//line gompt_kernels.go:4203
+//line gompt_kernels.go:4215
 //line ints.go:87
 		x >>= 2
-//line gompt_kernels.go:4206
+//line gompt_kernels.go:4218
 //line ints.go:88
 		u >>= c
-//line gompt_kernels.go:4209
+//line gompt_kernels.go:4221
 //line ints.go:89
 		*(*int64)(unsafe.Add(gomptPOut, o*8)) += (x + int64(u))
-//line gompt_kernels.go:4212
+//line gompt_kernels.go:4224
 	}
 	_ = n
 }
@@ -4285,51 +4297,51 @@ func gomptHostStencil2D(gomptA *gomptdevice.HostArgs, gomptR gomptdevice.Range, 
 		for x := gomptLo0; x < gomptIn0; x++ {
 //line dims.go:8
 			i := ((y * nx) + x)
-//line gompt_kernels.go:4289
+//line gompt_kernels.go:4301
 //line dims.go:9
 			if (((x == int(0)) || (y == int(0))) || (x == (nx - int(1)))) || (y == (ny - int(1))) {
-//line gompt_kernels.go:4292
+//line gompt_kernels.go:4304
 //line dims.go:10
 				*(*float32)(unsafe.Add(gomptPOut, i*4)) = *(*float32)(unsafe.Add(gomptPIn, i*4))
-//line gompt_kernels.go:4295
+//line gompt_kernels.go:4307
 //line dims.go:11
 				continue gomptPoint0
-//line gompt_kernels.go:4298
+//line gompt_kernels.go:4310
 //line dims.go:9
 			}
-//line gompt_kernels.go:4301
+//line gompt_kernels.go:4313
 //line dims.go:13
 			*(*float32)(unsafe.Add(gomptPOut, i*4)) = (*(*float32)(unsafe.Add(gomptPIn, i*4)) + (w * ((((*(*float32)(unsafe.Add(gomptPIn, (i-int(1))*4)) + *(*float32)(unsafe.Add(gomptPIn, (i+int(1))*4))) + *(*float32)(unsafe.Add(gomptPIn, (i-nx)*4))) + *(*float32)(unsafe.Add(gomptPIn, (i+nx)*4))) - (float32(4.0) * *(*float32)(unsafe.Add(gomptPIn, i*4))))))
-//line gompt_kernels.go:4304
+//line gompt_kernels.go:4316
 		}
 		for x := gomptIn0; x < gomptIn1; x++ {
 //line dims.go:8
 			i := ((y * nx) + x)
-//line gompt_kernels.go:4309
+//line gompt_kernels.go:4321
 //line dims.go:13
 			*(*float32)(unsafe.Add(gomptPOut, i*4)) = (*(*float32)(unsafe.Add(gomptPIn, i*4)) + (w * ((((*(*float32)(unsafe.Add(gomptPIn, (i-int(1))*4)) + *(*float32)(unsafe.Add(gomptPIn, (i+int(1))*4))) + *(*float32)(unsafe.Add(gomptPIn, (i-nx)*4))) + *(*float32)(unsafe.Add(gomptPIn, (i+nx)*4))) - (float32(4.0) * *(*float32)(unsafe.Add(gomptPIn, i*4))))))
-//line gompt_kernels.go:4312
+//line gompt_kernels.go:4324
 		}
 	gomptPoint2:
 		for x := gomptIn1; x < gomptHi0; x++ {
 //line dims.go:8
 			i := ((y * nx) + x)
-//line gompt_kernels.go:4318
+//line gompt_kernels.go:4330
 //line dims.go:9
 			if (((x == int(0)) || (y == int(0))) || (x == (nx - int(1)))) || (y == (ny - int(1))) {
-//line gompt_kernels.go:4321
+//line gompt_kernels.go:4333
 //line dims.go:10
 				*(*float32)(unsafe.Add(gomptPOut, i*4)) = *(*float32)(unsafe.Add(gomptPIn, i*4))
-//line gompt_kernels.go:4324
+//line gompt_kernels.go:4336
 //line dims.go:11
 				continue gomptPoint2
-//line gompt_kernels.go:4327
+//line gompt_kernels.go:4339
 //line dims.go:9
 			}
-//line gompt_kernels.go:4330
+//line gompt_kernels.go:4342
 //line dims.go:13
 			*(*float32)(unsafe.Add(gomptPOut, i*4)) = (*(*float32)(unsafe.Add(gomptPIn, i*4)) + (w * ((((*(*float32)(unsafe.Add(gomptPIn, (i-int(1))*4)) + *(*float32)(unsafe.Add(gomptPIn, (i+int(1))*4))) + *(*float32)(unsafe.Add(gomptPIn, (i-nx)*4))) + *(*float32)(unsafe.Add(gomptPIn, (i+nx)*4))) - (float32(4.0) * *(*float32)(unsafe.Add(gomptPIn, i*4))))))
-//line gompt_kernels.go:4333
+//line gompt_kernels.go:4345
 		}
 	}
 }
@@ -4403,10 +4415,10 @@ func gomptHostSumFloat32(gomptA *gomptdevice.HostArgs, gomptR gomptdevice.Range,
 		{
 //line reduce.go:13
 			gomptV = (*(*float32)(unsafe.Add(gomptPX, i*4)) * *(*float32)(unsafe.Add(gomptPY, i*4)))
-//line gompt_kernels.go:4407
+//line gompt_kernels.go:4419
 //line reduce.go:13
 			goto gomptR0
-//line gompt_kernels.go:4410
+//line gompt_kernels.go:4422
 		}
 	gomptR0:
 		gomptS0 = gomptS0 + float64(gomptV)
@@ -4414,10 +4426,10 @@ func gomptHostSumFloat32(gomptA *gomptdevice.HostArgs, gomptR gomptdevice.Range,
 			i := i + 1
 //line reduce.go:13
 			gomptV = (*(*float32)(unsafe.Add(gomptPX, i*4)) * *(*float32)(unsafe.Add(gomptPY, i*4)))
-//line gompt_kernels.go:4418
+//line gompt_kernels.go:4430
 //line reduce.go:13
 			goto gomptR1
-//line gompt_kernels.go:4421
+//line gompt_kernels.go:4433
 		}
 	gomptR1:
 		gomptS1 = gomptS1 + float64(gomptV)
@@ -4425,10 +4437,10 @@ func gomptHostSumFloat32(gomptA *gomptdevice.HostArgs, gomptR gomptdevice.Range,
 			i := i + 2
 //line reduce.go:13
 			gomptV = (*(*float32)(unsafe.Add(gomptPX, i*4)) * *(*float32)(unsafe.Add(gomptPY, i*4)))
-//line gompt_kernels.go:4429
+//line gompt_kernels.go:4441
 //line reduce.go:13
 			goto gomptR2
-//line gompt_kernels.go:4432
+//line gompt_kernels.go:4444
 		}
 	gomptR2:
 		gomptS2 = gomptS2 + float64(gomptV)
@@ -4436,10 +4448,10 @@ func gomptHostSumFloat32(gomptA *gomptdevice.HostArgs, gomptR gomptdevice.Range,
 			i := i + 3
 //line reduce.go:13
 			gomptV = (*(*float32)(unsafe.Add(gomptPX, i*4)) * *(*float32)(unsafe.Add(gomptPY, i*4)))
-//line gompt_kernels.go:4440
+//line gompt_kernels.go:4452
 //line reduce.go:13
 			goto gomptR3
-//line gompt_kernels.go:4443
+//line gompt_kernels.go:4455
 		}
 	gomptR3:
 		gomptS3 = gomptS3 + float64(gomptV)
@@ -4448,10 +4460,10 @@ func gomptHostSumFloat32(gomptA *gomptdevice.HostArgs, gomptR gomptdevice.Range,
 		{
 //line reduce.go:13
 			gomptV = (*(*float32)(unsafe.Add(gomptPX, i*4)) * *(*float32)(unsafe.Add(gomptPY, i*4)))
-//line gompt_kernels.go:4452
+//line gompt_kernels.go:4464
 //line reduce.go:13
 			goto gomptR4
-//line gompt_kernels.go:4455
+//line gompt_kernels.go:4467
 		}
 	gomptR4:
 		gomptS0 = gomptS0 + float64(gomptV)
@@ -4538,25 +4550,25 @@ func gomptHostSumFloat64In2D(gomptA *gomptdevice.HostArgs, gomptR gomptdevice.Ra
 			{
 //line reduce.go:19
 				v := *(*float64)(unsafe.Add(gomptPA, ((y*nx)+x)*8))
-//line gompt_kernels.go:4542
+//line gompt_kernels.go:4554
 //line reduce.go:20
 				if x == y {
-//line gompt_kernels.go:4545
+//line gompt_kernels.go:4557
 //line reduce.go:21
 					gomptV = (float64(2.0) * v)
-//line gompt_kernels.go:4548
+//line gompt_kernels.go:4560
 //line reduce.go:21
 					goto gomptR0
-//line gompt_kernels.go:4551
+//line gompt_kernels.go:4563
 //line reduce.go:20
 				}
-//line gompt_kernels.go:4554
+//line gompt_kernels.go:4566
 //line reduce.go:23
 				gomptV = v
-//line gompt_kernels.go:4557
+//line gompt_kernels.go:4569
 //line reduce.go:23
 				goto gomptR0
-//line gompt_kernels.go:4560
+//line gompt_kernels.go:4572
 			}
 		gomptR0:
 			gomptS0 = gomptS0 + gomptV
@@ -4564,25 +4576,25 @@ func gomptHostSumFloat64In2D(gomptA *gomptdevice.HostArgs, gomptR gomptdevice.Ra
 				x := x + 1
 //line reduce.go:19
 				v := *(*float64)(unsafe.Add(gomptPA, ((y*nx)+x)*8))
-//line gompt_kernels.go:4568
+//line gompt_kernels.go:4580
 //line reduce.go:20
 				if x == y {
-//line gompt_kernels.go:4571
+//line gompt_kernels.go:4583
 //line reduce.go:21
 					gomptV = (float64(2.0) * v)
-//line gompt_kernels.go:4574
+//line gompt_kernels.go:4586
 //line reduce.go:21
 					goto gomptR1
-//line gompt_kernels.go:4577
+//line gompt_kernels.go:4589
 //line reduce.go:20
 				}
-//line gompt_kernels.go:4580
+//line gompt_kernels.go:4592
 //line reduce.go:23
 				gomptV = v
-//line gompt_kernels.go:4583
+//line gompt_kernels.go:4595
 //line reduce.go:23
 				goto gomptR1
-//line gompt_kernels.go:4586
+//line gompt_kernels.go:4598
 			}
 		gomptR1:
 			gomptS1 = gomptS1 + gomptV
@@ -4590,25 +4602,25 @@ func gomptHostSumFloat64In2D(gomptA *gomptdevice.HostArgs, gomptR gomptdevice.Ra
 				x := x + 2
 //line reduce.go:19
 				v := *(*float64)(unsafe.Add(gomptPA, ((y*nx)+x)*8))
-//line gompt_kernels.go:4594
+//line gompt_kernels.go:4606
 //line reduce.go:20
 				if x == y {
-//line gompt_kernels.go:4597
+//line gompt_kernels.go:4609
 //line reduce.go:21
 					gomptV = (float64(2.0) * v)
-//line gompt_kernels.go:4600
+//line gompt_kernels.go:4612
 //line reduce.go:21
 					goto gomptR2
-//line gompt_kernels.go:4603
+//line gompt_kernels.go:4615
 //line reduce.go:20
 				}
-//line gompt_kernels.go:4606
+//line gompt_kernels.go:4618
 //line reduce.go:23
 				gomptV = v
-//line gompt_kernels.go:4609
+//line gompt_kernels.go:4621
 //line reduce.go:23
 				goto gomptR2
-//line gompt_kernels.go:4612
+//line gompt_kernels.go:4624
 			}
 		gomptR2:
 			gomptS2 = gomptS2 + gomptV
@@ -4616,25 +4628,25 @@ func gomptHostSumFloat64In2D(gomptA *gomptdevice.HostArgs, gomptR gomptdevice.Ra
 				x := x + 3
 //line reduce.go:19
 				v := *(*float64)(unsafe.Add(gomptPA, ((y*nx)+x)*8))
-//line gompt_kernels.go:4620
+//line gompt_kernels.go:4632
 //line reduce.go:20
 				if x == y {
-//line gompt_kernels.go:4623
+//line gompt_kernels.go:4635
 //line reduce.go:21
 					gomptV = (float64(2.0) * v)
-//line gompt_kernels.go:4626
+//line gompt_kernels.go:4638
 //line reduce.go:21
 					goto gomptR3
-//line gompt_kernels.go:4629
+//line gompt_kernels.go:4641
 //line reduce.go:20
 				}
-//line gompt_kernels.go:4632
+//line gompt_kernels.go:4644
 //line reduce.go:23
 				gomptV = v
-//line gompt_kernels.go:4635
+//line gompt_kernels.go:4647
 //line reduce.go:23
 				goto gomptR3
-//line gompt_kernels.go:4638
+//line gompt_kernels.go:4650
 			}
 		gomptR3:
 			gomptS3 = gomptS3 + gomptV
@@ -4643,25 +4655,25 @@ func gomptHostSumFloat64In2D(gomptA *gomptdevice.HostArgs, gomptR gomptdevice.Ra
 			{
 //line reduce.go:19
 				v := *(*float64)(unsafe.Add(gomptPA, ((y*nx)+x)*8))
-//line gompt_kernels.go:4647
+//line gompt_kernels.go:4659
 //line reduce.go:20
 				if x == y {
-//line gompt_kernels.go:4650
+//line gompt_kernels.go:4662
 //line reduce.go:21
 					gomptV = (float64(2.0) * v)
-//line gompt_kernels.go:4653
+//line gompt_kernels.go:4665
 //line reduce.go:21
 					goto gomptR4
-//line gompt_kernels.go:4656
+//line gompt_kernels.go:4668
 //line reduce.go:20
 				}
-//line gompt_kernels.go:4659
+//line gompt_kernels.go:4671
 //line reduce.go:23
 				gomptV = v
-//line gompt_kernels.go:4662
+//line gompt_kernels.go:4674
 //line reduce.go:23
 				goto gomptR4
-//line gompt_kernels.go:4665
+//line gompt_kernels.go:4677
 			}
 		gomptR4:
 			gomptS0 = gomptS0 + gomptV
@@ -4745,10 +4757,10 @@ func gomptHostSumInt64(gomptA *gomptdevice.HostArgs, gomptR gomptdevice.Range, g
 		{
 //line reduce.go:8
 			gomptV = (*(*int64)(unsafe.Add(gomptPA, i*8)) * int64(3458764513820540929))
-//line gompt_kernels.go:4749
+//line gompt_kernels.go:4761
 //line reduce.go:8
 			goto gomptR0
-//line gompt_kernels.go:4752
+//line gompt_kernels.go:4764
 		}
 	gomptR0:
 		gomptS0 = gomptS0 + gomptV
@@ -4756,10 +4768,10 @@ func gomptHostSumInt64(gomptA *gomptdevice.HostArgs, gomptR gomptdevice.Range, g
 			i := i + 1
 //line reduce.go:8
 			gomptV = (*(*int64)(unsafe.Add(gomptPA, i*8)) * int64(3458764513820540929))
-//line gompt_kernels.go:4760
+//line gompt_kernels.go:4772
 //line reduce.go:8
 			goto gomptR1
-//line gompt_kernels.go:4763
+//line gompt_kernels.go:4775
 		}
 	gomptR1:
 		gomptS1 = gomptS1 + gomptV
@@ -4767,10 +4779,10 @@ func gomptHostSumInt64(gomptA *gomptdevice.HostArgs, gomptR gomptdevice.Range, g
 			i := i + 2
 //line reduce.go:8
 			gomptV = (*(*int64)(unsafe.Add(gomptPA, i*8)) * int64(3458764513820540929))
-//line gompt_kernels.go:4771
+//line gompt_kernels.go:4783
 //line reduce.go:8
 			goto gomptR2
-//line gompt_kernels.go:4774
+//line gompt_kernels.go:4786
 		}
 	gomptR2:
 		gomptS2 = gomptS2 + gomptV
@@ -4778,10 +4790,10 @@ func gomptHostSumInt64(gomptA *gomptdevice.HostArgs, gomptR gomptdevice.Range, g
 			i := i + 3
 //line reduce.go:8
 			gomptV = (*(*int64)(unsafe.Add(gomptPA, i*8)) * int64(3458764513820540929))
-//line gompt_kernels.go:4782
+//line gompt_kernels.go:4794
 //line reduce.go:8
 			goto gomptR3
-//line gompt_kernels.go:4785
+//line gompt_kernels.go:4797
 		}
 	gomptR3:
 		gomptS3 = gomptS3 + gomptV
@@ -4790,10 +4802,10 @@ func gomptHostSumInt64(gomptA *gomptdevice.HostArgs, gomptR gomptdevice.Range, g
 		{
 //line reduce.go:8
 			gomptV = (*(*int64)(unsafe.Add(gomptPA, i*8)) * int64(3458764513820540929))
-//line gompt_kernels.go:4794
+//line gompt_kernels.go:4806
 //line reduce.go:8
 			goto gomptR4
-//line gompt_kernels.go:4797
+//line gompt_kernels.go:4809
 		}
 	gomptR4:
 		gomptS0 = gomptS0 + gomptV
@@ -4881,20 +4893,20 @@ func gomptHostTeamGather(gomptA *gomptdevice.HostArgs, gomptR gomptdevice.Range,
 	for t := gomptLo0; t < gomptHi0; t++ {
 //line checks.go:82
 		var buf [64]float32
-//line gompt_kernels.go:4885
+//line gompt_kernels.go:4897
 		_ = buf
 		for gomptJ := 0; gomptJ < 64; gomptJ++ {
 			th := gomptJ
 //line checks.go:83
 			buf[th] = src[*(*int)(unsafe.Add(gomptPIdx, ((t*int(64))+th)*8))]
-//line gompt_kernels.go:4891
+//line gompt_kernels.go:4903
 		}
 		// barrier
 		for gomptJ := 0; gomptJ < 64; gomptJ++ {
 			th := gomptJ
 //line checks.go:85
 			*(*float32)(unsafe.Add(gomptPOut, ((t*int(64))+th)*4)) = buf[*(*int)(unsafe.Add(gomptPAt, ((t*int(64))+th)*8))]
-//line gompt_kernels.go:4898
+//line gompt_kernels.go:4910
 		}
 	}
 	_ = teams
@@ -4975,15 +4987,15 @@ func gomptHostTeamReverse(gomptA *gomptdevice.HostArgs, gomptR gomptdevice.Range
 	for t := gomptLo0; t < gomptHi0; t++ {
 //line team.go:13
 		var buf [64]int32
-//line gompt_kernels.go:4979
+//line gompt_kernels.go:4991
 		_ = buf
 //line team.go:14
 		var part [64]int64
-//line gompt_kernels.go:4983
+//line gompt_kernels.go:4995
 		_ = part
 //line team.go:15
 		base := (t * int(64))
-//line gompt_kernels.go:4987
+//line gompt_kernels.go:4999
 		_ = base
 		for gomptJ := 0; gomptJ < 64; gomptJ++ {
 			th := gomptJ
@@ -4993,33 +5005,33 @@ func gomptHostTeamReverse(gomptA *gomptdevice.HostArgs, gomptR gomptdevice.Range
 			th := gomptJ
 //line team.go:17
 			buf[th] = gomptT1Mine[gomptJ]
-//line gompt_kernels.go:4997
+//line gompt_kernels.go:5009
 		}
 		for gomptJ := 0; gomptJ < 64; gomptJ++ {
 			th := gomptJ
 //line team.go:18
 			part[th] = int64(gomptT1Mine[gomptJ])
-//line gompt_kernels.go:5003
+//line gompt_kernels.go:5015
 		}
 		// barrier
 		for gomptJ := 0; gomptJ < 64; gomptJ++ {
 			th := gomptJ
 //line team.go:20
 			*(*int32)(unsafe.Add(gomptPOut, (base+th)*4)) = (buf[(int(63)-th)] - gomptT1Mine[gomptJ])
-//line gompt_kernels.go:5010
+//line gompt_kernels.go:5022
 		}
 		for s := int(32); s > int(0); s /= int(2) {
 			for gomptJ := 0; gomptJ < 64; gomptJ++ {
 				th := gomptJ
 //line team.go:22
 				if th < s {
-//line gompt_kernels.go:5017
+//line gompt_kernels.go:5029
 //line team.go:23
 					part[th] += part[(th + s)]
-//line gompt_kernels.go:5020
+//line gompt_kernels.go:5032
 //line team.go:22
 				}
-//line gompt_kernels.go:5023
+//line gompt_kernels.go:5035
 			}
 			// barrier
 		}
@@ -5028,14 +5040,14 @@ func gomptHostTeamReverse(gomptA *gomptdevice.HostArgs, gomptR gomptdevice.Range
 				th := gomptJ
 //line team.go:28
 				buf[th] = (-buf[th])
-//line gompt_kernels.go:5032
+//line gompt_kernels.go:5044
 			}
 			// barrier
 			for gomptJ := 0; gomptJ < 64; gomptJ++ {
 				th := gomptJ
 //line team.go:30
 				*(*int32)(unsafe.Add(gomptPOut, (base+th)*4)) += buf[((th + int(1)) % int(64))]
-//line gompt_kernels.go:5039
+//line gompt_kernels.go:5051
 			}
 		} else {
 			// barrier
@@ -5044,13 +5056,13 @@ func gomptHostTeamReverse(gomptA *gomptdevice.HostArgs, gomptR gomptdevice.Range
 			th := gomptJ
 //line team.go:34
 			if th == int(0) {
-//line gompt_kernels.go:5048
+//line gompt_kernels.go:5060
 //line team.go:35
 				*(*int64)(unsafe.Add(gomptPSums, t*8)) = (part[int(0)] + int64(gomptT1Mine[gomptJ]))
-//line gompt_kernels.go:5051
+//line gompt_kernels.go:5063
 //line team.go:34
 			}
-//line gompt_kernels.go:5054
+//line gompt_kernels.go:5066
 		}
 	}
 	_ = gomptT1Mine
@@ -5118,22 +5130,22 @@ func gomptHostTranscendental(gomptA *gomptdevice.HostArgs, gomptR gomptdevice.Ra
 	for i := gomptLo0; i < gomptHi0; i++ {
 //line floats.go:99
 		x := *(*float64)(unsafe.Add(gomptPA, i*8))
-//line gompt_kernels.go:5122
+//line gompt_kernels.go:5134
 //line floats.go:100
 		v := (((((gomptmath.Exp(x) + gomptmath.Log(x)) + gomptmath.Pow(x, float64(1.5))) + gomptmath.Sin(x)) + gomptmath.Cos(x)) + gomptmath.Tanh(x))
-//line gompt_kernels.go:5125
+//line gompt_kernels.go:5137
 //line floats.go:101
 		v += (((((gomptmath.Exp2(x) + gomptmath.Log2(x)) + gomptmath.Log10(x)) + gomptmath.Log1p(x)) + gomptmath.Expm1(x)) + gomptmath.Atan2(x, float64(2.0)))
-//line gompt_kernels.go:5128
+//line gompt_kernels.go:5140
 //line floats.go:102
 		v += (((((gomptmath.Atan(x) + gomptmath.Asin((x / float64(4.0)))) + gomptmath.Acos((x / float64(4.0)))) + gomptmath.Sinh(x)) + gomptmath.Cosh(x)) + gomptmath.Tan(x))
-//line gompt_kernels.go:5131
+//line gompt_kernels.go:5143
 //line floats.go:103
 		v += ((((((gomptmath.Cbrt(x) + gomptmath.Hypot(x, float64(3.0))) + gomptmath.Erf(x)) + gomptmath.Erfc(x)) + gomptmath.Asinh(x)) + gomptmath.Acosh((x + float64(1.0)))) + gomptmath.Atanh((x / float64(4.0))))
-//line gompt_kernels.go:5134
+//line gompt_kernels.go:5146
 //line floats.go:104
 		*(*float32)(unsafe.Add(gomptPOut, i*4)) = float32(v)
-//line gompt_kernels.go:5137
+//line gompt_kernels.go:5149
 	}
 	_ = n
 }
@@ -5202,7 +5214,7 @@ func gomptHostTranspose(gomptA *gomptdevice.HostArgs, gomptR gomptdevice.Range, 
 		for x := gomptLo0; x < gomptHi0; x++ {
 //line dims.go:64
 			*(*uint8)(unsafe.Add(gomptPOut, ((x*ny)+y)*1)) = (*(*uint8)(unsafe.Add(gomptPIn, ((y*nx)+x)*1)) + uint8(1))
-//line gompt_kernels.go:5206
+//line gompt_kernels.go:5218
 		}
 	}
 }
@@ -5270,109 +5282,109 @@ gomptPoint0:
 	for i := gomptLo0; i < gomptHi0; i++ {
 //line tricky.go:11
 		o := (int(8) * i)
-//line gompt_kernels.go:5274
+//line gompt_kernels.go:5286
 //line tricky.go:12
 		long := *(*int64)(unsafe.Add(gomptPKernel, i*8))
-//line gompt_kernels.go:5277
+//line gompt_kernels.go:5289
 //line tricky.go:13
 		double := (float64(long) * global)
-//line gompt_kernels.go:5280
+//line gompt_kernels.go:5292
 //line tricky.go:14
 		sqrt := gomptmath.Sqrt(gomptmath.Abs(double))
-//line gompt_kernels.go:5283
+//line gompt_kernels.go:5295
 //line tricky.go:15
 		*(*int64)(unsafe.Add(gomptPOut, o*8)) = int64((sqrt * float64(1000.0)))
-//line gompt_kernels.go:5286
+//line gompt_kernels.go:5298
 //line tricky.go:16
 		{
-//line gompt_kernels.go:5289
+//line gompt_kernels.go:5301
 //line tricky.go:17
 			n := int(3)
-//line gompt_kernels.go:5292
+//line gompt_kernels.go:5304
 //line tricky.go:18
 			*(*int64)(unsafe.Add(gomptPOut, (o+int(1))*8)) = (int64(n) + long)
-//line gompt_kernels.go:5295
+//line gompt_kernels.go:5307
 //line tricky.go:16
 		}
-//line gompt_kernels.go:5298
+//line gompt_kernels.go:5310
 //line tricky.go:20
 		var a, b int = int(0), int(10)
-//line gompt_kernels.go:5301
+//line gompt_kernels.go:5313
 //line tricky.go:21
 		for a, b = int(0), int(10); a < b; a, b = (a + int(1)), (b - int(2)) {
-//line gompt_kernels.go:5304
+//line gompt_kernels.go:5316
 //line tricky.go:22
 			*(*int64)(unsafe.Add(gomptPOut, (o+int(2))*8)) += (int64((a * b)) ^ long)
-//line gompt_kernels.go:5307
+//line gompt_kernels.go:5319
 //line tricky.go:21
 		}
-//line gompt_kernels.go:5310
+//line gompt_kernels.go:5322
 //line tricky.go:24
 		*(*int64)(unsafe.Add(gomptPOut, (o+int(3))*8)) = long
-//line gompt_kernels.go:5313
+//line gompt_kernels.go:5325
 //line tricky.go:25
 		*(*int64)(unsafe.Add(gomptPOut, (o+int(3))*8)) <<= 2
-//line gompt_kernels.go:5316
+//line gompt_kernels.go:5328
 //line tricky.go:26
 		*(*int64)(unsafe.Add(gomptPOut, (o+int(3))*8)) &^= int64(5)
-//line gompt_kernels.go:5319
+//line gompt_kernels.go:5331
 //line tricky.go:27
 		*(*int64)(unsafe.Add(gomptPOut, (o+int(3))*8))++
-//line gompt_kernels.go:5322
+//line gompt_kernels.go:5334
 //line tricky.go:28
 		*(*int64)(unsafe.Add(gomptPOut, (o+int(3))*8)) %= int64(1000003)
-//line gompt_kernels.go:5325
+//line gompt_kernels.go:5337
 //line tricky.go:29
 		var cnt uint8
-//line gompt_kernels.go:5328
+//line gompt_kernels.go:5340
 //line tricky.go:30
 		for k := range uint8(200) {
-//line gompt_kernels.go:5331
+//line gompt_kernels.go:5343
 //line tricky.go:31
 			cnt += k
-//line gompt_kernels.go:5334
+//line gompt_kernels.go:5346
 //line tricky.go:30
 		}
-//line gompt_kernels.go:5337
+//line gompt_kernels.go:5349
 //line tricky.go:33
 		*(*int64)(unsafe.Add(gomptPOut, (o+int(4))*8)) = (int64(cnt) + int64((^uint8(long))))
-//line gompt_kernels.go:5340
+//line gompt_kernels.go:5352
 //line tricky.go:34
 		half, flag := (long > int64(0)), (!((long % int64(2)) == int64(0)))
-//line gompt_kernels.go:5343
+//line gompt_kernels.go:5355
 //line tricky.go:35
 		if half == flag {
-//line gompt_kernels.go:5346
+//line gompt_kernels.go:5358
 //line tricky.go:36
 			*(*int64)(unsafe.Add(gomptPOut, (o+int(5))*8)) = int64(1)
-//line gompt_kernels.go:5349
+//line gompt_kernels.go:5361
 //line tricky.go:35
 		}
-//line gompt_kernels.go:5352
+//line gompt_kernels.go:5364
 //line tricky.go:38
 		*(*int64)(unsafe.Add(gomptPOut, (o+int(6))*8)) = (min(long, int64(a), int64(b), int64(7)) + max(long, int64(-3)))
-//line gompt_kernels.go:5355
+//line gompt_kernels.go:5367
 //line tricky.go:39
 		for j := range int(5) {
-//line gompt_kernels.go:5358
+//line gompt_kernels.go:5370
 //line tricky.go:40
 			if int64(j) == (long % int64(5)) {
-//line gompt_kernels.go:5361
+//line gompt_kernels.go:5373
 //line tricky.go:41
 				*(*int64)(unsafe.Add(gomptPOut, (o+int(7))*8)) = ((int64(j) + int64((float64(314.1592653589793) * float64((j + int(1)))))) + int64(1000000000000000000))
-//line gompt_kernels.go:5364
+//line gompt_kernels.go:5376
 //line tricky.go:42
 				continue gomptPoint0
-//line gompt_kernels.go:5367
+//line gompt_kernels.go:5379
 //line tricky.go:40
 			}
-//line gompt_kernels.go:5370
+//line gompt_kernels.go:5382
 //line tricky.go:39
 		}
-//line gompt_kernels.go:5373
+//line gompt_kernels.go:5385
 //line tricky.go:45
 		*(*int64)(unsafe.Add(gomptPOut, (o+int(7))*8)) = (-long)
-//line gompt_kernels.go:5376
+//line gompt_kernels.go:5388
 	}
 	_ = n
 }
@@ -5444,34 +5456,34 @@ func gomptHostUint64Ops(gomptA *gomptdevice.HostArgs, gomptR gomptdevice.Range, 
 	for i := gomptLo0; i < gomptHi0; i++ {
 //line ints.go:53
 		x, y := *(*uint64)(unsafe.Add(gomptPA, i*8)), *(*uint64)(unsafe.Add(gomptPB, i*8))
-//line gompt_kernels.go:5448
+//line gompt_kernels.go:5460
 //line ints.go:54
 		o := (int(6) * i)
-//line gompt_kernels.go:5451
+//line gompt_kernels.go:5463
 //line ints.go:55
 		*(*uint64)(unsafe.Add(gomptPOut, o*8)) = (x + y)
-//line gompt_kernels.go:5454
+//line gompt_kernels.go:5466
 //line ints.go:56
 		*(*uint64)(unsafe.Add(gomptPOut, (o+int(1))*8)) = (x - y)
-//line gompt_kernels.go:5457
+//line gompt_kernels.go:5469
 //line ints.go:57
 		*(*uint64)(unsafe.Add(gomptPOut, (o+int(2))*8)) = (x * y)
-//line gompt_kernels.go:5460
+//line gompt_kernels.go:5472
 //line ints.go:58
 		if y != uint64(0) {
-//line gompt_kernels.go:5463
+//line gompt_kernels.go:5475
 //line ints.go:59
 			*(*uint64)(unsafe.Add(gomptPOut, (o+int(3))*8)) = (x / y)
-//line gompt_kernels.go:5466
+//line gompt_kernels.go:5478
 //line ints.go:60
 			*(*uint64)(unsafe.Add(gomptPOut, (o+int(4))*8)) = (x % y)
-//line gompt_kernels.go:5469
+//line gompt_kernels.go:5481
 //line ints.go:58
 		}
-//line gompt_kernels.go:5472
+//line gompt_kernels.go:5484
 //line ints.go:62
 		*(*uint64)(unsafe.Add(gomptPOut, (o+int(5))*8)) = (-x)
-//line gompt_kernels.go:5475
+//line gompt_kernels.go:5487
 	}
 	_ = n
 }

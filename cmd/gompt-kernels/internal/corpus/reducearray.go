@@ -9,6 +9,8 @@ func Hist256(i int, n int, v []uint8, h []uint32, s []int64) {
 	b := v[i]
 	h[b]++
 	s[b%16] += int64(b) - 3
+	s[15-b%16] -= int64(i & 7)
+	h[b^0x80]--
 }
 
 // Extremes keeps, per bin, the least and greatest of v (float64 and
@@ -36,5 +38,6 @@ func Extremes(i int, n int, v []float64, k []int32, lo []float64, hi []float32, 
 //gompt:kernel dims=n reduce(s)=+ reduce(p)=* len(s)=32 len(p)=8
 func FloatBins(i int, n int, v []float32, s []float32, p []float64) {
 	s[i&31] += v[i]
+	s[(i+7)&31] -= v[i] * 0.25
 	p[i&7] *= 1 + float64(v[i]-1)/1024
 }
