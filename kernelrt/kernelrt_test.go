@@ -120,6 +120,11 @@ func TestMergeConcurrently(t *testing.T) {
 	assert.True(t, math.Signbit(float64(lo[4])), "-0 is less than +0")
 	assert.Equal(t, []uint64{uint64(teams-1) << 40, 0, 7, math.MaxUint64, 0}, hi)
 	assert.Equal(t, []int{200 * teams, 0, 400 * teams, 0, 600 * teams}, many)
+	negz := math.Copysign(0, -1)
+	z := []float64{negz, negz}
+	MergeSum(z, []float64{0, negz}, negz)
+	assert.False(t, math.Signbit(z[0]), "-0 + a copy of +0 is +0: merged, though +0 == -0")
+	assert.True(t, math.Signbit(z[1]), "a copy at the identity's bits is skipped")
 	assert.PanicsWithValue(t, "kernelrt: an array reduction's elements are 32 or 64 bits wide, not 16", func() {
 		MergeSum([]int16{1}, []int16{2}, 0)
 	})

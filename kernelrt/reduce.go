@@ -80,7 +80,8 @@ func Max[T Number](first T, partial []T) T {
 
 // MergeSum adds a team's private copy priv of an array reduction into buf,
 // element by element, each add atomic (the teams merge at the same time);
-// elements still at the identity id are skipped. T is 32 or 64 bits wide.
+// elements with the bits of the identity id are skipped (a float sum's
+// identity is -0). T is 32 or 64 bits wide.
 func MergeSum[T Number](buf, priv []T, id T) {
 	one := T(1)
 	if one/2 != 0 { // a float
@@ -92,7 +93,7 @@ func MergeSum[T Number](buf, priv []T, id T) {
 	// compare-and-swap loop (a histogram of 2^24 values on host:0: 5.0
 	// ms, 5.6-6.0 ms with the loop).
 	for i, v := range priv[:len(buf)] {
-		if v == 0 {
+		if sameBits(v, id) {
 			continue
 		}
 		switch unsafe.Sizeof(v) {
@@ -125,10 +126,23 @@ func MergeMax[T Number](buf, priv []T, id T) {
 
 func merge[T Number](buf, priv []T, id T, combine func(a, b T) T) {
 	for i, v := range priv[:len(buf)] {
-		if v != id {
+		if !sameBits(v, id) {
 			update(&buf[i], v, combine)
 		}
 	}
+}
+
+// sameBits reports whether a and b have the same bits: a float sum's
+// identity is -0, and a copy holding +0 must still be merged (-0 + +0 is
+// +0).
+func sameBits[T Number](a, b T) bool {
+	switch unsafe.Sizeof(a) {
+	case 4:
+		return *(*uint32)(unsafe.Pointer(&a)) == *(*uint32)(unsafe.Pointer(&b))
+	case 8:
+		return *(*uint64)(unsafe.Pointer(&a)) == *(*uint64)(unsafe.Pointer(&b))
+	}
+	return a == b
 }
 
 // update sets *p to combine(*p, v) with a compare-and-swap loop on its

@@ -25,7 +25,7 @@ func (g *gen) openCL(k *kernel) string {
 	for _, h := range g.helpersOf(k.fn) {
 		funcs = append(funcs, (&cfunc{g: g, f: h, pre: pre, file: file}).emit())
 	}
-	if len(k.decl.Body.List) > 0 || k.reduce != "" {
+	if len(k.decl.Body.List) > 0 || k.reduce != "" || len(k.reduceArrays) > 0 {
 		funcs = append(funcs, (&cfunc{g: g, f: k.fn, pre: pre, file: file}).emit())
 	}
 	var entry string

@@ -73,7 +73,8 @@ The directive, in the function's doc comment:
             an array reduction: the points combine values into buf's elements with
             the operator, and do nothing else to buf: buf[b] += v, -= v, ++ or --;
             buf[b] *= v; buf[b] = min(buf[b], v, ...); buf[b] = max(buf[b], v, ...)
-            (the index written the same way twice, calling nothing but conversions).
+            (for min and max the index is written the same way on both sides and
+            calls nothing but conversions: the device evaluates it once).
             Elements are int32, uint32, int64, uint64, int, uint, float32 or float64.
             Each team combines into a private copy at the operator's identity
             (OpenCL __local memory, local atomics or compare-and-swap loops; an
@@ -81,8 +82,8 @@ The directive, in the function's doc comment:
             the result is buf's values combined with the points'. Integers, and
             floats' min and max, are exact on every device; float sums and products
             are combined in another order. One dimension; len(buf)= a whole number
-            up to 16384. The launcher runs kernelrt.Teams(n) teams of
-            kernelrt.MaxThreads threads.
+            up to 16384, the private copies together at most 48 KiB. The launcher
+            runs kernelrt.Teams(n) teams of kernelrt.MaxThreads threads.
 
 	//gompt:kernel dims=n reduce(h)=+ len(h)=256
 	func Histogram(i int, n int, v []uint8, h []uint32) { h[v[i]]++ }

@@ -18,19 +18,30 @@ import (
 // combines its copy into h once, atomically. The result is h's values
 // combined with the points', exact for integers and for min and max.
 
-// maxReduceLen is the largest array reduction: 16384 elements (64 KiB of
-// 32-bit elements, a GPU's local memory per work-group).
-const maxReduceLen = 16384
+// maxReduceLen is the largest array reduction: 16384 elements, and
+// maxReduceBytes the most local memory a kernel's private copies take
+// together: 48 KiB, the static shared memory of a CUDA block (NVIDIA's
+// OpenCL reports the same); POCL has more, a GPU not always.
+const (
+	maxReduceLen   = 16384
+	maxReduceBytes = 48 << 10
+)
 
 // reduceArrayKernel checks a kernel's reduce(buf)= arrays: a 1-D map
 // kernel, each a buffer of 32- or 64-bit integers or floats with a
 // constant len(buf)=.
 func (g *gen) reduceArrayKernel(k *kernel, lenExprs map[*param]string) bool {
 	if k.reduce != "" || k.team > 0 || len(k.dims) != 1 {
-		g.errs.add(k.dirPos, "//gompt:kernel: reduce(BUF)= is for a map kernel with one dimension (dims=n), without reduce= or team=")
+		for _, p := range k.args() {
+			if op := k.reduceArrays[p]; op != "" {
+				g.errs.add(k.dirPos, "//gompt:kernel: reduce(%s)=%s: an array reduction is a map kernel with one dimension (dims=n), without reduce= or team=", p.name, op)
+				break
+			}
+		}
 		return false
 	}
 	k.reduceLen = map[*param]int{}
+	bytes := 0
 	for _, p := range k.args() {
 		op := k.reduceArrays[p]
 		if op == "" {
@@ -59,6 +70,14 @@ func (g *gen) reduceArrayKernel(k *kernel, lenExprs map[*param]string) bool {
 			return false
 		}
 		k.reduceLen[p] = n
+		bytes += n * p.t.bits() / 8
+		// The launcher maps it both ways and the entry merges into it,
+		// whatever the body does (an empty one included).
+		p.read, p.written = true, true
+	}
+	if bytes > maxReduceBytes {
+		g.errs.add(k.dirPos, "//gompt:kernel: the array reductions' private copies take %d bytes of local memory per team, more than %d (48 KiB, the most a CUDA block has without opting in); make len(BUF)= smaller", bytes, maxReduceBytes)
+		return false
 	}
 	return true
 }
@@ -367,7 +386,7 @@ func (g *gen) reduceArrayEntry(k *kernel, pre *prelude) string {
 			op := k.reduceArrays[p]
 			line("for (long gompt_l = %s; gompt_l < %d && gompt_l < gompt_len_%s; gompt_l += %s) {", lid, k.reduceLen[p], names[p], lsz)
 			line("  %s gompt_v = gompt_r_%s[gompt_l];", p.t.c(), names[p])
-			line("  if (gompt_v != %s) %s(&%s[gompt_l], gompt_v);", identityC(op, p.t), pre.reduceAtomic(op, p.t, "__global"), names[p])
+			line("  if (%s) %s(&%s[gompt_l], gompt_v);", notIdentityC(op, p.t, "gompt_v"), pre.reduceAtomic(op, p.t, "__global"), names[p])
 			line("}")
 		}
 	}
@@ -380,7 +399,7 @@ func (g *gen) reduceArrayEntry(k *kernel, pre *prelude) string {
 	line("if (gompt_lid == 0) {")
 	w.depth++
 	for _, p := range arrays {
-		line("for (long gompt_l = 0; gompt_l < %d; gompt_l++) gompt_r_%s[gompt_l] = %s;", k.reduceLen[p], names[p], identityC(k.reduceArrays[p], p.t))
+		line("for (long gompt_l = 0; gompt_l < %d; gompt_l++) gompt_r_%s[gompt_l] = %s;", k.reduceLen[p], names[p], arrayIdentityC(k.reduceArrays[p], p.t))
 	}
 	line("long gompt_chunk = (%s - 1) / (long)get_num_groups(0) + 1;", n)
 	line("long gompt_lo = (long)get_group_id(0) * gompt_chunk;")
@@ -396,7 +415,7 @@ func (g *gen) reduceArrayEntry(k *kernel, pre *prelude) string {
 	line("}")
 	line("#else")
 	for _, p := range arrays {
-		line("for (long gompt_l = gompt_lid; gompt_l < %d; gompt_l += gompt_lsz) gompt_r_%s[gompt_l] = %s;", k.reduceLen[p], names[p], identityC(k.reduceArrays[p], p.t))
+		line("for (long gompt_l = gompt_lid; gompt_l < %d; gompt_l += gompt_lsz) gompt_r_%s[gompt_l] = %s;", k.reduceLen[p], names[p], arrayIdentityC(k.reduceArrays[p], p.t))
 	}
 	line("barrier(CLK_LOCAL_MEM_FENCE);")
 	line("for (long gompt_i0 = (long)get_global_id(0); gompt_i0 < %s; gompt_i0 += (long)get_global_size(0)) {", n)
@@ -411,6 +430,40 @@ func (g *gen) reduceArrayEntry(k *kernel, pre *prelude) string {
 	w.depth--
 	line("}")
 	return w.sb.String()
+}
+
+// arrayIdentityC is the identity a team's copy of an array reduction
+// starts from, in C: a float sum's is -0, as x + -0 is x for every x (+0
+// would turn an element's -0 into +0 where no point added to it).
+func arrayIdentityC(op string, t scalar) string {
+	if t.isFloat() && op == "+" {
+		return "((" + t.c() + ")-0.0)"
+	}
+	return identityC(op, t)
+}
+
+// notIdentityC is the C test that value v of a team's copy is not the
+// identity, which its merge skips: on a float's bits (a -0 sum skipped,
+// a +0 one merged: -0 + +0 is +0).
+func notIdentityC(op string, t scalar, v string) string {
+	id := arrayIdentityC(op, t)
+	if t.isFloat() {
+		as := "as_uint"
+		if t.bits() == 64 {
+			as = "as_ulong"
+		}
+		return as + "(" + v + ") != " + as + "(" + id + ")"
+	}
+	return v + " != " + id
+}
+
+// arrayGoIdentity is arrayIdentityC in the Go image.
+func arrayGoIdentity(w *goWriter, op string, t scalar) string {
+	if t.isFloat() && op == "+" {
+		w.imports["math"] = "gomptmath"
+		return "gomptmath.Copysign(0, -1)"
+	}
+	return goIdentity(w, op, t)
 }
 
 // reduceArraysHost makes the Go image's private copies of its reduction
@@ -429,7 +482,7 @@ func (g *gen) reduceArraysHost(w *goWriter, k *kernel) func() {
 			name := upperFirst(p.name)
 			w.p("gomptRB%s := %s", name, p.name)
 			w.p("var gomptRA%s [%d]%s", name, k.reduceLen[p], p.t.goName())
-			if id := goIdentity(w, k.reduceArrays[p], p.t); id != "0" {
+			if id := arrayGoIdentity(w, k.reduceArrays[p], p.t); id != "0" {
 				w.p("for gomptI := range gomptRA%s {", name)
 				w.p("gomptRA%s[gomptI] = %s(%s)", name, p.t.goName(), id)
 				w.p("}")
@@ -442,7 +495,7 @@ func (g *gen) reduceArraysHost(w *goWriter, k *kernel) func() {
 			op := k.reduceArrays[p]
 			name := upperFirst(p.name)
 			merge := map[string]string{"+": "MergeSum", "*": "MergeProd", "min": "MergeMin", "max": "MergeMax"}[op]
-			w.p("gomptrt.%s(gomptRB%s, gomptRA%s[:], %s(%s))", merge, name, name, p.t.goName(), goIdentity(w, op, p.t))
+			w.p("gomptrt.%s(gomptRB%s, gomptRA%s[:], %s(%s))", merge, name, name, p.t.goName(), arrayGoIdentity(w, op, p.t))
 		}
 	}
 }

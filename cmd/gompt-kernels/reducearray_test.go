@@ -47,13 +47,19 @@ func Min(i int, n int, v []int32, h []int32) {
 //gompt:kernel dims=n reduce(f)=+ len(f)=4 // want "reduce(f)=+: f is a []int16; an array reduction's elements are int32, uint32, int64, uint64, int, uint, float32 or float64"
 func Small(i int, n int, f []int16) { f[0] += 1 }
 
+//gompt:kernel dims=n reduce(h)=max reduce(g)=min len(h)=4096 len(g)=4096 // want "the array reductions' private copies take 65536 bytes of local memory per team, more than 49152"
+func TooBig(i int, n int, h, g []float64) { h[0] = max(h[0], 1); g[0] = min(g[0], 1) }
+
+//gompt:kernel dims=n reduce(h)=+ len(h)=12288
+func Fits(i int, n int, h []uint32) { h[i%12288]++ }
+
 //gompt:kernel dims=n reduce(h)=+ // want "reduce(h)=+ needs len(h)=N, a whole number from 1 to 16384"
 func NoLen(i int, n int, h []uint32) { h[0]++ }
 
 //gompt:kernel dims=n reduce(h)=or len(h)=4 // want "reduce(h)=or: want reduce(h)=+, reduce(h)=*, reduce(h)=min or reduce(h)=max"
 func Or(i int, n int, h []uint32) { h[0]++ }
 
-//gompt:kernel dims=nx,ny reduce(h)=+ len(h)=4 // want "reduce(BUF)= is for a map kernel with one dimension"
+//gompt:kernel dims=nx,ny reduce(h)=+ len(h)=4 // want "reduce(h)=+: an array reduction is a map kernel with one dimension"
 func TwoD(x, y int, nx, ny int, h []uint32) { h[0]++ }
 `)
 }

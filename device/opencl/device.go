@@ -213,7 +213,7 @@ func newDevice(n int, p cl.PlatformID, pname string, id cl.DeviceID) (*clDevice,
 		{Key: "extensions", Value: strconv.Itoa(len(exts))},
 		{Key: "clock_source", Value: clock},
 		{Key: "staging", Value: fmt.Sprintf("%v (%s)", d.stage, stagingEnv)},
-		{Key: "code", Value: map[bool]string{true: "cpu: kernels built with -D" + CPUDefine + " (" + codeEnv + ")", false: "gpu (" + codeEnv + ")"}[cpuCode(d.info.Type)]},
+		{Key: "code", Value: map[bool]string{true: "cpu: kernels built with -D" + CPUDefine + " (" + codeEnv + ")", false: "gpu (" + codeEnv + ")"}[cpuCode(tname)]},
 		{Key: "wait", Value: map[bool]string{true: "event callback after a 20 us spin (" + waitEnv + ")", false: "clWaitForEvents, clFinish (" + waitEnv + ")"}[d.waitCB]},
 	}
 	if hasExt("cl_khr_device_uuid") {

@@ -179,6 +179,9 @@ var entries = []entry{
 		return [][]any{{n, v, k, lo, hi, p, m, q}}
 	}},
 	{k: FloatBinsKernel, fn: FloatBins, run: RunFloatBins, ext: []int{0}},
+	{k: EmptyBinsKernel, fn: EmptyBins, run: RunEmptyBins, ext: []int{0}, inputs: func() [][]any {
+		return [][]any{{3, []float32{float32(math.Copysign(0, -1)), 1, float32(math.Inf(-1)), 0, 0, 0, 0, 0}}}
+	}},
 	{k: AtomicMaxKernel, fn: AtomicMax, run: RunAtomicMax, ext: []int{0}, inputs: func() [][]any {
 		n := 1 << 14
 		v := make([]int32, n)
@@ -550,4 +553,40 @@ func isHost(dev int) bool {
 		}
 	}
 	return false
+}
+
+// A float sum into an element holding -0 gives +0 once a point adds +0 (or
+// points add up to it), as Go's -0 + +0 does, and keeps -0 where points
+// add only -0 or nothing: a team's copy starts at -0 (x + -0 is x), and
+// its merge skips only a copy with -0's bits. Tolerances would hide the
+// sign, so the bits are compared here.
+func TestArraySumSignOfZero(t *testing.T) {
+	negz := float32(math.Copysign(0, -1))
+	for _, c := range []struct {
+		name string
+		v    []float32 // v[i] goes to s[i&31] and, times -0.25, to s[(i+7)&31]
+	}{
+		{"one +0", []float32{0}},
+		{"-0 then +0 into one bin", append(append([]float32{negz}, make([]float32, 31)...), 0)},
+		{"1 then -1 into one bin", append(append([]float32{1}, make([]float32, 31)...), -1)},
+		{"-0 only", []float32{negz}},
+	} {
+		for _, dev := range devices() {
+			what := c.name + " on " + target.Describe(dev)
+			s := make([]float32, 32)
+			for i := range s {
+				s[i] = negz
+			}
+			p := make([]float64, 8)
+			want := append([]float32(nil), s...)
+			wantP := append([]float64(nil), p...)
+			for i := range c.v {
+				FloatBins(i, len(c.v), c.v, want, wantP)
+			}
+			require.NoError(t, RunFloatBins(target.Dev(dev), len(c.v), c.v, s, p), what)
+			for i := range s {
+				require.Equal(t, math.Float32bits(want[i]), math.Float32bits(s[i]), "%s: s[%d] = %v, want %v", what, i, s[i], want[i])
+			}
+		}
+	}
 }

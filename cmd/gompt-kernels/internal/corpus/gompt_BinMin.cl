@@ -70,7 +70,7 @@ __kernel void gompt_BinMin(long n, __global const long *v, __global const float 
     }
     for (long gompt_l = 0; gompt_l < 16 && gompt_l < gompt_len_lo; gompt_l += 1) {
       float gompt_v = gompt_r_lo[gompt_l];
-      if (gompt_v != ((float)INFINITY)) gompt_reduce_min_float_global(&lo[gompt_l], gompt_v);
+      if (as_uint(gompt_v) != as_uint(((float)INFINITY))) gompt_reduce_min_float_global(&lo[gompt_l], gompt_v);
     }
   }
   #else
@@ -83,7 +83,7 @@ __kernel void gompt_BinMin(long n, __global const long *v, __global const float 
   barrier(CLK_LOCAL_MEM_FENCE);
   for (long gompt_l = gompt_lid; gompt_l < 16 && gompt_l < gompt_len_lo; gompt_l += gompt_lsz) {
     float gompt_v = gompt_r_lo[gompt_l];
-    if (gompt_v != ((float)INFINITY)) gompt_reduce_min_float_global(&lo[gompt_l], gompt_v);
+    if (as_uint(gompt_v) != as_uint(((float)INFINITY))) gompt_reduce_min_float_global(&lo[gompt_l], gompt_v);
   }
   #endif
 }

@@ -202,11 +202,11 @@ __kernel void gompt_Extremes(long n, __global const double *v, __global const in
     }
     for (long gompt_l = 0; gompt_l < 64 && gompt_l < gompt_len_lo; gompt_l += 1) {
       double gompt_v = gompt_r_lo[gompt_l];
-      if (gompt_v != ((double)INFINITY)) gompt_reduce_min_double_global(&lo[gompt_l], gompt_v);
+      if (as_ulong(gompt_v) != as_ulong(((double)INFINITY))) gompt_reduce_min_double_global(&lo[gompt_l], gompt_v);
     }
     for (long gompt_l = 0; gompt_l < 64 && gompt_l < gompt_len_hi; gompt_l += 1) {
       float gompt_v = gompt_r_hi[gompt_l];
-      if (gompt_v != ((float)-INFINITY)) gompt_reduce_max_float_global(&hi[gompt_l], gompt_v);
+      if (as_uint(gompt_v) != as_uint(((float)-INFINITY))) gompt_reduce_max_float_global(&hi[gompt_l], gompt_v);
     }
     for (long gompt_l = 0; gompt_l < 16 && gompt_l < gompt_len_p; gompt_l += 1) {
       uint gompt_v = gompt_r_p[gompt_l];
@@ -234,11 +234,11 @@ __kernel void gompt_Extremes(long n, __global const double *v, __global const in
   barrier(CLK_LOCAL_MEM_FENCE);
   for (long gompt_l = gompt_lid; gompt_l < 64 && gompt_l < gompt_len_lo; gompt_l += gompt_lsz) {
     double gompt_v = gompt_r_lo[gompt_l];
-    if (gompt_v != ((double)INFINITY)) gompt_reduce_min_double_global(&lo[gompt_l], gompt_v);
+    if (as_ulong(gompt_v) != as_ulong(((double)INFINITY))) gompt_reduce_min_double_global(&lo[gompt_l], gompt_v);
   }
   for (long gompt_l = gompt_lid; gompt_l < 64 && gompt_l < gompt_len_hi; gompt_l += gompt_lsz) {
     float gompt_v = gompt_r_hi[gompt_l];
-    if (gompt_v != ((float)-INFINITY)) gompt_reduce_max_float_global(&hi[gompt_l], gompt_v);
+    if (as_uint(gompt_v) != as_uint(((float)-INFINITY))) gompt_reduce_max_float_global(&hi[gompt_l], gompt_v);
   }
   for (long gompt_l = gompt_lid; gompt_l < 16 && gompt_l < gompt_len_p; gompt_l += gompt_lsz) {
     uint gompt_v = gompt_r_p[gompt_l];

@@ -104,7 +104,7 @@ __kernel void gompt_FloatBins(long n, __global const float *v, __global float *s
   long gompt_lid = (long)get_local_id(0), gompt_lsz = (long)get_local_size(0);
   #ifdef GOMPT_CPU_DEVICE
   if (gompt_lid == 0) {
-    for (long gompt_l = 0; gompt_l < 32; gompt_l++) gompt_r_s[gompt_l] = ((float)0);
+    for (long gompt_l = 0; gompt_l < 32; gompt_l++) gompt_r_s[gompt_l] = ((float)-0.0);
     for (long gompt_l = 0; gompt_l < 8; gompt_l++) gompt_r_p[gompt_l] = ((double)1);
     long gompt_chunk = ((long)n - 1) / (long)get_num_groups(0) + 1;
     long gompt_lo = (long)get_group_id(0) * gompt_chunk;
@@ -114,15 +114,15 @@ __kernel void gompt_FloatBins(long n, __global const float *v, __global float *s
     }
     for (long gompt_l = 0; gompt_l < 32 && gompt_l < gompt_len_s; gompt_l += 1) {
       float gompt_v = gompt_r_s[gompt_l];
-      if (gompt_v != ((float)0)) gompt_reduce_add_float_global(&s[gompt_l], gompt_v);
+      if (as_uint(gompt_v) != as_uint(((float)-0.0))) gompt_reduce_add_float_global(&s[gompt_l], gompt_v);
     }
     for (long gompt_l = 0; gompt_l < 8 && gompt_l < gompt_len_p; gompt_l += 1) {
       double gompt_v = gompt_r_p[gompt_l];
-      if (gompt_v != ((double)1)) gompt_reduce_mul_double_global(&p[gompt_l], gompt_v);
+      if (as_ulong(gompt_v) != as_ulong(((double)1))) gompt_reduce_mul_double_global(&p[gompt_l], gompt_v);
     }
   }
   #else
-  for (long gompt_l = gompt_lid; gompt_l < 32; gompt_l += gompt_lsz) gompt_r_s[gompt_l] = ((float)0);
+  for (long gompt_l = gompt_lid; gompt_l < 32; gompt_l += gompt_lsz) gompt_r_s[gompt_l] = ((float)-0.0);
   for (long gompt_l = gompt_lid; gompt_l < 8; gompt_l += gompt_lsz) gompt_r_p[gompt_l] = ((double)1);
   barrier(CLK_LOCAL_MEM_FENCE);
   for (long gompt_i0 = (long)get_global_id(0); gompt_i0 < (long)n; gompt_i0 += (long)get_global_size(0)) {
@@ -131,11 +131,11 @@ __kernel void gompt_FloatBins(long n, __global const float *v, __global float *s
   barrier(CLK_LOCAL_MEM_FENCE);
   for (long gompt_l = gompt_lid; gompt_l < 32 && gompt_l < gompt_len_s; gompt_l += gompt_lsz) {
     float gompt_v = gompt_r_s[gompt_l];
-    if (gompt_v != ((float)0)) gompt_reduce_add_float_global(&s[gompt_l], gompt_v);
+    if (as_uint(gompt_v) != as_uint(((float)-0.0))) gompt_reduce_add_float_global(&s[gompt_l], gompt_v);
   }
   for (long gompt_l = gompt_lid; gompt_l < 8 && gompt_l < gompt_len_p; gompt_l += gompt_lsz) {
     double gompt_v = gompt_r_p[gompt_l];
-    if (gompt_v != ((double)1)) gompt_reduce_mul_double_global(&p[gompt_l], gompt_v);
+    if (as_ulong(gompt_v) != as_ulong(((double)1))) gompt_reduce_mul_double_global(&p[gompt_l], gompt_v);
   }
   #endif
 }

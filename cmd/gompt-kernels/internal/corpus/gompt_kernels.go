@@ -1210,6 +1210,56 @@ func RunConversions(dev gompttarget.DeviceClause, n int, a []int64, f []float64,
 		Args: []gompttarget.Arg{gompttarget.Int(n), gompttarget.Slice(a), gompttarget.Slice(f), gompttarget.Slice(out)}})
 }
 
+// EmptyBinsKernel is the gompt map kernel of EmptyBins (reducearray.go:49:1), over [0, n).
+var EmptyBinsKernel = &gomptdevice.Kernel{
+	Name: "EmptyBins",
+	Params: []gomptdevice.Param{
+		{Name: "n", Kind: gomptdevice.ParamInt64},
+		{Name: "h", Kind: gomptdevice.ParamBuffer, Elem: gomptdevice.ParamFloat32, Len: "8"},
+	},
+	Dims: 1,
+	Images: []gomptdevice.Image{
+		{Kind: gomptdevice.ImageHost, Entry: "gompt_EmptyBins", Host: gomptHostEmptyBins},
+		{Kind: gomptdevice.ImageOpenCL, Entry: "gompt_EmptyBins", Source: gomptCLEmptyBins, Options: "-cl-fp32-correctly-rounded-divide-sqrt"},
+		{Kind: gomptdevice.ImagePTX, Entry: "gompt_EmptyBins", Source: gomptPTXEmptyBins},
+	},
+	Sample: gomptSampleEmptyBins,
+}
+
+//go:embed gompt_EmptyBins.cl
+var gomptCLEmptyBins string
+
+//go:embed gompt_EmptyBins.ptx
+var gomptPTXEmptyBins string
+
+// gomptHostEmptyBins is EmptyBinsKernel's Go image: the body of EmptyBins at each point of the team's range.
+func gomptHostEmptyBins(*gomptdevice.HostArgs, gomptdevice.Range, int, int) {} // an empty body
+
+// gomptSampleEmptyBins is EmptyBinsKernel's Sample: about n points, random arguments. Tol 0.0001: the float sums into h are combined in another order on each device.
+func gomptSampleEmptyBins(gomptN int, gomptSeed int64) gomptdevice.Sample {
+	gomptR := gomptrt.Rand("EmptyBins", gomptN, gomptSeed)
+	gomptExt := gomptrt.Extents(gomptN, 1)
+	n := gomptExt[0]
+	return gomptdevice.Sample{
+		Shape: gomptdevice.Shape{Size: gomptExt},
+		Bufs:  [][]byte{nil, gomptrt.Floats[float32](gomptR, gomptrt.Len(8), 0.5, 1.5)},
+		Args:  []gomptdevice.Arg{gomptrt.Int(int64(n)), {}},
+		Tol:   0.0001,
+	}
+}
+
+// RunEmptyBins runs EmptyBinsKernel (EmptyBins) on device dev over [0, n), mapping each slice by how the kernel uses it:
+// h tofrom.
+func RunEmptyBins(dev gompttarget.DeviceClause, n int, h []float32) error {
+	if n <= 0 {
+		return nil
+	}
+	h = gomptrt.Head(h, gomptrt.Len(8))
+	return gompttarget.Target(gompttarget.Region{Device: dev, Kernel: EmptyBinsKernel, Shape: gompttarget.Shape{Size: [3]int{n, 1, 1}, Teams: gomptrt.Teams(n), Threads: gomptrt.MaxThreads},
+		Maps: []gompttarget.Map{gompttarget.ToFrom(h)},
+		Args: []gompttarget.Arg{gompttarget.Int(n), gompttarget.Slice(h)}})
+}
+
 // ExtremesKernel is the gompt map kernel of Extremes (reducearray.go:24:1), over [0, n).
 var ExtremesKernel = &gomptdevice.Kernel{
 	Name: "Extremes",
@@ -1286,25 +1336,25 @@ func gomptHostExtremes(gomptA *gomptdevice.HostArgs, gomptR gomptdevice.Range, _
 	for i := gomptLo0; i < gomptHi0; i++ {
 //line reducearray.go:25
 		b := (i & int(63))
-//line gompt_kernels.go:1290
+//line gompt_kernels.go:1340
 //line reducearray.go:26
 		*(*float64)(unsafe.Add(gomptPLo, b*8)) = min(*(*float64)(unsafe.Add(gomptPLo, b*8)), *(*float64)(unsafe.Add(gomptPV, i*8)))
-//line gompt_kernels.go:1293
+//line gompt_kernels.go:1343
 //line reducearray.go:27
 		*(*float32)(unsafe.Add(gomptPHi, b*4)) = max(float32(*(*float64)(unsafe.Add(gomptPV, i*8))), *(*float32)(unsafe.Add(gomptPHi, b*4)), float32(-1.0))
-//line gompt_kernels.go:1296
+//line gompt_kernels.go:1346
 //line reducearray.go:28
 		c := (*(*int32)(unsafe.Add(gomptPK, i*4)) & int32(15))
-//line gompt_kernels.go:1299
+//line gompt_kernels.go:1349
 //line reducearray.go:29
 		*(*uint32)(unsafe.Add(gomptPP, int(c)*4)) *= (uint32(*(*int32)(unsafe.Add(gomptPK, i*4))) | uint32(1))
-//line gompt_kernels.go:1302
+//line gompt_kernels.go:1352
 //line reducearray.go:30
 		*(*uint32)(unsafe.Add(gomptPM, int(c)*4)) = max(*(*uint32)(unsafe.Add(gomptPM, int(c)*4)), (uint32(*(*int32)(unsafe.Add(gomptPK, i*4))) * uint32(i)))
-//line gompt_kernels.go:1305
+//line gompt_kernels.go:1355
 //line reducearray.go:31
 		*(*int64)(unsafe.Add(gomptPQ, int(c)*8)) = min(((int64(*(*int32)(unsafe.Add(gomptPK, i*4))) * int64(i)) - int64(n)), *(*int64)(unsafe.Add(gomptPQ, int(c)*8)))
-//line gompt_kernels.go:1308
+//line gompt_kernels.go:1358
 	}
 	gomptrt.MergeMin(gomptRBLo, gomptRALo[:], float64(gomptmath.Inf(1)))
 	gomptrt.MergeMax(gomptRBHi, gomptRAHi[:], float32(gomptmath.Inf(-1)))
@@ -1380,22 +1430,22 @@ func gomptHostFloat64Ops(gomptA *gomptdevice.HostArgs, gomptR gomptdevice.Range,
 	for i := gomptLo0; i < gomptHi0; i++ {
 //line floats.go:35
 		x, y := *(*float64)(unsafe.Add(gomptPA, i*8)), *(*float64)(unsafe.Add(gomptPB, i*8))
-//line gompt_kernels.go:1384
+//line gompt_kernels.go:1434
 //line floats.go:36
 		o := (int(4) * i)
-//line gompt_kernels.go:1387
+//line gompt_kernels.go:1437
 //line floats.go:37
 		*(*float64)(unsafe.Add(gomptPOut, o*8)) = ((x * y) + x)
-//line gompt_kernels.go:1390
+//line gompt_kernels.go:1440
 //line floats.go:38
 		*(*float64)(unsafe.Add(gomptPOut, (o+int(1))*8)) = (x / y)
-//line gompt_kernels.go:1393
+//line gompt_kernels.go:1443
 //line floats.go:39
 		*(*float64)(unsafe.Add(gomptPOut, (o+int(2))*8)) = (gomptmath.Sqrt((x * y)) - float64(0.3333333333333333))
-//line gompt_kernels.go:1396
+//line gompt_kernels.go:1446
 //line floats.go:40
 		*(*float64)(unsafe.Add(gomptPOut, (o+int(3))*8)) = ((gomptmath.Remainder((x*float64(100.0)), y) + gomptmath.Dim(x, y)) + gomptmath.Dim(y, x))
-//line gompt_kernels.go:1399
+//line gompt_kernels.go:1449
 	}
 	_ = n
 }
@@ -1458,6 +1508,9 @@ func gomptHostFloatBins(gomptA *gomptdevice.HostArgs, gomptR gomptdevice.Range, 
 	p := gomptrt.View[float64](gomptA.Bufs[3], gomptrt.Len(8))
 	gomptRBS := s
 	var gomptRAS [32]float32
+	for gomptI := range gomptRAS {
+		gomptRAS[gomptI] = float32(gomptmath.Copysign(0, -1))
+	}
 	s = gomptRAS[:len(s)]
 	gomptRBP := p
 	var gomptRAP [8]float64
@@ -1472,15 +1525,15 @@ func gomptHostFloatBins(gomptA *gomptdevice.HostArgs, gomptR gomptdevice.Range, 
 	for i := gomptLo0; i < gomptHi0; i++ {
 //line reducearray.go:40
 		*(*float32)(unsafe.Add(gomptPS, (i&int(31))*4)) += *(*float32)(unsafe.Add(gomptPV, i*4))
-//line gompt_kernels.go:1476
+//line gompt_kernels.go:1529
 //line reducearray.go:41
 		*(*float32)(unsafe.Add(gomptPS, ((i+int(7))&int(31))*4)) -= (*(*float32)(unsafe.Add(gomptPV, i*4)) * float32(0.25))
-//line gompt_kernels.go:1479
+//line gompt_kernels.go:1532
 //line reducearray.go:42
 		*(*float64)(unsafe.Add(gomptPP, (i&int(7))*8)) *= (float64(1.0) + (float64((*(*float32)(unsafe.Add(gomptPV, i*4)) - float32(1.0))) / float64(1024.0)))
-//line gompt_kernels.go:1482
+//line gompt_kernels.go:1535
 	}
-	gomptrt.MergeSum(gomptRBS, gomptRAS[:], float32(0))
+	gomptrt.MergeSum(gomptRBS, gomptRAS[:], float32(gomptmath.Copysign(0, -1)))
 	gomptrt.MergeProd(gomptRBP, gomptRAP[:], float64(1))
 	_ = n
 }
@@ -1552,61 +1605,61 @@ func gomptHostFloatOps(gomptA *gomptdevice.HostArgs, gomptR gomptdevice.Range, _
 	for i := gomptLo0; i < gomptHi0; i++ {
 //line floats.go:10
 		x, y, z := *(*float32)(unsafe.Add(gomptPA, i*4)), *(*float32)(unsafe.Add(gomptPB, i*4)), *(*float32)(unsafe.Add(gomptPC, i*4))
-//line gompt_kernels.go:1556
+//line gompt_kernels.go:1609
 //line floats.go:11
 		o := (int(12) * i)
-//line gompt_kernels.go:1559
+//line gompt_kernels.go:1612
 //line floats.go:12
 		*(*float32)(unsafe.Add(gomptPOut, o*4)) = ((x * y) + z)
-//line gompt_kernels.go:1562
+//line gompt_kernels.go:1615
 //line floats.go:13
 		*(*float32)(unsafe.Add(gomptPOut, (o+int(1))*4)) = ((x * y) - (z * x))
-//line gompt_kernels.go:1565
+//line gompt_kernels.go:1618
 //line floats.go:14
 		*(*float32)(unsafe.Add(gomptPOut, (o+int(2))*4)) = (x / y)
-//line gompt_kernels.go:1568
+//line gompt_kernels.go:1621
 //line floats.go:15
 		*(*float32)(unsafe.Add(gomptPOut, (o+int(3))*4)) = ((-x) + y)
-//line gompt_kernels.go:1571
+//line gompt_kernels.go:1624
 //line floats.go:16
 		*(*float32)(unsafe.Add(gomptPOut, (o+int(4))*4)) = float32(gomptmath.Sqrt(float64(x)))
-//line gompt_kernels.go:1574
+//line gompt_kernels.go:1627
 //line floats.go:17
 		*(*float32)(unsafe.Add(gomptPOut, (o+int(5))*4)) = float32(gomptmath.FMA(float64(x), float64(y), float64(z)))
-//line gompt_kernels.go:1577
+//line gompt_kernels.go:1630
 //line floats.go:18
 		*(*float32)(unsafe.Add(gomptPOut, (o+int(6))*4)) = (x * float32(0.10000000149011612))
-//line gompt_kernels.go:1580
+//line gompt_kernels.go:1633
 //line floats.go:19
 		*(*float32)(unsafe.Add(gomptPOut, (o+int(7))*4)) = ((float32(gomptmath.Floor(float64((x * float32(7.0))))) + float32(gomptmath.Ceil(float64((y * float32(7.0)))))) + float32(gomptmath.Trunc(float64(((-z) * float32(7.0))))))
-//line gompt_kernels.go:1583
+//line gompt_kernels.go:1636
 //line floats.go:20
 		*(*float32)(unsafe.Add(gomptPOut, (o+int(8))*4)) = (float32(gomptmath.Round(float64((x * float32(2.5))))) - float32(gomptmath.RoundToEven(float64((y * float32(2.5))))))
-//line gompt_kernels.go:1586
+//line gompt_kernels.go:1639
 //line floats.go:21
 		*(*float32)(unsafe.Add(gomptPOut, (o+int(9))*4)) = (float32(gomptmath.Abs(float64((z - x)))) + float32(gomptmath.Copysign(float64(x), float64((z-y)))))
-//line gompt_kernels.go:1589
+//line gompt_kernels.go:1642
 //line floats.go:22
 		*(*float32)(unsafe.Add(gomptPOut, (o+int(10))*4)) = float32(gomptmath.Mod(float64((x * float32(10.0))), float64(y)))
-//line gompt_kernels.go:1592
+//line gompt_kernels.go:1645
 //line floats.go:23
 		s := x
-//line gompt_kernels.go:1595
+//line gompt_kernels.go:1648
 //line floats.go:24
 		s += y
-//line gompt_kernels.go:1598
+//line gompt_kernels.go:1651
 //line floats.go:25
 		s *= z
-//line gompt_kernels.go:1601
+//line gompt_kernels.go:1654
 //line floats.go:26
 		s /= x
-//line gompt_kernels.go:1604
+//line gompt_kernels.go:1657
 //line floats.go:27
 		s -= y
-//line gompt_kernels.go:1607
+//line gompt_kernels.go:1660
 //line floats.go:28
 		*(*float32)(unsafe.Add(gomptPOut, (o+int(11))*4)) = s
-//line gompt_kernels.go:1610
+//line gompt_kernels.go:1663
 	}
 	_ = n
 }
@@ -1679,7 +1732,7 @@ func gomptHostGather(gomptA *gomptdevice.HostArgs, gomptR gomptdevice.Range, _, 
 	for i := gomptLo0; i < gomptHi0; i++ {
 //line checks.go:18
 		*(*float32)(unsafe.Add(gomptPDst, i*4)) = src[*(*int)(unsafe.Add(gomptPIdx, i*8))]
-//line gompt_kernels.go:1683
+//line gompt_kernels.go:1736
 	}
 	_ = n
 	_ = m
@@ -1758,10 +1811,10 @@ func gomptHostGatherSum(gomptA *gomptdevice.HostArgs, gomptR gomptdevice.Range, 
 		{
 //line checks.go:52
 			gomptV = src[*(*int)(unsafe.Add(gomptPIdx, i*8))]
-//line gompt_kernels.go:1762
+//line gompt_kernels.go:1815
 //line checks.go:52
 			goto gomptR0
-//line gompt_kernels.go:1765
+//line gompt_kernels.go:1818
 		}
 	gomptR0:
 		gomptS0 = gomptS0 + float64(gomptV)
@@ -1769,10 +1822,10 @@ func gomptHostGatherSum(gomptA *gomptdevice.HostArgs, gomptR gomptdevice.Range, 
 			i := i + 1
 //line checks.go:52
 			gomptV = src[*(*int)(unsafe.Add(gomptPIdx, i*8))]
-//line gompt_kernels.go:1773
+//line gompt_kernels.go:1826
 //line checks.go:52
 			goto gomptR1
-//line gompt_kernels.go:1776
+//line gompt_kernels.go:1829
 		}
 	gomptR1:
 		gomptS1 = gomptS1 + float64(gomptV)
@@ -1780,10 +1833,10 @@ func gomptHostGatherSum(gomptA *gomptdevice.HostArgs, gomptR gomptdevice.Range, 
 			i := i + 2
 //line checks.go:52
 			gomptV = src[*(*int)(unsafe.Add(gomptPIdx, i*8))]
-//line gompt_kernels.go:1784
+//line gompt_kernels.go:1837
 //line checks.go:52
 			goto gomptR2
-//line gompt_kernels.go:1787
+//line gompt_kernels.go:1840
 		}
 	gomptR2:
 		gomptS2 = gomptS2 + float64(gomptV)
@@ -1791,10 +1844,10 @@ func gomptHostGatherSum(gomptA *gomptdevice.HostArgs, gomptR gomptdevice.Range, 
 			i := i + 3
 //line checks.go:52
 			gomptV = src[*(*int)(unsafe.Add(gomptPIdx, i*8))]
-//line gompt_kernels.go:1795
+//line gompt_kernels.go:1848
 //line checks.go:52
 			goto gomptR3
-//line gompt_kernels.go:1798
+//line gompt_kernels.go:1851
 		}
 	gomptR3:
 		gomptS3 = gomptS3 + float64(gomptV)
@@ -1803,10 +1856,10 @@ func gomptHostGatherSum(gomptA *gomptdevice.HostArgs, gomptR gomptdevice.Range, 
 		{
 //line checks.go:52
 			gomptV = src[*(*int)(unsafe.Add(gomptPIdx, i*8))]
-//line gompt_kernels.go:1807
+//line gompt_kernels.go:1860
 //line checks.go:52
 			goto gomptR4
-//line gompt_kernels.go:1810
+//line gompt_kernels.go:1863
 		}
 	gomptR4:
 		gomptS0 = gomptS0 + float64(gomptV)
@@ -1891,7 +1944,7 @@ func gomptHostGatherUnchecked(gomptA *gomptdevice.HostArgs, gomptR gomptdevice.R
 	for i := gomptLo0; i < gomptHi0; i++ {
 //line checks.go:26
 		*(*float32)(unsafe.Add(gomptPDst, i*4)) = *(*float32)(unsafe.Add(gomptPSrc, *(*int)(unsafe.Add(gomptPIdx, i*8))*4))
-//line gompt_kernels.go:1895
+//line gompt_kernels.go:1948
 	}
 	_ = n
 	_ = m
@@ -1989,28 +2042,28 @@ func gomptHostHelpers(gomptA *gomptdevice.HostArgs, gomptR gomptdevice.Range, _,
 	for i := gomptLo0; i < gomptHi0; i++ {
 //line helpers.go:40
 		y := poly3(*(*float32)(unsafe.Add(gomptPX, i*4)), c)
-//line gompt_kernels.go:1993
+//line gompt_kernels.go:2046
 //line helpers.go:41
 		if b {
-//line gompt_kernels.go:1996
+//line gompt_kernels.go:2049
 //line helpers.go:42
 			y = (-y)
-//line gompt_kernels.go:1999
+//line gompt_kernels.go:2052
 //line helpers.go:41
 		}
-//line gompt_kernels.go:2002
+//line gompt_kernels.go:2055
 //line helpers.go:44
 		bump(hist, i, ((((int32(s8) + int32(u8)) + int32(s16)) + int32(u16)) + s32))
-//line gompt_kernels.go:2005
+//line gompt_kernels.go:2058
 //line helpers.go:45
 		bump(hist, i, ((int32((u32 % uint32(7))) + int32((u64 % uint64(5)))) + int32((u % uint(3)))))
-//line gompt_kernels.go:2008
+//line gompt_kernels.go:2061
 //line helpers.go:46
 		bump(hist, (i + n), int32(1000))
-//line gompt_kernels.go:2011
+//line gompt_kernels.go:2064
 //line helpers.go:47
 		*(*float32)(unsafe.Add(gomptPOut, i*4)) = (y + float32(f64))
-//line gompt_kernels.go:2014
+//line gompt_kernels.go:2067
 	}
 }
 
@@ -2097,19 +2150,19 @@ func gomptHostHist256(gomptA *gomptdevice.HostArgs, gomptR gomptdevice.Range, _,
 	for i := gomptLo0; i < gomptHi0; i++ {
 //line reducearray.go:9
 		b := *(*uint8)(unsafe.Add(gomptPV, i*1))
-//line gompt_kernels.go:2101
+//line gompt_kernels.go:2154
 //line reducearray.go:10
 		*(*uint32)(unsafe.Add(gomptPH, int(b)*4))++
-//line gompt_kernels.go:2104
+//line gompt_kernels.go:2157
 //line reducearray.go:11
 		*(*int64)(unsafe.Add(gomptPS, int((b%uint8(16)))*8)) += (int64(b) - int64(3))
-//line gompt_kernels.go:2107
+//line gompt_kernels.go:2160
 //line reducearray.go:12
 		s[(uint8(15) - (b % uint8(16)))] -= int64((i & int(7)))
-//line gompt_kernels.go:2110
+//line gompt_kernels.go:2163
 //line reducearray.go:13
 		*(*uint32)(unsafe.Add(gomptPH, int((b^uint8(128)))*4))--
-//line gompt_kernels.go:2113
+//line gompt_kernels.go:2166
 	}
 	gomptrt.MergeSum(gomptRBH, gomptRAH[:], uint32(0))
 	gomptrt.MergeSum(gomptRBS, gomptRAS[:], int64(0))
@@ -2192,31 +2245,31 @@ func gomptHostHistogram(gomptA *gomptdevice.HostArgs, gomptR gomptdevice.Range, 
 	for i := gomptLo0; i < gomptHi0; i++ {
 //line atomics.go:12
 		b := (*(*uint32)(unsafe.Add(gomptPV, i*4)) % uint32(16))
-//line gompt_kernels.go:2196
+//line gompt_kernels.go:2249
 //line atomics.go:13
 		if gomptatomic.AddUint32((&*(*uint32)(unsafe.Add(gomptPH32, int(b)*4))), uint32(1)) >= uint32(1) {
-//line gompt_kernels.go:2199
+//line gompt_kernels.go:2252
 //line atomics.go:14
 			*(*uint8)(unsafe.Add(gomptPOk, i*1)) = uint8(1)
-//line gompt_kernels.go:2202
+//line gompt_kernels.go:2255
 //line atomics.go:13
 		}
-//line gompt_kernels.go:2205
+//line gompt_kernels.go:2258
 //line atomics.go:16
 		gomptatomic.AddUint64((&*(*uint64)(unsafe.Add(gomptPH64, int((*(*uint32)(unsafe.Add(gomptPV, i*4))%uint32(4)))*8))), uint64(1))
-//line gompt_kernels.go:2208
+//line gompt_kernels.go:2261
 //line atomics.go:17
 		gomptatomic.AddUint64((&h64[(uint32(4) + (*(*uint32)(unsafe.Add(gomptPV, i*4)) % uint32(4)))]), (uint64(*(*uint32)(unsafe.Add(gomptPV, i*4))) << 40))
-//line gompt_kernels.go:2211
+//line gompt_kernels.go:2264
 //line atomics.go:18
 		gomptatomic.AddInt32((&*(*int32)(unsafe.Add(gomptPNeg, int((*(*uint32)(unsafe.Add(gomptPV, i*4))%uint32(4)))*4))), int32(-3))
-//line gompt_kernels.go:2214
+//line gompt_kernels.go:2267
 //line atomics.go:19
 		gomptatomic.AddInt64((&*(*int64)(unsafe.Add(gomptPS, int(0)*8))), (int64(*(*uint32)(unsafe.Add(gomptPV, i*4))) - int64(8)))
-//line gompt_kernels.go:2217
+//line gompt_kernels.go:2270
 //line atomics.go:20
 		gomptatomic.AddInt64((&s[(int(1) + (i % int(2)))]), int64(8589934592))
-//line gompt_kernels.go:2220
+//line gompt_kernels.go:2273
 	}
 	_ = n
 }
@@ -2291,43 +2344,43 @@ func gomptHostInt64Ops(gomptA *gomptdevice.HostArgs, gomptR gomptdevice.Range, _
 	for i := gomptLo0; i < gomptHi0; i++ {
 //line ints.go:9
 		x, y := *(*int64)(unsafe.Add(gomptPA, i*8)), *(*int64)(unsafe.Add(gomptPB, i*8))
-//line gompt_kernels.go:2295
+//line gompt_kernels.go:2348
 //line ints.go:10
 		o := (int(9) * i)
-//line gompt_kernels.go:2298
+//line gompt_kernels.go:2351
 //line ints.go:11
 		*(*int64)(unsafe.Add(gomptPOut, o*8)) = (x + y)
-//line gompt_kernels.go:2301
+//line gompt_kernels.go:2354
 //line ints.go:12
 		*(*int64)(unsafe.Add(gomptPOut, (o+int(1))*8)) = (x - y)
-//line gompt_kernels.go:2304
+//line gompt_kernels.go:2357
 //line ints.go:13
 		*(*int64)(unsafe.Add(gomptPOut, (o+int(2))*8)) = (x * y)
-//line gompt_kernels.go:2307
+//line gompt_kernels.go:2360
 //line ints.go:14
 		if y != int64(0) {
-//line gompt_kernels.go:2310
+//line gompt_kernels.go:2363
 //line ints.go:15
 			*(*int64)(unsafe.Add(gomptPOut, (o+int(3))*8)) = (x / y)
-//line gompt_kernels.go:2313
+//line gompt_kernels.go:2366
 //line ints.go:16
 			*(*int64)(unsafe.Add(gomptPOut, (o+int(4))*8)) = (x % y)
-//line gompt_kernels.go:2316
+//line gompt_kernels.go:2369
 //line ints.go:14
 		}
-//line gompt_kernels.go:2319
+//line gompt_kernels.go:2372
 //line ints.go:18
 		*(*int64)(unsafe.Add(gomptPOut, (o+int(5))*8)) = (-x)
-//line gompt_kernels.go:2322
+//line gompt_kernels.go:2375
 //line ints.go:19
 		*(*int64)(unsafe.Add(gomptPOut, (o+int(6))*8)) = (x &^ y)
-//line gompt_kernels.go:2325
+//line gompt_kernels.go:2378
 //line ints.go:20
 		*(*int64)(unsafe.Add(gomptPOut, (o+int(7))*8)) = ((x ^ y) | (x & y))
-//line gompt_kernels.go:2328
+//line gompt_kernels.go:2381
 //line ints.go:21
 		*(*int64)(unsafe.Add(gomptPOut, (o+int(8))*8)) = (^x)
-//line gompt_kernels.go:2331
+//line gompt_kernels.go:2384
 	}
 	_ = n
 }
@@ -2399,61 +2452,61 @@ func gomptHostIntOps(gomptA *gomptdevice.HostArgs, gomptR gomptdevice.Range, _, 
 	for i := gomptLo0; i < gomptHi0; i++ {
 //line ints.go:28
 		x, y := *(*int)(unsafe.Add(gomptPA, i*8)), *(*int)(unsafe.Add(gomptPB, i*8))
-//line gompt_kernels.go:2403
+//line gompt_kernels.go:2456
 //line ints.go:29
 		o := (int(6) * i)
-//line gompt_kernels.go:2406
+//line gompt_kernels.go:2459
 //line ints.go:30
 		s := x
-//line gompt_kernels.go:2409
+//line gompt_kernels.go:2462
 //line ints.go:31
 		s += y
-//line gompt_kernels.go:2412
+//line gompt_kernels.go:2465
 //line ints.go:32
 		*(*int)(unsafe.Add(gomptPOut, o*8)) = s
-//line gompt_kernels.go:2415
+//line gompt_kernels.go:2468
 //line ints.go:33
 		s -= (int(2) * y)
-//line gompt_kernels.go:2418
+//line gompt_kernels.go:2471
 //line ints.go:34
 		*(*int)(unsafe.Add(gomptPOut, (o+int(1))*8)) = s
-//line gompt_kernels.go:2421
+//line gompt_kernels.go:2474
 //line ints.go:35
 		s *= y
-//line gompt_kernels.go:2424
+//line gompt_kernels.go:2477
 //line ints.go:36
 		*(*int)(unsafe.Add(gomptPOut, (o+int(2))*8)) = s
-//line gompt_kernels.go:2427
+//line gompt_kernels.go:2480
 //line ints.go:37
 		if y != int(0) {
-//line gompt_kernels.go:2430
+//line gompt_kernels.go:2483
 //line ints.go:38
 			s /= y
-//line gompt_kernels.go:2433
+//line gompt_kernels.go:2486
 //line ints.go:39
 			*(*int)(unsafe.Add(gomptPOut, (o+int(3))*8)) = s
-//line gompt_kernels.go:2436
+//line gompt_kernels.go:2489
 //line ints.go:40
 			s %= y
-//line gompt_kernels.go:2439
+//line gompt_kernels.go:2492
 //line ints.go:41
 			*(*int)(unsafe.Add(gomptPOut, (o+int(4))*8)) = s
-//line gompt_kernels.go:2442
+//line gompt_kernels.go:2495
 //line ints.go:37
 		}
-//line gompt_kernels.go:2445
+//line gompt_kernels.go:2498
 //line ints.go:43
 		s++
-//line gompt_kernels.go:2448
+//line gompt_kernels.go:2501
 //line ints.go:44
 		s--
-//line gompt_kernels.go:2451
+//line gompt_kernels.go:2504
 //line ints.go:45
 		s--
-//line gompt_kernels.go:2454
+//line gompt_kernels.go:2507
 //line ints.go:46
 		*(*int)(unsafe.Add(gomptPOut, (o+int(5))*8)) = s
-//line gompt_kernels.go:2457
+//line gompt_kernels.go:2510
 	}
 	_ = n
 }
@@ -2518,64 +2571,64 @@ func gomptHostLabels(gomptA *gomptdevice.HostArgs, gomptR gomptdevice.Range, _, 
 	for i := gomptLo0; i < gomptHi0; i++ {
 //line control.go:94
 		v := *(*int64)(unsafe.Add(gomptPA, i*8))
-//line gompt_kernels.go:2522
+//line gompt_kernels.go:2575
 //line control.go:95
 		var found int64 = int64(-1)
-//line gompt_kernels.go:2525
+//line gompt_kernels.go:2578
 //line control.go:96
 	search:
-//line gompt_kernels.go:2528
+//line gompt_kernels.go:2581
 //line control.go:97
 		for x := int64(0); x < int64(8); x++ {
-//line gompt_kernels.go:2531
+//line gompt_kernels.go:2584
 //line control.go:98
 			for y := int64(0); y < int64(8); y++ {
-//line gompt_kernels.go:2534
+//line gompt_kernels.go:2587
 //line control.go:99
 				if (x * y) == (v % int64(50)) {
-//line gompt_kernels.go:2537
+//line gompt_kernels.go:2590
 //line control.go:100
 					found = ((x * int64(8)) + y)
-//line gompt_kernels.go:2540
+//line gompt_kernels.go:2593
 //line control.go:101
 					break search
-//line gompt_kernels.go:2543
+//line gompt_kernels.go:2596
 //line control.go:99
 				}
-//line gompt_kernels.go:2546
+//line gompt_kernels.go:2599
 //line control.go:98
 			}
-//line gompt_kernels.go:2549
+//line gompt_kernels.go:2602
 //line control.go:97
 		}
-//line gompt_kernels.go:2552
+//line gompt_kernels.go:2605
 //line control.go:105
 		steps := int(0)
-//line gompt_kernels.go:2555
+//line gompt_kernels.go:2608
 //line control.go:106
 		for u := v; ((u != int64(1)) && (u > int64(0))) && (steps < int(100)); steps++ {
-//line gompt_kernels.go:2558
+//line gompt_kernels.go:2611
 //line control.go:107
 			if (u % int64(2)) == int64(0) {
-//line gompt_kernels.go:2561
+//line gompt_kernels.go:2614
 //line control.go:108
 				u /= int64(2)
-//line gompt_kernels.go:2564
+//line gompt_kernels.go:2617
 //line control.go:107
 			} else {
-//line gompt_kernels.go:2567
+//line gompt_kernels.go:2620
 //line control.go:110
 				u = ((int64(3) * u) + int64(1))
-//line gompt_kernels.go:2570
+//line gompt_kernels.go:2623
 //line control.go:107
 			}
-//line gompt_kernels.go:2573
+//line gompt_kernels.go:2626
 //line control.go:106
 		}
-//line gompt_kernels.go:2576
+//line gompt_kernels.go:2629
 //line control.go:113
 		*(*int64)(unsafe.Add(gomptPOut, i*8)) = ((found * int64(1000)) + int64(steps))
-//line gompt_kernels.go:2579
+//line gompt_kernels.go:2632
 	}
 	_ = n
 }
@@ -2657,50 +2710,50 @@ func gomptLanesMatMul(gomptX0, gomptW int, i int, m int, n int, k int, A []float
 	gomptL1Acc := gomptL1AccA[:gomptW:gomptW]
 //line dims.go:42
 	for gomptJ := 0; gomptJ < gomptW; gomptJ++ {
-//line gompt_kernels.go:2661
+//line gompt_kernels.go:2714
 		gomptL1Acc[gomptJ] = float32(0)
 //line dims.go:42
 	}
-//line gompt_kernels.go:2665
+//line gompt_kernels.go:2718
 //line dims.go:43
 	for p := int(0); p < k; p++ {
-//line gompt_kernels.go:2668
+//line gompt_kernels.go:2721
 //line dims.go:44
 		gomptU1 := *(*float32)(unsafe.Add(gomptPA, ((i*k)+p)*4))
-//line gompt_kernels.go:2671
+//line gompt_kernels.go:2724
 //line dims.go:44
 		gomptU2 := (p * n)
-//line gompt_kernels.go:2674
+//line gompt_kernels.go:2727
 //line dims.go:44
 		gomptU3 := unsafe.Add(gomptPB, (gomptU2+gomptX0)*4)
-//line gompt_kernels.go:2677
+//line gompt_kernels.go:2730
 //line dims.go:44
 		for gomptJ := 0; gomptJ < gomptW; gomptJ++ {
-//line gompt_kernels.go:2680
+//line gompt_kernels.go:2733
 //line dims.go:44
 			gomptL1Acc[gomptJ] += (gomptU1 * *(*float32)(unsafe.Add(gomptU3, gomptJ*4)))
-//line gompt_kernels.go:2683
+//line gompt_kernels.go:2736
 //line dims.go:44
 		}
-//line gompt_kernels.go:2686
+//line gompt_kernels.go:2739
 //line dims.go:43
 	}
-//line gompt_kernels.go:2689
+//line gompt_kernels.go:2742
 //line dims.go:46
 	gomptU4 := (i * n)
-//line gompt_kernels.go:2692
+//line gompt_kernels.go:2745
 //line dims.go:46
 	gomptU5 := unsafe.Add(gomptPC, (gomptU4+gomptX0)*4)
-//line gompt_kernels.go:2695
+//line gompt_kernels.go:2748
 //line dims.go:46
 	for gomptJ := 0; gomptJ < gomptW; gomptJ++ {
-//line gompt_kernels.go:2698
+//line gompt_kernels.go:2751
 //line dims.go:46
 		*(*float32)(unsafe.Add(gomptU5, gomptJ*4)) = gomptL1Acc[gomptJ]
-//line gompt_kernels.go:2701
+//line gompt_kernels.go:2754
 //line dims.go:46
 	}
-//line gompt_kernels.go:2704
+//line gompt_kernels.go:2757
 	_ = gomptL1Acc
 	_ = m
 }
@@ -2772,10 +2825,10 @@ func gomptHostMaxFloat64(gomptA *gomptdevice.HostArgs, gomptR gomptdevice.Range,
 		{
 //line reduce.go:57
 			gomptV = gomptmath.Sin((*(*float64)(unsafe.Add(gomptPA, i*8)) * float64(i)))
-//line gompt_kernels.go:2776
+//line gompt_kernels.go:2829
 //line reduce.go:57
 			goto gomptR0
-//line gompt_kernels.go:2779
+//line gompt_kernels.go:2832
 		}
 	gomptR0:
 		gomptS0 = max(gomptS0, gomptV)
@@ -2783,10 +2836,10 @@ func gomptHostMaxFloat64(gomptA *gomptdevice.HostArgs, gomptR gomptdevice.Range,
 			i := i + 1
 //line reduce.go:57
 			gomptV = gomptmath.Sin((*(*float64)(unsafe.Add(gomptPA, i*8)) * float64(i)))
-//line gompt_kernels.go:2787
+//line gompt_kernels.go:2840
 //line reduce.go:57
 			goto gomptR1
-//line gompt_kernels.go:2790
+//line gompt_kernels.go:2843
 		}
 	gomptR1:
 		gomptS1 = max(gomptS1, gomptV)
@@ -2794,10 +2847,10 @@ func gomptHostMaxFloat64(gomptA *gomptdevice.HostArgs, gomptR gomptdevice.Range,
 			i := i + 2
 //line reduce.go:57
 			gomptV = gomptmath.Sin((*(*float64)(unsafe.Add(gomptPA, i*8)) * float64(i)))
-//line gompt_kernels.go:2798
+//line gompt_kernels.go:2851
 //line reduce.go:57
 			goto gomptR2
-//line gompt_kernels.go:2801
+//line gompt_kernels.go:2854
 		}
 	gomptR2:
 		gomptS2 = max(gomptS2, gomptV)
@@ -2805,10 +2858,10 @@ func gomptHostMaxFloat64(gomptA *gomptdevice.HostArgs, gomptR gomptdevice.Range,
 			i := i + 3
 //line reduce.go:57
 			gomptV = gomptmath.Sin((*(*float64)(unsafe.Add(gomptPA, i*8)) * float64(i)))
-//line gompt_kernels.go:2809
+//line gompt_kernels.go:2862
 //line reduce.go:57
 			goto gomptR3
-//line gompt_kernels.go:2812
+//line gompt_kernels.go:2865
 		}
 	gomptR3:
 		gomptS3 = max(gomptS3, gomptV)
@@ -2817,10 +2870,10 @@ func gomptHostMaxFloat64(gomptA *gomptdevice.HostArgs, gomptR gomptdevice.Range,
 		{
 //line reduce.go:57
 			gomptV = gomptmath.Sin((*(*float64)(unsafe.Add(gomptPA, i*8)) * float64(i)))
-//line gompt_kernels.go:2821
+//line gompt_kernels.go:2874
 //line reduce.go:57
 			goto gomptR4
-//line gompt_kernels.go:2824
+//line gompt_kernels.go:2877
 		}
 	gomptR4:
 		gomptS0 = max(gomptS0, gomptV)
@@ -2902,10 +2955,10 @@ func gomptHostMaxUint64(gomptA *gomptdevice.HostArgs, gomptR gomptdevice.Range, 
 		{
 //line reduce.go:51
 			gomptV = (*(*uint64)(unsafe.Add(gomptPA, i*8)) * uint64((i + int(1))))
-//line gompt_kernels.go:2906
+//line gompt_kernels.go:2959
 //line reduce.go:51
 			goto gomptR0
-//line gompt_kernels.go:2909
+//line gompt_kernels.go:2962
 		}
 	gomptR0:
 		gomptS0 = max(gomptS0, gomptV)
@@ -2913,10 +2966,10 @@ func gomptHostMaxUint64(gomptA *gomptdevice.HostArgs, gomptR gomptdevice.Range, 
 			i := i + 1
 //line reduce.go:51
 			gomptV = (*(*uint64)(unsafe.Add(gomptPA, i*8)) * uint64((i + int(1))))
-//line gompt_kernels.go:2917
+//line gompt_kernels.go:2970
 //line reduce.go:51
 			goto gomptR1
-//line gompt_kernels.go:2920
+//line gompt_kernels.go:2973
 		}
 	gomptR1:
 		gomptS1 = max(gomptS1, gomptV)
@@ -2924,10 +2977,10 @@ func gomptHostMaxUint64(gomptA *gomptdevice.HostArgs, gomptR gomptdevice.Range, 
 			i := i + 2
 //line reduce.go:51
 			gomptV = (*(*uint64)(unsafe.Add(gomptPA, i*8)) * uint64((i + int(1))))
-//line gompt_kernels.go:2928
+//line gompt_kernels.go:2981
 //line reduce.go:51
 			goto gomptR2
-//line gompt_kernels.go:2931
+//line gompt_kernels.go:2984
 		}
 	gomptR2:
 		gomptS2 = max(gomptS2, gomptV)
@@ -2935,10 +2988,10 @@ func gomptHostMaxUint64(gomptA *gomptdevice.HostArgs, gomptR gomptdevice.Range, 
 			i := i + 3
 //line reduce.go:51
 			gomptV = (*(*uint64)(unsafe.Add(gomptPA, i*8)) * uint64((i + int(1))))
-//line gompt_kernels.go:2939
+//line gompt_kernels.go:2992
 //line reduce.go:51
 			goto gomptR3
-//line gompt_kernels.go:2942
+//line gompt_kernels.go:2995
 		}
 	gomptR3:
 		gomptS3 = max(gomptS3, gomptV)
@@ -2947,10 +3000,10 @@ func gomptHostMaxUint64(gomptA *gomptdevice.HostArgs, gomptR gomptdevice.Range, 
 		{
 //line reduce.go:51
 			gomptV = (*(*uint64)(unsafe.Add(gomptPA, i*8)) * uint64((i + int(1))))
-//line gompt_kernels.go:2951
+//line gompt_kernels.go:3004
 //line reduce.go:51
 			goto gomptR4
-//line gompt_kernels.go:2954
+//line gompt_kernels.go:3007
 		}
 	gomptR4:
 		gomptS0 = max(gomptS0, gomptV)
@@ -3031,10 +3084,10 @@ func gomptHostMinFloat32(gomptA *gomptdevice.HostArgs, gomptR gomptdevice.Range,
 		{
 //line reduce.go:46
 			gomptV = (*(*float32)(unsafe.Add(gomptPA, i*4)) - float32((i % int(5))))
-//line gompt_kernels.go:3035
+//line gompt_kernels.go:3088
 //line reduce.go:46
 			goto gomptR0
-//line gompt_kernels.go:3038
+//line gompt_kernels.go:3091
 		}
 	gomptR0:
 		gomptS0 = min(gomptS0, gomptV)
@@ -3042,10 +3095,10 @@ func gomptHostMinFloat32(gomptA *gomptdevice.HostArgs, gomptR gomptdevice.Range,
 			i := i + 1
 //line reduce.go:46
 			gomptV = (*(*float32)(unsafe.Add(gomptPA, i*4)) - float32((i % int(5))))
-//line gompt_kernels.go:3046
+//line gompt_kernels.go:3099
 //line reduce.go:46
 			goto gomptR1
-//line gompt_kernels.go:3049
+//line gompt_kernels.go:3102
 		}
 	gomptR1:
 		gomptS1 = min(gomptS1, gomptV)
@@ -3053,10 +3106,10 @@ func gomptHostMinFloat32(gomptA *gomptdevice.HostArgs, gomptR gomptdevice.Range,
 			i := i + 2
 //line reduce.go:46
 			gomptV = (*(*float32)(unsafe.Add(gomptPA, i*4)) - float32((i % int(5))))
-//line gompt_kernels.go:3057
+//line gompt_kernels.go:3110
 //line reduce.go:46
 			goto gomptR2
-//line gompt_kernels.go:3060
+//line gompt_kernels.go:3113
 		}
 	gomptR2:
 		gomptS2 = min(gomptS2, gomptV)
@@ -3064,10 +3117,10 @@ func gomptHostMinFloat32(gomptA *gomptdevice.HostArgs, gomptR gomptdevice.Range,
 			i := i + 3
 //line reduce.go:46
 			gomptV = (*(*float32)(unsafe.Add(gomptPA, i*4)) - float32((i % int(5))))
-//line gompt_kernels.go:3068
+//line gompt_kernels.go:3121
 //line reduce.go:46
 			goto gomptR3
-//line gompt_kernels.go:3071
+//line gompt_kernels.go:3124
 		}
 	gomptR3:
 		gomptS3 = min(gomptS3, gomptV)
@@ -3076,10 +3129,10 @@ func gomptHostMinFloat32(gomptA *gomptdevice.HostArgs, gomptR gomptdevice.Range,
 		{
 //line reduce.go:46
 			gomptV = (*(*float32)(unsafe.Add(gomptPA, i*4)) - float32((i % int(5))))
-//line gompt_kernels.go:3080
+//line gompt_kernels.go:3133
 //line reduce.go:46
 			goto gomptR4
-//line gompt_kernels.go:3083
+//line gompt_kernels.go:3136
 		}
 	gomptR4:
 		gomptS0 = min(gomptS0, gomptV)
@@ -3168,10 +3221,10 @@ func gomptHostMinInt16(gomptA *gomptdevice.HostArgs, gomptR gomptdevice.Range, g
 				{
 //line reduce.go:40
 					gomptV = (*(*int16)(unsafe.Add(gomptPA, ((((z*ny)+y)*nx)+x)*2)) - int16((x * y)))
-//line gompt_kernels.go:3172
+//line gompt_kernels.go:3225
 //line reduce.go:40
 					goto gomptR0
-//line gompt_kernels.go:3175
+//line gompt_kernels.go:3228
 				}
 			gomptR0:
 				gomptS0 = min(gomptS0, gomptV)
@@ -3179,10 +3232,10 @@ func gomptHostMinInt16(gomptA *gomptdevice.HostArgs, gomptR gomptdevice.Range, g
 					x := x + 1
 //line reduce.go:40
 					gomptV = (*(*int16)(unsafe.Add(gomptPA, ((((z*ny)+y)*nx)+x)*2)) - int16((x * y)))
-//line gompt_kernels.go:3183
+//line gompt_kernels.go:3236
 //line reduce.go:40
 					goto gomptR1
-//line gompt_kernels.go:3186
+//line gompt_kernels.go:3239
 				}
 			gomptR1:
 				gomptS1 = min(gomptS1, gomptV)
@@ -3190,10 +3243,10 @@ func gomptHostMinInt16(gomptA *gomptdevice.HostArgs, gomptR gomptdevice.Range, g
 					x := x + 2
 //line reduce.go:40
 					gomptV = (*(*int16)(unsafe.Add(gomptPA, ((((z*ny)+y)*nx)+x)*2)) - int16((x * y)))
-//line gompt_kernels.go:3194
+//line gompt_kernels.go:3247
 //line reduce.go:40
 					goto gomptR2
-//line gompt_kernels.go:3197
+//line gompt_kernels.go:3250
 				}
 			gomptR2:
 				gomptS2 = min(gomptS2, gomptV)
@@ -3201,10 +3254,10 @@ func gomptHostMinInt16(gomptA *gomptdevice.HostArgs, gomptR gomptdevice.Range, g
 					x := x + 3
 //line reduce.go:40
 					gomptV = (*(*int16)(unsafe.Add(gomptPA, ((((z*ny)+y)*nx)+x)*2)) - int16((x * y)))
-//line gompt_kernels.go:3205
+//line gompt_kernels.go:3258
 //line reduce.go:40
 					goto gomptR3
-//line gompt_kernels.go:3208
+//line gompt_kernels.go:3261
 				}
 			gomptR3:
 				gomptS3 = min(gomptS3, gomptV)
@@ -3213,10 +3266,10 @@ func gomptHostMinInt16(gomptA *gomptdevice.HostArgs, gomptR gomptdevice.Range, g
 				{
 //line reduce.go:40
 					gomptV = (*(*int16)(unsafe.Add(gomptPA, ((((z*ny)+y)*nx)+x)*2)) - int16((x * y)))
-//line gompt_kernels.go:3217
+//line gompt_kernels.go:3270
 //line reduce.go:40
 					goto gomptR4
-//line gompt_kernels.go:3220
+//line gompt_kernels.go:3273
 				}
 			gomptR4:
 				gomptS0 = min(gomptS0, gomptV)
@@ -3305,37 +3358,37 @@ func gomptHostMinMax(gomptA *gomptdevice.HostArgs, gomptR gomptdevice.Range, _, 
 	for i := gomptLo0; i < gomptHi0; i++ {
 //line floats.go:49
 		x, y := *(*float64)(unsafe.Add(gomptPA, i*8)), *(*float64)(unsafe.Add(gomptPB, i*8))
-//line gompt_kernels.go:3309
+//line gompt_kernels.go:3362
 //line floats.go:50
 		u, v := *(*float32)(unsafe.Add(gomptPC, i*4)), *(*float32)(unsafe.Add(gomptPD, i*4))
-//line gompt_kernels.go:3312
+//line gompt_kernels.go:3365
 //line floats.go:51
 		o := (int(8) * i)
-//line gompt_kernels.go:3315
+//line gompt_kernels.go:3368
 //line floats.go:52
 		*(*float64)(unsafe.Add(gomptPOut, o*8)) = min(x, y)
-//line gompt_kernels.go:3318
+//line gompt_kernels.go:3371
 //line floats.go:53
 		*(*float64)(unsafe.Add(gomptPOut, (o+int(1))*8)) = max(x, y)
-//line gompt_kernels.go:3321
+//line gompt_kernels.go:3374
 //line floats.go:54
 		*(*float64)(unsafe.Add(gomptPOut, (o+int(2))*8)) = gomptmath.Min(x, y)
-//line gompt_kernels.go:3324
+//line gompt_kernels.go:3377
 //line floats.go:55
 		*(*float64)(unsafe.Add(gomptPOut, (o+int(3))*8)) = gomptmath.Max(x, y)
-//line gompt_kernels.go:3327
+//line gompt_kernels.go:3380
 //line floats.go:56
 		*(*float64)(unsafe.Add(gomptPOut, (o+int(4))*8)) = float64(min(u, v))
-//line gompt_kernels.go:3330
+//line gompt_kernels.go:3383
 //line floats.go:57
 		*(*float64)(unsafe.Add(gomptPOut, (o+int(5))*8)) = float64(max(u, v, float32(0.5)))
-//line gompt_kernels.go:3333
+//line gompt_kernels.go:3386
 //line floats.go:58
 		*(*float64)(unsafe.Add(gomptPOut, (o+int(6))*8)) = float64(min(int64(x), int64(3), int64(y)))
-//line gompt_kernels.go:3336
+//line gompt_kernels.go:3389
 //line floats.go:59
 		*(*float64)(unsafe.Add(gomptPOut, (o+int(7))*8)) = float64(max(uint8(u), uint8(v)))
-//line gompt_kernels.go:3339
+//line gompt_kernels.go:3392
 	}
 	_ = n
 }
@@ -3415,55 +3468,55 @@ func gomptHostNarrow(gomptA *gomptdevice.HostArgs, gomptR gomptdevice.Range, _, 
 	for i := gomptLo0; i < gomptHi0; i++ {
 //line ints.go:97
 		x, y := *(*int8)(unsafe.Add(gomptPA, i*1)), *(*int8)(unsafe.Add(gomptPB, i*1))
-//line gompt_kernels.go:3419
+//line gompt_kernels.go:3472
 //line ints.go:98
 		u, v := *(*uint16)(unsafe.Add(gomptPC, i*2)), *(*uint16)(unsafe.Add(gomptPD, i*2))
-//line gompt_kernels.go:3422
+//line gompt_kernels.go:3475
 //line ints.go:99
 		o := (int(12) * i)
-//line gompt_kernels.go:3425
+//line gompt_kernels.go:3478
 //line ints.go:100
 		*(*int64)(unsafe.Add(gomptPOut, o*8)) = int64((x + y))
-//line gompt_kernels.go:3428
+//line gompt_kernels.go:3481
 //line ints.go:101
 		*(*int64)(unsafe.Add(gomptPOut, (o+int(1))*8)) = int64((x * y))
-//line gompt_kernels.go:3431
+//line gompt_kernels.go:3484
 //line ints.go:102
 		*(*int64)(unsafe.Add(gomptPOut, (o+int(2))*8)) = int64((-x))
-//line gompt_kernels.go:3434
+//line gompt_kernels.go:3487
 //line ints.go:103
 		if y != int8(0) {
-//line gompt_kernels.go:3437
+//line gompt_kernels.go:3490
 //line ints.go:104
 			*(*int64)(unsafe.Add(gomptPOut, (o+int(3))*8)) = int64((x / y))
-//line gompt_kernels.go:3440
+//line gompt_kernels.go:3493
 //line ints.go:105
 			*(*int64)(unsafe.Add(gomptPOut, (o+int(4))*8)) = int64((x % y))
-//line gompt_kernels.go:3443
+//line gompt_kernels.go:3496
 //line ints.go:103
 		}
-//line gompt_kernels.go:3446
+//line gompt_kernels.go:3499
 //line ints.go:107
 		*(*int64)(unsafe.Add(gomptPOut, (o+int(5))*8)) = int64((u * v))
-//line gompt_kernels.go:3449
+//line gompt_kernels.go:3502
 //line ints.go:108
 		*(*int64)(unsafe.Add(gomptPOut, (o+int(6))*8)) = int64((u - v))
-//line gompt_kernels.go:3452
+//line gompt_kernels.go:3505
 //line ints.go:109
 		*(*int64)(unsafe.Add(gomptPOut, (o+int(7))*8)) = int64((uint8(u) + uint8(v)))
-//line gompt_kernels.go:3455
+//line gompt_kernels.go:3508
 //line ints.go:110
 		*(*int64)(unsafe.Add(gomptPOut, (o+int(8))*8)) = int64((int16(u) * int16(v)))
-//line gompt_kernels.go:3458
+//line gompt_kernels.go:3511
 //line ints.go:111
 		*(*int64)(unsafe.Add(gomptPOut, (o+int(9))*8)) = int64((((int32(x) * int32(u)) * int32(65537)) + int32(v)))
-//line gompt_kernels.go:3461
+//line gompt_kernels.go:3514
 //line ints.go:112
 		*(*int64)(unsafe.Add(gomptPOut, (o+int(10))*8)) = int64((uint32(x) * uint32(v)))
-//line gompt_kernels.go:3464
+//line gompt_kernels.go:3517
 //line ints.go:113
 		*(*int64)(unsafe.Add(gomptPOut, (o+int(11))*8)) = (int64(int8((int64(u) * int64(3)))) + int64(uint16(x)))
-//line gompt_kernels.go:3467
+//line gompt_kernels.go:3520
 	}
 	_ = n
 }
@@ -3534,10 +3587,10 @@ func gomptHostOutOfRange(gomptA *gomptdevice.HostArgs, gomptR gomptdevice.Range,
 	for i := gomptLo0; i < gomptHi0; i++ {
 //line dims.go:72
 		*(*int32)(unsafe.Add(gomptPOut, i*4)) = (in[(i+int(1))] + in[(i-int(1))])
-//line gompt_kernels.go:3538
+//line gompt_kernels.go:3591
 //line dims.go:73
 		out[(i + n)] = int32(5)
-//line gompt_kernels.go:3541
+//line gompt_kernels.go:3594
 	}
 }
 
@@ -3600,13 +3653,13 @@ func gomptHostPartial(gomptA *gomptdevice.HostArgs, gomptR gomptdevice.Range, _,
 	for i := gomptLo0; i < gomptHi0; i++ {
 //line dims.go:54
 		if (*(*int64)(unsafe.Add(gomptPIn, i*8)) % int64(3)) == int64(0) {
-//line gompt_kernels.go:3604
+//line gompt_kernels.go:3657
 //line dims.go:55
 			*(*int64)(unsafe.Add(gomptPOut, i*8)) = (*(*int64)(unsafe.Add(gomptPIn, i*8)) * int64(2))
-//line gompt_kernels.go:3607
+//line gompt_kernels.go:3660
 //line dims.go:54
 		}
-//line gompt_kernels.go:3610
+//line gompt_kernels.go:3663
 	}
 	_ = n
 }
@@ -3675,10 +3728,10 @@ func gomptHostProdFloat64(gomptA *gomptdevice.HostArgs, gomptR gomptdevice.Range
 		{
 //line reduce.go:34
 			gomptV = *(*float64)(unsafe.Add(gomptPA, i*8))
-//line gompt_kernels.go:3679
+//line gompt_kernels.go:3732
 //line reduce.go:34
 			goto gomptR0
-//line gompt_kernels.go:3682
+//line gompt_kernels.go:3735
 		}
 	gomptR0:
 		gomptS0 = gomptS0 * gomptV
@@ -3686,10 +3739,10 @@ func gomptHostProdFloat64(gomptA *gomptdevice.HostArgs, gomptR gomptdevice.Range
 			i := i + 1
 //line reduce.go:34
 			gomptV = *(*float64)(unsafe.Add(gomptPA, i*8))
-//line gompt_kernels.go:3690
+//line gompt_kernels.go:3743
 //line reduce.go:34
 			goto gomptR1
-//line gompt_kernels.go:3693
+//line gompt_kernels.go:3746
 		}
 	gomptR1:
 		gomptS1 = gomptS1 * gomptV
@@ -3697,10 +3750,10 @@ func gomptHostProdFloat64(gomptA *gomptdevice.HostArgs, gomptR gomptdevice.Range
 			i := i + 2
 //line reduce.go:34
 			gomptV = *(*float64)(unsafe.Add(gomptPA, i*8))
-//line gompt_kernels.go:3701
+//line gompt_kernels.go:3754
 //line reduce.go:34
 			goto gomptR2
-//line gompt_kernels.go:3704
+//line gompt_kernels.go:3757
 		}
 	gomptR2:
 		gomptS2 = gomptS2 * gomptV
@@ -3708,10 +3761,10 @@ func gomptHostProdFloat64(gomptA *gomptdevice.HostArgs, gomptR gomptdevice.Range
 			i := i + 3
 //line reduce.go:34
 			gomptV = *(*float64)(unsafe.Add(gomptPA, i*8))
-//line gompt_kernels.go:3712
+//line gompt_kernels.go:3765
 //line reduce.go:34
 			goto gomptR3
-//line gompt_kernels.go:3715
+//line gompt_kernels.go:3768
 		}
 	gomptR3:
 		gomptS3 = gomptS3 * gomptV
@@ -3720,10 +3773,10 @@ func gomptHostProdFloat64(gomptA *gomptdevice.HostArgs, gomptR gomptdevice.Range
 		{
 //line reduce.go:34
 			gomptV = *(*float64)(unsafe.Add(gomptPA, i*8))
-//line gompt_kernels.go:3724
+//line gompt_kernels.go:3777
 //line reduce.go:34
 			goto gomptR4
-//line gompt_kernels.go:3727
+//line gompt_kernels.go:3780
 		}
 	gomptR4:
 		gomptS0 = gomptS0 * gomptV
@@ -3805,10 +3858,10 @@ func gomptHostProdInt32(gomptA *gomptdevice.HostArgs, gomptR gomptdevice.Range, 
 		{
 //line reduce.go:29
 			gomptV = (*(*int32)(unsafe.Add(gomptPA, i*4)) | int32(1))
-//line gompt_kernels.go:3809
+//line gompt_kernels.go:3862
 //line reduce.go:29
 			goto gomptR0
-//line gompt_kernels.go:3812
+//line gompt_kernels.go:3865
 		}
 	gomptR0:
 		gomptS0 = gomptS0 * gomptV
@@ -3816,10 +3869,10 @@ func gomptHostProdInt32(gomptA *gomptdevice.HostArgs, gomptR gomptdevice.Range, 
 			i := i + 1
 //line reduce.go:29
 			gomptV = (*(*int32)(unsafe.Add(gomptPA, i*4)) | int32(1))
-//line gompt_kernels.go:3820
+//line gompt_kernels.go:3873
 //line reduce.go:29
 			goto gomptR1
-//line gompt_kernels.go:3823
+//line gompt_kernels.go:3876
 		}
 	gomptR1:
 		gomptS1 = gomptS1 * gomptV
@@ -3827,10 +3880,10 @@ func gomptHostProdInt32(gomptA *gomptdevice.HostArgs, gomptR gomptdevice.Range, 
 			i := i + 2
 //line reduce.go:29
 			gomptV = (*(*int32)(unsafe.Add(gomptPA, i*4)) | int32(1))
-//line gompt_kernels.go:3831
+//line gompt_kernels.go:3884
 //line reduce.go:29
 			goto gomptR2
-//line gompt_kernels.go:3834
+//line gompt_kernels.go:3887
 		}
 	gomptR2:
 		gomptS2 = gomptS2 * gomptV
@@ -3838,10 +3891,10 @@ func gomptHostProdInt32(gomptA *gomptdevice.HostArgs, gomptR gomptdevice.Range, 
 			i := i + 3
 //line reduce.go:29
 			gomptV = (*(*int32)(unsafe.Add(gomptPA, i*4)) | int32(1))
-//line gompt_kernels.go:3842
+//line gompt_kernels.go:3895
 //line reduce.go:29
 			goto gomptR3
-//line gompt_kernels.go:3845
+//line gompt_kernels.go:3898
 		}
 	gomptR3:
 		gomptS3 = gomptS3 * gomptV
@@ -3850,10 +3903,10 @@ func gomptHostProdInt32(gomptA *gomptdevice.HostArgs, gomptR gomptdevice.Range, 
 		{
 //line reduce.go:29
 			gomptV = (*(*int32)(unsafe.Add(gomptPA, i*4)) | int32(1))
-//line gompt_kernels.go:3854
+//line gompt_kernels.go:3907
 //line reduce.go:29
 			goto gomptR4
-//line gompt_kernels.go:3857
+//line gompt_kernels.go:3910
 		}
 	gomptR4:
 		gomptS0 = gomptS0 * gomptV
@@ -3935,7 +3988,7 @@ func gomptHostQuotient(gomptA *gomptdevice.HostArgs, gomptR gomptdevice.Range, _
 	for i := gomptLo0; i < gomptHi0; i++ {
 //line checks.go:45
 		*(*int32)(unsafe.Add(gomptPQ, i*4)) = (*(*int32)(unsafe.Add(gomptPA, i*4)) / *(*int32)(unsafe.Add(gomptPB, i*4)))
-//line gompt_kernels.go:3939
+//line gompt_kernels.go:3992
 	}
 	_ = n
 }
@@ -4007,7 +4060,7 @@ func gomptHostScatter(gomptA *gomptdevice.HostArgs, gomptR gomptdevice.Range, _,
 	for i := gomptLo0; i < gomptHi0; i++ {
 //line checks.go:33
 		put(dst, *(*int)(unsafe.Add(gomptPIdx, i*8)), *(*float32)(unsafe.Add(gomptPSrc, i*4)))
-//line gompt_kernels.go:4011
+//line gompt_kernels.go:4064
 	}
 	_ = n
 	_ = m
@@ -4081,19 +4134,19 @@ func gomptHostSeek(gomptA *gomptdevice.HostArgs, gomptR gomptdevice.Range, _, _ 
 	for i := gomptLo0; i < gomptHi0; i++ {
 //line checks.go:61
 		j := *(*int)(unsafe.Add(gomptPIdx, i*8))
-//line gompt_kernels.go:4085
+//line gompt_kernels.go:4138
 //line checks.go:62
 		for src[j] != int32(0) {
-//line gompt_kernels.go:4088
+//line gompt_kernels.go:4141
 //line checks.go:63
 			j++
-//line gompt_kernels.go:4091
+//line gompt_kernels.go:4144
 //line checks.go:62
 		}
-//line gompt_kernels.go:4094
+//line gompt_kernels.go:4147
 //line checks.go:65
 		*(*int)(unsafe.Add(gomptPPos, i*8)) = j
-//line gompt_kernels.go:4097
+//line gompt_kernels.go:4150
 	}
 	_ = n
 	_ = m
@@ -4163,64 +4216,64 @@ func gomptHostShifts(gomptA *gomptdevice.HostArgs, gomptR gomptdevice.Range, _, 
 	for i := gomptLo0; i < gomptHi0; i++ {
 //line ints.go:70
 		x, c := *(*int64)(unsafe.Add(gomptPA, i*8)), *(*uint64)(unsafe.Add(gomptPS, i*8))
-//line gompt_kernels.go:4167
+//line gompt_kernels.go:4220
 //line ints.go:71
 		u := uint64(x)
-//line gompt_kernels.go:4170
+//line gompt_kernels.go:4223
 //line ints.go:72
 		o := (int(10) * i)
-//line gompt_kernels.go:4173
+//line gompt_kernels.go:4226
 //line ints.go:73
 		*(*int64)(unsafe.Add(gomptPOut, o*8)) = (x << c)
-//line gompt_kernels.go:4176
+//line gompt_kernels.go:4229
 //line ints.go:74
 		*(*int64)(unsafe.Add(gomptPOut, (o+int(1))*8)) = (x >> c)
-//line gompt_kernels.go:4179
+//line gompt_kernels.go:4232
 //line ints.go:75
 		*(*int64)(unsafe.Add(gomptPOut, (o+int(2))*8)) = int64((u << c))
-//line gompt_kernels.go:4182
+//line gompt_kernels.go:4235
 //line ints.go:76
 		*(*int64)(unsafe.Add(gomptPOut, (o+int(3))*8)) = int64((u >> c))
-//line gompt_kernels.go:4185
+//line gompt_kernels.go:4238
 //line ints.go:77
 		*(*int64)(unsafe.Add(gomptPOut, (o+int(4))*8)) = int64((int32(x) >> c))
-//line gompt_kernels.go:4188
+//line gompt_kernels.go:4241
 //line ints.go:78
 		*(*int64)(unsafe.Add(gomptPOut, (o+int(5))*8)) = int64((uint32(x) >> c))
-//line gompt_kernels.go:4191
+//line gompt_kernels.go:4244
 //line ints.go:79
 		*(*int64)(unsafe.Add(gomptPOut, (o+int(6))*8)) = int64((int8(x) << c))
-//line gompt_kernels.go:4194
+//line gompt_kernels.go:4247
 //line ints.go:80
 		*(*int64)(unsafe.Add(gomptPOut, (o+int(7))*8)) = int64((int16(x) >> c))
-//line gompt_kernels.go:4197
+//line gompt_kernels.go:4250
 //line ints.go:81
 		*(*int64)(unsafe.Add(gomptPOut, (o+int(8))*8)) = (((x >> 63) + ((x << 63) >> 1)) + int64((uint8(x) >> 7)))
-//line gompt_kernels.go:4200
+//line gompt_kernels.go:4253
 //line ints.go:82
 		k := int(c)
-//line gompt_kernels.go:4203
+//line gompt_kernels.go:4256
 //line ints.go:83
 		if k >= int(0) {
-//line gompt_kernels.go:4206
+//line gompt_kernels.go:4259
 //line ints.go:84
 			*(*int64)(unsafe.Add(gomptPOut, (o+int(9))*8)) = (x >> k)
-//line gompt_kernels.go:4209
+//line gompt_kernels.go:4262
 //line ints.go:83
 		}
-//line gompt_kernels.go:4212
+//line gompt_kernels.go:4265
 //line ints.go:86
 		x <<= 1
-//line gompt_kernels.go:4215
+//line gompt_kernels.go:4268
 //line ints.go:87
 		x >>= 2
-//line gompt_kernels.go:4218
+//line gompt_kernels.go:4271
 //line ints.go:88
 		u >>= c
-//line gompt_kernels.go:4221
+//line gompt_kernels.go:4274
 //line ints.go:89
 		*(*int64)(unsafe.Add(gomptPOut, o*8)) += (x + int64(u))
-//line gompt_kernels.go:4224
+//line gompt_kernels.go:4277
 	}
 	_ = n
 }
@@ -4297,51 +4350,51 @@ func gomptHostStencil2D(gomptA *gomptdevice.HostArgs, gomptR gomptdevice.Range, 
 		for x := gomptLo0; x < gomptIn0; x++ {
 //line dims.go:8
 			i := ((y * nx) + x)
-//line gompt_kernels.go:4301
+//line gompt_kernels.go:4354
 //line dims.go:9
 			if (((x == int(0)) || (y == int(0))) || (x == (nx - int(1)))) || (y == (ny - int(1))) {
-//line gompt_kernels.go:4304
+//line gompt_kernels.go:4357
 //line dims.go:10
 				*(*float32)(unsafe.Add(gomptPOut, i*4)) = *(*float32)(unsafe.Add(gomptPIn, i*4))
-//line gompt_kernels.go:4307
+//line gompt_kernels.go:4360
 //line dims.go:11
 				continue gomptPoint0
-//line gompt_kernels.go:4310
+//line gompt_kernels.go:4363
 //line dims.go:9
 			}
-//line gompt_kernels.go:4313
+//line gompt_kernels.go:4366
 //line dims.go:13
 			*(*float32)(unsafe.Add(gomptPOut, i*4)) = (*(*float32)(unsafe.Add(gomptPIn, i*4)) + (w * ((((*(*float32)(unsafe.Add(gomptPIn, (i-int(1))*4)) + *(*float32)(unsafe.Add(gomptPIn, (i+int(1))*4))) + *(*float32)(unsafe.Add(gomptPIn, (i-nx)*4))) + *(*float32)(unsafe.Add(gomptPIn, (i+nx)*4))) - (float32(4.0) * *(*float32)(unsafe.Add(gomptPIn, i*4))))))
-//line gompt_kernels.go:4316
+//line gompt_kernels.go:4369
 		}
 		for x := gomptIn0; x < gomptIn1; x++ {
 //line dims.go:8
 			i := ((y * nx) + x)
-//line gompt_kernels.go:4321
+//line gompt_kernels.go:4374
 //line dims.go:13
 			*(*float32)(unsafe.Add(gomptPOut, i*4)) = (*(*float32)(unsafe.Add(gomptPIn, i*4)) + (w * ((((*(*float32)(unsafe.Add(gomptPIn, (i-int(1))*4)) + *(*float32)(unsafe.Add(gomptPIn, (i+int(1))*4))) + *(*float32)(unsafe.Add(gomptPIn, (i-nx)*4))) + *(*float32)(unsafe.Add(gomptPIn, (i+nx)*4))) - (float32(4.0) * *(*float32)(unsafe.Add(gomptPIn, i*4))))))
-//line gompt_kernels.go:4324
+//line gompt_kernels.go:4377
 		}
 	gomptPoint2:
 		for x := gomptIn1; x < gomptHi0; x++ {
 //line dims.go:8
 			i := ((y * nx) + x)
-//line gompt_kernels.go:4330
+//line gompt_kernels.go:4383
 //line dims.go:9
 			if (((x == int(0)) || (y == int(0))) || (x == (nx - int(1)))) || (y == (ny - int(1))) {
-//line gompt_kernels.go:4333
+//line gompt_kernels.go:4386
 //line dims.go:10
 				*(*float32)(unsafe.Add(gomptPOut, i*4)) = *(*float32)(unsafe.Add(gomptPIn, i*4))
-//line gompt_kernels.go:4336
+//line gompt_kernels.go:4389
 //line dims.go:11
 				continue gomptPoint2
-//line gompt_kernels.go:4339
+//line gompt_kernels.go:4392
 //line dims.go:9
 			}
-//line gompt_kernels.go:4342
+//line gompt_kernels.go:4395
 //line dims.go:13
 			*(*float32)(unsafe.Add(gomptPOut, i*4)) = (*(*float32)(unsafe.Add(gomptPIn, i*4)) + (w * ((((*(*float32)(unsafe.Add(gomptPIn, (i-int(1))*4)) + *(*float32)(unsafe.Add(gomptPIn, (i+int(1))*4))) + *(*float32)(unsafe.Add(gomptPIn, (i-nx)*4))) + *(*float32)(unsafe.Add(gomptPIn, (i+nx)*4))) - (float32(4.0) * *(*float32)(unsafe.Add(gomptPIn, i*4))))))
-//line gompt_kernels.go:4345
+//line gompt_kernels.go:4398
 		}
 	}
 }
@@ -4415,10 +4468,10 @@ func gomptHostSumFloat32(gomptA *gomptdevice.HostArgs, gomptR gomptdevice.Range,
 		{
 //line reduce.go:13
 			gomptV = (*(*float32)(unsafe.Add(gomptPX, i*4)) * *(*float32)(unsafe.Add(gomptPY, i*4)))
-//line gompt_kernels.go:4419
+//line gompt_kernels.go:4472
 //line reduce.go:13
 			goto gomptR0
-//line gompt_kernels.go:4422
+//line gompt_kernels.go:4475
 		}
 	gomptR0:
 		gomptS0 = gomptS0 + float64(gomptV)
@@ -4426,10 +4479,10 @@ func gomptHostSumFloat32(gomptA *gomptdevice.HostArgs, gomptR gomptdevice.Range,
 			i := i + 1
 //line reduce.go:13
 			gomptV = (*(*float32)(unsafe.Add(gomptPX, i*4)) * *(*float32)(unsafe.Add(gomptPY, i*4)))
-//line gompt_kernels.go:4430
+//line gompt_kernels.go:4483
 //line reduce.go:13
 			goto gomptR1
-//line gompt_kernels.go:4433
+//line gompt_kernels.go:4486
 		}
 	gomptR1:
 		gomptS1 = gomptS1 + float64(gomptV)
@@ -4437,10 +4490,10 @@ func gomptHostSumFloat32(gomptA *gomptdevice.HostArgs, gomptR gomptdevice.Range,
 			i := i + 2
 //line reduce.go:13
 			gomptV = (*(*float32)(unsafe.Add(gomptPX, i*4)) * *(*float32)(unsafe.Add(gomptPY, i*4)))
-//line gompt_kernels.go:4441
+//line gompt_kernels.go:4494
 //line reduce.go:13
 			goto gomptR2
-//line gompt_kernels.go:4444
+//line gompt_kernels.go:4497
 		}
 	gomptR2:
 		gomptS2 = gomptS2 + float64(gomptV)
@@ -4448,10 +4501,10 @@ func gomptHostSumFloat32(gomptA *gomptdevice.HostArgs, gomptR gomptdevice.Range,
 			i := i + 3
 //line reduce.go:13
 			gomptV = (*(*float32)(unsafe.Add(gomptPX, i*4)) * *(*float32)(unsafe.Add(gomptPY, i*4)))
-//line gompt_kernels.go:4452
+//line gompt_kernels.go:4505
 //line reduce.go:13
 			goto gomptR3
-//line gompt_kernels.go:4455
+//line gompt_kernels.go:4508
 		}
 	gomptR3:
 		gomptS3 = gomptS3 + float64(gomptV)
@@ -4460,10 +4513,10 @@ func gomptHostSumFloat32(gomptA *gomptdevice.HostArgs, gomptR gomptdevice.Range,
 		{
 //line reduce.go:13
 			gomptV = (*(*float32)(unsafe.Add(gomptPX, i*4)) * *(*float32)(unsafe.Add(gomptPY, i*4)))
-//line gompt_kernels.go:4464
+//line gompt_kernels.go:4517
 //line reduce.go:13
 			goto gomptR4
-//line gompt_kernels.go:4467
+//line gompt_kernels.go:4520
 		}
 	gomptR4:
 		gomptS0 = gomptS0 + float64(gomptV)
@@ -4550,25 +4603,25 @@ func gomptHostSumFloat64In2D(gomptA *gomptdevice.HostArgs, gomptR gomptdevice.Ra
 			{
 //line reduce.go:19
 				v := *(*float64)(unsafe.Add(gomptPA, ((y*nx)+x)*8))
-//line gompt_kernels.go:4554
+//line gompt_kernels.go:4607
 //line reduce.go:20
 				if x == y {
-//line gompt_kernels.go:4557
+//line gompt_kernels.go:4610
 //line reduce.go:21
 					gomptV = (float64(2.0) * v)
-//line gompt_kernels.go:4560
+//line gompt_kernels.go:4613
 //line reduce.go:21
 					goto gomptR0
-//line gompt_kernels.go:4563
+//line gompt_kernels.go:4616
 //line reduce.go:20
 				}
-//line gompt_kernels.go:4566
+//line gompt_kernels.go:4619
 //line reduce.go:23
 				gomptV = v
-//line gompt_kernels.go:4569
+//line gompt_kernels.go:4622
 //line reduce.go:23
 				goto gomptR0
-//line gompt_kernels.go:4572
+//line gompt_kernels.go:4625
 			}
 		gomptR0:
 			gomptS0 = gomptS0 + gomptV
@@ -4576,83 +4629,30 @@ func gomptHostSumFloat64In2D(gomptA *gomptdevice.HostArgs, gomptR gomptdevice.Ra
 				x := x + 1
 //line reduce.go:19
 				v := *(*float64)(unsafe.Add(gomptPA, ((y*nx)+x)*8))
-//line gompt_kernels.go:4580
+//line gompt_kernels.go:4633
 //line reduce.go:20
 				if x == y {
-//line gompt_kernels.go:4583
+//line gompt_kernels.go:4636
 //line reduce.go:21
 					gomptV = (float64(2.0) * v)
-//line gompt_kernels.go:4586
+//line gompt_kernels.go:4639
 //line reduce.go:21
 					goto gomptR1
-//line gompt_kernels.go:4589
+//line gompt_kernels.go:4642
 //line reduce.go:20
 				}
-//line gompt_kernels.go:4592
+//line gompt_kernels.go:4645
 //line reduce.go:23
 				gomptV = v
-//line gompt_kernels.go:4595
+//line gompt_kernels.go:4648
 //line reduce.go:23
 				goto gomptR1
-//line gompt_kernels.go:4598
+//line gompt_kernels.go:4651
 			}
 		gomptR1:
 			gomptS1 = gomptS1 + gomptV
 			{
 				x := x + 2
-//line reduce.go:19
-				v := *(*float64)(unsafe.Add(gomptPA, ((y*nx)+x)*8))
-//line gompt_kernels.go:4606
-//line reduce.go:20
-				if x == y {
-//line gompt_kernels.go:4609
-//line reduce.go:21
-					gomptV = (float64(2.0) * v)
-//line gompt_kernels.go:4612
-//line reduce.go:21
-					goto gomptR2
-//line gompt_kernels.go:4615
-//line reduce.go:20
-				}
-//line gompt_kernels.go:4618
-//line reduce.go:23
-				gomptV = v
-//line gompt_kernels.go:4621
-//line reduce.go:23
-				goto gomptR2
-//line gompt_kernels.go:4624
-			}
-		gomptR2:
-			gomptS2 = gomptS2 + gomptV
-			{
-				x := x + 3
-//line reduce.go:19
-				v := *(*float64)(unsafe.Add(gomptPA, ((y*nx)+x)*8))
-//line gompt_kernels.go:4632
-//line reduce.go:20
-				if x == y {
-//line gompt_kernels.go:4635
-//line reduce.go:21
-					gomptV = (float64(2.0) * v)
-//line gompt_kernels.go:4638
-//line reduce.go:21
-					goto gomptR3
-//line gompt_kernels.go:4641
-//line reduce.go:20
-				}
-//line gompt_kernels.go:4644
-//line reduce.go:23
-				gomptV = v
-//line gompt_kernels.go:4647
-//line reduce.go:23
-				goto gomptR3
-//line gompt_kernels.go:4650
-			}
-		gomptR3:
-			gomptS3 = gomptS3 + gomptV
-		}
-		for ; x < gomptHi0; x++ {
-			{
 //line reduce.go:19
 				v := *(*float64)(unsafe.Add(gomptPA, ((y*nx)+x)*8))
 //line gompt_kernels.go:4659
@@ -4663,7 +4663,7 @@ func gomptHostSumFloat64In2D(gomptA *gomptdevice.HostArgs, gomptR gomptdevice.Ra
 					gomptV = (float64(2.0) * v)
 //line gompt_kernels.go:4665
 //line reduce.go:21
-					goto gomptR4
+					goto gomptR2
 //line gompt_kernels.go:4668
 //line reduce.go:20
 				}
@@ -4672,8 +4672,61 @@ func gomptHostSumFloat64In2D(gomptA *gomptdevice.HostArgs, gomptR gomptdevice.Ra
 				gomptV = v
 //line gompt_kernels.go:4674
 //line reduce.go:23
-				goto gomptR4
+				goto gomptR2
 //line gompt_kernels.go:4677
+			}
+		gomptR2:
+			gomptS2 = gomptS2 + gomptV
+			{
+				x := x + 3
+//line reduce.go:19
+				v := *(*float64)(unsafe.Add(gomptPA, ((y*nx)+x)*8))
+//line gompt_kernels.go:4685
+//line reduce.go:20
+				if x == y {
+//line gompt_kernels.go:4688
+//line reduce.go:21
+					gomptV = (float64(2.0) * v)
+//line gompt_kernels.go:4691
+//line reduce.go:21
+					goto gomptR3
+//line gompt_kernels.go:4694
+//line reduce.go:20
+				}
+//line gompt_kernels.go:4697
+//line reduce.go:23
+				gomptV = v
+//line gompt_kernels.go:4700
+//line reduce.go:23
+				goto gomptR3
+//line gompt_kernels.go:4703
+			}
+		gomptR3:
+			gomptS3 = gomptS3 + gomptV
+		}
+		for ; x < gomptHi0; x++ {
+			{
+//line reduce.go:19
+				v := *(*float64)(unsafe.Add(gomptPA, ((y*nx)+x)*8))
+//line gompt_kernels.go:4712
+//line reduce.go:20
+				if x == y {
+//line gompt_kernels.go:4715
+//line reduce.go:21
+					gomptV = (float64(2.0) * v)
+//line gompt_kernels.go:4718
+//line reduce.go:21
+					goto gomptR4
+//line gompt_kernels.go:4721
+//line reduce.go:20
+				}
+//line gompt_kernels.go:4724
+//line reduce.go:23
+				gomptV = v
+//line gompt_kernels.go:4727
+//line reduce.go:23
+				goto gomptR4
+//line gompt_kernels.go:4730
 			}
 		gomptR4:
 			gomptS0 = gomptS0 + gomptV
@@ -4757,10 +4810,10 @@ func gomptHostSumInt64(gomptA *gomptdevice.HostArgs, gomptR gomptdevice.Range, g
 		{
 //line reduce.go:8
 			gomptV = (*(*int64)(unsafe.Add(gomptPA, i*8)) * int64(3458764513820540929))
-//line gompt_kernels.go:4761
+//line gompt_kernels.go:4814
 //line reduce.go:8
 			goto gomptR0
-//line gompt_kernels.go:4764
+//line gompt_kernels.go:4817
 		}
 	gomptR0:
 		gomptS0 = gomptS0 + gomptV
@@ -4768,10 +4821,10 @@ func gomptHostSumInt64(gomptA *gomptdevice.HostArgs, gomptR gomptdevice.Range, g
 			i := i + 1
 //line reduce.go:8
 			gomptV = (*(*int64)(unsafe.Add(gomptPA, i*8)) * int64(3458764513820540929))
-//line gompt_kernels.go:4772
+//line gompt_kernels.go:4825
 //line reduce.go:8
 			goto gomptR1
-//line gompt_kernels.go:4775
+//line gompt_kernels.go:4828
 		}
 	gomptR1:
 		gomptS1 = gomptS1 + gomptV
@@ -4779,10 +4832,10 @@ func gomptHostSumInt64(gomptA *gomptdevice.HostArgs, gomptR gomptdevice.Range, g
 			i := i + 2
 //line reduce.go:8
 			gomptV = (*(*int64)(unsafe.Add(gomptPA, i*8)) * int64(3458764513820540929))
-//line gompt_kernels.go:4783
+//line gompt_kernels.go:4836
 //line reduce.go:8
 			goto gomptR2
-//line gompt_kernels.go:4786
+//line gompt_kernels.go:4839
 		}
 	gomptR2:
 		gomptS2 = gomptS2 + gomptV
@@ -4790,10 +4843,10 @@ func gomptHostSumInt64(gomptA *gomptdevice.HostArgs, gomptR gomptdevice.Range, g
 			i := i + 3
 //line reduce.go:8
 			gomptV = (*(*int64)(unsafe.Add(gomptPA, i*8)) * int64(3458764513820540929))
-//line gompt_kernels.go:4794
+//line gompt_kernels.go:4847
 //line reduce.go:8
 			goto gomptR3
-//line gompt_kernels.go:4797
+//line gompt_kernels.go:4850
 		}
 	gomptR3:
 		gomptS3 = gomptS3 + gomptV
@@ -4802,10 +4855,10 @@ func gomptHostSumInt64(gomptA *gomptdevice.HostArgs, gomptR gomptdevice.Range, g
 		{
 //line reduce.go:8
 			gomptV = (*(*int64)(unsafe.Add(gomptPA, i*8)) * int64(3458764513820540929))
-//line gompt_kernels.go:4806
+//line gompt_kernels.go:4859
 //line reduce.go:8
 			goto gomptR4
-//line gompt_kernels.go:4809
+//line gompt_kernels.go:4862
 		}
 	gomptR4:
 		gomptS0 = gomptS0 + gomptV
@@ -4893,20 +4946,20 @@ func gomptHostTeamGather(gomptA *gomptdevice.HostArgs, gomptR gomptdevice.Range,
 	for t := gomptLo0; t < gomptHi0; t++ {
 //line checks.go:82
 		var buf [64]float32
-//line gompt_kernels.go:4897
+//line gompt_kernels.go:4950
 		_ = buf
 		for gomptJ := 0; gomptJ < 64; gomptJ++ {
 			th := gomptJ
 //line checks.go:83
 			buf[th] = src[*(*int)(unsafe.Add(gomptPIdx, ((t*int(64))+th)*8))]
-//line gompt_kernels.go:4903
+//line gompt_kernels.go:4956
 		}
 		// barrier
 		for gomptJ := 0; gomptJ < 64; gomptJ++ {
 			th := gomptJ
 //line checks.go:85
 			*(*float32)(unsafe.Add(gomptPOut, ((t*int(64))+th)*4)) = buf[*(*int)(unsafe.Add(gomptPAt, ((t*int(64))+th)*8))]
-//line gompt_kernels.go:4910
+//line gompt_kernels.go:4963
 		}
 	}
 	_ = teams
@@ -4987,15 +5040,15 @@ func gomptHostTeamReverse(gomptA *gomptdevice.HostArgs, gomptR gomptdevice.Range
 	for t := gomptLo0; t < gomptHi0; t++ {
 //line team.go:13
 		var buf [64]int32
-//line gompt_kernels.go:4991
+//line gompt_kernels.go:5044
 		_ = buf
 //line team.go:14
 		var part [64]int64
-//line gompt_kernels.go:4995
+//line gompt_kernels.go:5048
 		_ = part
 //line team.go:15
 		base := (t * int(64))
-//line gompt_kernels.go:4999
+//line gompt_kernels.go:5052
 		_ = base
 		for gomptJ := 0; gomptJ < 64; gomptJ++ {
 			th := gomptJ
@@ -5005,33 +5058,33 @@ func gomptHostTeamReverse(gomptA *gomptdevice.HostArgs, gomptR gomptdevice.Range
 			th := gomptJ
 //line team.go:17
 			buf[th] = gomptT1Mine[gomptJ]
-//line gompt_kernels.go:5009
+//line gompt_kernels.go:5062
 		}
 		for gomptJ := 0; gomptJ < 64; gomptJ++ {
 			th := gomptJ
 //line team.go:18
 			part[th] = int64(gomptT1Mine[gomptJ])
-//line gompt_kernels.go:5015
+//line gompt_kernels.go:5068
 		}
 		// barrier
 		for gomptJ := 0; gomptJ < 64; gomptJ++ {
 			th := gomptJ
 //line team.go:20
 			*(*int32)(unsafe.Add(gomptPOut, (base+th)*4)) = (buf[(int(63)-th)] - gomptT1Mine[gomptJ])
-//line gompt_kernels.go:5022
+//line gompt_kernels.go:5075
 		}
 		for s := int(32); s > int(0); s /= int(2) {
 			for gomptJ := 0; gomptJ < 64; gomptJ++ {
 				th := gomptJ
 //line team.go:22
 				if th < s {
-//line gompt_kernels.go:5029
+//line gompt_kernels.go:5082
 //line team.go:23
 					part[th] += part[(th + s)]
-//line gompt_kernels.go:5032
+//line gompt_kernels.go:5085
 //line team.go:22
 				}
-//line gompt_kernels.go:5035
+//line gompt_kernels.go:5088
 			}
 			// barrier
 		}
@@ -5040,14 +5093,14 @@ func gomptHostTeamReverse(gomptA *gomptdevice.HostArgs, gomptR gomptdevice.Range
 				th := gomptJ
 //line team.go:28
 				buf[th] = (-buf[th])
-//line gompt_kernels.go:5044
+//line gompt_kernels.go:5097
 			}
 			// barrier
 			for gomptJ := 0; gomptJ < 64; gomptJ++ {
 				th := gomptJ
 //line team.go:30
 				*(*int32)(unsafe.Add(gomptPOut, (base+th)*4)) += buf[((th + int(1)) % int(64))]
-//line gompt_kernels.go:5051
+//line gompt_kernels.go:5104
 			}
 		} else {
 			// barrier
@@ -5056,13 +5109,13 @@ func gomptHostTeamReverse(gomptA *gomptdevice.HostArgs, gomptR gomptdevice.Range
 			th := gomptJ
 //line team.go:34
 			if th == int(0) {
-//line gompt_kernels.go:5060
+//line gompt_kernels.go:5113
 //line team.go:35
 				*(*int64)(unsafe.Add(gomptPSums, t*8)) = (part[int(0)] + int64(gomptT1Mine[gomptJ]))
-//line gompt_kernels.go:5063
+//line gompt_kernels.go:5116
 //line team.go:34
 			}
-//line gompt_kernels.go:5066
+//line gompt_kernels.go:5119
 		}
 	}
 	_ = gomptT1Mine
@@ -5130,22 +5183,22 @@ func gomptHostTranscendental(gomptA *gomptdevice.HostArgs, gomptR gomptdevice.Ra
 	for i := gomptLo0; i < gomptHi0; i++ {
 //line floats.go:99
 		x := *(*float64)(unsafe.Add(gomptPA, i*8))
-//line gompt_kernels.go:5134
+//line gompt_kernels.go:5187
 //line floats.go:100
 		v := (((((gomptmath.Exp(x) + gomptmath.Log(x)) + gomptmath.Pow(x, float64(1.5))) + gomptmath.Sin(x)) + gomptmath.Cos(x)) + gomptmath.Tanh(x))
-//line gompt_kernels.go:5137
+//line gompt_kernels.go:5190
 //line floats.go:101
 		v += (((((gomptmath.Exp2(x) + gomptmath.Log2(x)) + gomptmath.Log10(x)) + gomptmath.Log1p(x)) + gomptmath.Expm1(x)) + gomptmath.Atan2(x, float64(2.0)))
-//line gompt_kernels.go:5140
+//line gompt_kernels.go:5193
 //line floats.go:102
 		v += (((((gomptmath.Atan(x) + gomptmath.Asin((x / float64(4.0)))) + gomptmath.Acos((x / float64(4.0)))) + gomptmath.Sinh(x)) + gomptmath.Cosh(x)) + gomptmath.Tan(x))
-//line gompt_kernels.go:5143
+//line gompt_kernels.go:5196
 //line floats.go:103
 		v += ((((((gomptmath.Cbrt(x) + gomptmath.Hypot(x, float64(3.0))) + gomptmath.Erf(x)) + gomptmath.Erfc(x)) + gomptmath.Asinh(x)) + gomptmath.Acosh((x + float64(1.0)))) + gomptmath.Atanh((x / float64(4.0))))
-//line gompt_kernels.go:5146
+//line gompt_kernels.go:5199
 //line floats.go:104
 		*(*float32)(unsafe.Add(gomptPOut, i*4)) = float32(v)
-//line gompt_kernels.go:5149
+//line gompt_kernels.go:5202
 	}
 	_ = n
 }
@@ -5214,7 +5267,7 @@ func gomptHostTranspose(gomptA *gomptdevice.HostArgs, gomptR gomptdevice.Range, 
 		for x := gomptLo0; x < gomptHi0; x++ {
 //line dims.go:64
 			*(*uint8)(unsafe.Add(gomptPOut, ((x*ny)+y)*1)) = (*(*uint8)(unsafe.Add(gomptPIn, ((y*nx)+x)*1)) + uint8(1))
-//line gompt_kernels.go:5218
+//line gompt_kernels.go:5271
 		}
 	}
 }
@@ -5282,109 +5335,109 @@ gomptPoint0:
 	for i := gomptLo0; i < gomptHi0; i++ {
 //line tricky.go:11
 		o := (int(8) * i)
-//line gompt_kernels.go:5286
+//line gompt_kernels.go:5339
 //line tricky.go:12
 		long := *(*int64)(unsafe.Add(gomptPKernel, i*8))
-//line gompt_kernels.go:5289
+//line gompt_kernels.go:5342
 //line tricky.go:13
 		double := (float64(long) * global)
-//line gompt_kernels.go:5292
+//line gompt_kernels.go:5345
 //line tricky.go:14
 		sqrt := gomptmath.Sqrt(gomptmath.Abs(double))
-//line gompt_kernels.go:5295
+//line gompt_kernels.go:5348
 //line tricky.go:15
 		*(*int64)(unsafe.Add(gomptPOut, o*8)) = int64((sqrt * float64(1000.0)))
-//line gompt_kernels.go:5298
+//line gompt_kernels.go:5351
 //line tricky.go:16
 		{
-//line gompt_kernels.go:5301
+//line gompt_kernels.go:5354
 //line tricky.go:17
 			n := int(3)
-//line gompt_kernels.go:5304
+//line gompt_kernels.go:5357
 //line tricky.go:18
 			*(*int64)(unsafe.Add(gomptPOut, (o+int(1))*8)) = (int64(n) + long)
-//line gompt_kernels.go:5307
+//line gompt_kernels.go:5360
 //line tricky.go:16
 		}
-//line gompt_kernels.go:5310
+//line gompt_kernels.go:5363
 //line tricky.go:20
 		var a, b int = int(0), int(10)
-//line gompt_kernels.go:5313
+//line gompt_kernels.go:5366
 //line tricky.go:21
 		for a, b = int(0), int(10); a < b; a, b = (a + int(1)), (b - int(2)) {
-//line gompt_kernels.go:5316
+//line gompt_kernels.go:5369
 //line tricky.go:22
 			*(*int64)(unsafe.Add(gomptPOut, (o+int(2))*8)) += (int64((a * b)) ^ long)
-//line gompt_kernels.go:5319
+//line gompt_kernels.go:5372
 //line tricky.go:21
 		}
-//line gompt_kernels.go:5322
+//line gompt_kernels.go:5375
 //line tricky.go:24
 		*(*int64)(unsafe.Add(gomptPOut, (o+int(3))*8)) = long
-//line gompt_kernels.go:5325
+//line gompt_kernels.go:5378
 //line tricky.go:25
 		*(*int64)(unsafe.Add(gomptPOut, (o+int(3))*8)) <<= 2
-//line gompt_kernels.go:5328
+//line gompt_kernels.go:5381
 //line tricky.go:26
 		*(*int64)(unsafe.Add(gomptPOut, (o+int(3))*8)) &^= int64(5)
-//line gompt_kernels.go:5331
+//line gompt_kernels.go:5384
 //line tricky.go:27
 		*(*int64)(unsafe.Add(gomptPOut, (o+int(3))*8))++
-//line gompt_kernels.go:5334
+//line gompt_kernels.go:5387
 //line tricky.go:28
 		*(*int64)(unsafe.Add(gomptPOut, (o+int(3))*8)) %= int64(1000003)
-//line gompt_kernels.go:5337
+//line gompt_kernels.go:5390
 //line tricky.go:29
 		var cnt uint8
-//line gompt_kernels.go:5340
+//line gompt_kernels.go:5393
 //line tricky.go:30
 		for k := range uint8(200) {
-//line gompt_kernels.go:5343
+//line gompt_kernels.go:5396
 //line tricky.go:31
 			cnt += k
-//line gompt_kernels.go:5346
+//line gompt_kernels.go:5399
 //line tricky.go:30
 		}
-//line gompt_kernels.go:5349
+//line gompt_kernels.go:5402
 //line tricky.go:33
 		*(*int64)(unsafe.Add(gomptPOut, (o+int(4))*8)) = (int64(cnt) + int64((^uint8(long))))
-//line gompt_kernels.go:5352
+//line gompt_kernels.go:5405
 //line tricky.go:34
 		half, flag := (long > int64(0)), (!((long % int64(2)) == int64(0)))
-//line gompt_kernels.go:5355
+//line gompt_kernels.go:5408
 //line tricky.go:35
 		if half == flag {
-//line gompt_kernels.go:5358
+//line gompt_kernels.go:5411
 //line tricky.go:36
 			*(*int64)(unsafe.Add(gomptPOut, (o+int(5))*8)) = int64(1)
-//line gompt_kernels.go:5361
+//line gompt_kernels.go:5414
 //line tricky.go:35
 		}
-//line gompt_kernels.go:5364
+//line gompt_kernels.go:5417
 //line tricky.go:38
 		*(*int64)(unsafe.Add(gomptPOut, (o+int(6))*8)) = (min(long, int64(a), int64(b), int64(7)) + max(long, int64(-3)))
-//line gompt_kernels.go:5367
+//line gompt_kernels.go:5420
 //line tricky.go:39
 		for j := range int(5) {
-//line gompt_kernels.go:5370
+//line gompt_kernels.go:5423
 //line tricky.go:40
 			if int64(j) == (long % int64(5)) {
-//line gompt_kernels.go:5373
+//line gompt_kernels.go:5426
 //line tricky.go:41
 				*(*int64)(unsafe.Add(gomptPOut, (o+int(7))*8)) = ((int64(j) + int64((float64(314.1592653589793) * float64((j + int(1)))))) + int64(1000000000000000000))
-//line gompt_kernels.go:5376
+//line gompt_kernels.go:5429
 //line tricky.go:42
 				continue gomptPoint0
-//line gompt_kernels.go:5379
+//line gompt_kernels.go:5432
 //line tricky.go:40
 			}
-//line gompt_kernels.go:5382
+//line gompt_kernels.go:5435
 //line tricky.go:39
 		}
-//line gompt_kernels.go:5385
+//line gompt_kernels.go:5438
 //line tricky.go:45
 		*(*int64)(unsafe.Add(gomptPOut, (o+int(7))*8)) = (-long)
-//line gompt_kernels.go:5388
+//line gompt_kernels.go:5441
 	}
 	_ = n
 }
@@ -5456,34 +5509,34 @@ func gomptHostUint64Ops(gomptA *gomptdevice.HostArgs, gomptR gomptdevice.Range, 
 	for i := gomptLo0; i < gomptHi0; i++ {
 //line ints.go:53
 		x, y := *(*uint64)(unsafe.Add(gomptPA, i*8)), *(*uint64)(unsafe.Add(gomptPB, i*8))
-//line gompt_kernels.go:5460
+//line gompt_kernels.go:5513
 //line ints.go:54
 		o := (int(6) * i)
-//line gompt_kernels.go:5463
+//line gompt_kernels.go:5516
 //line ints.go:55
 		*(*uint64)(unsafe.Add(gomptPOut, o*8)) = (x + y)
-//line gompt_kernels.go:5466
+//line gompt_kernels.go:5519
 //line ints.go:56
 		*(*uint64)(unsafe.Add(gomptPOut, (o+int(1))*8)) = (x - y)
-//line gompt_kernels.go:5469
+//line gompt_kernels.go:5522
 //line ints.go:57
 		*(*uint64)(unsafe.Add(gomptPOut, (o+int(2))*8)) = (x * y)
-//line gompt_kernels.go:5472
+//line gompt_kernels.go:5525
 //line ints.go:58
 		if y != uint64(0) {
-//line gompt_kernels.go:5475
+//line gompt_kernels.go:5528
 //line ints.go:59
 			*(*uint64)(unsafe.Add(gomptPOut, (o+int(3))*8)) = (x / y)
-//line gompt_kernels.go:5478
+//line gompt_kernels.go:5531
 //line ints.go:60
 			*(*uint64)(unsafe.Add(gomptPOut, (o+int(4))*8)) = (x % y)
-//line gompt_kernels.go:5481
+//line gompt_kernels.go:5534
 //line ints.go:58
 		}
-//line gompt_kernels.go:5484
+//line gompt_kernels.go:5537
 //line ints.go:62
 		*(*uint64)(unsafe.Add(gomptPOut, (o+int(5))*8)) = (-x)
-//line gompt_kernels.go:5487
+//line gompt_kernels.go:5540
 	}
 	_ = n
 }

@@ -3,9 +3,9 @@ package corpus
 import (
 	"os"
 	"os/exec"
-	"strings"
 	"testing"
 
+	"github.com/gompt/gompt/device"
 	"github.com/gompt/gompt/target"
 	"github.com/stretchr/testify/require"
 )
@@ -25,14 +25,7 @@ func TestGPUCodeOnCPUDevices(t *testing.T) {
 			if d.Plugin != "opencl" {
 				continue
 			}
-			found := false
-			for _, a := range d.Info.Extra {
-				if a.Key == "code" {
-					found = true
-					require.True(t, strings.HasPrefix(a.Value, "gpu"), "%s: code = %q", target.Describe(d.Num), a.Value)
-				}
-			}
-			require.True(t, found, "%s reports no code attribute", target.Describe(d.Num))
+			require.Equal(t, "gpu ("+codeEnv+")", codeOf(d.Info.Extra), target.Describe(d.Num))
 		}
 		return
 	}
@@ -40,6 +33,11 @@ func TestGPUCodeOnCPUDevices(t *testing.T) {
 	for _, d := range target.Devices() {
 		if d.Plugin == "opencl" && d.Info.Type == "cpu" {
 			cpu = true
+			if os.Getenv(codeEnv) == "" {
+				// By default a CPU device builds the CPU's code, so
+				// that the child's "gpu" says the setting took.
+				require.Equal(t, "cpu: kernels built with -DGOMPT_CPU_DEVICE ("+codeEnv+")", codeOf(d.Info.Extra), target.Describe(d.Num))
+			}
 		}
 	}
 	if !cpu {
@@ -57,4 +55,14 @@ func TestGPUCodeOnCPUDevices(t *testing.T) {
 	out, err := cmd.CombinedOutput()
 	require.NoError(t, err, "the package's tests with %s=gpu:\n%s", codeEnv, out)
 	require.Contains(t, string(out), "PASS", "%s", out)
+}
+
+// codeOf is the value of an OpenCL device's "code" attribute.
+func codeOf(extra []device.Attr) string {
+	for _, a := range extra {
+		if a.Key == "code" {
+			return a.Value
+		}
+	}
+	return "(no code attribute)"
 }

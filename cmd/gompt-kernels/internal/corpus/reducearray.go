@@ -41,3 +41,10 @@ func FloatBins(i int, n int, v []float32, s []float32, p []float64) {
 	s[(i+7)&31] -= v[i] * 0.25
 	p[i&7] *= 1 + float64(v[i]-1)/1024
 }
+
+// EmptyBins has an array reduction and an empty body: h comes back as it
+// went.
+//
+//gompt:kernel dims=n reduce(h)=+ len(h)=8
+func EmptyBins(i int, n int, h []float32) {
+}
