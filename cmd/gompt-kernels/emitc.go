@@ -469,7 +469,11 @@ func (c *cfunc) opAssign(l ast.Expr, op token.Token, rhs func() string, r ...ast
 			c.line("if ((ulong)%s < (ulong)%s) {", idx, c.lens[p])
 			c.depth++
 			val := c.newTmp()
-			c.line("%s %s = %s;", t.c(), val, v)
+			vt := t // a shift's count keeps its own type
+			if op == token.SHL || op == token.SHR {
+				vt = c.typeOf(re)
+			}
+			c.line("%s %s = %s;", vt.c(), val, v)
 			c.line("%s = %s;", elem, c.binop(op, t, elem, val, re))
 			c.depth--
 			c.line("} else {")

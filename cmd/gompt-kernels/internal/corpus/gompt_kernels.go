@@ -4179,6 +4179,90 @@ func RunSeek(dev gompttarget.DeviceClause, n int, m int, idx []int, src []int32,
 		Args: []gompttarget.Arg{gompttarget.Int(n), gompttarget.Int(m), gompttarget.Slice(idx), gompttarget.Slice(src), gompttarget.Slice(pos)}})
 }
 
+// ShiftAtKernel is the gompt map kernel of ShiftAt (ints.go:137:1), over [0, n).
+var ShiftAtKernel = &gomptdevice.Kernel{
+	Name: "ShiftAt",
+	Params: []gomptdevice.Param{
+		{Name: "n", Kind: gomptdevice.ParamInt64},
+		{Name: "m", Kind: gomptdevice.ParamInt64},
+		{Name: "at", Kind: gomptdevice.ParamBuffer, Elem: gomptdevice.ParamInt64, Len: "n"},
+		{Name: "k", Kind: gomptdevice.ParamBuffer, Elem: gomptdevice.ParamUint64, Len: "n"},
+		{Name: "x", Kind: gomptdevice.ParamBuffer, Elem: gomptdevice.ParamInt32, Len: "m"},
+		{Name: "y", Kind: gomptdevice.ParamBuffer, Elem: gomptdevice.ParamUint16, Len: "m"},
+	},
+	Dims: 1,
+	Faults: []gomptdevice.FaultSite{
+		{Kind: gomptdevice.FaultDivide, Pos: "ints.go:138"},
+		{Kind: gomptdevice.FaultIndex, Pos: "ints.go:139"},
+		{Kind: gomptdevice.FaultIndex, Pos: "ints.go:140"},
+	},
+	Images: []gomptdevice.Image{
+		{Kind: gomptdevice.ImageHost, Entry: "gompt_ShiftAt", Host: gomptHostShiftAt},
+		{Kind: gomptdevice.ImageOpenCL, Entry: "gompt_ShiftAt", Source: gomptCLShiftAt, Options: "-cl-fp32-correctly-rounded-divide-sqrt"},
+		{Kind: gomptdevice.ImagePTX, Entry: "gompt_ShiftAt", Source: gomptPTXShiftAt},
+	},
+	Sample: gomptSampleShiftAt,
+}
+
+//go:embed gompt_ShiftAt.cl
+var gomptCLShiftAt string
+
+//go:embed gompt_ShiftAt.ptx
+var gomptPTXShiftAt string
+
+// gomptHostShiftAt is ShiftAtKernel's Go image: the body of ShiftAt at each point of the team's range.
+func gomptHostShiftAt(gomptA *gomptdevice.HostArgs, gomptR gomptdevice.Range, _, _ int) {
+	n := gomptA.Int(0)
+	m := gomptA.Int(1)
+	at := gomptrt.View[int](gomptA.Bufs[2], gomptrt.Len(n))
+	k := gomptrt.View[uint64](gomptA.Bufs[3], gomptrt.Len(n))
+	x := gomptrt.View[int32](gomptA.Bufs[4], gomptrt.Len(m))
+	y := gomptrt.View[uint16](gomptA.Bufs[5], gomptrt.Len(m))
+	gomptPAt := unsafe.Pointer(unsafe.SliceData(at))
+	gomptPK := unsafe.Pointer(unsafe.SliceData(k))
+	gomptLo0, gomptHi0 := gomptR.Clamp(0, n)
+	for i := gomptLo0; i < gomptHi0; i++ {
+//line ints.go:138
+		j := (*(*int)(unsafe.Add(gomptPAt, i*8)) % m)
+//line gompt_kernels.go:4228
+//line ints.go:139
+		x[j] <<= *(*uint64)(unsafe.Add(gomptPK, i*8))
+//line gompt_kernels.go:4231
+//line ints.go:140
+		y[j] >>= *(*uint64)(unsafe.Add(gomptPK, i*8))
+//line gompt_kernels.go:4234
+	}
+	_ = n
+}
+
+// gomptSampleShiftAt is ShiftAtKernel's Sample: about n points, random arguments. Tol 0: every device gives the Go function's bits.
+func gomptSampleShiftAt(gomptN int, gomptSeed int64) gomptdevice.Sample {
+	gomptR := gomptrt.Rand("ShiftAt", gomptN, gomptSeed)
+	gomptExt := gomptrt.Extents(gomptN, 1)
+	n := gomptExt[0]
+	m := int(1 + gomptR.IntN(8))
+	return gomptdevice.Sample{
+		Shape: gomptdevice.Shape{Size: gomptExt},
+		Bufs:  [][]byte{nil, nil, gomptrt.Ints[int](gomptR, gomptrt.Len(n), 0, 16), gomptrt.Ints[uint64](gomptR, gomptrt.Len(n), 0, 16), gomptrt.Ints[int32](gomptR, gomptrt.Len(m), 0, 16), gomptrt.Ints[uint16](gomptR, gomptrt.Len(m), 0, 16)},
+		Args:  []gomptdevice.Arg{gomptrt.Int(int64(n)), gomptrt.Int(int64(m)), {}, {}, {}, {}},
+	}
+}
+
+// RunShiftAt runs ShiftAtKernel (ShiftAt) on device dev over [0, n), mapping each slice by how the kernel uses it:
+// at to, k to, x tofrom, y tofrom.
+func RunShiftAt(dev gompttarget.DeviceClause, n int, m int, at []int, k []uint64, x []int32, y []uint16) error {
+	if n <= 0 {
+		return nil
+	}
+	at = gomptrt.Head(at, gomptrt.Len(n))
+	k = gomptrt.Head(k, gomptrt.Len(n))
+	x = gomptrt.Head(x, gomptrt.Len(m))
+	y = gomptrt.Head(y, gomptrt.Len(m))
+	return gompttarget.Target(gompttarget.Region{Device: dev, Kernel: ShiftAtKernel, Shape: gompttarget.Shape{Size: [3]int{n, 1, 1}},
+		Maps: []gompttarget.Map{gompttarget.To(at), gompttarget.To(k), gompttarget.ToFrom(x), gompttarget.ToFrom(y)},
+		Args: []gompttarget.Arg{gompttarget.Int(n), gompttarget.Int(m), gompttarget.Slice(at), gompttarget.Slice(k), gompttarget.Slice(x), gompttarget.Slice(y)}})
+}
+
 // ShiftsKernel is the gompt map kernel of Shifts (ints.go:69:1), over [0, n).
 var ShiftsKernel = &gomptdevice.Kernel{
 	Name: "Shifts",
@@ -4216,64 +4300,64 @@ func gomptHostShifts(gomptA *gomptdevice.HostArgs, gomptR gomptdevice.Range, _, 
 	for i := gomptLo0; i < gomptHi0; i++ {
 //line ints.go:70
 		x, c := *(*int64)(unsafe.Add(gomptPA, i*8)), *(*uint64)(unsafe.Add(gomptPS, i*8))
-//line gompt_kernels.go:4220
+//line gompt_kernels.go:4304
 //line ints.go:71
 		u := uint64(x)
-//line gompt_kernels.go:4223
+//line gompt_kernels.go:4307
 //line ints.go:72
 		o := (int(10) * i)
-//line gompt_kernels.go:4226
+//line gompt_kernels.go:4310
 //line ints.go:73
 		*(*int64)(unsafe.Add(gomptPOut, o*8)) = (x << c)
-//line gompt_kernels.go:4229
+//line gompt_kernels.go:4313
 //line ints.go:74
 		*(*int64)(unsafe.Add(gomptPOut, (o+int(1))*8)) = (x >> c)
-//line gompt_kernels.go:4232
+//line gompt_kernels.go:4316
 //line ints.go:75
 		*(*int64)(unsafe.Add(gomptPOut, (o+int(2))*8)) = int64((u << c))
-//line gompt_kernels.go:4235
+//line gompt_kernels.go:4319
 //line ints.go:76
 		*(*int64)(unsafe.Add(gomptPOut, (o+int(3))*8)) = int64((u >> c))
-//line gompt_kernels.go:4238
+//line gompt_kernels.go:4322
 //line ints.go:77
 		*(*int64)(unsafe.Add(gomptPOut, (o+int(4))*8)) = int64((int32(x) >> c))
-//line gompt_kernels.go:4241
+//line gompt_kernels.go:4325
 //line ints.go:78
 		*(*int64)(unsafe.Add(gomptPOut, (o+int(5))*8)) = int64((uint32(x) >> c))
-//line gompt_kernels.go:4244
+//line gompt_kernels.go:4328
 //line ints.go:79
 		*(*int64)(unsafe.Add(gomptPOut, (o+int(6))*8)) = int64((int8(x) << c))
-//line gompt_kernels.go:4247
+//line gompt_kernels.go:4331
 //line ints.go:80
 		*(*int64)(unsafe.Add(gomptPOut, (o+int(7))*8)) = int64((int16(x) >> c))
-//line gompt_kernels.go:4250
+//line gompt_kernels.go:4334
 //line ints.go:81
 		*(*int64)(unsafe.Add(gomptPOut, (o+int(8))*8)) = (((x >> 63) + ((x << 63) >> 1)) + int64((uint8(x) >> 7)))
-//line gompt_kernels.go:4253
+//line gompt_kernels.go:4337
 //line ints.go:82
 		k := int(c)
-//line gompt_kernels.go:4256
+//line gompt_kernels.go:4340
 //line ints.go:83
 		if k >= int(0) {
-//line gompt_kernels.go:4259
+//line gompt_kernels.go:4343
 //line ints.go:84
 			*(*int64)(unsafe.Add(gomptPOut, (o+int(9))*8)) = (x >> k)
-//line gompt_kernels.go:4262
+//line gompt_kernels.go:4346
 //line ints.go:83
 		}
-//line gompt_kernels.go:4265
+//line gompt_kernels.go:4349
 //line ints.go:86
 		x <<= 1
-//line gompt_kernels.go:4268
+//line gompt_kernels.go:4352
 //line ints.go:87
 		x >>= 2
-//line gompt_kernels.go:4271
+//line gompt_kernels.go:4355
 //line ints.go:88
 		u >>= c
-//line gompt_kernels.go:4274
+//line gompt_kernels.go:4358
 //line ints.go:89
 		*(*int64)(unsafe.Add(gomptPOut, o*8)) += (x + int64(u))
-//line gompt_kernels.go:4277
+//line gompt_kernels.go:4361
 	}
 	_ = n
 }
@@ -4350,51 +4434,51 @@ func gomptHostStencil2D(gomptA *gomptdevice.HostArgs, gomptR gomptdevice.Range, 
 		for x := gomptLo0; x < gomptIn0; x++ {
 //line dims.go:8
 			i := ((y * nx) + x)
-//line gompt_kernels.go:4354
+//line gompt_kernels.go:4438
 //line dims.go:9
 			if (((x == int(0)) || (y == int(0))) || (x == (nx - int(1)))) || (y == (ny - int(1))) {
-//line gompt_kernels.go:4357
+//line gompt_kernels.go:4441
 //line dims.go:10
 				*(*float32)(unsafe.Add(gomptPOut, i*4)) = *(*float32)(unsafe.Add(gomptPIn, i*4))
-//line gompt_kernels.go:4360
+//line gompt_kernels.go:4444
 //line dims.go:11
 				continue gomptPoint0
-//line gompt_kernels.go:4363
+//line gompt_kernels.go:4447
 //line dims.go:9
 			}
-//line gompt_kernels.go:4366
+//line gompt_kernels.go:4450
 //line dims.go:13
 			*(*float32)(unsafe.Add(gomptPOut, i*4)) = (*(*float32)(unsafe.Add(gomptPIn, i*4)) + (w * ((((*(*float32)(unsafe.Add(gomptPIn, (i-int(1))*4)) + *(*float32)(unsafe.Add(gomptPIn, (i+int(1))*4))) + *(*float32)(unsafe.Add(gomptPIn, (i-nx)*4))) + *(*float32)(unsafe.Add(gomptPIn, (i+nx)*4))) - (float32(4.0) * *(*float32)(unsafe.Add(gomptPIn, i*4))))))
-//line gompt_kernels.go:4369
+//line gompt_kernels.go:4453
 		}
 		for x := gomptIn0; x < gomptIn1; x++ {
 //line dims.go:8
 			i := ((y * nx) + x)
-//line gompt_kernels.go:4374
+//line gompt_kernels.go:4458
 //line dims.go:13
 			*(*float32)(unsafe.Add(gomptPOut, i*4)) = (*(*float32)(unsafe.Add(gomptPIn, i*4)) + (w * ((((*(*float32)(unsafe.Add(gomptPIn, (i-int(1))*4)) + *(*float32)(unsafe.Add(gomptPIn, (i+int(1))*4))) + *(*float32)(unsafe.Add(gomptPIn, (i-nx)*4))) + *(*float32)(unsafe.Add(gomptPIn, (i+nx)*4))) - (float32(4.0) * *(*float32)(unsafe.Add(gomptPIn, i*4))))))
-//line gompt_kernels.go:4377
+//line gompt_kernels.go:4461
 		}
 	gomptPoint2:
 		for x := gomptIn1; x < gomptHi0; x++ {
 //line dims.go:8
 			i := ((y * nx) + x)
-//line gompt_kernels.go:4383
+//line gompt_kernels.go:4467
 //line dims.go:9
 			if (((x == int(0)) || (y == int(0))) || (x == (nx - int(1)))) || (y == (ny - int(1))) {
-//line gompt_kernels.go:4386
+//line gompt_kernels.go:4470
 //line dims.go:10
 				*(*float32)(unsafe.Add(gomptPOut, i*4)) = *(*float32)(unsafe.Add(gomptPIn, i*4))
-//line gompt_kernels.go:4389
+//line gompt_kernels.go:4473
 //line dims.go:11
 				continue gomptPoint2
-//line gompt_kernels.go:4392
+//line gompt_kernels.go:4476
 //line dims.go:9
 			}
-//line gompt_kernels.go:4395
+//line gompt_kernels.go:4479
 //line dims.go:13
 			*(*float32)(unsafe.Add(gomptPOut, i*4)) = (*(*float32)(unsafe.Add(gomptPIn, i*4)) + (w * ((((*(*float32)(unsafe.Add(gomptPIn, (i-int(1))*4)) + *(*float32)(unsafe.Add(gomptPIn, (i+int(1))*4))) + *(*float32)(unsafe.Add(gomptPIn, (i-nx)*4))) + *(*float32)(unsafe.Add(gomptPIn, (i+nx)*4))) - (float32(4.0) * *(*float32)(unsafe.Add(gomptPIn, i*4))))))
-//line gompt_kernels.go:4398
+//line gompt_kernels.go:4482
 		}
 	}
 }
@@ -4468,10 +4552,10 @@ func gomptHostSumFloat32(gomptA *gomptdevice.HostArgs, gomptR gomptdevice.Range,
 		{
 //line reduce.go:13
 			gomptV = (*(*float32)(unsafe.Add(gomptPX, i*4)) * *(*float32)(unsafe.Add(gomptPY, i*4)))
-//line gompt_kernels.go:4472
+//line gompt_kernels.go:4556
 //line reduce.go:13
 			goto gomptR0
-//line gompt_kernels.go:4475
+//line gompt_kernels.go:4559
 		}
 	gomptR0:
 		gomptS0 = gomptS0 + float64(gomptV)
@@ -4479,10 +4563,10 @@ func gomptHostSumFloat32(gomptA *gomptdevice.HostArgs, gomptR gomptdevice.Range,
 			i := i + 1
 //line reduce.go:13
 			gomptV = (*(*float32)(unsafe.Add(gomptPX, i*4)) * *(*float32)(unsafe.Add(gomptPY, i*4)))
-//line gompt_kernels.go:4483
+//line gompt_kernels.go:4567
 //line reduce.go:13
 			goto gomptR1
-//line gompt_kernels.go:4486
+//line gompt_kernels.go:4570
 		}
 	gomptR1:
 		gomptS1 = gomptS1 + float64(gomptV)
@@ -4490,10 +4574,10 @@ func gomptHostSumFloat32(gomptA *gomptdevice.HostArgs, gomptR gomptdevice.Range,
 			i := i + 2
 //line reduce.go:13
 			gomptV = (*(*float32)(unsafe.Add(gomptPX, i*4)) * *(*float32)(unsafe.Add(gomptPY, i*4)))
-//line gompt_kernels.go:4494
+//line gompt_kernels.go:4578
 //line reduce.go:13
 			goto gomptR2
-//line gompt_kernels.go:4497
+//line gompt_kernels.go:4581
 		}
 	gomptR2:
 		gomptS2 = gomptS2 + float64(gomptV)
@@ -4501,10 +4585,10 @@ func gomptHostSumFloat32(gomptA *gomptdevice.HostArgs, gomptR gomptdevice.Range,
 			i := i + 3
 //line reduce.go:13
 			gomptV = (*(*float32)(unsafe.Add(gomptPX, i*4)) * *(*float32)(unsafe.Add(gomptPY, i*4)))
-//line gompt_kernels.go:4505
+//line gompt_kernels.go:4589
 //line reduce.go:13
 			goto gomptR3
-//line gompt_kernels.go:4508
+//line gompt_kernels.go:4592
 		}
 	gomptR3:
 		gomptS3 = gomptS3 + float64(gomptV)
@@ -4513,10 +4597,10 @@ func gomptHostSumFloat32(gomptA *gomptdevice.HostArgs, gomptR gomptdevice.Range,
 		{
 //line reduce.go:13
 			gomptV = (*(*float32)(unsafe.Add(gomptPX, i*4)) * *(*float32)(unsafe.Add(gomptPY, i*4)))
-//line gompt_kernels.go:4517
+//line gompt_kernels.go:4601
 //line reduce.go:13
 			goto gomptR4
-//line gompt_kernels.go:4520
+//line gompt_kernels.go:4604
 		}
 	gomptR4:
 		gomptS0 = gomptS0 + float64(gomptV)
@@ -4603,25 +4687,25 @@ func gomptHostSumFloat64In2D(gomptA *gomptdevice.HostArgs, gomptR gomptdevice.Ra
 			{
 //line reduce.go:19
 				v := *(*float64)(unsafe.Add(gomptPA, ((y*nx)+x)*8))
-//line gompt_kernels.go:4607
+//line gompt_kernels.go:4691
 //line reduce.go:20
 				if x == y {
-//line gompt_kernels.go:4610
+//line gompt_kernels.go:4694
 //line reduce.go:21
 					gomptV = (float64(2.0) * v)
-//line gompt_kernels.go:4613
+//line gompt_kernels.go:4697
 //line reduce.go:21
 					goto gomptR0
-//line gompt_kernels.go:4616
+//line gompt_kernels.go:4700
 //line reduce.go:20
 				}
-//line gompt_kernels.go:4619
+//line gompt_kernels.go:4703
 //line reduce.go:23
 				gomptV = v
-//line gompt_kernels.go:4622
+//line gompt_kernels.go:4706
 //line reduce.go:23
 				goto gomptR0
-//line gompt_kernels.go:4625
+//line gompt_kernels.go:4709
 			}
 		gomptR0:
 			gomptS0 = gomptS0 + gomptV
@@ -4629,25 +4713,25 @@ func gomptHostSumFloat64In2D(gomptA *gomptdevice.HostArgs, gomptR gomptdevice.Ra
 				x := x + 1
 //line reduce.go:19
 				v := *(*float64)(unsafe.Add(gomptPA, ((y*nx)+x)*8))
-//line gompt_kernels.go:4633
+//line gompt_kernels.go:4717
 //line reduce.go:20
 				if x == y {
-//line gompt_kernels.go:4636
+//line gompt_kernels.go:4720
 //line reduce.go:21
 					gomptV = (float64(2.0) * v)
-//line gompt_kernels.go:4639
+//line gompt_kernels.go:4723
 //line reduce.go:21
 					goto gomptR1
-//line gompt_kernels.go:4642
+//line gompt_kernels.go:4726
 //line reduce.go:20
 				}
-//line gompt_kernels.go:4645
+//line gompt_kernels.go:4729
 //line reduce.go:23
 				gomptV = v
-//line gompt_kernels.go:4648
+//line gompt_kernels.go:4732
 //line reduce.go:23
 				goto gomptR1
-//line gompt_kernels.go:4651
+//line gompt_kernels.go:4735
 			}
 		gomptR1:
 			gomptS1 = gomptS1 + gomptV
@@ -4655,25 +4739,25 @@ func gomptHostSumFloat64In2D(gomptA *gomptdevice.HostArgs, gomptR gomptdevice.Ra
 				x := x + 2
 //line reduce.go:19
 				v := *(*float64)(unsafe.Add(gomptPA, ((y*nx)+x)*8))
-//line gompt_kernels.go:4659
+//line gompt_kernels.go:4743
 //line reduce.go:20
 				if x == y {
-//line gompt_kernels.go:4662
+//line gompt_kernels.go:4746
 //line reduce.go:21
 					gomptV = (float64(2.0) * v)
-//line gompt_kernels.go:4665
+//line gompt_kernels.go:4749
 //line reduce.go:21
 					goto gomptR2
-//line gompt_kernels.go:4668
+//line gompt_kernels.go:4752
 //line reduce.go:20
 				}
-//line gompt_kernels.go:4671
+//line gompt_kernels.go:4755
 //line reduce.go:23
 				gomptV = v
-//line gompt_kernels.go:4674
+//line gompt_kernels.go:4758
 //line reduce.go:23
 				goto gomptR2
-//line gompt_kernels.go:4677
+//line gompt_kernels.go:4761
 			}
 		gomptR2:
 			gomptS2 = gomptS2 + gomptV
@@ -4681,25 +4765,25 @@ func gomptHostSumFloat64In2D(gomptA *gomptdevice.HostArgs, gomptR gomptdevice.Ra
 				x := x + 3
 //line reduce.go:19
 				v := *(*float64)(unsafe.Add(gomptPA, ((y*nx)+x)*8))
-//line gompt_kernels.go:4685
+//line gompt_kernels.go:4769
 //line reduce.go:20
 				if x == y {
-//line gompt_kernels.go:4688
+//line gompt_kernels.go:4772
 //line reduce.go:21
 					gomptV = (float64(2.0) * v)
-//line gompt_kernels.go:4691
+//line gompt_kernels.go:4775
 //line reduce.go:21
 					goto gomptR3
-//line gompt_kernels.go:4694
+//line gompt_kernels.go:4778
 //line reduce.go:20
 				}
-//line gompt_kernels.go:4697
+//line gompt_kernels.go:4781
 //line reduce.go:23
 				gomptV = v
-//line gompt_kernels.go:4700
+//line gompt_kernels.go:4784
 //line reduce.go:23
 				goto gomptR3
-//line gompt_kernels.go:4703
+//line gompt_kernels.go:4787
 			}
 		gomptR3:
 			gomptS3 = gomptS3 + gomptV
@@ -4708,25 +4792,25 @@ func gomptHostSumFloat64In2D(gomptA *gomptdevice.HostArgs, gomptR gomptdevice.Ra
 			{
 //line reduce.go:19
 				v := *(*float64)(unsafe.Add(gomptPA, ((y*nx)+x)*8))
-//line gompt_kernels.go:4712
+//line gompt_kernels.go:4796
 //line reduce.go:20
 				if x == y {
-//line gompt_kernels.go:4715
+//line gompt_kernels.go:4799
 //line reduce.go:21
 					gomptV = (float64(2.0) * v)
-//line gompt_kernels.go:4718
+//line gompt_kernels.go:4802
 //line reduce.go:21
 					goto gomptR4
-//line gompt_kernels.go:4721
+//line gompt_kernels.go:4805
 //line reduce.go:20
 				}
-//line gompt_kernels.go:4724
+//line gompt_kernels.go:4808
 //line reduce.go:23
 				gomptV = v
-//line gompt_kernels.go:4727
+//line gompt_kernels.go:4811
 //line reduce.go:23
 				goto gomptR4
-//line gompt_kernels.go:4730
+//line gompt_kernels.go:4814
 			}
 		gomptR4:
 			gomptS0 = gomptS0 + gomptV
@@ -4810,10 +4894,10 @@ func gomptHostSumInt64(gomptA *gomptdevice.HostArgs, gomptR gomptdevice.Range, g
 		{
 //line reduce.go:8
 			gomptV = (*(*int64)(unsafe.Add(gomptPA, i*8)) * int64(3458764513820540929))
-//line gompt_kernels.go:4814
+//line gompt_kernels.go:4898
 //line reduce.go:8
 			goto gomptR0
-//line gompt_kernels.go:4817
+//line gompt_kernels.go:4901
 		}
 	gomptR0:
 		gomptS0 = gomptS0 + gomptV
@@ -4821,10 +4905,10 @@ func gomptHostSumInt64(gomptA *gomptdevice.HostArgs, gomptR gomptdevice.Range, g
 			i := i + 1
 //line reduce.go:8
 			gomptV = (*(*int64)(unsafe.Add(gomptPA, i*8)) * int64(3458764513820540929))
-//line gompt_kernels.go:4825
+//line gompt_kernels.go:4909
 //line reduce.go:8
 			goto gomptR1
-//line gompt_kernels.go:4828
+//line gompt_kernels.go:4912
 		}
 	gomptR1:
 		gomptS1 = gomptS1 + gomptV
@@ -4832,10 +4916,10 @@ func gomptHostSumInt64(gomptA *gomptdevice.HostArgs, gomptR gomptdevice.Range, g
 			i := i + 2
 //line reduce.go:8
 			gomptV = (*(*int64)(unsafe.Add(gomptPA, i*8)) * int64(3458764513820540929))
-//line gompt_kernels.go:4836
+//line gompt_kernels.go:4920
 //line reduce.go:8
 			goto gomptR2
-//line gompt_kernels.go:4839
+//line gompt_kernels.go:4923
 		}
 	gomptR2:
 		gomptS2 = gomptS2 + gomptV
@@ -4843,10 +4927,10 @@ func gomptHostSumInt64(gomptA *gomptdevice.HostArgs, gomptR gomptdevice.Range, g
 			i := i + 3
 //line reduce.go:8
 			gomptV = (*(*int64)(unsafe.Add(gomptPA, i*8)) * int64(3458764513820540929))
-//line gompt_kernels.go:4847
+//line gompt_kernels.go:4931
 //line reduce.go:8
 			goto gomptR3
-//line gompt_kernels.go:4850
+//line gompt_kernels.go:4934
 		}
 	gomptR3:
 		gomptS3 = gomptS3 + gomptV
@@ -4855,10 +4939,10 @@ func gomptHostSumInt64(gomptA *gomptdevice.HostArgs, gomptR gomptdevice.Range, g
 		{
 //line reduce.go:8
 			gomptV = (*(*int64)(unsafe.Add(gomptPA, i*8)) * int64(3458764513820540929))
-//line gompt_kernels.go:4859
+//line gompt_kernels.go:4943
 //line reduce.go:8
 			goto gomptR4
-//line gompt_kernels.go:4862
+//line gompt_kernels.go:4946
 		}
 	gomptR4:
 		gomptS0 = gomptS0 + gomptV
@@ -4946,20 +5030,20 @@ func gomptHostTeamGather(gomptA *gomptdevice.HostArgs, gomptR gomptdevice.Range,
 	for t := gomptLo0; t < gomptHi0; t++ {
 //line checks.go:82
 		var buf [64]float32
-//line gompt_kernels.go:4950
+//line gompt_kernels.go:5034
 		_ = buf
 		for gomptJ := 0; gomptJ < 64; gomptJ++ {
 			th := gomptJ
 //line checks.go:83
 			buf[th] = src[*(*int)(unsafe.Add(gomptPIdx, ((t*int(64))+th)*8))]
-//line gompt_kernels.go:4956
+//line gompt_kernels.go:5040
 		}
 		// barrier
 		for gomptJ := 0; gomptJ < 64; gomptJ++ {
 			th := gomptJ
 //line checks.go:85
 			*(*float32)(unsafe.Add(gomptPOut, ((t*int(64))+th)*4)) = buf[*(*int)(unsafe.Add(gomptPAt, ((t*int(64))+th)*8))]
-//line gompt_kernels.go:4963
+//line gompt_kernels.go:5047
 		}
 	}
 	_ = teams
@@ -5040,15 +5124,15 @@ func gomptHostTeamReverse(gomptA *gomptdevice.HostArgs, gomptR gomptdevice.Range
 	for t := gomptLo0; t < gomptHi0; t++ {
 //line team.go:13
 		var buf [64]int32
-//line gompt_kernels.go:5044
+//line gompt_kernels.go:5128
 		_ = buf
 //line team.go:14
 		var part [64]int64
-//line gompt_kernels.go:5048
+//line gompt_kernels.go:5132
 		_ = part
 //line team.go:15
 		base := (t * int(64))
-//line gompt_kernels.go:5052
+//line gompt_kernels.go:5136
 		_ = base
 		for gomptJ := 0; gomptJ < 64; gomptJ++ {
 			th := gomptJ
@@ -5058,33 +5142,33 @@ func gomptHostTeamReverse(gomptA *gomptdevice.HostArgs, gomptR gomptdevice.Range
 			th := gomptJ
 //line team.go:17
 			buf[th] = gomptT1Mine[gomptJ]
-//line gompt_kernels.go:5062
+//line gompt_kernels.go:5146
 		}
 		for gomptJ := 0; gomptJ < 64; gomptJ++ {
 			th := gomptJ
 //line team.go:18
 			part[th] = int64(gomptT1Mine[gomptJ])
-//line gompt_kernels.go:5068
+//line gompt_kernels.go:5152
 		}
 		// barrier
 		for gomptJ := 0; gomptJ < 64; gomptJ++ {
 			th := gomptJ
 //line team.go:20
 			*(*int32)(unsafe.Add(gomptPOut, (base+th)*4)) = (buf[(int(63)-th)] - gomptT1Mine[gomptJ])
-//line gompt_kernels.go:5075
+//line gompt_kernels.go:5159
 		}
 		for s := int(32); s > int(0); s /= int(2) {
 			for gomptJ := 0; gomptJ < 64; gomptJ++ {
 				th := gomptJ
 //line team.go:22
 				if th < s {
-//line gompt_kernels.go:5082
+//line gompt_kernels.go:5166
 //line team.go:23
 					part[th] += part[(th + s)]
-//line gompt_kernels.go:5085
+//line gompt_kernels.go:5169
 //line team.go:22
 				}
-//line gompt_kernels.go:5088
+//line gompt_kernels.go:5172
 			}
 			// barrier
 		}
@@ -5093,14 +5177,14 @@ func gomptHostTeamReverse(gomptA *gomptdevice.HostArgs, gomptR gomptdevice.Range
 				th := gomptJ
 //line team.go:28
 				buf[th] = (-buf[th])
-//line gompt_kernels.go:5097
+//line gompt_kernels.go:5181
 			}
 			// barrier
 			for gomptJ := 0; gomptJ < 64; gomptJ++ {
 				th := gomptJ
 //line team.go:30
 				*(*int32)(unsafe.Add(gomptPOut, (base+th)*4)) += buf[((th + int(1)) % int(64))]
-//line gompt_kernels.go:5104
+//line gompt_kernels.go:5188
 			}
 		} else {
 			// barrier
@@ -5109,13 +5193,13 @@ func gomptHostTeamReverse(gomptA *gomptdevice.HostArgs, gomptR gomptdevice.Range
 			th := gomptJ
 //line team.go:34
 			if th == int(0) {
-//line gompt_kernels.go:5113
+//line gompt_kernels.go:5197
 //line team.go:35
 				*(*int64)(unsafe.Add(gomptPSums, t*8)) = (part[int(0)] + int64(gomptT1Mine[gomptJ]))
-//line gompt_kernels.go:5116
+//line gompt_kernels.go:5200
 //line team.go:34
 			}
-//line gompt_kernels.go:5119
+//line gompt_kernels.go:5203
 		}
 	}
 	_ = gomptT1Mine
@@ -5183,22 +5267,22 @@ func gomptHostTranscendental(gomptA *gomptdevice.HostArgs, gomptR gomptdevice.Ra
 	for i := gomptLo0; i < gomptHi0; i++ {
 //line floats.go:99
 		x := *(*float64)(unsafe.Add(gomptPA, i*8))
-//line gompt_kernels.go:5187
+//line gompt_kernels.go:5271
 //line floats.go:100
 		v := (((((gomptmath.Exp(x) + gomptmath.Log(x)) + gomptmath.Pow(x, float64(1.5))) + gomptmath.Sin(x)) + gomptmath.Cos(x)) + gomptmath.Tanh(x))
-//line gompt_kernels.go:5190
+//line gompt_kernels.go:5274
 //line floats.go:101
 		v += (((((gomptmath.Exp2(x) + gomptmath.Log2(x)) + gomptmath.Log10(x)) + gomptmath.Log1p(x)) + gomptmath.Expm1(x)) + gomptmath.Atan2(x, float64(2.0)))
-//line gompt_kernels.go:5193
+//line gompt_kernels.go:5277
 //line floats.go:102
 		v += (((((gomptmath.Atan(x) + gomptmath.Asin((x / float64(4.0)))) + gomptmath.Acos((x / float64(4.0)))) + gomptmath.Sinh(x)) + gomptmath.Cosh(x)) + gomptmath.Tan(x))
-//line gompt_kernels.go:5196
+//line gompt_kernels.go:5280
 //line floats.go:103
 		v += ((((((gomptmath.Cbrt(x) + gomptmath.Hypot(x, float64(3.0))) + gomptmath.Erf(x)) + gomptmath.Erfc(x)) + gomptmath.Asinh(x)) + gomptmath.Acosh((x + float64(1.0)))) + gomptmath.Atanh((x / float64(4.0))))
-//line gompt_kernels.go:5199
+//line gompt_kernels.go:5283
 //line floats.go:104
 		*(*float32)(unsafe.Add(gomptPOut, i*4)) = float32(v)
-//line gompt_kernels.go:5202
+//line gompt_kernels.go:5286
 	}
 	_ = n
 }
@@ -5267,7 +5351,7 @@ func gomptHostTranspose(gomptA *gomptdevice.HostArgs, gomptR gomptdevice.Range, 
 		for x := gomptLo0; x < gomptHi0; x++ {
 //line dims.go:64
 			*(*uint8)(unsafe.Add(gomptPOut, ((x*ny)+y)*1)) = (*(*uint8)(unsafe.Add(gomptPIn, ((y*nx)+x)*1)) + uint8(1))
-//line gompt_kernels.go:5271
+//line gompt_kernels.go:5355
 		}
 	}
 }
@@ -5335,109 +5419,109 @@ gomptPoint0:
 	for i := gomptLo0; i < gomptHi0; i++ {
 //line tricky.go:11
 		o := (int(8) * i)
-//line gompt_kernels.go:5339
+//line gompt_kernels.go:5423
 //line tricky.go:12
 		long := *(*int64)(unsafe.Add(gomptPKernel, i*8))
-//line gompt_kernels.go:5342
+//line gompt_kernels.go:5426
 //line tricky.go:13
 		double := (float64(long) * global)
-//line gompt_kernels.go:5345
+//line gompt_kernels.go:5429
 //line tricky.go:14
 		sqrt := gomptmath.Sqrt(gomptmath.Abs(double))
-//line gompt_kernels.go:5348
+//line gompt_kernels.go:5432
 //line tricky.go:15
 		*(*int64)(unsafe.Add(gomptPOut, o*8)) = int64((sqrt * float64(1000.0)))
-//line gompt_kernels.go:5351
+//line gompt_kernels.go:5435
 //line tricky.go:16
 		{
-//line gompt_kernels.go:5354
+//line gompt_kernels.go:5438
 //line tricky.go:17
 			n := int(3)
-//line gompt_kernels.go:5357
+//line gompt_kernels.go:5441
 //line tricky.go:18
 			*(*int64)(unsafe.Add(gomptPOut, (o+int(1))*8)) = (int64(n) + long)
-//line gompt_kernels.go:5360
+//line gompt_kernels.go:5444
 //line tricky.go:16
 		}
-//line gompt_kernels.go:5363
+//line gompt_kernels.go:5447
 //line tricky.go:20
 		var a, b int = int(0), int(10)
-//line gompt_kernels.go:5366
+//line gompt_kernels.go:5450
 //line tricky.go:21
 		for a, b = int(0), int(10); a < b; a, b = (a + int(1)), (b - int(2)) {
-//line gompt_kernels.go:5369
+//line gompt_kernels.go:5453
 //line tricky.go:22
 			*(*int64)(unsafe.Add(gomptPOut, (o+int(2))*8)) += (int64((a * b)) ^ long)
-//line gompt_kernels.go:5372
+//line gompt_kernels.go:5456
 //line tricky.go:21
 		}
-//line gompt_kernels.go:5375
+//line gompt_kernels.go:5459
 //line tricky.go:24
 		*(*int64)(unsafe.Add(gomptPOut, (o+int(3))*8)) = long
-//line gompt_kernels.go:5378
+//line gompt_kernels.go:5462
 //line tricky.go:25
 		*(*int64)(unsafe.Add(gomptPOut, (o+int(3))*8)) <<= 2
-//line gompt_kernels.go:5381
+//line gompt_kernels.go:5465
 //line tricky.go:26
 		*(*int64)(unsafe.Add(gomptPOut, (o+int(3))*8)) &^= int64(5)
-//line gompt_kernels.go:5384
+//line gompt_kernels.go:5468
 //line tricky.go:27
 		*(*int64)(unsafe.Add(gomptPOut, (o+int(3))*8))++
-//line gompt_kernels.go:5387
+//line gompt_kernels.go:5471
 //line tricky.go:28
 		*(*int64)(unsafe.Add(gomptPOut, (o+int(3))*8)) %= int64(1000003)
-//line gompt_kernels.go:5390
+//line gompt_kernels.go:5474
 //line tricky.go:29
 		var cnt uint8
-//line gompt_kernels.go:5393
+//line gompt_kernels.go:5477
 //line tricky.go:30
 		for k := range uint8(200) {
-//line gompt_kernels.go:5396
+//line gompt_kernels.go:5480
 //line tricky.go:31
 			cnt += k
-//line gompt_kernels.go:5399
+//line gompt_kernels.go:5483
 //line tricky.go:30
 		}
-//line gompt_kernels.go:5402
+//line gompt_kernels.go:5486
 //line tricky.go:33
 		*(*int64)(unsafe.Add(gomptPOut, (o+int(4))*8)) = (int64(cnt) + int64((^uint8(long))))
-//line gompt_kernels.go:5405
+//line gompt_kernels.go:5489
 //line tricky.go:34
 		half, flag := (long > int64(0)), (!((long % int64(2)) == int64(0)))
-//line gompt_kernels.go:5408
+//line gompt_kernels.go:5492
 //line tricky.go:35
 		if half == flag {
-//line gompt_kernels.go:5411
+//line gompt_kernels.go:5495
 //line tricky.go:36
 			*(*int64)(unsafe.Add(gomptPOut, (o+int(5))*8)) = int64(1)
-//line gompt_kernels.go:5414
+//line gompt_kernels.go:5498
 //line tricky.go:35
 		}
-//line gompt_kernels.go:5417
+//line gompt_kernels.go:5501
 //line tricky.go:38
 		*(*int64)(unsafe.Add(gomptPOut, (o+int(6))*8)) = (min(long, int64(a), int64(b), int64(7)) + max(long, int64(-3)))
-//line gompt_kernels.go:5420
+//line gompt_kernels.go:5504
 //line tricky.go:39
 		for j := range int(5) {
-//line gompt_kernels.go:5423
+//line gompt_kernels.go:5507
 //line tricky.go:40
 			if int64(j) == (long % int64(5)) {
-//line gompt_kernels.go:5426
+//line gompt_kernels.go:5510
 //line tricky.go:41
 				*(*int64)(unsafe.Add(gomptPOut, (o+int(7))*8)) = ((int64(j) + int64((float64(314.1592653589793) * float64((j + int(1)))))) + int64(1000000000000000000))
-//line gompt_kernels.go:5429
+//line gompt_kernels.go:5513
 //line tricky.go:42
 				continue gomptPoint0
-//line gompt_kernels.go:5432
+//line gompt_kernels.go:5516
 //line tricky.go:40
 			}
-//line gompt_kernels.go:5435
+//line gompt_kernels.go:5519
 //line tricky.go:39
 		}
-//line gompt_kernels.go:5438
+//line gompt_kernels.go:5522
 //line tricky.go:45
 		*(*int64)(unsafe.Add(gomptPOut, (o+int(7))*8)) = (-long)
-//line gompt_kernels.go:5441
+//line gompt_kernels.go:5525
 	}
 	_ = n
 }
@@ -5509,34 +5593,34 @@ func gomptHostUint64Ops(gomptA *gomptdevice.HostArgs, gomptR gomptdevice.Range, 
 	for i := gomptLo0; i < gomptHi0; i++ {
 //line ints.go:53
 		x, y := *(*uint64)(unsafe.Add(gomptPA, i*8)), *(*uint64)(unsafe.Add(gomptPB, i*8))
-//line gompt_kernels.go:5513
+//line gompt_kernels.go:5597
 //line ints.go:54
 		o := (int(6) * i)
-//line gompt_kernels.go:5516
+//line gompt_kernels.go:5600
 //line ints.go:55
 		*(*uint64)(unsafe.Add(gomptPOut, o*8)) = (x + y)
-//line gompt_kernels.go:5519
+//line gompt_kernels.go:5603
 //line ints.go:56
 		*(*uint64)(unsafe.Add(gomptPOut, (o+int(1))*8)) = (x - y)
-//line gompt_kernels.go:5522
+//line gompt_kernels.go:5606
 //line ints.go:57
 		*(*uint64)(unsafe.Add(gomptPOut, (o+int(2))*8)) = (x * y)
-//line gompt_kernels.go:5525
+//line gompt_kernels.go:5609
 //line ints.go:58
 		if y != uint64(0) {
-//line gompt_kernels.go:5528
+//line gompt_kernels.go:5612
 //line ints.go:59
 			*(*uint64)(unsafe.Add(gomptPOut, (o+int(3))*8)) = (x / y)
-//line gompt_kernels.go:5531
+//line gompt_kernels.go:5615
 //line ints.go:60
 			*(*uint64)(unsafe.Add(gomptPOut, (o+int(4))*8)) = (x % y)
-//line gompt_kernels.go:5534
+//line gompt_kernels.go:5618
 //line ints.go:58
 		}
-//line gompt_kernels.go:5537
+//line gompt_kernels.go:5621
 //line ints.go:62
 		*(*uint64)(unsafe.Add(gomptPOut, (o+int(5))*8)) = (-x)
-//line gompt_kernels.go:5540
+//line gompt_kernels.go:5624
 	}
 	_ = n
 }
