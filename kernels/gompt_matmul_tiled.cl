@@ -60,97 +60,137 @@ static inline __attribute__((always_inline)) void gompt_body_matmul_tiled(long t
         if ((i0 < m) && (((long)((ulong)p0 + (ulong)lx)) < k)) {
           {
             long gompt_t4 = ((long)((ulong)((long)((ulong)((long)((ulong)ly + (ulong)(0L))) * (ulong)(16L))) + (ulong)lx));
-            if ((ulong)gompt_t4 < 1024UL) tA[gompt_t4] = gompt_ldc_float(A, gompt_len_A_, ((long)((ulong)((long)((ulong)((long)((ulong)i0 * (ulong)k)) + (ulong)p0)) + (ulong)lx)), gompt_fault, gompt_stop, 3L);
+            if ((ulong)gompt_t4 < (ulong)1024L) {
+              tA[gompt_t4] = gompt_ldc_float(A, gompt_len_A_, ((long)((ulong)((long)((ulong)((long)((ulong)i0 * (ulong)k)) + (ulong)p0)) + (ulong)lx)), gompt_fault, gompt_stop, 3L);
+            }
           }
         } else {
           {
             long gompt_t5 = ((long)((ulong)((long)((ulong)((long)((ulong)ly + (ulong)(0L))) * (ulong)(16L))) + (ulong)lx));
-            if ((ulong)gompt_t5 < 1024UL) tA[gompt_t5] = (0x0p+00f);
+            if ((ulong)gompt_t5 < (ulong)1024L) {
+              tA[gompt_t5] = (0x0p+00f);
+            }
           }
         }
         if ((i1 < m) && (((long)((ulong)p0 + (ulong)lx)) < k)) {
           {
             long gompt_t6 = ((long)((ulong)((long)((ulong)((long)((ulong)ly + (ulong)(16L))) * (ulong)(16L))) + (ulong)lx));
-            if ((ulong)gompt_t6 < 1024UL) tA[gompt_t6] = gompt_ldc_float(A, gompt_len_A_, ((long)((ulong)((long)((ulong)((long)((ulong)i1 * (ulong)k)) + (ulong)p0)) + (ulong)lx)), gompt_fault, gompt_stop, 4L);
+            if ((ulong)gompt_t6 < (ulong)1024L) {
+              tA[gompt_t6] = gompt_ldc_float(A, gompt_len_A_, ((long)((ulong)((long)((ulong)((long)((ulong)i1 * (ulong)k)) + (ulong)p0)) + (ulong)lx)), gompt_fault, gompt_stop, 4L);
+            }
           }
         } else {
           {
             long gompt_t7 = ((long)((ulong)((long)((ulong)((long)((ulong)ly + (ulong)(16L))) * (ulong)(16L))) + (ulong)lx));
-            if ((ulong)gompt_t7 < 1024UL) tA[gompt_t7] = (0x0p+00f);
+            if ((ulong)gompt_t7 < (ulong)1024L) {
+              tA[gompt_t7] = (0x0p+00f);
+            }
           }
         }
         if ((i2 < m) && (((long)((ulong)p0 + (ulong)lx)) < k)) {
           {
             long gompt_t8 = ((long)((ulong)((long)((ulong)((long)((ulong)ly + (ulong)(32L))) * (ulong)(16L))) + (ulong)lx));
-            if ((ulong)gompt_t8 < 1024UL) tA[gompt_t8] = gompt_ldc_float(A, gompt_len_A_, ((long)((ulong)((long)((ulong)((long)((ulong)i2 * (ulong)k)) + (ulong)p0)) + (ulong)lx)), gompt_fault, gompt_stop, 5L);
+            if ((ulong)gompt_t8 < (ulong)1024L) {
+              tA[gompt_t8] = gompt_ldc_float(A, gompt_len_A_, ((long)((ulong)((long)((ulong)((long)((ulong)i2 * (ulong)k)) + (ulong)p0)) + (ulong)lx)), gompt_fault, gompt_stop, 5L);
+            }
           }
         } else {
           {
             long gompt_t9 = ((long)((ulong)((long)((ulong)((long)((ulong)ly + (ulong)(32L))) * (ulong)(16L))) + (ulong)lx));
-            if ((ulong)gompt_t9 < 1024UL) tA[gompt_t9] = (0x0p+00f);
+            if ((ulong)gompt_t9 < (ulong)1024L) {
+              tA[gompt_t9] = (0x0p+00f);
+            }
           }
         }
         if ((i3 < m) && (((long)((ulong)p0 + (ulong)lx)) < k)) {
           {
             long gompt_t10 = ((long)((ulong)((long)((ulong)((long)((ulong)ly + (ulong)(48L))) * (ulong)(16L))) + (ulong)lx));
-            if ((ulong)gompt_t10 < 1024UL) tA[gompt_t10] = gompt_ldc_float(A, gompt_len_A_, ((long)((ulong)((long)((ulong)((long)((ulong)i3 * (ulong)k)) + (ulong)p0)) + (ulong)lx)), gompt_fault, gompt_stop, 6L);
+            if ((ulong)gompt_t10 < (ulong)1024L) {
+              tA[gompt_t10] = gompt_ldc_float(A, gompt_len_A_, ((long)((ulong)((long)((ulong)((long)((ulong)i3 * (ulong)k)) + (ulong)p0)) + (ulong)lx)), gompt_fault, gompt_stop, 6L);
+            }
           }
         } else {
           {
             long gompt_t11 = ((long)((ulong)((long)((ulong)((long)((ulong)ly + (ulong)(48L))) * (ulong)(16L))) + (ulong)lx));
-            if ((ulong)gompt_t11 < 1024UL) tA[gompt_t11] = (0x0p+00f);
+            if ((ulong)gompt_t11 < (ulong)1024L) {
+              tA[gompt_t11] = (0x0p+00f);
+            }
           }
         }
         if ((((long)((ulong)p0 + (ulong)ly)) < k) && (j0 < n)) {
           {
             long gompt_t12 = ((long)((ulong)((long)((ulong)((long)((ulong)ly * (ulong)(64L))) + (ulong)lx)) + (ulong)(0L)));
-            if ((ulong)gompt_t12 < 1024UL) tB[gompt_t12] = gompt_ldc_float(B, gompt_len_B_, ((long)((ulong)((long)((ulong)((long)((ulong)p0 + (ulong)ly)) * (ulong)n)) + (ulong)j0)), gompt_fault, gompt_stop, 7L);
-            else gompt_check_fail(gompt_fault, gompt_stop, 8L, gompt_t12, 1024L);
+            if ((ulong)gompt_t12 < (ulong)1024L) {
+              tB[gompt_t12] = gompt_ldc_float(B, gompt_len_B_, ((long)((ulong)((long)((ulong)((long)((ulong)p0 + (ulong)ly)) * (ulong)n)) + (ulong)j0)), gompt_fault, gompt_stop, 7L);
+            } else {
+              gompt_check_fail(gompt_fault, gompt_stop, 8L, gompt_t12, 1024L);
+            }
           }
         } else {
           {
             long gompt_t13 = ((long)((ulong)((long)((ulong)((long)((ulong)ly * (ulong)(64L))) + (ulong)lx)) + (ulong)(0L)));
-            if ((ulong)gompt_t13 < 1024UL) tB[gompt_t13] = (0x0p+00f);
-            else gompt_check_fail(gompt_fault, gompt_stop, 9L, gompt_t13, 1024L);
+            if ((ulong)gompt_t13 < (ulong)1024L) {
+              tB[gompt_t13] = (0x0p+00f);
+            } else {
+              gompt_check_fail(gompt_fault, gompt_stop, 9L, gompt_t13, 1024L);
+            }
           }
         }
         if ((((long)((ulong)p0 + (ulong)ly)) < k) && (j1 < n)) {
           {
             long gompt_t14 = ((long)((ulong)((long)((ulong)((long)((ulong)ly * (ulong)(64L))) + (ulong)lx)) + (ulong)(16L)));
-            if ((ulong)gompt_t14 < 1024UL) tB[gompt_t14] = gompt_ldc_float(B, gompt_len_B_, ((long)((ulong)((long)((ulong)((long)((ulong)p0 + (ulong)ly)) * (ulong)n)) + (ulong)j1)), gompt_fault, gompt_stop, 10L);
-            else gompt_check_fail(gompt_fault, gompt_stop, 11L, gompt_t14, 1024L);
+            if ((ulong)gompt_t14 < (ulong)1024L) {
+              tB[gompt_t14] = gompt_ldc_float(B, gompt_len_B_, ((long)((ulong)((long)((ulong)((long)((ulong)p0 + (ulong)ly)) * (ulong)n)) + (ulong)j1)), gompt_fault, gompt_stop, 10L);
+            } else {
+              gompt_check_fail(gompt_fault, gompt_stop, 11L, gompt_t14, 1024L);
+            }
           }
         } else {
           {
             long gompt_t15 = ((long)((ulong)((long)((ulong)((long)((ulong)ly * (ulong)(64L))) + (ulong)lx)) + (ulong)(16L)));
-            if ((ulong)gompt_t15 < 1024UL) tB[gompt_t15] = (0x0p+00f);
-            else gompt_check_fail(gompt_fault, gompt_stop, 12L, gompt_t15, 1024L);
+            if ((ulong)gompt_t15 < (ulong)1024L) {
+              tB[gompt_t15] = (0x0p+00f);
+            } else {
+              gompt_check_fail(gompt_fault, gompt_stop, 12L, gompt_t15, 1024L);
+            }
           }
         }
         if ((((long)((ulong)p0 + (ulong)ly)) < k) && (j2 < n)) {
           {
             long gompt_t16 = ((long)((ulong)((long)((ulong)((long)((ulong)ly * (ulong)(64L))) + (ulong)lx)) + (ulong)(32L)));
-            if ((ulong)gompt_t16 < 1024UL) tB[gompt_t16] = gompt_ldc_float(B, gompt_len_B_, ((long)((ulong)((long)((ulong)((long)((ulong)p0 + (ulong)ly)) * (ulong)n)) + (ulong)j2)), gompt_fault, gompt_stop, 13L);
-            else gompt_check_fail(gompt_fault, gompt_stop, 14L, gompt_t16, 1024L);
+            if ((ulong)gompt_t16 < (ulong)1024L) {
+              tB[gompt_t16] = gompt_ldc_float(B, gompt_len_B_, ((long)((ulong)((long)((ulong)((long)((ulong)p0 + (ulong)ly)) * (ulong)n)) + (ulong)j2)), gompt_fault, gompt_stop, 13L);
+            } else {
+              gompt_check_fail(gompt_fault, gompt_stop, 14L, gompt_t16, 1024L);
+            }
           }
         } else {
           {
             long gompt_t17 = ((long)((ulong)((long)((ulong)((long)((ulong)ly * (ulong)(64L))) + (ulong)lx)) + (ulong)(32L)));
-            if ((ulong)gompt_t17 < 1024UL) tB[gompt_t17] = (0x0p+00f);
-            else gompt_check_fail(gompt_fault, gompt_stop, 15L, gompt_t17, 1024L);
+            if ((ulong)gompt_t17 < (ulong)1024L) {
+              tB[gompt_t17] = (0x0p+00f);
+            } else {
+              gompt_check_fail(gompt_fault, gompt_stop, 15L, gompt_t17, 1024L);
+            }
           }
         }
         if ((((long)((ulong)p0 + (ulong)ly)) < k) && (j3 < n)) {
           {
             long gompt_t18 = ((long)((ulong)((long)((ulong)((long)((ulong)ly * (ulong)(64L))) + (ulong)lx)) + (ulong)(48L)));
-            if ((ulong)gompt_t18 < 1024UL) tB[gompt_t18] = gompt_ldc_float(B, gompt_len_B_, ((long)((ulong)((long)((ulong)((long)((ulong)p0 + (ulong)ly)) * (ulong)n)) + (ulong)j3)), gompt_fault, gompt_stop, 16L);
-            else gompt_check_fail(gompt_fault, gompt_stop, 17L, gompt_t18, 1024L);
+            if ((ulong)gompt_t18 < (ulong)1024L) {
+              tB[gompt_t18] = gompt_ldc_float(B, gompt_len_B_, ((long)((ulong)((long)((ulong)((long)((ulong)p0 + (ulong)ly)) * (ulong)n)) + (ulong)j3)), gompt_fault, gompt_stop, 16L);
+            } else {
+              gompt_check_fail(gompt_fault, gompt_stop, 17L, gompt_t18, 1024L);
+            }
           }
         } else {
           {
             long gompt_t19 = ((long)((ulong)((long)((ulong)((long)((ulong)ly * (ulong)(64L))) + (ulong)lx)) + (ulong)(48L)));
-            if ((ulong)gompt_t19 < 1024UL) tB[gompt_t19] = (0x0p+00f);
-            else gompt_check_fail(gompt_fault, gompt_stop, 18L, gompt_t19, 1024L);
+            if ((ulong)gompt_t19 < (ulong)1024L) {
+              tB[gompt_t19] = (0x0p+00f);
+            } else {
+              gompt_check_fail(gompt_fault, gompt_stop, 18L, gompt_t19, 1024L);
+            }
           }
         }
         barrier(CLK_LOCAL_MEM_FENCE | CLK_GLOBAL_MEM_FENCE);

@@ -436,7 +436,7 @@ func (c *cfunc) proven(ix *ast.IndexExpr) bool {
 
 // opAssign is l op= r (rhs() when r is nil: ++ and --).
 func (c *cfunc) opAssign(l ast.Expr, op token.Token, rhs func() string, r ...ast.Expr) {
-	if c.teamOpAssign(l, op, rhs, r) || c.reduceArrayOpAssign(l, op, rhs, r) {
+	if c.reduceArrayOpAssign(l, op, rhs, r) {
 		return
 	}
 	t := c.typeOf(l)
@@ -455,34 +455,60 @@ func (c *cfunc) opAssign(l ast.Expr, op token.Token, rhs func() string, r ...ast
 		v, re := operand()
 		c.line("%s = %s;", name, c.binop(op, t, name, v, re))
 	case *ast.IndexExpr:
-		p := c.bufferOf(l)
-		name := c.names[p.obj]
-		idx := c.newTmp()
-		c.line("{")
-		c.depth++
-		c.line("long %s = %s;", idx, c.index(l.Index))
-		v, re := operand()
-		elem := name + "[" + idx + "]"
-		if c.proven(l) {
-			c.line("%s = %s;", elem, c.binop(op, t, elem, v, re))
+		// A buffer's element, or a team array's (tested even where
+		// proven, as teamStore says).
+		var name, n string
+		team := teamArrayOf(c.info(), c.f, l.X)
+		if team != nil {
+			name, n = c.names[team], fmt.Sprintf("%dL", c.f.kernel.teamArrays[team])
 		} else {
-			c.line("if ((ulong)%s < (ulong)%s) {", idx, c.lens[p])
-			c.depth++
-			val := c.newTmp()
-			vt := t // a shift's count keeps its own type
-			if op == token.SHL || op == token.SHR {
-				vt = c.typeOf(re)
+			p := c.bufferOf(l)
+			name, n = c.names[p.obj], c.lens[p]
+		}
+		c.checkedAt(l, n, team != nil, func(idx string) {
+			v, re := operand()
+			elem := name + "[" + idx + "]"
+			if team != nil || !c.proven(l) {
+				vt := t // a shift's count keeps its own type
+				if op == token.SHL || op == token.SHR {
+					vt = c.typeOf(re)
+				}
+				val := c.newTmp()
+				c.line("%s %s = %s;", vt.c(), val, v)
+				v = val
 			}
-			c.line("%s %s = %s;", vt.c(), val, v)
-			c.line("%s = %s;", elem, c.binop(op, t, elem, val, re))
-			c.depth--
+			c.line("%s = %s;", elem, c.binop(op, t, elem, v, re))
+		})
+	}
+}
+
+// checkedAt writes a block that evaluates ix's index once, into the
+// temporary it passes to body, and runs body where the index is below
+// length n; an index outside fails ix's check. A proven index is not
+// tested, unless always (team arrays and the private copies of array
+// reductions are tested even where proven: see teamStore).
+func (c *cfunc) checkedAt(ix *ast.IndexExpr, n string, always bool, body func(idx string)) {
+	idx := c.newTmp()
+	c.line("{")
+	c.depth++
+	c.line("long %s = %s;", idx, c.index(ix.Index))
+	if c.proven(ix) && !always {
+		body(idx)
+	} else {
+		c.line("if ((ulong)%s < (ulong)%s) {", idx, n)
+		c.depth++
+		body(idx)
+		c.depth--
+		if c.proven(ix) {
+			c.line("}")
+		} else {
 			c.line("} else {")
-			c.line("  %s(%s, %s, %s);", c.pre.fail(c.file.k), c.site(siteIndex, l.Index.Pos()), idx, c.lens[p])
+			c.line("  %s(%s, %s, %s);", c.pre.fail(c.file.k), c.site(siteIndex, ix.Index.Pos()), idx, n)
 			c.line("}")
 		}
-		c.depth--
-		c.line("}")
 	}
+	c.depth--
+	c.line("}")
 }
 
 func (c *cfunc) ifChain(s *ast.IfStmt) {

@@ -292,30 +292,16 @@ func (c *cfunc) reduceArrayMinMax(s *ast.AssignStmt) bool {
 // changes nothing.
 func (c *cfunc) reduceArrayUpdate(ix *ast.IndexExpr, p *param, value func() string) {
 	op, t := c.f.kernel.reduceArrays[p], p.t
-	idx := c.newTmp()
-	c.line("{")
-	c.depth++
-	c.line("long %s = %s;", idx, c.index(ix.Index))
-	c.line("if ((ulong)%s < (ulong)%s) {", idx, c.lens[p])
-	c.depth++
-	v := c.newTmp()
-	c.line("%s %s = %s;", t.c(), v, value())
-	elem := c.names[p.obj] + "[" + idx + "]"
-	c.b.WriteString("#ifdef GOMPT_CPU_DEVICE\n")
-	c.line("%s = %s;", elem, combineC(op, t, c.pre, elem, v))
-	c.b.WriteString("#else\n")
-	c.line("%s(&%s, %s);", c.pre.reduceAtomic(op, t, "__local"), elem, v)
-	c.b.WriteString("#endif\n")
-	c.depth--
-	if c.proven(ix) {
-		c.line("}")
-	} else {
-		c.line("} else {")
-		c.line("  %s(%s, %s, %s);", c.pre.fail(c.file.k), c.site(siteIndex, ix.Index.Pos()), idx, c.lens[p])
-		c.line("}")
-	}
-	c.depth--
-	c.line("}")
+	c.checkedAt(ix, c.lens[p], true, func(idx string) {
+		v := c.newTmp()
+		c.line("%s %s = %s;", t.c(), v, value())
+		elem := c.names[p.obj] + "[" + idx + "]"
+		c.b.WriteString("#ifdef GOMPT_CPU_DEVICE\n")
+		c.line("%s = %s;", elem, combineC(op, t, c.pre, elem, v))
+		c.b.WriteString("#else\n")
+		c.line("%s(&%s, %s);", c.pre.reduceAtomic(op, t, "__local"), elem, v)
+		c.b.WriteString("#endif\n")
+	})
 }
 
 // reduceAtomic returns the helper that combines v into *a with operator

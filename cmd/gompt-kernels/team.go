@@ -565,69 +565,12 @@ func (c *cfunc) teamStore(ix *ast.IndexExpr, val func() string) bool {
 	if v == nil {
 		return false
 	}
-	idx := c.newTmp()
-	c.line("{")
-	c.depth++
-	c.line("long %s = %s;", idx, c.index(ix.Index))
-	x := val()
 	// Tested even where proven: POCL ran matmul_tiled 512 in 35 ms so,
 	// in 62-65 ms with the proven stores untested. Where not proven, an
 	// index outside fails the check.
-	n := c.f.kernel.teamArrays[v]
-	c.line("if ((ulong)%s < %dUL) %s[%s] = %s;", idx, n, c.names[v], idx, x)
-	if !c.proven(ix) {
-		c.line("else %s(%s, %s, %dL);", c.pre.fail(c.file.k), c.site(siteIndex, ix.Index.Pos()), idx, n)
-	}
-	c.depth--
-	c.line("}")
-	return true
-}
-
-// teamOpAssign is l op= r on an element of a team array.
-func (c *cfunc) teamOpAssign(l ast.Expr, op token.Token, rhs func() string, r []ast.Expr) bool {
-	ix, ok := ast.Unparen(l).(*ast.IndexExpr)
-	if !ok {
-		return false
-	}
-	v := teamArrayOf(c.info(), c.f, ix.X)
-	if v == nil {
-		return false
-	}
-	t := teamElem(v)
-	idx := c.newTmp()
-	c.line("{")
-	c.depth++
-	c.line("long %s = %s;", idx, c.index(ix.Index))
-	var y string
-	var ye ast.Expr
-	switch {
-	case len(r) == 0:
-		y = rhs()
-	case op == token.SHL || op == token.SHR:
-		y, ye = c.expr(r[0]), r[0]
-	default:
-		y, ye = c.convertTo(r[0], t), r[0]
-	}
-	c.line("if ((ulong)%s < %dUL) {", idx, c.f.kernel.teamArrays[v])
-	c.depth++
-	val := c.newTmp()
-	yt := t
-	if op == token.SHL || op == token.SHR {
-		yt = c.typeOf(r[0])
-	}
-	c.line("%s %s = %s;", yt.c(), val, y)
-	elem := c.names[v] + "[" + idx + "]"
-	c.line("%s = %s;", elem, c.binop(op, t, elem, val, ye))
-	c.depth--
-	if c.proven(ix) {
-		c.line("}")
-	} else {
-		c.line("} else {")
-		c.line("  %s(%s, %s, %dL);", c.pre.fail(c.file.k), c.site(siteIndex, ix.Index.Pos()), idx, c.f.kernel.teamArrays[v])
-		c.line("}")
-	}
-	c.depth--
-	c.line("}")
+	c.checkedAt(ix, fmt.Sprintf("%dL", c.f.kernel.teamArrays[v]), true, func(idx string) {
+		c.line("%s[%s] = %s;", c.names[v], idx, val())
+	})
 	return true
 }
 

@@ -17,7 +17,9 @@ static inline __attribute__((always_inline)) float gompt_lldc_float(__local floa
 static inline __attribute__((always_inline)) void gompt_body_TeamGather(long t, long th, long teams, long m, __global const long *idx, long gompt_len_idx_, __global const long *at, long gompt_len_at_, __global const float *src, long gompt_len_src_, __global float *out, long gompt_len_out_, __local float *buf, __global long *gompt_fault, int *gompt_stop) {
   {
     long gompt_t1 = th;
-    if ((ulong)gompt_t1 < 64UL) buf[gompt_t1] = gompt_ldc_float(src, gompt_len_src_, idx[((long)((ulong)((long)((ulong)t * (ulong)(64L))) + (ulong)th))], gompt_fault, gompt_stop, 1L);
+    if ((ulong)gompt_t1 < (ulong)64L) {
+      buf[gompt_t1] = gompt_ldc_float(src, gompt_len_src_, idx[((long)((ulong)((long)((ulong)t * (ulong)(64L))) + (ulong)th))], gompt_fault, gompt_stop, 1L);
+    }
   }
   barrier(CLK_LOCAL_MEM_FENCE | CLK_GLOBAL_MEM_FENCE);
   out[((long)((ulong)((long)((ulong)t * (ulong)(64L))) + (ulong)th))] = gompt_lldc_float(buf, 64L, at[((long)((ulong)((long)((ulong)t * (ulong)(64L))) + (ulong)th))], gompt_fault, gompt_stop, 2L);

@@ -19,11 +19,15 @@ static inline __attribute__((always_inline)) void gompt_body_TeamReverse(long t,
   int mine = in[((long)((ulong)base + (ulong)th))];
   {
     long gompt_t1 = th;
-    if ((ulong)gompt_t1 < 64UL) buf[gompt_t1] = mine;
+    if ((ulong)gompt_t1 < (ulong)64L) {
+      buf[gompt_t1] = mine;
+    }
   }
   {
     long gompt_t2 = th;
-    if ((ulong)gompt_t2 < 64UL) part[gompt_t2] = ((long)mine);
+    if ((ulong)gompt_t2 < (ulong)64L) {
+      part[gompt_t2] = ((long)mine);
+    }
   }
   barrier(CLK_LOCAL_MEM_FENCE | CLK_GLOBAL_MEM_FENCE);
   out[((long)((ulong)base + (ulong)th))] = ((int)((uint)gompt_lldc_int(buf, 64L, ((long)((ulong)(63L) - (ulong)th)), gompt_fault, gompt_stop, 1L) - (uint)mine));
@@ -35,7 +39,7 @@ static inline __attribute__((always_inline)) void gompt_body_TeamReverse(long t,
         if (th < s) {
           {
             long gompt_t4 = th;
-            if ((ulong)gompt_t4 < 64UL) {
+            if ((ulong)gompt_t4 < (ulong)64L) {
               long gompt_t5 = gompt_lldc_long(part, 64L, ((long)((ulong)th + (ulong)s)), gompt_fault, gompt_stop, 2L);
               part[gompt_t4] = ((long)((ulong)part[gompt_t4] + (ulong)gompt_t5));
             }
@@ -49,7 +53,9 @@ static inline __attribute__((always_inline)) void gompt_body_TeamReverse(long t,
   if (flip) {
     {
       long gompt_t6 = th;
-      if ((ulong)gompt_t6 < 64UL) buf[gompt_t6] = ((int)((uint)0 - (uint)buf[th]));
+      if ((ulong)gompt_t6 < (ulong)64L) {
+        buf[gompt_t6] = ((int)((uint)0 - (uint)buf[th]));
+      }
     }
     barrier(CLK_LOCAL_MEM_FENCE | CLK_GLOBAL_MEM_FENCE);
     {
