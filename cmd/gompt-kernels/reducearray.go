@@ -100,18 +100,10 @@ func (g *gen) checkReduceArrays() {
 		if len(k.reduceArrays) == 0 {
 			continue
 		}
-		// arrayOf is the reduction array e indexes, and its identifier.
+		// arrayOf is the reduction array e is an element of, its
+		// identifier and its operator ("" for none).
 		arrayOf := func(e ast.Expr) (*ast.IndexExpr, *ast.Ident, string) {
-			ix, ok := ast.Unparen(e).(*ast.IndexExpr)
-			if !ok {
-				return nil, nil, ""
-			}
-			id, ok := ast.Unparen(ix.X).(*ast.Ident)
-			if !ok {
-				return nil, nil, ""
-			}
-			v, _ := info.Uses[id].(*types.Var)
-			p := k.byObj[v]
+			ix, id, p := k.reduceArrayAt(info, e)
 			if p == nil {
 				return nil, nil, ""
 			}
@@ -135,9 +127,9 @@ func (g *gen) checkReduceArrays() {
 						break
 					}
 					if len(call.Args) < 2 {
-						g.errs.add(call.Pos(), "%s(%s) has no other operand: it changes nothing", op, types.ExprString(same))
-					} else if !pureIndex(info, ix.Index) {
-						g.errs.add(ix.Index.Pos(), "%s is reduce(%s)=%s: its index in %s = %s(%s, v) may call nothing but conversions (the device evaluates it once)", id.Name, id.Name, op, types.ExprString(ix), op, types.ExprString(ix))
+						g.errs.add(call.Pos(), "%s(%s) has no other operand: it changes nothing", op, exprString(same))
+					} else if !callsNothing(info, ix.Index) {
+						g.errs.add(ix.Index.Pos(), "%s is reduce(%s)=%s: its index in %s = %s(%s, v) may call nothing but conversions (the device evaluates it once)", id.Name, id.Name, op, exprString(ix), op, exprString(ix))
 					}
 					allowed[id] = true
 					allowed[ast.Unparen(same.X).(*ast.Ident)] = true
@@ -181,9 +173,9 @@ func isBuiltin(info *types.Info, call *ast.CallExpr, name string) bool {
 // sameElement returns the operand of min or max call that is element ix
 // of the same buffer at the same index (written the same way), if one is.
 func sameElement(info *types.Info, call *ast.CallExpr, ix *ast.IndexExpr) *ast.IndexExpr {
-	want := types.ExprString(ix)
+	want := exprString(ix)
 	for _, a := range call.Args {
-		if o, ok := ast.Unparen(a).(*ast.IndexExpr); ok && types.ExprString(o) == want {
+		if o, ok := ast.Unparen(a).(*ast.IndexExpr); ok && exprString(o) == want {
 			if id, ok := ast.Unparen(o.X).(*ast.Ident); ok && info.Uses[id] == info.Uses[ast.Unparen(ix.X).(*ast.Ident)] {
 				return o
 			}
@@ -204,14 +196,14 @@ func minMaxOperands(info *types.Info, call *ast.CallExpr, ix *ast.IndexExpr) []a
 	return rest
 }
 
-// pureIndex reports whether e calls nothing but conversions and Go's
-// len, min and max: evaluating it twice gives the same value.
-func pureIndex(info *types.Info, e ast.Expr) bool {
+// callsNothing reports whether e calls nothing but conversions and Go's
+// built-in functions (len, min, max: the subset's), so that evaluating it
+// twice gives the same value.
+func callsNothing(info *types.Info, e ast.Expr) bool {
 	pure := true
 	ast.Inspect(e, func(n ast.Node) bool {
 		if call, ok := n.(*ast.CallExpr); ok {
-			tv := info.Types[call.Fun]
-			if !tv.IsType() && !isBuiltin(info, call, "len") && !isBuiltin(info, call, "min") && !isBuiltin(info, call, "max") {
+			if tv := info.Types[call.Fun]; !tv.IsType() && !tv.IsBuiltin() {
 				pure = false
 			}
 		}
@@ -226,15 +218,29 @@ func (c *cfunc) isReduceArray(p *param) bool {
 
 // reduceArrayOf returns the reduction array l indexes, if it is one.
 func (c *cfunc) reduceArrayOf(l ast.Expr) (*ast.IndexExpr, *param) {
-	ix, ok := ast.Unparen(l).(*ast.IndexExpr)
-	if !ok || c.f.kernel == nil {
+	if c.f.kernel == nil {
 		return nil, nil
 	}
-	p := c.bufferOf(ix)
-	if p == nil || !c.isReduceArray(p) {
-		return nil, nil
-	}
+	ix, _, p := c.f.kernel.reduceArrayAt(c.info(), l)
 	return ix, p
+}
+
+// reduceArrayAt is the element of one of k's reduction arrays e is, if
+// it is one: its index expression, the array's identifier and parameter.
+func (k *kernel) reduceArrayAt(info *types.Info, e ast.Expr) (*ast.IndexExpr, *ast.Ident, *param) {
+	ix, ok := ast.Unparen(e).(*ast.IndexExpr)
+	if !ok {
+		return nil, nil, nil
+	}
+	id, ok := ast.Unparen(ix.X).(*ast.Ident)
+	if !ok {
+		return nil, nil, nil
+	}
+	v, _ := info.Uses[id].(*types.Var)
+	if p := k.byObj[v]; p != nil && k.reduceArrays[p] != "" {
+		return ix, id, p
+	}
+	return nil, nil, nil
 }
 
 // reduceArrayOpAssign is h[e] += v, h[e]++, h[e] -= v, h[e]-- or h[e] *=

@@ -413,20 +413,17 @@ func (pl *teamPlan) uniformDecl(g *gen, s ast.Stmt) bool {
 		if pl.varying.dependsOn(g, e) {
 			return false
 		}
-		pure := true
+		if !callsNothing(info, e) {
+			return false
+		}
+		readsTeam := false
 		ast.Inspect(e, func(n ast.Node) bool {
-			if call, ok := n.(*ast.CallExpr); ok {
-				tv := info.Types[call.Fun]
-				if !tv.IsType() && !tv.IsBuiltin() {
-					pure = false
-				}
-			}
 			if ix, ok := n.(*ast.IndexExpr); ok && teamArrayOf(info, pl.k.fn, ix.X) != nil {
-				pure = false // the team array may change between barriers
+				readsTeam = true // the team array may change between barriers
 			}
-			return pure
+			return !readsTeam
 		})
-		if !pure {
+		if readsTeam {
 			return false
 		}
 	}
