@@ -14,10 +14,7 @@ import (
 // adding to what the bins hold.
 func TestHistogram(t *testing.T) {
 	kerneltest.CheckKernel(t, kernels.Histogram)
-	devs := []int{target.InitialDevice}
-	for _, d := range target.Devices() {
-		devs = append(devs, d.Num)
-	}
+	devs := kerneltest.Devices()
 	for _, n := range []int{1, 1000, 1 << 20} {
 		v := make([]uint8, n)
 		want := make([]uint32, 256)

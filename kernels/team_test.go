@@ -11,14 +11,11 @@ import (
 )
 
 // MatmulTiled, a team kernel, gives Matmul's result bit for bit on every
-// device present, for sizes that are and are not multiples of its 16x16
-// tiles.
+// device present, for sizes that are and are not multiples of its 64x64
+// tiles and their 16-deep steps.
 func TestMatmulTiled(t *testing.T) {
 	kerneltest.CheckKernel(t, kernels.MatmulTiled)
-	devs := []int{target.InitialDevice}
-	for _, d := range target.Devices() {
-		devs = append(devs, d.Num)
-	}
+	devs := kerneltest.Devices()
 	for _, sz := range [][3]int{{1, 1, 1}, {16, 16, 16}, {33, 17, 40}, {64, 80, 48}, {5, 100, 3}} {
 		m, n, k := sz[0], sz[1], sz[2]
 		a, b := make([]float32, m*k), make([]float32, k*n)

@@ -70,20 +70,7 @@ func (g *gen) planLockstep(k *kernel) *lockstep {
 	return ls
 }
 
-func (ls *lockstep) sortedVarying(g *gen) []*types.Var {
-	var vs []*types.Var
-	for v := range ls.varying {
-		vs = append(vs, v)
-	}
-	for i := range vs {
-		for j := i + 1; j < len(vs); j++ {
-			if vs[j].Pos() < vs[i].Pos() {
-				vs[i], vs[j] = vs[j], vs[i]
-			}
-		}
-	}
-	return vs
-}
+func (ls *lockstep) sortedVarying(g *gen) []*types.Var { return sortedVars(ls.varying) }
 
 // dependsOn reports whether e reads a varying variable or an element at a
 // varying index.

@@ -4,6 +4,7 @@ import (
 	"slices"
 	"testing"
 
+	"github.com/gompt/gompt/kernels/kerneltest"
 	"github.com/gompt/gompt/target"
 	"github.com/stretchr/testify/require"
 )
@@ -13,10 +14,7 @@ import (
 // steps the final grid is the second one, and the first, mapped to the
 // device only, still holds the initial grid on the host.
 func TestEveryDevice(t *testing.T) {
-	devs := []int{target.InitialDevice}
-	for _, d := range target.Devices() {
-		devs = append(devs, d.Num)
-	}
+	devs := kerneltest.Devices()
 	const X, Y, alpha = 37, 23, float32(0.23)
 	for _, dev := range devs {
 		for _, steps := range []int{1, 6, 13} {

@@ -20,6 +20,16 @@ import (
 // seeds 1 and 2.
 var Sizes = []int{1, 7, 100, 1000, 5000}
 
+// Devices lists the devices a kernel test runs on: the initial device,
+// then every offload device in number order.
+func Devices() []int {
+	devs := []int{target.InitialDevice}
+	for _, d := range target.Devices() {
+		devs = append(devs, d.Num)
+	}
+	return devs
+}
+
 // CheckKernel runs k's Sample on every device present (every offload
 // device of target.Devices(): host:0, POCL's opencl:0, a CUDA GPU; and the
 // initial device) through target.Target, and compares every buffer

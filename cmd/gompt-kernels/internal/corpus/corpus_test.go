@@ -243,11 +243,7 @@ func uints(s []int64) []uint64 {
 // devices are the devices to run on: every offload device and the
 // initial device.
 func devices() []int {
-	devs := []int{target.InitialDevice}
-	for _, d := range target.Devices() {
-		devs = append(devs, d.Num)
-	}
-	return devs
+	return kerneltest.Devices()
 }
 
 // TestCheckKernel runs each kernel's Sample on every device against its Go
