@@ -454,3 +454,21 @@ func TestGatherFaultsStayWithTheirConstruct(t *testing.T) {
 		}
 	}
 }
+
+// A reduction array shorter than its len(h)= is refused before anything
+// runs, naming the argument, on every device; h stays as it was.
+func TestReduceArrayTooShort(t *testing.T) {
+	v := make([]uint8, 50)
+	for i := range v {
+		v[i] = uint8(i)
+	}
+	for _, dev := range devices() {
+		what := target.Describe(dev)
+		h, s := make([]uint32, 100), make([]int64, 16)
+		err := RunHist256(target.Dev(dev), len(v), v, h, s)
+		require.Error(t, err, what)
+		assert.Contains(t, err.Error(), "kernel Hist256 argument 2 (h): slice of 100 uint32 elements, but the kernel needs 256", what)
+		assert.Equal(t, make([]uint32, 100), h, "%s: h", what)
+		assert.Equal(t, make([]int64, 16), s, "%s: s", what)
+	}
+}
