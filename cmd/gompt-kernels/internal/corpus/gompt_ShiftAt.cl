@@ -10,21 +10,18 @@ static void gompt_check_fail(__global long *f, int *stop, long site, long i, lon
     f[3] = 67747538L;
   }
 }
-static inline __attribute__((always_inline)) long gompt_rem_long(long a, long b) { return b == 0 || b == -1 ? (long)0 : (long)(a % b); }
-static inline __attribute__((always_inline)) long gompt_remc_long(long a, long b, __global long *f, int *stop, long site) { if (b == 0) { gompt_check_fail(f, stop, site, 0, 0); return (long)0; } return gompt_rem_long(a, b); }
 static inline __attribute__((always_inline)) int gompt_shl_int(int a, ulong s) { return s >= 32 ? (int)0 : (int)((uint)a << s); }
 static inline __attribute__((always_inline)) ushort gompt_shr_ushort(ushort a, ulong s) { return s >= 16 ? (ushort)0 : (ushort)(a >> s); }
 
-static inline __attribute__((always_inline)) void gompt_body_ShiftAt(long i, long n, long m, __global const long *at, long gompt_len_at_, __global const ulong *k, long gompt_len_k_, __global int *x, long gompt_len_x_, __global ushort *y, long gompt_len_y_, __global long *gompt_fault, int *gompt_stop) {
-  long j = gompt_remc_long(at[i], m, gompt_fault, gompt_stop, 1L);
-  if (*gompt_stop) return;
+static inline __attribute__((always_inline)) void gompt_body_ShiftAt(long i, long n, __global const ulong *k, long gompt_len_k_, __global int *x, long gompt_len_x_, __global ushort *y, long gompt_len_y_, __global long *gompt_fault, int *gompt_stop) {
+  long j = ((long)((ulong)((long)((ulong)n - (ulong)(1L))) - (ulong)i));
   {
     long gompt_t1 = j;
     if ((ulong)gompt_t1 < (ulong)gompt_len_x_) {
       ulong gompt_t2 = k[i];
       x[gompt_t1] = gompt_shl_int(x[gompt_t1], (ulong)(gompt_t2));
     } else {
-      gompt_check_fail(gompt_fault, gompt_stop, 2L, gompt_t1, gompt_len_x_);
+      gompt_check_fail(gompt_fault, gompt_stop, 1L, gompt_t1, gompt_len_x_);
     }
   }
   if (*gompt_stop) return;
@@ -34,30 +31,29 @@ static inline __attribute__((always_inline)) void gompt_body_ShiftAt(long i, lon
       ulong gompt_t4 = k[i];
       y[gompt_t3] = gompt_shr_ushort(y[gompt_t3], (ulong)(gompt_t4));
     } else {
-      gompt_check_fail(gompt_fault, gompt_stop, 3L, gompt_t3, gompt_len_y_);
+      gompt_check_fail(gompt_fault, gompt_stop, 2L, gompt_t3, gompt_len_y_);
     }
   }
   if (*gompt_stop) return;
 }
 
-__kernel void gompt_ShiftAt(long n, long m, __global const long *at, __global const ulong *k, __global int *x, __global ushort *y, __global long *gompt_fault) {
+__kernel void gompt_ShiftAt(long n, __global const ulong *k, __global int *x, __global ushort *y, __global long *gompt_fault) {
   int gompt_stopped = 0, *gompt_stop = &gompt_stopped;
-  long gompt_len_at = ((long)n > 0 ? (long)n : 0);
   long gompt_len_k = ((long)n > 0 ? (long)n : 0);
-  long gompt_len_x = ((long)m > 0 ? (long)m : 0);
-  long gompt_len_y = ((long)m > 0 ? (long)m : 0);
+  long gompt_len_x = ((long)n > 0 ? (long)n : 0);
+  long gompt_len_y = ((long)n > 0 ? (long)n : 0);
   if ((long)n <= 0) return;
   if (get_global_size(0) >= (ulong)(long)n) {
     long gompt_i0 = (long)get_global_id(0);
     if ((long)((get_group_id(0) + 1) * get_local_size(0)) <= (long)n) {
-      gompt_body_ShiftAt(gompt_i0, n, m, at, gompt_len_at, k, gompt_len_k, x, gompt_len_x, y, gompt_len_y, gompt_fault, gompt_stop);
+      gompt_body_ShiftAt(gompt_i0, n, k, gompt_len_k, x, gompt_len_x, y, gompt_len_y, gompt_fault, gompt_stop);
     } else if (gompt_i0 < (long)n) {
-      gompt_body_ShiftAt(gompt_i0, n, m, at, gompt_len_at, k, gompt_len_k, x, gompt_len_x, y, gompt_len_y, gompt_fault, gompt_stop);
+      gompt_body_ShiftAt(gompt_i0, n, k, gompt_len_k, x, gompt_len_x, y, gompt_len_y, gompt_fault, gompt_stop);
     }
     return;
   }
   for (long gompt_i0 = (long)get_global_id(0); gompt_i0 < (long)n; gompt_i0 += (long)get_global_size(0)) {
-    gompt_body_ShiftAt(gompt_i0, n, m, at, gompt_len_at, k, gompt_len_k, x, gompt_len_x, y, gompt_len_y, gompt_fault, gompt_stop);
+    gompt_body_ShiftAt(gompt_i0, n, k, gompt_len_k, x, gompt_len_x, y, gompt_len_y, gompt_fault, gompt_stop);
     if (gompt_stopped) return;
   }
 }

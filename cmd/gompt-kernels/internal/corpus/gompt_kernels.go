@@ -4184,15 +4184,12 @@ var ShiftAtKernel = &gomptdevice.Kernel{
 	Name: "ShiftAt",
 	Params: []gomptdevice.Param{
 		{Name: "n", Kind: gomptdevice.ParamInt64},
-		{Name: "m", Kind: gomptdevice.ParamInt64},
-		{Name: "at", Kind: gomptdevice.ParamBuffer, Elem: gomptdevice.ParamInt64, Len: "n"},
 		{Name: "k", Kind: gomptdevice.ParamBuffer, Elem: gomptdevice.ParamUint64, Len: "n"},
-		{Name: "x", Kind: gomptdevice.ParamBuffer, Elem: gomptdevice.ParamInt32, Len: "m"},
-		{Name: "y", Kind: gomptdevice.ParamBuffer, Elem: gomptdevice.ParamUint16, Len: "m"},
+		{Name: "x", Kind: gomptdevice.ParamBuffer, Elem: gomptdevice.ParamInt32, Len: "n"},
+		{Name: "y", Kind: gomptdevice.ParamBuffer, Elem: gomptdevice.ParamUint16, Len: "n"},
 	},
 	Dims: 1,
 	Faults: []gomptdevice.FaultSite{
-		{Kind: gomptdevice.FaultDivide, Pos: "ints.go:138"},
 		{Kind: gomptdevice.FaultIndex, Pos: "ints.go:139"},
 		{Kind: gomptdevice.FaultIndex, Pos: "ints.go:140"},
 	},
@@ -4213,26 +4210,22 @@ var gomptPTXShiftAt string
 // gomptHostShiftAt is ShiftAtKernel's Go image: the body of ShiftAt at each point of the team's range.
 func gomptHostShiftAt(gomptA *gomptdevice.HostArgs, gomptR gomptdevice.Range, _, _ int) {
 	n := gomptA.Int(0)
-	m := gomptA.Int(1)
-	at := gomptrt.View[int](gomptA.Bufs[2], gomptrt.Len(n))
-	k := gomptrt.View[uint64](gomptA.Bufs[3], gomptrt.Len(n))
-	x := gomptrt.View[int32](gomptA.Bufs[4], gomptrt.Len(m))
-	y := gomptrt.View[uint16](gomptA.Bufs[5], gomptrt.Len(m))
-	gomptPAt := unsafe.Pointer(unsafe.SliceData(at))
+	k := gomptrt.View[uint64](gomptA.Bufs[1], gomptrt.Len(n))
+	x := gomptrt.View[int32](gomptA.Bufs[2], gomptrt.Len(n))
+	y := gomptrt.View[uint16](gomptA.Bufs[3], gomptrt.Len(n))
 	gomptPK := unsafe.Pointer(unsafe.SliceData(k))
 	gomptLo0, gomptHi0 := gomptR.Clamp(0, n)
 	for i := gomptLo0; i < gomptHi0; i++ {
 //line ints.go:138
-		j := (*(*int)(unsafe.Add(gomptPAt, i*8)) % m)
-//line gompt_kernels.go:4228
+		j := ((n - int(1)) - i)
+//line gompt_kernels.go:4222
 //line ints.go:139
 		x[j] <<= *(*uint64)(unsafe.Add(gomptPK, i*8))
-//line gompt_kernels.go:4231
+//line gompt_kernels.go:4225
 //line ints.go:140
 		y[j] >>= *(*uint64)(unsafe.Add(gomptPK, i*8))
-//line gompt_kernels.go:4234
+//line gompt_kernels.go:4228
 	}
-	_ = n
 }
 
 // gomptSampleShiftAt is ShiftAtKernel's Sample: about n points, random arguments. Tol 0: every device gives the Go function's bits.
@@ -4240,27 +4233,25 @@ func gomptSampleShiftAt(gomptN int, gomptSeed int64) gomptdevice.Sample {
 	gomptR := gomptrt.Rand("ShiftAt", gomptN, gomptSeed)
 	gomptExt := gomptrt.Extents(gomptN, 1)
 	n := gomptExt[0]
-	m := int(1 + gomptR.IntN(8))
 	return gomptdevice.Sample{
 		Shape: gomptdevice.Shape{Size: gomptExt},
-		Bufs:  [][]byte{nil, nil, gomptrt.Ints[int](gomptR, gomptrt.Len(n), 0, 16), gomptrt.Ints[uint64](gomptR, gomptrt.Len(n), 0, 16), gomptrt.Ints[int32](gomptR, gomptrt.Len(m), 0, 16), gomptrt.Ints[uint16](gomptR, gomptrt.Len(m), 0, 16)},
-		Args:  []gomptdevice.Arg{gomptrt.Int(int64(n)), gomptrt.Int(int64(m)), {}, {}, {}, {}},
+		Bufs:  [][]byte{nil, gomptrt.Ints[uint64](gomptR, gomptrt.Len(n), 0, 16), gomptrt.Ints[int32](gomptR, gomptrt.Len(n), 0, 16), gomptrt.Ints[uint16](gomptR, gomptrt.Len(n), 0, 16)},
+		Args:  []gomptdevice.Arg{gomptrt.Int(int64(n)), {}, {}, {}},
 	}
 }
 
 // RunShiftAt runs ShiftAtKernel (ShiftAt) on device dev over [0, n), mapping each slice by how the kernel uses it:
-// at to, k to, x tofrom, y tofrom.
-func RunShiftAt(dev gompttarget.DeviceClause, n int, m int, at []int, k []uint64, x []int32, y []uint16) error {
+// k to, x tofrom, y tofrom.
+func RunShiftAt(dev gompttarget.DeviceClause, n int, k []uint64, x []int32, y []uint16) error {
 	if n <= 0 {
 		return nil
 	}
-	at = gomptrt.Head(at, gomptrt.Len(n))
 	k = gomptrt.Head(k, gomptrt.Len(n))
-	x = gomptrt.Head(x, gomptrt.Len(m))
-	y = gomptrt.Head(y, gomptrt.Len(m))
+	x = gomptrt.Head(x, gomptrt.Len(n))
+	y = gomptrt.Head(y, gomptrt.Len(n))
 	return gompttarget.Target(gompttarget.Region{Device: dev, Kernel: ShiftAtKernel, Shape: gompttarget.Shape{Size: [3]int{n, 1, 1}},
-		Maps: []gompttarget.Map{gompttarget.To(at), gompttarget.To(k), gompttarget.ToFrom(x), gompttarget.ToFrom(y)},
-		Args: []gompttarget.Arg{gompttarget.Int(n), gompttarget.Int(m), gompttarget.Slice(at), gompttarget.Slice(k), gompttarget.Slice(x), gompttarget.Slice(y)}})
+		Maps: []gompttarget.Map{gompttarget.To(k), gompttarget.ToFrom(x), gompttarget.ToFrom(y)},
+		Args: []gompttarget.Arg{gompttarget.Int(n), gompttarget.Slice(k), gompttarget.Slice(x), gompttarget.Slice(y)}})
 }
 
 // ShiftsKernel is the gompt map kernel of Shifts (ints.go:69:1), over [0, n).
@@ -4300,64 +4291,64 @@ func gomptHostShifts(gomptA *gomptdevice.HostArgs, gomptR gomptdevice.Range, _, 
 	for i := gomptLo0; i < gomptHi0; i++ {
 //line ints.go:70
 		x, c := *(*int64)(unsafe.Add(gomptPA, i*8)), *(*uint64)(unsafe.Add(gomptPS, i*8))
-//line gompt_kernels.go:4304
+//line gompt_kernels.go:4295
 //line ints.go:71
 		u := uint64(x)
-//line gompt_kernels.go:4307
+//line gompt_kernels.go:4298
 //line ints.go:72
 		o := (int(10) * i)
-//line gompt_kernels.go:4310
+//line gompt_kernels.go:4301
 //line ints.go:73
 		*(*int64)(unsafe.Add(gomptPOut, o*8)) = (x << c)
-//line gompt_kernels.go:4313
+//line gompt_kernels.go:4304
 //line ints.go:74
 		*(*int64)(unsafe.Add(gomptPOut, (o+int(1))*8)) = (x >> c)
-//line gompt_kernels.go:4316
+//line gompt_kernels.go:4307
 //line ints.go:75
 		*(*int64)(unsafe.Add(gomptPOut, (o+int(2))*8)) = int64((u << c))
-//line gompt_kernels.go:4319
+//line gompt_kernels.go:4310
 //line ints.go:76
 		*(*int64)(unsafe.Add(gomptPOut, (o+int(3))*8)) = int64((u >> c))
-//line gompt_kernels.go:4322
+//line gompt_kernels.go:4313
 //line ints.go:77
 		*(*int64)(unsafe.Add(gomptPOut, (o+int(4))*8)) = int64((int32(x) >> c))
-//line gompt_kernels.go:4325
+//line gompt_kernels.go:4316
 //line ints.go:78
 		*(*int64)(unsafe.Add(gomptPOut, (o+int(5))*8)) = int64((uint32(x) >> c))
-//line gompt_kernels.go:4328
+//line gompt_kernels.go:4319
 //line ints.go:79
 		*(*int64)(unsafe.Add(gomptPOut, (o+int(6))*8)) = int64((int8(x) << c))
-//line gompt_kernels.go:4331
+//line gompt_kernels.go:4322
 //line ints.go:80
 		*(*int64)(unsafe.Add(gomptPOut, (o+int(7))*8)) = int64((int16(x) >> c))
-//line gompt_kernels.go:4334
+//line gompt_kernels.go:4325
 //line ints.go:81
 		*(*int64)(unsafe.Add(gomptPOut, (o+int(8))*8)) = (((x >> 63) + ((x << 63) >> 1)) + int64((uint8(x) >> 7)))
-//line gompt_kernels.go:4337
+//line gompt_kernels.go:4328
 //line ints.go:82
 		k := int(c)
-//line gompt_kernels.go:4340
+//line gompt_kernels.go:4331
 //line ints.go:83
 		if k >= int(0) {
-//line gompt_kernels.go:4343
+//line gompt_kernels.go:4334
 //line ints.go:84
 			*(*int64)(unsafe.Add(gomptPOut, (o+int(9))*8)) = (x >> k)
-//line gompt_kernels.go:4346
+//line gompt_kernels.go:4337
 //line ints.go:83
 		}
-//line gompt_kernels.go:4349
+//line gompt_kernels.go:4340
 //line ints.go:86
 		x <<= 1
-//line gompt_kernels.go:4352
+//line gompt_kernels.go:4343
 //line ints.go:87
 		x >>= 2
-//line gompt_kernels.go:4355
+//line gompt_kernels.go:4346
 //line ints.go:88
 		u >>= c
-//line gompt_kernels.go:4358
+//line gompt_kernels.go:4349
 //line ints.go:89
 		*(*int64)(unsafe.Add(gomptPOut, o*8)) += (x + int64(u))
-//line gompt_kernels.go:4361
+//line gompt_kernels.go:4352
 	}
 	_ = n
 }
@@ -4434,51 +4425,51 @@ func gomptHostStencil2D(gomptA *gomptdevice.HostArgs, gomptR gomptdevice.Range, 
 		for x := gomptLo0; x < gomptIn0; x++ {
 //line dims.go:8
 			i := ((y * nx) + x)
-//line gompt_kernels.go:4438
+//line gompt_kernels.go:4429
 //line dims.go:9
 			if (((x == int(0)) || (y == int(0))) || (x == (nx - int(1)))) || (y == (ny - int(1))) {
-//line gompt_kernels.go:4441
+//line gompt_kernels.go:4432
 //line dims.go:10
 				*(*float32)(unsafe.Add(gomptPOut, i*4)) = *(*float32)(unsafe.Add(gomptPIn, i*4))
-//line gompt_kernels.go:4444
+//line gompt_kernels.go:4435
 //line dims.go:11
 				continue gomptPoint0
-//line gompt_kernels.go:4447
+//line gompt_kernels.go:4438
 //line dims.go:9
 			}
-//line gompt_kernels.go:4450
+//line gompt_kernels.go:4441
 //line dims.go:13
 			*(*float32)(unsafe.Add(gomptPOut, i*4)) = (*(*float32)(unsafe.Add(gomptPIn, i*4)) + (w * ((((*(*float32)(unsafe.Add(gomptPIn, (i-int(1))*4)) + *(*float32)(unsafe.Add(gomptPIn, (i+int(1))*4))) + *(*float32)(unsafe.Add(gomptPIn, (i-nx)*4))) + *(*float32)(unsafe.Add(gomptPIn, (i+nx)*4))) - (float32(4.0) * *(*float32)(unsafe.Add(gomptPIn, i*4))))))
-//line gompt_kernels.go:4453
+//line gompt_kernels.go:4444
 		}
 		for x := gomptIn0; x < gomptIn1; x++ {
 //line dims.go:8
 			i := ((y * nx) + x)
-//line gompt_kernels.go:4458
+//line gompt_kernels.go:4449
 //line dims.go:13
 			*(*float32)(unsafe.Add(gomptPOut, i*4)) = (*(*float32)(unsafe.Add(gomptPIn, i*4)) + (w * ((((*(*float32)(unsafe.Add(gomptPIn, (i-int(1))*4)) + *(*float32)(unsafe.Add(gomptPIn, (i+int(1))*4))) + *(*float32)(unsafe.Add(gomptPIn, (i-nx)*4))) + *(*float32)(unsafe.Add(gomptPIn, (i+nx)*4))) - (float32(4.0) * *(*float32)(unsafe.Add(gomptPIn, i*4))))))
-//line gompt_kernels.go:4461
+//line gompt_kernels.go:4452
 		}
 	gomptPoint2:
 		for x := gomptIn1; x < gomptHi0; x++ {
 //line dims.go:8
 			i := ((y * nx) + x)
-//line gompt_kernels.go:4467
+//line gompt_kernels.go:4458
 //line dims.go:9
 			if (((x == int(0)) || (y == int(0))) || (x == (nx - int(1)))) || (y == (ny - int(1))) {
-//line gompt_kernels.go:4470
+//line gompt_kernels.go:4461
 //line dims.go:10
 				*(*float32)(unsafe.Add(gomptPOut, i*4)) = *(*float32)(unsafe.Add(gomptPIn, i*4))
-//line gompt_kernels.go:4473
+//line gompt_kernels.go:4464
 //line dims.go:11
 				continue gomptPoint2
-//line gompt_kernels.go:4476
+//line gompt_kernels.go:4467
 //line dims.go:9
 			}
-//line gompt_kernels.go:4479
+//line gompt_kernels.go:4470
 //line dims.go:13
 			*(*float32)(unsafe.Add(gomptPOut, i*4)) = (*(*float32)(unsafe.Add(gomptPIn, i*4)) + (w * ((((*(*float32)(unsafe.Add(gomptPIn, (i-int(1))*4)) + *(*float32)(unsafe.Add(gomptPIn, (i+int(1))*4))) + *(*float32)(unsafe.Add(gomptPIn, (i-nx)*4))) + *(*float32)(unsafe.Add(gomptPIn, (i+nx)*4))) - (float32(4.0) * *(*float32)(unsafe.Add(gomptPIn, i*4))))))
-//line gompt_kernels.go:4482
+//line gompt_kernels.go:4473
 		}
 	}
 }
@@ -4552,10 +4543,10 @@ func gomptHostSumFloat32(gomptA *gomptdevice.HostArgs, gomptR gomptdevice.Range,
 		{
 //line reduce.go:13
 			gomptV = (*(*float32)(unsafe.Add(gomptPX, i*4)) * *(*float32)(unsafe.Add(gomptPY, i*4)))
-//line gompt_kernels.go:4556
+//line gompt_kernels.go:4547
 //line reduce.go:13
 			goto gomptR0
-//line gompt_kernels.go:4559
+//line gompt_kernels.go:4550
 		}
 	gomptR0:
 		gomptS0 = gomptS0 + float64(gomptV)
@@ -4563,10 +4554,10 @@ func gomptHostSumFloat32(gomptA *gomptdevice.HostArgs, gomptR gomptdevice.Range,
 			i := i + 1
 //line reduce.go:13
 			gomptV = (*(*float32)(unsafe.Add(gomptPX, i*4)) * *(*float32)(unsafe.Add(gomptPY, i*4)))
-//line gompt_kernels.go:4567
+//line gompt_kernels.go:4558
 //line reduce.go:13
 			goto gomptR1
-//line gompt_kernels.go:4570
+//line gompt_kernels.go:4561
 		}
 	gomptR1:
 		gomptS1 = gomptS1 + float64(gomptV)
@@ -4574,10 +4565,10 @@ func gomptHostSumFloat32(gomptA *gomptdevice.HostArgs, gomptR gomptdevice.Range,
 			i := i + 2
 //line reduce.go:13
 			gomptV = (*(*float32)(unsafe.Add(gomptPX, i*4)) * *(*float32)(unsafe.Add(gomptPY, i*4)))
-//line gompt_kernels.go:4578
+//line gompt_kernels.go:4569
 //line reduce.go:13
 			goto gomptR2
-//line gompt_kernels.go:4581
+//line gompt_kernels.go:4572
 		}
 	gomptR2:
 		gomptS2 = gomptS2 + float64(gomptV)
@@ -4585,10 +4576,10 @@ func gomptHostSumFloat32(gomptA *gomptdevice.HostArgs, gomptR gomptdevice.Range,
 			i := i + 3
 //line reduce.go:13
 			gomptV = (*(*float32)(unsafe.Add(gomptPX, i*4)) * *(*float32)(unsafe.Add(gomptPY, i*4)))
-//line gompt_kernels.go:4589
+//line gompt_kernels.go:4580
 //line reduce.go:13
 			goto gomptR3
-//line gompt_kernels.go:4592
+//line gompt_kernels.go:4583
 		}
 	gomptR3:
 		gomptS3 = gomptS3 + float64(gomptV)
@@ -4597,10 +4588,10 @@ func gomptHostSumFloat32(gomptA *gomptdevice.HostArgs, gomptR gomptdevice.Range,
 		{
 //line reduce.go:13
 			gomptV = (*(*float32)(unsafe.Add(gomptPX, i*4)) * *(*float32)(unsafe.Add(gomptPY, i*4)))
-//line gompt_kernels.go:4601
+//line gompt_kernels.go:4592
 //line reduce.go:13
 			goto gomptR4
-//line gompt_kernels.go:4604
+//line gompt_kernels.go:4595
 		}
 	gomptR4:
 		gomptS0 = gomptS0 + float64(gomptV)
@@ -4687,25 +4678,25 @@ func gomptHostSumFloat64In2D(gomptA *gomptdevice.HostArgs, gomptR gomptdevice.Ra
 			{
 //line reduce.go:19
 				v := *(*float64)(unsafe.Add(gomptPA, ((y*nx)+x)*8))
-//line gompt_kernels.go:4691
+//line gompt_kernels.go:4682
 //line reduce.go:20
 				if x == y {
-//line gompt_kernels.go:4694
+//line gompt_kernels.go:4685
 //line reduce.go:21
 					gomptV = (float64(2.0) * v)
-//line gompt_kernels.go:4697
+//line gompt_kernels.go:4688
 //line reduce.go:21
 					goto gomptR0
-//line gompt_kernels.go:4700
+//line gompt_kernels.go:4691
 //line reduce.go:20
 				}
-//line gompt_kernels.go:4703
+//line gompt_kernels.go:4694
 //line reduce.go:23
 				gomptV = v
-//line gompt_kernels.go:4706
+//line gompt_kernels.go:4697
 //line reduce.go:23
 				goto gomptR0
-//line gompt_kernels.go:4709
+//line gompt_kernels.go:4700
 			}
 		gomptR0:
 			gomptS0 = gomptS0 + gomptV
@@ -4713,25 +4704,25 @@ func gomptHostSumFloat64In2D(gomptA *gomptdevice.HostArgs, gomptR gomptdevice.Ra
 				x := x + 1
 //line reduce.go:19
 				v := *(*float64)(unsafe.Add(gomptPA, ((y*nx)+x)*8))
-//line gompt_kernels.go:4717
+//line gompt_kernels.go:4708
 //line reduce.go:20
 				if x == y {
-//line gompt_kernels.go:4720
+//line gompt_kernels.go:4711
 //line reduce.go:21
 					gomptV = (float64(2.0) * v)
-//line gompt_kernels.go:4723
+//line gompt_kernels.go:4714
 //line reduce.go:21
 					goto gomptR1
-//line gompt_kernels.go:4726
+//line gompt_kernels.go:4717
 //line reduce.go:20
 				}
-//line gompt_kernels.go:4729
+//line gompt_kernels.go:4720
 //line reduce.go:23
 				gomptV = v
-//line gompt_kernels.go:4732
+//line gompt_kernels.go:4723
 //line reduce.go:23
 				goto gomptR1
-//line gompt_kernels.go:4735
+//line gompt_kernels.go:4726
 			}
 		gomptR1:
 			gomptS1 = gomptS1 + gomptV
@@ -4739,25 +4730,25 @@ func gomptHostSumFloat64In2D(gomptA *gomptdevice.HostArgs, gomptR gomptdevice.Ra
 				x := x + 2
 //line reduce.go:19
 				v := *(*float64)(unsafe.Add(gomptPA, ((y*nx)+x)*8))
-//line gompt_kernels.go:4743
+//line gompt_kernels.go:4734
 //line reduce.go:20
 				if x == y {
-//line gompt_kernels.go:4746
+//line gompt_kernels.go:4737
 //line reduce.go:21
 					gomptV = (float64(2.0) * v)
-//line gompt_kernels.go:4749
+//line gompt_kernels.go:4740
 //line reduce.go:21
 					goto gomptR2
-//line gompt_kernels.go:4752
+//line gompt_kernels.go:4743
 //line reduce.go:20
 				}
-//line gompt_kernels.go:4755
+//line gompt_kernels.go:4746
 //line reduce.go:23
 				gomptV = v
-//line gompt_kernels.go:4758
+//line gompt_kernels.go:4749
 //line reduce.go:23
 				goto gomptR2
-//line gompt_kernels.go:4761
+//line gompt_kernels.go:4752
 			}
 		gomptR2:
 			gomptS2 = gomptS2 + gomptV
@@ -4765,25 +4756,25 @@ func gomptHostSumFloat64In2D(gomptA *gomptdevice.HostArgs, gomptR gomptdevice.Ra
 				x := x + 3
 //line reduce.go:19
 				v := *(*float64)(unsafe.Add(gomptPA, ((y*nx)+x)*8))
-//line gompt_kernels.go:4769
+//line gompt_kernels.go:4760
 //line reduce.go:20
 				if x == y {
-//line gompt_kernels.go:4772
+//line gompt_kernels.go:4763
 //line reduce.go:21
 					gomptV = (float64(2.0) * v)
-//line gompt_kernels.go:4775
+//line gompt_kernels.go:4766
 //line reduce.go:21
 					goto gomptR3
-//line gompt_kernels.go:4778
+//line gompt_kernels.go:4769
 //line reduce.go:20
 				}
-//line gompt_kernels.go:4781
+//line gompt_kernels.go:4772
 //line reduce.go:23
 				gomptV = v
-//line gompt_kernels.go:4784
+//line gompt_kernels.go:4775
 //line reduce.go:23
 				goto gomptR3
-//line gompt_kernels.go:4787
+//line gompt_kernels.go:4778
 			}
 		gomptR3:
 			gomptS3 = gomptS3 + gomptV
@@ -4792,25 +4783,25 @@ func gomptHostSumFloat64In2D(gomptA *gomptdevice.HostArgs, gomptR gomptdevice.Ra
 			{
 //line reduce.go:19
 				v := *(*float64)(unsafe.Add(gomptPA, ((y*nx)+x)*8))
-//line gompt_kernels.go:4796
+//line gompt_kernels.go:4787
 //line reduce.go:20
 				if x == y {
-//line gompt_kernels.go:4799
+//line gompt_kernels.go:4790
 //line reduce.go:21
 					gomptV = (float64(2.0) * v)
-//line gompt_kernels.go:4802
+//line gompt_kernels.go:4793
 //line reduce.go:21
 					goto gomptR4
-//line gompt_kernels.go:4805
+//line gompt_kernels.go:4796
 //line reduce.go:20
 				}
-//line gompt_kernels.go:4808
+//line gompt_kernels.go:4799
 //line reduce.go:23
 				gomptV = v
-//line gompt_kernels.go:4811
+//line gompt_kernels.go:4802
 //line reduce.go:23
 				goto gomptR4
-//line gompt_kernels.go:4814
+//line gompt_kernels.go:4805
 			}
 		gomptR4:
 			gomptS0 = gomptS0 + gomptV
@@ -4894,10 +4885,10 @@ func gomptHostSumInt64(gomptA *gomptdevice.HostArgs, gomptR gomptdevice.Range, g
 		{
 //line reduce.go:8
 			gomptV = (*(*int64)(unsafe.Add(gomptPA, i*8)) * int64(3458764513820540929))
-//line gompt_kernels.go:4898
+//line gompt_kernels.go:4889
 //line reduce.go:8
 			goto gomptR0
-//line gompt_kernels.go:4901
+//line gompt_kernels.go:4892
 		}
 	gomptR0:
 		gomptS0 = gomptS0 + gomptV
@@ -4905,10 +4896,10 @@ func gomptHostSumInt64(gomptA *gomptdevice.HostArgs, gomptR gomptdevice.Range, g
 			i := i + 1
 //line reduce.go:8
 			gomptV = (*(*int64)(unsafe.Add(gomptPA, i*8)) * int64(3458764513820540929))
-//line gompt_kernels.go:4909
+//line gompt_kernels.go:4900
 //line reduce.go:8
 			goto gomptR1
-//line gompt_kernels.go:4912
+//line gompt_kernels.go:4903
 		}
 	gomptR1:
 		gomptS1 = gomptS1 + gomptV
@@ -4916,10 +4907,10 @@ func gomptHostSumInt64(gomptA *gomptdevice.HostArgs, gomptR gomptdevice.Range, g
 			i := i + 2
 //line reduce.go:8
 			gomptV = (*(*int64)(unsafe.Add(gomptPA, i*8)) * int64(3458764513820540929))
-//line gompt_kernels.go:4920
+//line gompt_kernels.go:4911
 //line reduce.go:8
 			goto gomptR2
-//line gompt_kernels.go:4923
+//line gompt_kernels.go:4914
 		}
 	gomptR2:
 		gomptS2 = gomptS2 + gomptV
@@ -4927,10 +4918,10 @@ func gomptHostSumInt64(gomptA *gomptdevice.HostArgs, gomptR gomptdevice.Range, g
 			i := i + 3
 //line reduce.go:8
 			gomptV = (*(*int64)(unsafe.Add(gomptPA, i*8)) * int64(3458764513820540929))
-//line gompt_kernels.go:4931
+//line gompt_kernels.go:4922
 //line reduce.go:8
 			goto gomptR3
-//line gompt_kernels.go:4934
+//line gompt_kernels.go:4925
 		}
 	gomptR3:
 		gomptS3 = gomptS3 + gomptV
@@ -4939,10 +4930,10 @@ func gomptHostSumInt64(gomptA *gomptdevice.HostArgs, gomptR gomptdevice.Range, g
 		{
 //line reduce.go:8
 			gomptV = (*(*int64)(unsafe.Add(gomptPA, i*8)) * int64(3458764513820540929))
-//line gompt_kernels.go:4943
+//line gompt_kernels.go:4934
 //line reduce.go:8
 			goto gomptR4
-//line gompt_kernels.go:4946
+//line gompt_kernels.go:4937
 		}
 	gomptR4:
 		gomptS0 = gomptS0 + gomptV
@@ -5030,20 +5021,20 @@ func gomptHostTeamGather(gomptA *gomptdevice.HostArgs, gomptR gomptdevice.Range,
 	for t := gomptLo0; t < gomptHi0; t++ {
 //line checks.go:82
 		var buf [64]float32
-//line gompt_kernels.go:5034
+//line gompt_kernels.go:5025
 		_ = buf
 		for gomptJ := 0; gomptJ < 64; gomptJ++ {
 			th := gomptJ
 //line checks.go:83
 			buf[th] = src[*(*int)(unsafe.Add(gomptPIdx, ((t*int(64))+th)*8))]
-//line gompt_kernels.go:5040
+//line gompt_kernels.go:5031
 		}
 		// barrier
 		for gomptJ := 0; gomptJ < 64; gomptJ++ {
 			th := gomptJ
 //line checks.go:85
 			*(*float32)(unsafe.Add(gomptPOut, ((t*int(64))+th)*4)) = buf[*(*int)(unsafe.Add(gomptPAt, ((t*int(64))+th)*8))]
-//line gompt_kernels.go:5047
+//line gompt_kernels.go:5038
 		}
 	}
 	_ = teams
@@ -5124,15 +5115,15 @@ func gomptHostTeamReverse(gomptA *gomptdevice.HostArgs, gomptR gomptdevice.Range
 	for t := gomptLo0; t < gomptHi0; t++ {
 //line team.go:13
 		var buf [64]int32
-//line gompt_kernels.go:5128
+//line gompt_kernels.go:5119
 		_ = buf
 //line team.go:14
 		var part [64]int64
-//line gompt_kernels.go:5132
+//line gompt_kernels.go:5123
 		_ = part
 //line team.go:15
 		base := (t * int(64))
-//line gompt_kernels.go:5136
+//line gompt_kernels.go:5127
 		_ = base
 		for gomptJ := 0; gomptJ < 64; gomptJ++ {
 			th := gomptJ
@@ -5142,33 +5133,33 @@ func gomptHostTeamReverse(gomptA *gomptdevice.HostArgs, gomptR gomptdevice.Range
 			th := gomptJ
 //line team.go:17
 			buf[th] = gomptT1Mine[gomptJ]
-//line gompt_kernels.go:5146
+//line gompt_kernels.go:5137
 		}
 		for gomptJ := 0; gomptJ < 64; gomptJ++ {
 			th := gomptJ
 //line team.go:18
 			part[th] = int64(gomptT1Mine[gomptJ])
-//line gompt_kernels.go:5152
+//line gompt_kernels.go:5143
 		}
 		// barrier
 		for gomptJ := 0; gomptJ < 64; gomptJ++ {
 			th := gomptJ
 //line team.go:20
 			*(*int32)(unsafe.Add(gomptPOut, (base+th)*4)) = (buf[(int(63)-th)] - gomptT1Mine[gomptJ])
-//line gompt_kernels.go:5159
+//line gompt_kernels.go:5150
 		}
 		for s := int(32); s > int(0); s /= int(2) {
 			for gomptJ := 0; gomptJ < 64; gomptJ++ {
 				th := gomptJ
 //line team.go:22
 				if th < s {
-//line gompt_kernels.go:5166
+//line gompt_kernels.go:5157
 //line team.go:23
 					part[th] += part[(th + s)]
-//line gompt_kernels.go:5169
+//line gompt_kernels.go:5160
 //line team.go:22
 				}
-//line gompt_kernels.go:5172
+//line gompt_kernels.go:5163
 			}
 			// barrier
 		}
@@ -5177,14 +5168,14 @@ func gomptHostTeamReverse(gomptA *gomptdevice.HostArgs, gomptR gomptdevice.Range
 				th := gomptJ
 //line team.go:28
 				buf[th] = (-buf[th])
-//line gompt_kernels.go:5181
+//line gompt_kernels.go:5172
 			}
 			// barrier
 			for gomptJ := 0; gomptJ < 64; gomptJ++ {
 				th := gomptJ
 //line team.go:30
 				*(*int32)(unsafe.Add(gomptPOut, (base+th)*4)) += buf[((th + int(1)) % int(64))]
-//line gompt_kernels.go:5188
+//line gompt_kernels.go:5179
 			}
 		} else {
 			// barrier
@@ -5193,13 +5184,13 @@ func gomptHostTeamReverse(gomptA *gomptdevice.HostArgs, gomptR gomptdevice.Range
 			th := gomptJ
 //line team.go:34
 			if th == int(0) {
-//line gompt_kernels.go:5197
+//line gompt_kernels.go:5188
 //line team.go:35
 				*(*int64)(unsafe.Add(gomptPSums, t*8)) = (part[int(0)] + int64(gomptT1Mine[gomptJ]))
-//line gompt_kernels.go:5200
+//line gompt_kernels.go:5191
 //line team.go:34
 			}
-//line gompt_kernels.go:5203
+//line gompt_kernels.go:5194
 		}
 	}
 	_ = gomptT1Mine
@@ -5267,22 +5258,22 @@ func gomptHostTranscendental(gomptA *gomptdevice.HostArgs, gomptR gomptdevice.Ra
 	for i := gomptLo0; i < gomptHi0; i++ {
 //line floats.go:99
 		x := *(*float64)(unsafe.Add(gomptPA, i*8))
-//line gompt_kernels.go:5271
+//line gompt_kernels.go:5262
 //line floats.go:100
 		v := (((((gomptmath.Exp(x) + gomptmath.Log(x)) + gomptmath.Pow(x, float64(1.5))) + gomptmath.Sin(x)) + gomptmath.Cos(x)) + gomptmath.Tanh(x))
-//line gompt_kernels.go:5274
+//line gompt_kernels.go:5265
 //line floats.go:101
 		v += (((((gomptmath.Exp2(x) + gomptmath.Log2(x)) + gomptmath.Log10(x)) + gomptmath.Log1p(x)) + gomptmath.Expm1(x)) + gomptmath.Atan2(x, float64(2.0)))
-//line gompt_kernels.go:5277
+//line gompt_kernels.go:5268
 //line floats.go:102
 		v += (((((gomptmath.Atan(x) + gomptmath.Asin((x / float64(4.0)))) + gomptmath.Acos((x / float64(4.0)))) + gomptmath.Sinh(x)) + gomptmath.Cosh(x)) + gomptmath.Tan(x))
-//line gompt_kernels.go:5280
+//line gompt_kernels.go:5271
 //line floats.go:103
 		v += ((((((gomptmath.Cbrt(x) + gomptmath.Hypot(x, float64(3.0))) + gomptmath.Erf(x)) + gomptmath.Erfc(x)) + gomptmath.Asinh(x)) + gomptmath.Acosh((x + float64(1.0)))) + gomptmath.Atanh((x / float64(4.0))))
-//line gompt_kernels.go:5283
+//line gompt_kernels.go:5274
 //line floats.go:104
 		*(*float32)(unsafe.Add(gomptPOut, i*4)) = float32(v)
-//line gompt_kernels.go:5286
+//line gompt_kernels.go:5277
 	}
 	_ = n
 }
@@ -5351,7 +5342,7 @@ func gomptHostTranspose(gomptA *gomptdevice.HostArgs, gomptR gomptdevice.Range, 
 		for x := gomptLo0; x < gomptHi0; x++ {
 //line dims.go:64
 			*(*uint8)(unsafe.Add(gomptPOut, ((x*ny)+y)*1)) = (*(*uint8)(unsafe.Add(gomptPIn, ((y*nx)+x)*1)) + uint8(1))
-//line gompt_kernels.go:5355
+//line gompt_kernels.go:5346
 		}
 	}
 }
@@ -5419,109 +5410,109 @@ gomptPoint0:
 	for i := gomptLo0; i < gomptHi0; i++ {
 //line tricky.go:11
 		o := (int(8) * i)
-//line gompt_kernels.go:5423
+//line gompt_kernels.go:5414
 //line tricky.go:12
 		long := *(*int64)(unsafe.Add(gomptPKernel, i*8))
-//line gompt_kernels.go:5426
+//line gompt_kernels.go:5417
 //line tricky.go:13
 		double := (float64(long) * global)
-//line gompt_kernels.go:5429
+//line gompt_kernels.go:5420
 //line tricky.go:14
 		sqrt := gomptmath.Sqrt(gomptmath.Abs(double))
-//line gompt_kernels.go:5432
+//line gompt_kernels.go:5423
 //line tricky.go:15
 		*(*int64)(unsafe.Add(gomptPOut, o*8)) = int64((sqrt * float64(1000.0)))
-//line gompt_kernels.go:5435
+//line gompt_kernels.go:5426
 //line tricky.go:16
 		{
-//line gompt_kernels.go:5438
+//line gompt_kernels.go:5429
 //line tricky.go:17
 			n := int(3)
-//line gompt_kernels.go:5441
+//line gompt_kernels.go:5432
 //line tricky.go:18
 			*(*int64)(unsafe.Add(gomptPOut, (o+int(1))*8)) = (int64(n) + long)
-//line gompt_kernels.go:5444
+//line gompt_kernels.go:5435
 //line tricky.go:16
 		}
-//line gompt_kernels.go:5447
+//line gompt_kernels.go:5438
 //line tricky.go:20
 		var a, b int = int(0), int(10)
-//line gompt_kernels.go:5450
+//line gompt_kernels.go:5441
 //line tricky.go:21
 		for a, b = int(0), int(10); a < b; a, b = (a + int(1)), (b - int(2)) {
-//line gompt_kernels.go:5453
+//line gompt_kernels.go:5444
 //line tricky.go:22
 			*(*int64)(unsafe.Add(gomptPOut, (o+int(2))*8)) += (int64((a * b)) ^ long)
-//line gompt_kernels.go:5456
+//line gompt_kernels.go:5447
 //line tricky.go:21
 		}
-//line gompt_kernels.go:5459
+//line gompt_kernels.go:5450
 //line tricky.go:24
 		*(*int64)(unsafe.Add(gomptPOut, (o+int(3))*8)) = long
-//line gompt_kernels.go:5462
+//line gompt_kernels.go:5453
 //line tricky.go:25
 		*(*int64)(unsafe.Add(gomptPOut, (o+int(3))*8)) <<= 2
-//line gompt_kernels.go:5465
+//line gompt_kernels.go:5456
 //line tricky.go:26
 		*(*int64)(unsafe.Add(gomptPOut, (o+int(3))*8)) &^= int64(5)
-//line gompt_kernels.go:5468
+//line gompt_kernels.go:5459
 //line tricky.go:27
 		*(*int64)(unsafe.Add(gomptPOut, (o+int(3))*8))++
-//line gompt_kernels.go:5471
+//line gompt_kernels.go:5462
 //line tricky.go:28
 		*(*int64)(unsafe.Add(gomptPOut, (o+int(3))*8)) %= int64(1000003)
-//line gompt_kernels.go:5474
+//line gompt_kernels.go:5465
 //line tricky.go:29
 		var cnt uint8
-//line gompt_kernels.go:5477
+//line gompt_kernels.go:5468
 //line tricky.go:30
 		for k := range uint8(200) {
-//line gompt_kernels.go:5480
+//line gompt_kernels.go:5471
 //line tricky.go:31
 			cnt += k
-//line gompt_kernels.go:5483
+//line gompt_kernels.go:5474
 //line tricky.go:30
 		}
-//line gompt_kernels.go:5486
+//line gompt_kernels.go:5477
 //line tricky.go:33
 		*(*int64)(unsafe.Add(gomptPOut, (o+int(4))*8)) = (int64(cnt) + int64((^uint8(long))))
-//line gompt_kernels.go:5489
+//line gompt_kernels.go:5480
 //line tricky.go:34
 		half, flag := (long > int64(0)), (!((long % int64(2)) == int64(0)))
-//line gompt_kernels.go:5492
+//line gompt_kernels.go:5483
 //line tricky.go:35
 		if half == flag {
-//line gompt_kernels.go:5495
+//line gompt_kernels.go:5486
 //line tricky.go:36
 			*(*int64)(unsafe.Add(gomptPOut, (o+int(5))*8)) = int64(1)
-//line gompt_kernels.go:5498
+//line gompt_kernels.go:5489
 //line tricky.go:35
 		}
-//line gompt_kernels.go:5501
+//line gompt_kernels.go:5492
 //line tricky.go:38
 		*(*int64)(unsafe.Add(gomptPOut, (o+int(6))*8)) = (min(long, int64(a), int64(b), int64(7)) + max(long, int64(-3)))
-//line gompt_kernels.go:5504
+//line gompt_kernels.go:5495
 //line tricky.go:39
 		for j := range int(5) {
-//line gompt_kernels.go:5507
+//line gompt_kernels.go:5498
 //line tricky.go:40
 			if int64(j) == (long % int64(5)) {
-//line gompt_kernels.go:5510
+//line gompt_kernels.go:5501
 //line tricky.go:41
 				*(*int64)(unsafe.Add(gomptPOut, (o+int(7))*8)) = ((int64(j) + int64((float64(314.1592653589793) * float64((j + int(1)))))) + int64(1000000000000000000))
-//line gompt_kernels.go:5513
+//line gompt_kernels.go:5504
 //line tricky.go:42
 				continue gomptPoint0
-//line gompt_kernels.go:5516
+//line gompt_kernels.go:5507
 //line tricky.go:40
 			}
-//line gompt_kernels.go:5519
+//line gompt_kernels.go:5510
 //line tricky.go:39
 		}
-//line gompt_kernels.go:5522
+//line gompt_kernels.go:5513
 //line tricky.go:45
 		*(*int64)(unsafe.Add(gomptPOut, (o+int(7))*8)) = (-long)
-//line gompt_kernels.go:5525
+//line gompt_kernels.go:5516
 	}
 	_ = n
 }
@@ -5593,34 +5584,34 @@ func gomptHostUint64Ops(gomptA *gomptdevice.HostArgs, gomptR gomptdevice.Range, 
 	for i := gomptLo0; i < gomptHi0; i++ {
 //line ints.go:53
 		x, y := *(*uint64)(unsafe.Add(gomptPA, i*8)), *(*uint64)(unsafe.Add(gomptPB, i*8))
-//line gompt_kernels.go:5597
+//line gompt_kernels.go:5588
 //line ints.go:54
 		o := (int(6) * i)
-//line gompt_kernels.go:5600
+//line gompt_kernels.go:5591
 //line ints.go:55
 		*(*uint64)(unsafe.Add(gomptPOut, o*8)) = (x + y)
-//line gompt_kernels.go:5603
+//line gompt_kernels.go:5594
 //line ints.go:56
 		*(*uint64)(unsafe.Add(gomptPOut, (o+int(1))*8)) = (x - y)
-//line gompt_kernels.go:5606
+//line gompt_kernels.go:5597
 //line ints.go:57
 		*(*uint64)(unsafe.Add(gomptPOut, (o+int(2))*8)) = (x * y)
-//line gompt_kernels.go:5609
+//line gompt_kernels.go:5600
 //line ints.go:58
 		if y != uint64(0) {
-//line gompt_kernels.go:5612
+//line gompt_kernels.go:5603
 //line ints.go:59
 			*(*uint64)(unsafe.Add(gomptPOut, (o+int(3))*8)) = (x / y)
-//line gompt_kernels.go:5615
+//line gompt_kernels.go:5606
 //line ints.go:60
 			*(*uint64)(unsafe.Add(gomptPOut, (o+int(4))*8)) = (x % y)
-//line gompt_kernels.go:5618
+//line gompt_kernels.go:5609
 //line ints.go:58
 		}
-//line gompt_kernels.go:5621
+//line gompt_kernels.go:5612
 //line ints.go:62
 		*(*uint64)(unsafe.Add(gomptPOut, (o+int(5))*8)) = (-x)
-//line gompt_kernels.go:5624
+//line gompt_kernels.go:5615
 	}
 	_ = n
 }

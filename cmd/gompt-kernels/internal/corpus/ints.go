@@ -129,13 +129,13 @@ func Conversions(i int, n int, a []int64, f []float64, out []float64) {
 	out[o+7] = float64(int16(-y/1e15)) + float64(uint32(y/1e10))
 }
 
-// ShiftAt shifts elements whose index the prover cannot place by 64-bit
-// counts, some past 2^32: the count keeps its type (a count of 2^32
-// narrowed to the element's int32 would shift by 0).
+// ShiftAt shifts elements whose index the prover cannot place (it does
+// not follow n-1-i) by 64-bit counts, some past 2^32: the count keeps its
+// type (a count of 2^32 narrowed to the element's int32 would shift by 0).
 //
-//gompt:kernel dims=n len(x)=m len(y)=m
-func ShiftAt(i int, n, m int, at []int, k []uint64, x []int32, y []uint16) {
-	j := at[i] % m
+//gompt:kernel dims=n
+func ShiftAt(i int, n int, k []uint64, x []int32, y []uint16) {
+	j := n - 1 - i
 	x[j] <<= k[i]
 	y[j] >>= k[i]
 }
