@@ -127,6 +127,23 @@ func (k *Kernel) Check() error {
 	if k.MaxThreads < 0 {
 		return fmt.Errorf("kernel %s: MaxThreads %d is negative", k.Name, k.MaxThreads)
 	}
+	for _, n := range k.Needs {
+		switch n.Kind {
+		case NeedFP64, NeedInt64Atomics:
+			if n.Amount != 0 {
+				return fmt.Errorf("kernel %s: Needs: %v takes no Amount (%d)", k.Name, n.Kind, n.Amount)
+			}
+		case NeedLocalMem, NeedTeamSize:
+			if n.Amount <= 0 {
+				return fmt.Errorf("kernel %s: Needs: %v of %d: want a positive Amount", k.Name, n.Kind, n.Amount)
+			}
+		default:
+			return fmt.Errorf("kernel %s: Needs: unknown kind %v; want NeedFP64, NeedInt64Atomics, NeedLocalMem or NeedTeamSize", k.Name, n.Kind)
+		}
+	}
+	if t := k.TeamSize(); t > 0 && k.MaxThreads > 0 && t > k.MaxThreads {
+		return fmt.Errorf("kernel %s: Needs teams of %d threads, more than its MaxThreads %d", k.Name, t, k.MaxThreads)
+	}
 	for i := range k.Params {
 		p := &k.Params[i]
 		if p.Name == "" {

@@ -146,9 +146,35 @@ type Info struct {
 	TimerResolutionNS float64 // device clock resolution
 	UnifiedMemory     bool    // host and device share memory
 
+	// Caps says what kernels may use on the device (float64, 64-bit
+	// atomics, team-local memory, team size); Load refuses a kernel whose
+	// Needs it cannot meet.
+	Caps Caps
+
+	// TimeSource names the clock of the device's times (Now, Event.Time,
+	// Timing.Times): "CLOCK_MONOTONIC_RAW (the profiling timer runs on
+	// it)". "" where it is known only once the device is open (Describer).
+	TimeSource string
+	// BracketTimes is set where those times are host clock readings that
+	// bracket each operation rather than the device's own (its driver's
+	// event times are unusable): an operation began no earlier than its
+	// begin and ended no later than its end, and ends and event times
+	// follow queue order, but a begin may precede the end of the
+	// operation before it on its queue.
+	BracketTimes bool
+
 	// Extra holds backend-specific facts in a stable order (UUID, PCI
 	// bus id, compute capability, extensions).
 	Extra []Attr
+}
+
+// Describer is implemented by devices that learn some of their Info only
+// when they open: where their times come from (TimeSource, BracketTimes),
+// or limits they find by probing. Describe opens the device if it is not
+// open yet (an error if it cannot) and returns its Info with what it
+// learned. Safe for concurrent use.
+type Describer interface {
+	Describe() (Info, error)
 }
 
 // Attr is one named backend-specific fact.

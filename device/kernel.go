@@ -201,6 +201,17 @@ type Kernel struct {
 	// only.
 	Faults []FaultSite
 
+	// Needs lists what the device code needs of a device beyond what every
+	// device gives (Caps): float64, 64-bit atomics, team-local memory, a
+	// fixed team size, each with where the Go source first needs it, as
+	// gompt-kernels records them. A device that cannot meet one refuses
+	// the kernel at load with a *NeedError (CheckNeeds), before anything
+	// is copied. A kernel with a NeedTeamSize runs teams of exactly that
+	// size on every device (TeamSize). Hand-written kernels may declare
+	// theirs; undeclared needs surface as the driver's build or launch
+	// errors.
+	Needs []Need
+
 	// Sample, when not nil, returns a representative problem of about n
 	// iterations, deterministic for (n, seed): the launch shape, the
 	// initial contents of each buffer parameter (nil for scalars) and the

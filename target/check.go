@@ -45,6 +45,11 @@ func checkRegion(r *Region, d *dev, loaded bool) error {
 		s.Threads > 0 && (info.MaxThreadsPerTeam > 0 && s.Threads > info.MaxThreadsPerTeam || k.MaxThreads > 0 && s.Threads > k.MaxThreads) {
 		return shapeErr(k, s, d, info)
 	}
+	if s.Threads > 0 {
+		if t := k.TeamSize(); t > 0 && s.Threads != t {
+			return fmt.Errorf("target: kernel %s: launch shape: %d threads per team; the kernel runs teams of exactly %d threads (its team size, Kernel.TeamSize)", k.Name, s.Threads, t)
+		}
+	}
 	if len(r.Args) != len(k.Params) {
 		return fmt.Errorf("target: kernel %s takes %d arguments, got %d", k.Name, len(k.Params), len(r.Args))
 	}

@@ -178,6 +178,16 @@ func openGPU(n, ordinal, driver int, lib, sched string) (*gpu, error) {
 		ClockMHz:          clockKHz / 1000,
 		TimerResolutionNS: 500, // cuEventElapsedTime: about half a microsecond
 		UnifiedMemory:     integrated != 0,
+		// Every GPU the PTX (sm_75) runs on has float64 and 64-bit
+		// atomics; a kernel's static shared memory and its block are
+		// checked again against its own limits when its module loads.
+		Caps: device.Caps{
+			FP64:         device.Feature{Has: true, Name: "float64 (sm_75)"},
+			Int64Atomics: device.Feature{Has: true, Name: "64-bit atomics (sm_75)"},
+			LocalMem:     device.Limit{N: int64(shared), From: "CU_DEVICE_ATTRIBUTE_MAX_SHARED_MEMORY_PER_BLOCK"},
+			TeamSize:     device.Limit{N: int64(g.maxBlock), From: "CU_DEVICE_ATTRIBUTE_MAX_THREADS_PER_BLOCK"},
+		},
+		TimeSource: "CUDA events (cuEventElapsedTime) fitted to Go's monotonic clock at reference events",
 		Extra: []device.Attr{
 			{Key: "UUID", Value: formatUUID(uuid)},
 			{Key: "PCI bus id", Value: fmt.Sprintf("%08x:%02x:%02x.0", pciDomain, pciBus, pciDev)},

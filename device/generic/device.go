@@ -310,6 +310,9 @@ func (d *Device[H]) build(k *device.Kernel) (device.Function, error) {
 	if err := k.Check(); err != nil {
 		return nil, d.Errorf("load "+k.Name, device.CodeInvalidArgument, "%v", err)
 	}
+	if err := device.CheckNeeds(k, d.id, d.info.Name, d.info.Caps); err != nil {
+		return nil, err
+	}
 	for _, kind := range d.images {
 		if img, ok := k.Image(kind); ok && (img.Host != nil || strings.TrimSpace(img.Source) != "") {
 			return d.drv.LoadImage(k, img)

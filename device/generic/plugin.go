@@ -75,6 +75,9 @@ func CheckLaunch(id string, info *device.Info, k *device.Kernel, shape *device.S
 	if info.MaxTeams > 0 && shape.Teams > info.MaxTeams {
 		return launchErr(id, k, fmt.Errorf("launch shape: %d teams: want at most %d", shape.Teams, info.MaxTeams))
 	}
+	if t := k.TeamSize(); t > 0 && shape.Threads != 0 && shape.Threads != t {
+		return launchErr(id, k, fmt.Errorf("launch shape: %d threads per team; the kernel runs teams of exactly %d threads (Kernel.TeamSize)", shape.Threads, t))
+	}
 	return nil
 }
 

@@ -177,6 +177,7 @@ func newDeviceIn(n int, b *budget) *Device {
 		ClockMHz:          0,
 		TimerResolutionNS: 1,
 		UnifiedMemory:     false,
+		Caps:              device.AllCaps(MaxThreadsPerTeam),
 		Extra: []device.Attr{
 			{Key: "GOMAXPROCS", Value: strconv.Itoa(procs)},
 			{Key: "NumCPU", Value: strconv.Itoa(runtime.NumCPU())},
@@ -210,7 +211,8 @@ func newDeviceIn(n int, b *budget) *Device {
 // MaxAlloc, the largest single allocation, is half of it.
 func (d *Device) Info() device.Info {
 	info := d.info
-	info.Extra = append(slices.Clone(d.info.Extra), device.Attr{Key: "clock", Value: hostclock.Source()})
+	info.TimeSource = hostclock.Source()
+	info.Extra = append(slices.Clone(d.info.Extra), device.Attr{Key: "clock", Value: info.TimeSource})
 	return info
 }
 

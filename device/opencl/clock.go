@@ -3,6 +3,7 @@
 package opencl
 
 import (
+	"slices"
 	"sync"
 	"sync/atomic"
 
@@ -166,7 +167,8 @@ func (d *clDevice) closeClock() {
 
 // Now reads the device clock in nanoseconds: the clock of the device's
 // event profiling counters (CL_PROFILING_COMMAND_*), on which Event.Time
-// and the Profiler's timings report too. Where the counters run on a host
+// and the Profiler's timings report too; on a device whose counters are
+// unusable, the host's CLOCK_MONOTONIC (hosttimes.go). Where the counters run on a host
 // clock (probeHostClock: POCL's CPU devices) it reads that clock;
 // otherwise clGetDeviceAndHostTimer where the platform has it (whose
 // device timer is the profiling timer); else CLOCK_MONOTONIC through the
@@ -179,6 +181,8 @@ func (d *clDevice) Now() (int64, error) {
 	}
 	var t int64
 	switch {
+	case d.hostTimes:
+		t = hostNow()
 	case d.hclockOK:
 		t = cl.HostClock(d.hclock)
 	case d.timer:
@@ -199,4 +203,34 @@ func (d *clDevice) Now() (int64, error) {
 			return t, nil
 		}
 	}
+}
+
+// clockNames names the host clocks of hostClocks.
+var clockNames = map[int]string{cl.CLOCK_MONOTONIC_RAW: "CLOCK_MONOTONIC_RAW", cl.CLOCK_MONOTONIC: "CLOCK_MONOTONIC", cl.CLOCK_REALTIME: "CLOCK_REALTIME"}
+
+// timeSource says where the device's times come from (Info.TimeSource);
+// the device is open.
+func (d *clDevice) timeSource() string {
+	switch {
+	case d.hostTimes:
+		return "host CLOCK_MONOTONIC readings that bracket each operation: " + d.timesWhy
+	case d.hclockOK:
+		return "the event profiling timer, which runs on the host's " + clockNames[d.hclock]
+	case d.timer:
+		return "the event profiling timer, read through clGetDeviceAndHostTimer"
+	}
+	return "the event profiling timer, read as CLOCK_MONOTONIC through a line fitted to timestamp commands"
+}
+
+// Describe opens the device if it is not open yet and returns its Info
+// with where its times come from (device.Describer) and whether its
+// kernels' own work-group limits are trusted (probeGroups).
+func (d *clDevice) Describe() (device.Info, error) {
+	if err := d.init(); err != nil {
+		return device.Info{}, err
+	}
+	info := d.Info()
+	info.TimeSource, info.BracketTimes = d.timeSource(), d.hostTimes
+	info.Extra = append(slices.Clone(info.Extra), device.Attr{Key: "kernel_work_group_size", Value: d.groupsTrust().why})
+	return info, nil
 }

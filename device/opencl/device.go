@@ -78,23 +78,29 @@ func (v version) atLeast(major, minor int) bool {
 type clDevice struct {
 	generic.Device[cl.Mem] // the allocation table (synthetic addresses), the kernel cache
 
-	n        int
-	id       string // "opencl:0"
-	plat     cl.PlatformID
-	dev      cl.DeviceID
-	info     device.Info
-	platVer  version
-	align    uint64 // CL_DEVICE_MEM_BASE_ADDR_ALIGN in bytes
-	maxWG    int
-	maxItem  [3]int
-	timer    bool // clGetDeviceAndHostTimer usable
-	kstamps  bool // markers carry no profiling times: stamp with an empty kernel
-	hclock   int  // host clock (cl.CLOCK_*) the profiling timer runs on, if hclockOK (set by init)
-	hclockOK bool
-	hooks    hooks // tests only: pretend to be another device
-	waitCB   bool  // wait through event callbacks, not the driver's waits (wait.go)
-	stage    bool  // large copies go through pinned staging buffers (staging.go)
-	pool     stagingPool
+	n       int
+	id      string // "opencl:0"
+	plat    cl.PlatformID
+	dev     cl.DeviceID
+	info    device.Info
+	platVer version
+	align   uint64 // CL_DEVICE_MEM_BASE_ADDR_ALIGN in bytes
+	maxWG   int
+	maxItem [3]int
+	timer   bool // clGetDeviceAndHostTimer usable
+	kstamps bool // markers carry no profiling times: stamp with an empty kernel
+	// hostTimes: neither markers nor kernels carry usable profiling times
+	// (rusticl's placeholders 0, 1, 2, 3): the device's times are host
+	// CLOCK_MONOTONIC readings that bracket each operation (hosttimes.go);
+	// timesWhy says what the probe found.
+	hostTimes bool
+	timesWhy  string
+	hclock    int // host clock (cl.CLOCK_*) the profiling timer runs on, if hclockOK (set by init)
+	hclockOK  bool
+	hooks     hooks // tests only: pretend to be another device
+	waitCB    bool  // wait through event callbacks, not the driver's waits (wait.go)
+	stage     bool  // large copies go through pinned staging buffers (staging.go)
+	pool      stagingPool
 
 	initOnce sync.Once
 	initErr  error
@@ -120,16 +126,29 @@ type clDevice struct {
 	mergeErr  error
 
 	subs subCache // sub-buffers of launch arguments inside buffers (kernel.go)
+
+	groupOnce sync.Once  // the work-group limit probe (groups.go)
+	groups    groupTrust // what it found
 }
 
 // hooks make a device behave as another would, for tests on POCL of what
 // only other drivers do (export_test.go sets them on a fresh clDevice).
 type hooks struct {
-	noHostClock bool // the profiling timer runs on no host clock (a GPU)
-	kstamps     bool // markers carry no times: stamp with the empty kernel
-	callbacks   bool // wait through event callbacks, as on a GPU
-	staging     bool // stage large copies, as on a GPU
+	noHostClock bool   // the profiling timer runs on no host clock (a GPU)
+	kstamps     bool   // markers carry no times: stamp with the empty kernel
+	callbacks   bool   // wait through event callbacks, as on a GPU
+	staging     bool   // stage large copies, as on a GPU
+	noTimes     bool   // no command carries usable profiling times, as on rusticl
+	failInit    string // make this step of init fail (initSteps), as a driver might
+	kernelGroup int    // every CL_KERNEL_WORK_GROUP_SIZE reads as this, as on rusticl (32)
 }
+
+// initSteps are the steps of a device's opening (init), in order, each of
+// which a driver may fail; hooks.failInit names one for tests.
+var initSteps = []string{"create context", "create queue", "probe event profiling", "calibrate clock"}
+
+// errInjected is the failure hooks.failInit injects.
+var errInjected = errors.New("failure injected by a test")
 
 func newDevice(n int, p cl.PlatformID, pname string, id cl.DeviceID) (*clDevice, error) {
 	d := &clDevice{n: n, id: device.ID(Name, n), plat: p, dev: id, queues: map[*queue]struct{}{}}
@@ -194,12 +213,6 @@ func newDevice(n int, p cl.PlatformID, pname string, id cl.DeviceID) (*clDevice,
 	}
 	d.waitCB = useCallbacks(tname)
 	d.stage = useStaging(tname, unified)
-	clock := "CLOCK_MONOTONIC calibrated against timestamp commands"
-	if d.timer {
-		clock = "clGetDeviceAndHostTimer"
-	}
-	// Checked at first use (probeHostClock), after Info is fixed.
-	clock += ", or the host clock the profiling timer runs on, if it does"
 	extra := []device.Attr{
 		{Key: "platform", Value: pname},
 		{Key: "platform_version", Value: strings.TrimSpace(pver)},
@@ -211,7 +224,6 @@ func newDevice(n int, p cl.PlatformID, pname string, id cl.DeviceID) (*clDevice,
 		{Key: "global_mem_cache", Value: strconv.FormatUint(num(cl.DEVICE_GLOBAL_MEM_CACHE_SIZE), 10)},
 		{Key: "ecc", Value: strconv.FormatBool(num(cl.DEVICE_ERROR_CORRECTION_SUPPORT) != 0)},
 		{Key: "extensions", Value: strconv.Itoa(len(exts))},
-		{Key: "clock_source", Value: clock},
 		{Key: "staging", Value: fmt.Sprintf("%v (%s)", d.stage, stagingEnv)},
 		{Key: "code", Value: map[bool]string{true: "cpu: kernels built with -D" + CPUDefine + " (" + codeEnv + ")", false: "gpu (" + codeEnv + ")"}[cpuCode(tname)]},
 		{Key: "wait", Value: map[bool]string{true: "event callback after a 20 us spin (" + waitEnv + ")", false: "clWaitForEvents, clFinish (" + waitEnv + ")"}[d.waitCB]},
@@ -250,7 +262,14 @@ func newDevice(n int, p cl.PlatformID, pname string, id cl.DeviceID) (*clDevice,
 		ClockMHz:          int(num(cl.DEVICE_MAX_CLOCK_FREQUENCY)),
 		TimerResolutionNS: float64(num(cl.DEVICE_PROFILING_TIMER_RESOLUTION)),
 		UnifiedMemory:     unified,
-		Extra:             extra,
+		Caps: device.Caps{
+			FP64:         device.Feature{Has: hasExt("cl_khr_fp64"), Name: "cl_khr_fp64"},
+			Int64Atomics: device.Feature{Has: hasExt("cl_khr_int64_base_atomics"), Name: "cl_khr_int64_base_atomics"},
+			LocalMem:     device.Limit{N: int64(num(cl.DEVICE_LOCAL_MEM_SIZE)), From: "CL_DEVICE_LOCAL_MEM_SIZE"},
+			// Each kernel's own limit is checked when it loads (build).
+			TeamSize: device.Limit{N: int64(d.maxWG), From: "CL_DEVICE_MAX_WORK_GROUP_SIZE"},
+		},
+		Extra: extra,
 	}
 	if d.maxWG <= 0 || d.info.MaxAlloc == 0 {
 		return nil, fmt.Errorf("device %q reports no work-group size or allocation size", d.info.Name)
@@ -303,32 +322,73 @@ func (d *clDevice) init() error {
 	return nil
 }
 
-func (d *clDevice) initOnceBody() error {
+func (d *clDevice) initOnceBody() (err error) {
+	// A step that fails leaves nothing behind: what the earlier steps made
+	// is released here, and the fields that hold it are zeroed, so that
+	// Close (at Shutdown) releases nothing twice.
+	defer func() {
+		if err == nil {
+			return
+		}
+		d.rawOnce.Do(func() {})
+		if d.rawKern != 0 {
+			cl.ReleaseKernel(d.rawKern)
+			cl.ReleaseProgram(d.rawProg)
+			d.rawKern, d.rawProg = 0, 0
+		}
+		if d.ioq != 0 {
+			cl.ReleaseCommandQueue(d.ioq)
+			d.ioq = 0
+		}
+		if d.ctx != 0 {
+			cl.ReleaseContext(d.ctx)
+			d.ctx = 0
+		}
+	}()
+	if err := d.injected(0); err != nil {
+		return err
+	}
 	ctx, err := cl.CreateContext(d.plat, d.dev)
 	if err != nil {
 		return d.wrap("create context", err)
 	}
 	d.ctx = ctx
+	if err := d.injected(1); err != nil {
+		return err
+	}
 	q, err := d.createQueue()
 	if err != nil {
-		cl.ReleaseContext(ctx)
 		return err
 	}
 	d.ioq = q
-	if err := d.probeStamps(); err != nil {
-		cl.ReleaseCommandQueue(q)
-		cl.ReleaseContext(ctx)
+	if err := d.injected(2); err != nil {
 		return err
+	}
+	if err := d.probeStamps(); err != nil {
+		return err
+	}
+	if d.hostTimes {
+		return nil
 	}
 	d.hclock, d.hclockOK = d.probeHostClock()
 	if !d.hclockOK && !d.timer {
+		if err := d.injected(3); err != nil {
+			return err
+		}
 		if err := d.calibrate(); err != nil {
-			cl.ReleaseCommandQueue(q)
-			cl.ReleaseContext(ctx)
 			return err
 		}
 	}
 	return nil
+}
+
+// injected returns the failure hooks.failInit asks of step initSteps[i],
+// or nil.
+func (d *clDevice) injected(i int) error {
+	if d.hooks.failInit != initSteps[i] {
+		return nil
+	}
+	return d.wrap(initSteps[i], errInjected)
 }
 
 // createQueue makes an in-order queue with profiling on.
@@ -351,8 +411,10 @@ func (d *clDevice) createQueue() (cl.CommandQueue, error) {
 // users (EventProfile, the trace's native records) and the tests require.
 // Some drivers (NVIDIA's, reportedly) give 0 for markers and barriers, or
 // times out of order; Record then enqueues the empty kernel instead, whose
-// times are checked the same way (a driver whose kernels fail it too is
-// refused: its event times would be meaningless).
+// times are checked the same way. A driver whose kernels fail it too
+// (rusticl 22.3 gives the placeholders 0, 1, 2, 3) still runs everything:
+// only tools need the times, so the device's times become host readings
+// that bracket each operation (hostTimes, hosttimes.go).
 func (d *clDevice) probeStamps() error {
 	one := []byte{0, 0, 0, 0}
 	m, err := cl.CreateBuffer(d.ctx, cl.MEM_READ_WRITE, 4)
@@ -363,24 +425,30 @@ func (d *clDevice) probeStamps() error {
 	if err := cl.EnqueueWriteBuffer(d.ioq, m, true, 0, 4, unsafe.Pointer(&one[0]), nil); err != nil {
 		return d.wrap("probe event profiling", err)
 	}
-	if p, err := d.probeStamp(false); err != nil {
+	marker, err := d.probeStamp(false)
+	if err != nil {
 		return err
-	} else if p.ordered() && !d.hooks.kstamps {
+	}
+	if marker.ordered() && !d.hooks.kstamps && !d.hooks.noTimes {
 		return nil
 	}
 	if _, err := d.emptyKernel(); err != nil {
 		return d.wrap("probe event profiling: markers have no usable times and the empty kernel does not build", err)
 	}
-	p, err := d.probeStamp(true)
+	kern, err := d.probeStamp(true)
 	if err != nil {
 		return err
 	}
-	if !p.ordered() {
-		return d.errorf("probe event profiling", device.CodeUnsupported,
-			"neither markers nor kernels carry ordered profiling times (kernel: queued %d, submit %d, start %d, end %d)",
-			p.Queued, p.Submit, p.Start, p.End)
+	if kern.ordered() && !d.hooks.noTimes {
+		d.kstamps = true
+		return nil
 	}
-	d.kstamps = true
+	d.hostTimes = true
+	d.timesWhy = fmt.Sprintf("neither markers nor kernels carry ordered profiling times (marker: queued %d, submit %d, start %d, end %d; kernel: %d, %d, %d, %d)",
+		marker.Queued, marker.Submit, marker.Start, marker.End, kern.Queued, kern.Submit, kern.Start, kern.End)
+	if d.hooks.noTimes {
+		d.timesWhy = "a test pretends that no command carries usable profiling times"
+	}
 	return nil
 }
 

@@ -136,16 +136,36 @@ func (d *clDevice) build(k *device.Kernel, img *device.Image) (*function, error)
 			return fail(d.errorf(op, device.CodeInvalidBinary, "%v", err))
 		}
 	}
-	wg, err := cl.GetKernelWorkGroupUint(kern, d.dev, cl.KERNEL_WORK_GROUP_SIZE)
+	wg, err := d.kernelGroup(kern)
 	if err != nil {
 		return fail(d.wrap(op, err))
 	}
-	f.lim = wgLimits{max: min(int(wg), d.maxWG), item: d.maxItem, cpu: d.info.Type == "cpu", multiple: 1}
+	limFrom := "CL_KERNEL_WORK_GROUP_SIZE"
+	if wg < d.maxWG && !d.groupsTrust().kernelLimits {
+		wg, limFrom = d.maxWG, "CL_DEVICE_MAX_WORK_GROUP_SIZE; the driver's CL_KERNEL_WORK_GROUP_SIZE is no limit"
+	}
+	f.lim = wgLimits{max: min(wg, d.maxWG), item: d.maxItem, cpu: d.info.Type == "cpu", multiple: 1, team: k.TeamSize()}
 	if k.MaxThreads > 0 {
 		f.lim.max = min(f.lim.max, k.MaxThreads)
 	}
 	if f.lim.max < 1 {
 		return fail(d.errorf(op, device.CodeUnsupported, "kernel %s cannot run on this device: its work-group size limit is %d", k.Name, f.lim.max))
+	}
+	// A team kernel runs teams of exactly its size (reqd_work_group_size):
+	// one the device cannot hold is refused here, before any copy, never
+	// left to fail its launch.
+	if t := f.lim.team; t > 0 {
+		most, from := f.lim.max, limFrom
+		if d.maxItem[0] > 0 && d.maxItem[0] < most {
+			most, from = d.maxItem[0], "CL_DEVICE_MAX_WORK_ITEM_SIZES"
+		}
+		if t > most {
+			return fail(d.needError(k, device.NeedTeamSize, int64(t), fmt.Sprintf("runs this kernel in teams of at most %d threads (%s)", most, from)))
+		}
+	}
+	// Its team-local memory, as the driver counts it once built.
+	if lm, err := cl.GetKernelWorkGroupUint(kern, d.dev, cl.KERNEL_LOCAL_MEM_SIZE); err == nil && lm > d.info.LocalMem {
+		return fail(d.needError(k, device.NeedLocalMem, int64(lm), fmt.Sprintf("has at most %d bytes of team-local memory (CL_DEVICE_LOCAL_MEM_SIZE)", d.info.LocalMem)))
 	}
 	// A hint (32 on NVIDIA, 8 on POCL): an implementation without it
 	// leaves local sizes unrounded.
@@ -153,6 +173,29 @@ func (d *clDevice) build(k *device.Kernel, img *device.Image) (*function, error)
 		f.lim.multiple = int(m)
 	}
 	return f, nil
+}
+
+// needError is the error of kernel k, built, needing amount of kind
+// (team size, local memory) beyond what the device gives it: the Need k
+// declares for it, with its source position, or one made from what the
+// driver reports.
+func (d *clDevice) needError(k *device.Kernel, kind device.NeedKind, amount int64, lacks string) error {
+	n := device.Need{Kind: kind, Amount: amount}
+	for _, kn := range k.Needs {
+		if kn.Kind == kind {
+			n = kn
+		}
+	}
+	if n.Amount != amount || n.Use == "" {
+		switch kind {
+		case device.NeedTeamSize:
+			n.Use = fmt.Sprintf("teams of %d threads", amount)
+		default:
+			n.Use = fmt.Sprintf("%d bytes of team-local memory (CL_KERNEL_LOCAL_MEM_SIZE)", amount)
+		}
+		n.Amount = amount
+	}
+	return &device.NeedError{Kernel: k.Name, Need: n, Device: d.id, Name: d.info.Name, Lacks: lacks}
 }
 
 // LaunchGeometry returns the NDRange (global and local work sizes per
@@ -196,6 +239,11 @@ func (q *queue) Launch(f device.Function, shape device.Shape, args []device.Arg)
 	}
 	if err := generic.CheckLaunch(q.d.id, &q.d.info, fn.k, &shape, args); err != nil {
 		return err
+	}
+	if fn.lim.team > 0 {
+		if err := checkTeamLaunch(shape, fn.lim.team); err != nil {
+			return q.d.errorf("launch "+fn.k.Name, device.CodeInvalidArgument, "%v", err)
+		}
 	}
 	q.args = q.args[:0]
 	q.subs = q.subs[:0]

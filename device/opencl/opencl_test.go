@@ -104,9 +104,22 @@ func TestInfo(t *testing.T) {
 		for _, a := range in.Extra {
 			keys[a.Key] = a.Value
 		}
-		for _, k := range []string{"platform", "extensions", "clock_source", "mem_base_addr_align"} {
+		for _, k := range []string{"platform", "extensions", "mem_base_addr_align"} {
 			assert.NotEmpty(t, keys[k], "Extra lacks %q: %v", k, in.Extra)
 		}
+		c := in.Caps
+		assert.Equal(t, "cl_khr_fp64", c.FP64.Name, "Caps.FP64 names its extension")
+		assert.Equal(t, "cl_khr_int64_base_atomics", c.Int64Atomics.Name, "Caps.Int64Atomics names its extension")
+		assert.Equal(t, int64(in.LocalMem), c.LocalMem.N, "Caps.LocalMem is CL_DEVICE_LOCAL_MEM_SIZE")
+		assert.Equal(t, int64(in.MaxThreadsPerTeam), c.TeamSize.N, "Caps.TeamSize is CL_DEVICE_MAX_WORK_GROUP_SIZE")
+		assert.Empty(t, in.TimeSource, "the clock is known only once the device opens (Describe)")
+		// Describe opens the device and says where its times come from.
+		desc, err := d.(device.Describer).Describe()
+		require.NoError(t, err, "Describe")
+		assert.NotEmpty(t, desc.TimeSource, "Describe: TimeSource")
+		assert.Equal(t, desc.BracketTimes, strings.HasPrefix(desc.TimeSource, "host CLOCK_MONOTONIC readings that bracket"), "Describe: BracketTimes %v with TimeSource %q", desc.BracketTimes, desc.TimeSource)
+		assert.Equal(t, in.Caps, desc.Caps, "Describe keeps the capabilities")
+		t.Logf("%s: times from %s; work-group limits: %v", in.Name, desc.TimeSource, desc.Extra[len(desc.Extra)-1])
 		_, ok := d.(device.MemInfo)
 		assert.True(t, ok, "device does not implement device.MemInfo")
 		_, ok = d.(device.Closer)

@@ -46,6 +46,7 @@ type wgLimits struct {
 	multiple int    // CL_KERNEL_PREFERRED_WORK_GROUP_SIZE_MULTIPLE (1 if unknown)
 	item     [3]int // CL_DEVICE_MAX_WORK_ITEM_SIZES (0: no limit known)
 	cpu      bool   // a CPU device: wide groups along dimension 0
+	team     int    // a team kernel's team size (Kernel.TeamSize): every group has exactly it
 }
 
 // geometry maps a launch shape onto an NDRange: dims, and the global and
@@ -74,6 +75,9 @@ type wgLimits struct {
 // code loops grid-stride, so every choice computes the same result.
 func geometry(s device.Shape, lim wgLimits) (dims int, global, local [3]uintptr) {
 	dims = s.Dims()
+	if lim.team > 0 {
+		return teamGeometry(s, lim.team)
+	}
 	mult := max(lim.multiple, 1)
 	b := s.Threads
 	if b == 0 {
@@ -129,6 +133,32 @@ func geometry(s device.Shape, lim wgLimits) (dims int, global, local [3]uintptr)
 	}
 	global = [3]uintptr{uintptr(g[0] * bx), uintptr(g[1] * by), uintptr(g[2])}
 	return dims, global, local
+}
+
+// teamGeometry maps a launch of a team kernel onto an NDRange: groups of
+// exactly team work-items along dimension 0 (its reqd_work_group_size),
+// Shape.Teams of them (or, with Teams 0, enough to cover the shape's
+// extents, as for any kernel). The caller checked that they fit
+// (checkTeamLaunch).
+func teamGeometry(s device.Shape, team int) (dims int, global, local [3]uintptr) {
+	groups := s.Teams
+	if groups == 0 {
+		groups = (max(s.Size[0], 1)*max(s.Size[1], 1)*max(s.Size[2], 1)-1)/team + 1
+	}
+	return 1, [3]uintptr{uintptr(groups * team), 1, 1}, [3]uintptr{uintptr(team), 1, 1}
+}
+
+// checkTeamLaunch refuses a launch of a team kernel (team threads a team)
+// whose work-items would not fit one NDRange.
+func checkTeamLaunch(s device.Shape, team int) error {
+	groups := s.Teams
+	if groups == 0 {
+		groups = (max(s.Size[0], 1)*max(s.Size[1], 1)*max(s.Size[2], 1)-1)/team + 1
+	}
+	if groups > maxItems/team {
+		return fmt.Errorf("launch shape: %d teams of %d threads: at most %d work-items in all", groups, team, maxItems)
+	}
+	return nil
 }
 
 // ceilPow2 returns the least power of two >= n (n >= 1).

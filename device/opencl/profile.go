@@ -36,6 +36,8 @@ type timing struct {
 	typ   string
 	teams int // work-groups launched (for a launch)
 
+	host hostTiming // host-times mode only (hosttimes.go)
+
 	mu     sync.Mutex
 	ev     cl.Event // 0 once read
 	done   bool
@@ -64,6 +66,9 @@ func (q *queue) event(ev *cl.Event) *cl.Event {
 	if !q.prof {
 		return nil
 	}
+	if q.d.hostTimes {
+		q.begin = hostNow() // the operation cannot start before its enqueue
+	}
 	return ev
 }
 
@@ -71,6 +76,10 @@ func (q *queue) event(ev *cl.Event) *cl.Event {
 // commit/enqueued counted it), as the queue's last timing.
 func (q *queue) track(ev cl.Event, typ string, teams int) {
 	t := &timing{q: q, ev: ev, typ: typ, teams: teams}
+	if q.d.hostTimes {
+		t.host.begin = q.begin
+		t.watch(ev)
+	}
 	q.mu.Lock()
 	t.seq = q.seq
 	q.timings = append(q.timings, t)
@@ -127,6 +136,9 @@ func (t *timing) finish() error {
 	t.prof, t.err = q.d.readEvent(q.q, t.ev)
 	cl.ReleaseEvent(t.ev)
 	t.ev = 0
+	if t.err == nil && q.d.hostTimes {
+		t.prof = t.hostTimes()
+	}
 	if t.err == nil && (t.prof.Start == 0 || t.prof.End < t.prof.Start) {
 		t.err = q.d.errorf("event time", device.CodeUnsupported,
 			"the driver gave no profiling times for an %s command (start %d, end %d)", t.typ, t.prof.Start, t.prof.End)
@@ -145,8 +157,8 @@ func (t *timing) finish() error {
 }
 
 // readEvent waits for ev, a command of queue q (0: flushed already), and
-// returns its profiling counters, or the error of its command (or of one
-// before it).
+// returns its profiling counters (none on a device in host-times mode),
+// or the error of its command (or of one before it).
 func (d *clDevice) readEvent(q cl.CommandQueue, ev cl.Event) (Profile, error) {
 	var p Profile
 	werr := d.waitEvent(q, ev)
@@ -158,6 +170,9 @@ func (d *clDevice) readEvent(q cl.CommandQueue, ev cl.Event) (Profile, error) {
 		return p, d.wrap("wait", serr)
 	case st < 0:
 		return p, d.errorf("wait", cl.StatusCode(st), "the operation or one before it failed: %s (%d)", cl.StatusName(st), st)
+	}
+	if d.hostTimes {
+		return p, nil
 	}
 	for _, c := range []struct {
 		param uint32

@@ -49,9 +49,11 @@ type queue struct {
 	fault  cl.Mem           // the fault record of the checked kernels it launches (0 until the first)
 	faults generic.FaultLog // the checked kernels launched since the record was last read
 
-	num  uint64  // the queue's number on its device (1, 2, ...): native records' HWID
-	prof bool    // time each operation (device.Profiler); enqueuing goroutine only
-	last *timing // the timing of the operation enqueued last while profiling
+	num   uint64   // the queue's number on its device (1, 2, ...): native records' HWID
+	prof  bool     // time each operation (device.Profiler); enqueuing goroutine only
+	last  *timing  // the timing of the operation enqueued last while profiling
+	begin int64    // host-times mode: the reading before the timed enqueue under way
+	marks brackets // host-times mode: the ends fixed so far (hosttimes.go)
 }
 
 func (q *queue) live(op string) error {
@@ -442,6 +444,10 @@ func (e *event) finish(report bool) error {
 	if !e.done {
 		e.done = true
 		e.prof, e.err = e.q.d.readEvent(e.q.q, e.ev)
+		if e.err == nil && e.q.d.hostTimes {
+			t := e.q.marks.fix(2*e.seq+1, hostNow())
+			e.prof = Profile{Queued: t, Submit: t, Start: t, End: t}
+		}
 		e.end = e.prof.End
 		cl.ReleaseEvent(e.ev)
 		e.ev = 0

@@ -86,7 +86,7 @@ func open() ([]device.Device, error) {
 		c := generic.Config{ID: device.ID(Name, i), Images: []device.ImageKind{device.ImageHost}, Info: device.Info{
 			Name: "gompt test plugin device", Vendor: "gompt", Backend: Name, Type: "cpu", Version: "1",
 			GlobalMem: 1 << 30, MaxAlloc: 1 << 28, ComputeUnits: hostexec.Default().Workers(), MaxThreadsPerTeam: 256,
-			TimerResolutionNS: 1, Extra: []device.Attr{{Key: "native record", Value: "testplugin Record"}},
+			TimerResolutionNS: 1, Caps: device.AllCaps(256), TimeSource: "time.Since", Extra: []device.Attr{{Key: "native record", Value: "testplugin Record"}},
 		}}
 		c.Space.Lo = uint64(i+1) << 40
 		c.Space.Hi = c.Space.Lo + 1<<40
