@@ -5,11 +5,13 @@ package devicetest
 
 import (
 	"bytes"
+	"errors"
 	"fmt"
 	"math"
 	"math/rand/v2"
 	"reflect"
 	"slices"
+	"strings"
 	"sync"
 	"testing"
 
@@ -19,7 +21,9 @@ import (
 
 // TestDevice checks that dev keeps the device.Device contract, as subtests:
 //
-//   - Info: the description is sane and stable; the clock is monotonic.
+//   - Info: the description is sane and stable, with capabilities (Caps)
+//     and, from Describe where the device implements device.Describer,
+//     where its times come from; the clock is monotonic.
 //   - Alloc: allocations of several sizes are distinct, usable and
 //     accounted; bad sizes, double frees and frees of pointers never
 //     allocated give CodeInvalidArgument.
@@ -36,13 +40,18 @@ import (
 //     buffers (internal/hostexec, the Sample's shape), and every buffer is
 //     compared: float elements (per Param.Elem) within the Sample's relative
 //     tolerance, magnitudes below 1 counted as 1, other bytes exactly; a
-//     kernel with no image gives CodeInvalidBinary; launches with the wrong
-//     number of arguments or bad shapes give CodeInvalidArgument and leave
-//     the queue usable.
+//     kernel with no image gives CodeInvalidBinary, and one that needs
+//     what Info.Caps lacks (Kernel.Needs) a *device.NeedError naming it,
+//     the need's position and what the device lacks, before its images are
+//     looked at; launches with the wrong number of arguments or bad shapes
+//     give CodeInvalidArgument and leave the queue usable.
 //   - Profile: if dev's queues implement device.Profiler, a small and a
 //     large copy in, a copy on the device, a launch and a copy out timed
 //     with profiling on each report 0 < begin <= end within clock
-//     readings taken before the work and after the Sync, in queue order,
+//     readings taken before the work and after the Sync, in queue order
+//     (each begin not before the previous end; on a device whose times
+//     bracket operations, Info.BracketTimes, begins and ends each in
+//     order),
 //     with a native record of a kind the plugin registered
 //     (device.RegisterNative) whose Start and End are the times and which
 //     passes its plugin's check (device.NativeType.Check), a type name,
@@ -93,6 +102,8 @@ type suite struct {
 
 	mu       sync.Mutex
 	runnable []runnable // kernels with a Sample that load and pass on dev
+
+	brackets bool // the device's times bracket operations (Info.BracketTimes, from Describe)
 }
 
 // runnable is a kernel that loads on the device, with a sample problem and
@@ -209,6 +220,32 @@ func (s *suite) testInfo(t *testing.T) {
 	}
 	if again := s.dev.Info(); !reflect.DeepEqual(info, again) {
 		t.Errorf("Info changed between calls:\n%+v\n%+v", info, again)
+	}
+	c := info.Caps
+	if c.TeamSize.N <= 0 || c.TeamSize.N > int64(info.MaxThreadsPerTeam) || c.LocalMem.N < 0 {
+		t.Errorf("Info.Caps: TeamSize %d, LocalMem %d: want 0 < TeamSize <= MaxThreadsPerTeam %d, LocalMem >= 0",
+			c.TeamSize.N, c.LocalMem.N, info.MaxThreadsPerTeam)
+	}
+	for _, f := range []device.Feature{c.FP64, c.Int64Atomics} {
+		if f.Name == "" {
+			t.Errorf("Info.Caps: a feature has no name (%+v): messages name what a device lacks", c)
+		}
+	}
+	if ds, ok := s.dev.(device.Describer); ok {
+		desc, err := ds.Describe()
+		if err != nil {
+			t.Fatalf("Describe: %v", err)
+		}
+		if desc.TimeSource == "" || desc.Name != info.Name || !reflect.DeepEqual(desc.Caps, info.Caps) {
+			t.Errorf("Describe: TimeSource %q, Name %q, Caps %+v; want a time source and Info's name and capabilities (%q, %+v)",
+				desc.TimeSource, desc.Name, desc.Caps, info.Name, info.Caps)
+		}
+		s.brackets = desc.BracketTimes
+	} else {
+		if info.TimeSource == "" {
+			t.Errorf("Info.TimeSource is empty and the device does not implement device.Describer")
+		}
+		s.brackets = info.BracketTimes
 	}
 	t0, err := s.dev.Now()
 	if err != nil {
@@ -621,15 +658,23 @@ func (s *suite) testProfile(t *testing.T) {
 	t1, err := s.dev.Now()
 	must(t, "Now", err)
 	sameBytes(t, "copied out", got, src)
-	prev := t0
+	prev, prevBegin := t0, t0
 	for _, o := range ops {
 		begin, end, nat, err := o.tm.Times()
 		must(t, o.what+" Times", err)
-		if begin <= 0 || end < begin || begin < prev || end > t1 {
+		switch {
+		case s.brackets:
+			// Host readings that bracket each operation: begins and ends
+			// each in queue order, within the readings around the work.
+			if begin <= 0 || end < begin || begin < prevBegin || end < prev || end > t1 {
+				t.Errorf("%s: [%d, %d] (bracketing times), want 0 < begin <= end, begin not before %d (Now before the work, or the previous operation's begin), end not before %d (the previous operation's end) nor after Now %d after the Sync",
+					o.what, begin, end, prevBegin, prev, t1)
+			}
+		case begin <= 0 || end < begin || begin < prev || end > t1:
 			t.Errorf("%s: [%d, %d], want 0 < begin <= end, begin not before %d (Now before the work, or the previous operation's end), end not after Now %d after the Sync",
 				o.what, begin, end, prev, t1)
 		}
-		prev = max(prev, end)
+		prev, prevBegin = max(prev, end), max(prevBegin, begin)
 		if why := nativeAgrees(nat, begin, end); why != "" || nat.Type == "" {
 			t.Errorf("%s: native record %+v does not agree with the times [%d, %d] for its kind (%s), or has no type", o.what, nat, begin, end, why)
 		}
@@ -854,13 +899,18 @@ func (s *suite) testKernels(t *testing.T) {
 		_, err := s.dev.Load(k)
 		wantCode(t, "Load of a kernel with no image", err, device.CodeInvalidBinary)
 	})
+	t.Run("needs", s.testNeeds)
 	for _, k := range s.kernels {
 		t.Run(k.Name, func(t *testing.T) {
 			f, err := s.dev.Load(k)
-			if err != nil {
-				if device.CodeOf(err) != device.CodeInvalidBinary {
-					t.Fatalf("Load(%s): %v (code %v), want success or CodeInvalidBinary", k.Name, err, device.CodeOf(err))
-				}
+			var ne *device.NeedError
+			switch {
+			case err == nil:
+			case errors.As(err, &ne) && errors.Is(err, device.ErrUnsupported) && s.dev.Info().Caps.Lacks(ne.Need) != "":
+				t.Skipf("Load(%s): %v", k.Name, err) // it needs what the device lacks
+			case device.CodeOf(err) != device.CodeInvalidBinary:
+				t.Fatalf("Load(%s): %v (code %v), want success, CodeInvalidBinary or a *device.NeedError for what Info.Caps lacks", k.Name, err, device.CodeOf(err))
+			default:
 				t.Skipf("Load(%s): %v", k.Name, err)
 			}
 			if f.Kernel() != k || f.Bytes() <= 0 {
@@ -906,6 +956,51 @@ func (s *suite) testKernels(t *testing.T) {
 			s.runnable = append(s.runnable, runnable{k: k, f: f, smp: last, small: small, want: reference(k, small, 1)})
 			s.mu.Unlock()
 		})
+	}
+}
+
+// testNeeds checks that Load refuses a kernel that needs what Info.Caps
+// lacks, before it looks at the kernel's images, with a *device.NeedError
+// matching ErrUnsupported that names the kernel, the need's source
+// position and what the device lacks; and that one whose needs the device
+// meets gets past that check (here to CodeInvalidBinary: the kernels have
+// no image).
+func (s *suite) testNeeds(t *testing.T) {
+	c := s.dev.Info().Caps
+	feature := func(f device.Feature) bool { return f.Has }
+	cases := []struct {
+		need    device.Need
+		refused bool
+	}{
+		{device.Need{Kind: device.NeedLocalMem, Amount: c.LocalMem.N + 1, Use: "too much team-local memory", Pos: "needs.go:1"}, true},
+		{device.Need{Kind: device.NeedTeamSize, Amount: c.TeamSize.N + 1, Use: "too large a team", Pos: "needs.go:2"}, true},
+		{device.Need{Kind: device.NeedTeamSize, Amount: 1, Use: "a team of one", Pos: "needs.go:3"}, false},
+		{device.Need{Kind: device.NeedFP64, Use: "float64", Pos: "needs.go:4"}, !feature(c.FP64)},
+		{device.Need{Kind: device.NeedInt64Atomics, Use: "atomic.AddInt64", Pos: "needs.go:5"}, !feature(c.Int64Atomics)},
+	}
+	if c.LocalMem.N > 0 {
+		cases = append(cases, struct {
+			need    device.Need
+			refused bool
+		}{device.Need{Kind: device.NeedLocalMem, Amount: c.LocalMem.N, Use: "all of its team-local memory", Pos: "needs.go:6"}, false})
+	}
+	for i, tc := range cases {
+		k := &device.Kernel{Name: fmt.Sprintf("devicetest_needs_%d", i), Needs: []device.Need{tc.need},
+			Params: []device.Param{{Name: "x", Kind: device.ParamBuffer, Elem: device.ParamFloat32}}}
+		_, err := s.dev.Load(k)
+		if !tc.refused {
+			wantCode(t, fmt.Sprintf("Load of a kernel needing %+v, which %+v meets (it has no image)", tc.need, c), err, device.CodeInvalidBinary)
+			continue
+		}
+		var ne *device.NeedError
+		if !errors.As(err, &ne) || !errors.Is(err, device.ErrUnsupported) {
+			t.Errorf("Load of a kernel needing %+v on a device with %+v: %v; want a *device.NeedError matching ErrUnsupported", tc.need, c, err)
+			continue
+		}
+		msg := err.Error()
+		if ne.Need != tc.need || !strings.Contains(msg, k.Name) || !strings.Contains(msg, tc.need.Pos) || !strings.Contains(msg, tc.need.Use) || ne.Lacks == "" || !strings.Contains(msg, ne.Lacks) {
+			t.Errorf("Load of a kernel needing %+v: %q (%+v); want it to name the kernel, the need, its position and what the device lacks", tc.need, msg, ne)
+		}
 	}
 }
 

@@ -141,6 +141,7 @@ type hooks struct {
 	noTimes     bool   // no command carries usable profiling times, as on rusticl
 	failInit    string // make this step of init fail (initSteps), as a driver might
 	kernelGroup int    // every CL_KERNEL_WORK_GROUP_SIZE reads as this, as on rusticl (32)
+	groupsFail  bool   // the work-group probe's launch fails, as where kernels' limits are true
 }
 
 // initSteps are the steps of a device's opening (init), in order, each of

@@ -79,6 +79,26 @@ func PretendNVIDIA(t testing.TB, d device.Device) device.Device {
 	return pretend(t, d, asNVIDIA, max(512, 4*d.(*clDevice).align))
 }
 
+// PretendNoTimes returns a device on the same OpenCL device as d whose
+// driver gives no usable profiling times, as rusticl's (the device's times
+// are then host readings that bracket each operation), closed when t ends.
+func PretendNoTimes(t testing.TB, d device.Device) device.Device {
+	return pretend(t, d, hooks{noTimes: true}, 0)
+}
+
+// PretendSmallGroups returns a device on the same OpenCL device as d whose
+// driver reports a CL_KERNEL_WORK_GROUP_SIZE of n for every kernel, as
+// rusticl's (32), closed when t ends.
+func PretendSmallGroups(t testing.TB, d device.Device, n int) device.Device {
+	return pretend(t, d, hooks{kernelGroup: n}, 0)
+}
+
+// PretendTrueSmallGroups is PretendSmallGroups on a driver whose small
+// limits are true: a group of the device's maximum fails there.
+func PretendTrueSmallGroups(t testing.TB, d device.Device, n int) device.Device {
+	return pretend(t, d, hooks{kernelGroup: n, groupsFail: true}, 0)
+}
+
 var asNVIDIA = hooks{noHostClock: true, kstamps: true, callbacks: true, staging: true}
 
 // StagingBuffers returns how many staging buffers OpenCL device d has made.

@@ -93,6 +93,9 @@ func (d *clDevice) kernelGroup(kern cl.Kernel) (int, error) {
 // runGroupProbe launches the probe kernel in two groups of n work-items on
 // a queue of its own and checks what each item saw.
 func (d *clDevice) runGroupProbe(kern cl.Kernel, n int) error {
+	if d.hooks.groupsFail {
+		return errInjected
+	}
 	q, err := d.createQueue()
 	if err != nil {
 		return err

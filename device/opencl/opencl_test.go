@@ -83,6 +83,59 @@ func TestConformance(t *testing.T) {
 		t.Run(d.Info().Name+"/as-nvidia", func(t *testing.T) {
 			devicetest.TestDevice(t, opencl.PretendNVIDIA(t, d), kernels.Conformance()...)
 		})
+		// Behaving as rusticl does: no usable profiling times (host
+		// readings bracket each operation instead), and 32 as every
+		// kernel's CL_KERNEL_WORK_GROUP_SIZE, which groups of the
+		// device's maximum show to be no limit (the team kernel
+		// matmul_tiled runs its 256).
+		t.Run(d.Info().Name+"/as-rusticl", func(t *testing.T) {
+			devicetest.TestDevice(t, opencl.PretendNoTimes(t, opencl.PretendSmallGroups(t, d, 32)), kernels.Conformance()...)
+		})
+	}
+}
+
+// TestTeamSizeKnownAtLoad loads the team kernel matmul_tiled (teams of
+// 256) on devices whose driver gives every kernel a
+// CL_KERNEL_WORK_GROUP_SIZE of 32, as rusticl does. Where groups of the
+// device's maximum run right, that figure is no limit: the kernel loads
+// and launches its teams of 256 (it failed to launch, with
+// CL_INVALID_WORK_GROUP_SIZE, when the plugin took the 32). Where they do
+// not, the figure is the kernel's true limit, and the load itself fails,
+// before any copy, with a *device.NeedError naming the team size, the
+// kernel's source line and the limit.
+func TestTeamSizeKnownAtLoad(t *testing.T) {
+	// matmul_tiled with its team size declared as gompt-kernels declares it.
+	tiled := *kernels.MatmulTiled
+	if tiled.TeamSize() == 0 {
+		tiled.Needs = append(tiled.Needs[:len(tiled.Needs):len(tiled.Needs)],
+			device.Need{Kind: device.NeedTeamSize, Amount: 256, Use: "teams of 256 threads (team=256)", Pos: "library.go:88"})
+	}
+	require.Equal(t, 256, tiled.TeamSize())
+	for _, d := range devices(t) {
+		f, err := opencl.PretendSmallGroups(t, d, 32).Load(&tiled)
+		require.NoError(t, err, "%s: load matmul_tiled where 32 is no limit", d.Info().Name)
+		limit, _ := opencl.WorkGroupLimits(f)
+		assert.Equal(t, 256, limit, "matmul_tiled's work-group limit (its MaxThreads) where 32 is no limit")
+		_, local, err := opencl.LaunchGeometry(f, device.Shape{Size: [3]int{3}, Teams: 3, Threads: 256})
+		require.NoError(t, err)
+		assert.Equal(t, [3]int{256, 1, 1}, local, "a team kernel's local size is its team size")
+		_, local, err = opencl.LaunchGeometry(f, device.Shape{Size: [3]int{3}, Teams: 3})
+		require.NoError(t, err)
+		assert.Equal(t, [3]int{256, 1, 1}, local, "a team kernel's local size is its team size, Threads unset")
+
+		small := opencl.PretendTrueSmallGroups(t, d, 32)
+		_, err = small.Load(&tiled)
+		var ne *device.NeedError
+		require.ErrorAs(t, err, &ne, "%s: load matmul_tiled where 32 is the true limit", d.Info().Name)
+		assert.ErrorIs(t, err, device.ErrUnsupported)
+		assert.Equal(t, device.NeedTeamSize, ne.Need.Kind, "the need refused: %v", err)
+		assert.Contains(t, err.Error(), "at most 32 threads (CL_KERNEL_WORK_GROUP_SIZE)", "the message says the limit and where it comes from")
+		if ne.Need.Pos != "" {
+			assert.Contains(t, err.Error(), ne.Need.Pos, "the message names the kernel's source line")
+		}
+		mi := small.(device.MemInfo)
+		b, n := mi.MemInUse()
+		assert.Zero(t, b+int64(n), "nothing allocated by a refused load")
 	}
 }
 

@@ -64,7 +64,20 @@ func TestStamps(t *testing.T) {
 func testStamps(t *testing.T, d *clDevice) {
 	_, err := d.emptyKernel()
 	require.NoError(t, err)
-	t.Logf("%s: markers have times: %v; Now reads host clock %d: %v; host timer %v", d.info.Name, !d.kstamps, d.hclock, d.hclockOK, d.timer)
+	t.Logf("%s: markers have times: %v; Now reads host clock %d: %v; host timer %v; host times %v", d.info.Name, !d.kstamps, d.hclock, d.hclockOK, d.timer, d.hostTimes)
+	if d.hostTimes {
+		// The driver's times were found unusable: they truly are, for
+		// markers and kernels alike (a driver wrongly judged so would lose
+		// its own times for nothing). The brackets used instead are
+		// checked by TestHostTimes and devicetest.
+		require.False(t, d.hooks.noTimes, "a pretend device without times is TestHostTimes' to check")
+		for _, kernel := range []bool{false, true} {
+			p, err := d.probeStamp(kernel)
+			require.NoError(t, err)
+			assert.False(t, p.ordered(), "kernel stamp %v: counters %+v are usable, yet the device uses host times (%s)", kernel, p, d.timesWhy)
+		}
+		return
+	}
 	require.False(t, d.hooks.kstamps && !d.kstamps, "a device whose markers were made out untimed stamps with markers")
 	require.False(t, d.hooks.noHostClock && (d.hclockOK || d.timer), "a device with no host clock reads one")
 	if d.hclockOK {
