@@ -79,6 +79,57 @@ if [ ${#missing[@]} -gt 0 ]; then
 		why="missing ${missing[*]} and cannot install them (need root and apt-get)"
 	fi
 fi
+# Mesa's rusticl, the second OpenCL implementation the tests run on
+# (llvmpipe as a CPU device: no fp64, no 64-bit atomics, 32 KiB of local
+# memory, unusable event times, 512-byte base alignment). Its package,
+# mesa-opencl-icd, depends on libclc-15, which Debian declares in conflict
+# with libclc-19 (the PTX's, whose files it would replace), though the only
+# files rusticl takes from it, the SPIR-V libraries spirv*-mesa3d-.spv, are
+# in no other package. So libclc-15 is repacked with only those and without
+# the conflict, and installed beside libclc-19. RUSTICL_ENABLE=swrast (set
+# below) makes rusticl show llvmpipe; without it rusticl lists no device.
+rusticl_lib=/usr/lib/$(uname -m)-linux-gnu/libRusticlOpenCL.so.1
+rusticl_why=
+setup_rusticl() {
+	if [ -f "$rusticl_lib" ] && [ -f /usr/lib/clc/spirv64-mesa3d-.spv ]; then
+		return 0
+	fi
+	if [ "$(id -u)" != 0 ] || ! command -v apt-get >/dev/null || ! command -v dpkg-deb >/dev/null; then
+		rusticl_why="not installed, and installing needs root, apt-get and dpkg-deb"
+		return 1
+	fi
+	step "installing Mesa's rusticl (mesa-opencl-icd) beside libclc-19"
+	local dir deb
+	dir=$(mktemp -d)
+	if ! (cd "$dir" && apt_retry -o APT::Sandbox::User=root download libclc-15); then
+		rusticl_why="apt-get download libclc-15 failed ($(grep -Ei 'lock|^E:' "$aptlog" | tail -1))"
+		return 1
+	fi
+	deb=$(ls "$dir"/libclc-15_*.deb 2>/dev/null | head -1)
+	if [ -z "$deb" ] || ! dpkg-deb -R "$deb" "$dir/pkg"; then
+		rusticl_why="apt-get download libclc-15 gave no package to repack"
+		return 1
+	fi
+	find "$dir/pkg/usr/lib/clc" \( -type f -o -type l \) ! -name 'spirv*-mesa3d-.spv' -delete
+	sed -i -e '/^\(Depends\|Conflicts\|Breaks\|Replaces\|Provides\|Installed-Size\):/d' \
+		-e 's/^Version: \(.*\)$/Version: \1+gompt1/' "$dir/pkg/DEBIAN/control"
+	rm -f "$dir/pkg/DEBIAN/md5sums"
+	if ! dpkg-deb -b "$dir/pkg" "$dir/libclc-15-spirv.deb" >/dev/null ||
+		! apt_retry install -y -qq "$dir/libclc-15-spirv.deb" mesa-opencl-icd; then
+		tail -20 "$aptlog" >&2
+		rusticl_why="installing mesa-opencl-icd with libclc-15's SPIR-V files failed ($(grep -Ei 'lock|^E:' "$aptlog" | tail -1))"
+		return 1
+	fi
+	if [ ! -f /usr/lib/clc/nvptx64--nvidiacl.bc ]; then
+		rusticl_why="installing rusticl removed libclc-19's files"
+		return 1
+	fi
+	rm -rf "$dir"
+}
+: >>"$aptlog"
+setup_rusticl || true
+export RUSTICL_ENABLE=${RUSTICL_ENABLE:-swrast}
+
 # Archer: LLVM's OpenMP race detector, an OMPT tool that needs clang's
 # ThreadSanitizer runtime in the process.
 archer=/usr/lib/llvm-19/lib/libarcher.so
@@ -91,6 +142,9 @@ if [ -n "${CI:-}" ]; then
 	[ -f /usr/lib/clc/nvptx64--nvidiacl.bc ] || die "libclc-19 missing"
 	[ -f /usr/lib/llvm-19/lib/clang/19/include/omp-tools.h ] || die "libomp-19-dev (omp-tools.h) missing"
 	clinfo -l 2>/dev/null | grep -q Device || die "no OpenCL device (POCL) found by clinfo"
+	[ -z "$rusticl_why" ] || die "Mesa's rusticl: $rusticl_why"
+	clinfo -l 2>/dev/null | grep -A1 '^Platform.*rusticl' | grep -q Device ||
+		die "Mesa's rusticl lists no device (RUSTICL_ENABLE=$RUSTICL_ENABLE): $(clinfo -l 2>&1 | tr '\n' ' ')"
 	command -v mpirun >/dev/null || die "openmpi-bin (mpirun) missing"
 fi
 # What the tests can use, whatever the install did: each missing piece
@@ -101,6 +155,9 @@ if ! clinfo -l 2>/dev/null | grep -q Device; then
 	have_ocl=0
 	skip "OpenCL plugin tests, the tracing property test on OpenCL, examples on an OpenCL device" "no OpenCL device found by clinfo${why:+; $why}"
 	untested+=("opencl")
+fi
+if [ $have_ocl = 1 ] && ! clinfo -l 2>/dev/null | grep -A1 '^Platform.*rusticl' | grep -q Device; then
+	skip "every OpenCL test on a second implementation (Mesa's rusticl)" "${rusticl_why:-rusticl lists no device (RUSTICL_ENABLE=$RUSTICL_ENABLE)}"
 fi
 if ! command -v clang-19 >/dev/null || [ ! -f /usr/lib/clc/nvptx64--nvidiacl.bc ]; then
 	skip "PTX-is-current check (kernels) and tools built with clang-19" "clang-19 or libclc-19 missing${why:+; $why}"
@@ -174,9 +231,19 @@ CGO_ENABLED=0 go vet ./...
 # --- tests -----------------------------------------------------------------
 step "go test -race ./..."
 go test -race -count=1 -timeout 40m ./...
-step "tracing property test on every OpenCL device (the default run uses the host device)"
+step "tracing property test on each OpenCL implementation (the default run uses the host device)"
+# OCL_ICD_VENDORS makes the ICD loader see one implementation, so that
+# each is device 0 of its run in turn.
 if [ $have_ocl = 1 ]; then
-	GOMPT_PLUGINS=opencl go test -count=1 -race ./target/tooltest
+	for icd in /etc/OpenCL/vendors/pocl.icd /etc/OpenCL/vendors/rusticl.icd; do
+		[ -f "$icd" ] || continue
+		if ! OCL_ICD_VENDORS=$icd clinfo -l 2>/dev/null | grep -q Device; then
+			echo "($(basename "$icd" .icd): no device)"
+			continue
+		fi
+		echo "--- $(basename "$icd" .icd): $(OCL_ICD_VENDORS=$icd clinfo -l 2>/dev/null | grep -m1 Device | sed 's/.*Device #0: //')"
+		OCL_ICD_VENDORS=$icd GOMPT_PLUGINS=opencl go test -count=1 -race ./target/tooltest
+	done
 else
 	echo "(skipped: no OpenCL device; listed at the end)"
 fi
@@ -198,6 +265,13 @@ if [ $short = 0 ]; then
 	ndev=$(ci/build/ompt-devinfo -json | sed -n 's/.*"initial_device": \([0-9]*\).*/\1/p')
 	[ -n "$ndev" ] || die "ompt-devinfo -json gave no initial_device"
 	for d in $(seq 0 "$ndev"); do
+		# Name the device and, for OpenCL, its implementation.
+		echo "--- device $d: $(ci/build/ompt-devinfo | awk -v n="$d" '
+			$1 == "Device" && $2 == n { on = 1; id = substr($3, 2, length($3) - 3); next }
+			on && /^  Name:/ { sub(/^  Name: +/, ""); name = $0 }
+			on && /^  platform:/ { sub(/^  platform: +/, ""); plat = " on " $0 }
+			on && /^$/ { exit }
+			END { if (id == "") print "the initial device"; else print id, name plat }')"
 		ci/build/saxpy -device "$d" -n 1000003
 		ci/build/matmul -device "$d" -n 96
 		ci/build/jacobi -device "$d" -nx 130 -ny 97 -iters 40 -k 20
@@ -208,6 +282,9 @@ if [ $short = 0 ]; then
 	# and by name, as a user would pick one
 	ci/build/veccopy -device host:0
 	[ $have_ocl = 0 ] || ci/build/veccopy -device opencl:0
+	if ci/build/ompt-devinfo | grep -q '^Device .*(opencl:1)'; then
+		ci/build/veccopy -device opencl:1
+	fi
 
 	step "Archer (LLVM's OpenMP race detector) attached to veccopy on 8 goroutines"
 	# A tool with per-thread state: each OpenMP thread's pools are made at
@@ -217,6 +294,7 @@ if [ $short = 0 ]; then
 	if [ $have_archer = 1 ]; then
 		devs=(host:0)
 		[ $have_ocl = 0 ] || devs+=(opencl:0)
+		ci/build/ompt-devinfo | grep -q '^Device .*(opencl:1)' && devs+=(opencl:1)
 		for d in "${devs[@]}"; do
 			log=ci/build/archer-${d%%:*}.log
 			if ! LD_PRELOAD="$tsan" OMP_TOOL_LIBRARIES="$archer" OMP_TOOL_VERBOSE_INIT="$log.init" \

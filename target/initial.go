@@ -13,7 +13,8 @@ import (
 // initialInfo holds the initial device's launch limits: its kernels run on
 // the team executor the host device runs them on, so they are the host
 // device's.
-var initialInfo = device.Info{MaxThreadsPerTeam: host.MaxThreadsPerTeam, MaxTeams: hostexec.MaxTeams}
+var initialInfo = device.Info{MaxThreadsPerTeam: host.MaxThreadsPerTeam, MaxTeams: hostexec.MaxTeams,
+	Caps: device.AllCaps(host.MaxThreadsPerTeam), TimeSource: "Go's monotonic clock (Wtime)"}
 
 // runInitial runs r on the initial device: maps copy nothing and the
 // kernel's Go image runs on the program's own slices. The map clauses are

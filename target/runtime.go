@@ -658,6 +658,30 @@ func Describe(dev int) string {
 	return fmt.Sprintf("device %d (%s, %s)", n, d.id, d.info.Name)
 }
 
+// OpenDevice opens the device a construct with device argument dev would
+// use, as that construct would (the tools' device_initialize included),
+// and returns all it can tell of it: its DeviceInfo, with what a device
+// learns only when it opens (device.Describer: where its times come from,
+// Info.TimeSource and BracketTimes, and limits it finds by probing). A
+// device that cannot open gives its error; the initial device gives its
+// own description. ompt-devinfo calls it for every device.
+func OpenDevice(dev int) (DeviceInfo, error) {
+	n, d, err := open(dev)
+	if err != nil {
+		return DeviceInfo{}, err
+	}
+	if d == nil {
+		return DeviceInfo{Num: n, ID: "initial", Info: initialInfo}, nil
+	}
+	out := DeviceInfo{Num: n, ID: d.id, Plugin: d.plugin, Info: d.info}
+	if ds, ok := d.d.(device.Describer); ok {
+		if out.Info, err = ds.Describe(); err != nil {
+			return DeviceInfo{}, err
+		}
+	}
+	return out, nil
+}
+
 // DeviceNum resolves a device argument as a construct would: it returns
 // the device number 0..NumDevices() the construct runs on (NumDevices()
 // is the initial device), applying DefaultDevice, InitialDevice and

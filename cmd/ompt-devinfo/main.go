@@ -48,7 +48,37 @@ type deviceJSON struct {
 	ClockMHz          int               `json:"clock_mhz"`
 	TimerResolutionNS float64           `json:"timer_resolution_ns"`
 	UnifiedMemory     bool              `json:"unified_memory"`
+	Caps              capsJSON          `json:"capabilities"`
+	TimeSource        string            `json:"time_source,omitempty"`
+	BracketTimes      bool              `json:"bracket_times"`
+	OpenError         string            `json:"open_error,omitempty"` // the device failed to open
 	Extra             map[string]string `json:"extra,omitempty"`
+
+	extra []device.Attr // Extra in the device's order, for the text
+}
+
+// capsJSON is device.Caps: what kernels may use on the device.
+type capsJSON struct {
+	FP64         featureJSON `json:"fp64"`
+	Int64Atomics featureJSON `json:"int64_atomics"`
+	LocalMem     limitJSON   `json:"local_mem_bytes"`
+	TeamSize     limitJSON   `json:"team_size"`
+}
+
+type featureJSON struct {
+	Has  bool   `json:"has"`
+	Name string `json:"name"`
+}
+
+type limitJSON struct {
+	N    int64  `json:"n"`
+	From string `json:"from"`
+}
+
+func capsOf(c device.Caps) capsJSON {
+	f := func(x device.Feature) featureJSON { return featureJSON{x.Has, x.Name} }
+	l := func(x device.Limit) limitJSON { return limitJSON{x.N, x.From} }
+	return capsJSON{FP64: f(c.FP64), Int64Atomics: f(c.Int64Atomics), LocalMem: l(c.LocalMem), TeamSize: l(c.TeamSize)}
 }
 
 type report struct {
@@ -88,7 +118,15 @@ func collect() report {
 		r.Plugins = append(r.Plugins, pj)
 	}
 	for _, d := range target.Devices() {
-		dj := deviceJSON{Num: d.Num, ID: d.ID, Name: d.Name, Vendor: d.Vendor, Backend: d.Backend, Type: d.Type,
+		// Opening the device tells what it learns only then: where its
+		// times come from, limits it finds by probing.
+		var openErr string
+		if od, err := target.OpenDevice(d.Num); err != nil {
+			openErr = err.Error()
+		} else {
+			d = od
+		}
+		dj := deviceJSON{OpenError: openErr, Caps: capsOf(d.Caps), TimeSource: d.TimeSource, BracketTimes: d.BracketTimes, extra: d.Extra,Num: d.Num, ID: d.ID, Name: d.Name, Vendor: d.Vendor, Backend: d.Backend, Type: d.Type,
 			Version: d.Version, DriverVersion: d.DriverVersion, GlobalMem: d.GlobalMem, LocalMem: d.LocalMem,
 			MaxAlloc: d.MaxAlloc, ComputeUnits: d.ComputeUnits, MaxThreadsPerTeam: d.MaxThreadsPerTeam,
 			MaxTeams: d.MaxTeams, ClockMHz: d.ClockMHz, TimerResolutionNS: d.TimerResolutionNS,
@@ -149,7 +187,26 @@ func printText(w io.Writer, r report) {
 		}
 		row("Timer resolution", fmt.Sprintf("%g ns", d.TimerResolutionNS))
 		row("Unified memory", d.UnifiedMemory)
-		for _, a := range target.Devices()[d.Num].Extra {
+		if d.OpenError != "" {
+			row("Open", "FAILED: "+d.OpenError)
+		}
+		if d.TimeSource != "" {
+			row("Times", d.TimeSource)
+		}
+		yes := func(f featureJSON) string {
+			return map[bool]string{true: "yes", false: "no"}[f.Has] + " (" + f.Name + ")"
+		}
+		c := d.Caps
+		row("Capabilities", "")
+		row("  float64", yes(c.FP64))
+		row("  64-bit atomics", yes(c.Int64Atomics))
+		if c.LocalMem.N >= 1<<62 {
+			row("  team-local memory", "no limit ("+c.LocalMem.From+")")
+		} else {
+			row("  team-local memory", fmt.Sprintf("%d bytes (%s)", c.LocalMem.N, c.LocalMem.From))
+		}
+		row("  team size", fmt.Sprintf("at most %d threads (%s)", c.TeamSize.N, c.TeamSize.From))
+		for _, a := range d.extra {
 			row(a.Key, a.Value)
 		}
 	}
