@@ -126,7 +126,7 @@ func collect() report {
 		} else {
 			d = od
 		}
-		dj := deviceJSON{OpenError: openErr, Caps: capsOf(d.Caps), TimeSource: d.TimeSource, BracketTimes: d.BracketTimes, extra: d.Extra,Num: d.Num, ID: d.ID, Name: d.Name, Vendor: d.Vendor, Backend: d.Backend, Type: d.Type,
+		dj := deviceJSON{OpenError: openErr, Caps: capsOf(d.Caps), TimeSource: d.TimeSource, BracketTimes: d.BracketTimes, extra: d.Extra, Num: d.Num, ID: d.ID, Name: d.Name, Vendor: d.Vendor, Backend: d.Backend, Type: d.Type,
 			Version: d.Version, DriverVersion: d.DriverVersion, GlobalMem: d.GlobalMem, LocalMem: d.LocalMem,
 			MaxAlloc: d.MaxAlloc, ComputeUnits: d.ComputeUnits, MaxThreadsPerTeam: d.MaxThreadsPerTeam,
 			MaxTeams: d.MaxTeams, ClockMHz: d.ClockMHz, TimerResolutionNS: d.TimerResolutionNS,
