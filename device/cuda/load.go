@@ -4,6 +4,7 @@ package cuda
 
 import (
 	"errors"
+	"fmt"
 	"strings"
 
 	"github.com/gompt/gompt/device"
@@ -66,6 +67,27 @@ func (g *gpu) LoadImage(k *device.Kernel, img *device.Image) (device.Function, e
 	if err != nil {
 		cu.ModuleUnload(g.ctx, mod)
 		return nil, g.fail(op, err)
+	}
+	// What the kernel needs that only its built form tells: a team kernel's
+	// block, and its static shared memory, within this device's limits for
+	// it, refused here, before any copy, never left to fail its launch.
+	need := func(kind device.NeedKind, amount int64, use, lacks string) error {
+		cu.ModuleUnload(g.ctx, mod)
+		n := device.Need{Kind: kind, Amount: amount, Use: use}
+		for _, kn := range k.Needs {
+			if kn.Kind == kind {
+				n.Use, n.Pos = kn.Use, kn.Pos
+			}
+		}
+		return &device.NeedError{Kernel: k.Name, Need: n, Device: g.id, Name: g.info.Name, Lacks: lacks}
+	}
+	if t := k.TeamSize(); t > maxT {
+		return nil, need(device.NeedTeamSize, int64(t), fmt.Sprintf("teams of %d threads", t),
+			fmt.Sprintf("runs this kernel in blocks of at most %d threads (CU_FUNC_ATTRIBUTE_MAX_THREADS_PER_BLOCK)", maxT))
+	}
+	if shared, err := cu.FuncGetAttribute(g.ctx, cu.FUNC_ATTRIBUTE_SHARED_SIZE_BYTES, fn); err == nil && uint64(shared) > g.info.LocalMem {
+		return nil, need(device.NeedLocalMem, int64(shared), fmt.Sprintf("%d bytes of static shared memory", shared),
+			fmt.Sprintf("has at most %d bytes of shared memory per block (CU_DEVICE_ATTRIBUTE_MAX_SHARED_MEMORY_PER_BLOCK)", g.info.LocalMem))
 	}
 	return &function{g: g, k: k, mod: mod, fn: fn, maxThreads: maxT, bytes: len(img.Source), op: "launch " + k.Name}, nil
 }

@@ -17,6 +17,7 @@ const defaultThreads = 256
 type limits struct {
 	maxBlock int    // threads per block: min of device, function and Kernel.MaxThreads
 	maxGrid  [3]int // CU_DEVICE_ATTRIBUTE_MAX_GRID_DIM_{X,Y,Z}
+	team     int    // a team kernel's team size (Kernel.TeamSize): every block has exactly it
 }
 
 // geometry turns a launch shape into CUDA grid and block dimensions.
@@ -46,6 +47,9 @@ func geometry(s device.Shape, lim limits) (grid, block [3]uint32, err error) {
 	if lim.maxBlock < 1 || lim.maxGrid[0] < 1 || lim.maxGrid[1] < 1 || lim.maxGrid[2] < 1 {
 		return grid, block, fmt.Errorf("launch limits %+v: device reports no usable grid", lim)
 	}
+	if lim.team > 0 {
+		return teamGeometry(s, lim)
+	}
 	dims := s.Dims()
 	b := s.Threads
 	if b == 0 {
@@ -73,6 +77,23 @@ func geometry(s device.Shape, lim limits) (grid, block [3]uint32, err error) {
 		return [3]uint32{uint32(g[0]), uint32(g[1]), uint32(g[2])}, block, nil
 	}
 	return [3]uint32{uint32(min(need[0], lim.maxGrid[0])), uint32(min(need[1], lim.maxGrid[1])), uint32(min(need[2], lim.maxGrid[2]))}, block, nil
+}
+
+// teamGeometry is geometry for a team kernel: one-dimensional blocks of
+// exactly its team size, Shape.Teams of them (or, with Teams 0, enough to
+// cover the shape, as for any kernel).
+func teamGeometry(s device.Shape, lim limits) (grid, block [3]uint32, err error) {
+	if lim.team > lim.maxBlock {
+		return grid, block, fmt.Errorf("the kernel runs teams of %d threads; this device runs it in blocks of at most %d", lim.team, lim.maxBlock)
+	}
+	g := s.Teams
+	if g == 0 {
+		g = (max(s.Size[0], 1)*max(s.Size[1], 1)*max(s.Size[2], 1)-1)/lim.team + 1
+	}
+	if g > lim.maxGrid[0] {
+		return grid, block, fmt.Errorf("launch shape: %d teams exceed the device's largest grid of %d blocks", g, lim.maxGrid[0])
+	}
+	return [3]uint32{uint32(g), 1, 1}, [3]uint32{uint32(lim.team), 1, 1}, nil
 }
 
 // ceilPow2 returns the least power of two >= n (n >= 1).

@@ -110,3 +110,33 @@ func TestChunkFor(t *testing.T) {
 		assert.Equal(t, c.want, chunkFor(c.n), "chunkFor(%d)", c.n)
 	}
 }
+
+// TestTeamGeometry: a team kernel's block is exactly its team size,
+// whatever the shape's Threads and the plugin's defaults, one-dimensional,
+// with Teams blocks (or enough to cover the shape); a team larger than the
+// function's block limit, or more teams than the grid holds, is an error.
+func TestTeamGeometry(t *testing.T) {
+	lim := h100
+	lim.team = 64
+	for _, s := range []device.Shape{
+		{Size: [3]int{10, 1, 1}, Teams: 10, Threads: 64},
+		{Size: [3]int{10, 1, 1}, Teams: 10},
+	} {
+		grid, block, err := geometry(s, lim)
+		require.NoError(t, err, "%+v", s)
+		assert.Equal(t, [3]uint32{10, 1, 1}, grid, "grid of %+v", s)
+		assert.Equal(t, [3]uint32{64, 1, 1}, block, "block of %+v", s)
+	}
+	grid, block, err := geometry(device.Shape{Size: [3]int{1000, 1, 1}}, lim)
+	require.NoError(t, err)
+	assert.Equal(t, [3]uint32{16, 1, 1}, grid, "Teams 0 covers the shape in teams of 64")
+	assert.Equal(t, [3]uint32{64, 1, 1}, block)
+
+	small := lim
+	small.maxBlock = 32
+	_, _, err = geometry(device.Shape{Size: [3]int{10, 1, 1}, Teams: 10}, small)
+	require.Error(t, err, "a team of 64 where the function runs at most 32")
+	assert.Contains(t, err.Error(), "teams of 64 threads")
+	_, _, err = geometry(device.Shape{Size: [3]int{10, 1, 1}, Teams: 70000}, limits{maxBlock: 1024, maxGrid: [3]int{65535, 65535, 65535}, team: 64})
+	assert.Error(t, err, "more teams than the grid holds")
+}

@@ -310,7 +310,7 @@ func (q *queue) Launch(f device.Function, shape device.Shape, args []device.Arg)
 			}
 		}
 	}
-	lim := limits{maxBlock: min(q.g.maxBlock, fn.maxThreads), maxGrid: q.g.maxGrid}
+	lim := limits{maxBlock: min(q.g.maxBlock, fn.maxThreads), maxGrid: q.g.maxGrid, team: fn.k.TeamSize()}
 	if fn.k.MaxThreads > 0 {
 		lim.maxBlock = min(lim.maxBlock, fn.k.MaxThreads)
 	}

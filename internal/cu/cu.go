@@ -353,6 +353,10 @@ type FunctionAttribute int
 // be launched with (register use may make it less than the device's).
 const FUNC_ATTRIBUTE_MAX_THREADS_PER_BLOCK FunctionAttribute = 0
 
+// FUNC_ATTRIBUTE_SHARED_SIZE_BYTES is the static shared memory a function
+// declares, in bytes.
+const FUNC_ATTRIBUTE_SHARED_SIZE_BYTES FunctionAttribute = 1
+
 // Flags.
 const (
 	STREAM_NON_BLOCKING      = 0x1 // CU_STREAM_NON_BLOCKING

@@ -1447,8 +1447,11 @@ EXPORT CUresult cuModuleUnload(void *m) {
 EXPORT CUresult cuFuncGetAttribute(int *v, int attr, void *f) {
 	BEGIN_CTX("cuFuncGetAttribute");
 	if (handle("cuFuncGetAttribute", K_FUNC, f, cur) == NULL) RETURN(E_INVALID_HANDLE);
-	if (attr != 0) RETURN(E_INVALID_VALUE); // only MAX_THREADS_PER_BLOCK
-	*v = 1024;
+	switch (attr) {
+	case 0: *v = 1024; break; // MAX_THREADS_PER_BLOCK
+	case 1: *v = 0; break;    // SHARED_SIZE_BYTES: the fake runs no PTX
+	default: RETURN(E_INVALID_VALUE);
+	}
 	RETURN(OK);
 }
 
