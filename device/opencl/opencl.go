@@ -19,9 +19,19 @@
 // kernels take only cl_mem objects, so any other interior pointer goes
 // through a temporary buffer copied in before and back after the kernel.
 //
+// Capabilities. Info.Caps reports cl_khr_fp64, cl_khr_int64_base_atomics,
+// CL_DEVICE_LOCAL_MEM_SIZE and CL_DEVICE_MAX_WORK_GROUP_SIZE; a kernel
+// whose Needs they do not meet is refused at load (generic.Device), and
+// one whose built form asks more than the device gives it (a team larger
+// than its CL_KERNEL_WORK_GROUP_SIZE, more than CL_KERNEL_LOCAL_MEM_SIZE
+// of local memory) is refused by build, still before any copy. A
+// kernel's CL_KERNEL_WORK_GROUP_SIZE is trusted unless a probe shows it
+// false on the driver (groups.go: rusticl's 32).
+//
 // Launches. Each queue has its own cl_kernel of each kernel, made at its
 // first launch there, so queues launch one kernel concurrently without a
-// lock. The NDRange follows the kernel's limits on the device
+// lock. A team kernel (Kernel.TeamSize) runs groups of exactly its team
+// size. Otherwise the NDRange follows the kernel's limits on the device
 // (CL_KERNEL_WORK_GROUP_SIZE, CL_KERNEL_PREFERRED_WORK_GROUP_SIZE_MULTIPLE):
 // work-groups are multiples of the preferred multiple, two-dimensional for
 // 2-D and 3-D shapes (32 wide on GPUs, as wide as the shape on CPUs), and
@@ -63,7 +73,12 @@
 // readings. Event times are CL_PROFILING_COMMAND_END of a marker; drivers
 // whose markers carry no profiling times, or times out of order
 // (QUEUED <= SUBMIT <= START <= END, checked at first use), get an empty
-// kernel instead.
+// kernel instead. A driver whose kernels carry no usable times either
+// (rusticl) still runs everything: its device time is then the host's
+// CLOCK_MONOTONIC, and each operation's times are host readings that
+// bracket it (hosttimes.go; Info.BracketTimes from Describe). A device
+// that fails to open releases what its opening made, so that Close (at
+// Shutdown) releases nothing twice.
 //
 // Tracing. The queues implement device.Profiler: while profiling is on,
 // each CopyIn, CopyOut, Copy and Launch keeps its command's own cl_event,
