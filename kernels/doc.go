@@ -165,9 +165,11 @@
 //	})
 //
 // Params lists the parameters in the order of the OpenCL C kernel's
-// arguments: buffers (device.BufferParam) with their element type, scalars
-// (device.ScalarParam) of kind ParamInt64 (long), ParamFloat32 (float) and
-// so on. device.Images names the entry point in the device source (the
+// arguments, named as they are there: buffers (device.BufferParam) with
+// their element type, scalars (device.ScalarParam) of kind ParamInt64
+// (long), ParamFloat32 (float) and so on. The OpenCL plugin refuses a
+// kernel whose driver reports another type or name at a position, the CUDA
+// plugin one whose PTX entry has another size or source name there. device.Images names the entry point in the device source (the
 // Kernel's Name) and leaves out an image given as nil or "". Avoid names of
 // OpenCL C built-in functions (dot, min, clamp...): some OpenCL
 // implementations refuse a kernel so named (gompt-kernels names its entry

@@ -141,14 +141,27 @@ func (g *gen) kernelVar(w *goWriter, k *kernel, out output) {
 	if k.reduce != "" {
 		w.p("// Its last parameter, partial, receives one %s per team (Shape.Teams of them), to combine on the host; %s does.", k.result.goName(), k.runName)
 	}
+	// Params are named as the OpenCL C entry's arguments, which the
+	// OpenCL plugin checks by name: a Go name C cannot take (global,
+	// min) is the entry's (global_) in Params and their Lens too.
+	_, cnames := entryParams(k)
+	var renamed []string
+	for _, p := range k.args() {
+		if cnames[p] != p.name {
+			renamed = append(renamed, p.name+" is "+cnames[p])
+		}
+	}
+	if len(renamed) > 0 {
+		w.p("// Its Params name the parameters as its OpenCL C does, where OpenCL C cannot take the Go name: %s.", strings.Join(renamed, ", "))
+	}
 	w.p("var %s = &gomptdevice.Kernel{", k.varName)
 	w.p("Name: %q,", k.name)
 	w.p("Params: []gomptdevice.Param{")
 	for _, p := range k.args() {
 		if p.slice {
-			w.p("{Name: %q, Kind: gomptdevice.ParamBuffer, Elem: gomptdevice.%s, Len: %q},", p.name, p.t.elemKind(), k.lenString(p))
+			w.p("{Name: %q, Kind: gomptdevice.ParamBuffer, Elem: gomptdevice.%s, Len: %q},", cnames[p], p.t.elemKind(), k.lenString(p, cnames))
 		} else {
-			w.p("{Name: %q, Kind: gomptdevice.%s},", p.name, p.t.paramKind())
+			w.p("{Name: %q, Kind: gomptdevice.%s},", cnames[p], p.t.paramKind())
 		}
 	}
 	if k.reduce != "" {

@@ -768,3 +768,54 @@ func N17(i int, n int, b []float32) {
 		}
 	}
 }
+
+// The OpenCL plugin checks a kernel's Params by name against its OpenCL C
+// entry's arguments, so the generated Params are named as the entry's:
+// a Go name OpenCL C cannot take (a keyword, a built-in, gompt_'s prefix,
+// a letter outside ASCII) is the entry's in Params and in the Lens that
+// name it, and the kernel's comment says which; a reduction's partial and
+// a checked kernel's gompt_fault follow Params in the entry as in
+// Kernel.DeviceParams.
+func TestParamsNamedAsTheOpenCLEntry(t *testing.T) {
+	out := generateSrc(t, `package k
+
+//gompt:kernel dims=n len(kernel)=global*2
+func Names(i int, n int, global int, min float32, kernel []float32, gompt_x []int32, ä []float32) {
+	kernel[2*i] = min + ä[i] + float32(gompt_x[i])
+}
+
+//gompt:kernel dims=n reduce=+
+func Sum(i int, n int, max []float32) float32 { return max[i] }
+`, options{clang: "no-such-clang"})
+	src := string(out[goFileName])
+	entryNames := func(entry string) []string {
+		m := regexp.MustCompile(`__kernel void ` + entry + `\(([^)]*)\)`).FindStringSubmatch(string(out[entry+".cl"]))
+		require.NotNil(t, m, "no entry %s in:\n%s", entry, out[entry+".cl"])
+		var names []string
+		for _, a := range strings.Split(m[1], ",") {
+			f := strings.Fields(strings.TrimPrefix(strings.TrimSpace(a), "*"))
+			names = append(names, strings.TrimPrefix(f[len(f)-1], "*"))
+		}
+		return names
+	}
+	params := func(varName string) (names, lens []string) {
+		start := strings.Index(src, "var "+varName+" = &gomptdevice.Kernel{")
+		require.GreaterOrEqual(t, start, 0, "no %s in:\n%s", varName, src)
+		block := src[start:]
+		block = block[strings.Index(block, "Params:"):strings.Index(block, "Images:")]
+		for _, m := range regexp.MustCompile(`\{Name: "([^"]*)"[^}]*?(?:Len: "([^"]*)")?\}`).FindAllStringSubmatch(block, -1) {
+			names, lens = append(names, m[1]), append(lens, m[2])
+		}
+		return names, lens
+	}
+
+	names, lens := params("NamesKernel")
+	assert.Equal(t, []string{"n", "global_", "min_", "kernel_", "gompt_x_", "_u00e4"}, names, "Names' Params")
+	assert.Equal(t, []string{"", "", "", "global_*2", "n", "n"}, lens, "Names' Lens name the renamed scalar as Params do")
+	assert.Equal(t, append(names, "gompt_fault"), entryNames("gompt_Names"), "Names' OpenCL C entry")
+	assert.Contains(t, src, "// Its Params name the parameters as its OpenCL C does, where OpenCL C cannot take the Go name: global is global_, min is min_, kernel is kernel_, gompt_x is gompt_x_, ä is _u00e4.")
+
+	names, _ = params("SumKernel")
+	assert.Equal(t, []string{"n", "max_", "partial"}, names, "Sum's Params")
+	assert.Equal(t, names, entryNames("gompt_Sum"), "Sum's OpenCL C entry")
+}

@@ -141,6 +141,11 @@ linear index (x + nx*y + nx*ny*z) and the slice holds one element per point, els
 tofrom (from would copy back, over elements the kernel never wrote, what device
 memory held). Data already present (a Data region) is not copied.
 
+The kernel variable's Params are named as the OpenCL C entry's arguments, which
+the OpenCL plugin checks by name: the Go names, but for one OpenCL C cannot take
+(a keyword such as global, a built-in such as min, the prefix gompt_, a letter
+outside ASCII), suffixed there (global_), as the variable's comment says.
+
 The subset of Go:
   types      bool, int, int8-int64, uint8-uint64, float32, float64, and slices of them
              (not []bool) as parameters; locals of those scalar types; constants.

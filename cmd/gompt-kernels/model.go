@@ -250,8 +250,18 @@ func (k *kernel) args() []*param {
 	return k.params[n:]
 }
 
-// lenString is buffer p's Param.Len.
-func (k *kernel) lenString(p *param) string { return strings.Join(k.lens[p], "*") }
+// lenString is buffer p's Param.Len, its parameters named by names (the
+// OpenCL C entry's, entryParams).
+func (k *kernel) lenString(p *param, names map[*param]string) string {
+	terms := make([]string, len(k.lens[p]))
+	for i, t := range k.lens[p] {
+		if q := paramNamed(k, t); q != nil {
+			t = names[q]
+		}
+		terms[i] = t
+	}
+	return strings.Join(terms, "*")
+}
 
 // errList collects positioned errors, reported sorted by position.
 type errList struct {

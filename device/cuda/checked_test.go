@@ -77,7 +77,9 @@ func TestFaultCheckedKernel(t *testing.T) {
 	must(t, "Free", d.Free(a.Ptr))
 }
 
-// A checked kernel's PTX must take the fault record last.
+// A checked kernel's PTX must take the fault record last. Its name is
+// the PTX's to choose (f here): the declared parameters' names are
+// compared, the record's is not.
 func TestPTXParamsOfCheckedKernel(t *testing.T) {
 	k := checkedKernel([4]int64{})
 	require.NoError(t, checkPTXParams(k, checkedPTX([4]int64{}), "gompt_Checked"))
@@ -86,4 +88,8 @@ func TestPTXParamsOfCheckedKernel(t *testing.T) {
 	k = checkedKernel([4]int64{})
 	k.Params = append(k.Params, device.Param{Name: "y", Kind: device.ParamBuffer})
 	assert.ErrorContains(t, checkPTXParams(k, checkedPTX([4]int64{}), "gompt_Checked"), "and its fault record")
+	k = checkedKernel([4]int64{})
+	k.Params = []device.Param{k.Params[0], device.BufferParam("y", device.ParamFloat32, "n")}
+	assert.ErrorContains(t, checkPTXParams(k, checkedPTX([4]int64{}), "gompt_Checked"),
+		`PTX entry gompt_Checked's parameter 1 is named "x" but the Kernel's parameter 1 is "y"`)
 }

@@ -47,7 +47,7 @@ const fakeChildEnv = "GOMPT_FAKECUDA_CHILD"
 // faultTests are the tests the child runs; each must pass there.
 var faultTests = []string{
 	"TestFaultBaseline", "TestFaultOpen", "TestFaultOutOfMemory", "TestFaultInvalidPTX", "TestFaultLoadWithoutPTX",
-	"TestFaultMissingEntry", "TestFaultLaunch", "TestFaultStagedCopy", "TestFaultNoPinnedMemory",
+	"TestFaultMissingEntry", "TestFaultPTXParamNames", "TestFaultLaunch", "TestFaultStagedCopy", "TestFaultNoPinnedMemory",
 	"TestFaultSync", "TestFaultConcurrent", "TestFaultRaw", "TestFaultClose", "TestFaultSticky",
 	"TestFaultReuse", "TestFaultClock", "TestFaultClockTimer", "TestFaultSched",
 	"TestFaultOverlap", "TestFaultBounceRing", "TestFaultBounceOrder", "TestFaultBounceErrors",
@@ -569,6 +569,27 @@ func TestFaultMissingEntry(t *testing.T) {
 	f.arm("")
 	_, err = d.Load(kernels.Saxpy)
 	must(t, "Load after the failures", err)
+}
+
+// A kernel whose Params name two buffers of one type in another order than
+// its PTX's parameters is refused at load naming both, before the driver
+// sees the PTX (no module is loaded); the PTX's order loads.
+func TestFaultPTXParamNames(t *testing.T) {
+	f := fakeDriverIn(t)
+	d := f.open(t)[0]
+	a := device.BufferParam("a", device.ParamFloat32, "1")
+	b := device.BufferParam("b", device.ParamFloat32, "1")
+	k := func(ps ...device.Param) *device.Kernel {
+		return &device.Kernel{Name: "swap2", Params: ps, Images: []device.Image{{Kind: device.ImagePTX, Source: swap2PTX}}}
+	}
+	_, err := d.Load(k(b, a))
+	wantErr(t, "Load of a and b swapped", err, device.CodeInvalidBinary,
+		"load swap2", `PTX entry swap2's parameter 0 is named "a" but the Kernel's parameter 0 is "b"; Params must list the parameters in the PTX's order`)
+	assert.Zero(t, f.read().Modules, "modules live after the refused load")
+	fn, err := d.Load(k(a, b))
+	must(t, "Load in the PTX's order", err)
+	assert.NotNil(t, fn, "the kernel in the PTX's order")
+	assert.EqualValues(t, 1, f.read().Modules, "modules live, want 1")
 }
 
 func TestFaultLaunch(t *testing.T) {

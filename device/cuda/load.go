@@ -29,8 +29,9 @@ func (f *function) Bytes() int              { return f.bytes }
 // LoadImage JIT-compiles img, k's PTX image, for this device
 // (cuModuleLoadDataEx; generic.Driver). Errors: CodeInvalidBinary when the
 // driver rejects it (with the JIT log) or its entry's parameters do not
-// match k.Params in number and size (checkPTXParams, before the driver
-// sees it), CodeNotFound when the module has no entry of the image's name.
+// match k.Params in number and size, or in name where the PTX keeps the
+// source's (checkPTXParams, before the driver sees it), CodeNotFound when
+// the module has no entry of the image's name.
 func (g *gpu) LoadImage(k *device.Kernel, img *device.Image) (device.Function, error) {
 	op := "load " + k.Name
 	if err := g.usable(op); err != nil {

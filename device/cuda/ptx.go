@@ -32,13 +32,30 @@ func ptxEntryParamSizes(src, entry string) ([]int, error) {
 }
 
 // ptxParam is one parameter of a PTX .entry: its size in bytes, whether
-// its type is a float (.f32, .f64), and the state space of a .ptr
+// its type is a float (.f32, .f64), the state space of a .ptr
 // attribute ("global", "shared"...; "" when it has none: clang's PTX for
-// OpenCL C and CUDA C declares pointers as plain .u64).
+// OpenCL C and CUDA C declares pointers as plain .u64), and its name.
 type ptxParam struct {
 	size  int
 	float bool
 	space string
+	name  string
+}
+
+// sourceName reports whether a PTX parameter's name is the source's, and
+// so is compared with the declared parameter's (checkPTXParams). clang
+// (from OpenCL C, as kernels/gen.sh and gompt-kernels make PTX, or from
+// CUDA C) and nvcc name every parameter ENTRY_param_N, ENTRY being the
+// entry's (mangled, for a C++ entry) name and N its position: those carry
+// no source name and are not compared, nor is any name ending in _param_
+// and digits. Any other name is present, as PTX written by hand has them.
+func (p ptxParam) sourceName() bool {
+	i := strings.LastIndex(p.name, "_param_")
+	if i < 0 {
+		return p.name != ""
+	}
+	digits := p.name[i+len("_param_"):]
+	return digits == "" || strings.TrimLeft(digits, "0123456789") != ""
 }
 
 // ptxEntryParams returns the parameters of the .entry called entry in the
@@ -74,6 +91,9 @@ func ptxEntryParams(src, entry string) ([]ptxParam, error) {
 			if f := strings.Fields(attrs); len(f) > 0 && f[0] != "" && f[0][0] == '.' && f[0] != ".align" {
 				pp.space = f[0][1:]
 			}
+		}
+		if f := strings.Fields(p); len(f) > 1 {
+			pp.name = f[len(f)-1]
 		}
 		params = append(params, pp)
 	}
@@ -160,6 +180,12 @@ func identPart(c byte) bool { return identStart(c) || '0' <= c && c <= '9' }
 // the device. PTX from clang declares pointers as plain .u64, so a buffer
 // and an int64 in each other's place are not caught here; the OpenCL
 // plugin catches them in the OpenCL C the PTX is made from.
+//
+// Where a parameter's PTX name is the source's (ptxParam.sourceName: not
+// one of the ENTRY_param_N that clang and nvcc give), each of k.Params must
+// also be named so: two parameters of one type in the wrong order agree in
+// everything else. The fault record of a checked kernel is the plugin's,
+// not a declared parameter: its name is not compared.
 func checkPTXParams(k *device.Kernel, src, entry string) error {
 	params, err := ptxEntryParams(src, entry)
 	if err != nil {
@@ -188,6 +214,15 @@ func checkPTXParams(k *device.Kernel, src, entry string) error {
 			return fmt.Errorf("PTX entry %s parameter %d is a pointer (.ptr .%s), kernel %s declares %s %s", entry, i, pp.space, k.Name, p.Name, p.Kind)
 		case pp.space != "" && pp.space != "global":
 			return fmt.Errorf("PTX entry %s parameter %d is a pointer to .%s memory, kernel %s declares %s a buffer, which is global memory", entry, i, pp.space, k.Name, p.Name)
+		case i < len(k.Params) && pp.sourceName() && pp.name != p.Name:
+			fix := "Params must name the parameters as the PTX does"
+			for _, q := range params {
+				if q.name == p.Name {
+					fix = "Params must list the parameters in the PTX's order"
+					break
+				}
+			}
+			return fmt.Errorf("PTX entry %s's parameter %d is named %q but the Kernel's parameter %d is %q; %s", entry, i, pp.name, i, p.Name, fix)
 		}
 	}
 	return nil

@@ -123,3 +123,62 @@ func TestPTXEntries(t *testing.T) {
 		assert.Contains(t, err.Error(), "not closed", "unclosed list: %v", err)
 	}
 }
+
+// swap2PTX is the PTX of __global__ swap2(float *a, float *b) with
+// parameter names a and b, as PTX written by hand has them; with
+// swap2_param_0 and swap2_param_1 for want of the source's, as clang and
+// nvcc name them.
+const swap2PTX = `.version 6.3
+.target sm_75
+.address_size 64
+.visible .entry swap2(
+	.param .u64 .ptr .global .align 4 a,
+	.param .u64 .ptr .global .align 4 b
+)
+{
+	ret;
+}
+`
+
+// Two buffers of one type declared in another order than the PTX entry's
+// agree in size and kind and ran, each in the other's place; where the
+// PTX names its parameters, the declaration is refused naming both names,
+// and one named otherwise is too. The names clang and nvcc give
+// (ENTRY_param_N) carry none of the source's: they are not compared, so
+// such a PTX is accepted in either order (the OpenCL plugin checks the
+// OpenCL C it is made from).
+func TestPTXParamsOfOneTypeSwappedRefusedByName(t *testing.T) {
+	a := device.BufferParam("a", device.ParamFloat32, "1")
+	b := device.BufferParam("b", device.ParamFloat32, "1")
+	k := func(ps ...device.Param) *device.Kernel { return &device.Kernel{Name: "swap2", Params: ps} }
+
+	assert.EqualError(t, checkPTXParams(k(b, a), swap2PTX, "swap2"),
+		`PTX entry swap2's parameter 0 is named "a" but the Kernel's parameter 0 is "b"; Params must list the parameters in the PTX's order`)
+	assert.EqualError(t, checkPTXParams(k(a, device.BufferParam("c", device.ParamFloat32, "1")), swap2PTX, "swap2"),
+		`PTX entry swap2's parameter 1 is named "b" but the Kernel's parameter 1 is "c"; Params must name the parameters as the PTX does`)
+	assert.NoError(t, checkPTXParams(k(a, b), swap2PTX, "swap2"), "the PTX's order")
+
+	unnamed := strings.NewReplacer(" a,", " swap2_param_0,", " b\n", " swap2_param_1\n").Replace(swap2PTX)
+	require.Contains(t, unnamed, "swap2_param_1\n", "the PTX with clang's names")
+	assert.NoError(t, checkPTXParams(k(b, a), unnamed, "swap2"), "clang's and nvcc's _param_N names are not compared")
+	mangled := strings.NewReplacer("swap2(", "_Z5swap2PfS_(", " a,", " _Z5swap2PfS__param_0,", " b\n", " _Z5swap2PfS__param_1\n").Replace(swap2PTX)
+	assert.NoError(t, checkPTXParams(k(b, a), mangled, "_Z5swap2PfS_"), "a mangled C++ entry's _param_N names are not compared")
+
+}
+
+// Which PTX parameter names are the source's: not clang's and nvcc's
+// ENTRY_param_N, nor a missing name.
+func TestPTXParamSourceName(t *testing.T) {
+	for name, want := range map[string]bool{
+		"a": true, "x_param": true, "x_param_": true, "x_param_1b": true, "param_0": true, "n_param_count": true,
+		"k_param_0": false, "saxpy_cuda_param_12": false, "_Z5swap2PfS__param_1": false, "": false,
+	} {
+		assert.Equal(t, want, ptxParam{name: name}.sourceName(), "sourceName of %q", name)
+	}
+	ps, err := ptxEntryParams(swap2PTX, "swap2")
+	require.NoError(t, err)
+	if assert.Len(t, ps, 2) {
+		assert.Equal(t, "a", ps[0].name, "parameter 0's name")
+		assert.Equal(t, "b", ps[1].name, "parameter 1's name")
+	}
+}

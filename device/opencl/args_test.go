@@ -12,7 +12,9 @@ import (
 // parameters: declarations that agree pass; one in the wrong order, or
 // with the wrong kind, element type or address space, is an error naming
 // the parameter and what the kernel takes, also where the sizes agree
-// (the case that would otherwise run and compute garbage).
+// (the case that would otherwise run and compute garbage); where the
+// driver reports names, a declared parameter named otherwise than the
+// argument at its position is an error naming both.
 func TestCheckKernelArgs(t *testing.T) {
 	arg := func(addr uint32, typ, name string) cl.KernelArg {
 		return cl.KernelArg{Address: addr, TypeName: typ, Name: name}
@@ -51,6 +53,18 @@ func TestCheckKernelArgs(t *testing.T) {
 			"parameter 2 (x) is declared a buffer of float32, but argument 2 of OpenCL kernel e (x) is a __global int*: its elements are not float32 (float)"},
 		{"__local pointer", params(n, a, x, y), []cl.KernelArg{arg(p, "long", "n"), arg(p, "float", "a"), arg(l, "float*", "x"), arg(g, "float*", "y")},
 			"is a __local float*: gompt passes device buffers, which are __global"},
+		{"two buffers of one type swapped", params(n, a, y, x), saxpy,
+			`OpenCL kernel e's argument 2 is named "x" but the Kernel's parameter 2 is "y"; Params must list the arguments in the source's order`},
+		{"a scalar named otherwise", params(device.ScalarParam("count", device.ParamInt64), a, x, y), saxpy,
+			`OpenCL kernel e's argument 0 is named "n" but the Kernel's parameter 0 is "count"; Params must name the arguments as the source does`},
+		{"a driver that reports no names: types only", params(n, a, y, x),
+			[]cl.KernelArg{arg(p, "long", ""), arg(p, "float", ""), arg(g, "float*", ""), arg(g, "float*", "")}, ""},
+		{"the fault record's name is not compared", &device.Kernel{Name: "k", Params: []device.Param{x},
+			Faults: []device.FaultSite{{Kind: device.FaultIndex, Pos: "k.go:1"}}},
+			[]cl.KernelArg{arg(g, "float*", "x"), arg(g, "long*", "record")}, ""},
+		{"the fault record's type is", &device.Kernel{Name: "k", Params: []device.Param{x},
+			Faults: []device.FaultSite{{Kind: device.FaultIndex, Pos: "k.go:1"}}},
+			[]cl.KernelArg{arg(g, "float*", "x"), arg(g, "float*", "gompt_fault")}, "parameter 1 (gompt_fault) is declared a buffer of int64"},
 	} {
 		err := checkKernelArgs(c.k, "e", c.args)
 		if c.want == "" {

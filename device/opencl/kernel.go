@@ -82,8 +82,8 @@ func (d *clDevice) build(k *device.Kernel, img *device.Image) (*function, error)
 	if err != nil {
 		return nil, d.wrap(op, err)
 	}
-	// The image's own options, -cl-kernel-arg-info (the arguments' types,
-	// checked against k.Params below), and on a CPU device
+	// The image's own options, -cl-kernel-arg-info (the arguments' types
+	// and names, checked against k.Params below), and on a CPU device
 	// GOMPT_CPU_DEVICE, so that code may pick the access order a CPU
 	// wants (see CPUDefine).
 	opts := img.Options + " -cl-kernel-arg-info"

@@ -245,6 +245,27 @@ func TestParamsCheckedAgainstTheSource(t *testing.T) {
 	}
 }
 
+// Two parameters of one type declared in another order than the OpenCL
+// C's agree in every type and ran, computing with each buffer in the
+// other's place; where the driver reports the arguments' names (POCL and
+// rusticl do), the load is refused naming both names. The source's order
+// loads.
+func TestParamsOfOneTypeSwappedRefusedByName(t *testing.T) {
+	const src = "__kernel void swap2(__global float *a, __global float *b) { a[get_global_id(0)] = b[get_global_id(0)]; }\n"
+	a := device.BufferParam("a", device.ParamFloat32, "1")
+	b := device.BufferParam("b", device.ParamFloat32, "1")
+	for _, d := range devices(t) {
+		_, err := d.Load(kernel("swap2", src, b, a))
+		wantCode(t, "a and b swapped", err, device.CodeInvalidBinary)
+		assert.ErrorContains(t, err, `OpenCL kernel swap2's argument 0 is named "a" but the Kernel's parameter 0 is "b"; Params must list the arguments in the source's order`)
+		_, err = d.Load(kernel("swap2", src, a, device.BufferParam("c", device.ParamFloat32, "1")))
+		wantCode(t, "b declared as c", err, device.CodeInvalidBinary)
+		assert.ErrorContains(t, err, `argument 1 is named "b" but the Kernel's parameter 1 is "c"; Params must name the arguments as the source does`)
+		_, err = d.Load(kernel("swap2", src, a, b))
+		assert.NoError(t, err, "the declaration in the source's order")
+	}
+}
+
 func TestNoOpenCLImage(t *testing.T) {
 	for _, d := range devices(t) {
 		k := &device.Kernel{Name: "ptxonly", Images: []device.Image{{Kind: device.ImagePTX, Source: ".version 7.0"}}}

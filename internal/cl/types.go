@@ -192,7 +192,8 @@ func Live() Counts {
 // KernelArg is what the driver says of one argument of a kernel built
 // with -cl-kernel-arg-info (clGetKernelArgInfo, OpenCL 1.2): its address
 // qualifier (KERNEL_ARG_ADDRESS_GLOBAL...), its type's name as the source
-// spells it without qualifiers ("float*", "long", "float4*"), and its name.
+// spells it without qualifiers ("float*", "long", "float4*"), and its name
+// (empty where the driver does not report it).
 type KernelArg struct {
 	Address  uint32
 	TypeName string

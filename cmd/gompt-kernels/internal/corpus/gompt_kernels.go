@@ -5374,12 +5374,13 @@ func RunTranspose(dev gompttarget.DeviceClause, nx int, ny int, in []uint8, out 
 }
 
 // TrickyKernel is the gompt map kernel of Tricky (tricky.go:10:1), over [0, n).
+// Its Params name the parameters as its OpenCL C does, where OpenCL C cannot take the Go name: global is global_, kernel is kernel_.
 var TrickyKernel = &gomptdevice.Kernel{
 	Name: "Tricky",
 	Params: []gomptdevice.Param{
 		{Name: "n", Kind: gomptdevice.ParamInt64},
-		{Name: "global", Kind: gomptdevice.ParamFloat64},
-		{Name: "kernel", Kind: gomptdevice.ParamBuffer, Elem: gomptdevice.ParamInt64, Len: "n"},
+		{Name: "global_", Kind: gomptdevice.ParamFloat64},
+		{Name: "kernel_", Kind: gomptdevice.ParamBuffer, Elem: gomptdevice.ParamInt64, Len: "n"},
 		{Name: "out", Kind: gomptdevice.ParamBuffer, Elem: gomptdevice.ParamInt64, Len: "8*n"},
 	},
 	Dims: 1,
@@ -5410,109 +5411,109 @@ gomptPoint0:
 	for i := gomptLo0; i < gomptHi0; i++ {
 //line tricky.go:11
 		o := (int(8) * i)
-//line gompt_kernels.go:5414
+//line gompt_kernels.go:5415
 //line tricky.go:12
 		long := *(*int64)(unsafe.Add(gomptPKernel, i*8))
-//line gompt_kernels.go:5417
+//line gompt_kernels.go:5418
 //line tricky.go:13
 		double := (float64(long) * global)
-//line gompt_kernels.go:5420
+//line gompt_kernels.go:5421
 //line tricky.go:14
 		sqrt := gomptmath.Sqrt(gomptmath.Abs(double))
-//line gompt_kernels.go:5423
+//line gompt_kernels.go:5424
 //line tricky.go:15
 		*(*int64)(unsafe.Add(gomptPOut, o*8)) = int64((sqrt * float64(1000.0)))
-//line gompt_kernels.go:5426
+//line gompt_kernels.go:5427
 //line tricky.go:16
 		{
-//line gompt_kernels.go:5429
+//line gompt_kernels.go:5430
 //line tricky.go:17
 			n := int(3)
-//line gompt_kernels.go:5432
+//line gompt_kernels.go:5433
 //line tricky.go:18
 			*(*int64)(unsafe.Add(gomptPOut, (o+int(1))*8)) = (int64(n) + long)
-//line gompt_kernels.go:5435
+//line gompt_kernels.go:5436
 //line tricky.go:16
 		}
-//line gompt_kernels.go:5438
+//line gompt_kernels.go:5439
 //line tricky.go:20
 		var a, b int = int(0), int(10)
-//line gompt_kernels.go:5441
+//line gompt_kernels.go:5442
 //line tricky.go:21
 		for a, b = int(0), int(10); a < b; a, b = (a + int(1)), (b - int(2)) {
-//line gompt_kernels.go:5444
+//line gompt_kernels.go:5445
 //line tricky.go:22
 			*(*int64)(unsafe.Add(gomptPOut, (o+int(2))*8)) += (int64((a * b)) ^ long)
-//line gompt_kernels.go:5447
+//line gompt_kernels.go:5448
 //line tricky.go:21
 		}
-//line gompt_kernels.go:5450
+//line gompt_kernels.go:5451
 //line tricky.go:24
 		*(*int64)(unsafe.Add(gomptPOut, (o+int(3))*8)) = long
-//line gompt_kernels.go:5453
+//line gompt_kernels.go:5454
 //line tricky.go:25
 		*(*int64)(unsafe.Add(gomptPOut, (o+int(3))*8)) <<= 2
-//line gompt_kernels.go:5456
+//line gompt_kernels.go:5457
 //line tricky.go:26
 		*(*int64)(unsafe.Add(gomptPOut, (o+int(3))*8)) &^= int64(5)
-//line gompt_kernels.go:5459
+//line gompt_kernels.go:5460
 //line tricky.go:27
 		*(*int64)(unsafe.Add(gomptPOut, (o+int(3))*8))++
-//line gompt_kernels.go:5462
+//line gompt_kernels.go:5463
 //line tricky.go:28
 		*(*int64)(unsafe.Add(gomptPOut, (o+int(3))*8)) %= int64(1000003)
-//line gompt_kernels.go:5465
+//line gompt_kernels.go:5466
 //line tricky.go:29
 		var cnt uint8
-//line gompt_kernels.go:5468
+//line gompt_kernels.go:5469
 //line tricky.go:30
 		for k := range uint8(200) {
-//line gompt_kernels.go:5471
+//line gompt_kernels.go:5472
 //line tricky.go:31
 			cnt += k
-//line gompt_kernels.go:5474
+//line gompt_kernels.go:5475
 //line tricky.go:30
 		}
-//line gompt_kernels.go:5477
+//line gompt_kernels.go:5478
 //line tricky.go:33
 		*(*int64)(unsafe.Add(gomptPOut, (o+int(4))*8)) = (int64(cnt) + int64((^uint8(long))))
-//line gompt_kernels.go:5480
+//line gompt_kernels.go:5481
 //line tricky.go:34
 		half, flag := (long > int64(0)), (!((long % int64(2)) == int64(0)))
-//line gompt_kernels.go:5483
+//line gompt_kernels.go:5484
 //line tricky.go:35
 		if half == flag {
-//line gompt_kernels.go:5486
+//line gompt_kernels.go:5487
 //line tricky.go:36
 			*(*int64)(unsafe.Add(gomptPOut, (o+int(5))*8)) = int64(1)
-//line gompt_kernels.go:5489
+//line gompt_kernels.go:5490
 //line tricky.go:35
 		}
-//line gompt_kernels.go:5492
+//line gompt_kernels.go:5493
 //line tricky.go:38
 		*(*int64)(unsafe.Add(gomptPOut, (o+int(6))*8)) = (min(long, int64(a), int64(b), int64(7)) + max(long, int64(-3)))
-//line gompt_kernels.go:5495
+//line gompt_kernels.go:5496
 //line tricky.go:39
 		for j := range int(5) {
-//line gompt_kernels.go:5498
+//line gompt_kernels.go:5499
 //line tricky.go:40
 			if int64(j) == (long % int64(5)) {
-//line gompt_kernels.go:5501
+//line gompt_kernels.go:5502
 //line tricky.go:41
 				*(*int64)(unsafe.Add(gomptPOut, (o+int(7))*8)) = ((int64(j) + int64((float64(314.1592653589793) * float64((j + int(1)))))) + int64(1000000000000000000))
-//line gompt_kernels.go:5504
+//line gompt_kernels.go:5505
 //line tricky.go:42
 				continue gomptPoint0
-//line gompt_kernels.go:5507
+//line gompt_kernels.go:5508
 //line tricky.go:40
 			}
-//line gompt_kernels.go:5510
+//line gompt_kernels.go:5511
 //line tricky.go:39
 		}
-//line gompt_kernels.go:5513
+//line gompt_kernels.go:5514
 //line tricky.go:45
 		*(*int64)(unsafe.Add(gomptPOut, (o+int(7))*8)) = (-long)
-//line gompt_kernels.go:5516
+//line gompt_kernels.go:5517
 	}
 	_ = n
 }
@@ -5584,34 +5585,34 @@ func gomptHostUint64Ops(gomptA *gomptdevice.HostArgs, gomptR gomptdevice.Range, 
 	for i := gomptLo0; i < gomptHi0; i++ {
 //line ints.go:53
 		x, y := *(*uint64)(unsafe.Add(gomptPA, i*8)), *(*uint64)(unsafe.Add(gomptPB, i*8))
-//line gompt_kernels.go:5588
+//line gompt_kernels.go:5589
 //line ints.go:54
 		o := (int(6) * i)
-//line gompt_kernels.go:5591
+//line gompt_kernels.go:5592
 //line ints.go:55
 		*(*uint64)(unsafe.Add(gomptPOut, o*8)) = (x + y)
-//line gompt_kernels.go:5594
+//line gompt_kernels.go:5595
 //line ints.go:56
 		*(*uint64)(unsafe.Add(gomptPOut, (o+int(1))*8)) = (x - y)
-//line gompt_kernels.go:5597
+//line gompt_kernels.go:5598
 //line ints.go:57
 		*(*uint64)(unsafe.Add(gomptPOut, (o+int(2))*8)) = (x * y)
-//line gompt_kernels.go:5600
+//line gompt_kernels.go:5601
 //line ints.go:58
 		if y != uint64(0) {
-//line gompt_kernels.go:5603
+//line gompt_kernels.go:5604
 //line ints.go:59
 			*(*uint64)(unsafe.Add(gomptPOut, (o+int(3))*8)) = (x / y)
-//line gompt_kernels.go:5606
+//line gompt_kernels.go:5607
 //line ints.go:60
 			*(*uint64)(unsafe.Add(gomptPOut, (o+int(4))*8)) = (x % y)
-//line gompt_kernels.go:5609
+//line gompt_kernels.go:5610
 //line ints.go:58
 		}
-//line gompt_kernels.go:5612
+//line gompt_kernels.go:5613
 //line ints.go:62
 		*(*uint64)(unsafe.Add(gomptPOut, (o+int(5))*8)) = (-x)
-//line gompt_kernels.go:5615
+//line gompt_kernels.go:5616
 	}
 	_ = n
 }
