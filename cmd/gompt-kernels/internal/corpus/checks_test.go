@@ -230,7 +230,10 @@ func TestCheckOff(t *testing.T) {
 
 // A nowait construct whose kernel fails a check: its task fails with the
 // fault, and a construct that depends on it gets ErrDependence and runs
-// nothing.
+// nothing. The dependent names the task (DependOn): a depend clause on a
+// slice orders it only after constructs still in flight when it begins,
+// and on the initial device the first construct may already have ended
+// then (the dependent then ran, and failed its own check: 1 run in 30).
 func TestNowaitFaultFailsDependents(t *testing.T) {
 	const n, m = 256, 16
 	src := filled(m, 3)
@@ -249,7 +252,7 @@ func TestNowaitFaultFailsDependents(t *testing.T) {
 			}
 		}
 		first := target.TargetNowait(region(target.DependOut(dst)))
-		second := target.TargetNowait(region(target.DependIn(dst)))
+		second := target.TargetNowait(region(target.DependOn(first)))
 		checkFault(t, first.Wait(), "Gather", posOf(t, "Gather", "dst[i] = src[idx[i]]"), `index out of range \[16\] with length 16`, what+": the failing construct")
 		err := second.Wait()
 		require.ErrorIs(t, err, target.ErrDependence, "%s: its dependent", what)
