@@ -224,13 +224,16 @@ func (d *clDevice) timeSource() string {
 
 // Describe opens the device if it is not open yet and returns its Info
 // with where its times come from (device.Describer) and whether its
-// kernels' own work-group limits are trusted (probeGroups).
+// kernels' own work-group and local memory figures are trusted
+// (probeGroups, probeLocal).
 func (d *clDevice) Describe() (device.Info, error) {
 	if err := d.init(); err != nil {
 		return device.Info{}, err
 	}
 	info := d.Info()
 	info.TimeSource, info.BracketTimes = d.timeSource(), d.hostTimes
-	info.Extra = append(slices.Clone(info.Extra), device.Attr{Key: "kernel_work_group_size", Value: d.groupsTrust().why})
+	info.Extra = append(slices.Clone(info.Extra),
+		device.Attr{Key: "kernel_work_group_size", Value: d.groupsTrust().why},
+		device.Attr{Key: "kernel_local_mem_size", Value: d.localsTrust().why})
 	return info, nil
 }

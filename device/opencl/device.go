@@ -129,6 +129,8 @@ type clDevice struct {
 
 	groupOnce sync.Once  // the work-group limit probe (groups.go)
 	groups    groupTrust // what it found
+	localOnce sync.Once  // the local memory probe (groups.go)
+	locals    localTrust // what it found
 }
 
 // hooks make a device behave as another would, for tests on POCL of what
@@ -142,6 +144,7 @@ type hooks struct {
 	failInit    string // make this step of init fail (initSteps), as a driver might
 	kernelGroup int    // every CL_KERNEL_WORK_GROUP_SIZE reads as this, as on rusticl (32)
 	groupsFail  bool   // the work-group probe's launch fails, as where kernels' limits are true
+	localScale  int    // CL_KERNEL_LOCAL_MEM_SIZE reads this many times the truth, as on rusticl (2)
 }
 
 // initSteps are the steps of a device's opening (init), in order, each of

@@ -99,6 +99,13 @@ func PretendTrueSmallGroups(t testing.TB, d device.Device, n int) device.Device 
 	return pretend(t, d, hooks{kernelGroup: n, groupsFail: true}, 0)
 }
 
+// PretendLocalScale returns a device on the same OpenCL device as d
+// whose driver reports n times each kernel's local memory, as rusticl's
+// (2), closed when t ends.
+func PretendLocalScale(t testing.TB, d device.Device, n int) device.Device {
+	return pretend(t, d, hooks{localScale: n}, 0)
+}
+
 var asNVIDIA = hooks{noHostClock: true, kstamps: true, callbacks: true, staging: true}
 
 // StagingBuffers returns how many staging buffers OpenCL device d has made.

@@ -123,3 +123,67 @@ func (d *clDevice) runGroupProbe(kern cl.Kernel, n int) error {
 	}
 	return nil
 }
+
+// Team-local memory. A kernel's CL_KERNEL_LOCAL_MEM_SIZE is, on POCL and
+// NVIDIA, the local memory it declares: one that asks more than
+// CL_DEVICE_LOCAL_MEM_SIZE fails (POCL asserts and kills the process).
+// rusticl 22.3 reports twice what a kernel declares (65536 for a __local
+// array of 32768 bytes), which would refuse kernels of 16 to 32 KiB that
+// it runs right. So a kernel is refused for its reported local memory only
+// where a probe kernel declaring localProbeBytes is reported within
+// localProbeSlack of that; elsewhere the figure the generator declared
+// (Kernel.Needs, checked against CL_DEVICE_LOCAL_MEM_SIZE at load)
+// stands. The probe runs once per device, at the first kernel whose
+// reported figure exceeds the device's (or at Describe).
+const (
+	localProbeBytes = 1024
+	localProbeSlack = 512
+)
+
+const localProbeSource = `__kernel void gompt_probe_local(__global uint *out) {
+  __local uint a[256];
+  a[get_local_id(0) & 255] = (uint)get_local_id(0);
+  barrier(CLK_LOCAL_MEM_FENCE);
+  out[get_global_id(0)] = a[0];
+}
+`
+
+// kernelLocal reads kern's CL_KERNEL_LOCAL_MEM_SIZE on the device (as
+// hooks.localScale says, in tests).
+func (d *clDevice) kernelLocal(kern cl.Kernel) (uint64, error) {
+	lm, err := cl.GetKernelWorkGroupUint(kern, d.dev, cl.KERNEL_LOCAL_MEM_SIZE)
+	if d.hooks.localScale > 0 {
+		lm *= uint64(d.hooks.localScale)
+	}
+	return lm, err
+}
+
+// localTrust is what probeLocal found.
+type localTrust struct {
+	honest bool   // CL_KERNEL_LOCAL_MEM_SIZE is what a kernel declares
+	why    string // for Describe
+}
+
+// localsTrust probes the driver's CL_KERNEL_LOCAL_MEM_SIZE once
+// (probeLocal). The device is open.
+func (d *clDevice) localsTrust() localTrust {
+	d.localOnce.Do(func() { d.locals = d.probeLocal() })
+	return d.locals
+}
+
+func (d *clDevice) probeLocal() localTrust {
+	prog, kern, err := d.buildInternal(localProbeSource, "gompt_probe_local")
+	if err != nil {
+		return localTrust{honest: true, why: fmt.Sprintf("each kernel's CL_KERNEL_LOCAL_MEM_SIZE (the probe kernel did not build: %v)", err)}
+	}
+	defer cl.ReleaseProgram(prog)
+	defer cl.ReleaseKernel(kern)
+	lm, err := d.kernelLocal(kern)
+	switch {
+	case err != nil:
+		return localTrust{why: fmt.Sprintf("the kernels' declared needs: CL_KERNEL_LOCAL_MEM_SIZE could not be read (%v)", err)}
+	case lm >= localProbeBytes && lm < localProbeBytes+localProbeSlack:
+		return localTrust{honest: true, why: fmt.Sprintf("each kernel's CL_KERNEL_LOCAL_MEM_SIZE (%d for a kernel declaring %d bytes)", lm, localProbeBytes)}
+	}
+	return localTrust{why: fmt.Sprintf("the kernels' declared needs: the driver's CL_KERNEL_LOCAL_MEM_SIZE is %d for a kernel declaring %d bytes", lm, localProbeBytes)}
+}

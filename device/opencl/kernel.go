@@ -163,8 +163,9 @@ func (d *clDevice) build(k *device.Kernel, img *device.Image) (*function, error)
 			return fail(d.needError(k, device.NeedTeamSize, int64(t), fmt.Sprintf("runs this kernel in teams of at most %d threads (%s)", most, from)))
 		}
 	}
-	// Its team-local memory, as the driver counts it once built.
-	if lm, err := cl.GetKernelWorkGroupUint(kern, d.dev, cl.KERNEL_LOCAL_MEM_SIZE); err == nil && lm > d.info.LocalMem {
+	// Its team-local memory, as the driver counts it once built, where
+	// that count is true (groups.go).
+	if lm, err := d.kernelLocal(kern); err == nil && lm > d.info.LocalMem && d.localsTrust().honest {
 		return fail(d.needError(k, device.NeedLocalMem, int64(lm), fmt.Sprintf("has at most %d bytes of team-local memory (CL_DEVICE_LOCAL_MEM_SIZE)", d.info.LocalMem)))
 	}
 	// A hint (32 on NVIDIA, 8 on POCL): an implementation without it

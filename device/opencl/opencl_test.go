@@ -94,6 +94,51 @@ func TestConformance(t *testing.T) {
 	}
 }
 
+// TestLocalMemoryKnownAtLoad loads a hand-written kernel declaring 64
+// bytes more team-local memory than the device has: where the driver's
+// CL_KERNEL_LOCAL_MEM_SIZE is true (POCL), the load fails with a
+// *device.NeedError naming the bytes and CL_DEVICE_LOCAL_MEM_SIZE, before
+// any copy (POCL's launch of it killed the process with an assertion).
+// Where the driver reports twice the truth (rusticl; POCL pretending so),
+// a kernel declaring three quarters of the device's local memory loads:
+// an inflated figure refuses nothing.
+func TestLocalMemoryKnownAtLoad(t *testing.T) {
+	local := func(name string, n uint64) *device.Kernel {
+		return kernel(name, fmt.Sprintf(`__kernel void %s(__global uchar *o) {
+  __local uchar a[%d];
+  a[get_local_id(0)] = 1;
+  barrier(CLK_LOCAL_MEM_FENCE);
+  o[get_global_id(0)] = a[0];
+}
+`, name, n), device.Param{Name: "o", Kind: device.ParamBuffer, Elem: device.ParamUint8})
+	}
+	for _, d := range devices(t) {
+		desc, err := d.(device.Describer).Describe()
+		require.NoError(t, err)
+		trusted := ""
+		for _, a := range desc.Extra {
+			if a.Key == "kernel_local_mem_size" {
+				trusted = a.Value
+			}
+		}
+		lm := d.Info().LocalMem
+		_, err = d.Load(local("too_local", lm+64))
+		if strings.HasPrefix(trusted, "each kernel's") {
+			var ne *device.NeedError
+			require.ErrorAs(t, err, &ne, "%s: a kernel declaring %d bytes of local memory of %d", d.Info().Name, lm+64, lm)
+			assert.ErrorIs(t, err, device.ErrUnsupported)
+			assert.Equal(t, device.NeedLocalMem, ne.Need.Kind)
+			assert.Contains(t, err.Error(), fmt.Sprintf("%d bytes of team-local memory", lm+64))
+			assert.Contains(t, err.Error(), "CL_DEVICE_LOCAL_MEM_SIZE")
+		} else {
+			t.Logf("%s: kernels' local memory from %s: a kernel declaring %d bytes loads: %v", d.Info().Name, trusted, lm+64, err)
+		}
+		inflated := opencl.PretendLocalScale(t, d, 2)
+		_, err = inflated.Load(local("three_quarters_local", lm*3/4))
+		assert.NoError(t, err, "%s reporting twice each kernel's local memory: a kernel declaring %d bytes of %d", d.Info().Name, lm*3/4, lm)
+	}
+}
+
 // TestTeamSizeKnownAtLoad loads the team kernel matmul_tiled (teams of
 // 256) on devices whose driver gives every kernel a
 // CL_KERNEL_WORK_GROUP_SIZE of 32, as rusticl does. Where groups of the
@@ -172,7 +217,7 @@ func TestInfo(t *testing.T) {
 		assert.NotEmpty(t, desc.TimeSource, "Describe: TimeSource")
 		assert.Equal(t, desc.BracketTimes, strings.HasPrefix(desc.TimeSource, "host CLOCK_MONOTONIC readings that bracket"), "Describe: BracketTimes %v with TimeSource %q", desc.BracketTimes, desc.TimeSource)
 		assert.Equal(t, in.Caps, desc.Caps, "Describe keeps the capabilities")
-		t.Logf("%s: times from %s; work-group limits: %v", in.Name, desc.TimeSource, desc.Extra[len(desc.Extra)-1])
+		t.Logf("%s: times from %s; kernels' limits: %v", in.Name, desc.TimeSource, desc.Extra[len(desc.Extra)-2:])
 		_, ok := d.(device.MemInfo)
 		assert.True(t, ok, "device does not implement device.MemInfo")
 		_, ok = d.(device.Closer)
