@@ -129,6 +129,8 @@ type clDevice struct {
 
 	groupOnce sync.Once  // the work-group limit probe (groups.go)
 	groups    groupTrust // what it found
+
+	loops loopLimit // the loop limit probe (loops.go)
 }
 
 // hooks make a device behave as another would, for tests on POCL of what
@@ -141,6 +143,7 @@ type hooks struct {
 	noTimes     bool   // no command carries usable profiling times, as on rusticl
 	failInit    string // make this step of init fail (initSteps), as a driver might
 	kernelGroup int    // every CL_KERNEL_WORK_GROUP_SIZE reads as this, as on rusticl (32)
+	loopGuard   bool   // build kernels with the loop guard, as where loops end early (loops.go)
 }
 
 // initSteps are the steps of a device's opening (init), in order, each of
