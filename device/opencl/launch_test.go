@@ -334,6 +334,13 @@ func TestSubBufferReused(t *testing.T) {
 				require.Equal(t, want, v, "element %d", i)
 			}
 		}
+		// With the loop guard (llvmpipe), the queue's fault record too,
+		// made at its first launch and kept until it is released.
+		record := int64(0)
+		if opencl.Guarded(f) {
+			record = 1
+		}
+		before += record
 		live := cl.Live().Mems
 		assert.Equal(t, before+1, live, "live memory objects after 100 launches through one interior pointer, want %d (one cached sub-buffer)", before+1)
 		assert.EqualValues(t, 1, opencl.CachedSubBuffers(d), "cached sub-buffers, want 1")
