@@ -19,6 +19,19 @@ const FaultIndex FaultKind = 1
 // divide by zero").
 const FaultDivide FaultKind = 2
 
+// FaultLoopLimit is a device that ended a kernel's loops before their end:
+// Mesa's llvmpipe (rusticl on the CPU) runs at most 65535 loop iterations
+// per work-item, all of its loops together, and then leaves every loop at
+// its next turn without a word. Kernels that gompt-kernels generates check
+// for it where the plugin asks them to (the OpenCL plugin on such a
+// device), with a loop that must turn twice, and report it in their fault
+// record as check LoopLimitCheck: the results are incomplete.
+const FaultLoopLimit FaultKind = 3
+
+// LoopLimitCheck is the check number that device code writes into word 0
+// of its fault record for a FaultLoopLimit (a kernel has fewer checks).
+const LoopLimitCheck = 0x7fffffff
+
 // FaultSite is one run-time check in a kernel's code: what it guards and
 // the source position it reports ("heat.go:14").
 type FaultSite struct {
@@ -61,6 +74,9 @@ type KernelFault struct {
 }
 
 func (f *KernelFault) Error() string {
+	if f.Site.Kind == FaultLoopLimit {
+		return "kernel " + f.Kernel + ": the device ended its loops early (its driver stops a work-item's loops after a fixed number of iterations in all: 65535 on Mesa's llvmpipe), so the results are incomplete; launch it with more teams or threads, so that each work-item loops less, or on another device"
+	}
 	s := "kernel " + f.Kernel + " (" + f.Site.Pos + "): "
 	if f.What != "" {
 		return s + f.What
@@ -80,13 +96,18 @@ func (f *KernelFault) Error() string {
 
 // Fault decodes a fault record read back from a device after k ran: nil
 // when no check failed (word 0 is 0) or when the record is not k's (its
-// tag is another kernel's), else the *KernelFault. A record whose site
+// tag is another kernel's), else the *KernelFault. Check LoopLimitCheck
+// is a FaultLoopLimit, which any kernel may report; a record whose site
 // number k does not have is reported as such, never dropped.
 func (k *Kernel) Fault(rec [4]int64) *KernelFault {
 	if rec[0] == 0 || rec[3] != FaultTag(k.Name) {
 		return nil
 	}
 	f := &KernelFault{Kernel: k.Name, Index: rec[1], Len: rec[2]}
+	if rec[0] == LoopLimitCheck {
+		f.Site = FaultSite{Kind: FaultLoopLimit}
+		return f
+	}
 	if rec[0] < 1 || rec[0] > int64(len(k.Faults)) {
 		f.Site = FaultSite{Pos: "check " + strconv.FormatInt(rec[0], 10) + " of " + strconv.Itoa(len(k.Faults))}
 		return f

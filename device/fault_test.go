@@ -35,6 +35,27 @@ func TestKernelFaultFromRecord(t *testing.T) {
 	assert.Len(t, (&device.Kernel{Params: []device.Param{{Name: "n", Kind: device.ParamInt64}}}).DeviceParams(), 1, "an unchecked kernel's device parameters are its Params")
 }
 
+// A record of check LoopLimitCheck, which a kernel with or without checks
+// writes where its driver ended its loops early, is a FaultLoopLimit that
+// says so, for its own kernel only.
+func TestLoopLimitFaultFromRecord(t *testing.T) {
+	for _, k := range []*device.Kernel{checkedKernel("Heat"), {Name: "Heat"}} {
+		tag := device.FaultTag("Heat")
+		f := k.Fault([4]int64{device.LoopLimitCheck, 0, 0, tag})
+		require.NotNil(t, f, "checked %v", k.Checked())
+		assert.Equal(t, device.FaultLoopLimit, f.Site.Kind)
+		assert.Contains(t, f.Error(), "kernel Heat: the device ended its loops early")
+		assert.Contains(t, f.Error(), "results are incomplete")
+		assert.Nil(t, k.Fault([4]int64{device.LoopLimitCheck, 0, 0, device.FaultTag("Other")}), "another kernel's record")
+	}
+	var l generic.FaultLog
+	l.Launched(&device.Kernel{Name: "matmul"})
+	err := l.Read([4]int64{device.LoopLimitCheck, 0, 0, device.FaultTag("matmul")})
+	var kf *device.KernelFault
+	require.True(t, errors.As(err, &kf), "%v", err)
+	assert.Equal(t, device.FaultLoopLimit, kf.Site.Kind)
+}
+
 // A queue that ran several checked kernels finds the one the record names,
 // and forgets them once read.
 func TestFaultLogFindsTheKernelByTag(t *testing.T) {

@@ -2,12 +2,27 @@
 // Kernel copy32: the Go function copy32 with Go's semantics (see gompt-kernels -h).
 #pragma OPENCL FP_CONTRACT OFF
 
+#ifdef GOMPT_LOOP_GUARD
+#define GOMPT_LOOP_PARAM , __global long *gompt_fault
+#define GOMPT_LOOP_PARAM_ONLY __global long *gompt_fault
+#define GOMPT_LOOP_CHECK gompt_loop_check(gompt_fault)
+static inline __attribute__((always_inline)) void gompt_loop_check(__global long *f) {
+  uint want = get_work_dim() + 1, ran = 0;
+  for (uint i = 0; i < want; i++) ran++;
+  if (ran < want && atomic_cmpxchg((volatile __global int *)f, 0, 2147483647) == 0) f[3] = 1245510949L;
+}
+#else
+#define GOMPT_LOOP_PARAM
+#define GOMPT_LOOP_PARAM_ONLY void
+#define GOMPT_LOOP_CHECK
+#endif
+
 
 static inline __attribute__((always_inline)) void gompt_body_copy32(long i, long n, __global const int *src, long gompt_len_src_, __global int *dst, long gompt_len_dst_) {
   dst[i] = src[i];
 }
 
-__kernel void gompt_copy32(long n, __global const int *src, __global int *dst) {
+__kernel void gompt_copy32(long n, __global const int *src, __global int *dst GOMPT_LOOP_PARAM) {
   long gompt_len_src = ((long)n > 0 ? (long)n : 0);
   long gompt_len_dst = ((long)n > 0 ? (long)n : 0);
   if ((long)n <= 0) return;
@@ -18,9 +33,11 @@ __kernel void gompt_copy32(long n, __global const int *src, __global int *dst) {
     } else if (gompt_i0 < (long)n) {
       gompt_body_copy32(gompt_i0, n, src, gompt_len_src, dst, gompt_len_dst);
     }
+    GOMPT_LOOP_CHECK;
     return;
   }
   for (long gompt_i0 = (long)get_global_id(0); gompt_i0 < (long)n; gompt_i0 += (long)get_global_size(0)) {
     gompt_body_copy32(gompt_i0, n, src, gompt_len_src, dst, gompt_len_dst);
   }
+  GOMPT_LOOP_CHECK;
 }

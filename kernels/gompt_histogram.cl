@@ -2,6 +2,21 @@
 // Kernel histogram: the Go function histogram with Go's semantics (see gompt-kernels -h).
 #pragma OPENCL FP_CONTRACT OFF
 
+#ifdef GOMPT_LOOP_GUARD
+#define GOMPT_LOOP_PARAM , __global long *gompt_fault
+#define GOMPT_LOOP_PARAM_ONLY __global long *gompt_fault
+#define GOMPT_LOOP_CHECK gompt_loop_check(gompt_fault)
+static inline __attribute__((always_inline)) void gompt_loop_check(__global long *f) {
+  uint want = get_work_dim() + 1, ran = 0;
+  for (uint i = 0; i < want; i++) ran++;
+  if (ran < want && atomic_cmpxchg((volatile __global int *)f, 0, 2147483647) == 0) f[3] = 834487969L;
+}
+#else
+#define GOMPT_LOOP_PARAM
+#define GOMPT_LOOP_PARAM_ONLY void
+#define GOMPT_LOOP_CHECK
+#endif
+
 static inline __attribute__((always_inline)) void gompt_reduce_add_uint_global(volatile __global uint *a, uint v) {
   atomic_add(a, v);
 }
@@ -23,7 +38,7 @@ static inline __attribute__((always_inline)) void gompt_body_histogram(long i, l
   }
 }
 
-__kernel void gompt_histogram(long n, __global const uchar *v, __global uint *h) {
+__kernel void gompt_histogram(long n, __global const uchar *v, __global uint *h GOMPT_LOOP_PARAM) {
   __local uint gompt_r_h[256];
   long gompt_len_v = ((long)n > 0 ? (long)n : 0);
   long gompt_len_h = (256L > 0 ? 256L : 0);
@@ -54,4 +69,5 @@ __kernel void gompt_histogram(long n, __global const uchar *v, __global uint *h)
     if (gompt_v != ((uint)0)) gompt_reduce_add_uint_global(&h[gompt_l], gompt_v);
   }
   #endif
+  GOMPT_LOOP_CHECK;
 }

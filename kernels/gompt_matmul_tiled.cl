@@ -2,6 +2,21 @@
 // Kernel matmul_tiled: the Go function matmulTiled with Go's semantics (see gompt-kernels -h).
 #pragma OPENCL FP_CONTRACT OFF
 
+#ifdef GOMPT_LOOP_GUARD
+#define GOMPT_LOOP_PARAM 
+#define GOMPT_LOOP_PARAM_ONLY __global long *gompt_fault
+#define GOMPT_LOOP_CHECK gompt_loop_check(gompt_fault)
+static inline __attribute__((always_inline)) void gompt_loop_check(__global long *f) {
+  uint want = get_work_dim() + 1, ran = 0;
+  for (uint i = 0; i < want; i++) ran++;
+  if (ran < want && atomic_cmpxchg((volatile __global int *)f, 0, 2147483647) == 0) f[3] = 1805339846L;
+}
+#else
+#define GOMPT_LOOP_PARAM
+#define GOMPT_LOOP_PARAM_ONLY void
+#define GOMPT_LOOP_CHECK
+#endif
+
 static void gompt_check_fail(__global long *f, int *stop, long site, long i, long n) {
   *stop = 1;
   if (atomic_cmpxchg((volatile __global int *)f, 0, (int)site) == 0) {
@@ -282,7 +297,7 @@ static inline __attribute__((always_inline)) void gompt_body_matmul_tiled(long t
   }
 }
 
-__kernel __attribute__((reqd_work_group_size(256, 1, 1))) void gompt_matmul_tiled(long teams, long m, long n, long k, __global const float *A, __global const float *B, __global float *C, __global long *gompt_fault) {
+__kernel __attribute__((reqd_work_group_size(256, 1, 1))) void gompt_matmul_tiled(long teams, long m, long n, long k, __global const float *A, __global const float *B, __global float *C, __global long *gompt_fault GOMPT_LOOP_PARAM) {
   int gompt_stopped = 0, *gompt_stop = &gompt_stopped;
   __local float gompt_l_tA[1024];
   __local float gompt_l_tB[1024];
@@ -294,4 +309,5 @@ __kernel __attribute__((reqd_work_group_size(256, 1, 1))) void gompt_matmul_tile
     gompt_body_matmul_tiled(gompt_t, gompt_th, teams, m, n, k, A, gompt_len_A, B, gompt_len_B, C, gompt_len_C, gompt_l_tA, gompt_l_tB, gompt_fault, gompt_stop);
     barrier(CLK_LOCAL_MEM_FENCE | CLK_GLOBAL_MEM_FENCE);
   }
+  GOMPT_LOOP_CHECK;
 }

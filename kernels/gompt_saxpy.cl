@@ -2,12 +2,27 @@
 // Kernel saxpy: the Go function saxpy with Go's semantics (see gompt-kernels -h).
 #pragma OPENCL FP_CONTRACT OFF
 
+#ifdef GOMPT_LOOP_GUARD
+#define GOMPT_LOOP_PARAM , __global long *gompt_fault
+#define GOMPT_LOOP_PARAM_ONLY __global long *gompt_fault
+#define GOMPT_LOOP_CHECK gompt_loop_check(gompt_fault)
+static inline __attribute__((always_inline)) void gompt_loop_check(__global long *f) {
+  uint want = get_work_dim() + 1, ran = 0;
+  for (uint i = 0; i < want; i++) ran++;
+  if (ran < want && atomic_cmpxchg((volatile __global int *)f, 0, 2147483647) == 0) f[3] = 1920648640L;
+}
+#else
+#define GOMPT_LOOP_PARAM
+#define GOMPT_LOOP_PARAM_ONLY void
+#define GOMPT_LOOP_CHECK
+#endif
+
 
 static inline __attribute__((always_inline)) void gompt_body_saxpy(long i, long n, float a, __global const float *x, long gompt_len_x_, __global float *y, long gompt_len_y_) {
   y[i] = ((a * x[i]) + y[i]);
 }
 
-__kernel void gompt_saxpy(long n, float a, __global const float *x, __global float *y) {
+__kernel void gompt_saxpy(long n, float a, __global const float *x, __global float *y GOMPT_LOOP_PARAM) {
   long gompt_len_x = ((long)n > 0 ? (long)n : 0);
   long gompt_len_y = ((long)n > 0 ? (long)n : 0);
   if ((long)n <= 0) return;
@@ -18,9 +33,11 @@ __kernel void gompt_saxpy(long n, float a, __global const float *x, __global flo
     } else if (gompt_i0 < (long)n) {
       gompt_body_saxpy(gompt_i0, n, a, x, gompt_len_x, y, gompt_len_y);
     }
+    GOMPT_LOOP_CHECK;
     return;
   }
   for (long gompt_i0 = (long)get_global_id(0); gompt_i0 < (long)n; gompt_i0 += (long)get_global_size(0)) {
     gompt_body_saxpy(gompt_i0, n, a, x, gompt_len_x, y, gompt_len_y);
   }
+  GOMPT_LOOP_CHECK;
 }

@@ -2,12 +2,27 @@
 // Kernel vecadd: the Go function vecadd with Go's semantics (see gompt-kernels -h).
 #pragma OPENCL FP_CONTRACT OFF
 
+#ifdef GOMPT_LOOP_GUARD
+#define GOMPT_LOOP_PARAM , __global long *gompt_fault
+#define GOMPT_LOOP_PARAM_ONLY __global long *gompt_fault
+#define GOMPT_LOOP_CHECK gompt_loop_check(gompt_fault)
+static inline __attribute__((always_inline)) void gompt_loop_check(__global long *f) {
+  uint want = get_work_dim() + 1, ran = 0;
+  for (uint i = 0; i < want; i++) ran++;
+  if (ran < want && atomic_cmpxchg((volatile __global int *)f, 0, 2147483647) == 0) f[3] = 565320468L;
+}
+#else
+#define GOMPT_LOOP_PARAM
+#define GOMPT_LOOP_PARAM_ONLY void
+#define GOMPT_LOOP_CHECK
+#endif
+
 
 static inline __attribute__((always_inline)) void gompt_body_vecadd(long i, long n, __global const float *a, long gompt_len_a_, __global const float *b, long gompt_len_b_, __global float *c, long gompt_len_c_) {
   c[i] = (a[i] + b[i]);
 }
 
-__kernel void gompt_vecadd(long n, __global const float *a, __global const float *b, __global float *c) {
+__kernel void gompt_vecadd(long n, __global const float *a, __global const float *b, __global float *c GOMPT_LOOP_PARAM) {
   long gompt_len_a = ((long)n > 0 ? (long)n : 0);
   long gompt_len_b = ((long)n > 0 ? (long)n : 0);
   long gompt_len_c = ((long)n > 0 ? (long)n : 0);
@@ -19,9 +34,11 @@ __kernel void gompt_vecadd(long n, __global const float *a, __global const float
     } else if (gompt_i0 < (long)n) {
       gompt_body_vecadd(gompt_i0, n, a, gompt_len_a, b, gompt_len_b, c, gompt_len_c);
     }
+    GOMPT_LOOP_CHECK;
     return;
   }
   for (long gompt_i0 = (long)get_global_id(0); gompt_i0 < (long)n; gompt_i0 += (long)get_global_size(0)) {
     gompt_body_vecadd(gompt_i0, n, a, gompt_len_a, b, gompt_len_b, c, gompt_len_c);
   }
+  GOMPT_LOOP_CHECK;
 }

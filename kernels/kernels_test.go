@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"math"
 	"slices"
+	"strings"
 	"sync"
 	"testing"
 
@@ -501,7 +502,13 @@ func TestLibraryKernelsNeedNoChecks(t *testing.T) {
 	for _, k := range kernels.All() {
 		assert.Empty(t, k.Faults, "kernel %s has run-time checks", k.Name)
 		if src, ok := k.Image(device.ImageOpenCL); ok {
-			assert.NotContains(t, src.Source, "gompt_fault", "kernel %s's OpenCL C", k.Name)
+			// As built where loops do not end early (see
+			// device.FaultLoopLimit): without the loop guard.
+			code := src.Source
+			if i, j := strings.Index(code, "#ifdef GOMPT_LOOP_GUARD\n"), strings.Index(code, "#else\n"); i >= 0 && j > i {
+				code = code[:i] + code[j:]
+			}
+			assert.NotContains(t, code, "gompt_fault", "kernel %s's OpenCL C", k.Name)
 		}
 	}
 }

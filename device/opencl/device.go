@@ -131,6 +131,7 @@ type clDevice struct {
 	groups    groupTrust // what it found
 	localOnce sync.Once  // the local memory probe (groups.go)
 	locals    localTrust // what it found
+	loops     loopLimit  // the loop limit probe (loops.go)
 }
 
 // hooks make a device behave as another would, for tests on POCL of what
@@ -145,6 +146,7 @@ type hooks struct {
 	kernelGroup int    // every CL_KERNEL_WORK_GROUP_SIZE reads as this, as on rusticl (32)
 	groupsFail  bool   // the work-group probe's launch fails, as where kernels' limits are true
 	localScale  int    // CL_KERNEL_LOCAL_MEM_SIZE reads this many times the truth, as on rusticl (2)
+	loopGuard   bool   // build kernels with the loop guard, as where loops end early (loops.go)
 }
 
 // initSteps are the steps of a device's opening (init), in order, each of

@@ -129,3 +129,26 @@ func CachedSubBuffers(d device.Device) int {
 	defer c.mu.RUnlock()
 	return len(c.subs)
 }
+
+// LoopsLimited reports whether OpenCL device d ends a work-item's loops
+// after a fixed number of turns in all (Mesa's llvmpipe), so that its
+// kernels are built with the loop guard, and what its probe saw.
+func LoopsLimited(d device.Device) (bool, string) {
+	cd := d.(*clDevice)
+	if err := cd.init(); err != nil {
+		return false, err.Error()
+	}
+	limited := cd.loopGuard()
+	return limited, cd.loops.why
+}
+
+// PretendLoopGuard returns a device on the same OpenCL device as d that
+// builds kernels with the loop guard on, as on a driver that ends loops
+// early, closed when t ends.
+func PretendLoopGuard(t testing.TB, d device.Device) device.Device {
+	return pretend(t, d, hooks{loopGuard: true}, 0)
+}
+
+// Guarded reports whether f was built with the loop guard and takes a
+// fault record for it beyond its kernel's DeviceParams.
+func Guarded(f device.Function) bool { return f.(*function).guard }

@@ -27,6 +27,7 @@ type function struct {
 	entry string
 	kern  cl.Kernel
 	lim   wgLimits // work-group limits of this kernel on this device
+	guard bool     // built with LoopGuardDefine, it takes a fault record beyond k.DeviceParams (loops.go)
 }
 
 func (f *function) Kernel() *device.Kernel  { return f.k }
@@ -90,6 +91,10 @@ func (d *clDevice) build(k *device.Kernel, img *device.Image) (*function, error)
 	if cpuCode(d.info.Type) {
 		opts += " -D" + CPUDefine
 	}
+	guard := d.loopGuard()
+	if guard {
+		opts += " -D" + LoopGuardDefine
+	}
 	if err := cl.BuildProgram(prog, d.dev, strings.TrimSpace(opts)); err != nil {
 		log, lerr := cl.GetProgramBuildLog(prog, d.dev)
 		cl.ReleaseProgram(prog)
@@ -119,6 +124,12 @@ func (d *clDevice) build(k *device.Kernel, img *device.Image) (*function, error)
 		return fail(d.wrap(op, err))
 	}
 	params := k.DeviceParams()
+	if guard && !k.Checked() && int(nargs) == len(params)+1 {
+		// gompt-kernels' code with the loop guard on: its fault record
+		// last (checked below when the driver names its arguments).
+		f.guard = true
+		params = append(params[:len(params):len(params)], device.FaultParam)
+	}
 	if int(nargs) != len(params) {
 		what := ""
 		if k.Checked() {
@@ -132,6 +143,10 @@ func (d *clDevice) build(k *device.Kernel, img *device.Image) (*function, error)
 	case err != nil:
 		return fail(d.wrap(op+": reading its arguments' types", err))
 	default:
+		if f.guard && args[len(args)-1].Name != "" && args[len(args)-1].Name != device.FaultParam.Name {
+			return fail(d.errorf(op, device.CodeInvalidBinary, "OpenCL kernel %s takes %d arguments but the Kernel declares %d parameters, and the last is %s, not the fault record (%s) of the loop guard",
+				entry, nargs, len(k.Params), args[len(args)-1].Name, device.FaultParam.Name))
+		}
 		if err := checkKernelArgs(k, entry, args); err != nil {
 			return fail(d.errorf(op, device.CodeInvalidBinary, "%v", err))
 		}
@@ -266,7 +281,7 @@ func (q *queue) Launch(f device.Function, shape device.Shape, args []device.Arg)
 		unaligned = unaligned || off%q.d.align != 0
 		q.args = append(q.args, cl.Arg{Size: 8})
 	}
-	if fn.k.Checked() {
+	if fn.k.Checked() || fn.guard {
 		m, err := q.faultRecord()
 		if err != nil {
 			return q.d.wrap("launch "+fn.k.Name+": creating the queue's fault record", err)

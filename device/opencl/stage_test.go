@@ -98,7 +98,11 @@ func TestUnalignedBufferArguments(t *testing.T) {
 		q, err := d.NewQueue()
 		require.NoError(t, err)
 		before := cl.Live()
-		const n = 1000
+		// The buffers hold the sub-slices below at offsets of up to two
+		// alignment units and a few elements, whatever the alignment
+		// (rusticl's 512 bytes, pretending 2048).
+		el := align / 4 // elements per alignment unit
+		n := max(1000, 2*el+500)
 		x0, y0 := make([]float32, n), make([]float32, n)
 		for i := range x0 {
 			x0[i], y0[i] = float32(i), float32(3*i+1)
@@ -133,7 +137,6 @@ func TestUnalignedBufferArguments(t *testing.T) {
 				require.Equal(t, want, y[i], "%s: y[%d]", what, i)
 			}
 		}
-		el := align / 4 // elements per alignment unit
 		staged := opencl.StagedLaunches(d)
 		check("aligned sub-slices", run(el, 2*el, 300), el, 2*el, 300)
 		got := opencl.StagedLaunches(d)
@@ -155,7 +158,7 @@ func TestUnalignedBufferArguments(t *testing.T) {
 		}
 		require.NoError(t, q.CopyIn(buf.Ptr, f32bytes(all)))
 		xo, yo := 1, 1+el // x = all[1:], y = all[1+el:]
-		args := []device.Arg{{Bits: n}, {Bits: uint64(math.Float32bits(2))},
+		args := []device.Arg{{Bits: uint64(n)}, {Bits: uint64(math.Float32bits(2))},
 			{Ptr: buf.Ptr + device.DevicePtr(4*xo)}, {Ptr: buf.Ptr + device.DevicePtr(4*yo)}}
 		require.NoError(t, q.Launch(f, device.Shape{Size: [3]int{n}, Threads: 1, Teams: 1}, args), "saxpy on two sub-slices of one buffer")
 		out := make([]byte, 8*n)

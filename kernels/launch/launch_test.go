@@ -1,7 +1,9 @@
 package launch_test
 
 import (
+	"errors"
 	"math"
+	"sync"
 	"testing"
 
 	"github.com/gompt/gompt/kernels/launch"
@@ -141,5 +143,54 @@ func TestLauncherEdges(t *testing.T) {
 		d, err = launch.RunDot(dev, 3, []float32{1, 2, float32(math.Inf(1))}, []float32{1, 1, 0})
 		assert.NoError(t, err, what)
 		assert.True(t, math.IsNaN(float64(d)), "%s: Inf*0 in a dot product is NaN, got %v", what, d)
+	}
+}
+
+// Goroutines run saxpy at once on disjoint sub-slices of one array mapped
+// on a device, at element offsets whose byte offsets are multiples of no
+// base address alignment (rusticl's and NVIDIA's 512 bytes, POCL's 128):
+// every launch passes its arguments at odd offsets into the device
+// buffers, and every element comes out as plain Go computes it, with
+// nothing outside the sub-slices changed.
+func TestSaxpyOnUnalignedSubSlicesOfOneMappedArray(t *testing.T) {
+	const n, parts = 1<<16 + 37, 8
+	const a = float32(1.5)
+	x := floats(n, func(i int) float32 { return float32(i%101) - 50 })
+	y0 := floats(n, func(i int) float32 { return float32(i%13) * 0.5 })
+	// Part p runs over [lo[p], lo[p]+m[p]): odd offsets, so 4*lo[p] is
+	// no multiple of 8, and gaps between the parts that no launch writes.
+	step := n / parts
+	var lo, m [parts]int
+	for p := range parts {
+		lo[p] = p*step + 2*p + 1
+		m[p] = step - 3*p - 7
+	}
+	for _, dev := range devices() {
+		if dev.Num() == target.InitialDevice {
+			continue // no device buffers
+		}
+		what := target.Describe(dev.Num())
+		y := append([]float32(nil), y0...)
+		err := target.Data(dev.Num(), []target.Map{target.To(x), target.ToFrom(y)}, func() error {
+			var wg sync.WaitGroup
+			errs := make([]error, parts)
+			for p := range parts {
+				wg.Go(func() {
+					errs[p] = launch.RunSaxpy(dev, m[p], a, x[lo[p]:], y[lo[p]:])
+				})
+			}
+			wg.Wait()
+			return errors.Join(errs...)
+		})
+		require.NoError(t, err, what)
+		want := append([]float32(nil), y0...)
+		for p := range parts {
+			for i := lo[p]; i < lo[p]+m[p]; i++ {
+				want[i] = a*x[i] + y0[i]
+			}
+		}
+		for i := range want {
+			require.Equal(t, want[i], y[i], "%s: y[%d]", what, i)
+		}
 	}
 }

@@ -1,6 +1,7 @@
 package corpus
 
 import (
+	"bytes"
 	"errors"
 	"fmt"
 	"math"
@@ -208,6 +209,11 @@ func TestCheckOff(t *testing.T) {
 	assert.NotEmpty(t, GatherKernel.Faults, "Gather checks its src index")
 	cl, err := os.ReadFile("gompt_GatherUnchecked.cl")
 	require.NoError(t, err)
+	// As built where loops do not end early (see device.FaultLoopLimit):
+	// without the loop guard.
+	if i, j := bytes.Index(cl, []byte("#ifdef GOMPT_LOOP_GUARD\n")), bytes.Index(cl, []byte("#else\n")); i >= 0 && j > i {
+		cl = append(cl[:i:i], cl[j:]...)
+	}
 	assert.NotContains(t, string(cl), "gompt_fault", "check=off kernel's OpenCL C")
 	assert.NotContains(t, string(cl), "gompt_ld", "check=off kernel's OpenCL C reads src directly")
 	const n, m = 777, 50

@@ -2,6 +2,21 @@
 // Kernel AtomicMax: the Go function AtomicMax with Go's semantics (see gompt-kernels -h).
 #pragma OPENCL FP_CONTRACT OFF
 
+#ifdef GOMPT_LOOP_GUARD
+#define GOMPT_LOOP_PARAM 
+#define GOMPT_LOOP_PARAM_ONLY __global long *gompt_fault
+#define GOMPT_LOOP_CHECK gompt_loop_check(gompt_fault)
+static inline __attribute__((always_inline)) void gompt_loop_check(__global long *f) {
+  uint want = get_work_dim() + 1, ran = 0;
+  for (uint i = 0; i < want; i++) ran++;
+  if (ran < want && atomic_cmpxchg((volatile __global int *)f, 0, 2147483647) == 0) f[3] = 1892220814L;
+}
+#else
+#define GOMPT_LOOP_PARAM
+#define GOMPT_LOOP_PARAM_ONLY void
+#define GOMPT_LOOP_CHECK
+#endif
+
 static void gompt_check_fail(__global long *f, int *stop, long site, long i, long n) {
   *stop = 1;
   if (atomic_cmpxchg((volatile __global int *)f, 0, (int)site) == 0) {
@@ -148,7 +163,7 @@ static inline __attribute__((always_inline)) void gompt_body_AtomicMax(long i, l
   if (*gompt_stop) return;
 }
 
-__kernel void gompt_AtomicMax(long n, __global const int *v, __global int *m32, __global ulong *m64, __global uint *u32, __global long *i64, __global uint *hits, __global long *gompt_fault) {
+__kernel void gompt_AtomicMax(long n, __global const int *v, __global int *m32, __global ulong *m64, __global uint *u32, __global long *i64, __global uint *hits, __global long *gompt_fault GOMPT_LOOP_PARAM) {
   int gompt_stopped = 0, *gompt_stop = &gompt_stopped;
   long gompt_len_v = ((long)n > 0 ? (long)n : 0);
   long gompt_len_m32 = (2L > 0 ? 2L : 0);
@@ -164,10 +179,12 @@ __kernel void gompt_AtomicMax(long n, __global const int *v, __global int *m32, 
     } else if (gompt_i0 < (long)n) {
       gompt_body_AtomicMax(gompt_i0, n, v, gompt_len_v, m32, gompt_len_m32, m64, gompt_len_m64, u32, gompt_len_u32, i64, gompt_len_i64, hits, gompt_len_hits, gompt_fault, gompt_stop);
     }
+    GOMPT_LOOP_CHECK;
     return;
   }
   for (long gompt_i0 = (long)get_global_id(0); gompt_i0 < (long)n; gompt_i0 += (long)get_global_size(0)) {
     gompt_body_AtomicMax(gompt_i0, n, v, gompt_len_v, m32, gompt_len_m32, m64, gompt_len_m64, u32, gompt_len_u32, i64, gompt_len_i64, hits, gompt_len_hits, gompt_fault, gompt_stop);
     if (gompt_stopped) return;
   }
+  GOMPT_LOOP_CHECK;
 }

@@ -2,6 +2,21 @@
 // Kernel BinMin: the Go function BinMin with Go's semantics (see gompt-kernels -h).
 #pragma OPENCL FP_CONTRACT OFF
 
+#ifdef GOMPT_LOOP_GUARD
+#define GOMPT_LOOP_PARAM 
+#define GOMPT_LOOP_PARAM_ONLY __global long *gompt_fault
+#define GOMPT_LOOP_CHECK gompt_loop_check(gompt_fault)
+static inline __attribute__((always_inline)) void gompt_loop_check(__global long *f) {
+  uint want = get_work_dim() + 1, ran = 0;
+  for (uint i = 0; i < want; i++) ran++;
+  if (ran < want && atomic_cmpxchg((volatile __global int *)f, 0, 2147483647) == 0) f[3] = 721054378L;
+}
+#else
+#define GOMPT_LOOP_PARAM
+#define GOMPT_LOOP_PARAM_ONLY void
+#define GOMPT_LOOP_CHECK
+#endif
+
 static void gompt_check_fail(__global long *f, int *stop, long site, long i, long n) {
   *stop = 1;
   if (atomic_cmpxchg((volatile __global int *)f, 0, (int)site) == 0) {
@@ -51,7 +66,7 @@ static inline __attribute__((always_inline)) void gompt_body_BinMin(long i, long
   if (*gompt_stop) return;
 }
 
-__kernel void gompt_BinMin(long n, __global const long *v, __global const float *w, __global float *lo, __global long *gompt_fault) {
+__kernel void gompt_BinMin(long n, __global const long *v, __global const float *w, __global float *lo, __global long *gompt_fault GOMPT_LOOP_PARAM) {
   int gompt_stopped = 0, *gompt_stop = &gompt_stopped;
   __local float gompt_r_lo[16];
   long gompt_len_v = ((long)n > 0 ? (long)n : 0);
@@ -86,4 +101,5 @@ __kernel void gompt_BinMin(long n, __global const long *v, __global const float 
     if (as_uint(gompt_v) != as_uint(((float)INFINITY))) gompt_reduce_min_float_global(&lo[gompt_l], gompt_v);
   }
   #endif
+  GOMPT_LOOP_CHECK;
 }

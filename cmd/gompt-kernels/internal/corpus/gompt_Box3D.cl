@@ -3,6 +3,21 @@
 #pragma OPENCL FP_CONTRACT OFF
 #pragma OPENCL EXTENSION cl_khr_fp64 : enable
 
+#ifdef GOMPT_LOOP_GUARD
+#define GOMPT_LOOP_PARAM 
+#define GOMPT_LOOP_PARAM_ONLY __global long *gompt_fault
+#define GOMPT_LOOP_CHECK gompt_loop_check(gompt_fault)
+static inline __attribute__((always_inline)) void gompt_loop_check(__global long *f) {
+  uint want = get_work_dim() + 1, ran = 0;
+  for (uint i = 0; i < want; i++) ran++;
+  if (ran < want && atomic_cmpxchg((volatile __global int *)f, 0, 2147483647) == 0) f[3] = 1387310933L;
+}
+#else
+#define GOMPT_LOOP_PARAM
+#define GOMPT_LOOP_PARAM_ONLY void
+#define GOMPT_LOOP_CHECK
+#endif
+
 static void gompt_check_fail(__global long *f, int *stop, long site, long i, long n) {
   *stop = 1;
   if (atomic_cmpxchg((volatile __global int *)f, 0, (int)site) == 0) {
@@ -66,7 +81,7 @@ static inline __attribute__((always_inline)) void gompt_body_Box3D(long x, long 
   out[((long)((ulong)((long)((ulong)((long)((ulong)((long)((ulong)z * (ulong)nx)) * (ulong)ny)) + (ulong)((long)((ulong)y * (ulong)nx)))) + (ulong)x))] = (s / ((double)cnt));
 }
 
-__kernel void gompt_Box3D(long nx, long ny, long nz, __global const double *in, __global double *out, __global long *gompt_fault) {
+__kernel void gompt_Box3D(long nx, long ny, long nz, __global const double *in, __global double *out, __global long *gompt_fault GOMPT_LOOP_PARAM) {
   int gompt_stopped = 0, *gompt_stop = &gompt_stopped;
   long gompt_len_in = gompt_len_mul(gompt_len_mul(((long)nx > 0 ? (long)nx : 0), (long)ny), (long)nz);
   long gompt_len_out = gompt_len_mul(gompt_len_mul(((long)nx > 0 ? (long)nx : 0), (long)ny), (long)nz);
@@ -80,6 +95,7 @@ __kernel void gompt_Box3D(long nx, long ny, long nz, __global const double *in, 
     } else if (gompt_i0 < (long)nx && gompt_i1 < (long)ny && gompt_i2 < (long)nz) {
       gompt_body_Box3D(gompt_i0, gompt_i1, gompt_i2, nx, ny, nz, in, gompt_len_in, out, gompt_len_out, gompt_fault, gompt_stop);
     }
+    GOMPT_LOOP_CHECK;
     return;
   }
   for (long gompt_i2 = (long)get_global_id(2); gompt_i2 < (long)nz; gompt_i2 += (long)get_global_size(2)) {
@@ -90,4 +106,5 @@ __kernel void gompt_Box3D(long nx, long ny, long nz, __global const double *in, 
       }
     }
   }
+  GOMPT_LOOP_CHECK;
 }

@@ -3,6 +3,21 @@
 #pragma OPENCL FP_CONTRACT OFF
 #pragma OPENCL EXTENSION cl_khr_fp64 : enable
 
+#ifdef GOMPT_LOOP_GUARD
+#define GOMPT_LOOP_PARAM , __global long *gompt_fault
+#define GOMPT_LOOP_PARAM_ONLY __global long *gompt_fault
+#define GOMPT_LOOP_CHECK gompt_loop_check(gompt_fault)
+static inline __attribute__((always_inline)) void gompt_loop_check(__global long *f) {
+  uint want = get_work_dim() + 1, ran = 0;
+  for (uint i = 0; i < want; i++) ran++;
+  if (ran < want && atomic_cmpxchg((volatile __global int *)f, 0, 2147483647) == 0) f[3] = 535089487L;
+}
+#else
+#define GOMPT_LOOP_PARAM
+#define GOMPT_LOOP_PARAM_ONLY void
+#define GOMPT_LOOP_CHECK
+#endif
+
 static inline __attribute__((always_inline)) long gompt_len_mul(long a, long b) { return a <= 0 || b <= 0 ? 0 : a * b; }
 static inline __attribute__((always_inline)) double gompt_math_inf(long s) { return s >= 0 ? INFINITY : -INFINITY; }
 static inline __attribute__((always_inline)) bool gompt_math_isinf(double x, long s) { return s > 0 ? x == INFINITY : s < 0 ? x == -INFINITY : isinf(x) != 0; }
@@ -36,7 +51,7 @@ static inline __attribute__((always_inline)) void gompt_body_Classify(long i, lo
   out[((long)((ulong)o + (ulong)(7L)))] = (as_ulong((x * (0x0p+00))));
 }
 
-__kernel void gompt_Classify(long n, __global const double *a, __global ulong *out) {
+__kernel void gompt_Classify(long n, __global const double *a, __global ulong *out GOMPT_LOOP_PARAM) {
   long gompt_len_a = ((long)n > 0 ? (long)n : 0);
   long gompt_len_out = gompt_len_mul((8L > 0 ? 8L : 0), (long)n);
   if ((long)n <= 0) return;
@@ -47,9 +62,11 @@ __kernel void gompt_Classify(long n, __global const double *a, __global ulong *o
     } else if (gompt_i0 < (long)n) {
       gompt_body_Classify(gompt_i0, n, a, gompt_len_a, out, gompt_len_out);
     }
+    GOMPT_LOOP_CHECK;
     return;
   }
   for (long gompt_i0 = (long)get_global_id(0); gompt_i0 < (long)n; gompt_i0 += (long)get_global_size(0)) {
     gompt_body_Classify(gompt_i0, n, a, gompt_len_a, out, gompt_len_out);
   }
+  GOMPT_LOOP_CHECK;
 }

@@ -2,6 +2,21 @@
 // Kernel Conv: the Go function Conv with Go's semantics (see gompt-kernels -h).
 #pragma OPENCL FP_CONTRACT OFF
 
+#ifdef GOMPT_LOOP_GUARD
+#define GOMPT_LOOP_PARAM 
+#define GOMPT_LOOP_PARAM_ONLY __global long *gompt_fault
+#define GOMPT_LOOP_CHECK gompt_loop_check(gompt_fault)
+static inline __attribute__((always_inline)) void gompt_loop_check(__global long *f) {
+  uint want = get_work_dim() + 1, ran = 0;
+  for (uint i = 0; i < want; i++) ran++;
+  if (ran < want && atomic_cmpxchg((volatile __global int *)f, 0, 2147483647) == 0) f[3] = 1819062055L;
+}
+#else
+#define GOMPT_LOOP_PARAM
+#define GOMPT_LOOP_PARAM_ONLY void
+#define GOMPT_LOOP_CHECK
+#endif
+
 static void gompt_check_fail(__global long *f, int *stop, long site, long i, long n) {
   *stop = 1;
   if (atomic_cmpxchg((volatile __global int *)f, 0, (int)site) == 0) {
@@ -41,7 +56,7 @@ static inline __attribute__((always_inline)) void gompt_body_Conv(long j, long i
   out[((long)((ulong)((long)((ulong)i * (ulong)n)) + (ulong)j))] = ((acc - peak) + in[((long)((ulong)((long)((ulong)i * (ulong)n)) + (ulong)j))]);
 }
 
-__kernel void gompt_Conv(long m, long n, long k, __global const float *w, __global const float *in, __global float *out, __global long *gompt_fault) {
+__kernel void gompt_Conv(long m, long n, long k, __global const float *w, __global const float *in, __global float *out, __global long *gompt_fault GOMPT_LOOP_PARAM) {
   int gompt_stopped = 0, *gompt_stop = &gompt_stopped;
   long gompt_len_w = ((long)k > 0 ? (long)k : 0);
   long gompt_len_in = gompt_len_mul(((long)n > 0 ? (long)n : 0), (long)m);
@@ -55,6 +70,7 @@ __kernel void gompt_Conv(long m, long n, long k, __global const float *w, __glob
     } else if (gompt_i0 < (long)n && gompt_i1 < (long)m) {
       gompt_body_Conv(gompt_i0, gompt_i1, m, n, k, w, gompt_len_w, in, gompt_len_in, out, gompt_len_out, gompt_fault, gompt_stop);
     }
+    GOMPT_LOOP_CHECK;
     return;
   }
   for (long gompt_i1 = (long)get_global_id(1); gompt_i1 < (long)m; gompt_i1 += (long)get_global_size(1)) {
@@ -63,4 +79,5 @@ __kernel void gompt_Conv(long m, long n, long k, __global const float *w, __glob
       if (gompt_stopped) return;
     }
   }
+  GOMPT_LOOP_CHECK;
 }

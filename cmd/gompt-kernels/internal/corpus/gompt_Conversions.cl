@@ -3,6 +3,21 @@
 #pragma OPENCL FP_CONTRACT OFF
 #pragma OPENCL EXTENSION cl_khr_fp64 : enable
 
+#ifdef GOMPT_LOOP_GUARD
+#define GOMPT_LOOP_PARAM , __global long *gompt_fault
+#define GOMPT_LOOP_PARAM_ONLY __global long *gompt_fault
+#define GOMPT_LOOP_CHECK gompt_loop_check(gompt_fault)
+static inline __attribute__((always_inline)) void gompt_loop_check(__global long *f) {
+  uint want = get_work_dim() + 1, ran = 0;
+  for (uint i = 0; i < want; i++) ran++;
+  if (ran < want && atomic_cmpxchg((volatile __global int *)f, 0, 2147483647) == 0) f[3] = 1393307362L;
+}
+#else
+#define GOMPT_LOOP_PARAM
+#define GOMPT_LOOP_PARAM_ONLY void
+#define GOMPT_LOOP_CHECK
+#endif
+
 static inline __attribute__((always_inline)) int gompt_cvt_int_double(double x) { return (int)(isnan(x) || x >= 0x1p31 || x < -0x1p31 ? (int)0x80000000U : (int)x); }
 static inline __attribute__((always_inline)) long gompt_cvt_long_double(double x) { return (isnan(x) || x >= 0x1p63 || x < -0x1p63 ? (long)0x8000000000000000UL : (long)x); }
 static inline __attribute__((always_inline)) short gompt_cvt_short_double(double x) { return (short)(isnan(x) || x >= 0x1p31 || x < -0x1p31 ? (int)0x80000000U : (int)x); }
@@ -26,7 +41,7 @@ static inline __attribute__((always_inline)) void gompt_body_Conversions(long i,
   out[((long)((ulong)o + (ulong)(7L)))] = (((double)gompt_cvt_short_double(((-y) / (0x1.c6bf52634p+49)))) + ((double)gompt_cvt_uint_double((y / (0x1.2a05f2p+33)))));
 }
 
-__kernel void gompt_Conversions(long n, __global const long *a, __global const double *f, __global double *out) {
+__kernel void gompt_Conversions(long n, __global const long *a, __global const double *f, __global double *out GOMPT_LOOP_PARAM) {
   long gompt_len_a = ((long)n > 0 ? (long)n : 0);
   long gompt_len_f = ((long)n > 0 ? (long)n : 0);
   long gompt_len_out = gompt_len_mul((8L > 0 ? 8L : 0), (long)n);
@@ -38,9 +53,11 @@ __kernel void gompt_Conversions(long n, __global const long *a, __global const d
     } else if (gompt_i0 < (long)n) {
       gompt_body_Conversions(gompt_i0, n, a, gompt_len_a, f, gompt_len_f, out, gompt_len_out);
     }
+    GOMPT_LOOP_CHECK;
     return;
   }
   for (long gompt_i0 = (long)get_global_id(0); gompt_i0 < (long)n; gompt_i0 += (long)get_global_size(0)) {
     gompt_body_Conversions(gompt_i0, n, a, gompt_len_a, f, gompt_len_f, out, gompt_len_out);
   }
+  GOMPT_LOOP_CHECK;
 }

@@ -2,6 +2,21 @@
 // Kernel EmptyBins: the Go function EmptyBins with Go's semantics (see gompt-kernels -h).
 #pragma OPENCL FP_CONTRACT OFF
 
+#ifdef GOMPT_LOOP_GUARD
+#define GOMPT_LOOP_PARAM , __global long *gompt_fault
+#define GOMPT_LOOP_PARAM_ONLY __global long *gompt_fault
+#define GOMPT_LOOP_CHECK gompt_loop_check(gompt_fault)
+static inline __attribute__((always_inline)) void gompt_loop_check(__global long *f) {
+  uint want = get_work_dim() + 1, ran = 0;
+  for (uint i = 0; i < want; i++) ran++;
+  if (ran < want && atomic_cmpxchg((volatile __global int *)f, 0, 2147483647) == 0) f[3] = 2062795448L;
+}
+#else
+#define GOMPT_LOOP_PARAM
+#define GOMPT_LOOP_PARAM_ONLY void
+#define GOMPT_LOOP_CHECK
+#endif
+
 static inline __attribute__((always_inline)) void gompt_reduce_add_float_global(volatile __global float *a, float v) {
   volatile __global uint *b = (volatile __global uint *)a;
   uint o = *b;
@@ -17,7 +32,7 @@ static inline __attribute__((always_inline)) void gompt_reduce_add_float_global(
 static inline __attribute__((always_inline)) void gompt_body_EmptyBins(long i, long n, __local float *h, long gompt_len_h_) {
 }
 
-__kernel void gompt_EmptyBins(long n, __global float *h) {
+__kernel void gompt_EmptyBins(long n, __global float *h GOMPT_LOOP_PARAM) {
   __local float gompt_r_h[8];
   long gompt_len_h = (8L > 0 ? 8L : 0);
   long gompt_lid = (long)get_local_id(0), gompt_lsz = (long)get_local_size(0);
@@ -47,4 +62,5 @@ __kernel void gompt_EmptyBins(long n, __global float *h) {
     if (as_uint(gompt_v) != as_uint(((float)-0.0))) gompt_reduce_add_float_global(&h[gompt_l], gompt_v);
   }
   #endif
+  GOMPT_LOOP_CHECK;
 }

@@ -3,6 +3,21 @@
 #pragma OPENCL FP_CONTRACT OFF
 #pragma OPENCL EXTENSION cl_khr_fp64 : enable
 
+#ifdef GOMPT_LOOP_GUARD
+#define GOMPT_LOOP_PARAM , __global long *gompt_fault
+#define GOMPT_LOOP_PARAM_ONLY __global long *gompt_fault
+#define GOMPT_LOOP_CHECK gompt_loop_check(gompt_fault)
+static inline __attribute__((always_inline)) void gompt_loop_check(__global long *f) {
+  uint want = get_work_dim() + 1, ran = 0;
+  for (uint i = 0; i < want; i++) ran++;
+  if (ran < want && atomic_cmpxchg((volatile __global int *)f, 0, 2147483647) == 0) f[3] = 1029970316L;
+}
+#else
+#define GOMPT_LOOP_PARAM
+#define GOMPT_LOOP_PARAM_ONLY void
+#define GOMPT_LOOP_CHECK
+#endif
+
 #ifdef __NVPTX__
 #define gompt_atom_add64(a, d) __sync_fetch_and_add(a, d)
 #define gompt_atom_cas64(a, o, n) __sync_val_compare_and_swap(a, o, n)
@@ -173,7 +188,7 @@ static inline __attribute__((always_inline)) void gompt_body_Extremes(long i, lo
   }
 }
 
-__kernel void gompt_Extremes(long n, __global const double *v, __global const int *k, __global double *lo, __global float *hi, __global uint *p, __global uint *m, __global long *q) {
+__kernel void gompt_Extremes(long n, __global const double *v, __global const int *k, __global double *lo, __global float *hi, __global uint *p, __global uint *m, __global long *q GOMPT_LOOP_PARAM) {
   __local double gompt_r_lo[64];
   __local float gompt_r_hi[64];
   __local uint gompt_r_p[16];
@@ -253,4 +268,5 @@ __kernel void gompt_Extremes(long n, __global const double *v, __global const in
     if (gompt_v != ((long)LONG_MAX)) gompt_reduce_min_long_global(&q[gompt_l], gompt_v);
   }
   #endif
+  GOMPT_LOOP_CHECK;
 }

@@ -3,6 +3,21 @@
 #pragma OPENCL FP_CONTRACT OFF
 #pragma OPENCL EXTENSION cl_khr_fp64 : enable
 
+#ifdef GOMPT_LOOP_GUARD
+#define GOMPT_LOOP_PARAM , __global long *gompt_fault
+#define GOMPT_LOOP_PARAM_ONLY __global long *gompt_fault
+#define GOMPT_LOOP_CHECK gompt_loop_check(gompt_fault)
+static inline __attribute__((always_inline)) void gompt_loop_check(__global long *f) {
+  uint want = get_work_dim() + 1, ran = 0;
+  for (uint i = 0; i < want; i++) ran++;
+  if (ran < want && atomic_cmpxchg((volatile __global int *)f, 0, 2147483647) == 0) f[3] = 1245174257L;
+}
+#else
+#define GOMPT_LOOP_PARAM
+#define GOMPT_LOOP_PARAM_ONLY void
+#define GOMPT_LOOP_CHECK
+#endif
+
 static inline __attribute__((always_inline)) long gompt_len_mul(long a, long b) { return a <= 0 || b <= 0 ? 0 : a * b; }
 static inline __attribute__((always_inline)) double gompt_math_dim(double x, double y) { double v = x - y; return v <= 0 ? 0.0 : v; }
 
@@ -18,7 +33,7 @@ static inline __attribute__((always_inline)) void gompt_body_Float64Ops(long i, 
   out[((long)((ulong)o + (ulong)(3L)))] = (((remainder((x * (0x1.9p+06)), y)) + (gompt_math_dim(x, y))) + (gompt_math_dim(y, x)));
 }
 
-__kernel void gompt_Float64Ops(long n, __global const double *a, __global const double *b, __global double *out) {
+__kernel void gompt_Float64Ops(long n, __global const double *a, __global const double *b, __global double *out GOMPT_LOOP_PARAM) {
   long gompt_len_a = ((long)n > 0 ? (long)n : 0);
   long gompt_len_b = ((long)n > 0 ? (long)n : 0);
   long gompt_len_out = gompt_len_mul((4L > 0 ? 4L : 0), (long)n);
@@ -30,9 +45,11 @@ __kernel void gompt_Float64Ops(long n, __global const double *a, __global const 
     } else if (gompt_i0 < (long)n) {
       gompt_body_Float64Ops(gompt_i0, n, a, gompt_len_a, b, gompt_len_b, out, gompt_len_out);
     }
+    GOMPT_LOOP_CHECK;
     return;
   }
   for (long gompt_i0 = (long)get_global_id(0); gompt_i0 < (long)n; gompt_i0 += (long)get_global_size(0)) {
     gompt_body_Float64Ops(gompt_i0, n, a, gompt_len_a, b, gompt_len_b, out, gompt_len_out);
   }
+  GOMPT_LOOP_CHECK;
 }

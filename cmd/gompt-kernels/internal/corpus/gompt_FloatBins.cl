@@ -3,6 +3,21 @@
 #pragma OPENCL FP_CONTRACT OFF
 #pragma OPENCL EXTENSION cl_khr_fp64 : enable
 
+#ifdef GOMPT_LOOP_GUARD
+#define GOMPT_LOOP_PARAM , __global long *gompt_fault
+#define GOMPT_LOOP_PARAM_ONLY __global long *gompt_fault
+#define GOMPT_LOOP_CHECK gompt_loop_check(gompt_fault)
+static inline __attribute__((always_inline)) void gompt_loop_check(__global long *f) {
+  uint want = get_work_dim() + 1, ran = 0;
+  for (uint i = 0; i < want; i++) ran++;
+  if (ran < want && atomic_cmpxchg((volatile __global int *)f, 0, 2147483647) == 0) f[3] = 1308994551L;
+}
+#else
+#define GOMPT_LOOP_PARAM
+#define GOMPT_LOOP_PARAM_ONLY void
+#define GOMPT_LOOP_CHECK
+#endif
+
 #ifdef __NVPTX__
 #define gompt_atom_add64(a, d) __sync_fetch_and_add(a, d)
 #define gompt_atom_cas64(a, o, n) __sync_val_compare_and_swap(a, o, n)
@@ -95,7 +110,7 @@ static inline __attribute__((always_inline)) void gompt_body_FloatBins(long i, l
   }
 }
 
-__kernel void gompt_FloatBins(long n, __global const float *v, __global float *s, __global double *p) {
+__kernel void gompt_FloatBins(long n, __global const float *v, __global float *s, __global double *p GOMPT_LOOP_PARAM) {
   __local float gompt_r_s[32];
   __local double gompt_r_p[8];
   long gompt_len_v = ((long)n > 0 ? (long)n : 0);
@@ -138,4 +153,5 @@ __kernel void gompt_FloatBins(long n, __global const float *v, __global float *s
     if (as_ulong(gompt_v) != as_ulong(((double)1))) gompt_reduce_mul_double_global(&p[gompt_l], gompt_v);
   }
   #endif
+  GOMPT_LOOP_CHECK;
 }

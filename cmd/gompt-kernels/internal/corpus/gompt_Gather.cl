@@ -2,6 +2,21 @@
 // Kernel Gather: the Go function Gather with Go's semantics (see gompt-kernels -h).
 #pragma OPENCL FP_CONTRACT OFF
 
+#ifdef GOMPT_LOOP_GUARD
+#define GOMPT_LOOP_PARAM 
+#define GOMPT_LOOP_PARAM_ONLY __global long *gompt_fault
+#define GOMPT_LOOP_CHECK gompt_loop_check(gompt_fault)
+static inline __attribute__((always_inline)) void gompt_loop_check(__global long *f) {
+  uint want = get_work_dim() + 1, ran = 0;
+  for (uint i = 0; i < want; i++) ran++;
+  if (ran < want && atomic_cmpxchg((volatile __global int *)f, 0, 2147483647) == 0) f[3] = 638898090L;
+}
+#else
+#define GOMPT_LOOP_PARAM
+#define GOMPT_LOOP_PARAM_ONLY void
+#define GOMPT_LOOP_CHECK
+#endif
+
 static void gompt_check_fail(__global long *f, int *stop, long site, long i, long n) {
   *stop = 1;
   if (atomic_cmpxchg((volatile __global int *)f, 0, (int)site) == 0) {
@@ -17,7 +32,7 @@ static inline __attribute__((always_inline)) void gompt_body_Gather(long i, long
   if (*gompt_stop) return;
 }
 
-__kernel void gompt_Gather(long n, long m, __global const long *idx, __global const float *src, __global float *dst, __global long *gompt_fault) {
+__kernel void gompt_Gather(long n, long m, __global const long *idx, __global const float *src, __global float *dst, __global long *gompt_fault GOMPT_LOOP_PARAM) {
   int gompt_stopped = 0, *gompt_stop = &gompt_stopped;
   long gompt_len_idx = ((long)n > 0 ? (long)n : 0);
   long gompt_len_src = ((long)m > 0 ? (long)m : 0);
@@ -30,10 +45,12 @@ __kernel void gompt_Gather(long n, long m, __global const long *idx, __global co
     } else if (gompt_i0 < (long)n) {
       gompt_body_Gather(gompt_i0, n, m, idx, gompt_len_idx, src, gompt_len_src, dst, gompt_len_dst, gompt_fault, gompt_stop);
     }
+    GOMPT_LOOP_CHECK;
     return;
   }
   for (long gompt_i0 = (long)get_global_id(0); gompt_i0 < (long)n; gompt_i0 += (long)get_global_size(0)) {
     gompt_body_Gather(gompt_i0, n, m, idx, gompt_len_idx, src, gompt_len_src, dst, gompt_len_dst, gompt_fault, gompt_stop);
     if (gompt_stopped) return;
   }
+  GOMPT_LOOP_CHECK;
 }

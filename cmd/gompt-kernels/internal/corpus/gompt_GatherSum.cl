@@ -2,6 +2,21 @@
 // Kernel GatherSum: the Go function GatherSum with Go's semantics (see gompt-kernels -h).
 #pragma OPENCL FP_CONTRACT OFF
 
+#ifdef GOMPT_LOOP_GUARD
+#define GOMPT_LOOP_PARAM 
+#define GOMPT_LOOP_PARAM_ONLY __global long *gompt_fault
+#define GOMPT_LOOP_CHECK gompt_loop_check(gompt_fault)
+static inline __attribute__((always_inline)) void gompt_loop_check(__global long *f) {
+  uint want = get_work_dim() + 1, ran = 0;
+  for (uint i = 0; i < want; i++) ran++;
+  if (ran < want && atomic_cmpxchg((volatile __global int *)f, 0, 2147483647) == 0) f[3] = 187464869L;
+}
+#else
+#define GOMPT_LOOP_PARAM
+#define GOMPT_LOOP_PARAM_ONLY void
+#define GOMPT_LOOP_CHECK
+#endif
+
 static void gompt_check_fail(__global long *f, int *stop, long site, long i, long n) {
   *stop = 1;
   if (atomic_cmpxchg((volatile __global int *)f, 0, (int)site) == 0) {
@@ -17,7 +32,7 @@ static inline __attribute__((always_inline)) float gompt_body_GatherSum(long i, 
   if (*gompt_stop) return (0x0p+00f);
 }
 
-__kernel void gompt_GatherSum(long n, long m, __global const long *idx, __global const float *src, __global float *partial, __global long *gompt_fault) {
+__kernel void gompt_GatherSum(long n, long m, __global const long *idx, __global const float *src, __global float *partial, __global long *gompt_fault GOMPT_LOOP_PARAM) {
   int gompt_stopped = 0, *gompt_stop = &gompt_stopped;
   __local float gompt_scratch[256];
   long gompt_len_idx = ((long)n > 0 ? (long)n : 0);
@@ -57,4 +72,5 @@ __kernel void gompt_GatherSum(long n, long m, __global const long *idx, __global
   if (gompt_lid == 0) {
     partial[gompt_team] = gompt_scratch[0];
   }
+  GOMPT_LOOP_CHECK;
 }

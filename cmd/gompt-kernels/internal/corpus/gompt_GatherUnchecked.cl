@@ -2,12 +2,27 @@
 // Kernel GatherUnchecked: the Go function GatherUnchecked with Go's semantics (see gompt-kernels -h).
 #pragma OPENCL FP_CONTRACT OFF
 
+#ifdef GOMPT_LOOP_GUARD
+#define GOMPT_LOOP_PARAM , __global long *gompt_fault
+#define GOMPT_LOOP_PARAM_ONLY __global long *gompt_fault
+#define GOMPT_LOOP_CHECK gompt_loop_check(gompt_fault)
+static inline __attribute__((always_inline)) void gompt_loop_check(__global long *f) {
+  uint want = get_work_dim() + 1, ran = 0;
+  for (uint i = 0; i < want; i++) ran++;
+  if (ran < want && atomic_cmpxchg((volatile __global int *)f, 0, 2147483647) == 0) f[3] = 2100884650L;
+}
+#else
+#define GOMPT_LOOP_PARAM
+#define GOMPT_LOOP_PARAM_ONLY void
+#define GOMPT_LOOP_CHECK
+#endif
+
 
 static inline __attribute__((always_inline)) void gompt_body_GatherUnchecked(long i, long n, long m, __global const long *idx, long gompt_len_idx_, __global const float *src, long gompt_len_src_, __global float *dst, long gompt_len_dst_) {
   dst[i] = src[idx[i]];
 }
 
-__kernel void gompt_GatherUnchecked(long n, long m, __global const long *idx, __global const float *src, __global float *dst) {
+__kernel void gompt_GatherUnchecked(long n, long m, __global const long *idx, __global const float *src, __global float *dst GOMPT_LOOP_PARAM) {
   long gompt_len_idx = ((long)n > 0 ? (long)n : 0);
   long gompt_len_src = ((long)m > 0 ? (long)m : 0);
   long gompt_len_dst = ((long)n > 0 ? (long)n : 0);
@@ -19,9 +34,11 @@ __kernel void gompt_GatherUnchecked(long n, long m, __global const long *idx, __
     } else if (gompt_i0 < (long)n) {
       gompt_body_GatherUnchecked(gompt_i0, n, m, idx, gompt_len_idx, src, gompt_len_src, dst, gompt_len_dst);
     }
+    GOMPT_LOOP_CHECK;
     return;
   }
   for (long gompt_i0 = (long)get_global_id(0); gompt_i0 < (long)n; gompt_i0 += (long)get_global_size(0)) {
     gompt_body_GatherUnchecked(gompt_i0, n, m, idx, gompt_len_idx, src, gompt_len_src, dst, gompt_len_dst);
   }
+  GOMPT_LOOP_CHECK;
 }

@@ -3,6 +3,21 @@
 #pragma OPENCL FP_CONTRACT OFF
 #pragma OPENCL EXTENSION cl_khr_fp64 : enable
 
+#ifdef GOMPT_LOOP_GUARD
+#define GOMPT_LOOP_PARAM 
+#define GOMPT_LOOP_PARAM_ONLY __global long *gompt_fault
+#define GOMPT_LOOP_CHECK gompt_loop_check(gompt_fault)
+static inline __attribute__((always_inline)) void gompt_loop_check(__global long *f) {
+  uint want = get_work_dim() + 1, ran = 0;
+  for (uint i = 0; i < want; i++) ran++;
+  if (ran < want && atomic_cmpxchg((volatile __global int *)f, 0, 2147483647) == 0) f[3] = 902225562L;
+}
+#else
+#define GOMPT_LOOP_PARAM
+#define GOMPT_LOOP_PARAM_ONLY void
+#define GOMPT_LOOP_CHECK
+#endif
+
 static void gompt_check_fail(__global long *f, int *stop, long site, long i, long n) {
   *stop = 1;
   if (atomic_cmpxchg((volatile __global int *)f, 0, (int)site) == 0) {
@@ -59,7 +74,7 @@ static inline __attribute__((always_inline)) void gompt_body_Helpers(long i, lon
   out[i] = (y + ((float)f64));
 }
 
-__kernel void gompt_Helpers(long n, int s8, uint u8, int s16, uint u16, int s32, uint u32, long u64, long u, int b, double f64, __global const float *x, __global const float *c, __global int *hist, __global float *out, __global long *gompt_fault) {
+__kernel void gompt_Helpers(long n, int s8, uint u8, int s16, uint u16, int s32, uint u32, long u64, long u, int b, double f64, __global const float *x, __global const float *c, __global int *hist, __global float *out, __global long *gompt_fault GOMPT_LOOP_PARAM) {
   int gompt_stopped = 0, *gompt_stop = &gompt_stopped;
   long gompt_len_x = ((long)n > 0 ? (long)n : 0);
   long gompt_len_c = (4L > 0 ? 4L : 0);
@@ -73,10 +88,12 @@ __kernel void gompt_Helpers(long n, int s8, uint u8, int s16, uint u16, int s32,
     } else if (gompt_i0 < (long)n) {
       gompt_body_Helpers(gompt_i0, n, ((char)s8), ((uchar)u8), ((short)s16), ((ushort)u16), s32, u32, ((ulong)u64), ((ulong)u), (b != 0), f64, x, gompt_len_x, c, gompt_len_c, hist, gompt_len_hist, out, gompt_len_out, gompt_fault, gompt_stop);
     }
+    GOMPT_LOOP_CHECK;
     return;
   }
   for (long gompt_i0 = (long)get_global_id(0); gompt_i0 < (long)n; gompt_i0 += (long)get_global_size(0)) {
     gompt_body_Helpers(gompt_i0, n, ((char)s8), ((uchar)u8), ((short)s16), ((ushort)u16), s32, u32, ((ulong)u64), ((ulong)u), (b != 0), f64, x, gompt_len_x, c, gompt_len_c, hist, gompt_len_hist, out, gompt_len_out, gompt_fault, gompt_stop);
     if (gompt_stopped) return;
   }
+  GOMPT_LOOP_CHECK;
 }

@@ -2,6 +2,21 @@
 // Kernel Hist256: the Go function Hist256 with Go's semantics (see gompt-kernels -h).
 #pragma OPENCL FP_CONTRACT OFF
 
+#ifdef GOMPT_LOOP_GUARD
+#define GOMPT_LOOP_PARAM 
+#define GOMPT_LOOP_PARAM_ONLY __global long *gompt_fault
+#define GOMPT_LOOP_CHECK gompt_loop_check(gompt_fault)
+static inline __attribute__((always_inline)) void gompt_loop_check(__global long *f) {
+  uint want = get_work_dim() + 1, ran = 0;
+  for (uint i = 0; i < want; i++) ran++;
+  if (ran < want && atomic_cmpxchg((volatile __global int *)f, 0, 2147483647) == 0) f[3] = 1361099290L;
+}
+#else
+#define GOMPT_LOOP_PARAM
+#define GOMPT_LOOP_PARAM_ONLY void
+#define GOMPT_LOOP_CHECK
+#endif
+
 static void gompt_check_fail(__global long *f, int *stop, long site, long i, long n) {
   *stop = 1;
   if (atomic_cmpxchg((volatile __global int *)f, 0, (int)site) == 0) {
@@ -85,7 +100,7 @@ static inline __attribute__((always_inline)) void gompt_body_Hist256(long i, lon
   }
 }
 
-__kernel void gompt_Hist256(long n, __global const uchar *v, __global uint *h, __global long *s, __global long *gompt_fault) {
+__kernel void gompt_Hist256(long n, __global const uchar *v, __global uint *h, __global long *s, __global long *gompt_fault GOMPT_LOOP_PARAM) {
   int gompt_stopped = 0, *gompt_stop = &gompt_stopped;
   __local uint gompt_r_h[256];
   __local long gompt_r_s[16];
@@ -131,4 +146,5 @@ __kernel void gompt_Hist256(long n, __global const uchar *v, __global uint *h, _
     if (gompt_v != ((long)0)) gompt_reduce_add_long_global(&s[gompt_l], gompt_v);
   }
   #endif
+  GOMPT_LOOP_CHECK;
 }

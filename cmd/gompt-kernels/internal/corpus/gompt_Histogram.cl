@@ -2,6 +2,21 @@
 // Kernel Histogram: the Go function Histogram with Go's semantics (see gompt-kernels -h).
 #pragma OPENCL FP_CONTRACT OFF
 
+#ifdef GOMPT_LOOP_GUARD
+#define GOMPT_LOOP_PARAM 
+#define GOMPT_LOOP_PARAM_ONLY __global long *gompt_fault
+#define GOMPT_LOOP_CHECK gompt_loop_check(gompt_fault)
+static inline __attribute__((always_inline)) void gompt_loop_check(__global long *f) {
+  uint want = get_work_dim() + 1, ran = 0;
+  for (uint i = 0; i < want; i++) ran++;
+  if (ran < want && atomic_cmpxchg((volatile __global int *)f, 0, 2147483647) == 0) f[3] = 42577217L;
+}
+#else
+#define GOMPT_LOOP_PARAM
+#define GOMPT_LOOP_PARAM_ONLY void
+#define GOMPT_LOOP_CHECK
+#endif
+
 static void gompt_check_fail(__global long *f, int *stop, long site, long i, long n) {
   *stop = 1;
   if (atomic_cmpxchg((volatile __global int *)f, 0, (int)site) == 0) {
@@ -64,7 +79,7 @@ static inline __attribute__((always_inline)) void gompt_body_Histogram(long i, l
   if (*gompt_stop) return;
 }
 
-__kernel void gompt_Histogram(long n, __global const uint *v, __global uint *h32, __global ulong *h64, __global int *neg, __global long *s, __global uchar *ok, __global long *gompt_fault) {
+__kernel void gompt_Histogram(long n, __global const uint *v, __global uint *h32, __global ulong *h64, __global int *neg, __global long *s, __global uchar *ok, __global long *gompt_fault GOMPT_LOOP_PARAM) {
   int gompt_stopped = 0, *gompt_stop = &gompt_stopped;
   long gompt_len_v = ((long)n > 0 ? (long)n : 0);
   long gompt_len_h32 = (16L > 0 ? 16L : 0);
@@ -80,10 +95,12 @@ __kernel void gompt_Histogram(long n, __global const uint *v, __global uint *h32
     } else if (gompt_i0 < (long)n) {
       gompt_body_Histogram(gompt_i0, n, v, gompt_len_v, h32, gompt_len_h32, h64, gompt_len_h64, neg, gompt_len_neg, s, gompt_len_s, ok, gompt_len_ok, gompt_fault, gompt_stop);
     }
+    GOMPT_LOOP_CHECK;
     return;
   }
   for (long gompt_i0 = (long)get_global_id(0); gompt_i0 < (long)n; gompt_i0 += (long)get_global_size(0)) {
     gompt_body_Histogram(gompt_i0, n, v, gompt_len_v, h32, gompt_len_h32, h64, gompt_len_h64, neg, gompt_len_neg, s, gompt_len_s, ok, gompt_len_ok, gompt_fault, gompt_stop);
     if (gompt_stopped) return;
   }
+  GOMPT_LOOP_CHECK;
 }

@@ -2,6 +2,21 @@
 // Kernel IntOps: the Go function IntOps with Go's semantics (see gompt-kernels -h).
 #pragma OPENCL FP_CONTRACT OFF
 
+#ifdef GOMPT_LOOP_GUARD
+#define GOMPT_LOOP_PARAM 
+#define GOMPT_LOOP_PARAM_ONLY __global long *gompt_fault
+#define GOMPT_LOOP_CHECK gompt_loop_check(gompt_fault)
+static inline __attribute__((always_inline)) void gompt_loop_check(__global long *f) {
+  uint want = get_work_dim() + 1, ran = 0;
+  for (uint i = 0; i < want; i++) ran++;
+  if (ran < want && atomic_cmpxchg((volatile __global int *)f, 0, 2147483647) == 0) f[3] = 564813486L;
+}
+#else
+#define GOMPT_LOOP_PARAM
+#define GOMPT_LOOP_PARAM_ONLY void
+#define GOMPT_LOOP_CHECK
+#endif
+
 static void gompt_check_fail(__global long *f, int *stop, long site, long i, long n) {
   *stop = 1;
   if (atomic_cmpxchg((volatile __global int *)f, 0, (int)site) == 0) {
@@ -44,7 +59,7 @@ static inline __attribute__((always_inline)) void gompt_body_IntOps(long i, long
   out[((long)((ulong)o + (ulong)(5L)))] = s;
 }
 
-__kernel void gompt_IntOps(long n, __global const long *a, __global const long *b, __global long *out, __global long *gompt_fault) {
+__kernel void gompt_IntOps(long n, __global const long *a, __global const long *b, __global long *out, __global long *gompt_fault GOMPT_LOOP_PARAM) {
   int gompt_stopped = 0, *gompt_stop = &gompt_stopped;
   long gompt_len_a = ((long)n > 0 ? (long)n : 0);
   long gompt_len_b = ((long)n > 0 ? (long)n : 0);
@@ -57,10 +72,12 @@ __kernel void gompt_IntOps(long n, __global const long *a, __global const long *
     } else if (gompt_i0 < (long)n) {
       gompt_body_IntOps(gompt_i0, n, a, gompt_len_a, b, gompt_len_b, out, gompt_len_out, gompt_fault, gompt_stop);
     }
+    GOMPT_LOOP_CHECK;
     return;
   }
   for (long gompt_i0 = (long)get_global_id(0); gompt_i0 < (long)n; gompt_i0 += (long)get_global_size(0)) {
     gompt_body_IntOps(gompt_i0, n, a, gompt_len_a, b, gompt_len_b, out, gompt_len_out, gompt_fault, gompt_stop);
     if (gompt_stopped) return;
   }
+  GOMPT_LOOP_CHECK;
 }

@@ -2,6 +2,21 @@
 // Kernel MatMul: the Go function MatMul with Go's semantics (see gompt-kernels -h).
 #pragma OPENCL FP_CONTRACT OFF
 
+#ifdef GOMPT_LOOP_GUARD
+#define GOMPT_LOOP_PARAM , __global long *gompt_fault
+#define GOMPT_LOOP_PARAM_ONLY __global long *gompt_fault
+#define GOMPT_LOOP_CHECK gompt_loop_check(gompt_fault)
+static inline __attribute__((always_inline)) void gompt_loop_check(__global long *f) {
+  uint want = get_work_dim() + 1, ran = 0;
+  for (uint i = 0; i < want; i++) ran++;
+  if (ran < want && atomic_cmpxchg((volatile __global int *)f, 0, 2147483647) == 0) f[3] = 1251954633L;
+}
+#else
+#define GOMPT_LOOP_PARAM
+#define GOMPT_LOOP_PARAM_ONLY void
+#define GOMPT_LOOP_CHECK
+#endif
+
 static inline __attribute__((always_inline)) long gompt_len_mul(long a, long b) { return a <= 0 || b <= 0 ? 0 : a * b; }
 
 static inline __attribute__((always_inline)) void gompt_body_MatMul(long j, long i, long m, long n, long k, __global const float *A, long gompt_len_A_, __global const float *B, long gompt_len_B_, __global float *C, long gompt_len_C_) {
@@ -19,7 +34,7 @@ static inline __attribute__((always_inline)) void gompt_body_MatMul(long j, long
   C[((long)((ulong)((long)((ulong)i * (ulong)n)) + (ulong)j))] = acc;
 }
 
-__kernel void gompt_MatMul(long m, long n, long k, __global const float *A, __global const float *B, __global float *C) {
+__kernel void gompt_MatMul(long m, long n, long k, __global const float *A, __global const float *B, __global float *C GOMPT_LOOP_PARAM) {
   long gompt_len_A = gompt_len_mul(((long)m > 0 ? (long)m : 0), (long)k);
   long gompt_len_B = gompt_len_mul(((long)k > 0 ? (long)k : 0), (long)n);
   long gompt_len_C = gompt_len_mul(((long)m > 0 ? (long)m : 0), (long)n);
@@ -32,6 +47,7 @@ __kernel void gompt_MatMul(long m, long n, long k, __global const float *A, __gl
     } else if (gompt_i0 < (long)n && gompt_i1 < (long)m) {
       gompt_body_MatMul(gompt_i0, gompt_i1, m, n, k, A, gompt_len_A, B, gompt_len_B, C, gompt_len_C);
     }
+    GOMPT_LOOP_CHECK;
     return;
   }
   for (long gompt_i1 = (long)get_global_id(1); gompt_i1 < (long)m; gompt_i1 += (long)get_global_size(1)) {
@@ -39,4 +55,5 @@ __kernel void gompt_MatMul(long m, long n, long k, __global const float *A, __gl
       gompt_body_MatMul(gompt_i0, gompt_i1, m, n, k, A, gompt_len_A, B, gompt_len_B, C, gompt_len_C);
     }
   }
+  GOMPT_LOOP_CHECK;
 }

@@ -3,13 +3,28 @@
 #pragma OPENCL FP_CONTRACT OFF
 #pragma OPENCL EXTENSION cl_khr_fp64 : enable
 
+#ifdef GOMPT_LOOP_GUARD
+#define GOMPT_LOOP_PARAM , __global long *gompt_fault
+#define GOMPT_LOOP_PARAM_ONLY __global long *gompt_fault
+#define GOMPT_LOOP_CHECK gompt_loop_check(gompt_fault)
+static inline __attribute__((always_inline)) void gompt_loop_check(__global long *f) {
+  uint want = get_work_dim() + 1, ran = 0;
+  for (uint i = 0; i < want; i++) ran++;
+  if (ran < want && atomic_cmpxchg((volatile __global int *)f, 0, 2147483647) == 0) f[3] = 270796371L;
+}
+#else
+#define GOMPT_LOOP_PARAM
+#define GOMPT_LOOP_PARAM_ONLY void
+#define GOMPT_LOOP_CHECK
+#endif
+
 static inline __attribute__((always_inline)) double gompt_max_double(double x, double y) { x = -x; y = -y; double m = x < y ? x : y; double u = m < x ? m : x; return -as_double(as_ulong(u) | as_ulong(m)); }
 
 static inline __attribute__((always_inline)) double gompt_body_MaxFloat64(long i, long n, __global const double *a, long gompt_len_a_) {
   return (sin((a[i] * ((double)i))));
 }
 
-__kernel void gompt_MaxFloat64(long n, __global const double *a, __global double *partial) {
+__kernel void gompt_MaxFloat64(long n, __global const double *a, __global double *partial GOMPT_LOOP_PARAM) {
   __local double gompt_scratch[256];
   long gompt_len_a = ((long)n > 0 ? (long)n : 0);
   ulong gompt_teams = get_num_groups(0) * get_num_groups(1) * get_num_groups(2);
@@ -46,4 +61,5 @@ __kernel void gompt_MaxFloat64(long n, __global const double *a, __global double
   if (gompt_lid == 0) {
     partial[gompt_team] = gompt_scratch[0];
   }
+  GOMPT_LOOP_CHECK;
 }

@@ -2,13 +2,28 @@
 // Kernel MinFloat32: the Go function MinFloat32 with Go's semantics (see gompt-kernels -h).
 #pragma OPENCL FP_CONTRACT OFF
 
+#ifdef GOMPT_LOOP_GUARD
+#define GOMPT_LOOP_PARAM , __global long *gompt_fault
+#define GOMPT_LOOP_PARAM_ONLY __global long *gompt_fault
+#define GOMPT_LOOP_CHECK gompt_loop_check(gompt_fault)
+static inline __attribute__((always_inline)) void gompt_loop_check(__global long *f) {
+  uint want = get_work_dim() + 1, ran = 0;
+  for (uint i = 0; i < want; i++) ran++;
+  if (ran < want && atomic_cmpxchg((volatile __global int *)f, 0, 2147483647) == 0) f[3] = 1110017558L;
+}
+#else
+#define GOMPT_LOOP_PARAM
+#define GOMPT_LOOP_PARAM_ONLY void
+#define GOMPT_LOOP_CHECK
+#endif
+
 static inline __attribute__((always_inline)) float gompt_min_float(float x, float y) { float m = x < y ? x : y; float u = m < x ? m : x; return as_float(as_uint(u) | as_uint(m)); }
 
 static inline __attribute__((always_inline)) float gompt_body_MinFloat32(long i, long n, __global const float *a, long gompt_len_a_) {
   return (a[i] - ((float)((long)(i % (5L)))));
 }
 
-__kernel void gompt_MinFloat32(long n, __global const float *a, __global float *partial) {
+__kernel void gompt_MinFloat32(long n, __global const float *a, __global float *partial GOMPT_LOOP_PARAM) {
   __local float gompt_scratch[256];
   long gompt_len_a = ((long)n > 0 ? (long)n : 0);
   ulong gompt_teams = get_num_groups(0) * get_num_groups(1) * get_num_groups(2);
@@ -45,4 +60,5 @@ __kernel void gompt_MinFloat32(long n, __global const float *a, __global float *
   if (gompt_lid == 0) {
     partial[gompt_team] = gompt_scratch[0];
   }
+  GOMPT_LOOP_CHECK;
 }

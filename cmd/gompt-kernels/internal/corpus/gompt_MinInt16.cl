@@ -2,6 +2,21 @@
 // Kernel MinInt16: the Go function MinInt16 with Go's semantics (see gompt-kernels -h).
 #pragma OPENCL FP_CONTRACT OFF
 
+#ifdef GOMPT_LOOP_GUARD
+#define GOMPT_LOOP_PARAM , __global long *gompt_fault
+#define GOMPT_LOOP_PARAM_ONLY __global long *gompt_fault
+#define GOMPT_LOOP_CHECK gompt_loop_check(gompt_fault)
+static inline __attribute__((always_inline)) void gompt_loop_check(__global long *f) {
+  uint want = get_work_dim() + 1, ran = 0;
+  for (uint i = 0; i < want; i++) ran++;
+  if (ran < want && atomic_cmpxchg((volatile __global int *)f, 0, 2147483647) == 0) f[3] = 1624352935L;
+}
+#else
+#define GOMPT_LOOP_PARAM
+#define GOMPT_LOOP_PARAM_ONLY void
+#define GOMPT_LOOP_CHECK
+#endif
+
 static inline __attribute__((always_inline)) long gompt_len_mul(long a, long b) { return a <= 0 || b <= 0 ? 0 : a * b; }
 static inline __attribute__((always_inline)) short gompt_min_short(short x, short y) { return y < x ? y : x; }
 
@@ -9,7 +24,7 @@ static inline __attribute__((always_inline)) short gompt_body_MinInt16(long x, l
   return ((short)((uint)a[((long)((ulong)((long)((ulong)((long)((ulong)((long)((ulong)z * (ulong)ny)) + (ulong)y)) * (ulong)nx)) + (ulong)x))] - (uint)((short)((long)((ulong)x * (ulong)y)))));
 }
 
-__kernel void gompt_MinInt16(long nx, long ny, long nz, __global const short *a, __global short *partial) {
+__kernel void gompt_MinInt16(long nx, long ny, long nz, __global const short *a, __global short *partial GOMPT_LOOP_PARAM) {
   __local short gompt_scratch[256];
   long gompt_len_a = gompt_len_mul(gompt_len_mul(((long)nx > 0 ? (long)nx : 0), (long)ny), (long)nz);
   ulong gompt_teams = get_num_groups(0) * get_num_groups(1) * get_num_groups(2);
@@ -47,4 +62,5 @@ __kernel void gompt_MinInt16(long nx, long ny, long nz, __global const short *a,
   if (gompt_lid == 0) {
     partial[gompt_team] = gompt_scratch[0];
   }
+  GOMPT_LOOP_CHECK;
 }

@@ -3,6 +3,21 @@
 #pragma OPENCL FP_CONTRACT OFF
 #pragma OPENCL EXTENSION cl_khr_fp64 : enable
 
+#ifdef GOMPT_LOOP_GUARD
+#define GOMPT_LOOP_PARAM , __global long *gompt_fault
+#define GOMPT_LOOP_PARAM_ONLY __global long *gompt_fault
+#define GOMPT_LOOP_CHECK gompt_loop_check(gompt_fault)
+static inline __attribute__((always_inline)) void gompt_loop_check(__global long *f) {
+  uint want = get_work_dim() + 1, ran = 0;
+  for (uint i = 0; i < want; i++) ran++;
+  if (ran < want && atomic_cmpxchg((volatile __global int *)f, 0, 2147483647) == 0) f[3] = 1895820255L;
+}
+#else
+#define GOMPT_LOOP_PARAM
+#define GOMPT_LOOP_PARAM_ONLY void
+#define GOMPT_LOOP_CHECK
+#endif
+
 static inline __attribute__((always_inline)) long gompt_cvt_long_double(double x) { return (isnan(x) || x >= 0x1p63 || x < -0x1p63 ? (long)0x8000000000000000UL : (long)x); }
 static inline __attribute__((always_inline)) uchar gompt_cvt_uchar_float(float x) { return (uchar)(isnan(x) || x >= 0x1p31f || x < -0x1p31f ? (int)0x80000000U : (int)x); }
 static inline __attribute__((always_inline)) long gompt_len_mul(long a, long b) { return a <= 0 || b <= 0 ? 0 : a * b; }
@@ -45,7 +60,7 @@ static inline __attribute__((always_inline)) void gompt_body_MinMax(long i, long
   out[((long)((ulong)o + (ulong)(7L)))] = ((double)gompt_max_uchar(gompt_cvt_uchar_float(u), gompt_cvt_uchar_float(v)));
 }
 
-__kernel void gompt_MinMax(long n, __global const double *a, __global const double *b, __global const float *c, __global const float *d, __global double *out) {
+__kernel void gompt_MinMax(long n, __global const double *a, __global const double *b, __global const float *c, __global const float *d, __global double *out GOMPT_LOOP_PARAM) {
   long gompt_len_a = ((long)n > 0 ? (long)n : 0);
   long gompt_len_b = ((long)n > 0 ? (long)n : 0);
   long gompt_len_c = ((long)n > 0 ? (long)n : 0);
@@ -59,9 +74,11 @@ __kernel void gompt_MinMax(long n, __global const double *a, __global const doub
     } else if (gompt_i0 < (long)n) {
       gompt_body_MinMax(gompt_i0, n, a, gompt_len_a, b, gompt_len_b, c, gompt_len_c, d, gompt_len_d, out, gompt_len_out);
     }
+    GOMPT_LOOP_CHECK;
     return;
   }
   for (long gompt_i0 = (long)get_global_id(0); gompt_i0 < (long)n; gompt_i0 += (long)get_global_size(0)) {
     gompt_body_MinMax(gompt_i0, n, a, gompt_len_a, b, gompt_len_b, c, gompt_len_c, d, gompt_len_d, out, gompt_len_out);
   }
+  GOMPT_LOOP_CHECK;
 }

@@ -2,6 +2,21 @@
 // Kernel ShiftAt: the Go function ShiftAt with Go's semantics (see gompt-kernels -h).
 #pragma OPENCL FP_CONTRACT OFF
 
+#ifdef GOMPT_LOOP_GUARD
+#define GOMPT_LOOP_PARAM 
+#define GOMPT_LOOP_PARAM_ONLY __global long *gompt_fault
+#define GOMPT_LOOP_CHECK gompt_loop_check(gompt_fault)
+static inline __attribute__((always_inline)) void gompt_loop_check(__global long *f) {
+  uint want = get_work_dim() + 1, ran = 0;
+  for (uint i = 0; i < want; i++) ran++;
+  if (ran < want && atomic_cmpxchg((volatile __global int *)f, 0, 2147483647) == 0) f[3] = 67747538L;
+}
+#else
+#define GOMPT_LOOP_PARAM
+#define GOMPT_LOOP_PARAM_ONLY void
+#define GOMPT_LOOP_CHECK
+#endif
+
 static void gompt_check_fail(__global long *f, int *stop, long site, long i, long n) {
   *stop = 1;
   if (atomic_cmpxchg((volatile __global int *)f, 0, (int)site) == 0) {
@@ -37,7 +52,7 @@ static inline __attribute__((always_inline)) void gompt_body_ShiftAt(long i, lon
   if (*gompt_stop) return;
 }
 
-__kernel void gompt_ShiftAt(long n, __global const ulong *k, __global int *x, __global ushort *y, __global long *gompt_fault) {
+__kernel void gompt_ShiftAt(long n, __global const ulong *k, __global int *x, __global ushort *y, __global long *gompt_fault GOMPT_LOOP_PARAM) {
   int gompt_stopped = 0, *gompt_stop = &gompt_stopped;
   long gompt_len_k = ((long)n > 0 ? (long)n : 0);
   long gompt_len_x = ((long)n > 0 ? (long)n : 0);
@@ -50,10 +65,12 @@ __kernel void gompt_ShiftAt(long n, __global const ulong *k, __global int *x, __
     } else if (gompt_i0 < (long)n) {
       gompt_body_ShiftAt(gompt_i0, n, k, gompt_len_k, x, gompt_len_x, y, gompt_len_y, gompt_fault, gompt_stop);
     }
+    GOMPT_LOOP_CHECK;
     return;
   }
   for (long gompt_i0 = (long)get_global_id(0); gompt_i0 < (long)n; gompt_i0 += (long)get_global_size(0)) {
     gompt_body_ShiftAt(gompt_i0, n, k, gompt_len_k, x, gompt_len_x, y, gompt_len_y, gompt_fault, gompt_stop);
     if (gompt_stopped) return;
   }
+  GOMPT_LOOP_CHECK;
 }

@@ -2,6 +2,21 @@
 // Kernel Shifts: the Go function Shifts with Go's semantics (see gompt-kernels -h).
 #pragma OPENCL FP_CONTRACT OFF
 
+#ifdef GOMPT_LOOP_GUARD
+#define GOMPT_LOOP_PARAM , __global long *gompt_fault
+#define GOMPT_LOOP_PARAM_ONLY __global long *gompt_fault
+#define GOMPT_LOOP_CHECK gompt_loop_check(gompt_fault)
+static inline __attribute__((always_inline)) void gompt_loop_check(__global long *f) {
+  uint want = get_work_dim() + 1, ran = 0;
+  for (uint i = 0; i < want; i++) ran++;
+  if (ran < want && atomic_cmpxchg((volatile __global int *)f, 0, 2147483647) == 0) f[3] = 948843772L;
+}
+#else
+#define GOMPT_LOOP_PARAM
+#define GOMPT_LOOP_PARAM_ONLY void
+#define GOMPT_LOOP_CHECK
+#endif
+
 static inline __attribute__((always_inline)) long gompt_len_mul(long a, long b) { return a <= 0 || b <= 0 ? 0 : a * b; }
 static inline __attribute__((always_inline)) char gompt_shl_char(char a, ulong s) { return s >= 8 ? (char)0 : (char)((uint)a << s); }
 static inline __attribute__((always_inline)) long gompt_shl_long(long a, ulong s) { return s >= 64 ? (long)0 : (long)((ulong)a << s); }
@@ -41,7 +56,7 @@ static inline __attribute__((always_inline)) void gompt_body_Shifts(long i, long
   }
 }
 
-__kernel void gompt_Shifts(long n, __global const long *a, __global const ulong *s, __global long *out) {
+__kernel void gompt_Shifts(long n, __global const long *a, __global const ulong *s, __global long *out GOMPT_LOOP_PARAM) {
   long gompt_len_a = ((long)n > 0 ? (long)n : 0);
   long gompt_len_s = ((long)n > 0 ? (long)n : 0);
   long gompt_len_out = gompt_len_mul((10L > 0 ? 10L : 0), (long)n);
@@ -53,9 +68,11 @@ __kernel void gompt_Shifts(long n, __global const long *a, __global const ulong 
     } else if (gompt_i0 < (long)n) {
       gompt_body_Shifts(gompt_i0, n, a, gompt_len_a, s, gompt_len_s, out, gompt_len_out);
     }
+    GOMPT_LOOP_CHECK;
     return;
   }
   for (long gompt_i0 = (long)get_global_id(0); gompt_i0 < (long)n; gompt_i0 += (long)get_global_size(0)) {
     gompt_body_Shifts(gompt_i0, n, a, gompt_len_a, s, gompt_len_s, out, gompt_len_out);
   }
+  GOMPT_LOOP_CHECK;
 }

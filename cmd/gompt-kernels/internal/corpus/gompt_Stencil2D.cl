@@ -2,6 +2,21 @@
 // Kernel Stencil2D: the Go function Stencil2D with Go's semantics (see gompt-kernels -h).
 #pragma OPENCL FP_CONTRACT OFF
 
+#ifdef GOMPT_LOOP_GUARD
+#define GOMPT_LOOP_PARAM , __global long *gompt_fault
+#define GOMPT_LOOP_PARAM_ONLY __global long *gompt_fault
+#define GOMPT_LOOP_CHECK gompt_loop_check(gompt_fault)
+static inline __attribute__((always_inline)) void gompt_loop_check(__global long *f) {
+  uint want = get_work_dim() + 1, ran = 0;
+  for (uint i = 0; i < want; i++) ran++;
+  if (ran < want && atomic_cmpxchg((volatile __global int *)f, 0, 2147483647) == 0) f[3] = 1784019669L;
+}
+#else
+#define GOMPT_LOOP_PARAM
+#define GOMPT_LOOP_PARAM_ONLY void
+#define GOMPT_LOOP_CHECK
+#endif
+
 static inline __attribute__((always_inline)) long gompt_len_mul(long a, long b) { return a <= 0 || b <= 0 ? 0 : a * b; }
 
 static inline __attribute__((always_inline)) void gompt_body_Stencil2D(long x, long y, long nx, long ny, float w, __global const float *in, long gompt_len_in_, __global float *out, long gompt_len_out_) {
@@ -13,7 +28,7 @@ static inline __attribute__((always_inline)) void gompt_body_Stencil2D(long x, l
   out[i] = (in[i] + (w * ((((in[((long)((ulong)i - (ulong)(1L)))] + in[((long)((ulong)i + (ulong)(1L)))]) + in[((long)((ulong)i - (ulong)nx))]) + in[((long)((ulong)i + (ulong)nx))]) - ((0x1p+02f) * in[i]))));
 }
 
-__kernel void gompt_Stencil2D(long nx, long ny, float w, __global const float *in, __global float *out) {
+__kernel void gompt_Stencil2D(long nx, long ny, float w, __global const float *in, __global float *out GOMPT_LOOP_PARAM) {
   long gompt_len_in = gompt_len_mul(((long)nx > 0 ? (long)nx : 0), (long)ny);
   long gompt_len_out = gompt_len_mul(((long)nx > 0 ? (long)nx : 0), (long)ny);
   if ((long)nx <= 0 || (long)ny <= 0) return;
@@ -23,6 +38,7 @@ __kernel void gompt_Stencil2D(long nx, long ny, float w, __global const float *i
     if (gompt_i0 < (long)nx && gompt_i1 < (long)ny) {
       gompt_body_Stencil2D(gompt_i0, gompt_i1, nx, ny, w, in, gompt_len_in, out, gompt_len_out);
     }
+    GOMPT_LOOP_CHECK;
     return;
   }
   for (long gompt_i1 = (long)get_global_id(1); gompt_i1 < (long)ny; gompt_i1 += (long)get_global_size(1)) {
@@ -30,4 +46,5 @@ __kernel void gompt_Stencil2D(long nx, long ny, float w, __global const float *i
       gompt_body_Stencil2D(gompt_i0, gompt_i1, nx, ny, w, in, gompt_len_in, out, gompt_len_out);
     }
   }
+  GOMPT_LOOP_CHECK;
 }

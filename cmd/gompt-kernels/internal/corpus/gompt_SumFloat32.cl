@@ -2,12 +2,27 @@
 // Kernel SumFloat32: the Go function SumFloat32 with Go's semantics (see gompt-kernels -h).
 #pragma OPENCL FP_CONTRACT OFF
 
+#ifdef GOMPT_LOOP_GUARD
+#define GOMPT_LOOP_PARAM , __global long *gompt_fault
+#define GOMPT_LOOP_PARAM_ONLY __global long *gompt_fault
+#define GOMPT_LOOP_CHECK gompt_loop_check(gompt_fault)
+static inline __attribute__((always_inline)) void gompt_loop_check(__global long *f) {
+  uint want = get_work_dim() + 1, ran = 0;
+  for (uint i = 0; i < want; i++) ran++;
+  if (ran < want && atomic_cmpxchg((volatile __global int *)f, 0, 2147483647) == 0) f[3] = 894632723L;
+}
+#else
+#define GOMPT_LOOP_PARAM
+#define GOMPT_LOOP_PARAM_ONLY void
+#define GOMPT_LOOP_CHECK
+#endif
+
 
 static inline __attribute__((always_inline)) float gompt_body_SumFloat32(long i, long n, __global const float *x, long gompt_len_x_, __global const float *y, long gompt_len_y_) {
   return (x[i] * y[i]);
 }
 
-__kernel void gompt_SumFloat32(long n, __global const float *x, __global const float *y, __global float *partial) {
+__kernel void gompt_SumFloat32(long n, __global const float *x, __global const float *y, __global float *partial GOMPT_LOOP_PARAM) {
   __local float gompt_scratch[256];
   long gompt_len_x = ((long)n > 0 ? (long)n : 0);
   long gompt_len_y = ((long)n > 0 ? (long)n : 0);
@@ -45,4 +60,5 @@ __kernel void gompt_SumFloat32(long n, __global const float *x, __global const f
   if (gompt_lid == 0) {
     partial[gompt_team] = gompt_scratch[0];
   }
+  GOMPT_LOOP_CHECK;
 }

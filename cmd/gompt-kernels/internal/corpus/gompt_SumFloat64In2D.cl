@@ -3,6 +3,21 @@
 #pragma OPENCL FP_CONTRACT OFF
 #pragma OPENCL EXTENSION cl_khr_fp64 : enable
 
+#ifdef GOMPT_LOOP_GUARD
+#define GOMPT_LOOP_PARAM , __global long *gompt_fault
+#define GOMPT_LOOP_PARAM_ONLY __global long *gompt_fault
+#define GOMPT_LOOP_CHECK gompt_loop_check(gompt_fault)
+static inline __attribute__((always_inline)) void gompt_loop_check(__global long *f) {
+  uint want = get_work_dim() + 1, ran = 0;
+  for (uint i = 0; i < want; i++) ran++;
+  if (ran < want && atomic_cmpxchg((volatile __global int *)f, 0, 2147483647) == 0) f[3] = 782067761L;
+}
+#else
+#define GOMPT_LOOP_PARAM
+#define GOMPT_LOOP_PARAM_ONLY void
+#define GOMPT_LOOP_CHECK
+#endif
+
 static inline __attribute__((always_inline)) long gompt_len_mul(long a, long b) { return a <= 0 || b <= 0 ? 0 : a * b; }
 
 static inline __attribute__((always_inline)) double gompt_body_SumFloat64In2D(long x, long y, long nx, long ny, __global const double *a, long gompt_len_a_) {
@@ -13,7 +28,7 @@ static inline __attribute__((always_inline)) double gompt_body_SumFloat64In2D(lo
   return v;
 }
 
-__kernel void gompt_SumFloat64In2D(long nx, long ny, __global const double *a, __global double *partial) {
+__kernel void gompt_SumFloat64In2D(long nx, long ny, __global const double *a, __global double *partial GOMPT_LOOP_PARAM) {
   __local double gompt_scratch[256];
   long gompt_len_a = gompt_len_mul(((long)nx > 0 ? (long)nx : 0), (long)ny);
   ulong gompt_teams = get_num_groups(0) * get_num_groups(1) * get_num_groups(2);
@@ -50,4 +65,5 @@ __kernel void gompt_SumFloat64In2D(long nx, long ny, __global const double *a, _
   if (gompt_lid == 0) {
     partial[gompt_team] = gompt_scratch[0];
   }
+  GOMPT_LOOP_CHECK;
 }

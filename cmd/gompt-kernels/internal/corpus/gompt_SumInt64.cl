@@ -2,12 +2,27 @@
 // Kernel SumInt64: the Go function SumInt64 with Go's semantics (see gompt-kernels -h).
 #pragma OPENCL FP_CONTRACT OFF
 
+#ifdef GOMPT_LOOP_GUARD
+#define GOMPT_LOOP_PARAM , __global long *gompt_fault
+#define GOMPT_LOOP_PARAM_ONLY __global long *gompt_fault
+#define GOMPT_LOOP_CHECK gompt_loop_check(gompt_fault)
+static inline __attribute__((always_inline)) void gompt_loop_check(__global long *f) {
+  uint want = get_work_dim() + 1, ran = 0;
+  for (uint i = 0; i < want; i++) ran++;
+  if (ran < want && atomic_cmpxchg((volatile __global int *)f, 0, 2147483647) == 0) f[3] = 1105136539L;
+}
+#else
+#define GOMPT_LOOP_PARAM
+#define GOMPT_LOOP_PARAM_ONLY void
+#define GOMPT_LOOP_CHECK
+#endif
+
 
 static inline __attribute__((always_inline)) long gompt_body_SumInt64(long i, long n, __global const long *a, long gompt_len_a_) {
   return ((long)((ulong)a[i] * (ulong)(3458764513820540929L)));
 }
 
-__kernel void gompt_SumInt64(long n, __global const long *a, __global long *partial) {
+__kernel void gompt_SumInt64(long n, __global const long *a, __global long *partial GOMPT_LOOP_PARAM) {
   __local long gompt_scratch[256];
   long gompt_len_a = ((long)n > 0 ? (long)n : 0);
   ulong gompt_teams = get_num_groups(0) * get_num_groups(1) * get_num_groups(2);
@@ -44,4 +59,5 @@ __kernel void gompt_SumInt64(long n, __global const long *a, __global long *part
   if (gompt_lid == 0) {
     partial[gompt_team] = gompt_scratch[0];
   }
+  GOMPT_LOOP_CHECK;
 }

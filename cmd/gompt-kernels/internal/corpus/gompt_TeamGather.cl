@@ -2,6 +2,21 @@
 // Kernel TeamGather: the Go function TeamGather with Go's semantics (see gompt-kernels -h).
 #pragma OPENCL FP_CONTRACT OFF
 
+#ifdef GOMPT_LOOP_GUARD
+#define GOMPT_LOOP_PARAM 
+#define GOMPT_LOOP_PARAM_ONLY __global long *gompt_fault
+#define GOMPT_LOOP_CHECK gompt_loop_check(gompt_fault)
+static inline __attribute__((always_inline)) void gompt_loop_check(__global long *f) {
+  uint want = get_work_dim() + 1, ran = 0;
+  for (uint i = 0; i < want; i++) ran++;
+  if (ran < want && atomic_cmpxchg((volatile __global int *)f, 0, 2147483647) == 0) f[3] = 1374516763L;
+}
+#else
+#define GOMPT_LOOP_PARAM
+#define GOMPT_LOOP_PARAM_ONLY void
+#define GOMPT_LOOP_CHECK
+#endif
+
 static void gompt_check_fail(__global long *f, int *stop, long site, long i, long n) {
   *stop = 1;
   if (atomic_cmpxchg((volatile __global int *)f, 0, (int)site) == 0) {
@@ -25,7 +40,7 @@ static inline __attribute__((always_inline)) void gompt_body_TeamGather(long t, 
   out[((long)((ulong)((long)((ulong)t * (ulong)(64L))) + (ulong)th))] = gompt_lldc_float(buf, 64L, at[((long)((ulong)((long)((ulong)t * (ulong)(64L))) + (ulong)th))], gompt_fault, gompt_stop, 2L);
 }
 
-__kernel __attribute__((reqd_work_group_size(64, 1, 1))) void gompt_TeamGather(long teams, long m, __global const long *idx, __global const long *at, __global const float *src, __global float *out, __global long *gompt_fault) {
+__kernel __attribute__((reqd_work_group_size(64, 1, 1))) void gompt_TeamGather(long teams, long m, __global const long *idx, __global const long *at, __global const float *src, __global float *out, __global long *gompt_fault GOMPT_LOOP_PARAM) {
   int gompt_stopped = 0, *gompt_stop = &gompt_stopped;
   __local float gompt_l_buf[64];
   long gompt_len_idx = gompt_len_mul(((long)teams > 0 ? (long)teams : 0), 64L);
@@ -37,4 +52,5 @@ __kernel __attribute__((reqd_work_group_size(64, 1, 1))) void gompt_TeamGather(l
     gompt_body_TeamGather(gompt_t, gompt_th, teams, m, idx, gompt_len_idx, at, gompt_len_at, src, gompt_len_src, out, gompt_len_out, gompt_l_buf, gompt_fault, gompt_stop);
     barrier(CLK_LOCAL_MEM_FENCE | CLK_GLOBAL_MEM_FENCE);
   }
+  GOMPT_LOOP_CHECK;
 }

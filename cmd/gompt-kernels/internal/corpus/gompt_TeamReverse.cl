@@ -2,6 +2,21 @@
 // Kernel TeamReverse: the Go function TeamReverse with Go's semantics (see gompt-kernels -h).
 #pragma OPENCL FP_CONTRACT OFF
 
+#ifdef GOMPT_LOOP_GUARD
+#define GOMPT_LOOP_PARAM 
+#define GOMPT_LOOP_PARAM_ONLY __global long *gompt_fault
+#define GOMPT_LOOP_CHECK gompt_loop_check(gompt_fault)
+static inline __attribute__((always_inline)) void gompt_loop_check(__global long *f) {
+  uint want = get_work_dim() + 1, ran = 0;
+  for (uint i = 0; i < want; i++) ran++;
+  if (ran < want && atomic_cmpxchg((volatile __global int *)f, 0, 2147483647) == 0) f[3] = 573153994L;
+}
+#else
+#define GOMPT_LOOP_PARAM
+#define GOMPT_LOOP_PARAM_ONLY void
+#define GOMPT_LOOP_CHECK
+#endif
+
 static void gompt_check_fail(__global long *f, int *stop, long site, long i, long n) {
   *stop = 1;
   if (atomic_cmpxchg((volatile __global int *)f, 0, (int)site) == 0) {
@@ -70,7 +85,7 @@ static inline __attribute__((always_inline)) void gompt_body_TeamReverse(long t,
   }
 }
 
-__kernel __attribute__((reqd_work_group_size(64, 1, 1))) void gompt_TeamReverse(long teams, int flip, __global const int *in, __global int *out, __global long *sums, __global long *gompt_fault) {
+__kernel __attribute__((reqd_work_group_size(64, 1, 1))) void gompt_TeamReverse(long teams, int flip, __global const int *in, __global int *out, __global long *sums, __global long *gompt_fault GOMPT_LOOP_PARAM) {
   int gompt_stopped = 0, *gompt_stop = &gompt_stopped;
   __local int gompt_l_buf[64];
   __local long gompt_l_part[64];
@@ -82,4 +97,5 @@ __kernel __attribute__((reqd_work_group_size(64, 1, 1))) void gompt_TeamReverse(
     gompt_body_TeamReverse(gompt_t, gompt_th, teams, (flip != 0), in, gompt_len_in, out, gompt_len_out, sums, gompt_len_sums, gompt_l_buf, gompt_l_part, gompt_fault, gompt_stop);
     barrier(CLK_LOCAL_MEM_FENCE | CLK_GLOBAL_MEM_FENCE);
   }
+  GOMPT_LOOP_CHECK;
 }

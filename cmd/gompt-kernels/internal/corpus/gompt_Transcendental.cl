@@ -3,6 +3,21 @@
 #pragma OPENCL FP_CONTRACT OFF
 #pragma OPENCL EXTENSION cl_khr_fp64 : enable
 
+#ifdef GOMPT_LOOP_GUARD
+#define GOMPT_LOOP_PARAM , __global long *gompt_fault
+#define GOMPT_LOOP_PARAM_ONLY __global long *gompt_fault
+#define GOMPT_LOOP_CHECK gompt_loop_check(gompt_fault)
+static inline __attribute__((always_inline)) void gompt_loop_check(__global long *f) {
+  uint want = get_work_dim() + 1, ran = 0;
+  for (uint i = 0; i < want; i++) ran++;
+  if (ran < want && atomic_cmpxchg((volatile __global int *)f, 0, 2147483647) == 0) f[3] = 1878299293L;
+}
+#else
+#define GOMPT_LOOP_PARAM
+#define GOMPT_LOOP_PARAM_ONLY void
+#define GOMPT_LOOP_CHECK
+#endif
+
 
 static inline __attribute__((always_inline)) void gompt_body_Transcendental(long i, long n, __global const double *a, long gompt_len_a_, __global float *out, long gompt_len_out_) {
   double x = a[i];
@@ -13,7 +28,7 @@ static inline __attribute__((always_inline)) void gompt_body_Transcendental(long
   out[i] = ((float)v);
 }
 
-__kernel void gompt_Transcendental(long n, __global const double *a, __global float *out) {
+__kernel void gompt_Transcendental(long n, __global const double *a, __global float *out GOMPT_LOOP_PARAM) {
   long gompt_len_a = ((long)n > 0 ? (long)n : 0);
   long gompt_len_out = ((long)n > 0 ? (long)n : 0);
   if ((long)n <= 0) return;
@@ -24,9 +39,11 @@ __kernel void gompt_Transcendental(long n, __global const double *a, __global fl
     } else if (gompt_i0 < (long)n) {
       gompt_body_Transcendental(gompt_i0, n, a, gompt_len_a, out, gompt_len_out);
     }
+    GOMPT_LOOP_CHECK;
     return;
   }
   for (long gompt_i0 = (long)get_global_id(0); gompt_i0 < (long)n; gompt_i0 += (long)get_global_size(0)) {
     gompt_body_Transcendental(gompt_i0, n, a, gompt_len_a, out, gompt_len_out);
   }
+  GOMPT_LOOP_CHECK;
 }

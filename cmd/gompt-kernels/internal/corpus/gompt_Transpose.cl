@@ -2,13 +2,28 @@
 // Kernel Transpose: the Go function Transpose with Go's semantics (see gompt-kernels -h).
 #pragma OPENCL FP_CONTRACT OFF
 
+#ifdef GOMPT_LOOP_GUARD
+#define GOMPT_LOOP_PARAM , __global long *gompt_fault
+#define GOMPT_LOOP_PARAM_ONLY __global long *gompt_fault
+#define GOMPT_LOOP_CHECK gompt_loop_check(gompt_fault)
+static inline __attribute__((always_inline)) void gompt_loop_check(__global long *f) {
+  uint want = get_work_dim() + 1, ran = 0;
+  for (uint i = 0; i < want; i++) ran++;
+  if (ran < want && atomic_cmpxchg((volatile __global int *)f, 0, 2147483647) == 0) f[3] = 1924786016L;
+}
+#else
+#define GOMPT_LOOP_PARAM
+#define GOMPT_LOOP_PARAM_ONLY void
+#define GOMPT_LOOP_CHECK
+#endif
+
 static inline __attribute__((always_inline)) long gompt_len_mul(long a, long b) { return a <= 0 || b <= 0 ? 0 : a * b; }
 
 static inline __attribute__((always_inline)) void gompt_body_Transpose(long x, long y, long nx, long ny, __global const uchar *in, long gompt_len_in_, __global uchar *out, long gompt_len_out_) {
   out[((long)((ulong)((long)((ulong)x * (ulong)ny)) + (ulong)y))] = ((uchar)((uint)in[((long)((ulong)((long)((ulong)y * (ulong)nx)) + (ulong)x))] + (uint)((uchar)1U)));
 }
 
-__kernel void gompt_Transpose(long nx, long ny, __global const uchar *in, __global uchar *out) {
+__kernel void gompt_Transpose(long nx, long ny, __global const uchar *in, __global uchar *out GOMPT_LOOP_PARAM) {
   long gompt_len_in = gompt_len_mul(((long)nx > 0 ? (long)nx : 0), (long)ny);
   long gompt_len_out = gompt_len_mul(((long)nx > 0 ? (long)nx : 0), (long)ny);
   if ((long)nx <= 0 || (long)ny <= 0) return;
@@ -18,6 +33,7 @@ __kernel void gompt_Transpose(long nx, long ny, __global const uchar *in, __glob
     if (gompt_i0 < (long)nx && gompt_i1 < (long)ny) {
       gompt_body_Transpose(gompt_i0, gompt_i1, nx, ny, in, gompt_len_in, out, gompt_len_out);
     }
+    GOMPT_LOOP_CHECK;
     return;
   }
   for (long gompt_i1 = (long)get_global_id(1); gompt_i1 < (long)ny; gompt_i1 += (long)get_global_size(1)) {
@@ -25,4 +41,5 @@ __kernel void gompt_Transpose(long nx, long ny, __global const uchar *in, __glob
       gompt_body_Transpose(gompt_i0, gompt_i1, nx, ny, in, gompt_len_in, out, gompt_len_out);
     }
   }
+  GOMPT_LOOP_CHECK;
 }

@@ -3,6 +3,21 @@
 #pragma OPENCL FP_CONTRACT OFF
 #pragma OPENCL EXTENSION cl_khr_fp64 : enable
 
+#ifdef GOMPT_LOOP_GUARD
+#define GOMPT_LOOP_PARAM , __global long *gompt_fault
+#define GOMPT_LOOP_PARAM_ONLY __global long *gompt_fault
+#define GOMPT_LOOP_CHECK gompt_loop_check(gompt_fault)
+static inline __attribute__((always_inline)) void gompt_loop_check(__global long *f) {
+  uint want = get_work_dim() + 1, ran = 0;
+  for (uint i = 0; i < want; i++) ran++;
+  if (ran < want && atomic_cmpxchg((volatile __global int *)f, 0, 2147483647) == 0) f[3] = 1592644711L;
+}
+#else
+#define GOMPT_LOOP_PARAM
+#define GOMPT_LOOP_PARAM_ONLY void
+#define GOMPT_LOOP_CHECK
+#endif
+
 static inline __attribute__((always_inline)) long gompt_cvt_long_double(double x) { return (isnan(x) || x >= 0x1p63 || x < -0x1p63 ? (long)0x8000000000000000UL : (long)x); }
 static inline __attribute__((always_inline)) long gompt_len_mul(long a, long b) { return a <= 0 || b <= 0 ? 0 : a * b; }
 static inline __attribute__((always_inline)) long gompt_max_long(long x, long y) { return y > x ? y : x; }
@@ -88,7 +103,7 @@ static inline __attribute__((always_inline)) void gompt_body_Tricky(long i, long
   out[((long)((ulong)o + (ulong)(7L)))] = ((long)((ulong)0 - (ulong)long_));
 }
 
-__kernel void gompt_Tricky(long n, double global_, __global const long *kernel_, __global long *out) {
+__kernel void gompt_Tricky(long n, double global_, __global const long *kernel_, __global long *out GOMPT_LOOP_PARAM) {
   long gompt_len_kernel_ = ((long)n > 0 ? (long)n : 0);
   long gompt_len_out = gompt_len_mul((8L > 0 ? 8L : 0), (long)n);
   if ((long)n <= 0) return;
@@ -99,9 +114,11 @@ __kernel void gompt_Tricky(long n, double global_, __global const long *kernel_,
     } else if (gompt_i0 < (long)n) {
       gompt_body_Tricky(gompt_i0, n, global_, kernel_, gompt_len_kernel_, out, gompt_len_out);
     }
+    GOMPT_LOOP_CHECK;
     return;
   }
   for (long gompt_i0 = (long)get_global_id(0); gompt_i0 < (long)n; gompt_i0 += (long)get_global_size(0)) {
     gompt_body_Tricky(gompt_i0, n, global_, kernel_, gompt_len_kernel_, out, gompt_len_out);
   }
+  GOMPT_LOOP_CHECK;
 }
