@@ -234,6 +234,7 @@ func (d *clDevice) Describe() (device.Info, error) {
 	info.TimeSource, info.BracketTimes = d.timeSource(), d.hostTimes
 	info.Extra = append(slices.Clone(info.Extra),
 		device.Attr{Key: "kernel_work_group_size", Value: d.groupsTrust().why},
-		device.Attr{Key: "kernel_local_mem_size", Value: d.localsTrust().why})
+		device.Attr{Key: "kernel_local_mem_size", Value: d.localsTrust().why},
+		device.Attr{Key: "loop_limit", Value: d.loopsWhy()})
 	return info, nil
 }

@@ -75,6 +75,14 @@ func (d *clDevice) loopGuard() bool {
 	return d.loops.limited
 }
 
+// loopsWhy says what the loop limit probe found, probing if need be.
+func (d *clDevice) loopsWhy() string {
+	if d.loopGuard() {
+		return "kernels are built with " + LoopGuardDefine + ": " + d.loops.why
+	}
+	return d.loops.why
+}
+
 // mesaPlatform reports whether the device's platform is one of Mesa's
 // (rusticl, Clover), whose CPU driver, llvmpipe, limits loops.
 func mesaPlatform(extra []device.Attr) bool {
