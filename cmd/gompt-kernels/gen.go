@@ -201,7 +201,7 @@ func (g *gen) recursion(all []*fn) {
 }
 
 // propagate carries what helpers do to their callers: the buffers they
-// read and write, float64 and inexact math.
+// read and write, inexact math.
 func (g *gen) propagate(all []*fn) {
 	for changed := true; changed; {
 		changed = false
@@ -209,9 +209,6 @@ func (g *gen) propagate(all []*fn) {
 			for _, c := range f.calls {
 				if c.callee.approx && !f.approx {
 					f.approx, changed = true, true
-				}
-				if c.callee.float64 && !f.float64 {
-					f.float64, changed = true, true
 				}
 				for i, a := range c.args {
 					cp := c.callee.params[i]
