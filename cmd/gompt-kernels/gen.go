@@ -107,6 +107,7 @@ func generatePkg(o options) (output, error) {
 	sort.Slice(g.kernels, func(i, j int) bool { return g.kernels[i].name < g.kernels[j].name })
 	for _, k := range g.kernels {
 		g.newProver(k).prove()
+		g.planNeeds(k)
 	}
 	out := output{}
 	ptxOK := true

@@ -225,6 +225,11 @@ type kernel struct {
 	// constant lengths.
 	reduceArrays map[*param]string
 	reduceLen    map[*param]int
+
+	// needs is what its device code needs of a device beyond what every
+	// device gives (device.Kernel.Needs), planned by planNeeds (needs.go)
+	// once the checks pass; the emitters only read it.
+	needs []need
 }
 
 // site is one run-time check of a kernel's device code: its kind (the
