@@ -535,7 +535,7 @@ func TestUsage(t *testing.T) {
 	cmd := exec.Command("go", "run", ".", "-h")
 	out, _ := cmd.CombinedOutput()
 	for _, want := range []string{"//gompt:kernel dims=nx[,ny[,nz]]", "reduce=", "len(buf)=", "//gompt:func", "The subset of Go",
-		"Sqrt", "Exp", "from when the generator proves", "-launchers", "MinInt%-1 == 0"} {
+		"Sqrt", "Exp", "from when the generator proves", "-launchers", "MinInt%-1 == 0", "device.Kernel.Needs"} {
 		assert.Contains(t, string(out), want)
 	}
 }
