@@ -73,6 +73,9 @@ var Dot = &gomptdevice.Kernel{
 	},
 	Dims:       1,
 	MaxThreads: gomptrt.MaxThreads,
+	Needs: []gomptdevice.Need{
+		{Kind: gomptdevice.NeedLocalMem, Amount: 1024, Use: "1024 bytes of team-local memory (reduce=+'s scratch: 256 float32, one per thread)", Pos: "library.go:72"},
+	},
 	Images: []gomptdevice.Image{
 		{Kind: gomptdevice.ImageHost, Entry: "gompt_dot_partial", Host: gomptHostDot_partial},
 		{Kind: gomptdevice.ImageOpenCL, Entry: "gompt_dot_partial", Source: gomptCLDot_partial, Options: "-cl-fp32-correctly-rounded-divide-sqrt"},
@@ -103,10 +106,10 @@ func gomptHostDot_partial(gomptA *gomptdevice.HostArgs, gomptR gomptdevice.Range
 		{
 //line library.go:74
 			gomptV = (*(*float32)(unsafe.Add(gomptPX, i*4)) * *(*float32)(unsafe.Add(gomptPY, i*4)))
-//line gompt_kernels.go:107
+//line gompt_kernels.go:110
 //line library.go:74
 			goto gomptR0
-//line gompt_kernels.go:110
+//line gompt_kernels.go:113
 		}
 	gomptR0:
 		gomptS0 = gomptS0 + float64(gomptV)
@@ -114,10 +117,10 @@ func gomptHostDot_partial(gomptA *gomptdevice.HostArgs, gomptR gomptdevice.Range
 			i := i + 1
 //line library.go:74
 			gomptV = (*(*float32)(unsafe.Add(gomptPX, i*4)) * *(*float32)(unsafe.Add(gomptPY, i*4)))
-//line gompt_kernels.go:118
+//line gompt_kernels.go:121
 //line library.go:74
 			goto gomptR1
-//line gompt_kernels.go:121
+//line gompt_kernels.go:124
 		}
 	gomptR1:
 		gomptS1 = gomptS1 + float64(gomptV)
@@ -125,10 +128,10 @@ func gomptHostDot_partial(gomptA *gomptdevice.HostArgs, gomptR gomptdevice.Range
 			i := i + 2
 //line library.go:74
 			gomptV = (*(*float32)(unsafe.Add(gomptPX, i*4)) * *(*float32)(unsafe.Add(gomptPY, i*4)))
-//line gompt_kernels.go:129
+//line gompt_kernels.go:132
 //line library.go:74
 			goto gomptR2
-//line gompt_kernels.go:132
+//line gompt_kernels.go:135
 		}
 	gomptR2:
 		gomptS2 = gomptS2 + float64(gomptV)
@@ -136,10 +139,10 @@ func gomptHostDot_partial(gomptA *gomptdevice.HostArgs, gomptR gomptdevice.Range
 			i := i + 3
 //line library.go:74
 			gomptV = (*(*float32)(unsafe.Add(gomptPX, i*4)) * *(*float32)(unsafe.Add(gomptPY, i*4)))
-//line gompt_kernels.go:140
+//line gompt_kernels.go:143
 //line library.go:74
 			goto gomptR3
-//line gompt_kernels.go:143
+//line gompt_kernels.go:146
 		}
 	gomptR3:
 		gomptS3 = gomptS3 + float64(gomptV)
@@ -148,10 +151,10 @@ func gomptHostDot_partial(gomptA *gomptdevice.HostArgs, gomptR gomptdevice.Range
 		{
 //line library.go:74
 			gomptV = (*(*float32)(unsafe.Add(gomptPX, i*4)) * *(*float32)(unsafe.Add(gomptPY, i*4)))
-//line gompt_kernels.go:152
+//line gompt_kernels.go:155
 //line library.go:74
 			goto gomptR4
-//line gompt_kernels.go:155
+//line gompt_kernels.go:158
 		}
 	gomptR4:
 		gomptS0 = gomptS0 + float64(gomptV)
@@ -244,7 +247,7 @@ func gomptHostFill(gomptA *gomptdevice.HostArgs, gomptR gomptdevice.Range, _, _ 
 	for i := gomptLo0; i < gomptHi0; i++ {
 //line library.go:34
 		*(*float32)(unsafe.Add(gomptPX, i*4)) = v
-//line gompt_kernels.go:248
+//line gompt_kernels.go:251
 	}
 	_ = n
 }
@@ -271,6 +274,9 @@ var Histogram = &gomptdevice.Kernel{
 		{Name: "h", Kind: gomptdevice.ParamBuffer, Elem: gomptdevice.ParamUint32, Len: "256"},
 	},
 	Dims: 1,
+	Needs: []gomptdevice.Need{
+		{Kind: gomptdevice.NeedLocalMem, Amount: 1024, Use: "1024 bytes of team-local memory (the team's copy of reduce(h)=+)", Pos: "library.go:229"},
+	},
 	Images: []gomptdevice.Image{
 		{Kind: gomptdevice.ImageHost, Entry: "gompt_histogram", Host: gomptHostHistogram},
 		{Kind: gomptdevice.ImageOpenCL, Entry: "gompt_histogram", Source: gomptCLHistogram, Options: "-cl-fp32-correctly-rounded-divide-sqrt"},
@@ -299,7 +305,7 @@ func gomptHostHistogram(gomptA *gomptdevice.HostArgs, gomptR gomptdevice.Range, 
 	for i := gomptLo0; i < gomptHi0; i++ {
 //line library.go:231
 		*(*uint32)(unsafe.Add(gomptPH, int(*(*uint8)(unsafe.Add(gomptPV, i*1)))*4))++
-//line gompt_kernels.go:303
+//line gompt_kernels.go:309
 	}
 	gomptrt.MergeSum(gomptRBH, gomptRAH[:], uint32(0))
 	_ = n
@@ -361,51 +367,51 @@ func gomptHostJacobi(gomptA *gomptdevice.HostArgs, gomptR gomptdevice.Range, _, 
 		for x := gomptLo0; x < gomptIn0; x++ {
 //line library.go:50
 			i := ((y * nx) + x)
-//line gompt_kernels.go:365
+//line gompt_kernels.go:371
 //line library.go:51
 			if (((x == int(0)) || (y == int(0))) || (x == (nx - int(1)))) || (y == (ny - int(1))) {
-//line gompt_kernels.go:368
+//line gompt_kernels.go:374
 //line library.go:52
 				*(*float32)(unsafe.Add(gomptPOut, i*4)) = *(*float32)(unsafe.Add(gomptPIn, i*4))
-//line gompt_kernels.go:371
+//line gompt_kernels.go:377
 //line library.go:53
 				continue gomptPoint0
-//line gompt_kernels.go:374
+//line gompt_kernels.go:380
 //line library.go:51
 			}
-//line gompt_kernels.go:377
+//line gompt_kernels.go:383
 //line library.go:55
 			*(*float32)(unsafe.Add(gomptPOut, i*4)) = (float32(0.25) * (((*(*float32)(unsafe.Add(gomptPIn, (i-nx)*4)) + *(*float32)(unsafe.Add(gomptPIn, (i+nx)*4))) + *(*float32)(unsafe.Add(gomptPIn, (i-int(1))*4))) + *(*float32)(unsafe.Add(gomptPIn, (i+int(1))*4))))
-//line gompt_kernels.go:380
+//line gompt_kernels.go:386
 		}
 		for x := gomptIn0; x < gomptIn1; x++ {
 //line library.go:50
 			i := ((y * nx) + x)
-//line gompt_kernels.go:385
+//line gompt_kernels.go:391
 //line library.go:55
 			*(*float32)(unsafe.Add(gomptPOut, i*4)) = (float32(0.25) * (((*(*float32)(unsafe.Add(gomptPIn, (i-nx)*4)) + *(*float32)(unsafe.Add(gomptPIn, (i+nx)*4))) + *(*float32)(unsafe.Add(gomptPIn, (i-int(1))*4))) + *(*float32)(unsafe.Add(gomptPIn, (i+int(1))*4))))
-//line gompt_kernels.go:388
+//line gompt_kernels.go:394
 		}
 	gomptPoint2:
 		for x := gomptIn1; x < gomptHi0; x++ {
 //line library.go:50
 			i := ((y * nx) + x)
-//line gompt_kernels.go:394
+//line gompt_kernels.go:400
 //line library.go:51
 			if (((x == int(0)) || (y == int(0))) || (x == (nx - int(1)))) || (y == (ny - int(1))) {
-//line gompt_kernels.go:397
+//line gompt_kernels.go:403
 //line library.go:52
 				*(*float32)(unsafe.Add(gomptPOut, i*4)) = *(*float32)(unsafe.Add(gomptPIn, i*4))
-//line gompt_kernels.go:400
+//line gompt_kernels.go:406
 //line library.go:53
 				continue gomptPoint2
-//line gompt_kernels.go:403
+//line gompt_kernels.go:409
 //line library.go:51
 			}
-//line gompt_kernels.go:406
+//line gompt_kernels.go:412
 //line library.go:55
 			*(*float32)(unsafe.Add(gomptPOut, i*4)) = (float32(0.25) * (((*(*float32)(unsafe.Add(gomptPIn, (i-nx)*4)) + *(*float32)(unsafe.Add(gomptPIn, (i+nx)*4))) + *(*float32)(unsafe.Add(gomptPIn, (i-int(1))*4))) + *(*float32)(unsafe.Add(gomptPIn, (i+int(1))*4))))
-//line gompt_kernels.go:409
+//line gompt_kernels.go:415
 		}
 	}
 }
@@ -475,50 +481,50 @@ func gomptLanesMatmul(gomptX0, gomptW int, i int, m int, n int, k int, A []float
 	gomptL1Acc := gomptL1AccA[:gomptW:gomptW]
 //line library.go:63
 	for gomptJ := 0; gomptJ < gomptW; gomptJ++ {
-//line gompt_kernels.go:479
+//line gompt_kernels.go:485
 		gomptL1Acc[gomptJ] = float32(0)
 //line library.go:63
 	}
-//line gompt_kernels.go:483
+//line gompt_kernels.go:489
 //line library.go:64
 	for p := int(0); p < k; p++ {
-//line gompt_kernels.go:486
-//line library.go:65
-		gomptU1 := *(*float32)(unsafe.Add(gomptPA, ((i*k)+p)*4))
-//line gompt_kernels.go:489
-//line library.go:65
-		gomptU2 := (p * n)
 //line gompt_kernels.go:492
 //line library.go:65
-		gomptU3 := unsafe.Add(gomptPB, (gomptU2+gomptX0)*4)
+		gomptU1 := *(*float32)(unsafe.Add(gomptPA, ((i*k)+p)*4))
 //line gompt_kernels.go:495
 //line library.go:65
-		for gomptJ := 0; gomptJ < gomptW; gomptJ++ {
+		gomptU2 := (p * n)
 //line gompt_kernels.go:498
 //line library.go:65
-			gomptL1Acc[gomptJ] += (gomptU1 * *(*float32)(unsafe.Add(gomptU3, gomptJ*4)))
+		gomptU3 := unsafe.Add(gomptPB, (gomptU2+gomptX0)*4)
 //line gompt_kernels.go:501
 //line library.go:65
-		}
+		for gomptJ := 0; gomptJ < gomptW; gomptJ++ {
 //line gompt_kernels.go:504
+//line library.go:65
+			gomptL1Acc[gomptJ] += (gomptU1 * *(*float32)(unsafe.Add(gomptU3, gomptJ*4)))
+//line gompt_kernels.go:507
+//line library.go:65
+		}
+//line gompt_kernels.go:510
 //line library.go:64
 	}
-//line gompt_kernels.go:507
-//line library.go:67
-	gomptU4 := (i * n)
-//line gompt_kernels.go:510
-//line library.go:67
-	gomptU5 := unsafe.Add(gomptPC, (gomptU4+gomptX0)*4)
 //line gompt_kernels.go:513
 //line library.go:67
-	for gomptJ := 0; gomptJ < gomptW; gomptJ++ {
+	gomptU4 := (i * n)
 //line gompt_kernels.go:516
 //line library.go:67
-		*(*float32)(unsafe.Add(gomptU5, gomptJ*4)) = gomptL1Acc[gomptJ]
+	gomptU5 := unsafe.Add(gomptPC, (gomptU4+gomptX0)*4)
 //line gompt_kernels.go:519
 //line library.go:67
-	}
+	for gomptJ := 0; gomptJ < gomptW; gomptJ++ {
 //line gompt_kernels.go:522
+//line library.go:67
+		*(*float32)(unsafe.Add(gomptU5, gomptJ*4)) = gomptL1Acc[gomptJ]
+//line gompt_kernels.go:525
+//line library.go:67
+	}
+//line gompt_kernels.go:528
 	_ = gomptL1Acc
 	_ = m
 }
@@ -591,6 +597,10 @@ var MatmulTiled = &gomptdevice.Kernel{
 		{Kind: gomptdevice.FaultIndex, Pos: "library.go:221"},
 	},
 	MaxThreads: 256,
+	Needs: []gomptdevice.Need{
+		{Kind: gomptdevice.NeedLocalMem, Amount: 8192, Use: "8192 bytes of team-local memory (team arrays tA, tB)", Pos: "library.go:90"},
+		{Kind: gomptdevice.NeedTeamSize, Amount: 256, Use: "teams of 256 threads (team=256)", Pos: "library.go:88"},
+	},
 	Images: []gomptdevice.Image{
 		{Kind: gomptdevice.ImageHost, Entry: "gompt_matmul_tiled", Host: gomptHostMatmul_tiled},
 		{Kind: gomptdevice.ImageOpenCL, Entry: "gompt_matmul_tiled", Source: gomptCLMatmul_tiled, Options: "-cl-fp32-correctly-rounded-divide-sqrt"},
@@ -644,23 +654,23 @@ func gomptHostMatmul_tiled(gomptA *gomptdevice.HostArgs, gomptR gomptdevice.Rang
 	for t := gomptLo0; t < gomptHi0; t++ {
 //line library.go:90
 		var tA [1024]float32
-//line gompt_kernels.go:648
+//line gompt_kernels.go:658
 		_ = tA
 //line library.go:91
 		var tB [1024]float32
-//line gompt_kernels.go:652
+//line gompt_kernels.go:662
 		_ = tB
 //line library.go:92
 		tilesX := max(((n + int(63)) / int(64)), int(1))
-//line gompt_kernels.go:656
+//line gompt_kernels.go:666
 		_ = tilesX
 //line library.go:93
 		row := ((t / tilesX) * int(64))
-//line gompt_kernels.go:660
+//line gompt_kernels.go:670
 		_ = row
 //line library.go:94
 		col := ((t % tilesX) * int(64))
-//line gompt_kernels.go:664
+//line gompt_kernels.go:674
 		_ = col
 		for gomptJ := 0; gomptJ < 256; gomptJ++ {
 			th := gomptJ
@@ -712,397 +722,397 @@ func gomptHostMatmul_tiled(gomptA *gomptdevice.HostArgs, gomptR gomptdevice.Rang
 			for gomptJ := 0; gomptJ < 256; gomptJ++ {
 //line library.go:106
 				if (gomptT3I0[gomptJ] < m) && ((p0 + gomptT2Lx[gomptJ]) < k) {
-//line gompt_kernels.go:716
+//line gompt_kernels.go:726
 //line library.go:107
 					tA[(((gomptT1Ly[gomptJ] + int(0)) * int(16)) + gomptT2Lx[gomptJ])] = A[(((gomptT3I0[gomptJ] * k) + p0) + gomptT2Lx[gomptJ])]
-//line gompt_kernels.go:719
+//line gompt_kernels.go:729
 //line library.go:106
 				} else {
-//line gompt_kernels.go:722
+//line gompt_kernels.go:732
 //line library.go:109
 					tA[(((gomptT1Ly[gomptJ] + int(0)) * int(16)) + gomptT2Lx[gomptJ])] = float32(0.0)
-//line gompt_kernels.go:725
+//line gompt_kernels.go:735
 //line library.go:106
 				}
-//line gompt_kernels.go:728
+//line gompt_kernels.go:738
 			}
 			for gomptJ := 0; gomptJ < 256; gomptJ++ {
 //line library.go:111
 				if (gomptT4I1[gomptJ] < m) && ((p0 + gomptT2Lx[gomptJ]) < k) {
-//line gompt_kernels.go:733
+//line gompt_kernels.go:743
 //line library.go:112
 					tA[(((gomptT1Ly[gomptJ] + int(16)) * int(16)) + gomptT2Lx[gomptJ])] = A[(((gomptT4I1[gomptJ] * k) + p0) + gomptT2Lx[gomptJ])]
-//line gompt_kernels.go:736
+//line gompt_kernels.go:746
 //line library.go:111
 				} else {
-//line gompt_kernels.go:739
+//line gompt_kernels.go:749
 //line library.go:114
 					tA[(((gomptT1Ly[gomptJ] + int(16)) * int(16)) + gomptT2Lx[gomptJ])] = float32(0.0)
-//line gompt_kernels.go:742
+//line gompt_kernels.go:752
 //line library.go:111
 				}
-//line gompt_kernels.go:745
+//line gompt_kernels.go:755
 			}
 			for gomptJ := 0; gomptJ < 256; gomptJ++ {
 //line library.go:116
 				if (gomptT5I2[gomptJ] < m) && ((p0 + gomptT2Lx[gomptJ]) < k) {
-//line gompt_kernels.go:750
+//line gompt_kernels.go:760
 //line library.go:117
 					tA[(((gomptT1Ly[gomptJ] + int(32)) * int(16)) + gomptT2Lx[gomptJ])] = A[(((gomptT5I2[gomptJ] * k) + p0) + gomptT2Lx[gomptJ])]
-//line gompt_kernels.go:753
+//line gompt_kernels.go:763
 //line library.go:116
 				} else {
-//line gompt_kernels.go:756
+//line gompt_kernels.go:766
 //line library.go:119
 					tA[(((gomptT1Ly[gomptJ] + int(32)) * int(16)) + gomptT2Lx[gomptJ])] = float32(0.0)
-//line gompt_kernels.go:759
+//line gompt_kernels.go:769
 //line library.go:116
 				}
-//line gompt_kernels.go:762
+//line gompt_kernels.go:772
 			}
 			for gomptJ := 0; gomptJ < 256; gomptJ++ {
 //line library.go:121
 				if (gomptT6I3[gomptJ] < m) && ((p0 + gomptT2Lx[gomptJ]) < k) {
-//line gompt_kernels.go:767
+//line gompt_kernels.go:777
 //line library.go:122
 					tA[(((gomptT1Ly[gomptJ] + int(48)) * int(16)) + gomptT2Lx[gomptJ])] = A[(((gomptT6I3[gomptJ] * k) + p0) + gomptT2Lx[gomptJ])]
-//line gompt_kernels.go:770
+//line gompt_kernels.go:780
 //line library.go:121
 				} else {
-//line gompt_kernels.go:773
+//line gompt_kernels.go:783
 //line library.go:124
 					tA[(((gomptT1Ly[gomptJ] + int(48)) * int(16)) + gomptT2Lx[gomptJ])] = float32(0.0)
-//line gompt_kernels.go:776
+//line gompt_kernels.go:786
 //line library.go:121
 				}
-//line gompt_kernels.go:779
+//line gompt_kernels.go:789
 			}
 			for gomptJ := 0; gomptJ < 256; gomptJ++ {
 //line library.go:126
 				if ((p0 + gomptT1Ly[gomptJ]) < k) && (gomptT7J0[gomptJ] < n) {
-//line gompt_kernels.go:784
+//line gompt_kernels.go:794
 //line library.go:127
 					tB[(((gomptT1Ly[gomptJ] * int(64)) + gomptT2Lx[gomptJ]) + int(0))] = B[(((p0 + gomptT1Ly[gomptJ]) * n) + gomptT7J0[gomptJ])]
-//line gompt_kernels.go:787
+//line gompt_kernels.go:797
 //line library.go:126
 				} else {
-//line gompt_kernels.go:790
+//line gompt_kernels.go:800
 //line library.go:129
 					tB[(((gomptT1Ly[gomptJ] * int(64)) + gomptT2Lx[gomptJ]) + int(0))] = float32(0.0)
-//line gompt_kernels.go:793
+//line gompt_kernels.go:803
 //line library.go:126
 				}
-//line gompt_kernels.go:796
+//line gompt_kernels.go:806
 			}
 			for gomptJ := 0; gomptJ < 256; gomptJ++ {
 //line library.go:131
 				if ((p0 + gomptT1Ly[gomptJ]) < k) && (gomptT8J1[gomptJ] < n) {
-//line gompt_kernels.go:801
+//line gompt_kernels.go:811
 //line library.go:132
 					tB[(((gomptT1Ly[gomptJ] * int(64)) + gomptT2Lx[gomptJ]) + int(16))] = B[(((p0 + gomptT1Ly[gomptJ]) * n) + gomptT8J1[gomptJ])]
-//line gompt_kernels.go:804
+//line gompt_kernels.go:814
 //line library.go:131
 				} else {
-//line gompt_kernels.go:807
+//line gompt_kernels.go:817
 //line library.go:134
 					tB[(((gomptT1Ly[gomptJ] * int(64)) + gomptT2Lx[gomptJ]) + int(16))] = float32(0.0)
-//line gompt_kernels.go:810
+//line gompt_kernels.go:820
 //line library.go:131
 				}
-//line gompt_kernels.go:813
+//line gompt_kernels.go:823
 			}
 			for gomptJ := 0; gomptJ < 256; gomptJ++ {
 //line library.go:136
 				if ((p0 + gomptT1Ly[gomptJ]) < k) && (gomptT9J2[gomptJ] < n) {
-//line gompt_kernels.go:818
+//line gompt_kernels.go:828
 //line library.go:137
 					tB[(((gomptT1Ly[gomptJ] * int(64)) + gomptT2Lx[gomptJ]) + int(32))] = B[(((p0 + gomptT1Ly[gomptJ]) * n) + gomptT9J2[gomptJ])]
-//line gompt_kernels.go:821
+//line gompt_kernels.go:831
 //line library.go:136
 				} else {
-//line gompt_kernels.go:824
+//line gompt_kernels.go:834
 //line library.go:139
 					tB[(((gomptT1Ly[gomptJ] * int(64)) + gomptT2Lx[gomptJ]) + int(32))] = float32(0.0)
-//line gompt_kernels.go:827
+//line gompt_kernels.go:837
 //line library.go:136
 				}
-//line gompt_kernels.go:830
+//line gompt_kernels.go:840
 			}
 			for gomptJ := 0; gomptJ < 256; gomptJ++ {
 //line library.go:141
 				if ((p0 + gomptT1Ly[gomptJ]) < k) && (gomptT10J3[gomptJ] < n) {
-//line gompt_kernels.go:835
+//line gompt_kernels.go:845
 //line library.go:142
 					tB[(((gomptT1Ly[gomptJ] * int(64)) + gomptT2Lx[gomptJ]) + int(48))] = B[(((p0 + gomptT1Ly[gomptJ]) * n) + gomptT10J3[gomptJ])]
-//line gompt_kernels.go:838
+//line gompt_kernels.go:848
 //line library.go:141
 				} else {
-//line gompt_kernels.go:841
+//line gompt_kernels.go:851
 //line library.go:144
 					tB[(((gomptT1Ly[gomptJ] * int(64)) + gomptT2Lx[gomptJ]) + int(48))] = float32(0.0)
-//line gompt_kernels.go:844
+//line gompt_kernels.go:854
 //line library.go:141
 				}
-//line gompt_kernels.go:847
+//line gompt_kernels.go:857
 			}
 			// barrier
 			for gomptJ := 0; gomptJ < 256; gomptJ++ {
 //line library.go:147
 				for q := int(0); q < int(16); q++ {
-//line gompt_kernels.go:853
+//line gompt_kernels.go:863
 //line library.go:148
 					a0 := tA[(((gomptT1Ly[gomptJ] + int(0)) * int(16)) + q)]
-//line gompt_kernels.go:856
+//line gompt_kernels.go:866
 //line library.go:149
 					a1 := tA[(((gomptT1Ly[gomptJ] + int(16)) * int(16)) + q)]
-//line gompt_kernels.go:859
+//line gompt_kernels.go:869
 //line library.go:150
 					a2 := tA[(((gomptT1Ly[gomptJ] + int(32)) * int(16)) + q)]
-//line gompt_kernels.go:862
+//line gompt_kernels.go:872
 //line library.go:151
 					a3 := tA[(((gomptT1Ly[gomptJ] + int(48)) * int(16)) + q)]
-//line gompt_kernels.go:865
+//line gompt_kernels.go:875
 //line library.go:152
 					b0 := tB[(((q * int(64)) + gomptT2Lx[gomptJ]) + int(0))]
-//line gompt_kernels.go:868
+//line gompt_kernels.go:878
 //line library.go:153
 					b1 := tB[(((q * int(64)) + gomptT2Lx[gomptJ]) + int(16))]
-//line gompt_kernels.go:871
+//line gompt_kernels.go:881
 //line library.go:154
 					b2 := tB[(((q * int(64)) + gomptT2Lx[gomptJ]) + int(32))]
-//line gompt_kernels.go:874
+//line gompt_kernels.go:884
 //line library.go:155
 					b3 := tB[(((q * int(64)) + gomptT2Lx[gomptJ]) + int(48))]
-//line gompt_kernels.go:877
+//line gompt_kernels.go:887
 //line library.go:156
 					gomptT11C00[gomptJ] += (a0 * b0)
-//line gompt_kernels.go:880
+//line gompt_kernels.go:890
 //line library.go:157
 					gomptT12C01[gomptJ] += (a0 * b1)
-//line gompt_kernels.go:883
+//line gompt_kernels.go:893
 //line library.go:158
 					gomptT13C02[gomptJ] += (a0 * b2)
-//line gompt_kernels.go:886
+//line gompt_kernels.go:896
 //line library.go:159
 					gomptT14C03[gomptJ] += (a0 * b3)
-//line gompt_kernels.go:889
+//line gompt_kernels.go:899
 //line library.go:160
 					gomptT15C10[gomptJ] += (a1 * b0)
-//line gompt_kernels.go:892
+//line gompt_kernels.go:902
 //line library.go:161
 					gomptT16C11[gomptJ] += (a1 * b1)
-//line gompt_kernels.go:895
+//line gompt_kernels.go:905
 //line library.go:162
 					gomptT17C12[gomptJ] += (a1 * b2)
-//line gompt_kernels.go:898
+//line gompt_kernels.go:908
 //line library.go:163
 					gomptT18C13[gomptJ] += (a1 * b3)
-//line gompt_kernels.go:901
+//line gompt_kernels.go:911
 //line library.go:164
 					gomptT19C20[gomptJ] += (a2 * b0)
-//line gompt_kernels.go:904
+//line gompt_kernels.go:914
 //line library.go:165
 					gomptT20C21[gomptJ] += (a2 * b1)
-//line gompt_kernels.go:907
+//line gompt_kernels.go:917
 //line library.go:166
 					gomptT21C22[gomptJ] += (a2 * b2)
-//line gompt_kernels.go:910
+//line gompt_kernels.go:920
 //line library.go:167
 					gomptT22C23[gomptJ] += (a2 * b3)
-//line gompt_kernels.go:913
+//line gompt_kernels.go:923
 //line library.go:168
 					gomptT23C30[gomptJ] += (a3 * b0)
-//line gompt_kernels.go:916
+//line gompt_kernels.go:926
 //line library.go:169
 					gomptT24C31[gomptJ] += (a3 * b1)
-//line gompt_kernels.go:919
+//line gompt_kernels.go:929
 //line library.go:170
 					gomptT25C32[gomptJ] += (a3 * b2)
-//line gompt_kernels.go:922
+//line gompt_kernels.go:932
 //line library.go:171
 					gomptT26C33[gomptJ] += (a3 * b3)
-//line gompt_kernels.go:925
+//line gompt_kernels.go:935
 //line library.go:147
 				}
-//line gompt_kernels.go:928
+//line gompt_kernels.go:938
 			}
 			// barrier
 		}
 		for gomptJ := 0; gomptJ < 256; gomptJ++ {
 //line library.go:175
 			if (gomptT3I0[gomptJ] < m) && (gomptT7J0[gomptJ] < n) {
-//line gompt_kernels.go:935
+//line gompt_kernels.go:945
 //line library.go:176
 				C[((gomptT3I0[gomptJ] * n) + gomptT7J0[gomptJ])] = gomptT11C00[gomptJ]
-//line gompt_kernels.go:938
+//line gompt_kernels.go:948
 //line library.go:175
 			}
-//line gompt_kernels.go:941
+//line gompt_kernels.go:951
 		}
 		for gomptJ := 0; gomptJ < 256; gomptJ++ {
 //line library.go:178
 			if (gomptT3I0[gomptJ] < m) && (gomptT8J1[gomptJ] < n) {
-//line gompt_kernels.go:946
+//line gompt_kernels.go:956
 //line library.go:179
 				C[((gomptT3I0[gomptJ] * n) + gomptT8J1[gomptJ])] = gomptT12C01[gomptJ]
-//line gompt_kernels.go:949
+//line gompt_kernels.go:959
 //line library.go:178
 			}
-//line gompt_kernels.go:952
+//line gompt_kernels.go:962
 		}
 		for gomptJ := 0; gomptJ < 256; gomptJ++ {
 //line library.go:181
 			if (gomptT3I0[gomptJ] < m) && (gomptT9J2[gomptJ] < n) {
-//line gompt_kernels.go:957
+//line gompt_kernels.go:967
 //line library.go:182
 				C[((gomptT3I0[gomptJ] * n) + gomptT9J2[gomptJ])] = gomptT13C02[gomptJ]
-//line gompt_kernels.go:960
+//line gompt_kernels.go:970
 //line library.go:181
 			}
-//line gompt_kernels.go:963
+//line gompt_kernels.go:973
 		}
 		for gomptJ := 0; gomptJ < 256; gomptJ++ {
 //line library.go:184
 			if (gomptT3I0[gomptJ] < m) && (gomptT10J3[gomptJ] < n) {
-//line gompt_kernels.go:968
+//line gompt_kernels.go:978
 //line library.go:185
 				C[((gomptT3I0[gomptJ] * n) + gomptT10J3[gomptJ])] = gomptT14C03[gomptJ]
-//line gompt_kernels.go:971
+//line gompt_kernels.go:981
 //line library.go:184
 			}
-//line gompt_kernels.go:974
+//line gompt_kernels.go:984
 		}
 		for gomptJ := 0; gomptJ < 256; gomptJ++ {
 //line library.go:187
 			if (gomptT4I1[gomptJ] < m) && (gomptT7J0[gomptJ] < n) {
-//line gompt_kernels.go:979
+//line gompt_kernels.go:989
 //line library.go:188
 				C[((gomptT4I1[gomptJ] * n) + gomptT7J0[gomptJ])] = gomptT15C10[gomptJ]
-//line gompt_kernels.go:982
+//line gompt_kernels.go:992
 //line library.go:187
 			}
-//line gompt_kernels.go:985
+//line gompt_kernels.go:995
 		}
 		for gomptJ := 0; gomptJ < 256; gomptJ++ {
 //line library.go:190
 			if (gomptT4I1[gomptJ] < m) && (gomptT8J1[gomptJ] < n) {
-//line gompt_kernels.go:990
+//line gompt_kernels.go:1000
 //line library.go:191
 				C[((gomptT4I1[gomptJ] * n) + gomptT8J1[gomptJ])] = gomptT16C11[gomptJ]
-//line gompt_kernels.go:993
+//line gompt_kernels.go:1003
 //line library.go:190
 			}
-//line gompt_kernels.go:996
+//line gompt_kernels.go:1006
 		}
 		for gomptJ := 0; gomptJ < 256; gomptJ++ {
 //line library.go:193
 			if (gomptT4I1[gomptJ] < m) && (gomptT9J2[gomptJ] < n) {
-//line gompt_kernels.go:1001
+//line gompt_kernels.go:1011
 //line library.go:194
 				C[((gomptT4I1[gomptJ] * n) + gomptT9J2[gomptJ])] = gomptT17C12[gomptJ]
-//line gompt_kernels.go:1004
+//line gompt_kernels.go:1014
 //line library.go:193
 			}
-//line gompt_kernels.go:1007
+//line gompt_kernels.go:1017
 		}
 		for gomptJ := 0; gomptJ < 256; gomptJ++ {
 //line library.go:196
 			if (gomptT4I1[gomptJ] < m) && (gomptT10J3[gomptJ] < n) {
-//line gompt_kernels.go:1012
+//line gompt_kernels.go:1022
 //line library.go:197
 				C[((gomptT4I1[gomptJ] * n) + gomptT10J3[gomptJ])] = gomptT18C13[gomptJ]
-//line gompt_kernels.go:1015
+//line gompt_kernels.go:1025
 //line library.go:196
 			}
-//line gompt_kernels.go:1018
+//line gompt_kernels.go:1028
 		}
 		for gomptJ := 0; gomptJ < 256; gomptJ++ {
 //line library.go:199
 			if (gomptT5I2[gomptJ] < m) && (gomptT7J0[gomptJ] < n) {
-//line gompt_kernels.go:1023
+//line gompt_kernels.go:1033
 //line library.go:200
 				C[((gomptT5I2[gomptJ] * n) + gomptT7J0[gomptJ])] = gomptT19C20[gomptJ]
-//line gompt_kernels.go:1026
+//line gompt_kernels.go:1036
 //line library.go:199
 			}
-//line gompt_kernels.go:1029
+//line gompt_kernels.go:1039
 		}
 		for gomptJ := 0; gomptJ < 256; gomptJ++ {
 //line library.go:202
 			if (gomptT5I2[gomptJ] < m) && (gomptT8J1[gomptJ] < n) {
-//line gompt_kernels.go:1034
+//line gompt_kernels.go:1044
 //line library.go:203
 				C[((gomptT5I2[gomptJ] * n) + gomptT8J1[gomptJ])] = gomptT20C21[gomptJ]
-//line gompt_kernels.go:1037
+//line gompt_kernels.go:1047
 //line library.go:202
 			}
-//line gompt_kernels.go:1040
+//line gompt_kernels.go:1050
 		}
 		for gomptJ := 0; gomptJ < 256; gomptJ++ {
 //line library.go:205
 			if (gomptT5I2[gomptJ] < m) && (gomptT9J2[gomptJ] < n) {
-//line gompt_kernels.go:1045
+//line gompt_kernels.go:1055
 //line library.go:206
 				C[((gomptT5I2[gomptJ] * n) + gomptT9J2[gomptJ])] = gomptT21C22[gomptJ]
-//line gompt_kernels.go:1048
+//line gompt_kernels.go:1058
 //line library.go:205
 			}
-//line gompt_kernels.go:1051
+//line gompt_kernels.go:1061
 		}
 		for gomptJ := 0; gomptJ < 256; gomptJ++ {
 //line library.go:208
 			if (gomptT5I2[gomptJ] < m) && (gomptT10J3[gomptJ] < n) {
-//line gompt_kernels.go:1056
+//line gompt_kernels.go:1066
 //line library.go:209
 				C[((gomptT5I2[gomptJ] * n) + gomptT10J3[gomptJ])] = gomptT22C23[gomptJ]
-//line gompt_kernels.go:1059
+//line gompt_kernels.go:1069
 //line library.go:208
 			}
-//line gompt_kernels.go:1062
+//line gompt_kernels.go:1072
 		}
 		for gomptJ := 0; gomptJ < 256; gomptJ++ {
 //line library.go:211
 			if (gomptT6I3[gomptJ] < m) && (gomptT7J0[gomptJ] < n) {
-//line gompt_kernels.go:1067
+//line gompt_kernels.go:1077
 //line library.go:212
 				C[((gomptT6I3[gomptJ] * n) + gomptT7J0[gomptJ])] = gomptT23C30[gomptJ]
-//line gompt_kernels.go:1070
+//line gompt_kernels.go:1080
 //line library.go:211
 			}
-//line gompt_kernels.go:1073
+//line gompt_kernels.go:1083
 		}
 		for gomptJ := 0; gomptJ < 256; gomptJ++ {
 //line library.go:214
 			if (gomptT6I3[gomptJ] < m) && (gomptT8J1[gomptJ] < n) {
-//line gompt_kernels.go:1078
+//line gompt_kernels.go:1088
 //line library.go:215
 				C[((gomptT6I3[gomptJ] * n) + gomptT8J1[gomptJ])] = gomptT24C31[gomptJ]
-//line gompt_kernels.go:1081
+//line gompt_kernels.go:1091
 //line library.go:214
 			}
-//line gompt_kernels.go:1084
+//line gompt_kernels.go:1094
 		}
 		for gomptJ := 0; gomptJ < 256; gomptJ++ {
 //line library.go:217
 			if (gomptT6I3[gomptJ] < m) && (gomptT9J2[gomptJ] < n) {
-//line gompt_kernels.go:1089
+//line gompt_kernels.go:1099
 //line library.go:218
 				C[((gomptT6I3[gomptJ] * n) + gomptT9J2[gomptJ])] = gomptT25C32[gomptJ]
-//line gompt_kernels.go:1092
+//line gompt_kernels.go:1102
 //line library.go:217
 			}
-//line gompt_kernels.go:1095
+//line gompt_kernels.go:1105
 		}
 		for gomptJ := 0; gomptJ < 256; gomptJ++ {
 //line library.go:220
 			if (gomptT6I3[gomptJ] < m) && (gomptT10J3[gomptJ] < n) {
-//line gompt_kernels.go:1100
+//line gompt_kernels.go:1110
 //line library.go:221
 				C[((gomptT6I3[gomptJ] * n) + gomptT10J3[gomptJ])] = gomptT26C33[gomptJ]
-//line gompt_kernels.go:1103
+//line gompt_kernels.go:1113
 //line library.go:220
 			}
-//line gompt_kernels.go:1106
+//line gompt_kernels.go:1116
 		}
 	}
 	_ = gomptT1Ly
@@ -1185,7 +1195,7 @@ func gomptHostSaxpy(gomptA *gomptdevice.HostArgs, gomptR gomptdevice.Range, _, _
 	for i := gomptLo0; i < gomptHi0; i++ {
 //line library.go:20
 		*(*float32)(unsafe.Add(gomptPY, i*4)) = ((a * *(*float32)(unsafe.Add(gomptPX, i*4))) + *(*float32)(unsafe.Add(gomptPY, i*4)))
-//line gompt_kernels.go:1189
+//line gompt_kernels.go:1199
 	}
 	_ = n
 }
@@ -1240,7 +1250,7 @@ func gomptHostVecadd(gomptA *gomptdevice.HostArgs, gomptR gomptdevice.Range, _, 
 	for i := gomptLo0; i < gomptHi0; i++ {
 //line library.go:27
 		*(*float32)(unsafe.Add(gomptPC, i*4)) = (*(*float32)(unsafe.Add(gomptPA, i*4)) + *(*float32)(unsafe.Add(gomptPB, i*4)))
-//line gompt_kernels.go:1244
+//line gompt_kernels.go:1254
 	}
 	_ = n
 }

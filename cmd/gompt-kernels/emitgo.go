@@ -182,6 +182,17 @@ func (g *gen) kernelVar(w *goWriter, k *kernel, out output) {
 	if k.team > 0 {
 		w.p("MaxThreads: %d,", k.team)
 	}
+	if len(k.needs) > 0 {
+		w.p("Needs: []gomptdevice.Need{")
+		for _, n := range k.needs {
+			amount := ""
+			if n.amount != 0 {
+				amount = fmt.Sprintf(" Amount: %d,", n.amount)
+			}
+			w.p("{Kind: gomptdevice.%s,%s Use: %q, Pos: %q},", n.kind, amount, n.use, n.pos)
+		}
+		w.p("},")
+	}
 	w.p("Images: []gomptdevice.Image{")
 	w.p("{Kind: gomptdevice.ImageHost, Entry: %q, Host: %s},", k.entry, goIdent("gomptHost", k.name))
 	if _, ok := out[k.entry+".cl"]; ok {

@@ -107,6 +107,7 @@ func generatePkg(o options) (output, error) {
 	sort.Slice(g.kernels, func(i, j int) bool { return g.kernels[i].name < g.kernels[j].name })
 	for _, k := range g.kernels {
 		g.newProver(k).prove()
+		g.planNeeds(k)
 	}
 	out := output{}
 	ptxOK := true
@@ -201,7 +202,7 @@ func (g *gen) recursion(all []*fn) {
 }
 
 // propagate carries what helpers do to their callers: the buffers they
-// read and write, float64 and inexact math.
+// read and write, inexact math.
 func (g *gen) propagate(all []*fn) {
 	for changed := true; changed; {
 		changed = false
@@ -209,9 +210,6 @@ func (g *gen) propagate(all []*fn) {
 			for _, c := range f.calls {
 				if c.callee.approx && !f.approx {
 					f.approx, changed = true, true
-				}
-				if c.callee.float64 && !f.float64 {
-					f.float64, changed = true, true
 				}
 				for i, a := range c.args {
 					cp := c.callee.params[i]

@@ -535,7 +535,7 @@ func TestUsage(t *testing.T) {
 	cmd := exec.Command("go", "run", ".", "-h")
 	out, _ := cmd.CombinedOutput()
 	for _, want := range []string{"//gompt:kernel dims=nx[,ny[,nz]]", "reduce=", "len(buf)=", "//gompt:func", "The subset of Go",
-		"Sqrt", "Exp", "from when the generator proves", "-launchers", "MinInt%-1 == 0"} {
+		"Sqrt", "Exp", "from when the generator proves", "-launchers", "MinInt%-1 == 0", "device.Kernel.Needs"} {
 		assert.Contains(t, string(out), want)
 	}
 }
@@ -792,7 +792,9 @@ func Sum(i int, n int, max []float32) float32 { return max[i] }
 		m := regexp.MustCompile(`__kernel void ` + entry + `\(([^)]*)\)`).FindStringSubmatch(string(out[entry+".cl"]))
 		require.NotNil(t, m, "no entry %s in:\n%s", entry, out[entry+".cl"])
 		var names []string
-		for _, a := range strings.Split(m[1], ",") {
+		// Less the loop guard's parameter, empty unless a driver needs it.
+		args := strings.TrimSuffix(strings.TrimSpace(m[1]), " "+loopParam)
+		for _, a := range strings.Split(args, ",") {
 			f := strings.Fields(strings.TrimPrefix(strings.TrimSpace(a), "*"))
 			names = append(names, strings.TrimPrefix(f[len(f)-1], "*"))
 		}

@@ -130,7 +130,12 @@ The directive, in the function's doc comment:
 
 Files written beside the source: gompt_kernels.go (the kernel variables, Go images,
 Samples and launchers, for the whole package), and per kernel gompt_NAME.cl and
-gompt_NAME.ptx. A launcher has the function's parameters less the indices:
+gompt_NAME.ptx. A kernel variable records what its device code needs beyond what
+every device has (device.Kernel.Needs: float64, 64-bit atomics, team-local memory,
+a team size), each with the line that first needs it; a device that lacks one
+refuses the kernel at load, before anything is copied ("kernel Accel (nbody.go:31)
+uses float64; opencl:1 (llvmpipe) has no cl_khr_fp64", a *device.NeedError).
+A launcher has the function's parameters less the indices:
 
 	func RunHeat(dev target.DeviceClause, nx, ny int, alpha float32, in, out []float32) error
 	func RunDot(dev target.DeviceClause, n int, x, y []float32) (float32, error)
@@ -159,8 +164,8 @@ The subset of Go:
              within a few ulps of Go's on a device (the Sample's tolerance says so);
              sync/atomic's AddT, CompareAndSwapT and LoadT, T one of Int32, Uint32,
              Int64 and Uint64, on an element of a slice parameter:
-             atomic.AddUint32(&hist[b], 1) (64-bit ones need an OpenCL device with
-             cl_khr_int64_base_atomics, as POCL and NVIDIA have).
+             atomic.AddUint32(&hist[b], 1) (64-bit ones need cl_khr_int64_base_atomics
+             on OpenCL, as POCL and NVIDIA have; a device without it refuses the kernel).
 Not supported, each an error with its position: strings, maps, pointers (& only
 in an atomic's &buf[i]), other sync/atomic functions and types, structs,
 arrays (but a team kernel's team arrays), closures, goroutines, defer, panic,

@@ -176,16 +176,15 @@ type param struct {
 // fn is a function the generator translates: a kernel or a //gompt:func
 // helper.
 type fn struct {
-	decl    *ast.FuncDecl
-	obj     *types.Func
-	name    string
-	params  []*param
-	result  *scalar // nil when it returns nothing
-	kernel  *kernel // nil for a helper
-	calls   []*call // calls of helpers in the body, in source order
-	approx  bool    // calls a math function with no correctly rounded device counterpart (or a helper that does)
-	float64 bool    // computes in float64 (or a helper does)
-	atomic  bool    // calls a sync/atomic function (atomics.go)
+	decl   *ast.FuncDecl
+	obj    *types.Func
+	name   string
+	params []*param
+	result *scalar // nil when it returns nothing
+	kernel *kernel // nil for a helper
+	calls  []*call // calls of helpers in the body, in source order
+	approx bool    // calls a math function with no correctly rounded device counterpart (or a helper that does)
+	atomic bool    // calls a sync/atomic function (atomics.go)
 
 	assigned map[*types.Var]bool // variables assigned after their declaration
 	byObj    map[*types.Var]*param
@@ -226,6 +225,11 @@ type kernel struct {
 	// constant lengths.
 	reduceArrays map[*param]string
 	reduceLen    map[*param]int
+
+	// needs is what its device code needs of a device beyond what every
+	// device gives (device.Kernel.Needs), planned by planNeeds (needs.go)
+	// once the checks pass; the emitters only read it.
+	needs []need
 }
 
 // site is one run-time check of a kernel's device code: its kind (the

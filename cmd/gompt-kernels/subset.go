@@ -11,7 +11,7 @@ import (
 
 // checker walks one function's body, reporting what is outside the subset
 // and recording what the translation needs: buffer reads and writes,
-// assigned variables, helper calls, float64 and inexact math.
+// assigned variables, helper calls, inexact math.
 type checker struct {
 	g   *gen
 	f   *fn
@@ -470,11 +470,6 @@ func (c *checker) call(e *ast.CallExpr) {
 			for _, a := range e.Args {
 				c.expr(a)
 			}
-			if t := c.info().TypeOf(e); t != nil {
-				if sc, ok := scalarOf(t); ok && sc.kind() == types.Float64 {
-					c.f.float64 = true
-				}
-			}
 			return
 		}
 		c.unsupported(e.Pos(), name, builtinHints[name])
@@ -501,7 +496,6 @@ func (c *checker) call(e *ast.CallExpr) {
 					c.unsupported(e.Pos(), "math."+sel.Sel.Name, "the math functions with a device counterpart are "+strings.Join(append(exact, approx...), ", "))
 					return
 				}
-				c.f.float64 = c.f.float64 || strings.Contains(mf.args, "f") && mf.args != "f32" || mf.result == "f"
 				if !mf.exact {
 					c.f.approx = true
 				}

@@ -5,14 +5,17 @@ package kerneltest
 
 import (
 	"bytes"
+	"errors"
 	"fmt"
 	"math"
 	"slices"
+	"strings"
 	"testing"
 	"unsafe"
 
 	"github.com/gompt/gompt/device"
 	"github.com/gompt/gompt/internal/hostexec"
+	"github.com/gompt/gompt/kernels"
 	"github.com/gompt/gompt/target"
 )
 
@@ -40,8 +43,12 @@ func Devices() []int {
 // A sample that leaves Teams to the device also runs with 3 teams of 7
 // threads, fewer work-items than points, so that a device's grid-stride
 // path is checked too. A device whose plugin needs an image k lacks (an
-// OpenCL device for a kernel with PTX only) is skipped, with a log line.
-// k must have a Go image and a Sample, and pass k.Check.
+// OpenCL device for a kernel with PTX only) is skipped, with a log line. A
+// device that lacks what k needs (Refuses: float64 on a device without
+// cl_khr_fp64) must refuse it at load: CheckKernel runs one Sample there
+// and checks the refusal (CheckRefused), that the buffers are as they
+// were and nothing stayed mapped, with a log line; any other outcome is a
+// failure. k must have a Go image and a Sample, and pass k.Check.
 func CheckKernel(t testing.TB, k *device.Kernel) {
 	t.Helper()
 	if err := k.Check(); err != nil {
@@ -57,6 +64,10 @@ func CheckKernel(t testing.TB, k *device.Kernel) {
 				t.Logf("kernel %s: %s skipped: the kernel has no %v image", k.Name, target.Describe(d.Num), kind)
 				continue
 			}
+		}
+		if _, _, refuses := Refuses(k, d.Num); refuses {
+			checkRefusedRun(t, k, d.Num)
+			continue
 		}
 		devs = append(devs, d.Num)
 	}
@@ -89,6 +100,155 @@ func CheckKernel(t testing.TB, k *device.Kernel) {
 	}
 }
 
+// checkRefusedRun runs k's Sample(Sizes[0], 1) on dev, which cannot
+// meet k's Needs, and checks that the construct is refused at load
+// (CheckRefused), the buffers left as they were and none of them mapped.
+func checkRefusedRun(t testing.TB, k *device.Kernel, dev int) {
+	t.Helper()
+	s := k.Sample(Sizes[0], 1)
+	got, slices, err := runSlices(k, s, dev, s.Shape)
+	if !CheckRefused(t, k, dev, err) {
+		return
+	}
+	for i, p := range k.Params {
+		if p.Kind != device.ParamBuffer {
+			continue
+		}
+		if !bytes.Equal(got[i], s.Bufs[i]) {
+			t.Errorf("kernel %s, refused on %s: buffer %s changed", k.Name, target.Describe(dev), p.Name)
+		}
+		if IsPresent(slices[i], dev) {
+			t.Errorf("kernel %s, refused on %s: buffer %s stayed mapped", k.Name, target.Describe(dev), p.Name)
+		}
+	}
+}
+
+// Refuses returns the first of k's Needs that device dev cannot meet, by
+// its Info.Caps, and what the device lacks for it ("has no cl_khr_fp64"):
+// such a device refuses k at load (device.CheckNeeds). The initial device,
+// which runs the Go image on the host, refuses nothing.
+func Refuses(k *device.Kernel, dev int) (n device.Need, lacks string, refuses bool) {
+	for _, d := range target.Devices() {
+		if d.Num != dev {
+			continue
+		}
+		for _, n := range k.Needs {
+			if why := d.Info.Caps.Lacks(n); why != "" {
+				return n, why, true
+			}
+		}
+	}
+	return device.Need{}, "", false
+}
+
+// CheckRefused checks that err, what a construct running k on device dev
+// returned, is the refusal Refuses(k, dev) predicts, and logs it: an error
+// matching device.ErrUnsupported, a *device.NeedError for k, the Need's
+// Kind and Pos and the device, whose message names the kernel, the
+// position in its Go source and what the device lacks. Then it checks
+// that the device still runs constructs: kernels.Fill there, compared.
+// It reports whether err was the refusal.
+func CheckRefused(t testing.TB, k *device.Kernel, dev int, err error) bool {
+	t.Helper()
+	n, lacks, refuses := Refuses(k, dev)
+	if !refuses {
+		t.Errorf("kernel %s on %s: CheckRefused on a device that meets the kernel's Needs", k.Name, target.Describe(dev))
+		return false
+	}
+	id := ""
+	for _, d := range target.Devices() {
+		if d.Num == dev {
+			id = d.ID
+		}
+	}
+	if why := refusalError(k, n, id, lacks, err); why != "" {
+		t.Errorf("kernel %s on %s, which cannot meet its need %v (%s at %s: it %s): %s", k.Name, target.Describe(dev), n.Kind, n.Use, n.Pos, lacks, why)
+		return false
+	}
+	t.Logf("kernel %s: %s refuses it at load, as it must: %v", k.Name, target.Describe(dev), err)
+	checkDeviceWorks(t, dev)
+	return true
+}
+
+// refusalError says what is wrong with err as the refusal of kernel k by
+// device id, which lacks (lacks) what k's need n asks for; "" if nothing.
+func refusalError(k *device.Kernel, n device.Need, id, lacks string, err error) string {
+	if err == nil {
+		return "it ran; want its load refused"
+	}
+	var ne *device.NeedError
+	switch {
+	case !errors.As(err, &ne):
+		return fmt.Sprintf("got %v; want a *device.NeedError", err)
+	case !errors.Is(err, device.ErrUnsupported):
+		return fmt.Sprintf("%v does not match device.ErrUnsupported", err)
+	case ne.Kernel != k.Name:
+		return fmt.Sprintf("%v: names kernel %q", err, ne.Kernel)
+	case ne.Need.Kind != n.Kind || ne.Need.Pos != n.Pos:
+		return fmt.Sprintf("%v: its need is %v at %q; want %v at %q", err, ne.Need.Kind, ne.Need.Pos, n.Kind, n.Pos)
+	case ne.Device != id:
+		return fmt.Sprintf("%v: names device %q; want %q", err, ne.Device, id)
+	}
+	msg := err.Error()
+	for _, want := range []string{"kernel " + k.Name, n.Pos, lacks} {
+		if !strings.Contains(msg, want) {
+			return fmt.Sprintf("message %q does not say %q", msg, want)
+		}
+	}
+	return ""
+}
+
+// checkDeviceWorks runs kernels.Fill on dev and checks its result: a
+// construct after a refused one works.
+func checkDeviceWorks(t testing.TB, dev int) {
+	t.Helper()
+	x := make([]float32, 100)
+	err := target.Target(target.Region{Device: target.Dev(dev), Kernel: kernels.Fill, Shape: target.Shape{Size: [3]int{len(x), 1, 1}},
+		Maps: []target.Map{target.From(x)}, Args: []target.Arg{target.Int(len(x)), target.Float32(1.5), target.Slice(x)}})
+	if err != nil {
+		t.Errorf("%s: a construct after the refused one: %v", target.Describe(dev), err)
+		return
+	}
+	for i, v := range x {
+		if v != 1.5 {
+			t.Errorf("%s: a construct after the refused one: x[%d] = %v, want 1.5", target.Describe(dev), i, v)
+			return
+		}
+	}
+}
+
+// IsPresent reports whether slice s (of any element type a kernel takes)
+// has a device copy on dev: target.IsPresent for a slice in an any.
+func IsPresent(s any, dev int) bool {
+	switch s := s.(type) {
+	case []int8:
+		return target.IsPresent(s, dev)
+	case []uint8:
+		return target.IsPresent(s, dev)
+	case []int16:
+		return target.IsPresent(s, dev)
+	case []uint16:
+		return target.IsPresent(s, dev)
+	case []int32:
+		return target.IsPresent(s, dev)
+	case []uint32:
+		return target.IsPresent(s, dev)
+	case []int64:
+		return target.IsPresent(s, dev)
+	case []uint64:
+		return target.IsPresent(s, dev)
+	case []int:
+		return target.IsPresent(s, dev)
+	case []uint:
+		return target.IsPresent(s, dev)
+	case []float32:
+		return target.IsPresent(s, dev)
+	case []float64:
+		return target.IsPresent(s, dev)
+	}
+	panic(fmt.Sprintf("kerneltest.IsPresent: %T is not a slice a kernel takes", s))
+}
+
 // pluginImage is the image each plugin runs.
 var pluginImage = map[string]device.ImageKind{"host": device.ImageHost, "opencl": device.ImageOpenCL, "cuda": device.ImagePTX}
 
@@ -106,7 +266,15 @@ func reference(k *device.Kernel, s device.Sample) [][]byte {
 // run runs s on device dev with the given shape, every buffer mapped
 // tofrom, and returns the buffers.
 func run(k *device.Kernel, s device.Sample, dev int, shape device.Shape) ([][]byte, error) {
+	bufs, _, err := runSlices(k, s, dev, shape)
+	return bufs, err
+}
+
+// runSlices is run, returning also the typed slices it mapped (the
+// buffers' bytes), nil for scalars.
+func runSlices(k *device.Kernel, s device.Sample, dev int, shape device.Shape) ([][]byte, []any, error) {
 	bufs := make([][]byte, len(s.Bufs))
+	typedBufs := make([]any, len(s.Bufs))
 	var maps []target.Map
 	args := make([]target.Arg, len(k.Params))
 	for i, p := range k.Params {
@@ -117,9 +285,10 @@ func run(k *device.Kernel, s device.Sample, dev int, shape device.Shape) ([][]by
 			if len(bufs[i]) == 0 {
 				bufs[i] = make([]byte, 8) // a buffer the kernel never touches: not mappable empty
 			}
-			m, arg := typed(p.Elem, bufs[i])
+			m, arg, ts := typed(p.Elem, bufs[i])
 			maps = append(maps, m)
 			args[i] = arg
+			typedBufs[i] = ts
 		case device.ParamFloat32:
 			args[i] = target.Float32(math.Float32frombits(uint32(a)))
 		case device.ParamFloat64:
@@ -138,11 +307,12 @@ func run(k *device.Kernel, s device.Sample, dev int, shape device.Shape) ([][]by
 			bufs[i] = bufs[i][:0]
 		}
 	}
-	return bufs, err
+	return bufs, typedBufs, err
 }
 
-// typed maps b, and passes it, as a slice of the buffer's element type.
-func typed(elem device.ParamKind, b []byte) (target.Map, target.Arg) {
+// typed maps b, and passes it, as a slice of the buffer's element type,
+// which it returns too.
+func typed(elem device.ParamKind, b []byte) (target.Map, target.Arg, any) {
 	switch elem {
 	case device.ParamFloat32:
 		return view[float32](b)
@@ -166,10 +336,10 @@ func typed(elem device.ParamKind, b []byte) (target.Map, target.Arg) {
 	return view[uint8](b)
 }
 
-func view[T any](b []byte) (target.Map, target.Arg) {
+func view[T any](b []byte) (target.Map, target.Arg, any) {
 	var z T
 	s := unsafe.Slice((*T)(unsafe.Pointer(unsafe.SliceData(b))), len(b)/int(unsafe.Sizeof(z)))
-	return target.ToFrom(s), target.Slice(s)
+	return target.ToFrom(s), target.Slice(s), s
 }
 
 // compare reports the elements of got that differ from want.

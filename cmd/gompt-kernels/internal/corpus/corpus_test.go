@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"math"
 	"reflect"
+	"slices"
 	"testing"
 	"unsafe"
 
@@ -275,9 +276,20 @@ func TestAgainstGo(t *testing.T) {
 			if e.inputs != nil {
 				problems = append(problems, e.inputs()...)
 			}
+			// A device that cannot meet the kernel's Needs refuses it at
+			// load: checked on the first problem, and run on no other.
+			var devs []int
+			for _, dev := range devices() {
+				if _, _, refuses := kerneltest.Refuses(e.k, dev); refuses {
+					got, _, err := launch(e, dev, problems[0])
+					checkRefused(t, e.k, dev, err, got, problems[0])
+					continue
+				}
+				devs = append(devs, dev)
+			}
 			for pi, args := range problems {
 				want, wantV := direct(e, args)
-				for _, dev := range devices() {
+				for _, dev := range devs {
 					got, gotV, err := launch(e, dev, args)
 					what := fmt.Sprintf("%s problem %d on %s", e.k.Name, pi, target.Describe(dev))
 					require.NoError(t, err, what)
@@ -441,6 +453,26 @@ func combine(op string, a, b reflect.Value) reflect.Value {
 	return r
 }
 
+// checkRefused checks a launch of kernel k on device dev, which cannot
+// meet k's Needs: err must be its refusal at load
+// (kerneltest.CheckRefused), and the slices the launcher got (got, its
+// arguments after the launch) must hold what they held before (args) and
+// have no device copy left.
+func checkRefused(t *testing.T, k *device.Kernel, dev int, err error, got []reflect.Value, args []any) {
+	t.Helper()
+	if !kerneltest.CheckRefused(t, k, dev, err) {
+		return
+	}
+	for i, g := range got {
+		if !g.IsValid() || g.Kind() != reflect.Slice {
+			continue
+		}
+		what := fmt.Sprintf("%s refused on %s: slice %d", k.Name, target.Describe(dev), i)
+		sameSlice(t, what, g, reflect.ValueOf(args[i]), 0)
+		require.False(t, kerneltest.IsPresent(g.Interface(), dev), "%s stayed mapped", what)
+	}
+}
+
 // launch calls the launcher on device dev.
 func launch(e entry, dev int, args []any) ([]reflect.Value, reflect.Value, error) {
 	vals := clone(args)
@@ -566,6 +598,21 @@ func isHost(dev int) bool {
 // sign, so the bits are compared here.
 func TestArraySumSignOfZero(t *testing.T) {
 	negz := float32(math.Copysign(0, -1))
+	// FloatBins's p is float64: a device without it refuses the kernel.
+	var devs []int
+	for _, dev := range devices() {
+		if _, _, refuses := kerneltest.Refuses(FloatBinsKernel, dev); refuses {
+			v, s, p := []float32{0}, make([]float32, 32), make([]float64, 8)
+			for i := range s {
+				s[i] = negz
+			}
+			before := []any{slices.Clone(v), slices.Clone(s), slices.Clone(p)}
+			err := RunFloatBins(target.Dev(dev), len(v), v, s, p)
+			checkRefused(t, FloatBinsKernel, dev, err, []reflect.Value{reflect.ValueOf(v), reflect.ValueOf(s), reflect.ValueOf(p)}, before)
+			continue
+		}
+		devs = append(devs, dev)
+	}
 	for _, c := range []struct {
 		name string
 		v    []float32 // v[i] goes to s[i&31] and, times -0.25, to s[(i+7)&31]
@@ -575,7 +622,7 @@ func TestArraySumSignOfZero(t *testing.T) {
 		{"1 then -1 into one bin", append(append([]float32{1}, make([]float32, 31)...), -1)},
 		{"-0 only", []float32{negz}},
 	} {
-		for _, dev := range devices() {
+		for _, dev := range devs {
 			what := c.name + " on " + target.Describe(dev)
 			s := make([]float32, 32)
 			for i := range s {

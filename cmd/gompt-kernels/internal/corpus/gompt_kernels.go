@@ -104,6 +104,9 @@ var AtomicMaxKernel = &gomptdevice.Kernel{
 		{Kind: gomptdevice.FaultIndex, Pos: "atomics.go:57"},
 		{Kind: gomptdevice.FaultIndex, Pos: "atomics.go:58"},
 	},
+	Needs: []gomptdevice.Need{
+		{Kind: gomptdevice.NeedInt64Atomics, Use: "atomic.CompareAndSwapUint64", Pos: "atomics.go:39"},
+	},
 	Images: []gomptdevice.Image{
 		{Kind: gomptdevice.ImageHost, Entry: "gompt_AtomicMax", Host: gomptHostAtomicMax},
 		{Kind: gomptdevice.ImageOpenCL, Entry: "gompt_AtomicMax", Source: gomptCLAtomicMax, Options: "-cl-fp32-correctly-rounded-divide-sqrt"},
@@ -135,103 +138,103 @@ func gomptHostAtomicMax(gomptA *gomptdevice.HostArgs, gomptR gomptdevice.Range, 
 	for i := gomptLo0; i < gomptHi0; i++ {
 //line atomics.go:30
 		x := *(*int32)(unsafe.Add(gomptPV, i*4))
-//line gompt_kernels.go:139
+//line gompt_kernels.go:142
 //line atomics.go:31
 		for {
-//line gompt_kernels.go:142
+//line gompt_kernels.go:145
 //line atomics.go:32
 			old := gomptatomic.LoadInt32((&*(*int32)(unsafe.Add(gomptPM32, int(0)*4))))
-//line gompt_kernels.go:145
+//line gompt_kernels.go:148
 //line atomics.go:33
 			if (old >= x) || gomptatomic.CompareAndSwapInt32((&*(*int32)(unsafe.Add(gomptPM32, int(0)*4))), old, x) {
-//line gompt_kernels.go:148
+//line gompt_kernels.go:151
 //line atomics.go:34
 				break
-//line gompt_kernels.go:151
+//line gompt_kernels.go:154
 //line atomics.go:33
 			}
-//line gompt_kernels.go:154
+//line gompt_kernels.go:157
 //line atomics.go:31
 		}
-//line gompt_kernels.go:157
+//line gompt_kernels.go:160
 //line atomics.go:37
 		for {
-//line gompt_kernels.go:160
+//line gompt_kernels.go:163
 //line atomics.go:38
 			old := gomptatomic.LoadUint64((&*(*uint64)(unsafe.Add(gomptPM64, int(1)*8))))
-//line gompt_kernels.go:163
+//line gompt_kernels.go:166
 //line atomics.go:39
 			if (old >= (uint64(x) << 35)) || gomptatomic.CompareAndSwapUint64((&*(*uint64)(unsafe.Add(gomptPM64, int(1)*8))), old, (uint64(x)<<35)) {
-//line gompt_kernels.go:166
+//line gompt_kernels.go:169
 //line atomics.go:40
 				break
-//line gompt_kernels.go:169
+//line gompt_kernels.go:172
 //line atomics.go:39
 			}
-//line gompt_kernels.go:172
+//line gompt_kernels.go:175
 //line atomics.go:37
 		}
-//line gompt_kernels.go:175
+//line gompt_kernels.go:178
 //line atomics.go:43
 		for {
-//line gompt_kernels.go:178
+//line gompt_kernels.go:181
 //line atomics.go:44
 			old := gomptatomic.LoadUint32((&u32[(i % len(u32))]))
-//line gompt_kernels.go:181
+//line gompt_kernels.go:184
 //line atomics.go:45
 			if (old >= uint32(x)) || gomptatomic.CompareAndSwapUint32((&u32[(i%len(u32))]), old, uint32(x)) {
-//line gompt_kernels.go:184
+//line gompt_kernels.go:187
 //line atomics.go:46
 				break
-//line gompt_kernels.go:187
+//line gompt_kernels.go:190
 //line atomics.go:45
 			}
-//line gompt_kernels.go:190
+//line gompt_kernels.go:193
 //line atomics.go:43
 		}
-//line gompt_kernels.go:193
+//line gompt_kernels.go:196
 //line atomics.go:49
 		for {
-//line gompt_kernels.go:196
+//line gompt_kernels.go:199
 //line atomics.go:50
 			old := gomptatomic.LoadInt64((&*(*int64)(unsafe.Add(gomptPI64, int(0)*8))))
-//line gompt_kernels.go:199
+//line gompt_kernels.go:202
 //line atomics.go:51
 			if (old <= ((-int64(x)) << 40)) || gomptatomic.CompareAndSwapInt64((&*(*int64)(unsafe.Add(gomptPI64, int(0)*8))), old, ((-int64(x))<<40)) {
-//line gompt_kernels.go:202
+//line gompt_kernels.go:205
 //line atomics.go:52
 				break
-//line gompt_kernels.go:205
+//line gompt_kernels.go:208
 //line atomics.go:51
 			}
-//line gompt_kernels.go:208
+//line gompt_kernels.go:211
 //line atomics.go:49
 		}
-//line gompt_kernels.go:211
+//line gompt_kernels.go:214
 //line atomics.go:55
 		if (x % int32(2)) == int32(1) {
-//line gompt_kernels.go:214
+//line gompt_kernels.go:217
 //line atomics.go:56
 			for {
-//line gompt_kernels.go:217
+//line gompt_kernels.go:220
 //line atomics.go:57
 				old := gomptatomic.LoadUint32((&hits[x]))
-//line gompt_kernels.go:220
+//line gompt_kernels.go:223
 //line atomics.go:58
 				if gomptatomic.CompareAndSwapUint32((&hits[x]), old, (old + uint32(1))) {
-//line gompt_kernels.go:223
+//line gompt_kernels.go:226
 //line atomics.go:59
 					break
-//line gompt_kernels.go:226
+//line gompt_kernels.go:229
 //line atomics.go:58
 				}
-//line gompt_kernels.go:229
+//line gompt_kernels.go:232
 //line atomics.go:56
 			}
-//line gompt_kernels.go:232
+//line gompt_kernels.go:235
 //line atomics.go:55
 		}
-//line gompt_kernels.go:235
+//line gompt_kernels.go:238
 	}
 	_ = n
 }
@@ -278,6 +281,9 @@ var BinMinKernel = &gomptdevice.Kernel{
 	Faults: []gomptdevice.FaultSite{
 		{Kind: gomptdevice.FaultIndex, Pos: "checks.go:102"},
 	},
+	Needs: []gomptdevice.Need{
+		{Kind: gomptdevice.NeedLocalMem, Amount: 64, Use: "64 bytes of team-local memory (the team's copy of reduce(lo)=min)", Pos: "checks.go:100"},
+	},
 	Images: []gomptdevice.Image{
 		{Kind: gomptdevice.ImageHost, Entry: "gompt_BinMin", Host: gomptHostBinMin},
 		{Kind: gomptdevice.ImageOpenCL, Entry: "gompt_BinMin", Source: gomptCLBinMin, Options: "-cl-fp32-correctly-rounded-divide-sqrt"},
@@ -310,7 +316,7 @@ func gomptHostBinMin(gomptA *gomptdevice.HostArgs, gomptR gomptdevice.Range, _, 
 	for i := gomptLo0; i < gomptHi0; i++ {
 //line checks.go:102
 		lo[*(*int)(unsafe.Add(gomptPV, i*8))] = min(*(*float32)(unsafe.Add(gomptPW, i*4)), lo[*(*int)(unsafe.Add(gomptPV, i*8))])
-//line gompt_kernels.go:314
+//line gompt_kernels.go:320
 	}
 	gomptrt.MergeMin(gomptRBLo, gomptRALo[:], float32(gomptmath.Inf(1)))
 	_ = n
@@ -354,6 +360,9 @@ var BinsKernel = &gomptdevice.Kernel{
 	Faults: []gomptdevice.FaultSite{
 		{Kind: gomptdevice.FaultIndex, Pos: "checks.go:93"},
 	},
+	Needs: []gomptdevice.Need{
+		{Kind: gomptdevice.NeedLocalMem, Amount: 64, Use: "64 bytes of team-local memory (the team's copy of reduce(h)=+)", Pos: "checks.go:91"},
+	},
 	Images: []gomptdevice.Image{
 		{Kind: gomptdevice.ImageHost, Entry: "gompt_Bins", Host: gomptHostBins},
 		{Kind: gomptdevice.ImageOpenCL, Entry: "gompt_Bins", Source: gomptCLBins, Options: "-cl-fp32-correctly-rounded-divide-sqrt"},
@@ -381,7 +390,7 @@ func gomptHostBins(gomptA *gomptdevice.HostArgs, gomptR gomptdevice.Range, _, _ 
 	for i := gomptLo0; i < gomptHi0; i++ {
 //line checks.go:93
 		h[*(*int)(unsafe.Add(gomptPV, i*8))]++
-//line gompt_kernels.go:385
+//line gompt_kernels.go:394
 	}
 	gomptrt.MergeSum(gomptRBH, gomptRAH[:], uint32(0))
 	_ = n
@@ -426,6 +435,9 @@ var Box3DKernel = &gomptdevice.Kernel{
 	Faults: []gomptdevice.FaultSite{
 		{Kind: gomptdevice.FaultIndex, Pos: "dims.go:29"},
 	},
+	Needs: []gomptdevice.Need{
+		{Kind: gomptdevice.NeedFP64, Use: "float64", Pos: "dims.go:19"},
+	},
 	Images: []gomptdevice.Image{
 		{Kind: gomptdevice.ImageHost, Entry: "gompt_Box3D", Host: gomptHostBox3D},
 		{Kind: gomptdevice.ImageOpenCL, Entry: "gompt_Box3D", Source: gomptCLBox3D, Options: "-cl-fp32-correctly-rounded-divide-sqrt"},
@@ -456,49 +468,49 @@ func gomptHostBox3D(gomptA *gomptdevice.HostArgs, gomptR gomptdevice.Range, _, _
 			for x := gomptLo0; x < gomptHi0; x++ {
 //line dims.go:20
 				var s float64
-//line gompt_kernels.go:460
+//line gompt_kernels.go:472
 //line dims.go:21
 				cnt := int(0)
-//line gompt_kernels.go:463
+//line gompt_kernels.go:475
 //line dims.go:22
 				for dz := int(-1); dz <= int(1); dz++ {
-//line gompt_kernels.go:466
+//line gompt_kernels.go:478
 //line dims.go:23
 					for dy := int(-1); dy <= int(1); dy++ {
-//line gompt_kernels.go:469
+//line gompt_kernels.go:481
 //line dims.go:24
 						for dx := int(-1); dx <= int(1); dx++ {
-//line gompt_kernels.go:472
+//line gompt_kernels.go:484
 //line dims.go:25
 							u, v, t := (x + dx), (y + dy), (z + dz)
-//line gompt_kernels.go:475
+//line gompt_kernels.go:487
 //line dims.go:26
 							if (((((u < int(0)) || (v < int(0))) || (t < int(0))) || (u >= nx)) || (v >= ny)) || (t >= nz) {
-//line gompt_kernels.go:478
+//line gompt_kernels.go:490
 //line dims.go:27
 								continue
-//line gompt_kernels.go:481
+//line gompt_kernels.go:493
 //line dims.go:26
 							}
-//line gompt_kernels.go:484
+//line gompt_kernels.go:496
 //line dims.go:29
 							s += in[((((t * ny) + v) * nx) + u)]
-//line gompt_kernels.go:487
+//line gompt_kernels.go:499
 //line dims.go:30
 							cnt++
-//line gompt_kernels.go:490
+//line gompt_kernels.go:502
 //line dims.go:24
 						}
-//line gompt_kernels.go:493
+//line gompt_kernels.go:505
 //line dims.go:23
 					}
-//line gompt_kernels.go:496
+//line gompt_kernels.go:508
 //line dims.go:22
 				}
-//line gompt_kernels.go:499
+//line gompt_kernels.go:511
 //line dims.go:34
 				*(*float64)(unsafe.Add(gomptPOut, ((((z*nx)*ny)+(y*nx))+x)*8)) = (s / float64(cnt))
-//line gompt_kernels.go:502
+//line gompt_kernels.go:514
 			}
 		}
 	}
@@ -540,6 +552,9 @@ var ClassifyKernel = &gomptdevice.Kernel{
 		{Name: "out", Kind: gomptdevice.ParamBuffer, Elem: gomptdevice.ParamUint64, Len: "8*n"},
 	},
 	Dims: 1,
+	Needs: []gomptdevice.Need{
+		{Kind: gomptdevice.NeedFP64, Use: "float64", Pos: "floats.go:65"},
+	},
 	Images: []gomptdevice.Image{
 		{Kind: gomptdevice.ImageHost, Entry: "gompt_Classify", Host: gomptHostClassify},
 		{Kind: gomptdevice.ImageOpenCL, Entry: "gompt_Classify", Source: gomptCLClassify, Options: "-cl-fp32-correctly-rounded-divide-sqrt"},
@@ -565,82 +580,82 @@ func gomptHostClassify(gomptA *gomptdevice.HostArgs, gomptR gomptdevice.Range, _
 	for i := gomptLo0; i < gomptHi0; i++ {
 //line floats.go:66
 		x := *(*float64)(unsafe.Add(gomptPA, i*8))
-//line gompt_kernels.go:569
+//line gompt_kernels.go:584
 //line floats.go:67
 		o := (int(8) * i)
-//line gompt_kernels.go:572
+//line gompt_kernels.go:587
 //line floats.go:68
 		var flags uint64
-//line gompt_kernels.go:575
+//line gompt_kernels.go:590
 //line floats.go:69
 		if gomptmath.IsNaN(x) {
-//line gompt_kernels.go:578
+//line gompt_kernels.go:593
 //line floats.go:70
 			flags |= uint64(1)
-//line gompt_kernels.go:581
+//line gompt_kernels.go:596
 //line floats.go:69
 		}
-//line gompt_kernels.go:584
+//line gompt_kernels.go:599
 //line floats.go:72
 		if gomptmath.IsInf(x, int(1)) {
-//line gompt_kernels.go:587
+//line gompt_kernels.go:602
 //line floats.go:73
 			flags |= uint64(2)
-//line gompt_kernels.go:590
+//line gompt_kernels.go:605
 //line floats.go:72
 		}
-//line gompt_kernels.go:593
+//line gompt_kernels.go:608
 //line floats.go:75
 		if gomptmath.IsInf(x, int(-1)) {
-//line gompt_kernels.go:596
+//line gompt_kernels.go:611
 //line floats.go:76
 			flags |= uint64(4)
-//line gompt_kernels.go:599
+//line gompt_kernels.go:614
 //line floats.go:75
 		}
-//line gompt_kernels.go:602
+//line gompt_kernels.go:617
 //line floats.go:78
 		if gomptmath.IsInf(x, int(0)) {
-//line gompt_kernels.go:605
+//line gompt_kernels.go:620
 //line floats.go:79
 			flags |= uint64(8)
-//line gompt_kernels.go:608
+//line gompt_kernels.go:623
 //line floats.go:78
 		}
-//line gompt_kernels.go:611
+//line gompt_kernels.go:626
 //line floats.go:81
 		if gomptmath.Signbit(x) {
-//line gompt_kernels.go:614
+//line gompt_kernels.go:629
 //line floats.go:82
 			flags |= uint64(16)
-//line gompt_kernels.go:617
+//line gompt_kernels.go:632
 //line floats.go:81
 		}
-//line gompt_kernels.go:620
+//line gompt_kernels.go:635
 //line floats.go:84
 		*(*uint64)(unsafe.Add(gomptPOut, o*8)) = flags
-//line gompt_kernels.go:623
+//line gompt_kernels.go:638
 //line floats.go:85
 		*(*uint64)(unsafe.Add(gomptPOut, (o+int(1))*8)) = gomptmath.Float64bits(x)
-//line gompt_kernels.go:626
+//line gompt_kernels.go:641
 //line floats.go:86
 		*(*uint64)(unsafe.Add(gomptPOut, (o+int(2))*8)) = uint64(gomptmath.Float32bits(float32(x)))
-//line gompt_kernels.go:629
+//line gompt_kernels.go:644
 //line floats.go:87
 		*(*uint64)(unsafe.Add(gomptPOut, (o+int(3))*8)) = (gomptmath.Float64bits(gomptmath.Inf(int(1))) ^ gomptmath.Float64bits(gomptmath.Inf(int(-1))))
-//line gompt_kernels.go:632
+//line gompt_kernels.go:647
 //line floats.go:88
 		*(*uint64)(unsafe.Add(gomptPOut, (o+int(4))*8)) = gomptmath.Float64bits(gomptmath.NaN())
-//line gompt_kernels.go:635
+//line gompt_kernels.go:650
 //line floats.go:89
 		*(*uint64)(unsafe.Add(gomptPOut, (o+int(5))*8)) = gomptmath.Float64bits(gomptmath.Float64frombits((gomptmath.Float64bits(x) ^ uint64(9223372036854775808))))
-//line gompt_kernels.go:638
+//line gompt_kernels.go:653
 //line floats.go:90
 		*(*uint64)(unsafe.Add(gomptPOut, (o+int(6))*8)) = uint64(gomptmath.Float32bits(gomptmath.Float32frombits((uint32(i) | uint32(1065353216)))))
-//line gompt_kernels.go:641
+//line gompt_kernels.go:656
 //line floats.go:91
 		*(*uint64)(unsafe.Add(gomptPOut, (o+int(7))*8)) = gomptmath.Float64bits((x * float64(0.0)))
-//line gompt_kernels.go:644
+//line gompt_kernels.go:659
 	}
 	_ = n
 }
@@ -705,214 +720,214 @@ gomptPoint0:
 	for i := gomptLo0; i < gomptHi0; i++ {
 //line control.go:10
 		x := int64(*(*int32)(unsafe.Add(gomptPA, i*4)))
-//line gompt_kernels.go:709
+//line gompt_kernels.go:724
 //line control.go:11
 		var acc int64
-//line gompt_kernels.go:712
+//line gompt_kernels.go:727
 //line control.go:12
 		var flag bool
-//line gompt_kernels.go:715
+//line gompt_kernels.go:730
 //line control.go:15
 		for j := int(0); j < int(10); j++ {
-//line gompt_kernels.go:718
+//line gompt_kernels.go:733
 //line control.go:16
 			if j == int(2) {
-//line gompt_kernels.go:721
+//line gompt_kernels.go:736
 //line control.go:17
 				continue
-//line gompt_kernels.go:724
+//line gompt_kernels.go:739
 //line control.go:16
 			}
-//line gompt_kernels.go:727
+//line gompt_kernels.go:742
 //line control.go:19
 			if int64(j) > ((x % int64(7)) + int64(3)) {
-//line gompt_kernels.go:730
+//line gompt_kernels.go:745
 //line control.go:20
 				break
-//line gompt_kernels.go:733
+//line gompt_kernels.go:748
 //line control.go:19
 			}
-//line gompt_kernels.go:736
+//line gompt_kernels.go:751
 //line control.go:22
 			acc += int64(j)
-//line gompt_kernels.go:739
+//line gompt_kernels.go:754
 //line control.go:15
 		}
-//line gompt_kernels.go:742
+//line gompt_kernels.go:757
 //line control.go:25
 		k := x
-//line gompt_kernels.go:745
+//line gompt_kernels.go:760
 //line control.go:26
 		for k > int64(100) {
-//line gompt_kernels.go:748
+//line gompt_kernels.go:763
 //line control.go:27
 			k /= int64(3)
-//line gompt_kernels.go:751
+//line gompt_kernels.go:766
 //line control.go:26
 		}
-//line gompt_kernels.go:754
-//line control.go:29
-		for {
-//line gompt_kernels.go:757
-//line control.go:30
-			k++
-//line gompt_kernels.go:760
-//line control.go:31
-			if (k % int64(5)) == int64(0) {
-//line gompt_kernels.go:763
-//line control.go:32
-				break
-//line gompt_kernels.go:766
-//line control.go:31
-			}
 //line gompt_kernels.go:769
 //line control.go:29
-		}
+		for {
 //line gompt_kernels.go:772
+//line control.go:30
+			k++
+//line gompt_kernels.go:775
+//line control.go:31
+			if (k % int64(5)) == int64(0) {
+//line gompt_kernels.go:778
+//line control.go:32
+				break
+//line gompt_kernels.go:781
+//line control.go:31
+			}
+//line gompt_kernels.go:784
+//line control.go:29
+		}
+//line gompt_kernels.go:787
 //line control.go:35
 		acc = ((acc * int64(1000)) + k)
-//line gompt_kernels.go:775
+//line gompt_kernels.go:790
 //line control.go:38
 	outer:
-//line gompt_kernels.go:778
+//line gompt_kernels.go:793
 //line control.go:39
 		for j := range int(6) {
-//line gompt_kernels.go:781
+//line gompt_kernels.go:796
 //line control.go:40
 			switch {
-//line gompt_kernels.go:784
-//line control.go:40
-			case (j == int(1)):
-//line gompt_kernels.go:787
-//line control.go:42
-				acc += int64(7)
-//line gompt_kernels.go:790
-//line control.go:43
-				break
-//line gompt_kernels.go:793
-//line control.go:40
-			case (j == int((x % int64(4)))):
-//line gompt_kernels.go:796
-//line control.go:45
-				continue outer
 //line gompt_kernels.go:799
 //line control.go:40
-			default:
+			case (j == int(1)):
 //line gompt_kernels.go:802
+//line control.go:42
+				acc += int64(7)
+//line gompt_kernels.go:805
+//line control.go:43
+				break
+//line gompt_kernels.go:808
+//line control.go:40
+			case (j == int((x % int64(4)))):
+//line gompt_kernels.go:811
+//line control.go:45
+				continue outer
+//line gompt_kernels.go:814
+//line control.go:40
+			default:
+//line gompt_kernels.go:817
 //line control.go:47
 				acc -= int64(1)
-//line gompt_kernels.go:805
+//line gompt_kernels.go:820
 //line control.go:40
 			}
-//line gompt_kernels.go:808
-//line control.go:49
-			for m := range int64(3) {
-//line gompt_kernels.go:811
-//line control.go:50
-				if m == int64(1) {
-//line gompt_kernels.go:814
-//line control.go:51
-					continue outer
-//line gompt_kernels.go:817
-//line control.go:50
-				}
-//line gompt_kernels.go:820
-//line control.go:53
-				acc += (m + int64(1))
 //line gompt_kernels.go:823
 //line control.go:49
-			}
+			for m := range int64(3) {
 //line gompt_kernels.go:826
+//line control.go:50
+				if m == int64(1) {
+//line gompt_kernels.go:829
+//line control.go:51
+					continue outer
+//line gompt_kernels.go:832
+//line control.go:50
+				}
+//line gompt_kernels.go:835
+//line control.go:53
+				acc += (m + int64(1))
+//line gompt_kernels.go:838
+//line control.go:49
+			}
+//line gompt_kernels.go:841
 //line control.go:39
 		}
-//line gompt_kernels.go:829
-//line control.go:57
-		switch r := (x % int64(6)); r {
-//line gompt_kernels.go:832
-//line control.go:57
-		case int64(0), int64(3):
-//line gompt_kernels.go:835
-//line control.go:59
-			acc *= int64(3)
-//line gompt_kernels.go:838
-//line control.go:57
-		default:
-//line gompt_kernels.go:841
-//line control.go:61
-			flag = true
 //line gompt_kernels.go:844
 //line control.go:57
-		case int64(1):
+		switch r := (x % int64(6)); r {
 //line gompt_kernels.go:847
+//line control.go:57
+		case int64(0), int64(3):
+//line gompt_kernels.go:850
+//line control.go:59
+			acc *= int64(3)
+//line gompt_kernels.go:853
+//line control.go:57
+		default:
+//line gompt_kernels.go:856
+//line control.go:61
+			flag = true
+//line gompt_kernels.go:859
+//line control.go:57
+		case int64(1):
+//line gompt_kernels.go:862
 //line control.go:63
 			acc -= int64(100)
-//line gompt_kernels.go:850
+//line gompt_kernels.go:865
 //line control.go:57
 		}
-//line gompt_kernels.go:853
+//line gompt_kernels.go:868
 //line control.go:66
 		p, q := acc, x
-//line gompt_kernels.go:856
+//line gompt_kernels.go:871
 //line control.go:67
 		p, q = q, p
-//line gompt_kernels.go:859
+//line gompt_kernels.go:874
 //line control.go:68
 		if q := (p + int64(1)); q > int64(0) {
-//line gompt_kernels.go:862
+//line gompt_kernels.go:877
 //line control.go:69
 			acc += q
-//line gompt_kernels.go:865
+//line gompt_kernels.go:880
 //line control.go:68
 		} else if q < int64(-10) {
-//line gompt_kernels.go:868
+//line gompt_kernels.go:883
 //line control.go:71
 			acc -= q
-//line gompt_kernels.go:871
+//line gompt_kernels.go:886
 //line control.go:68
 		} else {
-//line gompt_kernels.go:874
+//line gompt_kernels.go:889
 //line control.go:73
 			acc ^= q
-//line gompt_kernels.go:877
+//line gompt_kernels.go:892
 //line control.go:68
 		}
-//line gompt_kernels.go:880
+//line gompt_kernels.go:895
 //line control.go:75
 		{
-//line gompt_kernels.go:883
+//line gompt_kernels.go:898
 //line control.go:76
 			x := (x * int64(2))
-//line gompt_kernels.go:886
+//line gompt_kernels.go:901
 //line control.go:77
 			acc += x
-//line gompt_kernels.go:889
+//line gompt_kernels.go:904
 //line control.go:75
 		}
-//line gompt_kernels.go:892
+//line gompt_kernels.go:907
 //line control.go:79
 		if flag {
-//line gompt_kernels.go:895
+//line gompt_kernels.go:910
 //line control.go:80
 			acc = (-acc)
-//line gompt_kernels.go:898
+//line gompt_kernels.go:913
 //line control.go:79
 		}
-//line gompt_kernels.go:901
+//line gompt_kernels.go:916
 //line control.go:82
 		*(*int64)(unsafe.Add(gomptPOut, i*8)) = (acc + q)
-//line gompt_kernels.go:904
+//line gompt_kernels.go:919
 //line control.go:83
 		if x < int64(0) {
-//line gompt_kernels.go:907
+//line gompt_kernels.go:922
 //line control.go:84
 			continue gomptPoint0
-//line gompt_kernels.go:910
+//line gompt_kernels.go:925
 //line control.go:83
 		}
-//line gompt_kernels.go:913
+//line gompt_kernels.go:928
 //line control.go:86
 		*(*int64)(unsafe.Add(gomptPOut, i*8))++
-//line gompt_kernels.go:916
+//line gompt_kernels.go:931
 	}
 	_ = n
 }
@@ -1002,85 +1017,85 @@ func gomptLanesConv(gomptX0, gomptW int, i int, m int, n int, k int, w []float32
 	gomptL3T := gomptL3TA[:gomptW:gomptW]
 //line lockstep.go:10
 	if k <= int(0) {
-//line gompt_kernels.go:1006
+//line gompt_kernels.go:1021
 //line lockstep.go:11
 		return
-//line gompt_kernels.go:1009
+//line gompt_kernels.go:1024
 //line lockstep.go:10
 	}
-//line gompt_kernels.go:1012
+//line gompt_kernels.go:1027
 //line lockstep.go:13
 	for gomptJ := 0; gomptJ < gomptW; gomptJ++ {
-//line gompt_kernels.go:1015
+//line gompt_kernels.go:1030
 		gomptL1Acc[gomptJ] = float32(0)
 		gomptL2Peak[gomptJ] = float32(0)
 //line lockstep.go:13
 	}
-//line gompt_kernels.go:1020
+//line gompt_kernels.go:1035
 //line lockstep.go:14
 	for p := int(0); p < k; p++ {
-//line gompt_kernels.go:1023
+//line gompt_kernels.go:1038
 //line lockstep.go:15
 		gomptU1 := *(*float32)(unsafe.Add(gomptPW, p*4))
-//line gompt_kernels.go:1026
+//line gompt_kernels.go:1041
 //line lockstep.go:15
 		gomptU2 := (i * n)
-//line gompt_kernels.go:1029
+//line gompt_kernels.go:1044
 //line lockstep.go:15
 		for gomptJ := 0; gomptJ < gomptW; gomptJ++ {
-//line gompt_kernels.go:1032
+//line gompt_kernels.go:1047
 //line lockstep.go:15
 			j := gomptX0 + gomptJ
-//line gompt_kernels.go:1035
+//line gompt_kernels.go:1050
 			gomptL3T[gomptJ] = (gomptU1 * in[(gomptU2+((j+p)%n))])
 //line lockstep.go:15
 		}
-//line gompt_kernels.go:1039
+//line gompt_kernels.go:1054
 //line lockstep.go:16
 		for gomptJ := 0; gomptJ < gomptW; gomptJ++ {
-//line gompt_kernels.go:1042
+//line gompt_kernels.go:1057
 //line lockstep.go:16
 			gomptL1Acc[gomptJ] += gomptL3T[gomptJ]
-//line gompt_kernels.go:1045
+//line gompt_kernels.go:1060
 //line lockstep.go:16
 		}
-//line gompt_kernels.go:1048
+//line gompt_kernels.go:1063
 //line lockstep.go:17
 		for gomptJ := 0; gomptJ < gomptW; gomptJ++ {
-//line gompt_kernels.go:1051
+//line gompt_kernels.go:1066
 //line lockstep.go:17
 			if gomptL3T[gomptJ] > gomptL2Peak[gomptJ] {
-//line gompt_kernels.go:1054
+//line gompt_kernels.go:1069
 //line lockstep.go:18
 				gomptL2Peak[gomptJ] = gomptL3T[gomptJ]
-//line gompt_kernels.go:1057
+//line gompt_kernels.go:1072
 //line lockstep.go:17
 			}
-//line gompt_kernels.go:1060
+//line gompt_kernels.go:1075
 //line lockstep.go:17
 		}
-//line gompt_kernels.go:1063
+//line gompt_kernels.go:1078
 //line lockstep.go:14
 	}
-//line gompt_kernels.go:1066
-//line lockstep.go:21
-	gomptU3 := (i * n)
-//line gompt_kernels.go:1069
-//line lockstep.go:21
-	gomptU4 := unsafe.Add(gomptPOut, (gomptU3+gomptX0)*4)
-//line gompt_kernels.go:1072
-//line lockstep.go:21
-	gomptU5 := unsafe.Add(gomptPIn, (gomptU3+gomptX0)*4)
-//line gompt_kernels.go:1075
-//line lockstep.go:21
-	for gomptJ := 0; gomptJ < gomptW; gomptJ++ {
-//line gompt_kernels.go:1078
-//line lockstep.go:21
-		*(*float32)(unsafe.Add(gomptU4, gomptJ*4)) = ((gomptL1Acc[gomptJ] - gomptL2Peak[gomptJ]) + *(*float32)(unsafe.Add(gomptU5, gomptJ*4)))
 //line gompt_kernels.go:1081
 //line lockstep.go:21
-	}
+	gomptU3 := (i * n)
 //line gompt_kernels.go:1084
+//line lockstep.go:21
+	gomptU4 := unsafe.Add(gomptPOut, (gomptU3+gomptX0)*4)
+//line gompt_kernels.go:1087
+//line lockstep.go:21
+	gomptU5 := unsafe.Add(gomptPIn, (gomptU3+gomptX0)*4)
+//line gompt_kernels.go:1090
+//line lockstep.go:21
+	for gomptJ := 0; gomptJ < gomptW; gomptJ++ {
+//line gompt_kernels.go:1093
+//line lockstep.go:21
+		*(*float32)(unsafe.Add(gomptU4, gomptJ*4)) = ((gomptL1Acc[gomptJ] - gomptL2Peak[gomptJ]) + *(*float32)(unsafe.Add(gomptU5, gomptJ*4)))
+//line gompt_kernels.go:1096
+//line lockstep.go:21
+	}
+//line gompt_kernels.go:1099
 	_ = gomptL1Acc
 	_ = gomptL2Peak
 	_ = gomptL3T
@@ -1125,6 +1140,9 @@ var ConversionsKernel = &gomptdevice.Kernel{
 		{Name: "out", Kind: gomptdevice.ParamBuffer, Elem: gomptdevice.ParamFloat64, Len: "8*n"},
 	},
 	Dims: 1,
+	Needs: []gomptdevice.Need{
+		{Kind: gomptdevice.NeedFP64, Use: "float64", Pos: "ints.go:119"},
+	},
 	Images: []gomptdevice.Image{
 		{Kind: gomptdevice.ImageHost, Entry: "gompt_Conversions", Host: gomptHostConversions},
 		{Kind: gomptdevice.ImageOpenCL, Entry: "gompt_Conversions", Source: gomptCLConversions, Options: "-cl-fp32-correctly-rounded-divide-sqrt"},
@@ -1152,34 +1170,34 @@ func gomptHostConversions(gomptA *gomptdevice.HostArgs, gomptR gomptdevice.Range
 	for i := gomptLo0; i < gomptHi0; i++ {
 //line ints.go:120
 		x, y := *(*int64)(unsafe.Add(gomptPA, i*8)), *(*float64)(unsafe.Add(gomptPF, i*8))
-//line gompt_kernels.go:1156
+//line gompt_kernels.go:1174
 //line ints.go:121
 		o := (int(8) * i)
-//line gompt_kernels.go:1159
+//line gompt_kernels.go:1177
 //line ints.go:122
 		*(*float64)(unsafe.Add(gomptPOut, o*8)) = float64(float32(x))
-//line gompt_kernels.go:1162
+//line gompt_kernels.go:1180
 //line ints.go:123
 		*(*float64)(unsafe.Add(gomptPOut, (o+int(1))*8)) = float64(x)
-//line gompt_kernels.go:1165
+//line gompt_kernels.go:1183
 //line ints.go:124
 		*(*float64)(unsafe.Add(gomptPOut, (o+int(2))*8)) = float64(uint64(x))
-//line gompt_kernels.go:1168
+//line gompt_kernels.go:1186
 //line ints.go:125
 		*(*float64)(unsafe.Add(gomptPOut, (o+int(3))*8)) = float64(int64(y))
-//line gompt_kernels.go:1171
+//line gompt_kernels.go:1189
 //line ints.go:126
 		*(*float64)(unsafe.Add(gomptPOut, (o+int(4))*8)) = float64(int32((y / float64(4.0))))
-//line gompt_kernels.go:1174
+//line gompt_kernels.go:1192
 //line ints.go:127
 		*(*float64)(unsafe.Add(gomptPOut, (o+int(5))*8)) = float64(float32(y))
-//line gompt_kernels.go:1177
+//line gompt_kernels.go:1195
 //line ints.go:128
 		*(*float64)(unsafe.Add(gomptPOut, (o+int(6))*8)) = float64((uint8((y / float64(1e+15))) + uint8(1)))
-//line gompt_kernels.go:1180
+//line gompt_kernels.go:1198
 //line ints.go:129
 		*(*float64)(unsafe.Add(gomptPOut, (o+int(7))*8)) = (float64(int16(((-y) / float64(1e+15)))) + float64(uint32((y / float64(1e+10)))))
-//line gompt_kernels.go:1183
+//line gompt_kernels.go:1201
 	}
 	_ = n
 }
@@ -1218,6 +1236,9 @@ var EmptyBinsKernel = &gomptdevice.Kernel{
 		{Name: "h", Kind: gomptdevice.ParamBuffer, Elem: gomptdevice.ParamFloat32, Len: "8"},
 	},
 	Dims: 1,
+	Needs: []gomptdevice.Need{
+		{Kind: gomptdevice.NeedLocalMem, Amount: 32, Use: "32 bytes of team-local memory (the team's copy of reduce(h)=+)", Pos: "reducearray.go:48"},
+	},
 	Images: []gomptdevice.Image{
 		{Kind: gomptdevice.ImageHost, Entry: "gompt_EmptyBins", Host: gomptHostEmptyBins},
 		{Kind: gomptdevice.ImageOpenCL, Entry: "gompt_EmptyBins", Source: gomptCLEmptyBins, Options: "-cl-fp32-correctly-rounded-divide-sqrt"},
@@ -1274,6 +1295,11 @@ var ExtremesKernel = &gomptdevice.Kernel{
 		{Name: "q", Kind: gomptdevice.ParamBuffer, Elem: gomptdevice.ParamInt64, Len: "16"},
 	},
 	Dims: 1,
+	Needs: []gomptdevice.Need{
+		{Kind: gomptdevice.NeedFP64, Use: "float64", Pos: "reducearray.go:24"},
+		{Kind: gomptdevice.NeedInt64Atomics, Use: "an array reduction of float64 (reduce(lo)=min)", Pos: "reducearray.go:26"},
+		{Kind: gomptdevice.NeedLocalMem, Amount: 1024, Use: "1024 bytes of team-local memory (the team's copies of reduce(lo)=min, reduce(hi)=max, reduce(p)=*, reduce(m)=max, reduce(q)=min)", Pos: "reducearray.go:23"},
+	},
 	Images: []gomptdevice.Image{
 		{Kind: gomptdevice.ImageHost, Entry: "gompt_Extremes", Host: gomptHostExtremes},
 		{Kind: gomptdevice.ImageOpenCL, Entry: "gompt_Extremes", Source: gomptCLExtremes, Options: "-cl-fp32-correctly-rounded-divide-sqrt"},
@@ -1336,25 +1362,25 @@ func gomptHostExtremes(gomptA *gomptdevice.HostArgs, gomptR gomptdevice.Range, _
 	for i := gomptLo0; i < gomptHi0; i++ {
 //line reducearray.go:25
 		b := (i & int(63))
-//line gompt_kernels.go:1340
+//line gompt_kernels.go:1366
 //line reducearray.go:26
 		*(*float64)(unsafe.Add(gomptPLo, b*8)) = min(*(*float64)(unsafe.Add(gomptPLo, b*8)), *(*float64)(unsafe.Add(gomptPV, i*8)))
-//line gompt_kernels.go:1343
+//line gompt_kernels.go:1369
 //line reducearray.go:27
 		*(*float32)(unsafe.Add(gomptPHi, b*4)) = max(float32(*(*float64)(unsafe.Add(gomptPV, i*8))), *(*float32)(unsafe.Add(gomptPHi, b*4)), float32(-1.0))
-//line gompt_kernels.go:1346
+//line gompt_kernels.go:1372
 //line reducearray.go:28
 		c := (*(*int32)(unsafe.Add(gomptPK, i*4)) & int32(15))
-//line gompt_kernels.go:1349
+//line gompt_kernels.go:1375
 //line reducearray.go:29
 		*(*uint32)(unsafe.Add(gomptPP, int(c)*4)) *= (uint32(*(*int32)(unsafe.Add(gomptPK, i*4))) | uint32(1))
-//line gompt_kernels.go:1352
+//line gompt_kernels.go:1378
 //line reducearray.go:30
 		*(*uint32)(unsafe.Add(gomptPM, int(c)*4)) = max(*(*uint32)(unsafe.Add(gomptPM, int(c)*4)), (uint32(*(*int32)(unsafe.Add(gomptPK, i*4))) * uint32(i)))
-//line gompt_kernels.go:1355
+//line gompt_kernels.go:1381
 //line reducearray.go:31
 		*(*int64)(unsafe.Add(gomptPQ, int(c)*8)) = min(((int64(*(*int32)(unsafe.Add(gomptPK, i*4))) * int64(i)) - int64(n)), *(*int64)(unsafe.Add(gomptPQ, int(c)*8)))
-//line gompt_kernels.go:1358
+//line gompt_kernels.go:1384
 	}
 	gomptrt.MergeMin(gomptRBLo, gomptRALo[:], float64(gomptmath.Inf(1)))
 	gomptrt.MergeMax(gomptRBHi, gomptRAHi[:], float32(gomptmath.Inf(-1)))
@@ -1403,6 +1429,9 @@ var Float64OpsKernel = &gomptdevice.Kernel{
 		{Name: "out", Kind: gomptdevice.ParamBuffer, Elem: gomptdevice.ParamFloat64, Len: "4*n"},
 	},
 	Dims: 1,
+	Needs: []gomptdevice.Need{
+		{Kind: gomptdevice.NeedFP64, Use: "float64", Pos: "floats.go:34"},
+	},
 	Images: []gomptdevice.Image{
 		{Kind: gomptdevice.ImageHost, Entry: "gompt_Float64Ops", Host: gomptHostFloat64Ops},
 		{Kind: gomptdevice.ImageOpenCL, Entry: "gompt_Float64Ops", Source: gomptCLFloat64Ops, Options: "-cl-fp32-correctly-rounded-divide-sqrt"},
@@ -1430,22 +1459,22 @@ func gomptHostFloat64Ops(gomptA *gomptdevice.HostArgs, gomptR gomptdevice.Range,
 	for i := gomptLo0; i < gomptHi0; i++ {
 //line floats.go:35
 		x, y := *(*float64)(unsafe.Add(gomptPA, i*8)), *(*float64)(unsafe.Add(gomptPB, i*8))
-//line gompt_kernels.go:1434
+//line gompt_kernels.go:1463
 //line floats.go:36
 		o := (int(4) * i)
-//line gompt_kernels.go:1437
+//line gompt_kernels.go:1466
 //line floats.go:37
 		*(*float64)(unsafe.Add(gomptPOut, o*8)) = ((x * y) + x)
-//line gompt_kernels.go:1440
+//line gompt_kernels.go:1469
 //line floats.go:38
 		*(*float64)(unsafe.Add(gomptPOut, (o+int(1))*8)) = (x / y)
-//line gompt_kernels.go:1443
+//line gompt_kernels.go:1472
 //line floats.go:39
 		*(*float64)(unsafe.Add(gomptPOut, (o+int(2))*8)) = (gomptmath.Sqrt((x * y)) - float64(0.3333333333333333))
-//line gompt_kernels.go:1446
+//line gompt_kernels.go:1475
 //line floats.go:40
 		*(*float64)(unsafe.Add(gomptPOut, (o+int(3))*8)) = ((gomptmath.Remainder((x*float64(100.0)), y) + gomptmath.Dim(x, y)) + gomptmath.Dim(y, x))
-//line gompt_kernels.go:1449
+//line gompt_kernels.go:1478
 	}
 	_ = n
 }
@@ -1486,6 +1515,11 @@ var FloatBinsKernel = &gomptdevice.Kernel{
 		{Name: "p", Kind: gomptdevice.ParamBuffer, Elem: gomptdevice.ParamFloat64, Len: "8"},
 	},
 	Dims: 1,
+	Needs: []gomptdevice.Need{
+		{Kind: gomptdevice.NeedFP64, Use: "float64", Pos: "reducearray.go:39"},
+		{Kind: gomptdevice.NeedInt64Atomics, Use: "an array reduction of float64 (reduce(p)=*)", Pos: "reducearray.go:42"},
+		{Kind: gomptdevice.NeedLocalMem, Amount: 192, Use: "192 bytes of team-local memory (the team's copies of reduce(s)=+, reduce(p)=*)", Pos: "reducearray.go:38"},
+	},
 	Images: []gomptdevice.Image{
 		{Kind: gomptdevice.ImageHost, Entry: "gompt_FloatBins", Host: gomptHostFloatBins},
 		{Kind: gomptdevice.ImageOpenCL, Entry: "gompt_FloatBins", Source: gomptCLFloatBins, Options: "-cl-fp32-correctly-rounded-divide-sqrt"},
@@ -1525,13 +1559,13 @@ func gomptHostFloatBins(gomptA *gomptdevice.HostArgs, gomptR gomptdevice.Range, 
 	for i := gomptLo0; i < gomptHi0; i++ {
 //line reducearray.go:40
 		*(*float32)(unsafe.Add(gomptPS, (i&int(31))*4)) += *(*float32)(unsafe.Add(gomptPV, i*4))
-//line gompt_kernels.go:1529
+//line gompt_kernels.go:1563
 //line reducearray.go:41
 		*(*float32)(unsafe.Add(gomptPS, ((i+int(7))&int(31))*4)) -= (*(*float32)(unsafe.Add(gomptPV, i*4)) * float32(0.25))
-//line gompt_kernels.go:1532
+//line gompt_kernels.go:1566
 //line reducearray.go:42
 		*(*float64)(unsafe.Add(gomptPP, (i&int(7))*8)) *= (float64(1.0) + (float64((*(*float32)(unsafe.Add(gomptPV, i*4)) - float32(1.0))) / float64(1024.0)))
-//line gompt_kernels.go:1535
+//line gompt_kernels.go:1569
 	}
 	gomptrt.MergeSum(gomptRBS, gomptRAS[:], float32(gomptmath.Copysign(0, -1)))
 	gomptrt.MergeProd(gomptRBP, gomptRAP[:], float64(1))
@@ -1576,6 +1610,9 @@ var FloatOpsKernel = &gomptdevice.Kernel{
 		{Name: "out", Kind: gomptdevice.ParamBuffer, Elem: gomptdevice.ParamFloat32, Len: "12*n"},
 	},
 	Dims: 1,
+	Needs: []gomptdevice.Need{
+		{Kind: gomptdevice.NeedFP64, Use: "float64", Pos: "floats.go:16"},
+	},
 	Images: []gomptdevice.Image{
 		{Kind: gomptdevice.ImageHost, Entry: "gompt_FloatOps", Host: gomptHostFloatOps},
 		{Kind: gomptdevice.ImageOpenCL, Entry: "gompt_FloatOps", Source: gomptCLFloatOps, Options: "-cl-fp32-correctly-rounded-divide-sqrt"},
@@ -1605,61 +1642,61 @@ func gomptHostFloatOps(gomptA *gomptdevice.HostArgs, gomptR gomptdevice.Range, _
 	for i := gomptLo0; i < gomptHi0; i++ {
 //line floats.go:10
 		x, y, z := *(*float32)(unsafe.Add(gomptPA, i*4)), *(*float32)(unsafe.Add(gomptPB, i*4)), *(*float32)(unsafe.Add(gomptPC, i*4))
-//line gompt_kernels.go:1609
+//line gompt_kernels.go:1646
 //line floats.go:11
 		o := (int(12) * i)
-//line gompt_kernels.go:1612
+//line gompt_kernels.go:1649
 //line floats.go:12
 		*(*float32)(unsafe.Add(gomptPOut, o*4)) = ((x * y) + z)
-//line gompt_kernels.go:1615
+//line gompt_kernels.go:1652
 //line floats.go:13
 		*(*float32)(unsafe.Add(gomptPOut, (o+int(1))*4)) = ((x * y) - (z * x))
-//line gompt_kernels.go:1618
+//line gompt_kernels.go:1655
 //line floats.go:14
 		*(*float32)(unsafe.Add(gomptPOut, (o+int(2))*4)) = (x / y)
-//line gompt_kernels.go:1621
+//line gompt_kernels.go:1658
 //line floats.go:15
 		*(*float32)(unsafe.Add(gomptPOut, (o+int(3))*4)) = ((-x) + y)
-//line gompt_kernels.go:1624
+//line gompt_kernels.go:1661
 //line floats.go:16
 		*(*float32)(unsafe.Add(gomptPOut, (o+int(4))*4)) = float32(gomptmath.Sqrt(float64(x)))
-//line gompt_kernels.go:1627
+//line gompt_kernels.go:1664
 //line floats.go:17
 		*(*float32)(unsafe.Add(gomptPOut, (o+int(5))*4)) = float32(gomptmath.FMA(float64(x), float64(y), float64(z)))
-//line gompt_kernels.go:1630
+//line gompt_kernels.go:1667
 //line floats.go:18
 		*(*float32)(unsafe.Add(gomptPOut, (o+int(6))*4)) = (x * float32(0.10000000149011612))
-//line gompt_kernels.go:1633
+//line gompt_kernels.go:1670
 //line floats.go:19
 		*(*float32)(unsafe.Add(gomptPOut, (o+int(7))*4)) = ((float32(gomptmath.Floor(float64((x * float32(7.0))))) + float32(gomptmath.Ceil(float64((y * float32(7.0)))))) + float32(gomptmath.Trunc(float64(((-z) * float32(7.0))))))
-//line gompt_kernels.go:1636
+//line gompt_kernels.go:1673
 //line floats.go:20
 		*(*float32)(unsafe.Add(gomptPOut, (o+int(8))*4)) = (float32(gomptmath.Round(float64((x * float32(2.5))))) - float32(gomptmath.RoundToEven(float64((y * float32(2.5))))))
-//line gompt_kernels.go:1639
+//line gompt_kernels.go:1676
 //line floats.go:21
 		*(*float32)(unsafe.Add(gomptPOut, (o+int(9))*4)) = (float32(gomptmath.Abs(float64((z - x)))) + float32(gomptmath.Copysign(float64(x), float64((z-y)))))
-//line gompt_kernels.go:1642
+//line gompt_kernels.go:1679
 //line floats.go:22
 		*(*float32)(unsafe.Add(gomptPOut, (o+int(10))*4)) = float32(gomptmath.Mod(float64((x * float32(10.0))), float64(y)))
-//line gompt_kernels.go:1645
+//line gompt_kernels.go:1682
 //line floats.go:23
 		s := x
-//line gompt_kernels.go:1648
+//line gompt_kernels.go:1685
 //line floats.go:24
 		s += y
-//line gompt_kernels.go:1651
+//line gompt_kernels.go:1688
 //line floats.go:25
 		s *= z
-//line gompt_kernels.go:1654
+//line gompt_kernels.go:1691
 //line floats.go:26
 		s /= x
-//line gompt_kernels.go:1657
+//line gompt_kernels.go:1694
 //line floats.go:27
 		s -= y
-//line gompt_kernels.go:1660
+//line gompt_kernels.go:1697
 //line floats.go:28
 		*(*float32)(unsafe.Add(gomptPOut, (o+int(11))*4)) = s
-//line gompt_kernels.go:1663
+//line gompt_kernels.go:1700
 	}
 	_ = n
 }
@@ -1732,7 +1769,7 @@ func gomptHostGather(gomptA *gomptdevice.HostArgs, gomptR gomptdevice.Range, _, 
 	for i := gomptLo0; i < gomptHi0; i++ {
 //line checks.go:18
 		*(*float32)(unsafe.Add(gomptPDst, i*4)) = src[*(*int)(unsafe.Add(gomptPIdx, i*8))]
-//line gompt_kernels.go:1736
+//line gompt_kernels.go:1773
 	}
 	_ = n
 	_ = m
@@ -1781,6 +1818,9 @@ var GatherSumKernel = &gomptdevice.Kernel{
 	Faults: []gomptdevice.FaultSite{
 		{Kind: gomptdevice.FaultIndex, Pos: "checks.go:52"},
 	},
+	Needs: []gomptdevice.Need{
+		{Kind: gomptdevice.NeedLocalMem, Amount: 1024, Use: "1024 bytes of team-local memory (reduce=+'s scratch: 256 float32, one per thread)", Pos: "checks.go:50"},
+	},
 	Images: []gomptdevice.Image{
 		{Kind: gomptdevice.ImageHost, Entry: "gompt_GatherSum", Host: gomptHostGatherSum},
 		{Kind: gomptdevice.ImageOpenCL, Entry: "gompt_GatherSum", Source: gomptCLGatherSum, Options: "-cl-fp32-correctly-rounded-divide-sqrt"},
@@ -1811,10 +1851,10 @@ func gomptHostGatherSum(gomptA *gomptdevice.HostArgs, gomptR gomptdevice.Range, 
 		{
 //line checks.go:52
 			gomptV = src[*(*int)(unsafe.Add(gomptPIdx, i*8))]
-//line gompt_kernels.go:1815
+//line gompt_kernels.go:1855
 //line checks.go:52
 			goto gomptR0
-//line gompt_kernels.go:1818
+//line gompt_kernels.go:1858
 		}
 	gomptR0:
 		gomptS0 = gomptS0 + float64(gomptV)
@@ -1822,10 +1862,10 @@ func gomptHostGatherSum(gomptA *gomptdevice.HostArgs, gomptR gomptdevice.Range, 
 			i := i + 1
 //line checks.go:52
 			gomptV = src[*(*int)(unsafe.Add(gomptPIdx, i*8))]
-//line gompt_kernels.go:1826
+//line gompt_kernels.go:1866
 //line checks.go:52
 			goto gomptR1
-//line gompt_kernels.go:1829
+//line gompt_kernels.go:1869
 		}
 	gomptR1:
 		gomptS1 = gomptS1 + float64(gomptV)
@@ -1833,10 +1873,10 @@ func gomptHostGatherSum(gomptA *gomptdevice.HostArgs, gomptR gomptdevice.Range, 
 			i := i + 2
 //line checks.go:52
 			gomptV = src[*(*int)(unsafe.Add(gomptPIdx, i*8))]
-//line gompt_kernels.go:1837
+//line gompt_kernels.go:1877
 //line checks.go:52
 			goto gomptR2
-//line gompt_kernels.go:1840
+//line gompt_kernels.go:1880
 		}
 	gomptR2:
 		gomptS2 = gomptS2 + float64(gomptV)
@@ -1844,10 +1884,10 @@ func gomptHostGatherSum(gomptA *gomptdevice.HostArgs, gomptR gomptdevice.Range, 
 			i := i + 3
 //line checks.go:52
 			gomptV = src[*(*int)(unsafe.Add(gomptPIdx, i*8))]
-//line gompt_kernels.go:1848
+//line gompt_kernels.go:1888
 //line checks.go:52
 			goto gomptR3
-//line gompt_kernels.go:1851
+//line gompt_kernels.go:1891
 		}
 	gomptR3:
 		gomptS3 = gomptS3 + float64(gomptV)
@@ -1856,10 +1896,10 @@ func gomptHostGatherSum(gomptA *gomptdevice.HostArgs, gomptR gomptdevice.Range, 
 		{
 //line checks.go:52
 			gomptV = src[*(*int)(unsafe.Add(gomptPIdx, i*8))]
-//line gompt_kernels.go:1860
+//line gompt_kernels.go:1900
 //line checks.go:52
 			goto gomptR4
-//line gompt_kernels.go:1863
+//line gompt_kernels.go:1903
 		}
 	gomptR4:
 		gomptS0 = gomptS0 + float64(gomptV)
@@ -1944,7 +1984,7 @@ func gomptHostGatherUnchecked(gomptA *gomptdevice.HostArgs, gomptR gomptdevice.R
 	for i := gomptLo0; i < gomptHi0; i++ {
 //line checks.go:26
 		*(*float32)(unsafe.Add(gomptPDst, i*4)) = *(*float32)(unsafe.Add(gomptPSrc, *(*int)(unsafe.Add(gomptPIdx, i*8))*4))
-//line gompt_kernels.go:1948
+//line gompt_kernels.go:1988
 	}
 	_ = n
 	_ = m
@@ -2005,6 +2045,9 @@ var HelpersKernel = &gomptdevice.Kernel{
 		{Kind: gomptdevice.FaultIndex, Pos: "helpers.go:21"},
 		{Kind: gomptdevice.FaultIndex, Pos: "helpers.go:29"},
 	},
+	Needs: []gomptdevice.Need{
+		{Kind: gomptdevice.NeedFP64, Use: "float64", Pos: "helpers.go:38"},
+	},
 	Images: []gomptdevice.Image{
 		{Kind: gomptdevice.ImageHost, Entry: "gompt_Helpers", Host: gomptHostHelpers},
 		{Kind: gomptdevice.ImageOpenCL, Entry: "gompt_Helpers", Source: gomptCLHelpers, Options: "-cl-fp32-correctly-rounded-divide-sqrt"},
@@ -2042,28 +2085,28 @@ func gomptHostHelpers(gomptA *gomptdevice.HostArgs, gomptR gomptdevice.Range, _,
 	for i := gomptLo0; i < gomptHi0; i++ {
 //line helpers.go:40
 		y := poly3(*(*float32)(unsafe.Add(gomptPX, i*4)), c)
-//line gompt_kernels.go:2046
+//line gompt_kernels.go:2089
 //line helpers.go:41
 		if b {
-//line gompt_kernels.go:2049
+//line gompt_kernels.go:2092
 //line helpers.go:42
 			y = (-y)
-//line gompt_kernels.go:2052
+//line gompt_kernels.go:2095
 //line helpers.go:41
 		}
-//line gompt_kernels.go:2055
+//line gompt_kernels.go:2098
 //line helpers.go:44
 		bump(hist, i, ((((int32(s8) + int32(u8)) + int32(s16)) + int32(u16)) + s32))
-//line gompt_kernels.go:2058
+//line gompt_kernels.go:2101
 //line helpers.go:45
 		bump(hist, i, ((int32((u32 % uint32(7))) + int32((u64 % uint64(5)))) + int32((u % uint(3)))))
-//line gompt_kernels.go:2061
+//line gompt_kernels.go:2104
 //line helpers.go:46
 		bump(hist, (i + n), int32(1000))
-//line gompt_kernels.go:2064
+//line gompt_kernels.go:2107
 //line helpers.go:47
 		*(*float32)(unsafe.Add(gomptPOut, i*4)) = (y + float32(f64))
-//line gompt_kernels.go:2067
+//line gompt_kernels.go:2110
 	}
 }
 
@@ -2117,6 +2160,10 @@ var Hist256Kernel = &gomptdevice.Kernel{
 	Faults: []gomptdevice.FaultSite{
 		{Kind: gomptdevice.FaultIndex, Pos: "reducearray.go:12"},
 	},
+	Needs: []gomptdevice.Need{
+		{Kind: gomptdevice.NeedInt64Atomics, Use: "an array reduction of int64 (reduce(s)=+)", Pos: "reducearray.go:11"},
+		{Kind: gomptdevice.NeedLocalMem, Amount: 1152, Use: "1152 bytes of team-local memory (the team's copies of reduce(h)=+, reduce(s)=+)", Pos: "reducearray.go:7"},
+	},
 	Images: []gomptdevice.Image{
 		{Kind: gomptdevice.ImageHost, Entry: "gompt_Hist256", Host: gomptHostHist256},
 		{Kind: gomptdevice.ImageOpenCL, Entry: "gompt_Hist256", Source: gomptCLHist256, Options: "-cl-fp32-correctly-rounded-divide-sqrt"},
@@ -2150,19 +2197,19 @@ func gomptHostHist256(gomptA *gomptdevice.HostArgs, gomptR gomptdevice.Range, _,
 	for i := gomptLo0; i < gomptHi0; i++ {
 //line reducearray.go:9
 		b := *(*uint8)(unsafe.Add(gomptPV, i*1))
-//line gompt_kernels.go:2154
+//line gompt_kernels.go:2201
 //line reducearray.go:10
 		*(*uint32)(unsafe.Add(gomptPH, int(b)*4))++
-//line gompt_kernels.go:2157
+//line gompt_kernels.go:2204
 //line reducearray.go:11
 		*(*int64)(unsafe.Add(gomptPS, int((b%uint8(16)))*8)) += (int64(b) - int64(3))
-//line gompt_kernels.go:2160
+//line gompt_kernels.go:2207
 //line reducearray.go:12
 		s[(uint8(15) - (b % uint8(16)))] -= int64((i & int(7)))
-//line gompt_kernels.go:2163
+//line gompt_kernels.go:2210
 //line reducearray.go:13
 		*(*uint32)(unsafe.Add(gomptPH, int((b^uint8(128)))*4))--
-//line gompt_kernels.go:2166
+//line gompt_kernels.go:2213
 	}
 	gomptrt.MergeSum(gomptRBH, gomptRAH[:], uint32(0))
 	gomptrt.MergeSum(gomptRBS, gomptRAS[:], int64(0))
@@ -2212,6 +2259,9 @@ var HistogramKernel = &gomptdevice.Kernel{
 		{Kind: gomptdevice.FaultIndex, Pos: "atomics.go:17"},
 		{Kind: gomptdevice.FaultIndex, Pos: "atomics.go:20"},
 	},
+	Needs: []gomptdevice.Need{
+		{Kind: gomptdevice.NeedInt64Atomics, Use: "atomic.AddUint64", Pos: "atomics.go:16"},
+	},
 	Images: []gomptdevice.Image{
 		{Kind: gomptdevice.ImageHost, Entry: "gompt_Histogram", Host: gomptHostHistogram},
 		{Kind: gomptdevice.ImageOpenCL, Entry: "gompt_Histogram", Source: gomptCLHistogram, Options: "-cl-fp32-correctly-rounded-divide-sqrt"},
@@ -2245,31 +2295,31 @@ func gomptHostHistogram(gomptA *gomptdevice.HostArgs, gomptR gomptdevice.Range, 
 	for i := gomptLo0; i < gomptHi0; i++ {
 //line atomics.go:12
 		b := (*(*uint32)(unsafe.Add(gomptPV, i*4)) % uint32(16))
-//line gompt_kernels.go:2249
+//line gompt_kernels.go:2299
 //line atomics.go:13
 		if gomptatomic.AddUint32((&*(*uint32)(unsafe.Add(gomptPH32, int(b)*4))), uint32(1)) >= uint32(1) {
-//line gompt_kernels.go:2252
+//line gompt_kernels.go:2302
 //line atomics.go:14
 			*(*uint8)(unsafe.Add(gomptPOk, i*1)) = uint8(1)
-//line gompt_kernels.go:2255
+//line gompt_kernels.go:2305
 //line atomics.go:13
 		}
-//line gompt_kernels.go:2258
+//line gompt_kernels.go:2308
 //line atomics.go:16
 		gomptatomic.AddUint64((&*(*uint64)(unsafe.Add(gomptPH64, int((*(*uint32)(unsafe.Add(gomptPV, i*4))%uint32(4)))*8))), uint64(1))
-//line gompt_kernels.go:2261
+//line gompt_kernels.go:2311
 //line atomics.go:17
 		gomptatomic.AddUint64((&h64[(uint32(4) + (*(*uint32)(unsafe.Add(gomptPV, i*4)) % uint32(4)))]), (uint64(*(*uint32)(unsafe.Add(gomptPV, i*4))) << 40))
-//line gompt_kernels.go:2264
+//line gompt_kernels.go:2314
 //line atomics.go:18
 		gomptatomic.AddInt32((&*(*int32)(unsafe.Add(gomptPNeg, int((*(*uint32)(unsafe.Add(gomptPV, i*4))%uint32(4)))*4))), int32(-3))
-//line gompt_kernels.go:2267
+//line gompt_kernels.go:2317
 //line atomics.go:19
 		gomptatomic.AddInt64((&*(*int64)(unsafe.Add(gomptPS, int(0)*8))), (int64(*(*uint32)(unsafe.Add(gomptPV, i*4))) - int64(8)))
-//line gompt_kernels.go:2270
+//line gompt_kernels.go:2320
 //line atomics.go:20
 		gomptatomic.AddInt64((&s[(int(1) + (i % int(2)))]), int64(8589934592))
-//line gompt_kernels.go:2273
+//line gompt_kernels.go:2323
 	}
 	_ = n
 }
@@ -2344,43 +2394,43 @@ func gomptHostInt64Ops(gomptA *gomptdevice.HostArgs, gomptR gomptdevice.Range, _
 	for i := gomptLo0; i < gomptHi0; i++ {
 //line ints.go:9
 		x, y := *(*int64)(unsafe.Add(gomptPA, i*8)), *(*int64)(unsafe.Add(gomptPB, i*8))
-//line gompt_kernels.go:2348
+//line gompt_kernels.go:2398
 //line ints.go:10
 		o := (int(9) * i)
-//line gompt_kernels.go:2351
+//line gompt_kernels.go:2401
 //line ints.go:11
 		*(*int64)(unsafe.Add(gomptPOut, o*8)) = (x + y)
-//line gompt_kernels.go:2354
+//line gompt_kernels.go:2404
 //line ints.go:12
 		*(*int64)(unsafe.Add(gomptPOut, (o+int(1))*8)) = (x - y)
-//line gompt_kernels.go:2357
+//line gompt_kernels.go:2407
 //line ints.go:13
 		*(*int64)(unsafe.Add(gomptPOut, (o+int(2))*8)) = (x * y)
-//line gompt_kernels.go:2360
+//line gompt_kernels.go:2410
 //line ints.go:14
 		if y != int64(0) {
-//line gompt_kernels.go:2363
+//line gompt_kernels.go:2413
 //line ints.go:15
 			*(*int64)(unsafe.Add(gomptPOut, (o+int(3))*8)) = (x / y)
-//line gompt_kernels.go:2366
+//line gompt_kernels.go:2416
 //line ints.go:16
 			*(*int64)(unsafe.Add(gomptPOut, (o+int(4))*8)) = (x % y)
-//line gompt_kernels.go:2369
+//line gompt_kernels.go:2419
 //line ints.go:14
 		}
-//line gompt_kernels.go:2372
+//line gompt_kernels.go:2422
 //line ints.go:18
 		*(*int64)(unsafe.Add(gomptPOut, (o+int(5))*8)) = (-x)
-//line gompt_kernels.go:2375
+//line gompt_kernels.go:2425
 //line ints.go:19
 		*(*int64)(unsafe.Add(gomptPOut, (o+int(6))*8)) = (x &^ y)
-//line gompt_kernels.go:2378
+//line gompt_kernels.go:2428
 //line ints.go:20
 		*(*int64)(unsafe.Add(gomptPOut, (o+int(7))*8)) = ((x ^ y) | (x & y))
-//line gompt_kernels.go:2381
+//line gompt_kernels.go:2431
 //line ints.go:21
 		*(*int64)(unsafe.Add(gomptPOut, (o+int(8))*8)) = (^x)
-//line gompt_kernels.go:2384
+//line gompt_kernels.go:2434
 	}
 	_ = n
 }
@@ -2452,61 +2502,61 @@ func gomptHostIntOps(gomptA *gomptdevice.HostArgs, gomptR gomptdevice.Range, _, 
 	for i := gomptLo0; i < gomptHi0; i++ {
 //line ints.go:28
 		x, y := *(*int)(unsafe.Add(gomptPA, i*8)), *(*int)(unsafe.Add(gomptPB, i*8))
-//line gompt_kernels.go:2456
+//line gompt_kernels.go:2506
 //line ints.go:29
 		o := (int(6) * i)
-//line gompt_kernels.go:2459
+//line gompt_kernels.go:2509
 //line ints.go:30
 		s := x
-//line gompt_kernels.go:2462
+//line gompt_kernels.go:2512
 //line ints.go:31
 		s += y
-//line gompt_kernels.go:2465
+//line gompt_kernels.go:2515
 //line ints.go:32
 		*(*int)(unsafe.Add(gomptPOut, o*8)) = s
-//line gompt_kernels.go:2468
+//line gompt_kernels.go:2518
 //line ints.go:33
 		s -= (int(2) * y)
-//line gompt_kernels.go:2471
+//line gompt_kernels.go:2521
 //line ints.go:34
 		*(*int)(unsafe.Add(gomptPOut, (o+int(1))*8)) = s
-//line gompt_kernels.go:2474
+//line gompt_kernels.go:2524
 //line ints.go:35
 		s *= y
-//line gompt_kernels.go:2477
+//line gompt_kernels.go:2527
 //line ints.go:36
 		*(*int)(unsafe.Add(gomptPOut, (o+int(2))*8)) = s
-//line gompt_kernels.go:2480
+//line gompt_kernels.go:2530
 //line ints.go:37
 		if y != int(0) {
-//line gompt_kernels.go:2483
+//line gompt_kernels.go:2533
 //line ints.go:38
 			s /= y
-//line gompt_kernels.go:2486
+//line gompt_kernels.go:2536
 //line ints.go:39
 			*(*int)(unsafe.Add(gomptPOut, (o+int(3))*8)) = s
-//line gompt_kernels.go:2489
+//line gompt_kernels.go:2539
 //line ints.go:40
 			s %= y
-//line gompt_kernels.go:2492
+//line gompt_kernels.go:2542
 //line ints.go:41
 			*(*int)(unsafe.Add(gomptPOut, (o+int(4))*8)) = s
-//line gompt_kernels.go:2495
+//line gompt_kernels.go:2545
 //line ints.go:37
 		}
-//line gompt_kernels.go:2498
+//line gompt_kernels.go:2548
 //line ints.go:43
 		s++
-//line gompt_kernels.go:2501
+//line gompt_kernels.go:2551
 //line ints.go:44
 		s--
-//line gompt_kernels.go:2504
+//line gompt_kernels.go:2554
 //line ints.go:45
 		s--
-//line gompt_kernels.go:2507
+//line gompt_kernels.go:2557
 //line ints.go:46
 		*(*int)(unsafe.Add(gomptPOut, (o+int(5))*8)) = s
-//line gompt_kernels.go:2510
+//line gompt_kernels.go:2560
 	}
 	_ = n
 }
@@ -2571,64 +2621,64 @@ func gomptHostLabels(gomptA *gomptdevice.HostArgs, gomptR gomptdevice.Range, _, 
 	for i := gomptLo0; i < gomptHi0; i++ {
 //line control.go:94
 		v := *(*int64)(unsafe.Add(gomptPA, i*8))
-//line gompt_kernels.go:2575
+//line gompt_kernels.go:2625
 //line control.go:95
 		var found int64 = int64(-1)
-//line gompt_kernels.go:2578
+//line gompt_kernels.go:2628
 //line control.go:96
 	search:
-//line gompt_kernels.go:2581
+//line gompt_kernels.go:2631
 //line control.go:97
 		for x := int64(0); x < int64(8); x++ {
-//line gompt_kernels.go:2584
+//line gompt_kernels.go:2634
 //line control.go:98
 			for y := int64(0); y < int64(8); y++ {
-//line gompt_kernels.go:2587
+//line gompt_kernels.go:2637
 //line control.go:99
 				if (x * y) == (v % int64(50)) {
-//line gompt_kernels.go:2590
+//line gompt_kernels.go:2640
 //line control.go:100
 					found = ((x * int64(8)) + y)
-//line gompt_kernels.go:2593
+//line gompt_kernels.go:2643
 //line control.go:101
 					break search
-//line gompt_kernels.go:2596
+//line gompt_kernels.go:2646
 //line control.go:99
 				}
-//line gompt_kernels.go:2599
+//line gompt_kernels.go:2649
 //line control.go:98
 			}
-//line gompt_kernels.go:2602
+//line gompt_kernels.go:2652
 //line control.go:97
 		}
-//line gompt_kernels.go:2605
+//line gompt_kernels.go:2655
 //line control.go:105
 		steps := int(0)
-//line gompt_kernels.go:2608
+//line gompt_kernels.go:2658
 //line control.go:106
 		for u := v; ((u != int64(1)) && (u > int64(0))) && (steps < int(100)); steps++ {
-//line gompt_kernels.go:2611
+//line gompt_kernels.go:2661
 //line control.go:107
 			if (u % int64(2)) == int64(0) {
-//line gompt_kernels.go:2614
+//line gompt_kernels.go:2664
 //line control.go:108
 				u /= int64(2)
-//line gompt_kernels.go:2617
+//line gompt_kernels.go:2667
 //line control.go:107
 			} else {
-//line gompt_kernels.go:2620
+//line gompt_kernels.go:2670
 //line control.go:110
 				u = ((int64(3) * u) + int64(1))
-//line gompt_kernels.go:2623
+//line gompt_kernels.go:2673
 //line control.go:107
 			}
-//line gompt_kernels.go:2626
+//line gompt_kernels.go:2676
 //line control.go:106
 		}
-//line gompt_kernels.go:2629
+//line gompt_kernels.go:2679
 //line control.go:113
 		*(*int64)(unsafe.Add(gomptPOut, i*8)) = ((found * int64(1000)) + int64(steps))
-//line gompt_kernels.go:2632
+//line gompt_kernels.go:2682
 	}
 	_ = n
 }
@@ -2710,50 +2760,50 @@ func gomptLanesMatMul(gomptX0, gomptW int, i int, m int, n int, k int, A []float
 	gomptL1Acc := gomptL1AccA[:gomptW:gomptW]
 //line dims.go:42
 	for gomptJ := 0; gomptJ < gomptW; gomptJ++ {
-//line gompt_kernels.go:2714
+//line gompt_kernels.go:2764
 		gomptL1Acc[gomptJ] = float32(0)
 //line dims.go:42
 	}
-//line gompt_kernels.go:2718
+//line gompt_kernels.go:2768
 //line dims.go:43
 	for p := int(0); p < k; p++ {
-//line gompt_kernels.go:2721
+//line gompt_kernels.go:2771
 //line dims.go:44
 		gomptU1 := *(*float32)(unsafe.Add(gomptPA, ((i*k)+p)*4))
-//line gompt_kernels.go:2724
+//line gompt_kernels.go:2774
 //line dims.go:44
 		gomptU2 := (p * n)
-//line gompt_kernels.go:2727
+//line gompt_kernels.go:2777
 //line dims.go:44
 		gomptU3 := unsafe.Add(gomptPB, (gomptU2+gomptX0)*4)
-//line gompt_kernels.go:2730
+//line gompt_kernels.go:2780
 //line dims.go:44
 		for gomptJ := 0; gomptJ < gomptW; gomptJ++ {
-//line gompt_kernels.go:2733
+//line gompt_kernels.go:2783
 //line dims.go:44
 			gomptL1Acc[gomptJ] += (gomptU1 * *(*float32)(unsafe.Add(gomptU3, gomptJ*4)))
-//line gompt_kernels.go:2736
+//line gompt_kernels.go:2786
 //line dims.go:44
 		}
-//line gompt_kernels.go:2739
+//line gompt_kernels.go:2789
 //line dims.go:43
 	}
-//line gompt_kernels.go:2742
+//line gompt_kernels.go:2792
 //line dims.go:46
 	gomptU4 := (i * n)
-//line gompt_kernels.go:2745
+//line gompt_kernels.go:2795
 //line dims.go:46
 	gomptU5 := unsafe.Add(gomptPC, (gomptU4+gomptX0)*4)
-//line gompt_kernels.go:2748
+//line gompt_kernels.go:2798
 //line dims.go:46
 	for gomptJ := 0; gomptJ < gomptW; gomptJ++ {
-//line gompt_kernels.go:2751
+//line gompt_kernels.go:2801
 //line dims.go:46
 		*(*float32)(unsafe.Add(gomptU5, gomptJ*4)) = gomptL1Acc[gomptJ]
-//line gompt_kernels.go:2754
+//line gompt_kernels.go:2804
 //line dims.go:46
 	}
-//line gompt_kernels.go:2757
+//line gompt_kernels.go:2807
 	_ = gomptL1Acc
 	_ = m
 }
@@ -2797,6 +2847,10 @@ var MaxFloat64Kernel = &gomptdevice.Kernel{
 	},
 	Dims:       1,
 	MaxThreads: gomptrt.MaxThreads,
+	Needs: []gomptdevice.Need{
+		{Kind: gomptdevice.NeedFP64, Use: "float64", Pos: "reduce.go:57"},
+		{Kind: gomptdevice.NeedLocalMem, Amount: 2048, Use: "2048 bytes of team-local memory (reduce=max's scratch: 256 float64, one per thread)", Pos: "reduce.go:56"},
+	},
 	Images: []gomptdevice.Image{
 		{Kind: gomptdevice.ImageHost, Entry: "gompt_MaxFloat64", Host: gomptHostMaxFloat64},
 		{Kind: gomptdevice.ImageOpenCL, Entry: "gompt_MaxFloat64", Source: gomptCLMaxFloat64, Options: "-cl-fp32-correctly-rounded-divide-sqrt"},
@@ -2825,10 +2879,10 @@ func gomptHostMaxFloat64(gomptA *gomptdevice.HostArgs, gomptR gomptdevice.Range,
 		{
 //line reduce.go:57
 			gomptV = gomptmath.Sin((*(*float64)(unsafe.Add(gomptPA, i*8)) * float64(i)))
-//line gompt_kernels.go:2829
+//line gompt_kernels.go:2883
 //line reduce.go:57
 			goto gomptR0
-//line gompt_kernels.go:2832
+//line gompt_kernels.go:2886
 		}
 	gomptR0:
 		gomptS0 = max(gomptS0, gomptV)
@@ -2836,10 +2890,10 @@ func gomptHostMaxFloat64(gomptA *gomptdevice.HostArgs, gomptR gomptdevice.Range,
 			i := i + 1
 //line reduce.go:57
 			gomptV = gomptmath.Sin((*(*float64)(unsafe.Add(gomptPA, i*8)) * float64(i)))
-//line gompt_kernels.go:2840
+//line gompt_kernels.go:2894
 //line reduce.go:57
 			goto gomptR1
-//line gompt_kernels.go:2843
+//line gompt_kernels.go:2897
 		}
 	gomptR1:
 		gomptS1 = max(gomptS1, gomptV)
@@ -2847,10 +2901,10 @@ func gomptHostMaxFloat64(gomptA *gomptdevice.HostArgs, gomptR gomptdevice.Range,
 			i := i + 2
 //line reduce.go:57
 			gomptV = gomptmath.Sin((*(*float64)(unsafe.Add(gomptPA, i*8)) * float64(i)))
-//line gompt_kernels.go:2851
+//line gompt_kernels.go:2905
 //line reduce.go:57
 			goto gomptR2
-//line gompt_kernels.go:2854
+//line gompt_kernels.go:2908
 		}
 	gomptR2:
 		gomptS2 = max(gomptS2, gomptV)
@@ -2858,10 +2912,10 @@ func gomptHostMaxFloat64(gomptA *gomptdevice.HostArgs, gomptR gomptdevice.Range,
 			i := i + 3
 //line reduce.go:57
 			gomptV = gomptmath.Sin((*(*float64)(unsafe.Add(gomptPA, i*8)) * float64(i)))
-//line gompt_kernels.go:2862
+//line gompt_kernels.go:2916
 //line reduce.go:57
 			goto gomptR3
-//line gompt_kernels.go:2865
+//line gompt_kernels.go:2919
 		}
 	gomptR3:
 		gomptS3 = max(gomptS3, gomptV)
@@ -2870,10 +2924,10 @@ func gomptHostMaxFloat64(gomptA *gomptdevice.HostArgs, gomptR gomptdevice.Range,
 		{
 //line reduce.go:57
 			gomptV = gomptmath.Sin((*(*float64)(unsafe.Add(gomptPA, i*8)) * float64(i)))
-//line gompt_kernels.go:2874
+//line gompt_kernels.go:2928
 //line reduce.go:57
 			goto gomptR4
-//line gompt_kernels.go:2877
+//line gompt_kernels.go:2931
 		}
 	gomptR4:
 		gomptS0 = max(gomptS0, gomptV)
@@ -2927,6 +2981,9 @@ var MaxUint64Kernel = &gomptdevice.Kernel{
 	},
 	Dims:       1,
 	MaxThreads: gomptrt.MaxThreads,
+	Needs: []gomptdevice.Need{
+		{Kind: gomptdevice.NeedLocalMem, Amount: 2048, Use: "2048 bytes of team-local memory (reduce=max's scratch: 256 uint64, one per thread)", Pos: "reduce.go:50"},
+	},
 	Images: []gomptdevice.Image{
 		{Kind: gomptdevice.ImageHost, Entry: "gompt_MaxUint64", Host: gomptHostMaxUint64},
 		{Kind: gomptdevice.ImageOpenCL, Entry: "gompt_MaxUint64", Source: gomptCLMaxUint64, Options: "-cl-fp32-correctly-rounded-divide-sqrt"},
@@ -2955,10 +3012,10 @@ func gomptHostMaxUint64(gomptA *gomptdevice.HostArgs, gomptR gomptdevice.Range, 
 		{
 //line reduce.go:51
 			gomptV = (*(*uint64)(unsafe.Add(gomptPA, i*8)) * uint64((i + int(1))))
-//line gompt_kernels.go:2959
+//line gompt_kernels.go:3016
 //line reduce.go:51
 			goto gomptR0
-//line gompt_kernels.go:2962
+//line gompt_kernels.go:3019
 		}
 	gomptR0:
 		gomptS0 = max(gomptS0, gomptV)
@@ -2966,10 +3023,10 @@ func gomptHostMaxUint64(gomptA *gomptdevice.HostArgs, gomptR gomptdevice.Range, 
 			i := i + 1
 //line reduce.go:51
 			gomptV = (*(*uint64)(unsafe.Add(gomptPA, i*8)) * uint64((i + int(1))))
-//line gompt_kernels.go:2970
+//line gompt_kernels.go:3027
 //line reduce.go:51
 			goto gomptR1
-//line gompt_kernels.go:2973
+//line gompt_kernels.go:3030
 		}
 	gomptR1:
 		gomptS1 = max(gomptS1, gomptV)
@@ -2977,10 +3034,10 @@ func gomptHostMaxUint64(gomptA *gomptdevice.HostArgs, gomptR gomptdevice.Range, 
 			i := i + 2
 //line reduce.go:51
 			gomptV = (*(*uint64)(unsafe.Add(gomptPA, i*8)) * uint64((i + int(1))))
-//line gompt_kernels.go:2981
+//line gompt_kernels.go:3038
 //line reduce.go:51
 			goto gomptR2
-//line gompt_kernels.go:2984
+//line gompt_kernels.go:3041
 		}
 	gomptR2:
 		gomptS2 = max(gomptS2, gomptV)
@@ -2988,10 +3045,10 @@ func gomptHostMaxUint64(gomptA *gomptdevice.HostArgs, gomptR gomptdevice.Range, 
 			i := i + 3
 //line reduce.go:51
 			gomptV = (*(*uint64)(unsafe.Add(gomptPA, i*8)) * uint64((i + int(1))))
-//line gompt_kernels.go:2992
+//line gompt_kernels.go:3049
 //line reduce.go:51
 			goto gomptR3
-//line gompt_kernels.go:2995
+//line gompt_kernels.go:3052
 		}
 	gomptR3:
 		gomptS3 = max(gomptS3, gomptV)
@@ -3000,10 +3057,10 @@ func gomptHostMaxUint64(gomptA *gomptdevice.HostArgs, gomptR gomptdevice.Range, 
 		{
 //line reduce.go:51
 			gomptV = (*(*uint64)(unsafe.Add(gomptPA, i*8)) * uint64((i + int(1))))
-//line gompt_kernels.go:3004
+//line gompt_kernels.go:3061
 //line reduce.go:51
 			goto gomptR4
-//line gompt_kernels.go:3007
+//line gompt_kernels.go:3064
 		}
 	gomptR4:
 		gomptS0 = max(gomptS0, gomptV)
@@ -3056,6 +3113,9 @@ var MinFloat32Kernel = &gomptdevice.Kernel{
 	},
 	Dims:       1,
 	MaxThreads: gomptrt.MaxThreads,
+	Needs: []gomptdevice.Need{
+		{Kind: gomptdevice.NeedLocalMem, Amount: 1024, Use: "1024 bytes of team-local memory (reduce=min's scratch: 256 float32, one per thread)", Pos: "reduce.go:45"},
+	},
 	Images: []gomptdevice.Image{
 		{Kind: gomptdevice.ImageHost, Entry: "gompt_MinFloat32", Host: gomptHostMinFloat32},
 		{Kind: gomptdevice.ImageOpenCL, Entry: "gompt_MinFloat32", Source: gomptCLMinFloat32, Options: "-cl-fp32-correctly-rounded-divide-sqrt"},
@@ -3084,10 +3144,10 @@ func gomptHostMinFloat32(gomptA *gomptdevice.HostArgs, gomptR gomptdevice.Range,
 		{
 //line reduce.go:46
 			gomptV = (*(*float32)(unsafe.Add(gomptPA, i*4)) - float32((i % int(5))))
-//line gompt_kernels.go:3088
+//line gompt_kernels.go:3148
 //line reduce.go:46
 			goto gomptR0
-//line gompt_kernels.go:3091
+//line gompt_kernels.go:3151
 		}
 	gomptR0:
 		gomptS0 = min(gomptS0, gomptV)
@@ -3095,10 +3155,10 @@ func gomptHostMinFloat32(gomptA *gomptdevice.HostArgs, gomptR gomptdevice.Range,
 			i := i + 1
 //line reduce.go:46
 			gomptV = (*(*float32)(unsafe.Add(gomptPA, i*4)) - float32((i % int(5))))
-//line gompt_kernels.go:3099
+//line gompt_kernels.go:3159
 //line reduce.go:46
 			goto gomptR1
-//line gompt_kernels.go:3102
+//line gompt_kernels.go:3162
 		}
 	gomptR1:
 		gomptS1 = min(gomptS1, gomptV)
@@ -3106,10 +3166,10 @@ func gomptHostMinFloat32(gomptA *gomptdevice.HostArgs, gomptR gomptdevice.Range,
 			i := i + 2
 //line reduce.go:46
 			gomptV = (*(*float32)(unsafe.Add(gomptPA, i*4)) - float32((i % int(5))))
-//line gompt_kernels.go:3110
+//line gompt_kernels.go:3170
 //line reduce.go:46
 			goto gomptR2
-//line gompt_kernels.go:3113
+//line gompt_kernels.go:3173
 		}
 	gomptR2:
 		gomptS2 = min(gomptS2, gomptV)
@@ -3117,10 +3177,10 @@ func gomptHostMinFloat32(gomptA *gomptdevice.HostArgs, gomptR gomptdevice.Range,
 			i := i + 3
 //line reduce.go:46
 			gomptV = (*(*float32)(unsafe.Add(gomptPA, i*4)) - float32((i % int(5))))
-//line gompt_kernels.go:3121
+//line gompt_kernels.go:3181
 //line reduce.go:46
 			goto gomptR3
-//line gompt_kernels.go:3124
+//line gompt_kernels.go:3184
 		}
 	gomptR3:
 		gomptS3 = min(gomptS3, gomptV)
@@ -3129,10 +3189,10 @@ func gomptHostMinFloat32(gomptA *gomptdevice.HostArgs, gomptR gomptdevice.Range,
 		{
 //line reduce.go:46
 			gomptV = (*(*float32)(unsafe.Add(gomptPA, i*4)) - float32((i % int(5))))
-//line gompt_kernels.go:3133
+//line gompt_kernels.go:3193
 //line reduce.go:46
 			goto gomptR4
-//line gompt_kernels.go:3136
+//line gompt_kernels.go:3196
 		}
 	gomptR4:
 		gomptS0 = min(gomptS0, gomptV)
@@ -3187,6 +3247,9 @@ var MinInt16Kernel = &gomptdevice.Kernel{
 	},
 	Dims:       3,
 	MaxThreads: gomptrt.MaxThreads,
+	Needs: []gomptdevice.Need{
+		{Kind: gomptdevice.NeedLocalMem, Amount: 512, Use: "512 bytes of team-local memory (reduce=min's scratch: 256 int16, one per thread)", Pos: "reduce.go:38"},
+	},
 	Images: []gomptdevice.Image{
 		{Kind: gomptdevice.ImageHost, Entry: "gompt_MinInt16", Host: gomptHostMinInt16},
 		{Kind: gomptdevice.ImageOpenCL, Entry: "gompt_MinInt16", Source: gomptCLMinInt16, Options: "-cl-fp32-correctly-rounded-divide-sqrt"},
@@ -3221,10 +3284,10 @@ func gomptHostMinInt16(gomptA *gomptdevice.HostArgs, gomptR gomptdevice.Range, g
 				{
 //line reduce.go:40
 					gomptV = (*(*int16)(unsafe.Add(gomptPA, ((((z*ny)+y)*nx)+x)*2)) - int16((x * y)))
-//line gompt_kernels.go:3225
+//line gompt_kernels.go:3288
 //line reduce.go:40
 					goto gomptR0
-//line gompt_kernels.go:3228
+//line gompt_kernels.go:3291
 				}
 			gomptR0:
 				gomptS0 = min(gomptS0, gomptV)
@@ -3232,10 +3295,10 @@ func gomptHostMinInt16(gomptA *gomptdevice.HostArgs, gomptR gomptdevice.Range, g
 					x := x + 1
 //line reduce.go:40
 					gomptV = (*(*int16)(unsafe.Add(gomptPA, ((((z*ny)+y)*nx)+x)*2)) - int16((x * y)))
-//line gompt_kernels.go:3236
+//line gompt_kernels.go:3299
 //line reduce.go:40
 					goto gomptR1
-//line gompt_kernels.go:3239
+//line gompt_kernels.go:3302
 				}
 			gomptR1:
 				gomptS1 = min(gomptS1, gomptV)
@@ -3243,10 +3306,10 @@ func gomptHostMinInt16(gomptA *gomptdevice.HostArgs, gomptR gomptdevice.Range, g
 					x := x + 2
 //line reduce.go:40
 					gomptV = (*(*int16)(unsafe.Add(gomptPA, ((((z*ny)+y)*nx)+x)*2)) - int16((x * y)))
-//line gompt_kernels.go:3247
+//line gompt_kernels.go:3310
 //line reduce.go:40
 					goto gomptR2
-//line gompt_kernels.go:3250
+//line gompt_kernels.go:3313
 				}
 			gomptR2:
 				gomptS2 = min(gomptS2, gomptV)
@@ -3254,10 +3317,10 @@ func gomptHostMinInt16(gomptA *gomptdevice.HostArgs, gomptR gomptdevice.Range, g
 					x := x + 3
 //line reduce.go:40
 					gomptV = (*(*int16)(unsafe.Add(gomptPA, ((((z*ny)+y)*nx)+x)*2)) - int16((x * y)))
-//line gompt_kernels.go:3258
+//line gompt_kernels.go:3321
 //line reduce.go:40
 					goto gomptR3
-//line gompt_kernels.go:3261
+//line gompt_kernels.go:3324
 				}
 			gomptR3:
 				gomptS3 = min(gomptS3, gomptV)
@@ -3266,10 +3329,10 @@ func gomptHostMinInt16(gomptA *gomptdevice.HostArgs, gomptR gomptdevice.Range, g
 				{
 //line reduce.go:40
 					gomptV = (*(*int16)(unsafe.Add(gomptPA, ((((z*ny)+y)*nx)+x)*2)) - int16((x * y)))
-//line gompt_kernels.go:3270
+//line gompt_kernels.go:3333
 //line reduce.go:40
 					goto gomptR4
-//line gompt_kernels.go:3273
+//line gompt_kernels.go:3336
 				}
 			gomptR4:
 				gomptS0 = min(gomptS0, gomptV)
@@ -3327,6 +3390,9 @@ var MinMaxKernel = &gomptdevice.Kernel{
 		{Name: "out", Kind: gomptdevice.ParamBuffer, Elem: gomptdevice.ParamFloat64, Len: "8*n"},
 	},
 	Dims: 1,
+	Needs: []gomptdevice.Need{
+		{Kind: gomptdevice.NeedFP64, Use: "float64", Pos: "floats.go:48"},
+	},
 	Images: []gomptdevice.Image{
 		{Kind: gomptdevice.ImageHost, Entry: "gompt_MinMax", Host: gomptHostMinMax},
 		{Kind: gomptdevice.ImageOpenCL, Entry: "gompt_MinMax", Source: gomptCLMinMax, Options: "-cl-fp32-correctly-rounded-divide-sqrt"},
@@ -3358,37 +3424,37 @@ func gomptHostMinMax(gomptA *gomptdevice.HostArgs, gomptR gomptdevice.Range, _, 
 	for i := gomptLo0; i < gomptHi0; i++ {
 //line floats.go:49
 		x, y := *(*float64)(unsafe.Add(gomptPA, i*8)), *(*float64)(unsafe.Add(gomptPB, i*8))
-//line gompt_kernels.go:3362
+//line gompt_kernels.go:3428
 //line floats.go:50
 		u, v := *(*float32)(unsafe.Add(gomptPC, i*4)), *(*float32)(unsafe.Add(gomptPD, i*4))
-//line gompt_kernels.go:3365
+//line gompt_kernels.go:3431
 //line floats.go:51
 		o := (int(8) * i)
-//line gompt_kernels.go:3368
+//line gompt_kernels.go:3434
 //line floats.go:52
 		*(*float64)(unsafe.Add(gomptPOut, o*8)) = min(x, y)
-//line gompt_kernels.go:3371
+//line gompt_kernels.go:3437
 //line floats.go:53
 		*(*float64)(unsafe.Add(gomptPOut, (o+int(1))*8)) = max(x, y)
-//line gompt_kernels.go:3374
+//line gompt_kernels.go:3440
 //line floats.go:54
 		*(*float64)(unsafe.Add(gomptPOut, (o+int(2))*8)) = gomptmath.Min(x, y)
-//line gompt_kernels.go:3377
+//line gompt_kernels.go:3443
 //line floats.go:55
 		*(*float64)(unsafe.Add(gomptPOut, (o+int(3))*8)) = gomptmath.Max(x, y)
-//line gompt_kernels.go:3380
+//line gompt_kernels.go:3446
 //line floats.go:56
 		*(*float64)(unsafe.Add(gomptPOut, (o+int(4))*8)) = float64(min(u, v))
-//line gompt_kernels.go:3383
+//line gompt_kernels.go:3449
 //line floats.go:57
 		*(*float64)(unsafe.Add(gomptPOut, (o+int(5))*8)) = float64(max(u, v, float32(0.5)))
-//line gompt_kernels.go:3386
+//line gompt_kernels.go:3452
 //line floats.go:58
 		*(*float64)(unsafe.Add(gomptPOut, (o+int(6))*8)) = float64(min(int64(x), int64(3), int64(y)))
-//line gompt_kernels.go:3389
+//line gompt_kernels.go:3455
 //line floats.go:59
 		*(*float64)(unsafe.Add(gomptPOut, (o+int(7))*8)) = float64(max(uint8(u), uint8(v)))
-//line gompt_kernels.go:3392
+//line gompt_kernels.go:3458
 	}
 	_ = n
 }
@@ -3468,55 +3534,55 @@ func gomptHostNarrow(gomptA *gomptdevice.HostArgs, gomptR gomptdevice.Range, _, 
 	for i := gomptLo0; i < gomptHi0; i++ {
 //line ints.go:97
 		x, y := *(*int8)(unsafe.Add(gomptPA, i*1)), *(*int8)(unsafe.Add(gomptPB, i*1))
-//line gompt_kernels.go:3472
+//line gompt_kernels.go:3538
 //line ints.go:98
 		u, v := *(*uint16)(unsafe.Add(gomptPC, i*2)), *(*uint16)(unsafe.Add(gomptPD, i*2))
-//line gompt_kernels.go:3475
+//line gompt_kernels.go:3541
 //line ints.go:99
 		o := (int(12) * i)
-//line gompt_kernels.go:3478
+//line gompt_kernels.go:3544
 //line ints.go:100
 		*(*int64)(unsafe.Add(gomptPOut, o*8)) = int64((x + y))
-//line gompt_kernels.go:3481
+//line gompt_kernels.go:3547
 //line ints.go:101
 		*(*int64)(unsafe.Add(gomptPOut, (o+int(1))*8)) = int64((x * y))
-//line gompt_kernels.go:3484
+//line gompt_kernels.go:3550
 //line ints.go:102
 		*(*int64)(unsafe.Add(gomptPOut, (o+int(2))*8)) = int64((-x))
-//line gompt_kernels.go:3487
+//line gompt_kernels.go:3553
 //line ints.go:103
 		if y != int8(0) {
-//line gompt_kernels.go:3490
+//line gompt_kernels.go:3556
 //line ints.go:104
 			*(*int64)(unsafe.Add(gomptPOut, (o+int(3))*8)) = int64((x / y))
-//line gompt_kernels.go:3493
+//line gompt_kernels.go:3559
 //line ints.go:105
 			*(*int64)(unsafe.Add(gomptPOut, (o+int(4))*8)) = int64((x % y))
-//line gompt_kernels.go:3496
+//line gompt_kernels.go:3562
 //line ints.go:103
 		}
-//line gompt_kernels.go:3499
+//line gompt_kernels.go:3565
 //line ints.go:107
 		*(*int64)(unsafe.Add(gomptPOut, (o+int(5))*8)) = int64((u * v))
-//line gompt_kernels.go:3502
+//line gompt_kernels.go:3568
 //line ints.go:108
 		*(*int64)(unsafe.Add(gomptPOut, (o+int(6))*8)) = int64((u - v))
-//line gompt_kernels.go:3505
+//line gompt_kernels.go:3571
 //line ints.go:109
 		*(*int64)(unsafe.Add(gomptPOut, (o+int(7))*8)) = int64((uint8(u) + uint8(v)))
-//line gompt_kernels.go:3508
+//line gompt_kernels.go:3574
 //line ints.go:110
 		*(*int64)(unsafe.Add(gomptPOut, (o+int(8))*8)) = int64((int16(u) * int16(v)))
-//line gompt_kernels.go:3511
+//line gompt_kernels.go:3577
 //line ints.go:111
 		*(*int64)(unsafe.Add(gomptPOut, (o+int(9))*8)) = int64((((int32(x) * int32(u)) * int32(65537)) + int32(v)))
-//line gompt_kernels.go:3514
+//line gompt_kernels.go:3580
 //line ints.go:112
 		*(*int64)(unsafe.Add(gomptPOut, (o+int(10))*8)) = int64((uint32(x) * uint32(v)))
-//line gompt_kernels.go:3517
+//line gompt_kernels.go:3583
 //line ints.go:113
 		*(*int64)(unsafe.Add(gomptPOut, (o+int(11))*8)) = (int64(int8((int64(u) * int64(3)))) + int64(uint16(x)))
-//line gompt_kernels.go:3520
+//line gompt_kernels.go:3586
 	}
 	_ = n
 }
@@ -3587,10 +3653,10 @@ func gomptHostOutOfRange(gomptA *gomptdevice.HostArgs, gomptR gomptdevice.Range,
 	for i := gomptLo0; i < gomptHi0; i++ {
 //line dims.go:72
 		*(*int32)(unsafe.Add(gomptPOut, i*4)) = (in[(i+int(1))] + in[(i-int(1))])
-//line gompt_kernels.go:3591
+//line gompt_kernels.go:3657
 //line dims.go:73
 		out[(i + n)] = int32(5)
-//line gompt_kernels.go:3594
+//line gompt_kernels.go:3660
 	}
 }
 
@@ -3653,13 +3719,13 @@ func gomptHostPartial(gomptA *gomptdevice.HostArgs, gomptR gomptdevice.Range, _,
 	for i := gomptLo0; i < gomptHi0; i++ {
 //line dims.go:54
 		if (*(*int64)(unsafe.Add(gomptPIn, i*8)) % int64(3)) == int64(0) {
-//line gompt_kernels.go:3657
+//line gompt_kernels.go:3723
 //line dims.go:55
 			*(*int64)(unsafe.Add(gomptPOut, i*8)) = (*(*int64)(unsafe.Add(gomptPIn, i*8)) * int64(2))
-//line gompt_kernels.go:3660
+//line gompt_kernels.go:3726
 //line dims.go:54
 		}
-//line gompt_kernels.go:3663
+//line gompt_kernels.go:3729
 	}
 	_ = n
 }
@@ -3700,6 +3766,10 @@ var ProdFloat64Kernel = &gomptdevice.Kernel{
 	},
 	Dims:       1,
 	MaxThreads: gomptrt.MaxThreads,
+	Needs: []gomptdevice.Need{
+		{Kind: gomptdevice.NeedFP64, Use: "float64", Pos: "reduce.go:34"},
+		{Kind: gomptdevice.NeedLocalMem, Amount: 2048, Use: "2048 bytes of team-local memory (reduce=*'s scratch: 256 float64, one per thread)", Pos: "reduce.go:33"},
+	},
 	Images: []gomptdevice.Image{
 		{Kind: gomptdevice.ImageHost, Entry: "gompt_ProdFloat64", Host: gomptHostProdFloat64},
 		{Kind: gomptdevice.ImageOpenCL, Entry: "gompt_ProdFloat64", Source: gomptCLProdFloat64, Options: "-cl-fp32-correctly-rounded-divide-sqrt"},
@@ -3728,10 +3798,10 @@ func gomptHostProdFloat64(gomptA *gomptdevice.HostArgs, gomptR gomptdevice.Range
 		{
 //line reduce.go:34
 			gomptV = *(*float64)(unsafe.Add(gomptPA, i*8))
-//line gompt_kernels.go:3732
+//line gompt_kernels.go:3802
 //line reduce.go:34
 			goto gomptR0
-//line gompt_kernels.go:3735
+//line gompt_kernels.go:3805
 		}
 	gomptR0:
 		gomptS0 = gomptS0 * gomptV
@@ -3739,10 +3809,10 @@ func gomptHostProdFloat64(gomptA *gomptdevice.HostArgs, gomptR gomptdevice.Range
 			i := i + 1
 //line reduce.go:34
 			gomptV = *(*float64)(unsafe.Add(gomptPA, i*8))
-//line gompt_kernels.go:3743
+//line gompt_kernels.go:3813
 //line reduce.go:34
 			goto gomptR1
-//line gompt_kernels.go:3746
+//line gompt_kernels.go:3816
 		}
 	gomptR1:
 		gomptS1 = gomptS1 * gomptV
@@ -3750,10 +3820,10 @@ func gomptHostProdFloat64(gomptA *gomptdevice.HostArgs, gomptR gomptdevice.Range
 			i := i + 2
 //line reduce.go:34
 			gomptV = *(*float64)(unsafe.Add(gomptPA, i*8))
-//line gompt_kernels.go:3754
+//line gompt_kernels.go:3824
 //line reduce.go:34
 			goto gomptR2
-//line gompt_kernels.go:3757
+//line gompt_kernels.go:3827
 		}
 	gomptR2:
 		gomptS2 = gomptS2 * gomptV
@@ -3761,10 +3831,10 @@ func gomptHostProdFloat64(gomptA *gomptdevice.HostArgs, gomptR gomptdevice.Range
 			i := i + 3
 //line reduce.go:34
 			gomptV = *(*float64)(unsafe.Add(gomptPA, i*8))
-//line gompt_kernels.go:3765
+//line gompt_kernels.go:3835
 //line reduce.go:34
 			goto gomptR3
-//line gompt_kernels.go:3768
+//line gompt_kernels.go:3838
 		}
 	gomptR3:
 		gomptS3 = gomptS3 * gomptV
@@ -3773,10 +3843,10 @@ func gomptHostProdFloat64(gomptA *gomptdevice.HostArgs, gomptR gomptdevice.Range
 		{
 //line reduce.go:34
 			gomptV = *(*float64)(unsafe.Add(gomptPA, i*8))
-//line gompt_kernels.go:3777
+//line gompt_kernels.go:3847
 //line reduce.go:34
 			goto gomptR4
-//line gompt_kernels.go:3780
+//line gompt_kernels.go:3850
 		}
 	gomptR4:
 		gomptS0 = gomptS0 * gomptV
@@ -3830,6 +3900,9 @@ var ProdInt32Kernel = &gomptdevice.Kernel{
 	},
 	Dims:       1,
 	MaxThreads: gomptrt.MaxThreads,
+	Needs: []gomptdevice.Need{
+		{Kind: gomptdevice.NeedLocalMem, Amount: 1024, Use: "1024 bytes of team-local memory (reduce=*'s scratch: 256 int32, one per thread)", Pos: "reduce.go:28"},
+	},
 	Images: []gomptdevice.Image{
 		{Kind: gomptdevice.ImageHost, Entry: "gompt_ProdInt32", Host: gomptHostProdInt32},
 		{Kind: gomptdevice.ImageOpenCL, Entry: "gompt_ProdInt32", Source: gomptCLProdInt32, Options: "-cl-fp32-correctly-rounded-divide-sqrt"},
@@ -3858,10 +3931,10 @@ func gomptHostProdInt32(gomptA *gomptdevice.HostArgs, gomptR gomptdevice.Range, 
 		{
 //line reduce.go:29
 			gomptV = (*(*int32)(unsafe.Add(gomptPA, i*4)) | int32(1))
-//line gompt_kernels.go:3862
+//line gompt_kernels.go:3935
 //line reduce.go:29
 			goto gomptR0
-//line gompt_kernels.go:3865
+//line gompt_kernels.go:3938
 		}
 	gomptR0:
 		gomptS0 = gomptS0 * gomptV
@@ -3869,10 +3942,10 @@ func gomptHostProdInt32(gomptA *gomptdevice.HostArgs, gomptR gomptdevice.Range, 
 			i := i + 1
 //line reduce.go:29
 			gomptV = (*(*int32)(unsafe.Add(gomptPA, i*4)) | int32(1))
-//line gompt_kernels.go:3873
+//line gompt_kernels.go:3946
 //line reduce.go:29
 			goto gomptR1
-//line gompt_kernels.go:3876
+//line gompt_kernels.go:3949
 		}
 	gomptR1:
 		gomptS1 = gomptS1 * gomptV
@@ -3880,10 +3953,10 @@ func gomptHostProdInt32(gomptA *gomptdevice.HostArgs, gomptR gomptdevice.Range, 
 			i := i + 2
 //line reduce.go:29
 			gomptV = (*(*int32)(unsafe.Add(gomptPA, i*4)) | int32(1))
-//line gompt_kernels.go:3884
+//line gompt_kernels.go:3957
 //line reduce.go:29
 			goto gomptR2
-//line gompt_kernels.go:3887
+//line gompt_kernels.go:3960
 		}
 	gomptR2:
 		gomptS2 = gomptS2 * gomptV
@@ -3891,10 +3964,10 @@ func gomptHostProdInt32(gomptA *gomptdevice.HostArgs, gomptR gomptdevice.Range, 
 			i := i + 3
 //line reduce.go:29
 			gomptV = (*(*int32)(unsafe.Add(gomptPA, i*4)) | int32(1))
-//line gompt_kernels.go:3895
+//line gompt_kernels.go:3968
 //line reduce.go:29
 			goto gomptR3
-//line gompt_kernels.go:3898
+//line gompt_kernels.go:3971
 		}
 	gomptR3:
 		gomptS3 = gomptS3 * gomptV
@@ -3903,10 +3976,10 @@ func gomptHostProdInt32(gomptA *gomptdevice.HostArgs, gomptR gomptdevice.Range, 
 		{
 //line reduce.go:29
 			gomptV = (*(*int32)(unsafe.Add(gomptPA, i*4)) | int32(1))
-//line gompt_kernels.go:3907
+//line gompt_kernels.go:3980
 //line reduce.go:29
 			goto gomptR4
-//line gompt_kernels.go:3910
+//line gompt_kernels.go:3983
 		}
 	gomptR4:
 		gomptS0 = gomptS0 * gomptV
@@ -3988,7 +4061,7 @@ func gomptHostQuotient(gomptA *gomptdevice.HostArgs, gomptR gomptdevice.Range, _
 	for i := gomptLo0; i < gomptHi0; i++ {
 //line checks.go:45
 		*(*int32)(unsafe.Add(gomptPQ, i*4)) = (*(*int32)(unsafe.Add(gomptPA, i*4)) / *(*int32)(unsafe.Add(gomptPB, i*4)))
-//line gompt_kernels.go:3992
+//line gompt_kernels.go:4065
 	}
 	_ = n
 }
@@ -4060,7 +4133,7 @@ func gomptHostScatter(gomptA *gomptdevice.HostArgs, gomptR gomptdevice.Range, _,
 	for i := gomptLo0; i < gomptHi0; i++ {
 //line checks.go:33
 		put(dst, *(*int)(unsafe.Add(gomptPIdx, i*8)), *(*float32)(unsafe.Add(gomptPSrc, i*4)))
-//line gompt_kernels.go:4064
+//line gompt_kernels.go:4137
 	}
 	_ = n
 	_ = m
@@ -4134,19 +4207,19 @@ func gomptHostSeek(gomptA *gomptdevice.HostArgs, gomptR gomptdevice.Range, _, _ 
 	for i := gomptLo0; i < gomptHi0; i++ {
 //line checks.go:61
 		j := *(*int)(unsafe.Add(gomptPIdx, i*8))
-//line gompt_kernels.go:4138
+//line gompt_kernels.go:4211
 //line checks.go:62
 		for src[j] != int32(0) {
-//line gompt_kernels.go:4141
+//line gompt_kernels.go:4214
 //line checks.go:63
 			j++
-//line gompt_kernels.go:4144
+//line gompt_kernels.go:4217
 //line checks.go:62
 		}
-//line gompt_kernels.go:4147
+//line gompt_kernels.go:4220
 //line checks.go:65
 		*(*int)(unsafe.Add(gomptPPos, i*8)) = j
-//line gompt_kernels.go:4150
+//line gompt_kernels.go:4223
 	}
 	_ = n
 	_ = m
@@ -4218,13 +4291,13 @@ func gomptHostShiftAt(gomptA *gomptdevice.HostArgs, gomptR gomptdevice.Range, _,
 	for i := gomptLo0; i < gomptHi0; i++ {
 //line ints.go:138
 		j := ((n - int(1)) - i)
-//line gompt_kernels.go:4222
+//line gompt_kernels.go:4295
 //line ints.go:139
 		x[j] <<= *(*uint64)(unsafe.Add(gomptPK, i*8))
-//line gompt_kernels.go:4225
+//line gompt_kernels.go:4298
 //line ints.go:140
 		y[j] >>= *(*uint64)(unsafe.Add(gomptPK, i*8))
-//line gompt_kernels.go:4228
+//line gompt_kernels.go:4301
 	}
 }
 
@@ -4291,64 +4364,64 @@ func gomptHostShifts(gomptA *gomptdevice.HostArgs, gomptR gomptdevice.Range, _, 
 	for i := gomptLo0; i < gomptHi0; i++ {
 //line ints.go:70
 		x, c := *(*int64)(unsafe.Add(gomptPA, i*8)), *(*uint64)(unsafe.Add(gomptPS, i*8))
-//line gompt_kernels.go:4295
+//line gompt_kernels.go:4368
 //line ints.go:71
 		u := uint64(x)
-//line gompt_kernels.go:4298
+//line gompt_kernels.go:4371
 //line ints.go:72
 		o := (int(10) * i)
-//line gompt_kernels.go:4301
+//line gompt_kernels.go:4374
 //line ints.go:73
 		*(*int64)(unsafe.Add(gomptPOut, o*8)) = (x << c)
-//line gompt_kernels.go:4304
+//line gompt_kernels.go:4377
 //line ints.go:74
 		*(*int64)(unsafe.Add(gomptPOut, (o+int(1))*8)) = (x >> c)
-//line gompt_kernels.go:4307
+//line gompt_kernels.go:4380
 //line ints.go:75
 		*(*int64)(unsafe.Add(gomptPOut, (o+int(2))*8)) = int64((u << c))
-//line gompt_kernels.go:4310
+//line gompt_kernels.go:4383
 //line ints.go:76
 		*(*int64)(unsafe.Add(gomptPOut, (o+int(3))*8)) = int64((u >> c))
-//line gompt_kernels.go:4313
+//line gompt_kernels.go:4386
 //line ints.go:77
 		*(*int64)(unsafe.Add(gomptPOut, (o+int(4))*8)) = int64((int32(x) >> c))
-//line gompt_kernels.go:4316
+//line gompt_kernels.go:4389
 //line ints.go:78
 		*(*int64)(unsafe.Add(gomptPOut, (o+int(5))*8)) = int64((uint32(x) >> c))
-//line gompt_kernels.go:4319
+//line gompt_kernels.go:4392
 //line ints.go:79
 		*(*int64)(unsafe.Add(gomptPOut, (o+int(6))*8)) = int64((int8(x) << c))
-//line gompt_kernels.go:4322
+//line gompt_kernels.go:4395
 //line ints.go:80
 		*(*int64)(unsafe.Add(gomptPOut, (o+int(7))*8)) = int64((int16(x) >> c))
-//line gompt_kernels.go:4325
+//line gompt_kernels.go:4398
 //line ints.go:81
 		*(*int64)(unsafe.Add(gomptPOut, (o+int(8))*8)) = (((x >> 63) + ((x << 63) >> 1)) + int64((uint8(x) >> 7)))
-//line gompt_kernels.go:4328
+//line gompt_kernels.go:4401
 //line ints.go:82
 		k := int(c)
-//line gompt_kernels.go:4331
+//line gompt_kernels.go:4404
 //line ints.go:83
 		if k >= int(0) {
-//line gompt_kernels.go:4334
+//line gompt_kernels.go:4407
 //line ints.go:84
 			*(*int64)(unsafe.Add(gomptPOut, (o+int(9))*8)) = (x >> k)
-//line gompt_kernels.go:4337
+//line gompt_kernels.go:4410
 //line ints.go:83
 		}
-//line gompt_kernels.go:4340
+//line gompt_kernels.go:4413
 //line ints.go:86
 		x <<= 1
-//line gompt_kernels.go:4343
+//line gompt_kernels.go:4416
 //line ints.go:87
 		x >>= 2
-//line gompt_kernels.go:4346
+//line gompt_kernels.go:4419
 //line ints.go:88
 		u >>= c
-//line gompt_kernels.go:4349
+//line gompt_kernels.go:4422
 //line ints.go:89
 		*(*int64)(unsafe.Add(gomptPOut, o*8)) += (x + int64(u))
-//line gompt_kernels.go:4352
+//line gompt_kernels.go:4425
 	}
 	_ = n
 }
@@ -4425,51 +4498,51 @@ func gomptHostStencil2D(gomptA *gomptdevice.HostArgs, gomptR gomptdevice.Range, 
 		for x := gomptLo0; x < gomptIn0; x++ {
 //line dims.go:8
 			i := ((y * nx) + x)
-//line gompt_kernels.go:4429
+//line gompt_kernels.go:4502
 //line dims.go:9
 			if (((x == int(0)) || (y == int(0))) || (x == (nx - int(1)))) || (y == (ny - int(1))) {
-//line gompt_kernels.go:4432
+//line gompt_kernels.go:4505
 //line dims.go:10
 				*(*float32)(unsafe.Add(gomptPOut, i*4)) = *(*float32)(unsafe.Add(gomptPIn, i*4))
-//line gompt_kernels.go:4435
+//line gompt_kernels.go:4508
 //line dims.go:11
 				continue gomptPoint0
-//line gompt_kernels.go:4438
+//line gompt_kernels.go:4511
 //line dims.go:9
 			}
-//line gompt_kernels.go:4441
+//line gompt_kernels.go:4514
 //line dims.go:13
 			*(*float32)(unsafe.Add(gomptPOut, i*4)) = (*(*float32)(unsafe.Add(gomptPIn, i*4)) + (w * ((((*(*float32)(unsafe.Add(gomptPIn, (i-int(1))*4)) + *(*float32)(unsafe.Add(gomptPIn, (i+int(1))*4))) + *(*float32)(unsafe.Add(gomptPIn, (i-nx)*4))) + *(*float32)(unsafe.Add(gomptPIn, (i+nx)*4))) - (float32(4.0) * *(*float32)(unsafe.Add(gomptPIn, i*4))))))
-//line gompt_kernels.go:4444
+//line gompt_kernels.go:4517
 		}
 		for x := gomptIn0; x < gomptIn1; x++ {
 //line dims.go:8
 			i := ((y * nx) + x)
-//line gompt_kernels.go:4449
+//line gompt_kernels.go:4522
 //line dims.go:13
 			*(*float32)(unsafe.Add(gomptPOut, i*4)) = (*(*float32)(unsafe.Add(gomptPIn, i*4)) + (w * ((((*(*float32)(unsafe.Add(gomptPIn, (i-int(1))*4)) + *(*float32)(unsafe.Add(gomptPIn, (i+int(1))*4))) + *(*float32)(unsafe.Add(gomptPIn, (i-nx)*4))) + *(*float32)(unsafe.Add(gomptPIn, (i+nx)*4))) - (float32(4.0) * *(*float32)(unsafe.Add(gomptPIn, i*4))))))
-//line gompt_kernels.go:4452
+//line gompt_kernels.go:4525
 		}
 	gomptPoint2:
 		for x := gomptIn1; x < gomptHi0; x++ {
 //line dims.go:8
 			i := ((y * nx) + x)
-//line gompt_kernels.go:4458
+//line gompt_kernels.go:4531
 //line dims.go:9
 			if (((x == int(0)) || (y == int(0))) || (x == (nx - int(1)))) || (y == (ny - int(1))) {
-//line gompt_kernels.go:4461
+//line gompt_kernels.go:4534
 //line dims.go:10
 				*(*float32)(unsafe.Add(gomptPOut, i*4)) = *(*float32)(unsafe.Add(gomptPIn, i*4))
-//line gompt_kernels.go:4464
+//line gompt_kernels.go:4537
 //line dims.go:11
 				continue gomptPoint2
-//line gompt_kernels.go:4467
+//line gompt_kernels.go:4540
 //line dims.go:9
 			}
-//line gompt_kernels.go:4470
+//line gompt_kernels.go:4543
 //line dims.go:13
 			*(*float32)(unsafe.Add(gomptPOut, i*4)) = (*(*float32)(unsafe.Add(gomptPIn, i*4)) + (w * ((((*(*float32)(unsafe.Add(gomptPIn, (i-int(1))*4)) + *(*float32)(unsafe.Add(gomptPIn, (i+int(1))*4))) + *(*float32)(unsafe.Add(gomptPIn, (i-nx)*4))) + *(*float32)(unsafe.Add(gomptPIn, (i+nx)*4))) - (float32(4.0) * *(*float32)(unsafe.Add(gomptPIn, i*4))))))
-//line gompt_kernels.go:4473
+//line gompt_kernels.go:4546
 		}
 	}
 }
@@ -4513,6 +4586,9 @@ var SumFloat32Kernel = &gomptdevice.Kernel{
 	},
 	Dims:       1,
 	MaxThreads: gomptrt.MaxThreads,
+	Needs: []gomptdevice.Need{
+		{Kind: gomptdevice.NeedLocalMem, Amount: 1024, Use: "1024 bytes of team-local memory (reduce=+'s scratch: 256 float32, one per thread)", Pos: "reduce.go:12"},
+	},
 	Images: []gomptdevice.Image{
 		{Kind: gomptdevice.ImageHost, Entry: "gompt_SumFloat32", Host: gomptHostSumFloat32},
 		{Kind: gomptdevice.ImageOpenCL, Entry: "gompt_SumFloat32", Source: gomptCLSumFloat32, Options: "-cl-fp32-correctly-rounded-divide-sqrt"},
@@ -4543,10 +4619,10 @@ func gomptHostSumFloat32(gomptA *gomptdevice.HostArgs, gomptR gomptdevice.Range,
 		{
 //line reduce.go:13
 			gomptV = (*(*float32)(unsafe.Add(gomptPX, i*4)) * *(*float32)(unsafe.Add(gomptPY, i*4)))
-//line gompt_kernels.go:4547
+//line gompt_kernels.go:4623
 //line reduce.go:13
 			goto gomptR0
-//line gompt_kernels.go:4550
+//line gompt_kernels.go:4626
 		}
 	gomptR0:
 		gomptS0 = gomptS0 + float64(gomptV)
@@ -4554,10 +4630,10 @@ func gomptHostSumFloat32(gomptA *gomptdevice.HostArgs, gomptR gomptdevice.Range,
 			i := i + 1
 //line reduce.go:13
 			gomptV = (*(*float32)(unsafe.Add(gomptPX, i*4)) * *(*float32)(unsafe.Add(gomptPY, i*4)))
-//line gompt_kernels.go:4558
+//line gompt_kernels.go:4634
 //line reduce.go:13
 			goto gomptR1
-//line gompt_kernels.go:4561
+//line gompt_kernels.go:4637
 		}
 	gomptR1:
 		gomptS1 = gomptS1 + float64(gomptV)
@@ -4565,10 +4641,10 @@ func gomptHostSumFloat32(gomptA *gomptdevice.HostArgs, gomptR gomptdevice.Range,
 			i := i + 2
 //line reduce.go:13
 			gomptV = (*(*float32)(unsafe.Add(gomptPX, i*4)) * *(*float32)(unsafe.Add(gomptPY, i*4)))
-//line gompt_kernels.go:4569
+//line gompt_kernels.go:4645
 //line reduce.go:13
 			goto gomptR2
-//line gompt_kernels.go:4572
+//line gompt_kernels.go:4648
 		}
 	gomptR2:
 		gomptS2 = gomptS2 + float64(gomptV)
@@ -4576,10 +4652,10 @@ func gomptHostSumFloat32(gomptA *gomptdevice.HostArgs, gomptR gomptdevice.Range,
 			i := i + 3
 //line reduce.go:13
 			gomptV = (*(*float32)(unsafe.Add(gomptPX, i*4)) * *(*float32)(unsafe.Add(gomptPY, i*4)))
-//line gompt_kernels.go:4580
+//line gompt_kernels.go:4656
 //line reduce.go:13
 			goto gomptR3
-//line gompt_kernels.go:4583
+//line gompt_kernels.go:4659
 		}
 	gomptR3:
 		gomptS3 = gomptS3 + float64(gomptV)
@@ -4588,10 +4664,10 @@ func gomptHostSumFloat32(gomptA *gomptdevice.HostArgs, gomptR gomptdevice.Range,
 		{
 //line reduce.go:13
 			gomptV = (*(*float32)(unsafe.Add(gomptPX, i*4)) * *(*float32)(unsafe.Add(gomptPY, i*4)))
-//line gompt_kernels.go:4592
+//line gompt_kernels.go:4668
 //line reduce.go:13
 			goto gomptR4
-//line gompt_kernels.go:4595
+//line gompt_kernels.go:4671
 		}
 	gomptR4:
 		gomptS0 = gomptS0 + float64(gomptV)
@@ -4647,6 +4723,10 @@ var SumFloat64In2DKernel = &gomptdevice.Kernel{
 	},
 	Dims:       2,
 	MaxThreads: gomptrt.MaxThreads,
+	Needs: []gomptdevice.Need{
+		{Kind: gomptdevice.NeedFP64, Use: "float64", Pos: "reduce.go:18"},
+		{Kind: gomptdevice.NeedLocalMem, Amount: 2048, Use: "2048 bytes of team-local memory (reduce=+'s scratch: 256 float64, one per thread)", Pos: "reduce.go:17"},
+	},
 	Images: []gomptdevice.Image{
 		{Kind: gomptdevice.ImageHost, Entry: "gompt_SumFloat64In2D", Host: gomptHostSumFloat64In2D},
 		{Kind: gomptdevice.ImageOpenCL, Entry: "gompt_SumFloat64In2D", Source: gomptCLSumFloat64In2D, Options: "-cl-fp32-correctly-rounded-divide-sqrt"},
@@ -4678,25 +4758,25 @@ func gomptHostSumFloat64In2D(gomptA *gomptdevice.HostArgs, gomptR gomptdevice.Ra
 			{
 //line reduce.go:19
 				v := *(*float64)(unsafe.Add(gomptPA, ((y*nx)+x)*8))
-//line gompt_kernels.go:4682
+//line gompt_kernels.go:4762
 //line reduce.go:20
 				if x == y {
-//line gompt_kernels.go:4685
+//line gompt_kernels.go:4765
 //line reduce.go:21
 					gomptV = (float64(2.0) * v)
-//line gompt_kernels.go:4688
+//line gompt_kernels.go:4768
 //line reduce.go:21
 					goto gomptR0
-//line gompt_kernels.go:4691
+//line gompt_kernels.go:4771
 //line reduce.go:20
 				}
-//line gompt_kernels.go:4694
+//line gompt_kernels.go:4774
 //line reduce.go:23
 				gomptV = v
-//line gompt_kernels.go:4697
+//line gompt_kernels.go:4777
 //line reduce.go:23
 				goto gomptR0
-//line gompt_kernels.go:4700
+//line gompt_kernels.go:4780
 			}
 		gomptR0:
 			gomptS0 = gomptS0 + gomptV
@@ -4704,25 +4784,25 @@ func gomptHostSumFloat64In2D(gomptA *gomptdevice.HostArgs, gomptR gomptdevice.Ra
 				x := x + 1
 //line reduce.go:19
 				v := *(*float64)(unsafe.Add(gomptPA, ((y*nx)+x)*8))
-//line gompt_kernels.go:4708
+//line gompt_kernels.go:4788
 //line reduce.go:20
 				if x == y {
-//line gompt_kernels.go:4711
+//line gompt_kernels.go:4791
 //line reduce.go:21
 					gomptV = (float64(2.0) * v)
-//line gompt_kernels.go:4714
+//line gompt_kernels.go:4794
 //line reduce.go:21
 					goto gomptR1
-//line gompt_kernels.go:4717
+//line gompt_kernels.go:4797
 //line reduce.go:20
 				}
-//line gompt_kernels.go:4720
+//line gompt_kernels.go:4800
 //line reduce.go:23
 				gomptV = v
-//line gompt_kernels.go:4723
+//line gompt_kernels.go:4803
 //line reduce.go:23
 				goto gomptR1
-//line gompt_kernels.go:4726
+//line gompt_kernels.go:4806
 			}
 		gomptR1:
 			gomptS1 = gomptS1 + gomptV
@@ -4730,25 +4810,25 @@ func gomptHostSumFloat64In2D(gomptA *gomptdevice.HostArgs, gomptR gomptdevice.Ra
 				x := x + 2
 //line reduce.go:19
 				v := *(*float64)(unsafe.Add(gomptPA, ((y*nx)+x)*8))
-//line gompt_kernels.go:4734
+//line gompt_kernels.go:4814
 //line reduce.go:20
 				if x == y {
-//line gompt_kernels.go:4737
+//line gompt_kernels.go:4817
 //line reduce.go:21
 					gomptV = (float64(2.0) * v)
-//line gompt_kernels.go:4740
+//line gompt_kernels.go:4820
 //line reduce.go:21
 					goto gomptR2
-//line gompt_kernels.go:4743
+//line gompt_kernels.go:4823
 //line reduce.go:20
 				}
-//line gompt_kernels.go:4746
+//line gompt_kernels.go:4826
 //line reduce.go:23
 				gomptV = v
-//line gompt_kernels.go:4749
+//line gompt_kernels.go:4829
 //line reduce.go:23
 				goto gomptR2
-//line gompt_kernels.go:4752
+//line gompt_kernels.go:4832
 			}
 		gomptR2:
 			gomptS2 = gomptS2 + gomptV
@@ -4756,25 +4836,25 @@ func gomptHostSumFloat64In2D(gomptA *gomptdevice.HostArgs, gomptR gomptdevice.Ra
 				x := x + 3
 //line reduce.go:19
 				v := *(*float64)(unsafe.Add(gomptPA, ((y*nx)+x)*8))
-//line gompt_kernels.go:4760
+//line gompt_kernels.go:4840
 //line reduce.go:20
 				if x == y {
-//line gompt_kernels.go:4763
+//line gompt_kernels.go:4843
 //line reduce.go:21
 					gomptV = (float64(2.0) * v)
-//line gompt_kernels.go:4766
+//line gompt_kernels.go:4846
 //line reduce.go:21
 					goto gomptR3
-//line gompt_kernels.go:4769
+//line gompt_kernels.go:4849
 //line reduce.go:20
 				}
-//line gompt_kernels.go:4772
+//line gompt_kernels.go:4852
 //line reduce.go:23
 				gomptV = v
-//line gompt_kernels.go:4775
+//line gompt_kernels.go:4855
 //line reduce.go:23
 				goto gomptR3
-//line gompt_kernels.go:4778
+//line gompt_kernels.go:4858
 			}
 		gomptR3:
 			gomptS3 = gomptS3 + gomptV
@@ -4783,25 +4863,25 @@ func gomptHostSumFloat64In2D(gomptA *gomptdevice.HostArgs, gomptR gomptdevice.Ra
 			{
 //line reduce.go:19
 				v := *(*float64)(unsafe.Add(gomptPA, ((y*nx)+x)*8))
-//line gompt_kernels.go:4787
+//line gompt_kernels.go:4867
 //line reduce.go:20
 				if x == y {
-//line gompt_kernels.go:4790
+//line gompt_kernels.go:4870
 //line reduce.go:21
 					gomptV = (float64(2.0) * v)
-//line gompt_kernels.go:4793
+//line gompt_kernels.go:4873
 //line reduce.go:21
 					goto gomptR4
-//line gompt_kernels.go:4796
+//line gompt_kernels.go:4876
 //line reduce.go:20
 				}
-//line gompt_kernels.go:4799
+//line gompt_kernels.go:4879
 //line reduce.go:23
 				gomptV = v
-//line gompt_kernels.go:4802
+//line gompt_kernels.go:4882
 //line reduce.go:23
 				goto gomptR4
-//line gompt_kernels.go:4805
+//line gompt_kernels.go:4885
 			}
 		gomptR4:
 			gomptS0 = gomptS0 + gomptV
@@ -4857,6 +4937,9 @@ var SumInt64Kernel = &gomptdevice.Kernel{
 	},
 	Dims:       1,
 	MaxThreads: gomptrt.MaxThreads,
+	Needs: []gomptdevice.Need{
+		{Kind: gomptdevice.NeedLocalMem, Amount: 2048, Use: "2048 bytes of team-local memory (reduce=+'s scratch: 256 int64, one per thread)", Pos: "reduce.go:7"},
+	},
 	Images: []gomptdevice.Image{
 		{Kind: gomptdevice.ImageHost, Entry: "gompt_SumInt64", Host: gomptHostSumInt64},
 		{Kind: gomptdevice.ImageOpenCL, Entry: "gompt_SumInt64", Source: gomptCLSumInt64, Options: "-cl-fp32-correctly-rounded-divide-sqrt"},
@@ -4885,10 +4968,10 @@ func gomptHostSumInt64(gomptA *gomptdevice.HostArgs, gomptR gomptdevice.Range, g
 		{
 //line reduce.go:8
 			gomptV = (*(*int64)(unsafe.Add(gomptPA, i*8)) * int64(3458764513820540929))
-//line gompt_kernels.go:4889
+//line gompt_kernels.go:4972
 //line reduce.go:8
 			goto gomptR0
-//line gompt_kernels.go:4892
+//line gompt_kernels.go:4975
 		}
 	gomptR0:
 		gomptS0 = gomptS0 + gomptV
@@ -4896,10 +4979,10 @@ func gomptHostSumInt64(gomptA *gomptdevice.HostArgs, gomptR gomptdevice.Range, g
 			i := i + 1
 //line reduce.go:8
 			gomptV = (*(*int64)(unsafe.Add(gomptPA, i*8)) * int64(3458764513820540929))
-//line gompt_kernels.go:4900
+//line gompt_kernels.go:4983
 //line reduce.go:8
 			goto gomptR1
-//line gompt_kernels.go:4903
+//line gompt_kernels.go:4986
 		}
 	gomptR1:
 		gomptS1 = gomptS1 + gomptV
@@ -4907,10 +4990,10 @@ func gomptHostSumInt64(gomptA *gomptdevice.HostArgs, gomptR gomptdevice.Range, g
 			i := i + 2
 //line reduce.go:8
 			gomptV = (*(*int64)(unsafe.Add(gomptPA, i*8)) * int64(3458764513820540929))
-//line gompt_kernels.go:4911
+//line gompt_kernels.go:4994
 //line reduce.go:8
 			goto gomptR2
-//line gompt_kernels.go:4914
+//line gompt_kernels.go:4997
 		}
 	gomptR2:
 		gomptS2 = gomptS2 + gomptV
@@ -4918,10 +5001,10 @@ func gomptHostSumInt64(gomptA *gomptdevice.HostArgs, gomptR gomptdevice.Range, g
 			i := i + 3
 //line reduce.go:8
 			gomptV = (*(*int64)(unsafe.Add(gomptPA, i*8)) * int64(3458764513820540929))
-//line gompt_kernels.go:4922
+//line gompt_kernels.go:5005
 //line reduce.go:8
 			goto gomptR3
-//line gompt_kernels.go:4925
+//line gompt_kernels.go:5008
 		}
 	gomptR3:
 		gomptS3 = gomptS3 + gomptV
@@ -4930,10 +5013,10 @@ func gomptHostSumInt64(gomptA *gomptdevice.HostArgs, gomptR gomptdevice.Range, g
 		{
 //line reduce.go:8
 			gomptV = (*(*int64)(unsafe.Add(gomptPA, i*8)) * int64(3458764513820540929))
-//line gompt_kernels.go:4934
+//line gompt_kernels.go:5017
 //line reduce.go:8
 			goto gomptR4
-//line gompt_kernels.go:4937
+//line gompt_kernels.go:5020
 		}
 	gomptR4:
 		gomptS0 = gomptS0 + gomptV
@@ -4992,6 +5075,10 @@ var TeamGatherKernel = &gomptdevice.Kernel{
 		{Kind: gomptdevice.FaultIndex, Pos: "checks.go:85"},
 	},
 	MaxThreads: 64,
+	Needs: []gomptdevice.Need{
+		{Kind: gomptdevice.NeedLocalMem, Amount: 256, Use: "256 bytes of team-local memory (team array buf)", Pos: "checks.go:82"},
+		{Kind: gomptdevice.NeedTeamSize, Amount: 64, Use: "teams of 64 threads (team=64)", Pos: "checks.go:80"},
+	},
 	Images: []gomptdevice.Image{
 		{Kind: gomptdevice.ImageHost, Entry: "gompt_TeamGather", Host: gomptHostTeamGather},
 		{Kind: gomptdevice.ImageOpenCL, Entry: "gompt_TeamGather", Source: gomptCLTeamGather, Options: "-cl-fp32-correctly-rounded-divide-sqrt"},
@@ -5021,20 +5108,20 @@ func gomptHostTeamGather(gomptA *gomptdevice.HostArgs, gomptR gomptdevice.Range,
 	for t := gomptLo0; t < gomptHi0; t++ {
 //line checks.go:82
 		var buf [64]float32
-//line gompt_kernels.go:5025
+//line gompt_kernels.go:5112
 		_ = buf
 		for gomptJ := 0; gomptJ < 64; gomptJ++ {
 			th := gomptJ
 //line checks.go:83
 			buf[th] = src[*(*int)(unsafe.Add(gomptPIdx, ((t*int(64))+th)*8))]
-//line gompt_kernels.go:5031
+//line gompt_kernels.go:5118
 		}
 		// barrier
 		for gomptJ := 0; gomptJ < 64; gomptJ++ {
 			th := gomptJ
 //line checks.go:85
 			*(*float32)(unsafe.Add(gomptPOut, ((t*int(64))+th)*4)) = buf[*(*int)(unsafe.Add(gomptPAt, ((t*int(64))+th)*8))]
-//line gompt_kernels.go:5038
+//line gompt_kernels.go:5125
 		}
 	}
 	_ = teams
@@ -5086,6 +5173,10 @@ var TeamReverseKernel = &gomptdevice.Kernel{
 		{Kind: gomptdevice.FaultIndex, Pos: "team.go:30"},
 	},
 	MaxThreads: 64,
+	Needs: []gomptdevice.Need{
+		{Kind: gomptdevice.NeedLocalMem, Amount: 768, Use: "768 bytes of team-local memory (team arrays buf, part)", Pos: "team.go:13"},
+		{Kind: gomptdevice.NeedTeamSize, Amount: 64, Use: "teams of 64 threads (team=64)", Pos: "team.go:11"},
+	},
 	Images: []gomptdevice.Image{
 		{Kind: gomptdevice.ImageHost, Entry: "gompt_TeamReverse", Host: gomptHostTeamReverse},
 		{Kind: gomptdevice.ImageOpenCL, Entry: "gompt_TeamReverse", Source: gomptCLTeamReverse, Options: "-cl-fp32-correctly-rounded-divide-sqrt"},
@@ -5115,15 +5206,15 @@ func gomptHostTeamReverse(gomptA *gomptdevice.HostArgs, gomptR gomptdevice.Range
 	for t := gomptLo0; t < gomptHi0; t++ {
 //line team.go:13
 		var buf [64]int32
-//line gompt_kernels.go:5119
+//line gompt_kernels.go:5210
 		_ = buf
 //line team.go:14
 		var part [64]int64
-//line gompt_kernels.go:5123
+//line gompt_kernels.go:5214
 		_ = part
 //line team.go:15
 		base := (t * int(64))
-//line gompt_kernels.go:5127
+//line gompt_kernels.go:5218
 		_ = base
 		for gomptJ := 0; gomptJ < 64; gomptJ++ {
 			th := gomptJ
@@ -5133,33 +5224,33 @@ func gomptHostTeamReverse(gomptA *gomptdevice.HostArgs, gomptR gomptdevice.Range
 			th := gomptJ
 //line team.go:17
 			buf[th] = gomptT1Mine[gomptJ]
-//line gompt_kernels.go:5137
+//line gompt_kernels.go:5228
 		}
 		for gomptJ := 0; gomptJ < 64; gomptJ++ {
 			th := gomptJ
 //line team.go:18
 			part[th] = int64(gomptT1Mine[gomptJ])
-//line gompt_kernels.go:5143
+//line gompt_kernels.go:5234
 		}
 		// barrier
 		for gomptJ := 0; gomptJ < 64; gomptJ++ {
 			th := gomptJ
 //line team.go:20
 			*(*int32)(unsafe.Add(gomptPOut, (base+th)*4)) = (buf[(int(63)-th)] - gomptT1Mine[gomptJ])
-//line gompt_kernels.go:5150
+//line gompt_kernels.go:5241
 		}
 		for s := int(32); s > int(0); s /= int(2) {
 			for gomptJ := 0; gomptJ < 64; gomptJ++ {
 				th := gomptJ
 //line team.go:22
 				if th < s {
-//line gompt_kernels.go:5157
+//line gompt_kernels.go:5248
 //line team.go:23
 					part[th] += part[(th + s)]
-//line gompt_kernels.go:5160
+//line gompt_kernels.go:5251
 //line team.go:22
 				}
-//line gompt_kernels.go:5163
+//line gompt_kernels.go:5254
 			}
 			// barrier
 		}
@@ -5168,14 +5259,14 @@ func gomptHostTeamReverse(gomptA *gomptdevice.HostArgs, gomptR gomptdevice.Range
 				th := gomptJ
 //line team.go:28
 				buf[th] = (-buf[th])
-//line gompt_kernels.go:5172
+//line gompt_kernels.go:5263
 			}
 			// barrier
 			for gomptJ := 0; gomptJ < 64; gomptJ++ {
 				th := gomptJ
 //line team.go:30
 				*(*int32)(unsafe.Add(gomptPOut, (base+th)*4)) += buf[((th + int(1)) % int(64))]
-//line gompt_kernels.go:5179
+//line gompt_kernels.go:5270
 			}
 		} else {
 			// barrier
@@ -5184,13 +5275,13 @@ func gomptHostTeamReverse(gomptA *gomptdevice.HostArgs, gomptR gomptdevice.Range
 			th := gomptJ
 //line team.go:34
 			if th == int(0) {
-//line gompt_kernels.go:5188
+//line gompt_kernels.go:5279
 //line team.go:35
 				*(*int64)(unsafe.Add(gomptPSums, t*8)) = (part[int(0)] + int64(gomptT1Mine[gomptJ]))
-//line gompt_kernels.go:5191
+//line gompt_kernels.go:5282
 //line team.go:34
 			}
-//line gompt_kernels.go:5194
+//line gompt_kernels.go:5285
 		}
 	}
 	_ = gomptT1Mine
@@ -5233,6 +5324,9 @@ var TranscendentalKernel = &gomptdevice.Kernel{
 		{Name: "out", Kind: gomptdevice.ParamBuffer, Elem: gomptdevice.ParamFloat32, Len: "n"},
 	},
 	Dims: 1,
+	Needs: []gomptdevice.Need{
+		{Kind: gomptdevice.NeedFP64, Use: "float64", Pos: "floats.go:98"},
+	},
 	Images: []gomptdevice.Image{
 		{Kind: gomptdevice.ImageHost, Entry: "gompt_Transcendental", Host: gomptHostTranscendental},
 		{Kind: gomptdevice.ImageOpenCL, Entry: "gompt_Transcendental", Source: gomptCLTranscendental, Options: "-cl-fp32-correctly-rounded-divide-sqrt"},
@@ -5258,22 +5352,22 @@ func gomptHostTranscendental(gomptA *gomptdevice.HostArgs, gomptR gomptdevice.Ra
 	for i := gomptLo0; i < gomptHi0; i++ {
 //line floats.go:99
 		x := *(*float64)(unsafe.Add(gomptPA, i*8))
-//line gompt_kernels.go:5262
+//line gompt_kernels.go:5356
 //line floats.go:100
 		v := (((((gomptmath.Exp(x) + gomptmath.Log(x)) + gomptmath.Pow(x, float64(1.5))) + gomptmath.Sin(x)) + gomptmath.Cos(x)) + gomptmath.Tanh(x))
-//line gompt_kernels.go:5265
+//line gompt_kernels.go:5359
 //line floats.go:101
 		v += (((((gomptmath.Exp2(x) + gomptmath.Log2(x)) + gomptmath.Log10(x)) + gomptmath.Log1p(x)) + gomptmath.Expm1(x)) + gomptmath.Atan2(x, float64(2.0)))
-//line gompt_kernels.go:5268
+//line gompt_kernels.go:5362
 //line floats.go:102
 		v += (((((gomptmath.Atan(x) + gomptmath.Asin((x / float64(4.0)))) + gomptmath.Acos((x / float64(4.0)))) + gomptmath.Sinh(x)) + gomptmath.Cosh(x)) + gomptmath.Tan(x))
-//line gompt_kernels.go:5271
+//line gompt_kernels.go:5365
 //line floats.go:103
 		v += ((((((gomptmath.Cbrt(x) + gomptmath.Hypot(x, float64(3.0))) + gomptmath.Erf(x)) + gomptmath.Erfc(x)) + gomptmath.Asinh(x)) + gomptmath.Acosh((x + float64(1.0)))) + gomptmath.Atanh((x / float64(4.0))))
-//line gompt_kernels.go:5274
+//line gompt_kernels.go:5368
 //line floats.go:104
 		*(*float32)(unsafe.Add(gomptPOut, i*4)) = float32(v)
-//line gompt_kernels.go:5277
+//line gompt_kernels.go:5371
 	}
 	_ = n
 }
@@ -5342,7 +5436,7 @@ func gomptHostTranspose(gomptA *gomptdevice.HostArgs, gomptR gomptdevice.Range, 
 		for x := gomptLo0; x < gomptHi0; x++ {
 //line dims.go:64
 			*(*uint8)(unsafe.Add(gomptPOut, ((x*ny)+y)*1)) = (*(*uint8)(unsafe.Add(gomptPIn, ((y*nx)+x)*1)) + uint8(1))
-//line gompt_kernels.go:5346
+//line gompt_kernels.go:5440
 		}
 	}
 }
@@ -5384,6 +5478,9 @@ var TrickyKernel = &gomptdevice.Kernel{
 		{Name: "out", Kind: gomptdevice.ParamBuffer, Elem: gomptdevice.ParamInt64, Len: "8*n"},
 	},
 	Dims: 1,
+	Needs: []gomptdevice.Need{
+		{Kind: gomptdevice.NeedFP64, Use: "float64", Pos: "tricky.go:10"},
+	},
 	Images: []gomptdevice.Image{
 		{Kind: gomptdevice.ImageHost, Entry: "gompt_Tricky", Host: gomptHostTricky},
 		{Kind: gomptdevice.ImageOpenCL, Entry: "gompt_Tricky", Source: gomptCLTricky, Options: "-cl-fp32-correctly-rounded-divide-sqrt"},
@@ -5411,109 +5508,109 @@ gomptPoint0:
 	for i := gomptLo0; i < gomptHi0; i++ {
 //line tricky.go:11
 		o := (int(8) * i)
-//line gompt_kernels.go:5415
+//line gompt_kernels.go:5512
 //line tricky.go:12
 		long := *(*int64)(unsafe.Add(gomptPKernel, i*8))
-//line gompt_kernels.go:5418
+//line gompt_kernels.go:5515
 //line tricky.go:13
 		double := (float64(long) * global)
-//line gompt_kernels.go:5421
+//line gompt_kernels.go:5518
 //line tricky.go:14
 		sqrt := gomptmath.Sqrt(gomptmath.Abs(double))
-//line gompt_kernels.go:5424
+//line gompt_kernels.go:5521
 //line tricky.go:15
 		*(*int64)(unsafe.Add(gomptPOut, o*8)) = int64((sqrt * float64(1000.0)))
-//line gompt_kernels.go:5427
+//line gompt_kernels.go:5524
 //line tricky.go:16
 		{
-//line gompt_kernels.go:5430
+//line gompt_kernels.go:5527
 //line tricky.go:17
 			n := int(3)
-//line gompt_kernels.go:5433
+//line gompt_kernels.go:5530
 //line tricky.go:18
 			*(*int64)(unsafe.Add(gomptPOut, (o+int(1))*8)) = (int64(n) + long)
-//line gompt_kernels.go:5436
+//line gompt_kernels.go:5533
 //line tricky.go:16
 		}
-//line gompt_kernels.go:5439
+//line gompt_kernels.go:5536
 //line tricky.go:20
 		var a, b int = int(0), int(10)
-//line gompt_kernels.go:5442
+//line gompt_kernels.go:5539
 //line tricky.go:21
 		for a, b = int(0), int(10); a < b; a, b = (a + int(1)), (b - int(2)) {
-//line gompt_kernels.go:5445
+//line gompt_kernels.go:5542
 //line tricky.go:22
 			*(*int64)(unsafe.Add(gomptPOut, (o+int(2))*8)) += (int64((a * b)) ^ long)
-//line gompt_kernels.go:5448
+//line gompt_kernels.go:5545
 //line tricky.go:21
 		}
-//line gompt_kernels.go:5451
+//line gompt_kernels.go:5548
 //line tricky.go:24
 		*(*int64)(unsafe.Add(gomptPOut, (o+int(3))*8)) = long
-//line gompt_kernels.go:5454
+//line gompt_kernels.go:5551
 //line tricky.go:25
 		*(*int64)(unsafe.Add(gomptPOut, (o+int(3))*8)) <<= 2
-//line gompt_kernels.go:5457
+//line gompt_kernels.go:5554
 //line tricky.go:26
 		*(*int64)(unsafe.Add(gomptPOut, (o+int(3))*8)) &^= int64(5)
-//line gompt_kernels.go:5460
+//line gompt_kernels.go:5557
 //line tricky.go:27
 		*(*int64)(unsafe.Add(gomptPOut, (o+int(3))*8))++
-//line gompt_kernels.go:5463
+//line gompt_kernels.go:5560
 //line tricky.go:28
 		*(*int64)(unsafe.Add(gomptPOut, (o+int(3))*8)) %= int64(1000003)
-//line gompt_kernels.go:5466
+//line gompt_kernels.go:5563
 //line tricky.go:29
 		var cnt uint8
-//line gompt_kernels.go:5469
+//line gompt_kernels.go:5566
 //line tricky.go:30
 		for k := range uint8(200) {
-//line gompt_kernels.go:5472
+//line gompt_kernels.go:5569
 //line tricky.go:31
 			cnt += k
-//line gompt_kernels.go:5475
+//line gompt_kernels.go:5572
 //line tricky.go:30
 		}
-//line gompt_kernels.go:5478
+//line gompt_kernels.go:5575
 //line tricky.go:33
 		*(*int64)(unsafe.Add(gomptPOut, (o+int(4))*8)) = (int64(cnt) + int64((^uint8(long))))
-//line gompt_kernels.go:5481
+//line gompt_kernels.go:5578
 //line tricky.go:34
 		half, flag := (long > int64(0)), (!((long % int64(2)) == int64(0)))
-//line gompt_kernels.go:5484
+//line gompt_kernels.go:5581
 //line tricky.go:35
 		if half == flag {
-//line gompt_kernels.go:5487
+//line gompt_kernels.go:5584
 //line tricky.go:36
 			*(*int64)(unsafe.Add(gomptPOut, (o+int(5))*8)) = int64(1)
-//line gompt_kernels.go:5490
+//line gompt_kernels.go:5587
 //line tricky.go:35
 		}
-//line gompt_kernels.go:5493
+//line gompt_kernels.go:5590
 //line tricky.go:38
 		*(*int64)(unsafe.Add(gomptPOut, (o+int(6))*8)) = (min(long, int64(a), int64(b), int64(7)) + max(long, int64(-3)))
-//line gompt_kernels.go:5496
+//line gompt_kernels.go:5593
 //line tricky.go:39
 		for j := range int(5) {
-//line gompt_kernels.go:5499
+//line gompt_kernels.go:5596
 //line tricky.go:40
 			if int64(j) == (long % int64(5)) {
-//line gompt_kernels.go:5502
+//line gompt_kernels.go:5599
 //line tricky.go:41
 				*(*int64)(unsafe.Add(gomptPOut, (o+int(7))*8)) = ((int64(j) + int64((float64(314.1592653589793) * float64((j + int(1)))))) + int64(1000000000000000000))
-//line gompt_kernels.go:5505
+//line gompt_kernels.go:5602
 //line tricky.go:42
 				continue gomptPoint0
-//line gompt_kernels.go:5508
+//line gompt_kernels.go:5605
 //line tricky.go:40
 			}
-//line gompt_kernels.go:5511
+//line gompt_kernels.go:5608
 //line tricky.go:39
 		}
-//line gompt_kernels.go:5514
+//line gompt_kernels.go:5611
 //line tricky.go:45
 		*(*int64)(unsafe.Add(gomptPOut, (o+int(7))*8)) = (-long)
-//line gompt_kernels.go:5517
+//line gompt_kernels.go:5614
 	}
 	_ = n
 }
@@ -5585,34 +5682,34 @@ func gomptHostUint64Ops(gomptA *gomptdevice.HostArgs, gomptR gomptdevice.Range, 
 	for i := gomptLo0; i < gomptHi0; i++ {
 //line ints.go:53
 		x, y := *(*uint64)(unsafe.Add(gomptPA, i*8)), *(*uint64)(unsafe.Add(gomptPB, i*8))
-//line gompt_kernels.go:5589
+//line gompt_kernels.go:5686
 //line ints.go:54
 		o := (int(6) * i)
-//line gompt_kernels.go:5592
+//line gompt_kernels.go:5689
 //line ints.go:55
 		*(*uint64)(unsafe.Add(gomptPOut, o*8)) = (x + y)
-//line gompt_kernels.go:5595
+//line gompt_kernels.go:5692
 //line ints.go:56
 		*(*uint64)(unsafe.Add(gomptPOut, (o+int(1))*8)) = (x - y)
-//line gompt_kernels.go:5598
+//line gompt_kernels.go:5695
 //line ints.go:57
 		*(*uint64)(unsafe.Add(gomptPOut, (o+int(2))*8)) = (x * y)
-//line gompt_kernels.go:5601
+//line gompt_kernels.go:5698
 //line ints.go:58
 		if y != uint64(0) {
-//line gompt_kernels.go:5604
+//line gompt_kernels.go:5701
 //line ints.go:59
 			*(*uint64)(unsafe.Add(gomptPOut, (o+int(3))*8)) = (x / y)
-//line gompt_kernels.go:5607
+//line gompt_kernels.go:5704
 //line ints.go:60
 			*(*uint64)(unsafe.Add(gomptPOut, (o+int(4))*8)) = (x % y)
-//line gompt_kernels.go:5610
+//line gompt_kernels.go:5707
 //line ints.go:58
 		}
-//line gompt_kernels.go:5613
+//line gompt_kernels.go:5710
 //line ints.go:62
 		*(*uint64)(unsafe.Add(gomptPOut, (o+int(5))*8)) = (-x)
-//line gompt_kernels.go:5616
+//line gompt_kernels.go:5713
 	}
 	_ = n
 }
