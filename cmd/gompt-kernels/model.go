@@ -229,7 +229,7 @@ type kernel struct {
 	// needs is what its device code needs of a device beyond what every
 	// device gives (device.Kernel.Needs), planned by planNeeds (needs.go)
 	// once the checks pass; the emitters only read it.
-	needs []need
+	needs needList
 }
 
 // site is one run-time check of a kernel's device code: its kind (the

@@ -52,6 +52,19 @@ const (
 	needTeamSize     = "NeedTeamSize"
 )
 
+// needList is a kernel's needs (kernel.needs).
+type needList []need
+
+// has reports whether the list holds a need of kind.
+func (l needList) has(kind string) bool {
+	for _, n := range l {
+		if n.kind == kind {
+			return true
+		}
+	}
+	return false
+}
+
 // planNeeds records k's needs in k.needs, in the order fp64, int64
 // atomics, local memory, team size; only those it has.
 func (g *gen) planNeeds(k *kernel) {

@@ -97,7 +97,7 @@ func needOf(needs []device.Need, kind device.NeedKind) (device.Need, bool) {
 
 var (
 	cComment      = regexp.MustCompile(`(?s)//[^\n]*|/\*.*?\*/`)
-	cDouble       = regexp.MustCompile(`\bdouble\b`)
+	cDouble       = regexp.MustCompile(`\bdouble\b|#pragma OPENCL EXTENSION cl_khr_fp64 : enable`)
 	cInt64Atomics = regexp.MustCompile(`(?m)^#pragma OPENCL EXTENSION cl_khr_int64_base_atomics : enable$`)
 	cLocalArray   = regexp.MustCompile(`__local\s+(\w+)\s+(\w+)\[(\d+)\];`)
 	cTeamSize     = regexp.MustCompile(`reqd_work_group_size\((\d+), 1, 1\)`)
@@ -380,4 +380,21 @@ func TestNeedsNameTheirFirstUse(t *testing.T) {
 			assert.Equal(t, w, got, "kernel %s's Needs", name)
 		}
 	}
+}
+
+// A kernel whose only float64 is a constant passed to a math function
+// (sqrt(0x1p+01) in its C, no "double" written) still enables cl_khr_fp64:
+// the pragma follows the plan's NeedFP64, not the word.
+func TestFloat64LiteralEnablesFP64(t *testing.T) {
+	out := generateSrc(t, `package k
+
+import "math"
+
+//gompt:kernel dims=n
+func Root(i int, n int, out []float32) { out[i] = float32(math.Sqrt(2)) }
+`, options{clang: "no-such-clang"})
+	cl := string(out["gompt_Root.cl"])
+	assert.NotRegexp(t, `\bdouble\b`, cl, "the C writes no double (else this test checks nothing new)")
+	assert.Contains(t, cl, "#pragma OPENCL EXTENSION cl_khr_fp64 : enable", "Root computes sqrt in float64:\n%s", cl)
+	assert.Contains(t, string(out[goFileName]), "gomptdevice.NeedFP64", "Root's Needs")
 }
