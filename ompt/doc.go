@@ -239,6 +239,15 @@
 // answer 0; on a finalized one get_device_num_procs and get_device_time
 // answer 0.
 //
+// A device whose driver gives no usable event times (Mesa's rusticl) is
+// not refused: its device time is then the host's CLOCK_MONOTONIC, and a
+// trace record's begin and end are host readings that bracket the
+// operation (taken before its enqueue, and when its completion was seen)
+// rather than the device's own times: the operation lies inside, ends
+// follow queue order, and a record may begin before the previous one on
+// its queue ended. ompt-devinfo's "Times" line says which a device gives
+// (device.Info.TimeSource and BracketTimes).
+//
 // # Device tracing
 //
 // Entry points (Go forms of omp-tools.h, named types in device.go):
