@@ -129,6 +129,12 @@ setup_rusticl() {
 : >>"$aptlog"
 setup_rusticl || true
 export RUSTICL_ENABLE=${RUSTICL_ENABLE:-swrast}
+# ocl_list prints clinfo's list of platforms and devices (nothing without
+# clinfo); read whole, not piped into a grep -q that may close the pipe
+# before clinfo is done (pipefail would then fail the test on SIGPIPE).
+ocl_list() { clinfo -l 2>/dev/null || true; }
+has_device() { grep -q Device <<<"$1"; }
+has_rusticl() { grep -A1 '^Platform.*rusticl' <<<"$1" | grep -q Device; }
 
 # Archer: LLVM's OpenMP race detector, an OMPT tool that needs clang's
 # ThreadSanitizer runtime in the process.
@@ -141,22 +147,22 @@ if [ -n "${CI:-}" ]; then
 	command -v clang-19 >/dev/null || die "clang-19 missing"
 	[ -f /usr/lib/clc/nvptx64--nvidiacl.bc ] || die "libclc-19 missing"
 	[ -f /usr/lib/llvm-19/lib/clang/19/include/omp-tools.h ] || die "libomp-19-dev (omp-tools.h) missing"
-	clinfo -l 2>/dev/null | grep -q Device || die "no OpenCL device (POCL) found by clinfo"
+	has_device "$(ocl_list)" || die "no OpenCL device (POCL) found by clinfo"
 	[ -z "$rusticl_why" ] || die "Mesa's rusticl: $rusticl_why"
-	clinfo -l 2>/dev/null | grep -A1 '^Platform.*rusticl' | grep -q Device ||
-		die "Mesa's rusticl lists no device (RUSTICL_ENABLE=$RUSTICL_ENABLE): $(clinfo -l 2>&1 | tr '\n' ' ')"
+	has_rusticl "$(ocl_list)" ||
+		die "Mesa's rusticl lists no device (RUSTICL_ENABLE=$RUSTICL_ENABLE): $(ocl_list | tr '\n' ' ')"
 	command -v mpirun >/dev/null || die "openmpi-bin (mpirun) missing"
 fi
 # What the tests can use, whatever the install did: each missing piece
 # skips the tests that need it (they say so with t.Skip), listed here.
 why=${why:-}
 have_ocl=1
-if ! clinfo -l 2>/dev/null | grep -q Device; then
+if ! has_device "$(ocl_list)"; then
 	have_ocl=0
 	skip "OpenCL plugin tests, the tracing property test on OpenCL, examples on an OpenCL device" "no OpenCL device found by clinfo${why:+; $why}"
 	untested+=("opencl")
 fi
-if [ $have_ocl = 1 ] && ! clinfo -l 2>/dev/null | grep -A1 '^Platform.*rusticl' | grep -q Device; then
+if [ $have_ocl = 1 ] && ! has_rusticl "$(ocl_list)"; then
 	skip "every OpenCL test on a second implementation (Mesa's rusticl)" "${rusticl_why:-rusticl lists no device (RUSTICL_ENABLE=$RUSTICL_ENABLE)}"
 fi
 if ! command -v clang-19 >/dev/null || [ ! -f /usr/lib/clc/nvptx64--nvidiacl.bc ]; then
@@ -237,11 +243,12 @@ step "tracing property test on each OpenCL implementation (the default run uses 
 if [ $have_ocl = 1 ]; then
 	for icd in /etc/OpenCL/vendors/pocl.icd /etc/OpenCL/vendors/rusticl.icd; do
 		[ -f "$icd" ] || continue
-		if ! OCL_ICD_VENDORS=$icd clinfo -l 2>/dev/null | grep -q Device; then
+		list=$(OCL_ICD_VENDORS=$icd ocl_list)
+		if ! has_device "$list"; then
 			echo "($(basename "$icd" .icd): no device)"
 			continue
 		fi
-		echo "--- $(basename "$icd" .icd): $(OCL_ICD_VENDORS=$icd clinfo -l 2>/dev/null | grep -m1 Device | sed 's/.*Device #0: //')"
+		echo "--- $(basename "$icd" .icd): $(grep -m1 Device <<<"$list" | sed 's/.*Device #0: //')"
 		OCL_ICD_VENDORS=$icd GOMPT_PLUGINS=opencl go test -count=1 -race ./target/tooltest
 	done
 else
@@ -261,17 +268,18 @@ if [ $short = 0 ]; then
 	step "examples on every device"
 	mkdir -p ci/build
 	go build -o ci/build/ ./cmd/ompt-devinfo ./examples/saxpy ./examples/matmul ./examples/jacobi ./examples/veccopy ./examples/pipeline ./examples/heat
-	ci/build/ompt-devinfo
+	devinfo=$(ci/build/ompt-devinfo)
+	echo "$devinfo"
 	ndev=$(ci/build/ompt-devinfo -json | sed -n 's/.*"initial_device": \([0-9]*\).*/\1/p')
 	[ -n "$ndev" ] || die "ompt-devinfo -json gave no initial_device"
 	for d in $(seq 0 "$ndev"); do
 		# Name the device and, for OpenCL, its implementation.
-		echo "--- device $d: $(ci/build/ompt-devinfo | awk -v n="$d" '
+		echo "--- device $d: $(awk -v n="$d" '
 			$1 == "Device" && $2 == n { on = 1; id = substr($3, 2, length($3) - 3); next }
 			on && /^  Name:/ { sub(/^  Name: +/, ""); name = $0 }
 			on && /^  platform:/ { sub(/^  platform: +/, ""); plat = " on " $0 }
 			on && /^$/ { exit }
-			END { if (id == "") print "the initial device"; else print id, name plat }')"
+			END { if (id == "") print "the initial device"; else print id, name plat }' <<<"$devinfo")"
 		ci/build/saxpy -device "$d" -n 1000003
 		ci/build/matmul -device "$d" -n 96
 		ci/build/jacobi -device "$d" -nx 130 -ny 97 -iters 40 -k 20
@@ -282,7 +290,7 @@ if [ $short = 0 ]; then
 	# and by name, as a user would pick one
 	ci/build/veccopy -device host:0
 	[ $have_ocl = 0 ] || ci/build/veccopy -device opencl:0
-	if ci/build/ompt-devinfo | grep -q '^Device .*(opencl:1)'; then
+	if grep -q '^Device .*(opencl:1)' <<<"$devinfo"; then
 		ci/build/veccopy -device opencl:1
 	fi
 
@@ -294,7 +302,9 @@ if [ $short = 0 ]; then
 	if [ $have_archer = 1 ]; then
 		devs=(host:0)
 		[ $have_ocl = 0 ] || devs+=(opencl:0)
-		ci/build/ompt-devinfo | grep -q '^Device .*(opencl:1)' && devs+=(opencl:1)
+		if grep -q '^Device .*(opencl:1)' <<<"$devinfo"; then
+			devs+=(opencl:1)
+		fi
 		for d in "${devs[@]}"; do
 			log=ci/build/archer-${d%%:*}.log
 			if ! LD_PRELOAD="$tsan" OMP_TOOL_LIBRARIES="$archer" OMP_TOOL_VERBOSE_INIT="$log.init" \
