@@ -17,6 +17,12 @@ static inline __attribute__((always_inline)) void gompt_loop_check(__global long
 #define GOMPT_LOOP_CHECK
 #endif
 
+#ifdef GOMPT_SEXT_COMPARE
+#define GOMPT_CMP64(x, op, y) (((ulong)(x) ^ 0x8000000000000000UL) op ((ulong)(y) ^ 0x8000000000000000UL))
+#else
+#define GOMPT_CMP64(x, op, y) ((x) op (y))
+#endif
+
 static void gompt_check_fail(__global long *f, int *stop, long site, long i, long n) {
   *stop = 1;
   if (atomic_cmpxchg((volatile __global int *)f, 0, (int)site) == 0) {
@@ -28,9 +34,9 @@ static void gompt_check_fail(__global long *f, int *stop, long site, long i, lon
 static inline __attribute__((always_inline)) long gompt_div_long(long a, long b) { return b == 0 ? (long)0 : b == -1 ? (long)((ulong)0 - (ulong)a) : (long)(a / b); }
 static inline __attribute__((always_inline)) long gompt_divc_long(long a, long b, __global long *f, int *stop, long site) { if (b == 0) { gompt_check_fail(f, stop, site, 0, 0); return (long)0; } return gompt_div_long(a, b); }
 static inline __attribute__((always_inline)) float gompt_ldc_float(__global const float *p, long n, long i, __global long *f, int *stop, long site) { if ((ulong)i < (ulong)n) return p[i]; gompt_check_fail(f, stop, site, i, n); return (float)0; }
-static inline __attribute__((always_inline)) long gompt_len_mul(long a, long b) { return a <= 0 || b <= 0 ? 0 : a * b; }
+static inline __attribute__((always_inline)) long gompt_len_mul(long a, long b) { return GOMPT_CMP64(a, <=, 0L) || GOMPT_CMP64(b, <=, 0L) ? 0 : a * b; }
 static inline __attribute__((always_inline)) float gompt_lldc_float(__local float *a, long n, long i, __global long *f, int *stop, long site) { if ((ulong)i < (ulong)n) return a[i]; gompt_check_fail(f, stop, site, i, n); return (float)0; }
-static inline __attribute__((always_inline)) long gompt_max_long(long x, long y) { return y > x ? y : x; }
+static inline __attribute__((always_inline)) long gompt_max_long(long x, long y) { return GOMPT_CMP64(y, >, x) ? y : x; }
 static inline __attribute__((always_inline)) long gompt_rem_long(long a, long b) { return b == 0 || b == -1 ? (long)0 : (long)(a % b); }
 static inline __attribute__((always_inline)) long gompt_remc_long(long a, long b, __global long *f, int *stop, long site) { if (b == 0) { gompt_check_fail(f, stop, site, 0, 0); return (long)0; } return gompt_rem_long(a, b); }
 static inline __attribute__((always_inline)) void gompt_stc_float(__global float *p, long n, long i, float v, __global long *f, int *stop, long site) { if ((ulong)i < (ulong)n) p[i] = v; else gompt_check_fail(f, stop, site, i, n); }
@@ -70,9 +76,9 @@ static inline __attribute__((always_inline)) void gompt_body_matmul_tiled(long t
   {
     long p0 = (0L);
     for (;;) {
-      if (!(p0 < k)) break;
+      if (!GOMPT_CMP64(p0, <, k)) break;
       {
-        if ((i0 < m) && (((long)((ulong)p0 + (ulong)lx)) < k)) {
+        if (GOMPT_CMP64(i0, <, m) && GOMPT_CMP64(((long)((ulong)p0 + (ulong)lx)), <, k)) {
           {
             long gompt_t4 = ((long)((ulong)((long)((ulong)((long)((ulong)ly + (ulong)(0L))) * (ulong)(16L))) + (ulong)lx));
             if ((ulong)gompt_t4 < (ulong)1024L) {
@@ -87,7 +93,7 @@ static inline __attribute__((always_inline)) void gompt_body_matmul_tiled(long t
             }
           }
         }
-        if ((i1 < m) && (((long)((ulong)p0 + (ulong)lx)) < k)) {
+        if (GOMPT_CMP64(i1, <, m) && GOMPT_CMP64(((long)((ulong)p0 + (ulong)lx)), <, k)) {
           {
             long gompt_t6 = ((long)((ulong)((long)((ulong)((long)((ulong)ly + (ulong)(16L))) * (ulong)(16L))) + (ulong)lx));
             if ((ulong)gompt_t6 < (ulong)1024L) {
@@ -102,7 +108,7 @@ static inline __attribute__((always_inline)) void gompt_body_matmul_tiled(long t
             }
           }
         }
-        if ((i2 < m) && (((long)((ulong)p0 + (ulong)lx)) < k)) {
+        if (GOMPT_CMP64(i2, <, m) && GOMPT_CMP64(((long)((ulong)p0 + (ulong)lx)), <, k)) {
           {
             long gompt_t8 = ((long)((ulong)((long)((ulong)((long)((ulong)ly + (ulong)(32L))) * (ulong)(16L))) + (ulong)lx));
             if ((ulong)gompt_t8 < (ulong)1024L) {
@@ -117,7 +123,7 @@ static inline __attribute__((always_inline)) void gompt_body_matmul_tiled(long t
             }
           }
         }
-        if ((i3 < m) && (((long)((ulong)p0 + (ulong)lx)) < k)) {
+        if (GOMPT_CMP64(i3, <, m) && GOMPT_CMP64(((long)((ulong)p0 + (ulong)lx)), <, k)) {
           {
             long gompt_t10 = ((long)((ulong)((long)((ulong)((long)((ulong)ly + (ulong)(48L))) * (ulong)(16L))) + (ulong)lx));
             if ((ulong)gompt_t10 < (ulong)1024L) {
@@ -132,7 +138,7 @@ static inline __attribute__((always_inline)) void gompt_body_matmul_tiled(long t
             }
           }
         }
-        if ((((long)((ulong)p0 + (ulong)ly)) < k) && (j0 < n)) {
+        if (GOMPT_CMP64(((long)((ulong)p0 + (ulong)ly)), <, k) && GOMPT_CMP64(j0, <, n)) {
           {
             long gompt_t12 = ((long)((ulong)((long)((ulong)((long)((ulong)ly * (ulong)(64L))) + (ulong)lx)) + (ulong)(0L)));
             if ((ulong)gompt_t12 < (ulong)1024L) {
@@ -151,7 +157,7 @@ static inline __attribute__((always_inline)) void gompt_body_matmul_tiled(long t
             }
           }
         }
-        if ((((long)((ulong)p0 + (ulong)ly)) < k) && (j1 < n)) {
+        if (GOMPT_CMP64(((long)((ulong)p0 + (ulong)ly)), <, k) && GOMPT_CMP64(j1, <, n)) {
           {
             long gompt_t14 = ((long)((ulong)((long)((ulong)((long)((ulong)ly * (ulong)(64L))) + (ulong)lx)) + (ulong)(16L)));
             if ((ulong)gompt_t14 < (ulong)1024L) {
@@ -170,7 +176,7 @@ static inline __attribute__((always_inline)) void gompt_body_matmul_tiled(long t
             }
           }
         }
-        if ((((long)((ulong)p0 + (ulong)ly)) < k) && (j2 < n)) {
+        if (GOMPT_CMP64(((long)((ulong)p0 + (ulong)ly)), <, k) && GOMPT_CMP64(j2, <, n)) {
           {
             long gompt_t16 = ((long)((ulong)((long)((ulong)((long)((ulong)ly * (ulong)(64L))) + (ulong)lx)) + (ulong)(32L)));
             if ((ulong)gompt_t16 < (ulong)1024L) {
@@ -189,7 +195,7 @@ static inline __attribute__((always_inline)) void gompt_body_matmul_tiled(long t
             }
           }
         }
-        if ((((long)((ulong)p0 + (ulong)ly)) < k) && (j3 < n)) {
+        if (GOMPT_CMP64(((long)((ulong)p0 + (ulong)ly)), <, k) && GOMPT_CMP64(j3, <, n)) {
           {
             long gompt_t18 = ((long)((ulong)((long)((ulong)((long)((ulong)ly * (ulong)(64L))) + (ulong)lx)) + (ulong)(48L)));
             if ((ulong)gompt_t18 < (ulong)1024L) {
@@ -212,7 +218,7 @@ static inline __attribute__((always_inline)) void gompt_body_matmul_tiled(long t
         {
           long q = (0L);
           for (;;) {
-            if (!(q < (16L))) break;
+            if (!GOMPT_CMP64(q, <, (16L))) break;
             {
               float a0 = tA[((long)((ulong)((long)((ulong)((long)((ulong)ly + (ulong)(0L))) * (ulong)(16L))) + (ulong)q))];
               float a1 = tA[((long)((ulong)((long)((ulong)((long)((ulong)ly + (ulong)(16L))) * (ulong)(16L))) + (ulong)q))];
@@ -247,52 +253,52 @@ static inline __attribute__((always_inline)) void gompt_body_matmul_tiled(long t
       p0 = ((long)((ulong)p0 + (ulong)(16L)));
     }
   }
-  if ((i0 < m) && (j0 < n)) {
+  if (GOMPT_CMP64(i0, <, m) && GOMPT_CMP64(j0, <, n)) {
     gompt_stc_float(C, gompt_len_C_, ((long)((ulong)((long)((ulong)i0 * (ulong)n)) + (ulong)j0)), c00, gompt_fault, gompt_stop, 23L);
   }
-  if ((i0 < m) && (j1 < n)) {
+  if (GOMPT_CMP64(i0, <, m) && GOMPT_CMP64(j1, <, n)) {
     gompt_stc_float(C, gompt_len_C_, ((long)((ulong)((long)((ulong)i0 * (ulong)n)) + (ulong)j1)), c01, gompt_fault, gompt_stop, 24L);
   }
-  if ((i0 < m) && (j2 < n)) {
+  if (GOMPT_CMP64(i0, <, m) && GOMPT_CMP64(j2, <, n)) {
     gompt_stc_float(C, gompt_len_C_, ((long)((ulong)((long)((ulong)i0 * (ulong)n)) + (ulong)j2)), c02, gompt_fault, gompt_stop, 25L);
   }
-  if ((i0 < m) && (j3 < n)) {
+  if (GOMPT_CMP64(i0, <, m) && GOMPT_CMP64(j3, <, n)) {
     gompt_stc_float(C, gompt_len_C_, ((long)((ulong)((long)((ulong)i0 * (ulong)n)) + (ulong)j3)), c03, gompt_fault, gompt_stop, 26L);
   }
-  if ((i1 < m) && (j0 < n)) {
+  if (GOMPT_CMP64(i1, <, m) && GOMPT_CMP64(j0, <, n)) {
     gompt_stc_float(C, gompt_len_C_, ((long)((ulong)((long)((ulong)i1 * (ulong)n)) + (ulong)j0)), c10, gompt_fault, gompt_stop, 27L);
   }
-  if ((i1 < m) && (j1 < n)) {
+  if (GOMPT_CMP64(i1, <, m) && GOMPT_CMP64(j1, <, n)) {
     gompt_stc_float(C, gompt_len_C_, ((long)((ulong)((long)((ulong)i1 * (ulong)n)) + (ulong)j1)), c11, gompt_fault, gompt_stop, 28L);
   }
-  if ((i1 < m) && (j2 < n)) {
+  if (GOMPT_CMP64(i1, <, m) && GOMPT_CMP64(j2, <, n)) {
     gompt_stc_float(C, gompt_len_C_, ((long)((ulong)((long)((ulong)i1 * (ulong)n)) + (ulong)j2)), c12, gompt_fault, gompt_stop, 29L);
   }
-  if ((i1 < m) && (j3 < n)) {
+  if (GOMPT_CMP64(i1, <, m) && GOMPT_CMP64(j3, <, n)) {
     gompt_stc_float(C, gompt_len_C_, ((long)((ulong)((long)((ulong)i1 * (ulong)n)) + (ulong)j3)), c13, gompt_fault, gompt_stop, 30L);
   }
-  if ((i2 < m) && (j0 < n)) {
+  if (GOMPT_CMP64(i2, <, m) && GOMPT_CMP64(j0, <, n)) {
     gompt_stc_float(C, gompt_len_C_, ((long)((ulong)((long)((ulong)i2 * (ulong)n)) + (ulong)j0)), c20, gompt_fault, gompt_stop, 31L);
   }
-  if ((i2 < m) && (j1 < n)) {
+  if (GOMPT_CMP64(i2, <, m) && GOMPT_CMP64(j1, <, n)) {
     gompt_stc_float(C, gompt_len_C_, ((long)((ulong)((long)((ulong)i2 * (ulong)n)) + (ulong)j1)), c21, gompt_fault, gompt_stop, 32L);
   }
-  if ((i2 < m) && (j2 < n)) {
+  if (GOMPT_CMP64(i2, <, m) && GOMPT_CMP64(j2, <, n)) {
     gompt_stc_float(C, gompt_len_C_, ((long)((ulong)((long)((ulong)i2 * (ulong)n)) + (ulong)j2)), c22, gompt_fault, gompt_stop, 33L);
   }
-  if ((i2 < m) && (j3 < n)) {
+  if (GOMPT_CMP64(i2, <, m) && GOMPT_CMP64(j3, <, n)) {
     gompt_stc_float(C, gompt_len_C_, ((long)((ulong)((long)((ulong)i2 * (ulong)n)) + (ulong)j3)), c23, gompt_fault, gompt_stop, 34L);
   }
-  if ((i3 < m) && (j0 < n)) {
+  if (GOMPT_CMP64(i3, <, m) && GOMPT_CMP64(j0, <, n)) {
     gompt_stc_float(C, gompt_len_C_, ((long)((ulong)((long)((ulong)i3 * (ulong)n)) + (ulong)j0)), c30, gompt_fault, gompt_stop, 35L);
   }
-  if ((i3 < m) && (j1 < n)) {
+  if (GOMPT_CMP64(i3, <, m) && GOMPT_CMP64(j1, <, n)) {
     gompt_stc_float(C, gompt_len_C_, ((long)((ulong)((long)((ulong)i3 * (ulong)n)) + (ulong)j1)), c31, gompt_fault, gompt_stop, 36L);
   }
-  if ((i3 < m) && (j2 < n)) {
+  if (GOMPT_CMP64(i3, <, m) && GOMPT_CMP64(j2, <, n)) {
     gompt_stc_float(C, gompt_len_C_, ((long)((ulong)((long)((ulong)i3 * (ulong)n)) + (ulong)j2)), c32, gompt_fault, gompt_stop, 37L);
   }
-  if ((i3 < m) && (j3 < n)) {
+  if (GOMPT_CMP64(i3, <, m) && GOMPT_CMP64(j3, <, n)) {
     gompt_stc_float(C, gompt_len_C_, ((long)((ulong)((long)((ulong)i3 * (ulong)n)) + (ulong)j3)), c33, gompt_fault, gompt_stop, 38L);
   }
 }

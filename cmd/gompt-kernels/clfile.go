@@ -3,6 +3,7 @@ package main
 import (
 	"fmt"
 	"go/ast"
+	"go/token"
 	"regexp"
 	"strings"
 
@@ -15,6 +16,24 @@ import (
 const clOptions = "-cl-fp32-correctly-rounded-divide-sqrt"
 
 var usesDouble = regexp.MustCompile(`\bdouble\b`)
+
+// cmp64Name is the macro of cmp64, and cmp64Macro its definition, in
+// the files that use it: the plain comparison, or with
+// GOMPT_SEXT_COMPARE (the OpenCL plugin's -D on a driver that gets
+// signed 64-bit comparisons of sign-extended values wrong, Mesa's) an
+// unsigned one of the operands with their sign bits flipped.
+const (
+	cmp64Name  = "GOMPT_CMP64"
+	cmp64Macro = `#ifdef GOMPT_SEXT_COMPARE
+#define GOMPT_CMP64(x, op, y) (((ulong)(x) ^ 0x8000000000000000UL) op ((ulong)(y) ^ 0x8000000000000000UL))
+#else
+#define GOMPT_CMP64(x, op, y) ((x) op (y))
+#endif
+
+`
+)
+
+var usesCmp64 = regexp.MustCompile(`\b` + cmp64Name + `\(`)
 
 // openCL returns the OpenCL C source of kernel k: its helpers, its body
 // as a function, and the entry point that runs it over the iteration
@@ -56,6 +75,9 @@ func (g *gen) openCL(k *kernel) string {
 	}
 	sb.WriteString("\n")
 	sb.WriteString(loopGuard(k))
+	if usesCmp64.MatchString(code) {
+		sb.WriteString(cmp64Macro)
+	}
 	sb.WriteString(code)
 	return sb.String()
 }
@@ -169,7 +191,13 @@ func lengths(k *kernel, pre *prelude, names map[*param]string, line func(string,
 				terms = append(terms, t+"L")
 			}
 		}
-		expr := "(" + terms[0] + " > 0 ? " + terms[0] + " : 0)"
+		pos := terms[0] + " > 0"
+		if q := paramNamed(k, k.lens[p][0]); q != nil && q.t.signed() && q.t.bits() < 64 {
+			// Sign-extended from an int: cmp64. (A long parameter, as the
+			// extents are, is compared plainly: a driver gets that right.)
+			pos = cmp64(terms[0], token.GTR, "0L")
+		}
+		expr := "(" + pos + " ? " + terms[0] + " : 0)"
 		for _, t := range terms[1:] {
 			expr = pre.lenMul() + "(" + expr + ", " + t + ")"
 		}

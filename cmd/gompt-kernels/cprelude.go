@@ -2,6 +2,7 @@ package main
 
 import (
 	"fmt"
+	"go/token"
 	"sort"
 	"strings"
 
@@ -111,6 +112,10 @@ func (p *prelude) minmax(t scalar, isMin bool) string {
 			neg = "-"
 		}
 		body += fmt.Sprintf("%[1]s m = x < y ? x : y; %[1]s u = m < x ? m : x; return %[4]s%[2]s(%[3]s(u) | %[3]s(m));", t.c(), as, ut, neg)
+	case t.signed() && t.bits() == 64 && isMin:
+		body = "return " + cmp64("y", token.LSS, "x") + " ? y : x;"
+	case t.signed() && t.bits() == 64:
+		body = "return " + cmp64("y", token.GTR, "x") + " ? y : x;"
 	case isMin:
 		body = "return y < x ? y : x;"
 	default:
@@ -147,9 +152,9 @@ func (p *prelude) mathHelper(name string) {
 	case "gompt_math_dim":
 		p.need(name, inl+` double gompt_math_dim(double x, double y) { double v = x - y; return v <= 0 ? 0.0 : v; }`)
 	case "gompt_math_isinf":
-		p.need(name, inl+` bool gompt_math_isinf(double x, long s) { return s > 0 ? x == INFINITY : s < 0 ? x == -INFINITY : isinf(x) != 0; }`)
+		p.need(name, inl+` bool gompt_math_isinf(double x, long s) { return `+cmp64("s", token.GTR, "0L")+` ? x == INFINITY : `+cmp64("s", token.LSS, "0L")+` ? x == -INFINITY : isinf(x) != 0; }`)
 	case "gompt_math_inf":
-		p.need(name, inl+` double gompt_math_inf(long s) { return s >= 0 ? INFINITY : -INFINITY; }`)
+		p.need(name, inl+` double gompt_math_inf(long s) { return `+cmp64("s", token.GEQ, "0L")+` ? INFINITY : -INFINITY; }`)
 	}
 }
 
@@ -200,7 +205,7 @@ func (p *prelude) store(t scalar) string {
 
 // lenMul is Param.Len's product: 0 once a term is 0 or negative.
 func (p *prelude) lenMul() string {
-	return p.need("gompt_len_mul", inl+" long gompt_len_mul(long a, long b) { return a <= 0 || b <= 0 ? 0 : a * b; }")
+	return p.need("gompt_len_mul", inl+" long gompt_len_mul(long a, long b) { return "+cmp64("a", token.LEQ, "0L")+" || "+cmp64("b", token.LEQ, "0L")+" ? 0 : a * b; }")
 }
 
 // checkFail is the name of the helper that records a failed check.

@@ -602,7 +602,11 @@ func (c *cfunc) rangeStmt(s *ast.RangeStmt, label string) {
 	n, k := c.newTmp(), c.newTmp()
 	c.line("%s %s = %s;", t.c(), n, c.expr(s.X))
 	bt := c.push(s, label, false, false)
-	c.line("for (%s %s = 0; %s < %s; %s++) {", t.c(), k, k, n, k)
+	cond := k + " < " + n
+	if t.signed() && t.bits() == 64 {
+		cond = cmp64(k, token.LSS, n)
+	}
+	c.line("for (%s %s = 0; %s; %s++) {", t.c(), k, cond, k)
 	c.depth++
 	if s.Key != nil {
 		if s.Tok == token.DEFINE {
@@ -821,6 +825,26 @@ func (c *cfunc) expr(e ast.Expr) string {
 	panic(fmt.Sprintf("gompt-kernels: expression %T passed the check", e))
 }
 
+// Signed 64-bit orderings. Mesa's OpenCL compiler (22.3; seen with
+// rusticl on llvmpipe) gets a signed 64-bit <, <=, > or >= between a
+// value sign-extended from 32 bits and a constant wrong, (long)x < 5
+// false and (long)x > 5 true for every int x, whatever the int's source
+// (see device/opencl's SextCompareDefine). The constant need not be the
+// source's: it folds a helper's argument in, and a loop counter once it
+// unrolls the loop, so that a loop for (k = 0; k < (long)x; k++) that
+// breaks after 20 turns ran 20 for x = -5. So the generator writes every
+// signed 64-bit ordering as cmp64: GOMPT_CMP64(x, op, y) (cmp64Macro),
+// the plain comparison but where the OpenCL plugin defines
+// GOMPT_SEXT_COMPARE, on such a driver: there an unsigned comparison of
+// the operands with their sign bits flipped, which orders them as the
+// signed one does and which the driver gets right. The code other
+// drivers build, and the PTX, are what they were.
+
+// cmp64 is x op y, signed 64-bit operands, op <, <=, > or >=.
+func cmp64(x string, op token.Token, y string) string {
+	return cmp64Name + "(" + x + ", " + op.String() + ", " + y + ")"
+}
+
 // binop is x op y for operands of type t (for shifts, the left operand's
 // type; y is then any integer type), with Go's integer rules: +, - and *
 // wrap (computed in the unsigned type, since signed overflow is undefined
@@ -832,7 +856,12 @@ func (c *cfunc) binop(op token.Token, t scalar, x, y string, ye ast.Expr) string
 		yc = c.info().Types[ye].Value
 	}
 	switch op {
-	case token.EQL, token.NEQ, token.LSS, token.LEQ, token.GTR, token.GEQ:
+	case token.LSS, token.LEQ, token.GTR, token.GEQ:
+		if t.isInt() && t.signed() && t.bits() == 64 {
+			return cmp64(x, op, y)
+		}
+		return "(" + x + " " + op.String() + " " + y + ")"
+	case token.EQL, token.NEQ:
 		return "(" + x + " " + op.String() + " " + y + ")"
 	case token.LAND, token.LOR:
 		return "(" + x + " " + op.String() + " " + y + ")"

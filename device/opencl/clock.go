@@ -225,7 +225,8 @@ func (d *clDevice) timeSource() string {
 // Describe opens the device if it is not open yet and returns its Info
 // with where its times come from (device.Describer) and whether its
 // kernels' own work-group and local memory figures are trusted
-// (probeGroups, probeLocal).
+// (probeGroups, probeLocal), and what the loop limit and sign-extension
+// probes found (loops.go, sext.go).
 func (d *clDevice) Describe() (device.Info, error) {
 	if err := d.init(); err != nil {
 		return device.Info{}, err
@@ -235,6 +236,7 @@ func (d *clDevice) Describe() (device.Info, error) {
 	info.Extra = append(slices.Clone(info.Extra),
 		device.Attr{Key: "kernel_work_group_size", Value: d.groupsTrust().why},
 		device.Attr{Key: "kernel_local_mem_size", Value: d.localsTrust().why},
-		device.Attr{Key: "loop_limit", Value: d.loopsWhy()})
+		device.Attr{Key: "loop_limit", Value: d.loopsWhy()},
+		device.Attr{Key: "sext_compare", Value: d.sextWhy()})
 	return info, nil
 }

@@ -127,11 +127,12 @@ type clDevice struct {
 
 	subs subCache // sub-buffers of launch arguments inside buffers (kernel.go)
 
-	groupOnce sync.Once  // the work-group limit probe (groups.go)
-	groups    groupTrust // what it found
-	localOnce sync.Once  // the local memory probe (groups.go)
-	locals    localTrust // what it found
-	loops     loopLimit  // the loop limit probe (loops.go)
+	groupOnce sync.Once   // the work-group limit probe (groups.go)
+	groups    groupTrust  // what it found
+	localOnce sync.Once   // the local memory probe (groups.go)
+	locals    localTrust  // what it found
+	loops     loopLimit   // the loop limit probe (loops.go)
+	sext      sextCompare // the sign-extension probe (sext.go)
 }
 
 // hooks make a device behave as another would, for tests on POCL of what
@@ -147,6 +148,7 @@ type hooks struct {
 	groupsFail  bool   // the work-group probe's launch fails, as where kernels' limits are true
 	localScale  int    // CL_KERNEL_LOCAL_MEM_SIZE reads this many times the truth, as on rusticl (2)
 	loopGuard   bool   // build kernels with the loop guard, as where loops end early (loops.go)
+	sextCompare bool   // build kernels with SextCompareDefine, as where comparisons of sign-extended values go wrong (sext.go)
 }
 
 // initSteps are the steps of a device's opening (init), in order, each of

@@ -152,3 +152,26 @@ func PretendLoopGuard(t testing.TB, d device.Device) device.Device {
 // Guarded reports whether f was built with the loop guard and takes a
 // fault record for it beyond its kernel's DeviceParams.
 func Guarded(f device.Function) bool { return f.(*function).guard }
+
+// SextBroken reports whether OpenCL device d gets signed 64-bit
+// comparisons of values sign-extended from 32 bits wrong (Mesa's), so
+// that its kernels are built with SextCompareDefine, and what its probe
+// saw.
+func SextBroken(d device.Device) (bool, string) {
+	cd := d.(*clDevice)
+	if err := cd.init(); err != nil {
+		return false, err.Error()
+	}
+	broken := cd.sextBroken()
+	return broken, cd.sext.why
+}
+
+// PretendSextCompare returns a device on the same OpenCL device as d that
+// builds kernels with SextCompareDefine, as on a driver that gets
+// comparisons of sign-extended values wrong, closed when t ends.
+func PretendSextCompare(t testing.TB, d device.Device) device.Device {
+	return pretend(t, d, hooks{sextCompare: true}, 0)
+}
+
+// SextCompared reports whether f was built with SextCompareDefine.
+func SextCompared(f device.Function) bool { return f.(*function).sext }

@@ -28,6 +28,7 @@ type function struct {
 	kern  cl.Kernel
 	lim   wgLimits // work-group limits of this kernel on this device
 	guard bool     // built with LoopGuardDefine, it takes a fault record beyond k.DeviceParams (loops.go)
+	sext  bool     // built with SextCompareDefine (sext.go)
 }
 
 func (f *function) Kernel() *device.Kernel  { return f.k }
@@ -95,6 +96,11 @@ func (d *clDevice) build(k *device.Kernel, img *device.Image) (*function, error)
 	if guard {
 		opts += " -D" + LoopGuardDefine
 	}
+	// A driver that orders sign-extended values wrong (sext.go).
+	sext := d.sextBroken()
+	if sext {
+		opts += " -D" + SextCompareDefine
+	}
 	if err := cl.BuildProgram(prog, d.dev, strings.TrimSpace(opts)); err != nil {
 		log, lerr := cl.GetProgramBuildLog(prog, d.dev)
 		cl.ReleaseProgram(prog)
@@ -114,7 +120,7 @@ func (d *clDevice) build(k *device.Kernel, img *device.Image) (*function, error)
 		}
 		return nil, d.wrap(op, err)
 	}
-	f := &function{d: d, k: k, bytes: len(img.Source), prog: prog, entry: entry, kern: kern}
+	f := &function{d: d, k: k, bytes: len(img.Source), prog: prog, entry: entry, kern: kern, sext: sext}
 	fail := func(err error) (*function, error) {
 		f.release()
 		return nil, err

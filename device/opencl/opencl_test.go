@@ -217,7 +217,7 @@ func TestInfo(t *testing.T) {
 		assert.NotEmpty(t, desc.TimeSource, "Describe: TimeSource")
 		assert.Equal(t, desc.BracketTimes, strings.HasPrefix(desc.TimeSource, "host CLOCK_MONOTONIC readings that bracket"), "Describe: BracketTimes %v with TimeSource %q", desc.BracketTimes, desc.TimeSource)
 		assert.Equal(t, in.Caps, desc.Caps, "Describe keeps the capabilities")
-		t.Logf("%s: times from %s; kernels' limits: %v", in.Name, desc.TimeSource, desc.Extra[len(desc.Extra)-3:])
+		t.Logf("%s: times from %s; kernels' limits: %v", in.Name, desc.TimeSource, desc.Extra[len(desc.Extra)-4:])
 		_, ok := d.(device.MemInfo)
 		assert.True(t, ok, "device does not implement device.MemInfo")
 		_, ok = d.(device.Closer)

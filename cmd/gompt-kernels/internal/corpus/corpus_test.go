@@ -105,6 +105,23 @@ var entries = []entry{
 		}
 		return [][]any{{len(a), a, make([]int64, len(a))}}
 	}},
+	{k: SignExtendKernel, fn: SignExtend, run: RunSignExtend, ext: []int{0}, inputs: func() [][]any {
+		var a []int32
+		for _, x := range []int64{math.MinInt32, math.MinInt32 + 1, -1 << 16, -129, -128, -6, -5, -4, -1, 0, 1, 4, 5, 6, 127, 128, 1 << 16, math.MaxInt32 - 1, math.MaxInt32} {
+			a = append(a, int32(x))
+		}
+		b, c := make([]int16, len(a)), make([]int8, len(a))
+		for i, x := range a {
+			b[i], c[i] = int16(max(min(x, math.MaxInt16), math.MinInt16)), int8(max(min(x, math.MaxInt8), math.MinInt8))
+		}
+		// The int32 parameter m at its edges; p and k, which give
+		// lengths, in TestSignExtendShortLengths.
+		var problems [][]any
+		for _, m := range []int32{math.MinInt32, math.MinInt32 + 1, -5, -1, 0, 1, 5, math.MaxInt32} {
+			problems = append(problems, []any{len(a), m, int32(2), int16(3), a, b, c, make([]int64, 2), make([]int64, 6), make([]int64, 16*len(a))})
+		}
+		return problems
+	}},
 	{k: LabelsKernel, fn: Labels, run: RunLabels, ext: []int{0}, inputs: func() [][]any {
 		var a []int64
 		for x := int64(-3); x < 300; x++ {

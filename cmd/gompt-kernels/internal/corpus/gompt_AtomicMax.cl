@@ -17,6 +17,12 @@ static inline __attribute__((always_inline)) void gompt_loop_check(__global long
 #define GOMPT_LOOP_CHECK
 #endif
 
+#ifdef GOMPT_SEXT_COMPARE
+#define GOMPT_CMP64(x, op, y) (((ulong)(x) ^ 0x8000000000000000UL) op ((ulong)(y) ^ 0x8000000000000000UL))
+#else
+#define GOMPT_CMP64(x, op, y) ((x) op (y))
+#endif
+
 static void gompt_check_fail(__global long *f, int *stop, long site, long i, long n) {
   *stop = 1;
   if (atomic_cmpxchg((volatile __global int *)f, 0, (int)site) == 0) {
@@ -138,7 +144,7 @@ static inline __attribute__((always_inline)) void gompt_body_AtomicMax(long i, l
       if (*gompt_stop) return;
       {
         long old_4 = gompt_atomic_load_long(&i64[(0L)]);
-        if ((old_4 <= ((long)((ulong)((long)((ulong)0 - (ulong)((long)x))) << 40))) || gompt_atomic_cas_long(&i64[(0L)], old_4, ((long)((ulong)((long)((ulong)0 - (ulong)((long)x))) << 40)))) {
+        if (GOMPT_CMP64(old_4, <=, ((long)((ulong)((long)((ulong)0 - (ulong)((long)x))) << 40))) || gompt_atomic_cas_long(&i64[(0L)], old_4, ((long)((ulong)((long)((ulong)0 - (ulong)((long)x))) << 40)))) {
           break;
         }
       }

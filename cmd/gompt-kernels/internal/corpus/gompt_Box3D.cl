@@ -18,6 +18,12 @@ static inline __attribute__((always_inline)) void gompt_loop_check(__global long
 #define GOMPT_LOOP_CHECK
 #endif
 
+#ifdef GOMPT_SEXT_COMPARE
+#define GOMPT_CMP64(x, op, y) (((ulong)(x) ^ 0x8000000000000000UL) op ((ulong)(y) ^ 0x8000000000000000UL))
+#else
+#define GOMPT_CMP64(x, op, y) ((x) op (y))
+#endif
+
 static void gompt_check_fail(__global long *f, int *stop, long site, long i, long n) {
   *stop = 1;
   if (atomic_cmpxchg((volatile __global int *)f, 0, (int)site) == 0) {
@@ -27,7 +33,7 @@ static void gompt_check_fail(__global long *f, int *stop, long site, long i, lon
   }
 }
 static inline __attribute__((always_inline)) double gompt_ldc_double(__global const double *p, long n, long i, __global long *f, int *stop, long site) { if ((ulong)i < (ulong)n) return p[i]; gompt_check_fail(f, stop, site, i, n); return (double)0; }
-static inline __attribute__((always_inline)) long gompt_len_mul(long a, long b) { return a <= 0 || b <= 0 ? 0 : a * b; }
+static inline __attribute__((always_inline)) long gompt_len_mul(long a, long b) { return GOMPT_CMP64(a, <=, 0L) || GOMPT_CMP64(b, <=, 0L) ? 0 : a * b; }
 
 static inline __attribute__((always_inline)) void gompt_body_Box3D(long x, long y, long z, long nx, long ny, long nz, __global const double *in, long gompt_len_in_, __global double *out, long gompt_len_out_, __global long *gompt_fault, int *gompt_stop) {
   double s = (0x0p+00);
@@ -35,19 +41,19 @@ static inline __attribute__((always_inline)) void gompt_body_Box3D(long x, long 
   {
     long dz = (-1L);
     for (;;) {
-      if (!(dz <= (1L))) break;
+      if (!GOMPT_CMP64(dz, <=, (1L))) break;
       if (*gompt_stop) return;
       {
         {
           long dy = (-1L);
           for (;;) {
-            if (!(dy <= (1L))) break;
+            if (!GOMPT_CMP64(dy, <=, (1L))) break;
             if (*gompt_stop) return;
             {
               {
                 long dx = (-1L);
                 for (;;) {
-                  if (!(dx <= (1L))) break;
+                  if (!GOMPT_CMP64(dx, <=, (1L))) break;
                   if (*gompt_stop) return;
                   {
                     long gompt_t4 = ((long)((ulong)x + (ulong)dx));
@@ -56,7 +62,7 @@ static inline __attribute__((always_inline)) void gompt_body_Box3D(long x, long 
                     long u = gompt_t4;
                     long v = gompt_t5;
                     long t = gompt_t6;
-                    if ((((((u < (0L)) || (v < (0L))) || (t < (0L))) || (u >= nx)) || (v >= ny)) || (t >= nz)) {
+                    if (((((GOMPT_CMP64(u, <, (0L)) || GOMPT_CMP64(v, <, (0L))) || GOMPT_CMP64(t, <, (0L))) || GOMPT_CMP64(u, >=, nx)) || GOMPT_CMP64(v, >=, ny)) || GOMPT_CMP64(t, >=, nz)) {
                       goto gompt_c3;
                     }
                     s = (s + gompt_ldc_double(in, gompt_len_in_, ((long)((ulong)((long)((ulong)((long)((ulong)((long)((ulong)t * (ulong)ny)) + (ulong)v)) * (ulong)nx)) + (ulong)u)), gompt_fault, gompt_stop, 1L));

@@ -18,9 +18,15 @@ static inline __attribute__((always_inline)) void gompt_loop_check(__global long
 #define GOMPT_LOOP_CHECK
 #endif
 
-static inline __attribute__((always_inline)) long gompt_len_mul(long a, long b) { return a <= 0 || b <= 0 ? 0 : a * b; }
-static inline __attribute__((always_inline)) double gompt_math_inf(long s) { return s >= 0 ? INFINITY : -INFINITY; }
-static inline __attribute__((always_inline)) bool gompt_math_isinf(double x, long s) { return s > 0 ? x == INFINITY : s < 0 ? x == -INFINITY : isinf(x) != 0; }
+#ifdef GOMPT_SEXT_COMPARE
+#define GOMPT_CMP64(x, op, y) (((ulong)(x) ^ 0x8000000000000000UL) op ((ulong)(y) ^ 0x8000000000000000UL))
+#else
+#define GOMPT_CMP64(x, op, y) ((x) op (y))
+#endif
+
+static inline __attribute__((always_inline)) long gompt_len_mul(long a, long b) { return GOMPT_CMP64(a, <=, 0L) || GOMPT_CMP64(b, <=, 0L) ? 0 : a * b; }
+static inline __attribute__((always_inline)) double gompt_math_inf(long s) { return GOMPT_CMP64(s, >=, 0L) ? INFINITY : -INFINITY; }
+static inline __attribute__((always_inline)) bool gompt_math_isinf(double x, long s) { return GOMPT_CMP64(s, >, 0L) ? x == INFINITY : GOMPT_CMP64(s, <, 0L) ? x == -INFINITY : isinf(x) != 0; }
 
 static inline __attribute__((always_inline)) void gompt_body_Classify(long i, long n, __global const double *a, long gompt_len_a_, __global ulong *out, long gompt_len_out_) {
   double x = a[i];

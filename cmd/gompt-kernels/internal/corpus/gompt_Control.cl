@@ -17,6 +17,12 @@ static inline __attribute__((always_inline)) void gompt_loop_check(__global long
 #define GOMPT_LOOP_CHECK
 #endif
 
+#ifdef GOMPT_SEXT_COMPARE
+#define GOMPT_CMP64(x, op, y) (((ulong)(x) ^ 0x8000000000000000UL) op ((ulong)(y) ^ 0x8000000000000000UL))
+#else
+#define GOMPT_CMP64(x, op, y) ((x) op (y))
+#endif
+
 
 static inline __attribute__((always_inline)) void gompt_body_Control(long i, long n, __global const int *a, long gompt_len_a_, __global long *out, long gompt_len_out_) {
   long x = ((long)a[i]);
@@ -25,12 +31,12 @@ static inline __attribute__((always_inline)) void gompt_body_Control(long i, lon
   {
     long j = (0L);
     for (;;) {
-      if (!(j < (10L))) break;
+      if (!GOMPT_CMP64(j, <, (10L))) break;
       {
         if (j == (2L)) {
           goto gompt_c1;
         }
-        if (((long)j) > ((long)((ulong)((long)(x % (7L))) + (ulong)(3L)))) {
+        if (GOMPT_CMP64(((long)j), >, ((long)((ulong)((long)(x % (7L))) + (ulong)(3L))))) {
           break;
         }
         acc = ((long)((ulong)acc + (ulong)((long)j)));
@@ -42,7 +48,7 @@ static inline __attribute__((always_inline)) void gompt_body_Control(long i, lon
   long k = x;
   {
     for (;;) {
-      if (!(k > (100L))) break;
+      if (!GOMPT_CMP64(k, >, (100L))) break;
       {
         k = ((long)(k / (3L)));
       }
@@ -61,7 +67,7 @@ static inline __attribute__((always_inline)) void gompt_body_Control(long i, lon
   acc = ((long)((ulong)((long)((ulong)acc * (ulong)(1000L))) + (ulong)k));
   {
     long gompt_t4 = (6L);
-    for (long gompt_t5 = 0; gompt_t5 < gompt_t4; gompt_t5++) {
+    for (long gompt_t5 = 0; GOMPT_CMP64(gompt_t5, <, gompt_t4); gompt_t5++) {
       long j_2 = gompt_t5;
       {
         if (j_2 == (1L)) {
@@ -76,7 +82,7 @@ static inline __attribute__((always_inline)) void gompt_body_Control(long i, lon
       }
       {
         long gompt_t8 = (3L);
-        for (long gompt_t9 = 0; gompt_t9 < gompt_t8; gompt_t9++) {
+        for (long gompt_t9 = 0; GOMPT_CMP64(gompt_t9, <, gompt_t8); gompt_t9++) {
           long m = gompt_t9;
           if (m == (1L)) {
             goto gompt_c6;
@@ -108,9 +114,9 @@ static inline __attribute__((always_inline)) void gompt_body_Control(long i, lon
   q = gompt_t16;
   {
     long q_2 = ((long)((ulong)p + (ulong)(1L)));
-    if (q_2 > (0L)) {
+    if (GOMPT_CMP64(q_2, >, (0L))) {
       acc = ((long)((ulong)acc + (ulong)q_2));
-    } else if (q_2 < (-10L)) {
+    } else if (GOMPT_CMP64(q_2, <, (-10L))) {
       acc = ((long)((ulong)acc - (ulong)q_2));
     } else {
       acc = ((long)(acc ^ q_2));
@@ -124,7 +130,7 @@ static inline __attribute__((always_inline)) void gompt_body_Control(long i, lon
     acc = ((long)((ulong)0 - (ulong)acc));
   }
   out[i] = ((long)((ulong)acc + (ulong)q));
-  if (x < (0L)) {
+  if (GOMPT_CMP64(x, <, (0L))) {
     return;
   }
   {

@@ -17,6 +17,12 @@ static inline __attribute__((always_inline)) void gompt_loop_check(__global long
 #define GOMPT_LOOP_CHECK
 #endif
 
+#ifdef GOMPT_SEXT_COMPARE
+#define GOMPT_CMP64(x, op, y) (((ulong)(x) ^ 0x8000000000000000UL) op ((ulong)(y) ^ 0x8000000000000000UL))
+#else
+#define GOMPT_CMP64(x, op, y) ((x) op (y))
+#endif
+
 static void gompt_check_fail(__global long *f, int *stop, long site, long i, long n) {
   *stop = 1;
   if (atomic_cmpxchg((volatile __global int *)f, 0, (int)site) == 0) {
@@ -26,12 +32,12 @@ static void gompt_check_fail(__global long *f, int *stop, long site, long i, lon
   }
 }
 static inline __attribute__((always_inline)) float gompt_ldc_float(__global const float *p, long n, long i, __global long *f, int *stop, long site) { if ((ulong)i < (ulong)n) return p[i]; gompt_check_fail(f, stop, site, i, n); return (float)0; }
-static inline __attribute__((always_inline)) long gompt_len_mul(long a, long b) { return a <= 0 || b <= 0 ? 0 : a * b; }
+static inline __attribute__((always_inline)) long gompt_len_mul(long a, long b) { return GOMPT_CMP64(a, <=, 0L) || GOMPT_CMP64(b, <=, 0L) ? 0 : a * b; }
 static inline __attribute__((always_inline)) long gompt_rem_long(long a, long b) { return b == 0 || b == -1 ? (long)0 : (long)(a % b); }
 static inline __attribute__((always_inline)) long gompt_remc_long(long a, long b, __global long *f, int *stop, long site) { if (b == 0) { gompt_check_fail(f, stop, site, 0, 0); return (long)0; } return gompt_rem_long(a, b); }
 
 static inline __attribute__((always_inline)) void gompt_body_Conv(long j, long i, long m, long n, long k, __global const float *w, long gompt_len_w_, __global const float *in, long gompt_len_in_, __global float *out, long gompt_len_out_, __global long *gompt_fault, int *gompt_stop) {
-  if (k <= (0L)) {
+  if (GOMPT_CMP64(k, <=, (0L))) {
     return;
   }
   float acc = (0x0p+00f);
@@ -39,7 +45,7 @@ static inline __attribute__((always_inline)) void gompt_body_Conv(long j, long i
   {
     long p = (0L);
     for (;;) {
-      if (!(p < k)) break;
+      if (!GOMPT_CMP64(p, <, k)) break;
       if (*gompt_stop) return;
       {
         float t = (w[p] * gompt_ldc_float(in, gompt_len_in_, ((long)((ulong)((long)((ulong)i * (ulong)n)) + (ulong)gompt_remc_long(((long)((ulong)j + (ulong)p)), n, gompt_fault, gompt_stop, 1L))), gompt_fault, gompt_stop, 2L));

@@ -18,12 +18,18 @@ static inline __attribute__((always_inline)) void gompt_loop_check(__global long
 #define GOMPT_LOOP_CHECK
 #endif
 
+#ifdef GOMPT_SEXT_COMPARE
+#define GOMPT_CMP64(x, op, y) (((ulong)(x) ^ 0x8000000000000000UL) op ((ulong)(y) ^ 0x8000000000000000UL))
+#else
+#define GOMPT_CMP64(x, op, y) ((x) op (y))
+#endif
+
 static inline __attribute__((always_inline)) int gompt_cvt_int_double(double x) { return (int)(isnan(x) || x >= 0x1p31 || x < -0x1p31 ? (int)0x80000000U : (int)x); }
 static inline __attribute__((always_inline)) long gompt_cvt_long_double(double x) { return (isnan(x) || x >= 0x1p63 || x < -0x1p63 ? (long)0x8000000000000000UL : (long)x); }
 static inline __attribute__((always_inline)) short gompt_cvt_short_double(double x) { return (short)(isnan(x) || x >= 0x1p31 || x < -0x1p31 ? (int)0x80000000U : (int)x); }
 static inline __attribute__((always_inline)) uchar gompt_cvt_uchar_double(double x) { return (uchar)(isnan(x) || x >= 0x1p31 || x < -0x1p31 ? (int)0x80000000U : (int)x); }
 static inline __attribute__((always_inline)) uint gompt_cvt_uint_double(double x) { return (uint)(isnan(x) || x >= 0x1p63 || x < -0x1p63 ? (long)0x8000000000000000UL : (long)x); }
-static inline __attribute__((always_inline)) long gompt_len_mul(long a, long b) { return a <= 0 || b <= 0 ? 0 : a * b; }
+static inline __attribute__((always_inline)) long gompt_len_mul(long a, long b) { return GOMPT_CMP64(a, <=, 0L) || GOMPT_CMP64(b, <=, 0L) ? 0 : a * b; }
 
 static inline __attribute__((always_inline)) void gompt_body_Conversions(long i, long n, __global const long *a, long gompt_len_a_, __global const double *f, long gompt_len_f_, __global double *out, long gompt_len_out_) {
   long gompt_t1 = a[i];

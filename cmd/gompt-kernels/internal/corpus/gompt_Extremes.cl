@@ -18,6 +18,12 @@ static inline __attribute__((always_inline)) void gompt_loop_check(__global long
 #define GOMPT_LOOP_CHECK
 #endif
 
+#ifdef GOMPT_SEXT_COMPARE
+#define GOMPT_CMP64(x, op, y) (((ulong)(x) ^ 0x8000000000000000UL) op ((ulong)(y) ^ 0x8000000000000000UL))
+#else
+#define GOMPT_CMP64(x, op, y) ((x) op (y))
+#endif
+
 #ifdef __NVPTX__
 #define gompt_atom_add64(a, d) __sync_fetch_and_add(a, d)
 #define gompt_atom_cas64(a, o, n) __sync_val_compare_and_swap(a, o, n)
@@ -32,7 +38,7 @@ static inline __attribute__((always_inline)) void gompt_loop_check(__global long
 static inline __attribute__((always_inline)) float gompt_max_float(float x, float y) { x = -x; y = -y; float m = x < y ? x : y; float u = m < x ? m : x; return -as_float(as_uint(u) | as_uint(m)); }
 static inline __attribute__((always_inline)) uint gompt_max_uint(uint x, uint y) { return y > x ? y : x; }
 static inline __attribute__((always_inline)) double gompt_min_double(double x, double y) { double m = x < y ? x : y; double u = m < x ? m : x; return as_double(as_ulong(u) | as_ulong(m)); }
-static inline __attribute__((always_inline)) long gompt_min_long(long x, long y) { return y < x ? y : x; }
+static inline __attribute__((always_inline)) long gompt_min_long(long x, long y) { return GOMPT_CMP64(y, <, x) ? y : x; }
 static inline __attribute__((always_inline)) void gompt_reduce_max_float_global(volatile __global float *a, float v) {
   volatile __global uint *b = (volatile __global uint *)a;
   uint o = *b;

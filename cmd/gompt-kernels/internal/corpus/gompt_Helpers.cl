@@ -18,6 +18,12 @@ static inline __attribute__((always_inline)) void gompt_loop_check(__global long
 #define GOMPT_LOOP_CHECK
 #endif
 
+#ifdef GOMPT_SEXT_COMPARE
+#define GOMPT_CMP64(x, op, y) (((ulong)(x) ^ 0x8000000000000000UL) op ((ulong)(y) ^ 0x8000000000000000UL))
+#else
+#define GOMPT_CMP64(x, op, y) ((x) op (y))
+#endif
+
 static void gompt_check_fail(__global long *f, int *stop, long site, long i, long n) {
   *stop = 1;
   if (atomic_cmpxchg((volatile __global int *)f, 0, (int)site) == 0) {
@@ -44,7 +50,7 @@ static float gompt_f_poly3(float x, __global const float *c, long gompt_len_c_, 
 }
 
 static void gompt_f_bump(__global int *h, long gompt_len_h_, long j, int v, __global long *gompt_fault, int *gompt_stop) {
-  if ((j >= (0L)) && (j < gompt_len_h_)) {
+  if (GOMPT_CMP64(j, >=, (0L)) && GOMPT_CMP64(j, <, gompt_len_h_)) {
     {
       long gompt_t1 = j;
       if ((ulong)gompt_t1 < (ulong)gompt_len_h_) {

@@ -17,6 +17,12 @@ static inline __attribute__((always_inline)) void gompt_loop_check(__global long
 #define GOMPT_LOOP_CHECK
 #endif
 
+#ifdef GOMPT_SEXT_COMPARE
+#define GOMPT_CMP64(x, op, y) (((ulong)(x) ^ 0x8000000000000000UL) op ((ulong)(y) ^ 0x8000000000000000UL))
+#else
+#define GOMPT_CMP64(x, op, y) ((x) op (y))
+#endif
+
 
 static inline __attribute__((always_inline)) void gompt_body_Labels(long i, long n, __global const long *a, long gompt_len_a_, __global long *out, long gompt_len_out_) {
   long v = a[i];
@@ -24,12 +30,12 @@ static inline __attribute__((always_inline)) void gompt_body_Labels(long i, long
   {
     long x = (0L);
     for (;;) {
-      if (!(x < (8L))) break;
+      if (!GOMPT_CMP64(x, <, (8L))) break;
       {
         {
           long y = (0L);
           for (;;) {
-            if (!(y < (8L))) break;
+            if (!GOMPT_CMP64(y, <, (8L))) break;
             {
               if (((long)((ulong)x * (ulong)y)) == ((long)(v % (50L)))) {
                 found = ((long)((ulong)((long)((ulong)x * (ulong)(8L))) + (ulong)y));
@@ -48,7 +54,7 @@ static inline __attribute__((always_inline)) void gompt_body_Labels(long i, long
   {
     long u = v;
     for (;;) {
-      if (!(((u != (1L)) && (u > (0L))) && (steps < (100L)))) break;
+      if (!(((u != (1L)) && GOMPT_CMP64(u, >, (0L))) && GOMPT_CMP64(steps, <, (100L)))) break;
       {
         if (((long)(u % (2L))) == (0L)) {
           u = ((long)(u / (2L)));

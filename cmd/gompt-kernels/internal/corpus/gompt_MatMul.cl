@@ -17,14 +17,20 @@ static inline __attribute__((always_inline)) void gompt_loop_check(__global long
 #define GOMPT_LOOP_CHECK
 #endif
 
-static inline __attribute__((always_inline)) long gompt_len_mul(long a, long b) { return a <= 0 || b <= 0 ? 0 : a * b; }
+#ifdef GOMPT_SEXT_COMPARE
+#define GOMPT_CMP64(x, op, y) (((ulong)(x) ^ 0x8000000000000000UL) op ((ulong)(y) ^ 0x8000000000000000UL))
+#else
+#define GOMPT_CMP64(x, op, y) ((x) op (y))
+#endif
+
+static inline __attribute__((always_inline)) long gompt_len_mul(long a, long b) { return GOMPT_CMP64(a, <=, 0L) || GOMPT_CMP64(b, <=, 0L) ? 0 : a * b; }
 
 static inline __attribute__((always_inline)) void gompt_body_MatMul(long j, long i, long m, long n, long k, __global const float *A, long gompt_len_A_, __global const float *B, long gompt_len_B_, __global float *C, long gompt_len_C_) {
   float acc = (0x0p+00f);
   {
     long p = (0L);
     for (;;) {
-      if (!(p < k)) break;
+      if (!GOMPT_CMP64(p, <, k)) break;
       {
         acc = (acc + (A[((long)((ulong)((long)((ulong)i * (ulong)k)) + (ulong)p))] * B[((long)((ulong)((long)((ulong)p * (ulong)n)) + (ulong)j))]));
       }

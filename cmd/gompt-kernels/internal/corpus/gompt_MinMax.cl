@@ -18,9 +18,15 @@ static inline __attribute__((always_inline)) void gompt_loop_check(__global long
 #define GOMPT_LOOP_CHECK
 #endif
 
+#ifdef GOMPT_SEXT_COMPARE
+#define GOMPT_CMP64(x, op, y) (((ulong)(x) ^ 0x8000000000000000UL) op ((ulong)(y) ^ 0x8000000000000000UL))
+#else
+#define GOMPT_CMP64(x, op, y) ((x) op (y))
+#endif
+
 static inline __attribute__((always_inline)) long gompt_cvt_long_double(double x) { return (isnan(x) || x >= 0x1p63 || x < -0x1p63 ? (long)0x8000000000000000UL : (long)x); }
 static inline __attribute__((always_inline)) uchar gompt_cvt_uchar_float(float x) { return (uchar)(isnan(x) || x >= 0x1p31f || x < -0x1p31f ? (int)0x80000000U : (int)x); }
-static inline __attribute__((always_inline)) long gompt_len_mul(long a, long b) { return a <= 0 || b <= 0 ? 0 : a * b; }
+static inline __attribute__((always_inline)) long gompt_len_mul(long a, long b) { return GOMPT_CMP64(a, <=, 0L) || GOMPT_CMP64(b, <=, 0L) ? 0 : a * b; }
 static inline __attribute__((always_inline)) double gompt_math_max(double x, double y) {
   if (x == INFINITY || y == INFINITY) return INFINITY;
   if (isnan(x) || isnan(y)) return as_double(0x7FF8000000000001UL);
@@ -38,7 +44,7 @@ static inline __attribute__((always_inline)) float gompt_max_float(float x, floa
 static inline __attribute__((always_inline)) uchar gompt_max_uchar(uchar x, uchar y) { return y > x ? y : x; }
 static inline __attribute__((always_inline)) double gompt_min_double(double x, double y) { double m = x < y ? x : y; double u = m < x ? m : x; return as_double(as_ulong(u) | as_ulong(m)); }
 static inline __attribute__((always_inline)) float gompt_min_float(float x, float y) { float m = x < y ? x : y; float u = m < x ? m : x; return as_float(as_uint(u) | as_uint(m)); }
-static inline __attribute__((always_inline)) long gompt_min_long(long x, long y) { return y < x ? y : x; }
+static inline __attribute__((always_inline)) long gompt_min_long(long x, long y) { return GOMPT_CMP64(y, <, x) ? y : x; }
 
 static inline __attribute__((always_inline)) void gompt_body_MinMax(long i, long n, __global const double *a, long gompt_len_a_, __global const double *b, long gompt_len_b_, __global const float *c, long gompt_len_c_, __global const float *d, long gompt_len_d_, __global double *out, long gompt_len_out_) {
   double gompt_t1 = a[i];

@@ -17,7 +17,13 @@ static inline __attribute__((always_inline)) void gompt_loop_check(__global long
 #define GOMPT_LOOP_CHECK
 #endif
 
-static inline __attribute__((always_inline)) long gompt_len_mul(long a, long b) { return a <= 0 || b <= 0 ? 0 : a * b; }
+#ifdef GOMPT_SEXT_COMPARE
+#define GOMPT_CMP64(x, op, y) (((ulong)(x) ^ 0x8000000000000000UL) op ((ulong)(y) ^ 0x8000000000000000UL))
+#else
+#define GOMPT_CMP64(x, op, y) ((x) op (y))
+#endif
+
+static inline __attribute__((always_inline)) long gompt_len_mul(long a, long b) { return GOMPT_CMP64(a, <=, 0L) || GOMPT_CMP64(b, <=, 0L) ? 0 : a * b; }
 static inline __attribute__((always_inline)) char gompt_shl_char(char a, ulong s) { return s >= 8 ? (char)0 : (char)((uint)a << s); }
 static inline __attribute__((always_inline)) long gompt_shl_long(long a, ulong s) { return s >= 64 ? (long)0 : (long)((ulong)a << s); }
 static inline __attribute__((always_inline)) ulong gompt_shl_ulong(ulong a, ulong s) { return s >= 64 ? (ulong)0 : (ulong)((ulong)a << s); }
@@ -44,7 +50,7 @@ static inline __attribute__((always_inline)) void gompt_body_Shifts(long i, long
   out[((long)((ulong)o + (ulong)(7L)))] = ((long)gompt_shr_short(((short)x), (ulong)(c)));
   out[((long)((ulong)o + (ulong)(8L)))] = ((long)((ulong)((long)((ulong)((long)(x >> 63)) + (ulong)((long)(((long)((ulong)x << 63)) >> 1)))) + (ulong)((long)((uchar)(((uchar)x) >> 7)))));
   long k = ((long)c);
-  if (k >= (0L)) {
+  if (GOMPT_CMP64(k, >=, (0L))) {
     out[((long)((ulong)o + (ulong)(9L)))] = gompt_shr_long(x, (ulong)(k));
   }
   x = ((long)((ulong)x << 1));

@@ -17,6 +17,12 @@ static inline __attribute__((always_inline)) void gompt_loop_check(__global long
 #define GOMPT_LOOP_CHECK
 #endif
 
+#ifdef GOMPT_SEXT_COMPARE
+#define GOMPT_CMP64(x, op, y) (((ulong)(x) ^ 0x8000000000000000UL) op ((ulong)(y) ^ 0x8000000000000000UL))
+#else
+#define GOMPT_CMP64(x, op, y) ((x) op (y))
+#endif
+
 static void gompt_check_fail(__global long *f, int *stop, long site, long i, long n) {
   *stop = 1;
   if (atomic_cmpxchg((volatile __global int *)f, 0, (int)site) == 0) {
@@ -26,7 +32,7 @@ static void gompt_check_fail(__global long *f, int *stop, long site, long i, lon
   }
 }
 static inline __attribute__((always_inline)) float gompt_ldc_float(__global const float *p, long n, long i, __global long *f, int *stop, long site) { if ((ulong)i < (ulong)n) return p[i]; gompt_check_fail(f, stop, site, i, n); return (float)0; }
-static inline __attribute__((always_inline)) long gompt_len_mul(long a, long b) { return a <= 0 || b <= 0 ? 0 : a * b; }
+static inline __attribute__((always_inline)) long gompt_len_mul(long a, long b) { return GOMPT_CMP64(a, <=, 0L) || GOMPT_CMP64(b, <=, 0L) ? 0 : a * b; }
 static inline __attribute__((always_inline)) float gompt_lldc_float(__local float *a, long n, long i, __global long *f, int *stop, long site) { if ((ulong)i < (ulong)n) return a[i]; gompt_check_fail(f, stop, site, i, n); return (float)0; }
 
 static inline __attribute__((always_inline)) void gompt_body_TeamGather(long t, long th, long teams, long m, __global const long *idx, long gompt_len_idx_, __global const long *at, long gompt_len_at_, __global const float *src, long gompt_len_src_, __global float *out, long gompt_len_out_, __local float *buf, __global long *gompt_fault, int *gompt_stop) {

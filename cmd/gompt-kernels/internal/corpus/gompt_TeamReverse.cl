@@ -17,6 +17,12 @@ static inline __attribute__((always_inline)) void gompt_loop_check(__global long
 #define GOMPT_LOOP_CHECK
 #endif
 
+#ifdef GOMPT_SEXT_COMPARE
+#define GOMPT_CMP64(x, op, y) (((ulong)(x) ^ 0x8000000000000000UL) op ((ulong)(y) ^ 0x8000000000000000UL))
+#else
+#define GOMPT_CMP64(x, op, y) ((x) op (y))
+#endif
+
 static void gompt_check_fail(__global long *f, int *stop, long site, long i, long n) {
   *stop = 1;
   if (atomic_cmpxchg((volatile __global int *)f, 0, (int)site) == 0) {
@@ -25,7 +31,7 @@ static void gompt_check_fail(__global long *f, int *stop, long site, long i, lon
     f[3] = 573153994L;
   }
 }
-static inline __attribute__((always_inline)) long gompt_len_mul(long a, long b) { return a <= 0 || b <= 0 ? 0 : a * b; }
+static inline __attribute__((always_inline)) long gompt_len_mul(long a, long b) { return GOMPT_CMP64(a, <=, 0L) || GOMPT_CMP64(b, <=, 0L) ? 0 : a * b; }
 static inline __attribute__((always_inline)) int gompt_lldc_int(__local int *a, long n, long i, __global long *f, int *stop, long site) { if ((ulong)i < (ulong)n) return a[i]; gompt_check_fail(f, stop, site, i, n); return (int)0; }
 static inline __attribute__((always_inline)) long gompt_lldc_long(__local long *a, long n, long i, __global long *f, int *stop, long site) { if ((ulong)i < (ulong)n) return a[i]; gompt_check_fail(f, stop, site, i, n); return (long)0; }
 
@@ -49,9 +55,9 @@ static inline __attribute__((always_inline)) void gompt_body_TeamReverse(long t,
   {
     long s = (32L);
     for (;;) {
-      if (!(s > (0L))) break;
+      if (!GOMPT_CMP64(s, >, (0L))) break;
       {
-        if (th < s) {
+        if (GOMPT_CMP64(th, <, s)) {
           {
             long gompt_t4 = th;
             if ((ulong)gompt_t4 < (ulong)64L) {

@@ -18,10 +18,16 @@ static inline __attribute__((always_inline)) void gompt_loop_check(__global long
 #define GOMPT_LOOP_CHECK
 #endif
 
+#ifdef GOMPT_SEXT_COMPARE
+#define GOMPT_CMP64(x, op, y) (((ulong)(x) ^ 0x8000000000000000UL) op ((ulong)(y) ^ 0x8000000000000000UL))
+#else
+#define GOMPT_CMP64(x, op, y) ((x) op (y))
+#endif
+
 static inline __attribute__((always_inline)) long gompt_cvt_long_double(double x) { return (isnan(x) || x >= 0x1p63 || x < -0x1p63 ? (long)0x8000000000000000UL : (long)x); }
-static inline __attribute__((always_inline)) long gompt_len_mul(long a, long b) { return a <= 0 || b <= 0 ? 0 : a * b; }
-static inline __attribute__((always_inline)) long gompt_max_long(long x, long y) { return y > x ? y : x; }
-static inline __attribute__((always_inline)) long gompt_min_long(long x, long y) { return y < x ? y : x; }
+static inline __attribute__((always_inline)) long gompt_len_mul(long a, long b) { return GOMPT_CMP64(a, <=, 0L) || GOMPT_CMP64(b, <=, 0L) ? 0 : a * b; }
+static inline __attribute__((always_inline)) long gompt_max_long(long x, long y) { return GOMPT_CMP64(y, >, x) ? y : x; }
+static inline __attribute__((always_inline)) long gompt_min_long(long x, long y) { return GOMPT_CMP64(y, <, x) ? y : x; }
 
 static inline __attribute__((always_inline)) void gompt_body_Tricky(long i, long n, double global_, __global const long *kernel_, long gompt_len_kernel_, __global long *out, long gompt_len_out_) {
   long o = ((long)((ulong)(8L) * (ulong)i));
@@ -43,7 +49,7 @@ static inline __attribute__((always_inline)) void gompt_body_Tricky(long i, long
     a = gompt_t3;
     b = gompt_t4;
     for (;;) {
-      if (!(a < b)) break;
+      if (!GOMPT_CMP64(a, <, b)) break;
       {
         {
           long gompt_t6 = ((long)((ulong)o + (ulong)(2L)));
@@ -82,7 +88,7 @@ static inline __attribute__((always_inline)) void gompt_body_Tricky(long i, long
     }
   }
   out[((long)((ulong)o + (ulong)(4L)))] = ((long)((ulong)((long)cnt) + (ulong)((long)((uchar)(~((uchar)long_))))));
-  bool gompt_t16 = (long_ > (0L));
+  bool gompt_t16 = GOMPT_CMP64(long_, >, (0L));
   bool gompt_t17 = (!(((long)(long_ % (2L))) == (0L)));
   bool half_ = gompt_t16;
   bool flag = gompt_t17;
@@ -92,7 +98,7 @@ static inline __attribute__((always_inline)) void gompt_body_Tricky(long i, long
   out[((long)((ulong)o + (ulong)(6L)))] = ((long)((ulong)gompt_min_long(gompt_min_long(gompt_min_long(long_, ((long)a)), ((long)b)), (7L)) + (ulong)gompt_max_long(long_, (-3L))));
   {
     long gompt_t18 = (5L);
-    for (long gompt_t19 = 0; gompt_t19 < gompt_t18; gompt_t19++) {
+    for (long gompt_t19 = 0; GOMPT_CMP64(gompt_t19, <, gompt_t18); gompt_t19++) {
       long j = gompt_t19;
       if (((long)j) == ((long)(long_ % (5L)))) {
         out[((long)((ulong)o + (ulong)(7L)))] = ((long)((ulong)((long)((ulong)((long)j) + (ulong)gompt_cvt_long_double(((0x1.3a28c59d5433bp+08) * ((double)((long)((ulong)j + (ulong)(1L)))))))) + (ulong)(1000000000000000000L)));

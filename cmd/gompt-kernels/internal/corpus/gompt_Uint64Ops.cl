@@ -17,6 +17,12 @@ static inline __attribute__((always_inline)) void gompt_loop_check(__global long
 #define GOMPT_LOOP_CHECK
 #endif
 
+#ifdef GOMPT_SEXT_COMPARE
+#define GOMPT_CMP64(x, op, y) (((ulong)(x) ^ 0x8000000000000000UL) op ((ulong)(y) ^ 0x8000000000000000UL))
+#else
+#define GOMPT_CMP64(x, op, y) ((x) op (y))
+#endif
+
 static void gompt_check_fail(__global long *f, int *stop, long site, long i, long n) {
   *stop = 1;
   if (atomic_cmpxchg((volatile __global int *)f, 0, (int)site) == 0) {
@@ -27,7 +33,7 @@ static void gompt_check_fail(__global long *f, int *stop, long site, long i, lon
 }
 static inline __attribute__((always_inline)) ulong gompt_div_ulong(ulong a, ulong b) { return b == 0 ? (ulong)0 : (ulong)(a / b); }
 static inline __attribute__((always_inline)) ulong gompt_divc_ulong(ulong a, ulong b, __global long *f, int *stop, long site) { if (b == 0) { gompt_check_fail(f, stop, site, 0, 0); return (ulong)0; } return gompt_div_ulong(a, b); }
-static inline __attribute__((always_inline)) long gompt_len_mul(long a, long b) { return a <= 0 || b <= 0 ? 0 : a * b; }
+static inline __attribute__((always_inline)) long gompt_len_mul(long a, long b) { return GOMPT_CMP64(a, <=, 0L) || GOMPT_CMP64(b, <=, 0L) ? 0 : a * b; }
 static inline __attribute__((always_inline)) ulong gompt_rem_ulong(ulong a, ulong b) { return b == 0 ? (ulong)0 : (ulong)(a % b); }
 static inline __attribute__((always_inline)) ulong gompt_remc_ulong(ulong a, ulong b, __global long *f, int *stop, long site) { if (b == 0) { gompt_check_fail(f, stop, site, 0, 0); return (ulong)0; } return gompt_rem_ulong(a, b); }
 

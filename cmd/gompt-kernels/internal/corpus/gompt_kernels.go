@@ -4452,6 +4452,203 @@ func RunShifts(dev gompttarget.DeviceClause, n int, a []int64, s []uint64, out [
 		Args: []gompttarget.Arg{gompttarget.Int(n), gompttarget.Slice(a), gompttarget.Slice(s), gompttarget.Slice(out)}})
 }
 
+// SignExtendKernel is the gompt map kernel of SignExtend (sext.go:51:1), over [0, n).
+var SignExtendKernel = &gomptdevice.Kernel{
+	Name: "SignExtend",
+	Params: []gomptdevice.Param{
+		{Name: "n", Kind: gomptdevice.ParamInt64},
+		{Name: "m", Kind: gomptdevice.ParamInt32},
+		{Name: "p", Kind: gomptdevice.ParamInt32},
+		{Name: "k", Kind: gomptdevice.ParamInt32},
+		{Name: "a", Kind: gomptdevice.ParamBuffer, Elem: gomptdevice.ParamInt32, Len: "n"},
+		{Name: "b", Kind: gomptdevice.ParamBuffer, Elem: gomptdevice.ParamInt16, Len: "n"},
+		{Name: "c", Kind: gomptdevice.ParamBuffer, Elem: gomptdevice.ParamInt8, Len: "n"},
+		{Name: "w", Kind: gomptdevice.ParamBuffer, Elem: gomptdevice.ParamInt64, Len: "p"},
+		{Name: "v", Kind: gomptdevice.ParamBuffer, Elem: gomptdevice.ParamInt64, Len: "p*k"},
+		{Name: "out", Kind: gomptdevice.ParamBuffer, Elem: gomptdevice.ParamInt64, Len: "16*n"},
+	},
+	Dims: 1,
+	Images: []gomptdevice.Image{
+		{Kind: gomptdevice.ImageHost, Entry: "gompt_SignExtend", Host: gomptHostSignExtend},
+		{Kind: gomptdevice.ImageOpenCL, Entry: "gompt_SignExtend", Source: gomptCLSignExtend, Options: "-cl-fp32-correctly-rounded-divide-sqrt"},
+		{Kind: gomptdevice.ImagePTX, Entry: "gompt_SignExtend", Source: gomptPTXSignExtend},
+	},
+	Sample: gomptSampleSignExtend,
+}
+
+//go:embed gompt_SignExtend.cl
+var gomptCLSignExtend string
+
+//go:embed gompt_SignExtend.ptx
+var gomptPTXSignExtend string
+
+// gomptHostSignExtend is SignExtendKernel's Go image: the body of SignExtend at each point of the team's range.
+func gomptHostSignExtend(gomptA *gomptdevice.HostArgs, gomptR gomptdevice.Range, _, _ int) {
+	n := gomptA.Int(0)
+	m := int32(gomptA.Int(1))
+	p := int32(gomptA.Int(2))
+	k := int16(gomptA.Int(3))
+	a := gomptrt.View[int32](gomptA.Bufs[4], gomptrt.Len(n))
+	b := gomptrt.View[int16](gomptA.Bufs[5], gomptrt.Len(n))
+	c := gomptrt.View[int8](gomptA.Bufs[6], gomptrt.Len(n))
+	w := gomptrt.View[int64](gomptA.Bufs[7], gomptrt.Len(int(p)))
+	v := gomptrt.View[int64](gomptA.Bufs[8], gomptrt.Len(int(p), int(k)))
+	out := gomptrt.View[int64](gomptA.Bufs[9], gomptrt.Len(16, n))
+	gomptPA := unsafe.Pointer(unsafe.SliceData(a))
+	gomptPB := unsafe.Pointer(unsafe.SliceData(b))
+	gomptPC := unsafe.Pointer(unsafe.SliceData(c))
+	gomptPOut := unsafe.Pointer(unsafe.SliceData(out))
+	gomptLo0, gomptHi0 := gomptR.Clamp(0, n)
+	for i := gomptLo0; i < gomptHi0; i++ {
+//line sext.go:52
+		x := int64(*(*int32)(unsafe.Add(gomptPA, i*4)))
+//line gompt_kernels.go:4506
+//line sext.go:53
+		o := (int(16) * i)
+//line gompt_kernels.go:4509
+//line sext.go:54
+		*(*int64)(unsafe.Add(gomptPOut, o*8)) = order(x)
+//line gompt_kernels.go:4512
+//line sext.go:55
+		*(*int64)(unsafe.Add(gomptPOut, (o+int(1))*8)) = order(int64(*(*int16)(unsafe.Add(gomptPB, i*2))))
+//line gompt_kernels.go:4515
+//line sext.go:56
+		*(*int64)(unsafe.Add(gomptPOut, (o+int(2))*8)) = order(int64(*(*int8)(unsafe.Add(gomptPC, i*1))))
+//line gompt_kernels.go:4518
+//line sext.go:57
+		*(*int64)(unsafe.Add(gomptPOut, (o+int(3))*8)) = order(int64(m))
+//line gompt_kernels.go:4521
+//line sext.go:58
+		*(*int64)(unsafe.Add(gomptPOut, (o+int(4))*8)) = order(int64((*(*int32)(unsafe.Add(gomptPA, i*4)) + int32(1))))
+//line gompt_kernels.go:4524
+//line sext.go:59
+		*(*int64)(unsafe.Add(gomptPOut, (o+int(5))*8)) = order(int64((*(*int32)(unsafe.Add(gomptPA, i*4)) >> 1)))
+//line gompt_kernels.go:4527
+//line sext.go:60
+		*(*int64)(unsafe.Add(gomptPOut, (o+int(6))*8)) = order(int64(int32((x * int64(3)))))
+//line gompt_kernels.go:4530
+//line sext.go:61
+		*(*int64)(unsafe.Add(gomptPOut, (o+int(7))*8)) = (((((bit(less(x, int64(0)), int(0)) | bit(less(int64(0), x), int(1))) | bit(less(x, int64(-5)), int(2))) | bit(less(int64(5), x), int(3))) | bit(less(int64(*(*int8)(unsafe.Add(gomptPC, i*1))), int64(0)), int(4))) | bit(less(int64(m), int64(1)), int(5)))
+//line gompt_kernels.go:4533
+//line sext.go:63
+		*(*int64)(unsafe.Add(gomptPOut, (o+int(8))*8)) = min(x, int64(5))
+//line gompt_kernels.go:4536
+//line sext.go:64
+		*(*int64)(unsafe.Add(gomptPOut, (o+int(9))*8)) = max(x, int64(-5))
+//line gompt_kernels.go:4539
+//line sext.go:65
+		*(*int64)(unsafe.Add(gomptPOut, (o+int(10))*8)) = (min(x, int64(5), int64(m)) + max(int64(*(*int16)(unsafe.Add(gomptPB, i*2))), int64(0), int64(m)))
+//line gompt_kernels.go:4542
+//line sext.go:67
+		var up, down, over int64
+//line gompt_kernels.go:4545
+//line sext.go:68
+		for j := int64(0); j < x; j++ {
+//line gompt_kernels.go:4548
+//line sext.go:69
+			up++
+//line gompt_kernels.go:4551
+//line sext.go:70
+			if up == int64(20) {
+//line gompt_kernels.go:4554
+//line sext.go:71
+				break
+//line gompt_kernels.go:4557
+//line sext.go:70
+			}
+//line gompt_kernels.go:4560
+//line sext.go:68
+		}
+//line gompt_kernels.go:4563
+//line sext.go:74
+		for j := int64(0); j > x; j-- {
+//line gompt_kernels.go:4566
+//line sext.go:75
+			down++
+//line gompt_kernels.go:4569
+//line sext.go:76
+			if down == int64(20) {
+//line gompt_kernels.go:4572
+//line sext.go:77
+				break
+//line gompt_kernels.go:4575
+//line sext.go:76
+			}
+//line gompt_kernels.go:4578
+//line sext.go:74
+		}
+//line gompt_kernels.go:4581
+//line sext.go:80
+		for range x {
+//line gompt_kernels.go:4584
+//line sext.go:81
+			over++
+//line gompt_kernels.go:4587
+//line sext.go:82
+			if over == int64(20) {
+//line gompt_kernels.go:4590
+//line sext.go:83
+				break
+//line gompt_kernels.go:4593
+//line sext.go:82
+			}
+//line gompt_kernels.go:4596
+//line sext.go:80
+		}
+//line gompt_kernels.go:4599
+//line sext.go:86
+		*(*int64)(unsafe.Add(gomptPOut, (o+int(11))*8)) = up
+//line gompt_kernels.go:4602
+//line sext.go:87
+		*(*int64)(unsafe.Add(gomptPOut, (o+int(12))*8)) = down
+//line gompt_kernels.go:4605
+//line sext.go:88
+		*(*int64)(unsafe.Add(gomptPOut, (o+int(13))*8)) = over
+//line gompt_kernels.go:4608
+//line sext.go:89
+		*(*int64)(unsafe.Add(gomptPOut, (o+int(14))*8)) = int64(len(w))
+//line gompt_kernels.go:4611
+//line sext.go:90
+		*(*int64)(unsafe.Add(gomptPOut, (o+int(15))*8)) = int64(len(v))
+//line gompt_kernels.go:4614
+	}
+	_ = n
+	_ = p
+	_ = k
+}
+
+// gomptSampleSignExtend is SignExtendKernel's Sample: about n points, random arguments. Tol 0: every device gives the Go function's bits.
+func gomptSampleSignExtend(gomptN int, gomptSeed int64) gomptdevice.Sample {
+	gomptR := gomptrt.Rand("SignExtend", gomptN, gomptSeed)
+	gomptExt := gomptrt.Extents(gomptN, 1)
+	n := gomptExt[0]
+	m := int32(1 + gomptR.IntN(8))
+	p := int32(1 + gomptR.IntN(8))
+	k := int16(1 + gomptR.IntN(8))
+	return gomptdevice.Sample{
+		Shape: gomptdevice.Shape{Size: gomptExt},
+		Bufs:  [][]byte{nil, nil, nil, nil, gomptrt.Ints[int32](gomptR, gomptrt.Len(n), 0, 16), gomptrt.Ints[int16](gomptR, gomptrt.Len(n), 0, 16), gomptrt.Ints[int8](gomptR, gomptrt.Len(n), 0, 16), gomptrt.Ints[int64](gomptR, gomptrt.Len(int(p)), 0, 16), gomptrt.Ints[int64](gomptR, gomptrt.Len(int(p), int(k)), 0, 16), gomptrt.Ints[int64](gomptR, gomptrt.Len(16, n), 0, 16)},
+		Args:  []gomptdevice.Arg{gomptrt.Int(int64(n)), gomptrt.Int(int64(m)), gomptrt.Int(int64(p)), gomptrt.Int(int64(k)), {}, {}, {}, {}, {}, {}},
+	}
+}
+
+// RunSignExtend runs SignExtendKernel (SignExtend) on device dev over [0, n), mapping each slice by how the kernel uses it:
+// a to, b to, c to, w to, v to, out tofrom.
+func RunSignExtend(dev gompttarget.DeviceClause, n int, m int32, p int32, k int16, a []int32, b []int16, c []int8, w []int64, v []int64, out []int64) error {
+	if n <= 0 {
+		return nil
+	}
+	a = gomptrt.Head(a, gomptrt.Len(n))
+	b = gomptrt.Head(b, gomptrt.Len(n))
+	c = gomptrt.Head(c, gomptrt.Len(n))
+	w = gomptrt.Head(w, gomptrt.Len(int(p)))
+	v = gomptrt.Head(v, gomptrt.Len(int(p), int(k)))
+	out = gomptrt.Head(out, gomptrt.Len(16, n))
+	return gompttarget.Target(gompttarget.Region{Device: dev, Kernel: SignExtendKernel, Shape: gompttarget.Shape{Size: [3]int{n, 1, 1}},
+		Maps: []gompttarget.Map{gompttarget.To(a), gompttarget.To(b), gompttarget.To(c), gompttarget.To(w), gompttarget.To(v), gompttarget.ToFrom(out)},
+		Args: []gompttarget.Arg{gompttarget.Int(n), gompttarget.Int(int(m)), gompttarget.Int(int(p)), gompttarget.Int(int(k)), gompttarget.Slice(a), gompttarget.Slice(b), gompttarget.Slice(c), gompttarget.Slice(w), gompttarget.Slice(v), gompttarget.Slice(out)}})
+}
+
 // Stencil2DKernel is the gompt map kernel of Stencil2D (dims.go:7:1), over [0, nx)x[0, ny).
 var Stencil2DKernel = &gomptdevice.Kernel{
 	Name: "Stencil2D",
@@ -4498,51 +4695,51 @@ func gomptHostStencil2D(gomptA *gomptdevice.HostArgs, gomptR gomptdevice.Range, 
 		for x := gomptLo0; x < gomptIn0; x++ {
 //line dims.go:8
 			i := ((y * nx) + x)
-//line gompt_kernels.go:4502
+//line gompt_kernels.go:4699
 //line dims.go:9
 			if (((x == int(0)) || (y == int(0))) || (x == (nx - int(1)))) || (y == (ny - int(1))) {
-//line gompt_kernels.go:4505
+//line gompt_kernels.go:4702
 //line dims.go:10
 				*(*float32)(unsafe.Add(gomptPOut, i*4)) = *(*float32)(unsafe.Add(gomptPIn, i*4))
-//line gompt_kernels.go:4508
+//line gompt_kernels.go:4705
 //line dims.go:11
 				continue gomptPoint0
-//line gompt_kernels.go:4511
+//line gompt_kernels.go:4708
 //line dims.go:9
 			}
-//line gompt_kernels.go:4514
+//line gompt_kernels.go:4711
 //line dims.go:13
 			*(*float32)(unsafe.Add(gomptPOut, i*4)) = (*(*float32)(unsafe.Add(gomptPIn, i*4)) + (w * ((((*(*float32)(unsafe.Add(gomptPIn, (i-int(1))*4)) + *(*float32)(unsafe.Add(gomptPIn, (i+int(1))*4))) + *(*float32)(unsafe.Add(gomptPIn, (i-nx)*4))) + *(*float32)(unsafe.Add(gomptPIn, (i+nx)*4))) - (float32(4.0) * *(*float32)(unsafe.Add(gomptPIn, i*4))))))
-//line gompt_kernels.go:4517
+//line gompt_kernels.go:4714
 		}
 		for x := gomptIn0; x < gomptIn1; x++ {
 //line dims.go:8
 			i := ((y * nx) + x)
-//line gompt_kernels.go:4522
+//line gompt_kernels.go:4719
 //line dims.go:13
 			*(*float32)(unsafe.Add(gomptPOut, i*4)) = (*(*float32)(unsafe.Add(gomptPIn, i*4)) + (w * ((((*(*float32)(unsafe.Add(gomptPIn, (i-int(1))*4)) + *(*float32)(unsafe.Add(gomptPIn, (i+int(1))*4))) + *(*float32)(unsafe.Add(gomptPIn, (i-nx)*4))) + *(*float32)(unsafe.Add(gomptPIn, (i+nx)*4))) - (float32(4.0) * *(*float32)(unsafe.Add(gomptPIn, i*4))))))
-//line gompt_kernels.go:4525
+//line gompt_kernels.go:4722
 		}
 	gomptPoint2:
 		for x := gomptIn1; x < gomptHi0; x++ {
 //line dims.go:8
 			i := ((y * nx) + x)
-//line gompt_kernels.go:4531
+//line gompt_kernels.go:4728
 //line dims.go:9
 			if (((x == int(0)) || (y == int(0))) || (x == (nx - int(1)))) || (y == (ny - int(1))) {
-//line gompt_kernels.go:4534
+//line gompt_kernels.go:4731
 //line dims.go:10
 				*(*float32)(unsafe.Add(gomptPOut, i*4)) = *(*float32)(unsafe.Add(gomptPIn, i*4))
-//line gompt_kernels.go:4537
+//line gompt_kernels.go:4734
 //line dims.go:11
 				continue gomptPoint2
-//line gompt_kernels.go:4540
+//line gompt_kernels.go:4737
 //line dims.go:9
 			}
-//line gompt_kernels.go:4543
+//line gompt_kernels.go:4740
 //line dims.go:13
 			*(*float32)(unsafe.Add(gomptPOut, i*4)) = (*(*float32)(unsafe.Add(gomptPIn, i*4)) + (w * ((((*(*float32)(unsafe.Add(gomptPIn, (i-int(1))*4)) + *(*float32)(unsafe.Add(gomptPIn, (i+int(1))*4))) + *(*float32)(unsafe.Add(gomptPIn, (i-nx)*4))) + *(*float32)(unsafe.Add(gomptPIn, (i+nx)*4))) - (float32(4.0) * *(*float32)(unsafe.Add(gomptPIn, i*4))))))
-//line gompt_kernels.go:4546
+//line gompt_kernels.go:4743
 		}
 	}
 }
@@ -4619,10 +4816,10 @@ func gomptHostSumFloat32(gomptA *gomptdevice.HostArgs, gomptR gomptdevice.Range,
 		{
 //line reduce.go:13
 			gomptV = (*(*float32)(unsafe.Add(gomptPX, i*4)) * *(*float32)(unsafe.Add(gomptPY, i*4)))
-//line gompt_kernels.go:4623
+//line gompt_kernels.go:4820
 //line reduce.go:13
 			goto gomptR0
-//line gompt_kernels.go:4626
+//line gompt_kernels.go:4823
 		}
 	gomptR0:
 		gomptS0 = gomptS0 + float64(gomptV)
@@ -4630,10 +4827,10 @@ func gomptHostSumFloat32(gomptA *gomptdevice.HostArgs, gomptR gomptdevice.Range,
 			i := i + 1
 //line reduce.go:13
 			gomptV = (*(*float32)(unsafe.Add(gomptPX, i*4)) * *(*float32)(unsafe.Add(gomptPY, i*4)))
-//line gompt_kernels.go:4634
+//line gompt_kernels.go:4831
 //line reduce.go:13
 			goto gomptR1
-//line gompt_kernels.go:4637
+//line gompt_kernels.go:4834
 		}
 	gomptR1:
 		gomptS1 = gomptS1 + float64(gomptV)
@@ -4641,10 +4838,10 @@ func gomptHostSumFloat32(gomptA *gomptdevice.HostArgs, gomptR gomptdevice.Range,
 			i := i + 2
 //line reduce.go:13
 			gomptV = (*(*float32)(unsafe.Add(gomptPX, i*4)) * *(*float32)(unsafe.Add(gomptPY, i*4)))
-//line gompt_kernels.go:4645
+//line gompt_kernels.go:4842
 //line reduce.go:13
 			goto gomptR2
-//line gompt_kernels.go:4648
+//line gompt_kernels.go:4845
 		}
 	gomptR2:
 		gomptS2 = gomptS2 + float64(gomptV)
@@ -4652,10 +4849,10 @@ func gomptHostSumFloat32(gomptA *gomptdevice.HostArgs, gomptR gomptdevice.Range,
 			i := i + 3
 //line reduce.go:13
 			gomptV = (*(*float32)(unsafe.Add(gomptPX, i*4)) * *(*float32)(unsafe.Add(gomptPY, i*4)))
-//line gompt_kernels.go:4656
+//line gompt_kernels.go:4853
 //line reduce.go:13
 			goto gomptR3
-//line gompt_kernels.go:4659
+//line gompt_kernels.go:4856
 		}
 	gomptR3:
 		gomptS3 = gomptS3 + float64(gomptV)
@@ -4664,10 +4861,10 @@ func gomptHostSumFloat32(gomptA *gomptdevice.HostArgs, gomptR gomptdevice.Range,
 		{
 //line reduce.go:13
 			gomptV = (*(*float32)(unsafe.Add(gomptPX, i*4)) * *(*float32)(unsafe.Add(gomptPY, i*4)))
-//line gompt_kernels.go:4668
+//line gompt_kernels.go:4865
 //line reduce.go:13
 			goto gomptR4
-//line gompt_kernels.go:4671
+//line gompt_kernels.go:4868
 		}
 	gomptR4:
 		gomptS0 = gomptS0 + float64(gomptV)
@@ -4758,25 +4955,25 @@ func gomptHostSumFloat64In2D(gomptA *gomptdevice.HostArgs, gomptR gomptdevice.Ra
 			{
 //line reduce.go:19
 				v := *(*float64)(unsafe.Add(gomptPA, ((y*nx)+x)*8))
-//line gompt_kernels.go:4762
+//line gompt_kernels.go:4959
 //line reduce.go:20
 				if x == y {
-//line gompt_kernels.go:4765
+//line gompt_kernels.go:4962
 //line reduce.go:21
 					gomptV = (float64(2.0) * v)
-//line gompt_kernels.go:4768
+//line gompt_kernels.go:4965
 //line reduce.go:21
 					goto gomptR0
-//line gompt_kernels.go:4771
+//line gompt_kernels.go:4968
 //line reduce.go:20
 				}
-//line gompt_kernels.go:4774
+//line gompt_kernels.go:4971
 //line reduce.go:23
 				gomptV = v
-//line gompt_kernels.go:4777
+//line gompt_kernels.go:4974
 //line reduce.go:23
 				goto gomptR0
-//line gompt_kernels.go:4780
+//line gompt_kernels.go:4977
 			}
 		gomptR0:
 			gomptS0 = gomptS0 + gomptV
@@ -4784,25 +4981,25 @@ func gomptHostSumFloat64In2D(gomptA *gomptdevice.HostArgs, gomptR gomptdevice.Ra
 				x := x + 1
 //line reduce.go:19
 				v := *(*float64)(unsafe.Add(gomptPA, ((y*nx)+x)*8))
-//line gompt_kernels.go:4788
+//line gompt_kernels.go:4985
 //line reduce.go:20
 				if x == y {
-//line gompt_kernels.go:4791
+//line gompt_kernels.go:4988
 //line reduce.go:21
 					gomptV = (float64(2.0) * v)
-//line gompt_kernels.go:4794
+//line gompt_kernels.go:4991
 //line reduce.go:21
 					goto gomptR1
-//line gompt_kernels.go:4797
+//line gompt_kernels.go:4994
 //line reduce.go:20
 				}
-//line gompt_kernels.go:4800
+//line gompt_kernels.go:4997
 //line reduce.go:23
 				gomptV = v
-//line gompt_kernels.go:4803
+//line gompt_kernels.go:5000
 //line reduce.go:23
 				goto gomptR1
-//line gompt_kernels.go:4806
+//line gompt_kernels.go:5003
 			}
 		gomptR1:
 			gomptS1 = gomptS1 + gomptV
@@ -4810,25 +5007,25 @@ func gomptHostSumFloat64In2D(gomptA *gomptdevice.HostArgs, gomptR gomptdevice.Ra
 				x := x + 2
 //line reduce.go:19
 				v := *(*float64)(unsafe.Add(gomptPA, ((y*nx)+x)*8))
-//line gompt_kernels.go:4814
+//line gompt_kernels.go:5011
 //line reduce.go:20
 				if x == y {
-//line gompt_kernels.go:4817
+//line gompt_kernels.go:5014
 //line reduce.go:21
 					gomptV = (float64(2.0) * v)
-//line gompt_kernels.go:4820
+//line gompt_kernels.go:5017
 //line reduce.go:21
 					goto gomptR2
-//line gompt_kernels.go:4823
+//line gompt_kernels.go:5020
 //line reduce.go:20
 				}
-//line gompt_kernels.go:4826
+//line gompt_kernels.go:5023
 //line reduce.go:23
 				gomptV = v
-//line gompt_kernels.go:4829
+//line gompt_kernels.go:5026
 //line reduce.go:23
 				goto gomptR2
-//line gompt_kernels.go:4832
+//line gompt_kernels.go:5029
 			}
 		gomptR2:
 			gomptS2 = gomptS2 + gomptV
@@ -4836,25 +5033,25 @@ func gomptHostSumFloat64In2D(gomptA *gomptdevice.HostArgs, gomptR gomptdevice.Ra
 				x := x + 3
 //line reduce.go:19
 				v := *(*float64)(unsafe.Add(gomptPA, ((y*nx)+x)*8))
-//line gompt_kernels.go:4840
+//line gompt_kernels.go:5037
 //line reduce.go:20
 				if x == y {
-//line gompt_kernels.go:4843
+//line gompt_kernels.go:5040
 //line reduce.go:21
 					gomptV = (float64(2.0) * v)
-//line gompt_kernels.go:4846
+//line gompt_kernels.go:5043
 //line reduce.go:21
 					goto gomptR3
-//line gompt_kernels.go:4849
+//line gompt_kernels.go:5046
 //line reduce.go:20
 				}
-//line gompt_kernels.go:4852
+//line gompt_kernels.go:5049
 //line reduce.go:23
 				gomptV = v
-//line gompt_kernels.go:4855
+//line gompt_kernels.go:5052
 //line reduce.go:23
 				goto gomptR3
-//line gompt_kernels.go:4858
+//line gompt_kernels.go:5055
 			}
 		gomptR3:
 			gomptS3 = gomptS3 + gomptV
@@ -4863,25 +5060,25 @@ func gomptHostSumFloat64In2D(gomptA *gomptdevice.HostArgs, gomptR gomptdevice.Ra
 			{
 //line reduce.go:19
 				v := *(*float64)(unsafe.Add(gomptPA, ((y*nx)+x)*8))
-//line gompt_kernels.go:4867
+//line gompt_kernels.go:5064
 //line reduce.go:20
 				if x == y {
-//line gompt_kernels.go:4870
+//line gompt_kernels.go:5067
 //line reduce.go:21
 					gomptV = (float64(2.0) * v)
-//line gompt_kernels.go:4873
+//line gompt_kernels.go:5070
 //line reduce.go:21
 					goto gomptR4
-//line gompt_kernels.go:4876
+//line gompt_kernels.go:5073
 //line reduce.go:20
 				}
-//line gompt_kernels.go:4879
+//line gompt_kernels.go:5076
 //line reduce.go:23
 				gomptV = v
-//line gompt_kernels.go:4882
+//line gompt_kernels.go:5079
 //line reduce.go:23
 				goto gomptR4
-//line gompt_kernels.go:4885
+//line gompt_kernels.go:5082
 			}
 		gomptR4:
 			gomptS0 = gomptS0 + gomptV
@@ -4968,10 +5165,10 @@ func gomptHostSumInt64(gomptA *gomptdevice.HostArgs, gomptR gomptdevice.Range, g
 		{
 //line reduce.go:8
 			gomptV = (*(*int64)(unsafe.Add(gomptPA, i*8)) * int64(3458764513820540929))
-//line gompt_kernels.go:4972
+//line gompt_kernels.go:5169
 //line reduce.go:8
 			goto gomptR0
-//line gompt_kernels.go:4975
+//line gompt_kernels.go:5172
 		}
 	gomptR0:
 		gomptS0 = gomptS0 + gomptV
@@ -4979,10 +5176,10 @@ func gomptHostSumInt64(gomptA *gomptdevice.HostArgs, gomptR gomptdevice.Range, g
 			i := i + 1
 //line reduce.go:8
 			gomptV = (*(*int64)(unsafe.Add(gomptPA, i*8)) * int64(3458764513820540929))
-//line gompt_kernels.go:4983
+//line gompt_kernels.go:5180
 //line reduce.go:8
 			goto gomptR1
-//line gompt_kernels.go:4986
+//line gompt_kernels.go:5183
 		}
 	gomptR1:
 		gomptS1 = gomptS1 + gomptV
@@ -4990,10 +5187,10 @@ func gomptHostSumInt64(gomptA *gomptdevice.HostArgs, gomptR gomptdevice.Range, g
 			i := i + 2
 //line reduce.go:8
 			gomptV = (*(*int64)(unsafe.Add(gomptPA, i*8)) * int64(3458764513820540929))
-//line gompt_kernels.go:4994
+//line gompt_kernels.go:5191
 //line reduce.go:8
 			goto gomptR2
-//line gompt_kernels.go:4997
+//line gompt_kernels.go:5194
 		}
 	gomptR2:
 		gomptS2 = gomptS2 + gomptV
@@ -5001,10 +5198,10 @@ func gomptHostSumInt64(gomptA *gomptdevice.HostArgs, gomptR gomptdevice.Range, g
 			i := i + 3
 //line reduce.go:8
 			gomptV = (*(*int64)(unsafe.Add(gomptPA, i*8)) * int64(3458764513820540929))
-//line gompt_kernels.go:5005
+//line gompt_kernels.go:5202
 //line reduce.go:8
 			goto gomptR3
-//line gompt_kernels.go:5008
+//line gompt_kernels.go:5205
 		}
 	gomptR3:
 		gomptS3 = gomptS3 + gomptV
@@ -5013,10 +5210,10 @@ func gomptHostSumInt64(gomptA *gomptdevice.HostArgs, gomptR gomptdevice.Range, g
 		{
 //line reduce.go:8
 			gomptV = (*(*int64)(unsafe.Add(gomptPA, i*8)) * int64(3458764513820540929))
-//line gompt_kernels.go:5017
+//line gompt_kernels.go:5214
 //line reduce.go:8
 			goto gomptR4
-//line gompt_kernels.go:5020
+//line gompt_kernels.go:5217
 		}
 	gomptR4:
 		gomptS0 = gomptS0 + gomptV
@@ -5108,20 +5305,20 @@ func gomptHostTeamGather(gomptA *gomptdevice.HostArgs, gomptR gomptdevice.Range,
 	for t := gomptLo0; t < gomptHi0; t++ {
 //line checks.go:82
 		var buf [64]float32
-//line gompt_kernels.go:5112
+//line gompt_kernels.go:5309
 		_ = buf
 		for gomptJ := 0; gomptJ < 64; gomptJ++ {
 			th := gomptJ
 //line checks.go:83
 			buf[th] = src[*(*int)(unsafe.Add(gomptPIdx, ((t*int(64))+th)*8))]
-//line gompt_kernels.go:5118
+//line gompt_kernels.go:5315
 		}
 		// barrier
 		for gomptJ := 0; gomptJ < 64; gomptJ++ {
 			th := gomptJ
 //line checks.go:85
 			*(*float32)(unsafe.Add(gomptPOut, ((t*int(64))+th)*4)) = buf[*(*int)(unsafe.Add(gomptPAt, ((t*int(64))+th)*8))]
-//line gompt_kernels.go:5125
+//line gompt_kernels.go:5322
 		}
 	}
 	_ = teams
@@ -5206,15 +5403,15 @@ func gomptHostTeamReverse(gomptA *gomptdevice.HostArgs, gomptR gomptdevice.Range
 	for t := gomptLo0; t < gomptHi0; t++ {
 //line team.go:13
 		var buf [64]int32
-//line gompt_kernels.go:5210
+//line gompt_kernels.go:5407
 		_ = buf
 //line team.go:14
 		var part [64]int64
-//line gompt_kernels.go:5214
+//line gompt_kernels.go:5411
 		_ = part
 //line team.go:15
 		base := (t * int(64))
-//line gompt_kernels.go:5218
+//line gompt_kernels.go:5415
 		_ = base
 		for gomptJ := 0; gomptJ < 64; gomptJ++ {
 			th := gomptJ
@@ -5224,33 +5421,33 @@ func gomptHostTeamReverse(gomptA *gomptdevice.HostArgs, gomptR gomptdevice.Range
 			th := gomptJ
 //line team.go:17
 			buf[th] = gomptT1Mine[gomptJ]
-//line gompt_kernels.go:5228
+//line gompt_kernels.go:5425
 		}
 		for gomptJ := 0; gomptJ < 64; gomptJ++ {
 			th := gomptJ
 //line team.go:18
 			part[th] = int64(gomptT1Mine[gomptJ])
-//line gompt_kernels.go:5234
+//line gompt_kernels.go:5431
 		}
 		// barrier
 		for gomptJ := 0; gomptJ < 64; gomptJ++ {
 			th := gomptJ
 //line team.go:20
 			*(*int32)(unsafe.Add(gomptPOut, (base+th)*4)) = (buf[(int(63)-th)] - gomptT1Mine[gomptJ])
-//line gompt_kernels.go:5241
+//line gompt_kernels.go:5438
 		}
 		for s := int(32); s > int(0); s /= int(2) {
 			for gomptJ := 0; gomptJ < 64; gomptJ++ {
 				th := gomptJ
 //line team.go:22
 				if th < s {
-//line gompt_kernels.go:5248
+//line gompt_kernels.go:5445
 //line team.go:23
 					part[th] += part[(th + s)]
-//line gompt_kernels.go:5251
+//line gompt_kernels.go:5448
 //line team.go:22
 				}
-//line gompt_kernels.go:5254
+//line gompt_kernels.go:5451
 			}
 			// barrier
 		}
@@ -5259,14 +5456,14 @@ func gomptHostTeamReverse(gomptA *gomptdevice.HostArgs, gomptR gomptdevice.Range
 				th := gomptJ
 //line team.go:28
 				buf[th] = (-buf[th])
-//line gompt_kernels.go:5263
+//line gompt_kernels.go:5460
 			}
 			// barrier
 			for gomptJ := 0; gomptJ < 64; gomptJ++ {
 				th := gomptJ
 //line team.go:30
 				*(*int32)(unsafe.Add(gomptPOut, (base+th)*4)) += buf[((th + int(1)) % int(64))]
-//line gompt_kernels.go:5270
+//line gompt_kernels.go:5467
 			}
 		} else {
 			// barrier
@@ -5275,13 +5472,13 @@ func gomptHostTeamReverse(gomptA *gomptdevice.HostArgs, gomptR gomptdevice.Range
 			th := gomptJ
 //line team.go:34
 			if th == int(0) {
-//line gompt_kernels.go:5279
+//line gompt_kernels.go:5476
 //line team.go:35
 				*(*int64)(unsafe.Add(gomptPSums, t*8)) = (part[int(0)] + int64(gomptT1Mine[gomptJ]))
-//line gompt_kernels.go:5282
+//line gompt_kernels.go:5479
 //line team.go:34
 			}
-//line gompt_kernels.go:5285
+//line gompt_kernels.go:5482
 		}
 	}
 	_ = gomptT1Mine
@@ -5352,22 +5549,22 @@ func gomptHostTranscendental(gomptA *gomptdevice.HostArgs, gomptR gomptdevice.Ra
 	for i := gomptLo0; i < gomptHi0; i++ {
 //line floats.go:99
 		x := *(*float64)(unsafe.Add(gomptPA, i*8))
-//line gompt_kernels.go:5356
+//line gompt_kernels.go:5553
 //line floats.go:100
 		v := (((((gomptmath.Exp(x) + gomptmath.Log(x)) + gomptmath.Pow(x, float64(1.5))) + gomptmath.Sin(x)) + gomptmath.Cos(x)) + gomptmath.Tanh(x))
-//line gompt_kernels.go:5359
+//line gompt_kernels.go:5556
 //line floats.go:101
 		v += (((((gomptmath.Exp2(x) + gomptmath.Log2(x)) + gomptmath.Log10(x)) + gomptmath.Log1p(x)) + gomptmath.Expm1(x)) + gomptmath.Atan2(x, float64(2.0)))
-//line gompt_kernels.go:5362
+//line gompt_kernels.go:5559
 //line floats.go:102
 		v += (((((gomptmath.Atan(x) + gomptmath.Asin((x / float64(4.0)))) + gomptmath.Acos((x / float64(4.0)))) + gomptmath.Sinh(x)) + gomptmath.Cosh(x)) + gomptmath.Tan(x))
-//line gompt_kernels.go:5365
+//line gompt_kernels.go:5562
 //line floats.go:103
 		v += ((((((gomptmath.Cbrt(x) + gomptmath.Hypot(x, float64(3.0))) + gomptmath.Erf(x)) + gomptmath.Erfc(x)) + gomptmath.Asinh(x)) + gomptmath.Acosh((x + float64(1.0)))) + gomptmath.Atanh((x / float64(4.0))))
-//line gompt_kernels.go:5368
+//line gompt_kernels.go:5565
 //line floats.go:104
 		*(*float32)(unsafe.Add(gomptPOut, i*4)) = float32(v)
-//line gompt_kernels.go:5371
+//line gompt_kernels.go:5568
 	}
 	_ = n
 }
@@ -5436,7 +5633,7 @@ func gomptHostTranspose(gomptA *gomptdevice.HostArgs, gomptR gomptdevice.Range, 
 		for x := gomptLo0; x < gomptHi0; x++ {
 //line dims.go:64
 			*(*uint8)(unsafe.Add(gomptPOut, ((x*ny)+y)*1)) = (*(*uint8)(unsafe.Add(gomptPIn, ((y*nx)+x)*1)) + uint8(1))
-//line gompt_kernels.go:5440
+//line gompt_kernels.go:5637
 		}
 	}
 }
@@ -5508,109 +5705,109 @@ gomptPoint0:
 	for i := gomptLo0; i < gomptHi0; i++ {
 //line tricky.go:11
 		o := (int(8) * i)
-//line gompt_kernels.go:5512
+//line gompt_kernels.go:5709
 //line tricky.go:12
 		long := *(*int64)(unsafe.Add(gomptPKernel, i*8))
-//line gompt_kernels.go:5515
+//line gompt_kernels.go:5712
 //line tricky.go:13
 		double := (float64(long) * global)
-//line gompt_kernels.go:5518
+//line gompt_kernels.go:5715
 //line tricky.go:14
 		sqrt := gomptmath.Sqrt(gomptmath.Abs(double))
-//line gompt_kernels.go:5521
+//line gompt_kernels.go:5718
 //line tricky.go:15
 		*(*int64)(unsafe.Add(gomptPOut, o*8)) = int64((sqrt * float64(1000.0)))
-//line gompt_kernels.go:5524
+//line gompt_kernels.go:5721
 //line tricky.go:16
 		{
-//line gompt_kernels.go:5527
+//line gompt_kernels.go:5724
 //line tricky.go:17
 			n := int(3)
-//line gompt_kernels.go:5530
+//line gompt_kernels.go:5727
 //line tricky.go:18
 			*(*int64)(unsafe.Add(gomptPOut, (o+int(1))*8)) = (int64(n) + long)
-//line gompt_kernels.go:5533
+//line gompt_kernels.go:5730
 //line tricky.go:16
 		}
-//line gompt_kernels.go:5536
+//line gompt_kernels.go:5733
 //line tricky.go:20
 		var a, b int = int(0), int(10)
-//line gompt_kernels.go:5539
+//line gompt_kernels.go:5736
 //line tricky.go:21
 		for a, b = int(0), int(10); a < b; a, b = (a + int(1)), (b - int(2)) {
-//line gompt_kernels.go:5542
+//line gompt_kernels.go:5739
 //line tricky.go:22
 			*(*int64)(unsafe.Add(gomptPOut, (o+int(2))*8)) += (int64((a * b)) ^ long)
-//line gompt_kernels.go:5545
+//line gompt_kernels.go:5742
 //line tricky.go:21
 		}
-//line gompt_kernels.go:5548
+//line gompt_kernels.go:5745
 //line tricky.go:24
 		*(*int64)(unsafe.Add(gomptPOut, (o+int(3))*8)) = long
-//line gompt_kernels.go:5551
+//line gompt_kernels.go:5748
 //line tricky.go:25
 		*(*int64)(unsafe.Add(gomptPOut, (o+int(3))*8)) <<= 2
-//line gompt_kernels.go:5554
+//line gompt_kernels.go:5751
 //line tricky.go:26
 		*(*int64)(unsafe.Add(gomptPOut, (o+int(3))*8)) &^= int64(5)
-//line gompt_kernels.go:5557
+//line gompt_kernels.go:5754
 //line tricky.go:27
 		*(*int64)(unsafe.Add(gomptPOut, (o+int(3))*8))++
-//line gompt_kernels.go:5560
+//line gompt_kernels.go:5757
 //line tricky.go:28
 		*(*int64)(unsafe.Add(gomptPOut, (o+int(3))*8)) %= int64(1000003)
-//line gompt_kernels.go:5563
+//line gompt_kernels.go:5760
 //line tricky.go:29
 		var cnt uint8
-//line gompt_kernels.go:5566
+//line gompt_kernels.go:5763
 //line tricky.go:30
 		for k := range uint8(200) {
-//line gompt_kernels.go:5569
+//line gompt_kernels.go:5766
 //line tricky.go:31
 			cnt += k
-//line gompt_kernels.go:5572
+//line gompt_kernels.go:5769
 //line tricky.go:30
 		}
-//line gompt_kernels.go:5575
+//line gompt_kernels.go:5772
 //line tricky.go:33
 		*(*int64)(unsafe.Add(gomptPOut, (o+int(4))*8)) = (int64(cnt) + int64((^uint8(long))))
-//line gompt_kernels.go:5578
+//line gompt_kernels.go:5775
 //line tricky.go:34
 		half, flag := (long > int64(0)), (!((long % int64(2)) == int64(0)))
-//line gompt_kernels.go:5581
+//line gompt_kernels.go:5778
 //line tricky.go:35
 		if half == flag {
-//line gompt_kernels.go:5584
+//line gompt_kernels.go:5781
 //line tricky.go:36
 			*(*int64)(unsafe.Add(gomptPOut, (o+int(5))*8)) = int64(1)
-//line gompt_kernels.go:5587
+//line gompt_kernels.go:5784
 //line tricky.go:35
 		}
-//line gompt_kernels.go:5590
+//line gompt_kernels.go:5787
 //line tricky.go:38
 		*(*int64)(unsafe.Add(gomptPOut, (o+int(6))*8)) = (min(long, int64(a), int64(b), int64(7)) + max(long, int64(-3)))
-//line gompt_kernels.go:5593
+//line gompt_kernels.go:5790
 //line tricky.go:39
 		for j := range int(5) {
-//line gompt_kernels.go:5596
+//line gompt_kernels.go:5793
 //line tricky.go:40
 			if int64(j) == (long % int64(5)) {
-//line gompt_kernels.go:5599
+//line gompt_kernels.go:5796
 //line tricky.go:41
 				*(*int64)(unsafe.Add(gomptPOut, (o+int(7))*8)) = ((int64(j) + int64((float64(314.1592653589793) * float64((j + int(1)))))) + int64(1000000000000000000))
-//line gompt_kernels.go:5602
+//line gompt_kernels.go:5799
 //line tricky.go:42
 				continue gomptPoint0
-//line gompt_kernels.go:5605
+//line gompt_kernels.go:5802
 //line tricky.go:40
 			}
-//line gompt_kernels.go:5608
+//line gompt_kernels.go:5805
 //line tricky.go:39
 		}
-//line gompt_kernels.go:5611
+//line gompt_kernels.go:5808
 //line tricky.go:45
 		*(*int64)(unsafe.Add(gomptPOut, (o+int(7))*8)) = (-long)
-//line gompt_kernels.go:5614
+//line gompt_kernels.go:5811
 	}
 	_ = n
 }
@@ -5682,34 +5879,34 @@ func gomptHostUint64Ops(gomptA *gomptdevice.HostArgs, gomptR gomptdevice.Range, 
 	for i := gomptLo0; i < gomptHi0; i++ {
 //line ints.go:53
 		x, y := *(*uint64)(unsafe.Add(gomptPA, i*8)), *(*uint64)(unsafe.Add(gomptPB, i*8))
-//line gompt_kernels.go:5686
+//line gompt_kernels.go:5883
 //line ints.go:54
 		o := (int(6) * i)
-//line gompt_kernels.go:5689
+//line gompt_kernels.go:5886
 //line ints.go:55
 		*(*uint64)(unsafe.Add(gomptPOut, o*8)) = (x + y)
-//line gompt_kernels.go:5692
+//line gompt_kernels.go:5889
 //line ints.go:56
 		*(*uint64)(unsafe.Add(gomptPOut, (o+int(1))*8)) = (x - y)
-//line gompt_kernels.go:5695
+//line gompt_kernels.go:5892
 //line ints.go:57
 		*(*uint64)(unsafe.Add(gomptPOut, (o+int(2))*8)) = (x * y)
-//line gompt_kernels.go:5698
+//line gompt_kernels.go:5895
 //line ints.go:58
 		if y != uint64(0) {
-//line gompt_kernels.go:5701
+//line gompt_kernels.go:5898
 //line ints.go:59
 			*(*uint64)(unsafe.Add(gomptPOut, (o+int(3))*8)) = (x / y)
-//line gompt_kernels.go:5704
+//line gompt_kernels.go:5901
 //line ints.go:60
 			*(*uint64)(unsafe.Add(gomptPOut, (o+int(4))*8)) = (x % y)
-//line gompt_kernels.go:5707
+//line gompt_kernels.go:5904
 //line ints.go:58
 		}
-//line gompt_kernels.go:5710
+//line gompt_kernels.go:5907
 //line ints.go:62
 		*(*uint64)(unsafe.Add(gomptPOut, (o+int(5))*8)) = (-x)
-//line gompt_kernels.go:5713
+//line gompt_kernels.go:5910
 	}
 	_ = n
 }
