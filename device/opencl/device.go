@@ -127,12 +127,12 @@ type clDevice struct {
 
 	subs subCache // sub-buffers of launch arguments inside buffers (kernel.go)
 
-	groupOnce sync.Once   // the work-group limit probe (groups.go)
-	groups    groupTrust  // what it found
-	localOnce sync.Once   // the local memory probe (groups.go)
-	locals    localTrust  // what it found
-	loops     loopLimit   // the loop limit probe (loops.go)
-	sext      sextCompare // the sign-extension probe (sext.go)
+	groupOnce sync.Once  // the work-group limit probe (groups.go)
+	groups    groupTrust // what it found
+	localOnce sync.Once  // the local memory probe (groups.go)
+	locals    localTrust // what it found
+	loops     mesaFault  // the loop limit probe (loops.go)
+	sext      mesaFault  // the sign-extension probe (sext.go)
 }
 
 // hooks make a device behave as another would, for tests on POCL of what

@@ -52,35 +52,51 @@ const loopProbeSource = `__kernel void gompt_probe_loops(__global uint *out, uin
 }
 `
 
-// loopLimit is what probeLoops found.
-type loopLimit struct {
-	once    sync.Once
-	limited bool   // a work-item's loops end after a fixed number of turns in all
-	why     string // what the probe saw (or why it did not run)
-}
-
 // loopGuard reports whether kernels built for the device need the loop
 // guard (LoopGuardDefine), probing once. The device is open.
 func (d *clDevice) loopGuard() bool {
-	d.loops.once.Do(func() {
-		switch {
-		case d.hooks.loopGuard:
-			d.loops.limited, d.loops.why = true, "a test pretends that the driver ends loops early"
-		case !mesaPlatform(d.info.Extra):
-			d.loops.why = "not a Mesa platform: not probed"
-		default:
-			d.loops.limited, d.loops.why = d.probeLoops()
-		}
-	})
-	return d.loops.limited
+	return d.loops.check(d, d.hooks.loopGuard, "a test pretends that the driver ends loops early", d.probeLoops)
 }
 
 // loopsWhy says what the loop limit probe found, probing if need be.
 func (d *clDevice) loopsWhy() string {
-	if d.loopGuard() {
-		return "kernels are built with " + LoopGuardDefine + ": " + d.loops.why
+	d.loopGuard()
+	return d.loops.describe(LoopGuardDefine)
+}
+
+// mesaFault is a fault of Mesa's llvmpipe compiler that a probe kernel
+// looks for once per device, on Mesa platforms only (mesaPlatform: a
+// probe costs a program build, which no other driver pays): where it is
+// found, kernels are built with a define that works around it (the loop
+// limit here, sign-extended comparisons in sext.go).
+type mesaFault struct {
+	once  sync.Once
+	found bool
+	why   string // what the probe saw (or why it did not run)
+}
+
+// check reports whether d has the fault, probing once; pretend (a test's
+// hook) makes it so without a probe, pretendWhy saying so.
+func (f *mesaFault) check(d *clDevice, pretend bool, pretendWhy string, probe func() (bool, string)) bool {
+	f.once.Do(func() {
+		switch {
+		case pretend:
+			f.found, f.why = true, pretendWhy
+		case !mesaPlatform(d.info.Extra):
+			f.why = "not a Mesa platform: not probed"
+		default:
+			f.found, f.why = probe()
+		}
+	})
+	return f.found
+}
+
+// describe says what the probe found, for Describe; check ran.
+func (f *mesaFault) describe(define string) string {
+	if f.found {
+		return "kernels are built with " + define + ": " + f.why
 	}
-	return d.loops.why
+	return f.why
 }
 
 // mesaPlatform reports whether the device's platform is one of Mesa's

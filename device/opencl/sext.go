@@ -4,7 +4,6 @@ package opencl
 
 import (
 	"fmt"
-	"sync"
 	"unsafe"
 
 	"github.com/gompt/gompt/internal/cl"
@@ -52,35 +51,16 @@ const sextProbeSource = `__kernel void gompt_probe_sext(__global long *out, int 
 // sextWant is what sextProbeSource writes for v = -1.
 var sextWant = [4]int64{1, 0, 1, 0}
 
-// sextCompare is what the sign-extension probe found.
-type sextCompare struct {
-	once   sync.Once
-	broken bool   // kernels are built with SextCompareDefine
-	why    string // what the probe saw (or why it did not run)
-}
-
 // sextBroken reports whether kernels built for the device need
 // SextCompareDefine, probing once. The device is open.
 func (d *clDevice) sextBroken() bool {
-	d.sext.once.Do(func() {
-		switch {
-		case d.hooks.sextCompare:
-			d.sext.broken, d.sext.why = true, "a test pretends that the driver gets comparisons of sign-extended values wrong"
-		case !mesaPlatform(d.info.Extra):
-			d.sext.why = "not a Mesa platform: not probed"
-		default:
-			d.sext.broken, d.sext.why = d.probeSext()
-		}
-	})
-	return d.sext.broken
+	return d.sext.check(d, d.hooks.sextCompare, "a test pretends that the driver gets comparisons of sign-extended values wrong", d.probeSext)
 }
 
 // sextWhy says what the sign-extension probe found, probing if need be.
 func (d *clDevice) sextWhy() string {
-	if d.sextBroken() {
-		return "kernels are built with " + SextCompareDefine + ": " + d.sext.why
-	}
-	return d.sext.why
+	d.sextBroken()
+	return d.sext.describe(SextCompareDefine)
 }
 
 // probeSext runs the probe kernel in one work-item on a queue of its own.

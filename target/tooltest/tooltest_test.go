@@ -505,8 +505,13 @@ func flush(t *testing.T) []traced {
 // host-side begin/end callback times of its construct; records carry the
 // ids the EMI tool holds (its target_data values, the host_op_ids it wrote
 // for data ops, the runtime's it left for kernels), so the tool joins each
-// record to its callbacks; records of one queue do not overlap.
+// record to its callbacks; records of one queue do not overlap (on a
+// device whose times are host readings that bracket each operation,
+// Info.BracketTimes, as rusticl's: their begins and their ends are each
+// in queue order).
 func TestTraceRecordsMatchCallbacks(t *testing.T) {
+	info, err := target.OpenDevice(0)
+	require.NoError(t, err)
 	x, y := make([]float32, 1<<12), make([]float32, 1<<12)
 	flush(t)
 	tool.take()
@@ -522,7 +527,7 @@ func TestTraceRecordsMatchCallbacks(t *testing.T) {
 	tool.mu.Lock()
 	defer tool.mu.Unlock()
 	windows := tool.window
-	var last float64
+	var last, lastBegin float64
 	for i, r := range recs {
 		counts[r.typ]++
 		assert.NotZero(t, r.rawBegin, "record %d: begin time", i)
@@ -538,11 +543,15 @@ func TestTraceRecordsMatchCallbacks(t *testing.T) {
 			assert.NotZero(t, r.hostOpID, "record %d (%v): host_op_id", i, r.typ)
 			assert.Equal(t, tool.opIDs[r.hostOpID], r.targetID, "record %d (%v): the target of host_op_id %d in the callbacks against the record's", i, r.typ, r.hostOpID)
 			queued := r.typ == ompt.CallbackTargetSubmit || r.op == ompt.DataOpTransferToDevice || r.op == ompt.DataOpTransferFromDevice
-			if queued {
+			switch {
+			case queued && info.BracketTimes:
+				assert.GreaterOrEqual(t, r.begin, lastBegin-slack, "record %d (%v): begins before the previous operation began (bracketing times: %s)", i, r.typ, info.TimeSource)
+				assert.GreaterOrEqual(t, r.end, last-slack, "record %d (%v): ends before the previous operation ended (bracketing times: %s)", i, r.typ, info.TimeSource)
+			case queued:
 				assert.GreaterOrEqual(t, r.begin, last-slack, "record %d (%v): begins before the previous operation ended", i, r.typ)
 			}
 			if queued {
-				last = r.end
+				last, lastBegin = r.end, r.begin
 			}
 		}
 		if r.typ == ompt.CallbackTargetSubmit {
