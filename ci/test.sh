@@ -101,7 +101,7 @@ setup_rusticl() {
 	step "installing Mesa's rusticl (mesa-opencl-icd) beside libclc-19"
 	local dir deb
 	dir=$(mktemp -d)
-	if ! (cd "$dir" && apt_retry -o APT::Sandbox::User=root download libclc-15); then
+	if ! apt_retry update -qq || ! (cd "$dir" && apt_retry -o APT::Sandbox::User=root download libclc-15); then
 		rusticl_why="apt-get download libclc-15 failed ($(grep -Ei 'lock|^E:' "$aptlog" | tail -1))"
 		return 1
 	fi
