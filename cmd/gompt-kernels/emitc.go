@@ -416,9 +416,13 @@ func (c *cfunc) store(l ast.Expr, val func() string) {
 	}
 }
 
-// storeAt stores v into buffer element ix at the C index idx (already
-// evaluated).
+// storeAt stores v into element ix, of a buffer or a team array, at the
+// C index idx (already evaluated: a tuple assignment evaluates its
+// targets' indexes before its values, as Go does).
 func (c *cfunc) storeAt(ix *ast.IndexExpr, idx, v string) {
+	if c.teamStoreAt(ix, idx, v) {
+		return
+	}
 	p := c.bufferOf(ix)
 	name := c.names[p.obj]
 	if c.proven(ix) {
@@ -492,6 +496,13 @@ func (c *cfunc) checkedAt(ix *ast.IndexExpr, n string, always bool, body func(id
 	c.line("{")
 	c.depth++
 	c.line("long %s = %s;", idx, c.index(ix.Index))
+	c.checkedIdx(ix, idx, n, always, body)
+	c.depth--
+	c.line("}")
+}
+
+// checkedIdx is checkedAt for an index already evaluated into idx.
+func (c *cfunc) checkedIdx(ix *ast.IndexExpr, idx, n string, always bool, body func(idx string)) {
 	if c.proven(ix) && !always {
 		body(idx)
 	} else {
@@ -507,8 +518,6 @@ func (c *cfunc) checkedAt(ix *ast.IndexExpr, n string, always bool, body func(id
 			c.line("}")
 		}
 	}
-	c.depth--
-	c.line("}")
 }
 
 func (c *cfunc) ifChain(s *ast.IfStmt) {

@@ -571,6 +571,19 @@ func (c *cfunc) teamStore(ix *ast.IndexExpr, val func() string) bool {
 	return true
 }
 
+// teamStoreAt is teamStore of v at the C index idx, already evaluated (a
+// tuple assignment's target).
+func (c *cfunc) teamStoreAt(ix *ast.IndexExpr, idx, v string) bool {
+	tv := teamArrayOf(c.info(), c.f, ix.X)
+	if tv == nil {
+		return false
+	}
+	c.checkedIdx(ix, idx, fmt.Sprintf("%dL", c.f.kernel.teamArrays[tv]), true, func(idx string) {
+		c.line("%s[%s] = %s;", c.names[tv], idx, v)
+	})
+	return true
+}
+
 // teamEntry is a team kernel's entry point: the team arrays in local
 // memory, and the work-group's loop over the teams (one team per
 // work-group when the launch has as many, as the launcher's).

@@ -216,6 +216,14 @@ var entries = []entry{
 		}
 		return [][]any{{len(k), k, x, y}}
 	}},
+	{k: TuplesKernel, fn: Tuples, run: RunTuples, ext: []int{0}, inputs: func() [][]any {
+		in := []int32{math.MinInt32, -7, -1, 0, 1, 5, math.MaxInt32}
+		out := make([]int32, 4*len(in))
+		for j := range out {
+			out[j] = int32(j*2654435761) >> 3
+		}
+		return [][]any{{len(in), in, out}}
+	}},
 	{k: TrickyKernel, fn: Tricky, run: RunTricky, ext: []int{0}, inputs: func() [][]any {
 		k := []int64{math.MinInt64, -7, -1, 0, 1, 2, 3, 4, 99, math.MaxInt64}
 		return [][]any{{len(k), -0.5, k, make([]int64, 8*len(k))}}

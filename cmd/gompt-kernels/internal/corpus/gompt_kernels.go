@@ -5512,6 +5512,126 @@ func RunTeamReverse(dev gompttarget.DeviceClause, teams int, flip bool, in []int
 		Args: []gompttarget.Arg{gompttarget.Int(teams), gompttarget.Int(gomptrt.Bool(flip)), gompttarget.Slice(in), gompttarget.Slice(out), gompttarget.Slice(sums)}})
 }
 
+// TeamTupleKernel is the gompt team kernel (team=64) of TeamTuple (team.go:47:1), over [0, teams).
+var TeamTupleKernel = &gomptdevice.Kernel{
+	Name: "TeamTuple",
+	Params: []gomptdevice.Param{
+		{Name: "teams", Kind: gomptdevice.ParamInt64},
+		{Name: "in", Kind: gomptdevice.ParamBuffer, Elem: gomptdevice.ParamFloat32, Len: "teams*64"},
+		{Name: "out", Kind: gomptdevice.ParamBuffer, Elem: gomptdevice.ParamFloat32, Len: "teams*128"},
+	},
+	Dims: 1,
+	Faults: []gomptdevice.FaultSite{
+		{Kind: gomptdevice.FaultIndex, Pos: "team.go:51"},
+		{Kind: gomptdevice.FaultIndex, Pos: "team.go:51"},
+		{Kind: gomptdevice.FaultIndex, Pos: "team.go:53"},
+		{Kind: gomptdevice.FaultIndex, Pos: "team.go:57"},
+	},
+	MaxThreads: 64,
+	Needs: []gomptdevice.Need{
+		{Kind: gomptdevice.NeedLocalMem, Amount: 512, Use: "512 bytes of team-local memory (team arrays a, b)", Pos: "team.go:48"},
+		{Kind: gomptdevice.NeedTeamSize, Amount: 64, Use: "teams of 64 threads (team=64)", Pos: "team.go:46"},
+	},
+	Images: []gomptdevice.Image{
+		{Kind: gomptdevice.ImageHost, Entry: "gompt_TeamTuple", Host: gomptHostTeamTuple},
+		{Kind: gomptdevice.ImageOpenCL, Entry: "gompt_TeamTuple", Source: gomptCLTeamTuple, Options: "-cl-fp32-correctly-rounded-divide-sqrt"},
+		{Kind: gomptdevice.ImagePTX, Entry: "gompt_TeamTuple", Source: gomptPTXTeamTuple},
+	},
+	Sample: gomptSampleTeamTuple,
+}
+
+//go:embed gompt_TeamTuple.cl
+var gomptCLTeamTuple string
+
+//go:embed gompt_TeamTuple.ptx
+var gomptPTXTeamTuple string
+
+// gomptHostTeamTuple is TeamTupleKernel's Go image: the body of TeamTuple at each point of the team's range.
+func gomptHostTeamTuple(gomptA *gomptdevice.HostArgs, gomptR gomptdevice.Range, _, _ int) {
+	teams := gomptA.Int(0)
+	in := gomptrt.View[float32](gomptA.Bufs[1], gomptrt.Len(teams, 64))
+	out := gomptrt.View[float32](gomptA.Bufs[2], gomptrt.Len(teams, 128))
+	gomptPIn := unsafe.Pointer(unsafe.SliceData(in))
+	gomptPOut := unsafe.Pointer(unsafe.SliceData(out))
+	var gomptT1J [64]int     // j, per thread
+	var gomptT2X [64]float32 // x, per thread
+	var gomptT3O [64]int     // o, per thread
+	gomptLo0, gomptHi0 := gomptR.Clamp(0, teams)
+	for t := gomptLo0; t < gomptHi0; t++ {
+//line team.go:48
+		var a, b [64]float32
+//line gompt_kernels.go:5564
+		_ = a
+		_ = b
+		for gomptJ := 0; gomptJ < 64; gomptJ++ {
+			th := gomptJ
+//line team.go:49
+			a[th], b[th] = *(*float32)(unsafe.Add(gomptPIn, ((t*int(64))+th)*4)), float32(1.0)
+//line gompt_kernels.go:5571
+		}
+		for gomptJ := 0; gomptJ < 64; gomptJ++ {
+			th := gomptJ
+			gomptT1J[gomptJ] = th
+		}
+		for gomptJ := 0; gomptJ < 64; gomptJ++ {
+			th := gomptJ
+//line team.go:51
+			gomptT1J[gomptJ], a[gomptT1J[gomptJ]] = (int(63) - th), (a[gomptT1J[gomptJ]] * float32(2.0))
+//line gompt_kernels.go:5581
+		}
+		// barrier
+		for gomptJ := 0; gomptJ < 64; gomptJ++ {
+			gomptT2X[gomptJ] = a[gomptT1J[gomptJ]]
+		}
+		for gomptJ := 0; gomptJ < 64; gomptJ++ {
+			th := gomptJ
+//line team.go:54
+			b[th], gomptT2X[gomptJ] = gomptT2X[gomptJ], b[th]
+//line gompt_kernels.go:5591
+		}
+		// barrier
+		for gomptJ := 0; gomptJ < 64; gomptJ++ {
+			th := gomptJ
+			gomptT3O[gomptJ] = ((t * int(128)) + th)
+		}
+		for gomptJ := 0; gomptJ < 64; gomptJ++ {
+			th := gomptJ
+//line team.go:57
+			*(*float32)(unsafe.Add(gomptPOut, gomptT3O[gomptJ]*4)), *(*float32)(unsafe.Add(gomptPOut, (gomptT3O[gomptJ]+int(64))*4)) = b[(int(63)-th)], (b[th] + gomptT2X[gomptJ])
+//line gompt_kernels.go:5602
+		}
+	}
+	_ = gomptT1J
+	_ = gomptT2X
+	_ = gomptT3O
+	_ = teams
+}
+
+// gomptSampleTeamTuple is TeamTupleKernel's Sample: about n points, random arguments. Tol 0: every device gives the Go function's bits.
+func gomptSampleTeamTuple(gomptN int, gomptSeed int64) gomptdevice.Sample {
+	gomptR := gomptrt.Rand("TeamTuple", gomptN, gomptSeed)
+	gomptExt := gomptrt.Extents(max(gomptN/64, 1), 1)
+	teams := gomptExt[0]
+	return gomptdevice.Sample{
+		Shape: gomptdevice.Shape{Size: gomptExt, Teams: gomptExt[0], Threads: 64},
+		Bufs:  [][]byte{nil, gomptrt.Floats[float32](gomptR, gomptrt.Len(teams, 64), 0.5, 1.5), gomptrt.Floats[float32](gomptR, gomptrt.Len(teams, 128), 0.5, 1.5)},
+		Args:  []gomptdevice.Arg{gomptrt.Int(int64(teams)), {}, {}},
+	}
+}
+
+// RunTeamTuple runs TeamTupleKernel (TeamTuple) on device dev over [0, teams), mapping each slice by how the kernel uses it:
+// in to, out tofrom.
+func RunTeamTuple(dev gompttarget.DeviceClause, teams int, in []float32, out []float32) error {
+	if teams <= 0 {
+		return nil
+	}
+	in = gomptrt.Head(in, gomptrt.Len(teams, 64))
+	out = gomptrt.Head(out, gomptrt.Len(teams, 128))
+	return gompttarget.Target(gompttarget.Region{Device: dev, Kernel: TeamTupleKernel, Shape: gompttarget.Shape{Size: [3]int{teams, 1, 1}, Teams: teams, Threads: 64},
+		Maps: []gompttarget.Map{gompttarget.To(in), gompttarget.ToFrom(out)},
+		Args: []gompttarget.Arg{gompttarget.Int(teams), gompttarget.Slice(in), gompttarget.Slice(out)}})
+}
+
 // TranscendentalKernel is the gompt map kernel of Transcendental (floats.go:98:1), over [0, n).
 var TranscendentalKernel = &gomptdevice.Kernel{
 	Name: "Transcendental",
@@ -5549,22 +5669,22 @@ func gomptHostTranscendental(gomptA *gomptdevice.HostArgs, gomptR gomptdevice.Ra
 	for i := gomptLo0; i < gomptHi0; i++ {
 //line floats.go:99
 		x := *(*float64)(unsafe.Add(gomptPA, i*8))
-//line gompt_kernels.go:5553
+//line gompt_kernels.go:5673
 //line floats.go:100
 		v := (((((gomptmath.Exp(x) + gomptmath.Log(x)) + gomptmath.Pow(x, float64(1.5))) + gomptmath.Sin(x)) + gomptmath.Cos(x)) + gomptmath.Tanh(x))
-//line gompt_kernels.go:5556
+//line gompt_kernels.go:5676
 //line floats.go:101
 		v += (((((gomptmath.Exp2(x) + gomptmath.Log2(x)) + gomptmath.Log10(x)) + gomptmath.Log1p(x)) + gomptmath.Expm1(x)) + gomptmath.Atan2(x, float64(2.0)))
-//line gompt_kernels.go:5559
+//line gompt_kernels.go:5679
 //line floats.go:102
 		v += (((((gomptmath.Atan(x) + gomptmath.Asin((x / float64(4.0)))) + gomptmath.Acos((x / float64(4.0)))) + gomptmath.Sinh(x)) + gomptmath.Cosh(x)) + gomptmath.Tan(x))
-//line gompt_kernels.go:5562
+//line gompt_kernels.go:5682
 //line floats.go:103
 		v += ((((((gomptmath.Cbrt(x) + gomptmath.Hypot(x, float64(3.0))) + gomptmath.Erf(x)) + gomptmath.Erfc(x)) + gomptmath.Asinh(x)) + gomptmath.Acosh((x + float64(1.0)))) + gomptmath.Atanh((x / float64(4.0))))
-//line gompt_kernels.go:5565
+//line gompt_kernels.go:5685
 //line floats.go:104
 		*(*float32)(unsafe.Add(gomptPOut, i*4)) = float32(v)
-//line gompt_kernels.go:5568
+//line gompt_kernels.go:5688
 	}
 	_ = n
 }
@@ -5633,7 +5753,7 @@ func gomptHostTranspose(gomptA *gomptdevice.HostArgs, gomptR gomptdevice.Range, 
 		for x := gomptLo0; x < gomptHi0; x++ {
 //line dims.go:64
 			*(*uint8)(unsafe.Add(gomptPOut, ((x*ny)+y)*1)) = (*(*uint8)(unsafe.Add(gomptPIn, ((y*nx)+x)*1)) + uint8(1))
-//line gompt_kernels.go:5637
+//line gompt_kernels.go:5757
 		}
 	}
 }
@@ -5705,109 +5825,109 @@ gomptPoint0:
 	for i := gomptLo0; i < gomptHi0; i++ {
 //line tricky.go:11
 		o := (int(8) * i)
-//line gompt_kernels.go:5709
+//line gompt_kernels.go:5829
 //line tricky.go:12
 		long := *(*int64)(unsafe.Add(gomptPKernel, i*8))
-//line gompt_kernels.go:5712
+//line gompt_kernels.go:5832
 //line tricky.go:13
 		double := (float64(long) * global)
-//line gompt_kernels.go:5715
+//line gompt_kernels.go:5835
 //line tricky.go:14
 		sqrt := gomptmath.Sqrt(gomptmath.Abs(double))
-//line gompt_kernels.go:5718
+//line gompt_kernels.go:5838
 //line tricky.go:15
 		*(*int64)(unsafe.Add(gomptPOut, o*8)) = int64((sqrt * float64(1000.0)))
-//line gompt_kernels.go:5721
+//line gompt_kernels.go:5841
 //line tricky.go:16
 		{
-//line gompt_kernels.go:5724
+//line gompt_kernels.go:5844
 //line tricky.go:17
 			n := int(3)
-//line gompt_kernels.go:5727
+//line gompt_kernels.go:5847
 //line tricky.go:18
 			*(*int64)(unsafe.Add(gomptPOut, (o+int(1))*8)) = (int64(n) + long)
-//line gompt_kernels.go:5730
+//line gompt_kernels.go:5850
 //line tricky.go:16
 		}
-//line gompt_kernels.go:5733
+//line gompt_kernels.go:5853
 //line tricky.go:20
 		var a, b int = int(0), int(10)
-//line gompt_kernels.go:5736
+//line gompt_kernels.go:5856
 //line tricky.go:21
 		for a, b = int(0), int(10); a < b; a, b = (a + int(1)), (b - int(2)) {
-//line gompt_kernels.go:5739
+//line gompt_kernels.go:5859
 //line tricky.go:22
 			*(*int64)(unsafe.Add(gomptPOut, (o+int(2))*8)) += (int64((a * b)) ^ long)
-//line gompt_kernels.go:5742
+//line gompt_kernels.go:5862
 //line tricky.go:21
 		}
-//line gompt_kernels.go:5745
+//line gompt_kernels.go:5865
 //line tricky.go:24
 		*(*int64)(unsafe.Add(gomptPOut, (o+int(3))*8)) = long
-//line gompt_kernels.go:5748
+//line gompt_kernels.go:5868
 //line tricky.go:25
 		*(*int64)(unsafe.Add(gomptPOut, (o+int(3))*8)) <<= 2
-//line gompt_kernels.go:5751
+//line gompt_kernels.go:5871
 //line tricky.go:26
 		*(*int64)(unsafe.Add(gomptPOut, (o+int(3))*8)) &^= int64(5)
-//line gompt_kernels.go:5754
+//line gompt_kernels.go:5874
 //line tricky.go:27
 		*(*int64)(unsafe.Add(gomptPOut, (o+int(3))*8))++
-//line gompt_kernels.go:5757
+//line gompt_kernels.go:5877
 //line tricky.go:28
 		*(*int64)(unsafe.Add(gomptPOut, (o+int(3))*8)) %= int64(1000003)
-//line gompt_kernels.go:5760
+//line gompt_kernels.go:5880
 //line tricky.go:29
 		var cnt uint8
-//line gompt_kernels.go:5763
+//line gompt_kernels.go:5883
 //line tricky.go:30
 		for k := range uint8(200) {
-//line gompt_kernels.go:5766
+//line gompt_kernels.go:5886
 //line tricky.go:31
 			cnt += k
-//line gompt_kernels.go:5769
+//line gompt_kernels.go:5889
 //line tricky.go:30
 		}
-//line gompt_kernels.go:5772
+//line gompt_kernels.go:5892
 //line tricky.go:33
 		*(*int64)(unsafe.Add(gomptPOut, (o+int(4))*8)) = (int64(cnt) + int64((^uint8(long))))
-//line gompt_kernels.go:5775
+//line gompt_kernels.go:5895
 //line tricky.go:34
 		half, flag := (long > int64(0)), (!((long % int64(2)) == int64(0)))
-//line gompt_kernels.go:5778
+//line gompt_kernels.go:5898
 //line tricky.go:35
 		if half == flag {
-//line gompt_kernels.go:5781
+//line gompt_kernels.go:5901
 //line tricky.go:36
 			*(*int64)(unsafe.Add(gomptPOut, (o+int(5))*8)) = int64(1)
-//line gompt_kernels.go:5784
+//line gompt_kernels.go:5904
 //line tricky.go:35
 		}
-//line gompt_kernels.go:5787
+//line gompt_kernels.go:5907
 //line tricky.go:38
 		*(*int64)(unsafe.Add(gomptPOut, (o+int(6))*8)) = (min(long, int64(a), int64(b), int64(7)) + max(long, int64(-3)))
-//line gompt_kernels.go:5790
+//line gompt_kernels.go:5910
 //line tricky.go:39
 		for j := range int(5) {
-//line gompt_kernels.go:5793
+//line gompt_kernels.go:5913
 //line tricky.go:40
 			if int64(j) == (long % int64(5)) {
-//line gompt_kernels.go:5796
+//line gompt_kernels.go:5916
 //line tricky.go:41
 				*(*int64)(unsafe.Add(gomptPOut, (o+int(7))*8)) = ((int64(j) + int64((float64(314.1592653589793) * float64((j + int(1)))))) + int64(1000000000000000000))
-//line gompt_kernels.go:5799
+//line gompt_kernels.go:5919
 //line tricky.go:42
 				continue gomptPoint0
-//line gompt_kernels.go:5802
+//line gompt_kernels.go:5922
 //line tricky.go:40
 			}
-//line gompt_kernels.go:5805
+//line gompt_kernels.go:5925
 //line tricky.go:39
 		}
-//line gompt_kernels.go:5808
+//line gompt_kernels.go:5928
 //line tricky.go:45
 		*(*int64)(unsafe.Add(gomptPOut, (o+int(7))*8)) = (-long)
-//line gompt_kernels.go:5811
+//line gompt_kernels.go:5931
 	}
 	_ = n
 }
@@ -5836,6 +5956,107 @@ func RunTricky(dev gompttarget.DeviceClause, n int, global float64, kernel []int
 	return gompttarget.Target(gompttarget.Region{Device: dev, Kernel: TrickyKernel, Shape: gompttarget.Shape{Size: [3]int{n, 1, 1}},
 		Maps: []gompttarget.Map{gompttarget.To(kernel), gompttarget.ToFrom(out)},
 		Args: []gompttarget.Arg{gompttarget.Int(n), gompttarget.Float64(global), gompttarget.Slice(kernel), gompttarget.Slice(out)}})
+}
+
+// TuplesKernel is the gompt map kernel of Tuples (tuple.go:16:1), over [0, n).
+var TuplesKernel = &gomptdevice.Kernel{
+	Name: "Tuples",
+	Params: []gomptdevice.Param{
+		{Name: "n", Kind: gomptdevice.ParamInt64},
+		{Name: "in", Kind: gomptdevice.ParamBuffer, Elem: gomptdevice.ParamInt32, Len: "n"},
+		{Name: "out", Kind: gomptdevice.ParamBuffer, Elem: gomptdevice.ParamInt32, Len: "4*n"},
+	},
+	Dims: 1,
+	Faults: []gomptdevice.FaultSite{
+		{Kind: gomptdevice.FaultIndex, Pos: "tuple.go:7"},
+		{Kind: gomptdevice.FaultIndex, Pos: "tuple.go:7"},
+		{Kind: gomptdevice.FaultIndex, Pos: "tuple.go:7"},
+		{Kind: gomptdevice.FaultIndex, Pos: "tuple.go:7"},
+		{Kind: gomptdevice.FaultIndex, Pos: "tuple.go:19"},
+		{Kind: gomptdevice.FaultIndex, Pos: "tuple.go:20"},
+		{Kind: gomptdevice.FaultIndex, Pos: "tuple.go:20"},
+		{Kind: gomptdevice.FaultIndex, Pos: "tuple.go:20"},
+	},
+	Images: []gomptdevice.Image{
+		{Kind: gomptdevice.ImageHost, Entry: "gompt_Tuples", Host: gomptHostTuples},
+		{Kind: gomptdevice.ImageOpenCL, Entry: "gompt_Tuples", Source: gomptCLTuples, Options: "-cl-fp32-correctly-rounded-divide-sqrt"},
+		{Kind: gomptdevice.ImagePTX, Entry: "gompt_Tuples", Source: gomptPTXTuples},
+	},
+	Sample: gomptSampleTuples,
+}
+
+//go:embed gompt_Tuples.cl
+var gomptCLTuples string
+
+//go:embed gompt_Tuples.ptx
+var gomptPTXTuples string
+
+// gomptHostTuples is TuplesKernel's Go image: the body of Tuples at each point of the team's range.
+func gomptHostTuples(gomptA *gomptdevice.HostArgs, gomptR gomptdevice.Range, _, _ int) {
+	n := gomptA.Int(0)
+	in := gomptrt.View[int32](gomptA.Bufs[1], gomptrt.Len(n))
+	out := gomptrt.View[int32](gomptA.Bufs[2], gomptrt.Len(4, n))
+	gomptPIn := unsafe.Pointer(unsafe.SliceData(in))
+	gomptPOut := unsafe.Pointer(unsafe.SliceData(out))
+	gomptLo0, gomptHi0 := gomptR.Clamp(0, n)
+	for i := gomptLo0; i < gomptHi0; i++ {
+//line tuple.go:17
+		o := (int(4) * i)
+//line gompt_kernels.go:6006
+//line tuple.go:18
+		k := o
+//line gompt_kernels.go:6009
+//line tuple.go:19
+		k, out[k] = (o + int(1)), *(*int32)(unsafe.Add(gomptPIn, i*4))
+//line gompt_kernels.go:6012
+//line tuple.go:20
+		out[k], out[(k+int(1))] = (*(*int32)(unsafe.Add(gomptPIn, i*4)) * int32(3)), (out[(k-int(1))] + int32(1))
+//line gompt_kernels.go:6015
+//line tuple.go:21
+		*(*int32)(unsafe.Add(gomptPOut, o*4)), *(*int32)(unsafe.Add(gomptPOut, (o+int(1))*4)) = *(*int32)(unsafe.Add(gomptPOut, (o+int(1))*4)), *(*int32)(unsafe.Add(gomptPOut, o*4))
+//line gompt_kernels.go:6018
+//line tuple.go:22
+		var x, y int32
+//line gompt_kernels.go:6021
+//line tuple.go:23
+		x, y = *(*int32)(unsafe.Add(gomptPOut, (o+int(2))*4)), x
+//line gompt_kernels.go:6024
+//line tuple.go:24
+		*(*int32)(unsafe.Add(gomptPOut, (o+int(3))*4)), x = (x + y), *(*int32)(unsafe.Add(gomptPOut, o*4))
+//line gompt_kernels.go:6027
+//line tuple.go:25
+		swapNext(out, (o + int(1)))
+//line gompt_kernels.go:6030
+//line tuple.go:26
+		*(*int32)(unsafe.Add(gomptPOut, o*4)) += x
+//line gompt_kernels.go:6033
+	}
+	_ = n
+}
+
+// gomptSampleTuples is TuplesKernel's Sample: about n points, random arguments. Tol 0: every device gives the Go function's bits.
+func gomptSampleTuples(gomptN int, gomptSeed int64) gomptdevice.Sample {
+	gomptR := gomptrt.Rand("Tuples", gomptN, gomptSeed)
+	gomptExt := gomptrt.Extents(gomptN, 1)
+	n := gomptExt[0]
+	return gomptdevice.Sample{
+		Shape: gomptdevice.Shape{Size: gomptExt},
+		Bufs:  [][]byte{nil, gomptrt.Ints[int32](gomptR, gomptrt.Len(n), 0, 16), gomptrt.Ints[int32](gomptR, gomptrt.Len(4, n), 0, 16)},
+		Args:  []gomptdevice.Arg{gomptrt.Int(int64(n)), {}, {}},
+	}
+}
+
+// RunTuples runs TuplesKernel (Tuples) on device dev over [0, n), mapping each slice by how the kernel uses it:
+// in to, out tofrom.
+func RunTuples(dev gompttarget.DeviceClause, n int, in []int32, out []int32) error {
+	if n <= 0 {
+		return nil
+	}
+	in = gomptrt.Head(in, gomptrt.Len(n))
+	out = gomptrt.Head(out, gomptrt.Len(4, n))
+	return gompttarget.Target(gompttarget.Region{Device: dev, Kernel: TuplesKernel, Shape: gompttarget.Shape{Size: [3]int{n, 1, 1}},
+		Maps: []gompttarget.Map{gompttarget.To(in), gompttarget.ToFrom(out)},
+		Args: []gompttarget.Arg{gompttarget.Int(n), gompttarget.Slice(in), gompttarget.Slice(out)}})
 }
 
 // Uint64OpsKernel is the gompt map kernel of Uint64Ops (ints.go:52:1), over [0, n).
@@ -5879,34 +6100,34 @@ func gomptHostUint64Ops(gomptA *gomptdevice.HostArgs, gomptR gomptdevice.Range, 
 	for i := gomptLo0; i < gomptHi0; i++ {
 //line ints.go:53
 		x, y := *(*uint64)(unsafe.Add(gomptPA, i*8)), *(*uint64)(unsafe.Add(gomptPB, i*8))
-//line gompt_kernels.go:5883
+//line gompt_kernels.go:6104
 //line ints.go:54
 		o := (int(6) * i)
-//line gompt_kernels.go:5886
+//line gompt_kernels.go:6107
 //line ints.go:55
 		*(*uint64)(unsafe.Add(gomptPOut, o*8)) = (x + y)
-//line gompt_kernels.go:5889
+//line gompt_kernels.go:6110
 //line ints.go:56
 		*(*uint64)(unsafe.Add(gomptPOut, (o+int(1))*8)) = (x - y)
-//line gompt_kernels.go:5892
+//line gompt_kernels.go:6113
 //line ints.go:57
 		*(*uint64)(unsafe.Add(gomptPOut, (o+int(2))*8)) = (x * y)
-//line gompt_kernels.go:5895
+//line gompt_kernels.go:6116
 //line ints.go:58
 		if y != uint64(0) {
-//line gompt_kernels.go:5898
+//line gompt_kernels.go:6119
 //line ints.go:59
 			*(*uint64)(unsafe.Add(gomptPOut, (o+int(3))*8)) = (x / y)
-//line gompt_kernels.go:5901
+//line gompt_kernels.go:6122
 //line ints.go:60
 			*(*uint64)(unsafe.Add(gomptPOut, (o+int(4))*8)) = (x % y)
-//line gompt_kernels.go:5904
+//line gompt_kernels.go:6125
 //line ints.go:58
 		}
-//line gompt_kernels.go:5907
+//line gompt_kernels.go:6128
 //line ints.go:62
 		*(*uint64)(unsafe.Add(gomptPOut, (o+int(5))*8)) = (-x)
-//line gompt_kernels.go:5910
+//line gompt_kernels.go:6131
 	}
 	_ = n
 }

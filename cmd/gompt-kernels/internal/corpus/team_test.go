@@ -50,3 +50,35 @@ func TestTeamKernel(t *testing.T) {
 		}
 	}
 }
+
+// teamTuple is TeamTuple computed team by team in plain Go.
+func teamTuple(teams int, in []float32) []float32 {
+	out := make([]float32, teams*128)
+	for t := range teams {
+		for th := range 64 {
+			out[t*128+th] = in[t*64+th] * 2
+			out[t*128+64+th] = in[t*64+63-th]*2 + 1
+		}
+	}
+	return out
+}
+
+// Tuple assignments to team arrays (issue 38) store as Go's do, the
+// targets' indexes taken before any store, on every device: the team
+// kernel's result is the Go function's team by team, and each device's
+// is its Go image's on the Sample.
+func TestTeamTupleAssignment(t *testing.T) {
+	kerneltest.CheckKernel(t, TeamTupleKernel)
+	for _, teams := range []int{1, 3, 100} {
+		in := make([]float32, teams*64)
+		for i := range in {
+			in[i] = float32(int32(i*2654435761)>>7) / 1024
+		}
+		want := teamTuple(teams, in)
+		for _, dev := range devices() {
+			out := make([]float32, teams*128)
+			require.NoError(t, RunTeamTuple(target.Dev(dev), teams, in, out), target.Describe(dev))
+			require.Equal(t, want, out, "%s: %d teams", target.Describe(dev), teams)
+		}
+	}
+}
