@@ -49,8 +49,12 @@ func (g *gen) collect() {
 			if kdir == nil && fdir == nil {
 				continue
 			}
+			obj, _ := g.p.info.Defs[fd.Name].(*types.Func)
 			if kdir != nil && fdir != nil {
 				g.errs.add(fdir.Pos(), "%s is marked both //gompt:kernel and //gompt:func; a kernel cannot be called from device code: move the shared code into a //gompt:func helper", fd.Name.Name)
+				if obj != nil {
+					g.refused[obj] = funcDirective
+				}
 				continue
 			}
 			if fdir != nil {
@@ -60,10 +64,20 @@ func (g *gen) collect() {
 			}
 			f := g.newFn(fd)
 			if f == nil {
+				if obj != nil {
+					g.refused[obj] = funcDirective
+					if kdir != nil {
+						g.refused[obj] = kernelDirective
+					}
+				}
 				continue
 			}
 			if kdir != nil {
+				n := len(g.kernels)
 				g.newKernel(f, kdir)
+				if len(g.kernels) == n {
+					g.refused[obj] = kernelDirective
+				}
 			} else {
 				g.funcs[f.obj] = f
 			}
@@ -149,7 +163,7 @@ func (g *gen) newFn(fd *ast.FuncDecl) *fn {
 		}
 		f.result = &sc
 	default:
-		g.errs.unsupported(fd.Type.Results.Pos(), "more than one result", "")
+		g.errs.unsupported(fd.Type.Results.Pos(), "more than one result ("+fd.Name.Name+")", "return one value; write a helper per result")
 		ok = false
 	}
 	if !ok {

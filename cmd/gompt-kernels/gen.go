@@ -23,6 +23,12 @@ type gen struct {
 	funcs   map[*types.Func]*fn
 	cwd     string
 
+	// refused are the functions marked //gompt:func or //gompt:kernel
+	// that collect refused (reported at their declaration), by their
+	// directive: a call of one says nothing more, or that it calls a
+	// kernel.
+	refused map[*types.Func]string
+
 	launchDir  string // where the launchers go; "" for the package itself
 	launchPath string // that package's import path
 	launchName string // and its name
@@ -60,7 +66,7 @@ func generatePkg(o options) (output, error) {
 	if err != nil {
 		return nil, err
 	}
-	g := &gen{p: p, errs: &errList{fset: p.fset}, funcs: map[*types.Func]*fn{}}
+	g := &gen{p: p, errs: &errList{fset: p.fset}, funcs: map[*types.Func]*fn{}, refused: map[*types.Func]string{}}
 	g.cwd, _ = os.Getwd()
 	g.errs.cwd = g.cwd
 	if o.launchers != "" {

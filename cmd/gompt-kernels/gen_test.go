@@ -200,6 +200,33 @@ func K(i int, n int, out []int) {
 `)
 }
 
+// A helper refused for its signature (two results, a string parameter)
+// is reported at its declaration, once per thing refused there, and its
+// call sites say nothing more: the helper is marked //gompt:func, so
+// "not marked" would be false. A function marked both //gompt:kernel and
+// //gompt:func is reported at its directive only, its callers too.
+func TestRefusedHelperReportedAtItsDeclaration(t *testing.T) {
+	checkErrors(t, `package k
+
+//gompt:func
+func split(x float32, s string) (float32, float32) { // want "parameter s of type string" "more than one result (split)"
+	return x, x
+}
+
+//gompt:kernel dims=n
+//gompt:func // want "both //gompt:kernel and //gompt:func"
+func both(i int, n int) {}
+
+//gompt:kernel dims=n
+func K(i int, n int, x []float32) {
+	a, b := split(x[i], "")
+	x[i] = a + b
+	x[i], _ = split(1, "")
+	both(i, n)
+}
+`)
+}
+
 // Directives are checked: their keys, the names they give, the
 // signature they need.
 func TestDirectiveErrors(t *testing.T) {

@@ -221,7 +221,7 @@ func (c *checker) assign(s *ast.AssignStmt) {
 			c.expr(r)
 		}
 	}
-	if len(s.Rhs) == 1 && len(s.Lhs) > 1 {
+	if len(s.Rhs) == 1 && len(s.Lhs) > 1 && !c.callsRefused(s.Rhs[0]) {
 		c.unsupported(s.Pos(), "an assignment of several values from one expression", "")
 	}
 	if s.Tok != token.ASSIGN && s.Tok != token.DEFINE {
@@ -520,11 +520,16 @@ func (c *checker) call(e *ast.CallExpr) {
 	}
 	callee := c.g.funcs[obj]
 	if callee == nil {
+		isKernel := c.g.refused[obj] == kernelDirective
 		for _, k := range c.g.kernels {
-			if k.obj == obj {
-				c.unsupported(e.Pos(), "a call of kernel "+id.Name, "a kernel is not device code's to call; move what they share into a //gompt:func helper")
-				return
-			}
+			isKernel = isKernel || k.obj == obj
+		}
+		switch {
+		case isKernel:
+			c.unsupported(e.Pos(), "a call of kernel "+id.Name, "a kernel is not device code's to call; move what they share into a //gompt:func helper")
+			return
+		case c.g.refused[obj] == funcDirective:
+			return // the helper is refused at its declaration: nothing more to say here
 		}
 		c.unsupported(e.Pos(), "a call of "+id.Name+", which is not marked //gompt:func", "mark it //gompt:func so that it is translated too")
 		return
@@ -546,6 +551,22 @@ func (c *checker) call(e *ast.CallExpr) {
 		}
 		c.expr(a)
 	}
+}
+
+// callsRefused reports whether e is a call of a //gompt:func helper that
+// collect refused: a helper with several results is reported there, not
+// at each assignment of them.
+func (c *checker) callsRefused(e ast.Expr) bool {
+	call, ok := ast.Unparen(e).(*ast.CallExpr)
+	if !ok {
+		return false
+	}
+	id, ok := ast.Unparen(call.Fun).(*ast.Ident)
+	if !ok {
+		return false
+	}
+	obj, _ := c.info().Uses[id].(*types.Func)
+	return obj != nil && c.g.refused[obj] == funcDirective
 }
 
 func exprString(e ast.Expr) string { return types.ExprString(e) }
