@@ -154,6 +154,8 @@ done:
 	_ = f
 	y[i] = float32(math.Gamma(1)) // want "math.Gamma"
 	_ = append(c, 1) // want "append"
+	c = append(c, 1) // want "append is not supported in a gompt kernel (it allocates: a kernel cannot grow a slice"
+	y, c = x, append(c, 2) // want "assigning to slice parameter y" "append is not supported"
 }
 
 //gompt:kernel dims=n

@@ -211,7 +211,10 @@ func (c *checker) assign(s *ast.AssignStmt) {
 			c.local(l.(*ast.Ident), len(c.g.errs.errs) > before)
 		}
 	} else {
-		for _, l := range s.Lhs {
+		for i, l := range s.Lhs {
+			if s.Tok == token.ASSIGN && len(s.Rhs) == len(s.Lhs) && c.appendTo(l, s.Rhs[i]) {
+				continue
+			}
 			c.lhs(l, s.Tok != token.ASSIGN)
 		}
 		if len(c.g.errs.errs) > before {
@@ -231,6 +234,25 @@ func (c *checker) assign(s *ast.AssignStmt) {
 			}
 		}
 	}
+}
+
+// appendTo reports append, when r appends (buf = append(buf, v)), rather
+// than the assignment to l, a slice parameter: the append is what a
+// kernel cannot do.
+func (c *checker) appendTo(l, r ast.Expr) bool {
+	call, ok := ast.Unparen(r).(*ast.CallExpr)
+	if !ok || !isBuiltin(c.info(), call, "append") {
+		return false
+	}
+	id, ok := ast.Unparen(l).(*ast.Ident)
+	if !ok {
+		return false
+	}
+	if v, _ := c.info().Uses[id].(*types.Var); v == nil || c.f.byObj[v] == nil || !c.f.byObj[v].slice {
+		return false
+	}
+	c.expr(call)
+	return true
 }
 
 // lhs checks the target of an assignment; opAssign when it also reads it
@@ -418,7 +440,7 @@ func (c *checker) node(e ast.Expr) {
 
 // builtinHints says why each builtin outside the subset is not there.
 var builtinHints = map[string]string{
-	"append":  "an allocation; kernels write into their slice parameters",
+	"append":  "it allocates: a kernel cannot grow a slice; it writes into its slice parameters' elements, as many as len(buf)= declares",
 	"make":    "an allocation; kernels write into their slice parameters",
 	"new":     "an allocation; kernels allocate nothing",
 	"panic":   "device code cannot stop the program; write a flag into a buffer and check it on the host",
