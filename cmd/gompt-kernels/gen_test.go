@@ -117,8 +117,11 @@ func helper(x int) int { return x + 1 }
 func Bad(i int, n int, x, y []float32, c []int64) {
 	s := "text" // want "a string"
 	_ = s
-	m := map[int]int{} // want "a composite literal (an allocation)"
+	m := map[int]int{} // want "a map literal (map[int]int) is not supported in a gompt kernel (maps are not in the kernel subset"
 	_ = m
+	sl := []float32{1, 2} // want "a slice literal ([]float32, an allocation)"
+	_ = sl
+	_ = pair{1, 2} // want "a struct literal (pair)"
 	f := func() {} // want "a closure (function literal)"
 	go helper(1) // want "a go statement (goroutine)"
 	defer helper(2) // want "defer"

@@ -426,7 +426,7 @@ func (c *checker) node(e ast.Expr) {
 	case *ast.FuncLit:
 		c.unsupported(e.Pos(), "a closure (function literal)", "write a //gompt:func helper")
 	case *ast.CompositeLit:
-		c.unsupported(e.Pos(), "a composite literal (an allocation)", "kernels allocate nothing; pass a slice")
+		c.compositeLit(e)
 	case *ast.SliceExpr:
 		c.unsupported(e.Pos(), "a slice expression ("+exprString(e)+")", "index the parameter; pass offsets as int parameters")
 	case *ast.TypeAssertExpr:
@@ -435,6 +435,25 @@ func (c *checker) node(e ast.Expr) {
 		c.unsupported(e.Pos(), "a key-value expression", "")
 	default:
 		c.unsupported(e.Pos(), fmt.Sprintf("expression %s", exprString(e)), "")
+	}
+}
+
+// compositeLit reports a composite literal by what it builds: a map, a
+// slice, an array or a struct, none of which is in the subset.
+func (c *checker) compositeLit(e *ast.CompositeLit) {
+	t := c.info().TypeOf(e)
+	what := c.g.typeString(t)
+	switch t.Underlying().(type) {
+	case *types.Map:
+		c.unsupported(e.Pos(), "a map literal ("+what+")", "maps are not in the kernel subset: they are not device data; pass a slice and index it")
+	case *types.Slice:
+		c.unsupported(e.Pos(), "a slice literal ("+what+", an allocation)", "kernels allocate nothing; pass a slice")
+	case *types.Array:
+		c.unsupported(e.Pos(), "an array literal ("+what+")", "arrays are not supported; pass a slice")
+	case *types.Struct:
+		c.unsupported(e.Pos(), "a struct literal ("+what+")", "structs are not supported; pass one slice per field")
+	default:
+		c.unsupported(e.Pos(), "a composite literal ("+what+")", "kernels allocate nothing; pass a slice")
 	}
 }
 
