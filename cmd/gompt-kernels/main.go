@@ -152,8 +152,8 @@ the OpenCL plugin checks by name: the Go names, but for one OpenCL C cannot take
 outside ASCII), suffixed there (global_), as the variable's comment says.
 
 The subset of Go:
-  types      bool, int, int8-int64, uint8-uint64, float32, float64, and slices of them
-             (not []bool) as parameters; locals of those scalar types; constants.
+  types      bool, int, int8-int64, uint, uint8-uint64, float32, float64, and slices of
+             them (not []bool) as parameters; locals of those scalar types; constants.
   statements assignments (=, :=, op=, ++, --), var, if/else, for (three-clause,
              condition-only, infinite, range over an int), switch (no fallthrough),
              break, continue (with labels), return.
@@ -166,11 +166,36 @@ The subset of Go:
              Int64 and Uint64, on an element of a slice parameter:
              atomic.AddUint32(&hist[b], 1) (64-bit ones need cl_khr_int64_base_atomics
              on OpenCL, as POCL and NVIDIA have; a device without it refuses the kernel).
-Not supported, each an error with its position: strings, maps, pointers (& only
-in an atomic's &buf[i]), other sync/atomic functions and types, structs,
-arrays (but a team kernel's team arrays), closures, goroutines, defer, panic,
-recursion, allocation (make, new, append, composite literals), method calls, calls of
-other functions, package-level variables, slice expressions, goto, fallthrough.
+Not supported, each an error with its position:
+  functions  methods, generic functions, variadic parameters, functions without a body;
+             more than one result, named results; parameters and results of other types
+             (strings, maps, pointers, structs, arrays, defined types such as
+             type celsius float32, []bool).
+  data       strings, maps (map literals, indexing), pointers (& only in an atomic's
+             &buf[i], no * dereference), structs (field selectors), arrays (but a team
+             kernel's team arrays), complex numbers, channels (send, receive, select),
+             interfaces (type assertions, type switches), nil, function values and
+             closures, package-level variables, constants of other types, values of other
+             types, locals of other types, type declarations in a function.
+  slices     local slice variables; assigning to a slice parameter or using one as a
+             value (index it, take its len, pass it to a helper); slice expressions
+             (x[1:]); range over a slice (range over len(buf)); indexing anything but a
+             slice parameter or a team array.
+  allocation make, new, append (a kernel cannot grow a slice), composite literals (map
+             literals, slice, array and struct literals).
+  statements goroutines, defer, goto, fallthrough, labels on anything but loops and
+             switches, an expression statement that is not a call, a call whose value is
+             unused, an assignment of several values from one call, assigning to anything
+             but locals and elements, a second range variable, range over anything but an
+             int.
+  calls      method calls and method values; calls of functions that are not //gompt:func
+             (a helper refused at its declaration is reported there), of kernels and calls
+             of function values; recursion; functions of other packages but math and
+             sync/atomic; the other math functions; other sync/atomic functions and types;
+             the other built-ins (panic, recover, print, println, copy, clear, cap, delete,
+             close, complex, real, imag); len of anything but a slice parameter;
+             conversions to other types; a helper's slice argument that is not a slice
+             parameter; kernelrt.Barrier outside a team kernel's body or with arguments.
 
 Go semantics on every device: int is 64 bits; integer arithmetic wraps; shifts by the
 width or more give 0 (or -1 for a negative value shifted right); / and %% truncate,
