@@ -36,10 +36,11 @@ type gobody struct {
 	hoist      *gobody
 	hoisted    []string
 	leafLocal  map[*types.Var]bool
-	top        ast.Stmt // the leaf's own statement
-	simpleLeaf bool     // the leaf is a simple statement: every lane runs all of it
-	cond       int      // inside the right operand of && or ||: run at some lanes only
-	pos        string   // the source position of the statement being written ("heat.go:14")
+	leafWrites map[*param]bool // the buffers the leaf stores into (writesOf)
+	top        ast.Stmt        // the leaf's own statement
+	simpleLeaf bool            // the leaf is a simple statement: every lane runs all of it
+	cond       int             // inside the right operand of && or ||: run at some lanes only
+	pos        string          // the source position of the statement being written ("heat.go:14")
 }
 
 // line writes a line of the image, marked with the position of the
@@ -440,7 +441,9 @@ func (b *gobody) topLeaf(s ast.Stmt) bool { return b.depth == 1 && b.top == s }
 // hoistable reports whether e, in a leaf, is worth computing once per
 // block: it depends on no point, reads nothing the leaf declares, is not a
 // variable or constant, and cannot panic or act (no call but a
-// conversion, no division, no element whose index is not proven).
+// conversion, no division, no element whose index is not proven), and
+// reads no element of a buffer the leaf stores into: the leaf's stores
+// (their targets too, which are elements and not values) change it.
 func (b *gobody) hoistable(e ast.Expr) bool {
 	switch ast.Unparen(e).(type) {
 	case *ast.Ident, *ast.BasicLit:
@@ -465,13 +468,56 @@ func (b *gobody) hoistable(e ast.Expr) bool {
 				ok = false
 			}
 		case *ast.IndexExpr:
-			if !b.k.proven[n] {
+			if !b.k.proven[n] || b.writesInLeaf(n) {
 				ok = false
 			}
 		}
 		return ok
 	})
 	return ok
+}
+
+// writesInLeaf reports whether ix is an element of a buffer that the leaf
+// (b.top) stores into.
+func (b *gobody) writesInLeaf(ix *ast.IndexExpr) bool {
+	if b.leafWrites == nil {
+		b.leafWrites = writesOf(b.info(), b.k.fn, b.top)
+	}
+	id, ok := ast.Unparen(ix.X).(*ast.Ident)
+	if !ok {
+		return false
+	}
+	v, _ := b.info().Uses[id].(*types.Var)
+	return b.leafWrites[b.k.byObj[v]]
+}
+
+// writesOf is the set of f's buffers that s stores into: an element on the
+// left of an assignment, or incremented or decremented.
+func writesOf(info *types.Info, f *fn, s ast.Node) map[*param]bool {
+	w := map[*param]bool{}
+	store := func(e ast.Expr) {
+		ix, ok := ast.Unparen(e).(*ast.IndexExpr)
+		if !ok {
+			return
+		}
+		if id, ok := ast.Unparen(ix.X).(*ast.Ident); ok {
+			if v, _ := info.Uses[id].(*types.Var); v != nil && f.byObj[v] != nil {
+				w[f.byObj[v]] = true
+			}
+		}
+	}
+	ast.Inspect(s, func(n ast.Node) bool {
+		switch n := n.(type) {
+		case *ast.AssignStmt:
+			for _, l := range n.Lhs {
+				store(l)
+			}
+		case *ast.IncDecStmt:
+			store(n.X)
+		}
+		return true
+	})
+	return w
 }
 
 // hoistExpr declares a temporary at the block level holding text, and

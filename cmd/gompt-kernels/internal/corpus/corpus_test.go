@@ -216,6 +216,9 @@ var entries = []entry{
 		}
 		return [][]any{{len(k), k, x, y}}
 	}},
+	{k: UniformStoreKernel, fn: UniformStore, run: RunUniformStore, ext: []int{0}, inputs: func() [][]any {
+		return [][]any{{3000, 5, make([]int32, 5), make([]int32, 5), make([]int32, 3000)}}
+	}},
 	{k: TuplesKernel, fn: Tuples, run: RunTuples, ext: []int{0}, inputs: func() [][]any {
 		in := []int32{math.MinInt32, -7, -1, 0, 1, 5, math.MaxInt32}
 		out := make([]int32, 4*len(in))

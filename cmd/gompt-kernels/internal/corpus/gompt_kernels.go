@@ -6157,3 +6157,138 @@ func RunUint64Ops(dev gompttarget.DeviceClause, n int, a []uint64, b []uint64, o
 		Maps: []gompttarget.Map{gompttarget.To(a), gompttarget.To(b), gompttarget.ToFrom(out)},
 		Args: []gompttarget.Arg{gompttarget.Int(n), gompttarget.Slice(a), gompttarget.Slice(b), gompttarget.Slice(out)}})
 }
+
+// UniformStoreKernel is the gompt map kernel of UniformStore (lockstep.go:32:1), over [0, n).
+var UniformStoreKernel = &gomptdevice.Kernel{
+	Name: "UniformStore",
+	Params: []gomptdevice.Param{
+		{Name: "n", Kind: gomptdevice.ParamInt64},
+		{Name: "m", Kind: gomptdevice.ParamInt64},
+		{Name: "b", Kind: gomptdevice.ParamBuffer, Elem: gomptdevice.ParamInt32, Len: "m"},
+		{Name: "c", Kind: gomptdevice.ParamBuffer, Elem: gomptdevice.ParamInt32, Len: "m"},
+		{Name: "out", Kind: gomptdevice.ParamBuffer, Elem: gomptdevice.ParamInt32, Len: "n"},
+	},
+	Dims: 1,
+	Faults: []gomptdevice.FaultSite{
+		{Kind: gomptdevice.FaultIndex, Pos: "lockstep.go:38"},
+	},
+	Images: []gomptdevice.Image{
+		{Kind: gomptdevice.ImageHost, Entry: "gompt_UniformStore", Host: gomptHostUniformStore},
+		{Kind: gomptdevice.ImageOpenCL, Entry: "gompt_UniformStore", Source: gomptCLUniformStore, Options: "-cl-fp32-correctly-rounded-divide-sqrt"},
+		{Kind: gomptdevice.ImagePTX, Entry: "gompt_UniformStore", Source: gomptPTXUniformStore},
+	},
+	Sample: gomptSampleUniformStore,
+}
+
+//go:embed gompt_UniformStore.cl
+var gomptCLUniformStore string
+
+//go:embed gompt_UniformStore.ptx
+var gomptPTXUniformStore string
+
+// gomptHostUniformStore is UniformStoreKernel's Go image: the body of UniformStore at each point of the team's range.
+func gomptHostUniformStore(gomptA *gomptdevice.HostArgs, gomptR gomptdevice.Range, _, _ int) {
+	n := gomptA.Int(0)
+	m := gomptA.Int(1)
+	b := gomptrt.View[int32](gomptA.Bufs[2], gomptrt.Len(m))
+	c := gomptrt.View[int32](gomptA.Bufs[3], gomptrt.Len(m))
+	out := gomptrt.View[int32](gomptA.Bufs[4], gomptrt.Len(n))
+	gomptLo0, gomptHi0 := gomptR.Clamp(0, n)
+	for gomptX0 := gomptLo0; gomptX0 < gomptHi0; gomptX0 += 1024 {
+		gomptLanesUniformStore(gomptX0, min(1024, gomptHi0-gomptX0), n, m, b, c, out)
+	}
+}
+
+// gomptLanesUniformStore runs UniformStore's body at the points [gomptX0, gomptX0+gomptW) of dimension 0 together, statement by statement.
+func gomptLanesUniformStore(gomptX0, gomptW int, n int, m int, b []int32, c []int32, out []int32) {
+	gomptPB := unsafe.Pointer(unsafe.SliceData(b))
+	gomptPOut := unsafe.Pointer(unsafe.SliceData(out))
+//line lockstep.go:33
+	for j := int(0); j < m; j++ {
+//line gompt_kernels.go:6209
+//line lockstep.go:34
+		gomptU1 := int32(((j * int(7)) + int(5)))
+//line gompt_kernels.go:6212
+//line lockstep.go:34
+		for gomptJ := 0; gomptJ < gomptW; gomptJ++ {
+//line gompt_kernels.go:6215
+//line lockstep.go:34
+			*(*int32)(unsafe.Add(gomptPB, j*4)) = gomptU1
+//line gompt_kernels.go:6218
+//line lockstep.go:34
+		}
+//line gompt_kernels.go:6221
+//line lockstep.go:35
+		gomptU2 := unsafe.Add(gomptPOut, (gomptX0)*4)
+//line gompt_kernels.go:6224
+//line lockstep.go:35
+		gomptU3 := *(*int32)(unsafe.Add(gomptPB, j*4))
+//line gompt_kernels.go:6227
+//line lockstep.go:35
+		for gomptJ := 0; gomptJ < gomptW; gomptJ++ {
+//line gompt_kernels.go:6230
+//line lockstep.go:35
+			i := gomptX0 + gomptJ
+//line gompt_kernels.go:6233
+//line lockstep.go:35
+			*(*int32)(unsafe.Add(gomptU2, gomptJ*4)) += (gomptU3 * int32((i + int(1))))
+//line gompt_kernels.go:6236
+//line lockstep.go:35
+		}
+//line gompt_kernels.go:6239
+//line lockstep.go:33
+	}
+//line gompt_kernels.go:6242
+//line lockstep.go:37
+	for j := int(0); j < m; j++ {
+//line gompt_kernels.go:6245
+//line lockstep.go:38
+		gomptU4 := ((m - int(1)) - j)
+//line gompt_kernels.go:6248
+//line lockstep.go:38
+		gomptU5 := unsafe.Add(gomptPOut, (gomptX0)*4)
+//line gompt_kernels.go:6251
+//line lockstep.go:38
+		gomptU6 := int32(j)
+//line gompt_kernels.go:6254
+//line lockstep.go:38
+		for gomptJ := 0; gomptJ < gomptW; gomptJ++ {
+//line gompt_kernels.go:6257
+//line lockstep.go:38
+			c[gomptU4], *(*int32)(unsafe.Add(gomptU5, gomptJ*4)) = gomptU6, (*(*int32)(unsafe.Add(gomptU5, gomptJ*4)) + gomptU6)
+//line gompt_kernels.go:6260
+//line lockstep.go:38
+		}
+//line gompt_kernels.go:6263
+//line lockstep.go:37
+	}
+//line gompt_kernels.go:6266
+	_ = n
+}
+
+// gomptSampleUniformStore is UniformStoreKernel's Sample: about n points, random arguments. Tol 0: every device gives the Go function's bits.
+func gomptSampleUniformStore(gomptN int, gomptSeed int64) gomptdevice.Sample {
+	gomptR := gomptrt.Rand("UniformStore", gomptN, gomptSeed)
+	gomptExt := gomptrt.Extents(gomptN, 1)
+	n := gomptExt[0]
+	m := int(1 + gomptR.IntN(8))
+	return gomptdevice.Sample{
+		Shape: gomptdevice.Shape{Size: gomptExt},
+		Bufs:  [][]byte{nil, nil, gomptrt.Ints[int32](gomptR, gomptrt.Len(m), 0, 16), gomptrt.Ints[int32](gomptR, gomptrt.Len(m), 0, 16), gomptrt.Ints[int32](gomptR, gomptrt.Len(n), 0, 16)},
+		Args:  []gomptdevice.Arg{gomptrt.Int(int64(n)), gomptrt.Int(int64(m)), {}, {}, {}},
+	}
+}
+
+// RunUniformStore runs UniformStoreKernel (UniformStore) on device dev over [0, n), mapping each slice by how the kernel uses it:
+// b tofrom, c tofrom, out tofrom.
+func RunUniformStore(dev gompttarget.DeviceClause, n int, m int, b []int32, c []int32, out []int32) error {
+	if n <= 0 {
+		return nil
+	}
+	b = gomptrt.Head(b, gomptrt.Len(m))
+	c = gomptrt.Head(c, gomptrt.Len(m))
+	out = gomptrt.Head(out, gomptrt.Len(n))
+	return gompttarget.Target(gompttarget.Region{Device: dev, Kernel: UniformStoreKernel, Shape: gompttarget.Shape{Size: [3]int{n, 1, 1}},
+		Maps: []gompttarget.Map{gompttarget.ToFrom(b), gompttarget.ToFrom(c), gompttarget.ToFrom(out)},
+		Args: []gompttarget.Arg{gompttarget.Int(n), gompttarget.Int(m), gompttarget.Slice(b), gompttarget.Slice(c), gompttarget.Slice(out)}})
+}
