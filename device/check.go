@@ -20,40 +20,70 @@ func (k *Kernel) IterationDims() int {
 // NeedLen returns how many elements (bytes for an untyped buffer) buffer
 // parameter i of k must hold for a launch over s, from the parameter's Len;
 // scalar(j) is the argument of scalar parameter j, as Arg.Bits. It returns 0
-// for an undeclared Len. The error says what in Len cannot be evaluated: a
-// name that is not an integer scalar parameter, Shape.Teams left to the
-// device, a product larger than an int. NeedLen does not allocate unless
-// it fails; runtimes call it before every launch.
+// for an undeclared Len, and for a Len whose value is 0 or negative. The
+// error says what in Len cannot be evaluated: a name that is not an
+// integer scalar parameter, Shape.Teams left to the device, a value
+// outside an int64 (or an int). NeedLen does not allocate unless it
+// fails; runtimes call it before every launch.
 func (k *Kernel) NeedLen(i int, s Shape, scalar func(j int) uint64) (int, error) {
 	expr := k.Params[i].Len
 	if expr == "" {
 		return 0, nil
 	}
-	n, zero := uint64(1), false
+	n := int64(1)
 	for rest := expr; ; {
 		term, tail, more := strings.Cut(rest, "*")
 		v, err := k.lenTerm(strings.TrimSpace(term), s, scalar)
 		if err != nil {
 			return 0, fmt.Errorf("Len %q: %w", expr, err)
 		}
-		if v <= 0 {
-			zero = true
-		} else if !zero {
-			hi, lo := bits.Mul64(n, uint64(v))
-			if hi != 0 || lo > math.MaxInt {
-				return 0, fmt.Errorf("Len %q: more than %d elements", expr, math.MaxInt)
-			}
-			n = lo
+		p, ok := mulLen(n, v)
+		if !ok {
+			return 0, lenOverflow(expr, n, v)
 		}
+		n = p
 		if !more {
 			break
 		}
 		rest = tail
 	}
-	if zero {
+	if n <= 0 {
 		return 0, nil
 	}
+	if uint64(n) > math.MaxInt {
+		return 0, fmt.Errorf("Len %q: more than %d elements", expr, math.MaxInt)
+	}
 	return int(n), nil
+}
+
+// mulLen is a*b, and whether it fits an int64.
+func mulLen(a, b int64) (int64, bool) {
+	hi, lo := bits.Mul64(uint64(abs64(a)), uint64(abs64(b)))
+	neg := (a < 0) != (b < 0)
+	switch {
+	case a == math.MinInt64 || b == math.MinInt64:
+		return a * b, a == 0 || b == 0 || a == 1 || b == 1
+	case hi != 0 || lo > math.MaxInt64 && !(neg && lo == 1<<63):
+		return 0, false
+	case neg:
+		return -int64(lo), true
+	}
+	return int64(lo), true
+}
+
+func abs64(a int64) int64 {
+	if a < 0 {
+		return -a
+	}
+	return a
+}
+
+// lenOverflow is the error of a Len whose value x op y leaves an int64.
+func lenOverflow(expr string, x, y int64) error {
+	if (x < 0) != (y < 0) {
+		return fmt.Errorf("Len %q: a value below %d", expr, int64(math.MinInt64))
+	}
+	return fmt.Errorf("Len %q: more than %d elements", expr, int64(math.MaxInt64))
 }
 
 // lenTerm evaluates one term of a Len expression. With scalar nil it only

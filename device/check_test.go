@@ -36,6 +36,10 @@ func TestNeedLen(t *testing.T) {
 		{"m*u", 6 * 0xffffffff, ""},
 		{"k", 0, ""}, // int32 -1: no element
 		{"m*k*9", 0, ""},
+		{"k*k", 1, ""},   // -1*-1: two negative terms, as Go multiplies them
+		{"k*m*k", 6, ""}, // and in any order
+		{"k*0*k", 0, ""},
+		{"k*u*u", 0, "a value below -9223372036854775808"},
 		{"Shape.Size[0]*Shape.Size[1]", 30, ""},
 		{"Shape.Size[2]", 1, ""}, // unused: 1
 		{"Shape.Teams*m", 24, ""},

@@ -101,7 +101,9 @@ type Param struct {
 	// scalar parameter (its value in the launch), Shape.Size[0],
 	// Shape.Size[1] or Shape.Size[2] (1 for a dimension not in use), or
 	// Shape.Teams (which the launch must then set): "n", "m*k", "2*n",
-	// "Shape.Teams". A term of 0 or less makes it 0. The runtime refuses a
+	// "Shape.Teams". Its value is the product as Go computes it on int64s
+	// (two negative terms make a positive one); a value of 0 or less makes
+	// the length 0, one outside an int64 is an error. The runtime refuses a
 	// launch whose buffer is shorter, on every device, before any device
 	// work. Empty means undeclared: the runtime cannot check the buffer,
 	// and device code that indexes past it corrupts memory, so declare it.

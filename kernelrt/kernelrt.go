@@ -19,17 +19,17 @@ const MaxThreads = 256
 
 // Len returns the number of elements a buffer whose Param.Len is the
 // product of terms holds, as device.Kernel.NeedLen counts it: the product,
-// or 0 when a term is 0 or negative. It is what len(buf) is inside a
-// generated kernel, on every device.
+// or 0 when it is negative (an even number of negative terms makes it
+// positive, as in Go). It is what len(buf) is inside a generated kernel,
+// on every device. The runtime refuses a launch whose Len leaves an int64
+// (NeedLen) before a kernel's Go image runs; a launcher's Len of one may
+// wrap, and the runtime then refuses the launch.
 func Len(terms ...int) int {
 	n := 1
 	for _, t := range terms {
-		if t <= 0 {
-			return 0
-		}
 		n *= t
 	}
-	return n
+	return max(n, 0)
 }
 
 // View returns the first n elements of the buffer b as a []T, without

@@ -34,7 +34,7 @@ static void gompt_check_fail(__global long *f, int *stop, long site, long i, lon
 static inline __attribute__((always_inline)) long gompt_div_long(long a, long b) { return b == 0 ? (long)0 : b == -1 ? (long)((ulong)0 - (ulong)a) : (long)(a / b); }
 static inline __attribute__((always_inline)) long gompt_divc_long(long a, long b, __global long *f, int *stop, long site) { if (b == 0) { gompt_check_fail(f, stop, site, 0, 0); return (long)0; } return gompt_div_long(a, b); }
 static inline __attribute__((always_inline)) float gompt_ldc_float(__global const float *p, long n, long i, __global long *f, int *stop, long site) { if ((ulong)i < (ulong)n) return p[i]; gompt_check_fail(f, stop, site, i, n); return (float)0; }
-static inline __attribute__((always_inline)) long gompt_len_mul(long a, long b) { return GOMPT_CMP64(a, <=, 0L) || GOMPT_CMP64(b, <=, 0L) ? 0 : a * b; }
+static inline __attribute__((always_inline)) long gompt_lenpos(long v) { return GOMPT_CMP64(v, >, 0L) ? v : 0; }
 static inline __attribute__((always_inline)) float gompt_lldc_float(__local float *a, long n, long i, __global long *f, int *stop, long site) { if ((ulong)i < (ulong)n) return a[i]; gompt_check_fail(f, stop, site, i, n); return (float)0; }
 static inline __attribute__((always_inline)) long gompt_max_long(long x, long y) { return GOMPT_CMP64(y, >, x) ? y : x; }
 static inline __attribute__((always_inline)) long gompt_rem_long(long a, long b) { return b == 0 || b == -1 ? (long)0 : (long)(a % b); }
@@ -307,9 +307,9 @@ __kernel __attribute__((reqd_work_group_size(256, 1, 1))) void gompt_matmul_tile
   int gompt_stopped = 0, *gompt_stop = &gompt_stopped;
   __local float gompt_l_tA[1024];
   __local float gompt_l_tB[1024];
-  long gompt_len_A = gompt_len_mul(((long)m > 0 ? (long)m : 0), (long)k);
-  long gompt_len_B = gompt_len_mul(((long)k > 0 ? (long)k : 0), (long)n);
-  long gompt_len_C = gompt_len_mul(((long)m > 0 ? (long)m : 0), (long)n);
+  long gompt_len_A = gompt_lenpos((long)((ulong)(long)m * (ulong)(long)k));
+  long gompt_len_B = gompt_lenpos((long)((ulong)(long)k * (ulong)(long)n));
+  long gompt_len_C = gompt_lenpos((long)((ulong)(long)m * (ulong)(long)n));
   long gompt_th = (long)get_local_id(0);
   for (long gompt_t = (long)get_group_id(0); gompt_t < (long)teams; gompt_t += (long)get_num_groups(0)) {
     gompt_body_matmul_tiled(gompt_t, gompt_th, teams, m, n, k, A, gompt_len_A, B, gompt_len_B, C, gompt_len_C, gompt_l_tA, gompt_l_tB, gompt_fault, gompt_stop);

@@ -457,7 +457,9 @@ func BenchmarkDotHost(b *testing.B) {
 }
 
 // TestHostEmptyProblem runs each Go image with all its sizes 0 or negative
-// over a non-empty range: like the device code, it must do nothing.
+// over a non-empty range: like the device code, it must do nothing. Each
+// buffer holds what its Len asks for, as the runtime checks before a
+// launch (a product of two negative sizes is positive).
 func TestHostEmptyProblem(t *testing.T) {
 	for _, n := range []int{0, -5} {
 		for _, k := range kernels.All() {
@@ -469,6 +471,17 @@ func TestHostEmptyProblem(t *testing.T) {
 				}
 			}
 			s.Args = args
+			s.Bufs = slices.Clone(s.Bufs)
+			for i, p := range k.Params {
+				if p.Kind != device.ParamBuffer {
+					continue
+				}
+				need, err := k.NeedLen(i, s.Shape, func(j int) uint64 { return args[j].Bits })
+				require.NoError(t, err, "%s: %s's Len", k.Name, p.Name)
+				if more := need*p.ElemSize() - len(s.Bufs[i]); more > 0 {
+					s.Bufs[i] = append(slices.Clone(s.Bufs[i]), make([]byte, more)...)
+				}
+			}
 			teams := 3
 			if k == kernels.Dot {
 				teams = s.Shape.Teams // one partial per team

@@ -191,15 +191,23 @@ func lengths(k *kernel, pre *prelude, names map[*param]string, line func(string,
 				terms = append(terms, t+"L")
 			}
 		}
-		pos := terms[0] + " > 0"
-		if q := paramNamed(k, k.lens[p][0]); q != nil && q.t.signed() && q.t.bits() < 64 {
-			// Sign-extended from an int: cmp64. (A long parameter, as the
-			// extents are, is compared plainly: a driver gets that right.)
-			pos = cmp64(terms[0], token.GTR, "0L")
-		}
-		expr := "(" + pos + " ? " + terms[0] + " : 0)"
-		for _, t := range terms[1:] {
-			expr = pre.lenMul() + "(" + expr + ", " + t + ")"
+		var expr string
+		if len(terms) == 1 {
+			pos := terms[0] + " > 0"
+			if q := paramNamed(k, k.lens[p][0]); q != nil && q.t.signed() && q.t.bits() < 64 {
+				// Sign-extended from an int: cmp64. (A long parameter, as the
+				// extents are, is compared plainly: a driver gets that right.)
+				pos = cmp64(terms[0], token.GTR, "0L")
+			}
+			expr = "(" + pos + " ? " + terms[0] + " : 0)"
+		} else {
+			// The product as Go computes it, in ulong so that C wraps as
+			// Go does; the runtime refuses a launch whose Len leaves an
+			// int64 (device.Kernel.NeedLen), so in a launch it is exact.
+			for i, t := range terms {
+				terms[i] = "(ulong)" + t
+			}
+			expr = pre.lenPos() + "((long)(" + strings.Join(terms, " * ") + "))"
 		}
 		line("long %s = %s;", ln, expr)
 		args = append(args, n, ln)

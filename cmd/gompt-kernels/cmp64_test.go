@@ -10,8 +10,8 @@ import (
 // Every signed 64-bit ordering the generator writes goes through
 // GOMPT_CMP64 (cmp64), which a file that uses it defines: binary
 // operators, range loops over an int64, min and max of int64, and a
-// length from an int32 or int16 parameter (len= terms go through
-// gompt_len_mul). Orderings of other types, equality, and a length from
+// length from an int32 or int16 parameter, or a product of terms
+// (gompt_lenpos). Orderings of other types, equality, and a length from
 // a long extent are written plainly, and a file with no signed 64-bit
 // ordering has no macro.
 func TestSignedOrderingsThroughCmp64(t *testing.T) {
@@ -54,9 +54,9 @@ func Plain(i int, n int, a []int32, b []uint64, out []int32) {
 		"GOMPT_CMP64(gompt_t2, <, gompt_t1)",
 		"gompt_t6 < gompt_t5;",
 		"long gompt_min_long(long x, long y) { return GOMPT_CMP64(y, <, x) ? y : x; }",
-		"long gompt_len_mul(long a, long b) { return GOMPT_CMP64(a, <=, 0L) || GOMPT_CMP64(b, <=, 0L) ? 0 : a * b; }",
+		"long gompt_lenpos(long v) { return GOMPT_CMP64(v, >, 0L) ? v : 0; }",
 		"long gompt_len_w = (GOMPT_CMP64((long)m, >, 0L) ? (long)m : 0);",
-		"long gompt_len_v = gompt_len_mul((GOMPT_CMP64((long)m, >, 0L) ? (long)m : 0), (long)k);",
+		"long gompt_len_v = gompt_lenpos((long)((ulong)(long)m * (ulong)(long)k));",
 		"long gompt_len_u = ((long)n > 0 ? (long)n : 0);",
 	} {
 		assert.Contains(t, cl, want)

@@ -203,9 +203,10 @@ func (p *prelude) store(t scalar) string {
 		inl, name, t.cMem(), t.cMem()))
 }
 
-// lenMul is Param.Len's product: 0 once a term is 0 or negative.
-func (p *prelude) lenMul() string {
-	return p.need("gompt_len_mul", inl+" long gompt_len_mul(long a, long b) { return "+cmp64("a", token.LEQ, "0L")+" || "+cmp64("b", token.LEQ, "0L")+" ? 0 : a * b; }")
+// lenPos is a Param.Len's value made a length: 0 where it is 0 or
+// negative. Its name is not gompt_len_NAME, a buffer's length.
+func (p *prelude) lenPos() string {
+	return p.need("gompt_lenpos", inl+" long gompt_lenpos(long v) { return "+cmp64("v", token.GTR, "0L")+" ? v : 0; }")
 }
 
 // checkFail is the name of the helper that records a failed check.

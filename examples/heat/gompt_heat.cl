@@ -23,7 +23,7 @@ static inline __attribute__((always_inline)) void gompt_loop_check(__global long
 #define GOMPT_CMP64(x, op, y) ((x) op (y))
 #endif
 
-static inline __attribute__((always_inline)) long gompt_len_mul(long a, long b) { return GOMPT_CMP64(a, <=, 0L) || GOMPT_CMP64(b, <=, 0L) ? 0 : a * b; }
+static inline __attribute__((always_inline)) long gompt_lenpos(long v) { return GOMPT_CMP64(v, >, 0L) ? v : 0; }
 
 static inline __attribute__((always_inline)) void gompt_body_heat(long x, long y, long nx, long ny, float alpha, __global const float *in, long gompt_len_in_, __global float *out, long gompt_len_out_) {
   long i = ((long)((ulong)((long)((ulong)y * (ulong)nx)) + (ulong)x));
@@ -36,8 +36,8 @@ static inline __attribute__((always_inline)) void gompt_body_heat(long x, long y
 }
 
 __kernel void gompt_heat(long nx, long ny, float alpha, __global const float *in, __global float *out GOMPT_LOOP_PARAM) {
-  long gompt_len_in = gompt_len_mul(((long)nx > 0 ? (long)nx : 0), (long)ny);
-  long gompt_len_out = gompt_len_mul(((long)nx > 0 ? (long)nx : 0), (long)ny);
+  long gompt_len_in = gompt_lenpos((long)((ulong)(long)nx * (ulong)(long)ny));
+  long gompt_len_out = gompt_lenpos((long)((ulong)(long)nx * (ulong)(long)ny));
   if ((long)nx <= 0 || (long)ny <= 0) return;
   if (get_global_size(0) >= (ulong)(long)nx && get_global_size(1) >= (ulong)(long)ny) {
     long gompt_i0 = (long)get_global_id(0);

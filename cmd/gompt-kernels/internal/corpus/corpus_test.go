@@ -219,6 +219,9 @@ var entries = []entry{
 	{k: UniformStoreKernel, fn: UniformStore, run: RunUniformStore, ext: []int{0}, inputs: func() [][]any {
 		return [][]any{{3000, 5, make([]int32, 5), make([]int32, 5), make([]int32, 3000)}}
 	}},
+	{k: ProductLenKernel, fn: ProductLen, run: RunProductLen, ext: []int{0}, inputs: func() [][]any {
+		return [][]any{{5, -2, -3, []int64{1, 2, 3, 4, 5, 6}, make([]int64, 6)}}
+	}},
 	{k: TuplesKernel, fn: Tuples, run: RunTuples, ext: []int{0}, inputs: func() [][]any {
 		in := []int32{math.MinInt32, -7, -1, 0, 1, 5, math.MaxInt32}
 		out := make([]int32, 4*len(in))

@@ -33,7 +33,7 @@ static void gompt_check_fail(__global long *f, int *stop, long site, long i, lon
   }
 }
 static inline __attribute__((always_inline)) double gompt_ldc_double(__global const double *p, long n, long i, __global long *f, int *stop, long site) { if ((ulong)i < (ulong)n) return p[i]; gompt_check_fail(f, stop, site, i, n); return (double)0; }
-static inline __attribute__((always_inline)) long gompt_len_mul(long a, long b) { return GOMPT_CMP64(a, <=, 0L) || GOMPT_CMP64(b, <=, 0L) ? 0 : a * b; }
+static inline __attribute__((always_inline)) long gompt_lenpos(long v) { return GOMPT_CMP64(v, >, 0L) ? v : 0; }
 
 static inline __attribute__((always_inline)) void gompt_body_Box3D(long x, long y, long z, long nx, long ny, long nz, __global const double *in, long gompt_len_in_, __global double *out, long gompt_len_out_, __global long *gompt_fault, int *gompt_stop) {
   double s = (0x0p+00);
@@ -89,8 +89,8 @@ static inline __attribute__((always_inline)) void gompt_body_Box3D(long x, long 
 
 __kernel void gompt_Box3D(long nx, long ny, long nz, __global const double *in, __global double *out, __global long *gompt_fault GOMPT_LOOP_PARAM) {
   int gompt_stopped = 0, *gompt_stop = &gompt_stopped;
-  long gompt_len_in = gompt_len_mul(gompt_len_mul(((long)nx > 0 ? (long)nx : 0), (long)ny), (long)nz);
-  long gompt_len_out = gompt_len_mul(gompt_len_mul(((long)nx > 0 ? (long)nx : 0), (long)ny), (long)nz);
+  long gompt_len_in = gompt_lenpos((long)((ulong)(long)nx * (ulong)(long)ny * (ulong)(long)nz));
+  long gompt_len_out = gompt_lenpos((long)((ulong)(long)nx * (ulong)(long)ny * (ulong)(long)nz));
   if ((long)nx <= 0 || (long)ny <= 0 || (long)nz <= 0) return;
   if (get_global_size(0) >= (ulong)(long)nx && get_global_size(1) >= (ulong)(long)ny && get_global_size(2) >= (ulong)(long)nz) {
     long gompt_i0 = (long)get_global_id(0);

@@ -24,7 +24,7 @@ static inline __attribute__((always_inline)) void gompt_loop_check(__global long
 #define GOMPT_CMP64(x, op, y) ((x) op (y))
 #endif
 
-static inline __attribute__((always_inline)) long gompt_len_mul(long a, long b) { return GOMPT_CMP64(a, <=, 0L) || GOMPT_CMP64(b, <=, 0L) ? 0 : a * b; }
+static inline __attribute__((always_inline)) long gompt_lenpos(long v) { return GOMPT_CMP64(v, >, 0L) ? v : 0; }
 static inline __attribute__((always_inline)) double gompt_math_inf(long s) { return GOMPT_CMP64(s, >=, 0L) ? INFINITY : -INFINITY; }
 static inline __attribute__((always_inline)) bool gompt_math_isinf(double x, long s) { return GOMPT_CMP64(s, >, 0L) ? x == INFINITY : GOMPT_CMP64(s, <, 0L) ? x == -INFINITY : isinf(x) != 0; }
 
@@ -59,7 +59,7 @@ static inline __attribute__((always_inline)) void gompt_body_Classify(long i, lo
 
 __kernel void gompt_Classify(long n, __global const double *a, __global ulong *out GOMPT_LOOP_PARAM) {
   long gompt_len_a = ((long)n > 0 ? (long)n : 0);
-  long gompt_len_out = gompt_len_mul((8L > 0 ? 8L : 0), (long)n);
+  long gompt_len_out = gompt_lenpos((long)((ulong)8L * (ulong)(long)n));
   if ((long)n <= 0) return;
   if (get_global_size(0) >= (ulong)(long)n) {
     long gompt_i0 = (long)get_global_id(0);

@@ -32,7 +32,7 @@ static void gompt_check_fail(__global long *f, int *stop, long site, long i, lon
   }
 }
 static inline __attribute__((always_inline)) float gompt_ldc_float(__global const float *p, long n, long i, __global long *f, int *stop, long site) { if ((ulong)i < (ulong)n) return p[i]; gompt_check_fail(f, stop, site, i, n); return (float)0; }
-static inline __attribute__((always_inline)) long gompt_len_mul(long a, long b) { return GOMPT_CMP64(a, <=, 0L) || GOMPT_CMP64(b, <=, 0L) ? 0 : a * b; }
+static inline __attribute__((always_inline)) long gompt_lenpos(long v) { return GOMPT_CMP64(v, >, 0L) ? v : 0; }
 static inline __attribute__((always_inline)) long gompt_rem_long(long a, long b) { return b == 0 || b == -1 ? (long)0 : (long)(a % b); }
 static inline __attribute__((always_inline)) long gompt_remc_long(long a, long b, __global long *f, int *stop, long site) { if (b == 0) { gompt_check_fail(f, stop, site, 0, 0); return (long)0; } return gompt_rem_long(a, b); }
 
@@ -65,8 +65,8 @@ static inline __attribute__((always_inline)) void gompt_body_Conv(long j, long i
 __kernel void gompt_Conv(long m, long n, long k, __global const float *w, __global const float *in, __global float *out, __global long *gompt_fault GOMPT_LOOP_PARAM) {
   int gompt_stopped = 0, *gompt_stop = &gompt_stopped;
   long gompt_len_w = ((long)k > 0 ? (long)k : 0);
-  long gompt_len_in = gompt_len_mul(((long)n > 0 ? (long)n : 0), (long)m);
-  long gompt_len_out = gompt_len_mul(((long)n > 0 ? (long)n : 0), (long)m);
+  long gompt_len_in = gompt_lenpos((long)((ulong)(long)n * (ulong)(long)m));
+  long gompt_len_out = gompt_lenpos((long)((ulong)(long)n * (ulong)(long)m));
   if ((long)n <= 0 || (long)m <= 0) return;
   if (get_global_size(0) >= (ulong)(long)n && get_global_size(1) >= (ulong)(long)m) {
     long gompt_i0 = (long)get_global_id(0);

@@ -29,7 +29,7 @@ static inline __attribute__((always_inline)) long gompt_cvt_long_double(double x
 static inline __attribute__((always_inline)) short gompt_cvt_short_double(double x) { return (short)(isnan(x) || x >= 0x1p31 || x < -0x1p31 ? (int)0x80000000U : (int)x); }
 static inline __attribute__((always_inline)) uchar gompt_cvt_uchar_double(double x) { return (uchar)(isnan(x) || x >= 0x1p31 || x < -0x1p31 ? (int)0x80000000U : (int)x); }
 static inline __attribute__((always_inline)) uint gompt_cvt_uint_double(double x) { return (uint)(isnan(x) || x >= 0x1p63 || x < -0x1p63 ? (long)0x8000000000000000UL : (long)x); }
-static inline __attribute__((always_inline)) long gompt_len_mul(long a, long b) { return GOMPT_CMP64(a, <=, 0L) || GOMPT_CMP64(b, <=, 0L) ? 0 : a * b; }
+static inline __attribute__((always_inline)) long gompt_lenpos(long v) { return GOMPT_CMP64(v, >, 0L) ? v : 0; }
 
 static inline __attribute__((always_inline)) void gompt_body_Conversions(long i, long n, __global const long *a, long gompt_len_a_, __global const double *f, long gompt_len_f_, __global double *out, long gompt_len_out_) {
   long gompt_t1 = a[i];
@@ -50,7 +50,7 @@ static inline __attribute__((always_inline)) void gompt_body_Conversions(long i,
 __kernel void gompt_Conversions(long n, __global const long *a, __global const double *f, __global double *out GOMPT_LOOP_PARAM) {
   long gompt_len_a = ((long)n > 0 ? (long)n : 0);
   long gompt_len_f = ((long)n > 0 ? (long)n : 0);
-  long gompt_len_out = gompt_len_mul((8L > 0 ? 8L : 0), (long)n);
+  long gompt_len_out = gompt_lenpos((long)((ulong)8L * (ulong)(long)n));
   if ((long)n <= 0) return;
   if (get_global_size(0) >= (ulong)(long)n) {
     long gompt_i0 = (long)get_global_id(0);

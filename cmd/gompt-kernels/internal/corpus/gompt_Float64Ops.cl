@@ -24,7 +24,7 @@ static inline __attribute__((always_inline)) void gompt_loop_check(__global long
 #define GOMPT_CMP64(x, op, y) ((x) op (y))
 #endif
 
-static inline __attribute__((always_inline)) long gompt_len_mul(long a, long b) { return GOMPT_CMP64(a, <=, 0L) || GOMPT_CMP64(b, <=, 0L) ? 0 : a * b; }
+static inline __attribute__((always_inline)) long gompt_lenpos(long v) { return GOMPT_CMP64(v, >, 0L) ? v : 0; }
 static inline __attribute__((always_inline)) double gompt_math_dim(double x, double y) { double v = x - y; return v <= 0 ? 0.0 : v; }
 
 static inline __attribute__((always_inline)) void gompt_body_Float64Ops(long i, long n, __global const double *a, long gompt_len_a_, __global const double *b, long gompt_len_b_, __global double *out, long gompt_len_out_) {
@@ -42,7 +42,7 @@ static inline __attribute__((always_inline)) void gompt_body_Float64Ops(long i, 
 __kernel void gompt_Float64Ops(long n, __global const double *a, __global const double *b, __global double *out GOMPT_LOOP_PARAM) {
   long gompt_len_a = ((long)n > 0 ? (long)n : 0);
   long gompt_len_b = ((long)n > 0 ? (long)n : 0);
-  long gompt_len_out = gompt_len_mul((4L > 0 ? 4L : 0), (long)n);
+  long gompt_len_out = gompt_lenpos((long)((ulong)4L * (ulong)(long)n));
   if ((long)n <= 0) return;
   if (get_global_size(0) >= (ulong)(long)n) {
     long gompt_i0 = (long)get_global_id(0);

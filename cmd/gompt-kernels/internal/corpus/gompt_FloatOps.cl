@@ -24,7 +24,7 @@ static inline __attribute__((always_inline)) void gompt_loop_check(__global long
 #define GOMPT_CMP64(x, op, y) ((x) op (y))
 #endif
 
-static inline __attribute__((always_inline)) long gompt_len_mul(long a, long b) { return GOMPT_CMP64(a, <=, 0L) || GOMPT_CMP64(b, <=, 0L) ? 0 : a * b; }
+static inline __attribute__((always_inline)) long gompt_lenpos(long v) { return GOMPT_CMP64(v, >, 0L) ? v : 0; }
 
 static inline __attribute__((always_inline)) void gompt_body_FloatOps(long i, long n, __global const float *a, long gompt_len_a_, __global const float *b, long gompt_len_b_, __global const float *c, long gompt_len_c_, __global float *out, long gompt_len_out_) {
   float gompt_t1 = a[i];
@@ -57,7 +57,7 @@ __kernel void gompt_FloatOps(long n, __global const float *a, __global const flo
   long gompt_len_a = ((long)n > 0 ? (long)n : 0);
   long gompt_len_b = ((long)n > 0 ? (long)n : 0);
   long gompt_len_c = ((long)n > 0 ? (long)n : 0);
-  long gompt_len_out = gompt_len_mul((12L > 0 ? 12L : 0), (long)n);
+  long gompt_len_out = gompt_lenpos((long)((ulong)12L * (ulong)(long)n));
   if ((long)n <= 0) return;
   if (get_global_size(0) >= (ulong)(long)n) {
     long gompt_i0 = (long)get_global_id(0);

@@ -33,7 +33,7 @@ static void gompt_check_fail(__global long *f, int *stop, long site, long i, lon
 }
 static inline __attribute__((always_inline)) long gompt_div_long(long a, long b) { return b == 0 ? (long)0 : b == -1 ? (long)((ulong)0 - (ulong)a) : (long)(a / b); }
 static inline __attribute__((always_inline)) long gompt_divc_long(long a, long b, __global long *f, int *stop, long site) { if (b == 0) { gompt_check_fail(f, stop, site, 0, 0); return (long)0; } return gompt_div_long(a, b); }
-static inline __attribute__((always_inline)) long gompt_len_mul(long a, long b) { return GOMPT_CMP64(a, <=, 0L) || GOMPT_CMP64(b, <=, 0L) ? 0 : a * b; }
+static inline __attribute__((always_inline)) long gompt_lenpos(long v) { return GOMPT_CMP64(v, >, 0L) ? v : 0; }
 static inline __attribute__((always_inline)) long gompt_rem_long(long a, long b) { return b == 0 || b == -1 ? (long)0 : (long)(a % b); }
 static inline __attribute__((always_inline)) long gompt_remc_long(long a, long b, __global long *f, int *stop, long site) { if (b == 0) { gompt_check_fail(f, stop, site, 0, 0); return (long)0; } return gompt_rem_long(a, b); }
 
@@ -63,7 +63,7 @@ __kernel void gompt_Int64Ops(long n, __global const long *a, __global const long
   int gompt_stopped = 0, *gompt_stop = &gompt_stopped;
   long gompt_len_a = ((long)n > 0 ? (long)n : 0);
   long gompt_len_b = ((long)n > 0 ? (long)n : 0);
-  long gompt_len_out = gompt_len_mul((9L > 0 ? 9L : 0), (long)n);
+  long gompt_len_out = gompt_lenpos((long)((ulong)9L * (ulong)(long)n));
   if ((long)n <= 0) return;
   if (get_global_size(0) >= (ulong)(long)n) {
     long gompt_i0 = (long)get_global_id(0);

@@ -23,7 +23,7 @@ static inline __attribute__((always_inline)) void gompt_loop_check(__global long
 #define GOMPT_CMP64(x, op, y) ((x) op (y))
 #endif
 
-static inline __attribute__((always_inline)) long gompt_len_mul(long a, long b) { return GOMPT_CMP64(a, <=, 0L) || GOMPT_CMP64(b, <=, 0L) ? 0 : a * b; }
+static inline __attribute__((always_inline)) long gompt_lenpos(long v) { return GOMPT_CMP64(v, >, 0L) ? v : 0; }
 
 static inline __attribute__((always_inline)) void gompt_body_MatMul(long j, long i, long m, long n, long k, __global const float *A, long gompt_len_A_, __global const float *B, long gompt_len_B_, __global float *C, long gompt_len_C_) {
   float acc = (0x0p+00f);
@@ -41,9 +41,9 @@ static inline __attribute__((always_inline)) void gompt_body_MatMul(long j, long
 }
 
 __kernel void gompt_MatMul(long m, long n, long k, __global const float *A, __global const float *B, __global float *C GOMPT_LOOP_PARAM) {
-  long gompt_len_A = gompt_len_mul(((long)m > 0 ? (long)m : 0), (long)k);
-  long gompt_len_B = gompt_len_mul(((long)k > 0 ? (long)k : 0), (long)n);
-  long gompt_len_C = gompt_len_mul(((long)m > 0 ? (long)m : 0), (long)n);
+  long gompt_len_A = gompt_lenpos((long)((ulong)(long)m * (ulong)(long)k));
+  long gompt_len_B = gompt_lenpos((long)((ulong)(long)k * (ulong)(long)n));
+  long gompt_len_C = gompt_lenpos((long)((ulong)(long)m * (ulong)(long)n));
   if ((long)n <= 0 || (long)m <= 0) return;
   if (get_global_size(0) >= (ulong)(long)n && get_global_size(1) >= (ulong)(long)m) {
     long gompt_i0 = (long)get_global_id(0);

@@ -23,7 +23,7 @@ static inline __attribute__((always_inline)) void gompt_loop_check(__global long
 #define GOMPT_CMP64(x, op, y) ((x) op (y))
 #endif
 
-static inline __attribute__((always_inline)) long gompt_len_mul(long a, long b) { return GOMPT_CMP64(a, <=, 0L) || GOMPT_CMP64(b, <=, 0L) ? 0 : a * b; }
+static inline __attribute__((always_inline)) long gompt_lenpos(long v) { return GOMPT_CMP64(v, >, 0L) ? v : 0; }
 static inline __attribute__((always_inline)) short gompt_min_short(short x, short y) { return y < x ? y : x; }
 
 static inline __attribute__((always_inline)) short gompt_body_MinInt16(long x, long y, long z, long nx, long ny, long nz, __global const short *a, long gompt_len_a_) {
@@ -32,7 +32,7 @@ static inline __attribute__((always_inline)) short gompt_body_MinInt16(long x, l
 
 __kernel void gompt_MinInt16(long nx, long ny, long nz, __global const short *a, __global short *partial GOMPT_LOOP_PARAM) {
   __local short gompt_scratch[256];
-  long gompt_len_a = gompt_len_mul(gompt_len_mul(((long)nx > 0 ? (long)nx : 0), (long)ny), (long)nz);
+  long gompt_len_a = gompt_lenpos((long)((ulong)(long)nx * (ulong)(long)ny * (ulong)(long)nz));
   ulong gompt_teams = get_num_groups(0) * get_num_groups(1) * get_num_groups(2);
   ulong gompt_team = get_group_id(0) + get_num_groups(0) * (get_group_id(1) + get_num_groups(1) * get_group_id(2));
   ulong gompt_lid = get_local_id(0) + get_local_size(0) * (get_local_id(1) + get_local_size(1) * get_local_id(2));

@@ -26,7 +26,7 @@ static inline __attribute__((always_inline)) void gompt_loop_check(__global long
 
 static inline __attribute__((always_inline)) long gompt_cvt_long_double(double x) { return (isnan(x) || x >= 0x1p63 || x < -0x1p63 ? (long)0x8000000000000000UL : (long)x); }
 static inline __attribute__((always_inline)) uchar gompt_cvt_uchar_float(float x) { return (uchar)(isnan(x) || x >= 0x1p31f || x < -0x1p31f ? (int)0x80000000U : (int)x); }
-static inline __attribute__((always_inline)) long gompt_len_mul(long a, long b) { return GOMPT_CMP64(a, <=, 0L) || GOMPT_CMP64(b, <=, 0L) ? 0 : a * b; }
+static inline __attribute__((always_inline)) long gompt_lenpos(long v) { return GOMPT_CMP64(v, >, 0L) ? v : 0; }
 static inline __attribute__((always_inline)) double gompt_math_max(double x, double y) {
   if (x == INFINITY || y == INFINITY) return INFINITY;
   if (isnan(x) || isnan(y)) return as_double(0x7FF8000000000001UL);
@@ -71,7 +71,7 @@ __kernel void gompt_MinMax(long n, __global const double *a, __global const doub
   long gompt_len_b = ((long)n > 0 ? (long)n : 0);
   long gompt_len_c = ((long)n > 0 ? (long)n : 0);
   long gompt_len_d = ((long)n > 0 ? (long)n : 0);
-  long gompt_len_out = gompt_len_mul((8L > 0 ? 8L : 0), (long)n);
+  long gompt_len_out = gompt_lenpos((long)((ulong)8L * (ulong)(long)n));
   if ((long)n <= 0) return;
   if (get_global_size(0) >= (ulong)(long)n) {
     long gompt_i0 = (long)get_global_id(0);

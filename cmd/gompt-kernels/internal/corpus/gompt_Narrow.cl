@@ -33,7 +33,7 @@ static void gompt_check_fail(__global long *f, int *stop, long site, long i, lon
 }
 static inline __attribute__((always_inline)) char gompt_div_char(char a, char b) { return b == 0 ? (char)0 : b == -1 ? (char)((uint)0 - (uint)a) : (char)(a / b); }
 static inline __attribute__((always_inline)) char gompt_divc_char(char a, char b, __global long *f, int *stop, long site) { if (b == 0) { gompt_check_fail(f, stop, site, 0, 0); return (char)0; } return gompt_div_char(a, b); }
-static inline __attribute__((always_inline)) long gompt_len_mul(long a, long b) { return GOMPT_CMP64(a, <=, 0L) || GOMPT_CMP64(b, <=, 0L) ? 0 : a * b; }
+static inline __attribute__((always_inline)) long gompt_lenpos(long v) { return GOMPT_CMP64(v, >, 0L) ? v : 0; }
 static inline __attribute__((always_inline)) char gompt_rem_char(char a, char b) { return b == 0 || b == -1 ? (char)0 : (char)(a % b); }
 static inline __attribute__((always_inline)) char gompt_remc_char(char a, char b, __global long *f, int *stop, long site) { if (b == 0) { gompt_check_fail(f, stop, site, 0, 0); return (char)0; } return gompt_rem_char(a, b); }
 
@@ -72,7 +72,7 @@ __kernel void gompt_Narrow(long n, __global const char *a, __global const char *
   long gompt_len_b = ((long)n > 0 ? (long)n : 0);
   long gompt_len_c = ((long)n > 0 ? (long)n : 0);
   long gompt_len_d = ((long)n > 0 ? (long)n : 0);
-  long gompt_len_out = gompt_len_mul((12L > 0 ? 12L : 0), (long)n);
+  long gompt_len_out = gompt_lenpos((long)((ulong)12L * (ulong)(long)n));
   if ((long)n <= 0) return;
   if (get_global_size(0) >= (ulong)(long)n) {
     long gompt_i0 = (long)get_global_id(0);

@@ -23,7 +23,7 @@ static inline __attribute__((always_inline)) void gompt_loop_check(__global long
 #define GOMPT_CMP64(x, op, y) ((x) op (y))
 #endif
 
-static inline __attribute__((always_inline)) long gompt_len_mul(long a, long b) { return GOMPT_CMP64(a, <=, 0L) || GOMPT_CMP64(b, <=, 0L) ? 0 : a * b; }
+static inline __attribute__((always_inline)) long gompt_lenpos(long v) { return GOMPT_CMP64(v, >, 0L) ? v : 0; }
 static inline __attribute__((always_inline)) char gompt_shl_char(char a, ulong s) { return s >= 8 ? (char)0 : (char)((uint)a << s); }
 static inline __attribute__((always_inline)) long gompt_shl_long(long a, ulong s) { return s >= 64 ? (long)0 : (long)((ulong)a << s); }
 static inline __attribute__((always_inline)) ulong gompt_shl_ulong(ulong a, ulong s) { return s >= 64 ? (ulong)0 : (ulong)((ulong)a << s); }
@@ -65,7 +65,7 @@ static inline __attribute__((always_inline)) void gompt_body_Shifts(long i, long
 __kernel void gompt_Shifts(long n, __global const long *a, __global const ulong *s, __global long *out GOMPT_LOOP_PARAM) {
   long gompt_len_a = ((long)n > 0 ? (long)n : 0);
   long gompt_len_s = ((long)n > 0 ? (long)n : 0);
-  long gompt_len_out = gompt_len_mul((10L > 0 ? 10L : 0), (long)n);
+  long gompt_len_out = gompt_lenpos((long)((ulong)10L * (ulong)(long)n));
   if ((long)n <= 0) return;
   if (get_global_size(0) >= (ulong)(long)n) {
     long gompt_i0 = (long)get_global_id(0);

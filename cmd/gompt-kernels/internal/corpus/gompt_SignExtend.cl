@@ -23,7 +23,7 @@ static inline __attribute__((always_inline)) void gompt_loop_check(__global long
 #define GOMPT_CMP64(x, op, y) ((x) op (y))
 #endif
 
-static inline __attribute__((always_inline)) long gompt_len_mul(long a, long b) { return GOMPT_CMP64(a, <=, 0L) || GOMPT_CMP64(b, <=, 0L) ? 0 : a * b; }
+static inline __attribute__((always_inline)) long gompt_lenpos(long v) { return GOMPT_CMP64(v, >, 0L) ? v : 0; }
 static inline __attribute__((always_inline)) long gompt_max_long(long x, long y) { return GOMPT_CMP64(y, >, x) ? y : x; }
 static inline __attribute__((always_inline)) long gompt_min_long(long x, long y) { return GOMPT_CMP64(y, <, x) ? y : x; }
 static inline __attribute__((always_inline)) long gompt_shl_long(long a, ulong s) { return s >= 64 ? (long)0 : (long)((ulong)a << s); }
@@ -107,8 +107,8 @@ __kernel void gompt_SignExtend(long n, int m, int p, int k, __global const int *
   long gompt_len_b = ((long)n > 0 ? (long)n : 0);
   long gompt_len_c = ((long)n > 0 ? (long)n : 0);
   long gompt_len_w = (GOMPT_CMP64((long)p, >, 0L) ? (long)p : 0);
-  long gompt_len_v = gompt_len_mul((GOMPT_CMP64((long)p, >, 0L) ? (long)p : 0), (long)k);
-  long gompt_len_out = gompt_len_mul((16L > 0 ? 16L : 0), (long)n);
+  long gompt_len_v = gompt_lenpos((long)((ulong)(long)p * (ulong)(long)k));
+  long gompt_len_out = gompt_lenpos((long)((ulong)16L * (ulong)(long)n));
   if ((long)n <= 0) return;
   if (get_global_size(0) >= (ulong)(long)n) {
     long gompt_i0 = (long)get_global_id(0);

@@ -24,7 +24,7 @@ static inline __attribute__((always_inline)) void gompt_loop_check(__global long
 #define GOMPT_CMP64(x, op, y) ((x) op (y))
 #endif
 
-static inline __attribute__((always_inline)) long gompt_len_mul(long a, long b) { return GOMPT_CMP64(a, <=, 0L) || GOMPT_CMP64(b, <=, 0L) ? 0 : a * b; }
+static inline __attribute__((always_inline)) long gompt_lenpos(long v) { return GOMPT_CMP64(v, >, 0L) ? v : 0; }
 
 static inline __attribute__((always_inline)) double gompt_body_SumFloat64In2D(long x, long y, long nx, long ny, __global const double *a, long gompt_len_a_) {
   double v = a[((long)((ulong)((long)((ulong)y * (ulong)nx)) + (ulong)x))];
@@ -36,7 +36,7 @@ static inline __attribute__((always_inline)) double gompt_body_SumFloat64In2D(lo
 
 __kernel void gompt_SumFloat64In2D(long nx, long ny, __global const double *a, __global double *partial GOMPT_LOOP_PARAM) {
   __local double gompt_scratch[256];
-  long gompt_len_a = gompt_len_mul(((long)nx > 0 ? (long)nx : 0), (long)ny);
+  long gompt_len_a = gompt_lenpos((long)((ulong)(long)nx * (ulong)(long)ny));
   ulong gompt_teams = get_num_groups(0) * get_num_groups(1) * get_num_groups(2);
   ulong gompt_team = get_group_id(0) + get_num_groups(0) * (get_group_id(1) + get_num_groups(1) * get_group_id(2));
   ulong gompt_lid = get_local_id(0) + get_local_size(0) * (get_local_id(1) + get_local_size(1) * get_local_id(2));

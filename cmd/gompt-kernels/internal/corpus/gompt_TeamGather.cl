@@ -32,7 +32,7 @@ static void gompt_check_fail(__global long *f, int *stop, long site, long i, lon
   }
 }
 static inline __attribute__((always_inline)) float gompt_ldc_float(__global const float *p, long n, long i, __global long *f, int *stop, long site) { if ((ulong)i < (ulong)n) return p[i]; gompt_check_fail(f, stop, site, i, n); return (float)0; }
-static inline __attribute__((always_inline)) long gompt_len_mul(long a, long b) { return GOMPT_CMP64(a, <=, 0L) || GOMPT_CMP64(b, <=, 0L) ? 0 : a * b; }
+static inline __attribute__((always_inline)) long gompt_lenpos(long v) { return GOMPT_CMP64(v, >, 0L) ? v : 0; }
 static inline __attribute__((always_inline)) float gompt_lldc_float(__local float *a, long n, long i, __global long *f, int *stop, long site) { if ((ulong)i < (ulong)n) return a[i]; gompt_check_fail(f, stop, site, i, n); return (float)0; }
 
 static inline __attribute__((always_inline)) void gompt_body_TeamGather(long t, long th, long teams, long m, __global const long *idx, long gompt_len_idx_, __global const long *at, long gompt_len_at_, __global const float *src, long gompt_len_src_, __global float *out, long gompt_len_out_, __local float *buf, __global long *gompt_fault, int *gompt_stop) {
@@ -49,10 +49,10 @@ static inline __attribute__((always_inline)) void gompt_body_TeamGather(long t, 
 __kernel __attribute__((reqd_work_group_size(64, 1, 1))) void gompt_TeamGather(long teams, long m, __global const long *idx, __global const long *at, __global const float *src, __global float *out, __global long *gompt_fault GOMPT_LOOP_PARAM) {
   int gompt_stopped = 0, *gompt_stop = &gompt_stopped;
   __local float gompt_l_buf[64];
-  long gompt_len_idx = gompt_len_mul(((long)teams > 0 ? (long)teams : 0), 64L);
-  long gompt_len_at = gompt_len_mul(((long)teams > 0 ? (long)teams : 0), 64L);
+  long gompt_len_idx = gompt_lenpos((long)((ulong)(long)teams * (ulong)64L));
+  long gompt_len_at = gompt_lenpos((long)((ulong)(long)teams * (ulong)64L));
   long gompt_len_src = ((long)m > 0 ? (long)m : 0);
-  long gompt_len_out = gompt_len_mul(((long)teams > 0 ? (long)teams : 0), 64L);
+  long gompt_len_out = gompt_lenpos((long)((ulong)(long)teams * (ulong)64L));
   long gompt_th = (long)get_local_id(0);
   for (long gompt_t = (long)get_group_id(0); gompt_t < (long)teams; gompt_t += (long)get_num_groups(0)) {
     gompt_body_TeamGather(gompt_t, gompt_th, teams, m, idx, gompt_len_idx, at, gompt_len_at, src, gompt_len_src, out, gompt_len_out, gompt_l_buf, gompt_fault, gompt_stop);

@@ -31,7 +31,7 @@ static void gompt_check_fail(__global long *f, int *stop, long site, long i, lon
     f[3] = 573153994L;
   }
 }
-static inline __attribute__((always_inline)) long gompt_len_mul(long a, long b) { return GOMPT_CMP64(a, <=, 0L) || GOMPT_CMP64(b, <=, 0L) ? 0 : a * b; }
+static inline __attribute__((always_inline)) long gompt_lenpos(long v) { return GOMPT_CMP64(v, >, 0L) ? v : 0; }
 static inline __attribute__((always_inline)) int gompt_lldc_int(__local int *a, long n, long i, __global long *f, int *stop, long site) { if ((ulong)i < (ulong)n) return a[i]; gompt_check_fail(f, stop, site, i, n); return (int)0; }
 static inline __attribute__((always_inline)) long gompt_lldc_long(__local long *a, long n, long i, __global long *f, int *stop, long site) { if ((ulong)i < (ulong)n) return a[i]; gompt_check_fail(f, stop, site, i, n); return (long)0; }
 
@@ -95,8 +95,8 @@ __kernel __attribute__((reqd_work_group_size(64, 1, 1))) void gompt_TeamReverse(
   int gompt_stopped = 0, *gompt_stop = &gompt_stopped;
   __local int gompt_l_buf[64];
   __local long gompt_l_part[64];
-  long gompt_len_in = gompt_len_mul(((long)teams > 0 ? (long)teams : 0), 64L);
-  long gompt_len_out = gompt_len_mul(((long)teams > 0 ? (long)teams : 0), 64L);
+  long gompt_len_in = gompt_lenpos((long)((ulong)(long)teams * (ulong)64L));
+  long gompt_len_out = gompt_lenpos((long)((ulong)(long)teams * (ulong)64L));
   long gompt_len_sums = ((long)teams > 0 ? (long)teams : 0);
   long gompt_th = (long)get_local_id(0);
   for (long gompt_t = (long)get_group_id(0); gompt_t < (long)teams; gompt_t += (long)get_num_groups(0)) {

@@ -31,7 +31,7 @@ static void gompt_check_fail(__global long *f, int *stop, long site, long i, lon
     f[3] = 627291930L;
   }
 }
-static inline __attribute__((always_inline)) long gompt_len_mul(long a, long b) { return GOMPT_CMP64(a, <=, 0L) || GOMPT_CMP64(b, <=, 0L) ? 0 : a * b; }
+static inline __attribute__((always_inline)) long gompt_lenpos(long v) { return GOMPT_CMP64(v, >, 0L) ? v : 0; }
 static inline __attribute__((always_inline)) float gompt_lldc_float(__local float *a, long n, long i, __global long *f, int *stop, long site) { if ((ulong)i < (ulong)n) return a[i]; gompt_check_fail(f, stop, site, i, n); return (float)0; }
 
 static inline __attribute__((always_inline)) void gompt_body_TeamTuple(long t, long th, long teams, __global const float *in, long gompt_len_in_, __global float *out, long gompt_len_out_, __local float *a, __local float *b, __global long *gompt_fault, int *gompt_stop) {
@@ -78,8 +78,8 @@ __kernel __attribute__((reqd_work_group_size(64, 1, 1))) void gompt_TeamTuple(lo
   int gompt_stopped = 0, *gompt_stop = &gompt_stopped;
   __local float gompt_l_a[64];
   __local float gompt_l_b[64];
-  long gompt_len_in = gompt_len_mul(((long)teams > 0 ? (long)teams : 0), 64L);
-  long gompt_len_out = gompt_len_mul(((long)teams > 0 ? (long)teams : 0), 128L);
+  long gompt_len_in = gompt_lenpos((long)((ulong)(long)teams * (ulong)64L));
+  long gompt_len_out = gompt_lenpos((long)((ulong)(long)teams * (ulong)128L));
   long gompt_th = (long)get_local_id(0);
   for (long gompt_t = (long)get_group_id(0); gompt_t < (long)teams; gompt_t += (long)get_num_groups(0)) {
     gompt_body_TeamTuple(gompt_t, gompt_th, teams, in, gompt_len_in, out, gompt_len_out, gompt_l_a, gompt_l_b, gompt_fault, gompt_stop);

@@ -25,7 +25,7 @@ static inline __attribute__((always_inline)) void gompt_loop_check(__global long
 #endif
 
 static inline __attribute__((always_inline)) long gompt_cvt_long_double(double x) { return (isnan(x) || x >= 0x1p63 || x < -0x1p63 ? (long)0x8000000000000000UL : (long)x); }
-static inline __attribute__((always_inline)) long gompt_len_mul(long a, long b) { return GOMPT_CMP64(a, <=, 0L) || GOMPT_CMP64(b, <=, 0L) ? 0 : a * b; }
+static inline __attribute__((always_inline)) long gompt_lenpos(long v) { return GOMPT_CMP64(v, >, 0L) ? v : 0; }
 static inline __attribute__((always_inline)) long gompt_max_long(long x, long y) { return GOMPT_CMP64(y, >, x) ? y : x; }
 static inline __attribute__((always_inline)) long gompt_min_long(long x, long y) { return GOMPT_CMP64(y, <, x) ? y : x; }
 
@@ -111,7 +111,7 @@ static inline __attribute__((always_inline)) void gompt_body_Tricky(long i, long
 
 __kernel void gompt_Tricky(long n, double global_, __global const long *kernel_, __global long *out GOMPT_LOOP_PARAM) {
   long gompt_len_kernel_ = ((long)n > 0 ? (long)n : 0);
-  long gompt_len_out = gompt_len_mul((8L > 0 ? 8L : 0), (long)n);
+  long gompt_len_out = gompt_lenpos((long)((ulong)8L * (ulong)(long)n));
   if ((long)n <= 0) return;
   if (get_global_size(0) >= (ulong)(long)n) {
     long gompt_i0 = (long)get_global_id(0);

@@ -32,7 +32,7 @@ static void gompt_check_fail(__global long *f, int *stop, long site, long i, lon
   }
 }
 static inline __attribute__((always_inline)) int gompt_ldc_int(__global const int *p, long n, long i, __global long *f, int *stop, long site) { if ((ulong)i < (ulong)n) return p[i]; gompt_check_fail(f, stop, site, i, n); return (int)0; }
-static inline __attribute__((always_inline)) long gompt_len_mul(long a, long b) { return GOMPT_CMP64(a, <=, 0L) || GOMPT_CMP64(b, <=, 0L) ? 0 : a * b; }
+static inline __attribute__((always_inline)) long gompt_lenpos(long v) { return GOMPT_CMP64(v, >, 0L) ? v : 0; }
 static inline __attribute__((always_inline)) void gompt_stc_int(__global int *p, long n, long i, int v, __global long *f, int *stop, long site) { if ((ulong)i < (ulong)n) p[i] = v; else gompt_check_fail(f, stop, site, i, n); }
 
 static void gompt_f_swapNext(__global int *b, long gompt_len_b_, long j, __global long *gompt_fault, int *gompt_stop) {
@@ -89,7 +89,7 @@ static inline __attribute__((always_inline)) void gompt_body_Tuples(long i, long
 __kernel void gompt_Tuples(long n, __global const int *in, __global int *out, __global long *gompt_fault GOMPT_LOOP_PARAM) {
   int gompt_stopped = 0, *gompt_stop = &gompt_stopped;
   long gompt_len_in = ((long)n > 0 ? (long)n : 0);
-  long gompt_len_out = gompt_len_mul((4L > 0 ? 4L : 0), (long)n);
+  long gompt_len_out = gompt_lenpos((long)((ulong)4L * (ulong)(long)n));
   if ((long)n <= 0) return;
   if (get_global_size(0) >= (ulong)(long)n) {
     long gompt_i0 = (long)get_global_id(0);

@@ -33,7 +33,7 @@ static void gompt_check_fail(__global long *f, int *stop, long site, long i, lon
 }
 static inline __attribute__((always_inline)) ulong gompt_div_ulong(ulong a, ulong b) { return b == 0 ? (ulong)0 : (ulong)(a / b); }
 static inline __attribute__((always_inline)) ulong gompt_divc_ulong(ulong a, ulong b, __global long *f, int *stop, long site) { if (b == 0) { gompt_check_fail(f, stop, site, 0, 0); return (ulong)0; } return gompt_div_ulong(a, b); }
-static inline __attribute__((always_inline)) long gompt_len_mul(long a, long b) { return GOMPT_CMP64(a, <=, 0L) || GOMPT_CMP64(b, <=, 0L) ? 0 : a * b; }
+static inline __attribute__((always_inline)) long gompt_lenpos(long v) { return GOMPT_CMP64(v, >, 0L) ? v : 0; }
 static inline __attribute__((always_inline)) ulong gompt_rem_ulong(ulong a, ulong b) { return b == 0 ? (ulong)0 : (ulong)(a % b); }
 static inline __attribute__((always_inline)) ulong gompt_remc_ulong(ulong a, ulong b, __global long *f, int *stop, long site) { if (b == 0) { gompt_check_fail(f, stop, site, 0, 0); return (ulong)0; } return gompt_rem_ulong(a, b); }
 
@@ -60,7 +60,7 @@ __kernel void gompt_Uint64Ops(long n, __global const ulong *a, __global const ul
   int gompt_stopped = 0, *gompt_stop = &gompt_stopped;
   long gompt_len_a = ((long)n > 0 ? (long)n : 0);
   long gompt_len_b = ((long)n > 0 ? (long)n : 0);
-  long gompt_len_out = gompt_len_mul((6L > 0 ? 6L : 0), (long)n);
+  long gompt_len_out = gompt_lenpos((long)((ulong)6L * (ulong)(long)n));
   if ((long)n <= 0) return;
   if (get_global_size(0) >= (ulong)(long)n) {
     long gompt_i0 = (long)get_global_id(0);

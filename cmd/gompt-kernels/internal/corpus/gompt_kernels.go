@@ -4021,6 +4021,99 @@ func RunProdInt32(dev gompttarget.DeviceClause, n int, a []int32) (int32, error)
 	return gomptrt.ProdInts(gomptPartial), nil
 }
 
+// ProductLenKernel is the gompt map kernel of ProductLen (lens.go:12:1), over [0, n).
+var ProductLenKernel = &gomptdevice.Kernel{
+	Name: "ProductLen",
+	Params: []gomptdevice.Param{
+		{Name: "n", Kind: gomptdevice.ParamInt64},
+		{Name: "m", Kind: gomptdevice.ParamInt64},
+		{Name: "k", Kind: gomptdevice.ParamInt64},
+		{Name: "mul", Kind: gomptdevice.ParamBuffer, Elem: gomptdevice.ParamInt64, Len: "k*m"},
+		{Name: "b", Kind: gomptdevice.ParamBuffer, Elem: gomptdevice.ParamInt64, Len: "m*k"},
+	},
+	Dims: 1,
+	Images: []gomptdevice.Image{
+		{Kind: gomptdevice.ImageHost, Entry: "gompt_ProductLen", Host: gomptHostProductLen},
+		{Kind: gomptdevice.ImageOpenCL, Entry: "gompt_ProductLen", Source: gomptCLProductLen, Options: "-cl-fp32-correctly-rounded-divide-sqrt"},
+		{Kind: gomptdevice.ImagePTX, Entry: "gompt_ProductLen", Source: gomptPTXProductLen},
+	},
+	Sample: gomptSampleProductLen,
+}
+
+//go:embed gompt_ProductLen.cl
+var gomptCLProductLen string
+
+//go:embed gompt_ProductLen.ptx
+var gomptPTXProductLen string
+
+// gomptHostProductLen is ProductLenKernel's Go image: the body of ProductLen at each point of the team's range.
+func gomptHostProductLen(gomptA *gomptdevice.HostArgs, gomptR gomptdevice.Range, _, _ int) {
+	n := gomptA.Int(0)
+	m := gomptA.Int(1)
+	k := gomptA.Int(2)
+	mul := gomptrt.View[int64](gomptA.Bufs[3], gomptrt.Len(k, m))
+	b := gomptrt.View[int64](gomptA.Bufs[4], gomptrt.Len(m, k))
+	gomptLo0, gomptHi0 := gomptR.Clamp(0, n)
+	for gomptX0 := gomptLo0; gomptX0 < gomptHi0; gomptX0 += 1024 {
+		gomptLanesProductLen(gomptX0, min(1024, gomptHi0-gomptX0), n, m, k, mul, b)
+	}
+}
+
+// gomptLanesProductLen runs ProductLen's body at the points [gomptX0, gomptX0+gomptW) of dimension 0 together, statement by statement.
+func gomptLanesProductLen(gomptX0, gomptW int, n int, m int, k int, mul []int64, b []int64) {
+	gomptPMul := unsafe.Pointer(unsafe.SliceData(mul))
+	gomptPB := unsafe.Pointer(unsafe.SliceData(b))
+//line lens.go:13
+	for j := range m * k {
+//line gompt_kernels.go:4069
+//line lens.go:14
+		gomptU1 := (int64(j) * int64(100))
+//line gompt_kernels.go:4072
+//line lens.go:14
+		gomptU2 := *(*int64)(unsafe.Add(gomptPMul, j*8))
+//line gompt_kernels.go:4075
+//line lens.go:14
+		for gomptJ := 0; gomptJ < gomptW; gomptJ++ {
+//line gompt_kernels.go:4078
+//line lens.go:14
+			*(*int64)(unsafe.Add(gomptPB, j*8)) = ((gomptU1 + int64(len(b))) + gomptU2)
+//line gompt_kernels.go:4081
+//line lens.go:14
+		}
+//line gompt_kernels.go:4084
+//line lens.go:13
+	}
+//line gompt_kernels.go:4087
+	_ = n
+}
+
+// gomptSampleProductLen is ProductLenKernel's Sample: about n points, random arguments. Tol 0: every device gives the Go function's bits.
+func gomptSampleProductLen(gomptN int, gomptSeed int64) gomptdevice.Sample {
+	gomptR := gomptrt.Rand("ProductLen", gomptN, gomptSeed)
+	gomptExt := gomptrt.Extents(gomptN, 1)
+	n := gomptExt[0]
+	m := int(1 + gomptR.IntN(8))
+	k := int(1 + gomptR.IntN(8))
+	return gomptdevice.Sample{
+		Shape: gomptdevice.Shape{Size: gomptExt},
+		Bufs:  [][]byte{nil, nil, nil, gomptrt.Ints[int64](gomptR, gomptrt.Len(k, m), 0, 16), gomptrt.Ints[int64](gomptR, gomptrt.Len(m, k), 0, 16)},
+		Args:  []gomptdevice.Arg{gomptrt.Int(int64(n)), gomptrt.Int(int64(m)), gomptrt.Int(int64(k)), {}, {}},
+	}
+}
+
+// RunProductLen runs ProductLenKernel (ProductLen) on device dev over [0, n), mapping each slice by how the kernel uses it:
+// mul to, b tofrom.
+func RunProductLen(dev gompttarget.DeviceClause, n int, m int, k int, mul []int64, b []int64) error {
+	if n <= 0 {
+		return nil
+	}
+	mul = gomptrt.Head(mul, gomptrt.Len(k, m))
+	b = gomptrt.Head(b, gomptrt.Len(m, k))
+	return gompttarget.Target(gompttarget.Region{Device: dev, Kernel: ProductLenKernel, Shape: gompttarget.Shape{Size: [3]int{n, 1, 1}},
+		Maps: []gompttarget.Map{gompttarget.To(mul), gompttarget.ToFrom(b)},
+		Args: []gompttarget.Arg{gompttarget.Int(n), gompttarget.Int(m), gompttarget.Int(k), gompttarget.Slice(mul), gompttarget.Slice(b)}})
+}
+
 // QuotientKernel is the gompt map kernel of Quotient (checks.go:44:1), over [0, n).
 var QuotientKernel = &gomptdevice.Kernel{
 	Name: "Quotient",
@@ -4061,7 +4154,7 @@ func gomptHostQuotient(gomptA *gomptdevice.HostArgs, gomptR gomptdevice.Range, _
 	for i := gomptLo0; i < gomptHi0; i++ {
 //line checks.go:45
 		*(*int32)(unsafe.Add(gomptPQ, i*4)) = (*(*int32)(unsafe.Add(gomptPA, i*4)) / *(*int32)(unsafe.Add(gomptPB, i*4)))
-//line gompt_kernels.go:4065
+//line gompt_kernels.go:4158
 	}
 	_ = n
 }
@@ -4133,7 +4226,7 @@ func gomptHostScatter(gomptA *gomptdevice.HostArgs, gomptR gomptdevice.Range, _,
 	for i := gomptLo0; i < gomptHi0; i++ {
 //line checks.go:33
 		put(dst, *(*int)(unsafe.Add(gomptPIdx, i*8)), *(*float32)(unsafe.Add(gomptPSrc, i*4)))
-//line gompt_kernels.go:4137
+//line gompt_kernels.go:4230
 	}
 	_ = n
 	_ = m
@@ -4207,19 +4300,19 @@ func gomptHostSeek(gomptA *gomptdevice.HostArgs, gomptR gomptdevice.Range, _, _ 
 	for i := gomptLo0; i < gomptHi0; i++ {
 //line checks.go:61
 		j := *(*int)(unsafe.Add(gomptPIdx, i*8))
-//line gompt_kernels.go:4211
+//line gompt_kernels.go:4304
 //line checks.go:62
 		for src[j] != int32(0) {
-//line gompt_kernels.go:4214
+//line gompt_kernels.go:4307
 //line checks.go:63
 			j++
-//line gompt_kernels.go:4217
+//line gompt_kernels.go:4310
 //line checks.go:62
 		}
-//line gompt_kernels.go:4220
+//line gompt_kernels.go:4313
 //line checks.go:65
 		*(*int)(unsafe.Add(gomptPPos, i*8)) = j
-//line gompt_kernels.go:4223
+//line gompt_kernels.go:4316
 	}
 	_ = n
 	_ = m
@@ -4291,13 +4384,13 @@ func gomptHostShiftAt(gomptA *gomptdevice.HostArgs, gomptR gomptdevice.Range, _,
 	for i := gomptLo0; i < gomptHi0; i++ {
 //line ints.go:138
 		j := ((n - int(1)) - i)
-//line gompt_kernels.go:4295
+//line gompt_kernels.go:4388
 //line ints.go:139
 		x[j] <<= *(*uint64)(unsafe.Add(gomptPK, i*8))
-//line gompt_kernels.go:4298
+//line gompt_kernels.go:4391
 //line ints.go:140
 		y[j] >>= *(*uint64)(unsafe.Add(gomptPK, i*8))
-//line gompt_kernels.go:4301
+//line gompt_kernels.go:4394
 	}
 }
 
@@ -4364,64 +4457,64 @@ func gomptHostShifts(gomptA *gomptdevice.HostArgs, gomptR gomptdevice.Range, _, 
 	for i := gomptLo0; i < gomptHi0; i++ {
 //line ints.go:70
 		x, c := *(*int64)(unsafe.Add(gomptPA, i*8)), *(*uint64)(unsafe.Add(gomptPS, i*8))
-//line gompt_kernels.go:4368
+//line gompt_kernels.go:4461
 //line ints.go:71
 		u := uint64(x)
-//line gompt_kernels.go:4371
+//line gompt_kernels.go:4464
 //line ints.go:72
 		o := (int(10) * i)
-//line gompt_kernels.go:4374
+//line gompt_kernels.go:4467
 //line ints.go:73
 		*(*int64)(unsafe.Add(gomptPOut, o*8)) = (x << c)
-//line gompt_kernels.go:4377
+//line gompt_kernels.go:4470
 //line ints.go:74
 		*(*int64)(unsafe.Add(gomptPOut, (o+int(1))*8)) = (x >> c)
-//line gompt_kernels.go:4380
+//line gompt_kernels.go:4473
 //line ints.go:75
 		*(*int64)(unsafe.Add(gomptPOut, (o+int(2))*8)) = int64((u << c))
-//line gompt_kernels.go:4383
+//line gompt_kernels.go:4476
 //line ints.go:76
 		*(*int64)(unsafe.Add(gomptPOut, (o+int(3))*8)) = int64((u >> c))
-//line gompt_kernels.go:4386
+//line gompt_kernels.go:4479
 //line ints.go:77
 		*(*int64)(unsafe.Add(gomptPOut, (o+int(4))*8)) = int64((int32(x) >> c))
-//line gompt_kernels.go:4389
+//line gompt_kernels.go:4482
 //line ints.go:78
 		*(*int64)(unsafe.Add(gomptPOut, (o+int(5))*8)) = int64((uint32(x) >> c))
-//line gompt_kernels.go:4392
+//line gompt_kernels.go:4485
 //line ints.go:79
 		*(*int64)(unsafe.Add(gomptPOut, (o+int(6))*8)) = int64((int8(x) << c))
-//line gompt_kernels.go:4395
+//line gompt_kernels.go:4488
 //line ints.go:80
 		*(*int64)(unsafe.Add(gomptPOut, (o+int(7))*8)) = int64((int16(x) >> c))
-//line gompt_kernels.go:4398
+//line gompt_kernels.go:4491
 //line ints.go:81
 		*(*int64)(unsafe.Add(gomptPOut, (o+int(8))*8)) = (((x >> 63) + ((x << 63) >> 1)) + int64((uint8(x) >> 7)))
-//line gompt_kernels.go:4401
+//line gompt_kernels.go:4494
 //line ints.go:82
 		k := int(c)
-//line gompt_kernels.go:4404
+//line gompt_kernels.go:4497
 //line ints.go:83
 		if k >= int(0) {
-//line gompt_kernels.go:4407
+//line gompt_kernels.go:4500
 //line ints.go:84
 			*(*int64)(unsafe.Add(gomptPOut, (o+int(9))*8)) = (x >> k)
-//line gompt_kernels.go:4410
+//line gompt_kernels.go:4503
 //line ints.go:83
 		}
-//line gompt_kernels.go:4413
+//line gompt_kernels.go:4506
 //line ints.go:86
 		x <<= 1
-//line gompt_kernels.go:4416
+//line gompt_kernels.go:4509
 //line ints.go:87
 		x >>= 2
-//line gompt_kernels.go:4419
+//line gompt_kernels.go:4512
 //line ints.go:88
 		u >>= c
-//line gompt_kernels.go:4422
+//line gompt_kernels.go:4515
 //line ints.go:89
 		*(*int64)(unsafe.Add(gomptPOut, o*8)) += (x + int64(u))
-//line gompt_kernels.go:4425
+//line gompt_kernels.go:4518
 	}
 	_ = n
 }
@@ -4502,115 +4595,115 @@ func gomptHostSignExtend(gomptA *gomptdevice.HostArgs, gomptR gomptdevice.Range,
 	for i := gomptLo0; i < gomptHi0; i++ {
 //line sext.go:52
 		x := int64(*(*int32)(unsafe.Add(gomptPA, i*4)))
-//line gompt_kernels.go:4506
+//line gompt_kernels.go:4599
 //line sext.go:53
 		o := (int(16) * i)
-//line gompt_kernels.go:4509
+//line gompt_kernels.go:4602
 //line sext.go:54
 		*(*int64)(unsafe.Add(gomptPOut, o*8)) = order(x)
-//line gompt_kernels.go:4512
+//line gompt_kernels.go:4605
 //line sext.go:55
 		*(*int64)(unsafe.Add(gomptPOut, (o+int(1))*8)) = order(int64(*(*int16)(unsafe.Add(gomptPB, i*2))))
-//line gompt_kernels.go:4515
+//line gompt_kernels.go:4608
 //line sext.go:56
 		*(*int64)(unsafe.Add(gomptPOut, (o+int(2))*8)) = order(int64(*(*int8)(unsafe.Add(gomptPC, i*1))))
-//line gompt_kernels.go:4518
+//line gompt_kernels.go:4611
 //line sext.go:57
 		*(*int64)(unsafe.Add(gomptPOut, (o+int(3))*8)) = order(int64(m))
-//line gompt_kernels.go:4521
+//line gompt_kernels.go:4614
 //line sext.go:58
 		*(*int64)(unsafe.Add(gomptPOut, (o+int(4))*8)) = order(int64((*(*int32)(unsafe.Add(gomptPA, i*4)) + int32(1))))
-//line gompt_kernels.go:4524
+//line gompt_kernels.go:4617
 //line sext.go:59
 		*(*int64)(unsafe.Add(gomptPOut, (o+int(5))*8)) = order(int64((*(*int32)(unsafe.Add(gomptPA, i*4)) >> 1)))
-//line gompt_kernels.go:4527
+//line gompt_kernels.go:4620
 //line sext.go:60
 		*(*int64)(unsafe.Add(gomptPOut, (o+int(6))*8)) = order(int64(int32((x * int64(3)))))
-//line gompt_kernels.go:4530
+//line gompt_kernels.go:4623
 //line sext.go:61
 		*(*int64)(unsafe.Add(gomptPOut, (o+int(7))*8)) = (((((bit(less(x, int64(0)), int(0)) | bit(less(int64(0), x), int(1))) | bit(less(x, int64(-5)), int(2))) | bit(less(int64(5), x), int(3))) | bit(less(int64(*(*int8)(unsafe.Add(gomptPC, i*1))), int64(0)), int(4))) | bit(less(int64(m), int64(1)), int(5)))
-//line gompt_kernels.go:4533
+//line gompt_kernels.go:4626
 //line sext.go:63
 		*(*int64)(unsafe.Add(gomptPOut, (o+int(8))*8)) = min(x, int64(5))
-//line gompt_kernels.go:4536
+//line gompt_kernels.go:4629
 //line sext.go:64
 		*(*int64)(unsafe.Add(gomptPOut, (o+int(9))*8)) = max(x, int64(-5))
-//line gompt_kernels.go:4539
+//line gompt_kernels.go:4632
 //line sext.go:65
 		*(*int64)(unsafe.Add(gomptPOut, (o+int(10))*8)) = (min(x, int64(5), int64(m)) + max(int64(*(*int16)(unsafe.Add(gomptPB, i*2))), int64(0), int64(m)))
-//line gompt_kernels.go:4542
+//line gompt_kernels.go:4635
 //line sext.go:67
 		var up, down, over int64
-//line gompt_kernels.go:4545
+//line gompt_kernels.go:4638
 //line sext.go:68
 		for j := int64(0); j < x; j++ {
-//line gompt_kernels.go:4548
+//line gompt_kernels.go:4641
 //line sext.go:69
 			up++
-//line gompt_kernels.go:4551
+//line gompt_kernels.go:4644
 //line sext.go:70
 			if up == int64(20) {
-//line gompt_kernels.go:4554
+//line gompt_kernels.go:4647
 //line sext.go:71
 				break
-//line gompt_kernels.go:4557
+//line gompt_kernels.go:4650
 //line sext.go:70
 			}
-//line gompt_kernels.go:4560
+//line gompt_kernels.go:4653
 //line sext.go:68
 		}
-//line gompt_kernels.go:4563
+//line gompt_kernels.go:4656
 //line sext.go:74
 		for j := int64(0); j > x; j-- {
-//line gompt_kernels.go:4566
+//line gompt_kernels.go:4659
 //line sext.go:75
 			down++
-//line gompt_kernels.go:4569
+//line gompt_kernels.go:4662
 //line sext.go:76
 			if down == int64(20) {
-//line gompt_kernels.go:4572
+//line gompt_kernels.go:4665
 //line sext.go:77
 				break
-//line gompt_kernels.go:4575
+//line gompt_kernels.go:4668
 //line sext.go:76
 			}
-//line gompt_kernels.go:4578
+//line gompt_kernels.go:4671
 //line sext.go:74
 		}
-//line gompt_kernels.go:4581
+//line gompt_kernels.go:4674
 //line sext.go:80
 		for range x {
-//line gompt_kernels.go:4584
+//line gompt_kernels.go:4677
 //line sext.go:81
 			over++
-//line gompt_kernels.go:4587
+//line gompt_kernels.go:4680
 //line sext.go:82
 			if over == int64(20) {
-//line gompt_kernels.go:4590
+//line gompt_kernels.go:4683
 //line sext.go:83
 				break
-//line gompt_kernels.go:4593
+//line gompt_kernels.go:4686
 //line sext.go:82
 			}
-//line gompt_kernels.go:4596
+//line gompt_kernels.go:4689
 //line sext.go:80
 		}
-//line gompt_kernels.go:4599
+//line gompt_kernels.go:4692
 //line sext.go:86
 		*(*int64)(unsafe.Add(gomptPOut, (o+int(11))*8)) = up
-//line gompt_kernels.go:4602
+//line gompt_kernels.go:4695
 //line sext.go:87
 		*(*int64)(unsafe.Add(gomptPOut, (o+int(12))*8)) = down
-//line gompt_kernels.go:4605
+//line gompt_kernels.go:4698
 //line sext.go:88
 		*(*int64)(unsafe.Add(gomptPOut, (o+int(13))*8)) = over
-//line gompt_kernels.go:4608
+//line gompt_kernels.go:4701
 //line sext.go:89
 		*(*int64)(unsafe.Add(gomptPOut, (o+int(14))*8)) = int64(len(w))
-//line gompt_kernels.go:4611
+//line gompt_kernels.go:4704
 //line sext.go:90
 		*(*int64)(unsafe.Add(gomptPOut, (o+int(15))*8)) = int64(len(v))
-//line gompt_kernels.go:4614
+//line gompt_kernels.go:4707
 	}
 	_ = n
 	_ = p
@@ -4695,51 +4788,51 @@ func gomptHostStencil2D(gomptA *gomptdevice.HostArgs, gomptR gomptdevice.Range, 
 		for x := gomptLo0; x < gomptIn0; x++ {
 //line dims.go:8
 			i := ((y * nx) + x)
-//line gompt_kernels.go:4699
+//line gompt_kernels.go:4792
 //line dims.go:9
 			if (((x == int(0)) || (y == int(0))) || (x == (nx - int(1)))) || (y == (ny - int(1))) {
-//line gompt_kernels.go:4702
+//line gompt_kernels.go:4795
 //line dims.go:10
 				*(*float32)(unsafe.Add(gomptPOut, i*4)) = *(*float32)(unsafe.Add(gomptPIn, i*4))
-//line gompt_kernels.go:4705
+//line gompt_kernels.go:4798
 //line dims.go:11
 				continue gomptPoint0
-//line gompt_kernels.go:4708
+//line gompt_kernels.go:4801
 //line dims.go:9
 			}
-//line gompt_kernels.go:4711
+//line gompt_kernels.go:4804
 //line dims.go:13
 			*(*float32)(unsafe.Add(gomptPOut, i*4)) = (*(*float32)(unsafe.Add(gomptPIn, i*4)) + (w * ((((*(*float32)(unsafe.Add(gomptPIn, (i-int(1))*4)) + *(*float32)(unsafe.Add(gomptPIn, (i+int(1))*4))) + *(*float32)(unsafe.Add(gomptPIn, (i-nx)*4))) + *(*float32)(unsafe.Add(gomptPIn, (i+nx)*4))) - (float32(4.0) * *(*float32)(unsafe.Add(gomptPIn, i*4))))))
-//line gompt_kernels.go:4714
+//line gompt_kernels.go:4807
 		}
 		for x := gomptIn0; x < gomptIn1; x++ {
 //line dims.go:8
 			i := ((y * nx) + x)
-//line gompt_kernels.go:4719
+//line gompt_kernels.go:4812
 //line dims.go:13
 			*(*float32)(unsafe.Add(gomptPOut, i*4)) = (*(*float32)(unsafe.Add(gomptPIn, i*4)) + (w * ((((*(*float32)(unsafe.Add(gomptPIn, (i-int(1))*4)) + *(*float32)(unsafe.Add(gomptPIn, (i+int(1))*4))) + *(*float32)(unsafe.Add(gomptPIn, (i-nx)*4))) + *(*float32)(unsafe.Add(gomptPIn, (i+nx)*4))) - (float32(4.0) * *(*float32)(unsafe.Add(gomptPIn, i*4))))))
-//line gompt_kernels.go:4722
+//line gompt_kernels.go:4815
 		}
 	gomptPoint2:
 		for x := gomptIn1; x < gomptHi0; x++ {
 //line dims.go:8
 			i := ((y * nx) + x)
-//line gompt_kernels.go:4728
+//line gompt_kernels.go:4821
 //line dims.go:9
 			if (((x == int(0)) || (y == int(0))) || (x == (nx - int(1)))) || (y == (ny - int(1))) {
-//line gompt_kernels.go:4731
+//line gompt_kernels.go:4824
 //line dims.go:10
 				*(*float32)(unsafe.Add(gomptPOut, i*4)) = *(*float32)(unsafe.Add(gomptPIn, i*4))
-//line gompt_kernels.go:4734
+//line gompt_kernels.go:4827
 //line dims.go:11
 				continue gomptPoint2
-//line gompt_kernels.go:4737
+//line gompt_kernels.go:4830
 //line dims.go:9
 			}
-//line gompt_kernels.go:4740
+//line gompt_kernels.go:4833
 //line dims.go:13
 			*(*float32)(unsafe.Add(gomptPOut, i*4)) = (*(*float32)(unsafe.Add(gomptPIn, i*4)) + (w * ((((*(*float32)(unsafe.Add(gomptPIn, (i-int(1))*4)) + *(*float32)(unsafe.Add(gomptPIn, (i+int(1))*4))) + *(*float32)(unsafe.Add(gomptPIn, (i-nx)*4))) + *(*float32)(unsafe.Add(gomptPIn, (i+nx)*4))) - (float32(4.0) * *(*float32)(unsafe.Add(gomptPIn, i*4))))))
-//line gompt_kernels.go:4743
+//line gompt_kernels.go:4836
 		}
 	}
 }
@@ -4816,10 +4909,10 @@ func gomptHostSumFloat32(gomptA *gomptdevice.HostArgs, gomptR gomptdevice.Range,
 		{
 //line reduce.go:13
 			gomptV = (*(*float32)(unsafe.Add(gomptPX, i*4)) * *(*float32)(unsafe.Add(gomptPY, i*4)))
-//line gompt_kernels.go:4820
+//line gompt_kernels.go:4913
 //line reduce.go:13
 			goto gomptR0
-//line gompt_kernels.go:4823
+//line gompt_kernels.go:4916
 		}
 	gomptR0:
 		gomptS0 = gomptS0 + float64(gomptV)
@@ -4827,10 +4920,10 @@ func gomptHostSumFloat32(gomptA *gomptdevice.HostArgs, gomptR gomptdevice.Range,
 			i := i + 1
 //line reduce.go:13
 			gomptV = (*(*float32)(unsafe.Add(gomptPX, i*4)) * *(*float32)(unsafe.Add(gomptPY, i*4)))
-//line gompt_kernels.go:4831
+//line gompt_kernels.go:4924
 //line reduce.go:13
 			goto gomptR1
-//line gompt_kernels.go:4834
+//line gompt_kernels.go:4927
 		}
 	gomptR1:
 		gomptS1 = gomptS1 + float64(gomptV)
@@ -4838,10 +4931,10 @@ func gomptHostSumFloat32(gomptA *gomptdevice.HostArgs, gomptR gomptdevice.Range,
 			i := i + 2
 //line reduce.go:13
 			gomptV = (*(*float32)(unsafe.Add(gomptPX, i*4)) * *(*float32)(unsafe.Add(gomptPY, i*4)))
-//line gompt_kernels.go:4842
+//line gompt_kernels.go:4935
 //line reduce.go:13
 			goto gomptR2
-//line gompt_kernels.go:4845
+//line gompt_kernels.go:4938
 		}
 	gomptR2:
 		gomptS2 = gomptS2 + float64(gomptV)
@@ -4849,10 +4942,10 @@ func gomptHostSumFloat32(gomptA *gomptdevice.HostArgs, gomptR gomptdevice.Range,
 			i := i + 3
 //line reduce.go:13
 			gomptV = (*(*float32)(unsafe.Add(gomptPX, i*4)) * *(*float32)(unsafe.Add(gomptPY, i*4)))
-//line gompt_kernels.go:4853
+//line gompt_kernels.go:4946
 //line reduce.go:13
 			goto gomptR3
-//line gompt_kernels.go:4856
+//line gompt_kernels.go:4949
 		}
 	gomptR3:
 		gomptS3 = gomptS3 + float64(gomptV)
@@ -4861,10 +4954,10 @@ func gomptHostSumFloat32(gomptA *gomptdevice.HostArgs, gomptR gomptdevice.Range,
 		{
 //line reduce.go:13
 			gomptV = (*(*float32)(unsafe.Add(gomptPX, i*4)) * *(*float32)(unsafe.Add(gomptPY, i*4)))
-//line gompt_kernels.go:4865
+//line gompt_kernels.go:4958
 //line reduce.go:13
 			goto gomptR4
-//line gompt_kernels.go:4868
+//line gompt_kernels.go:4961
 		}
 	gomptR4:
 		gomptS0 = gomptS0 + float64(gomptV)
@@ -4955,25 +5048,25 @@ func gomptHostSumFloat64In2D(gomptA *gomptdevice.HostArgs, gomptR gomptdevice.Ra
 			{
 //line reduce.go:19
 				v := *(*float64)(unsafe.Add(gomptPA, ((y*nx)+x)*8))
-//line gompt_kernels.go:4959
+//line gompt_kernels.go:5052
 //line reduce.go:20
 				if x == y {
-//line gompt_kernels.go:4962
+//line gompt_kernels.go:5055
 //line reduce.go:21
 					gomptV = (float64(2.0) * v)
-//line gompt_kernels.go:4965
+//line gompt_kernels.go:5058
 //line reduce.go:21
 					goto gomptR0
-//line gompt_kernels.go:4968
+//line gompt_kernels.go:5061
 //line reduce.go:20
 				}
-//line gompt_kernels.go:4971
+//line gompt_kernels.go:5064
 //line reduce.go:23
 				gomptV = v
-//line gompt_kernels.go:4974
+//line gompt_kernels.go:5067
 //line reduce.go:23
 				goto gomptR0
-//line gompt_kernels.go:4977
+//line gompt_kernels.go:5070
 			}
 		gomptR0:
 			gomptS0 = gomptS0 + gomptV
@@ -4981,25 +5074,25 @@ func gomptHostSumFloat64In2D(gomptA *gomptdevice.HostArgs, gomptR gomptdevice.Ra
 				x := x + 1
 //line reduce.go:19
 				v := *(*float64)(unsafe.Add(gomptPA, ((y*nx)+x)*8))
-//line gompt_kernels.go:4985
+//line gompt_kernels.go:5078
 //line reduce.go:20
 				if x == y {
-//line gompt_kernels.go:4988
+//line gompt_kernels.go:5081
 //line reduce.go:21
 					gomptV = (float64(2.0) * v)
-//line gompt_kernels.go:4991
+//line gompt_kernels.go:5084
 //line reduce.go:21
 					goto gomptR1
-//line gompt_kernels.go:4994
+//line gompt_kernels.go:5087
 //line reduce.go:20
 				}
-//line gompt_kernels.go:4997
+//line gompt_kernels.go:5090
 //line reduce.go:23
 				gomptV = v
-//line gompt_kernels.go:5000
+//line gompt_kernels.go:5093
 //line reduce.go:23
 				goto gomptR1
-//line gompt_kernels.go:5003
+//line gompt_kernels.go:5096
 			}
 		gomptR1:
 			gomptS1 = gomptS1 + gomptV
@@ -5007,25 +5100,25 @@ func gomptHostSumFloat64In2D(gomptA *gomptdevice.HostArgs, gomptR gomptdevice.Ra
 				x := x + 2
 //line reduce.go:19
 				v := *(*float64)(unsafe.Add(gomptPA, ((y*nx)+x)*8))
-//line gompt_kernels.go:5011
+//line gompt_kernels.go:5104
 //line reduce.go:20
 				if x == y {
-//line gompt_kernels.go:5014
+//line gompt_kernels.go:5107
 //line reduce.go:21
 					gomptV = (float64(2.0) * v)
-//line gompt_kernels.go:5017
+//line gompt_kernels.go:5110
 //line reduce.go:21
 					goto gomptR2
-//line gompt_kernels.go:5020
+//line gompt_kernels.go:5113
 //line reduce.go:20
 				}
-//line gompt_kernels.go:5023
+//line gompt_kernels.go:5116
 //line reduce.go:23
 				gomptV = v
-//line gompt_kernels.go:5026
+//line gompt_kernels.go:5119
 //line reduce.go:23
 				goto gomptR2
-//line gompt_kernels.go:5029
+//line gompt_kernels.go:5122
 			}
 		gomptR2:
 			gomptS2 = gomptS2 + gomptV
@@ -5033,25 +5126,25 @@ func gomptHostSumFloat64In2D(gomptA *gomptdevice.HostArgs, gomptR gomptdevice.Ra
 				x := x + 3
 //line reduce.go:19
 				v := *(*float64)(unsafe.Add(gomptPA, ((y*nx)+x)*8))
-//line gompt_kernels.go:5037
+//line gompt_kernels.go:5130
 //line reduce.go:20
 				if x == y {
-//line gompt_kernels.go:5040
+//line gompt_kernels.go:5133
 //line reduce.go:21
 					gomptV = (float64(2.0) * v)
-//line gompt_kernels.go:5043
+//line gompt_kernels.go:5136
 //line reduce.go:21
 					goto gomptR3
-//line gompt_kernels.go:5046
+//line gompt_kernels.go:5139
 //line reduce.go:20
 				}
-//line gompt_kernels.go:5049
+//line gompt_kernels.go:5142
 //line reduce.go:23
 				gomptV = v
-//line gompt_kernels.go:5052
+//line gompt_kernels.go:5145
 //line reduce.go:23
 				goto gomptR3
-//line gompt_kernels.go:5055
+//line gompt_kernels.go:5148
 			}
 		gomptR3:
 			gomptS3 = gomptS3 + gomptV
@@ -5060,25 +5153,25 @@ func gomptHostSumFloat64In2D(gomptA *gomptdevice.HostArgs, gomptR gomptdevice.Ra
 			{
 //line reduce.go:19
 				v := *(*float64)(unsafe.Add(gomptPA, ((y*nx)+x)*8))
-//line gompt_kernels.go:5064
+//line gompt_kernels.go:5157
 //line reduce.go:20
 				if x == y {
-//line gompt_kernels.go:5067
+//line gompt_kernels.go:5160
 //line reduce.go:21
 					gomptV = (float64(2.0) * v)
-//line gompt_kernels.go:5070
+//line gompt_kernels.go:5163
 //line reduce.go:21
 					goto gomptR4
-//line gompt_kernels.go:5073
+//line gompt_kernels.go:5166
 //line reduce.go:20
 				}
-//line gompt_kernels.go:5076
+//line gompt_kernels.go:5169
 //line reduce.go:23
 				gomptV = v
-//line gompt_kernels.go:5079
+//line gompt_kernels.go:5172
 //line reduce.go:23
 				goto gomptR4
-//line gompt_kernels.go:5082
+//line gompt_kernels.go:5175
 			}
 		gomptR4:
 			gomptS0 = gomptS0 + gomptV
@@ -5165,10 +5258,10 @@ func gomptHostSumInt64(gomptA *gomptdevice.HostArgs, gomptR gomptdevice.Range, g
 		{
 //line reduce.go:8
 			gomptV = (*(*int64)(unsafe.Add(gomptPA, i*8)) * int64(3458764513820540929))
-//line gompt_kernels.go:5169
+//line gompt_kernels.go:5262
 //line reduce.go:8
 			goto gomptR0
-//line gompt_kernels.go:5172
+//line gompt_kernels.go:5265
 		}
 	gomptR0:
 		gomptS0 = gomptS0 + gomptV
@@ -5176,10 +5269,10 @@ func gomptHostSumInt64(gomptA *gomptdevice.HostArgs, gomptR gomptdevice.Range, g
 			i := i + 1
 //line reduce.go:8
 			gomptV = (*(*int64)(unsafe.Add(gomptPA, i*8)) * int64(3458764513820540929))
-//line gompt_kernels.go:5180
+//line gompt_kernels.go:5273
 //line reduce.go:8
 			goto gomptR1
-//line gompt_kernels.go:5183
+//line gompt_kernels.go:5276
 		}
 	gomptR1:
 		gomptS1 = gomptS1 + gomptV
@@ -5187,10 +5280,10 @@ func gomptHostSumInt64(gomptA *gomptdevice.HostArgs, gomptR gomptdevice.Range, g
 			i := i + 2
 //line reduce.go:8
 			gomptV = (*(*int64)(unsafe.Add(gomptPA, i*8)) * int64(3458764513820540929))
-//line gompt_kernels.go:5191
+//line gompt_kernels.go:5284
 //line reduce.go:8
 			goto gomptR2
-//line gompt_kernels.go:5194
+//line gompt_kernels.go:5287
 		}
 	gomptR2:
 		gomptS2 = gomptS2 + gomptV
@@ -5198,10 +5291,10 @@ func gomptHostSumInt64(gomptA *gomptdevice.HostArgs, gomptR gomptdevice.Range, g
 			i := i + 3
 //line reduce.go:8
 			gomptV = (*(*int64)(unsafe.Add(gomptPA, i*8)) * int64(3458764513820540929))
-//line gompt_kernels.go:5202
+//line gompt_kernels.go:5295
 //line reduce.go:8
 			goto gomptR3
-//line gompt_kernels.go:5205
+//line gompt_kernels.go:5298
 		}
 	gomptR3:
 		gomptS3 = gomptS3 + gomptV
@@ -5210,10 +5303,10 @@ func gomptHostSumInt64(gomptA *gomptdevice.HostArgs, gomptR gomptdevice.Range, g
 		{
 //line reduce.go:8
 			gomptV = (*(*int64)(unsafe.Add(gomptPA, i*8)) * int64(3458764513820540929))
-//line gompt_kernels.go:5214
+//line gompt_kernels.go:5307
 //line reduce.go:8
 			goto gomptR4
-//line gompt_kernels.go:5217
+//line gompt_kernels.go:5310
 		}
 	gomptR4:
 		gomptS0 = gomptS0 + gomptV
@@ -5305,20 +5398,20 @@ func gomptHostTeamGather(gomptA *gomptdevice.HostArgs, gomptR gomptdevice.Range,
 	for t := gomptLo0; t < gomptHi0; t++ {
 //line checks.go:82
 		var buf [64]float32
-//line gompt_kernels.go:5309
+//line gompt_kernels.go:5402
 		_ = buf
 		for gomptJ := 0; gomptJ < 64; gomptJ++ {
 			th := gomptJ
 //line checks.go:83
 			buf[th] = src[*(*int)(unsafe.Add(gomptPIdx, ((t*int(64))+th)*8))]
-//line gompt_kernels.go:5315
+//line gompt_kernels.go:5408
 		}
 		// barrier
 		for gomptJ := 0; gomptJ < 64; gomptJ++ {
 			th := gomptJ
 //line checks.go:85
 			*(*float32)(unsafe.Add(gomptPOut, ((t*int(64))+th)*4)) = buf[*(*int)(unsafe.Add(gomptPAt, ((t*int(64))+th)*8))]
-//line gompt_kernels.go:5322
+//line gompt_kernels.go:5415
 		}
 	}
 	_ = teams
@@ -5403,15 +5496,15 @@ func gomptHostTeamReverse(gomptA *gomptdevice.HostArgs, gomptR gomptdevice.Range
 	for t := gomptLo0; t < gomptHi0; t++ {
 //line team.go:13
 		var buf [64]int32
-//line gompt_kernels.go:5407
+//line gompt_kernels.go:5500
 		_ = buf
 //line team.go:14
 		var part [64]int64
-//line gompt_kernels.go:5411
+//line gompt_kernels.go:5504
 		_ = part
 //line team.go:15
 		base := (t * int(64))
-//line gompt_kernels.go:5415
+//line gompt_kernels.go:5508
 		_ = base
 		for gomptJ := 0; gomptJ < 64; gomptJ++ {
 			th := gomptJ
@@ -5421,33 +5514,33 @@ func gomptHostTeamReverse(gomptA *gomptdevice.HostArgs, gomptR gomptdevice.Range
 			th := gomptJ
 //line team.go:17
 			buf[th] = gomptT1Mine[gomptJ]
-//line gompt_kernels.go:5425
+//line gompt_kernels.go:5518
 		}
 		for gomptJ := 0; gomptJ < 64; gomptJ++ {
 			th := gomptJ
 //line team.go:18
 			part[th] = int64(gomptT1Mine[gomptJ])
-//line gompt_kernels.go:5431
+//line gompt_kernels.go:5524
 		}
 		// barrier
 		for gomptJ := 0; gomptJ < 64; gomptJ++ {
 			th := gomptJ
 //line team.go:20
 			*(*int32)(unsafe.Add(gomptPOut, (base+th)*4)) = (buf[(int(63)-th)] - gomptT1Mine[gomptJ])
-//line gompt_kernels.go:5438
+//line gompt_kernels.go:5531
 		}
 		for s := int(32); s > int(0); s /= int(2) {
 			for gomptJ := 0; gomptJ < 64; gomptJ++ {
 				th := gomptJ
 //line team.go:22
 				if th < s {
-//line gompt_kernels.go:5445
+//line gompt_kernels.go:5538
 //line team.go:23
 					part[th] += part[(th + s)]
-//line gompt_kernels.go:5448
+//line gompt_kernels.go:5541
 //line team.go:22
 				}
-//line gompt_kernels.go:5451
+//line gompt_kernels.go:5544
 			}
 			// barrier
 		}
@@ -5456,14 +5549,14 @@ func gomptHostTeamReverse(gomptA *gomptdevice.HostArgs, gomptR gomptdevice.Range
 				th := gomptJ
 //line team.go:28
 				buf[th] = (-buf[th])
-//line gompt_kernels.go:5460
+//line gompt_kernels.go:5553
 			}
 			// barrier
 			for gomptJ := 0; gomptJ < 64; gomptJ++ {
 				th := gomptJ
 //line team.go:30
 				*(*int32)(unsafe.Add(gomptPOut, (base+th)*4)) += buf[((th + int(1)) % int(64))]
-//line gompt_kernels.go:5467
+//line gompt_kernels.go:5560
 			}
 		} else {
 			// barrier
@@ -5472,13 +5565,13 @@ func gomptHostTeamReverse(gomptA *gomptdevice.HostArgs, gomptR gomptdevice.Range
 			th := gomptJ
 //line team.go:34
 			if th == int(0) {
-//line gompt_kernels.go:5476
+//line gompt_kernels.go:5569
 //line team.go:35
 				*(*int64)(unsafe.Add(gomptPSums, t*8)) = (part[int(0)] + int64(gomptT1Mine[gomptJ]))
-//line gompt_kernels.go:5479
+//line gompt_kernels.go:5572
 //line team.go:34
 			}
-//line gompt_kernels.go:5482
+//line gompt_kernels.go:5575
 		}
 	}
 	_ = gomptT1Mine
@@ -5560,14 +5653,14 @@ func gomptHostTeamTuple(gomptA *gomptdevice.HostArgs, gomptR gomptdevice.Range, 
 	for t := gomptLo0; t < gomptHi0; t++ {
 //line team.go:48
 		var a, b [64]float32
-//line gompt_kernels.go:5564
+//line gompt_kernels.go:5657
 		_ = a
 		_ = b
 		for gomptJ := 0; gomptJ < 64; gomptJ++ {
 			th := gomptJ
 //line team.go:49
 			a[th], b[th] = *(*float32)(unsafe.Add(gomptPIn, ((t*int(64))+th)*4)), float32(1.0)
-//line gompt_kernels.go:5571
+//line gompt_kernels.go:5664
 		}
 		for gomptJ := 0; gomptJ < 64; gomptJ++ {
 			th := gomptJ
@@ -5577,7 +5670,7 @@ func gomptHostTeamTuple(gomptA *gomptdevice.HostArgs, gomptR gomptdevice.Range, 
 			th := gomptJ
 //line team.go:51
 			gomptT1J[gomptJ], a[gomptT1J[gomptJ]] = (int(63) - th), (a[gomptT1J[gomptJ]] * float32(2.0))
-//line gompt_kernels.go:5581
+//line gompt_kernels.go:5674
 		}
 		// barrier
 		for gomptJ := 0; gomptJ < 64; gomptJ++ {
@@ -5587,7 +5680,7 @@ func gomptHostTeamTuple(gomptA *gomptdevice.HostArgs, gomptR gomptdevice.Range, 
 			th := gomptJ
 //line team.go:54
 			b[th], gomptT2X[gomptJ] = gomptT2X[gomptJ], b[th]
-//line gompt_kernels.go:5591
+//line gompt_kernels.go:5684
 		}
 		// barrier
 		for gomptJ := 0; gomptJ < 64; gomptJ++ {
@@ -5598,7 +5691,7 @@ func gomptHostTeamTuple(gomptA *gomptdevice.HostArgs, gomptR gomptdevice.Range, 
 			th := gomptJ
 //line team.go:57
 			*(*float32)(unsafe.Add(gomptPOut, gomptT3O[gomptJ]*4)), *(*float32)(unsafe.Add(gomptPOut, (gomptT3O[gomptJ]+int(64))*4)) = b[(int(63)-th)], (b[th] + gomptT2X[gomptJ])
-//line gompt_kernels.go:5602
+//line gompt_kernels.go:5695
 		}
 	}
 	_ = gomptT1J
@@ -5669,22 +5762,22 @@ func gomptHostTranscendental(gomptA *gomptdevice.HostArgs, gomptR gomptdevice.Ra
 	for i := gomptLo0; i < gomptHi0; i++ {
 //line floats.go:99
 		x := *(*float64)(unsafe.Add(gomptPA, i*8))
-//line gompt_kernels.go:5673
+//line gompt_kernels.go:5766
 //line floats.go:100
 		v := (((((gomptmath.Exp(x) + gomptmath.Log(x)) + gomptmath.Pow(x, float64(1.5))) + gomptmath.Sin(x)) + gomptmath.Cos(x)) + gomptmath.Tanh(x))
-//line gompt_kernels.go:5676
+//line gompt_kernels.go:5769
 //line floats.go:101
 		v += (((((gomptmath.Exp2(x) + gomptmath.Log2(x)) + gomptmath.Log10(x)) + gomptmath.Log1p(x)) + gomptmath.Expm1(x)) + gomptmath.Atan2(x, float64(2.0)))
-//line gompt_kernels.go:5679
+//line gompt_kernels.go:5772
 //line floats.go:102
 		v += (((((gomptmath.Atan(x) + gomptmath.Asin((x / float64(4.0)))) + gomptmath.Acos((x / float64(4.0)))) + gomptmath.Sinh(x)) + gomptmath.Cosh(x)) + gomptmath.Tan(x))
-//line gompt_kernels.go:5682
+//line gompt_kernels.go:5775
 //line floats.go:103
 		v += ((((((gomptmath.Cbrt(x) + gomptmath.Hypot(x, float64(3.0))) + gomptmath.Erf(x)) + gomptmath.Erfc(x)) + gomptmath.Asinh(x)) + gomptmath.Acosh((x + float64(1.0)))) + gomptmath.Atanh((x / float64(4.0))))
-//line gompt_kernels.go:5685
+//line gompt_kernels.go:5778
 //line floats.go:104
 		*(*float32)(unsafe.Add(gomptPOut, i*4)) = float32(v)
-//line gompt_kernels.go:5688
+//line gompt_kernels.go:5781
 	}
 	_ = n
 }
@@ -5753,7 +5846,7 @@ func gomptHostTranspose(gomptA *gomptdevice.HostArgs, gomptR gomptdevice.Range, 
 		for x := gomptLo0; x < gomptHi0; x++ {
 //line dims.go:64
 			*(*uint8)(unsafe.Add(gomptPOut, ((x*ny)+y)*1)) = (*(*uint8)(unsafe.Add(gomptPIn, ((y*nx)+x)*1)) + uint8(1))
-//line gompt_kernels.go:5757
+//line gompt_kernels.go:5850
 		}
 	}
 }
@@ -5825,109 +5918,109 @@ gomptPoint0:
 	for i := gomptLo0; i < gomptHi0; i++ {
 //line tricky.go:11
 		o := (int(8) * i)
-//line gompt_kernels.go:5829
+//line gompt_kernels.go:5922
 //line tricky.go:12
 		long := *(*int64)(unsafe.Add(gomptPKernel, i*8))
-//line gompt_kernels.go:5832
+//line gompt_kernels.go:5925
 //line tricky.go:13
 		double := (float64(long) * global)
-//line gompt_kernels.go:5835
+//line gompt_kernels.go:5928
 //line tricky.go:14
 		sqrt := gomptmath.Sqrt(gomptmath.Abs(double))
-//line gompt_kernels.go:5838
+//line gompt_kernels.go:5931
 //line tricky.go:15
 		*(*int64)(unsafe.Add(gomptPOut, o*8)) = int64((sqrt * float64(1000.0)))
-//line gompt_kernels.go:5841
+//line gompt_kernels.go:5934
 //line tricky.go:16
 		{
-//line gompt_kernels.go:5844
+//line gompt_kernels.go:5937
 //line tricky.go:17
 			n := int(3)
-//line gompt_kernels.go:5847
+//line gompt_kernels.go:5940
 //line tricky.go:18
 			*(*int64)(unsafe.Add(gomptPOut, (o+int(1))*8)) = (int64(n) + long)
-//line gompt_kernels.go:5850
+//line gompt_kernels.go:5943
 //line tricky.go:16
 		}
-//line gompt_kernels.go:5853
+//line gompt_kernels.go:5946
 //line tricky.go:20
 		var a, b int = int(0), int(10)
-//line gompt_kernels.go:5856
+//line gompt_kernels.go:5949
 //line tricky.go:21
 		for a, b = int(0), int(10); a < b; a, b = (a + int(1)), (b - int(2)) {
-//line gompt_kernels.go:5859
+//line gompt_kernels.go:5952
 //line tricky.go:22
 			*(*int64)(unsafe.Add(gomptPOut, (o+int(2))*8)) += (int64((a * b)) ^ long)
-//line gompt_kernels.go:5862
+//line gompt_kernels.go:5955
 //line tricky.go:21
 		}
-//line gompt_kernels.go:5865
+//line gompt_kernels.go:5958
 //line tricky.go:24
 		*(*int64)(unsafe.Add(gomptPOut, (o+int(3))*8)) = long
-//line gompt_kernels.go:5868
+//line gompt_kernels.go:5961
 //line tricky.go:25
 		*(*int64)(unsafe.Add(gomptPOut, (o+int(3))*8)) <<= 2
-//line gompt_kernels.go:5871
+//line gompt_kernels.go:5964
 //line tricky.go:26
 		*(*int64)(unsafe.Add(gomptPOut, (o+int(3))*8)) &^= int64(5)
-//line gompt_kernels.go:5874
+//line gompt_kernels.go:5967
 //line tricky.go:27
 		*(*int64)(unsafe.Add(gomptPOut, (o+int(3))*8))++
-//line gompt_kernels.go:5877
+//line gompt_kernels.go:5970
 //line tricky.go:28
 		*(*int64)(unsafe.Add(gomptPOut, (o+int(3))*8)) %= int64(1000003)
-//line gompt_kernels.go:5880
+//line gompt_kernels.go:5973
 //line tricky.go:29
 		var cnt uint8
-//line gompt_kernels.go:5883
+//line gompt_kernels.go:5976
 //line tricky.go:30
 		for k := range uint8(200) {
-//line gompt_kernels.go:5886
+//line gompt_kernels.go:5979
 //line tricky.go:31
 			cnt += k
-//line gompt_kernels.go:5889
+//line gompt_kernels.go:5982
 //line tricky.go:30
 		}
-//line gompt_kernels.go:5892
+//line gompt_kernels.go:5985
 //line tricky.go:33
 		*(*int64)(unsafe.Add(gomptPOut, (o+int(4))*8)) = (int64(cnt) + int64((^uint8(long))))
-//line gompt_kernels.go:5895
+//line gompt_kernels.go:5988
 //line tricky.go:34
 		half, flag := (long > int64(0)), (!((long % int64(2)) == int64(0)))
-//line gompt_kernels.go:5898
+//line gompt_kernels.go:5991
 //line tricky.go:35
 		if half == flag {
-//line gompt_kernels.go:5901
+//line gompt_kernels.go:5994
 //line tricky.go:36
 			*(*int64)(unsafe.Add(gomptPOut, (o+int(5))*8)) = int64(1)
-//line gompt_kernels.go:5904
+//line gompt_kernels.go:5997
 //line tricky.go:35
 		}
-//line gompt_kernels.go:5907
+//line gompt_kernels.go:6000
 //line tricky.go:38
 		*(*int64)(unsafe.Add(gomptPOut, (o+int(6))*8)) = (min(long, int64(a), int64(b), int64(7)) + max(long, int64(-3)))
-//line gompt_kernels.go:5910
+//line gompt_kernels.go:6003
 //line tricky.go:39
 		for j := range int(5) {
-//line gompt_kernels.go:5913
+//line gompt_kernels.go:6006
 //line tricky.go:40
 			if int64(j) == (long % int64(5)) {
-//line gompt_kernels.go:5916
+//line gompt_kernels.go:6009
 //line tricky.go:41
 				*(*int64)(unsafe.Add(gomptPOut, (o+int(7))*8)) = ((int64(j) + int64((float64(314.1592653589793) * float64((j + int(1)))))) + int64(1000000000000000000))
-//line gompt_kernels.go:5919
+//line gompt_kernels.go:6012
 //line tricky.go:42
 				continue gomptPoint0
-//line gompt_kernels.go:5922
+//line gompt_kernels.go:6015
 //line tricky.go:40
 			}
-//line gompt_kernels.go:5925
+//line gompt_kernels.go:6018
 //line tricky.go:39
 		}
-//line gompt_kernels.go:5928
+//line gompt_kernels.go:6021
 //line tricky.go:45
 		*(*int64)(unsafe.Add(gomptPOut, (o+int(7))*8)) = (-long)
-//line gompt_kernels.go:5931
+//line gompt_kernels.go:6024
 	}
 	_ = n
 }
@@ -6002,34 +6095,34 @@ func gomptHostTuples(gomptA *gomptdevice.HostArgs, gomptR gomptdevice.Range, _, 
 	for i := gomptLo0; i < gomptHi0; i++ {
 //line tuple.go:17
 		o := (int(4) * i)
-//line gompt_kernels.go:6006
+//line gompt_kernels.go:6099
 //line tuple.go:18
 		k := o
-//line gompt_kernels.go:6009
+//line gompt_kernels.go:6102
 //line tuple.go:19
 		k, out[k] = (o + int(1)), *(*int32)(unsafe.Add(gomptPIn, i*4))
-//line gompt_kernels.go:6012
+//line gompt_kernels.go:6105
 //line tuple.go:20
 		out[k], out[(k+int(1))] = (*(*int32)(unsafe.Add(gomptPIn, i*4)) * int32(3)), (out[(k-int(1))] + int32(1))
-//line gompt_kernels.go:6015
+//line gompt_kernels.go:6108
 //line tuple.go:21
 		*(*int32)(unsafe.Add(gomptPOut, o*4)), *(*int32)(unsafe.Add(gomptPOut, (o+int(1))*4)) = *(*int32)(unsafe.Add(gomptPOut, (o+int(1))*4)), *(*int32)(unsafe.Add(gomptPOut, o*4))
-//line gompt_kernels.go:6018
+//line gompt_kernels.go:6111
 //line tuple.go:22
 		var x, y int32
-//line gompt_kernels.go:6021
+//line gompt_kernels.go:6114
 //line tuple.go:23
 		x, y = *(*int32)(unsafe.Add(gomptPOut, (o+int(2))*4)), x
-//line gompt_kernels.go:6024
+//line gompt_kernels.go:6117
 //line tuple.go:24
 		*(*int32)(unsafe.Add(gomptPOut, (o+int(3))*4)), x = (x + y), *(*int32)(unsafe.Add(gomptPOut, o*4))
-//line gompt_kernels.go:6027
+//line gompt_kernels.go:6120
 //line tuple.go:25
 		swapNext(out, (o + int(1)))
-//line gompt_kernels.go:6030
+//line gompt_kernels.go:6123
 //line tuple.go:26
 		*(*int32)(unsafe.Add(gomptPOut, o*4)) += x
-//line gompt_kernels.go:6033
+//line gompt_kernels.go:6126
 	}
 	_ = n
 }
@@ -6100,34 +6193,34 @@ func gomptHostUint64Ops(gomptA *gomptdevice.HostArgs, gomptR gomptdevice.Range, 
 	for i := gomptLo0; i < gomptHi0; i++ {
 //line ints.go:53
 		x, y := *(*uint64)(unsafe.Add(gomptPA, i*8)), *(*uint64)(unsafe.Add(gomptPB, i*8))
-//line gompt_kernels.go:6104
+//line gompt_kernels.go:6197
 //line ints.go:54
 		o := (int(6) * i)
-//line gompt_kernels.go:6107
+//line gompt_kernels.go:6200
 //line ints.go:55
 		*(*uint64)(unsafe.Add(gomptPOut, o*8)) = (x + y)
-//line gompt_kernels.go:6110
+//line gompt_kernels.go:6203
 //line ints.go:56
 		*(*uint64)(unsafe.Add(gomptPOut, (o+int(1))*8)) = (x - y)
-//line gompt_kernels.go:6113
+//line gompt_kernels.go:6206
 //line ints.go:57
 		*(*uint64)(unsafe.Add(gomptPOut, (o+int(2))*8)) = (x * y)
-//line gompt_kernels.go:6116
+//line gompt_kernels.go:6209
 //line ints.go:58
 		if y != uint64(0) {
-//line gompt_kernels.go:6119
+//line gompt_kernels.go:6212
 //line ints.go:59
 			*(*uint64)(unsafe.Add(gomptPOut, (o+int(3))*8)) = (x / y)
-//line gompt_kernels.go:6122
+//line gompt_kernels.go:6215
 //line ints.go:60
 			*(*uint64)(unsafe.Add(gomptPOut, (o+int(4))*8)) = (x % y)
-//line gompt_kernels.go:6125
+//line gompt_kernels.go:6218
 //line ints.go:58
 		}
-//line gompt_kernels.go:6128
+//line gompt_kernels.go:6221
 //line ints.go:62
 		*(*uint64)(unsafe.Add(gomptPOut, (o+int(5))*8)) = (-x)
-//line gompt_kernels.go:6131
+//line gompt_kernels.go:6224
 	}
 	_ = n
 }
@@ -6205,64 +6298,64 @@ func gomptLanesUniformStore(gomptX0, gomptW int, n int, m int, b []int32, c []in
 	gomptPOut := unsafe.Pointer(unsafe.SliceData(out))
 //line lockstep.go:33
 	for j := int(0); j < m; j++ {
-//line gompt_kernels.go:6209
+//line gompt_kernels.go:6302
 //line lockstep.go:34
 		gomptU1 := int32(((j * int(7)) + int(5)))
-//line gompt_kernels.go:6212
+//line gompt_kernels.go:6305
 //line lockstep.go:34
 		for gomptJ := 0; gomptJ < gomptW; gomptJ++ {
-//line gompt_kernels.go:6215
+//line gompt_kernels.go:6308
 //line lockstep.go:34
 			*(*int32)(unsafe.Add(gomptPB, j*4)) = gomptU1
-//line gompt_kernels.go:6218
+//line gompt_kernels.go:6311
 //line lockstep.go:34
 		}
-//line gompt_kernels.go:6221
+//line gompt_kernels.go:6314
 //line lockstep.go:35
 		gomptU2 := unsafe.Add(gomptPOut, (gomptX0)*4)
-//line gompt_kernels.go:6224
+//line gompt_kernels.go:6317
 //line lockstep.go:35
 		gomptU3 := *(*int32)(unsafe.Add(gomptPB, j*4))
-//line gompt_kernels.go:6227
+//line gompt_kernels.go:6320
 //line lockstep.go:35
 		for gomptJ := 0; gomptJ < gomptW; gomptJ++ {
-//line gompt_kernels.go:6230
+//line gompt_kernels.go:6323
 //line lockstep.go:35
 			i := gomptX0 + gomptJ
-//line gompt_kernels.go:6233
+//line gompt_kernels.go:6326
 //line lockstep.go:35
 			*(*int32)(unsafe.Add(gomptU2, gomptJ*4)) += (gomptU3 * int32((i + int(1))))
-//line gompt_kernels.go:6236
+//line gompt_kernels.go:6329
 //line lockstep.go:35
 		}
-//line gompt_kernels.go:6239
+//line gompt_kernels.go:6332
 //line lockstep.go:33
 	}
-//line gompt_kernels.go:6242
+//line gompt_kernels.go:6335
 //line lockstep.go:37
 	for j := int(0); j < m; j++ {
-//line gompt_kernels.go:6245
+//line gompt_kernels.go:6338
 //line lockstep.go:38
 		gomptU4 := ((m - int(1)) - j)
-//line gompt_kernels.go:6248
+//line gompt_kernels.go:6341
 //line lockstep.go:38
 		gomptU5 := unsafe.Add(gomptPOut, (gomptX0)*4)
-//line gompt_kernels.go:6251
+//line gompt_kernels.go:6344
 //line lockstep.go:38
 		gomptU6 := int32(j)
-//line gompt_kernels.go:6254
+//line gompt_kernels.go:6347
 //line lockstep.go:38
 		for gomptJ := 0; gomptJ < gomptW; gomptJ++ {
-//line gompt_kernels.go:6257
+//line gompt_kernels.go:6350
 //line lockstep.go:38
 			c[gomptU4], *(*int32)(unsafe.Add(gomptU5, gomptJ*4)) = gomptU6, (*(*int32)(unsafe.Add(gomptU5, gomptJ*4)) + gomptU6)
-//line gompt_kernels.go:6260
+//line gompt_kernels.go:6353
 //line lockstep.go:38
 		}
-//line gompt_kernels.go:6263
+//line gompt_kernels.go:6356
 //line lockstep.go:37
 	}
-//line gompt_kernels.go:6266
+//line gompt_kernels.go:6359
 	_ = n
 }
 

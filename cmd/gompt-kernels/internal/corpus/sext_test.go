@@ -11,7 +11,8 @@ import (
 )
 
 // TestSignExtendShortLengths runs SignExtend where its int32 and int16
-// parameters make len(w)=p and len(v)=p*k 0 (p or k 0 or negative) or 1:
+// parameters make len(w)=p and len(v)=p*k 0 (a value 0 or negative) or 1
+// (p and k both -1 too: their product, as Go computes it, is 1):
 // its len(w) and len(v) are then those, as the Go image's gomptrt.Len
 // has them, on every device. The launcher refuses an empty slice, so the
 // region is made here, each of w and v holding one element, of which the
@@ -27,12 +28,9 @@ func TestSignExtendShortLengths(t *testing.T) {
 	for _, pk := range []struct {
 		p int32
 		k int16
-	}{{math.MinInt32, 3}, {-5, -2}, {-1, 3}, {0, 3}, {1, -2}, {1, 0}, {1, 1}, {1, math.MinInt16}} {
+	}{{math.MinInt32, 3}, {-5, 2}, {-1, -1}, {-1, 3}, {0, 3}, {1, -2}, {1, 0}, {1, 1}, {1, math.MinInt16}} {
 		lw := max(int(pk.p), 0)
-		lv := 0
-		if pk.k > 0 {
-			lv = lw * int(pk.k)
-		}
+		lv := max(int(pk.p)*int(pk.k), 0)
 		w, v := []int64{7}, []int64{8}
 		want := make([]int64, 16*n)
 		for i := range n {
