@@ -30,22 +30,9 @@ func (k *Kernel) NeedLen(i int, s Shape, scalar func(j int) uint64) (int, error)
 	if expr == "" {
 		return 0, nil
 	}
-	n := int64(1)
-	for rest := expr; ; {
-		term, tail, more := strings.Cut(rest, "*")
-		v, err := k.lenTerm(strings.TrimSpace(term), s, scalar)
-		if err != nil {
-			return 0, fmt.Errorf("Len %q: %w", expr, err)
-		}
-		p, ok := mulLen(n, v)
-		if !ok {
-			return 0, lenOverflow(expr, n, v)
-		}
-		n = p
-		if !more {
-			break
-		}
-		rest = tail
+	n, err := k.lenValue(expr, s, scalar)
+	if err != nil {
+		return 0, fmt.Errorf("Len %q: %w", expr, err)
 	}
 	if n <= 0 {
 		return 0, nil
@@ -54,6 +41,80 @@ func (k *Kernel) NeedLen(i int, s Shape, scalar func(j int) uint64) (int, error)
 		return 0, fmt.Errorf("Len %q: more than %d elements", expr, math.MaxInt)
 	}
 	return int(n), nil
+}
+
+// lenValue evaluates a Len expression, a sum and difference of products
+// (Param.Len), as Go evaluates it on int64s but for an overflow, which
+// is an error. With scalar nil it only checks the expression (every
+// parameter and shape term 1).
+func (k *Kernel) lenValue(expr string, s Shape, scalar func(j int) uint64) (int64, error) {
+	sum, sub := int64(0), false
+	for rest := expr; ; {
+		end := strings.IndexAny(rest, "+-")
+		prod := rest
+		if end >= 0 {
+			prod = rest[:end]
+		}
+		p, err := k.lenProduct(prod, s, scalar)
+		if err != nil {
+			return 0, err
+		}
+		var ok bool
+		if sub {
+			sum, ok = subLen(sum, p)
+		} else {
+			sum, ok = addLen(sum, p)
+		}
+		if !ok {
+			return 0, lenOverflow(p > 0 != sub)
+		}
+		if end < 0 {
+			return sum, nil
+		}
+		sub = rest[end] == '-'
+		rest = rest[end+1:]
+	}
+}
+
+// lenProduct evaluates one product of a Len expression.
+func (k *Kernel) lenProduct(prod string, s Shape, scalar func(j int) uint64) (int64, error) {
+	n := int64(1)
+	for rest := prod; ; {
+		term, tail, more := strings.Cut(rest, "*")
+		v, err := k.lenTerm(strings.TrimSpace(term), s, scalar)
+		if err != nil {
+			return 0, err
+		}
+		p, ok := mulLen(n, v)
+		if !ok {
+			return 0, lenOverflow((n < 0) == (v < 0))
+		}
+		n = p
+		if !more {
+			return n, nil
+		}
+		rest = tail
+	}
+}
+
+// lenOverflow is the error of a Len whose value leaves an int64 (above
+// when positive, below otherwise).
+func lenOverflow(positive bool) error {
+	if positive {
+		return fmt.Errorf("more than %d elements", int64(math.MaxInt64))
+	}
+	return fmt.Errorf("a value below %d", int64(math.MinInt64))
+}
+
+// addLen is a+b, and whether it fits an int64; subLen a-b.
+func addLen(a, b int64) (int64, bool) {
+	c := a + b
+	return c, (c > a) == (b > 0)
+}
+
+func subLen(a, b int64) (int64, bool) {
+	c := a - b
+	return c, (c < a) == (b > 0)
 }
 
 // mulLen is a*b, and whether it fits an int64.
@@ -78,14 +139,6 @@ func abs64(a int64) int64 {
 	return a
 }
 
-// lenOverflow is the error of a Len whose value x op y leaves an int64.
-func lenOverflow(expr string, x, y int64) error {
-	if (x < 0) != (y < 0) {
-		return fmt.Errorf("Len %q: a value below %d", expr, int64(math.MinInt64))
-	}
-	return fmt.Errorf("Len %q: more than %d elements", expr, int64(math.MaxInt64))
-}
-
 // lenTerm evaluates one term of a Len expression. With scalar nil it only
 // checks the term (values are 1).
 func (k *Kernel) lenTerm(term string, s Shape, scalar func(j int) uint64) (int64, error) {
@@ -98,6 +151,9 @@ func (k *Kernel) lenTerm(term string, s Shape, scalar func(j int) uint64) (int64
 			return 0, fmt.Errorf("term %q is not a whole number", term)
 		}
 		return v, nil
+	}
+	if strings.ContainsFunc(term, func(r rune) bool { return !isLenNameRune(r) }) {
+		return 0, fmt.Errorf("term %q: a Len is a sum or difference (+, -) of products (*) of whole numbers, integer scalar parameters, Shape.Size[d] and Shape.Teams, without parentheses", term)
 	}
 	if strings.HasPrefix(term, "Shape.") {
 		switch term {
@@ -197,11 +253,15 @@ func (k *Kernel) Check() error {
 		if p.Len == "" {
 			continue
 		}
-		for _, term := range strings.Split(p.Len, "*") {
-			if _, err := k.lenTerm(strings.TrimSpace(term), Shape{}, nil); err != nil {
-				return fmt.Errorf("kernel %s parameter %s: Len %q: %w", k.Name, p.Name, p.Len, err)
-			}
+		if _, err := k.lenValue(p.Len, Shape{}, nil); err != nil {
+			return fmt.Errorf("kernel %s parameter %s: Len %q: %w", k.Name, p.Name, p.Len, err)
 		}
 	}
 	return nil
+}
+
+// isLenNameRune reports whether r may be in a term of a Len: a letter,
+// digit or _ of a name or number, or the . and brackets of Shape.Size[d].
+func isLenNameRune(r rune) bool {
+	return r == '_' || r == '.' || r == '[' || r == ']' || '0' <= r && r <= '9' || 'a' <= r && r <= 'z' || 'A' <= r && r <= 'Z' || r >= 0x80
 }

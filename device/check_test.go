@@ -40,6 +40,25 @@ func TestNeedLen(t *testing.T) {
 		{"k*m*k", 6, ""}, // and in any order
 		{"k*0*k", 0, ""},
 		{"k*u*u", 0, "a value below -9223372036854775808"},
+		// Sums and differences of products, with Go's precedence.
+		{"m+1", 7, ""},
+		{"m-1", 5, ""},
+		{" m - 1 ", 5, ""},
+		{"2*m+1", 13, ""},
+		{"1+2*m", 13, ""},
+		{"m*m+m", 42, ""},
+		{"m-m*m+40", 10, ""},
+		{"m-10", 0, ""}, // negative: no element
+		{"k+1", 0, ""},  // int32 -1 + 1
+		{"k*k+m", 7, ""},
+		{"Shape.Size[0]*Shape.Size[1]-Shape.Teams", 26, ""},
+		{"u*u*u-u", 0, "more than 9223372036854775807 elements"},
+		{"9223372036854775807+m", 0, "more than 9223372036854775807 elements"},
+		{"0-9223372036854775807-m", 0, "a value below -9223372036854775808"},
+		{"-m", 0, "empty term"},
+		{"m+", 0, "empty term"},
+		{"m+-1", 0, "empty term"},
+		{"m+a", 0, `"a" is not an integer scalar parameter`},
 		{"Shape.Size[0]*Shape.Size[1]", 30, ""},
 		{"Shape.Size[2]", 1, ""}, // unused: 1
 		{"Shape.Teams*m", 24, ""},
@@ -61,6 +80,8 @@ func TestNeedLen(t *testing.T) {
 			assert.Contains(t, err.Error(), c.err, "Len %q", c.len)
 		}
 	}
+	lenKernel.Params[4].Len = "2*m+Shape.Size[0]-u*0-1"
+	assert.Zero(t, testing.AllocsPerRun(100, func() { _, _ = lenKernel.NeedLen(4, s, bits) }), "NeedLen of a sum: allocations")
 	lenKernel.Params[4].Len = "Shape.Teams"
 	if _, err := lenKernel.NeedLen(4, Shape{Size: [3]int{10}}, bits); assert.Error(t, err, "Shape.Teams with teams 0: %v, want an error saying to set it", err) {
 		assert.Contains(t, err.Error(), "set Shape.Teams", "Shape.Teams with teams 0: %v, want an error saying to set it", err)
@@ -77,6 +98,11 @@ func TestKernelCheck(t *testing.T) {
 		}}
 	}
 	require.NoError(t, good().Check(), "good kernel")
+	for _, l := range []string{"n+1", "n-1", "2*n+1", "n*Shape.Size[1]+n-8"} {
+		k := good()
+		k.Params[1].Len = l
+		assert.NoError(t, k.Check(), "Len %q", l)
+	}
 	for _, elem := range []ParamKind{ParamInt8, ParamUint8, ParamInt16, ParamUint16, ParamInt32, ParamUint32, ParamInt64, ParamUint64, ParamFloat32, ParamFloat64} {
 		k := good()
 		k.Params[1].Elem = elem
@@ -98,6 +124,9 @@ func TestKernelCheck(t *testing.T) {
 		{func(k *Kernel) { k.Params[0].Len = "1" }, "kind int64 is a scalar; Elem and Len are for buffers"},
 		{func(k *Kernel) { k.Params[1].Elem = ParamBuffer }, "element type buffer"},
 		{func(k *Kernel) { k.Params[1].Len = "n*x" }, `parameter x: Len "n*x": "x" is not an integer scalar parameter`},
+		{func(k *Kernel) { k.Params[1].Len = "n+1-x" }, `parameter x: Len "n+1-x": "x" is not an integer scalar parameter`},
+		{func(k *Kernel) { k.Params[1].Len = "n+" }, `parameter x: Len "n+": empty term`},
+		{func(k *Kernel) { k.Params[1].Len = "n*(2+n)" }, `term "(2": a Len is a sum or difference (+, -) of products (*)`},
 	} {
 		k := good()
 		c.spoil(k)

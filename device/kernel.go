@@ -96,14 +96,16 @@ type Param struct {
 	Elem ParamKind
 
 	// Len is how many elements a buffer parameter must hold for a launch:
-	// as many as the device code may read or write. It is a product of
-	// terms separated by '*', each a whole number, the name of an integer
-	// scalar parameter (its value in the launch), Shape.Size[0],
+	// as many as the device code may read or write. It is a sum and
+	// difference ('+', '-') of products ('*') of terms, with Go's
+	// precedence and no parentheses; a term is a whole number, the name of
+	// an integer scalar parameter (its value in the launch), Shape.Size[0],
 	// Shape.Size[1] or Shape.Size[2] (1 for a dimension not in use), or
 	// Shape.Teams (which the launch must then set): "n", "m*k", "2*n",
-	// "Shape.Teams". Its value is the product as Go computes it on int64s
-	// (two negative terms make a positive one); a value of 0 or less makes
-	// the length 0, one outside an int64 is an error. The runtime refuses a
+	// "rows+1", "n-1", "m*k+n", "Shape.Teams". Its value is the expression's
+	// as Go computes it on int64s (two negative factors make a positive
+	// product); a value of 0 or less makes the length 0, a value (or a
+	// part of one) outside an int64 is an error. The runtime refuses a
 	// launch whose buffer is shorter, on every device, before any device
 	// work. Empty means undeclared: the runtime cannot check the buffer,
 	// and device code that indexes past it corrupts memory, so declare it.

@@ -18,9 +18,9 @@ import (
 const MaxThreads = 256
 
 // Len returns the number of elements a buffer whose Param.Len is the
-// product of terms holds, as device.Kernel.NeedLen counts it: the product,
-// or 0 when it is negative (an even number of negative terms makes it
-// positive, as in Go). It is what len(buf) is inside a generated kernel,
+// product of terms holds (a sum or difference is one term, its value), as
+// device.Kernel.NeedLen counts it: the product, or 0 when it is negative
+// (an even number of negative terms makes it positive, as in Go). It is what len(buf) is inside a generated kernel,
 // on every device. The runtime refuses a launch whose Len leaves an int64
 // (NeedLen) before a kernel's Go image runs; a launcher's Len of one may
 // wrap, and the runtime then refuses the launch.

@@ -183,31 +183,28 @@ func lengths(k *kernel, pre *prelude, names map[*param]string, line func(string,
 			continue
 		}
 		ln := "gompt_len_" + n
-		var terms []string
-		for _, t := range k.lens[p] {
+		term := func(t string) string {
 			if q := paramNamed(k, t); q != nil {
-				terms = append(terms, "(long)"+names[q])
-			} else {
-				terms = append(terms, t+"L")
+				return "(long)" + names[q]
 			}
+			return t + "L"
 		}
 		var expr string
-		if len(terms) == 1 {
-			pos := terms[0] + " > 0"
-			if q := paramNamed(k, k.lens[p][0]); q != nil && q.t.signed() && q.t.bits() < 64 {
+		if terms, ok := k.lens[p].product(); ok && len(terms) == 1 {
+			t := term(terms[0])
+			pos := t + " > 0"
+			if q := paramNamed(k, terms[0]); q != nil && q.t.signed() && q.t.bits() < 64 {
 				// Sign-extended from an int: cmp64. (A long parameter, as the
 				// extents are, is compared plainly: a driver gets that right.)
-				pos = cmp64(terms[0], token.GTR, "0L")
+				pos = cmp64(t, token.GTR, "0L")
 			}
-			expr = "(" + pos + " ? " + terms[0] + " : 0)"
+			expr = "(" + pos + " ? " + t + " : 0)"
 		} else {
-			// The product as Go computes it, in ulong so that C wraps as
-			// Go does; the runtime refuses a launch whose Len leaves an
+			// The value as Go computes it, in ulong so that C wraps as Go
+			// does; the runtime refuses a launch whose Len leaves an
 			// int64 (device.Kernel.NeedLen), so in a launch it is exact.
-			for i, t := range terms {
-				terms[i] = "(ulong)" + t
-			}
-			expr = pre.lenPos() + "((long)(" + strings.Join(terms, " * ") + "))"
+			sum := k.lens[p].format(func(t string) string { return "(ulong)" + term(t) }, " * ", " + ", " - ")
+			expr = pre.lenPos() + "((long)(" + sum + "))"
 		}
 		line("long %s = %s;", ln, expr)
 		args = append(args, n, ln)

@@ -213,7 +213,7 @@ func typeHint(t types.Type) string {
 //
 //	//gompt:kernel dims=nx[,ny[,nz]] [reduce=+|*|min|max] [len(buf)=EXPR ...] [name=NAME] [var=VAR]
 func (g *gen) newKernel(f *fn, dir *ast.Comment) {
-	k := &kernel{fn: f, dirPos: dir.Pos(), lens: map[*param][]string{}, maps: map[*param]string{}, proven: map[ast.Expr]bool{}}
+	k := &kernel{fn: f, dirPos: dir.Pos(), lens: map[*param]lenExpr{}, maps: map[*param]string{}, proven: map[ast.Expr]bool{}}
 	f.kernel = k
 	byName := map[string]*param{}
 	for _, p := range f.params {
@@ -370,25 +370,14 @@ func (g *gen) newKernel(f *fn, dir *ast.Comment) {
 		}
 		expr, ok := lenExprs[p]
 		if !ok {
-			k.lens[p] = extents
+			k.lens[p] = lenExpr{{terms: extents}}
 			continue
 		}
-		terms := strings.Split(expr, "*")
-		for _, t := range terms {
-			if !lenTerm.MatchString(t) {
-				g.errs.add(dir.Pos(), "//gompt:kernel: len(%s)=%s: %q is not a term; a length is a product (a*b*2) of whole numbers and int parameters", p.name, expr, t)
-				return
-			}
-			if t[0] >= '0' && t[0] <= '9' {
-				continue
-			}
-			q := byName[t]
-			if q == nil || q.slice || !q.t.isInt() || q.t.bits() == 64 && !q.t.signed() || isIndex(k, q) {
-				g.errs.add(dir.Pos(), "//gompt:kernel: len(%s)=%s: %q is not a signed integer parameter of %s (the indices do not count)", p.name, expr, t, f.name)
-				return
-			}
+		e, ok := g.parseLen(k, p, expr, byName)
+		if !ok {
+			return
 		}
-		k.lens[p] = terms
+		k.lens[p] = e
 	}
 	if k.name == "" {
 		k.name = f.name
@@ -405,6 +394,48 @@ func (g *gen) newKernel(f *fn, dir *ast.Comment) {
 		k.runName = "R" + k.runName[1:]
 	}
 	g.kernels = append(g.kernels, k)
+}
+
+// parseLen parses len(p)=expr: a sum and difference of products of
+// whole numbers and signed integer parameters (not the indices), with Go's
+// precedence and no spaces or parentheses; a mistake is an error at the
+// directive.
+func (g *gen) parseLen(k *kernel, p *param, expr string, byName map[string]*param) (lenExpr, bool) {
+	bad := func(format string, args ...any) (lenExpr, bool) {
+		g.errs.add(k.dirPos, "//gompt:kernel: len(%s)=%s: "+format, append([]any{p.name, expr}, args...)...)
+		return nil, false
+	}
+	var e lenExpr
+	sub := false
+	for rest := expr; ; {
+		end := strings.IndexAny(rest, "+-")
+		prod := rest
+		if end >= 0 {
+			prod = rest[:end]
+		}
+		terms := strings.Split(prod, "*")
+		for _, t := range terms {
+			if !lenTerm.MatchString(t) {
+				return bad("%q is not a term; a length is a sum or difference (+, -) of products (*) of whole numbers and signed integer parameters, as rows+1 or m*k-1", t)
+			}
+			if t[0] >= '0' && t[0] <= '9' {
+				if _, err := strconv.ParseInt(t, 10, 64); err != nil {
+					return bad("%q is not a whole number of an int64", t)
+				}
+				continue
+			}
+			q := byName[t]
+			if q == nil || q.slice || !q.t.isInt() || q.t.bits() == 64 && !q.t.signed() || isIndex(k, q) {
+				return bad("%q is not a signed integer parameter of %s (the indices do not count)", t, k.fn.name)
+			}
+		}
+		e = append(e, lenProd{sub: sub, terms: terms})
+		if end < 0 {
+			return e, true
+		}
+		sub = rest[end] == '-'
+		rest = rest[end+1:]
+	}
 }
 
 func isIndex(k *kernel, p *param) bool {

@@ -226,21 +226,23 @@ func goType(p *param) string {
 }
 
 // lenArgs are the arguments of gomptrt.Len for buffer p, in terms of the
-// Go variables named as the kernel's parameters.
+// Go variables named as the kernel's parameters: a product's terms, or the
+// sum as one Go expression.
 func lenArgs(k *kernel, p *param) string {
-	var terms []string
-	for _, t := range k.lens[p] {
+	term := func(t string) string {
 		q := paramNamed(k, t)
 		switch {
 		case q == nil:
-			terms = append(terms, t)
+			return t
 		case q.t.goName() == "int":
-			terms = append(terms, q.name)
-		default:
-			terms = append(terms, "int("+q.name+")")
+			return q.name
 		}
+		return "int(" + q.name + ")"
 	}
-	return strings.Join(terms, ", ")
+	if terms, ok := k.lens[p].product(); ok {
+		return lenExpr{{terms: terms}}.format(term, ", ", "", "")
+	}
+	return k.lens[p].format(term, "*", "+", "-")
 }
 
 // hostArgs declares the kernel's parameters (less the indices) as Go

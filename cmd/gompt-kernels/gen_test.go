@@ -258,7 +258,7 @@ func F(i int, n int) int { return i } // want "returns a value but has no reduce
 //gompt:kernel dims=n reduce=avg // want "reduce=avg: want reduce=+, reduce=*, reduce=min or reduce=max"
 func G(i int, n int) float32 { return 0 }
 
-//gompt:kernel dims=n len(x)=n+1 // want "len(x)=n+1: \"n+1\" is not a term"
+//gompt:kernel dims=n len(x)=n*(n+1) // want "len(x)=n*(n+1): \"(n\" is not a term; a length is a sum or difference (+, -) of products (*)"
 func H(i int, n int, x []float32) {}
 
 //gompt:kernel dims=n len(x)=f*2 // want "len(x)=f*2: \"f\" is not a signed integer parameter of I"
@@ -772,6 +772,27 @@ func N23(i int, n int, b []float32) {
 	c += 16
 	b[c] = 1
 }
+
+//gompt:kernel dims=n len(b)=n+1
+func P16(i int, n int, b []float32) { b[i+1] = b[i] }
+
+//gompt:kernel dims=n len(b)=2*n+3
+func P17(i int, n int, b []float32) { b[2*i+3] = 1 }
+
+//gompt:kernel dims=n len(b)=n+1
+func P18(i int, n int, b []float32) { b[0] = 1 }
+
+//gompt:kernel dims=n len(b)=n+1
+func N24(i int, n int, b []float32) { b[i+2] = 1 }
+
+//gompt:kernel dims=n len(b)=n-1
+func N25(i int, n int, b []float32) { b[i] = 1 }
+
+//gompt:kernel dims=n len(b)=n+k+1
+func N26(i int, n, k int, b []float32) { b[i] = 1 }
+
+//gompt:kernel dims=n len(b)=1-n
+func N27(i int, n int, b []float32) { b[0] = 1 }
 
 //gompt:kernel dims=n
 func N17(i int, n int, b []float32) {

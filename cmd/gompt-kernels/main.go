@@ -88,8 +88,11 @@ The directive, in the function's doc comment:
 	//gompt:kernel dims=n reduce(h)=+ len(h)=256
 	func Histogram(i int, n int, v []uint8, h []uint32) { h[v[i]]++ }
 
-  len(buf)= how many elements slice parameter buf holds, a product of whole numbers and
-            int parameters (len(A)=m*k); the default is the product of the extents.
+  len(buf)= how many elements slice parameter buf holds: sums and differences of products
+            of whole numbers and signed integer parameters, with Go's precedence and no
+            spaces or parentheses (len(A)=m*k, len(rowPtr)=rows+1, len(y)=2*n-1); its
+            value as Go computes it, 0 where it is 0 or negative (a launch where it
+            leaves an int64 is refused). The default is the product of the extents.
             Inside a kernel, len(buf) is this length on every device.
   check=off no run-time checks of indices and divisors for this kernel (see below):
             an index outside its slice is then undefined behaviour everywhere.

@@ -207,7 +207,7 @@ type kernel struct {
 	dims    []*param
 	index   []*param // the point's indices: params[:len(dims)]
 	reduce  string   // "", "+", "*", "min", "max"
-	lens    map[*param][]string
+	lens    map[*param]lenExpr
 	maps    map[*param]string // "To", "From" or "ToFrom"
 	proven  map[ast.Expr]bool // index expressions proven in range
 	nocheck bool              // check=off: no run-time checks
@@ -254,17 +254,57 @@ func (k *kernel) args() []*param {
 	return k.params[n:]
 }
 
+// lenExpr is a buffer's length (len(buf)=, or the product of the
+// extents): a sum and difference of products of terms, each a whole number
+// or the name of a signed integer parameter, with Go's precedence: the
+// grammar of device.Param.Len. Its value is Go's on int64s, the length 0
+// where it is 0 or negative.
+type lenExpr []lenProd
+
+// lenProd is one product of a lenExpr, subtracted when sub.
+type lenProd struct {
+	sub   bool
+	terms []string
+}
+
+// product returns e's terms when e is one product (not subtracted).
+func (e lenExpr) product() ([]string, bool) {
+	if len(e) != 1 || e[0].sub {
+		return nil, false
+	}
+	return e[0].terms, true
+}
+
+// format writes e with each term as term(t), the terms of a product
+// joined by mul, and the products by plus and minus.
+func (e lenExpr) format(term func(string) string, mul, plus, minus string) string {
+	var sb strings.Builder
+	for i, p := range e {
+		switch {
+		case p.sub:
+			sb.WriteString(minus)
+		case i > 0:
+			sb.WriteString(plus)
+		}
+		for j, t := range p.terms {
+			if j > 0 {
+				sb.WriteString(mul)
+			}
+			sb.WriteString(term(t))
+		}
+	}
+	return sb.String()
+}
+
 // lenString is buffer p's Param.Len, its parameters named by names (the
 // OpenCL C entry's, entryParams).
 func (k *kernel) lenString(p *param, names map[*param]string) string {
-	terms := make([]string, len(k.lens[p]))
-	for i, t := range k.lens[p] {
+	return k.lens[p].format(func(t string) string {
 		if q := paramNamed(k, t); q != nil {
-			t = names[q]
+			return names[q]
 		}
-		terms[i] = t
-	}
-	return strings.Join(terms, "*")
+		return t
+	}, "*", "+", "-")
 }
 
 // errList collects positioned errors, reported sorted by position.

@@ -6,6 +6,7 @@ import (
 	"go/token"
 	"go/types"
 	"sort"
+	"strconv"
 	"strings"
 )
 
@@ -307,25 +308,34 @@ func (pr *prover) poly(e ast.Expr) (poly, bool) {
 	return nil, false
 }
 
-// lenPoly is buffer p's Len as a poly.
+// lenPoly is buffer p's Len as a poly: its value wherever it is
+// positive (the length is 0 elsewhere).
 func (pr *prover) lenPoly(p *param) (poly, bool) {
-	r := constPoly(1)
-	for _, t := range pr.k.lens[p] {
-		if q := paramNamed(pr.k, t); q != nil {
-			name, ok := pr.vars[q.obj]
-			if !ok {
-				return nil, false
+	var sum poly
+	for _, prod := range pr.k.lens[p] {
+		r := constPoly(1)
+		for _, t := range prod.terms {
+			if q := paramNamed(pr.k, t); q != nil {
+				name, ok := pr.vars[q.obj]
+				if !ok {
+					return nil, false
+				}
+				r = r.mul(varPoly(name))
+			} else {
+				n, err := strconv.ParseInt(t, 10, 64)
+				if err != nil {
+					return nil, false
+				}
+				r = r.mul(constPoly(n))
 			}
-			r = r.mul(varPoly(name))
-		} else {
-			n := int64(0)
-			for _, c := range t {
-				n = n*10 + int64(c-'0')
-			}
-			r = r.mul(constPoly(n))
 		}
+		sign := int64(1)
+		if prod.sub {
+			sign = -1
+		}
+		sum = sum.add(r, sign)
 	}
-	return r, true
+	return sum, true
 }
 
 // vrange is what the prover knows of an int variable: lo <= v < hi.
@@ -352,6 +362,17 @@ func (e env) with(name string, r vrange) env {
 // variable, c p's constant term or 0) lies in [0, R), R divides q, and
 // 0 <= p' < q/R.
 func (pr *prover) inRange(p, q poly, e env) bool {
+	// A length with a positive constant term (len(rowPtr)=rows+1): 0 <=
+	// p < q where 0 <= p-d < q-qc for a d in [0, qc] (0, p's constant
+	// term, qc).
+	if qc := q[""]; qc > 0 && len(q) > 1 {
+		qm := q.add(constPoly(qc), -1)
+		for _, d := range []int64{0, p[""], qc} {
+			if d >= 0 && d <= qc && pr.inRange(p.add(constPoly(d), -1), qm, e) {
+				return true
+			}
+		}
+	}
 	if len(p) == 0 {
 		return pr.positive(q)
 	}

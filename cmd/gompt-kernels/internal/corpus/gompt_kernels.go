@@ -4742,6 +4742,113 @@ func RunSignExtend(dev gompttarget.DeviceClause, n int, m int32, p int32, k int1
 		Args: []gompttarget.Arg{gompttarget.Int(n), gompttarget.Int(int(m)), gompttarget.Int(int(p)), gompttarget.Int(int(k)), gompttarget.Slice(a), gompttarget.Slice(b), gompttarget.Slice(c), gompttarget.Slice(w), gompttarget.Slice(v), gompttarget.Slice(out)}})
 }
 
+// SpMVKernel is the gompt map kernel of SpMV (lens.go:25:1), over [0, rows).
+var SpMVKernel = &gomptdevice.Kernel{
+	Name: "SpMV",
+	Params: []gomptdevice.Param{
+		{Name: "rows", Kind: gomptdevice.ParamInt64},
+		{Name: "nnz", Kind: gomptdevice.ParamInt64},
+		{Name: "ncols", Kind: gomptdevice.ParamInt64},
+		{Name: "rowPtr", Kind: gomptdevice.ParamBuffer, Elem: gomptdevice.ParamInt32, Len: "rows+1"},
+		{Name: "cols", Kind: gomptdevice.ParamBuffer, Elem: gomptdevice.ParamInt32, Len: "nnz"},
+		{Name: "vals", Kind: gomptdevice.ParamBuffer, Elem: gomptdevice.ParamFloat32, Len: "nnz"},
+		{Name: "x", Kind: gomptdevice.ParamBuffer, Elem: gomptdevice.ParamFloat32, Len: "ncols"},
+		{Name: "y", Kind: gomptdevice.ParamBuffer, Elem: gomptdevice.ParamFloat32, Len: "2*rows-1"},
+	},
+	Dims: 1,
+	Faults: []gomptdevice.FaultSite{
+		{Kind: gomptdevice.FaultIndex, Pos: "lens.go:28"},
+		{Kind: gomptdevice.FaultIndex, Pos: "lens.go:28"},
+		{Kind: gomptdevice.FaultIndex, Pos: "lens.go:28"},
+		{Kind: gomptdevice.FaultIndex, Pos: "lens.go:30"},
+		{Kind: gomptdevice.FaultIndex, Pos: "lens.go:32"},
+	},
+	Images: []gomptdevice.Image{
+		{Kind: gomptdevice.ImageHost, Entry: "gompt_SpMV", Host: gomptHostSpMV},
+		{Kind: gomptdevice.ImageOpenCL, Entry: "gompt_SpMV", Source: gomptCLSpMV, Options: "-cl-fp32-correctly-rounded-divide-sqrt"},
+		{Kind: gomptdevice.ImagePTX, Entry: "gompt_SpMV", Source: gomptPTXSpMV},
+	},
+	Sample: gomptSampleSpMV,
+}
+
+//go:embed gompt_SpMV.cl
+var gomptCLSpMV string
+
+//go:embed gompt_SpMV.ptx
+var gomptPTXSpMV string
+
+// gomptHostSpMV is SpMVKernel's Go image: the body of SpMV at each point of the team's range.
+func gomptHostSpMV(gomptA *gomptdevice.HostArgs, gomptR gomptdevice.Range, _, _ int) {
+	rows := gomptA.Int(0)
+	nnz := gomptA.Int(1)
+	ncols := gomptA.Int(2)
+	rowPtr := gomptrt.View[int32](gomptA.Bufs[3], gomptrt.Len(rows+1))
+	cols := gomptrt.View[int32](gomptA.Bufs[4], gomptrt.Len(nnz))
+	vals := gomptrt.View[float32](gomptA.Bufs[5], gomptrt.Len(nnz))
+	x := gomptrt.View[float32](gomptA.Bufs[6], gomptrt.Len(ncols))
+	y := gomptrt.View[float32](gomptA.Bufs[7], gomptrt.Len(2*rows-1))
+	gomptPRowPtr := unsafe.Pointer(unsafe.SliceData(rowPtr))
+	gomptLo0, gomptHi0 := gomptR.Clamp(0, rows)
+	for r := gomptLo0; r < gomptHi0; r++ {
+//line lens.go:26
+		var sum float32
+//line gompt_kernels.go:4796
+//line lens.go:27
+		for j := *(*int32)(unsafe.Add(gomptPRowPtr, r*4)); j < *(*int32)(unsafe.Add(gomptPRowPtr, (r+int(1))*4)); j++ {
+//line gompt_kernels.go:4799
+//line lens.go:28
+			sum += (vals[j] * x[cols[j]])
+//line gompt_kernels.go:4802
+//line lens.go:27
+		}
+//line gompt_kernels.go:4805
+//line lens.go:30
+		y[r] = sum
+//line gompt_kernels.go:4808
+//line lens.go:31
+		if (r + int(1)) < rows {
+//line gompt_kernels.go:4811
+//line lens.go:32
+			y[(rows + r)] = float32((*(*int32)(unsafe.Add(gomptPRowPtr, (r+int(1))*4)) - *(*int32)(unsafe.Add(gomptPRowPtr, r*4))))
+//line gompt_kernels.go:4814
+//line lens.go:31
+		}
+//line gompt_kernels.go:4817
+	}
+	_ = nnz
+	_ = ncols
+}
+
+// gomptSampleSpMV is SpMVKernel's Sample: about n points, random arguments. Tol 0: every device gives the Go function's bits.
+func gomptSampleSpMV(gomptN int, gomptSeed int64) gomptdevice.Sample {
+	gomptR := gomptrt.Rand("SpMV", gomptN, gomptSeed)
+	gomptExt := gomptrt.Extents(gomptN, 1)
+	rows := gomptExt[0]
+	nnz := int(1 + gomptR.IntN(8))
+	ncols := int(1 + gomptR.IntN(8))
+	return gomptdevice.Sample{
+		Shape: gomptdevice.Shape{Size: gomptExt},
+		Bufs:  [][]byte{nil, nil, nil, gomptrt.Ints[int32](gomptR, gomptrt.Len(rows+1), 0, 16), gomptrt.Ints[int32](gomptR, gomptrt.Len(nnz), 0, 16), gomptrt.Floats[float32](gomptR, gomptrt.Len(nnz), 0.5, 1.5), gomptrt.Floats[float32](gomptR, gomptrt.Len(ncols), 0.5, 1.5), gomptrt.Floats[float32](gomptR, gomptrt.Len(2*rows-1), 0.5, 1.5)},
+		Args:  []gomptdevice.Arg{gomptrt.Int(int64(rows)), gomptrt.Int(int64(nnz)), gomptrt.Int(int64(ncols)), {}, {}, {}, {}, {}},
+	}
+}
+
+// RunSpMV runs SpMVKernel (SpMV) on device dev over [0, rows), mapping each slice by how the kernel uses it:
+// rowPtr to, cols to, vals to, x to, y tofrom.
+func RunSpMV(dev gompttarget.DeviceClause, rows int, nnz int, ncols int, rowPtr []int32, cols []int32, vals []float32, x []float32, y []float32) error {
+	if rows <= 0 {
+		return nil
+	}
+	rowPtr = gomptrt.Head(rowPtr, gomptrt.Len(rows+1))
+	cols = gomptrt.Head(cols, gomptrt.Len(nnz))
+	vals = gomptrt.Head(vals, gomptrt.Len(nnz))
+	x = gomptrt.Head(x, gomptrt.Len(ncols))
+	y = gomptrt.Head(y, gomptrt.Len(2*rows-1))
+	return gompttarget.Target(gompttarget.Region{Device: dev, Kernel: SpMVKernel, Shape: gompttarget.Shape{Size: [3]int{rows, 1, 1}},
+		Maps: []gompttarget.Map{gompttarget.To(rowPtr), gompttarget.To(cols), gompttarget.To(vals), gompttarget.To(x), gompttarget.ToFrom(y)},
+		Args: []gompttarget.Arg{gompttarget.Int(rows), gompttarget.Int(nnz), gompttarget.Int(ncols), gompttarget.Slice(rowPtr), gompttarget.Slice(cols), gompttarget.Slice(vals), gompttarget.Slice(x), gompttarget.Slice(y)}})
+}
+
 // Stencil2DKernel is the gompt map kernel of Stencil2D (dims.go:7:1), over [0, nx)x[0, ny).
 var Stencil2DKernel = &gomptdevice.Kernel{
 	Name: "Stencil2D",
@@ -4788,51 +4895,51 @@ func gomptHostStencil2D(gomptA *gomptdevice.HostArgs, gomptR gomptdevice.Range, 
 		for x := gomptLo0; x < gomptIn0; x++ {
 //line dims.go:8
 			i := ((y * nx) + x)
-//line gompt_kernels.go:4792
+//line gompt_kernels.go:4899
 //line dims.go:9
 			if (((x == int(0)) || (y == int(0))) || (x == (nx - int(1)))) || (y == (ny - int(1))) {
-//line gompt_kernels.go:4795
+//line gompt_kernels.go:4902
 //line dims.go:10
 				*(*float32)(unsafe.Add(gomptPOut, i*4)) = *(*float32)(unsafe.Add(gomptPIn, i*4))
-//line gompt_kernels.go:4798
+//line gompt_kernels.go:4905
 //line dims.go:11
 				continue gomptPoint0
-//line gompt_kernels.go:4801
+//line gompt_kernels.go:4908
 //line dims.go:9
 			}
-//line gompt_kernels.go:4804
+//line gompt_kernels.go:4911
 //line dims.go:13
 			*(*float32)(unsafe.Add(gomptPOut, i*4)) = (*(*float32)(unsafe.Add(gomptPIn, i*4)) + (w * ((((*(*float32)(unsafe.Add(gomptPIn, (i-int(1))*4)) + *(*float32)(unsafe.Add(gomptPIn, (i+int(1))*4))) + *(*float32)(unsafe.Add(gomptPIn, (i-nx)*4))) + *(*float32)(unsafe.Add(gomptPIn, (i+nx)*4))) - (float32(4.0) * *(*float32)(unsafe.Add(gomptPIn, i*4))))))
-//line gompt_kernels.go:4807
+//line gompt_kernels.go:4914
 		}
 		for x := gomptIn0; x < gomptIn1; x++ {
 //line dims.go:8
 			i := ((y * nx) + x)
-//line gompt_kernels.go:4812
+//line gompt_kernels.go:4919
 //line dims.go:13
 			*(*float32)(unsafe.Add(gomptPOut, i*4)) = (*(*float32)(unsafe.Add(gomptPIn, i*4)) + (w * ((((*(*float32)(unsafe.Add(gomptPIn, (i-int(1))*4)) + *(*float32)(unsafe.Add(gomptPIn, (i+int(1))*4))) + *(*float32)(unsafe.Add(gomptPIn, (i-nx)*4))) + *(*float32)(unsafe.Add(gomptPIn, (i+nx)*4))) - (float32(4.0) * *(*float32)(unsafe.Add(gomptPIn, i*4))))))
-//line gompt_kernels.go:4815
+//line gompt_kernels.go:4922
 		}
 	gomptPoint2:
 		for x := gomptIn1; x < gomptHi0; x++ {
 //line dims.go:8
 			i := ((y * nx) + x)
-//line gompt_kernels.go:4821
+//line gompt_kernels.go:4928
 //line dims.go:9
 			if (((x == int(0)) || (y == int(0))) || (x == (nx - int(1)))) || (y == (ny - int(1))) {
-//line gompt_kernels.go:4824
+//line gompt_kernels.go:4931
 //line dims.go:10
 				*(*float32)(unsafe.Add(gomptPOut, i*4)) = *(*float32)(unsafe.Add(gomptPIn, i*4))
-//line gompt_kernels.go:4827
+//line gompt_kernels.go:4934
 //line dims.go:11
 				continue gomptPoint2
-//line gompt_kernels.go:4830
+//line gompt_kernels.go:4937
 //line dims.go:9
 			}
-//line gompt_kernels.go:4833
+//line gompt_kernels.go:4940
 //line dims.go:13
 			*(*float32)(unsafe.Add(gomptPOut, i*4)) = (*(*float32)(unsafe.Add(gomptPIn, i*4)) + (w * ((((*(*float32)(unsafe.Add(gomptPIn, (i-int(1))*4)) + *(*float32)(unsafe.Add(gomptPIn, (i+int(1))*4))) + *(*float32)(unsafe.Add(gomptPIn, (i-nx)*4))) + *(*float32)(unsafe.Add(gomptPIn, (i+nx)*4))) - (float32(4.0) * *(*float32)(unsafe.Add(gomptPIn, i*4))))))
-//line gompt_kernels.go:4836
+//line gompt_kernels.go:4943
 		}
 	}
 }
@@ -4909,10 +5016,10 @@ func gomptHostSumFloat32(gomptA *gomptdevice.HostArgs, gomptR gomptdevice.Range,
 		{
 //line reduce.go:13
 			gomptV = (*(*float32)(unsafe.Add(gomptPX, i*4)) * *(*float32)(unsafe.Add(gomptPY, i*4)))
-//line gompt_kernels.go:4913
+//line gompt_kernels.go:5020
 //line reduce.go:13
 			goto gomptR0
-//line gompt_kernels.go:4916
+//line gompt_kernels.go:5023
 		}
 	gomptR0:
 		gomptS0 = gomptS0 + float64(gomptV)
@@ -4920,10 +5027,10 @@ func gomptHostSumFloat32(gomptA *gomptdevice.HostArgs, gomptR gomptdevice.Range,
 			i := i + 1
 //line reduce.go:13
 			gomptV = (*(*float32)(unsafe.Add(gomptPX, i*4)) * *(*float32)(unsafe.Add(gomptPY, i*4)))
-//line gompt_kernels.go:4924
+//line gompt_kernels.go:5031
 //line reduce.go:13
 			goto gomptR1
-//line gompt_kernels.go:4927
+//line gompt_kernels.go:5034
 		}
 	gomptR1:
 		gomptS1 = gomptS1 + float64(gomptV)
@@ -4931,10 +5038,10 @@ func gomptHostSumFloat32(gomptA *gomptdevice.HostArgs, gomptR gomptdevice.Range,
 			i := i + 2
 //line reduce.go:13
 			gomptV = (*(*float32)(unsafe.Add(gomptPX, i*4)) * *(*float32)(unsafe.Add(gomptPY, i*4)))
-//line gompt_kernels.go:4935
+//line gompt_kernels.go:5042
 //line reduce.go:13
 			goto gomptR2
-//line gompt_kernels.go:4938
+//line gompt_kernels.go:5045
 		}
 	gomptR2:
 		gomptS2 = gomptS2 + float64(gomptV)
@@ -4942,10 +5049,10 @@ func gomptHostSumFloat32(gomptA *gomptdevice.HostArgs, gomptR gomptdevice.Range,
 			i := i + 3
 //line reduce.go:13
 			gomptV = (*(*float32)(unsafe.Add(gomptPX, i*4)) * *(*float32)(unsafe.Add(gomptPY, i*4)))
-//line gompt_kernels.go:4946
+//line gompt_kernels.go:5053
 //line reduce.go:13
 			goto gomptR3
-//line gompt_kernels.go:4949
+//line gompt_kernels.go:5056
 		}
 	gomptR3:
 		gomptS3 = gomptS3 + float64(gomptV)
@@ -4954,10 +5061,10 @@ func gomptHostSumFloat32(gomptA *gomptdevice.HostArgs, gomptR gomptdevice.Range,
 		{
 //line reduce.go:13
 			gomptV = (*(*float32)(unsafe.Add(gomptPX, i*4)) * *(*float32)(unsafe.Add(gomptPY, i*4)))
-//line gompt_kernels.go:4958
+//line gompt_kernels.go:5065
 //line reduce.go:13
 			goto gomptR4
-//line gompt_kernels.go:4961
+//line gompt_kernels.go:5068
 		}
 	gomptR4:
 		gomptS0 = gomptS0 + float64(gomptV)
@@ -5048,25 +5155,25 @@ func gomptHostSumFloat64In2D(gomptA *gomptdevice.HostArgs, gomptR gomptdevice.Ra
 			{
 //line reduce.go:19
 				v := *(*float64)(unsafe.Add(gomptPA, ((y*nx)+x)*8))
-//line gompt_kernels.go:5052
+//line gompt_kernels.go:5159
 //line reduce.go:20
 				if x == y {
-//line gompt_kernels.go:5055
+//line gompt_kernels.go:5162
 //line reduce.go:21
 					gomptV = (float64(2.0) * v)
-//line gompt_kernels.go:5058
+//line gompt_kernels.go:5165
 //line reduce.go:21
 					goto gomptR0
-//line gompt_kernels.go:5061
+//line gompt_kernels.go:5168
 //line reduce.go:20
 				}
-//line gompt_kernels.go:5064
+//line gompt_kernels.go:5171
 //line reduce.go:23
 				gomptV = v
-//line gompt_kernels.go:5067
+//line gompt_kernels.go:5174
 //line reduce.go:23
 				goto gomptR0
-//line gompt_kernels.go:5070
+//line gompt_kernels.go:5177
 			}
 		gomptR0:
 			gomptS0 = gomptS0 + gomptV
@@ -5074,25 +5181,25 @@ func gomptHostSumFloat64In2D(gomptA *gomptdevice.HostArgs, gomptR gomptdevice.Ra
 				x := x + 1
 //line reduce.go:19
 				v := *(*float64)(unsafe.Add(gomptPA, ((y*nx)+x)*8))
-//line gompt_kernels.go:5078
+//line gompt_kernels.go:5185
 //line reduce.go:20
 				if x == y {
-//line gompt_kernels.go:5081
+//line gompt_kernels.go:5188
 //line reduce.go:21
 					gomptV = (float64(2.0) * v)
-//line gompt_kernels.go:5084
+//line gompt_kernels.go:5191
 //line reduce.go:21
 					goto gomptR1
-//line gompt_kernels.go:5087
+//line gompt_kernels.go:5194
 //line reduce.go:20
 				}
-//line gompt_kernels.go:5090
+//line gompt_kernels.go:5197
 //line reduce.go:23
 				gomptV = v
-//line gompt_kernels.go:5093
+//line gompt_kernels.go:5200
 //line reduce.go:23
 				goto gomptR1
-//line gompt_kernels.go:5096
+//line gompt_kernels.go:5203
 			}
 		gomptR1:
 			gomptS1 = gomptS1 + gomptV
@@ -5100,25 +5207,25 @@ func gomptHostSumFloat64In2D(gomptA *gomptdevice.HostArgs, gomptR gomptdevice.Ra
 				x := x + 2
 //line reduce.go:19
 				v := *(*float64)(unsafe.Add(gomptPA, ((y*nx)+x)*8))
-//line gompt_kernels.go:5104
+//line gompt_kernels.go:5211
 //line reduce.go:20
 				if x == y {
-//line gompt_kernels.go:5107
+//line gompt_kernels.go:5214
 //line reduce.go:21
 					gomptV = (float64(2.0) * v)
-//line gompt_kernels.go:5110
+//line gompt_kernels.go:5217
 //line reduce.go:21
 					goto gomptR2
-//line gompt_kernels.go:5113
+//line gompt_kernels.go:5220
 //line reduce.go:20
 				}
-//line gompt_kernels.go:5116
+//line gompt_kernels.go:5223
 //line reduce.go:23
 				gomptV = v
-//line gompt_kernels.go:5119
+//line gompt_kernels.go:5226
 //line reduce.go:23
 				goto gomptR2
-//line gompt_kernels.go:5122
+//line gompt_kernels.go:5229
 			}
 		gomptR2:
 			gomptS2 = gomptS2 + gomptV
@@ -5126,25 +5233,25 @@ func gomptHostSumFloat64In2D(gomptA *gomptdevice.HostArgs, gomptR gomptdevice.Ra
 				x := x + 3
 //line reduce.go:19
 				v := *(*float64)(unsafe.Add(gomptPA, ((y*nx)+x)*8))
-//line gompt_kernels.go:5130
+//line gompt_kernels.go:5237
 //line reduce.go:20
 				if x == y {
-//line gompt_kernels.go:5133
+//line gompt_kernels.go:5240
 //line reduce.go:21
 					gomptV = (float64(2.0) * v)
-//line gompt_kernels.go:5136
+//line gompt_kernels.go:5243
 //line reduce.go:21
 					goto gomptR3
-//line gompt_kernels.go:5139
+//line gompt_kernels.go:5246
 //line reduce.go:20
 				}
-//line gompt_kernels.go:5142
+//line gompt_kernels.go:5249
 //line reduce.go:23
 				gomptV = v
-//line gompt_kernels.go:5145
+//line gompt_kernels.go:5252
 //line reduce.go:23
 				goto gomptR3
-//line gompt_kernels.go:5148
+//line gompt_kernels.go:5255
 			}
 		gomptR3:
 			gomptS3 = gomptS3 + gomptV
@@ -5153,25 +5260,25 @@ func gomptHostSumFloat64In2D(gomptA *gomptdevice.HostArgs, gomptR gomptdevice.Ra
 			{
 //line reduce.go:19
 				v := *(*float64)(unsafe.Add(gomptPA, ((y*nx)+x)*8))
-//line gompt_kernels.go:5157
+//line gompt_kernels.go:5264
 //line reduce.go:20
 				if x == y {
-//line gompt_kernels.go:5160
+//line gompt_kernels.go:5267
 //line reduce.go:21
 					gomptV = (float64(2.0) * v)
-//line gompt_kernels.go:5163
+//line gompt_kernels.go:5270
 //line reduce.go:21
 					goto gomptR4
-//line gompt_kernels.go:5166
+//line gompt_kernels.go:5273
 //line reduce.go:20
 				}
-//line gompt_kernels.go:5169
+//line gompt_kernels.go:5276
 //line reduce.go:23
 				gomptV = v
-//line gompt_kernels.go:5172
+//line gompt_kernels.go:5279
 //line reduce.go:23
 				goto gomptR4
-//line gompt_kernels.go:5175
+//line gompt_kernels.go:5282
 			}
 		gomptR4:
 			gomptS0 = gomptS0 + gomptV
@@ -5258,10 +5365,10 @@ func gomptHostSumInt64(gomptA *gomptdevice.HostArgs, gomptR gomptdevice.Range, g
 		{
 //line reduce.go:8
 			gomptV = (*(*int64)(unsafe.Add(gomptPA, i*8)) * int64(3458764513820540929))
-//line gompt_kernels.go:5262
+//line gompt_kernels.go:5369
 //line reduce.go:8
 			goto gomptR0
-//line gompt_kernels.go:5265
+//line gompt_kernels.go:5372
 		}
 	gomptR0:
 		gomptS0 = gomptS0 + gomptV
@@ -5269,10 +5376,10 @@ func gomptHostSumInt64(gomptA *gomptdevice.HostArgs, gomptR gomptdevice.Range, g
 			i := i + 1
 //line reduce.go:8
 			gomptV = (*(*int64)(unsafe.Add(gomptPA, i*8)) * int64(3458764513820540929))
-//line gompt_kernels.go:5273
+//line gompt_kernels.go:5380
 //line reduce.go:8
 			goto gomptR1
-//line gompt_kernels.go:5276
+//line gompt_kernels.go:5383
 		}
 	gomptR1:
 		gomptS1 = gomptS1 + gomptV
@@ -5280,10 +5387,10 @@ func gomptHostSumInt64(gomptA *gomptdevice.HostArgs, gomptR gomptdevice.Range, g
 			i := i + 2
 //line reduce.go:8
 			gomptV = (*(*int64)(unsafe.Add(gomptPA, i*8)) * int64(3458764513820540929))
-//line gompt_kernels.go:5284
+//line gompt_kernels.go:5391
 //line reduce.go:8
 			goto gomptR2
-//line gompt_kernels.go:5287
+//line gompt_kernels.go:5394
 		}
 	gomptR2:
 		gomptS2 = gomptS2 + gomptV
@@ -5291,10 +5398,10 @@ func gomptHostSumInt64(gomptA *gomptdevice.HostArgs, gomptR gomptdevice.Range, g
 			i := i + 3
 //line reduce.go:8
 			gomptV = (*(*int64)(unsafe.Add(gomptPA, i*8)) * int64(3458764513820540929))
-//line gompt_kernels.go:5295
+//line gompt_kernels.go:5402
 //line reduce.go:8
 			goto gomptR3
-//line gompt_kernels.go:5298
+//line gompt_kernels.go:5405
 		}
 	gomptR3:
 		gomptS3 = gomptS3 + gomptV
@@ -5303,10 +5410,10 @@ func gomptHostSumInt64(gomptA *gomptdevice.HostArgs, gomptR gomptdevice.Range, g
 		{
 //line reduce.go:8
 			gomptV = (*(*int64)(unsafe.Add(gomptPA, i*8)) * int64(3458764513820540929))
-//line gompt_kernels.go:5307
+//line gompt_kernels.go:5414
 //line reduce.go:8
 			goto gomptR4
-//line gompt_kernels.go:5310
+//line gompt_kernels.go:5417
 		}
 	gomptR4:
 		gomptS0 = gomptS0 + gomptV
@@ -5398,20 +5505,20 @@ func gomptHostTeamGather(gomptA *gomptdevice.HostArgs, gomptR gomptdevice.Range,
 	for t := gomptLo0; t < gomptHi0; t++ {
 //line checks.go:82
 		var buf [64]float32
-//line gompt_kernels.go:5402
+//line gompt_kernels.go:5509
 		_ = buf
 		for gomptJ := 0; gomptJ < 64; gomptJ++ {
 			th := gomptJ
 //line checks.go:83
 			buf[th] = src[*(*int)(unsafe.Add(gomptPIdx, ((t*int(64))+th)*8))]
-//line gompt_kernels.go:5408
+//line gompt_kernels.go:5515
 		}
 		// barrier
 		for gomptJ := 0; gomptJ < 64; gomptJ++ {
 			th := gomptJ
 //line checks.go:85
 			*(*float32)(unsafe.Add(gomptPOut, ((t*int(64))+th)*4)) = buf[*(*int)(unsafe.Add(gomptPAt, ((t*int(64))+th)*8))]
-//line gompt_kernels.go:5415
+//line gompt_kernels.go:5522
 		}
 	}
 	_ = teams
@@ -5496,15 +5603,15 @@ func gomptHostTeamReverse(gomptA *gomptdevice.HostArgs, gomptR gomptdevice.Range
 	for t := gomptLo0; t < gomptHi0; t++ {
 //line team.go:13
 		var buf [64]int32
-//line gompt_kernels.go:5500
+//line gompt_kernels.go:5607
 		_ = buf
 //line team.go:14
 		var part [64]int64
-//line gompt_kernels.go:5504
+//line gompt_kernels.go:5611
 		_ = part
 //line team.go:15
 		base := (t * int(64))
-//line gompt_kernels.go:5508
+//line gompt_kernels.go:5615
 		_ = base
 		for gomptJ := 0; gomptJ < 64; gomptJ++ {
 			th := gomptJ
@@ -5514,33 +5621,33 @@ func gomptHostTeamReverse(gomptA *gomptdevice.HostArgs, gomptR gomptdevice.Range
 			th := gomptJ
 //line team.go:17
 			buf[th] = gomptT1Mine[gomptJ]
-//line gompt_kernels.go:5518
+//line gompt_kernels.go:5625
 		}
 		for gomptJ := 0; gomptJ < 64; gomptJ++ {
 			th := gomptJ
 //line team.go:18
 			part[th] = int64(gomptT1Mine[gomptJ])
-//line gompt_kernels.go:5524
+//line gompt_kernels.go:5631
 		}
 		// barrier
 		for gomptJ := 0; gomptJ < 64; gomptJ++ {
 			th := gomptJ
 //line team.go:20
 			*(*int32)(unsafe.Add(gomptPOut, (base+th)*4)) = (buf[(int(63)-th)] - gomptT1Mine[gomptJ])
-//line gompt_kernels.go:5531
+//line gompt_kernels.go:5638
 		}
 		for s := int(32); s > int(0); s /= int(2) {
 			for gomptJ := 0; gomptJ < 64; gomptJ++ {
 				th := gomptJ
 //line team.go:22
 				if th < s {
-//line gompt_kernels.go:5538
+//line gompt_kernels.go:5645
 //line team.go:23
 					part[th] += part[(th + s)]
-//line gompt_kernels.go:5541
+//line gompt_kernels.go:5648
 //line team.go:22
 				}
-//line gompt_kernels.go:5544
+//line gompt_kernels.go:5651
 			}
 			// barrier
 		}
@@ -5549,14 +5656,14 @@ func gomptHostTeamReverse(gomptA *gomptdevice.HostArgs, gomptR gomptdevice.Range
 				th := gomptJ
 //line team.go:28
 				buf[th] = (-buf[th])
-//line gompt_kernels.go:5553
+//line gompt_kernels.go:5660
 			}
 			// barrier
 			for gomptJ := 0; gomptJ < 64; gomptJ++ {
 				th := gomptJ
 //line team.go:30
 				*(*int32)(unsafe.Add(gomptPOut, (base+th)*4)) += buf[((th + int(1)) % int(64))]
-//line gompt_kernels.go:5560
+//line gompt_kernels.go:5667
 			}
 		} else {
 			// barrier
@@ -5565,13 +5672,13 @@ func gomptHostTeamReverse(gomptA *gomptdevice.HostArgs, gomptR gomptdevice.Range
 			th := gomptJ
 //line team.go:34
 			if th == int(0) {
-//line gompt_kernels.go:5569
+//line gompt_kernels.go:5676
 //line team.go:35
 				*(*int64)(unsafe.Add(gomptPSums, t*8)) = (part[int(0)] + int64(gomptT1Mine[gomptJ]))
-//line gompt_kernels.go:5572
+//line gompt_kernels.go:5679
 //line team.go:34
 			}
-//line gompt_kernels.go:5575
+//line gompt_kernels.go:5682
 		}
 	}
 	_ = gomptT1Mine
@@ -5653,14 +5760,14 @@ func gomptHostTeamTuple(gomptA *gomptdevice.HostArgs, gomptR gomptdevice.Range, 
 	for t := gomptLo0; t < gomptHi0; t++ {
 //line team.go:48
 		var a, b [64]float32
-//line gompt_kernels.go:5657
+//line gompt_kernels.go:5764
 		_ = a
 		_ = b
 		for gomptJ := 0; gomptJ < 64; gomptJ++ {
 			th := gomptJ
 //line team.go:49
 			a[th], b[th] = *(*float32)(unsafe.Add(gomptPIn, ((t*int(64))+th)*4)), float32(1.0)
-//line gompt_kernels.go:5664
+//line gompt_kernels.go:5771
 		}
 		for gomptJ := 0; gomptJ < 64; gomptJ++ {
 			th := gomptJ
@@ -5670,7 +5777,7 @@ func gomptHostTeamTuple(gomptA *gomptdevice.HostArgs, gomptR gomptdevice.Range, 
 			th := gomptJ
 //line team.go:51
 			gomptT1J[gomptJ], a[gomptT1J[gomptJ]] = (int(63) - th), (a[gomptT1J[gomptJ]] * float32(2.0))
-//line gompt_kernels.go:5674
+//line gompt_kernels.go:5781
 		}
 		// barrier
 		for gomptJ := 0; gomptJ < 64; gomptJ++ {
@@ -5680,7 +5787,7 @@ func gomptHostTeamTuple(gomptA *gomptdevice.HostArgs, gomptR gomptdevice.Range, 
 			th := gomptJ
 //line team.go:54
 			b[th], gomptT2X[gomptJ] = gomptT2X[gomptJ], b[th]
-//line gompt_kernels.go:5684
+//line gompt_kernels.go:5791
 		}
 		// barrier
 		for gomptJ := 0; gomptJ < 64; gomptJ++ {
@@ -5691,7 +5798,7 @@ func gomptHostTeamTuple(gomptA *gomptdevice.HostArgs, gomptR gomptdevice.Range, 
 			th := gomptJ
 //line team.go:57
 			*(*float32)(unsafe.Add(gomptPOut, gomptT3O[gomptJ]*4)), *(*float32)(unsafe.Add(gomptPOut, (gomptT3O[gomptJ]+int(64))*4)) = b[(int(63)-th)], (b[th] + gomptT2X[gomptJ])
-//line gompt_kernels.go:5695
+//line gompt_kernels.go:5802
 		}
 	}
 	_ = gomptT1J
@@ -5762,22 +5869,22 @@ func gomptHostTranscendental(gomptA *gomptdevice.HostArgs, gomptR gomptdevice.Ra
 	for i := gomptLo0; i < gomptHi0; i++ {
 //line floats.go:99
 		x := *(*float64)(unsafe.Add(gomptPA, i*8))
-//line gompt_kernels.go:5766
+//line gompt_kernels.go:5873
 //line floats.go:100
 		v := (((((gomptmath.Exp(x) + gomptmath.Log(x)) + gomptmath.Pow(x, float64(1.5))) + gomptmath.Sin(x)) + gomptmath.Cos(x)) + gomptmath.Tanh(x))
-//line gompt_kernels.go:5769
+//line gompt_kernels.go:5876
 //line floats.go:101
 		v += (((((gomptmath.Exp2(x) + gomptmath.Log2(x)) + gomptmath.Log10(x)) + gomptmath.Log1p(x)) + gomptmath.Expm1(x)) + gomptmath.Atan2(x, float64(2.0)))
-//line gompt_kernels.go:5772
+//line gompt_kernels.go:5879
 //line floats.go:102
 		v += (((((gomptmath.Atan(x) + gomptmath.Asin((x / float64(4.0)))) + gomptmath.Acos((x / float64(4.0)))) + gomptmath.Sinh(x)) + gomptmath.Cosh(x)) + gomptmath.Tan(x))
-//line gompt_kernels.go:5775
+//line gompt_kernels.go:5882
 //line floats.go:103
 		v += ((((((gomptmath.Cbrt(x) + gomptmath.Hypot(x, float64(3.0))) + gomptmath.Erf(x)) + gomptmath.Erfc(x)) + gomptmath.Asinh(x)) + gomptmath.Acosh((x + float64(1.0)))) + gomptmath.Atanh((x / float64(4.0))))
-//line gompt_kernels.go:5778
+//line gompt_kernels.go:5885
 //line floats.go:104
 		*(*float32)(unsafe.Add(gomptPOut, i*4)) = float32(v)
-//line gompt_kernels.go:5781
+//line gompt_kernels.go:5888
 	}
 	_ = n
 }
@@ -5846,7 +5953,7 @@ func gomptHostTranspose(gomptA *gomptdevice.HostArgs, gomptR gomptdevice.Range, 
 		for x := gomptLo0; x < gomptHi0; x++ {
 //line dims.go:64
 			*(*uint8)(unsafe.Add(gomptPOut, ((x*ny)+y)*1)) = (*(*uint8)(unsafe.Add(gomptPIn, ((y*nx)+x)*1)) + uint8(1))
-//line gompt_kernels.go:5850
+//line gompt_kernels.go:5957
 		}
 	}
 }
@@ -5918,109 +6025,109 @@ gomptPoint0:
 	for i := gomptLo0; i < gomptHi0; i++ {
 //line tricky.go:11
 		o := (int(8) * i)
-//line gompt_kernels.go:5922
+//line gompt_kernels.go:6029
 //line tricky.go:12
 		long := *(*int64)(unsafe.Add(gomptPKernel, i*8))
-//line gompt_kernels.go:5925
+//line gompt_kernels.go:6032
 //line tricky.go:13
 		double := (float64(long) * global)
-//line gompt_kernels.go:5928
+//line gompt_kernels.go:6035
 //line tricky.go:14
 		sqrt := gomptmath.Sqrt(gomptmath.Abs(double))
-//line gompt_kernels.go:5931
+//line gompt_kernels.go:6038
 //line tricky.go:15
 		*(*int64)(unsafe.Add(gomptPOut, o*8)) = int64((sqrt * float64(1000.0)))
-//line gompt_kernels.go:5934
+//line gompt_kernels.go:6041
 //line tricky.go:16
 		{
-//line gompt_kernels.go:5937
+//line gompt_kernels.go:6044
 //line tricky.go:17
 			n := int(3)
-//line gompt_kernels.go:5940
+//line gompt_kernels.go:6047
 //line tricky.go:18
 			*(*int64)(unsafe.Add(gomptPOut, (o+int(1))*8)) = (int64(n) + long)
-//line gompt_kernels.go:5943
+//line gompt_kernels.go:6050
 //line tricky.go:16
 		}
-//line gompt_kernels.go:5946
+//line gompt_kernels.go:6053
 //line tricky.go:20
 		var a, b int = int(0), int(10)
-//line gompt_kernels.go:5949
+//line gompt_kernels.go:6056
 //line tricky.go:21
 		for a, b = int(0), int(10); a < b; a, b = (a + int(1)), (b - int(2)) {
-//line gompt_kernels.go:5952
+//line gompt_kernels.go:6059
 //line tricky.go:22
 			*(*int64)(unsafe.Add(gomptPOut, (o+int(2))*8)) += (int64((a * b)) ^ long)
-//line gompt_kernels.go:5955
+//line gompt_kernels.go:6062
 //line tricky.go:21
 		}
-//line gompt_kernels.go:5958
+//line gompt_kernels.go:6065
 //line tricky.go:24
 		*(*int64)(unsafe.Add(gomptPOut, (o+int(3))*8)) = long
-//line gompt_kernels.go:5961
+//line gompt_kernels.go:6068
 //line tricky.go:25
 		*(*int64)(unsafe.Add(gomptPOut, (o+int(3))*8)) <<= 2
-//line gompt_kernels.go:5964
+//line gompt_kernels.go:6071
 //line tricky.go:26
 		*(*int64)(unsafe.Add(gomptPOut, (o+int(3))*8)) &^= int64(5)
-//line gompt_kernels.go:5967
+//line gompt_kernels.go:6074
 //line tricky.go:27
 		*(*int64)(unsafe.Add(gomptPOut, (o+int(3))*8))++
-//line gompt_kernels.go:5970
+//line gompt_kernels.go:6077
 //line tricky.go:28
 		*(*int64)(unsafe.Add(gomptPOut, (o+int(3))*8)) %= int64(1000003)
-//line gompt_kernels.go:5973
+//line gompt_kernels.go:6080
 //line tricky.go:29
 		var cnt uint8
-//line gompt_kernels.go:5976
+//line gompt_kernels.go:6083
 //line tricky.go:30
 		for k := range uint8(200) {
-//line gompt_kernels.go:5979
+//line gompt_kernels.go:6086
 //line tricky.go:31
 			cnt += k
-//line gompt_kernels.go:5982
+//line gompt_kernels.go:6089
 //line tricky.go:30
 		}
-//line gompt_kernels.go:5985
+//line gompt_kernels.go:6092
 //line tricky.go:33
 		*(*int64)(unsafe.Add(gomptPOut, (o+int(4))*8)) = (int64(cnt) + int64((^uint8(long))))
-//line gompt_kernels.go:5988
+//line gompt_kernels.go:6095
 //line tricky.go:34
 		half, flag := (long > int64(0)), (!((long % int64(2)) == int64(0)))
-//line gompt_kernels.go:5991
+//line gompt_kernels.go:6098
 //line tricky.go:35
 		if half == flag {
-//line gompt_kernels.go:5994
+//line gompt_kernels.go:6101
 //line tricky.go:36
 			*(*int64)(unsafe.Add(gomptPOut, (o+int(5))*8)) = int64(1)
-//line gompt_kernels.go:5997
+//line gompt_kernels.go:6104
 //line tricky.go:35
 		}
-//line gompt_kernels.go:6000
+//line gompt_kernels.go:6107
 //line tricky.go:38
 		*(*int64)(unsafe.Add(gomptPOut, (o+int(6))*8)) = (min(long, int64(a), int64(b), int64(7)) + max(long, int64(-3)))
-//line gompt_kernels.go:6003
+//line gompt_kernels.go:6110
 //line tricky.go:39
 		for j := range int(5) {
-//line gompt_kernels.go:6006
+//line gompt_kernels.go:6113
 //line tricky.go:40
 			if int64(j) == (long % int64(5)) {
-//line gompt_kernels.go:6009
+//line gompt_kernels.go:6116
 //line tricky.go:41
 				*(*int64)(unsafe.Add(gomptPOut, (o+int(7))*8)) = ((int64(j) + int64((float64(314.1592653589793) * float64((j + int(1)))))) + int64(1000000000000000000))
-//line gompt_kernels.go:6012
+//line gompt_kernels.go:6119
 //line tricky.go:42
 				continue gomptPoint0
-//line gompt_kernels.go:6015
+//line gompt_kernels.go:6122
 //line tricky.go:40
 			}
-//line gompt_kernels.go:6018
+//line gompt_kernels.go:6125
 //line tricky.go:39
 		}
-//line gompt_kernels.go:6021
+//line gompt_kernels.go:6128
 //line tricky.go:45
 		*(*int64)(unsafe.Add(gomptPOut, (o+int(7))*8)) = (-long)
-//line gompt_kernels.go:6024
+//line gompt_kernels.go:6131
 	}
 	_ = n
 }
@@ -6095,34 +6202,34 @@ func gomptHostTuples(gomptA *gomptdevice.HostArgs, gomptR gomptdevice.Range, _, 
 	for i := gomptLo0; i < gomptHi0; i++ {
 //line tuple.go:17
 		o := (int(4) * i)
-//line gompt_kernels.go:6099
+//line gompt_kernels.go:6206
 //line tuple.go:18
 		k := o
-//line gompt_kernels.go:6102
+//line gompt_kernels.go:6209
 //line tuple.go:19
 		k, out[k] = (o + int(1)), *(*int32)(unsafe.Add(gomptPIn, i*4))
-//line gompt_kernels.go:6105
+//line gompt_kernels.go:6212
 //line tuple.go:20
 		out[k], out[(k+int(1))] = (*(*int32)(unsafe.Add(gomptPIn, i*4)) * int32(3)), (out[(k-int(1))] + int32(1))
-//line gompt_kernels.go:6108
+//line gompt_kernels.go:6215
 //line tuple.go:21
 		*(*int32)(unsafe.Add(gomptPOut, o*4)), *(*int32)(unsafe.Add(gomptPOut, (o+int(1))*4)) = *(*int32)(unsafe.Add(gomptPOut, (o+int(1))*4)), *(*int32)(unsafe.Add(gomptPOut, o*4))
-//line gompt_kernels.go:6111
+//line gompt_kernels.go:6218
 //line tuple.go:22
 		var x, y int32
-//line gompt_kernels.go:6114
+//line gompt_kernels.go:6221
 //line tuple.go:23
 		x, y = *(*int32)(unsafe.Add(gomptPOut, (o+int(2))*4)), x
-//line gompt_kernels.go:6117
+//line gompt_kernels.go:6224
 //line tuple.go:24
 		*(*int32)(unsafe.Add(gomptPOut, (o+int(3))*4)), x = (x + y), *(*int32)(unsafe.Add(gomptPOut, o*4))
-//line gompt_kernels.go:6120
+//line gompt_kernels.go:6227
 //line tuple.go:25
 		swapNext(out, (o + int(1)))
-//line gompt_kernels.go:6123
+//line gompt_kernels.go:6230
 //line tuple.go:26
 		*(*int32)(unsafe.Add(gomptPOut, o*4)) += x
-//line gompt_kernels.go:6126
+//line gompt_kernels.go:6233
 	}
 	_ = n
 }
@@ -6193,34 +6300,34 @@ func gomptHostUint64Ops(gomptA *gomptdevice.HostArgs, gomptR gomptdevice.Range, 
 	for i := gomptLo0; i < gomptHi0; i++ {
 //line ints.go:53
 		x, y := *(*uint64)(unsafe.Add(gomptPA, i*8)), *(*uint64)(unsafe.Add(gomptPB, i*8))
-//line gompt_kernels.go:6197
+//line gompt_kernels.go:6304
 //line ints.go:54
 		o := (int(6) * i)
-//line gompt_kernels.go:6200
+//line gompt_kernels.go:6307
 //line ints.go:55
 		*(*uint64)(unsafe.Add(gomptPOut, o*8)) = (x + y)
-//line gompt_kernels.go:6203
+//line gompt_kernels.go:6310
 //line ints.go:56
 		*(*uint64)(unsafe.Add(gomptPOut, (o+int(1))*8)) = (x - y)
-//line gompt_kernels.go:6206
+//line gompt_kernels.go:6313
 //line ints.go:57
 		*(*uint64)(unsafe.Add(gomptPOut, (o+int(2))*8)) = (x * y)
-//line gompt_kernels.go:6209
+//line gompt_kernels.go:6316
 //line ints.go:58
 		if y != uint64(0) {
-//line gompt_kernels.go:6212
+//line gompt_kernels.go:6319
 //line ints.go:59
 			*(*uint64)(unsafe.Add(gomptPOut, (o+int(3))*8)) = (x / y)
-//line gompt_kernels.go:6215
+//line gompt_kernels.go:6322
 //line ints.go:60
 			*(*uint64)(unsafe.Add(gomptPOut, (o+int(4))*8)) = (x % y)
-//line gompt_kernels.go:6218
+//line gompt_kernels.go:6325
 //line ints.go:58
 		}
-//line gompt_kernels.go:6221
+//line gompt_kernels.go:6328
 //line ints.go:62
 		*(*uint64)(unsafe.Add(gomptPOut, (o+int(5))*8)) = (-x)
-//line gompt_kernels.go:6224
+//line gompt_kernels.go:6331
 	}
 	_ = n
 }
@@ -6298,64 +6405,64 @@ func gomptLanesUniformStore(gomptX0, gomptW int, n int, m int, b []int32, c []in
 	gomptPOut := unsafe.Pointer(unsafe.SliceData(out))
 //line lockstep.go:33
 	for j := int(0); j < m; j++ {
-//line gompt_kernels.go:6302
+//line gompt_kernels.go:6409
 //line lockstep.go:34
 		gomptU1 := int32(((j * int(7)) + int(5)))
-//line gompt_kernels.go:6305
+//line gompt_kernels.go:6412
 //line lockstep.go:34
 		for gomptJ := 0; gomptJ < gomptW; gomptJ++ {
-//line gompt_kernels.go:6308
+//line gompt_kernels.go:6415
 //line lockstep.go:34
 			*(*int32)(unsafe.Add(gomptPB, j*4)) = gomptU1
-//line gompt_kernels.go:6311
+//line gompt_kernels.go:6418
 //line lockstep.go:34
 		}
-//line gompt_kernels.go:6314
+//line gompt_kernels.go:6421
 //line lockstep.go:35
 		gomptU2 := unsafe.Add(gomptPOut, (gomptX0)*4)
-//line gompt_kernels.go:6317
+//line gompt_kernels.go:6424
 //line lockstep.go:35
 		gomptU3 := *(*int32)(unsafe.Add(gomptPB, j*4))
-//line gompt_kernels.go:6320
+//line gompt_kernels.go:6427
 //line lockstep.go:35
 		for gomptJ := 0; gomptJ < gomptW; gomptJ++ {
-//line gompt_kernels.go:6323
+//line gompt_kernels.go:6430
 //line lockstep.go:35
 			i := gomptX0 + gomptJ
-//line gompt_kernels.go:6326
+//line gompt_kernels.go:6433
 //line lockstep.go:35
 			*(*int32)(unsafe.Add(gomptU2, gomptJ*4)) += (gomptU3 * int32((i + int(1))))
-//line gompt_kernels.go:6329
+//line gompt_kernels.go:6436
 //line lockstep.go:35
 		}
-//line gompt_kernels.go:6332
+//line gompt_kernels.go:6439
 //line lockstep.go:33
 	}
-//line gompt_kernels.go:6335
+//line gompt_kernels.go:6442
 //line lockstep.go:37
 	for j := int(0); j < m; j++ {
-//line gompt_kernels.go:6338
+//line gompt_kernels.go:6445
 //line lockstep.go:38
 		gomptU4 := ((m - int(1)) - j)
-//line gompt_kernels.go:6341
+//line gompt_kernels.go:6448
 //line lockstep.go:38
 		gomptU5 := unsafe.Add(gomptPOut, (gomptX0)*4)
-//line gompt_kernels.go:6344
+//line gompt_kernels.go:6451
 //line lockstep.go:38
 		gomptU6 := int32(j)
-//line gompt_kernels.go:6347
+//line gompt_kernels.go:6454
 //line lockstep.go:38
 		for gomptJ := 0; gomptJ < gomptW; gomptJ++ {
-//line gompt_kernels.go:6350
+//line gompt_kernels.go:6457
 //line lockstep.go:38
 			c[gomptU4], *(*int32)(unsafe.Add(gomptU5, gomptJ*4)) = gomptU6, (*(*int32)(unsafe.Add(gomptU5, gomptJ*4)) + gomptU6)
-//line gompt_kernels.go:6353
+//line gompt_kernels.go:6460
 //line lockstep.go:38
 		}
-//line gompt_kernels.go:6356
+//line gompt_kernels.go:6463
 //line lockstep.go:37
 	}
-//line gompt_kernels.go:6359
+//line gompt_kernels.go:6466
 	_ = n
 }
 

@@ -51,3 +51,53 @@ func TestProductLenOfNegativeFactors(t *testing.T) {
 		}
 	}
 }
+
+// csr is a random sparse rows x ncols matrix in CSR form (some rows
+// empty), and an x.
+func csr(rows, ncols int, seed int) (rowPtr, cols []int32, vals, x []float32) {
+	rowPtr = []int32{0}
+	h := uint32(seed)
+	next := func() uint32 { h = h*1664525 + 1013904223; return h >> 8 }
+	for range rows {
+		for range next() % 5 {
+			cols = append(cols, int32(next()%uint32(ncols)))
+			vals = append(vals, float32(int32(next()%2001)-1000)/64)
+		}
+		rowPtr = append(rowPtr, int32(len(cols)))
+	}
+	x = make([]float32, ncols)
+	for i := range x {
+		x[i] = float32(int32(next()%4001)-2000) / 128
+	}
+	return rowPtr, cols, vals, x
+}
+
+// A CSR matrix-vector product, len(rowPtr)=rows+1 and len(y)=2*rows-1 (a
+// sum and a difference), runs on every device as the Go function called
+// at each row does, bit for bit; a shorter rowPtr is refused with its Len.
+func TestSpMVLensWithSums(t *testing.T) {
+	for _, rows := range []int{1, 2, 7, 300, 4099} {
+		ncols := rows/3 + 1
+		rowPtr, cols, vals, x := csr(rows, ncols, rows)
+		nnz := len(cols)
+		if nnz == 0 {
+			rowPtr[rows], cols, vals, nnz = 1, []int32{0}, []float32{2}, 1
+		}
+		want := make([]float32, 2*rows-1)
+		for r := range rows {
+			SpMV(r, rows, nnz, ncols, rowPtr, cols, vals, x, want)
+		}
+		for _, dev := range devices() {
+			what := fmt.Sprintf("%d rows on %s", rows, target.Describe(dev))
+			y := make([]float32, 2*rows-1)
+			require.NoError(t, RunSpMV(target.Dev(dev), rows, nnz, ncols, rowPtr, cols, vals, x, y), what)
+			require.Equal(t, want, y, what)
+		}
+	}
+	rowPtr, cols, vals, x := csr(7, 3, 1)
+	y := make([]float32, 13)
+	err := RunSpMV(target.Dev(target.DefaultDevice), 7, len(cols), 3, rowPtr[:7], cols, vals, x, y)
+	if assert.Error(t, err, "rowPtr of 7 elements for 7 rows") {
+		assert.Contains(t, err.Error(), `kernel SpMV argument 3 (rowPtr): slice of 7 int32 elements, but the kernel needs 8 (Len "rows+1")`)
+	}
+}
