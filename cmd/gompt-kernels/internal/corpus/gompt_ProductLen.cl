@@ -26,11 +26,13 @@ static inline __attribute__((always_inline)) void gompt_loop_check(__global long
 static inline __attribute__((always_inline)) long gompt_lenpos(long v) { return GOMPT_CMP64(v, >, 0L) ? v : 0; }
 
 static inline __attribute__((always_inline)) void gompt_body_ProductLen(long i, long n, long m, long k, __global const long *mul, long gompt_len_mul_, __global long *b, long gompt_len_b_) {
-  {
-    long gompt_t1 = ((long)((ulong)m * (ulong)k));
-    for (long gompt_t2 = 0; GOMPT_CMP64(gompt_t2, <, gompt_t1); gompt_t2++) {
-      long j = gompt_t2;
-      b[j] = ((long)((ulong)((long)((ulong)((long)((ulong)((long)j) * (ulong)(100L))) + (ulong)((long)gompt_len_b_))) + (ulong)mul[j]));
+  if (i == (0L)) {
+    {
+      long gompt_t1 = ((long)((ulong)m * (ulong)k));
+      for (long gompt_t2 = 0; GOMPT_CMP64(gompt_t2, <, gompt_t1); gompt_t2++) {
+        long j = gompt_t2;
+        b[j] = ((long)((ulong)((long)((ulong)((long)((ulong)((long)j) * (ulong)(100L))) + (ulong)((long)gompt_len_b_))) + (ulong)mul[j]));
+      }
     }
   }
 }

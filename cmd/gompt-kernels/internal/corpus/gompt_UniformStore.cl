@@ -40,10 +40,16 @@ static inline __attribute__((always_inline)) void gompt_body_UniformStore(long i
       if (!GOMPT_CMP64(j, <, m)) break;
       if (*gompt_stop) return;
       {
-        b[j] = ((int)((long)((ulong)((long)((ulong)j * (ulong)(7L))) + (ulong)(5L))));
+        if (i == (0L)) {
+          b[j] = ((int)((long)((ulong)((long)((ulong)j * (ulong)(7L))) + (ulong)(5L))));
+          {
+            long gompt_t2 = i;
+            out[gompt_t2] = ((int)((uint)out[gompt_t2] + (uint)b[j]));
+          }
+        }
         {
-          long gompt_t2 = i;
-          out[gompt_t2] = ((int)((uint)out[gompt_t2] + (uint)((int)((uint)b[j] * (uint)((int)((long)((ulong)i + (ulong)(1L))))))));
+          long gompt_t3 = i;
+          out[gompt_t3] = ((int)((uint)out[gompt_t3] + (uint)((int)j)));
         }
       }
       j = ((long)((ulong)j + (ulong)1));
@@ -55,12 +61,15 @@ static inline __attribute__((always_inline)) void gompt_body_UniformStore(long i
       if (!GOMPT_CMP64(j_2, <, m)) break;
       if (*gompt_stop) return;
       {
-        long gompt_t4 = ((long)((ulong)((long)((ulong)m - (ulong)(1L))) - (ulong)j_2));
-        long gompt_t5 = i;
-        int gompt_t6 = ((int)j_2);
-        int gompt_t7 = ((int)((uint)out[i] + (uint)((int)j_2)));
-        gompt_stc_int(c, gompt_len_c_, gompt_t4, gompt_t6, gompt_fault, gompt_stop, 1L);
-        out[gompt_t5] = gompt_t7;
+        if (i == ((long)((ulong)n - (ulong)(1L)))) {
+          long gompt_t5 = ((long)((ulong)((long)((ulong)m - (ulong)(1L))) - (ulong)j_2));
+          long gompt_t6 = i;
+          int gompt_t7 = ((int)j_2);
+          int gompt_t8 = ((int)((uint)out[i] + (uint)((int)j_2)));
+          gompt_stc_int(c, gompt_len_c_, gompt_t5, gompt_t7, gompt_fault, gompt_stop, 1L);
+          out[gompt_t6] = gompt_t8;
+          if (*gompt_stop) return;
+        }
         if (*gompt_stop) return;
       }
       j_2 = ((long)((ulong)j_2 + (ulong)1));

@@ -4053,37 +4053,50 @@ func gomptHostProductLen(gomptA *gomptdevice.HostArgs, gomptR gomptdevice.Range,
 	k := gomptA.Int(2)
 	mul := gomptrt.View[int64](gomptA.Bufs[3], gomptrt.Len(k, m))
 	b := gomptrt.View[int64](gomptA.Bufs[4], gomptrt.Len(m, k))
-	gomptLo0, gomptHi0 := gomptR.Clamp(0, n)
-	for gomptX0 := gomptLo0; gomptX0 < gomptHi0; gomptX0 += 1024 {
-		gomptLanesProductLen(gomptX0, min(1024, gomptHi0-gomptX0), n, m, k, mul, b)
-	}
-}
-
-// gomptLanesProductLen runs ProductLen's body at the points [gomptX0, gomptX0+gomptW) of dimension 0 together, statement by statement.
-func gomptLanesProductLen(gomptX0, gomptW int, n int, m int, k int, mul []int64, b []int64) {
 	gomptPMul := unsafe.Pointer(unsafe.SliceData(mul))
 	gomptPB := unsafe.Pointer(unsafe.SliceData(b))
-//line lens.go:13
-	for j := range m * k {
-//line gompt_kernels.go:4069
-//line lens.go:14
-		gomptU1 := (int64(j) * int64(100))
-//line gompt_kernels.go:4072
-//line lens.go:14
-		gomptU2 := *(*int64)(unsafe.Add(gomptPMul, j*8))
-//line gompt_kernels.go:4075
-//line lens.go:14
-		for gomptJ := 0; gomptJ < gomptW; gomptJ++ {
-//line gompt_kernels.go:4078
-//line lens.go:14
-			*(*int64)(unsafe.Add(gomptPB, j*8)) = ((gomptU1 + int64(len(b))) + gomptU2)
-//line gompt_kernels.go:4081
-//line lens.go:14
-		}
-//line gompt_kernels.go:4084
-//line lens.go:13
+	gomptLo0, gomptHi0 := gomptR.Clamp(0, n)
+	gomptIn0, gomptIn1 := gomptLo0, gomptLo0 // the interior [gomptIn0, gomptIn1), where the boundary test is false
+	{
+		gomptIn0 = min(max(gomptLo0, 1), gomptHi0)
+		gomptIn1 = max(gomptIn0, gomptHi0)
 	}
+	for i := gomptLo0; i < gomptIn0; i++ {
+//line lens.go:13
+		if i == int(0) {
+//line gompt_kernels.go:4068
+//line lens.go:14
+			for j := range m * k {
+//line gompt_kernels.go:4071
+//line lens.go:15
+				*(*int64)(unsafe.Add(gomptPB, j*8)) = (((int64(j) * int64(100)) + int64(len(b))) + *(*int64)(unsafe.Add(gomptPMul, j*8)))
+//line gompt_kernels.go:4074
+//line lens.go:14
+			}
+//line gompt_kernels.go:4077
+//line lens.go:13
+		}
+//line gompt_kernels.go:4080
+	}
+	for i := gomptIn0; i < gomptIn1; i++ {
+	}
+	for i := gomptIn1; i < gomptHi0; i++ {
+//line lens.go:13
+		if i == int(0) {
 //line gompt_kernels.go:4087
+//line lens.go:14
+			for j := range m * k {
+//line gompt_kernels.go:4090
+//line lens.go:15
+				*(*int64)(unsafe.Add(gomptPB, j*8)) = (((int64(j) * int64(100)) + int64(len(b))) + *(*int64)(unsafe.Add(gomptPMul, j*8)))
+//line gompt_kernels.go:4093
+//line lens.go:14
+			}
+//line gompt_kernels.go:4096
+//line lens.go:13
+		}
+//line gompt_kernels.go:4099
+	}
 	_ = n
 }
 
@@ -4154,7 +4167,7 @@ func gomptHostQuotient(gomptA *gomptdevice.HostArgs, gomptR gomptdevice.Range, _
 	for i := gomptLo0; i < gomptHi0; i++ {
 //line checks.go:45
 		*(*int32)(unsafe.Add(gomptPQ, i*4)) = (*(*int32)(unsafe.Add(gomptPA, i*4)) / *(*int32)(unsafe.Add(gomptPB, i*4)))
-//line gompt_kernels.go:4158
+//line gompt_kernels.go:4171
 	}
 	_ = n
 }
@@ -4226,7 +4239,7 @@ func gomptHostScatter(gomptA *gomptdevice.HostArgs, gomptR gomptdevice.Range, _,
 	for i := gomptLo0; i < gomptHi0; i++ {
 //line checks.go:33
 		put(dst, *(*int)(unsafe.Add(gomptPIdx, i*8)), *(*float32)(unsafe.Add(gomptPSrc, i*4)))
-//line gompt_kernels.go:4230
+//line gompt_kernels.go:4243
 	}
 	_ = n
 	_ = m
@@ -4300,19 +4313,19 @@ func gomptHostSeek(gomptA *gomptdevice.HostArgs, gomptR gomptdevice.Range, _, _ 
 	for i := gomptLo0; i < gomptHi0; i++ {
 //line checks.go:61
 		j := *(*int)(unsafe.Add(gomptPIdx, i*8))
-//line gompt_kernels.go:4304
+//line gompt_kernels.go:4317
 //line checks.go:62
 		for src[j] != int32(0) {
-//line gompt_kernels.go:4307
+//line gompt_kernels.go:4320
 //line checks.go:63
 			j++
-//line gompt_kernels.go:4310
+//line gompt_kernels.go:4323
 //line checks.go:62
 		}
-//line gompt_kernels.go:4313
+//line gompt_kernels.go:4326
 //line checks.go:65
 		*(*int)(unsafe.Add(gomptPPos, i*8)) = j
-//line gompt_kernels.go:4316
+//line gompt_kernels.go:4329
 	}
 	_ = n
 	_ = m
@@ -4384,13 +4397,13 @@ func gomptHostShiftAt(gomptA *gomptdevice.HostArgs, gomptR gomptdevice.Range, _,
 	for i := gomptLo0; i < gomptHi0; i++ {
 //line ints.go:138
 		j := ((n - int(1)) - i)
-//line gompt_kernels.go:4388
+//line gompt_kernels.go:4401
 //line ints.go:139
 		x[j] <<= *(*uint64)(unsafe.Add(gomptPK, i*8))
-//line gompt_kernels.go:4391
+//line gompt_kernels.go:4404
 //line ints.go:140
 		y[j] >>= *(*uint64)(unsafe.Add(gomptPK, i*8))
-//line gompt_kernels.go:4394
+//line gompt_kernels.go:4407
 	}
 }
 
@@ -4457,64 +4470,64 @@ func gomptHostShifts(gomptA *gomptdevice.HostArgs, gomptR gomptdevice.Range, _, 
 	for i := gomptLo0; i < gomptHi0; i++ {
 //line ints.go:70
 		x, c := *(*int64)(unsafe.Add(gomptPA, i*8)), *(*uint64)(unsafe.Add(gomptPS, i*8))
-//line gompt_kernels.go:4461
+//line gompt_kernels.go:4474
 //line ints.go:71
 		u := uint64(x)
-//line gompt_kernels.go:4464
+//line gompt_kernels.go:4477
 //line ints.go:72
 		o := (int(10) * i)
-//line gompt_kernels.go:4467
+//line gompt_kernels.go:4480
 //line ints.go:73
 		*(*int64)(unsafe.Add(gomptPOut, o*8)) = (x << c)
-//line gompt_kernels.go:4470
+//line gompt_kernels.go:4483
 //line ints.go:74
 		*(*int64)(unsafe.Add(gomptPOut, (o+int(1))*8)) = (x >> c)
-//line gompt_kernels.go:4473
+//line gompt_kernels.go:4486
 //line ints.go:75
 		*(*int64)(unsafe.Add(gomptPOut, (o+int(2))*8)) = int64((u << c))
-//line gompt_kernels.go:4476
+//line gompt_kernels.go:4489
 //line ints.go:76
 		*(*int64)(unsafe.Add(gomptPOut, (o+int(3))*8)) = int64((u >> c))
-//line gompt_kernels.go:4479
+//line gompt_kernels.go:4492
 //line ints.go:77
 		*(*int64)(unsafe.Add(gomptPOut, (o+int(4))*8)) = int64((int32(x) >> c))
-//line gompt_kernels.go:4482
+//line gompt_kernels.go:4495
 //line ints.go:78
 		*(*int64)(unsafe.Add(gomptPOut, (o+int(5))*8)) = int64((uint32(x) >> c))
-//line gompt_kernels.go:4485
+//line gompt_kernels.go:4498
 //line ints.go:79
 		*(*int64)(unsafe.Add(gomptPOut, (o+int(6))*8)) = int64((int8(x) << c))
-//line gompt_kernels.go:4488
+//line gompt_kernels.go:4501
 //line ints.go:80
 		*(*int64)(unsafe.Add(gomptPOut, (o+int(7))*8)) = int64((int16(x) >> c))
-//line gompt_kernels.go:4491
+//line gompt_kernels.go:4504
 //line ints.go:81
 		*(*int64)(unsafe.Add(gomptPOut, (o+int(8))*8)) = (((x >> 63) + ((x << 63) >> 1)) + int64((uint8(x) >> 7)))
-//line gompt_kernels.go:4494
+//line gompt_kernels.go:4507
 //line ints.go:82
 		k := int(c)
-//line gompt_kernels.go:4497
+//line gompt_kernels.go:4510
 //line ints.go:83
 		if k >= int(0) {
-//line gompt_kernels.go:4500
+//line gompt_kernels.go:4513
 //line ints.go:84
 			*(*int64)(unsafe.Add(gomptPOut, (o+int(9))*8)) = (x >> k)
-//line gompt_kernels.go:4503
+//line gompt_kernels.go:4516
 //line ints.go:83
 		}
-//line gompt_kernels.go:4506
+//line gompt_kernels.go:4519
 //line ints.go:86
 		x <<= 1
-//line gompt_kernels.go:4509
+//line gompt_kernels.go:4522
 //line ints.go:87
 		x >>= 2
-//line gompt_kernels.go:4512
+//line gompt_kernels.go:4525
 //line ints.go:88
 		u >>= c
-//line gompt_kernels.go:4515
+//line gompt_kernels.go:4528
 //line ints.go:89
 		*(*int64)(unsafe.Add(gomptPOut, o*8)) += (x + int64(u))
-//line gompt_kernels.go:4518
+//line gompt_kernels.go:4531
 	}
 	_ = n
 }
@@ -4595,115 +4608,115 @@ func gomptHostSignExtend(gomptA *gomptdevice.HostArgs, gomptR gomptdevice.Range,
 	for i := gomptLo0; i < gomptHi0; i++ {
 //line sext.go:52
 		x := int64(*(*int32)(unsafe.Add(gomptPA, i*4)))
-//line gompt_kernels.go:4599
+//line gompt_kernels.go:4612
 //line sext.go:53
 		o := (int(16) * i)
-//line gompt_kernels.go:4602
+//line gompt_kernels.go:4615
 //line sext.go:54
 		*(*int64)(unsafe.Add(gomptPOut, o*8)) = order(x)
-//line gompt_kernels.go:4605
+//line gompt_kernels.go:4618
 //line sext.go:55
 		*(*int64)(unsafe.Add(gomptPOut, (o+int(1))*8)) = order(int64(*(*int16)(unsafe.Add(gomptPB, i*2))))
-//line gompt_kernels.go:4608
+//line gompt_kernels.go:4621
 //line sext.go:56
 		*(*int64)(unsafe.Add(gomptPOut, (o+int(2))*8)) = order(int64(*(*int8)(unsafe.Add(gomptPC, i*1))))
-//line gompt_kernels.go:4611
+//line gompt_kernels.go:4624
 //line sext.go:57
 		*(*int64)(unsafe.Add(gomptPOut, (o+int(3))*8)) = order(int64(m))
-//line gompt_kernels.go:4614
+//line gompt_kernels.go:4627
 //line sext.go:58
 		*(*int64)(unsafe.Add(gomptPOut, (o+int(4))*8)) = order(int64((*(*int32)(unsafe.Add(gomptPA, i*4)) + int32(1))))
-//line gompt_kernels.go:4617
+//line gompt_kernels.go:4630
 //line sext.go:59
 		*(*int64)(unsafe.Add(gomptPOut, (o+int(5))*8)) = order(int64((*(*int32)(unsafe.Add(gomptPA, i*4)) >> 1)))
-//line gompt_kernels.go:4620
+//line gompt_kernels.go:4633
 //line sext.go:60
 		*(*int64)(unsafe.Add(gomptPOut, (o+int(6))*8)) = order(int64(int32((x * int64(3)))))
-//line gompt_kernels.go:4623
+//line gompt_kernels.go:4636
 //line sext.go:61
 		*(*int64)(unsafe.Add(gomptPOut, (o+int(7))*8)) = (((((bit(less(x, int64(0)), int(0)) | bit(less(int64(0), x), int(1))) | bit(less(x, int64(-5)), int(2))) | bit(less(int64(5), x), int(3))) | bit(less(int64(*(*int8)(unsafe.Add(gomptPC, i*1))), int64(0)), int(4))) | bit(less(int64(m), int64(1)), int(5)))
-//line gompt_kernels.go:4626
+//line gompt_kernels.go:4639
 //line sext.go:63
 		*(*int64)(unsafe.Add(gomptPOut, (o+int(8))*8)) = min(x, int64(5))
-//line gompt_kernels.go:4629
+//line gompt_kernels.go:4642
 //line sext.go:64
 		*(*int64)(unsafe.Add(gomptPOut, (o+int(9))*8)) = max(x, int64(-5))
-//line gompt_kernels.go:4632
+//line gompt_kernels.go:4645
 //line sext.go:65
 		*(*int64)(unsafe.Add(gomptPOut, (o+int(10))*8)) = (min(x, int64(5), int64(m)) + max(int64(*(*int16)(unsafe.Add(gomptPB, i*2))), int64(0), int64(m)))
-//line gompt_kernels.go:4635
+//line gompt_kernels.go:4648
 //line sext.go:67
 		var up, down, over int64
-//line gompt_kernels.go:4638
+//line gompt_kernels.go:4651
 //line sext.go:68
 		for j := int64(0); j < x; j++ {
-//line gompt_kernels.go:4641
+//line gompt_kernels.go:4654
 //line sext.go:69
 			up++
-//line gompt_kernels.go:4644
+//line gompt_kernels.go:4657
 //line sext.go:70
 			if up == int64(20) {
-//line gompt_kernels.go:4647
+//line gompt_kernels.go:4660
 //line sext.go:71
 				break
-//line gompt_kernels.go:4650
+//line gompt_kernels.go:4663
 //line sext.go:70
 			}
-//line gompt_kernels.go:4653
+//line gompt_kernels.go:4666
 //line sext.go:68
 		}
-//line gompt_kernels.go:4656
+//line gompt_kernels.go:4669
 //line sext.go:74
 		for j := int64(0); j > x; j-- {
-//line gompt_kernels.go:4659
+//line gompt_kernels.go:4672
 //line sext.go:75
 			down++
-//line gompt_kernels.go:4662
+//line gompt_kernels.go:4675
 //line sext.go:76
 			if down == int64(20) {
-//line gompt_kernels.go:4665
+//line gompt_kernels.go:4678
 //line sext.go:77
 				break
-//line gompt_kernels.go:4668
+//line gompt_kernels.go:4681
 //line sext.go:76
 			}
-//line gompt_kernels.go:4671
+//line gompt_kernels.go:4684
 //line sext.go:74
 		}
-//line gompt_kernels.go:4674
+//line gompt_kernels.go:4687
 //line sext.go:80
 		for range x {
-//line gompt_kernels.go:4677
+//line gompt_kernels.go:4690
 //line sext.go:81
 			over++
-//line gompt_kernels.go:4680
+//line gompt_kernels.go:4693
 //line sext.go:82
 			if over == int64(20) {
-//line gompt_kernels.go:4683
+//line gompt_kernels.go:4696
 //line sext.go:83
 				break
-//line gompt_kernels.go:4686
+//line gompt_kernels.go:4699
 //line sext.go:82
 			}
-//line gompt_kernels.go:4689
+//line gompt_kernels.go:4702
 //line sext.go:80
 		}
-//line gompt_kernels.go:4692
+//line gompt_kernels.go:4705
 //line sext.go:86
 		*(*int64)(unsafe.Add(gomptPOut, (o+int(11))*8)) = up
-//line gompt_kernels.go:4695
+//line gompt_kernels.go:4708
 //line sext.go:87
 		*(*int64)(unsafe.Add(gomptPOut, (o+int(12))*8)) = down
-//line gompt_kernels.go:4698
+//line gompt_kernels.go:4711
 //line sext.go:88
 		*(*int64)(unsafe.Add(gomptPOut, (o+int(13))*8)) = over
-//line gompt_kernels.go:4701
+//line gompt_kernels.go:4714
 //line sext.go:89
 		*(*int64)(unsafe.Add(gomptPOut, (o+int(14))*8)) = int64(len(w))
-//line gompt_kernels.go:4704
+//line gompt_kernels.go:4717
 //line sext.go:90
 		*(*int64)(unsafe.Add(gomptPOut, (o+int(15))*8)) = int64(len(v))
-//line gompt_kernels.go:4707
+//line gompt_kernels.go:4720
 	}
 	_ = n
 	_ = p
@@ -4742,7 +4755,7 @@ func RunSignExtend(dev gompttarget.DeviceClause, n int, m int32, p int32, k int1
 		Args: []gompttarget.Arg{gompttarget.Int(n), gompttarget.Int(int(m)), gompttarget.Int(int(p)), gompttarget.Int(int(k)), gompttarget.Slice(a), gompttarget.Slice(b), gompttarget.Slice(c), gompttarget.Slice(w), gompttarget.Slice(v), gompttarget.Slice(out)}})
 }
 
-// SpMVKernel is the gompt map kernel of SpMV (lens.go:25:1), over [0, rows).
+// SpMVKernel is the gompt map kernel of SpMV (lens.go:27:1), over [0, rows).
 var SpMVKernel = &gomptdevice.Kernel{
 	Name: "SpMV",
 	Params: []gomptdevice.Param{
@@ -4757,11 +4770,11 @@ var SpMVKernel = &gomptdevice.Kernel{
 	},
 	Dims: 1,
 	Faults: []gomptdevice.FaultSite{
-		{Kind: gomptdevice.FaultIndex, Pos: "lens.go:28"},
-		{Kind: gomptdevice.FaultIndex, Pos: "lens.go:28"},
-		{Kind: gomptdevice.FaultIndex, Pos: "lens.go:28"},
+		{Kind: gomptdevice.FaultIndex, Pos: "lens.go:30"},
+		{Kind: gomptdevice.FaultIndex, Pos: "lens.go:30"},
 		{Kind: gomptdevice.FaultIndex, Pos: "lens.go:30"},
 		{Kind: gomptdevice.FaultIndex, Pos: "lens.go:32"},
+		{Kind: gomptdevice.FaultIndex, Pos: "lens.go:34"},
 	},
 	Images: []gomptdevice.Image{
 		{Kind: gomptdevice.ImageHost, Entry: "gompt_SpMV", Host: gomptHostSpMV},
@@ -4790,30 +4803,30 @@ func gomptHostSpMV(gomptA *gomptdevice.HostArgs, gomptR gomptdevice.Range, _, _ 
 	gomptPRowPtr := unsafe.Pointer(unsafe.SliceData(rowPtr))
 	gomptLo0, gomptHi0 := gomptR.Clamp(0, rows)
 	for r := gomptLo0; r < gomptHi0; r++ {
-//line lens.go:26
-		var sum float32
-//line gompt_kernels.go:4796
-//line lens.go:27
-		for j := *(*int32)(unsafe.Add(gomptPRowPtr, r*4)); j < *(*int32)(unsafe.Add(gomptPRowPtr, (r+int(1))*4)); j++ {
-//line gompt_kernels.go:4799
 //line lens.go:28
-			sum += (vals[j] * x[cols[j]])
-//line gompt_kernels.go:4802
-//line lens.go:27
-		}
-//line gompt_kernels.go:4805
+		var sum float32
+//line gompt_kernels.go:4809
+//line lens.go:29
+		for j := *(*int32)(unsafe.Add(gomptPRowPtr, r*4)); j < *(*int32)(unsafe.Add(gomptPRowPtr, (r+int(1))*4)); j++ {
+//line gompt_kernels.go:4812
 //line lens.go:30
-		y[r] = sum
-//line gompt_kernels.go:4808
-//line lens.go:31
-		if (r + int(1)) < rows {
-//line gompt_kernels.go:4811
-//line lens.go:32
-			y[(rows + r)] = float32((*(*int32)(unsafe.Add(gomptPRowPtr, (r+int(1))*4)) - *(*int32)(unsafe.Add(gomptPRowPtr, r*4))))
-//line gompt_kernels.go:4814
-//line lens.go:31
+			sum += (vals[j] * x[cols[j]])
+//line gompt_kernels.go:4815
+//line lens.go:29
 		}
-//line gompt_kernels.go:4817
+//line gompt_kernels.go:4818
+//line lens.go:32
+		y[r] = sum
+//line gompt_kernels.go:4821
+//line lens.go:33
+		if (r + int(1)) < rows {
+//line gompt_kernels.go:4824
+//line lens.go:34
+			y[(rows + r)] = float32((*(*int32)(unsafe.Add(gomptPRowPtr, (r+int(1))*4)) - *(*int32)(unsafe.Add(gomptPRowPtr, r*4))))
+//line gompt_kernels.go:4827
+//line lens.go:33
+		}
+//line gompt_kernels.go:4830
 	}
 	_ = nnz
 	_ = ncols
@@ -4895,51 +4908,51 @@ func gomptHostStencil2D(gomptA *gomptdevice.HostArgs, gomptR gomptdevice.Range, 
 		for x := gomptLo0; x < gomptIn0; x++ {
 //line dims.go:8
 			i := ((y * nx) + x)
-//line gompt_kernels.go:4899
+//line gompt_kernels.go:4912
 //line dims.go:9
 			if (((x == int(0)) || (y == int(0))) || (x == (nx - int(1)))) || (y == (ny - int(1))) {
-//line gompt_kernels.go:4902
+//line gompt_kernels.go:4915
 //line dims.go:10
 				*(*float32)(unsafe.Add(gomptPOut, i*4)) = *(*float32)(unsafe.Add(gomptPIn, i*4))
-//line gompt_kernels.go:4905
+//line gompt_kernels.go:4918
 //line dims.go:11
 				continue gomptPoint0
-//line gompt_kernels.go:4908
+//line gompt_kernels.go:4921
 //line dims.go:9
 			}
-//line gompt_kernels.go:4911
+//line gompt_kernels.go:4924
 //line dims.go:13
 			*(*float32)(unsafe.Add(gomptPOut, i*4)) = (*(*float32)(unsafe.Add(gomptPIn, i*4)) + (w * ((((*(*float32)(unsafe.Add(gomptPIn, (i-int(1))*4)) + *(*float32)(unsafe.Add(gomptPIn, (i+int(1))*4))) + *(*float32)(unsafe.Add(gomptPIn, (i-nx)*4))) + *(*float32)(unsafe.Add(gomptPIn, (i+nx)*4))) - (float32(4.0) * *(*float32)(unsafe.Add(gomptPIn, i*4))))))
-//line gompt_kernels.go:4914
+//line gompt_kernels.go:4927
 		}
 		for x := gomptIn0; x < gomptIn1; x++ {
 //line dims.go:8
 			i := ((y * nx) + x)
-//line gompt_kernels.go:4919
+//line gompt_kernels.go:4932
 //line dims.go:13
 			*(*float32)(unsafe.Add(gomptPOut, i*4)) = (*(*float32)(unsafe.Add(gomptPIn, i*4)) + (w * ((((*(*float32)(unsafe.Add(gomptPIn, (i-int(1))*4)) + *(*float32)(unsafe.Add(gomptPIn, (i+int(1))*4))) + *(*float32)(unsafe.Add(gomptPIn, (i-nx)*4))) + *(*float32)(unsafe.Add(gomptPIn, (i+nx)*4))) - (float32(4.0) * *(*float32)(unsafe.Add(gomptPIn, i*4))))))
-//line gompt_kernels.go:4922
+//line gompt_kernels.go:4935
 		}
 	gomptPoint2:
 		for x := gomptIn1; x < gomptHi0; x++ {
 //line dims.go:8
 			i := ((y * nx) + x)
-//line gompt_kernels.go:4928
+//line gompt_kernels.go:4941
 //line dims.go:9
 			if (((x == int(0)) || (y == int(0))) || (x == (nx - int(1)))) || (y == (ny - int(1))) {
-//line gompt_kernels.go:4931
+//line gompt_kernels.go:4944
 //line dims.go:10
 				*(*float32)(unsafe.Add(gomptPOut, i*4)) = *(*float32)(unsafe.Add(gomptPIn, i*4))
-//line gompt_kernels.go:4934
+//line gompt_kernels.go:4947
 //line dims.go:11
 				continue gomptPoint2
-//line gompt_kernels.go:4937
+//line gompt_kernels.go:4950
 //line dims.go:9
 			}
-//line gompt_kernels.go:4940
+//line gompt_kernels.go:4953
 //line dims.go:13
 			*(*float32)(unsafe.Add(gomptPOut, i*4)) = (*(*float32)(unsafe.Add(gomptPIn, i*4)) + (w * ((((*(*float32)(unsafe.Add(gomptPIn, (i-int(1))*4)) + *(*float32)(unsafe.Add(gomptPIn, (i+int(1))*4))) + *(*float32)(unsafe.Add(gomptPIn, (i-nx)*4))) + *(*float32)(unsafe.Add(gomptPIn, (i+nx)*4))) - (float32(4.0) * *(*float32)(unsafe.Add(gomptPIn, i*4))))))
-//line gompt_kernels.go:4943
+//line gompt_kernels.go:4956
 		}
 	}
 }
@@ -5016,10 +5029,10 @@ func gomptHostSumFloat32(gomptA *gomptdevice.HostArgs, gomptR gomptdevice.Range,
 		{
 //line reduce.go:13
 			gomptV = (*(*float32)(unsafe.Add(gomptPX, i*4)) * *(*float32)(unsafe.Add(gomptPY, i*4)))
-//line gompt_kernels.go:5020
+//line gompt_kernels.go:5033
 //line reduce.go:13
 			goto gomptR0
-//line gompt_kernels.go:5023
+//line gompt_kernels.go:5036
 		}
 	gomptR0:
 		gomptS0 = gomptS0 + float64(gomptV)
@@ -5027,10 +5040,10 @@ func gomptHostSumFloat32(gomptA *gomptdevice.HostArgs, gomptR gomptdevice.Range,
 			i := i + 1
 //line reduce.go:13
 			gomptV = (*(*float32)(unsafe.Add(gomptPX, i*4)) * *(*float32)(unsafe.Add(gomptPY, i*4)))
-//line gompt_kernels.go:5031
+//line gompt_kernels.go:5044
 //line reduce.go:13
 			goto gomptR1
-//line gompt_kernels.go:5034
+//line gompt_kernels.go:5047
 		}
 	gomptR1:
 		gomptS1 = gomptS1 + float64(gomptV)
@@ -5038,10 +5051,10 @@ func gomptHostSumFloat32(gomptA *gomptdevice.HostArgs, gomptR gomptdevice.Range,
 			i := i + 2
 //line reduce.go:13
 			gomptV = (*(*float32)(unsafe.Add(gomptPX, i*4)) * *(*float32)(unsafe.Add(gomptPY, i*4)))
-//line gompt_kernels.go:5042
+//line gompt_kernels.go:5055
 //line reduce.go:13
 			goto gomptR2
-//line gompt_kernels.go:5045
+//line gompt_kernels.go:5058
 		}
 	gomptR2:
 		gomptS2 = gomptS2 + float64(gomptV)
@@ -5049,10 +5062,10 @@ func gomptHostSumFloat32(gomptA *gomptdevice.HostArgs, gomptR gomptdevice.Range,
 			i := i + 3
 //line reduce.go:13
 			gomptV = (*(*float32)(unsafe.Add(gomptPX, i*4)) * *(*float32)(unsafe.Add(gomptPY, i*4)))
-//line gompt_kernels.go:5053
+//line gompt_kernels.go:5066
 //line reduce.go:13
 			goto gomptR3
-//line gompt_kernels.go:5056
+//line gompt_kernels.go:5069
 		}
 	gomptR3:
 		gomptS3 = gomptS3 + float64(gomptV)
@@ -5061,10 +5074,10 @@ func gomptHostSumFloat32(gomptA *gomptdevice.HostArgs, gomptR gomptdevice.Range,
 		{
 //line reduce.go:13
 			gomptV = (*(*float32)(unsafe.Add(gomptPX, i*4)) * *(*float32)(unsafe.Add(gomptPY, i*4)))
-//line gompt_kernels.go:5065
+//line gompt_kernels.go:5078
 //line reduce.go:13
 			goto gomptR4
-//line gompt_kernels.go:5068
+//line gompt_kernels.go:5081
 		}
 	gomptR4:
 		gomptS0 = gomptS0 + float64(gomptV)
@@ -5155,25 +5168,25 @@ func gomptHostSumFloat64In2D(gomptA *gomptdevice.HostArgs, gomptR gomptdevice.Ra
 			{
 //line reduce.go:19
 				v := *(*float64)(unsafe.Add(gomptPA, ((y*nx)+x)*8))
-//line gompt_kernels.go:5159
+//line gompt_kernels.go:5172
 //line reduce.go:20
 				if x == y {
-//line gompt_kernels.go:5162
+//line gompt_kernels.go:5175
 //line reduce.go:21
 					gomptV = (float64(2.0) * v)
-//line gompt_kernels.go:5165
+//line gompt_kernels.go:5178
 //line reduce.go:21
 					goto gomptR0
-//line gompt_kernels.go:5168
+//line gompt_kernels.go:5181
 //line reduce.go:20
 				}
-//line gompt_kernels.go:5171
+//line gompt_kernels.go:5184
 //line reduce.go:23
 				gomptV = v
-//line gompt_kernels.go:5174
+//line gompt_kernels.go:5187
 //line reduce.go:23
 				goto gomptR0
-//line gompt_kernels.go:5177
+//line gompt_kernels.go:5190
 			}
 		gomptR0:
 			gomptS0 = gomptS0 + gomptV
@@ -5181,25 +5194,25 @@ func gomptHostSumFloat64In2D(gomptA *gomptdevice.HostArgs, gomptR gomptdevice.Ra
 				x := x + 1
 //line reduce.go:19
 				v := *(*float64)(unsafe.Add(gomptPA, ((y*nx)+x)*8))
-//line gompt_kernels.go:5185
+//line gompt_kernels.go:5198
 //line reduce.go:20
 				if x == y {
-//line gompt_kernels.go:5188
+//line gompt_kernels.go:5201
 //line reduce.go:21
 					gomptV = (float64(2.0) * v)
-//line gompt_kernels.go:5191
+//line gompt_kernels.go:5204
 //line reduce.go:21
 					goto gomptR1
-//line gompt_kernels.go:5194
+//line gompt_kernels.go:5207
 //line reduce.go:20
 				}
-//line gompt_kernels.go:5197
+//line gompt_kernels.go:5210
 //line reduce.go:23
 				gomptV = v
-//line gompt_kernels.go:5200
+//line gompt_kernels.go:5213
 //line reduce.go:23
 				goto gomptR1
-//line gompt_kernels.go:5203
+//line gompt_kernels.go:5216
 			}
 		gomptR1:
 			gomptS1 = gomptS1 + gomptV
@@ -5207,25 +5220,25 @@ func gomptHostSumFloat64In2D(gomptA *gomptdevice.HostArgs, gomptR gomptdevice.Ra
 				x := x + 2
 //line reduce.go:19
 				v := *(*float64)(unsafe.Add(gomptPA, ((y*nx)+x)*8))
-//line gompt_kernels.go:5211
+//line gompt_kernels.go:5224
 //line reduce.go:20
 				if x == y {
-//line gompt_kernels.go:5214
+//line gompt_kernels.go:5227
 //line reduce.go:21
 					gomptV = (float64(2.0) * v)
-//line gompt_kernels.go:5217
+//line gompt_kernels.go:5230
 //line reduce.go:21
 					goto gomptR2
-//line gompt_kernels.go:5220
+//line gompt_kernels.go:5233
 //line reduce.go:20
 				}
-//line gompt_kernels.go:5223
+//line gompt_kernels.go:5236
 //line reduce.go:23
 				gomptV = v
-//line gompt_kernels.go:5226
+//line gompt_kernels.go:5239
 //line reduce.go:23
 				goto gomptR2
-//line gompt_kernels.go:5229
+//line gompt_kernels.go:5242
 			}
 		gomptR2:
 			gomptS2 = gomptS2 + gomptV
@@ -5233,25 +5246,25 @@ func gomptHostSumFloat64In2D(gomptA *gomptdevice.HostArgs, gomptR gomptdevice.Ra
 				x := x + 3
 //line reduce.go:19
 				v := *(*float64)(unsafe.Add(gomptPA, ((y*nx)+x)*8))
-//line gompt_kernels.go:5237
+//line gompt_kernels.go:5250
 //line reduce.go:20
 				if x == y {
-//line gompt_kernels.go:5240
+//line gompt_kernels.go:5253
 //line reduce.go:21
 					gomptV = (float64(2.0) * v)
-//line gompt_kernels.go:5243
+//line gompt_kernels.go:5256
 //line reduce.go:21
 					goto gomptR3
-//line gompt_kernels.go:5246
+//line gompt_kernels.go:5259
 //line reduce.go:20
 				}
-//line gompt_kernels.go:5249
+//line gompt_kernels.go:5262
 //line reduce.go:23
 				gomptV = v
-//line gompt_kernels.go:5252
+//line gompt_kernels.go:5265
 //line reduce.go:23
 				goto gomptR3
-//line gompt_kernels.go:5255
+//line gompt_kernels.go:5268
 			}
 		gomptR3:
 			gomptS3 = gomptS3 + gomptV
@@ -5260,25 +5273,25 @@ func gomptHostSumFloat64In2D(gomptA *gomptdevice.HostArgs, gomptR gomptdevice.Ra
 			{
 //line reduce.go:19
 				v := *(*float64)(unsafe.Add(gomptPA, ((y*nx)+x)*8))
-//line gompt_kernels.go:5264
+//line gompt_kernels.go:5277
 //line reduce.go:20
 				if x == y {
-//line gompt_kernels.go:5267
+//line gompt_kernels.go:5280
 //line reduce.go:21
 					gomptV = (float64(2.0) * v)
-//line gompt_kernels.go:5270
+//line gompt_kernels.go:5283
 //line reduce.go:21
 					goto gomptR4
-//line gompt_kernels.go:5273
+//line gompt_kernels.go:5286
 //line reduce.go:20
 				}
-//line gompt_kernels.go:5276
+//line gompt_kernels.go:5289
 //line reduce.go:23
 				gomptV = v
-//line gompt_kernels.go:5279
+//line gompt_kernels.go:5292
 //line reduce.go:23
 				goto gomptR4
-//line gompt_kernels.go:5282
+//line gompt_kernels.go:5295
 			}
 		gomptR4:
 			gomptS0 = gomptS0 + gomptV
@@ -5365,10 +5378,10 @@ func gomptHostSumInt64(gomptA *gomptdevice.HostArgs, gomptR gomptdevice.Range, g
 		{
 //line reduce.go:8
 			gomptV = (*(*int64)(unsafe.Add(gomptPA, i*8)) * int64(3458764513820540929))
-//line gompt_kernels.go:5369
+//line gompt_kernels.go:5382
 //line reduce.go:8
 			goto gomptR0
-//line gompt_kernels.go:5372
+//line gompt_kernels.go:5385
 		}
 	gomptR0:
 		gomptS0 = gomptS0 + gomptV
@@ -5376,10 +5389,10 @@ func gomptHostSumInt64(gomptA *gomptdevice.HostArgs, gomptR gomptdevice.Range, g
 			i := i + 1
 //line reduce.go:8
 			gomptV = (*(*int64)(unsafe.Add(gomptPA, i*8)) * int64(3458764513820540929))
-//line gompt_kernels.go:5380
+//line gompt_kernels.go:5393
 //line reduce.go:8
 			goto gomptR1
-//line gompt_kernels.go:5383
+//line gompt_kernels.go:5396
 		}
 	gomptR1:
 		gomptS1 = gomptS1 + gomptV
@@ -5387,10 +5400,10 @@ func gomptHostSumInt64(gomptA *gomptdevice.HostArgs, gomptR gomptdevice.Range, g
 			i := i + 2
 //line reduce.go:8
 			gomptV = (*(*int64)(unsafe.Add(gomptPA, i*8)) * int64(3458764513820540929))
-//line gompt_kernels.go:5391
+//line gompt_kernels.go:5404
 //line reduce.go:8
 			goto gomptR2
-//line gompt_kernels.go:5394
+//line gompt_kernels.go:5407
 		}
 	gomptR2:
 		gomptS2 = gomptS2 + gomptV
@@ -5398,10 +5411,10 @@ func gomptHostSumInt64(gomptA *gomptdevice.HostArgs, gomptR gomptdevice.Range, g
 			i := i + 3
 //line reduce.go:8
 			gomptV = (*(*int64)(unsafe.Add(gomptPA, i*8)) * int64(3458764513820540929))
-//line gompt_kernels.go:5402
+//line gompt_kernels.go:5415
 //line reduce.go:8
 			goto gomptR3
-//line gompt_kernels.go:5405
+//line gompt_kernels.go:5418
 		}
 	gomptR3:
 		gomptS3 = gomptS3 + gomptV
@@ -5410,10 +5423,10 @@ func gomptHostSumInt64(gomptA *gomptdevice.HostArgs, gomptR gomptdevice.Range, g
 		{
 //line reduce.go:8
 			gomptV = (*(*int64)(unsafe.Add(gomptPA, i*8)) * int64(3458764513820540929))
-//line gompt_kernels.go:5414
+//line gompt_kernels.go:5427
 //line reduce.go:8
 			goto gomptR4
-//line gompt_kernels.go:5417
+//line gompt_kernels.go:5430
 		}
 	gomptR4:
 		gomptS0 = gomptS0 + gomptV
@@ -5505,20 +5518,20 @@ func gomptHostTeamGather(gomptA *gomptdevice.HostArgs, gomptR gomptdevice.Range,
 	for t := gomptLo0; t < gomptHi0; t++ {
 //line checks.go:82
 		var buf [64]float32
-//line gompt_kernels.go:5509
+//line gompt_kernels.go:5522
 		_ = buf
 		for gomptJ := 0; gomptJ < 64; gomptJ++ {
 			th := gomptJ
 //line checks.go:83
 			buf[th] = src[*(*int)(unsafe.Add(gomptPIdx, ((t*int(64))+th)*8))]
-//line gompt_kernels.go:5515
+//line gompt_kernels.go:5528
 		}
 		// barrier
 		for gomptJ := 0; gomptJ < 64; gomptJ++ {
 			th := gomptJ
 //line checks.go:85
 			*(*float32)(unsafe.Add(gomptPOut, ((t*int(64))+th)*4)) = buf[*(*int)(unsafe.Add(gomptPAt, ((t*int(64))+th)*8))]
-//line gompt_kernels.go:5522
+//line gompt_kernels.go:5535
 		}
 	}
 	_ = teams
@@ -5603,15 +5616,15 @@ func gomptHostTeamReverse(gomptA *gomptdevice.HostArgs, gomptR gomptdevice.Range
 	for t := gomptLo0; t < gomptHi0; t++ {
 //line team.go:13
 		var buf [64]int32
-//line gompt_kernels.go:5607
+//line gompt_kernels.go:5620
 		_ = buf
 //line team.go:14
 		var part [64]int64
-//line gompt_kernels.go:5611
+//line gompt_kernels.go:5624
 		_ = part
 //line team.go:15
 		base := (t * int(64))
-//line gompt_kernels.go:5615
+//line gompt_kernels.go:5628
 		_ = base
 		for gomptJ := 0; gomptJ < 64; gomptJ++ {
 			th := gomptJ
@@ -5621,33 +5634,33 @@ func gomptHostTeamReverse(gomptA *gomptdevice.HostArgs, gomptR gomptdevice.Range
 			th := gomptJ
 //line team.go:17
 			buf[th] = gomptT1Mine[gomptJ]
-//line gompt_kernels.go:5625
+//line gompt_kernels.go:5638
 		}
 		for gomptJ := 0; gomptJ < 64; gomptJ++ {
 			th := gomptJ
 //line team.go:18
 			part[th] = int64(gomptT1Mine[gomptJ])
-//line gompt_kernels.go:5631
+//line gompt_kernels.go:5644
 		}
 		// barrier
 		for gomptJ := 0; gomptJ < 64; gomptJ++ {
 			th := gomptJ
 //line team.go:20
 			*(*int32)(unsafe.Add(gomptPOut, (base+th)*4)) = (buf[(int(63)-th)] - gomptT1Mine[gomptJ])
-//line gompt_kernels.go:5638
+//line gompt_kernels.go:5651
 		}
 		for s := int(32); s > int(0); s /= int(2) {
 			for gomptJ := 0; gomptJ < 64; gomptJ++ {
 				th := gomptJ
 //line team.go:22
 				if th < s {
-//line gompt_kernels.go:5645
+//line gompt_kernels.go:5658
 //line team.go:23
 					part[th] += part[(th + s)]
-//line gompt_kernels.go:5648
+//line gompt_kernels.go:5661
 //line team.go:22
 				}
-//line gompt_kernels.go:5651
+//line gompt_kernels.go:5664
 			}
 			// barrier
 		}
@@ -5656,14 +5669,14 @@ func gomptHostTeamReverse(gomptA *gomptdevice.HostArgs, gomptR gomptdevice.Range
 				th := gomptJ
 //line team.go:28
 				buf[th] = (-buf[th])
-//line gompt_kernels.go:5660
+//line gompt_kernels.go:5673
 			}
 			// barrier
 			for gomptJ := 0; gomptJ < 64; gomptJ++ {
 				th := gomptJ
 //line team.go:30
 				*(*int32)(unsafe.Add(gomptPOut, (base+th)*4)) += buf[((th + int(1)) % int(64))]
-//line gompt_kernels.go:5667
+//line gompt_kernels.go:5680
 			}
 		} else {
 			// barrier
@@ -5672,13 +5685,13 @@ func gomptHostTeamReverse(gomptA *gomptdevice.HostArgs, gomptR gomptdevice.Range
 			th := gomptJ
 //line team.go:34
 			if th == int(0) {
-//line gompt_kernels.go:5676
+//line gompt_kernels.go:5689
 //line team.go:35
 				*(*int64)(unsafe.Add(gomptPSums, t*8)) = (part[int(0)] + int64(gomptT1Mine[gomptJ]))
-//line gompt_kernels.go:5679
+//line gompt_kernels.go:5692
 //line team.go:34
 			}
-//line gompt_kernels.go:5682
+//line gompt_kernels.go:5695
 		}
 	}
 	_ = gomptT1Mine
@@ -5760,14 +5773,14 @@ func gomptHostTeamTuple(gomptA *gomptdevice.HostArgs, gomptR gomptdevice.Range, 
 	for t := gomptLo0; t < gomptHi0; t++ {
 //line team.go:48
 		var a, b [64]float32
-//line gompt_kernels.go:5764
+//line gompt_kernels.go:5777
 		_ = a
 		_ = b
 		for gomptJ := 0; gomptJ < 64; gomptJ++ {
 			th := gomptJ
 //line team.go:49
 			a[th], b[th] = *(*float32)(unsafe.Add(gomptPIn, ((t*int(64))+th)*4)), float32(1.0)
-//line gompt_kernels.go:5771
+//line gompt_kernels.go:5784
 		}
 		for gomptJ := 0; gomptJ < 64; gomptJ++ {
 			th := gomptJ
@@ -5777,7 +5790,7 @@ func gomptHostTeamTuple(gomptA *gomptdevice.HostArgs, gomptR gomptdevice.Range, 
 			th := gomptJ
 //line team.go:51
 			gomptT1J[gomptJ], a[gomptT1J[gomptJ]] = (int(63) - th), (a[gomptT1J[gomptJ]] * float32(2.0))
-//line gompt_kernels.go:5781
+//line gompt_kernels.go:5794
 		}
 		// barrier
 		for gomptJ := 0; gomptJ < 64; gomptJ++ {
@@ -5787,7 +5800,7 @@ func gomptHostTeamTuple(gomptA *gomptdevice.HostArgs, gomptR gomptdevice.Range, 
 			th := gomptJ
 //line team.go:54
 			b[th], gomptT2X[gomptJ] = gomptT2X[gomptJ], b[th]
-//line gompt_kernels.go:5791
+//line gompt_kernels.go:5804
 		}
 		// barrier
 		for gomptJ := 0; gomptJ < 64; gomptJ++ {
@@ -5798,7 +5811,7 @@ func gomptHostTeamTuple(gomptA *gomptdevice.HostArgs, gomptR gomptdevice.Range, 
 			th := gomptJ
 //line team.go:57
 			*(*float32)(unsafe.Add(gomptPOut, gomptT3O[gomptJ]*4)), *(*float32)(unsafe.Add(gomptPOut, (gomptT3O[gomptJ]+int(64))*4)) = b[(int(63)-th)], (b[th] + gomptT2X[gomptJ])
-//line gompt_kernels.go:5802
+//line gompt_kernels.go:5815
 		}
 	}
 	_ = gomptT1J
@@ -5869,22 +5882,22 @@ func gomptHostTranscendental(gomptA *gomptdevice.HostArgs, gomptR gomptdevice.Ra
 	for i := gomptLo0; i < gomptHi0; i++ {
 //line floats.go:99
 		x := *(*float64)(unsafe.Add(gomptPA, i*8))
-//line gompt_kernels.go:5873
+//line gompt_kernels.go:5886
 //line floats.go:100
 		v := (((((gomptmath.Exp(x) + gomptmath.Log(x)) + gomptmath.Pow(x, float64(1.5))) + gomptmath.Sin(x)) + gomptmath.Cos(x)) + gomptmath.Tanh(x))
-//line gompt_kernels.go:5876
+//line gompt_kernels.go:5889
 //line floats.go:101
 		v += (((((gomptmath.Exp2(x) + gomptmath.Log2(x)) + gomptmath.Log10(x)) + gomptmath.Log1p(x)) + gomptmath.Expm1(x)) + gomptmath.Atan2(x, float64(2.0)))
-//line gompt_kernels.go:5879
+//line gompt_kernels.go:5892
 //line floats.go:102
 		v += (((((gomptmath.Atan(x) + gomptmath.Asin((x / float64(4.0)))) + gomptmath.Acos((x / float64(4.0)))) + gomptmath.Sinh(x)) + gomptmath.Cosh(x)) + gomptmath.Tan(x))
-//line gompt_kernels.go:5882
+//line gompt_kernels.go:5895
 //line floats.go:103
 		v += ((((((gomptmath.Cbrt(x) + gomptmath.Hypot(x, float64(3.0))) + gomptmath.Erf(x)) + gomptmath.Erfc(x)) + gomptmath.Asinh(x)) + gomptmath.Acosh((x + float64(1.0)))) + gomptmath.Atanh((x / float64(4.0))))
-//line gompt_kernels.go:5885
+//line gompt_kernels.go:5898
 //line floats.go:104
 		*(*float32)(unsafe.Add(gomptPOut, i*4)) = float32(v)
-//line gompt_kernels.go:5888
+//line gompt_kernels.go:5901
 	}
 	_ = n
 }
@@ -5953,7 +5966,7 @@ func gomptHostTranspose(gomptA *gomptdevice.HostArgs, gomptR gomptdevice.Range, 
 		for x := gomptLo0; x < gomptHi0; x++ {
 //line dims.go:64
 			*(*uint8)(unsafe.Add(gomptPOut, ((x*ny)+y)*1)) = (*(*uint8)(unsafe.Add(gomptPIn, ((y*nx)+x)*1)) + uint8(1))
-//line gompt_kernels.go:5957
+//line gompt_kernels.go:5970
 		}
 	}
 }
@@ -6025,109 +6038,109 @@ gomptPoint0:
 	for i := gomptLo0; i < gomptHi0; i++ {
 //line tricky.go:11
 		o := (int(8) * i)
-//line gompt_kernels.go:6029
+//line gompt_kernels.go:6042
 //line tricky.go:12
 		long := *(*int64)(unsafe.Add(gomptPKernel, i*8))
-//line gompt_kernels.go:6032
+//line gompt_kernels.go:6045
 //line tricky.go:13
 		double := (float64(long) * global)
-//line gompt_kernels.go:6035
+//line gompt_kernels.go:6048
 //line tricky.go:14
 		sqrt := gomptmath.Sqrt(gomptmath.Abs(double))
-//line gompt_kernels.go:6038
+//line gompt_kernels.go:6051
 //line tricky.go:15
 		*(*int64)(unsafe.Add(gomptPOut, o*8)) = int64((sqrt * float64(1000.0)))
-//line gompt_kernels.go:6041
+//line gompt_kernels.go:6054
 //line tricky.go:16
 		{
-//line gompt_kernels.go:6044
+//line gompt_kernels.go:6057
 //line tricky.go:17
 			n := int(3)
-//line gompt_kernels.go:6047
+//line gompt_kernels.go:6060
 //line tricky.go:18
 			*(*int64)(unsafe.Add(gomptPOut, (o+int(1))*8)) = (int64(n) + long)
-//line gompt_kernels.go:6050
+//line gompt_kernels.go:6063
 //line tricky.go:16
 		}
-//line gompt_kernels.go:6053
+//line gompt_kernels.go:6066
 //line tricky.go:20
 		var a, b int = int(0), int(10)
-//line gompt_kernels.go:6056
+//line gompt_kernels.go:6069
 //line tricky.go:21
 		for a, b = int(0), int(10); a < b; a, b = (a + int(1)), (b - int(2)) {
-//line gompt_kernels.go:6059
+//line gompt_kernels.go:6072
 //line tricky.go:22
 			*(*int64)(unsafe.Add(gomptPOut, (o+int(2))*8)) += (int64((a * b)) ^ long)
-//line gompt_kernels.go:6062
+//line gompt_kernels.go:6075
 //line tricky.go:21
 		}
-//line gompt_kernels.go:6065
+//line gompt_kernels.go:6078
 //line tricky.go:24
 		*(*int64)(unsafe.Add(gomptPOut, (o+int(3))*8)) = long
-//line gompt_kernels.go:6068
+//line gompt_kernels.go:6081
 //line tricky.go:25
 		*(*int64)(unsafe.Add(gomptPOut, (o+int(3))*8)) <<= 2
-//line gompt_kernels.go:6071
+//line gompt_kernels.go:6084
 //line tricky.go:26
 		*(*int64)(unsafe.Add(gomptPOut, (o+int(3))*8)) &^= int64(5)
-//line gompt_kernels.go:6074
+//line gompt_kernels.go:6087
 //line tricky.go:27
 		*(*int64)(unsafe.Add(gomptPOut, (o+int(3))*8))++
-//line gompt_kernels.go:6077
+//line gompt_kernels.go:6090
 //line tricky.go:28
 		*(*int64)(unsafe.Add(gomptPOut, (o+int(3))*8)) %= int64(1000003)
-//line gompt_kernels.go:6080
+//line gompt_kernels.go:6093
 //line tricky.go:29
 		var cnt uint8
-//line gompt_kernels.go:6083
+//line gompt_kernels.go:6096
 //line tricky.go:30
 		for k := range uint8(200) {
-//line gompt_kernels.go:6086
+//line gompt_kernels.go:6099
 //line tricky.go:31
 			cnt += k
-//line gompt_kernels.go:6089
+//line gompt_kernels.go:6102
 //line tricky.go:30
 		}
-//line gompt_kernels.go:6092
+//line gompt_kernels.go:6105
 //line tricky.go:33
 		*(*int64)(unsafe.Add(gomptPOut, (o+int(4))*8)) = (int64(cnt) + int64((^uint8(long))))
-//line gompt_kernels.go:6095
+//line gompt_kernels.go:6108
 //line tricky.go:34
 		half, flag := (long > int64(0)), (!((long % int64(2)) == int64(0)))
-//line gompt_kernels.go:6098
+//line gompt_kernels.go:6111
 //line tricky.go:35
 		if half == flag {
-//line gompt_kernels.go:6101
+//line gompt_kernels.go:6114
 //line tricky.go:36
 			*(*int64)(unsafe.Add(gomptPOut, (o+int(5))*8)) = int64(1)
-//line gompt_kernels.go:6104
+//line gompt_kernels.go:6117
 //line tricky.go:35
 		}
-//line gompt_kernels.go:6107
+//line gompt_kernels.go:6120
 //line tricky.go:38
 		*(*int64)(unsafe.Add(gomptPOut, (o+int(6))*8)) = (min(long, int64(a), int64(b), int64(7)) + max(long, int64(-3)))
-//line gompt_kernels.go:6110
+//line gompt_kernels.go:6123
 //line tricky.go:39
 		for j := range int(5) {
-//line gompt_kernels.go:6113
+//line gompt_kernels.go:6126
 //line tricky.go:40
 			if int64(j) == (long % int64(5)) {
-//line gompt_kernels.go:6116
+//line gompt_kernels.go:6129
 //line tricky.go:41
 				*(*int64)(unsafe.Add(gomptPOut, (o+int(7))*8)) = ((int64(j) + int64((float64(314.1592653589793) * float64((j + int(1)))))) + int64(1000000000000000000))
-//line gompt_kernels.go:6119
+//line gompt_kernels.go:6132
 //line tricky.go:42
 				continue gomptPoint0
-//line gompt_kernels.go:6122
+//line gompt_kernels.go:6135
 //line tricky.go:40
 			}
-//line gompt_kernels.go:6125
+//line gompt_kernels.go:6138
 //line tricky.go:39
 		}
-//line gompt_kernels.go:6128
+//line gompt_kernels.go:6141
 //line tricky.go:45
 		*(*int64)(unsafe.Add(gomptPOut, (o+int(7))*8)) = (-long)
-//line gompt_kernels.go:6131
+//line gompt_kernels.go:6144
 	}
 	_ = n
 }
@@ -6202,34 +6215,34 @@ func gomptHostTuples(gomptA *gomptdevice.HostArgs, gomptR gomptdevice.Range, _, 
 	for i := gomptLo0; i < gomptHi0; i++ {
 //line tuple.go:17
 		o := (int(4) * i)
-//line gompt_kernels.go:6206
+//line gompt_kernels.go:6219
 //line tuple.go:18
 		k := o
-//line gompt_kernels.go:6209
+//line gompt_kernels.go:6222
 //line tuple.go:19
 		k, out[k] = (o + int(1)), *(*int32)(unsafe.Add(gomptPIn, i*4))
-//line gompt_kernels.go:6212
+//line gompt_kernels.go:6225
 //line tuple.go:20
 		out[k], out[(k+int(1))] = (*(*int32)(unsafe.Add(gomptPIn, i*4)) * int32(3)), (out[(k-int(1))] + int32(1))
-//line gompt_kernels.go:6215
+//line gompt_kernels.go:6228
 //line tuple.go:21
 		*(*int32)(unsafe.Add(gomptPOut, o*4)), *(*int32)(unsafe.Add(gomptPOut, (o+int(1))*4)) = *(*int32)(unsafe.Add(gomptPOut, (o+int(1))*4)), *(*int32)(unsafe.Add(gomptPOut, o*4))
-//line gompt_kernels.go:6218
+//line gompt_kernels.go:6231
 //line tuple.go:22
 		var x, y int32
-//line gompt_kernels.go:6221
+//line gompt_kernels.go:6234
 //line tuple.go:23
 		x, y = *(*int32)(unsafe.Add(gomptPOut, (o+int(2))*4)), x
-//line gompt_kernels.go:6224
+//line gompt_kernels.go:6237
 //line tuple.go:24
 		*(*int32)(unsafe.Add(gomptPOut, (o+int(3))*4)), x = (x + y), *(*int32)(unsafe.Add(gomptPOut, o*4))
-//line gompt_kernels.go:6227
+//line gompt_kernels.go:6240
 //line tuple.go:25
 		swapNext(out, (o + int(1)))
-//line gompt_kernels.go:6230
+//line gompt_kernels.go:6243
 //line tuple.go:26
 		*(*int32)(unsafe.Add(gomptPOut, o*4)) += x
-//line gompt_kernels.go:6233
+//line gompt_kernels.go:6246
 	}
 	_ = n
 }
@@ -6300,34 +6313,34 @@ func gomptHostUint64Ops(gomptA *gomptdevice.HostArgs, gomptR gomptdevice.Range, 
 	for i := gomptLo0; i < gomptHi0; i++ {
 //line ints.go:53
 		x, y := *(*uint64)(unsafe.Add(gomptPA, i*8)), *(*uint64)(unsafe.Add(gomptPB, i*8))
-//line gompt_kernels.go:6304
+//line gompt_kernels.go:6317
 //line ints.go:54
 		o := (int(6) * i)
-//line gompt_kernels.go:6307
+//line gompt_kernels.go:6320
 //line ints.go:55
 		*(*uint64)(unsafe.Add(gomptPOut, o*8)) = (x + y)
-//line gompt_kernels.go:6310
+//line gompt_kernels.go:6323
 //line ints.go:56
 		*(*uint64)(unsafe.Add(gomptPOut, (o+int(1))*8)) = (x - y)
-//line gompt_kernels.go:6313
+//line gompt_kernels.go:6326
 //line ints.go:57
 		*(*uint64)(unsafe.Add(gomptPOut, (o+int(2))*8)) = (x * y)
-//line gompt_kernels.go:6316
+//line gompt_kernels.go:6329
 //line ints.go:58
 		if y != uint64(0) {
-//line gompt_kernels.go:6319
+//line gompt_kernels.go:6332
 //line ints.go:59
 			*(*uint64)(unsafe.Add(gomptPOut, (o+int(3))*8)) = (x / y)
-//line gompt_kernels.go:6322
+//line gompt_kernels.go:6335
 //line ints.go:60
 			*(*uint64)(unsafe.Add(gomptPOut, (o+int(4))*8)) = (x % y)
-//line gompt_kernels.go:6325
+//line gompt_kernels.go:6338
 //line ints.go:58
 		}
-//line gompt_kernels.go:6328
+//line gompt_kernels.go:6341
 //line ints.go:62
 		*(*uint64)(unsafe.Add(gomptPOut, (o+int(5))*8)) = (-x)
-//line gompt_kernels.go:6331
+//line gompt_kernels.go:6344
 	}
 	_ = n
 }
@@ -6370,7 +6383,7 @@ var UniformStoreKernel = &gomptdevice.Kernel{
 	},
 	Dims: 1,
 	Faults: []gomptdevice.FaultSite{
-		{Kind: gomptdevice.FaultIndex, Pos: "lockstep.go:38"},
+		{Kind: gomptdevice.FaultIndex, Pos: "lockstep.go:42"},
 	},
 	Images: []gomptdevice.Image{
 		{Kind: gomptdevice.ImageHost, Entry: "gompt_UniformStore", Host: gomptHostUniformStore},
@@ -6405,65 +6418,82 @@ func gomptLanesUniformStore(gomptX0, gomptW int, n int, m int, b []int32, c []in
 	gomptPOut := unsafe.Pointer(unsafe.SliceData(out))
 //line lockstep.go:33
 	for j := int(0); j < m; j++ {
-//line gompt_kernels.go:6409
+//line gompt_kernels.go:6422
 //line lockstep.go:34
 		gomptU1 := int32(((j * int(7)) + int(5)))
-//line gompt_kernels.go:6412
+//line gompt_kernels.go:6425
 //line lockstep.go:34
 		for gomptJ := 0; gomptJ < gomptW; gomptJ++ {
-//line gompt_kernels.go:6415
+//line gompt_kernels.go:6428
 //line lockstep.go:34
-			*(*int32)(unsafe.Add(gomptPB, j*4)) = gomptU1
-//line gompt_kernels.go:6418
-//line lockstep.go:34
-		}
-//line gompt_kernels.go:6421
-//line lockstep.go:35
-		gomptU2 := unsafe.Add(gomptPOut, (gomptX0)*4)
-//line gompt_kernels.go:6424
-//line lockstep.go:35
-		gomptU3 := *(*int32)(unsafe.Add(gomptPB, j*4))
-//line gompt_kernels.go:6427
-//line lockstep.go:35
-		for gomptJ := 0; gomptJ < gomptW; gomptJ++ {
-//line gompt_kernels.go:6430
-//line lockstep.go:35
 			i := gomptX0 + gomptJ
-//line gompt_kernels.go:6433
+//line gompt_kernels.go:6431
+//line lockstep.go:34
+			if i == int(0) {
+//line gompt_kernels.go:6434
 //line lockstep.go:35
-			*(*int32)(unsafe.Add(gomptU2, gomptJ*4)) += (gomptU3 * int32((i + int(1))))
-//line gompt_kernels.go:6436
-//line lockstep.go:35
+				*(*int32)(unsafe.Add(gomptPB, j*4)) = gomptU1
+//line gompt_kernels.go:6437
+//line lockstep.go:36
+				*(*int32)(unsafe.Add(gomptPOut, i*4)) += *(*int32)(unsafe.Add(gomptPB, j*4))
+//line gompt_kernels.go:6440
+//line lockstep.go:34
+			}
+//line gompt_kernels.go:6443
+//line lockstep.go:34
 		}
-//line gompt_kernels.go:6439
+//line gompt_kernels.go:6446
+//line lockstep.go:38
+		gomptU2 := unsafe.Add(gomptPOut, (gomptX0)*4)
+//line gompt_kernels.go:6449
+//line lockstep.go:38
+		gomptU3 := int32(j)
+//line gompt_kernels.go:6452
+//line lockstep.go:38
+		for gomptJ := 0; gomptJ < gomptW; gomptJ++ {
+//line gompt_kernels.go:6455
+//line lockstep.go:38
+			*(*int32)(unsafe.Add(gomptU2, gomptJ*4)) += gomptU3
+//line gompt_kernels.go:6458
+//line lockstep.go:38
+		}
+//line gompt_kernels.go:6461
 //line lockstep.go:33
 	}
-//line gompt_kernels.go:6442
-//line lockstep.go:37
+//line gompt_kernels.go:6464
+//line lockstep.go:40
 	for j := int(0); j < m; j++ {
-//line gompt_kernels.go:6445
-//line lockstep.go:38
-		gomptU4 := ((m - int(1)) - j)
-//line gompt_kernels.go:6448
-//line lockstep.go:38
-		gomptU5 := unsafe.Add(gomptPOut, (gomptX0)*4)
-//line gompt_kernels.go:6451
-//line lockstep.go:38
+//line gompt_kernels.go:6467
+//line lockstep.go:41
+		gomptU4 := (n - int(1))
+//line gompt_kernels.go:6470
+//line lockstep.go:41
+		gomptU5 := ((m - int(1)) - j)
+//line gompt_kernels.go:6473
+//line lockstep.go:41
 		gomptU6 := int32(j)
-//line gompt_kernels.go:6454
-//line lockstep.go:38
+//line gompt_kernels.go:6476
+//line lockstep.go:41
 		for gomptJ := 0; gomptJ < gomptW; gomptJ++ {
-//line gompt_kernels.go:6457
-//line lockstep.go:38
-			c[gomptU4], *(*int32)(unsafe.Add(gomptU5, gomptJ*4)) = gomptU6, (*(*int32)(unsafe.Add(gomptU5, gomptJ*4)) + gomptU6)
-//line gompt_kernels.go:6460
-//line lockstep.go:38
+//line gompt_kernels.go:6479
+//line lockstep.go:41
+			i := gomptX0 + gomptJ
+//line gompt_kernels.go:6482
+//line lockstep.go:41
+			if i == gomptU4 {
+//line gompt_kernels.go:6485
+//line lockstep.go:42
+				c[gomptU5], *(*int32)(unsafe.Add(gomptPOut, i*4)) = gomptU6, (*(*int32)(unsafe.Add(gomptPOut, i*4)) + gomptU6)
+//line gompt_kernels.go:6488
+//line lockstep.go:41
+			}
+//line gompt_kernels.go:6491
+//line lockstep.go:41
 		}
-//line gompt_kernels.go:6463
-//line lockstep.go:37
+//line gompt_kernels.go:6494
+//line lockstep.go:40
 	}
-//line gompt_kernels.go:6466
-	_ = n
+//line gompt_kernels.go:6497
 }
 
 // gomptSampleUniformStore is UniformStoreKernel's Sample: about n points, random arguments. Tol 0: every device gives the Go function's bits.

@@ -21,20 +21,25 @@ func Conv(j, i int, m, n, k int, w []float32, in, out []float32) {
 	out[i*n+j] = acc - peak + in[i*n+j]
 }
 
-// UniformStore stores at elements whose index is the same for every point,
-// inside loops that do not depend on the point (its Go image runs the
-// points in lockstep, the stores in the loops' leaves), and reads one
-// back; every point stores the same values, so the result does not depend
-// on their order. The Go image hoisted such an element out of the leaf as
-// a value, and stored into that copy.
+// UniformStore stores at elements whose index is the same for every
+// point, inside loops that do not depend on the point (its Go image runs
+// the points in lockstep, the ifs below as leaves, one point after
+// another), and reads one back; one point stores into b, another into c.
+// The Go image hoisted such an element out of the leaf as a value, and
+// stored into that copy.
 //
 //gompt:kernel dims=n len(b)=m len(c)=m
 func UniformStore(i int, n int, m int, b, c []int32, out []int32) {
 	for j := 0; j < m; j++ {
-		b[j] = int32(j*7 + 5)
-		out[i] += b[j] * int32(i+1)
+		if i == 0 {
+			b[j] = int32(j*7 + 5)
+			out[i] += b[j]
+		}
+		out[i] += int32(j)
 	}
 	for j := 0; j < m; j++ {
-		c[m-1-j], out[i] = int32(j), out[i]+int32(j)
+		if i == n-1 {
+			c[m-1-j], out[i] = int32(j), out[i]+int32(j)
+		}
 	}
 }
