@@ -16,13 +16,30 @@ import (
 	"github.com/stretchr/testify/require"
 )
 
-// run launches k on q with shape over copies of bufs and args, and returns
-// the buffers after the launch.
+// run launches f over shape with args on q, each buffer parameter given
+// its own allocation holding bufs[i] (scalars as in args), and returns
+// the buffers after the launch, which must succeed.
 func run(t *testing.T, d device.Device, q device.Queue, f device.Function, shape device.Shape, bufs [][]byte, args []device.Arg) [][]byte {
+	t.Helper()
+	out, err := tryRun(t, d, q, f, shape, bufs, args)
+	require.NoError(t, err, "%s %+v: Sync", f.Kernel().Name, shape)
+	return out
+}
+
+// tryRun is run for a launch that may fail at Sync: the buffers after it,
+// or the error of its Sync. The allocations are freed either way.
+func tryRun(t *testing.T, d device.Device, q device.Queue, f device.Function, shape device.Shape, bufs [][]byte, args []device.Arg) ([][]byte, error) {
 	t.Helper()
 	k := f.Kernel()
 	args = append([]device.Arg(nil), args...)
 	ptrs := make([]device.DevicePtr, len(k.Params))
+	defer func() {
+		for _, p := range ptrs {
+			if p != 0 {
+				require.NoError(t, d.Free(p))
+			}
+		}
+	}()
 	for i, p := range k.Params {
 		if p.Kind != device.ParamBuffer {
 			continue
@@ -41,13 +58,10 @@ func run(t *testing.T, d device.Device, q device.Queue, f device.Function, shape
 			require.NoError(t, q.CopyOut(out[i], p))
 		}
 	}
-	require.NoError(t, q.Sync())
-	for _, p := range ptrs {
-		if p != 0 {
-			require.NoError(t, d.Free(p))
-		}
+	if err := q.Sync(); err != nil {
+		return nil, err
 	}
-	return out
+	return out, nil
 }
 
 // hostRun runs k's Go image over the whole space as one team, or, with

@@ -15,44 +15,6 @@ import (
 	"github.com/stretchr/testify/require"
 )
 
-// tryRun is run for a launch that may fail at Sync: the buffers after it,
-// or the error of its Sync.
-func tryRun(t *testing.T, d device.Device, q device.Queue, f device.Function, shape device.Shape, bufs [][]byte, args []device.Arg) ([][]byte, error) {
-	t.Helper()
-	k := f.Kernel()
-	args = append([]device.Arg(nil), args...)
-	ptrs := make([]device.DevicePtr, len(k.Params))
-	defer func() {
-		for _, p := range ptrs {
-			if p != 0 {
-				require.NoError(t, d.Free(p))
-			}
-		}
-	}()
-	for i, p := range k.Params {
-		if p.Kind != device.ParamBuffer {
-			continue
-		}
-		buf, err := d.Alloc(max(len(bufs[i]), 1))
-		require.NoError(t, err)
-		ptrs[i] = buf.Ptr
-		args[i] = device.Arg{Ptr: buf.Ptr}
-		require.NoError(t, q.CopyIn(buf.Ptr, bufs[i]))
-	}
-	require.NoError(t, q.Launch(f, shape, args), "%s %+v", k.Name, shape)
-	out := make([][]byte, len(bufs))
-	for i, p := range ptrs {
-		if p != 0 {
-			out[i] = make([]byte, len(bufs[i]))
-			require.NoError(t, q.CopyOut(out[i], p))
-		}
-	}
-	if err := q.Sync(); err != nil {
-		return nil, err
-	}
-	return out, nil
-}
-
 // loopFault reports whether err is a launch's device.FaultLoopLimit.
 func loopFault(err error) bool {
 	var kf *device.KernelFault
