@@ -72,15 +72,7 @@ func TestGeneratedFilesAreCurrent(t *testing.T) {
 		t.Skipf("libclc missing (%v); install libclc-19", err)
 	}
 	root := modRoot(t)
-	pkgs := generateLines(t, root)
-	var dirs []string
-	for d := range pkgs {
-		dirs = append(dirs, d)
-	}
-	sort.Strings(dirs)
-	for _, want := range []string{"kernels", "examples/heat", "cmd/gompt-kernels/internal/corpus"} {
-		assert.Contains(t, dirs, filepath.Join(root, want), "a package that runs gompt-kernels")
-	}
+	pkgs, dirs := generatorPackages(t, root)
 	for _, dir := range dirs {
 		rel, _ := filepath.Rel(root, dir)
 		t.Run(rel, func(t *testing.T) {
@@ -117,4 +109,21 @@ func TestGeneratedFilesAreCurrent(t *testing.T) {
 			}
 		})
 	}
+}
+
+// generatorPackages returns the module's packages that run gompt-kernels
+// (generateLines) and their folders, sorted; the three this repository
+// has must be among them.
+func generatorPackages(t *testing.T, root string) (map[string][]string, []string) {
+	t.Helper()
+	pkgs := generateLines(t, root)
+	var dirs []string
+	for d := range pkgs {
+		dirs = append(dirs, d)
+	}
+	sort.Strings(dirs)
+	for _, want := range []string{"kernels", "examples/heat", "cmd/gompt-kernels/internal/corpus"} {
+		require.Contains(t, dirs, filepath.Join(root, want), "a package that runs gompt-kernels")
+	}
+	return pkgs, dirs
 }
