@@ -155,6 +155,25 @@ func CheckNeeds(k *Kernel, id, name string, c Caps) error {
 	return nil
 }
 
+// BuiltNeedError is the NeedError of kernel k, once built on device id
+// (named name), asking amount of kind (a team size, team-local memory)
+// beyond what lacks says the device gives it: where k declares a need of
+// that kind, its use and source position, with the amount the built
+// kernel asks; otherwise use. Plugins call it for what only the built
+// kernel tells (its own team and local-memory limits).
+func BuiltNeedError(k *Kernel, kind NeedKind, amount int64, use, id, name, lacks string) *NeedError {
+	n := Need{Kind: kind, Amount: amount, Use: use}
+	for _, kn := range k.Needs {
+		if kn.Kind == kind {
+			n.Pos = kn.Pos
+			if kn.Amount == amount && kn.Use != "" {
+				n.Use = kn.Use
+			}
+		}
+	}
+	return &NeedError{Kernel: k.Name, Need: n, Device: id, Name: name, Lacks: lacks}
+}
+
 // TeamSize returns the team size k's device code is written for (its
 // NeedTeamSize), or 0 if it runs teams of any size.
 func (k *Kernel) TeamSize() int {

@@ -175,3 +175,18 @@ func TestParamKindSizes(t *testing.T) {
 	}
 	assert.Equal(t, "int8 uint8 int16 uint16 uint64", fmt.Sprint(ParamInt8, ParamUint8, ParamInt16, ParamUint16, ParamUint64))
 }
+
+// BuiltNeedError keeps the position of the need the kernel declares, and
+// its use where the built kernel asks the declared amount; a kernel that
+// declares none gets the plugin's words.
+func TestBuiltNeedError(t *testing.T) {
+	k := &Kernel{Name: "tiled", Needs: []Need{{Kind: NeedTeamSize, Amount: 256, Use: "teams of 256 threads (team=256)", Pos: "lib.go:88"}}}
+	e := BuiltNeedError(k, NeedTeamSize, 256, "teams of 256 threads", "opencl:1", "llvmpipe", "runs this kernel in teams of at most 32 threads (CL_KERNEL_WORK_GROUP_SIZE)")
+	assert.Equal(t, "kernel tiled (lib.go:88) uses teams of 256 threads (team=256); opencl:1 (llvmpipe) runs this kernel in teams of at most 32 threads (CL_KERNEL_WORK_GROUP_SIZE)", e.Error())
+	assert.ErrorIs(t, e, ErrUnsupported)
+	e = BuiltNeedError(k, NeedLocalMem, 40000, "40000 bytes of team-local memory", "opencl:0", "pocl", "has at most 32768 bytes")
+	assert.Equal(t, "kernel tiled uses 40000 bytes of team-local memory; opencl:0 (pocl) has at most 32768 bytes", e.Error())
+	k.Needs = append(k.Needs, Need{Kind: NeedLocalMem, Amount: 8192, Use: "8192 bytes of team-local memory (team arrays tA, tB)", Pos: "lib.go:90"})
+	e = BuiltNeedError(k, NeedLocalMem, 40000, "40000 bytes of team-local memory", "opencl:0", "pocl", "has at most 32768 bytes")
+	assert.Equal(t, Need{Kind: NeedLocalMem, Amount: 40000, Use: "40000 bytes of team-local memory", Pos: "lib.go:90"}, e.Need, "the built amount, the declared position")
+}

@@ -74,13 +74,7 @@ func (g *gpu) LoadImage(k *device.Kernel, img *device.Image) (device.Function, e
 	// it, refused here, before any copy, never left to fail its launch.
 	need := func(kind device.NeedKind, amount int64, use, lacks string) error {
 		cu.ModuleUnload(g.ctx, mod)
-		n := device.Need{Kind: kind, Amount: amount, Use: use}
-		for _, kn := range k.Needs {
-			if kn.Kind == kind {
-				n.Use, n.Pos = kn.Use, kn.Pos
-			}
-		}
-		return &device.NeedError{Kernel: k.Name, Need: n, Device: g.id, Name: g.info.Name, Lacks: lacks}
+		return device.BuiltNeedError(k, kind, amount, use, g.id, g.info.Name, lacks)
 	}
 	if t := k.TeamSize(); t > maxT {
 		return nil, need(device.NeedTeamSize, int64(t), fmt.Sprintf("teams of %d threads", t),

@@ -86,10 +86,7 @@ func teamGeometry(s device.Shape, lim limits) (grid, block [3]uint32, err error)
 	if lim.team > lim.maxBlock {
 		return grid, block, fmt.Errorf("the kernel runs teams of %d threads; this device runs it in blocks of at most %d", lim.team, lim.maxBlock)
 	}
-	g := s.Teams
-	if g == 0 {
-		g = (max(s.Size[0], 1)*max(s.Size[1], 1)*max(s.Size[2], 1)-1)/lim.team + 1
-	}
+	g := geom.TeamGroups(s.Teams, s.Size, lim.team)
 	if g > lim.maxGrid[0] {
 		return grid, block, fmt.Errorf("launch shape: %d teams exceed the device's largest grid of %d blocks", g, lim.maxGrid[0])
 	}

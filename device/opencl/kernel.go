@@ -181,13 +181,15 @@ func (d *clDevice) build(k *device.Kernel, img *device.Image) (*function, error)
 			most, from = d.maxItem[0], "CL_DEVICE_MAX_WORK_ITEM_SIZES"
 		}
 		if t > most {
-			return fail(d.needError(k, device.NeedTeamSize, int64(t), fmt.Sprintf("runs this kernel in teams of at most %d threads (%s)", most, from)))
+			return fail(device.BuiltNeedError(k, device.NeedTeamSize, int64(t), fmt.Sprintf("teams of %d threads", t), d.id, d.info.Name,
+				fmt.Sprintf("runs this kernel in teams of at most %d threads (%s)", most, from)))
 		}
 	}
 	// Its team-local memory, as the driver counts it once built, where
 	// that count is true (groups.go).
 	if lm, err := d.kernelLocal(kern); err == nil && lm > d.info.LocalMem && d.localsTrust().honest {
-		return fail(d.needError(k, device.NeedLocalMem, int64(lm), fmt.Sprintf("has at most %d bytes of team-local memory (CL_DEVICE_LOCAL_MEM_SIZE)", d.info.LocalMem)))
+		return fail(device.BuiltNeedError(k, device.NeedLocalMem, int64(lm), fmt.Sprintf("%d bytes of team-local memory (CL_KERNEL_LOCAL_MEM_SIZE)", lm), d.id, d.info.Name,
+			fmt.Sprintf("has at most %d bytes of team-local memory (CL_DEVICE_LOCAL_MEM_SIZE)", d.info.LocalMem)))
 	}
 	// A hint (32 on NVIDIA, 8 on POCL): an implementation without it
 	// leaves local sizes unrounded.
@@ -195,29 +197,6 @@ func (d *clDevice) build(k *device.Kernel, img *device.Image) (*function, error)
 		f.lim.multiple = int(m)
 	}
 	return f, nil
-}
-
-// needError is the error of kernel k, built, needing amount of kind
-// (team size, local memory) beyond what the device gives it: the Need k
-// declares for it, with its source position, or one made from what the
-// driver reports.
-func (d *clDevice) needError(k *device.Kernel, kind device.NeedKind, amount int64, lacks string) error {
-	n := device.Need{Kind: kind, Amount: amount}
-	for _, kn := range k.Needs {
-		if kn.Kind == kind {
-			n = kn
-		}
-	}
-	if n.Amount != amount || n.Use == "" {
-		switch kind {
-		case device.NeedTeamSize:
-			n.Use = fmt.Sprintf("teams of %d threads", amount)
-		default:
-			n.Use = fmt.Sprintf("%d bytes of team-local memory (CL_KERNEL_LOCAL_MEM_SIZE)", amount)
-		}
-		n.Amount = amount
-	}
-	return &device.NeedError{Kernel: k.Name, Need: n, Device: d.id, Name: d.info.Name, Lacks: lacks}
 }
 
 // LaunchGeometry returns the NDRange (global and local work sizes per

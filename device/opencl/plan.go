@@ -141,21 +141,14 @@ func geometry(s device.Shape, lim wgLimits) (dims int, global, local [3]uintptr)
 // extents, as for any kernel). The caller checked that they fit
 // (checkTeamLaunch).
 func teamGeometry(s device.Shape, team int) (dims int, global, local [3]uintptr) {
-	groups := s.Teams
-	if groups == 0 {
-		groups = (max(s.Size[0], 1)*max(s.Size[1], 1)*max(s.Size[2], 1)-1)/team + 1
-	}
+	groups := geom.TeamGroups(s.Teams, s.Size, team)
 	return 1, [3]uintptr{uintptr(groups * team), 1, 1}, [3]uintptr{uintptr(team), 1, 1}
 }
 
 // checkTeamLaunch refuses a launch of a team kernel (team threads a team)
 // whose work-items would not fit one NDRange.
 func checkTeamLaunch(s device.Shape, team int) error {
-	groups := s.Teams
-	if groups == 0 {
-		groups = (max(s.Size[0], 1)*max(s.Size[1], 1)*max(s.Size[2], 1)-1)/team + 1
-	}
-	if groups > maxItems/team {
+	if groups := geom.TeamGroups(s.Teams, s.Size, team); groups > maxItems/team {
 		return fmt.Errorf("launch shape: %d teams of %d threads: at most %d work-items in all", groups, team, maxItems)
 	}
 	return nil

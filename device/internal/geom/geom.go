@@ -1,6 +1,6 @@
 // Package geom holds the launch-geometry arithmetic that the CUDA and
 // OpenCL plugins share: how a number of teams is spread over a kernel's
-// dimensions.
+// dimensions, and how many teams a team kernel runs.
 package geom
 
 import "math"
@@ -52,4 +52,24 @@ func NearDivisor(n int, target float64, hi int) int {
 		}
 	}
 	return 1
+}
+
+// TeamGroups returns how many teams of team threads (team >= 1) a launch
+// of a team kernel runs: teams when set, otherwise enough for a thread per
+// point of size (each extent counted as at least 1), at most
+// math.MaxInt / team, so that the launch's threads stay countable.
+func TeamGroups(teams int, size [3]int, team int) int {
+	if teams > 0 {
+		return teams
+	}
+	limit := math.MaxInt / team
+	points := 1
+	for _, n := range size {
+		n = max(n, 1)
+		if points > math.MaxInt/n {
+			return limit
+		}
+		points *= n
+	}
+	return min((points-1)/team+1, limit)
 }

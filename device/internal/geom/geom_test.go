@@ -1,6 +1,7 @@
 package geom
 
 import (
+	"math"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
@@ -59,5 +60,26 @@ func TestNearDivisor(t *testing.T) {
 		got := NearDivisor(c.n, c.target, c.hi)
 		assert.Equal(t, c.want, got, "NearDivisor(%d, %v, %d)", c.n, c.target, c.hi)
 		assert.Zero(t, c.n%got, "NearDivisor(%d, %v, %d)", c.n, c.target, c.hi)
+	}
+}
+
+// TestTeamGroups: a launch's Teams when set; otherwise one thread per
+// point, rounded up to whole teams, saturating rather than overflowing.
+func TestTeamGroups(t *testing.T) {
+	for _, c := range []struct {
+		teams int
+		size  [3]int
+		team  int
+		want  int
+	}{
+		{10, [3]int{5, 1, 1}, 64, 10},
+		{0, [3]int{1000, 1, 1}, 64, 16},
+		{0, [3]int{64, 2, 0}, 64, 2},
+		{0, [3]int{0, 0, 0}, 64, 1},
+		{0, [3]int{math.MaxInt, 4, 1}, 64, math.MaxInt / 64},
+	} {
+		if got := TeamGroups(c.teams, c.size, c.team); got != c.want {
+			t.Errorf("TeamGroups(%d, %v, %d) = %d, want %d", c.teams, c.size, c.team, got, c.want)
+		}
 	}
 }
