@@ -265,7 +265,7 @@ static inline __attribute__((always_inline)) void gompt_body_RangeForms(long i, 
     for (long gompt_t39 = 0; GOMPT_CMP64(gompt_t39, <, gompt_t38); gompt_t39++) {
       long k_3 = gompt_t39;
       int x = a[gompt_t39];
-      if (GOMPT_CMP64(k_3, >=, ((long)((ulong)i * (ulong)(8L))))) {
+      if (GOMPT_CMP64(k_3, >=, ((long)((ulong)((long)(i % (3L))) * (ulong)(8L))))) {
         break;
       }
       if (x > (3)) {

@@ -268,7 +268,7 @@ func RunAtomicMax(dev gompttarget.DeviceClause, n int, v []int32, m32 []int32, m
 		Args: []gompttarget.Arg{gompttarget.Int(n), gompttarget.Slice(v), gompttarget.Slice(m32), gompttarget.Slice(m64), gompttarget.Slice(u32), gompttarget.Slice(i64), gompttarget.Slice(hits)}})
 }
 
-// BinMinKernel is the gompt map kernel of BinMin (checks.go:101:1), over [0, n).
+// BinMinKernel is the gompt map kernel of BinMin (checks.go:151:1), over [0, n).
 var BinMinKernel = &gomptdevice.Kernel{
 	Name: "BinMin",
 	Params: []gomptdevice.Param{
@@ -279,10 +279,10 @@ var BinMinKernel = &gomptdevice.Kernel{
 	},
 	Dims: 1,
 	Faults: []gomptdevice.FaultSite{
-		{Kind: gomptdevice.FaultIndex, Pos: "checks.go:102"},
+		{Kind: gomptdevice.FaultIndex, Pos: "checks.go:152"},
 	},
 	Needs: []gomptdevice.Need{
-		{Kind: gomptdevice.NeedLocalMem, Amount: 64, Use: "64 bytes of team-local memory (the team's copy of reduce(lo)=min)", Pos: "checks.go:100"},
+		{Kind: gomptdevice.NeedLocalMem, Amount: 64, Use: "64 bytes of team-local memory (the team's copy of reduce(lo)=min)", Pos: "checks.go:150"},
 	},
 	Images: []gomptdevice.Image{
 		{Kind: gomptdevice.ImageHost, Entry: "gompt_BinMin", Host: gomptHostBinMin},
@@ -314,7 +314,7 @@ func gomptHostBinMin(gomptA *gomptdevice.HostArgs, gomptR gomptdevice.Range, _, 
 	gomptPW := unsafe.Pointer(unsafe.SliceData(w))
 	gomptLo0, gomptHi0 := gomptR.Clamp(0, n)
 	for i := gomptLo0; i < gomptHi0; i++ {
-//line checks.go:102
+//line checks.go:152
 		lo[*(*int)(unsafe.Add(gomptPV, i*8))] = min(*(*float32)(unsafe.Add(gomptPW, i*4)), lo[*(*int)(unsafe.Add(gomptPV, i*8))])
 //line gompt_kernels.go:320
 	}
@@ -348,7 +348,7 @@ func RunBinMin(dev gompttarget.DeviceClause, n int, v []int, w []float32, lo []f
 		Args: []gompttarget.Arg{gompttarget.Int(n), gompttarget.Slice(v), gompttarget.Slice(w), gompttarget.Slice(lo)}})
 }
 
-// BinsKernel is the gompt map kernel of Bins (checks.go:92:1), over [0, n).
+// BinsKernel is the gompt map kernel of Bins (checks.go:142:1), over [0, n).
 var BinsKernel = &gomptdevice.Kernel{
 	Name: "Bins",
 	Params: []gomptdevice.Param{
@@ -358,10 +358,10 @@ var BinsKernel = &gomptdevice.Kernel{
 	},
 	Dims: 1,
 	Faults: []gomptdevice.FaultSite{
-		{Kind: gomptdevice.FaultIndex, Pos: "checks.go:93"},
+		{Kind: gomptdevice.FaultIndex, Pos: "checks.go:143"},
 	},
 	Needs: []gomptdevice.Need{
-		{Kind: gomptdevice.NeedLocalMem, Amount: 64, Use: "64 bytes of team-local memory (the team's copy of reduce(h)=+)", Pos: "checks.go:91"},
+		{Kind: gomptdevice.NeedLocalMem, Amount: 64, Use: "64 bytes of team-local memory (the team's copy of reduce(h)=+)", Pos: "checks.go:141"},
 	},
 	Images: []gomptdevice.Image{
 		{Kind: gomptdevice.ImageHost, Entry: "gompt_Bins", Host: gomptHostBins},
@@ -388,7 +388,7 @@ func gomptHostBins(gomptA *gomptdevice.HostArgs, gomptR gomptdevice.Range, _, _ 
 	gomptPV := unsafe.Pointer(unsafe.SliceData(v))
 	gomptLo0, gomptHi0 := gomptR.Clamp(0, n)
 	for i := gomptLo0; i < gomptHi0; i++ {
-//line checks.go:93
+//line checks.go:143
 		h[*(*int)(unsafe.Add(gomptPV, i*8))]++
 //line gompt_kernels.go:394
 	}
@@ -4778,7 +4778,7 @@ func gomptHostRangeForms(gomptA *gomptdevice.HostArgs, gomptR gomptdevice.Range,
 		for k, x := range a {
 //line gompt_kernels.go:4780
 //line views.go:103
-			if k >= (i * int(8)) {
+			if k >= ((i % int(3)) * int(8)) {
 //line gompt_kernels.go:4783
 //line views.go:104
 				break
@@ -6480,6 +6480,148 @@ func RunTeamTuple(dev gompttarget.DeviceClause, teams int, in []float32, out []f
 		Args: []gompttarget.Arg{gompttarget.Int(teams), gompttarget.Slice(in), gompttarget.Slice(out)}})
 }
 
+// TeamViewKernel is the gompt team kernel (team=64) of TeamView (checks.go:120:1), over [0, teams).
+var TeamViewKernel = &gomptdevice.Kernel{
+	Name: "TeamView",
+	Params: []gomptdevice.Param{
+		{Name: "teams", Kind: gomptdevice.ParamInt64},
+		{Name: "in", Kind: gomptdevice.ParamBuffer, Elem: gomptdevice.ParamFloat32, Len: "teams*64"},
+		{Name: "lo", Kind: gomptdevice.ParamBuffer, Elem: gomptdevice.ParamInt64, Len: "teams*64"},
+		{Name: "hi", Kind: gomptdevice.ParamBuffer, Elem: gomptdevice.ParamInt64, Len: "teams*64"},
+		{Name: "out", Kind: gomptdevice.ParamBuffer, Elem: gomptdevice.ParamFloat32, Len: "teams*64"},
+	},
+	Dims: 1,
+	Faults: []gomptdevice.FaultSite{
+		{Kind: gomptdevice.FaultSliceCap, Pos: "checks.go:122"},
+		{Kind: gomptdevice.FaultSliceOrder, Pos: "checks.go:122"},
+		{Kind: gomptdevice.FaultSliceOrder, Pos: "checks.go:123"},
+		{Kind: gomptdevice.FaultIndex, Pos: "checks.go:124"},
+		{Kind: gomptdevice.FaultSliceCap, Pos: "checks.go:127"},
+	},
+	MaxThreads: 64,
+	Needs: []gomptdevice.Need{
+		{Kind: gomptdevice.NeedLocalMem, Amount: 256, Use: "256 bytes of team-local memory (team array tile)", Pos: "checks.go:121"},
+		{Kind: gomptdevice.NeedTeamSize, Amount: 64, Use: "teams of 64 threads (team=64)", Pos: "checks.go:119"},
+	},
+	Images: []gomptdevice.Image{
+		{Kind: gomptdevice.ImageHost, Entry: "gompt_TeamView", Host: gomptHostTeamView},
+		{Kind: gomptdevice.ImageOpenCL, Entry: "gompt_TeamView", Source: gomptCLTeamView, Options: "-cl-fp32-correctly-rounded-divide-sqrt"},
+		{Kind: gomptdevice.ImagePTX, Entry: "gompt_TeamView", Source: gomptPTXTeamView},
+	},
+	Sample: gomptSampleTeamView,
+}
+
+//go:embed gompt_TeamView.cl
+var gomptCLTeamView string
+
+//go:embed gompt_TeamView.ptx
+var gomptPTXTeamView string
+
+// gomptHostTeamView is TeamViewKernel's Go image: the body of TeamView at each point of the team's range.
+func gomptHostTeamView(gomptA *gomptdevice.HostArgs, gomptR gomptdevice.Range, _, _ int) {
+	teams := gomptA.Int(0)
+	in := gomptrt.View[float32](gomptA.Bufs[1], gomptrt.Len(teams, 64))
+	lo := gomptrt.View[int](gomptA.Bufs[2], gomptrt.Len(teams, 64))
+	hi := gomptrt.View[int](gomptA.Bufs[3], gomptrt.Len(teams, 64))
+	out := gomptrt.View[float32](gomptA.Bufs[4], gomptrt.Len(teams, 64))
+	gomptPLo := unsafe.Pointer(unsafe.SliceData(lo))
+	gomptPHi := unsafe.Pointer(unsafe.SliceData(hi))
+	gomptPOut := unsafe.Pointer(unsafe.SliceData(out))
+	var gomptT1From [64][]float32 // from, per thread
+	var gomptT2S [64]float32      // s, per thread
+	gomptLo0, gomptHi0 := gomptR.Clamp(0, teams)
+	for t := gomptLo0; t < gomptHi0; t++ {
+//line checks.go:121
+		var tile [64]float32
+//line gompt_kernels.go:6537
+		_ = tile
+//line checks.go:122
+		part := in[(t * int(64)):((t * int(64)) + int(64))]
+//line gompt_kernels.go:6541
+		_ = part
+		for gomptJ := 0; gomptJ < 64; gomptJ++ {
+			th := gomptJ
+			gomptT1From[gomptJ] = part[*(*int)(unsafe.Add(gomptPLo, ((t*int(64))+th)*8)):]
+		}
+		for gomptJ := 0; gomptJ < 64; gomptJ++ {
+			th := gomptJ
+//line checks.go:124
+			tile[th] = part[th]
+//line gompt_kernels.go:6551
+		}
+		// barrier
+		for gomptJ := 0; gomptJ < 64; gomptJ++ {
+			gomptT2S[gomptJ] = float32(0)
+		}
+		for gomptJ := 0; gomptJ < 64; gomptJ++ {
+			th := gomptJ
+//line checks.go:127
+			for _, v := range gomptT1From[gomptJ][:*(*int)(unsafe.Add(gomptPHi, ((t*int(64))+th)*8))] {
+//line gompt_kernels.go:6561
+//line checks.go:128
+				gomptT2S[gomptJ] += v
+//line gompt_kernels.go:6564
+//line checks.go:127
+			}
+//line gompt_kernels.go:6567
+		}
+		for gomptJ := 0; gomptJ < 64; gomptJ++ {
+			th := gomptJ
+//line checks.go:130
+			for j, x := range tile {
+//line gompt_kernels.go:6573
+//line checks.go:131
+				if j < th {
+//line gompt_kernels.go:6576
+//line checks.go:132
+					gomptT2S[gomptJ] += x
+//line gompt_kernels.go:6579
+//line checks.go:131
+				}
+//line gompt_kernels.go:6582
+//line checks.go:130
+			}
+//line gompt_kernels.go:6585
+		}
+		for gomptJ := 0; gomptJ < 64; gomptJ++ {
+			th := gomptJ
+//line checks.go:135
+			*(*float32)(unsafe.Add(gomptPOut, ((t*int(64))+th)*4)) = gomptT2S[gomptJ]
+//line gompt_kernels.go:6591
+		}
+	}
+	_ = gomptT1From
+	_ = gomptT2S
+	_ = teams
+}
+
+// gomptSampleTeamView is TeamViewKernel's Sample: about n points, random arguments. Tol 0: every device gives the Go function's bits.
+func gomptSampleTeamView(gomptN int, gomptSeed int64) gomptdevice.Sample {
+	gomptR := gomptrt.Rand("TeamView", gomptN, gomptSeed)
+	gomptExt := gomptrt.Extents(max(gomptN/64, 1), 1)
+	teams := gomptExt[0]
+	return gomptdevice.Sample{
+		Shape: gomptdevice.Shape{Size: gomptExt, Teams: gomptExt[0], Threads: 64},
+		Bufs:  [][]byte{nil, gomptrt.Floats[float32](gomptR, gomptrt.Len(teams, 64), 0.5, 1.5), gomptrt.Ints[int](gomptR, gomptrt.Len(teams, 64), 0, 16), gomptrt.Ints[int](gomptR, gomptrt.Len(teams, 64), 0, 16), gomptrt.Floats[float32](gomptR, gomptrt.Len(teams, 64), 0.5, 1.5)},
+		Args:  []gomptdevice.Arg{gomptrt.Int(int64(teams)), {}, {}, {}, {}},
+	}
+}
+
+// RunTeamView runs TeamViewKernel (TeamView) on device dev over [0, teams), mapping each slice by how the kernel uses it:
+// in to, lo to, hi to, out tofrom.
+func RunTeamView(dev gompttarget.DeviceClause, teams int, in []float32, lo []int, hi []int, out []float32) error {
+	if teams <= 0 {
+		return nil
+	}
+	in = gomptrt.Head(in, gomptrt.Len(teams, 64))
+	lo = gomptrt.Head(lo, gomptrt.Len(teams, 64))
+	hi = gomptrt.Head(hi, gomptrt.Len(teams, 64))
+	out = gomptrt.Head(out, gomptrt.Len(teams, 64))
+	return gompttarget.Target(gompttarget.Region{Device: dev, Kernel: TeamViewKernel, Shape: gompttarget.Shape{Size: [3]int{teams, 1, 1}, Teams: teams, Threads: 64},
+		Maps: []gompttarget.Map{gompttarget.To(in), gompttarget.To(lo), gompttarget.To(hi), gompttarget.ToFrom(out)},
+		Args: []gompttarget.Arg{gompttarget.Int(teams), gompttarget.Slice(in), gompttarget.Slice(lo), gompttarget.Slice(hi), gompttarget.Slice(out)}})
+}
+
 // TranscendentalKernel is the gompt map kernel of Transcendental (floats.go:98:1), over [0, n).
 var TranscendentalKernel = &gomptdevice.Kernel{
 	Name: "Transcendental",
@@ -6517,22 +6659,22 @@ func gomptHostTranscendental(gomptA *gomptdevice.HostArgs, gomptR gomptdevice.Ra
 	for i := gomptLo0; i < gomptHi0; i++ {
 //line floats.go:99
 		x := *(*float64)(unsafe.Add(gomptPA, i*8))
-//line gompt_kernels.go:6521
+//line gompt_kernels.go:6663
 //line floats.go:100
 		v := (((((gomptmath.Exp(x) + gomptmath.Log(x)) + gomptmath.Pow(x, float64(1.5))) + gomptmath.Sin(x)) + gomptmath.Cos(x)) + gomptmath.Tanh(x))
-//line gompt_kernels.go:6524
+//line gompt_kernels.go:6666
 //line floats.go:101
 		v += (((((gomptmath.Exp2(x) + gomptmath.Log2(x)) + gomptmath.Log10(x)) + gomptmath.Log1p(x)) + gomptmath.Expm1(x)) + gomptmath.Atan2(x, float64(2.0)))
-//line gompt_kernels.go:6527
+//line gompt_kernels.go:6669
 //line floats.go:102
 		v += (((((gomptmath.Atan(x) + gomptmath.Asin((x / float64(4.0)))) + gomptmath.Acos((x / float64(4.0)))) + gomptmath.Sinh(x)) + gomptmath.Cosh(x)) + gomptmath.Tan(x))
-//line gompt_kernels.go:6530
+//line gompt_kernels.go:6672
 //line floats.go:103
 		v += ((((((gomptmath.Cbrt(x) + gomptmath.Hypot(x, float64(3.0))) + gomptmath.Erf(x)) + gomptmath.Erfc(x)) + gomptmath.Asinh(x)) + gomptmath.Acosh((x + float64(1.0)))) + gomptmath.Atanh((x / float64(4.0))))
-//line gompt_kernels.go:6533
+//line gompt_kernels.go:6675
 //line floats.go:104
 		*(*float32)(unsafe.Add(gomptPOut, i*4)) = float32(v)
-//line gompt_kernels.go:6536
+//line gompt_kernels.go:6678
 	}
 	_ = n
 }
@@ -6601,7 +6743,7 @@ func gomptHostTranspose(gomptA *gomptdevice.HostArgs, gomptR gomptdevice.Range, 
 		for x := gomptLo0; x < gomptHi0; x++ {
 //line dims.go:64
 			*(*uint8)(unsafe.Add(gomptPOut, ((x*ny)+y)*1)) = (*(*uint8)(unsafe.Add(gomptPIn, ((y*nx)+x)*1)) + uint8(1))
-//line gompt_kernels.go:6605
+//line gompt_kernels.go:6747
 		}
 	}
 }
@@ -6673,109 +6815,109 @@ gomptPoint0:
 	for i := gomptLo0; i < gomptHi0; i++ {
 //line tricky.go:11
 		o := (int(8) * i)
-//line gompt_kernels.go:6677
+//line gompt_kernels.go:6819
 //line tricky.go:12
 		long := *(*int64)(unsafe.Add(gomptPKernel, i*8))
-//line gompt_kernels.go:6680
+//line gompt_kernels.go:6822
 //line tricky.go:13
 		double := (float64(long) * global)
-//line gompt_kernels.go:6683
+//line gompt_kernels.go:6825
 //line tricky.go:14
 		sqrt := gomptmath.Sqrt(gomptmath.Abs(double))
-//line gompt_kernels.go:6686
+//line gompt_kernels.go:6828
 //line tricky.go:15
 		*(*int64)(unsafe.Add(gomptPOut, o*8)) = int64((sqrt * float64(1000.0)))
-//line gompt_kernels.go:6689
+//line gompt_kernels.go:6831
 //line tricky.go:16
 		{
-//line gompt_kernels.go:6692
+//line gompt_kernels.go:6834
 //line tricky.go:17
 			n := int(3)
-//line gompt_kernels.go:6695
+//line gompt_kernels.go:6837
 //line tricky.go:18
 			*(*int64)(unsafe.Add(gomptPOut, (o+int(1))*8)) = (int64(n) + long)
-//line gompt_kernels.go:6698
+//line gompt_kernels.go:6840
 //line tricky.go:16
 		}
-//line gompt_kernels.go:6701
+//line gompt_kernels.go:6843
 //line tricky.go:20
 		var a, b int = int(0), int(10)
-//line gompt_kernels.go:6704
+//line gompt_kernels.go:6846
 //line tricky.go:21
 		for a, b = int(0), int(10); a < b; a, b = (a + int(1)), (b - int(2)) {
-//line gompt_kernels.go:6707
+//line gompt_kernels.go:6849
 //line tricky.go:22
 			*(*int64)(unsafe.Add(gomptPOut, (o+int(2))*8)) += (int64((a * b)) ^ long)
-//line gompt_kernels.go:6710
+//line gompt_kernels.go:6852
 //line tricky.go:21
 		}
-//line gompt_kernels.go:6713
+//line gompt_kernels.go:6855
 //line tricky.go:24
 		*(*int64)(unsafe.Add(gomptPOut, (o+int(3))*8)) = long
-//line gompt_kernels.go:6716
+//line gompt_kernels.go:6858
 //line tricky.go:25
 		*(*int64)(unsafe.Add(gomptPOut, (o+int(3))*8)) <<= 2
-//line gompt_kernels.go:6719
+//line gompt_kernels.go:6861
 //line tricky.go:26
 		*(*int64)(unsafe.Add(gomptPOut, (o+int(3))*8)) &^= int64(5)
-//line gompt_kernels.go:6722
+//line gompt_kernels.go:6864
 //line tricky.go:27
 		*(*int64)(unsafe.Add(gomptPOut, (o+int(3))*8))++
-//line gompt_kernels.go:6725
+//line gompt_kernels.go:6867
 //line tricky.go:28
 		*(*int64)(unsafe.Add(gomptPOut, (o+int(3))*8)) %= int64(1000003)
-//line gompt_kernels.go:6728
+//line gompt_kernels.go:6870
 //line tricky.go:29
 		var cnt uint8
-//line gompt_kernels.go:6731
+//line gompt_kernels.go:6873
 //line tricky.go:30
 		for k := range uint8(200) {
-//line gompt_kernels.go:6734
+//line gompt_kernels.go:6876
 //line tricky.go:31
 			cnt += k
-//line gompt_kernels.go:6737
+//line gompt_kernels.go:6879
 //line tricky.go:30
 		}
-//line gompt_kernels.go:6740
+//line gompt_kernels.go:6882
 //line tricky.go:33
 		*(*int64)(unsafe.Add(gomptPOut, (o+int(4))*8)) = (int64(cnt) + int64((^uint8(long))))
-//line gompt_kernels.go:6743
+//line gompt_kernels.go:6885
 //line tricky.go:34
 		half, flag := (long > int64(0)), (!((long % int64(2)) == int64(0)))
-//line gompt_kernels.go:6746
+//line gompt_kernels.go:6888
 //line tricky.go:35
 		if half == flag {
-//line gompt_kernels.go:6749
+//line gompt_kernels.go:6891
 //line tricky.go:36
 			*(*int64)(unsafe.Add(gomptPOut, (o+int(5))*8)) = int64(1)
-//line gompt_kernels.go:6752
+//line gompt_kernels.go:6894
 //line tricky.go:35
 		}
-//line gompt_kernels.go:6755
+//line gompt_kernels.go:6897
 //line tricky.go:38
 		*(*int64)(unsafe.Add(gomptPOut, (o+int(6))*8)) = (min(long, int64(a), int64(b), int64(7)) + max(long, int64(-3)))
-//line gompt_kernels.go:6758
+//line gompt_kernels.go:6900
 //line tricky.go:39
 		for j := range int(5) {
-//line gompt_kernels.go:6761
+//line gompt_kernels.go:6903
 //line tricky.go:40
 			if int64(j) == (long % int64(5)) {
-//line gompt_kernels.go:6764
+//line gompt_kernels.go:6906
 //line tricky.go:41
 				*(*int64)(unsafe.Add(gomptPOut, (o+int(7))*8)) = ((int64(j) + int64((float64(314.1592653589793) * float64((j + int(1)))))) + int64(1000000000000000000))
-//line gompt_kernels.go:6767
+//line gompt_kernels.go:6909
 //line tricky.go:42
 				continue gomptPoint0
-//line gompt_kernels.go:6770
+//line gompt_kernels.go:6912
 //line tricky.go:40
 			}
-//line gompt_kernels.go:6773
+//line gompt_kernels.go:6915
 //line tricky.go:39
 		}
-//line gompt_kernels.go:6776
+//line gompt_kernels.go:6918
 //line tricky.go:45
 		*(*int64)(unsafe.Add(gomptPOut, (o+int(7))*8)) = (-long)
-//line gompt_kernels.go:6779
+//line gompt_kernels.go:6921
 	}
 	_ = n
 }
@@ -6850,34 +6992,34 @@ func gomptHostTuples(gomptA *gomptdevice.HostArgs, gomptR gomptdevice.Range, _, 
 	for i := gomptLo0; i < gomptHi0; i++ {
 //line tuple.go:17
 		o := (int(4) * i)
-//line gompt_kernels.go:6854
+//line gompt_kernels.go:6996
 //line tuple.go:18
 		k := o
-//line gompt_kernels.go:6857
+//line gompt_kernels.go:6999
 //line tuple.go:19
 		k, out[k] = (o + int(1)), *(*int32)(unsafe.Add(gomptPIn, i*4))
-//line gompt_kernels.go:6860
+//line gompt_kernels.go:7002
 //line tuple.go:20
 		out[k], out[(k+int(1))] = (*(*int32)(unsafe.Add(gomptPIn, i*4)) * int32(3)), (out[(k-int(1))] + int32(1))
-//line gompt_kernels.go:6863
+//line gompt_kernels.go:7005
 //line tuple.go:21
 		*(*int32)(unsafe.Add(gomptPOut, o*4)), *(*int32)(unsafe.Add(gomptPOut, (o+int(1))*4)) = *(*int32)(unsafe.Add(gomptPOut, (o+int(1))*4)), *(*int32)(unsafe.Add(gomptPOut, o*4))
-//line gompt_kernels.go:6866
+//line gompt_kernels.go:7008
 //line tuple.go:22
 		var x, y int32
-//line gompt_kernels.go:6869
+//line gompt_kernels.go:7011
 //line tuple.go:23
 		x, y = *(*int32)(unsafe.Add(gomptPOut, (o+int(2))*4)), x
-//line gompt_kernels.go:6872
+//line gompt_kernels.go:7014
 //line tuple.go:24
 		*(*int32)(unsafe.Add(gomptPOut, (o+int(3))*4)), x = (x + y), *(*int32)(unsafe.Add(gomptPOut, o*4))
-//line gompt_kernels.go:6875
+//line gompt_kernels.go:7017
 //line tuple.go:25
 		swapNext(out, (o + int(1)))
-//line gompt_kernels.go:6878
+//line gompt_kernels.go:7020
 //line tuple.go:26
 		*(*int32)(unsafe.Add(gomptPOut, o*4)) += x
-//line gompt_kernels.go:6881
+//line gompt_kernels.go:7023
 	}
 	_ = n
 }
@@ -6948,34 +7090,34 @@ func gomptHostUint64Ops(gomptA *gomptdevice.HostArgs, gomptR gomptdevice.Range, 
 	for i := gomptLo0; i < gomptHi0; i++ {
 //line ints.go:53
 		x, y := *(*uint64)(unsafe.Add(gomptPA, i*8)), *(*uint64)(unsafe.Add(gomptPB, i*8))
-//line gompt_kernels.go:6952
+//line gompt_kernels.go:7094
 //line ints.go:54
 		o := (int(6) * i)
-//line gompt_kernels.go:6955
+//line gompt_kernels.go:7097
 //line ints.go:55
 		*(*uint64)(unsafe.Add(gomptPOut, o*8)) = (x + y)
-//line gompt_kernels.go:6958
+//line gompt_kernels.go:7100
 //line ints.go:56
 		*(*uint64)(unsafe.Add(gomptPOut, (o+int(1))*8)) = (x - y)
-//line gompt_kernels.go:6961
+//line gompt_kernels.go:7103
 //line ints.go:57
 		*(*uint64)(unsafe.Add(gomptPOut, (o+int(2))*8)) = (x * y)
-//line gompt_kernels.go:6964
+//line gompt_kernels.go:7106
 //line ints.go:58
 		if y != uint64(0) {
-//line gompt_kernels.go:6967
+//line gompt_kernels.go:7109
 //line ints.go:59
 			*(*uint64)(unsafe.Add(gomptPOut, (o+int(3))*8)) = (x / y)
-//line gompt_kernels.go:6970
+//line gompt_kernels.go:7112
 //line ints.go:60
 			*(*uint64)(unsafe.Add(gomptPOut, (o+int(4))*8)) = (x % y)
-//line gompt_kernels.go:6973
+//line gompt_kernels.go:7115
 //line ints.go:58
 		}
-//line gompt_kernels.go:6976
+//line gompt_kernels.go:7118
 //line ints.go:62
 		*(*uint64)(unsafe.Add(gomptPOut, (o+int(5))*8)) = (-x)
-//line gompt_kernels.go:6979
+//line gompt_kernels.go:7121
 	}
 	_ = n
 }
@@ -7053,82 +7195,82 @@ func gomptLanesUniformStore(gomptX0, gomptW int, n int, m int, b []int32, c []in
 	gomptPOut := unsafe.Pointer(unsafe.SliceData(out))
 //line lockstep.go:33
 	for j := int(0); j < m; j++ {
-//line gompt_kernels.go:7057
+//line gompt_kernels.go:7199
 //line lockstep.go:34
 		gomptU1 := int32(((j * int(7)) + int(5)))
-//line gompt_kernels.go:7060
+//line gompt_kernels.go:7202
 //line lockstep.go:34
 		for gomptJ := 0; gomptJ < gomptW; gomptJ++ {
-//line gompt_kernels.go:7063
+//line gompt_kernels.go:7205
 //line lockstep.go:34
 			i := gomptX0 + gomptJ
-//line gompt_kernels.go:7066
+//line gompt_kernels.go:7208
 //line lockstep.go:34
 			if i == int(0) {
-//line gompt_kernels.go:7069
+//line gompt_kernels.go:7211
 //line lockstep.go:35
 				*(*int32)(unsafe.Add(gomptPB, j*4)) = gomptU1
-//line gompt_kernels.go:7072
+//line gompt_kernels.go:7214
 //line lockstep.go:36
 				*(*int32)(unsafe.Add(gomptPOut, i*4)) += *(*int32)(unsafe.Add(gomptPB, j*4))
-//line gompt_kernels.go:7075
+//line gompt_kernels.go:7217
 //line lockstep.go:34
 			}
-//line gompt_kernels.go:7078
+//line gompt_kernels.go:7220
 //line lockstep.go:34
 		}
-//line gompt_kernels.go:7081
+//line gompt_kernels.go:7223
 //line lockstep.go:38
 		gomptU2 := unsafe.Add(gomptPOut, (gomptX0)*4)
-//line gompt_kernels.go:7084
+//line gompt_kernels.go:7226
 //line lockstep.go:38
 		gomptU3 := int32(j)
-//line gompt_kernels.go:7087
+//line gompt_kernels.go:7229
 //line lockstep.go:38
 		for gomptJ := 0; gomptJ < gomptW; gomptJ++ {
-//line gompt_kernels.go:7090
+//line gompt_kernels.go:7232
 //line lockstep.go:38
 			*(*int32)(unsafe.Add(gomptU2, gomptJ*4)) += gomptU3
-//line gompt_kernels.go:7093
+//line gompt_kernels.go:7235
 //line lockstep.go:38
 		}
-//line gompt_kernels.go:7096
+//line gompt_kernels.go:7238
 //line lockstep.go:33
 	}
-//line gompt_kernels.go:7099
+//line gompt_kernels.go:7241
 //line lockstep.go:40
 	for j := int(0); j < m; j++ {
-//line gompt_kernels.go:7102
+//line gompt_kernels.go:7244
 //line lockstep.go:41
 		gomptU4 := (n - int(1))
-//line gompt_kernels.go:7105
+//line gompt_kernels.go:7247
 //line lockstep.go:41
 		gomptU5 := ((m - int(1)) - j)
-//line gompt_kernels.go:7108
+//line gompt_kernels.go:7250
 //line lockstep.go:41
 		gomptU6 := int32(j)
-//line gompt_kernels.go:7111
+//line gompt_kernels.go:7253
 //line lockstep.go:41
 		for gomptJ := 0; gomptJ < gomptW; gomptJ++ {
-//line gompt_kernels.go:7114
+//line gompt_kernels.go:7256
 //line lockstep.go:41
 			i := gomptX0 + gomptJ
-//line gompt_kernels.go:7117
+//line gompt_kernels.go:7259
 //line lockstep.go:41
 			if i == gomptU4 {
-//line gompt_kernels.go:7120
+//line gompt_kernels.go:7262
 //line lockstep.go:42
 				c[gomptU5], *(*int32)(unsafe.Add(gomptPOut, i*4)) = gomptU6, (*(*int32)(unsafe.Add(gomptPOut, i*4)) + gomptU6)
-//line gompt_kernels.go:7123
+//line gompt_kernels.go:7265
 //line lockstep.go:41
 			}
-//line gompt_kernels.go:7126
+//line gompt_kernels.go:7268
 //line lockstep.go:41
 		}
-//line gompt_kernels.go:7129
+//line gompt_kernels.go:7271
 //line lockstep.go:40
 	}
-//line gompt_kernels.go:7132
+//line gompt_kernels.go:7274
 }
 
 // gomptSampleUniformStore is UniformStoreKernel's Sample: about n points, random arguments. Tol 0: every device gives the Go function's bits.
@@ -7156,4 +7298,188 @@ func RunUniformStore(dev gompttarget.DeviceClause, n int, m int, b []int32, c []
 	return gompttarget.Target(gompttarget.Region{Device: dev, Kernel: UniformStoreKernel, Shape: gompttarget.Shape{Size: [3]int{n, 1, 1}},
 		Maps: []gompttarget.Map{gompttarget.ToFrom(b), gompttarget.ToFrom(c), gompttarget.ToFrom(out)},
 		Args: []gompttarget.Arg{gompttarget.Int(n), gompttarget.Int(m), gompttarget.Slice(b), gompttarget.Slice(c), gompttarget.Slice(out)}})
+}
+
+// ViewBoundsKernel is the gompt map kernel of ViewBounds (checks.go:103:1), over [0, rows).
+var ViewBoundsKernel = &gomptdevice.Kernel{
+	Name: "ViewBounds",
+	Params: []gomptdevice.Param{
+		{Name: "rows", Kind: gomptdevice.ParamInt64},
+		{Name: "m", Kind: gomptdevice.ParamInt64},
+		{Name: "lo", Kind: gomptdevice.ParamBuffer, Elem: gomptdevice.ParamInt64, Len: "rows"},
+		{Name: "hi", Kind: gomptdevice.ParamBuffer, Elem: gomptdevice.ParamInt64, Len: "rows"},
+		{Name: "c", Kind: gomptdevice.ParamBuffer, Elem: gomptdevice.ParamInt64, Len: "rows"},
+		{Name: "a", Kind: gomptdevice.ParamBuffer, Elem: gomptdevice.ParamFloat32, Len: "m"},
+		{Name: "out", Kind: gomptdevice.ParamBuffer, Elem: gomptdevice.ParamFloat32, Len: "rows"},
+	},
+	Dims: 1,
+	Faults: []gomptdevice.FaultSite{
+		{Kind: gomptdevice.FaultSliceCap, Pos: "checks.go:105"},
+		{Kind: gomptdevice.FaultSliceOrder, Pos: "checks.go:105"},
+		{Kind: gomptdevice.FaultSliceCap, Pos: "checks.go:108"},
+		{Kind: gomptdevice.FaultSliceOrder, Pos: "checks.go:108"},
+		{Kind: gomptdevice.FaultSlice3Cap, Pos: "checks.go:109"},
+		{Kind: gomptdevice.FaultSlice3Max, Pos: "checks.go:109"},
+		{Kind: gomptdevice.FaultSlice3Order, Pos: "checks.go:109"},
+	},
+	Images: []gomptdevice.Image{
+		{Kind: gomptdevice.ImageHost, Entry: "gompt_ViewBounds", Host: gomptHostViewBounds},
+		{Kind: gomptdevice.ImageOpenCL, Entry: "gompt_ViewBounds", Source: gomptCLViewBounds, Options: "-cl-fp32-correctly-rounded-divide-sqrt"},
+		{Kind: gomptdevice.ImagePTX, Entry: "gompt_ViewBounds", Source: gomptPTXViewBounds},
+	},
+	Sample: gomptSampleViewBounds,
+}
+
+//go:embed gompt_ViewBounds.cl
+var gomptCLViewBounds string
+
+//go:embed gompt_ViewBounds.ptx
+var gomptPTXViewBounds string
+
+// gomptHostViewBounds is ViewBoundsKernel's Go image: the body of ViewBounds at each point of the team's range.
+func gomptHostViewBounds(gomptA *gomptdevice.HostArgs, gomptR gomptdevice.Range, _, _ int) {
+	rows := gomptA.Int(0)
+	m := gomptA.Int(1)
+	lo := gomptrt.View[int](gomptA.Bufs[2], gomptrt.Len(rows))
+	hi := gomptrt.View[int](gomptA.Bufs[3], gomptrt.Len(rows))
+	c := gomptrt.View[int](gomptA.Bufs[4], gomptrt.Len(rows))
+	a := gomptrt.View[float32](gomptA.Bufs[5], gomptrt.Len(m))
+	out := gomptrt.View[float32](gomptA.Bufs[6], gomptrt.Len(rows))
+	gomptPLo := unsafe.Pointer(unsafe.SliceData(lo))
+	gomptPHi := unsafe.Pointer(unsafe.SliceData(hi))
+	gomptPC := unsafe.Pointer(unsafe.SliceData(c))
+	gomptPOut := unsafe.Pointer(unsafe.SliceData(out))
+	gomptLo0, gomptHi0 := gomptR.Clamp(0, rows)
+	for r := gomptLo0; r < gomptHi0; r++ {
+//line checks.go:104
+		var s float32
+//line gompt_kernels.go:7357
+//line checks.go:105
+		for _, v := range a[*(*int)(unsafe.Add(gomptPLo, r*8)):*(*int)(unsafe.Add(gomptPHi, r*8))] {
+//line gompt_kernels.go:7360
+//line checks.go:106
+			s += v
+//line gompt_kernels.go:7363
+//line checks.go:105
+		}
+//line gompt_kernels.go:7366
+//line checks.go:108
+		v := a[*(*int)(unsafe.Add(gomptPLo, r*8)):*(*int)(unsafe.Add(gomptPHi, r*8))]
+//line gompt_kernels.go:7369
+//line checks.go:109
+		w := v[int(1):int(2):*(*int)(unsafe.Add(gomptPC, r*8))]
+//line gompt_kernels.go:7372
+//line checks.go:110
+		*(*float32)(unsafe.Add(gomptPOut, r*4)) = (s + w[int(0)])
+//line gompt_kernels.go:7375
+	}
+	_ = rows
+	_ = m
+}
+
+// gomptSampleViewBounds is ViewBoundsKernel's Sample: about n points, random arguments. Tol 0: every device gives the Go function's bits.
+func gomptSampleViewBounds(gomptN int, gomptSeed int64) gomptdevice.Sample {
+	gomptR := gomptrt.Rand("ViewBounds", gomptN, gomptSeed)
+	gomptExt := gomptrt.Extents(gomptN, 1)
+	rows := gomptExt[0]
+	m := int(1 + gomptR.IntN(8))
+	return gomptdevice.Sample{
+		Shape: gomptdevice.Shape{Size: gomptExt},
+		Bufs:  [][]byte{nil, nil, gomptrt.Ints[int](gomptR, gomptrt.Len(rows), 0, 16), gomptrt.Ints[int](gomptR, gomptrt.Len(rows), 0, 16), gomptrt.Ints[int](gomptR, gomptrt.Len(rows), 0, 16), gomptrt.Floats[float32](gomptR, gomptrt.Len(m), 0.5, 1.5), gomptrt.Floats[float32](gomptR, gomptrt.Len(rows), 0.5, 1.5)},
+		Args:  []gomptdevice.Arg{gomptrt.Int(int64(rows)), gomptrt.Int(int64(m)), {}, {}, {}, {}, {}},
+	}
+}
+
+// RunViewBounds runs ViewBoundsKernel (ViewBounds) on device dev over [0, rows), mapping each slice by how the kernel uses it:
+// lo to, hi to, c to, a to, out from.
+func RunViewBounds(dev gompttarget.DeviceClause, rows int, m int, lo []int, hi []int, c []int, a []float32, out []float32) error {
+	if rows <= 0 {
+		return nil
+	}
+	lo = gomptrt.Head(lo, gomptrt.Len(rows))
+	hi = gomptrt.Head(hi, gomptrt.Len(rows))
+	c = gomptrt.Head(c, gomptrt.Len(rows))
+	a = gomptrt.Head(a, gomptrt.Len(m))
+	out = gomptrt.Head(out, gomptrt.Len(rows))
+	return gompttarget.Target(gompttarget.Region{Device: dev, Kernel: ViewBoundsKernel, Shape: gompttarget.Shape{Size: [3]int{rows, 1, 1}},
+		Maps: []gompttarget.Map{gompttarget.To(lo), gompttarget.To(hi), gompttarget.To(c), gompttarget.To(a), gompttarget.From(out)},
+		Args: []gompttarget.Arg{gompttarget.Int(rows), gompttarget.Int(m), gompttarget.Slice(lo), gompttarget.Slice(hi), gompttarget.Slice(c), gompttarget.Slice(a), gompttarget.Slice(out)}})
+}
+
+// ViewIndexKernel is the gompt map kernel of ViewIndex (checks.go:93:1), over [0, rows).
+var ViewIndexKernel = &gomptdevice.Kernel{
+	Name: "ViewIndex",
+	Params: []gomptdevice.Param{
+		{Name: "rows", Kind: gomptdevice.ParamInt64},
+		{Name: "w", Kind: gomptdevice.ParamInt64},
+		{Name: "a", Kind: gomptdevice.ParamBuffer, Elem: gomptdevice.ParamFloat32, Len: "rows*w"},
+		{Name: "at", Kind: gomptdevice.ParamBuffer, Elem: gomptdevice.ParamInt64, Len: "rows"},
+		{Name: "out", Kind: gomptdevice.ParamBuffer, Elem: gomptdevice.ParamFloat32, Len: "rows"},
+	},
+	Dims: 1,
+	Faults: []gomptdevice.FaultSite{
+		{Kind: gomptdevice.FaultSliceCap, Pos: "checks.go:94"},
+		{Kind: gomptdevice.FaultSliceOrder, Pos: "checks.go:94"},
+		{Kind: gomptdevice.FaultIndex, Pos: "checks.go:95"},
+	},
+	Images: []gomptdevice.Image{
+		{Kind: gomptdevice.ImageHost, Entry: "gompt_ViewIndex", Host: gomptHostViewIndex},
+		{Kind: gomptdevice.ImageOpenCL, Entry: "gompt_ViewIndex", Source: gomptCLViewIndex, Options: "-cl-fp32-correctly-rounded-divide-sqrt"},
+		{Kind: gomptdevice.ImagePTX, Entry: "gompt_ViewIndex", Source: gomptPTXViewIndex},
+	},
+	Sample: gomptSampleViewIndex,
+}
+
+//go:embed gompt_ViewIndex.cl
+var gomptCLViewIndex string
+
+//go:embed gompt_ViewIndex.ptx
+var gomptPTXViewIndex string
+
+// gomptHostViewIndex is ViewIndexKernel's Go image: the body of ViewIndex at each point of the team's range.
+func gomptHostViewIndex(gomptA *gomptdevice.HostArgs, gomptR gomptdevice.Range, _, _ int) {
+	rows := gomptA.Int(0)
+	w := gomptA.Int(1)
+	a := gomptrt.View[float32](gomptA.Bufs[2], gomptrt.Len(rows, w))
+	at := gomptrt.View[int](gomptA.Bufs[3], gomptrt.Len(rows))
+	out := gomptrt.View[float32](gomptA.Bufs[4], gomptrt.Len(rows))
+	gomptPAt := unsafe.Pointer(unsafe.SliceData(at))
+	gomptPOut := unsafe.Pointer(unsafe.SliceData(out))
+	gomptLo0, gomptHi0 := gomptR.Clamp(0, rows)
+	for r := gomptLo0; r < gomptHi0; r++ {
+//line checks.go:94
+		row := a[(r * w):((r + int(1)) * w)]
+//line gompt_kernels.go:7453
+//line checks.go:95
+		*(*float32)(unsafe.Add(gomptPOut, r*4)) = row[*(*int)(unsafe.Add(gomptPAt, r*8))]
+//line gompt_kernels.go:7456
+	}
+	_ = rows
+}
+
+// gomptSampleViewIndex is ViewIndexKernel's Sample: about n points, random arguments. Tol 0: every device gives the Go function's bits.
+func gomptSampleViewIndex(gomptN int, gomptSeed int64) gomptdevice.Sample {
+	gomptR := gomptrt.Rand("ViewIndex", gomptN, gomptSeed)
+	gomptExt := gomptrt.Extents(gomptN, 1)
+	rows := gomptExt[0]
+	w := int(1 + gomptR.IntN(8))
+	return gomptdevice.Sample{
+		Shape: gomptdevice.Shape{Size: gomptExt},
+		Bufs:  [][]byte{nil, nil, gomptrt.Floats[float32](gomptR, gomptrt.Len(rows, w), 0.5, 1.5), gomptrt.Ints[int](gomptR, gomptrt.Len(rows), 0, 16), gomptrt.Floats[float32](gomptR, gomptrt.Len(rows), 0.5, 1.5)},
+		Args:  []gomptdevice.Arg{gomptrt.Int(int64(rows)), gomptrt.Int(int64(w)), {}, {}, {}},
+	}
+}
+
+// RunViewIndex runs ViewIndexKernel (ViewIndex) on device dev over [0, rows), mapping each slice by how the kernel uses it:
+// a to, at to, out from.
+func RunViewIndex(dev gompttarget.DeviceClause, rows int, w int, a []float32, at []int, out []float32) error {
+	if rows <= 0 {
+		return nil
+	}
+	a = gomptrt.Head(a, gomptrt.Len(rows, w))
+	at = gomptrt.Head(at, gomptrt.Len(rows))
+	out = gomptrt.Head(out, gomptrt.Len(rows))
+	return gompttarget.Target(gompttarget.Region{Device: dev, Kernel: ViewIndexKernel, Shape: gompttarget.Shape{Size: [3]int{rows, 1, 1}},
+		Maps: []gompttarget.Map{gompttarget.To(a), gompttarget.To(at), gompttarget.From(out)},
+		Args: []gompttarget.Arg{gompttarget.Int(rows), gompttarget.Int(w), gompttarget.Slice(a), gompttarget.Slice(at), gompttarget.Slice(out)}})
 }

@@ -100,7 +100,7 @@ func RangeForms(i int, n int, a []int32, out []int64) {
 	fill(tail, int64(len(head))*10+int64(len(ext)))
 	n0 := 0
 	for k, x := range a {
-		if k >= i*8 {
+		if k >= i%3*8 {
 			break
 		}
 		if x > 3 {
