@@ -30,9 +30,11 @@
 // expressions as polynomials over the parameters and loop counters, with
 // the ranges that the indices, counted loops and the conditions of
 // branches give them, and drops a device's bounds test only for indexes
-// it proves in range. The Go image pastes the function's body into the
-// loops over its team's range, reading and writing proven elements through
-// their address; it splits dimension 0 at a stencil's boundary test, and
+// it proves in range. A view (row := A[lo:hi]) is a pointer into its
+// buffer with its own length and capacity in the C, and Go's own slice
+// in the Go image (view.go, viewemit.go). The Go image pastes the
+// function's body into the loops over its team's range, reading and
+// writing proven elements through their address; it splits dimension 0 at a stencil's boundary test, and
 // runs a body whose loop does not depend on the point (matmul's inner
 // product) statement by statement over blocks of points.
 package main
