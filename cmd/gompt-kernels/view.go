@@ -333,7 +333,11 @@ func (pr *prover) viewIndex(ix *ast.IndexExpr, e env) bool {
 	if w == nil {
 		return false
 	}
-	if i, ok := pr.poly(ix.Index); ok && pr.inRange(i, pr.viewLen(w), e) {
+	l := pr.viewLen(w)
+	if i, ok := pr.poly(ix.Index); ok && pr.inRange(i, l, e) {
+		pr.k.proven[ix] = true
+	}
+	if n, ok := constOf(l); ok && pr.below(ix.Index, n) { // v[b&3] of a view of 4
 		pr.k.proven[ix] = true
 	}
 	return true
