@@ -28,6 +28,22 @@ const FaultDivide FaultKind = 2
 // record as check LoopLimitCheck: the results are incomplete.
 const FaultLoopLimit FaultKind = 3
 
+// The bounds of a slice expression out of range (Go's "slice bounds out
+// of range"), one kind per check Go's run time makes, in its order, with
+// its words: for s[lo:hi], FaultSliceCap (hi against s's capacity: "[:hi]
+// with capacity c") then FaultSliceOrder (lo against hi: "[lo:hi]"); for
+// s[lo:hi:max], FaultSlice3Cap ("[::max] with capacity c"), FaultSlice3Max
+// ("[:hi:max]") and FaultSlice3Order ("[lo:hi:]"). A KernelFault's Index
+// is the first value the message names, its Len the second. A negative
+// first value is named alone, as Go does ("[:-1]", "[-1:]").
+const (
+	FaultSliceCap FaultKind = 4 + iota
+	FaultSliceOrder
+	FaultSlice3Cap
+	FaultSlice3Max
+	FaultSlice3Order
+)
+
 // LoopLimitCheck is the check number that device code writes into word 0
 // of its fault record for a FaultLoopLimit (a kernel has fewer checks).
 const LoopLimitCheck = 0x7fffffff
@@ -91,7 +107,44 @@ func (f *KernelFault) Error() string {
 	case FaultDivide:
 		return s + "integer divide by zero"
 	}
+	if form, ok := sliceForms[f.Site.Kind]; ok {
+		words := strings.Replace(form.pos, "%y", strconv.FormatInt(f.Len, 10), 1)
+		if f.Index < 0 {
+			words = form.neg
+		}
+		return s + "slice bounds out of range " + strings.Replace(words, "%x", strconv.FormatInt(f.Index, 10), 1)
+	}
 	return s + fmt.Sprintf("failed check of kind %d", f.Site.Kind)
+}
+
+// sliceForms are Go's words for each slice check (runtime's
+// boundsErrorFmt and boundsNegErrorFmt): pos, and neg where the first
+// value is negative.
+var sliceForms = map[FaultKind]struct{ pos, neg string }{
+	FaultSliceCap:    {"[:%x] with capacity %y", "[:%x]"},
+	FaultSliceOrder:  {"[%x:%y]", "[%x:]"},
+	FaultSlice3Cap:   {"[::%x] with capacity %y", "[::%x]"},
+	FaultSlice3Max:   {"[:%x:%y]", "[:%x:]"},
+	FaultSlice3Order: {"[%x:%y:]", "[%x::]"},
+}
+
+// sliceKind is the kind of Go's run-time error msg, "slice bounds out of
+// range [...]...", by the form of its bounds.
+func sliceKind(msg string) FaultKind {
+	b := strings.TrimPrefix(msg, "slice bounds out of range [")
+	b, _, _ = strings.Cut(b, "]")
+	parts := strings.Split(b, ":")
+	switch {
+	case len(parts) == 2 && parts[0] == "":
+		return FaultSliceCap
+	case len(parts) == 2:
+		return FaultSliceOrder
+	case parts[0] == "" && parts[1] == "":
+		return FaultSlice3Cap
+	case parts[0] == "":
+		return FaultSlice3Max
+	}
+	return FaultSlice3Order
 }
 
 // Fault decodes a fault record read back from a device after k ran: nil
@@ -138,8 +191,10 @@ func GoFault(kernel string, v any, pcs []uintptr) *KernelFault {
 	msg := strings.TrimPrefix(re.Error(), "runtime error: ")
 	var kind FaultKind
 	switch {
-	case strings.HasPrefix(msg, "index out of range"), strings.HasPrefix(msg, "slice bounds out of range"):
+	case strings.HasPrefix(msg, "index out of range"):
 		kind = FaultIndex
+	case strings.HasPrefix(msg, "slice bounds out of range"):
+		kind = sliceKind(msg)
 	case msg == "integer divide by zero":
 		kind = FaultDivide
 	default:

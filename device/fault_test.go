@@ -114,3 +114,50 @@ func TestGoFaultNamesTheFailingLine(t *testing.T) {
 	assert.Nil(t, device.GoFault("K", v, pcs), "another run-time error")
 	assert.True(t, strings.HasPrefix(device.GoFault("K", func() any { v, _ := recovered(func() { index(nil, 0) }); return v }(), nil).Site.Pos, "?"), "no stack: position unknown, fault still reported")
 }
+
+//go:noinline
+func reslice(s []int, lo, hi, max int, three bool) []int {
+	if three {
+		return s[lo:hi:max]
+	}
+	return s[lo:hi]
+}
+
+// A slice expression's failed check says what Go's run time says of it,
+// for each of its checks, from a device's record and from a Go image's
+// panic alike (the same kind, the same words).
+func TestSliceFaultsInGoWords(t *testing.T) {
+	k := &device.Kernel{Name: "K", Faults: []device.FaultSite{
+		{Kind: device.FaultSliceCap, Pos: "k.go:1"},
+		{Kind: device.FaultSliceOrder, Pos: "k.go:1"},
+		{Kind: device.FaultSlice3Cap, Pos: "k.go:1"},
+		{Kind: device.FaultSlice3Max, Pos: "k.go:1"},
+		{Kind: device.FaultSlice3Order, Pos: "k.go:1"},
+	}}
+	tag := device.FaultTag("K")
+	s := make([]int, 4, 4)
+	for _, c := range []struct {
+		check      int64
+		x, y       int64
+		lo, hi, mx int
+		three      bool
+	}{
+		{1, 5, 4, 0, 5, 0, false},
+		{1, -1, 4, 0, -1, 0, false},
+		{2, 3, 2, 3, 2, 0, false},
+		{2, -2, 2, -2, 2, 0, false},
+		{3, 6, 4, 0, 1, 6, true},
+		{3, -3, 4, 0, 1, -3, true},
+		{4, 3, 2, 0, 3, 2, true},
+		{4, -1, 2, 0, -1, 2, true},
+		{5, 2, 1, 2, 1, 3, true},
+		{5, -1, 1, -1, 1, 3, true},
+	} {
+		dev := k.Fault([4]int64{c.check, c.x, c.y, tag})
+		v, pcs := recovered(func() { reslice(s, c.lo, c.hi, c.mx, c.three) })
+		g := device.GoFault("K", v, pcs)
+		require.NotNil(t, g, "s[%d:%d:%d]", c.lo, c.hi, c.mx)
+		assert.Equal(t, "kernel K (k.go:1): "+g.What, dev.Error(), "s[%d:%d:%d] (three: %v)", c.lo, c.hi, c.mx, c.three)
+		assert.Equal(t, dev.Site.Kind, g.Site.Kind, "s[%d:%d:%d] (three: %v): %s", c.lo, c.hi, c.mx, c.three, g.What)
+	}
+}

@@ -105,8 +105,7 @@ func (c *cfunc) atomicCall(e *ast.CallExpr, name string) string {
 	op := atomicOps[name]
 	t := op.t
 	ix := atomicAddr(e.Args[0])
-	p := c.bufferOf(ix)
-	buf := c.names[p.obj]
+	p, buf, n := c.elemBuffer(ix) // a buffer's element, or a view's
 	idx := c.index(ix.Index)
 	var args []string
 	for _, a := range e.Args[1:] {
@@ -116,7 +115,7 @@ func (c *cfunc) atomicCall(e *ast.CallExpr, name string) string {
 	if c.proven(ix) {
 		return h + "(" + strings.Join(append([]string{"&" + buf + "[" + idx + "]"}, args...), ", ") + ")"
 	}
-	return h + "_at(" + strings.Join(append([]string{buf, c.lens[p], idx}, args...), ", ") + ", " + c.site(siteIndex, ix.Index.Pos()) + ")"
+	return h + "_at(" + strings.Join(append([]string{buf, n, idx}, args...), ", ") + ", " + c.site(siteIndex, ix.Index.Pos()) + ")"
 }
 
 // atomic returns the helper of an atomic Add, CompareAndSwap or Load

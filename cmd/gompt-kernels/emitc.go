@@ -23,6 +23,7 @@ type cfunc struct {
 	names map[*types.Var]string
 	used  map[string]bool
 	lens  map[*param]string // a buffer's length variable
+	views map[*types.Var]*cview
 	tmp   int
 	stack []*branchTarget
 	file  *cfile // the kernel file f is emitted into: its checks
@@ -207,6 +208,9 @@ func (c *cfunc) block(list []ast.Stmt) {
 }
 
 func (c *cfunc) stmt(s ast.Stmt, label string) {
+	if c.viewStmt(s) {
+		return
+	}
 	switch s := s.(type) {
 	case nil, *ast.EmptyStmt:
 	case *ast.BlockStmt:
@@ -420,7 +424,7 @@ func (c *cfunc) store(l ast.Expr, val func() string) {
 // C index idx (already evaluated: a tuple assignment evaluates its
 // targets' indexes before its values, as Go does).
 func (c *cfunc) storeAt(ix *ast.IndexExpr, idx, v string) {
-	if c.teamStoreAt(ix, idx, v) {
+	if c.teamStoreAt(ix, idx, v) || c.viewStoreAt(ix, idx, v) {
 		return
 	}
 	p := c.bufferOf(ix)
@@ -466,8 +470,7 @@ func (c *cfunc) opAssign(l ast.Expr, op token.Token, rhs func() string, r ...ast
 		if team != nil {
 			name, n = c.names[team], fmt.Sprintf("%dL", c.f.kernel.teamArrays[team])
 		} else {
-			p := c.bufferOf(l)
-			name, n = c.names[p.obj], c.lens[p]
+			_, name, n = c.elemBuffer(l) // a buffer's, or a view's
 		}
 		c.checkedAt(l, n, team != nil, func(idx string) {
 			v, re := operand()
@@ -605,6 +608,9 @@ func (c *cfunc) sub(emit func()) string {
 // rangeStmt: for i := range n, over a hidden counter (assigning the
 // variable in the body does not change the iterations, as in Go).
 func (c *cfunc) rangeStmt(s *ast.RangeStmt, label string) {
+	if c.rangeSlice(s, label) {
+		return
+	}
 	t := c.typeOf(s.X)
 	c.line("{")
 	c.depth++
@@ -783,6 +789,9 @@ func (c *cfunc) expr(e ast.Expr) string {
 		if s, ok := c.teamLoad(ix); ok {
 			return s
 		}
+		if s, ok := c.viewLoad(ix); ok {
+			return s
+		}
 	}
 	switch e := e.(type) {
 	case *ast.ParenExpr:
@@ -932,8 +941,8 @@ func (c *cfunc) call(e *ast.CallExpr) string {
 	case tv.IsBuiltin():
 		switch fun.(*ast.Ident).Name {
 		case "len":
-			id := ast.Unparen(e.Args[0]).(*ast.Ident)
-			return c.lens[c.f.byObj[c.info().Uses[id].(*types.Var)]]
+			_, n, _, _ := c.cslice(e.Args[0]) // a buffer's, or a view's
+			return n
 		case "min", "max":
 			t := c.typeOf(e)
 			isMin := fun.(*ast.Ident).Name == "min"
@@ -982,8 +991,8 @@ func (c *cfunc) call(e *ast.CallExpr) string {
 	for i, a := range e.Args {
 		p := callee.params[i]
 		if p.slice {
-			q := c.f.byObj[c.info().Uses[ast.Unparen(a).(*ast.Ident)].(*types.Var)]
-			args = append(args, c.names[q.obj], c.lens[q])
+			ptr, n, _, _ := c.cslice(a) // a buffer, or a view
+			args = append(args, ptr, n)
 			continue
 		}
 		args = append(args, c.convertTo(a, p.t))

@@ -222,7 +222,7 @@ func (g *gen) propagate(all []*fn) {
 					if !cp.slice {
 						continue
 					}
-					q := f.byObj[g.p.info.Uses[identOf(a)].(*types.Var)]
+					q := g.sliceParamArg(f, a)
 					if cp.read && !q.read {
 						q.read, changed = true, true
 					}

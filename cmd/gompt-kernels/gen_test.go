@@ -132,9 +132,8 @@ func Bad(i int, n int, x, y []float32, c []int64) {
 	_ = p.sum() // want "a method call"
 	c[i] = int64(global) // want "package-level variable global"
 	c[i] = int64(plain(i)) // want "a call of plain, which is not marked //gompt:func"
-	z := x[1:] // want "a slice expression"
-	_ = z
-	for range x { // want "range over a value of type []float32"
+	_ = x[1:] // want "a slice expression (x[1:]) outside a view's declaration or a range"
+	for range "text" { // want "range over a value of type untyped string"
 	}
 	w := x // want "slice x used as a value"
 	x = y // want "assigning to slice parameter x"

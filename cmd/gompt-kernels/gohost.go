@@ -130,10 +130,7 @@ func (b *gobody) stmt(s ast.Stmt) {
 		b.depth--
 		b.line("}")
 	case *ast.RangeStmt:
-		head := "for "
-		if s.Key != nil {
-			head += b.expr(s.Key) + " " + s.Tok.String() + " "
-		}
+		head := "for " + b.rangeVars(s)
 		b.line("%srange %s {", head, b.expr(s.X))
 		b.depth++
 		b.stmts(s.Body.List)
@@ -299,6 +296,8 @@ func (b *gobody) expr(e ast.Expr) string {
 		}
 		b.used[b.info().Uses[id].(*types.Var)] = true
 		return id.Name + "[" + b.expr(e.Index) + "]"
+	case *ast.SliceExpr:
+		return b.sliceExpr(e)
 	case *ast.CallExpr:
 		fun := ast.Unparen(e.Fun)
 		ftv := b.info().Types[fun]

@@ -34,9 +34,10 @@ type lockstep struct {
 // reduction; a body with no loop independent of the point around work
 // that depends on it; a return, break or continue that depends on the
 // point; a call of a helper; an atomic (a statement that does not depend
-// on the point would run once per block).
+// on the point would run once per block); a view or a range over a slice
+// (its varying locals would be arrays of slices).
 func (g *gen) planLockstep(k *kernel) *lockstep {
-	if k.reduce != "" || len(k.fn.calls) > 0 || k.atomic || len(k.reduceArrays) > 0 {
+	if k.reduce != "" || len(k.fn.calls) > 0 || k.atomic || len(k.reduceArrays) > 0 || usesSlices(g.p.info, k.fn) {
 		return nil
 	}
 	ls := &lockstep{k: k, varying: map[*types.Var]bool{k.index[0].obj: true}, arrays: map[*types.Var]string{}}

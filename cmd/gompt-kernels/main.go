@@ -30,9 +30,11 @@
 // expressions as polynomials over the parameters and loop counters, with
 // the ranges that the indices, counted loops and the conditions of
 // branches give them, and drops a device's bounds test only for indexes
-// it proves in range. The Go image pastes the function's body into the
-// loops over its team's range, reading and writing proven elements through
-// their address; it splits dimension 0 at a stencil's boundary test, and
+// it proves in range. A view (row := A[lo:hi]) is a pointer into its
+// buffer with its own length and capacity in the C, and Go's own slice
+// in the Go image (view.go, viewemit.go). The Go image pastes the
+// function's body into the loops over its team's range, reading and
+// writing proven elements through their address; it splits dimension 0 at a stencil's boundary test, and
 // runs a body whose loop does not depend on the point (matmul's inner
 // product) statement by statement over blocks of points.
 package main
@@ -156,13 +158,24 @@ outside ASCII), suffixed there (global_), as the variable's comment says.
 
 The subset of Go:
   types      bool, int, int8-int64, uint, uint8-uint64, float32, float64, and slices of
-             them (not []bool) as parameters; locals of those scalar types; constants.
+             them (not []bool) as parameters; locals of those scalar types; constants;
+             views of slice parameters (below).
   statements assignments (=, :=, op=, ++, --), var, if/else, for (three-clause,
-             condition-only, infinite, range over an int), switch (no fallthrough),
-             break, continue (with labels), return.
+             condition-only, infinite, range over an int, a slice or a team array:
+             for i := range x, for i, v := range x, for _, v := range x, and = forms),
+             switch (no fallthrough), break, continue (with labels), return.
+  views      row := A[i*n : (i+1)*n] (also A[lo:], A[:hi], A[lo:hi:max], a view of a
+             view, rv, rc := vals[lo:hi], cols[lo:hi]): a local slice of a slice
+             parameter, declared once, as Go's slice: its bounds are checked against
+             the parent's capacity (a buffer's is its length) and fail with Go's "slice
+             bounds out of range", an index of it is checked against its own length,
+             len(row) is its length. Index it, range over it (range A[lo:hi] too),
+             slice it, or pass it to a //gompt:func helper; reads and writes through it
+             are its buffer's (the maps). The range over a slice takes its length once,
+             and its value is a copy of the element read as each iteration starts.
   operators  all arithmetic, comparison, logical and bit operators, shifts.
   calls      conversions between numeric types; //gompt:func helpers; len of a slice
-             parameter; min and max; math: %s
+             parameter or a view; min and max; math: %s
              exactly as Go; and %s
              within a few ulps of Go's on a device (the Sample's tolerance says so);
              sync/atomic's AddT, CompareAndSwapT and LoadT, T one of Int32, Uint32,
@@ -180,25 +193,28 @@ Not supported, each an error with its position:
              interfaces (type assertions, type switches), nil, function values and
              closures, package-level variables, constants of other types, values of other
              types, locals of other types, type declarations in a function.
-  slices     local slice variables; assigning to a slice parameter or using one as a
-             value (index it, take its len, pass it to a helper); slice expressions
-             (x[1:]); range over a slice (range over len(buf)); indexing anything but a
-             slice parameter or a team array.
+  slices     local slice variables but views; assigning to a slice parameter or a view,
+             or using one as a value (w := v, v == nil: index it, range over it, slice
+             it, take its len, pass it to a helper); a slice expression outside a
+             view's declaration or a range (f(buf[1:]): declare the view first), or of
+             anything but a slice parameter or a view (a team array); a range over a
+             team array with a value while the loop writes it (Go ranges over a copy);
+             indexing anything but a slice parameter, a view or a team array.
   allocation make, new, append (a kernel cannot grow a slice), composite literals (map
              literals, slice, array and struct literals).
   statements goroutines, defer, goto, fallthrough, labels on anything but loops and
              switches, an expression statement that is not a call, a call whose value is
              unused, an assignment of several values from one call, assigning to anything
-             but locals and elements, a second range variable, range over anything but an
-             int.
+             but locals and elements, range over anything but an int, a slice or a team
+             array.
   calls      method calls and method values; calls of functions that are not //gompt:func
              (a helper refused at its declaration is reported there), of kernels and calls
              of function values; recursion; functions of other packages but math and
              sync/atomic; the other math functions; other sync/atomic functions and types;
              the other built-ins (panic, recover, print, println, copy, clear, cap, delete,
-             close, complex, real, imag); len of anything but a slice parameter;
+             close, complex, real, imag); len of anything but a slice parameter or a view;
              conversions to other types; a helper's slice argument that is not a slice
-             parameter; kernelrt.Barrier outside a team kernel's body or with arguments.
+             parameter or a view; kernelrt.Barrier outside a team kernel's body or with arguments.
 
 Go semantics on every device: int is 64 bits; integer arithmetic wraps; shifts by the
 width or more give 0 (or -1 for a negative value shifted right); / and %% truncate,

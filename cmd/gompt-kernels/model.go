@@ -188,6 +188,7 @@ type fn struct {
 
 	assigned map[*types.Var]bool // variables assigned after their declaration
 	byObj    map[*types.Var]*param
+	views    map[*types.Var]*view // its views (v := buf[lo:hi], view.go)
 }
 
 type call struct {

@@ -130,6 +130,8 @@ type prover struct {
 	defs   map[*types.Var]ast.Expr
 	ranges map[string]vrange // variable -> its range where it is declared
 	extent map[string]bool   // the extents' names: at least 1 in a running kernel
+
+	viewLens map[*view]poly // the views' lengths (view.go)
 }
 
 func (g *gen) newProver(k *kernel) *prover {
@@ -169,7 +171,11 @@ func (g *gen) newProver(k *kernel) *prover {
 		case *ast.RangeStmt:
 			if id, ok := s.Key.(*ast.Ident); ok && s.Tok == token.DEFINE {
 				if v, ok := g.p.info.Defs[id].(*types.Var); ok && v.Type() == types.Typ[types.Int] && !k.assigned[v] {
-					if bound, ok := pr.poly(s.X); ok {
+					bound, ok := pr.poly(s.X)
+					if !ok {
+						bound, ok = pr.rangeBound(s) // a slice's or a team array's length
+					}
+					if ok {
 						name := "l:" + itoa(len(pr.ranges)) + ":" + id.Name
 						pr.vars[v] = name
 						pr.ranges[name] = vrange{hi: bound}
@@ -299,10 +305,7 @@ func (pr *prover) poly(e ast.Expr) (poly, bool) {
 		if tv := info.Types[fun]; tv.IsType() && len(e.Args) == 1 {
 			return pr.poly(e.Args[0])
 		} else if tv.IsBuiltin() && fun.(*ast.Ident).Name == "len" {
-			id := ast.Unparen(e.Args[0]).(*ast.Ident)
-			if p := pr.k.byObj[info.Uses[id].(*types.Var)]; p != nil {
-				return pr.lenPoly(p)
-			}
+			return pr.sliceLen(e.Args[0]) // a slice parameter's or a view's
 		}
 	}
 	return nil, false
@@ -472,10 +475,8 @@ func (pr *prover) prove() {
 		// device (no check) and in the Go image (no bounds test).
 		ast.Inspect(k.decl.Body, func(n ast.Node) bool {
 			if ix, ok := n.(*ast.IndexExpr); ok {
-				if id, ok := ast.Unparen(ix.X).(*ast.Ident); ok {
-					if v, ok := pr.g.p.info.Uses[id].(*types.Var); ok && k.byObj[v] != nil && k.byObj[v].slice {
-						k.proven[ix] = true
-					}
+				if p, _ := k.sliceOf(pr.g.p.info, ix.X); p != nil { // a buffer's element, or a view's
+					k.proven[ix] = true
 				}
 			}
 			return true
@@ -696,6 +697,9 @@ func (pr *prover) indexes(n ast.Node, e env) {
 			if i, ok := pr.poly(ix.Index); ok && pr.inRange(i, constPoly(int64(n)), e) {
 				pr.k.proven[ix] = true
 			}
+			return true
+		}
+		if pr.viewIndex(ix, e) {
 			return true
 		}
 		p := pr.k.byObj[v]

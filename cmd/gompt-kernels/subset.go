@@ -68,6 +68,9 @@ func (c *checker) stmt(s ast.Stmt) {
 		case token.VAR:
 			for _, spec := range gd.Specs {
 				vs := spec.(*ast.ValueSpec)
+				if len(vs.Names) == 1 && len(vs.Values) == 1 && c.viewDecl(vs.Names[0], vs.Values[0]) {
+					continue
+				}
 				before := len(c.g.errs.errs)
 				for _, v := range vs.Values {
 					c.expr(v)
@@ -92,18 +95,14 @@ func (c *checker) stmt(s ast.Stmt) {
 		c.stmt(s.Post)
 		c.block(s.Body.List)
 	case *ast.RangeStmt:
+		if c.rangeSlice(s) {
+			return
+		}
 		t := c.info().TypeOf(s.X)
 		if sc, ok := scalarOf(t); !ok || !sc.isInt() {
 			what := "range over a value of type " + c.g.typeString(t)
-			if _, isSlice := t.Underlying().(*types.Slice); isSlice {
-				c.unsupported(s.Pos(), what, "range over an int: for i := range len(buf)")
-			} else {
-				c.unsupported(s.Pos(), what, "range over an int only: for i := range n")
-			}
+			c.unsupported(s.Pos(), what, "range over an int, a slice parameter, a view of one (v := buf[lo:hi]) or a team array")
 			return
-		}
-		if s.Value != nil {
-			c.unsupported(s.Value.Pos(), "a second range variable", "")
 		}
 		if s.Key != nil {
 			if s.Tok == token.DEFINE {
@@ -195,7 +194,7 @@ func (c *checker) local(id *ast.Ident, quiet bool) {
 		hint := typeHint(v.Type())
 		if _, isSlice := v.Type().(*types.Slice); isSlice {
 			what = "a local slice variable (" + id.Name + ")"
-			hint = "index the parameter itself; slices are the kernel's buffers"
+			hint = "declare a view of a slice parameter, " + id.Name + " := buf[lo:hi], or index the parameter itself"
 		}
 		c.unsupported(id.Pos(), what, hint)
 	}
@@ -203,6 +202,9 @@ func (c *checker) local(id *ast.Ident, quiet bool) {
 
 func (c *checker) assign(s *ast.AssignStmt) {
 	before := len(c.g.errs.errs)
+	if s.Tok == token.DEFINE && c.viewDecls(s) {
+		return
+	}
 	if s.Tok == token.DEFINE {
 		for _, r := range s.Rhs {
 			c.expr(r)
@@ -272,6 +274,10 @@ func (c *checker) lhs(e ast.Expr, opAssign bool) {
 			c.unsupported(l.Pos(), "assigning to slice parameter "+l.Name, "slices are the kernel's buffers; assign to their elements")
 			return
 		}
+		if c.f.isView(v) {
+			c.unsupported(l.Pos(), "assigning to view "+l.Name, viewHint+"; declare another view")
+			return
+		}
 		if c.isGlobal(v) {
 			c.unsupported(l.Pos(), "package-level variable "+l.Name, "kernels use their parameters, locals and constants")
 			return
@@ -295,12 +301,13 @@ func (c *checker) buffer(ix *ast.IndexExpr) *param {
 	if c.teamArrayIndex(ix) {
 		return nil
 	}
+	if p, _ := c.f.sliceOf(c.info(), ix.X); p != nil {
+		return p // a slice parameter, or one a view views
+	}
 	id, ok := ast.Unparen(ix.X).(*ast.Ident)
 	if ok {
-		if v, _ := c.info().Uses[id].(*types.Var); v != nil {
-			if p := c.f.byObj[v]; p != nil && p.slice {
-				return p
-			}
+		if v, _ := c.info().Uses[id].(*types.Var); v != nil && c.bad[v] {
+			return nil
 		}
 	}
 	t := c.info().TypeOf(ix.X)
@@ -380,7 +387,9 @@ func (c *checker) node(e ast.Expr) {
 				return
 			}
 			if p := c.f.byObj[o]; p != nil && p.slice {
-				c.unsupported(e.Pos(), "slice "+e.Name+" used as a value", "index it, take len of it, or pass it to a //gompt:func helper")
+				c.unsupported(e.Pos(), "slice "+e.Name+" used as a value", "index it, range over it, slice it (v := "+e.Name+"[lo:hi]), take len of it, or pass it to a //gompt:func helper")
+			} else if c.f.isView(o) {
+				c.unsupported(e.Pos(), "view "+e.Name+" used as a value", viewHint)
 			}
 		case *types.Nil:
 			c.unsupported(e.Pos(), "nil", "")
@@ -428,7 +437,7 @@ func (c *checker) node(e ast.Expr) {
 	case *ast.CompositeLit:
 		c.compositeLit(e)
 	case *ast.SliceExpr:
-		c.unsupported(e.Pos(), "a slice expression ("+exprString(e)+")", "index the parameter; pass offsets as int parameters")
+		c.unsupported(e.Pos(), "a slice expression ("+exprString(e)+") outside a view's declaration or a range", "declare a view of its own, v := "+exprString(e)+", or range over it")
 	case *ast.TypeAssertExpr:
 		c.unsupported(e.Pos(), "a type assertion", "")
 	case *ast.KeyValueExpr:
@@ -494,17 +503,13 @@ func (c *checker) call(e *ast.CallExpr) {
 		switch name {
 		case "len":
 			id, ok := ast.Unparen(e.Args[0]).(*ast.Ident)
-			var p *param
 			if ok {
-				if v, _ := c.info().Uses[id].(*types.Var); v != nil {
-					if c.bad[v] {
-						return
-					}
-					p = c.f.byObj[v]
+				if v, _ := c.info().Uses[id].(*types.Var); v != nil && c.bad[v] {
+					return
 				}
 			}
-			if p == nil || !p.slice {
-				c.unsupported(e.Pos(), "len of "+exprString(e.Args[0]), "len takes a slice parameter")
+			if p, _ := c.f.sliceOf(c.info(), e.Args[0]); p == nil {
+				c.unsupported(e.Pos(), "len of "+exprString(e.Args[0]), "len takes a slice parameter or a view")
 			}
 			return
 		case "min", "max":
@@ -578,15 +583,8 @@ func (c *checker) call(e *ast.CallExpr) {
 	c.f.calls = append(c.f.calls, &call{pos: e.Pos(), callee: callee, args: e.Args})
 	for i, a := range e.Args {
 		if i < len(callee.params) && callee.params[i].slice {
-			id, ok := ast.Unparen(a).(*ast.Ident)
-			var p *param
-			if ok {
-				if v, _ := c.info().Uses[id].(*types.Var); v != nil {
-					p = c.f.byObj[v]
-				}
-			}
-			if p == nil || !p.slice {
-				c.unsupported(a.Pos(), "passing "+exprString(a)+" as a slice", "pass a slice parameter as it is")
+			if p, _ := c.f.sliceOf(c.info(), a); p == nil {
+				c.unsupported(a.Pos(), "passing "+exprString(a)+" as a slice", "pass a slice parameter or a view (v := buf[lo:hi]) as it is")
 			}
 			continue
 		}

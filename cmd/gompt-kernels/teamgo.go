@@ -24,8 +24,7 @@ func (g *gen) teamHost(w *goWriter, k *kernel) {
 	}
 	ls := &lockstep{k: k, varying: pl.varying.varying, arrays: pl.arrays}
 	for _, v := range sortedVars(pl.arrays) {
-		t, _ := scalarOf(v.Type())
-		w.p("var %s [%d]%s // %s, per thread", pl.arrays[v], k.team, t.goName(), v.Name())
+		w.p("var %s [%d]%s // %s, per thread", pl.arrays[v], k.team, localGoType(v), v.Name())
 	}
 	team := k.params[0].name
 	w.p("gomptLo0, gomptHi0 := gomptR.Clamp(0, %s)", k.dims[0].name)
@@ -95,10 +94,7 @@ func (g *gen) teamHost(w *goWriter, k *kernel) {
 					tb.depth--
 					tb.line("}")
 				case *ast.RangeStmt:
-					head := "for "
-					if s.Key != nil {
-						head += tb.expr(s.Key) + " := "
-					}
+					head := "for " + tb.rangeVars(s)
 					tb.line("%srange %s {", head, tb.expr(s.X))
 					tb.depth++
 					block(s.Body.List)

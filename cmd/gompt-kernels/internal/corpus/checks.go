@@ -85,6 +85,56 @@ func TeamGather(t, th int, teams int, m int, idx, at []int, src []float32, out [
 	out[t*64+th] = buf[at[t*64+th]]
 }
 
+// ViewIndex reads row r of a, a view of w elements, at the index at
+// holds: an index past the view's length fails as Go's does, though the
+// buffer holds the element.
+//
+//gompt:kernel dims=rows len(a)=rows*w len(at)=rows
+func ViewIndex(r int, rows, w int, a []float32, at []int, out []float32) {
+	row := a[r*w : (r+1)*w]
+	out[r] = row[at[r]]
+}
+
+// ViewBounds sums a[lo[r]:hi[r]], and then the view's three-index
+// reslice [1:2:c[r]]: bounds out of range fail with Go's words for each
+// of Go's checks.
+//
+//gompt:kernel dims=rows len(lo)=rows len(hi)=rows len(c)=rows len(a)=m
+func ViewBounds(r int, rows, m int, lo, hi, c []int, a, out []float32) {
+	var s float32
+	for _, v := range a[lo[r]:hi[r]] {
+		s += v
+	}
+	v := a[lo[r]:hi[r]]
+	w := v[1:2:c[r]]
+	out[r] = s + w[0]
+}
+
+// TeamView reads its team's part of in through a view, and each thread
+// sums the view from lo's index to hi's, after the barrier, through a
+// view declared before it (one per thread in the Go image), and then the
+// team array's elements before its own: a bad bound fails in a team
+// kernel too.
+//
+//gompt:kernel team=64 dims=teams len(in)=teams*64 len(lo)=teams*64 len(hi)=teams*64 len(out)=teams*64
+func TeamView(t, th int, teams int, in []float32, lo, hi []int, out []float32) {
+	var tile [64]float32
+	part := in[t*64 : t*64+64]
+	from := part[lo[t*64+th]:]
+	tile[th] = part[th]
+	kernelrt.Barrier()
+	var s float32
+	for _, v := range from[:hi[t*64+th]] {
+		s += v
+	}
+	for j, x := range tile {
+		if j < th {
+			s += x
+		}
+	}
+	out[t*64+th] = s
+}
+
 // Bins counts the values of v, each a bin index of h: an array reduction
 // whose index may fall outside h.
 //

@@ -234,6 +234,40 @@ var entries = []entry{
 		k := []int64{math.MinInt64, -7, -1, 0, 1, 2, 3, 4, 99, math.MaxInt64}
 		return [][]any{{len(k), -0.5, k, make([]int64, 8*len(k))}}
 	}},
+	// Views and range over slices (views.go).
+	{k: MatVecKernel, fn: MatVec, run: RunMatVec, ext: []int{0}, inputs: func() [][]any {
+		const m, n = 33, 17
+		a, x := make([]float32, m*n), make([]float32, n)
+		for i := range a {
+			a[i] = float32(i%29-14) / 8
+		}
+		for j := range x {
+			x[j] = float32(j%7) - 2.75
+		}
+		return [][]any{{m, n, a, x, make([]float32, m)}}
+	}},
+	{k: CSRKernel, fn: CSR, run: RunCSR, ext: []int{0}, inputs: func() [][]any {
+		var problems [][]any
+		for _, rows := range []int{1, 7, 300} {
+			rowPtr, cols, vals, x := csr(rows, rows/3+1, rows)
+			if len(cols) == 0 {
+				rowPtr[rows], cols, vals = 1, []int32{0}, []float32{2}
+			}
+			problems = append(problems, []any{rows, len(cols), len(x), rowPtr, cols, vals, x, make([]float32, rows)})
+		}
+		return problems
+	}},
+	{k: DotRangeKernel, fn: DotRange, run: RunDotRange, ext: []int{0}, reduce: "+", inputs: func() [][]any {
+		x, y := []int64{math.MinInt64, -1, 3, math.MaxInt64, 7, -9}, []int64{2, math.MaxInt64, -5, 3, 1, 1}
+		return [][]any{{2, 3, x, y}, {3, 2, x, y}}
+	}},
+	{k: RangeFormsKernel, fn: RangeForms, run: RunRangeForms, ext: []int{0}, inputs: func() [][]any {
+		a := make([]int32, 8*9)
+		for j := range a {
+			a[j] = int32(j*7919%23) - 11
+		}
+		return [][]any{{9, a, make([]int64, 8*9)}}
+	}},
 }
 
 func cross(e []int64) (a, b []int64) {

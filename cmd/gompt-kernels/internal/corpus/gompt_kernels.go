@@ -268,7 +268,7 @@ func RunAtomicMax(dev gompttarget.DeviceClause, n int, v []int32, m32 []int32, m
 		Args: []gompttarget.Arg{gompttarget.Int(n), gompttarget.Slice(v), gompttarget.Slice(m32), gompttarget.Slice(m64), gompttarget.Slice(u32), gompttarget.Slice(i64), gompttarget.Slice(hits)}})
 }
 
-// BinMinKernel is the gompt map kernel of BinMin (checks.go:101:1), over [0, n).
+// BinMinKernel is the gompt map kernel of BinMin (checks.go:151:1), over [0, n).
 var BinMinKernel = &gomptdevice.Kernel{
 	Name: "BinMin",
 	Params: []gomptdevice.Param{
@@ -279,10 +279,10 @@ var BinMinKernel = &gomptdevice.Kernel{
 	},
 	Dims: 1,
 	Faults: []gomptdevice.FaultSite{
-		{Kind: gomptdevice.FaultIndex, Pos: "checks.go:102"},
+		{Kind: gomptdevice.FaultIndex, Pos: "checks.go:152"},
 	},
 	Needs: []gomptdevice.Need{
-		{Kind: gomptdevice.NeedLocalMem, Amount: 64, Use: "64 bytes of team-local memory (the team's copy of reduce(lo)=min)", Pos: "checks.go:100"},
+		{Kind: gomptdevice.NeedLocalMem, Amount: 64, Use: "64 bytes of team-local memory (the team's copy of reduce(lo)=min)", Pos: "checks.go:150"},
 	},
 	Images: []gomptdevice.Image{
 		{Kind: gomptdevice.ImageHost, Entry: "gompt_BinMin", Host: gomptHostBinMin},
@@ -314,7 +314,7 @@ func gomptHostBinMin(gomptA *gomptdevice.HostArgs, gomptR gomptdevice.Range, _, 
 	gomptPW := unsafe.Pointer(unsafe.SliceData(w))
 	gomptLo0, gomptHi0 := gomptR.Clamp(0, n)
 	for i := gomptLo0; i < gomptHi0; i++ {
-//line checks.go:102
+//line checks.go:152
 		lo[*(*int)(unsafe.Add(gomptPV, i*8))] = min(*(*float32)(unsafe.Add(gomptPW, i*4)), lo[*(*int)(unsafe.Add(gomptPV, i*8))])
 //line gompt_kernels.go:320
 	}
@@ -348,7 +348,7 @@ func RunBinMin(dev gompttarget.DeviceClause, n int, v []int, w []float32, lo []f
 		Args: []gompttarget.Arg{gompttarget.Int(n), gompttarget.Slice(v), gompttarget.Slice(w), gompttarget.Slice(lo)}})
 }
 
-// BinsKernel is the gompt map kernel of Bins (checks.go:92:1), over [0, n).
+// BinsKernel is the gompt map kernel of Bins (checks.go:142:1), over [0, n).
 var BinsKernel = &gomptdevice.Kernel{
 	Name: "Bins",
 	Params: []gomptdevice.Param{
@@ -358,10 +358,10 @@ var BinsKernel = &gomptdevice.Kernel{
 	},
 	Dims: 1,
 	Faults: []gomptdevice.FaultSite{
-		{Kind: gomptdevice.FaultIndex, Pos: "checks.go:93"},
+		{Kind: gomptdevice.FaultIndex, Pos: "checks.go:143"},
 	},
 	Needs: []gomptdevice.Need{
-		{Kind: gomptdevice.NeedLocalMem, Amount: 64, Use: "64 bytes of team-local memory (the team's copy of reduce(h)=+)", Pos: "checks.go:91"},
+		{Kind: gomptdevice.NeedLocalMem, Amount: 64, Use: "64 bytes of team-local memory (the team's copy of reduce(h)=+)", Pos: "checks.go:141"},
 	},
 	Images: []gomptdevice.Image{
 		{Kind: gomptdevice.ImageHost, Entry: "gompt_Bins", Host: gomptHostBins},
@@ -388,7 +388,7 @@ func gomptHostBins(gomptA *gomptdevice.HostArgs, gomptR gomptdevice.Range, _, _ 
 	gomptPV := unsafe.Pointer(unsafe.SliceData(v))
 	gomptLo0, gomptHi0 := gomptR.Clamp(0, n)
 	for i := gomptLo0; i < gomptHi0; i++ {
-//line checks.go:93
+//line checks.go:143
 		h[*(*int)(unsafe.Add(gomptPV, i*8))]++
 //line gompt_kernels.go:394
 	}
@@ -543,6 +543,127 @@ func RunBox3D(dev gompttarget.DeviceClause, nx int, ny int, nz int, in []float64
 		Args: []gompttarget.Arg{gompttarget.Int(nx), gompttarget.Int(ny), gompttarget.Int(nz), gompttarget.Slice(in), gompttarget.Slice(out)}})
 }
 
+// CSRKernel is the gompt map kernel of CSR (views.go:26:1), over [0, rows).
+var CSRKernel = &gomptdevice.Kernel{
+	Name: "CSR",
+	Params: []gomptdevice.Param{
+		{Name: "rows", Kind: gomptdevice.ParamInt64},
+		{Name: "nnz", Kind: gomptdevice.ParamInt64},
+		{Name: "ncols", Kind: gomptdevice.ParamInt64},
+		{Name: "rowPtr", Kind: gomptdevice.ParamBuffer, Elem: gomptdevice.ParamInt32, Len: "rows+1"},
+		{Name: "cols", Kind: gomptdevice.ParamBuffer, Elem: gomptdevice.ParamInt32, Len: "nnz"},
+		{Name: "vals", Kind: gomptdevice.ParamBuffer, Elem: gomptdevice.ParamFloat32, Len: "nnz"},
+		{Name: "x", Kind: gomptdevice.ParamBuffer, Elem: gomptdevice.ParamFloat32, Len: "ncols"},
+		{Name: "y", Kind: gomptdevice.ParamBuffer, Elem: gomptdevice.ParamFloat32, Len: "rows"},
+	},
+	Dims: 1,
+	Faults: []gomptdevice.FaultSite{
+		{Kind: gomptdevice.FaultSliceCap, Pos: "views.go:29"},
+		{Kind: gomptdevice.FaultSliceOrder, Pos: "views.go:29"},
+		{Kind: gomptdevice.FaultSliceCap, Pos: "views.go:29"},
+		{Kind: gomptdevice.FaultSliceOrder, Pos: "views.go:29"},
+		{Kind: gomptdevice.FaultIndex, Pos: "views.go:32"},
+		{Kind: gomptdevice.FaultDivide, Pos: "views.go:32"},
+		{Kind: gomptdevice.FaultIndex, Pos: "views.go:36"},
+	},
+	Images: []gomptdevice.Image{
+		{Kind: gomptdevice.ImageHost, Entry: "gompt_CSR", Host: gomptHostCSR},
+		{Kind: gomptdevice.ImageOpenCL, Entry: "gompt_CSR", Source: gomptCLCSR, Options: "-cl-fp32-correctly-rounded-divide-sqrt"},
+		{Kind: gomptdevice.ImagePTX, Entry: "gompt_CSR", Source: gomptPTXCSR},
+	},
+	Sample: gomptSampleCSR,
+}
+
+//go:embed gompt_CSR.cl
+var gomptCLCSR string
+
+//go:embed gompt_CSR.ptx
+var gomptPTXCSR string
+
+// gomptHostCSR is CSRKernel's Go image: the body of CSR at each point of the team's range.
+func gomptHostCSR(gomptA *gomptdevice.HostArgs, gomptR gomptdevice.Range, _, _ int) {
+	rows := gomptA.Int(0)
+	nnz := gomptA.Int(1)
+	ncols := gomptA.Int(2)
+	rowPtr := gomptrt.View[int32](gomptA.Bufs[3], gomptrt.Len(rows+1))
+	cols := gomptrt.View[int32](gomptA.Bufs[4], gomptrt.Len(nnz))
+	vals := gomptrt.View[float32](gomptA.Bufs[5], gomptrt.Len(nnz))
+	x := gomptrt.View[float32](gomptA.Bufs[6], gomptrt.Len(ncols))
+	y := gomptrt.View[float32](gomptA.Bufs[7], gomptrt.Len(rows))
+	gomptPRowPtr := unsafe.Pointer(unsafe.SliceData(rowPtr))
+	gomptPY := unsafe.Pointer(unsafe.SliceData(y))
+	gomptLo0, gomptHi0 := gomptR.Clamp(0, rows)
+	for r := gomptLo0; r < gomptHi0; r++ {
+//line views.go:27
+		lo := min(max(int(*(*int32)(unsafe.Add(gomptPRowPtr, r*4))), int(0)), nnz)
+//line gompt_kernels.go:600
+//line views.go:28
+		hi := min(max(int(*(*int32)(unsafe.Add(gomptPRowPtr, (r+int(1))*4))), lo), nnz)
+//line gompt_kernels.go:603
+//line views.go:29
+		rv, rc := vals[lo:hi], cols[lo:hi]
+//line gompt_kernels.go:606
+//line views.go:30
+		var sum float32
+//line gompt_kernels.go:609
+//line views.go:31
+		for k, v := range rv {
+//line gompt_kernels.go:612
+//line views.go:32
+			c := (int(rc[k]) % ncols)
+//line gompt_kernels.go:615
+//line views.go:33
+			if c < int(0) {
+//line gompt_kernels.go:618
+//line views.go:34
+				c += ncols
+//line gompt_kernels.go:621
+//line views.go:33
+			}
+//line gompt_kernels.go:624
+//line views.go:36
+			sum += (v * x[c])
+//line gompt_kernels.go:627
+//line views.go:31
+		}
+//line gompt_kernels.go:630
+//line views.go:38
+		*(*float32)(unsafe.Add(gomptPY, r*4)) = sum
+//line gompt_kernels.go:633
+	}
+	_ = rows
+}
+
+// gomptSampleCSR is CSRKernel's Sample: about n points, random arguments. Tol 0: every device gives the Go function's bits.
+func gomptSampleCSR(gomptN int, gomptSeed int64) gomptdevice.Sample {
+	gomptR := gomptrt.Rand("CSR", gomptN, gomptSeed)
+	gomptExt := gomptrt.Extents(gomptN, 1)
+	rows := gomptExt[0]
+	nnz := int(1 + gomptR.IntN(8))
+	ncols := int(1 + gomptR.IntN(8))
+	return gomptdevice.Sample{
+		Shape: gomptdevice.Shape{Size: gomptExt},
+		Bufs:  [][]byte{nil, nil, nil, gomptrt.Ints[int32](gomptR, gomptrt.Len(rows+1), 0, 16), gomptrt.Ints[int32](gomptR, gomptrt.Len(nnz), 0, 16), gomptrt.Floats[float32](gomptR, gomptrt.Len(nnz), 0.5, 1.5), gomptrt.Floats[float32](gomptR, gomptrt.Len(ncols), 0.5, 1.5), gomptrt.Floats[float32](gomptR, gomptrt.Len(rows), 0.5, 1.5)},
+		Args:  []gomptdevice.Arg{gomptrt.Int(int64(rows)), gomptrt.Int(int64(nnz)), gomptrt.Int(int64(ncols)), {}, {}, {}, {}, {}},
+	}
+}
+
+// RunCSR runs CSRKernel (CSR) on device dev over [0, rows), mapping each slice by how the kernel uses it:
+// rowPtr to, cols to, vals to, x to, y from.
+func RunCSR(dev gompttarget.DeviceClause, rows int, nnz int, ncols int, rowPtr []int32, cols []int32, vals []float32, x []float32, y []float32) error {
+	if rows <= 0 {
+		return nil
+	}
+	rowPtr = gomptrt.Head(rowPtr, gomptrt.Len(rows+1))
+	cols = gomptrt.Head(cols, gomptrt.Len(nnz))
+	vals = gomptrt.Head(vals, gomptrt.Len(nnz))
+	x = gomptrt.Head(x, gomptrt.Len(ncols))
+	y = gomptrt.Head(y, gomptrt.Len(rows))
+	return gompttarget.Target(gompttarget.Region{Device: dev, Kernel: CSRKernel, Shape: gompttarget.Shape{Size: [3]int{rows, 1, 1}},
+		Maps: []gompttarget.Map{gompttarget.To(rowPtr), gompttarget.To(cols), gompttarget.To(vals), gompttarget.To(x), gompttarget.From(y)},
+		Args: []gompttarget.Arg{gompttarget.Int(rows), gompttarget.Int(nnz), gompttarget.Int(ncols), gompttarget.Slice(rowPtr), gompttarget.Slice(cols), gompttarget.Slice(vals), gompttarget.Slice(x), gompttarget.Slice(y)}})
+}
+
 // ClassifyKernel is the gompt map kernel of Classify (floats.go:65:1), over [0, n).
 var ClassifyKernel = &gomptdevice.Kernel{
 	Name: "Classify",
@@ -580,82 +701,82 @@ func gomptHostClassify(gomptA *gomptdevice.HostArgs, gomptR gomptdevice.Range, _
 	for i := gomptLo0; i < gomptHi0; i++ {
 //line floats.go:66
 		x := *(*float64)(unsafe.Add(gomptPA, i*8))
-//line gompt_kernels.go:584
+//line gompt_kernels.go:705
 //line floats.go:67
 		o := (int(8) * i)
-//line gompt_kernels.go:587
+//line gompt_kernels.go:708
 //line floats.go:68
 		var flags uint64
-//line gompt_kernels.go:590
+//line gompt_kernels.go:711
 //line floats.go:69
 		if gomptmath.IsNaN(x) {
-//line gompt_kernels.go:593
+//line gompt_kernels.go:714
 //line floats.go:70
 			flags |= uint64(1)
-//line gompt_kernels.go:596
+//line gompt_kernels.go:717
 //line floats.go:69
 		}
-//line gompt_kernels.go:599
+//line gompt_kernels.go:720
 //line floats.go:72
 		if gomptmath.IsInf(x, int(1)) {
-//line gompt_kernels.go:602
+//line gompt_kernels.go:723
 //line floats.go:73
 			flags |= uint64(2)
-//line gompt_kernels.go:605
+//line gompt_kernels.go:726
 //line floats.go:72
 		}
-//line gompt_kernels.go:608
+//line gompt_kernels.go:729
 //line floats.go:75
 		if gomptmath.IsInf(x, int(-1)) {
-//line gompt_kernels.go:611
+//line gompt_kernels.go:732
 //line floats.go:76
 			flags |= uint64(4)
-//line gompt_kernels.go:614
+//line gompt_kernels.go:735
 //line floats.go:75
 		}
-//line gompt_kernels.go:617
+//line gompt_kernels.go:738
 //line floats.go:78
 		if gomptmath.IsInf(x, int(0)) {
-//line gompt_kernels.go:620
+//line gompt_kernels.go:741
 //line floats.go:79
 			flags |= uint64(8)
-//line gompt_kernels.go:623
+//line gompt_kernels.go:744
 //line floats.go:78
 		}
-//line gompt_kernels.go:626
+//line gompt_kernels.go:747
 //line floats.go:81
 		if gomptmath.Signbit(x) {
-//line gompt_kernels.go:629
+//line gompt_kernels.go:750
 //line floats.go:82
 			flags |= uint64(16)
-//line gompt_kernels.go:632
+//line gompt_kernels.go:753
 //line floats.go:81
 		}
-//line gompt_kernels.go:635
+//line gompt_kernels.go:756
 //line floats.go:84
 		*(*uint64)(unsafe.Add(gomptPOut, o*8)) = flags
-//line gompt_kernels.go:638
+//line gompt_kernels.go:759
 //line floats.go:85
 		*(*uint64)(unsafe.Add(gomptPOut, (o+int(1))*8)) = gomptmath.Float64bits(x)
-//line gompt_kernels.go:641
+//line gompt_kernels.go:762
 //line floats.go:86
 		*(*uint64)(unsafe.Add(gomptPOut, (o+int(2))*8)) = uint64(gomptmath.Float32bits(float32(x)))
-//line gompt_kernels.go:644
+//line gompt_kernels.go:765
 //line floats.go:87
 		*(*uint64)(unsafe.Add(gomptPOut, (o+int(3))*8)) = (gomptmath.Float64bits(gomptmath.Inf(int(1))) ^ gomptmath.Float64bits(gomptmath.Inf(int(-1))))
-//line gompt_kernels.go:647
+//line gompt_kernels.go:768
 //line floats.go:88
 		*(*uint64)(unsafe.Add(gomptPOut, (o+int(4))*8)) = gomptmath.Float64bits(gomptmath.NaN())
-//line gompt_kernels.go:650
+//line gompt_kernels.go:771
 //line floats.go:89
 		*(*uint64)(unsafe.Add(gomptPOut, (o+int(5))*8)) = gomptmath.Float64bits(gomptmath.Float64frombits((gomptmath.Float64bits(x) ^ uint64(9223372036854775808))))
-//line gompt_kernels.go:653
+//line gompt_kernels.go:774
 //line floats.go:90
 		*(*uint64)(unsafe.Add(gomptPOut, (o+int(6))*8)) = uint64(gomptmath.Float32bits(gomptmath.Float32frombits((uint32(i) | uint32(1065353216)))))
-//line gompt_kernels.go:656
+//line gompt_kernels.go:777
 //line floats.go:91
 		*(*uint64)(unsafe.Add(gomptPOut, (o+int(7))*8)) = gomptmath.Float64bits((x * float64(0.0)))
-//line gompt_kernels.go:659
+//line gompt_kernels.go:780
 	}
 	_ = n
 }
@@ -720,214 +841,214 @@ gomptPoint0:
 	for i := gomptLo0; i < gomptHi0; i++ {
 //line control.go:10
 		x := int64(*(*int32)(unsafe.Add(gomptPA, i*4)))
-//line gompt_kernels.go:724
+//line gompt_kernels.go:845
 //line control.go:11
 		var acc int64
-//line gompt_kernels.go:727
+//line gompt_kernels.go:848
 //line control.go:12
 		var flag bool
-//line gompt_kernels.go:730
+//line gompt_kernels.go:851
 //line control.go:15
 		for j := int(0); j < int(10); j++ {
-//line gompt_kernels.go:733
+//line gompt_kernels.go:854
 //line control.go:16
 			if j == int(2) {
-//line gompt_kernels.go:736
+//line gompt_kernels.go:857
 //line control.go:17
 				continue
-//line gompt_kernels.go:739
+//line gompt_kernels.go:860
 //line control.go:16
 			}
-//line gompt_kernels.go:742
+//line gompt_kernels.go:863
 //line control.go:19
 			if int64(j) > ((x % int64(7)) + int64(3)) {
-//line gompt_kernels.go:745
+//line gompt_kernels.go:866
 //line control.go:20
 				break
-//line gompt_kernels.go:748
+//line gompt_kernels.go:869
 //line control.go:19
 			}
-//line gompt_kernels.go:751
+//line gompt_kernels.go:872
 //line control.go:22
 			acc += int64(j)
-//line gompt_kernels.go:754
+//line gompt_kernels.go:875
 //line control.go:15
 		}
-//line gompt_kernels.go:757
+//line gompt_kernels.go:878
 //line control.go:25
 		k := x
-//line gompt_kernels.go:760
+//line gompt_kernels.go:881
 //line control.go:26
 		for k > int64(100) {
-//line gompt_kernels.go:763
+//line gompt_kernels.go:884
 //line control.go:27
 			k /= int64(3)
-//line gompt_kernels.go:766
+//line gompt_kernels.go:887
 //line control.go:26
 		}
-//line gompt_kernels.go:769
+//line gompt_kernels.go:890
 //line control.go:29
 		for {
-//line gompt_kernels.go:772
+//line gompt_kernels.go:893
 //line control.go:30
 			k++
-//line gompt_kernels.go:775
+//line gompt_kernels.go:896
 //line control.go:31
 			if (k % int64(5)) == int64(0) {
-//line gompt_kernels.go:778
+//line gompt_kernels.go:899
 //line control.go:32
 				break
-//line gompt_kernels.go:781
+//line gompt_kernels.go:902
 //line control.go:31
 			}
-//line gompt_kernels.go:784
+//line gompt_kernels.go:905
 //line control.go:29
 		}
-//line gompt_kernels.go:787
+//line gompt_kernels.go:908
 //line control.go:35
 		acc = ((acc * int64(1000)) + k)
-//line gompt_kernels.go:790
+//line gompt_kernels.go:911
 //line control.go:38
 	outer:
-//line gompt_kernels.go:793
+//line gompt_kernels.go:914
 //line control.go:39
 		for j := range int(6) {
-//line gompt_kernels.go:796
+//line gompt_kernels.go:917
 //line control.go:40
 			switch {
-//line gompt_kernels.go:799
+//line gompt_kernels.go:920
 //line control.go:40
 			case (j == int(1)):
-//line gompt_kernels.go:802
+//line gompt_kernels.go:923
 //line control.go:42
 				acc += int64(7)
-//line gompt_kernels.go:805
+//line gompt_kernels.go:926
 //line control.go:43
 				break
-//line gompt_kernels.go:808
+//line gompt_kernels.go:929
 //line control.go:40
 			case (j == int((x % int64(4)))):
-//line gompt_kernels.go:811
+//line gompt_kernels.go:932
 //line control.go:45
 				continue outer
-//line gompt_kernels.go:814
+//line gompt_kernels.go:935
 //line control.go:40
 			default:
-//line gompt_kernels.go:817
+//line gompt_kernels.go:938
 //line control.go:47
 				acc -= int64(1)
-//line gompt_kernels.go:820
+//line gompt_kernels.go:941
 //line control.go:40
 			}
-//line gompt_kernels.go:823
+//line gompt_kernels.go:944
 //line control.go:49
 			for m := range int64(3) {
-//line gompt_kernels.go:826
+//line gompt_kernels.go:947
 //line control.go:50
 				if m == int64(1) {
-//line gompt_kernels.go:829
+//line gompt_kernels.go:950
 //line control.go:51
 					continue outer
-//line gompt_kernels.go:832
+//line gompt_kernels.go:953
 //line control.go:50
 				}
-//line gompt_kernels.go:835
+//line gompt_kernels.go:956
 //line control.go:53
 				acc += (m + int64(1))
-//line gompt_kernels.go:838
+//line gompt_kernels.go:959
 //line control.go:49
 			}
-//line gompt_kernels.go:841
+//line gompt_kernels.go:962
 //line control.go:39
 		}
-//line gompt_kernels.go:844
+//line gompt_kernels.go:965
 //line control.go:57
 		switch r := (x % int64(6)); r {
-//line gompt_kernels.go:847
+//line gompt_kernels.go:968
 //line control.go:57
 		case int64(0), int64(3):
-//line gompt_kernels.go:850
+//line gompt_kernels.go:971
 //line control.go:59
 			acc *= int64(3)
-//line gompt_kernels.go:853
+//line gompt_kernels.go:974
 //line control.go:57
 		default:
-//line gompt_kernels.go:856
+//line gompt_kernels.go:977
 //line control.go:61
 			flag = true
-//line gompt_kernels.go:859
+//line gompt_kernels.go:980
 //line control.go:57
 		case int64(1):
-//line gompt_kernels.go:862
+//line gompt_kernels.go:983
 //line control.go:63
 			acc -= int64(100)
-//line gompt_kernels.go:865
+//line gompt_kernels.go:986
 //line control.go:57
 		}
-//line gompt_kernels.go:868
+//line gompt_kernels.go:989
 //line control.go:66
 		p, q := acc, x
-//line gompt_kernels.go:871
+//line gompt_kernels.go:992
 //line control.go:67
 		p, q = q, p
-//line gompt_kernels.go:874
+//line gompt_kernels.go:995
 //line control.go:68
 		if q := (p + int64(1)); q > int64(0) {
-//line gompt_kernels.go:877
+//line gompt_kernels.go:998
 //line control.go:69
 			acc += q
-//line gompt_kernels.go:880
+//line gompt_kernels.go:1001
 //line control.go:68
 		} else if q < int64(-10) {
-//line gompt_kernels.go:883
+//line gompt_kernels.go:1004
 //line control.go:71
 			acc -= q
-//line gompt_kernels.go:886
+//line gompt_kernels.go:1007
 //line control.go:68
 		} else {
-//line gompt_kernels.go:889
+//line gompt_kernels.go:1010
 //line control.go:73
 			acc ^= q
-//line gompt_kernels.go:892
+//line gompt_kernels.go:1013
 //line control.go:68
 		}
-//line gompt_kernels.go:895
+//line gompt_kernels.go:1016
 //line control.go:75
 		{
-//line gompt_kernels.go:898
+//line gompt_kernels.go:1019
 //line control.go:76
 			x := (x * int64(2))
-//line gompt_kernels.go:901
+//line gompt_kernels.go:1022
 //line control.go:77
 			acc += x
-//line gompt_kernels.go:904
+//line gompt_kernels.go:1025
 //line control.go:75
 		}
-//line gompt_kernels.go:907
+//line gompt_kernels.go:1028
 //line control.go:79
 		if flag {
-//line gompt_kernels.go:910
+//line gompt_kernels.go:1031
 //line control.go:80
 			acc = (-acc)
-//line gompt_kernels.go:913
+//line gompt_kernels.go:1034
 //line control.go:79
 		}
-//line gompt_kernels.go:916
+//line gompt_kernels.go:1037
 //line control.go:82
 		*(*int64)(unsafe.Add(gomptPOut, i*8)) = (acc + q)
-//line gompt_kernels.go:919
+//line gompt_kernels.go:1040
 //line control.go:83
 		if x < int64(0) {
-//line gompt_kernels.go:922
+//line gompt_kernels.go:1043
 //line control.go:84
 			continue gomptPoint0
-//line gompt_kernels.go:925
+//line gompt_kernels.go:1046
 //line control.go:83
 		}
-//line gompt_kernels.go:928
+//line gompt_kernels.go:1049
 //line control.go:86
 		*(*int64)(unsafe.Add(gomptPOut, i*8))++
-//line gompt_kernels.go:931
+//line gompt_kernels.go:1052
 	}
 	_ = n
 }
@@ -1017,85 +1138,85 @@ func gomptLanesConv(gomptX0, gomptW int, i int, m int, n int, k int, w []float32
 	gomptL3T := gomptL3TA[:gomptW:gomptW]
 //line lockstep.go:10
 	if k <= int(0) {
-//line gompt_kernels.go:1021
+//line gompt_kernels.go:1142
 //line lockstep.go:11
 		return
-//line gompt_kernels.go:1024
+//line gompt_kernels.go:1145
 //line lockstep.go:10
 	}
-//line gompt_kernels.go:1027
+//line gompt_kernels.go:1148
 //line lockstep.go:13
 	for gomptJ := 0; gomptJ < gomptW; gomptJ++ {
-//line gompt_kernels.go:1030
+//line gompt_kernels.go:1151
 		gomptL1Acc[gomptJ] = float32(0)
 		gomptL2Peak[gomptJ] = float32(0)
 //line lockstep.go:13
 	}
-//line gompt_kernels.go:1035
+//line gompt_kernels.go:1156
 //line lockstep.go:14
 	for p := int(0); p < k; p++ {
-//line gompt_kernels.go:1038
+//line gompt_kernels.go:1159
 //line lockstep.go:15
 		gomptU1 := *(*float32)(unsafe.Add(gomptPW, p*4))
-//line gompt_kernels.go:1041
+//line gompt_kernels.go:1162
 //line lockstep.go:15
 		gomptU2 := (i * n)
-//line gompt_kernels.go:1044
+//line gompt_kernels.go:1165
 //line lockstep.go:15
 		for gomptJ := 0; gomptJ < gomptW; gomptJ++ {
-//line gompt_kernels.go:1047
+//line gompt_kernels.go:1168
 //line lockstep.go:15
 			j := gomptX0 + gomptJ
-//line gompt_kernels.go:1050
+//line gompt_kernels.go:1171
 			gomptL3T[gomptJ] = (gomptU1 * in[(gomptU2+((j+p)%n))])
 //line lockstep.go:15
 		}
-//line gompt_kernels.go:1054
+//line gompt_kernels.go:1175
 //line lockstep.go:16
 		for gomptJ := 0; gomptJ < gomptW; gomptJ++ {
-//line gompt_kernels.go:1057
+//line gompt_kernels.go:1178
 //line lockstep.go:16
 			gomptL1Acc[gomptJ] += gomptL3T[gomptJ]
-//line gompt_kernels.go:1060
+//line gompt_kernels.go:1181
 //line lockstep.go:16
 		}
-//line gompt_kernels.go:1063
+//line gompt_kernels.go:1184
 //line lockstep.go:17
 		for gomptJ := 0; gomptJ < gomptW; gomptJ++ {
-//line gompt_kernels.go:1066
+//line gompt_kernels.go:1187
 //line lockstep.go:17
 			if gomptL3T[gomptJ] > gomptL2Peak[gomptJ] {
-//line gompt_kernels.go:1069
+//line gompt_kernels.go:1190
 //line lockstep.go:18
 				gomptL2Peak[gomptJ] = gomptL3T[gomptJ]
-//line gompt_kernels.go:1072
+//line gompt_kernels.go:1193
 //line lockstep.go:17
 			}
-//line gompt_kernels.go:1075
+//line gompt_kernels.go:1196
 //line lockstep.go:17
 		}
-//line gompt_kernels.go:1078
+//line gompt_kernels.go:1199
 //line lockstep.go:14
 	}
-//line gompt_kernels.go:1081
+//line gompt_kernels.go:1202
 //line lockstep.go:21
 	gomptU3 := (i * n)
-//line gompt_kernels.go:1084
+//line gompt_kernels.go:1205
 //line lockstep.go:21
 	gomptU4 := unsafe.Add(gomptPOut, (gomptU3+gomptX0)*4)
-//line gompt_kernels.go:1087
+//line gompt_kernels.go:1208
 //line lockstep.go:21
 	gomptU5 := unsafe.Add(gomptPIn, (gomptU3+gomptX0)*4)
-//line gompt_kernels.go:1090
+//line gompt_kernels.go:1211
 //line lockstep.go:21
 	for gomptJ := 0; gomptJ < gomptW; gomptJ++ {
-//line gompt_kernels.go:1093
+//line gompt_kernels.go:1214
 //line lockstep.go:21
 		*(*float32)(unsafe.Add(gomptU4, gomptJ*4)) = ((gomptL1Acc[gomptJ] - gomptL2Peak[gomptJ]) + *(*float32)(unsafe.Add(gomptU5, gomptJ*4)))
-//line gompt_kernels.go:1096
+//line gompt_kernels.go:1217
 //line lockstep.go:21
 	}
-//line gompt_kernels.go:1099
+//line gompt_kernels.go:1220
 	_ = gomptL1Acc
 	_ = gomptL2Peak
 	_ = gomptL3T
@@ -1170,34 +1291,34 @@ func gomptHostConversions(gomptA *gomptdevice.HostArgs, gomptR gomptdevice.Range
 	for i := gomptLo0; i < gomptHi0; i++ {
 //line ints.go:120
 		x, y := *(*int64)(unsafe.Add(gomptPA, i*8)), *(*float64)(unsafe.Add(gomptPF, i*8))
-//line gompt_kernels.go:1174
+//line gompt_kernels.go:1295
 //line ints.go:121
 		o := (int(8) * i)
-//line gompt_kernels.go:1177
+//line gompt_kernels.go:1298
 //line ints.go:122
 		*(*float64)(unsafe.Add(gomptPOut, o*8)) = float64(float32(x))
-//line gompt_kernels.go:1180
+//line gompt_kernels.go:1301
 //line ints.go:123
 		*(*float64)(unsafe.Add(gomptPOut, (o+int(1))*8)) = float64(x)
-//line gompt_kernels.go:1183
+//line gompt_kernels.go:1304
 //line ints.go:124
 		*(*float64)(unsafe.Add(gomptPOut, (o+int(2))*8)) = float64(uint64(x))
-//line gompt_kernels.go:1186
+//line gompt_kernels.go:1307
 //line ints.go:125
 		*(*float64)(unsafe.Add(gomptPOut, (o+int(3))*8)) = float64(int64(y))
-//line gompt_kernels.go:1189
+//line gompt_kernels.go:1310
 //line ints.go:126
 		*(*float64)(unsafe.Add(gomptPOut, (o+int(4))*8)) = float64(int32((y / float64(4.0))))
-//line gompt_kernels.go:1192
+//line gompt_kernels.go:1313
 //line ints.go:127
 		*(*float64)(unsafe.Add(gomptPOut, (o+int(5))*8)) = float64(float32(y))
-//line gompt_kernels.go:1195
+//line gompt_kernels.go:1316
 //line ints.go:128
 		*(*float64)(unsafe.Add(gomptPOut, (o+int(6))*8)) = float64((uint8((y / float64(1e+15))) + uint8(1)))
-//line gompt_kernels.go:1198
+//line gompt_kernels.go:1319
 //line ints.go:129
 		*(*float64)(unsafe.Add(gomptPOut, (o+int(7))*8)) = (float64(int16(((-y) / float64(1e+15)))) + float64(uint32((y / float64(1e+10)))))
-//line gompt_kernels.go:1201
+//line gompt_kernels.go:1322
 	}
 	_ = n
 }
@@ -1226,6 +1347,208 @@ func RunConversions(dev gompttarget.DeviceClause, n int, a []int64, f []float64,
 	return gompttarget.Target(gompttarget.Region{Device: dev, Kernel: ConversionsKernel, Shape: gompttarget.Shape{Size: [3]int{n, 1, 1}},
 		Maps: []gompttarget.Map{gompttarget.To(a), gompttarget.To(f), gompttarget.ToFrom(out)},
 		Args: []gompttarget.Arg{gompttarget.Int(n), gompttarget.Slice(a), gompttarget.Slice(f), gompttarget.Slice(out)}})
+}
+
+// DotRangeKernel is the gompt reduction (reduce=+) of DotRange (views.go:45:1), over [0, n).
+// Its last parameter, partial, receives one int64 per team (Shape.Teams of them), to combine on the host; RunDotRange does.
+var DotRangeKernel = &gomptdevice.Kernel{
+	Name: "DotRange",
+	Params: []gomptdevice.Param{
+		{Name: "n", Kind: gomptdevice.ParamInt64},
+		{Name: "k", Kind: gomptdevice.ParamInt64},
+		{Name: "x", Kind: gomptdevice.ParamBuffer, Elem: gomptdevice.ParamInt64, Len: "n*k"},
+		{Name: "y", Kind: gomptdevice.ParamBuffer, Elem: gomptdevice.ParamInt64, Len: "n*k"},
+		{Name: "partial", Kind: gomptdevice.ParamBuffer, Elem: gomptdevice.ParamInt64, Len: "Shape.Teams"},
+	},
+	Dims:       1,
+	MaxThreads: gomptrt.MaxThreads,
+	Faults: []gomptdevice.FaultSite{
+		{Kind: gomptdevice.FaultSliceCap, Pos: "views.go:47"},
+		{Kind: gomptdevice.FaultSliceOrder, Pos: "views.go:47"},
+	},
+	Needs: []gomptdevice.Need{
+		{Kind: gomptdevice.NeedLocalMem, Amount: 2048, Use: "2048 bytes of team-local memory (reduce=+'s scratch: 256 int64, one per thread)", Pos: "views.go:44"},
+	},
+	Images: []gomptdevice.Image{
+		{Kind: gomptdevice.ImageHost, Entry: "gompt_DotRange", Host: gomptHostDotRange},
+		{Kind: gomptdevice.ImageOpenCL, Entry: "gompt_DotRange", Source: gomptCLDotRange, Options: "-cl-fp32-correctly-rounded-divide-sqrt"},
+		{Kind: gomptdevice.ImagePTX, Entry: "gompt_DotRange", Source: gomptPTXDotRange},
+	},
+	Sample: gomptSampleDotRange,
+}
+
+//go:embed gompt_DotRange.cl
+var gomptCLDotRange string
+
+//go:embed gompt_DotRange.ptx
+var gomptPTXDotRange string
+
+// gomptHostDotRange is DotRangeKernel's Go image: the body of DotRange at each point of the team's range.
+func gomptHostDotRange(gomptA *gomptdevice.HostArgs, gomptR gomptdevice.Range, gomptTeam, _ int) {
+	n := gomptA.Int(0)
+	k := gomptA.Int(1)
+	x := gomptrt.View[int64](gomptA.Bufs[2], gomptrt.Len(n, k))
+	y := gomptrt.View[int64](gomptA.Bufs[3], gomptrt.Len(n, k))
+	gomptPY := unsafe.Pointer(unsafe.SliceData(y))
+	gomptLo0, gomptHi0 := gomptR.Clamp(0, n)
+	gomptPartial := gomptrt.View[int64](gomptA.Bufs[4], gomptTeam+1)
+	gomptS0, gomptS1, gomptS2, gomptS3 := int64(0), int64(0), int64(0), int64(0)
+	var gomptV int64
+	i := gomptLo0
+	for ; i+4 <= gomptHi0; i += 4 {
+		{
+//line views.go:46
+			var s int64
+//line gompt_kernels.go:1403
+//line views.go:47
+			for j, v := range x[(i * k):((i + int(1)) * k)] {
+//line gompt_kernels.go:1406
+//line views.go:48
+				s += (v * *(*int64)(unsafe.Add(gomptPY, ((i*k)+j)*8)))
+//line gompt_kernels.go:1409
+//line views.go:47
+			}
+//line gompt_kernels.go:1412
+//line views.go:50
+			gomptV = s
+//line gompt_kernels.go:1415
+//line views.go:50
+			goto gomptR0
+//line gompt_kernels.go:1418
+		}
+	gomptR0:
+		gomptS0 = gomptS0 + gomptV
+		{
+			i := i + 1
+//line views.go:46
+			var s int64
+//line gompt_kernels.go:1426
+//line views.go:47
+			for j, v := range x[(i * k):((i + int(1)) * k)] {
+//line gompt_kernels.go:1429
+//line views.go:48
+				s += (v * *(*int64)(unsafe.Add(gomptPY, ((i*k)+j)*8)))
+//line gompt_kernels.go:1432
+//line views.go:47
+			}
+//line gompt_kernels.go:1435
+//line views.go:50
+			gomptV = s
+//line gompt_kernels.go:1438
+//line views.go:50
+			goto gomptR1
+//line gompt_kernels.go:1441
+		}
+	gomptR1:
+		gomptS1 = gomptS1 + gomptV
+		{
+			i := i + 2
+//line views.go:46
+			var s int64
+//line gompt_kernels.go:1449
+//line views.go:47
+			for j, v := range x[(i * k):((i + int(1)) * k)] {
+//line gompt_kernels.go:1452
+//line views.go:48
+				s += (v * *(*int64)(unsafe.Add(gomptPY, ((i*k)+j)*8)))
+//line gompt_kernels.go:1455
+//line views.go:47
+			}
+//line gompt_kernels.go:1458
+//line views.go:50
+			gomptV = s
+//line gompt_kernels.go:1461
+//line views.go:50
+			goto gomptR2
+//line gompt_kernels.go:1464
+		}
+	gomptR2:
+		gomptS2 = gomptS2 + gomptV
+		{
+			i := i + 3
+//line views.go:46
+			var s int64
+//line gompt_kernels.go:1472
+//line views.go:47
+			for j, v := range x[(i * k):((i + int(1)) * k)] {
+//line gompt_kernels.go:1475
+//line views.go:48
+				s += (v * *(*int64)(unsafe.Add(gomptPY, ((i*k)+j)*8)))
+//line gompt_kernels.go:1478
+//line views.go:47
+			}
+//line gompt_kernels.go:1481
+//line views.go:50
+			gomptV = s
+//line gompt_kernels.go:1484
+//line views.go:50
+			goto gomptR3
+//line gompt_kernels.go:1487
+		}
+	gomptR3:
+		gomptS3 = gomptS3 + gomptV
+	}
+	for ; i < gomptHi0; i++ {
+		{
+//line views.go:46
+			var s int64
+//line gompt_kernels.go:1496
+//line views.go:47
+			for j, v := range x[(i * k):((i + int(1)) * k)] {
+//line gompt_kernels.go:1499
+//line views.go:48
+				s += (v * *(*int64)(unsafe.Add(gomptPY, ((i*k)+j)*8)))
+//line gompt_kernels.go:1502
+//line views.go:47
+			}
+//line gompt_kernels.go:1505
+//line views.go:50
+			gomptV = s
+//line gompt_kernels.go:1508
+//line views.go:50
+			goto gomptR4
+//line gompt_kernels.go:1511
+		}
+	gomptR4:
+		gomptS0 = gomptS0 + gomptV
+	}
+	gomptPartial[gomptTeam] = int64((gomptS0 + gomptS1) + (gomptS2 + gomptS3))
+	_ = n
+}
+
+// gomptSampleDotRange is DotRangeKernel's Sample: about n points, random arguments. Tol 0: every device gives the Go function's bits.
+func gomptSampleDotRange(gomptN int, gomptSeed int64) gomptdevice.Sample {
+	gomptR := gomptrt.Rand("DotRange", gomptN, gomptSeed)
+	gomptExt := gomptrt.Extents(gomptN, 1)
+	gomptShape := gomptrt.ReduceShape(gomptExt, 1)
+	gomptExt = gomptShape.Size
+	n := gomptExt[0]
+	k := int(1 + gomptR.IntN(8))
+	return gomptdevice.Sample{
+		Shape: gomptShape,
+		Bufs:  [][]byte{nil, nil, gomptrt.Ints[int64](gomptR, gomptrt.Len(n, k), 0, 16), gomptrt.Ints[int64](gomptR, gomptrt.Len(n, k), 0, 16), gomptrt.Zeros[int64](gomptShape.Teams)},
+		Args:  []gomptdevice.Arg{gomptrt.Int(int64(n)), gomptrt.Int(int64(k)), {}, {}, {}},
+	}
+}
+
+// RunDotRange runs DotRangeKernel (DotRange) on device dev over [0, n), mapping each slice by how the kernel uses it:
+// x to, y to.
+// It returns the sum of the points' values (reduce=+).
+func RunDotRange(dev gompttarget.DeviceClause, n int, k int, x []int64, y []int64) (int64, error) {
+	gomptZero := int64(0)
+	if n <= 0 {
+		return gomptZero, nil
+	}
+	x = gomptrt.Head(x, gomptrt.Len(n, k))
+	y = gomptrt.Head(y, gomptrt.Len(n, k))
+	gomptTeams := gomptrt.Teams(gomptrt.Len(n))
+	gomptPartial := make([]int64, gomptTeams)
+	if err := gompttarget.Target(gompttarget.Region{Device: dev, Kernel: DotRangeKernel, Shape: gompttarget.Shape{Size: [3]int{n, 1, 1}, Teams: gomptTeams, Threads: gomptrt.MaxThreads},
+		Maps: []gompttarget.Map{gompttarget.To(x), gompttarget.To(y), gompttarget.From(gomptPartial)},
+		Args: []gompttarget.Arg{gompttarget.Int(n), gompttarget.Int(k), gompttarget.Slice(x), gompttarget.Slice(y), gompttarget.Slice(gomptPartial)}}); err != nil {
+		return gomptZero, err
+	}
+	return gomptrt.SumInts(gomptPartial), nil
 }
 
 // EmptyBinsKernel is the gompt map kernel of EmptyBins (reducearray.go:49:1), over [0, n).
@@ -1362,25 +1685,25 @@ func gomptHostExtremes(gomptA *gomptdevice.HostArgs, gomptR gomptdevice.Range, _
 	for i := gomptLo0; i < gomptHi0; i++ {
 //line reducearray.go:25
 		b := (i & int(63))
-//line gompt_kernels.go:1366
+//line gompt_kernels.go:1689
 //line reducearray.go:26
 		*(*float64)(unsafe.Add(gomptPLo, b*8)) = min(*(*float64)(unsafe.Add(gomptPLo, b*8)), *(*float64)(unsafe.Add(gomptPV, i*8)))
-//line gompt_kernels.go:1369
+//line gompt_kernels.go:1692
 //line reducearray.go:27
 		*(*float32)(unsafe.Add(gomptPHi, b*4)) = max(float32(*(*float64)(unsafe.Add(gomptPV, i*8))), *(*float32)(unsafe.Add(gomptPHi, b*4)), float32(-1.0))
-//line gompt_kernels.go:1372
+//line gompt_kernels.go:1695
 //line reducearray.go:28
 		c := (*(*int32)(unsafe.Add(gomptPK, i*4)) & int32(15))
-//line gompt_kernels.go:1375
+//line gompt_kernels.go:1698
 //line reducearray.go:29
 		*(*uint32)(unsafe.Add(gomptPP, int(c)*4)) *= (uint32(*(*int32)(unsafe.Add(gomptPK, i*4))) | uint32(1))
-//line gompt_kernels.go:1378
+//line gompt_kernels.go:1701
 //line reducearray.go:30
 		*(*uint32)(unsafe.Add(gomptPM, int(c)*4)) = max(*(*uint32)(unsafe.Add(gomptPM, int(c)*4)), (uint32(*(*int32)(unsafe.Add(gomptPK, i*4))) * uint32(i)))
-//line gompt_kernels.go:1381
+//line gompt_kernels.go:1704
 //line reducearray.go:31
 		*(*int64)(unsafe.Add(gomptPQ, int(c)*8)) = min(((int64(*(*int32)(unsafe.Add(gomptPK, i*4))) * int64(i)) - int64(n)), *(*int64)(unsafe.Add(gomptPQ, int(c)*8)))
-//line gompt_kernels.go:1384
+//line gompt_kernels.go:1707
 	}
 	gomptrt.MergeMin(gomptRBLo, gomptRALo[:], float64(gomptmath.Inf(1)))
 	gomptrt.MergeMax(gomptRBHi, gomptRAHi[:], float32(gomptmath.Inf(-1)))
@@ -1459,22 +1782,22 @@ func gomptHostFloat64Ops(gomptA *gomptdevice.HostArgs, gomptR gomptdevice.Range,
 	for i := gomptLo0; i < gomptHi0; i++ {
 //line floats.go:35
 		x, y := *(*float64)(unsafe.Add(gomptPA, i*8)), *(*float64)(unsafe.Add(gomptPB, i*8))
-//line gompt_kernels.go:1463
+//line gompt_kernels.go:1786
 //line floats.go:36
 		o := (int(4) * i)
-//line gompt_kernels.go:1466
+//line gompt_kernels.go:1789
 //line floats.go:37
 		*(*float64)(unsafe.Add(gomptPOut, o*8)) = ((x * y) + x)
-//line gompt_kernels.go:1469
+//line gompt_kernels.go:1792
 //line floats.go:38
 		*(*float64)(unsafe.Add(gomptPOut, (o+int(1))*8)) = (x / y)
-//line gompt_kernels.go:1472
+//line gompt_kernels.go:1795
 //line floats.go:39
 		*(*float64)(unsafe.Add(gomptPOut, (o+int(2))*8)) = (gomptmath.Sqrt((x * y)) - float64(0.3333333333333333))
-//line gompt_kernels.go:1475
+//line gompt_kernels.go:1798
 //line floats.go:40
 		*(*float64)(unsafe.Add(gomptPOut, (o+int(3))*8)) = ((gomptmath.Remainder((x*float64(100.0)), y) + gomptmath.Dim(x, y)) + gomptmath.Dim(y, x))
-//line gompt_kernels.go:1478
+//line gompt_kernels.go:1801
 	}
 	_ = n
 }
@@ -1559,13 +1882,13 @@ func gomptHostFloatBins(gomptA *gomptdevice.HostArgs, gomptR gomptdevice.Range, 
 	for i := gomptLo0; i < gomptHi0; i++ {
 //line reducearray.go:40
 		*(*float32)(unsafe.Add(gomptPS, (i&int(31))*4)) += *(*float32)(unsafe.Add(gomptPV, i*4))
-//line gompt_kernels.go:1563
+//line gompt_kernels.go:1886
 //line reducearray.go:41
 		*(*float32)(unsafe.Add(gomptPS, ((i+int(7))&int(31))*4)) -= (*(*float32)(unsafe.Add(gomptPV, i*4)) * float32(0.25))
-//line gompt_kernels.go:1566
+//line gompt_kernels.go:1889
 //line reducearray.go:42
 		*(*float64)(unsafe.Add(gomptPP, (i&int(7))*8)) *= (float64(1.0) + (float64((*(*float32)(unsafe.Add(gomptPV, i*4)) - float32(1.0))) / float64(1024.0)))
-//line gompt_kernels.go:1569
+//line gompt_kernels.go:1892
 	}
 	gomptrt.MergeSum(gomptRBS, gomptRAS[:], float32(gomptmath.Copysign(0, -1)))
 	gomptrt.MergeProd(gomptRBP, gomptRAP[:], float64(1))
@@ -1642,61 +1965,61 @@ func gomptHostFloatOps(gomptA *gomptdevice.HostArgs, gomptR gomptdevice.Range, _
 	for i := gomptLo0; i < gomptHi0; i++ {
 //line floats.go:10
 		x, y, z := *(*float32)(unsafe.Add(gomptPA, i*4)), *(*float32)(unsafe.Add(gomptPB, i*4)), *(*float32)(unsafe.Add(gomptPC, i*4))
-//line gompt_kernels.go:1646
+//line gompt_kernels.go:1969
 //line floats.go:11
 		o := (int(12) * i)
-//line gompt_kernels.go:1649
+//line gompt_kernels.go:1972
 //line floats.go:12
 		*(*float32)(unsafe.Add(gomptPOut, o*4)) = ((x * y) + z)
-//line gompt_kernels.go:1652
+//line gompt_kernels.go:1975
 //line floats.go:13
 		*(*float32)(unsafe.Add(gomptPOut, (o+int(1))*4)) = ((x * y) - (z * x))
-//line gompt_kernels.go:1655
+//line gompt_kernels.go:1978
 //line floats.go:14
 		*(*float32)(unsafe.Add(gomptPOut, (o+int(2))*4)) = (x / y)
-//line gompt_kernels.go:1658
+//line gompt_kernels.go:1981
 //line floats.go:15
 		*(*float32)(unsafe.Add(gomptPOut, (o+int(3))*4)) = ((-x) + y)
-//line gompt_kernels.go:1661
+//line gompt_kernels.go:1984
 //line floats.go:16
 		*(*float32)(unsafe.Add(gomptPOut, (o+int(4))*4)) = float32(gomptmath.Sqrt(float64(x)))
-//line gompt_kernels.go:1664
+//line gompt_kernels.go:1987
 //line floats.go:17
 		*(*float32)(unsafe.Add(gomptPOut, (o+int(5))*4)) = float32(gomptmath.FMA(float64(x), float64(y), float64(z)))
-//line gompt_kernels.go:1667
+//line gompt_kernels.go:1990
 //line floats.go:18
 		*(*float32)(unsafe.Add(gomptPOut, (o+int(6))*4)) = (x * float32(0.10000000149011612))
-//line gompt_kernels.go:1670
+//line gompt_kernels.go:1993
 //line floats.go:19
 		*(*float32)(unsafe.Add(gomptPOut, (o+int(7))*4)) = ((float32(gomptmath.Floor(float64((x * float32(7.0))))) + float32(gomptmath.Ceil(float64((y * float32(7.0)))))) + float32(gomptmath.Trunc(float64(((-z) * float32(7.0))))))
-//line gompt_kernels.go:1673
+//line gompt_kernels.go:1996
 //line floats.go:20
 		*(*float32)(unsafe.Add(gomptPOut, (o+int(8))*4)) = (float32(gomptmath.Round(float64((x * float32(2.5))))) - float32(gomptmath.RoundToEven(float64((y * float32(2.5))))))
-//line gompt_kernels.go:1676
+//line gompt_kernels.go:1999
 //line floats.go:21
 		*(*float32)(unsafe.Add(gomptPOut, (o+int(9))*4)) = (float32(gomptmath.Abs(float64((z - x)))) + float32(gomptmath.Copysign(float64(x), float64((z-y)))))
-//line gompt_kernels.go:1679
+//line gompt_kernels.go:2002
 //line floats.go:22
 		*(*float32)(unsafe.Add(gomptPOut, (o+int(10))*4)) = float32(gomptmath.Mod(float64((x * float32(10.0))), float64(y)))
-//line gompt_kernels.go:1682
+//line gompt_kernels.go:2005
 //line floats.go:23
 		s := x
-//line gompt_kernels.go:1685
+//line gompt_kernels.go:2008
 //line floats.go:24
 		s += y
-//line gompt_kernels.go:1688
+//line gompt_kernels.go:2011
 //line floats.go:25
 		s *= z
-//line gompt_kernels.go:1691
+//line gompt_kernels.go:2014
 //line floats.go:26
 		s /= x
-//line gompt_kernels.go:1694
+//line gompt_kernels.go:2017
 //line floats.go:27
 		s -= y
-//line gompt_kernels.go:1697
+//line gompt_kernels.go:2020
 //line floats.go:28
 		*(*float32)(unsafe.Add(gomptPOut, (o+int(11))*4)) = s
-//line gompt_kernels.go:1700
+//line gompt_kernels.go:2023
 	}
 	_ = n
 }
@@ -1769,7 +2092,7 @@ func gomptHostGather(gomptA *gomptdevice.HostArgs, gomptR gomptdevice.Range, _, 
 	for i := gomptLo0; i < gomptHi0; i++ {
 //line checks.go:18
 		*(*float32)(unsafe.Add(gomptPDst, i*4)) = src[*(*int)(unsafe.Add(gomptPIdx, i*8))]
-//line gompt_kernels.go:1773
+//line gompt_kernels.go:2096
 	}
 	_ = n
 	_ = m
@@ -1851,10 +2174,10 @@ func gomptHostGatherSum(gomptA *gomptdevice.HostArgs, gomptR gomptdevice.Range, 
 		{
 //line checks.go:52
 			gomptV = src[*(*int)(unsafe.Add(gomptPIdx, i*8))]
-//line gompt_kernels.go:1855
+//line gompt_kernels.go:2178
 //line checks.go:52
 			goto gomptR0
-//line gompt_kernels.go:1858
+//line gompt_kernels.go:2181
 		}
 	gomptR0:
 		gomptS0 = gomptS0 + float64(gomptV)
@@ -1862,10 +2185,10 @@ func gomptHostGatherSum(gomptA *gomptdevice.HostArgs, gomptR gomptdevice.Range, 
 			i := i + 1
 //line checks.go:52
 			gomptV = src[*(*int)(unsafe.Add(gomptPIdx, i*8))]
-//line gompt_kernels.go:1866
+//line gompt_kernels.go:2189
 //line checks.go:52
 			goto gomptR1
-//line gompt_kernels.go:1869
+//line gompt_kernels.go:2192
 		}
 	gomptR1:
 		gomptS1 = gomptS1 + float64(gomptV)
@@ -1873,10 +2196,10 @@ func gomptHostGatherSum(gomptA *gomptdevice.HostArgs, gomptR gomptdevice.Range, 
 			i := i + 2
 //line checks.go:52
 			gomptV = src[*(*int)(unsafe.Add(gomptPIdx, i*8))]
-//line gompt_kernels.go:1877
+//line gompt_kernels.go:2200
 //line checks.go:52
 			goto gomptR2
-//line gompt_kernels.go:1880
+//line gompt_kernels.go:2203
 		}
 	gomptR2:
 		gomptS2 = gomptS2 + float64(gomptV)
@@ -1884,10 +2207,10 @@ func gomptHostGatherSum(gomptA *gomptdevice.HostArgs, gomptR gomptdevice.Range, 
 			i := i + 3
 //line checks.go:52
 			gomptV = src[*(*int)(unsafe.Add(gomptPIdx, i*8))]
-//line gompt_kernels.go:1888
+//line gompt_kernels.go:2211
 //line checks.go:52
 			goto gomptR3
-//line gompt_kernels.go:1891
+//line gompt_kernels.go:2214
 		}
 	gomptR3:
 		gomptS3 = gomptS3 + float64(gomptV)
@@ -1896,10 +2219,10 @@ func gomptHostGatherSum(gomptA *gomptdevice.HostArgs, gomptR gomptdevice.Range, 
 		{
 //line checks.go:52
 			gomptV = src[*(*int)(unsafe.Add(gomptPIdx, i*8))]
-//line gompt_kernels.go:1900
+//line gompt_kernels.go:2223
 //line checks.go:52
 			goto gomptR4
-//line gompt_kernels.go:1903
+//line gompt_kernels.go:2226
 		}
 	gomptR4:
 		gomptS0 = gomptS0 + float64(gomptV)
@@ -1984,7 +2307,7 @@ func gomptHostGatherUnchecked(gomptA *gomptdevice.HostArgs, gomptR gomptdevice.R
 	for i := gomptLo0; i < gomptHi0; i++ {
 //line checks.go:26
 		*(*float32)(unsafe.Add(gomptPDst, i*4)) = *(*float32)(unsafe.Add(gomptPSrc, *(*int)(unsafe.Add(gomptPIdx, i*8))*4))
-//line gompt_kernels.go:1988
+//line gompt_kernels.go:2311
 	}
 	_ = n
 	_ = m
@@ -2085,28 +2408,28 @@ func gomptHostHelpers(gomptA *gomptdevice.HostArgs, gomptR gomptdevice.Range, _,
 	for i := gomptLo0; i < gomptHi0; i++ {
 //line helpers.go:40
 		y := poly3(*(*float32)(unsafe.Add(gomptPX, i*4)), c)
-//line gompt_kernels.go:2089
+//line gompt_kernels.go:2412
 //line helpers.go:41
 		if b {
-//line gompt_kernels.go:2092
+//line gompt_kernels.go:2415
 //line helpers.go:42
 			y = (-y)
-//line gompt_kernels.go:2095
+//line gompt_kernels.go:2418
 //line helpers.go:41
 		}
-//line gompt_kernels.go:2098
+//line gompt_kernels.go:2421
 //line helpers.go:44
 		bump(hist, i, ((((int32(s8) + int32(u8)) + int32(s16)) + int32(u16)) + s32))
-//line gompt_kernels.go:2101
+//line gompt_kernels.go:2424
 //line helpers.go:45
 		bump(hist, i, ((int32((u32 % uint32(7))) + int32((u64 % uint64(5)))) + int32((u % uint(3)))))
-//line gompt_kernels.go:2104
+//line gompt_kernels.go:2427
 //line helpers.go:46
 		bump(hist, (i + n), int32(1000))
-//line gompt_kernels.go:2107
+//line gompt_kernels.go:2430
 //line helpers.go:47
 		*(*float32)(unsafe.Add(gomptPOut, i*4)) = (y + float32(f64))
-//line gompt_kernels.go:2110
+//line gompt_kernels.go:2433
 	}
 }
 
@@ -2197,19 +2520,19 @@ func gomptHostHist256(gomptA *gomptdevice.HostArgs, gomptR gomptdevice.Range, _,
 	for i := gomptLo0; i < gomptHi0; i++ {
 //line reducearray.go:9
 		b := *(*uint8)(unsafe.Add(gomptPV, i*1))
-//line gompt_kernels.go:2201
+//line gompt_kernels.go:2524
 //line reducearray.go:10
 		*(*uint32)(unsafe.Add(gomptPH, int(b)*4))++
-//line gompt_kernels.go:2204
+//line gompt_kernels.go:2527
 //line reducearray.go:11
 		*(*int64)(unsafe.Add(gomptPS, int((b%uint8(16)))*8)) += (int64(b) - int64(3))
-//line gompt_kernels.go:2207
+//line gompt_kernels.go:2530
 //line reducearray.go:12
 		s[(uint8(15) - (b % uint8(16)))] -= int64((i & int(7)))
-//line gompt_kernels.go:2210
+//line gompt_kernels.go:2533
 //line reducearray.go:13
 		*(*uint32)(unsafe.Add(gomptPH, int((b^uint8(128)))*4))--
-//line gompt_kernels.go:2213
+//line gompt_kernels.go:2536
 	}
 	gomptrt.MergeSum(gomptRBH, gomptRAH[:], uint32(0))
 	gomptrt.MergeSum(gomptRBS, gomptRAS[:], int64(0))
@@ -2295,31 +2618,31 @@ func gomptHostHistogram(gomptA *gomptdevice.HostArgs, gomptR gomptdevice.Range, 
 	for i := gomptLo0; i < gomptHi0; i++ {
 //line atomics.go:12
 		b := (*(*uint32)(unsafe.Add(gomptPV, i*4)) % uint32(16))
-//line gompt_kernels.go:2299
+//line gompt_kernels.go:2622
 //line atomics.go:13
 		if gomptatomic.AddUint32((&*(*uint32)(unsafe.Add(gomptPH32, int(b)*4))), uint32(1)) >= uint32(1) {
-//line gompt_kernels.go:2302
+//line gompt_kernels.go:2625
 //line atomics.go:14
 			*(*uint8)(unsafe.Add(gomptPOk, i*1)) = uint8(1)
-//line gompt_kernels.go:2305
+//line gompt_kernels.go:2628
 //line atomics.go:13
 		}
-//line gompt_kernels.go:2308
+//line gompt_kernels.go:2631
 //line atomics.go:16
 		gomptatomic.AddUint64((&*(*uint64)(unsafe.Add(gomptPH64, int((*(*uint32)(unsafe.Add(gomptPV, i*4))%uint32(4)))*8))), uint64(1))
-//line gompt_kernels.go:2311
+//line gompt_kernels.go:2634
 //line atomics.go:17
 		gomptatomic.AddUint64((&h64[(uint32(4) + (*(*uint32)(unsafe.Add(gomptPV, i*4)) % uint32(4)))]), (uint64(*(*uint32)(unsafe.Add(gomptPV, i*4))) << 40))
-//line gompt_kernels.go:2314
+//line gompt_kernels.go:2637
 //line atomics.go:18
 		gomptatomic.AddInt32((&*(*int32)(unsafe.Add(gomptPNeg, int((*(*uint32)(unsafe.Add(gomptPV, i*4))%uint32(4)))*4))), int32(-3))
-//line gompt_kernels.go:2317
+//line gompt_kernels.go:2640
 //line atomics.go:19
 		gomptatomic.AddInt64((&*(*int64)(unsafe.Add(gomptPS, int(0)*8))), (int64(*(*uint32)(unsafe.Add(gomptPV, i*4))) - int64(8)))
-//line gompt_kernels.go:2320
+//line gompt_kernels.go:2643
 //line atomics.go:20
 		gomptatomic.AddInt64((&s[(int(1) + (i % int(2)))]), int64(8589934592))
-//line gompt_kernels.go:2323
+//line gompt_kernels.go:2646
 	}
 	_ = n
 }
@@ -2394,43 +2717,43 @@ func gomptHostInt64Ops(gomptA *gomptdevice.HostArgs, gomptR gomptdevice.Range, _
 	for i := gomptLo0; i < gomptHi0; i++ {
 //line ints.go:9
 		x, y := *(*int64)(unsafe.Add(gomptPA, i*8)), *(*int64)(unsafe.Add(gomptPB, i*8))
-//line gompt_kernels.go:2398
+//line gompt_kernels.go:2721
 //line ints.go:10
 		o := (int(9) * i)
-//line gompt_kernels.go:2401
+//line gompt_kernels.go:2724
 //line ints.go:11
 		*(*int64)(unsafe.Add(gomptPOut, o*8)) = (x + y)
-//line gompt_kernels.go:2404
+//line gompt_kernels.go:2727
 //line ints.go:12
 		*(*int64)(unsafe.Add(gomptPOut, (o+int(1))*8)) = (x - y)
-//line gompt_kernels.go:2407
+//line gompt_kernels.go:2730
 //line ints.go:13
 		*(*int64)(unsafe.Add(gomptPOut, (o+int(2))*8)) = (x * y)
-//line gompt_kernels.go:2410
+//line gompt_kernels.go:2733
 //line ints.go:14
 		if y != int64(0) {
-//line gompt_kernels.go:2413
+//line gompt_kernels.go:2736
 //line ints.go:15
 			*(*int64)(unsafe.Add(gomptPOut, (o+int(3))*8)) = (x / y)
-//line gompt_kernels.go:2416
+//line gompt_kernels.go:2739
 //line ints.go:16
 			*(*int64)(unsafe.Add(gomptPOut, (o+int(4))*8)) = (x % y)
-//line gompt_kernels.go:2419
+//line gompt_kernels.go:2742
 //line ints.go:14
 		}
-//line gompt_kernels.go:2422
+//line gompt_kernels.go:2745
 //line ints.go:18
 		*(*int64)(unsafe.Add(gomptPOut, (o+int(5))*8)) = (-x)
-//line gompt_kernels.go:2425
+//line gompt_kernels.go:2748
 //line ints.go:19
 		*(*int64)(unsafe.Add(gomptPOut, (o+int(6))*8)) = (x &^ y)
-//line gompt_kernels.go:2428
+//line gompt_kernels.go:2751
 //line ints.go:20
 		*(*int64)(unsafe.Add(gomptPOut, (o+int(7))*8)) = ((x ^ y) | (x & y))
-//line gompt_kernels.go:2431
+//line gompt_kernels.go:2754
 //line ints.go:21
 		*(*int64)(unsafe.Add(gomptPOut, (o+int(8))*8)) = (^x)
-//line gompt_kernels.go:2434
+//line gompt_kernels.go:2757
 	}
 	_ = n
 }
@@ -2502,61 +2825,61 @@ func gomptHostIntOps(gomptA *gomptdevice.HostArgs, gomptR gomptdevice.Range, _, 
 	for i := gomptLo0; i < gomptHi0; i++ {
 //line ints.go:28
 		x, y := *(*int)(unsafe.Add(gomptPA, i*8)), *(*int)(unsafe.Add(gomptPB, i*8))
-//line gompt_kernels.go:2506
+//line gompt_kernels.go:2829
 //line ints.go:29
 		o := (int(6) * i)
-//line gompt_kernels.go:2509
+//line gompt_kernels.go:2832
 //line ints.go:30
 		s := x
-//line gompt_kernels.go:2512
+//line gompt_kernels.go:2835
 //line ints.go:31
 		s += y
-//line gompt_kernels.go:2515
+//line gompt_kernels.go:2838
 //line ints.go:32
 		*(*int)(unsafe.Add(gomptPOut, o*8)) = s
-//line gompt_kernels.go:2518
+//line gompt_kernels.go:2841
 //line ints.go:33
 		s -= (int(2) * y)
-//line gompt_kernels.go:2521
+//line gompt_kernels.go:2844
 //line ints.go:34
 		*(*int)(unsafe.Add(gomptPOut, (o+int(1))*8)) = s
-//line gompt_kernels.go:2524
+//line gompt_kernels.go:2847
 //line ints.go:35
 		s *= y
-//line gompt_kernels.go:2527
+//line gompt_kernels.go:2850
 //line ints.go:36
 		*(*int)(unsafe.Add(gomptPOut, (o+int(2))*8)) = s
-//line gompt_kernels.go:2530
+//line gompt_kernels.go:2853
 //line ints.go:37
 		if y != int(0) {
-//line gompt_kernels.go:2533
+//line gompt_kernels.go:2856
 //line ints.go:38
 			s /= y
-//line gompt_kernels.go:2536
+//line gompt_kernels.go:2859
 //line ints.go:39
 			*(*int)(unsafe.Add(gomptPOut, (o+int(3))*8)) = s
-//line gompt_kernels.go:2539
+//line gompt_kernels.go:2862
 //line ints.go:40
 			s %= y
-//line gompt_kernels.go:2542
+//line gompt_kernels.go:2865
 //line ints.go:41
 			*(*int)(unsafe.Add(gomptPOut, (o+int(4))*8)) = s
-//line gompt_kernels.go:2545
+//line gompt_kernels.go:2868
 //line ints.go:37
 		}
-//line gompt_kernels.go:2548
+//line gompt_kernels.go:2871
 //line ints.go:43
 		s++
-//line gompt_kernels.go:2551
+//line gompt_kernels.go:2874
 //line ints.go:44
 		s--
-//line gompt_kernels.go:2554
+//line gompt_kernels.go:2877
 //line ints.go:45
 		s--
-//line gompt_kernels.go:2557
+//line gompt_kernels.go:2880
 //line ints.go:46
 		*(*int)(unsafe.Add(gomptPOut, (o+int(5))*8)) = s
-//line gompt_kernels.go:2560
+//line gompt_kernels.go:2883
 	}
 	_ = n
 }
@@ -2621,64 +2944,64 @@ func gomptHostLabels(gomptA *gomptdevice.HostArgs, gomptR gomptdevice.Range, _, 
 	for i := gomptLo0; i < gomptHi0; i++ {
 //line control.go:94
 		v := *(*int64)(unsafe.Add(gomptPA, i*8))
-//line gompt_kernels.go:2625
+//line gompt_kernels.go:2948
 //line control.go:95
 		var found int64 = int64(-1)
-//line gompt_kernels.go:2628
+//line gompt_kernels.go:2951
 //line control.go:96
 	search:
-//line gompt_kernels.go:2631
+//line gompt_kernels.go:2954
 //line control.go:97
 		for x := int64(0); x < int64(8); x++ {
-//line gompt_kernels.go:2634
+//line gompt_kernels.go:2957
 //line control.go:98
 			for y := int64(0); y < int64(8); y++ {
-//line gompt_kernels.go:2637
+//line gompt_kernels.go:2960
 //line control.go:99
 				if (x * y) == (v % int64(50)) {
-//line gompt_kernels.go:2640
+//line gompt_kernels.go:2963
 //line control.go:100
 					found = ((x * int64(8)) + y)
-//line gompt_kernels.go:2643
+//line gompt_kernels.go:2966
 //line control.go:101
 					break search
-//line gompt_kernels.go:2646
+//line gompt_kernels.go:2969
 //line control.go:99
 				}
-//line gompt_kernels.go:2649
+//line gompt_kernels.go:2972
 //line control.go:98
 			}
-//line gompt_kernels.go:2652
+//line gompt_kernels.go:2975
 //line control.go:97
 		}
-//line gompt_kernels.go:2655
+//line gompt_kernels.go:2978
 //line control.go:105
 		steps := int(0)
-//line gompt_kernels.go:2658
+//line gompt_kernels.go:2981
 //line control.go:106
 		for u := v; ((u != int64(1)) && (u > int64(0))) && (steps < int(100)); steps++ {
-//line gompt_kernels.go:2661
+//line gompt_kernels.go:2984
 //line control.go:107
 			if (u % int64(2)) == int64(0) {
-//line gompt_kernels.go:2664
+//line gompt_kernels.go:2987
 //line control.go:108
 				u /= int64(2)
-//line gompt_kernels.go:2667
+//line gompt_kernels.go:2990
 //line control.go:107
 			} else {
-//line gompt_kernels.go:2670
+//line gompt_kernels.go:2993
 //line control.go:110
 				u = ((int64(3) * u) + int64(1))
-//line gompt_kernels.go:2673
+//line gompt_kernels.go:2996
 //line control.go:107
 			}
-//line gompt_kernels.go:2676
+//line gompt_kernels.go:2999
 //line control.go:106
 		}
-//line gompt_kernels.go:2679
+//line gompt_kernels.go:3002
 //line control.go:113
 		*(*int64)(unsafe.Add(gomptPOut, i*8)) = ((found * int64(1000)) + int64(steps))
-//line gompt_kernels.go:2682
+//line gompt_kernels.go:3005
 	}
 	_ = n
 }
@@ -2760,50 +3083,50 @@ func gomptLanesMatMul(gomptX0, gomptW int, i int, m int, n int, k int, A []float
 	gomptL1Acc := gomptL1AccA[:gomptW:gomptW]
 //line dims.go:42
 	for gomptJ := 0; gomptJ < gomptW; gomptJ++ {
-//line gompt_kernels.go:2764
+//line gompt_kernels.go:3087
 		gomptL1Acc[gomptJ] = float32(0)
 //line dims.go:42
 	}
-//line gompt_kernels.go:2768
+//line gompt_kernels.go:3091
 //line dims.go:43
 	for p := int(0); p < k; p++ {
-//line gompt_kernels.go:2771
+//line gompt_kernels.go:3094
 //line dims.go:44
 		gomptU1 := *(*float32)(unsafe.Add(gomptPA, ((i*k)+p)*4))
-//line gompt_kernels.go:2774
+//line gompt_kernels.go:3097
 //line dims.go:44
 		gomptU2 := (p * n)
-//line gompt_kernels.go:2777
+//line gompt_kernels.go:3100
 //line dims.go:44
 		gomptU3 := unsafe.Add(gomptPB, (gomptU2+gomptX0)*4)
-//line gompt_kernels.go:2780
+//line gompt_kernels.go:3103
 //line dims.go:44
 		for gomptJ := 0; gomptJ < gomptW; gomptJ++ {
-//line gompt_kernels.go:2783
+//line gompt_kernels.go:3106
 //line dims.go:44
 			gomptL1Acc[gomptJ] += (gomptU1 * *(*float32)(unsafe.Add(gomptU3, gomptJ*4)))
-//line gompt_kernels.go:2786
+//line gompt_kernels.go:3109
 //line dims.go:44
 		}
-//line gompt_kernels.go:2789
+//line gompt_kernels.go:3112
 //line dims.go:43
 	}
-//line gompt_kernels.go:2792
+//line gompt_kernels.go:3115
 //line dims.go:46
 	gomptU4 := (i * n)
-//line gompt_kernels.go:2795
+//line gompt_kernels.go:3118
 //line dims.go:46
 	gomptU5 := unsafe.Add(gomptPC, (gomptU4+gomptX0)*4)
-//line gompt_kernels.go:2798
+//line gompt_kernels.go:3121
 //line dims.go:46
 	for gomptJ := 0; gomptJ < gomptW; gomptJ++ {
-//line gompt_kernels.go:2801
+//line gompt_kernels.go:3124
 //line dims.go:46
 		*(*float32)(unsafe.Add(gomptU5, gomptJ*4)) = gomptL1Acc[gomptJ]
-//line gompt_kernels.go:2804
+//line gompt_kernels.go:3127
 //line dims.go:46
 	}
-//line gompt_kernels.go:2807
+//line gompt_kernels.go:3130
 	_ = gomptL1Acc
 	_ = m
 }
@@ -2834,6 +3157,95 @@ func RunMatMul(dev gompttarget.DeviceClause, m int, n int, k int, A []float32, B
 	return gompttarget.Target(gompttarget.Region{Device: dev, Kernel: MatMulKernel, Shape: gompttarget.Shape{Size: [3]int{n, m, 1}},
 		Maps: []gompttarget.Map{gompttarget.To(A), gompttarget.To(B), gompttarget.From(C)},
 		Args: []gompttarget.Arg{gompttarget.Int(m), gompttarget.Int(n), gompttarget.Int(k), gompttarget.Slice(A), gompttarget.Slice(B), gompttarget.Slice(C)}})
+}
+
+// MatVecKernel is the gompt map kernel of MatVec (views.go:11:1), over [0, m).
+var MatVecKernel = &gomptdevice.Kernel{
+	Name: "MatVec",
+	Params: []gomptdevice.Param{
+		{Name: "m", Kind: gomptdevice.ParamInt64},
+		{Name: "n", Kind: gomptdevice.ParamInt64},
+		{Name: "A", Kind: gomptdevice.ParamBuffer, Elem: gomptdevice.ParamFloat32, Len: "m*n"},
+		{Name: "x", Kind: gomptdevice.ParamBuffer, Elem: gomptdevice.ParamFloat32, Len: "n"},
+		{Name: "y", Kind: gomptdevice.ParamBuffer, Elem: gomptdevice.ParamFloat32, Len: "m"},
+	},
+	Dims: 1,
+	Faults: []gomptdevice.FaultSite{
+		{Kind: gomptdevice.FaultSliceCap, Pos: "views.go:12"},
+		{Kind: gomptdevice.FaultSliceOrder, Pos: "views.go:12"},
+	},
+	Images: []gomptdevice.Image{
+		{Kind: gomptdevice.ImageHost, Entry: "gompt_MatVec", Host: gomptHostMatVec},
+		{Kind: gomptdevice.ImageOpenCL, Entry: "gompt_MatVec", Source: gomptCLMatVec, Options: "-cl-fp32-correctly-rounded-divide-sqrt"},
+		{Kind: gomptdevice.ImagePTX, Entry: "gompt_MatVec", Source: gomptPTXMatVec},
+	},
+	Sample: gomptSampleMatVec,
+}
+
+//go:embed gompt_MatVec.cl
+var gomptCLMatVec string
+
+//go:embed gompt_MatVec.ptx
+var gomptPTXMatVec string
+
+// gomptHostMatVec is MatVecKernel's Go image: the body of MatVec at each point of the team's range.
+func gomptHostMatVec(gomptA *gomptdevice.HostArgs, gomptR gomptdevice.Range, _, _ int) {
+	m := gomptA.Int(0)
+	n := gomptA.Int(1)
+	A := gomptrt.View[float32](gomptA.Bufs[2], gomptrt.Len(m, n))
+	x := gomptrt.View[float32](gomptA.Bufs[3], gomptrt.Len(n))
+	y := gomptrt.View[float32](gomptA.Bufs[4], gomptrt.Len(m))
+	gomptPX := unsafe.Pointer(unsafe.SliceData(x))
+	gomptPY := unsafe.Pointer(unsafe.SliceData(y))
+	gomptLo0, gomptHi0 := gomptR.Clamp(0, m)
+	for i := gomptLo0; i < gomptHi0; i++ {
+//line views.go:12
+		row := A[(i * n):((i + int(1)) * n)]
+//line gompt_kernels.go:3205
+//line views.go:13
+		var s float32
+//line gompt_kernels.go:3208
+//line views.go:14
+		for j, a := range row {
+//line gompt_kernels.go:3211
+//line views.go:15
+			s += (a * *(*float32)(unsafe.Add(gomptPX, j*4)))
+//line gompt_kernels.go:3214
+//line views.go:14
+		}
+//line gompt_kernels.go:3217
+//line views.go:17
+		*(*float32)(unsafe.Add(gomptPY, i*4)) = s
+//line gompt_kernels.go:3220
+	}
+	_ = m
+}
+
+// gomptSampleMatVec is MatVecKernel's Sample: about n points, random arguments. Tol 0: every device gives the Go function's bits.
+func gomptSampleMatVec(gomptN int, gomptSeed int64) gomptdevice.Sample {
+	gomptR := gomptrt.Rand("MatVec", gomptN, gomptSeed)
+	gomptExt := gomptrt.Extents(gomptN, 1)
+	m := gomptExt[0]
+	n := int(1 + gomptR.IntN(8))
+	return gomptdevice.Sample{
+		Shape: gomptdevice.Shape{Size: gomptExt},
+		Bufs:  [][]byte{nil, nil, gomptrt.Floats[float32](gomptR, gomptrt.Len(m, n), 0.5, 1.5), gomptrt.Floats[float32](gomptR, gomptrt.Len(n), 0.5, 1.5), gomptrt.Floats[float32](gomptR, gomptrt.Len(m), 0.5, 1.5)},
+		Args:  []gomptdevice.Arg{gomptrt.Int(int64(m)), gomptrt.Int(int64(n)), {}, {}, {}},
+	}
+}
+
+// RunMatVec runs MatVecKernel (MatVec) on device dev over [0, m), mapping each slice by how the kernel uses it:
+// A to, x to, y from.
+func RunMatVec(dev gompttarget.DeviceClause, m int, n int, A []float32, x []float32, y []float32) error {
+	if m <= 0 {
+		return nil
+	}
+	A = gomptrt.Head(A, gomptrt.Len(m, n))
+	x = gomptrt.Head(x, gomptrt.Len(n))
+	y = gomptrt.Head(y, gomptrt.Len(m))
+	return gompttarget.Target(gompttarget.Region{Device: dev, Kernel: MatVecKernel, Shape: gompttarget.Shape{Size: [3]int{m, 1, 1}},
+		Maps: []gompttarget.Map{gompttarget.To(A), gompttarget.To(x), gompttarget.From(y)},
+		Args: []gompttarget.Arg{gompttarget.Int(m), gompttarget.Int(n), gompttarget.Slice(A), gompttarget.Slice(x), gompttarget.Slice(y)}})
 }
 
 // MaxFloat64Kernel is the gompt reduction (reduce=max) of MaxFloat64 (reduce.go:57:1), over [0, n).
@@ -2879,10 +3291,10 @@ func gomptHostMaxFloat64(gomptA *gomptdevice.HostArgs, gomptR gomptdevice.Range,
 		{
 //line reduce.go:57
 			gomptV = gomptmath.Sin((*(*float64)(unsafe.Add(gomptPA, i*8)) * float64(i)))
-//line gompt_kernels.go:2883
+//line gompt_kernels.go:3295
 //line reduce.go:57
 			goto gomptR0
-//line gompt_kernels.go:2886
+//line gompt_kernels.go:3298
 		}
 	gomptR0:
 		gomptS0 = max(gomptS0, gomptV)
@@ -2890,10 +3302,10 @@ func gomptHostMaxFloat64(gomptA *gomptdevice.HostArgs, gomptR gomptdevice.Range,
 			i := i + 1
 //line reduce.go:57
 			gomptV = gomptmath.Sin((*(*float64)(unsafe.Add(gomptPA, i*8)) * float64(i)))
-//line gompt_kernels.go:2894
+//line gompt_kernels.go:3306
 //line reduce.go:57
 			goto gomptR1
-//line gompt_kernels.go:2897
+//line gompt_kernels.go:3309
 		}
 	gomptR1:
 		gomptS1 = max(gomptS1, gomptV)
@@ -2901,10 +3313,10 @@ func gomptHostMaxFloat64(gomptA *gomptdevice.HostArgs, gomptR gomptdevice.Range,
 			i := i + 2
 //line reduce.go:57
 			gomptV = gomptmath.Sin((*(*float64)(unsafe.Add(gomptPA, i*8)) * float64(i)))
-//line gompt_kernels.go:2905
+//line gompt_kernels.go:3317
 //line reduce.go:57
 			goto gomptR2
-//line gompt_kernels.go:2908
+//line gompt_kernels.go:3320
 		}
 	gomptR2:
 		gomptS2 = max(gomptS2, gomptV)
@@ -2912,10 +3324,10 @@ func gomptHostMaxFloat64(gomptA *gomptdevice.HostArgs, gomptR gomptdevice.Range,
 			i := i + 3
 //line reduce.go:57
 			gomptV = gomptmath.Sin((*(*float64)(unsafe.Add(gomptPA, i*8)) * float64(i)))
-//line gompt_kernels.go:2916
+//line gompt_kernels.go:3328
 //line reduce.go:57
 			goto gomptR3
-//line gompt_kernels.go:2919
+//line gompt_kernels.go:3331
 		}
 	gomptR3:
 		gomptS3 = max(gomptS3, gomptV)
@@ -2924,10 +3336,10 @@ func gomptHostMaxFloat64(gomptA *gomptdevice.HostArgs, gomptR gomptdevice.Range,
 		{
 //line reduce.go:57
 			gomptV = gomptmath.Sin((*(*float64)(unsafe.Add(gomptPA, i*8)) * float64(i)))
-//line gompt_kernels.go:2928
+//line gompt_kernels.go:3340
 //line reduce.go:57
 			goto gomptR4
-//line gompt_kernels.go:2931
+//line gompt_kernels.go:3343
 		}
 	gomptR4:
 		gomptS0 = max(gomptS0, gomptV)
@@ -3012,10 +3424,10 @@ func gomptHostMaxUint64(gomptA *gomptdevice.HostArgs, gomptR gomptdevice.Range, 
 		{
 //line reduce.go:51
 			gomptV = (*(*uint64)(unsafe.Add(gomptPA, i*8)) * uint64((i + int(1))))
-//line gompt_kernels.go:3016
+//line gompt_kernels.go:3428
 //line reduce.go:51
 			goto gomptR0
-//line gompt_kernels.go:3019
+//line gompt_kernels.go:3431
 		}
 	gomptR0:
 		gomptS0 = max(gomptS0, gomptV)
@@ -3023,10 +3435,10 @@ func gomptHostMaxUint64(gomptA *gomptdevice.HostArgs, gomptR gomptdevice.Range, 
 			i := i + 1
 //line reduce.go:51
 			gomptV = (*(*uint64)(unsafe.Add(gomptPA, i*8)) * uint64((i + int(1))))
-//line gompt_kernels.go:3027
+//line gompt_kernels.go:3439
 //line reduce.go:51
 			goto gomptR1
-//line gompt_kernels.go:3030
+//line gompt_kernels.go:3442
 		}
 	gomptR1:
 		gomptS1 = max(gomptS1, gomptV)
@@ -3034,10 +3446,10 @@ func gomptHostMaxUint64(gomptA *gomptdevice.HostArgs, gomptR gomptdevice.Range, 
 			i := i + 2
 //line reduce.go:51
 			gomptV = (*(*uint64)(unsafe.Add(gomptPA, i*8)) * uint64((i + int(1))))
-//line gompt_kernels.go:3038
+//line gompt_kernels.go:3450
 //line reduce.go:51
 			goto gomptR2
-//line gompt_kernels.go:3041
+//line gompt_kernels.go:3453
 		}
 	gomptR2:
 		gomptS2 = max(gomptS2, gomptV)
@@ -3045,10 +3457,10 @@ func gomptHostMaxUint64(gomptA *gomptdevice.HostArgs, gomptR gomptdevice.Range, 
 			i := i + 3
 //line reduce.go:51
 			gomptV = (*(*uint64)(unsafe.Add(gomptPA, i*8)) * uint64((i + int(1))))
-//line gompt_kernels.go:3049
+//line gompt_kernels.go:3461
 //line reduce.go:51
 			goto gomptR3
-//line gompt_kernels.go:3052
+//line gompt_kernels.go:3464
 		}
 	gomptR3:
 		gomptS3 = max(gomptS3, gomptV)
@@ -3057,10 +3469,10 @@ func gomptHostMaxUint64(gomptA *gomptdevice.HostArgs, gomptR gomptdevice.Range, 
 		{
 //line reduce.go:51
 			gomptV = (*(*uint64)(unsafe.Add(gomptPA, i*8)) * uint64((i + int(1))))
-//line gompt_kernels.go:3061
+//line gompt_kernels.go:3473
 //line reduce.go:51
 			goto gomptR4
-//line gompt_kernels.go:3064
+//line gompt_kernels.go:3476
 		}
 	gomptR4:
 		gomptS0 = max(gomptS0, gomptV)
@@ -3144,10 +3556,10 @@ func gomptHostMinFloat32(gomptA *gomptdevice.HostArgs, gomptR gomptdevice.Range,
 		{
 //line reduce.go:46
 			gomptV = (*(*float32)(unsafe.Add(gomptPA, i*4)) - float32((i % int(5))))
-//line gompt_kernels.go:3148
+//line gompt_kernels.go:3560
 //line reduce.go:46
 			goto gomptR0
-//line gompt_kernels.go:3151
+//line gompt_kernels.go:3563
 		}
 	gomptR0:
 		gomptS0 = min(gomptS0, gomptV)
@@ -3155,10 +3567,10 @@ func gomptHostMinFloat32(gomptA *gomptdevice.HostArgs, gomptR gomptdevice.Range,
 			i := i + 1
 //line reduce.go:46
 			gomptV = (*(*float32)(unsafe.Add(gomptPA, i*4)) - float32((i % int(5))))
-//line gompt_kernels.go:3159
+//line gompt_kernels.go:3571
 //line reduce.go:46
 			goto gomptR1
-//line gompt_kernels.go:3162
+//line gompt_kernels.go:3574
 		}
 	gomptR1:
 		gomptS1 = min(gomptS1, gomptV)
@@ -3166,10 +3578,10 @@ func gomptHostMinFloat32(gomptA *gomptdevice.HostArgs, gomptR gomptdevice.Range,
 			i := i + 2
 //line reduce.go:46
 			gomptV = (*(*float32)(unsafe.Add(gomptPA, i*4)) - float32((i % int(5))))
-//line gompt_kernels.go:3170
+//line gompt_kernels.go:3582
 //line reduce.go:46
 			goto gomptR2
-//line gompt_kernels.go:3173
+//line gompt_kernels.go:3585
 		}
 	gomptR2:
 		gomptS2 = min(gomptS2, gomptV)
@@ -3177,10 +3589,10 @@ func gomptHostMinFloat32(gomptA *gomptdevice.HostArgs, gomptR gomptdevice.Range,
 			i := i + 3
 //line reduce.go:46
 			gomptV = (*(*float32)(unsafe.Add(gomptPA, i*4)) - float32((i % int(5))))
-//line gompt_kernels.go:3181
+//line gompt_kernels.go:3593
 //line reduce.go:46
 			goto gomptR3
-//line gompt_kernels.go:3184
+//line gompt_kernels.go:3596
 		}
 	gomptR3:
 		gomptS3 = min(gomptS3, gomptV)
@@ -3189,10 +3601,10 @@ func gomptHostMinFloat32(gomptA *gomptdevice.HostArgs, gomptR gomptdevice.Range,
 		{
 //line reduce.go:46
 			gomptV = (*(*float32)(unsafe.Add(gomptPA, i*4)) - float32((i % int(5))))
-//line gompt_kernels.go:3193
+//line gompt_kernels.go:3605
 //line reduce.go:46
 			goto gomptR4
-//line gompt_kernels.go:3196
+//line gompt_kernels.go:3608
 		}
 	gomptR4:
 		gomptS0 = min(gomptS0, gomptV)
@@ -3284,10 +3696,10 @@ func gomptHostMinInt16(gomptA *gomptdevice.HostArgs, gomptR gomptdevice.Range, g
 				{
 //line reduce.go:40
 					gomptV = (*(*int16)(unsafe.Add(gomptPA, ((((z*ny)+y)*nx)+x)*2)) - int16((x * y)))
-//line gompt_kernels.go:3288
+//line gompt_kernels.go:3700
 //line reduce.go:40
 					goto gomptR0
-//line gompt_kernels.go:3291
+//line gompt_kernels.go:3703
 				}
 			gomptR0:
 				gomptS0 = min(gomptS0, gomptV)
@@ -3295,10 +3707,10 @@ func gomptHostMinInt16(gomptA *gomptdevice.HostArgs, gomptR gomptdevice.Range, g
 					x := x + 1
 //line reduce.go:40
 					gomptV = (*(*int16)(unsafe.Add(gomptPA, ((((z*ny)+y)*nx)+x)*2)) - int16((x * y)))
-//line gompt_kernels.go:3299
+//line gompt_kernels.go:3711
 //line reduce.go:40
 					goto gomptR1
-//line gompt_kernels.go:3302
+//line gompt_kernels.go:3714
 				}
 			gomptR1:
 				gomptS1 = min(gomptS1, gomptV)
@@ -3306,10 +3718,10 @@ func gomptHostMinInt16(gomptA *gomptdevice.HostArgs, gomptR gomptdevice.Range, g
 					x := x + 2
 //line reduce.go:40
 					gomptV = (*(*int16)(unsafe.Add(gomptPA, ((((z*ny)+y)*nx)+x)*2)) - int16((x * y)))
-//line gompt_kernels.go:3310
+//line gompt_kernels.go:3722
 //line reduce.go:40
 					goto gomptR2
-//line gompt_kernels.go:3313
+//line gompt_kernels.go:3725
 				}
 			gomptR2:
 				gomptS2 = min(gomptS2, gomptV)
@@ -3317,10 +3729,10 @@ func gomptHostMinInt16(gomptA *gomptdevice.HostArgs, gomptR gomptdevice.Range, g
 					x := x + 3
 //line reduce.go:40
 					gomptV = (*(*int16)(unsafe.Add(gomptPA, ((((z*ny)+y)*nx)+x)*2)) - int16((x * y)))
-//line gompt_kernels.go:3321
+//line gompt_kernels.go:3733
 //line reduce.go:40
 					goto gomptR3
-//line gompt_kernels.go:3324
+//line gompt_kernels.go:3736
 				}
 			gomptR3:
 				gomptS3 = min(gomptS3, gomptV)
@@ -3329,10 +3741,10 @@ func gomptHostMinInt16(gomptA *gomptdevice.HostArgs, gomptR gomptdevice.Range, g
 				{
 //line reduce.go:40
 					gomptV = (*(*int16)(unsafe.Add(gomptPA, ((((z*ny)+y)*nx)+x)*2)) - int16((x * y)))
-//line gompt_kernels.go:3333
+//line gompt_kernels.go:3745
 //line reduce.go:40
 					goto gomptR4
-//line gompt_kernels.go:3336
+//line gompt_kernels.go:3748
 				}
 			gomptR4:
 				gomptS0 = min(gomptS0, gomptV)
@@ -3424,37 +3836,37 @@ func gomptHostMinMax(gomptA *gomptdevice.HostArgs, gomptR gomptdevice.Range, _, 
 	for i := gomptLo0; i < gomptHi0; i++ {
 //line floats.go:49
 		x, y := *(*float64)(unsafe.Add(gomptPA, i*8)), *(*float64)(unsafe.Add(gomptPB, i*8))
-//line gompt_kernels.go:3428
+//line gompt_kernels.go:3840
 //line floats.go:50
 		u, v := *(*float32)(unsafe.Add(gomptPC, i*4)), *(*float32)(unsafe.Add(gomptPD, i*4))
-//line gompt_kernels.go:3431
+//line gompt_kernels.go:3843
 //line floats.go:51
 		o := (int(8) * i)
-//line gompt_kernels.go:3434
+//line gompt_kernels.go:3846
 //line floats.go:52
 		*(*float64)(unsafe.Add(gomptPOut, o*8)) = min(x, y)
-//line gompt_kernels.go:3437
+//line gompt_kernels.go:3849
 //line floats.go:53
 		*(*float64)(unsafe.Add(gomptPOut, (o+int(1))*8)) = max(x, y)
-//line gompt_kernels.go:3440
+//line gompt_kernels.go:3852
 //line floats.go:54
 		*(*float64)(unsafe.Add(gomptPOut, (o+int(2))*8)) = gomptmath.Min(x, y)
-//line gompt_kernels.go:3443
+//line gompt_kernels.go:3855
 //line floats.go:55
 		*(*float64)(unsafe.Add(gomptPOut, (o+int(3))*8)) = gomptmath.Max(x, y)
-//line gompt_kernels.go:3446
+//line gompt_kernels.go:3858
 //line floats.go:56
 		*(*float64)(unsafe.Add(gomptPOut, (o+int(4))*8)) = float64(min(u, v))
-//line gompt_kernels.go:3449
+//line gompt_kernels.go:3861
 //line floats.go:57
 		*(*float64)(unsafe.Add(gomptPOut, (o+int(5))*8)) = float64(max(u, v, float32(0.5)))
-//line gompt_kernels.go:3452
+//line gompt_kernels.go:3864
 //line floats.go:58
 		*(*float64)(unsafe.Add(gomptPOut, (o+int(6))*8)) = float64(min(int64(x), int64(3), int64(y)))
-//line gompt_kernels.go:3455
+//line gompt_kernels.go:3867
 //line floats.go:59
 		*(*float64)(unsafe.Add(gomptPOut, (o+int(7))*8)) = float64(max(uint8(u), uint8(v)))
-//line gompt_kernels.go:3458
+//line gompt_kernels.go:3870
 	}
 	_ = n
 }
@@ -3534,55 +3946,55 @@ func gomptHostNarrow(gomptA *gomptdevice.HostArgs, gomptR gomptdevice.Range, _, 
 	for i := gomptLo0; i < gomptHi0; i++ {
 //line ints.go:97
 		x, y := *(*int8)(unsafe.Add(gomptPA, i*1)), *(*int8)(unsafe.Add(gomptPB, i*1))
-//line gompt_kernels.go:3538
+//line gompt_kernels.go:3950
 //line ints.go:98
 		u, v := *(*uint16)(unsafe.Add(gomptPC, i*2)), *(*uint16)(unsafe.Add(gomptPD, i*2))
-//line gompt_kernels.go:3541
+//line gompt_kernels.go:3953
 //line ints.go:99
 		o := (int(12) * i)
-//line gompt_kernels.go:3544
+//line gompt_kernels.go:3956
 //line ints.go:100
 		*(*int64)(unsafe.Add(gomptPOut, o*8)) = int64((x + y))
-//line gompt_kernels.go:3547
+//line gompt_kernels.go:3959
 //line ints.go:101
 		*(*int64)(unsafe.Add(gomptPOut, (o+int(1))*8)) = int64((x * y))
-//line gompt_kernels.go:3550
+//line gompt_kernels.go:3962
 //line ints.go:102
 		*(*int64)(unsafe.Add(gomptPOut, (o+int(2))*8)) = int64((-x))
-//line gompt_kernels.go:3553
+//line gompt_kernels.go:3965
 //line ints.go:103
 		if y != int8(0) {
-//line gompt_kernels.go:3556
+//line gompt_kernels.go:3968
 //line ints.go:104
 			*(*int64)(unsafe.Add(gomptPOut, (o+int(3))*8)) = int64((x / y))
-//line gompt_kernels.go:3559
+//line gompt_kernels.go:3971
 //line ints.go:105
 			*(*int64)(unsafe.Add(gomptPOut, (o+int(4))*8)) = int64((x % y))
-//line gompt_kernels.go:3562
+//line gompt_kernels.go:3974
 //line ints.go:103
 		}
-//line gompt_kernels.go:3565
+//line gompt_kernels.go:3977
 //line ints.go:107
 		*(*int64)(unsafe.Add(gomptPOut, (o+int(5))*8)) = int64((u * v))
-//line gompt_kernels.go:3568
+//line gompt_kernels.go:3980
 //line ints.go:108
 		*(*int64)(unsafe.Add(gomptPOut, (o+int(6))*8)) = int64((u - v))
-//line gompt_kernels.go:3571
+//line gompt_kernels.go:3983
 //line ints.go:109
 		*(*int64)(unsafe.Add(gomptPOut, (o+int(7))*8)) = int64((uint8(u) + uint8(v)))
-//line gompt_kernels.go:3574
+//line gompt_kernels.go:3986
 //line ints.go:110
 		*(*int64)(unsafe.Add(gomptPOut, (o+int(8))*8)) = int64((int16(u) * int16(v)))
-//line gompt_kernels.go:3577
+//line gompt_kernels.go:3989
 //line ints.go:111
 		*(*int64)(unsafe.Add(gomptPOut, (o+int(9))*8)) = int64((((int32(x) * int32(u)) * int32(65537)) + int32(v)))
-//line gompt_kernels.go:3580
+//line gompt_kernels.go:3992
 //line ints.go:112
 		*(*int64)(unsafe.Add(gomptPOut, (o+int(10))*8)) = int64((uint32(x) * uint32(v)))
-//line gompt_kernels.go:3583
+//line gompt_kernels.go:3995
 //line ints.go:113
 		*(*int64)(unsafe.Add(gomptPOut, (o+int(11))*8)) = (int64(int8((int64(u) * int64(3)))) + int64(uint16(x)))
-//line gompt_kernels.go:3586
+//line gompt_kernels.go:3998
 	}
 	_ = n
 }
@@ -3653,10 +4065,10 @@ func gomptHostOutOfRange(gomptA *gomptdevice.HostArgs, gomptR gomptdevice.Range,
 	for i := gomptLo0; i < gomptHi0; i++ {
 //line dims.go:72
 		*(*int32)(unsafe.Add(gomptPOut, i*4)) = (in[(i+int(1))] + in[(i-int(1))])
-//line gompt_kernels.go:3657
+//line gompt_kernels.go:4069
 //line dims.go:73
 		out[(i + n)] = int32(5)
-//line gompt_kernels.go:3660
+//line gompt_kernels.go:4072
 	}
 }
 
@@ -3719,13 +4131,13 @@ func gomptHostPartial(gomptA *gomptdevice.HostArgs, gomptR gomptdevice.Range, _,
 	for i := gomptLo0; i < gomptHi0; i++ {
 //line dims.go:54
 		if (*(*int64)(unsafe.Add(gomptPIn, i*8)) % int64(3)) == int64(0) {
-//line gompt_kernels.go:3723
+//line gompt_kernels.go:4135
 //line dims.go:55
 			*(*int64)(unsafe.Add(gomptPOut, i*8)) = (*(*int64)(unsafe.Add(gomptPIn, i*8)) * int64(2))
-//line gompt_kernels.go:3726
+//line gompt_kernels.go:4138
 //line dims.go:54
 		}
-//line gompt_kernels.go:3729
+//line gompt_kernels.go:4141
 	}
 	_ = n
 }
@@ -3798,10 +4210,10 @@ func gomptHostProdFloat64(gomptA *gomptdevice.HostArgs, gomptR gomptdevice.Range
 		{
 //line reduce.go:34
 			gomptV = *(*float64)(unsafe.Add(gomptPA, i*8))
-//line gompt_kernels.go:3802
+//line gompt_kernels.go:4214
 //line reduce.go:34
 			goto gomptR0
-//line gompt_kernels.go:3805
+//line gompt_kernels.go:4217
 		}
 	gomptR0:
 		gomptS0 = gomptS0 * gomptV
@@ -3809,10 +4221,10 @@ func gomptHostProdFloat64(gomptA *gomptdevice.HostArgs, gomptR gomptdevice.Range
 			i := i + 1
 //line reduce.go:34
 			gomptV = *(*float64)(unsafe.Add(gomptPA, i*8))
-//line gompt_kernels.go:3813
+//line gompt_kernels.go:4225
 //line reduce.go:34
 			goto gomptR1
-//line gompt_kernels.go:3816
+//line gompt_kernels.go:4228
 		}
 	gomptR1:
 		gomptS1 = gomptS1 * gomptV
@@ -3820,10 +4232,10 @@ func gomptHostProdFloat64(gomptA *gomptdevice.HostArgs, gomptR gomptdevice.Range
 			i := i + 2
 //line reduce.go:34
 			gomptV = *(*float64)(unsafe.Add(gomptPA, i*8))
-//line gompt_kernels.go:3824
+//line gompt_kernels.go:4236
 //line reduce.go:34
 			goto gomptR2
-//line gompt_kernels.go:3827
+//line gompt_kernels.go:4239
 		}
 	gomptR2:
 		gomptS2 = gomptS2 * gomptV
@@ -3831,10 +4243,10 @@ func gomptHostProdFloat64(gomptA *gomptdevice.HostArgs, gomptR gomptdevice.Range
 			i := i + 3
 //line reduce.go:34
 			gomptV = *(*float64)(unsafe.Add(gomptPA, i*8))
-//line gompt_kernels.go:3835
+//line gompt_kernels.go:4247
 //line reduce.go:34
 			goto gomptR3
-//line gompt_kernels.go:3838
+//line gompt_kernels.go:4250
 		}
 	gomptR3:
 		gomptS3 = gomptS3 * gomptV
@@ -3843,10 +4255,10 @@ func gomptHostProdFloat64(gomptA *gomptdevice.HostArgs, gomptR gomptdevice.Range
 		{
 //line reduce.go:34
 			gomptV = *(*float64)(unsafe.Add(gomptPA, i*8))
-//line gompt_kernels.go:3847
+//line gompt_kernels.go:4259
 //line reduce.go:34
 			goto gomptR4
-//line gompt_kernels.go:3850
+//line gompt_kernels.go:4262
 		}
 	gomptR4:
 		gomptS0 = gomptS0 * gomptV
@@ -3931,10 +4343,10 @@ func gomptHostProdInt32(gomptA *gomptdevice.HostArgs, gomptR gomptdevice.Range, 
 		{
 //line reduce.go:29
 			gomptV = (*(*int32)(unsafe.Add(gomptPA, i*4)) | int32(1))
-//line gompt_kernels.go:3935
+//line gompt_kernels.go:4347
 //line reduce.go:29
 			goto gomptR0
-//line gompt_kernels.go:3938
+//line gompt_kernels.go:4350
 		}
 	gomptR0:
 		gomptS0 = gomptS0 * gomptV
@@ -3942,10 +4354,10 @@ func gomptHostProdInt32(gomptA *gomptdevice.HostArgs, gomptR gomptdevice.Range, 
 			i := i + 1
 //line reduce.go:29
 			gomptV = (*(*int32)(unsafe.Add(gomptPA, i*4)) | int32(1))
-//line gompt_kernels.go:3946
+//line gompt_kernels.go:4358
 //line reduce.go:29
 			goto gomptR1
-//line gompt_kernels.go:3949
+//line gompt_kernels.go:4361
 		}
 	gomptR1:
 		gomptS1 = gomptS1 * gomptV
@@ -3953,10 +4365,10 @@ func gomptHostProdInt32(gomptA *gomptdevice.HostArgs, gomptR gomptdevice.Range, 
 			i := i + 2
 //line reduce.go:29
 			gomptV = (*(*int32)(unsafe.Add(gomptPA, i*4)) | int32(1))
-//line gompt_kernels.go:3957
+//line gompt_kernels.go:4369
 //line reduce.go:29
 			goto gomptR2
-//line gompt_kernels.go:3960
+//line gompt_kernels.go:4372
 		}
 	gomptR2:
 		gomptS2 = gomptS2 * gomptV
@@ -3964,10 +4376,10 @@ func gomptHostProdInt32(gomptA *gomptdevice.HostArgs, gomptR gomptdevice.Range, 
 			i := i + 3
 //line reduce.go:29
 			gomptV = (*(*int32)(unsafe.Add(gomptPA, i*4)) | int32(1))
-//line gompt_kernels.go:3968
+//line gompt_kernels.go:4380
 //line reduce.go:29
 			goto gomptR3
-//line gompt_kernels.go:3971
+//line gompt_kernels.go:4383
 		}
 	gomptR3:
 		gomptS3 = gomptS3 * gomptV
@@ -3976,10 +4388,10 @@ func gomptHostProdInt32(gomptA *gomptdevice.HostArgs, gomptR gomptdevice.Range, 
 		{
 //line reduce.go:29
 			gomptV = (*(*int32)(unsafe.Add(gomptPA, i*4)) | int32(1))
-//line gompt_kernels.go:3980
+//line gompt_kernels.go:4392
 //line reduce.go:29
 			goto gomptR4
-//line gompt_kernels.go:3983
+//line gompt_kernels.go:4395
 		}
 	gomptR4:
 		gomptS0 = gomptS0 * gomptV
@@ -4064,38 +4476,38 @@ func gomptHostProductLen(gomptA *gomptdevice.HostArgs, gomptR gomptdevice.Range,
 	for i := gomptLo0; i < gomptIn0; i++ {
 //line lens.go:13
 		if i == int(0) {
-//line gompt_kernels.go:4068
+//line gompt_kernels.go:4480
 //line lens.go:14
 			for j := range m * k {
-//line gompt_kernels.go:4071
+//line gompt_kernels.go:4483
 //line lens.go:15
 				*(*int64)(unsafe.Add(gomptPB, j*8)) = (((int64(j) * int64(100)) + int64(len(b))) + *(*int64)(unsafe.Add(gomptPMul, j*8)))
-//line gompt_kernels.go:4074
+//line gompt_kernels.go:4486
 //line lens.go:14
 			}
-//line gompt_kernels.go:4077
+//line gompt_kernels.go:4489
 //line lens.go:13
 		}
-//line gompt_kernels.go:4080
+//line gompt_kernels.go:4492
 	}
 	for i := gomptIn0; i < gomptIn1; i++ {
 	}
 	for i := gomptIn1; i < gomptHi0; i++ {
 //line lens.go:13
 		if i == int(0) {
-//line gompt_kernels.go:4087
+//line gompt_kernels.go:4499
 //line lens.go:14
 			for j := range m * k {
-//line gompt_kernels.go:4090
+//line gompt_kernels.go:4502
 //line lens.go:15
 				*(*int64)(unsafe.Add(gomptPB, j*8)) = (((int64(j) * int64(100)) + int64(len(b))) + *(*int64)(unsafe.Add(gomptPMul, j*8)))
-//line gompt_kernels.go:4093
+//line gompt_kernels.go:4505
 //line lens.go:14
 			}
-//line gompt_kernels.go:4096
+//line gompt_kernels.go:4508
 //line lens.go:13
 		}
-//line gompt_kernels.go:4099
+//line gompt_kernels.go:4511
 	}
 	_ = n
 }
@@ -4167,7 +4579,7 @@ func gomptHostQuotient(gomptA *gomptdevice.HostArgs, gomptR gomptdevice.Range, _
 	for i := gomptLo0; i < gomptHi0; i++ {
 //line checks.go:45
 		*(*int32)(unsafe.Add(gomptPQ, i*4)) = (*(*int32)(unsafe.Add(gomptPA, i*4)) / *(*int32)(unsafe.Add(gomptPB, i*4)))
-//line gompt_kernels.go:4171
+//line gompt_kernels.go:4583
 	}
 	_ = n
 }
@@ -4196,6 +4608,229 @@ func RunQuotient(dev gompttarget.DeviceClause, n int, a []int32, b []int32, q []
 	return gompttarget.Target(gompttarget.Region{Device: dev, Kernel: QuotientKernel, Shape: gompttarget.Shape{Size: [3]int{n, 1, 1}},
 		Maps: []gompttarget.Map{gompttarget.To(a), gompttarget.To(b), gompttarget.From(q)},
 		Args: []gompttarget.Arg{gompttarget.Int(n), gompttarget.Slice(a), gompttarget.Slice(b), gompttarget.Slice(q)}})
+}
+
+// RangeFormsKernel is the gompt map kernel of RangeForms (views.go:62:1), over [0, n).
+var RangeFormsKernel = &gomptdevice.Kernel{
+	Name: "RangeForms",
+	Params: []gomptdevice.Param{
+		{Name: "n", Kind: gomptdevice.ParamInt64},
+		{Name: "a", Kind: gomptdevice.ParamBuffer, Elem: gomptdevice.ParamInt32, Len: "n*8"},
+		{Name: "out", Kind: gomptdevice.ParamBuffer, Elem: gomptdevice.ParamInt64, Len: "n*8"},
+	},
+	Dims: 1,
+	Faults: []gomptdevice.FaultSite{
+		{Kind: gomptdevice.FaultIndex, Pos: "views.go:126"},
+		{Kind: gomptdevice.FaultSliceCap, Pos: "views.go:63"},
+		{Kind: gomptdevice.FaultSliceOrder, Pos: "views.go:63"},
+		{Kind: gomptdevice.FaultSliceOrder, Pos: "views.go:64"},
+		{Kind: gomptdevice.FaultSlice3Cap, Pos: "views.go:65"},
+		{Kind: gomptdevice.FaultSlice3Max, Pos: "views.go:65"},
+		{Kind: gomptdevice.FaultSlice3Order, Pos: "views.go:65"},
+		{Kind: gomptdevice.FaultSliceOrder, Pos: "views.go:73"},
+		{Kind: gomptdevice.FaultSliceCap, Pos: "views.go:84"},
+		{Kind: gomptdevice.FaultSlice3Cap, Pos: "views.go:88"},
+		{Kind: gomptdevice.FaultSlice3Max, Pos: "views.go:88"},
+		{Kind: gomptdevice.FaultSlice3Order, Pos: "views.go:88"},
+		{Kind: gomptdevice.FaultSliceCap, Pos: "views.go:89"},
+		{Kind: gomptdevice.FaultSliceCap, Pos: "views.go:93"},
+		{Kind: gomptdevice.FaultSliceOrder, Pos: "views.go:99"},
+	},
+	Images: []gomptdevice.Image{
+		{Kind: gomptdevice.ImageHost, Entry: "gompt_RangeForms", Host: gomptHostRangeForms},
+		{Kind: gomptdevice.ImageOpenCL, Entry: "gompt_RangeForms", Source: gomptCLRangeForms, Options: "-cl-fp32-correctly-rounded-divide-sqrt"},
+		{Kind: gomptdevice.ImagePTX, Entry: "gompt_RangeForms", Source: gomptPTXRangeForms},
+	},
+	Sample: gomptSampleRangeForms,
+}
+
+//go:embed gompt_RangeForms.cl
+var gomptCLRangeForms string
+
+//go:embed gompt_RangeForms.ptx
+var gomptPTXRangeForms string
+
+// gomptHostRangeForms is RangeFormsKernel's Go image: the body of RangeForms at each point of the team's range.
+func gomptHostRangeForms(gomptA *gomptdevice.HostArgs, gomptR gomptdevice.Range, _, _ int) {
+	n := gomptA.Int(0)
+	a := gomptrt.View[int32](gomptA.Bufs[1], gomptrt.Len(n, 8))
+	out := gomptrt.View[int64](gomptA.Bufs[2], gomptrt.Len(n, 8))
+	gomptLo0, gomptHi0 := gomptR.Clamp(0, n)
+	for i := gomptLo0; i < gomptHi0; i++ {
+//line views.go:63
+		in := a[(i * int(8)):((i * int(8)) + int(8))]
+//line gompt_kernels.go:4663
+//line views.go:64
+		rest := out[(i * int(8)):]
+//line gompt_kernels.go:4666
+//line views.go:65
+		o := rest[:int(8):int(8)]
+//line gompt_kernels.go:4669
+//line views.go:66
+		var s int64
+//line gompt_kernels.go:4672
+//line views.go:67
+		for j := range in {
+//line gompt_kernels.go:4675
+//line views.go:68
+			s += (int64(j) * int64(in[j]))
+//line gompt_kernels.go:4678
+//line views.go:67
+		}
+//line gompt_kernels.go:4681
+//line views.go:70
+		for _, v := range in {
+//line gompt_kernels.go:4684
+//line views.go:71
+			s = ((s * int64(3)) + int64(v))
+//line gompt_kernels.go:4687
+//line views.go:70
+		}
+//line gompt_kernels.go:4690
+//line views.go:73
+		for j, v := range in[int(2):] {
+//line gompt_kernels.go:4693
+//line views.go:74
+			s ^= ((int64(j) << 8) * int64(v))
+//line gompt_kernels.go:4696
+//line views.go:75
+			j = int(100)
+//line gompt_kernels.go:4699
+//line views.go:76
+			v = int32(-1)
+//line gompt_kernels.go:4702
+//line views.go:77
+			_, _ = j, v
+//line gompt_kernels.go:4705
+//line views.go:73
+		}
+//line gompt_kernels.go:4708
+//line views.go:79
+		for range in {
+//line gompt_kernels.go:4711
+//line views.go:80
+			s++
+//line gompt_kernels.go:4714
+//line views.go:79
+		}
+//line gompt_kernels.go:4717
+//line views.go:82
+		var j int
+//line gompt_kernels.go:4720
+//line views.go:83
+		var v int32
+//line gompt_kernels.go:4723
+//line views.go:84
+		for j, v = range in[:int(5)] {
+//line gompt_kernels.go:4726
+//line views.go:85
+			s += (int64(v) - int64(j))
+//line gompt_kernels.go:4729
+//line views.go:84
+		}
+//line gompt_kernels.go:4732
+//line views.go:87
+		s += ((int64(j) * int64(1000)) + int64(v))
+//line gompt_kernels.go:4735
+//line views.go:88
+		head := in[int(1):int(4):int(6)]
+//line gompt_kernels.go:4738
+//line views.go:89
+		ext := head[:int(5)]
+//line gompt_kernels.go:4741
+//line views.go:90
+		for k := range len(ext) {
+//line gompt_kernels.go:4744
+//line views.go:91
+			o[k] = int64(ext[k])
+//line gompt_kernels.go:4747
+//line views.go:90
+		}
+//line gompt_kernels.go:4750
+//line views.go:93
+		for k, w := range o[:int(4)] {
+//line gompt_kernels.go:4753
+//line views.go:94
+			if (k + int(1)) < len(o) {
+//line gompt_kernels.go:4756
+//line views.go:95
+				o[(k + int(1))] += w
+//line gompt_kernels.go:4759
+//line views.go:94
+			}
+//line gompt_kernels.go:4762
+//line views.go:93
+		}
+//line gompt_kernels.go:4765
+//line views.go:98
+		o[int(5)] = (total(in) + s)
+//line gompt_kernels.go:4768
+//line views.go:99
+		tail := o[int(6):]
+//line gompt_kernels.go:4771
+//line views.go:100
+		fill(tail, ((int64(len(head)) * int64(10)) + int64(len(ext))))
+//line gompt_kernels.go:4774
+//line views.go:101
+		n0 := int(0)
+//line gompt_kernels.go:4777
+//line views.go:102
+		for k, x := range a {
+//line gompt_kernels.go:4780
+//line views.go:103
+			if k >= ((i % int(3)) * int(8)) {
+//line gompt_kernels.go:4783
+//line views.go:104
+				break
+//line gompt_kernels.go:4786
+//line views.go:103
+			}
+//line gompt_kernels.go:4789
+//line views.go:106
+			if x > int32(3) {
+//line gompt_kernels.go:4792
+//line views.go:107
+				n0++
+//line gompt_kernels.go:4795
+//line views.go:108
+				continue
+//line gompt_kernels.go:4798
+//line views.go:106
+			}
+//line gompt_kernels.go:4801
+//line views.go:102
+		}
+//line gompt_kernels.go:4804
+//line views.go:111
+		o[int(7)] += int64(n0)
+//line gompt_kernels.go:4807
+	}
+	_ = n
+}
+
+// gomptSampleRangeForms is RangeFormsKernel's Sample: about n points, random arguments. Tol 0: every device gives the Go function's bits.
+func gomptSampleRangeForms(gomptN int, gomptSeed int64) gomptdevice.Sample {
+	gomptR := gomptrt.Rand("RangeForms", gomptN, gomptSeed)
+	gomptExt := gomptrt.Extents(gomptN, 1)
+	n := gomptExt[0]
+	return gomptdevice.Sample{
+		Shape: gomptdevice.Shape{Size: gomptExt},
+		Bufs:  [][]byte{nil, gomptrt.Ints[int32](gomptR, gomptrt.Len(n, 8), 0, 16), gomptrt.Ints[int64](gomptR, gomptrt.Len(n, 8), 0, 16)},
+		Args:  []gomptdevice.Arg{gomptrt.Int(int64(n)), {}, {}},
+	}
+}
+
+// RunRangeForms runs RangeFormsKernel (RangeForms) on device dev over [0, n), mapping each slice by how the kernel uses it:
+// a to, out tofrom.
+func RunRangeForms(dev gompttarget.DeviceClause, n int, a []int32, out []int64) error {
+	if n <= 0 {
+		return nil
+	}
+	a = gomptrt.Head(a, gomptrt.Len(n, 8))
+	out = gomptrt.Head(out, gomptrt.Len(n, 8))
+	return gompttarget.Target(gompttarget.Region{Device: dev, Kernel: RangeFormsKernel, Shape: gompttarget.Shape{Size: [3]int{n, 1, 1}},
+		Maps: []gompttarget.Map{gompttarget.To(a), gompttarget.ToFrom(out)},
+		Args: []gompttarget.Arg{gompttarget.Int(n), gompttarget.Slice(a), gompttarget.Slice(out)}})
 }
 
 // ScatterKernel is the gompt map kernel of Scatter (checks.go:32:1), over [0, n).
@@ -4239,7 +4874,7 @@ func gomptHostScatter(gomptA *gomptdevice.HostArgs, gomptR gomptdevice.Range, _,
 	for i := gomptLo0; i < gomptHi0; i++ {
 //line checks.go:33
 		put(dst, *(*int)(unsafe.Add(gomptPIdx, i*8)), *(*float32)(unsafe.Add(gomptPSrc, i*4)))
-//line gompt_kernels.go:4243
+//line gompt_kernels.go:4878
 	}
 	_ = n
 	_ = m
@@ -4313,19 +4948,19 @@ func gomptHostSeek(gomptA *gomptdevice.HostArgs, gomptR gomptdevice.Range, _, _ 
 	for i := gomptLo0; i < gomptHi0; i++ {
 //line checks.go:61
 		j := *(*int)(unsafe.Add(gomptPIdx, i*8))
-//line gompt_kernels.go:4317
+//line gompt_kernels.go:4952
 //line checks.go:62
 		for src[j] != int32(0) {
-//line gompt_kernels.go:4320
+//line gompt_kernels.go:4955
 //line checks.go:63
 			j++
-//line gompt_kernels.go:4323
+//line gompt_kernels.go:4958
 //line checks.go:62
 		}
-//line gompt_kernels.go:4326
+//line gompt_kernels.go:4961
 //line checks.go:65
 		*(*int)(unsafe.Add(gomptPPos, i*8)) = j
-//line gompt_kernels.go:4329
+//line gompt_kernels.go:4964
 	}
 	_ = n
 	_ = m
@@ -4397,13 +5032,13 @@ func gomptHostShiftAt(gomptA *gomptdevice.HostArgs, gomptR gomptdevice.Range, _,
 	for i := gomptLo0; i < gomptHi0; i++ {
 //line ints.go:138
 		j := ((n - int(1)) - i)
-//line gompt_kernels.go:4401
+//line gompt_kernels.go:5036
 //line ints.go:139
 		x[j] <<= *(*uint64)(unsafe.Add(gomptPK, i*8))
-//line gompt_kernels.go:4404
+//line gompt_kernels.go:5039
 //line ints.go:140
 		y[j] >>= *(*uint64)(unsafe.Add(gomptPK, i*8))
-//line gompt_kernels.go:4407
+//line gompt_kernels.go:5042
 	}
 }
 
@@ -4470,64 +5105,64 @@ func gomptHostShifts(gomptA *gomptdevice.HostArgs, gomptR gomptdevice.Range, _, 
 	for i := gomptLo0; i < gomptHi0; i++ {
 //line ints.go:70
 		x, c := *(*int64)(unsafe.Add(gomptPA, i*8)), *(*uint64)(unsafe.Add(gomptPS, i*8))
-//line gompt_kernels.go:4474
+//line gompt_kernels.go:5109
 //line ints.go:71
 		u := uint64(x)
-//line gompt_kernels.go:4477
+//line gompt_kernels.go:5112
 //line ints.go:72
 		o := (int(10) * i)
-//line gompt_kernels.go:4480
+//line gompt_kernels.go:5115
 //line ints.go:73
 		*(*int64)(unsafe.Add(gomptPOut, o*8)) = (x << c)
-//line gompt_kernels.go:4483
+//line gompt_kernels.go:5118
 //line ints.go:74
 		*(*int64)(unsafe.Add(gomptPOut, (o+int(1))*8)) = (x >> c)
-//line gompt_kernels.go:4486
+//line gompt_kernels.go:5121
 //line ints.go:75
 		*(*int64)(unsafe.Add(gomptPOut, (o+int(2))*8)) = int64((u << c))
-//line gompt_kernels.go:4489
+//line gompt_kernels.go:5124
 //line ints.go:76
 		*(*int64)(unsafe.Add(gomptPOut, (o+int(3))*8)) = int64((u >> c))
-//line gompt_kernels.go:4492
+//line gompt_kernels.go:5127
 //line ints.go:77
 		*(*int64)(unsafe.Add(gomptPOut, (o+int(4))*8)) = int64((int32(x) >> c))
-//line gompt_kernels.go:4495
+//line gompt_kernels.go:5130
 //line ints.go:78
 		*(*int64)(unsafe.Add(gomptPOut, (o+int(5))*8)) = int64((uint32(x) >> c))
-//line gompt_kernels.go:4498
+//line gompt_kernels.go:5133
 //line ints.go:79
 		*(*int64)(unsafe.Add(gomptPOut, (o+int(6))*8)) = int64((int8(x) << c))
-//line gompt_kernels.go:4501
+//line gompt_kernels.go:5136
 //line ints.go:80
 		*(*int64)(unsafe.Add(gomptPOut, (o+int(7))*8)) = int64((int16(x) >> c))
-//line gompt_kernels.go:4504
+//line gompt_kernels.go:5139
 //line ints.go:81
 		*(*int64)(unsafe.Add(gomptPOut, (o+int(8))*8)) = (((x >> 63) + ((x << 63) >> 1)) + int64((uint8(x) >> 7)))
-//line gompt_kernels.go:4507
+//line gompt_kernels.go:5142
 //line ints.go:82
 		k := int(c)
-//line gompt_kernels.go:4510
+//line gompt_kernels.go:5145
 //line ints.go:83
 		if k >= int(0) {
-//line gompt_kernels.go:4513
+//line gompt_kernels.go:5148
 //line ints.go:84
 			*(*int64)(unsafe.Add(gomptPOut, (o+int(9))*8)) = (x >> k)
-//line gompt_kernels.go:4516
+//line gompt_kernels.go:5151
 //line ints.go:83
 		}
-//line gompt_kernels.go:4519
+//line gompt_kernels.go:5154
 //line ints.go:86
 		x <<= 1
-//line gompt_kernels.go:4522
+//line gompt_kernels.go:5157
 //line ints.go:87
 		x >>= 2
-//line gompt_kernels.go:4525
+//line gompt_kernels.go:5160
 //line ints.go:88
 		u >>= c
-//line gompt_kernels.go:4528
+//line gompt_kernels.go:5163
 //line ints.go:89
 		*(*int64)(unsafe.Add(gomptPOut, o*8)) += (x + int64(u))
-//line gompt_kernels.go:4531
+//line gompt_kernels.go:5166
 	}
 	_ = n
 }
@@ -4608,115 +5243,115 @@ func gomptHostSignExtend(gomptA *gomptdevice.HostArgs, gomptR gomptdevice.Range,
 	for i := gomptLo0; i < gomptHi0; i++ {
 //line sext.go:52
 		x := int64(*(*int32)(unsafe.Add(gomptPA, i*4)))
-//line gompt_kernels.go:4612
+//line gompt_kernels.go:5247
 //line sext.go:53
 		o := (int(16) * i)
-//line gompt_kernels.go:4615
+//line gompt_kernels.go:5250
 //line sext.go:54
 		*(*int64)(unsafe.Add(gomptPOut, o*8)) = order(x)
-//line gompt_kernels.go:4618
+//line gompt_kernels.go:5253
 //line sext.go:55
 		*(*int64)(unsafe.Add(gomptPOut, (o+int(1))*8)) = order(int64(*(*int16)(unsafe.Add(gomptPB, i*2))))
-//line gompt_kernels.go:4621
+//line gompt_kernels.go:5256
 //line sext.go:56
 		*(*int64)(unsafe.Add(gomptPOut, (o+int(2))*8)) = order(int64(*(*int8)(unsafe.Add(gomptPC, i*1))))
-//line gompt_kernels.go:4624
+//line gompt_kernels.go:5259
 //line sext.go:57
 		*(*int64)(unsafe.Add(gomptPOut, (o+int(3))*8)) = order(int64(m))
-//line gompt_kernels.go:4627
+//line gompt_kernels.go:5262
 //line sext.go:58
 		*(*int64)(unsafe.Add(gomptPOut, (o+int(4))*8)) = order(int64((*(*int32)(unsafe.Add(gomptPA, i*4)) + int32(1))))
-//line gompt_kernels.go:4630
+//line gompt_kernels.go:5265
 //line sext.go:59
 		*(*int64)(unsafe.Add(gomptPOut, (o+int(5))*8)) = order(int64((*(*int32)(unsafe.Add(gomptPA, i*4)) >> 1)))
-//line gompt_kernels.go:4633
+//line gompt_kernels.go:5268
 //line sext.go:60
 		*(*int64)(unsafe.Add(gomptPOut, (o+int(6))*8)) = order(int64(int32((x * int64(3)))))
-//line gompt_kernels.go:4636
+//line gompt_kernels.go:5271
 //line sext.go:61
 		*(*int64)(unsafe.Add(gomptPOut, (o+int(7))*8)) = (((((bit(less(x, int64(0)), int(0)) | bit(less(int64(0), x), int(1))) | bit(less(x, int64(-5)), int(2))) | bit(less(int64(5), x), int(3))) | bit(less(int64(*(*int8)(unsafe.Add(gomptPC, i*1))), int64(0)), int(4))) | bit(less(int64(m), int64(1)), int(5)))
-//line gompt_kernels.go:4639
+//line gompt_kernels.go:5274
 //line sext.go:63
 		*(*int64)(unsafe.Add(gomptPOut, (o+int(8))*8)) = min(x, int64(5))
-//line gompt_kernels.go:4642
+//line gompt_kernels.go:5277
 //line sext.go:64
 		*(*int64)(unsafe.Add(gomptPOut, (o+int(9))*8)) = max(x, int64(-5))
-//line gompt_kernels.go:4645
+//line gompt_kernels.go:5280
 //line sext.go:65
 		*(*int64)(unsafe.Add(gomptPOut, (o+int(10))*8)) = (min(x, int64(5), int64(m)) + max(int64(*(*int16)(unsafe.Add(gomptPB, i*2))), int64(0), int64(m)))
-//line gompt_kernels.go:4648
+//line gompt_kernels.go:5283
 //line sext.go:67
 		var up, down, over int64
-//line gompt_kernels.go:4651
+//line gompt_kernels.go:5286
 //line sext.go:68
 		for j := int64(0); j < x; j++ {
-//line gompt_kernels.go:4654
+//line gompt_kernels.go:5289
 //line sext.go:69
 			up++
-//line gompt_kernels.go:4657
+//line gompt_kernels.go:5292
 //line sext.go:70
 			if up == int64(20) {
-//line gompt_kernels.go:4660
+//line gompt_kernels.go:5295
 //line sext.go:71
 				break
-//line gompt_kernels.go:4663
+//line gompt_kernels.go:5298
 //line sext.go:70
 			}
-//line gompt_kernels.go:4666
+//line gompt_kernels.go:5301
 //line sext.go:68
 		}
-//line gompt_kernels.go:4669
+//line gompt_kernels.go:5304
 //line sext.go:74
 		for j := int64(0); j > x; j-- {
-//line gompt_kernels.go:4672
+//line gompt_kernels.go:5307
 //line sext.go:75
 			down++
-//line gompt_kernels.go:4675
+//line gompt_kernels.go:5310
 //line sext.go:76
 			if down == int64(20) {
-//line gompt_kernels.go:4678
+//line gompt_kernels.go:5313
 //line sext.go:77
 				break
-//line gompt_kernels.go:4681
+//line gompt_kernels.go:5316
 //line sext.go:76
 			}
-//line gompt_kernels.go:4684
+//line gompt_kernels.go:5319
 //line sext.go:74
 		}
-//line gompt_kernels.go:4687
+//line gompt_kernels.go:5322
 //line sext.go:80
 		for range x {
-//line gompt_kernels.go:4690
+//line gompt_kernels.go:5325
 //line sext.go:81
 			over++
-//line gompt_kernels.go:4693
+//line gompt_kernels.go:5328
 //line sext.go:82
 			if over == int64(20) {
-//line gompt_kernels.go:4696
+//line gompt_kernels.go:5331
 //line sext.go:83
 				break
-//line gompt_kernels.go:4699
+//line gompt_kernels.go:5334
 //line sext.go:82
 			}
-//line gompt_kernels.go:4702
+//line gompt_kernels.go:5337
 //line sext.go:80
 		}
-//line gompt_kernels.go:4705
+//line gompt_kernels.go:5340
 //line sext.go:86
 		*(*int64)(unsafe.Add(gomptPOut, (o+int(11))*8)) = up
-//line gompt_kernels.go:4708
+//line gompt_kernels.go:5343
 //line sext.go:87
 		*(*int64)(unsafe.Add(gomptPOut, (o+int(12))*8)) = down
-//line gompt_kernels.go:4711
+//line gompt_kernels.go:5346
 //line sext.go:88
 		*(*int64)(unsafe.Add(gomptPOut, (o+int(13))*8)) = over
-//line gompt_kernels.go:4714
+//line gompt_kernels.go:5349
 //line sext.go:89
 		*(*int64)(unsafe.Add(gomptPOut, (o+int(14))*8)) = int64(len(w))
-//line gompt_kernels.go:4717
+//line gompt_kernels.go:5352
 //line sext.go:90
 		*(*int64)(unsafe.Add(gomptPOut, (o+int(15))*8)) = int64(len(v))
-//line gompt_kernels.go:4720
+//line gompt_kernels.go:5355
 	}
 	_ = n
 	_ = p
@@ -4805,28 +5440,28 @@ func gomptHostSpMV(gomptA *gomptdevice.HostArgs, gomptR gomptdevice.Range, _, _ 
 	for r := gomptLo0; r < gomptHi0; r++ {
 //line lens.go:28
 		var sum float32
-//line gompt_kernels.go:4809
+//line gompt_kernels.go:5444
 //line lens.go:29
 		for j := *(*int32)(unsafe.Add(gomptPRowPtr, r*4)); j < *(*int32)(unsafe.Add(gomptPRowPtr, (r+int(1))*4)); j++ {
-//line gompt_kernels.go:4812
+//line gompt_kernels.go:5447
 //line lens.go:30
 			sum += (vals[j] * x[cols[j]])
-//line gompt_kernels.go:4815
+//line gompt_kernels.go:5450
 //line lens.go:29
 		}
-//line gompt_kernels.go:4818
+//line gompt_kernels.go:5453
 //line lens.go:32
 		y[r] = sum
-//line gompt_kernels.go:4821
+//line gompt_kernels.go:5456
 //line lens.go:33
 		if (r + int(1)) < rows {
-//line gompt_kernels.go:4824
+//line gompt_kernels.go:5459
 //line lens.go:34
 			y[(rows + r)] = float32((*(*int32)(unsafe.Add(gomptPRowPtr, (r+int(1))*4)) - *(*int32)(unsafe.Add(gomptPRowPtr, r*4))))
-//line gompt_kernels.go:4827
+//line gompt_kernels.go:5462
 //line lens.go:33
 		}
-//line gompt_kernels.go:4830
+//line gompt_kernels.go:5465
 	}
 	_ = nnz
 	_ = ncols
@@ -4908,51 +5543,51 @@ func gomptHostStencil2D(gomptA *gomptdevice.HostArgs, gomptR gomptdevice.Range, 
 		for x := gomptLo0; x < gomptIn0; x++ {
 //line dims.go:8
 			i := ((y * nx) + x)
-//line gompt_kernels.go:4912
+//line gompt_kernels.go:5547
 //line dims.go:9
 			if (((x == int(0)) || (y == int(0))) || (x == (nx - int(1)))) || (y == (ny - int(1))) {
-//line gompt_kernels.go:4915
+//line gompt_kernels.go:5550
 //line dims.go:10
 				*(*float32)(unsafe.Add(gomptPOut, i*4)) = *(*float32)(unsafe.Add(gomptPIn, i*4))
-//line gompt_kernels.go:4918
+//line gompt_kernels.go:5553
 //line dims.go:11
 				continue gomptPoint0
-//line gompt_kernels.go:4921
+//line gompt_kernels.go:5556
 //line dims.go:9
 			}
-//line gompt_kernels.go:4924
+//line gompt_kernels.go:5559
 //line dims.go:13
 			*(*float32)(unsafe.Add(gomptPOut, i*4)) = (*(*float32)(unsafe.Add(gomptPIn, i*4)) + (w * ((((*(*float32)(unsafe.Add(gomptPIn, (i-int(1))*4)) + *(*float32)(unsafe.Add(gomptPIn, (i+int(1))*4))) + *(*float32)(unsafe.Add(gomptPIn, (i-nx)*4))) + *(*float32)(unsafe.Add(gomptPIn, (i+nx)*4))) - (float32(4.0) * *(*float32)(unsafe.Add(gomptPIn, i*4))))))
-//line gompt_kernels.go:4927
+//line gompt_kernels.go:5562
 		}
 		for x := gomptIn0; x < gomptIn1; x++ {
 //line dims.go:8
 			i := ((y * nx) + x)
-//line gompt_kernels.go:4932
+//line gompt_kernels.go:5567
 //line dims.go:13
 			*(*float32)(unsafe.Add(gomptPOut, i*4)) = (*(*float32)(unsafe.Add(gomptPIn, i*4)) + (w * ((((*(*float32)(unsafe.Add(gomptPIn, (i-int(1))*4)) + *(*float32)(unsafe.Add(gomptPIn, (i+int(1))*4))) + *(*float32)(unsafe.Add(gomptPIn, (i-nx)*4))) + *(*float32)(unsafe.Add(gomptPIn, (i+nx)*4))) - (float32(4.0) * *(*float32)(unsafe.Add(gomptPIn, i*4))))))
-//line gompt_kernels.go:4935
+//line gompt_kernels.go:5570
 		}
 	gomptPoint2:
 		for x := gomptIn1; x < gomptHi0; x++ {
 //line dims.go:8
 			i := ((y * nx) + x)
-//line gompt_kernels.go:4941
+//line gompt_kernels.go:5576
 //line dims.go:9
 			if (((x == int(0)) || (y == int(0))) || (x == (nx - int(1)))) || (y == (ny - int(1))) {
-//line gompt_kernels.go:4944
+//line gompt_kernels.go:5579
 //line dims.go:10
 				*(*float32)(unsafe.Add(gomptPOut, i*4)) = *(*float32)(unsafe.Add(gomptPIn, i*4))
-//line gompt_kernels.go:4947
+//line gompt_kernels.go:5582
 //line dims.go:11
 				continue gomptPoint2
-//line gompt_kernels.go:4950
+//line gompt_kernels.go:5585
 //line dims.go:9
 			}
-//line gompt_kernels.go:4953
+//line gompt_kernels.go:5588
 //line dims.go:13
 			*(*float32)(unsafe.Add(gomptPOut, i*4)) = (*(*float32)(unsafe.Add(gomptPIn, i*4)) + (w * ((((*(*float32)(unsafe.Add(gomptPIn, (i-int(1))*4)) + *(*float32)(unsafe.Add(gomptPIn, (i+int(1))*4))) + *(*float32)(unsafe.Add(gomptPIn, (i-nx)*4))) + *(*float32)(unsafe.Add(gomptPIn, (i+nx)*4))) - (float32(4.0) * *(*float32)(unsafe.Add(gomptPIn, i*4))))))
-//line gompt_kernels.go:4956
+//line gompt_kernels.go:5591
 		}
 	}
 }
@@ -5029,10 +5664,10 @@ func gomptHostSumFloat32(gomptA *gomptdevice.HostArgs, gomptR gomptdevice.Range,
 		{
 //line reduce.go:13
 			gomptV = (*(*float32)(unsafe.Add(gomptPX, i*4)) * *(*float32)(unsafe.Add(gomptPY, i*4)))
-//line gompt_kernels.go:5033
+//line gompt_kernels.go:5668
 //line reduce.go:13
 			goto gomptR0
-//line gompt_kernels.go:5036
+//line gompt_kernels.go:5671
 		}
 	gomptR0:
 		gomptS0 = gomptS0 + float64(gomptV)
@@ -5040,10 +5675,10 @@ func gomptHostSumFloat32(gomptA *gomptdevice.HostArgs, gomptR gomptdevice.Range,
 			i := i + 1
 //line reduce.go:13
 			gomptV = (*(*float32)(unsafe.Add(gomptPX, i*4)) * *(*float32)(unsafe.Add(gomptPY, i*4)))
-//line gompt_kernels.go:5044
+//line gompt_kernels.go:5679
 //line reduce.go:13
 			goto gomptR1
-//line gompt_kernels.go:5047
+//line gompt_kernels.go:5682
 		}
 	gomptR1:
 		gomptS1 = gomptS1 + float64(gomptV)
@@ -5051,10 +5686,10 @@ func gomptHostSumFloat32(gomptA *gomptdevice.HostArgs, gomptR gomptdevice.Range,
 			i := i + 2
 //line reduce.go:13
 			gomptV = (*(*float32)(unsafe.Add(gomptPX, i*4)) * *(*float32)(unsafe.Add(gomptPY, i*4)))
-//line gompt_kernels.go:5055
+//line gompt_kernels.go:5690
 //line reduce.go:13
 			goto gomptR2
-//line gompt_kernels.go:5058
+//line gompt_kernels.go:5693
 		}
 	gomptR2:
 		gomptS2 = gomptS2 + float64(gomptV)
@@ -5062,10 +5697,10 @@ func gomptHostSumFloat32(gomptA *gomptdevice.HostArgs, gomptR gomptdevice.Range,
 			i := i + 3
 //line reduce.go:13
 			gomptV = (*(*float32)(unsafe.Add(gomptPX, i*4)) * *(*float32)(unsafe.Add(gomptPY, i*4)))
-//line gompt_kernels.go:5066
+//line gompt_kernels.go:5701
 //line reduce.go:13
 			goto gomptR3
-//line gompt_kernels.go:5069
+//line gompt_kernels.go:5704
 		}
 	gomptR3:
 		gomptS3 = gomptS3 + float64(gomptV)
@@ -5074,10 +5709,10 @@ func gomptHostSumFloat32(gomptA *gomptdevice.HostArgs, gomptR gomptdevice.Range,
 		{
 //line reduce.go:13
 			gomptV = (*(*float32)(unsafe.Add(gomptPX, i*4)) * *(*float32)(unsafe.Add(gomptPY, i*4)))
-//line gompt_kernels.go:5078
+//line gompt_kernels.go:5713
 //line reduce.go:13
 			goto gomptR4
-//line gompt_kernels.go:5081
+//line gompt_kernels.go:5716
 		}
 	gomptR4:
 		gomptS0 = gomptS0 + float64(gomptV)
@@ -5168,25 +5803,25 @@ func gomptHostSumFloat64In2D(gomptA *gomptdevice.HostArgs, gomptR gomptdevice.Ra
 			{
 //line reduce.go:19
 				v := *(*float64)(unsafe.Add(gomptPA, ((y*nx)+x)*8))
-//line gompt_kernels.go:5172
+//line gompt_kernels.go:5807
 //line reduce.go:20
 				if x == y {
-//line gompt_kernels.go:5175
+//line gompt_kernels.go:5810
 //line reduce.go:21
 					gomptV = (float64(2.0) * v)
-//line gompt_kernels.go:5178
+//line gompt_kernels.go:5813
 //line reduce.go:21
 					goto gomptR0
-//line gompt_kernels.go:5181
+//line gompt_kernels.go:5816
 //line reduce.go:20
 				}
-//line gompt_kernels.go:5184
+//line gompt_kernels.go:5819
 //line reduce.go:23
 				gomptV = v
-//line gompt_kernels.go:5187
+//line gompt_kernels.go:5822
 //line reduce.go:23
 				goto gomptR0
-//line gompt_kernels.go:5190
+//line gompt_kernels.go:5825
 			}
 		gomptR0:
 			gomptS0 = gomptS0 + gomptV
@@ -5194,25 +5829,25 @@ func gomptHostSumFloat64In2D(gomptA *gomptdevice.HostArgs, gomptR gomptdevice.Ra
 				x := x + 1
 //line reduce.go:19
 				v := *(*float64)(unsafe.Add(gomptPA, ((y*nx)+x)*8))
-//line gompt_kernels.go:5198
+//line gompt_kernels.go:5833
 //line reduce.go:20
 				if x == y {
-//line gompt_kernels.go:5201
+//line gompt_kernels.go:5836
 //line reduce.go:21
 					gomptV = (float64(2.0) * v)
-//line gompt_kernels.go:5204
+//line gompt_kernels.go:5839
 //line reduce.go:21
 					goto gomptR1
-//line gompt_kernels.go:5207
+//line gompt_kernels.go:5842
 //line reduce.go:20
 				}
-//line gompt_kernels.go:5210
+//line gompt_kernels.go:5845
 //line reduce.go:23
 				gomptV = v
-//line gompt_kernels.go:5213
+//line gompt_kernels.go:5848
 //line reduce.go:23
 				goto gomptR1
-//line gompt_kernels.go:5216
+//line gompt_kernels.go:5851
 			}
 		gomptR1:
 			gomptS1 = gomptS1 + gomptV
@@ -5220,25 +5855,25 @@ func gomptHostSumFloat64In2D(gomptA *gomptdevice.HostArgs, gomptR gomptdevice.Ra
 				x := x + 2
 //line reduce.go:19
 				v := *(*float64)(unsafe.Add(gomptPA, ((y*nx)+x)*8))
-//line gompt_kernels.go:5224
+//line gompt_kernels.go:5859
 //line reduce.go:20
 				if x == y {
-//line gompt_kernels.go:5227
+//line gompt_kernels.go:5862
 //line reduce.go:21
 					gomptV = (float64(2.0) * v)
-//line gompt_kernels.go:5230
+//line gompt_kernels.go:5865
 //line reduce.go:21
 					goto gomptR2
-//line gompt_kernels.go:5233
+//line gompt_kernels.go:5868
 //line reduce.go:20
 				}
-//line gompt_kernels.go:5236
+//line gompt_kernels.go:5871
 //line reduce.go:23
 				gomptV = v
-//line gompt_kernels.go:5239
+//line gompt_kernels.go:5874
 //line reduce.go:23
 				goto gomptR2
-//line gompt_kernels.go:5242
+//line gompt_kernels.go:5877
 			}
 		gomptR2:
 			gomptS2 = gomptS2 + gomptV
@@ -5246,25 +5881,25 @@ func gomptHostSumFloat64In2D(gomptA *gomptdevice.HostArgs, gomptR gomptdevice.Ra
 				x := x + 3
 //line reduce.go:19
 				v := *(*float64)(unsafe.Add(gomptPA, ((y*nx)+x)*8))
-//line gompt_kernels.go:5250
+//line gompt_kernels.go:5885
 //line reduce.go:20
 				if x == y {
-//line gompt_kernels.go:5253
+//line gompt_kernels.go:5888
 //line reduce.go:21
 					gomptV = (float64(2.0) * v)
-//line gompt_kernels.go:5256
+//line gompt_kernels.go:5891
 //line reduce.go:21
 					goto gomptR3
-//line gompt_kernels.go:5259
+//line gompt_kernels.go:5894
 //line reduce.go:20
 				}
-//line gompt_kernels.go:5262
+//line gompt_kernels.go:5897
 //line reduce.go:23
 				gomptV = v
-//line gompt_kernels.go:5265
+//line gompt_kernels.go:5900
 //line reduce.go:23
 				goto gomptR3
-//line gompt_kernels.go:5268
+//line gompt_kernels.go:5903
 			}
 		gomptR3:
 			gomptS3 = gomptS3 + gomptV
@@ -5273,25 +5908,25 @@ func gomptHostSumFloat64In2D(gomptA *gomptdevice.HostArgs, gomptR gomptdevice.Ra
 			{
 //line reduce.go:19
 				v := *(*float64)(unsafe.Add(gomptPA, ((y*nx)+x)*8))
-//line gompt_kernels.go:5277
+//line gompt_kernels.go:5912
 //line reduce.go:20
 				if x == y {
-//line gompt_kernels.go:5280
+//line gompt_kernels.go:5915
 //line reduce.go:21
 					gomptV = (float64(2.0) * v)
-//line gompt_kernels.go:5283
+//line gompt_kernels.go:5918
 //line reduce.go:21
 					goto gomptR4
-//line gompt_kernels.go:5286
+//line gompt_kernels.go:5921
 //line reduce.go:20
 				}
-//line gompt_kernels.go:5289
+//line gompt_kernels.go:5924
 //line reduce.go:23
 				gomptV = v
-//line gompt_kernels.go:5292
+//line gompt_kernels.go:5927
 //line reduce.go:23
 				goto gomptR4
-//line gompt_kernels.go:5295
+//line gompt_kernels.go:5930
 			}
 		gomptR4:
 			gomptS0 = gomptS0 + gomptV
@@ -5378,10 +6013,10 @@ func gomptHostSumInt64(gomptA *gomptdevice.HostArgs, gomptR gomptdevice.Range, g
 		{
 //line reduce.go:8
 			gomptV = (*(*int64)(unsafe.Add(gomptPA, i*8)) * int64(3458764513820540929))
-//line gompt_kernels.go:5382
+//line gompt_kernels.go:6017
 //line reduce.go:8
 			goto gomptR0
-//line gompt_kernels.go:5385
+//line gompt_kernels.go:6020
 		}
 	gomptR0:
 		gomptS0 = gomptS0 + gomptV
@@ -5389,10 +6024,10 @@ func gomptHostSumInt64(gomptA *gomptdevice.HostArgs, gomptR gomptdevice.Range, g
 			i := i + 1
 //line reduce.go:8
 			gomptV = (*(*int64)(unsafe.Add(gomptPA, i*8)) * int64(3458764513820540929))
-//line gompt_kernels.go:5393
+//line gompt_kernels.go:6028
 //line reduce.go:8
 			goto gomptR1
-//line gompt_kernels.go:5396
+//line gompt_kernels.go:6031
 		}
 	gomptR1:
 		gomptS1 = gomptS1 + gomptV
@@ -5400,10 +6035,10 @@ func gomptHostSumInt64(gomptA *gomptdevice.HostArgs, gomptR gomptdevice.Range, g
 			i := i + 2
 //line reduce.go:8
 			gomptV = (*(*int64)(unsafe.Add(gomptPA, i*8)) * int64(3458764513820540929))
-//line gompt_kernels.go:5404
+//line gompt_kernels.go:6039
 //line reduce.go:8
 			goto gomptR2
-//line gompt_kernels.go:5407
+//line gompt_kernels.go:6042
 		}
 	gomptR2:
 		gomptS2 = gomptS2 + gomptV
@@ -5411,10 +6046,10 @@ func gomptHostSumInt64(gomptA *gomptdevice.HostArgs, gomptR gomptdevice.Range, g
 			i := i + 3
 //line reduce.go:8
 			gomptV = (*(*int64)(unsafe.Add(gomptPA, i*8)) * int64(3458764513820540929))
-//line gompt_kernels.go:5415
+//line gompt_kernels.go:6050
 //line reduce.go:8
 			goto gomptR3
-//line gompt_kernels.go:5418
+//line gompt_kernels.go:6053
 		}
 	gomptR3:
 		gomptS3 = gomptS3 + gomptV
@@ -5423,10 +6058,10 @@ func gomptHostSumInt64(gomptA *gomptdevice.HostArgs, gomptR gomptdevice.Range, g
 		{
 //line reduce.go:8
 			gomptV = (*(*int64)(unsafe.Add(gomptPA, i*8)) * int64(3458764513820540929))
-//line gompt_kernels.go:5427
+//line gompt_kernels.go:6062
 //line reduce.go:8
 			goto gomptR4
-//line gompt_kernels.go:5430
+//line gompt_kernels.go:6065
 		}
 	gomptR4:
 		gomptS0 = gomptS0 + gomptV
@@ -5518,20 +6153,20 @@ func gomptHostTeamGather(gomptA *gomptdevice.HostArgs, gomptR gomptdevice.Range,
 	for t := gomptLo0; t < gomptHi0; t++ {
 //line checks.go:82
 		var buf [64]float32
-//line gompt_kernels.go:5522
+//line gompt_kernels.go:6157
 		_ = buf
 		for gomptJ := 0; gomptJ < 64; gomptJ++ {
 			th := gomptJ
 //line checks.go:83
 			buf[th] = src[*(*int)(unsafe.Add(gomptPIdx, ((t*int(64))+th)*8))]
-//line gompt_kernels.go:5528
+//line gompt_kernels.go:6163
 		}
 		// barrier
 		for gomptJ := 0; gomptJ < 64; gomptJ++ {
 			th := gomptJ
 //line checks.go:85
 			*(*float32)(unsafe.Add(gomptPOut, ((t*int(64))+th)*4)) = buf[*(*int)(unsafe.Add(gomptPAt, ((t*int(64))+th)*8))]
-//line gompt_kernels.go:5535
+//line gompt_kernels.go:6170
 		}
 	}
 	_ = teams
@@ -5616,15 +6251,15 @@ func gomptHostTeamReverse(gomptA *gomptdevice.HostArgs, gomptR gomptdevice.Range
 	for t := gomptLo0; t < gomptHi0; t++ {
 //line team.go:13
 		var buf [64]int32
-//line gompt_kernels.go:5620
+//line gompt_kernels.go:6255
 		_ = buf
 //line team.go:14
 		var part [64]int64
-//line gompt_kernels.go:5624
+//line gompt_kernels.go:6259
 		_ = part
 //line team.go:15
 		base := (t * int(64))
-//line gompt_kernels.go:5628
+//line gompt_kernels.go:6263
 		_ = base
 		for gomptJ := 0; gomptJ < 64; gomptJ++ {
 			th := gomptJ
@@ -5634,33 +6269,33 @@ func gomptHostTeamReverse(gomptA *gomptdevice.HostArgs, gomptR gomptdevice.Range
 			th := gomptJ
 //line team.go:17
 			buf[th] = gomptT1Mine[gomptJ]
-//line gompt_kernels.go:5638
+//line gompt_kernels.go:6273
 		}
 		for gomptJ := 0; gomptJ < 64; gomptJ++ {
 			th := gomptJ
 //line team.go:18
 			part[th] = int64(gomptT1Mine[gomptJ])
-//line gompt_kernels.go:5644
+//line gompt_kernels.go:6279
 		}
 		// barrier
 		for gomptJ := 0; gomptJ < 64; gomptJ++ {
 			th := gomptJ
 //line team.go:20
 			*(*int32)(unsafe.Add(gomptPOut, (base+th)*4)) = (buf[(int(63)-th)] - gomptT1Mine[gomptJ])
-//line gompt_kernels.go:5651
+//line gompt_kernels.go:6286
 		}
 		for s := int(32); s > int(0); s /= int(2) {
 			for gomptJ := 0; gomptJ < 64; gomptJ++ {
 				th := gomptJ
 //line team.go:22
 				if th < s {
-//line gompt_kernels.go:5658
+//line gompt_kernels.go:6293
 //line team.go:23
 					part[th] += part[(th + s)]
-//line gompt_kernels.go:5661
+//line gompt_kernels.go:6296
 //line team.go:22
 				}
-//line gompt_kernels.go:5664
+//line gompt_kernels.go:6299
 			}
 			// barrier
 		}
@@ -5669,14 +6304,14 @@ func gomptHostTeamReverse(gomptA *gomptdevice.HostArgs, gomptR gomptdevice.Range
 				th := gomptJ
 //line team.go:28
 				buf[th] = (-buf[th])
-//line gompt_kernels.go:5673
+//line gompt_kernels.go:6308
 			}
 			// barrier
 			for gomptJ := 0; gomptJ < 64; gomptJ++ {
 				th := gomptJ
 //line team.go:30
 				*(*int32)(unsafe.Add(gomptPOut, (base+th)*4)) += buf[((th + int(1)) % int(64))]
-//line gompt_kernels.go:5680
+//line gompt_kernels.go:6315
 			}
 		} else {
 			// barrier
@@ -5685,13 +6320,13 @@ func gomptHostTeamReverse(gomptA *gomptdevice.HostArgs, gomptR gomptdevice.Range
 			th := gomptJ
 //line team.go:34
 			if th == int(0) {
-//line gompt_kernels.go:5689
+//line gompt_kernels.go:6324
 //line team.go:35
 				*(*int64)(unsafe.Add(gomptPSums, t*8)) = (part[int(0)] + int64(gomptT1Mine[gomptJ]))
-//line gompt_kernels.go:5692
+//line gompt_kernels.go:6327
 //line team.go:34
 			}
-//line gompt_kernels.go:5695
+//line gompt_kernels.go:6330
 		}
 	}
 	_ = gomptT1Mine
@@ -5773,14 +6408,14 @@ func gomptHostTeamTuple(gomptA *gomptdevice.HostArgs, gomptR gomptdevice.Range, 
 	for t := gomptLo0; t < gomptHi0; t++ {
 //line team.go:48
 		var a, b [64]float32
-//line gompt_kernels.go:5777
+//line gompt_kernels.go:6412
 		_ = a
 		_ = b
 		for gomptJ := 0; gomptJ < 64; gomptJ++ {
 			th := gomptJ
 //line team.go:49
 			a[th], b[th] = *(*float32)(unsafe.Add(gomptPIn, ((t*int(64))+th)*4)), float32(1.0)
-//line gompt_kernels.go:5784
+//line gompt_kernels.go:6419
 		}
 		for gomptJ := 0; gomptJ < 64; gomptJ++ {
 			th := gomptJ
@@ -5790,7 +6425,7 @@ func gomptHostTeamTuple(gomptA *gomptdevice.HostArgs, gomptR gomptdevice.Range, 
 			th := gomptJ
 //line team.go:51
 			gomptT1J[gomptJ], a[gomptT1J[gomptJ]] = (int(63) - th), (a[gomptT1J[gomptJ]] * float32(2.0))
-//line gompt_kernels.go:5794
+//line gompt_kernels.go:6429
 		}
 		// barrier
 		for gomptJ := 0; gomptJ < 64; gomptJ++ {
@@ -5800,7 +6435,7 @@ func gomptHostTeamTuple(gomptA *gomptdevice.HostArgs, gomptR gomptdevice.Range, 
 			th := gomptJ
 //line team.go:54
 			b[th], gomptT2X[gomptJ] = gomptT2X[gomptJ], b[th]
-//line gompt_kernels.go:5804
+//line gompt_kernels.go:6439
 		}
 		// barrier
 		for gomptJ := 0; gomptJ < 64; gomptJ++ {
@@ -5811,7 +6446,7 @@ func gomptHostTeamTuple(gomptA *gomptdevice.HostArgs, gomptR gomptdevice.Range, 
 			th := gomptJ
 //line team.go:57
 			*(*float32)(unsafe.Add(gomptPOut, gomptT3O[gomptJ]*4)), *(*float32)(unsafe.Add(gomptPOut, (gomptT3O[gomptJ]+int(64))*4)) = b[(int(63)-th)], (b[th] + gomptT2X[gomptJ])
-//line gompt_kernels.go:5815
+//line gompt_kernels.go:6450
 		}
 	}
 	_ = gomptT1J
@@ -5843,6 +6478,148 @@ func RunTeamTuple(dev gompttarget.DeviceClause, teams int, in []float32, out []f
 	return gompttarget.Target(gompttarget.Region{Device: dev, Kernel: TeamTupleKernel, Shape: gompttarget.Shape{Size: [3]int{teams, 1, 1}, Teams: teams, Threads: 64},
 		Maps: []gompttarget.Map{gompttarget.To(in), gompttarget.ToFrom(out)},
 		Args: []gompttarget.Arg{gompttarget.Int(teams), gompttarget.Slice(in), gompttarget.Slice(out)}})
+}
+
+// TeamViewKernel is the gompt team kernel (team=64) of TeamView (checks.go:120:1), over [0, teams).
+var TeamViewKernel = &gomptdevice.Kernel{
+	Name: "TeamView",
+	Params: []gomptdevice.Param{
+		{Name: "teams", Kind: gomptdevice.ParamInt64},
+		{Name: "in", Kind: gomptdevice.ParamBuffer, Elem: gomptdevice.ParamFloat32, Len: "teams*64"},
+		{Name: "lo", Kind: gomptdevice.ParamBuffer, Elem: gomptdevice.ParamInt64, Len: "teams*64"},
+		{Name: "hi", Kind: gomptdevice.ParamBuffer, Elem: gomptdevice.ParamInt64, Len: "teams*64"},
+		{Name: "out", Kind: gomptdevice.ParamBuffer, Elem: gomptdevice.ParamFloat32, Len: "teams*64"},
+	},
+	Dims: 1,
+	Faults: []gomptdevice.FaultSite{
+		{Kind: gomptdevice.FaultSliceCap, Pos: "checks.go:122"},
+		{Kind: gomptdevice.FaultSliceOrder, Pos: "checks.go:122"},
+		{Kind: gomptdevice.FaultSliceOrder, Pos: "checks.go:123"},
+		{Kind: gomptdevice.FaultIndex, Pos: "checks.go:124"},
+		{Kind: gomptdevice.FaultSliceCap, Pos: "checks.go:127"},
+	},
+	MaxThreads: 64,
+	Needs: []gomptdevice.Need{
+		{Kind: gomptdevice.NeedLocalMem, Amount: 256, Use: "256 bytes of team-local memory (team array tile)", Pos: "checks.go:121"},
+		{Kind: gomptdevice.NeedTeamSize, Amount: 64, Use: "teams of 64 threads (team=64)", Pos: "checks.go:119"},
+	},
+	Images: []gomptdevice.Image{
+		{Kind: gomptdevice.ImageHost, Entry: "gompt_TeamView", Host: gomptHostTeamView},
+		{Kind: gomptdevice.ImageOpenCL, Entry: "gompt_TeamView", Source: gomptCLTeamView, Options: "-cl-fp32-correctly-rounded-divide-sqrt"},
+		{Kind: gomptdevice.ImagePTX, Entry: "gompt_TeamView", Source: gomptPTXTeamView},
+	},
+	Sample: gomptSampleTeamView,
+}
+
+//go:embed gompt_TeamView.cl
+var gomptCLTeamView string
+
+//go:embed gompt_TeamView.ptx
+var gomptPTXTeamView string
+
+// gomptHostTeamView is TeamViewKernel's Go image: the body of TeamView at each point of the team's range.
+func gomptHostTeamView(gomptA *gomptdevice.HostArgs, gomptR gomptdevice.Range, _, _ int) {
+	teams := gomptA.Int(0)
+	in := gomptrt.View[float32](gomptA.Bufs[1], gomptrt.Len(teams, 64))
+	lo := gomptrt.View[int](gomptA.Bufs[2], gomptrt.Len(teams, 64))
+	hi := gomptrt.View[int](gomptA.Bufs[3], gomptrt.Len(teams, 64))
+	out := gomptrt.View[float32](gomptA.Bufs[4], gomptrt.Len(teams, 64))
+	gomptPLo := unsafe.Pointer(unsafe.SliceData(lo))
+	gomptPHi := unsafe.Pointer(unsafe.SliceData(hi))
+	gomptPOut := unsafe.Pointer(unsafe.SliceData(out))
+	var gomptT1From [64][]float32 // from, per thread
+	var gomptT2S [64]float32      // s, per thread
+	gomptLo0, gomptHi0 := gomptR.Clamp(0, teams)
+	for t := gomptLo0; t < gomptHi0; t++ {
+//line checks.go:121
+		var tile [64]float32
+//line gompt_kernels.go:6537
+		_ = tile
+//line checks.go:122
+		part := in[(t * int(64)):((t * int(64)) + int(64))]
+//line gompt_kernels.go:6541
+		_ = part
+		for gomptJ := 0; gomptJ < 64; gomptJ++ {
+			th := gomptJ
+			gomptT1From[gomptJ] = part[*(*int)(unsafe.Add(gomptPLo, ((t*int(64))+th)*8)):]
+		}
+		for gomptJ := 0; gomptJ < 64; gomptJ++ {
+			th := gomptJ
+//line checks.go:124
+			tile[th] = part[th]
+//line gompt_kernels.go:6551
+		}
+		// barrier
+		for gomptJ := 0; gomptJ < 64; gomptJ++ {
+			gomptT2S[gomptJ] = float32(0)
+		}
+		for gomptJ := 0; gomptJ < 64; gomptJ++ {
+			th := gomptJ
+//line checks.go:127
+			for _, v := range gomptT1From[gomptJ][:*(*int)(unsafe.Add(gomptPHi, ((t*int(64))+th)*8))] {
+//line gompt_kernels.go:6561
+//line checks.go:128
+				gomptT2S[gomptJ] += v
+//line gompt_kernels.go:6564
+//line checks.go:127
+			}
+//line gompt_kernels.go:6567
+		}
+		for gomptJ := 0; gomptJ < 64; gomptJ++ {
+			th := gomptJ
+//line checks.go:130
+			for j, x := range tile {
+//line gompt_kernels.go:6573
+//line checks.go:131
+				if j < th {
+//line gompt_kernels.go:6576
+//line checks.go:132
+					gomptT2S[gomptJ] += x
+//line gompt_kernels.go:6579
+//line checks.go:131
+				}
+//line gompt_kernels.go:6582
+//line checks.go:130
+			}
+//line gompt_kernels.go:6585
+		}
+		for gomptJ := 0; gomptJ < 64; gomptJ++ {
+			th := gomptJ
+//line checks.go:135
+			*(*float32)(unsafe.Add(gomptPOut, ((t*int(64))+th)*4)) = gomptT2S[gomptJ]
+//line gompt_kernels.go:6591
+		}
+	}
+	_ = gomptT1From
+	_ = gomptT2S
+	_ = teams
+}
+
+// gomptSampleTeamView is TeamViewKernel's Sample: about n points, random arguments. Tol 0: every device gives the Go function's bits.
+func gomptSampleTeamView(gomptN int, gomptSeed int64) gomptdevice.Sample {
+	gomptR := gomptrt.Rand("TeamView", gomptN, gomptSeed)
+	gomptExt := gomptrt.Extents(max(gomptN/64, 1), 1)
+	teams := gomptExt[0]
+	return gomptdevice.Sample{
+		Shape: gomptdevice.Shape{Size: gomptExt, Teams: gomptExt[0], Threads: 64},
+		Bufs:  [][]byte{nil, gomptrt.Floats[float32](gomptR, gomptrt.Len(teams, 64), 0.5, 1.5), gomptrt.Ints[int](gomptR, gomptrt.Len(teams, 64), 0, 16), gomptrt.Ints[int](gomptR, gomptrt.Len(teams, 64), 0, 16), gomptrt.Floats[float32](gomptR, gomptrt.Len(teams, 64), 0.5, 1.5)},
+		Args:  []gomptdevice.Arg{gomptrt.Int(int64(teams)), {}, {}, {}, {}},
+	}
+}
+
+// RunTeamView runs TeamViewKernel (TeamView) on device dev over [0, teams), mapping each slice by how the kernel uses it:
+// in to, lo to, hi to, out tofrom.
+func RunTeamView(dev gompttarget.DeviceClause, teams int, in []float32, lo []int, hi []int, out []float32) error {
+	if teams <= 0 {
+		return nil
+	}
+	in = gomptrt.Head(in, gomptrt.Len(teams, 64))
+	lo = gomptrt.Head(lo, gomptrt.Len(teams, 64))
+	hi = gomptrt.Head(hi, gomptrt.Len(teams, 64))
+	out = gomptrt.Head(out, gomptrt.Len(teams, 64))
+	return gompttarget.Target(gompttarget.Region{Device: dev, Kernel: TeamViewKernel, Shape: gompttarget.Shape{Size: [3]int{teams, 1, 1}, Teams: teams, Threads: 64},
+		Maps: []gompttarget.Map{gompttarget.To(in), gompttarget.To(lo), gompttarget.To(hi), gompttarget.ToFrom(out)},
+		Args: []gompttarget.Arg{gompttarget.Int(teams), gompttarget.Slice(in), gompttarget.Slice(lo), gompttarget.Slice(hi), gompttarget.Slice(out)}})
 }
 
 // TranscendentalKernel is the gompt map kernel of Transcendental (floats.go:98:1), over [0, n).
@@ -5882,22 +6659,22 @@ func gomptHostTranscendental(gomptA *gomptdevice.HostArgs, gomptR gomptdevice.Ra
 	for i := gomptLo0; i < gomptHi0; i++ {
 //line floats.go:99
 		x := *(*float64)(unsafe.Add(gomptPA, i*8))
-//line gompt_kernels.go:5886
+//line gompt_kernels.go:6663
 //line floats.go:100
 		v := (((((gomptmath.Exp(x) + gomptmath.Log(x)) + gomptmath.Pow(x, float64(1.5))) + gomptmath.Sin(x)) + gomptmath.Cos(x)) + gomptmath.Tanh(x))
-//line gompt_kernels.go:5889
+//line gompt_kernels.go:6666
 //line floats.go:101
 		v += (((((gomptmath.Exp2(x) + gomptmath.Log2(x)) + gomptmath.Log10(x)) + gomptmath.Log1p(x)) + gomptmath.Expm1(x)) + gomptmath.Atan2(x, float64(2.0)))
-//line gompt_kernels.go:5892
+//line gompt_kernels.go:6669
 //line floats.go:102
 		v += (((((gomptmath.Atan(x) + gomptmath.Asin((x / float64(4.0)))) + gomptmath.Acos((x / float64(4.0)))) + gomptmath.Sinh(x)) + gomptmath.Cosh(x)) + gomptmath.Tan(x))
-//line gompt_kernels.go:5895
+//line gompt_kernels.go:6672
 //line floats.go:103
 		v += ((((((gomptmath.Cbrt(x) + gomptmath.Hypot(x, float64(3.0))) + gomptmath.Erf(x)) + gomptmath.Erfc(x)) + gomptmath.Asinh(x)) + gomptmath.Acosh((x + float64(1.0)))) + gomptmath.Atanh((x / float64(4.0))))
-//line gompt_kernels.go:5898
+//line gompt_kernels.go:6675
 //line floats.go:104
 		*(*float32)(unsafe.Add(gomptPOut, i*4)) = float32(v)
-//line gompt_kernels.go:5901
+//line gompt_kernels.go:6678
 	}
 	_ = n
 }
@@ -5966,7 +6743,7 @@ func gomptHostTranspose(gomptA *gomptdevice.HostArgs, gomptR gomptdevice.Range, 
 		for x := gomptLo0; x < gomptHi0; x++ {
 //line dims.go:64
 			*(*uint8)(unsafe.Add(gomptPOut, ((x*ny)+y)*1)) = (*(*uint8)(unsafe.Add(gomptPIn, ((y*nx)+x)*1)) + uint8(1))
-//line gompt_kernels.go:5970
+//line gompt_kernels.go:6747
 		}
 	}
 }
@@ -6038,109 +6815,109 @@ gomptPoint0:
 	for i := gomptLo0; i < gomptHi0; i++ {
 //line tricky.go:11
 		o := (int(8) * i)
-//line gompt_kernels.go:6042
+//line gompt_kernels.go:6819
 //line tricky.go:12
 		long := *(*int64)(unsafe.Add(gomptPKernel, i*8))
-//line gompt_kernels.go:6045
+//line gompt_kernels.go:6822
 //line tricky.go:13
 		double := (float64(long) * global)
-//line gompt_kernels.go:6048
+//line gompt_kernels.go:6825
 //line tricky.go:14
 		sqrt := gomptmath.Sqrt(gomptmath.Abs(double))
-//line gompt_kernels.go:6051
+//line gompt_kernels.go:6828
 //line tricky.go:15
 		*(*int64)(unsafe.Add(gomptPOut, o*8)) = int64((sqrt * float64(1000.0)))
-//line gompt_kernels.go:6054
+//line gompt_kernels.go:6831
 //line tricky.go:16
 		{
-//line gompt_kernels.go:6057
+//line gompt_kernels.go:6834
 //line tricky.go:17
 			n := int(3)
-//line gompt_kernels.go:6060
+//line gompt_kernels.go:6837
 //line tricky.go:18
 			*(*int64)(unsafe.Add(gomptPOut, (o+int(1))*8)) = (int64(n) + long)
-//line gompt_kernels.go:6063
+//line gompt_kernels.go:6840
 //line tricky.go:16
 		}
-//line gompt_kernels.go:6066
+//line gompt_kernels.go:6843
 //line tricky.go:20
 		var a, b int = int(0), int(10)
-//line gompt_kernels.go:6069
+//line gompt_kernels.go:6846
 //line tricky.go:21
 		for a, b = int(0), int(10); a < b; a, b = (a + int(1)), (b - int(2)) {
-//line gompt_kernels.go:6072
+//line gompt_kernels.go:6849
 //line tricky.go:22
 			*(*int64)(unsafe.Add(gomptPOut, (o+int(2))*8)) += (int64((a * b)) ^ long)
-//line gompt_kernels.go:6075
+//line gompt_kernels.go:6852
 //line tricky.go:21
 		}
-//line gompt_kernels.go:6078
+//line gompt_kernels.go:6855
 //line tricky.go:24
 		*(*int64)(unsafe.Add(gomptPOut, (o+int(3))*8)) = long
-//line gompt_kernels.go:6081
+//line gompt_kernels.go:6858
 //line tricky.go:25
 		*(*int64)(unsafe.Add(gomptPOut, (o+int(3))*8)) <<= 2
-//line gompt_kernels.go:6084
+//line gompt_kernels.go:6861
 //line tricky.go:26
 		*(*int64)(unsafe.Add(gomptPOut, (o+int(3))*8)) &^= int64(5)
-//line gompt_kernels.go:6087
+//line gompt_kernels.go:6864
 //line tricky.go:27
 		*(*int64)(unsafe.Add(gomptPOut, (o+int(3))*8))++
-//line gompt_kernels.go:6090
+//line gompt_kernels.go:6867
 //line tricky.go:28
 		*(*int64)(unsafe.Add(gomptPOut, (o+int(3))*8)) %= int64(1000003)
-//line gompt_kernels.go:6093
+//line gompt_kernels.go:6870
 //line tricky.go:29
 		var cnt uint8
-//line gompt_kernels.go:6096
+//line gompt_kernels.go:6873
 //line tricky.go:30
 		for k := range uint8(200) {
-//line gompt_kernels.go:6099
+//line gompt_kernels.go:6876
 //line tricky.go:31
 			cnt += k
-//line gompt_kernels.go:6102
+//line gompt_kernels.go:6879
 //line tricky.go:30
 		}
-//line gompt_kernels.go:6105
+//line gompt_kernels.go:6882
 //line tricky.go:33
 		*(*int64)(unsafe.Add(gomptPOut, (o+int(4))*8)) = (int64(cnt) + int64((^uint8(long))))
-//line gompt_kernels.go:6108
+//line gompt_kernels.go:6885
 //line tricky.go:34
 		half, flag := (long > int64(0)), (!((long % int64(2)) == int64(0)))
-//line gompt_kernels.go:6111
+//line gompt_kernels.go:6888
 //line tricky.go:35
 		if half == flag {
-//line gompt_kernels.go:6114
+//line gompt_kernels.go:6891
 //line tricky.go:36
 			*(*int64)(unsafe.Add(gomptPOut, (o+int(5))*8)) = int64(1)
-//line gompt_kernels.go:6117
+//line gompt_kernels.go:6894
 //line tricky.go:35
 		}
-//line gompt_kernels.go:6120
+//line gompt_kernels.go:6897
 //line tricky.go:38
 		*(*int64)(unsafe.Add(gomptPOut, (o+int(6))*8)) = (min(long, int64(a), int64(b), int64(7)) + max(long, int64(-3)))
-//line gompt_kernels.go:6123
+//line gompt_kernels.go:6900
 //line tricky.go:39
 		for j := range int(5) {
-//line gompt_kernels.go:6126
+//line gompt_kernels.go:6903
 //line tricky.go:40
 			if int64(j) == (long % int64(5)) {
-//line gompt_kernels.go:6129
+//line gompt_kernels.go:6906
 //line tricky.go:41
 				*(*int64)(unsafe.Add(gomptPOut, (o+int(7))*8)) = ((int64(j) + int64((float64(314.1592653589793) * float64((j + int(1)))))) + int64(1000000000000000000))
-//line gompt_kernels.go:6132
+//line gompt_kernels.go:6909
 //line tricky.go:42
 				continue gomptPoint0
-//line gompt_kernels.go:6135
+//line gompt_kernels.go:6912
 //line tricky.go:40
 			}
-//line gompt_kernels.go:6138
+//line gompt_kernels.go:6915
 //line tricky.go:39
 		}
-//line gompt_kernels.go:6141
+//line gompt_kernels.go:6918
 //line tricky.go:45
 		*(*int64)(unsafe.Add(gomptPOut, (o+int(7))*8)) = (-long)
-//line gompt_kernels.go:6144
+//line gompt_kernels.go:6921
 	}
 	_ = n
 }
@@ -6215,34 +6992,34 @@ func gomptHostTuples(gomptA *gomptdevice.HostArgs, gomptR gomptdevice.Range, _, 
 	for i := gomptLo0; i < gomptHi0; i++ {
 //line tuple.go:17
 		o := (int(4) * i)
-//line gompt_kernels.go:6219
+//line gompt_kernels.go:6996
 //line tuple.go:18
 		k := o
-//line gompt_kernels.go:6222
+//line gompt_kernels.go:6999
 //line tuple.go:19
 		k, out[k] = (o + int(1)), *(*int32)(unsafe.Add(gomptPIn, i*4))
-//line gompt_kernels.go:6225
+//line gompt_kernels.go:7002
 //line tuple.go:20
 		out[k], out[(k+int(1))] = (*(*int32)(unsafe.Add(gomptPIn, i*4)) * int32(3)), (out[(k-int(1))] + int32(1))
-//line gompt_kernels.go:6228
+//line gompt_kernels.go:7005
 //line tuple.go:21
 		*(*int32)(unsafe.Add(gomptPOut, o*4)), *(*int32)(unsafe.Add(gomptPOut, (o+int(1))*4)) = *(*int32)(unsafe.Add(gomptPOut, (o+int(1))*4)), *(*int32)(unsafe.Add(gomptPOut, o*4))
-//line gompt_kernels.go:6231
+//line gompt_kernels.go:7008
 //line tuple.go:22
 		var x, y int32
-//line gompt_kernels.go:6234
+//line gompt_kernels.go:7011
 //line tuple.go:23
 		x, y = *(*int32)(unsafe.Add(gomptPOut, (o+int(2))*4)), x
-//line gompt_kernels.go:6237
+//line gompt_kernels.go:7014
 //line tuple.go:24
 		*(*int32)(unsafe.Add(gomptPOut, (o+int(3))*4)), x = (x + y), *(*int32)(unsafe.Add(gomptPOut, o*4))
-//line gompt_kernels.go:6240
+//line gompt_kernels.go:7017
 //line tuple.go:25
 		swapNext(out, (o + int(1)))
-//line gompt_kernels.go:6243
+//line gompt_kernels.go:7020
 //line tuple.go:26
 		*(*int32)(unsafe.Add(gomptPOut, o*4)) += x
-//line gompt_kernels.go:6246
+//line gompt_kernels.go:7023
 	}
 	_ = n
 }
@@ -6313,34 +7090,34 @@ func gomptHostUint64Ops(gomptA *gomptdevice.HostArgs, gomptR gomptdevice.Range, 
 	for i := gomptLo0; i < gomptHi0; i++ {
 //line ints.go:53
 		x, y := *(*uint64)(unsafe.Add(gomptPA, i*8)), *(*uint64)(unsafe.Add(gomptPB, i*8))
-//line gompt_kernels.go:6317
+//line gompt_kernels.go:7094
 //line ints.go:54
 		o := (int(6) * i)
-//line gompt_kernels.go:6320
+//line gompt_kernels.go:7097
 //line ints.go:55
 		*(*uint64)(unsafe.Add(gomptPOut, o*8)) = (x + y)
-//line gompt_kernels.go:6323
+//line gompt_kernels.go:7100
 //line ints.go:56
 		*(*uint64)(unsafe.Add(gomptPOut, (o+int(1))*8)) = (x - y)
-//line gompt_kernels.go:6326
+//line gompt_kernels.go:7103
 //line ints.go:57
 		*(*uint64)(unsafe.Add(gomptPOut, (o+int(2))*8)) = (x * y)
-//line gompt_kernels.go:6329
+//line gompt_kernels.go:7106
 //line ints.go:58
 		if y != uint64(0) {
-//line gompt_kernels.go:6332
+//line gompt_kernels.go:7109
 //line ints.go:59
 			*(*uint64)(unsafe.Add(gomptPOut, (o+int(3))*8)) = (x / y)
-//line gompt_kernels.go:6335
+//line gompt_kernels.go:7112
 //line ints.go:60
 			*(*uint64)(unsafe.Add(gomptPOut, (o+int(4))*8)) = (x % y)
-//line gompt_kernels.go:6338
+//line gompt_kernels.go:7115
 //line ints.go:58
 		}
-//line gompt_kernels.go:6341
+//line gompt_kernels.go:7118
 //line ints.go:62
 		*(*uint64)(unsafe.Add(gomptPOut, (o+int(5))*8)) = (-x)
-//line gompt_kernels.go:6344
+//line gompt_kernels.go:7121
 	}
 	_ = n
 }
@@ -6418,82 +7195,82 @@ func gomptLanesUniformStore(gomptX0, gomptW int, n int, m int, b []int32, c []in
 	gomptPOut := unsafe.Pointer(unsafe.SliceData(out))
 //line lockstep.go:33
 	for j := int(0); j < m; j++ {
-//line gompt_kernels.go:6422
+//line gompt_kernels.go:7199
 //line lockstep.go:34
 		gomptU1 := int32(((j * int(7)) + int(5)))
-//line gompt_kernels.go:6425
+//line gompt_kernels.go:7202
 //line lockstep.go:34
 		for gomptJ := 0; gomptJ < gomptW; gomptJ++ {
-//line gompt_kernels.go:6428
+//line gompt_kernels.go:7205
 //line lockstep.go:34
 			i := gomptX0 + gomptJ
-//line gompt_kernels.go:6431
+//line gompt_kernels.go:7208
 //line lockstep.go:34
 			if i == int(0) {
-//line gompt_kernels.go:6434
+//line gompt_kernels.go:7211
 //line lockstep.go:35
 				*(*int32)(unsafe.Add(gomptPB, j*4)) = gomptU1
-//line gompt_kernels.go:6437
+//line gompt_kernels.go:7214
 //line lockstep.go:36
 				*(*int32)(unsafe.Add(gomptPOut, i*4)) += *(*int32)(unsafe.Add(gomptPB, j*4))
-//line gompt_kernels.go:6440
+//line gompt_kernels.go:7217
 //line lockstep.go:34
 			}
-//line gompt_kernels.go:6443
+//line gompt_kernels.go:7220
 //line lockstep.go:34
 		}
-//line gompt_kernels.go:6446
+//line gompt_kernels.go:7223
 //line lockstep.go:38
 		gomptU2 := unsafe.Add(gomptPOut, (gomptX0)*4)
-//line gompt_kernels.go:6449
+//line gompt_kernels.go:7226
 //line lockstep.go:38
 		gomptU3 := int32(j)
-//line gompt_kernels.go:6452
+//line gompt_kernels.go:7229
 //line lockstep.go:38
 		for gomptJ := 0; gomptJ < gomptW; gomptJ++ {
-//line gompt_kernels.go:6455
+//line gompt_kernels.go:7232
 //line lockstep.go:38
 			*(*int32)(unsafe.Add(gomptU2, gomptJ*4)) += gomptU3
-//line gompt_kernels.go:6458
+//line gompt_kernels.go:7235
 //line lockstep.go:38
 		}
-//line gompt_kernels.go:6461
+//line gompt_kernels.go:7238
 //line lockstep.go:33
 	}
-//line gompt_kernels.go:6464
+//line gompt_kernels.go:7241
 //line lockstep.go:40
 	for j := int(0); j < m; j++ {
-//line gompt_kernels.go:6467
+//line gompt_kernels.go:7244
 //line lockstep.go:41
 		gomptU4 := (n - int(1))
-//line gompt_kernels.go:6470
+//line gompt_kernels.go:7247
 //line lockstep.go:41
 		gomptU5 := ((m - int(1)) - j)
-//line gompt_kernels.go:6473
+//line gompt_kernels.go:7250
 //line lockstep.go:41
 		gomptU6 := int32(j)
-//line gompt_kernels.go:6476
+//line gompt_kernels.go:7253
 //line lockstep.go:41
 		for gomptJ := 0; gomptJ < gomptW; gomptJ++ {
-//line gompt_kernels.go:6479
+//line gompt_kernels.go:7256
 //line lockstep.go:41
 			i := gomptX0 + gomptJ
-//line gompt_kernels.go:6482
+//line gompt_kernels.go:7259
 //line lockstep.go:41
 			if i == gomptU4 {
-//line gompt_kernels.go:6485
+//line gompt_kernels.go:7262
 //line lockstep.go:42
 				c[gomptU5], *(*int32)(unsafe.Add(gomptPOut, i*4)) = gomptU6, (*(*int32)(unsafe.Add(gomptPOut, i*4)) + gomptU6)
-//line gompt_kernels.go:6488
+//line gompt_kernels.go:7265
 //line lockstep.go:41
 			}
-//line gompt_kernels.go:6491
+//line gompt_kernels.go:7268
 //line lockstep.go:41
 		}
-//line gompt_kernels.go:6494
+//line gompt_kernels.go:7271
 //line lockstep.go:40
 	}
-//line gompt_kernels.go:6497
+//line gompt_kernels.go:7274
 }
 
 // gomptSampleUniformStore is UniformStoreKernel's Sample: about n points, random arguments. Tol 0: every device gives the Go function's bits.
@@ -6521,4 +7298,188 @@ func RunUniformStore(dev gompttarget.DeviceClause, n int, m int, b []int32, c []
 	return gompttarget.Target(gompttarget.Region{Device: dev, Kernel: UniformStoreKernel, Shape: gompttarget.Shape{Size: [3]int{n, 1, 1}},
 		Maps: []gompttarget.Map{gompttarget.ToFrom(b), gompttarget.ToFrom(c), gompttarget.ToFrom(out)},
 		Args: []gompttarget.Arg{gompttarget.Int(n), gompttarget.Int(m), gompttarget.Slice(b), gompttarget.Slice(c), gompttarget.Slice(out)}})
+}
+
+// ViewBoundsKernel is the gompt map kernel of ViewBounds (checks.go:103:1), over [0, rows).
+var ViewBoundsKernel = &gomptdevice.Kernel{
+	Name: "ViewBounds",
+	Params: []gomptdevice.Param{
+		{Name: "rows", Kind: gomptdevice.ParamInt64},
+		{Name: "m", Kind: gomptdevice.ParamInt64},
+		{Name: "lo", Kind: gomptdevice.ParamBuffer, Elem: gomptdevice.ParamInt64, Len: "rows"},
+		{Name: "hi", Kind: gomptdevice.ParamBuffer, Elem: gomptdevice.ParamInt64, Len: "rows"},
+		{Name: "c", Kind: gomptdevice.ParamBuffer, Elem: gomptdevice.ParamInt64, Len: "rows"},
+		{Name: "a", Kind: gomptdevice.ParamBuffer, Elem: gomptdevice.ParamFloat32, Len: "m"},
+		{Name: "out", Kind: gomptdevice.ParamBuffer, Elem: gomptdevice.ParamFloat32, Len: "rows"},
+	},
+	Dims: 1,
+	Faults: []gomptdevice.FaultSite{
+		{Kind: gomptdevice.FaultSliceCap, Pos: "checks.go:105"},
+		{Kind: gomptdevice.FaultSliceOrder, Pos: "checks.go:105"},
+		{Kind: gomptdevice.FaultSliceCap, Pos: "checks.go:108"},
+		{Kind: gomptdevice.FaultSliceOrder, Pos: "checks.go:108"},
+		{Kind: gomptdevice.FaultSlice3Cap, Pos: "checks.go:109"},
+		{Kind: gomptdevice.FaultSlice3Max, Pos: "checks.go:109"},
+		{Kind: gomptdevice.FaultSlice3Order, Pos: "checks.go:109"},
+	},
+	Images: []gomptdevice.Image{
+		{Kind: gomptdevice.ImageHost, Entry: "gompt_ViewBounds", Host: gomptHostViewBounds},
+		{Kind: gomptdevice.ImageOpenCL, Entry: "gompt_ViewBounds", Source: gomptCLViewBounds, Options: "-cl-fp32-correctly-rounded-divide-sqrt"},
+		{Kind: gomptdevice.ImagePTX, Entry: "gompt_ViewBounds", Source: gomptPTXViewBounds},
+	},
+	Sample: gomptSampleViewBounds,
+}
+
+//go:embed gompt_ViewBounds.cl
+var gomptCLViewBounds string
+
+//go:embed gompt_ViewBounds.ptx
+var gomptPTXViewBounds string
+
+// gomptHostViewBounds is ViewBoundsKernel's Go image: the body of ViewBounds at each point of the team's range.
+func gomptHostViewBounds(gomptA *gomptdevice.HostArgs, gomptR gomptdevice.Range, _, _ int) {
+	rows := gomptA.Int(0)
+	m := gomptA.Int(1)
+	lo := gomptrt.View[int](gomptA.Bufs[2], gomptrt.Len(rows))
+	hi := gomptrt.View[int](gomptA.Bufs[3], gomptrt.Len(rows))
+	c := gomptrt.View[int](gomptA.Bufs[4], gomptrt.Len(rows))
+	a := gomptrt.View[float32](gomptA.Bufs[5], gomptrt.Len(m))
+	out := gomptrt.View[float32](gomptA.Bufs[6], gomptrt.Len(rows))
+	gomptPLo := unsafe.Pointer(unsafe.SliceData(lo))
+	gomptPHi := unsafe.Pointer(unsafe.SliceData(hi))
+	gomptPC := unsafe.Pointer(unsafe.SliceData(c))
+	gomptPOut := unsafe.Pointer(unsafe.SliceData(out))
+	gomptLo0, gomptHi0 := gomptR.Clamp(0, rows)
+	for r := gomptLo0; r < gomptHi0; r++ {
+//line checks.go:104
+		var s float32
+//line gompt_kernels.go:7357
+//line checks.go:105
+		for _, v := range a[*(*int)(unsafe.Add(gomptPLo, r*8)):*(*int)(unsafe.Add(gomptPHi, r*8))] {
+//line gompt_kernels.go:7360
+//line checks.go:106
+			s += v
+//line gompt_kernels.go:7363
+//line checks.go:105
+		}
+//line gompt_kernels.go:7366
+//line checks.go:108
+		v := a[*(*int)(unsafe.Add(gomptPLo, r*8)):*(*int)(unsafe.Add(gomptPHi, r*8))]
+//line gompt_kernels.go:7369
+//line checks.go:109
+		w := v[int(1):int(2):*(*int)(unsafe.Add(gomptPC, r*8))]
+//line gompt_kernels.go:7372
+//line checks.go:110
+		*(*float32)(unsafe.Add(gomptPOut, r*4)) = (s + w[int(0)])
+//line gompt_kernels.go:7375
+	}
+	_ = rows
+	_ = m
+}
+
+// gomptSampleViewBounds is ViewBoundsKernel's Sample: about n points, random arguments. Tol 0: every device gives the Go function's bits.
+func gomptSampleViewBounds(gomptN int, gomptSeed int64) gomptdevice.Sample {
+	gomptR := gomptrt.Rand("ViewBounds", gomptN, gomptSeed)
+	gomptExt := gomptrt.Extents(gomptN, 1)
+	rows := gomptExt[0]
+	m := int(1 + gomptR.IntN(8))
+	return gomptdevice.Sample{
+		Shape: gomptdevice.Shape{Size: gomptExt},
+		Bufs:  [][]byte{nil, nil, gomptrt.Ints[int](gomptR, gomptrt.Len(rows), 0, 16), gomptrt.Ints[int](gomptR, gomptrt.Len(rows), 0, 16), gomptrt.Ints[int](gomptR, gomptrt.Len(rows), 0, 16), gomptrt.Floats[float32](gomptR, gomptrt.Len(m), 0.5, 1.5), gomptrt.Floats[float32](gomptR, gomptrt.Len(rows), 0.5, 1.5)},
+		Args:  []gomptdevice.Arg{gomptrt.Int(int64(rows)), gomptrt.Int(int64(m)), {}, {}, {}, {}, {}},
+	}
+}
+
+// RunViewBounds runs ViewBoundsKernel (ViewBounds) on device dev over [0, rows), mapping each slice by how the kernel uses it:
+// lo to, hi to, c to, a to, out from.
+func RunViewBounds(dev gompttarget.DeviceClause, rows int, m int, lo []int, hi []int, c []int, a []float32, out []float32) error {
+	if rows <= 0 {
+		return nil
+	}
+	lo = gomptrt.Head(lo, gomptrt.Len(rows))
+	hi = gomptrt.Head(hi, gomptrt.Len(rows))
+	c = gomptrt.Head(c, gomptrt.Len(rows))
+	a = gomptrt.Head(a, gomptrt.Len(m))
+	out = gomptrt.Head(out, gomptrt.Len(rows))
+	return gompttarget.Target(gompttarget.Region{Device: dev, Kernel: ViewBoundsKernel, Shape: gompttarget.Shape{Size: [3]int{rows, 1, 1}},
+		Maps: []gompttarget.Map{gompttarget.To(lo), gompttarget.To(hi), gompttarget.To(c), gompttarget.To(a), gompttarget.From(out)},
+		Args: []gompttarget.Arg{gompttarget.Int(rows), gompttarget.Int(m), gompttarget.Slice(lo), gompttarget.Slice(hi), gompttarget.Slice(c), gompttarget.Slice(a), gompttarget.Slice(out)}})
+}
+
+// ViewIndexKernel is the gompt map kernel of ViewIndex (checks.go:93:1), over [0, rows).
+var ViewIndexKernel = &gomptdevice.Kernel{
+	Name: "ViewIndex",
+	Params: []gomptdevice.Param{
+		{Name: "rows", Kind: gomptdevice.ParamInt64},
+		{Name: "w", Kind: gomptdevice.ParamInt64},
+		{Name: "a", Kind: gomptdevice.ParamBuffer, Elem: gomptdevice.ParamFloat32, Len: "rows*w"},
+		{Name: "at", Kind: gomptdevice.ParamBuffer, Elem: gomptdevice.ParamInt64, Len: "rows"},
+		{Name: "out", Kind: gomptdevice.ParamBuffer, Elem: gomptdevice.ParamFloat32, Len: "rows"},
+	},
+	Dims: 1,
+	Faults: []gomptdevice.FaultSite{
+		{Kind: gomptdevice.FaultSliceCap, Pos: "checks.go:94"},
+		{Kind: gomptdevice.FaultSliceOrder, Pos: "checks.go:94"},
+		{Kind: gomptdevice.FaultIndex, Pos: "checks.go:95"},
+	},
+	Images: []gomptdevice.Image{
+		{Kind: gomptdevice.ImageHost, Entry: "gompt_ViewIndex", Host: gomptHostViewIndex},
+		{Kind: gomptdevice.ImageOpenCL, Entry: "gompt_ViewIndex", Source: gomptCLViewIndex, Options: "-cl-fp32-correctly-rounded-divide-sqrt"},
+		{Kind: gomptdevice.ImagePTX, Entry: "gompt_ViewIndex", Source: gomptPTXViewIndex},
+	},
+	Sample: gomptSampleViewIndex,
+}
+
+//go:embed gompt_ViewIndex.cl
+var gomptCLViewIndex string
+
+//go:embed gompt_ViewIndex.ptx
+var gomptPTXViewIndex string
+
+// gomptHostViewIndex is ViewIndexKernel's Go image: the body of ViewIndex at each point of the team's range.
+func gomptHostViewIndex(gomptA *gomptdevice.HostArgs, gomptR gomptdevice.Range, _, _ int) {
+	rows := gomptA.Int(0)
+	w := gomptA.Int(1)
+	a := gomptrt.View[float32](gomptA.Bufs[2], gomptrt.Len(rows, w))
+	at := gomptrt.View[int](gomptA.Bufs[3], gomptrt.Len(rows))
+	out := gomptrt.View[float32](gomptA.Bufs[4], gomptrt.Len(rows))
+	gomptPAt := unsafe.Pointer(unsafe.SliceData(at))
+	gomptPOut := unsafe.Pointer(unsafe.SliceData(out))
+	gomptLo0, gomptHi0 := gomptR.Clamp(0, rows)
+	for r := gomptLo0; r < gomptHi0; r++ {
+//line checks.go:94
+		row := a[(r * w):((r + int(1)) * w)]
+//line gompt_kernels.go:7453
+//line checks.go:95
+		*(*float32)(unsafe.Add(gomptPOut, r*4)) = row[*(*int)(unsafe.Add(gomptPAt, r*8))]
+//line gompt_kernels.go:7456
+	}
+	_ = rows
+}
+
+// gomptSampleViewIndex is ViewIndexKernel's Sample: about n points, random arguments. Tol 0: every device gives the Go function's bits.
+func gomptSampleViewIndex(gomptN int, gomptSeed int64) gomptdevice.Sample {
+	gomptR := gomptrt.Rand("ViewIndex", gomptN, gomptSeed)
+	gomptExt := gomptrt.Extents(gomptN, 1)
+	rows := gomptExt[0]
+	w := int(1 + gomptR.IntN(8))
+	return gomptdevice.Sample{
+		Shape: gomptdevice.Shape{Size: gomptExt},
+		Bufs:  [][]byte{nil, nil, gomptrt.Floats[float32](gomptR, gomptrt.Len(rows, w), 0.5, 1.5), gomptrt.Ints[int](gomptR, gomptrt.Len(rows), 0, 16), gomptrt.Floats[float32](gomptR, gomptrt.Len(rows), 0.5, 1.5)},
+		Args:  []gomptdevice.Arg{gomptrt.Int(int64(rows)), gomptrt.Int(int64(w)), {}, {}, {}},
+	}
+}
+
+// RunViewIndex runs ViewIndexKernel (ViewIndex) on device dev over [0, rows), mapping each slice by how the kernel uses it:
+// a to, at to, out from.
+func RunViewIndex(dev gompttarget.DeviceClause, rows int, w int, a []float32, at []int, out []float32) error {
+	if rows <= 0 {
+		return nil
+	}
+	a = gomptrt.Head(a, gomptrt.Len(rows, w))
+	at = gomptrt.Head(at, gomptrt.Len(rows))
+	out = gomptrt.Head(out, gomptrt.Len(rows))
+	return gompttarget.Target(gompttarget.Region{Device: dev, Kernel: ViewIndexKernel, Shape: gompttarget.Shape{Size: [3]int{rows, 1, 1}},
+		Maps: []gompttarget.Map{gompttarget.To(a), gompttarget.To(at), gompttarget.From(out)},
+		Args: []gompttarget.Arg{gompttarget.Int(rows), gompttarget.Int(w), gompttarget.Slice(a), gompttarget.Slice(at), gompttarget.Slice(out)}})
 }
