@@ -377,14 +377,15 @@ func (g *gen) splitLoops(w *goWriter, sp *split, whole []ast.Stmt, points func(l
 	} else {
 		b = "max(gomptIn0, gomptHi0)"
 	}
-	w.p("gomptIn0, gomptIn1 := gomptLo0, gomptLo0 // the interior [gomptIn0, gomptIn1), where the boundary test is false")
+	w.p("// The interior [gomptIn0, gomptIn1), where the boundary test is false.")
+	w.p("gomptIn0, gomptIn1 := gomptLo0, gomptLo0")
 	if sp.row != "" {
-		w.p("if !(%s) {", sp.row)
+		w.p("if !(%s) { %s%s", sp.row, posMark, sp.pos)
 	} else {
 		w.p("{")
 	}
-	w.p("gomptIn0 = %s", a)
-	w.p("gomptIn1 = %s", b)
+	w.p("gomptIn0 = %s %s%s", a, posMark, sp.pos)
+	w.p("gomptIn1 = %s %s%s", b, posMark, sp.pos)
 	w.p("}")
 	points("gomptLo0", "gomptIn0", whole)
 	points("gomptIn0", "gomptIn1", sp.interior)

@@ -66,11 +66,17 @@ func (b *gobody) stmts(list []ast.Stmt) {
 	}
 }
 
+// srcPos is the position of n as an image's lines are marked with it
+// ("heat.go:14").
+func (g *gen) srcPos(n ast.Node) string {
+	p := g.p.fset.Position(n.Pos())
+	return filepath.Base(p.Filename) + ":" + strconv.Itoa(p.Line)
+}
+
 func (b *gobody) stmt(s ast.Stmt) {
 	if s != nil {
 		saved := b.pos
-		p := b.g.p.fset.Position(s.Pos())
-		b.pos = filepath.Base(p.Filename) + ":" + strconv.Itoa(p.Line)
+		b.pos = b.g.srcPos(s)
 		defer func() { b.pos = saved }()
 	}
 	if b.ls != nil && !b.leaf && b.lanesOf != nil && b.isLeaf(s) {

@@ -434,8 +434,13 @@ func indent(s string, depth int) string {
 }
 
 // leafStmt writes s at one point: a declaration of varying locals at the
-// block level sets their arrays' elements (to their values, or zero).
+// block level sets their arrays' elements (to their values, or zero). Its
+// lines are marked with s's position, so that a fault there names the
+// kernel's line.
 func (b *gobody) leafStmt(s ast.Stmt) {
+	saved := b.pos
+	b.pos = b.g.srcPos(s)
+	defer func() { b.pos = saved }()
 	switch d := s.(type) {
 	case *ast.AssignStmt:
 		if d.Tok == token.DEFINE {
