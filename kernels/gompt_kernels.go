@@ -44,9 +44,9 @@ func gomptHostCopy32(gomptA *gomptdevice.HostArgs, gomptR gomptdevice.Range, _, 
 	for i := gomptLo0; i < gomptHi0; i++ {
 //line library.go:41
 		*(*int32)(unsafe.Add(gomptPDst, i*4)) = *(*int32)(unsafe.Add(gomptPSrc, i*4))
-//line gompt_kernels.go:48
 	}
 	_ = n
+//line gompt_kernels.go:50
 }
 
 // gomptSampleCopy32 is Copy32's Sample: about n points, random arguments. Tol 0: every device gives the Go function's bits.
@@ -106,10 +106,8 @@ func gomptHostDot_partial(gomptA *gomptdevice.HostArgs, gomptR gomptdevice.Range
 		{
 //line library.go:74
 			gomptV = (*(*float32)(unsafe.Add(gomptPX, i*4)) * *(*float32)(unsafe.Add(gomptPY, i*4)))
-//line gompt_kernels.go:110
 //line library.go:74
 			goto gomptR0
-//line gompt_kernels.go:113
 		}
 	gomptR0:
 		gomptS0 = gomptS0 + float64(gomptV)
@@ -117,10 +115,8 @@ func gomptHostDot_partial(gomptA *gomptdevice.HostArgs, gomptR gomptdevice.Range
 			i := i + 1
 //line library.go:74
 			gomptV = (*(*float32)(unsafe.Add(gomptPX, i*4)) * *(*float32)(unsafe.Add(gomptPY, i*4)))
-//line gompt_kernels.go:121
 //line library.go:74
 			goto gomptR1
-//line gompt_kernels.go:124
 		}
 	gomptR1:
 		gomptS1 = gomptS1 + float64(gomptV)
@@ -128,10 +124,8 @@ func gomptHostDot_partial(gomptA *gomptdevice.HostArgs, gomptR gomptdevice.Range
 			i := i + 2
 //line library.go:74
 			gomptV = (*(*float32)(unsafe.Add(gomptPX, i*4)) * *(*float32)(unsafe.Add(gomptPY, i*4)))
-//line gompt_kernels.go:132
 //line library.go:74
 			goto gomptR2
-//line gompt_kernels.go:135
 		}
 	gomptR2:
 		gomptS2 = gomptS2 + float64(gomptV)
@@ -139,10 +133,8 @@ func gomptHostDot_partial(gomptA *gomptdevice.HostArgs, gomptR gomptdevice.Range
 			i := i + 3
 //line library.go:74
 			gomptV = (*(*float32)(unsafe.Add(gomptPX, i*4)) * *(*float32)(unsafe.Add(gomptPY, i*4)))
-//line gompt_kernels.go:143
 //line library.go:74
 			goto gomptR3
-//line gompt_kernels.go:146
 		}
 	gomptR3:
 		gomptS3 = gomptS3 + float64(gomptV)
@@ -151,16 +143,15 @@ func gomptHostDot_partial(gomptA *gomptdevice.HostArgs, gomptR gomptdevice.Range
 		{
 //line library.go:74
 			gomptV = (*(*float32)(unsafe.Add(gomptPX, i*4)) * *(*float32)(unsafe.Add(gomptPY, i*4)))
-//line gompt_kernels.go:155
 //line library.go:74
 			goto gomptR4
-//line gompt_kernels.go:158
 		}
 	gomptR4:
 		gomptS0 = gomptS0 + float64(gomptV)
 	}
 	gomptPartial[gomptTeam] = float32((gomptS0 + gomptS1) + (gomptS2 + gomptS3))
 	_ = n
+//line gompt_kernels.go:155
 }
 
 // gomptSampleDot_partial is Dot's Sample: about n points, random arguments. Tol 0.0001: its float sums are combined in another order on each device.
@@ -247,9 +238,9 @@ func gomptHostFill(gomptA *gomptdevice.HostArgs, gomptR gomptdevice.Range, _, _ 
 	for i := gomptLo0; i < gomptHi0; i++ {
 //line library.go:34
 		*(*float32)(unsafe.Add(gomptPX, i*4)) = v
-//line gompt_kernels.go:251
 	}
 	_ = n
+//line gompt_kernels.go:244
 }
 
 // gomptSampleFill is Fill's Sample: about n points, random arguments. Tol 0: every device gives the Go function's bits.
@@ -305,10 +296,10 @@ func gomptHostHistogram(gomptA *gomptdevice.HostArgs, gomptR gomptdevice.Range, 
 	for i := gomptLo0; i < gomptHi0; i++ {
 //line library.go:231
 		*(*uint32)(unsafe.Add(gomptPH, int(*(*uint8)(unsafe.Add(gomptPV, i*1)))*4))++
-//line gompt_kernels.go:309
 	}
 	gomptrt.MergeSum(gomptRBH, gomptRAH[:], uint32(0))
 	_ = n
+//line gompt_kernels.go:303
 }
 
 // gomptSampleHistogram is Histogram's Sample: about n points, random arguments. Tol 0: every device gives the Go function's bits.
@@ -362,65 +353,39 @@ func gomptHostJacobi(gomptA *gomptdevice.HostArgs, gomptR gomptdevice.Range, _, 
 		gomptIn0, gomptIn1 := gomptLo0, gomptLo0
 //line library.go:51
 		if !((y == int(0)) || (y == (ny - int(1)))) {
-//line gompt_kernels.go:366
 //line library.go:51
 			gomptIn0 = min(max(gomptLo0, 1), gomptHi0)
-//line gompt_kernels.go:369
 //line library.go:51
 			gomptIn1 = max(gomptIn0, min(gomptHi0, (nx-int(1))))
-//line gompt_kernels.go:372
 		}
 	gomptPoint0:
 		for x := gomptLo0; x < gomptIn0; x++ {
 //line library.go:50
 			i := ((y * nx) + x)
-//line gompt_kernels.go:378
-//line library.go:51
 			if (((x == int(0)) || (y == int(0))) || (x == (nx - int(1)))) || (y == (ny - int(1))) {
-//line gompt_kernels.go:381
-//line library.go:52
 				*(*float32)(unsafe.Add(gomptPOut, i*4)) = *(*float32)(unsafe.Add(gomptPIn, i*4))
-//line gompt_kernels.go:384
-//line library.go:53
 				continue gomptPoint0
-//line gompt_kernels.go:387
-//line library.go:51
 			}
-//line gompt_kernels.go:390
-//line library.go:55
 			*(*float32)(unsafe.Add(gomptPOut, i*4)) = (float32(0.25) * (((*(*float32)(unsafe.Add(gomptPIn, (i-nx)*4)) + *(*float32)(unsafe.Add(gomptPIn, (i+nx)*4))) + *(*float32)(unsafe.Add(gomptPIn, (i-int(1))*4))) + *(*float32)(unsafe.Add(gomptPIn, (i+int(1))*4))))
-//line gompt_kernels.go:393
 		}
 		for x := gomptIn0; x < gomptIn1; x++ {
 //line library.go:50
 			i := ((y * nx) + x)
-//line gompt_kernels.go:398
 //line library.go:55
 			*(*float32)(unsafe.Add(gomptPOut, i*4)) = (float32(0.25) * (((*(*float32)(unsafe.Add(gomptPIn, (i-nx)*4)) + *(*float32)(unsafe.Add(gomptPIn, (i+nx)*4))) + *(*float32)(unsafe.Add(gomptPIn, (i-int(1))*4))) + *(*float32)(unsafe.Add(gomptPIn, (i+int(1))*4))))
-//line gompt_kernels.go:401
 		}
 	gomptPoint2:
 		for x := gomptIn1; x < gomptHi0; x++ {
 //line library.go:50
 			i := ((y * nx) + x)
-//line gompt_kernels.go:407
-//line library.go:51
 			if (((x == int(0)) || (y == int(0))) || (x == (nx - int(1)))) || (y == (ny - int(1))) {
-//line gompt_kernels.go:410
-//line library.go:52
 				*(*float32)(unsafe.Add(gomptPOut, i*4)) = *(*float32)(unsafe.Add(gomptPIn, i*4))
-//line gompt_kernels.go:413
-//line library.go:53
 				continue gomptPoint2
-//line gompt_kernels.go:416
-//line library.go:51
 			}
-//line gompt_kernels.go:419
-//line library.go:55
 			*(*float32)(unsafe.Add(gomptPOut, i*4)) = (float32(0.25) * (((*(*float32)(unsafe.Add(gomptPIn, (i-nx)*4)) + *(*float32)(unsafe.Add(gomptPIn, (i+nx)*4))) + *(*float32)(unsafe.Add(gomptPIn, (i-int(1))*4))) + *(*float32)(unsafe.Add(gomptPIn, (i+int(1))*4))))
-//line gompt_kernels.go:422
 		}
 	}
+//line gompt_kernels.go:389
 }
 
 // gomptSampleJacobi is Jacobi's Sample: about n points, random arguments. Tol 0: every device gives the Go function's bits.
@@ -486,56 +451,33 @@ func gomptLanesMatmul(gomptX0, gomptW int, i int, m int, n int, k int, A []float
 	gomptPC := unsafe.Pointer(unsafe.SliceData(C))
 	var gomptL1AccA [1024]float32
 	gomptL1Acc := gomptL1AccA[:gomptW:gomptW]
-//line library.go:63
 	for gomptJ := 0; gomptJ < gomptW; gomptJ++ {
-//line gompt_kernels.go:492
 //line library.go:63
 		gomptL1Acc[gomptJ] = float32(0)
-//line gompt_kernels.go:495
-//line library.go:63
 	}
-//line gompt_kernels.go:498
 //line library.go:64
 	for p := int(0); p < k; p++ {
-//line gompt_kernels.go:501
-//line library.go:65
 		gomptU1 := *(*float32)(unsafe.Add(gomptPA, ((i*k)+p)*4))
-//line gompt_kernels.go:504
 //line library.go:65
 		gomptU2 := (p * n)
-//line gompt_kernels.go:507
 //line library.go:65
 		gomptU3 := unsafe.Add(gomptPB, (gomptU2+gomptX0)*4)
-//line gompt_kernels.go:510
-//line library.go:65
 		for gomptJ := 0; gomptJ < gomptW; gomptJ++ {
-//line gompt_kernels.go:513
 //line library.go:65
 			gomptL1Acc[gomptJ] += (gomptU1 * *(*float32)(unsafe.Add(gomptU3, gomptJ*4)))
-//line gompt_kernels.go:516
-//line library.go:65
 		}
-//line gompt_kernels.go:519
-//line library.go:64
+//line library.go:66
 	}
-//line gompt_kernels.go:522
-//line library.go:67
 	gomptU4 := (i * n)
-//line gompt_kernels.go:525
 //line library.go:67
 	gomptU5 := unsafe.Add(gomptPC, (gomptU4+gomptX0)*4)
-//line gompt_kernels.go:528
-//line library.go:67
 	for gomptJ := 0; gomptJ < gomptW; gomptJ++ {
-//line gompt_kernels.go:531
 //line library.go:67
 		*(*float32)(unsafe.Add(gomptU5, gomptJ*4)) = gomptL1Acc[gomptJ]
-//line gompt_kernels.go:534
-//line library.go:67
 	}
-//line gompt_kernels.go:537
 	_ = gomptL1Acc
 	_ = m
+//line gompt_kernels.go:481
 }
 
 // gomptSampleMatmul is Matmul's Sample: about n points, random arguments. Tol 0: every device gives the Go function's bits.
@@ -663,515 +605,282 @@ func gomptHostMatmul_tiled(gomptA *gomptdevice.HostArgs, gomptR gomptdevice.Rang
 	for t := gomptLo0; t < gomptHi0; t++ {
 //line library.go:90
 		var tA [1024]float32
-//line gompt_kernels.go:667
 		_ = tA
 //line library.go:91
 		var tB [1024]float32
-//line gompt_kernels.go:671
 		_ = tB
 //line library.go:92
 		tilesX := max(((n + int(63)) / int(64)), int(1))
-//line gompt_kernels.go:675
 		_ = tilesX
 //line library.go:93
 		row := ((t / tilesX) * int(64))
-//line gompt_kernels.go:679
 		_ = row
 //line library.go:94
 		col := ((t % tilesX) * int(64))
-//line gompt_kernels.go:683
 		_ = col
 		for gomptJ := 0; gomptJ < 256; gomptJ++ {
 			th := gomptJ
 //line library.go:95
 			gomptT1Ly[gomptJ], gomptT2Lx[gomptJ] = (th / int(16)), (th % int(16))
-//line gompt_kernels.go:689
 		}
 		for gomptJ := 0; gomptJ < 256; gomptJ++ {
 //line library.go:96
 			gomptT3I0[gomptJ] = ((row + gomptT1Ly[gomptJ]) + int(0))
-//line gompt_kernels.go:694
 		}
 		for gomptJ := 0; gomptJ < 256; gomptJ++ {
 //line library.go:97
 			gomptT4I1[gomptJ] = ((row + gomptT1Ly[gomptJ]) + int(16))
-//line gompt_kernels.go:699
 		}
 		for gomptJ := 0; gomptJ < 256; gomptJ++ {
 //line library.go:98
 			gomptT5I2[gomptJ] = ((row + gomptT1Ly[gomptJ]) + int(32))
-//line gompt_kernels.go:704
 		}
 		for gomptJ := 0; gomptJ < 256; gomptJ++ {
 //line library.go:99
 			gomptT6I3[gomptJ] = ((row + gomptT1Ly[gomptJ]) + int(48))
-//line gompt_kernels.go:709
 		}
 		for gomptJ := 0; gomptJ < 256; gomptJ++ {
 //line library.go:100
 			gomptT7J0[gomptJ] = ((col + gomptT2Lx[gomptJ]) + int(0))
-//line gompt_kernels.go:714
 		}
 		for gomptJ := 0; gomptJ < 256; gomptJ++ {
 //line library.go:101
 			gomptT8J1[gomptJ] = ((col + gomptT2Lx[gomptJ]) + int(16))
-//line gompt_kernels.go:719
 		}
 		for gomptJ := 0; gomptJ < 256; gomptJ++ {
 //line library.go:102
 			gomptT9J2[gomptJ] = ((col + gomptT2Lx[gomptJ]) + int(32))
-//line gompt_kernels.go:724
 		}
 		for gomptJ := 0; gomptJ < 256; gomptJ++ {
 //line library.go:103
 			gomptT10J3[gomptJ] = ((col + gomptT2Lx[gomptJ]) + int(48))
-//line gompt_kernels.go:729
 		}
 		for gomptJ := 0; gomptJ < 256; gomptJ++ {
 //line library.go:104
 			gomptT11C00[gomptJ] = float32(0)
-//line gompt_kernels.go:734
 //line library.go:104
 			gomptT12C01[gomptJ] = float32(0)
-//line gompt_kernels.go:737
 //line library.go:104
 			gomptT13C02[gomptJ] = float32(0)
-//line gompt_kernels.go:740
 //line library.go:104
 			gomptT14C03[gomptJ] = float32(0)
-//line gompt_kernels.go:743
 //line library.go:104
 			gomptT15C10[gomptJ] = float32(0)
-//line gompt_kernels.go:746
 //line library.go:104
 			gomptT16C11[gomptJ] = float32(0)
-//line gompt_kernels.go:749
 //line library.go:104
 			gomptT17C12[gomptJ] = float32(0)
-//line gompt_kernels.go:752
 //line library.go:104
 			gomptT18C13[gomptJ] = float32(0)
-//line gompt_kernels.go:755
 //line library.go:104
 			gomptT19C20[gomptJ] = float32(0)
-//line gompt_kernels.go:758
 //line library.go:104
 			gomptT20C21[gomptJ] = float32(0)
-//line gompt_kernels.go:761
 //line library.go:104
 			gomptT21C22[gomptJ] = float32(0)
-//line gompt_kernels.go:764
 //line library.go:104
 			gomptT22C23[gomptJ] = float32(0)
-//line gompt_kernels.go:767
 //line library.go:104
 			gomptT23C30[gomptJ] = float32(0)
-//line gompt_kernels.go:770
 //line library.go:104
 			gomptT24C31[gomptJ] = float32(0)
-//line gompt_kernels.go:773
 //line library.go:104
 			gomptT25C32[gomptJ] = float32(0)
-//line gompt_kernels.go:776
 //line library.go:104
 			gomptT26C33[gomptJ] = float32(0)
-//line gompt_kernels.go:779
 		}
 		for p0 := int(0); p0 < k; p0 += int(16) {
 			for gomptJ := 0; gomptJ < 256; gomptJ++ {
 //line library.go:106
 				if (gomptT3I0[gomptJ] < m) && ((p0 + gomptT2Lx[gomptJ]) < k) {
-//line gompt_kernels.go:785
-//line library.go:107
 					tA[(((gomptT1Ly[gomptJ] + int(0)) * int(16)) + gomptT2Lx[gomptJ])] = A[(((gomptT3I0[gomptJ] * k) + p0) + gomptT2Lx[gomptJ])]
-//line gompt_kernels.go:788
-//line library.go:106
 				} else {
-//line gompt_kernels.go:791
-//line library.go:109
 					tA[(((gomptT1Ly[gomptJ] + int(0)) * int(16)) + gomptT2Lx[gomptJ])] = float32(0.0)
-//line gompt_kernels.go:794
-//line library.go:106
 				}
-//line gompt_kernels.go:797
 			}
 			for gomptJ := 0; gomptJ < 256; gomptJ++ {
 //line library.go:111
 				if (gomptT4I1[gomptJ] < m) && ((p0 + gomptT2Lx[gomptJ]) < k) {
-//line gompt_kernels.go:802
-//line library.go:112
 					tA[(((gomptT1Ly[gomptJ] + int(16)) * int(16)) + gomptT2Lx[gomptJ])] = A[(((gomptT4I1[gomptJ] * k) + p0) + gomptT2Lx[gomptJ])]
-//line gompt_kernels.go:805
-//line library.go:111
 				} else {
-//line gompt_kernels.go:808
-//line library.go:114
 					tA[(((gomptT1Ly[gomptJ] + int(16)) * int(16)) + gomptT2Lx[gomptJ])] = float32(0.0)
-//line gompt_kernels.go:811
-//line library.go:111
 				}
-//line gompt_kernels.go:814
 			}
 			for gomptJ := 0; gomptJ < 256; gomptJ++ {
 //line library.go:116
 				if (gomptT5I2[gomptJ] < m) && ((p0 + gomptT2Lx[gomptJ]) < k) {
-//line gompt_kernels.go:819
-//line library.go:117
 					tA[(((gomptT1Ly[gomptJ] + int(32)) * int(16)) + gomptT2Lx[gomptJ])] = A[(((gomptT5I2[gomptJ] * k) + p0) + gomptT2Lx[gomptJ])]
-//line gompt_kernels.go:822
-//line library.go:116
 				} else {
-//line gompt_kernels.go:825
-//line library.go:119
 					tA[(((gomptT1Ly[gomptJ] + int(32)) * int(16)) + gomptT2Lx[gomptJ])] = float32(0.0)
-//line gompt_kernels.go:828
-//line library.go:116
 				}
-//line gompt_kernels.go:831
 			}
 			for gomptJ := 0; gomptJ < 256; gomptJ++ {
 //line library.go:121
 				if (gomptT6I3[gomptJ] < m) && ((p0 + gomptT2Lx[gomptJ]) < k) {
-//line gompt_kernels.go:836
-//line library.go:122
 					tA[(((gomptT1Ly[gomptJ] + int(48)) * int(16)) + gomptT2Lx[gomptJ])] = A[(((gomptT6I3[gomptJ] * k) + p0) + gomptT2Lx[gomptJ])]
-//line gompt_kernels.go:839
-//line library.go:121
 				} else {
-//line gompt_kernels.go:842
-//line library.go:124
 					tA[(((gomptT1Ly[gomptJ] + int(48)) * int(16)) + gomptT2Lx[gomptJ])] = float32(0.0)
-//line gompt_kernels.go:845
-//line library.go:121
 				}
-//line gompt_kernels.go:848
 			}
 			for gomptJ := 0; gomptJ < 256; gomptJ++ {
 //line library.go:126
 				if ((p0 + gomptT1Ly[gomptJ]) < k) && (gomptT7J0[gomptJ] < n) {
-//line gompt_kernels.go:853
-//line library.go:127
 					tB[(((gomptT1Ly[gomptJ] * int(64)) + gomptT2Lx[gomptJ]) + int(0))] = B[(((p0 + gomptT1Ly[gomptJ]) * n) + gomptT7J0[gomptJ])]
-//line gompt_kernels.go:856
-//line library.go:126
 				} else {
-//line gompt_kernels.go:859
-//line library.go:129
 					tB[(((gomptT1Ly[gomptJ] * int(64)) + gomptT2Lx[gomptJ]) + int(0))] = float32(0.0)
-//line gompt_kernels.go:862
-//line library.go:126
 				}
-//line gompt_kernels.go:865
 			}
 			for gomptJ := 0; gomptJ < 256; gomptJ++ {
 //line library.go:131
 				if ((p0 + gomptT1Ly[gomptJ]) < k) && (gomptT8J1[gomptJ] < n) {
-//line gompt_kernels.go:870
-//line library.go:132
 					tB[(((gomptT1Ly[gomptJ] * int(64)) + gomptT2Lx[gomptJ]) + int(16))] = B[(((p0 + gomptT1Ly[gomptJ]) * n) + gomptT8J1[gomptJ])]
-//line gompt_kernels.go:873
-//line library.go:131
 				} else {
-//line gompt_kernels.go:876
-//line library.go:134
 					tB[(((gomptT1Ly[gomptJ] * int(64)) + gomptT2Lx[gomptJ]) + int(16))] = float32(0.0)
-//line gompt_kernels.go:879
-//line library.go:131
 				}
-//line gompt_kernels.go:882
 			}
 			for gomptJ := 0; gomptJ < 256; gomptJ++ {
 //line library.go:136
 				if ((p0 + gomptT1Ly[gomptJ]) < k) && (gomptT9J2[gomptJ] < n) {
-//line gompt_kernels.go:887
-//line library.go:137
 					tB[(((gomptT1Ly[gomptJ] * int(64)) + gomptT2Lx[gomptJ]) + int(32))] = B[(((p0 + gomptT1Ly[gomptJ]) * n) + gomptT9J2[gomptJ])]
-//line gompt_kernels.go:890
-//line library.go:136
 				} else {
-//line gompt_kernels.go:893
-//line library.go:139
 					tB[(((gomptT1Ly[gomptJ] * int(64)) + gomptT2Lx[gomptJ]) + int(32))] = float32(0.0)
-//line gompt_kernels.go:896
-//line library.go:136
 				}
-//line gompt_kernels.go:899
 			}
 			for gomptJ := 0; gomptJ < 256; gomptJ++ {
 //line library.go:141
 				if ((p0 + gomptT1Ly[gomptJ]) < k) && (gomptT10J3[gomptJ] < n) {
-//line gompt_kernels.go:904
-//line library.go:142
 					tB[(((gomptT1Ly[gomptJ] * int(64)) + gomptT2Lx[gomptJ]) + int(48))] = B[(((p0 + gomptT1Ly[gomptJ]) * n) + gomptT10J3[gomptJ])]
-//line gompt_kernels.go:907
-//line library.go:141
 				} else {
-//line gompt_kernels.go:910
-//line library.go:144
 					tB[(((gomptT1Ly[gomptJ] * int(64)) + gomptT2Lx[gomptJ]) + int(48))] = float32(0.0)
-//line gompt_kernels.go:913
-//line library.go:141
 				}
-//line gompt_kernels.go:916
 			}
 			// barrier
 			for gomptJ := 0; gomptJ < 256; gomptJ++ {
 //line library.go:147
 				for q := int(0); q < int(16); q++ {
-//line gompt_kernels.go:922
-//line library.go:148
 					a0 := tA[(((gomptT1Ly[gomptJ] + int(0)) * int(16)) + q)]
-//line gompt_kernels.go:925
-//line library.go:149
 					a1 := tA[(((gomptT1Ly[gomptJ] + int(16)) * int(16)) + q)]
-//line gompt_kernels.go:928
-//line library.go:150
 					a2 := tA[(((gomptT1Ly[gomptJ] + int(32)) * int(16)) + q)]
-//line gompt_kernels.go:931
-//line library.go:151
 					a3 := tA[(((gomptT1Ly[gomptJ] + int(48)) * int(16)) + q)]
-//line gompt_kernels.go:934
-//line library.go:152
 					b0 := tB[(((q * int(64)) + gomptT2Lx[gomptJ]) + int(0))]
-//line gompt_kernels.go:937
-//line library.go:153
 					b1 := tB[(((q * int(64)) + gomptT2Lx[gomptJ]) + int(16))]
-//line gompt_kernels.go:940
-//line library.go:154
 					b2 := tB[(((q * int(64)) + gomptT2Lx[gomptJ]) + int(32))]
-//line gompt_kernels.go:943
-//line library.go:155
 					b3 := tB[(((q * int(64)) + gomptT2Lx[gomptJ]) + int(48))]
-//line gompt_kernels.go:946
-//line library.go:156
 					gomptT11C00[gomptJ] += (a0 * b0)
-//line gompt_kernels.go:949
-//line library.go:157
 					gomptT12C01[gomptJ] += (a0 * b1)
-//line gompt_kernels.go:952
-//line library.go:158
 					gomptT13C02[gomptJ] += (a0 * b2)
-//line gompt_kernels.go:955
-//line library.go:159
 					gomptT14C03[gomptJ] += (a0 * b3)
-//line gompt_kernels.go:958
-//line library.go:160
 					gomptT15C10[gomptJ] += (a1 * b0)
-//line gompt_kernels.go:961
-//line library.go:161
 					gomptT16C11[gomptJ] += (a1 * b1)
-//line gompt_kernels.go:964
-//line library.go:162
 					gomptT17C12[gomptJ] += (a1 * b2)
-//line gompt_kernels.go:967
-//line library.go:163
 					gomptT18C13[gomptJ] += (a1 * b3)
-//line gompt_kernels.go:970
-//line library.go:164
 					gomptT19C20[gomptJ] += (a2 * b0)
-//line gompt_kernels.go:973
-//line library.go:165
 					gomptT20C21[gomptJ] += (a2 * b1)
-//line gompt_kernels.go:976
-//line library.go:166
 					gomptT21C22[gomptJ] += (a2 * b2)
-//line gompt_kernels.go:979
-//line library.go:167
 					gomptT22C23[gomptJ] += (a2 * b3)
-//line gompt_kernels.go:982
-//line library.go:168
 					gomptT23C30[gomptJ] += (a3 * b0)
-//line gompt_kernels.go:985
-//line library.go:169
 					gomptT24C31[gomptJ] += (a3 * b1)
-//line gompt_kernels.go:988
-//line library.go:170
 					gomptT25C32[gomptJ] += (a3 * b2)
-//line gompt_kernels.go:991
-//line library.go:171
 					gomptT26C33[gomptJ] += (a3 * b3)
-//line gompt_kernels.go:994
-//line library.go:147
 				}
-//line gompt_kernels.go:997
 			}
 			// barrier
 		}
 		for gomptJ := 0; gomptJ < 256; gomptJ++ {
 //line library.go:175
 			if (gomptT3I0[gomptJ] < m) && (gomptT7J0[gomptJ] < n) {
-//line gompt_kernels.go:1004
-//line library.go:176
 				C[((gomptT3I0[gomptJ] * n) + gomptT7J0[gomptJ])] = gomptT11C00[gomptJ]
-//line gompt_kernels.go:1007
-//line library.go:175
 			}
-//line gompt_kernels.go:1010
 		}
 		for gomptJ := 0; gomptJ < 256; gomptJ++ {
 //line library.go:178
 			if (gomptT3I0[gomptJ] < m) && (gomptT8J1[gomptJ] < n) {
-//line gompt_kernels.go:1015
-//line library.go:179
 				C[((gomptT3I0[gomptJ] * n) + gomptT8J1[gomptJ])] = gomptT12C01[gomptJ]
-//line gompt_kernels.go:1018
-//line library.go:178
 			}
-//line gompt_kernels.go:1021
 		}
 		for gomptJ := 0; gomptJ < 256; gomptJ++ {
 //line library.go:181
 			if (gomptT3I0[gomptJ] < m) && (gomptT9J2[gomptJ] < n) {
-//line gompt_kernels.go:1026
-//line library.go:182
 				C[((gomptT3I0[gomptJ] * n) + gomptT9J2[gomptJ])] = gomptT13C02[gomptJ]
-//line gompt_kernels.go:1029
-//line library.go:181
 			}
-//line gompt_kernels.go:1032
 		}
 		for gomptJ := 0; gomptJ < 256; gomptJ++ {
 //line library.go:184
 			if (gomptT3I0[gomptJ] < m) && (gomptT10J3[gomptJ] < n) {
-//line gompt_kernels.go:1037
-//line library.go:185
 				C[((gomptT3I0[gomptJ] * n) + gomptT10J3[gomptJ])] = gomptT14C03[gomptJ]
-//line gompt_kernels.go:1040
-//line library.go:184
 			}
-//line gompt_kernels.go:1043
 		}
 		for gomptJ := 0; gomptJ < 256; gomptJ++ {
 //line library.go:187
 			if (gomptT4I1[gomptJ] < m) && (gomptT7J0[gomptJ] < n) {
-//line gompt_kernels.go:1048
-//line library.go:188
 				C[((gomptT4I1[gomptJ] * n) + gomptT7J0[gomptJ])] = gomptT15C10[gomptJ]
-//line gompt_kernels.go:1051
-//line library.go:187
 			}
-//line gompt_kernels.go:1054
 		}
 		for gomptJ := 0; gomptJ < 256; gomptJ++ {
 //line library.go:190
 			if (gomptT4I1[gomptJ] < m) && (gomptT8J1[gomptJ] < n) {
-//line gompt_kernels.go:1059
-//line library.go:191
 				C[((gomptT4I1[gomptJ] * n) + gomptT8J1[gomptJ])] = gomptT16C11[gomptJ]
-//line gompt_kernels.go:1062
-//line library.go:190
 			}
-//line gompt_kernels.go:1065
 		}
 		for gomptJ := 0; gomptJ < 256; gomptJ++ {
 //line library.go:193
 			if (gomptT4I1[gomptJ] < m) && (gomptT9J2[gomptJ] < n) {
-//line gompt_kernels.go:1070
-//line library.go:194
 				C[((gomptT4I1[gomptJ] * n) + gomptT9J2[gomptJ])] = gomptT17C12[gomptJ]
-//line gompt_kernels.go:1073
-//line library.go:193
 			}
-//line gompt_kernels.go:1076
 		}
 		for gomptJ := 0; gomptJ < 256; gomptJ++ {
 //line library.go:196
 			if (gomptT4I1[gomptJ] < m) && (gomptT10J3[gomptJ] < n) {
-//line gompt_kernels.go:1081
-//line library.go:197
 				C[((gomptT4I1[gomptJ] * n) + gomptT10J3[gomptJ])] = gomptT18C13[gomptJ]
-//line gompt_kernels.go:1084
-//line library.go:196
 			}
-//line gompt_kernels.go:1087
 		}
 		for gomptJ := 0; gomptJ < 256; gomptJ++ {
 //line library.go:199
 			if (gomptT5I2[gomptJ] < m) && (gomptT7J0[gomptJ] < n) {
-//line gompt_kernels.go:1092
-//line library.go:200
 				C[((gomptT5I2[gomptJ] * n) + gomptT7J0[gomptJ])] = gomptT19C20[gomptJ]
-//line gompt_kernels.go:1095
-//line library.go:199
 			}
-//line gompt_kernels.go:1098
 		}
 		for gomptJ := 0; gomptJ < 256; gomptJ++ {
 //line library.go:202
 			if (gomptT5I2[gomptJ] < m) && (gomptT8J1[gomptJ] < n) {
-//line gompt_kernels.go:1103
-//line library.go:203
 				C[((gomptT5I2[gomptJ] * n) + gomptT8J1[gomptJ])] = gomptT20C21[gomptJ]
-//line gompt_kernels.go:1106
-//line library.go:202
 			}
-//line gompt_kernels.go:1109
 		}
 		for gomptJ := 0; gomptJ < 256; gomptJ++ {
 //line library.go:205
 			if (gomptT5I2[gomptJ] < m) && (gomptT9J2[gomptJ] < n) {
-//line gompt_kernels.go:1114
-//line library.go:206
 				C[((gomptT5I2[gomptJ] * n) + gomptT9J2[gomptJ])] = gomptT21C22[gomptJ]
-//line gompt_kernels.go:1117
-//line library.go:205
 			}
-//line gompt_kernels.go:1120
 		}
 		for gomptJ := 0; gomptJ < 256; gomptJ++ {
 //line library.go:208
 			if (gomptT5I2[gomptJ] < m) && (gomptT10J3[gomptJ] < n) {
-//line gompt_kernels.go:1125
-//line library.go:209
 				C[((gomptT5I2[gomptJ] * n) + gomptT10J3[gomptJ])] = gomptT22C23[gomptJ]
-//line gompt_kernels.go:1128
-//line library.go:208
 			}
-//line gompt_kernels.go:1131
 		}
 		for gomptJ := 0; gomptJ < 256; gomptJ++ {
 //line library.go:211
 			if (gomptT6I3[gomptJ] < m) && (gomptT7J0[gomptJ] < n) {
-//line gompt_kernels.go:1136
-//line library.go:212
 				C[((gomptT6I3[gomptJ] * n) + gomptT7J0[gomptJ])] = gomptT23C30[gomptJ]
-//line gompt_kernels.go:1139
-//line library.go:211
 			}
-//line gompt_kernels.go:1142
 		}
 		for gomptJ := 0; gomptJ < 256; gomptJ++ {
 //line library.go:214
 			if (gomptT6I3[gomptJ] < m) && (gomptT8J1[gomptJ] < n) {
-//line gompt_kernels.go:1147
-//line library.go:215
 				C[((gomptT6I3[gomptJ] * n) + gomptT8J1[gomptJ])] = gomptT24C31[gomptJ]
-//line gompt_kernels.go:1150
-//line library.go:214
 			}
-//line gompt_kernels.go:1153
 		}
 		for gomptJ := 0; gomptJ < 256; gomptJ++ {
 //line library.go:217
 			if (gomptT6I3[gomptJ] < m) && (gomptT9J2[gomptJ] < n) {
-//line gompt_kernels.go:1158
-//line library.go:218
 				C[((gomptT6I3[gomptJ] * n) + gomptT9J2[gomptJ])] = gomptT25C32[gomptJ]
-//line gompt_kernels.go:1161
-//line library.go:217
 			}
-//line gompt_kernels.go:1164
 		}
 		for gomptJ := 0; gomptJ < 256; gomptJ++ {
 //line library.go:220
 			if (gomptT6I3[gomptJ] < m) && (gomptT10J3[gomptJ] < n) {
-//line gompt_kernels.go:1169
-//line library.go:221
 				C[((gomptT6I3[gomptJ] * n) + gomptT10J3[gomptJ])] = gomptT26C33[gomptJ]
-//line gompt_kernels.go:1172
-//line library.go:220
 			}
-//line gompt_kernels.go:1175
 		}
 	}
 	_ = gomptT1Ly
@@ -1201,6 +910,7 @@ func gomptHostMatmul_tiled(gomptA *gomptdevice.HostArgs, gomptR gomptdevice.Rang
 	_ = gomptT25C32
 	_ = gomptT26C33
 	_ = teams
+//line gompt_kernels.go:914
 }
 
 // gomptSampleMatmul_tiled is MatmulTiled's Sample: about n points, random arguments. Tol 0: every device gives the Go function's bits.
@@ -1254,9 +964,9 @@ func gomptHostSaxpy(gomptA *gomptdevice.HostArgs, gomptR gomptdevice.Range, _, _
 	for i := gomptLo0; i < gomptHi0; i++ {
 //line library.go:20
 		*(*float32)(unsafe.Add(gomptPY, i*4)) = ((a * *(*float32)(unsafe.Add(gomptPX, i*4))) + *(*float32)(unsafe.Add(gomptPY, i*4)))
-//line gompt_kernels.go:1258
 	}
 	_ = n
+//line gompt_kernels.go:970
 }
 
 // gomptSampleSaxpy is Saxpy's Sample: about n points, random arguments. Tol 0: every device gives the Go function's bits.
@@ -1309,9 +1019,9 @@ func gomptHostVecadd(gomptA *gomptdevice.HostArgs, gomptR gomptdevice.Range, _, 
 	for i := gomptLo0; i < gomptHi0; i++ {
 //line library.go:27
 		*(*float32)(unsafe.Add(gomptPC, i*4)) = (*(*float32)(unsafe.Add(gomptPA, i*4)) + *(*float32)(unsafe.Add(gomptPB, i*4)))
-//line gompt_kernels.go:1313
 	}
 	_ = n
+//line gompt_kernels.go:1025
 }
 
 // gomptSampleVecadd is VecAdd's Sample: about n points, random arguments. Tol 0: every device gives the Go function's bits.

@@ -32,31 +32,49 @@ type goWriter struct {
 const posMark = "//gompt:pos "
 
 // linePositions turns the position marks of a formatted Go file into
-// //line directives: a line from the kernel's source at file:line gets
-// "//line file:line" before it and, after it, a directive giving the
-// next line its own position in the generated file (name), so that only
-// the marked lines report the kernel's source, and the compiler's and
-// the runtime's positions (a bounds check's panic) name the line of the
-// Go function a kernel was written as.
+// //line directives, written only where the position changes: a marked
+// line is at the kernel's source line it names, and needs a directive only
+// where the line before it does not lead there (the line after a
+// directive is one further, as in the kernel's own source); an unmarked
+// line of a function's body after a marked one (a closing brace, a loop
+// over lanes) goes on from there; the first line at column 0 after them
+// (the function's closing brace) is back at its own place in the generated
+// file (name). So the compiler's and the runtime's positions (a bounds
+// check's panic) name the line of the Go function a kernel was written
+// as, and a debugger steps through its lines.
 func linePositions(src []byte, name string) []byte {
 	var out strings.Builder
-	n := 1 // the number of the next line written
+	n := 1              // the number of the next line written
+	file, line := "", 0 // the position of the next line written, where it is not its own (file "")
 	put := func(s string) {
 		out.WriteString(s)
 		out.WriteByte('\n')
 		n++
+		if file != "" {
+			line++
+		}
 	}
 	lines := strings.Split(strings.TrimSuffix(string(src), "\n"), "\n")
 	for _, ln := range lines {
 		i := strings.Index(ln, posMark)
 		if i < 0 {
+			if file != "" && ln != "" && !strings.HasPrefix(ln, "\t") {
+				file = ""
+				put("//line " + name + ":" + strconv.Itoa(n+1))
+			}
 			put(ln)
 			continue
 		}
 		pos := strings.TrimSpace(ln[i+len(posMark):])
-		put("//line " + pos)
+		c := strings.LastIndex(pos, ":")
+		f, l := pos[:c], pos[c+1:]
+		if f != file || l != strconv.Itoa(line) {
+			file = f
+			line, _ = strconv.Atoi(l)
+			line--
+			put("//line " + pos)
+		}
 		put(strings.TrimRight(ln[:i], " \t"))
-		put("//line " + name + ":" + strconv.Itoa(n+1))
 	}
 	return []byte(out.String())
 }

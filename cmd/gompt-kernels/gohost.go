@@ -68,9 +68,33 @@ func (b *gobody) stmts(list []ast.Stmt) {
 
 // srcPos is the position of n as an image's lines are marked with it
 // ("heat.go:14").
-func (g *gen) srcPos(n ast.Node) string {
-	p := g.p.fset.Position(n.Pos())
+func (g *gen) srcPos(n ast.Node) string { return g.srcAt(n.Pos()) }
+
+func (g *gen) srcAt(pos token.Pos) string {
+	p := g.p.fset.Position(pos)
 	return filepath.Base(p.Filename) + ":" + strconv.Itoa(p.Line)
+}
+
+// closing writes a closing line (a brace) at the source position pos (the
+// user's brace), so that the image's lines follow the source's, without a
+// //line directive between them.
+func (b *gobody) closing(pos token.Pos, text string) {
+	saved := b.pos
+	if b.pos != "" && pos.IsValid() {
+		b.pos = b.g.srcAt(pos)
+	}
+	b.line("%s", text)
+	b.pos = saved
+}
+
+// plain writes a line that holds none of the kernel's code (a loop over
+// lanes or threads): it has no position of its own, and goes on from the
+// line before it.
+func (b *gobody) plain(format string, args ...any) {
+	saved := b.pos
+	b.pos = ""
+	b.line(format, args...)
+	b.pos = saved
 }
 
 func (b *gobody) stmt(s ast.Stmt) {
@@ -93,7 +117,7 @@ func (b *gobody) stmt(s ast.Stmt) {
 		b.depth++
 		b.stmts(s.List)
 		b.depth--
-		b.line("}")
+		b.closing(s.Rbrace, "}")
 	case *ast.LabeledStmt:
 		b.line("%s:", s.Label.Name)
 		b.stmt(s.Stmt)
@@ -134,7 +158,7 @@ func (b *gobody) stmt(s ast.Stmt) {
 		b.depth++
 		b.stmts(s.Body.List)
 		b.depth--
-		b.line("}")
+		b.closing(s.Body.Rbrace, "}")
 	case *ast.RangeStmt:
 		head := "for "
 		if s.Key != nil {
@@ -144,7 +168,7 @@ func (b *gobody) stmt(s ast.Stmt) {
 		b.depth++
 		b.stmts(s.Body.List)
 		b.depth--
-		b.line("}")
+		b.closing(s.Body.Rbrace, "}")
 	case *ast.SwitchStmt:
 		head := "switch "
 		if s.Init != nil {
@@ -157,15 +181,18 @@ func (b *gobody) stmt(s ast.Stmt) {
 		for _, cc := range s.Body.List {
 			cl := cc.(*ast.CaseClause)
 			if cl.List == nil {
-				b.line("default:")
+				b.closing(cl.Pos(), "default:")
 			} else {
+				saved := b.pos
+				b.pos = b.g.srcPos(cl)
 				b.line("case %s:", b.exprList(cl.List))
+				b.pos = saved
 			}
 			b.depth++
 			b.stmts(cl.Body)
 			b.depth--
 		}
-		b.line("}")
+		b.closing(s.Body.Rbrace, "}")
 	case *ast.BranchStmt:
 		if s.Label != nil {
 			b.line("%s %s", s.Tok, s.Label.Name)
@@ -193,20 +220,23 @@ func (b *gobody) ifStmt(s *ast.IfStmt, prefix string) {
 	b.depth--
 	switch e := s.Else.(type) {
 	case nil:
-		b.line("}")
+		b.closing(s.Body.Rbrace, "}")
 	case *ast.IfStmt:
 		b.sb.WriteString(strings.Repeat("\t", b.depth))
 		b.sb.WriteString("} else ")
-		save := b.depth
+		save, savedPos := b.depth, b.pos
 		b.depth = 0
+		if b.pos != "" {
+			b.pos = b.g.srcPos(e)
+		}
 		b.ifStmt(e, "")
-		b.depth = save
+		b.depth, b.pos = save, savedPos
 	case *ast.BlockStmt:
-		b.line("} else {")
+		b.closing(s.Body.Rbrace, "} else {")
 		b.depth++
 		b.stmts(e.List)
 		b.depth--
-		b.line("}")
+		b.closing(e.Rbrace, "}")
 	}
 }
 

@@ -379,12 +379,12 @@ func (ls *lockstep) emit(g *gen, w *goWriter, used map[*types.Var]bool, lanesFn 
 			inUse[v] = true
 		}
 		b.flushHoisted()
-		b.line("for gomptJ := 0; gomptJ < gomptW; gomptJ++ {")
+		b.plain("for gomptJ := 0; gomptJ < gomptW; gomptJ++ {")
 		if inner.used[k.index[0].obj] {
-			b.line("\t%s := gomptX0 + gomptJ", x)
+			b.plain("\t%s := gomptX0 + gomptJ", x)
 		}
 		b.sb.WriteString(indent(inner.sb.String(), b.depth))
-		b.line("}")
+		b.plain("}")
 	}
 	b.stmts(k.decl.Body.List)
 	fw.p("// %s runs %s's body at the points [gomptX0, gomptX0+gomptW) of dimension 0 together, statement by statement.", name, k.fn.name)

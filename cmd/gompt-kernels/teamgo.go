@@ -112,12 +112,12 @@ func (g *gen) teamHost(w *goWriter, k *kernel) {
 				for v := range inner.used {
 					used[v] = true
 				}
-				tb.line("for gomptJ := 0; gomptJ < %d; gomptJ++ {", k.team)
+				tb.plain("for gomptJ := 0; gomptJ < %d; gomptJ++ {", k.team)
 				if inner.used[k.thread.obj] {
-					tb.line("\t%s := gomptJ", k.thread.name)
+					tb.plain("\t%s := gomptJ", k.thread.name)
 				}
 				tb.sb.WriteString(indent(inner.sb.String(), tb.depth))
-				tb.line("}")
+				tb.plain("}")
 			}
 		}
 	}

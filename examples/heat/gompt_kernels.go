@@ -52,74 +52,42 @@ func gomptHostHeat(gomptA *gomptdevice.HostArgs, gomptR gomptdevice.Range, _, _ 
 		gomptIn0, gomptIn1 := gomptLo0, gomptLo0
 //line heat.go:13
 		if !((y == int(0)) || (y == (ny - int(1)))) {
-//line gompt_kernels.go:56
 //line heat.go:13
 			gomptIn0 = min(max(gomptLo0, 1), gomptHi0)
-//line gompt_kernels.go:59
 //line heat.go:13
 			gomptIn1 = max(gomptIn0, min(gomptHi0, (nx-int(1))))
-//line gompt_kernels.go:62
 		}
 	gomptPoint0:
 		for x := gomptLo0; x < gomptIn0; x++ {
 //line heat.go:12
 			i := ((y * nx) + x)
-//line gompt_kernels.go:68
-//line heat.go:13
 			if (((x == int(0)) || (y == int(0))) || (x == (nx - int(1)))) || (y == (ny - int(1))) {
-//line gompt_kernels.go:71
-//line heat.go:14
 				*(*float32)(unsafe.Add(gomptPOut, i*4)) = *(*float32)(unsafe.Add(gomptPIn, i*4))
-//line gompt_kernels.go:74
-//line heat.go:15
 				continue gomptPoint0
-//line gompt_kernels.go:77
-//line heat.go:13
 			}
-//line gompt_kernels.go:80
-//line heat.go:17
 			c := *(*float32)(unsafe.Add(gomptPIn, i*4))
-//line gompt_kernels.go:83
-//line heat.go:18
 			*(*float32)(unsafe.Add(gomptPOut, i*4)) = (c + (alpha * ((((*(*float32)(unsafe.Add(gomptPIn, (i-int(1))*4)) + *(*float32)(unsafe.Add(gomptPIn, (i+int(1))*4))) + *(*float32)(unsafe.Add(gomptPIn, (i-nx)*4))) + *(*float32)(unsafe.Add(gomptPIn, (i+nx)*4))) - (float32(4.0) * c))))
-//line gompt_kernels.go:86
 		}
 		for x := gomptIn0; x < gomptIn1; x++ {
 //line heat.go:12
 			i := ((y * nx) + x)
-//line gompt_kernels.go:91
 //line heat.go:17
 			c := *(*float32)(unsafe.Add(gomptPIn, i*4))
-//line gompt_kernels.go:94
-//line heat.go:18
 			*(*float32)(unsafe.Add(gomptPOut, i*4)) = (c + (alpha * ((((*(*float32)(unsafe.Add(gomptPIn, (i-int(1))*4)) + *(*float32)(unsafe.Add(gomptPIn, (i+int(1))*4))) + *(*float32)(unsafe.Add(gomptPIn, (i-nx)*4))) + *(*float32)(unsafe.Add(gomptPIn, (i+nx)*4))) - (float32(4.0) * c))))
-//line gompt_kernels.go:97
 		}
 	gomptPoint2:
 		for x := gomptIn1; x < gomptHi0; x++ {
 //line heat.go:12
 			i := ((y * nx) + x)
-//line gompt_kernels.go:103
-//line heat.go:13
 			if (((x == int(0)) || (y == int(0))) || (x == (nx - int(1)))) || (y == (ny - int(1))) {
-//line gompt_kernels.go:106
-//line heat.go:14
 				*(*float32)(unsafe.Add(gomptPOut, i*4)) = *(*float32)(unsafe.Add(gomptPIn, i*4))
-//line gompt_kernels.go:109
-//line heat.go:15
 				continue gomptPoint2
-//line gompt_kernels.go:112
-//line heat.go:13
 			}
-//line gompt_kernels.go:115
-//line heat.go:17
 			c := *(*float32)(unsafe.Add(gomptPIn, i*4))
-//line gompt_kernels.go:118
-//line heat.go:18
 			*(*float32)(unsafe.Add(gomptPOut, i*4)) = (c + (alpha * ((((*(*float32)(unsafe.Add(gomptPIn, (i-int(1))*4)) + *(*float32)(unsafe.Add(gomptPIn, (i+int(1))*4))) + *(*float32)(unsafe.Add(gomptPIn, (i-nx)*4))) + *(*float32)(unsafe.Add(gomptPIn, (i+nx)*4))) - (float32(4.0) * c))))
-//line gompt_kernels.go:121
 		}
 	}
+//line gompt_kernels.go:91
 }
 
 // gomptSampleHeat is heatKernel's Sample: about n points, random arguments. Tol 0: every device gives the Go function's bits.

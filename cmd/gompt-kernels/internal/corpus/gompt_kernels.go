@@ -51,10 +51,10 @@ func gomptHostAtomicCount(gomptA *gomptdevice.HostArgs, gomptR gomptdevice.Range
 	for i := gomptLo0; i < gomptHi0; i++ {
 //line checks.go:73
 		gomptatomic.AddUint32((&h[*(*int)(unsafe.Add(gomptPIdx, i*8))]), uint32(1))
-//line gompt_kernels.go:55
 	}
 	_ = n
 	_ = m
+//line gompt_kernels.go:58
 }
 
 // gomptSampleAtomicCount is AtomicCountKernel's Sample: about n points, random arguments. Tol 0: every device gives the Go function's bits.
@@ -138,105 +138,41 @@ func gomptHostAtomicMax(gomptA *gomptdevice.HostArgs, gomptR gomptdevice.Range, 
 	for i := gomptLo0; i < gomptHi0; i++ {
 //line atomics.go:30
 		x := *(*int32)(unsafe.Add(gomptPV, i*4))
-//line gompt_kernels.go:142
-//line atomics.go:31
 		for {
-//line gompt_kernels.go:145
-//line atomics.go:32
 			old := gomptatomic.LoadInt32((&*(*int32)(unsafe.Add(gomptPM32, int(0)*4))))
-//line gompt_kernels.go:148
-//line atomics.go:33
 			if (old >= x) || gomptatomic.CompareAndSwapInt32((&*(*int32)(unsafe.Add(gomptPM32, int(0)*4))), old, x) {
-//line gompt_kernels.go:151
-//line atomics.go:34
 				break
-//line gompt_kernels.go:154
-//line atomics.go:33
 			}
-//line gompt_kernels.go:157
-//line atomics.go:31
 		}
-//line gompt_kernels.go:160
-//line atomics.go:37
 		for {
-//line gompt_kernels.go:163
-//line atomics.go:38
 			old := gomptatomic.LoadUint64((&*(*uint64)(unsafe.Add(gomptPM64, int(1)*8))))
-//line gompt_kernels.go:166
-//line atomics.go:39
 			if (old >= (uint64(x) << 35)) || gomptatomic.CompareAndSwapUint64((&*(*uint64)(unsafe.Add(gomptPM64, int(1)*8))), old, (uint64(x)<<35)) {
-//line gompt_kernels.go:169
-//line atomics.go:40
 				break
-//line gompt_kernels.go:172
-//line atomics.go:39
 			}
-//line gompt_kernels.go:175
-//line atomics.go:37
 		}
-//line gompt_kernels.go:178
-//line atomics.go:43
 		for {
-//line gompt_kernels.go:181
-//line atomics.go:44
 			old := gomptatomic.LoadUint32((&u32[(i % len(u32))]))
-//line gompt_kernels.go:184
-//line atomics.go:45
 			if (old >= uint32(x)) || gomptatomic.CompareAndSwapUint32((&u32[(i%len(u32))]), old, uint32(x)) {
-//line gompt_kernels.go:187
-//line atomics.go:46
 				break
-//line gompt_kernels.go:190
-//line atomics.go:45
 			}
-//line gompt_kernels.go:193
-//line atomics.go:43
 		}
-//line gompt_kernels.go:196
-//line atomics.go:49
 		for {
-//line gompt_kernels.go:199
-//line atomics.go:50
 			old := gomptatomic.LoadInt64((&*(*int64)(unsafe.Add(gomptPI64, int(0)*8))))
-//line gompt_kernels.go:202
-//line atomics.go:51
 			if (old <= ((-int64(x)) << 40)) || gomptatomic.CompareAndSwapInt64((&*(*int64)(unsafe.Add(gomptPI64, int(0)*8))), old, ((-int64(x))<<40)) {
-//line gompt_kernels.go:205
-//line atomics.go:52
 				break
-//line gompt_kernels.go:208
-//line atomics.go:51
 			}
-//line gompt_kernels.go:211
-//line atomics.go:49
 		}
-//line gompt_kernels.go:214
-//line atomics.go:55
 		if (x % int32(2)) == int32(1) {
-//line gompt_kernels.go:217
-//line atomics.go:56
 			for {
-//line gompt_kernels.go:220
-//line atomics.go:57
 				old := gomptatomic.LoadUint32((&hits[x]))
-//line gompt_kernels.go:223
-//line atomics.go:58
 				if gomptatomic.CompareAndSwapUint32((&hits[x]), old, (old + uint32(1))) {
-//line gompt_kernels.go:226
-//line atomics.go:59
 					break
-//line gompt_kernels.go:229
-//line atomics.go:58
 				}
-//line gompt_kernels.go:232
-//line atomics.go:56
 			}
-//line gompt_kernels.go:235
-//line atomics.go:55
 		}
-//line gompt_kernels.go:238
 	}
 	_ = n
+//line gompt_kernels.go:176
 }
 
 // gomptSampleAtomicMax is AtomicMaxKernel's Sample: about n points, random arguments. Tol 0: every device gives the Go function's bits.
@@ -316,10 +252,10 @@ func gomptHostBinMin(gomptA *gomptdevice.HostArgs, gomptR gomptdevice.Range, _, 
 	for i := gomptLo0; i < gomptHi0; i++ {
 //line checks.go:102
 		lo[*(*int)(unsafe.Add(gomptPV, i*8))] = min(*(*float32)(unsafe.Add(gomptPW, i*4)), lo[*(*int)(unsafe.Add(gomptPV, i*8))])
-//line gompt_kernels.go:320
 	}
 	gomptrt.MergeMin(gomptRBLo, gomptRALo[:], float32(gomptmath.Inf(1)))
 	_ = n
+//line gompt_kernels.go:259
 }
 
 // gomptSampleBinMin is BinMinKernel's Sample: about n points, random arguments. Tol 0: every device gives the Go function's bits.
@@ -390,10 +326,10 @@ func gomptHostBins(gomptA *gomptdevice.HostArgs, gomptR gomptdevice.Range, _, _ 
 	for i := gomptLo0; i < gomptHi0; i++ {
 //line checks.go:93
 		h[*(*int)(unsafe.Add(gomptPV, i*8))]++
-//line gompt_kernels.go:394
 	}
 	gomptrt.MergeSum(gomptRBH, gomptRAH[:], uint32(0))
 	_ = n
+//line gompt_kernels.go:333
 }
 
 // gomptSampleBins is BinsKernel's Sample: about n points, random arguments. Tol 0: every device gives the Go function's bits.
@@ -468,52 +404,24 @@ func gomptHostBox3D(gomptA *gomptdevice.HostArgs, gomptR gomptdevice.Range, _, _
 			for x := gomptLo0; x < gomptHi0; x++ {
 //line dims.go:20
 				var s float64
-//line gompt_kernels.go:472
-//line dims.go:21
 				cnt := int(0)
-//line gompt_kernels.go:475
-//line dims.go:22
 				for dz := int(-1); dz <= int(1); dz++ {
-//line gompt_kernels.go:478
-//line dims.go:23
 					for dy := int(-1); dy <= int(1); dy++ {
-//line gompt_kernels.go:481
-//line dims.go:24
 						for dx := int(-1); dx <= int(1); dx++ {
-//line gompt_kernels.go:484
-//line dims.go:25
 							u, v, t := (x + dx), (y + dy), (z + dz)
-//line gompt_kernels.go:487
-//line dims.go:26
 							if (((((u < int(0)) || (v < int(0))) || (t < int(0))) || (u >= nx)) || (v >= ny)) || (t >= nz) {
-//line gompt_kernels.go:490
-//line dims.go:27
 								continue
-//line gompt_kernels.go:493
-//line dims.go:26
 							}
-//line gompt_kernels.go:496
-//line dims.go:29
 							s += in[((((t * ny) + v) * nx) + u)]
-//line gompt_kernels.go:499
-//line dims.go:30
 							cnt++
-//line gompt_kernels.go:502
-//line dims.go:24
 						}
-//line gompt_kernels.go:505
-//line dims.go:23
 					}
-//line gompt_kernels.go:508
-//line dims.go:22
 				}
-//line gompt_kernels.go:511
-//line dims.go:34
 				*(*float64)(unsafe.Add(gomptPOut, ((((z*nx)*ny)+(y*nx))+x)*8)) = (s / float64(cnt))
-//line gompt_kernels.go:514
 			}
 		}
 	}
+//line gompt_kernels.go:425
 }
 
 // gomptSampleBox3D is Box3DKernel's Sample: about n points, random arguments. Tol 0: every device gives the Go function's bits.
@@ -580,84 +488,34 @@ func gomptHostClassify(gomptA *gomptdevice.HostArgs, gomptR gomptdevice.Range, _
 	for i := gomptLo0; i < gomptHi0; i++ {
 //line floats.go:66
 		x := *(*float64)(unsafe.Add(gomptPA, i*8))
-//line gompt_kernels.go:584
-//line floats.go:67
 		o := (int(8) * i)
-//line gompt_kernels.go:587
-//line floats.go:68
 		var flags uint64
-//line gompt_kernels.go:590
-//line floats.go:69
 		if gomptmath.IsNaN(x) {
-//line gompt_kernels.go:593
-//line floats.go:70
 			flags |= uint64(1)
-//line gompt_kernels.go:596
-//line floats.go:69
 		}
-//line gompt_kernels.go:599
-//line floats.go:72
 		if gomptmath.IsInf(x, int(1)) {
-//line gompt_kernels.go:602
-//line floats.go:73
 			flags |= uint64(2)
-//line gompt_kernels.go:605
-//line floats.go:72
 		}
-//line gompt_kernels.go:608
-//line floats.go:75
 		if gomptmath.IsInf(x, int(-1)) {
-//line gompt_kernels.go:611
-//line floats.go:76
 			flags |= uint64(4)
-//line gompt_kernels.go:614
-//line floats.go:75
 		}
-//line gompt_kernels.go:617
-//line floats.go:78
 		if gomptmath.IsInf(x, int(0)) {
-//line gompt_kernels.go:620
-//line floats.go:79
 			flags |= uint64(8)
-//line gompt_kernels.go:623
-//line floats.go:78
 		}
-//line gompt_kernels.go:626
-//line floats.go:81
 		if gomptmath.Signbit(x) {
-//line gompt_kernels.go:629
-//line floats.go:82
 			flags |= uint64(16)
-//line gompt_kernels.go:632
-//line floats.go:81
 		}
-//line gompt_kernels.go:635
-//line floats.go:84
 		*(*uint64)(unsafe.Add(gomptPOut, o*8)) = flags
-//line gompt_kernels.go:638
-//line floats.go:85
 		*(*uint64)(unsafe.Add(gomptPOut, (o+int(1))*8)) = gomptmath.Float64bits(x)
-//line gompt_kernels.go:641
-//line floats.go:86
 		*(*uint64)(unsafe.Add(gomptPOut, (o+int(2))*8)) = uint64(gomptmath.Float32bits(float32(x)))
-//line gompt_kernels.go:644
-//line floats.go:87
 		*(*uint64)(unsafe.Add(gomptPOut, (o+int(3))*8)) = (gomptmath.Float64bits(gomptmath.Inf(int(1))) ^ gomptmath.Float64bits(gomptmath.Inf(int(-1))))
-//line gompt_kernels.go:647
-//line floats.go:88
 		*(*uint64)(unsafe.Add(gomptPOut, (o+int(4))*8)) = gomptmath.Float64bits(gomptmath.NaN())
-//line gompt_kernels.go:650
-//line floats.go:89
 		*(*uint64)(unsafe.Add(gomptPOut, (o+int(5))*8)) = gomptmath.Float64bits(gomptmath.Float64frombits((gomptmath.Float64bits(x) ^ uint64(9223372036854775808))))
-//line gompt_kernels.go:653
-//line floats.go:90
 		*(*uint64)(unsafe.Add(gomptPOut, (o+int(6))*8)) = uint64(gomptmath.Float32bits(gomptmath.Float32frombits((uint32(i) | uint32(1065353216)))))
-//line gompt_kernels.go:656
-//line floats.go:91
 		*(*uint64)(unsafe.Add(gomptPOut, (o+int(7))*8)) = gomptmath.Float64bits((x * float64(0.0)))
-//line gompt_kernels.go:659
 	}
 	_ = n
+//line gompt_kernels.go:519
 }
 
 // gomptSampleClassify is ClassifyKernel's Sample: about n points, random arguments. Tol 0: every device gives the Go function's bits.
@@ -720,216 +578,83 @@ gomptPoint0:
 	for i := gomptLo0; i < gomptHi0; i++ {
 //line control.go:10
 		x := int64(*(*int32)(unsafe.Add(gomptPA, i*4)))
-//line gompt_kernels.go:724
-//line control.go:11
 		var acc int64
-//line gompt_kernels.go:727
-//line control.go:12
 		var flag bool
-//line gompt_kernels.go:730
 //line control.go:15
 		for j := int(0); j < int(10); j++ {
-//line gompt_kernels.go:733
-//line control.go:16
 			if j == int(2) {
-//line gompt_kernels.go:736
-//line control.go:17
 				continue
-//line gompt_kernels.go:739
-//line control.go:16
 			}
-//line gompt_kernels.go:742
-//line control.go:19
 			if int64(j) > ((x % int64(7)) + int64(3)) {
-//line gompt_kernels.go:745
-//line control.go:20
 				break
-//line gompt_kernels.go:748
-//line control.go:19
 			}
-//line gompt_kernels.go:751
-//line control.go:22
 			acc += int64(j)
-//line gompt_kernels.go:754
-//line control.go:15
 		}
-//line gompt_kernels.go:757
 //line control.go:25
 		k := x
-//line gompt_kernels.go:760
-//line control.go:26
 		for k > int64(100) {
-//line gompt_kernels.go:763
-//line control.go:27
 			k /= int64(3)
-//line gompt_kernels.go:766
-//line control.go:26
 		}
-//line gompt_kernels.go:769
-//line control.go:29
 		for {
-//line gompt_kernels.go:772
-//line control.go:30
 			k++
-//line gompt_kernels.go:775
-//line control.go:31
 			if (k % int64(5)) == int64(0) {
-//line gompt_kernels.go:778
-//line control.go:32
 				break
-//line gompt_kernels.go:781
-//line control.go:31
 			}
-//line gompt_kernels.go:784
-//line control.go:29
 		}
-//line gompt_kernels.go:787
-//line control.go:35
 		acc = ((acc * int64(1000)) + k)
-//line gompt_kernels.go:790
 //line control.go:38
 	outer:
-//line gompt_kernels.go:793
-//line control.go:39
 		for j := range int(6) {
-//line gompt_kernels.go:796
-//line control.go:40
 			switch {
-//line gompt_kernels.go:799
-//line control.go:40
 			case (j == int(1)):
-//line gompt_kernels.go:802
-//line control.go:42
 				acc += int64(7)
-//line gompt_kernels.go:805
-//line control.go:43
 				break
-//line gompt_kernels.go:808
-//line control.go:40
 			case (j == int((x % int64(4)))):
-//line gompt_kernels.go:811
-//line control.go:45
 				continue outer
-//line gompt_kernels.go:814
-//line control.go:40
 			default:
-//line gompt_kernels.go:817
-//line control.go:47
 				acc -= int64(1)
-//line gompt_kernels.go:820
-//line control.go:40
 			}
-//line gompt_kernels.go:823
-//line control.go:49
 			for m := range int64(3) {
-//line gompt_kernels.go:826
-//line control.go:50
 				if m == int64(1) {
-//line gompt_kernels.go:829
-//line control.go:51
 					continue outer
-//line gompt_kernels.go:832
-//line control.go:50
 				}
-//line gompt_kernels.go:835
-//line control.go:53
 				acc += (m + int64(1))
-//line gompt_kernels.go:838
-//line control.go:49
 			}
-//line gompt_kernels.go:841
-//line control.go:39
 		}
-//line gompt_kernels.go:844
 //line control.go:57
 		switch r := (x % int64(6)); r {
-//line gompt_kernels.go:847
-//line control.go:57
 		case int64(0), int64(3):
-//line gompt_kernels.go:850
-//line control.go:59
 			acc *= int64(3)
-//line gompt_kernels.go:853
-//line control.go:57
 		default:
-//line gompt_kernels.go:856
-//line control.go:61
 			flag = true
-//line gompt_kernels.go:859
-//line control.go:57
 		case int64(1):
-//line gompt_kernels.go:862
-//line control.go:63
 			acc -= int64(100)
-//line gompt_kernels.go:865
-//line control.go:57
 		}
-//line gompt_kernels.go:868
 //line control.go:66
 		p, q := acc, x
-//line gompt_kernels.go:871
-//line control.go:67
 		p, q = q, p
-//line gompt_kernels.go:874
-//line control.go:68
 		if q := (p + int64(1)); q > int64(0) {
-//line gompt_kernels.go:877
-//line control.go:69
 			acc += q
-//line gompt_kernels.go:880
-//line control.go:68
 		} else if q < int64(-10) {
-//line gompt_kernels.go:883
-//line control.go:71
 			acc -= q
-//line gompt_kernels.go:886
-//line control.go:68
 		} else {
-//line gompt_kernels.go:889
-//line control.go:73
 			acc ^= q
-//line gompt_kernels.go:892
-//line control.go:68
 		}
-//line gompt_kernels.go:895
-//line control.go:75
 		{
-//line gompt_kernels.go:898
-//line control.go:76
 			x := (x * int64(2))
-//line gompt_kernels.go:901
-//line control.go:77
 			acc += x
-//line gompt_kernels.go:904
-//line control.go:75
 		}
-//line gompt_kernels.go:907
-//line control.go:79
 		if flag {
-//line gompt_kernels.go:910
-//line control.go:80
 			acc = (-acc)
-//line gompt_kernels.go:913
-//line control.go:79
 		}
-//line gompt_kernels.go:916
-//line control.go:82
 		*(*int64)(unsafe.Add(gomptPOut, i*8)) = (acc + q)
-//line gompt_kernels.go:919
-//line control.go:83
 		if x < int64(0) {
-//line gompt_kernels.go:922
-//line control.go:84
 			continue gomptPoint0
-//line gompt_kernels.go:925
-//line control.go:83
 		}
-//line gompt_kernels.go:928
-//line control.go:86
 		*(*int64)(unsafe.Add(gomptPOut, i*8))++
-//line gompt_kernels.go:931
 	}
 	_ = n
+//line gompt_kernels.go:658
 }
 
 // gomptSampleControl is ControlKernel's Sample: about n points, random arguments. Tol 0: every device gives the Go function's bits.
@@ -1017,95 +742,50 @@ func gomptLanesConv(gomptX0, gomptW int, i int, m int, n int, k int, w []float32
 	gomptL3T := gomptL3TA[:gomptW:gomptW]
 //line lockstep.go:10
 	if k <= int(0) {
-//line gompt_kernels.go:1021
-//line lockstep.go:11
 		return
-//line gompt_kernels.go:1024
-//line lockstep.go:10
 	}
-//line gompt_kernels.go:1027
-//line lockstep.go:13
 	for gomptJ := 0; gomptJ < gomptW; gomptJ++ {
-//line gompt_kernels.go:1030
 //line lockstep.go:13
 		gomptL1Acc[gomptJ] = float32(0)
-//line gompt_kernels.go:1033
 //line lockstep.go:13
 		gomptL2Peak[gomptJ] = float32(0)
-//line gompt_kernels.go:1036
-//line lockstep.go:13
 	}
-//line gompt_kernels.go:1039
 //line lockstep.go:14
 	for p := int(0); p < k; p++ {
-//line gompt_kernels.go:1042
-//line lockstep.go:15
 		gomptU1 := *(*float32)(unsafe.Add(gomptPW, p*4))
-//line gompt_kernels.go:1045
 //line lockstep.go:15
 		gomptU2 := (i * n)
-//line gompt_kernels.go:1048
-//line lockstep.go:15
 		for gomptJ := 0; gomptJ < gomptW; gomptJ++ {
-//line gompt_kernels.go:1051
-//line lockstep.go:15
 			j := gomptX0 + gomptJ
-//line gompt_kernels.go:1054
 //line lockstep.go:15
 			gomptL3T[gomptJ] = (gomptU1 * in[(gomptU2+((j+p)%n))])
-//line gompt_kernels.go:1057
-//line lockstep.go:15
 		}
-//line gompt_kernels.go:1060
-//line lockstep.go:16
 		for gomptJ := 0; gomptJ < gomptW; gomptJ++ {
-//line gompt_kernels.go:1063
 //line lockstep.go:16
 			gomptL1Acc[gomptJ] += gomptL3T[gomptJ]
-//line gompt_kernels.go:1066
-//line lockstep.go:16
 		}
-//line gompt_kernels.go:1069
-//line lockstep.go:17
 		for gomptJ := 0; gomptJ < gomptW; gomptJ++ {
-//line gompt_kernels.go:1072
 //line lockstep.go:17
 			if gomptL3T[gomptJ] > gomptL2Peak[gomptJ] {
-//line gompt_kernels.go:1075
-//line lockstep.go:18
 				gomptL2Peak[gomptJ] = gomptL3T[gomptJ]
-//line gompt_kernels.go:1078
-//line lockstep.go:17
 			}
-//line gompt_kernels.go:1081
-//line lockstep.go:17
 		}
-//line gompt_kernels.go:1084
-//line lockstep.go:14
+//line lockstep.go:20
 	}
-//line gompt_kernels.go:1087
-//line lockstep.go:21
 	gomptU3 := (i * n)
-//line gompt_kernels.go:1090
 //line lockstep.go:21
 	gomptU4 := unsafe.Add(gomptPOut, (gomptU3+gomptX0)*4)
-//line gompt_kernels.go:1093
 //line lockstep.go:21
 	gomptU5 := unsafe.Add(gomptPIn, (gomptU3+gomptX0)*4)
-//line gompt_kernels.go:1096
-//line lockstep.go:21
 	for gomptJ := 0; gomptJ < gomptW; gomptJ++ {
-//line gompt_kernels.go:1099
 //line lockstep.go:21
 		*(*float32)(unsafe.Add(gomptU4, gomptJ*4)) = ((gomptL1Acc[gomptJ] - gomptL2Peak[gomptJ]) + *(*float32)(unsafe.Add(gomptU5, gomptJ*4)))
-//line gompt_kernels.go:1102
-//line lockstep.go:21
 	}
-//line gompt_kernels.go:1105
 	_ = gomptL1Acc
 	_ = gomptL2Peak
 	_ = gomptL3T
 	_ = m
+//line gompt_kernels.go:789
 }
 
 // gomptSampleConv is ConvKernel's Sample: about n points, random arguments. Tol 0: every device gives the Go function's bits.
@@ -1176,36 +856,18 @@ func gomptHostConversions(gomptA *gomptdevice.HostArgs, gomptR gomptdevice.Range
 	for i := gomptLo0; i < gomptHi0; i++ {
 //line ints.go:120
 		x, y := *(*int64)(unsafe.Add(gomptPA, i*8)), *(*float64)(unsafe.Add(gomptPF, i*8))
-//line gompt_kernels.go:1180
-//line ints.go:121
 		o := (int(8) * i)
-//line gompt_kernels.go:1183
-//line ints.go:122
 		*(*float64)(unsafe.Add(gomptPOut, o*8)) = float64(float32(x))
-//line gompt_kernels.go:1186
-//line ints.go:123
 		*(*float64)(unsafe.Add(gomptPOut, (o+int(1))*8)) = float64(x)
-//line gompt_kernels.go:1189
-//line ints.go:124
 		*(*float64)(unsafe.Add(gomptPOut, (o+int(2))*8)) = float64(uint64(x))
-//line gompt_kernels.go:1192
-//line ints.go:125
 		*(*float64)(unsafe.Add(gomptPOut, (o+int(3))*8)) = float64(int64(y))
-//line gompt_kernels.go:1195
-//line ints.go:126
 		*(*float64)(unsafe.Add(gomptPOut, (o+int(4))*8)) = float64(int32((y / float64(4.0))))
-//line gompt_kernels.go:1198
-//line ints.go:127
 		*(*float64)(unsafe.Add(gomptPOut, (o+int(5))*8)) = float64(float32(y))
-//line gompt_kernels.go:1201
-//line ints.go:128
 		*(*float64)(unsafe.Add(gomptPOut, (o+int(6))*8)) = float64((uint8((y / float64(1e+15))) + uint8(1)))
-//line gompt_kernels.go:1204
-//line ints.go:129
 		*(*float64)(unsafe.Add(gomptPOut, (o+int(7))*8)) = (float64(int16(((-y) / float64(1e+15)))) + float64(uint32((y / float64(1e+10)))))
-//line gompt_kernels.go:1207
 	}
 	_ = n
+//line gompt_kernels.go:871
 }
 
 // gomptSampleConversions is ConversionsKernel's Sample: about n points, random arguments. Tol 0: every device gives the Go function's bits.
@@ -1368,31 +1030,19 @@ func gomptHostExtremes(gomptA *gomptdevice.HostArgs, gomptR gomptdevice.Range, _
 	for i := gomptLo0; i < gomptHi0; i++ {
 //line reducearray.go:25
 		b := (i & int(63))
-//line gompt_kernels.go:1372
-//line reducearray.go:26
 		*(*float64)(unsafe.Add(gomptPLo, b*8)) = min(*(*float64)(unsafe.Add(gomptPLo, b*8)), *(*float64)(unsafe.Add(gomptPV, i*8)))
-//line gompt_kernels.go:1375
-//line reducearray.go:27
 		*(*float32)(unsafe.Add(gomptPHi, b*4)) = max(float32(*(*float64)(unsafe.Add(gomptPV, i*8))), *(*float32)(unsafe.Add(gomptPHi, b*4)), float32(-1.0))
-//line gompt_kernels.go:1378
-//line reducearray.go:28
 		c := (*(*int32)(unsafe.Add(gomptPK, i*4)) & int32(15))
-//line gompt_kernels.go:1381
-//line reducearray.go:29
 		*(*uint32)(unsafe.Add(gomptPP, int(c)*4)) *= (uint32(*(*int32)(unsafe.Add(gomptPK, i*4))) | uint32(1))
-//line gompt_kernels.go:1384
-//line reducearray.go:30
 		*(*uint32)(unsafe.Add(gomptPM, int(c)*4)) = max(*(*uint32)(unsafe.Add(gomptPM, int(c)*4)), (uint32(*(*int32)(unsafe.Add(gomptPK, i*4))) * uint32(i)))
-//line gompt_kernels.go:1387
-//line reducearray.go:31
 		*(*int64)(unsafe.Add(gomptPQ, int(c)*8)) = min(((int64(*(*int32)(unsafe.Add(gomptPK, i*4))) * int64(i)) - int64(n)), *(*int64)(unsafe.Add(gomptPQ, int(c)*8)))
-//line gompt_kernels.go:1390
 	}
 	gomptrt.MergeMin(gomptRBLo, gomptRALo[:], float64(gomptmath.Inf(1)))
 	gomptrt.MergeMax(gomptRBHi, gomptRAHi[:], float32(gomptmath.Inf(-1)))
 	gomptrt.MergeProd(gomptRBP, gomptRAP[:], uint32(1))
 	gomptrt.MergeMax(gomptRBM, gomptRAM[:], uint32(0))
 	gomptrt.MergeMin(gomptRBQ, gomptRAQ[:], int64(gomptmath.MaxInt64))
+//line gompt_kernels.go:1046
 }
 
 // gomptSampleExtremes is ExtremesKernel's Sample: about n points, random arguments. Tol 0: every device gives the Go function's bits.
@@ -1465,24 +1115,14 @@ func gomptHostFloat64Ops(gomptA *gomptdevice.HostArgs, gomptR gomptdevice.Range,
 	for i := gomptLo0; i < gomptHi0; i++ {
 //line floats.go:35
 		x, y := *(*float64)(unsafe.Add(gomptPA, i*8)), *(*float64)(unsafe.Add(gomptPB, i*8))
-//line gompt_kernels.go:1469
-//line floats.go:36
 		o := (int(4) * i)
-//line gompt_kernels.go:1472
-//line floats.go:37
 		*(*float64)(unsafe.Add(gomptPOut, o*8)) = ((x * y) + x)
-//line gompt_kernels.go:1475
-//line floats.go:38
 		*(*float64)(unsafe.Add(gomptPOut, (o+int(1))*8)) = (x / y)
-//line gompt_kernels.go:1478
-//line floats.go:39
 		*(*float64)(unsafe.Add(gomptPOut, (o+int(2))*8)) = (gomptmath.Sqrt((x * y)) - float64(0.3333333333333333))
-//line gompt_kernels.go:1481
-//line floats.go:40
 		*(*float64)(unsafe.Add(gomptPOut, (o+int(3))*8)) = ((gomptmath.Remainder((x*float64(100.0)), y) + gomptmath.Dim(x, y)) + gomptmath.Dim(y, x))
-//line gompt_kernels.go:1484
 	}
 	_ = n
+//line gompt_kernels.go:1126
 }
 
 // gomptSampleFloat64Ops is Float64OpsKernel's Sample: about n points, random arguments. Tol 0: every device gives the Go function's bits.
@@ -1565,17 +1205,13 @@ func gomptHostFloatBins(gomptA *gomptdevice.HostArgs, gomptR gomptdevice.Range, 
 	for i := gomptLo0; i < gomptHi0; i++ {
 //line reducearray.go:40
 		*(*float32)(unsafe.Add(gomptPS, (i&int(31))*4)) += *(*float32)(unsafe.Add(gomptPV, i*4))
-//line gompt_kernels.go:1569
-//line reducearray.go:41
 		*(*float32)(unsafe.Add(gomptPS, ((i+int(7))&int(31))*4)) -= (*(*float32)(unsafe.Add(gomptPV, i*4)) * float32(0.25))
-//line gompt_kernels.go:1572
-//line reducearray.go:42
 		*(*float64)(unsafe.Add(gomptPP, (i&int(7))*8)) *= (float64(1.0) + (float64((*(*float32)(unsafe.Add(gomptPV, i*4)) - float32(1.0))) / float64(1024.0)))
-//line gompt_kernels.go:1575
 	}
 	gomptrt.MergeSum(gomptRBS, gomptRAS[:], float32(gomptmath.Copysign(0, -1)))
 	gomptrt.MergeProd(gomptRBP, gomptRAP[:], float64(1))
 	_ = n
+//line gompt_kernels.go:1215
 }
 
 // gomptSampleFloatBins is FloatBinsKernel's Sample: about n points, random arguments. Tol 0.0001: the float sums into s are combined in another order on each device; the float products into p are combined in another order on each device.
@@ -1648,63 +1284,27 @@ func gomptHostFloatOps(gomptA *gomptdevice.HostArgs, gomptR gomptdevice.Range, _
 	for i := gomptLo0; i < gomptHi0; i++ {
 //line floats.go:10
 		x, y, z := *(*float32)(unsafe.Add(gomptPA, i*4)), *(*float32)(unsafe.Add(gomptPB, i*4)), *(*float32)(unsafe.Add(gomptPC, i*4))
-//line gompt_kernels.go:1652
-//line floats.go:11
 		o := (int(12) * i)
-//line gompt_kernels.go:1655
-//line floats.go:12
 		*(*float32)(unsafe.Add(gomptPOut, o*4)) = ((x * y) + z)
-//line gompt_kernels.go:1658
-//line floats.go:13
 		*(*float32)(unsafe.Add(gomptPOut, (o+int(1))*4)) = ((x * y) - (z * x))
-//line gompt_kernels.go:1661
-//line floats.go:14
 		*(*float32)(unsafe.Add(gomptPOut, (o+int(2))*4)) = (x / y)
-//line gompt_kernels.go:1664
-//line floats.go:15
 		*(*float32)(unsafe.Add(gomptPOut, (o+int(3))*4)) = ((-x) + y)
-//line gompt_kernels.go:1667
-//line floats.go:16
 		*(*float32)(unsafe.Add(gomptPOut, (o+int(4))*4)) = float32(gomptmath.Sqrt(float64(x)))
-//line gompt_kernels.go:1670
-//line floats.go:17
 		*(*float32)(unsafe.Add(gomptPOut, (o+int(5))*4)) = float32(gomptmath.FMA(float64(x), float64(y), float64(z)))
-//line gompt_kernels.go:1673
-//line floats.go:18
 		*(*float32)(unsafe.Add(gomptPOut, (o+int(6))*4)) = (x * float32(0.10000000149011612))
-//line gompt_kernels.go:1676
-//line floats.go:19
 		*(*float32)(unsafe.Add(gomptPOut, (o+int(7))*4)) = ((float32(gomptmath.Floor(float64((x * float32(7.0))))) + float32(gomptmath.Ceil(float64((y * float32(7.0)))))) + float32(gomptmath.Trunc(float64(((-z) * float32(7.0))))))
-//line gompt_kernels.go:1679
-//line floats.go:20
 		*(*float32)(unsafe.Add(gomptPOut, (o+int(8))*4)) = (float32(gomptmath.Round(float64((x * float32(2.5))))) - float32(gomptmath.RoundToEven(float64((y * float32(2.5))))))
-//line gompt_kernels.go:1682
-//line floats.go:21
 		*(*float32)(unsafe.Add(gomptPOut, (o+int(9))*4)) = (float32(gomptmath.Abs(float64((z - x)))) + float32(gomptmath.Copysign(float64(x), float64((z-y)))))
-//line gompt_kernels.go:1685
-//line floats.go:22
 		*(*float32)(unsafe.Add(gomptPOut, (o+int(10))*4)) = float32(gomptmath.Mod(float64((x * float32(10.0))), float64(y)))
-//line gompt_kernels.go:1688
-//line floats.go:23
 		s := x
-//line gompt_kernels.go:1691
-//line floats.go:24
 		s += y
-//line gompt_kernels.go:1694
-//line floats.go:25
 		s *= z
-//line gompt_kernels.go:1697
-//line floats.go:26
 		s /= x
-//line gompt_kernels.go:1700
-//line floats.go:27
 		s -= y
-//line gompt_kernels.go:1703
-//line floats.go:28
 		*(*float32)(unsafe.Add(gomptPOut, (o+int(11))*4)) = s
-//line gompt_kernels.go:1706
 	}
 	_ = n
+//line gompt_kernels.go:1308
 }
 
 // gomptSampleFloatOps is FloatOpsKernel's Sample: about n points, random arguments. Tol 0: every device gives the Go function's bits.
@@ -1775,10 +1375,10 @@ func gomptHostGather(gomptA *gomptdevice.HostArgs, gomptR gomptdevice.Range, _, 
 	for i := gomptLo0; i < gomptHi0; i++ {
 //line checks.go:18
 		*(*float32)(unsafe.Add(gomptPDst, i*4)) = src[*(*int)(unsafe.Add(gomptPIdx, i*8))]
-//line gompt_kernels.go:1779
 	}
 	_ = n
 	_ = m
+//line gompt_kernels.go:1382
 }
 
 // gomptSampleGather is GatherKernel's Sample: about n points, random arguments. Tol 0: every device gives the Go function's bits.
@@ -1857,10 +1457,8 @@ func gomptHostGatherSum(gomptA *gomptdevice.HostArgs, gomptR gomptdevice.Range, 
 		{
 //line checks.go:52
 			gomptV = src[*(*int)(unsafe.Add(gomptPIdx, i*8))]
-//line gompt_kernels.go:1861
 //line checks.go:52
 			goto gomptR0
-//line gompt_kernels.go:1864
 		}
 	gomptR0:
 		gomptS0 = gomptS0 + float64(gomptV)
@@ -1868,10 +1466,8 @@ func gomptHostGatherSum(gomptA *gomptdevice.HostArgs, gomptR gomptdevice.Range, 
 			i := i + 1
 //line checks.go:52
 			gomptV = src[*(*int)(unsafe.Add(gomptPIdx, i*8))]
-//line gompt_kernels.go:1872
 //line checks.go:52
 			goto gomptR1
-//line gompt_kernels.go:1875
 		}
 	gomptR1:
 		gomptS1 = gomptS1 + float64(gomptV)
@@ -1879,10 +1475,8 @@ func gomptHostGatherSum(gomptA *gomptdevice.HostArgs, gomptR gomptdevice.Range, 
 			i := i + 2
 //line checks.go:52
 			gomptV = src[*(*int)(unsafe.Add(gomptPIdx, i*8))]
-//line gompt_kernels.go:1883
 //line checks.go:52
 			goto gomptR2
-//line gompt_kernels.go:1886
 		}
 	gomptR2:
 		gomptS2 = gomptS2 + float64(gomptV)
@@ -1890,10 +1484,8 @@ func gomptHostGatherSum(gomptA *gomptdevice.HostArgs, gomptR gomptdevice.Range, 
 			i := i + 3
 //line checks.go:52
 			gomptV = src[*(*int)(unsafe.Add(gomptPIdx, i*8))]
-//line gompt_kernels.go:1894
 //line checks.go:52
 			goto gomptR3
-//line gompt_kernels.go:1897
 		}
 	gomptR3:
 		gomptS3 = gomptS3 + float64(gomptV)
@@ -1902,10 +1494,8 @@ func gomptHostGatherSum(gomptA *gomptdevice.HostArgs, gomptR gomptdevice.Range, 
 		{
 //line checks.go:52
 			gomptV = src[*(*int)(unsafe.Add(gomptPIdx, i*8))]
-//line gompt_kernels.go:1906
 //line checks.go:52
 			goto gomptR4
-//line gompt_kernels.go:1909
 		}
 	gomptR4:
 		gomptS0 = gomptS0 + float64(gomptV)
@@ -1913,6 +1503,7 @@ func gomptHostGatherSum(gomptA *gomptdevice.HostArgs, gomptR gomptdevice.Range, 
 	gomptPartial[gomptTeam] = float32((gomptS0 + gomptS1) + (gomptS2 + gomptS3))
 	_ = n
 	_ = m
+//line gompt_kernels.go:1507
 }
 
 // gomptSampleGatherSum is GatherSumKernel's Sample: about n points, random arguments. Tol 0.0001: its float sums are combined in another order on each device.
@@ -1990,10 +1581,10 @@ func gomptHostGatherUnchecked(gomptA *gomptdevice.HostArgs, gomptR gomptdevice.R
 	for i := gomptLo0; i < gomptHi0; i++ {
 //line checks.go:26
 		*(*float32)(unsafe.Add(gomptPDst, i*4)) = *(*float32)(unsafe.Add(gomptPSrc, *(*int)(unsafe.Add(gomptPIdx, i*8))*4))
-//line gompt_kernels.go:1994
 	}
 	_ = n
 	_ = m
+//line gompt_kernels.go:1588
 }
 
 // gomptSampleGatherUnchecked is GatherUncheckedKernel's Sample: about n points, random arguments. Tol 0: every device gives the Go function's bits.
@@ -2091,29 +1682,15 @@ func gomptHostHelpers(gomptA *gomptdevice.HostArgs, gomptR gomptdevice.Range, _,
 	for i := gomptLo0; i < gomptHi0; i++ {
 //line helpers.go:40
 		y := poly3(*(*float32)(unsafe.Add(gomptPX, i*4)), c)
-//line gompt_kernels.go:2095
-//line helpers.go:41
 		if b {
-//line gompt_kernels.go:2098
-//line helpers.go:42
 			y = (-y)
-//line gompt_kernels.go:2101
-//line helpers.go:41
 		}
-//line gompt_kernels.go:2104
-//line helpers.go:44
 		bump(hist, i, ((((int32(s8) + int32(u8)) + int32(s16)) + int32(u16)) + s32))
-//line gompt_kernels.go:2107
-//line helpers.go:45
 		bump(hist, i, ((int32((u32 % uint32(7))) + int32((u64 % uint64(5)))) + int32((u % uint(3)))))
-//line gompt_kernels.go:2110
-//line helpers.go:46
 		bump(hist, (i + n), int32(1000))
-//line gompt_kernels.go:2113
-//line helpers.go:47
 		*(*float32)(unsafe.Add(gomptPOut, i*4)) = (y + float32(f64))
-//line gompt_kernels.go:2116
 	}
+//line gompt_kernels.go:1694
 }
 
 // gomptSampleHelpers is HelpersKernel's Sample: about n points, random arguments. Tol 0: every device gives the Go function's bits.
@@ -2203,23 +1780,15 @@ func gomptHostHist256(gomptA *gomptdevice.HostArgs, gomptR gomptdevice.Range, _,
 	for i := gomptLo0; i < gomptHi0; i++ {
 //line reducearray.go:9
 		b := *(*uint8)(unsafe.Add(gomptPV, i*1))
-//line gompt_kernels.go:2207
-//line reducearray.go:10
 		*(*uint32)(unsafe.Add(gomptPH, int(b)*4))++
-//line gompt_kernels.go:2210
-//line reducearray.go:11
 		*(*int64)(unsafe.Add(gomptPS, int((b%uint8(16)))*8)) += (int64(b) - int64(3))
-//line gompt_kernels.go:2213
-//line reducearray.go:12
 		s[(uint8(15) - (b % uint8(16)))] -= int64((i & int(7)))
-//line gompt_kernels.go:2216
-//line reducearray.go:13
 		*(*uint32)(unsafe.Add(gomptPH, int((b^uint8(128)))*4))--
-//line gompt_kernels.go:2219
 	}
 	gomptrt.MergeSum(gomptRBH, gomptRAH[:], uint32(0))
 	gomptrt.MergeSum(gomptRBS, gomptRAS[:], int64(0))
 	_ = n
+//line gompt_kernels.go:1792
 }
 
 // gomptSampleHist256 is Hist256Kernel's Sample: about n points, random arguments. Tol 0: every device gives the Go function's bits.
@@ -2301,33 +1870,17 @@ func gomptHostHistogram(gomptA *gomptdevice.HostArgs, gomptR gomptdevice.Range, 
 	for i := gomptLo0; i < gomptHi0; i++ {
 //line atomics.go:12
 		b := (*(*uint32)(unsafe.Add(gomptPV, i*4)) % uint32(16))
-//line gompt_kernels.go:2305
-//line atomics.go:13
 		if gomptatomic.AddUint32((&*(*uint32)(unsafe.Add(gomptPH32, int(b)*4))), uint32(1)) >= uint32(1) {
-//line gompt_kernels.go:2308
-//line atomics.go:14
 			*(*uint8)(unsafe.Add(gomptPOk, i*1)) = uint8(1)
-//line gompt_kernels.go:2311
-//line atomics.go:13
 		}
-//line gompt_kernels.go:2314
-//line atomics.go:16
 		gomptatomic.AddUint64((&*(*uint64)(unsafe.Add(gomptPH64, int((*(*uint32)(unsafe.Add(gomptPV, i*4))%uint32(4)))*8))), uint64(1))
-//line gompt_kernels.go:2317
-//line atomics.go:17
 		gomptatomic.AddUint64((&h64[(uint32(4) + (*(*uint32)(unsafe.Add(gomptPV, i*4)) % uint32(4)))]), (uint64(*(*uint32)(unsafe.Add(gomptPV, i*4))) << 40))
-//line gompt_kernels.go:2320
-//line atomics.go:18
 		gomptatomic.AddInt32((&*(*int32)(unsafe.Add(gomptPNeg, int((*(*uint32)(unsafe.Add(gomptPV, i*4))%uint32(4)))*4))), int32(-3))
-//line gompt_kernels.go:2323
-//line atomics.go:19
 		gomptatomic.AddInt64((&*(*int64)(unsafe.Add(gomptPS, int(0)*8))), (int64(*(*uint32)(unsafe.Add(gomptPV, i*4))) - int64(8)))
-//line gompt_kernels.go:2326
-//line atomics.go:20
 		gomptatomic.AddInt64((&s[(int(1) + (i % int(2)))]), int64(8589934592))
-//line gompt_kernels.go:2329
 	}
 	_ = n
+//line gompt_kernels.go:1884
 }
 
 // gomptSampleHistogram is HistogramKernel's Sample: about n points, random arguments. Tol 0: every device gives the Go function's bits.
@@ -2400,45 +1953,21 @@ func gomptHostInt64Ops(gomptA *gomptdevice.HostArgs, gomptR gomptdevice.Range, _
 	for i := gomptLo0; i < gomptHi0; i++ {
 //line ints.go:9
 		x, y := *(*int64)(unsafe.Add(gomptPA, i*8)), *(*int64)(unsafe.Add(gomptPB, i*8))
-//line gompt_kernels.go:2404
-//line ints.go:10
 		o := (int(9) * i)
-//line gompt_kernels.go:2407
-//line ints.go:11
 		*(*int64)(unsafe.Add(gomptPOut, o*8)) = (x + y)
-//line gompt_kernels.go:2410
-//line ints.go:12
 		*(*int64)(unsafe.Add(gomptPOut, (o+int(1))*8)) = (x - y)
-//line gompt_kernels.go:2413
-//line ints.go:13
 		*(*int64)(unsafe.Add(gomptPOut, (o+int(2))*8)) = (x * y)
-//line gompt_kernels.go:2416
-//line ints.go:14
 		if y != int64(0) {
-//line gompt_kernels.go:2419
-//line ints.go:15
 			*(*int64)(unsafe.Add(gomptPOut, (o+int(3))*8)) = (x / y)
-//line gompt_kernels.go:2422
-//line ints.go:16
 			*(*int64)(unsafe.Add(gomptPOut, (o+int(4))*8)) = (x % y)
-//line gompt_kernels.go:2425
-//line ints.go:14
 		}
-//line gompt_kernels.go:2428
-//line ints.go:18
 		*(*int64)(unsafe.Add(gomptPOut, (o+int(5))*8)) = (-x)
-//line gompt_kernels.go:2431
-//line ints.go:19
 		*(*int64)(unsafe.Add(gomptPOut, (o+int(6))*8)) = (x &^ y)
-//line gompt_kernels.go:2434
-//line ints.go:20
 		*(*int64)(unsafe.Add(gomptPOut, (o+int(7))*8)) = ((x ^ y) | (x & y))
-//line gompt_kernels.go:2437
-//line ints.go:21
 		*(*int64)(unsafe.Add(gomptPOut, (o+int(8))*8)) = (^x)
-//line gompt_kernels.go:2440
 	}
 	_ = n
+//line gompt_kernels.go:1971
 }
 
 // gomptSampleInt64Ops is Int64OpsKernel's Sample: about n points, random arguments. Tol 0: every device gives the Go function's bits.
@@ -2508,63 +2037,27 @@ func gomptHostIntOps(gomptA *gomptdevice.HostArgs, gomptR gomptdevice.Range, _, 
 	for i := gomptLo0; i < gomptHi0; i++ {
 //line ints.go:28
 		x, y := *(*int)(unsafe.Add(gomptPA, i*8)), *(*int)(unsafe.Add(gomptPB, i*8))
-//line gompt_kernels.go:2512
-//line ints.go:29
 		o := (int(6) * i)
-//line gompt_kernels.go:2515
-//line ints.go:30
 		s := x
-//line gompt_kernels.go:2518
-//line ints.go:31
 		s += y
-//line gompt_kernels.go:2521
-//line ints.go:32
 		*(*int)(unsafe.Add(gomptPOut, o*8)) = s
-//line gompt_kernels.go:2524
-//line ints.go:33
 		s -= (int(2) * y)
-//line gompt_kernels.go:2527
-//line ints.go:34
 		*(*int)(unsafe.Add(gomptPOut, (o+int(1))*8)) = s
-//line gompt_kernels.go:2530
-//line ints.go:35
 		s *= y
-//line gompt_kernels.go:2533
-//line ints.go:36
 		*(*int)(unsafe.Add(gomptPOut, (o+int(2))*8)) = s
-//line gompt_kernels.go:2536
-//line ints.go:37
 		if y != int(0) {
-//line gompt_kernels.go:2539
-//line ints.go:38
 			s /= y
-//line gompt_kernels.go:2542
-//line ints.go:39
 			*(*int)(unsafe.Add(gomptPOut, (o+int(3))*8)) = s
-//line gompt_kernels.go:2545
-//line ints.go:40
 			s %= y
-//line gompt_kernels.go:2548
-//line ints.go:41
 			*(*int)(unsafe.Add(gomptPOut, (o+int(4))*8)) = s
-//line gompt_kernels.go:2551
-//line ints.go:37
 		}
-//line gompt_kernels.go:2554
-//line ints.go:43
 		s++
-//line gompt_kernels.go:2557
-//line ints.go:44
 		s--
-//line gompt_kernels.go:2560
-//line ints.go:45
 		s--
-//line gompt_kernels.go:2563
-//line ints.go:46
 		*(*int)(unsafe.Add(gomptPOut, (o+int(5))*8)) = s
-//line gompt_kernels.go:2566
 	}
 	_ = n
+//line gompt_kernels.go:2061
 }
 
 // gomptSampleIntOps is IntOpsKernel's Sample: about n points, random arguments. Tol 0: every device gives the Go function's bits.
@@ -2627,66 +2120,28 @@ func gomptHostLabels(gomptA *gomptdevice.HostArgs, gomptR gomptdevice.Range, _, 
 	for i := gomptLo0; i < gomptHi0; i++ {
 //line control.go:94
 		v := *(*int64)(unsafe.Add(gomptPA, i*8))
-//line gompt_kernels.go:2631
-//line control.go:95
 		var found int64 = int64(-1)
-//line gompt_kernels.go:2634
-//line control.go:96
 	search:
-//line gompt_kernels.go:2637
-//line control.go:97
 		for x := int64(0); x < int64(8); x++ {
-//line gompt_kernels.go:2640
-//line control.go:98
 			for y := int64(0); y < int64(8); y++ {
-//line gompt_kernels.go:2643
-//line control.go:99
 				if (x * y) == (v % int64(50)) {
-//line gompt_kernels.go:2646
-//line control.go:100
 					found = ((x * int64(8)) + y)
-//line gompt_kernels.go:2649
-//line control.go:101
 					break search
-//line gompt_kernels.go:2652
-//line control.go:99
 				}
-//line gompt_kernels.go:2655
-//line control.go:98
 			}
-//line gompt_kernels.go:2658
-//line control.go:97
 		}
-//line gompt_kernels.go:2661
-//line control.go:105
 		steps := int(0)
-//line gompt_kernels.go:2664
-//line control.go:106
 		for u := v; ((u != int64(1)) && (u > int64(0))) && (steps < int(100)); steps++ {
-//line gompt_kernels.go:2667
-//line control.go:107
 			if (u % int64(2)) == int64(0) {
-//line gompt_kernels.go:2670
-//line control.go:108
 				u /= int64(2)
-//line gompt_kernels.go:2673
-//line control.go:107
 			} else {
-//line gompt_kernels.go:2676
-//line control.go:110
 				u = ((int64(3) * u) + int64(1))
-//line gompt_kernels.go:2679
-//line control.go:107
 			}
-//line gompt_kernels.go:2682
-//line control.go:106
 		}
-//line gompt_kernels.go:2685
-//line control.go:113
 		*(*int64)(unsafe.Add(gomptPOut, i*8)) = ((found * int64(1000)) + int64(steps))
-//line gompt_kernels.go:2688
 	}
 	_ = n
+//line gompt_kernels.go:2145
 }
 
 // gomptSampleLabels is LabelsKernel's Sample: about n points, random arguments. Tol 0: every device gives the Go function's bits.
@@ -2768,59 +2223,33 @@ func gomptLanesLanesGather(gomptX0, gomptW int, n int, m int, k int, idx []int, 
 	gomptL2V := gomptL2VA[:gomptW:gomptW]
 //line checks.go:112
 	gomptU1 := unsafe.Add(gomptPIdx, (gomptX0)*8)
-//line gompt_kernels.go:2772
-//line checks.go:112
 	for gomptJ := 0; gomptJ < gomptW; gomptJ++ {
-//line gompt_kernels.go:2775
 //line checks.go:112
 		gomptL1Acc[gomptJ] = src[*(*int)(unsafe.Add(gomptU1, gomptJ*8))]
-//line gompt_kernels.go:2778
-//line checks.go:112
 	}
-//line gompt_kernels.go:2781
 //line checks.go:113
 	for p := int(1); p < k; p++ {
-//line gompt_kernels.go:2784
-//line checks.go:114
 		gomptU2 := unsafe.Add(gomptPIdx, (gomptX0)*8)
-//line gompt_kernels.go:2787
-//line checks.go:114
 		for gomptJ := 0; gomptJ < gomptW; gomptJ++ {
-//line gompt_kernels.go:2790
 //line checks.go:114
 			gomptL2V[gomptJ] = src[(*(*int)(unsafe.Add(gomptU2, gomptJ*8)) + p)]
-//line gompt_kernels.go:2793
-//line checks.go:114
 		}
-//line gompt_kernels.go:2796
-//line checks.go:115
 		for gomptJ := 0; gomptJ < gomptW; gomptJ++ {
-//line gompt_kernels.go:2799
 //line checks.go:115
 			gomptL1Acc[gomptJ] += gomptL2V[gomptJ]
-//line gompt_kernels.go:2802
-//line checks.go:115
 		}
-//line gompt_kernels.go:2805
-//line checks.go:113
+//line checks.go:116
 	}
-//line gompt_kernels.go:2808
-//line checks.go:117
 	gomptU3 := unsafe.Add(gomptPDst, (gomptX0)*4)
-//line gompt_kernels.go:2811
-//line checks.go:117
 	for gomptJ := 0; gomptJ < gomptW; gomptJ++ {
-//line gompt_kernels.go:2814
 //line checks.go:117
 		*(*float32)(unsafe.Add(gomptU3, gomptJ*4)) = gomptL1Acc[gomptJ]
-//line gompt_kernels.go:2817
-//line checks.go:117
 	}
-//line gompt_kernels.go:2820
 	_ = gomptL1Acc
 	_ = gomptL2V
 	_ = n
 	_ = m
+//line gompt_kernels.go:2253
 }
 
 // gomptSampleLanesGather is LanesGatherKernel's Sample: about n points, random arguments. Tol 0: every device gives the Go function's bits.
@@ -2901,56 +2330,33 @@ func gomptLanesMatMul(gomptX0, gomptW int, i int, m int, n int, k int, A []float
 	gomptPC := unsafe.Pointer(unsafe.SliceData(C))
 	var gomptL1AccA [1024]float32
 	gomptL1Acc := gomptL1AccA[:gomptW:gomptW]
-//line dims.go:42
 	for gomptJ := 0; gomptJ < gomptW; gomptJ++ {
-//line gompt_kernels.go:2907
 //line dims.go:42
 		gomptL1Acc[gomptJ] = float32(0)
-//line gompt_kernels.go:2910
-//line dims.go:42
 	}
-//line gompt_kernels.go:2913
 //line dims.go:43
 	for p := int(0); p < k; p++ {
-//line gompt_kernels.go:2916
-//line dims.go:44
 		gomptU1 := *(*float32)(unsafe.Add(gomptPA, ((i*k)+p)*4))
-//line gompt_kernels.go:2919
 //line dims.go:44
 		gomptU2 := (p * n)
-//line gompt_kernels.go:2922
 //line dims.go:44
 		gomptU3 := unsafe.Add(gomptPB, (gomptU2+gomptX0)*4)
-//line gompt_kernels.go:2925
-//line dims.go:44
 		for gomptJ := 0; gomptJ < gomptW; gomptJ++ {
-//line gompt_kernels.go:2928
 //line dims.go:44
 			gomptL1Acc[gomptJ] += (gomptU1 * *(*float32)(unsafe.Add(gomptU3, gomptJ*4)))
-//line gompt_kernels.go:2931
-//line dims.go:44
 		}
-//line gompt_kernels.go:2934
-//line dims.go:43
+//line dims.go:45
 	}
-//line gompt_kernels.go:2937
-//line dims.go:46
 	gomptU4 := (i * n)
-//line gompt_kernels.go:2940
 //line dims.go:46
 	gomptU5 := unsafe.Add(gomptPC, (gomptU4+gomptX0)*4)
-//line gompt_kernels.go:2943
-//line dims.go:46
 	for gomptJ := 0; gomptJ < gomptW; gomptJ++ {
-//line gompt_kernels.go:2946
 //line dims.go:46
 		*(*float32)(unsafe.Add(gomptU5, gomptJ*4)) = gomptL1Acc[gomptJ]
-//line gompt_kernels.go:2949
-//line dims.go:46
 	}
-//line gompt_kernels.go:2952
 	_ = gomptL1Acc
 	_ = m
+//line gompt_kernels.go:2360
 }
 
 // gomptSampleMatMul is MatMulKernel's Sample: about n points, random arguments. Tol 0: every device gives the Go function's bits.
@@ -3024,10 +2430,8 @@ func gomptHostMaxFloat64(gomptA *gomptdevice.HostArgs, gomptR gomptdevice.Range,
 		{
 //line reduce.go:57
 			gomptV = gomptmath.Sin((*(*float64)(unsafe.Add(gomptPA, i*8)) * float64(i)))
-//line gompt_kernels.go:3028
 //line reduce.go:57
 			goto gomptR0
-//line gompt_kernels.go:3031
 		}
 	gomptR0:
 		gomptS0 = max(gomptS0, gomptV)
@@ -3035,10 +2439,8 @@ func gomptHostMaxFloat64(gomptA *gomptdevice.HostArgs, gomptR gomptdevice.Range,
 			i := i + 1
 //line reduce.go:57
 			gomptV = gomptmath.Sin((*(*float64)(unsafe.Add(gomptPA, i*8)) * float64(i)))
-//line gompt_kernels.go:3039
 //line reduce.go:57
 			goto gomptR1
-//line gompt_kernels.go:3042
 		}
 	gomptR1:
 		gomptS1 = max(gomptS1, gomptV)
@@ -3046,10 +2448,8 @@ func gomptHostMaxFloat64(gomptA *gomptdevice.HostArgs, gomptR gomptdevice.Range,
 			i := i + 2
 //line reduce.go:57
 			gomptV = gomptmath.Sin((*(*float64)(unsafe.Add(gomptPA, i*8)) * float64(i)))
-//line gompt_kernels.go:3050
 //line reduce.go:57
 			goto gomptR2
-//line gompt_kernels.go:3053
 		}
 	gomptR2:
 		gomptS2 = max(gomptS2, gomptV)
@@ -3057,10 +2457,8 @@ func gomptHostMaxFloat64(gomptA *gomptdevice.HostArgs, gomptR gomptdevice.Range,
 			i := i + 3
 //line reduce.go:57
 			gomptV = gomptmath.Sin((*(*float64)(unsafe.Add(gomptPA, i*8)) * float64(i)))
-//line gompt_kernels.go:3061
 //line reduce.go:57
 			goto gomptR3
-//line gompt_kernels.go:3064
 		}
 	gomptR3:
 		gomptS3 = max(gomptS3, gomptV)
@@ -3069,16 +2467,15 @@ func gomptHostMaxFloat64(gomptA *gomptdevice.HostArgs, gomptR gomptdevice.Range,
 		{
 //line reduce.go:57
 			gomptV = gomptmath.Sin((*(*float64)(unsafe.Add(gomptPA, i*8)) * float64(i)))
-//line gompt_kernels.go:3073
 //line reduce.go:57
 			goto gomptR4
-//line gompt_kernels.go:3076
 		}
 	gomptR4:
 		gomptS0 = max(gomptS0, gomptV)
 	}
 	gomptPartial[gomptTeam] = float64(max((max(gomptS0, gomptS1)), (max(gomptS2, gomptS3))))
 	_ = n
+//line gompt_kernels.go:2479
 }
 
 // gomptSampleMaxFloat64 is MaxFloat64Kernel's Sample: about n points, random arguments. Tol 1e-12: it calls math functions that are within a few ulps of Go's, not equal.
@@ -3157,10 +2554,8 @@ func gomptHostMaxUint64(gomptA *gomptdevice.HostArgs, gomptR gomptdevice.Range, 
 		{
 //line reduce.go:51
 			gomptV = (*(*uint64)(unsafe.Add(gomptPA, i*8)) * uint64((i + int(1))))
-//line gompt_kernels.go:3161
 //line reduce.go:51
 			goto gomptR0
-//line gompt_kernels.go:3164
 		}
 	gomptR0:
 		gomptS0 = max(gomptS0, gomptV)
@@ -3168,10 +2563,8 @@ func gomptHostMaxUint64(gomptA *gomptdevice.HostArgs, gomptR gomptdevice.Range, 
 			i := i + 1
 //line reduce.go:51
 			gomptV = (*(*uint64)(unsafe.Add(gomptPA, i*8)) * uint64((i + int(1))))
-//line gompt_kernels.go:3172
 //line reduce.go:51
 			goto gomptR1
-//line gompt_kernels.go:3175
 		}
 	gomptR1:
 		gomptS1 = max(gomptS1, gomptV)
@@ -3179,10 +2572,8 @@ func gomptHostMaxUint64(gomptA *gomptdevice.HostArgs, gomptR gomptdevice.Range, 
 			i := i + 2
 //line reduce.go:51
 			gomptV = (*(*uint64)(unsafe.Add(gomptPA, i*8)) * uint64((i + int(1))))
-//line gompt_kernels.go:3183
 //line reduce.go:51
 			goto gomptR2
-//line gompt_kernels.go:3186
 		}
 	gomptR2:
 		gomptS2 = max(gomptS2, gomptV)
@@ -3190,10 +2581,8 @@ func gomptHostMaxUint64(gomptA *gomptdevice.HostArgs, gomptR gomptdevice.Range, 
 			i := i + 3
 //line reduce.go:51
 			gomptV = (*(*uint64)(unsafe.Add(gomptPA, i*8)) * uint64((i + int(1))))
-//line gompt_kernels.go:3194
 //line reduce.go:51
 			goto gomptR3
-//line gompt_kernels.go:3197
 		}
 	gomptR3:
 		gomptS3 = max(gomptS3, gomptV)
@@ -3202,16 +2591,15 @@ func gomptHostMaxUint64(gomptA *gomptdevice.HostArgs, gomptR gomptdevice.Range, 
 		{
 //line reduce.go:51
 			gomptV = (*(*uint64)(unsafe.Add(gomptPA, i*8)) * uint64((i + int(1))))
-//line gompt_kernels.go:3206
 //line reduce.go:51
 			goto gomptR4
-//line gompt_kernels.go:3209
 		}
 	gomptR4:
 		gomptS0 = max(gomptS0, gomptV)
 	}
 	gomptPartial[gomptTeam] = uint64(max((max(gomptS0, gomptS1)), (max(gomptS2, gomptS3))))
 	_ = n
+//line gompt_kernels.go:2603
 }
 
 // gomptSampleMaxUint64 is MaxUint64Kernel's Sample: about n points, random arguments. Tol 0: every device gives the Go function's bits.
@@ -3289,10 +2677,8 @@ func gomptHostMinFloat32(gomptA *gomptdevice.HostArgs, gomptR gomptdevice.Range,
 		{
 //line reduce.go:46
 			gomptV = (*(*float32)(unsafe.Add(gomptPA, i*4)) - float32((i % int(5))))
-//line gompt_kernels.go:3293
 //line reduce.go:46
 			goto gomptR0
-//line gompt_kernels.go:3296
 		}
 	gomptR0:
 		gomptS0 = min(gomptS0, gomptV)
@@ -3300,10 +2686,8 @@ func gomptHostMinFloat32(gomptA *gomptdevice.HostArgs, gomptR gomptdevice.Range,
 			i := i + 1
 //line reduce.go:46
 			gomptV = (*(*float32)(unsafe.Add(gomptPA, i*4)) - float32((i % int(5))))
-//line gompt_kernels.go:3304
 //line reduce.go:46
 			goto gomptR1
-//line gompt_kernels.go:3307
 		}
 	gomptR1:
 		gomptS1 = min(gomptS1, gomptV)
@@ -3311,10 +2695,8 @@ func gomptHostMinFloat32(gomptA *gomptdevice.HostArgs, gomptR gomptdevice.Range,
 			i := i + 2
 //line reduce.go:46
 			gomptV = (*(*float32)(unsafe.Add(gomptPA, i*4)) - float32((i % int(5))))
-//line gompt_kernels.go:3315
 //line reduce.go:46
 			goto gomptR2
-//line gompt_kernels.go:3318
 		}
 	gomptR2:
 		gomptS2 = min(gomptS2, gomptV)
@@ -3322,10 +2704,8 @@ func gomptHostMinFloat32(gomptA *gomptdevice.HostArgs, gomptR gomptdevice.Range,
 			i := i + 3
 //line reduce.go:46
 			gomptV = (*(*float32)(unsafe.Add(gomptPA, i*4)) - float32((i % int(5))))
-//line gompt_kernels.go:3326
 //line reduce.go:46
 			goto gomptR3
-//line gompt_kernels.go:3329
 		}
 	gomptR3:
 		gomptS3 = min(gomptS3, gomptV)
@@ -3334,16 +2714,15 @@ func gomptHostMinFloat32(gomptA *gomptdevice.HostArgs, gomptR gomptdevice.Range,
 		{
 //line reduce.go:46
 			gomptV = (*(*float32)(unsafe.Add(gomptPA, i*4)) - float32((i % int(5))))
-//line gompt_kernels.go:3338
 //line reduce.go:46
 			goto gomptR4
-//line gompt_kernels.go:3341
 		}
 	gomptR4:
 		gomptS0 = min(gomptS0, gomptV)
 	}
 	gomptPartial[gomptTeam] = float32(min((min(gomptS0, gomptS1)), (min(gomptS2, gomptS3))))
 	_ = n
+//line gompt_kernels.go:2726
 }
 
 // gomptSampleMinFloat32 is MinFloat32Kernel's Sample: about n points, random arguments. Tol 0: every device gives the Go function's bits.
@@ -3429,10 +2808,8 @@ func gomptHostMinInt16(gomptA *gomptdevice.HostArgs, gomptR gomptdevice.Range, g
 				{
 //line reduce.go:40
 					gomptV = (*(*int16)(unsafe.Add(gomptPA, ((((z*ny)+y)*nx)+x)*2)) - int16((x * y)))
-//line gompt_kernels.go:3433
 //line reduce.go:40
 					goto gomptR0
-//line gompt_kernels.go:3436
 				}
 			gomptR0:
 				gomptS0 = min(gomptS0, gomptV)
@@ -3440,10 +2817,8 @@ func gomptHostMinInt16(gomptA *gomptdevice.HostArgs, gomptR gomptdevice.Range, g
 					x := x + 1
 //line reduce.go:40
 					gomptV = (*(*int16)(unsafe.Add(gomptPA, ((((z*ny)+y)*nx)+x)*2)) - int16((x * y)))
-//line gompt_kernels.go:3444
 //line reduce.go:40
 					goto gomptR1
-//line gompt_kernels.go:3447
 				}
 			gomptR1:
 				gomptS1 = min(gomptS1, gomptV)
@@ -3451,10 +2826,8 @@ func gomptHostMinInt16(gomptA *gomptdevice.HostArgs, gomptR gomptdevice.Range, g
 					x := x + 2
 //line reduce.go:40
 					gomptV = (*(*int16)(unsafe.Add(gomptPA, ((((z*ny)+y)*nx)+x)*2)) - int16((x * y)))
-//line gompt_kernels.go:3455
 //line reduce.go:40
 					goto gomptR2
-//line gompt_kernels.go:3458
 				}
 			gomptR2:
 				gomptS2 = min(gomptS2, gomptV)
@@ -3462,10 +2835,8 @@ func gomptHostMinInt16(gomptA *gomptdevice.HostArgs, gomptR gomptdevice.Range, g
 					x := x + 3
 //line reduce.go:40
 					gomptV = (*(*int16)(unsafe.Add(gomptPA, ((((z*ny)+y)*nx)+x)*2)) - int16((x * y)))
-//line gompt_kernels.go:3466
 //line reduce.go:40
 					goto gomptR3
-//line gompt_kernels.go:3469
 				}
 			gomptR3:
 				gomptS3 = min(gomptS3, gomptV)
@@ -3474,10 +2845,8 @@ func gomptHostMinInt16(gomptA *gomptdevice.HostArgs, gomptR gomptdevice.Range, g
 				{
 //line reduce.go:40
 					gomptV = (*(*int16)(unsafe.Add(gomptPA, ((((z*ny)+y)*nx)+x)*2)) - int16((x * y)))
-//line gompt_kernels.go:3478
 //line reduce.go:40
 					goto gomptR4
-//line gompt_kernels.go:3481
 				}
 			gomptR4:
 				gomptS0 = min(gomptS0, gomptV)
@@ -3486,6 +2855,7 @@ func gomptHostMinInt16(gomptA *gomptdevice.HostArgs, gomptR gomptdevice.Range, g
 	}
 	gomptPartial[gomptTeam] = int16(min((min(gomptS0, gomptS1)), (min(gomptS2, gomptS3))))
 	_ = nz
+//line gompt_kernels.go:2859
 }
 
 // gomptSampleMinInt16 is MinInt16Kernel's Sample: about n points, random arguments. Tol 0: every device gives the Go function's bits.
@@ -3569,39 +2939,19 @@ func gomptHostMinMax(gomptA *gomptdevice.HostArgs, gomptR gomptdevice.Range, _, 
 	for i := gomptLo0; i < gomptHi0; i++ {
 //line floats.go:49
 		x, y := *(*float64)(unsafe.Add(gomptPA, i*8)), *(*float64)(unsafe.Add(gomptPB, i*8))
-//line gompt_kernels.go:3573
-//line floats.go:50
 		u, v := *(*float32)(unsafe.Add(gomptPC, i*4)), *(*float32)(unsafe.Add(gomptPD, i*4))
-//line gompt_kernels.go:3576
-//line floats.go:51
 		o := (int(8) * i)
-//line gompt_kernels.go:3579
-//line floats.go:52
 		*(*float64)(unsafe.Add(gomptPOut, o*8)) = min(x, y)
-//line gompt_kernels.go:3582
-//line floats.go:53
 		*(*float64)(unsafe.Add(gomptPOut, (o+int(1))*8)) = max(x, y)
-//line gompt_kernels.go:3585
-//line floats.go:54
 		*(*float64)(unsafe.Add(gomptPOut, (o+int(2))*8)) = gomptmath.Min(x, y)
-//line gompt_kernels.go:3588
-//line floats.go:55
 		*(*float64)(unsafe.Add(gomptPOut, (o+int(3))*8)) = gomptmath.Max(x, y)
-//line gompt_kernels.go:3591
-//line floats.go:56
 		*(*float64)(unsafe.Add(gomptPOut, (o+int(4))*8)) = float64(min(u, v))
-//line gompt_kernels.go:3594
-//line floats.go:57
 		*(*float64)(unsafe.Add(gomptPOut, (o+int(5))*8)) = float64(max(u, v, float32(0.5)))
-//line gompt_kernels.go:3597
-//line floats.go:58
 		*(*float64)(unsafe.Add(gomptPOut, (o+int(6))*8)) = float64(min(int64(x), int64(3), int64(y)))
-//line gompt_kernels.go:3600
-//line floats.go:59
 		*(*float64)(unsafe.Add(gomptPOut, (o+int(7))*8)) = float64(max(uint8(u), uint8(v)))
-//line gompt_kernels.go:3603
 	}
 	_ = n
+//line gompt_kernels.go:2955
 }
 
 // gomptSampleMinMax is MinMaxKernel's Sample: about n points, random arguments. Tol 0: every device gives the Go function's bits.
@@ -3679,57 +3029,25 @@ func gomptHostNarrow(gomptA *gomptdevice.HostArgs, gomptR gomptdevice.Range, _, 
 	for i := gomptLo0; i < gomptHi0; i++ {
 //line ints.go:97
 		x, y := *(*int8)(unsafe.Add(gomptPA, i*1)), *(*int8)(unsafe.Add(gomptPB, i*1))
-//line gompt_kernels.go:3683
-//line ints.go:98
 		u, v := *(*uint16)(unsafe.Add(gomptPC, i*2)), *(*uint16)(unsafe.Add(gomptPD, i*2))
-//line gompt_kernels.go:3686
-//line ints.go:99
 		o := (int(12) * i)
-//line gompt_kernels.go:3689
-//line ints.go:100
 		*(*int64)(unsafe.Add(gomptPOut, o*8)) = int64((x + y))
-//line gompt_kernels.go:3692
-//line ints.go:101
 		*(*int64)(unsafe.Add(gomptPOut, (o+int(1))*8)) = int64((x * y))
-//line gompt_kernels.go:3695
-//line ints.go:102
 		*(*int64)(unsafe.Add(gomptPOut, (o+int(2))*8)) = int64((-x))
-//line gompt_kernels.go:3698
-//line ints.go:103
 		if y != int8(0) {
-//line gompt_kernels.go:3701
-//line ints.go:104
 			*(*int64)(unsafe.Add(gomptPOut, (o+int(3))*8)) = int64((x / y))
-//line gompt_kernels.go:3704
-//line ints.go:105
 			*(*int64)(unsafe.Add(gomptPOut, (o+int(4))*8)) = int64((x % y))
-//line gompt_kernels.go:3707
-//line ints.go:103
 		}
-//line gompt_kernels.go:3710
-//line ints.go:107
 		*(*int64)(unsafe.Add(gomptPOut, (o+int(5))*8)) = int64((u * v))
-//line gompt_kernels.go:3713
-//line ints.go:108
 		*(*int64)(unsafe.Add(gomptPOut, (o+int(6))*8)) = int64((u - v))
-//line gompt_kernels.go:3716
-//line ints.go:109
 		*(*int64)(unsafe.Add(gomptPOut, (o+int(7))*8)) = int64((uint8(u) + uint8(v)))
-//line gompt_kernels.go:3719
-//line ints.go:110
 		*(*int64)(unsafe.Add(gomptPOut, (o+int(8))*8)) = int64((int16(u) * int16(v)))
-//line gompt_kernels.go:3722
-//line ints.go:111
 		*(*int64)(unsafe.Add(gomptPOut, (o+int(9))*8)) = int64((((int32(x) * int32(u)) * int32(65537)) + int32(v)))
-//line gompt_kernels.go:3725
-//line ints.go:112
 		*(*int64)(unsafe.Add(gomptPOut, (o+int(10))*8)) = int64((uint32(x) * uint32(v)))
-//line gompt_kernels.go:3728
-//line ints.go:113
 		*(*int64)(unsafe.Add(gomptPOut, (o+int(11))*8)) = (int64(int8((int64(u) * int64(3)))) + int64(uint16(x)))
-//line gompt_kernels.go:3731
 	}
 	_ = n
+//line gompt_kernels.go:3051
 }
 
 // gomptSampleNarrow is NarrowKernel's Sample: about n points, random arguments. Tol 0: every device gives the Go function's bits.
@@ -3798,11 +3116,9 @@ func gomptHostOutOfRange(gomptA *gomptdevice.HostArgs, gomptR gomptdevice.Range,
 	for i := gomptLo0; i < gomptHi0; i++ {
 //line dims.go:72
 		*(*int32)(unsafe.Add(gomptPOut, i*4)) = (in[(i+int(1))] + in[(i-int(1))])
-//line gompt_kernels.go:3802
-//line dims.go:73
 		out[(i + n)] = int32(5)
-//line gompt_kernels.go:3805
 	}
+//line gompt_kernels.go:3122
 }
 
 // gomptSampleOutOfRange is OutOfRangeKernel's Sample: about n points, random arguments. Tol 0: every device gives the Go function's bits.
@@ -3864,15 +3180,11 @@ func gomptHostPartial(gomptA *gomptdevice.HostArgs, gomptR gomptdevice.Range, _,
 	for i := gomptLo0; i < gomptHi0; i++ {
 //line dims.go:54
 		if (*(*int64)(unsafe.Add(gomptPIn, i*8)) % int64(3)) == int64(0) {
-//line gompt_kernels.go:3868
-//line dims.go:55
 			*(*int64)(unsafe.Add(gomptPOut, i*8)) = (*(*int64)(unsafe.Add(gomptPIn, i*8)) * int64(2))
-//line gompt_kernels.go:3871
-//line dims.go:54
 		}
-//line gompt_kernels.go:3874
 	}
 	_ = n
+//line gompt_kernels.go:3188
 }
 
 // gomptSamplePartial is PartialKernel's Sample: about n points, random arguments. Tol 0: every device gives the Go function's bits.
@@ -3943,10 +3255,8 @@ func gomptHostProdFloat64(gomptA *gomptdevice.HostArgs, gomptR gomptdevice.Range
 		{
 //line reduce.go:34
 			gomptV = *(*float64)(unsafe.Add(gomptPA, i*8))
-//line gompt_kernels.go:3947
 //line reduce.go:34
 			goto gomptR0
-//line gompt_kernels.go:3950
 		}
 	gomptR0:
 		gomptS0 = gomptS0 * gomptV
@@ -3954,10 +3264,8 @@ func gomptHostProdFloat64(gomptA *gomptdevice.HostArgs, gomptR gomptdevice.Range
 			i := i + 1
 //line reduce.go:34
 			gomptV = *(*float64)(unsafe.Add(gomptPA, i*8))
-//line gompt_kernels.go:3958
 //line reduce.go:34
 			goto gomptR1
-//line gompt_kernels.go:3961
 		}
 	gomptR1:
 		gomptS1 = gomptS1 * gomptV
@@ -3965,10 +3273,8 @@ func gomptHostProdFloat64(gomptA *gomptdevice.HostArgs, gomptR gomptdevice.Range
 			i := i + 2
 //line reduce.go:34
 			gomptV = *(*float64)(unsafe.Add(gomptPA, i*8))
-//line gompt_kernels.go:3969
 //line reduce.go:34
 			goto gomptR2
-//line gompt_kernels.go:3972
 		}
 	gomptR2:
 		gomptS2 = gomptS2 * gomptV
@@ -3976,10 +3282,8 @@ func gomptHostProdFloat64(gomptA *gomptdevice.HostArgs, gomptR gomptdevice.Range
 			i := i + 3
 //line reduce.go:34
 			gomptV = *(*float64)(unsafe.Add(gomptPA, i*8))
-//line gompt_kernels.go:3980
 //line reduce.go:34
 			goto gomptR3
-//line gompt_kernels.go:3983
 		}
 	gomptR3:
 		gomptS3 = gomptS3 * gomptV
@@ -3988,16 +3292,15 @@ func gomptHostProdFloat64(gomptA *gomptdevice.HostArgs, gomptR gomptdevice.Range
 		{
 //line reduce.go:34
 			gomptV = *(*float64)(unsafe.Add(gomptPA, i*8))
-//line gompt_kernels.go:3992
 //line reduce.go:34
 			goto gomptR4
-//line gompt_kernels.go:3995
 		}
 	gomptR4:
 		gomptS0 = gomptS0 * gomptV
 	}
 	gomptPartial[gomptTeam] = float64((gomptS0 * gomptS1) * (gomptS2 * gomptS3))
 	_ = n
+//line gompt_kernels.go:3304
 }
 
 // gomptSampleProdFloat64 is ProdFloat64Kernel's Sample: about n points, random arguments. Tol 1e-10: its float products are combined in another order on each device.
@@ -4076,10 +3379,8 @@ func gomptHostProdInt32(gomptA *gomptdevice.HostArgs, gomptR gomptdevice.Range, 
 		{
 //line reduce.go:29
 			gomptV = (*(*int32)(unsafe.Add(gomptPA, i*4)) | int32(1))
-//line gompt_kernels.go:4080
 //line reduce.go:29
 			goto gomptR0
-//line gompt_kernels.go:4083
 		}
 	gomptR0:
 		gomptS0 = gomptS0 * gomptV
@@ -4087,10 +3388,8 @@ func gomptHostProdInt32(gomptA *gomptdevice.HostArgs, gomptR gomptdevice.Range, 
 			i := i + 1
 //line reduce.go:29
 			gomptV = (*(*int32)(unsafe.Add(gomptPA, i*4)) | int32(1))
-//line gompt_kernels.go:4091
 //line reduce.go:29
 			goto gomptR1
-//line gompt_kernels.go:4094
 		}
 	gomptR1:
 		gomptS1 = gomptS1 * gomptV
@@ -4098,10 +3397,8 @@ func gomptHostProdInt32(gomptA *gomptdevice.HostArgs, gomptR gomptdevice.Range, 
 			i := i + 2
 //line reduce.go:29
 			gomptV = (*(*int32)(unsafe.Add(gomptPA, i*4)) | int32(1))
-//line gompt_kernels.go:4102
 //line reduce.go:29
 			goto gomptR2
-//line gompt_kernels.go:4105
 		}
 	gomptR2:
 		gomptS2 = gomptS2 * gomptV
@@ -4109,10 +3406,8 @@ func gomptHostProdInt32(gomptA *gomptdevice.HostArgs, gomptR gomptdevice.Range, 
 			i := i + 3
 //line reduce.go:29
 			gomptV = (*(*int32)(unsafe.Add(gomptPA, i*4)) | int32(1))
-//line gompt_kernels.go:4113
 //line reduce.go:29
 			goto gomptR3
-//line gompt_kernels.go:4116
 		}
 	gomptR3:
 		gomptS3 = gomptS3 * gomptV
@@ -4121,16 +3416,15 @@ func gomptHostProdInt32(gomptA *gomptdevice.HostArgs, gomptR gomptdevice.Range, 
 		{
 //line reduce.go:29
 			gomptV = (*(*int32)(unsafe.Add(gomptPA, i*4)) | int32(1))
-//line gompt_kernels.go:4125
 //line reduce.go:29
 			goto gomptR4
-//line gompt_kernels.go:4128
 		}
 	gomptR4:
 		gomptS0 = gomptS0 * gomptV
 	}
 	gomptPartial[gomptTeam] = int32((gomptS0 * gomptS1) * (gomptS2 * gomptS3))
 	_ = n
+//line gompt_kernels.go:3428
 }
 
 // gomptSampleProdInt32 is ProdInt32Kernel's Sample: about n points, random arguments. Tol 0: every device gives the Go function's bits.
@@ -4206,48 +3500,29 @@ func gomptHostProductLen(gomptA *gomptdevice.HostArgs, gomptR gomptdevice.Range,
 	{
 //line lens.go:13
 		gomptIn0 = min(max(gomptLo0, 1), gomptHi0)
-//line gompt_kernels.go:4210
 //line lens.go:13
 		gomptIn1 = max(gomptIn0, gomptHi0)
-//line gompt_kernels.go:4213
 	}
 	for i := gomptLo0; i < gomptIn0; i++ {
 //line lens.go:13
 		if i == int(0) {
-//line gompt_kernels.go:4218
-//line lens.go:14
 			for j := range m * k {
-//line gompt_kernels.go:4221
-//line lens.go:15
 				*(*int64)(unsafe.Add(gomptPB, j*8)) = (((int64(j) * int64(100)) + int64(len(b))) + *(*int64)(unsafe.Add(gomptPMul, j*8)))
-//line gompt_kernels.go:4224
-//line lens.go:14
 			}
-//line gompt_kernels.go:4227
-//line lens.go:13
 		}
-//line gompt_kernels.go:4230
 	}
 	for i := gomptIn0; i < gomptIn1; i++ {
 	}
 	for i := gomptIn1; i < gomptHi0; i++ {
 //line lens.go:13
 		if i == int(0) {
-//line gompt_kernels.go:4237
-//line lens.go:14
 			for j := range m * k {
-//line gompt_kernels.go:4240
-//line lens.go:15
 				*(*int64)(unsafe.Add(gomptPB, j*8)) = (((int64(j) * int64(100)) + int64(len(b))) + *(*int64)(unsafe.Add(gomptPMul, j*8)))
-//line gompt_kernels.go:4243
-//line lens.go:14
 			}
-//line gompt_kernels.go:4246
-//line lens.go:13
 		}
-//line gompt_kernels.go:4249
 	}
 	_ = n
+//line gompt_kernels.go:3526
 }
 
 // gomptSampleProductLen is ProductLenKernel's Sample: about n points, random arguments. Tol 0: every device gives the Go function's bits.
@@ -4317,9 +3592,9 @@ func gomptHostQuotient(gomptA *gomptdevice.HostArgs, gomptR gomptdevice.Range, _
 	for i := gomptLo0; i < gomptHi0; i++ {
 //line checks.go:45
 		*(*int32)(unsafe.Add(gomptPQ, i*4)) = (*(*int32)(unsafe.Add(gomptPA, i*4)) / *(*int32)(unsafe.Add(gomptPB, i*4)))
-//line gompt_kernels.go:4321
 	}
 	_ = n
+//line gompt_kernels.go:3598
 }
 
 // gomptSampleQuotient is QuotientKernel's Sample: about n points, random arguments. Tol 0: every device gives the Go function's bits.
@@ -4389,10 +3664,10 @@ func gomptHostScatter(gomptA *gomptdevice.HostArgs, gomptR gomptdevice.Range, _,
 	for i := gomptLo0; i < gomptHi0; i++ {
 //line checks.go:33
 		put(dst, *(*int)(unsafe.Add(gomptPIdx, i*8)), *(*float32)(unsafe.Add(gomptPSrc, i*4)))
-//line gompt_kernels.go:4393
 	}
 	_ = n
 	_ = m
+//line gompt_kernels.go:3671
 }
 
 // gomptSampleScatter is ScatterKernel's Sample: about n points, random arguments. Tol 0: every device gives the Go function's bits.
@@ -4463,22 +3738,14 @@ func gomptHostSeek(gomptA *gomptdevice.HostArgs, gomptR gomptdevice.Range, _, _ 
 	for i := gomptLo0; i < gomptHi0; i++ {
 //line checks.go:61
 		j := *(*int)(unsafe.Add(gomptPIdx, i*8))
-//line gompt_kernels.go:4467
-//line checks.go:62
 		for src[j] != int32(0) {
-//line gompt_kernels.go:4470
-//line checks.go:63
 			j++
-//line gompt_kernels.go:4473
-//line checks.go:62
 		}
-//line gompt_kernels.go:4476
-//line checks.go:65
 		*(*int)(unsafe.Add(gomptPPos, i*8)) = j
-//line gompt_kernels.go:4479
 	}
 	_ = n
 	_ = m
+//line gompt_kernels.go:3749
 }
 
 // gomptSampleSeek is SeekKernel's Sample: about n points, random arguments. Tol 0: every device gives the Go function's bits.
@@ -4547,14 +3814,10 @@ func gomptHostShiftAt(gomptA *gomptdevice.HostArgs, gomptR gomptdevice.Range, _,
 	for i := gomptLo0; i < gomptHi0; i++ {
 //line ints.go:138
 		j := ((n - int(1)) - i)
-//line gompt_kernels.go:4551
-//line ints.go:139
 		x[j] <<= *(*uint64)(unsafe.Add(gomptPK, i*8))
-//line gompt_kernels.go:4554
-//line ints.go:140
 		y[j] >>= *(*uint64)(unsafe.Add(gomptPK, i*8))
-//line gompt_kernels.go:4557
 	}
+//line gompt_kernels.go:3821
 }
 
 // gomptSampleShiftAt is ShiftAtKernel's Sample: about n points, random arguments. Tol 0: every device gives the Go function's bits.
@@ -4620,66 +3883,28 @@ func gomptHostShifts(gomptA *gomptdevice.HostArgs, gomptR gomptdevice.Range, _, 
 	for i := gomptLo0; i < gomptHi0; i++ {
 //line ints.go:70
 		x, c := *(*int64)(unsafe.Add(gomptPA, i*8)), *(*uint64)(unsafe.Add(gomptPS, i*8))
-//line gompt_kernels.go:4624
-//line ints.go:71
 		u := uint64(x)
-//line gompt_kernels.go:4627
-//line ints.go:72
 		o := (int(10) * i)
-//line gompt_kernels.go:4630
-//line ints.go:73
 		*(*int64)(unsafe.Add(gomptPOut, o*8)) = (x << c)
-//line gompt_kernels.go:4633
-//line ints.go:74
 		*(*int64)(unsafe.Add(gomptPOut, (o+int(1))*8)) = (x >> c)
-//line gompt_kernels.go:4636
-//line ints.go:75
 		*(*int64)(unsafe.Add(gomptPOut, (o+int(2))*8)) = int64((u << c))
-//line gompt_kernels.go:4639
-//line ints.go:76
 		*(*int64)(unsafe.Add(gomptPOut, (o+int(3))*8)) = int64((u >> c))
-//line gompt_kernels.go:4642
-//line ints.go:77
 		*(*int64)(unsafe.Add(gomptPOut, (o+int(4))*8)) = int64((int32(x) >> c))
-//line gompt_kernels.go:4645
-//line ints.go:78
 		*(*int64)(unsafe.Add(gomptPOut, (o+int(5))*8)) = int64((uint32(x) >> c))
-//line gompt_kernels.go:4648
-//line ints.go:79
 		*(*int64)(unsafe.Add(gomptPOut, (o+int(6))*8)) = int64((int8(x) << c))
-//line gompt_kernels.go:4651
-//line ints.go:80
 		*(*int64)(unsafe.Add(gomptPOut, (o+int(7))*8)) = int64((int16(x) >> c))
-//line gompt_kernels.go:4654
-//line ints.go:81
 		*(*int64)(unsafe.Add(gomptPOut, (o+int(8))*8)) = (((x >> 63) + ((x << 63) >> 1)) + int64((uint8(x) >> 7)))
-//line gompt_kernels.go:4657
-//line ints.go:82
 		k := int(c)
-//line gompt_kernels.go:4660
-//line ints.go:83
 		if k >= int(0) {
-//line gompt_kernels.go:4663
-//line ints.go:84
 			*(*int64)(unsafe.Add(gomptPOut, (o+int(9))*8)) = (x >> k)
-//line gompt_kernels.go:4666
-//line ints.go:83
 		}
-//line gompt_kernels.go:4669
-//line ints.go:86
 		x <<= 1
-//line gompt_kernels.go:4672
-//line ints.go:87
 		x >>= 2
-//line gompt_kernels.go:4675
-//line ints.go:88
 		u >>= c
-//line gompt_kernels.go:4678
-//line ints.go:89
 		*(*int64)(unsafe.Add(gomptPOut, o*8)) += (x + int64(u))
-//line gompt_kernels.go:4681
 	}
 	_ = n
+//line gompt_kernels.go:3908
 }
 
 // gomptSampleShifts is ShiftsKernel's Sample: about n points, random arguments. Tol 0: every device gives the Go function's bits.
@@ -4758,119 +3983,49 @@ func gomptHostSignExtend(gomptA *gomptdevice.HostArgs, gomptR gomptdevice.Range,
 	for i := gomptLo0; i < gomptHi0; i++ {
 //line sext.go:52
 		x := int64(*(*int32)(unsafe.Add(gomptPA, i*4)))
-//line gompt_kernels.go:4762
-//line sext.go:53
 		o := (int(16) * i)
-//line gompt_kernels.go:4765
-//line sext.go:54
 		*(*int64)(unsafe.Add(gomptPOut, o*8)) = order(x)
-//line gompt_kernels.go:4768
-//line sext.go:55
 		*(*int64)(unsafe.Add(gomptPOut, (o+int(1))*8)) = order(int64(*(*int16)(unsafe.Add(gomptPB, i*2))))
-//line gompt_kernels.go:4771
-//line sext.go:56
 		*(*int64)(unsafe.Add(gomptPOut, (o+int(2))*8)) = order(int64(*(*int8)(unsafe.Add(gomptPC, i*1))))
-//line gompt_kernels.go:4774
-//line sext.go:57
 		*(*int64)(unsafe.Add(gomptPOut, (o+int(3))*8)) = order(int64(m))
-//line gompt_kernels.go:4777
-//line sext.go:58
 		*(*int64)(unsafe.Add(gomptPOut, (o+int(4))*8)) = order(int64((*(*int32)(unsafe.Add(gomptPA, i*4)) + int32(1))))
-//line gompt_kernels.go:4780
-//line sext.go:59
 		*(*int64)(unsafe.Add(gomptPOut, (o+int(5))*8)) = order(int64((*(*int32)(unsafe.Add(gomptPA, i*4)) >> 1)))
-//line gompt_kernels.go:4783
-//line sext.go:60
 		*(*int64)(unsafe.Add(gomptPOut, (o+int(6))*8)) = order(int64(int32((x * int64(3)))))
-//line gompt_kernels.go:4786
-//line sext.go:61
 		*(*int64)(unsafe.Add(gomptPOut, (o+int(7))*8)) = (((((bit(less(x, int64(0)), int(0)) | bit(less(int64(0), x), int(1))) | bit(less(x, int64(-5)), int(2))) | bit(less(int64(5), x), int(3))) | bit(less(int64(*(*int8)(unsafe.Add(gomptPC, i*1))), int64(0)), int(4))) | bit(less(int64(m), int64(1)), int(5)))
-//line gompt_kernels.go:4789
 //line sext.go:63
 		*(*int64)(unsafe.Add(gomptPOut, (o+int(8))*8)) = min(x, int64(5))
-//line gompt_kernels.go:4792
-//line sext.go:64
 		*(*int64)(unsafe.Add(gomptPOut, (o+int(9))*8)) = max(x, int64(-5))
-//line gompt_kernels.go:4795
-//line sext.go:65
 		*(*int64)(unsafe.Add(gomptPOut, (o+int(10))*8)) = (min(x, int64(5), int64(m)) + max(int64(*(*int16)(unsafe.Add(gomptPB, i*2))), int64(0), int64(m)))
-//line gompt_kernels.go:4798
 //line sext.go:67
 		var up, down, over int64
-//line gompt_kernels.go:4801
-//line sext.go:68
 		for j := int64(0); j < x; j++ {
-//line gompt_kernels.go:4804
-//line sext.go:69
 			up++
-//line gompt_kernels.go:4807
-//line sext.go:70
 			if up == int64(20) {
-//line gompt_kernels.go:4810
-//line sext.go:71
 				break
-//line gompt_kernels.go:4813
-//line sext.go:70
 			}
-//line gompt_kernels.go:4816
-//line sext.go:68
 		}
-//line gompt_kernels.go:4819
-//line sext.go:74
 		for j := int64(0); j > x; j-- {
-//line gompt_kernels.go:4822
-//line sext.go:75
 			down++
-//line gompt_kernels.go:4825
-//line sext.go:76
 			if down == int64(20) {
-//line gompt_kernels.go:4828
-//line sext.go:77
 				break
-//line gompt_kernels.go:4831
-//line sext.go:76
 			}
-//line gompt_kernels.go:4834
-//line sext.go:74
 		}
-//line gompt_kernels.go:4837
-//line sext.go:80
 		for range x {
-//line gompt_kernels.go:4840
-//line sext.go:81
 			over++
-//line gompt_kernels.go:4843
-//line sext.go:82
 			if over == int64(20) {
-//line gompt_kernels.go:4846
-//line sext.go:83
 				break
-//line gompt_kernels.go:4849
-//line sext.go:82
 			}
-//line gompt_kernels.go:4852
-//line sext.go:80
 		}
-//line gompt_kernels.go:4855
-//line sext.go:86
 		*(*int64)(unsafe.Add(gomptPOut, (o+int(11))*8)) = up
-//line gompt_kernels.go:4858
-//line sext.go:87
 		*(*int64)(unsafe.Add(gomptPOut, (o+int(12))*8)) = down
-//line gompt_kernels.go:4861
-//line sext.go:88
 		*(*int64)(unsafe.Add(gomptPOut, (o+int(13))*8)) = over
-//line gompt_kernels.go:4864
-//line sext.go:89
 		*(*int64)(unsafe.Add(gomptPOut, (o+int(14))*8)) = int64(len(w))
-//line gompt_kernels.go:4867
-//line sext.go:90
 		*(*int64)(unsafe.Add(gomptPOut, (o+int(15))*8)) = int64(len(v))
-//line gompt_kernels.go:4870
 	}
 	_ = n
 	_ = p
 	_ = k
+//line gompt_kernels.go:4029
 }
 
 // gomptSampleSignExtend is SignExtendKernel's Sample: about n points, random arguments. Tol 0: every device gives the Go function's bits.
@@ -4955,31 +4110,17 @@ func gomptHostSpMV(gomptA *gomptdevice.HostArgs, gomptR gomptdevice.Range, _, _ 
 	for r := gomptLo0; r < gomptHi0; r++ {
 //line lens.go:28
 		var sum float32
-//line gompt_kernels.go:4959
-//line lens.go:29
 		for j := *(*int32)(unsafe.Add(gomptPRowPtr, r*4)); j < *(*int32)(unsafe.Add(gomptPRowPtr, (r+int(1))*4)); j++ {
-//line gompt_kernels.go:4962
-//line lens.go:30
 			sum += (vals[j] * x[cols[j]])
-//line gompt_kernels.go:4965
-//line lens.go:29
 		}
-//line gompt_kernels.go:4968
-//line lens.go:32
 		y[r] = sum
-//line gompt_kernels.go:4971
-//line lens.go:33
 		if (r + int(1)) < rows {
-//line gompt_kernels.go:4974
-//line lens.go:34
 			y[(rows + r)] = float32((*(*int32)(unsafe.Add(gomptPRowPtr, (r+int(1))*4)) - *(*int32)(unsafe.Add(gomptPRowPtr, r*4))))
-//line gompt_kernels.go:4977
-//line lens.go:33
 		}
-//line gompt_kernels.go:4980
 	}
 	_ = nnz
 	_ = ncols
+//line gompt_kernels.go:4124
 }
 
 // gomptSampleSpMV is SpMVKernel's Sample: about n points, random arguments. Tol 0: every device gives the Go function's bits.
@@ -5057,66 +4198,40 @@ func gomptHostSplitEdge(gomptA *gomptdevice.HostArgs, gomptR gomptdevice.Range, 
 		gomptIn0, gomptIn1 := gomptLo0, gomptLo0
 //line checks.go:140
 		if !(y == int(0)) {
-//line gompt_kernels.go:5061
 //line checks.go:140
 			gomptIn0 = min(max(gomptLo0, (nx/r)), gomptHi0)
-//line gompt_kernels.go:5064
 //line checks.go:140
 			gomptIn1 = max(gomptIn0, gomptHi0)
-//line gompt_kernels.go:5067
 		}
 	gomptPoint0:
 		for x := gomptLo0; x < gomptIn0; x++ {
 //line checks.go:139
 			i := ((y * nx) + x)
-//line gompt_kernels.go:5073
-//line checks.go:140
 			if (y == int(0)) || (x < (nx / r)) {
-//line gompt_kernels.go:5076
-//line checks.go:141
 				*(*float32)(unsafe.Add(gomptPOut, i*4)) = *(*float32)(unsafe.Add(gomptPIn, i*4))
-//line gompt_kernels.go:5079
-//line checks.go:142
 				continue gomptPoint0
-//line gompt_kernels.go:5082
-//line checks.go:140
 			}
-//line gompt_kernels.go:5085
-//line checks.go:144
 			*(*float32)(unsafe.Add(gomptPOut, i*4)) = in[(i - int(1))]
-//line gompt_kernels.go:5088
 		}
 		for x := gomptIn0; x < gomptIn1; x++ {
 //line checks.go:139
 			i := ((y * nx) + x)
-//line gompt_kernels.go:5093
 //line checks.go:144
 			*(*float32)(unsafe.Add(gomptPOut, i*4)) = in[(i - int(1))]
-//line gompt_kernels.go:5096
 		}
 	gomptPoint2:
 		for x := gomptIn1; x < gomptHi0; x++ {
 //line checks.go:139
 			i := ((y * nx) + x)
-//line gompt_kernels.go:5102
-//line checks.go:140
 			if (y == int(0)) || (x < (nx / r)) {
-//line gompt_kernels.go:5105
-//line checks.go:141
 				*(*float32)(unsafe.Add(gomptPOut, i*4)) = *(*float32)(unsafe.Add(gomptPIn, i*4))
-//line gompt_kernels.go:5108
-//line checks.go:142
 				continue gomptPoint2
-//line gompt_kernels.go:5111
-//line checks.go:140
 			}
-//line gompt_kernels.go:5114
-//line checks.go:144
 			*(*float32)(unsafe.Add(gomptPOut, i*4)) = in[(i - int(1))]
-//line gompt_kernels.go:5117
 		}
 	}
 	_ = ny
+//line gompt_kernels.go:4235
 }
 
 // gomptSampleSplitEdge is SplitEdgeKernel's Sample: about n points, random arguments. Tol 0: every device gives the Go function's bits.
@@ -5187,65 +4302,39 @@ func gomptHostStencil2D(gomptA *gomptdevice.HostArgs, gomptR gomptdevice.Range, 
 		gomptIn0, gomptIn1 := gomptLo0, gomptLo0
 //line dims.go:9
 		if !((y == int(0)) || (y == (ny - int(1)))) {
-//line gompt_kernels.go:5191
 //line dims.go:9
 			gomptIn0 = min(max(gomptLo0, 1), gomptHi0)
-//line gompt_kernels.go:5194
 //line dims.go:9
 			gomptIn1 = max(gomptIn0, min(gomptHi0, (nx-int(1))))
-//line gompt_kernels.go:5197
 		}
 	gomptPoint0:
 		for x := gomptLo0; x < gomptIn0; x++ {
 //line dims.go:8
 			i := ((y * nx) + x)
-//line gompt_kernels.go:5203
-//line dims.go:9
 			if (((x == int(0)) || (y == int(0))) || (x == (nx - int(1)))) || (y == (ny - int(1))) {
-//line gompt_kernels.go:5206
-//line dims.go:10
 				*(*float32)(unsafe.Add(gomptPOut, i*4)) = *(*float32)(unsafe.Add(gomptPIn, i*4))
-//line gompt_kernels.go:5209
-//line dims.go:11
 				continue gomptPoint0
-//line gompt_kernels.go:5212
-//line dims.go:9
 			}
-//line gompt_kernels.go:5215
-//line dims.go:13
 			*(*float32)(unsafe.Add(gomptPOut, i*4)) = (*(*float32)(unsafe.Add(gomptPIn, i*4)) + (w * ((((*(*float32)(unsafe.Add(gomptPIn, (i-int(1))*4)) + *(*float32)(unsafe.Add(gomptPIn, (i+int(1))*4))) + *(*float32)(unsafe.Add(gomptPIn, (i-nx)*4))) + *(*float32)(unsafe.Add(gomptPIn, (i+nx)*4))) - (float32(4.0) * *(*float32)(unsafe.Add(gomptPIn, i*4))))))
-//line gompt_kernels.go:5218
 		}
 		for x := gomptIn0; x < gomptIn1; x++ {
 //line dims.go:8
 			i := ((y * nx) + x)
-//line gompt_kernels.go:5223
 //line dims.go:13
 			*(*float32)(unsafe.Add(gomptPOut, i*4)) = (*(*float32)(unsafe.Add(gomptPIn, i*4)) + (w * ((((*(*float32)(unsafe.Add(gomptPIn, (i-int(1))*4)) + *(*float32)(unsafe.Add(gomptPIn, (i+int(1))*4))) + *(*float32)(unsafe.Add(gomptPIn, (i-nx)*4))) + *(*float32)(unsafe.Add(gomptPIn, (i+nx)*4))) - (float32(4.0) * *(*float32)(unsafe.Add(gomptPIn, i*4))))))
-//line gompt_kernels.go:5226
 		}
 	gomptPoint2:
 		for x := gomptIn1; x < gomptHi0; x++ {
 //line dims.go:8
 			i := ((y * nx) + x)
-//line gompt_kernels.go:5232
-//line dims.go:9
 			if (((x == int(0)) || (y == int(0))) || (x == (nx - int(1)))) || (y == (ny - int(1))) {
-//line gompt_kernels.go:5235
-//line dims.go:10
 				*(*float32)(unsafe.Add(gomptPOut, i*4)) = *(*float32)(unsafe.Add(gomptPIn, i*4))
-//line gompt_kernels.go:5238
-//line dims.go:11
 				continue gomptPoint2
-//line gompt_kernels.go:5241
-//line dims.go:9
 			}
-//line gompt_kernels.go:5244
-//line dims.go:13
 			*(*float32)(unsafe.Add(gomptPOut, i*4)) = (*(*float32)(unsafe.Add(gomptPIn, i*4)) + (w * ((((*(*float32)(unsafe.Add(gomptPIn, (i-int(1))*4)) + *(*float32)(unsafe.Add(gomptPIn, (i+int(1))*4))) + *(*float32)(unsafe.Add(gomptPIn, (i-nx)*4))) + *(*float32)(unsafe.Add(gomptPIn, (i+nx)*4))) - (float32(4.0) * *(*float32)(unsafe.Add(gomptPIn, i*4))))))
-//line gompt_kernels.go:5247
 		}
 	}
+//line gompt_kernels.go:4338
 }
 
 // gomptSampleStencil2D is Stencil2DKernel's Sample: about n points, random arguments. Tol 0: every device gives the Go function's bits.
@@ -5320,10 +4409,8 @@ func gomptHostSumFloat32(gomptA *gomptdevice.HostArgs, gomptR gomptdevice.Range,
 		{
 //line reduce.go:13
 			gomptV = (*(*float32)(unsafe.Add(gomptPX, i*4)) * *(*float32)(unsafe.Add(gomptPY, i*4)))
-//line gompt_kernels.go:5324
 //line reduce.go:13
 			goto gomptR0
-//line gompt_kernels.go:5327
 		}
 	gomptR0:
 		gomptS0 = gomptS0 + float64(gomptV)
@@ -5331,10 +4418,8 @@ func gomptHostSumFloat32(gomptA *gomptdevice.HostArgs, gomptR gomptdevice.Range,
 			i := i + 1
 //line reduce.go:13
 			gomptV = (*(*float32)(unsafe.Add(gomptPX, i*4)) * *(*float32)(unsafe.Add(gomptPY, i*4)))
-//line gompt_kernels.go:5335
 //line reduce.go:13
 			goto gomptR1
-//line gompt_kernels.go:5338
 		}
 	gomptR1:
 		gomptS1 = gomptS1 + float64(gomptV)
@@ -5342,10 +4427,8 @@ func gomptHostSumFloat32(gomptA *gomptdevice.HostArgs, gomptR gomptdevice.Range,
 			i := i + 2
 //line reduce.go:13
 			gomptV = (*(*float32)(unsafe.Add(gomptPX, i*4)) * *(*float32)(unsafe.Add(gomptPY, i*4)))
-//line gompt_kernels.go:5346
 //line reduce.go:13
 			goto gomptR2
-//line gompt_kernels.go:5349
 		}
 	gomptR2:
 		gomptS2 = gomptS2 + float64(gomptV)
@@ -5353,10 +4436,8 @@ func gomptHostSumFloat32(gomptA *gomptdevice.HostArgs, gomptR gomptdevice.Range,
 			i := i + 3
 //line reduce.go:13
 			gomptV = (*(*float32)(unsafe.Add(gomptPX, i*4)) * *(*float32)(unsafe.Add(gomptPY, i*4)))
-//line gompt_kernels.go:5357
 //line reduce.go:13
 			goto gomptR3
-//line gompt_kernels.go:5360
 		}
 	gomptR3:
 		gomptS3 = gomptS3 + float64(gomptV)
@@ -5365,16 +4446,15 @@ func gomptHostSumFloat32(gomptA *gomptdevice.HostArgs, gomptR gomptdevice.Range,
 		{
 //line reduce.go:13
 			gomptV = (*(*float32)(unsafe.Add(gomptPX, i*4)) * *(*float32)(unsafe.Add(gomptPY, i*4)))
-//line gompt_kernels.go:5369
 //line reduce.go:13
 			goto gomptR4
-//line gompt_kernels.go:5372
 		}
 	gomptR4:
 		gomptS0 = gomptS0 + float64(gomptV)
 	}
 	gomptPartial[gomptTeam] = float32((gomptS0 + gomptS1) + (gomptS2 + gomptS3))
 	_ = n
+//line gompt_kernels.go:4458
 }
 
 // gomptSampleSumFloat32 is SumFloat32Kernel's Sample: about n points, random arguments. Tol 0.0001: its float sums are combined in another order on each device.
@@ -5459,25 +4539,14 @@ func gomptHostSumFloat64In2D(gomptA *gomptdevice.HostArgs, gomptR gomptdevice.Ra
 			{
 //line reduce.go:19
 				v := *(*float64)(unsafe.Add(gomptPA, ((y*nx)+x)*8))
-//line gompt_kernels.go:5463
-//line reduce.go:20
 				if x == y {
-//line gompt_kernels.go:5466
-//line reduce.go:21
 					gomptV = (float64(2.0) * v)
-//line gompt_kernels.go:5469
 //line reduce.go:21
 					goto gomptR0
-//line gompt_kernels.go:5472
-//line reduce.go:20
 				}
-//line gompt_kernels.go:5475
-//line reduce.go:23
 				gomptV = v
-//line gompt_kernels.go:5478
 //line reduce.go:23
 				goto gomptR0
-//line gompt_kernels.go:5481
 			}
 		gomptR0:
 			gomptS0 = gomptS0 + gomptV
@@ -5485,25 +4554,14 @@ func gomptHostSumFloat64In2D(gomptA *gomptdevice.HostArgs, gomptR gomptdevice.Ra
 				x := x + 1
 //line reduce.go:19
 				v := *(*float64)(unsafe.Add(gomptPA, ((y*nx)+x)*8))
-//line gompt_kernels.go:5489
-//line reduce.go:20
 				if x == y {
-//line gompt_kernels.go:5492
-//line reduce.go:21
 					gomptV = (float64(2.0) * v)
-//line gompt_kernels.go:5495
 //line reduce.go:21
 					goto gomptR1
-//line gompt_kernels.go:5498
-//line reduce.go:20
 				}
-//line gompt_kernels.go:5501
-//line reduce.go:23
 				gomptV = v
-//line gompt_kernels.go:5504
 //line reduce.go:23
 				goto gomptR1
-//line gompt_kernels.go:5507
 			}
 		gomptR1:
 			gomptS1 = gomptS1 + gomptV
@@ -5511,25 +4569,14 @@ func gomptHostSumFloat64In2D(gomptA *gomptdevice.HostArgs, gomptR gomptdevice.Ra
 				x := x + 2
 //line reduce.go:19
 				v := *(*float64)(unsafe.Add(gomptPA, ((y*nx)+x)*8))
-//line gompt_kernels.go:5515
-//line reduce.go:20
 				if x == y {
-//line gompt_kernels.go:5518
-//line reduce.go:21
 					gomptV = (float64(2.0) * v)
-//line gompt_kernels.go:5521
 //line reduce.go:21
 					goto gomptR2
-//line gompt_kernels.go:5524
-//line reduce.go:20
 				}
-//line gompt_kernels.go:5527
-//line reduce.go:23
 				gomptV = v
-//line gompt_kernels.go:5530
 //line reduce.go:23
 				goto gomptR2
-//line gompt_kernels.go:5533
 			}
 		gomptR2:
 			gomptS2 = gomptS2 + gomptV
@@ -5537,25 +4584,14 @@ func gomptHostSumFloat64In2D(gomptA *gomptdevice.HostArgs, gomptR gomptdevice.Ra
 				x := x + 3
 //line reduce.go:19
 				v := *(*float64)(unsafe.Add(gomptPA, ((y*nx)+x)*8))
-//line gompt_kernels.go:5541
-//line reduce.go:20
 				if x == y {
-//line gompt_kernels.go:5544
-//line reduce.go:21
 					gomptV = (float64(2.0) * v)
-//line gompt_kernels.go:5547
 //line reduce.go:21
 					goto gomptR3
-//line gompt_kernels.go:5550
-//line reduce.go:20
 				}
-//line gompt_kernels.go:5553
-//line reduce.go:23
 				gomptV = v
-//line gompt_kernels.go:5556
 //line reduce.go:23
 				goto gomptR3
-//line gompt_kernels.go:5559
 			}
 		gomptR3:
 			gomptS3 = gomptS3 + gomptV
@@ -5564,25 +4600,14 @@ func gomptHostSumFloat64In2D(gomptA *gomptdevice.HostArgs, gomptR gomptdevice.Ra
 			{
 //line reduce.go:19
 				v := *(*float64)(unsafe.Add(gomptPA, ((y*nx)+x)*8))
-//line gompt_kernels.go:5568
-//line reduce.go:20
 				if x == y {
-//line gompt_kernels.go:5571
-//line reduce.go:21
 					gomptV = (float64(2.0) * v)
-//line gompt_kernels.go:5574
 //line reduce.go:21
 					goto gomptR4
-//line gompt_kernels.go:5577
-//line reduce.go:20
 				}
-//line gompt_kernels.go:5580
-//line reduce.go:23
 				gomptV = v
-//line gompt_kernels.go:5583
 //line reduce.go:23
 				goto gomptR4
-//line gompt_kernels.go:5586
 			}
 		gomptR4:
 			gomptS0 = gomptS0 + gomptV
@@ -5590,6 +4615,7 @@ func gomptHostSumFloat64In2D(gomptA *gomptdevice.HostArgs, gomptR gomptdevice.Ra
 	}
 	gomptPartial[gomptTeam] = float64((gomptS0 + gomptS1) + (gomptS2 + gomptS3))
 	_ = ny
+//line gompt_kernels.go:4619
 }
 
 // gomptSampleSumFloat64In2D is SumFloat64In2DKernel's Sample: about n points, random arguments. Tol 1e-10: its float sums are combined in another order on each device.
@@ -5669,10 +4695,8 @@ func gomptHostSumInt64(gomptA *gomptdevice.HostArgs, gomptR gomptdevice.Range, g
 		{
 //line reduce.go:8
 			gomptV = (*(*int64)(unsafe.Add(gomptPA, i*8)) * int64(3458764513820540929))
-//line gompt_kernels.go:5673
 //line reduce.go:8
 			goto gomptR0
-//line gompt_kernels.go:5676
 		}
 	gomptR0:
 		gomptS0 = gomptS0 + gomptV
@@ -5680,10 +4704,8 @@ func gomptHostSumInt64(gomptA *gomptdevice.HostArgs, gomptR gomptdevice.Range, g
 			i := i + 1
 //line reduce.go:8
 			gomptV = (*(*int64)(unsafe.Add(gomptPA, i*8)) * int64(3458764513820540929))
-//line gompt_kernels.go:5684
 //line reduce.go:8
 			goto gomptR1
-//line gompt_kernels.go:5687
 		}
 	gomptR1:
 		gomptS1 = gomptS1 + gomptV
@@ -5691,10 +4713,8 @@ func gomptHostSumInt64(gomptA *gomptdevice.HostArgs, gomptR gomptdevice.Range, g
 			i := i + 2
 //line reduce.go:8
 			gomptV = (*(*int64)(unsafe.Add(gomptPA, i*8)) * int64(3458764513820540929))
-//line gompt_kernels.go:5695
 //line reduce.go:8
 			goto gomptR2
-//line gompt_kernels.go:5698
 		}
 	gomptR2:
 		gomptS2 = gomptS2 + gomptV
@@ -5702,10 +4722,8 @@ func gomptHostSumInt64(gomptA *gomptdevice.HostArgs, gomptR gomptdevice.Range, g
 			i := i + 3
 //line reduce.go:8
 			gomptV = (*(*int64)(unsafe.Add(gomptPA, i*8)) * int64(3458764513820540929))
-//line gompt_kernels.go:5706
 //line reduce.go:8
 			goto gomptR3
-//line gompt_kernels.go:5709
 		}
 	gomptR3:
 		gomptS3 = gomptS3 + gomptV
@@ -5714,16 +4732,15 @@ func gomptHostSumInt64(gomptA *gomptdevice.HostArgs, gomptR gomptdevice.Range, g
 		{
 //line reduce.go:8
 			gomptV = (*(*int64)(unsafe.Add(gomptPA, i*8)) * int64(3458764513820540929))
-//line gompt_kernels.go:5718
 //line reduce.go:8
 			goto gomptR4
-//line gompt_kernels.go:5721
 		}
 	gomptR4:
 		gomptS0 = gomptS0 + gomptV
 	}
 	gomptPartial[gomptTeam] = int64((gomptS0 + gomptS1) + (gomptS2 + gomptS3))
 	_ = n
+//line gompt_kernels.go:4744
 }
 
 // gomptSampleSumInt64 is SumInt64Kernel's Sample: about n points, random arguments. Tol 0: every device gives the Go function's bits.
@@ -5807,31 +4824,28 @@ func gomptHostTeamDefine(gomptA *gomptdevice.HostArgs, gomptR gomptdevice.Range,
 	for t := gomptLo0; t < gomptHi0; t++ {
 //line checks.go:126
 		var buf [64]float32
-//line gompt_kernels.go:5811
 		_ = buf
 		for gomptJ := 0; gomptJ < 64; gomptJ++ {
 			th := gomptJ
 //line checks.go:127
 			gomptT1V[gomptJ] = src[*(*int)(unsafe.Add(gomptPIdx, ((t*int(64))+th)*8))]
-//line gompt_kernels.go:5817
 		}
 		for gomptJ := 0; gomptJ < 64; gomptJ++ {
 			th := gomptJ
 //line checks.go:128
 			buf[th] = gomptT1V[gomptJ]
-//line gompt_kernels.go:5823
 		}
 		// barrier
 		for gomptJ := 0; gomptJ < 64; gomptJ++ {
 			th := gomptJ
 //line checks.go:130
 			*(*float32)(unsafe.Add(gomptPOut, ((t*int(64))+th)*4)) = buf[(int(63) - th)]
-//line gompt_kernels.go:5830
 		}
 	}
 	_ = gomptT1V
 	_ = teams
 	_ = m
+//line gompt_kernels.go:4849
 }
 
 // gomptSampleTeamDefine is TeamDefineKernel's Sample: about n points, random arguments. Tol 0: every device gives the Go function's bits.
@@ -5911,24 +4925,22 @@ func gomptHostTeamGather(gomptA *gomptdevice.HostArgs, gomptR gomptdevice.Range,
 	for t := gomptLo0; t < gomptHi0; t++ {
 //line checks.go:82
 		var buf [64]float32
-//line gompt_kernels.go:5915
 		_ = buf
 		for gomptJ := 0; gomptJ < 64; gomptJ++ {
 			th := gomptJ
 //line checks.go:83
 			buf[th] = src[*(*int)(unsafe.Add(gomptPIdx, ((t*int(64))+th)*8))]
-//line gompt_kernels.go:5921
 		}
 		// barrier
 		for gomptJ := 0; gomptJ < 64; gomptJ++ {
 			th := gomptJ
 //line checks.go:85
 			*(*float32)(unsafe.Add(gomptPOut, ((t*int(64))+th)*4)) = buf[*(*int)(unsafe.Add(gomptPAt, ((t*int(64))+th)*8))]
-//line gompt_kernels.go:5928
 		}
 	}
 	_ = teams
 	_ = m
+//line gompt_kernels.go:4944
 }
 
 // gomptSampleTeamGather is TeamGatherKernel's Sample: about n points, random arguments. Tol 0: every device gives the Go function's bits.
@@ -6009,53 +5021,41 @@ func gomptHostTeamReverse(gomptA *gomptdevice.HostArgs, gomptR gomptdevice.Range
 	for t := gomptLo0; t < gomptHi0; t++ {
 //line team.go:13
 		var buf [64]int32
-//line gompt_kernels.go:6013
 		_ = buf
 //line team.go:14
 		var part [64]int64
-//line gompt_kernels.go:6017
 		_ = part
 //line team.go:15
 		base := (t * int(64))
-//line gompt_kernels.go:6021
 		_ = base
 		for gomptJ := 0; gomptJ < 64; gomptJ++ {
 			th := gomptJ
 //line team.go:16
 			gomptT1Mine[gomptJ] = *(*int32)(unsafe.Add(gomptPIn, (base+th)*4))
-//line gompt_kernels.go:6027
 		}
 		for gomptJ := 0; gomptJ < 64; gomptJ++ {
 			th := gomptJ
 //line team.go:17
 			buf[th] = gomptT1Mine[gomptJ]
-//line gompt_kernels.go:6033
 		}
 		for gomptJ := 0; gomptJ < 64; gomptJ++ {
 			th := gomptJ
 //line team.go:18
 			part[th] = int64(gomptT1Mine[gomptJ])
-//line gompt_kernels.go:6039
 		}
 		// barrier
 		for gomptJ := 0; gomptJ < 64; gomptJ++ {
 			th := gomptJ
 //line team.go:20
 			*(*int32)(unsafe.Add(gomptPOut, (base+th)*4)) = (buf[(int(63)-th)] - gomptT1Mine[gomptJ])
-//line gompt_kernels.go:6046
 		}
 		for s := int(32); s > int(0); s /= int(2) {
 			for gomptJ := 0; gomptJ < 64; gomptJ++ {
 				th := gomptJ
 //line team.go:22
 				if th < s {
-//line gompt_kernels.go:6053
-//line team.go:23
 					part[th] += part[(th + s)]
-//line gompt_kernels.go:6056
-//line team.go:22
 				}
-//line gompt_kernels.go:6059
 			}
 			// barrier
 		}
@@ -6064,14 +5064,12 @@ func gomptHostTeamReverse(gomptA *gomptdevice.HostArgs, gomptR gomptdevice.Range
 				th := gomptJ
 //line team.go:28
 				buf[th] = (-buf[th])
-//line gompt_kernels.go:6068
 			}
 			// barrier
 			for gomptJ := 0; gomptJ < 64; gomptJ++ {
 				th := gomptJ
 //line team.go:30
 				*(*int32)(unsafe.Add(gomptPOut, (base+th)*4)) += buf[((th + int(1)) % int(64))]
-//line gompt_kernels.go:6075
 			}
 		} else {
 			// barrier
@@ -6080,17 +5078,13 @@ func gomptHostTeamReverse(gomptA *gomptdevice.HostArgs, gomptR gomptdevice.Range
 			th := gomptJ
 //line team.go:34
 			if th == int(0) {
-//line gompt_kernels.go:6084
-//line team.go:35
 				*(*int64)(unsafe.Add(gomptPSums, t*8)) = (part[int(0)] + int64(gomptT1Mine[gomptJ]))
-//line gompt_kernels.go:6087
-//line team.go:34
 			}
-//line gompt_kernels.go:6090
 		}
 	}
 	_ = gomptT1Mine
 	_ = teams
+//line gompt_kernels.go:5088
 }
 
 // gomptSampleTeamReverse is TeamReverseKernel's Sample: about n points, random arguments. Tol 0: every device gives the Go function's bits.
@@ -6168,57 +5162,50 @@ func gomptHostTeamTuple(gomptA *gomptdevice.HostArgs, gomptR gomptdevice.Range, 
 	for t := gomptLo0; t < gomptHi0; t++ {
 //line team.go:48
 		var a, b [64]float32
-//line gompt_kernels.go:6172
 		_ = a
 		_ = b
 		for gomptJ := 0; gomptJ < 64; gomptJ++ {
 			th := gomptJ
 //line team.go:49
 			a[th], b[th] = *(*float32)(unsafe.Add(gomptPIn, ((t*int(64))+th)*4)), float32(1.0)
-//line gompt_kernels.go:6179
 		}
 		for gomptJ := 0; gomptJ < 64; gomptJ++ {
 			th := gomptJ
 //line team.go:50
 			gomptT1J[gomptJ] = th
-//line gompt_kernels.go:6185
 		}
 		for gomptJ := 0; gomptJ < 64; gomptJ++ {
 			th := gomptJ
 //line team.go:51
 			gomptT1J[gomptJ], a[gomptT1J[gomptJ]] = (int(63) - th), (a[gomptT1J[gomptJ]] * float32(2.0))
-//line gompt_kernels.go:6191
 		}
 		// barrier
 		for gomptJ := 0; gomptJ < 64; gomptJ++ {
 //line team.go:53
 			gomptT2X[gomptJ] = a[gomptT1J[gomptJ]]
-//line gompt_kernels.go:6197
 		}
 		for gomptJ := 0; gomptJ < 64; gomptJ++ {
 			th := gomptJ
 //line team.go:54
 			b[th], gomptT2X[gomptJ] = gomptT2X[gomptJ], b[th]
-//line gompt_kernels.go:6203
 		}
 		// barrier
 		for gomptJ := 0; gomptJ < 64; gomptJ++ {
 			th := gomptJ
 //line team.go:56
 			gomptT3O[gomptJ] = ((t * int(128)) + th)
-//line gompt_kernels.go:6210
 		}
 		for gomptJ := 0; gomptJ < 64; gomptJ++ {
 			th := gomptJ
 //line team.go:57
 			*(*float32)(unsafe.Add(gomptPOut, gomptT3O[gomptJ]*4)), *(*float32)(unsafe.Add(gomptPOut, (gomptT3O[gomptJ]+int(64))*4)) = b[(int(63)-th)], (b[th] + gomptT2X[gomptJ])
-//line gompt_kernels.go:6216
 		}
 	}
 	_ = gomptT1J
 	_ = gomptT2X
 	_ = gomptT3O
 	_ = teams
+//line gompt_kernels.go:5209
 }
 
 // gomptSampleTeamTuple is TeamTupleKernel's Sample: about n points, random arguments. Tol 0: every device gives the Go function's bits.
@@ -6283,24 +5270,14 @@ func gomptHostTranscendental(gomptA *gomptdevice.HostArgs, gomptR gomptdevice.Ra
 	for i := gomptLo0; i < gomptHi0; i++ {
 //line floats.go:99
 		x := *(*float64)(unsafe.Add(gomptPA, i*8))
-//line gompt_kernels.go:6287
-//line floats.go:100
 		v := (((((gomptmath.Exp(x) + gomptmath.Log(x)) + gomptmath.Pow(x, float64(1.5))) + gomptmath.Sin(x)) + gomptmath.Cos(x)) + gomptmath.Tanh(x))
-//line gompt_kernels.go:6290
-//line floats.go:101
 		v += (((((gomptmath.Exp2(x) + gomptmath.Log2(x)) + gomptmath.Log10(x)) + gomptmath.Log1p(x)) + gomptmath.Expm1(x)) + gomptmath.Atan2(x, float64(2.0)))
-//line gompt_kernels.go:6293
-//line floats.go:102
 		v += (((((gomptmath.Atan(x) + gomptmath.Asin((x / float64(4.0)))) + gomptmath.Acos((x / float64(4.0)))) + gomptmath.Sinh(x)) + gomptmath.Cosh(x)) + gomptmath.Tan(x))
-//line gompt_kernels.go:6296
-//line floats.go:103
 		v += ((((((gomptmath.Cbrt(x) + gomptmath.Hypot(x, float64(3.0))) + gomptmath.Erf(x)) + gomptmath.Erfc(x)) + gomptmath.Asinh(x)) + gomptmath.Acosh((x + float64(1.0)))) + gomptmath.Atanh((x / float64(4.0))))
-//line gompt_kernels.go:6299
-//line floats.go:104
 		*(*float32)(unsafe.Add(gomptPOut, i*4)) = float32(v)
-//line gompt_kernels.go:6302
 	}
 	_ = n
+//line gompt_kernels.go:5281
 }
 
 // gomptSampleTranscendental is TranscendentalKernel's Sample: about n points, random arguments. Tol 1e-06: it calls math functions that are within a few ulps of Go's, not equal.
@@ -6367,9 +5344,9 @@ func gomptHostTranspose(gomptA *gomptdevice.HostArgs, gomptR gomptdevice.Range, 
 		for x := gomptLo0; x < gomptHi0; x++ {
 //line dims.go:64
 			*(*uint8)(unsafe.Add(gomptPOut, ((x*ny)+y)*1)) = (*(*uint8)(unsafe.Add(gomptPIn, ((y*nx)+x)*1)) + uint8(1))
-//line gompt_kernels.go:6371
 		}
 	}
+//line gompt_kernels.go:5350
 }
 
 // gomptSampleTranspose is TransposeKernel's Sample: about n points, random arguments. Tol 0: every device gives the Go function's bits.
@@ -6439,111 +5416,43 @@ gomptPoint0:
 	for i := gomptLo0; i < gomptHi0; i++ {
 //line tricky.go:11
 		o := (int(8) * i)
-//line gompt_kernels.go:6443
-//line tricky.go:12
 		long := *(*int64)(unsafe.Add(gomptPKernel, i*8))
-//line gompt_kernels.go:6446
-//line tricky.go:13
 		double := (float64(long) * global)
-//line gompt_kernels.go:6449
-//line tricky.go:14
 		sqrt := gomptmath.Sqrt(gomptmath.Abs(double))
-//line gompt_kernels.go:6452
-//line tricky.go:15
 		*(*int64)(unsafe.Add(gomptPOut, o*8)) = int64((sqrt * float64(1000.0)))
-//line gompt_kernels.go:6455
-//line tricky.go:16
 		{
-//line gompt_kernels.go:6458
-//line tricky.go:17
 			n := int(3)
-//line gompt_kernels.go:6461
-//line tricky.go:18
 			*(*int64)(unsafe.Add(gomptPOut, (o+int(1))*8)) = (int64(n) + long)
-//line gompt_kernels.go:6464
-//line tricky.go:16
 		}
-//line gompt_kernels.go:6467
-//line tricky.go:20
 		var a, b int = int(0), int(10)
-//line gompt_kernels.go:6470
-//line tricky.go:21
 		for a, b = int(0), int(10); a < b; a, b = (a + int(1)), (b - int(2)) {
-//line gompt_kernels.go:6473
-//line tricky.go:22
 			*(*int64)(unsafe.Add(gomptPOut, (o+int(2))*8)) += (int64((a * b)) ^ long)
-//line gompt_kernels.go:6476
-//line tricky.go:21
 		}
-//line gompt_kernels.go:6479
-//line tricky.go:24
 		*(*int64)(unsafe.Add(gomptPOut, (o+int(3))*8)) = long
-//line gompt_kernels.go:6482
-//line tricky.go:25
 		*(*int64)(unsafe.Add(gomptPOut, (o+int(3))*8)) <<= 2
-//line gompt_kernels.go:6485
-//line tricky.go:26
 		*(*int64)(unsafe.Add(gomptPOut, (o+int(3))*8)) &^= int64(5)
-//line gompt_kernels.go:6488
-//line tricky.go:27
 		*(*int64)(unsafe.Add(gomptPOut, (o+int(3))*8))++
-//line gompt_kernels.go:6491
-//line tricky.go:28
 		*(*int64)(unsafe.Add(gomptPOut, (o+int(3))*8)) %= int64(1000003)
-//line gompt_kernels.go:6494
-//line tricky.go:29
 		var cnt uint8
-//line gompt_kernels.go:6497
-//line tricky.go:30
 		for k := range uint8(200) {
-//line gompt_kernels.go:6500
-//line tricky.go:31
 			cnt += k
-//line gompt_kernels.go:6503
-//line tricky.go:30
 		}
-//line gompt_kernels.go:6506
-//line tricky.go:33
 		*(*int64)(unsafe.Add(gomptPOut, (o+int(4))*8)) = (int64(cnt) + int64((^uint8(long))))
-//line gompt_kernels.go:6509
-//line tricky.go:34
 		half, flag := (long > int64(0)), (!((long % int64(2)) == int64(0)))
-//line gompt_kernels.go:6512
-//line tricky.go:35
 		if half == flag {
-//line gompt_kernels.go:6515
-//line tricky.go:36
 			*(*int64)(unsafe.Add(gomptPOut, (o+int(5))*8)) = int64(1)
-//line gompt_kernels.go:6518
-//line tricky.go:35
 		}
-//line gompt_kernels.go:6521
-//line tricky.go:38
 		*(*int64)(unsafe.Add(gomptPOut, (o+int(6))*8)) = (min(long, int64(a), int64(b), int64(7)) + max(long, int64(-3)))
-//line gompt_kernels.go:6524
-//line tricky.go:39
 		for j := range int(5) {
-//line gompt_kernels.go:6527
-//line tricky.go:40
 			if int64(j) == (long % int64(5)) {
-//line gompt_kernels.go:6530
-//line tricky.go:41
 				*(*int64)(unsafe.Add(gomptPOut, (o+int(7))*8)) = ((int64(j) + int64((float64(314.1592653589793) * float64((j + int(1)))))) + int64(1000000000000000000))
-//line gompt_kernels.go:6533
-//line tricky.go:42
 				continue gomptPoint0
-//line gompt_kernels.go:6536
-//line tricky.go:40
 			}
-//line gompt_kernels.go:6539
-//line tricky.go:39
 		}
-//line gompt_kernels.go:6542
-//line tricky.go:45
 		*(*int64)(unsafe.Add(gomptPOut, (o+int(7))*8)) = (-long)
-//line gompt_kernels.go:6545
 	}
 	_ = n
+//line gompt_kernels.go:5456
 }
 
 // gomptSampleTricky is TrickyKernel's Sample: about n points, random arguments. Tol 0: every device gives the Go function's bits.
@@ -6616,36 +5525,18 @@ func gomptHostTuples(gomptA *gomptdevice.HostArgs, gomptR gomptdevice.Range, _, 
 	for i := gomptLo0; i < gomptHi0; i++ {
 //line tuple.go:17
 		o := (int(4) * i)
-//line gompt_kernels.go:6620
-//line tuple.go:18
 		k := o
-//line gompt_kernels.go:6623
-//line tuple.go:19
 		k, out[k] = (o + int(1)), *(*int32)(unsafe.Add(gomptPIn, i*4))
-//line gompt_kernels.go:6626
-//line tuple.go:20
 		out[k], out[(k+int(1))] = (*(*int32)(unsafe.Add(gomptPIn, i*4)) * int32(3)), (out[(k-int(1))] + int32(1))
-//line gompt_kernels.go:6629
-//line tuple.go:21
 		*(*int32)(unsafe.Add(gomptPOut, o*4)), *(*int32)(unsafe.Add(gomptPOut, (o+int(1))*4)) = *(*int32)(unsafe.Add(gomptPOut, (o+int(1))*4)), *(*int32)(unsafe.Add(gomptPOut, o*4))
-//line gompt_kernels.go:6632
-//line tuple.go:22
 		var x, y int32
-//line gompt_kernels.go:6635
-//line tuple.go:23
 		x, y = *(*int32)(unsafe.Add(gomptPOut, (o+int(2))*4)), x
-//line gompt_kernels.go:6638
-//line tuple.go:24
 		*(*int32)(unsafe.Add(gomptPOut, (o+int(3))*4)), x = (x + y), *(*int32)(unsafe.Add(gomptPOut, o*4))
-//line gompt_kernels.go:6641
-//line tuple.go:25
 		swapNext(out, (o + int(1)))
-//line gompt_kernels.go:6644
-//line tuple.go:26
 		*(*int32)(unsafe.Add(gomptPOut, o*4)) += x
-//line gompt_kernels.go:6647
 	}
 	_ = n
+//line gompt_kernels.go:5540
 }
 
 // gomptSampleTuples is TuplesKernel's Sample: about n points, random arguments. Tol 0: every device gives the Go function's bits.
@@ -6714,36 +5605,18 @@ func gomptHostUint64Ops(gomptA *gomptdevice.HostArgs, gomptR gomptdevice.Range, 
 	for i := gomptLo0; i < gomptHi0; i++ {
 //line ints.go:53
 		x, y := *(*uint64)(unsafe.Add(gomptPA, i*8)), *(*uint64)(unsafe.Add(gomptPB, i*8))
-//line gompt_kernels.go:6718
-//line ints.go:54
 		o := (int(6) * i)
-//line gompt_kernels.go:6721
-//line ints.go:55
 		*(*uint64)(unsafe.Add(gomptPOut, o*8)) = (x + y)
-//line gompt_kernels.go:6724
-//line ints.go:56
 		*(*uint64)(unsafe.Add(gomptPOut, (o+int(1))*8)) = (x - y)
-//line gompt_kernels.go:6727
-//line ints.go:57
 		*(*uint64)(unsafe.Add(gomptPOut, (o+int(2))*8)) = (x * y)
-//line gompt_kernels.go:6730
-//line ints.go:58
 		if y != uint64(0) {
-//line gompt_kernels.go:6733
-//line ints.go:59
 			*(*uint64)(unsafe.Add(gomptPOut, (o+int(3))*8)) = (x / y)
-//line gompt_kernels.go:6736
-//line ints.go:60
 			*(*uint64)(unsafe.Add(gomptPOut, (o+int(4))*8)) = (x % y)
-//line gompt_kernels.go:6739
-//line ints.go:58
 		}
-//line gompt_kernels.go:6742
-//line ints.go:62
 		*(*uint64)(unsafe.Add(gomptPOut, (o+int(5))*8)) = (-x)
-//line gompt_kernels.go:6745
 	}
 	_ = n
+//line gompt_kernels.go:5620
 }
 
 // gomptSampleUint64Ops is Uint64OpsKernel's Sample: about n points, random arguments. Tol 0: every device gives the Go function's bits.
@@ -6819,82 +5692,41 @@ func gomptLanesUniformStore(gomptX0, gomptW int, n int, m int, b []int32, c []in
 	gomptPOut := unsafe.Pointer(unsafe.SliceData(out))
 //line lockstep.go:33
 	for j := int(0); j < m; j++ {
-//line gompt_kernels.go:6823
-//line lockstep.go:34
 		gomptU1 := int32(((j * int(7)) + int(5)))
-//line gompt_kernels.go:6826
-//line lockstep.go:34
 		for gomptJ := 0; gomptJ < gomptW; gomptJ++ {
-//line gompt_kernels.go:6829
-//line lockstep.go:34
 			i := gomptX0 + gomptJ
-//line gompt_kernels.go:6832
 //line lockstep.go:34
 			if i == int(0) {
-//line gompt_kernels.go:6835
-//line lockstep.go:35
 				*(*int32)(unsafe.Add(gomptPB, j*4)) = gomptU1
-//line gompt_kernels.go:6838
-//line lockstep.go:36
 				*(*int32)(unsafe.Add(gomptPOut, i*4)) += *(*int32)(unsafe.Add(gomptPB, j*4))
-//line gompt_kernels.go:6841
-//line lockstep.go:34
 			}
-//line gompt_kernels.go:6844
-//line lockstep.go:34
 		}
-//line gompt_kernels.go:6847
 //line lockstep.go:38
 		gomptU2 := unsafe.Add(gomptPOut, (gomptX0)*4)
-//line gompt_kernels.go:6850
 //line lockstep.go:38
 		gomptU3 := int32(j)
-//line gompt_kernels.go:6853
-//line lockstep.go:38
 		for gomptJ := 0; gomptJ < gomptW; gomptJ++ {
-//line gompt_kernels.go:6856
 //line lockstep.go:38
 			*(*int32)(unsafe.Add(gomptU2, gomptJ*4)) += gomptU3
-//line gompt_kernels.go:6859
-//line lockstep.go:38
 		}
-//line gompt_kernels.go:6862
-//line lockstep.go:33
+//line lockstep.go:39
 	}
-//line gompt_kernels.go:6865
-//line lockstep.go:40
 	for j := int(0); j < m; j++ {
-//line gompt_kernels.go:6868
-//line lockstep.go:41
 		gomptU4 := (n - int(1))
-//line gompt_kernels.go:6871
 //line lockstep.go:41
 		gomptU5 := ((m - int(1)) - j)
-//line gompt_kernels.go:6874
 //line lockstep.go:41
 		gomptU6 := int32(j)
-//line gompt_kernels.go:6877
-//line lockstep.go:41
 		for gomptJ := 0; gomptJ < gomptW; gomptJ++ {
-//line gompt_kernels.go:6880
-//line lockstep.go:41
 			i := gomptX0 + gomptJ
-//line gompt_kernels.go:6883
 //line lockstep.go:41
 			if i == gomptU4 {
-//line gompt_kernels.go:6886
-//line lockstep.go:42
 				c[gomptU5], *(*int32)(unsafe.Add(gomptPOut, i*4)) = gomptU6, (*(*int32)(unsafe.Add(gomptPOut, i*4)) + gomptU6)
-//line gompt_kernels.go:6889
-//line lockstep.go:41
 			}
-//line gompt_kernels.go:6892
-//line lockstep.go:41
 		}
-//line gompt_kernels.go:6895
-//line lockstep.go:40
+//line lockstep.go:44
 	}
-//line gompt_kernels.go:6898
+//line gompt_kernels.go:5730
 }
 
 // gomptSampleUniformStore is UniformStoreKernel's Sample: about n points, random arguments. Tol 0: every device gives the Go function's bits.
