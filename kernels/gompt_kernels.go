@@ -77,21 +77,21 @@ var Dot = &gomptdevice.Kernel{
 		{Kind: gomptdevice.NeedLocalMem, Amount: 1024, Use: "1024 bytes of team-local memory (reduce=+'s scratch: 256 float32, one per thread)", Pos: "library.go:72"},
 	},
 	Images: []gomptdevice.Image{
-		{Kind: gomptdevice.ImageHost, Entry: "gompt_dot_partial", Host: gomptHostDot_partial},
-		{Kind: gomptdevice.ImageOpenCL, Entry: "gompt_dot_partial", Source: gomptCLDot_partial, Options: "-cl-fp32-correctly-rounded-divide-sqrt"},
-		{Kind: gomptdevice.ImagePTX, Entry: "gompt_dot_partial", Source: gomptPTXDot_partial},
+		{Kind: gomptdevice.ImageHost, Entry: "gompt_dot_partial", Host: gomptHostDot},
+		{Kind: gomptdevice.ImageOpenCL, Entry: "gompt_dot_partial", Source: gomptCLDot, Options: "-cl-fp32-correctly-rounded-divide-sqrt"},
+		{Kind: gomptdevice.ImagePTX, Entry: "gompt_dot_partial", Source: gomptPTXDot},
 	},
-	Sample: gomptSampleDot_partial,
+	Sample: gomptSampleDot,
 }
 
 //go:embed gompt_dot_partial.cl
-var gomptCLDot_partial string
+var gomptCLDot string
 
 //go:embed gompt_dot_partial.ptx
-var gomptPTXDot_partial string
+var gomptPTXDot string
 
-// gomptHostDot_partial is Dot's Go image: the body of dot at each point of the team's range.
-func gomptHostDot_partial(gomptA *gomptdevice.HostArgs, gomptR gomptdevice.Range, gomptTeam, _ int) {
+// gomptHostDot is Dot's Go image: the body of dot at each point of the team's range.
+func gomptHostDot(gomptA *gomptdevice.HostArgs, gomptR gomptdevice.Range, gomptTeam, _ int) {
 	n := gomptA.Int(0)
 	x := gomptrt.View[float32](gomptA.Bufs[1], gomptrt.Len(n))
 	y := gomptrt.View[float32](gomptA.Bufs[2], gomptrt.Len(n))
@@ -154,8 +154,8 @@ func gomptHostDot_partial(gomptA *gomptdevice.HostArgs, gomptR gomptdevice.Range
 //line gompt_kernels.go:155
 }
 
-// gomptSampleDot_partial is Dot's Sample: about n points, random arguments. Tol 0.0001: its float sums are combined in another order on each device.
-func gomptSampleDot_partial(gomptN int, gomptSeed int64) gomptdevice.Sample {
+// gomptSampleDot is Dot's Sample: about n points, random arguments. Tol 0.0001: its float sums are combined in another order on each device.
+func gomptSampleDot(gomptN int, gomptSeed int64) gomptdevice.Sample {
 	gomptR := gomptrt.Rand("dot_partial", gomptN, gomptSeed)
 	gomptExt := gomptrt.Extents(gomptN, 1)
 	gomptShape := gomptrt.ReduceShape(gomptExt, 1)
@@ -553,21 +553,21 @@ var MatmulTiled = &gomptdevice.Kernel{
 		{Kind: gomptdevice.NeedTeamSize, Amount: 256, Use: "teams of 256 threads (team=256)", Pos: "library.go:88"},
 	},
 	Images: []gomptdevice.Image{
-		{Kind: gomptdevice.ImageHost, Entry: "gompt_matmul_tiled", Host: gomptHostMatmul_tiled},
-		{Kind: gomptdevice.ImageOpenCL, Entry: "gompt_matmul_tiled", Source: gomptCLMatmul_tiled, Options: "-cl-fp32-correctly-rounded-divide-sqrt"},
-		{Kind: gomptdevice.ImagePTX, Entry: "gompt_matmul_tiled", Source: gomptPTXMatmul_tiled},
+		{Kind: gomptdevice.ImageHost, Entry: "gompt_matmul_tiled", Host: gomptHostMatmulTiled},
+		{Kind: gomptdevice.ImageOpenCL, Entry: "gompt_matmul_tiled", Source: gomptCLMatmulTiled, Options: "-cl-fp32-correctly-rounded-divide-sqrt"},
+		{Kind: gomptdevice.ImagePTX, Entry: "gompt_matmul_tiled", Source: gomptPTXMatmulTiled},
 	},
-	Sample: gomptSampleMatmul_tiled,
+	Sample: gomptSampleMatmulTiled,
 }
 
 //go:embed gompt_matmul_tiled.cl
-var gomptCLMatmul_tiled string
+var gomptCLMatmulTiled string
 
 //go:embed gompt_matmul_tiled.ptx
-var gomptPTXMatmul_tiled string
+var gomptPTXMatmulTiled string
 
-// gomptHostMatmul_tiled is MatmulTiled's Go image: the body of matmulTiled at each point of the team's range.
-func gomptHostMatmul_tiled(gomptA *gomptdevice.HostArgs, gomptR gomptdevice.Range, _, _ int) {
+// gomptHostMatmulTiled is MatmulTiled's Go image: the body of matmulTiled at each point of the team's range.
+func gomptHostMatmulTiled(gomptA *gomptdevice.HostArgs, gomptR gomptdevice.Range, _, _ int) {
 	teams := gomptA.Int(0)
 	m := gomptA.Int(1)
 	n := gomptA.Int(2)
@@ -913,8 +913,8 @@ func gomptHostMatmul_tiled(gomptA *gomptdevice.HostArgs, gomptR gomptdevice.Rang
 //line gompt_kernels.go:914
 }
 
-// gomptSampleMatmul_tiled is MatmulTiled's Sample: about n points, random arguments. Tol 0: every device gives the Go function's bits.
-func gomptSampleMatmul_tiled(gomptN int, gomptSeed int64) gomptdevice.Sample {
+// gomptSampleMatmulTiled is MatmulTiled's Sample: about n points, random arguments. Tol 0: every device gives the Go function's bits.
+func gomptSampleMatmulTiled(gomptN int, gomptSeed int64) gomptdevice.Sample {
 	gomptR := gomptrt.Rand("matmul_tiled", gomptN, gomptSeed)
 	gomptExt := gomptrt.Extents(max(gomptN/256, 1), 1)
 	teams := gomptExt[0]

@@ -212,25 +212,25 @@ func (g *gen) kernelVar(w *goWriter, k *kernel, out output) {
 		w.p("},")
 	}
 	w.p("Images: []gomptdevice.Image{")
-	w.p("{Kind: gomptdevice.ImageHost, Entry: %q, Host: %s},", k.entry, goIdent("gomptHost", k.name))
+	w.p("{Kind: gomptdevice.ImageHost, Entry: %q, Host: %s},", k.entry, goIdent("gomptHost", k.fn.name))
 	if _, ok := out[k.entry+".cl"]; ok {
-		w.p("{Kind: gomptdevice.ImageOpenCL, Entry: %q, Source: %s, Options: %q},", k.entry, goIdent("gomptCL", k.name), clOptions)
+		w.p("{Kind: gomptdevice.ImageOpenCL, Entry: %q, Source: %s, Options: %q},", k.entry, goIdent("gomptCL", k.fn.name), clOptions)
 	}
 	if _, ok := out[k.entry+".ptx"]; ok {
-		w.p("{Kind: gomptdevice.ImagePTX, Entry: %q, Source: %s},", k.entry, goIdent("gomptPTX", k.name))
+		w.p("{Kind: gomptdevice.ImagePTX, Entry: %q, Source: %s},", k.entry, goIdent("gomptPTX", k.fn.name))
 	}
 	w.p("},")
-	w.p("Sample: %s,", goIdent("gomptSample", k.name))
+	w.p("Sample: %s,", goIdent("gomptSample", k.fn.name))
 	w.p("}")
 	w.p("")
 	if _, ok := out[k.entry+".cl"]; ok {
 		w.p("//go:embed %s.cl", k.entry)
-		w.p("var %s string", goIdent("gomptCL", k.name))
+		w.p("var %s string", goIdent("gomptCL", k.fn.name))
 		w.p("")
 	}
 	if _, ok := out[k.entry+".ptx"]; ok {
 		w.p("//go:embed %s.ptx", k.entry)
-		w.p("var %s string", goIdent("gomptPTX", k.name))
+		w.p("var %s string", goIdent("gomptPTX", k.fn.name))
 		w.p("")
 	}
 }
@@ -297,7 +297,7 @@ func hostArgs(w *goWriter, k *kernel, a string) {
 // hostImage writes the kernel's Go image: the Go function's body, pasted
 // into loops over the team's range (see gobody).
 func (g *gen) hostImage(w *goWriter, k *kernel) {
-	name := goIdent("gomptHost", k.name)
+	name := goIdent("gomptHost", k.fn.name)
 	w.p("// %s is %s's Go image: the body of %s at each point of the team's range.", name, k.varName, k.fn.name)
 	team := "_"
 	if k.reduce != "" {
@@ -671,7 +671,7 @@ func scalarArg(p *param) string {
 // sample writes the kernel's Sample: extents for about n points, random
 // scalars and buffers, deterministic for (n, seed).
 func (g *gen) sample(w *goWriter, k *kernel) {
-	name := goIdent("gomptSample", k.name)
+	name := goIdent("gomptSample", k.fn.name)
 	tol, why := g.tolerance(k)
 	w.p("// %s is %s's Sample: about n points, random arguments.%s", name, k.varName, why)
 	w.p("func %s(gomptN int, gomptSeed int64) gomptdevice.Sample {", name)

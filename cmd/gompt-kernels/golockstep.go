@@ -346,7 +346,7 @@ func leaves(s ast.Stmt) bool {
 // kept the lane counter in memory there, matmul ran 2.5x slower).
 func (ls *lockstep) emit(g *gen, w *goWriter, used map[*types.Var]bool, lanesFn *strings.Builder) {
 	k := ls.k
-	name := goIdent("gomptLanes", k.name)
+	name := goIdent("gomptLanes", k.fn.name)
 	var args, params []string
 	for _, ix := range k.index[1:] {
 		args = append(args, ix.name)
