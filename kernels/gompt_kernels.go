@@ -450,10 +450,10 @@ func gomptLanesMatmul(gomptX0, gomptW int, i int, m int, n int, k int, A []float
 	gomptPB := unsafe.Pointer(unsafe.SliceData(B))
 	gomptPC := unsafe.Pointer(unsafe.SliceData(C))
 	var gomptL1AccA [1024]float32
-	gomptL1Acc := gomptL1AccA[:gomptW:gomptW]
+	acc := gomptL1AccA[:gomptW:gomptW]
 	for gomptJ := 0; gomptJ < gomptW; gomptJ++ {
 //line library.go:63
-		gomptL1Acc[gomptJ] = float32(0)
+		acc[gomptJ] = float32(0)
 	}
 //line library.go:64
 	for p := int(0); p < k; p++ {
@@ -464,7 +464,7 @@ func gomptLanesMatmul(gomptX0, gomptW int, i int, m int, n int, k int, A []float
 		gomptU3 := unsafe.Add(gomptPB, (gomptU2+gomptX0)*4)
 		for gomptJ := 0; gomptJ < gomptW; gomptJ++ {
 //line library.go:65
-			gomptL1Acc[gomptJ] += (gomptU1 * *(*float32)(unsafe.Add(gomptU3, gomptJ*4)))
+			acc[gomptJ] += (gomptU1 * *(*float32)(unsafe.Add(gomptU3, gomptJ*4)))
 		}
 //line library.go:66
 	}
@@ -473,9 +473,9 @@ func gomptLanesMatmul(gomptX0, gomptW int, i int, m int, n int, k int, A []float
 	gomptU5 := unsafe.Add(gomptPC, (gomptU4+gomptX0)*4)
 	for gomptJ := 0; gomptJ < gomptW; gomptJ++ {
 //line library.go:67
-		*(*float32)(unsafe.Add(gomptU5, gomptJ*4)) = gomptL1Acc[gomptJ]
+		*(*float32)(unsafe.Add(gomptU5, gomptJ*4)) = acc[gomptJ]
 	}
-	_ = gomptL1Acc
+	_ = acc
 	_ = m
 //line gompt_kernels.go:481
 }
@@ -575,32 +575,32 @@ func gomptHostMatmulTiled(gomptA *gomptdevice.HostArgs, gomptR gomptdevice.Range
 	A := gomptrt.View[float32](gomptA.Bufs[4], gomptrt.Len(m, k))
 	B := gomptrt.View[float32](gomptA.Bufs[5], gomptrt.Len(k, n))
 	C := gomptrt.View[float32](gomptA.Bufs[6], gomptrt.Len(m, n))
-	var gomptT1Ly [256]int       // ly, per thread
-	var gomptT2Lx [256]int       // lx, per thread
-	var gomptT3I0 [256]int       // i0, per thread
-	var gomptT4I1 [256]int       // i1, per thread
-	var gomptT5I2 [256]int       // i2, per thread
-	var gomptT6I3 [256]int       // i3, per thread
-	var gomptT7J0 [256]int       // j0, per thread
-	var gomptT8J1 [256]int       // j1, per thread
-	var gomptT9J2 [256]int       // j2, per thread
-	var gomptT10J3 [256]int      // j3, per thread
-	var gomptT11C00 [256]float32 // c00, per thread
-	var gomptT12C01 [256]float32 // c01, per thread
-	var gomptT13C02 [256]float32 // c02, per thread
-	var gomptT14C03 [256]float32 // c03, per thread
-	var gomptT15C10 [256]float32 // c10, per thread
-	var gomptT16C11 [256]float32 // c11, per thread
-	var gomptT17C12 [256]float32 // c12, per thread
-	var gomptT18C13 [256]float32 // c13, per thread
-	var gomptT19C20 [256]float32 // c20, per thread
-	var gomptT20C21 [256]float32 // c21, per thread
-	var gomptT21C22 [256]float32 // c22, per thread
-	var gomptT22C23 [256]float32 // c23, per thread
-	var gomptT23C30 [256]float32 // c30, per thread
-	var gomptT24C31 [256]float32 // c31, per thread
-	var gomptT25C32 [256]float32 // c32, per thread
-	var gomptT26C33 [256]float32 // c33, per thread
+	var ly [256]int      // per thread
+	var lx [256]int      // per thread
+	var i0 [256]int      // per thread
+	var i1 [256]int      // per thread
+	var i2 [256]int      // per thread
+	var i3 [256]int      // per thread
+	var j0 [256]int      // per thread
+	var j1 [256]int      // per thread
+	var j2 [256]int      // per thread
+	var j3 [256]int      // per thread
+	var c00 [256]float32 // per thread
+	var c01 [256]float32 // per thread
+	var c02 [256]float32 // per thread
+	var c03 [256]float32 // per thread
+	var c10 [256]float32 // per thread
+	var c11 [256]float32 // per thread
+	var c12 [256]float32 // per thread
+	var c13 [256]float32 // per thread
+	var c20 [256]float32 // per thread
+	var c21 [256]float32 // per thread
+	var c22 [256]float32 // per thread
+	var c23 [256]float32 // per thread
+	var c30 [256]float32 // per thread
+	var c31 [256]float32 // per thread
+	var c32 [256]float32 // per thread
+	var c33 [256]float32 // per thread
 	gomptLo0, gomptHi0 := gomptR.Clamp(0, teams)
 	for t := gomptLo0; t < gomptHi0; t++ {
 //line library.go:90
@@ -621,294 +621,294 @@ func gomptHostMatmulTiled(gomptA *gomptdevice.HostArgs, gomptR gomptdevice.Range
 		for gomptJ := 0; gomptJ < 256; gomptJ++ {
 			th := gomptJ
 //line library.go:95
-			gomptT1Ly[gomptJ], gomptT2Lx[gomptJ] = (th / int(16)), (th % int(16))
+			ly[gomptJ], lx[gomptJ] = (th / int(16)), (th % int(16))
 		}
 		for gomptJ := 0; gomptJ < 256; gomptJ++ {
 //line library.go:96
-			gomptT3I0[gomptJ] = ((row + gomptT1Ly[gomptJ]) + int(0))
+			i0[gomptJ] = ((row + ly[gomptJ]) + int(0))
 		}
 		for gomptJ := 0; gomptJ < 256; gomptJ++ {
 //line library.go:97
-			gomptT4I1[gomptJ] = ((row + gomptT1Ly[gomptJ]) + int(16))
+			i1[gomptJ] = ((row + ly[gomptJ]) + int(16))
 		}
 		for gomptJ := 0; gomptJ < 256; gomptJ++ {
 //line library.go:98
-			gomptT5I2[gomptJ] = ((row + gomptT1Ly[gomptJ]) + int(32))
+			i2[gomptJ] = ((row + ly[gomptJ]) + int(32))
 		}
 		for gomptJ := 0; gomptJ < 256; gomptJ++ {
 //line library.go:99
-			gomptT6I3[gomptJ] = ((row + gomptT1Ly[gomptJ]) + int(48))
+			i3[gomptJ] = ((row + ly[gomptJ]) + int(48))
 		}
 		for gomptJ := 0; gomptJ < 256; gomptJ++ {
 //line library.go:100
-			gomptT7J0[gomptJ] = ((col + gomptT2Lx[gomptJ]) + int(0))
+			j0[gomptJ] = ((col + lx[gomptJ]) + int(0))
 		}
 		for gomptJ := 0; gomptJ < 256; gomptJ++ {
 //line library.go:101
-			gomptT8J1[gomptJ] = ((col + gomptT2Lx[gomptJ]) + int(16))
+			j1[gomptJ] = ((col + lx[gomptJ]) + int(16))
 		}
 		for gomptJ := 0; gomptJ < 256; gomptJ++ {
 //line library.go:102
-			gomptT9J2[gomptJ] = ((col + gomptT2Lx[gomptJ]) + int(32))
+			j2[gomptJ] = ((col + lx[gomptJ]) + int(32))
 		}
 		for gomptJ := 0; gomptJ < 256; gomptJ++ {
 //line library.go:103
-			gomptT10J3[gomptJ] = ((col + gomptT2Lx[gomptJ]) + int(48))
+			j3[gomptJ] = ((col + lx[gomptJ]) + int(48))
 		}
 		for gomptJ := 0; gomptJ < 256; gomptJ++ {
 //line library.go:104
-			gomptT11C00[gomptJ] = float32(0)
+			c00[gomptJ] = float32(0)
 //line library.go:104
-			gomptT12C01[gomptJ] = float32(0)
+			c01[gomptJ] = float32(0)
 //line library.go:104
-			gomptT13C02[gomptJ] = float32(0)
+			c02[gomptJ] = float32(0)
 //line library.go:104
-			gomptT14C03[gomptJ] = float32(0)
+			c03[gomptJ] = float32(0)
 //line library.go:104
-			gomptT15C10[gomptJ] = float32(0)
+			c10[gomptJ] = float32(0)
 //line library.go:104
-			gomptT16C11[gomptJ] = float32(0)
+			c11[gomptJ] = float32(0)
 //line library.go:104
-			gomptT17C12[gomptJ] = float32(0)
+			c12[gomptJ] = float32(0)
 //line library.go:104
-			gomptT18C13[gomptJ] = float32(0)
+			c13[gomptJ] = float32(0)
 //line library.go:104
-			gomptT19C20[gomptJ] = float32(0)
+			c20[gomptJ] = float32(0)
 //line library.go:104
-			gomptT20C21[gomptJ] = float32(0)
+			c21[gomptJ] = float32(0)
 //line library.go:104
-			gomptT21C22[gomptJ] = float32(0)
+			c22[gomptJ] = float32(0)
 //line library.go:104
-			gomptT22C23[gomptJ] = float32(0)
+			c23[gomptJ] = float32(0)
 //line library.go:104
-			gomptT23C30[gomptJ] = float32(0)
+			c30[gomptJ] = float32(0)
 //line library.go:104
-			gomptT24C31[gomptJ] = float32(0)
+			c31[gomptJ] = float32(0)
 //line library.go:104
-			gomptT25C32[gomptJ] = float32(0)
+			c32[gomptJ] = float32(0)
 //line library.go:104
-			gomptT26C33[gomptJ] = float32(0)
+			c33[gomptJ] = float32(0)
 		}
 		for p0 := int(0); p0 < k; p0 += int(16) {
 			for gomptJ := 0; gomptJ < 256; gomptJ++ {
 //line library.go:106
-				if (gomptT3I0[gomptJ] < m) && ((p0 + gomptT2Lx[gomptJ]) < k) {
-					tA[(((gomptT1Ly[gomptJ] + int(0)) * int(16)) + gomptT2Lx[gomptJ])] = A[(((gomptT3I0[gomptJ] * k) + p0) + gomptT2Lx[gomptJ])]
+				if (i0[gomptJ] < m) && ((p0 + lx[gomptJ]) < k) {
+					tA[(((ly[gomptJ] + int(0)) * int(16)) + lx[gomptJ])] = A[(((i0[gomptJ] * k) + p0) + lx[gomptJ])]
 				} else {
-					tA[(((gomptT1Ly[gomptJ] + int(0)) * int(16)) + gomptT2Lx[gomptJ])] = float32(0.0)
+					tA[(((ly[gomptJ] + int(0)) * int(16)) + lx[gomptJ])] = float32(0.0)
 				}
 			}
 			for gomptJ := 0; gomptJ < 256; gomptJ++ {
 //line library.go:111
-				if (gomptT4I1[gomptJ] < m) && ((p0 + gomptT2Lx[gomptJ]) < k) {
-					tA[(((gomptT1Ly[gomptJ] + int(16)) * int(16)) + gomptT2Lx[gomptJ])] = A[(((gomptT4I1[gomptJ] * k) + p0) + gomptT2Lx[gomptJ])]
+				if (i1[gomptJ] < m) && ((p0 + lx[gomptJ]) < k) {
+					tA[(((ly[gomptJ] + int(16)) * int(16)) + lx[gomptJ])] = A[(((i1[gomptJ] * k) + p0) + lx[gomptJ])]
 				} else {
-					tA[(((gomptT1Ly[gomptJ] + int(16)) * int(16)) + gomptT2Lx[gomptJ])] = float32(0.0)
+					tA[(((ly[gomptJ] + int(16)) * int(16)) + lx[gomptJ])] = float32(0.0)
 				}
 			}
 			for gomptJ := 0; gomptJ < 256; gomptJ++ {
 //line library.go:116
-				if (gomptT5I2[gomptJ] < m) && ((p0 + gomptT2Lx[gomptJ]) < k) {
-					tA[(((gomptT1Ly[gomptJ] + int(32)) * int(16)) + gomptT2Lx[gomptJ])] = A[(((gomptT5I2[gomptJ] * k) + p0) + gomptT2Lx[gomptJ])]
+				if (i2[gomptJ] < m) && ((p0 + lx[gomptJ]) < k) {
+					tA[(((ly[gomptJ] + int(32)) * int(16)) + lx[gomptJ])] = A[(((i2[gomptJ] * k) + p0) + lx[gomptJ])]
 				} else {
-					tA[(((gomptT1Ly[gomptJ] + int(32)) * int(16)) + gomptT2Lx[gomptJ])] = float32(0.0)
+					tA[(((ly[gomptJ] + int(32)) * int(16)) + lx[gomptJ])] = float32(0.0)
 				}
 			}
 			for gomptJ := 0; gomptJ < 256; gomptJ++ {
 //line library.go:121
-				if (gomptT6I3[gomptJ] < m) && ((p0 + gomptT2Lx[gomptJ]) < k) {
-					tA[(((gomptT1Ly[gomptJ] + int(48)) * int(16)) + gomptT2Lx[gomptJ])] = A[(((gomptT6I3[gomptJ] * k) + p0) + gomptT2Lx[gomptJ])]
+				if (i3[gomptJ] < m) && ((p0 + lx[gomptJ]) < k) {
+					tA[(((ly[gomptJ] + int(48)) * int(16)) + lx[gomptJ])] = A[(((i3[gomptJ] * k) + p0) + lx[gomptJ])]
 				} else {
-					tA[(((gomptT1Ly[gomptJ] + int(48)) * int(16)) + gomptT2Lx[gomptJ])] = float32(0.0)
+					tA[(((ly[gomptJ] + int(48)) * int(16)) + lx[gomptJ])] = float32(0.0)
 				}
 			}
 			for gomptJ := 0; gomptJ < 256; gomptJ++ {
 //line library.go:126
-				if ((p0 + gomptT1Ly[gomptJ]) < k) && (gomptT7J0[gomptJ] < n) {
-					tB[(((gomptT1Ly[gomptJ] * int(64)) + gomptT2Lx[gomptJ]) + int(0))] = B[(((p0 + gomptT1Ly[gomptJ]) * n) + gomptT7J0[gomptJ])]
+				if ((p0 + ly[gomptJ]) < k) && (j0[gomptJ] < n) {
+					tB[(((ly[gomptJ] * int(64)) + lx[gomptJ]) + int(0))] = B[(((p0 + ly[gomptJ]) * n) + j0[gomptJ])]
 				} else {
-					tB[(((gomptT1Ly[gomptJ] * int(64)) + gomptT2Lx[gomptJ]) + int(0))] = float32(0.0)
+					tB[(((ly[gomptJ] * int(64)) + lx[gomptJ]) + int(0))] = float32(0.0)
 				}
 			}
 			for gomptJ := 0; gomptJ < 256; gomptJ++ {
 //line library.go:131
-				if ((p0 + gomptT1Ly[gomptJ]) < k) && (gomptT8J1[gomptJ] < n) {
-					tB[(((gomptT1Ly[gomptJ] * int(64)) + gomptT2Lx[gomptJ]) + int(16))] = B[(((p0 + gomptT1Ly[gomptJ]) * n) + gomptT8J1[gomptJ])]
+				if ((p0 + ly[gomptJ]) < k) && (j1[gomptJ] < n) {
+					tB[(((ly[gomptJ] * int(64)) + lx[gomptJ]) + int(16))] = B[(((p0 + ly[gomptJ]) * n) + j1[gomptJ])]
 				} else {
-					tB[(((gomptT1Ly[gomptJ] * int(64)) + gomptT2Lx[gomptJ]) + int(16))] = float32(0.0)
+					tB[(((ly[gomptJ] * int(64)) + lx[gomptJ]) + int(16))] = float32(0.0)
 				}
 			}
 			for gomptJ := 0; gomptJ < 256; gomptJ++ {
 //line library.go:136
-				if ((p0 + gomptT1Ly[gomptJ]) < k) && (gomptT9J2[gomptJ] < n) {
-					tB[(((gomptT1Ly[gomptJ] * int(64)) + gomptT2Lx[gomptJ]) + int(32))] = B[(((p0 + gomptT1Ly[gomptJ]) * n) + gomptT9J2[gomptJ])]
+				if ((p0 + ly[gomptJ]) < k) && (j2[gomptJ] < n) {
+					tB[(((ly[gomptJ] * int(64)) + lx[gomptJ]) + int(32))] = B[(((p0 + ly[gomptJ]) * n) + j2[gomptJ])]
 				} else {
-					tB[(((gomptT1Ly[gomptJ] * int(64)) + gomptT2Lx[gomptJ]) + int(32))] = float32(0.0)
+					tB[(((ly[gomptJ] * int(64)) + lx[gomptJ]) + int(32))] = float32(0.0)
 				}
 			}
 			for gomptJ := 0; gomptJ < 256; gomptJ++ {
 //line library.go:141
-				if ((p0 + gomptT1Ly[gomptJ]) < k) && (gomptT10J3[gomptJ] < n) {
-					tB[(((gomptT1Ly[gomptJ] * int(64)) + gomptT2Lx[gomptJ]) + int(48))] = B[(((p0 + gomptT1Ly[gomptJ]) * n) + gomptT10J3[gomptJ])]
+				if ((p0 + ly[gomptJ]) < k) && (j3[gomptJ] < n) {
+					tB[(((ly[gomptJ] * int(64)) + lx[gomptJ]) + int(48))] = B[(((p0 + ly[gomptJ]) * n) + j3[gomptJ])]
 				} else {
-					tB[(((gomptT1Ly[gomptJ] * int(64)) + gomptT2Lx[gomptJ]) + int(48))] = float32(0.0)
+					tB[(((ly[gomptJ] * int(64)) + lx[gomptJ]) + int(48))] = float32(0.0)
 				}
 			}
 			// barrier
 			for gomptJ := 0; gomptJ < 256; gomptJ++ {
 //line library.go:147
 				for q := int(0); q < int(16); q++ {
-					a0 := tA[(((gomptT1Ly[gomptJ] + int(0)) * int(16)) + q)]
-					a1 := tA[(((gomptT1Ly[gomptJ] + int(16)) * int(16)) + q)]
-					a2 := tA[(((gomptT1Ly[gomptJ] + int(32)) * int(16)) + q)]
-					a3 := tA[(((gomptT1Ly[gomptJ] + int(48)) * int(16)) + q)]
-					b0 := tB[(((q * int(64)) + gomptT2Lx[gomptJ]) + int(0))]
-					b1 := tB[(((q * int(64)) + gomptT2Lx[gomptJ]) + int(16))]
-					b2 := tB[(((q * int(64)) + gomptT2Lx[gomptJ]) + int(32))]
-					b3 := tB[(((q * int(64)) + gomptT2Lx[gomptJ]) + int(48))]
-					gomptT11C00[gomptJ] += (a0 * b0)
-					gomptT12C01[gomptJ] += (a0 * b1)
-					gomptT13C02[gomptJ] += (a0 * b2)
-					gomptT14C03[gomptJ] += (a0 * b3)
-					gomptT15C10[gomptJ] += (a1 * b0)
-					gomptT16C11[gomptJ] += (a1 * b1)
-					gomptT17C12[gomptJ] += (a1 * b2)
-					gomptT18C13[gomptJ] += (a1 * b3)
-					gomptT19C20[gomptJ] += (a2 * b0)
-					gomptT20C21[gomptJ] += (a2 * b1)
-					gomptT21C22[gomptJ] += (a2 * b2)
-					gomptT22C23[gomptJ] += (a2 * b3)
-					gomptT23C30[gomptJ] += (a3 * b0)
-					gomptT24C31[gomptJ] += (a3 * b1)
-					gomptT25C32[gomptJ] += (a3 * b2)
-					gomptT26C33[gomptJ] += (a3 * b3)
+					a0 := tA[(((ly[gomptJ] + int(0)) * int(16)) + q)]
+					a1 := tA[(((ly[gomptJ] + int(16)) * int(16)) + q)]
+					a2 := tA[(((ly[gomptJ] + int(32)) * int(16)) + q)]
+					a3 := tA[(((ly[gomptJ] + int(48)) * int(16)) + q)]
+					b0 := tB[(((q * int(64)) + lx[gomptJ]) + int(0))]
+					b1 := tB[(((q * int(64)) + lx[gomptJ]) + int(16))]
+					b2 := tB[(((q * int(64)) + lx[gomptJ]) + int(32))]
+					b3 := tB[(((q * int(64)) + lx[gomptJ]) + int(48))]
+					c00[gomptJ] += (a0 * b0)
+					c01[gomptJ] += (a0 * b1)
+					c02[gomptJ] += (a0 * b2)
+					c03[gomptJ] += (a0 * b3)
+					c10[gomptJ] += (a1 * b0)
+					c11[gomptJ] += (a1 * b1)
+					c12[gomptJ] += (a1 * b2)
+					c13[gomptJ] += (a1 * b3)
+					c20[gomptJ] += (a2 * b0)
+					c21[gomptJ] += (a2 * b1)
+					c22[gomptJ] += (a2 * b2)
+					c23[gomptJ] += (a2 * b3)
+					c30[gomptJ] += (a3 * b0)
+					c31[gomptJ] += (a3 * b1)
+					c32[gomptJ] += (a3 * b2)
+					c33[gomptJ] += (a3 * b3)
 				}
 			}
 			// barrier
 		}
 		for gomptJ := 0; gomptJ < 256; gomptJ++ {
 //line library.go:175
-			if (gomptT3I0[gomptJ] < m) && (gomptT7J0[gomptJ] < n) {
-				C[((gomptT3I0[gomptJ] * n) + gomptT7J0[gomptJ])] = gomptT11C00[gomptJ]
+			if (i0[gomptJ] < m) && (j0[gomptJ] < n) {
+				C[((i0[gomptJ] * n) + j0[gomptJ])] = c00[gomptJ]
 			}
 		}
 		for gomptJ := 0; gomptJ < 256; gomptJ++ {
 //line library.go:178
-			if (gomptT3I0[gomptJ] < m) && (gomptT8J1[gomptJ] < n) {
-				C[((gomptT3I0[gomptJ] * n) + gomptT8J1[gomptJ])] = gomptT12C01[gomptJ]
+			if (i0[gomptJ] < m) && (j1[gomptJ] < n) {
+				C[((i0[gomptJ] * n) + j1[gomptJ])] = c01[gomptJ]
 			}
 		}
 		for gomptJ := 0; gomptJ < 256; gomptJ++ {
 //line library.go:181
-			if (gomptT3I0[gomptJ] < m) && (gomptT9J2[gomptJ] < n) {
-				C[((gomptT3I0[gomptJ] * n) + gomptT9J2[gomptJ])] = gomptT13C02[gomptJ]
+			if (i0[gomptJ] < m) && (j2[gomptJ] < n) {
+				C[((i0[gomptJ] * n) + j2[gomptJ])] = c02[gomptJ]
 			}
 		}
 		for gomptJ := 0; gomptJ < 256; gomptJ++ {
 //line library.go:184
-			if (gomptT3I0[gomptJ] < m) && (gomptT10J3[gomptJ] < n) {
-				C[((gomptT3I0[gomptJ] * n) + gomptT10J3[gomptJ])] = gomptT14C03[gomptJ]
+			if (i0[gomptJ] < m) && (j3[gomptJ] < n) {
+				C[((i0[gomptJ] * n) + j3[gomptJ])] = c03[gomptJ]
 			}
 		}
 		for gomptJ := 0; gomptJ < 256; gomptJ++ {
 //line library.go:187
-			if (gomptT4I1[gomptJ] < m) && (gomptT7J0[gomptJ] < n) {
-				C[((gomptT4I1[gomptJ] * n) + gomptT7J0[gomptJ])] = gomptT15C10[gomptJ]
+			if (i1[gomptJ] < m) && (j0[gomptJ] < n) {
+				C[((i1[gomptJ] * n) + j0[gomptJ])] = c10[gomptJ]
 			}
 		}
 		for gomptJ := 0; gomptJ < 256; gomptJ++ {
 //line library.go:190
-			if (gomptT4I1[gomptJ] < m) && (gomptT8J1[gomptJ] < n) {
-				C[((gomptT4I1[gomptJ] * n) + gomptT8J1[gomptJ])] = gomptT16C11[gomptJ]
+			if (i1[gomptJ] < m) && (j1[gomptJ] < n) {
+				C[((i1[gomptJ] * n) + j1[gomptJ])] = c11[gomptJ]
 			}
 		}
 		for gomptJ := 0; gomptJ < 256; gomptJ++ {
 //line library.go:193
-			if (gomptT4I1[gomptJ] < m) && (gomptT9J2[gomptJ] < n) {
-				C[((gomptT4I1[gomptJ] * n) + gomptT9J2[gomptJ])] = gomptT17C12[gomptJ]
+			if (i1[gomptJ] < m) && (j2[gomptJ] < n) {
+				C[((i1[gomptJ] * n) + j2[gomptJ])] = c12[gomptJ]
 			}
 		}
 		for gomptJ := 0; gomptJ < 256; gomptJ++ {
 //line library.go:196
-			if (gomptT4I1[gomptJ] < m) && (gomptT10J3[gomptJ] < n) {
-				C[((gomptT4I1[gomptJ] * n) + gomptT10J3[gomptJ])] = gomptT18C13[gomptJ]
+			if (i1[gomptJ] < m) && (j3[gomptJ] < n) {
+				C[((i1[gomptJ] * n) + j3[gomptJ])] = c13[gomptJ]
 			}
 		}
 		for gomptJ := 0; gomptJ < 256; gomptJ++ {
 //line library.go:199
-			if (gomptT5I2[gomptJ] < m) && (gomptT7J0[gomptJ] < n) {
-				C[((gomptT5I2[gomptJ] * n) + gomptT7J0[gomptJ])] = gomptT19C20[gomptJ]
+			if (i2[gomptJ] < m) && (j0[gomptJ] < n) {
+				C[((i2[gomptJ] * n) + j0[gomptJ])] = c20[gomptJ]
 			}
 		}
 		for gomptJ := 0; gomptJ < 256; gomptJ++ {
 //line library.go:202
-			if (gomptT5I2[gomptJ] < m) && (gomptT8J1[gomptJ] < n) {
-				C[((gomptT5I2[gomptJ] * n) + gomptT8J1[gomptJ])] = gomptT20C21[gomptJ]
+			if (i2[gomptJ] < m) && (j1[gomptJ] < n) {
+				C[((i2[gomptJ] * n) + j1[gomptJ])] = c21[gomptJ]
 			}
 		}
 		for gomptJ := 0; gomptJ < 256; gomptJ++ {
 //line library.go:205
-			if (gomptT5I2[gomptJ] < m) && (gomptT9J2[gomptJ] < n) {
-				C[((gomptT5I2[gomptJ] * n) + gomptT9J2[gomptJ])] = gomptT21C22[gomptJ]
+			if (i2[gomptJ] < m) && (j2[gomptJ] < n) {
+				C[((i2[gomptJ] * n) + j2[gomptJ])] = c22[gomptJ]
 			}
 		}
 		for gomptJ := 0; gomptJ < 256; gomptJ++ {
 //line library.go:208
-			if (gomptT5I2[gomptJ] < m) && (gomptT10J3[gomptJ] < n) {
-				C[((gomptT5I2[gomptJ] * n) + gomptT10J3[gomptJ])] = gomptT22C23[gomptJ]
+			if (i2[gomptJ] < m) && (j3[gomptJ] < n) {
+				C[((i2[gomptJ] * n) + j3[gomptJ])] = c23[gomptJ]
 			}
 		}
 		for gomptJ := 0; gomptJ < 256; gomptJ++ {
 //line library.go:211
-			if (gomptT6I3[gomptJ] < m) && (gomptT7J0[gomptJ] < n) {
-				C[((gomptT6I3[gomptJ] * n) + gomptT7J0[gomptJ])] = gomptT23C30[gomptJ]
+			if (i3[gomptJ] < m) && (j0[gomptJ] < n) {
+				C[((i3[gomptJ] * n) + j0[gomptJ])] = c30[gomptJ]
 			}
 		}
 		for gomptJ := 0; gomptJ < 256; gomptJ++ {
 //line library.go:214
-			if (gomptT6I3[gomptJ] < m) && (gomptT8J1[gomptJ] < n) {
-				C[((gomptT6I3[gomptJ] * n) + gomptT8J1[gomptJ])] = gomptT24C31[gomptJ]
+			if (i3[gomptJ] < m) && (j1[gomptJ] < n) {
+				C[((i3[gomptJ] * n) + j1[gomptJ])] = c31[gomptJ]
 			}
 		}
 		for gomptJ := 0; gomptJ < 256; gomptJ++ {
 //line library.go:217
-			if (gomptT6I3[gomptJ] < m) && (gomptT9J2[gomptJ] < n) {
-				C[((gomptT6I3[gomptJ] * n) + gomptT9J2[gomptJ])] = gomptT25C32[gomptJ]
+			if (i3[gomptJ] < m) && (j2[gomptJ] < n) {
+				C[((i3[gomptJ] * n) + j2[gomptJ])] = c32[gomptJ]
 			}
 		}
 		for gomptJ := 0; gomptJ < 256; gomptJ++ {
 //line library.go:220
-			if (gomptT6I3[gomptJ] < m) && (gomptT10J3[gomptJ] < n) {
-				C[((gomptT6I3[gomptJ] * n) + gomptT10J3[gomptJ])] = gomptT26C33[gomptJ]
+			if (i3[gomptJ] < m) && (j3[gomptJ] < n) {
+				C[((i3[gomptJ] * n) + j3[gomptJ])] = c33[gomptJ]
 			}
 		}
 	}
-	_ = gomptT1Ly
-	_ = gomptT2Lx
-	_ = gomptT3I0
-	_ = gomptT4I1
-	_ = gomptT5I2
-	_ = gomptT6I3
-	_ = gomptT7J0
-	_ = gomptT8J1
-	_ = gomptT9J2
-	_ = gomptT10J3
-	_ = gomptT11C00
-	_ = gomptT12C01
-	_ = gomptT13C02
-	_ = gomptT14C03
-	_ = gomptT15C10
-	_ = gomptT16C11
-	_ = gomptT17C12
-	_ = gomptT18C13
-	_ = gomptT19C20
-	_ = gomptT20C21
-	_ = gomptT21C22
-	_ = gomptT22C23
-	_ = gomptT23C30
-	_ = gomptT24C31
-	_ = gomptT25C32
-	_ = gomptT26C33
+	_ = ly
+	_ = lx
+	_ = i0
+	_ = i1
+	_ = i2
+	_ = i3
+	_ = j0
+	_ = j1
+	_ = j2
+	_ = j3
+	_ = c00
+	_ = c01
+	_ = c02
+	_ = c03
+	_ = c10
+	_ = c11
+	_ = c12
+	_ = c13
+	_ = c20
+	_ = c21
+	_ = c22
+	_ = c23
+	_ = c30
+	_ = c31
+	_ = c32
+	_ = c33
 	_ = teams
 //line gompt_kernels.go:914
 }

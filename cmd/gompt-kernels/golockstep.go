@@ -60,17 +60,30 @@ func (g *gen) planLockstep(k *kernel) *lockstep {
 		}
 		n++
 		arr := fmt.Sprintf("gomptL%d%s", n, upperFirst(v.Name()))
-		ls.arrays[v] = arr
+		ls.arrays[v] = ownName(g, k, v, arr)
 		t, _ := scalarOf(v.Type())
 		// An array of lanes, used through a slice of the block's width,
 		// so that the compiler drops the bounds test of the lane's
 		// element in the loops up to that width.
-		ls.decls = append(ls.decls, fmt.Sprintf("var %sA [%d]%s", arr, lanes, t.goName()), fmt.Sprintf("%s := %sA[:gomptW:gomptW]", arr, arr))
+		ls.decls = append(ls.decls, fmt.Sprintf("var %sA [%d]%s", arr, lanes, t.goName()), fmt.Sprintf("%s := %sA[:gomptW:gomptW]", ls.arrays[v], arr))
 	}
 	return ls
 }
 
 func (ls *lockstep) sortedVarying(g *gen) []*types.Var { return sortedVars(ls.varying) }
+
+// ownName is the name of the array (of lanes, or of a team's threads)
+// that holds local v at each point: v's own, so that a debugger shows the
+// user's name, unless another variable of k's function (a parameter, a
+// local of another scope) has that name too; then other, a generated one.
+func ownName(g *gen, k *kernel, v *types.Var, other string) string {
+	for id, obj := range g.p.info.Defs {
+		if obj != nil && obj != v && id.Name == v.Name() && id.Pos() >= k.decl.Pos() && id.Pos() < k.decl.End() {
+			return other
+		}
+	}
+	return v.Name()
+}
 
 // dependsOn reports whether e reads a varying variable or an element at a
 // varying index.

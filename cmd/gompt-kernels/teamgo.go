@@ -25,7 +25,11 @@ func (g *gen) teamHost(w *goWriter, k *kernel) {
 	ls := &lockstep{k: k, varying: pl.varying.varying, arrays: pl.arrays}
 	for _, v := range sortedVars(pl.arrays) {
 		t, _ := scalarOf(v.Type())
-		w.p("var %s [%d]%s // %s, per thread", pl.arrays[v], k.team, t.goName(), v.Name())
+		if pl.arrays[v] == v.Name() {
+			w.p("var %s [%d]%s // per thread", v.Name(), k.team, t.goName())
+		} else {
+			w.p("var %s [%d]%s // %s, per thread", pl.arrays[v], k.team, t.goName(), v.Name())
+		}
 	}
 	team := k.params[0].name
 	w.p("gomptLo0, gomptHi0 := gomptR.Clamp(0, %s)", k.dims[0].name)

@@ -735,20 +735,20 @@ func gomptLanesConv(gomptX0, gomptW int, i int, m int, n int, k int, w []float32
 	gomptPIn := unsafe.Pointer(unsafe.SliceData(in))
 	gomptPOut := unsafe.Pointer(unsafe.SliceData(out))
 	var gomptL1AccA [1024]float32
-	gomptL1Acc := gomptL1AccA[:gomptW:gomptW]
+	acc := gomptL1AccA[:gomptW:gomptW]
 	var gomptL2PeakA [1024]float32
-	gomptL2Peak := gomptL2PeakA[:gomptW:gomptW]
+	peak := gomptL2PeakA[:gomptW:gomptW]
 	var gomptL3TA [1024]float32
-	gomptL3T := gomptL3TA[:gomptW:gomptW]
+	t := gomptL3TA[:gomptW:gomptW]
 //line lockstep.go:10
 	if k <= int(0) {
 		return
 	}
 	for gomptJ := 0; gomptJ < gomptW; gomptJ++ {
 //line lockstep.go:13
-		gomptL1Acc[gomptJ] = float32(0)
+		acc[gomptJ] = float32(0)
 //line lockstep.go:13
-		gomptL2Peak[gomptJ] = float32(0)
+		peak[gomptJ] = float32(0)
 	}
 //line lockstep.go:14
 	for p := int(0); p < k; p++ {
@@ -758,16 +758,16 @@ func gomptLanesConv(gomptX0, gomptW int, i int, m int, n int, k int, w []float32
 		for gomptJ := 0; gomptJ < gomptW; gomptJ++ {
 			j := gomptX0 + gomptJ
 //line lockstep.go:15
-			gomptL3T[gomptJ] = (gomptU1 * in[(gomptU2+((j+p)%n))])
+			t[gomptJ] = (gomptU1 * in[(gomptU2+((j+p)%n))])
 		}
 		for gomptJ := 0; gomptJ < gomptW; gomptJ++ {
 //line lockstep.go:16
-			gomptL1Acc[gomptJ] += gomptL3T[gomptJ]
+			acc[gomptJ] += t[gomptJ]
 		}
 		for gomptJ := 0; gomptJ < gomptW; gomptJ++ {
 //line lockstep.go:17
-			if gomptL3T[gomptJ] > gomptL2Peak[gomptJ] {
-				gomptL2Peak[gomptJ] = gomptL3T[gomptJ]
+			if t[gomptJ] > peak[gomptJ] {
+				peak[gomptJ] = t[gomptJ]
 			}
 		}
 //line lockstep.go:20
@@ -779,11 +779,11 @@ func gomptLanesConv(gomptX0, gomptW int, i int, m int, n int, k int, w []float32
 	gomptU5 := unsafe.Add(gomptPIn, (gomptU3+gomptX0)*4)
 	for gomptJ := 0; gomptJ < gomptW; gomptJ++ {
 //line lockstep.go:21
-		*(*float32)(unsafe.Add(gomptU4, gomptJ*4)) = ((gomptL1Acc[gomptJ] - gomptL2Peak[gomptJ]) + *(*float32)(unsafe.Add(gomptU5, gomptJ*4)))
+		*(*float32)(unsafe.Add(gomptU4, gomptJ*4)) = ((acc[gomptJ] - peak[gomptJ]) + *(*float32)(unsafe.Add(gomptU5, gomptJ*4)))
 	}
-	_ = gomptL1Acc
-	_ = gomptL2Peak
-	_ = gomptL3T
+	_ = acc
+	_ = peak
+	_ = t
 	_ = m
 //line gompt_kernels.go:789
 }
@@ -2218,35 +2218,35 @@ func gomptLanesLanesGather(gomptX0, gomptW int, n int, m int, k int, idx []int, 
 	gomptPIdx := unsafe.Pointer(unsafe.SliceData(idx))
 	gomptPDst := unsafe.Pointer(unsafe.SliceData(dst))
 	var gomptL1AccA [1024]float32
-	gomptL1Acc := gomptL1AccA[:gomptW:gomptW]
+	acc := gomptL1AccA[:gomptW:gomptW]
 	var gomptL2VA [1024]float32
-	gomptL2V := gomptL2VA[:gomptW:gomptW]
+	v := gomptL2VA[:gomptW:gomptW]
 //line checks.go:112
 	gomptU1 := unsafe.Add(gomptPIdx, (gomptX0)*8)
 	for gomptJ := 0; gomptJ < gomptW; gomptJ++ {
 //line checks.go:112
-		gomptL1Acc[gomptJ] = src[*(*int)(unsafe.Add(gomptU1, gomptJ*8))]
+		acc[gomptJ] = src[*(*int)(unsafe.Add(gomptU1, gomptJ*8))]
 	}
 //line checks.go:113
 	for p := int(1); p < k; p++ {
 		gomptU2 := unsafe.Add(gomptPIdx, (gomptX0)*8)
 		for gomptJ := 0; gomptJ < gomptW; gomptJ++ {
 //line checks.go:114
-			gomptL2V[gomptJ] = src[(*(*int)(unsafe.Add(gomptU2, gomptJ*8)) + p)]
+			v[gomptJ] = src[(*(*int)(unsafe.Add(gomptU2, gomptJ*8)) + p)]
 		}
 		for gomptJ := 0; gomptJ < gomptW; gomptJ++ {
 //line checks.go:115
-			gomptL1Acc[gomptJ] += gomptL2V[gomptJ]
+			acc[gomptJ] += v[gomptJ]
 		}
 //line checks.go:116
 	}
 	gomptU3 := unsafe.Add(gomptPDst, (gomptX0)*4)
 	for gomptJ := 0; gomptJ < gomptW; gomptJ++ {
 //line checks.go:117
-		*(*float32)(unsafe.Add(gomptU3, gomptJ*4)) = gomptL1Acc[gomptJ]
+		*(*float32)(unsafe.Add(gomptU3, gomptJ*4)) = acc[gomptJ]
 	}
-	_ = gomptL1Acc
-	_ = gomptL2V
+	_ = acc
+	_ = v
 	_ = n
 	_ = m
 //line gompt_kernels.go:2253
@@ -2329,10 +2329,10 @@ func gomptLanesMatMul(gomptX0, gomptW int, i int, m int, n int, k int, A []float
 	gomptPB := unsafe.Pointer(unsafe.SliceData(B))
 	gomptPC := unsafe.Pointer(unsafe.SliceData(C))
 	var gomptL1AccA [1024]float32
-	gomptL1Acc := gomptL1AccA[:gomptW:gomptW]
+	acc := gomptL1AccA[:gomptW:gomptW]
 	for gomptJ := 0; gomptJ < gomptW; gomptJ++ {
 //line dims.go:42
-		gomptL1Acc[gomptJ] = float32(0)
+		acc[gomptJ] = float32(0)
 	}
 //line dims.go:43
 	for p := int(0); p < k; p++ {
@@ -2343,7 +2343,7 @@ func gomptLanesMatMul(gomptX0, gomptW int, i int, m int, n int, k int, A []float
 		gomptU3 := unsafe.Add(gomptPB, (gomptU2+gomptX0)*4)
 		for gomptJ := 0; gomptJ < gomptW; gomptJ++ {
 //line dims.go:44
-			gomptL1Acc[gomptJ] += (gomptU1 * *(*float32)(unsafe.Add(gomptU3, gomptJ*4)))
+			acc[gomptJ] += (gomptU1 * *(*float32)(unsafe.Add(gomptU3, gomptJ*4)))
 		}
 //line dims.go:45
 	}
@@ -2352,9 +2352,9 @@ func gomptLanesMatMul(gomptX0, gomptW int, i int, m int, n int, k int, A []float
 	gomptU5 := unsafe.Add(gomptPC, (gomptU4+gomptX0)*4)
 	for gomptJ := 0; gomptJ < gomptW; gomptJ++ {
 //line dims.go:46
-		*(*float32)(unsafe.Add(gomptU5, gomptJ*4)) = gomptL1Acc[gomptJ]
+		*(*float32)(unsafe.Add(gomptU5, gomptJ*4)) = acc[gomptJ]
 	}
-	_ = gomptL1Acc
+	_ = acc
 	_ = m
 //line gompt_kernels.go:2360
 }
@@ -4819,7 +4819,7 @@ func gomptHostTeamDefine(gomptA *gomptdevice.HostArgs, gomptR gomptdevice.Range,
 	out := gomptrt.View[float32](gomptA.Bufs[4], gomptrt.Len(teams, 64))
 	gomptPIdx := unsafe.Pointer(unsafe.SliceData(idx))
 	gomptPOut := unsafe.Pointer(unsafe.SliceData(out))
-	var gomptT1V [64]float32 // v, per thread
+	var v [64]float32 // per thread
 	gomptLo0, gomptHi0 := gomptR.Clamp(0, teams)
 	for t := gomptLo0; t < gomptHi0; t++ {
 //line checks.go:126
@@ -4828,12 +4828,12 @@ func gomptHostTeamDefine(gomptA *gomptdevice.HostArgs, gomptR gomptdevice.Range,
 		for gomptJ := 0; gomptJ < 64; gomptJ++ {
 			th := gomptJ
 //line checks.go:127
-			gomptT1V[gomptJ] = src[*(*int)(unsafe.Add(gomptPIdx, ((t*int(64))+th)*8))]
+			v[gomptJ] = src[*(*int)(unsafe.Add(gomptPIdx, ((t*int(64))+th)*8))]
 		}
 		for gomptJ := 0; gomptJ < 64; gomptJ++ {
 			th := gomptJ
 //line checks.go:128
-			buf[th] = gomptT1V[gomptJ]
+			buf[th] = v[gomptJ]
 		}
 		// barrier
 		for gomptJ := 0; gomptJ < 64; gomptJ++ {
@@ -4842,7 +4842,7 @@ func gomptHostTeamDefine(gomptA *gomptdevice.HostArgs, gomptR gomptdevice.Range,
 			*(*float32)(unsafe.Add(gomptPOut, ((t*int(64))+th)*4)) = buf[(int(63) - th)]
 		}
 	}
-	_ = gomptT1V
+	_ = v
 	_ = teams
 	_ = m
 //line gompt_kernels.go:4849
@@ -5016,7 +5016,7 @@ func gomptHostTeamReverse(gomptA *gomptdevice.HostArgs, gomptR gomptdevice.Range
 	gomptPIn := unsafe.Pointer(unsafe.SliceData(in))
 	gomptPOut := unsafe.Pointer(unsafe.SliceData(out))
 	gomptPSums := unsafe.Pointer(unsafe.SliceData(sums))
-	var gomptT1Mine [64]int32 // mine, per thread
+	var mine [64]int32 // per thread
 	gomptLo0, gomptHi0 := gomptR.Clamp(0, teams)
 	for t := gomptLo0; t < gomptHi0; t++ {
 //line team.go:13
@@ -5031,23 +5031,23 @@ func gomptHostTeamReverse(gomptA *gomptdevice.HostArgs, gomptR gomptdevice.Range
 		for gomptJ := 0; gomptJ < 64; gomptJ++ {
 			th := gomptJ
 //line team.go:16
-			gomptT1Mine[gomptJ] = *(*int32)(unsafe.Add(gomptPIn, (base+th)*4))
+			mine[gomptJ] = *(*int32)(unsafe.Add(gomptPIn, (base+th)*4))
 		}
 		for gomptJ := 0; gomptJ < 64; gomptJ++ {
 			th := gomptJ
 //line team.go:17
-			buf[th] = gomptT1Mine[gomptJ]
+			buf[th] = mine[gomptJ]
 		}
 		for gomptJ := 0; gomptJ < 64; gomptJ++ {
 			th := gomptJ
 //line team.go:18
-			part[th] = int64(gomptT1Mine[gomptJ])
+			part[th] = int64(mine[gomptJ])
 		}
 		// barrier
 		for gomptJ := 0; gomptJ < 64; gomptJ++ {
 			th := gomptJ
 //line team.go:20
-			*(*int32)(unsafe.Add(gomptPOut, (base+th)*4)) = (buf[(int(63)-th)] - gomptT1Mine[gomptJ])
+			*(*int32)(unsafe.Add(gomptPOut, (base+th)*4)) = (buf[(int(63)-th)] - mine[gomptJ])
 		}
 		for s := int(32); s > int(0); s /= int(2) {
 			for gomptJ := 0; gomptJ < 64; gomptJ++ {
@@ -5078,11 +5078,11 @@ func gomptHostTeamReverse(gomptA *gomptdevice.HostArgs, gomptR gomptdevice.Range
 			th := gomptJ
 //line team.go:34
 			if th == int(0) {
-				*(*int64)(unsafe.Add(gomptPSums, t*8)) = (part[int(0)] + int64(gomptT1Mine[gomptJ]))
+				*(*int64)(unsafe.Add(gomptPSums, t*8)) = (part[int(0)] + int64(mine[gomptJ]))
 			}
 		}
 	}
-	_ = gomptT1Mine
+	_ = mine
 	_ = teams
 //line gompt_kernels.go:5088
 }
@@ -5155,9 +5155,9 @@ func gomptHostTeamTuple(gomptA *gomptdevice.HostArgs, gomptR gomptdevice.Range, 
 	out := gomptrt.View[float32](gomptA.Bufs[2], gomptrt.Len(teams, 128))
 	gomptPIn := unsafe.Pointer(unsafe.SliceData(in))
 	gomptPOut := unsafe.Pointer(unsafe.SliceData(out))
-	var gomptT1J [64]int     // j, per thread
-	var gomptT2X [64]float32 // x, per thread
-	var gomptT3O [64]int     // o, per thread
+	var j [64]int     // per thread
+	var x [64]float32 // per thread
+	var o [64]int     // per thread
 	gomptLo0, gomptHi0 := gomptR.Clamp(0, teams)
 	for t := gomptLo0; t < gomptHi0; t++ {
 //line team.go:48
@@ -5172,38 +5172,38 @@ func gomptHostTeamTuple(gomptA *gomptdevice.HostArgs, gomptR gomptdevice.Range, 
 		for gomptJ := 0; gomptJ < 64; gomptJ++ {
 			th := gomptJ
 //line team.go:50
-			gomptT1J[gomptJ] = th
+			j[gomptJ] = th
 		}
 		for gomptJ := 0; gomptJ < 64; gomptJ++ {
 			th := gomptJ
 //line team.go:51
-			gomptT1J[gomptJ], a[gomptT1J[gomptJ]] = (int(63) - th), (a[gomptT1J[gomptJ]] * float32(2.0))
+			j[gomptJ], a[j[gomptJ]] = (int(63) - th), (a[j[gomptJ]] * float32(2.0))
 		}
 		// barrier
 		for gomptJ := 0; gomptJ < 64; gomptJ++ {
 //line team.go:53
-			gomptT2X[gomptJ] = a[gomptT1J[gomptJ]]
+			x[gomptJ] = a[j[gomptJ]]
 		}
 		for gomptJ := 0; gomptJ < 64; gomptJ++ {
 			th := gomptJ
 //line team.go:54
-			b[th], gomptT2X[gomptJ] = gomptT2X[gomptJ], b[th]
+			b[th], x[gomptJ] = x[gomptJ], b[th]
 		}
 		// barrier
 		for gomptJ := 0; gomptJ < 64; gomptJ++ {
 			th := gomptJ
 //line team.go:56
-			gomptT3O[gomptJ] = ((t * int(128)) + th)
+			o[gomptJ] = ((t * int(128)) + th)
 		}
 		for gomptJ := 0; gomptJ < 64; gomptJ++ {
 			th := gomptJ
 //line team.go:57
-			*(*float32)(unsafe.Add(gomptPOut, gomptT3O[gomptJ]*4)), *(*float32)(unsafe.Add(gomptPOut, (gomptT3O[gomptJ]+int(64))*4)) = b[(int(63)-th)], (b[th] + gomptT2X[gomptJ])
+			*(*float32)(unsafe.Add(gomptPOut, o[gomptJ]*4)), *(*float32)(unsafe.Add(gomptPOut, (o[gomptJ]+int(64))*4)) = b[(int(63)-th)], (b[th] + x[gomptJ])
 		}
 	}
-	_ = gomptT1J
-	_ = gomptT2X
-	_ = gomptT3O
+	_ = j
+	_ = x
+	_ = o
 	_ = teams
 //line gompt_kernels.go:5209
 }
