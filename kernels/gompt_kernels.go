@@ -38,12 +38,12 @@ func gomptHostCopy32(gomptA *gomptdevice.HostArgs, gomptR gomptdevice.Range, _, 
 	n := gomptA.Int(0)
 	src := gomptrt.View[int32](gomptA.Bufs[1], gomptrt.Len(n))
 	dst := gomptrt.View[int32](gomptA.Bufs[2], gomptrt.Len(n))
-	gomptPSrc := unsafe.Pointer(unsafe.SliceData(src))
-	gomptPDst := unsafe.Pointer(unsafe.SliceData(dst))
 	gomptLo0, gomptHi0 := gomptR.Clamp(0, n)
+	src = src[:gomptHi0] // so that Go drops its bounds tests of src[i] in the loop below
+	dst = dst[:gomptHi0] // so that Go drops its bounds tests of dst[i] in the loop below
 	for i := gomptLo0; i < gomptHi0; i++ {
 //line library.go:41
-		*(*int32)(unsafe.Add(gomptPDst, i*4)) = *(*int32)(unsafe.Add(gomptPSrc, i*4))
+		dst[i] = src[i]
 	}
 	_ = n
 //line gompt_kernels.go:50
@@ -233,11 +233,11 @@ func gomptHostFill(gomptA *gomptdevice.HostArgs, gomptR gomptdevice.Range, _, _ 
 	n := gomptA.Int(0)
 	v := gomptA.Float32(1)
 	x := gomptrt.View[float32](gomptA.Bufs[2], gomptrt.Len(n))
-	gomptPX := unsafe.Pointer(unsafe.SliceData(x))
 	gomptLo0, gomptHi0 := gomptR.Clamp(0, n)
+	x = x[:gomptHi0] // so that Go drops its bounds tests of x[i] in the loop below
 	for i := gomptLo0; i < gomptHi0; i++ {
 //line library.go:34
-		*(*float32)(unsafe.Add(gomptPX, i*4)) = v
+		x[i] = v
 	}
 	_ = n
 //line gompt_kernels.go:244
@@ -958,12 +958,12 @@ func gomptHostSaxpy(gomptA *gomptdevice.HostArgs, gomptR gomptdevice.Range, _, _
 	a := gomptA.Float32(1)
 	x := gomptrt.View[float32](gomptA.Bufs[2], gomptrt.Len(n))
 	y := gomptrt.View[float32](gomptA.Bufs[3], gomptrt.Len(n))
-	gomptPX := unsafe.Pointer(unsafe.SliceData(x))
-	gomptPY := unsafe.Pointer(unsafe.SliceData(y))
 	gomptLo0, gomptHi0 := gomptR.Clamp(0, n)
+	x = x[:gomptHi0] // so that Go drops its bounds tests of x[i] in the loop below
+	y = y[:gomptHi0] // so that Go drops its bounds tests of y[i] in the loop below
 	for i := gomptLo0; i < gomptHi0; i++ {
 //line library.go:20
-		*(*float32)(unsafe.Add(gomptPY, i*4)) = ((a * *(*float32)(unsafe.Add(gomptPX, i*4))) + *(*float32)(unsafe.Add(gomptPY, i*4)))
+		y[i] = ((a * x[i]) + y[i])
 	}
 	_ = n
 //line gompt_kernels.go:970
@@ -1012,13 +1012,13 @@ func gomptHostVecadd(gomptA *gomptdevice.HostArgs, gomptR gomptdevice.Range, _, 
 	a := gomptrt.View[float32](gomptA.Bufs[1], gomptrt.Len(n))
 	b := gomptrt.View[float32](gomptA.Bufs[2], gomptrt.Len(n))
 	c := gomptrt.View[float32](gomptA.Bufs[3], gomptrt.Len(n))
-	gomptPA := unsafe.Pointer(unsafe.SliceData(a))
-	gomptPB := unsafe.Pointer(unsafe.SliceData(b))
-	gomptPC := unsafe.Pointer(unsafe.SliceData(c))
 	gomptLo0, gomptHi0 := gomptR.Clamp(0, n)
+	a = a[:gomptHi0] // so that Go drops its bounds tests of a[i] in the loop below
+	b = b[:gomptHi0] // so that Go drops its bounds tests of b[i] in the loop below
+	c = c[:gomptHi0] // so that Go drops its bounds tests of c[i] in the loop below
 	for i := gomptLo0; i < gomptHi0; i++ {
 //line library.go:27
-		*(*float32)(unsafe.Add(gomptPC, i*4)) = (*(*float32)(unsafe.Add(gomptPA, i*4)) + *(*float32)(unsafe.Add(gomptPB, i*4)))
+		c[i] = (a[i] + b[i])
 	}
 	_ = n
 //line gompt_kernels.go:1025

@@ -323,8 +323,12 @@ func (g *gen) hostImage(w *goWriter, k *kernel) {
 	if k.reduce == "" {
 		ls = g.planLockstep(k)
 	}
+	var resliced map[*param]bool
+	if ls == nil {
+		resliced = g.reslicedAtPoint(k)
+	}
 	for _, p := range k.args() {
-		if p.slice && g.provenIn(k, p) && ls == nil {
+		if p.slice && g.provenIn(k, p) && ls == nil && !resliced[p] {
 			w.imports["unsafe"] = "unsafe"
 			w.p("%s := unsafe.Pointer(unsafe.SliceData(%s))", base(p), p.name)
 		}
@@ -333,6 +337,11 @@ func (g *gen) hostImage(w *goWriter, k *kernel) {
 	var lanesFn strings.Builder
 	for d := range k.dims {
 		w.p("gomptLo%d, gomptHi%d := gomptR.Clamp(%d, %s)", d, d, d, k.dims[d].name)
+	}
+	for _, p := range k.args() {
+		if resliced[p] {
+			w.p("%s = %s[:gomptHi0] // so that Go drops its bounds tests of %s[%s] in the loop below", p.name, p.name, p.name, k.index[0].name)
+		}
 	}
 	if k.reduce == "" {
 		for d := len(k.dims) - 1; d >= 1; d-- {
@@ -343,7 +352,7 @@ func (g *gen) hostImage(w *goWriter, k *kernel) {
 		// statements list at each point.
 		label := 0
 		points := func(lo, hi string, list []ast.Stmt) {
-			body := &gobody{g: g, k: k, w: w, used: used, depth: 0}
+			body := &gobody{g: g, k: k, w: w, used: used, depth: 0, resliced: resliced}
 			l := fmt.Sprintf("gomptPoint%d", label)
 			label++
 			labelled := false
@@ -374,7 +383,7 @@ func (g *gen) hostImage(w *goWriter, k *kernel) {
 	merge()
 	// A parameter the body does not use is still declared.
 	for _, p := range k.args() {
-		if !used[p.obj] && !(p.slice && g.provenIn(k, p) && ls == nil) {
+		if !used[p.obj] && !(p.slice && g.provenIn(k, p) && ls == nil && !resliced[p]) {
 			w.p("_ = %s", p.name)
 		}
 	}

@@ -41,6 +41,7 @@ type gobody struct {
 	simpleLeaf bool            // the leaf is a simple statement: every lane runs all of it
 	cond       int             // inside the right operand of && or ||: run at some lanes only
 	pos        string          // the source position of the statement being written ("heat.go:14")
+	resliced   map[*param]bool // buffers resliced to gomptHi0, read and written as slices (reslicedAtPoint)
 }
 
 // line writes a line of the image, marked with the position of the
@@ -313,6 +314,10 @@ func (b *gobody) expr(e ast.Expr) string {
 	case *ast.IndexExpr:
 		id := ast.Unparen(e.X).(*ast.Ident)
 		p := b.k.byObj[b.info().Uses[id].(*types.Var)]
+		if p != nil && b.resliced[p] {
+			b.used[p.obj] = true
+			return id.Name + "[" + b.expr(e.Index) + "]"
+		}
 		if p != nil && b.k.proven[e] {
 			b.w.imports["unsafe"] = "unsafe"
 			size := p.t.bits() / 8

@@ -46,11 +46,11 @@ func gomptHostAtomicCount(gomptA *gomptdevice.HostArgs, gomptR gomptdevice.Range
 	m := gomptA.Int(1)
 	idx := gomptrt.View[int](gomptA.Bufs[2], gomptrt.Len(n))
 	h := gomptrt.View[uint32](gomptA.Bufs[3], gomptrt.Len(m))
-	gomptPIdx := unsafe.Pointer(unsafe.SliceData(idx))
 	gomptLo0, gomptHi0 := gomptR.Clamp(0, n)
+	idx = idx[:gomptHi0] // so that Go drops its bounds tests of idx[i] in the loop below
 	for i := gomptLo0; i < gomptHi0; i++ {
 //line checks.go:73
-		gomptatomic.AddUint32((&h[*(*int)(unsafe.Add(gomptPIdx, i*8))]), uint32(1))
+		gomptatomic.AddUint32((&h[idx[i]]), uint32(1))
 	}
 	_ = n
 	_ = m
@@ -130,14 +130,14 @@ func gomptHostAtomicMax(gomptA *gomptdevice.HostArgs, gomptR gomptdevice.Range, 
 	u32 := gomptrt.View[uint32](gomptA.Bufs[4], gomptrt.Len(7))
 	i64 := gomptrt.View[int64](gomptA.Bufs[5], gomptrt.Len(1))
 	hits := gomptrt.View[uint32](gomptA.Bufs[6], gomptrt.Len(16))
-	gomptPV := unsafe.Pointer(unsafe.SliceData(v))
 	gomptPM32 := unsafe.Pointer(unsafe.SliceData(m32))
 	gomptPM64 := unsafe.Pointer(unsafe.SliceData(m64))
 	gomptPI64 := unsafe.Pointer(unsafe.SliceData(i64))
 	gomptLo0, gomptHi0 := gomptR.Clamp(0, n)
+	v = v[:gomptHi0] // so that Go drops its bounds tests of v[i] in the loop below
 	for i := gomptLo0; i < gomptHi0; i++ {
 //line atomics.go:30
-		x := *(*int32)(unsafe.Add(gomptPV, i*4))
+		x := v[i]
 		for {
 			old := gomptatomic.LoadInt32((&*(*int32)(unsafe.Add(gomptPM32, int(0)*4))))
 			if (old >= x) || gomptatomic.CompareAndSwapInt32((&*(*int32)(unsafe.Add(gomptPM32, int(0)*4))), old, x) {
@@ -482,12 +482,12 @@ func gomptHostClassify(gomptA *gomptdevice.HostArgs, gomptR gomptdevice.Range, _
 	n := gomptA.Int(0)
 	a := gomptrt.View[float64](gomptA.Bufs[1], gomptrt.Len(n))
 	out := gomptrt.View[uint64](gomptA.Bufs[2], gomptrt.Len(8, n))
-	gomptPA := unsafe.Pointer(unsafe.SliceData(a))
 	gomptPOut := unsafe.Pointer(unsafe.SliceData(out))
 	gomptLo0, gomptHi0 := gomptR.Clamp(0, n)
+	a = a[:gomptHi0] // so that Go drops its bounds tests of a[i] in the loop below
 	for i := gomptLo0; i < gomptHi0; i++ {
 //line floats.go:66
-		x := *(*float64)(unsafe.Add(gomptPA, i*8))
+		x := a[i]
 		o := (int(8) * i)
 		var flags uint64
 		if gomptmath.IsNaN(x) {
@@ -571,13 +571,13 @@ func gomptHostControl(gomptA *gomptdevice.HostArgs, gomptR gomptdevice.Range, _,
 	n := gomptA.Int(0)
 	a := gomptrt.View[int32](gomptA.Bufs[1], gomptrt.Len(n))
 	out := gomptrt.View[int64](gomptA.Bufs[2], gomptrt.Len(n))
-	gomptPA := unsafe.Pointer(unsafe.SliceData(a))
-	gomptPOut := unsafe.Pointer(unsafe.SliceData(out))
 	gomptLo0, gomptHi0 := gomptR.Clamp(0, n)
+	a = a[:gomptHi0]     // so that Go drops its bounds tests of a[i] in the loop below
+	out = out[:gomptHi0] // so that Go drops its bounds tests of out[i] in the loop below
 gomptPoint0:
 	for i := gomptLo0; i < gomptHi0; i++ {
 //line control.go:10
-		x := int64(*(*int32)(unsafe.Add(gomptPA, i*4)))
+		x := int64(a[i])
 		var acc int64
 		var flag bool
 //line control.go:15
@@ -647,11 +647,11 @@ gomptPoint0:
 		if flag {
 			acc = (-acc)
 		}
-		*(*int64)(unsafe.Add(gomptPOut, i*8)) = (acc + q)
+		out[i] = (acc + q)
 		if x < int64(0) {
 			continue gomptPoint0
 		}
-		*(*int64)(unsafe.Add(gomptPOut, i*8))++
+		out[i]++
 	}
 	_ = n
 //line gompt_kernels.go:658
@@ -849,13 +849,13 @@ func gomptHostConversions(gomptA *gomptdevice.HostArgs, gomptR gomptdevice.Range
 	a := gomptrt.View[int64](gomptA.Bufs[1], gomptrt.Len(n))
 	f := gomptrt.View[float64](gomptA.Bufs[2], gomptrt.Len(n))
 	out := gomptrt.View[float64](gomptA.Bufs[3], gomptrt.Len(8, n))
-	gomptPA := unsafe.Pointer(unsafe.SliceData(a))
-	gomptPF := unsafe.Pointer(unsafe.SliceData(f))
 	gomptPOut := unsafe.Pointer(unsafe.SliceData(out))
 	gomptLo0, gomptHi0 := gomptR.Clamp(0, n)
+	a = a[:gomptHi0] // so that Go drops its bounds tests of a[i] in the loop below
+	f = f[:gomptHi0] // so that Go drops its bounds tests of f[i] in the loop below
 	for i := gomptLo0; i < gomptHi0; i++ {
 //line ints.go:120
-		x, y := *(*int64)(unsafe.Add(gomptPA, i*8)), *(*float64)(unsafe.Add(gomptPF, i*8))
+		x, y := a[i], f[i]
 		o := (int(8) * i)
 		*(*float64)(unsafe.Add(gomptPOut, o*8)) = float64(float32(x))
 		*(*float64)(unsafe.Add(gomptPOut, (o+int(1))*8)) = float64(x)
@@ -1108,13 +1108,13 @@ func gomptHostFloat64Ops(gomptA *gomptdevice.HostArgs, gomptR gomptdevice.Range,
 	a := gomptrt.View[float64](gomptA.Bufs[1], gomptrt.Len(n))
 	b := gomptrt.View[float64](gomptA.Bufs[2], gomptrt.Len(n))
 	out := gomptrt.View[float64](gomptA.Bufs[3], gomptrt.Len(4, n))
-	gomptPA := unsafe.Pointer(unsafe.SliceData(a))
-	gomptPB := unsafe.Pointer(unsafe.SliceData(b))
 	gomptPOut := unsafe.Pointer(unsafe.SliceData(out))
 	gomptLo0, gomptHi0 := gomptR.Clamp(0, n)
+	a = a[:gomptHi0] // so that Go drops its bounds tests of a[i] in the loop below
+	b = b[:gomptHi0] // so that Go drops its bounds tests of b[i] in the loop below
 	for i := gomptLo0; i < gomptHi0; i++ {
 //line floats.go:35
-		x, y := *(*float64)(unsafe.Add(gomptPA, i*8)), *(*float64)(unsafe.Add(gomptPB, i*8))
+		x, y := a[i], b[i]
 		o := (int(4) * i)
 		*(*float64)(unsafe.Add(gomptPOut, o*8)) = ((x * y) + x)
 		*(*float64)(unsafe.Add(gomptPOut, (o+int(1))*8)) = (x / y)
@@ -1276,14 +1276,14 @@ func gomptHostFloatOps(gomptA *gomptdevice.HostArgs, gomptR gomptdevice.Range, _
 	b := gomptrt.View[float32](gomptA.Bufs[2], gomptrt.Len(n))
 	c := gomptrt.View[float32](gomptA.Bufs[3], gomptrt.Len(n))
 	out := gomptrt.View[float32](gomptA.Bufs[4], gomptrt.Len(12, n))
-	gomptPA := unsafe.Pointer(unsafe.SliceData(a))
-	gomptPB := unsafe.Pointer(unsafe.SliceData(b))
-	gomptPC := unsafe.Pointer(unsafe.SliceData(c))
 	gomptPOut := unsafe.Pointer(unsafe.SliceData(out))
 	gomptLo0, gomptHi0 := gomptR.Clamp(0, n)
+	a = a[:gomptHi0] // so that Go drops its bounds tests of a[i] in the loop below
+	b = b[:gomptHi0] // so that Go drops its bounds tests of b[i] in the loop below
+	c = c[:gomptHi0] // so that Go drops its bounds tests of c[i] in the loop below
 	for i := gomptLo0; i < gomptHi0; i++ {
 //line floats.go:10
-		x, y, z := *(*float32)(unsafe.Add(gomptPA, i*4)), *(*float32)(unsafe.Add(gomptPB, i*4)), *(*float32)(unsafe.Add(gomptPC, i*4))
+		x, y, z := a[i], b[i], c[i]
 		o := (int(12) * i)
 		*(*float32)(unsafe.Add(gomptPOut, o*4)) = ((x * y) + z)
 		*(*float32)(unsafe.Add(gomptPOut, (o+int(1))*4)) = ((x * y) - (z * x))
@@ -1369,12 +1369,12 @@ func gomptHostGather(gomptA *gomptdevice.HostArgs, gomptR gomptdevice.Range, _, 
 	idx := gomptrt.View[int](gomptA.Bufs[2], gomptrt.Len(n))
 	src := gomptrt.View[float32](gomptA.Bufs[3], gomptrt.Len(m))
 	dst := gomptrt.View[float32](gomptA.Bufs[4], gomptrt.Len(n))
-	gomptPIdx := unsafe.Pointer(unsafe.SliceData(idx))
-	gomptPDst := unsafe.Pointer(unsafe.SliceData(dst))
 	gomptLo0, gomptHi0 := gomptR.Clamp(0, n)
+	idx = idx[:gomptHi0] // so that Go drops its bounds tests of idx[i] in the loop below
+	dst = dst[:gomptHi0] // so that Go drops its bounds tests of dst[i] in the loop below
 	for i := gomptLo0; i < gomptHi0; i++ {
 //line checks.go:18
-		*(*float32)(unsafe.Add(gomptPDst, i*4)) = src[*(*int)(unsafe.Add(gomptPIdx, i*8))]
+		dst[i] = src[idx[i]]
 	}
 	_ = n
 	_ = m
@@ -1574,13 +1574,13 @@ func gomptHostGatherUnchecked(gomptA *gomptdevice.HostArgs, gomptR gomptdevice.R
 	idx := gomptrt.View[int](gomptA.Bufs[2], gomptrt.Len(n))
 	src := gomptrt.View[float32](gomptA.Bufs[3], gomptrt.Len(m))
 	dst := gomptrt.View[float32](gomptA.Bufs[4], gomptrt.Len(n))
-	gomptPIdx := unsafe.Pointer(unsafe.SliceData(idx))
 	gomptPSrc := unsafe.Pointer(unsafe.SliceData(src))
-	gomptPDst := unsafe.Pointer(unsafe.SliceData(dst))
 	gomptLo0, gomptHi0 := gomptR.Clamp(0, n)
+	idx = idx[:gomptHi0] // so that Go drops its bounds tests of idx[i] in the loop below
+	dst = dst[:gomptHi0] // so that Go drops its bounds tests of dst[i] in the loop below
 	for i := gomptLo0; i < gomptHi0; i++ {
 //line checks.go:26
-		*(*float32)(unsafe.Add(gomptPDst, i*4)) = *(*float32)(unsafe.Add(gomptPSrc, *(*int)(unsafe.Add(gomptPIdx, i*8))*4))
+		dst[i] = *(*float32)(unsafe.Add(gomptPSrc, idx[i]*4))
 	}
 	_ = n
 	_ = m
@@ -1676,19 +1676,19 @@ func gomptHostHelpers(gomptA *gomptdevice.HostArgs, gomptR gomptdevice.Range, _,
 	c := gomptrt.View[float32](gomptA.Bufs[12], gomptrt.Len(4))
 	hist := gomptrt.View[int32](gomptA.Bufs[13], gomptrt.Len(n))
 	out := gomptrt.View[float32](gomptA.Bufs[14], gomptrt.Len(n))
-	gomptPX := unsafe.Pointer(unsafe.SliceData(x))
-	gomptPOut := unsafe.Pointer(unsafe.SliceData(out))
 	gomptLo0, gomptHi0 := gomptR.Clamp(0, n)
+	x = x[:gomptHi0]     // so that Go drops its bounds tests of x[i] in the loop below
+	out = out[:gomptHi0] // so that Go drops its bounds tests of out[i] in the loop below
 	for i := gomptLo0; i < gomptHi0; i++ {
 //line helpers.go:40
-		y := poly3(*(*float32)(unsafe.Add(gomptPX, i*4)), c)
+		y := poly3(x[i], c)
 		if b {
 			y = (-y)
 		}
 		bump(hist, i, ((((int32(s8) + int32(u8)) + int32(s16)) + int32(u16)) + s32))
 		bump(hist, i, ((int32((u32 % uint32(7))) + int32((u64 % uint64(5)))) + int32((u % uint(3)))))
 		bump(hist, (i + n), int32(1000))
-		*(*float32)(unsafe.Add(gomptPOut, i*4)) = (y + float32(f64))
+		out[i] = (y + float32(f64))
 	}
 //line gompt_kernels.go:1694
 }
@@ -1860,23 +1860,23 @@ func gomptHostHistogram(gomptA *gomptdevice.HostArgs, gomptR gomptdevice.Range, 
 	neg := gomptrt.View[int32](gomptA.Bufs[4], gomptrt.Len(4))
 	s := gomptrt.View[int64](gomptA.Bufs[5], gomptrt.Len(3))
 	ok := gomptrt.View[uint8](gomptA.Bufs[6], gomptrt.Len(n))
-	gomptPV := unsafe.Pointer(unsafe.SliceData(v))
 	gomptPH32 := unsafe.Pointer(unsafe.SliceData(h32))
 	gomptPH64 := unsafe.Pointer(unsafe.SliceData(h64))
 	gomptPNeg := unsafe.Pointer(unsafe.SliceData(neg))
 	gomptPS := unsafe.Pointer(unsafe.SliceData(s))
-	gomptPOk := unsafe.Pointer(unsafe.SliceData(ok))
 	gomptLo0, gomptHi0 := gomptR.Clamp(0, n)
+	v = v[:gomptHi0]   // so that Go drops its bounds tests of v[i] in the loop below
+	ok = ok[:gomptHi0] // so that Go drops its bounds tests of ok[i] in the loop below
 	for i := gomptLo0; i < gomptHi0; i++ {
 //line atomics.go:12
-		b := (*(*uint32)(unsafe.Add(gomptPV, i*4)) % uint32(16))
+		b := (v[i] % uint32(16))
 		if gomptatomic.AddUint32((&*(*uint32)(unsafe.Add(gomptPH32, int(b)*4))), uint32(1)) >= uint32(1) {
-			*(*uint8)(unsafe.Add(gomptPOk, i*1)) = uint8(1)
+			ok[i] = uint8(1)
 		}
-		gomptatomic.AddUint64((&*(*uint64)(unsafe.Add(gomptPH64, int((*(*uint32)(unsafe.Add(gomptPV, i*4))%uint32(4)))*8))), uint64(1))
-		gomptatomic.AddUint64((&h64[(uint32(4) + (*(*uint32)(unsafe.Add(gomptPV, i*4)) % uint32(4)))]), (uint64(*(*uint32)(unsafe.Add(gomptPV, i*4))) << 40))
-		gomptatomic.AddInt32((&*(*int32)(unsafe.Add(gomptPNeg, int((*(*uint32)(unsafe.Add(gomptPV, i*4))%uint32(4)))*4))), int32(-3))
-		gomptatomic.AddInt64((&*(*int64)(unsafe.Add(gomptPS, int(0)*8))), (int64(*(*uint32)(unsafe.Add(gomptPV, i*4))) - int64(8)))
+		gomptatomic.AddUint64((&*(*uint64)(unsafe.Add(gomptPH64, int((v[i]%uint32(4)))*8))), uint64(1))
+		gomptatomic.AddUint64((&h64[(uint32(4) + (v[i] % uint32(4)))]), (uint64(v[i]) << 40))
+		gomptatomic.AddInt32((&*(*int32)(unsafe.Add(gomptPNeg, int((v[i]%uint32(4)))*4))), int32(-3))
+		gomptatomic.AddInt64((&*(*int64)(unsafe.Add(gomptPS, int(0)*8))), (int64(v[i]) - int64(8)))
 		gomptatomic.AddInt64((&s[(int(1) + (i % int(2)))]), int64(8589934592))
 	}
 	_ = n
@@ -1946,13 +1946,13 @@ func gomptHostInt64Ops(gomptA *gomptdevice.HostArgs, gomptR gomptdevice.Range, _
 	a := gomptrt.View[int64](gomptA.Bufs[1], gomptrt.Len(n))
 	b := gomptrt.View[int64](gomptA.Bufs[2], gomptrt.Len(n))
 	out := gomptrt.View[int64](gomptA.Bufs[3], gomptrt.Len(9, n))
-	gomptPA := unsafe.Pointer(unsafe.SliceData(a))
-	gomptPB := unsafe.Pointer(unsafe.SliceData(b))
 	gomptPOut := unsafe.Pointer(unsafe.SliceData(out))
 	gomptLo0, gomptHi0 := gomptR.Clamp(0, n)
+	a = a[:gomptHi0] // so that Go drops its bounds tests of a[i] in the loop below
+	b = b[:gomptHi0] // so that Go drops its bounds tests of b[i] in the loop below
 	for i := gomptLo0; i < gomptHi0; i++ {
 //line ints.go:9
-		x, y := *(*int64)(unsafe.Add(gomptPA, i*8)), *(*int64)(unsafe.Add(gomptPB, i*8))
+		x, y := a[i], b[i]
 		o := (int(9) * i)
 		*(*int64)(unsafe.Add(gomptPOut, o*8)) = (x + y)
 		*(*int64)(unsafe.Add(gomptPOut, (o+int(1))*8)) = (x - y)
@@ -2030,13 +2030,13 @@ func gomptHostIntOps(gomptA *gomptdevice.HostArgs, gomptR gomptdevice.Range, _, 
 	a := gomptrt.View[int](gomptA.Bufs[1], gomptrt.Len(n))
 	b := gomptrt.View[int](gomptA.Bufs[2], gomptrt.Len(n))
 	out := gomptrt.View[int](gomptA.Bufs[3], gomptrt.Len(6, n))
-	gomptPA := unsafe.Pointer(unsafe.SliceData(a))
-	gomptPB := unsafe.Pointer(unsafe.SliceData(b))
 	gomptPOut := unsafe.Pointer(unsafe.SliceData(out))
 	gomptLo0, gomptHi0 := gomptR.Clamp(0, n)
+	a = a[:gomptHi0] // so that Go drops its bounds tests of a[i] in the loop below
+	b = b[:gomptHi0] // so that Go drops its bounds tests of b[i] in the loop below
 	for i := gomptLo0; i < gomptHi0; i++ {
 //line ints.go:28
-		x, y := *(*int)(unsafe.Add(gomptPA, i*8)), *(*int)(unsafe.Add(gomptPB, i*8))
+		x, y := a[i], b[i]
 		o := (int(6) * i)
 		s := x
 		s += y
@@ -2114,12 +2114,12 @@ func gomptHostLabels(gomptA *gomptdevice.HostArgs, gomptR gomptdevice.Range, _, 
 	n := gomptA.Int(0)
 	a := gomptrt.View[int64](gomptA.Bufs[1], gomptrt.Len(n))
 	out := gomptrt.View[int64](gomptA.Bufs[2], gomptrt.Len(n))
-	gomptPA := unsafe.Pointer(unsafe.SliceData(a))
-	gomptPOut := unsafe.Pointer(unsafe.SliceData(out))
 	gomptLo0, gomptHi0 := gomptR.Clamp(0, n)
+	a = a[:gomptHi0]     // so that Go drops its bounds tests of a[i] in the loop below
+	out = out[:gomptHi0] // so that Go drops its bounds tests of out[i] in the loop below
 	for i := gomptLo0; i < gomptHi0; i++ {
 //line control.go:94
-		v := *(*int64)(unsafe.Add(gomptPA, i*8))
+		v := a[i]
 		var found int64 = int64(-1)
 	search:
 		for x := int64(0); x < int64(8); x++ {
@@ -2138,7 +2138,7 @@ func gomptHostLabels(gomptA *gomptdevice.HostArgs, gomptR gomptdevice.Range, _, 
 				u = ((int64(3) * u) + int64(1))
 			}
 		}
-		*(*int64)(unsafe.Add(gomptPOut, i*8)) = ((found * int64(1000)) + int64(steps))
+		out[i] = ((found * int64(1000)) + int64(steps))
 	}
 	_ = n
 //line gompt_kernels.go:2145
@@ -2930,16 +2930,16 @@ func gomptHostMinMax(gomptA *gomptdevice.HostArgs, gomptR gomptdevice.Range, _, 
 	c := gomptrt.View[float32](gomptA.Bufs[3], gomptrt.Len(n))
 	d := gomptrt.View[float32](gomptA.Bufs[4], gomptrt.Len(n))
 	out := gomptrt.View[float64](gomptA.Bufs[5], gomptrt.Len(8, n))
-	gomptPA := unsafe.Pointer(unsafe.SliceData(a))
-	gomptPB := unsafe.Pointer(unsafe.SliceData(b))
-	gomptPC := unsafe.Pointer(unsafe.SliceData(c))
-	gomptPD := unsafe.Pointer(unsafe.SliceData(d))
 	gomptPOut := unsafe.Pointer(unsafe.SliceData(out))
 	gomptLo0, gomptHi0 := gomptR.Clamp(0, n)
+	a = a[:gomptHi0] // so that Go drops its bounds tests of a[i] in the loop below
+	b = b[:gomptHi0] // so that Go drops its bounds tests of b[i] in the loop below
+	c = c[:gomptHi0] // so that Go drops its bounds tests of c[i] in the loop below
+	d = d[:gomptHi0] // so that Go drops its bounds tests of d[i] in the loop below
 	for i := gomptLo0; i < gomptHi0; i++ {
 //line floats.go:49
-		x, y := *(*float64)(unsafe.Add(gomptPA, i*8)), *(*float64)(unsafe.Add(gomptPB, i*8))
-		u, v := *(*float32)(unsafe.Add(gomptPC, i*4)), *(*float32)(unsafe.Add(gomptPD, i*4))
+		x, y := a[i], b[i]
+		u, v := c[i], d[i]
 		o := (int(8) * i)
 		*(*float64)(unsafe.Add(gomptPOut, o*8)) = min(x, y)
 		*(*float64)(unsafe.Add(gomptPOut, (o+int(1))*8)) = max(x, y)
@@ -3020,16 +3020,16 @@ func gomptHostNarrow(gomptA *gomptdevice.HostArgs, gomptR gomptdevice.Range, _, 
 	c := gomptrt.View[uint16](gomptA.Bufs[3], gomptrt.Len(n))
 	d := gomptrt.View[uint16](gomptA.Bufs[4], gomptrt.Len(n))
 	out := gomptrt.View[int64](gomptA.Bufs[5], gomptrt.Len(12, n))
-	gomptPA := unsafe.Pointer(unsafe.SliceData(a))
-	gomptPB := unsafe.Pointer(unsafe.SliceData(b))
-	gomptPC := unsafe.Pointer(unsafe.SliceData(c))
-	gomptPD := unsafe.Pointer(unsafe.SliceData(d))
 	gomptPOut := unsafe.Pointer(unsafe.SliceData(out))
 	gomptLo0, gomptHi0 := gomptR.Clamp(0, n)
+	a = a[:gomptHi0] // so that Go drops its bounds tests of a[i] in the loop below
+	b = b[:gomptHi0] // so that Go drops its bounds tests of b[i] in the loop below
+	c = c[:gomptHi0] // so that Go drops its bounds tests of c[i] in the loop below
+	d = d[:gomptHi0] // so that Go drops its bounds tests of d[i] in the loop below
 	for i := gomptLo0; i < gomptHi0; i++ {
 //line ints.go:97
-		x, y := *(*int8)(unsafe.Add(gomptPA, i*1)), *(*int8)(unsafe.Add(gomptPB, i*1))
-		u, v := *(*uint16)(unsafe.Add(gomptPC, i*2)), *(*uint16)(unsafe.Add(gomptPD, i*2))
+		x, y := a[i], b[i]
+		u, v := c[i], d[i]
 		o := (int(12) * i)
 		*(*int64)(unsafe.Add(gomptPOut, o*8)) = int64((x + y))
 		*(*int64)(unsafe.Add(gomptPOut, (o+int(1))*8)) = int64((x * y))
@@ -3174,13 +3174,13 @@ func gomptHostPartial(gomptA *gomptdevice.HostArgs, gomptR gomptdevice.Range, _,
 	n := gomptA.Int(0)
 	in := gomptrt.View[int64](gomptA.Bufs[1], gomptrt.Len(n))
 	out := gomptrt.View[int64](gomptA.Bufs[2], gomptrt.Len(n))
-	gomptPIn := unsafe.Pointer(unsafe.SliceData(in))
-	gomptPOut := unsafe.Pointer(unsafe.SliceData(out))
 	gomptLo0, gomptHi0 := gomptR.Clamp(0, n)
+	in = in[:gomptHi0]   // so that Go drops its bounds tests of in[i] in the loop below
+	out = out[:gomptHi0] // so that Go drops its bounds tests of out[i] in the loop below
 	for i := gomptLo0; i < gomptHi0; i++ {
 //line dims.go:54
-		if (*(*int64)(unsafe.Add(gomptPIn, i*8)) % int64(3)) == int64(0) {
-			*(*int64)(unsafe.Add(gomptPOut, i*8)) = (*(*int64)(unsafe.Add(gomptPIn, i*8)) * int64(2))
+		if (in[i] % int64(3)) == int64(0) {
+			out[i] = (in[i] * int64(2))
 		}
 	}
 	_ = n
@@ -3585,13 +3585,13 @@ func gomptHostQuotient(gomptA *gomptdevice.HostArgs, gomptR gomptdevice.Range, _
 	a := gomptrt.View[int32](gomptA.Bufs[1], gomptrt.Len(n))
 	b := gomptrt.View[int32](gomptA.Bufs[2], gomptrt.Len(n))
 	q := gomptrt.View[int32](gomptA.Bufs[3], gomptrt.Len(n))
-	gomptPA := unsafe.Pointer(unsafe.SliceData(a))
-	gomptPB := unsafe.Pointer(unsafe.SliceData(b))
-	gomptPQ := unsafe.Pointer(unsafe.SliceData(q))
 	gomptLo0, gomptHi0 := gomptR.Clamp(0, n)
+	a = a[:gomptHi0] // so that Go drops its bounds tests of a[i] in the loop below
+	b = b[:gomptHi0] // so that Go drops its bounds tests of b[i] in the loop below
+	q = q[:gomptHi0] // so that Go drops its bounds tests of q[i] in the loop below
 	for i := gomptLo0; i < gomptHi0; i++ {
 //line checks.go:45
-		*(*int32)(unsafe.Add(gomptPQ, i*4)) = (*(*int32)(unsafe.Add(gomptPA, i*4)) / *(*int32)(unsafe.Add(gomptPB, i*4)))
+		q[i] = (a[i] / b[i])
 	}
 	_ = n
 //line gompt_kernels.go:3598
@@ -3658,12 +3658,12 @@ func gomptHostScatter(gomptA *gomptdevice.HostArgs, gomptR gomptdevice.Range, _,
 	idx := gomptrt.View[int](gomptA.Bufs[2], gomptrt.Len(n))
 	src := gomptrt.View[float32](gomptA.Bufs[3], gomptrt.Len(n))
 	dst := gomptrt.View[float32](gomptA.Bufs[4], gomptrt.Len(m))
-	gomptPIdx := unsafe.Pointer(unsafe.SliceData(idx))
-	gomptPSrc := unsafe.Pointer(unsafe.SliceData(src))
 	gomptLo0, gomptHi0 := gomptR.Clamp(0, n)
+	idx = idx[:gomptHi0] // so that Go drops its bounds tests of idx[i] in the loop below
+	src = src[:gomptHi0] // so that Go drops its bounds tests of src[i] in the loop below
 	for i := gomptLo0; i < gomptHi0; i++ {
 //line checks.go:33
-		put(dst, *(*int)(unsafe.Add(gomptPIdx, i*8)), *(*float32)(unsafe.Add(gomptPSrc, i*4)))
+		put(dst, idx[i], src[i])
 	}
 	_ = n
 	_ = m
@@ -3732,16 +3732,16 @@ func gomptHostSeek(gomptA *gomptdevice.HostArgs, gomptR gomptdevice.Range, _, _ 
 	idx := gomptrt.View[int](gomptA.Bufs[2], gomptrt.Len(n))
 	src := gomptrt.View[int32](gomptA.Bufs[3], gomptrt.Len(m))
 	pos := gomptrt.View[int](gomptA.Bufs[4], gomptrt.Len(n))
-	gomptPIdx := unsafe.Pointer(unsafe.SliceData(idx))
-	gomptPPos := unsafe.Pointer(unsafe.SliceData(pos))
 	gomptLo0, gomptHi0 := gomptR.Clamp(0, n)
+	idx = idx[:gomptHi0] // so that Go drops its bounds tests of idx[i] in the loop below
+	pos = pos[:gomptHi0] // so that Go drops its bounds tests of pos[i] in the loop below
 	for i := gomptLo0; i < gomptHi0; i++ {
 //line checks.go:61
-		j := *(*int)(unsafe.Add(gomptPIdx, i*8))
+		j := idx[i]
 		for src[j] != int32(0) {
 			j++
 		}
-		*(*int)(unsafe.Add(gomptPPos, i*8)) = j
+		pos[i] = j
 	}
 	_ = n
 	_ = m
@@ -3809,13 +3809,13 @@ func gomptHostShiftAt(gomptA *gomptdevice.HostArgs, gomptR gomptdevice.Range, _,
 	k := gomptrt.View[uint64](gomptA.Bufs[1], gomptrt.Len(n))
 	x := gomptrt.View[int32](gomptA.Bufs[2], gomptrt.Len(n))
 	y := gomptrt.View[uint16](gomptA.Bufs[3], gomptrt.Len(n))
-	gomptPK := unsafe.Pointer(unsafe.SliceData(k))
 	gomptLo0, gomptHi0 := gomptR.Clamp(0, n)
+	k = k[:gomptHi0] // so that Go drops its bounds tests of k[i] in the loop below
 	for i := gomptLo0; i < gomptHi0; i++ {
 //line ints.go:138
 		j := ((n - int(1)) - i)
-		x[j] <<= *(*uint64)(unsafe.Add(gomptPK, i*8))
-		y[j] >>= *(*uint64)(unsafe.Add(gomptPK, i*8))
+		x[j] <<= k[i]
+		y[j] >>= k[i]
 	}
 //line gompt_kernels.go:3821
 }
@@ -3876,13 +3876,13 @@ func gomptHostShifts(gomptA *gomptdevice.HostArgs, gomptR gomptdevice.Range, _, 
 	a := gomptrt.View[int64](gomptA.Bufs[1], gomptrt.Len(n))
 	s := gomptrt.View[uint64](gomptA.Bufs[2], gomptrt.Len(n))
 	out := gomptrt.View[int64](gomptA.Bufs[3], gomptrt.Len(10, n))
-	gomptPA := unsafe.Pointer(unsafe.SliceData(a))
-	gomptPS := unsafe.Pointer(unsafe.SliceData(s))
 	gomptPOut := unsafe.Pointer(unsafe.SliceData(out))
 	gomptLo0, gomptHi0 := gomptR.Clamp(0, n)
+	a = a[:gomptHi0] // so that Go drops its bounds tests of a[i] in the loop below
+	s = s[:gomptHi0] // so that Go drops its bounds tests of s[i] in the loop below
 	for i := gomptLo0; i < gomptHi0; i++ {
 //line ints.go:70
-		x, c := *(*int64)(unsafe.Add(gomptPA, i*8)), *(*uint64)(unsafe.Add(gomptPS, i*8))
+		x, c := a[i], s[i]
 		u := uint64(x)
 		o := (int(10) * i)
 		*(*int64)(unsafe.Add(gomptPOut, o*8)) = (x << c)
@@ -3975,27 +3975,27 @@ func gomptHostSignExtend(gomptA *gomptdevice.HostArgs, gomptR gomptdevice.Range,
 	w := gomptrt.View[int64](gomptA.Bufs[7], gomptrt.Len(int(p)))
 	v := gomptrt.View[int64](gomptA.Bufs[8], gomptrt.Len(int(p), int(k)))
 	out := gomptrt.View[int64](gomptA.Bufs[9], gomptrt.Len(16, n))
-	gomptPA := unsafe.Pointer(unsafe.SliceData(a))
-	gomptPB := unsafe.Pointer(unsafe.SliceData(b))
-	gomptPC := unsafe.Pointer(unsafe.SliceData(c))
 	gomptPOut := unsafe.Pointer(unsafe.SliceData(out))
 	gomptLo0, gomptHi0 := gomptR.Clamp(0, n)
+	a = a[:gomptHi0] // so that Go drops its bounds tests of a[i] in the loop below
+	b = b[:gomptHi0] // so that Go drops its bounds tests of b[i] in the loop below
+	c = c[:gomptHi0] // so that Go drops its bounds tests of c[i] in the loop below
 	for i := gomptLo0; i < gomptHi0; i++ {
 //line sext.go:52
-		x := int64(*(*int32)(unsafe.Add(gomptPA, i*4)))
+		x := int64(a[i])
 		o := (int(16) * i)
 		*(*int64)(unsafe.Add(gomptPOut, o*8)) = order(x)
-		*(*int64)(unsafe.Add(gomptPOut, (o+int(1))*8)) = order(int64(*(*int16)(unsafe.Add(gomptPB, i*2))))
-		*(*int64)(unsafe.Add(gomptPOut, (o+int(2))*8)) = order(int64(*(*int8)(unsafe.Add(gomptPC, i*1))))
+		*(*int64)(unsafe.Add(gomptPOut, (o+int(1))*8)) = order(int64(b[i]))
+		*(*int64)(unsafe.Add(gomptPOut, (o+int(2))*8)) = order(int64(c[i]))
 		*(*int64)(unsafe.Add(gomptPOut, (o+int(3))*8)) = order(int64(m))
-		*(*int64)(unsafe.Add(gomptPOut, (o+int(4))*8)) = order(int64((*(*int32)(unsafe.Add(gomptPA, i*4)) + int32(1))))
-		*(*int64)(unsafe.Add(gomptPOut, (o+int(5))*8)) = order(int64((*(*int32)(unsafe.Add(gomptPA, i*4)) >> 1)))
+		*(*int64)(unsafe.Add(gomptPOut, (o+int(4))*8)) = order(int64((a[i] + int32(1))))
+		*(*int64)(unsafe.Add(gomptPOut, (o+int(5))*8)) = order(int64((a[i] >> 1)))
 		*(*int64)(unsafe.Add(gomptPOut, (o+int(6))*8)) = order(int64(int32((x * int64(3)))))
-		*(*int64)(unsafe.Add(gomptPOut, (o+int(7))*8)) = (((((bit(less(x, int64(0)), int(0)) | bit(less(int64(0), x), int(1))) | bit(less(x, int64(-5)), int(2))) | bit(less(int64(5), x), int(3))) | bit(less(int64(*(*int8)(unsafe.Add(gomptPC, i*1))), int64(0)), int(4))) | bit(less(int64(m), int64(1)), int(5)))
+		*(*int64)(unsafe.Add(gomptPOut, (o+int(7))*8)) = (((((bit(less(x, int64(0)), int(0)) | bit(less(int64(0), x), int(1))) | bit(less(x, int64(-5)), int(2))) | bit(less(int64(5), x), int(3))) | bit(less(int64(c[i]), int64(0)), int(4))) | bit(less(int64(m), int64(1)), int(5)))
 //line sext.go:63
 		*(*int64)(unsafe.Add(gomptPOut, (o+int(8))*8)) = min(x, int64(5))
 		*(*int64)(unsafe.Add(gomptPOut, (o+int(9))*8)) = max(x, int64(-5))
-		*(*int64)(unsafe.Add(gomptPOut, (o+int(10))*8)) = (min(x, int64(5), int64(m)) + max(int64(*(*int16)(unsafe.Add(gomptPB, i*2))), int64(0), int64(m)))
+		*(*int64)(unsafe.Add(gomptPOut, (o+int(10))*8)) = (min(x, int64(5), int64(m)) + max(int64(b[i]), int64(0), int64(m)))
 //line sext.go:67
 		var up, down, over int64
 		for j := int64(0); j < x; j++ {
@@ -5264,17 +5264,17 @@ func gomptHostTranscendental(gomptA *gomptdevice.HostArgs, gomptR gomptdevice.Ra
 	n := gomptA.Int(0)
 	a := gomptrt.View[float64](gomptA.Bufs[1], gomptrt.Len(n))
 	out := gomptrt.View[float32](gomptA.Bufs[2], gomptrt.Len(n))
-	gomptPA := unsafe.Pointer(unsafe.SliceData(a))
-	gomptPOut := unsafe.Pointer(unsafe.SliceData(out))
 	gomptLo0, gomptHi0 := gomptR.Clamp(0, n)
+	a = a[:gomptHi0]     // so that Go drops its bounds tests of a[i] in the loop below
+	out = out[:gomptHi0] // so that Go drops its bounds tests of out[i] in the loop below
 	for i := gomptLo0; i < gomptHi0; i++ {
 //line floats.go:99
-		x := *(*float64)(unsafe.Add(gomptPA, i*8))
+		x := a[i]
 		v := (((((gomptmath.Exp(x) + gomptmath.Log(x)) + gomptmath.Pow(x, float64(1.5))) + gomptmath.Sin(x)) + gomptmath.Cos(x)) + gomptmath.Tanh(x))
 		v += (((((gomptmath.Exp2(x) + gomptmath.Log2(x)) + gomptmath.Log10(x)) + gomptmath.Log1p(x)) + gomptmath.Expm1(x)) + gomptmath.Atan2(x, float64(2.0)))
 		v += (((((gomptmath.Atan(x) + gomptmath.Asin((x / float64(4.0)))) + gomptmath.Acos((x / float64(4.0)))) + gomptmath.Sinh(x)) + gomptmath.Cosh(x)) + gomptmath.Tan(x))
 		v += ((((((gomptmath.Cbrt(x) + gomptmath.Hypot(x, float64(3.0))) + gomptmath.Erf(x)) + gomptmath.Erfc(x)) + gomptmath.Asinh(x)) + gomptmath.Acosh((x + float64(1.0)))) + gomptmath.Atanh((x / float64(4.0))))
-		*(*float32)(unsafe.Add(gomptPOut, i*4)) = float32(v)
+		out[i] = float32(v)
 	}
 	_ = n
 //line gompt_kernels.go:5281
@@ -5409,14 +5409,14 @@ func gomptHostTricky(gomptA *gomptdevice.HostArgs, gomptR gomptdevice.Range, _, 
 	global := gomptA.Float64(1)
 	kernel := gomptrt.View[int64](gomptA.Bufs[2], gomptrt.Len(n))
 	out := gomptrt.View[int64](gomptA.Bufs[3], gomptrt.Len(8, n))
-	gomptPKernel := unsafe.Pointer(unsafe.SliceData(kernel))
 	gomptPOut := unsafe.Pointer(unsafe.SliceData(out))
 	gomptLo0, gomptHi0 := gomptR.Clamp(0, n)
+	kernel = kernel[:gomptHi0] // so that Go drops its bounds tests of kernel[i] in the loop below
 gomptPoint0:
 	for i := gomptLo0; i < gomptHi0; i++ {
 //line tricky.go:11
 		o := (int(8) * i)
-		long := *(*int64)(unsafe.Add(gomptPKernel, i*8))
+		long := kernel[i]
 		double := (float64(long) * global)
 		sqrt := gomptmath.Sqrt(gomptmath.Abs(double))
 		*(*int64)(unsafe.Add(gomptPOut, o*8)) = int64((sqrt * float64(1000.0)))
@@ -5519,15 +5519,15 @@ func gomptHostTuples(gomptA *gomptdevice.HostArgs, gomptR gomptdevice.Range, _, 
 	n := gomptA.Int(0)
 	in := gomptrt.View[int32](gomptA.Bufs[1], gomptrt.Len(n))
 	out := gomptrt.View[int32](gomptA.Bufs[2], gomptrt.Len(4, n))
-	gomptPIn := unsafe.Pointer(unsafe.SliceData(in))
 	gomptPOut := unsafe.Pointer(unsafe.SliceData(out))
 	gomptLo0, gomptHi0 := gomptR.Clamp(0, n)
+	in = in[:gomptHi0] // so that Go drops its bounds tests of in[i] in the loop below
 	for i := gomptLo0; i < gomptHi0; i++ {
 //line tuple.go:17
 		o := (int(4) * i)
 		k := o
-		k, out[k] = (o + int(1)), *(*int32)(unsafe.Add(gomptPIn, i*4))
-		out[k], out[(k+int(1))] = (*(*int32)(unsafe.Add(gomptPIn, i*4)) * int32(3)), (out[(k-int(1))] + int32(1))
+		k, out[k] = (o + int(1)), in[i]
+		out[k], out[(k+int(1))] = (in[i] * int32(3)), (out[(k-int(1))] + int32(1))
 		*(*int32)(unsafe.Add(gomptPOut, o*4)), *(*int32)(unsafe.Add(gomptPOut, (o+int(1))*4)) = *(*int32)(unsafe.Add(gomptPOut, (o+int(1))*4)), *(*int32)(unsafe.Add(gomptPOut, o*4))
 		var x, y int32
 		x, y = *(*int32)(unsafe.Add(gomptPOut, (o+int(2))*4)), x
@@ -5598,13 +5598,13 @@ func gomptHostUint64Ops(gomptA *gomptdevice.HostArgs, gomptR gomptdevice.Range, 
 	a := gomptrt.View[uint64](gomptA.Bufs[1], gomptrt.Len(n))
 	b := gomptrt.View[uint64](gomptA.Bufs[2], gomptrt.Len(n))
 	out := gomptrt.View[uint64](gomptA.Bufs[3], gomptrt.Len(6, n))
-	gomptPA := unsafe.Pointer(unsafe.SliceData(a))
-	gomptPB := unsafe.Pointer(unsafe.SliceData(b))
 	gomptPOut := unsafe.Pointer(unsafe.SliceData(out))
 	gomptLo0, gomptHi0 := gomptR.Clamp(0, n)
+	a = a[:gomptHi0] // so that Go drops its bounds tests of a[i] in the loop below
+	b = b[:gomptHi0] // so that Go drops its bounds tests of b[i] in the loop below
 	for i := gomptLo0; i < gomptHi0; i++ {
 //line ints.go:53
-		x, y := *(*uint64)(unsafe.Add(gomptPA, i*8)), *(*uint64)(unsafe.Add(gomptPB, i*8))
+		x, y := a[i], b[i]
 		o := (int(6) * i)
 		*(*uint64)(unsafe.Add(gomptPOut, o*8)) = (x + y)
 		*(*uint64)(unsafe.Add(gomptPOut, (o+int(1))*8)) = (x - y)
