@@ -447,8 +447,6 @@ func gomptHostMatmul(gomptA *gomptdevice.HostArgs, gomptR gomptdevice.Range, _, 
 // gomptLanesMatmul runs matmul's body at the points [gomptX0, gomptX0+gomptW) of dimension 0 together, statement by statement.
 func gomptLanesMatmul(gomptX0, gomptW int, i int, m int, n int, k int, A []float32, B []float32, C []float32) {
 	gomptPA := unsafe.Pointer(unsafe.SliceData(A))
-	gomptPB := unsafe.Pointer(unsafe.SliceData(B))
-	gomptPC := unsafe.Pointer(unsafe.SliceData(C))
 	var gomptL1AccA [1024]float32
 	acc := gomptL1AccA[:gomptW:gomptW]
 	for gomptJ := 0; gomptJ < gomptW; gomptJ++ {
@@ -461,23 +459,23 @@ func gomptLanesMatmul(gomptX0, gomptW int, i int, m int, n int, k int, A []float
 //line library.go:65
 		gomptU2 := (p * n)
 //line library.go:65
-		gomptU3 := unsafe.Add(gomptPB, (gomptU2+gomptX0)*4)
+		gomptU3 := B[gomptU2+gomptX0:][:gomptW]
 		for gomptJ := 0; gomptJ < gomptW; gomptJ++ {
 //line library.go:65
-			acc[gomptJ] += (gomptU1 * *(*float32)(unsafe.Add(gomptU3, gomptJ*4)))
+			acc[gomptJ] += (gomptU1 * gomptU3[gomptJ])
 		}
 //line library.go:66
 	}
 	gomptU4 := (i * n)
 //line library.go:67
-	gomptU5 := unsafe.Add(gomptPC, (gomptU4+gomptX0)*4)
+	gomptU5 := C[gomptU4+gomptX0:][:gomptW]
 	for gomptJ := 0; gomptJ < gomptW; gomptJ++ {
 //line library.go:67
-		*(*float32)(unsafe.Add(gomptU5, gomptJ*4)) = acc[gomptJ]
+		gomptU5[gomptJ] = acc[gomptJ]
 	}
 	_ = acc
 	_ = m
-//line gompt_kernels.go:481
+//line gompt_kernels.go:479
 }
 
 // gomptSampleMatmul is Matmul's Sample: about n points, random arguments. Tol 0: every device gives the Go function's bits.
@@ -910,7 +908,7 @@ func gomptHostMatmulTiled(gomptA *gomptdevice.HostArgs, gomptR gomptdevice.Range
 	_ = c32
 	_ = c33
 	_ = teams
-//line gompt_kernels.go:914
+//line gompt_kernels.go:912
 }
 
 // gomptSampleMatmulTiled is MatmulTiled's Sample: about n points, random arguments. Tol 0: every device gives the Go function's bits.
@@ -966,7 +964,7 @@ func gomptHostSaxpy(gomptA *gomptdevice.HostArgs, gomptR gomptdevice.Range, _, _
 		y[i] = ((a * x[i]) + y[i])
 	}
 	_ = n
-//line gompt_kernels.go:970
+//line gompt_kernels.go:968
 }
 
 // gomptSampleSaxpy is Saxpy's Sample: about n points, random arguments. Tol 0: every device gives the Go function's bits.
@@ -1021,7 +1019,7 @@ func gomptHostVecadd(gomptA *gomptdevice.HostArgs, gomptR gomptdevice.Range, _, 
 		c[i] = (a[i] + b[i])
 	}
 	_ = n
-//line gompt_kernels.go:1025
+//line gompt_kernels.go:1023
 }
 
 // gomptSampleVecadd is VecAdd's Sample: about n points, random arguments. Tol 0: every device gives the Go function's bits.

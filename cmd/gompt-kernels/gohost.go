@@ -325,12 +325,19 @@ func (b *gobody) expr(e ast.Expr) string {
 				// other + x at the block's lanes: one address per block
 				// (other + the block's first point), and the lane's
 				// element from it.
+				// The block's elements as a slice of its width, as the
+				// lanes' arrays are: Go drops the bounds test of
+				// [gomptJ] in the loop up to that width.
 				off := "gomptX0"
 				if other != nil {
 					off = b.expr(other) + " + gomptX0"
 				}
-				q := b.hoist.hoistExpr(fmt.Sprintf("unsafe.Add(%s, (%s)*%d)", base(p), off, size))
-				return fmt.Sprintf("*(*%s)(unsafe.Add(%s, gomptJ*%d))", p.t.goName(), q, size)
+				b.used[p.obj] = true
+				q := b.hoist.hoistExpr(fmt.Sprintf("%s[%s:][:gomptW]", id.Name, off))
+				return q + laneIndex
+			}
+			if b.ls != nil && b.ls.bases != nil {
+				b.ls.bases[p] = true
 			}
 			idx := b.expr(e.Index)
 			if t, ok := b.info().TypeOf(e.Index).(*types.Basic); ok && t.Info()&types.IsUntyped == 0 && t.Kind() != types.Int {

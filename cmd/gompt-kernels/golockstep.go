@@ -26,8 +26,9 @@ type lockstep struct {
 	k       *kernel
 	varying map[*types.Var]bool // the locals (and index) that depend on the point
 	arrays  map[*types.Var]string
-	decls   []string // the arrays' declarations
-	temps   int      // hoisted temporaries so far
+	decls   []string        // the arrays' declarations
+	temps   int             // hoisted temporaries so far
+	bases   map[*param]bool // the buffers the lanes reach through their base address (unsafe)
 }
 
 // planLockstep returns the plan for k, or nil where it does not apply: a
@@ -376,6 +377,7 @@ func (ls *lockstep) emit(g *gen, w *goWriter, used map[*types.Var]bool, lanesFn 
 
 	fw := &goWriter{imports: w.imports}
 	inUse := map[*types.Var]bool{}
+	ls.bases = map[*param]bool{}
 	b := &gobody{g: g, k: k, w: fw, used: inUse, ls: ls, depth: 1}
 	b.ret = func() string { return "return" }
 	x := k.index[0].name
@@ -403,7 +405,7 @@ func (ls *lockstep) emit(g *gen, w *goWriter, used map[*types.Var]bool, lanesFn 
 	fw.p("// %s runs %s's body at the points [gomptX0, gomptX0+gomptW) of dimension 0 together, statement by statement.", name, k.fn.name)
 	fw.p("func %s(gomptX0, gomptW int, %s) {", name, strings.Join(params, ", "))
 	for _, p := range k.args() {
-		if p.slice && g.provenIn(k, p) {
+		if ls.bases[p] {
 			fw.imports["unsafe"] = "unsafe"
 			fw.p("%s := unsafe.Pointer(unsafe.SliceData(%s))", base(p), p.name)
 		}
@@ -423,7 +425,7 @@ func (ls *lockstep) emit(g *gen, w *goWriter, used map[*types.Var]bool, lanesFn 
 		}
 	}
 	for _, p := range k.args() {
-		if !inUse[p.obj] && !(p.slice && g.provenIn(k, p)) {
+		if !inUse[p.obj] && !ls.bases[p] {
 			fw.p("_ = %s", p.name)
 		}
 	}

@@ -732,8 +732,6 @@ func gomptHostConv(gomptA *gomptdevice.HostArgs, gomptR gomptdevice.Range, _, _ 
 // gomptLanesConv runs Conv's body at the points [gomptX0, gomptX0+gomptW) of dimension 0 together, statement by statement.
 func gomptLanesConv(gomptX0, gomptW int, i int, m int, n int, k int, w []float32, in []float32, out []float32) {
 	gomptPW := unsafe.Pointer(unsafe.SliceData(w))
-	gomptPIn := unsafe.Pointer(unsafe.SliceData(in))
-	gomptPOut := unsafe.Pointer(unsafe.SliceData(out))
 	var gomptL1AccA [1024]float32
 	acc := gomptL1AccA[:gomptW:gomptW]
 	var gomptL2PeakA [1024]float32
@@ -774,18 +772,18 @@ func gomptLanesConv(gomptX0, gomptW int, i int, m int, n int, k int, w []float32
 	}
 	gomptU3 := (i * n)
 //line lockstep.go:21
-	gomptU4 := unsafe.Add(gomptPOut, (gomptU3+gomptX0)*4)
+	gomptU4 := out[gomptU3+gomptX0:][:gomptW]
 //line lockstep.go:21
-	gomptU5 := unsafe.Add(gomptPIn, (gomptU3+gomptX0)*4)
+	gomptU5 := in[gomptU3+gomptX0:][:gomptW]
 	for gomptJ := 0; gomptJ < gomptW; gomptJ++ {
 //line lockstep.go:21
-		*(*float32)(unsafe.Add(gomptU4, gomptJ*4)) = ((acc[gomptJ] - peak[gomptJ]) + *(*float32)(unsafe.Add(gomptU5, gomptJ*4)))
+		gomptU4[gomptJ] = ((acc[gomptJ] - peak[gomptJ]) + gomptU5[gomptJ])
 	}
 	_ = acc
 	_ = peak
 	_ = t
 	_ = m
-//line gompt_kernels.go:789
+//line gompt_kernels.go:787
 }
 
 // gomptSampleConv is ConvKernel's Sample: about n points, random arguments. Tol 0: every device gives the Go function's bits.
@@ -867,7 +865,7 @@ func gomptHostConversions(gomptA *gomptdevice.HostArgs, gomptR gomptdevice.Range
 		*(*float64)(unsafe.Add(gomptPOut, (o+int(7))*8)) = (float64(int16(((-y) / float64(1e+15)))) + float64(uint32((y / float64(1e+10)))))
 	}
 	_ = n
-//line gompt_kernels.go:871
+//line gompt_kernels.go:869
 }
 
 // gomptSampleConversions is ConversionsKernel's Sample: about n points, random arguments. Tol 0: every device gives the Go function's bits.
@@ -1042,7 +1040,7 @@ func gomptHostExtremes(gomptA *gomptdevice.HostArgs, gomptR gomptdevice.Range, _
 	gomptrt.MergeProd(gomptRBP, gomptRAP[:], uint32(1))
 	gomptrt.MergeMax(gomptRBM, gomptRAM[:], uint32(0))
 	gomptrt.MergeMin(gomptRBQ, gomptRAQ[:], int64(gomptmath.MaxInt64))
-//line gompt_kernels.go:1046
+//line gompt_kernels.go:1044
 }
 
 // gomptSampleExtremes is ExtremesKernel's Sample: about n points, random arguments. Tol 0: every device gives the Go function's bits.
@@ -1122,7 +1120,7 @@ func gomptHostFloat64Ops(gomptA *gomptdevice.HostArgs, gomptR gomptdevice.Range,
 		*(*float64)(unsafe.Add(gomptPOut, (o+int(3))*8)) = ((gomptmath.Remainder((x*float64(100.0)), y) + gomptmath.Dim(x, y)) + gomptmath.Dim(y, x))
 	}
 	_ = n
-//line gompt_kernels.go:1126
+//line gompt_kernels.go:1124
 }
 
 // gomptSampleFloat64Ops is Float64OpsKernel's Sample: about n points, random arguments. Tol 0: every device gives the Go function's bits.
@@ -1211,7 +1209,7 @@ func gomptHostFloatBins(gomptA *gomptdevice.HostArgs, gomptR gomptdevice.Range, 
 	gomptrt.MergeSum(gomptRBS, gomptRAS[:], float32(gomptmath.Copysign(0, -1)))
 	gomptrt.MergeProd(gomptRBP, gomptRAP[:], float64(1))
 	_ = n
-//line gompt_kernels.go:1215
+//line gompt_kernels.go:1213
 }
 
 // gomptSampleFloatBins is FloatBinsKernel's Sample: about n points, random arguments. Tol 0.0001: the float sums into s are combined in another order on each device; the float products into p are combined in another order on each device.
@@ -1304,7 +1302,7 @@ func gomptHostFloatOps(gomptA *gomptdevice.HostArgs, gomptR gomptdevice.Range, _
 		*(*float32)(unsafe.Add(gomptPOut, (o+int(11))*4)) = s
 	}
 	_ = n
-//line gompt_kernels.go:1308
+//line gompt_kernels.go:1306
 }
 
 // gomptSampleFloatOps is FloatOpsKernel's Sample: about n points, random arguments. Tol 0: every device gives the Go function's bits.
@@ -1378,7 +1376,7 @@ func gomptHostGather(gomptA *gomptdevice.HostArgs, gomptR gomptdevice.Range, _, 
 	}
 	_ = n
 	_ = m
-//line gompt_kernels.go:1382
+//line gompt_kernels.go:1380
 }
 
 // gomptSampleGather is GatherKernel's Sample: about n points, random arguments. Tol 0: every device gives the Go function's bits.
@@ -1503,7 +1501,7 @@ func gomptHostGatherSum(gomptA *gomptdevice.HostArgs, gomptR gomptdevice.Range, 
 	gomptPartial[gomptTeam] = float32((gomptS0 + gomptS1) + (gomptS2 + gomptS3))
 	_ = n
 	_ = m
-//line gompt_kernels.go:1507
+//line gompt_kernels.go:1505
 }
 
 // gomptSampleGatherSum is GatherSumKernel's Sample: about n points, random arguments. Tol 0.0001: its float sums are combined in another order on each device.
@@ -1584,7 +1582,7 @@ func gomptHostGatherUnchecked(gomptA *gomptdevice.HostArgs, gomptR gomptdevice.R
 	}
 	_ = n
 	_ = m
-//line gompt_kernels.go:1588
+//line gompt_kernels.go:1586
 }
 
 // gomptSampleGatherUnchecked is GatherUncheckedKernel's Sample: about n points, random arguments. Tol 0: every device gives the Go function's bits.
@@ -1690,7 +1688,7 @@ func gomptHostHelpers(gomptA *gomptdevice.HostArgs, gomptR gomptdevice.Range, _,
 		bump(hist, (i + n), int32(1000))
 		out[i] = (y + float32(f64))
 	}
-//line gompt_kernels.go:1694
+//line gompt_kernels.go:1692
 }
 
 // gomptSampleHelpers is HelpersKernel's Sample: about n points, random arguments. Tol 0: every device gives the Go function's bits.
@@ -1788,7 +1786,7 @@ func gomptHostHist256(gomptA *gomptdevice.HostArgs, gomptR gomptdevice.Range, _,
 	gomptrt.MergeSum(gomptRBH, gomptRAH[:], uint32(0))
 	gomptrt.MergeSum(gomptRBS, gomptRAS[:], int64(0))
 	_ = n
-//line gompt_kernels.go:1792
+//line gompt_kernels.go:1790
 }
 
 // gomptSampleHist256 is Hist256Kernel's Sample: about n points, random arguments. Tol 0: every device gives the Go function's bits.
@@ -1880,7 +1878,7 @@ func gomptHostHistogram(gomptA *gomptdevice.HostArgs, gomptR gomptdevice.Range, 
 		gomptatomic.AddInt64((&s[(int(1) + (i % int(2)))]), int64(8589934592))
 	}
 	_ = n
-//line gompt_kernels.go:1884
+//line gompt_kernels.go:1882
 }
 
 // gomptSampleHistogram is HistogramKernel's Sample: about n points, random arguments. Tol 0: every device gives the Go function's bits.
@@ -1967,7 +1965,7 @@ func gomptHostInt64Ops(gomptA *gomptdevice.HostArgs, gomptR gomptdevice.Range, _
 		*(*int64)(unsafe.Add(gomptPOut, (o+int(8))*8)) = (^x)
 	}
 	_ = n
-//line gompt_kernels.go:1971
+//line gompt_kernels.go:1969
 }
 
 // gomptSampleInt64Ops is Int64OpsKernel's Sample: about n points, random arguments. Tol 0: every device gives the Go function's bits.
@@ -2057,7 +2055,7 @@ func gomptHostIntOps(gomptA *gomptdevice.HostArgs, gomptR gomptdevice.Range, _, 
 		*(*int)(unsafe.Add(gomptPOut, (o+int(5))*8)) = s
 	}
 	_ = n
-//line gompt_kernels.go:2061
+//line gompt_kernels.go:2059
 }
 
 // gomptSampleIntOps is IntOpsKernel's Sample: about n points, random arguments. Tol 0: every device gives the Go function's bits.
@@ -2141,7 +2139,7 @@ func gomptHostLabels(gomptA *gomptdevice.HostArgs, gomptR gomptdevice.Range, _, 
 		out[i] = ((found * int64(1000)) + int64(steps))
 	}
 	_ = n
-//line gompt_kernels.go:2145
+//line gompt_kernels.go:2143
 }
 
 // gomptSampleLabels is LabelsKernel's Sample: about n points, random arguments. Tol 0: every device gives the Go function's bits.
@@ -2215,24 +2213,22 @@ func gomptHostLanesGather(gomptA *gomptdevice.HostArgs, gomptR gomptdevice.Range
 
 // gomptLanesLanesGather runs LanesGather's body at the points [gomptX0, gomptX0+gomptW) of dimension 0 together, statement by statement.
 func gomptLanesLanesGather(gomptX0, gomptW int, n int, m int, k int, idx []int, src []float32, dst []float32) {
-	gomptPIdx := unsafe.Pointer(unsafe.SliceData(idx))
-	gomptPDst := unsafe.Pointer(unsafe.SliceData(dst))
 	var gomptL1AccA [1024]float32
 	acc := gomptL1AccA[:gomptW:gomptW]
 	var gomptL2VA [1024]float32
 	v := gomptL2VA[:gomptW:gomptW]
 //line checks.go:112
-	gomptU1 := unsafe.Add(gomptPIdx, (gomptX0)*8)
+	gomptU1 := idx[gomptX0:][:gomptW]
 	for gomptJ := 0; gomptJ < gomptW; gomptJ++ {
 //line checks.go:112
-		acc[gomptJ] = src[*(*int)(unsafe.Add(gomptU1, gomptJ*8))]
+		acc[gomptJ] = src[gomptU1[gomptJ]]
 	}
 //line checks.go:113
 	for p := int(1); p < k; p++ {
-		gomptU2 := unsafe.Add(gomptPIdx, (gomptX0)*8)
+		gomptU2 := idx[gomptX0:][:gomptW]
 		for gomptJ := 0; gomptJ < gomptW; gomptJ++ {
 //line checks.go:114
-			v[gomptJ] = src[(*(*int)(unsafe.Add(gomptU2, gomptJ*8)) + p)]
+			v[gomptJ] = src[(gomptU2[gomptJ] + p)]
 		}
 		for gomptJ := 0; gomptJ < gomptW; gomptJ++ {
 //line checks.go:115
@@ -2240,16 +2236,16 @@ func gomptLanesLanesGather(gomptX0, gomptW int, n int, m int, k int, idx []int, 
 		}
 //line checks.go:116
 	}
-	gomptU3 := unsafe.Add(gomptPDst, (gomptX0)*4)
+	gomptU3 := dst[gomptX0:][:gomptW]
 	for gomptJ := 0; gomptJ < gomptW; gomptJ++ {
 //line checks.go:117
-		*(*float32)(unsafe.Add(gomptU3, gomptJ*4)) = acc[gomptJ]
+		gomptU3[gomptJ] = acc[gomptJ]
 	}
 	_ = acc
 	_ = v
 	_ = n
 	_ = m
-//line gompt_kernels.go:2253
+//line gompt_kernels.go:2249
 }
 
 // gomptSampleLanesGather is LanesGatherKernel's Sample: about n points, random arguments. Tol 0: every device gives the Go function's bits.
@@ -2326,8 +2322,6 @@ func gomptHostMatMul(gomptA *gomptdevice.HostArgs, gomptR gomptdevice.Range, _, 
 // gomptLanesMatMul runs MatMul's body at the points [gomptX0, gomptX0+gomptW) of dimension 0 together, statement by statement.
 func gomptLanesMatMul(gomptX0, gomptW int, i int, m int, n int, k int, A []float32, B []float32, C []float32) {
 	gomptPA := unsafe.Pointer(unsafe.SliceData(A))
-	gomptPB := unsafe.Pointer(unsafe.SliceData(B))
-	gomptPC := unsafe.Pointer(unsafe.SliceData(C))
 	var gomptL1AccA [1024]float32
 	acc := gomptL1AccA[:gomptW:gomptW]
 	for gomptJ := 0; gomptJ < gomptW; gomptJ++ {
@@ -2340,23 +2334,23 @@ func gomptLanesMatMul(gomptX0, gomptW int, i int, m int, n int, k int, A []float
 //line dims.go:44
 		gomptU2 := (p * n)
 //line dims.go:44
-		gomptU3 := unsafe.Add(gomptPB, (gomptU2+gomptX0)*4)
+		gomptU3 := B[gomptU2+gomptX0:][:gomptW]
 		for gomptJ := 0; gomptJ < gomptW; gomptJ++ {
 //line dims.go:44
-			acc[gomptJ] += (gomptU1 * *(*float32)(unsafe.Add(gomptU3, gomptJ*4)))
+			acc[gomptJ] += (gomptU1 * gomptU3[gomptJ])
 		}
 //line dims.go:45
 	}
 	gomptU4 := (i * n)
 //line dims.go:46
-	gomptU5 := unsafe.Add(gomptPC, (gomptU4+gomptX0)*4)
+	gomptU5 := C[gomptU4+gomptX0:][:gomptW]
 	for gomptJ := 0; gomptJ < gomptW; gomptJ++ {
 //line dims.go:46
-		*(*float32)(unsafe.Add(gomptU5, gomptJ*4)) = acc[gomptJ]
+		gomptU5[gomptJ] = acc[gomptJ]
 	}
 	_ = acc
 	_ = m
-//line gompt_kernels.go:2360
+//line gompt_kernels.go:2354
 }
 
 // gomptSampleMatMul is MatMulKernel's Sample: about n points, random arguments. Tol 0: every device gives the Go function's bits.
@@ -2475,7 +2469,7 @@ func gomptHostMaxFloat64(gomptA *gomptdevice.HostArgs, gomptR gomptdevice.Range,
 	}
 	gomptPartial[gomptTeam] = float64(max((max(gomptS0, gomptS1)), (max(gomptS2, gomptS3))))
 	_ = n
-//line gompt_kernels.go:2479
+//line gompt_kernels.go:2473
 }
 
 // gomptSampleMaxFloat64 is MaxFloat64Kernel's Sample: about n points, random arguments. Tol 1e-12: it calls math functions that are within a few ulps of Go's, not equal.
@@ -2599,7 +2593,7 @@ func gomptHostMaxUint64(gomptA *gomptdevice.HostArgs, gomptR gomptdevice.Range, 
 	}
 	gomptPartial[gomptTeam] = uint64(max((max(gomptS0, gomptS1)), (max(gomptS2, gomptS3))))
 	_ = n
-//line gompt_kernels.go:2603
+//line gompt_kernels.go:2597
 }
 
 // gomptSampleMaxUint64 is MaxUint64Kernel's Sample: about n points, random arguments. Tol 0: every device gives the Go function's bits.
@@ -2722,7 +2716,7 @@ func gomptHostMinFloat32(gomptA *gomptdevice.HostArgs, gomptR gomptdevice.Range,
 	}
 	gomptPartial[gomptTeam] = float32(min((min(gomptS0, gomptS1)), (min(gomptS2, gomptS3))))
 	_ = n
-//line gompt_kernels.go:2726
+//line gompt_kernels.go:2720
 }
 
 // gomptSampleMinFloat32 is MinFloat32Kernel's Sample: about n points, random arguments. Tol 0: every device gives the Go function's bits.
@@ -2855,7 +2849,7 @@ func gomptHostMinInt16(gomptA *gomptdevice.HostArgs, gomptR gomptdevice.Range, g
 	}
 	gomptPartial[gomptTeam] = int16(min((min(gomptS0, gomptS1)), (min(gomptS2, gomptS3))))
 	_ = nz
-//line gompt_kernels.go:2859
+//line gompt_kernels.go:2853
 }
 
 // gomptSampleMinInt16 is MinInt16Kernel's Sample: about n points, random arguments. Tol 0: every device gives the Go function's bits.
@@ -2951,7 +2945,7 @@ func gomptHostMinMax(gomptA *gomptdevice.HostArgs, gomptR gomptdevice.Range, _, 
 		*(*float64)(unsafe.Add(gomptPOut, (o+int(7))*8)) = float64(max(uint8(u), uint8(v)))
 	}
 	_ = n
-//line gompt_kernels.go:2955
+//line gompt_kernels.go:2949
 }
 
 // gomptSampleMinMax is MinMaxKernel's Sample: about n points, random arguments. Tol 0: every device gives the Go function's bits.
@@ -3047,7 +3041,7 @@ func gomptHostNarrow(gomptA *gomptdevice.HostArgs, gomptR gomptdevice.Range, _, 
 		*(*int64)(unsafe.Add(gomptPOut, (o+int(11))*8)) = (int64(int8((int64(u) * int64(3)))) + int64(uint16(x)))
 	}
 	_ = n
-//line gompt_kernels.go:3051
+//line gompt_kernels.go:3045
 }
 
 // gomptSampleNarrow is NarrowKernel's Sample: about n points, random arguments. Tol 0: every device gives the Go function's bits.
@@ -3118,7 +3112,7 @@ func gomptHostOutOfRange(gomptA *gomptdevice.HostArgs, gomptR gomptdevice.Range,
 		*(*int32)(unsafe.Add(gomptPOut, i*4)) = (in[(i+int(1))] + in[(i-int(1))])
 		out[(i + n)] = int32(5)
 	}
-//line gompt_kernels.go:3122
+//line gompt_kernels.go:3116
 }
 
 // gomptSampleOutOfRange is OutOfRangeKernel's Sample: about n points, random arguments. Tol 0: every device gives the Go function's bits.
@@ -3184,7 +3178,7 @@ func gomptHostPartial(gomptA *gomptdevice.HostArgs, gomptR gomptdevice.Range, _,
 		}
 	}
 	_ = n
-//line gompt_kernels.go:3188
+//line gompt_kernels.go:3182
 }
 
 // gomptSamplePartial is PartialKernel's Sample: about n points, random arguments. Tol 0: every device gives the Go function's bits.
@@ -3300,7 +3294,7 @@ func gomptHostProdFloat64(gomptA *gomptdevice.HostArgs, gomptR gomptdevice.Range
 	}
 	gomptPartial[gomptTeam] = float64((gomptS0 * gomptS1) * (gomptS2 * gomptS3))
 	_ = n
-//line gompt_kernels.go:3304
+//line gompt_kernels.go:3298
 }
 
 // gomptSampleProdFloat64 is ProdFloat64Kernel's Sample: about n points, random arguments. Tol 1e-10: its float products are combined in another order on each device.
@@ -3424,7 +3418,7 @@ func gomptHostProdInt32(gomptA *gomptdevice.HostArgs, gomptR gomptdevice.Range, 
 	}
 	gomptPartial[gomptTeam] = int32((gomptS0 * gomptS1) * (gomptS2 * gomptS3))
 	_ = n
-//line gompt_kernels.go:3428
+//line gompt_kernels.go:3422
 }
 
 // gomptSampleProdInt32 is ProdInt32Kernel's Sample: about n points, random arguments. Tol 0: every device gives the Go function's bits.
@@ -3522,7 +3516,7 @@ func gomptHostProductLen(gomptA *gomptdevice.HostArgs, gomptR gomptdevice.Range,
 		}
 	}
 	_ = n
-//line gompt_kernels.go:3526
+//line gompt_kernels.go:3520
 }
 
 // gomptSampleProductLen is ProductLenKernel's Sample: about n points, random arguments. Tol 0: every device gives the Go function's bits.
@@ -3594,7 +3588,7 @@ func gomptHostQuotient(gomptA *gomptdevice.HostArgs, gomptR gomptdevice.Range, _
 		q[i] = (a[i] / b[i])
 	}
 	_ = n
-//line gompt_kernels.go:3598
+//line gompt_kernels.go:3592
 }
 
 // gomptSampleQuotient is QuotientKernel's Sample: about n points, random arguments. Tol 0: every device gives the Go function's bits.
@@ -3667,7 +3661,7 @@ func gomptHostScatter(gomptA *gomptdevice.HostArgs, gomptR gomptdevice.Range, _,
 	}
 	_ = n
 	_ = m
-//line gompt_kernels.go:3671
+//line gompt_kernels.go:3665
 }
 
 // gomptSampleScatter is ScatterKernel's Sample: about n points, random arguments. Tol 0: every device gives the Go function's bits.
@@ -3745,7 +3739,7 @@ func gomptHostSeek(gomptA *gomptdevice.HostArgs, gomptR gomptdevice.Range, _, _ 
 	}
 	_ = n
 	_ = m
-//line gompt_kernels.go:3749
+//line gompt_kernels.go:3743
 }
 
 // gomptSampleSeek is SeekKernel's Sample: about n points, random arguments. Tol 0: every device gives the Go function's bits.
@@ -3817,7 +3811,7 @@ func gomptHostShiftAt(gomptA *gomptdevice.HostArgs, gomptR gomptdevice.Range, _,
 		x[j] <<= k[i]
 		y[j] >>= k[i]
 	}
-//line gompt_kernels.go:3821
+//line gompt_kernels.go:3815
 }
 
 // gomptSampleShiftAt is ShiftAtKernel's Sample: about n points, random arguments. Tol 0: every device gives the Go function's bits.
@@ -3904,7 +3898,7 @@ func gomptHostShifts(gomptA *gomptdevice.HostArgs, gomptR gomptdevice.Range, _, 
 		*(*int64)(unsafe.Add(gomptPOut, o*8)) += (x + int64(u))
 	}
 	_ = n
-//line gompt_kernels.go:3908
+//line gompt_kernels.go:3902
 }
 
 // gomptSampleShifts is ShiftsKernel's Sample: about n points, random arguments. Tol 0: every device gives the Go function's bits.
@@ -4025,7 +4019,7 @@ func gomptHostSignExtend(gomptA *gomptdevice.HostArgs, gomptR gomptdevice.Range,
 	_ = n
 	_ = p
 	_ = k
-//line gompt_kernels.go:4029
+//line gompt_kernels.go:4023
 }
 
 // gomptSampleSignExtend is SignExtendKernel's Sample: about n points, random arguments. Tol 0: every device gives the Go function's bits.
@@ -4120,7 +4114,7 @@ func gomptHostSpMV(gomptA *gomptdevice.HostArgs, gomptR gomptdevice.Range, _, _ 
 	}
 	_ = nnz
 	_ = ncols
-//line gompt_kernels.go:4124
+//line gompt_kernels.go:4118
 }
 
 // gomptSampleSpMV is SpMVKernel's Sample: about n points, random arguments. Tol 0: every device gives the Go function's bits.
@@ -4231,7 +4225,7 @@ func gomptHostSplitEdge(gomptA *gomptdevice.HostArgs, gomptR gomptdevice.Range, 
 		}
 	}
 	_ = ny
-//line gompt_kernels.go:4235
+//line gompt_kernels.go:4229
 }
 
 // gomptSampleSplitEdge is SplitEdgeKernel's Sample: about n points, random arguments. Tol 0: every device gives the Go function's bits.
@@ -4334,7 +4328,7 @@ func gomptHostStencil2D(gomptA *gomptdevice.HostArgs, gomptR gomptdevice.Range, 
 			*(*float32)(unsafe.Add(gomptPOut, i*4)) = (*(*float32)(unsafe.Add(gomptPIn, i*4)) + (w * ((((*(*float32)(unsafe.Add(gomptPIn, (i-int(1))*4)) + *(*float32)(unsafe.Add(gomptPIn, (i+int(1))*4))) + *(*float32)(unsafe.Add(gomptPIn, (i-nx)*4))) + *(*float32)(unsafe.Add(gomptPIn, (i+nx)*4))) - (float32(4.0) * *(*float32)(unsafe.Add(gomptPIn, i*4))))))
 		}
 	}
-//line gompt_kernels.go:4338
+//line gompt_kernels.go:4332
 }
 
 // gomptSampleStencil2D is Stencil2DKernel's Sample: about n points, random arguments. Tol 0: every device gives the Go function's bits.
@@ -4454,7 +4448,7 @@ func gomptHostSumFloat32(gomptA *gomptdevice.HostArgs, gomptR gomptdevice.Range,
 	}
 	gomptPartial[gomptTeam] = float32((gomptS0 + gomptS1) + (gomptS2 + gomptS3))
 	_ = n
-//line gompt_kernels.go:4458
+//line gompt_kernels.go:4452
 }
 
 // gomptSampleSumFloat32 is SumFloat32Kernel's Sample: about n points, random arguments. Tol 0.0001: its float sums are combined in another order on each device.
@@ -4615,7 +4609,7 @@ func gomptHostSumFloat64In2D(gomptA *gomptdevice.HostArgs, gomptR gomptdevice.Ra
 	}
 	gomptPartial[gomptTeam] = float64((gomptS0 + gomptS1) + (gomptS2 + gomptS3))
 	_ = ny
-//line gompt_kernels.go:4619
+//line gompt_kernels.go:4613
 }
 
 // gomptSampleSumFloat64In2D is SumFloat64In2DKernel's Sample: about n points, random arguments. Tol 1e-10: its float sums are combined in another order on each device.
@@ -4740,7 +4734,7 @@ func gomptHostSumInt64(gomptA *gomptdevice.HostArgs, gomptR gomptdevice.Range, g
 	}
 	gomptPartial[gomptTeam] = int64((gomptS0 + gomptS1) + (gomptS2 + gomptS3))
 	_ = n
-//line gompt_kernels.go:4744
+//line gompt_kernels.go:4738
 }
 
 // gomptSampleSumInt64 is SumInt64Kernel's Sample: about n points, random arguments. Tol 0: every device gives the Go function's bits.
@@ -4845,7 +4839,7 @@ func gomptHostTeamDefine(gomptA *gomptdevice.HostArgs, gomptR gomptdevice.Range,
 	_ = v
 	_ = teams
 	_ = m
-//line gompt_kernels.go:4849
+//line gompt_kernels.go:4843
 }
 
 // gomptSampleTeamDefine is TeamDefineKernel's Sample: about n points, random arguments. Tol 0: every device gives the Go function's bits.
@@ -4940,7 +4934,7 @@ func gomptHostTeamGather(gomptA *gomptdevice.HostArgs, gomptR gomptdevice.Range,
 	}
 	_ = teams
 	_ = m
-//line gompt_kernels.go:4944
+//line gompt_kernels.go:4938
 }
 
 // gomptSampleTeamGather is TeamGatherKernel's Sample: about n points, random arguments. Tol 0: every device gives the Go function's bits.
@@ -5084,7 +5078,7 @@ func gomptHostTeamReverse(gomptA *gomptdevice.HostArgs, gomptR gomptdevice.Range
 	}
 	_ = mine
 	_ = teams
-//line gompt_kernels.go:5088
+//line gompt_kernels.go:5082
 }
 
 // gomptSampleTeamReverse is TeamReverseKernel's Sample: about n points, random arguments. Tol 0: every device gives the Go function's bits.
@@ -5205,7 +5199,7 @@ func gomptHostTeamTuple(gomptA *gomptdevice.HostArgs, gomptR gomptdevice.Range, 
 	_ = x
 	_ = o
 	_ = teams
-//line gompt_kernels.go:5209
+//line gompt_kernels.go:5203
 }
 
 // gomptSampleTeamTuple is TeamTupleKernel's Sample: about n points, random arguments. Tol 0: every device gives the Go function's bits.
@@ -5277,7 +5271,7 @@ func gomptHostTranscendental(gomptA *gomptdevice.HostArgs, gomptR gomptdevice.Ra
 		out[i] = float32(v)
 	}
 	_ = n
-//line gompt_kernels.go:5281
+//line gompt_kernels.go:5275
 }
 
 // gomptSampleTranscendental is TranscendentalKernel's Sample: about n points, random arguments. Tol 1e-06: it calls math functions that are within a few ulps of Go's, not equal.
@@ -5346,7 +5340,7 @@ func gomptHostTranspose(gomptA *gomptdevice.HostArgs, gomptR gomptdevice.Range, 
 			*(*uint8)(unsafe.Add(gomptPOut, ((x*ny)+y)*1)) = (*(*uint8)(unsafe.Add(gomptPIn, ((y*nx)+x)*1)) + uint8(1))
 		}
 	}
-//line gompt_kernels.go:5350
+//line gompt_kernels.go:5344
 }
 
 // gomptSampleTranspose is TransposeKernel's Sample: about n points, random arguments. Tol 0: every device gives the Go function's bits.
@@ -5452,7 +5446,7 @@ gomptPoint0:
 		*(*int64)(unsafe.Add(gomptPOut, (o+int(7))*8)) = (-long)
 	}
 	_ = n
-//line gompt_kernels.go:5456
+//line gompt_kernels.go:5450
 }
 
 // gomptSampleTricky is TrickyKernel's Sample: about n points, random arguments. Tol 0: every device gives the Go function's bits.
@@ -5536,7 +5530,7 @@ func gomptHostTuples(gomptA *gomptdevice.HostArgs, gomptR gomptdevice.Range, _, 
 		*(*int32)(unsafe.Add(gomptPOut, o*4)) += x
 	}
 	_ = n
-//line gompt_kernels.go:5540
+//line gompt_kernels.go:5534
 }
 
 // gomptSampleTuples is TuplesKernel's Sample: about n points, random arguments. Tol 0: every device gives the Go function's bits.
@@ -5616,7 +5610,7 @@ func gomptHostUint64Ops(gomptA *gomptdevice.HostArgs, gomptR gomptdevice.Range, 
 		*(*uint64)(unsafe.Add(gomptPOut, (o+int(5))*8)) = (-x)
 	}
 	_ = n
-//line gompt_kernels.go:5620
+//line gompt_kernels.go:5614
 }
 
 // gomptSampleUint64Ops is Uint64OpsKernel's Sample: about n points, random arguments. Tol 0: every device gives the Go function's bits.
@@ -5702,12 +5696,12 @@ func gomptLanesUniformStore(gomptX0, gomptW int, n int, m int, b []int32, c []in
 			}
 		}
 //line lockstep.go:38
-		gomptU2 := unsafe.Add(gomptPOut, (gomptX0)*4)
+		gomptU2 := out[gomptX0:][:gomptW]
 //line lockstep.go:38
 		gomptU3 := int32(j)
 		for gomptJ := 0; gomptJ < gomptW; gomptJ++ {
 //line lockstep.go:38
-			*(*int32)(unsafe.Add(gomptU2, gomptJ*4)) += gomptU3
+			gomptU2[gomptJ] += gomptU3
 		}
 //line lockstep.go:39
 	}
@@ -5726,7 +5720,7 @@ func gomptLanesUniformStore(gomptX0, gomptW int, n int, m int, b []int32, c []in
 		}
 //line lockstep.go:44
 	}
-//line gompt_kernels.go:5730
+//line gompt_kernels.go:5724
 }
 
 // gomptSampleUniformStore is UniformStoreKernel's Sample: about n points, random arguments. Tol 0: every device gives the Go function's bits.
