@@ -38,15 +38,15 @@ func gomptHostCopy32(gomptA *gomptdevice.HostArgs, gomptR gomptdevice.Range, _, 
 	n := gomptA.Int(0)
 	src := gomptrt.View[int32](gomptA.Bufs[1], gomptrt.Len(n))
 	dst := gomptrt.View[int32](gomptA.Bufs[2], gomptrt.Len(n))
-	gomptPSrc := unsafe.Pointer(unsafe.SliceData(src))
-	gomptPDst := unsafe.Pointer(unsafe.SliceData(dst))
 	gomptLo0, gomptHi0 := gomptR.Clamp(0, n)
+	src = src[:gomptHi0] // so that Go drops its bounds tests of src[i] in the loop below
+	dst = dst[:gomptHi0] // so that Go drops its bounds tests of dst[i] in the loop below
 	for i := gomptLo0; i < gomptHi0; i++ {
 //line library.go:41
-		*(*int32)(unsafe.Add(gomptPDst, i*4)) = *(*int32)(unsafe.Add(gomptPSrc, i*4))
-//line gompt_kernels.go:48
+		dst[i] = src[i]
 	}
 	_ = n
+//line gompt_kernels.go:50
 }
 
 // gomptSampleCopy32 is Copy32's Sample: about n points, random arguments. Tol 0: every device gives the Go function's bits.
@@ -77,21 +77,21 @@ var Dot = &gomptdevice.Kernel{
 		{Kind: gomptdevice.NeedLocalMem, Amount: 1024, Use: "1024 bytes of team-local memory (reduce=+'s scratch: 256 float32, one per thread)", Pos: "library.go:72"},
 	},
 	Images: []gomptdevice.Image{
-		{Kind: gomptdevice.ImageHost, Entry: "gompt_dot_partial", Host: gomptHostDot_partial},
-		{Kind: gomptdevice.ImageOpenCL, Entry: "gompt_dot_partial", Source: gomptCLDot_partial, Options: "-cl-fp32-correctly-rounded-divide-sqrt"},
-		{Kind: gomptdevice.ImagePTX, Entry: "gompt_dot_partial", Source: gomptPTXDot_partial},
+		{Kind: gomptdevice.ImageHost, Entry: "gompt_dot_partial", Host: gomptHostDot},
+		{Kind: gomptdevice.ImageOpenCL, Entry: "gompt_dot_partial", Source: gomptCLDot, Options: "-cl-fp32-correctly-rounded-divide-sqrt"},
+		{Kind: gomptdevice.ImagePTX, Entry: "gompt_dot_partial", Source: gomptPTXDot},
 	},
-	Sample: gomptSampleDot_partial,
+	Sample: gomptSampleDot,
 }
 
 //go:embed gompt_dot_partial.cl
-var gomptCLDot_partial string
+var gomptCLDot string
 
 //go:embed gompt_dot_partial.ptx
-var gomptPTXDot_partial string
+var gomptPTXDot string
 
-// gomptHostDot_partial is Dot's Go image: the body of dot at each point of the team's range.
-func gomptHostDot_partial(gomptA *gomptdevice.HostArgs, gomptR gomptdevice.Range, gomptTeam, _ int) {
+// gomptHostDot is Dot's Go image: the body of dot at each point of the team's range.
+func gomptHostDot(gomptA *gomptdevice.HostArgs, gomptR gomptdevice.Range, gomptTeam, _ int) {
 	n := gomptA.Int(0)
 	x := gomptrt.View[float32](gomptA.Bufs[1], gomptrt.Len(n))
 	y := gomptrt.View[float32](gomptA.Bufs[2], gomptrt.Len(n))
@@ -106,10 +106,8 @@ func gomptHostDot_partial(gomptA *gomptdevice.HostArgs, gomptR gomptdevice.Range
 		{
 //line library.go:74
 			gomptV = (*(*float32)(unsafe.Add(gomptPX, i*4)) * *(*float32)(unsafe.Add(gomptPY, i*4)))
-//line gompt_kernels.go:110
 //line library.go:74
 			goto gomptR0
-//line gompt_kernels.go:113
 		}
 	gomptR0:
 		gomptS0 = gomptS0 + float64(gomptV)
@@ -117,10 +115,8 @@ func gomptHostDot_partial(gomptA *gomptdevice.HostArgs, gomptR gomptdevice.Range
 			i := i + 1
 //line library.go:74
 			gomptV = (*(*float32)(unsafe.Add(gomptPX, i*4)) * *(*float32)(unsafe.Add(gomptPY, i*4)))
-//line gompt_kernels.go:121
 //line library.go:74
 			goto gomptR1
-//line gompt_kernels.go:124
 		}
 	gomptR1:
 		gomptS1 = gomptS1 + float64(gomptV)
@@ -128,10 +124,8 @@ func gomptHostDot_partial(gomptA *gomptdevice.HostArgs, gomptR gomptdevice.Range
 			i := i + 2
 //line library.go:74
 			gomptV = (*(*float32)(unsafe.Add(gomptPX, i*4)) * *(*float32)(unsafe.Add(gomptPY, i*4)))
-//line gompt_kernels.go:132
 //line library.go:74
 			goto gomptR2
-//line gompt_kernels.go:135
 		}
 	gomptR2:
 		gomptS2 = gomptS2 + float64(gomptV)
@@ -139,10 +133,8 @@ func gomptHostDot_partial(gomptA *gomptdevice.HostArgs, gomptR gomptdevice.Range
 			i := i + 3
 //line library.go:74
 			gomptV = (*(*float32)(unsafe.Add(gomptPX, i*4)) * *(*float32)(unsafe.Add(gomptPY, i*4)))
-//line gompt_kernels.go:143
 //line library.go:74
 			goto gomptR3
-//line gompt_kernels.go:146
 		}
 	gomptR3:
 		gomptS3 = gomptS3 + float64(gomptV)
@@ -151,20 +143,19 @@ func gomptHostDot_partial(gomptA *gomptdevice.HostArgs, gomptR gomptdevice.Range
 		{
 //line library.go:74
 			gomptV = (*(*float32)(unsafe.Add(gomptPX, i*4)) * *(*float32)(unsafe.Add(gomptPY, i*4)))
-//line gompt_kernels.go:155
 //line library.go:74
 			goto gomptR4
-//line gompt_kernels.go:158
 		}
 	gomptR4:
 		gomptS0 = gomptS0 + float64(gomptV)
 	}
 	gomptPartial[gomptTeam] = float32((gomptS0 + gomptS1) + (gomptS2 + gomptS3))
 	_ = n
+//line gompt_kernels.go:155
 }
 
-// gomptSampleDot_partial is Dot's Sample: about n points, random arguments. Tol 0.0001: its float sums are combined in another order on each device.
-func gomptSampleDot_partial(gomptN int, gomptSeed int64) gomptdevice.Sample {
+// gomptSampleDot is Dot's Sample: about n points, random arguments. Tol 0.0001: its float sums are combined in another order on each device.
+func gomptSampleDot(gomptN int, gomptSeed int64) gomptdevice.Sample {
 	gomptR := gomptrt.Rand("dot_partial", gomptN, gomptSeed)
 	gomptExt := gomptrt.Extents(gomptN, 1)
 	gomptShape := gomptrt.ReduceShape(gomptExt, 1)
@@ -242,14 +233,14 @@ func gomptHostFill(gomptA *gomptdevice.HostArgs, gomptR gomptdevice.Range, _, _ 
 	n := gomptA.Int(0)
 	v := gomptA.Float32(1)
 	x := gomptrt.View[float32](gomptA.Bufs[2], gomptrt.Len(n))
-	gomptPX := unsafe.Pointer(unsafe.SliceData(x))
 	gomptLo0, gomptHi0 := gomptR.Clamp(0, n)
+	x = x[:gomptHi0] // so that Go drops its bounds tests of x[i] in the loop below
 	for i := gomptLo0; i < gomptHi0; i++ {
 //line library.go:34
-		*(*float32)(unsafe.Add(gomptPX, i*4)) = v
-//line gompt_kernels.go:251
+		x[i] = v
 	}
 	_ = n
+//line gompt_kernels.go:244
 }
 
 // gomptSampleFill is Fill's Sample: about n points, random arguments. Tol 0: every device gives the Go function's bits.
@@ -305,10 +296,10 @@ func gomptHostHistogram(gomptA *gomptdevice.HostArgs, gomptR gomptdevice.Range, 
 	for i := gomptLo0; i < gomptHi0; i++ {
 //line library.go:231
 		*(*uint32)(unsafe.Add(gomptPH, int(*(*uint8)(unsafe.Add(gomptPV, i*1)))*4))++
-//line gompt_kernels.go:309
 	}
 	gomptrt.MergeSum(gomptRBH, gomptRAH[:], uint32(0))
 	_ = n
+//line gompt_kernels.go:303
 }
 
 // gomptSampleHistogram is Histogram's Sample: about n points, random arguments. Tol 0: every device gives the Go function's bits.
@@ -358,62 +349,43 @@ func gomptHostJacobi(gomptA *gomptdevice.HostArgs, gomptR gomptdevice.Range, _, 
 	gomptLo0, gomptHi0 := gomptR.Clamp(0, nx)
 	gomptLo1, gomptHi1 := gomptR.Clamp(1, ny)
 	for y := gomptLo1; y < gomptHi1; y++ {
-		gomptIn0, gomptIn1 := gomptLo0, gomptLo0 // the interior [gomptIn0, gomptIn1), where the boundary test is false
+		// The interior [gomptIn0, gomptIn1), where the boundary test is false.
+		gomptIn0, gomptIn1 := gomptLo0, gomptLo0
+//line library.go:51
 		if !((y == int(0)) || (y == (ny - int(1)))) {
+//line library.go:51
 			gomptIn0 = min(max(gomptLo0, 1), gomptHi0)
+//line library.go:51
 			gomptIn1 = max(gomptIn0, min(gomptHi0, (nx-int(1))))
 		}
 	gomptPoint0:
 		for x := gomptLo0; x < gomptIn0; x++ {
 //line library.go:50
 			i := ((y * nx) + x)
-//line gompt_kernels.go:371
-//line library.go:51
 			if (((x == int(0)) || (y == int(0))) || (x == (nx - int(1)))) || (y == (ny - int(1))) {
-//line gompt_kernels.go:374
-//line library.go:52
 				*(*float32)(unsafe.Add(gomptPOut, i*4)) = *(*float32)(unsafe.Add(gomptPIn, i*4))
-//line gompt_kernels.go:377
-//line library.go:53
 				continue gomptPoint0
-//line gompt_kernels.go:380
-//line library.go:51
 			}
-//line gompt_kernels.go:383
-//line library.go:55
 			*(*float32)(unsafe.Add(gomptPOut, i*4)) = (float32(0.25) * (((*(*float32)(unsafe.Add(gomptPIn, (i-nx)*4)) + *(*float32)(unsafe.Add(gomptPIn, (i+nx)*4))) + *(*float32)(unsafe.Add(gomptPIn, (i-int(1))*4))) + *(*float32)(unsafe.Add(gomptPIn, (i+int(1))*4))))
-//line gompt_kernels.go:386
 		}
 		for x := gomptIn0; x < gomptIn1; x++ {
 //line library.go:50
 			i := ((y * nx) + x)
-//line gompt_kernels.go:391
 //line library.go:55
 			*(*float32)(unsafe.Add(gomptPOut, i*4)) = (float32(0.25) * (((*(*float32)(unsafe.Add(gomptPIn, (i-nx)*4)) + *(*float32)(unsafe.Add(gomptPIn, (i+nx)*4))) + *(*float32)(unsafe.Add(gomptPIn, (i-int(1))*4))) + *(*float32)(unsafe.Add(gomptPIn, (i+int(1))*4))))
-//line gompt_kernels.go:394
 		}
 	gomptPoint2:
 		for x := gomptIn1; x < gomptHi0; x++ {
 //line library.go:50
 			i := ((y * nx) + x)
-//line gompt_kernels.go:400
-//line library.go:51
 			if (((x == int(0)) || (y == int(0))) || (x == (nx - int(1)))) || (y == (ny - int(1))) {
-//line gompt_kernels.go:403
-//line library.go:52
 				*(*float32)(unsafe.Add(gomptPOut, i*4)) = *(*float32)(unsafe.Add(gomptPIn, i*4))
-//line gompt_kernels.go:406
-//line library.go:53
 				continue gomptPoint2
-//line gompt_kernels.go:409
-//line library.go:51
 			}
-//line gompt_kernels.go:412
-//line library.go:55
 			*(*float32)(unsafe.Add(gomptPOut, i*4)) = (float32(0.25) * (((*(*float32)(unsafe.Add(gomptPIn, (i-nx)*4)) + *(*float32)(unsafe.Add(gomptPIn, (i+nx)*4))) + *(*float32)(unsafe.Add(gomptPIn, (i-int(1))*4))) + *(*float32)(unsafe.Add(gomptPIn, (i+int(1))*4))))
-//line gompt_kernels.go:415
 		}
 	}
+//line gompt_kernels.go:389
 }
 
 // gomptSampleJacobi is Jacobi's Sample: about n points, random arguments. Tol 0: every device gives the Go function's bits.
@@ -475,58 +447,35 @@ func gomptHostMatmul(gomptA *gomptdevice.HostArgs, gomptR gomptdevice.Range, _, 
 // gomptLanesMatmul runs matmul's body at the points [gomptX0, gomptX0+gomptW) of dimension 0 together, statement by statement.
 func gomptLanesMatmul(gomptX0, gomptW int, i int, m int, n int, k int, A []float32, B []float32, C []float32) {
 	gomptPA := unsafe.Pointer(unsafe.SliceData(A))
-	gomptPB := unsafe.Pointer(unsafe.SliceData(B))
-	gomptPC := unsafe.Pointer(unsafe.SliceData(C))
 	var gomptL1AccA [1024]float32
-	gomptL1Acc := gomptL1AccA[:gomptW:gomptW]
-//line library.go:63
+	acc := gomptL1AccA[:gomptW:gomptW]
 	for gomptJ := 0; gomptJ < gomptW; gomptJ++ {
-//line gompt_kernels.go:485
-		gomptL1Acc[gomptJ] = float32(0)
 //line library.go:63
+		acc[gomptJ] = float32(0)
 	}
-//line gompt_kernels.go:489
 //line library.go:64
 	for p := int(0); p < k; p++ {
-//line gompt_kernels.go:492
-//line library.go:65
 		gomptU1 := *(*float32)(unsafe.Add(gomptPA, ((i*k)+p)*4))
-//line gompt_kernels.go:495
 //line library.go:65
 		gomptU2 := (p * n)
-//line gompt_kernels.go:498
 //line library.go:65
-		gomptU3 := unsafe.Add(gomptPB, (gomptU2+gomptX0)*4)
-//line gompt_kernels.go:501
-//line library.go:65
+		gomptU3 := B[gomptU2+gomptX0:][:gomptW]
 		for gomptJ := 0; gomptJ < gomptW; gomptJ++ {
-//line gompt_kernels.go:504
 //line library.go:65
-			gomptL1Acc[gomptJ] += (gomptU1 * *(*float32)(unsafe.Add(gomptU3, gomptJ*4)))
-//line gompt_kernels.go:507
-//line library.go:65
+			acc[gomptJ] += (gomptU1 * gomptU3[gomptJ])
 		}
-//line gompt_kernels.go:510
-//line library.go:64
+//line library.go:66
 	}
-//line gompt_kernels.go:513
-//line library.go:67
 	gomptU4 := (i * n)
-//line gompt_kernels.go:516
 //line library.go:67
-	gomptU5 := unsafe.Add(gomptPC, (gomptU4+gomptX0)*4)
-//line gompt_kernels.go:519
-//line library.go:67
+	gomptU5 := C[gomptU4+gomptX0:][:gomptW]
 	for gomptJ := 0; gomptJ < gomptW; gomptJ++ {
-//line gompt_kernels.go:522
 //line library.go:67
-		*(*float32)(unsafe.Add(gomptU5, gomptJ*4)) = gomptL1Acc[gomptJ]
-//line gompt_kernels.go:525
-//line library.go:67
+		gomptU5[gomptJ] = acc[gomptJ]
 	}
-//line gompt_kernels.go:528
-	_ = gomptL1Acc
+	_ = acc
 	_ = m
+//line gompt_kernels.go:479
 }
 
 // gomptSampleMatmul is Matmul's Sample: about n points, random arguments. Tol 0: every device gives the Go function's bits.
@@ -602,21 +551,21 @@ var MatmulTiled = &gomptdevice.Kernel{
 		{Kind: gomptdevice.NeedTeamSize, Amount: 256, Use: "teams of 256 threads (team=256)", Pos: "library.go:88"},
 	},
 	Images: []gomptdevice.Image{
-		{Kind: gomptdevice.ImageHost, Entry: "gompt_matmul_tiled", Host: gomptHostMatmul_tiled},
-		{Kind: gomptdevice.ImageOpenCL, Entry: "gompt_matmul_tiled", Source: gomptCLMatmul_tiled, Options: "-cl-fp32-correctly-rounded-divide-sqrt"},
-		{Kind: gomptdevice.ImagePTX, Entry: "gompt_matmul_tiled", Source: gomptPTXMatmul_tiled},
+		{Kind: gomptdevice.ImageHost, Entry: "gompt_matmul_tiled", Host: gomptHostMatmulTiled},
+		{Kind: gomptdevice.ImageOpenCL, Entry: "gompt_matmul_tiled", Source: gomptCLMatmulTiled, Options: "-cl-fp32-correctly-rounded-divide-sqrt"},
+		{Kind: gomptdevice.ImagePTX, Entry: "gompt_matmul_tiled", Source: gomptPTXMatmulTiled},
 	},
-	Sample: gomptSampleMatmul_tiled,
+	Sample: gomptSampleMatmulTiled,
 }
 
 //go:embed gompt_matmul_tiled.cl
-var gomptCLMatmul_tiled string
+var gomptCLMatmulTiled string
 
 //go:embed gompt_matmul_tiled.ptx
-var gomptPTXMatmul_tiled string
+var gomptPTXMatmulTiled string
 
-// gomptHostMatmul_tiled is MatmulTiled's Go image: the body of matmulTiled at each point of the team's range.
-func gomptHostMatmul_tiled(gomptA *gomptdevice.HostArgs, gomptR gomptdevice.Range, _, _ int) {
+// gomptHostMatmulTiled is MatmulTiled's Go image: the body of matmulTiled at each point of the team's range.
+func gomptHostMatmulTiled(gomptA *gomptdevice.HostArgs, gomptR gomptdevice.Range, _, _ int) {
 	teams := gomptA.Int(0)
 	m := gomptA.Int(1)
 	n := gomptA.Int(2)
@@ -624,528 +573,346 @@ func gomptHostMatmul_tiled(gomptA *gomptdevice.HostArgs, gomptR gomptdevice.Rang
 	A := gomptrt.View[float32](gomptA.Bufs[4], gomptrt.Len(m, k))
 	B := gomptrt.View[float32](gomptA.Bufs[5], gomptrt.Len(k, n))
 	C := gomptrt.View[float32](gomptA.Bufs[6], gomptrt.Len(m, n))
-	var gomptT1Ly [256]int       // ly, per thread
-	var gomptT2Lx [256]int       // lx, per thread
-	var gomptT3I0 [256]int       // i0, per thread
-	var gomptT4I1 [256]int       // i1, per thread
-	var gomptT5I2 [256]int       // i2, per thread
-	var gomptT6I3 [256]int       // i3, per thread
-	var gomptT7J0 [256]int       // j0, per thread
-	var gomptT8J1 [256]int       // j1, per thread
-	var gomptT9J2 [256]int       // j2, per thread
-	var gomptT10J3 [256]int      // j3, per thread
-	var gomptT11C00 [256]float32 // c00, per thread
-	var gomptT12C01 [256]float32 // c01, per thread
-	var gomptT13C02 [256]float32 // c02, per thread
-	var gomptT14C03 [256]float32 // c03, per thread
-	var gomptT15C10 [256]float32 // c10, per thread
-	var gomptT16C11 [256]float32 // c11, per thread
-	var gomptT17C12 [256]float32 // c12, per thread
-	var gomptT18C13 [256]float32 // c13, per thread
-	var gomptT19C20 [256]float32 // c20, per thread
-	var gomptT20C21 [256]float32 // c21, per thread
-	var gomptT21C22 [256]float32 // c22, per thread
-	var gomptT22C23 [256]float32 // c23, per thread
-	var gomptT23C30 [256]float32 // c30, per thread
-	var gomptT24C31 [256]float32 // c31, per thread
-	var gomptT25C32 [256]float32 // c32, per thread
-	var gomptT26C33 [256]float32 // c33, per thread
+	var ly [256]int      // per thread
+	var lx [256]int      // per thread
+	var i0 [256]int      // per thread
+	var i1 [256]int      // per thread
+	var i2 [256]int      // per thread
+	var i3 [256]int      // per thread
+	var j0 [256]int      // per thread
+	var j1 [256]int      // per thread
+	var j2 [256]int      // per thread
+	var j3 [256]int      // per thread
+	var c00 [256]float32 // per thread
+	var c01 [256]float32 // per thread
+	var c02 [256]float32 // per thread
+	var c03 [256]float32 // per thread
+	var c10 [256]float32 // per thread
+	var c11 [256]float32 // per thread
+	var c12 [256]float32 // per thread
+	var c13 [256]float32 // per thread
+	var c20 [256]float32 // per thread
+	var c21 [256]float32 // per thread
+	var c22 [256]float32 // per thread
+	var c23 [256]float32 // per thread
+	var c30 [256]float32 // per thread
+	var c31 [256]float32 // per thread
+	var c32 [256]float32 // per thread
+	var c33 [256]float32 // per thread
 	gomptLo0, gomptHi0 := gomptR.Clamp(0, teams)
 	for t := gomptLo0; t < gomptHi0; t++ {
 //line library.go:90
 		var tA [1024]float32
-//line gompt_kernels.go:658
 		_ = tA
 //line library.go:91
 		var tB [1024]float32
-//line gompt_kernels.go:662
 		_ = tB
 //line library.go:92
 		tilesX := max(((n + int(63)) / int(64)), int(1))
-//line gompt_kernels.go:666
 		_ = tilesX
 //line library.go:93
 		row := ((t / tilesX) * int(64))
-//line gompt_kernels.go:670
 		_ = row
 //line library.go:94
 		col := ((t % tilesX) * int(64))
-//line gompt_kernels.go:674
 		_ = col
 		for gomptJ := 0; gomptJ < 256; gomptJ++ {
 			th := gomptJ
-			gomptT1Ly[gomptJ], gomptT2Lx[gomptJ] = (th / int(16)), (th % int(16))
+//line library.go:95
+			ly[gomptJ], lx[gomptJ] = (th / int(16)), (th % int(16))
 		}
 		for gomptJ := 0; gomptJ < 256; gomptJ++ {
-			gomptT3I0[gomptJ] = ((row + gomptT1Ly[gomptJ]) + int(0))
+//line library.go:96
+			i0[gomptJ] = ((row + ly[gomptJ]) + int(0))
 		}
 		for gomptJ := 0; gomptJ < 256; gomptJ++ {
-			gomptT4I1[gomptJ] = ((row + gomptT1Ly[gomptJ]) + int(16))
+//line library.go:97
+			i1[gomptJ] = ((row + ly[gomptJ]) + int(16))
 		}
 		for gomptJ := 0; gomptJ < 256; gomptJ++ {
-			gomptT5I2[gomptJ] = ((row + gomptT1Ly[gomptJ]) + int(32))
+//line library.go:98
+			i2[gomptJ] = ((row + ly[gomptJ]) + int(32))
 		}
 		for gomptJ := 0; gomptJ < 256; gomptJ++ {
-			gomptT6I3[gomptJ] = ((row + gomptT1Ly[gomptJ]) + int(48))
+//line library.go:99
+			i3[gomptJ] = ((row + ly[gomptJ]) + int(48))
 		}
 		for gomptJ := 0; gomptJ < 256; gomptJ++ {
-			gomptT7J0[gomptJ] = ((col + gomptT2Lx[gomptJ]) + int(0))
+//line library.go:100
+			j0[gomptJ] = ((col + lx[gomptJ]) + int(0))
 		}
 		for gomptJ := 0; gomptJ < 256; gomptJ++ {
-			gomptT8J1[gomptJ] = ((col + gomptT2Lx[gomptJ]) + int(16))
+//line library.go:101
+			j1[gomptJ] = ((col + lx[gomptJ]) + int(16))
 		}
 		for gomptJ := 0; gomptJ < 256; gomptJ++ {
-			gomptT9J2[gomptJ] = ((col + gomptT2Lx[gomptJ]) + int(32))
+//line library.go:102
+			j2[gomptJ] = ((col + lx[gomptJ]) + int(32))
 		}
 		for gomptJ := 0; gomptJ < 256; gomptJ++ {
-			gomptT10J3[gomptJ] = ((col + gomptT2Lx[gomptJ]) + int(48))
+//line library.go:103
+			j3[gomptJ] = ((col + lx[gomptJ]) + int(48))
 		}
 		for gomptJ := 0; gomptJ < 256; gomptJ++ {
-			gomptT11C00[gomptJ] = float32(0)
-			gomptT12C01[gomptJ] = float32(0)
-			gomptT13C02[gomptJ] = float32(0)
-			gomptT14C03[gomptJ] = float32(0)
-			gomptT15C10[gomptJ] = float32(0)
-			gomptT16C11[gomptJ] = float32(0)
-			gomptT17C12[gomptJ] = float32(0)
-			gomptT18C13[gomptJ] = float32(0)
-			gomptT19C20[gomptJ] = float32(0)
-			gomptT20C21[gomptJ] = float32(0)
-			gomptT21C22[gomptJ] = float32(0)
-			gomptT22C23[gomptJ] = float32(0)
-			gomptT23C30[gomptJ] = float32(0)
-			gomptT24C31[gomptJ] = float32(0)
-			gomptT25C32[gomptJ] = float32(0)
-			gomptT26C33[gomptJ] = float32(0)
+//line library.go:104
+			c00[gomptJ] = float32(0)
+//line library.go:104
+			c01[gomptJ] = float32(0)
+//line library.go:104
+			c02[gomptJ] = float32(0)
+//line library.go:104
+			c03[gomptJ] = float32(0)
+//line library.go:104
+			c10[gomptJ] = float32(0)
+//line library.go:104
+			c11[gomptJ] = float32(0)
+//line library.go:104
+			c12[gomptJ] = float32(0)
+//line library.go:104
+			c13[gomptJ] = float32(0)
+//line library.go:104
+			c20[gomptJ] = float32(0)
+//line library.go:104
+			c21[gomptJ] = float32(0)
+//line library.go:104
+			c22[gomptJ] = float32(0)
+//line library.go:104
+			c23[gomptJ] = float32(0)
+//line library.go:104
+			c30[gomptJ] = float32(0)
+//line library.go:104
+			c31[gomptJ] = float32(0)
+//line library.go:104
+			c32[gomptJ] = float32(0)
+//line library.go:104
+			c33[gomptJ] = float32(0)
 		}
 		for p0 := int(0); p0 < k; p0 += int(16) {
 			for gomptJ := 0; gomptJ < 256; gomptJ++ {
 //line library.go:106
-				if (gomptT3I0[gomptJ] < m) && ((p0 + gomptT2Lx[gomptJ]) < k) {
-//line gompt_kernels.go:726
-//line library.go:107
-					tA[(((gomptT1Ly[gomptJ] + int(0)) * int(16)) + gomptT2Lx[gomptJ])] = A[(((gomptT3I0[gomptJ] * k) + p0) + gomptT2Lx[gomptJ])]
-//line gompt_kernels.go:729
-//line library.go:106
+				if (i0[gomptJ] < m) && ((p0 + lx[gomptJ]) < k) {
+					tA[(((ly[gomptJ] + int(0)) * int(16)) + lx[gomptJ])] = A[(((i0[gomptJ] * k) + p0) + lx[gomptJ])]
 				} else {
-//line gompt_kernels.go:732
-//line library.go:109
-					tA[(((gomptT1Ly[gomptJ] + int(0)) * int(16)) + gomptT2Lx[gomptJ])] = float32(0.0)
-//line gompt_kernels.go:735
-//line library.go:106
+					tA[(((ly[gomptJ] + int(0)) * int(16)) + lx[gomptJ])] = float32(0.0)
 				}
-//line gompt_kernels.go:738
 			}
 			for gomptJ := 0; gomptJ < 256; gomptJ++ {
 //line library.go:111
-				if (gomptT4I1[gomptJ] < m) && ((p0 + gomptT2Lx[gomptJ]) < k) {
-//line gompt_kernels.go:743
-//line library.go:112
-					tA[(((gomptT1Ly[gomptJ] + int(16)) * int(16)) + gomptT2Lx[gomptJ])] = A[(((gomptT4I1[gomptJ] * k) + p0) + gomptT2Lx[gomptJ])]
-//line gompt_kernels.go:746
-//line library.go:111
+				if (i1[gomptJ] < m) && ((p0 + lx[gomptJ]) < k) {
+					tA[(((ly[gomptJ] + int(16)) * int(16)) + lx[gomptJ])] = A[(((i1[gomptJ] * k) + p0) + lx[gomptJ])]
 				} else {
-//line gompt_kernels.go:749
-//line library.go:114
-					tA[(((gomptT1Ly[gomptJ] + int(16)) * int(16)) + gomptT2Lx[gomptJ])] = float32(0.0)
-//line gompt_kernels.go:752
-//line library.go:111
+					tA[(((ly[gomptJ] + int(16)) * int(16)) + lx[gomptJ])] = float32(0.0)
 				}
-//line gompt_kernels.go:755
 			}
 			for gomptJ := 0; gomptJ < 256; gomptJ++ {
 //line library.go:116
-				if (gomptT5I2[gomptJ] < m) && ((p0 + gomptT2Lx[gomptJ]) < k) {
-//line gompt_kernels.go:760
-//line library.go:117
-					tA[(((gomptT1Ly[gomptJ] + int(32)) * int(16)) + gomptT2Lx[gomptJ])] = A[(((gomptT5I2[gomptJ] * k) + p0) + gomptT2Lx[gomptJ])]
-//line gompt_kernels.go:763
-//line library.go:116
+				if (i2[gomptJ] < m) && ((p0 + lx[gomptJ]) < k) {
+					tA[(((ly[gomptJ] + int(32)) * int(16)) + lx[gomptJ])] = A[(((i2[gomptJ] * k) + p0) + lx[gomptJ])]
 				} else {
-//line gompt_kernels.go:766
-//line library.go:119
-					tA[(((gomptT1Ly[gomptJ] + int(32)) * int(16)) + gomptT2Lx[gomptJ])] = float32(0.0)
-//line gompt_kernels.go:769
-//line library.go:116
+					tA[(((ly[gomptJ] + int(32)) * int(16)) + lx[gomptJ])] = float32(0.0)
 				}
-//line gompt_kernels.go:772
 			}
 			for gomptJ := 0; gomptJ < 256; gomptJ++ {
 //line library.go:121
-				if (gomptT6I3[gomptJ] < m) && ((p0 + gomptT2Lx[gomptJ]) < k) {
-//line gompt_kernels.go:777
-//line library.go:122
-					tA[(((gomptT1Ly[gomptJ] + int(48)) * int(16)) + gomptT2Lx[gomptJ])] = A[(((gomptT6I3[gomptJ] * k) + p0) + gomptT2Lx[gomptJ])]
-//line gompt_kernels.go:780
-//line library.go:121
+				if (i3[gomptJ] < m) && ((p0 + lx[gomptJ]) < k) {
+					tA[(((ly[gomptJ] + int(48)) * int(16)) + lx[gomptJ])] = A[(((i3[gomptJ] * k) + p0) + lx[gomptJ])]
 				} else {
-//line gompt_kernels.go:783
-//line library.go:124
-					tA[(((gomptT1Ly[gomptJ] + int(48)) * int(16)) + gomptT2Lx[gomptJ])] = float32(0.0)
-//line gompt_kernels.go:786
-//line library.go:121
+					tA[(((ly[gomptJ] + int(48)) * int(16)) + lx[gomptJ])] = float32(0.0)
 				}
-//line gompt_kernels.go:789
 			}
 			for gomptJ := 0; gomptJ < 256; gomptJ++ {
 //line library.go:126
-				if ((p0 + gomptT1Ly[gomptJ]) < k) && (gomptT7J0[gomptJ] < n) {
-//line gompt_kernels.go:794
-//line library.go:127
-					tB[(((gomptT1Ly[gomptJ] * int(64)) + gomptT2Lx[gomptJ]) + int(0))] = B[(((p0 + gomptT1Ly[gomptJ]) * n) + gomptT7J0[gomptJ])]
-//line gompt_kernels.go:797
-//line library.go:126
+				if ((p0 + ly[gomptJ]) < k) && (j0[gomptJ] < n) {
+					tB[(((ly[gomptJ] * int(64)) + lx[gomptJ]) + int(0))] = B[(((p0 + ly[gomptJ]) * n) + j0[gomptJ])]
 				} else {
-//line gompt_kernels.go:800
-//line library.go:129
-					tB[(((gomptT1Ly[gomptJ] * int(64)) + gomptT2Lx[gomptJ]) + int(0))] = float32(0.0)
-//line gompt_kernels.go:803
-//line library.go:126
+					tB[(((ly[gomptJ] * int(64)) + lx[gomptJ]) + int(0))] = float32(0.0)
 				}
-//line gompt_kernels.go:806
 			}
 			for gomptJ := 0; gomptJ < 256; gomptJ++ {
 //line library.go:131
-				if ((p0 + gomptT1Ly[gomptJ]) < k) && (gomptT8J1[gomptJ] < n) {
-//line gompt_kernels.go:811
-//line library.go:132
-					tB[(((gomptT1Ly[gomptJ] * int(64)) + gomptT2Lx[gomptJ]) + int(16))] = B[(((p0 + gomptT1Ly[gomptJ]) * n) + gomptT8J1[gomptJ])]
-//line gompt_kernels.go:814
-//line library.go:131
+				if ((p0 + ly[gomptJ]) < k) && (j1[gomptJ] < n) {
+					tB[(((ly[gomptJ] * int(64)) + lx[gomptJ]) + int(16))] = B[(((p0 + ly[gomptJ]) * n) + j1[gomptJ])]
 				} else {
-//line gompt_kernels.go:817
-//line library.go:134
-					tB[(((gomptT1Ly[gomptJ] * int(64)) + gomptT2Lx[gomptJ]) + int(16))] = float32(0.0)
-//line gompt_kernels.go:820
-//line library.go:131
+					tB[(((ly[gomptJ] * int(64)) + lx[gomptJ]) + int(16))] = float32(0.0)
 				}
-//line gompt_kernels.go:823
 			}
 			for gomptJ := 0; gomptJ < 256; gomptJ++ {
 //line library.go:136
-				if ((p0 + gomptT1Ly[gomptJ]) < k) && (gomptT9J2[gomptJ] < n) {
-//line gompt_kernels.go:828
-//line library.go:137
-					tB[(((gomptT1Ly[gomptJ] * int(64)) + gomptT2Lx[gomptJ]) + int(32))] = B[(((p0 + gomptT1Ly[gomptJ]) * n) + gomptT9J2[gomptJ])]
-//line gompt_kernels.go:831
-//line library.go:136
+				if ((p0 + ly[gomptJ]) < k) && (j2[gomptJ] < n) {
+					tB[(((ly[gomptJ] * int(64)) + lx[gomptJ]) + int(32))] = B[(((p0 + ly[gomptJ]) * n) + j2[gomptJ])]
 				} else {
-//line gompt_kernels.go:834
-//line library.go:139
-					tB[(((gomptT1Ly[gomptJ] * int(64)) + gomptT2Lx[gomptJ]) + int(32))] = float32(0.0)
-//line gompt_kernels.go:837
-//line library.go:136
+					tB[(((ly[gomptJ] * int(64)) + lx[gomptJ]) + int(32))] = float32(0.0)
 				}
-//line gompt_kernels.go:840
 			}
 			for gomptJ := 0; gomptJ < 256; gomptJ++ {
 //line library.go:141
-				if ((p0 + gomptT1Ly[gomptJ]) < k) && (gomptT10J3[gomptJ] < n) {
-//line gompt_kernels.go:845
-//line library.go:142
-					tB[(((gomptT1Ly[gomptJ] * int(64)) + gomptT2Lx[gomptJ]) + int(48))] = B[(((p0 + gomptT1Ly[gomptJ]) * n) + gomptT10J3[gomptJ])]
-//line gompt_kernels.go:848
-//line library.go:141
+				if ((p0 + ly[gomptJ]) < k) && (j3[gomptJ] < n) {
+					tB[(((ly[gomptJ] * int(64)) + lx[gomptJ]) + int(48))] = B[(((p0 + ly[gomptJ]) * n) + j3[gomptJ])]
 				} else {
-//line gompt_kernels.go:851
-//line library.go:144
-					tB[(((gomptT1Ly[gomptJ] * int(64)) + gomptT2Lx[gomptJ]) + int(48))] = float32(0.0)
-//line gompt_kernels.go:854
-//line library.go:141
+					tB[(((ly[gomptJ] * int(64)) + lx[gomptJ]) + int(48))] = float32(0.0)
 				}
-//line gompt_kernels.go:857
 			}
 			// barrier
 			for gomptJ := 0; gomptJ < 256; gomptJ++ {
 //line library.go:147
 				for q := int(0); q < int(16); q++ {
-//line gompt_kernels.go:863
-//line library.go:148
-					a0 := tA[(((gomptT1Ly[gomptJ] + int(0)) * int(16)) + q)]
-//line gompt_kernels.go:866
-//line library.go:149
-					a1 := tA[(((gomptT1Ly[gomptJ] + int(16)) * int(16)) + q)]
-//line gompt_kernels.go:869
-//line library.go:150
-					a2 := tA[(((gomptT1Ly[gomptJ] + int(32)) * int(16)) + q)]
-//line gompt_kernels.go:872
-//line library.go:151
-					a3 := tA[(((gomptT1Ly[gomptJ] + int(48)) * int(16)) + q)]
-//line gompt_kernels.go:875
-//line library.go:152
-					b0 := tB[(((q * int(64)) + gomptT2Lx[gomptJ]) + int(0))]
-//line gompt_kernels.go:878
-//line library.go:153
-					b1 := tB[(((q * int(64)) + gomptT2Lx[gomptJ]) + int(16))]
-//line gompt_kernels.go:881
-//line library.go:154
-					b2 := tB[(((q * int(64)) + gomptT2Lx[gomptJ]) + int(32))]
-//line gompt_kernels.go:884
-//line library.go:155
-					b3 := tB[(((q * int(64)) + gomptT2Lx[gomptJ]) + int(48))]
-//line gompt_kernels.go:887
-//line library.go:156
-					gomptT11C00[gomptJ] += (a0 * b0)
-//line gompt_kernels.go:890
-//line library.go:157
-					gomptT12C01[gomptJ] += (a0 * b1)
-//line gompt_kernels.go:893
-//line library.go:158
-					gomptT13C02[gomptJ] += (a0 * b2)
-//line gompt_kernels.go:896
-//line library.go:159
-					gomptT14C03[gomptJ] += (a0 * b3)
-//line gompt_kernels.go:899
-//line library.go:160
-					gomptT15C10[gomptJ] += (a1 * b0)
-//line gompt_kernels.go:902
-//line library.go:161
-					gomptT16C11[gomptJ] += (a1 * b1)
-//line gompt_kernels.go:905
-//line library.go:162
-					gomptT17C12[gomptJ] += (a1 * b2)
-//line gompt_kernels.go:908
-//line library.go:163
-					gomptT18C13[gomptJ] += (a1 * b3)
-//line gompt_kernels.go:911
-//line library.go:164
-					gomptT19C20[gomptJ] += (a2 * b0)
-//line gompt_kernels.go:914
-//line library.go:165
-					gomptT20C21[gomptJ] += (a2 * b1)
-//line gompt_kernels.go:917
-//line library.go:166
-					gomptT21C22[gomptJ] += (a2 * b2)
-//line gompt_kernels.go:920
-//line library.go:167
-					gomptT22C23[gomptJ] += (a2 * b3)
-//line gompt_kernels.go:923
-//line library.go:168
-					gomptT23C30[gomptJ] += (a3 * b0)
-//line gompt_kernels.go:926
-//line library.go:169
-					gomptT24C31[gomptJ] += (a3 * b1)
-//line gompt_kernels.go:929
-//line library.go:170
-					gomptT25C32[gomptJ] += (a3 * b2)
-//line gompt_kernels.go:932
-//line library.go:171
-					gomptT26C33[gomptJ] += (a3 * b3)
-//line gompt_kernels.go:935
-//line library.go:147
+					a0 := tA[(((ly[gomptJ] + int(0)) * int(16)) + q)]
+					a1 := tA[(((ly[gomptJ] + int(16)) * int(16)) + q)]
+					a2 := tA[(((ly[gomptJ] + int(32)) * int(16)) + q)]
+					a3 := tA[(((ly[gomptJ] + int(48)) * int(16)) + q)]
+					b0 := tB[(((q * int(64)) + lx[gomptJ]) + int(0))]
+					b1 := tB[(((q * int(64)) + lx[gomptJ]) + int(16))]
+					b2 := tB[(((q * int(64)) + lx[gomptJ]) + int(32))]
+					b3 := tB[(((q * int(64)) + lx[gomptJ]) + int(48))]
+					c00[gomptJ] += (a0 * b0)
+					c01[gomptJ] += (a0 * b1)
+					c02[gomptJ] += (a0 * b2)
+					c03[gomptJ] += (a0 * b3)
+					c10[gomptJ] += (a1 * b0)
+					c11[gomptJ] += (a1 * b1)
+					c12[gomptJ] += (a1 * b2)
+					c13[gomptJ] += (a1 * b3)
+					c20[gomptJ] += (a2 * b0)
+					c21[gomptJ] += (a2 * b1)
+					c22[gomptJ] += (a2 * b2)
+					c23[gomptJ] += (a2 * b3)
+					c30[gomptJ] += (a3 * b0)
+					c31[gomptJ] += (a3 * b1)
+					c32[gomptJ] += (a3 * b2)
+					c33[gomptJ] += (a3 * b3)
 				}
-//line gompt_kernels.go:938
 			}
 			// barrier
 		}
 		for gomptJ := 0; gomptJ < 256; gomptJ++ {
 //line library.go:175
-			if (gomptT3I0[gomptJ] < m) && (gomptT7J0[gomptJ] < n) {
-//line gompt_kernels.go:945
-//line library.go:176
-				C[((gomptT3I0[gomptJ] * n) + gomptT7J0[gomptJ])] = gomptT11C00[gomptJ]
-//line gompt_kernels.go:948
-//line library.go:175
+			if (i0[gomptJ] < m) && (j0[gomptJ] < n) {
+				C[((i0[gomptJ] * n) + j0[gomptJ])] = c00[gomptJ]
 			}
-//line gompt_kernels.go:951
 		}
 		for gomptJ := 0; gomptJ < 256; gomptJ++ {
 //line library.go:178
-			if (gomptT3I0[gomptJ] < m) && (gomptT8J1[gomptJ] < n) {
-//line gompt_kernels.go:956
-//line library.go:179
-				C[((gomptT3I0[gomptJ] * n) + gomptT8J1[gomptJ])] = gomptT12C01[gomptJ]
-//line gompt_kernels.go:959
-//line library.go:178
+			if (i0[gomptJ] < m) && (j1[gomptJ] < n) {
+				C[((i0[gomptJ] * n) + j1[gomptJ])] = c01[gomptJ]
 			}
-//line gompt_kernels.go:962
 		}
 		for gomptJ := 0; gomptJ < 256; gomptJ++ {
 //line library.go:181
-			if (gomptT3I0[gomptJ] < m) && (gomptT9J2[gomptJ] < n) {
-//line gompt_kernels.go:967
-//line library.go:182
-				C[((gomptT3I0[gomptJ] * n) + gomptT9J2[gomptJ])] = gomptT13C02[gomptJ]
-//line gompt_kernels.go:970
-//line library.go:181
+			if (i0[gomptJ] < m) && (j2[gomptJ] < n) {
+				C[((i0[gomptJ] * n) + j2[gomptJ])] = c02[gomptJ]
 			}
-//line gompt_kernels.go:973
 		}
 		for gomptJ := 0; gomptJ < 256; gomptJ++ {
 //line library.go:184
-			if (gomptT3I0[gomptJ] < m) && (gomptT10J3[gomptJ] < n) {
-//line gompt_kernels.go:978
-//line library.go:185
-				C[((gomptT3I0[gomptJ] * n) + gomptT10J3[gomptJ])] = gomptT14C03[gomptJ]
-//line gompt_kernels.go:981
-//line library.go:184
+			if (i0[gomptJ] < m) && (j3[gomptJ] < n) {
+				C[((i0[gomptJ] * n) + j3[gomptJ])] = c03[gomptJ]
 			}
-//line gompt_kernels.go:984
 		}
 		for gomptJ := 0; gomptJ < 256; gomptJ++ {
 //line library.go:187
-			if (gomptT4I1[gomptJ] < m) && (gomptT7J0[gomptJ] < n) {
-//line gompt_kernels.go:989
-//line library.go:188
-				C[((gomptT4I1[gomptJ] * n) + gomptT7J0[gomptJ])] = gomptT15C10[gomptJ]
-//line gompt_kernels.go:992
-//line library.go:187
+			if (i1[gomptJ] < m) && (j0[gomptJ] < n) {
+				C[((i1[gomptJ] * n) + j0[gomptJ])] = c10[gomptJ]
 			}
-//line gompt_kernels.go:995
 		}
 		for gomptJ := 0; gomptJ < 256; gomptJ++ {
 //line library.go:190
-			if (gomptT4I1[gomptJ] < m) && (gomptT8J1[gomptJ] < n) {
-//line gompt_kernels.go:1000
-//line library.go:191
-				C[((gomptT4I1[gomptJ] * n) + gomptT8J1[gomptJ])] = gomptT16C11[gomptJ]
-//line gompt_kernels.go:1003
-//line library.go:190
+			if (i1[gomptJ] < m) && (j1[gomptJ] < n) {
+				C[((i1[gomptJ] * n) + j1[gomptJ])] = c11[gomptJ]
 			}
-//line gompt_kernels.go:1006
 		}
 		for gomptJ := 0; gomptJ < 256; gomptJ++ {
 //line library.go:193
-			if (gomptT4I1[gomptJ] < m) && (gomptT9J2[gomptJ] < n) {
-//line gompt_kernels.go:1011
-//line library.go:194
-				C[((gomptT4I1[gomptJ] * n) + gomptT9J2[gomptJ])] = gomptT17C12[gomptJ]
-//line gompt_kernels.go:1014
-//line library.go:193
+			if (i1[gomptJ] < m) && (j2[gomptJ] < n) {
+				C[((i1[gomptJ] * n) + j2[gomptJ])] = c12[gomptJ]
 			}
-//line gompt_kernels.go:1017
 		}
 		for gomptJ := 0; gomptJ < 256; gomptJ++ {
 //line library.go:196
-			if (gomptT4I1[gomptJ] < m) && (gomptT10J3[gomptJ] < n) {
-//line gompt_kernels.go:1022
-//line library.go:197
-				C[((gomptT4I1[gomptJ] * n) + gomptT10J3[gomptJ])] = gomptT18C13[gomptJ]
-//line gompt_kernels.go:1025
-//line library.go:196
+			if (i1[gomptJ] < m) && (j3[gomptJ] < n) {
+				C[((i1[gomptJ] * n) + j3[gomptJ])] = c13[gomptJ]
 			}
-//line gompt_kernels.go:1028
 		}
 		for gomptJ := 0; gomptJ < 256; gomptJ++ {
 //line library.go:199
-			if (gomptT5I2[gomptJ] < m) && (gomptT7J0[gomptJ] < n) {
-//line gompt_kernels.go:1033
-//line library.go:200
-				C[((gomptT5I2[gomptJ] * n) + gomptT7J0[gomptJ])] = gomptT19C20[gomptJ]
-//line gompt_kernels.go:1036
-//line library.go:199
+			if (i2[gomptJ] < m) && (j0[gomptJ] < n) {
+				C[((i2[gomptJ] * n) + j0[gomptJ])] = c20[gomptJ]
 			}
-//line gompt_kernels.go:1039
 		}
 		for gomptJ := 0; gomptJ < 256; gomptJ++ {
 //line library.go:202
-			if (gomptT5I2[gomptJ] < m) && (gomptT8J1[gomptJ] < n) {
-//line gompt_kernels.go:1044
-//line library.go:203
-				C[((gomptT5I2[gomptJ] * n) + gomptT8J1[gomptJ])] = gomptT20C21[gomptJ]
-//line gompt_kernels.go:1047
-//line library.go:202
+			if (i2[gomptJ] < m) && (j1[gomptJ] < n) {
+				C[((i2[gomptJ] * n) + j1[gomptJ])] = c21[gomptJ]
 			}
-//line gompt_kernels.go:1050
 		}
 		for gomptJ := 0; gomptJ < 256; gomptJ++ {
 //line library.go:205
-			if (gomptT5I2[gomptJ] < m) && (gomptT9J2[gomptJ] < n) {
-//line gompt_kernels.go:1055
-//line library.go:206
-				C[((gomptT5I2[gomptJ] * n) + gomptT9J2[gomptJ])] = gomptT21C22[gomptJ]
-//line gompt_kernels.go:1058
-//line library.go:205
+			if (i2[gomptJ] < m) && (j2[gomptJ] < n) {
+				C[((i2[gomptJ] * n) + j2[gomptJ])] = c22[gomptJ]
 			}
-//line gompt_kernels.go:1061
 		}
 		for gomptJ := 0; gomptJ < 256; gomptJ++ {
 //line library.go:208
-			if (gomptT5I2[gomptJ] < m) && (gomptT10J3[gomptJ] < n) {
-//line gompt_kernels.go:1066
-//line library.go:209
-				C[((gomptT5I2[gomptJ] * n) + gomptT10J3[gomptJ])] = gomptT22C23[gomptJ]
-//line gompt_kernels.go:1069
-//line library.go:208
+			if (i2[gomptJ] < m) && (j3[gomptJ] < n) {
+				C[((i2[gomptJ] * n) + j3[gomptJ])] = c23[gomptJ]
 			}
-//line gompt_kernels.go:1072
 		}
 		for gomptJ := 0; gomptJ < 256; gomptJ++ {
 //line library.go:211
-			if (gomptT6I3[gomptJ] < m) && (gomptT7J0[gomptJ] < n) {
-//line gompt_kernels.go:1077
-//line library.go:212
-				C[((gomptT6I3[gomptJ] * n) + gomptT7J0[gomptJ])] = gomptT23C30[gomptJ]
-//line gompt_kernels.go:1080
-//line library.go:211
+			if (i3[gomptJ] < m) && (j0[gomptJ] < n) {
+				C[((i3[gomptJ] * n) + j0[gomptJ])] = c30[gomptJ]
 			}
-//line gompt_kernels.go:1083
 		}
 		for gomptJ := 0; gomptJ < 256; gomptJ++ {
 //line library.go:214
-			if (gomptT6I3[gomptJ] < m) && (gomptT8J1[gomptJ] < n) {
-//line gompt_kernels.go:1088
-//line library.go:215
-				C[((gomptT6I3[gomptJ] * n) + gomptT8J1[gomptJ])] = gomptT24C31[gomptJ]
-//line gompt_kernels.go:1091
-//line library.go:214
+			if (i3[gomptJ] < m) && (j1[gomptJ] < n) {
+				C[((i3[gomptJ] * n) + j1[gomptJ])] = c31[gomptJ]
 			}
-//line gompt_kernels.go:1094
 		}
 		for gomptJ := 0; gomptJ < 256; gomptJ++ {
 //line library.go:217
-			if (gomptT6I3[gomptJ] < m) && (gomptT9J2[gomptJ] < n) {
-//line gompt_kernels.go:1099
-//line library.go:218
-				C[((gomptT6I3[gomptJ] * n) + gomptT9J2[gomptJ])] = gomptT25C32[gomptJ]
-//line gompt_kernels.go:1102
-//line library.go:217
+			if (i3[gomptJ] < m) && (j2[gomptJ] < n) {
+				C[((i3[gomptJ] * n) + j2[gomptJ])] = c32[gomptJ]
 			}
-//line gompt_kernels.go:1105
 		}
 		for gomptJ := 0; gomptJ < 256; gomptJ++ {
 //line library.go:220
-			if (gomptT6I3[gomptJ] < m) && (gomptT10J3[gomptJ] < n) {
-//line gompt_kernels.go:1110
-//line library.go:221
-				C[((gomptT6I3[gomptJ] * n) + gomptT10J3[gomptJ])] = gomptT26C33[gomptJ]
-//line gompt_kernels.go:1113
-//line library.go:220
+			if (i3[gomptJ] < m) && (j3[gomptJ] < n) {
+				C[((i3[gomptJ] * n) + j3[gomptJ])] = c33[gomptJ]
 			}
-//line gompt_kernels.go:1116
 		}
 	}
-	_ = gomptT1Ly
-	_ = gomptT2Lx
-	_ = gomptT3I0
-	_ = gomptT4I1
-	_ = gomptT5I2
-	_ = gomptT6I3
-	_ = gomptT7J0
-	_ = gomptT8J1
-	_ = gomptT9J2
-	_ = gomptT10J3
-	_ = gomptT11C00
-	_ = gomptT12C01
-	_ = gomptT13C02
-	_ = gomptT14C03
-	_ = gomptT15C10
-	_ = gomptT16C11
-	_ = gomptT17C12
-	_ = gomptT18C13
-	_ = gomptT19C20
-	_ = gomptT20C21
-	_ = gomptT21C22
-	_ = gomptT22C23
-	_ = gomptT23C30
-	_ = gomptT24C31
-	_ = gomptT25C32
-	_ = gomptT26C33
+	_ = ly
+	_ = lx
+	_ = i0
+	_ = i1
+	_ = i2
+	_ = i3
+	_ = j0
+	_ = j1
+	_ = j2
+	_ = j3
+	_ = c00
+	_ = c01
+	_ = c02
+	_ = c03
+	_ = c10
+	_ = c11
+	_ = c12
+	_ = c13
+	_ = c20
+	_ = c21
+	_ = c22
+	_ = c23
+	_ = c30
+	_ = c31
+	_ = c32
+	_ = c33
 	_ = teams
+//line gompt_kernels.go:912
 }
 
-// gomptSampleMatmul_tiled is MatmulTiled's Sample: about n points, random arguments. Tol 0: every device gives the Go function's bits.
-func gomptSampleMatmul_tiled(gomptN int, gomptSeed int64) gomptdevice.Sample {
+// gomptSampleMatmulTiled is MatmulTiled's Sample: about n points, random arguments. Tol 0: every device gives the Go function's bits.
+func gomptSampleMatmulTiled(gomptN int, gomptSeed int64) gomptdevice.Sample {
 	gomptR := gomptrt.Rand("matmul_tiled", gomptN, gomptSeed)
 	gomptExt := gomptrt.Extents(max(gomptN/256, 1), 1)
 	teams := gomptExt[0]
@@ -1189,15 +956,15 @@ func gomptHostSaxpy(gomptA *gomptdevice.HostArgs, gomptR gomptdevice.Range, _, _
 	a := gomptA.Float32(1)
 	x := gomptrt.View[float32](gomptA.Bufs[2], gomptrt.Len(n))
 	y := gomptrt.View[float32](gomptA.Bufs[3], gomptrt.Len(n))
-	gomptPX := unsafe.Pointer(unsafe.SliceData(x))
-	gomptPY := unsafe.Pointer(unsafe.SliceData(y))
 	gomptLo0, gomptHi0 := gomptR.Clamp(0, n)
+	x = x[:gomptHi0] // so that Go drops its bounds tests of x[i] in the loop below
+	y = y[:gomptHi0] // so that Go drops its bounds tests of y[i] in the loop below
 	for i := gomptLo0; i < gomptHi0; i++ {
 //line library.go:20
-		*(*float32)(unsafe.Add(gomptPY, i*4)) = ((a * *(*float32)(unsafe.Add(gomptPX, i*4))) + *(*float32)(unsafe.Add(gomptPY, i*4)))
-//line gompt_kernels.go:1199
+		y[i] = ((a * x[i]) + y[i])
 	}
 	_ = n
+//line gompt_kernels.go:968
 }
 
 // gomptSampleSaxpy is Saxpy's Sample: about n points, random arguments. Tol 0: every device gives the Go function's bits.
@@ -1243,16 +1010,16 @@ func gomptHostVecadd(gomptA *gomptdevice.HostArgs, gomptR gomptdevice.Range, _, 
 	a := gomptrt.View[float32](gomptA.Bufs[1], gomptrt.Len(n))
 	b := gomptrt.View[float32](gomptA.Bufs[2], gomptrt.Len(n))
 	c := gomptrt.View[float32](gomptA.Bufs[3], gomptrt.Len(n))
-	gomptPA := unsafe.Pointer(unsafe.SliceData(a))
-	gomptPB := unsafe.Pointer(unsafe.SliceData(b))
-	gomptPC := unsafe.Pointer(unsafe.SliceData(c))
 	gomptLo0, gomptHi0 := gomptR.Clamp(0, n)
+	a = a[:gomptHi0] // so that Go drops its bounds tests of a[i] in the loop below
+	b = b[:gomptHi0] // so that Go drops its bounds tests of b[i] in the loop below
+	c = c[:gomptHi0] // so that Go drops its bounds tests of c[i] in the loop below
 	for i := gomptLo0; i < gomptHi0; i++ {
 //line library.go:27
-		*(*float32)(unsafe.Add(gomptPC, i*4)) = (*(*float32)(unsafe.Add(gomptPA, i*4)) + *(*float32)(unsafe.Add(gomptPB, i*4)))
-//line gompt_kernels.go:1254
+		c[i] = (a[i] + b[i])
 	}
 	_ = n
+//line gompt_kernels.go:1023
 }
 
 // gomptSampleVecadd is VecAdd's Sample: about n points, random arguments. Tol 0: every device gives the Go function's bits.

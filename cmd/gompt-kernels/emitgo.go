@@ -32,31 +32,49 @@ type goWriter struct {
 const posMark = "//gompt:pos "
 
 // linePositions turns the position marks of a formatted Go file into
-// //line directives: a line from the kernel's source at file:line gets
-// "//line file:line" before it and, after it, a directive giving the
-// next line its own position in the generated file (name), so that only
-// the marked lines report the kernel's source, and the compiler's and
-// the runtime's positions (a bounds check's panic) name the line of the
-// Go function a kernel was written as.
+// //line directives, written only where the position changes: a marked
+// line is at the kernel's source line it names, and needs a directive only
+// where the line before it does not lead there (the line after a
+// directive is one further, as in the kernel's own source); an unmarked
+// line of a function's body after a marked one (a closing brace, a loop
+// over lanes) goes on from there; the first line at column 0 after them
+// (the function's closing brace) is back at its own place in the generated
+// file (name). So the compiler's and the runtime's positions (a bounds
+// check's panic) name the line of the Go function a kernel was written
+// as, and a debugger steps through its lines.
 func linePositions(src []byte, name string) []byte {
 	var out strings.Builder
-	n := 1 // the number of the next line written
+	n := 1              // the number of the next line written
+	file, line := "", 0 // the position of the next line written, where it is not its own (file "")
 	put := func(s string) {
 		out.WriteString(s)
 		out.WriteByte('\n')
 		n++
+		if file != "" {
+			line++
+		}
 	}
 	lines := strings.Split(strings.TrimSuffix(string(src), "\n"), "\n")
 	for _, ln := range lines {
 		i := strings.Index(ln, posMark)
 		if i < 0 {
+			if file != "" && ln != "" && !strings.HasPrefix(ln, "\t") {
+				file = ""
+				put("//line " + name + ":" + strconv.Itoa(n+1))
+			}
 			put(ln)
 			continue
 		}
 		pos := strings.TrimSpace(ln[i+len(posMark):])
-		put("//line " + pos)
+		c := strings.LastIndex(pos, ":")
+		f, l := pos[:c], pos[c+1:]
+		if f != file || l != strconv.Itoa(line) {
+			file = f
+			line, _ = strconv.Atoi(l)
+			line--
+			put("//line " + pos)
+		}
 		put(strings.TrimRight(ln[:i], " \t"))
-		put("//line " + name + ":" + strconv.Itoa(n+1))
 	}
 	return []byte(out.String())
 }
@@ -194,25 +212,25 @@ func (g *gen) kernelVar(w *goWriter, k *kernel, out output) {
 		w.p("},")
 	}
 	w.p("Images: []gomptdevice.Image{")
-	w.p("{Kind: gomptdevice.ImageHost, Entry: %q, Host: %s},", k.entry, goIdent("gomptHost", k.name))
+	w.p("{Kind: gomptdevice.ImageHost, Entry: %q, Host: %s},", k.entry, goIdent("gomptHost", k.fn.name))
 	if _, ok := out[k.entry+".cl"]; ok {
-		w.p("{Kind: gomptdevice.ImageOpenCL, Entry: %q, Source: %s, Options: %q},", k.entry, goIdent("gomptCL", k.name), clOptions)
+		w.p("{Kind: gomptdevice.ImageOpenCL, Entry: %q, Source: %s, Options: %q},", k.entry, goIdent("gomptCL", k.fn.name), clOptions)
 	}
 	if _, ok := out[k.entry+".ptx"]; ok {
-		w.p("{Kind: gomptdevice.ImagePTX, Entry: %q, Source: %s},", k.entry, goIdent("gomptPTX", k.name))
+		w.p("{Kind: gomptdevice.ImagePTX, Entry: %q, Source: %s},", k.entry, goIdent("gomptPTX", k.fn.name))
 	}
 	w.p("},")
-	w.p("Sample: %s,", goIdent("gomptSample", k.name))
+	w.p("Sample: %s,", goIdent("gomptSample", k.fn.name))
 	w.p("}")
 	w.p("")
 	if _, ok := out[k.entry+".cl"]; ok {
 		w.p("//go:embed %s.cl", k.entry)
-		w.p("var %s string", goIdent("gomptCL", k.name))
+		w.p("var %s string", goIdent("gomptCL", k.fn.name))
 		w.p("")
 	}
 	if _, ok := out[k.entry+".ptx"]; ok {
 		w.p("//go:embed %s.ptx", k.entry)
-		w.p("var %s string", goIdent("gomptPTX", k.name))
+		w.p("var %s string", goIdent("gomptPTX", k.fn.name))
 		w.p("")
 	}
 }
@@ -279,7 +297,7 @@ func hostArgs(w *goWriter, k *kernel, a string) {
 // hostImage writes the kernel's Go image: the Go function's body, pasted
 // into loops over the team's range (see gobody).
 func (g *gen) hostImage(w *goWriter, k *kernel) {
-	name := goIdent("gomptHost", k.name)
+	name := goIdent("gomptHost", k.fn.name)
 	w.p("// %s is %s's Go image: the body of %s at each point of the team's range.", name, k.varName, k.fn.name)
 	team := "_"
 	if k.reduce != "" {
@@ -305,8 +323,12 @@ func (g *gen) hostImage(w *goWriter, k *kernel) {
 	if k.reduce == "" {
 		ls = g.planLockstep(k)
 	}
+	var resliced map[*param]bool
+	if ls == nil {
+		resliced = g.reslicedAtPoint(k)
+	}
 	for _, p := range k.args() {
-		if p.slice && g.provenIn(k, p) && ls == nil {
+		if p.slice && g.provenIn(k, p) && ls == nil && !resliced[p] {
 			w.imports["unsafe"] = "unsafe"
 			w.p("%s := unsafe.Pointer(unsafe.SliceData(%s))", base(p), p.name)
 		}
@@ -315,6 +337,11 @@ func (g *gen) hostImage(w *goWriter, k *kernel) {
 	var lanesFn strings.Builder
 	for d := range k.dims {
 		w.p("gomptLo%d, gomptHi%d := gomptR.Clamp(%d, %s)", d, d, d, k.dims[d].name)
+	}
+	for _, p := range k.args() {
+		if resliced[p] {
+			w.p("%s = %s[:gomptHi0] // so that Go drops its bounds tests of %s[%s] in the loop below", p.name, p.name, p.name, k.index[0].name)
+		}
 	}
 	if k.reduce == "" {
 		for d := len(k.dims) - 1; d >= 1; d-- {
@@ -325,7 +352,7 @@ func (g *gen) hostImage(w *goWriter, k *kernel) {
 		// statements list at each point.
 		label := 0
 		points := func(lo, hi string, list []ast.Stmt) {
-			body := &gobody{g: g, k: k, w: w, used: used, depth: 0}
+			body := &gobody{g: g, k: k, w: w, used: used, depth: 0, resliced: resliced}
 			l := fmt.Sprintf("gomptPoint%d", label)
 			label++
 			labelled := false
@@ -356,7 +383,7 @@ func (g *gen) hostImage(w *goWriter, k *kernel) {
 	merge()
 	// A parameter the body does not use is still declared.
 	for _, p := range k.args() {
-		if !used[p.obj] && !(p.slice && g.provenIn(k, p) && ls == nil) {
+		if !used[p.obj] && !(p.slice && g.provenIn(k, p) && ls == nil && !resliced[p]) {
 			w.p("_ = %s", p.name)
 		}
 	}
@@ -377,14 +404,15 @@ func (g *gen) splitLoops(w *goWriter, sp *split, whole []ast.Stmt, points func(l
 	} else {
 		b = "max(gomptIn0, gomptHi0)"
 	}
-	w.p("gomptIn0, gomptIn1 := gomptLo0, gomptLo0 // the interior [gomptIn0, gomptIn1), where the boundary test is false")
+	w.p("// The interior [gomptIn0, gomptIn1), where the boundary test is false.")
+	w.p("gomptIn0, gomptIn1 := gomptLo0, gomptLo0")
 	if sp.row != "" {
-		w.p("if !(%s) {", sp.row)
+		w.p("if !(%s) { %s%s", sp.row, posMark, sp.pos)
 	} else {
 		w.p("{")
 	}
-	w.p("gomptIn0 = %s", a)
-	w.p("gomptIn1 = %s", b)
+	w.p("gomptIn0 = %s %s%s", a, posMark, sp.pos)
+	w.p("gomptIn1 = %s %s%s", b, posMark, sp.pos)
 	w.p("}")
 	points("gomptLo0", "gomptIn0", whole)
 	points("gomptIn0", "gomptIn1", sp.interior)
@@ -652,7 +680,7 @@ func scalarArg(p *param) string {
 // sample writes the kernel's Sample: extents for about n points, random
 // scalars and buffers, deterministic for (n, seed).
 func (g *gen) sample(w *goWriter, k *kernel) {
-	name := goIdent("gomptSample", k.name)
+	name := goIdent("gomptSample", k.fn.name)
 	tol, why := g.tolerance(k)
 	w.p("// %s is %s's Sample: about n points, random arguments.%s", name, k.varName, why)
 	w.p("func %s(gomptN int, gomptSeed int64) gomptdevice.Sample {", name)

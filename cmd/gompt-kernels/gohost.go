@@ -41,6 +41,7 @@ type gobody struct {
 	simpleLeaf bool            // the leaf is a simple statement: every lane runs all of it
 	cond       int             // inside the right operand of && or ||: run at some lanes only
 	pos        string          // the source position of the statement being written ("heat.go:14")
+	resliced   map[*param]bool // buffers resliced to gomptHi0, read and written as slices (reslicedAtPoint)
 }
 
 // line writes a line of the image, marked with the position of the
@@ -66,11 +67,41 @@ func (b *gobody) stmts(list []ast.Stmt) {
 	}
 }
 
+// srcPos is the position of n as an image's lines are marked with it
+// ("heat.go:14").
+func (g *gen) srcPos(n ast.Node) string { return g.srcAt(n.Pos()) }
+
+func (g *gen) srcAt(pos token.Pos) string {
+	p := g.p.fset.Position(pos)
+	return filepath.Base(p.Filename) + ":" + strconv.Itoa(p.Line)
+}
+
+// closing writes a closing line (a brace) at the source position pos (the
+// user's brace), so that the image's lines follow the source's, without a
+// //line directive between them.
+func (b *gobody) closing(pos token.Pos, text string) {
+	saved := b.pos
+	if b.pos != "" && pos.IsValid() {
+		b.pos = b.g.srcAt(pos)
+	}
+	b.line("%s", text)
+	b.pos = saved
+}
+
+// plain writes a line that holds none of the kernel's code (a loop over
+// lanes or threads): it has no position of its own, and goes on from the
+// line before it.
+func (b *gobody) plain(format string, args ...any) {
+	saved := b.pos
+	b.pos = ""
+	b.line(format, args...)
+	b.pos = saved
+}
+
 func (b *gobody) stmt(s ast.Stmt) {
 	if s != nil {
 		saved := b.pos
-		p := b.g.p.fset.Position(s.Pos())
-		b.pos = filepath.Base(p.Filename) + ":" + strconv.Itoa(p.Line)
+		b.pos = b.g.srcPos(s)
 		defer func() { b.pos = saved }()
 	}
 	if b.ls != nil && !b.leaf && b.lanesOf != nil && b.isLeaf(s) {
@@ -87,7 +118,7 @@ func (b *gobody) stmt(s ast.Stmt) {
 		b.depth++
 		b.stmts(s.List)
 		b.depth--
-		b.line("}")
+		b.closing(s.Rbrace, "}")
 	case *ast.LabeledStmt:
 		b.line("%s:", s.Label.Name)
 		b.stmt(s.Stmt)
@@ -128,14 +159,14 @@ func (b *gobody) stmt(s ast.Stmt) {
 		b.depth++
 		b.stmts(s.Body.List)
 		b.depth--
-		b.line("}")
+		b.closing(s.Body.Rbrace, "}")
 	case *ast.RangeStmt:
 		head := "for " + b.rangeVars(s)
 		b.line("%srange %s {", head, b.expr(s.X))
 		b.depth++
 		b.stmts(s.Body.List)
 		b.depth--
-		b.line("}")
+		b.closing(s.Body.Rbrace, "}")
 	case *ast.SwitchStmt:
 		head := "switch "
 		if s.Init != nil {
@@ -148,15 +179,18 @@ func (b *gobody) stmt(s ast.Stmt) {
 		for _, cc := range s.Body.List {
 			cl := cc.(*ast.CaseClause)
 			if cl.List == nil {
-				b.line("default:")
+				b.closing(cl.Pos(), "default:")
 			} else {
+				saved := b.pos
+				b.pos = b.g.srcPos(cl)
 				b.line("case %s:", b.exprList(cl.List))
+				b.pos = saved
 			}
 			b.depth++
 			b.stmts(cl.Body)
 			b.depth--
 		}
-		b.line("}")
+		b.closing(s.Body.Rbrace, "}")
 	case *ast.BranchStmt:
 		if s.Label != nil {
 			b.line("%s %s", s.Tok, s.Label.Name)
@@ -184,20 +218,23 @@ func (b *gobody) ifStmt(s *ast.IfStmt, prefix string) {
 	b.depth--
 	switch e := s.Else.(type) {
 	case nil:
-		b.line("}")
+		b.closing(s.Body.Rbrace, "}")
 	case *ast.IfStmt:
 		b.sb.WriteString(strings.Repeat("\t", b.depth))
 		b.sb.WriteString("} else ")
-		save := b.depth
+		save, savedPos := b.depth, b.pos
 		b.depth = 0
+		if b.pos != "" {
+			b.pos = b.g.srcPos(e)
+		}
 		b.ifStmt(e, "")
-		b.depth = save
+		b.depth, b.pos = save, savedPos
 	case *ast.BlockStmt:
-		b.line("} else {")
+		b.closing(s.Body.Rbrace, "} else {")
 		b.depth++
 		b.stmts(e.List)
 		b.depth--
-		b.line("}")
+		b.closing(e.Rbrace, "}")
 	}
 }
 
@@ -274,6 +311,10 @@ func (b *gobody) expr(e ast.Expr) string {
 	case *ast.IndexExpr:
 		id := ast.Unparen(e.X).(*ast.Ident)
 		p := b.k.byObj[b.info().Uses[id].(*types.Var)]
+		if p != nil && b.resliced[p] {
+			b.used[p.obj] = true
+			return id.Name + "[" + b.expr(e.Index) + "]"
+		}
 		if p != nil && b.k.proven[e] {
 			b.w.imports["unsafe"] = "unsafe"
 			size := p.t.bits() / 8
@@ -281,12 +322,19 @@ func (b *gobody) expr(e ast.Expr) string {
 				// other + x at the block's lanes: one address per block
 				// (other + the block's first point), and the lane's
 				// element from it.
+				// The block's elements as a slice of its width, as the
+				// lanes' arrays are: Go drops the bounds test of
+				// [gomptJ] in the loop up to that width.
 				off := "gomptX0"
 				if other != nil {
 					off = b.expr(other) + " + gomptX0"
 				}
-				q := b.hoist.hoistExpr(fmt.Sprintf("unsafe.Add(%s, (%s)*%d)", base(p), off, size))
-				return fmt.Sprintf("*(*%s)(unsafe.Add(%s, gomptJ*%d))", p.t.goName(), q, size)
+				b.used[p.obj] = true
+				q := b.hoist.hoistExpr(fmt.Sprintf("%s[%s:][:gomptW]", id.Name, off))
+				return q + laneIndex
+			}
+			if b.ls != nil && b.ls.bases != nil {
+				b.ls.bases[p] = true
 			}
 			idx := b.expr(e.Index)
 			if t, ok := b.info().TypeOf(e.Index).(*types.Basic); ok && t.Info()&types.IsUntyped == 0 && t.Kind() != types.Int {

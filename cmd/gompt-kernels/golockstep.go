@@ -26,8 +26,9 @@ type lockstep struct {
 	k       *kernel
 	varying map[*types.Var]bool // the locals (and index) that depend on the point
 	arrays  map[*types.Var]string
-	decls   []string // the arrays' declarations
-	temps   int      // hoisted temporaries so far
+	decls   []string        // the arrays' declarations
+	temps   int             // hoisted temporaries so far
+	bases   map[*param]bool // the buffers the lanes reach through their base address (unsafe)
 }
 
 // planLockstep returns the plan for k, or nil where it does not apply: a
@@ -61,17 +62,30 @@ func (g *gen) planLockstep(k *kernel) *lockstep {
 		}
 		n++
 		arr := fmt.Sprintf("gomptL%d%s", n, upperFirst(v.Name()))
-		ls.arrays[v] = arr
+		ls.arrays[v] = ownName(g, k, v, arr)
 		t, _ := scalarOf(v.Type())
 		// An array of lanes, used through a slice of the block's width,
 		// so that the compiler drops the bounds test of the lane's
 		// element in the loops up to that width.
-		ls.decls = append(ls.decls, fmt.Sprintf("var %sA [%d]%s", arr, lanes, t.goName()), fmt.Sprintf("%s := %sA[:gomptW:gomptW]", arr, arr))
+		ls.decls = append(ls.decls, fmt.Sprintf("var %sA [%d]%s", arr, lanes, t.goName()), fmt.Sprintf("%s := %sA[:gomptW:gomptW]", ls.arrays[v], arr))
 	}
 	return ls
 }
 
 func (ls *lockstep) sortedVarying(g *gen) []*types.Var { return sortedVars(ls.varying) }
+
+// ownName is the name of the array (of lanes, or of a team's threads)
+// that holds local v at each point: v's own, so that a debugger shows the
+// user's name, unless another variable of k's function (a parameter, a
+// local of another scope) has that name too; then other, a generated one.
+func ownName(g *gen, k *kernel, v *types.Var, other string) string {
+	for id, obj := range g.p.info.Defs {
+		if obj != nil && obj != v && id.Name == v.Name() && id.Pos() >= k.decl.Pos() && id.Pos() < k.decl.End() {
+			return other
+		}
+	}
+	return v.Name()
+}
 
 // dependsOn reports whether e reads a varying variable or an element at a
 // varying index.
@@ -347,7 +361,7 @@ func leaves(s ast.Stmt) bool {
 // kept the lane counter in memory there, matmul ran 2.5x slower).
 func (ls *lockstep) emit(g *gen, w *goWriter, used map[*types.Var]bool, lanesFn *strings.Builder) {
 	k := ls.k
-	name := goIdent("gomptLanes", k.name)
+	name := goIdent("gomptLanes", k.fn.name)
 	var args, params []string
 	for _, ix := range k.index[1:] {
 		args = append(args, ix.name)
@@ -364,6 +378,7 @@ func (ls *lockstep) emit(g *gen, w *goWriter, used map[*types.Var]bool, lanesFn 
 
 	fw := &goWriter{imports: w.imports}
 	inUse := map[*types.Var]bool{}
+	ls.bases = map[*param]bool{}
 	b := &gobody{g: g, k: k, w: fw, used: inUse, ls: ls, depth: 1}
 	b.ret = func() string { return "return" }
 	x := k.index[0].name
@@ -380,18 +395,18 @@ func (ls *lockstep) emit(g *gen, w *goWriter, used map[*types.Var]bool, lanesFn 
 			inUse[v] = true
 		}
 		b.flushHoisted()
-		b.line("for gomptJ := 0; gomptJ < gomptW; gomptJ++ {")
+		b.plain("for gomptJ := 0; gomptJ < gomptW; gomptJ++ {")
 		if inner.used[k.index[0].obj] {
-			b.line("\t%s := gomptX0 + gomptJ", x)
+			b.plain("\t%s := gomptX0 + gomptJ", x)
 		}
 		b.sb.WriteString(indent(inner.sb.String(), b.depth))
-		b.line("}")
+		b.plain("}")
 	}
 	b.stmts(k.decl.Body.List)
 	fw.p("// %s runs %s's body at the points [gomptX0, gomptX0+gomptW) of dimension 0 together, statement by statement.", name, k.fn.name)
 	fw.p("func %s(gomptX0, gomptW int, %s) {", name, strings.Join(params, ", "))
 	for _, p := range k.args() {
-		if p.slice && g.provenIn(k, p) {
+		if ls.bases[p] {
 			fw.imports["unsafe"] = "unsafe"
 			fw.p("%s := unsafe.Pointer(unsafe.SliceData(%s))", base(p), p.name)
 		}
@@ -411,7 +426,7 @@ func (ls *lockstep) emit(g *gen, w *goWriter, used map[*types.Var]bool, lanesFn 
 		}
 	}
 	for _, p := range k.args() {
-		if !inUse[p.obj] && !(p.slice && g.provenIn(k, p)) {
+		if !inUse[p.obj] && !ls.bases[p] {
 			fw.p("_ = %s", p.name)
 		}
 	}
@@ -435,8 +450,13 @@ func indent(s string, depth int) string {
 }
 
 // leafStmt writes s at one point: a declaration of varying locals at the
-// block level sets their arrays' elements (to their values, or zero).
+// block level sets their arrays' elements (to their values, or zero). Its
+// lines are marked with s's position, so that a fault there names the
+// kernel's line.
 func (b *gobody) leafStmt(s ast.Stmt) {
+	saved := b.pos
+	b.pos = b.g.srcPos(s)
+	defer func() { b.pos = saved }()
 	switch d := s.(type) {
 	case *ast.AssignStmt:
 		if d.Tok == token.DEFINE {

@@ -16,6 +16,7 @@ type split struct {
 	lo, hi   []string // Go expressions of the interior's ends
 	row      string   // the tests that do not depend on dimension 0, or ""
 	interior []ast.Stmt
+	pos      string // the boundary test's position: computing the ends may fault (nx/r)
 }
 
 // boundarySplit finds the first if statement of k's body whose condition
@@ -37,7 +38,7 @@ func (g *gen) boundarySplit(k *kernel, b *gobody) (*split, bool) {
 		if ifs.Init != nil {
 			return nil, false
 		}
-		sp := &split{}
+		sp := &split{pos: g.srcPos(ifs)}
 		var rows []string
 		if !g.boundaryAtoms(k, b, x, ifs.Cond, sp, &rows) || len(sp.lo)+len(sp.hi) == 0 {
 			return nil, false

@@ -284,7 +284,7 @@ func (g *gen) planTeam(k *kernel) *teamPlan {
 	sort.Slice(vs, func(i, j int) bool { return vs[i].Pos() < vs[j].Pos() })
 	for _, v := range vs {
 		n++
-		pl.arrays[v] = fmt.Sprintf("gomptT%d%s", n, upperFirst(v.Name()))
+		pl.arrays[v] = ownName(g, k, v, fmt.Sprintf("gomptT%d%s", n, upperFirst(v.Name())))
 	}
 	return pl
 }

@@ -24,7 +24,11 @@ func (g *gen) teamHost(w *goWriter, k *kernel) {
 	}
 	ls := &lockstep{k: k, varying: pl.varying.varying, arrays: pl.arrays}
 	for _, v := range sortedVars(pl.arrays) {
-		w.p("var %s [%d]%s // %s, per thread", pl.arrays[v], k.team, localGoType(v), v.Name())
+		if pl.arrays[v] == v.Name() {
+			w.p("var %s [%d]%s // per thread", v.Name(), k.team, localGoType(v))
+		} else {
+			w.p("var %s [%d]%s // %s, per thread", pl.arrays[v], k.team, localGoType(v), v.Name())
+		}
 	}
 	team := k.params[0].name
 	w.p("gomptLo0, gomptHi0 := gomptR.Clamp(0, %s)", k.dims[0].name)
@@ -108,12 +112,12 @@ func (g *gen) teamHost(w *goWriter, k *kernel) {
 				for v := range inner.used {
 					used[v] = true
 				}
-				tb.line("for gomptJ := 0; gomptJ < %d; gomptJ++ {", k.team)
+				tb.plain("for gomptJ := 0; gomptJ < %d; gomptJ++ {", k.team)
 				if inner.used[k.thread.obj] {
-					tb.line("\t%s := gomptJ", k.thread.name)
+					tb.plain("\t%s := gomptJ", k.thread.name)
 				}
 				tb.sb.WriteString(indent(inner.sb.String(), tb.depth))
-				tb.line("}")
+				tb.plain("}")
 			}
 		}
 	}

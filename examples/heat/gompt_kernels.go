@@ -48,71 +48,46 @@ func gomptHostHeat(gomptA *gomptdevice.HostArgs, gomptR gomptdevice.Range, _, _ 
 	gomptLo0, gomptHi0 := gomptR.Clamp(0, nx)
 	gomptLo1, gomptHi1 := gomptR.Clamp(1, ny)
 	for y := gomptLo1; y < gomptHi1; y++ {
-		gomptIn0, gomptIn1 := gomptLo0, gomptLo0 // the interior [gomptIn0, gomptIn1), where the boundary test is false
+		// The interior [gomptIn0, gomptIn1), where the boundary test is false.
+		gomptIn0, gomptIn1 := gomptLo0, gomptLo0
+//line heat.go:13
 		if !((y == int(0)) || (y == (ny - int(1)))) {
+//line heat.go:13
 			gomptIn0 = min(max(gomptLo0, 1), gomptHi0)
+//line heat.go:13
 			gomptIn1 = max(gomptIn0, min(gomptHi0, (nx-int(1))))
 		}
 	gomptPoint0:
 		for x := gomptLo0; x < gomptIn0; x++ {
 //line heat.go:12
 			i := ((y * nx) + x)
-//line gompt_kernels.go:61
-//line heat.go:13
 			if (((x == int(0)) || (y == int(0))) || (x == (nx - int(1)))) || (y == (ny - int(1))) {
-//line gompt_kernels.go:64
-//line heat.go:14
 				*(*float32)(unsafe.Add(gomptPOut, i*4)) = *(*float32)(unsafe.Add(gomptPIn, i*4))
-//line gompt_kernels.go:67
-//line heat.go:15
 				continue gomptPoint0
-//line gompt_kernels.go:70
-//line heat.go:13
 			}
-//line gompt_kernels.go:73
-//line heat.go:17
 			c := *(*float32)(unsafe.Add(gomptPIn, i*4))
-//line gompt_kernels.go:76
-//line heat.go:18
 			*(*float32)(unsafe.Add(gomptPOut, i*4)) = (c + (alpha * ((((*(*float32)(unsafe.Add(gomptPIn, (i-int(1))*4)) + *(*float32)(unsafe.Add(gomptPIn, (i+int(1))*4))) + *(*float32)(unsafe.Add(gomptPIn, (i-nx)*4))) + *(*float32)(unsafe.Add(gomptPIn, (i+nx)*4))) - (float32(4.0) * c))))
-//line gompt_kernels.go:79
 		}
 		for x := gomptIn0; x < gomptIn1; x++ {
 //line heat.go:12
 			i := ((y * nx) + x)
-//line gompt_kernels.go:84
 //line heat.go:17
 			c := *(*float32)(unsafe.Add(gomptPIn, i*4))
-//line gompt_kernels.go:87
-//line heat.go:18
 			*(*float32)(unsafe.Add(gomptPOut, i*4)) = (c + (alpha * ((((*(*float32)(unsafe.Add(gomptPIn, (i-int(1))*4)) + *(*float32)(unsafe.Add(gomptPIn, (i+int(1))*4))) + *(*float32)(unsafe.Add(gomptPIn, (i-nx)*4))) + *(*float32)(unsafe.Add(gomptPIn, (i+nx)*4))) - (float32(4.0) * c))))
-//line gompt_kernels.go:90
 		}
 	gomptPoint2:
 		for x := gomptIn1; x < gomptHi0; x++ {
 //line heat.go:12
 			i := ((y * nx) + x)
-//line gompt_kernels.go:96
-//line heat.go:13
 			if (((x == int(0)) || (y == int(0))) || (x == (nx - int(1)))) || (y == (ny - int(1))) {
-//line gompt_kernels.go:99
-//line heat.go:14
 				*(*float32)(unsafe.Add(gomptPOut, i*4)) = *(*float32)(unsafe.Add(gomptPIn, i*4))
-//line gompt_kernels.go:102
-//line heat.go:15
 				continue gomptPoint2
-//line gompt_kernels.go:105
-//line heat.go:13
 			}
-//line gompt_kernels.go:108
-//line heat.go:17
 			c := *(*float32)(unsafe.Add(gomptPIn, i*4))
-//line gompt_kernels.go:111
-//line heat.go:18
 			*(*float32)(unsafe.Add(gomptPOut, i*4)) = (c + (alpha * ((((*(*float32)(unsafe.Add(gomptPIn, (i-int(1))*4)) + *(*float32)(unsafe.Add(gomptPIn, (i+int(1))*4))) + *(*float32)(unsafe.Add(gomptPIn, (i-nx)*4))) + *(*float32)(unsafe.Add(gomptPIn, (i+nx)*4))) - (float32(4.0) * c))))
-//line gompt_kernels.go:114
 		}
 	}
+//line gompt_kernels.go:91
 }
 
 // gomptSampleHeat is heatKernel's Sample: about n points, random arguments. Tol 0: every device gives the Go function's bits.

@@ -151,3 +151,45 @@ func Bins(i int, n int, v []int, h []uint32) {
 func BinMin(i int, n int, v []int, w []float32, lo []float32) {
 	lo[v[i]] = min(w[i], lo[v[i]])
 }
+
+// LanesGather sums k elements of src from idx[i] on. Its loop over p does
+// not depend on the point, so its Go image runs the points in lanes, and
+// the reads, a declaration and a definition of a local that depends on
+// the point, are leaves: a bad index names their lines there too.
+//
+//gompt:kernel dims=n len(src)=m
+func LanesGather(i int, n, m, k int, idx []int, src, dst []float32) {
+	var acc = src[idx[i]]
+	for p := 1; p < k; p++ {
+		v := src[idx[i]+p]
+		acc += v
+	}
+	dst[i] = acc
+}
+
+// TeamDefine defines a per-thread local from a read at an index the
+// generator cannot prove, in a team kernel: its Go image runs the
+// definition as a leaf over the team's threads.
+//
+//gompt:kernel team=64 dims=teams len(idx)=teams*64 len(src)=m len(out)=teams*64
+func TeamDefine(t, th int, teams int, m int, idx []int, src, out []float32) {
+	var buf [64]float32
+	v := src[idx[t*64+th]]
+	buf[th] = v
+	kernelrt.Barrier()
+	out[t*64+th] = buf[63-th]
+}
+
+// SplitEdge copies row 0 and a border of width nx/r, and shifts the rest:
+// its Go image splits each row at the border, computed once per row, so a
+// divisor r of 0 fails there.
+//
+//gompt:kernel dims=nx,ny len(in)=nx*ny len(out)=nx*ny
+func SplitEdge(x, y int, nx, ny, r int, in, out []float32) {
+	i := y*nx + x
+	if y == 0 || x < nx/r {
+		out[i] = in[i]
+		return
+	}
+	out[i] = in[i-1]
+}

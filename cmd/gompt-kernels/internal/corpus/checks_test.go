@@ -481,3 +481,83 @@ func TestReduceArrayTooShort(t *testing.T) {
 		assert.Equal(t, make([]int64, 16), s, "%s: s", what)
 	}
 }
+
+// A fault in each form of Go image names the kernel's line, as OpenCL
+// does: in lanes (a declaration and a definition that are leaves), in a
+// team kernel (a definition run over the team's threads) and in a row
+// split at its border (the border computed once per row). The images
+// wrote these statements without their position, and named
+// gompt_kernels.go.
+func TestFaultPositionsInEachImageForm(t *testing.T) {
+	const n, m = 3000, 50
+	src := filled(m, 1)
+	for _, dev := range devices() {
+		what := target.Describe(dev)
+		idx := make([]int, n)
+		for i := range idx {
+			idx[i] = i % (m - 4)
+		}
+		idx[n-7] = m
+		err := RunLanesGather(target.Dev(dev), n, m, 4, idx, src, filled(n, 0))
+		checkFault(t, err, "LanesGather", posOf(t, "LanesGather", "var acc = src[idx[i]]"), `index out of range \[50\] with length 50`, what+": lanes, a declaration")
+		idx[n-7] = m - 2
+		err = RunLanesGather(target.Dev(dev), n, m, 4, idx, src, filled(n, 0))
+		checkFault(t, err, "LanesGather", posOf(t, "LanesGather", "v := src[idx[i]+p]"), `index out of range \[50\] with length 50`, what+": lanes, a definition")
+
+		const teams = 5
+		tidx := make([]int, teams*64)
+		tidx[2*64+9] = -1
+		err = RunTeamDefine(target.Dev(dev), teams, m, tidx, src, filled(teams*64, 0))
+		checkFault(t, err, "TeamDefine", posOf(t, "TeamDefine", "v := src[idx[t*64+th]]"), `index out of range \[-1\]`, what+": team")
+
+		const nx, ny = 40, 30
+		err = RunSplitEdge(target.Dev(dev), nx, ny, 0, filled(nx*ny, 1), filled(nx*ny, 0))
+		checkFault(t, err, "SplitEdge", posOf(t, "SplitEdge", "if y == 0 || x < nx/r {"), "integer divide by zero", what+": split")
+	}
+}
+
+// The kernels above give Go's answers where nothing faults.
+func TestFaultFormsWithoutFaults(t *testing.T) {
+	const n, m, k = 3000, 50, 4
+	src := make([]float32, m)
+	for i := range src {
+		src[i] = float32(i)
+	}
+	idx := make([]int, n)
+	for i := range idx {
+		idx[i] = (i * 7) % (m - k)
+	}
+	want := filled(n, 0)
+	for i := range want {
+		LanesGather(i, n, m, k, idx, src, want)
+	}
+	const teams, nx, ny = 5, 40, 30
+	tidx := make([]int, teams*64)
+	for i := range tidx {
+		tidx[i] = (i * 3) % m
+	}
+	in := make([]float32, nx*ny)
+	for i := range in {
+		in[i] = float32(i)
+	}
+	wantEdge := filled(nx*ny, 0)
+	for y := range ny {
+		for x := range nx {
+			SplitEdge(x, y, nx, ny, 7, in, wantEdge)
+		}
+	}
+	for _, dev := range devices() {
+		what := target.Describe(dev)
+		got := filled(n, 0)
+		require.NoError(t, RunLanesGather(target.Dev(dev), n, m, k, idx, src, got), what)
+		assert.Equal(t, want, got, "%s: LanesGather", what)
+		out := filled(teams*64, 0)
+		require.NoError(t, RunTeamDefine(target.Dev(dev), teams, m, tidx, src, out), what)
+		for i := range out {
+			require.Equal(t, src[tidx[i/64*64+63-i%64]], out[i], "%s: TeamDefine out[%d]", what, i)
+		}
+		edge := filled(nx*ny, 0)
+		require.NoError(t, RunSplitEdge(target.Dev(dev), nx, ny, 7, in, edge), what)
+		assert.Equal(t, wantEdge, edge, "%s: SplitEdge", what)
+	}
+}

@@ -46,15 +46,15 @@ func gomptHostAtomicCount(gomptA *gomptdevice.HostArgs, gomptR gomptdevice.Range
 	m := gomptA.Int(1)
 	idx := gomptrt.View[int](gomptA.Bufs[2], gomptrt.Len(n))
 	h := gomptrt.View[uint32](gomptA.Bufs[3], gomptrt.Len(m))
-	gomptPIdx := unsafe.Pointer(unsafe.SliceData(idx))
 	gomptLo0, gomptHi0 := gomptR.Clamp(0, n)
+	idx = idx[:gomptHi0] // so that Go drops its bounds tests of idx[i] in the loop below
 	for i := gomptLo0; i < gomptHi0; i++ {
 //line checks.go:73
-		gomptatomic.AddUint32((&h[*(*int)(unsafe.Add(gomptPIdx, i*8))]), uint32(1))
-//line gompt_kernels.go:55
+		gomptatomic.AddUint32((&h[idx[i]]), uint32(1))
 	}
 	_ = n
 	_ = m
+//line gompt_kernels.go:58
 }
 
 // gomptSampleAtomicCount is AtomicCountKernel's Sample: about n points, random arguments. Tol 0: every device gives the Go function's bits.
@@ -130,113 +130,49 @@ func gomptHostAtomicMax(gomptA *gomptdevice.HostArgs, gomptR gomptdevice.Range, 
 	u32 := gomptrt.View[uint32](gomptA.Bufs[4], gomptrt.Len(7))
 	i64 := gomptrt.View[int64](gomptA.Bufs[5], gomptrt.Len(1))
 	hits := gomptrt.View[uint32](gomptA.Bufs[6], gomptrt.Len(16))
-	gomptPV := unsafe.Pointer(unsafe.SliceData(v))
 	gomptPM32 := unsafe.Pointer(unsafe.SliceData(m32))
 	gomptPM64 := unsafe.Pointer(unsafe.SliceData(m64))
 	gomptPI64 := unsafe.Pointer(unsafe.SliceData(i64))
 	gomptLo0, gomptHi0 := gomptR.Clamp(0, n)
+	v = v[:gomptHi0] // so that Go drops its bounds tests of v[i] in the loop below
 	for i := gomptLo0; i < gomptHi0; i++ {
 //line atomics.go:30
-		x := *(*int32)(unsafe.Add(gomptPV, i*4))
-//line gompt_kernels.go:142
-//line atomics.go:31
+		x := v[i]
 		for {
-//line gompt_kernels.go:145
-//line atomics.go:32
 			old := gomptatomic.LoadInt32((&*(*int32)(unsafe.Add(gomptPM32, int(0)*4))))
-//line gompt_kernels.go:148
-//line atomics.go:33
 			if (old >= x) || gomptatomic.CompareAndSwapInt32((&*(*int32)(unsafe.Add(gomptPM32, int(0)*4))), old, x) {
-//line gompt_kernels.go:151
-//line atomics.go:34
 				break
-//line gompt_kernels.go:154
-//line atomics.go:33
 			}
-//line gompt_kernels.go:157
-//line atomics.go:31
 		}
-//line gompt_kernels.go:160
-//line atomics.go:37
 		for {
-//line gompt_kernels.go:163
-//line atomics.go:38
 			old := gomptatomic.LoadUint64((&*(*uint64)(unsafe.Add(gomptPM64, int(1)*8))))
-//line gompt_kernels.go:166
-//line atomics.go:39
 			if (old >= (uint64(x) << 35)) || gomptatomic.CompareAndSwapUint64((&*(*uint64)(unsafe.Add(gomptPM64, int(1)*8))), old, (uint64(x)<<35)) {
-//line gompt_kernels.go:169
-//line atomics.go:40
 				break
-//line gompt_kernels.go:172
-//line atomics.go:39
 			}
-//line gompt_kernels.go:175
-//line atomics.go:37
 		}
-//line gompt_kernels.go:178
-//line atomics.go:43
 		for {
-//line gompt_kernels.go:181
-//line atomics.go:44
 			old := gomptatomic.LoadUint32((&u32[(i % len(u32))]))
-//line gompt_kernels.go:184
-//line atomics.go:45
 			if (old >= uint32(x)) || gomptatomic.CompareAndSwapUint32((&u32[(i%len(u32))]), old, uint32(x)) {
-//line gompt_kernels.go:187
-//line atomics.go:46
 				break
-//line gompt_kernels.go:190
-//line atomics.go:45
 			}
-//line gompt_kernels.go:193
-//line atomics.go:43
 		}
-//line gompt_kernels.go:196
-//line atomics.go:49
 		for {
-//line gompt_kernels.go:199
-//line atomics.go:50
 			old := gomptatomic.LoadInt64((&*(*int64)(unsafe.Add(gomptPI64, int(0)*8))))
-//line gompt_kernels.go:202
-//line atomics.go:51
 			if (old <= ((-int64(x)) << 40)) || gomptatomic.CompareAndSwapInt64((&*(*int64)(unsafe.Add(gomptPI64, int(0)*8))), old, ((-int64(x))<<40)) {
-//line gompt_kernels.go:205
-//line atomics.go:52
 				break
-//line gompt_kernels.go:208
-//line atomics.go:51
 			}
-//line gompt_kernels.go:211
-//line atomics.go:49
 		}
-//line gompt_kernels.go:214
-//line atomics.go:55
 		if (x % int32(2)) == int32(1) {
-//line gompt_kernels.go:217
-//line atomics.go:56
 			for {
-//line gompt_kernels.go:220
-//line atomics.go:57
 				old := gomptatomic.LoadUint32((&hits[x]))
-//line gompt_kernels.go:223
-//line atomics.go:58
 				if gomptatomic.CompareAndSwapUint32((&hits[x]), old, (old + uint32(1))) {
-//line gompt_kernels.go:226
-//line atomics.go:59
 					break
-//line gompt_kernels.go:229
-//line atomics.go:58
 				}
-//line gompt_kernels.go:232
-//line atomics.go:56
 			}
-//line gompt_kernels.go:235
-//line atomics.go:55
 		}
-//line gompt_kernels.go:238
 	}
 	_ = n
+//line gompt_kernels.go:176
 }
 
 // gomptSampleAtomicMax is AtomicMaxKernel's Sample: about n points, random arguments. Tol 0: every device gives the Go function's bits.
@@ -316,10 +252,10 @@ func gomptHostBinMin(gomptA *gomptdevice.HostArgs, gomptR gomptdevice.Range, _, 
 	for i := gomptLo0; i < gomptHi0; i++ {
 //line checks.go:152
 		lo[*(*int)(unsafe.Add(gomptPV, i*8))] = min(*(*float32)(unsafe.Add(gomptPW, i*4)), lo[*(*int)(unsafe.Add(gomptPV, i*8))])
-//line gompt_kernels.go:320
 	}
 	gomptrt.MergeMin(gomptRBLo, gomptRALo[:], float32(gomptmath.Inf(1)))
 	_ = n
+//line gompt_kernels.go:259
 }
 
 // gomptSampleBinMin is BinMinKernel's Sample: about n points, random arguments. Tol 0: every device gives the Go function's bits.
@@ -390,10 +326,10 @@ func gomptHostBins(gomptA *gomptdevice.HostArgs, gomptR gomptdevice.Range, _, _ 
 	for i := gomptLo0; i < gomptHi0; i++ {
 //line checks.go:143
 		h[*(*int)(unsafe.Add(gomptPV, i*8))]++
-//line gompt_kernels.go:394
 	}
 	gomptrt.MergeSum(gomptRBH, gomptRAH[:], uint32(0))
 	_ = n
+//line gompt_kernels.go:333
 }
 
 // gomptSampleBins is BinsKernel's Sample: about n points, random arguments. Tol 0: every device gives the Go function's bits.
@@ -468,52 +404,24 @@ func gomptHostBox3D(gomptA *gomptdevice.HostArgs, gomptR gomptdevice.Range, _, _
 			for x := gomptLo0; x < gomptHi0; x++ {
 //line dims.go:20
 				var s float64
-//line gompt_kernels.go:472
-//line dims.go:21
 				cnt := int(0)
-//line gompt_kernels.go:475
-//line dims.go:22
 				for dz := int(-1); dz <= int(1); dz++ {
-//line gompt_kernels.go:478
-//line dims.go:23
 					for dy := int(-1); dy <= int(1); dy++ {
-//line gompt_kernels.go:481
-//line dims.go:24
 						for dx := int(-1); dx <= int(1); dx++ {
-//line gompt_kernels.go:484
-//line dims.go:25
 							u, v, t := (x + dx), (y + dy), (z + dz)
-//line gompt_kernels.go:487
-//line dims.go:26
 							if (((((u < int(0)) || (v < int(0))) || (t < int(0))) || (u >= nx)) || (v >= ny)) || (t >= nz) {
-//line gompt_kernels.go:490
-//line dims.go:27
 								continue
-//line gompt_kernels.go:493
-//line dims.go:26
 							}
-//line gompt_kernels.go:496
-//line dims.go:29
 							s += in[((((t * ny) + v) * nx) + u)]
-//line gompt_kernels.go:499
-//line dims.go:30
 							cnt++
-//line gompt_kernels.go:502
-//line dims.go:24
 						}
-//line gompt_kernels.go:505
-//line dims.go:23
 					}
-//line gompt_kernels.go:508
-//line dims.go:22
 				}
-//line gompt_kernels.go:511
-//line dims.go:34
 				*(*float64)(unsafe.Add(gomptPOut, ((((z*nx)*ny)+(y*nx))+x)*8)) = (s / float64(cnt))
-//line gompt_kernels.go:514
 			}
 		}
 	}
+//line gompt_kernels.go:425
 }
 
 // gomptSampleBox3D is Box3DKernel's Sample: about n points, random arguments. Tol 0: every device gives the Go function's bits.
@@ -591,47 +499,25 @@ func gomptHostCSR(gomptA *gomptdevice.HostArgs, gomptR gomptdevice.Range, _, _ i
 	x := gomptrt.View[float32](gomptA.Bufs[6], gomptrt.Len(ncols))
 	y := gomptrt.View[float32](gomptA.Bufs[7], gomptrt.Len(rows))
 	gomptPRowPtr := unsafe.Pointer(unsafe.SliceData(rowPtr))
-	gomptPY := unsafe.Pointer(unsafe.SliceData(y))
 	gomptLo0, gomptHi0 := gomptR.Clamp(0, rows)
+	y = y[:gomptHi0] // so that Go drops its bounds tests of y[r] in the loop below
 	for r := gomptLo0; r < gomptHi0; r++ {
 //line views.go:27
 		lo := min(max(int(*(*int32)(unsafe.Add(gomptPRowPtr, r*4))), int(0)), nnz)
-//line gompt_kernels.go:600
-//line views.go:28
 		hi := min(max(int(*(*int32)(unsafe.Add(gomptPRowPtr, (r+int(1))*4))), lo), nnz)
-//line gompt_kernels.go:603
-//line views.go:29
 		rv, rc := vals[lo:hi], cols[lo:hi]
-//line gompt_kernels.go:606
-//line views.go:30
 		var sum float32
-//line gompt_kernels.go:609
-//line views.go:31
 		for k, v := range rv {
-//line gompt_kernels.go:612
-//line views.go:32
 			c := (int(rc[k]) % ncols)
-//line gompt_kernels.go:615
-//line views.go:33
 			if c < int(0) {
-//line gompt_kernels.go:618
-//line views.go:34
 				c += ncols
-//line gompt_kernels.go:621
-//line views.go:33
 			}
-//line gompt_kernels.go:624
-//line views.go:36
 			sum += (v * x[c])
-//line gompt_kernels.go:627
-//line views.go:31
 		}
-//line gompt_kernels.go:630
-//line views.go:38
-		*(*float32)(unsafe.Add(gomptPY, r*4)) = sum
-//line gompt_kernels.go:633
+		y[r] = sum
 	}
 	_ = rows
+//line gompt_kernels.go:521
 }
 
 // gomptSampleCSR is CSRKernel's Sample: about n points, random arguments. Tol 0: every device gives the Go function's bits.
@@ -695,90 +581,40 @@ func gomptHostClassify(gomptA *gomptdevice.HostArgs, gomptR gomptdevice.Range, _
 	n := gomptA.Int(0)
 	a := gomptrt.View[float64](gomptA.Bufs[1], gomptrt.Len(n))
 	out := gomptrt.View[uint64](gomptA.Bufs[2], gomptrt.Len(8, n))
-	gomptPA := unsafe.Pointer(unsafe.SliceData(a))
 	gomptPOut := unsafe.Pointer(unsafe.SliceData(out))
 	gomptLo0, gomptHi0 := gomptR.Clamp(0, n)
+	a = a[:gomptHi0] // so that Go drops its bounds tests of a[i] in the loop below
 	for i := gomptLo0; i < gomptHi0; i++ {
 //line floats.go:66
-		x := *(*float64)(unsafe.Add(gomptPA, i*8))
-//line gompt_kernels.go:705
-//line floats.go:67
+		x := a[i]
 		o := (int(8) * i)
-//line gompt_kernels.go:708
-//line floats.go:68
 		var flags uint64
-//line gompt_kernels.go:711
-//line floats.go:69
 		if gomptmath.IsNaN(x) {
-//line gompt_kernels.go:714
-//line floats.go:70
 			flags |= uint64(1)
-//line gompt_kernels.go:717
-//line floats.go:69
 		}
-//line gompt_kernels.go:720
-//line floats.go:72
 		if gomptmath.IsInf(x, int(1)) {
-//line gompt_kernels.go:723
-//line floats.go:73
 			flags |= uint64(2)
-//line gompt_kernels.go:726
-//line floats.go:72
 		}
-//line gompt_kernels.go:729
-//line floats.go:75
 		if gomptmath.IsInf(x, int(-1)) {
-//line gompt_kernels.go:732
-//line floats.go:76
 			flags |= uint64(4)
-//line gompt_kernels.go:735
-//line floats.go:75
 		}
-//line gompt_kernels.go:738
-//line floats.go:78
 		if gomptmath.IsInf(x, int(0)) {
-//line gompt_kernels.go:741
-//line floats.go:79
 			flags |= uint64(8)
-//line gompt_kernels.go:744
-//line floats.go:78
 		}
-//line gompt_kernels.go:747
-//line floats.go:81
 		if gomptmath.Signbit(x) {
-//line gompt_kernels.go:750
-//line floats.go:82
 			flags |= uint64(16)
-//line gompt_kernels.go:753
-//line floats.go:81
 		}
-//line gompt_kernels.go:756
-//line floats.go:84
 		*(*uint64)(unsafe.Add(gomptPOut, o*8)) = flags
-//line gompt_kernels.go:759
-//line floats.go:85
 		*(*uint64)(unsafe.Add(gomptPOut, (o+int(1))*8)) = gomptmath.Float64bits(x)
-//line gompt_kernels.go:762
-//line floats.go:86
 		*(*uint64)(unsafe.Add(gomptPOut, (o+int(2))*8)) = uint64(gomptmath.Float32bits(float32(x)))
-//line gompt_kernels.go:765
-//line floats.go:87
 		*(*uint64)(unsafe.Add(gomptPOut, (o+int(3))*8)) = (gomptmath.Float64bits(gomptmath.Inf(int(1))) ^ gomptmath.Float64bits(gomptmath.Inf(int(-1))))
-//line gompt_kernels.go:768
-//line floats.go:88
 		*(*uint64)(unsafe.Add(gomptPOut, (o+int(4))*8)) = gomptmath.Float64bits(gomptmath.NaN())
-//line gompt_kernels.go:771
-//line floats.go:89
 		*(*uint64)(unsafe.Add(gomptPOut, (o+int(5))*8)) = gomptmath.Float64bits(gomptmath.Float64frombits((gomptmath.Float64bits(x) ^ uint64(9223372036854775808))))
-//line gompt_kernels.go:774
-//line floats.go:90
 		*(*uint64)(unsafe.Add(gomptPOut, (o+int(6))*8)) = uint64(gomptmath.Float32bits(gomptmath.Float32frombits((uint32(i) | uint32(1065353216)))))
-//line gompt_kernels.go:777
-//line floats.go:91
 		*(*uint64)(unsafe.Add(gomptPOut, (o+int(7))*8)) = gomptmath.Float64bits((x * float64(0.0)))
-//line gompt_kernels.go:780
 	}
 	_ = n
+//line gompt_kernels.go:618
 }
 
 // gomptSampleClassify is ClassifyKernel's Sample: about n points, random arguments. Tol 0: every device gives the Go function's bits.
@@ -834,223 +670,90 @@ func gomptHostControl(gomptA *gomptdevice.HostArgs, gomptR gomptdevice.Range, _,
 	n := gomptA.Int(0)
 	a := gomptrt.View[int32](gomptA.Bufs[1], gomptrt.Len(n))
 	out := gomptrt.View[int64](gomptA.Bufs[2], gomptrt.Len(n))
-	gomptPA := unsafe.Pointer(unsafe.SliceData(a))
-	gomptPOut := unsafe.Pointer(unsafe.SliceData(out))
 	gomptLo0, gomptHi0 := gomptR.Clamp(0, n)
+	a = a[:gomptHi0]     // so that Go drops its bounds tests of a[i] in the loop below
+	out = out[:gomptHi0] // so that Go drops its bounds tests of out[i] in the loop below
 gomptPoint0:
 	for i := gomptLo0; i < gomptHi0; i++ {
 //line control.go:10
-		x := int64(*(*int32)(unsafe.Add(gomptPA, i*4)))
-//line gompt_kernels.go:845
-//line control.go:11
+		x := int64(a[i])
 		var acc int64
-//line gompt_kernels.go:848
-//line control.go:12
 		var flag bool
-//line gompt_kernels.go:851
 //line control.go:15
 		for j := int(0); j < int(10); j++ {
-//line gompt_kernels.go:854
-//line control.go:16
 			if j == int(2) {
-//line gompt_kernels.go:857
-//line control.go:17
 				continue
-//line gompt_kernels.go:860
-//line control.go:16
 			}
-//line gompt_kernels.go:863
-//line control.go:19
 			if int64(j) > ((x % int64(7)) + int64(3)) {
-//line gompt_kernels.go:866
-//line control.go:20
 				break
-//line gompt_kernels.go:869
-//line control.go:19
 			}
-//line gompt_kernels.go:872
-//line control.go:22
 			acc += int64(j)
-//line gompt_kernels.go:875
-//line control.go:15
 		}
-//line gompt_kernels.go:878
 //line control.go:25
 		k := x
-//line gompt_kernels.go:881
-//line control.go:26
 		for k > int64(100) {
-//line gompt_kernels.go:884
-//line control.go:27
 			k /= int64(3)
-//line gompt_kernels.go:887
-//line control.go:26
 		}
-//line gompt_kernels.go:890
-//line control.go:29
 		for {
-//line gompt_kernels.go:893
-//line control.go:30
 			k++
-//line gompt_kernels.go:896
-//line control.go:31
 			if (k % int64(5)) == int64(0) {
-//line gompt_kernels.go:899
-//line control.go:32
 				break
-//line gompt_kernels.go:902
-//line control.go:31
 			}
-//line gompt_kernels.go:905
-//line control.go:29
 		}
-//line gompt_kernels.go:908
-//line control.go:35
 		acc = ((acc * int64(1000)) + k)
-//line gompt_kernels.go:911
 //line control.go:38
 	outer:
-//line gompt_kernels.go:914
-//line control.go:39
 		for j := range int(6) {
-//line gompt_kernels.go:917
-//line control.go:40
 			switch {
-//line gompt_kernels.go:920
-//line control.go:40
 			case (j == int(1)):
-//line gompt_kernels.go:923
-//line control.go:42
 				acc += int64(7)
-//line gompt_kernels.go:926
-//line control.go:43
 				break
-//line gompt_kernels.go:929
-//line control.go:40
 			case (j == int((x % int64(4)))):
-//line gompt_kernels.go:932
-//line control.go:45
 				continue outer
-//line gompt_kernels.go:935
-//line control.go:40
 			default:
-//line gompt_kernels.go:938
-//line control.go:47
 				acc -= int64(1)
-//line gompt_kernels.go:941
-//line control.go:40
 			}
-//line gompt_kernels.go:944
-//line control.go:49
 			for m := range int64(3) {
-//line gompt_kernels.go:947
-//line control.go:50
 				if m == int64(1) {
-//line gompt_kernels.go:950
-//line control.go:51
 					continue outer
-//line gompt_kernels.go:953
-//line control.go:50
 				}
-//line gompt_kernels.go:956
-//line control.go:53
 				acc += (m + int64(1))
-//line gompt_kernels.go:959
-//line control.go:49
 			}
-//line gompt_kernels.go:962
-//line control.go:39
 		}
-//line gompt_kernels.go:965
 //line control.go:57
 		switch r := (x % int64(6)); r {
-//line gompt_kernels.go:968
-//line control.go:57
 		case int64(0), int64(3):
-//line gompt_kernels.go:971
-//line control.go:59
 			acc *= int64(3)
-//line gompt_kernels.go:974
-//line control.go:57
 		default:
-//line gompt_kernels.go:977
-//line control.go:61
 			flag = true
-//line gompt_kernels.go:980
-//line control.go:57
 		case int64(1):
-//line gompt_kernels.go:983
-//line control.go:63
 			acc -= int64(100)
-//line gompt_kernels.go:986
-//line control.go:57
 		}
-//line gompt_kernels.go:989
 //line control.go:66
 		p, q := acc, x
-//line gompt_kernels.go:992
-//line control.go:67
 		p, q = q, p
-//line gompt_kernels.go:995
-//line control.go:68
 		if q := (p + int64(1)); q > int64(0) {
-//line gompt_kernels.go:998
-//line control.go:69
 			acc += q
-//line gompt_kernels.go:1001
-//line control.go:68
 		} else if q < int64(-10) {
-//line gompt_kernels.go:1004
-//line control.go:71
 			acc -= q
-//line gompt_kernels.go:1007
-//line control.go:68
 		} else {
-//line gompt_kernels.go:1010
-//line control.go:73
 			acc ^= q
-//line gompt_kernels.go:1013
-//line control.go:68
 		}
-//line gompt_kernels.go:1016
-//line control.go:75
 		{
-//line gompt_kernels.go:1019
-//line control.go:76
 			x := (x * int64(2))
-//line gompt_kernels.go:1022
-//line control.go:77
 			acc += x
-//line gompt_kernels.go:1025
-//line control.go:75
 		}
-//line gompt_kernels.go:1028
-//line control.go:79
 		if flag {
-//line gompt_kernels.go:1031
-//line control.go:80
 			acc = (-acc)
-//line gompt_kernels.go:1034
-//line control.go:79
 		}
-//line gompt_kernels.go:1037
-//line control.go:82
-		*(*int64)(unsafe.Add(gomptPOut, i*8)) = (acc + q)
-//line gompt_kernels.go:1040
-//line control.go:83
+		out[i] = (acc + q)
 		if x < int64(0) {
-//line gompt_kernels.go:1043
-//line control.go:84
 			continue gomptPoint0
-//line gompt_kernels.go:1046
-//line control.go:83
 		}
-//line gompt_kernels.go:1049
-//line control.go:86
-		*(*int64)(unsafe.Add(gomptPOut, i*8))++
-//line gompt_kernels.go:1052
+		out[i]++
 	}
 	_ = n
+//line gompt_kernels.go:757
 }
 
 // gomptSampleControl is ControlKernel's Sample: about n points, random arguments. Tol 0: every device gives the Go function's bits.
@@ -1128,99 +831,58 @@ func gomptHostConv(gomptA *gomptdevice.HostArgs, gomptR gomptdevice.Range, _, _ 
 // gomptLanesConv runs Conv's body at the points [gomptX0, gomptX0+gomptW) of dimension 0 together, statement by statement.
 func gomptLanesConv(gomptX0, gomptW int, i int, m int, n int, k int, w []float32, in []float32, out []float32) {
 	gomptPW := unsafe.Pointer(unsafe.SliceData(w))
-	gomptPIn := unsafe.Pointer(unsafe.SliceData(in))
-	gomptPOut := unsafe.Pointer(unsafe.SliceData(out))
 	var gomptL1AccA [1024]float32
-	gomptL1Acc := gomptL1AccA[:gomptW:gomptW]
+	acc := gomptL1AccA[:gomptW:gomptW]
 	var gomptL2PeakA [1024]float32
-	gomptL2Peak := gomptL2PeakA[:gomptW:gomptW]
+	peak := gomptL2PeakA[:gomptW:gomptW]
 	var gomptL3TA [1024]float32
-	gomptL3T := gomptL3TA[:gomptW:gomptW]
+	t := gomptL3TA[:gomptW:gomptW]
 //line lockstep.go:10
 	if k <= int(0) {
-//line gompt_kernels.go:1142
-//line lockstep.go:11
 		return
-//line gompt_kernels.go:1145
-//line lockstep.go:10
 	}
-//line gompt_kernels.go:1148
-//line lockstep.go:13
 	for gomptJ := 0; gomptJ < gomptW; gomptJ++ {
-//line gompt_kernels.go:1151
-		gomptL1Acc[gomptJ] = float32(0)
-		gomptL2Peak[gomptJ] = float32(0)
 //line lockstep.go:13
+		acc[gomptJ] = float32(0)
+//line lockstep.go:13
+		peak[gomptJ] = float32(0)
 	}
-//line gompt_kernels.go:1156
 //line lockstep.go:14
 	for p := int(0); p < k; p++ {
-//line gompt_kernels.go:1159
-//line lockstep.go:15
 		gomptU1 := *(*float32)(unsafe.Add(gomptPW, p*4))
-//line gompt_kernels.go:1162
 //line lockstep.go:15
 		gomptU2 := (i * n)
-//line gompt_kernels.go:1165
-//line lockstep.go:15
 		for gomptJ := 0; gomptJ < gomptW; gomptJ++ {
-//line gompt_kernels.go:1168
-//line lockstep.go:15
 			j := gomptX0 + gomptJ
-//line gompt_kernels.go:1171
-			gomptL3T[gomptJ] = (gomptU1 * in[(gomptU2+((j+p)%n))])
 //line lockstep.go:15
+			t[gomptJ] = (gomptU1 * in[(gomptU2+((j+p)%n))])
 		}
-//line gompt_kernels.go:1175
-//line lockstep.go:16
 		for gomptJ := 0; gomptJ < gomptW; gomptJ++ {
-//line gompt_kernels.go:1178
 //line lockstep.go:16
-			gomptL1Acc[gomptJ] += gomptL3T[gomptJ]
-//line gompt_kernels.go:1181
-//line lockstep.go:16
+			acc[gomptJ] += t[gomptJ]
 		}
-//line gompt_kernels.go:1184
-//line lockstep.go:17
 		for gomptJ := 0; gomptJ < gomptW; gomptJ++ {
-//line gompt_kernels.go:1187
 //line lockstep.go:17
-			if gomptL3T[gomptJ] > gomptL2Peak[gomptJ] {
-//line gompt_kernels.go:1190
-//line lockstep.go:18
-				gomptL2Peak[gomptJ] = gomptL3T[gomptJ]
-//line gompt_kernels.go:1193
-//line lockstep.go:17
+			if t[gomptJ] > peak[gomptJ] {
+				peak[gomptJ] = t[gomptJ]
 			}
-//line gompt_kernels.go:1196
-//line lockstep.go:17
 		}
-//line gompt_kernels.go:1199
-//line lockstep.go:14
+//line lockstep.go:20
 	}
-//line gompt_kernels.go:1202
-//line lockstep.go:21
 	gomptU3 := (i * n)
-//line gompt_kernels.go:1205
 //line lockstep.go:21
-	gomptU4 := unsafe.Add(gomptPOut, (gomptU3+gomptX0)*4)
-//line gompt_kernels.go:1208
+	gomptU4 := out[gomptU3+gomptX0:][:gomptW]
 //line lockstep.go:21
-	gomptU5 := unsafe.Add(gomptPIn, (gomptU3+gomptX0)*4)
-//line gompt_kernels.go:1211
-//line lockstep.go:21
+	gomptU5 := in[gomptU3+gomptX0:][:gomptW]
 	for gomptJ := 0; gomptJ < gomptW; gomptJ++ {
-//line gompt_kernels.go:1214
 //line lockstep.go:21
-		*(*float32)(unsafe.Add(gomptU4, gomptJ*4)) = ((gomptL1Acc[gomptJ] - gomptL2Peak[gomptJ]) + *(*float32)(unsafe.Add(gomptU5, gomptJ*4)))
-//line gompt_kernels.go:1217
-//line lockstep.go:21
+		gomptU4[gomptJ] = ((acc[gomptJ] - peak[gomptJ]) + gomptU5[gomptJ])
 	}
-//line gompt_kernels.go:1220
-	_ = gomptL1Acc
-	_ = gomptL2Peak
-	_ = gomptL3T
+	_ = acc
+	_ = peak
+	_ = t
 	_ = m
+//line gompt_kernels.go:886
 }
 
 // gomptSampleConv is ConvKernel's Sample: about n points, random arguments. Tol 0: every device gives the Go function's bits.
@@ -1284,43 +946,25 @@ func gomptHostConversions(gomptA *gomptdevice.HostArgs, gomptR gomptdevice.Range
 	a := gomptrt.View[int64](gomptA.Bufs[1], gomptrt.Len(n))
 	f := gomptrt.View[float64](gomptA.Bufs[2], gomptrt.Len(n))
 	out := gomptrt.View[float64](gomptA.Bufs[3], gomptrt.Len(8, n))
-	gomptPA := unsafe.Pointer(unsafe.SliceData(a))
-	gomptPF := unsafe.Pointer(unsafe.SliceData(f))
 	gomptPOut := unsafe.Pointer(unsafe.SliceData(out))
 	gomptLo0, gomptHi0 := gomptR.Clamp(0, n)
+	a = a[:gomptHi0] // so that Go drops its bounds tests of a[i] in the loop below
+	f = f[:gomptHi0] // so that Go drops its bounds tests of f[i] in the loop below
 	for i := gomptLo0; i < gomptHi0; i++ {
 //line ints.go:120
-		x, y := *(*int64)(unsafe.Add(gomptPA, i*8)), *(*float64)(unsafe.Add(gomptPF, i*8))
-//line gompt_kernels.go:1295
-//line ints.go:121
+		x, y := a[i], f[i]
 		o := (int(8) * i)
-//line gompt_kernels.go:1298
-//line ints.go:122
 		*(*float64)(unsafe.Add(gomptPOut, o*8)) = float64(float32(x))
-//line gompt_kernels.go:1301
-//line ints.go:123
 		*(*float64)(unsafe.Add(gomptPOut, (o+int(1))*8)) = float64(x)
-//line gompt_kernels.go:1304
-//line ints.go:124
 		*(*float64)(unsafe.Add(gomptPOut, (o+int(2))*8)) = float64(uint64(x))
-//line gompt_kernels.go:1307
-//line ints.go:125
 		*(*float64)(unsafe.Add(gomptPOut, (o+int(3))*8)) = float64(int64(y))
-//line gompt_kernels.go:1310
-//line ints.go:126
 		*(*float64)(unsafe.Add(gomptPOut, (o+int(4))*8)) = float64(int32((y / float64(4.0))))
-//line gompt_kernels.go:1313
-//line ints.go:127
 		*(*float64)(unsafe.Add(gomptPOut, (o+int(5))*8)) = float64(float32(y))
-//line gompt_kernels.go:1316
-//line ints.go:128
 		*(*float64)(unsafe.Add(gomptPOut, (o+int(6))*8)) = float64((uint8((y / float64(1e+15))) + uint8(1)))
-//line gompt_kernels.go:1319
-//line ints.go:129
 		*(*float64)(unsafe.Add(gomptPOut, (o+int(7))*8)) = (float64(int16(((-y) / float64(1e+15)))) + float64(uint32((y / float64(1e+10)))))
-//line gompt_kernels.go:1322
 	}
 	_ = n
+//line gompt_kernels.go:968
 }
 
 // gomptSampleConversions is ConversionsKernel's Sample: about n points, random arguments. Tol 0: every device gives the Go function's bits.
@@ -1399,22 +1043,12 @@ func gomptHostDotRange(gomptA *gomptdevice.HostArgs, gomptR gomptdevice.Range, g
 		{
 //line views.go:46
 			var s int64
-//line gompt_kernels.go:1403
-//line views.go:47
 			for j, v := range x[(i * k):((i + int(1)) * k)] {
-//line gompt_kernels.go:1406
-//line views.go:48
 				s += (v * *(*int64)(unsafe.Add(gomptPY, ((i*k)+j)*8)))
-//line gompt_kernels.go:1409
-//line views.go:47
 			}
-//line gompt_kernels.go:1412
-//line views.go:50
 			gomptV = s
-//line gompt_kernels.go:1415
 //line views.go:50
 			goto gomptR0
-//line gompt_kernels.go:1418
 		}
 	gomptR0:
 		gomptS0 = gomptS0 + gomptV
@@ -1422,22 +1056,12 @@ func gomptHostDotRange(gomptA *gomptdevice.HostArgs, gomptR gomptdevice.Range, g
 			i := i + 1
 //line views.go:46
 			var s int64
-//line gompt_kernels.go:1426
-//line views.go:47
 			for j, v := range x[(i * k):((i + int(1)) * k)] {
-//line gompt_kernels.go:1429
-//line views.go:48
 				s += (v * *(*int64)(unsafe.Add(gomptPY, ((i*k)+j)*8)))
-//line gompt_kernels.go:1432
-//line views.go:47
 			}
-//line gompt_kernels.go:1435
-//line views.go:50
 			gomptV = s
-//line gompt_kernels.go:1438
 //line views.go:50
 			goto gomptR1
-//line gompt_kernels.go:1441
 		}
 	gomptR1:
 		gomptS1 = gomptS1 + gomptV
@@ -1445,22 +1069,12 @@ func gomptHostDotRange(gomptA *gomptdevice.HostArgs, gomptR gomptdevice.Range, g
 			i := i + 2
 //line views.go:46
 			var s int64
-//line gompt_kernels.go:1449
-//line views.go:47
 			for j, v := range x[(i * k):((i + int(1)) * k)] {
-//line gompt_kernels.go:1452
-//line views.go:48
 				s += (v * *(*int64)(unsafe.Add(gomptPY, ((i*k)+j)*8)))
-//line gompt_kernels.go:1455
-//line views.go:47
 			}
-//line gompt_kernels.go:1458
-//line views.go:50
 			gomptV = s
-//line gompt_kernels.go:1461
 //line views.go:50
 			goto gomptR2
-//line gompt_kernels.go:1464
 		}
 	gomptR2:
 		gomptS2 = gomptS2 + gomptV
@@ -1468,22 +1082,12 @@ func gomptHostDotRange(gomptA *gomptdevice.HostArgs, gomptR gomptdevice.Range, g
 			i := i + 3
 //line views.go:46
 			var s int64
-//line gompt_kernels.go:1472
-//line views.go:47
 			for j, v := range x[(i * k):((i + int(1)) * k)] {
-//line gompt_kernels.go:1475
-//line views.go:48
 				s += (v * *(*int64)(unsafe.Add(gomptPY, ((i*k)+j)*8)))
-//line gompt_kernels.go:1478
-//line views.go:47
 			}
-//line gompt_kernels.go:1481
-//line views.go:50
 			gomptV = s
-//line gompt_kernels.go:1484
 //line views.go:50
 			goto gomptR3
-//line gompt_kernels.go:1487
 		}
 	gomptR3:
 		gomptS3 = gomptS3 + gomptV
@@ -1492,28 +1096,19 @@ func gomptHostDotRange(gomptA *gomptdevice.HostArgs, gomptR gomptdevice.Range, g
 		{
 //line views.go:46
 			var s int64
-//line gompt_kernels.go:1496
-//line views.go:47
 			for j, v := range x[(i * k):((i + int(1)) * k)] {
-//line gompt_kernels.go:1499
-//line views.go:48
 				s += (v * *(*int64)(unsafe.Add(gomptPY, ((i*k)+j)*8)))
-//line gompt_kernels.go:1502
-//line views.go:47
 			}
-//line gompt_kernels.go:1505
-//line views.go:50
 			gomptV = s
-//line gompt_kernels.go:1508
 //line views.go:50
 			goto gomptR4
-//line gompt_kernels.go:1511
 		}
 	gomptR4:
 		gomptS0 = gomptS0 + gomptV
 	}
 	gomptPartial[gomptTeam] = int64((gomptS0 + gomptS1) + (gomptS2 + gomptS3))
 	_ = n
+//line gompt_kernels.go:1112
 }
 
 // gomptSampleDotRange is DotRangeKernel's Sample: about n points, random arguments. Tol 0: every device gives the Go function's bits.
@@ -1685,31 +1280,19 @@ func gomptHostExtremes(gomptA *gomptdevice.HostArgs, gomptR gomptdevice.Range, _
 	for i := gomptLo0; i < gomptHi0; i++ {
 //line reducearray.go:25
 		b := (i & int(63))
-//line gompt_kernels.go:1689
-//line reducearray.go:26
 		*(*float64)(unsafe.Add(gomptPLo, b*8)) = min(*(*float64)(unsafe.Add(gomptPLo, b*8)), *(*float64)(unsafe.Add(gomptPV, i*8)))
-//line gompt_kernels.go:1692
-//line reducearray.go:27
 		*(*float32)(unsafe.Add(gomptPHi, b*4)) = max(float32(*(*float64)(unsafe.Add(gomptPV, i*8))), *(*float32)(unsafe.Add(gomptPHi, b*4)), float32(-1.0))
-//line gompt_kernels.go:1695
-//line reducearray.go:28
 		c := (*(*int32)(unsafe.Add(gomptPK, i*4)) & int32(15))
-//line gompt_kernels.go:1698
-//line reducearray.go:29
 		*(*uint32)(unsafe.Add(gomptPP, int(c)*4)) *= (uint32(*(*int32)(unsafe.Add(gomptPK, i*4))) | uint32(1))
-//line gompt_kernels.go:1701
-//line reducearray.go:30
 		*(*uint32)(unsafe.Add(gomptPM, int(c)*4)) = max(*(*uint32)(unsafe.Add(gomptPM, int(c)*4)), (uint32(*(*int32)(unsafe.Add(gomptPK, i*4))) * uint32(i)))
-//line gompt_kernels.go:1704
-//line reducearray.go:31
 		*(*int64)(unsafe.Add(gomptPQ, int(c)*8)) = min(((int64(*(*int32)(unsafe.Add(gomptPK, i*4))) * int64(i)) - int64(n)), *(*int64)(unsafe.Add(gomptPQ, int(c)*8)))
-//line gompt_kernels.go:1707
 	}
 	gomptrt.MergeMin(gomptRBLo, gomptRALo[:], float64(gomptmath.Inf(1)))
 	gomptrt.MergeMax(gomptRBHi, gomptRAHi[:], float32(gomptmath.Inf(-1)))
 	gomptrt.MergeProd(gomptRBP, gomptRAP[:], uint32(1))
 	gomptrt.MergeMax(gomptRBM, gomptRAM[:], uint32(0))
 	gomptrt.MergeMin(gomptRBQ, gomptRAQ[:], int64(gomptmath.MaxInt64))
+//line gompt_kernels.go:1296
 }
 
 // gomptSampleExtremes is ExtremesKernel's Sample: about n points, random arguments. Tol 0: every device gives the Go function's bits.
@@ -1775,31 +1358,21 @@ func gomptHostFloat64Ops(gomptA *gomptdevice.HostArgs, gomptR gomptdevice.Range,
 	a := gomptrt.View[float64](gomptA.Bufs[1], gomptrt.Len(n))
 	b := gomptrt.View[float64](gomptA.Bufs[2], gomptrt.Len(n))
 	out := gomptrt.View[float64](gomptA.Bufs[3], gomptrt.Len(4, n))
-	gomptPA := unsafe.Pointer(unsafe.SliceData(a))
-	gomptPB := unsafe.Pointer(unsafe.SliceData(b))
 	gomptPOut := unsafe.Pointer(unsafe.SliceData(out))
 	gomptLo0, gomptHi0 := gomptR.Clamp(0, n)
+	a = a[:gomptHi0] // so that Go drops its bounds tests of a[i] in the loop below
+	b = b[:gomptHi0] // so that Go drops its bounds tests of b[i] in the loop below
 	for i := gomptLo0; i < gomptHi0; i++ {
 //line floats.go:35
-		x, y := *(*float64)(unsafe.Add(gomptPA, i*8)), *(*float64)(unsafe.Add(gomptPB, i*8))
-//line gompt_kernels.go:1786
-//line floats.go:36
+		x, y := a[i], b[i]
 		o := (int(4) * i)
-//line gompt_kernels.go:1789
-//line floats.go:37
 		*(*float64)(unsafe.Add(gomptPOut, o*8)) = ((x * y) + x)
-//line gompt_kernels.go:1792
-//line floats.go:38
 		*(*float64)(unsafe.Add(gomptPOut, (o+int(1))*8)) = (x / y)
-//line gompt_kernels.go:1795
-//line floats.go:39
 		*(*float64)(unsafe.Add(gomptPOut, (o+int(2))*8)) = (gomptmath.Sqrt((x * y)) - float64(0.3333333333333333))
-//line gompt_kernels.go:1798
-//line floats.go:40
 		*(*float64)(unsafe.Add(gomptPOut, (o+int(3))*8)) = ((gomptmath.Remainder((x*float64(100.0)), y) + gomptmath.Dim(x, y)) + gomptmath.Dim(y, x))
-//line gompt_kernels.go:1801
 	}
 	_ = n
+//line gompt_kernels.go:1376
 }
 
 // gomptSampleFloat64Ops is Float64OpsKernel's Sample: about n points, random arguments. Tol 0: every device gives the Go function's bits.
@@ -1882,17 +1455,13 @@ func gomptHostFloatBins(gomptA *gomptdevice.HostArgs, gomptR gomptdevice.Range, 
 	for i := gomptLo0; i < gomptHi0; i++ {
 //line reducearray.go:40
 		*(*float32)(unsafe.Add(gomptPS, (i&int(31))*4)) += *(*float32)(unsafe.Add(gomptPV, i*4))
-//line gompt_kernels.go:1886
-//line reducearray.go:41
 		*(*float32)(unsafe.Add(gomptPS, ((i+int(7))&int(31))*4)) -= (*(*float32)(unsafe.Add(gomptPV, i*4)) * float32(0.25))
-//line gompt_kernels.go:1889
-//line reducearray.go:42
 		*(*float64)(unsafe.Add(gomptPP, (i&int(7))*8)) *= (float64(1.0) + (float64((*(*float32)(unsafe.Add(gomptPV, i*4)) - float32(1.0))) / float64(1024.0)))
-//line gompt_kernels.go:1892
 	}
 	gomptrt.MergeSum(gomptRBS, gomptRAS[:], float32(gomptmath.Copysign(0, -1)))
 	gomptrt.MergeProd(gomptRBP, gomptRAP[:], float64(1))
 	_ = n
+//line gompt_kernels.go:1465
 }
 
 // gomptSampleFloatBins is FloatBinsKernel's Sample: about n points, random arguments. Tol 0.0001: the float sums into s are combined in another order on each device; the float products into p are combined in another order on each device.
@@ -1957,71 +1526,35 @@ func gomptHostFloatOps(gomptA *gomptdevice.HostArgs, gomptR gomptdevice.Range, _
 	b := gomptrt.View[float32](gomptA.Bufs[2], gomptrt.Len(n))
 	c := gomptrt.View[float32](gomptA.Bufs[3], gomptrt.Len(n))
 	out := gomptrt.View[float32](gomptA.Bufs[4], gomptrt.Len(12, n))
-	gomptPA := unsafe.Pointer(unsafe.SliceData(a))
-	gomptPB := unsafe.Pointer(unsafe.SliceData(b))
-	gomptPC := unsafe.Pointer(unsafe.SliceData(c))
 	gomptPOut := unsafe.Pointer(unsafe.SliceData(out))
 	gomptLo0, gomptHi0 := gomptR.Clamp(0, n)
+	a = a[:gomptHi0] // so that Go drops its bounds tests of a[i] in the loop below
+	b = b[:gomptHi0] // so that Go drops its bounds tests of b[i] in the loop below
+	c = c[:gomptHi0] // so that Go drops its bounds tests of c[i] in the loop below
 	for i := gomptLo0; i < gomptHi0; i++ {
 //line floats.go:10
-		x, y, z := *(*float32)(unsafe.Add(gomptPA, i*4)), *(*float32)(unsafe.Add(gomptPB, i*4)), *(*float32)(unsafe.Add(gomptPC, i*4))
-//line gompt_kernels.go:1969
-//line floats.go:11
+		x, y, z := a[i], b[i], c[i]
 		o := (int(12) * i)
-//line gompt_kernels.go:1972
-//line floats.go:12
 		*(*float32)(unsafe.Add(gomptPOut, o*4)) = ((x * y) + z)
-//line gompt_kernels.go:1975
-//line floats.go:13
 		*(*float32)(unsafe.Add(gomptPOut, (o+int(1))*4)) = ((x * y) - (z * x))
-//line gompt_kernels.go:1978
-//line floats.go:14
 		*(*float32)(unsafe.Add(gomptPOut, (o+int(2))*4)) = (x / y)
-//line gompt_kernels.go:1981
-//line floats.go:15
 		*(*float32)(unsafe.Add(gomptPOut, (o+int(3))*4)) = ((-x) + y)
-//line gompt_kernels.go:1984
-//line floats.go:16
 		*(*float32)(unsafe.Add(gomptPOut, (o+int(4))*4)) = float32(gomptmath.Sqrt(float64(x)))
-//line gompt_kernels.go:1987
-//line floats.go:17
 		*(*float32)(unsafe.Add(gomptPOut, (o+int(5))*4)) = float32(gomptmath.FMA(float64(x), float64(y), float64(z)))
-//line gompt_kernels.go:1990
-//line floats.go:18
 		*(*float32)(unsafe.Add(gomptPOut, (o+int(6))*4)) = (x * float32(0.10000000149011612))
-//line gompt_kernels.go:1993
-//line floats.go:19
 		*(*float32)(unsafe.Add(gomptPOut, (o+int(7))*4)) = ((float32(gomptmath.Floor(float64((x * float32(7.0))))) + float32(gomptmath.Ceil(float64((y * float32(7.0)))))) + float32(gomptmath.Trunc(float64(((-z) * float32(7.0))))))
-//line gompt_kernels.go:1996
-//line floats.go:20
 		*(*float32)(unsafe.Add(gomptPOut, (o+int(8))*4)) = (float32(gomptmath.Round(float64((x * float32(2.5))))) - float32(gomptmath.RoundToEven(float64((y * float32(2.5))))))
-//line gompt_kernels.go:1999
-//line floats.go:21
 		*(*float32)(unsafe.Add(gomptPOut, (o+int(9))*4)) = (float32(gomptmath.Abs(float64((z - x)))) + float32(gomptmath.Copysign(float64(x), float64((z-y)))))
-//line gompt_kernels.go:2002
-//line floats.go:22
 		*(*float32)(unsafe.Add(gomptPOut, (o+int(10))*4)) = float32(gomptmath.Mod(float64((x * float32(10.0))), float64(y)))
-//line gompt_kernels.go:2005
-//line floats.go:23
 		s := x
-//line gompt_kernels.go:2008
-//line floats.go:24
 		s += y
-//line gompt_kernels.go:2011
-//line floats.go:25
 		s *= z
-//line gompt_kernels.go:2014
-//line floats.go:26
 		s /= x
-//line gompt_kernels.go:2017
-//line floats.go:27
 		s -= y
-//line gompt_kernels.go:2020
-//line floats.go:28
 		*(*float32)(unsafe.Add(gomptPOut, (o+int(11))*4)) = s
-//line gompt_kernels.go:2023
 	}
 	_ = n
+//line gompt_kernels.go:1558
 }
 
 // gomptSampleFloatOps is FloatOpsKernel's Sample: about n points, random arguments. Tol 0: every device gives the Go function's bits.
@@ -2086,16 +1619,16 @@ func gomptHostGather(gomptA *gomptdevice.HostArgs, gomptR gomptdevice.Range, _, 
 	idx := gomptrt.View[int](gomptA.Bufs[2], gomptrt.Len(n))
 	src := gomptrt.View[float32](gomptA.Bufs[3], gomptrt.Len(m))
 	dst := gomptrt.View[float32](gomptA.Bufs[4], gomptrt.Len(n))
-	gomptPIdx := unsafe.Pointer(unsafe.SliceData(idx))
-	gomptPDst := unsafe.Pointer(unsafe.SliceData(dst))
 	gomptLo0, gomptHi0 := gomptR.Clamp(0, n)
+	idx = idx[:gomptHi0] // so that Go drops its bounds tests of idx[i] in the loop below
+	dst = dst[:gomptHi0] // so that Go drops its bounds tests of dst[i] in the loop below
 	for i := gomptLo0; i < gomptHi0; i++ {
 //line checks.go:18
-		*(*float32)(unsafe.Add(gomptPDst, i*4)) = src[*(*int)(unsafe.Add(gomptPIdx, i*8))]
-//line gompt_kernels.go:2096
+		dst[i] = src[idx[i]]
 	}
 	_ = n
 	_ = m
+//line gompt_kernels.go:1632
 }
 
 // gomptSampleGather is GatherKernel's Sample: about n points, random arguments. Tol 0: every device gives the Go function's bits.
@@ -2174,10 +1707,8 @@ func gomptHostGatherSum(gomptA *gomptdevice.HostArgs, gomptR gomptdevice.Range, 
 		{
 //line checks.go:52
 			gomptV = src[*(*int)(unsafe.Add(gomptPIdx, i*8))]
-//line gompt_kernels.go:2178
 //line checks.go:52
 			goto gomptR0
-//line gompt_kernels.go:2181
 		}
 	gomptR0:
 		gomptS0 = gomptS0 + float64(gomptV)
@@ -2185,10 +1716,8 @@ func gomptHostGatherSum(gomptA *gomptdevice.HostArgs, gomptR gomptdevice.Range, 
 			i := i + 1
 //line checks.go:52
 			gomptV = src[*(*int)(unsafe.Add(gomptPIdx, i*8))]
-//line gompt_kernels.go:2189
 //line checks.go:52
 			goto gomptR1
-//line gompt_kernels.go:2192
 		}
 	gomptR1:
 		gomptS1 = gomptS1 + float64(gomptV)
@@ -2196,10 +1725,8 @@ func gomptHostGatherSum(gomptA *gomptdevice.HostArgs, gomptR gomptdevice.Range, 
 			i := i + 2
 //line checks.go:52
 			gomptV = src[*(*int)(unsafe.Add(gomptPIdx, i*8))]
-//line gompt_kernels.go:2200
 //line checks.go:52
 			goto gomptR2
-//line gompt_kernels.go:2203
 		}
 	gomptR2:
 		gomptS2 = gomptS2 + float64(gomptV)
@@ -2207,10 +1734,8 @@ func gomptHostGatherSum(gomptA *gomptdevice.HostArgs, gomptR gomptdevice.Range, 
 			i := i + 3
 //line checks.go:52
 			gomptV = src[*(*int)(unsafe.Add(gomptPIdx, i*8))]
-//line gompt_kernels.go:2211
 //line checks.go:52
 			goto gomptR3
-//line gompt_kernels.go:2214
 		}
 	gomptR3:
 		gomptS3 = gomptS3 + float64(gomptV)
@@ -2219,10 +1744,8 @@ func gomptHostGatherSum(gomptA *gomptdevice.HostArgs, gomptR gomptdevice.Range, 
 		{
 //line checks.go:52
 			gomptV = src[*(*int)(unsafe.Add(gomptPIdx, i*8))]
-//line gompt_kernels.go:2223
 //line checks.go:52
 			goto gomptR4
-//line gompt_kernels.go:2226
 		}
 	gomptR4:
 		gomptS0 = gomptS0 + float64(gomptV)
@@ -2230,6 +1753,7 @@ func gomptHostGatherSum(gomptA *gomptdevice.HostArgs, gomptR gomptdevice.Range, 
 	gomptPartial[gomptTeam] = float32((gomptS0 + gomptS1) + (gomptS2 + gomptS3))
 	_ = n
 	_ = m
+//line gompt_kernels.go:1757
 }
 
 // gomptSampleGatherSum is GatherSumKernel's Sample: about n points, random arguments. Tol 0.0001: its float sums are combined in another order on each device.
@@ -2300,17 +1824,17 @@ func gomptHostGatherUnchecked(gomptA *gomptdevice.HostArgs, gomptR gomptdevice.R
 	idx := gomptrt.View[int](gomptA.Bufs[2], gomptrt.Len(n))
 	src := gomptrt.View[float32](gomptA.Bufs[3], gomptrt.Len(m))
 	dst := gomptrt.View[float32](gomptA.Bufs[4], gomptrt.Len(n))
-	gomptPIdx := unsafe.Pointer(unsafe.SliceData(idx))
 	gomptPSrc := unsafe.Pointer(unsafe.SliceData(src))
-	gomptPDst := unsafe.Pointer(unsafe.SliceData(dst))
 	gomptLo0, gomptHi0 := gomptR.Clamp(0, n)
+	idx = idx[:gomptHi0] // so that Go drops its bounds tests of idx[i] in the loop below
+	dst = dst[:gomptHi0] // so that Go drops its bounds tests of dst[i] in the loop below
 	for i := gomptLo0; i < gomptHi0; i++ {
 //line checks.go:26
-		*(*float32)(unsafe.Add(gomptPDst, i*4)) = *(*float32)(unsafe.Add(gomptPSrc, *(*int)(unsafe.Add(gomptPIdx, i*8))*4))
-//line gompt_kernels.go:2311
+		dst[i] = *(*float32)(unsafe.Add(gomptPSrc, idx[i]*4))
 	}
 	_ = n
 	_ = m
+//line gompt_kernels.go:1838
 }
 
 // gomptSampleGatherUnchecked is GatherUncheckedKernel's Sample: about n points, random arguments. Tol 0: every device gives the Go function's bits.
@@ -2402,35 +1926,21 @@ func gomptHostHelpers(gomptA *gomptdevice.HostArgs, gomptR gomptdevice.Range, _,
 	c := gomptrt.View[float32](gomptA.Bufs[12], gomptrt.Len(4))
 	hist := gomptrt.View[int32](gomptA.Bufs[13], gomptrt.Len(n))
 	out := gomptrt.View[float32](gomptA.Bufs[14], gomptrt.Len(n))
-	gomptPX := unsafe.Pointer(unsafe.SliceData(x))
-	gomptPOut := unsafe.Pointer(unsafe.SliceData(out))
 	gomptLo0, gomptHi0 := gomptR.Clamp(0, n)
+	x = x[:gomptHi0]     // so that Go drops its bounds tests of x[i] in the loop below
+	out = out[:gomptHi0] // so that Go drops its bounds tests of out[i] in the loop below
 	for i := gomptLo0; i < gomptHi0; i++ {
 //line helpers.go:40
-		y := poly3(*(*float32)(unsafe.Add(gomptPX, i*4)), c)
-//line gompt_kernels.go:2412
-//line helpers.go:41
+		y := poly3(x[i], c)
 		if b {
-//line gompt_kernels.go:2415
-//line helpers.go:42
 			y = (-y)
-//line gompt_kernels.go:2418
-//line helpers.go:41
 		}
-//line gompt_kernels.go:2421
-//line helpers.go:44
 		bump(hist, i, ((((int32(s8) + int32(u8)) + int32(s16)) + int32(u16)) + s32))
-//line gompt_kernels.go:2424
-//line helpers.go:45
 		bump(hist, i, ((int32((u32 % uint32(7))) + int32((u64 % uint64(5)))) + int32((u % uint(3)))))
-//line gompt_kernels.go:2427
-//line helpers.go:46
 		bump(hist, (i + n), int32(1000))
-//line gompt_kernels.go:2430
-//line helpers.go:47
-		*(*float32)(unsafe.Add(gomptPOut, i*4)) = (y + float32(f64))
-//line gompt_kernels.go:2433
+		out[i] = (y + float32(f64))
 	}
+//line gompt_kernels.go:1944
 }
 
 // gomptSampleHelpers is HelpersKernel's Sample: about n points, random arguments. Tol 0: every device gives the Go function's bits.
@@ -2520,23 +2030,15 @@ func gomptHostHist256(gomptA *gomptdevice.HostArgs, gomptR gomptdevice.Range, _,
 	for i := gomptLo0; i < gomptHi0; i++ {
 //line reducearray.go:9
 		b := *(*uint8)(unsafe.Add(gomptPV, i*1))
-//line gompt_kernels.go:2524
-//line reducearray.go:10
 		*(*uint32)(unsafe.Add(gomptPH, int(b)*4))++
-//line gompt_kernels.go:2527
-//line reducearray.go:11
 		*(*int64)(unsafe.Add(gomptPS, int((b%uint8(16)))*8)) += (int64(b) - int64(3))
-//line gompt_kernels.go:2530
-//line reducearray.go:12
 		s[(uint8(15) - (b % uint8(16)))] -= int64((i & int(7)))
-//line gompt_kernels.go:2533
-//line reducearray.go:13
 		*(*uint32)(unsafe.Add(gomptPH, int((b^uint8(128)))*4))--
-//line gompt_kernels.go:2536
 	}
 	gomptrt.MergeSum(gomptRBH, gomptRAH[:], uint32(0))
 	gomptrt.MergeSum(gomptRBS, gomptRAS[:], int64(0))
 	_ = n
+//line gompt_kernels.go:2042
 }
 
 // gomptSampleHist256 is Hist256Kernel's Sample: about n points, random arguments. Tol 0: every device gives the Go function's bits.
@@ -2608,43 +2110,27 @@ func gomptHostHistogram(gomptA *gomptdevice.HostArgs, gomptR gomptdevice.Range, 
 	neg := gomptrt.View[int32](gomptA.Bufs[4], gomptrt.Len(4))
 	s := gomptrt.View[int64](gomptA.Bufs[5], gomptrt.Len(3))
 	ok := gomptrt.View[uint8](gomptA.Bufs[6], gomptrt.Len(n))
-	gomptPV := unsafe.Pointer(unsafe.SliceData(v))
 	gomptPH32 := unsafe.Pointer(unsafe.SliceData(h32))
 	gomptPH64 := unsafe.Pointer(unsafe.SliceData(h64))
 	gomptPNeg := unsafe.Pointer(unsafe.SliceData(neg))
 	gomptPS := unsafe.Pointer(unsafe.SliceData(s))
-	gomptPOk := unsafe.Pointer(unsafe.SliceData(ok))
 	gomptLo0, gomptHi0 := gomptR.Clamp(0, n)
+	v = v[:gomptHi0]   // so that Go drops its bounds tests of v[i] in the loop below
+	ok = ok[:gomptHi0] // so that Go drops its bounds tests of ok[i] in the loop below
 	for i := gomptLo0; i < gomptHi0; i++ {
 //line atomics.go:12
-		b := (*(*uint32)(unsafe.Add(gomptPV, i*4)) % uint32(16))
-//line gompt_kernels.go:2622
-//line atomics.go:13
+		b := (v[i] % uint32(16))
 		if gomptatomic.AddUint32((&*(*uint32)(unsafe.Add(gomptPH32, int(b)*4))), uint32(1)) >= uint32(1) {
-//line gompt_kernels.go:2625
-//line atomics.go:14
-			*(*uint8)(unsafe.Add(gomptPOk, i*1)) = uint8(1)
-//line gompt_kernels.go:2628
-//line atomics.go:13
+			ok[i] = uint8(1)
 		}
-//line gompt_kernels.go:2631
-//line atomics.go:16
-		gomptatomic.AddUint64((&*(*uint64)(unsafe.Add(gomptPH64, int((*(*uint32)(unsafe.Add(gomptPV, i*4))%uint32(4)))*8))), uint64(1))
-//line gompt_kernels.go:2634
-//line atomics.go:17
-		gomptatomic.AddUint64((&h64[(uint32(4) + (*(*uint32)(unsafe.Add(gomptPV, i*4)) % uint32(4)))]), (uint64(*(*uint32)(unsafe.Add(gomptPV, i*4))) << 40))
-//line gompt_kernels.go:2637
-//line atomics.go:18
-		gomptatomic.AddInt32((&*(*int32)(unsafe.Add(gomptPNeg, int((*(*uint32)(unsafe.Add(gomptPV, i*4))%uint32(4)))*4))), int32(-3))
-//line gompt_kernels.go:2640
-//line atomics.go:19
-		gomptatomic.AddInt64((&*(*int64)(unsafe.Add(gomptPS, int(0)*8))), (int64(*(*uint32)(unsafe.Add(gomptPV, i*4))) - int64(8)))
-//line gompt_kernels.go:2643
-//line atomics.go:20
+		gomptatomic.AddUint64((&*(*uint64)(unsafe.Add(gomptPH64, int((v[i]%uint32(4)))*8))), uint64(1))
+		gomptatomic.AddUint64((&h64[(uint32(4) + (v[i] % uint32(4)))]), (uint64(v[i]) << 40))
+		gomptatomic.AddInt32((&*(*int32)(unsafe.Add(gomptPNeg, int((v[i]%uint32(4)))*4))), int32(-3))
+		gomptatomic.AddInt64((&*(*int64)(unsafe.Add(gomptPS, int(0)*8))), (int64(v[i]) - int64(8)))
 		gomptatomic.AddInt64((&s[(int(1) + (i % int(2)))]), int64(8589934592))
-//line gompt_kernels.go:2646
 	}
 	_ = n
+//line gompt_kernels.go:2134
 }
 
 // gomptSampleHistogram is HistogramKernel's Sample: about n points, random arguments. Tol 0: every device gives the Go function's bits.
@@ -2710,52 +2196,28 @@ func gomptHostInt64Ops(gomptA *gomptdevice.HostArgs, gomptR gomptdevice.Range, _
 	a := gomptrt.View[int64](gomptA.Bufs[1], gomptrt.Len(n))
 	b := gomptrt.View[int64](gomptA.Bufs[2], gomptrt.Len(n))
 	out := gomptrt.View[int64](gomptA.Bufs[3], gomptrt.Len(9, n))
-	gomptPA := unsafe.Pointer(unsafe.SliceData(a))
-	gomptPB := unsafe.Pointer(unsafe.SliceData(b))
 	gomptPOut := unsafe.Pointer(unsafe.SliceData(out))
 	gomptLo0, gomptHi0 := gomptR.Clamp(0, n)
+	a = a[:gomptHi0] // so that Go drops its bounds tests of a[i] in the loop below
+	b = b[:gomptHi0] // so that Go drops its bounds tests of b[i] in the loop below
 	for i := gomptLo0; i < gomptHi0; i++ {
 //line ints.go:9
-		x, y := *(*int64)(unsafe.Add(gomptPA, i*8)), *(*int64)(unsafe.Add(gomptPB, i*8))
-//line gompt_kernels.go:2721
-//line ints.go:10
+		x, y := a[i], b[i]
 		o := (int(9) * i)
-//line gompt_kernels.go:2724
-//line ints.go:11
 		*(*int64)(unsafe.Add(gomptPOut, o*8)) = (x + y)
-//line gompt_kernels.go:2727
-//line ints.go:12
 		*(*int64)(unsafe.Add(gomptPOut, (o+int(1))*8)) = (x - y)
-//line gompt_kernels.go:2730
-//line ints.go:13
 		*(*int64)(unsafe.Add(gomptPOut, (o+int(2))*8)) = (x * y)
-//line gompt_kernels.go:2733
-//line ints.go:14
 		if y != int64(0) {
-//line gompt_kernels.go:2736
-//line ints.go:15
 			*(*int64)(unsafe.Add(gomptPOut, (o+int(3))*8)) = (x / y)
-//line gompt_kernels.go:2739
-//line ints.go:16
 			*(*int64)(unsafe.Add(gomptPOut, (o+int(4))*8)) = (x % y)
-//line gompt_kernels.go:2742
-//line ints.go:14
 		}
-//line gompt_kernels.go:2745
-//line ints.go:18
 		*(*int64)(unsafe.Add(gomptPOut, (o+int(5))*8)) = (-x)
-//line gompt_kernels.go:2748
-//line ints.go:19
 		*(*int64)(unsafe.Add(gomptPOut, (o+int(6))*8)) = (x &^ y)
-//line gompt_kernels.go:2751
-//line ints.go:20
 		*(*int64)(unsafe.Add(gomptPOut, (o+int(7))*8)) = ((x ^ y) | (x & y))
-//line gompt_kernels.go:2754
-//line ints.go:21
 		*(*int64)(unsafe.Add(gomptPOut, (o+int(8))*8)) = (^x)
-//line gompt_kernels.go:2757
 	}
 	_ = n
+//line gompt_kernels.go:2221
 }
 
 // gomptSampleInt64Ops is Int64OpsKernel's Sample: about n points, random arguments. Tol 0: every device gives the Go function's bits.
@@ -2818,70 +2280,34 @@ func gomptHostIntOps(gomptA *gomptdevice.HostArgs, gomptR gomptdevice.Range, _, 
 	a := gomptrt.View[int](gomptA.Bufs[1], gomptrt.Len(n))
 	b := gomptrt.View[int](gomptA.Bufs[2], gomptrt.Len(n))
 	out := gomptrt.View[int](gomptA.Bufs[3], gomptrt.Len(6, n))
-	gomptPA := unsafe.Pointer(unsafe.SliceData(a))
-	gomptPB := unsafe.Pointer(unsafe.SliceData(b))
 	gomptPOut := unsafe.Pointer(unsafe.SliceData(out))
 	gomptLo0, gomptHi0 := gomptR.Clamp(0, n)
+	a = a[:gomptHi0] // so that Go drops its bounds tests of a[i] in the loop below
+	b = b[:gomptHi0] // so that Go drops its bounds tests of b[i] in the loop below
 	for i := gomptLo0; i < gomptHi0; i++ {
 //line ints.go:28
-		x, y := *(*int)(unsafe.Add(gomptPA, i*8)), *(*int)(unsafe.Add(gomptPB, i*8))
-//line gompt_kernels.go:2829
-//line ints.go:29
+		x, y := a[i], b[i]
 		o := (int(6) * i)
-//line gompt_kernels.go:2832
-//line ints.go:30
 		s := x
-//line gompt_kernels.go:2835
-//line ints.go:31
 		s += y
-//line gompt_kernels.go:2838
-//line ints.go:32
 		*(*int)(unsafe.Add(gomptPOut, o*8)) = s
-//line gompt_kernels.go:2841
-//line ints.go:33
 		s -= (int(2) * y)
-//line gompt_kernels.go:2844
-//line ints.go:34
 		*(*int)(unsafe.Add(gomptPOut, (o+int(1))*8)) = s
-//line gompt_kernels.go:2847
-//line ints.go:35
 		s *= y
-//line gompt_kernels.go:2850
-//line ints.go:36
 		*(*int)(unsafe.Add(gomptPOut, (o+int(2))*8)) = s
-//line gompt_kernels.go:2853
-//line ints.go:37
 		if y != int(0) {
-//line gompt_kernels.go:2856
-//line ints.go:38
 			s /= y
-//line gompt_kernels.go:2859
-//line ints.go:39
 			*(*int)(unsafe.Add(gomptPOut, (o+int(3))*8)) = s
-//line gompt_kernels.go:2862
-//line ints.go:40
 			s %= y
-//line gompt_kernels.go:2865
-//line ints.go:41
 			*(*int)(unsafe.Add(gomptPOut, (o+int(4))*8)) = s
-//line gompt_kernels.go:2868
-//line ints.go:37
 		}
-//line gompt_kernels.go:2871
-//line ints.go:43
 		s++
-//line gompt_kernels.go:2874
-//line ints.go:44
 		s--
-//line gompt_kernels.go:2877
-//line ints.go:45
 		s--
-//line gompt_kernels.go:2880
-//line ints.go:46
 		*(*int)(unsafe.Add(gomptPOut, (o+int(5))*8)) = s
-//line gompt_kernels.go:2883
 	}
 	_ = n
+//line gompt_kernels.go:2311
 }
 
 // gomptSampleIntOps is IntOpsKernel's Sample: about n points, random arguments. Tol 0: every device gives the Go function's bits.
@@ -2938,72 +2364,34 @@ func gomptHostLabels(gomptA *gomptdevice.HostArgs, gomptR gomptdevice.Range, _, 
 	n := gomptA.Int(0)
 	a := gomptrt.View[int64](gomptA.Bufs[1], gomptrt.Len(n))
 	out := gomptrt.View[int64](gomptA.Bufs[2], gomptrt.Len(n))
-	gomptPA := unsafe.Pointer(unsafe.SliceData(a))
-	gomptPOut := unsafe.Pointer(unsafe.SliceData(out))
 	gomptLo0, gomptHi0 := gomptR.Clamp(0, n)
+	a = a[:gomptHi0]     // so that Go drops its bounds tests of a[i] in the loop below
+	out = out[:gomptHi0] // so that Go drops its bounds tests of out[i] in the loop below
 	for i := gomptLo0; i < gomptHi0; i++ {
 //line control.go:94
-		v := *(*int64)(unsafe.Add(gomptPA, i*8))
-//line gompt_kernels.go:2948
-//line control.go:95
+		v := a[i]
 		var found int64 = int64(-1)
-//line gompt_kernels.go:2951
-//line control.go:96
 	search:
-//line gompt_kernels.go:2954
-//line control.go:97
 		for x := int64(0); x < int64(8); x++ {
-//line gompt_kernels.go:2957
-//line control.go:98
 			for y := int64(0); y < int64(8); y++ {
-//line gompt_kernels.go:2960
-//line control.go:99
 				if (x * y) == (v % int64(50)) {
-//line gompt_kernels.go:2963
-//line control.go:100
 					found = ((x * int64(8)) + y)
-//line gompt_kernels.go:2966
-//line control.go:101
 					break search
-//line gompt_kernels.go:2969
-//line control.go:99
 				}
-//line gompt_kernels.go:2972
-//line control.go:98
 			}
-//line gompt_kernels.go:2975
-//line control.go:97
 		}
-//line gompt_kernels.go:2978
-//line control.go:105
 		steps := int(0)
-//line gompt_kernels.go:2981
-//line control.go:106
 		for u := v; ((u != int64(1)) && (u > int64(0))) && (steps < int(100)); steps++ {
-//line gompt_kernels.go:2984
-//line control.go:107
 			if (u % int64(2)) == int64(0) {
-//line gompt_kernels.go:2987
-//line control.go:108
 				u /= int64(2)
-//line gompt_kernels.go:2990
-//line control.go:107
 			} else {
-//line gompt_kernels.go:2993
-//line control.go:110
 				u = ((int64(3) * u) + int64(1))
-//line gompt_kernels.go:2996
-//line control.go:107
 			}
-//line gompt_kernels.go:2999
-//line control.go:106
 		}
-//line gompt_kernels.go:3002
-//line control.go:113
-		*(*int64)(unsafe.Add(gomptPOut, i*8)) = ((found * int64(1000)) + int64(steps))
-//line gompt_kernels.go:3005
+		out[i] = ((found * int64(1000)) + int64(steps))
 	}
 	_ = n
+//line gompt_kernels.go:2395
 }
 
 // gomptSampleLabels is LabelsKernel's Sample: about n points, random arguments. Tol 0: every device gives the Go function's bits.
@@ -3029,6 +2417,115 @@ func RunLabels(dev gompttarget.DeviceClause, n int, a []int64, out []int64) erro
 	return gompttarget.Target(gompttarget.Region{Device: dev, Kernel: LabelsKernel, Shape: gompttarget.Shape{Size: [3]int{n, 1, 1}},
 		Maps: []gompttarget.Map{gompttarget.To(a), gompttarget.From(out)},
 		Args: []gompttarget.Arg{gompttarget.Int(n), gompttarget.Slice(a), gompttarget.Slice(out)}})
+}
+
+// LanesGatherKernel is the gompt map kernel of LanesGather (checks.go:161:1), over [0, n).
+var LanesGatherKernel = &gomptdevice.Kernel{
+	Name: "LanesGather",
+	Params: []gomptdevice.Param{
+		{Name: "n", Kind: gomptdevice.ParamInt64},
+		{Name: "m", Kind: gomptdevice.ParamInt64},
+		{Name: "k", Kind: gomptdevice.ParamInt64},
+		{Name: "idx", Kind: gomptdevice.ParamBuffer, Elem: gomptdevice.ParamInt64, Len: "n"},
+		{Name: "src", Kind: gomptdevice.ParamBuffer, Elem: gomptdevice.ParamFloat32, Len: "m"},
+		{Name: "dst", Kind: gomptdevice.ParamBuffer, Elem: gomptdevice.ParamFloat32, Len: "n"},
+	},
+	Dims: 1,
+	Faults: []gomptdevice.FaultSite{
+		{Kind: gomptdevice.FaultIndex, Pos: "checks.go:162"},
+		{Kind: gomptdevice.FaultIndex, Pos: "checks.go:164"},
+	},
+	Images: []gomptdevice.Image{
+		{Kind: gomptdevice.ImageHost, Entry: "gompt_LanesGather", Host: gomptHostLanesGather},
+		{Kind: gomptdevice.ImageOpenCL, Entry: "gompt_LanesGather", Source: gomptCLLanesGather, Options: "-cl-fp32-correctly-rounded-divide-sqrt"},
+		{Kind: gomptdevice.ImagePTX, Entry: "gompt_LanesGather", Source: gomptPTXLanesGather},
+	},
+	Sample: gomptSampleLanesGather,
+}
+
+//go:embed gompt_LanesGather.cl
+var gomptCLLanesGather string
+
+//go:embed gompt_LanesGather.ptx
+var gomptPTXLanesGather string
+
+// gomptHostLanesGather is LanesGatherKernel's Go image: the body of LanesGather at each point of the team's range.
+func gomptHostLanesGather(gomptA *gomptdevice.HostArgs, gomptR gomptdevice.Range, _, _ int) {
+	n := gomptA.Int(0)
+	m := gomptA.Int(1)
+	k := gomptA.Int(2)
+	idx := gomptrt.View[int](gomptA.Bufs[3], gomptrt.Len(n))
+	src := gomptrt.View[float32](gomptA.Bufs[4], gomptrt.Len(m))
+	dst := gomptrt.View[float32](gomptA.Bufs[5], gomptrt.Len(n))
+	gomptLo0, gomptHi0 := gomptR.Clamp(0, n)
+	for gomptX0 := gomptLo0; gomptX0 < gomptHi0; gomptX0 += 1024 {
+		gomptLanesLanesGather(gomptX0, min(1024, gomptHi0-gomptX0), n, m, k, idx, src, dst)
+	}
+}
+
+// gomptLanesLanesGather runs LanesGather's body at the points [gomptX0, gomptX0+gomptW) of dimension 0 together, statement by statement.
+func gomptLanesLanesGather(gomptX0, gomptW int, n int, m int, k int, idx []int, src []float32, dst []float32) {
+	var gomptL1AccA [1024]float32
+	acc := gomptL1AccA[:gomptW:gomptW]
+	var gomptL2VA [1024]float32
+	v := gomptL2VA[:gomptW:gomptW]
+//line checks.go:162
+	gomptU1 := idx[gomptX0:][:gomptW]
+	for gomptJ := 0; gomptJ < gomptW; gomptJ++ {
+//line checks.go:162
+		acc[gomptJ] = src[gomptU1[gomptJ]]
+	}
+//line checks.go:163
+	for p := int(1); p < k; p++ {
+		gomptU2 := idx[gomptX0:][:gomptW]
+		for gomptJ := 0; gomptJ < gomptW; gomptJ++ {
+//line checks.go:164
+			v[gomptJ] = src[(gomptU2[gomptJ] + p)]
+		}
+		for gomptJ := 0; gomptJ < gomptW; gomptJ++ {
+//line checks.go:165
+			acc[gomptJ] += v[gomptJ]
+		}
+//line checks.go:166
+	}
+	gomptU3 := dst[gomptX0:][:gomptW]
+	for gomptJ := 0; gomptJ < gomptW; gomptJ++ {
+//line checks.go:167
+		gomptU3[gomptJ] = acc[gomptJ]
+	}
+	_ = acc
+	_ = v
+	_ = n
+	_ = m
+//line gompt_kernels.go:2501
+}
+
+// gomptSampleLanesGather is LanesGatherKernel's Sample: about n points, random arguments. Tol 0: every device gives the Go function's bits.
+func gomptSampleLanesGather(gomptN int, gomptSeed int64) gomptdevice.Sample {
+	gomptR := gomptrt.Rand("LanesGather", gomptN, gomptSeed)
+	gomptExt := gomptrt.Extents(gomptN, 1)
+	n := gomptExt[0]
+	m := int(1 + gomptR.IntN(8))
+	k := int(1 + gomptR.IntN(8))
+	return gomptdevice.Sample{
+		Shape: gomptdevice.Shape{Size: gomptExt},
+		Bufs:  [][]byte{nil, nil, nil, gomptrt.Ints[int](gomptR, gomptrt.Len(n), 0, 16), gomptrt.Floats[float32](gomptR, gomptrt.Len(m), 0.5, 1.5), gomptrt.Floats[float32](gomptR, gomptrt.Len(n), 0.5, 1.5)},
+		Args:  []gomptdevice.Arg{gomptrt.Int(int64(n)), gomptrt.Int(int64(m)), gomptrt.Int(int64(k)), {}, {}, {}},
+	}
+}
+
+// RunLanesGather runs LanesGatherKernel (LanesGather) on device dev over [0, n), mapping each slice by how the kernel uses it:
+// idx to, src to, dst from.
+func RunLanesGather(dev gompttarget.DeviceClause, n int, m int, k int, idx []int, src []float32, dst []float32) error {
+	if n <= 0 {
+		return nil
+	}
+	idx = gomptrt.Head(idx, gomptrt.Len(n))
+	src = gomptrt.Head(src, gomptrt.Len(m))
+	dst = gomptrt.Head(dst, gomptrt.Len(n))
+	return gompttarget.Target(gompttarget.Region{Device: dev, Kernel: LanesGatherKernel, Shape: gompttarget.Shape{Size: [3]int{n, 1, 1}},
+		Maps: []gompttarget.Map{gompttarget.To(idx), gompttarget.To(src), gompttarget.From(dst)},
+		Args: []gompttarget.Arg{gompttarget.Int(n), gompttarget.Int(m), gompttarget.Int(k), gompttarget.Slice(idx), gompttarget.Slice(src), gompttarget.Slice(dst)}})
 }
 
 // MatMulKernel is the gompt map kernel of MatMul (dims.go:41:1), over [0, n)x[0, m).
@@ -3077,58 +2574,35 @@ func gomptHostMatMul(gomptA *gomptdevice.HostArgs, gomptR gomptdevice.Range, _, 
 // gomptLanesMatMul runs MatMul's body at the points [gomptX0, gomptX0+gomptW) of dimension 0 together, statement by statement.
 func gomptLanesMatMul(gomptX0, gomptW int, i int, m int, n int, k int, A []float32, B []float32, C []float32) {
 	gomptPA := unsafe.Pointer(unsafe.SliceData(A))
-	gomptPB := unsafe.Pointer(unsafe.SliceData(B))
-	gomptPC := unsafe.Pointer(unsafe.SliceData(C))
 	var gomptL1AccA [1024]float32
-	gomptL1Acc := gomptL1AccA[:gomptW:gomptW]
-//line dims.go:42
+	acc := gomptL1AccA[:gomptW:gomptW]
 	for gomptJ := 0; gomptJ < gomptW; gomptJ++ {
-//line gompt_kernels.go:3087
-		gomptL1Acc[gomptJ] = float32(0)
 //line dims.go:42
+		acc[gomptJ] = float32(0)
 	}
-//line gompt_kernels.go:3091
 //line dims.go:43
 	for p := int(0); p < k; p++ {
-//line gompt_kernels.go:3094
-//line dims.go:44
 		gomptU1 := *(*float32)(unsafe.Add(gomptPA, ((i*k)+p)*4))
-//line gompt_kernels.go:3097
 //line dims.go:44
 		gomptU2 := (p * n)
-//line gompt_kernels.go:3100
 //line dims.go:44
-		gomptU3 := unsafe.Add(gomptPB, (gomptU2+gomptX0)*4)
-//line gompt_kernels.go:3103
-//line dims.go:44
+		gomptU3 := B[gomptU2+gomptX0:][:gomptW]
 		for gomptJ := 0; gomptJ < gomptW; gomptJ++ {
-//line gompt_kernels.go:3106
 //line dims.go:44
-			gomptL1Acc[gomptJ] += (gomptU1 * *(*float32)(unsafe.Add(gomptU3, gomptJ*4)))
-//line gompt_kernels.go:3109
-//line dims.go:44
+			acc[gomptJ] += (gomptU1 * gomptU3[gomptJ])
 		}
-//line gompt_kernels.go:3112
-//line dims.go:43
+//line dims.go:45
 	}
-//line gompt_kernels.go:3115
-//line dims.go:46
 	gomptU4 := (i * n)
-//line gompt_kernels.go:3118
 //line dims.go:46
-	gomptU5 := unsafe.Add(gomptPC, (gomptU4+gomptX0)*4)
-//line gompt_kernels.go:3121
-//line dims.go:46
+	gomptU5 := C[gomptU4+gomptX0:][:gomptW]
 	for gomptJ := 0; gomptJ < gomptW; gomptJ++ {
-//line gompt_kernels.go:3124
 //line dims.go:46
-		*(*float32)(unsafe.Add(gomptU5, gomptJ*4)) = gomptL1Acc[gomptJ]
-//line gompt_kernels.go:3127
-//line dims.go:46
+		gomptU5[gomptJ] = acc[gomptJ]
 	}
-//line gompt_kernels.go:3130
-	_ = gomptL1Acc
+	_ = acc
 	_ = m
+//line gompt_kernels.go:2606
 }
 
 // gomptSampleMatMul is MatMulKernel's Sample: about n points, random arguments. Tol 0: every device gives the Go function's bits.
@@ -3196,29 +2670,19 @@ func gomptHostMatVec(gomptA *gomptdevice.HostArgs, gomptR gomptdevice.Range, _, 
 	x := gomptrt.View[float32](gomptA.Bufs[3], gomptrt.Len(n))
 	y := gomptrt.View[float32](gomptA.Bufs[4], gomptrt.Len(m))
 	gomptPX := unsafe.Pointer(unsafe.SliceData(x))
-	gomptPY := unsafe.Pointer(unsafe.SliceData(y))
 	gomptLo0, gomptHi0 := gomptR.Clamp(0, m)
+	y = y[:gomptHi0] // so that Go drops its bounds tests of y[i] in the loop below
 	for i := gomptLo0; i < gomptHi0; i++ {
 //line views.go:12
 		row := A[(i * n):((i + int(1)) * n)]
-//line gompt_kernels.go:3205
-//line views.go:13
 		var s float32
-//line gompt_kernels.go:3208
-//line views.go:14
 		for j, a := range row {
-//line gompt_kernels.go:3211
-//line views.go:15
 			s += (a * *(*float32)(unsafe.Add(gomptPX, j*4)))
-//line gompt_kernels.go:3214
-//line views.go:14
 		}
-//line gompt_kernels.go:3217
-//line views.go:17
-		*(*float32)(unsafe.Add(gomptPY, i*4)) = s
-//line gompt_kernels.go:3220
+		y[i] = s
 	}
 	_ = m
+//line gompt_kernels.go:2686
 }
 
 // gomptSampleMatVec is MatVecKernel's Sample: about n points, random arguments. Tol 0: every device gives the Go function's bits.
@@ -3291,10 +2755,8 @@ func gomptHostMaxFloat64(gomptA *gomptdevice.HostArgs, gomptR gomptdevice.Range,
 		{
 //line reduce.go:57
 			gomptV = gomptmath.Sin((*(*float64)(unsafe.Add(gomptPA, i*8)) * float64(i)))
-//line gompt_kernels.go:3295
 //line reduce.go:57
 			goto gomptR0
-//line gompt_kernels.go:3298
 		}
 	gomptR0:
 		gomptS0 = max(gomptS0, gomptV)
@@ -3302,10 +2764,8 @@ func gomptHostMaxFloat64(gomptA *gomptdevice.HostArgs, gomptR gomptdevice.Range,
 			i := i + 1
 //line reduce.go:57
 			gomptV = gomptmath.Sin((*(*float64)(unsafe.Add(gomptPA, i*8)) * float64(i)))
-//line gompt_kernels.go:3306
 //line reduce.go:57
 			goto gomptR1
-//line gompt_kernels.go:3309
 		}
 	gomptR1:
 		gomptS1 = max(gomptS1, gomptV)
@@ -3313,10 +2773,8 @@ func gomptHostMaxFloat64(gomptA *gomptdevice.HostArgs, gomptR gomptdevice.Range,
 			i := i + 2
 //line reduce.go:57
 			gomptV = gomptmath.Sin((*(*float64)(unsafe.Add(gomptPA, i*8)) * float64(i)))
-//line gompt_kernels.go:3317
 //line reduce.go:57
 			goto gomptR2
-//line gompt_kernels.go:3320
 		}
 	gomptR2:
 		gomptS2 = max(gomptS2, gomptV)
@@ -3324,10 +2782,8 @@ func gomptHostMaxFloat64(gomptA *gomptdevice.HostArgs, gomptR gomptdevice.Range,
 			i := i + 3
 //line reduce.go:57
 			gomptV = gomptmath.Sin((*(*float64)(unsafe.Add(gomptPA, i*8)) * float64(i)))
-//line gompt_kernels.go:3328
 //line reduce.go:57
 			goto gomptR3
-//line gompt_kernels.go:3331
 		}
 	gomptR3:
 		gomptS3 = max(gomptS3, gomptV)
@@ -3336,16 +2792,15 @@ func gomptHostMaxFloat64(gomptA *gomptdevice.HostArgs, gomptR gomptdevice.Range,
 		{
 //line reduce.go:57
 			gomptV = gomptmath.Sin((*(*float64)(unsafe.Add(gomptPA, i*8)) * float64(i)))
-//line gompt_kernels.go:3340
 //line reduce.go:57
 			goto gomptR4
-//line gompt_kernels.go:3343
 		}
 	gomptR4:
 		gomptS0 = max(gomptS0, gomptV)
 	}
 	gomptPartial[gomptTeam] = float64(max((max(gomptS0, gomptS1)), (max(gomptS2, gomptS3))))
 	_ = n
+//line gompt_kernels.go:2804
 }
 
 // gomptSampleMaxFloat64 is MaxFloat64Kernel's Sample: about n points, random arguments. Tol 1e-12: it calls math functions that are within a few ulps of Go's, not equal.
@@ -3424,10 +2879,8 @@ func gomptHostMaxUint64(gomptA *gomptdevice.HostArgs, gomptR gomptdevice.Range, 
 		{
 //line reduce.go:51
 			gomptV = (*(*uint64)(unsafe.Add(gomptPA, i*8)) * uint64((i + int(1))))
-//line gompt_kernels.go:3428
 //line reduce.go:51
 			goto gomptR0
-//line gompt_kernels.go:3431
 		}
 	gomptR0:
 		gomptS0 = max(gomptS0, gomptV)
@@ -3435,10 +2888,8 @@ func gomptHostMaxUint64(gomptA *gomptdevice.HostArgs, gomptR gomptdevice.Range, 
 			i := i + 1
 //line reduce.go:51
 			gomptV = (*(*uint64)(unsafe.Add(gomptPA, i*8)) * uint64((i + int(1))))
-//line gompt_kernels.go:3439
 //line reduce.go:51
 			goto gomptR1
-//line gompt_kernels.go:3442
 		}
 	gomptR1:
 		gomptS1 = max(gomptS1, gomptV)
@@ -3446,10 +2897,8 @@ func gomptHostMaxUint64(gomptA *gomptdevice.HostArgs, gomptR gomptdevice.Range, 
 			i := i + 2
 //line reduce.go:51
 			gomptV = (*(*uint64)(unsafe.Add(gomptPA, i*8)) * uint64((i + int(1))))
-//line gompt_kernels.go:3450
 //line reduce.go:51
 			goto gomptR2
-//line gompt_kernels.go:3453
 		}
 	gomptR2:
 		gomptS2 = max(gomptS2, gomptV)
@@ -3457,10 +2906,8 @@ func gomptHostMaxUint64(gomptA *gomptdevice.HostArgs, gomptR gomptdevice.Range, 
 			i := i + 3
 //line reduce.go:51
 			gomptV = (*(*uint64)(unsafe.Add(gomptPA, i*8)) * uint64((i + int(1))))
-//line gompt_kernels.go:3461
 //line reduce.go:51
 			goto gomptR3
-//line gompt_kernels.go:3464
 		}
 	gomptR3:
 		gomptS3 = max(gomptS3, gomptV)
@@ -3469,16 +2916,15 @@ func gomptHostMaxUint64(gomptA *gomptdevice.HostArgs, gomptR gomptdevice.Range, 
 		{
 //line reduce.go:51
 			gomptV = (*(*uint64)(unsafe.Add(gomptPA, i*8)) * uint64((i + int(1))))
-//line gompt_kernels.go:3473
 //line reduce.go:51
 			goto gomptR4
-//line gompt_kernels.go:3476
 		}
 	gomptR4:
 		gomptS0 = max(gomptS0, gomptV)
 	}
 	gomptPartial[gomptTeam] = uint64(max((max(gomptS0, gomptS1)), (max(gomptS2, gomptS3))))
 	_ = n
+//line gompt_kernels.go:2928
 }
 
 // gomptSampleMaxUint64 is MaxUint64Kernel's Sample: about n points, random arguments. Tol 0: every device gives the Go function's bits.
@@ -3556,10 +3002,8 @@ func gomptHostMinFloat32(gomptA *gomptdevice.HostArgs, gomptR gomptdevice.Range,
 		{
 //line reduce.go:46
 			gomptV = (*(*float32)(unsafe.Add(gomptPA, i*4)) - float32((i % int(5))))
-//line gompt_kernels.go:3560
 //line reduce.go:46
 			goto gomptR0
-//line gompt_kernels.go:3563
 		}
 	gomptR0:
 		gomptS0 = min(gomptS0, gomptV)
@@ -3567,10 +3011,8 @@ func gomptHostMinFloat32(gomptA *gomptdevice.HostArgs, gomptR gomptdevice.Range,
 			i := i + 1
 //line reduce.go:46
 			gomptV = (*(*float32)(unsafe.Add(gomptPA, i*4)) - float32((i % int(5))))
-//line gompt_kernels.go:3571
 //line reduce.go:46
 			goto gomptR1
-//line gompt_kernels.go:3574
 		}
 	gomptR1:
 		gomptS1 = min(gomptS1, gomptV)
@@ -3578,10 +3020,8 @@ func gomptHostMinFloat32(gomptA *gomptdevice.HostArgs, gomptR gomptdevice.Range,
 			i := i + 2
 //line reduce.go:46
 			gomptV = (*(*float32)(unsafe.Add(gomptPA, i*4)) - float32((i % int(5))))
-//line gompt_kernels.go:3582
 //line reduce.go:46
 			goto gomptR2
-//line gompt_kernels.go:3585
 		}
 	gomptR2:
 		gomptS2 = min(gomptS2, gomptV)
@@ -3589,10 +3029,8 @@ func gomptHostMinFloat32(gomptA *gomptdevice.HostArgs, gomptR gomptdevice.Range,
 			i := i + 3
 //line reduce.go:46
 			gomptV = (*(*float32)(unsafe.Add(gomptPA, i*4)) - float32((i % int(5))))
-//line gompt_kernels.go:3593
 //line reduce.go:46
 			goto gomptR3
-//line gompt_kernels.go:3596
 		}
 	gomptR3:
 		gomptS3 = min(gomptS3, gomptV)
@@ -3601,16 +3039,15 @@ func gomptHostMinFloat32(gomptA *gomptdevice.HostArgs, gomptR gomptdevice.Range,
 		{
 //line reduce.go:46
 			gomptV = (*(*float32)(unsafe.Add(gomptPA, i*4)) - float32((i % int(5))))
-//line gompt_kernels.go:3605
 //line reduce.go:46
 			goto gomptR4
-//line gompt_kernels.go:3608
 		}
 	gomptR4:
 		gomptS0 = min(gomptS0, gomptV)
 	}
 	gomptPartial[gomptTeam] = float32(min((min(gomptS0, gomptS1)), (min(gomptS2, gomptS3))))
 	_ = n
+//line gompt_kernels.go:3051
 }
 
 // gomptSampleMinFloat32 is MinFloat32Kernel's Sample: about n points, random arguments. Tol 0: every device gives the Go function's bits.
@@ -3696,10 +3133,8 @@ func gomptHostMinInt16(gomptA *gomptdevice.HostArgs, gomptR gomptdevice.Range, g
 				{
 //line reduce.go:40
 					gomptV = (*(*int16)(unsafe.Add(gomptPA, ((((z*ny)+y)*nx)+x)*2)) - int16((x * y)))
-//line gompt_kernels.go:3700
 //line reduce.go:40
 					goto gomptR0
-//line gompt_kernels.go:3703
 				}
 			gomptR0:
 				gomptS0 = min(gomptS0, gomptV)
@@ -3707,10 +3142,8 @@ func gomptHostMinInt16(gomptA *gomptdevice.HostArgs, gomptR gomptdevice.Range, g
 					x := x + 1
 //line reduce.go:40
 					gomptV = (*(*int16)(unsafe.Add(gomptPA, ((((z*ny)+y)*nx)+x)*2)) - int16((x * y)))
-//line gompt_kernels.go:3711
 //line reduce.go:40
 					goto gomptR1
-//line gompt_kernels.go:3714
 				}
 			gomptR1:
 				gomptS1 = min(gomptS1, gomptV)
@@ -3718,10 +3151,8 @@ func gomptHostMinInt16(gomptA *gomptdevice.HostArgs, gomptR gomptdevice.Range, g
 					x := x + 2
 //line reduce.go:40
 					gomptV = (*(*int16)(unsafe.Add(gomptPA, ((((z*ny)+y)*nx)+x)*2)) - int16((x * y)))
-//line gompt_kernels.go:3722
 //line reduce.go:40
 					goto gomptR2
-//line gompt_kernels.go:3725
 				}
 			gomptR2:
 				gomptS2 = min(gomptS2, gomptV)
@@ -3729,10 +3160,8 @@ func gomptHostMinInt16(gomptA *gomptdevice.HostArgs, gomptR gomptdevice.Range, g
 					x := x + 3
 //line reduce.go:40
 					gomptV = (*(*int16)(unsafe.Add(gomptPA, ((((z*ny)+y)*nx)+x)*2)) - int16((x * y)))
-//line gompt_kernels.go:3733
 //line reduce.go:40
 					goto gomptR3
-//line gompt_kernels.go:3736
 				}
 			gomptR3:
 				gomptS3 = min(gomptS3, gomptV)
@@ -3741,10 +3170,8 @@ func gomptHostMinInt16(gomptA *gomptdevice.HostArgs, gomptR gomptdevice.Range, g
 				{
 //line reduce.go:40
 					gomptV = (*(*int16)(unsafe.Add(gomptPA, ((((z*ny)+y)*nx)+x)*2)) - int16((x * y)))
-//line gompt_kernels.go:3745
 //line reduce.go:40
 					goto gomptR4
-//line gompt_kernels.go:3748
 				}
 			gomptR4:
 				gomptS0 = min(gomptS0, gomptV)
@@ -3753,6 +3180,7 @@ func gomptHostMinInt16(gomptA *gomptdevice.HostArgs, gomptR gomptdevice.Range, g
 	}
 	gomptPartial[gomptTeam] = int16(min((min(gomptS0, gomptS1)), (min(gomptS2, gomptS3))))
 	_ = nz
+//line gompt_kernels.go:3184
 }
 
 // gomptSampleMinInt16 is MinInt16Kernel's Sample: about n points, random arguments. Tol 0: every device gives the Go function's bits.
@@ -3827,48 +3255,28 @@ func gomptHostMinMax(gomptA *gomptdevice.HostArgs, gomptR gomptdevice.Range, _, 
 	c := gomptrt.View[float32](gomptA.Bufs[3], gomptrt.Len(n))
 	d := gomptrt.View[float32](gomptA.Bufs[4], gomptrt.Len(n))
 	out := gomptrt.View[float64](gomptA.Bufs[5], gomptrt.Len(8, n))
-	gomptPA := unsafe.Pointer(unsafe.SliceData(a))
-	gomptPB := unsafe.Pointer(unsafe.SliceData(b))
-	gomptPC := unsafe.Pointer(unsafe.SliceData(c))
-	gomptPD := unsafe.Pointer(unsafe.SliceData(d))
 	gomptPOut := unsafe.Pointer(unsafe.SliceData(out))
 	gomptLo0, gomptHi0 := gomptR.Clamp(0, n)
+	a = a[:gomptHi0] // so that Go drops its bounds tests of a[i] in the loop below
+	b = b[:gomptHi0] // so that Go drops its bounds tests of b[i] in the loop below
+	c = c[:gomptHi0] // so that Go drops its bounds tests of c[i] in the loop below
+	d = d[:gomptHi0] // so that Go drops its bounds tests of d[i] in the loop below
 	for i := gomptLo0; i < gomptHi0; i++ {
 //line floats.go:49
-		x, y := *(*float64)(unsafe.Add(gomptPA, i*8)), *(*float64)(unsafe.Add(gomptPB, i*8))
-//line gompt_kernels.go:3840
-//line floats.go:50
-		u, v := *(*float32)(unsafe.Add(gomptPC, i*4)), *(*float32)(unsafe.Add(gomptPD, i*4))
-//line gompt_kernels.go:3843
-//line floats.go:51
+		x, y := a[i], b[i]
+		u, v := c[i], d[i]
 		o := (int(8) * i)
-//line gompt_kernels.go:3846
-//line floats.go:52
 		*(*float64)(unsafe.Add(gomptPOut, o*8)) = min(x, y)
-//line gompt_kernels.go:3849
-//line floats.go:53
 		*(*float64)(unsafe.Add(gomptPOut, (o+int(1))*8)) = max(x, y)
-//line gompt_kernels.go:3852
-//line floats.go:54
 		*(*float64)(unsafe.Add(gomptPOut, (o+int(2))*8)) = gomptmath.Min(x, y)
-//line gompt_kernels.go:3855
-//line floats.go:55
 		*(*float64)(unsafe.Add(gomptPOut, (o+int(3))*8)) = gomptmath.Max(x, y)
-//line gompt_kernels.go:3858
-//line floats.go:56
 		*(*float64)(unsafe.Add(gomptPOut, (o+int(4))*8)) = float64(min(u, v))
-//line gompt_kernels.go:3861
-//line floats.go:57
 		*(*float64)(unsafe.Add(gomptPOut, (o+int(5))*8)) = float64(max(u, v, float32(0.5)))
-//line gompt_kernels.go:3864
-//line floats.go:58
 		*(*float64)(unsafe.Add(gomptPOut, (o+int(6))*8)) = float64(min(int64(x), int64(3), int64(y)))
-//line gompt_kernels.go:3867
-//line floats.go:59
 		*(*float64)(unsafe.Add(gomptPOut, (o+int(7))*8)) = float64(max(uint8(u), uint8(v)))
-//line gompt_kernels.go:3870
 	}
 	_ = n
+//line gompt_kernels.go:3280
 }
 
 // gomptSampleMinMax is MinMaxKernel's Sample: about n points, random arguments. Tol 0: every device gives the Go function's bits.
@@ -3937,66 +3345,34 @@ func gomptHostNarrow(gomptA *gomptdevice.HostArgs, gomptR gomptdevice.Range, _, 
 	c := gomptrt.View[uint16](gomptA.Bufs[3], gomptrt.Len(n))
 	d := gomptrt.View[uint16](gomptA.Bufs[4], gomptrt.Len(n))
 	out := gomptrt.View[int64](gomptA.Bufs[5], gomptrt.Len(12, n))
-	gomptPA := unsafe.Pointer(unsafe.SliceData(a))
-	gomptPB := unsafe.Pointer(unsafe.SliceData(b))
-	gomptPC := unsafe.Pointer(unsafe.SliceData(c))
-	gomptPD := unsafe.Pointer(unsafe.SliceData(d))
 	gomptPOut := unsafe.Pointer(unsafe.SliceData(out))
 	gomptLo0, gomptHi0 := gomptR.Clamp(0, n)
+	a = a[:gomptHi0] // so that Go drops its bounds tests of a[i] in the loop below
+	b = b[:gomptHi0] // so that Go drops its bounds tests of b[i] in the loop below
+	c = c[:gomptHi0] // so that Go drops its bounds tests of c[i] in the loop below
+	d = d[:gomptHi0] // so that Go drops its bounds tests of d[i] in the loop below
 	for i := gomptLo0; i < gomptHi0; i++ {
 //line ints.go:97
-		x, y := *(*int8)(unsafe.Add(gomptPA, i*1)), *(*int8)(unsafe.Add(gomptPB, i*1))
-//line gompt_kernels.go:3950
-//line ints.go:98
-		u, v := *(*uint16)(unsafe.Add(gomptPC, i*2)), *(*uint16)(unsafe.Add(gomptPD, i*2))
-//line gompt_kernels.go:3953
-//line ints.go:99
+		x, y := a[i], b[i]
+		u, v := c[i], d[i]
 		o := (int(12) * i)
-//line gompt_kernels.go:3956
-//line ints.go:100
 		*(*int64)(unsafe.Add(gomptPOut, o*8)) = int64((x + y))
-//line gompt_kernels.go:3959
-//line ints.go:101
 		*(*int64)(unsafe.Add(gomptPOut, (o+int(1))*8)) = int64((x * y))
-//line gompt_kernels.go:3962
-//line ints.go:102
 		*(*int64)(unsafe.Add(gomptPOut, (o+int(2))*8)) = int64((-x))
-//line gompt_kernels.go:3965
-//line ints.go:103
 		if y != int8(0) {
-//line gompt_kernels.go:3968
-//line ints.go:104
 			*(*int64)(unsafe.Add(gomptPOut, (o+int(3))*8)) = int64((x / y))
-//line gompt_kernels.go:3971
-//line ints.go:105
 			*(*int64)(unsafe.Add(gomptPOut, (o+int(4))*8)) = int64((x % y))
-//line gompt_kernels.go:3974
-//line ints.go:103
 		}
-//line gompt_kernels.go:3977
-//line ints.go:107
 		*(*int64)(unsafe.Add(gomptPOut, (o+int(5))*8)) = int64((u * v))
-//line gompt_kernels.go:3980
-//line ints.go:108
 		*(*int64)(unsafe.Add(gomptPOut, (o+int(6))*8)) = int64((u - v))
-//line gompt_kernels.go:3983
-//line ints.go:109
 		*(*int64)(unsafe.Add(gomptPOut, (o+int(7))*8)) = int64((uint8(u) + uint8(v)))
-//line gompt_kernels.go:3986
-//line ints.go:110
 		*(*int64)(unsafe.Add(gomptPOut, (o+int(8))*8)) = int64((int16(u) * int16(v)))
-//line gompt_kernels.go:3989
-//line ints.go:111
 		*(*int64)(unsafe.Add(gomptPOut, (o+int(9))*8)) = int64((((int32(x) * int32(u)) * int32(65537)) + int32(v)))
-//line gompt_kernels.go:3992
-//line ints.go:112
 		*(*int64)(unsafe.Add(gomptPOut, (o+int(10))*8)) = int64((uint32(x) * uint32(v)))
-//line gompt_kernels.go:3995
-//line ints.go:113
 		*(*int64)(unsafe.Add(gomptPOut, (o+int(11))*8)) = (int64(int8((int64(u) * int64(3)))) + int64(uint16(x)))
-//line gompt_kernels.go:3998
 	}
 	_ = n
+//line gompt_kernels.go:3376
 }
 
 // gomptSampleNarrow is NarrowKernel's Sample: about n points, random arguments. Tol 0: every device gives the Go function's bits.
@@ -4065,11 +3441,9 @@ func gomptHostOutOfRange(gomptA *gomptdevice.HostArgs, gomptR gomptdevice.Range,
 	for i := gomptLo0; i < gomptHi0; i++ {
 //line dims.go:72
 		*(*int32)(unsafe.Add(gomptPOut, i*4)) = (in[(i+int(1))] + in[(i-int(1))])
-//line gompt_kernels.go:4069
-//line dims.go:73
 		out[(i + n)] = int32(5)
-//line gompt_kernels.go:4072
 	}
+//line gompt_kernels.go:3447
 }
 
 // gomptSampleOutOfRange is OutOfRangeKernel's Sample: about n points, random arguments. Tol 0: every device gives the Go function's bits.
@@ -4125,21 +3499,17 @@ func gomptHostPartial(gomptA *gomptdevice.HostArgs, gomptR gomptdevice.Range, _,
 	n := gomptA.Int(0)
 	in := gomptrt.View[int64](gomptA.Bufs[1], gomptrt.Len(n))
 	out := gomptrt.View[int64](gomptA.Bufs[2], gomptrt.Len(n))
-	gomptPIn := unsafe.Pointer(unsafe.SliceData(in))
-	gomptPOut := unsafe.Pointer(unsafe.SliceData(out))
 	gomptLo0, gomptHi0 := gomptR.Clamp(0, n)
+	in = in[:gomptHi0]   // so that Go drops its bounds tests of in[i] in the loop below
+	out = out[:gomptHi0] // so that Go drops its bounds tests of out[i] in the loop below
 	for i := gomptLo0; i < gomptHi0; i++ {
 //line dims.go:54
-		if (*(*int64)(unsafe.Add(gomptPIn, i*8)) % int64(3)) == int64(0) {
-//line gompt_kernels.go:4135
-//line dims.go:55
-			*(*int64)(unsafe.Add(gomptPOut, i*8)) = (*(*int64)(unsafe.Add(gomptPIn, i*8)) * int64(2))
-//line gompt_kernels.go:4138
-//line dims.go:54
+		if (in[i] % int64(3)) == int64(0) {
+			out[i] = (in[i] * int64(2))
 		}
-//line gompt_kernels.go:4141
 	}
 	_ = n
+//line gompt_kernels.go:3513
 }
 
 // gomptSamplePartial is PartialKernel's Sample: about n points, random arguments. Tol 0: every device gives the Go function's bits.
@@ -4210,10 +3580,8 @@ func gomptHostProdFloat64(gomptA *gomptdevice.HostArgs, gomptR gomptdevice.Range
 		{
 //line reduce.go:34
 			gomptV = *(*float64)(unsafe.Add(gomptPA, i*8))
-//line gompt_kernels.go:4214
 //line reduce.go:34
 			goto gomptR0
-//line gompt_kernels.go:4217
 		}
 	gomptR0:
 		gomptS0 = gomptS0 * gomptV
@@ -4221,10 +3589,8 @@ func gomptHostProdFloat64(gomptA *gomptdevice.HostArgs, gomptR gomptdevice.Range
 			i := i + 1
 //line reduce.go:34
 			gomptV = *(*float64)(unsafe.Add(gomptPA, i*8))
-//line gompt_kernels.go:4225
 //line reduce.go:34
 			goto gomptR1
-//line gompt_kernels.go:4228
 		}
 	gomptR1:
 		gomptS1 = gomptS1 * gomptV
@@ -4232,10 +3598,8 @@ func gomptHostProdFloat64(gomptA *gomptdevice.HostArgs, gomptR gomptdevice.Range
 			i := i + 2
 //line reduce.go:34
 			gomptV = *(*float64)(unsafe.Add(gomptPA, i*8))
-//line gompt_kernels.go:4236
 //line reduce.go:34
 			goto gomptR2
-//line gompt_kernels.go:4239
 		}
 	gomptR2:
 		gomptS2 = gomptS2 * gomptV
@@ -4243,10 +3607,8 @@ func gomptHostProdFloat64(gomptA *gomptdevice.HostArgs, gomptR gomptdevice.Range
 			i := i + 3
 //line reduce.go:34
 			gomptV = *(*float64)(unsafe.Add(gomptPA, i*8))
-//line gompt_kernels.go:4247
 //line reduce.go:34
 			goto gomptR3
-//line gompt_kernels.go:4250
 		}
 	gomptR3:
 		gomptS3 = gomptS3 * gomptV
@@ -4255,16 +3617,15 @@ func gomptHostProdFloat64(gomptA *gomptdevice.HostArgs, gomptR gomptdevice.Range
 		{
 //line reduce.go:34
 			gomptV = *(*float64)(unsafe.Add(gomptPA, i*8))
-//line gompt_kernels.go:4259
 //line reduce.go:34
 			goto gomptR4
-//line gompt_kernels.go:4262
 		}
 	gomptR4:
 		gomptS0 = gomptS0 * gomptV
 	}
 	gomptPartial[gomptTeam] = float64((gomptS0 * gomptS1) * (gomptS2 * gomptS3))
 	_ = n
+//line gompt_kernels.go:3629
 }
 
 // gomptSampleProdFloat64 is ProdFloat64Kernel's Sample: about n points, random arguments. Tol 1e-10: its float products are combined in another order on each device.
@@ -4343,10 +3704,8 @@ func gomptHostProdInt32(gomptA *gomptdevice.HostArgs, gomptR gomptdevice.Range, 
 		{
 //line reduce.go:29
 			gomptV = (*(*int32)(unsafe.Add(gomptPA, i*4)) | int32(1))
-//line gompt_kernels.go:4347
 //line reduce.go:29
 			goto gomptR0
-//line gompt_kernels.go:4350
 		}
 	gomptR0:
 		gomptS0 = gomptS0 * gomptV
@@ -4354,10 +3713,8 @@ func gomptHostProdInt32(gomptA *gomptdevice.HostArgs, gomptR gomptdevice.Range, 
 			i := i + 1
 //line reduce.go:29
 			gomptV = (*(*int32)(unsafe.Add(gomptPA, i*4)) | int32(1))
-//line gompt_kernels.go:4358
 //line reduce.go:29
 			goto gomptR1
-//line gompt_kernels.go:4361
 		}
 	gomptR1:
 		gomptS1 = gomptS1 * gomptV
@@ -4365,10 +3722,8 @@ func gomptHostProdInt32(gomptA *gomptdevice.HostArgs, gomptR gomptdevice.Range, 
 			i := i + 2
 //line reduce.go:29
 			gomptV = (*(*int32)(unsafe.Add(gomptPA, i*4)) | int32(1))
-//line gompt_kernels.go:4369
 //line reduce.go:29
 			goto gomptR2
-//line gompt_kernels.go:4372
 		}
 	gomptR2:
 		gomptS2 = gomptS2 * gomptV
@@ -4376,10 +3731,8 @@ func gomptHostProdInt32(gomptA *gomptdevice.HostArgs, gomptR gomptdevice.Range, 
 			i := i + 3
 //line reduce.go:29
 			gomptV = (*(*int32)(unsafe.Add(gomptPA, i*4)) | int32(1))
-//line gompt_kernels.go:4380
 //line reduce.go:29
 			goto gomptR3
-//line gompt_kernels.go:4383
 		}
 	gomptR3:
 		gomptS3 = gomptS3 * gomptV
@@ -4388,16 +3741,15 @@ func gomptHostProdInt32(gomptA *gomptdevice.HostArgs, gomptR gomptdevice.Range, 
 		{
 //line reduce.go:29
 			gomptV = (*(*int32)(unsafe.Add(gomptPA, i*4)) | int32(1))
-//line gompt_kernels.go:4392
 //line reduce.go:29
 			goto gomptR4
-//line gompt_kernels.go:4395
 		}
 	gomptR4:
 		gomptS0 = gomptS0 * gomptV
 	}
 	gomptPartial[gomptTeam] = int32((gomptS0 * gomptS1) * (gomptS2 * gomptS3))
 	_ = n
+//line gompt_kernels.go:3753
 }
 
 // gomptSampleProdInt32 is ProdInt32Kernel's Sample: about n points, random arguments. Tol 0: every device gives the Go function's bits.
@@ -4468,48 +3820,34 @@ func gomptHostProductLen(gomptA *gomptdevice.HostArgs, gomptR gomptdevice.Range,
 	gomptPMul := unsafe.Pointer(unsafe.SliceData(mul))
 	gomptPB := unsafe.Pointer(unsafe.SliceData(b))
 	gomptLo0, gomptHi0 := gomptR.Clamp(0, n)
-	gomptIn0, gomptIn1 := gomptLo0, gomptLo0 // the interior [gomptIn0, gomptIn1), where the boundary test is false
+	// The interior [gomptIn0, gomptIn1), where the boundary test is false.
+	gomptIn0, gomptIn1 := gomptLo0, gomptLo0
 	{
+//line lens.go:13
 		gomptIn0 = min(max(gomptLo0, 1), gomptHi0)
+//line lens.go:13
 		gomptIn1 = max(gomptIn0, gomptHi0)
 	}
 	for i := gomptLo0; i < gomptIn0; i++ {
 //line lens.go:13
 		if i == int(0) {
-//line gompt_kernels.go:4480
-//line lens.go:14
 			for j := range m * k {
-//line gompt_kernels.go:4483
-//line lens.go:15
 				*(*int64)(unsafe.Add(gomptPB, j*8)) = (((int64(j) * int64(100)) + int64(len(b))) + *(*int64)(unsafe.Add(gomptPMul, j*8)))
-//line gompt_kernels.go:4486
-//line lens.go:14
 			}
-//line gompt_kernels.go:4489
-//line lens.go:13
 		}
-//line gompt_kernels.go:4492
 	}
 	for i := gomptIn0; i < gomptIn1; i++ {
 	}
 	for i := gomptIn1; i < gomptHi0; i++ {
 //line lens.go:13
 		if i == int(0) {
-//line gompt_kernels.go:4499
-//line lens.go:14
 			for j := range m * k {
-//line gompt_kernels.go:4502
-//line lens.go:15
 				*(*int64)(unsafe.Add(gomptPB, j*8)) = (((int64(j) * int64(100)) + int64(len(b))) + *(*int64)(unsafe.Add(gomptPMul, j*8)))
-//line gompt_kernels.go:4505
-//line lens.go:14
 			}
-//line gompt_kernels.go:4508
-//line lens.go:13
 		}
-//line gompt_kernels.go:4511
 	}
 	_ = n
+//line gompt_kernels.go:3851
 }
 
 // gomptSampleProductLen is ProductLenKernel's Sample: about n points, random arguments. Tol 0: every device gives the Go function's bits.
@@ -4572,16 +3910,16 @@ func gomptHostQuotient(gomptA *gomptdevice.HostArgs, gomptR gomptdevice.Range, _
 	a := gomptrt.View[int32](gomptA.Bufs[1], gomptrt.Len(n))
 	b := gomptrt.View[int32](gomptA.Bufs[2], gomptrt.Len(n))
 	q := gomptrt.View[int32](gomptA.Bufs[3], gomptrt.Len(n))
-	gomptPA := unsafe.Pointer(unsafe.SliceData(a))
-	gomptPB := unsafe.Pointer(unsafe.SliceData(b))
-	gomptPQ := unsafe.Pointer(unsafe.SliceData(q))
 	gomptLo0, gomptHi0 := gomptR.Clamp(0, n)
+	a = a[:gomptHi0] // so that Go drops its bounds tests of a[i] in the loop below
+	b = b[:gomptHi0] // so that Go drops its bounds tests of b[i] in the loop below
+	q = q[:gomptHi0] // so that Go drops its bounds tests of q[i] in the loop below
 	for i := gomptLo0; i < gomptHi0; i++ {
 //line checks.go:45
-		*(*int32)(unsafe.Add(gomptPQ, i*4)) = (*(*int32)(unsafe.Add(gomptPA, i*4)) / *(*int32)(unsafe.Add(gomptPB, i*4)))
-//line gompt_kernels.go:4583
+		q[i] = (a[i] / b[i])
 	}
 	_ = n
+//line gompt_kernels.go:3923
 }
 
 // gomptSampleQuotient is QuotientKernel's Sample: about n points, random arguments. Tol 0: every device gives the Go function's bits.
@@ -4659,153 +3997,57 @@ func gomptHostRangeForms(gomptA *gomptdevice.HostArgs, gomptR gomptdevice.Range,
 	for i := gomptLo0; i < gomptHi0; i++ {
 //line views.go:63
 		in := a[(i * int(8)):((i * int(8)) + int(8))]
-//line gompt_kernels.go:4663
-//line views.go:64
 		rest := out[(i * int(8)):]
-//line gompt_kernels.go:4666
-//line views.go:65
 		o := rest[:int(8):int(8)]
-//line gompt_kernels.go:4669
-//line views.go:66
 		var s int64
-//line gompt_kernels.go:4672
-//line views.go:67
 		for j := range in {
-//line gompt_kernels.go:4675
-//line views.go:68
 			s += (int64(j) * int64(in[j]))
-//line gompt_kernels.go:4678
-//line views.go:67
 		}
-//line gompt_kernels.go:4681
-//line views.go:70
 		for _, v := range in {
-//line gompt_kernels.go:4684
-//line views.go:71
 			s = ((s * int64(3)) + int64(v))
-//line gompt_kernels.go:4687
-//line views.go:70
 		}
-//line gompt_kernels.go:4690
-//line views.go:73
 		for j, v := range in[int(2):] {
-//line gompt_kernels.go:4693
-//line views.go:74
 			s ^= ((int64(j) << 8) * int64(v))
-//line gompt_kernels.go:4696
-//line views.go:75
 			j = int(100)
-//line gompt_kernels.go:4699
-//line views.go:76
 			v = int32(-1)
-//line gompt_kernels.go:4702
-//line views.go:77
 			_, _ = j, v
-//line gompt_kernels.go:4705
-//line views.go:73
 		}
-//line gompt_kernels.go:4708
-//line views.go:79
 		for range in {
-//line gompt_kernels.go:4711
-//line views.go:80
 			s++
-//line gompt_kernels.go:4714
-//line views.go:79
 		}
-//line gompt_kernels.go:4717
-//line views.go:82
 		var j int
-//line gompt_kernels.go:4720
-//line views.go:83
 		var v int32
-//line gompt_kernels.go:4723
-//line views.go:84
 		for j, v = range in[:int(5)] {
-//line gompt_kernels.go:4726
-//line views.go:85
 			s += (int64(v) - int64(j))
-//line gompt_kernels.go:4729
-//line views.go:84
 		}
-//line gompt_kernels.go:4732
-//line views.go:87
 		s += ((int64(j) * int64(1000)) + int64(v))
-//line gompt_kernels.go:4735
-//line views.go:88
 		head := in[int(1):int(4):int(6)]
-//line gompt_kernels.go:4738
-//line views.go:89
 		ext := head[:int(5)]
-//line gompt_kernels.go:4741
-//line views.go:90
 		for k := range len(ext) {
-//line gompt_kernels.go:4744
-//line views.go:91
 			o[k] = int64(ext[k])
-//line gompt_kernels.go:4747
-//line views.go:90
 		}
-//line gompt_kernels.go:4750
-//line views.go:93
 		for k, w := range o[:int(4)] {
-//line gompt_kernels.go:4753
-//line views.go:94
 			if (k + int(1)) < len(o) {
-//line gompt_kernels.go:4756
-//line views.go:95
 				o[(k + int(1))] += w
-//line gompt_kernels.go:4759
-//line views.go:94
 			}
-//line gompt_kernels.go:4762
-//line views.go:93
 		}
-//line gompt_kernels.go:4765
-//line views.go:98
 		o[int(5)] = (total(in) + s)
-//line gompt_kernels.go:4768
-//line views.go:99
 		tail := o[int(6):]
-//line gompt_kernels.go:4771
-//line views.go:100
 		fill(tail, ((int64(len(head)) * int64(10)) + int64(len(ext))))
-//line gompt_kernels.go:4774
-//line views.go:101
 		n0 := int(0)
-//line gompt_kernels.go:4777
-//line views.go:102
 		for k, x := range a {
-//line gompt_kernels.go:4780
-//line views.go:103
 			if k >= ((i % int(3)) * int(8)) {
-//line gompt_kernels.go:4783
-//line views.go:104
 				break
-//line gompt_kernels.go:4786
-//line views.go:103
 			}
-//line gompt_kernels.go:4789
-//line views.go:106
 			if x > int32(3) {
-//line gompt_kernels.go:4792
-//line views.go:107
 				n0++
-//line gompt_kernels.go:4795
-//line views.go:108
 				continue
-//line gompt_kernels.go:4798
-//line views.go:106
 			}
-//line gompt_kernels.go:4801
-//line views.go:102
 		}
-//line gompt_kernels.go:4804
-//line views.go:111
 		o[int(7)] += int64(n0)
-//line gompt_kernels.go:4807
 	}
 	_ = n
+//line gompt_kernels.go:4051
 }
 
 // gomptSampleRangeForms is RangeFormsKernel's Sample: about n points, random arguments. Tol 0: every device gives the Go function's bits.
@@ -4868,16 +4110,16 @@ func gomptHostScatter(gomptA *gomptdevice.HostArgs, gomptR gomptdevice.Range, _,
 	idx := gomptrt.View[int](gomptA.Bufs[2], gomptrt.Len(n))
 	src := gomptrt.View[float32](gomptA.Bufs[3], gomptrt.Len(n))
 	dst := gomptrt.View[float32](gomptA.Bufs[4], gomptrt.Len(m))
-	gomptPIdx := unsafe.Pointer(unsafe.SliceData(idx))
-	gomptPSrc := unsafe.Pointer(unsafe.SliceData(src))
 	gomptLo0, gomptHi0 := gomptR.Clamp(0, n)
+	idx = idx[:gomptHi0] // so that Go drops its bounds tests of idx[i] in the loop below
+	src = src[:gomptHi0] // so that Go drops its bounds tests of src[i] in the loop below
 	for i := gomptLo0; i < gomptHi0; i++ {
 //line checks.go:33
-		put(dst, *(*int)(unsafe.Add(gomptPIdx, i*8)), *(*float32)(unsafe.Add(gomptPSrc, i*4)))
-//line gompt_kernels.go:4878
+		put(dst, idx[i], src[i])
 	}
 	_ = n
 	_ = m
+//line gompt_kernels.go:4123
 }
 
 // gomptSampleScatter is ScatterKernel's Sample: about n points, random arguments. Tol 0: every device gives the Go function's bits.
@@ -4942,28 +4184,20 @@ func gomptHostSeek(gomptA *gomptdevice.HostArgs, gomptR gomptdevice.Range, _, _ 
 	idx := gomptrt.View[int](gomptA.Bufs[2], gomptrt.Len(n))
 	src := gomptrt.View[int32](gomptA.Bufs[3], gomptrt.Len(m))
 	pos := gomptrt.View[int](gomptA.Bufs[4], gomptrt.Len(n))
-	gomptPIdx := unsafe.Pointer(unsafe.SliceData(idx))
-	gomptPPos := unsafe.Pointer(unsafe.SliceData(pos))
 	gomptLo0, gomptHi0 := gomptR.Clamp(0, n)
+	idx = idx[:gomptHi0] // so that Go drops its bounds tests of idx[i] in the loop below
+	pos = pos[:gomptHi0] // so that Go drops its bounds tests of pos[i] in the loop below
 	for i := gomptLo0; i < gomptHi0; i++ {
 //line checks.go:61
-		j := *(*int)(unsafe.Add(gomptPIdx, i*8))
-//line gompt_kernels.go:4952
-//line checks.go:62
+		j := idx[i]
 		for src[j] != int32(0) {
-//line gompt_kernels.go:4955
-//line checks.go:63
 			j++
-//line gompt_kernels.go:4958
-//line checks.go:62
 		}
-//line gompt_kernels.go:4961
-//line checks.go:65
-		*(*int)(unsafe.Add(gomptPPos, i*8)) = j
-//line gompt_kernels.go:4964
+		pos[i] = j
 	}
 	_ = n
 	_ = m
+//line gompt_kernels.go:4201
 }
 
 // gomptSampleSeek is SeekKernel's Sample: about n points, random arguments. Tol 0: every device gives the Go function's bits.
@@ -5027,19 +4261,15 @@ func gomptHostShiftAt(gomptA *gomptdevice.HostArgs, gomptR gomptdevice.Range, _,
 	k := gomptrt.View[uint64](gomptA.Bufs[1], gomptrt.Len(n))
 	x := gomptrt.View[int32](gomptA.Bufs[2], gomptrt.Len(n))
 	y := gomptrt.View[uint16](gomptA.Bufs[3], gomptrt.Len(n))
-	gomptPK := unsafe.Pointer(unsafe.SliceData(k))
 	gomptLo0, gomptHi0 := gomptR.Clamp(0, n)
+	k = k[:gomptHi0] // so that Go drops its bounds tests of k[i] in the loop below
 	for i := gomptLo0; i < gomptHi0; i++ {
 //line ints.go:138
 		j := ((n - int(1)) - i)
-//line gompt_kernels.go:5036
-//line ints.go:139
-		x[j] <<= *(*uint64)(unsafe.Add(gomptPK, i*8))
-//line gompt_kernels.go:5039
-//line ints.go:140
-		y[j] >>= *(*uint64)(unsafe.Add(gomptPK, i*8))
-//line gompt_kernels.go:5042
+		x[j] <<= k[i]
+		y[j] >>= k[i]
 	}
+//line gompt_kernels.go:4273
 }
 
 // gomptSampleShiftAt is ShiftAtKernel's Sample: about n points, random arguments. Tol 0: every device gives the Go function's bits.
@@ -5098,73 +4328,35 @@ func gomptHostShifts(gomptA *gomptdevice.HostArgs, gomptR gomptdevice.Range, _, 
 	a := gomptrt.View[int64](gomptA.Bufs[1], gomptrt.Len(n))
 	s := gomptrt.View[uint64](gomptA.Bufs[2], gomptrt.Len(n))
 	out := gomptrt.View[int64](gomptA.Bufs[3], gomptrt.Len(10, n))
-	gomptPA := unsafe.Pointer(unsafe.SliceData(a))
-	gomptPS := unsafe.Pointer(unsafe.SliceData(s))
 	gomptPOut := unsafe.Pointer(unsafe.SliceData(out))
 	gomptLo0, gomptHi0 := gomptR.Clamp(0, n)
+	a = a[:gomptHi0] // so that Go drops its bounds tests of a[i] in the loop below
+	s = s[:gomptHi0] // so that Go drops its bounds tests of s[i] in the loop below
 	for i := gomptLo0; i < gomptHi0; i++ {
 //line ints.go:70
-		x, c := *(*int64)(unsafe.Add(gomptPA, i*8)), *(*uint64)(unsafe.Add(gomptPS, i*8))
-//line gompt_kernels.go:5109
-//line ints.go:71
+		x, c := a[i], s[i]
 		u := uint64(x)
-//line gompt_kernels.go:5112
-//line ints.go:72
 		o := (int(10) * i)
-//line gompt_kernels.go:5115
-//line ints.go:73
 		*(*int64)(unsafe.Add(gomptPOut, o*8)) = (x << c)
-//line gompt_kernels.go:5118
-//line ints.go:74
 		*(*int64)(unsafe.Add(gomptPOut, (o+int(1))*8)) = (x >> c)
-//line gompt_kernels.go:5121
-//line ints.go:75
 		*(*int64)(unsafe.Add(gomptPOut, (o+int(2))*8)) = int64((u << c))
-//line gompt_kernels.go:5124
-//line ints.go:76
 		*(*int64)(unsafe.Add(gomptPOut, (o+int(3))*8)) = int64((u >> c))
-//line gompt_kernels.go:5127
-//line ints.go:77
 		*(*int64)(unsafe.Add(gomptPOut, (o+int(4))*8)) = int64((int32(x) >> c))
-//line gompt_kernels.go:5130
-//line ints.go:78
 		*(*int64)(unsafe.Add(gomptPOut, (o+int(5))*8)) = int64((uint32(x) >> c))
-//line gompt_kernels.go:5133
-//line ints.go:79
 		*(*int64)(unsafe.Add(gomptPOut, (o+int(6))*8)) = int64((int8(x) << c))
-//line gompt_kernels.go:5136
-//line ints.go:80
 		*(*int64)(unsafe.Add(gomptPOut, (o+int(7))*8)) = int64((int16(x) >> c))
-//line gompt_kernels.go:5139
-//line ints.go:81
 		*(*int64)(unsafe.Add(gomptPOut, (o+int(8))*8)) = (((x >> 63) + ((x << 63) >> 1)) + int64((uint8(x) >> 7)))
-//line gompt_kernels.go:5142
-//line ints.go:82
 		k := int(c)
-//line gompt_kernels.go:5145
-//line ints.go:83
 		if k >= int(0) {
-//line gompt_kernels.go:5148
-//line ints.go:84
 			*(*int64)(unsafe.Add(gomptPOut, (o+int(9))*8)) = (x >> k)
-//line gompt_kernels.go:5151
-//line ints.go:83
 		}
-//line gompt_kernels.go:5154
-//line ints.go:86
 		x <<= 1
-//line gompt_kernels.go:5157
-//line ints.go:87
 		x >>= 2
-//line gompt_kernels.go:5160
-//line ints.go:88
 		u >>= c
-//line gompt_kernels.go:5163
-//line ints.go:89
 		*(*int64)(unsafe.Add(gomptPOut, o*8)) += (x + int64(u))
-//line gompt_kernels.go:5166
 	}
 	_ = n
+//line gompt_kernels.go:4360
 }
 
 // gomptSampleShifts is ShiftsKernel's Sample: about n points, random arguments. Tol 0: every device gives the Go function's bits.
@@ -5235,127 +4427,57 @@ func gomptHostSignExtend(gomptA *gomptdevice.HostArgs, gomptR gomptdevice.Range,
 	w := gomptrt.View[int64](gomptA.Bufs[7], gomptrt.Len(int(p)))
 	v := gomptrt.View[int64](gomptA.Bufs[8], gomptrt.Len(int(p), int(k)))
 	out := gomptrt.View[int64](gomptA.Bufs[9], gomptrt.Len(16, n))
-	gomptPA := unsafe.Pointer(unsafe.SliceData(a))
-	gomptPB := unsafe.Pointer(unsafe.SliceData(b))
-	gomptPC := unsafe.Pointer(unsafe.SliceData(c))
 	gomptPOut := unsafe.Pointer(unsafe.SliceData(out))
 	gomptLo0, gomptHi0 := gomptR.Clamp(0, n)
+	a = a[:gomptHi0] // so that Go drops its bounds tests of a[i] in the loop below
+	b = b[:gomptHi0] // so that Go drops its bounds tests of b[i] in the loop below
+	c = c[:gomptHi0] // so that Go drops its bounds tests of c[i] in the loop below
 	for i := gomptLo0; i < gomptHi0; i++ {
 //line sext.go:52
-		x := int64(*(*int32)(unsafe.Add(gomptPA, i*4)))
-//line gompt_kernels.go:5247
-//line sext.go:53
+		x := int64(a[i])
 		o := (int(16) * i)
-//line gompt_kernels.go:5250
-//line sext.go:54
 		*(*int64)(unsafe.Add(gomptPOut, o*8)) = order(x)
-//line gompt_kernels.go:5253
-//line sext.go:55
-		*(*int64)(unsafe.Add(gomptPOut, (o+int(1))*8)) = order(int64(*(*int16)(unsafe.Add(gomptPB, i*2))))
-//line gompt_kernels.go:5256
-//line sext.go:56
-		*(*int64)(unsafe.Add(gomptPOut, (o+int(2))*8)) = order(int64(*(*int8)(unsafe.Add(gomptPC, i*1))))
-//line gompt_kernels.go:5259
-//line sext.go:57
+		*(*int64)(unsafe.Add(gomptPOut, (o+int(1))*8)) = order(int64(b[i]))
+		*(*int64)(unsafe.Add(gomptPOut, (o+int(2))*8)) = order(int64(c[i]))
 		*(*int64)(unsafe.Add(gomptPOut, (o+int(3))*8)) = order(int64(m))
-//line gompt_kernels.go:5262
-//line sext.go:58
-		*(*int64)(unsafe.Add(gomptPOut, (o+int(4))*8)) = order(int64((*(*int32)(unsafe.Add(gomptPA, i*4)) + int32(1))))
-//line gompt_kernels.go:5265
-//line sext.go:59
-		*(*int64)(unsafe.Add(gomptPOut, (o+int(5))*8)) = order(int64((*(*int32)(unsafe.Add(gomptPA, i*4)) >> 1)))
-//line gompt_kernels.go:5268
-//line sext.go:60
+		*(*int64)(unsafe.Add(gomptPOut, (o+int(4))*8)) = order(int64((a[i] + int32(1))))
+		*(*int64)(unsafe.Add(gomptPOut, (o+int(5))*8)) = order(int64((a[i] >> 1)))
 		*(*int64)(unsafe.Add(gomptPOut, (o+int(6))*8)) = order(int64(int32((x * int64(3)))))
-//line gompt_kernels.go:5271
-//line sext.go:61
-		*(*int64)(unsafe.Add(gomptPOut, (o+int(7))*8)) = (((((bit(less(x, int64(0)), int(0)) | bit(less(int64(0), x), int(1))) | bit(less(x, int64(-5)), int(2))) | bit(less(int64(5), x), int(3))) | bit(less(int64(*(*int8)(unsafe.Add(gomptPC, i*1))), int64(0)), int(4))) | bit(less(int64(m), int64(1)), int(5)))
-//line gompt_kernels.go:5274
+		*(*int64)(unsafe.Add(gomptPOut, (o+int(7))*8)) = (((((bit(less(x, int64(0)), int(0)) | bit(less(int64(0), x), int(1))) | bit(less(x, int64(-5)), int(2))) | bit(less(int64(5), x), int(3))) | bit(less(int64(c[i]), int64(0)), int(4))) | bit(less(int64(m), int64(1)), int(5)))
 //line sext.go:63
 		*(*int64)(unsafe.Add(gomptPOut, (o+int(8))*8)) = min(x, int64(5))
-//line gompt_kernels.go:5277
-//line sext.go:64
 		*(*int64)(unsafe.Add(gomptPOut, (o+int(9))*8)) = max(x, int64(-5))
-//line gompt_kernels.go:5280
-//line sext.go:65
-		*(*int64)(unsafe.Add(gomptPOut, (o+int(10))*8)) = (min(x, int64(5), int64(m)) + max(int64(*(*int16)(unsafe.Add(gomptPB, i*2))), int64(0), int64(m)))
-//line gompt_kernels.go:5283
+		*(*int64)(unsafe.Add(gomptPOut, (o+int(10))*8)) = (min(x, int64(5), int64(m)) + max(int64(b[i]), int64(0), int64(m)))
 //line sext.go:67
 		var up, down, over int64
-//line gompt_kernels.go:5286
-//line sext.go:68
 		for j := int64(0); j < x; j++ {
-//line gompt_kernels.go:5289
-//line sext.go:69
 			up++
-//line gompt_kernels.go:5292
-//line sext.go:70
 			if up == int64(20) {
-//line gompt_kernels.go:5295
-//line sext.go:71
 				break
-//line gompt_kernels.go:5298
-//line sext.go:70
 			}
-//line gompt_kernels.go:5301
-//line sext.go:68
 		}
-//line gompt_kernels.go:5304
-//line sext.go:74
 		for j := int64(0); j > x; j-- {
-//line gompt_kernels.go:5307
-//line sext.go:75
 			down++
-//line gompt_kernels.go:5310
-//line sext.go:76
 			if down == int64(20) {
-//line gompt_kernels.go:5313
-//line sext.go:77
 				break
-//line gompt_kernels.go:5316
-//line sext.go:76
 			}
-//line gompt_kernels.go:5319
-//line sext.go:74
 		}
-//line gompt_kernels.go:5322
-//line sext.go:80
 		for range x {
-//line gompt_kernels.go:5325
-//line sext.go:81
 			over++
-//line gompt_kernels.go:5328
-//line sext.go:82
 			if over == int64(20) {
-//line gompt_kernels.go:5331
-//line sext.go:83
 				break
-//line gompt_kernels.go:5334
-//line sext.go:82
 			}
-//line gompt_kernels.go:5337
-//line sext.go:80
 		}
-//line gompt_kernels.go:5340
-//line sext.go:86
 		*(*int64)(unsafe.Add(gomptPOut, (o+int(11))*8)) = up
-//line gompt_kernels.go:5343
-//line sext.go:87
 		*(*int64)(unsafe.Add(gomptPOut, (o+int(12))*8)) = down
-//line gompt_kernels.go:5346
-//line sext.go:88
 		*(*int64)(unsafe.Add(gomptPOut, (o+int(13))*8)) = over
-//line gompt_kernels.go:5349
-//line sext.go:89
 		*(*int64)(unsafe.Add(gomptPOut, (o+int(14))*8)) = int64(len(w))
-//line gompt_kernels.go:5352
-//line sext.go:90
 		*(*int64)(unsafe.Add(gomptPOut, (o+int(15))*8)) = int64(len(v))
-//line gompt_kernels.go:5355
 	}
 	_ = n
 	_ = p
 	_ = k
+//line gompt_kernels.go:4481
 }
 
 // gomptSampleSignExtend is SignExtendKernel's Sample: about n points, random arguments. Tol 0: every device gives the Go function's bits.
@@ -5440,31 +4562,17 @@ func gomptHostSpMV(gomptA *gomptdevice.HostArgs, gomptR gomptdevice.Range, _, _ 
 	for r := gomptLo0; r < gomptHi0; r++ {
 //line lens.go:28
 		var sum float32
-//line gompt_kernels.go:5444
-//line lens.go:29
 		for j := *(*int32)(unsafe.Add(gomptPRowPtr, r*4)); j < *(*int32)(unsafe.Add(gomptPRowPtr, (r+int(1))*4)); j++ {
-//line gompt_kernels.go:5447
-//line lens.go:30
 			sum += (vals[j] * x[cols[j]])
-//line gompt_kernels.go:5450
-//line lens.go:29
 		}
-//line gompt_kernels.go:5453
-//line lens.go:32
 		y[r] = sum
-//line gompt_kernels.go:5456
-//line lens.go:33
 		if (r + int(1)) < rows {
-//line gompt_kernels.go:5459
-//line lens.go:34
 			y[(rows + r)] = float32((*(*int32)(unsafe.Add(gomptPRowPtr, (r+int(1))*4)) - *(*int32)(unsafe.Add(gomptPRowPtr, r*4))))
-//line gompt_kernels.go:5462
-//line lens.go:33
 		}
-//line gompt_kernels.go:5465
 	}
 	_ = nnz
 	_ = ncols
+//line gompt_kernels.go:4576
 }
 
 // gomptSampleSpMV is SpMVKernel's Sample: about n points, random arguments. Tol 0: every device gives the Go function's bits.
@@ -5495,6 +4603,114 @@ func RunSpMV(dev gompttarget.DeviceClause, rows int, nnz int, ncols int, rowPtr 
 	return gompttarget.Target(gompttarget.Region{Device: dev, Kernel: SpMVKernel, Shape: gompttarget.Shape{Size: [3]int{rows, 1, 1}},
 		Maps: []gompttarget.Map{gompttarget.To(rowPtr), gompttarget.To(cols), gompttarget.To(vals), gompttarget.To(x), gompttarget.ToFrom(y)},
 		Args: []gompttarget.Arg{gompttarget.Int(rows), gompttarget.Int(nnz), gompttarget.Int(ncols), gompttarget.Slice(rowPtr), gompttarget.Slice(cols), gompttarget.Slice(vals), gompttarget.Slice(x), gompttarget.Slice(y)}})
+}
+
+// SplitEdgeKernel is the gompt map kernel of SplitEdge (checks.go:188:1), over [0, nx)x[0, ny).
+var SplitEdgeKernel = &gomptdevice.Kernel{
+	Name: "SplitEdge",
+	Params: []gomptdevice.Param{
+		{Name: "nx", Kind: gomptdevice.ParamInt64},
+		{Name: "ny", Kind: gomptdevice.ParamInt64},
+		{Name: "r", Kind: gomptdevice.ParamInt64},
+		{Name: "in", Kind: gomptdevice.ParamBuffer, Elem: gomptdevice.ParamFloat32, Len: "nx*ny"},
+		{Name: "out", Kind: gomptdevice.ParamBuffer, Elem: gomptdevice.ParamFloat32, Len: "nx*ny"},
+	},
+	Dims: 2,
+	Faults: []gomptdevice.FaultSite{
+		{Kind: gomptdevice.FaultDivide, Pos: "checks.go:190"},
+		{Kind: gomptdevice.FaultIndex, Pos: "checks.go:194"},
+	},
+	Images: []gomptdevice.Image{
+		{Kind: gomptdevice.ImageHost, Entry: "gompt_SplitEdge", Host: gomptHostSplitEdge},
+		{Kind: gomptdevice.ImageOpenCL, Entry: "gompt_SplitEdge", Source: gomptCLSplitEdge, Options: "-cl-fp32-correctly-rounded-divide-sqrt"},
+		{Kind: gomptdevice.ImagePTX, Entry: "gompt_SplitEdge", Source: gomptPTXSplitEdge},
+	},
+	Sample: gomptSampleSplitEdge,
+}
+
+//go:embed gompt_SplitEdge.cl
+var gomptCLSplitEdge string
+
+//go:embed gompt_SplitEdge.ptx
+var gomptPTXSplitEdge string
+
+// gomptHostSplitEdge is SplitEdgeKernel's Go image: the body of SplitEdge at each point of the team's range.
+func gomptHostSplitEdge(gomptA *gomptdevice.HostArgs, gomptR gomptdevice.Range, _, _ int) {
+	nx := gomptA.Int(0)
+	ny := gomptA.Int(1)
+	r := gomptA.Int(2)
+	in := gomptrt.View[float32](gomptA.Bufs[3], gomptrt.Len(nx, ny))
+	out := gomptrt.View[float32](gomptA.Bufs[4], gomptrt.Len(nx, ny))
+	gomptPIn := unsafe.Pointer(unsafe.SliceData(in))
+	gomptPOut := unsafe.Pointer(unsafe.SliceData(out))
+	gomptLo0, gomptHi0 := gomptR.Clamp(0, nx)
+	gomptLo1, gomptHi1 := gomptR.Clamp(1, ny)
+	for y := gomptLo1; y < gomptHi1; y++ {
+		// The interior [gomptIn0, gomptIn1), where the boundary test is false.
+		gomptIn0, gomptIn1 := gomptLo0, gomptLo0
+//line checks.go:190
+		if !(y == int(0)) {
+//line checks.go:190
+			gomptIn0 = min(max(gomptLo0, (nx/r)), gomptHi0)
+//line checks.go:190
+			gomptIn1 = max(gomptIn0, gomptHi0)
+		}
+	gomptPoint0:
+		for x := gomptLo0; x < gomptIn0; x++ {
+//line checks.go:189
+			i := ((y * nx) + x)
+			if (y == int(0)) || (x < (nx / r)) {
+				*(*float32)(unsafe.Add(gomptPOut, i*4)) = *(*float32)(unsafe.Add(gomptPIn, i*4))
+				continue gomptPoint0
+			}
+			*(*float32)(unsafe.Add(gomptPOut, i*4)) = in[(i - int(1))]
+		}
+		for x := gomptIn0; x < gomptIn1; x++ {
+//line checks.go:189
+			i := ((y * nx) + x)
+//line checks.go:194
+			*(*float32)(unsafe.Add(gomptPOut, i*4)) = in[(i - int(1))]
+		}
+	gomptPoint2:
+		for x := gomptIn1; x < gomptHi0; x++ {
+//line checks.go:189
+			i := ((y * nx) + x)
+			if (y == int(0)) || (x < (nx / r)) {
+				*(*float32)(unsafe.Add(gomptPOut, i*4)) = *(*float32)(unsafe.Add(gomptPIn, i*4))
+				continue gomptPoint2
+			}
+			*(*float32)(unsafe.Add(gomptPOut, i*4)) = in[(i - int(1))]
+		}
+	}
+	_ = ny
+//line gompt_kernels.go:4687
+}
+
+// gomptSampleSplitEdge is SplitEdgeKernel's Sample: about n points, random arguments. Tol 0: every device gives the Go function's bits.
+func gomptSampleSplitEdge(gomptN int, gomptSeed int64) gomptdevice.Sample {
+	gomptR := gomptrt.Rand("SplitEdge", gomptN, gomptSeed)
+	gomptExt := gomptrt.Extents(gomptN, 2)
+	nx := gomptExt[0]
+	ny := gomptExt[1]
+	r := int(1 + gomptR.IntN(8))
+	return gomptdevice.Sample{
+		Shape: gomptdevice.Shape{Size: gomptExt},
+		Bufs:  [][]byte{nil, nil, nil, gomptrt.Floats[float32](gomptR, gomptrt.Len(nx, ny), 0.5, 1.5), gomptrt.Floats[float32](gomptR, gomptrt.Len(nx, ny), 0.5, 1.5)},
+		Args:  []gomptdevice.Arg{gomptrt.Int(int64(nx)), gomptrt.Int(int64(ny)), gomptrt.Int(int64(r)), {}, {}},
+	}
+}
+
+// RunSplitEdge runs SplitEdgeKernel (SplitEdge) on device dev over [0, nx)x[0, ny), mapping each slice by how the kernel uses it:
+// in to, out from.
+func RunSplitEdge(dev gompttarget.DeviceClause, nx int, ny int, r int, in []float32, out []float32) error {
+	if nx <= 0 || ny <= 0 {
+		return nil
+	}
+	in = gomptrt.Head(in, gomptrt.Len(nx, ny))
+	out = gomptrt.Head(out, gomptrt.Len(nx, ny))
+	return gompttarget.Target(gompttarget.Region{Device: dev, Kernel: SplitEdgeKernel, Shape: gompttarget.Shape{Size: [3]int{nx, ny, 1}},
+		Maps: []gompttarget.Map{gompttarget.To(in), gompttarget.From(out)},
+		Args: []gompttarget.Arg{gompttarget.Int(nx), gompttarget.Int(ny), gompttarget.Int(r), gompttarget.Slice(in), gompttarget.Slice(out)}})
 }
 
 // Stencil2DKernel is the gompt map kernel of Stencil2D (dims.go:7:1), over [0, nx)x[0, ny).
@@ -5534,62 +4750,43 @@ func gomptHostStencil2D(gomptA *gomptdevice.HostArgs, gomptR gomptdevice.Range, 
 	gomptLo0, gomptHi0 := gomptR.Clamp(0, nx)
 	gomptLo1, gomptHi1 := gomptR.Clamp(1, ny)
 	for y := gomptLo1; y < gomptHi1; y++ {
-		gomptIn0, gomptIn1 := gomptLo0, gomptLo0 // the interior [gomptIn0, gomptIn1), where the boundary test is false
+		// The interior [gomptIn0, gomptIn1), where the boundary test is false.
+		gomptIn0, gomptIn1 := gomptLo0, gomptLo0
+//line dims.go:9
 		if !((y == int(0)) || (y == (ny - int(1)))) {
+//line dims.go:9
 			gomptIn0 = min(max(gomptLo0, 1), gomptHi0)
+//line dims.go:9
 			gomptIn1 = max(gomptIn0, min(gomptHi0, (nx-int(1))))
 		}
 	gomptPoint0:
 		for x := gomptLo0; x < gomptIn0; x++ {
 //line dims.go:8
 			i := ((y * nx) + x)
-//line gompt_kernels.go:5547
-//line dims.go:9
 			if (((x == int(0)) || (y == int(0))) || (x == (nx - int(1)))) || (y == (ny - int(1))) {
-//line gompt_kernels.go:5550
-//line dims.go:10
 				*(*float32)(unsafe.Add(gomptPOut, i*4)) = *(*float32)(unsafe.Add(gomptPIn, i*4))
-//line gompt_kernels.go:5553
-//line dims.go:11
 				continue gomptPoint0
-//line gompt_kernels.go:5556
-//line dims.go:9
 			}
-//line gompt_kernels.go:5559
-//line dims.go:13
 			*(*float32)(unsafe.Add(gomptPOut, i*4)) = (*(*float32)(unsafe.Add(gomptPIn, i*4)) + (w * ((((*(*float32)(unsafe.Add(gomptPIn, (i-int(1))*4)) + *(*float32)(unsafe.Add(gomptPIn, (i+int(1))*4))) + *(*float32)(unsafe.Add(gomptPIn, (i-nx)*4))) + *(*float32)(unsafe.Add(gomptPIn, (i+nx)*4))) - (float32(4.0) * *(*float32)(unsafe.Add(gomptPIn, i*4))))))
-//line gompt_kernels.go:5562
 		}
 		for x := gomptIn0; x < gomptIn1; x++ {
 //line dims.go:8
 			i := ((y * nx) + x)
-//line gompt_kernels.go:5567
 //line dims.go:13
 			*(*float32)(unsafe.Add(gomptPOut, i*4)) = (*(*float32)(unsafe.Add(gomptPIn, i*4)) + (w * ((((*(*float32)(unsafe.Add(gomptPIn, (i-int(1))*4)) + *(*float32)(unsafe.Add(gomptPIn, (i+int(1))*4))) + *(*float32)(unsafe.Add(gomptPIn, (i-nx)*4))) + *(*float32)(unsafe.Add(gomptPIn, (i+nx)*4))) - (float32(4.0) * *(*float32)(unsafe.Add(gomptPIn, i*4))))))
-//line gompt_kernels.go:5570
 		}
 	gomptPoint2:
 		for x := gomptIn1; x < gomptHi0; x++ {
 //line dims.go:8
 			i := ((y * nx) + x)
-//line gompt_kernels.go:5576
-//line dims.go:9
 			if (((x == int(0)) || (y == int(0))) || (x == (nx - int(1)))) || (y == (ny - int(1))) {
-//line gompt_kernels.go:5579
-//line dims.go:10
 				*(*float32)(unsafe.Add(gomptPOut, i*4)) = *(*float32)(unsafe.Add(gomptPIn, i*4))
-//line gompt_kernels.go:5582
-//line dims.go:11
 				continue gomptPoint2
-//line gompt_kernels.go:5585
-//line dims.go:9
 			}
-//line gompt_kernels.go:5588
-//line dims.go:13
 			*(*float32)(unsafe.Add(gomptPOut, i*4)) = (*(*float32)(unsafe.Add(gomptPIn, i*4)) + (w * ((((*(*float32)(unsafe.Add(gomptPIn, (i-int(1))*4)) + *(*float32)(unsafe.Add(gomptPIn, (i+int(1))*4))) + *(*float32)(unsafe.Add(gomptPIn, (i-nx)*4))) + *(*float32)(unsafe.Add(gomptPIn, (i+nx)*4))) - (float32(4.0) * *(*float32)(unsafe.Add(gomptPIn, i*4))))))
-//line gompt_kernels.go:5591
 		}
 	}
+//line gompt_kernels.go:4790
 }
 
 // gomptSampleStencil2D is Stencil2DKernel's Sample: about n points, random arguments. Tol 0: every device gives the Go function's bits.
@@ -5664,10 +4861,8 @@ func gomptHostSumFloat32(gomptA *gomptdevice.HostArgs, gomptR gomptdevice.Range,
 		{
 //line reduce.go:13
 			gomptV = (*(*float32)(unsafe.Add(gomptPX, i*4)) * *(*float32)(unsafe.Add(gomptPY, i*4)))
-//line gompt_kernels.go:5668
 //line reduce.go:13
 			goto gomptR0
-//line gompt_kernels.go:5671
 		}
 	gomptR0:
 		gomptS0 = gomptS0 + float64(gomptV)
@@ -5675,10 +4870,8 @@ func gomptHostSumFloat32(gomptA *gomptdevice.HostArgs, gomptR gomptdevice.Range,
 			i := i + 1
 //line reduce.go:13
 			gomptV = (*(*float32)(unsafe.Add(gomptPX, i*4)) * *(*float32)(unsafe.Add(gomptPY, i*4)))
-//line gompt_kernels.go:5679
 //line reduce.go:13
 			goto gomptR1
-//line gompt_kernels.go:5682
 		}
 	gomptR1:
 		gomptS1 = gomptS1 + float64(gomptV)
@@ -5686,10 +4879,8 @@ func gomptHostSumFloat32(gomptA *gomptdevice.HostArgs, gomptR gomptdevice.Range,
 			i := i + 2
 //line reduce.go:13
 			gomptV = (*(*float32)(unsafe.Add(gomptPX, i*4)) * *(*float32)(unsafe.Add(gomptPY, i*4)))
-//line gompt_kernels.go:5690
 //line reduce.go:13
 			goto gomptR2
-//line gompt_kernels.go:5693
 		}
 	gomptR2:
 		gomptS2 = gomptS2 + float64(gomptV)
@@ -5697,10 +4888,8 @@ func gomptHostSumFloat32(gomptA *gomptdevice.HostArgs, gomptR gomptdevice.Range,
 			i := i + 3
 //line reduce.go:13
 			gomptV = (*(*float32)(unsafe.Add(gomptPX, i*4)) * *(*float32)(unsafe.Add(gomptPY, i*4)))
-//line gompt_kernels.go:5701
 //line reduce.go:13
 			goto gomptR3
-//line gompt_kernels.go:5704
 		}
 	gomptR3:
 		gomptS3 = gomptS3 + float64(gomptV)
@@ -5709,16 +4898,15 @@ func gomptHostSumFloat32(gomptA *gomptdevice.HostArgs, gomptR gomptdevice.Range,
 		{
 //line reduce.go:13
 			gomptV = (*(*float32)(unsafe.Add(gomptPX, i*4)) * *(*float32)(unsafe.Add(gomptPY, i*4)))
-//line gompt_kernels.go:5713
 //line reduce.go:13
 			goto gomptR4
-//line gompt_kernels.go:5716
 		}
 	gomptR4:
 		gomptS0 = gomptS0 + float64(gomptV)
 	}
 	gomptPartial[gomptTeam] = float32((gomptS0 + gomptS1) + (gomptS2 + gomptS3))
 	_ = n
+//line gompt_kernels.go:4910
 }
 
 // gomptSampleSumFloat32 is SumFloat32Kernel's Sample: about n points, random arguments. Tol 0.0001: its float sums are combined in another order on each device.
@@ -5803,25 +4991,14 @@ func gomptHostSumFloat64In2D(gomptA *gomptdevice.HostArgs, gomptR gomptdevice.Ra
 			{
 //line reduce.go:19
 				v := *(*float64)(unsafe.Add(gomptPA, ((y*nx)+x)*8))
-//line gompt_kernels.go:5807
-//line reduce.go:20
 				if x == y {
-//line gompt_kernels.go:5810
-//line reduce.go:21
 					gomptV = (float64(2.0) * v)
-//line gompt_kernels.go:5813
 //line reduce.go:21
 					goto gomptR0
-//line gompt_kernels.go:5816
-//line reduce.go:20
 				}
-//line gompt_kernels.go:5819
-//line reduce.go:23
 				gomptV = v
-//line gompt_kernels.go:5822
 //line reduce.go:23
 				goto gomptR0
-//line gompt_kernels.go:5825
 			}
 		gomptR0:
 			gomptS0 = gomptS0 + gomptV
@@ -5829,25 +5006,14 @@ func gomptHostSumFloat64In2D(gomptA *gomptdevice.HostArgs, gomptR gomptdevice.Ra
 				x := x + 1
 //line reduce.go:19
 				v := *(*float64)(unsafe.Add(gomptPA, ((y*nx)+x)*8))
-//line gompt_kernels.go:5833
-//line reduce.go:20
 				if x == y {
-//line gompt_kernels.go:5836
-//line reduce.go:21
 					gomptV = (float64(2.0) * v)
-//line gompt_kernels.go:5839
 //line reduce.go:21
 					goto gomptR1
-//line gompt_kernels.go:5842
-//line reduce.go:20
 				}
-//line gompt_kernels.go:5845
-//line reduce.go:23
 				gomptV = v
-//line gompt_kernels.go:5848
 //line reduce.go:23
 				goto gomptR1
-//line gompt_kernels.go:5851
 			}
 		gomptR1:
 			gomptS1 = gomptS1 + gomptV
@@ -5855,25 +5021,14 @@ func gomptHostSumFloat64In2D(gomptA *gomptdevice.HostArgs, gomptR gomptdevice.Ra
 				x := x + 2
 //line reduce.go:19
 				v := *(*float64)(unsafe.Add(gomptPA, ((y*nx)+x)*8))
-//line gompt_kernels.go:5859
-//line reduce.go:20
 				if x == y {
-//line gompt_kernels.go:5862
-//line reduce.go:21
 					gomptV = (float64(2.0) * v)
-//line gompt_kernels.go:5865
 //line reduce.go:21
 					goto gomptR2
-//line gompt_kernels.go:5868
-//line reduce.go:20
 				}
-//line gompt_kernels.go:5871
-//line reduce.go:23
 				gomptV = v
-//line gompt_kernels.go:5874
 //line reduce.go:23
 				goto gomptR2
-//line gompt_kernels.go:5877
 			}
 		gomptR2:
 			gomptS2 = gomptS2 + gomptV
@@ -5881,25 +5036,14 @@ func gomptHostSumFloat64In2D(gomptA *gomptdevice.HostArgs, gomptR gomptdevice.Ra
 				x := x + 3
 //line reduce.go:19
 				v := *(*float64)(unsafe.Add(gomptPA, ((y*nx)+x)*8))
-//line gompt_kernels.go:5885
-//line reduce.go:20
 				if x == y {
-//line gompt_kernels.go:5888
-//line reduce.go:21
 					gomptV = (float64(2.0) * v)
-//line gompt_kernels.go:5891
 //line reduce.go:21
 					goto gomptR3
-//line gompt_kernels.go:5894
-//line reduce.go:20
 				}
-//line gompt_kernels.go:5897
-//line reduce.go:23
 				gomptV = v
-//line gompt_kernels.go:5900
 //line reduce.go:23
 				goto gomptR3
-//line gompt_kernels.go:5903
 			}
 		gomptR3:
 			gomptS3 = gomptS3 + gomptV
@@ -5908,25 +5052,14 @@ func gomptHostSumFloat64In2D(gomptA *gomptdevice.HostArgs, gomptR gomptdevice.Ra
 			{
 //line reduce.go:19
 				v := *(*float64)(unsafe.Add(gomptPA, ((y*nx)+x)*8))
-//line gompt_kernels.go:5912
-//line reduce.go:20
 				if x == y {
-//line gompt_kernels.go:5915
-//line reduce.go:21
 					gomptV = (float64(2.0) * v)
-//line gompt_kernels.go:5918
 //line reduce.go:21
 					goto gomptR4
-//line gompt_kernels.go:5921
-//line reduce.go:20
 				}
-//line gompt_kernels.go:5924
-//line reduce.go:23
 				gomptV = v
-//line gompt_kernels.go:5927
 //line reduce.go:23
 				goto gomptR4
-//line gompt_kernels.go:5930
 			}
 		gomptR4:
 			gomptS0 = gomptS0 + gomptV
@@ -5934,6 +5067,7 @@ func gomptHostSumFloat64In2D(gomptA *gomptdevice.HostArgs, gomptR gomptdevice.Ra
 	}
 	gomptPartial[gomptTeam] = float64((gomptS0 + gomptS1) + (gomptS2 + gomptS3))
 	_ = ny
+//line gompt_kernels.go:5071
 }
 
 // gomptSampleSumFloat64In2D is SumFloat64In2DKernel's Sample: about n points, random arguments. Tol 1e-10: its float sums are combined in another order on each device.
@@ -6013,10 +5147,8 @@ func gomptHostSumInt64(gomptA *gomptdevice.HostArgs, gomptR gomptdevice.Range, g
 		{
 //line reduce.go:8
 			gomptV = (*(*int64)(unsafe.Add(gomptPA, i*8)) * int64(3458764513820540929))
-//line gompt_kernels.go:6017
 //line reduce.go:8
 			goto gomptR0
-//line gompt_kernels.go:6020
 		}
 	gomptR0:
 		gomptS0 = gomptS0 + gomptV
@@ -6024,10 +5156,8 @@ func gomptHostSumInt64(gomptA *gomptdevice.HostArgs, gomptR gomptdevice.Range, g
 			i := i + 1
 //line reduce.go:8
 			gomptV = (*(*int64)(unsafe.Add(gomptPA, i*8)) * int64(3458764513820540929))
-//line gompt_kernels.go:6028
 //line reduce.go:8
 			goto gomptR1
-//line gompt_kernels.go:6031
 		}
 	gomptR1:
 		gomptS1 = gomptS1 + gomptV
@@ -6035,10 +5165,8 @@ func gomptHostSumInt64(gomptA *gomptdevice.HostArgs, gomptR gomptdevice.Range, g
 			i := i + 2
 //line reduce.go:8
 			gomptV = (*(*int64)(unsafe.Add(gomptPA, i*8)) * int64(3458764513820540929))
-//line gompt_kernels.go:6039
 //line reduce.go:8
 			goto gomptR2
-//line gompt_kernels.go:6042
 		}
 	gomptR2:
 		gomptS2 = gomptS2 + gomptV
@@ -6046,10 +5174,8 @@ func gomptHostSumInt64(gomptA *gomptdevice.HostArgs, gomptR gomptdevice.Range, g
 			i := i + 3
 //line reduce.go:8
 			gomptV = (*(*int64)(unsafe.Add(gomptPA, i*8)) * int64(3458764513820540929))
-//line gompt_kernels.go:6050
 //line reduce.go:8
 			goto gomptR3
-//line gompt_kernels.go:6053
 		}
 	gomptR3:
 		gomptS3 = gomptS3 + gomptV
@@ -6058,16 +5184,15 @@ func gomptHostSumInt64(gomptA *gomptdevice.HostArgs, gomptR gomptdevice.Range, g
 		{
 //line reduce.go:8
 			gomptV = (*(*int64)(unsafe.Add(gomptPA, i*8)) * int64(3458764513820540929))
-//line gompt_kernels.go:6062
 //line reduce.go:8
 			goto gomptR4
-//line gompt_kernels.go:6065
 		}
 	gomptR4:
 		gomptS0 = gomptS0 + gomptV
 	}
 	gomptPartial[gomptTeam] = int64((gomptS0 + gomptS1) + (gomptS2 + gomptS3))
 	_ = n
+//line gompt_kernels.go:5196
 }
 
 // gomptSampleSumInt64 is SumInt64Kernel's Sample: about n points, random arguments. Tol 0: every device gives the Go function's bits.
@@ -6101,6 +5226,105 @@ func RunSumInt64(dev gompttarget.DeviceClause, n int, a []int64) (int64, error) 
 		return gomptZero, err
 	}
 	return gomptrt.SumInts(gomptPartial), nil
+}
+
+// TeamDefineKernel is the gompt team kernel (team=64) of TeamDefine (checks.go:175:1), over [0, teams).
+var TeamDefineKernel = &gomptdevice.Kernel{
+	Name: "TeamDefine",
+	Params: []gomptdevice.Param{
+		{Name: "teams", Kind: gomptdevice.ParamInt64},
+		{Name: "m", Kind: gomptdevice.ParamInt64},
+		{Name: "idx", Kind: gomptdevice.ParamBuffer, Elem: gomptdevice.ParamInt64, Len: "teams*64"},
+		{Name: "src", Kind: gomptdevice.ParamBuffer, Elem: gomptdevice.ParamFloat32, Len: "m"},
+		{Name: "out", Kind: gomptdevice.ParamBuffer, Elem: gomptdevice.ParamFloat32, Len: "teams*64"},
+	},
+	Dims: 1,
+	Faults: []gomptdevice.FaultSite{
+		{Kind: gomptdevice.FaultIndex, Pos: "checks.go:177"},
+		{Kind: gomptdevice.FaultIndex, Pos: "checks.go:180"},
+	},
+	MaxThreads: 64,
+	Needs: []gomptdevice.Need{
+		{Kind: gomptdevice.NeedLocalMem, Amount: 256, Use: "256 bytes of team-local memory (team array buf)", Pos: "checks.go:176"},
+		{Kind: gomptdevice.NeedTeamSize, Amount: 64, Use: "teams of 64 threads (team=64)", Pos: "checks.go:174"},
+	},
+	Images: []gomptdevice.Image{
+		{Kind: gomptdevice.ImageHost, Entry: "gompt_TeamDefine", Host: gomptHostTeamDefine},
+		{Kind: gomptdevice.ImageOpenCL, Entry: "gompt_TeamDefine", Source: gomptCLTeamDefine, Options: "-cl-fp32-correctly-rounded-divide-sqrt"},
+		{Kind: gomptdevice.ImagePTX, Entry: "gompt_TeamDefine", Source: gomptPTXTeamDefine},
+	},
+	Sample: gomptSampleTeamDefine,
+}
+
+//go:embed gompt_TeamDefine.cl
+var gomptCLTeamDefine string
+
+//go:embed gompt_TeamDefine.ptx
+var gomptPTXTeamDefine string
+
+// gomptHostTeamDefine is TeamDefineKernel's Go image: the body of TeamDefine at each point of the team's range.
+func gomptHostTeamDefine(gomptA *gomptdevice.HostArgs, gomptR gomptdevice.Range, _, _ int) {
+	teams := gomptA.Int(0)
+	m := gomptA.Int(1)
+	idx := gomptrt.View[int](gomptA.Bufs[2], gomptrt.Len(teams, 64))
+	src := gomptrt.View[float32](gomptA.Bufs[3], gomptrt.Len(m))
+	out := gomptrt.View[float32](gomptA.Bufs[4], gomptrt.Len(teams, 64))
+	gomptPIdx := unsafe.Pointer(unsafe.SliceData(idx))
+	gomptPOut := unsafe.Pointer(unsafe.SliceData(out))
+	var v [64]float32 // per thread
+	gomptLo0, gomptHi0 := gomptR.Clamp(0, teams)
+	for t := gomptLo0; t < gomptHi0; t++ {
+//line checks.go:176
+		var buf [64]float32
+		_ = buf
+		for gomptJ := 0; gomptJ < 64; gomptJ++ {
+			th := gomptJ
+//line checks.go:177
+			v[gomptJ] = src[*(*int)(unsafe.Add(gomptPIdx, ((t*int(64))+th)*8))]
+		}
+		for gomptJ := 0; gomptJ < 64; gomptJ++ {
+			th := gomptJ
+//line checks.go:178
+			buf[th] = v[gomptJ]
+		}
+		// barrier
+		for gomptJ := 0; gomptJ < 64; gomptJ++ {
+			th := gomptJ
+//line checks.go:180
+			*(*float32)(unsafe.Add(gomptPOut, ((t*int(64))+th)*4)) = buf[(int(63) - th)]
+		}
+	}
+	_ = v
+	_ = teams
+	_ = m
+//line gompt_kernels.go:5301
+}
+
+// gomptSampleTeamDefine is TeamDefineKernel's Sample: about n points, random arguments. Tol 0: every device gives the Go function's bits.
+func gomptSampleTeamDefine(gomptN int, gomptSeed int64) gomptdevice.Sample {
+	gomptR := gomptrt.Rand("TeamDefine", gomptN, gomptSeed)
+	gomptExt := gomptrt.Extents(max(gomptN/64, 1), 1)
+	teams := gomptExt[0]
+	m := int(1 + gomptR.IntN(8))
+	return gomptdevice.Sample{
+		Shape: gomptdevice.Shape{Size: gomptExt, Teams: gomptExt[0], Threads: 64},
+		Bufs:  [][]byte{nil, nil, gomptrt.Ints[int](gomptR, gomptrt.Len(teams, 64), 0, 16), gomptrt.Floats[float32](gomptR, gomptrt.Len(m), 0.5, 1.5), gomptrt.Floats[float32](gomptR, gomptrt.Len(teams, 64), 0.5, 1.5)},
+		Args:  []gomptdevice.Arg{gomptrt.Int(int64(teams)), gomptrt.Int(int64(m)), {}, {}, {}},
+	}
+}
+
+// RunTeamDefine runs TeamDefineKernel (TeamDefine) on device dev over [0, teams), mapping each slice by how the kernel uses it:
+// idx to, src to, out tofrom.
+func RunTeamDefine(dev gompttarget.DeviceClause, teams int, m int, idx []int, src []float32, out []float32) error {
+	if teams <= 0 {
+		return nil
+	}
+	idx = gomptrt.Head(idx, gomptrt.Len(teams, 64))
+	src = gomptrt.Head(src, gomptrt.Len(m))
+	out = gomptrt.Head(out, gomptrt.Len(teams, 64))
+	return gompttarget.Target(gompttarget.Region{Device: dev, Kernel: TeamDefineKernel, Shape: gompttarget.Shape{Size: [3]int{teams, 1, 1}, Teams: teams, Threads: 64},
+		Maps: []gompttarget.Map{gompttarget.To(idx), gompttarget.To(src), gompttarget.ToFrom(out)},
+		Args: []gompttarget.Arg{gompttarget.Int(teams), gompttarget.Int(m), gompttarget.Slice(idx), gompttarget.Slice(src), gompttarget.Slice(out)}})
 }
 
 // TeamGatherKernel is the gompt team kernel (team=64) of TeamGather (checks.go:81:1), over [0, teams).
@@ -6153,24 +5377,22 @@ func gomptHostTeamGather(gomptA *gomptdevice.HostArgs, gomptR gomptdevice.Range,
 	for t := gomptLo0; t < gomptHi0; t++ {
 //line checks.go:82
 		var buf [64]float32
-//line gompt_kernels.go:6157
 		_ = buf
 		for gomptJ := 0; gomptJ < 64; gomptJ++ {
 			th := gomptJ
 //line checks.go:83
 			buf[th] = src[*(*int)(unsafe.Add(gomptPIdx, ((t*int(64))+th)*8))]
-//line gompt_kernels.go:6163
 		}
 		// barrier
 		for gomptJ := 0; gomptJ < 64; gomptJ++ {
 			th := gomptJ
 //line checks.go:85
 			*(*float32)(unsafe.Add(gomptPOut, ((t*int(64))+th)*4)) = buf[*(*int)(unsafe.Add(gomptPAt, ((t*int(64))+th)*8))]
-//line gompt_kernels.go:6170
 		}
 	}
 	_ = teams
 	_ = m
+//line gompt_kernels.go:5396
 }
 
 // gomptSampleTeamGather is TeamGatherKernel's Sample: about n points, random arguments. Tol 0: every device gives the Go function's bits.
@@ -6246,56 +5468,46 @@ func gomptHostTeamReverse(gomptA *gomptdevice.HostArgs, gomptR gomptdevice.Range
 	gomptPIn := unsafe.Pointer(unsafe.SliceData(in))
 	gomptPOut := unsafe.Pointer(unsafe.SliceData(out))
 	gomptPSums := unsafe.Pointer(unsafe.SliceData(sums))
-	var gomptT1Mine [64]int32 // mine, per thread
+	var mine [64]int32 // per thread
 	gomptLo0, gomptHi0 := gomptR.Clamp(0, teams)
 	for t := gomptLo0; t < gomptHi0; t++ {
 //line team.go:13
 		var buf [64]int32
-//line gompt_kernels.go:6255
 		_ = buf
 //line team.go:14
 		var part [64]int64
-//line gompt_kernels.go:6259
 		_ = part
 //line team.go:15
 		base := (t * int(64))
-//line gompt_kernels.go:6263
 		_ = base
 		for gomptJ := 0; gomptJ < 64; gomptJ++ {
 			th := gomptJ
-			gomptT1Mine[gomptJ] = *(*int32)(unsafe.Add(gomptPIn, (base+th)*4))
+//line team.go:16
+			mine[gomptJ] = *(*int32)(unsafe.Add(gomptPIn, (base+th)*4))
 		}
 		for gomptJ := 0; gomptJ < 64; gomptJ++ {
 			th := gomptJ
 //line team.go:17
-			buf[th] = gomptT1Mine[gomptJ]
-//line gompt_kernels.go:6273
+			buf[th] = mine[gomptJ]
 		}
 		for gomptJ := 0; gomptJ < 64; gomptJ++ {
 			th := gomptJ
 //line team.go:18
-			part[th] = int64(gomptT1Mine[gomptJ])
-//line gompt_kernels.go:6279
+			part[th] = int64(mine[gomptJ])
 		}
 		// barrier
 		for gomptJ := 0; gomptJ < 64; gomptJ++ {
 			th := gomptJ
 //line team.go:20
-			*(*int32)(unsafe.Add(gomptPOut, (base+th)*4)) = (buf[(int(63)-th)] - gomptT1Mine[gomptJ])
-//line gompt_kernels.go:6286
+			*(*int32)(unsafe.Add(gomptPOut, (base+th)*4)) = (buf[(int(63)-th)] - mine[gomptJ])
 		}
 		for s := int(32); s > int(0); s /= int(2) {
 			for gomptJ := 0; gomptJ < 64; gomptJ++ {
 				th := gomptJ
 //line team.go:22
 				if th < s {
-//line gompt_kernels.go:6293
-//line team.go:23
 					part[th] += part[(th + s)]
-//line gompt_kernels.go:6296
-//line team.go:22
 				}
-//line gompt_kernels.go:6299
 			}
 			// barrier
 		}
@@ -6304,14 +5516,12 @@ func gomptHostTeamReverse(gomptA *gomptdevice.HostArgs, gomptR gomptdevice.Range
 				th := gomptJ
 //line team.go:28
 				buf[th] = (-buf[th])
-//line gompt_kernels.go:6308
 			}
 			// barrier
 			for gomptJ := 0; gomptJ < 64; gomptJ++ {
 				th := gomptJ
 //line team.go:30
 				*(*int32)(unsafe.Add(gomptPOut, (base+th)*4)) += buf[((th + int(1)) % int(64))]
-//line gompt_kernels.go:6315
 			}
 		} else {
 			// barrier
@@ -6320,17 +5530,13 @@ func gomptHostTeamReverse(gomptA *gomptdevice.HostArgs, gomptR gomptdevice.Range
 			th := gomptJ
 //line team.go:34
 			if th == int(0) {
-//line gompt_kernels.go:6324
-//line team.go:35
-				*(*int64)(unsafe.Add(gomptPSums, t*8)) = (part[int(0)] + int64(gomptT1Mine[gomptJ]))
-//line gompt_kernels.go:6327
-//line team.go:34
+				*(*int64)(unsafe.Add(gomptPSums, t*8)) = (part[int(0)] + int64(mine[gomptJ]))
 			}
-//line gompt_kernels.go:6330
 		}
 	}
-	_ = gomptT1Mine
+	_ = mine
 	_ = teams
+//line gompt_kernels.go:5540
 }
 
 // gomptSampleTeamReverse is TeamReverseKernel's Sample: about n points, random arguments. Tol 0: every device gives the Go function's bits.
@@ -6401,58 +5607,57 @@ func gomptHostTeamTuple(gomptA *gomptdevice.HostArgs, gomptR gomptdevice.Range, 
 	out := gomptrt.View[float32](gomptA.Bufs[2], gomptrt.Len(teams, 128))
 	gomptPIn := unsafe.Pointer(unsafe.SliceData(in))
 	gomptPOut := unsafe.Pointer(unsafe.SliceData(out))
-	var gomptT1J [64]int     // j, per thread
-	var gomptT2X [64]float32 // x, per thread
-	var gomptT3O [64]int     // o, per thread
+	var j [64]int     // per thread
+	var x [64]float32 // per thread
+	var o [64]int     // per thread
 	gomptLo0, gomptHi0 := gomptR.Clamp(0, teams)
 	for t := gomptLo0; t < gomptHi0; t++ {
 //line team.go:48
 		var a, b [64]float32
-//line gompt_kernels.go:6412
 		_ = a
 		_ = b
 		for gomptJ := 0; gomptJ < 64; gomptJ++ {
 			th := gomptJ
 //line team.go:49
 			a[th], b[th] = *(*float32)(unsafe.Add(gomptPIn, ((t*int(64))+th)*4)), float32(1.0)
-//line gompt_kernels.go:6419
 		}
 		for gomptJ := 0; gomptJ < 64; gomptJ++ {
 			th := gomptJ
-			gomptT1J[gomptJ] = th
+//line team.go:50
+			j[gomptJ] = th
 		}
 		for gomptJ := 0; gomptJ < 64; gomptJ++ {
 			th := gomptJ
 //line team.go:51
-			gomptT1J[gomptJ], a[gomptT1J[gomptJ]] = (int(63) - th), (a[gomptT1J[gomptJ]] * float32(2.0))
-//line gompt_kernels.go:6429
+			j[gomptJ], a[j[gomptJ]] = (int(63) - th), (a[j[gomptJ]] * float32(2.0))
 		}
 		// barrier
 		for gomptJ := 0; gomptJ < 64; gomptJ++ {
-			gomptT2X[gomptJ] = a[gomptT1J[gomptJ]]
+//line team.go:53
+			x[gomptJ] = a[j[gomptJ]]
 		}
 		for gomptJ := 0; gomptJ < 64; gomptJ++ {
 			th := gomptJ
 //line team.go:54
-			b[th], gomptT2X[gomptJ] = gomptT2X[gomptJ], b[th]
-//line gompt_kernels.go:6439
+			b[th], x[gomptJ] = x[gomptJ], b[th]
 		}
 		// barrier
 		for gomptJ := 0; gomptJ < 64; gomptJ++ {
 			th := gomptJ
-			gomptT3O[gomptJ] = ((t * int(128)) + th)
+//line team.go:56
+			o[gomptJ] = ((t * int(128)) + th)
 		}
 		for gomptJ := 0; gomptJ < 64; gomptJ++ {
 			th := gomptJ
 //line team.go:57
-			*(*float32)(unsafe.Add(gomptPOut, gomptT3O[gomptJ]*4)), *(*float32)(unsafe.Add(gomptPOut, (gomptT3O[gomptJ]+int(64))*4)) = b[(int(63)-th)], (b[th] + gomptT2X[gomptJ])
-//line gompt_kernels.go:6450
+			*(*float32)(unsafe.Add(gomptPOut, o[gomptJ]*4)), *(*float32)(unsafe.Add(gomptPOut, (o[gomptJ]+int(64))*4)) = b[(int(63)-th)], (b[th] + x[gomptJ])
 		}
 	}
-	_ = gomptT1J
-	_ = gomptT2X
-	_ = gomptT3O
+	_ = j
+	_ = x
+	_ = o
 	_ = teams
+//line gompt_kernels.go:5661
 }
 
 // gomptSampleTeamTuple is TeamTupleKernel's Sample: about n points, random arguments. Tol 0: every device gives the Go function's bits.
@@ -6527,72 +5732,57 @@ func gomptHostTeamView(gomptA *gomptdevice.HostArgs, gomptR gomptdevice.Range, _
 	gomptPLo := unsafe.Pointer(unsafe.SliceData(lo))
 	gomptPHi := unsafe.Pointer(unsafe.SliceData(hi))
 	gomptPOut := unsafe.Pointer(unsafe.SliceData(out))
-	var gomptT1From [64][]float32 // from, per thread
-	var gomptT2S [64]float32      // s, per thread
+	var from [64][]float32 // per thread
+	var s [64]float32      // per thread
 	gomptLo0, gomptHi0 := gomptR.Clamp(0, teams)
 	for t := gomptLo0; t < gomptHi0; t++ {
 //line checks.go:121
 		var tile [64]float32
-//line gompt_kernels.go:6537
 		_ = tile
 //line checks.go:122
 		part := in[(t * int(64)):((t * int(64)) + int(64))]
-//line gompt_kernels.go:6541
 		_ = part
 		for gomptJ := 0; gomptJ < 64; gomptJ++ {
 			th := gomptJ
-			gomptT1From[gomptJ] = part[*(*int)(unsafe.Add(gomptPLo, ((t*int(64))+th)*8)):]
+//line checks.go:123
+			from[gomptJ] = part[*(*int)(unsafe.Add(gomptPLo, ((t*int(64))+th)*8)):]
 		}
 		for gomptJ := 0; gomptJ < 64; gomptJ++ {
 			th := gomptJ
 //line checks.go:124
 			tile[th] = part[th]
-//line gompt_kernels.go:6551
 		}
 		// barrier
 		for gomptJ := 0; gomptJ < 64; gomptJ++ {
-			gomptT2S[gomptJ] = float32(0)
+//line checks.go:126
+			s[gomptJ] = float32(0)
 		}
 		for gomptJ := 0; gomptJ < 64; gomptJ++ {
 			th := gomptJ
 //line checks.go:127
-			for _, v := range gomptT1From[gomptJ][:*(*int)(unsafe.Add(gomptPHi, ((t*int(64))+th)*8))] {
-//line gompt_kernels.go:6561
-//line checks.go:128
-				gomptT2S[gomptJ] += v
-//line gompt_kernels.go:6564
-//line checks.go:127
+			for _, v := range from[gomptJ][:*(*int)(unsafe.Add(gomptPHi, ((t*int(64))+th)*8))] {
+				s[gomptJ] += v
 			}
-//line gompt_kernels.go:6567
 		}
 		for gomptJ := 0; gomptJ < 64; gomptJ++ {
 			th := gomptJ
 //line checks.go:130
 			for j, x := range tile {
-//line gompt_kernels.go:6573
-//line checks.go:131
 				if j < th {
-//line gompt_kernels.go:6576
-//line checks.go:132
-					gomptT2S[gomptJ] += x
-//line gompt_kernels.go:6579
-//line checks.go:131
+					s[gomptJ] += x
 				}
-//line gompt_kernels.go:6582
-//line checks.go:130
 			}
-//line gompt_kernels.go:6585
 		}
 		for gomptJ := 0; gomptJ < 64; gomptJ++ {
 			th := gomptJ
 //line checks.go:135
-			*(*float32)(unsafe.Add(gomptPOut, ((t*int(64))+th)*4)) = gomptT2S[gomptJ]
-//line gompt_kernels.go:6591
+			*(*float32)(unsafe.Add(gomptPOut, ((t*int(64))+th)*4)) = s[gomptJ]
 		}
 	}
-	_ = gomptT1From
-	_ = gomptT2S
+	_ = from
+	_ = s
 	_ = teams
+//line gompt_kernels.go:5786
 }
 
 // gomptSampleTeamView is TeamViewKernel's Sample: about n points, random arguments. Tol 0: every device gives the Go function's bits.
@@ -6653,30 +5843,20 @@ func gomptHostTranscendental(gomptA *gomptdevice.HostArgs, gomptR gomptdevice.Ra
 	n := gomptA.Int(0)
 	a := gomptrt.View[float64](gomptA.Bufs[1], gomptrt.Len(n))
 	out := gomptrt.View[float32](gomptA.Bufs[2], gomptrt.Len(n))
-	gomptPA := unsafe.Pointer(unsafe.SliceData(a))
-	gomptPOut := unsafe.Pointer(unsafe.SliceData(out))
 	gomptLo0, gomptHi0 := gomptR.Clamp(0, n)
+	a = a[:gomptHi0]     // so that Go drops its bounds tests of a[i] in the loop below
+	out = out[:gomptHi0] // so that Go drops its bounds tests of out[i] in the loop below
 	for i := gomptLo0; i < gomptHi0; i++ {
 //line floats.go:99
-		x := *(*float64)(unsafe.Add(gomptPA, i*8))
-//line gompt_kernels.go:6663
-//line floats.go:100
+		x := a[i]
 		v := (((((gomptmath.Exp(x) + gomptmath.Log(x)) + gomptmath.Pow(x, float64(1.5))) + gomptmath.Sin(x)) + gomptmath.Cos(x)) + gomptmath.Tanh(x))
-//line gompt_kernels.go:6666
-//line floats.go:101
 		v += (((((gomptmath.Exp2(x) + gomptmath.Log2(x)) + gomptmath.Log10(x)) + gomptmath.Log1p(x)) + gomptmath.Expm1(x)) + gomptmath.Atan2(x, float64(2.0)))
-//line gompt_kernels.go:6669
-//line floats.go:102
 		v += (((((gomptmath.Atan(x) + gomptmath.Asin((x / float64(4.0)))) + gomptmath.Acos((x / float64(4.0)))) + gomptmath.Sinh(x)) + gomptmath.Cosh(x)) + gomptmath.Tan(x))
-//line gompt_kernels.go:6672
-//line floats.go:103
 		v += ((((((gomptmath.Cbrt(x) + gomptmath.Hypot(x, float64(3.0))) + gomptmath.Erf(x)) + gomptmath.Erfc(x)) + gomptmath.Asinh(x)) + gomptmath.Acosh((x + float64(1.0)))) + gomptmath.Atanh((x / float64(4.0))))
-//line gompt_kernels.go:6675
-//line floats.go:104
-		*(*float32)(unsafe.Add(gomptPOut, i*4)) = float32(v)
-//line gompt_kernels.go:6678
+		out[i] = float32(v)
 	}
 	_ = n
+//line gompt_kernels.go:5860
 }
 
 // gomptSampleTranscendental is TranscendentalKernel's Sample: about n points, random arguments. Tol 1e-06: it calls math functions that are within a few ulps of Go's, not equal.
@@ -6743,9 +5923,9 @@ func gomptHostTranspose(gomptA *gomptdevice.HostArgs, gomptR gomptdevice.Range, 
 		for x := gomptLo0; x < gomptHi0; x++ {
 //line dims.go:64
 			*(*uint8)(unsafe.Add(gomptPOut, ((x*ny)+y)*1)) = (*(*uint8)(unsafe.Add(gomptPIn, ((y*nx)+x)*1)) + uint8(1))
-//line gompt_kernels.go:6747
 		}
 	}
+//line gompt_kernels.go:5929
 }
 
 // gomptSampleTranspose is TransposeKernel's Sample: about n points, random arguments. Tol 0: every device gives the Go function's bits.
@@ -6808,118 +5988,50 @@ func gomptHostTricky(gomptA *gomptdevice.HostArgs, gomptR gomptdevice.Range, _, 
 	global := gomptA.Float64(1)
 	kernel := gomptrt.View[int64](gomptA.Bufs[2], gomptrt.Len(n))
 	out := gomptrt.View[int64](gomptA.Bufs[3], gomptrt.Len(8, n))
-	gomptPKernel := unsafe.Pointer(unsafe.SliceData(kernel))
 	gomptPOut := unsafe.Pointer(unsafe.SliceData(out))
 	gomptLo0, gomptHi0 := gomptR.Clamp(0, n)
+	kernel = kernel[:gomptHi0] // so that Go drops its bounds tests of kernel[i] in the loop below
 gomptPoint0:
 	for i := gomptLo0; i < gomptHi0; i++ {
 //line tricky.go:11
 		o := (int(8) * i)
-//line gompt_kernels.go:6819
-//line tricky.go:12
-		long := *(*int64)(unsafe.Add(gomptPKernel, i*8))
-//line gompt_kernels.go:6822
-//line tricky.go:13
+		long := kernel[i]
 		double := (float64(long) * global)
-//line gompt_kernels.go:6825
-//line tricky.go:14
 		sqrt := gomptmath.Sqrt(gomptmath.Abs(double))
-//line gompt_kernels.go:6828
-//line tricky.go:15
 		*(*int64)(unsafe.Add(gomptPOut, o*8)) = int64((sqrt * float64(1000.0)))
-//line gompt_kernels.go:6831
-//line tricky.go:16
 		{
-//line gompt_kernels.go:6834
-//line tricky.go:17
 			n := int(3)
-//line gompt_kernels.go:6837
-//line tricky.go:18
 			*(*int64)(unsafe.Add(gomptPOut, (o+int(1))*8)) = (int64(n) + long)
-//line gompt_kernels.go:6840
-//line tricky.go:16
 		}
-//line gompt_kernels.go:6843
-//line tricky.go:20
 		var a, b int = int(0), int(10)
-//line gompt_kernels.go:6846
-//line tricky.go:21
 		for a, b = int(0), int(10); a < b; a, b = (a + int(1)), (b - int(2)) {
-//line gompt_kernels.go:6849
-//line tricky.go:22
 			*(*int64)(unsafe.Add(gomptPOut, (o+int(2))*8)) += (int64((a * b)) ^ long)
-//line gompt_kernels.go:6852
-//line tricky.go:21
 		}
-//line gompt_kernels.go:6855
-//line tricky.go:24
 		*(*int64)(unsafe.Add(gomptPOut, (o+int(3))*8)) = long
-//line gompt_kernels.go:6858
-//line tricky.go:25
 		*(*int64)(unsafe.Add(gomptPOut, (o+int(3))*8)) <<= 2
-//line gompt_kernels.go:6861
-//line tricky.go:26
 		*(*int64)(unsafe.Add(gomptPOut, (o+int(3))*8)) &^= int64(5)
-//line gompt_kernels.go:6864
-//line tricky.go:27
 		*(*int64)(unsafe.Add(gomptPOut, (o+int(3))*8))++
-//line gompt_kernels.go:6867
-//line tricky.go:28
 		*(*int64)(unsafe.Add(gomptPOut, (o+int(3))*8)) %= int64(1000003)
-//line gompt_kernels.go:6870
-//line tricky.go:29
 		var cnt uint8
-//line gompt_kernels.go:6873
-//line tricky.go:30
 		for k := range uint8(200) {
-//line gompt_kernels.go:6876
-//line tricky.go:31
 			cnt += k
-//line gompt_kernels.go:6879
-//line tricky.go:30
 		}
-//line gompt_kernels.go:6882
-//line tricky.go:33
 		*(*int64)(unsafe.Add(gomptPOut, (o+int(4))*8)) = (int64(cnt) + int64((^uint8(long))))
-//line gompt_kernels.go:6885
-//line tricky.go:34
 		half, flag := (long > int64(0)), (!((long % int64(2)) == int64(0)))
-//line gompt_kernels.go:6888
-//line tricky.go:35
 		if half == flag {
-//line gompt_kernels.go:6891
-//line tricky.go:36
 			*(*int64)(unsafe.Add(gomptPOut, (o+int(5))*8)) = int64(1)
-//line gompt_kernels.go:6894
-//line tricky.go:35
 		}
-//line gompt_kernels.go:6897
-//line tricky.go:38
 		*(*int64)(unsafe.Add(gomptPOut, (o+int(6))*8)) = (min(long, int64(a), int64(b), int64(7)) + max(long, int64(-3)))
-//line gompt_kernels.go:6900
-//line tricky.go:39
 		for j := range int(5) {
-//line gompt_kernels.go:6903
-//line tricky.go:40
 			if int64(j) == (long % int64(5)) {
-//line gompt_kernels.go:6906
-//line tricky.go:41
 				*(*int64)(unsafe.Add(gomptPOut, (o+int(7))*8)) = ((int64(j) + int64((float64(314.1592653589793) * float64((j + int(1)))))) + int64(1000000000000000000))
-//line gompt_kernels.go:6909
-//line tricky.go:42
 				continue gomptPoint0
-//line gompt_kernels.go:6912
-//line tricky.go:40
 			}
-//line gompt_kernels.go:6915
-//line tricky.go:39
 		}
-//line gompt_kernels.go:6918
-//line tricky.go:45
 		*(*int64)(unsafe.Add(gomptPOut, (o+int(7))*8)) = (-long)
-//line gompt_kernels.go:6921
 	}
 	_ = n
+//line gompt_kernels.go:6035
 }
 
 // gomptSampleTricky is TrickyKernel's Sample: about n points, random arguments. Tol 0: every device gives the Go function's bits.
@@ -6986,42 +6098,24 @@ func gomptHostTuples(gomptA *gomptdevice.HostArgs, gomptR gomptdevice.Range, _, 
 	n := gomptA.Int(0)
 	in := gomptrt.View[int32](gomptA.Bufs[1], gomptrt.Len(n))
 	out := gomptrt.View[int32](gomptA.Bufs[2], gomptrt.Len(4, n))
-	gomptPIn := unsafe.Pointer(unsafe.SliceData(in))
 	gomptPOut := unsafe.Pointer(unsafe.SliceData(out))
 	gomptLo0, gomptHi0 := gomptR.Clamp(0, n)
+	in = in[:gomptHi0] // so that Go drops its bounds tests of in[i] in the loop below
 	for i := gomptLo0; i < gomptHi0; i++ {
 //line tuple.go:17
 		o := (int(4) * i)
-//line gompt_kernels.go:6996
-//line tuple.go:18
 		k := o
-//line gompt_kernels.go:6999
-//line tuple.go:19
-		k, out[k] = (o + int(1)), *(*int32)(unsafe.Add(gomptPIn, i*4))
-//line gompt_kernels.go:7002
-//line tuple.go:20
-		out[k], out[(k+int(1))] = (*(*int32)(unsafe.Add(gomptPIn, i*4)) * int32(3)), (out[(k-int(1))] + int32(1))
-//line gompt_kernels.go:7005
-//line tuple.go:21
+		k, out[k] = (o + int(1)), in[i]
+		out[k], out[(k+int(1))] = (in[i] * int32(3)), (out[(k-int(1))] + int32(1))
 		*(*int32)(unsafe.Add(gomptPOut, o*4)), *(*int32)(unsafe.Add(gomptPOut, (o+int(1))*4)) = *(*int32)(unsafe.Add(gomptPOut, (o+int(1))*4)), *(*int32)(unsafe.Add(gomptPOut, o*4))
-//line gompt_kernels.go:7008
-//line tuple.go:22
 		var x, y int32
-//line gompt_kernels.go:7011
-//line tuple.go:23
 		x, y = *(*int32)(unsafe.Add(gomptPOut, (o+int(2))*4)), x
-//line gompt_kernels.go:7014
-//line tuple.go:24
 		*(*int32)(unsafe.Add(gomptPOut, (o+int(3))*4)), x = (x + y), *(*int32)(unsafe.Add(gomptPOut, o*4))
-//line gompt_kernels.go:7017
-//line tuple.go:25
 		swapNext(out, (o + int(1)))
-//line gompt_kernels.go:7020
-//line tuple.go:26
 		*(*int32)(unsafe.Add(gomptPOut, o*4)) += x
-//line gompt_kernels.go:7023
 	}
 	_ = n
+//line gompt_kernels.go:6119
 }
 
 // gomptSampleTuples is TuplesKernel's Sample: about n points, random arguments. Tol 0: every device gives the Go function's bits.
@@ -7083,43 +6177,25 @@ func gomptHostUint64Ops(gomptA *gomptdevice.HostArgs, gomptR gomptdevice.Range, 
 	a := gomptrt.View[uint64](gomptA.Bufs[1], gomptrt.Len(n))
 	b := gomptrt.View[uint64](gomptA.Bufs[2], gomptrt.Len(n))
 	out := gomptrt.View[uint64](gomptA.Bufs[3], gomptrt.Len(6, n))
-	gomptPA := unsafe.Pointer(unsafe.SliceData(a))
-	gomptPB := unsafe.Pointer(unsafe.SliceData(b))
 	gomptPOut := unsafe.Pointer(unsafe.SliceData(out))
 	gomptLo0, gomptHi0 := gomptR.Clamp(0, n)
+	a = a[:gomptHi0] // so that Go drops its bounds tests of a[i] in the loop below
+	b = b[:gomptHi0] // so that Go drops its bounds tests of b[i] in the loop below
 	for i := gomptLo0; i < gomptHi0; i++ {
 //line ints.go:53
-		x, y := *(*uint64)(unsafe.Add(gomptPA, i*8)), *(*uint64)(unsafe.Add(gomptPB, i*8))
-//line gompt_kernels.go:7094
-//line ints.go:54
+		x, y := a[i], b[i]
 		o := (int(6) * i)
-//line gompt_kernels.go:7097
-//line ints.go:55
 		*(*uint64)(unsafe.Add(gomptPOut, o*8)) = (x + y)
-//line gompt_kernels.go:7100
-//line ints.go:56
 		*(*uint64)(unsafe.Add(gomptPOut, (o+int(1))*8)) = (x - y)
-//line gompt_kernels.go:7103
-//line ints.go:57
 		*(*uint64)(unsafe.Add(gomptPOut, (o+int(2))*8)) = (x * y)
-//line gompt_kernels.go:7106
-//line ints.go:58
 		if y != uint64(0) {
-//line gompt_kernels.go:7109
-//line ints.go:59
 			*(*uint64)(unsafe.Add(gomptPOut, (o+int(3))*8)) = (x / y)
-//line gompt_kernels.go:7112
-//line ints.go:60
 			*(*uint64)(unsafe.Add(gomptPOut, (o+int(4))*8)) = (x % y)
-//line gompt_kernels.go:7115
-//line ints.go:58
 		}
-//line gompt_kernels.go:7118
-//line ints.go:62
 		*(*uint64)(unsafe.Add(gomptPOut, (o+int(5))*8)) = (-x)
-//line gompt_kernels.go:7121
 	}
 	_ = n
+//line gompt_kernels.go:6199
 }
 
 // gomptSampleUint64Ops is Uint64OpsKernel's Sample: about n points, random arguments. Tol 0: every device gives the Go function's bits.
@@ -7195,82 +6271,41 @@ func gomptLanesUniformStore(gomptX0, gomptW int, n int, m int, b []int32, c []in
 	gomptPOut := unsafe.Pointer(unsafe.SliceData(out))
 //line lockstep.go:33
 	for j := int(0); j < m; j++ {
-//line gompt_kernels.go:7199
-//line lockstep.go:34
 		gomptU1 := int32(((j * int(7)) + int(5)))
-//line gompt_kernels.go:7202
-//line lockstep.go:34
 		for gomptJ := 0; gomptJ < gomptW; gomptJ++ {
-//line gompt_kernels.go:7205
-//line lockstep.go:34
 			i := gomptX0 + gomptJ
-//line gompt_kernels.go:7208
 //line lockstep.go:34
 			if i == int(0) {
-//line gompt_kernels.go:7211
-//line lockstep.go:35
 				*(*int32)(unsafe.Add(gomptPB, j*4)) = gomptU1
-//line gompt_kernels.go:7214
-//line lockstep.go:36
 				*(*int32)(unsafe.Add(gomptPOut, i*4)) += *(*int32)(unsafe.Add(gomptPB, j*4))
-//line gompt_kernels.go:7217
-//line lockstep.go:34
 			}
-//line gompt_kernels.go:7220
-//line lockstep.go:34
 		}
-//line gompt_kernels.go:7223
 //line lockstep.go:38
-		gomptU2 := unsafe.Add(gomptPOut, (gomptX0)*4)
-//line gompt_kernels.go:7226
+		gomptU2 := out[gomptX0:][:gomptW]
 //line lockstep.go:38
 		gomptU3 := int32(j)
-//line gompt_kernels.go:7229
-//line lockstep.go:38
 		for gomptJ := 0; gomptJ < gomptW; gomptJ++ {
-//line gompt_kernels.go:7232
 //line lockstep.go:38
-			*(*int32)(unsafe.Add(gomptU2, gomptJ*4)) += gomptU3
-//line gompt_kernels.go:7235
-//line lockstep.go:38
+			gomptU2[gomptJ] += gomptU3
 		}
-//line gompt_kernels.go:7238
-//line lockstep.go:33
+//line lockstep.go:39
 	}
-//line gompt_kernels.go:7241
-//line lockstep.go:40
 	for j := int(0); j < m; j++ {
-//line gompt_kernels.go:7244
-//line lockstep.go:41
 		gomptU4 := (n - int(1))
-//line gompt_kernels.go:7247
 //line lockstep.go:41
 		gomptU5 := ((m - int(1)) - j)
-//line gompt_kernels.go:7250
 //line lockstep.go:41
 		gomptU6 := int32(j)
-//line gompt_kernels.go:7253
-//line lockstep.go:41
 		for gomptJ := 0; gomptJ < gomptW; gomptJ++ {
-//line gompt_kernels.go:7256
-//line lockstep.go:41
 			i := gomptX0 + gomptJ
-//line gompt_kernels.go:7259
 //line lockstep.go:41
 			if i == gomptU4 {
-//line gompt_kernels.go:7262
-//line lockstep.go:42
 				c[gomptU5], *(*int32)(unsafe.Add(gomptPOut, i*4)) = gomptU6, (*(*int32)(unsafe.Add(gomptPOut, i*4)) + gomptU6)
-//line gompt_kernels.go:7265
-//line lockstep.go:41
 			}
-//line gompt_kernels.go:7268
-//line lockstep.go:41
 		}
-//line gompt_kernels.go:7271
-//line lockstep.go:40
+//line lockstep.go:44
 	}
-//line gompt_kernels.go:7274
+//line gompt_kernels.go:6309
 }
 
 // gomptSampleUniformStore is UniformStoreKernel's Sample: about n points, random arguments. Tol 0: every device gives the Go function's bits.
@@ -7345,36 +6380,24 @@ func gomptHostViewBounds(gomptA *gomptdevice.HostArgs, gomptR gomptdevice.Range,
 	c := gomptrt.View[int](gomptA.Bufs[4], gomptrt.Len(rows))
 	a := gomptrt.View[float32](gomptA.Bufs[5], gomptrt.Len(m))
 	out := gomptrt.View[float32](gomptA.Bufs[6], gomptrt.Len(rows))
-	gomptPLo := unsafe.Pointer(unsafe.SliceData(lo))
-	gomptPHi := unsafe.Pointer(unsafe.SliceData(hi))
-	gomptPC := unsafe.Pointer(unsafe.SliceData(c))
-	gomptPOut := unsafe.Pointer(unsafe.SliceData(out))
 	gomptLo0, gomptHi0 := gomptR.Clamp(0, rows)
+	lo = lo[:gomptHi0]   // so that Go drops its bounds tests of lo[r] in the loop below
+	hi = hi[:gomptHi0]   // so that Go drops its bounds tests of hi[r] in the loop below
+	c = c[:gomptHi0]     // so that Go drops its bounds tests of c[r] in the loop below
+	out = out[:gomptHi0] // so that Go drops its bounds tests of out[r] in the loop below
 	for r := gomptLo0; r < gomptHi0; r++ {
 //line checks.go:104
 		var s float32
-//line gompt_kernels.go:7357
-//line checks.go:105
-		for _, v := range a[*(*int)(unsafe.Add(gomptPLo, r*8)):*(*int)(unsafe.Add(gomptPHi, r*8))] {
-//line gompt_kernels.go:7360
-//line checks.go:106
+		for _, v := range a[lo[r]:hi[r]] {
 			s += v
-//line gompt_kernels.go:7363
-//line checks.go:105
 		}
-//line gompt_kernels.go:7366
-//line checks.go:108
-		v := a[*(*int)(unsafe.Add(gomptPLo, r*8)):*(*int)(unsafe.Add(gomptPHi, r*8))]
-//line gompt_kernels.go:7369
-//line checks.go:109
-		w := v[int(1):int(2):*(*int)(unsafe.Add(gomptPC, r*8))]
-//line gompt_kernels.go:7372
-//line checks.go:110
-		*(*float32)(unsafe.Add(gomptPOut, r*4)) = (s + w[int(0)])
-//line gompt_kernels.go:7375
+		v := a[lo[r]:hi[r]]
+		w := v[int(1):int(2):c[r]]
+		out[r] = (s + w[int(0)])
 	}
 	_ = rows
 	_ = m
+//line gompt_kernels.go:6401
 }
 
 // gomptSampleViewBounds is ViewBoundsKernel's Sample: about n points, random arguments. Tol 0: every device gives the Go function's bits.
@@ -7443,18 +6466,16 @@ func gomptHostViewIndex(gomptA *gomptdevice.HostArgs, gomptR gomptdevice.Range, 
 	a := gomptrt.View[float32](gomptA.Bufs[2], gomptrt.Len(rows, w))
 	at := gomptrt.View[int](gomptA.Bufs[3], gomptrt.Len(rows))
 	out := gomptrt.View[float32](gomptA.Bufs[4], gomptrt.Len(rows))
-	gomptPAt := unsafe.Pointer(unsafe.SliceData(at))
-	gomptPOut := unsafe.Pointer(unsafe.SliceData(out))
 	gomptLo0, gomptHi0 := gomptR.Clamp(0, rows)
+	at = at[:gomptHi0]   // so that Go drops its bounds tests of at[r] in the loop below
+	out = out[:gomptHi0] // so that Go drops its bounds tests of out[r] in the loop below
 	for r := gomptLo0; r < gomptHi0; r++ {
 //line checks.go:94
 		row := a[(r * w):((r + int(1)) * w)]
-//line gompt_kernels.go:7453
-//line checks.go:95
-		*(*float32)(unsafe.Add(gomptPOut, r*4)) = row[*(*int)(unsafe.Add(gomptPAt, r*8))]
-//line gompt_kernels.go:7456
+		out[r] = row[at[r]]
 	}
 	_ = rows
+//line gompt_kernels.go:6479
 }
 
 // gomptSampleViewIndex is ViewIndexKernel's Sample: about n points, random arguments. Tol 0: every device gives the Go function's bits.
