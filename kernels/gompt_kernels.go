@@ -265,7 +265,7 @@ func gomptSampleFill(gomptN int, gomptSeed int64) gomptdevice.Sample {
 	}
 }
 
-// Histogram is the gompt map kernel of histogram (library.go:230:1), over [0, n).
+// Histogram is the gompt map kernel of histogram (library.go:232:1), over [0, n).
 var Histogram = &gomptdevice.Kernel{
 	Name: "histogram",
 	Params: []gomptdevice.Param{
@@ -275,7 +275,7 @@ var Histogram = &gomptdevice.Kernel{
 	},
 	Dims: 1,
 	Needs: []gomptdevice.Need{
-		{Kind: gomptdevice.NeedLocalMem, Amount: 1024, Use: "1024 bytes of team-local memory (the team's copy of reduce(h)=+)", Pos: "library.go:229"},
+		{Kind: gomptdevice.NeedLocalMem, Amount: 1024, Use: "1024 bytes of team-local memory (the team's copy of reduce(h)=+)", Pos: "library.go:231"},
 	},
 	Images: []gomptdevice.Image{
 		{Kind: gomptdevice.ImageHost, Entry: "gompt_histogram", Host: gomptHostHistogram},
@@ -303,7 +303,7 @@ func gomptHostHistogram(gomptA *gomptdevice.HostArgs, gomptR gomptdevice.Range, 
 	gomptPH := unsafe.Pointer(unsafe.SliceData(h))
 	gomptLo0, gomptHi0 := gomptR.Clamp(0, n)
 	for i := gomptLo0; i < gomptHi0; i++ {
-//line library.go:231
+//line library.go:233
 		*(*uint32)(unsafe.Add(gomptPH, int(*(*uint8)(unsafe.Add(gomptPV, i*1)))*4))++
 //line gompt_kernels.go:309
 	}
@@ -543,7 +543,7 @@ func gomptSampleMatmul(gomptN int, gomptSeed int64) gomptdevice.Sample {
 	}
 }
 
-// MatmulTiled is the gompt team kernel (team=256) of matmulTiled (library.go:89:1), over [0, teams).
+// MatmulTiled is the gompt team kernel (team=256) of matmulTiled (library.go:91:1), over [0, teams).
 var MatmulTiled = &gomptdevice.Kernel{
 	Name: "matmul_tiled",
 	Params: []gomptdevice.Param{
@@ -557,49 +557,49 @@ var MatmulTiled = &gomptdevice.Kernel{
 	},
 	Dims: 1,
 	Faults: []gomptdevice.FaultSite{
-		{Kind: gomptdevice.FaultDivide, Pos: "library.go:93"},
-		{Kind: gomptdevice.FaultDivide, Pos: "library.go:94"},
-		{Kind: gomptdevice.FaultIndex, Pos: "library.go:107"},
-		{Kind: gomptdevice.FaultIndex, Pos: "library.go:112"},
-		{Kind: gomptdevice.FaultIndex, Pos: "library.go:117"},
-		{Kind: gomptdevice.FaultIndex, Pos: "library.go:122"},
-		{Kind: gomptdevice.FaultIndex, Pos: "library.go:127"},
-		{Kind: gomptdevice.FaultIndex, Pos: "library.go:127"},
+		{Kind: gomptdevice.FaultDivide, Pos: "library.go:95"},
+		{Kind: gomptdevice.FaultDivide, Pos: "library.go:96"},
+		{Kind: gomptdevice.FaultIndex, Pos: "library.go:109"},
+		{Kind: gomptdevice.FaultIndex, Pos: "library.go:114"},
+		{Kind: gomptdevice.FaultIndex, Pos: "library.go:119"},
+		{Kind: gomptdevice.FaultIndex, Pos: "library.go:124"},
 		{Kind: gomptdevice.FaultIndex, Pos: "library.go:129"},
-		{Kind: gomptdevice.FaultIndex, Pos: "library.go:132"},
-		{Kind: gomptdevice.FaultIndex, Pos: "library.go:132"},
+		{Kind: gomptdevice.FaultIndex, Pos: "library.go:129"},
+		{Kind: gomptdevice.FaultIndex, Pos: "library.go:131"},
 		{Kind: gomptdevice.FaultIndex, Pos: "library.go:134"},
-		{Kind: gomptdevice.FaultIndex, Pos: "library.go:137"},
-		{Kind: gomptdevice.FaultIndex, Pos: "library.go:137"},
+		{Kind: gomptdevice.FaultIndex, Pos: "library.go:134"},
+		{Kind: gomptdevice.FaultIndex, Pos: "library.go:136"},
 		{Kind: gomptdevice.FaultIndex, Pos: "library.go:139"},
-		{Kind: gomptdevice.FaultIndex, Pos: "library.go:142"},
-		{Kind: gomptdevice.FaultIndex, Pos: "library.go:142"},
+		{Kind: gomptdevice.FaultIndex, Pos: "library.go:139"},
+		{Kind: gomptdevice.FaultIndex, Pos: "library.go:141"},
 		{Kind: gomptdevice.FaultIndex, Pos: "library.go:144"},
-		{Kind: gomptdevice.FaultIndex, Pos: "library.go:152"},
-		{Kind: gomptdevice.FaultIndex, Pos: "library.go:153"},
+		{Kind: gomptdevice.FaultIndex, Pos: "library.go:144"},
+		{Kind: gomptdevice.FaultIndex, Pos: "library.go:146"},
 		{Kind: gomptdevice.FaultIndex, Pos: "library.go:154"},
 		{Kind: gomptdevice.FaultIndex, Pos: "library.go:155"},
-		{Kind: gomptdevice.FaultIndex, Pos: "library.go:176"},
-		{Kind: gomptdevice.FaultIndex, Pos: "library.go:179"},
-		{Kind: gomptdevice.FaultIndex, Pos: "library.go:182"},
-		{Kind: gomptdevice.FaultIndex, Pos: "library.go:185"},
-		{Kind: gomptdevice.FaultIndex, Pos: "library.go:188"},
-		{Kind: gomptdevice.FaultIndex, Pos: "library.go:191"},
-		{Kind: gomptdevice.FaultIndex, Pos: "library.go:194"},
-		{Kind: gomptdevice.FaultIndex, Pos: "library.go:197"},
-		{Kind: gomptdevice.FaultIndex, Pos: "library.go:200"},
-		{Kind: gomptdevice.FaultIndex, Pos: "library.go:203"},
-		{Kind: gomptdevice.FaultIndex, Pos: "library.go:206"},
-		{Kind: gomptdevice.FaultIndex, Pos: "library.go:209"},
-		{Kind: gomptdevice.FaultIndex, Pos: "library.go:212"},
-		{Kind: gomptdevice.FaultIndex, Pos: "library.go:215"},
-		{Kind: gomptdevice.FaultIndex, Pos: "library.go:218"},
-		{Kind: gomptdevice.FaultIndex, Pos: "library.go:221"},
+		{Kind: gomptdevice.FaultIndex, Pos: "library.go:156"},
+		{Kind: gomptdevice.FaultIndex, Pos: "library.go:157"},
+		{Kind: gomptdevice.FaultIndex, Pos: "library.go:178"},
+		{Kind: gomptdevice.FaultIndex, Pos: "library.go:181"},
+		{Kind: gomptdevice.FaultIndex, Pos: "library.go:184"},
+		{Kind: gomptdevice.FaultIndex, Pos: "library.go:187"},
+		{Kind: gomptdevice.FaultIndex, Pos: "library.go:190"},
+		{Kind: gomptdevice.FaultIndex, Pos: "library.go:193"},
+		{Kind: gomptdevice.FaultIndex, Pos: "library.go:196"},
+		{Kind: gomptdevice.FaultIndex, Pos: "library.go:199"},
+		{Kind: gomptdevice.FaultIndex, Pos: "library.go:202"},
+		{Kind: gomptdevice.FaultIndex, Pos: "library.go:205"},
+		{Kind: gomptdevice.FaultIndex, Pos: "library.go:208"},
+		{Kind: gomptdevice.FaultIndex, Pos: "library.go:211"},
+		{Kind: gomptdevice.FaultIndex, Pos: "library.go:214"},
+		{Kind: gomptdevice.FaultIndex, Pos: "library.go:217"},
+		{Kind: gomptdevice.FaultIndex, Pos: "library.go:220"},
+		{Kind: gomptdevice.FaultIndex, Pos: "library.go:223"},
 	},
 	MaxThreads: 256,
 	Needs: []gomptdevice.Need{
-		{Kind: gomptdevice.NeedLocalMem, Amount: 8192, Use: "8192 bytes of team-local memory (team arrays tA, tB)", Pos: "library.go:90"},
-		{Kind: gomptdevice.NeedTeamSize, Amount: 256, Use: "teams of 256 threads (team=256)", Pos: "library.go:88"},
+		{Kind: gomptdevice.NeedLocalMem, Amount: 8192, Use: "8192 bytes of team-local memory (team arrays tA, tB)", Pos: "library.go:92"},
+		{Kind: gomptdevice.NeedTeamSize, Amount: 256, Use: "teams of 256 threads (team=256)", Pos: "library.go:89"},
 	},
 	Images: []gomptdevice.Image{
 		{Kind: gomptdevice.ImageHost, Entry: "gompt_matmul_tiled", Host: gomptHostMatmul_tiled},
@@ -652,23 +652,23 @@ func gomptHostMatmul_tiled(gomptA *gomptdevice.HostArgs, gomptR gomptdevice.Rang
 	var gomptT26C33 [256]float32 // c33, per thread
 	gomptLo0, gomptHi0 := gomptR.Clamp(0, teams)
 	for t := gomptLo0; t < gomptHi0; t++ {
-//line library.go:90
+//line library.go:92
 		var tA [1024]float32
 //line gompt_kernels.go:658
 		_ = tA
-//line library.go:91
+//line library.go:93
 		var tB [1024]float32
 //line gompt_kernels.go:662
 		_ = tB
-//line library.go:92
+//line library.go:94
 		tilesX := max(((n + int(63)) / int(64)), int(1))
 //line gompt_kernels.go:666
 		_ = tilesX
-//line library.go:93
+//line library.go:95
 		row := ((t / tilesX) * int(64))
 //line gompt_kernels.go:670
 		_ = row
-//line library.go:94
+//line library.go:96
 		col := ((t % tilesX) * int(64))
 //line gompt_kernels.go:674
 		_ = col
@@ -720,397 +720,397 @@ func gomptHostMatmul_tiled(gomptA *gomptdevice.HostArgs, gomptR gomptdevice.Rang
 		}
 		for p0 := int(0); p0 < k; p0 += int(16) {
 			for gomptJ := 0; gomptJ < 256; gomptJ++ {
-//line library.go:106
+//line library.go:108
 				if (gomptT3I0[gomptJ] < m) && ((p0 + gomptT2Lx[gomptJ]) < k) {
 //line gompt_kernels.go:726
-//line library.go:107
+//line library.go:109
 					tA[(((gomptT1Ly[gomptJ] + int(0)) * int(16)) + gomptT2Lx[gomptJ])] = A[(((gomptT3I0[gomptJ] * k) + p0) + gomptT2Lx[gomptJ])]
 //line gompt_kernels.go:729
-//line library.go:106
+//line library.go:108
 				} else {
 //line gompt_kernels.go:732
-//line library.go:109
+//line library.go:111
 					tA[(((gomptT1Ly[gomptJ] + int(0)) * int(16)) + gomptT2Lx[gomptJ])] = float32(0.0)
 //line gompt_kernels.go:735
-//line library.go:106
+//line library.go:108
 				}
 //line gompt_kernels.go:738
 			}
 			for gomptJ := 0; gomptJ < 256; gomptJ++ {
-//line library.go:111
+//line library.go:113
 				if (gomptT4I1[gomptJ] < m) && ((p0 + gomptT2Lx[gomptJ]) < k) {
 //line gompt_kernels.go:743
-//line library.go:112
+//line library.go:114
 					tA[(((gomptT1Ly[gomptJ] + int(16)) * int(16)) + gomptT2Lx[gomptJ])] = A[(((gomptT4I1[gomptJ] * k) + p0) + gomptT2Lx[gomptJ])]
 //line gompt_kernels.go:746
-//line library.go:111
+//line library.go:113
 				} else {
 //line gompt_kernels.go:749
-//line library.go:114
+//line library.go:116
 					tA[(((gomptT1Ly[gomptJ] + int(16)) * int(16)) + gomptT2Lx[gomptJ])] = float32(0.0)
 //line gompt_kernels.go:752
-//line library.go:111
+//line library.go:113
 				}
 //line gompt_kernels.go:755
 			}
 			for gomptJ := 0; gomptJ < 256; gomptJ++ {
-//line library.go:116
+//line library.go:118
 				if (gomptT5I2[gomptJ] < m) && ((p0 + gomptT2Lx[gomptJ]) < k) {
 //line gompt_kernels.go:760
-//line library.go:117
+//line library.go:119
 					tA[(((gomptT1Ly[gomptJ] + int(32)) * int(16)) + gomptT2Lx[gomptJ])] = A[(((gomptT5I2[gomptJ] * k) + p0) + gomptT2Lx[gomptJ])]
 //line gompt_kernels.go:763
-//line library.go:116
+//line library.go:118
 				} else {
 //line gompt_kernels.go:766
-//line library.go:119
+//line library.go:121
 					tA[(((gomptT1Ly[gomptJ] + int(32)) * int(16)) + gomptT2Lx[gomptJ])] = float32(0.0)
 //line gompt_kernels.go:769
-//line library.go:116
+//line library.go:118
 				}
 //line gompt_kernels.go:772
 			}
 			for gomptJ := 0; gomptJ < 256; gomptJ++ {
-//line library.go:121
+//line library.go:123
 				if (gomptT6I3[gomptJ] < m) && ((p0 + gomptT2Lx[gomptJ]) < k) {
 //line gompt_kernels.go:777
-//line library.go:122
+//line library.go:124
 					tA[(((gomptT1Ly[gomptJ] + int(48)) * int(16)) + gomptT2Lx[gomptJ])] = A[(((gomptT6I3[gomptJ] * k) + p0) + gomptT2Lx[gomptJ])]
 //line gompt_kernels.go:780
-//line library.go:121
+//line library.go:123
 				} else {
 //line gompt_kernels.go:783
-//line library.go:124
+//line library.go:126
 					tA[(((gomptT1Ly[gomptJ] + int(48)) * int(16)) + gomptT2Lx[gomptJ])] = float32(0.0)
 //line gompt_kernels.go:786
-//line library.go:121
+//line library.go:123
 				}
 //line gompt_kernels.go:789
 			}
 			for gomptJ := 0; gomptJ < 256; gomptJ++ {
-//line library.go:126
+//line library.go:128
 				if ((p0 + gomptT1Ly[gomptJ]) < k) && (gomptT7J0[gomptJ] < n) {
 //line gompt_kernels.go:794
-//line library.go:127
+//line library.go:129
 					tB[(((gomptT1Ly[gomptJ] * int(64)) + gomptT2Lx[gomptJ]) + int(0))] = B[(((p0 + gomptT1Ly[gomptJ]) * n) + gomptT7J0[gomptJ])]
 //line gompt_kernels.go:797
-//line library.go:126
+//line library.go:128
 				} else {
 //line gompt_kernels.go:800
-//line library.go:129
+//line library.go:131
 					tB[(((gomptT1Ly[gomptJ] * int(64)) + gomptT2Lx[gomptJ]) + int(0))] = float32(0.0)
 //line gompt_kernels.go:803
-//line library.go:126
+//line library.go:128
 				}
 //line gompt_kernels.go:806
 			}
 			for gomptJ := 0; gomptJ < 256; gomptJ++ {
-//line library.go:131
+//line library.go:133
 				if ((p0 + gomptT1Ly[gomptJ]) < k) && (gomptT8J1[gomptJ] < n) {
 //line gompt_kernels.go:811
-//line library.go:132
+//line library.go:134
 					tB[(((gomptT1Ly[gomptJ] * int(64)) + gomptT2Lx[gomptJ]) + int(16))] = B[(((p0 + gomptT1Ly[gomptJ]) * n) + gomptT8J1[gomptJ])]
 //line gompt_kernels.go:814
-//line library.go:131
+//line library.go:133
 				} else {
 //line gompt_kernels.go:817
-//line library.go:134
+//line library.go:136
 					tB[(((gomptT1Ly[gomptJ] * int(64)) + gomptT2Lx[gomptJ]) + int(16))] = float32(0.0)
 //line gompt_kernels.go:820
-//line library.go:131
+//line library.go:133
 				}
 //line gompt_kernels.go:823
 			}
 			for gomptJ := 0; gomptJ < 256; gomptJ++ {
-//line library.go:136
+//line library.go:138
 				if ((p0 + gomptT1Ly[gomptJ]) < k) && (gomptT9J2[gomptJ] < n) {
 //line gompt_kernels.go:828
-//line library.go:137
+//line library.go:139
 					tB[(((gomptT1Ly[gomptJ] * int(64)) + gomptT2Lx[gomptJ]) + int(32))] = B[(((p0 + gomptT1Ly[gomptJ]) * n) + gomptT9J2[gomptJ])]
 //line gompt_kernels.go:831
-//line library.go:136
+//line library.go:138
 				} else {
 //line gompt_kernels.go:834
-//line library.go:139
+//line library.go:141
 					tB[(((gomptT1Ly[gomptJ] * int(64)) + gomptT2Lx[gomptJ]) + int(32))] = float32(0.0)
 //line gompt_kernels.go:837
-//line library.go:136
+//line library.go:138
 				}
 //line gompt_kernels.go:840
 			}
 			for gomptJ := 0; gomptJ < 256; gomptJ++ {
-//line library.go:141
+//line library.go:143
 				if ((p0 + gomptT1Ly[gomptJ]) < k) && (gomptT10J3[gomptJ] < n) {
 //line gompt_kernels.go:845
-//line library.go:142
+//line library.go:144
 					tB[(((gomptT1Ly[gomptJ] * int(64)) + gomptT2Lx[gomptJ]) + int(48))] = B[(((p0 + gomptT1Ly[gomptJ]) * n) + gomptT10J3[gomptJ])]
 //line gompt_kernels.go:848
-//line library.go:141
+//line library.go:143
 				} else {
 //line gompt_kernels.go:851
-//line library.go:144
+//line library.go:146
 					tB[(((gomptT1Ly[gomptJ] * int(64)) + gomptT2Lx[gomptJ]) + int(48))] = float32(0.0)
 //line gompt_kernels.go:854
-//line library.go:141
+//line library.go:143
 				}
 //line gompt_kernels.go:857
 			}
 			// barrier
 			for gomptJ := 0; gomptJ < 256; gomptJ++ {
-//line library.go:147
+//line library.go:149
 				for q := int(0); q < int(16); q++ {
 //line gompt_kernels.go:863
-//line library.go:148
+//line library.go:150
 					a0 := tA[(((gomptT1Ly[gomptJ] + int(0)) * int(16)) + q)]
 //line gompt_kernels.go:866
-//line library.go:149
+//line library.go:151
 					a1 := tA[(((gomptT1Ly[gomptJ] + int(16)) * int(16)) + q)]
 //line gompt_kernels.go:869
-//line library.go:150
+//line library.go:152
 					a2 := tA[(((gomptT1Ly[gomptJ] + int(32)) * int(16)) + q)]
 //line gompt_kernels.go:872
-//line library.go:151
+//line library.go:153
 					a3 := tA[(((gomptT1Ly[gomptJ] + int(48)) * int(16)) + q)]
 //line gompt_kernels.go:875
-//line library.go:152
+//line library.go:154
 					b0 := tB[(((q * int(64)) + gomptT2Lx[gomptJ]) + int(0))]
 //line gompt_kernels.go:878
-//line library.go:153
+//line library.go:155
 					b1 := tB[(((q * int(64)) + gomptT2Lx[gomptJ]) + int(16))]
 //line gompt_kernels.go:881
-//line library.go:154
+//line library.go:156
 					b2 := tB[(((q * int(64)) + gomptT2Lx[gomptJ]) + int(32))]
 //line gompt_kernels.go:884
-//line library.go:155
+//line library.go:157
 					b3 := tB[(((q * int(64)) + gomptT2Lx[gomptJ]) + int(48))]
 //line gompt_kernels.go:887
-//line library.go:156
+//line library.go:158
 					gomptT11C00[gomptJ] += (a0 * b0)
 //line gompt_kernels.go:890
-//line library.go:157
+//line library.go:159
 					gomptT12C01[gomptJ] += (a0 * b1)
 //line gompt_kernels.go:893
-//line library.go:158
+//line library.go:160
 					gomptT13C02[gomptJ] += (a0 * b2)
 //line gompt_kernels.go:896
-//line library.go:159
+//line library.go:161
 					gomptT14C03[gomptJ] += (a0 * b3)
 //line gompt_kernels.go:899
-//line library.go:160
+//line library.go:162
 					gomptT15C10[gomptJ] += (a1 * b0)
 //line gompt_kernels.go:902
-//line library.go:161
+//line library.go:163
 					gomptT16C11[gomptJ] += (a1 * b1)
 //line gompt_kernels.go:905
-//line library.go:162
+//line library.go:164
 					gomptT17C12[gomptJ] += (a1 * b2)
 //line gompt_kernels.go:908
-//line library.go:163
+//line library.go:165
 					gomptT18C13[gomptJ] += (a1 * b3)
 //line gompt_kernels.go:911
-//line library.go:164
+//line library.go:166
 					gomptT19C20[gomptJ] += (a2 * b0)
 //line gompt_kernels.go:914
-//line library.go:165
+//line library.go:167
 					gomptT20C21[gomptJ] += (a2 * b1)
 //line gompt_kernels.go:917
-//line library.go:166
+//line library.go:168
 					gomptT21C22[gomptJ] += (a2 * b2)
 //line gompt_kernels.go:920
-//line library.go:167
+//line library.go:169
 					gomptT22C23[gomptJ] += (a2 * b3)
 //line gompt_kernels.go:923
-//line library.go:168
+//line library.go:170
 					gomptT23C30[gomptJ] += (a3 * b0)
 //line gompt_kernels.go:926
-//line library.go:169
+//line library.go:171
 					gomptT24C31[gomptJ] += (a3 * b1)
 //line gompt_kernels.go:929
-//line library.go:170
+//line library.go:172
 					gomptT25C32[gomptJ] += (a3 * b2)
 //line gompt_kernels.go:932
-//line library.go:171
+//line library.go:173
 					gomptT26C33[gomptJ] += (a3 * b3)
 //line gompt_kernels.go:935
-//line library.go:147
+//line library.go:149
 				}
 //line gompt_kernels.go:938
 			}
 			// barrier
 		}
 		for gomptJ := 0; gomptJ < 256; gomptJ++ {
-//line library.go:175
+//line library.go:177
 			if (gomptT3I0[gomptJ] < m) && (gomptT7J0[gomptJ] < n) {
 //line gompt_kernels.go:945
-//line library.go:176
+//line library.go:178
 				C[((gomptT3I0[gomptJ] * n) + gomptT7J0[gomptJ])] = gomptT11C00[gomptJ]
 //line gompt_kernels.go:948
-//line library.go:175
+//line library.go:177
 			}
 //line gompt_kernels.go:951
 		}
 		for gomptJ := 0; gomptJ < 256; gomptJ++ {
-//line library.go:178
+//line library.go:180
 			if (gomptT3I0[gomptJ] < m) && (gomptT8J1[gomptJ] < n) {
 //line gompt_kernels.go:956
-//line library.go:179
+//line library.go:181
 				C[((gomptT3I0[gomptJ] * n) + gomptT8J1[gomptJ])] = gomptT12C01[gomptJ]
 //line gompt_kernels.go:959
-//line library.go:178
+//line library.go:180
 			}
 //line gompt_kernels.go:962
 		}
 		for gomptJ := 0; gomptJ < 256; gomptJ++ {
-//line library.go:181
+//line library.go:183
 			if (gomptT3I0[gomptJ] < m) && (gomptT9J2[gomptJ] < n) {
 //line gompt_kernels.go:967
-//line library.go:182
+//line library.go:184
 				C[((gomptT3I0[gomptJ] * n) + gomptT9J2[gomptJ])] = gomptT13C02[gomptJ]
 //line gompt_kernels.go:970
-//line library.go:181
+//line library.go:183
 			}
 //line gompt_kernels.go:973
 		}
 		for gomptJ := 0; gomptJ < 256; gomptJ++ {
-//line library.go:184
+//line library.go:186
 			if (gomptT3I0[gomptJ] < m) && (gomptT10J3[gomptJ] < n) {
 //line gompt_kernels.go:978
-//line library.go:185
+//line library.go:187
 				C[((gomptT3I0[gomptJ] * n) + gomptT10J3[gomptJ])] = gomptT14C03[gomptJ]
 //line gompt_kernels.go:981
-//line library.go:184
+//line library.go:186
 			}
 //line gompt_kernels.go:984
 		}
 		for gomptJ := 0; gomptJ < 256; gomptJ++ {
-//line library.go:187
+//line library.go:189
 			if (gomptT4I1[gomptJ] < m) && (gomptT7J0[gomptJ] < n) {
 //line gompt_kernels.go:989
-//line library.go:188
+//line library.go:190
 				C[((gomptT4I1[gomptJ] * n) + gomptT7J0[gomptJ])] = gomptT15C10[gomptJ]
 //line gompt_kernels.go:992
-//line library.go:187
+//line library.go:189
 			}
 //line gompt_kernels.go:995
 		}
 		for gomptJ := 0; gomptJ < 256; gomptJ++ {
-//line library.go:190
+//line library.go:192
 			if (gomptT4I1[gomptJ] < m) && (gomptT8J1[gomptJ] < n) {
 //line gompt_kernels.go:1000
-//line library.go:191
+//line library.go:193
 				C[((gomptT4I1[gomptJ] * n) + gomptT8J1[gomptJ])] = gomptT16C11[gomptJ]
 //line gompt_kernels.go:1003
-//line library.go:190
+//line library.go:192
 			}
 //line gompt_kernels.go:1006
 		}
 		for gomptJ := 0; gomptJ < 256; gomptJ++ {
-//line library.go:193
+//line library.go:195
 			if (gomptT4I1[gomptJ] < m) && (gomptT9J2[gomptJ] < n) {
 //line gompt_kernels.go:1011
-//line library.go:194
+//line library.go:196
 				C[((gomptT4I1[gomptJ] * n) + gomptT9J2[gomptJ])] = gomptT17C12[gomptJ]
 //line gompt_kernels.go:1014
-//line library.go:193
+//line library.go:195
 			}
 //line gompt_kernels.go:1017
 		}
 		for gomptJ := 0; gomptJ < 256; gomptJ++ {
-//line library.go:196
+//line library.go:198
 			if (gomptT4I1[gomptJ] < m) && (gomptT10J3[gomptJ] < n) {
 //line gompt_kernels.go:1022
-//line library.go:197
+//line library.go:199
 				C[((gomptT4I1[gomptJ] * n) + gomptT10J3[gomptJ])] = gomptT18C13[gomptJ]
 //line gompt_kernels.go:1025
-//line library.go:196
+//line library.go:198
 			}
 //line gompt_kernels.go:1028
 		}
 		for gomptJ := 0; gomptJ < 256; gomptJ++ {
-//line library.go:199
+//line library.go:201
 			if (gomptT5I2[gomptJ] < m) && (gomptT7J0[gomptJ] < n) {
 //line gompt_kernels.go:1033
-//line library.go:200
+//line library.go:202
 				C[((gomptT5I2[gomptJ] * n) + gomptT7J0[gomptJ])] = gomptT19C20[gomptJ]
 //line gompt_kernels.go:1036
-//line library.go:199
+//line library.go:201
 			}
 //line gompt_kernels.go:1039
 		}
 		for gomptJ := 0; gomptJ < 256; gomptJ++ {
-//line library.go:202
+//line library.go:204
 			if (gomptT5I2[gomptJ] < m) && (gomptT8J1[gomptJ] < n) {
 //line gompt_kernels.go:1044
-//line library.go:203
+//line library.go:205
 				C[((gomptT5I2[gomptJ] * n) + gomptT8J1[gomptJ])] = gomptT20C21[gomptJ]
 //line gompt_kernels.go:1047
-//line library.go:202
+//line library.go:204
 			}
 //line gompt_kernels.go:1050
 		}
 		for gomptJ := 0; gomptJ < 256; gomptJ++ {
-//line library.go:205
+//line library.go:207
 			if (gomptT5I2[gomptJ] < m) && (gomptT9J2[gomptJ] < n) {
 //line gompt_kernels.go:1055
-//line library.go:206
+//line library.go:208
 				C[((gomptT5I2[gomptJ] * n) + gomptT9J2[gomptJ])] = gomptT21C22[gomptJ]
 //line gompt_kernels.go:1058
-//line library.go:205
+//line library.go:207
 			}
 //line gompt_kernels.go:1061
 		}
 		for gomptJ := 0; gomptJ < 256; gomptJ++ {
-//line library.go:208
+//line library.go:210
 			if (gomptT5I2[gomptJ] < m) && (gomptT10J3[gomptJ] < n) {
 //line gompt_kernels.go:1066
-//line library.go:209
+//line library.go:211
 				C[((gomptT5I2[gomptJ] * n) + gomptT10J3[gomptJ])] = gomptT22C23[gomptJ]
 //line gompt_kernels.go:1069
-//line library.go:208
+//line library.go:210
 			}
 //line gompt_kernels.go:1072
 		}
 		for gomptJ := 0; gomptJ < 256; gomptJ++ {
-//line library.go:211
+//line library.go:213
 			if (gomptT6I3[gomptJ] < m) && (gomptT7J0[gomptJ] < n) {
 //line gompt_kernels.go:1077
-//line library.go:212
+//line library.go:214
 				C[((gomptT6I3[gomptJ] * n) + gomptT7J0[gomptJ])] = gomptT23C30[gomptJ]
 //line gompt_kernels.go:1080
-//line library.go:211
+//line library.go:213
 			}
 //line gompt_kernels.go:1083
 		}
 		for gomptJ := 0; gomptJ < 256; gomptJ++ {
-//line library.go:214
+//line library.go:216
 			if (gomptT6I3[gomptJ] < m) && (gomptT8J1[gomptJ] < n) {
 //line gompt_kernels.go:1088
-//line library.go:215
+//line library.go:217
 				C[((gomptT6I3[gomptJ] * n) + gomptT8J1[gomptJ])] = gomptT24C31[gomptJ]
 //line gompt_kernels.go:1091
-//line library.go:214
+//line library.go:216
 			}
 //line gompt_kernels.go:1094
 		}
 		for gomptJ := 0; gomptJ < 256; gomptJ++ {
-//line library.go:217
+//line library.go:219
 			if (gomptT6I3[gomptJ] < m) && (gomptT9J2[gomptJ] < n) {
 //line gompt_kernels.go:1099
-//line library.go:218
+//line library.go:220
 				C[((gomptT6I3[gomptJ] * n) + gomptT9J2[gomptJ])] = gomptT25C32[gomptJ]
 //line gompt_kernels.go:1102
-//line library.go:217
+//line library.go:219
 			}
 //line gompt_kernels.go:1105
 		}
 		for gomptJ := 0; gomptJ < 256; gomptJ++ {
-//line library.go:220
+//line library.go:222
 			if (gomptT6I3[gomptJ] < m) && (gomptT10J3[gomptJ] < n) {
 //line gompt_kernels.go:1110
-//line library.go:221
+//line library.go:223
 				C[((gomptT6I3[gomptJ] * n) + gomptT10J3[gomptJ])] = gomptT26C33[gomptJ]
 //line gompt_kernels.go:1113
-//line library.go:220
+//line library.go:222
 			}
 //line gompt_kernels.go:1116
 		}

@@ -83,6 +83,24 @@ func RunAtomicCount(dev gompttarget.DeviceClause, n int, m int, idx []int, h []u
 		Args: []gompttarget.Arg{gompttarget.Int(n), gompttarget.Int(m), gompttarget.Slice(idx), gompttarget.Slice(h)}})
 }
 
+// RunAtomicCountNowait is RunAtomicCount's nowait form: it starts the launch and returns at once. deps are depend items
+// (target.DependIn, DependOut, DependInOut, DependOn), which order it as they order target.TargetNowait.
+// Leave the slices alone until the task's Wait returns RunAtomicCount's error (one found before the launch,
+// such as a short slice, included). An empty space runs nothing but still waits for deps.
+//
+// It runs AtomicCountKernel (AtomicCount) on device dev over [0, n), mapping each slice by how the kernel uses it:
+// idx to, h tofrom.
+func RunAtomicCountNowait(dev gompttarget.DeviceClause, n int, m int, idx []int, h []uint32, deps ...gompttarget.Map) *gompttarget.Task {
+	if n <= 0 {
+		return gompttarget.Go(func() error { return nil }, deps...)
+	}
+	idx = gomptrt.Head(idx, gomptrt.Len(n))
+	h = gomptrt.Head(h, gomptrt.Len(m))
+	return gompttarget.TargetNowait(gompttarget.Region{Device: dev, Kernel: AtomicCountKernel, Shape: gompttarget.Shape{Size: [3]int{n, 1, 1}},
+		Maps: append([]gompttarget.Map{gompttarget.To(idx), gompttarget.ToFrom(h)}, deps...),
+		Args: []gompttarget.Arg{gompttarget.Int(n), gompttarget.Int(m), gompttarget.Slice(idx), gompttarget.Slice(h)}})
+}
+
 // AtomicMaxKernel is the gompt map kernel of AtomicMax (atomics.go:29:1), over [0, n).
 var AtomicMaxKernel = &gomptdevice.Kernel{
 	Name: "AtomicMax",
@@ -138,103 +156,103 @@ func gomptHostAtomicMax(gomptA *gomptdevice.HostArgs, gomptR gomptdevice.Range, 
 	for i := gomptLo0; i < gomptHi0; i++ {
 //line atomics.go:30
 		x := *(*int32)(unsafe.Add(gomptPV, i*4))
-//line gompt_kernels.go:142
-//line atomics.go:31
-		for {
-//line gompt_kernels.go:145
-//line atomics.go:32
-			old := gomptatomic.LoadInt32((&*(*int32)(unsafe.Add(gomptPM32, int(0)*4))))
-//line gompt_kernels.go:148
-//line atomics.go:33
-			if (old >= x) || gomptatomic.CompareAndSwapInt32((&*(*int32)(unsafe.Add(gomptPM32, int(0)*4))), old, x) {
-//line gompt_kernels.go:151
-//line atomics.go:34
-				break
-//line gompt_kernels.go:154
-//line atomics.go:33
-			}
-//line gompt_kernels.go:157
-//line atomics.go:31
-		}
 //line gompt_kernels.go:160
-//line atomics.go:37
+//line atomics.go:31
 		for {
 //line gompt_kernels.go:163
-//line atomics.go:38
-			old := gomptatomic.LoadUint64((&*(*uint64)(unsafe.Add(gomptPM64, int(1)*8))))
+//line atomics.go:32
+			old := gomptatomic.LoadInt32((&*(*int32)(unsafe.Add(gomptPM32, int(0)*4))))
 //line gompt_kernels.go:166
-//line atomics.go:39
-			if (old >= (uint64(x) << 35)) || gomptatomic.CompareAndSwapUint64((&*(*uint64)(unsafe.Add(gomptPM64, int(1)*8))), old, (uint64(x)<<35)) {
+//line atomics.go:33
+			if (old >= x) || gomptatomic.CompareAndSwapInt32((&*(*int32)(unsafe.Add(gomptPM32, int(0)*4))), old, x) {
 //line gompt_kernels.go:169
-//line atomics.go:40
+//line atomics.go:34
 				break
 //line gompt_kernels.go:172
-//line atomics.go:39
+//line atomics.go:33
 			}
 //line gompt_kernels.go:175
-//line atomics.go:37
+//line atomics.go:31
 		}
 //line gompt_kernels.go:178
-//line atomics.go:43
+//line atomics.go:37
 		for {
 //line gompt_kernels.go:181
-//line atomics.go:44
-			old := gomptatomic.LoadUint32((&u32[(i % len(u32))]))
+//line atomics.go:38
+			old := gomptatomic.LoadUint64((&*(*uint64)(unsafe.Add(gomptPM64, int(1)*8))))
 //line gompt_kernels.go:184
-//line atomics.go:45
-			if (old >= uint32(x)) || gomptatomic.CompareAndSwapUint32((&u32[(i%len(u32))]), old, uint32(x)) {
+//line atomics.go:39
+			if (old >= (uint64(x) << 35)) || gomptatomic.CompareAndSwapUint64((&*(*uint64)(unsafe.Add(gomptPM64, int(1)*8))), old, (uint64(x)<<35)) {
 //line gompt_kernels.go:187
-//line atomics.go:46
+//line atomics.go:40
 				break
 //line gompt_kernels.go:190
-//line atomics.go:45
+//line atomics.go:39
 			}
 //line gompt_kernels.go:193
-//line atomics.go:43
+//line atomics.go:37
 		}
 //line gompt_kernels.go:196
-//line atomics.go:49
+//line atomics.go:43
 		for {
 //line gompt_kernels.go:199
-//line atomics.go:50
-			old := gomptatomic.LoadInt64((&*(*int64)(unsafe.Add(gomptPI64, int(0)*8))))
+//line atomics.go:44
+			old := gomptatomic.LoadUint32((&u32[(i % len(u32))]))
 //line gompt_kernels.go:202
-//line atomics.go:51
-			if (old <= ((-int64(x)) << 40)) || gomptatomic.CompareAndSwapInt64((&*(*int64)(unsafe.Add(gomptPI64, int(0)*8))), old, ((-int64(x))<<40)) {
+//line atomics.go:45
+			if (old >= uint32(x)) || gomptatomic.CompareAndSwapUint32((&u32[(i%len(u32))]), old, uint32(x)) {
 //line gompt_kernels.go:205
-//line atomics.go:52
+//line atomics.go:46
 				break
 //line gompt_kernels.go:208
-//line atomics.go:51
+//line atomics.go:45
 			}
 //line gompt_kernels.go:211
-//line atomics.go:49
+//line atomics.go:43
 		}
 //line gompt_kernels.go:214
+//line atomics.go:49
+		for {
+//line gompt_kernels.go:217
+//line atomics.go:50
+			old := gomptatomic.LoadInt64((&*(*int64)(unsafe.Add(gomptPI64, int(0)*8))))
+//line gompt_kernels.go:220
+//line atomics.go:51
+			if (old <= ((-int64(x)) << 40)) || gomptatomic.CompareAndSwapInt64((&*(*int64)(unsafe.Add(gomptPI64, int(0)*8))), old, ((-int64(x))<<40)) {
+//line gompt_kernels.go:223
+//line atomics.go:52
+				break
+//line gompt_kernels.go:226
+//line atomics.go:51
+			}
+//line gompt_kernels.go:229
+//line atomics.go:49
+		}
+//line gompt_kernels.go:232
 //line atomics.go:55
 		if (x % int32(2)) == int32(1) {
-//line gompt_kernels.go:217
+//line gompt_kernels.go:235
 //line atomics.go:56
 			for {
-//line gompt_kernels.go:220
+//line gompt_kernels.go:238
 //line atomics.go:57
 				old := gomptatomic.LoadUint32((&hits[x]))
-//line gompt_kernels.go:223
+//line gompt_kernels.go:241
 //line atomics.go:58
 				if gomptatomic.CompareAndSwapUint32((&hits[x]), old, (old + uint32(1))) {
-//line gompt_kernels.go:226
+//line gompt_kernels.go:244
 //line atomics.go:59
 					break
-//line gompt_kernels.go:229
+//line gompt_kernels.go:247
 //line atomics.go:58
 				}
-//line gompt_kernels.go:232
+//line gompt_kernels.go:250
 //line atomics.go:56
 			}
-//line gompt_kernels.go:235
+//line gompt_kernels.go:253
 //line atomics.go:55
 		}
-//line gompt_kernels.go:238
+//line gompt_kernels.go:256
 	}
 	_ = n
 }
@@ -265,6 +283,28 @@ func RunAtomicMax(dev gompttarget.DeviceClause, n int, v []int32, m32 []int32, m
 	hits = gomptrt.Head(hits, gomptrt.Len(16))
 	return gompttarget.Target(gompttarget.Region{Device: dev, Kernel: AtomicMaxKernel, Shape: gompttarget.Shape{Size: [3]int{n, 1, 1}},
 		Maps: []gompttarget.Map{gompttarget.To(v), gompttarget.ToFrom(m32), gompttarget.ToFrom(m64), gompttarget.ToFrom(u32), gompttarget.ToFrom(i64), gompttarget.ToFrom(hits)},
+		Args: []gompttarget.Arg{gompttarget.Int(n), gompttarget.Slice(v), gompttarget.Slice(m32), gompttarget.Slice(m64), gompttarget.Slice(u32), gompttarget.Slice(i64), gompttarget.Slice(hits)}})
+}
+
+// RunAtomicMaxNowait is RunAtomicMax's nowait form: it starts the launch and returns at once. deps are depend items
+// (target.DependIn, DependOut, DependInOut, DependOn), which order it as they order target.TargetNowait.
+// Leave the slices alone until the task's Wait returns RunAtomicMax's error (one found before the launch,
+// such as a short slice, included). An empty space runs nothing but still waits for deps.
+//
+// It runs AtomicMaxKernel (AtomicMax) on device dev over [0, n), mapping each slice by how the kernel uses it:
+// v to, m32 tofrom, m64 tofrom, u32 tofrom, i64 tofrom, hits tofrom.
+func RunAtomicMaxNowait(dev gompttarget.DeviceClause, n int, v []int32, m32 []int32, m64 []uint64, u32 []uint32, i64 []int64, hits []uint32, deps ...gompttarget.Map) *gompttarget.Task {
+	if n <= 0 {
+		return gompttarget.Go(func() error { return nil }, deps...)
+	}
+	v = gomptrt.Head(v, gomptrt.Len(n))
+	m32 = gomptrt.Head(m32, gomptrt.Len(2))
+	m64 = gomptrt.Head(m64, gomptrt.Len(2))
+	u32 = gomptrt.Head(u32, gomptrt.Len(7))
+	i64 = gomptrt.Head(i64, gomptrt.Len(1))
+	hits = gomptrt.Head(hits, gomptrt.Len(16))
+	return gompttarget.TargetNowait(gompttarget.Region{Device: dev, Kernel: AtomicMaxKernel, Shape: gompttarget.Shape{Size: [3]int{n, 1, 1}},
+		Maps: append([]gompttarget.Map{gompttarget.To(v), gompttarget.ToFrom(m32), gompttarget.ToFrom(m64), gompttarget.ToFrom(u32), gompttarget.ToFrom(i64), gompttarget.ToFrom(hits)}, deps...),
 		Args: []gompttarget.Arg{gompttarget.Int(n), gompttarget.Slice(v), gompttarget.Slice(m32), gompttarget.Slice(m64), gompttarget.Slice(u32), gompttarget.Slice(i64), gompttarget.Slice(hits)}})
 }
 
@@ -316,7 +356,7 @@ func gomptHostBinMin(gomptA *gomptdevice.HostArgs, gomptR gomptdevice.Range, _, 
 	for i := gomptLo0; i < gomptHi0; i++ {
 //line checks.go:102
 		lo[*(*int)(unsafe.Add(gomptPV, i*8))] = min(*(*float32)(unsafe.Add(gomptPW, i*4)), lo[*(*int)(unsafe.Add(gomptPV, i*8))])
-//line gompt_kernels.go:320
+//line gompt_kernels.go:360
 	}
 	gomptrt.MergeMin(gomptRBLo, gomptRALo[:], float32(gomptmath.Inf(1)))
 	_ = n
@@ -345,6 +385,25 @@ func RunBinMin(dev gompttarget.DeviceClause, n int, v []int, w []float32, lo []f
 	lo = gomptrt.Head(lo, gomptrt.Len(16))
 	return gompttarget.Target(gompttarget.Region{Device: dev, Kernel: BinMinKernel, Shape: gompttarget.Shape{Size: [3]int{n, 1, 1}, Teams: gomptrt.Teams(n), Threads: gomptrt.MaxThreads},
 		Maps: []gompttarget.Map{gompttarget.To(v), gompttarget.To(w), gompttarget.ToFrom(lo)},
+		Args: []gompttarget.Arg{gompttarget.Int(n), gompttarget.Slice(v), gompttarget.Slice(w), gompttarget.Slice(lo)}})
+}
+
+// RunBinMinNowait is RunBinMin's nowait form: it starts the launch and returns at once. deps are depend items
+// (target.DependIn, DependOut, DependInOut, DependOn), which order it as they order target.TargetNowait.
+// Leave the slices alone until the task's Wait returns RunBinMin's error (one found before the launch,
+// such as a short slice, included). An empty space runs nothing but still waits for deps.
+//
+// It runs BinMinKernel (BinMin) on device dev over [0, n), mapping each slice by how the kernel uses it:
+// v to, w to, lo tofrom.
+func RunBinMinNowait(dev gompttarget.DeviceClause, n int, v []int, w []float32, lo []float32, deps ...gompttarget.Map) *gompttarget.Task {
+	if n <= 0 {
+		return gompttarget.Go(func() error { return nil }, deps...)
+	}
+	v = gomptrt.Head(v, gomptrt.Len(n))
+	w = gomptrt.Head(w, gomptrt.Len(n))
+	lo = gomptrt.Head(lo, gomptrt.Len(16))
+	return gompttarget.TargetNowait(gompttarget.Region{Device: dev, Kernel: BinMinKernel, Shape: gompttarget.Shape{Size: [3]int{n, 1, 1}, Teams: gomptrt.Teams(n), Threads: gomptrt.MaxThreads},
+		Maps: append([]gompttarget.Map{gompttarget.To(v), gompttarget.To(w), gompttarget.ToFrom(lo)}, deps...),
 		Args: []gompttarget.Arg{gompttarget.Int(n), gompttarget.Slice(v), gompttarget.Slice(w), gompttarget.Slice(lo)}})
 }
 
@@ -390,7 +449,7 @@ func gomptHostBins(gomptA *gomptdevice.HostArgs, gomptR gomptdevice.Range, _, _ 
 	for i := gomptLo0; i < gomptHi0; i++ {
 //line checks.go:93
 		h[*(*int)(unsafe.Add(gomptPV, i*8))]++
-//line gompt_kernels.go:394
+//line gompt_kernels.go:453
 	}
 	gomptrt.MergeSum(gomptRBH, gomptRAH[:], uint32(0))
 	_ = n
@@ -418,6 +477,24 @@ func RunBins(dev gompttarget.DeviceClause, n int, v []int, h []uint32) error {
 	h = gomptrt.Head(h, gomptrt.Len(16))
 	return gompttarget.Target(gompttarget.Region{Device: dev, Kernel: BinsKernel, Shape: gompttarget.Shape{Size: [3]int{n, 1, 1}, Teams: gomptrt.Teams(n), Threads: gomptrt.MaxThreads},
 		Maps: []gompttarget.Map{gompttarget.To(v), gompttarget.ToFrom(h)},
+		Args: []gompttarget.Arg{gompttarget.Int(n), gompttarget.Slice(v), gompttarget.Slice(h)}})
+}
+
+// RunBinsNowait is RunBins's nowait form: it starts the launch and returns at once. deps are depend items
+// (target.DependIn, DependOut, DependInOut, DependOn), which order it as they order target.TargetNowait.
+// Leave the slices alone until the task's Wait returns RunBins's error (one found before the launch,
+// such as a short slice, included). An empty space runs nothing but still waits for deps.
+//
+// It runs BinsKernel (Bins) on device dev over [0, n), mapping each slice by how the kernel uses it:
+// v to, h tofrom.
+func RunBinsNowait(dev gompttarget.DeviceClause, n int, v []int, h []uint32, deps ...gompttarget.Map) *gompttarget.Task {
+	if n <= 0 {
+		return gompttarget.Go(func() error { return nil }, deps...)
+	}
+	v = gomptrt.Head(v, gomptrt.Len(n))
+	h = gomptrt.Head(h, gomptrt.Len(16))
+	return gompttarget.TargetNowait(gompttarget.Region{Device: dev, Kernel: BinsKernel, Shape: gompttarget.Shape{Size: [3]int{n, 1, 1}, Teams: gomptrt.Teams(n), Threads: gomptrt.MaxThreads},
+		Maps: append([]gompttarget.Map{gompttarget.To(v), gompttarget.ToFrom(h)}, deps...),
 		Args: []gompttarget.Arg{gompttarget.Int(n), gompttarget.Slice(v), gompttarget.Slice(h)}})
 }
 
@@ -468,49 +545,49 @@ func gomptHostBox3D(gomptA *gomptdevice.HostArgs, gomptR gomptdevice.Range, _, _
 			for x := gomptLo0; x < gomptHi0; x++ {
 //line dims.go:20
 				var s float64
-//line gompt_kernels.go:472
+//line gompt_kernels.go:549
 //line dims.go:21
 				cnt := int(0)
-//line gompt_kernels.go:475
+//line gompt_kernels.go:552
 //line dims.go:22
 				for dz := int(-1); dz <= int(1); dz++ {
-//line gompt_kernels.go:478
+//line gompt_kernels.go:555
 //line dims.go:23
 					for dy := int(-1); dy <= int(1); dy++ {
-//line gompt_kernels.go:481
+//line gompt_kernels.go:558
 //line dims.go:24
 						for dx := int(-1); dx <= int(1); dx++ {
-//line gompt_kernels.go:484
+//line gompt_kernels.go:561
 //line dims.go:25
 							u, v, t := (x + dx), (y + dy), (z + dz)
-//line gompt_kernels.go:487
+//line gompt_kernels.go:564
 //line dims.go:26
 							if (((((u < int(0)) || (v < int(0))) || (t < int(0))) || (u >= nx)) || (v >= ny)) || (t >= nz) {
-//line gompt_kernels.go:490
+//line gompt_kernels.go:567
 //line dims.go:27
 								continue
-//line gompt_kernels.go:493
+//line gompt_kernels.go:570
 //line dims.go:26
 							}
-//line gompt_kernels.go:496
+//line gompt_kernels.go:573
 //line dims.go:29
 							s += in[((((t * ny) + v) * nx) + u)]
-//line gompt_kernels.go:499
+//line gompt_kernels.go:576
 //line dims.go:30
 							cnt++
-//line gompt_kernels.go:502
+//line gompt_kernels.go:579
 //line dims.go:24
 						}
-//line gompt_kernels.go:505
+//line gompt_kernels.go:582
 //line dims.go:23
 					}
-//line gompt_kernels.go:508
+//line gompt_kernels.go:585
 //line dims.go:22
 				}
-//line gompt_kernels.go:511
+//line gompt_kernels.go:588
 //line dims.go:34
 				*(*float64)(unsafe.Add(gomptPOut, ((((z*nx)*ny)+(y*nx))+x)*8)) = (s / float64(cnt))
-//line gompt_kernels.go:514
+//line gompt_kernels.go:591
 			}
 		}
 	}
@@ -540,6 +617,24 @@ func RunBox3D(dev gompttarget.DeviceClause, nx int, ny int, nz int, in []float64
 	out = gomptrt.Head(out, gomptrt.Len(nx, ny, nz))
 	return gompttarget.Target(gompttarget.Region{Device: dev, Kernel: Box3DKernel, Shape: gompttarget.Shape{Size: [3]int{nx, ny, nz}},
 		Maps: []gompttarget.Map{gompttarget.To(in), gompttarget.From(out)},
+		Args: []gompttarget.Arg{gompttarget.Int(nx), gompttarget.Int(ny), gompttarget.Int(nz), gompttarget.Slice(in), gompttarget.Slice(out)}})
+}
+
+// RunBox3DNowait is RunBox3D's nowait form: it starts the launch and returns at once. deps are depend items
+// (target.DependIn, DependOut, DependInOut, DependOn), which order it as they order target.TargetNowait.
+// Leave the slices alone until the task's Wait returns RunBox3D's error (one found before the launch,
+// such as a short slice, included). An empty space runs nothing but still waits for deps.
+//
+// It runs Box3DKernel (Box3D) on device dev over [0, nx)x[0, ny)x[0, nz), mapping each slice by how the kernel uses it:
+// in to, out from.
+func RunBox3DNowait(dev gompttarget.DeviceClause, nx int, ny int, nz int, in []float64, out []float64, deps ...gompttarget.Map) *gompttarget.Task {
+	if nx <= 0 || ny <= 0 || nz <= 0 {
+		return gompttarget.Go(func() error { return nil }, deps...)
+	}
+	in = gomptrt.Head(in, gomptrt.Len(nx, ny, nz))
+	out = gomptrt.Head(out, gomptrt.Len(nx, ny, nz))
+	return gompttarget.TargetNowait(gompttarget.Region{Device: dev, Kernel: Box3DKernel, Shape: gompttarget.Shape{Size: [3]int{nx, ny, nz}},
+		Maps: append([]gompttarget.Map{gompttarget.To(in), gompttarget.From(out)}, deps...),
 		Args: []gompttarget.Arg{gompttarget.Int(nx), gompttarget.Int(ny), gompttarget.Int(nz), gompttarget.Slice(in), gompttarget.Slice(out)}})
 }
 
@@ -580,82 +675,82 @@ func gomptHostClassify(gomptA *gomptdevice.HostArgs, gomptR gomptdevice.Range, _
 	for i := gomptLo0; i < gomptHi0; i++ {
 //line floats.go:66
 		x := *(*float64)(unsafe.Add(gomptPA, i*8))
-//line gompt_kernels.go:584
+//line gompt_kernels.go:679
 //line floats.go:67
 		o := (int(8) * i)
-//line gompt_kernels.go:587
+//line gompt_kernels.go:682
 //line floats.go:68
 		var flags uint64
-//line gompt_kernels.go:590
+//line gompt_kernels.go:685
 //line floats.go:69
 		if gomptmath.IsNaN(x) {
-//line gompt_kernels.go:593
+//line gompt_kernels.go:688
 //line floats.go:70
 			flags |= uint64(1)
-//line gompt_kernels.go:596
+//line gompt_kernels.go:691
 //line floats.go:69
 		}
-//line gompt_kernels.go:599
+//line gompt_kernels.go:694
 //line floats.go:72
 		if gomptmath.IsInf(x, int(1)) {
-//line gompt_kernels.go:602
+//line gompt_kernels.go:697
 //line floats.go:73
 			flags |= uint64(2)
-//line gompt_kernels.go:605
+//line gompt_kernels.go:700
 //line floats.go:72
 		}
-//line gompt_kernels.go:608
+//line gompt_kernels.go:703
 //line floats.go:75
 		if gomptmath.IsInf(x, int(-1)) {
-//line gompt_kernels.go:611
+//line gompt_kernels.go:706
 //line floats.go:76
 			flags |= uint64(4)
-//line gompt_kernels.go:614
+//line gompt_kernels.go:709
 //line floats.go:75
 		}
-//line gompt_kernels.go:617
+//line gompt_kernels.go:712
 //line floats.go:78
 		if gomptmath.IsInf(x, int(0)) {
-//line gompt_kernels.go:620
+//line gompt_kernels.go:715
 //line floats.go:79
 			flags |= uint64(8)
-//line gompt_kernels.go:623
+//line gompt_kernels.go:718
 //line floats.go:78
 		}
-//line gompt_kernels.go:626
+//line gompt_kernels.go:721
 //line floats.go:81
 		if gomptmath.Signbit(x) {
-//line gompt_kernels.go:629
+//line gompt_kernels.go:724
 //line floats.go:82
 			flags |= uint64(16)
-//line gompt_kernels.go:632
+//line gompt_kernels.go:727
 //line floats.go:81
 		}
-//line gompt_kernels.go:635
+//line gompt_kernels.go:730
 //line floats.go:84
 		*(*uint64)(unsafe.Add(gomptPOut, o*8)) = flags
-//line gompt_kernels.go:638
+//line gompt_kernels.go:733
 //line floats.go:85
 		*(*uint64)(unsafe.Add(gomptPOut, (o+int(1))*8)) = gomptmath.Float64bits(x)
-//line gompt_kernels.go:641
+//line gompt_kernels.go:736
 //line floats.go:86
 		*(*uint64)(unsafe.Add(gomptPOut, (o+int(2))*8)) = uint64(gomptmath.Float32bits(float32(x)))
-//line gompt_kernels.go:644
+//line gompt_kernels.go:739
 //line floats.go:87
 		*(*uint64)(unsafe.Add(gomptPOut, (o+int(3))*8)) = (gomptmath.Float64bits(gomptmath.Inf(int(1))) ^ gomptmath.Float64bits(gomptmath.Inf(int(-1))))
-//line gompt_kernels.go:647
+//line gompt_kernels.go:742
 //line floats.go:88
 		*(*uint64)(unsafe.Add(gomptPOut, (o+int(4))*8)) = gomptmath.Float64bits(gomptmath.NaN())
-//line gompt_kernels.go:650
+//line gompt_kernels.go:745
 //line floats.go:89
 		*(*uint64)(unsafe.Add(gomptPOut, (o+int(5))*8)) = gomptmath.Float64bits(gomptmath.Float64frombits((gomptmath.Float64bits(x) ^ uint64(9223372036854775808))))
-//line gompt_kernels.go:653
+//line gompt_kernels.go:748
 //line floats.go:90
 		*(*uint64)(unsafe.Add(gomptPOut, (o+int(6))*8)) = uint64(gomptmath.Float32bits(gomptmath.Float32frombits((uint32(i) | uint32(1065353216)))))
-//line gompt_kernels.go:656
+//line gompt_kernels.go:751
 //line floats.go:91
 		*(*uint64)(unsafe.Add(gomptPOut, (o+int(7))*8)) = gomptmath.Float64bits((x * float64(0.0)))
-//line gompt_kernels.go:659
+//line gompt_kernels.go:754
 	}
 	_ = n
 }
@@ -682,6 +777,24 @@ func RunClassify(dev gompttarget.DeviceClause, n int, a []float64, out []uint64)
 	out = gomptrt.Head(out, gomptrt.Len(8, n))
 	return gompttarget.Target(gompttarget.Region{Device: dev, Kernel: ClassifyKernel, Shape: gompttarget.Shape{Size: [3]int{n, 1, 1}},
 		Maps: []gompttarget.Map{gompttarget.To(a), gompttarget.ToFrom(out)},
+		Args: []gompttarget.Arg{gompttarget.Int(n), gompttarget.Slice(a), gompttarget.Slice(out)}})
+}
+
+// RunClassifyNowait is RunClassify's nowait form: it starts the launch and returns at once. deps are depend items
+// (target.DependIn, DependOut, DependInOut, DependOn), which order it as they order target.TargetNowait.
+// Leave the slices alone until the task's Wait returns RunClassify's error (one found before the launch,
+// such as a short slice, included). An empty space runs nothing but still waits for deps.
+//
+// It runs ClassifyKernel (Classify) on device dev over [0, n), mapping each slice by how the kernel uses it:
+// a to, out tofrom.
+func RunClassifyNowait(dev gompttarget.DeviceClause, n int, a []float64, out []uint64, deps ...gompttarget.Map) *gompttarget.Task {
+	if n <= 0 {
+		return gompttarget.Go(func() error { return nil }, deps...)
+	}
+	a = gomptrt.Head(a, gomptrt.Len(n))
+	out = gomptrt.Head(out, gomptrt.Len(8, n))
+	return gompttarget.TargetNowait(gompttarget.Region{Device: dev, Kernel: ClassifyKernel, Shape: gompttarget.Shape{Size: [3]int{n, 1, 1}},
+		Maps: append([]gompttarget.Map{gompttarget.To(a), gompttarget.ToFrom(out)}, deps...),
 		Args: []gompttarget.Arg{gompttarget.Int(n), gompttarget.Slice(a), gompttarget.Slice(out)}})
 }
 
@@ -720,214 +833,214 @@ gomptPoint0:
 	for i := gomptLo0; i < gomptHi0; i++ {
 //line control.go:10
 		x := int64(*(*int32)(unsafe.Add(gomptPA, i*4)))
-//line gompt_kernels.go:724
+//line gompt_kernels.go:837
 //line control.go:11
 		var acc int64
-//line gompt_kernels.go:727
+//line gompt_kernels.go:840
 //line control.go:12
 		var flag bool
-//line gompt_kernels.go:730
+//line gompt_kernels.go:843
 //line control.go:15
 		for j := int(0); j < int(10); j++ {
-//line gompt_kernels.go:733
+//line gompt_kernels.go:846
 //line control.go:16
 			if j == int(2) {
-//line gompt_kernels.go:736
+//line gompt_kernels.go:849
 //line control.go:17
 				continue
-//line gompt_kernels.go:739
+//line gompt_kernels.go:852
 //line control.go:16
 			}
-//line gompt_kernels.go:742
+//line gompt_kernels.go:855
 //line control.go:19
 			if int64(j) > ((x % int64(7)) + int64(3)) {
-//line gompt_kernels.go:745
+//line gompt_kernels.go:858
 //line control.go:20
 				break
-//line gompt_kernels.go:748
+//line gompt_kernels.go:861
 //line control.go:19
 			}
-//line gompt_kernels.go:751
+//line gompt_kernels.go:864
 //line control.go:22
 			acc += int64(j)
-//line gompt_kernels.go:754
+//line gompt_kernels.go:867
 //line control.go:15
 		}
-//line gompt_kernels.go:757
+//line gompt_kernels.go:870
 //line control.go:25
 		k := x
-//line gompt_kernels.go:760
+//line gompt_kernels.go:873
 //line control.go:26
 		for k > int64(100) {
-//line gompt_kernels.go:763
+//line gompt_kernels.go:876
 //line control.go:27
 			k /= int64(3)
-//line gompt_kernels.go:766
+//line gompt_kernels.go:879
 //line control.go:26
 		}
-//line gompt_kernels.go:769
+//line gompt_kernels.go:882
 //line control.go:29
 		for {
-//line gompt_kernels.go:772
+//line gompt_kernels.go:885
 //line control.go:30
 			k++
-//line gompt_kernels.go:775
+//line gompt_kernels.go:888
 //line control.go:31
 			if (k % int64(5)) == int64(0) {
-//line gompt_kernels.go:778
+//line gompt_kernels.go:891
 //line control.go:32
 				break
-//line gompt_kernels.go:781
+//line gompt_kernels.go:894
 //line control.go:31
 			}
-//line gompt_kernels.go:784
+//line gompt_kernels.go:897
 //line control.go:29
 		}
-//line gompt_kernels.go:787
+//line gompt_kernels.go:900
 //line control.go:35
 		acc = ((acc * int64(1000)) + k)
-//line gompt_kernels.go:790
+//line gompt_kernels.go:903
 //line control.go:38
 	outer:
-//line gompt_kernels.go:793
+//line gompt_kernels.go:906
 //line control.go:39
 		for j := range int(6) {
-//line gompt_kernels.go:796
+//line gompt_kernels.go:909
 //line control.go:40
 			switch {
-//line gompt_kernels.go:799
+//line gompt_kernels.go:912
 //line control.go:40
 			case (j == int(1)):
-//line gompt_kernels.go:802
+//line gompt_kernels.go:915
 //line control.go:42
 				acc += int64(7)
-//line gompt_kernels.go:805
+//line gompt_kernels.go:918
 //line control.go:43
 				break
-//line gompt_kernels.go:808
+//line gompt_kernels.go:921
 //line control.go:40
 			case (j == int((x % int64(4)))):
-//line gompt_kernels.go:811
+//line gompt_kernels.go:924
 //line control.go:45
 				continue outer
-//line gompt_kernels.go:814
+//line gompt_kernels.go:927
 //line control.go:40
 			default:
-//line gompt_kernels.go:817
+//line gompt_kernels.go:930
 //line control.go:47
 				acc -= int64(1)
-//line gompt_kernels.go:820
+//line gompt_kernels.go:933
 //line control.go:40
 			}
-//line gompt_kernels.go:823
+//line gompt_kernels.go:936
 //line control.go:49
 			for m := range int64(3) {
-//line gompt_kernels.go:826
+//line gompt_kernels.go:939
 //line control.go:50
 				if m == int64(1) {
-//line gompt_kernels.go:829
+//line gompt_kernels.go:942
 //line control.go:51
 					continue outer
-//line gompt_kernels.go:832
+//line gompt_kernels.go:945
 //line control.go:50
 				}
-//line gompt_kernels.go:835
+//line gompt_kernels.go:948
 //line control.go:53
 				acc += (m + int64(1))
-//line gompt_kernels.go:838
+//line gompt_kernels.go:951
 //line control.go:49
 			}
-//line gompt_kernels.go:841
+//line gompt_kernels.go:954
 //line control.go:39
 		}
-//line gompt_kernels.go:844
+//line gompt_kernels.go:957
 //line control.go:57
 		switch r := (x % int64(6)); r {
-//line gompt_kernels.go:847
+//line gompt_kernels.go:960
 //line control.go:57
 		case int64(0), int64(3):
-//line gompt_kernels.go:850
+//line gompt_kernels.go:963
 //line control.go:59
 			acc *= int64(3)
-//line gompt_kernels.go:853
+//line gompt_kernels.go:966
 //line control.go:57
 		default:
-//line gompt_kernels.go:856
+//line gompt_kernels.go:969
 //line control.go:61
 			flag = true
-//line gompt_kernels.go:859
+//line gompt_kernels.go:972
 //line control.go:57
 		case int64(1):
-//line gompt_kernels.go:862
+//line gompt_kernels.go:975
 //line control.go:63
 			acc -= int64(100)
-//line gompt_kernels.go:865
+//line gompt_kernels.go:978
 //line control.go:57
 		}
-//line gompt_kernels.go:868
+//line gompt_kernels.go:981
 //line control.go:66
 		p, q := acc, x
-//line gompt_kernels.go:871
+//line gompt_kernels.go:984
 //line control.go:67
 		p, q = q, p
-//line gompt_kernels.go:874
+//line gompt_kernels.go:987
 //line control.go:68
 		if q := (p + int64(1)); q > int64(0) {
-//line gompt_kernels.go:877
+//line gompt_kernels.go:990
 //line control.go:69
 			acc += q
-//line gompt_kernels.go:880
+//line gompt_kernels.go:993
 //line control.go:68
 		} else if q < int64(-10) {
-//line gompt_kernels.go:883
+//line gompt_kernels.go:996
 //line control.go:71
 			acc -= q
-//line gompt_kernels.go:886
+//line gompt_kernels.go:999
 //line control.go:68
 		} else {
-//line gompt_kernels.go:889
+//line gompt_kernels.go:1002
 //line control.go:73
 			acc ^= q
-//line gompt_kernels.go:892
+//line gompt_kernels.go:1005
 //line control.go:68
 		}
-//line gompt_kernels.go:895
+//line gompt_kernels.go:1008
 //line control.go:75
 		{
-//line gompt_kernels.go:898
+//line gompt_kernels.go:1011
 //line control.go:76
 			x := (x * int64(2))
-//line gompt_kernels.go:901
+//line gompt_kernels.go:1014
 //line control.go:77
 			acc += x
-//line gompt_kernels.go:904
+//line gompt_kernels.go:1017
 //line control.go:75
 		}
-//line gompt_kernels.go:907
+//line gompt_kernels.go:1020
 //line control.go:79
 		if flag {
-//line gompt_kernels.go:910
+//line gompt_kernels.go:1023
 //line control.go:80
 			acc = (-acc)
-//line gompt_kernels.go:913
+//line gompt_kernels.go:1026
 //line control.go:79
 		}
-//line gompt_kernels.go:916
+//line gompt_kernels.go:1029
 //line control.go:82
 		*(*int64)(unsafe.Add(gomptPOut, i*8)) = (acc + q)
-//line gompt_kernels.go:919
+//line gompt_kernels.go:1032
 //line control.go:83
 		if x < int64(0) {
-//line gompt_kernels.go:922
+//line gompt_kernels.go:1035
 //line control.go:84
 			continue gomptPoint0
-//line gompt_kernels.go:925
+//line gompt_kernels.go:1038
 //line control.go:83
 		}
-//line gompt_kernels.go:928
+//line gompt_kernels.go:1041
 //line control.go:86
 		*(*int64)(unsafe.Add(gomptPOut, i*8))++
-//line gompt_kernels.go:931
+//line gompt_kernels.go:1044
 	}
 	_ = n
 }
@@ -954,6 +1067,24 @@ func RunControl(dev gompttarget.DeviceClause, n int, a []int32, out []int64) err
 	out = gomptrt.Head(out, gomptrt.Len(n))
 	return gompttarget.Target(gompttarget.Region{Device: dev, Kernel: ControlKernel, Shape: gompttarget.Shape{Size: [3]int{n, 1, 1}},
 		Maps: []gompttarget.Map{gompttarget.To(a), gompttarget.ToFrom(out)},
+		Args: []gompttarget.Arg{gompttarget.Int(n), gompttarget.Slice(a), gompttarget.Slice(out)}})
+}
+
+// RunControlNowait is RunControl's nowait form: it starts the launch and returns at once. deps are depend items
+// (target.DependIn, DependOut, DependInOut, DependOn), which order it as they order target.TargetNowait.
+// Leave the slices alone until the task's Wait returns RunControl's error (one found before the launch,
+// such as a short slice, included). An empty space runs nothing but still waits for deps.
+//
+// It runs ControlKernel (Control) on device dev over [0, n), mapping each slice by how the kernel uses it:
+// a to, out tofrom.
+func RunControlNowait(dev gompttarget.DeviceClause, n int, a []int32, out []int64, deps ...gompttarget.Map) *gompttarget.Task {
+	if n <= 0 {
+		return gompttarget.Go(func() error { return nil }, deps...)
+	}
+	a = gomptrt.Head(a, gomptrt.Len(n))
+	out = gomptrt.Head(out, gomptrt.Len(n))
+	return gompttarget.TargetNowait(gompttarget.Region{Device: dev, Kernel: ControlKernel, Shape: gompttarget.Shape{Size: [3]int{n, 1, 1}},
+		Maps: append([]gompttarget.Map{gompttarget.To(a), gompttarget.ToFrom(out)}, deps...),
 		Args: []gompttarget.Arg{gompttarget.Int(n), gompttarget.Slice(a), gompttarget.Slice(out)}})
 }
 
@@ -1017,85 +1148,85 @@ func gomptLanesConv(gomptX0, gomptW int, i int, m int, n int, k int, w []float32
 	gomptL3T := gomptL3TA[:gomptW:gomptW]
 //line lockstep.go:10
 	if k <= int(0) {
-//line gompt_kernels.go:1021
+//line gompt_kernels.go:1152
 //line lockstep.go:11
 		return
-//line gompt_kernels.go:1024
+//line gompt_kernels.go:1155
 //line lockstep.go:10
 	}
-//line gompt_kernels.go:1027
+//line gompt_kernels.go:1158
 //line lockstep.go:13
 	for gomptJ := 0; gomptJ < gomptW; gomptJ++ {
-//line gompt_kernels.go:1030
+//line gompt_kernels.go:1161
 		gomptL1Acc[gomptJ] = float32(0)
 		gomptL2Peak[gomptJ] = float32(0)
 //line lockstep.go:13
 	}
-//line gompt_kernels.go:1035
+//line gompt_kernels.go:1166
 //line lockstep.go:14
 	for p := int(0); p < k; p++ {
-//line gompt_kernels.go:1038
+//line gompt_kernels.go:1169
 //line lockstep.go:15
 		gomptU1 := *(*float32)(unsafe.Add(gomptPW, p*4))
-//line gompt_kernels.go:1041
+//line gompt_kernels.go:1172
 //line lockstep.go:15
 		gomptU2 := (i * n)
-//line gompt_kernels.go:1044
+//line gompt_kernels.go:1175
 //line lockstep.go:15
 		for gomptJ := 0; gomptJ < gomptW; gomptJ++ {
-//line gompt_kernels.go:1047
+//line gompt_kernels.go:1178
 //line lockstep.go:15
 			j := gomptX0 + gomptJ
-//line gompt_kernels.go:1050
+//line gompt_kernels.go:1181
 			gomptL3T[gomptJ] = (gomptU1 * in[(gomptU2+((j+p)%n))])
 //line lockstep.go:15
 		}
-//line gompt_kernels.go:1054
+//line gompt_kernels.go:1185
 //line lockstep.go:16
 		for gomptJ := 0; gomptJ < gomptW; gomptJ++ {
-//line gompt_kernels.go:1057
+//line gompt_kernels.go:1188
 //line lockstep.go:16
 			gomptL1Acc[gomptJ] += gomptL3T[gomptJ]
-//line gompt_kernels.go:1060
+//line gompt_kernels.go:1191
 //line lockstep.go:16
 		}
-//line gompt_kernels.go:1063
+//line gompt_kernels.go:1194
 //line lockstep.go:17
 		for gomptJ := 0; gomptJ < gomptW; gomptJ++ {
-//line gompt_kernels.go:1066
+//line gompt_kernels.go:1197
 //line lockstep.go:17
 			if gomptL3T[gomptJ] > gomptL2Peak[gomptJ] {
-//line gompt_kernels.go:1069
+//line gompt_kernels.go:1200
 //line lockstep.go:18
 				gomptL2Peak[gomptJ] = gomptL3T[gomptJ]
-//line gompt_kernels.go:1072
+//line gompt_kernels.go:1203
 //line lockstep.go:17
 			}
-//line gompt_kernels.go:1075
+//line gompt_kernels.go:1206
 //line lockstep.go:17
 		}
-//line gompt_kernels.go:1078
+//line gompt_kernels.go:1209
 //line lockstep.go:14
 	}
-//line gompt_kernels.go:1081
+//line gompt_kernels.go:1212
 //line lockstep.go:21
 	gomptU3 := (i * n)
-//line gompt_kernels.go:1084
+//line gompt_kernels.go:1215
 //line lockstep.go:21
 	gomptU4 := unsafe.Add(gomptPOut, (gomptU3+gomptX0)*4)
-//line gompt_kernels.go:1087
+//line gompt_kernels.go:1218
 //line lockstep.go:21
 	gomptU5 := unsafe.Add(gomptPIn, (gomptU3+gomptX0)*4)
-//line gompt_kernels.go:1090
+//line gompt_kernels.go:1221
 //line lockstep.go:21
 	for gomptJ := 0; gomptJ < gomptW; gomptJ++ {
-//line gompt_kernels.go:1093
+//line gompt_kernels.go:1224
 //line lockstep.go:21
 		*(*float32)(unsafe.Add(gomptU4, gomptJ*4)) = ((gomptL1Acc[gomptJ] - gomptL2Peak[gomptJ]) + *(*float32)(unsafe.Add(gomptU5, gomptJ*4)))
-//line gompt_kernels.go:1096
+//line gompt_kernels.go:1227
 //line lockstep.go:21
 	}
-//line gompt_kernels.go:1099
+//line gompt_kernels.go:1230
 	_ = gomptL1Acc
 	_ = gomptL2Peak
 	_ = gomptL3T
@@ -1127,6 +1258,25 @@ func RunConv(dev gompttarget.DeviceClause, m int, n int, k int, w []float32, in 
 	out = gomptrt.Head(out, gomptrt.Len(n, m))
 	return gompttarget.Target(gompttarget.Region{Device: dev, Kernel: ConvKernel, Shape: gompttarget.Shape{Size: [3]int{n, m, 1}},
 		Maps: []gompttarget.Map{gompttarget.To(w), gompttarget.To(in), gompttarget.ToFrom(out)},
+		Args: []gompttarget.Arg{gompttarget.Int(m), gompttarget.Int(n), gompttarget.Int(k), gompttarget.Slice(w), gompttarget.Slice(in), gompttarget.Slice(out)}})
+}
+
+// RunConvNowait is RunConv's nowait form: it starts the launch and returns at once. deps are depend items
+// (target.DependIn, DependOut, DependInOut, DependOn), which order it as they order target.TargetNowait.
+// Leave the slices alone until the task's Wait returns RunConv's error (one found before the launch,
+// such as a short slice, included). An empty space runs nothing but still waits for deps.
+//
+// It runs ConvKernel (Conv) on device dev over [0, n)x[0, m), mapping each slice by how the kernel uses it:
+// w to, in to, out tofrom.
+func RunConvNowait(dev gompttarget.DeviceClause, m int, n int, k int, w []float32, in []float32, out []float32, deps ...gompttarget.Map) *gompttarget.Task {
+	if n <= 0 || m <= 0 {
+		return gompttarget.Go(func() error { return nil }, deps...)
+	}
+	w = gomptrt.Head(w, gomptrt.Len(k))
+	in = gomptrt.Head(in, gomptrt.Len(n, m))
+	out = gomptrt.Head(out, gomptrt.Len(n, m))
+	return gompttarget.TargetNowait(gompttarget.Region{Device: dev, Kernel: ConvKernel, Shape: gompttarget.Shape{Size: [3]int{n, m, 1}},
+		Maps: append([]gompttarget.Map{gompttarget.To(w), gompttarget.To(in), gompttarget.ToFrom(out)}, deps...),
 		Args: []gompttarget.Arg{gompttarget.Int(m), gompttarget.Int(n), gompttarget.Int(k), gompttarget.Slice(w), gompttarget.Slice(in), gompttarget.Slice(out)}})
 }
 
@@ -1170,34 +1320,34 @@ func gomptHostConversions(gomptA *gomptdevice.HostArgs, gomptR gomptdevice.Range
 	for i := gomptLo0; i < gomptHi0; i++ {
 //line ints.go:120
 		x, y := *(*int64)(unsafe.Add(gomptPA, i*8)), *(*float64)(unsafe.Add(gomptPF, i*8))
-//line gompt_kernels.go:1174
+//line gompt_kernels.go:1324
 //line ints.go:121
 		o := (int(8) * i)
-//line gompt_kernels.go:1177
+//line gompt_kernels.go:1327
 //line ints.go:122
 		*(*float64)(unsafe.Add(gomptPOut, o*8)) = float64(float32(x))
-//line gompt_kernels.go:1180
+//line gompt_kernels.go:1330
 //line ints.go:123
 		*(*float64)(unsafe.Add(gomptPOut, (o+int(1))*8)) = float64(x)
-//line gompt_kernels.go:1183
+//line gompt_kernels.go:1333
 //line ints.go:124
 		*(*float64)(unsafe.Add(gomptPOut, (o+int(2))*8)) = float64(uint64(x))
-//line gompt_kernels.go:1186
+//line gompt_kernels.go:1336
 //line ints.go:125
 		*(*float64)(unsafe.Add(gomptPOut, (o+int(3))*8)) = float64(int64(y))
-//line gompt_kernels.go:1189
+//line gompt_kernels.go:1339
 //line ints.go:126
 		*(*float64)(unsafe.Add(gomptPOut, (o+int(4))*8)) = float64(int32((y / float64(4.0))))
-//line gompt_kernels.go:1192
+//line gompt_kernels.go:1342
 //line ints.go:127
 		*(*float64)(unsafe.Add(gomptPOut, (o+int(5))*8)) = float64(float32(y))
-//line gompt_kernels.go:1195
+//line gompt_kernels.go:1345
 //line ints.go:128
 		*(*float64)(unsafe.Add(gomptPOut, (o+int(6))*8)) = float64((uint8((y / float64(1e+15))) + uint8(1)))
-//line gompt_kernels.go:1198
+//line gompt_kernels.go:1348
 //line ints.go:129
 		*(*float64)(unsafe.Add(gomptPOut, (o+int(7))*8)) = (float64(int16(((-y) / float64(1e+15)))) + float64(uint32((y / float64(1e+10)))))
-//line gompt_kernels.go:1201
+//line gompt_kernels.go:1351
 	}
 	_ = n
 }
@@ -1225,6 +1375,25 @@ func RunConversions(dev gompttarget.DeviceClause, n int, a []int64, f []float64,
 	out = gomptrt.Head(out, gomptrt.Len(8, n))
 	return gompttarget.Target(gompttarget.Region{Device: dev, Kernel: ConversionsKernel, Shape: gompttarget.Shape{Size: [3]int{n, 1, 1}},
 		Maps: []gompttarget.Map{gompttarget.To(a), gompttarget.To(f), gompttarget.ToFrom(out)},
+		Args: []gompttarget.Arg{gompttarget.Int(n), gompttarget.Slice(a), gompttarget.Slice(f), gompttarget.Slice(out)}})
+}
+
+// RunConversionsNowait is RunConversions's nowait form: it starts the launch and returns at once. deps are depend items
+// (target.DependIn, DependOut, DependInOut, DependOn), which order it as they order target.TargetNowait.
+// Leave the slices alone until the task's Wait returns RunConversions's error (one found before the launch,
+// such as a short slice, included). An empty space runs nothing but still waits for deps.
+//
+// It runs ConversionsKernel (Conversions) on device dev over [0, n), mapping each slice by how the kernel uses it:
+// a to, f to, out tofrom.
+func RunConversionsNowait(dev gompttarget.DeviceClause, n int, a []int64, f []float64, out []float64, deps ...gompttarget.Map) *gompttarget.Task {
+	if n <= 0 {
+		return gompttarget.Go(func() error { return nil }, deps...)
+	}
+	a = gomptrt.Head(a, gomptrt.Len(n))
+	f = gomptrt.Head(f, gomptrt.Len(n))
+	out = gomptrt.Head(out, gomptrt.Len(8, n))
+	return gompttarget.TargetNowait(gompttarget.Region{Device: dev, Kernel: ConversionsKernel, Shape: gompttarget.Shape{Size: [3]int{n, 1, 1}},
+		Maps: append([]gompttarget.Map{gompttarget.To(a), gompttarget.To(f), gompttarget.ToFrom(out)}, deps...),
 		Args: []gompttarget.Arg{gompttarget.Int(n), gompttarget.Slice(a), gompttarget.Slice(f), gompttarget.Slice(out)}})
 }
 
@@ -1278,6 +1447,23 @@ func RunEmptyBins(dev gompttarget.DeviceClause, n int, h []float32) error {
 	h = gomptrt.Head(h, gomptrt.Len(8))
 	return gompttarget.Target(gompttarget.Region{Device: dev, Kernel: EmptyBinsKernel, Shape: gompttarget.Shape{Size: [3]int{n, 1, 1}, Teams: gomptrt.Teams(n), Threads: gomptrt.MaxThreads},
 		Maps: []gompttarget.Map{gompttarget.ToFrom(h)},
+		Args: []gompttarget.Arg{gompttarget.Int(n), gompttarget.Slice(h)}})
+}
+
+// RunEmptyBinsNowait is RunEmptyBins's nowait form: it starts the launch and returns at once. deps are depend items
+// (target.DependIn, DependOut, DependInOut, DependOn), which order it as they order target.TargetNowait.
+// Leave the slices alone until the task's Wait returns RunEmptyBins's error (one found before the launch,
+// such as a short slice, included). An empty space runs nothing but still waits for deps.
+//
+// It runs EmptyBinsKernel (EmptyBins) on device dev over [0, n), mapping each slice by how the kernel uses it:
+// h tofrom.
+func RunEmptyBinsNowait(dev gompttarget.DeviceClause, n int, h []float32, deps ...gompttarget.Map) *gompttarget.Task {
+	if n <= 0 {
+		return gompttarget.Go(func() error { return nil }, deps...)
+	}
+	h = gomptrt.Head(h, gomptrt.Len(8))
+	return gompttarget.TargetNowait(gompttarget.Region{Device: dev, Kernel: EmptyBinsKernel, Shape: gompttarget.Shape{Size: [3]int{n, 1, 1}, Teams: gomptrt.Teams(n), Threads: gomptrt.MaxThreads},
+		Maps: append([]gompttarget.Map{gompttarget.ToFrom(h)}, deps...),
 		Args: []gompttarget.Arg{gompttarget.Int(n), gompttarget.Slice(h)}})
 }
 
@@ -1362,25 +1548,25 @@ func gomptHostExtremes(gomptA *gomptdevice.HostArgs, gomptR gomptdevice.Range, _
 	for i := gomptLo0; i < gomptHi0; i++ {
 //line reducearray.go:25
 		b := (i & int(63))
-//line gompt_kernels.go:1366
+//line gompt_kernels.go:1552
 //line reducearray.go:26
 		*(*float64)(unsafe.Add(gomptPLo, b*8)) = min(*(*float64)(unsafe.Add(gomptPLo, b*8)), *(*float64)(unsafe.Add(gomptPV, i*8)))
-//line gompt_kernels.go:1369
+//line gompt_kernels.go:1555
 //line reducearray.go:27
 		*(*float32)(unsafe.Add(gomptPHi, b*4)) = max(float32(*(*float64)(unsafe.Add(gomptPV, i*8))), *(*float32)(unsafe.Add(gomptPHi, b*4)), float32(-1.0))
-//line gompt_kernels.go:1372
+//line gompt_kernels.go:1558
 //line reducearray.go:28
 		c := (*(*int32)(unsafe.Add(gomptPK, i*4)) & int32(15))
-//line gompt_kernels.go:1375
+//line gompt_kernels.go:1561
 //line reducearray.go:29
 		*(*uint32)(unsafe.Add(gomptPP, int(c)*4)) *= (uint32(*(*int32)(unsafe.Add(gomptPK, i*4))) | uint32(1))
-//line gompt_kernels.go:1378
+//line gompt_kernels.go:1564
 //line reducearray.go:30
 		*(*uint32)(unsafe.Add(gomptPM, int(c)*4)) = max(*(*uint32)(unsafe.Add(gomptPM, int(c)*4)), (uint32(*(*int32)(unsafe.Add(gomptPK, i*4))) * uint32(i)))
-//line gompt_kernels.go:1381
+//line gompt_kernels.go:1567
 //line reducearray.go:31
 		*(*int64)(unsafe.Add(gomptPQ, int(c)*8)) = min(((int64(*(*int32)(unsafe.Add(gomptPK, i*4))) * int64(i)) - int64(n)), *(*int64)(unsafe.Add(gomptPQ, int(c)*8)))
-//line gompt_kernels.go:1384
+//line gompt_kernels.go:1570
 	}
 	gomptrt.MergeMin(gomptRBLo, gomptRALo[:], float64(gomptmath.Inf(1)))
 	gomptrt.MergeMax(gomptRBHi, gomptRAHi[:], float32(gomptmath.Inf(-1)))
@@ -1416,6 +1602,29 @@ func RunExtremes(dev gompttarget.DeviceClause, n int, v []float64, k []int32, lo
 	q = gomptrt.Head(q, gomptrt.Len(16))
 	return gompttarget.Target(gompttarget.Region{Device: dev, Kernel: ExtremesKernel, Shape: gompttarget.Shape{Size: [3]int{n, 1, 1}, Teams: gomptrt.Teams(n), Threads: gomptrt.MaxThreads},
 		Maps: []gompttarget.Map{gompttarget.To(v), gompttarget.To(k), gompttarget.ToFrom(lo), gompttarget.ToFrom(hi), gompttarget.ToFrom(p), gompttarget.ToFrom(m), gompttarget.ToFrom(q)},
+		Args: []gompttarget.Arg{gompttarget.Int(n), gompttarget.Slice(v), gompttarget.Slice(k), gompttarget.Slice(lo), gompttarget.Slice(hi), gompttarget.Slice(p), gompttarget.Slice(m), gompttarget.Slice(q)}})
+}
+
+// RunExtremesNowait is RunExtremes's nowait form: it starts the launch and returns at once. deps are depend items
+// (target.DependIn, DependOut, DependInOut, DependOn), which order it as they order target.TargetNowait.
+// Leave the slices alone until the task's Wait returns RunExtremes's error (one found before the launch,
+// such as a short slice, included). An empty space runs nothing but still waits for deps.
+//
+// It runs ExtremesKernel (Extremes) on device dev over [0, n), mapping each slice by how the kernel uses it:
+// v to, k to, lo tofrom, hi tofrom, p tofrom, m tofrom, q tofrom.
+func RunExtremesNowait(dev gompttarget.DeviceClause, n int, v []float64, k []int32, lo []float64, hi []float32, p []uint32, m []uint32, q []int64, deps ...gompttarget.Map) *gompttarget.Task {
+	if n <= 0 {
+		return gompttarget.Go(func() error { return nil }, deps...)
+	}
+	v = gomptrt.Head(v, gomptrt.Len(n))
+	k = gomptrt.Head(k, gomptrt.Len(n))
+	lo = gomptrt.Head(lo, gomptrt.Len(64))
+	hi = gomptrt.Head(hi, gomptrt.Len(64))
+	p = gomptrt.Head(p, gomptrt.Len(16))
+	m = gomptrt.Head(m, gomptrt.Len(16))
+	q = gomptrt.Head(q, gomptrt.Len(16))
+	return gompttarget.TargetNowait(gompttarget.Region{Device: dev, Kernel: ExtremesKernel, Shape: gompttarget.Shape{Size: [3]int{n, 1, 1}, Teams: gomptrt.Teams(n), Threads: gomptrt.MaxThreads},
+		Maps: append([]gompttarget.Map{gompttarget.To(v), gompttarget.To(k), gompttarget.ToFrom(lo), gompttarget.ToFrom(hi), gompttarget.ToFrom(p), gompttarget.ToFrom(m), gompttarget.ToFrom(q)}, deps...),
 		Args: []gompttarget.Arg{gompttarget.Int(n), gompttarget.Slice(v), gompttarget.Slice(k), gompttarget.Slice(lo), gompttarget.Slice(hi), gompttarget.Slice(p), gompttarget.Slice(m), gompttarget.Slice(q)}})
 }
 
@@ -1459,22 +1668,22 @@ func gomptHostFloat64Ops(gomptA *gomptdevice.HostArgs, gomptR gomptdevice.Range,
 	for i := gomptLo0; i < gomptHi0; i++ {
 //line floats.go:35
 		x, y := *(*float64)(unsafe.Add(gomptPA, i*8)), *(*float64)(unsafe.Add(gomptPB, i*8))
-//line gompt_kernels.go:1463
+//line gompt_kernels.go:1672
 //line floats.go:36
 		o := (int(4) * i)
-//line gompt_kernels.go:1466
+//line gompt_kernels.go:1675
 //line floats.go:37
 		*(*float64)(unsafe.Add(gomptPOut, o*8)) = ((x * y) + x)
-//line gompt_kernels.go:1469
+//line gompt_kernels.go:1678
 //line floats.go:38
 		*(*float64)(unsafe.Add(gomptPOut, (o+int(1))*8)) = (x / y)
-//line gompt_kernels.go:1472
+//line gompt_kernels.go:1681
 //line floats.go:39
 		*(*float64)(unsafe.Add(gomptPOut, (o+int(2))*8)) = (gomptmath.Sqrt((x * y)) - float64(0.3333333333333333))
-//line gompt_kernels.go:1475
+//line gompt_kernels.go:1684
 //line floats.go:40
 		*(*float64)(unsafe.Add(gomptPOut, (o+int(3))*8)) = ((gomptmath.Remainder((x*float64(100.0)), y) + gomptmath.Dim(x, y)) + gomptmath.Dim(y, x))
-//line gompt_kernels.go:1478
+//line gompt_kernels.go:1687
 	}
 	_ = n
 }
@@ -1502,6 +1711,25 @@ func RunFloat64Ops(dev gompttarget.DeviceClause, n int, a []float64, b []float64
 	out = gomptrt.Head(out, gomptrt.Len(4, n))
 	return gompttarget.Target(gompttarget.Region{Device: dev, Kernel: Float64OpsKernel, Shape: gompttarget.Shape{Size: [3]int{n, 1, 1}},
 		Maps: []gompttarget.Map{gompttarget.To(a), gompttarget.To(b), gompttarget.ToFrom(out)},
+		Args: []gompttarget.Arg{gompttarget.Int(n), gompttarget.Slice(a), gompttarget.Slice(b), gompttarget.Slice(out)}})
+}
+
+// RunFloat64OpsNowait is RunFloat64Ops's nowait form: it starts the launch and returns at once. deps are depend items
+// (target.DependIn, DependOut, DependInOut, DependOn), which order it as they order target.TargetNowait.
+// Leave the slices alone until the task's Wait returns RunFloat64Ops's error (one found before the launch,
+// such as a short slice, included). An empty space runs nothing but still waits for deps.
+//
+// It runs Float64OpsKernel (Float64Ops) on device dev over [0, n), mapping each slice by how the kernel uses it:
+// a to, b to, out tofrom.
+func RunFloat64OpsNowait(dev gompttarget.DeviceClause, n int, a []float64, b []float64, out []float64, deps ...gompttarget.Map) *gompttarget.Task {
+	if n <= 0 {
+		return gompttarget.Go(func() error { return nil }, deps...)
+	}
+	a = gomptrt.Head(a, gomptrt.Len(n))
+	b = gomptrt.Head(b, gomptrt.Len(n))
+	out = gomptrt.Head(out, gomptrt.Len(4, n))
+	return gompttarget.TargetNowait(gompttarget.Region{Device: dev, Kernel: Float64OpsKernel, Shape: gompttarget.Shape{Size: [3]int{n, 1, 1}},
+		Maps: append([]gompttarget.Map{gompttarget.To(a), gompttarget.To(b), gompttarget.ToFrom(out)}, deps...),
 		Args: []gompttarget.Arg{gompttarget.Int(n), gompttarget.Slice(a), gompttarget.Slice(b), gompttarget.Slice(out)}})
 }
 
@@ -1559,13 +1787,13 @@ func gomptHostFloatBins(gomptA *gomptdevice.HostArgs, gomptR gomptdevice.Range, 
 	for i := gomptLo0; i < gomptHi0; i++ {
 //line reducearray.go:40
 		*(*float32)(unsafe.Add(gomptPS, (i&int(31))*4)) += *(*float32)(unsafe.Add(gomptPV, i*4))
-//line gompt_kernels.go:1563
+//line gompt_kernels.go:1791
 //line reducearray.go:41
 		*(*float32)(unsafe.Add(gomptPS, ((i+int(7))&int(31))*4)) -= (*(*float32)(unsafe.Add(gomptPV, i*4)) * float32(0.25))
-//line gompt_kernels.go:1566
+//line gompt_kernels.go:1794
 //line reducearray.go:42
 		*(*float64)(unsafe.Add(gomptPP, (i&int(7))*8)) *= (float64(1.0) + (float64((*(*float32)(unsafe.Add(gomptPV, i*4)) - float32(1.0))) / float64(1024.0)))
-//line gompt_kernels.go:1569
+//line gompt_kernels.go:1797
 	}
 	gomptrt.MergeSum(gomptRBS, gomptRAS[:], float32(gomptmath.Copysign(0, -1)))
 	gomptrt.MergeProd(gomptRBP, gomptRAP[:], float64(1))
@@ -1596,6 +1824,25 @@ func RunFloatBins(dev gompttarget.DeviceClause, n int, v []float32, s []float32,
 	p = gomptrt.Head(p, gomptrt.Len(8))
 	return gompttarget.Target(gompttarget.Region{Device: dev, Kernel: FloatBinsKernel, Shape: gompttarget.Shape{Size: [3]int{n, 1, 1}, Teams: gomptrt.Teams(n), Threads: gomptrt.MaxThreads},
 		Maps: []gompttarget.Map{gompttarget.To(v), gompttarget.ToFrom(s), gompttarget.ToFrom(p)},
+		Args: []gompttarget.Arg{gompttarget.Int(n), gompttarget.Slice(v), gompttarget.Slice(s), gompttarget.Slice(p)}})
+}
+
+// RunFloatBinsNowait is RunFloatBins's nowait form: it starts the launch and returns at once. deps are depend items
+// (target.DependIn, DependOut, DependInOut, DependOn), which order it as they order target.TargetNowait.
+// Leave the slices alone until the task's Wait returns RunFloatBins's error (one found before the launch,
+// such as a short slice, included). An empty space runs nothing but still waits for deps.
+//
+// It runs FloatBinsKernel (FloatBins) on device dev over [0, n), mapping each slice by how the kernel uses it:
+// v to, s tofrom, p tofrom.
+func RunFloatBinsNowait(dev gompttarget.DeviceClause, n int, v []float32, s []float32, p []float64, deps ...gompttarget.Map) *gompttarget.Task {
+	if n <= 0 {
+		return gompttarget.Go(func() error { return nil }, deps...)
+	}
+	v = gomptrt.Head(v, gomptrt.Len(n))
+	s = gomptrt.Head(s, gomptrt.Len(32))
+	p = gomptrt.Head(p, gomptrt.Len(8))
+	return gompttarget.TargetNowait(gompttarget.Region{Device: dev, Kernel: FloatBinsKernel, Shape: gompttarget.Shape{Size: [3]int{n, 1, 1}, Teams: gomptrt.Teams(n), Threads: gomptrt.MaxThreads},
+		Maps: append([]gompttarget.Map{gompttarget.To(v), gompttarget.ToFrom(s), gompttarget.ToFrom(p)}, deps...),
 		Args: []gompttarget.Arg{gompttarget.Int(n), gompttarget.Slice(v), gompttarget.Slice(s), gompttarget.Slice(p)}})
 }
 
@@ -1642,61 +1889,61 @@ func gomptHostFloatOps(gomptA *gomptdevice.HostArgs, gomptR gomptdevice.Range, _
 	for i := gomptLo0; i < gomptHi0; i++ {
 //line floats.go:10
 		x, y, z := *(*float32)(unsafe.Add(gomptPA, i*4)), *(*float32)(unsafe.Add(gomptPB, i*4)), *(*float32)(unsafe.Add(gomptPC, i*4))
-//line gompt_kernels.go:1646
+//line gompt_kernels.go:1893
 //line floats.go:11
 		o := (int(12) * i)
-//line gompt_kernels.go:1649
+//line gompt_kernels.go:1896
 //line floats.go:12
 		*(*float32)(unsafe.Add(gomptPOut, o*4)) = ((x * y) + z)
-//line gompt_kernels.go:1652
+//line gompt_kernels.go:1899
 //line floats.go:13
 		*(*float32)(unsafe.Add(gomptPOut, (o+int(1))*4)) = ((x * y) - (z * x))
-//line gompt_kernels.go:1655
+//line gompt_kernels.go:1902
 //line floats.go:14
 		*(*float32)(unsafe.Add(gomptPOut, (o+int(2))*4)) = (x / y)
-//line gompt_kernels.go:1658
+//line gompt_kernels.go:1905
 //line floats.go:15
 		*(*float32)(unsafe.Add(gomptPOut, (o+int(3))*4)) = ((-x) + y)
-//line gompt_kernels.go:1661
+//line gompt_kernels.go:1908
 //line floats.go:16
 		*(*float32)(unsafe.Add(gomptPOut, (o+int(4))*4)) = float32(gomptmath.Sqrt(float64(x)))
-//line gompt_kernels.go:1664
+//line gompt_kernels.go:1911
 //line floats.go:17
 		*(*float32)(unsafe.Add(gomptPOut, (o+int(5))*4)) = float32(gomptmath.FMA(float64(x), float64(y), float64(z)))
-//line gompt_kernels.go:1667
+//line gompt_kernels.go:1914
 //line floats.go:18
 		*(*float32)(unsafe.Add(gomptPOut, (o+int(6))*4)) = (x * float32(0.10000000149011612))
-//line gompt_kernels.go:1670
+//line gompt_kernels.go:1917
 //line floats.go:19
 		*(*float32)(unsafe.Add(gomptPOut, (o+int(7))*4)) = ((float32(gomptmath.Floor(float64((x * float32(7.0))))) + float32(gomptmath.Ceil(float64((y * float32(7.0)))))) + float32(gomptmath.Trunc(float64(((-z) * float32(7.0))))))
-//line gompt_kernels.go:1673
+//line gompt_kernels.go:1920
 //line floats.go:20
 		*(*float32)(unsafe.Add(gomptPOut, (o+int(8))*4)) = (float32(gomptmath.Round(float64((x * float32(2.5))))) - float32(gomptmath.RoundToEven(float64((y * float32(2.5))))))
-//line gompt_kernels.go:1676
+//line gompt_kernels.go:1923
 //line floats.go:21
 		*(*float32)(unsafe.Add(gomptPOut, (o+int(9))*4)) = (float32(gomptmath.Abs(float64((z - x)))) + float32(gomptmath.Copysign(float64(x), float64((z-y)))))
-//line gompt_kernels.go:1679
+//line gompt_kernels.go:1926
 //line floats.go:22
 		*(*float32)(unsafe.Add(gomptPOut, (o+int(10))*4)) = float32(gomptmath.Mod(float64((x * float32(10.0))), float64(y)))
-//line gompt_kernels.go:1682
+//line gompt_kernels.go:1929
 //line floats.go:23
 		s := x
-//line gompt_kernels.go:1685
+//line gompt_kernels.go:1932
 //line floats.go:24
 		s += y
-//line gompt_kernels.go:1688
+//line gompt_kernels.go:1935
 //line floats.go:25
 		s *= z
-//line gompt_kernels.go:1691
+//line gompt_kernels.go:1938
 //line floats.go:26
 		s /= x
-//line gompt_kernels.go:1694
+//line gompt_kernels.go:1941
 //line floats.go:27
 		s -= y
-//line gompt_kernels.go:1697
+//line gompt_kernels.go:1944
 //line floats.go:28
 		*(*float32)(unsafe.Add(gomptPOut, (o+int(11))*4)) = s
-//line gompt_kernels.go:1700
+//line gompt_kernels.go:1947
 	}
 	_ = n
 }
@@ -1725,6 +1972,26 @@ func RunFloatOps(dev gompttarget.DeviceClause, n int, a []float32, b []float32, 
 	out = gomptrt.Head(out, gomptrt.Len(12, n))
 	return gompttarget.Target(gompttarget.Region{Device: dev, Kernel: FloatOpsKernel, Shape: gompttarget.Shape{Size: [3]int{n, 1, 1}},
 		Maps: []gompttarget.Map{gompttarget.To(a), gompttarget.To(b), gompttarget.To(c), gompttarget.ToFrom(out)},
+		Args: []gompttarget.Arg{gompttarget.Int(n), gompttarget.Slice(a), gompttarget.Slice(b), gompttarget.Slice(c), gompttarget.Slice(out)}})
+}
+
+// RunFloatOpsNowait is RunFloatOps's nowait form: it starts the launch and returns at once. deps are depend items
+// (target.DependIn, DependOut, DependInOut, DependOn), which order it as they order target.TargetNowait.
+// Leave the slices alone until the task's Wait returns RunFloatOps's error (one found before the launch,
+// such as a short slice, included). An empty space runs nothing but still waits for deps.
+//
+// It runs FloatOpsKernel (FloatOps) on device dev over [0, n), mapping each slice by how the kernel uses it:
+// a to, b to, c to, out tofrom.
+func RunFloatOpsNowait(dev gompttarget.DeviceClause, n int, a []float32, b []float32, c []float32, out []float32, deps ...gompttarget.Map) *gompttarget.Task {
+	if n <= 0 {
+		return gompttarget.Go(func() error { return nil }, deps...)
+	}
+	a = gomptrt.Head(a, gomptrt.Len(n))
+	b = gomptrt.Head(b, gomptrt.Len(n))
+	c = gomptrt.Head(c, gomptrt.Len(n))
+	out = gomptrt.Head(out, gomptrt.Len(12, n))
+	return gompttarget.TargetNowait(gompttarget.Region{Device: dev, Kernel: FloatOpsKernel, Shape: gompttarget.Shape{Size: [3]int{n, 1, 1}},
+		Maps: append([]gompttarget.Map{gompttarget.To(a), gompttarget.To(b), gompttarget.To(c), gompttarget.ToFrom(out)}, deps...),
 		Args: []gompttarget.Arg{gompttarget.Int(n), gompttarget.Slice(a), gompttarget.Slice(b), gompttarget.Slice(c), gompttarget.Slice(out)}})
 }
 
@@ -1769,7 +2036,7 @@ func gomptHostGather(gomptA *gomptdevice.HostArgs, gomptR gomptdevice.Range, _, 
 	for i := gomptLo0; i < gomptHi0; i++ {
 //line checks.go:18
 		*(*float32)(unsafe.Add(gomptPDst, i*4)) = src[*(*int)(unsafe.Add(gomptPIdx, i*8))]
-//line gompt_kernels.go:1773
+//line gompt_kernels.go:2040
 	}
 	_ = n
 	_ = m
@@ -1799,6 +2066,25 @@ func RunGather(dev gompttarget.DeviceClause, n int, m int, idx []int, src []floa
 	dst = gomptrt.Head(dst, gomptrt.Len(n))
 	return gompttarget.Target(gompttarget.Region{Device: dev, Kernel: GatherKernel, Shape: gompttarget.Shape{Size: [3]int{n, 1, 1}},
 		Maps: []gompttarget.Map{gompttarget.To(idx), gompttarget.To(src), gompttarget.From(dst)},
+		Args: []gompttarget.Arg{gompttarget.Int(n), gompttarget.Int(m), gompttarget.Slice(idx), gompttarget.Slice(src), gompttarget.Slice(dst)}})
+}
+
+// RunGatherNowait is RunGather's nowait form: it starts the launch and returns at once. deps are depend items
+// (target.DependIn, DependOut, DependInOut, DependOn), which order it as they order target.TargetNowait.
+// Leave the slices alone until the task's Wait returns RunGather's error (one found before the launch,
+// such as a short slice, included). An empty space runs nothing but still waits for deps.
+//
+// It runs GatherKernel (Gather) on device dev over [0, n), mapping each slice by how the kernel uses it:
+// idx to, src to, dst from.
+func RunGatherNowait(dev gompttarget.DeviceClause, n int, m int, idx []int, src []float32, dst []float32, deps ...gompttarget.Map) *gompttarget.Task {
+	if n <= 0 {
+		return gompttarget.Go(func() error { return nil }, deps...)
+	}
+	idx = gomptrt.Head(idx, gomptrt.Len(n))
+	src = gomptrt.Head(src, gomptrt.Len(m))
+	dst = gomptrt.Head(dst, gomptrt.Len(n))
+	return gompttarget.TargetNowait(gompttarget.Region{Device: dev, Kernel: GatherKernel, Shape: gompttarget.Shape{Size: [3]int{n, 1, 1}},
+		Maps: append([]gompttarget.Map{gompttarget.To(idx), gompttarget.To(src), gompttarget.From(dst)}, deps...),
 		Args: []gompttarget.Arg{gompttarget.Int(n), gompttarget.Int(m), gompttarget.Slice(idx), gompttarget.Slice(src), gompttarget.Slice(dst)}})
 }
 
@@ -1851,10 +2137,10 @@ func gomptHostGatherSum(gomptA *gomptdevice.HostArgs, gomptR gomptdevice.Range, 
 		{
 //line checks.go:52
 			gomptV = src[*(*int)(unsafe.Add(gomptPIdx, i*8))]
-//line gompt_kernels.go:1855
+//line gompt_kernels.go:2141
 //line checks.go:52
 			goto gomptR0
-//line gompt_kernels.go:1858
+//line gompt_kernels.go:2144
 		}
 	gomptR0:
 		gomptS0 = gomptS0 + float64(gomptV)
@@ -1862,10 +2148,10 @@ func gomptHostGatherSum(gomptA *gomptdevice.HostArgs, gomptR gomptdevice.Range, 
 			i := i + 1
 //line checks.go:52
 			gomptV = src[*(*int)(unsafe.Add(gomptPIdx, i*8))]
-//line gompt_kernels.go:1866
+//line gompt_kernels.go:2152
 //line checks.go:52
 			goto gomptR1
-//line gompt_kernels.go:1869
+//line gompt_kernels.go:2155
 		}
 	gomptR1:
 		gomptS1 = gomptS1 + float64(gomptV)
@@ -1873,10 +2159,10 @@ func gomptHostGatherSum(gomptA *gomptdevice.HostArgs, gomptR gomptdevice.Range, 
 			i := i + 2
 //line checks.go:52
 			gomptV = src[*(*int)(unsafe.Add(gomptPIdx, i*8))]
-//line gompt_kernels.go:1877
+//line gompt_kernels.go:2163
 //line checks.go:52
 			goto gomptR2
-//line gompt_kernels.go:1880
+//line gompt_kernels.go:2166
 		}
 	gomptR2:
 		gomptS2 = gomptS2 + float64(gomptV)
@@ -1884,10 +2170,10 @@ func gomptHostGatherSum(gomptA *gomptdevice.HostArgs, gomptR gomptdevice.Range, 
 			i := i + 3
 //line checks.go:52
 			gomptV = src[*(*int)(unsafe.Add(gomptPIdx, i*8))]
-//line gompt_kernels.go:1888
+//line gompt_kernels.go:2174
 //line checks.go:52
 			goto gomptR3
-//line gompt_kernels.go:1891
+//line gompt_kernels.go:2177
 		}
 	gomptR3:
 		gomptS3 = gomptS3 + float64(gomptV)
@@ -1896,10 +2182,10 @@ func gomptHostGatherSum(gomptA *gomptdevice.HostArgs, gomptR gomptdevice.Range, 
 		{
 //line checks.go:52
 			gomptV = src[*(*int)(unsafe.Add(gomptPIdx, i*8))]
-//line gompt_kernels.go:1900
+//line gompt_kernels.go:2186
 //line checks.go:52
 			goto gomptR4
-//line gompt_kernels.go:1903
+//line gompt_kernels.go:2189
 		}
 	gomptR4:
 		gomptS0 = gomptS0 + float64(gomptV)
@@ -1945,6 +2231,30 @@ func RunGatherSum(dev gompttarget.DeviceClause, n int, m int, idx []int, src []f
 	return gomptrt.SumFloats(gomptPartial), nil
 }
 
+// RunGatherSumNowait is RunGatherSum's nowait form: it starts the launch and returns at once. deps are depend items
+// (target.DependIn, DependOut, DependInOut, DependOn), which order it as they order target.TargetNowait.
+// Leave the slices alone until the Result's Wait returns RunGatherSum's value and error (one found before
+// the launch included); the value is read only through Wait, so never before the kernel has run.
+// Result.Task is the task, for DependOn. An empty space runs nothing but still waits for deps.
+//
+// It runs GatherSumKernel (GatherSum) on device dev over [0, n), mapping each slice by how the kernel uses it:
+// idx to, src to.
+// It returns the sum of the points' values (reduce=+).
+func RunGatherSumNowait(dev gompttarget.DeviceClause, n int, m int, idx []int, src []float32, deps ...gompttarget.Map) *gompttarget.Result[float32] {
+	gomptZero := float32(0)
+	if n <= 0 {
+		return gompttarget.NewResult(gompttarget.Go(func() error { return nil }, deps...), func() float32 { return gomptZero })
+	}
+	idx = gomptrt.Head(idx, gomptrt.Len(n))
+	src = gomptrt.Head(src, gomptrt.Len(m))
+	gomptTeams := gomptrt.Teams(gomptrt.Len(n))
+	gomptPartial := make([]float32, gomptTeams)
+	gomptTask := gompttarget.TargetNowait(gompttarget.Region{Device: dev, Kernel: GatherSumKernel, Shape: gompttarget.Shape{Size: [3]int{n, 1, 1}, Teams: gomptTeams, Threads: gomptrt.MaxThreads},
+		Maps: append([]gompttarget.Map{gompttarget.To(idx), gompttarget.To(src), gompttarget.From(gomptPartial)}, deps...),
+		Args: []gompttarget.Arg{gompttarget.Int(n), gompttarget.Int(m), gompttarget.Slice(idx), gompttarget.Slice(src), gompttarget.Slice(gomptPartial)}})
+	return gompttarget.NewResult(gomptTask, func() float32 { return gomptrt.SumFloats(gomptPartial) })
+}
+
 // GatherUncheckedKernel is the gompt map kernel of GatherUnchecked (checks.go:25:1), over [0, n).
 var GatherUncheckedKernel = &gomptdevice.Kernel{
 	Name: "GatherUnchecked",
@@ -1984,7 +2294,7 @@ func gomptHostGatherUnchecked(gomptA *gomptdevice.HostArgs, gomptR gomptdevice.R
 	for i := gomptLo0; i < gomptHi0; i++ {
 //line checks.go:26
 		*(*float32)(unsafe.Add(gomptPDst, i*4)) = *(*float32)(unsafe.Add(gomptPSrc, *(*int)(unsafe.Add(gomptPIdx, i*8))*4))
-//line gompt_kernels.go:1988
+//line gompt_kernels.go:2298
 	}
 	_ = n
 	_ = m
@@ -2014,6 +2324,25 @@ func RunGatherUnchecked(dev gompttarget.DeviceClause, n int, m int, idx []int, s
 	dst = gomptrt.Head(dst, gomptrt.Len(n))
 	return gompttarget.Target(gompttarget.Region{Device: dev, Kernel: GatherUncheckedKernel, Shape: gompttarget.Shape{Size: [3]int{n, 1, 1}},
 		Maps: []gompttarget.Map{gompttarget.To(idx), gompttarget.To(src), gompttarget.From(dst)},
+		Args: []gompttarget.Arg{gompttarget.Int(n), gompttarget.Int(m), gompttarget.Slice(idx), gompttarget.Slice(src), gompttarget.Slice(dst)}})
+}
+
+// RunGatherUncheckedNowait is RunGatherUnchecked's nowait form: it starts the launch and returns at once. deps are depend items
+// (target.DependIn, DependOut, DependInOut, DependOn), which order it as they order target.TargetNowait.
+// Leave the slices alone until the task's Wait returns RunGatherUnchecked's error (one found before the launch,
+// such as a short slice, included). An empty space runs nothing but still waits for deps.
+//
+// It runs GatherUncheckedKernel (GatherUnchecked) on device dev over [0, n), mapping each slice by how the kernel uses it:
+// idx to, src to, dst from.
+func RunGatherUncheckedNowait(dev gompttarget.DeviceClause, n int, m int, idx []int, src []float32, dst []float32, deps ...gompttarget.Map) *gompttarget.Task {
+	if n <= 0 {
+		return gompttarget.Go(func() error { return nil }, deps...)
+	}
+	idx = gomptrt.Head(idx, gomptrt.Len(n))
+	src = gomptrt.Head(src, gomptrt.Len(m))
+	dst = gomptrt.Head(dst, gomptrt.Len(n))
+	return gompttarget.TargetNowait(gompttarget.Region{Device: dev, Kernel: GatherUncheckedKernel, Shape: gompttarget.Shape{Size: [3]int{n, 1, 1}},
+		Maps: append([]gompttarget.Map{gompttarget.To(idx), gompttarget.To(src), gompttarget.From(dst)}, deps...),
 		Args: []gompttarget.Arg{gompttarget.Int(n), gompttarget.Int(m), gompttarget.Slice(idx), gompttarget.Slice(src), gompttarget.Slice(dst)}})
 }
 
@@ -2085,28 +2414,28 @@ func gomptHostHelpers(gomptA *gomptdevice.HostArgs, gomptR gomptdevice.Range, _,
 	for i := gomptLo0; i < gomptHi0; i++ {
 //line helpers.go:40
 		y := poly3(*(*float32)(unsafe.Add(gomptPX, i*4)), c)
-//line gompt_kernels.go:2089
+//line gompt_kernels.go:2418
 //line helpers.go:41
 		if b {
-//line gompt_kernels.go:2092
+//line gompt_kernels.go:2421
 //line helpers.go:42
 			y = (-y)
-//line gompt_kernels.go:2095
+//line gompt_kernels.go:2424
 //line helpers.go:41
 		}
-//line gompt_kernels.go:2098
+//line gompt_kernels.go:2427
 //line helpers.go:44
 		bump(hist, i, ((((int32(s8) + int32(u8)) + int32(s16)) + int32(u16)) + s32))
-//line gompt_kernels.go:2101
+//line gompt_kernels.go:2430
 //line helpers.go:45
 		bump(hist, i, ((int32((u32 % uint32(7))) + int32((u64 % uint64(5)))) + int32((u % uint(3)))))
-//line gompt_kernels.go:2104
+//line gompt_kernels.go:2433
 //line helpers.go:46
 		bump(hist, (i + n), int32(1000))
-//line gompt_kernels.go:2107
+//line gompt_kernels.go:2436
 //line helpers.go:47
 		*(*float32)(unsafe.Add(gomptPOut, i*4)) = (y + float32(f64))
-//line gompt_kernels.go:2110
+//line gompt_kernels.go:2439
 	}
 }
 
@@ -2144,6 +2473,26 @@ func RunHelpers(dev gompttarget.DeviceClause, n int, s8 int8, u8 uint8, s16 int1
 	out = gomptrt.Head(out, gomptrt.Len(n))
 	return gompttarget.Target(gompttarget.Region{Device: dev, Kernel: HelpersKernel, Shape: gompttarget.Shape{Size: [3]int{n, 1, 1}},
 		Maps: []gompttarget.Map{gompttarget.To(x), gompttarget.To(c), gompttarget.ToFrom(hist), gompttarget.From(out)},
+		Args: []gompttarget.Arg{gompttarget.Int(n), gompttarget.Int(int(s8)), gompttarget.Int(int(u8)), gompttarget.Int(int(s16)), gompttarget.Int(int(u16)), gompttarget.Int(int(s32)), gompttarget.Int(int(u32)), gompttarget.Int(int(u64)), gompttarget.Int(int(u)), gompttarget.Int(gomptrt.Bool(b)), gompttarget.Float64(f64), gompttarget.Slice(x), gompttarget.Slice(c), gompttarget.Slice(hist), gompttarget.Slice(out)}})
+}
+
+// RunHelpersNowait is RunHelpers's nowait form: it starts the launch and returns at once. deps are depend items
+// (target.DependIn, DependOut, DependInOut, DependOn), which order it as they order target.TargetNowait.
+// Leave the slices alone until the task's Wait returns RunHelpers's error (one found before the launch,
+// such as a short slice, included). An empty space runs nothing but still waits for deps.
+//
+// It runs HelpersKernel (Helpers) on device dev over [0, n), mapping each slice by how the kernel uses it:
+// x to, c to, hist tofrom, out from.
+func RunHelpersNowait(dev gompttarget.DeviceClause, n int, s8 int8, u8 uint8, s16 int16, u16 uint16, s32 int32, u32 uint32, u64 uint64, u uint, b bool, f64 float64, x []float32, c []float32, hist []int32, out []float32, deps ...gompttarget.Map) *gompttarget.Task {
+	if n <= 0 {
+		return gompttarget.Go(func() error { return nil }, deps...)
+	}
+	x = gomptrt.Head(x, gomptrt.Len(n))
+	c = gomptrt.Head(c, gomptrt.Len(4))
+	hist = gomptrt.Head(hist, gomptrt.Len(n))
+	out = gomptrt.Head(out, gomptrt.Len(n))
+	return gompttarget.TargetNowait(gompttarget.Region{Device: dev, Kernel: HelpersKernel, Shape: gompttarget.Shape{Size: [3]int{n, 1, 1}},
+		Maps: append([]gompttarget.Map{gompttarget.To(x), gompttarget.To(c), gompttarget.ToFrom(hist), gompttarget.From(out)}, deps...),
 		Args: []gompttarget.Arg{gompttarget.Int(n), gompttarget.Int(int(s8)), gompttarget.Int(int(u8)), gompttarget.Int(int(s16)), gompttarget.Int(int(u16)), gompttarget.Int(int(s32)), gompttarget.Int(int(u32)), gompttarget.Int(int(u64)), gompttarget.Int(int(u)), gompttarget.Int(gomptrt.Bool(b)), gompttarget.Float64(f64), gompttarget.Slice(x), gompttarget.Slice(c), gompttarget.Slice(hist), gompttarget.Slice(out)}})
 }
 
@@ -2197,19 +2546,19 @@ func gomptHostHist256(gomptA *gomptdevice.HostArgs, gomptR gomptdevice.Range, _,
 	for i := gomptLo0; i < gomptHi0; i++ {
 //line reducearray.go:9
 		b := *(*uint8)(unsafe.Add(gomptPV, i*1))
-//line gompt_kernels.go:2201
+//line gompt_kernels.go:2550
 //line reducearray.go:10
 		*(*uint32)(unsafe.Add(gomptPH, int(b)*4))++
-//line gompt_kernels.go:2204
+//line gompt_kernels.go:2553
 //line reducearray.go:11
 		*(*int64)(unsafe.Add(gomptPS, int((b%uint8(16)))*8)) += (int64(b) - int64(3))
-//line gompt_kernels.go:2207
+//line gompt_kernels.go:2556
 //line reducearray.go:12
 		s[(uint8(15) - (b % uint8(16)))] -= int64((i & int(7)))
-//line gompt_kernels.go:2210
+//line gompt_kernels.go:2559
 //line reducearray.go:13
 		*(*uint32)(unsafe.Add(gomptPH, int((b^uint8(128)))*4))--
-//line gompt_kernels.go:2213
+//line gompt_kernels.go:2562
 	}
 	gomptrt.MergeSum(gomptRBH, gomptRAH[:], uint32(0))
 	gomptrt.MergeSum(gomptRBS, gomptRAS[:], int64(0))
@@ -2239,6 +2588,25 @@ func RunHist256(dev gompttarget.DeviceClause, n int, v []uint8, h []uint32, s []
 	s = gomptrt.Head(s, gomptrt.Len(16))
 	return gompttarget.Target(gompttarget.Region{Device: dev, Kernel: Hist256Kernel, Shape: gompttarget.Shape{Size: [3]int{n, 1, 1}, Teams: gomptrt.Teams(n), Threads: gomptrt.MaxThreads},
 		Maps: []gompttarget.Map{gompttarget.To(v), gompttarget.ToFrom(h), gompttarget.ToFrom(s)},
+		Args: []gompttarget.Arg{gompttarget.Int(n), gompttarget.Slice(v), gompttarget.Slice(h), gompttarget.Slice(s)}})
+}
+
+// RunHist256Nowait is RunHist256's nowait form: it starts the launch and returns at once. deps are depend items
+// (target.DependIn, DependOut, DependInOut, DependOn), which order it as they order target.TargetNowait.
+// Leave the slices alone until the task's Wait returns RunHist256's error (one found before the launch,
+// such as a short slice, included). An empty space runs nothing but still waits for deps.
+//
+// It runs Hist256Kernel (Hist256) on device dev over [0, n), mapping each slice by how the kernel uses it:
+// v to, h tofrom, s tofrom.
+func RunHist256Nowait(dev gompttarget.DeviceClause, n int, v []uint8, h []uint32, s []int64, deps ...gompttarget.Map) *gompttarget.Task {
+	if n <= 0 {
+		return gompttarget.Go(func() error { return nil }, deps...)
+	}
+	v = gomptrt.Head(v, gomptrt.Len(n))
+	h = gomptrt.Head(h, gomptrt.Len(256))
+	s = gomptrt.Head(s, gomptrt.Len(16))
+	return gompttarget.TargetNowait(gompttarget.Region{Device: dev, Kernel: Hist256Kernel, Shape: gompttarget.Shape{Size: [3]int{n, 1, 1}, Teams: gomptrt.Teams(n), Threads: gomptrt.MaxThreads},
+		Maps: append([]gompttarget.Map{gompttarget.To(v), gompttarget.ToFrom(h), gompttarget.ToFrom(s)}, deps...),
 		Args: []gompttarget.Arg{gompttarget.Int(n), gompttarget.Slice(v), gompttarget.Slice(h), gompttarget.Slice(s)}})
 }
 
@@ -2295,31 +2663,31 @@ func gomptHostHistogram(gomptA *gomptdevice.HostArgs, gomptR gomptdevice.Range, 
 	for i := gomptLo0; i < gomptHi0; i++ {
 //line atomics.go:12
 		b := (*(*uint32)(unsafe.Add(gomptPV, i*4)) % uint32(16))
-//line gompt_kernels.go:2299
+//line gompt_kernels.go:2667
 //line atomics.go:13
 		if gomptatomic.AddUint32((&*(*uint32)(unsafe.Add(gomptPH32, int(b)*4))), uint32(1)) >= uint32(1) {
-//line gompt_kernels.go:2302
+//line gompt_kernels.go:2670
 //line atomics.go:14
 			*(*uint8)(unsafe.Add(gomptPOk, i*1)) = uint8(1)
-//line gompt_kernels.go:2305
+//line gompt_kernels.go:2673
 //line atomics.go:13
 		}
-//line gompt_kernels.go:2308
+//line gompt_kernels.go:2676
 //line atomics.go:16
 		gomptatomic.AddUint64((&*(*uint64)(unsafe.Add(gomptPH64, int((*(*uint32)(unsafe.Add(gomptPV, i*4))%uint32(4)))*8))), uint64(1))
-//line gompt_kernels.go:2311
+//line gompt_kernels.go:2679
 //line atomics.go:17
 		gomptatomic.AddUint64((&h64[(uint32(4) + (*(*uint32)(unsafe.Add(gomptPV, i*4)) % uint32(4)))]), (uint64(*(*uint32)(unsafe.Add(gomptPV, i*4))) << 40))
-//line gompt_kernels.go:2314
+//line gompt_kernels.go:2682
 //line atomics.go:18
 		gomptatomic.AddInt32((&*(*int32)(unsafe.Add(gomptPNeg, int((*(*uint32)(unsafe.Add(gomptPV, i*4))%uint32(4)))*4))), int32(-3))
-//line gompt_kernels.go:2317
+//line gompt_kernels.go:2685
 //line atomics.go:19
 		gomptatomic.AddInt64((&*(*int64)(unsafe.Add(gomptPS, int(0)*8))), (int64(*(*uint32)(unsafe.Add(gomptPV, i*4))) - int64(8)))
-//line gompt_kernels.go:2320
+//line gompt_kernels.go:2688
 //line atomics.go:20
 		gomptatomic.AddInt64((&s[(int(1) + (i % int(2)))]), int64(8589934592))
-//line gompt_kernels.go:2323
+//line gompt_kernels.go:2691
 	}
 	_ = n
 }
@@ -2350,6 +2718,28 @@ func RunHistogram(dev gompttarget.DeviceClause, n int, v []uint32, h32 []uint32,
 	ok = gomptrt.Head(ok, gomptrt.Len(n))
 	return gompttarget.Target(gompttarget.Region{Device: dev, Kernel: HistogramKernel, Shape: gompttarget.Shape{Size: [3]int{n, 1, 1}},
 		Maps: []gompttarget.Map{gompttarget.To(v), gompttarget.ToFrom(h32), gompttarget.ToFrom(h64), gompttarget.ToFrom(neg), gompttarget.ToFrom(s), gompttarget.ToFrom(ok)},
+		Args: []gompttarget.Arg{gompttarget.Int(n), gompttarget.Slice(v), gompttarget.Slice(h32), gompttarget.Slice(h64), gompttarget.Slice(neg), gompttarget.Slice(s), gompttarget.Slice(ok)}})
+}
+
+// RunHistogramNowait is RunHistogram's nowait form: it starts the launch and returns at once. deps are depend items
+// (target.DependIn, DependOut, DependInOut, DependOn), which order it as they order target.TargetNowait.
+// Leave the slices alone until the task's Wait returns RunHistogram's error (one found before the launch,
+// such as a short slice, included). An empty space runs nothing but still waits for deps.
+//
+// It runs HistogramKernel (Histogram) on device dev over [0, n), mapping each slice by how the kernel uses it:
+// v to, h32 tofrom, h64 tofrom, neg tofrom, s tofrom, ok tofrom.
+func RunHistogramNowait(dev gompttarget.DeviceClause, n int, v []uint32, h32 []uint32, h64 []uint64, neg []int32, s []int64, ok []uint8, deps ...gompttarget.Map) *gompttarget.Task {
+	if n <= 0 {
+		return gompttarget.Go(func() error { return nil }, deps...)
+	}
+	v = gomptrt.Head(v, gomptrt.Len(n))
+	h32 = gomptrt.Head(h32, gomptrt.Len(16))
+	h64 = gomptrt.Head(h64, gomptrt.Len(8))
+	neg = gomptrt.Head(neg, gomptrt.Len(4))
+	s = gomptrt.Head(s, gomptrt.Len(3))
+	ok = gomptrt.Head(ok, gomptrt.Len(n))
+	return gompttarget.TargetNowait(gompttarget.Region{Device: dev, Kernel: HistogramKernel, Shape: gompttarget.Shape{Size: [3]int{n, 1, 1}},
+		Maps: append([]gompttarget.Map{gompttarget.To(v), gompttarget.ToFrom(h32), gompttarget.ToFrom(h64), gompttarget.ToFrom(neg), gompttarget.ToFrom(s), gompttarget.ToFrom(ok)}, deps...),
 		Args: []gompttarget.Arg{gompttarget.Int(n), gompttarget.Slice(v), gompttarget.Slice(h32), gompttarget.Slice(h64), gompttarget.Slice(neg), gompttarget.Slice(s), gompttarget.Slice(ok)}})
 }
 
@@ -2394,43 +2784,43 @@ func gomptHostInt64Ops(gomptA *gomptdevice.HostArgs, gomptR gomptdevice.Range, _
 	for i := gomptLo0; i < gomptHi0; i++ {
 //line ints.go:9
 		x, y := *(*int64)(unsafe.Add(gomptPA, i*8)), *(*int64)(unsafe.Add(gomptPB, i*8))
-//line gompt_kernels.go:2398
+//line gompt_kernels.go:2788
 //line ints.go:10
 		o := (int(9) * i)
-//line gompt_kernels.go:2401
+//line gompt_kernels.go:2791
 //line ints.go:11
 		*(*int64)(unsafe.Add(gomptPOut, o*8)) = (x + y)
-//line gompt_kernels.go:2404
+//line gompt_kernels.go:2794
 //line ints.go:12
 		*(*int64)(unsafe.Add(gomptPOut, (o+int(1))*8)) = (x - y)
-//line gompt_kernels.go:2407
+//line gompt_kernels.go:2797
 //line ints.go:13
 		*(*int64)(unsafe.Add(gomptPOut, (o+int(2))*8)) = (x * y)
-//line gompt_kernels.go:2410
+//line gompt_kernels.go:2800
 //line ints.go:14
 		if y != int64(0) {
-//line gompt_kernels.go:2413
+//line gompt_kernels.go:2803
 //line ints.go:15
 			*(*int64)(unsafe.Add(gomptPOut, (o+int(3))*8)) = (x / y)
-//line gompt_kernels.go:2416
+//line gompt_kernels.go:2806
 //line ints.go:16
 			*(*int64)(unsafe.Add(gomptPOut, (o+int(4))*8)) = (x % y)
-//line gompt_kernels.go:2419
+//line gompt_kernels.go:2809
 //line ints.go:14
 		}
-//line gompt_kernels.go:2422
+//line gompt_kernels.go:2812
 //line ints.go:18
 		*(*int64)(unsafe.Add(gomptPOut, (o+int(5))*8)) = (-x)
-//line gompt_kernels.go:2425
+//line gompt_kernels.go:2815
 //line ints.go:19
 		*(*int64)(unsafe.Add(gomptPOut, (o+int(6))*8)) = (x &^ y)
-//line gompt_kernels.go:2428
+//line gompt_kernels.go:2818
 //line ints.go:20
 		*(*int64)(unsafe.Add(gomptPOut, (o+int(7))*8)) = ((x ^ y) | (x & y))
-//line gompt_kernels.go:2431
+//line gompt_kernels.go:2821
 //line ints.go:21
 		*(*int64)(unsafe.Add(gomptPOut, (o+int(8))*8)) = (^x)
-//line gompt_kernels.go:2434
+//line gompt_kernels.go:2824
 	}
 	_ = n
 }
@@ -2458,6 +2848,25 @@ func RunInt64Ops(dev gompttarget.DeviceClause, n int, a []int64, b []int64, out 
 	out = gomptrt.Head(out, gomptrt.Len(9, n))
 	return gompttarget.Target(gompttarget.Region{Device: dev, Kernel: Int64OpsKernel, Shape: gompttarget.Shape{Size: [3]int{n, 1, 1}},
 		Maps: []gompttarget.Map{gompttarget.To(a), gompttarget.To(b), gompttarget.ToFrom(out)},
+		Args: []gompttarget.Arg{gompttarget.Int(n), gompttarget.Slice(a), gompttarget.Slice(b), gompttarget.Slice(out)}})
+}
+
+// RunInt64OpsNowait is RunInt64Ops's nowait form: it starts the launch and returns at once. deps are depend items
+// (target.DependIn, DependOut, DependInOut, DependOn), which order it as they order target.TargetNowait.
+// Leave the slices alone until the task's Wait returns RunInt64Ops's error (one found before the launch,
+// such as a short slice, included). An empty space runs nothing but still waits for deps.
+//
+// It runs Int64OpsKernel (Int64Ops) on device dev over [0, n), mapping each slice by how the kernel uses it:
+// a to, b to, out tofrom.
+func RunInt64OpsNowait(dev gompttarget.DeviceClause, n int, a []int64, b []int64, out []int64, deps ...gompttarget.Map) *gompttarget.Task {
+	if n <= 0 {
+		return gompttarget.Go(func() error { return nil }, deps...)
+	}
+	a = gomptrt.Head(a, gomptrt.Len(n))
+	b = gomptrt.Head(b, gomptrt.Len(n))
+	out = gomptrt.Head(out, gomptrt.Len(9, n))
+	return gompttarget.TargetNowait(gompttarget.Region{Device: dev, Kernel: Int64OpsKernel, Shape: gompttarget.Shape{Size: [3]int{n, 1, 1}},
+		Maps: append([]gompttarget.Map{gompttarget.To(a), gompttarget.To(b), gompttarget.ToFrom(out)}, deps...),
 		Args: []gompttarget.Arg{gompttarget.Int(n), gompttarget.Slice(a), gompttarget.Slice(b), gompttarget.Slice(out)}})
 }
 
@@ -2502,61 +2911,61 @@ func gomptHostIntOps(gomptA *gomptdevice.HostArgs, gomptR gomptdevice.Range, _, 
 	for i := gomptLo0; i < gomptHi0; i++ {
 //line ints.go:28
 		x, y := *(*int)(unsafe.Add(gomptPA, i*8)), *(*int)(unsafe.Add(gomptPB, i*8))
-//line gompt_kernels.go:2506
+//line gompt_kernels.go:2915
 //line ints.go:29
 		o := (int(6) * i)
-//line gompt_kernels.go:2509
+//line gompt_kernels.go:2918
 //line ints.go:30
 		s := x
-//line gompt_kernels.go:2512
+//line gompt_kernels.go:2921
 //line ints.go:31
 		s += y
-//line gompt_kernels.go:2515
+//line gompt_kernels.go:2924
 //line ints.go:32
 		*(*int)(unsafe.Add(gomptPOut, o*8)) = s
-//line gompt_kernels.go:2518
+//line gompt_kernels.go:2927
 //line ints.go:33
 		s -= (int(2) * y)
-//line gompt_kernels.go:2521
+//line gompt_kernels.go:2930
 //line ints.go:34
 		*(*int)(unsafe.Add(gomptPOut, (o+int(1))*8)) = s
-//line gompt_kernels.go:2524
+//line gompt_kernels.go:2933
 //line ints.go:35
 		s *= y
-//line gompt_kernels.go:2527
+//line gompt_kernels.go:2936
 //line ints.go:36
 		*(*int)(unsafe.Add(gomptPOut, (o+int(2))*8)) = s
-//line gompt_kernels.go:2530
+//line gompt_kernels.go:2939
 //line ints.go:37
 		if y != int(0) {
-//line gompt_kernels.go:2533
+//line gompt_kernels.go:2942
 //line ints.go:38
 			s /= y
-//line gompt_kernels.go:2536
+//line gompt_kernels.go:2945
 //line ints.go:39
 			*(*int)(unsafe.Add(gomptPOut, (o+int(3))*8)) = s
-//line gompt_kernels.go:2539
+//line gompt_kernels.go:2948
 //line ints.go:40
 			s %= y
-//line gompt_kernels.go:2542
+//line gompt_kernels.go:2951
 //line ints.go:41
 			*(*int)(unsafe.Add(gomptPOut, (o+int(4))*8)) = s
-//line gompt_kernels.go:2545
+//line gompt_kernels.go:2954
 //line ints.go:37
 		}
-//line gompt_kernels.go:2548
+//line gompt_kernels.go:2957
 //line ints.go:43
 		s++
-//line gompt_kernels.go:2551
+//line gompt_kernels.go:2960
 //line ints.go:44
 		s--
-//line gompt_kernels.go:2554
+//line gompt_kernels.go:2963
 //line ints.go:45
 		s--
-//line gompt_kernels.go:2557
+//line gompt_kernels.go:2966
 //line ints.go:46
 		*(*int)(unsafe.Add(gomptPOut, (o+int(5))*8)) = s
-//line gompt_kernels.go:2560
+//line gompt_kernels.go:2969
 	}
 	_ = n
 }
@@ -2584,6 +2993,25 @@ func RunIntOps(dev gompttarget.DeviceClause, n int, a []int, b []int, out []int)
 	out = gomptrt.Head(out, gomptrt.Len(6, n))
 	return gompttarget.Target(gompttarget.Region{Device: dev, Kernel: IntOpsKernel, Shape: gompttarget.Shape{Size: [3]int{n, 1, 1}},
 		Maps: []gompttarget.Map{gompttarget.To(a), gompttarget.To(b), gompttarget.ToFrom(out)},
+		Args: []gompttarget.Arg{gompttarget.Int(n), gompttarget.Slice(a), gompttarget.Slice(b), gompttarget.Slice(out)}})
+}
+
+// RunIntOpsNowait is RunIntOps's nowait form: it starts the launch and returns at once. deps are depend items
+// (target.DependIn, DependOut, DependInOut, DependOn), which order it as they order target.TargetNowait.
+// Leave the slices alone until the task's Wait returns RunIntOps's error (one found before the launch,
+// such as a short slice, included). An empty space runs nothing but still waits for deps.
+//
+// It runs IntOpsKernel (IntOps) on device dev over [0, n), mapping each slice by how the kernel uses it:
+// a to, b to, out tofrom.
+func RunIntOpsNowait(dev gompttarget.DeviceClause, n int, a []int, b []int, out []int, deps ...gompttarget.Map) *gompttarget.Task {
+	if n <= 0 {
+		return gompttarget.Go(func() error { return nil }, deps...)
+	}
+	a = gomptrt.Head(a, gomptrt.Len(n))
+	b = gomptrt.Head(b, gomptrt.Len(n))
+	out = gomptrt.Head(out, gomptrt.Len(6, n))
+	return gompttarget.TargetNowait(gompttarget.Region{Device: dev, Kernel: IntOpsKernel, Shape: gompttarget.Shape{Size: [3]int{n, 1, 1}},
+		Maps: append([]gompttarget.Map{gompttarget.To(a), gompttarget.To(b), gompttarget.ToFrom(out)}, deps...),
 		Args: []gompttarget.Arg{gompttarget.Int(n), gompttarget.Slice(a), gompttarget.Slice(b), gompttarget.Slice(out)}})
 }
 
@@ -2621,64 +3049,64 @@ func gomptHostLabels(gomptA *gomptdevice.HostArgs, gomptR gomptdevice.Range, _, 
 	for i := gomptLo0; i < gomptHi0; i++ {
 //line control.go:94
 		v := *(*int64)(unsafe.Add(gomptPA, i*8))
-//line gompt_kernels.go:2625
+//line gompt_kernels.go:3053
 //line control.go:95
 		var found int64 = int64(-1)
-//line gompt_kernels.go:2628
+//line gompt_kernels.go:3056
 //line control.go:96
 	search:
-//line gompt_kernels.go:2631
+//line gompt_kernels.go:3059
 //line control.go:97
 		for x := int64(0); x < int64(8); x++ {
-//line gompt_kernels.go:2634
+//line gompt_kernels.go:3062
 //line control.go:98
 			for y := int64(0); y < int64(8); y++ {
-//line gompt_kernels.go:2637
+//line gompt_kernels.go:3065
 //line control.go:99
 				if (x * y) == (v % int64(50)) {
-//line gompt_kernels.go:2640
+//line gompt_kernels.go:3068
 //line control.go:100
 					found = ((x * int64(8)) + y)
-//line gompt_kernels.go:2643
+//line gompt_kernels.go:3071
 //line control.go:101
 					break search
-//line gompt_kernels.go:2646
+//line gompt_kernels.go:3074
 //line control.go:99
 				}
-//line gompt_kernels.go:2649
+//line gompt_kernels.go:3077
 //line control.go:98
 			}
-//line gompt_kernels.go:2652
+//line gompt_kernels.go:3080
 //line control.go:97
 		}
-//line gompt_kernels.go:2655
+//line gompt_kernels.go:3083
 //line control.go:105
 		steps := int(0)
-//line gompt_kernels.go:2658
+//line gompt_kernels.go:3086
 //line control.go:106
 		for u := v; ((u != int64(1)) && (u > int64(0))) && (steps < int(100)); steps++ {
-//line gompt_kernels.go:2661
+//line gompt_kernels.go:3089
 //line control.go:107
 			if (u % int64(2)) == int64(0) {
-//line gompt_kernels.go:2664
+//line gompt_kernels.go:3092
 //line control.go:108
 				u /= int64(2)
-//line gompt_kernels.go:2667
+//line gompt_kernels.go:3095
 //line control.go:107
 			} else {
-//line gompt_kernels.go:2670
+//line gompt_kernels.go:3098
 //line control.go:110
 				u = ((int64(3) * u) + int64(1))
-//line gompt_kernels.go:2673
+//line gompt_kernels.go:3101
 //line control.go:107
 			}
-//line gompt_kernels.go:2676
+//line gompt_kernels.go:3104
 //line control.go:106
 		}
-//line gompt_kernels.go:2679
+//line gompt_kernels.go:3107
 //line control.go:113
 		*(*int64)(unsafe.Add(gomptPOut, i*8)) = ((found * int64(1000)) + int64(steps))
-//line gompt_kernels.go:2682
+//line gompt_kernels.go:3110
 	}
 	_ = n
 }
@@ -2705,6 +3133,24 @@ func RunLabels(dev gompttarget.DeviceClause, n int, a []int64, out []int64) erro
 	out = gomptrt.Head(out, gomptrt.Len(n))
 	return gompttarget.Target(gompttarget.Region{Device: dev, Kernel: LabelsKernel, Shape: gompttarget.Shape{Size: [3]int{n, 1, 1}},
 		Maps: []gompttarget.Map{gompttarget.To(a), gompttarget.From(out)},
+		Args: []gompttarget.Arg{gompttarget.Int(n), gompttarget.Slice(a), gompttarget.Slice(out)}})
+}
+
+// RunLabelsNowait is RunLabels's nowait form: it starts the launch and returns at once. deps are depend items
+// (target.DependIn, DependOut, DependInOut, DependOn), which order it as they order target.TargetNowait.
+// Leave the slices alone until the task's Wait returns RunLabels's error (one found before the launch,
+// such as a short slice, included). An empty space runs nothing but still waits for deps.
+//
+// It runs LabelsKernel (Labels) on device dev over [0, n), mapping each slice by how the kernel uses it:
+// a to, out from.
+func RunLabelsNowait(dev gompttarget.DeviceClause, n int, a []int64, out []int64, deps ...gompttarget.Map) *gompttarget.Task {
+	if n <= 0 {
+		return gompttarget.Go(func() error { return nil }, deps...)
+	}
+	a = gomptrt.Head(a, gomptrt.Len(n))
+	out = gomptrt.Head(out, gomptrt.Len(n))
+	return gompttarget.TargetNowait(gompttarget.Region{Device: dev, Kernel: LabelsKernel, Shape: gompttarget.Shape{Size: [3]int{n, 1, 1}},
+		Maps: append([]gompttarget.Map{gompttarget.To(a), gompttarget.From(out)}, deps...),
 		Args: []gompttarget.Arg{gompttarget.Int(n), gompttarget.Slice(a), gompttarget.Slice(out)}})
 }
 
@@ -2760,50 +3206,50 @@ func gomptLanesMatMul(gomptX0, gomptW int, i int, m int, n int, k int, A []float
 	gomptL1Acc := gomptL1AccA[:gomptW:gomptW]
 //line dims.go:42
 	for gomptJ := 0; gomptJ < gomptW; gomptJ++ {
-//line gompt_kernels.go:2764
+//line gompt_kernels.go:3210
 		gomptL1Acc[gomptJ] = float32(0)
 //line dims.go:42
 	}
-//line gompt_kernels.go:2768
+//line gompt_kernels.go:3214
 //line dims.go:43
 	for p := int(0); p < k; p++ {
-//line gompt_kernels.go:2771
+//line gompt_kernels.go:3217
 //line dims.go:44
 		gomptU1 := *(*float32)(unsafe.Add(gomptPA, ((i*k)+p)*4))
-//line gompt_kernels.go:2774
+//line gompt_kernels.go:3220
 //line dims.go:44
 		gomptU2 := (p * n)
-//line gompt_kernels.go:2777
+//line gompt_kernels.go:3223
 //line dims.go:44
 		gomptU3 := unsafe.Add(gomptPB, (gomptU2+gomptX0)*4)
-//line gompt_kernels.go:2780
+//line gompt_kernels.go:3226
 //line dims.go:44
 		for gomptJ := 0; gomptJ < gomptW; gomptJ++ {
-//line gompt_kernels.go:2783
+//line gompt_kernels.go:3229
 //line dims.go:44
 			gomptL1Acc[gomptJ] += (gomptU1 * *(*float32)(unsafe.Add(gomptU3, gomptJ*4)))
-//line gompt_kernels.go:2786
+//line gompt_kernels.go:3232
 //line dims.go:44
 		}
-//line gompt_kernels.go:2789
+//line gompt_kernels.go:3235
 //line dims.go:43
 	}
-//line gompt_kernels.go:2792
+//line gompt_kernels.go:3238
 //line dims.go:46
 	gomptU4 := (i * n)
-//line gompt_kernels.go:2795
+//line gompt_kernels.go:3241
 //line dims.go:46
 	gomptU5 := unsafe.Add(gomptPC, (gomptU4+gomptX0)*4)
-//line gompt_kernels.go:2798
+//line gompt_kernels.go:3244
 //line dims.go:46
 	for gomptJ := 0; gomptJ < gomptW; gomptJ++ {
-//line gompt_kernels.go:2801
+//line gompt_kernels.go:3247
 //line dims.go:46
 		*(*float32)(unsafe.Add(gomptU5, gomptJ*4)) = gomptL1Acc[gomptJ]
-//line gompt_kernels.go:2804
+//line gompt_kernels.go:3250
 //line dims.go:46
 	}
-//line gompt_kernels.go:2807
+//line gompt_kernels.go:3253
 	_ = gomptL1Acc
 	_ = m
 }
@@ -2833,6 +3279,25 @@ func RunMatMul(dev gompttarget.DeviceClause, m int, n int, k int, A []float32, B
 	C = gomptrt.Head(C, gomptrt.Len(m, n))
 	return gompttarget.Target(gompttarget.Region{Device: dev, Kernel: MatMulKernel, Shape: gompttarget.Shape{Size: [3]int{n, m, 1}},
 		Maps: []gompttarget.Map{gompttarget.To(A), gompttarget.To(B), gompttarget.From(C)},
+		Args: []gompttarget.Arg{gompttarget.Int(m), gompttarget.Int(n), gompttarget.Int(k), gompttarget.Slice(A), gompttarget.Slice(B), gompttarget.Slice(C)}})
+}
+
+// RunMatMulNowait is RunMatMul's nowait form: it starts the launch and returns at once. deps are depend items
+// (target.DependIn, DependOut, DependInOut, DependOn), which order it as they order target.TargetNowait.
+// Leave the slices alone until the task's Wait returns RunMatMul's error (one found before the launch,
+// such as a short slice, included). An empty space runs nothing but still waits for deps.
+//
+// It runs MatMulKernel (MatMul) on device dev over [0, n)x[0, m), mapping each slice by how the kernel uses it:
+// A to, B to, C from.
+func RunMatMulNowait(dev gompttarget.DeviceClause, m int, n int, k int, A []float32, B []float32, C []float32, deps ...gompttarget.Map) *gompttarget.Task {
+	if n <= 0 || m <= 0 {
+		return gompttarget.Go(func() error { return nil }, deps...)
+	}
+	A = gomptrt.Head(A, gomptrt.Len(m, k))
+	B = gomptrt.Head(B, gomptrt.Len(k, n))
+	C = gomptrt.Head(C, gomptrt.Len(m, n))
+	return gompttarget.TargetNowait(gompttarget.Region{Device: dev, Kernel: MatMulKernel, Shape: gompttarget.Shape{Size: [3]int{n, m, 1}},
+		Maps: append([]gompttarget.Map{gompttarget.To(A), gompttarget.To(B), gompttarget.From(C)}, deps...),
 		Args: []gompttarget.Arg{gompttarget.Int(m), gompttarget.Int(n), gompttarget.Int(k), gompttarget.Slice(A), gompttarget.Slice(B), gompttarget.Slice(C)}})
 }
 
@@ -2879,10 +3344,10 @@ func gomptHostMaxFloat64(gomptA *gomptdevice.HostArgs, gomptR gomptdevice.Range,
 		{
 //line reduce.go:57
 			gomptV = gomptmath.Sin((*(*float64)(unsafe.Add(gomptPA, i*8)) * float64(i)))
-//line gompt_kernels.go:2883
+//line gompt_kernels.go:3348
 //line reduce.go:57
 			goto gomptR0
-//line gompt_kernels.go:2886
+//line gompt_kernels.go:3351
 		}
 	gomptR0:
 		gomptS0 = max(gomptS0, gomptV)
@@ -2890,10 +3355,10 @@ func gomptHostMaxFloat64(gomptA *gomptdevice.HostArgs, gomptR gomptdevice.Range,
 			i := i + 1
 //line reduce.go:57
 			gomptV = gomptmath.Sin((*(*float64)(unsafe.Add(gomptPA, i*8)) * float64(i)))
-//line gompt_kernels.go:2894
+//line gompt_kernels.go:3359
 //line reduce.go:57
 			goto gomptR1
-//line gompt_kernels.go:2897
+//line gompt_kernels.go:3362
 		}
 	gomptR1:
 		gomptS1 = max(gomptS1, gomptV)
@@ -2901,10 +3366,10 @@ func gomptHostMaxFloat64(gomptA *gomptdevice.HostArgs, gomptR gomptdevice.Range,
 			i := i + 2
 //line reduce.go:57
 			gomptV = gomptmath.Sin((*(*float64)(unsafe.Add(gomptPA, i*8)) * float64(i)))
-//line gompt_kernels.go:2905
+//line gompt_kernels.go:3370
 //line reduce.go:57
 			goto gomptR2
-//line gompt_kernels.go:2908
+//line gompt_kernels.go:3373
 		}
 	gomptR2:
 		gomptS2 = max(gomptS2, gomptV)
@@ -2912,10 +3377,10 @@ func gomptHostMaxFloat64(gomptA *gomptdevice.HostArgs, gomptR gomptdevice.Range,
 			i := i + 3
 //line reduce.go:57
 			gomptV = gomptmath.Sin((*(*float64)(unsafe.Add(gomptPA, i*8)) * float64(i)))
-//line gompt_kernels.go:2916
+//line gompt_kernels.go:3381
 //line reduce.go:57
 			goto gomptR3
-//line gompt_kernels.go:2919
+//line gompt_kernels.go:3384
 		}
 	gomptR3:
 		gomptS3 = max(gomptS3, gomptV)
@@ -2924,10 +3389,10 @@ func gomptHostMaxFloat64(gomptA *gomptdevice.HostArgs, gomptR gomptdevice.Range,
 		{
 //line reduce.go:57
 			gomptV = gomptmath.Sin((*(*float64)(unsafe.Add(gomptPA, i*8)) * float64(i)))
-//line gompt_kernels.go:2928
+//line gompt_kernels.go:3393
 //line reduce.go:57
 			goto gomptR4
-//line gompt_kernels.go:2931
+//line gompt_kernels.go:3396
 		}
 	gomptR4:
 		gomptS0 = max(gomptS0, gomptV)
@@ -2968,6 +3433,29 @@ func RunMaxFloat64(dev gompttarget.DeviceClause, n int, a []float64) (float64, e
 		return gomptZero, err
 	}
 	return gomptrt.Max(gomptZero, gomptPartial), nil
+}
+
+// RunMaxFloat64Nowait is RunMaxFloat64's nowait form: it starts the launch and returns at once. deps are depend items
+// (target.DependIn, DependOut, DependInOut, DependOn), which order it as they order target.TargetNowait.
+// Leave the slices alone until the Result's Wait returns RunMaxFloat64's value and error (one found before
+// the launch included); the value is read only through Wait, so never before the kernel has run.
+// Result.Task is the task, for DependOn. An empty space runs nothing but still waits for deps.
+//
+// It runs MaxFloat64Kernel (MaxFloat64) on device dev over [0, n), mapping each slice by how the kernel uses it:
+// a to.
+// It returns the greatest of the points' values (reduce=max).
+func RunMaxFloat64Nowait(dev gompttarget.DeviceClause, n int, a []float64, deps ...gompttarget.Map) *gompttarget.Result[float64] {
+	gomptZero := float64(gomptmath.Inf(-1))
+	if n <= 0 {
+		return gompttarget.NewResult(gompttarget.Go(func() error { return nil }, deps...), func() float64 { return gomptZero })
+	}
+	a = gomptrt.Head(a, gomptrt.Len(n))
+	gomptTeams := gomptrt.Teams(gomptrt.Len(n))
+	gomptPartial := make([]float64, gomptTeams)
+	gomptTask := gompttarget.TargetNowait(gompttarget.Region{Device: dev, Kernel: MaxFloat64Kernel, Shape: gompttarget.Shape{Size: [3]int{n, 1, 1}, Teams: gomptTeams, Threads: gomptrt.MaxThreads},
+		Maps: append([]gompttarget.Map{gompttarget.To(a), gompttarget.From(gomptPartial)}, deps...),
+		Args: []gompttarget.Arg{gompttarget.Int(n), gompttarget.Slice(a), gompttarget.Slice(gomptPartial)}})
+	return gompttarget.NewResult(gomptTask, func() float64 { return gomptrt.Max(gomptZero, gomptPartial) })
 }
 
 // MaxUint64Kernel is the gompt reduction (reduce=max) of MaxUint64 (reduce.go:51:1), over [0, n).
@@ -3012,10 +3500,10 @@ func gomptHostMaxUint64(gomptA *gomptdevice.HostArgs, gomptR gomptdevice.Range, 
 		{
 //line reduce.go:51
 			gomptV = (*(*uint64)(unsafe.Add(gomptPA, i*8)) * uint64((i + int(1))))
-//line gompt_kernels.go:3016
+//line gompt_kernels.go:3504
 //line reduce.go:51
 			goto gomptR0
-//line gompt_kernels.go:3019
+//line gompt_kernels.go:3507
 		}
 	gomptR0:
 		gomptS0 = max(gomptS0, gomptV)
@@ -3023,10 +3511,10 @@ func gomptHostMaxUint64(gomptA *gomptdevice.HostArgs, gomptR gomptdevice.Range, 
 			i := i + 1
 //line reduce.go:51
 			gomptV = (*(*uint64)(unsafe.Add(gomptPA, i*8)) * uint64((i + int(1))))
-//line gompt_kernels.go:3027
+//line gompt_kernels.go:3515
 //line reduce.go:51
 			goto gomptR1
-//line gompt_kernels.go:3030
+//line gompt_kernels.go:3518
 		}
 	gomptR1:
 		gomptS1 = max(gomptS1, gomptV)
@@ -3034,10 +3522,10 @@ func gomptHostMaxUint64(gomptA *gomptdevice.HostArgs, gomptR gomptdevice.Range, 
 			i := i + 2
 //line reduce.go:51
 			gomptV = (*(*uint64)(unsafe.Add(gomptPA, i*8)) * uint64((i + int(1))))
-//line gompt_kernels.go:3038
+//line gompt_kernels.go:3526
 //line reduce.go:51
 			goto gomptR2
-//line gompt_kernels.go:3041
+//line gompt_kernels.go:3529
 		}
 	gomptR2:
 		gomptS2 = max(gomptS2, gomptV)
@@ -3045,10 +3533,10 @@ func gomptHostMaxUint64(gomptA *gomptdevice.HostArgs, gomptR gomptdevice.Range, 
 			i := i + 3
 //line reduce.go:51
 			gomptV = (*(*uint64)(unsafe.Add(gomptPA, i*8)) * uint64((i + int(1))))
-//line gompt_kernels.go:3049
+//line gompt_kernels.go:3537
 //line reduce.go:51
 			goto gomptR3
-//line gompt_kernels.go:3052
+//line gompt_kernels.go:3540
 		}
 	gomptR3:
 		gomptS3 = max(gomptS3, gomptV)
@@ -3057,10 +3545,10 @@ func gomptHostMaxUint64(gomptA *gomptdevice.HostArgs, gomptR gomptdevice.Range, 
 		{
 //line reduce.go:51
 			gomptV = (*(*uint64)(unsafe.Add(gomptPA, i*8)) * uint64((i + int(1))))
-//line gompt_kernels.go:3061
+//line gompt_kernels.go:3549
 //line reduce.go:51
 			goto gomptR4
-//line gompt_kernels.go:3064
+//line gompt_kernels.go:3552
 		}
 	gomptR4:
 		gomptS0 = max(gomptS0, gomptV)
@@ -3100,6 +3588,29 @@ func RunMaxUint64(dev gompttarget.DeviceClause, n int, a []uint64) (uint64, erro
 		return gomptZero, err
 	}
 	return gomptrt.Max(gomptZero, gomptPartial), nil
+}
+
+// RunMaxUint64Nowait is RunMaxUint64's nowait form: it starts the launch and returns at once. deps are depend items
+// (target.DependIn, DependOut, DependInOut, DependOn), which order it as they order target.TargetNowait.
+// Leave the slices alone until the Result's Wait returns RunMaxUint64's value and error (one found before
+// the launch included); the value is read only through Wait, so never before the kernel has run.
+// Result.Task is the task, for DependOn. An empty space runs nothing but still waits for deps.
+//
+// It runs MaxUint64Kernel (MaxUint64) on device dev over [0, n), mapping each slice by how the kernel uses it:
+// a to.
+// It returns the greatest of the points' values (reduce=max).
+func RunMaxUint64Nowait(dev gompttarget.DeviceClause, n int, a []uint64, deps ...gompttarget.Map) *gompttarget.Result[uint64] {
+	gomptZero := uint64(0)
+	if n <= 0 {
+		return gompttarget.NewResult(gompttarget.Go(func() error { return nil }, deps...), func() uint64 { return gomptZero })
+	}
+	a = gomptrt.Head(a, gomptrt.Len(n))
+	gomptTeams := gomptrt.Teams(gomptrt.Len(n))
+	gomptPartial := make([]uint64, gomptTeams)
+	gomptTask := gompttarget.TargetNowait(gompttarget.Region{Device: dev, Kernel: MaxUint64Kernel, Shape: gompttarget.Shape{Size: [3]int{n, 1, 1}, Teams: gomptTeams, Threads: gomptrt.MaxThreads},
+		Maps: append([]gompttarget.Map{gompttarget.To(a), gompttarget.From(gomptPartial)}, deps...),
+		Args: []gompttarget.Arg{gompttarget.Int(n), gompttarget.Slice(a), gompttarget.Slice(gomptPartial)}})
+	return gompttarget.NewResult(gomptTask, func() uint64 { return gomptrt.Max(gomptZero, gomptPartial) })
 }
 
 // MinFloat32Kernel is the gompt reduction (reduce=min) of MinFloat32 (reduce.go:46:1), over [0, n).
@@ -3144,10 +3655,10 @@ func gomptHostMinFloat32(gomptA *gomptdevice.HostArgs, gomptR gomptdevice.Range,
 		{
 //line reduce.go:46
 			gomptV = (*(*float32)(unsafe.Add(gomptPA, i*4)) - float32((i % int(5))))
-//line gompt_kernels.go:3148
+//line gompt_kernels.go:3659
 //line reduce.go:46
 			goto gomptR0
-//line gompt_kernels.go:3151
+//line gompt_kernels.go:3662
 		}
 	gomptR0:
 		gomptS0 = min(gomptS0, gomptV)
@@ -3155,10 +3666,10 @@ func gomptHostMinFloat32(gomptA *gomptdevice.HostArgs, gomptR gomptdevice.Range,
 			i := i + 1
 //line reduce.go:46
 			gomptV = (*(*float32)(unsafe.Add(gomptPA, i*4)) - float32((i % int(5))))
-//line gompt_kernels.go:3159
+//line gompt_kernels.go:3670
 //line reduce.go:46
 			goto gomptR1
-//line gompt_kernels.go:3162
+//line gompt_kernels.go:3673
 		}
 	gomptR1:
 		gomptS1 = min(gomptS1, gomptV)
@@ -3166,10 +3677,10 @@ func gomptHostMinFloat32(gomptA *gomptdevice.HostArgs, gomptR gomptdevice.Range,
 			i := i + 2
 //line reduce.go:46
 			gomptV = (*(*float32)(unsafe.Add(gomptPA, i*4)) - float32((i % int(5))))
-//line gompt_kernels.go:3170
+//line gompt_kernels.go:3681
 //line reduce.go:46
 			goto gomptR2
-//line gompt_kernels.go:3173
+//line gompt_kernels.go:3684
 		}
 	gomptR2:
 		gomptS2 = min(gomptS2, gomptV)
@@ -3177,10 +3688,10 @@ func gomptHostMinFloat32(gomptA *gomptdevice.HostArgs, gomptR gomptdevice.Range,
 			i := i + 3
 //line reduce.go:46
 			gomptV = (*(*float32)(unsafe.Add(gomptPA, i*4)) - float32((i % int(5))))
-//line gompt_kernels.go:3181
+//line gompt_kernels.go:3692
 //line reduce.go:46
 			goto gomptR3
-//line gompt_kernels.go:3184
+//line gompt_kernels.go:3695
 		}
 	gomptR3:
 		gomptS3 = min(gomptS3, gomptV)
@@ -3189,10 +3700,10 @@ func gomptHostMinFloat32(gomptA *gomptdevice.HostArgs, gomptR gomptdevice.Range,
 		{
 //line reduce.go:46
 			gomptV = (*(*float32)(unsafe.Add(gomptPA, i*4)) - float32((i % int(5))))
-//line gompt_kernels.go:3193
+//line gompt_kernels.go:3704
 //line reduce.go:46
 			goto gomptR4
-//line gompt_kernels.go:3196
+//line gompt_kernels.go:3707
 		}
 	gomptR4:
 		gomptS0 = min(gomptS0, gomptV)
@@ -3232,6 +3743,29 @@ func RunMinFloat32(dev gompttarget.DeviceClause, n int, a []float32) (float32, e
 		return gomptZero, err
 	}
 	return gomptrt.Min(gomptZero, gomptPartial), nil
+}
+
+// RunMinFloat32Nowait is RunMinFloat32's nowait form: it starts the launch and returns at once. deps are depend items
+// (target.DependIn, DependOut, DependInOut, DependOn), which order it as they order target.TargetNowait.
+// Leave the slices alone until the Result's Wait returns RunMinFloat32's value and error (one found before
+// the launch included); the value is read only through Wait, so never before the kernel has run.
+// Result.Task is the task, for DependOn. An empty space runs nothing but still waits for deps.
+//
+// It runs MinFloat32Kernel (MinFloat32) on device dev over [0, n), mapping each slice by how the kernel uses it:
+// a to.
+// It returns the least of the points' values (reduce=min).
+func RunMinFloat32Nowait(dev gompttarget.DeviceClause, n int, a []float32, deps ...gompttarget.Map) *gompttarget.Result[float32] {
+	gomptZero := float32(gomptmath.Inf(1))
+	if n <= 0 {
+		return gompttarget.NewResult(gompttarget.Go(func() error { return nil }, deps...), func() float32 { return gomptZero })
+	}
+	a = gomptrt.Head(a, gomptrt.Len(n))
+	gomptTeams := gomptrt.Teams(gomptrt.Len(n))
+	gomptPartial := make([]float32, gomptTeams)
+	gomptTask := gompttarget.TargetNowait(gompttarget.Region{Device: dev, Kernel: MinFloat32Kernel, Shape: gompttarget.Shape{Size: [3]int{n, 1, 1}, Teams: gomptTeams, Threads: gomptrt.MaxThreads},
+		Maps: append([]gompttarget.Map{gompttarget.To(a), gompttarget.From(gomptPartial)}, deps...),
+		Args: []gompttarget.Arg{gompttarget.Int(n), gompttarget.Slice(a), gompttarget.Slice(gomptPartial)}})
+	return gompttarget.NewResult(gomptTask, func() float32 { return gomptrt.Min(gomptZero, gomptPartial) })
 }
 
 // MinInt16Kernel is the gompt reduction (reduce=min) of MinInt16 (reduce.go:39:1), over [0, nx)x[0, ny)x[0, nz).
@@ -3284,10 +3818,10 @@ func gomptHostMinInt16(gomptA *gomptdevice.HostArgs, gomptR gomptdevice.Range, g
 				{
 //line reduce.go:40
 					gomptV = (*(*int16)(unsafe.Add(gomptPA, ((((z*ny)+y)*nx)+x)*2)) - int16((x * y)))
-//line gompt_kernels.go:3288
+//line gompt_kernels.go:3822
 //line reduce.go:40
 					goto gomptR0
-//line gompt_kernels.go:3291
+//line gompt_kernels.go:3825
 				}
 			gomptR0:
 				gomptS0 = min(gomptS0, gomptV)
@@ -3295,10 +3829,10 @@ func gomptHostMinInt16(gomptA *gomptdevice.HostArgs, gomptR gomptdevice.Range, g
 					x := x + 1
 //line reduce.go:40
 					gomptV = (*(*int16)(unsafe.Add(gomptPA, ((((z*ny)+y)*nx)+x)*2)) - int16((x * y)))
-//line gompt_kernels.go:3299
+//line gompt_kernels.go:3833
 //line reduce.go:40
 					goto gomptR1
-//line gompt_kernels.go:3302
+//line gompt_kernels.go:3836
 				}
 			gomptR1:
 				gomptS1 = min(gomptS1, gomptV)
@@ -3306,10 +3840,10 @@ func gomptHostMinInt16(gomptA *gomptdevice.HostArgs, gomptR gomptdevice.Range, g
 					x := x + 2
 //line reduce.go:40
 					gomptV = (*(*int16)(unsafe.Add(gomptPA, ((((z*ny)+y)*nx)+x)*2)) - int16((x * y)))
-//line gompt_kernels.go:3310
+//line gompt_kernels.go:3844
 //line reduce.go:40
 					goto gomptR2
-//line gompt_kernels.go:3313
+//line gompt_kernels.go:3847
 				}
 			gomptR2:
 				gomptS2 = min(gomptS2, gomptV)
@@ -3317,10 +3851,10 @@ func gomptHostMinInt16(gomptA *gomptdevice.HostArgs, gomptR gomptdevice.Range, g
 					x := x + 3
 //line reduce.go:40
 					gomptV = (*(*int16)(unsafe.Add(gomptPA, ((((z*ny)+y)*nx)+x)*2)) - int16((x * y)))
-//line gompt_kernels.go:3321
+//line gompt_kernels.go:3855
 //line reduce.go:40
 					goto gomptR3
-//line gompt_kernels.go:3324
+//line gompt_kernels.go:3858
 				}
 			gomptR3:
 				gomptS3 = min(gomptS3, gomptV)
@@ -3329,10 +3863,10 @@ func gomptHostMinInt16(gomptA *gomptdevice.HostArgs, gomptR gomptdevice.Range, g
 				{
 //line reduce.go:40
 					gomptV = (*(*int16)(unsafe.Add(gomptPA, ((((z*ny)+y)*nx)+x)*2)) - int16((x * y)))
-//line gompt_kernels.go:3333
+//line gompt_kernels.go:3867
 //line reduce.go:40
 					goto gomptR4
-//line gompt_kernels.go:3336
+//line gompt_kernels.go:3870
 				}
 			gomptR4:
 				gomptS0 = min(gomptS0, gomptV)
@@ -3376,6 +3910,29 @@ func RunMinInt16(dev gompttarget.DeviceClause, nx int, ny int, nz int, a []int16
 		return gomptZero, err
 	}
 	return gomptrt.Min(gomptZero, gomptPartial), nil
+}
+
+// RunMinInt16Nowait is RunMinInt16's nowait form: it starts the launch and returns at once. deps are depend items
+// (target.DependIn, DependOut, DependInOut, DependOn), which order it as they order target.TargetNowait.
+// Leave the slices alone until the Result's Wait returns RunMinInt16's value and error (one found before
+// the launch included); the value is read only through Wait, so never before the kernel has run.
+// Result.Task is the task, for DependOn. An empty space runs nothing but still waits for deps.
+//
+// It runs MinInt16Kernel (MinInt16) on device dev over [0, nx)x[0, ny)x[0, nz), mapping each slice by how the kernel uses it:
+// a to.
+// It returns the least of the points' values (reduce=min).
+func RunMinInt16Nowait(dev gompttarget.DeviceClause, nx int, ny int, nz int, a []int16, deps ...gompttarget.Map) *gompttarget.Result[int16] {
+	gomptZero := int16(gomptmath.MaxInt16)
+	if nx <= 0 || ny <= 0 || nz <= 0 {
+		return gompttarget.NewResult(gompttarget.Go(func() error { return nil }, deps...), func() int16 { return gomptZero })
+	}
+	a = gomptrt.Head(a, gomptrt.Len(nx, ny, nz))
+	gomptTeams := gomptrt.Teams(gomptrt.Len(nx, ny, nz))
+	gomptPartial := make([]int16, gomptTeams)
+	gomptTask := gompttarget.TargetNowait(gompttarget.Region{Device: dev, Kernel: MinInt16Kernel, Shape: gompttarget.Shape{Size: [3]int{nx, ny, nz}, Teams: gomptTeams, Threads: gomptrt.MaxThreads},
+		Maps: append([]gompttarget.Map{gompttarget.To(a), gompttarget.From(gomptPartial)}, deps...),
+		Args: []gompttarget.Arg{gompttarget.Int(nx), gompttarget.Int(ny), gompttarget.Int(nz), gompttarget.Slice(a), gompttarget.Slice(gomptPartial)}})
+	return gompttarget.NewResult(gomptTask, func() int16 { return gomptrt.Min(gomptZero, gomptPartial) })
 }
 
 // MinMaxKernel is the gompt map kernel of MinMax (floats.go:48:1), over [0, n).
@@ -3424,37 +3981,37 @@ func gomptHostMinMax(gomptA *gomptdevice.HostArgs, gomptR gomptdevice.Range, _, 
 	for i := gomptLo0; i < gomptHi0; i++ {
 //line floats.go:49
 		x, y := *(*float64)(unsafe.Add(gomptPA, i*8)), *(*float64)(unsafe.Add(gomptPB, i*8))
-//line gompt_kernels.go:3428
+//line gompt_kernels.go:3985
 //line floats.go:50
 		u, v := *(*float32)(unsafe.Add(gomptPC, i*4)), *(*float32)(unsafe.Add(gomptPD, i*4))
-//line gompt_kernels.go:3431
+//line gompt_kernels.go:3988
 //line floats.go:51
 		o := (int(8) * i)
-//line gompt_kernels.go:3434
+//line gompt_kernels.go:3991
 //line floats.go:52
 		*(*float64)(unsafe.Add(gomptPOut, o*8)) = min(x, y)
-//line gompt_kernels.go:3437
+//line gompt_kernels.go:3994
 //line floats.go:53
 		*(*float64)(unsafe.Add(gomptPOut, (o+int(1))*8)) = max(x, y)
-//line gompt_kernels.go:3440
+//line gompt_kernels.go:3997
 //line floats.go:54
 		*(*float64)(unsafe.Add(gomptPOut, (o+int(2))*8)) = gomptmath.Min(x, y)
-//line gompt_kernels.go:3443
+//line gompt_kernels.go:4000
 //line floats.go:55
 		*(*float64)(unsafe.Add(gomptPOut, (o+int(3))*8)) = gomptmath.Max(x, y)
-//line gompt_kernels.go:3446
+//line gompt_kernels.go:4003
 //line floats.go:56
 		*(*float64)(unsafe.Add(gomptPOut, (o+int(4))*8)) = float64(min(u, v))
-//line gompt_kernels.go:3449
+//line gompt_kernels.go:4006
 //line floats.go:57
 		*(*float64)(unsafe.Add(gomptPOut, (o+int(5))*8)) = float64(max(u, v, float32(0.5)))
-//line gompt_kernels.go:3452
+//line gompt_kernels.go:4009
 //line floats.go:58
 		*(*float64)(unsafe.Add(gomptPOut, (o+int(6))*8)) = float64(min(int64(x), int64(3), int64(y)))
-//line gompt_kernels.go:3455
+//line gompt_kernels.go:4012
 //line floats.go:59
 		*(*float64)(unsafe.Add(gomptPOut, (o+int(7))*8)) = float64(max(uint8(u), uint8(v)))
-//line gompt_kernels.go:3458
+//line gompt_kernels.go:4015
 	}
 	_ = n
 }
@@ -3484,6 +4041,27 @@ func RunMinMax(dev gompttarget.DeviceClause, n int, a []float64, b []float64, c 
 	out = gomptrt.Head(out, gomptrt.Len(8, n))
 	return gompttarget.Target(gompttarget.Region{Device: dev, Kernel: MinMaxKernel, Shape: gompttarget.Shape{Size: [3]int{n, 1, 1}},
 		Maps: []gompttarget.Map{gompttarget.To(a), gompttarget.To(b), gompttarget.To(c), gompttarget.To(d), gompttarget.ToFrom(out)},
+		Args: []gompttarget.Arg{gompttarget.Int(n), gompttarget.Slice(a), gompttarget.Slice(b), gompttarget.Slice(c), gompttarget.Slice(d), gompttarget.Slice(out)}})
+}
+
+// RunMinMaxNowait is RunMinMax's nowait form: it starts the launch and returns at once. deps are depend items
+// (target.DependIn, DependOut, DependInOut, DependOn), which order it as they order target.TargetNowait.
+// Leave the slices alone until the task's Wait returns RunMinMax's error (one found before the launch,
+// such as a short slice, included). An empty space runs nothing but still waits for deps.
+//
+// It runs MinMaxKernel (MinMax) on device dev over [0, n), mapping each slice by how the kernel uses it:
+// a to, b to, c to, d to, out tofrom.
+func RunMinMaxNowait(dev gompttarget.DeviceClause, n int, a []float64, b []float64, c []float32, d []float32, out []float64, deps ...gompttarget.Map) *gompttarget.Task {
+	if n <= 0 {
+		return gompttarget.Go(func() error { return nil }, deps...)
+	}
+	a = gomptrt.Head(a, gomptrt.Len(n))
+	b = gomptrt.Head(b, gomptrt.Len(n))
+	c = gomptrt.Head(c, gomptrt.Len(n))
+	d = gomptrt.Head(d, gomptrt.Len(n))
+	out = gomptrt.Head(out, gomptrt.Len(8, n))
+	return gompttarget.TargetNowait(gompttarget.Region{Device: dev, Kernel: MinMaxKernel, Shape: gompttarget.Shape{Size: [3]int{n, 1, 1}},
+		Maps: append([]gompttarget.Map{gompttarget.To(a), gompttarget.To(b), gompttarget.To(c), gompttarget.To(d), gompttarget.ToFrom(out)}, deps...),
 		Args: []gompttarget.Arg{gompttarget.Int(n), gompttarget.Slice(a), gompttarget.Slice(b), gompttarget.Slice(c), gompttarget.Slice(d), gompttarget.Slice(out)}})
 }
 
@@ -3534,55 +4112,55 @@ func gomptHostNarrow(gomptA *gomptdevice.HostArgs, gomptR gomptdevice.Range, _, 
 	for i := gomptLo0; i < gomptHi0; i++ {
 //line ints.go:97
 		x, y := *(*int8)(unsafe.Add(gomptPA, i*1)), *(*int8)(unsafe.Add(gomptPB, i*1))
-//line gompt_kernels.go:3538
+//line gompt_kernels.go:4116
 //line ints.go:98
 		u, v := *(*uint16)(unsafe.Add(gomptPC, i*2)), *(*uint16)(unsafe.Add(gomptPD, i*2))
-//line gompt_kernels.go:3541
+//line gompt_kernels.go:4119
 //line ints.go:99
 		o := (int(12) * i)
-//line gompt_kernels.go:3544
+//line gompt_kernels.go:4122
 //line ints.go:100
 		*(*int64)(unsafe.Add(gomptPOut, o*8)) = int64((x + y))
-//line gompt_kernels.go:3547
+//line gompt_kernels.go:4125
 //line ints.go:101
 		*(*int64)(unsafe.Add(gomptPOut, (o+int(1))*8)) = int64((x * y))
-//line gompt_kernels.go:3550
+//line gompt_kernels.go:4128
 //line ints.go:102
 		*(*int64)(unsafe.Add(gomptPOut, (o+int(2))*8)) = int64((-x))
-//line gompt_kernels.go:3553
+//line gompt_kernels.go:4131
 //line ints.go:103
 		if y != int8(0) {
-//line gompt_kernels.go:3556
+//line gompt_kernels.go:4134
 //line ints.go:104
 			*(*int64)(unsafe.Add(gomptPOut, (o+int(3))*8)) = int64((x / y))
-//line gompt_kernels.go:3559
+//line gompt_kernels.go:4137
 //line ints.go:105
 			*(*int64)(unsafe.Add(gomptPOut, (o+int(4))*8)) = int64((x % y))
-//line gompt_kernels.go:3562
+//line gompt_kernels.go:4140
 //line ints.go:103
 		}
-//line gompt_kernels.go:3565
+//line gompt_kernels.go:4143
 //line ints.go:107
 		*(*int64)(unsafe.Add(gomptPOut, (o+int(5))*8)) = int64((u * v))
-//line gompt_kernels.go:3568
+//line gompt_kernels.go:4146
 //line ints.go:108
 		*(*int64)(unsafe.Add(gomptPOut, (o+int(6))*8)) = int64((u - v))
-//line gompt_kernels.go:3571
+//line gompt_kernels.go:4149
 //line ints.go:109
 		*(*int64)(unsafe.Add(gomptPOut, (o+int(7))*8)) = int64((uint8(u) + uint8(v)))
-//line gompt_kernels.go:3574
+//line gompt_kernels.go:4152
 //line ints.go:110
 		*(*int64)(unsafe.Add(gomptPOut, (o+int(8))*8)) = int64((int16(u) * int16(v)))
-//line gompt_kernels.go:3577
+//line gompt_kernels.go:4155
 //line ints.go:111
 		*(*int64)(unsafe.Add(gomptPOut, (o+int(9))*8)) = int64((((int32(x) * int32(u)) * int32(65537)) + int32(v)))
-//line gompt_kernels.go:3580
+//line gompt_kernels.go:4158
 //line ints.go:112
 		*(*int64)(unsafe.Add(gomptPOut, (o+int(10))*8)) = int64((uint32(x) * uint32(v)))
-//line gompt_kernels.go:3583
+//line gompt_kernels.go:4161
 //line ints.go:113
 		*(*int64)(unsafe.Add(gomptPOut, (o+int(11))*8)) = (int64(int8((int64(u) * int64(3)))) + int64(uint16(x)))
-//line gompt_kernels.go:3586
+//line gompt_kernels.go:4164
 	}
 	_ = n
 }
@@ -3612,6 +4190,27 @@ func RunNarrow(dev gompttarget.DeviceClause, n int, a []int8, b []int8, c []uint
 	out = gomptrt.Head(out, gomptrt.Len(12, n))
 	return gompttarget.Target(gompttarget.Region{Device: dev, Kernel: NarrowKernel, Shape: gompttarget.Shape{Size: [3]int{n, 1, 1}},
 		Maps: []gompttarget.Map{gompttarget.To(a), gompttarget.To(b), gompttarget.To(c), gompttarget.To(d), gompttarget.ToFrom(out)},
+		Args: []gompttarget.Arg{gompttarget.Int(n), gompttarget.Slice(a), gompttarget.Slice(b), gompttarget.Slice(c), gompttarget.Slice(d), gompttarget.Slice(out)}})
+}
+
+// RunNarrowNowait is RunNarrow's nowait form: it starts the launch and returns at once. deps are depend items
+// (target.DependIn, DependOut, DependInOut, DependOn), which order it as they order target.TargetNowait.
+// Leave the slices alone until the task's Wait returns RunNarrow's error (one found before the launch,
+// such as a short slice, included). An empty space runs nothing but still waits for deps.
+//
+// It runs NarrowKernel (Narrow) on device dev over [0, n), mapping each slice by how the kernel uses it:
+// a to, b to, c to, d to, out tofrom.
+func RunNarrowNowait(dev gompttarget.DeviceClause, n int, a []int8, b []int8, c []uint16, d []uint16, out []int64, deps ...gompttarget.Map) *gompttarget.Task {
+	if n <= 0 {
+		return gompttarget.Go(func() error { return nil }, deps...)
+	}
+	a = gomptrt.Head(a, gomptrt.Len(n))
+	b = gomptrt.Head(b, gomptrt.Len(n))
+	c = gomptrt.Head(c, gomptrt.Len(n))
+	d = gomptrt.Head(d, gomptrt.Len(n))
+	out = gomptrt.Head(out, gomptrt.Len(12, n))
+	return gompttarget.TargetNowait(gompttarget.Region{Device: dev, Kernel: NarrowKernel, Shape: gompttarget.Shape{Size: [3]int{n, 1, 1}},
+		Maps: append([]gompttarget.Map{gompttarget.To(a), gompttarget.To(b), gompttarget.To(c), gompttarget.To(d), gompttarget.ToFrom(out)}, deps...),
 		Args: []gompttarget.Arg{gompttarget.Int(n), gompttarget.Slice(a), gompttarget.Slice(b), gompttarget.Slice(c), gompttarget.Slice(d), gompttarget.Slice(out)}})
 }
 
@@ -3653,10 +4252,10 @@ func gomptHostOutOfRange(gomptA *gomptdevice.HostArgs, gomptR gomptdevice.Range,
 	for i := gomptLo0; i < gomptHi0; i++ {
 //line dims.go:72
 		*(*int32)(unsafe.Add(gomptPOut, i*4)) = (in[(i+int(1))] + in[(i-int(1))])
-//line gompt_kernels.go:3657
+//line gompt_kernels.go:4256
 //line dims.go:73
 		out[(i + n)] = int32(5)
-//line gompt_kernels.go:3660
+//line gompt_kernels.go:4259
 	}
 }
 
@@ -3682,6 +4281,24 @@ func RunOutOfRange(dev gompttarget.DeviceClause, n int, in []int32, out []int32)
 	out = gomptrt.Head(out, gomptrt.Len(n))
 	return gompttarget.Target(gompttarget.Region{Device: dev, Kernel: OutOfRangeKernel, Shape: gompttarget.Shape{Size: [3]int{n, 1, 1}},
 		Maps: []gompttarget.Map{gompttarget.To(in), gompttarget.From(out)},
+		Args: []gompttarget.Arg{gompttarget.Int(n), gompttarget.Slice(in), gompttarget.Slice(out)}})
+}
+
+// RunOutOfRangeNowait is RunOutOfRange's nowait form: it starts the launch and returns at once. deps are depend items
+// (target.DependIn, DependOut, DependInOut, DependOn), which order it as they order target.TargetNowait.
+// Leave the slices alone until the task's Wait returns RunOutOfRange's error (one found before the launch,
+// such as a short slice, included). An empty space runs nothing but still waits for deps.
+//
+// It runs OutOfRangeKernel (OutOfRange) on device dev over [0, n), mapping each slice by how the kernel uses it:
+// in to, out from.
+func RunOutOfRangeNowait(dev gompttarget.DeviceClause, n int, in []int32, out []int32, deps ...gompttarget.Map) *gompttarget.Task {
+	if n <= 0 {
+		return gompttarget.Go(func() error { return nil }, deps...)
+	}
+	in = gomptrt.Head(in, gomptrt.Len(n))
+	out = gomptrt.Head(out, gomptrt.Len(n))
+	return gompttarget.TargetNowait(gompttarget.Region{Device: dev, Kernel: OutOfRangeKernel, Shape: gompttarget.Shape{Size: [3]int{n, 1, 1}},
+		Maps: append([]gompttarget.Map{gompttarget.To(in), gompttarget.From(out)}, deps...),
 		Args: []gompttarget.Arg{gompttarget.Int(n), gompttarget.Slice(in), gompttarget.Slice(out)}})
 }
 
@@ -3719,13 +4336,13 @@ func gomptHostPartial(gomptA *gomptdevice.HostArgs, gomptR gomptdevice.Range, _,
 	for i := gomptLo0; i < gomptHi0; i++ {
 //line dims.go:54
 		if (*(*int64)(unsafe.Add(gomptPIn, i*8)) % int64(3)) == int64(0) {
-//line gompt_kernels.go:3723
+//line gompt_kernels.go:4340
 //line dims.go:55
 			*(*int64)(unsafe.Add(gomptPOut, i*8)) = (*(*int64)(unsafe.Add(gomptPIn, i*8)) * int64(2))
-//line gompt_kernels.go:3726
+//line gompt_kernels.go:4343
 //line dims.go:54
 		}
-//line gompt_kernels.go:3729
+//line gompt_kernels.go:4346
 	}
 	_ = n
 }
@@ -3752,6 +4369,24 @@ func RunPartial(dev gompttarget.DeviceClause, n int, in []int64, out []int64) er
 	out = gomptrt.Head(out, gomptrt.Len(n))
 	return gompttarget.Target(gompttarget.Region{Device: dev, Kernel: PartialKernel, Shape: gompttarget.Shape{Size: [3]int{n, 1, 1}},
 		Maps: []gompttarget.Map{gompttarget.To(in), gompttarget.ToFrom(out)},
+		Args: []gompttarget.Arg{gompttarget.Int(n), gompttarget.Slice(in), gompttarget.Slice(out)}})
+}
+
+// RunPartialNowait is RunPartial's nowait form: it starts the launch and returns at once. deps are depend items
+// (target.DependIn, DependOut, DependInOut, DependOn), which order it as they order target.TargetNowait.
+// Leave the slices alone until the task's Wait returns RunPartial's error (one found before the launch,
+// such as a short slice, included). An empty space runs nothing but still waits for deps.
+//
+// It runs PartialKernel (Partial) on device dev over [0, n), mapping each slice by how the kernel uses it:
+// in to, out tofrom.
+func RunPartialNowait(dev gompttarget.DeviceClause, n int, in []int64, out []int64, deps ...gompttarget.Map) *gompttarget.Task {
+	if n <= 0 {
+		return gompttarget.Go(func() error { return nil }, deps...)
+	}
+	in = gomptrt.Head(in, gomptrt.Len(n))
+	out = gomptrt.Head(out, gomptrt.Len(n))
+	return gompttarget.TargetNowait(gompttarget.Region{Device: dev, Kernel: PartialKernel, Shape: gompttarget.Shape{Size: [3]int{n, 1, 1}},
+		Maps: append([]gompttarget.Map{gompttarget.To(in), gompttarget.ToFrom(out)}, deps...),
 		Args: []gompttarget.Arg{gompttarget.Int(n), gompttarget.Slice(in), gompttarget.Slice(out)}})
 }
 
@@ -3798,10 +4433,10 @@ func gomptHostProdFloat64(gomptA *gomptdevice.HostArgs, gomptR gomptdevice.Range
 		{
 //line reduce.go:34
 			gomptV = *(*float64)(unsafe.Add(gomptPA, i*8))
-//line gompt_kernels.go:3802
+//line gompt_kernels.go:4437
 //line reduce.go:34
 			goto gomptR0
-//line gompt_kernels.go:3805
+//line gompt_kernels.go:4440
 		}
 	gomptR0:
 		gomptS0 = gomptS0 * gomptV
@@ -3809,10 +4444,10 @@ func gomptHostProdFloat64(gomptA *gomptdevice.HostArgs, gomptR gomptdevice.Range
 			i := i + 1
 //line reduce.go:34
 			gomptV = *(*float64)(unsafe.Add(gomptPA, i*8))
-//line gompt_kernels.go:3813
+//line gompt_kernels.go:4448
 //line reduce.go:34
 			goto gomptR1
-//line gompt_kernels.go:3816
+//line gompt_kernels.go:4451
 		}
 	gomptR1:
 		gomptS1 = gomptS1 * gomptV
@@ -3820,10 +4455,10 @@ func gomptHostProdFloat64(gomptA *gomptdevice.HostArgs, gomptR gomptdevice.Range
 			i := i + 2
 //line reduce.go:34
 			gomptV = *(*float64)(unsafe.Add(gomptPA, i*8))
-//line gompt_kernels.go:3824
+//line gompt_kernels.go:4459
 //line reduce.go:34
 			goto gomptR2
-//line gompt_kernels.go:3827
+//line gompt_kernels.go:4462
 		}
 	gomptR2:
 		gomptS2 = gomptS2 * gomptV
@@ -3831,10 +4466,10 @@ func gomptHostProdFloat64(gomptA *gomptdevice.HostArgs, gomptR gomptdevice.Range
 			i := i + 3
 //line reduce.go:34
 			gomptV = *(*float64)(unsafe.Add(gomptPA, i*8))
-//line gompt_kernels.go:3835
+//line gompt_kernels.go:4470
 //line reduce.go:34
 			goto gomptR3
-//line gompt_kernels.go:3838
+//line gompt_kernels.go:4473
 		}
 	gomptR3:
 		gomptS3 = gomptS3 * gomptV
@@ -3843,10 +4478,10 @@ func gomptHostProdFloat64(gomptA *gomptdevice.HostArgs, gomptR gomptdevice.Range
 		{
 //line reduce.go:34
 			gomptV = *(*float64)(unsafe.Add(gomptPA, i*8))
-//line gompt_kernels.go:3847
+//line gompt_kernels.go:4482
 //line reduce.go:34
 			goto gomptR4
-//line gompt_kernels.go:3850
+//line gompt_kernels.go:4485
 		}
 	gomptR4:
 		gomptS0 = gomptS0 * gomptV
@@ -3887,6 +4522,29 @@ func RunProdFloat64(dev gompttarget.DeviceClause, n int, a []float64) (float64, 
 		return gomptZero, err
 	}
 	return gomptrt.ProdFloats(gomptPartial), nil
+}
+
+// RunProdFloat64Nowait is RunProdFloat64's nowait form: it starts the launch and returns at once. deps are depend items
+// (target.DependIn, DependOut, DependInOut, DependOn), which order it as they order target.TargetNowait.
+// Leave the slices alone until the Result's Wait returns RunProdFloat64's value and error (one found before
+// the launch included); the value is read only through Wait, so never before the kernel has run.
+// Result.Task is the task, for DependOn. An empty space runs nothing but still waits for deps.
+//
+// It runs ProdFloat64Kernel (ProdFloat64) on device dev over [0, n), mapping each slice by how the kernel uses it:
+// a to.
+// It returns the product of the points' values (reduce=*).
+func RunProdFloat64Nowait(dev gompttarget.DeviceClause, n int, a []float64, deps ...gompttarget.Map) *gompttarget.Result[float64] {
+	gomptZero := float64(1)
+	if n <= 0 {
+		return gompttarget.NewResult(gompttarget.Go(func() error { return nil }, deps...), func() float64 { return gomptZero })
+	}
+	a = gomptrt.Head(a, gomptrt.Len(n))
+	gomptTeams := gomptrt.Teams(gomptrt.Len(n))
+	gomptPartial := make([]float64, gomptTeams)
+	gomptTask := gompttarget.TargetNowait(gompttarget.Region{Device: dev, Kernel: ProdFloat64Kernel, Shape: gompttarget.Shape{Size: [3]int{n, 1, 1}, Teams: gomptTeams, Threads: gomptrt.MaxThreads},
+		Maps: append([]gompttarget.Map{gompttarget.To(a), gompttarget.From(gomptPartial)}, deps...),
+		Args: []gompttarget.Arg{gompttarget.Int(n), gompttarget.Slice(a), gompttarget.Slice(gomptPartial)}})
+	return gompttarget.NewResult(gomptTask, func() float64 { return gomptrt.ProdFloats(gomptPartial) })
 }
 
 // ProdInt32Kernel is the gompt reduction (reduce=*) of ProdInt32 (reduce.go:29:1), over [0, n).
@@ -3931,10 +4589,10 @@ func gomptHostProdInt32(gomptA *gomptdevice.HostArgs, gomptR gomptdevice.Range, 
 		{
 //line reduce.go:29
 			gomptV = (*(*int32)(unsafe.Add(gomptPA, i*4)) | int32(1))
-//line gompt_kernels.go:3935
+//line gompt_kernels.go:4593
 //line reduce.go:29
 			goto gomptR0
-//line gompt_kernels.go:3938
+//line gompt_kernels.go:4596
 		}
 	gomptR0:
 		gomptS0 = gomptS0 * gomptV
@@ -3942,10 +4600,10 @@ func gomptHostProdInt32(gomptA *gomptdevice.HostArgs, gomptR gomptdevice.Range, 
 			i := i + 1
 //line reduce.go:29
 			gomptV = (*(*int32)(unsafe.Add(gomptPA, i*4)) | int32(1))
-//line gompt_kernels.go:3946
+//line gompt_kernels.go:4604
 //line reduce.go:29
 			goto gomptR1
-//line gompt_kernels.go:3949
+//line gompt_kernels.go:4607
 		}
 	gomptR1:
 		gomptS1 = gomptS1 * gomptV
@@ -3953,10 +4611,10 @@ func gomptHostProdInt32(gomptA *gomptdevice.HostArgs, gomptR gomptdevice.Range, 
 			i := i + 2
 //line reduce.go:29
 			gomptV = (*(*int32)(unsafe.Add(gomptPA, i*4)) | int32(1))
-//line gompt_kernels.go:3957
+//line gompt_kernels.go:4615
 //line reduce.go:29
 			goto gomptR2
-//line gompt_kernels.go:3960
+//line gompt_kernels.go:4618
 		}
 	gomptR2:
 		gomptS2 = gomptS2 * gomptV
@@ -3964,10 +4622,10 @@ func gomptHostProdInt32(gomptA *gomptdevice.HostArgs, gomptR gomptdevice.Range, 
 			i := i + 3
 //line reduce.go:29
 			gomptV = (*(*int32)(unsafe.Add(gomptPA, i*4)) | int32(1))
-//line gompt_kernels.go:3968
+//line gompt_kernels.go:4626
 //line reduce.go:29
 			goto gomptR3
-//line gompt_kernels.go:3971
+//line gompt_kernels.go:4629
 		}
 	gomptR3:
 		gomptS3 = gomptS3 * gomptV
@@ -3976,10 +4634,10 @@ func gomptHostProdInt32(gomptA *gomptdevice.HostArgs, gomptR gomptdevice.Range, 
 		{
 //line reduce.go:29
 			gomptV = (*(*int32)(unsafe.Add(gomptPA, i*4)) | int32(1))
-//line gompt_kernels.go:3980
+//line gompt_kernels.go:4638
 //line reduce.go:29
 			goto gomptR4
-//line gompt_kernels.go:3983
+//line gompt_kernels.go:4641
 		}
 	gomptR4:
 		gomptS0 = gomptS0 * gomptV
@@ -4019,6 +4677,29 @@ func RunProdInt32(dev gompttarget.DeviceClause, n int, a []int32) (int32, error)
 		return gomptZero, err
 	}
 	return gomptrt.ProdInts(gomptPartial), nil
+}
+
+// RunProdInt32Nowait is RunProdInt32's nowait form: it starts the launch and returns at once. deps are depend items
+// (target.DependIn, DependOut, DependInOut, DependOn), which order it as they order target.TargetNowait.
+// Leave the slices alone until the Result's Wait returns RunProdInt32's value and error (one found before
+// the launch included); the value is read only through Wait, so never before the kernel has run.
+// Result.Task is the task, for DependOn. An empty space runs nothing but still waits for deps.
+//
+// It runs ProdInt32Kernel (ProdInt32) on device dev over [0, n), mapping each slice by how the kernel uses it:
+// a to.
+// It returns the product of the points' values (reduce=*).
+func RunProdInt32Nowait(dev gompttarget.DeviceClause, n int, a []int32, deps ...gompttarget.Map) *gompttarget.Result[int32] {
+	gomptZero := int32(1)
+	if n <= 0 {
+		return gompttarget.NewResult(gompttarget.Go(func() error { return nil }, deps...), func() int32 { return gomptZero })
+	}
+	a = gomptrt.Head(a, gomptrt.Len(n))
+	gomptTeams := gomptrt.Teams(gomptrt.Len(n))
+	gomptPartial := make([]int32, gomptTeams)
+	gomptTask := gompttarget.TargetNowait(gompttarget.Region{Device: dev, Kernel: ProdInt32Kernel, Shape: gompttarget.Shape{Size: [3]int{n, 1, 1}, Teams: gomptTeams, Threads: gomptrt.MaxThreads},
+		Maps: append([]gompttarget.Map{gompttarget.To(a), gompttarget.From(gomptPartial)}, deps...),
+		Args: []gompttarget.Arg{gompttarget.Int(n), gompttarget.Slice(a), gompttarget.Slice(gomptPartial)}})
+	return gompttarget.NewResult(gomptTask, func() int32 { return gomptrt.ProdInts(gomptPartial) })
 }
 
 // ProductLenKernel is the gompt map kernel of ProductLen (lens.go:12:1), over [0, n).
@@ -4064,38 +4745,38 @@ func gomptHostProductLen(gomptA *gomptdevice.HostArgs, gomptR gomptdevice.Range,
 	for i := gomptLo0; i < gomptIn0; i++ {
 //line lens.go:13
 		if i == int(0) {
-//line gompt_kernels.go:4068
+//line gompt_kernels.go:4749
 //line lens.go:14
 			for j := range m * k {
-//line gompt_kernels.go:4071
+//line gompt_kernels.go:4752
 //line lens.go:15
 				*(*int64)(unsafe.Add(gomptPB, j*8)) = (((int64(j) * int64(100)) + int64(len(b))) + *(*int64)(unsafe.Add(gomptPMul, j*8)))
-//line gompt_kernels.go:4074
+//line gompt_kernels.go:4755
 //line lens.go:14
 			}
-//line gompt_kernels.go:4077
+//line gompt_kernels.go:4758
 //line lens.go:13
 		}
-//line gompt_kernels.go:4080
+//line gompt_kernels.go:4761
 	}
 	for i := gomptIn0; i < gomptIn1; i++ {
 	}
 	for i := gomptIn1; i < gomptHi0; i++ {
 //line lens.go:13
 		if i == int(0) {
-//line gompt_kernels.go:4087
+//line gompt_kernels.go:4768
 //line lens.go:14
 			for j := range m * k {
-//line gompt_kernels.go:4090
+//line gompt_kernels.go:4771
 //line lens.go:15
 				*(*int64)(unsafe.Add(gomptPB, j*8)) = (((int64(j) * int64(100)) + int64(len(b))) + *(*int64)(unsafe.Add(gomptPMul, j*8)))
-//line gompt_kernels.go:4093
+//line gompt_kernels.go:4774
 //line lens.go:14
 			}
-//line gompt_kernels.go:4096
+//line gompt_kernels.go:4777
 //line lens.go:13
 		}
-//line gompt_kernels.go:4099
+//line gompt_kernels.go:4780
 	}
 	_ = n
 }
@@ -4124,6 +4805,24 @@ func RunProductLen(dev gompttarget.DeviceClause, n int, m int, k int, mul []int6
 	b = gomptrt.Head(b, gomptrt.Len(m, k))
 	return gompttarget.Target(gompttarget.Region{Device: dev, Kernel: ProductLenKernel, Shape: gompttarget.Shape{Size: [3]int{n, 1, 1}},
 		Maps: []gompttarget.Map{gompttarget.To(mul), gompttarget.ToFrom(b)},
+		Args: []gompttarget.Arg{gompttarget.Int(n), gompttarget.Int(m), gompttarget.Int(k), gompttarget.Slice(mul), gompttarget.Slice(b)}})
+}
+
+// RunProductLenNowait is RunProductLen's nowait form: it starts the launch and returns at once. deps are depend items
+// (target.DependIn, DependOut, DependInOut, DependOn), which order it as they order target.TargetNowait.
+// Leave the slices alone until the task's Wait returns RunProductLen's error (one found before the launch,
+// such as a short slice, included). An empty space runs nothing but still waits for deps.
+//
+// It runs ProductLenKernel (ProductLen) on device dev over [0, n), mapping each slice by how the kernel uses it:
+// mul to, b tofrom.
+func RunProductLenNowait(dev gompttarget.DeviceClause, n int, m int, k int, mul []int64, b []int64, deps ...gompttarget.Map) *gompttarget.Task {
+	if n <= 0 {
+		return gompttarget.Go(func() error { return nil }, deps...)
+	}
+	mul = gomptrt.Head(mul, gomptrt.Len(k, m))
+	b = gomptrt.Head(b, gomptrt.Len(m, k))
+	return gompttarget.TargetNowait(gompttarget.Region{Device: dev, Kernel: ProductLenKernel, Shape: gompttarget.Shape{Size: [3]int{n, 1, 1}},
+		Maps: append([]gompttarget.Map{gompttarget.To(mul), gompttarget.ToFrom(b)}, deps...),
 		Args: []gompttarget.Arg{gompttarget.Int(n), gompttarget.Int(m), gompttarget.Int(k), gompttarget.Slice(mul), gompttarget.Slice(b)}})
 }
 
@@ -4167,7 +4866,7 @@ func gomptHostQuotient(gomptA *gomptdevice.HostArgs, gomptR gomptdevice.Range, _
 	for i := gomptLo0; i < gomptHi0; i++ {
 //line checks.go:45
 		*(*int32)(unsafe.Add(gomptPQ, i*4)) = (*(*int32)(unsafe.Add(gomptPA, i*4)) / *(*int32)(unsafe.Add(gomptPB, i*4)))
-//line gompt_kernels.go:4171
+//line gompt_kernels.go:4870
 	}
 	_ = n
 }
@@ -4195,6 +4894,25 @@ func RunQuotient(dev gompttarget.DeviceClause, n int, a []int32, b []int32, q []
 	q = gomptrt.Head(q, gomptrt.Len(n))
 	return gompttarget.Target(gompttarget.Region{Device: dev, Kernel: QuotientKernel, Shape: gompttarget.Shape{Size: [3]int{n, 1, 1}},
 		Maps: []gompttarget.Map{gompttarget.To(a), gompttarget.To(b), gompttarget.From(q)},
+		Args: []gompttarget.Arg{gompttarget.Int(n), gompttarget.Slice(a), gompttarget.Slice(b), gompttarget.Slice(q)}})
+}
+
+// RunQuotientNowait is RunQuotient's nowait form: it starts the launch and returns at once. deps are depend items
+// (target.DependIn, DependOut, DependInOut, DependOn), which order it as they order target.TargetNowait.
+// Leave the slices alone until the task's Wait returns RunQuotient's error (one found before the launch,
+// such as a short slice, included). An empty space runs nothing but still waits for deps.
+//
+// It runs QuotientKernel (Quotient) on device dev over [0, n), mapping each slice by how the kernel uses it:
+// a to, b to, q from.
+func RunQuotientNowait(dev gompttarget.DeviceClause, n int, a []int32, b []int32, q []int32, deps ...gompttarget.Map) *gompttarget.Task {
+	if n <= 0 {
+		return gompttarget.Go(func() error { return nil }, deps...)
+	}
+	a = gomptrt.Head(a, gomptrt.Len(n))
+	b = gomptrt.Head(b, gomptrt.Len(n))
+	q = gomptrt.Head(q, gomptrt.Len(n))
+	return gompttarget.TargetNowait(gompttarget.Region{Device: dev, Kernel: QuotientKernel, Shape: gompttarget.Shape{Size: [3]int{n, 1, 1}},
+		Maps: append([]gompttarget.Map{gompttarget.To(a), gompttarget.To(b), gompttarget.From(q)}, deps...),
 		Args: []gompttarget.Arg{gompttarget.Int(n), gompttarget.Slice(a), gompttarget.Slice(b), gompttarget.Slice(q)}})
 }
 
@@ -4239,7 +4957,7 @@ func gomptHostScatter(gomptA *gomptdevice.HostArgs, gomptR gomptdevice.Range, _,
 	for i := gomptLo0; i < gomptHi0; i++ {
 //line checks.go:33
 		put(dst, *(*int)(unsafe.Add(gomptPIdx, i*8)), *(*float32)(unsafe.Add(gomptPSrc, i*4)))
-//line gompt_kernels.go:4243
+//line gompt_kernels.go:4961
 	}
 	_ = n
 	_ = m
@@ -4269,6 +4987,25 @@ func RunScatter(dev gompttarget.DeviceClause, n int, m int, idx []int, src []flo
 	dst = gomptrt.Head(dst, gomptrt.Len(m))
 	return gompttarget.Target(gompttarget.Region{Device: dev, Kernel: ScatterKernel, Shape: gompttarget.Shape{Size: [3]int{n, 1, 1}},
 		Maps: []gompttarget.Map{gompttarget.To(idx), gompttarget.To(src), gompttarget.ToFrom(dst)},
+		Args: []gompttarget.Arg{gompttarget.Int(n), gompttarget.Int(m), gompttarget.Slice(idx), gompttarget.Slice(src), gompttarget.Slice(dst)}})
+}
+
+// RunScatterNowait is RunScatter's nowait form: it starts the launch and returns at once. deps are depend items
+// (target.DependIn, DependOut, DependInOut, DependOn), which order it as they order target.TargetNowait.
+// Leave the slices alone until the task's Wait returns RunScatter's error (one found before the launch,
+// such as a short slice, included). An empty space runs nothing but still waits for deps.
+//
+// It runs ScatterKernel (Scatter) on device dev over [0, n), mapping each slice by how the kernel uses it:
+// idx to, src to, dst tofrom.
+func RunScatterNowait(dev gompttarget.DeviceClause, n int, m int, idx []int, src []float32, dst []float32, deps ...gompttarget.Map) *gompttarget.Task {
+	if n <= 0 {
+		return gompttarget.Go(func() error { return nil }, deps...)
+	}
+	idx = gomptrt.Head(idx, gomptrt.Len(n))
+	src = gomptrt.Head(src, gomptrt.Len(n))
+	dst = gomptrt.Head(dst, gomptrt.Len(m))
+	return gompttarget.TargetNowait(gompttarget.Region{Device: dev, Kernel: ScatterKernel, Shape: gompttarget.Shape{Size: [3]int{n, 1, 1}},
+		Maps: append([]gompttarget.Map{gompttarget.To(idx), gompttarget.To(src), gompttarget.ToFrom(dst)}, deps...),
 		Args: []gompttarget.Arg{gompttarget.Int(n), gompttarget.Int(m), gompttarget.Slice(idx), gompttarget.Slice(src), gompttarget.Slice(dst)}})
 }
 
@@ -4313,19 +5050,19 @@ func gomptHostSeek(gomptA *gomptdevice.HostArgs, gomptR gomptdevice.Range, _, _ 
 	for i := gomptLo0; i < gomptHi0; i++ {
 //line checks.go:61
 		j := *(*int)(unsafe.Add(gomptPIdx, i*8))
-//line gompt_kernels.go:4317
+//line gompt_kernels.go:5054
 //line checks.go:62
 		for src[j] != int32(0) {
-//line gompt_kernels.go:4320
+//line gompt_kernels.go:5057
 //line checks.go:63
 			j++
-//line gompt_kernels.go:4323
+//line gompt_kernels.go:5060
 //line checks.go:62
 		}
-//line gompt_kernels.go:4326
+//line gompt_kernels.go:5063
 //line checks.go:65
 		*(*int)(unsafe.Add(gomptPPos, i*8)) = j
-//line gompt_kernels.go:4329
+//line gompt_kernels.go:5066
 	}
 	_ = n
 	_ = m
@@ -4355,6 +5092,25 @@ func RunSeek(dev gompttarget.DeviceClause, n int, m int, idx []int, src []int32,
 	pos = gomptrt.Head(pos, gomptrt.Len(n))
 	return gompttarget.Target(gompttarget.Region{Device: dev, Kernel: SeekKernel, Shape: gompttarget.Shape{Size: [3]int{n, 1, 1}},
 		Maps: []gompttarget.Map{gompttarget.To(idx), gompttarget.To(src), gompttarget.From(pos)},
+		Args: []gompttarget.Arg{gompttarget.Int(n), gompttarget.Int(m), gompttarget.Slice(idx), gompttarget.Slice(src), gompttarget.Slice(pos)}})
+}
+
+// RunSeekNowait is RunSeek's nowait form: it starts the launch and returns at once. deps are depend items
+// (target.DependIn, DependOut, DependInOut, DependOn), which order it as they order target.TargetNowait.
+// Leave the slices alone until the task's Wait returns RunSeek's error (one found before the launch,
+// such as a short slice, included). An empty space runs nothing but still waits for deps.
+//
+// It runs SeekKernel (Seek) on device dev over [0, n), mapping each slice by how the kernel uses it:
+// idx to, src to, pos from.
+func RunSeekNowait(dev gompttarget.DeviceClause, n int, m int, idx []int, src []int32, pos []int, deps ...gompttarget.Map) *gompttarget.Task {
+	if n <= 0 {
+		return gompttarget.Go(func() error { return nil }, deps...)
+	}
+	idx = gomptrt.Head(idx, gomptrt.Len(n))
+	src = gomptrt.Head(src, gomptrt.Len(m))
+	pos = gomptrt.Head(pos, gomptrt.Len(n))
+	return gompttarget.TargetNowait(gompttarget.Region{Device: dev, Kernel: SeekKernel, Shape: gompttarget.Shape{Size: [3]int{n, 1, 1}},
+		Maps: append([]gompttarget.Map{gompttarget.To(idx), gompttarget.To(src), gompttarget.From(pos)}, deps...),
 		Args: []gompttarget.Arg{gompttarget.Int(n), gompttarget.Int(m), gompttarget.Slice(idx), gompttarget.Slice(src), gompttarget.Slice(pos)}})
 }
 
@@ -4397,13 +5153,13 @@ func gomptHostShiftAt(gomptA *gomptdevice.HostArgs, gomptR gomptdevice.Range, _,
 	for i := gomptLo0; i < gomptHi0; i++ {
 //line ints.go:138
 		j := ((n - int(1)) - i)
-//line gompt_kernels.go:4401
+//line gompt_kernels.go:5157
 //line ints.go:139
 		x[j] <<= *(*uint64)(unsafe.Add(gomptPK, i*8))
-//line gompt_kernels.go:4404
+//line gompt_kernels.go:5160
 //line ints.go:140
 		y[j] >>= *(*uint64)(unsafe.Add(gomptPK, i*8))
-//line gompt_kernels.go:4407
+//line gompt_kernels.go:5163
 	}
 }
 
@@ -4430,6 +5186,25 @@ func RunShiftAt(dev gompttarget.DeviceClause, n int, k []uint64, x []int32, y []
 	y = gomptrt.Head(y, gomptrt.Len(n))
 	return gompttarget.Target(gompttarget.Region{Device: dev, Kernel: ShiftAtKernel, Shape: gompttarget.Shape{Size: [3]int{n, 1, 1}},
 		Maps: []gompttarget.Map{gompttarget.To(k), gompttarget.ToFrom(x), gompttarget.ToFrom(y)},
+		Args: []gompttarget.Arg{gompttarget.Int(n), gompttarget.Slice(k), gompttarget.Slice(x), gompttarget.Slice(y)}})
+}
+
+// RunShiftAtNowait is RunShiftAt's nowait form: it starts the launch and returns at once. deps are depend items
+// (target.DependIn, DependOut, DependInOut, DependOn), which order it as they order target.TargetNowait.
+// Leave the slices alone until the task's Wait returns RunShiftAt's error (one found before the launch,
+// such as a short slice, included). An empty space runs nothing but still waits for deps.
+//
+// It runs ShiftAtKernel (ShiftAt) on device dev over [0, n), mapping each slice by how the kernel uses it:
+// k to, x tofrom, y tofrom.
+func RunShiftAtNowait(dev gompttarget.DeviceClause, n int, k []uint64, x []int32, y []uint16, deps ...gompttarget.Map) *gompttarget.Task {
+	if n <= 0 {
+		return gompttarget.Go(func() error { return nil }, deps...)
+	}
+	k = gomptrt.Head(k, gomptrt.Len(n))
+	x = gomptrt.Head(x, gomptrt.Len(n))
+	y = gomptrt.Head(y, gomptrt.Len(n))
+	return gompttarget.TargetNowait(gompttarget.Region{Device: dev, Kernel: ShiftAtKernel, Shape: gompttarget.Shape{Size: [3]int{n, 1, 1}},
+		Maps: append([]gompttarget.Map{gompttarget.To(k), gompttarget.ToFrom(x), gompttarget.ToFrom(y)}, deps...),
 		Args: []gompttarget.Arg{gompttarget.Int(n), gompttarget.Slice(k), gompttarget.Slice(x), gompttarget.Slice(y)}})
 }
 
@@ -4470,64 +5245,64 @@ func gomptHostShifts(gomptA *gomptdevice.HostArgs, gomptR gomptdevice.Range, _, 
 	for i := gomptLo0; i < gomptHi0; i++ {
 //line ints.go:70
 		x, c := *(*int64)(unsafe.Add(gomptPA, i*8)), *(*uint64)(unsafe.Add(gomptPS, i*8))
-//line gompt_kernels.go:4474
+//line gompt_kernels.go:5249
 //line ints.go:71
 		u := uint64(x)
-//line gompt_kernels.go:4477
+//line gompt_kernels.go:5252
 //line ints.go:72
 		o := (int(10) * i)
-//line gompt_kernels.go:4480
+//line gompt_kernels.go:5255
 //line ints.go:73
 		*(*int64)(unsafe.Add(gomptPOut, o*8)) = (x << c)
-//line gompt_kernels.go:4483
+//line gompt_kernels.go:5258
 //line ints.go:74
 		*(*int64)(unsafe.Add(gomptPOut, (o+int(1))*8)) = (x >> c)
-//line gompt_kernels.go:4486
+//line gompt_kernels.go:5261
 //line ints.go:75
 		*(*int64)(unsafe.Add(gomptPOut, (o+int(2))*8)) = int64((u << c))
-//line gompt_kernels.go:4489
+//line gompt_kernels.go:5264
 //line ints.go:76
 		*(*int64)(unsafe.Add(gomptPOut, (o+int(3))*8)) = int64((u >> c))
-//line gompt_kernels.go:4492
+//line gompt_kernels.go:5267
 //line ints.go:77
 		*(*int64)(unsafe.Add(gomptPOut, (o+int(4))*8)) = int64((int32(x) >> c))
-//line gompt_kernels.go:4495
+//line gompt_kernels.go:5270
 //line ints.go:78
 		*(*int64)(unsafe.Add(gomptPOut, (o+int(5))*8)) = int64((uint32(x) >> c))
-//line gompt_kernels.go:4498
+//line gompt_kernels.go:5273
 //line ints.go:79
 		*(*int64)(unsafe.Add(gomptPOut, (o+int(6))*8)) = int64((int8(x) << c))
-//line gompt_kernels.go:4501
+//line gompt_kernels.go:5276
 //line ints.go:80
 		*(*int64)(unsafe.Add(gomptPOut, (o+int(7))*8)) = int64((int16(x) >> c))
-//line gompt_kernels.go:4504
+//line gompt_kernels.go:5279
 //line ints.go:81
 		*(*int64)(unsafe.Add(gomptPOut, (o+int(8))*8)) = (((x >> 63) + ((x << 63) >> 1)) + int64((uint8(x) >> 7)))
-//line gompt_kernels.go:4507
+//line gompt_kernels.go:5282
 //line ints.go:82
 		k := int(c)
-//line gompt_kernels.go:4510
+//line gompt_kernels.go:5285
 //line ints.go:83
 		if k >= int(0) {
-//line gompt_kernels.go:4513
+//line gompt_kernels.go:5288
 //line ints.go:84
 			*(*int64)(unsafe.Add(gomptPOut, (o+int(9))*8)) = (x >> k)
-//line gompt_kernels.go:4516
+//line gompt_kernels.go:5291
 //line ints.go:83
 		}
-//line gompt_kernels.go:4519
+//line gompt_kernels.go:5294
 //line ints.go:86
 		x <<= 1
-//line gompt_kernels.go:4522
+//line gompt_kernels.go:5297
 //line ints.go:87
 		x >>= 2
-//line gompt_kernels.go:4525
+//line gompt_kernels.go:5300
 //line ints.go:88
 		u >>= c
-//line gompt_kernels.go:4528
+//line gompt_kernels.go:5303
 //line ints.go:89
 		*(*int64)(unsafe.Add(gomptPOut, o*8)) += (x + int64(u))
-//line gompt_kernels.go:4531
+//line gompt_kernels.go:5306
 	}
 	_ = n
 }
@@ -4555,6 +5330,25 @@ func RunShifts(dev gompttarget.DeviceClause, n int, a []int64, s []uint64, out [
 	out = gomptrt.Head(out, gomptrt.Len(10, n))
 	return gompttarget.Target(gompttarget.Region{Device: dev, Kernel: ShiftsKernel, Shape: gompttarget.Shape{Size: [3]int{n, 1, 1}},
 		Maps: []gompttarget.Map{gompttarget.To(a), gompttarget.To(s), gompttarget.ToFrom(out)},
+		Args: []gompttarget.Arg{gompttarget.Int(n), gompttarget.Slice(a), gompttarget.Slice(s), gompttarget.Slice(out)}})
+}
+
+// RunShiftsNowait is RunShifts's nowait form: it starts the launch and returns at once. deps are depend items
+// (target.DependIn, DependOut, DependInOut, DependOn), which order it as they order target.TargetNowait.
+// Leave the slices alone until the task's Wait returns RunShifts's error (one found before the launch,
+// such as a short slice, included). An empty space runs nothing but still waits for deps.
+//
+// It runs ShiftsKernel (Shifts) on device dev over [0, n), mapping each slice by how the kernel uses it:
+// a to, s to, out tofrom.
+func RunShiftsNowait(dev gompttarget.DeviceClause, n int, a []int64, s []uint64, out []int64, deps ...gompttarget.Map) *gompttarget.Task {
+	if n <= 0 {
+		return gompttarget.Go(func() error { return nil }, deps...)
+	}
+	a = gomptrt.Head(a, gomptrt.Len(n))
+	s = gomptrt.Head(s, gomptrt.Len(n))
+	out = gomptrt.Head(out, gomptrt.Len(10, n))
+	return gompttarget.TargetNowait(gompttarget.Region{Device: dev, Kernel: ShiftsKernel, Shape: gompttarget.Shape{Size: [3]int{n, 1, 1}},
+		Maps: append([]gompttarget.Map{gompttarget.To(a), gompttarget.To(s), gompttarget.ToFrom(out)}, deps...),
 		Args: []gompttarget.Arg{gompttarget.Int(n), gompttarget.Slice(a), gompttarget.Slice(s), gompttarget.Slice(out)}})
 }
 
@@ -4608,115 +5402,115 @@ func gomptHostSignExtend(gomptA *gomptdevice.HostArgs, gomptR gomptdevice.Range,
 	for i := gomptLo0; i < gomptHi0; i++ {
 //line sext.go:52
 		x := int64(*(*int32)(unsafe.Add(gomptPA, i*4)))
-//line gompt_kernels.go:4612
+//line gompt_kernels.go:5406
 //line sext.go:53
 		o := (int(16) * i)
-//line gompt_kernels.go:4615
+//line gompt_kernels.go:5409
 //line sext.go:54
 		*(*int64)(unsafe.Add(gomptPOut, o*8)) = order(x)
-//line gompt_kernels.go:4618
+//line gompt_kernels.go:5412
 //line sext.go:55
 		*(*int64)(unsafe.Add(gomptPOut, (o+int(1))*8)) = order(int64(*(*int16)(unsafe.Add(gomptPB, i*2))))
-//line gompt_kernels.go:4621
+//line gompt_kernels.go:5415
 //line sext.go:56
 		*(*int64)(unsafe.Add(gomptPOut, (o+int(2))*8)) = order(int64(*(*int8)(unsafe.Add(gomptPC, i*1))))
-//line gompt_kernels.go:4624
+//line gompt_kernels.go:5418
 //line sext.go:57
 		*(*int64)(unsafe.Add(gomptPOut, (o+int(3))*8)) = order(int64(m))
-//line gompt_kernels.go:4627
+//line gompt_kernels.go:5421
 //line sext.go:58
 		*(*int64)(unsafe.Add(gomptPOut, (o+int(4))*8)) = order(int64((*(*int32)(unsafe.Add(gomptPA, i*4)) + int32(1))))
-//line gompt_kernels.go:4630
+//line gompt_kernels.go:5424
 //line sext.go:59
 		*(*int64)(unsafe.Add(gomptPOut, (o+int(5))*8)) = order(int64((*(*int32)(unsafe.Add(gomptPA, i*4)) >> 1)))
-//line gompt_kernels.go:4633
+//line gompt_kernels.go:5427
 //line sext.go:60
 		*(*int64)(unsafe.Add(gomptPOut, (o+int(6))*8)) = order(int64(int32((x * int64(3)))))
-//line gompt_kernels.go:4636
+//line gompt_kernels.go:5430
 //line sext.go:61
 		*(*int64)(unsafe.Add(gomptPOut, (o+int(7))*8)) = (((((bit(less(x, int64(0)), int(0)) | bit(less(int64(0), x), int(1))) | bit(less(x, int64(-5)), int(2))) | bit(less(int64(5), x), int(3))) | bit(less(int64(*(*int8)(unsafe.Add(gomptPC, i*1))), int64(0)), int(4))) | bit(less(int64(m), int64(1)), int(5)))
-//line gompt_kernels.go:4639
+//line gompt_kernels.go:5433
 //line sext.go:63
 		*(*int64)(unsafe.Add(gomptPOut, (o+int(8))*8)) = min(x, int64(5))
-//line gompt_kernels.go:4642
+//line gompt_kernels.go:5436
 //line sext.go:64
 		*(*int64)(unsafe.Add(gomptPOut, (o+int(9))*8)) = max(x, int64(-5))
-//line gompt_kernels.go:4645
+//line gompt_kernels.go:5439
 //line sext.go:65
 		*(*int64)(unsafe.Add(gomptPOut, (o+int(10))*8)) = (min(x, int64(5), int64(m)) + max(int64(*(*int16)(unsafe.Add(gomptPB, i*2))), int64(0), int64(m)))
-//line gompt_kernels.go:4648
+//line gompt_kernels.go:5442
 //line sext.go:67
 		var up, down, over int64
-//line gompt_kernels.go:4651
+//line gompt_kernels.go:5445
 //line sext.go:68
 		for j := int64(0); j < x; j++ {
-//line gompt_kernels.go:4654
+//line gompt_kernels.go:5448
 //line sext.go:69
 			up++
-//line gompt_kernels.go:4657
+//line gompt_kernels.go:5451
 //line sext.go:70
 			if up == int64(20) {
-//line gompt_kernels.go:4660
+//line gompt_kernels.go:5454
 //line sext.go:71
 				break
-//line gompt_kernels.go:4663
+//line gompt_kernels.go:5457
 //line sext.go:70
 			}
-//line gompt_kernels.go:4666
+//line gompt_kernels.go:5460
 //line sext.go:68
 		}
-//line gompt_kernels.go:4669
+//line gompt_kernels.go:5463
 //line sext.go:74
 		for j := int64(0); j > x; j-- {
-//line gompt_kernels.go:4672
+//line gompt_kernels.go:5466
 //line sext.go:75
 			down++
-//line gompt_kernels.go:4675
+//line gompt_kernels.go:5469
 //line sext.go:76
 			if down == int64(20) {
-//line gompt_kernels.go:4678
+//line gompt_kernels.go:5472
 //line sext.go:77
 				break
-//line gompt_kernels.go:4681
+//line gompt_kernels.go:5475
 //line sext.go:76
 			}
-//line gompt_kernels.go:4684
+//line gompt_kernels.go:5478
 //line sext.go:74
 		}
-//line gompt_kernels.go:4687
+//line gompt_kernels.go:5481
 //line sext.go:80
 		for range x {
-//line gompt_kernels.go:4690
+//line gompt_kernels.go:5484
 //line sext.go:81
 			over++
-//line gompt_kernels.go:4693
+//line gompt_kernels.go:5487
 //line sext.go:82
 			if over == int64(20) {
-//line gompt_kernels.go:4696
+//line gompt_kernels.go:5490
 //line sext.go:83
 				break
-//line gompt_kernels.go:4699
+//line gompt_kernels.go:5493
 //line sext.go:82
 			}
-//line gompt_kernels.go:4702
+//line gompt_kernels.go:5496
 //line sext.go:80
 		}
-//line gompt_kernels.go:4705
+//line gompt_kernels.go:5499
 //line sext.go:86
 		*(*int64)(unsafe.Add(gomptPOut, (o+int(11))*8)) = up
-//line gompt_kernels.go:4708
+//line gompt_kernels.go:5502
 //line sext.go:87
 		*(*int64)(unsafe.Add(gomptPOut, (o+int(12))*8)) = down
-//line gompt_kernels.go:4711
+//line gompt_kernels.go:5505
 //line sext.go:88
 		*(*int64)(unsafe.Add(gomptPOut, (o+int(13))*8)) = over
-//line gompt_kernels.go:4714
+//line gompt_kernels.go:5508
 //line sext.go:89
 		*(*int64)(unsafe.Add(gomptPOut, (o+int(14))*8)) = int64(len(w))
-//line gompt_kernels.go:4717
+//line gompt_kernels.go:5511
 //line sext.go:90
 		*(*int64)(unsafe.Add(gomptPOut, (o+int(15))*8)) = int64(len(v))
-//line gompt_kernels.go:4720
+//line gompt_kernels.go:5514
 	}
 	_ = n
 	_ = p
@@ -4752,6 +5546,28 @@ func RunSignExtend(dev gompttarget.DeviceClause, n int, m int32, p int32, k int1
 	out = gomptrt.Head(out, gomptrt.Len(16, n))
 	return gompttarget.Target(gompttarget.Region{Device: dev, Kernel: SignExtendKernel, Shape: gompttarget.Shape{Size: [3]int{n, 1, 1}},
 		Maps: []gompttarget.Map{gompttarget.To(a), gompttarget.To(b), gompttarget.To(c), gompttarget.To(w), gompttarget.To(v), gompttarget.ToFrom(out)},
+		Args: []gompttarget.Arg{gompttarget.Int(n), gompttarget.Int(int(m)), gompttarget.Int(int(p)), gompttarget.Int(int(k)), gompttarget.Slice(a), gompttarget.Slice(b), gompttarget.Slice(c), gompttarget.Slice(w), gompttarget.Slice(v), gompttarget.Slice(out)}})
+}
+
+// RunSignExtendNowait is RunSignExtend's nowait form: it starts the launch and returns at once. deps are depend items
+// (target.DependIn, DependOut, DependInOut, DependOn), which order it as they order target.TargetNowait.
+// Leave the slices alone until the task's Wait returns RunSignExtend's error (one found before the launch,
+// such as a short slice, included). An empty space runs nothing but still waits for deps.
+//
+// It runs SignExtendKernel (SignExtend) on device dev over [0, n), mapping each slice by how the kernel uses it:
+// a to, b to, c to, w to, v to, out tofrom.
+func RunSignExtendNowait(dev gompttarget.DeviceClause, n int, m int32, p int32, k int16, a []int32, b []int16, c []int8, w []int64, v []int64, out []int64, deps ...gompttarget.Map) *gompttarget.Task {
+	if n <= 0 {
+		return gompttarget.Go(func() error { return nil }, deps...)
+	}
+	a = gomptrt.Head(a, gomptrt.Len(n))
+	b = gomptrt.Head(b, gomptrt.Len(n))
+	c = gomptrt.Head(c, gomptrt.Len(n))
+	w = gomptrt.Head(w, gomptrt.Len(int(p)))
+	v = gomptrt.Head(v, gomptrt.Len(int(p), int(k)))
+	out = gomptrt.Head(out, gomptrt.Len(16, n))
+	return gompttarget.TargetNowait(gompttarget.Region{Device: dev, Kernel: SignExtendKernel, Shape: gompttarget.Shape{Size: [3]int{n, 1, 1}},
+		Maps: append([]gompttarget.Map{gompttarget.To(a), gompttarget.To(b), gompttarget.To(c), gompttarget.To(w), gompttarget.To(v), gompttarget.ToFrom(out)}, deps...),
 		Args: []gompttarget.Arg{gompttarget.Int(n), gompttarget.Int(int(m)), gompttarget.Int(int(p)), gompttarget.Int(int(k)), gompttarget.Slice(a), gompttarget.Slice(b), gompttarget.Slice(c), gompttarget.Slice(w), gompttarget.Slice(v), gompttarget.Slice(out)}})
 }
 
@@ -4805,28 +5621,28 @@ func gomptHostSpMV(gomptA *gomptdevice.HostArgs, gomptR gomptdevice.Range, _, _ 
 	for r := gomptLo0; r < gomptHi0; r++ {
 //line lens.go:28
 		var sum float32
-//line gompt_kernels.go:4809
+//line gompt_kernels.go:5625
 //line lens.go:29
 		for j := *(*int32)(unsafe.Add(gomptPRowPtr, r*4)); j < *(*int32)(unsafe.Add(gomptPRowPtr, (r+int(1))*4)); j++ {
-//line gompt_kernels.go:4812
+//line gompt_kernels.go:5628
 //line lens.go:30
 			sum += (vals[j] * x[cols[j]])
-//line gompt_kernels.go:4815
+//line gompt_kernels.go:5631
 //line lens.go:29
 		}
-//line gompt_kernels.go:4818
+//line gompt_kernels.go:5634
 //line lens.go:32
 		y[r] = sum
-//line gompt_kernels.go:4821
+//line gompt_kernels.go:5637
 //line lens.go:33
 		if (r + int(1)) < rows {
-//line gompt_kernels.go:4824
+//line gompt_kernels.go:5640
 //line lens.go:34
 			y[(rows + r)] = float32((*(*int32)(unsafe.Add(gomptPRowPtr, (r+int(1))*4)) - *(*int32)(unsafe.Add(gomptPRowPtr, r*4))))
-//line gompt_kernels.go:4827
+//line gompt_kernels.go:5643
 //line lens.go:33
 		}
-//line gompt_kernels.go:4830
+//line gompt_kernels.go:5646
 	}
 	_ = nnz
 	_ = ncols
@@ -4859,6 +5675,27 @@ func RunSpMV(dev gompttarget.DeviceClause, rows int, nnz int, ncols int, rowPtr 
 	y = gomptrt.Head(y, gomptrt.Len(2*rows-1))
 	return gompttarget.Target(gompttarget.Region{Device: dev, Kernel: SpMVKernel, Shape: gompttarget.Shape{Size: [3]int{rows, 1, 1}},
 		Maps: []gompttarget.Map{gompttarget.To(rowPtr), gompttarget.To(cols), gompttarget.To(vals), gompttarget.To(x), gompttarget.ToFrom(y)},
+		Args: []gompttarget.Arg{gompttarget.Int(rows), gompttarget.Int(nnz), gompttarget.Int(ncols), gompttarget.Slice(rowPtr), gompttarget.Slice(cols), gompttarget.Slice(vals), gompttarget.Slice(x), gompttarget.Slice(y)}})
+}
+
+// RunSpMVNowait is RunSpMV's nowait form: it starts the launch and returns at once. deps are depend items
+// (target.DependIn, DependOut, DependInOut, DependOn), which order it as they order target.TargetNowait.
+// Leave the slices alone until the task's Wait returns RunSpMV's error (one found before the launch,
+// such as a short slice, included). An empty space runs nothing but still waits for deps.
+//
+// It runs SpMVKernel (SpMV) on device dev over [0, rows), mapping each slice by how the kernel uses it:
+// rowPtr to, cols to, vals to, x to, y tofrom.
+func RunSpMVNowait(dev gompttarget.DeviceClause, rows int, nnz int, ncols int, rowPtr []int32, cols []int32, vals []float32, x []float32, y []float32, deps ...gompttarget.Map) *gompttarget.Task {
+	if rows <= 0 {
+		return gompttarget.Go(func() error { return nil }, deps...)
+	}
+	rowPtr = gomptrt.Head(rowPtr, gomptrt.Len(rows+1))
+	cols = gomptrt.Head(cols, gomptrt.Len(nnz))
+	vals = gomptrt.Head(vals, gomptrt.Len(nnz))
+	x = gomptrt.Head(x, gomptrt.Len(ncols))
+	y = gomptrt.Head(y, gomptrt.Len(2*rows-1))
+	return gompttarget.TargetNowait(gompttarget.Region{Device: dev, Kernel: SpMVKernel, Shape: gompttarget.Shape{Size: [3]int{rows, 1, 1}},
+		Maps: append([]gompttarget.Map{gompttarget.To(rowPtr), gompttarget.To(cols), gompttarget.To(vals), gompttarget.To(x), gompttarget.ToFrom(y)}, deps...),
 		Args: []gompttarget.Arg{gompttarget.Int(rows), gompttarget.Int(nnz), gompttarget.Int(ncols), gompttarget.Slice(rowPtr), gompttarget.Slice(cols), gompttarget.Slice(vals), gompttarget.Slice(x), gompttarget.Slice(y)}})
 }
 
@@ -4908,51 +5745,51 @@ func gomptHostStencil2D(gomptA *gomptdevice.HostArgs, gomptR gomptdevice.Range, 
 		for x := gomptLo0; x < gomptIn0; x++ {
 //line dims.go:8
 			i := ((y * nx) + x)
-//line gompt_kernels.go:4912
+//line gompt_kernels.go:5749
 //line dims.go:9
 			if (((x == int(0)) || (y == int(0))) || (x == (nx - int(1)))) || (y == (ny - int(1))) {
-//line gompt_kernels.go:4915
+//line gompt_kernels.go:5752
 //line dims.go:10
 				*(*float32)(unsafe.Add(gomptPOut, i*4)) = *(*float32)(unsafe.Add(gomptPIn, i*4))
-//line gompt_kernels.go:4918
+//line gompt_kernels.go:5755
 //line dims.go:11
 				continue gomptPoint0
-//line gompt_kernels.go:4921
+//line gompt_kernels.go:5758
 //line dims.go:9
 			}
-//line gompt_kernels.go:4924
+//line gompt_kernels.go:5761
 //line dims.go:13
 			*(*float32)(unsafe.Add(gomptPOut, i*4)) = (*(*float32)(unsafe.Add(gomptPIn, i*4)) + (w * ((((*(*float32)(unsafe.Add(gomptPIn, (i-int(1))*4)) + *(*float32)(unsafe.Add(gomptPIn, (i+int(1))*4))) + *(*float32)(unsafe.Add(gomptPIn, (i-nx)*4))) + *(*float32)(unsafe.Add(gomptPIn, (i+nx)*4))) - (float32(4.0) * *(*float32)(unsafe.Add(gomptPIn, i*4))))))
-//line gompt_kernels.go:4927
+//line gompt_kernels.go:5764
 		}
 		for x := gomptIn0; x < gomptIn1; x++ {
 //line dims.go:8
 			i := ((y * nx) + x)
-//line gompt_kernels.go:4932
+//line gompt_kernels.go:5769
 //line dims.go:13
 			*(*float32)(unsafe.Add(gomptPOut, i*4)) = (*(*float32)(unsafe.Add(gomptPIn, i*4)) + (w * ((((*(*float32)(unsafe.Add(gomptPIn, (i-int(1))*4)) + *(*float32)(unsafe.Add(gomptPIn, (i+int(1))*4))) + *(*float32)(unsafe.Add(gomptPIn, (i-nx)*4))) + *(*float32)(unsafe.Add(gomptPIn, (i+nx)*4))) - (float32(4.0) * *(*float32)(unsafe.Add(gomptPIn, i*4))))))
-//line gompt_kernels.go:4935
+//line gompt_kernels.go:5772
 		}
 	gomptPoint2:
 		for x := gomptIn1; x < gomptHi0; x++ {
 //line dims.go:8
 			i := ((y * nx) + x)
-//line gompt_kernels.go:4941
+//line gompt_kernels.go:5778
 //line dims.go:9
 			if (((x == int(0)) || (y == int(0))) || (x == (nx - int(1)))) || (y == (ny - int(1))) {
-//line gompt_kernels.go:4944
+//line gompt_kernels.go:5781
 //line dims.go:10
 				*(*float32)(unsafe.Add(gomptPOut, i*4)) = *(*float32)(unsafe.Add(gomptPIn, i*4))
-//line gompt_kernels.go:4947
+//line gompt_kernels.go:5784
 //line dims.go:11
 				continue gomptPoint2
-//line gompt_kernels.go:4950
+//line gompt_kernels.go:5787
 //line dims.go:9
 			}
-//line gompt_kernels.go:4953
+//line gompt_kernels.go:5790
 //line dims.go:13
 			*(*float32)(unsafe.Add(gomptPOut, i*4)) = (*(*float32)(unsafe.Add(gomptPIn, i*4)) + (w * ((((*(*float32)(unsafe.Add(gomptPIn, (i-int(1))*4)) + *(*float32)(unsafe.Add(gomptPIn, (i+int(1))*4))) + *(*float32)(unsafe.Add(gomptPIn, (i-nx)*4))) + *(*float32)(unsafe.Add(gomptPIn, (i+nx)*4))) - (float32(4.0) * *(*float32)(unsafe.Add(gomptPIn, i*4))))))
-//line gompt_kernels.go:4956
+//line gompt_kernels.go:5793
 		}
 	}
 }
@@ -4981,6 +5818,24 @@ func RunStencil2D(dev gompttarget.DeviceClause, nx int, ny int, w float32, in []
 	out = gomptrt.Head(out, gomptrt.Len(nx, ny))
 	return gompttarget.Target(gompttarget.Region{Device: dev, Kernel: Stencil2DKernel, Shape: gompttarget.Shape{Size: [3]int{nx, ny, 1}},
 		Maps: []gompttarget.Map{gompttarget.To(in), gompttarget.From(out)},
+		Args: []gompttarget.Arg{gompttarget.Int(nx), gompttarget.Int(ny), gompttarget.Float32(w), gompttarget.Slice(in), gompttarget.Slice(out)}})
+}
+
+// RunStencil2DNowait is RunStencil2D's nowait form: it starts the launch and returns at once. deps are depend items
+// (target.DependIn, DependOut, DependInOut, DependOn), which order it as they order target.TargetNowait.
+// Leave the slices alone until the task's Wait returns RunStencil2D's error (one found before the launch,
+// such as a short slice, included). An empty space runs nothing but still waits for deps.
+//
+// It runs Stencil2DKernel (Stencil2D) on device dev over [0, nx)x[0, ny), mapping each slice by how the kernel uses it:
+// in to, out from.
+func RunStencil2DNowait(dev gompttarget.DeviceClause, nx int, ny int, w float32, in []float32, out []float32, deps ...gompttarget.Map) *gompttarget.Task {
+	if nx <= 0 || ny <= 0 {
+		return gompttarget.Go(func() error { return nil }, deps...)
+	}
+	in = gomptrt.Head(in, gomptrt.Len(nx, ny))
+	out = gomptrt.Head(out, gomptrt.Len(nx, ny))
+	return gompttarget.TargetNowait(gompttarget.Region{Device: dev, Kernel: Stencil2DKernel, Shape: gompttarget.Shape{Size: [3]int{nx, ny, 1}},
+		Maps: append([]gompttarget.Map{gompttarget.To(in), gompttarget.From(out)}, deps...),
 		Args: []gompttarget.Arg{gompttarget.Int(nx), gompttarget.Int(ny), gompttarget.Float32(w), gompttarget.Slice(in), gompttarget.Slice(out)}})
 }
 
@@ -5029,10 +5884,10 @@ func gomptHostSumFloat32(gomptA *gomptdevice.HostArgs, gomptR gomptdevice.Range,
 		{
 //line reduce.go:13
 			gomptV = (*(*float32)(unsafe.Add(gomptPX, i*4)) * *(*float32)(unsafe.Add(gomptPY, i*4)))
-//line gompt_kernels.go:5033
+//line gompt_kernels.go:5888
 //line reduce.go:13
 			goto gomptR0
-//line gompt_kernels.go:5036
+//line gompt_kernels.go:5891
 		}
 	gomptR0:
 		gomptS0 = gomptS0 + float64(gomptV)
@@ -5040,10 +5895,10 @@ func gomptHostSumFloat32(gomptA *gomptdevice.HostArgs, gomptR gomptdevice.Range,
 			i := i + 1
 //line reduce.go:13
 			gomptV = (*(*float32)(unsafe.Add(gomptPX, i*4)) * *(*float32)(unsafe.Add(gomptPY, i*4)))
-//line gompt_kernels.go:5044
+//line gompt_kernels.go:5899
 //line reduce.go:13
 			goto gomptR1
-//line gompt_kernels.go:5047
+//line gompt_kernels.go:5902
 		}
 	gomptR1:
 		gomptS1 = gomptS1 + float64(gomptV)
@@ -5051,10 +5906,10 @@ func gomptHostSumFloat32(gomptA *gomptdevice.HostArgs, gomptR gomptdevice.Range,
 			i := i + 2
 //line reduce.go:13
 			gomptV = (*(*float32)(unsafe.Add(gomptPX, i*4)) * *(*float32)(unsafe.Add(gomptPY, i*4)))
-//line gompt_kernels.go:5055
+//line gompt_kernels.go:5910
 //line reduce.go:13
 			goto gomptR2
-//line gompt_kernels.go:5058
+//line gompt_kernels.go:5913
 		}
 	gomptR2:
 		gomptS2 = gomptS2 + float64(gomptV)
@@ -5062,10 +5917,10 @@ func gomptHostSumFloat32(gomptA *gomptdevice.HostArgs, gomptR gomptdevice.Range,
 			i := i + 3
 //line reduce.go:13
 			gomptV = (*(*float32)(unsafe.Add(gomptPX, i*4)) * *(*float32)(unsafe.Add(gomptPY, i*4)))
-//line gompt_kernels.go:5066
+//line gompt_kernels.go:5921
 //line reduce.go:13
 			goto gomptR3
-//line gompt_kernels.go:5069
+//line gompt_kernels.go:5924
 		}
 	gomptR3:
 		gomptS3 = gomptS3 + float64(gomptV)
@@ -5074,10 +5929,10 @@ func gomptHostSumFloat32(gomptA *gomptdevice.HostArgs, gomptR gomptdevice.Range,
 		{
 //line reduce.go:13
 			gomptV = (*(*float32)(unsafe.Add(gomptPX, i*4)) * *(*float32)(unsafe.Add(gomptPY, i*4)))
-//line gompt_kernels.go:5078
+//line gompt_kernels.go:5933
 //line reduce.go:13
 			goto gomptR4
-//line gompt_kernels.go:5081
+//line gompt_kernels.go:5936
 		}
 	gomptR4:
 		gomptS0 = gomptS0 + float64(gomptV)
@@ -5119,6 +5974,30 @@ func RunSumFloat32(dev gompttarget.DeviceClause, n int, x []float32, y []float32
 		return gomptZero, err
 	}
 	return gomptrt.SumFloats(gomptPartial), nil
+}
+
+// RunSumFloat32Nowait is RunSumFloat32's nowait form: it starts the launch and returns at once. deps are depend items
+// (target.DependIn, DependOut, DependInOut, DependOn), which order it as they order target.TargetNowait.
+// Leave the slices alone until the Result's Wait returns RunSumFloat32's value and error (one found before
+// the launch included); the value is read only through Wait, so never before the kernel has run.
+// Result.Task is the task, for DependOn. An empty space runs nothing but still waits for deps.
+//
+// It runs SumFloat32Kernel (SumFloat32) on device dev over [0, n), mapping each slice by how the kernel uses it:
+// x to, y to.
+// It returns the sum of the points' values (reduce=+).
+func RunSumFloat32Nowait(dev gompttarget.DeviceClause, n int, x []float32, y []float32, deps ...gompttarget.Map) *gompttarget.Result[float32] {
+	gomptZero := float32(0)
+	if n <= 0 {
+		return gompttarget.NewResult(gompttarget.Go(func() error { return nil }, deps...), func() float32 { return gomptZero })
+	}
+	x = gomptrt.Head(x, gomptrt.Len(n))
+	y = gomptrt.Head(y, gomptrt.Len(n))
+	gomptTeams := gomptrt.Teams(gomptrt.Len(n))
+	gomptPartial := make([]float32, gomptTeams)
+	gomptTask := gompttarget.TargetNowait(gompttarget.Region{Device: dev, Kernel: SumFloat32Kernel, Shape: gompttarget.Shape{Size: [3]int{n, 1, 1}, Teams: gomptTeams, Threads: gomptrt.MaxThreads},
+		Maps: append([]gompttarget.Map{gompttarget.To(x), gompttarget.To(y), gompttarget.From(gomptPartial)}, deps...),
+		Args: []gompttarget.Arg{gompttarget.Int(n), gompttarget.Slice(x), gompttarget.Slice(y), gompttarget.Slice(gomptPartial)}})
+	return gompttarget.NewResult(gomptTask, func() float32 { return gomptrt.SumFloats(gomptPartial) })
 }
 
 // SumFloat64In2DKernel is the gompt reduction (reduce=+) of SumFloat64In2D (reduce.go:18:1), over [0, nx)x[0, ny).
@@ -5168,25 +6047,25 @@ func gomptHostSumFloat64In2D(gomptA *gomptdevice.HostArgs, gomptR gomptdevice.Ra
 			{
 //line reduce.go:19
 				v := *(*float64)(unsafe.Add(gomptPA, ((y*nx)+x)*8))
-//line gompt_kernels.go:5172
+//line gompt_kernels.go:6051
 //line reduce.go:20
 				if x == y {
-//line gompt_kernels.go:5175
+//line gompt_kernels.go:6054
 //line reduce.go:21
 					gomptV = (float64(2.0) * v)
-//line gompt_kernels.go:5178
+//line gompt_kernels.go:6057
 //line reduce.go:21
 					goto gomptR0
-//line gompt_kernels.go:5181
+//line gompt_kernels.go:6060
 //line reduce.go:20
 				}
-//line gompt_kernels.go:5184
+//line gompt_kernels.go:6063
 //line reduce.go:23
 				gomptV = v
-//line gompt_kernels.go:5187
+//line gompt_kernels.go:6066
 //line reduce.go:23
 				goto gomptR0
-//line gompt_kernels.go:5190
+//line gompt_kernels.go:6069
 			}
 		gomptR0:
 			gomptS0 = gomptS0 + gomptV
@@ -5194,25 +6073,25 @@ func gomptHostSumFloat64In2D(gomptA *gomptdevice.HostArgs, gomptR gomptdevice.Ra
 				x := x + 1
 //line reduce.go:19
 				v := *(*float64)(unsafe.Add(gomptPA, ((y*nx)+x)*8))
-//line gompt_kernels.go:5198
+//line gompt_kernels.go:6077
 //line reduce.go:20
 				if x == y {
-//line gompt_kernels.go:5201
+//line gompt_kernels.go:6080
 //line reduce.go:21
 					gomptV = (float64(2.0) * v)
-//line gompt_kernels.go:5204
+//line gompt_kernels.go:6083
 //line reduce.go:21
 					goto gomptR1
-//line gompt_kernels.go:5207
+//line gompt_kernels.go:6086
 //line reduce.go:20
 				}
-//line gompt_kernels.go:5210
+//line gompt_kernels.go:6089
 //line reduce.go:23
 				gomptV = v
-//line gompt_kernels.go:5213
+//line gompt_kernels.go:6092
 //line reduce.go:23
 				goto gomptR1
-//line gompt_kernels.go:5216
+//line gompt_kernels.go:6095
 			}
 		gomptR1:
 			gomptS1 = gomptS1 + gomptV
@@ -5220,25 +6099,25 @@ func gomptHostSumFloat64In2D(gomptA *gomptdevice.HostArgs, gomptR gomptdevice.Ra
 				x := x + 2
 //line reduce.go:19
 				v := *(*float64)(unsafe.Add(gomptPA, ((y*nx)+x)*8))
-//line gompt_kernels.go:5224
+//line gompt_kernels.go:6103
 //line reduce.go:20
 				if x == y {
-//line gompt_kernels.go:5227
+//line gompt_kernels.go:6106
 //line reduce.go:21
 					gomptV = (float64(2.0) * v)
-//line gompt_kernels.go:5230
+//line gompt_kernels.go:6109
 //line reduce.go:21
 					goto gomptR2
-//line gompt_kernels.go:5233
+//line gompt_kernels.go:6112
 //line reduce.go:20
 				}
-//line gompt_kernels.go:5236
+//line gompt_kernels.go:6115
 //line reduce.go:23
 				gomptV = v
-//line gompt_kernels.go:5239
+//line gompt_kernels.go:6118
 //line reduce.go:23
 				goto gomptR2
-//line gompt_kernels.go:5242
+//line gompt_kernels.go:6121
 			}
 		gomptR2:
 			gomptS2 = gomptS2 + gomptV
@@ -5246,25 +6125,25 @@ func gomptHostSumFloat64In2D(gomptA *gomptdevice.HostArgs, gomptR gomptdevice.Ra
 				x := x + 3
 //line reduce.go:19
 				v := *(*float64)(unsafe.Add(gomptPA, ((y*nx)+x)*8))
-//line gompt_kernels.go:5250
+//line gompt_kernels.go:6129
 //line reduce.go:20
 				if x == y {
-//line gompt_kernels.go:5253
+//line gompt_kernels.go:6132
 //line reduce.go:21
 					gomptV = (float64(2.0) * v)
-//line gompt_kernels.go:5256
+//line gompt_kernels.go:6135
 //line reduce.go:21
 					goto gomptR3
-//line gompt_kernels.go:5259
+//line gompt_kernels.go:6138
 //line reduce.go:20
 				}
-//line gompt_kernels.go:5262
+//line gompt_kernels.go:6141
 //line reduce.go:23
 				gomptV = v
-//line gompt_kernels.go:5265
+//line gompt_kernels.go:6144
 //line reduce.go:23
 				goto gomptR3
-//line gompt_kernels.go:5268
+//line gompt_kernels.go:6147
 			}
 		gomptR3:
 			gomptS3 = gomptS3 + gomptV
@@ -5273,25 +6152,25 @@ func gomptHostSumFloat64In2D(gomptA *gomptdevice.HostArgs, gomptR gomptdevice.Ra
 			{
 //line reduce.go:19
 				v := *(*float64)(unsafe.Add(gomptPA, ((y*nx)+x)*8))
-//line gompt_kernels.go:5277
+//line gompt_kernels.go:6156
 //line reduce.go:20
 				if x == y {
-//line gompt_kernels.go:5280
+//line gompt_kernels.go:6159
 //line reduce.go:21
 					gomptV = (float64(2.0) * v)
-//line gompt_kernels.go:5283
+//line gompt_kernels.go:6162
 //line reduce.go:21
 					goto gomptR4
-//line gompt_kernels.go:5286
+//line gompt_kernels.go:6165
 //line reduce.go:20
 				}
-//line gompt_kernels.go:5289
+//line gompt_kernels.go:6168
 //line reduce.go:23
 				gomptV = v
-//line gompt_kernels.go:5292
+//line gompt_kernels.go:6171
 //line reduce.go:23
 				goto gomptR4
-//line gompt_kernels.go:5295
+//line gompt_kernels.go:6174
 			}
 		gomptR4:
 			gomptS0 = gomptS0 + gomptV
@@ -5336,6 +6215,29 @@ func RunSumFloat64In2D(dev gompttarget.DeviceClause, nx int, ny int, a []float64
 	return gomptrt.SumFloats(gomptPartial), nil
 }
 
+// RunSumFloat64In2DNowait is RunSumFloat64In2D's nowait form: it starts the launch and returns at once. deps are depend items
+// (target.DependIn, DependOut, DependInOut, DependOn), which order it as they order target.TargetNowait.
+// Leave the slices alone until the Result's Wait returns RunSumFloat64In2D's value and error (one found before
+// the launch included); the value is read only through Wait, so never before the kernel has run.
+// Result.Task is the task, for DependOn. An empty space runs nothing but still waits for deps.
+//
+// It runs SumFloat64In2DKernel (SumFloat64In2D) on device dev over [0, nx)x[0, ny), mapping each slice by how the kernel uses it:
+// a to.
+// It returns the sum of the points' values (reduce=+).
+func RunSumFloat64In2DNowait(dev gompttarget.DeviceClause, nx int, ny int, a []float64, deps ...gompttarget.Map) *gompttarget.Result[float64] {
+	gomptZero := float64(0)
+	if nx <= 0 || ny <= 0 {
+		return gompttarget.NewResult(gompttarget.Go(func() error { return nil }, deps...), func() float64 { return gomptZero })
+	}
+	a = gomptrt.Head(a, gomptrt.Len(nx, ny))
+	gomptTeams := gomptrt.Teams(gomptrt.Len(nx, ny))
+	gomptPartial := make([]float64, gomptTeams)
+	gomptTask := gompttarget.TargetNowait(gompttarget.Region{Device: dev, Kernel: SumFloat64In2DKernel, Shape: gompttarget.Shape{Size: [3]int{nx, ny, 1}, Teams: gomptTeams, Threads: gomptrt.MaxThreads},
+		Maps: append([]gompttarget.Map{gompttarget.To(a), gompttarget.From(gomptPartial)}, deps...),
+		Args: []gompttarget.Arg{gompttarget.Int(nx), gompttarget.Int(ny), gompttarget.Slice(a), gompttarget.Slice(gomptPartial)}})
+	return gompttarget.NewResult(gomptTask, func() float64 { return gomptrt.SumFloats(gomptPartial) })
+}
+
 // SumInt64Kernel is the gompt reduction (reduce=+) of SumInt64 (reduce.go:8:1), over [0, n).
 // Its last parameter, partial, receives one int64 per team (Shape.Teams of them), to combine on the host; RunSumInt64 does.
 var SumInt64Kernel = &gomptdevice.Kernel{
@@ -5378,10 +6280,10 @@ func gomptHostSumInt64(gomptA *gomptdevice.HostArgs, gomptR gomptdevice.Range, g
 		{
 //line reduce.go:8
 			gomptV = (*(*int64)(unsafe.Add(gomptPA, i*8)) * int64(3458764513820540929))
-//line gompt_kernels.go:5382
+//line gompt_kernels.go:6284
 //line reduce.go:8
 			goto gomptR0
-//line gompt_kernels.go:5385
+//line gompt_kernels.go:6287
 		}
 	gomptR0:
 		gomptS0 = gomptS0 + gomptV
@@ -5389,10 +6291,10 @@ func gomptHostSumInt64(gomptA *gomptdevice.HostArgs, gomptR gomptdevice.Range, g
 			i := i + 1
 //line reduce.go:8
 			gomptV = (*(*int64)(unsafe.Add(gomptPA, i*8)) * int64(3458764513820540929))
-//line gompt_kernels.go:5393
+//line gompt_kernels.go:6295
 //line reduce.go:8
 			goto gomptR1
-//line gompt_kernels.go:5396
+//line gompt_kernels.go:6298
 		}
 	gomptR1:
 		gomptS1 = gomptS1 + gomptV
@@ -5400,10 +6302,10 @@ func gomptHostSumInt64(gomptA *gomptdevice.HostArgs, gomptR gomptdevice.Range, g
 			i := i + 2
 //line reduce.go:8
 			gomptV = (*(*int64)(unsafe.Add(gomptPA, i*8)) * int64(3458764513820540929))
-//line gompt_kernels.go:5404
+//line gompt_kernels.go:6306
 //line reduce.go:8
 			goto gomptR2
-//line gompt_kernels.go:5407
+//line gompt_kernels.go:6309
 		}
 	gomptR2:
 		gomptS2 = gomptS2 + gomptV
@@ -5411,10 +6313,10 @@ func gomptHostSumInt64(gomptA *gomptdevice.HostArgs, gomptR gomptdevice.Range, g
 			i := i + 3
 //line reduce.go:8
 			gomptV = (*(*int64)(unsafe.Add(gomptPA, i*8)) * int64(3458764513820540929))
-//line gompt_kernels.go:5415
+//line gompt_kernels.go:6317
 //line reduce.go:8
 			goto gomptR3
-//line gompt_kernels.go:5418
+//line gompt_kernels.go:6320
 		}
 	gomptR3:
 		gomptS3 = gomptS3 + gomptV
@@ -5423,10 +6325,10 @@ func gomptHostSumInt64(gomptA *gomptdevice.HostArgs, gomptR gomptdevice.Range, g
 		{
 //line reduce.go:8
 			gomptV = (*(*int64)(unsafe.Add(gomptPA, i*8)) * int64(3458764513820540929))
-//line gompt_kernels.go:5427
+//line gompt_kernels.go:6329
 //line reduce.go:8
 			goto gomptR4
-//line gompt_kernels.go:5430
+//line gompt_kernels.go:6332
 		}
 	gomptR4:
 		gomptS0 = gomptS0 + gomptV
@@ -5466,6 +6368,29 @@ func RunSumInt64(dev gompttarget.DeviceClause, n int, a []int64) (int64, error) 
 		return gomptZero, err
 	}
 	return gomptrt.SumInts(gomptPartial), nil
+}
+
+// RunSumInt64Nowait is RunSumInt64's nowait form: it starts the launch and returns at once. deps are depend items
+// (target.DependIn, DependOut, DependInOut, DependOn), which order it as they order target.TargetNowait.
+// Leave the slices alone until the Result's Wait returns RunSumInt64's value and error (one found before
+// the launch included); the value is read only through Wait, so never before the kernel has run.
+// Result.Task is the task, for DependOn. An empty space runs nothing but still waits for deps.
+//
+// It runs SumInt64Kernel (SumInt64) on device dev over [0, n), mapping each slice by how the kernel uses it:
+// a to.
+// It returns the sum of the points' values (reduce=+).
+func RunSumInt64Nowait(dev gompttarget.DeviceClause, n int, a []int64, deps ...gompttarget.Map) *gompttarget.Result[int64] {
+	gomptZero := int64(0)
+	if n <= 0 {
+		return gompttarget.NewResult(gompttarget.Go(func() error { return nil }, deps...), func() int64 { return gomptZero })
+	}
+	a = gomptrt.Head(a, gomptrt.Len(n))
+	gomptTeams := gomptrt.Teams(gomptrt.Len(n))
+	gomptPartial := make([]int64, gomptTeams)
+	gomptTask := gompttarget.TargetNowait(gompttarget.Region{Device: dev, Kernel: SumInt64Kernel, Shape: gompttarget.Shape{Size: [3]int{n, 1, 1}, Teams: gomptTeams, Threads: gomptrt.MaxThreads},
+		Maps: append([]gompttarget.Map{gompttarget.To(a), gompttarget.From(gomptPartial)}, deps...),
+		Args: []gompttarget.Arg{gompttarget.Int(n), gompttarget.Slice(a), gompttarget.Slice(gomptPartial)}})
+	return gompttarget.NewResult(gomptTask, func() int64 { return gomptrt.SumInts(gomptPartial) })
 }
 
 // TeamGatherKernel is the gompt team kernel (team=64) of TeamGather (checks.go:81:1), over [0, teams).
@@ -5518,20 +6443,20 @@ func gomptHostTeamGather(gomptA *gomptdevice.HostArgs, gomptR gomptdevice.Range,
 	for t := gomptLo0; t < gomptHi0; t++ {
 //line checks.go:82
 		var buf [64]float32
-//line gompt_kernels.go:5522
+//line gompt_kernels.go:6447
 		_ = buf
 		for gomptJ := 0; gomptJ < 64; gomptJ++ {
 			th := gomptJ
 //line checks.go:83
 			buf[th] = src[*(*int)(unsafe.Add(gomptPIdx, ((t*int(64))+th)*8))]
-//line gompt_kernels.go:5528
+//line gompt_kernels.go:6453
 		}
 		// barrier
 		for gomptJ := 0; gomptJ < 64; gomptJ++ {
 			th := gomptJ
 //line checks.go:85
 			*(*float32)(unsafe.Add(gomptPOut, ((t*int(64))+th)*4)) = buf[*(*int)(unsafe.Add(gomptPAt, ((t*int(64))+th)*8))]
-//line gompt_kernels.go:5535
+//line gompt_kernels.go:6460
 		}
 	}
 	_ = teams
@@ -5563,6 +6488,26 @@ func RunTeamGather(dev gompttarget.DeviceClause, teams int, m int, idx []int, at
 	out = gomptrt.Head(out, gomptrt.Len(teams, 64))
 	return gompttarget.Target(gompttarget.Region{Device: dev, Kernel: TeamGatherKernel, Shape: gompttarget.Shape{Size: [3]int{teams, 1, 1}, Teams: teams, Threads: 64},
 		Maps: []gompttarget.Map{gompttarget.To(idx), gompttarget.To(at), gompttarget.To(src), gompttarget.ToFrom(out)},
+		Args: []gompttarget.Arg{gompttarget.Int(teams), gompttarget.Int(m), gompttarget.Slice(idx), gompttarget.Slice(at), gompttarget.Slice(src), gompttarget.Slice(out)}})
+}
+
+// RunTeamGatherNowait is RunTeamGather's nowait form: it starts the launch and returns at once. deps are depend items
+// (target.DependIn, DependOut, DependInOut, DependOn), which order it as they order target.TargetNowait.
+// Leave the slices alone until the task's Wait returns RunTeamGather's error (one found before the launch,
+// such as a short slice, included). An empty space runs nothing but still waits for deps.
+//
+// It runs TeamGatherKernel (TeamGather) on device dev over [0, teams), mapping each slice by how the kernel uses it:
+// idx to, at to, src to, out tofrom.
+func RunTeamGatherNowait(dev gompttarget.DeviceClause, teams int, m int, idx []int, at []int, src []float32, out []float32, deps ...gompttarget.Map) *gompttarget.Task {
+	if teams <= 0 {
+		return gompttarget.Go(func() error { return nil }, deps...)
+	}
+	idx = gomptrt.Head(idx, gomptrt.Len(teams, 64))
+	at = gomptrt.Head(at, gomptrt.Len(teams, 64))
+	src = gomptrt.Head(src, gomptrt.Len(m))
+	out = gomptrt.Head(out, gomptrt.Len(teams, 64))
+	return gompttarget.TargetNowait(gompttarget.Region{Device: dev, Kernel: TeamGatherKernel, Shape: gompttarget.Shape{Size: [3]int{teams, 1, 1}, Teams: teams, Threads: 64},
+		Maps: append([]gompttarget.Map{gompttarget.To(idx), gompttarget.To(at), gompttarget.To(src), gompttarget.ToFrom(out)}, deps...),
 		Args: []gompttarget.Arg{gompttarget.Int(teams), gompttarget.Int(m), gompttarget.Slice(idx), gompttarget.Slice(at), gompttarget.Slice(src), gompttarget.Slice(out)}})
 }
 
@@ -5616,15 +6561,15 @@ func gomptHostTeamReverse(gomptA *gomptdevice.HostArgs, gomptR gomptdevice.Range
 	for t := gomptLo0; t < gomptHi0; t++ {
 //line team.go:13
 		var buf [64]int32
-//line gompt_kernels.go:5620
+//line gompt_kernels.go:6565
 		_ = buf
 //line team.go:14
 		var part [64]int64
-//line gompt_kernels.go:5624
+//line gompt_kernels.go:6569
 		_ = part
 //line team.go:15
 		base := (t * int(64))
-//line gompt_kernels.go:5628
+//line gompt_kernels.go:6573
 		_ = base
 		for gomptJ := 0; gomptJ < 64; gomptJ++ {
 			th := gomptJ
@@ -5634,33 +6579,33 @@ func gomptHostTeamReverse(gomptA *gomptdevice.HostArgs, gomptR gomptdevice.Range
 			th := gomptJ
 //line team.go:17
 			buf[th] = gomptT1Mine[gomptJ]
-//line gompt_kernels.go:5638
+//line gompt_kernels.go:6583
 		}
 		for gomptJ := 0; gomptJ < 64; gomptJ++ {
 			th := gomptJ
 //line team.go:18
 			part[th] = int64(gomptT1Mine[gomptJ])
-//line gompt_kernels.go:5644
+//line gompt_kernels.go:6589
 		}
 		// barrier
 		for gomptJ := 0; gomptJ < 64; gomptJ++ {
 			th := gomptJ
 //line team.go:20
 			*(*int32)(unsafe.Add(gomptPOut, (base+th)*4)) = (buf[(int(63)-th)] - gomptT1Mine[gomptJ])
-//line gompt_kernels.go:5651
+//line gompt_kernels.go:6596
 		}
 		for s := int(32); s > int(0); s /= int(2) {
 			for gomptJ := 0; gomptJ < 64; gomptJ++ {
 				th := gomptJ
 //line team.go:22
 				if th < s {
-//line gompt_kernels.go:5658
+//line gompt_kernels.go:6603
 //line team.go:23
 					part[th] += part[(th + s)]
-//line gompt_kernels.go:5661
+//line gompt_kernels.go:6606
 //line team.go:22
 				}
-//line gompt_kernels.go:5664
+//line gompt_kernels.go:6609
 			}
 			// barrier
 		}
@@ -5669,14 +6614,14 @@ func gomptHostTeamReverse(gomptA *gomptdevice.HostArgs, gomptR gomptdevice.Range
 				th := gomptJ
 //line team.go:28
 				buf[th] = (-buf[th])
-//line gompt_kernels.go:5673
+//line gompt_kernels.go:6618
 			}
 			// barrier
 			for gomptJ := 0; gomptJ < 64; gomptJ++ {
 				th := gomptJ
 //line team.go:30
 				*(*int32)(unsafe.Add(gomptPOut, (base+th)*4)) += buf[((th + int(1)) % int(64))]
-//line gompt_kernels.go:5680
+//line gompt_kernels.go:6625
 			}
 		} else {
 			// barrier
@@ -5685,13 +6630,13 @@ func gomptHostTeamReverse(gomptA *gomptdevice.HostArgs, gomptR gomptdevice.Range
 			th := gomptJ
 //line team.go:34
 			if th == int(0) {
-//line gompt_kernels.go:5689
+//line gompt_kernels.go:6634
 //line team.go:35
 				*(*int64)(unsafe.Add(gomptPSums, t*8)) = (part[int(0)] + int64(gomptT1Mine[gomptJ]))
-//line gompt_kernels.go:5692
+//line gompt_kernels.go:6637
 //line team.go:34
 			}
-//line gompt_kernels.go:5695
+//line gompt_kernels.go:6640
 		}
 	}
 	_ = gomptT1Mine
@@ -5722,6 +6667,25 @@ func RunTeamReverse(dev gompttarget.DeviceClause, teams int, flip bool, in []int
 	sums = gomptrt.Head(sums, gomptrt.Len(teams))
 	return gompttarget.Target(gompttarget.Region{Device: dev, Kernel: TeamReverseKernel, Shape: gompttarget.Shape{Size: [3]int{teams, 1, 1}, Teams: teams, Threads: 64},
 		Maps: []gompttarget.Map{gompttarget.To(in), gompttarget.ToFrom(out), gompttarget.ToFrom(sums)},
+		Args: []gompttarget.Arg{gompttarget.Int(teams), gompttarget.Int(gomptrt.Bool(flip)), gompttarget.Slice(in), gompttarget.Slice(out), gompttarget.Slice(sums)}})
+}
+
+// RunTeamReverseNowait is RunTeamReverse's nowait form: it starts the launch and returns at once. deps are depend items
+// (target.DependIn, DependOut, DependInOut, DependOn), which order it as they order target.TargetNowait.
+// Leave the slices alone until the task's Wait returns RunTeamReverse's error (one found before the launch,
+// such as a short slice, included). An empty space runs nothing but still waits for deps.
+//
+// It runs TeamReverseKernel (TeamReverse) on device dev over [0, teams), mapping each slice by how the kernel uses it:
+// in to, out tofrom, sums tofrom.
+func RunTeamReverseNowait(dev gompttarget.DeviceClause, teams int, flip bool, in []int32, out []int32, sums []int64, deps ...gompttarget.Map) *gompttarget.Task {
+	if teams <= 0 {
+		return gompttarget.Go(func() error { return nil }, deps...)
+	}
+	in = gomptrt.Head(in, gomptrt.Len(teams, 64))
+	out = gomptrt.Head(out, gomptrt.Len(teams, 64))
+	sums = gomptrt.Head(sums, gomptrt.Len(teams))
+	return gompttarget.TargetNowait(gompttarget.Region{Device: dev, Kernel: TeamReverseKernel, Shape: gompttarget.Shape{Size: [3]int{teams, 1, 1}, Teams: teams, Threads: 64},
+		Maps: append([]gompttarget.Map{gompttarget.To(in), gompttarget.ToFrom(out), gompttarget.ToFrom(sums)}, deps...),
 		Args: []gompttarget.Arg{gompttarget.Int(teams), gompttarget.Int(gomptrt.Bool(flip)), gompttarget.Slice(in), gompttarget.Slice(out), gompttarget.Slice(sums)}})
 }
 
@@ -5773,14 +6737,14 @@ func gomptHostTeamTuple(gomptA *gomptdevice.HostArgs, gomptR gomptdevice.Range, 
 	for t := gomptLo0; t < gomptHi0; t++ {
 //line team.go:48
 		var a, b [64]float32
-//line gompt_kernels.go:5777
+//line gompt_kernels.go:6741
 		_ = a
 		_ = b
 		for gomptJ := 0; gomptJ < 64; gomptJ++ {
 			th := gomptJ
 //line team.go:49
 			a[th], b[th] = *(*float32)(unsafe.Add(gomptPIn, ((t*int(64))+th)*4)), float32(1.0)
-//line gompt_kernels.go:5784
+//line gompt_kernels.go:6748
 		}
 		for gomptJ := 0; gomptJ < 64; gomptJ++ {
 			th := gomptJ
@@ -5790,7 +6754,7 @@ func gomptHostTeamTuple(gomptA *gomptdevice.HostArgs, gomptR gomptdevice.Range, 
 			th := gomptJ
 //line team.go:51
 			gomptT1J[gomptJ], a[gomptT1J[gomptJ]] = (int(63) - th), (a[gomptT1J[gomptJ]] * float32(2.0))
-//line gompt_kernels.go:5794
+//line gompt_kernels.go:6758
 		}
 		// barrier
 		for gomptJ := 0; gomptJ < 64; gomptJ++ {
@@ -5800,7 +6764,7 @@ func gomptHostTeamTuple(gomptA *gomptdevice.HostArgs, gomptR gomptdevice.Range, 
 			th := gomptJ
 //line team.go:54
 			b[th], gomptT2X[gomptJ] = gomptT2X[gomptJ], b[th]
-//line gompt_kernels.go:5804
+//line gompt_kernels.go:6768
 		}
 		// barrier
 		for gomptJ := 0; gomptJ < 64; gomptJ++ {
@@ -5811,7 +6775,7 @@ func gomptHostTeamTuple(gomptA *gomptdevice.HostArgs, gomptR gomptdevice.Range, 
 			th := gomptJ
 //line team.go:57
 			*(*float32)(unsafe.Add(gomptPOut, gomptT3O[gomptJ]*4)), *(*float32)(unsafe.Add(gomptPOut, (gomptT3O[gomptJ]+int(64))*4)) = b[(int(63)-th)], (b[th] + gomptT2X[gomptJ])
-//line gompt_kernels.go:5815
+//line gompt_kernels.go:6779
 		}
 	}
 	_ = gomptT1J
@@ -5842,6 +6806,24 @@ func RunTeamTuple(dev gompttarget.DeviceClause, teams int, in []float32, out []f
 	out = gomptrt.Head(out, gomptrt.Len(teams, 128))
 	return gompttarget.Target(gompttarget.Region{Device: dev, Kernel: TeamTupleKernel, Shape: gompttarget.Shape{Size: [3]int{teams, 1, 1}, Teams: teams, Threads: 64},
 		Maps: []gompttarget.Map{gompttarget.To(in), gompttarget.ToFrom(out)},
+		Args: []gompttarget.Arg{gompttarget.Int(teams), gompttarget.Slice(in), gompttarget.Slice(out)}})
+}
+
+// RunTeamTupleNowait is RunTeamTuple's nowait form: it starts the launch and returns at once. deps are depend items
+// (target.DependIn, DependOut, DependInOut, DependOn), which order it as they order target.TargetNowait.
+// Leave the slices alone until the task's Wait returns RunTeamTuple's error (one found before the launch,
+// such as a short slice, included). An empty space runs nothing but still waits for deps.
+//
+// It runs TeamTupleKernel (TeamTuple) on device dev over [0, teams), mapping each slice by how the kernel uses it:
+// in to, out tofrom.
+func RunTeamTupleNowait(dev gompttarget.DeviceClause, teams int, in []float32, out []float32, deps ...gompttarget.Map) *gompttarget.Task {
+	if teams <= 0 {
+		return gompttarget.Go(func() error { return nil }, deps...)
+	}
+	in = gomptrt.Head(in, gomptrt.Len(teams, 64))
+	out = gomptrt.Head(out, gomptrt.Len(teams, 128))
+	return gompttarget.TargetNowait(gompttarget.Region{Device: dev, Kernel: TeamTupleKernel, Shape: gompttarget.Shape{Size: [3]int{teams, 1, 1}, Teams: teams, Threads: 64},
+		Maps: append([]gompttarget.Map{gompttarget.To(in), gompttarget.ToFrom(out)}, deps...),
 		Args: []gompttarget.Arg{gompttarget.Int(teams), gompttarget.Slice(in), gompttarget.Slice(out)}})
 }
 
@@ -5882,22 +6864,22 @@ func gomptHostTranscendental(gomptA *gomptdevice.HostArgs, gomptR gomptdevice.Ra
 	for i := gomptLo0; i < gomptHi0; i++ {
 //line floats.go:99
 		x := *(*float64)(unsafe.Add(gomptPA, i*8))
-//line gompt_kernels.go:5886
+//line gompt_kernels.go:6868
 //line floats.go:100
 		v := (((((gomptmath.Exp(x) + gomptmath.Log(x)) + gomptmath.Pow(x, float64(1.5))) + gomptmath.Sin(x)) + gomptmath.Cos(x)) + gomptmath.Tanh(x))
-//line gompt_kernels.go:5889
+//line gompt_kernels.go:6871
 //line floats.go:101
 		v += (((((gomptmath.Exp2(x) + gomptmath.Log2(x)) + gomptmath.Log10(x)) + gomptmath.Log1p(x)) + gomptmath.Expm1(x)) + gomptmath.Atan2(x, float64(2.0)))
-//line gompt_kernels.go:5892
+//line gompt_kernels.go:6874
 //line floats.go:102
 		v += (((((gomptmath.Atan(x) + gomptmath.Asin((x / float64(4.0)))) + gomptmath.Acos((x / float64(4.0)))) + gomptmath.Sinh(x)) + gomptmath.Cosh(x)) + gomptmath.Tan(x))
-//line gompt_kernels.go:5895
+//line gompt_kernels.go:6877
 //line floats.go:103
 		v += ((((((gomptmath.Cbrt(x) + gomptmath.Hypot(x, float64(3.0))) + gomptmath.Erf(x)) + gomptmath.Erfc(x)) + gomptmath.Asinh(x)) + gomptmath.Acosh((x + float64(1.0)))) + gomptmath.Atanh((x / float64(4.0))))
-//line gompt_kernels.go:5898
+//line gompt_kernels.go:6880
 //line floats.go:104
 		*(*float32)(unsafe.Add(gomptPOut, i*4)) = float32(v)
-//line gompt_kernels.go:5901
+//line gompt_kernels.go:6883
 	}
 	_ = n
 }
@@ -5925,6 +6907,24 @@ func RunTranscendental(dev gompttarget.DeviceClause, n int, a []float64, out []f
 	out = gomptrt.Head(out, gomptrt.Len(n))
 	return gompttarget.Target(gompttarget.Region{Device: dev, Kernel: TranscendentalKernel, Shape: gompttarget.Shape{Size: [3]int{n, 1, 1}},
 		Maps: []gompttarget.Map{gompttarget.To(a), gompttarget.From(out)},
+		Args: []gompttarget.Arg{gompttarget.Int(n), gompttarget.Slice(a), gompttarget.Slice(out)}})
+}
+
+// RunTranscendentalNowait is RunTranscendental's nowait form: it starts the launch and returns at once. deps are depend items
+// (target.DependIn, DependOut, DependInOut, DependOn), which order it as they order target.TargetNowait.
+// Leave the slices alone until the task's Wait returns RunTranscendental's error (one found before the launch,
+// such as a short slice, included). An empty space runs nothing but still waits for deps.
+//
+// It runs TranscendentalKernel (Transcendental) on device dev over [0, n), mapping each slice by how the kernel uses it:
+// a to, out from.
+func RunTranscendentalNowait(dev gompttarget.DeviceClause, n int, a []float64, out []float32, deps ...gompttarget.Map) *gompttarget.Task {
+	if n <= 0 {
+		return gompttarget.Go(func() error { return nil }, deps...)
+	}
+	a = gomptrt.Head(a, gomptrt.Len(n))
+	out = gomptrt.Head(out, gomptrt.Len(n))
+	return gompttarget.TargetNowait(gompttarget.Region{Device: dev, Kernel: TranscendentalKernel, Shape: gompttarget.Shape{Size: [3]int{n, 1, 1}},
+		Maps: append([]gompttarget.Map{gompttarget.To(a), gompttarget.From(out)}, deps...),
 		Args: []gompttarget.Arg{gompttarget.Int(n), gompttarget.Slice(a), gompttarget.Slice(out)}})
 }
 
@@ -5966,7 +6966,7 @@ func gomptHostTranspose(gomptA *gomptdevice.HostArgs, gomptR gomptdevice.Range, 
 		for x := gomptLo0; x < gomptHi0; x++ {
 //line dims.go:64
 			*(*uint8)(unsafe.Add(gomptPOut, ((x*ny)+y)*1)) = (*(*uint8)(unsafe.Add(gomptPIn, ((y*nx)+x)*1)) + uint8(1))
-//line gompt_kernels.go:5970
+//line gompt_kernels.go:6970
 		}
 	}
 }
@@ -5994,6 +6994,24 @@ func RunTranspose(dev gompttarget.DeviceClause, nx int, ny int, in []uint8, out 
 	out = gomptrt.Head(out, gomptrt.Len(nx, ny))
 	return gompttarget.Target(gompttarget.Region{Device: dev, Kernel: TransposeKernel, Shape: gompttarget.Shape{Size: [3]int{nx, ny, 1}},
 		Maps: []gompttarget.Map{gompttarget.To(in), gompttarget.ToFrom(out)},
+		Args: []gompttarget.Arg{gompttarget.Int(nx), gompttarget.Int(ny), gompttarget.Slice(in), gompttarget.Slice(out)}})
+}
+
+// RunTransposeNowait is RunTranspose's nowait form: it starts the launch and returns at once. deps are depend items
+// (target.DependIn, DependOut, DependInOut, DependOn), which order it as they order target.TargetNowait.
+// Leave the slices alone until the task's Wait returns RunTranspose's error (one found before the launch,
+// such as a short slice, included). An empty space runs nothing but still waits for deps.
+//
+// It runs TransposeKernel (Transpose) on device dev over [0, nx)x[0, ny), mapping each slice by how the kernel uses it:
+// in to, out tofrom.
+func RunTransposeNowait(dev gompttarget.DeviceClause, nx int, ny int, in []uint8, out []uint8, deps ...gompttarget.Map) *gompttarget.Task {
+	if nx <= 0 || ny <= 0 {
+		return gompttarget.Go(func() error { return nil }, deps...)
+	}
+	in = gomptrt.Head(in, gomptrt.Len(nx, ny))
+	out = gomptrt.Head(out, gomptrt.Len(nx, ny))
+	return gompttarget.TargetNowait(gompttarget.Region{Device: dev, Kernel: TransposeKernel, Shape: gompttarget.Shape{Size: [3]int{nx, ny, 1}},
+		Maps: append([]gompttarget.Map{gompttarget.To(in), gompttarget.ToFrom(out)}, deps...),
 		Args: []gompttarget.Arg{gompttarget.Int(nx), gompttarget.Int(ny), gompttarget.Slice(in), gompttarget.Slice(out)}})
 }
 
@@ -6038,109 +7056,109 @@ gomptPoint0:
 	for i := gomptLo0; i < gomptHi0; i++ {
 //line tricky.go:11
 		o := (int(8) * i)
-//line gompt_kernels.go:6042
+//line gompt_kernels.go:7060
 //line tricky.go:12
 		long := *(*int64)(unsafe.Add(gomptPKernel, i*8))
-//line gompt_kernels.go:6045
+//line gompt_kernels.go:7063
 //line tricky.go:13
 		double := (float64(long) * global)
-//line gompt_kernels.go:6048
+//line gompt_kernels.go:7066
 //line tricky.go:14
 		sqrt := gomptmath.Sqrt(gomptmath.Abs(double))
-//line gompt_kernels.go:6051
+//line gompt_kernels.go:7069
 //line tricky.go:15
 		*(*int64)(unsafe.Add(gomptPOut, o*8)) = int64((sqrt * float64(1000.0)))
-//line gompt_kernels.go:6054
+//line gompt_kernels.go:7072
 //line tricky.go:16
 		{
-//line gompt_kernels.go:6057
+//line gompt_kernels.go:7075
 //line tricky.go:17
 			n := int(3)
-//line gompt_kernels.go:6060
+//line gompt_kernels.go:7078
 //line tricky.go:18
 			*(*int64)(unsafe.Add(gomptPOut, (o+int(1))*8)) = (int64(n) + long)
-//line gompt_kernels.go:6063
+//line gompt_kernels.go:7081
 //line tricky.go:16
 		}
-//line gompt_kernels.go:6066
+//line gompt_kernels.go:7084
 //line tricky.go:20
 		var a, b int = int(0), int(10)
-//line gompt_kernels.go:6069
+//line gompt_kernels.go:7087
 //line tricky.go:21
 		for a, b = int(0), int(10); a < b; a, b = (a + int(1)), (b - int(2)) {
-//line gompt_kernels.go:6072
+//line gompt_kernels.go:7090
 //line tricky.go:22
 			*(*int64)(unsafe.Add(gomptPOut, (o+int(2))*8)) += (int64((a * b)) ^ long)
-//line gompt_kernels.go:6075
+//line gompt_kernels.go:7093
 //line tricky.go:21
 		}
-//line gompt_kernels.go:6078
+//line gompt_kernels.go:7096
 //line tricky.go:24
 		*(*int64)(unsafe.Add(gomptPOut, (o+int(3))*8)) = long
-//line gompt_kernels.go:6081
+//line gompt_kernels.go:7099
 //line tricky.go:25
 		*(*int64)(unsafe.Add(gomptPOut, (o+int(3))*8)) <<= 2
-//line gompt_kernels.go:6084
+//line gompt_kernels.go:7102
 //line tricky.go:26
 		*(*int64)(unsafe.Add(gomptPOut, (o+int(3))*8)) &^= int64(5)
-//line gompt_kernels.go:6087
+//line gompt_kernels.go:7105
 //line tricky.go:27
 		*(*int64)(unsafe.Add(gomptPOut, (o+int(3))*8))++
-//line gompt_kernels.go:6090
+//line gompt_kernels.go:7108
 //line tricky.go:28
 		*(*int64)(unsafe.Add(gomptPOut, (o+int(3))*8)) %= int64(1000003)
-//line gompt_kernels.go:6093
+//line gompt_kernels.go:7111
 //line tricky.go:29
 		var cnt uint8
-//line gompt_kernels.go:6096
+//line gompt_kernels.go:7114
 //line tricky.go:30
 		for k := range uint8(200) {
-//line gompt_kernels.go:6099
+//line gompt_kernels.go:7117
 //line tricky.go:31
 			cnt += k
-//line gompt_kernels.go:6102
+//line gompt_kernels.go:7120
 //line tricky.go:30
 		}
-//line gompt_kernels.go:6105
+//line gompt_kernels.go:7123
 //line tricky.go:33
 		*(*int64)(unsafe.Add(gomptPOut, (o+int(4))*8)) = (int64(cnt) + int64((^uint8(long))))
-//line gompt_kernels.go:6108
+//line gompt_kernels.go:7126
 //line tricky.go:34
 		half, flag := (long > int64(0)), (!((long % int64(2)) == int64(0)))
-//line gompt_kernels.go:6111
+//line gompt_kernels.go:7129
 //line tricky.go:35
 		if half == flag {
-//line gompt_kernels.go:6114
+//line gompt_kernels.go:7132
 //line tricky.go:36
 			*(*int64)(unsafe.Add(gomptPOut, (o+int(5))*8)) = int64(1)
-//line gompt_kernels.go:6117
+//line gompt_kernels.go:7135
 //line tricky.go:35
 		}
-//line gompt_kernels.go:6120
+//line gompt_kernels.go:7138
 //line tricky.go:38
 		*(*int64)(unsafe.Add(gomptPOut, (o+int(6))*8)) = (min(long, int64(a), int64(b), int64(7)) + max(long, int64(-3)))
-//line gompt_kernels.go:6123
+//line gompt_kernels.go:7141
 //line tricky.go:39
 		for j := range int(5) {
-//line gompt_kernels.go:6126
+//line gompt_kernels.go:7144
 //line tricky.go:40
 			if int64(j) == (long % int64(5)) {
-//line gompt_kernels.go:6129
+//line gompt_kernels.go:7147
 //line tricky.go:41
 				*(*int64)(unsafe.Add(gomptPOut, (o+int(7))*8)) = ((int64(j) + int64((float64(314.1592653589793) * float64((j + int(1)))))) + int64(1000000000000000000))
-//line gompt_kernels.go:6132
+//line gompt_kernels.go:7150
 //line tricky.go:42
 				continue gomptPoint0
-//line gompt_kernels.go:6135
+//line gompt_kernels.go:7153
 //line tricky.go:40
 			}
-//line gompt_kernels.go:6138
+//line gompt_kernels.go:7156
 //line tricky.go:39
 		}
-//line gompt_kernels.go:6141
+//line gompt_kernels.go:7159
 //line tricky.go:45
 		*(*int64)(unsafe.Add(gomptPOut, (o+int(7))*8)) = (-long)
-//line gompt_kernels.go:6144
+//line gompt_kernels.go:7162
 	}
 	_ = n
 }
@@ -6168,6 +7186,24 @@ func RunTricky(dev gompttarget.DeviceClause, n int, global float64, kernel []int
 	out = gomptrt.Head(out, gomptrt.Len(8, n))
 	return gompttarget.Target(gompttarget.Region{Device: dev, Kernel: TrickyKernel, Shape: gompttarget.Shape{Size: [3]int{n, 1, 1}},
 		Maps: []gompttarget.Map{gompttarget.To(kernel), gompttarget.ToFrom(out)},
+		Args: []gompttarget.Arg{gompttarget.Int(n), gompttarget.Float64(global), gompttarget.Slice(kernel), gompttarget.Slice(out)}})
+}
+
+// RunTrickyNowait is RunTricky's nowait form: it starts the launch and returns at once. deps are depend items
+// (target.DependIn, DependOut, DependInOut, DependOn), which order it as they order target.TargetNowait.
+// Leave the slices alone until the task's Wait returns RunTricky's error (one found before the launch,
+// such as a short slice, included). An empty space runs nothing but still waits for deps.
+//
+// It runs TrickyKernel (Tricky) on device dev over [0, n), mapping each slice by how the kernel uses it:
+// kernel to, out tofrom.
+func RunTrickyNowait(dev gompttarget.DeviceClause, n int, global float64, kernel []int64, out []int64, deps ...gompttarget.Map) *gompttarget.Task {
+	if n <= 0 {
+		return gompttarget.Go(func() error { return nil }, deps...)
+	}
+	kernel = gomptrt.Head(kernel, gomptrt.Len(n))
+	out = gomptrt.Head(out, gomptrt.Len(8, n))
+	return gompttarget.TargetNowait(gompttarget.Region{Device: dev, Kernel: TrickyKernel, Shape: gompttarget.Shape{Size: [3]int{n, 1, 1}},
+		Maps: append([]gompttarget.Map{gompttarget.To(kernel), gompttarget.ToFrom(out)}, deps...),
 		Args: []gompttarget.Arg{gompttarget.Int(n), gompttarget.Float64(global), gompttarget.Slice(kernel), gompttarget.Slice(out)}})
 }
 
@@ -6215,34 +7251,34 @@ func gomptHostTuples(gomptA *gomptdevice.HostArgs, gomptR gomptdevice.Range, _, 
 	for i := gomptLo0; i < gomptHi0; i++ {
 //line tuple.go:17
 		o := (int(4) * i)
-//line gompt_kernels.go:6219
+//line gompt_kernels.go:7255
 //line tuple.go:18
 		k := o
-//line gompt_kernels.go:6222
+//line gompt_kernels.go:7258
 //line tuple.go:19
 		k, out[k] = (o + int(1)), *(*int32)(unsafe.Add(gomptPIn, i*4))
-//line gompt_kernels.go:6225
+//line gompt_kernels.go:7261
 //line tuple.go:20
 		out[k], out[(k+int(1))] = (*(*int32)(unsafe.Add(gomptPIn, i*4)) * int32(3)), (out[(k-int(1))] + int32(1))
-//line gompt_kernels.go:6228
+//line gompt_kernels.go:7264
 //line tuple.go:21
 		*(*int32)(unsafe.Add(gomptPOut, o*4)), *(*int32)(unsafe.Add(gomptPOut, (o+int(1))*4)) = *(*int32)(unsafe.Add(gomptPOut, (o+int(1))*4)), *(*int32)(unsafe.Add(gomptPOut, o*4))
-//line gompt_kernels.go:6231
+//line gompt_kernels.go:7267
 //line tuple.go:22
 		var x, y int32
-//line gompt_kernels.go:6234
+//line gompt_kernels.go:7270
 //line tuple.go:23
 		x, y = *(*int32)(unsafe.Add(gomptPOut, (o+int(2))*4)), x
-//line gompt_kernels.go:6237
+//line gompt_kernels.go:7273
 //line tuple.go:24
 		*(*int32)(unsafe.Add(gomptPOut, (o+int(3))*4)), x = (x + y), *(*int32)(unsafe.Add(gomptPOut, o*4))
-//line gompt_kernels.go:6240
+//line gompt_kernels.go:7276
 //line tuple.go:25
 		swapNext(out, (o + int(1)))
-//line gompt_kernels.go:6243
+//line gompt_kernels.go:7279
 //line tuple.go:26
 		*(*int32)(unsafe.Add(gomptPOut, o*4)) += x
-//line gompt_kernels.go:6246
+//line gompt_kernels.go:7282
 	}
 	_ = n
 }
@@ -6269,6 +7305,24 @@ func RunTuples(dev gompttarget.DeviceClause, n int, in []int32, out []int32) err
 	out = gomptrt.Head(out, gomptrt.Len(4, n))
 	return gompttarget.Target(gompttarget.Region{Device: dev, Kernel: TuplesKernel, Shape: gompttarget.Shape{Size: [3]int{n, 1, 1}},
 		Maps: []gompttarget.Map{gompttarget.To(in), gompttarget.ToFrom(out)},
+		Args: []gompttarget.Arg{gompttarget.Int(n), gompttarget.Slice(in), gompttarget.Slice(out)}})
+}
+
+// RunTuplesNowait is RunTuples's nowait form: it starts the launch and returns at once. deps are depend items
+// (target.DependIn, DependOut, DependInOut, DependOn), which order it as they order target.TargetNowait.
+// Leave the slices alone until the task's Wait returns RunTuples's error (one found before the launch,
+// such as a short slice, included). An empty space runs nothing but still waits for deps.
+//
+// It runs TuplesKernel (Tuples) on device dev over [0, n), mapping each slice by how the kernel uses it:
+// in to, out tofrom.
+func RunTuplesNowait(dev gompttarget.DeviceClause, n int, in []int32, out []int32, deps ...gompttarget.Map) *gompttarget.Task {
+	if n <= 0 {
+		return gompttarget.Go(func() error { return nil }, deps...)
+	}
+	in = gomptrt.Head(in, gomptrt.Len(n))
+	out = gomptrt.Head(out, gomptrt.Len(4, n))
+	return gompttarget.TargetNowait(gompttarget.Region{Device: dev, Kernel: TuplesKernel, Shape: gompttarget.Shape{Size: [3]int{n, 1, 1}},
+		Maps: append([]gompttarget.Map{gompttarget.To(in), gompttarget.ToFrom(out)}, deps...),
 		Args: []gompttarget.Arg{gompttarget.Int(n), gompttarget.Slice(in), gompttarget.Slice(out)}})
 }
 
@@ -6313,34 +7367,34 @@ func gomptHostUint64Ops(gomptA *gomptdevice.HostArgs, gomptR gomptdevice.Range, 
 	for i := gomptLo0; i < gomptHi0; i++ {
 //line ints.go:53
 		x, y := *(*uint64)(unsafe.Add(gomptPA, i*8)), *(*uint64)(unsafe.Add(gomptPB, i*8))
-//line gompt_kernels.go:6317
+//line gompt_kernels.go:7371
 //line ints.go:54
 		o := (int(6) * i)
-//line gompt_kernels.go:6320
+//line gompt_kernels.go:7374
 //line ints.go:55
 		*(*uint64)(unsafe.Add(gomptPOut, o*8)) = (x + y)
-//line gompt_kernels.go:6323
+//line gompt_kernels.go:7377
 //line ints.go:56
 		*(*uint64)(unsafe.Add(gomptPOut, (o+int(1))*8)) = (x - y)
-//line gompt_kernels.go:6326
+//line gompt_kernels.go:7380
 //line ints.go:57
 		*(*uint64)(unsafe.Add(gomptPOut, (o+int(2))*8)) = (x * y)
-//line gompt_kernels.go:6329
+//line gompt_kernels.go:7383
 //line ints.go:58
 		if y != uint64(0) {
-//line gompt_kernels.go:6332
+//line gompt_kernels.go:7386
 //line ints.go:59
 			*(*uint64)(unsafe.Add(gomptPOut, (o+int(3))*8)) = (x / y)
-//line gompt_kernels.go:6335
+//line gompt_kernels.go:7389
 //line ints.go:60
 			*(*uint64)(unsafe.Add(gomptPOut, (o+int(4))*8)) = (x % y)
-//line gompt_kernels.go:6338
+//line gompt_kernels.go:7392
 //line ints.go:58
 		}
-//line gompt_kernels.go:6341
+//line gompt_kernels.go:7395
 //line ints.go:62
 		*(*uint64)(unsafe.Add(gomptPOut, (o+int(5))*8)) = (-x)
-//line gompt_kernels.go:6344
+//line gompt_kernels.go:7398
 	}
 	_ = n
 }
@@ -6368,6 +7422,25 @@ func RunUint64Ops(dev gompttarget.DeviceClause, n int, a []uint64, b []uint64, o
 	out = gomptrt.Head(out, gomptrt.Len(6, n))
 	return gompttarget.Target(gompttarget.Region{Device: dev, Kernel: Uint64OpsKernel, Shape: gompttarget.Shape{Size: [3]int{n, 1, 1}},
 		Maps: []gompttarget.Map{gompttarget.To(a), gompttarget.To(b), gompttarget.ToFrom(out)},
+		Args: []gompttarget.Arg{gompttarget.Int(n), gompttarget.Slice(a), gompttarget.Slice(b), gompttarget.Slice(out)}})
+}
+
+// RunUint64OpsNowait is RunUint64Ops's nowait form: it starts the launch and returns at once. deps are depend items
+// (target.DependIn, DependOut, DependInOut, DependOn), which order it as they order target.TargetNowait.
+// Leave the slices alone until the task's Wait returns RunUint64Ops's error (one found before the launch,
+// such as a short slice, included). An empty space runs nothing but still waits for deps.
+//
+// It runs Uint64OpsKernel (Uint64Ops) on device dev over [0, n), mapping each slice by how the kernel uses it:
+// a to, b to, out tofrom.
+func RunUint64OpsNowait(dev gompttarget.DeviceClause, n int, a []uint64, b []uint64, out []uint64, deps ...gompttarget.Map) *gompttarget.Task {
+	if n <= 0 {
+		return gompttarget.Go(func() error { return nil }, deps...)
+	}
+	a = gomptrt.Head(a, gomptrt.Len(n))
+	b = gomptrt.Head(b, gomptrt.Len(n))
+	out = gomptrt.Head(out, gomptrt.Len(6, n))
+	return gompttarget.TargetNowait(gompttarget.Region{Device: dev, Kernel: Uint64OpsKernel, Shape: gompttarget.Shape{Size: [3]int{n, 1, 1}},
+		Maps: append([]gompttarget.Map{gompttarget.To(a), gompttarget.To(b), gompttarget.ToFrom(out)}, deps...),
 		Args: []gompttarget.Arg{gompttarget.Int(n), gompttarget.Slice(a), gompttarget.Slice(b), gompttarget.Slice(out)}})
 }
 
@@ -6418,82 +7491,82 @@ func gomptLanesUniformStore(gomptX0, gomptW int, n int, m int, b []int32, c []in
 	gomptPOut := unsafe.Pointer(unsafe.SliceData(out))
 //line lockstep.go:33
 	for j := int(0); j < m; j++ {
-//line gompt_kernels.go:6422
+//line gompt_kernels.go:7495
 //line lockstep.go:34
 		gomptU1 := int32(((j * int(7)) + int(5)))
-//line gompt_kernels.go:6425
+//line gompt_kernels.go:7498
 //line lockstep.go:34
 		for gomptJ := 0; gomptJ < gomptW; gomptJ++ {
-//line gompt_kernels.go:6428
+//line gompt_kernels.go:7501
 //line lockstep.go:34
 			i := gomptX0 + gomptJ
-//line gompt_kernels.go:6431
+//line gompt_kernels.go:7504
 //line lockstep.go:34
 			if i == int(0) {
-//line gompt_kernels.go:6434
+//line gompt_kernels.go:7507
 //line lockstep.go:35
 				*(*int32)(unsafe.Add(gomptPB, j*4)) = gomptU1
-//line gompt_kernels.go:6437
+//line gompt_kernels.go:7510
 //line lockstep.go:36
 				*(*int32)(unsafe.Add(gomptPOut, i*4)) += *(*int32)(unsafe.Add(gomptPB, j*4))
-//line gompt_kernels.go:6440
+//line gompt_kernels.go:7513
 //line lockstep.go:34
 			}
-//line gompt_kernels.go:6443
+//line gompt_kernels.go:7516
 //line lockstep.go:34
 		}
-//line gompt_kernels.go:6446
+//line gompt_kernels.go:7519
 //line lockstep.go:38
 		gomptU2 := unsafe.Add(gomptPOut, (gomptX0)*4)
-//line gompt_kernels.go:6449
+//line gompt_kernels.go:7522
 //line lockstep.go:38
 		gomptU3 := int32(j)
-//line gompt_kernels.go:6452
+//line gompt_kernels.go:7525
 //line lockstep.go:38
 		for gomptJ := 0; gomptJ < gomptW; gomptJ++ {
-//line gompt_kernels.go:6455
+//line gompt_kernels.go:7528
 //line lockstep.go:38
 			*(*int32)(unsafe.Add(gomptU2, gomptJ*4)) += gomptU3
-//line gompt_kernels.go:6458
+//line gompt_kernels.go:7531
 //line lockstep.go:38
 		}
-//line gompt_kernels.go:6461
+//line gompt_kernels.go:7534
 //line lockstep.go:33
 	}
-//line gompt_kernels.go:6464
+//line gompt_kernels.go:7537
 //line lockstep.go:40
 	for j := int(0); j < m; j++ {
-//line gompt_kernels.go:6467
+//line gompt_kernels.go:7540
 //line lockstep.go:41
 		gomptU4 := (n - int(1))
-//line gompt_kernels.go:6470
+//line gompt_kernels.go:7543
 //line lockstep.go:41
 		gomptU5 := ((m - int(1)) - j)
-//line gompt_kernels.go:6473
+//line gompt_kernels.go:7546
 //line lockstep.go:41
 		gomptU6 := int32(j)
-//line gompt_kernels.go:6476
+//line gompt_kernels.go:7549
 //line lockstep.go:41
 		for gomptJ := 0; gomptJ < gomptW; gomptJ++ {
-//line gompt_kernels.go:6479
+//line gompt_kernels.go:7552
 //line lockstep.go:41
 			i := gomptX0 + gomptJ
-//line gompt_kernels.go:6482
+//line gompt_kernels.go:7555
 //line lockstep.go:41
 			if i == gomptU4 {
-//line gompt_kernels.go:6485
+//line gompt_kernels.go:7558
 //line lockstep.go:42
 				c[gomptU5], *(*int32)(unsafe.Add(gomptPOut, i*4)) = gomptU6, (*(*int32)(unsafe.Add(gomptPOut, i*4)) + gomptU6)
-//line gompt_kernels.go:6488
+//line gompt_kernels.go:7561
 //line lockstep.go:41
 			}
-//line gompt_kernels.go:6491
+//line gompt_kernels.go:7564
 //line lockstep.go:41
 		}
-//line gompt_kernels.go:6494
+//line gompt_kernels.go:7567
 //line lockstep.go:40
 	}
-//line gompt_kernels.go:6497
+//line gompt_kernels.go:7570
 }
 
 // gomptSampleUniformStore is UniformStoreKernel's Sample: about n points, random arguments. Tol 0: every device gives the Go function's bits.
@@ -6520,5 +7593,24 @@ func RunUniformStore(dev gompttarget.DeviceClause, n int, m int, b []int32, c []
 	out = gomptrt.Head(out, gomptrt.Len(n))
 	return gompttarget.Target(gompttarget.Region{Device: dev, Kernel: UniformStoreKernel, Shape: gompttarget.Shape{Size: [3]int{n, 1, 1}},
 		Maps: []gompttarget.Map{gompttarget.ToFrom(b), gompttarget.ToFrom(c), gompttarget.ToFrom(out)},
+		Args: []gompttarget.Arg{gompttarget.Int(n), gompttarget.Int(m), gompttarget.Slice(b), gompttarget.Slice(c), gompttarget.Slice(out)}})
+}
+
+// RunUniformStoreNowait is RunUniformStore's nowait form: it starts the launch and returns at once. deps are depend items
+// (target.DependIn, DependOut, DependInOut, DependOn), which order it as they order target.TargetNowait.
+// Leave the slices alone until the task's Wait returns RunUniformStore's error (one found before the launch,
+// such as a short slice, included). An empty space runs nothing but still waits for deps.
+//
+// It runs UniformStoreKernel (UniformStore) on device dev over [0, n), mapping each slice by how the kernel uses it:
+// b tofrom, c tofrom, out tofrom.
+func RunUniformStoreNowait(dev gompttarget.DeviceClause, n int, m int, b []int32, c []int32, out []int32, deps ...gompttarget.Map) *gompttarget.Task {
+	if n <= 0 {
+		return gompttarget.Go(func() error { return nil }, deps...)
+	}
+	b = gomptrt.Head(b, gomptrt.Len(m))
+	c = gomptrt.Head(c, gomptrt.Len(m))
+	out = gomptrt.Head(out, gomptrt.Len(n))
+	return gompttarget.TargetNowait(gompttarget.Region{Device: dev, Kernel: UniformStoreKernel, Shape: gompttarget.Shape{Size: [3]int{n, 1, 1}},
+		Maps: append([]gompttarget.Map{gompttarget.ToFrom(b), gompttarget.ToFrom(c), gompttarget.ToFrom(out)}, deps...),
 		Args: []gompttarget.Arg{gompttarget.Int(n), gompttarget.Int(m), gompttarget.Slice(b), gompttarget.Slice(c), gompttarget.Slice(out)}})
 }
