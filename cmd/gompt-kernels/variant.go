@@ -166,7 +166,11 @@ func (g *gen) resolveArg(k *kernel, p *param, name string, o options) {
 		return
 	}
 	if sig.Results().Len() != 1 || !types.Identical(sig.Results().At(0).Type(), p.obj.Type()) {
-		bad("%s must return one %s (the type of %s), not %s", name, goType(p), p.name, g.typeString(sig.Results()))
+		got := fmt.Sprintf("%d results", sig.Results().Len())
+		if sig.Results().Len() == 1 {
+			got = g.typeString(sig.Results().At(0).Type())
+		}
+		bad("%s must return one %s (the type of %s), not %s", name, goType(p), p.name, got)
 		return
 	}
 	if g.launchDir != "" && !f.Exported() {
