@@ -196,3 +196,13 @@ func A6(i int, n int, m int) {}
 func A7(i int, n int) {}
 `)
 }
+
+// -h explains the nowait launchers, arg(p)= and //gompt:variant.
+func TestUsageVariants(t *testing.T) {
+	out, _ := exec.Command("go", "run", ".", "-h").CombinedOutput()
+	for _, want := range []string{"//gompt:variant of=BASE device=SEL[,SEL...]", "arg(p)=FUNC", "arg(teams)=Tiles",
+		"func RunDotNowait(dev target.DeviceClause, n int, x, y []float32, deps ...target.Map) *target.Result[float32]",
+		"target.MatchDevice", "host, opencl, cuda", "gpu, cpu,\naccelerator", "BASEVariant(dev)"} {
+		assert.Contains(t, string(out), want)
+	}
+}
