@@ -120,8 +120,7 @@ func (l *launch) sync(w *goWriter) {
 	}
 	l.doc(w, k.runName, k.runName)
 	w.p("func %s(%s gompttarget.DeviceClause, %s) %s {", k.runName, l.dev, strings.Join(l.params, ", "), ret)
-	l.dispatch(w, false)
-	region := l.prologue(w, "")
+	region := l.prologue(w, "", false)
 	if l.resultType == "" {
 		w.p("return gompttarget.Target(%s)", region)
 		w.p("}")
@@ -157,8 +156,7 @@ func (l *launch) nowait(w *goWriter) {
 	w.p("//")
 	l.doc(w, name, "It")
 	w.p("func %s(%s gompttarget.DeviceClause, %s) %s {", name, l.dev, strings.Join(append(l.params, l.deps+" ...gompttarget.Map"), ", "), ret)
-	l.dispatch(w, true)
-	region := l.prologue(w, l.deps)
+	region := l.prologue(w, l.deps, true)
 	if l.resultType == "" {
 		w.p("return gompttarget.TargetNowait(%s)", region)
 		w.p("}")
@@ -191,11 +189,12 @@ func (l *launch) dispatch(w *goWriter, nowait bool) {
 }
 
 // prologue writes what both forms do before the launch: compute derived
-// parameters, return at once for an empty space, cut the slices to their
-// lengths, make a reduction's partial results. It returns the Region
-// literal, with deps (a variadic parameter's name, or "") appended to its
-// maps.
-func (l *launch) prologue(w *goWriter, deps string) string {
+// parameters, return at once for an empty space, run a variant where the
+// device matches (the base's empty space is the variant's too), cut the
+// slices to their lengths, make a reduction's partial results. It returns
+// the Region literal, with deps (a variadic parameter's name, or "")
+// appended to its maps.
+func (l *launch) prologue(w *goWriter, deps string, nowait bool) string {
 	k := l.k
 	for _, p := range k.args() {
 		if d := k.derivedParam(p); d != nil {
@@ -221,6 +220,7 @@ func (l *launch) prologue(w *goWriter, deps string) string {
 		w.p("return gompttarget.NewResult(gompttarget.Go(func() error { return nil }, %s...), func() %s { return gomptZero })", deps, l.resultType)
 	}
 	w.p("}")
+	l.dispatch(w, nowait)
 	var maplist, args []string
 	for _, p := range k.args() {
 		if !p.slice {

@@ -95,8 +95,8 @@ func TestVariant(t *testing.T) {
 	require.NoError(t, err)
 	g := string(out[goFileName])
 	for _, want := range []string{
-		"func RunSum(dev gompttarget.DeviceClause, n int, a []float32, out []float32) error {\n\tswitch SumVariant(dev) {\n\tcase SumTeamKernel:\n\t\treturn RunSumTeam(dev, n, a, out)\n\t}",
-		"func RunSumNowait(dev gompttarget.DeviceClause, n int, a []float32, out []float32, deps ...gompttarget.Map) *gompttarget.Task {\n\tswitch SumVariant(dev) {\n\tcase SumTeamKernel:\n\t\treturn RunSumTeamNowait(dev, n, a, out, deps...)\n\t}",
+		"func RunSum(dev gompttarget.DeviceClause, n int, a []float32, out []float32) error {\n\tif n <= 0 {\n\t\treturn nil\n\t}\n\tswitch SumVariant(dev) {\n\tcase SumTeamKernel:\n\t\treturn RunSumTeam(dev, n, a, out)\n\t}",
+		"func RunSumNowait(dev gompttarget.DeviceClause, n int, a []float32, out []float32, deps ...gompttarget.Map) *gompttarget.Task {\n\tif n <= 0 {\n\t\treturn gompttarget.Go(func() error { return nil }, deps...)\n\t}\n\tswitch SumVariant(dev) {\n\tcase SumTeamKernel:\n\t\treturn RunSumTeamNowait(dev, n, a, out, deps...)\n\t}",
 		"func SumVariant(dev gompttarget.DeviceClause) *gompttarget.Kernel {\n\tif gompttarget.MatchDevice(dev, \"opencl\", \"cuda\") {\n\t\treturn SumTeamKernel\n\t}\n\treturn SumKernel\n}",
 		"func RunSumTeam(dev gompttarget.DeviceClause, n int, a []float32, out []float32) error {\n\tteams := SumTeams(n)\n",
 	} {

@@ -207,12 +207,12 @@ func RunJacobiNowait(dev gompttarget.DeviceClause, nx int, ny int, in []float32,
 // On a device that matches opencl or cuda it runs kernels.MatmulTiled (matmulTiled) instead, as RunMatmulTiled does (//gompt:variant).
 // MatmulVariant says which kernel runs on a device.
 func RunMatmul(dev gompttarget.DeviceClause, m int, n int, k int, A []float32, B []float32, C []float32) error {
+	if n <= 0 || m <= 0 {
+		return nil
+	}
 	switch MatmulVariant(dev) {
 	case gomptkernels.MatmulTiled:
 		return RunMatmulTiled(dev, m, n, k, A, B, C)
-	}
-	if n <= 0 || m <= 0 {
-		return nil
 	}
 	A = gomptrt.Head(A, gomptrt.Len(m, k))
 	B = gomptrt.Head(B, gomptrt.Len(k, n))
@@ -232,12 +232,12 @@ func RunMatmul(dev gompttarget.DeviceClause, m int, n int, k int, A []float32, B
 // On a device that matches opencl or cuda it runs kernels.MatmulTiled (matmulTiled) instead, as RunMatmulTiledNowait does (//gompt:variant).
 // MatmulVariant says which kernel runs on a device.
 func RunMatmulNowait(dev gompttarget.DeviceClause, m int, n int, k int, A []float32, B []float32, C []float32, deps ...gompttarget.Map) *gompttarget.Task {
+	if n <= 0 || m <= 0 {
+		return gompttarget.Go(func() error { return nil }, deps...)
+	}
 	switch MatmulVariant(dev) {
 	case gomptkernels.MatmulTiled:
 		return RunMatmulTiledNowait(dev, m, n, k, A, B, C, deps...)
-	}
-	if n <= 0 || m <= 0 {
-		return gompttarget.Go(func() error { return nil }, deps...)
 	}
 	A = gomptrt.Head(A, gomptrt.Len(m, k))
 	B = gomptrt.Head(B, gomptrt.Len(k, n))

@@ -174,3 +174,15 @@ func TestNowaitInsideData(t *testing.T) {
 		}
 	}
 }
+
+// RunMatmul over an empty C runs nothing on every device, whichever kernel
+// the device gets: the base's empty space is its variant's too.
+func TestMatmulEmptyOnEveryDevice(t *testing.T) {
+	for _, dev := range devices() {
+		what := target.Describe(dev.Num())
+		assert.NoError(t, launch.RunMatmul(dev, 0, 5, 3, nil, nil, nil), what)
+		assert.NoError(t, launch.RunMatmul(dev, 4, 0, 3, nil, nil, nil), what)
+		assert.NoError(t, launch.RunMatmulNowait(dev, 0, 5, 3, nil, nil, nil).Wait(), what)
+		assert.NoError(t, launch.RunMatmulTiled(dev, 0, 5, 3, nil, nil, nil), what)
+	}
+}
