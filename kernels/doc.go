@@ -11,7 +11,12 @@
 // finds one. MatmulTiled (with MatmulTiledTeams) is Matmul as a team
 // kernel, in 64x64 tiles through team arrays, and Histogram an array
 // reduction (256 bins); they are not in All. Their typed launchers (launch.RunSaxpy(dev, n, a, x, y) ...)
-// are in package kernels/launch.
+// are in package kernels/launch, each with a nowait form
+// (launch.RunSaxpyNowait(dev, n, a, x, y, deps...) returns the
+// *target.Task). MatmulTiled is Matmul's variant on OpenCL and CUDA
+// devices (//gompt:variant, as OpenMP's declare variant): launch.RunMatmul
+// runs it there and Matmul on the host device and the initial device, and
+// computes its teams (arg(teams)=MatmulTiledTeams).
 //
 // # Writing a kernel in Go
 //
@@ -35,10 +40,16 @@
 //
 //	func RunScale(dev target.DeviceClause, n int, s float32, x []float32) error
 //
-// which maps x both ways and runs ScaleKernel over [0, n); and
+// which maps x both ways and runs ScaleKernel over [0, n), and its nowait
+// form
+//
+//	func RunScaleNowait(dev target.DeviceClause, n int, s float32, x []float32, deps ...target.Map) *target.Task
+//
+// (a reduction's returns a *target.Result, whose Wait gives the value); and
 // gompt_Scale.cl and gompt_Scale.ptx, embedded in ScaleKernel. Run
 // `go run github.com/gompt/gompt/cmd/gompt-kernels -h` for the directive
-// (dims=, reduce=, reduce(buf)=, team=, len(buf)=, name=, var=) and the
+// (dims=, reduce=, reduce(buf)=, team=, len(buf)=, arg(p)=, name=, var=;
+// //gompt:variant for a kernel that another replaces on some devices) and the
 // subset of Go a kernel may use; the repository's README ("Writing a kernel") says what the
 // generated code keeps of Go on every device: the Go function's result bit
 // for bit for map kernels, reductions within a stated tolerance, slices

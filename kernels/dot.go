@@ -56,7 +56,11 @@ func SumPartials(partial []float32) float64 {
 }
 
 // MatmulTiledTeams returns the number of teams MatmulTiled runs for an
-// m x n product: one per 64x64 tile of C.
+// m x n product: one per 64x64 tile of C, none for an empty C (its
+// launchers then run nothing, as Matmul's do).
 func MatmulTiledTeams(m, n int) int {
-	return max((m+63)/64, 1) * max((n+63)/64, 1)
+	if m <= 0 || n <= 0 {
+		return 0
+	}
+	return (m + 63) / 64 * ((n + 63) / 64)
 }

@@ -256,7 +256,7 @@ func gomptSampleFill(gomptN int, gomptSeed int64) gomptdevice.Sample {
 	}
 }
 
-// Histogram is the gompt map kernel of histogram (library.go:230:1), over [0, n).
+// Histogram is the gompt map kernel of histogram (library.go:232:1), over [0, n).
 var Histogram = &gomptdevice.Kernel{
 	Name: "histogram",
 	Params: []gomptdevice.Param{
@@ -266,7 +266,7 @@ var Histogram = &gomptdevice.Kernel{
 	},
 	Dims: 1,
 	Needs: []gomptdevice.Need{
-		{Kind: gomptdevice.NeedLocalMem, Amount: 1024, Use: "1024 bytes of team-local memory (the team's copy of reduce(h)=+)", Pos: "library.go:229"},
+		{Kind: gomptdevice.NeedLocalMem, Amount: 1024, Use: "1024 bytes of team-local memory (the team's copy of reduce(h)=+)", Pos: "library.go:231"},
 	},
 	Images: []gomptdevice.Image{
 		{Kind: gomptdevice.ImageHost, Entry: "gompt_histogram", Host: gomptHostHistogram},
@@ -294,7 +294,7 @@ func gomptHostHistogram(gomptA *gomptdevice.HostArgs, gomptR gomptdevice.Range, 
 	gomptPH := unsafe.Pointer(unsafe.SliceData(h))
 	gomptLo0, gomptHi0 := gomptR.Clamp(0, n)
 	for i := gomptLo0; i < gomptHi0; i++ {
-//line library.go:231
+//line library.go:233
 		*(*uint32)(unsafe.Add(gomptPH, int(*(*uint8)(unsafe.Add(gomptPV, i*1)))*4))++
 	}
 	gomptrt.MergeSum(gomptRBH, gomptRAH[:], uint32(0))
@@ -492,7 +492,7 @@ func gomptSampleMatmul(gomptN int, gomptSeed int64) gomptdevice.Sample {
 	}
 }
 
-// MatmulTiled is the gompt team kernel (team=256) of matmulTiled (library.go:89:1), over [0, teams).
+// MatmulTiled is the gompt team kernel (team=256) of matmulTiled (library.go:91:1), over [0, teams).
 var MatmulTiled = &gomptdevice.Kernel{
 	Name: "matmul_tiled",
 	Params: []gomptdevice.Param{
@@ -506,49 +506,49 @@ var MatmulTiled = &gomptdevice.Kernel{
 	},
 	Dims: 1,
 	Faults: []gomptdevice.FaultSite{
-		{Kind: gomptdevice.FaultDivide, Pos: "library.go:93"},
-		{Kind: gomptdevice.FaultDivide, Pos: "library.go:94"},
-		{Kind: gomptdevice.FaultIndex, Pos: "library.go:107"},
-		{Kind: gomptdevice.FaultIndex, Pos: "library.go:112"},
-		{Kind: gomptdevice.FaultIndex, Pos: "library.go:117"},
-		{Kind: gomptdevice.FaultIndex, Pos: "library.go:122"},
-		{Kind: gomptdevice.FaultIndex, Pos: "library.go:127"},
-		{Kind: gomptdevice.FaultIndex, Pos: "library.go:127"},
+		{Kind: gomptdevice.FaultDivide, Pos: "library.go:95"},
+		{Kind: gomptdevice.FaultDivide, Pos: "library.go:96"},
+		{Kind: gomptdevice.FaultIndex, Pos: "library.go:109"},
+		{Kind: gomptdevice.FaultIndex, Pos: "library.go:114"},
+		{Kind: gomptdevice.FaultIndex, Pos: "library.go:119"},
+		{Kind: gomptdevice.FaultIndex, Pos: "library.go:124"},
 		{Kind: gomptdevice.FaultIndex, Pos: "library.go:129"},
-		{Kind: gomptdevice.FaultIndex, Pos: "library.go:132"},
-		{Kind: gomptdevice.FaultIndex, Pos: "library.go:132"},
+		{Kind: gomptdevice.FaultIndex, Pos: "library.go:129"},
+		{Kind: gomptdevice.FaultIndex, Pos: "library.go:131"},
 		{Kind: gomptdevice.FaultIndex, Pos: "library.go:134"},
-		{Kind: gomptdevice.FaultIndex, Pos: "library.go:137"},
-		{Kind: gomptdevice.FaultIndex, Pos: "library.go:137"},
+		{Kind: gomptdevice.FaultIndex, Pos: "library.go:134"},
+		{Kind: gomptdevice.FaultIndex, Pos: "library.go:136"},
 		{Kind: gomptdevice.FaultIndex, Pos: "library.go:139"},
-		{Kind: gomptdevice.FaultIndex, Pos: "library.go:142"},
-		{Kind: gomptdevice.FaultIndex, Pos: "library.go:142"},
+		{Kind: gomptdevice.FaultIndex, Pos: "library.go:139"},
+		{Kind: gomptdevice.FaultIndex, Pos: "library.go:141"},
 		{Kind: gomptdevice.FaultIndex, Pos: "library.go:144"},
-		{Kind: gomptdevice.FaultIndex, Pos: "library.go:152"},
-		{Kind: gomptdevice.FaultIndex, Pos: "library.go:153"},
+		{Kind: gomptdevice.FaultIndex, Pos: "library.go:144"},
+		{Kind: gomptdevice.FaultIndex, Pos: "library.go:146"},
 		{Kind: gomptdevice.FaultIndex, Pos: "library.go:154"},
 		{Kind: gomptdevice.FaultIndex, Pos: "library.go:155"},
-		{Kind: gomptdevice.FaultIndex, Pos: "library.go:176"},
-		{Kind: gomptdevice.FaultIndex, Pos: "library.go:179"},
-		{Kind: gomptdevice.FaultIndex, Pos: "library.go:182"},
-		{Kind: gomptdevice.FaultIndex, Pos: "library.go:185"},
-		{Kind: gomptdevice.FaultIndex, Pos: "library.go:188"},
-		{Kind: gomptdevice.FaultIndex, Pos: "library.go:191"},
-		{Kind: gomptdevice.FaultIndex, Pos: "library.go:194"},
-		{Kind: gomptdevice.FaultIndex, Pos: "library.go:197"},
-		{Kind: gomptdevice.FaultIndex, Pos: "library.go:200"},
-		{Kind: gomptdevice.FaultIndex, Pos: "library.go:203"},
-		{Kind: gomptdevice.FaultIndex, Pos: "library.go:206"},
-		{Kind: gomptdevice.FaultIndex, Pos: "library.go:209"},
-		{Kind: gomptdevice.FaultIndex, Pos: "library.go:212"},
-		{Kind: gomptdevice.FaultIndex, Pos: "library.go:215"},
-		{Kind: gomptdevice.FaultIndex, Pos: "library.go:218"},
-		{Kind: gomptdevice.FaultIndex, Pos: "library.go:221"},
+		{Kind: gomptdevice.FaultIndex, Pos: "library.go:156"},
+		{Kind: gomptdevice.FaultIndex, Pos: "library.go:157"},
+		{Kind: gomptdevice.FaultIndex, Pos: "library.go:178"},
+		{Kind: gomptdevice.FaultIndex, Pos: "library.go:181"},
+		{Kind: gomptdevice.FaultIndex, Pos: "library.go:184"},
+		{Kind: gomptdevice.FaultIndex, Pos: "library.go:187"},
+		{Kind: gomptdevice.FaultIndex, Pos: "library.go:190"},
+		{Kind: gomptdevice.FaultIndex, Pos: "library.go:193"},
+		{Kind: gomptdevice.FaultIndex, Pos: "library.go:196"},
+		{Kind: gomptdevice.FaultIndex, Pos: "library.go:199"},
+		{Kind: gomptdevice.FaultIndex, Pos: "library.go:202"},
+		{Kind: gomptdevice.FaultIndex, Pos: "library.go:205"},
+		{Kind: gomptdevice.FaultIndex, Pos: "library.go:208"},
+		{Kind: gomptdevice.FaultIndex, Pos: "library.go:211"},
+		{Kind: gomptdevice.FaultIndex, Pos: "library.go:214"},
+		{Kind: gomptdevice.FaultIndex, Pos: "library.go:217"},
+		{Kind: gomptdevice.FaultIndex, Pos: "library.go:220"},
+		{Kind: gomptdevice.FaultIndex, Pos: "library.go:223"},
 	},
 	MaxThreads: 256,
 	Needs: []gomptdevice.Need{
-		{Kind: gomptdevice.NeedLocalMem, Amount: 8192, Use: "8192 bytes of team-local memory (team arrays tA, tB)", Pos: "library.go:90"},
-		{Kind: gomptdevice.NeedTeamSize, Amount: 256, Use: "teams of 256 threads (team=256)", Pos: "library.go:88"},
+		{Kind: gomptdevice.NeedLocalMem, Amount: 8192, Use: "8192 bytes of team-local memory (team arrays tA, tB)", Pos: "library.go:92"},
+		{Kind: gomptdevice.NeedTeamSize, Amount: 256, Use: "teams of 256 threads (team=256)", Pos: "library.go:89"},
 	},
 	Images: []gomptdevice.Image{
 		{Kind: gomptdevice.ImageHost, Entry: "gompt_matmul_tiled", Host: gomptHostMatmulTiled},
@@ -601,95 +601,95 @@ func gomptHostMatmulTiled(gomptA *gomptdevice.HostArgs, gomptR gomptdevice.Range
 	var c33 [256]float32 // per thread
 	gomptLo0, gomptHi0 := gomptR.Clamp(0, teams)
 	for t := gomptLo0; t < gomptHi0; t++ {
-//line library.go:90
+//line library.go:92
 		var tA [1024]float32
 		_ = tA
-//line library.go:91
+//line library.go:93
 		var tB [1024]float32
 		_ = tB
-//line library.go:92
+//line library.go:94
 		tilesX := max(((n + int(63)) / int(64)), int(1))
 		_ = tilesX
-//line library.go:93
+//line library.go:95
 		row := ((t / tilesX) * int(64))
 		_ = row
-//line library.go:94
+//line library.go:96
 		col := ((t % tilesX) * int(64))
 		_ = col
 		for gomptJ := 0; gomptJ < 256; gomptJ++ {
 			th := gomptJ
-//line library.go:95
+//line library.go:97
 			ly[gomptJ], lx[gomptJ] = (th / int(16)), (th % int(16))
 		}
 		for gomptJ := 0; gomptJ < 256; gomptJ++ {
-//line library.go:96
+//line library.go:98
 			i0[gomptJ] = ((row + ly[gomptJ]) + int(0))
 		}
 		for gomptJ := 0; gomptJ < 256; gomptJ++ {
-//line library.go:97
+//line library.go:99
 			i1[gomptJ] = ((row + ly[gomptJ]) + int(16))
 		}
 		for gomptJ := 0; gomptJ < 256; gomptJ++ {
-//line library.go:98
+//line library.go:100
 			i2[gomptJ] = ((row + ly[gomptJ]) + int(32))
 		}
 		for gomptJ := 0; gomptJ < 256; gomptJ++ {
-//line library.go:99
+//line library.go:101
 			i3[gomptJ] = ((row + ly[gomptJ]) + int(48))
 		}
 		for gomptJ := 0; gomptJ < 256; gomptJ++ {
-//line library.go:100
+//line library.go:102
 			j0[gomptJ] = ((col + lx[gomptJ]) + int(0))
 		}
 		for gomptJ := 0; gomptJ < 256; gomptJ++ {
-//line library.go:101
+//line library.go:103
 			j1[gomptJ] = ((col + lx[gomptJ]) + int(16))
 		}
 		for gomptJ := 0; gomptJ < 256; gomptJ++ {
-//line library.go:102
+//line library.go:104
 			j2[gomptJ] = ((col + lx[gomptJ]) + int(32))
 		}
 		for gomptJ := 0; gomptJ < 256; gomptJ++ {
-//line library.go:103
+//line library.go:105
 			j3[gomptJ] = ((col + lx[gomptJ]) + int(48))
 		}
 		for gomptJ := 0; gomptJ < 256; gomptJ++ {
-//line library.go:104
+//line library.go:106
 			c00[gomptJ] = float32(0)
-//line library.go:104
+//line library.go:106
 			c01[gomptJ] = float32(0)
-//line library.go:104
+//line library.go:106
 			c02[gomptJ] = float32(0)
-//line library.go:104
+//line library.go:106
 			c03[gomptJ] = float32(0)
-//line library.go:104
+//line library.go:106
 			c10[gomptJ] = float32(0)
-//line library.go:104
+//line library.go:106
 			c11[gomptJ] = float32(0)
-//line library.go:104
+//line library.go:106
 			c12[gomptJ] = float32(0)
-//line library.go:104
+//line library.go:106
 			c13[gomptJ] = float32(0)
-//line library.go:104
+//line library.go:106
 			c20[gomptJ] = float32(0)
-//line library.go:104
+//line library.go:106
 			c21[gomptJ] = float32(0)
-//line library.go:104
+//line library.go:106
 			c22[gomptJ] = float32(0)
-//line library.go:104
+//line library.go:106
 			c23[gomptJ] = float32(0)
-//line library.go:104
+//line library.go:106
 			c30[gomptJ] = float32(0)
-//line library.go:104
+//line library.go:106
 			c31[gomptJ] = float32(0)
-//line library.go:104
+//line library.go:106
 			c32[gomptJ] = float32(0)
-//line library.go:104
+//line library.go:106
 			c33[gomptJ] = float32(0)
 		}
 		for p0 := int(0); p0 < k; p0 += int(16) {
 			for gomptJ := 0; gomptJ < 256; gomptJ++ {
-//line library.go:106
+//line library.go:108
 				if (i0[gomptJ] < m) && ((p0 + lx[gomptJ]) < k) {
 					tA[(((ly[gomptJ] + int(0)) * int(16)) + lx[gomptJ])] = A[(((i0[gomptJ] * k) + p0) + lx[gomptJ])]
 				} else {
@@ -697,7 +697,7 @@ func gomptHostMatmulTiled(gomptA *gomptdevice.HostArgs, gomptR gomptdevice.Range
 				}
 			}
 			for gomptJ := 0; gomptJ < 256; gomptJ++ {
-//line library.go:111
+//line library.go:113
 				if (i1[gomptJ] < m) && ((p0 + lx[gomptJ]) < k) {
 					tA[(((ly[gomptJ] + int(16)) * int(16)) + lx[gomptJ])] = A[(((i1[gomptJ] * k) + p0) + lx[gomptJ])]
 				} else {
@@ -705,7 +705,7 @@ func gomptHostMatmulTiled(gomptA *gomptdevice.HostArgs, gomptR gomptdevice.Range
 				}
 			}
 			for gomptJ := 0; gomptJ < 256; gomptJ++ {
-//line library.go:116
+//line library.go:118
 				if (i2[gomptJ] < m) && ((p0 + lx[gomptJ]) < k) {
 					tA[(((ly[gomptJ] + int(32)) * int(16)) + lx[gomptJ])] = A[(((i2[gomptJ] * k) + p0) + lx[gomptJ])]
 				} else {
@@ -713,7 +713,7 @@ func gomptHostMatmulTiled(gomptA *gomptdevice.HostArgs, gomptR gomptdevice.Range
 				}
 			}
 			for gomptJ := 0; gomptJ < 256; gomptJ++ {
-//line library.go:121
+//line library.go:123
 				if (i3[gomptJ] < m) && ((p0 + lx[gomptJ]) < k) {
 					tA[(((ly[gomptJ] + int(48)) * int(16)) + lx[gomptJ])] = A[(((i3[gomptJ] * k) + p0) + lx[gomptJ])]
 				} else {
@@ -721,7 +721,7 @@ func gomptHostMatmulTiled(gomptA *gomptdevice.HostArgs, gomptR gomptdevice.Range
 				}
 			}
 			for gomptJ := 0; gomptJ < 256; gomptJ++ {
-//line library.go:126
+//line library.go:128
 				if ((p0 + ly[gomptJ]) < k) && (j0[gomptJ] < n) {
 					tB[(((ly[gomptJ] * int(64)) + lx[gomptJ]) + int(0))] = B[(((p0 + ly[gomptJ]) * n) + j0[gomptJ])]
 				} else {
@@ -729,7 +729,7 @@ func gomptHostMatmulTiled(gomptA *gomptdevice.HostArgs, gomptR gomptdevice.Range
 				}
 			}
 			for gomptJ := 0; gomptJ < 256; gomptJ++ {
-//line library.go:131
+//line library.go:133
 				if ((p0 + ly[gomptJ]) < k) && (j1[gomptJ] < n) {
 					tB[(((ly[gomptJ] * int(64)) + lx[gomptJ]) + int(16))] = B[(((p0 + ly[gomptJ]) * n) + j1[gomptJ])]
 				} else {
@@ -737,7 +737,7 @@ func gomptHostMatmulTiled(gomptA *gomptdevice.HostArgs, gomptR gomptdevice.Range
 				}
 			}
 			for gomptJ := 0; gomptJ < 256; gomptJ++ {
-//line library.go:136
+//line library.go:138
 				if ((p0 + ly[gomptJ]) < k) && (j2[gomptJ] < n) {
 					tB[(((ly[gomptJ] * int(64)) + lx[gomptJ]) + int(32))] = B[(((p0 + ly[gomptJ]) * n) + j2[gomptJ])]
 				} else {
@@ -745,7 +745,7 @@ func gomptHostMatmulTiled(gomptA *gomptdevice.HostArgs, gomptR gomptdevice.Range
 				}
 			}
 			for gomptJ := 0; gomptJ < 256; gomptJ++ {
-//line library.go:141
+//line library.go:143
 				if ((p0 + ly[gomptJ]) < k) && (j3[gomptJ] < n) {
 					tB[(((ly[gomptJ] * int(64)) + lx[gomptJ]) + int(48))] = B[(((p0 + ly[gomptJ]) * n) + j3[gomptJ])]
 				} else {
@@ -754,7 +754,7 @@ func gomptHostMatmulTiled(gomptA *gomptdevice.HostArgs, gomptR gomptdevice.Range
 			}
 			// barrier
 			for gomptJ := 0; gomptJ < 256; gomptJ++ {
-//line library.go:147
+//line library.go:149
 				for q := int(0); q < int(16); q++ {
 					a0 := tA[(((ly[gomptJ] + int(0)) * int(16)) + q)]
 					a1 := tA[(((ly[gomptJ] + int(16)) * int(16)) + q)]
@@ -785,97 +785,97 @@ func gomptHostMatmulTiled(gomptA *gomptdevice.HostArgs, gomptR gomptdevice.Range
 			// barrier
 		}
 		for gomptJ := 0; gomptJ < 256; gomptJ++ {
-//line library.go:175
+//line library.go:177
 			if (i0[gomptJ] < m) && (j0[gomptJ] < n) {
 				C[((i0[gomptJ] * n) + j0[gomptJ])] = c00[gomptJ]
 			}
 		}
 		for gomptJ := 0; gomptJ < 256; gomptJ++ {
-//line library.go:178
+//line library.go:180
 			if (i0[gomptJ] < m) && (j1[gomptJ] < n) {
 				C[((i0[gomptJ] * n) + j1[gomptJ])] = c01[gomptJ]
 			}
 		}
 		for gomptJ := 0; gomptJ < 256; gomptJ++ {
-//line library.go:181
+//line library.go:183
 			if (i0[gomptJ] < m) && (j2[gomptJ] < n) {
 				C[((i0[gomptJ] * n) + j2[gomptJ])] = c02[gomptJ]
 			}
 		}
 		for gomptJ := 0; gomptJ < 256; gomptJ++ {
-//line library.go:184
+//line library.go:186
 			if (i0[gomptJ] < m) && (j3[gomptJ] < n) {
 				C[((i0[gomptJ] * n) + j3[gomptJ])] = c03[gomptJ]
 			}
 		}
 		for gomptJ := 0; gomptJ < 256; gomptJ++ {
-//line library.go:187
+//line library.go:189
 			if (i1[gomptJ] < m) && (j0[gomptJ] < n) {
 				C[((i1[gomptJ] * n) + j0[gomptJ])] = c10[gomptJ]
 			}
 		}
 		for gomptJ := 0; gomptJ < 256; gomptJ++ {
-//line library.go:190
+//line library.go:192
 			if (i1[gomptJ] < m) && (j1[gomptJ] < n) {
 				C[((i1[gomptJ] * n) + j1[gomptJ])] = c11[gomptJ]
 			}
 		}
 		for gomptJ := 0; gomptJ < 256; gomptJ++ {
-//line library.go:193
+//line library.go:195
 			if (i1[gomptJ] < m) && (j2[gomptJ] < n) {
 				C[((i1[gomptJ] * n) + j2[gomptJ])] = c12[gomptJ]
 			}
 		}
 		for gomptJ := 0; gomptJ < 256; gomptJ++ {
-//line library.go:196
+//line library.go:198
 			if (i1[gomptJ] < m) && (j3[gomptJ] < n) {
 				C[((i1[gomptJ] * n) + j3[gomptJ])] = c13[gomptJ]
 			}
 		}
 		for gomptJ := 0; gomptJ < 256; gomptJ++ {
-//line library.go:199
+//line library.go:201
 			if (i2[gomptJ] < m) && (j0[gomptJ] < n) {
 				C[((i2[gomptJ] * n) + j0[gomptJ])] = c20[gomptJ]
 			}
 		}
 		for gomptJ := 0; gomptJ < 256; gomptJ++ {
-//line library.go:202
+//line library.go:204
 			if (i2[gomptJ] < m) && (j1[gomptJ] < n) {
 				C[((i2[gomptJ] * n) + j1[gomptJ])] = c21[gomptJ]
 			}
 		}
 		for gomptJ := 0; gomptJ < 256; gomptJ++ {
-//line library.go:205
+//line library.go:207
 			if (i2[gomptJ] < m) && (j2[gomptJ] < n) {
 				C[((i2[gomptJ] * n) + j2[gomptJ])] = c22[gomptJ]
 			}
 		}
 		for gomptJ := 0; gomptJ < 256; gomptJ++ {
-//line library.go:208
+//line library.go:210
 			if (i2[gomptJ] < m) && (j3[gomptJ] < n) {
 				C[((i2[gomptJ] * n) + j3[gomptJ])] = c23[gomptJ]
 			}
 		}
 		for gomptJ := 0; gomptJ < 256; gomptJ++ {
-//line library.go:211
+//line library.go:213
 			if (i3[gomptJ] < m) && (j0[gomptJ] < n) {
 				C[((i3[gomptJ] * n) + j0[gomptJ])] = c30[gomptJ]
 			}
 		}
 		for gomptJ := 0; gomptJ < 256; gomptJ++ {
-//line library.go:214
+//line library.go:216
 			if (i3[gomptJ] < m) && (j1[gomptJ] < n) {
 				C[((i3[gomptJ] * n) + j1[gomptJ])] = c31[gomptJ]
 			}
 		}
 		for gomptJ := 0; gomptJ < 256; gomptJ++ {
-//line library.go:217
+//line library.go:219
 			if (i3[gomptJ] < m) && (j2[gomptJ] < n) {
 				C[((i3[gomptJ] * n) + j2[gomptJ])] = c32[gomptJ]
 			}
 		}
 		for gomptJ := 0; gomptJ < 256; gomptJ++ {
-//line library.go:220
+//line library.go:222
 			if (i3[gomptJ] < m) && (j3[gomptJ] < n) {
 				C[((i3[gomptJ] * n) + j3[gomptJ])] = c33[gomptJ]
 			}

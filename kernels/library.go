@@ -83,9 +83,11 @@ func dot(i int, n int, x, y []float32) float32 {
 // of A serve sixteen products (register blocking, written out: a kernel's
 // locals are scalars). On POCL this ran 512x512 in 22-35 ms, where 16x16
 // tiles with one element per thread took 35-55 ms and the untiled Matmul
-// 95-107 ms (MatmulTiled; MatmulTiledTeams gives the number of teams).
+// 95-107 ms (MatmulTiled, matmul's variant: launch.RunMatmul runs it on
+// OpenCL and CUDA, where it is faster, and Matmul on host devices).
 //
-//gompt:kernel team=256 dims=teams len(A)=m*k len(B)=k*n len(C)=m*n var=MatmulTiled name=matmul_tiled
+//gompt:kernel team=256 dims=teams len(A)=m*k len(B)=k*n len(C)=m*n arg(teams)=MatmulTiledTeams var=MatmulTiled name=matmul_tiled
+//gompt:variant of=matmul device=opencl,cuda
 func matmulTiled(t, th int, teams int, m, n, k int, A, B, C []float32) {
 	var tA [1024]float32
 	var tB [1024]float32

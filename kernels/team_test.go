@@ -29,7 +29,7 @@ func TestMatmulTiled(t *testing.T) {
 		require.NoError(t, launch.RunMatmul(target.Dev(target.InitialDevice), m, n, k, a, b, want))
 		for _, dev := range devs {
 			c := make([]float32, m*n)
-			require.NoError(t, launch.RunMatmulTiled(target.Dev(dev), kernels.MatmulTiledTeams(m, n), m, n, k, a, b, c), target.Describe(dev))
+			require.NoError(t, launch.RunMatmulTiled(target.Dev(dev), m, n, k, a, b, c), target.Describe(dev))
 			require.Equal(t, want, c, "%s: %dx%dx%d", target.Describe(dev), m, n, k)
 		}
 	}

@@ -12,8 +12,9 @@ import (
 )
 
 const (
-	kernelDirective = "//gompt:kernel"
-	funcDirective   = "//gompt:func"
+	kernelDirective  = "//gompt:kernel"
+	funcDirective    = "//gompt:func"
+	variantDirective = "//gompt:variant" // variant.go
 )
 
 var (
@@ -32,9 +33,15 @@ func (g *gen) collect() {
 			if !ok || fd.Doc == nil {
 				continue
 			}
-			var kdir, fdir *ast.Comment
+			var kdir, fdir, vdir *ast.Comment
 			for _, c := range fd.Doc.List {
 				switch {
+				case c.Text == variantDirective || strings.HasPrefix(c.Text, variantDirective+" "):
+					if vdir != nil {
+						g.errs.add(c.Pos(), "a second //gompt:variant directive on %s; a kernel is a variant of one kernel", fd.Name.Name)
+					}
+					vdir = c
+					attached[c] = true
 				case c.Text == kernelDirective || strings.HasPrefix(c.Text, kernelDirective+" "):
 					if kdir != nil {
 						g.errs.add(c.Pos(), "a second //gompt:kernel directive on %s", fd.Name.Name)
@@ -45,6 +52,9 @@ func (g *gen) collect() {
 					fdir = c
 					attached[c] = true
 				}
+			}
+			if vdir != nil && kdir == nil {
+				g.errs.add(vdir.Pos(), "//gompt:variant on %s, which is not marked //gompt:kernel; a variant is a kernel (//gompt:kernel, then //gompt:variant of=BASE device=...)", fd.Name.Name)
 			}
 			if kdir == nil && fdir == nil {
 				continue
@@ -77,6 +87,8 @@ func (g *gen) collect() {
 				g.newKernel(f, kdir)
 				if len(g.kernels) == n {
 					g.refused[obj] = kernelDirective
+				} else if vdir != nil {
+					g.kernels[n].launchPlan().variantDir = vdir
 				}
 			} else {
 				g.funcs[f.obj] = f
@@ -88,8 +100,8 @@ func (g *gen) collect() {
 			for _, c := range cg.List {
 				if strings.HasPrefix(c.Text, "//gompt:") && !attached[c] {
 					word, _, _ := strings.Cut(c.Text, " ")
-					if word != kernelDirective && word != funcDirective {
-						g.errs.add(c.Pos(), "unknown directive %s; gompt-kernels knows //gompt:kernel and //gompt:func", word)
+					if word != kernelDirective && word != funcDirective && word != variantDirective {
+						g.errs.add(c.Pos(), "unknown directive %s; gompt-kernels knows //gompt:kernel, //gompt:variant and //gompt:func", word)
 					} else {
 						g.errs.add(c.Pos(), "%s must be in the doc comment of a top-level function (directly above func, no blank line between)", word)
 					}
@@ -233,7 +245,7 @@ func (g *gen) newKernel(f *fn, dir *ast.Comment) {
 	for _, field := range strings.Fields(text) {
 		key, val, ok := strings.Cut(field, "=")
 		if !ok || val == "" {
-			fail("%q is not KEY=VALUE; the keys are dims, team, reduce, reduce(BUF), len(BUF), check, name and var", field)
+			fail("%q is not KEY=VALUE; the keys are dims, team, reduce, reduce(BUF), len(BUF), arg(PARAM), check, name and var", field)
 			continue
 		}
 		if seen[key] {
@@ -313,8 +325,12 @@ func (g *gen) newKernel(f *fn, dir *ast.Comment) {
 				continue
 			}
 			lenExprs[p] = val
+		case strings.HasPrefix(key, "arg(") && strings.HasSuffix(key, ")"):
+			if !g.argDirective(k, key, val, byName) {
+				bad = true
+			}
 		default:
-			fail("unknown key %q; the keys are dims, team, reduce, reduce(BUF), len(BUF), check, name and var", key)
+			fail("unknown key %q; the keys are dims, team, reduce, reduce(BUF), len(BUF), arg(PARAM), check, name and var", key)
 		}
 	}
 	if len(k.dims) == 0 && !bad {

@@ -102,6 +102,7 @@ func generatePkg(o options) (output, error) {
 	g.recursion(all)
 	g.checkTeams()
 	g.checkReduceArrays()
+	g.checkLaunchers(o)
 	if len(g.errs.errs) > 0 {
 		return nil, g.errs
 	}
@@ -242,14 +243,18 @@ func (g *gen) checkNames(o options) {
 	entries := map[string]*kernel{}
 	scope := g.p.types.Scope()
 	for _, k := range g.kernels {
-		for _, n := range []string{k.varName, k.runName} {
-			if o.launchers != "" && n == k.runName {
-				continue
-			}
+		launchNames := []string{k.runName, k.runName + "Nowait"}
+		if len(k.variants()) > 0 {
+			launchNames = append(launchNames, variantFunc(k))
+		}
+		for _, n := range append([]string{k.varName}, launchNames...) {
 			if other := names[n]; other != nil {
 				g.errs.add(k.dirPos, "kernel %s: generated name %s is also kernel %s's; set var= on one of them", k.fn.name, n, other.fn.name)
 			}
 			names[n] = k
+			if o.launchers != "" && n != k.varName {
+				continue // declared in the launchers' package
+			}
 			if obj := scope.Lookup(n); obj != nil {
 				g.errs.add(k.dirPos, "kernel %s: generated name %s is already declared at %s; set var= to another name", k.fn.name, n, g.rel(obj.Pos()))
 			}

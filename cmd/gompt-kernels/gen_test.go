@@ -324,13 +324,18 @@ func TestNameClashes(t *testing.T) {
 
 var AKernel = 1
 
+func RunENowait() {}
+
+//gompt:kernel dims=n // want "generated name RunENowait is already declared"
+func E(i int, n int) {}
+
 //gompt:kernel dims=n // want "generated name AKernel is already declared"
 func A(i int, n int) {}
 
 //gompt:kernel dims=n var=Same
 func B2(i int, n int) {}
 
-//gompt:kernel dims=n var=Same // want "generated name Same is also kernel B2's" "generated name RunSame is also kernel B2's"
+//gompt:kernel dims=n var=Same // want "generated name Same is also kernel B2's" "generated name RunSame is also kernel B2's" "generated name RunSameNowait is also kernel B2's"
 func B(i int, n int) {}
 
 //gompt:kernel dims=n name=dup

@@ -53,6 +53,6 @@ func TestLenDirective(t *testing.T) {
 		assert.Contains(t, gofile, `{Name: "b", Kind: gomptdevice.ParamBuffer, Elem: gomptdevice.ParamFloat32, Len: "`+c.want+`"}`, "len(b)=%s: Param.Len", c.len)
 		assert.Contains(t, string(out["gompt_K.cl"]), "long gompt_len_b = "+c.c+";", "len(b)=%s: the OpenCL C's length", c.len)
 		assert.Contains(t, gofile, "b := gomptrt.View[float32](gomptA.Bufs[7], "+c.goLen+")", "len(b)=%s: the Go image's length", c.len)
-		assert.Equal(t, 3, strings.Count(gofile, c.goLen), "len(b)=%s: the Go image, the launcher and the Sample each compute it", c.len)
+		assert.Equal(t, 4, strings.Count(gofile, c.goLen), "len(b)=%s: the Go image, the launcher, its nowait form and the Sample each compute it", c.len)
 	}
 }

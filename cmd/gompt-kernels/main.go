@@ -8,6 +8,14 @@
 //	//gompt:kernel dims=n reduce=+
 //	func Dot(i int, n int, x, y []float32) float32 { return x[i] * y[i] }
 //
+// Each kernel gets typed launchers: RunDot(dev, n, x, y), and its nowait
+// form RunDotNowait(dev, n, x, y, deps ...target.Map), which returns the
+// *target.Task (a *target.Result for a reduction, whose Wait gives the
+// value). arg(teams)=FUNC makes the launchers compute a parameter, and
+// //gompt:variant of=BASE device=opencl,cuda makes a kernel BASE's
+// variant (OpenMP's declare variant): BASE's launchers run it on the
+// devices that match, chosen per launch (launchers.go, variant.go).
+//
 // It type-checks the package (its dependencies from `go list -export`),
 // checks each marked function and the //gompt:func helpers it calls
 // against the subset of Go a kernel may use (an error names the construct
@@ -62,9 +70,10 @@ Usage, in a package's source (go generate runs it in the package's folder):
 
 The directive, in the function's doc comment:
 
-	//gompt:kernel dims=nx[,ny[,nz]] [reduce=+|*|min|max] [len(buf)=EXPR ...] [check=off] [name=NAME] [var=VAR]
+	//gompt:kernel dims=nx[,ny[,nz]] [reduce=+|*|min|max] [len(buf)=EXPR ...] [arg(p)=FUNC ...] [check=off] [name=NAME] [var=VAR]
 	//gompt:kernel dims=n reduce(buf)=+|*|min|max len(buf)=N [...]
-	//gompt:kernel team=N dims=teams [len(buf)=EXPR ...] [name=NAME] [var=VAR]
+	//gompt:kernel team=N dims=teams [len(buf)=EXPR ...] [arg(teams)=FUNC] [name=NAME] [var=VAR]
+	//gompt:variant of=BASE device=SEL[,SEL...]     (after a //gompt:kernel line)
 
   dims=     names 1 to 3 int parameters as the extents of the iteration space; the
             function's first 1 to 3 parameters (as many) are the point's int indices,
@@ -126,10 +135,42 @@ The directive, in the function's doc comment:
 		}
 	}
 
+  arg(p)=FUNC
+            the launchers compute scalar parameter p as FUNC(...), a function of the package
+            (exported with -launchers) whose parameters are named as, and typed as, parameters
+            of the kernel that the caller passes, and whose one result has p's type; the
+            launchers drop p from their parameters. A team kernel's number of teams:
+
+	func Tiles(m, n int) int { return (m + 63) / 64 * ((n + 63) / 64) }
+
+	//gompt:kernel team=256 dims=teams len(C)=m*n arg(teams)=Tiles
+	func MatmulTiled(t, th int, teams int, m, n, k int, A, B, C []float32) { ... }
+
   name=     device.Kernel.Name (default: the function's name); the OpenCL and PTX entry
             point is gompt_NAME.
-  var=      the generated kernel variable (default FuncKernel); the launcher is
-            RunVar (runVar when Var is unexported; RunFunc for the default).
+  var=      the generated kernel variable (default FuncKernel); the launchers are
+            RunVar and RunVarNowait (runVar... when Var is unexported; RunFunc for the default).
+
+//gompt:variant of=BASE device=SEL[,SEL...] makes the kernel a variant of kernel BASE (a Go
+function of the package), as OpenMP's declare variant(V) match(device={arch(SEL)}) on BASE:
+BASE's launchers run this kernel on a device that matches a selector, and BASE elsewhere;
+the choice is made per launch from the device the clause names (target.MatchDevice). A
+selector is a backend (host, opencl, cuda: device.Info.Backend), a device type (gpu, cpu,
+accelerator: device.Info.Type) or initial (the initial device). The variant's launchers take
+BASE's parameters (its own, less those arg(p)= computes), in order, and return what BASE's
+return; a difference is an error naming it. Two variants of one BASE may not share a
+selector, and a variant has no variants. BASEVariant(dev) (MatmulVariant) returns the kernel
+BASE's launchers run on dev.
+
+	//gompt:kernel dims=n,m len(A)=m*k len(B)=k*n len(C)=m*n
+	func Matmul(j, i int, m, n, k int, A, B, C []float32) { ... }
+
+	//gompt:kernel team=256 dims=teams len(A)=m*k len(B)=k*n len(C)=m*n arg(teams)=Tiles
+	//gompt:variant of=Matmul device=opencl,cuda
+	func MatmulTiled(t, th int, teams int, m, n, k int, A, B, C []float32) { ... }
+
+  RunMatmul(dev, m, n, k, A, B, C) runs MatmulTiled on OpenCL and CUDA devices, Matmul on
+  the host device and the initial device.
 
 //gompt:func marks a helper that kernels may call (it is translated too).
 
@@ -144,6 +185,15 @@ A launcher has the function's parameters less the indices:
 
 	func RunHeat(dev target.DeviceClause, nx, ny int, alpha float32, in, out []float32) error
 	func RunDot(dev target.DeviceClause, n int, x, y []float32) (float32, error)
+
+and a nowait form of each (target nowait), which returns at once and takes depend items
+(target.DependIn, DependOut, DependInOut, DependOn) that order it as they order
+target.TargetNowait; a reduction's returns a *target.Result whose Wait gives the value once
+the kernel has run (the only way to read it). An error found before the launch (a short
+slice, no such device) is the task's, returned by its Wait:
+
+	func RunHeatNowait(dev target.DeviceClause, nx, ny int, alpha float32, in, out []float32, deps ...target.Map) *target.Task
+	func RunDotNowait(dev target.DeviceClause, n int, x, y []float32, deps ...target.Map) *target.Result[float32]
 
 It maps each slice by its use: read only: to; read and written: tofrom; written
 only: from when the generator proves that every path stores at the point's own

@@ -231,6 +231,11 @@ type kernel struct {
 	// device gives (device.Kernel.Needs), planned by planNeeds (needs.go)
 	// once the checks pass; the emitters only read it.
 	needs needList
+
+	// launch is what its launchers do beyond mapping and launching:
+	// parameters they compute (arg(PARAM)=FUNC), its variants
+	// (//gompt:variant); variant.go. nil for neither.
+	launch *launchPlan
 }
 
 // site is one run-time check of a kernel's device code: its kind (the

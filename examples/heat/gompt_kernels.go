@@ -116,3 +116,21 @@ func runHeat(dev gompttarget.DeviceClause, nx int, ny int, alpha float32, in []f
 		Maps: []gompttarget.Map{gompttarget.To(in), gompttarget.From(out)},
 		Args: []gompttarget.Arg{gompttarget.Int(nx), gompttarget.Int(ny), gompttarget.Float32(alpha), gompttarget.Slice(in), gompttarget.Slice(out)}})
 }
+
+// runHeatNowait is runHeat's nowait form: it starts the launch and returns at once. deps are depend items
+// (target.DependIn, DependOut, DependInOut, DependOn), which order it as they order target.TargetNowait.
+// Leave the slices alone until the task's Wait returns runHeat's error (one found before the launch,
+// such as a short slice, included). An empty space runs nothing but still waits for deps.
+//
+// It runs heatKernel (heat) on device dev over [0, nx)x[0, ny), mapping each slice by how the kernel uses it:
+// in to, out from.
+func runHeatNowait(dev gompttarget.DeviceClause, nx int, ny int, alpha float32, in []float32, out []float32, deps ...gompttarget.Map) *gompttarget.Task {
+	if nx <= 0 || ny <= 0 {
+		return gompttarget.Go(func() error { return nil }, deps...)
+	}
+	in = gomptrt.Head(in, gomptrt.Len(nx, ny))
+	out = gomptrt.Head(out, gomptrt.Len(nx, ny))
+	return gompttarget.TargetNowait(gompttarget.Region{Device: dev, Kernel: heatKernel, Shape: gompttarget.Shape{Size: [3]int{nx, ny, 1}},
+		Maps: append([]gompttarget.Map{gompttarget.To(in), gompttarget.From(out)}, deps...),
+		Args: []gompttarget.Arg{gompttarget.Int(nx), gompttarget.Int(ny), gompttarget.Float32(alpha), gompttarget.Slice(in), gompttarget.Slice(out)}})
+}

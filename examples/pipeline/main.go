@@ -5,8 +5,9 @@
 // plain Go loop.
 //
 // Each chunk is three constructs: an update that copies the chunk of x and
-// y to the device (depend out on both), -reps kernel regions y = a*x + y
-// (depend in x, inout y), and an update that copies y back (depend in y).
+// y to the device (depend out on both), -reps saxpy launches y = a*x + y
+// (launch.RunSaxpyNowait, depend in x, inout y), and an update that copies
+// y back (depend in y).
 // Nothing waits until every chunk has been issued; the depend items alone
 // order each chunk's steps, and chunks run side by side on the device's
 // queues.
@@ -21,7 +22,7 @@ import (
 	"time"
 
 	"github.com/gompt/gompt/examples/internal/ex"
-	"github.com/gompt/gompt/kernels"
+	"github.com/gompt/gompt/kernels/launch"
 	"github.com/gompt/gompt/target"
 )
 
@@ -92,12 +93,12 @@ func run(dev int, x, y []float32, chunks, reps int, a float32, pipelined bool) (
 	var err error
 	for k := 0; k < chunks && err == nil; k++ {
 		xc, yc := x[k*c:(k+1)*c], y[k*c:(k+1)*c]
-		kernel := target.Region{Device: target.Dev(dev), Kernel: kernels.Saxpy, Shape: target.N(c),
-			Args: []target.Arg{target.Int(c), target.Float32(a), target.Slice(xc), target.Slice(yc)}}
+		// The launchers map xc and yc, which the enter data made present:
+		// they copy nothing; the updates do.
 		if !pipelined {
 			err = target.Update(dev, target.To(xc), target.To(yc))
 			for r := 0; r < reps && err == nil; r++ {
-				err = target.Target(kernel)
+				err = launch.RunSaxpy(target.Dev(dev), c, a, xc, yc)
 			}
 			if err == nil {
 				err = target.Update(dev, target.From(yc))
@@ -105,9 +106,8 @@ func run(dev int, x, y []float32, chunks, reps int, a float32, pipelined bool) (
 			continue
 		}
 		tasks = append(tasks, target.UpdateNowait(dev, target.To(xc), target.To(yc), target.DependOut(xc), target.DependOut(yc)))
-		kernel.Maps = []target.Map{target.DependIn(xc), target.DependInOut(yc)}
 		for r := 0; r < reps; r++ {
-			tasks = append(tasks, target.TargetNowait(kernel))
+			tasks = append(tasks, launch.RunSaxpyNowait(target.Dev(dev), c, a, xc, yc, target.DependIn(xc), target.DependInOut(yc)))
 		}
 		tasks = append(tasks, target.UpdateNowait(dev, target.From(yc), target.DependIn(yc)))
 	}

@@ -22,6 +22,24 @@ func RunCopy32(dev gompttarget.DeviceClause, n int, src []int32, dst []int32) er
 		Args: []gompttarget.Arg{gompttarget.Int(n), gompttarget.Slice(src), gompttarget.Slice(dst)}})
 }
 
+// RunCopy32Nowait is RunCopy32's nowait form: it starts the launch and returns at once. deps are depend items
+// (target.DependIn, DependOut, DependInOut, DependOn), which order it as they order target.TargetNowait.
+// Leave the slices alone until the task's Wait returns RunCopy32's error (one found before the launch,
+// such as a short slice, included). An empty space runs nothing but still waits for deps.
+//
+// It runs kernels.Copy32 (copy32) on device dev over [0, n), mapping each slice by how the kernel uses it:
+// src to, dst from.
+func RunCopy32Nowait(dev gompttarget.DeviceClause, n int, src []int32, dst []int32, deps ...gompttarget.Map) *gompttarget.Task {
+	if n <= 0 {
+		return gompttarget.Go(func() error { return nil }, deps...)
+	}
+	src = gomptrt.Head(src, gomptrt.Len(n))
+	dst = gomptrt.Head(dst, gomptrt.Len(n))
+	return gompttarget.TargetNowait(gompttarget.Region{Device: dev, Kernel: gomptkernels.Copy32, Shape: gompttarget.Shape{Size: [3]int{n, 1, 1}},
+		Maps: append([]gompttarget.Map{gompttarget.To(src), gompttarget.From(dst)}, deps...),
+		Args: []gompttarget.Arg{gompttarget.Int(n), gompttarget.Slice(src), gompttarget.Slice(dst)}})
+}
+
 // RunDot runs kernels.Dot (dot) on device dev over [0, n), mapping each slice by how the kernel uses it:
 // x to, y to.
 // It returns the sum of the points' values (reduce=+).
@@ -42,6 +60,30 @@ func RunDot(dev gompttarget.DeviceClause, n int, x []float32, y []float32) (floa
 	return gomptrt.SumFloats(gomptPartial), nil
 }
 
+// RunDotNowait is RunDot's nowait form: it starts the launch and returns at once. deps are depend items
+// (target.DependIn, DependOut, DependInOut, DependOn), which order it as they order target.TargetNowait.
+// Leave the slices alone until the Result's Wait returns RunDot's value and error (one found before
+// the launch included); the value is read only through Wait, so never before the kernel has run.
+// Result.Task is the task, for DependOn. An empty space runs nothing but still waits for deps.
+//
+// It runs kernels.Dot (dot) on device dev over [0, n), mapping each slice by how the kernel uses it:
+// x to, y to.
+// It returns the sum of the points' values (reduce=+).
+func RunDotNowait(dev gompttarget.DeviceClause, n int, x []float32, y []float32, deps ...gompttarget.Map) *gompttarget.Result[float32] {
+	gomptZero := float32(0)
+	if n <= 0 {
+		return gompttarget.NewResult(gompttarget.Go(func() error { return nil }, deps...), func() float32 { return gomptZero })
+	}
+	x = gomptrt.Head(x, gomptrt.Len(n))
+	y = gomptrt.Head(y, gomptrt.Len(n))
+	gomptTeams := gomptrt.Teams(gomptrt.Len(n))
+	gomptPartial := make([]float32, gomptTeams)
+	gomptTask := gompttarget.TargetNowait(gompttarget.Region{Device: dev, Kernel: gomptkernels.Dot, Shape: gompttarget.Shape{Size: [3]int{n, 1, 1}, Teams: gomptTeams, Threads: gomptrt.MaxThreads},
+		Maps: append([]gompttarget.Map{gompttarget.To(x), gompttarget.To(y), gompttarget.From(gomptPartial)}, deps...),
+		Args: []gompttarget.Arg{gompttarget.Int(n), gompttarget.Slice(x), gompttarget.Slice(y), gompttarget.Slice(gomptPartial)}})
+	return gompttarget.NewResult(gomptTask, func() float32 { return gomptrt.SumFloats(gomptPartial) })
+}
+
 // RunEmpty runs kernels.Empty (empty) on device dev over [0, n), mapping each slice by how the kernel uses it:
 // it has no slices.
 func RunEmpty(dev gompttarget.DeviceClause, n int) error {
@@ -50,6 +92,22 @@ func RunEmpty(dev gompttarget.DeviceClause, n int) error {
 	}
 	return gompttarget.Target(gompttarget.Region{Device: dev, Kernel: gomptkernels.Empty, Shape: gompttarget.Shape{Size: [3]int{n, 1, 1}},
 		Maps: []gompttarget.Map{},
+		Args: []gompttarget.Arg{gompttarget.Int(n)}})
+}
+
+// RunEmptyNowait is RunEmpty's nowait form: it starts the launch and returns at once. deps are depend items
+// (target.DependIn, DependOut, DependInOut, DependOn), which order it as they order target.TargetNowait.
+// Leave the slices alone until the task's Wait returns RunEmpty's error (one found before the launch,
+// such as a short slice, included). An empty space runs nothing but still waits for deps.
+//
+// It runs kernels.Empty (empty) on device dev over [0, n), mapping each slice by how the kernel uses it:
+// it has no slices.
+func RunEmptyNowait(dev gompttarget.DeviceClause, n int, deps ...gompttarget.Map) *gompttarget.Task {
+	if n <= 0 {
+		return gompttarget.Go(func() error { return nil }, deps...)
+	}
+	return gompttarget.TargetNowait(gompttarget.Region{Device: dev, Kernel: gomptkernels.Empty, Shape: gompttarget.Shape{Size: [3]int{n, 1, 1}},
+		Maps: append([]gompttarget.Map{}, deps...),
 		Args: []gompttarget.Arg{gompttarget.Int(n)}})
 }
 
@@ -62,6 +120,23 @@ func RunFill(dev gompttarget.DeviceClause, n int, v float32, x []float32) error 
 	x = gomptrt.Head(x, gomptrt.Len(n))
 	return gompttarget.Target(gompttarget.Region{Device: dev, Kernel: gomptkernels.Fill, Shape: gompttarget.Shape{Size: [3]int{n, 1, 1}},
 		Maps: []gompttarget.Map{gompttarget.From(x)},
+		Args: []gompttarget.Arg{gompttarget.Int(n), gompttarget.Float32(v), gompttarget.Slice(x)}})
+}
+
+// RunFillNowait is RunFill's nowait form: it starts the launch and returns at once. deps are depend items
+// (target.DependIn, DependOut, DependInOut, DependOn), which order it as they order target.TargetNowait.
+// Leave the slices alone until the task's Wait returns RunFill's error (one found before the launch,
+// such as a short slice, included). An empty space runs nothing but still waits for deps.
+//
+// It runs kernels.Fill (fill) on device dev over [0, n), mapping each slice by how the kernel uses it:
+// x from.
+func RunFillNowait(dev gompttarget.DeviceClause, n int, v float32, x []float32, deps ...gompttarget.Map) *gompttarget.Task {
+	if n <= 0 {
+		return gompttarget.Go(func() error { return nil }, deps...)
+	}
+	x = gomptrt.Head(x, gomptrt.Len(n))
+	return gompttarget.TargetNowait(gompttarget.Region{Device: dev, Kernel: gomptkernels.Fill, Shape: gompttarget.Shape{Size: [3]int{n, 1, 1}},
+		Maps: append([]gompttarget.Map{gompttarget.From(x)}, deps...),
 		Args: []gompttarget.Arg{gompttarget.Int(n), gompttarget.Float32(v), gompttarget.Slice(x)}})
 }
 
@@ -78,6 +153,24 @@ func RunHistogram(dev gompttarget.DeviceClause, n int, v []uint8, h []uint32) er
 		Args: []gompttarget.Arg{gompttarget.Int(n), gompttarget.Slice(v), gompttarget.Slice(h)}})
 }
 
+// RunHistogramNowait is RunHistogram's nowait form: it starts the launch and returns at once. deps are depend items
+// (target.DependIn, DependOut, DependInOut, DependOn), which order it as they order target.TargetNowait.
+// Leave the slices alone until the task's Wait returns RunHistogram's error (one found before the launch,
+// such as a short slice, included). An empty space runs nothing but still waits for deps.
+//
+// It runs kernels.Histogram (histogram) on device dev over [0, n), mapping each slice by how the kernel uses it:
+// v to, h tofrom.
+func RunHistogramNowait(dev gompttarget.DeviceClause, n int, v []uint8, h []uint32, deps ...gompttarget.Map) *gompttarget.Task {
+	if n <= 0 {
+		return gompttarget.Go(func() error { return nil }, deps...)
+	}
+	v = gomptrt.Head(v, gomptrt.Len(n))
+	h = gomptrt.Head(h, gomptrt.Len(256))
+	return gompttarget.TargetNowait(gompttarget.Region{Device: dev, Kernel: gomptkernels.Histogram, Shape: gompttarget.Shape{Size: [3]int{n, 1, 1}, Teams: gomptrt.Teams(n), Threads: gomptrt.MaxThreads},
+		Maps: append([]gompttarget.Map{gompttarget.To(v), gompttarget.ToFrom(h)}, deps...),
+		Args: []gompttarget.Arg{gompttarget.Int(n), gompttarget.Slice(v), gompttarget.Slice(h)}})
+}
+
 // RunJacobi runs kernels.Jacobi (jacobi) on device dev over [0, nx)x[0, ny), mapping each slice by how the kernel uses it:
 // in to, out from.
 func RunJacobi(dev gompttarget.DeviceClause, nx int, ny int, in []float32, out []float32) error {
@@ -91,11 +184,35 @@ func RunJacobi(dev gompttarget.DeviceClause, nx int, ny int, in []float32, out [
 		Args: []gompttarget.Arg{gompttarget.Int(nx), gompttarget.Int(ny), gompttarget.Slice(in), gompttarget.Slice(out)}})
 }
 
+// RunJacobiNowait is RunJacobi's nowait form: it starts the launch and returns at once. deps are depend items
+// (target.DependIn, DependOut, DependInOut, DependOn), which order it as they order target.TargetNowait.
+// Leave the slices alone until the task's Wait returns RunJacobi's error (one found before the launch,
+// such as a short slice, included). An empty space runs nothing but still waits for deps.
+//
+// It runs kernels.Jacobi (jacobi) on device dev over [0, nx)x[0, ny), mapping each slice by how the kernel uses it:
+// in to, out from.
+func RunJacobiNowait(dev gompttarget.DeviceClause, nx int, ny int, in []float32, out []float32, deps ...gompttarget.Map) *gompttarget.Task {
+	if nx <= 0 || ny <= 0 {
+		return gompttarget.Go(func() error { return nil }, deps...)
+	}
+	in = gomptrt.Head(in, gomptrt.Len(nx, ny))
+	out = gomptrt.Head(out, gomptrt.Len(nx, ny))
+	return gompttarget.TargetNowait(gompttarget.Region{Device: dev, Kernel: gomptkernels.Jacobi, Shape: gompttarget.Shape{Size: [3]int{nx, ny, 1}},
+		Maps: append([]gompttarget.Map{gompttarget.To(in), gompttarget.From(out)}, deps...),
+		Args: []gompttarget.Arg{gompttarget.Int(nx), gompttarget.Int(ny), gompttarget.Slice(in), gompttarget.Slice(out)}})
+}
+
 // RunMatmul runs kernels.Matmul (matmul) on device dev over [0, n)x[0, m), mapping each slice by how the kernel uses it:
 // A to, B to, C from.
+// On a device that matches opencl or cuda it runs kernels.MatmulTiled (matmulTiled) instead, as RunMatmulTiled does (//gompt:variant).
+// MatmulVariant says which kernel runs on a device.
 func RunMatmul(dev gompttarget.DeviceClause, m int, n int, k int, A []float32, B []float32, C []float32) error {
 	if n <= 0 || m <= 0 {
 		return nil
+	}
+	switch MatmulVariant(dev) {
+	case gomptkernels.MatmulTiled:
+		return RunMatmulTiled(dev, m, n, k, A, B, C)
 	}
 	A = gomptrt.Head(A, gomptrt.Len(m, k))
 	B = gomptrt.Head(B, gomptrt.Len(k, n))
@@ -105,9 +222,46 @@ func RunMatmul(dev gompttarget.DeviceClause, m int, n int, k int, A []float32, B
 		Args: []gompttarget.Arg{gompttarget.Int(m), gompttarget.Int(n), gompttarget.Int(k), gompttarget.Slice(A), gompttarget.Slice(B), gompttarget.Slice(C)}})
 }
 
+// RunMatmulNowait is RunMatmul's nowait form: it starts the launch and returns at once. deps are depend items
+// (target.DependIn, DependOut, DependInOut, DependOn), which order it as they order target.TargetNowait.
+// Leave the slices alone until the task's Wait returns RunMatmul's error (one found before the launch,
+// such as a short slice, included). An empty space runs nothing but still waits for deps.
+//
+// It runs kernels.Matmul (matmul) on device dev over [0, n)x[0, m), mapping each slice by how the kernel uses it:
+// A to, B to, C from.
+// On a device that matches opencl or cuda it runs kernels.MatmulTiled (matmulTiled) instead, as RunMatmulTiledNowait does (//gompt:variant).
+// MatmulVariant says which kernel runs on a device.
+func RunMatmulNowait(dev gompttarget.DeviceClause, m int, n int, k int, A []float32, B []float32, C []float32, deps ...gompttarget.Map) *gompttarget.Task {
+	if n <= 0 || m <= 0 {
+		return gompttarget.Go(func() error { return nil }, deps...)
+	}
+	switch MatmulVariant(dev) {
+	case gomptkernels.MatmulTiled:
+		return RunMatmulTiledNowait(dev, m, n, k, A, B, C, deps...)
+	}
+	A = gomptrt.Head(A, gomptrt.Len(m, k))
+	B = gomptrt.Head(B, gomptrt.Len(k, n))
+	C = gomptrt.Head(C, gomptrt.Len(m, n))
+	return gompttarget.TargetNowait(gompttarget.Region{Device: dev, Kernel: gomptkernels.Matmul, Shape: gompttarget.Shape{Size: [3]int{n, m, 1}},
+		Maps: append([]gompttarget.Map{gompttarget.To(A), gompttarget.To(B), gompttarget.From(C)}, deps...),
+		Args: []gompttarget.Arg{gompttarget.Int(m), gompttarget.Int(n), gompttarget.Int(k), gompttarget.Slice(A), gompttarget.Slice(B), gompttarget.Slice(C)}})
+}
+
+// MatmulVariant returns the kernel RunMatmul and RunMatmulNowait run on device dev (OpenMP's declare variant):
+// kernels.MatmulTiled (matmulTiled) on a device that matches opencl or cuda (//gompt:variant device=opencl,cuda, target.MatchDevice),
+// else kernels.Matmul (matmul). A device clause that names no device gets kernels.Matmul, whose launch reports it.
+func MatmulVariant(dev gompttarget.DeviceClause) *gompttarget.Kernel {
+	if gompttarget.MatchDevice(dev, "opencl", "cuda") {
+		return gomptkernels.MatmulTiled
+	}
+	return gomptkernels.Matmul
+}
+
 // RunMatmulTiled runs kernels.MatmulTiled (matmulTiled) on device dev over [0, teams), mapping each slice by how the kernel uses it:
 // A to, B to, C tofrom.
-func RunMatmulTiled(dev gompttarget.DeviceClause, teams int, m int, n int, k int, A []float32, B []float32, C []float32) error {
+// It computes teams as kernels.MatmulTiledTeams(m, n) (arg(teams)=MatmulTiledTeams).
+func RunMatmulTiled(dev gompttarget.DeviceClause, m int, n int, k int, A []float32, B []float32, C []float32) error {
+	teams := gomptkernels.MatmulTiledTeams(m, n)
 	if teams <= 0 {
 		return nil
 	}
@@ -116,6 +270,27 @@ func RunMatmulTiled(dev gompttarget.DeviceClause, teams int, m int, n int, k int
 	C = gomptrt.Head(C, gomptrt.Len(m, n))
 	return gompttarget.Target(gompttarget.Region{Device: dev, Kernel: gomptkernels.MatmulTiled, Shape: gompttarget.Shape{Size: [3]int{teams, 1, 1}, Teams: teams, Threads: 256},
 		Maps: []gompttarget.Map{gompttarget.To(A), gompttarget.To(B), gompttarget.ToFrom(C)},
+		Args: []gompttarget.Arg{gompttarget.Int(teams), gompttarget.Int(m), gompttarget.Int(n), gompttarget.Int(k), gompttarget.Slice(A), gompttarget.Slice(B), gompttarget.Slice(C)}})
+}
+
+// RunMatmulTiledNowait is RunMatmulTiled's nowait form: it starts the launch and returns at once. deps are depend items
+// (target.DependIn, DependOut, DependInOut, DependOn), which order it as they order target.TargetNowait.
+// Leave the slices alone until the task's Wait returns RunMatmulTiled's error (one found before the launch,
+// such as a short slice, included). An empty space runs nothing but still waits for deps.
+//
+// It runs kernels.MatmulTiled (matmulTiled) on device dev over [0, teams), mapping each slice by how the kernel uses it:
+// A to, B to, C tofrom.
+// It computes teams as kernels.MatmulTiledTeams(m, n) (arg(teams)=MatmulTiledTeams).
+func RunMatmulTiledNowait(dev gompttarget.DeviceClause, m int, n int, k int, A []float32, B []float32, C []float32, deps ...gompttarget.Map) *gompttarget.Task {
+	teams := gomptkernels.MatmulTiledTeams(m, n)
+	if teams <= 0 {
+		return gompttarget.Go(func() error { return nil }, deps...)
+	}
+	A = gomptrt.Head(A, gomptrt.Len(m, k))
+	B = gomptrt.Head(B, gomptrt.Len(k, n))
+	C = gomptrt.Head(C, gomptrt.Len(m, n))
+	return gompttarget.TargetNowait(gompttarget.Region{Device: dev, Kernel: gomptkernels.MatmulTiled, Shape: gompttarget.Shape{Size: [3]int{teams, 1, 1}, Teams: teams, Threads: 256},
+		Maps: append([]gompttarget.Map{gompttarget.To(A), gompttarget.To(B), gompttarget.ToFrom(C)}, deps...),
 		Args: []gompttarget.Arg{gompttarget.Int(teams), gompttarget.Int(m), gompttarget.Int(n), gompttarget.Int(k), gompttarget.Slice(A), gompttarget.Slice(B), gompttarget.Slice(C)}})
 }
 
@@ -132,6 +307,24 @@ func RunSaxpy(dev gompttarget.DeviceClause, n int, a float32, x []float32, y []f
 		Args: []gompttarget.Arg{gompttarget.Int(n), gompttarget.Float32(a), gompttarget.Slice(x), gompttarget.Slice(y)}})
 }
 
+// RunSaxpyNowait is RunSaxpy's nowait form: it starts the launch and returns at once. deps are depend items
+// (target.DependIn, DependOut, DependInOut, DependOn), which order it as they order target.TargetNowait.
+// Leave the slices alone until the task's Wait returns RunSaxpy's error (one found before the launch,
+// such as a short slice, included). An empty space runs nothing but still waits for deps.
+//
+// It runs kernels.Saxpy (saxpy) on device dev over [0, n), mapping each slice by how the kernel uses it:
+// x to, y tofrom.
+func RunSaxpyNowait(dev gompttarget.DeviceClause, n int, a float32, x []float32, y []float32, deps ...gompttarget.Map) *gompttarget.Task {
+	if n <= 0 {
+		return gompttarget.Go(func() error { return nil }, deps...)
+	}
+	x = gomptrt.Head(x, gomptrt.Len(n))
+	y = gomptrt.Head(y, gomptrt.Len(n))
+	return gompttarget.TargetNowait(gompttarget.Region{Device: dev, Kernel: gomptkernels.Saxpy, Shape: gompttarget.Shape{Size: [3]int{n, 1, 1}},
+		Maps: append([]gompttarget.Map{gompttarget.To(x), gompttarget.ToFrom(y)}, deps...),
+		Args: []gompttarget.Arg{gompttarget.Int(n), gompttarget.Float32(a), gompttarget.Slice(x), gompttarget.Slice(y)}})
+}
+
 // RunVecAdd runs kernels.VecAdd (vecadd) on device dev over [0, n), mapping each slice by how the kernel uses it:
 // a to, b to, c from.
 func RunVecAdd(dev gompttarget.DeviceClause, n int, a []float32, b []float32, c []float32) error {
@@ -143,5 +336,24 @@ func RunVecAdd(dev gompttarget.DeviceClause, n int, a []float32, b []float32, c 
 	c = gomptrt.Head(c, gomptrt.Len(n))
 	return gompttarget.Target(gompttarget.Region{Device: dev, Kernel: gomptkernels.VecAdd, Shape: gompttarget.Shape{Size: [3]int{n, 1, 1}},
 		Maps: []gompttarget.Map{gompttarget.To(a), gompttarget.To(b), gompttarget.From(c)},
+		Args: []gompttarget.Arg{gompttarget.Int(n), gompttarget.Slice(a), gompttarget.Slice(b), gompttarget.Slice(c)}})
+}
+
+// RunVecAddNowait is RunVecAdd's nowait form: it starts the launch and returns at once. deps are depend items
+// (target.DependIn, DependOut, DependInOut, DependOn), which order it as they order target.TargetNowait.
+// Leave the slices alone until the task's Wait returns RunVecAdd's error (one found before the launch,
+// such as a short slice, included). An empty space runs nothing but still waits for deps.
+//
+// It runs kernels.VecAdd (vecadd) on device dev over [0, n), mapping each slice by how the kernel uses it:
+// a to, b to, c from.
+func RunVecAddNowait(dev gompttarget.DeviceClause, n int, a []float32, b []float32, c []float32, deps ...gompttarget.Map) *gompttarget.Task {
+	if n <= 0 {
+		return gompttarget.Go(func() error { return nil }, deps...)
+	}
+	a = gomptrt.Head(a, gomptrt.Len(n))
+	b = gomptrt.Head(b, gomptrt.Len(n))
+	c = gomptrt.Head(c, gomptrt.Len(n))
+	return gompttarget.TargetNowait(gompttarget.Region{Device: dev, Kernel: gomptkernels.VecAdd, Shape: gompttarget.Shape{Size: [3]int{n, 1, 1}},
+		Maps: append([]gompttarget.Map{gompttarget.To(a), gompttarget.To(b), gompttarget.From(c)}, deps...),
 		Args: []gompttarget.Arg{gompttarget.Int(n), gompttarget.Slice(a), gompttarget.Slice(b), gompttarget.Slice(c)}})
 }

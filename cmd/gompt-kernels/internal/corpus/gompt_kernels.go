@@ -83,6 +83,24 @@ func RunAtomicCount(dev gompttarget.DeviceClause, n int, m int, idx []int, h []u
 		Args: []gompttarget.Arg{gompttarget.Int(n), gompttarget.Int(m), gompttarget.Slice(idx), gompttarget.Slice(h)}})
 }
 
+// RunAtomicCountNowait is RunAtomicCount's nowait form: it starts the launch and returns at once. deps are depend items
+// (target.DependIn, DependOut, DependInOut, DependOn), which order it as they order target.TargetNowait.
+// Leave the slices alone until the task's Wait returns RunAtomicCount's error (one found before the launch,
+// such as a short slice, included). An empty space runs nothing but still waits for deps.
+//
+// It runs AtomicCountKernel (AtomicCount) on device dev over [0, n), mapping each slice by how the kernel uses it:
+// idx to, h tofrom.
+func RunAtomicCountNowait(dev gompttarget.DeviceClause, n int, m int, idx []int, h []uint32, deps ...gompttarget.Map) *gompttarget.Task {
+	if n <= 0 {
+		return gompttarget.Go(func() error { return nil }, deps...)
+	}
+	idx = gomptrt.Head(idx, gomptrt.Len(n))
+	h = gomptrt.Head(h, gomptrt.Len(m))
+	return gompttarget.TargetNowait(gompttarget.Region{Device: dev, Kernel: AtomicCountKernel, Shape: gompttarget.Shape{Size: [3]int{n, 1, 1}},
+		Maps: append([]gompttarget.Map{gompttarget.To(idx), gompttarget.ToFrom(h)}, deps...),
+		Args: []gompttarget.Arg{gompttarget.Int(n), gompttarget.Int(m), gompttarget.Slice(idx), gompttarget.Slice(h)}})
+}
+
 // AtomicMaxKernel is the gompt map kernel of AtomicMax (atomics.go:29:1), over [0, n).
 var AtomicMaxKernel = &gomptdevice.Kernel{
 	Name: "AtomicMax",
@@ -172,7 +190,7 @@ func gomptHostAtomicMax(gomptA *gomptdevice.HostArgs, gomptR gomptdevice.Range, 
 		}
 	}
 	_ = n
-//line gompt_kernels.go:176
+//line gompt_kernels.go:194
 }
 
 // gomptSampleAtomicMax is AtomicMaxKernel's Sample: about n points, random arguments. Tol 0: every device gives the Go function's bits.
@@ -201,6 +219,28 @@ func RunAtomicMax(dev gompttarget.DeviceClause, n int, v []int32, m32 []int32, m
 	hits = gomptrt.Head(hits, gomptrt.Len(16))
 	return gompttarget.Target(gompttarget.Region{Device: dev, Kernel: AtomicMaxKernel, Shape: gompttarget.Shape{Size: [3]int{n, 1, 1}},
 		Maps: []gompttarget.Map{gompttarget.To(v), gompttarget.ToFrom(m32), gompttarget.ToFrom(m64), gompttarget.ToFrom(u32), gompttarget.ToFrom(i64), gompttarget.ToFrom(hits)},
+		Args: []gompttarget.Arg{gompttarget.Int(n), gompttarget.Slice(v), gompttarget.Slice(m32), gompttarget.Slice(m64), gompttarget.Slice(u32), gompttarget.Slice(i64), gompttarget.Slice(hits)}})
+}
+
+// RunAtomicMaxNowait is RunAtomicMax's nowait form: it starts the launch and returns at once. deps are depend items
+// (target.DependIn, DependOut, DependInOut, DependOn), which order it as they order target.TargetNowait.
+// Leave the slices alone until the task's Wait returns RunAtomicMax's error (one found before the launch,
+// such as a short slice, included). An empty space runs nothing but still waits for deps.
+//
+// It runs AtomicMaxKernel (AtomicMax) on device dev over [0, n), mapping each slice by how the kernel uses it:
+// v to, m32 tofrom, m64 tofrom, u32 tofrom, i64 tofrom, hits tofrom.
+func RunAtomicMaxNowait(dev gompttarget.DeviceClause, n int, v []int32, m32 []int32, m64 []uint64, u32 []uint32, i64 []int64, hits []uint32, deps ...gompttarget.Map) *gompttarget.Task {
+	if n <= 0 {
+		return gompttarget.Go(func() error { return nil }, deps...)
+	}
+	v = gomptrt.Head(v, gomptrt.Len(n))
+	m32 = gomptrt.Head(m32, gomptrt.Len(2))
+	m64 = gomptrt.Head(m64, gomptrt.Len(2))
+	u32 = gomptrt.Head(u32, gomptrt.Len(7))
+	i64 = gomptrt.Head(i64, gomptrt.Len(1))
+	hits = gomptrt.Head(hits, gomptrt.Len(16))
+	return gompttarget.TargetNowait(gompttarget.Region{Device: dev, Kernel: AtomicMaxKernel, Shape: gompttarget.Shape{Size: [3]int{n, 1, 1}},
+		Maps: append([]gompttarget.Map{gompttarget.To(v), gompttarget.ToFrom(m32), gompttarget.ToFrom(m64), gompttarget.ToFrom(u32), gompttarget.ToFrom(i64), gompttarget.ToFrom(hits)}, deps...),
 		Args: []gompttarget.Arg{gompttarget.Int(n), gompttarget.Slice(v), gompttarget.Slice(m32), gompttarget.Slice(m64), gompttarget.Slice(u32), gompttarget.Slice(i64), gompttarget.Slice(hits)}})
 }
 
@@ -255,7 +295,7 @@ func gomptHostBinMin(gomptA *gomptdevice.HostArgs, gomptR gomptdevice.Range, _, 
 	}
 	gomptrt.MergeMin(gomptRBLo, gomptRALo[:], float32(gomptmath.Inf(1)))
 	_ = n
-//line gompt_kernels.go:259
+//line gompt_kernels.go:299
 }
 
 // gomptSampleBinMin is BinMinKernel's Sample: about n points, random arguments. Tol 0: every device gives the Go function's bits.
@@ -281,6 +321,25 @@ func RunBinMin(dev gompttarget.DeviceClause, n int, v []int, w []float32, lo []f
 	lo = gomptrt.Head(lo, gomptrt.Len(16))
 	return gompttarget.Target(gompttarget.Region{Device: dev, Kernel: BinMinKernel, Shape: gompttarget.Shape{Size: [3]int{n, 1, 1}, Teams: gomptrt.Teams(n), Threads: gomptrt.MaxThreads},
 		Maps: []gompttarget.Map{gompttarget.To(v), gompttarget.To(w), gompttarget.ToFrom(lo)},
+		Args: []gompttarget.Arg{gompttarget.Int(n), gompttarget.Slice(v), gompttarget.Slice(w), gompttarget.Slice(lo)}})
+}
+
+// RunBinMinNowait is RunBinMin's nowait form: it starts the launch and returns at once. deps are depend items
+// (target.DependIn, DependOut, DependInOut, DependOn), which order it as they order target.TargetNowait.
+// Leave the slices alone until the task's Wait returns RunBinMin's error (one found before the launch,
+// such as a short slice, included). An empty space runs nothing but still waits for deps.
+//
+// It runs BinMinKernel (BinMin) on device dev over [0, n), mapping each slice by how the kernel uses it:
+// v to, w to, lo tofrom.
+func RunBinMinNowait(dev gompttarget.DeviceClause, n int, v []int, w []float32, lo []float32, deps ...gompttarget.Map) *gompttarget.Task {
+	if n <= 0 {
+		return gompttarget.Go(func() error { return nil }, deps...)
+	}
+	v = gomptrt.Head(v, gomptrt.Len(n))
+	w = gomptrt.Head(w, gomptrt.Len(n))
+	lo = gomptrt.Head(lo, gomptrt.Len(16))
+	return gompttarget.TargetNowait(gompttarget.Region{Device: dev, Kernel: BinMinKernel, Shape: gompttarget.Shape{Size: [3]int{n, 1, 1}, Teams: gomptrt.Teams(n), Threads: gomptrt.MaxThreads},
+		Maps: append([]gompttarget.Map{gompttarget.To(v), gompttarget.To(w), gompttarget.ToFrom(lo)}, deps...),
 		Args: []gompttarget.Arg{gompttarget.Int(n), gompttarget.Slice(v), gompttarget.Slice(w), gompttarget.Slice(lo)}})
 }
 
@@ -329,7 +388,7 @@ func gomptHostBins(gomptA *gomptdevice.HostArgs, gomptR gomptdevice.Range, _, _ 
 	}
 	gomptrt.MergeSum(gomptRBH, gomptRAH[:], uint32(0))
 	_ = n
-//line gompt_kernels.go:333
+//line gompt_kernels.go:392
 }
 
 // gomptSampleBins is BinsKernel's Sample: about n points, random arguments. Tol 0: every device gives the Go function's bits.
@@ -354,6 +413,24 @@ func RunBins(dev gompttarget.DeviceClause, n int, v []int, h []uint32) error {
 	h = gomptrt.Head(h, gomptrt.Len(16))
 	return gompttarget.Target(gompttarget.Region{Device: dev, Kernel: BinsKernel, Shape: gompttarget.Shape{Size: [3]int{n, 1, 1}, Teams: gomptrt.Teams(n), Threads: gomptrt.MaxThreads},
 		Maps: []gompttarget.Map{gompttarget.To(v), gompttarget.ToFrom(h)},
+		Args: []gompttarget.Arg{gompttarget.Int(n), gompttarget.Slice(v), gompttarget.Slice(h)}})
+}
+
+// RunBinsNowait is RunBins's nowait form: it starts the launch and returns at once. deps are depend items
+// (target.DependIn, DependOut, DependInOut, DependOn), which order it as they order target.TargetNowait.
+// Leave the slices alone until the task's Wait returns RunBins's error (one found before the launch,
+// such as a short slice, included). An empty space runs nothing but still waits for deps.
+//
+// It runs BinsKernel (Bins) on device dev over [0, n), mapping each slice by how the kernel uses it:
+// v to, h tofrom.
+func RunBinsNowait(dev gompttarget.DeviceClause, n int, v []int, h []uint32, deps ...gompttarget.Map) *gompttarget.Task {
+	if n <= 0 {
+		return gompttarget.Go(func() error { return nil }, deps...)
+	}
+	v = gomptrt.Head(v, gomptrt.Len(n))
+	h = gomptrt.Head(h, gomptrt.Len(16))
+	return gompttarget.TargetNowait(gompttarget.Region{Device: dev, Kernel: BinsKernel, Shape: gompttarget.Shape{Size: [3]int{n, 1, 1}, Teams: gomptrt.Teams(n), Threads: gomptrt.MaxThreads},
+		Maps: append([]gompttarget.Map{gompttarget.To(v), gompttarget.ToFrom(h)}, deps...),
 		Args: []gompttarget.Arg{gompttarget.Int(n), gompttarget.Slice(v), gompttarget.Slice(h)}})
 }
 
@@ -421,7 +498,7 @@ func gomptHostBox3D(gomptA *gomptdevice.HostArgs, gomptR gomptdevice.Range, _, _
 			}
 		}
 	}
-//line gompt_kernels.go:425
+//line gompt_kernels.go:502
 }
 
 // gomptSampleBox3D is Box3DKernel's Sample: about n points, random arguments. Tol 0: every device gives the Go function's bits.
@@ -448,6 +525,24 @@ func RunBox3D(dev gompttarget.DeviceClause, nx int, ny int, nz int, in []float64
 	out = gomptrt.Head(out, gomptrt.Len(nx, ny, nz))
 	return gompttarget.Target(gompttarget.Region{Device: dev, Kernel: Box3DKernel, Shape: gompttarget.Shape{Size: [3]int{nx, ny, nz}},
 		Maps: []gompttarget.Map{gompttarget.To(in), gompttarget.From(out)},
+		Args: []gompttarget.Arg{gompttarget.Int(nx), gompttarget.Int(ny), gompttarget.Int(nz), gompttarget.Slice(in), gompttarget.Slice(out)}})
+}
+
+// RunBox3DNowait is RunBox3D's nowait form: it starts the launch and returns at once. deps are depend items
+// (target.DependIn, DependOut, DependInOut, DependOn), which order it as they order target.TargetNowait.
+// Leave the slices alone until the task's Wait returns RunBox3D's error (one found before the launch,
+// such as a short slice, included). An empty space runs nothing but still waits for deps.
+//
+// It runs Box3DKernel (Box3D) on device dev over [0, nx)x[0, ny)x[0, nz), mapping each slice by how the kernel uses it:
+// in to, out from.
+func RunBox3DNowait(dev gompttarget.DeviceClause, nx int, ny int, nz int, in []float64, out []float64, deps ...gompttarget.Map) *gompttarget.Task {
+	if nx <= 0 || ny <= 0 || nz <= 0 {
+		return gompttarget.Go(func() error { return nil }, deps...)
+	}
+	in = gomptrt.Head(in, gomptrt.Len(nx, ny, nz))
+	out = gomptrt.Head(out, gomptrt.Len(nx, ny, nz))
+	return gompttarget.TargetNowait(gompttarget.Region{Device: dev, Kernel: Box3DKernel, Shape: gompttarget.Shape{Size: [3]int{nx, ny, nz}},
+		Maps: append([]gompttarget.Map{gompttarget.To(in), gompttarget.From(out)}, deps...),
 		Args: []gompttarget.Arg{gompttarget.Int(nx), gompttarget.Int(ny), gompttarget.Int(nz), gompttarget.Slice(in), gompttarget.Slice(out)}})
 }
 
@@ -517,7 +612,7 @@ func gomptHostCSR(gomptA *gomptdevice.HostArgs, gomptR gomptdevice.Range, _, _ i
 		y[r] = sum
 	}
 	_ = rows
-//line gompt_kernels.go:521
+//line gompt_kernels.go:616
 }
 
 // gomptSampleCSR is CSRKernel's Sample: about n points, random arguments. Tol 0: every device gives the Go function's bits.
@@ -547,6 +642,27 @@ func RunCSR(dev gompttarget.DeviceClause, rows int, nnz int, ncols int, rowPtr [
 	y = gomptrt.Head(y, gomptrt.Len(rows))
 	return gompttarget.Target(gompttarget.Region{Device: dev, Kernel: CSRKernel, Shape: gompttarget.Shape{Size: [3]int{rows, 1, 1}},
 		Maps: []gompttarget.Map{gompttarget.To(rowPtr), gompttarget.To(cols), gompttarget.To(vals), gompttarget.To(x), gompttarget.From(y)},
+		Args: []gompttarget.Arg{gompttarget.Int(rows), gompttarget.Int(nnz), gompttarget.Int(ncols), gompttarget.Slice(rowPtr), gompttarget.Slice(cols), gompttarget.Slice(vals), gompttarget.Slice(x), gompttarget.Slice(y)}})
+}
+
+// RunCSRNowait is RunCSR's nowait form: it starts the launch and returns at once. deps are depend items
+// (target.DependIn, DependOut, DependInOut, DependOn), which order it as they order target.TargetNowait.
+// Leave the slices alone until the task's Wait returns RunCSR's error (one found before the launch,
+// such as a short slice, included). An empty space runs nothing but still waits for deps.
+//
+// It runs CSRKernel (CSR) on device dev over [0, rows), mapping each slice by how the kernel uses it:
+// rowPtr to, cols to, vals to, x to, y from.
+func RunCSRNowait(dev gompttarget.DeviceClause, rows int, nnz int, ncols int, rowPtr []int32, cols []int32, vals []float32, x []float32, y []float32, deps ...gompttarget.Map) *gompttarget.Task {
+	if rows <= 0 {
+		return gompttarget.Go(func() error { return nil }, deps...)
+	}
+	rowPtr = gomptrt.Head(rowPtr, gomptrt.Len(rows+1))
+	cols = gomptrt.Head(cols, gomptrt.Len(nnz))
+	vals = gomptrt.Head(vals, gomptrt.Len(nnz))
+	x = gomptrt.Head(x, gomptrt.Len(ncols))
+	y = gomptrt.Head(y, gomptrt.Len(rows))
+	return gompttarget.TargetNowait(gompttarget.Region{Device: dev, Kernel: CSRKernel, Shape: gompttarget.Shape{Size: [3]int{rows, 1, 1}},
+		Maps: append([]gompttarget.Map{gompttarget.To(rowPtr), gompttarget.To(cols), gompttarget.To(vals), gompttarget.To(x), gompttarget.From(y)}, deps...),
 		Args: []gompttarget.Arg{gompttarget.Int(rows), gompttarget.Int(nnz), gompttarget.Int(ncols), gompttarget.Slice(rowPtr), gompttarget.Slice(cols), gompttarget.Slice(vals), gompttarget.Slice(x), gompttarget.Slice(y)}})
 }
 
@@ -614,7 +730,7 @@ func gomptHostClassify(gomptA *gomptdevice.HostArgs, gomptR gomptdevice.Range, _
 		*(*uint64)(unsafe.Add(gomptPOut, (o+int(7))*8)) = gomptmath.Float64bits((x * float64(0.0)))
 	}
 	_ = n
-//line gompt_kernels.go:618
+//line gompt_kernels.go:734
 }
 
 // gomptSampleClassify is ClassifyKernel's Sample: about n points, random arguments. Tol 0: every device gives the Go function's bits.
@@ -639,6 +755,24 @@ func RunClassify(dev gompttarget.DeviceClause, n int, a []float64, out []uint64)
 	out = gomptrt.Head(out, gomptrt.Len(8, n))
 	return gompttarget.Target(gompttarget.Region{Device: dev, Kernel: ClassifyKernel, Shape: gompttarget.Shape{Size: [3]int{n, 1, 1}},
 		Maps: []gompttarget.Map{gompttarget.To(a), gompttarget.ToFrom(out)},
+		Args: []gompttarget.Arg{gompttarget.Int(n), gompttarget.Slice(a), gompttarget.Slice(out)}})
+}
+
+// RunClassifyNowait is RunClassify's nowait form: it starts the launch and returns at once. deps are depend items
+// (target.DependIn, DependOut, DependInOut, DependOn), which order it as they order target.TargetNowait.
+// Leave the slices alone until the task's Wait returns RunClassify's error (one found before the launch,
+// such as a short slice, included). An empty space runs nothing but still waits for deps.
+//
+// It runs ClassifyKernel (Classify) on device dev over [0, n), mapping each slice by how the kernel uses it:
+// a to, out tofrom.
+func RunClassifyNowait(dev gompttarget.DeviceClause, n int, a []float64, out []uint64, deps ...gompttarget.Map) *gompttarget.Task {
+	if n <= 0 {
+		return gompttarget.Go(func() error { return nil }, deps...)
+	}
+	a = gomptrt.Head(a, gomptrt.Len(n))
+	out = gomptrt.Head(out, gomptrt.Len(8, n))
+	return gompttarget.TargetNowait(gompttarget.Region{Device: dev, Kernel: ClassifyKernel, Shape: gompttarget.Shape{Size: [3]int{n, 1, 1}},
+		Maps: append([]gompttarget.Map{gompttarget.To(a), gompttarget.ToFrom(out)}, deps...),
 		Args: []gompttarget.Arg{gompttarget.Int(n), gompttarget.Slice(a), gompttarget.Slice(out)}})
 }
 
@@ -753,7 +887,7 @@ gomptPoint0:
 		out[i]++
 	}
 	_ = n
-//line gompt_kernels.go:757
+//line gompt_kernels.go:891
 }
 
 // gomptSampleControl is ControlKernel's Sample: about n points, random arguments. Tol 0: every device gives the Go function's bits.
@@ -778,6 +912,24 @@ func RunControl(dev gompttarget.DeviceClause, n int, a []int32, out []int64) err
 	out = gomptrt.Head(out, gomptrt.Len(n))
 	return gompttarget.Target(gompttarget.Region{Device: dev, Kernel: ControlKernel, Shape: gompttarget.Shape{Size: [3]int{n, 1, 1}},
 		Maps: []gompttarget.Map{gompttarget.To(a), gompttarget.ToFrom(out)},
+		Args: []gompttarget.Arg{gompttarget.Int(n), gompttarget.Slice(a), gompttarget.Slice(out)}})
+}
+
+// RunControlNowait is RunControl's nowait form: it starts the launch and returns at once. deps are depend items
+// (target.DependIn, DependOut, DependInOut, DependOn), which order it as they order target.TargetNowait.
+// Leave the slices alone until the task's Wait returns RunControl's error (one found before the launch,
+// such as a short slice, included). An empty space runs nothing but still waits for deps.
+//
+// It runs ControlKernel (Control) on device dev over [0, n), mapping each slice by how the kernel uses it:
+// a to, out tofrom.
+func RunControlNowait(dev gompttarget.DeviceClause, n int, a []int32, out []int64, deps ...gompttarget.Map) *gompttarget.Task {
+	if n <= 0 {
+		return gompttarget.Go(func() error { return nil }, deps...)
+	}
+	a = gomptrt.Head(a, gomptrt.Len(n))
+	out = gomptrt.Head(out, gomptrt.Len(n))
+	return gompttarget.TargetNowait(gompttarget.Region{Device: dev, Kernel: ControlKernel, Shape: gompttarget.Shape{Size: [3]int{n, 1, 1}},
+		Maps: append([]gompttarget.Map{gompttarget.To(a), gompttarget.ToFrom(out)}, deps...),
 		Args: []gompttarget.Arg{gompttarget.Int(n), gompttarget.Slice(a), gompttarget.Slice(out)}})
 }
 
@@ -882,7 +1034,7 @@ func gomptLanesConv(gomptX0, gomptW int, i int, m int, n int, k int, w []float32
 	_ = peak
 	_ = t
 	_ = m
-//line gompt_kernels.go:886
+//line gompt_kernels.go:1038
 }
 
 // gomptSampleConv is ConvKernel's Sample: about n points, random arguments. Tol 0: every device gives the Go function's bits.
@@ -910,6 +1062,25 @@ func RunConv(dev gompttarget.DeviceClause, m int, n int, k int, w []float32, in 
 	out = gomptrt.Head(out, gomptrt.Len(n, m))
 	return gompttarget.Target(gompttarget.Region{Device: dev, Kernel: ConvKernel, Shape: gompttarget.Shape{Size: [3]int{n, m, 1}},
 		Maps: []gompttarget.Map{gompttarget.To(w), gompttarget.To(in), gompttarget.ToFrom(out)},
+		Args: []gompttarget.Arg{gompttarget.Int(m), gompttarget.Int(n), gompttarget.Int(k), gompttarget.Slice(w), gompttarget.Slice(in), gompttarget.Slice(out)}})
+}
+
+// RunConvNowait is RunConv's nowait form: it starts the launch and returns at once. deps are depend items
+// (target.DependIn, DependOut, DependInOut, DependOn), which order it as they order target.TargetNowait.
+// Leave the slices alone until the task's Wait returns RunConv's error (one found before the launch,
+// such as a short slice, included). An empty space runs nothing but still waits for deps.
+//
+// It runs ConvKernel (Conv) on device dev over [0, n)x[0, m), mapping each slice by how the kernel uses it:
+// w to, in to, out tofrom.
+func RunConvNowait(dev gompttarget.DeviceClause, m int, n int, k int, w []float32, in []float32, out []float32, deps ...gompttarget.Map) *gompttarget.Task {
+	if n <= 0 || m <= 0 {
+		return gompttarget.Go(func() error { return nil }, deps...)
+	}
+	w = gomptrt.Head(w, gomptrt.Len(k))
+	in = gomptrt.Head(in, gomptrt.Len(n, m))
+	out = gomptrt.Head(out, gomptrt.Len(n, m))
+	return gompttarget.TargetNowait(gompttarget.Region{Device: dev, Kernel: ConvKernel, Shape: gompttarget.Shape{Size: [3]int{n, m, 1}},
+		Maps: append([]gompttarget.Map{gompttarget.To(w), gompttarget.To(in), gompttarget.ToFrom(out)}, deps...),
 		Args: []gompttarget.Arg{gompttarget.Int(m), gompttarget.Int(n), gompttarget.Int(k), gompttarget.Slice(w), gompttarget.Slice(in), gompttarget.Slice(out)}})
 }
 
@@ -964,7 +1135,7 @@ func gomptHostConversions(gomptA *gomptdevice.HostArgs, gomptR gomptdevice.Range
 		*(*float64)(unsafe.Add(gomptPOut, (o+int(7))*8)) = (float64(int16(((-y) / float64(1e+15)))) + float64(uint32((y / float64(1e+10)))))
 	}
 	_ = n
-//line gompt_kernels.go:968
+//line gompt_kernels.go:1139
 }
 
 // gomptSampleConversions is ConversionsKernel's Sample: about n points, random arguments. Tol 0: every device gives the Go function's bits.
@@ -990,6 +1161,25 @@ func RunConversions(dev gompttarget.DeviceClause, n int, a []int64, f []float64,
 	out = gomptrt.Head(out, gomptrt.Len(8, n))
 	return gompttarget.Target(gompttarget.Region{Device: dev, Kernel: ConversionsKernel, Shape: gompttarget.Shape{Size: [3]int{n, 1, 1}},
 		Maps: []gompttarget.Map{gompttarget.To(a), gompttarget.To(f), gompttarget.ToFrom(out)},
+		Args: []gompttarget.Arg{gompttarget.Int(n), gompttarget.Slice(a), gompttarget.Slice(f), gompttarget.Slice(out)}})
+}
+
+// RunConversionsNowait is RunConversions's nowait form: it starts the launch and returns at once. deps are depend items
+// (target.DependIn, DependOut, DependInOut, DependOn), which order it as they order target.TargetNowait.
+// Leave the slices alone until the task's Wait returns RunConversions's error (one found before the launch,
+// such as a short slice, included). An empty space runs nothing but still waits for deps.
+//
+// It runs ConversionsKernel (Conversions) on device dev over [0, n), mapping each slice by how the kernel uses it:
+// a to, f to, out tofrom.
+func RunConversionsNowait(dev gompttarget.DeviceClause, n int, a []int64, f []float64, out []float64, deps ...gompttarget.Map) *gompttarget.Task {
+	if n <= 0 {
+		return gompttarget.Go(func() error { return nil }, deps...)
+	}
+	a = gomptrt.Head(a, gomptrt.Len(n))
+	f = gomptrt.Head(f, gomptrt.Len(n))
+	out = gomptrt.Head(out, gomptrt.Len(8, n))
+	return gompttarget.TargetNowait(gompttarget.Region{Device: dev, Kernel: ConversionsKernel, Shape: gompttarget.Shape{Size: [3]int{n, 1, 1}},
+		Maps: append([]gompttarget.Map{gompttarget.To(a), gompttarget.To(f), gompttarget.ToFrom(out)}, deps...),
 		Args: []gompttarget.Arg{gompttarget.Int(n), gompttarget.Slice(a), gompttarget.Slice(f), gompttarget.Slice(out)}})
 }
 
@@ -1108,7 +1298,7 @@ func gomptHostDotRange(gomptA *gomptdevice.HostArgs, gomptR gomptdevice.Range, g
 	}
 	gomptPartial[gomptTeam] = int64((gomptS0 + gomptS1) + (gomptS2 + gomptS3))
 	_ = n
-//line gompt_kernels.go:1112
+//line gompt_kernels.go:1302
 }
 
 // gomptSampleDotRange is DotRangeKernel's Sample: about n points, random arguments. Tol 0: every device gives the Go function's bits.
@@ -1144,6 +1334,30 @@ func RunDotRange(dev gompttarget.DeviceClause, n int, k int, x []int64, y []int6
 		return gomptZero, err
 	}
 	return gomptrt.SumInts(gomptPartial), nil
+}
+
+// RunDotRangeNowait is RunDotRange's nowait form: it starts the launch and returns at once. deps are depend items
+// (target.DependIn, DependOut, DependInOut, DependOn), which order it as they order target.TargetNowait.
+// Leave the slices alone until the Result's Wait returns RunDotRange's value and error (one found before
+// the launch included); the value is read only through Wait, so never before the kernel has run.
+// Result.Task is the task, for DependOn. An empty space runs nothing but still waits for deps.
+//
+// It runs DotRangeKernel (DotRange) on device dev over [0, n), mapping each slice by how the kernel uses it:
+// x to, y to.
+// It returns the sum of the points' values (reduce=+).
+func RunDotRangeNowait(dev gompttarget.DeviceClause, n int, k int, x []int64, y []int64, deps ...gompttarget.Map) *gompttarget.Result[int64] {
+	gomptZero := int64(0)
+	if n <= 0 {
+		return gompttarget.NewResult(gompttarget.Go(func() error { return nil }, deps...), func() int64 { return gomptZero })
+	}
+	x = gomptrt.Head(x, gomptrt.Len(n, k))
+	y = gomptrt.Head(y, gomptrt.Len(n, k))
+	gomptTeams := gomptrt.Teams(gomptrt.Len(n))
+	gomptPartial := make([]int64, gomptTeams)
+	gomptTask := gompttarget.TargetNowait(gompttarget.Region{Device: dev, Kernel: DotRangeKernel, Shape: gompttarget.Shape{Size: [3]int{n, 1, 1}, Teams: gomptTeams, Threads: gomptrt.MaxThreads},
+		Maps: append([]gompttarget.Map{gompttarget.To(x), gompttarget.To(y), gompttarget.From(gomptPartial)}, deps...),
+		Args: []gompttarget.Arg{gompttarget.Int(n), gompttarget.Int(k), gompttarget.Slice(x), gompttarget.Slice(y), gompttarget.Slice(gomptPartial)}})
+	return gompttarget.NewResult(gomptTask, func() int64 { return gomptrt.SumInts(gomptPartial) })
 }
 
 // EmptyBinsKernel is the gompt map kernel of EmptyBins (reducearray.go:49:1), over [0, n).
@@ -1196,6 +1410,23 @@ func RunEmptyBins(dev gompttarget.DeviceClause, n int, h []float32) error {
 	h = gomptrt.Head(h, gomptrt.Len(8))
 	return gompttarget.Target(gompttarget.Region{Device: dev, Kernel: EmptyBinsKernel, Shape: gompttarget.Shape{Size: [3]int{n, 1, 1}, Teams: gomptrt.Teams(n), Threads: gomptrt.MaxThreads},
 		Maps: []gompttarget.Map{gompttarget.ToFrom(h)},
+		Args: []gompttarget.Arg{gompttarget.Int(n), gompttarget.Slice(h)}})
+}
+
+// RunEmptyBinsNowait is RunEmptyBins's nowait form: it starts the launch and returns at once. deps are depend items
+// (target.DependIn, DependOut, DependInOut, DependOn), which order it as they order target.TargetNowait.
+// Leave the slices alone until the task's Wait returns RunEmptyBins's error (one found before the launch,
+// such as a short slice, included). An empty space runs nothing but still waits for deps.
+//
+// It runs EmptyBinsKernel (EmptyBins) on device dev over [0, n), mapping each slice by how the kernel uses it:
+// h tofrom.
+func RunEmptyBinsNowait(dev gompttarget.DeviceClause, n int, h []float32, deps ...gompttarget.Map) *gompttarget.Task {
+	if n <= 0 {
+		return gompttarget.Go(func() error { return nil }, deps...)
+	}
+	h = gomptrt.Head(h, gomptrt.Len(8))
+	return gompttarget.TargetNowait(gompttarget.Region{Device: dev, Kernel: EmptyBinsKernel, Shape: gompttarget.Shape{Size: [3]int{n, 1, 1}, Teams: gomptrt.Teams(n), Threads: gomptrt.MaxThreads},
+		Maps: append([]gompttarget.Map{gompttarget.ToFrom(h)}, deps...),
 		Args: []gompttarget.Arg{gompttarget.Int(n), gompttarget.Slice(h)}})
 }
 
@@ -1292,7 +1523,7 @@ func gomptHostExtremes(gomptA *gomptdevice.HostArgs, gomptR gomptdevice.Range, _
 	gomptrt.MergeProd(gomptRBP, gomptRAP[:], uint32(1))
 	gomptrt.MergeMax(gomptRBM, gomptRAM[:], uint32(0))
 	gomptrt.MergeMin(gomptRBQ, gomptRAQ[:], int64(gomptmath.MaxInt64))
-//line gompt_kernels.go:1296
+//line gompt_kernels.go:1527
 }
 
 // gomptSampleExtremes is ExtremesKernel's Sample: about n points, random arguments. Tol 0: every device gives the Go function's bits.
@@ -1322,6 +1553,29 @@ func RunExtremes(dev gompttarget.DeviceClause, n int, v []float64, k []int32, lo
 	q = gomptrt.Head(q, gomptrt.Len(16))
 	return gompttarget.Target(gompttarget.Region{Device: dev, Kernel: ExtremesKernel, Shape: gompttarget.Shape{Size: [3]int{n, 1, 1}, Teams: gomptrt.Teams(n), Threads: gomptrt.MaxThreads},
 		Maps: []gompttarget.Map{gompttarget.To(v), gompttarget.To(k), gompttarget.ToFrom(lo), gompttarget.ToFrom(hi), gompttarget.ToFrom(p), gompttarget.ToFrom(m), gompttarget.ToFrom(q)},
+		Args: []gompttarget.Arg{gompttarget.Int(n), gompttarget.Slice(v), gompttarget.Slice(k), gompttarget.Slice(lo), gompttarget.Slice(hi), gompttarget.Slice(p), gompttarget.Slice(m), gompttarget.Slice(q)}})
+}
+
+// RunExtremesNowait is RunExtremes's nowait form: it starts the launch and returns at once. deps are depend items
+// (target.DependIn, DependOut, DependInOut, DependOn), which order it as they order target.TargetNowait.
+// Leave the slices alone until the task's Wait returns RunExtremes's error (one found before the launch,
+// such as a short slice, included). An empty space runs nothing but still waits for deps.
+//
+// It runs ExtremesKernel (Extremes) on device dev over [0, n), mapping each slice by how the kernel uses it:
+// v to, k to, lo tofrom, hi tofrom, p tofrom, m tofrom, q tofrom.
+func RunExtremesNowait(dev gompttarget.DeviceClause, n int, v []float64, k []int32, lo []float64, hi []float32, p []uint32, m []uint32, q []int64, deps ...gompttarget.Map) *gompttarget.Task {
+	if n <= 0 {
+		return gompttarget.Go(func() error { return nil }, deps...)
+	}
+	v = gomptrt.Head(v, gomptrt.Len(n))
+	k = gomptrt.Head(k, gomptrt.Len(n))
+	lo = gomptrt.Head(lo, gomptrt.Len(64))
+	hi = gomptrt.Head(hi, gomptrt.Len(64))
+	p = gomptrt.Head(p, gomptrt.Len(16))
+	m = gomptrt.Head(m, gomptrt.Len(16))
+	q = gomptrt.Head(q, gomptrt.Len(16))
+	return gompttarget.TargetNowait(gompttarget.Region{Device: dev, Kernel: ExtremesKernel, Shape: gompttarget.Shape{Size: [3]int{n, 1, 1}, Teams: gomptrt.Teams(n), Threads: gomptrt.MaxThreads},
+		Maps: append([]gompttarget.Map{gompttarget.To(v), gompttarget.To(k), gompttarget.ToFrom(lo), gompttarget.ToFrom(hi), gompttarget.ToFrom(p), gompttarget.ToFrom(m), gompttarget.ToFrom(q)}, deps...),
 		Args: []gompttarget.Arg{gompttarget.Int(n), gompttarget.Slice(v), gompttarget.Slice(k), gompttarget.Slice(lo), gompttarget.Slice(hi), gompttarget.Slice(p), gompttarget.Slice(m), gompttarget.Slice(q)}})
 }
 
@@ -1372,7 +1626,7 @@ func gomptHostFloat64Ops(gomptA *gomptdevice.HostArgs, gomptR gomptdevice.Range,
 		*(*float64)(unsafe.Add(gomptPOut, (o+int(3))*8)) = ((gomptmath.Remainder((x*float64(100.0)), y) + gomptmath.Dim(x, y)) + gomptmath.Dim(y, x))
 	}
 	_ = n
-//line gompt_kernels.go:1376
+//line gompt_kernels.go:1630
 }
 
 // gomptSampleFloat64Ops is Float64OpsKernel's Sample: about n points, random arguments. Tol 0: every device gives the Go function's bits.
@@ -1398,6 +1652,25 @@ func RunFloat64Ops(dev gompttarget.DeviceClause, n int, a []float64, b []float64
 	out = gomptrt.Head(out, gomptrt.Len(4, n))
 	return gompttarget.Target(gompttarget.Region{Device: dev, Kernel: Float64OpsKernel, Shape: gompttarget.Shape{Size: [3]int{n, 1, 1}},
 		Maps: []gompttarget.Map{gompttarget.To(a), gompttarget.To(b), gompttarget.ToFrom(out)},
+		Args: []gompttarget.Arg{gompttarget.Int(n), gompttarget.Slice(a), gompttarget.Slice(b), gompttarget.Slice(out)}})
+}
+
+// RunFloat64OpsNowait is RunFloat64Ops's nowait form: it starts the launch and returns at once. deps are depend items
+// (target.DependIn, DependOut, DependInOut, DependOn), which order it as they order target.TargetNowait.
+// Leave the slices alone until the task's Wait returns RunFloat64Ops's error (one found before the launch,
+// such as a short slice, included). An empty space runs nothing but still waits for deps.
+//
+// It runs Float64OpsKernel (Float64Ops) on device dev over [0, n), mapping each slice by how the kernel uses it:
+// a to, b to, out tofrom.
+func RunFloat64OpsNowait(dev gompttarget.DeviceClause, n int, a []float64, b []float64, out []float64, deps ...gompttarget.Map) *gompttarget.Task {
+	if n <= 0 {
+		return gompttarget.Go(func() error { return nil }, deps...)
+	}
+	a = gomptrt.Head(a, gomptrt.Len(n))
+	b = gomptrt.Head(b, gomptrt.Len(n))
+	out = gomptrt.Head(out, gomptrt.Len(4, n))
+	return gompttarget.TargetNowait(gompttarget.Region{Device: dev, Kernel: Float64OpsKernel, Shape: gompttarget.Shape{Size: [3]int{n, 1, 1}},
+		Maps: append([]gompttarget.Map{gompttarget.To(a), gompttarget.To(b), gompttarget.ToFrom(out)}, deps...),
 		Args: []gompttarget.Arg{gompttarget.Int(n), gompttarget.Slice(a), gompttarget.Slice(b), gompttarget.Slice(out)}})
 }
 
@@ -1461,7 +1734,7 @@ func gomptHostFloatBins(gomptA *gomptdevice.HostArgs, gomptR gomptdevice.Range, 
 	gomptrt.MergeSum(gomptRBS, gomptRAS[:], float32(gomptmath.Copysign(0, -1)))
 	gomptrt.MergeProd(gomptRBP, gomptRAP[:], float64(1))
 	_ = n
-//line gompt_kernels.go:1465
+//line gompt_kernels.go:1738
 }
 
 // gomptSampleFloatBins is FloatBinsKernel's Sample: about n points, random arguments. Tol 0.0001: the float sums into s are combined in another order on each device; the float products into p are combined in another order on each device.
@@ -1488,6 +1761,25 @@ func RunFloatBins(dev gompttarget.DeviceClause, n int, v []float32, s []float32,
 	p = gomptrt.Head(p, gomptrt.Len(8))
 	return gompttarget.Target(gompttarget.Region{Device: dev, Kernel: FloatBinsKernel, Shape: gompttarget.Shape{Size: [3]int{n, 1, 1}, Teams: gomptrt.Teams(n), Threads: gomptrt.MaxThreads},
 		Maps: []gompttarget.Map{gompttarget.To(v), gompttarget.ToFrom(s), gompttarget.ToFrom(p)},
+		Args: []gompttarget.Arg{gompttarget.Int(n), gompttarget.Slice(v), gompttarget.Slice(s), gompttarget.Slice(p)}})
+}
+
+// RunFloatBinsNowait is RunFloatBins's nowait form: it starts the launch and returns at once. deps are depend items
+// (target.DependIn, DependOut, DependInOut, DependOn), which order it as they order target.TargetNowait.
+// Leave the slices alone until the task's Wait returns RunFloatBins's error (one found before the launch,
+// such as a short slice, included). An empty space runs nothing but still waits for deps.
+//
+// It runs FloatBinsKernel (FloatBins) on device dev over [0, n), mapping each slice by how the kernel uses it:
+// v to, s tofrom, p tofrom.
+func RunFloatBinsNowait(dev gompttarget.DeviceClause, n int, v []float32, s []float32, p []float64, deps ...gompttarget.Map) *gompttarget.Task {
+	if n <= 0 {
+		return gompttarget.Go(func() error { return nil }, deps...)
+	}
+	v = gomptrt.Head(v, gomptrt.Len(n))
+	s = gomptrt.Head(s, gomptrt.Len(32))
+	p = gomptrt.Head(p, gomptrt.Len(8))
+	return gompttarget.TargetNowait(gompttarget.Region{Device: dev, Kernel: FloatBinsKernel, Shape: gompttarget.Shape{Size: [3]int{n, 1, 1}, Teams: gomptrt.Teams(n), Threads: gomptrt.MaxThreads},
+		Maps: append([]gompttarget.Map{gompttarget.To(v), gompttarget.ToFrom(s), gompttarget.ToFrom(p)}, deps...),
 		Args: []gompttarget.Arg{gompttarget.Int(n), gompttarget.Slice(v), gompttarget.Slice(s), gompttarget.Slice(p)}})
 }
 
@@ -1554,7 +1846,7 @@ func gomptHostFloatOps(gomptA *gomptdevice.HostArgs, gomptR gomptdevice.Range, _
 		*(*float32)(unsafe.Add(gomptPOut, (o+int(11))*4)) = s
 	}
 	_ = n
-//line gompt_kernels.go:1558
+//line gompt_kernels.go:1850
 }
 
 // gomptSampleFloatOps is FloatOpsKernel's Sample: about n points, random arguments. Tol 0: every device gives the Go function's bits.
@@ -1581,6 +1873,26 @@ func RunFloatOps(dev gompttarget.DeviceClause, n int, a []float32, b []float32, 
 	out = gomptrt.Head(out, gomptrt.Len(12, n))
 	return gompttarget.Target(gompttarget.Region{Device: dev, Kernel: FloatOpsKernel, Shape: gompttarget.Shape{Size: [3]int{n, 1, 1}},
 		Maps: []gompttarget.Map{gompttarget.To(a), gompttarget.To(b), gompttarget.To(c), gompttarget.ToFrom(out)},
+		Args: []gompttarget.Arg{gompttarget.Int(n), gompttarget.Slice(a), gompttarget.Slice(b), gompttarget.Slice(c), gompttarget.Slice(out)}})
+}
+
+// RunFloatOpsNowait is RunFloatOps's nowait form: it starts the launch and returns at once. deps are depend items
+// (target.DependIn, DependOut, DependInOut, DependOn), which order it as they order target.TargetNowait.
+// Leave the slices alone until the task's Wait returns RunFloatOps's error (one found before the launch,
+// such as a short slice, included). An empty space runs nothing but still waits for deps.
+//
+// It runs FloatOpsKernel (FloatOps) on device dev over [0, n), mapping each slice by how the kernel uses it:
+// a to, b to, c to, out tofrom.
+func RunFloatOpsNowait(dev gompttarget.DeviceClause, n int, a []float32, b []float32, c []float32, out []float32, deps ...gompttarget.Map) *gompttarget.Task {
+	if n <= 0 {
+		return gompttarget.Go(func() error { return nil }, deps...)
+	}
+	a = gomptrt.Head(a, gomptrt.Len(n))
+	b = gomptrt.Head(b, gomptrt.Len(n))
+	c = gomptrt.Head(c, gomptrt.Len(n))
+	out = gomptrt.Head(out, gomptrt.Len(12, n))
+	return gompttarget.TargetNowait(gompttarget.Region{Device: dev, Kernel: FloatOpsKernel, Shape: gompttarget.Shape{Size: [3]int{n, 1, 1}},
+		Maps: append([]gompttarget.Map{gompttarget.To(a), gompttarget.To(b), gompttarget.To(c), gompttarget.ToFrom(out)}, deps...),
 		Args: []gompttarget.Arg{gompttarget.Int(n), gompttarget.Slice(a), gompttarget.Slice(b), gompttarget.Slice(c), gompttarget.Slice(out)}})
 }
 
@@ -1628,7 +1940,7 @@ func gomptHostGather(gomptA *gomptdevice.HostArgs, gomptR gomptdevice.Range, _, 
 	}
 	_ = n
 	_ = m
-//line gompt_kernels.go:1632
+//line gompt_kernels.go:1944
 }
 
 // gomptSampleGather is GatherKernel's Sample: about n points, random arguments. Tol 0: every device gives the Go function's bits.
@@ -1655,6 +1967,25 @@ func RunGather(dev gompttarget.DeviceClause, n int, m int, idx []int, src []floa
 	dst = gomptrt.Head(dst, gomptrt.Len(n))
 	return gompttarget.Target(gompttarget.Region{Device: dev, Kernel: GatherKernel, Shape: gompttarget.Shape{Size: [3]int{n, 1, 1}},
 		Maps: []gompttarget.Map{gompttarget.To(idx), gompttarget.To(src), gompttarget.From(dst)},
+		Args: []gompttarget.Arg{gompttarget.Int(n), gompttarget.Int(m), gompttarget.Slice(idx), gompttarget.Slice(src), gompttarget.Slice(dst)}})
+}
+
+// RunGatherNowait is RunGather's nowait form: it starts the launch and returns at once. deps are depend items
+// (target.DependIn, DependOut, DependInOut, DependOn), which order it as they order target.TargetNowait.
+// Leave the slices alone until the task's Wait returns RunGather's error (one found before the launch,
+// such as a short slice, included). An empty space runs nothing but still waits for deps.
+//
+// It runs GatherKernel (Gather) on device dev over [0, n), mapping each slice by how the kernel uses it:
+// idx to, src to, dst from.
+func RunGatherNowait(dev gompttarget.DeviceClause, n int, m int, idx []int, src []float32, dst []float32, deps ...gompttarget.Map) *gompttarget.Task {
+	if n <= 0 {
+		return gompttarget.Go(func() error { return nil }, deps...)
+	}
+	idx = gomptrt.Head(idx, gomptrt.Len(n))
+	src = gomptrt.Head(src, gomptrt.Len(m))
+	dst = gomptrt.Head(dst, gomptrt.Len(n))
+	return gompttarget.TargetNowait(gompttarget.Region{Device: dev, Kernel: GatherKernel, Shape: gompttarget.Shape{Size: [3]int{n, 1, 1}},
+		Maps: append([]gompttarget.Map{gompttarget.To(idx), gompttarget.To(src), gompttarget.From(dst)}, deps...),
 		Args: []gompttarget.Arg{gompttarget.Int(n), gompttarget.Int(m), gompttarget.Slice(idx), gompttarget.Slice(src), gompttarget.Slice(dst)}})
 }
 
@@ -1753,7 +2084,7 @@ func gomptHostGatherSum(gomptA *gomptdevice.HostArgs, gomptR gomptdevice.Range, 
 	gomptPartial[gomptTeam] = float32((gomptS0 + gomptS1) + (gomptS2 + gomptS3))
 	_ = n
 	_ = m
-//line gompt_kernels.go:1757
+//line gompt_kernels.go:2088
 }
 
 // gomptSampleGatherSum is GatherSumKernel's Sample: about n points, random arguments. Tol 0.0001: its float sums are combined in another order on each device.
@@ -1790,6 +2121,30 @@ func RunGatherSum(dev gompttarget.DeviceClause, n int, m int, idx []int, src []f
 		return gomptZero, err
 	}
 	return gomptrt.SumFloats(gomptPartial), nil
+}
+
+// RunGatherSumNowait is RunGatherSum's nowait form: it starts the launch and returns at once. deps are depend items
+// (target.DependIn, DependOut, DependInOut, DependOn), which order it as they order target.TargetNowait.
+// Leave the slices alone until the Result's Wait returns RunGatherSum's value and error (one found before
+// the launch included); the value is read only through Wait, so never before the kernel has run.
+// Result.Task is the task, for DependOn. An empty space runs nothing but still waits for deps.
+//
+// It runs GatherSumKernel (GatherSum) on device dev over [0, n), mapping each slice by how the kernel uses it:
+// idx to, src to.
+// It returns the sum of the points' values (reduce=+).
+func RunGatherSumNowait(dev gompttarget.DeviceClause, n int, m int, idx []int, src []float32, deps ...gompttarget.Map) *gompttarget.Result[float32] {
+	gomptZero := float32(0)
+	if n <= 0 {
+		return gompttarget.NewResult(gompttarget.Go(func() error { return nil }, deps...), func() float32 { return gomptZero })
+	}
+	idx = gomptrt.Head(idx, gomptrt.Len(n))
+	src = gomptrt.Head(src, gomptrt.Len(m))
+	gomptTeams := gomptrt.Teams(gomptrt.Len(n))
+	gomptPartial := make([]float32, gomptTeams)
+	gomptTask := gompttarget.TargetNowait(gompttarget.Region{Device: dev, Kernel: GatherSumKernel, Shape: gompttarget.Shape{Size: [3]int{n, 1, 1}, Teams: gomptTeams, Threads: gomptrt.MaxThreads},
+		Maps: append([]gompttarget.Map{gompttarget.To(idx), gompttarget.To(src), gompttarget.From(gomptPartial)}, deps...),
+		Args: []gompttarget.Arg{gompttarget.Int(n), gompttarget.Int(m), gompttarget.Slice(idx), gompttarget.Slice(src), gompttarget.Slice(gomptPartial)}})
+	return gompttarget.NewResult(gomptTask, func() float32 { return gomptrt.SumFloats(gomptPartial) })
 }
 
 // GatherUncheckedKernel is the gompt map kernel of GatherUnchecked (checks.go:25:1), over [0, n).
@@ -1834,7 +2189,7 @@ func gomptHostGatherUnchecked(gomptA *gomptdevice.HostArgs, gomptR gomptdevice.R
 	}
 	_ = n
 	_ = m
-//line gompt_kernels.go:1838
+//line gompt_kernels.go:2193
 }
 
 // gomptSampleGatherUnchecked is GatherUncheckedKernel's Sample: about n points, random arguments. Tol 0: every device gives the Go function's bits.
@@ -1861,6 +2216,25 @@ func RunGatherUnchecked(dev gompttarget.DeviceClause, n int, m int, idx []int, s
 	dst = gomptrt.Head(dst, gomptrt.Len(n))
 	return gompttarget.Target(gompttarget.Region{Device: dev, Kernel: GatherUncheckedKernel, Shape: gompttarget.Shape{Size: [3]int{n, 1, 1}},
 		Maps: []gompttarget.Map{gompttarget.To(idx), gompttarget.To(src), gompttarget.From(dst)},
+		Args: []gompttarget.Arg{gompttarget.Int(n), gompttarget.Int(m), gompttarget.Slice(idx), gompttarget.Slice(src), gompttarget.Slice(dst)}})
+}
+
+// RunGatherUncheckedNowait is RunGatherUnchecked's nowait form: it starts the launch and returns at once. deps are depend items
+// (target.DependIn, DependOut, DependInOut, DependOn), which order it as they order target.TargetNowait.
+// Leave the slices alone until the task's Wait returns RunGatherUnchecked's error (one found before the launch,
+// such as a short slice, included). An empty space runs nothing but still waits for deps.
+//
+// It runs GatherUncheckedKernel (GatherUnchecked) on device dev over [0, n), mapping each slice by how the kernel uses it:
+// idx to, src to, dst from.
+func RunGatherUncheckedNowait(dev gompttarget.DeviceClause, n int, m int, idx []int, src []float32, dst []float32, deps ...gompttarget.Map) *gompttarget.Task {
+	if n <= 0 {
+		return gompttarget.Go(func() error { return nil }, deps...)
+	}
+	idx = gomptrt.Head(idx, gomptrt.Len(n))
+	src = gomptrt.Head(src, gomptrt.Len(m))
+	dst = gomptrt.Head(dst, gomptrt.Len(n))
+	return gompttarget.TargetNowait(gompttarget.Region{Device: dev, Kernel: GatherUncheckedKernel, Shape: gompttarget.Shape{Size: [3]int{n, 1, 1}},
+		Maps: append([]gompttarget.Map{gompttarget.To(idx), gompttarget.To(src), gompttarget.From(dst)}, deps...),
 		Args: []gompttarget.Arg{gompttarget.Int(n), gompttarget.Int(m), gompttarget.Slice(idx), gompttarget.Slice(src), gompttarget.Slice(dst)}})
 }
 
@@ -1940,7 +2314,7 @@ func gomptHostHelpers(gomptA *gomptdevice.HostArgs, gomptR gomptdevice.Range, _,
 		bump(hist, (i + n), int32(1000))
 		out[i] = (y + float32(f64))
 	}
-//line gompt_kernels.go:1944
+//line gompt_kernels.go:2318
 }
 
 // gomptSampleHelpers is HelpersKernel's Sample: about n points, random arguments. Tol 0: every device gives the Go function's bits.
@@ -1977,6 +2351,26 @@ func RunHelpers(dev gompttarget.DeviceClause, n int, s8 int8, u8 uint8, s16 int1
 	out = gomptrt.Head(out, gomptrt.Len(n))
 	return gompttarget.Target(gompttarget.Region{Device: dev, Kernel: HelpersKernel, Shape: gompttarget.Shape{Size: [3]int{n, 1, 1}},
 		Maps: []gompttarget.Map{gompttarget.To(x), gompttarget.To(c), gompttarget.ToFrom(hist), gompttarget.From(out)},
+		Args: []gompttarget.Arg{gompttarget.Int(n), gompttarget.Int(int(s8)), gompttarget.Int(int(u8)), gompttarget.Int(int(s16)), gompttarget.Int(int(u16)), gompttarget.Int(int(s32)), gompttarget.Int(int(u32)), gompttarget.Int(int(u64)), gompttarget.Int(int(u)), gompttarget.Int(gomptrt.Bool(b)), gompttarget.Float64(f64), gompttarget.Slice(x), gompttarget.Slice(c), gompttarget.Slice(hist), gompttarget.Slice(out)}})
+}
+
+// RunHelpersNowait is RunHelpers's nowait form: it starts the launch and returns at once. deps are depend items
+// (target.DependIn, DependOut, DependInOut, DependOn), which order it as they order target.TargetNowait.
+// Leave the slices alone until the task's Wait returns RunHelpers's error (one found before the launch,
+// such as a short slice, included). An empty space runs nothing but still waits for deps.
+//
+// It runs HelpersKernel (Helpers) on device dev over [0, n), mapping each slice by how the kernel uses it:
+// x to, c to, hist tofrom, out from.
+func RunHelpersNowait(dev gompttarget.DeviceClause, n int, s8 int8, u8 uint8, s16 int16, u16 uint16, s32 int32, u32 uint32, u64 uint64, u uint, b bool, f64 float64, x []float32, c []float32, hist []int32, out []float32, deps ...gompttarget.Map) *gompttarget.Task {
+	if n <= 0 {
+		return gompttarget.Go(func() error { return nil }, deps...)
+	}
+	x = gomptrt.Head(x, gomptrt.Len(n))
+	c = gomptrt.Head(c, gomptrt.Len(4))
+	hist = gomptrt.Head(hist, gomptrt.Len(n))
+	out = gomptrt.Head(out, gomptrt.Len(n))
+	return gompttarget.TargetNowait(gompttarget.Region{Device: dev, Kernel: HelpersKernel, Shape: gompttarget.Shape{Size: [3]int{n, 1, 1}},
+		Maps: append([]gompttarget.Map{gompttarget.To(x), gompttarget.To(c), gompttarget.ToFrom(hist), gompttarget.From(out)}, deps...),
 		Args: []gompttarget.Arg{gompttarget.Int(n), gompttarget.Int(int(s8)), gompttarget.Int(int(u8)), gompttarget.Int(int(s16)), gompttarget.Int(int(u16)), gompttarget.Int(int(s32)), gompttarget.Int(int(u32)), gompttarget.Int(int(u64)), gompttarget.Int(int(u)), gompttarget.Int(gomptrt.Bool(b)), gompttarget.Float64(f64), gompttarget.Slice(x), gompttarget.Slice(c), gompttarget.Slice(hist), gompttarget.Slice(out)}})
 }
 
@@ -2038,7 +2432,7 @@ func gomptHostHist256(gomptA *gomptdevice.HostArgs, gomptR gomptdevice.Range, _,
 	gomptrt.MergeSum(gomptRBH, gomptRAH[:], uint32(0))
 	gomptrt.MergeSum(gomptRBS, gomptRAS[:], int64(0))
 	_ = n
-//line gompt_kernels.go:2042
+//line gompt_kernels.go:2436
 }
 
 // gomptSampleHist256 is Hist256Kernel's Sample: about n points, random arguments. Tol 0: every device gives the Go function's bits.
@@ -2064,6 +2458,25 @@ func RunHist256(dev gompttarget.DeviceClause, n int, v []uint8, h []uint32, s []
 	s = gomptrt.Head(s, gomptrt.Len(16))
 	return gompttarget.Target(gompttarget.Region{Device: dev, Kernel: Hist256Kernel, Shape: gompttarget.Shape{Size: [3]int{n, 1, 1}, Teams: gomptrt.Teams(n), Threads: gomptrt.MaxThreads},
 		Maps: []gompttarget.Map{gompttarget.To(v), gompttarget.ToFrom(h), gompttarget.ToFrom(s)},
+		Args: []gompttarget.Arg{gompttarget.Int(n), gompttarget.Slice(v), gompttarget.Slice(h), gompttarget.Slice(s)}})
+}
+
+// RunHist256Nowait is RunHist256's nowait form: it starts the launch and returns at once. deps are depend items
+// (target.DependIn, DependOut, DependInOut, DependOn), which order it as they order target.TargetNowait.
+// Leave the slices alone until the task's Wait returns RunHist256's error (one found before the launch,
+// such as a short slice, included). An empty space runs nothing but still waits for deps.
+//
+// It runs Hist256Kernel (Hist256) on device dev over [0, n), mapping each slice by how the kernel uses it:
+// v to, h tofrom, s tofrom.
+func RunHist256Nowait(dev gompttarget.DeviceClause, n int, v []uint8, h []uint32, s []int64, deps ...gompttarget.Map) *gompttarget.Task {
+	if n <= 0 {
+		return gompttarget.Go(func() error { return nil }, deps...)
+	}
+	v = gomptrt.Head(v, gomptrt.Len(n))
+	h = gomptrt.Head(h, gomptrt.Len(256))
+	s = gomptrt.Head(s, gomptrt.Len(16))
+	return gompttarget.TargetNowait(gompttarget.Region{Device: dev, Kernel: Hist256Kernel, Shape: gompttarget.Shape{Size: [3]int{n, 1, 1}, Teams: gomptrt.Teams(n), Threads: gomptrt.MaxThreads},
+		Maps: append([]gompttarget.Map{gompttarget.To(v), gompttarget.ToFrom(h), gompttarget.ToFrom(s)}, deps...),
 		Args: []gompttarget.Arg{gompttarget.Int(n), gompttarget.Slice(v), gompttarget.Slice(h), gompttarget.Slice(s)}})
 }
 
@@ -2130,7 +2543,7 @@ func gomptHostHistogram(gomptA *gomptdevice.HostArgs, gomptR gomptdevice.Range, 
 		gomptatomic.AddInt64((&s[(int(1) + (i % int(2)))]), int64(8589934592))
 	}
 	_ = n
-//line gompt_kernels.go:2134
+//line gompt_kernels.go:2547
 }
 
 // gomptSampleHistogram is HistogramKernel's Sample: about n points, random arguments. Tol 0: every device gives the Go function's bits.
@@ -2159,6 +2572,28 @@ func RunHistogram(dev gompttarget.DeviceClause, n int, v []uint32, h32 []uint32,
 	ok = gomptrt.Head(ok, gomptrt.Len(n))
 	return gompttarget.Target(gompttarget.Region{Device: dev, Kernel: HistogramKernel, Shape: gompttarget.Shape{Size: [3]int{n, 1, 1}},
 		Maps: []gompttarget.Map{gompttarget.To(v), gompttarget.ToFrom(h32), gompttarget.ToFrom(h64), gompttarget.ToFrom(neg), gompttarget.ToFrom(s), gompttarget.ToFrom(ok)},
+		Args: []gompttarget.Arg{gompttarget.Int(n), gompttarget.Slice(v), gompttarget.Slice(h32), gompttarget.Slice(h64), gompttarget.Slice(neg), gompttarget.Slice(s), gompttarget.Slice(ok)}})
+}
+
+// RunHistogramNowait is RunHistogram's nowait form: it starts the launch and returns at once. deps are depend items
+// (target.DependIn, DependOut, DependInOut, DependOn), which order it as they order target.TargetNowait.
+// Leave the slices alone until the task's Wait returns RunHistogram's error (one found before the launch,
+// such as a short slice, included). An empty space runs nothing but still waits for deps.
+//
+// It runs HistogramKernel (Histogram) on device dev over [0, n), mapping each slice by how the kernel uses it:
+// v to, h32 tofrom, h64 tofrom, neg tofrom, s tofrom, ok tofrom.
+func RunHistogramNowait(dev gompttarget.DeviceClause, n int, v []uint32, h32 []uint32, h64 []uint64, neg []int32, s []int64, ok []uint8, deps ...gompttarget.Map) *gompttarget.Task {
+	if n <= 0 {
+		return gompttarget.Go(func() error { return nil }, deps...)
+	}
+	v = gomptrt.Head(v, gomptrt.Len(n))
+	h32 = gomptrt.Head(h32, gomptrt.Len(16))
+	h64 = gomptrt.Head(h64, gomptrt.Len(8))
+	neg = gomptrt.Head(neg, gomptrt.Len(4))
+	s = gomptrt.Head(s, gomptrt.Len(3))
+	ok = gomptrt.Head(ok, gomptrt.Len(n))
+	return gompttarget.TargetNowait(gompttarget.Region{Device: dev, Kernel: HistogramKernel, Shape: gompttarget.Shape{Size: [3]int{n, 1, 1}},
+		Maps: append([]gompttarget.Map{gompttarget.To(v), gompttarget.ToFrom(h32), gompttarget.ToFrom(h64), gompttarget.ToFrom(neg), gompttarget.ToFrom(s), gompttarget.ToFrom(ok)}, deps...),
 		Args: []gompttarget.Arg{gompttarget.Int(n), gompttarget.Slice(v), gompttarget.Slice(h32), gompttarget.Slice(h64), gompttarget.Slice(neg), gompttarget.Slice(s), gompttarget.Slice(ok)}})
 }
 
@@ -2217,7 +2652,7 @@ func gomptHostInt64Ops(gomptA *gomptdevice.HostArgs, gomptR gomptdevice.Range, _
 		*(*int64)(unsafe.Add(gomptPOut, (o+int(8))*8)) = (^x)
 	}
 	_ = n
-//line gompt_kernels.go:2221
+//line gompt_kernels.go:2656
 }
 
 // gomptSampleInt64Ops is Int64OpsKernel's Sample: about n points, random arguments. Tol 0: every device gives the Go function's bits.
@@ -2243,6 +2678,25 @@ func RunInt64Ops(dev gompttarget.DeviceClause, n int, a []int64, b []int64, out 
 	out = gomptrt.Head(out, gomptrt.Len(9, n))
 	return gompttarget.Target(gompttarget.Region{Device: dev, Kernel: Int64OpsKernel, Shape: gompttarget.Shape{Size: [3]int{n, 1, 1}},
 		Maps: []gompttarget.Map{gompttarget.To(a), gompttarget.To(b), gompttarget.ToFrom(out)},
+		Args: []gompttarget.Arg{gompttarget.Int(n), gompttarget.Slice(a), gompttarget.Slice(b), gompttarget.Slice(out)}})
+}
+
+// RunInt64OpsNowait is RunInt64Ops's nowait form: it starts the launch and returns at once. deps are depend items
+// (target.DependIn, DependOut, DependInOut, DependOn), which order it as they order target.TargetNowait.
+// Leave the slices alone until the task's Wait returns RunInt64Ops's error (one found before the launch,
+// such as a short slice, included). An empty space runs nothing but still waits for deps.
+//
+// It runs Int64OpsKernel (Int64Ops) on device dev over [0, n), mapping each slice by how the kernel uses it:
+// a to, b to, out tofrom.
+func RunInt64OpsNowait(dev gompttarget.DeviceClause, n int, a []int64, b []int64, out []int64, deps ...gompttarget.Map) *gompttarget.Task {
+	if n <= 0 {
+		return gompttarget.Go(func() error { return nil }, deps...)
+	}
+	a = gomptrt.Head(a, gomptrt.Len(n))
+	b = gomptrt.Head(b, gomptrt.Len(n))
+	out = gomptrt.Head(out, gomptrt.Len(9, n))
+	return gompttarget.TargetNowait(gompttarget.Region{Device: dev, Kernel: Int64OpsKernel, Shape: gompttarget.Shape{Size: [3]int{n, 1, 1}},
+		Maps: append([]gompttarget.Map{gompttarget.To(a), gompttarget.To(b), gompttarget.ToFrom(out)}, deps...),
 		Args: []gompttarget.Arg{gompttarget.Int(n), gompttarget.Slice(a), gompttarget.Slice(b), gompttarget.Slice(out)}})
 }
 
@@ -2307,7 +2761,7 @@ func gomptHostIntOps(gomptA *gomptdevice.HostArgs, gomptR gomptdevice.Range, _, 
 		*(*int)(unsafe.Add(gomptPOut, (o+int(5))*8)) = s
 	}
 	_ = n
-//line gompt_kernels.go:2311
+//line gompt_kernels.go:2765
 }
 
 // gomptSampleIntOps is IntOpsKernel's Sample: about n points, random arguments. Tol 0: every device gives the Go function's bits.
@@ -2333,6 +2787,25 @@ func RunIntOps(dev gompttarget.DeviceClause, n int, a []int, b []int, out []int)
 	out = gomptrt.Head(out, gomptrt.Len(6, n))
 	return gompttarget.Target(gompttarget.Region{Device: dev, Kernel: IntOpsKernel, Shape: gompttarget.Shape{Size: [3]int{n, 1, 1}},
 		Maps: []gompttarget.Map{gompttarget.To(a), gompttarget.To(b), gompttarget.ToFrom(out)},
+		Args: []gompttarget.Arg{gompttarget.Int(n), gompttarget.Slice(a), gompttarget.Slice(b), gompttarget.Slice(out)}})
+}
+
+// RunIntOpsNowait is RunIntOps's nowait form: it starts the launch and returns at once. deps are depend items
+// (target.DependIn, DependOut, DependInOut, DependOn), which order it as they order target.TargetNowait.
+// Leave the slices alone until the task's Wait returns RunIntOps's error (one found before the launch,
+// such as a short slice, included). An empty space runs nothing but still waits for deps.
+//
+// It runs IntOpsKernel (IntOps) on device dev over [0, n), mapping each slice by how the kernel uses it:
+// a to, b to, out tofrom.
+func RunIntOpsNowait(dev gompttarget.DeviceClause, n int, a []int, b []int, out []int, deps ...gompttarget.Map) *gompttarget.Task {
+	if n <= 0 {
+		return gompttarget.Go(func() error { return nil }, deps...)
+	}
+	a = gomptrt.Head(a, gomptrt.Len(n))
+	b = gomptrt.Head(b, gomptrt.Len(n))
+	out = gomptrt.Head(out, gomptrt.Len(6, n))
+	return gompttarget.TargetNowait(gompttarget.Region{Device: dev, Kernel: IntOpsKernel, Shape: gompttarget.Shape{Size: [3]int{n, 1, 1}},
+		Maps: append([]gompttarget.Map{gompttarget.To(a), gompttarget.To(b), gompttarget.ToFrom(out)}, deps...),
 		Args: []gompttarget.Arg{gompttarget.Int(n), gompttarget.Slice(a), gompttarget.Slice(b), gompttarget.Slice(out)}})
 }
 
@@ -2391,7 +2864,7 @@ func gomptHostLabels(gomptA *gomptdevice.HostArgs, gomptR gomptdevice.Range, _, 
 		out[i] = ((found * int64(1000)) + int64(steps))
 	}
 	_ = n
-//line gompt_kernels.go:2395
+//line gompt_kernels.go:2868
 }
 
 // gomptSampleLabels is LabelsKernel's Sample: about n points, random arguments. Tol 0: every device gives the Go function's bits.
@@ -2416,6 +2889,24 @@ func RunLabels(dev gompttarget.DeviceClause, n int, a []int64, out []int64) erro
 	out = gomptrt.Head(out, gomptrt.Len(n))
 	return gompttarget.Target(gompttarget.Region{Device: dev, Kernel: LabelsKernel, Shape: gompttarget.Shape{Size: [3]int{n, 1, 1}},
 		Maps: []gompttarget.Map{gompttarget.To(a), gompttarget.From(out)},
+		Args: []gompttarget.Arg{gompttarget.Int(n), gompttarget.Slice(a), gompttarget.Slice(out)}})
+}
+
+// RunLabelsNowait is RunLabels's nowait form: it starts the launch and returns at once. deps are depend items
+// (target.DependIn, DependOut, DependInOut, DependOn), which order it as they order target.TargetNowait.
+// Leave the slices alone until the task's Wait returns RunLabels's error (one found before the launch,
+// such as a short slice, included). An empty space runs nothing but still waits for deps.
+//
+// It runs LabelsKernel (Labels) on device dev over [0, n), mapping each slice by how the kernel uses it:
+// a to, out from.
+func RunLabelsNowait(dev gompttarget.DeviceClause, n int, a []int64, out []int64, deps ...gompttarget.Map) *gompttarget.Task {
+	if n <= 0 {
+		return gompttarget.Go(func() error { return nil }, deps...)
+	}
+	a = gomptrt.Head(a, gomptrt.Len(n))
+	out = gomptrt.Head(out, gomptrt.Len(n))
+	return gompttarget.TargetNowait(gompttarget.Region{Device: dev, Kernel: LabelsKernel, Shape: gompttarget.Shape{Size: [3]int{n, 1, 1}},
+		Maps: append([]gompttarget.Map{gompttarget.To(a), gompttarget.From(out)}, deps...),
 		Args: []gompttarget.Arg{gompttarget.Int(n), gompttarget.Slice(a), gompttarget.Slice(out)}})
 }
 
@@ -2497,7 +2988,7 @@ func gomptLanesLanesGather(gomptX0, gomptW int, n int, m int, k int, idx []int, 
 	_ = v
 	_ = n
 	_ = m
-//line gompt_kernels.go:2501
+//line gompt_kernels.go:2992
 }
 
 // gomptSampleLanesGather is LanesGatherKernel's Sample: about n points, random arguments. Tol 0: every device gives the Go function's bits.
@@ -2525,6 +3016,25 @@ func RunLanesGather(dev gompttarget.DeviceClause, n int, m int, k int, idx []int
 	dst = gomptrt.Head(dst, gomptrt.Len(n))
 	return gompttarget.Target(gompttarget.Region{Device: dev, Kernel: LanesGatherKernel, Shape: gompttarget.Shape{Size: [3]int{n, 1, 1}},
 		Maps: []gompttarget.Map{gompttarget.To(idx), gompttarget.To(src), gompttarget.From(dst)},
+		Args: []gompttarget.Arg{gompttarget.Int(n), gompttarget.Int(m), gompttarget.Int(k), gompttarget.Slice(idx), gompttarget.Slice(src), gompttarget.Slice(dst)}})
+}
+
+// RunLanesGatherNowait is RunLanesGather's nowait form: it starts the launch and returns at once. deps are depend items
+// (target.DependIn, DependOut, DependInOut, DependOn), which order it as they order target.TargetNowait.
+// Leave the slices alone until the task's Wait returns RunLanesGather's error (one found before the launch,
+// such as a short slice, included). An empty space runs nothing but still waits for deps.
+//
+// It runs LanesGatherKernel (LanesGather) on device dev over [0, n), mapping each slice by how the kernel uses it:
+// idx to, src to, dst from.
+func RunLanesGatherNowait(dev gompttarget.DeviceClause, n int, m int, k int, idx []int, src []float32, dst []float32, deps ...gompttarget.Map) *gompttarget.Task {
+	if n <= 0 {
+		return gompttarget.Go(func() error { return nil }, deps...)
+	}
+	idx = gomptrt.Head(idx, gomptrt.Len(n))
+	src = gomptrt.Head(src, gomptrt.Len(m))
+	dst = gomptrt.Head(dst, gomptrt.Len(n))
+	return gompttarget.TargetNowait(gompttarget.Region{Device: dev, Kernel: LanesGatherKernel, Shape: gompttarget.Shape{Size: [3]int{n, 1, 1}},
+		Maps: append([]gompttarget.Map{gompttarget.To(idx), gompttarget.To(src), gompttarget.From(dst)}, deps...),
 		Args: []gompttarget.Arg{gompttarget.Int(n), gompttarget.Int(m), gompttarget.Int(k), gompttarget.Slice(idx), gompttarget.Slice(src), gompttarget.Slice(dst)}})
 }
 
@@ -2602,7 +3112,7 @@ func gomptLanesMatMul(gomptX0, gomptW int, i int, m int, n int, k int, A []float
 	}
 	_ = acc
 	_ = m
-//line gompt_kernels.go:2606
+//line gompt_kernels.go:3116
 }
 
 // gomptSampleMatMul is MatMulKernel's Sample: about n points, random arguments. Tol 0: every device gives the Go function's bits.
@@ -2630,6 +3140,25 @@ func RunMatMul(dev gompttarget.DeviceClause, m int, n int, k int, A []float32, B
 	C = gomptrt.Head(C, gomptrt.Len(m, n))
 	return gompttarget.Target(gompttarget.Region{Device: dev, Kernel: MatMulKernel, Shape: gompttarget.Shape{Size: [3]int{n, m, 1}},
 		Maps: []gompttarget.Map{gompttarget.To(A), gompttarget.To(B), gompttarget.From(C)},
+		Args: []gompttarget.Arg{gompttarget.Int(m), gompttarget.Int(n), gompttarget.Int(k), gompttarget.Slice(A), gompttarget.Slice(B), gompttarget.Slice(C)}})
+}
+
+// RunMatMulNowait is RunMatMul's nowait form: it starts the launch and returns at once. deps are depend items
+// (target.DependIn, DependOut, DependInOut, DependOn), which order it as they order target.TargetNowait.
+// Leave the slices alone until the task's Wait returns RunMatMul's error (one found before the launch,
+// such as a short slice, included). An empty space runs nothing but still waits for deps.
+//
+// It runs MatMulKernel (MatMul) on device dev over [0, n)x[0, m), mapping each slice by how the kernel uses it:
+// A to, B to, C from.
+func RunMatMulNowait(dev gompttarget.DeviceClause, m int, n int, k int, A []float32, B []float32, C []float32, deps ...gompttarget.Map) *gompttarget.Task {
+	if n <= 0 || m <= 0 {
+		return gompttarget.Go(func() error { return nil }, deps...)
+	}
+	A = gomptrt.Head(A, gomptrt.Len(m, k))
+	B = gomptrt.Head(B, gomptrt.Len(k, n))
+	C = gomptrt.Head(C, gomptrt.Len(m, n))
+	return gompttarget.TargetNowait(gompttarget.Region{Device: dev, Kernel: MatMulKernel, Shape: gompttarget.Shape{Size: [3]int{n, m, 1}},
+		Maps: append([]gompttarget.Map{gompttarget.To(A), gompttarget.To(B), gompttarget.From(C)}, deps...),
 		Args: []gompttarget.Arg{gompttarget.Int(m), gompttarget.Int(n), gompttarget.Int(k), gompttarget.Slice(A), gompttarget.Slice(B), gompttarget.Slice(C)}})
 }
 
@@ -2682,7 +3211,7 @@ func gomptHostMatVec(gomptA *gomptdevice.HostArgs, gomptR gomptdevice.Range, _, 
 		y[i] = s
 	}
 	_ = m
-//line gompt_kernels.go:2686
+//line gompt_kernels.go:3215
 }
 
 // gomptSampleMatVec is MatVecKernel's Sample: about n points, random arguments. Tol 0: every device gives the Go function's bits.
@@ -2709,6 +3238,25 @@ func RunMatVec(dev gompttarget.DeviceClause, m int, n int, A []float32, x []floa
 	y = gomptrt.Head(y, gomptrt.Len(m))
 	return gompttarget.Target(gompttarget.Region{Device: dev, Kernel: MatVecKernel, Shape: gompttarget.Shape{Size: [3]int{m, 1, 1}},
 		Maps: []gompttarget.Map{gompttarget.To(A), gompttarget.To(x), gompttarget.From(y)},
+		Args: []gompttarget.Arg{gompttarget.Int(m), gompttarget.Int(n), gompttarget.Slice(A), gompttarget.Slice(x), gompttarget.Slice(y)}})
+}
+
+// RunMatVecNowait is RunMatVec's nowait form: it starts the launch and returns at once. deps are depend items
+// (target.DependIn, DependOut, DependInOut, DependOn), which order it as they order target.TargetNowait.
+// Leave the slices alone until the task's Wait returns RunMatVec's error (one found before the launch,
+// such as a short slice, included). An empty space runs nothing but still waits for deps.
+//
+// It runs MatVecKernel (MatVec) on device dev over [0, m), mapping each slice by how the kernel uses it:
+// A to, x to, y from.
+func RunMatVecNowait(dev gompttarget.DeviceClause, m int, n int, A []float32, x []float32, y []float32, deps ...gompttarget.Map) *gompttarget.Task {
+	if m <= 0 {
+		return gompttarget.Go(func() error { return nil }, deps...)
+	}
+	A = gomptrt.Head(A, gomptrt.Len(m, n))
+	x = gomptrt.Head(x, gomptrt.Len(n))
+	y = gomptrt.Head(y, gomptrt.Len(m))
+	return gompttarget.TargetNowait(gompttarget.Region{Device: dev, Kernel: MatVecKernel, Shape: gompttarget.Shape{Size: [3]int{m, 1, 1}},
+		Maps: append([]gompttarget.Map{gompttarget.To(A), gompttarget.To(x), gompttarget.From(y)}, deps...),
 		Args: []gompttarget.Arg{gompttarget.Int(m), gompttarget.Int(n), gompttarget.Slice(A), gompttarget.Slice(x), gompttarget.Slice(y)}})
 }
 
@@ -2800,7 +3348,7 @@ func gomptHostMaxFloat64(gomptA *gomptdevice.HostArgs, gomptR gomptdevice.Range,
 	}
 	gomptPartial[gomptTeam] = float64(max((max(gomptS0, gomptS1)), (max(gomptS2, gomptS3))))
 	_ = n
-//line gompt_kernels.go:2804
+//line gompt_kernels.go:3352
 }
 
 // gomptSampleMaxFloat64 is MaxFloat64Kernel's Sample: about n points, random arguments. Tol 1e-12: it calls math functions that are within a few ulps of Go's, not equal.
@@ -2835,6 +3383,29 @@ func RunMaxFloat64(dev gompttarget.DeviceClause, n int, a []float64) (float64, e
 		return gomptZero, err
 	}
 	return gomptrt.Max(gomptZero, gomptPartial), nil
+}
+
+// RunMaxFloat64Nowait is RunMaxFloat64's nowait form: it starts the launch and returns at once. deps are depend items
+// (target.DependIn, DependOut, DependInOut, DependOn), which order it as they order target.TargetNowait.
+// Leave the slices alone until the Result's Wait returns RunMaxFloat64's value and error (one found before
+// the launch included); the value is read only through Wait, so never before the kernel has run.
+// Result.Task is the task, for DependOn. An empty space runs nothing but still waits for deps.
+//
+// It runs MaxFloat64Kernel (MaxFloat64) on device dev over [0, n), mapping each slice by how the kernel uses it:
+// a to.
+// It returns the greatest of the points' values (reduce=max).
+func RunMaxFloat64Nowait(dev gompttarget.DeviceClause, n int, a []float64, deps ...gompttarget.Map) *gompttarget.Result[float64] {
+	gomptZero := float64(gomptmath.Inf(-1))
+	if n <= 0 {
+		return gompttarget.NewResult(gompttarget.Go(func() error { return nil }, deps...), func() float64 { return gomptZero })
+	}
+	a = gomptrt.Head(a, gomptrt.Len(n))
+	gomptTeams := gomptrt.Teams(gomptrt.Len(n))
+	gomptPartial := make([]float64, gomptTeams)
+	gomptTask := gompttarget.TargetNowait(gompttarget.Region{Device: dev, Kernel: MaxFloat64Kernel, Shape: gompttarget.Shape{Size: [3]int{n, 1, 1}, Teams: gomptTeams, Threads: gomptrt.MaxThreads},
+		Maps: append([]gompttarget.Map{gompttarget.To(a), gompttarget.From(gomptPartial)}, deps...),
+		Args: []gompttarget.Arg{gompttarget.Int(n), gompttarget.Slice(a), gompttarget.Slice(gomptPartial)}})
+	return gompttarget.NewResult(gomptTask, func() float64 { return gomptrt.Max(gomptZero, gomptPartial) })
 }
 
 // MaxUint64Kernel is the gompt reduction (reduce=max) of MaxUint64 (reduce.go:51:1), over [0, n).
@@ -2924,7 +3495,7 @@ func gomptHostMaxUint64(gomptA *gomptdevice.HostArgs, gomptR gomptdevice.Range, 
 	}
 	gomptPartial[gomptTeam] = uint64(max((max(gomptS0, gomptS1)), (max(gomptS2, gomptS3))))
 	_ = n
-//line gompt_kernels.go:2928
+//line gompt_kernels.go:3499
 }
 
 // gomptSampleMaxUint64 is MaxUint64Kernel's Sample: about n points, random arguments. Tol 0: every device gives the Go function's bits.
@@ -2958,6 +3529,29 @@ func RunMaxUint64(dev gompttarget.DeviceClause, n int, a []uint64) (uint64, erro
 		return gomptZero, err
 	}
 	return gomptrt.Max(gomptZero, gomptPartial), nil
+}
+
+// RunMaxUint64Nowait is RunMaxUint64's nowait form: it starts the launch and returns at once. deps are depend items
+// (target.DependIn, DependOut, DependInOut, DependOn), which order it as they order target.TargetNowait.
+// Leave the slices alone until the Result's Wait returns RunMaxUint64's value and error (one found before
+// the launch included); the value is read only through Wait, so never before the kernel has run.
+// Result.Task is the task, for DependOn. An empty space runs nothing but still waits for deps.
+//
+// It runs MaxUint64Kernel (MaxUint64) on device dev over [0, n), mapping each slice by how the kernel uses it:
+// a to.
+// It returns the greatest of the points' values (reduce=max).
+func RunMaxUint64Nowait(dev gompttarget.DeviceClause, n int, a []uint64, deps ...gompttarget.Map) *gompttarget.Result[uint64] {
+	gomptZero := uint64(0)
+	if n <= 0 {
+		return gompttarget.NewResult(gompttarget.Go(func() error { return nil }, deps...), func() uint64 { return gomptZero })
+	}
+	a = gomptrt.Head(a, gomptrt.Len(n))
+	gomptTeams := gomptrt.Teams(gomptrt.Len(n))
+	gomptPartial := make([]uint64, gomptTeams)
+	gomptTask := gompttarget.TargetNowait(gompttarget.Region{Device: dev, Kernel: MaxUint64Kernel, Shape: gompttarget.Shape{Size: [3]int{n, 1, 1}, Teams: gomptTeams, Threads: gomptrt.MaxThreads},
+		Maps: append([]gompttarget.Map{gompttarget.To(a), gompttarget.From(gomptPartial)}, deps...),
+		Args: []gompttarget.Arg{gompttarget.Int(n), gompttarget.Slice(a), gompttarget.Slice(gomptPartial)}})
+	return gompttarget.NewResult(gomptTask, func() uint64 { return gomptrt.Max(gomptZero, gomptPartial) })
 }
 
 // MinFloat32Kernel is the gompt reduction (reduce=min) of MinFloat32 (reduce.go:46:1), over [0, n).
@@ -3047,7 +3641,7 @@ func gomptHostMinFloat32(gomptA *gomptdevice.HostArgs, gomptR gomptdevice.Range,
 	}
 	gomptPartial[gomptTeam] = float32(min((min(gomptS0, gomptS1)), (min(gomptS2, gomptS3))))
 	_ = n
-//line gompt_kernels.go:3051
+//line gompt_kernels.go:3645
 }
 
 // gomptSampleMinFloat32 is MinFloat32Kernel's Sample: about n points, random arguments. Tol 0: every device gives the Go function's bits.
@@ -3081,6 +3675,29 @@ func RunMinFloat32(dev gompttarget.DeviceClause, n int, a []float32) (float32, e
 		return gomptZero, err
 	}
 	return gomptrt.Min(gomptZero, gomptPartial), nil
+}
+
+// RunMinFloat32Nowait is RunMinFloat32's nowait form: it starts the launch and returns at once. deps are depend items
+// (target.DependIn, DependOut, DependInOut, DependOn), which order it as they order target.TargetNowait.
+// Leave the slices alone until the Result's Wait returns RunMinFloat32's value and error (one found before
+// the launch included); the value is read only through Wait, so never before the kernel has run.
+// Result.Task is the task, for DependOn. An empty space runs nothing but still waits for deps.
+//
+// It runs MinFloat32Kernel (MinFloat32) on device dev over [0, n), mapping each slice by how the kernel uses it:
+// a to.
+// It returns the least of the points' values (reduce=min).
+func RunMinFloat32Nowait(dev gompttarget.DeviceClause, n int, a []float32, deps ...gompttarget.Map) *gompttarget.Result[float32] {
+	gomptZero := float32(gomptmath.Inf(1))
+	if n <= 0 {
+		return gompttarget.NewResult(gompttarget.Go(func() error { return nil }, deps...), func() float32 { return gomptZero })
+	}
+	a = gomptrt.Head(a, gomptrt.Len(n))
+	gomptTeams := gomptrt.Teams(gomptrt.Len(n))
+	gomptPartial := make([]float32, gomptTeams)
+	gomptTask := gompttarget.TargetNowait(gompttarget.Region{Device: dev, Kernel: MinFloat32Kernel, Shape: gompttarget.Shape{Size: [3]int{n, 1, 1}, Teams: gomptTeams, Threads: gomptrt.MaxThreads},
+		Maps: append([]gompttarget.Map{gompttarget.To(a), gompttarget.From(gomptPartial)}, deps...),
+		Args: []gompttarget.Arg{gompttarget.Int(n), gompttarget.Slice(a), gompttarget.Slice(gomptPartial)}})
+	return gompttarget.NewResult(gomptTask, func() float32 { return gomptrt.Min(gomptZero, gomptPartial) })
 }
 
 // MinInt16Kernel is the gompt reduction (reduce=min) of MinInt16 (reduce.go:39:1), over [0, nx)x[0, ny)x[0, nz).
@@ -3180,7 +3797,7 @@ func gomptHostMinInt16(gomptA *gomptdevice.HostArgs, gomptR gomptdevice.Range, g
 	}
 	gomptPartial[gomptTeam] = int16(min((min(gomptS0, gomptS1)), (min(gomptS2, gomptS3))))
 	_ = nz
-//line gompt_kernels.go:3184
+//line gompt_kernels.go:3801
 }
 
 // gomptSampleMinInt16 is MinInt16Kernel's Sample: about n points, random arguments. Tol 0: every device gives the Go function's bits.
@@ -3216,6 +3833,29 @@ func RunMinInt16(dev gompttarget.DeviceClause, nx int, ny int, nz int, a []int16
 		return gomptZero, err
 	}
 	return gomptrt.Min(gomptZero, gomptPartial), nil
+}
+
+// RunMinInt16Nowait is RunMinInt16's nowait form: it starts the launch and returns at once. deps are depend items
+// (target.DependIn, DependOut, DependInOut, DependOn), which order it as they order target.TargetNowait.
+// Leave the slices alone until the Result's Wait returns RunMinInt16's value and error (one found before
+// the launch included); the value is read only through Wait, so never before the kernel has run.
+// Result.Task is the task, for DependOn. An empty space runs nothing but still waits for deps.
+//
+// It runs MinInt16Kernel (MinInt16) on device dev over [0, nx)x[0, ny)x[0, nz), mapping each slice by how the kernel uses it:
+// a to.
+// It returns the least of the points' values (reduce=min).
+func RunMinInt16Nowait(dev gompttarget.DeviceClause, nx int, ny int, nz int, a []int16, deps ...gompttarget.Map) *gompttarget.Result[int16] {
+	gomptZero := int16(gomptmath.MaxInt16)
+	if nx <= 0 || ny <= 0 || nz <= 0 {
+		return gompttarget.NewResult(gompttarget.Go(func() error { return nil }, deps...), func() int16 { return gomptZero })
+	}
+	a = gomptrt.Head(a, gomptrt.Len(nx, ny, nz))
+	gomptTeams := gomptrt.Teams(gomptrt.Len(nx, ny, nz))
+	gomptPartial := make([]int16, gomptTeams)
+	gomptTask := gompttarget.TargetNowait(gompttarget.Region{Device: dev, Kernel: MinInt16Kernel, Shape: gompttarget.Shape{Size: [3]int{nx, ny, nz}, Teams: gomptTeams, Threads: gomptrt.MaxThreads},
+		Maps: append([]gompttarget.Map{gompttarget.To(a), gompttarget.From(gomptPartial)}, deps...),
+		Args: []gompttarget.Arg{gompttarget.Int(nx), gompttarget.Int(ny), gompttarget.Int(nz), gompttarget.Slice(a), gompttarget.Slice(gomptPartial)}})
+	return gompttarget.NewResult(gomptTask, func() int16 { return gomptrt.Min(gomptZero, gomptPartial) })
 }
 
 // MinMaxKernel is the gompt map kernel of MinMax (floats.go:48:1), over [0, n).
@@ -3276,7 +3916,7 @@ func gomptHostMinMax(gomptA *gomptdevice.HostArgs, gomptR gomptdevice.Range, _, 
 		*(*float64)(unsafe.Add(gomptPOut, (o+int(7))*8)) = float64(max(uint8(u), uint8(v)))
 	}
 	_ = n
-//line gompt_kernels.go:3280
+//line gompt_kernels.go:3920
 }
 
 // gomptSampleMinMax is MinMaxKernel's Sample: about n points, random arguments. Tol 0: every device gives the Go function's bits.
@@ -3304,6 +3944,27 @@ func RunMinMax(dev gompttarget.DeviceClause, n int, a []float64, b []float64, c 
 	out = gomptrt.Head(out, gomptrt.Len(8, n))
 	return gompttarget.Target(gompttarget.Region{Device: dev, Kernel: MinMaxKernel, Shape: gompttarget.Shape{Size: [3]int{n, 1, 1}},
 		Maps: []gompttarget.Map{gompttarget.To(a), gompttarget.To(b), gompttarget.To(c), gompttarget.To(d), gompttarget.ToFrom(out)},
+		Args: []gompttarget.Arg{gompttarget.Int(n), gompttarget.Slice(a), gompttarget.Slice(b), gompttarget.Slice(c), gompttarget.Slice(d), gompttarget.Slice(out)}})
+}
+
+// RunMinMaxNowait is RunMinMax's nowait form: it starts the launch and returns at once. deps are depend items
+// (target.DependIn, DependOut, DependInOut, DependOn), which order it as they order target.TargetNowait.
+// Leave the slices alone until the task's Wait returns RunMinMax's error (one found before the launch,
+// such as a short slice, included). An empty space runs nothing but still waits for deps.
+//
+// It runs MinMaxKernel (MinMax) on device dev over [0, n), mapping each slice by how the kernel uses it:
+// a to, b to, c to, d to, out tofrom.
+func RunMinMaxNowait(dev gompttarget.DeviceClause, n int, a []float64, b []float64, c []float32, d []float32, out []float64, deps ...gompttarget.Map) *gompttarget.Task {
+	if n <= 0 {
+		return gompttarget.Go(func() error { return nil }, deps...)
+	}
+	a = gomptrt.Head(a, gomptrt.Len(n))
+	b = gomptrt.Head(b, gomptrt.Len(n))
+	c = gomptrt.Head(c, gomptrt.Len(n))
+	d = gomptrt.Head(d, gomptrt.Len(n))
+	out = gomptrt.Head(out, gomptrt.Len(8, n))
+	return gompttarget.TargetNowait(gompttarget.Region{Device: dev, Kernel: MinMaxKernel, Shape: gompttarget.Shape{Size: [3]int{n, 1, 1}},
+		Maps: append([]gompttarget.Map{gompttarget.To(a), gompttarget.To(b), gompttarget.To(c), gompttarget.To(d), gompttarget.ToFrom(out)}, deps...),
 		Args: []gompttarget.Arg{gompttarget.Int(n), gompttarget.Slice(a), gompttarget.Slice(b), gompttarget.Slice(c), gompttarget.Slice(d), gompttarget.Slice(out)}})
 }
 
@@ -3372,7 +4033,7 @@ func gomptHostNarrow(gomptA *gomptdevice.HostArgs, gomptR gomptdevice.Range, _, 
 		*(*int64)(unsafe.Add(gomptPOut, (o+int(11))*8)) = (int64(int8((int64(u) * int64(3)))) + int64(uint16(x)))
 	}
 	_ = n
-//line gompt_kernels.go:3376
+//line gompt_kernels.go:4037
 }
 
 // gomptSampleNarrow is NarrowKernel's Sample: about n points, random arguments. Tol 0: every device gives the Go function's bits.
@@ -3400,6 +4061,27 @@ func RunNarrow(dev gompttarget.DeviceClause, n int, a []int8, b []int8, c []uint
 	out = gomptrt.Head(out, gomptrt.Len(12, n))
 	return gompttarget.Target(gompttarget.Region{Device: dev, Kernel: NarrowKernel, Shape: gompttarget.Shape{Size: [3]int{n, 1, 1}},
 		Maps: []gompttarget.Map{gompttarget.To(a), gompttarget.To(b), gompttarget.To(c), gompttarget.To(d), gompttarget.ToFrom(out)},
+		Args: []gompttarget.Arg{gompttarget.Int(n), gompttarget.Slice(a), gompttarget.Slice(b), gompttarget.Slice(c), gompttarget.Slice(d), gompttarget.Slice(out)}})
+}
+
+// RunNarrowNowait is RunNarrow's nowait form: it starts the launch and returns at once. deps are depend items
+// (target.DependIn, DependOut, DependInOut, DependOn), which order it as they order target.TargetNowait.
+// Leave the slices alone until the task's Wait returns RunNarrow's error (one found before the launch,
+// such as a short slice, included). An empty space runs nothing but still waits for deps.
+//
+// It runs NarrowKernel (Narrow) on device dev over [0, n), mapping each slice by how the kernel uses it:
+// a to, b to, c to, d to, out tofrom.
+func RunNarrowNowait(dev gompttarget.DeviceClause, n int, a []int8, b []int8, c []uint16, d []uint16, out []int64, deps ...gompttarget.Map) *gompttarget.Task {
+	if n <= 0 {
+		return gompttarget.Go(func() error { return nil }, deps...)
+	}
+	a = gomptrt.Head(a, gomptrt.Len(n))
+	b = gomptrt.Head(b, gomptrt.Len(n))
+	c = gomptrt.Head(c, gomptrt.Len(n))
+	d = gomptrt.Head(d, gomptrt.Len(n))
+	out = gomptrt.Head(out, gomptrt.Len(12, n))
+	return gompttarget.TargetNowait(gompttarget.Region{Device: dev, Kernel: NarrowKernel, Shape: gompttarget.Shape{Size: [3]int{n, 1, 1}},
+		Maps: append([]gompttarget.Map{gompttarget.To(a), gompttarget.To(b), gompttarget.To(c), gompttarget.To(d), gompttarget.ToFrom(out)}, deps...),
 		Args: []gompttarget.Arg{gompttarget.Int(n), gompttarget.Slice(a), gompttarget.Slice(b), gompttarget.Slice(c), gompttarget.Slice(d), gompttarget.Slice(out)}})
 }
 
@@ -3443,7 +4125,7 @@ func gomptHostOutOfRange(gomptA *gomptdevice.HostArgs, gomptR gomptdevice.Range,
 		*(*int32)(unsafe.Add(gomptPOut, i*4)) = (in[(i+int(1))] + in[(i-int(1))])
 		out[(i + n)] = int32(5)
 	}
-//line gompt_kernels.go:3447
+//line gompt_kernels.go:4129
 }
 
 // gomptSampleOutOfRange is OutOfRangeKernel's Sample: about n points, random arguments. Tol 0: every device gives the Go function's bits.
@@ -3468,6 +4150,24 @@ func RunOutOfRange(dev gompttarget.DeviceClause, n int, in []int32, out []int32)
 	out = gomptrt.Head(out, gomptrt.Len(n))
 	return gompttarget.Target(gompttarget.Region{Device: dev, Kernel: OutOfRangeKernel, Shape: gompttarget.Shape{Size: [3]int{n, 1, 1}},
 		Maps: []gompttarget.Map{gompttarget.To(in), gompttarget.From(out)},
+		Args: []gompttarget.Arg{gompttarget.Int(n), gompttarget.Slice(in), gompttarget.Slice(out)}})
+}
+
+// RunOutOfRangeNowait is RunOutOfRange's nowait form: it starts the launch and returns at once. deps are depend items
+// (target.DependIn, DependOut, DependInOut, DependOn), which order it as they order target.TargetNowait.
+// Leave the slices alone until the task's Wait returns RunOutOfRange's error (one found before the launch,
+// such as a short slice, included). An empty space runs nothing but still waits for deps.
+//
+// It runs OutOfRangeKernel (OutOfRange) on device dev over [0, n), mapping each slice by how the kernel uses it:
+// in to, out from.
+func RunOutOfRangeNowait(dev gompttarget.DeviceClause, n int, in []int32, out []int32, deps ...gompttarget.Map) *gompttarget.Task {
+	if n <= 0 {
+		return gompttarget.Go(func() error { return nil }, deps...)
+	}
+	in = gomptrt.Head(in, gomptrt.Len(n))
+	out = gomptrt.Head(out, gomptrt.Len(n))
+	return gompttarget.TargetNowait(gompttarget.Region{Device: dev, Kernel: OutOfRangeKernel, Shape: gompttarget.Shape{Size: [3]int{n, 1, 1}},
+		Maps: append([]gompttarget.Map{gompttarget.To(in), gompttarget.From(out)}, deps...),
 		Args: []gompttarget.Arg{gompttarget.Int(n), gompttarget.Slice(in), gompttarget.Slice(out)}})
 }
 
@@ -3509,7 +4209,7 @@ func gomptHostPartial(gomptA *gomptdevice.HostArgs, gomptR gomptdevice.Range, _,
 		}
 	}
 	_ = n
-//line gompt_kernels.go:3513
+//line gompt_kernels.go:4213
 }
 
 // gomptSamplePartial is PartialKernel's Sample: about n points, random arguments. Tol 0: every device gives the Go function's bits.
@@ -3534,6 +4234,24 @@ func RunPartial(dev gompttarget.DeviceClause, n int, in []int64, out []int64) er
 	out = gomptrt.Head(out, gomptrt.Len(n))
 	return gompttarget.Target(gompttarget.Region{Device: dev, Kernel: PartialKernel, Shape: gompttarget.Shape{Size: [3]int{n, 1, 1}},
 		Maps: []gompttarget.Map{gompttarget.To(in), gompttarget.ToFrom(out)},
+		Args: []gompttarget.Arg{gompttarget.Int(n), gompttarget.Slice(in), gompttarget.Slice(out)}})
+}
+
+// RunPartialNowait is RunPartial's nowait form: it starts the launch and returns at once. deps are depend items
+// (target.DependIn, DependOut, DependInOut, DependOn), which order it as they order target.TargetNowait.
+// Leave the slices alone until the task's Wait returns RunPartial's error (one found before the launch,
+// such as a short slice, included). An empty space runs nothing but still waits for deps.
+//
+// It runs PartialKernel (Partial) on device dev over [0, n), mapping each slice by how the kernel uses it:
+// in to, out tofrom.
+func RunPartialNowait(dev gompttarget.DeviceClause, n int, in []int64, out []int64, deps ...gompttarget.Map) *gompttarget.Task {
+	if n <= 0 {
+		return gompttarget.Go(func() error { return nil }, deps...)
+	}
+	in = gomptrt.Head(in, gomptrt.Len(n))
+	out = gomptrt.Head(out, gomptrt.Len(n))
+	return gompttarget.TargetNowait(gompttarget.Region{Device: dev, Kernel: PartialKernel, Shape: gompttarget.Shape{Size: [3]int{n, 1, 1}},
+		Maps: append([]gompttarget.Map{gompttarget.To(in), gompttarget.ToFrom(out)}, deps...),
 		Args: []gompttarget.Arg{gompttarget.Int(n), gompttarget.Slice(in), gompttarget.Slice(out)}})
 }
 
@@ -3625,7 +4343,7 @@ func gomptHostProdFloat64(gomptA *gomptdevice.HostArgs, gomptR gomptdevice.Range
 	}
 	gomptPartial[gomptTeam] = float64((gomptS0 * gomptS1) * (gomptS2 * gomptS3))
 	_ = n
-//line gompt_kernels.go:3629
+//line gompt_kernels.go:4347
 }
 
 // gomptSampleProdFloat64 is ProdFloat64Kernel's Sample: about n points, random arguments. Tol 1e-10: its float products are combined in another order on each device.
@@ -3660,6 +4378,29 @@ func RunProdFloat64(dev gompttarget.DeviceClause, n int, a []float64) (float64, 
 		return gomptZero, err
 	}
 	return gomptrt.ProdFloats(gomptPartial), nil
+}
+
+// RunProdFloat64Nowait is RunProdFloat64's nowait form: it starts the launch and returns at once. deps are depend items
+// (target.DependIn, DependOut, DependInOut, DependOn), which order it as they order target.TargetNowait.
+// Leave the slices alone until the Result's Wait returns RunProdFloat64's value and error (one found before
+// the launch included); the value is read only through Wait, so never before the kernel has run.
+// Result.Task is the task, for DependOn. An empty space runs nothing but still waits for deps.
+//
+// It runs ProdFloat64Kernel (ProdFloat64) on device dev over [0, n), mapping each slice by how the kernel uses it:
+// a to.
+// It returns the product of the points' values (reduce=*).
+func RunProdFloat64Nowait(dev gompttarget.DeviceClause, n int, a []float64, deps ...gompttarget.Map) *gompttarget.Result[float64] {
+	gomptZero := float64(1)
+	if n <= 0 {
+		return gompttarget.NewResult(gompttarget.Go(func() error { return nil }, deps...), func() float64 { return gomptZero })
+	}
+	a = gomptrt.Head(a, gomptrt.Len(n))
+	gomptTeams := gomptrt.Teams(gomptrt.Len(n))
+	gomptPartial := make([]float64, gomptTeams)
+	gomptTask := gompttarget.TargetNowait(gompttarget.Region{Device: dev, Kernel: ProdFloat64Kernel, Shape: gompttarget.Shape{Size: [3]int{n, 1, 1}, Teams: gomptTeams, Threads: gomptrt.MaxThreads},
+		Maps: append([]gompttarget.Map{gompttarget.To(a), gompttarget.From(gomptPartial)}, deps...),
+		Args: []gompttarget.Arg{gompttarget.Int(n), gompttarget.Slice(a), gompttarget.Slice(gomptPartial)}})
+	return gompttarget.NewResult(gomptTask, func() float64 { return gomptrt.ProdFloats(gomptPartial) })
 }
 
 // ProdInt32Kernel is the gompt reduction (reduce=*) of ProdInt32 (reduce.go:29:1), over [0, n).
@@ -3749,7 +4490,7 @@ func gomptHostProdInt32(gomptA *gomptdevice.HostArgs, gomptR gomptdevice.Range, 
 	}
 	gomptPartial[gomptTeam] = int32((gomptS0 * gomptS1) * (gomptS2 * gomptS3))
 	_ = n
-//line gompt_kernels.go:3753
+//line gompt_kernels.go:4494
 }
 
 // gomptSampleProdInt32 is ProdInt32Kernel's Sample: about n points, random arguments. Tol 0: every device gives the Go function's bits.
@@ -3783,6 +4524,29 @@ func RunProdInt32(dev gompttarget.DeviceClause, n int, a []int32) (int32, error)
 		return gomptZero, err
 	}
 	return gomptrt.ProdInts(gomptPartial), nil
+}
+
+// RunProdInt32Nowait is RunProdInt32's nowait form: it starts the launch and returns at once. deps are depend items
+// (target.DependIn, DependOut, DependInOut, DependOn), which order it as they order target.TargetNowait.
+// Leave the slices alone until the Result's Wait returns RunProdInt32's value and error (one found before
+// the launch included); the value is read only through Wait, so never before the kernel has run.
+// Result.Task is the task, for DependOn. An empty space runs nothing but still waits for deps.
+//
+// It runs ProdInt32Kernel (ProdInt32) on device dev over [0, n), mapping each slice by how the kernel uses it:
+// a to.
+// It returns the product of the points' values (reduce=*).
+func RunProdInt32Nowait(dev gompttarget.DeviceClause, n int, a []int32, deps ...gompttarget.Map) *gompttarget.Result[int32] {
+	gomptZero := int32(1)
+	if n <= 0 {
+		return gompttarget.NewResult(gompttarget.Go(func() error { return nil }, deps...), func() int32 { return gomptZero })
+	}
+	a = gomptrt.Head(a, gomptrt.Len(n))
+	gomptTeams := gomptrt.Teams(gomptrt.Len(n))
+	gomptPartial := make([]int32, gomptTeams)
+	gomptTask := gompttarget.TargetNowait(gompttarget.Region{Device: dev, Kernel: ProdInt32Kernel, Shape: gompttarget.Shape{Size: [3]int{n, 1, 1}, Teams: gomptTeams, Threads: gomptrt.MaxThreads},
+		Maps: append([]gompttarget.Map{gompttarget.To(a), gompttarget.From(gomptPartial)}, deps...),
+		Args: []gompttarget.Arg{gompttarget.Int(n), gompttarget.Slice(a), gompttarget.Slice(gomptPartial)}})
+	return gompttarget.NewResult(gomptTask, func() int32 { return gomptrt.ProdInts(gomptPartial) })
 }
 
 // ProductLenKernel is the gompt map kernel of ProductLen (lens.go:12:1), over [0, n).
@@ -3847,7 +4611,7 @@ func gomptHostProductLen(gomptA *gomptdevice.HostArgs, gomptR gomptdevice.Range,
 		}
 	}
 	_ = n
-//line gompt_kernels.go:3851
+//line gompt_kernels.go:4615
 }
 
 // gomptSampleProductLen is ProductLenKernel's Sample: about n points, random arguments. Tol 0: every device gives the Go function's bits.
@@ -3874,6 +4638,24 @@ func RunProductLen(dev gompttarget.DeviceClause, n int, m int, k int, mul []int6
 	b = gomptrt.Head(b, gomptrt.Len(m, k))
 	return gompttarget.Target(gompttarget.Region{Device: dev, Kernel: ProductLenKernel, Shape: gompttarget.Shape{Size: [3]int{n, 1, 1}},
 		Maps: []gompttarget.Map{gompttarget.To(mul), gompttarget.ToFrom(b)},
+		Args: []gompttarget.Arg{gompttarget.Int(n), gompttarget.Int(m), gompttarget.Int(k), gompttarget.Slice(mul), gompttarget.Slice(b)}})
+}
+
+// RunProductLenNowait is RunProductLen's nowait form: it starts the launch and returns at once. deps are depend items
+// (target.DependIn, DependOut, DependInOut, DependOn), which order it as they order target.TargetNowait.
+// Leave the slices alone until the task's Wait returns RunProductLen's error (one found before the launch,
+// such as a short slice, included). An empty space runs nothing but still waits for deps.
+//
+// It runs ProductLenKernel (ProductLen) on device dev over [0, n), mapping each slice by how the kernel uses it:
+// mul to, b tofrom.
+func RunProductLenNowait(dev gompttarget.DeviceClause, n int, m int, k int, mul []int64, b []int64, deps ...gompttarget.Map) *gompttarget.Task {
+	if n <= 0 {
+		return gompttarget.Go(func() error { return nil }, deps...)
+	}
+	mul = gomptrt.Head(mul, gomptrt.Len(k, m))
+	b = gomptrt.Head(b, gomptrt.Len(m, k))
+	return gompttarget.TargetNowait(gompttarget.Region{Device: dev, Kernel: ProductLenKernel, Shape: gompttarget.Shape{Size: [3]int{n, 1, 1}},
+		Maps: append([]gompttarget.Map{gompttarget.To(mul), gompttarget.ToFrom(b)}, deps...),
 		Args: []gompttarget.Arg{gompttarget.Int(n), gompttarget.Int(m), gompttarget.Int(k), gompttarget.Slice(mul), gompttarget.Slice(b)}})
 }
 
@@ -3919,7 +4701,7 @@ func gomptHostQuotient(gomptA *gomptdevice.HostArgs, gomptR gomptdevice.Range, _
 		q[i] = (a[i] / b[i])
 	}
 	_ = n
-//line gompt_kernels.go:3923
+//line gompt_kernels.go:4705
 }
 
 // gomptSampleQuotient is QuotientKernel's Sample: about n points, random arguments. Tol 0: every device gives the Go function's bits.
@@ -3945,6 +4727,25 @@ func RunQuotient(dev gompttarget.DeviceClause, n int, a []int32, b []int32, q []
 	q = gomptrt.Head(q, gomptrt.Len(n))
 	return gompttarget.Target(gompttarget.Region{Device: dev, Kernel: QuotientKernel, Shape: gompttarget.Shape{Size: [3]int{n, 1, 1}},
 		Maps: []gompttarget.Map{gompttarget.To(a), gompttarget.To(b), gompttarget.From(q)},
+		Args: []gompttarget.Arg{gompttarget.Int(n), gompttarget.Slice(a), gompttarget.Slice(b), gompttarget.Slice(q)}})
+}
+
+// RunQuotientNowait is RunQuotient's nowait form: it starts the launch and returns at once. deps are depend items
+// (target.DependIn, DependOut, DependInOut, DependOn), which order it as they order target.TargetNowait.
+// Leave the slices alone until the task's Wait returns RunQuotient's error (one found before the launch,
+// such as a short slice, included). An empty space runs nothing but still waits for deps.
+//
+// It runs QuotientKernel (Quotient) on device dev over [0, n), mapping each slice by how the kernel uses it:
+// a to, b to, q from.
+func RunQuotientNowait(dev gompttarget.DeviceClause, n int, a []int32, b []int32, q []int32, deps ...gompttarget.Map) *gompttarget.Task {
+	if n <= 0 {
+		return gompttarget.Go(func() error { return nil }, deps...)
+	}
+	a = gomptrt.Head(a, gomptrt.Len(n))
+	b = gomptrt.Head(b, gomptrt.Len(n))
+	q = gomptrt.Head(q, gomptrt.Len(n))
+	return gompttarget.TargetNowait(gompttarget.Region{Device: dev, Kernel: QuotientKernel, Shape: gompttarget.Shape{Size: [3]int{n, 1, 1}},
+		Maps: append([]gompttarget.Map{gompttarget.To(a), gompttarget.To(b), gompttarget.From(q)}, deps...),
 		Args: []gompttarget.Arg{gompttarget.Int(n), gompttarget.Slice(a), gompttarget.Slice(b), gompttarget.Slice(q)}})
 }
 
@@ -4047,7 +4848,7 @@ func gomptHostRangeForms(gomptA *gomptdevice.HostArgs, gomptR gomptdevice.Range,
 		o[int(7)] += int64(n0)
 	}
 	_ = n
-//line gompt_kernels.go:4051
+//line gompt_kernels.go:4852
 }
 
 // gomptSampleRangeForms is RangeFormsKernel's Sample: about n points, random arguments. Tol 0: every device gives the Go function's bits.
@@ -4072,6 +4873,24 @@ func RunRangeForms(dev gompttarget.DeviceClause, n int, a []int32, out []int64) 
 	out = gomptrt.Head(out, gomptrt.Len(n, 8))
 	return gompttarget.Target(gompttarget.Region{Device: dev, Kernel: RangeFormsKernel, Shape: gompttarget.Shape{Size: [3]int{n, 1, 1}},
 		Maps: []gompttarget.Map{gompttarget.To(a), gompttarget.ToFrom(out)},
+		Args: []gompttarget.Arg{gompttarget.Int(n), gompttarget.Slice(a), gompttarget.Slice(out)}})
+}
+
+// RunRangeFormsNowait is RunRangeForms's nowait form: it starts the launch and returns at once. deps are depend items
+// (target.DependIn, DependOut, DependInOut, DependOn), which order it as they order target.TargetNowait.
+// Leave the slices alone until the task's Wait returns RunRangeForms's error (one found before the launch,
+// such as a short slice, included). An empty space runs nothing but still waits for deps.
+//
+// It runs RangeFormsKernel (RangeForms) on device dev over [0, n), mapping each slice by how the kernel uses it:
+// a to, out tofrom.
+func RunRangeFormsNowait(dev gompttarget.DeviceClause, n int, a []int32, out []int64, deps ...gompttarget.Map) *gompttarget.Task {
+	if n <= 0 {
+		return gompttarget.Go(func() error { return nil }, deps...)
+	}
+	a = gomptrt.Head(a, gomptrt.Len(n, 8))
+	out = gomptrt.Head(out, gomptrt.Len(n, 8))
+	return gompttarget.TargetNowait(gompttarget.Region{Device: dev, Kernel: RangeFormsKernel, Shape: gompttarget.Shape{Size: [3]int{n, 1, 1}},
+		Maps: append([]gompttarget.Map{gompttarget.To(a), gompttarget.ToFrom(out)}, deps...),
 		Args: []gompttarget.Arg{gompttarget.Int(n), gompttarget.Slice(a), gompttarget.Slice(out)}})
 }
 
@@ -4119,7 +4938,7 @@ func gomptHostScatter(gomptA *gomptdevice.HostArgs, gomptR gomptdevice.Range, _,
 	}
 	_ = n
 	_ = m
-//line gompt_kernels.go:4123
+//line gompt_kernels.go:4942
 }
 
 // gomptSampleScatter is ScatterKernel's Sample: about n points, random arguments. Tol 0: every device gives the Go function's bits.
@@ -4146,6 +4965,25 @@ func RunScatter(dev gompttarget.DeviceClause, n int, m int, idx []int, src []flo
 	dst = gomptrt.Head(dst, gomptrt.Len(m))
 	return gompttarget.Target(gompttarget.Region{Device: dev, Kernel: ScatterKernel, Shape: gompttarget.Shape{Size: [3]int{n, 1, 1}},
 		Maps: []gompttarget.Map{gompttarget.To(idx), gompttarget.To(src), gompttarget.ToFrom(dst)},
+		Args: []gompttarget.Arg{gompttarget.Int(n), gompttarget.Int(m), gompttarget.Slice(idx), gompttarget.Slice(src), gompttarget.Slice(dst)}})
+}
+
+// RunScatterNowait is RunScatter's nowait form: it starts the launch and returns at once. deps are depend items
+// (target.DependIn, DependOut, DependInOut, DependOn), which order it as they order target.TargetNowait.
+// Leave the slices alone until the task's Wait returns RunScatter's error (one found before the launch,
+// such as a short slice, included). An empty space runs nothing but still waits for deps.
+//
+// It runs ScatterKernel (Scatter) on device dev over [0, n), mapping each slice by how the kernel uses it:
+// idx to, src to, dst tofrom.
+func RunScatterNowait(dev gompttarget.DeviceClause, n int, m int, idx []int, src []float32, dst []float32, deps ...gompttarget.Map) *gompttarget.Task {
+	if n <= 0 {
+		return gompttarget.Go(func() error { return nil }, deps...)
+	}
+	idx = gomptrt.Head(idx, gomptrt.Len(n))
+	src = gomptrt.Head(src, gomptrt.Len(n))
+	dst = gomptrt.Head(dst, gomptrt.Len(m))
+	return gompttarget.TargetNowait(gompttarget.Region{Device: dev, Kernel: ScatterKernel, Shape: gompttarget.Shape{Size: [3]int{n, 1, 1}},
+		Maps: append([]gompttarget.Map{gompttarget.To(idx), gompttarget.To(src), gompttarget.ToFrom(dst)}, deps...),
 		Args: []gompttarget.Arg{gompttarget.Int(n), gompttarget.Int(m), gompttarget.Slice(idx), gompttarget.Slice(src), gompttarget.Slice(dst)}})
 }
 
@@ -4197,7 +5035,7 @@ func gomptHostSeek(gomptA *gomptdevice.HostArgs, gomptR gomptdevice.Range, _, _ 
 	}
 	_ = n
 	_ = m
-//line gompt_kernels.go:4201
+//line gompt_kernels.go:5039
 }
 
 // gomptSampleSeek is SeekKernel's Sample: about n points, random arguments. Tol 0: every device gives the Go function's bits.
@@ -4224,6 +5062,25 @@ func RunSeek(dev gompttarget.DeviceClause, n int, m int, idx []int, src []int32,
 	pos = gomptrt.Head(pos, gomptrt.Len(n))
 	return gompttarget.Target(gompttarget.Region{Device: dev, Kernel: SeekKernel, Shape: gompttarget.Shape{Size: [3]int{n, 1, 1}},
 		Maps: []gompttarget.Map{gompttarget.To(idx), gompttarget.To(src), gompttarget.From(pos)},
+		Args: []gompttarget.Arg{gompttarget.Int(n), gompttarget.Int(m), gompttarget.Slice(idx), gompttarget.Slice(src), gompttarget.Slice(pos)}})
+}
+
+// RunSeekNowait is RunSeek's nowait form: it starts the launch and returns at once. deps are depend items
+// (target.DependIn, DependOut, DependInOut, DependOn), which order it as they order target.TargetNowait.
+// Leave the slices alone until the task's Wait returns RunSeek's error (one found before the launch,
+// such as a short slice, included). An empty space runs nothing but still waits for deps.
+//
+// It runs SeekKernel (Seek) on device dev over [0, n), mapping each slice by how the kernel uses it:
+// idx to, src to, pos from.
+func RunSeekNowait(dev gompttarget.DeviceClause, n int, m int, idx []int, src []int32, pos []int, deps ...gompttarget.Map) *gompttarget.Task {
+	if n <= 0 {
+		return gompttarget.Go(func() error { return nil }, deps...)
+	}
+	idx = gomptrt.Head(idx, gomptrt.Len(n))
+	src = gomptrt.Head(src, gomptrt.Len(m))
+	pos = gomptrt.Head(pos, gomptrt.Len(n))
+	return gompttarget.TargetNowait(gompttarget.Region{Device: dev, Kernel: SeekKernel, Shape: gompttarget.Shape{Size: [3]int{n, 1, 1}},
+		Maps: append([]gompttarget.Map{gompttarget.To(idx), gompttarget.To(src), gompttarget.From(pos)}, deps...),
 		Args: []gompttarget.Arg{gompttarget.Int(n), gompttarget.Int(m), gompttarget.Slice(idx), gompttarget.Slice(src), gompttarget.Slice(pos)}})
 }
 
@@ -4269,7 +5126,7 @@ func gomptHostShiftAt(gomptA *gomptdevice.HostArgs, gomptR gomptdevice.Range, _,
 		x[j] <<= k[i]
 		y[j] >>= k[i]
 	}
-//line gompt_kernels.go:4273
+//line gompt_kernels.go:5130
 }
 
 // gomptSampleShiftAt is ShiftAtKernel's Sample: about n points, random arguments. Tol 0: every device gives the Go function's bits.
@@ -4295,6 +5152,25 @@ func RunShiftAt(dev gompttarget.DeviceClause, n int, k []uint64, x []int32, y []
 	y = gomptrt.Head(y, gomptrt.Len(n))
 	return gompttarget.Target(gompttarget.Region{Device: dev, Kernel: ShiftAtKernel, Shape: gompttarget.Shape{Size: [3]int{n, 1, 1}},
 		Maps: []gompttarget.Map{gompttarget.To(k), gompttarget.ToFrom(x), gompttarget.ToFrom(y)},
+		Args: []gompttarget.Arg{gompttarget.Int(n), gompttarget.Slice(k), gompttarget.Slice(x), gompttarget.Slice(y)}})
+}
+
+// RunShiftAtNowait is RunShiftAt's nowait form: it starts the launch and returns at once. deps are depend items
+// (target.DependIn, DependOut, DependInOut, DependOn), which order it as they order target.TargetNowait.
+// Leave the slices alone until the task's Wait returns RunShiftAt's error (one found before the launch,
+// such as a short slice, included). An empty space runs nothing but still waits for deps.
+//
+// It runs ShiftAtKernel (ShiftAt) on device dev over [0, n), mapping each slice by how the kernel uses it:
+// k to, x tofrom, y tofrom.
+func RunShiftAtNowait(dev gompttarget.DeviceClause, n int, k []uint64, x []int32, y []uint16, deps ...gompttarget.Map) *gompttarget.Task {
+	if n <= 0 {
+		return gompttarget.Go(func() error { return nil }, deps...)
+	}
+	k = gomptrt.Head(k, gomptrt.Len(n))
+	x = gomptrt.Head(x, gomptrt.Len(n))
+	y = gomptrt.Head(y, gomptrt.Len(n))
+	return gompttarget.TargetNowait(gompttarget.Region{Device: dev, Kernel: ShiftAtKernel, Shape: gompttarget.Shape{Size: [3]int{n, 1, 1}},
+		Maps: append([]gompttarget.Map{gompttarget.To(k), gompttarget.ToFrom(x), gompttarget.ToFrom(y)}, deps...),
 		Args: []gompttarget.Arg{gompttarget.Int(n), gompttarget.Slice(k), gompttarget.Slice(x), gompttarget.Slice(y)}})
 }
 
@@ -4356,7 +5232,7 @@ func gomptHostShifts(gomptA *gomptdevice.HostArgs, gomptR gomptdevice.Range, _, 
 		*(*int64)(unsafe.Add(gomptPOut, o*8)) += (x + int64(u))
 	}
 	_ = n
-//line gompt_kernels.go:4360
+//line gompt_kernels.go:5236
 }
 
 // gomptSampleShifts is ShiftsKernel's Sample: about n points, random arguments. Tol 0: every device gives the Go function's bits.
@@ -4382,6 +5258,25 @@ func RunShifts(dev gompttarget.DeviceClause, n int, a []int64, s []uint64, out [
 	out = gomptrt.Head(out, gomptrt.Len(10, n))
 	return gompttarget.Target(gompttarget.Region{Device: dev, Kernel: ShiftsKernel, Shape: gompttarget.Shape{Size: [3]int{n, 1, 1}},
 		Maps: []gompttarget.Map{gompttarget.To(a), gompttarget.To(s), gompttarget.ToFrom(out)},
+		Args: []gompttarget.Arg{gompttarget.Int(n), gompttarget.Slice(a), gompttarget.Slice(s), gompttarget.Slice(out)}})
+}
+
+// RunShiftsNowait is RunShifts's nowait form: it starts the launch and returns at once. deps are depend items
+// (target.DependIn, DependOut, DependInOut, DependOn), which order it as they order target.TargetNowait.
+// Leave the slices alone until the task's Wait returns RunShifts's error (one found before the launch,
+// such as a short slice, included). An empty space runs nothing but still waits for deps.
+//
+// It runs ShiftsKernel (Shifts) on device dev over [0, n), mapping each slice by how the kernel uses it:
+// a to, s to, out tofrom.
+func RunShiftsNowait(dev gompttarget.DeviceClause, n int, a []int64, s []uint64, out []int64, deps ...gompttarget.Map) *gompttarget.Task {
+	if n <= 0 {
+		return gompttarget.Go(func() error { return nil }, deps...)
+	}
+	a = gomptrt.Head(a, gomptrt.Len(n))
+	s = gomptrt.Head(s, gomptrt.Len(n))
+	out = gomptrt.Head(out, gomptrt.Len(10, n))
+	return gompttarget.TargetNowait(gompttarget.Region{Device: dev, Kernel: ShiftsKernel, Shape: gompttarget.Shape{Size: [3]int{n, 1, 1}},
+		Maps: append([]gompttarget.Map{gompttarget.To(a), gompttarget.To(s), gompttarget.ToFrom(out)}, deps...),
 		Args: []gompttarget.Arg{gompttarget.Int(n), gompttarget.Slice(a), gompttarget.Slice(s), gompttarget.Slice(out)}})
 }
 
@@ -4477,7 +5372,7 @@ func gomptHostSignExtend(gomptA *gomptdevice.HostArgs, gomptR gomptdevice.Range,
 	_ = n
 	_ = p
 	_ = k
-//line gompt_kernels.go:4481
+//line gompt_kernels.go:5376
 }
 
 // gomptSampleSignExtend is SignExtendKernel's Sample: about n points, random arguments. Tol 0: every device gives the Go function's bits.
@@ -4509,6 +5404,28 @@ func RunSignExtend(dev gompttarget.DeviceClause, n int, m int32, p int32, k int1
 	out = gomptrt.Head(out, gomptrt.Len(16, n))
 	return gompttarget.Target(gompttarget.Region{Device: dev, Kernel: SignExtendKernel, Shape: gompttarget.Shape{Size: [3]int{n, 1, 1}},
 		Maps: []gompttarget.Map{gompttarget.To(a), gompttarget.To(b), gompttarget.To(c), gompttarget.To(w), gompttarget.To(v), gompttarget.ToFrom(out)},
+		Args: []gompttarget.Arg{gompttarget.Int(n), gompttarget.Int(int(m)), gompttarget.Int(int(p)), gompttarget.Int(int(k)), gompttarget.Slice(a), gompttarget.Slice(b), gompttarget.Slice(c), gompttarget.Slice(w), gompttarget.Slice(v), gompttarget.Slice(out)}})
+}
+
+// RunSignExtendNowait is RunSignExtend's nowait form: it starts the launch and returns at once. deps are depend items
+// (target.DependIn, DependOut, DependInOut, DependOn), which order it as they order target.TargetNowait.
+// Leave the slices alone until the task's Wait returns RunSignExtend's error (one found before the launch,
+// such as a short slice, included). An empty space runs nothing but still waits for deps.
+//
+// It runs SignExtendKernel (SignExtend) on device dev over [0, n), mapping each slice by how the kernel uses it:
+// a to, b to, c to, w to, v to, out tofrom.
+func RunSignExtendNowait(dev gompttarget.DeviceClause, n int, m int32, p int32, k int16, a []int32, b []int16, c []int8, w []int64, v []int64, out []int64, deps ...gompttarget.Map) *gompttarget.Task {
+	if n <= 0 {
+		return gompttarget.Go(func() error { return nil }, deps...)
+	}
+	a = gomptrt.Head(a, gomptrt.Len(n))
+	b = gomptrt.Head(b, gomptrt.Len(n))
+	c = gomptrt.Head(c, gomptrt.Len(n))
+	w = gomptrt.Head(w, gomptrt.Len(int(p)))
+	v = gomptrt.Head(v, gomptrt.Len(int(p), int(k)))
+	out = gomptrt.Head(out, gomptrt.Len(16, n))
+	return gompttarget.TargetNowait(gompttarget.Region{Device: dev, Kernel: SignExtendKernel, Shape: gompttarget.Shape{Size: [3]int{n, 1, 1}},
+		Maps: append([]gompttarget.Map{gompttarget.To(a), gompttarget.To(b), gompttarget.To(c), gompttarget.To(w), gompttarget.To(v), gompttarget.ToFrom(out)}, deps...),
 		Args: []gompttarget.Arg{gompttarget.Int(n), gompttarget.Int(int(m)), gompttarget.Int(int(p)), gompttarget.Int(int(k)), gompttarget.Slice(a), gompttarget.Slice(b), gompttarget.Slice(c), gompttarget.Slice(w), gompttarget.Slice(v), gompttarget.Slice(out)}})
 }
 
@@ -4572,7 +5489,7 @@ func gomptHostSpMV(gomptA *gomptdevice.HostArgs, gomptR gomptdevice.Range, _, _ 
 	}
 	_ = nnz
 	_ = ncols
-//line gompt_kernels.go:4576
+//line gompt_kernels.go:5493
 }
 
 // gomptSampleSpMV is SpMVKernel's Sample: about n points, random arguments. Tol 0: every device gives the Go function's bits.
@@ -4602,6 +5519,27 @@ func RunSpMV(dev gompttarget.DeviceClause, rows int, nnz int, ncols int, rowPtr 
 	y = gomptrt.Head(y, gomptrt.Len(2*rows-1))
 	return gompttarget.Target(gompttarget.Region{Device: dev, Kernel: SpMVKernel, Shape: gompttarget.Shape{Size: [3]int{rows, 1, 1}},
 		Maps: []gompttarget.Map{gompttarget.To(rowPtr), gompttarget.To(cols), gompttarget.To(vals), gompttarget.To(x), gompttarget.ToFrom(y)},
+		Args: []gompttarget.Arg{gompttarget.Int(rows), gompttarget.Int(nnz), gompttarget.Int(ncols), gompttarget.Slice(rowPtr), gompttarget.Slice(cols), gompttarget.Slice(vals), gompttarget.Slice(x), gompttarget.Slice(y)}})
+}
+
+// RunSpMVNowait is RunSpMV's nowait form: it starts the launch and returns at once. deps are depend items
+// (target.DependIn, DependOut, DependInOut, DependOn), which order it as they order target.TargetNowait.
+// Leave the slices alone until the task's Wait returns RunSpMV's error (one found before the launch,
+// such as a short slice, included). An empty space runs nothing but still waits for deps.
+//
+// It runs SpMVKernel (SpMV) on device dev over [0, rows), mapping each slice by how the kernel uses it:
+// rowPtr to, cols to, vals to, x to, y tofrom.
+func RunSpMVNowait(dev gompttarget.DeviceClause, rows int, nnz int, ncols int, rowPtr []int32, cols []int32, vals []float32, x []float32, y []float32, deps ...gompttarget.Map) *gompttarget.Task {
+	if rows <= 0 {
+		return gompttarget.Go(func() error { return nil }, deps...)
+	}
+	rowPtr = gomptrt.Head(rowPtr, gomptrt.Len(rows+1))
+	cols = gomptrt.Head(cols, gomptrt.Len(nnz))
+	vals = gomptrt.Head(vals, gomptrt.Len(nnz))
+	x = gomptrt.Head(x, gomptrt.Len(ncols))
+	y = gomptrt.Head(y, gomptrt.Len(2*rows-1))
+	return gompttarget.TargetNowait(gompttarget.Region{Device: dev, Kernel: SpMVKernel, Shape: gompttarget.Shape{Size: [3]int{rows, 1, 1}},
+		Maps: append([]gompttarget.Map{gompttarget.To(rowPtr), gompttarget.To(cols), gompttarget.To(vals), gompttarget.To(x), gompttarget.ToFrom(y)}, deps...),
 		Args: []gompttarget.Arg{gompttarget.Int(rows), gompttarget.Int(nnz), gompttarget.Int(ncols), gompttarget.Slice(rowPtr), gompttarget.Slice(cols), gompttarget.Slice(vals), gompttarget.Slice(x), gompttarget.Slice(y)}})
 }
 
@@ -4683,7 +5621,7 @@ func gomptHostSplitEdge(gomptA *gomptdevice.HostArgs, gomptR gomptdevice.Range, 
 		}
 	}
 	_ = ny
-//line gompt_kernels.go:4687
+//line gompt_kernels.go:5625
 }
 
 // gomptSampleSplitEdge is SplitEdgeKernel's Sample: about n points, random arguments. Tol 0: every device gives the Go function's bits.
@@ -4710,6 +5648,24 @@ func RunSplitEdge(dev gompttarget.DeviceClause, nx int, ny int, r int, in []floa
 	out = gomptrt.Head(out, gomptrt.Len(nx, ny))
 	return gompttarget.Target(gompttarget.Region{Device: dev, Kernel: SplitEdgeKernel, Shape: gompttarget.Shape{Size: [3]int{nx, ny, 1}},
 		Maps: []gompttarget.Map{gompttarget.To(in), gompttarget.From(out)},
+		Args: []gompttarget.Arg{gompttarget.Int(nx), gompttarget.Int(ny), gompttarget.Int(r), gompttarget.Slice(in), gompttarget.Slice(out)}})
+}
+
+// RunSplitEdgeNowait is RunSplitEdge's nowait form: it starts the launch and returns at once. deps are depend items
+// (target.DependIn, DependOut, DependInOut, DependOn), which order it as they order target.TargetNowait.
+// Leave the slices alone until the task's Wait returns RunSplitEdge's error (one found before the launch,
+// such as a short slice, included). An empty space runs nothing but still waits for deps.
+//
+// It runs SplitEdgeKernel (SplitEdge) on device dev over [0, nx)x[0, ny), mapping each slice by how the kernel uses it:
+// in to, out from.
+func RunSplitEdgeNowait(dev gompttarget.DeviceClause, nx int, ny int, r int, in []float32, out []float32, deps ...gompttarget.Map) *gompttarget.Task {
+	if nx <= 0 || ny <= 0 {
+		return gompttarget.Go(func() error { return nil }, deps...)
+	}
+	in = gomptrt.Head(in, gomptrt.Len(nx, ny))
+	out = gomptrt.Head(out, gomptrt.Len(nx, ny))
+	return gompttarget.TargetNowait(gompttarget.Region{Device: dev, Kernel: SplitEdgeKernel, Shape: gompttarget.Shape{Size: [3]int{nx, ny, 1}},
+		Maps: append([]gompttarget.Map{gompttarget.To(in), gompttarget.From(out)}, deps...),
 		Args: []gompttarget.Arg{gompttarget.Int(nx), gompttarget.Int(ny), gompttarget.Int(r), gompttarget.Slice(in), gompttarget.Slice(out)}})
 }
 
@@ -4786,7 +5742,7 @@ func gomptHostStencil2D(gomptA *gomptdevice.HostArgs, gomptR gomptdevice.Range, 
 			*(*float32)(unsafe.Add(gomptPOut, i*4)) = (*(*float32)(unsafe.Add(gomptPIn, i*4)) + (w * ((((*(*float32)(unsafe.Add(gomptPIn, (i-int(1))*4)) + *(*float32)(unsafe.Add(gomptPIn, (i+int(1))*4))) + *(*float32)(unsafe.Add(gomptPIn, (i-nx)*4))) + *(*float32)(unsafe.Add(gomptPIn, (i+nx)*4))) - (float32(4.0) * *(*float32)(unsafe.Add(gomptPIn, i*4))))))
 		}
 	}
-//line gompt_kernels.go:4790
+//line gompt_kernels.go:5746
 }
 
 // gomptSampleStencil2D is Stencil2DKernel's Sample: about n points, random arguments. Tol 0: every device gives the Go function's bits.
@@ -4813,6 +5769,24 @@ func RunStencil2D(dev gompttarget.DeviceClause, nx int, ny int, w float32, in []
 	out = gomptrt.Head(out, gomptrt.Len(nx, ny))
 	return gompttarget.Target(gompttarget.Region{Device: dev, Kernel: Stencil2DKernel, Shape: gompttarget.Shape{Size: [3]int{nx, ny, 1}},
 		Maps: []gompttarget.Map{gompttarget.To(in), gompttarget.From(out)},
+		Args: []gompttarget.Arg{gompttarget.Int(nx), gompttarget.Int(ny), gompttarget.Float32(w), gompttarget.Slice(in), gompttarget.Slice(out)}})
+}
+
+// RunStencil2DNowait is RunStencil2D's nowait form: it starts the launch and returns at once. deps are depend items
+// (target.DependIn, DependOut, DependInOut, DependOn), which order it as they order target.TargetNowait.
+// Leave the slices alone until the task's Wait returns RunStencil2D's error (one found before the launch,
+// such as a short slice, included). An empty space runs nothing but still waits for deps.
+//
+// It runs Stencil2DKernel (Stencil2D) on device dev over [0, nx)x[0, ny), mapping each slice by how the kernel uses it:
+// in to, out from.
+func RunStencil2DNowait(dev gompttarget.DeviceClause, nx int, ny int, w float32, in []float32, out []float32, deps ...gompttarget.Map) *gompttarget.Task {
+	if nx <= 0 || ny <= 0 {
+		return gompttarget.Go(func() error { return nil }, deps...)
+	}
+	in = gomptrt.Head(in, gomptrt.Len(nx, ny))
+	out = gomptrt.Head(out, gomptrt.Len(nx, ny))
+	return gompttarget.TargetNowait(gompttarget.Region{Device: dev, Kernel: Stencil2DKernel, Shape: gompttarget.Shape{Size: [3]int{nx, ny, 1}},
+		Maps: append([]gompttarget.Map{gompttarget.To(in), gompttarget.From(out)}, deps...),
 		Args: []gompttarget.Arg{gompttarget.Int(nx), gompttarget.Int(ny), gompttarget.Float32(w), gompttarget.Slice(in), gompttarget.Slice(out)}})
 }
 
@@ -4906,7 +5880,7 @@ func gomptHostSumFloat32(gomptA *gomptdevice.HostArgs, gomptR gomptdevice.Range,
 	}
 	gomptPartial[gomptTeam] = float32((gomptS0 + gomptS1) + (gomptS2 + gomptS3))
 	_ = n
-//line gompt_kernels.go:4910
+//line gompt_kernels.go:5884
 }
 
 // gomptSampleSumFloat32 is SumFloat32Kernel's Sample: about n points, random arguments. Tol 0.0001: its float sums are combined in another order on each device.
@@ -4942,6 +5916,30 @@ func RunSumFloat32(dev gompttarget.DeviceClause, n int, x []float32, y []float32
 		return gomptZero, err
 	}
 	return gomptrt.SumFloats(gomptPartial), nil
+}
+
+// RunSumFloat32Nowait is RunSumFloat32's nowait form: it starts the launch and returns at once. deps are depend items
+// (target.DependIn, DependOut, DependInOut, DependOn), which order it as they order target.TargetNowait.
+// Leave the slices alone until the Result's Wait returns RunSumFloat32's value and error (one found before
+// the launch included); the value is read only through Wait, so never before the kernel has run.
+// Result.Task is the task, for DependOn. An empty space runs nothing but still waits for deps.
+//
+// It runs SumFloat32Kernel (SumFloat32) on device dev over [0, n), mapping each slice by how the kernel uses it:
+// x to, y to.
+// It returns the sum of the points' values (reduce=+).
+func RunSumFloat32Nowait(dev gompttarget.DeviceClause, n int, x []float32, y []float32, deps ...gompttarget.Map) *gompttarget.Result[float32] {
+	gomptZero := float32(0)
+	if n <= 0 {
+		return gompttarget.NewResult(gompttarget.Go(func() error { return nil }, deps...), func() float32 { return gomptZero })
+	}
+	x = gomptrt.Head(x, gomptrt.Len(n))
+	y = gomptrt.Head(y, gomptrt.Len(n))
+	gomptTeams := gomptrt.Teams(gomptrt.Len(n))
+	gomptPartial := make([]float32, gomptTeams)
+	gomptTask := gompttarget.TargetNowait(gompttarget.Region{Device: dev, Kernel: SumFloat32Kernel, Shape: gompttarget.Shape{Size: [3]int{n, 1, 1}, Teams: gomptTeams, Threads: gomptrt.MaxThreads},
+		Maps: append([]gompttarget.Map{gompttarget.To(x), gompttarget.To(y), gompttarget.From(gomptPartial)}, deps...),
+		Args: []gompttarget.Arg{gompttarget.Int(n), gompttarget.Slice(x), gompttarget.Slice(y), gompttarget.Slice(gomptPartial)}})
+	return gompttarget.NewResult(gomptTask, func() float32 { return gomptrt.SumFloats(gomptPartial) })
 }
 
 // SumFloat64In2DKernel is the gompt reduction (reduce=+) of SumFloat64In2D (reduce.go:18:1), over [0, nx)x[0, ny).
@@ -5067,7 +6065,7 @@ func gomptHostSumFloat64In2D(gomptA *gomptdevice.HostArgs, gomptR gomptdevice.Ra
 	}
 	gomptPartial[gomptTeam] = float64((gomptS0 + gomptS1) + (gomptS2 + gomptS3))
 	_ = ny
-//line gompt_kernels.go:5071
+//line gompt_kernels.go:6069
 }
 
 // gomptSampleSumFloat64In2D is SumFloat64In2DKernel's Sample: about n points, random arguments. Tol 1e-10: its float sums are combined in another order on each device.
@@ -5103,6 +6101,29 @@ func RunSumFloat64In2D(dev gompttarget.DeviceClause, nx int, ny int, a []float64
 		return gomptZero, err
 	}
 	return gomptrt.SumFloats(gomptPartial), nil
+}
+
+// RunSumFloat64In2DNowait is RunSumFloat64In2D's nowait form: it starts the launch and returns at once. deps are depend items
+// (target.DependIn, DependOut, DependInOut, DependOn), which order it as they order target.TargetNowait.
+// Leave the slices alone until the Result's Wait returns RunSumFloat64In2D's value and error (one found before
+// the launch included); the value is read only through Wait, so never before the kernel has run.
+// Result.Task is the task, for DependOn. An empty space runs nothing but still waits for deps.
+//
+// It runs SumFloat64In2DKernel (SumFloat64In2D) on device dev over [0, nx)x[0, ny), mapping each slice by how the kernel uses it:
+// a to.
+// It returns the sum of the points' values (reduce=+).
+func RunSumFloat64In2DNowait(dev gompttarget.DeviceClause, nx int, ny int, a []float64, deps ...gompttarget.Map) *gompttarget.Result[float64] {
+	gomptZero := float64(0)
+	if nx <= 0 || ny <= 0 {
+		return gompttarget.NewResult(gompttarget.Go(func() error { return nil }, deps...), func() float64 { return gomptZero })
+	}
+	a = gomptrt.Head(a, gomptrt.Len(nx, ny))
+	gomptTeams := gomptrt.Teams(gomptrt.Len(nx, ny))
+	gomptPartial := make([]float64, gomptTeams)
+	gomptTask := gompttarget.TargetNowait(gompttarget.Region{Device: dev, Kernel: SumFloat64In2DKernel, Shape: gompttarget.Shape{Size: [3]int{nx, ny, 1}, Teams: gomptTeams, Threads: gomptrt.MaxThreads},
+		Maps: append([]gompttarget.Map{gompttarget.To(a), gompttarget.From(gomptPartial)}, deps...),
+		Args: []gompttarget.Arg{gompttarget.Int(nx), gompttarget.Int(ny), gompttarget.Slice(a), gompttarget.Slice(gomptPartial)}})
+	return gompttarget.NewResult(gomptTask, func() float64 { return gomptrt.SumFloats(gomptPartial) })
 }
 
 // SumInt64Kernel is the gompt reduction (reduce=+) of SumInt64 (reduce.go:8:1), over [0, n).
@@ -5192,7 +6213,7 @@ func gomptHostSumInt64(gomptA *gomptdevice.HostArgs, gomptR gomptdevice.Range, g
 	}
 	gomptPartial[gomptTeam] = int64((gomptS0 + gomptS1) + (gomptS2 + gomptS3))
 	_ = n
-//line gompt_kernels.go:5196
+//line gompt_kernels.go:6217
 }
 
 // gomptSampleSumInt64 is SumInt64Kernel's Sample: about n points, random arguments. Tol 0: every device gives the Go function's bits.
@@ -5226,6 +6247,29 @@ func RunSumInt64(dev gompttarget.DeviceClause, n int, a []int64) (int64, error) 
 		return gomptZero, err
 	}
 	return gomptrt.SumInts(gomptPartial), nil
+}
+
+// RunSumInt64Nowait is RunSumInt64's nowait form: it starts the launch and returns at once. deps are depend items
+// (target.DependIn, DependOut, DependInOut, DependOn), which order it as they order target.TargetNowait.
+// Leave the slices alone until the Result's Wait returns RunSumInt64's value and error (one found before
+// the launch included); the value is read only through Wait, so never before the kernel has run.
+// Result.Task is the task, for DependOn. An empty space runs nothing but still waits for deps.
+//
+// It runs SumInt64Kernel (SumInt64) on device dev over [0, n), mapping each slice by how the kernel uses it:
+// a to.
+// It returns the sum of the points' values (reduce=+).
+func RunSumInt64Nowait(dev gompttarget.DeviceClause, n int, a []int64, deps ...gompttarget.Map) *gompttarget.Result[int64] {
+	gomptZero := int64(0)
+	if n <= 0 {
+		return gompttarget.NewResult(gompttarget.Go(func() error { return nil }, deps...), func() int64 { return gomptZero })
+	}
+	a = gomptrt.Head(a, gomptrt.Len(n))
+	gomptTeams := gomptrt.Teams(gomptrt.Len(n))
+	gomptPartial := make([]int64, gomptTeams)
+	gomptTask := gompttarget.TargetNowait(gompttarget.Region{Device: dev, Kernel: SumInt64Kernel, Shape: gompttarget.Shape{Size: [3]int{n, 1, 1}, Teams: gomptTeams, Threads: gomptrt.MaxThreads},
+		Maps: append([]gompttarget.Map{gompttarget.To(a), gompttarget.From(gomptPartial)}, deps...),
+		Args: []gompttarget.Arg{gompttarget.Int(n), gompttarget.Slice(a), gompttarget.Slice(gomptPartial)}})
+	return gompttarget.NewResult(gomptTask, func() int64 { return gomptrt.SumInts(gomptPartial) })
 }
 
 // TeamDefineKernel is the gompt team kernel (team=64) of TeamDefine (checks.go:175:1), over [0, teams).
@@ -5297,7 +6341,7 @@ func gomptHostTeamDefine(gomptA *gomptdevice.HostArgs, gomptR gomptdevice.Range,
 	_ = v
 	_ = teams
 	_ = m
-//line gompt_kernels.go:5301
+//line gompt_kernels.go:6345
 }
 
 // gomptSampleTeamDefine is TeamDefineKernel's Sample: about n points, random arguments. Tol 0: every device gives the Go function's bits.
@@ -5324,6 +6368,25 @@ func RunTeamDefine(dev gompttarget.DeviceClause, teams int, m int, idx []int, sr
 	out = gomptrt.Head(out, gomptrt.Len(teams, 64))
 	return gompttarget.Target(gompttarget.Region{Device: dev, Kernel: TeamDefineKernel, Shape: gompttarget.Shape{Size: [3]int{teams, 1, 1}, Teams: teams, Threads: 64},
 		Maps: []gompttarget.Map{gompttarget.To(idx), gompttarget.To(src), gompttarget.ToFrom(out)},
+		Args: []gompttarget.Arg{gompttarget.Int(teams), gompttarget.Int(m), gompttarget.Slice(idx), gompttarget.Slice(src), gompttarget.Slice(out)}})
+}
+
+// RunTeamDefineNowait is RunTeamDefine's nowait form: it starts the launch and returns at once. deps are depend items
+// (target.DependIn, DependOut, DependInOut, DependOn), which order it as they order target.TargetNowait.
+// Leave the slices alone until the task's Wait returns RunTeamDefine's error (one found before the launch,
+// such as a short slice, included). An empty space runs nothing but still waits for deps.
+//
+// It runs TeamDefineKernel (TeamDefine) on device dev over [0, teams), mapping each slice by how the kernel uses it:
+// idx to, src to, out tofrom.
+func RunTeamDefineNowait(dev gompttarget.DeviceClause, teams int, m int, idx []int, src []float32, out []float32, deps ...gompttarget.Map) *gompttarget.Task {
+	if teams <= 0 {
+		return gompttarget.Go(func() error { return nil }, deps...)
+	}
+	idx = gomptrt.Head(idx, gomptrt.Len(teams, 64))
+	src = gomptrt.Head(src, gomptrt.Len(m))
+	out = gomptrt.Head(out, gomptrt.Len(teams, 64))
+	return gompttarget.TargetNowait(gompttarget.Region{Device: dev, Kernel: TeamDefineKernel, Shape: gompttarget.Shape{Size: [3]int{teams, 1, 1}, Teams: teams, Threads: 64},
+		Maps: append([]gompttarget.Map{gompttarget.To(idx), gompttarget.To(src), gompttarget.ToFrom(out)}, deps...),
 		Args: []gompttarget.Arg{gompttarget.Int(teams), gompttarget.Int(m), gompttarget.Slice(idx), gompttarget.Slice(src), gompttarget.Slice(out)}})
 }
 
@@ -5392,7 +6455,7 @@ func gomptHostTeamGather(gomptA *gomptdevice.HostArgs, gomptR gomptdevice.Range,
 	}
 	_ = teams
 	_ = m
-//line gompt_kernels.go:5396
+//line gompt_kernels.go:6459
 }
 
 // gomptSampleTeamGather is TeamGatherKernel's Sample: about n points, random arguments. Tol 0: every device gives the Go function's bits.
@@ -5420,6 +6483,26 @@ func RunTeamGather(dev gompttarget.DeviceClause, teams int, m int, idx []int, at
 	out = gomptrt.Head(out, gomptrt.Len(teams, 64))
 	return gompttarget.Target(gompttarget.Region{Device: dev, Kernel: TeamGatherKernel, Shape: gompttarget.Shape{Size: [3]int{teams, 1, 1}, Teams: teams, Threads: 64},
 		Maps: []gompttarget.Map{gompttarget.To(idx), gompttarget.To(at), gompttarget.To(src), gompttarget.ToFrom(out)},
+		Args: []gompttarget.Arg{gompttarget.Int(teams), gompttarget.Int(m), gompttarget.Slice(idx), gompttarget.Slice(at), gompttarget.Slice(src), gompttarget.Slice(out)}})
+}
+
+// RunTeamGatherNowait is RunTeamGather's nowait form: it starts the launch and returns at once. deps are depend items
+// (target.DependIn, DependOut, DependInOut, DependOn), which order it as they order target.TargetNowait.
+// Leave the slices alone until the task's Wait returns RunTeamGather's error (one found before the launch,
+// such as a short slice, included). An empty space runs nothing but still waits for deps.
+//
+// It runs TeamGatherKernel (TeamGather) on device dev over [0, teams), mapping each slice by how the kernel uses it:
+// idx to, at to, src to, out tofrom.
+func RunTeamGatherNowait(dev gompttarget.DeviceClause, teams int, m int, idx []int, at []int, src []float32, out []float32, deps ...gompttarget.Map) *gompttarget.Task {
+	if teams <= 0 {
+		return gompttarget.Go(func() error { return nil }, deps...)
+	}
+	idx = gomptrt.Head(idx, gomptrt.Len(teams, 64))
+	at = gomptrt.Head(at, gomptrt.Len(teams, 64))
+	src = gomptrt.Head(src, gomptrt.Len(m))
+	out = gomptrt.Head(out, gomptrt.Len(teams, 64))
+	return gompttarget.TargetNowait(gompttarget.Region{Device: dev, Kernel: TeamGatherKernel, Shape: gompttarget.Shape{Size: [3]int{teams, 1, 1}, Teams: teams, Threads: 64},
+		Maps: append([]gompttarget.Map{gompttarget.To(idx), gompttarget.To(at), gompttarget.To(src), gompttarget.ToFrom(out)}, deps...),
 		Args: []gompttarget.Arg{gompttarget.Int(teams), gompttarget.Int(m), gompttarget.Slice(idx), gompttarget.Slice(at), gompttarget.Slice(src), gompttarget.Slice(out)}})
 }
 
@@ -5536,7 +6619,7 @@ func gomptHostTeamReverse(gomptA *gomptdevice.HostArgs, gomptR gomptdevice.Range
 	}
 	_ = mine
 	_ = teams
-//line gompt_kernels.go:5540
+//line gompt_kernels.go:6623
 }
 
 // gomptSampleTeamReverse is TeamReverseKernel's Sample: about n points, random arguments. Tol 0: every device gives the Go function's bits.
@@ -5563,6 +6646,25 @@ func RunTeamReverse(dev gompttarget.DeviceClause, teams int, flip bool, in []int
 	sums = gomptrt.Head(sums, gomptrt.Len(teams))
 	return gompttarget.Target(gompttarget.Region{Device: dev, Kernel: TeamReverseKernel, Shape: gompttarget.Shape{Size: [3]int{teams, 1, 1}, Teams: teams, Threads: 64},
 		Maps: []gompttarget.Map{gompttarget.To(in), gompttarget.ToFrom(out), gompttarget.ToFrom(sums)},
+		Args: []gompttarget.Arg{gompttarget.Int(teams), gompttarget.Int(gomptrt.Bool(flip)), gompttarget.Slice(in), gompttarget.Slice(out), gompttarget.Slice(sums)}})
+}
+
+// RunTeamReverseNowait is RunTeamReverse's nowait form: it starts the launch and returns at once. deps are depend items
+// (target.DependIn, DependOut, DependInOut, DependOn), which order it as they order target.TargetNowait.
+// Leave the slices alone until the task's Wait returns RunTeamReverse's error (one found before the launch,
+// such as a short slice, included). An empty space runs nothing but still waits for deps.
+//
+// It runs TeamReverseKernel (TeamReverse) on device dev over [0, teams), mapping each slice by how the kernel uses it:
+// in to, out tofrom, sums tofrom.
+func RunTeamReverseNowait(dev gompttarget.DeviceClause, teams int, flip bool, in []int32, out []int32, sums []int64, deps ...gompttarget.Map) *gompttarget.Task {
+	if teams <= 0 {
+		return gompttarget.Go(func() error { return nil }, deps...)
+	}
+	in = gomptrt.Head(in, gomptrt.Len(teams, 64))
+	out = gomptrt.Head(out, gomptrt.Len(teams, 64))
+	sums = gomptrt.Head(sums, gomptrt.Len(teams))
+	return gompttarget.TargetNowait(gompttarget.Region{Device: dev, Kernel: TeamReverseKernel, Shape: gompttarget.Shape{Size: [3]int{teams, 1, 1}, Teams: teams, Threads: 64},
+		Maps: append([]gompttarget.Map{gompttarget.To(in), gompttarget.ToFrom(out), gompttarget.ToFrom(sums)}, deps...),
 		Args: []gompttarget.Arg{gompttarget.Int(teams), gompttarget.Int(gomptrt.Bool(flip)), gompttarget.Slice(in), gompttarget.Slice(out), gompttarget.Slice(sums)}})
 }
 
@@ -5657,7 +6759,7 @@ func gomptHostTeamTuple(gomptA *gomptdevice.HostArgs, gomptR gomptdevice.Range, 
 	_ = x
 	_ = o
 	_ = teams
-//line gompt_kernels.go:5661
+//line gompt_kernels.go:6763
 }
 
 // gomptSampleTeamTuple is TeamTupleKernel's Sample: about n points, random arguments. Tol 0: every device gives the Go function's bits.
@@ -5682,6 +6784,24 @@ func RunTeamTuple(dev gompttarget.DeviceClause, teams int, in []float32, out []f
 	out = gomptrt.Head(out, gomptrt.Len(teams, 128))
 	return gompttarget.Target(gompttarget.Region{Device: dev, Kernel: TeamTupleKernel, Shape: gompttarget.Shape{Size: [3]int{teams, 1, 1}, Teams: teams, Threads: 64},
 		Maps: []gompttarget.Map{gompttarget.To(in), gompttarget.ToFrom(out)},
+		Args: []gompttarget.Arg{gompttarget.Int(teams), gompttarget.Slice(in), gompttarget.Slice(out)}})
+}
+
+// RunTeamTupleNowait is RunTeamTuple's nowait form: it starts the launch and returns at once. deps are depend items
+// (target.DependIn, DependOut, DependInOut, DependOn), which order it as they order target.TargetNowait.
+// Leave the slices alone until the task's Wait returns RunTeamTuple's error (one found before the launch,
+// such as a short slice, included). An empty space runs nothing but still waits for deps.
+//
+// It runs TeamTupleKernel (TeamTuple) on device dev over [0, teams), mapping each slice by how the kernel uses it:
+// in to, out tofrom.
+func RunTeamTupleNowait(dev gompttarget.DeviceClause, teams int, in []float32, out []float32, deps ...gompttarget.Map) *gompttarget.Task {
+	if teams <= 0 {
+		return gompttarget.Go(func() error { return nil }, deps...)
+	}
+	in = gomptrt.Head(in, gomptrt.Len(teams, 64))
+	out = gomptrt.Head(out, gomptrt.Len(teams, 128))
+	return gompttarget.TargetNowait(gompttarget.Region{Device: dev, Kernel: TeamTupleKernel, Shape: gompttarget.Shape{Size: [3]int{teams, 1, 1}, Teams: teams, Threads: 64},
+		Maps: append([]gompttarget.Map{gompttarget.To(in), gompttarget.ToFrom(out)}, deps...),
 		Args: []gompttarget.Arg{gompttarget.Int(teams), gompttarget.Slice(in), gompttarget.Slice(out)}})
 }
 
@@ -5782,7 +6902,7 @@ func gomptHostTeamView(gomptA *gomptdevice.HostArgs, gomptR gomptdevice.Range, _
 	_ = from
 	_ = s
 	_ = teams
-//line gompt_kernels.go:5786
+//line gompt_kernels.go:6906
 }
 
 // gomptSampleTeamView is TeamViewKernel's Sample: about n points, random arguments. Tol 0: every device gives the Go function's bits.
@@ -5809,6 +6929,26 @@ func RunTeamView(dev gompttarget.DeviceClause, teams int, in []float32, lo []int
 	out = gomptrt.Head(out, gomptrt.Len(teams, 64))
 	return gompttarget.Target(gompttarget.Region{Device: dev, Kernel: TeamViewKernel, Shape: gompttarget.Shape{Size: [3]int{teams, 1, 1}, Teams: teams, Threads: 64},
 		Maps: []gompttarget.Map{gompttarget.To(in), gompttarget.To(lo), gompttarget.To(hi), gompttarget.ToFrom(out)},
+		Args: []gompttarget.Arg{gompttarget.Int(teams), gompttarget.Slice(in), gompttarget.Slice(lo), gompttarget.Slice(hi), gompttarget.Slice(out)}})
+}
+
+// RunTeamViewNowait is RunTeamView's nowait form: it starts the launch and returns at once. deps are depend items
+// (target.DependIn, DependOut, DependInOut, DependOn), which order it as they order target.TargetNowait.
+// Leave the slices alone until the task's Wait returns RunTeamView's error (one found before the launch,
+// such as a short slice, included). An empty space runs nothing but still waits for deps.
+//
+// It runs TeamViewKernel (TeamView) on device dev over [0, teams), mapping each slice by how the kernel uses it:
+// in to, lo to, hi to, out tofrom.
+func RunTeamViewNowait(dev gompttarget.DeviceClause, teams int, in []float32, lo []int, hi []int, out []float32, deps ...gompttarget.Map) *gompttarget.Task {
+	if teams <= 0 {
+		return gompttarget.Go(func() error { return nil }, deps...)
+	}
+	in = gomptrt.Head(in, gomptrt.Len(teams, 64))
+	lo = gomptrt.Head(lo, gomptrt.Len(teams, 64))
+	hi = gomptrt.Head(hi, gomptrt.Len(teams, 64))
+	out = gomptrt.Head(out, gomptrt.Len(teams, 64))
+	return gompttarget.TargetNowait(gompttarget.Region{Device: dev, Kernel: TeamViewKernel, Shape: gompttarget.Shape{Size: [3]int{teams, 1, 1}, Teams: teams, Threads: 64},
+		Maps: append([]gompttarget.Map{gompttarget.To(in), gompttarget.To(lo), gompttarget.To(hi), gompttarget.ToFrom(out)}, deps...),
 		Args: []gompttarget.Arg{gompttarget.Int(teams), gompttarget.Slice(in), gompttarget.Slice(lo), gompttarget.Slice(hi), gompttarget.Slice(out)}})
 }
 
@@ -5856,7 +6996,7 @@ func gomptHostTranscendental(gomptA *gomptdevice.HostArgs, gomptR gomptdevice.Ra
 		out[i] = float32(v)
 	}
 	_ = n
-//line gompt_kernels.go:5860
+//line gompt_kernels.go:7000
 }
 
 // gomptSampleTranscendental is TranscendentalKernel's Sample: about n points, random arguments. Tol 1e-06: it calls math functions that are within a few ulps of Go's, not equal.
@@ -5882,6 +7022,24 @@ func RunTranscendental(dev gompttarget.DeviceClause, n int, a []float64, out []f
 	out = gomptrt.Head(out, gomptrt.Len(n))
 	return gompttarget.Target(gompttarget.Region{Device: dev, Kernel: TranscendentalKernel, Shape: gompttarget.Shape{Size: [3]int{n, 1, 1}},
 		Maps: []gompttarget.Map{gompttarget.To(a), gompttarget.From(out)},
+		Args: []gompttarget.Arg{gompttarget.Int(n), gompttarget.Slice(a), gompttarget.Slice(out)}})
+}
+
+// RunTranscendentalNowait is RunTranscendental's nowait form: it starts the launch and returns at once. deps are depend items
+// (target.DependIn, DependOut, DependInOut, DependOn), which order it as they order target.TargetNowait.
+// Leave the slices alone until the task's Wait returns RunTranscendental's error (one found before the launch,
+// such as a short slice, included). An empty space runs nothing but still waits for deps.
+//
+// It runs TranscendentalKernel (Transcendental) on device dev over [0, n), mapping each slice by how the kernel uses it:
+// a to, out from.
+func RunTranscendentalNowait(dev gompttarget.DeviceClause, n int, a []float64, out []float32, deps ...gompttarget.Map) *gompttarget.Task {
+	if n <= 0 {
+		return gompttarget.Go(func() error { return nil }, deps...)
+	}
+	a = gomptrt.Head(a, gomptrt.Len(n))
+	out = gomptrt.Head(out, gomptrt.Len(n))
+	return gompttarget.TargetNowait(gompttarget.Region{Device: dev, Kernel: TranscendentalKernel, Shape: gompttarget.Shape{Size: [3]int{n, 1, 1}},
+		Maps: append([]gompttarget.Map{gompttarget.To(a), gompttarget.From(out)}, deps...),
 		Args: []gompttarget.Arg{gompttarget.Int(n), gompttarget.Slice(a), gompttarget.Slice(out)}})
 }
 
@@ -5925,7 +7083,7 @@ func gomptHostTranspose(gomptA *gomptdevice.HostArgs, gomptR gomptdevice.Range, 
 			*(*uint8)(unsafe.Add(gomptPOut, ((x*ny)+y)*1)) = (*(*uint8)(unsafe.Add(gomptPIn, ((y*nx)+x)*1)) + uint8(1))
 		}
 	}
-//line gompt_kernels.go:5929
+//line gompt_kernels.go:7087
 }
 
 // gomptSampleTranspose is TransposeKernel's Sample: about n points, random arguments. Tol 0: every device gives the Go function's bits.
@@ -5951,6 +7109,24 @@ func RunTranspose(dev gompttarget.DeviceClause, nx int, ny int, in []uint8, out 
 	out = gomptrt.Head(out, gomptrt.Len(nx, ny))
 	return gompttarget.Target(gompttarget.Region{Device: dev, Kernel: TransposeKernel, Shape: gompttarget.Shape{Size: [3]int{nx, ny, 1}},
 		Maps: []gompttarget.Map{gompttarget.To(in), gompttarget.ToFrom(out)},
+		Args: []gompttarget.Arg{gompttarget.Int(nx), gompttarget.Int(ny), gompttarget.Slice(in), gompttarget.Slice(out)}})
+}
+
+// RunTransposeNowait is RunTranspose's nowait form: it starts the launch and returns at once. deps are depend items
+// (target.DependIn, DependOut, DependInOut, DependOn), which order it as they order target.TargetNowait.
+// Leave the slices alone until the task's Wait returns RunTranspose's error (one found before the launch,
+// such as a short slice, included). An empty space runs nothing but still waits for deps.
+//
+// It runs TransposeKernel (Transpose) on device dev over [0, nx)x[0, ny), mapping each slice by how the kernel uses it:
+// in to, out tofrom.
+func RunTransposeNowait(dev gompttarget.DeviceClause, nx int, ny int, in []uint8, out []uint8, deps ...gompttarget.Map) *gompttarget.Task {
+	if nx <= 0 || ny <= 0 {
+		return gompttarget.Go(func() error { return nil }, deps...)
+	}
+	in = gomptrt.Head(in, gomptrt.Len(nx, ny))
+	out = gomptrt.Head(out, gomptrt.Len(nx, ny))
+	return gompttarget.TargetNowait(gompttarget.Region{Device: dev, Kernel: TransposeKernel, Shape: gompttarget.Shape{Size: [3]int{nx, ny, 1}},
+		Maps: append([]gompttarget.Map{gompttarget.To(in), gompttarget.ToFrom(out)}, deps...),
 		Args: []gompttarget.Arg{gompttarget.Int(nx), gompttarget.Int(ny), gompttarget.Slice(in), gompttarget.Slice(out)}})
 }
 
@@ -6031,7 +7207,7 @@ gomptPoint0:
 		*(*int64)(unsafe.Add(gomptPOut, (o+int(7))*8)) = (-long)
 	}
 	_ = n
-//line gompt_kernels.go:6035
+//line gompt_kernels.go:7211
 }
 
 // gomptSampleTricky is TrickyKernel's Sample: about n points, random arguments. Tol 0: every device gives the Go function's bits.
@@ -6057,6 +7233,24 @@ func RunTricky(dev gompttarget.DeviceClause, n int, global float64, kernel []int
 	out = gomptrt.Head(out, gomptrt.Len(8, n))
 	return gompttarget.Target(gompttarget.Region{Device: dev, Kernel: TrickyKernel, Shape: gompttarget.Shape{Size: [3]int{n, 1, 1}},
 		Maps: []gompttarget.Map{gompttarget.To(kernel), gompttarget.ToFrom(out)},
+		Args: []gompttarget.Arg{gompttarget.Int(n), gompttarget.Float64(global), gompttarget.Slice(kernel), gompttarget.Slice(out)}})
+}
+
+// RunTrickyNowait is RunTricky's nowait form: it starts the launch and returns at once. deps are depend items
+// (target.DependIn, DependOut, DependInOut, DependOn), which order it as they order target.TargetNowait.
+// Leave the slices alone until the task's Wait returns RunTricky's error (one found before the launch,
+// such as a short slice, included). An empty space runs nothing but still waits for deps.
+//
+// It runs TrickyKernel (Tricky) on device dev over [0, n), mapping each slice by how the kernel uses it:
+// kernel to, out tofrom.
+func RunTrickyNowait(dev gompttarget.DeviceClause, n int, global float64, kernel []int64, out []int64, deps ...gompttarget.Map) *gompttarget.Task {
+	if n <= 0 {
+		return gompttarget.Go(func() error { return nil }, deps...)
+	}
+	kernel = gomptrt.Head(kernel, gomptrt.Len(n))
+	out = gomptrt.Head(out, gomptrt.Len(8, n))
+	return gompttarget.TargetNowait(gompttarget.Region{Device: dev, Kernel: TrickyKernel, Shape: gompttarget.Shape{Size: [3]int{n, 1, 1}},
+		Maps: append([]gompttarget.Map{gompttarget.To(kernel), gompttarget.ToFrom(out)}, deps...),
 		Args: []gompttarget.Arg{gompttarget.Int(n), gompttarget.Float64(global), gompttarget.Slice(kernel), gompttarget.Slice(out)}})
 }
 
@@ -6115,7 +7309,7 @@ func gomptHostTuples(gomptA *gomptdevice.HostArgs, gomptR gomptdevice.Range, _, 
 		*(*int32)(unsafe.Add(gomptPOut, o*4)) += x
 	}
 	_ = n
-//line gompt_kernels.go:6119
+//line gompt_kernels.go:7313
 }
 
 // gomptSampleTuples is TuplesKernel's Sample: about n points, random arguments. Tol 0: every device gives the Go function's bits.
@@ -6140,6 +7334,24 @@ func RunTuples(dev gompttarget.DeviceClause, n int, in []int32, out []int32) err
 	out = gomptrt.Head(out, gomptrt.Len(4, n))
 	return gompttarget.Target(gompttarget.Region{Device: dev, Kernel: TuplesKernel, Shape: gompttarget.Shape{Size: [3]int{n, 1, 1}},
 		Maps: []gompttarget.Map{gompttarget.To(in), gompttarget.ToFrom(out)},
+		Args: []gompttarget.Arg{gompttarget.Int(n), gompttarget.Slice(in), gompttarget.Slice(out)}})
+}
+
+// RunTuplesNowait is RunTuples's nowait form: it starts the launch and returns at once. deps are depend items
+// (target.DependIn, DependOut, DependInOut, DependOn), which order it as they order target.TargetNowait.
+// Leave the slices alone until the task's Wait returns RunTuples's error (one found before the launch,
+// such as a short slice, included). An empty space runs nothing but still waits for deps.
+//
+// It runs TuplesKernel (Tuples) on device dev over [0, n), mapping each slice by how the kernel uses it:
+// in to, out tofrom.
+func RunTuplesNowait(dev gompttarget.DeviceClause, n int, in []int32, out []int32, deps ...gompttarget.Map) *gompttarget.Task {
+	if n <= 0 {
+		return gompttarget.Go(func() error { return nil }, deps...)
+	}
+	in = gomptrt.Head(in, gomptrt.Len(n))
+	out = gomptrt.Head(out, gomptrt.Len(4, n))
+	return gompttarget.TargetNowait(gompttarget.Region{Device: dev, Kernel: TuplesKernel, Shape: gompttarget.Shape{Size: [3]int{n, 1, 1}},
+		Maps: append([]gompttarget.Map{gompttarget.To(in), gompttarget.ToFrom(out)}, deps...),
 		Args: []gompttarget.Arg{gompttarget.Int(n), gompttarget.Slice(in), gompttarget.Slice(out)}})
 }
 
@@ -6195,7 +7407,7 @@ func gomptHostUint64Ops(gomptA *gomptdevice.HostArgs, gomptR gomptdevice.Range, 
 		*(*uint64)(unsafe.Add(gomptPOut, (o+int(5))*8)) = (-x)
 	}
 	_ = n
-//line gompt_kernels.go:6199
+//line gompt_kernels.go:7411
 }
 
 // gomptSampleUint64Ops is Uint64OpsKernel's Sample: about n points, random arguments. Tol 0: every device gives the Go function's bits.
@@ -6221,6 +7433,25 @@ func RunUint64Ops(dev gompttarget.DeviceClause, n int, a []uint64, b []uint64, o
 	out = gomptrt.Head(out, gomptrt.Len(6, n))
 	return gompttarget.Target(gompttarget.Region{Device: dev, Kernel: Uint64OpsKernel, Shape: gompttarget.Shape{Size: [3]int{n, 1, 1}},
 		Maps: []gompttarget.Map{gompttarget.To(a), gompttarget.To(b), gompttarget.ToFrom(out)},
+		Args: []gompttarget.Arg{gompttarget.Int(n), gompttarget.Slice(a), gompttarget.Slice(b), gompttarget.Slice(out)}})
+}
+
+// RunUint64OpsNowait is RunUint64Ops's nowait form: it starts the launch and returns at once. deps are depend items
+// (target.DependIn, DependOut, DependInOut, DependOn), which order it as they order target.TargetNowait.
+// Leave the slices alone until the task's Wait returns RunUint64Ops's error (one found before the launch,
+// such as a short slice, included). An empty space runs nothing but still waits for deps.
+//
+// It runs Uint64OpsKernel (Uint64Ops) on device dev over [0, n), mapping each slice by how the kernel uses it:
+// a to, b to, out tofrom.
+func RunUint64OpsNowait(dev gompttarget.DeviceClause, n int, a []uint64, b []uint64, out []uint64, deps ...gompttarget.Map) *gompttarget.Task {
+	if n <= 0 {
+		return gompttarget.Go(func() error { return nil }, deps...)
+	}
+	a = gomptrt.Head(a, gomptrt.Len(n))
+	b = gomptrt.Head(b, gomptrt.Len(n))
+	out = gomptrt.Head(out, gomptrt.Len(6, n))
+	return gompttarget.TargetNowait(gompttarget.Region{Device: dev, Kernel: Uint64OpsKernel, Shape: gompttarget.Shape{Size: [3]int{n, 1, 1}},
+		Maps: append([]gompttarget.Map{gompttarget.To(a), gompttarget.To(b), gompttarget.ToFrom(out)}, deps...),
 		Args: []gompttarget.Arg{gompttarget.Int(n), gompttarget.Slice(a), gompttarget.Slice(b), gompttarget.Slice(out)}})
 }
 
@@ -6305,7 +7536,7 @@ func gomptLanesUniformStore(gomptX0, gomptW int, n int, m int, b []int32, c []in
 		}
 //line lockstep.go:44
 	}
-//line gompt_kernels.go:6309
+//line gompt_kernels.go:7540
 }
 
 // gomptSampleUniformStore is UniformStoreKernel's Sample: about n points, random arguments. Tol 0: every device gives the Go function's bits.
@@ -6332,6 +7563,25 @@ func RunUniformStore(dev gompttarget.DeviceClause, n int, m int, b []int32, c []
 	out = gomptrt.Head(out, gomptrt.Len(n))
 	return gompttarget.Target(gompttarget.Region{Device: dev, Kernel: UniformStoreKernel, Shape: gompttarget.Shape{Size: [3]int{n, 1, 1}},
 		Maps: []gompttarget.Map{gompttarget.ToFrom(b), gompttarget.ToFrom(c), gompttarget.ToFrom(out)},
+		Args: []gompttarget.Arg{gompttarget.Int(n), gompttarget.Int(m), gompttarget.Slice(b), gompttarget.Slice(c), gompttarget.Slice(out)}})
+}
+
+// RunUniformStoreNowait is RunUniformStore's nowait form: it starts the launch and returns at once. deps are depend items
+// (target.DependIn, DependOut, DependInOut, DependOn), which order it as they order target.TargetNowait.
+// Leave the slices alone until the task's Wait returns RunUniformStore's error (one found before the launch,
+// such as a short slice, included). An empty space runs nothing but still waits for deps.
+//
+// It runs UniformStoreKernel (UniformStore) on device dev over [0, n), mapping each slice by how the kernel uses it:
+// b tofrom, c tofrom, out tofrom.
+func RunUniformStoreNowait(dev gompttarget.DeviceClause, n int, m int, b []int32, c []int32, out []int32, deps ...gompttarget.Map) *gompttarget.Task {
+	if n <= 0 {
+		return gompttarget.Go(func() error { return nil }, deps...)
+	}
+	b = gomptrt.Head(b, gomptrt.Len(m))
+	c = gomptrt.Head(c, gomptrt.Len(m))
+	out = gomptrt.Head(out, gomptrt.Len(n))
+	return gompttarget.TargetNowait(gompttarget.Region{Device: dev, Kernel: UniformStoreKernel, Shape: gompttarget.Shape{Size: [3]int{n, 1, 1}},
+		Maps: append([]gompttarget.Map{gompttarget.ToFrom(b), gompttarget.ToFrom(c), gompttarget.ToFrom(out)}, deps...),
 		Args: []gompttarget.Arg{gompttarget.Int(n), gompttarget.Int(m), gompttarget.Slice(b), gompttarget.Slice(c), gompttarget.Slice(out)}})
 }
 
@@ -6397,7 +7647,7 @@ func gomptHostViewBounds(gomptA *gomptdevice.HostArgs, gomptR gomptdevice.Range,
 	}
 	_ = rows
 	_ = m
-//line gompt_kernels.go:6401
+//line gompt_kernels.go:7651
 }
 
 // gomptSampleViewBounds is ViewBoundsKernel's Sample: about n points, random arguments. Tol 0: every device gives the Go function's bits.
@@ -6426,6 +7676,27 @@ func RunViewBounds(dev gompttarget.DeviceClause, rows int, m int, lo []int, hi [
 	out = gomptrt.Head(out, gomptrt.Len(rows))
 	return gompttarget.Target(gompttarget.Region{Device: dev, Kernel: ViewBoundsKernel, Shape: gompttarget.Shape{Size: [3]int{rows, 1, 1}},
 		Maps: []gompttarget.Map{gompttarget.To(lo), gompttarget.To(hi), gompttarget.To(c), gompttarget.To(a), gompttarget.From(out)},
+		Args: []gompttarget.Arg{gompttarget.Int(rows), gompttarget.Int(m), gompttarget.Slice(lo), gompttarget.Slice(hi), gompttarget.Slice(c), gompttarget.Slice(a), gompttarget.Slice(out)}})
+}
+
+// RunViewBoundsNowait is RunViewBounds's nowait form: it starts the launch and returns at once. deps are depend items
+// (target.DependIn, DependOut, DependInOut, DependOn), which order it as they order target.TargetNowait.
+// Leave the slices alone until the task's Wait returns RunViewBounds's error (one found before the launch,
+// such as a short slice, included). An empty space runs nothing but still waits for deps.
+//
+// It runs ViewBoundsKernel (ViewBounds) on device dev over [0, rows), mapping each slice by how the kernel uses it:
+// lo to, hi to, c to, a to, out from.
+func RunViewBoundsNowait(dev gompttarget.DeviceClause, rows int, m int, lo []int, hi []int, c []int, a []float32, out []float32, deps ...gompttarget.Map) *gompttarget.Task {
+	if rows <= 0 {
+		return gompttarget.Go(func() error { return nil }, deps...)
+	}
+	lo = gomptrt.Head(lo, gomptrt.Len(rows))
+	hi = gomptrt.Head(hi, gomptrt.Len(rows))
+	c = gomptrt.Head(c, gomptrt.Len(rows))
+	a = gomptrt.Head(a, gomptrt.Len(m))
+	out = gomptrt.Head(out, gomptrt.Len(rows))
+	return gompttarget.TargetNowait(gompttarget.Region{Device: dev, Kernel: ViewBoundsKernel, Shape: gompttarget.Shape{Size: [3]int{rows, 1, 1}},
+		Maps: append([]gompttarget.Map{gompttarget.To(lo), gompttarget.To(hi), gompttarget.To(c), gompttarget.To(a), gompttarget.From(out)}, deps...),
 		Args: []gompttarget.Arg{gompttarget.Int(rows), gompttarget.Int(m), gompttarget.Slice(lo), gompttarget.Slice(hi), gompttarget.Slice(c), gompttarget.Slice(a), gompttarget.Slice(out)}})
 }
 
@@ -6475,7 +7746,7 @@ func gomptHostViewIndex(gomptA *gomptdevice.HostArgs, gomptR gomptdevice.Range, 
 		out[r] = row[at[r]]
 	}
 	_ = rows
-//line gompt_kernels.go:6479
+//line gompt_kernels.go:7750
 }
 
 // gomptSampleViewIndex is ViewIndexKernel's Sample: about n points, random arguments. Tol 0: every device gives the Go function's bits.
@@ -6502,5 +7773,24 @@ func RunViewIndex(dev gompttarget.DeviceClause, rows int, w int, a []float32, at
 	out = gomptrt.Head(out, gomptrt.Len(rows))
 	return gompttarget.Target(gompttarget.Region{Device: dev, Kernel: ViewIndexKernel, Shape: gompttarget.Shape{Size: [3]int{rows, 1, 1}},
 		Maps: []gompttarget.Map{gompttarget.To(a), gompttarget.To(at), gompttarget.From(out)},
+		Args: []gompttarget.Arg{gompttarget.Int(rows), gompttarget.Int(w), gompttarget.Slice(a), gompttarget.Slice(at), gompttarget.Slice(out)}})
+}
+
+// RunViewIndexNowait is RunViewIndex's nowait form: it starts the launch and returns at once. deps are depend items
+// (target.DependIn, DependOut, DependInOut, DependOn), which order it as they order target.TargetNowait.
+// Leave the slices alone until the task's Wait returns RunViewIndex's error (one found before the launch,
+// such as a short slice, included). An empty space runs nothing but still waits for deps.
+//
+// It runs ViewIndexKernel (ViewIndex) on device dev over [0, rows), mapping each slice by how the kernel uses it:
+// a to, at to, out from.
+func RunViewIndexNowait(dev gompttarget.DeviceClause, rows int, w int, a []float32, at []int, out []float32, deps ...gompttarget.Map) *gompttarget.Task {
+	if rows <= 0 {
+		return gompttarget.Go(func() error { return nil }, deps...)
+	}
+	a = gomptrt.Head(a, gomptrt.Len(rows, w))
+	at = gomptrt.Head(at, gomptrt.Len(rows))
+	out = gomptrt.Head(out, gomptrt.Len(rows))
+	return gompttarget.TargetNowait(gompttarget.Region{Device: dev, Kernel: ViewIndexKernel, Shape: gompttarget.Shape{Size: [3]int{rows, 1, 1}},
+		Maps: append([]gompttarget.Map{gompttarget.To(a), gompttarget.To(at), gompttarget.From(out)}, deps...),
 		Args: []gompttarget.Arg{gompttarget.Int(rows), gompttarget.Int(w), gompttarget.Slice(a), gompttarget.Slice(at), gompttarget.Slice(out)}})
 }
