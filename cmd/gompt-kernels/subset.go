@@ -208,7 +208,9 @@ func (c *checker) assign(s *ast.AssignStmt) {
 			c.expr(r)
 		}
 		for _, l := range s.Lhs {
-			c.local(l.(*ast.Ident), len(c.g.errs.errs) > before)
+			if id, ok := l.(*ast.Ident); ok { // go/types reports any other (non-name on left side of :=)
+				c.local(id, len(c.g.errs.errs) > before)
+			}
 		}
 	} else {
 		for i, l := range s.Lhs {
