@@ -157,6 +157,9 @@ var stmtForms = func() []string {
 		"T, x, y = x, y, T",
 		"var p, q int32 = T, 3\nT = p * q",
 		"var p, q = mix(x, 1), y\nT, x = q, p",
+		"atomic.AddInt32(&T, 3)",
+		"x = atomic.AddInt32(&T, y) + atomic.LoadInt32(&T)",
+		"_ = atomic.CompareAndSwapInt32(&T, x, 3)",
 	)
 	return forms
 }()
