@@ -232,6 +232,8 @@ var stmtTargets = []stmtTarget{
 		}
 		return ""
 	}},
+	{name: "local array", t: "la[i&3]", u: "la[(i+1)&3]", kernel: stmtLocalArray, refused: refusedDefine,
+		declRefused: "a local variable of type [4]int32 is not supported"},
 	{name: "helper buffer", t: "out[i]", u: "out[i+1]", kernel: stmtHelper, refused: refusedDefine},
 	{name: "helper local", t: "x", u: "y", kernel: stmtHelper, refused: refusedLocal},
 }

@@ -303,6 +303,10 @@ func (c *checker) buffer(ix *ast.IndexExpr) *param {
 			if p := c.f.byObj[v]; p != nil && p.slice {
 				return p
 			}
+			if c.bad[v] { // a local array, reported at its declaration
+				c.index(ix.Index)
+				return nil
+			}
 		}
 	}
 	t := c.info().TypeOf(ix.X)
