@@ -80,6 +80,10 @@ func (c *checker) atomicCall(e *ast.CallExpr, name string) {
 		c.unsupported(e.Args[0].Pos(), "atomic."+name+" of "+exprString(e.Args[0]), atomicHint)
 		return
 	}
+	if teamArrayOf(c.info(), c.f, ix.X) != nil {
+		c.unsupported(e.Args[0].Pos(), "atomic."+name+" of "+exprString(e.Args[0]), "a team array's elements are not atomic; give each thread its own element, and combine them after a kernelrt.Barrier()")
+		return
+	}
 	p := c.buffer(ix)
 	if p == nil {
 		return

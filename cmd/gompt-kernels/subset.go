@@ -210,7 +210,9 @@ func (c *checker) assign(s *ast.AssignStmt) {
 			c.expr(r)
 		}
 		for _, l := range s.Lhs {
-			c.local(l.(*ast.Ident), len(c.g.errs.errs) > before)
+			if id, ok := l.(*ast.Ident); ok { // go/types reports any other (non-name on left side of :=)
+				c.local(id, len(c.g.errs.errs) > before)
+			}
 		}
 	} else {
 		for i, l := range s.Lhs {
@@ -306,7 +308,8 @@ func (c *checker) buffer(ix *ast.IndexExpr) *param {
 	}
 	id, ok := ast.Unparen(ix.X).(*ast.Ident)
 	if ok {
-		if v, _ := c.info().Uses[id].(*types.Var); v != nil && c.bad[v] {
+		if v, _ := c.info().Uses[id].(*types.Var); v != nil && c.bad[v] { // a local array, reported at its declaration
+			c.index(ix.Index)
 			return nil
 		}
 	}
