@@ -1,11 +1,11 @@
 package main
 
 import (
+	"github.com/gompt/gompt/cmd/gompt-kernels/internal/ir"
+	"github.com/stretchr/testify/assert"
 	"regexp"
 	"strings"
 	"testing"
-
-	"github.com/stretchr/testify/assert"
 )
 
 // assignTarget is one kind of place an assignment stores into, in a
@@ -114,7 +114,7 @@ func TestAssignFormsIntoEveryTarget(t *testing.T) {
 				t.Parallel()
 				src := strings.Replace(tg.src, "STMT", stmt, 1)
 				dir := writePkg(t, map[string]string{"k.go": src})
-				_, err := generate(options{dir: dir})
+				_, err := generate(ir.Options{Dir: dir})
 				want := ""
 				if tg.refused != nil {
 					want = tg.refused(form)

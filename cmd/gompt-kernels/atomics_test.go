@@ -1,11 +1,11 @@
 package main
 
 import (
-	"strings"
-	"testing"
-
+	"github.com/gompt/gompt/cmd/gompt-kernels/internal/ir"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+	"strings"
+	"testing"
 )
 
 // A sync/atomic call outside Add, CompareAndSwap and Load of 32- and
@@ -48,7 +48,7 @@ func Hist(i int, n int, v []uint32, h []uint32, s []int64, r []int32) {
 		r[i] = int32(atomic.LoadUint32(&v[i]))
 	}
 }
-`, options{clang: "no-such-clang"})
+`, ir.Options{Clang: "no-such-clang"})
 	cl := string(out["gompt_Hist.cl"])
 	for _, want := range []string{
 		"return (uint)((uint)atomic_add(a, d) + (uint)d);",
@@ -63,7 +63,7 @@ func Hist(i int, n int, v []uint32, h []uint32, s []int64, r []int32) {
 	} {
 		assert.Contains(t, cl, want)
 	}
-	src := string(out[goFileName])
+	src := string(out[ir.GoFileName])
 	assert.Contains(t, src, `gomptatomic "sync/atomic"`)
 	assert.Contains(t, src, "gomptatomic.AddUint32((&h[")
 	require.True(t, strings.Contains(src, "gomptatomic.CompareAndSwapInt64("), src)

@@ -1,10 +1,11 @@
 package main
 
 import (
+	"github.com/gompt/gompt/cmd/gompt-kernels/internal/emitc"
+	"github.com/gompt/gompt/cmd/gompt-kernels/internal/ir"
+	"github.com/stretchr/testify/assert"
 	"strings"
 	"testing"
-
-	"github.com/stretchr/testify/assert"
 )
 
 // Every signed 64-bit ordering the generator writes goes through
@@ -41,10 +42,10 @@ func Plain(i int, n int, a []int32, b []uint64, out []int32) {
 		out[i] = 1
 	}
 }
-`, options{clang: "no-such-clang"})
+`, ir.Options{Clang: "no-such-clang"})
 	cl := string(out["gompt_K.cl"])
 	for _, want := range []string{
-		cmp64Macro,
+		emitc.Cmp64Macro,
 		"if (GOMPT_CMP64(x, <, (5L))) {",
 		"GOMPT_CMP64((5L), >=, x)",
 		"(a[i] > (5))",

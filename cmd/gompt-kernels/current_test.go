@@ -3,6 +3,10 @@ package main
 import (
 	"bufio"
 	"bytes"
+	"github.com/gompt/gompt/cmd/gompt-kernels/internal/ir"
+	"github.com/gompt/gompt/cmd/gompt-kernels/internal/ptxgen"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
 	"io/fs"
 	"os"
 	"os/exec"
@@ -10,9 +14,6 @@ import (
 	"sort"
 	"strings"
 	"testing"
-
-	"github.com/stretchr/testify/assert"
-	"github.com/stretchr/testify/require"
 )
 
 // generateLines finds the module's packages that run gompt-kernels with
@@ -63,11 +64,11 @@ func generateLines(t *testing.T, root string) map[string][]string {
 // is left from a kernel that is gone. With CI set, a missing clang-19 or
 // libclc is a failure; otherwise the test skips, saying so.
 func TestGeneratedFilesAreCurrent(t *testing.T) {
-	if _, err := exec.LookPath(defaultClang); err != nil {
+	if _, err := exec.LookPath(ptxgen.DefaultClang); err != nil {
 		require.Empty(t, os.Getenv("CI"), "clang-19 not found (%v); CI is set, so this is a failure: install clang-19 and libclc-19", err)
 		t.Skipf("clang-19 not found (%v): the PTX cannot be regenerated; install clang-19 and libclc-19", err)
 	}
-	if _, err := os.Stat(defaultLibclc); err != nil {
+	if _, err := os.Stat(ptxgen.DefaultLibclc); err != nil {
 		require.Empty(t, os.Getenv("CI"), "libclc missing (%v); CI is set, so this is a failure: install libclc-19", err)
 		t.Skipf("libclc missing (%v); install libclc-19", err)
 	}
@@ -76,13 +77,13 @@ func TestGeneratedFilesAreCurrent(t *testing.T) {
 	for _, dir := range dirs {
 		rel, _ := filepath.Rel(root, dir)
 		t.Run(rel, func(t *testing.T) {
-			o := options{dir: dir}
+			o := ir.Options{Dir: dir}
 			args := pkgs[dir]
 			for i := 0; i < len(args); i++ {
 				switch args[i] {
 				case "-launchers":
 					i++
-					o.launchers = args[i]
+					o.Launchers = args[i]
 				default:
 					require.Failf(t, "unknown flag", "%s: go:generate passes %q, which this test does not know", rel, args[i])
 				}

@@ -2,6 +2,10 @@ package main
 
 import (
 	"bytes"
+	"github.com/gompt/gompt/cmd/gompt-kernels/internal/emitc"
+	"github.com/gompt/gompt/cmd/gompt-kernels/internal/ir"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
 	"go/parser"
 	"go/token"
 	"os"
@@ -11,9 +15,6 @@ import (
 	"strconv"
 	"strings"
 	"testing"
-
-	"github.com/stretchr/testify/assert"
-	"github.com/stretchr/testify/require"
 )
 
 // modRoot is the gompt module's folder.
@@ -54,7 +55,7 @@ var (
 func checkErrors(t *testing.T, src string) {
 	t.Helper()
 	dir := writePkg(t, map[string]string{"k.go": src})
-	_, err := generate(options{dir: dir, clang: "no-such-clang"})
+	_, err := generate(ir.Options{Dir: dir, Clang: "no-such-clang"})
 	require.Error(t, err, "want errors")
 	type want struct {
 		line int
@@ -347,10 +348,10 @@ func D(i int, n int) {}
 }
 
 // generateSrc generates a package of one file and returns its output.
-func generateSrc(t *testing.T, src string, o options) output {
+func generateSrc(t *testing.T, src string, o ir.Options) ir.Output {
 	t.Helper()
 	dir := writePkg(t, map[string]string{"k.go": src})
-	o.dir = dir
+	o.Dir = dir
 	out, err := generate(o)
 	require.NoError(t, err)
 	return out
@@ -433,8 +434,8 @@ func Reassigned(i int, n int, out []float32) {
 	i = i + 0
 	out[i] = 1
 }
-`, options{clang: "no-such-clang"})
-	src := string(out[goFileName])
+`, ir.Options{Clang: "no-such-clang"})
+	src := string(out[ir.GoFileName])
 	for _, c := range []struct{ run, maps string }{
 		{"RunOwn", "gompttarget.To(a), gompttarget.ToFrom(b), gompttarget.From(c)"},
 		{"RunOwn2", "gompttarget.From(out)"},
@@ -473,15 +474,15 @@ func Zeta(i int, n int, x []float64) { x[i] = math.Sqrt(sq(x[i])) }
 //gompt:kernel dims=n reduce=max
 func Alpha(i int, n int, x []float64) float64 { return sq(x[i]) }
 `
-	a := generateSrc(t, src, options{clang: "no-such-clang"})
-	b := generateSrc(t, src, options{clang: "no-such-clang"})
+	a := generateSrc(t, src, ir.Options{Clang: "no-such-clang"})
+	b := generateSrc(t, src, ir.Options{Clang: "no-such-clang"})
 	require.Equal(t, len(a), len(b))
 	for name := range a {
 		assert.True(t, bytes.Equal(a[name], b[name]), "%s differs between runs", name)
 	}
-	g := string(a[goFileName])
-	assert.True(t, strings.HasPrefix(g, generatedHeader+"\n"), "the Go file starts with the generated-code header")
-	_, err := parser.ParseFile(token.NewFileSet(), goFileName, a[goFileName], 0)
+	g := string(a[ir.GoFileName])
+	assert.True(t, strings.HasPrefix(g, ir.GeneratedHeader+"\n"), "the Go file starts with the generated-code header")
+	_, err := parser.ParseFile(token.NewFileSet(), ir.GoFileName, a[ir.GoFileName], 0)
 	require.NoError(t, err)
 	assert.Less(t, strings.Index(g, "var AlphaKernel"), strings.Index(g, "var ZetaKernel"), "kernels in name order")
 	for _, name := range []string{"gompt_Alpha.cl", "gompt_Zeta.cl"} {
@@ -494,14 +495,14 @@ func Alpha(i int, n int, x []float64) float64 { return sq(x[i]) }
 func TestNoToolchain(t *testing.T) {
 	var warnings []string
 	out := generateSrc(t, "package k\n\n//gompt:kernel dims=n\nfunc A(i int, n int, x []float32) { x[i] = 1 }\n",
-		options{clang: "no-such-clang", warn: func(s string) { warnings = append(warnings, s) }})
+		ir.Options{Clang: "no-such-clang", Warn: func(s string) { warnings = append(warnings, s) }})
 	require.Len(t, warnings, 1)
 	assert.Contains(t, warnings[0], "no-such-clang not found")
 	assert.Contains(t, warnings[0], "clang-19 and libclc-19")
 	assert.NotContains(t, out, "gompt_A.ptx")
 	assert.Contains(t, out, "gompt_A.cl")
-	assert.NotContains(t, string(out[goFileName]), "ImagePTX")
-	assert.Contains(t, string(out[goFileName]), "ImageOpenCL")
+	assert.NotContains(t, string(out[ir.GoFileName]), "ImagePTX")
+	assert.Contains(t, string(out[ir.GoFileName]), "ImageOpenCL")
 }
 
 // Names: var= and name= set the variable and the kernel's name; the
@@ -521,8 +522,8 @@ func saxpy(i int, n int) {}
 
 //gompt:kernel dims=n var=mine name=dot
 func dot(i int, n int) {}
-`, options{clang: "no-such-clang"})
-	src := string(out[goFileName])
+`, ir.Options{Clang: "no-such-clang"})
+	src := string(out[ir.GoFileName])
 	for _, want := range []string{
 		"var HeatKernel = ", "func RunHeat(", `Name: "Heat"`, `Entry: "gompt_Heat"`,
 		"var coolKernel = ", "func runCool(", `Name: "cool"`,
@@ -542,10 +543,10 @@ func TestLaunchersElsewhere(t *testing.T) {
 		"run/doc.go":      "// Package run has the launchers.\npackage run\n",
 		"run/use_test.go": "package run\n",
 	})
-	out, err := generate(options{dir: dir, launchers: "run", clang: "no-such-clang"})
+	out, err := generate(ir.Options{Dir: dir, Launchers: "run", Clang: "no-such-clang"})
 	require.NoError(t, err)
-	assert.NotContains(t, string(out[goFileName]), "target")
-	l := string(out[filepath.Join("run", launcherFileName)])
+	assert.NotContains(t, string(out[ir.GoFileName]), "target")
+	l := string(out[filepath.Join("run", ir.LauncherFileName)])
 	assert.Contains(t, l, "package run")
 	assert.Contains(t, l, `gomptkernels "example.com/k"`)
 	assert.Contains(t, l, "func RunFill(dev gompttarget.DeviceClause, n int, v float32, x []float32) error")
@@ -562,7 +563,7 @@ func TestLaunchersElsewhere(t *testing.T) {
 	require.NoError(t, err, "go vet of the generated packages:\n%s", msg)
 
 	dir = writePkg(t, map[string]string{"k.go": "package k\n\n//gompt:kernel dims=n\nfunc fill(i int, n int) {}\n"})
-	_, err = generate(options{dir: dir, launchers: "run", clang: "no-such-clang"})
+	_, err = generate(ir.Options{Dir: dir, Launchers: "run", Clang: "no-such-clang"})
 	require.ErrorContains(t, err, "needs an exported kernel variable")
 }
 
@@ -580,9 +581,9 @@ func TestUsage(t *testing.T) {
 // error that says so.
 func TestNothingToGenerate(t *testing.T) {
 	dir := writePkg(t, map[string]string{"k.go": "package k\n\nfunc F() {}\n"})
-	_, err := generate(options{dir: dir})
+	_, err := generate(ir.Options{Dir: dir})
 	require.ErrorContains(t, err, "no //gompt:kernel function in package k")
-	_, err = generate(options{dir: t.TempDir()})
+	_, err = generate(ir.Options{Dir: t.TempDir()})
 	require.Error(t, err)
 }
 
@@ -807,7 +808,7 @@ func N17(i int, n int, b []float32) {
 	}
 }
 `
-	out := generateSrc(t, src, options{clang: "no-such-clang"})
+	out := generateSrc(t, src, ir.Options{Clang: "no-such-clang"})
 	for _, line := range strings.Split(src, "\n") {
 		if !strings.HasPrefix(line, "func ") {
 			continue
@@ -843,14 +844,14 @@ func Names(i int, n int, global int, min float32, kernel []float32, gompt_x []in
 
 //gompt:kernel dims=n reduce=+
 func Sum(i int, n int, max []float32) float32 { return max[i] }
-`, options{clang: "no-such-clang"})
-	src := string(out[goFileName])
+`, ir.Options{Clang: "no-such-clang"})
+	src := string(out[ir.GoFileName])
 	entryNames := func(entry string) []string {
 		m := regexp.MustCompile(`__kernel void ` + entry + `\(([^)]*)\)`).FindStringSubmatch(string(out[entry+".cl"]))
 		require.NotNil(t, m, "no entry %s in:\n%s", entry, out[entry+".cl"])
 		var names []string
 		// Less the loop guard's parameter, empty unless a driver needs it.
-		args := strings.TrimSuffix(strings.TrimSpace(m[1]), " "+loopParam)
+		args := strings.TrimSuffix(strings.TrimSpace(m[1]), " "+emitc.LoopParam)
 		for _, a := range strings.Split(args, ",") {
 			f := strings.Fields(strings.TrimPrefix(strings.TrimSpace(a), "*"))
 			names = append(names, strings.TrimPrefix(f[len(f)-1], "*"))

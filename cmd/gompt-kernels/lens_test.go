@@ -1,10 +1,10 @@
 package main
 
 import (
+	"github.com/gompt/gompt/cmd/gompt-kernels/internal/ir"
+	"github.com/stretchr/testify/assert"
 	"strings"
 	"testing"
-
-	"github.com/stretchr/testify/assert"
 )
 
 // len(buf)= is a sum and difference of products of whole numbers and
@@ -37,7 +37,7 @@ func TestLenDirective(t *testing.T) {
 	} {
 		src := "package k\n\n//gompt:kernel dims=n len(b)=" + c.len + "\nfunc K(i int, n int, rows, m, k int, s int32, u uint64, f float32, b []float32) { b[0] = 1 }\n"
 		dir := writePkg(t, map[string]string{"k.go": src})
-		out, err := generate(options{dir: dir, clang: "no-such-clang"})
+		out, err := generate(ir.Options{Dir: dir, Clang: "no-such-clang"})
 		if c.err {
 			if assert.Error(t, err, "len(b)=%s", c.len) {
 				assert.Contains(t, err.Error(), "k.go:3:1: //gompt:kernel: len(b)="+c.len+": ", "len(b)=%s: the directive's position", c.len)
@@ -49,7 +49,7 @@ func TestLenDirective(t *testing.T) {
 		if !assert.NoError(t, err, "len(b)=%s", c.len) {
 			continue
 		}
-		gofile := string(out[goFileName])
+		gofile := string(out[ir.GoFileName])
 		assert.Contains(t, gofile, `{Name: "b", Kind: gomptdevice.ParamBuffer, Elem: gomptdevice.ParamFloat32, Len: "`+c.want+`"}`, "len(b)=%s: Param.Len", c.len)
 		assert.Contains(t, string(out["gompt_K.cl"]), "long gompt_len_b = "+c.c+";", "len(b)=%s: the OpenCL C's length", c.len)
 		assert.Contains(t, gofile, "b := gomptrt.View[float32](gomptA.Bufs[7], "+c.goLen+")", "len(b)=%s: the Go image's length", c.len)

@@ -1,55 +1,10 @@
-// Command gompt-kernels translates Go functions marked //gompt:kernel into
-// gompt kernels: OpenCL C, PTX (through clang-19 and libclc), a Go image,
-// a device.Kernel with a Sample, and a typed launcher. Run it with go
-// generate, in the package that holds the functions:
-//
-//	//go:generate go run github.com/gompt/gompt/cmd/gompt-kernels
-//
-//	//gompt:kernel dims=n reduce=+
-//	func Dot(i int, n int, x, y []float32) float32 { return x[i] * y[i] }
-//
-// Each kernel gets typed launchers: RunDot(dev, n, x, y), and its nowait
-// form RunDotNowait(dev, n, x, y, deps ...target.Map), which returns the
-// *target.Task (a *target.Result for a reduction, whose Wait gives the
-// value). arg(teams)=FUNC makes the launchers compute a parameter, and
-// //gompt:variant of=BASE device=opencl,cuda makes a kernel BASE's
-// variant (OpenMP's declare variant): BASE's launchers run it on the
-// devices that match, chosen per launch (launchers.go, variant.go).
-//
-// It type-checks the package (its dependencies from `go list -export`),
-// checks each marked function and the //gompt:func helpers it calls
-// against the subset of Go a kernel may use (an error names the construct
-// at its file:line:col), and writes gompt_kernels.go and, per kernel,
-// gompt_NAME.cl and gompt_NAME.ptx beside the source. Flags: -o DIR writes
-// the files elsewhere (the tests compare them with the committed ones),
-// -launchers DIR puts the launchers into another package (for a package
-// that package target's tests import, as kernels does).
-//
-// `gompt-kernels -h` explains the directive, the files and the subset; the
-// repository's README ("Writing a kernel") says what the generated code
-// keeps of Go on every device. Identifiers starting with gompt are the
-// generator's in the generated Go and C.
-//
-// How it translates: the OpenCL C computes in Go's types with Go's rules
-// (wrapping arithmetic through unsigned types, helpers for division,
-// shifts, min and max, and conversions), the function's body in a
-// function the entry point calls per point; the PTX is that source
-// compiled by clang-19 against libclc. A prover models int index
-// expressions as polynomials over the parameters and loop counters, with
-// the ranges that the indices, counted loops and the conditions of
-// branches give them, and drops a device's bounds test only for indexes
-// it proves in range. A view (row := A[lo:hi]) is a pointer into its
-// buffer with its own length and capacity in the C, and Go's own slice
-// in the Go image (view.go, viewemit.go). The Go image pastes the
-// function's body into the loops over its team's range, reading and
-// writing proven elements through their address; it splits dimension 0 at a stencil's boundary test, and
-// runs a body whose loop does not depend on the point (matmul's inner
-// product) statement by statement over blocks of points.
 package main
 
 import (
 	"flag"
 	"fmt"
+	"github.com/gompt/gompt/cmd/gompt-kernels/internal/ir"
+	"github.com/gompt/gompt/cmd/gompt-kernels/internal/ptxgen"
 	"os"
 	"path/filepath"
 )
@@ -285,30 +240,30 @@ Flags:
 `
 
 func main() {
-	o := options{warn: func(s string) { fmt.Fprintln(os.Stderr, s) }}
-	flag.StringVar(&o.out, "o", "", "write the generated files into this folder instead of the package's (tests compare them with the committed ones)")
-	flag.StringVar(&o.launchers, "launchers", "", "write the launchers into the package in this folder (relative to the package's) instead of beside the kernels; for a package that must not import target")
-	flag.StringVar(&o.clang, "clang", "", "the clang to build PTX with (default clang-19, or $CLANG)")
-	flag.StringVar(&o.libclc, "libclc", "", "libclc's nvptx64 bitcode (default "+defaultLibclc+", or $LIBCLC)")
+	o := ir.Options{Warn: func(s string) { fmt.Fprintln(os.Stderr, s) }}
+	flag.StringVar(&o.Out, "o", "", "write the generated files into this folder instead of the package's (tests compare them with the committed ones)")
+	flag.StringVar(&o.Launchers, "launchers", "", "write the launchers into the package in this folder (relative to the package's) instead of beside the kernels; for a package that must not import target")
+	flag.StringVar(&o.Clang, "clang", "", "the clang to build PTX with (default clang-19, or $CLANG)")
+	flag.StringVar(&o.Libclc, "libclc", "", "libclc's nvptx64 bitcode (default "+ptxgen.DefaultLibclc+", or $LIBCLC)")
 	flag.Usage = func() {
-		exact, approx := mathNames()
+		exact, approx := ir.MathNames()
 		fmt.Fprintf(flag.CommandLine.Output(), usage, join(exact), join(approx))
 		flag.PrintDefaults()
 	}
 	flag.Parse()
-	if o.clang == "" {
-		o.clang = os.Getenv("CLANG")
+	if o.Clang == "" {
+		o.Clang = os.Getenv("CLANG")
 	}
-	if o.libclc == "" {
-		o.libclc = os.Getenv("LIBCLC")
+	if o.Libclc == "" {
+		o.Libclc = os.Getenv("LIBCLC")
 	}
-	o.dir = "."
+	o.Dir = "."
 	if flag.NArg() > 1 {
 		flag.Usage()
 		os.Exit(2)
 	}
 	if flag.NArg() == 1 {
-		o.dir = flag.Arg(0)
+		o.Dir = flag.Arg(0)
 	}
 	if err := run(o); err != nil {
 		fmt.Fprintln(os.Stderr, err)
@@ -317,19 +272,19 @@ func main() {
 }
 
 // run generates the package in o.dir and writes its files.
-func run(o options) error {
-	dir, err := filepath.Abs(o.dir)
+func run(o ir.Options) error {
+	dir, err := filepath.Abs(o.Dir)
 	if err != nil {
 		return err
 	}
-	o.dir = dir
+	o.Dir = dir
 	out, err := generate(o)
 	if err != nil {
 		return err
 	}
-	dest := o.dir
-	if o.out != "" {
-		dest = o.out
+	dest := o.Dir
+	if o.Out != "" {
+		dest = o.Out
 	}
 	return write(dest, out)
 }

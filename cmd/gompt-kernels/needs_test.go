@@ -1,6 +1,10 @@
 package main
 
 import (
+	"github.com/gompt/gompt/cmd/gompt-kernels/internal/ir"
+	"github.com/gompt/gompt/device"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
 	"go/ast"
 	"go/parser"
 	"go/token"
@@ -11,10 +15,6 @@ import (
 	"strconv"
 	"strings"
 	"testing"
-
-	"github.com/gompt/gompt/device"
-	"github.com/stretchr/testify/assert"
-	"github.com/stretchr/testify/require"
 )
 
 // needKinds are the device.NeedKind constants the generated code names.
@@ -29,7 +29,7 @@ var needKinds = map[string]device.NeedKind{
 // declares, by kernel name (each listed, with no Needs too).
 func declaredNeeds(t *testing.T, src []byte) map[string][]device.Need {
 	t.Helper()
-	f, err := parser.ParseFile(token.NewFileSet(), goFileName, src, 0)
+	f, err := parser.ParseFile(token.NewFileSet(), ir.GoFileName, src, 0)
 	require.NoError(t, err)
 	str := func(e ast.Expr) string {
 		lit, ok := e.(*ast.BasicLit)
@@ -84,7 +84,7 @@ func declaredNeeds(t *testing.T, src []byte) map[string][]device.Need {
 	return out
 }
 
-func astString(e ast.Expr) string { return exprString(e) }
+func astString(e ast.Expr) string { return ir.ExprString(e) }
 
 func needOf(needs []device.Need, kind device.NeedKind) (device.Need, bool) {
 	for _, n := range needs {
@@ -148,15 +148,15 @@ func TestNeedsMatchTheOpenCL(t *testing.T) {
 	counts := map[device.NeedKind]int{}
 	for _, dir := range dirs {
 		rel, _ := filepath.Rel(root, dir)
-		o := options{dir: dir, clang: "no-such-clang"} // the C is enough
+		o := ir.Options{Dir: dir, Clang: "no-such-clang"} // the C is enough
 		for i, a := range pkgs[dir] {
 			if a == "-launchers" {
-				o.launchers = pkgs[dir][i+1]
+				o.Launchers = pkgs[dir][i+1]
 			}
 		}
 		out, err := generate(o)
 		require.NoError(t, err, rel)
-		declared := declaredNeeds(t, out[goFileName])
+		declared := declaredNeeds(t, out[ir.GoFileName])
 		require.NotEmpty(t, declared, rel)
 		files := sourceFiles(t, dir)
 		for name, needs := range declared {
@@ -348,7 +348,7 @@ var needComment = regexp.MustCompile(`^(\w+) (\w+) (\d+) (.*\S)\s*$`)
 // runs (a helper's at its call of it), or the directive's.
 func TestNeedsNameTheirFirstUse(t *testing.T) {
 	t.Setenv("GOFLAGS", "-mod=mod") // it imports kernelrt
-	out := generateSrc(t, needsSrc, options{clang: "no-such-clang"})
+	out := generateSrc(t, needsSrc, ir.Options{Clang: "no-such-clang"})
 	want := map[string][]device.Need{"F32": nil}
 	for i, l := range strings.Split(needsSrc, "\n") {
 		for _, c := range strings.Split(l, "// need ")[1:] {
@@ -364,7 +364,7 @@ func TestNeedsNameTheirFirstUse(t *testing.T) {
 	for _, w := range want {
 		sort.Slice(w, func(i, j int) bool { return w[i].Kind < w[j].Kind })
 	}
-	declared := declaredNeeds(t, out[goFileName])
+	declared := declaredNeeds(t, out[ir.GoFileName])
 	require.Len(t, declared, len(want), "kernels declared: %v", declared)
 	for name, w := range want {
 		got, ok := declared[name]
@@ -384,9 +384,9 @@ import "math"
 
 //gompt:kernel dims=n
 func Root(i int, n int, out []float32) { out[i] = float32(math.Sqrt(2)) }
-`, options{clang: "no-such-clang"})
+`, ir.Options{Clang: "no-such-clang"})
 	cl := string(out["gompt_Root.cl"])
 	assert.NotRegexp(t, `\bdouble\b`, cl, "the C writes no double (else this test checks nothing new)")
 	assert.Contains(t, cl, "#pragma OPENCL EXTENSION cl_khr_fp64 : enable", "Root computes sqrt in float64:\n%s", cl)
-	assert.Contains(t, string(out[goFileName]), "gomptdevice.NeedFP64", "Root's Needs")
+	assert.Contains(t, string(out[ir.GoFileName]), "gomptdevice.NeedFP64", "Root's Needs")
 }

@@ -1,9 +1,9 @@
 package main
 
 import (
-	"testing"
-
+	"github.com/gompt/gompt/cmd/gompt-kernels/internal/ir"
 	"github.com/stretchr/testify/assert"
+	"testing"
 )
 
 // A reduction array may only be updated with its operator; its elements
@@ -80,7 +80,7 @@ func Low(i int, n int, v []float32, lo []float32, p []int64) {
 	lo[i&7] = min(lo[i&7], v[i], 2)
 	p[i&7] *= int64(v[i])
 }
-`, options{clang: "no-such-clang"})
+`, ir.Options{Clang: "no-such-clang"})
 	cl := string(out["gompt_Hist.cl"])
 	assert.Contains(t, cl, "__local uint gompt_r_h[256];")
 	assert.Contains(t, cl, "__local uint *h, long gompt_len_h_")
@@ -94,7 +94,7 @@ func Low(i int, n int, v []float32, lo []float32, p []int64) {
 	assert.Contains(t, low, "uint w = atomic_cmpxchg(b, o, n);", "a float's min: CAS on its bits")
 	assert.Contains(t, low, "ulong w = gompt_atom_cas64(b, o, n);", "a 64-bit product: CAS")
 	assert.Contains(t, low, "gompt_min_float(as_float(o), v)")
-	src := string(out[goFileName])
+	src := string(out[ir.GoFileName])
 	assert.Contains(t, src, "var gomptRAH [256]uint32")
 	assert.Contains(t, src, "gomptrt.MergeSum(gomptRBH, gomptRAH[:], uint32(0))")
 	assert.Contains(t, src, "gomptRALo[gomptI] = float32(gomptmath.Inf(1))")

@@ -4,6 +4,9 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"github.com/gompt/gompt/cmd/gompt-kernels/internal/ir"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
 	"go/ast"
 	"go/importer"
 	"go/parser"
@@ -18,9 +21,6 @@ import (
 	"strings"
 	"sync"
 	"testing"
-
-	"github.com/stretchr/testify/assert"
-	"github.com/stretchr/testify/require"
 )
 
 // This file feeds the generator every statement form that stores into
@@ -338,7 +338,7 @@ func TestStatementFormsIntoEveryTarget(t *testing.T) {
 			t.Parallel()
 			src := stmtPreamble + "\n" + stmtSource(tg, "K", stmtForms, stmtPlain)
 			dir := writePkg(t, map[string]string{"k.go": src})
-			_, err := generate(options{dir: dir, clang: "no-such-clang"})
+			_, err := generate(ir.Options{Dir: dir, Clang: "no-such-clang"})
 			var msgs []string
 			if err != nil {
 				msgs = strings.Split(err.Error(), "\n")
@@ -348,7 +348,7 @@ func TestStatementFormsIntoEveryTarget(t *testing.T) {
 				for _, form := range stmtForms {
 					src := stmtPreamble + "\n" + stmtSource(tg, "K", []string{form}, stmtPlain)
 					dir := writePkg(t, map[string]string{"k.go": src})
-					if _, err := generate(options{dir: dir, clang: "no-such-clang"}); err != nil && strings.Contains(err.Error(), "internal error") {
+					if _, err := generate(ir.Options{Dir: dir, Clang: "no-such-clang"}); err != nil && strings.Contains(err.Error(), "internal error") {
 						t.Errorf("%s: %s", strings.ReplaceAll(form, "\n", "; "), strings.SplitN(err.Error(), "\n", 2)[0])
 					}
 				}
@@ -403,7 +403,7 @@ func TestStatementFormsInBodies(t *testing.T) {
 			t.Parallel()
 			src := stmtPreamble + "\n" + stmtSource(tg, "K", forms, stmtContexts...)
 			dir := writePkg(t, map[string]string{"k.go": src})
-			out, err := generate(options{dir: dir})
+			out, err := generate(ir.Options{Dir: dir})
 			if !assert.NoError(t, err, "the kernel:\n%s", src) {
 				return
 			}
@@ -456,7 +456,7 @@ func TestStatementFormsRun(t *testing.T) {
 	}
 	test := strings.NewReplacer("CHECKS", checks.String(), "DIRECT", direct.String()).Replace(stmtRunTest)
 	dir := writePkg(t, map[string]string{"k.go": src.String(), "k_test.go": test})
-	out, err := generate(options{dir: dir})
+	out, err := generate(ir.Options{Dir: dir})
 	require.NoError(t, err, "the package:\n%s", src.String())
 	require.NoError(t, write(dir, out))
 	cmd := exec.Command("go", "test", "-count=1", ".")
@@ -562,7 +562,7 @@ var generatedDeps = sync.OnceValues(func() (map[string]string, error) {
 	exports := map[string]string{}
 	dec := json.NewDecoder(strings.NewReader(string(out)))
 	for {
-		var l listed
+		var l ir.Listed
 		if err := dec.Decode(&l); errors.Is(err, io.EOF) {
 			break
 		} else if err != nil {
@@ -575,7 +575,7 @@ var generatedDeps = sync.OnceValues(func() (map[string]string, error) {
 
 // typeCheckGenerated type-checks the package in dir with the Go files of
 // out (the generated ones) beside its own, against gompt's packages.
-func typeCheckGenerated(t *testing.T, dir string, out output) {
+func typeCheckGenerated(t *testing.T, dir string, out ir.Output) {
 	t.Helper()
 	exports, err := generatedDeps()
 	require.NoError(t, err)
@@ -619,6 +619,6 @@ func typeCheckGenerated(t *testing.T, dir string, out output) {
 	}
 	conf.Check("example.com/k", fset, files, nil)
 	if !assert.Empty(t, errs, "the generated Go type-checks") {
-		t.Logf("%s:\n%s", goFileName, out[goFileName])
+		t.Logf("%s:\n%s", ir.GoFileName, out[ir.GoFileName])
 	}
 }

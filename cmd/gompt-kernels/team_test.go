@@ -1,9 +1,9 @@
 package main
 
 import (
-	"testing"
-
+	"github.com/gompt/gompt/cmd/gompt-kernels/internal/ir"
 	"github.com/stretchr/testify/assert"
+	"testing"
 )
 
 // A barrier where not every thread of a team reaches it, a return, a
@@ -84,7 +84,7 @@ func K(t, th int, teams int, m int, x []float32) {
 	kernelrt.Barrier()
 	x[t*256+th] = acc
 }
-`, options{clang: "no-such-clang"})
+`, ir.Options{Clang: "no-such-clang"})
 	cl := string(out["gompt_K.cl"])
 	assert.Contains(t, cl, "(tile[((long)((ulong)((long)((ulong)ly * (ulong)(16L))) + (ulong)q))] * tile[")
 	assert.Contains(t, cl, "gompt_lldc_float(tile, 256L, m, gompt_fault, gompt_stop, 1L)")
@@ -125,8 +125,8 @@ func Count(i int, n int, v []uint32, count []uint32) {
 
 //gompt:kernel dims=n reduce(h)=+ len(h)=256
 func Histogram(i int, n int, v []uint8, h []uint32) { h[v[i]]++ }
-`, options{clang: "no-such-clang"})
-	for _, f := range []string{"gompt_BlockSum.cl", "gompt_Count.cl", "gompt_Histogram.cl", goFileName} {
+`, ir.Options{Clang: "no-such-clang"})
+	for _, f := range []string{"gompt_BlockSum.cl", "gompt_Count.cl", "gompt_Histogram.cl", ir.GoFileName} {
 		assert.NotEmpty(t, out[f], f)
 	}
 }

@@ -1,13 +1,13 @@
 package main
 
 import (
+	"github.com/gompt/gompt/cmd/gompt-kernels/internal/ir"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"testing"
-
-	"github.com/stretchr/testify/assert"
-	"github.com/stretchr/testify/require"
 )
 
 // A user's kernel with a variant: the base's launchers (RunSum, its nowait
@@ -91,9 +91,9 @@ func TestVariant(t *testing.T) {
 `
 	t.Setenv("GOFLAGS", "-mod=mod") // kernelrt's own requirements, into the test module's go.mod
 	dir := writePkg(t, map[string]string{"k.go": src})
-	out, err := generate(options{dir: dir, clang: "no-such-clang"})
+	out, err := generate(ir.Options{Dir: dir, Clang: "no-such-clang"})
 	require.NoError(t, err)
-	g := string(out[goFileName])
+	g := string(out[ir.GoFileName])
 	for _, want := range []string{
 		"func RunSum(dev gompttarget.DeviceClause, n int, a []float32, out []float32) error {\n\tif n <= 0 {\n\t\treturn nil\n\t}\n\tswitch SumVariant(dev) {\n\tcase SumTeamKernel:\n\t\treturn RunSumTeam(dev, n, a, out)\n\t}",
 		"func RunSumNowait(dev gompttarget.DeviceClause, n int, a []float32, out []float32, deps ...gompttarget.Map) *gompttarget.Task {\n\tif n <= 0 {\n\t\treturn gompttarget.Go(func() error { return nil }, deps...)\n\t}\n\tswitch SumVariant(dev) {\n\tcase SumTeamKernel:\n\t\treturn RunSumTeamNowait(dev, n, a, out, deps...)\n\t}",

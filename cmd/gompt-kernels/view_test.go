@@ -1,11 +1,11 @@
 package main
 
 import (
-	"strings"
-	"testing"
-
+	"github.com/gompt/gompt/cmd/gompt-kernels/internal/ir"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+	"strings"
+	"testing"
 )
 
 // What a kernel may not do with a view, or with a slice expression, is an
@@ -96,8 +96,8 @@ func Count(i int, m int, idx []int, w []float32, out []int32) {
 	}
 	out[i] = c
 }
-`, options{clang: "no-such-clang"})
-	src := string(out[goFileName])
+`, ir.Options{Clang: "no-such-clang"})
+	src := string(out[ir.GoFileName])
 	for _, c := range []struct{ run, maps string }{
 		{"RunMatVec", "gompttarget.To(A), gompttarget.To(x), gompttarget.From(y)"},
 		{"RunScatter", "gompttarget.To(at), gompttarget.To(in), gompttarget.ToFrom(out)"},

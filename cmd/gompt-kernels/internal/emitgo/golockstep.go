@@ -1,0 +1,147 @@
+package emitgo
+
+import (
+	"github.com/gompt/gompt/cmd/gompt-kernels/internal/ir"
+	"github.com/gompt/gompt/cmd/gompt-kernels/internal/plan"
+	"go/ast"
+	"go/token"
+	"go/types"
+	"strings"
+)
+
+// emit writes the lockstep loop over dimension 0 into w: one call per
+// block of a function of its own (written into lanes), in which fewer
+// values are live than in the Go image's loops (the register allocator
+// kept the lane counter in memory there, matmul ran 2.5x slower).
+func emit(ls *ir.Lockstep, g *ir.Program, w *goWriter, used map[*types.Var]bool, lanesFn *strings.Builder) {
+	k := ls.K
+	name := goIdent("gomptLanes", k.Fn.Name)
+	var args, params []string
+	for _, ix := range k.Index[1:] {
+		args = append(args, ix.Name)
+		params = append(params, ix.Name+" int")
+	}
+	for _, p := range k.Args() {
+		args = append(args, p.Name)
+		params = append(params, p.Name+" "+ir.GoType(p))
+		used[p.Obj] = true
+	}
+	w.p("for gomptX0 := gomptLo0; gomptX0 < gomptHi0; gomptX0 += %d {", ir.Lanes)
+	w.p("%s(gomptX0, min(%d, gomptHi0-gomptX0), %s)", name, ir.Lanes, strings.Join(args, ", "))
+	w.p("}")
+
+	fw := &goWriter{imports: w.imports}
+	inUse := map[*types.Var]bool{}
+	ls.Bases = map[*ir.Param]bool{}
+	b := &gobody{g: g, k: k, w: fw, used: inUse, ls: ls, depth: 1}
+	b.ret = func() string { return "return" }
+	x := k.Index[0].Name
+	b.lanesOf = func(s ast.Stmt) {
+		// A leaf: the statement at each point of the block.
+		inner := &gobody{g: g, k: k, w: fw, used: map[*types.Var]bool{}, ls: ls, leaf: true, depth: 1, hoist: b, top: s}
+		switch s.(type) {
+		case *ast.AssignStmt, *ast.IncDecStmt, *ast.DeclStmt, *ast.ExprStmt:
+			inner.simpleLeaf = true
+		}
+		inner.ret = func() string { panic("gompt-kernels: a return in a leaf passed planLockstep") }
+		inner.leafStmt(s)
+		for v := range inner.used {
+			inUse[v] = true
+		}
+		b.flushHoisted()
+		b.plain("for gomptJ := 0; gomptJ < gomptW; gomptJ++ {")
+		if inner.used[k.Index[0].Obj] {
+			b.plain("\t%s := gomptX0 + gomptJ", x)
+		}
+		b.sb.WriteString(indent(inner.sb.String(), b.depth))
+		b.plain("}")
+	}
+	b.stmts(k.Decl.Body.List)
+	fw.p("// %s runs %s's body at the points [gomptX0, gomptX0+gomptW) of dimension 0 together, statement by statement.", name, k.Fn.Name)
+	fw.p("func %s(gomptX0, gomptW int, %s) {", name, strings.Join(params, ", "))
+	for _, p := range k.Args() {
+		if ls.Bases[p] {
+			fw.imports["unsafe"] = "unsafe"
+			fw.p("%s := unsafe.Pointer(unsafe.SliceData(%s))", base(p), p.Name)
+		}
+	}
+	for _, d := range ls.Decls {
+		fw.p("%s", d)
+	}
+	fw.sb.WriteString(b.sb.String())
+	for _, v := range plan.SortedVarying(ls, g) {
+		if arr, ok := ls.Arrays[v]; ok {
+			fw.p("_ = %s", arr)
+		}
+	}
+	for _, ix := range k.Index[1:] {
+		if !inUse[ix.Obj] {
+			fw.p("_ = %s", ix.Name)
+		}
+	}
+	for _, p := range k.Args() {
+		if !inUse[p.Obj] && !ls.Bases[p] {
+			fw.p("_ = %s", p.Name)
+		}
+	}
+	fw.p("}")
+	fw.p("")
+	lanesFn.WriteString(fw.sb.String())
+}
+
+func indent(s string, depth int) string {
+	if depth == 0 {
+		return s
+	}
+	pre := strings.Repeat("\t", depth)
+	lines := strings.SplitAfter(s, "\n")
+	for i, l := range lines {
+		if l != "" {
+			lines[i] = pre + l
+		}
+	}
+	return strings.Join(lines, "")
+}
+
+// leafStmt writes s at one point: a declaration of varying locals at the
+// block level sets their arrays' elements (to their values, or zero). Its
+// lines are marked with s's position, so that a fault there names the
+// kernel's line.
+func (b *gobody) leafStmt(s ast.Stmt) {
+	saved := b.pos
+	b.pos = srcPos(b.g, s)
+	defer func() { b.pos = saved }()
+	switch d := s.(type) {
+	case *ast.AssignStmt:
+		if d.Tok == token.DEFINE {
+			b.line("%s = %s", b.exprList(d.Lhs), b.exprList(d.Rhs))
+			return
+		}
+	case *ast.DeclStmt:
+		gd := d.Decl.(*ast.GenDecl)
+		if gd.Tok != token.VAR {
+			return
+		}
+		for _, spec := range gd.Specs {
+			vs := spec.(*ast.ValueSpec)
+			for i, n := range vs.Names {
+				if n.Name == "_" {
+					continue
+				}
+				val := ""
+				if i < len(vs.Values) {
+					val = b.expr(vs.Values[i])
+				} else {
+					t, _ := ir.ScalarOf(b.info().Defs[n].Type())
+					val = t.GoName() + "(0)"
+					if t.IsBool() {
+						val = "false"
+					}
+				}
+				b.line("%s = %s", b.expr(n), val)
+			}
+		}
+		return
+	}
+	b.stmt(s)
+}

@@ -1,0 +1,320 @@
+package plan
+
+import (
+	"fmt"
+	"github.com/gompt/gompt/cmd/gompt-kernels/internal/ir"
+	"go/ast"
+	"go/token"
+	"go/types"
+)
+
+// planLockstep returns the plan for k, or nil where it does not apply: a
+// reduction; a body with no loop independent of the point around work
+// that depends on it; a return, break or continue that depends on the
+// point; a call of a helper; an atomic (a statement that does not depend
+// on the point would run once per block); a view or a range over a slice
+// (its varying locals would be arrays of slices).
+func PlanLockstep(g *ir.Program, k *ir.Kernel) *ir.Lockstep {
+	if k.Reduce != "" || len(k.Fn.Calls) > 0 || k.Atomic || len(k.ReduceArrays) > 0 || ir.UsesSlices(g.P.Info, k.Fn) {
+		return nil
+	}
+	ls := &ir.Lockstep{K: k, Varying: map[*types.Var]bool{k.Index[0].Obj: true}, Arrays: map[*types.Var]string{}}
+	for changed := true; changed; {
+		changed = taint(ls, g, k.Decl.Body.List, false)
+	}
+	for _, p := range k.Params {
+		if k.Assigned[p.Obj] {
+			return nil
+		}
+	}
+	ok, pays := check(ls, g, k.Decl.Body.List, false)
+	if !ok || !pays {
+		return nil
+	}
+	n := 0
+	for _, name := range SortedVarying(ls, g) {
+		v := name
+		if v == k.Index[0].Obj {
+			continue
+		}
+		n++
+		arr := fmt.Sprintf("gomptL%d%s", n, ir.UpperFirst(v.Name()))
+		ls.Arrays[v] = ir.OwnName(g, k, v, arr)
+		t, _ := ir.ScalarOf(v.Type())
+		// An array of lanes, used through a slice of the block's width,
+		// so that the compiler drops the bounds test of the lane's
+		// element in the loops up to that width.
+		ls.Decls = append(ls.Decls, fmt.Sprintf("var %sA [%d]%s", arr, ir.Lanes, t.GoName()), fmt.Sprintf("%s := %sA[:gomptW:gomptW]", ls.Arrays[v], arr))
+	}
+	return ls
+}
+
+func SortedVarying(ls *ir.Lockstep, g *ir.Program) []*types.Var { return ir.SortedVars(ls.Varying) }
+
+// dependsOn reports whether e reads a varying variable or an element at a
+// varying index.
+func DependsOn(ls *ir.Lockstep, g *ir.Program, e ast.Node) bool {
+	found := false
+	ast.Inspect(e, func(n ast.Node) bool {
+		if id, ok := n.(*ast.Ident); ok {
+			if v, ok := g.P.Info.Uses[id].(*types.Var); ok && ls.Varying[v] {
+				found = true
+			}
+		}
+		return !found
+	})
+	return found
+}
+
+// taint marks the locals assigned from a varying value, or under a
+// condition that is; it reports whether it marked any.
+func taint(ls *ir.Lockstep, g *ir.Program, list []ast.Stmt, under bool) (changed bool) {
+	mark := func(e ast.Expr) {
+		id, ok := ast.Unparen(e).(*ast.Ident)
+		if !ok {
+			return
+		}
+		v, _ := g.P.Info.Defs[id].(*types.Var)
+		if v == nil {
+			v, _ = g.P.Info.Uses[id].(*types.Var)
+		}
+		if v != nil && !ls.Varying[v] && ls.K.ByObj[v] == nil {
+			ls.Varying[v] = true
+			changed = true
+		}
+	}
+	for _, s := range list {
+		switch s := s.(type) {
+		case *ast.AssignStmt:
+			dep := under
+			for _, r := range s.Rhs {
+				dep = dep || DependsOn(ls, g, r)
+			}
+			for _, l := range s.Lhs {
+				if dep || s.Tok != token.ASSIGN && s.Tok != token.DEFINE && DependsOn(ls, g, l) {
+					mark(l)
+				}
+			}
+		case *ast.IncDecStmt:
+			if under {
+				mark(s.X)
+			}
+		case *ast.DeclStmt:
+			gd := s.Decl.(*ast.GenDecl)
+			for _, spec := range gd.Specs {
+				vs, ok := spec.(*ast.ValueSpec)
+				if !ok {
+					continue
+				}
+				dep := under
+				for _, v := range vs.Values {
+					dep = dep || DependsOn(ls, g, v)
+				}
+				if dep {
+					for _, n := range vs.Names {
+						mark(n)
+					}
+				}
+			}
+		case *ast.BlockStmt:
+			changed = taint(ls, g, s.List, under) || changed
+		case *ast.IfStmt:
+			c := under || DependsOn(ls, g, s.Cond) || s.Init != nil && DependsOn(ls, g, s.Init)
+			if s.Init != nil {
+				changed = taint(ls, g, []ast.Stmt{s.Init}, under) || changed
+			}
+			changed = taint(ls, g, s.Body.List, c) || changed
+			if s.Else != nil {
+				changed = taint(ls, g, []ast.Stmt{s.Else}, c) || changed
+			}
+		case *ast.ForStmt:
+			c := under || s.Cond != nil && DependsOn(ls, g, s.Cond) || s.Init != nil && DependsOn(ls, g, s.Init) || s.Post != nil && DependsOn(ls, g, s.Post)
+			for _, x := range []ast.Stmt{s.Init, s.Post} {
+				if x != nil {
+					changed = taint(ls, g, []ast.Stmt{x}, c) || changed
+				}
+			}
+			changed = taint(ls, g, s.Body.List, c) || changed
+		case *ast.RangeStmt:
+			c := under || DependsOn(ls, g, s.X)
+			if c && s.Key != nil {
+				mark(s.Key)
+			}
+			changed = taint(ls, g, s.Body.List, c) || changed
+		case *ast.SwitchStmt:
+			c := under || s.Tag != nil && DependsOn(ls, g, s.Tag) || s.Init != nil && DependsOn(ls, g, s.Init)
+			for _, cc := range s.Body.List {
+				cl := cc.(*ast.CaseClause)
+				cc := c
+				for _, e := range cl.List {
+					cc = cc || DependsOn(ls, g, e)
+				}
+				changed = taint(ls, g, cl.Body, cc) || changed
+			}
+		case *ast.LabeledStmt:
+			changed = taint(ls, g, []ast.Stmt{s.Stmt}, under) || changed
+		}
+	}
+	return changed
+}
+
+// uniform reports whether s runs once per block: it reads nothing
+// varying, assigns no varying local and writes no memory.
+func Uniform(ls *ir.Lockstep, g *ir.Program, s ast.Node) bool {
+	if s == nil {
+		return true
+	}
+	if DependsOn(ls, g, s) {
+		return false
+	}
+	ok := true
+	ast.Inspect(s, func(n ast.Node) bool {
+		switch n := n.(type) {
+		case *ast.AssignStmt:
+			for _, l := range n.Lhs {
+				if _, isIndex := ast.Unparen(l).(*ast.IndexExpr); isIndex {
+					ok = false
+				}
+			}
+		case *ast.IncDecStmt:
+			if _, isIndex := ast.Unparen(n.X).(*ast.IndexExpr); isIndex {
+				ok = false
+			}
+		case *ast.DeclStmt, *ast.Ident:
+		}
+		return ok
+	})
+	if !ok {
+		return false
+	}
+	// Declarations of varying locals are not uniform.
+	ast.Inspect(s, func(n ast.Node) bool {
+		if id, isID := n.(*ast.Ident); isID {
+			if v, isVar := g.P.Info.Defs[id].(*types.Var); isVar && ls.Varying[v] {
+				ok = false
+			}
+		}
+		return ok
+	})
+	return ok
+}
+
+// check walks list at the block level (inLoop: inside a uniform loop) and
+// reports whether the plan applies, and whether it pays (a leaf inside a
+// uniform loop).
+func check(ls *ir.Lockstep, g *ir.Program, list []ast.Stmt, inLoop bool) (ok, pays bool) {
+	for _, s := range list {
+		switch s := s.(type) {
+		case *ast.ForStmt:
+			if Uniform(ls, g, s.Init) && (s.Cond == nil || !DependsOn(ls, g, s.Cond)) && Uniform(ls, g, s.Post) {
+				o, p := check(ls, g, s.Body.List, true)
+				if !o {
+					return false, false
+				}
+				pays = pays || p
+				continue
+			}
+		case *ast.RangeStmt:
+			if !DependsOn(ls, g, s.X) && (s.Key == nil || !DependsOn(ls, g, s.Key)) {
+				o, p := check(ls, g, s.Body.List, true)
+				if !o {
+					return false, false
+				}
+				pays = pays || p
+				continue
+			}
+		case *ast.IfStmt:
+			if s.Init == nil && !DependsOn(ls, g, s.Cond) {
+				o, p := check(ls, g, s.Body.List, inLoop)
+				if !o {
+					return false, false
+				}
+				pays = pays || p
+				if s.Else != nil {
+					o, p := check(ls, g, []ast.Stmt{s.Else}, inLoop)
+					if !o {
+						return false, false
+					}
+					pays = pays || p
+				}
+				continue
+			}
+		case *ast.BlockStmt:
+			o, p := check(ls, g, s.List, inLoop)
+			if !o {
+				return false, false
+			}
+			pays = pays || p
+			continue
+		case *ast.ReturnStmt, *ast.BranchStmt:
+			continue // uniform: every point of the block takes it
+		case *ast.LabeledStmt:
+			if _, isSwitch := s.Stmt.(*ast.SwitchStmt); !isSwitch {
+				return false, false
+			}
+		}
+		if Uniform(ls, g, s) {
+			continue
+		}
+		// A leaf: it must not leave the statements around it.
+		if leaves(s) {
+			return false, false
+		}
+		pays = pays || inLoop
+	}
+	return true, pays
+}
+
+// leaves reports whether s holds a return, or a break or continue that
+// leaves s.
+func leaves(s ast.Stmt) bool {
+	found := false
+	var walk func(n ast.Node, loops int)
+	walk = func(n ast.Node, loops int) {
+		ast.Inspect(n, func(m ast.Node) bool {
+			if found || m == nil {
+				return false
+			}
+			switch m := m.(type) {
+			case *ast.ReturnStmt:
+				found = true
+			case *ast.BranchStmt:
+				if m.Label != nil || loops == 0 {
+					found = true
+				}
+			case *ast.ForStmt:
+				if m != n {
+					walk(m.Body, loops+1)
+					return false
+				}
+			case *ast.RangeStmt:
+				if m != n {
+					walk(m.Body, loops+1)
+					return false
+				}
+			case *ast.SwitchStmt:
+				if m != n {
+					for _, cc := range m.Body.List {
+						for _, b := range cc.(*ast.CaseClause).Body {
+							ast.Inspect(b, func(x ast.Node) bool {
+								if br, ok := x.(*ast.BranchStmt); ok && (br.Tok == token.CONTINUE && loops == 0 || br.Label != nil) {
+									found = true
+								}
+								if _, ok := x.(*ast.ReturnStmt); ok {
+									found = true
+								}
+								_, isLoop := x.(*ast.ForStmt)
+								_, isRange := x.(*ast.RangeStmt)
+								return !isLoop && !isRange
+							})
+						}
+					}
+					return false
+				}
+			}
+			return true
+		})
+	}
+	walk(s, 0)
+	return found
+}
