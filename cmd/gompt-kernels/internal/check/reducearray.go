@@ -17,7 +17,7 @@ var reduceForms = map[string]string{
 	"max": "raise its elements (%[1]s[i] = max(%[1]s[i], v))",
 }
 
-// checkReduceArrays checks that a reduction array's only uses are its
+// CheckReduceArrays checks that a reduction array's only uses are its
 // operator's updates (h[e] += v, h[e] -= v, h[e]++ and h[e]--; h[e] *=
 // v; h[e] = min(h[e], v); h[e] = max(h[e], v)) and len(h).
 func CheckReduceArrays(g *ir.Program) {

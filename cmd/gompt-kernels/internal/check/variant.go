@@ -7,7 +7,7 @@ import (
 	"strings"
 )
 
-// checkLaunchers resolves every kernel's arg(PARAM)= functions and
+// CheckLaunchers resolves every kernel's arg(PARAM)= functions and
 // //gompt:variant directives, once all kernels are known.
 func CheckLaunchers(g *ir.Program, o ir.Options) {
 	byFunc := map[string]*ir.Kernel{}

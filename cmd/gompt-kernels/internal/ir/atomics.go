@@ -38,7 +38,7 @@ var AtomicOps = map[string]atomicOp{
 
 const AtomicHint = "kernels call atomic.AddT, CompareAndSwapT and LoadT for T Int32, Uint32, Int64 and Uint64, with &buf[i], an element of a slice parameter, as the address; there are no float atomics (reduce a float with reduce=+, or add integers)"
 
-// atomicCallee returns the name of the sync/atomic function e calls, if it
+// AtomicCallee returns the name of the sync/atomic function e calls, if it
 // calls one.
 func AtomicCallee(info *types.Info, e *ast.CallExpr) (string, bool) {
 	sel, ok := ast.Unparen(e.Fun).(*ast.SelectorExpr)
@@ -56,7 +56,7 @@ func AtomicCallee(info *types.Info, e *ast.CallExpr) (string, bool) {
 	return sel.Sel.Name, true
 }
 
-// atomicAddr is the element &buf[i] an atomic's first argument takes the
+// AtomicAddr is the element &buf[i] an atomic's first argument takes the
 // address of, or nil.
 func AtomicAddr(e ast.Expr) *ast.IndexExpr {
 	u, ok := ast.Unparen(e).(*ast.UnaryExpr)
@@ -67,7 +67,7 @@ func AtomicAddr(e ast.Expr) *ast.IndexExpr {
 	return ix
 }
 
-// atom64 defines the 64-bit atomics: cl_khr_int64_base_atomics' on an
+// Atom64 defines the 64-bit atomics: cl_khr_int64_base_atomics' on an
 // OpenCL device (a device without the extension fails the build with a
 // message saying so), clang's builtins for PTX (libclc lacks the
 // extension's functions for nvptx).

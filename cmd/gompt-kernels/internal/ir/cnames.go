@@ -29,7 +29,7 @@ func init() {
 	}
 }
 
-// cName returns a C identifier for the Go name, unique among used (which
+// CName returns a C identifier for the Go name, unique among used (which
 // it updates): the name itself where C allows it, else with a suffix.
 func CName(name string, used map[string]bool) string {
 	base := name

@@ -12,7 +12,7 @@ const (
 	VariantDirective = "//gompt:variant" // variant.go
 )
 
-// typeHint says what to use instead of an unsupported type.
+// TypeHint says what to use instead of an unsupported type.
 func TypeHint(t types.Type) string {
 	switch u := t.(type) {
 	case *types.Basic:

@@ -71,7 +71,7 @@ var MathFuncs = map[string]mathFunc{
 	"Erfc":  {"f", "f", "erfc(%[1]s)", false},
 }
 
-// mathNames lists the supported math functions, exact ones first, for
+// MathNames lists the supported math functions, exact ones first, for
 // messages and the usage text.
 func MathNames() (exact, approx []string) {
 	for name, f := range MathFuncs {

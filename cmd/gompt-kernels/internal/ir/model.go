@@ -9,7 +9,7 @@ import (
 	"strings"
 )
 
-// scalar is one of the basic types a kernel computes with.
+// Scalar is one of the basic types a kernel computes with.
 type Scalar types.BasicKind
 
 func ScalarOf(t types.Type) (Scalar, bool) {
@@ -49,7 +49,7 @@ func (s Scalar) Signed() bool {
 	return false
 }
 
-// bits is the width of s (1 for bool).
+// Bits is the width of s (1 for bool).
 func (s Scalar) Bits() int {
 	switch s.Kind() {
 	case types.Int8, types.Uint8, types.Bool:
@@ -62,7 +62,7 @@ func (s Scalar) Bits() int {
 	return 64
 }
 
-// c is s's OpenCL C type.
+// C is s's OpenCL C type.
 func (s Scalar) C() string {
 	switch s.Kind() {
 	case types.Bool:
@@ -89,7 +89,7 @@ func (s Scalar) C() string {
 	return "double"
 }
 
-// cMem is s's type in device memory: bool is a byte there, as in Go.
+// CMem is s's type in device memory: bool is a byte there, as in Go.
 func (s Scalar) CMem() string {
 	if s.IsBool() {
 		return "uchar"
@@ -97,7 +97,7 @@ func (s Scalar) CMem() string {
 	return s.C()
 }
 
-// cUnsigned is the unsigned C type in which s's arithmetic wraps as Go's:
+// CUnsigned is the unsigned C type in which s's arithmetic wraps as Go's:
 // uint for types up to 32 bits (C promotes narrower ones to int), ulong for
 // 64-bit ones.
 func (s Scalar) CUnsigned() string {
@@ -107,7 +107,7 @@ func (s Scalar) CUnsigned() string {
 	return "uint"
 }
 
-// paramKind is the device.ParamKind a scalar parameter of s is passed as,
+// ParamKind is the device.ParamKind a scalar parameter of s is passed as,
 // and elemKind the one of a buffer of s.
 func (s Scalar) ParamKind() string {
 	switch s.Kind() {
@@ -123,7 +123,7 @@ func (s Scalar) ParamKind() string {
 	return "ParamInt64"
 }
 
-// cParam is the C type of a scalar parameter of s in a kernel's entry.
+// CParam is the C type of a scalar parameter of s in a kernel's entry.
 func (s Scalar) CParam() string {
 	switch s.ParamKind() {
 	case "ParamInt32":
@@ -164,7 +164,7 @@ func (s Scalar) ElemKind() string {
 	return ""
 }
 
-// param is one parameter of a kernel or helper.
+// Param is one parameter of a kernel or helper.
 type Param struct {
 	Obj   *types.Var
 	Name  string
@@ -175,7 +175,7 @@ type Param struct {
 	Read, Written bool // a slice's elements, here or in a helper it is passed to
 }
 
-// fn is a function the generator translates: a kernel or a //gompt:func
+// Fn is a function the generator translates: a kernel or a //gompt:func
 // helper.
 type Fn struct {
 	Decl   *ast.FuncDecl
@@ -199,7 +199,7 @@ type Call struct {
 	Args   []ast.Expr
 }
 
-// kernel is a //gompt:kernel function.
+// Kernel is a //gompt:kernel function.
 type Kernel struct {
 	*Fn
 	DirPos  token.Pos
@@ -229,18 +229,18 @@ type Kernel struct {
 	ReduceArrays map[*Param]string
 	ReduceLen    map[*Param]int
 
-	// needs is what its device code needs of a device beyond what every
+	// Needs is what its device code needs of a device beyond what every
 	// device gives (device.Kernel.Needs), planned by planNeeds (needs.go)
 	// once the checks pass; the emitters only read it.
 	Needs needList
 
-	// launch is what its launchers do beyond mapping and launching:
+	// Launch is what its launchers do beyond mapping and launching:
 	// parameters they compute (arg(PARAM)=FUNC), its variants
 	// (//gompt:variant); variant.go. nil for neither.
 	Launch *launchPlan
 }
 
-// site is one run-time check of a kernel's device code: its kind (the
+// Site is one run-time check of a kernel's device code: its kind (the
 // device.FaultKind constant's name) and source position ("heat.go:14").
 type Site struct {
 	Kind, Pos string
@@ -251,7 +251,7 @@ const (
 	SiteDivide = "FaultDivide"
 )
 
-// args are the kernel's parameters less the point's indices (and a team
+// Args are the kernel's parameters less the point's indices (and a team
 // kernel's thread index): the device.Kernel's Params, in order (a
 // reduction adds "partial").
 func (k *Kernel) Args() []*Param {
@@ -262,20 +262,20 @@ func (k *Kernel) Args() []*Param {
 	return k.Params[n:]
 }
 
-// lenExpr is a buffer's length (len(buf)=, or the product of the
+// LenExpr is a buffer's length (len(buf)=, or the product of the
 // extents): a sum and difference of products of terms, each a whole number
 // or the name of a signed integer parameter, with Go's precedence: the
 // grammar of device.Param.Len. Its value is Go's on int64s, the length 0
 // where it is 0 or negative.
 type LenExpr []LenProd
 
-// lenProd is one product of a lenExpr, subtracted when sub.
+// LenProd is one product of a lenExpr, subtracted when sub.
 type LenProd struct {
 	Sub   bool
 	Terms []string
 }
 
-// product returns e's terms when e is one product (not subtracted).
+// Product returns e's terms when e is one product (not subtracted).
 func (e LenExpr) Product() ([]string, bool) {
 	if len(e) != 1 || e[0].Sub {
 		return nil, false
@@ -283,7 +283,7 @@ func (e LenExpr) Product() ([]string, bool) {
 	return e[0].Terms, true
 }
 
-// format writes e with each term as term(t), the terms of a product
+// Format writes e with each term as term(t), the terms of a product
 // joined by mul, and the products by plus and minus.
 func (e LenExpr) Format(term func(string) string, mul, plus, minus string) string {
 	var sb strings.Builder
@@ -304,7 +304,7 @@ func (e LenExpr) Format(term func(string) string, mul, plus, minus string) strin
 	return sb.String()
 }
 
-// lenString is buffer p's Param.Len, its parameters named by names (the
+// LenString is buffer p's Param.Len, its parameters named by names (the
 // OpenCL C entry's, entryParams).
 func (k *Kernel) LenString(p *Param, names map[*Param]string) string {
 	return k.Lens[p].Format(func(t string) string {
@@ -315,7 +315,7 @@ func (k *Kernel) LenString(p *Param, names map[*Param]string) string {
 	}, "*", "+", "-")
 }
 
-// errList collects positioned errors, reported sorted by position.
+// ErrList collects positioned errors, reported sorted by position.
 type ErrList struct {
 	Fset *token.FileSet
 	Cwd  string
@@ -331,7 +331,7 @@ func (e *ErrList) Add(pos token.Pos, format string, args ...any) {
 	e.Errs = append(e.Errs, posErr{e.Fset.Position(pos), fmt.Sprintf(format, args...)})
 }
 
-// unsupported reports construct, at pos, as outside the subset.
+// Unsupported reports construct, at pos, as outside the subset.
 func (e *ErrList) Unsupported(pos token.Pos, construct, hint string) {
 	if hint != "" {
 		e.Add(pos, "%s is not supported in a gompt kernel (%s)", construct, hint)

@@ -33,7 +33,7 @@ import (
 // The generator's tests check each record against the OpenCL C of every
 // kernel it makes.
 
-// need is one device.Need of a kernel.
+// Need is one device.Need of a kernel.
 type Need struct {
 	Kind   string // the device.NeedKind constant: "NeedFP64", "NeedInt64Atomics", "NeedLocalMem", "NeedTeamSize"
 	Amount int64  // bytes (NeedLocalMem), threads (NeedTeamSize)
@@ -51,7 +51,7 @@ const (
 // needList is a kernel's needs (kernel.needs).
 type needList []Need
 
-// has reports whether the list holds a need of kind.
+// Has reports whether the list holds a need of kind.
 func (l needList) Has(kind string) bool {
 	for _, n := range l {
 		if n.Kind == kind {
@@ -61,7 +61,7 @@ func (l needList) Has(kind string) bool {
 	return false
 }
 
-// line is pos as the generated code's positions are: "file.go:line", the
+// Line is pos as the generated code's positions are: "file.go:line", the
 // file's base name.
 func (g *Program) Line(pos token.Pos) string {
 	p := g.P.Fset.Position(pos)

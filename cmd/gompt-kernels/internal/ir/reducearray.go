@@ -23,13 +23,13 @@ const (
 	MaxReduceBytes = 48 << 10
 )
 
-// isBuiltin reports whether call calls Go's built-in function name.
+// IsBuiltin reports whether call calls Go's built-in function name.
 func IsBuiltin(info *types.Info, call *ast.CallExpr, name string) bool {
 	id, ok := ast.Unparen(call.Fun).(*ast.Ident)
 	return ok && id.Name == name && info.Types[call.Fun].IsBuiltin()
 }
 
-// sameElement returns the operand of min or max call that is element ix
+// SameElement returns the operand of min or max call that is element ix
 // of the same buffer at the same index (written the same way), if one is.
 func SameElement(info *types.Info, call *ast.CallExpr, ix *ast.IndexExpr) *ast.IndexExpr {
 	want := ExprString(ix)
@@ -43,7 +43,7 @@ func SameElement(info *types.Info, call *ast.CallExpr, ix *ast.IndexExpr) *ast.I
 	return nil
 }
 
-// minMaxOperands are the operands of call other than element ix.
+// MinMaxOperands are the operands of call other than element ix.
 func MinMaxOperands(info *types.Info, call *ast.CallExpr, ix *ast.IndexExpr) []ast.Expr {
 	same := SameElement(info, call, ix)
 	var rest []ast.Expr
@@ -55,7 +55,7 @@ func MinMaxOperands(info *types.Info, call *ast.CallExpr, ix *ast.IndexExpr) []a
 	return rest
 }
 
-// callsNothing reports whether e calls nothing but conversions and Go's
+// CallsNothing reports whether e calls nothing but conversions and Go's
 // built-in functions (len, min, max: the subset's), so that evaluating it
 // twice gives the same value.
 func CallsNothing(info *types.Info, e ast.Expr) bool {
@@ -71,7 +71,7 @@ func CallsNothing(info *types.Info, e ast.Expr) bool {
 	return pure
 }
 
-// reduceArrayAt is the element of one of k's reduction arrays e is, if
+// ReduceArrayAt is the element of one of k's reduction arrays e is, if
 // it is one: its index expression, the array's identifier and parameter.
 func (k *Kernel) ReduceArrayAt(info *types.Info, e ast.Expr) (*ast.IndexExpr, *ast.Ident, *Param) {
 	ix, ok := ast.Unparen(e).(*ast.IndexExpr)

@@ -19,10 +19,10 @@ import (
 // On an OpenCL or CUDA device a team is a work-group of N work-items; the
 // Go image runs a team's threads as loops between barriers (teamgo.go).
 
-// maxTeamThreads is the largest team=.
+// MaxTeamThreads is the largest team=.
 const MaxTeamThreads = 1024
 
-// teamArrayOf is the team array e names, or nil.
+// TeamArrayOf is the team array e names, or nil.
 func TeamArrayOf(info *types.Info, f *Fn, e ast.Expr) *types.Var {
 	if f.Kernel == nil || f.Kernel.TeamArrays == nil {
 		return nil
@@ -41,13 +41,13 @@ func TeamArrayOf(info *types.Info, f *Fn, e ast.Expr) *types.Var {
 	return nil
 }
 
-// teamElem is the element type of team array v.
+// TeamElem is the element type of team array v.
 func TeamElem(v *types.Var) Scalar {
 	s, _ := ScalarOf(v.Type().(*types.Array).Elem())
 	return s
 }
 
-// isBarrier reports whether e calls kernelrt.Barrier.
+// IsBarrier reports whether e calls kernelrt.Barrier.
 func IsBarrier(info *types.Info, e ast.Expr) bool {
 	call, ok := ast.Unparen(e).(*ast.CallExpr)
 	if !ok {
@@ -70,7 +70,7 @@ func IsBarrierStmt(info *types.Info, s ast.Stmt) bool {
 	return ok && IsBarrier(info, es.X)
 }
 
-// hasBarrier reports whether s has a barrier.
+// HasBarrier reports whether s has a barrier.
 func HasBarrier(info *types.Info, s ast.Node) bool {
 	found := false
 	ast.Inspect(s, func(n ast.Node) bool {
@@ -82,7 +82,7 @@ func HasBarrier(info *types.Info, s ast.Node) bool {
 	return found
 }
 
-// teamPlan is how a team kernel's body runs in its Go image: the
+// TeamPlan is how a team kernel's body runs in its Go image: the
 // statements at the team level (barriers, and the loops and ifs that hold
 // them, and declarations of values the same in every thread), and between
 // them, leaves run by each thread in turn.
@@ -95,7 +95,7 @@ type TeamPlan struct {
 	Arrays   map[*types.Var]string // perThr's arrays
 }
 
-// labelIn reports whether label is defined inside s.
+// LabelIn reports whether label is defined inside s.
 func LabelIn(s ast.Node, label string) bool {
 	found := false
 	ast.Inspect(s, func(n ast.Node) bool {
@@ -107,7 +107,7 @@ func LabelIn(s ast.Node, label string) bool {
 	return found
 }
 
-// assignedIn reports whether n assigns v.
+// AssignedIn reports whether n assigns v.
 func AssignedIn(info *types.Info, n ast.Node, v *types.Var) bool {
 	found := false
 	is := func(e ast.Expr) bool {

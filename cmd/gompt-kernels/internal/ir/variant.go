@@ -34,13 +34,13 @@ type launchPlan struct {
 	Variants   []*Kernel    // the kernels that are variants of it, in source order
 }
 
-// derivation is a parameter the launchers compute: fn(args...).
+// Derivation is a parameter the launchers compute: fn(args...).
 type Derivation struct {
 	Fn   *types.Func
 	Args []*Param
 }
 
-// selectorNames are the values of device=: backends (device.Info.Backend),
+// SelectorNames are the values of device=: backends (device.Info.Backend),
 // device types (device.Info.Type), and the initial device, as
 // target.MatchDevice reads them.
 var SelectorNames = []string{"host", "opencl", "cuda", "gpu", "cpu", "accelerator", "initial"}
@@ -52,7 +52,7 @@ func (k *Kernel) LaunchPlan() *launchPlan {
 	return k.Launch
 }
 
-// derivedParam returns how the launchers compute p, nil when the caller
+// DerivedParam returns how the launchers compute p, nil when the caller
 // passes it.
 func (k *Kernel) DerivedParam(p *Param) *Derivation {
 	if k.Launch == nil {
@@ -61,7 +61,7 @@ func (k *Kernel) DerivedParam(p *Param) *Derivation {
 	return k.Launch.Derived[p]
 }
 
-// launchParams are the launchers' parameters: the kernel's args less
+// LaunchParams are the launchers' parameters: the kernel's args less
 // those the launchers compute.
 func (k *Kernel) LaunchParams() []*Param {
 	var ps []*Param
@@ -73,7 +73,7 @@ func (k *Kernel) LaunchParams() []*Param {
 	return ps
 }
 
-// variants are the kernels whose //gompt:variant names k, in source order.
+// Variants are the kernels whose //gompt:variant names k, in source order.
 func (k *Kernel) Variants() []*Kernel {
 	if k.Launch == nil {
 		return nil
@@ -81,7 +81,7 @@ func (k *Kernel) Variants() []*Kernel {
 	return k.Launch.Variants
 }
 
-// variantFunc is the name of the function that says which kernel k's
+// VariantFunc is the name of the function that says which kernel k's
 // launchers run on a device (a kernel with variants): RunMatmul's is
 // MatmulVariant.
 func VariantFunc(k *Kernel) string {

@@ -36,7 +36,7 @@ import (
 // [0, len). The C keeps a view as a pointer into the buffer, its length
 // and its capacity (viewemit.go); the Go image is Go's own slice.
 
-// view is one view of a function.
+// View is one view of a function.
 type View struct {
 	Obj    *types.Var
 	Base   *Param // the slice parameter it views
@@ -44,7 +44,7 @@ type View struct {
 	Expr   *ast.SliceExpr
 }
 
-// sliceOf is the slice parameter or view e names, if it names one.
+// SliceOf is the slice parameter or view e names, if it names one.
 func (f *Fn) SliceOf(info *types.Info, e ast.Expr) (*Param, *View) {
 	id, ok := ast.Unparen(e).(*ast.Ident)
 	if !ok {
@@ -63,10 +63,10 @@ func (f *Fn) SliceOf(info *types.Info, e ast.Expr) (*Param, *View) {
 	return nil, nil
 }
 
-// isView reports whether v is one of f's views.
+// IsView reports whether v is one of f's views.
 func (f *Fn) IsView(v *types.Var) bool { return f.Views[v] != nil }
 
-// viewHint says what a kernel may do with a view.
+// ViewHint says what a kernel may do with a view.
 const ViewHint = "a view (v := buf[lo:hi]) is indexed, ranged over, sliced, passed to a //gompt:func helper or given to len, and declared once"
 
 func IsBlank(e ast.Expr) bool {
@@ -74,7 +74,7 @@ func IsBlank(e ast.Expr) bool {
 	return ok && id.Name == "_"
 }
 
-// writesTeamArray reports whether n assigns an element of team array v.
+// WritesTeamArray reports whether n assigns an element of team array v.
 func WritesTeamArray(info *types.Info, n ast.Node, v *types.Var) bool {
 	found := false
 	is := func(e ast.Expr) {
@@ -98,7 +98,7 @@ func WritesTeamArray(info *types.Info, n ast.Node, v *types.Var) bool {
 	return found
 }
 
-// usesSlices reports whether f declares a view or ranges over a slice or
+// UsesSlices reports whether f declares a view or ranges over a slice or
 // an array: the lockstep Go image, whose varying locals are arrays of
 // scalars, does not take them.
 func UsesSlices(info *types.Info, f *Fn) bool {
@@ -117,7 +117,7 @@ func UsesSlices(info *types.Info, f *Fn) bool {
 	return found
 }
 
-// sliceParamArg is the slice parameter of f that helper argument a (a
+// SliceParamArg is the slice parameter of f that helper argument a (a
 // slice parameter or a view) reaches.
 func (g *Program) SliceParamArg(f *Fn, a ast.Expr) *Param {
 	p, _ := f.SliceOf(g.P.Info, a)

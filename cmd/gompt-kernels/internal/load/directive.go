@@ -15,7 +15,7 @@ var (
 	lenTerm = regexp.MustCompile(`^([A-Za-z_][A-Za-z0-9_]*|[0-9]+)$`)
 )
 
-// collect finds the package's //gompt:kernel and //gompt:func functions,
+// Collect finds the package's //gompt:kernel and //gompt:func functions,
 // checks their directives and signatures, and returns them (kernels sorted
 // by name). A directive anywhere else is an error.
 func Collect(g *ir.Program) {

@@ -18,7 +18,7 @@ import (
 	"strings"
 )
 
-// load parses and type-checks the package in dir. Dependencies come from
+// Load parses and type-checks the package in dir. Dependencies come from
 // their export data, which `go list -export` builds (so cgo packages such
 // as package target load as any other). Type errors outside the functions
 // the generator translates are left to the compiler: a file that calls a

@@ -9,7 +9,7 @@ import (
 	"strings"
 )
 
-// planNeeds records k's needs in k.needs, in the order fp64, int64
+// PlanNeeds records k's needs in k.needs, in the order fp64, int64
 // atomics, local memory, team size; only those it has.
 func PlanNeeds(g *ir.Program, k *ir.Kernel) {
 	k.Needs = nil

@@ -251,7 +251,7 @@ func (pr *prover) countedLoop(s *ast.ForStmt) {
 	pr.ranges[name] = vrange{hi: bound}
 }
 
-// poly models int expression e, when it is one: constants, int variables
+// Poly models int expression e, when it is one: constants, int variables
 // that are never assigned (and locals defined once from such), +, -, *,
 // int conversions of ints, and len of a buffer (its Len).
 func (pr *prover) Poly(e ast.Expr) (poly, bool) {
@@ -458,7 +458,7 @@ func (pr *prover) linear() (lin, vol poly, ok bool) {
 	return lin, vol, true
 }
 
-// prove marks the kernel body's index expressions proven in range, and
+// Prove marks the kernel body's index expressions proven in range, and
 // picks each buffer's map: To when only read, ToFrom when written and read,
 // and for a buffer only written From when every path through the body
 // stores at the point's linear index and the buffer holds exactly one
@@ -887,7 +887,7 @@ func (pr *prover) rangedVar(x ast.Expr, e env) string {
 	return name
 }
 
-// constOf is p's value when p is a constant.
+// ConstOf is p's value when p is a constant.
 func ConstOf(p poly) (int64, bool) {
 	switch len(p) {
 	case 0:

@@ -10,7 +10,7 @@ import (
 	"sort"
 )
 
-// checkTeams checks where each team kernel's barriers are, and plans its
+// CheckTeams checks where each team kernel's barriers are, and plans its
 // Go image.
 func CheckTeams(g *ir.Program) {
 	for _, k := range g.Kernels {

@@ -4,12 +4,12 @@ import (
 	"fmt"
 )
 
-// clOptions are the OpenCL build options of every generated kernel: float
+// ClOptions are the OpenCL build options of every generated kernel: float
 // division and sqrt correctly rounded, as Go's (OpenCL allows 2.5 ulp by
 // default, and NVIDIA's drivers use it).
 const ClOptions = "-cl-fp32-correctly-rounded-divide-sqrt"
 
-// entryParams declares the entry point's parameters: scalars as the
+// EntryParams declares the entry point's parameters: scalars as the
 // device.ParamKind they are passed as, buffers as __global pointers.
 func EntryParams(k *Kernel) (decl []string, names map[*Param]string) {
 	names = map[*Param]string{}
@@ -39,5 +39,5 @@ func ParamNamed(k *Kernel, name string) *Param {
 	return nil
 }
 
-// maxThreads is kernelrt.MaxThreads: a reduction's team size limit.
+// MaxThreads is kernelrt.MaxThreads: a reduction's team size limit.
 const MaxThreads = 256

@@ -102,7 +102,7 @@ func (w *goWriter) file(pkgName, from string) ([]byte, error) {
 	return out, nil
 }
 
-// goFile is the package's generated Go file: per kernel, its variable, its
+// GoFile is the package's generated Go file: per kernel, its variable, its
 // Go image, its Sample and (without -launchers) its launcher.
 func GoFile(g *ir.Program, out ir.Output) ([]byte, error) {
 	w := &goWriter{imports: map[string]string{ir.DevicePkg: "gomptdevice", ir.RtPkg: "gomptrt"}, name: ir.GoFileName}
@@ -125,7 +125,7 @@ func GoFile(g *ir.Program, out ir.Output) ([]byte, error) {
 	return w.file(g.P.Name, "package "+g.P.Path)
 }
 
-// launcherFile is the -launchers package's file.
+// LauncherFile is the -launchers package's file.
 func LauncherFile(g *ir.Program) ([]byte, error) {
 	w := &goWriter{imports: map[string]string{ir.RtPkg: "gomptrt", ir.TargetPkg: "gompttarget", g.P.Path: "gomptkernels"}}
 	for _, k := range g.Kernels {

@@ -10,7 +10,7 @@ import (
 	"strings"
 )
 
-// errNoToolchain is the error of buildPTX when clang or libclc is missing.
+// ErrNoToolchain is the error of buildPTX when clang or libclc is missing.
 var ErrNoToolchain = errors.New("no PTX toolchain")
 
 const (
@@ -30,7 +30,7 @@ func ptxArgs(libclc, src, out string) []string {
 		"-Xclang", "-mlink-builtin-bitcode", "-Xclang", libclc, "-S", "-o", out, src}
 }
 
-// buildPTX compiles the OpenCL C source cl (named name) to PTX.
+// BuildPTX compiles the OpenCL C source cl (named name) to PTX.
 func BuildPTX(clang, libclc, name, cl string) (string, error) {
 	if clang == "" {
 		clang = DefaultClang

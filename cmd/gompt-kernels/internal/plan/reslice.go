@@ -6,7 +6,7 @@ import (
 	"go/types"
 )
 
-// reslicedAtPoint returns the buffers that a Go image running k's points
+// ReslicedAtPoint returns the buffers that a Go image running k's points
 // in loops over dimension 0 (not in lanes, nor a reduction's or a team's
 // image) reslices to the end of its range, gomptHi0, and reads and writes
 // as slices: those of declared length dimension 0's extent (so the

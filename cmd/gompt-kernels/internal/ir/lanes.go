@@ -4,13 +4,13 @@ import (
 	"go/types"
 )
 
-// lanes is how many points of dimension 0 a lockstep Go image runs
+// Lanes is how many points of dimension 0 a lockstep Go image runs
 // together: a whole row of most problems, so that the uniform loop walks
 // each row of memory it reads once, in order (with 64, matmul 512x512 ran
 // 2x slower than with 1024, its B read in column blocks).
 const Lanes = 1024
 
-// lockstep is the plan of a Go image that runs the points of dimension 0
+// Lockstep is the plan of a Go image that runs the points of dimension 0
 // in blocks of lanes, statement by statement (as POCL runs a work-group's
 // items, and KernelAbstractions' CPU backend): the statements that do not
 // depend on the point run once per block, the others (leaves) in a loop
@@ -27,7 +27,7 @@ type Lockstep struct {
 	Bases   map[*Param]bool // the buffers the lanes reach through their base address (unsafe)
 }
 
-// ownName is the name of the array (of lanes, or of a team's threads)
+// OwnName is the name of the array (of lanes, or of a team's threads)
 // that holds local v at each point: v's own, so that a debugger shows the
 // user's name, unless another variable of k's function (a parameter, a
 // local of another scope) has that name too; then other, a generated one.

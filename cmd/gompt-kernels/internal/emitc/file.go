@@ -30,7 +30,7 @@ const (
 
 var usesCmp64 = regexp.MustCompile(`\b` + cmp64Name + `\(`)
 
-// openCL returns the OpenCL C source of kernel k: its helpers, its body
+// OpenCL returns the OpenCL C source of kernel k: its helpers, its body
 // as a function, and the entry point that runs it over the iteration
 // space.
 func OpenCL(g *ir.Program, k *ir.Kernel) string {

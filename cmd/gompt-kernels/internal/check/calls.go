@@ -5,7 +5,7 @@ import (
 	"strings"
 )
 
-// recursion reports every call that closes a cycle of calls.
+// Recursion reports every call that closes a cycle of calls.
 func Recursion(g *ir.Program, all []*ir.Fn) {
 	const (
 		unseen = iota
@@ -47,7 +47,7 @@ func Recursion(g *ir.Program, all []*ir.Fn) {
 	}
 }
 
-// propagate carries what helpers do to their callers: the buffers they
+// Propagate carries what helpers do to their callers: the buffers they
 // read and write, inexact math.
 func Propagate(g *ir.Program, all []*ir.Fn) {
 	for changed := true; changed; {
@@ -75,7 +75,7 @@ func Propagate(g *ir.Program, all []*ir.Fn) {
 	}
 }
 
-// checkNames refuses generated names that clash with each other or with
+// CheckNames refuses generated names that clash with each other or with
 // the package's own.
 func CheckNames(g *ir.Program, o ir.Options) {
 	names := map[string]*ir.Kernel{}

@@ -11,7 +11,7 @@ import (
 	"strings"
 )
 
-// launchPackage finds the package of -launchers dir (relative to the
+// LaunchPackage finds the package of -launchers dir (relative to the
 // kernels' package): its import path, and its name (that of its Go files,
 // or the folder's).
 func LaunchPackage(g *ir.Program, dir string) error {

@@ -466,7 +466,7 @@ func (c *checker) compositeLit(e *ast.CompositeLit) {
 	}
 }
 
-// builtinHints says why each builtin outside the subset is not there.
+// BuiltinHints says why each builtin outside the subset is not there.
 var BuiltinHints = map[string]string{
 	"append":  "it allocates: a kernel cannot grow a slice; it writes into its slice parameters' elements, as many as len(buf)= declares",
 	"make":    "an allocation; kernels write into their slice parameters",

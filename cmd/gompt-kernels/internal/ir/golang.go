@@ -2,6 +2,7 @@ package ir
 
 import (
 	"go/ast"
+	"go/types"
 )
 
 // The generated Go file imports these packages under names no user
@@ -13,7 +14,7 @@ const (
 	TargetPkg = "github.com/gompt/gompt/target"
 )
 
-// goType is p's Go type.
+// GoType is p's Go type.
 func GoType(p *Param) string {
 	if p.Slice {
 		return "[]" + p.T.GoName()
@@ -22,3 +23,19 @@ func GoType(p *Param) string {
 }
 
 func identOf(e ast.Expr) *ast.Ident { return ast.Unparen(e).(*ast.Ident) }
+
+// SortedVars are m's keys in the order of their declarations.
+func SortedVars[T any](m map[*types.Var]T) []*types.Var {
+	var vs []*types.Var
+	for v := range m {
+		vs = append(vs, v)
+	}
+	for i := range vs {
+		for j := i + 1; j < len(vs); j++ {
+			if vs[j].Pos() < vs[i].Pos() {
+				vs[i], vs[j] = vs[j], vs[i]
+			}
+		}
+	}
+	return vs
+}

@@ -8,7 +8,7 @@ import (
 	"go/types"
 )
 
-// planLockstep returns the plan for k, or nil where it does not apply: a
+// PlanLockstep returns the plan for k, or nil where it does not apply: a
 // reduction; a body with no loop independent of the point around work
 // that depends on it; a return, break or continue that depends on the
 // point; a call of a helper; an atomic (a statement that does not depend
@@ -51,7 +51,7 @@ func PlanLockstep(g *ir.Program, k *ir.Kernel) *ir.Lockstep {
 
 func SortedVarying(ls *ir.Lockstep, g *ir.Program) []*types.Var { return ir.SortedVars(ls.Varying) }
 
-// dependsOn reports whether e reads a varying variable or an element at a
+// DependsOn reports whether e reads a varying variable or an element at a
 // varying index.
 func DependsOn(ls *ir.Lockstep, g *ir.Program, e ast.Node) bool {
 	found := false
@@ -158,7 +158,7 @@ func taint(ls *ir.Lockstep, g *ir.Program, list []ast.Stmt, under bool) (changed
 	return changed
 }
 
-// uniform reports whether s runs once per block: it reads nothing
+// Uniform reports whether s runs once per block: it reads nothing
 // varying, assigns no varying local and writes no memory.
 func Uniform(ls *ir.Lockstep, g *ir.Program, s ast.Node) bool {
 	if s == nil {

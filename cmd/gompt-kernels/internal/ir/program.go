@@ -16,7 +16,7 @@ type Program struct {
 	Funcs   map[*types.Func]*Fn
 	Cwd     string
 
-	// refused are the functions marked //gompt:func or //gompt:kernel
+	// Refused are the functions marked //gompt:func or //gompt:kernel
 	// that collect refused (reported at their declaration), by their
 	// directive: a call of one says nothing more, or that it calls a
 	// kernel.
@@ -27,7 +27,7 @@ type Program struct {
 	LaunchName string // and its name
 }
 
-// options are gompt-kernels' flags.
+// Options are gompt-kernels' flags.
 type Options struct {
 	Dir       string // the package's folder
 	Out       string // where to write ("" for dir)
@@ -37,7 +37,7 @@ type Options struct {
 	Warn      func(string)
 }
 
-// output is what the generator writes: file name (relative to the output
+// Output is what the generator writes: file name (relative to the output
 // folder) to contents.
 type Output map[string][]byte
 
@@ -55,7 +55,7 @@ func (g *Program) SortedFuncs() []*Fn {
 	return fs
 }
 
-// rel is pos as file:line:col in the generated files, the file named
+// Rel is pos as file:line:col in the generated files, the file named
 // relative to the package's folder (so that the output does not depend on
 // where the generator runs).
 func (g *Program) Rel(pos token.Pos) string {
@@ -79,7 +79,7 @@ func relPath(cwd, path string) string {
 	return path
 }
 
-// typeString is t as the package's own code writes it.
+// TypeString is t as the package's own code writes it.
 func (g *Program) TypeString(t types.Type) string {
 	return types.TypeString(t, types.RelativeTo(g.P.Types))
 }
