@@ -84,8 +84,7 @@ func generatePkg(o ir.Options) (ir.Output, error) {
 	}
 	sort.Slice(g.Kernels, func(i, j int) bool { return g.Kernels[i].Name < g.Kernels[j].Name })
 	for _, k := range g.Kernels {
-		plan.NewProver(g, k).Prove()
-		plan.PlanNeeds(g, k)
+		plan.Kernel(g, k)
 	}
 	out := ir.Output{}
 	ptxOK := true

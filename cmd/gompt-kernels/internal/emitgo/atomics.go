@@ -1,8 +1,9 @@
 package emitgo
 
 import (
-	"github.com/gompt/gompt/cmd/gompt-kernels/internal/ir"
 	"go/ast"
+
+	"github.com/gompt/gompt/cmd/gompt-kernels/internal/ir"
 )
 
 // atomicCall is a call of sync/atomic's name in the Go image.

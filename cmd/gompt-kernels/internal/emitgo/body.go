@@ -2,8 +2,6 @@ package emitgo
 
 import (
 	"fmt"
-	"github.com/gompt/gompt/cmd/gompt-kernels/internal/ir"
-	"github.com/gompt/gompt/cmd/gompt-kernels/internal/plan"
 	"go/ast"
 	"go/constant"
 	"go/token"
@@ -11,6 +9,8 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
+
+	"github.com/gompt/gompt/cmd/gompt-kernels/internal/ir"
 )
 
 // gobody writes a kernel's Go function body into its Go image, as Go: the
@@ -33,6 +33,7 @@ type gobody struct {
 	// writes a leaf; a leaf's writer has ls, leaf and hoist (the block
 	// level, where it computes the leaf's uniform subexpressions once).
 	ls         *ir.Lockstep
+	lane       *laneState
 	lanesOf    func(s ast.Stmt)
 	leaf       bool
 	hoist      *gobody
@@ -335,8 +336,8 @@ func (b *gobody) expr(e ast.Expr) string {
 				q := b.hoist.hoistExpr(fmt.Sprintf("%s[%s:][:gomptW]", id.Name, off))
 				return q + laneIndex
 			}
-			if b.ls != nil && b.ls.Bases != nil {
-				b.ls.Bases[p] = true
+			if b.lane != nil {
+				b.lane.bases[p] = true
 			}
 			idx := b.expr(e.Index)
 			if t, ok := b.info().TypeOf(e.Index).(*types.Basic); ok && t.Info()&types.IsUntyped == 0 && t.Kind() != types.Int {
@@ -424,15 +425,15 @@ func array(ls *ir.Lockstep, v *types.Var) (string, bool) {
 func (b *gobody) isLeaf(s ast.Stmt) bool {
 	switch s := s.(type) {
 	case *ast.ForStmt:
-		return !(plan.Uniform(b.ls, b.g, s.Init) && (s.Cond == nil || !plan.DependsOn(b.ls, b.g, s.Cond)) && plan.Uniform(b.ls, b.g, s.Post))
+		return !(b.ls.Uniform(b.g.P.Info, s.Init) && (s.Cond == nil || !b.ls.DependsOn(b.g.P.Info, s.Cond)) && b.ls.Uniform(b.g.P.Info, s.Post))
 	case *ast.RangeStmt:
-		return plan.DependsOn(b.ls, b.g, s.X) || s.Key != nil && plan.DependsOn(b.ls, b.g, s.Key)
+		return b.ls.DependsOn(b.g.P.Info, s.X) || s.Key != nil && b.ls.DependsOn(b.g.P.Info, s.Key)
 	case *ast.IfStmt:
-		return s.Init != nil || plan.DependsOn(b.ls, b.g, s.Cond)
+		return s.Init != nil || b.ls.DependsOn(b.g.P.Info, s.Cond)
 	case *ast.BlockStmt, *ast.ReturnStmt, *ast.BranchStmt:
 		return false
 	}
-	return !plan.Uniform(b.ls, b.g, s)
+	return !b.ls.Uniform(b.g.P.Info, s)
 }
 
 // declares records the locals s declares in a leaf: they are the point's
@@ -498,7 +499,7 @@ func (b *gobody) hoistable(e ast.Expr) bool {
 	case *ast.Ident, *ast.BasicLit:
 		return false
 	}
-	if plan.DependsOn(b.ls, b.g, e) {
+	if b.ls.DependsOn(b.g.P.Info, e) {
 		return false
 	}
 	ok := true
@@ -577,8 +578,8 @@ func (b *gobody) hoistExpr(text string) string {
 			return name
 		}
 	}
-	b.ls.Temps++
-	name := fmt.Sprintf("gomptU%d", b.ls.Temps)
+	b.lane.temps++
+	name := fmt.Sprintf("gomptU%d", b.lane.temps)
 	b.hoisted = append(b.hoisted, name+" := "+text)
 	return name
 }
@@ -625,7 +626,7 @@ func (b *gobody) laneOffset(index ast.Expr) (other ast.Expr, ok bool) {
 	default:
 		return nil, false
 	}
-	if plan.DependsOn(b.ls, b.g, other) {
+	if b.ls.DependsOn(b.g.P.Info, other) {
 		return nil, false
 	}
 	pure := true

@@ -2,14 +2,14 @@ package emitgo
 
 import (
 	"fmt"
-	"github.com/gompt/gompt/cmd/gompt-kernels/internal/ir"
-	"github.com/gompt/gompt/cmd/gompt-kernels/internal/plan"
 	"go/ast"
 	"go/format"
 	"go/types"
 	"sort"
 	"strconv"
 	"strings"
+
+	"github.com/gompt/gompt/cmd/gompt-kernels/internal/ir"
 )
 
 // goWriter builds a generated Go file.
@@ -304,14 +304,7 @@ func hostImage(g *ir.Program, w *goWriter, k *ir.Kernel) {
 	merge := reduceArraysHost(g, w, k)
 	// The base addresses of the buffers the body reaches without a
 	// bounds test (in a lockstep image, its lanes function's).
-	var ls *ir.Lockstep
-	if k.Reduce == "" {
-		ls = plan.PlanLockstep(g, k)
-	}
-	var resliced map[*ir.Param]bool
-	if ls == nil {
-		resliced = plan.ReslicedAtPoint(g, k)
-	}
+	ls, resliced := k.Lanes, k.Resliced
 	for _, p := range k.Args() {
 		if p.Slice && provenIn(g, k, p) && ls == nil && !resliced[p] {
 			w.imports["unsafe"] = "unsafe"
@@ -354,8 +347,8 @@ func hostImage(g *ir.Program, w *goWriter, k *ir.Kernel) {
 		}
 		if ls != nil {
 			emit(ls, g, w, used, &lanesFn)
-		} else if sp, ok := boundarySplit(g, k, &gobody{g: g, k: k, w: w, used: used}); ok {
-			splitLoops(g, w, sp, k.Decl.Body.List, points)
+		} else if k.Split != nil {
+			splitLoops(&gobody{g: g, k: k, w: w, used: used}, k.Split, k.Decl.Body.List, points)
 		} else {
 			points("gomptLo0", "gomptHi0", k.Decl.Body.List)
 		}
@@ -375,33 +368,6 @@ func hostImage(g *ir.Program, w *goWriter, k *ir.Kernel) {
 	w.p("}")
 	w.p("")
 	w.sb.WriteString(lanesFn.String())
-}
-
-// splitLoops writes dimension 0's loops split at the interior's ends:
-// [lo, a) and [b, hi) run the whole body, [a, b) the interior.
-func splitLoops(g *ir.Program, w *goWriter, sp *split, whole []ast.Stmt, points func(lo, hi string, list []ast.Stmt)) {
-	a, b := "gomptLo0", "gomptHi0"
-	if len(sp.lo) > 0 {
-		a = "min(max(gomptLo0, " + strings.Join(sp.lo, ", ") + "), gomptHi0)"
-	}
-	if len(sp.hi) > 0 {
-		b = "max(gomptIn0, min(gomptHi0, " + strings.Join(sp.hi, ", ") + "))"
-	} else {
-		b = "max(gomptIn0, gomptHi0)"
-	}
-	w.p("// The interior [gomptIn0, gomptIn1), where the boundary test is false.")
-	w.p("gomptIn0, gomptIn1 := gomptLo0, gomptLo0")
-	if sp.row != "" {
-		w.p("if !(%s) { %s%s", sp.row, posMark, sp.pos)
-	} else {
-		w.p("{")
-	}
-	w.p("gomptIn0 = %s %s%s", a, posMark, sp.pos)
-	w.p("gomptIn1 = %s %s%s", b, posMark, sp.pos)
-	w.p("}")
-	points("gomptLo0", "gomptIn0", whole)
-	points("gomptIn0", "gomptIn1", sp.interior)
-	points("gomptIn1", "gomptHi0", whole)
 }
 
 // copies makes the pasted body's own copies of the parameters it assigns,

@@ -1,12 +1,12 @@
 package emitgo
 
 import (
-	"github.com/gompt/gompt/cmd/gompt-kernels/internal/ir"
-	"github.com/gompt/gompt/cmd/gompt-kernels/internal/plan"
 	"go/ast"
 	"go/token"
 	"go/types"
 	"strings"
+
+	"github.com/gompt/gompt/cmd/gompt-kernels/internal/ir"
 )
 
 // emit writes the lockstep loop over dimension 0 into w: one call per
@@ -32,13 +32,13 @@ func emit(ls *ir.Lockstep, g *ir.Program, w *goWriter, used map[*types.Var]bool,
 
 	fw := &goWriter{imports: w.imports}
 	inUse := map[*types.Var]bool{}
-	ls.Bases = map[*ir.Param]bool{}
-	b := &gobody{g: g, k: k, w: fw, used: inUse, ls: ls, depth: 1}
+	lane := &laneState{bases: map[*ir.Param]bool{}}
+	b := &gobody{g: g, k: k, w: fw, used: inUse, ls: ls, lane: lane, depth: 1}
 	b.ret = func() string { return "return" }
 	x := k.Index[0].Name
 	b.lanesOf = func(s ast.Stmt) {
 		// A leaf: the statement at each point of the block.
-		inner := &gobody{g: g, k: k, w: fw, used: map[*types.Var]bool{}, ls: ls, leaf: true, depth: 1, hoist: b, top: s}
+		inner := &gobody{g: g, k: k, w: fw, used: map[*types.Var]bool{}, ls: ls, lane: lane, leaf: true, depth: 1, hoist: b, top: s}
 		switch s.(type) {
 		case *ast.AssignStmt, *ast.IncDecStmt, *ast.DeclStmt, *ast.ExprStmt:
 			inner.simpleLeaf = true
@@ -60,16 +60,23 @@ func emit(ls *ir.Lockstep, g *ir.Program, w *goWriter, used map[*types.Var]bool,
 	fw.p("// %s runs %s's body at the points [gomptX0, gomptX0+gomptW) of dimension 0 together, statement by statement.", name, k.Fn.Name)
 	fw.p("func %s(gomptX0, gomptW int, %s) {", name, strings.Join(params, ", "))
 	for _, p := range k.Args() {
-		if ls.Bases[p] {
+		if lane.bases[p] {
 			fw.imports["unsafe"] = "unsafe"
 			fw.p("%s := unsafe.Pointer(unsafe.SliceData(%s))", base(p), p.Name)
 		}
 	}
-	for _, d := range ls.Decls {
-		fw.p("%s", d)
+	// Each varying local is an array of lanes, used through a slice of
+	// the block's width, so that the compiler drops the bounds test of
+	// the lane's element in the loops up to that width.
+	for _, v := range ir.SortedVars(ls.Varying) {
+		if arr, ok := ls.Arrays[v]; ok {
+			t, _ := ir.ScalarOf(v.Type())
+			fw.p("var %s [%d]%s", ls.Backing[v], ir.Lanes, t.GoName())
+			fw.p("%s := %s[:gomptW:gomptW]", arr, ls.Backing[v])
+		}
 	}
 	fw.sb.WriteString(b.sb.String())
-	for _, v := range plan.SortedVarying(ls, g) {
+	for _, v := range ir.SortedVars(ls.Varying) {
 		if arr, ok := ls.Arrays[v]; ok {
 			fw.p("_ = %s", arr)
 		}
@@ -80,13 +87,21 @@ func emit(ls *ir.Lockstep, g *ir.Program, w *goWriter, used map[*types.Var]bool,
 		}
 	}
 	for _, p := range k.Args() {
-		if !inUse[p.Obj] && !ls.Bases[p] {
+		if !inUse[p.Obj] && !lane.bases[p] {
 			fw.p("_ = %s", p.Name)
 		}
 	}
 	fw.p("}")
 	fw.p("")
 	lanesFn.WriteString(fw.sb.String())
+}
+
+// laneState is what writing a lockstep image's lanes function keeps: the
+// temporaries hoisted out of its leaves so far, and the buffers its
+// leaves reach through their base address (unsafe).
+type laneState struct {
+	temps int
+	bases map[*ir.Param]bool
 }
 
 func indent(s string, depth int) string {

@@ -2,8 +2,9 @@ package emitgo
 
 import (
 	"fmt"
-	"github.com/gompt/gompt/cmd/gompt-kernels/internal/ir"
 	"strings"
+
+	"github.com/gompt/gompt/cmd/gompt-kernels/internal/ir"
 )
 
 // launcher writes the kernel's typed launchers: RunK, which runs it and

@@ -1,10 +1,11 @@
 package emitgo
 
 import (
-	"github.com/gompt/gompt/cmd/gompt-kernels/internal/ir"
 	"go/ast"
 	"go/types"
 	"strings"
+
+	"github.com/gompt/gompt/cmd/gompt-kernels/internal/ir"
 )
 
 // teamHost writes a team kernel's Go image after its arguments: each team

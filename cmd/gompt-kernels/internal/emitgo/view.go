@@ -1,10 +1,11 @@
 package emitgo
 
 import (
-	"github.com/gompt/gompt/cmd/gompt-kernels/internal/ir"
 	"go/ast"
 	"go/types"
 	"strings"
+
+	"github.com/gompt/gompt/cmd/gompt-kernels/internal/ir"
 )
 
 // The Go image: a view is Go's slice, a range Go's range.

@@ -1,6 +1,7 @@
 package ir
 
 import (
+	"go/ast"
 	"go/types"
 )
 
@@ -20,11 +21,9 @@ const Lanes = 1024
 // per block, around a loop over the points that walks memory in order.
 type Lockstep struct {
 	K       *Kernel
-	Varying map[*types.Var]bool // the locals (and index) that depend on the point
-	Arrays  map[*types.Var]string
-	Decls   []string        // the arrays' declarations
-	Temps   int             // hoisted temporaries so far
-	Bases   map[*Param]bool // the buffers the lanes reach through their base address (unsafe)
+	Varying map[*types.Var]bool   // the locals (and index) that depend on the point
+	Arrays  map[*types.Var]string // the array of lanes that holds a varying local, by the name the image uses
+	Backing map[*types.Var]string // and the name of the fixed-size array behind it
 }
 
 // OwnName is the name of the array (of lanes, or of a team's threads)
@@ -38,4 +37,60 @@ func OwnName(g *Program, k *Kernel, v *types.Var, other string) string {
 		}
 	}
 	return v.Name()
+}
+
+// DependsOn reports whether e reads a varying variable or an element at a
+// varying index.
+func (ls *Lockstep) DependsOn(info *types.Info, e ast.Node) bool {
+	found := false
+	ast.Inspect(e, func(n ast.Node) bool {
+		if id, ok := n.(*ast.Ident); ok {
+			if v, ok := info.Uses[id].(*types.Var); ok && ls.Varying[v] {
+				found = true
+			}
+		}
+		return !found
+	})
+	return found
+}
+
+// Uniform reports whether s runs once per block: it reads nothing
+// varying, assigns no varying local and writes no memory.
+func (ls *Lockstep) Uniform(info *types.Info, s ast.Node) bool {
+	if s == nil {
+		return true
+	}
+	if ls.DependsOn(info, s) {
+		return false
+	}
+	ok := true
+	ast.Inspect(s, func(n ast.Node) bool {
+		switch n := n.(type) {
+		case *ast.AssignStmt:
+			for _, l := range n.Lhs {
+				if _, isIndex := ast.Unparen(l).(*ast.IndexExpr); isIndex {
+					ok = false
+				}
+			}
+		case *ast.IncDecStmt:
+			if _, isIndex := ast.Unparen(n.X).(*ast.IndexExpr); isIndex {
+				ok = false
+			}
+		case *ast.DeclStmt, *ast.Ident:
+		}
+		return ok
+	})
+	if !ok {
+		return false
+	}
+	// Declarations of varying locals are not uniform.
+	ast.Inspect(s, func(n ast.Node) bool {
+		if id, isID := n.(*ast.Ident); isID {
+			if v, isVar := info.Defs[id].(*types.Var); isVar && ls.Varying[v] {
+				ok = false
+			}
+		}
+		return ok
+	})
+	return ok
 }

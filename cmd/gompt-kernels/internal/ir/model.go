@@ -234,6 +234,14 @@ type Kernel struct {
 	// once the checks pass; the emitters only read it.
 	Needs needList
 
+	// The Go image's plan (plan.Host): lanes for a body with a loop
+	// around work that depends on the point (Lanes, plan/lanes.go), else
+	// the buffers resliced to the range's end (Resliced, plan/reslice.go)
+	// and a stencil's split at its boundary (Split, plan/split.go).
+	Lanes    *Lockstep
+	Resliced map[*Param]bool
+	Split    *Split
+
 	// Launch is what its launchers do beyond mapping and launching:
 	// parameters they compute (arg(PARAM)=FUNC), its variants
 	// (//gompt:variant); variant.go. nil for neither.

@@ -2,10 +2,11 @@ package plan
 
 import (
 	"fmt"
-	"github.com/gompt/gompt/cmd/gompt-kernels/internal/ir"
 	"go/ast"
 	"go/token"
 	"go/types"
+
+	"github.com/gompt/gompt/cmd/gompt-kernels/internal/ir"
 )
 
 // PlanLockstep returns the plan for k, or nil where it does not apply: a
@@ -18,7 +19,7 @@ func PlanLockstep(g *ir.Program, k *ir.Kernel) *ir.Lockstep {
 	if k.Reduce != "" || len(k.Fn.Calls) > 0 || k.Atomic || len(k.ReduceArrays) > 0 || ir.UsesSlices(g.P.Info, k.Fn) {
 		return nil
 	}
-	ls := &ir.Lockstep{K: k, Varying: map[*types.Var]bool{k.Index[0].Obj: true}, Arrays: map[*types.Var]string{}}
+	ls := &ir.Lockstep{K: k, Varying: map[*types.Var]bool{k.Index[0].Obj: true}, Arrays: map[*types.Var]string{}, Backing: map[*types.Var]string{}}
 	for changed := true; changed; {
 		changed = taint(ls, g, k.Decl.Body.List, false)
 	}
@@ -32,7 +33,7 @@ func PlanLockstep(g *ir.Program, k *ir.Kernel) *ir.Lockstep {
 		return nil
 	}
 	n := 0
-	for _, name := range SortedVarying(ls, g) {
+	for _, name := range ir.SortedVars(ls.Varying) {
 		v := name
 		if v == k.Index[0].Obj {
 			continue
@@ -40,30 +41,9 @@ func PlanLockstep(g *ir.Program, k *ir.Kernel) *ir.Lockstep {
 		n++
 		arr := fmt.Sprintf("gomptL%d%s", n, ir.UpperFirst(v.Name()))
 		ls.Arrays[v] = ir.OwnName(g, k, v, arr)
-		t, _ := ir.ScalarOf(v.Type())
-		// An array of lanes, used through a slice of the block's width,
-		// so that the compiler drops the bounds test of the lane's
-		// element in the loops up to that width.
-		ls.Decls = append(ls.Decls, fmt.Sprintf("var %sA [%d]%s", arr, ir.Lanes, t.GoName()), fmt.Sprintf("%s := %sA[:gomptW:gomptW]", ls.Arrays[v], arr))
+		ls.Backing[v] = arr + "A"
 	}
 	return ls
-}
-
-func SortedVarying(ls *ir.Lockstep, g *ir.Program) []*types.Var { return ir.SortedVars(ls.Varying) }
-
-// DependsOn reports whether e reads a varying variable or an element at a
-// varying index.
-func DependsOn(ls *ir.Lockstep, g *ir.Program, e ast.Node) bool {
-	found := false
-	ast.Inspect(e, func(n ast.Node) bool {
-		if id, ok := n.(*ast.Ident); ok {
-			if v, ok := g.P.Info.Uses[id].(*types.Var); ok && ls.Varying[v] {
-				found = true
-			}
-		}
-		return !found
-	})
-	return found
 }
 
 // taint marks the locals assigned from a varying value, or under a
@@ -88,10 +68,10 @@ func taint(ls *ir.Lockstep, g *ir.Program, list []ast.Stmt, under bool) (changed
 		case *ast.AssignStmt:
 			dep := under
 			for _, r := range s.Rhs {
-				dep = dep || DependsOn(ls, g, r)
+				dep = dep || ls.DependsOn(g.P.Info, r)
 			}
 			for _, l := range s.Lhs {
-				if dep || s.Tok != token.ASSIGN && s.Tok != token.DEFINE && DependsOn(ls, g, l) {
+				if dep || s.Tok != token.ASSIGN && s.Tok != token.DEFINE && ls.DependsOn(g.P.Info, l) {
 					mark(l)
 				}
 			}
@@ -108,7 +88,7 @@ func taint(ls *ir.Lockstep, g *ir.Program, list []ast.Stmt, under bool) (changed
 				}
 				dep := under
 				for _, v := range vs.Values {
-					dep = dep || DependsOn(ls, g, v)
+					dep = dep || ls.DependsOn(g.P.Info, v)
 				}
 				if dep {
 					for _, n := range vs.Names {
@@ -119,7 +99,7 @@ func taint(ls *ir.Lockstep, g *ir.Program, list []ast.Stmt, under bool) (changed
 		case *ast.BlockStmt:
 			changed = taint(ls, g, s.List, under) || changed
 		case *ast.IfStmt:
-			c := under || DependsOn(ls, g, s.Cond) || s.Init != nil && DependsOn(ls, g, s.Init)
+			c := under || ls.DependsOn(g.P.Info, s.Cond) || s.Init != nil && ls.DependsOn(g.P.Info, s.Init)
 			if s.Init != nil {
 				changed = taint(ls, g, []ast.Stmt{s.Init}, under) || changed
 			}
@@ -128,7 +108,7 @@ func taint(ls *ir.Lockstep, g *ir.Program, list []ast.Stmt, under bool) (changed
 				changed = taint(ls, g, []ast.Stmt{s.Else}, c) || changed
 			}
 		case *ast.ForStmt:
-			c := under || s.Cond != nil && DependsOn(ls, g, s.Cond) || s.Init != nil && DependsOn(ls, g, s.Init) || s.Post != nil && DependsOn(ls, g, s.Post)
+			c := under || s.Cond != nil && ls.DependsOn(g.P.Info, s.Cond) || s.Init != nil && ls.DependsOn(g.P.Info, s.Init) || s.Post != nil && ls.DependsOn(g.P.Info, s.Post)
 			for _, x := range []ast.Stmt{s.Init, s.Post} {
 				if x != nil {
 					changed = taint(ls, g, []ast.Stmt{x}, c) || changed
@@ -136,18 +116,18 @@ func taint(ls *ir.Lockstep, g *ir.Program, list []ast.Stmt, under bool) (changed
 			}
 			changed = taint(ls, g, s.Body.List, c) || changed
 		case *ast.RangeStmt:
-			c := under || DependsOn(ls, g, s.X)
+			c := under || ls.DependsOn(g.P.Info, s.X)
 			if c && s.Key != nil {
 				mark(s.Key)
 			}
 			changed = taint(ls, g, s.Body.List, c) || changed
 		case *ast.SwitchStmt:
-			c := under || s.Tag != nil && DependsOn(ls, g, s.Tag) || s.Init != nil && DependsOn(ls, g, s.Init)
+			c := under || s.Tag != nil && ls.DependsOn(g.P.Info, s.Tag) || s.Init != nil && ls.DependsOn(g.P.Info, s.Init)
 			for _, cc := range s.Body.List {
 				cl := cc.(*ast.CaseClause)
 				cc := c
 				for _, e := range cl.List {
-					cc = cc || DependsOn(ls, g, e)
+					cc = cc || ls.DependsOn(g.P.Info, e)
 				}
 				changed = taint(ls, g, cl.Body, cc) || changed
 			}
@@ -158,47 +138,6 @@ func taint(ls *ir.Lockstep, g *ir.Program, list []ast.Stmt, under bool) (changed
 	return changed
 }
 
-// Uniform reports whether s runs once per block: it reads nothing
-// varying, assigns no varying local and writes no memory.
-func Uniform(ls *ir.Lockstep, g *ir.Program, s ast.Node) bool {
-	if s == nil {
-		return true
-	}
-	if DependsOn(ls, g, s) {
-		return false
-	}
-	ok := true
-	ast.Inspect(s, func(n ast.Node) bool {
-		switch n := n.(type) {
-		case *ast.AssignStmt:
-			for _, l := range n.Lhs {
-				if _, isIndex := ast.Unparen(l).(*ast.IndexExpr); isIndex {
-					ok = false
-				}
-			}
-		case *ast.IncDecStmt:
-			if _, isIndex := ast.Unparen(n.X).(*ast.IndexExpr); isIndex {
-				ok = false
-			}
-		case *ast.DeclStmt, *ast.Ident:
-		}
-		return ok
-	})
-	if !ok {
-		return false
-	}
-	// Declarations of varying locals are not uniform.
-	ast.Inspect(s, func(n ast.Node) bool {
-		if id, isID := n.(*ast.Ident); isID {
-			if v, isVar := g.P.Info.Defs[id].(*types.Var); isVar && ls.Varying[v] {
-				ok = false
-			}
-		}
-		return ok
-	})
-	return ok
-}
-
 // check walks list at the block level (inLoop: inside a uniform loop) and
 // reports whether the plan applies, and whether it pays (a leaf inside a
 // uniform loop).
@@ -206,7 +145,7 @@ func check(ls *ir.Lockstep, g *ir.Program, list []ast.Stmt, inLoop bool) (ok, pa
 	for _, s := range list {
 		switch s := s.(type) {
 		case *ast.ForStmt:
-			if Uniform(ls, g, s.Init) && (s.Cond == nil || !DependsOn(ls, g, s.Cond)) && Uniform(ls, g, s.Post) {
+			if ls.Uniform(g.P.Info, s.Init) && (s.Cond == nil || !ls.DependsOn(g.P.Info, s.Cond)) && ls.Uniform(g.P.Info, s.Post) {
 				o, p := check(ls, g, s.Body.List, true)
 				if !o {
 					return false, false
@@ -215,7 +154,7 @@ func check(ls *ir.Lockstep, g *ir.Program, list []ast.Stmt, inLoop bool) (ok, pa
 				continue
 			}
 		case *ast.RangeStmt:
-			if !DependsOn(ls, g, s.X) && (s.Key == nil || !DependsOn(ls, g, s.Key)) {
+			if !ls.DependsOn(g.P.Info, s.X) && (s.Key == nil || !ls.DependsOn(g.P.Info, s.Key)) {
 				o, p := check(ls, g, s.Body.List, true)
 				if !o {
 					return false, false
@@ -224,7 +163,7 @@ func check(ls *ir.Lockstep, g *ir.Program, list []ast.Stmt, inLoop bool) (ok, pa
 				continue
 			}
 		case *ast.IfStmt:
-			if s.Init == nil && !DependsOn(ls, g, s.Cond) {
+			if s.Init == nil && !ls.DependsOn(g.P.Info, s.Cond) {
 				o, p := check(ls, g, s.Body.List, inLoop)
 				if !o {
 					return false, false
@@ -253,7 +192,7 @@ func check(ls *ir.Lockstep, g *ir.Program, list []ast.Stmt, inLoop bool) (ok, pa
 				return false, false
 			}
 		}
-		if Uniform(ls, g, s) {
+		if ls.Uniform(g.P.Info, s) {
 			continue
 		}
 		// A leaf: it must not leave the statements around it.

@@ -2,11 +2,12 @@ package plan
 
 import (
 	"fmt"
-	"github.com/gompt/gompt/cmd/gompt-kernels/internal/ir"
 	"go/ast"
 	"go/token"
 	"go/types"
 	"strings"
+
+	"github.com/gompt/gompt/cmd/gompt-kernels/internal/ir"
 )
 
 // PlanNeeds records k's needs in k.needs, in the order fp64, int64

@@ -1,7 +1,6 @@
 package plan
 
 import (
-	"github.com/gompt/gompt/cmd/gompt-kernels/internal/ir"
 	"go/ast"
 	"go/constant"
 	"go/token"
@@ -9,6 +8,8 @@ import (
 	"sort"
 	"strconv"
 	"strings"
+
+	"github.com/gompt/gompt/cmd/gompt-kernels/internal/ir"
 )
 
 // A poly is a polynomial with integer coefficients over a kernel's int

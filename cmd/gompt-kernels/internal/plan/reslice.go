@@ -1,9 +1,10 @@
 package plan
 
 import (
-	"github.com/gompt/gompt/cmd/gompt-kernels/internal/ir"
 	"go/ast"
 	"go/types"
+
+	"github.com/gompt/gompt/cmd/gompt-kernels/internal/ir"
 )
 
 // ReslicedAtPoint returns the buffers that a Go image running k's points

@@ -2,12 +2,13 @@ package plan
 
 import (
 	"fmt"
-	"github.com/gompt/gompt/cmd/gompt-kernels/internal/ir"
 	"go/ast"
 	"go/constant"
 	"go/token"
 	"go/types"
 	"sort"
+
+	"github.com/gompt/gompt/cmd/gompt-kernels/internal/ir"
 )
 
 // CheckTeams checks where each team kernel's barriers are, and plans its
@@ -52,7 +53,7 @@ func planTeam(g *ir.Program, k *ir.Kernel) *ir.TeamPlan {
 				if s.Init != nil {
 					g.Errs.Add(s.Pos(), "an if with an init statement around a barrier is not supported; declare the variable before the if")
 				}
-				c := under || DependsOn(ls, g, s.Cond)
+				c := under || ls.DependsOn(g.P.Info, s.Cond)
 				header(pl, g, s.Cond)
 				walk(s.Body.List, c, false)
 				switch e := s.Else.(type) {
@@ -62,7 +63,7 @@ func planTeam(g *ir.Program, k *ir.Kernel) *ir.TeamPlan {
 					walk([]ast.Stmt{e}, c, false)
 				}
 			case *ast.ForStmt:
-				c := under || s.Cond != nil && DependsOn(ls, g, s.Cond) || s.Init != nil && DependsOn(ls, g, s.Init) || s.Post != nil && DependsOn(ls, g, s.Post)
+				c := under || s.Cond != nil && ls.DependsOn(g.P.Info, s.Cond) || s.Init != nil && ls.DependsOn(g.P.Info, s.Init) || s.Post != nil && ls.DependsOn(g.P.Info, s.Post)
 				if s.Init != nil {
 					if as, ok := s.Init.(*ast.AssignStmt); ok && as.Tok == token.DEFINE {
 						for _, l := range as.Lhs {
@@ -98,7 +99,7 @@ func planTeam(g *ir.Program, k *ir.Kernel) *ir.TeamPlan {
 				}
 				walk(s.Body.List, c, false)
 			case *ast.RangeStmt:
-				c := under || DependsOn(ls, g, s.X)
+				c := under || ls.DependsOn(g.P.Info, s.X)
 				header(pl, g, s.X)
 				if id, ok := s.Key.(*ast.Ident); ok && s.Tok == token.DEFINE {
 					if v, ok := info.Defs[id].(*types.Var); ok {
@@ -236,7 +237,7 @@ func uniformDecl(pl *ir.TeamPlan, g *ir.Program, s ast.Stmt) bool {
 		}
 	}
 	for _, e := range vals {
-		if DependsOn(pl.Varying, g, e) {
+		if pl.Varying.DependsOn(g.P.Info, e) {
 			return false
 		}
 		if !ir.CallsNothing(info, e) {

@@ -1,0 +1,22 @@
+package plan
+
+import "github.com/gompt/gompt/cmd/gompt-kernels/internal/ir"
+
+// Host plans k's Go image (a team kernel's is its team plan): its lanes
+// where they pay, else the buffers resliced at the point and a split at a
+// stencil's boundary.
+func Host(g *ir.Program, k *ir.Kernel) {
+	if k.Team > 0 {
+		return
+	}
+	if k.Reduce == "" {
+		k.Lanes = PlanLockstep(g, k)
+	}
+	if k.Lanes != nil {
+		return
+	}
+	k.Resliced = ReslicedAtPoint(g, k)
+	if k.Reduce == "" {
+		k.Split = Split(g, k)
+	}
+}
