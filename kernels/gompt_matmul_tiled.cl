@@ -142,9 +142,9 @@ static inline __attribute__((always_inline)) void gompt_body_matmul_tiled(long t
           {
             long gompt_t12 = ((long)((ulong)((long)((ulong)((long)((ulong)ly * (ulong)(64L))) + (ulong)lx)) + (ulong)(0L)));
             if ((ulong)gompt_t12 < (ulong)1024L) {
-              tB[gompt_t12] = gompt_ldc_float(B, gompt_len_B_, ((long)((ulong)((long)((ulong)((long)((ulong)p0 + (ulong)ly)) * (ulong)n)) + (ulong)j0)), gompt_fault, gompt_stop, 7L);
+              tB[gompt_t12] = gompt_ldc_float(B, gompt_len_B_, ((long)((ulong)((long)((ulong)((long)((ulong)p0 + (ulong)ly)) * (ulong)n)) + (ulong)j0)), gompt_fault, gompt_stop, 8L);
             } else {
-              gompt_check_fail(gompt_fault, gompt_stop, 8L, gompt_t12, 1024L);
+              gompt_check_fail(gompt_fault, gompt_stop, 7L, gompt_t12, 1024L);
             }
           }
         } else {
@@ -161,9 +161,9 @@ static inline __attribute__((always_inline)) void gompt_body_matmul_tiled(long t
           {
             long gompt_t14 = ((long)((ulong)((long)((ulong)((long)((ulong)ly * (ulong)(64L))) + (ulong)lx)) + (ulong)(16L)));
             if ((ulong)gompt_t14 < (ulong)1024L) {
-              tB[gompt_t14] = gompt_ldc_float(B, gompt_len_B_, ((long)((ulong)((long)((ulong)((long)((ulong)p0 + (ulong)ly)) * (ulong)n)) + (ulong)j1)), gompt_fault, gompt_stop, 10L);
+              tB[gompt_t14] = gompt_ldc_float(B, gompt_len_B_, ((long)((ulong)((long)((ulong)((long)((ulong)p0 + (ulong)ly)) * (ulong)n)) + (ulong)j1)), gompt_fault, gompt_stop, 11L);
             } else {
-              gompt_check_fail(gompt_fault, gompt_stop, 11L, gompt_t14, 1024L);
+              gompt_check_fail(gompt_fault, gompt_stop, 10L, gompt_t14, 1024L);
             }
           }
         } else {
@@ -180,9 +180,9 @@ static inline __attribute__((always_inline)) void gompt_body_matmul_tiled(long t
           {
             long gompt_t16 = ((long)((ulong)((long)((ulong)((long)((ulong)ly * (ulong)(64L))) + (ulong)lx)) + (ulong)(32L)));
             if ((ulong)gompt_t16 < (ulong)1024L) {
-              tB[gompt_t16] = gompt_ldc_float(B, gompt_len_B_, ((long)((ulong)((long)((ulong)((long)((ulong)p0 + (ulong)ly)) * (ulong)n)) + (ulong)j2)), gompt_fault, gompt_stop, 13L);
+              tB[gompt_t16] = gompt_ldc_float(B, gompt_len_B_, ((long)((ulong)((long)((ulong)((long)((ulong)p0 + (ulong)ly)) * (ulong)n)) + (ulong)j2)), gompt_fault, gompt_stop, 14L);
             } else {
-              gompt_check_fail(gompt_fault, gompt_stop, 14L, gompt_t16, 1024L);
+              gompt_check_fail(gompt_fault, gompt_stop, 13L, gompt_t16, 1024L);
             }
           }
         } else {
@@ -199,9 +199,9 @@ static inline __attribute__((always_inline)) void gompt_body_matmul_tiled(long t
           {
             long gompt_t18 = ((long)((ulong)((long)((ulong)((long)((ulong)ly * (ulong)(64L))) + (ulong)lx)) + (ulong)(48L)));
             if ((ulong)gompt_t18 < (ulong)1024L) {
-              tB[gompt_t18] = gompt_ldc_float(B, gompt_len_B_, ((long)((ulong)((long)((ulong)((long)((ulong)p0 + (ulong)ly)) * (ulong)n)) + (ulong)j3)), gompt_fault, gompt_stop, 16L);
+              tB[gompt_t18] = gompt_ldc_float(B, gompt_len_B_, ((long)((ulong)((long)((ulong)((long)((ulong)p0 + (ulong)ly)) * (ulong)n)) + (ulong)j3)), gompt_fault, gompt_stop, 17L);
             } else {
-              gompt_check_fail(gompt_fault, gompt_stop, 17L, gompt_t18, 1024L);
+              gompt_check_fail(gompt_fault, gompt_stop, 16L, gompt_t18, 1024L);
             }
           }
         } else {

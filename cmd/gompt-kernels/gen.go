@@ -32,7 +32,10 @@ func generate(o ir.Options) (out ir.Output, err error) {
 	return generatePkg(o)
 }
 
+// generatePkg runs the phases (internal/doc.go): load, check, plan, and
+// the emitters.
 func generatePkg(o ir.Options) (ir.Output, error) {
+	// Load.
 	p, typeErrs, err := load.Load(o.Dir)
 	if err != nil {
 		return nil, err
@@ -67,6 +70,8 @@ func generatePkg(o ir.Options) (ir.Output, error) {
 			}
 		}
 	}
+	// Check (a team kernel's plan is made here: it decides whether its
+	// barriers are allowed).
 	for _, f := range all {
 		check.Check(g, f)
 	}
@@ -83,9 +88,11 @@ func generatePkg(o ir.Options) (ir.Output, error) {
 		return nil, g.Errs
 	}
 	sort.Slice(g.Kernels, func(i, j int) bool { return g.Kernels[i].Name < g.Kernels[j].Name })
+	// Plan.
 	for _, k := range g.Kernels {
 		plan.Kernel(g, k)
 	}
+	// Emit.
 	out := ir.Output{}
 	ptxOK := true
 	for _, k := range g.Kernels {

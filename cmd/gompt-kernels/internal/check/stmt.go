@@ -1,3 +1,6 @@
+// Package check is the compiler's second phase: it decides what of a
+// kernel's and helper's Go is in the subset, and reports the rest at its
+// position, naming the construct and what to do instead.
 package check
 
 import (

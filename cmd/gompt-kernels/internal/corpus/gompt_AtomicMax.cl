@@ -129,9 +129,9 @@ static inline __attribute__((always_inline)) void gompt_body_AtomicMax(long i, l
     for (;;) {
       if (*gompt_stop) return;
       {
-        uint old_3 = gompt_atomic_load_uint_at(u32, gompt_len_u32_, gompt_remc_long(i, gompt_len_u32_, gompt_fault, gompt_stop, 1L), gompt_fault, gompt_stop, 2L);
+        uint old_3 = gompt_atomic_load_uint_at(u32, gompt_len_u32_, gompt_remc_long(i, gompt_len_u32_, gompt_fault, gompt_stop, 2L), gompt_fault, gompt_stop, 1L);
         if (*gompt_stop) return;
-        if ((old_3 >= ((uint)x)) || gompt_atomic_cas_uint_at(u32, gompt_len_u32_, gompt_remc_long(i, gompt_len_u32_, gompt_fault, gompt_stop, 3L), old_3, ((uint)x), gompt_fault, gompt_stop, 4L)) {
+        if ((old_3 >= ((uint)x)) || gompt_atomic_cas_uint_at(u32, gompt_len_u32_, gompt_remc_long(i, gompt_len_u32_, gompt_fault, gompt_stop, 4L), old_3, ((uint)x), gompt_fault, gompt_stop, 3L)) {
           break;
         }
         if (*gompt_stop) return;

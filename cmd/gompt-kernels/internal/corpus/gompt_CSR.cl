@@ -79,7 +79,7 @@ static inline __attribute__((always_inline)) void gompt_body_CSR(long r, long ro
     for (long gompt_t6 = 0; GOMPT_CMP64(gompt_t6, <, gompt_t5); gompt_t6++) {
       long k = gompt_t6;
       float v = rv[gompt_t6];
-      long c = gompt_remc_long(((long)gompt_ldc_int(rc, gompt_len_rc_, k, gompt_fault, gompt_stop, 5L)), ncols, gompt_fault, gompt_stop, 6L);
+      long c = gompt_remc_long(((long)gompt_ldc_int(rc, gompt_len_rc_, k, gompt_fault, gompt_stop, 6L)), ncols, gompt_fault, gompt_stop, 5L);
       if (*gompt_stop) return;
       if (GOMPT_CMP64(c, <, (0L))) {
         c = ((long)((ulong)c + (ulong)ncols));

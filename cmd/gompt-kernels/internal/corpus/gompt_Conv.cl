@@ -48,7 +48,7 @@ static inline __attribute__((always_inline)) void gompt_body_Conv(long j, long i
       if (!GOMPT_CMP64(p, <, k)) break;
       if (*gompt_stop) return;
       {
-        float t = (w[p] * gompt_ldc_float(in, gompt_len_in_, ((long)((ulong)((long)((ulong)i * (ulong)n)) + (ulong)gompt_remc_long(((long)((ulong)j + (ulong)p)), n, gompt_fault, gompt_stop, 1L))), gompt_fault, gompt_stop, 2L));
+        float t = (w[p] * gompt_ldc_float(in, gompt_len_in_, ((long)((ulong)((long)((ulong)i * (ulong)n)) + (ulong)gompt_remc_long(((long)((ulong)j + (ulong)p)), n, gompt_fault, gompt_stop, 2L))), gompt_fault, gompt_stop, 1L));
         if (*gompt_stop) return;
         acc = (acc + t);
         if (t > peak) {

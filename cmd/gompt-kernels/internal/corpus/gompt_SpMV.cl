@@ -44,7 +44,7 @@ static inline __attribute__((always_inline)) void gompt_body_SpMV(long r, long r
       if (!(j < rowPtr[((long)((ulong)r + (ulong)(1L)))])) break;
       if (*gompt_stop) return;
       {
-        sum = (sum + (gompt_ldc_float(vals, gompt_len_vals_, (long)(j), gompt_fault, gompt_stop, 1L) * gompt_ldc_float(x, gompt_len_x_, (long)(gompt_ldc_int(cols, gompt_len_cols_, (long)(j), gompt_fault, gompt_stop, 2L)), gompt_fault, gompt_stop, 3L)));
+        sum = (sum + (gompt_ldc_float(vals, gompt_len_vals_, (long)(j), gompt_fault, gompt_stop, 1L) * gompt_ldc_float(x, gompt_len_x_, (long)(gompt_ldc_int(cols, gompt_len_cols_, (long)(j), gompt_fault, gompt_stop, 3L)), gompt_fault, gompt_stop, 2L)));
         if (*gompt_stop) return;
       }
       j = ((int)((uint)j + (uint)1));

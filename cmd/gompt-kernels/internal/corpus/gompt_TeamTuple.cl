@@ -48,12 +48,12 @@ static inline __attribute__((always_inline)) void gompt_body_TeamTuple(long t, l
   long j = th;
   long gompt_t5 = j;
   long gompt_t6 = ((long)((ulong)(63L) - (ulong)th));
-  float gompt_t7 = (gompt_lldc_float(a, 64L, j, gompt_fault, gompt_stop, 1L) * (0x1p+01f));
+  float gompt_t7 = (gompt_lldc_float(a, 64L, j, gompt_fault, gompt_stop, 2L) * (0x1p+01f));
   j = gompt_t6;
   if ((ulong)gompt_t5 < (ulong)64L) {
     a[gompt_t5] = gompt_t7;
   } else {
-    gompt_check_fail(gompt_fault, gompt_stop, 2L, gompt_t5, 64L);
+    gompt_check_fail(gompt_fault, gompt_stop, 1L, gompt_t5, 64L);
   }
   barrier(CLK_LOCAL_MEM_FENCE | CLK_GLOBAL_MEM_FENCE);
   float x = gompt_lldc_float(a, 64L, j, gompt_fault, gompt_stop, 3L);

@@ -38,10 +38,10 @@ static inline __attribute__((always_inline)) void gompt_stc_int(__global int *p,
 static void gompt_f_swapNext(__global int *b, long gompt_len_b_, long j, __global long *gompt_fault, int *gompt_stop) {
   long gompt_t1 = j;
   long gompt_t2 = ((long)((ulong)j + (ulong)(1L)));
-  int gompt_t3 = gompt_ldc_int(b, gompt_len_b_, ((long)((ulong)j + (ulong)(1L))), gompt_fault, gompt_stop, 1L);
-  int gompt_t4 = gompt_ldc_int(b, gompt_len_b_, j, gompt_fault, gompt_stop, 2L);
-  gompt_stc_int(b, gompt_len_b_, gompt_t1, gompt_t3, gompt_fault, gompt_stop, 3L);
-  gompt_stc_int(b, gompt_len_b_, gompt_t2, gompt_t4, gompt_fault, gompt_stop, 4L);
+  int gompt_t3 = gompt_ldc_int(b, gompt_len_b_, ((long)((ulong)j + (ulong)(1L))), gompt_fault, gompt_stop, 3L);
+  int gompt_t4 = gompt_ldc_int(b, gompt_len_b_, j, gompt_fault, gompt_stop, 4L);
+  gompt_stc_int(b, gompt_len_b_, gompt_t1, gompt_t3, gompt_fault, gompt_stop, 1L);
+  gompt_stc_int(b, gompt_len_b_, gompt_t2, gompt_t4, gompt_fault, gompt_stop, 2L);
   if (*gompt_stop) return;
 }
 
@@ -57,9 +57,9 @@ static inline __attribute__((always_inline)) void gompt_body_Tuples(long i, long
   long gompt_t4 = k;
   long gompt_t5 = ((long)((ulong)k + (ulong)(1L)));
   int gompt_t6 = ((int)((uint)in[i] * (uint)(3)));
-  int gompt_t7 = ((int)((uint)gompt_ldc_int(out, gompt_len_out_, ((long)((ulong)k - (ulong)(1L))), gompt_fault, gompt_stop, 6L) + (uint)(1)));
-  gompt_stc_int(out, gompt_len_out_, gompt_t4, gompt_t6, gompt_fault, gompt_stop, 7L);
-  gompt_stc_int(out, gompt_len_out_, gompt_t5, gompt_t7, gompt_fault, gompt_stop, 8L);
+  int gompt_t7 = ((int)((uint)gompt_ldc_int(out, gompt_len_out_, ((long)((ulong)k - (ulong)(1L))), gompt_fault, gompt_stop, 8L) + (uint)(1)));
+  gompt_stc_int(out, gompt_len_out_, gompt_t4, gompt_t6, gompt_fault, gompt_stop, 6L);
+  gompt_stc_int(out, gompt_len_out_, gompt_t5, gompt_t7, gompt_fault, gompt_stop, 7L);
   if (*gompt_stop) return;
   long gompt_t8 = o;
   long gompt_t9 = ((long)((ulong)o + (ulong)(1L)));

@@ -115,10 +115,10 @@ var AtomicMaxKernel = &gomptdevice.Kernel{
 	},
 	Dims: 1,
 	Faults: []gomptdevice.FaultSite{
-		{Kind: gomptdevice.FaultDivide, Pos: "atomics.go:44"},
 		{Kind: gomptdevice.FaultIndex, Pos: "atomics.go:44"},
-		{Kind: gomptdevice.FaultDivide, Pos: "atomics.go:45"},
+		{Kind: gomptdevice.FaultDivide, Pos: "atomics.go:44"},
 		{Kind: gomptdevice.FaultIndex, Pos: "atomics.go:45"},
+		{Kind: gomptdevice.FaultDivide, Pos: "atomics.go:45"},
 		{Kind: gomptdevice.FaultIndex, Pos: "atomics.go:57"},
 		{Kind: gomptdevice.FaultIndex, Pos: "atomics.go:58"},
 	},
@@ -565,8 +565,8 @@ var CSRKernel = &gomptdevice.Kernel{
 		{Kind: gomptdevice.FaultSliceOrder, Pos: "views.go:29"},
 		{Kind: gomptdevice.FaultSliceCap, Pos: "views.go:29"},
 		{Kind: gomptdevice.FaultSliceOrder, Pos: "views.go:29"},
-		{Kind: gomptdevice.FaultIndex, Pos: "views.go:32"},
 		{Kind: gomptdevice.FaultDivide, Pos: "views.go:32"},
+		{Kind: gomptdevice.FaultIndex, Pos: "views.go:32"},
 		{Kind: gomptdevice.FaultIndex, Pos: "views.go:36"},
 	},
 	Images: []gomptdevice.Image{
@@ -946,8 +946,8 @@ var ConvKernel = &gomptdevice.Kernel{
 	},
 	Dims: 2,
 	Faults: []gomptdevice.FaultSite{
-		{Kind: gomptdevice.FaultDivide, Pos: "lockstep.go:15"},
 		{Kind: gomptdevice.FaultIndex, Pos: "lockstep.go:15"},
+		{Kind: gomptdevice.FaultDivide, Pos: "lockstep.go:15"},
 	},
 	Images: []gomptdevice.Image{
 		{Kind: gomptdevice.ImageHost, Entry: "gompt_Conv", Host: gomptHostConv},

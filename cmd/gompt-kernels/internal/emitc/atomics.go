@@ -1,9 +1,10 @@
 package emitc
 
 import (
-	"github.com/gompt/gompt/cmd/gompt-kernels/internal/ir"
 	"go/ast"
 	"strings"
+
+	"github.com/gompt/gompt/cmd/gompt-kernels/internal/ir"
 )
 
 // atomicCall is a call of sync/atomic's name in C: Go's result (Add's new
@@ -26,7 +27,7 @@ func (c *cfunc) atomicCall(e *ast.CallExpr, name string) string {
 	if c.proven(ix) {
 		return h + "(" + strings.Join(append([]string{"&" + buf + "[" + idx + "]"}, args...), ", ") + ")"
 	}
-	return h + "_at(" + strings.Join(append([]string{buf, n, idx}, args...), ", ") + ", " + c.site(ir.SiteIndex, ix.Index.Pos()) + ")"
+	return h + "_at(" + strings.Join(append([]string{buf, n, idx}, args...), ", ") + ", " + c.site(ir.SiteIndex, ix) + ")"
 }
 
 // atomic returns the helper of an atomic Add, CompareAndSwap or Load

@@ -2,15 +2,15 @@ package emitc
 
 import (
 	"fmt"
-	"github.com/gompt/gompt/cmd/gompt-kernels/internal/ir"
 	"go/ast"
 	"go/constant"
 	"go/token"
 	"go/types"
 	"math"
-	"path/filepath"
 	"strconv"
 	"strings"
+
+	"github.com/gompt/gompt/cmd/gompt-kernels/internal/ir"
 )
 
 // cfunc emits one Go function (a kernel's body or a helper) as an OpenCL C
@@ -40,6 +40,7 @@ type cfunc struct {
 type cfile struct {
 	k      *ir.Kernel
 	faulty map[*ir.Fn]bool
+	used   map[int]bool // the plan's sites the C checks
 }
 
 // Placeholders in a function's C text, replaced once the file's checks
@@ -56,15 +57,18 @@ const (
 // divisors (not check=off).
 func (c *cfunc) checking() bool { return !c.file.k.Nocheck }
 
-// site registers a check of kind at pos and returns the C arguments that
-// pass it to a checking helper: the fault record, the stop flag and the
-// check's number.
-func (c *cfunc) site(kind string, pos token.Pos) string {
-	k := c.file.k
-	p := c.g.P.Fset.Position(pos)
-	k.Sites = append(k.Sites, ir.Site{Kind: kind, Pos: filepath.Base(p.Filename) + ":" + ir.Itoa(p.Line)})
+// site returns the C arguments that pass the check of kind at node to a
+// checking helper: the fault record, the stop flag and the check's number
+// in the kernel's plan (plan.Sites). A check the plan lacks is the
+// generator's own error.
+func (c *cfunc) site(kind string, node ast.Node) string {
+	n, ok := c.file.k.SiteOf[ir.SiteKey{Kind: kind, Node: node}]
+	if !ok {
+		panic(fmt.Sprintf("gompt-kernels: the C of %s checks %s at %s, which its plan has no site for", c.file.k.Name, kind, c.g.Rel(node.Pos())))
+	}
+	c.file.used[n] = true
 	c.marks++
-	return "gompt_fault, gompt_stop, " + ir.Itoa(len(k.Sites)) + "L"
+	return "gompt_fault, gompt_stop, " + ir.Itoa(n) + "L"
 }
 
 // branchTarget is a loop or switch that break or continue may leave.
@@ -435,7 +439,7 @@ func (c *cfunc) storeAt(ix *ast.IndexExpr, idx, v string) {
 		c.line("%s[%s] = %s;", name, idx, v)
 		return
 	}
-	c.line("%s(%s, %s, %s, %s, %s);", c.pre.storeChecked(c.file.k, p.T), name, c.lens[p], idx, v, c.site(ir.SiteIndex, ix.Index.Pos()))
+	c.line("%s(%s, %s, %s, %s, %s);", c.pre.storeChecked(c.file.k, p.T), name, c.lens[p], idx, v, c.site(ir.SiteIndex, ix))
 }
 
 // proven reports whether the index of ix needs no check: the prover
@@ -519,7 +523,7 @@ func (c *cfunc) checkedIdx(ix *ast.IndexExpr, idx, n string, always bool, body f
 			c.line("}")
 		} else {
 			c.line("} else {")
-			c.line("  %s(%s, %s, %s);", c.pre.fail(c.file.k), c.site(ir.SiteIndex, ix.Index.Pos()), idx, n)
+			c.line("  %s(%s, %s, %s);", c.pre.fail(c.file.k), c.site(ir.SiteIndex, ix), idx, n)
 			c.line("}")
 		}
 	}
@@ -838,7 +842,7 @@ func (c *cfunc) expr(e ast.Expr) string {
 		if c.proven(e) {
 			return c.names[p.Obj] + "[" + idx + "]"
 		}
-		return c.pre.loadChecked(c.file.k, p.T) + "(" + c.names[p.Obj] + ", " + c.lens[p] + ", " + idx + ", " + c.site(ir.SiteIndex, e.Index.Pos()) + ")"
+		return c.pre.loadChecked(c.file.k, p.T) + "(" + c.names[p.Obj] + ", " + c.lens[p] + ", " + idx + ", " + c.site(ir.SiteIndex, e) + ")"
 	case *ast.CallExpr:
 		return c.call(e)
 	}
@@ -907,7 +911,7 @@ func (c *cfunc) binop(op token.Token, t ir.Scalar, x, y string, ye ast.Expr) str
 			}
 		}
 		if ye != nil && c.checking() {
-			return c.pre.divChecked(c.file.k, t, op == token.REM) + "(" + x + ", " + y + ", " + c.site(ir.SiteDivide, ye.Pos()) + ")"
+			return c.pre.divChecked(c.file.k, t, op == token.REM) + "(" + x + ", " + y + ", " + c.site(ir.SiteDivide, ye) + ")"
 		}
 		return c.pre.div(t, op == token.REM) + "(" + x + ", " + y + ")"
 	case token.AND, token.OR, token.XOR:

@@ -2,11 +2,12 @@ package emitc
 
 import (
 	"fmt"
-	"github.com/gompt/gompt/cmd/gompt-kernels/internal/ir"
-	"github.com/gompt/gompt/device"
 	"go/token"
 	"sort"
 	"strings"
+
+	"github.com/gompt/gompt/cmd/gompt-kernels/internal/ir"
+	"github.com/gompt/gompt/device"
 )
 
 // prelude collects the helper functions an OpenCL C file needs, each

@@ -2,10 +2,11 @@ package emitc
 
 import (
 	"fmt"
-	"github.com/gompt/gompt/cmd/gompt-kernels/internal/ir"
 	"go/ast"
 	"go/token"
 	"strings"
+
+	"github.com/gompt/gompt/cmd/gompt-kernels/internal/ir"
 )
 
 func (c *cfunc) isReduceArray(p *ir.Param) bool {

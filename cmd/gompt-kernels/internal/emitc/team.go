@@ -2,9 +2,10 @@ package emitc
 
 import (
 	"fmt"
-	"github.com/gompt/gompt/cmd/gompt-kernels/internal/ir"
 	"go/ast"
 	"strings"
+
+	"github.com/gompt/gompt/cmd/gompt-kernels/internal/ir"
 )
 
 // C: the team arrays are the entry's __local arrays, passed to the body.
@@ -44,7 +45,7 @@ func (c *cfunc) teamLoad(ix *ast.IndexExpr) (string, bool) {
 	name := "gompt_lldc_" + t.C()
 	c.pre.need(name, fmt.Sprintf("%s %s %s(__local %s *a, long n, long i, __global long *f, int *stop, long site) { if ((ulong)i < (ulong)n) return a[i]; %s(f, stop, site, i, n); return (%s)0; }",
 		inl, t.C(), name, t.C(), c.pre.fail(c.file.k), t.C()))
-	return fmt.Sprintf("%s(%s, %dL, %s, %s)", name, c.names[v], c.f.Kernel.TeamArrays[v], c.index(ix.Index), c.site(ir.SiteIndex, ix.Index.Pos())), true
+	return fmt.Sprintf("%s(%s, %dL, %s, %s)", name, c.names[v], c.f.Kernel.TeamArrays[v], c.index(ix.Index), c.site(ir.SiteIndex, ix)), true
 }
 
 // teamStore stores val() into element ix of a team array (outside its

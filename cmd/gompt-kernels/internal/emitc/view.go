@@ -2,24 +2,15 @@ package emitc
 
 import (
 	"fmt"
-	"github.com/gompt/gompt/cmd/gompt-kernels/internal/ir"
 	"go/ast"
 	"go/token"
 	"go/types"
+
+	"github.com/gompt/gompt/cmd/gompt-kernels/internal/ir"
 )
 
 // Views and range over slices in the OpenCL C and the Go image (see
 // view.go).
-
-// Fault kinds of a slice expression's checks (device.FaultSlice*), in
-// the forms of Go's run-time errors.
-const (
-	siteSliceCap    = "FaultSliceCap"    // [:hi] with capacity c
-	siteSliceOrder  = "FaultSliceOrder"  // [lo:hi]
-	siteSlice3Cap   = "FaultSlice3Cap"   // [::max] with capacity c
-	siteSlice3Max   = "FaultSlice3Max"   // [:hi:max]
-	siteSlice3Order = "FaultSlice3Order" // [lo:hi:]
-)
 
 // cview is a view in C: a pointer into its buffer, and the C variables
 // of its length and capacity.
@@ -139,13 +130,13 @@ func (c *cfunc) sliceView(se *ast.SliceExpr, name string) *cview {
 	var checks []check
 	above := func(x, y string) string { return "(ulong)" + x + " > (ulong)" + y }
 	if se.Slice3 {
-		checks = []check{{above(mx, cp), siteSlice3Cap, mx, cp}, {above(hi, mx), siteSlice3Max, hi, mx}, {above(lo, hi), siteSlice3Order, lo, hi}}
+		checks = []check{{above(mx, cp), ir.SiteSlice3Cap, mx, cp}, {above(hi, mx), ir.SiteSlice3Max, hi, mx}, {above(lo, hi), ir.SiteSlice3Order, lo, hi}}
 	} else {
 		if se.High != nil {
-			checks = append(checks, check{above(hi, cp), siteSliceCap, hi, cp})
+			checks = append(checks, check{above(hi, cp), ir.SiteSliceCap, hi, cp})
 		}
 		if se.Low != nil {
-			checks = append(checks, check{above(lo, hi), siteSliceOrder, lo, hi})
+			checks = append(checks, check{above(lo, hi), ir.SiteSliceOrder, lo, hi})
 		}
 	}
 	if !c.checking() {
@@ -162,7 +153,7 @@ func (c *cfunc) sliceView(se *ast.SliceExpr, name string) *cview {
 			kw = "} else if"
 		}
 		c.line("%s (%s) {", kw, ch.bad)
-		c.line("  %s(%s, %s, %s);", c.pre.fail(c.file.k), c.site(ch.kind, se.Lbrack), ch.x, ch.y)
+		c.line("  %s(%s, %s, %s);", c.pre.fail(c.file.k), c.site(ch.kind, se), ch.x, ch.y)
 	}
 	if len(checks) > 0 {
 		c.line("} else {")
@@ -189,7 +180,7 @@ func (c *cfunc) viewLoad(ix *ast.IndexExpr) (string, bool) {
 	if c.proven(ix) {
 		return cv.ptr + "[" + idx + "]", true
 	}
-	return c.pre.loadChecked(c.file.k, cv.base.T) + "(" + cv.ptr + ", " + cv.n + ", " + idx + ", " + c.site(ir.SiteIndex, ix.Index.Pos()) + ")", true
+	return c.pre.loadChecked(c.file.k, cv.base.T) + "(" + cv.ptr + ", " + cv.n + ", " + idx + ", " + c.site(ir.SiteIndex, ix) + ")", true
 }
 
 // viewStoreAt stores v into element ix of a view at the C index idx,
@@ -203,7 +194,7 @@ func (c *cfunc) viewStoreAt(ix *ast.IndexExpr, idx, v string) bool {
 		c.line("%s[%s] = %s;", cv.ptr, idx, v)
 		return true
 	}
-	c.line("%s(%s, %s, %s, %s, %s);", c.pre.storeChecked(c.file.k, cv.base.T), cv.ptr, cv.n, idx, v, c.site(ir.SiteIndex, ix.Index.Pos()))
+	c.line("%s(%s, %s, %s, %s, %s);", c.pre.storeChecked(c.file.k, cv.base.T), cv.ptr, cv.n, idx, v, c.site(ir.SiteIndex, ix))
 	return true
 }
 

@@ -1,3 +1,6 @@
+// Package emitgo writes the generated Go file from the kernels' plans:
+// each device.Kernel, its Go image (host:0 and the initial device run
+// it), its sample, and the typed launchers.
 package emitgo
 
 import (

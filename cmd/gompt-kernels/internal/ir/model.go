@@ -1,3 +1,7 @@
+// Package ir is the kernel compiler's model, shared by its phases (see
+// ../doc.go): the kernels and helpers load finds, their parameters and
+// calls, the plan plan makes of each kernel, the errors, and the facts of
+// the subset every phase agrees on.
 package ir
 
 import (
@@ -214,7 +218,8 @@ type Kernel struct {
 	Maps    map[*Param]string // "To", "From" or "ToFrom"
 	Proven  map[ast.Expr]bool // index expressions proven in range
 	Nocheck bool              // check=off: no run-time checks
-	Sites   []Site            // the run-time checks of its device code (device.Kernel.Faults), found by openCL
+	Sites   []Site            // the run-time checks of its device code (device.Kernel.Faults), planned by plan.Sites
+	SiteOf  map[SiteKey]int   // and each one's number (its index in Sites, plus one), by its node
 
 	// A team kernel (team=N, team.go): N threads per team, the thread's
 	// index parameter, and the team-local arrays (their lengths).
@@ -252,6 +257,42 @@ type Kernel struct {
 // device.FaultKind constant's name) and source position ("heat.go:14").
 type Site struct {
 	Kind, Pos string
+}
+
+// SiteKey is a run-time check of a kernel's device code: its kind and the
+// node it checks (an index expression, a divisor, a slice expression).
+type SiteKey struct {
+	Kind string
+	Node ast.Node
+}
+
+// The kinds of a slice expression's checks (device.FaultSliceCap...), in
+// the order Go's run time makes them.
+const (
+	SiteSliceCap    = "FaultSliceCap"    // [:hi] with capacity c
+	SiteSliceOrder  = "FaultSliceOrder"  // [lo:hi]
+	SiteSlice3Cap   = "FaultSlice3Cap"   // [::max] with capacity c
+	SiteSlice3Max   = "FaultSlice3Max"   // [:hi:max]
+	SiteSlice3Order = "FaultSlice3Order" // [lo:hi:]
+)
+
+// Helpers lists the helpers f calls, directly or not, each once, callees
+// before their callers: the functions of its device code besides f.
+func (f *Fn) Helpers() []*Fn {
+	var out []*Fn
+	seen := map[*Fn]bool{}
+	var visit func(f *Fn)
+	visit = func(f *Fn) {
+		for _, c := range f.Calls {
+			if !seen[c.Callee] {
+				seen[c.Callee] = true
+				visit(c.Callee)
+				out = append(out, c.Callee)
+			}
+		}
+	}
+	visit(f)
+	return out
 }
 
 const (

@@ -1,3 +1,6 @@
+// Package load is the compiler's first phase: it loads a package with its
+// types and turns its //gompt:kernel, //gompt:func and //gompt:variant
+// functions into the model (ir.Kernel, ir.Fn), checking the directives.
 package load
 
 import (

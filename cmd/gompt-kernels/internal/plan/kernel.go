@@ -1,3 +1,5 @@
+// Package plan is the compiler's third phase: it makes each kernel's plan
+// once, after the checks pass, for the emitters to read (see Kernel).
 package plan
 
 import "github.com/gompt/gompt/cmd/gompt-kernels/internal/ir"
@@ -10,5 +12,6 @@ import "github.com/gompt/gompt/cmd/gompt-kernels/internal/ir"
 func Kernel(g *ir.Program, k *ir.Kernel) {
 	NewProver(g, k).Prove()
 	PlanNeeds(g, k)
+	Sites(g, k)
 	Host(g, k)
 }

@@ -1,3 +1,5 @@
+// Package ptxgen builds PTX from a kernel's OpenCL C with clang and
+// libclc (the CUDA plugin's image).
 package ptxgen
 
 import (

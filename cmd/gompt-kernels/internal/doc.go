@@ -1,0 +1,49 @@
+// Package internal holds the kernel compiler gompt-kernels, one package a
+// phase, as Go's own compiler and TinyGo are cut. A kernel flows through
+// them in order, driven by the command's generatePkg (../gen.go):
+//
+//   - load reads the package (go list, go/types) and its directives:
+//     //gompt:kernel, //gompt:func and //gompt:variant become the model's
+//     kernels and helpers (ir.Kernel, ir.Fn).
+//   - check decides what is in the subset and reports everything else at
+//     its position; it also finds the calls between functions (recursion,
+//     which slices a helper reads and writes) and checks names and
+//     launchers.
+//   - plan makes each kernel's plan once, after the checks pass
+//     (plan.Kernel): the indexes proven in range, the run-time checks and
+//     their numbers (Sites), what the kernel needs of a device (Needs),
+//     and the form of its Go image (lanes, buffers resliced, a stencil's
+//     split; a team kernel's team plan is made with the checks, by
+//     plan.CheckTeams). Everything an emitter needs to know about a
+//     kernel is in its plan.
+//   - emitc writes the OpenCL C, emitgo the Go file (device.Kernel
+//     values, Go images, samples) and the launchers, and ptxgen drives
+//     clang and libclc from that C to PTX. The emitters read the plan;
+//     none writes it, and none reads another's output.
+//
+// ir is the model every phase shares: the kernel, its parameters and
+// functions, their plans, errors, and the facts of Go's types the phases
+// agree on (a scalar's C and Go names, the math functions, the atomics).
+//
+// Inside a phase, a file a construct: adding one (an operator, a statement
+// form, a kind of kernel) edits the same file name in each phase it
+// touches:
+//
+//	construct        load          check         plan                    emitc          emitgo
+//	statements, exprs                stmt.go       prove.go                func.go        body.go
+//	calls, helpers                   calls.go                              file.go        file.go
+//	atomics                          atomics.go    needs.go                atomics.go     atomics.go
+//	team kernels     team.go       team.go       team.go                 team.go        team.go
+//	reduce(buf)=     reducearray.go  reducearray.go                        reducearray.go reducearray.go
+//	views, range                   view.go       view.go                 view.go        view.go
+//	variants, arg()  variant.go    variant.go                                           launchers.go
+//	run-time checks                              sites.go                func.go
+//	Go image form                                host.go lanes.go reslice.go split.go  lanes.go split.go
+//
+// load.go reads the package, directive.go the //gompt:kernel keys, and
+// launchdir.go the -launchers folder; prelude.go is the C helpers a file
+// needs (checked loads, Go's division and shifts, conversions) and
+// file.go the C file and its entry points; file.go in emitgo is the Go
+// file, launchers.go its launchers. kernel.go in plan orders the planning
+// of one kernel.
+package internal
