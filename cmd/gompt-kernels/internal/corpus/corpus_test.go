@@ -142,6 +142,13 @@ var entries = []entry{
 				x, []float32{0, 0, 0, 1}, make([]int32, n), make([]float32, n)},
 		}
 	}},
+	{k: CallFirstKernel, fn: CallFirst, run: RunCallFirst, ext: []int{0}, inputs: func() [][]any {
+		h := make([]int32, 40)
+		for i := range h {
+			h[i] = int32(i*3 - 50)
+		}
+		return [][]any{{len(h), h, make([]int32, len(h))}}
+	}},
 	{k: Stencil2DKernel, fn: Stencil2D, run: RunStencil2D, ext: []int{0, 1}},
 	{k: Box3DKernel, fn: Box3D, run: RunBox3D, ext: []int{0, 1, 2}},
 	{k: MatMulKernel, fn: MatMul, run: RunMatMul, ext: []int{1, 0}},

@@ -46,3 +46,25 @@ func Helpers(i int, n int, s8 int8, u8 uint8, s16 int16, u16 uint16, s32 int32, 
 	bump(hist, i+n, 1000) // out of range: not done
 	out[i] = y + float32(f64)
 }
+
+// take doubles h[j] and returns what it was: a helper with a result that
+// writes the slice it is given.
+//
+//gompt:func
+func take(h []int32, j int) int32 {
+	v := h[j]
+	h[j] = 2 * v
+	return v
+}
+
+// CallFirst reads an element in the statement of a call that writes it:
+// Go makes the call before it reads the element (gc hoists the call out of
+// the expression), which the OpenCL C, whose operands are unsequenced,
+// must do too.
+//
+//gompt:kernel dims=n len(h)=n len(out)=n
+func CallFirst(i int, n int, h []int32, out []int32) {
+	h[i] += take(h, i)
+	x := h[i] - take(h, i)
+	out[i] = x + h[i]*take(h, i)
+}

@@ -29,6 +29,15 @@ type cfunc struct {
 	stack []*branchTarget
 	file  *cfile // the kernel file f is emitted into: its checks
 	marks int    // the checks and calls of checking helpers emitted so far
+
+	// callsFirst is set while an assignment's, a declaration's or an
+	// expression statement's values are written, where each is
+	// evaluated once, unconditionally: a call of a helper that writes a
+	// slice is then made into a temporary on a line of its own, before
+	// the statement reads any element, as gc orders it (C leaves the
+	// operands of an expression unsequenced: clang read h[i] before
+	// h[i] += take(h, i) changed it).
+	callsFirst bool
 }
 
 // cfile is what the functions of one kernel's OpenCL C file share: the
@@ -216,6 +225,12 @@ func (c *cfunc) block(list []ast.Stmt) {
 func (c *cfunc) stmt(s ast.Stmt, label string) {
 	if c.viewStmt(s) {
 		return
+	}
+	switch s.(type) {
+	case *ast.ExprStmt, *ast.AssignStmt, *ast.IncDecStmt, *ast.DeclStmt:
+		saved := c.callsFirst
+		c.callsFirst = true
+		defer func() { c.callsFirst = saved }()
 	}
 	switch s := s.(type) {
 	case nil, *ast.EmptyStmt:
@@ -814,7 +829,12 @@ func (c *cfunc) expr(e ast.Expr) string {
 		}
 		switch e.Op {
 		case token.LAND, token.LOR:
-			return "(" + c.expr(e.X) + " " + e.Op.String() + " " + c.expr(e.Y) + ")"
+			x := c.expr(e.X)
+			saved := c.callsFirst
+			c.callsFirst = false // the right operand runs only where the left says
+			y := c.expr(e.Y)
+			c.callsFirst = saved
+			return "(" + x + " " + e.Op.String() + " " + y + ")"
 		case token.SHL, token.SHR:
 			t = c.typeOf(e)
 			return c.binop(e.Op, t, c.convertTo(e.X, t), c.expr(e.Y), e.Y)
@@ -1006,10 +1026,26 @@ func (c *cfunc) call(e *ast.CallExpr) string {
 	if c.file.faulty[callee] {
 		c.marks++
 	}
-	if len(args) == 0 {
-		return helperName(callee) + "(" + faultArgs + ")"
+	call := helperName(callee) + "(" + faultArgs + ")"
+	if len(args) > 0 {
+		call = helperName(callee) + "(" + strings.Join(args, ", ") + faultArgsNext + ")"
 	}
-	return helperName(callee) + "(" + strings.Join(args, ", ") + faultArgsNext + ")"
+	if c.callsFirst && callee.Result != nil && writesSlice(callee) {
+		tmp := c.newTmp()
+		c.line("%s %s = %s;", callee.Result.C(), tmp, call)
+		return tmp
+	}
+	return call
+}
+
+// writesSlice reports whether f writes an element of a slice it is given.
+func writesSlice(f *ir.Fn) bool {
+	for _, p := range f.Params {
+		if p.Slice && p.Written {
+			return true
+		}
+	}
+	return false
 }
 
 // conversion is T(e) with Go's conversion rules.
