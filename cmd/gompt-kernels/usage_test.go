@@ -21,7 +21,7 @@ import (
 // constant) to what -h says of it. An empty list is a refusal of
 // something go/types does not let through (a BadStmt) or a wrapper.
 var usageRefusals = map[string][]string{
-	// The signature (directive.go).
+	// The signature (load/directive.go).
 	"a method (…)":                           {"methods"},
 	"a generic function (…)":                 {"generic functions"},
 	"a function without a body (…)":          {"functions without a body"},
@@ -36,7 +36,7 @@ var usageRefusals = map[string][]string{
 	"atomic.… of …":                          {"&buf[i]"},
 	"kernelrt.Barrier outside a team kernel": {"kernelrt.Barrier outside a team kernel"},
 	"kernelrt.Barrier with arguments":        {"kernelrt.Barrier outside a team kernel's body or with arguments"},
-	// Statements (subset.go).
+	// Statements (check/stmt.go).
 	"an expression statement":    {"an expression statement that is not a call"},
 	"a call of … as a statement": {"a call whose value is unused"},
 	"a … declaration":            {"type declarations"},

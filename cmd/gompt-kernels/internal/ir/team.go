@@ -17,7 +17,7 @@ import (
 // condition depends on the thread is an error, as is a return.
 //
 // On an OpenCL or CUDA device a team is a work-group of N work-items; the
-// Go image runs a team's threads as loops between barriers (teamgo.go).
+// Go image runs a team's threads as loops between barriers (emitgo/team.go).
 
 // MaxTeamThreads is the largest team=.
 const MaxTeamThreads = 1024

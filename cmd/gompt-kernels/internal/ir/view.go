@@ -34,7 +34,7 @@ import (
 // are polynomials (in a team kernel, whose threads go on after a failed
 // check, only as the view's own length), and a range's index as in
 // [0, len). The C keeps a view as a pointer into the buffer, its length
-// and its capacity (viewemit.go); the Go image is Go's own slice.
+// and its capacity (emitc/view.go); the Go image is Go's own slice.
 
 // View is one view of a function.
 type View struct {
