@@ -651,6 +651,12 @@ func (c *cfunc) rangeStmt(s *ast.RangeStmt, label string) {
 			c.store(s.Key, func() string { return k })
 		}
 	}
+	c.rangeEnd(s, bt)
+}
+
+// rangeEnd writes the body of range loop s, whose branch target is bt,
+// and closes the loop and the block around it.
+func (c *cfunc) rangeEnd(s *ast.RangeStmt, bt *branchTarget) {
 	body := c.sub(func() { c.stmts(s.Body.List) })
 	c.b.WriteString(body)
 	if bt.contUs {

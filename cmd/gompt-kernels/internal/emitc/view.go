@@ -256,18 +256,6 @@ func (c *cfunc) rangeSlice(s *ast.RangeStmt, label string) bool {
 			c.store(x, v)
 		}
 	}
-	body := c.sub(func() { c.stmts(s.Body.List) })
-	c.b.WriteString(body)
-	if bt.contUs {
-		c.line("gompt_c%d:;", bt.id)
-	}
-	c.depth--
-	c.line("}")
-	c.pop()
-	if bt.breakUsed {
-		c.line("gompt_b%d:;", bt.id)
-	}
-	c.depth--
-	c.line("}")
+	c.rangeEnd(s, bt)
 	return true
 }
