@@ -146,6 +146,11 @@ func TestTeamViewBounds(t *testing.T) {
 		require.NoError(t, RunTeamView(target.Dev(dev), teams, in, lo, hi, out), what+": up to from's capacity")
 		hi[2*64+9]++
 		checkFault(t, RunTeamView(target.Dev(dev), teams, in, lo, hi, out), "TeamView", pos, `slice bounds out of range \[:178\] with capacity 177`, what)
+		// A view declared in a leaf of the team's image fails at its
+		// own line too.
+		lo, hi = good()
+		lo[3*64+5] = 70
+		checkFault(t, RunTeamView(target.Dev(dev), teams, in, lo, hi, out), "TeamView", posOf(t, "TeamView", "from := part[lo[t*64+th]:]"), `slice bounds out of range \[70:64\]`, what)
 		lo, hi = good()
 		out = filled(n, -1)
 		require.NoError(t, RunTeamView(target.Dev(dev), teams, in, lo, hi, out), what)
