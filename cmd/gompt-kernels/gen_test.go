@@ -344,6 +344,31 @@ func C(i int, n int) {}
 
 //gompt:kernel dims=n name=Dup // want "both named Dup"
 func D(i int, n int) {}
+
+//gompt:kernel dims=n name=lower var=Lower
+func f(i int, n int) {}
+
+//gompt:kernel dims=n name=upper var=Upper // want "kernels f and F get the same generated functions (gomptHostF"
+func F(i int, n int) {}
+`)
+}
+
+// A kernel's own names may not take the generated code's prefix: the Go
+// image declares gomptJ, gomptLo0 and labels gomptPoint0 beside them.
+func TestReservedNames(t *testing.T) {
+	checkErrors(t, `package k
+
+//gompt:kernel dims=n
+func G(i int, n int, gomptN int, out []int) { // want "parameter gomptN: names that start with gompt are the generated code's"
+	gomptJ := i // want "local gomptJ: names that start with gompt are the generated code's"
+gomptPoint0: // want "label gomptPoint0: names that start with gompt"
+	for j := 0; j < n; j++ {
+		if j > i {
+			break gomptPoint0
+		}
+		out[i] = gomptJ + gomptN + j
+	}
+}
 `)
 }
 

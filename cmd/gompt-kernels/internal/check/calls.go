@@ -80,6 +80,14 @@ func Propagate(g *ir.Program, all []*ir.Fn) {
 func CheckNames(g *ir.Program, o ir.Options) {
 	names := map[string]*ir.Kernel{}
 	entries := map[string]*ir.Kernel{}
+	funcs := map[string]*ir.Kernel{} // the generated Go functions' names follow the function's
+	for _, k := range g.Kernels {
+		key := ir.UpperFirst(k.Fn.Name)
+		if other := funcs[key]; other != nil {
+			g.Errs.Add(k.DirPos, "kernels %s and %s get the same generated functions (gomptHost%s...): their names differ only in the first letter's case; rename one", other.Fn.Name, k.Fn.Name, key)
+		}
+		funcs[key] = k
+	}
 	scope := g.P.Types.Scope()
 	for _, k := range g.Kernels {
 		launchNames := []string{k.RunName, k.RunName + "Nowait"}

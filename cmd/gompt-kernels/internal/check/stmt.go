@@ -5,12 +5,13 @@ package check
 
 import (
 	"fmt"
-	"github.com/gompt/gompt/cmd/gompt-kernels/internal/ir"
 	"go/ast"
 	"go/constant"
 	"go/token"
 	"go/types"
 	"strings"
+
+	"github.com/gompt/gompt/cmd/gompt-kernels/internal/ir"
 )
 
 // checker walks one function's body, reporting what is outside the subset
@@ -24,7 +25,33 @@ type checker struct {
 
 func Check(g *ir.Program, f *ir.Fn) {
 	c := &checker{g: g, f: f, bad: map[*types.Var]bool{}}
+	c.reservedNames()
 	c.block(f.Decl.Body.List)
+}
+
+// reservedNames refuses f's own names (parameters, locals, labels) that
+// start with gompt, the prefix of the generated Go's names.
+func (c *checker) reservedNames() {
+	ast.Inspect(c.f.Decl, func(n ast.Node) bool {
+		id, ok := n.(*ast.Ident)
+		if !ok || id == c.f.Decl.Name || !strings.HasPrefix(id.Name, "gompt") {
+			return true
+		}
+		what := ""
+		switch obj := c.info().Defs[id].(type) {
+		case *types.Var:
+			what = "local"
+			if c.f.ByObj[obj] != nil {
+				what = "parameter"
+			}
+		case *types.Label:
+			what = "label"
+		default:
+			return true
+		}
+		c.g.Errs.Add(id.Pos(), "%s %s: names that start with gompt are the generated code's; rename it", what, id.Name)
+		return true
+	})
 }
 
 func (c *checker) info() *types.Info { return c.g.P.Info }
