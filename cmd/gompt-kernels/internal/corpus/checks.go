@@ -180,14 +180,15 @@ func TeamDefine(t, th int, teams int, m int, idx []int, src, out []float32) {
 	out[t*64+th] = buf[63-th]
 }
 
-// SplitEdge copies row 0 and a border of width nx/r, and shifts the rest:
-// its Go image splits each row at the border, computed once per row, so a
-// divisor r of 0 fails there.
+// SplitEdge copies row 0, column 0 and a border of width nx/r, and shifts
+// the rest. A boundary test of a stencil's form, but Go computes nx/r only
+// at the points where the tests before it fail: a divisor r of 0 fails
+// there (at the test's line), and nowhere when every point has x == 0.
 //
 //gompt:kernel dims=nx,ny len(in)=nx*ny len(out)=nx*ny
 func SplitEdge(x, y int, nx, ny, r int, in, out []float32) {
 	i := y*nx + x
-	if y == 0 || x < nx/r {
+	if y == 0 || x == 0 || x < nx/r {
 		out[i] = in[i]
 		return
 	}

@@ -512,7 +512,12 @@ func TestFaultPositionsInEachImageForm(t *testing.T) {
 
 		const nx, ny = 40, 30
 		err = RunSplitEdge(target.Dev(dev), nx, ny, 0, filled(nx*ny, 1), filled(nx*ny, 0))
-		checkFault(t, err, "SplitEdge", posOf(t, "SplitEdge", "if y == 0 || x < nx/r {"), "integer divide by zero", what+": split")
+		checkFault(t, err, "SplitEdge", posOf(t, "SplitEdge", "if y == 0 || x == 0 || x < nx/r {"), "integer divide by zero", what+": split")
+		// One column: Go never divides (x == 0 everywhere), so nothing
+		// may fault, and every point is copied.
+		one := filled(ny, 0)
+		require.NoError(t, RunSplitEdge(target.Dev(dev), 1, ny, 0, filled(ny, 1), one), what+": one column, r = 0")
+		assert.Equal(t, filled(ny, 1), one, "%s: one column", what)
 	}
 }
 

@@ -5631,7 +5631,7 @@ func RunSpMVNowait(dev gompttarget.DeviceClause, rows int, nnz int, ncols int, r
 		Args: []gompttarget.Arg{gompttarget.Int(rows), gompttarget.Int(nnz), gompttarget.Int(ncols), gompttarget.Slice(rowPtr), gompttarget.Slice(cols), gompttarget.Slice(vals), gompttarget.Slice(x), gompttarget.Slice(y)}})
 }
 
-// SplitEdgeKernel is the gompt map kernel of SplitEdge (checks.go:188:1), over [0, nx)x[0, ny).
+// SplitEdgeKernel is the gompt map kernel of SplitEdge (checks.go:189:1), over [0, nx)x[0, ny).
 var SplitEdgeKernel = &gomptdevice.Kernel{
 	Name: "SplitEdge",
 	Params: []gomptdevice.Param{
@@ -5643,8 +5643,7 @@ var SplitEdgeKernel = &gomptdevice.Kernel{
 	},
 	Dims: 2,
 	Faults: []gomptdevice.FaultSite{
-		{Kind: gomptdevice.FaultDivide, Pos: "checks.go:190"},
-		{Kind: gomptdevice.FaultIndex, Pos: "checks.go:194"},
+		{Kind: gomptdevice.FaultDivide, Pos: "checks.go:191"},
 	},
 	Images: []gomptdevice.Image{
 		{Kind: gomptdevice.ImageHost, Entry: "gompt_SplitEdge", Host: gomptHostSplitEdge},
@@ -5672,44 +5671,19 @@ func gomptHostSplitEdge(gomptA *gomptdevice.HostArgs, gomptR gomptdevice.Range, 
 	gomptLo0, gomptHi0 := gomptR.Clamp(0, nx)
 	gomptLo1, gomptHi1 := gomptR.Clamp(1, ny)
 	for y := gomptLo1; y < gomptHi1; y++ {
-		// The interior [gomptIn0, gomptIn1), where the boundary test is false.
-		gomptIn0, gomptIn1 := gomptLo0, gomptLo0
-//line checks.go:190
-		if !(y == int(0)) {
-//line checks.go:190
-			gomptIn0 = min(max(gomptLo0, (nx/r)), gomptHi0)
-//line checks.go:190
-			gomptIn1 = max(gomptIn0, gomptHi0)
-		}
 	gomptPoint0:
-		for x := gomptLo0; x < gomptIn0; x++ {
-//line checks.go:189
+		for x := gomptLo0; x < gomptHi0; x++ {
+//line checks.go:190
 			i := ((y * nx) + x)
-			if (y == int(0)) || (x < (nx / r)) {
+			if ((y == int(0)) || (x == int(0))) || (x < (nx / r)) {
 				*(*float32)(unsafe.Add(gomptPOut, i*4)) = *(*float32)(unsafe.Add(gomptPIn, i*4))
 				continue gomptPoint0
 			}
-			*(*float32)(unsafe.Add(gomptPOut, i*4)) = in[(i - int(1))]
-		}
-		for x := gomptIn0; x < gomptIn1; x++ {
-//line checks.go:189
-			i := ((y * nx) + x)
-//line checks.go:194
-			*(*float32)(unsafe.Add(gomptPOut, i*4)) = in[(i - int(1))]
-		}
-	gomptPoint2:
-		for x := gomptIn1; x < gomptHi0; x++ {
-//line checks.go:189
-			i := ((y * nx) + x)
-			if (y == int(0)) || (x < (nx / r)) {
-				*(*float32)(unsafe.Add(gomptPOut, i*4)) = *(*float32)(unsafe.Add(gomptPIn, i*4))
-				continue gomptPoint2
-			}
-			*(*float32)(unsafe.Add(gomptPOut, i*4)) = in[(i - int(1))]
+			*(*float32)(unsafe.Add(gomptPOut, i*4)) = *(*float32)(unsafe.Add(gomptPIn, (i-int(1))*4))
 		}
 	}
 	_ = ny
-//line gompt_kernels.go:5713
+//line gompt_kernels.go:5687
 }
 
 // gomptSampleSplitEdge is SplitEdgeKernel's Sample: about n points, random arguments. Tol 0: every device gives the Go function's bits.
@@ -5830,7 +5804,7 @@ func gomptHostStencil2D(gomptA *gomptdevice.HostArgs, gomptR gomptdevice.Range, 
 			*(*float32)(unsafe.Add(gomptPOut, i*4)) = (*(*float32)(unsafe.Add(gomptPIn, i*4)) + (w * ((((*(*float32)(unsafe.Add(gomptPIn, (i-int(1))*4)) + *(*float32)(unsafe.Add(gomptPIn, (i+int(1))*4))) + *(*float32)(unsafe.Add(gomptPIn, (i-nx)*4))) + *(*float32)(unsafe.Add(gomptPIn, (i+nx)*4))) - (float32(4.0) * *(*float32)(unsafe.Add(gomptPIn, i*4))))))
 		}
 	}
-//line gompt_kernels.go:5834
+//line gompt_kernels.go:5808
 }
 
 // gomptSampleStencil2D is Stencil2DKernel's Sample: about n points, random arguments. Tol 0: every device gives the Go function's bits.
@@ -5968,7 +5942,7 @@ func gomptHostSumFloat32(gomptA *gomptdevice.HostArgs, gomptR gomptdevice.Range,
 	}
 	gomptPartial[gomptTeam] = float32((gomptS0 + gomptS1) + (gomptS2 + gomptS3))
 	_ = n
-//line gompt_kernels.go:5972
+//line gompt_kernels.go:5946
 }
 
 // gomptSampleSumFloat32 is SumFloat32Kernel's Sample: about n points, random arguments. Tol 0.0001: its float sums are combined in another order on each device.
@@ -6153,7 +6127,7 @@ func gomptHostSumFloat64In2D(gomptA *gomptdevice.HostArgs, gomptR gomptdevice.Ra
 	}
 	gomptPartial[gomptTeam] = float64((gomptS0 + gomptS1) + (gomptS2 + gomptS3))
 	_ = ny
-//line gompt_kernels.go:6157
+//line gompt_kernels.go:6131
 }
 
 // gomptSampleSumFloat64In2D is SumFloat64In2DKernel's Sample: about n points, random arguments. Tol 1e-10: its float sums are combined in another order on each device.
@@ -6301,7 +6275,7 @@ func gomptHostSumInt64(gomptA *gomptdevice.HostArgs, gomptR gomptdevice.Range, g
 	}
 	gomptPartial[gomptTeam] = int64((gomptS0 + gomptS1) + (gomptS2 + gomptS3))
 	_ = n
-//line gompt_kernels.go:6305
+//line gompt_kernels.go:6279
 }
 
 // gomptSampleSumInt64 is SumInt64Kernel's Sample: about n points, random arguments. Tol 0: every device gives the Go function's bits.
@@ -6429,7 +6403,7 @@ func gomptHostTeamDefine(gomptA *gomptdevice.HostArgs, gomptR gomptdevice.Range,
 	_ = v
 	_ = teams
 	_ = m
-//line gompt_kernels.go:6433
+//line gompt_kernels.go:6407
 }
 
 // gomptSampleTeamDefine is TeamDefineKernel's Sample: about n points, random arguments. Tol 0: every device gives the Go function's bits.
@@ -6543,7 +6517,7 @@ func gomptHostTeamGather(gomptA *gomptdevice.HostArgs, gomptR gomptdevice.Range,
 	}
 	_ = teams
 	_ = m
-//line gompt_kernels.go:6547
+//line gompt_kernels.go:6521
 }
 
 // gomptSampleTeamGather is TeamGatherKernel's Sample: about n points, random arguments. Tol 0: every device gives the Go function's bits.
@@ -6707,7 +6681,7 @@ func gomptHostTeamReverse(gomptA *gomptdevice.HostArgs, gomptR gomptdevice.Range
 	}
 	_ = mine
 	_ = teams
-//line gompt_kernels.go:6711
+//line gompt_kernels.go:6685
 }
 
 // gomptSampleTeamReverse is TeamReverseKernel's Sample: about n points, random arguments. Tol 0: every device gives the Go function's bits.
@@ -6847,7 +6821,7 @@ func gomptHostTeamTuple(gomptA *gomptdevice.HostArgs, gomptR gomptdevice.Range, 
 	_ = x
 	_ = o
 	_ = teams
-//line gompt_kernels.go:6851
+//line gompt_kernels.go:6825
 }
 
 // gomptSampleTeamTuple is TeamTupleKernel's Sample: about n points, random arguments. Tol 0: every device gives the Go function's bits.
@@ -6990,7 +6964,7 @@ func gomptHostTeamView(gomptA *gomptdevice.HostArgs, gomptR gomptdevice.Range, _
 	_ = from
 	_ = s
 	_ = teams
-//line gompt_kernels.go:6994
+//line gompt_kernels.go:6968
 }
 
 // gomptSampleTeamView is TeamViewKernel's Sample: about n points, random arguments. Tol 0: every device gives the Go function's bits.
@@ -7084,7 +7058,7 @@ func gomptHostTranscendental(gomptA *gomptdevice.HostArgs, gomptR gomptdevice.Ra
 		out[i] = float32(v)
 	}
 	_ = n
-//line gompt_kernels.go:7088
+//line gompt_kernels.go:7062
 }
 
 // gomptSampleTranscendental is TranscendentalKernel's Sample: about n points, random arguments. Tol 1e-06: it calls math functions that are within a few ulps of Go's, not equal.
@@ -7171,7 +7145,7 @@ func gomptHostTranspose(gomptA *gomptdevice.HostArgs, gomptR gomptdevice.Range, 
 			*(*uint8)(unsafe.Add(gomptPOut, ((x*ny)+y)*1)) = (*(*uint8)(unsafe.Add(gomptPIn, ((y*nx)+x)*1)) + uint8(1))
 		}
 	}
-//line gompt_kernels.go:7175
+//line gompt_kernels.go:7149
 }
 
 // gomptSampleTranspose is TransposeKernel's Sample: about n points, random arguments. Tol 0: every device gives the Go function's bits.
@@ -7295,7 +7269,7 @@ gomptPoint0:
 		*(*int64)(unsafe.Add(gomptPOut, (o+int(7))*8)) = (-long)
 	}
 	_ = n
-//line gompt_kernels.go:7299
+//line gompt_kernels.go:7273
 }
 
 // gomptSampleTricky is TrickyKernel's Sample: about n points, random arguments. Tol 0: every device gives the Go function's bits.
@@ -7397,7 +7371,7 @@ func gomptHostTuples(gomptA *gomptdevice.HostArgs, gomptR gomptdevice.Range, _, 
 		*(*int32)(unsafe.Add(gomptPOut, o*4)) += x
 	}
 	_ = n
-//line gompt_kernels.go:7401
+//line gompt_kernels.go:7375
 }
 
 // gomptSampleTuples is TuplesKernel's Sample: about n points, random arguments. Tol 0: every device gives the Go function's bits.
@@ -7495,7 +7469,7 @@ func gomptHostUint64Ops(gomptA *gomptdevice.HostArgs, gomptR gomptdevice.Range, 
 		*(*uint64)(unsafe.Add(gomptPOut, (o+int(5))*8)) = (-x)
 	}
 	_ = n
-//line gompt_kernels.go:7499
+//line gompt_kernels.go:7473
 }
 
 // gomptSampleUint64Ops is Uint64OpsKernel's Sample: about n points, random arguments. Tol 0: every device gives the Go function's bits.
@@ -7624,7 +7598,7 @@ func gomptLanesUniformStore(gomptX0, gomptW int, n int, m int, b []int32, c []in
 		}
 //line lockstep.go:44
 	}
-//line gompt_kernels.go:7628
+//line gompt_kernels.go:7602
 }
 
 // gomptSampleUniformStore is UniformStoreKernel's Sample: about n points, random arguments. Tol 0: every device gives the Go function's bits.
@@ -7735,7 +7709,7 @@ func gomptHostViewBounds(gomptA *gomptdevice.HostArgs, gomptR gomptdevice.Range,
 	}
 	_ = rows
 	_ = m
-//line gompt_kernels.go:7739
+//line gompt_kernels.go:7713
 }
 
 // gomptSampleViewBounds is ViewBoundsKernel's Sample: about n points, random arguments. Tol 0: every device gives the Go function's bits.
@@ -7834,7 +7808,7 @@ func gomptHostViewIndex(gomptA *gomptdevice.HostArgs, gomptR gomptdevice.Range, 
 		out[r] = row[at[r]]
 	}
 	_ = rows
-//line gompt_kernels.go:7838
+//line gompt_kernels.go:7812
 }
 
 // gomptSampleViewIndex is ViewIndexKernel's Sample: about n points, random arguments. Tol 0: every device gives the Go function's bits.

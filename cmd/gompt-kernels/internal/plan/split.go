@@ -107,7 +107,11 @@ func boundaryAtoms(g *ir.Program, k *ir.Kernel, x *types.Var, cond ast.Expr, sp 
 }
 
 // uniform reports whether e depends only on parameters and indices other
-// than x (none of them assigned) and constants.
+// than x (none of them assigned) and constants, and cannot fail: no
+// division, remainder or shift by a value that is not a constant. The
+// split computes such a test once per row, where Go computes it only at
+// the points its || reaches (x == 0 || x < nx/r divides nowhere in a
+// one-column space).
 func uniform(g *ir.Program, k *ir.Kernel, e ast.Expr, x *types.Var) bool {
 	ok := true
 	ast.Inspect(e, func(n ast.Node) bool {
@@ -125,6 +129,13 @@ func uniform(g *ir.Program, k *ir.Kernel, e ast.Expr, x *types.Var) bool {
 			}
 		case *ast.IndexExpr:
 			ok = false
+		case *ast.BinaryExpr:
+			switch n.Op {
+			case token.QUO, token.REM, token.SHL, token.SHR:
+				if g.P.Info.Types[n.Y].Value == nil {
+					ok = false
+				}
+			}
 		}
 		return ok
 	})
