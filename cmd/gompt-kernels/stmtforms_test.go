@@ -434,9 +434,15 @@ func TestStatementFormsRun(t *testing.T) {
 		if tg.name == "helper buffer" && os.Getenv("RUSTICL_ENABLE") != "" {
 			// Mesa's rusticl (llvmpipe) reports an index fault at an
 			// element in range ("index out of range [1998] with length
-			// 2000") in this kernel's helper, and takes minutes;
-			// POCL, host:0 and the initial device agree with Go.
-			t.Log("helper buffer: not run with RUSTICL_ENABLE set (rusticl's false index faults)")
+			// 2000") in this kernel's helper, and takes minutes to
+			// build it; POCL, host:0 and the initial device agree with
+			// Go. The cause: gallivm ignores the conditions of ifs
+			// nested more than 80 deep (LP_MAX_TGSI_NESTING), running
+			// both branches, and each "if (*gompt_stop) return" of the
+			// helper's hundreds of checked statements nests the rest of
+			// it one deeper once Mesa structures the returns; so the
+			// checks' failure branches run too. Not yet handled.
+			t.Log("helper buffer: not run with RUSTICL_ENABLE set (llvmpipe ignores conditions nested past 80)")
 			continue
 		}
 		name := fmt.Sprintf("K%d", i)

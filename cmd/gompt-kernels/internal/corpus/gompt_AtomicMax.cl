@@ -9,7 +9,7 @@
 static inline __attribute__((always_inline)) void gompt_loop_check(__global long *f) {
   uint want = get_work_dim() + 1, ran = 0;
   for (uint i = 0; i < want; i++) ran++;
-  if (ran < want && atomic_cmpxchg((volatile __global int *)f, 0, 2147483647) == 0) f[3] = 1892220814L;
+  if (ran < want) { atomic_xchg((volatile __global int *)f, 2147483647); f[3] = 1892220814L; }
 }
 #else
 #define GOMPT_LOOP_PARAM
@@ -190,7 +190,8 @@ __kernel void gompt_AtomicMax(long n, __global const int *v, __global int *m32, 
   }
   for (long gompt_i0 = (long)get_global_id(0); gompt_i0 < (long)n; gompt_i0 += (long)get_global_size(0)) {
     gompt_body_AtomicMax(gompt_i0, n, v, gompt_len_v, m32, gompt_len_m32, m64, gompt_len_m64, u32, gompt_len_u32, i64, gompt_len_i64, hits, gompt_len_hits, gompt_fault, gompt_stop);
-    if (gompt_stopped) return;
+    if (gompt_stopped) goto gompt_stopped_;
   }
+gompt_stopped_:
   GOMPT_LOOP_CHECK;
 }

@@ -9,7 +9,7 @@
 static inline __attribute__((always_inline)) void gompt_loop_check(__global long *f) {
   uint want = get_work_dim() + 1, ran = 0;
   for (uint i = 0; i < want; i++) ran++;
-  if (ran < want && atomic_cmpxchg((volatile __global int *)f, 0, 2147483647) == 0) f[3] = 1819062055L;
+  if (ran < want) { atomic_xchg((volatile __global int *)f, 2147483647); f[3] = 1819062055L; }
 }
 #else
 #define GOMPT_LOOP_PARAM
@@ -82,8 +82,9 @@ __kernel void gompt_Conv(long m, long n, long k, __global const float *w, __glob
   for (long gompt_i1 = (long)get_global_id(1); gompt_i1 < (long)m; gompt_i1 += (long)get_global_size(1)) {
     for (long gompt_i0 = (long)get_global_id(0); gompt_i0 < (long)n; gompt_i0 += (long)get_global_size(0)) {
       gompt_body_Conv(gompt_i0, gompt_i1, m, n, k, w, gompt_len_w, in, gompt_len_in, out, gompt_len_out, gompt_fault, gompt_stop);
-      if (gompt_stopped) return;
+      if (gompt_stopped) goto gompt_stopped_;
     }
   }
+gompt_stopped_:
   GOMPT_LOOP_CHECK;
 }

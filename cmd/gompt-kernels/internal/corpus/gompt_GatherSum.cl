@@ -9,7 +9,7 @@
 static inline __attribute__((always_inline)) void gompt_loop_check(__global long *f) {
   uint want = get_work_dim() + 1, ran = 0;
   for (uint i = 0; i < want; i++) ran++;
-  if (ran < want && atomic_cmpxchg((volatile __global int *)f, 0, 2147483647) == 0) f[3] = 187464869L;
+  if (ran < want) { atomic_xchg((volatile __global int *)f, 2147483647); f[3] = 187464869L; }
 }
 #else
 #define GOMPT_LOOP_PARAM

@@ -10,7 +10,7 @@
 static inline __attribute__((always_inline)) void gompt_loop_check(__global long *f) {
   uint want = get_work_dim() + 1, ran = 0;
   for (uint i = 0; i < want; i++) ran++;
-  if (ran < want && atomic_cmpxchg((volatile __global int *)f, 0, 2147483647) == 0) f[3] = 902225562L;
+  if (ran < want) { atomic_xchg((volatile __global int *)f, 2147483647); f[3] = 902225562L; }
 }
 #else
 #define GOMPT_LOOP_PARAM
@@ -99,7 +99,8 @@ __kernel void gompt_Helpers(long n, int s8, uint u8, int s16, uint u16, int s32,
   }
   for (long gompt_i0 = (long)get_global_id(0); gompt_i0 < (long)n; gompt_i0 += (long)get_global_size(0)) {
     gompt_body_Helpers(gompt_i0, n, ((char)s8), ((uchar)u8), ((short)s16), ((ushort)u16), s32, u32, ((ulong)u64), ((ulong)u), (b != 0), f64, x, gompt_len_x, c, gompt_len_c, hist, gompt_len_hist, out, gompt_len_out, gompt_fault, gompt_stop);
-    if (gompt_stopped) return;
+    if (gompt_stopped) goto gompt_stopped_;
   }
+gompt_stopped_:
   GOMPT_LOOP_CHECK;
 }

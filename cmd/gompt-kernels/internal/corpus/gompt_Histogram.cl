@@ -9,7 +9,7 @@
 static inline __attribute__((always_inline)) void gompt_loop_check(__global long *f) {
   uint want = get_work_dim() + 1, ran = 0;
   for (uint i = 0; i < want; i++) ran++;
-  if (ran < want && atomic_cmpxchg((volatile __global int *)f, 0, 2147483647) == 0) f[3] = 42577217L;
+  if (ran < want) { atomic_xchg((volatile __global int *)f, 2147483647); f[3] = 42577217L; }
 }
 #else
 #define GOMPT_LOOP_PARAM
@@ -100,7 +100,8 @@ __kernel void gompt_Histogram(long n, __global const uint *v, __global uint *h32
   }
   for (long gompt_i0 = (long)get_global_id(0); gompt_i0 < (long)n; gompt_i0 += (long)get_global_size(0)) {
     gompt_body_Histogram(gompt_i0, n, v, gompt_len_v, h32, gompt_len_h32, h64, gompt_len_h64, neg, gompt_len_neg, s, gompt_len_s, ok, gompt_len_ok, gompt_fault, gompt_stop);
-    if (gompt_stopped) return;
+    if (gompt_stopped) goto gompt_stopped_;
   }
+gompt_stopped_:
   GOMPT_LOOP_CHECK;
 }

@@ -9,7 +9,7 @@
 static inline __attribute__((always_inline)) void gompt_loop_check(__global long *f) {
   uint want = get_work_dim() + 1, ran = 0;
   for (uint i = 0; i < want; i++) ran++;
-  if (ran < want && atomic_cmpxchg((volatile __global int *)f, 0, 2147483647) == 0) f[3] = 564813486L;
+  if (ran < want) { atomic_xchg((volatile __global int *)f, 2147483647); f[3] = 564813486L; }
 }
 #else
 #define GOMPT_LOOP_PARAM
@@ -83,7 +83,8 @@ __kernel void gompt_IntOps(long n, __global const long *a, __global const long *
   }
   for (long gompt_i0 = (long)get_global_id(0); gompt_i0 < (long)n; gompt_i0 += (long)get_global_size(0)) {
     gompt_body_IntOps(gompt_i0, n, a, gompt_len_a, b, gompt_len_b, out, gompt_len_out, gompt_fault, gompt_stop);
-    if (gompt_stopped) return;
+    if (gompt_stopped) goto gompt_stopped_;
   }
+gompt_stopped_:
   GOMPT_LOOP_CHECK;
 }

@@ -9,7 +9,7 @@
 static inline __attribute__((always_inline)) void gompt_loop_check(__global long *f) {
   uint want = get_work_dim() + 1, ran = 0;
   for (uint i = 0; i < want; i++) ran++;
-  if (ran < want && atomic_cmpxchg((volatile __global int *)f, 0, 2147483647) == 0) f[3] = 1935850293L;
+  if (ran < want) { atomic_xchg((volatile __global int *)f, 2147483647); f[3] = 1935850293L; }
 }
 #else
 #define GOMPT_LOOP_PARAM
@@ -80,7 +80,8 @@ __kernel void gompt_SpMV(long rows, long nnz, long ncols, __global const int *ro
   }
   for (long gompt_i0 = (long)get_global_id(0); gompt_i0 < (long)rows; gompt_i0 += (long)get_global_size(0)) {
     gompt_body_SpMV(gompt_i0, rows, nnz, ncols, rowPtr, gompt_len_rowPtr, cols, gompt_len_cols, vals, gompt_len_vals, x, gompt_len_x, y, gompt_len_y, gompt_fault, gompt_stop);
-    if (gompt_stopped) return;
+    if (gompt_stopped) goto gompt_stopped_;
   }
+gompt_stopped_:
   GOMPT_LOOP_CHECK;
 }

@@ -9,7 +9,7 @@
 static inline __attribute__((always_inline)) void gompt_loop_check(__global long *f) {
   uint want = get_work_dim() + 1, ran = 0;
   for (uint i = 0; i < want; i++) ran++;
-  if (ran < want && atomic_cmpxchg((volatile __global int *)f, 0, 2147483647) == 0) f[3] = 1504684409L;
+  if (ran < want) { atomic_xchg((volatile __global int *)f, 2147483647); f[3] = 1504684409L; }
 }
 #else
 #define GOMPT_LOOP_PARAM
@@ -115,7 +115,8 @@ __kernel void gompt_ViewBounds(long rows, long m, __global const long *lo, __glo
   }
   for (long gompt_i0 = (long)get_global_id(0); gompt_i0 < (long)rows; gompt_i0 += (long)get_global_size(0)) {
     gompt_body_ViewBounds(gompt_i0, rows, m, lo, gompt_len_lo, hi, gompt_len_hi, c, gompt_len_c, a, gompt_len_a, out, gompt_len_out, gompt_fault, gompt_stop);
-    if (gompt_stopped) return;
+    if (gompt_stopped) goto gompt_stopped_;
   }
+gompt_stopped_:
   GOMPT_LOOP_CHECK;
 }

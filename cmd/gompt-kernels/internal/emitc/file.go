@@ -103,10 +103,15 @@ const (
 // record (a checked kernel has it anyway), and at each of its exits runs a
 // loop that must turn twice, its count unknown to the compiler: one turn
 // means the count ran out and a loop may have ended early (at worst one
-// iteration before the limit, without harm), and the first such
-// work-item records check device.LoopLimitCheck, which fails the launch
-// (device.FaultLoopLimit). A work-item whose loops ran out goes on past
-// them to an exit, so none is missed.
+// iteration before the limit, without harm), and such a work-item
+// records check device.LoopLimitCheck, which fails the launch
+// (device.FaultLoopLimit), over any fault recorded before it: once a
+// loop was cut short, a loop of several exits leaves by none of them
+// (llvmpipe: the code after the loop that each exit leads to is all
+// skipped), so what ran after it, a check's failure included, is not
+// Go's. A work-item whose loops ran out goes on past them to an exit, and
+// every path to an exit of the entry point passes the check (mapEntry's
+// stop goes to it rather than returning), so none is missed.
 func loopGuard(k *ir.Kernel) string {
 	param, alone := ", __global long *gompt_fault", "__global long *gompt_fault"
 	if len(k.Sites) > 0 {
@@ -119,7 +124,7 @@ func loopGuard(k *ir.Kernel) string {
 static inline __attribute__((always_inline)) void gompt_loop_check(__global long *f) {
   uint want = get_work_dim() + 1, ran = 0;
   for (uint i = 0; i < want; i++) ran++;
-  if (ran < want && atomic_cmpxchg((volatile __global int *)f, 0, %[6]d) == 0) f[3] = %[7]dL;
+  if (ran < want) { atomic_xchg((volatile __global int *)f, %[6]d); f[3] = %[7]dL; }
 }
 #else
 #define %[1]s
@@ -274,11 +279,18 @@ func mapEntry(g *ir.Program, k *ir.Kernel, pre *prelude) string {
 	}
 	line("%s", call)
 	if len(k.Sites) > 0 {
-		line("if (gompt_stopped) return;")
+		// To the loop check, not a return: on llvmpipe a loop that the
+		// driver ends early (loopGuard) leaves by none of its exits
+		// when it has several (after the loop, no exit's code runs),
+		// so the check must follow the loop on every path.
+		line("if (gompt_stopped) goto gompt_stopped_;")
 	}
 	for range k.Dims {
 		w.depth--
 		line("}")
+	}
+	if len(k.Sites) > 0 {
+		w.sb.WriteString("gompt_stopped_:\n") // the loop check follows (OpenCL)
 	}
 	w.depth--
 	line("}")
