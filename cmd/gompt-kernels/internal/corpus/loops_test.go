@@ -51,3 +51,34 @@ func TestLongLoopsFailWithLoopLimit(t *testing.T) {
 		}
 	}
 }
+
+// The same for a reduction, whose entry leaves its loop over the team's
+// points at the end or at a failed check's stop: DotRange over 4 points
+// of 20000 products each, one team of one work-item.
+func TestLongReductionLoopsFailWithLoopLimit(t *testing.T) {
+	const n, k = 4, 20000
+	x, y := make([]int64, n*k), make([]int64, n*k)
+	for i := range x {
+		x[i], y[i] = int64(i%5), int64(i%7)
+	}
+	var want int64
+	for i := range n {
+		want += DotRange(i, n, k, x, y)
+	}
+	for _, dev := range devices() {
+		what := target.Describe(dev)
+		partial := []int64{-1}
+		err := target.Target(target.Region{Device: target.Dev(dev), Kernel: DotRangeKernel,
+			Shape: target.Shape{Size: [3]int{n, 1, 1}, Teams: 1, Threads: 1},
+			Maps:  []target.Map{target.To(x), target.To(y), target.From(partial)},
+			Args:  []target.Arg{target.Int(n), target.Int(k), target.Slice(x), target.Slice(y), target.Slice(partial)}})
+		var kf *device.KernelFault
+		if errors.As(err, &kf) && kf.Site.Kind == device.FaultLoopLimit {
+			t.Logf("%s: %v", what, err)
+			continue
+		}
+		if assert.NoError(t, err, what) {
+			assert.Equal(t, want, partial[0], "%s: the sum without an error", what)
+		}
+	}
+}
