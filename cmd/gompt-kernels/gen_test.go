@@ -359,8 +359,8 @@ func TestReservedNames(t *testing.T) {
 	checkErrors(t, `package k
 
 //gompt:kernel dims=n
-func G(i int, n int, gomptN int, out []int) { // want "parameter gomptN: names that start with gompt are the generated code's"
-	gomptJ := i // want "local gomptJ: names that start with gompt are the generated code's"
+func G(i int, n int, gomptN int, out []int) { // want "parameter gomptN: names that start with gompt (but for gompt_) are the generated code's"
+	gomptJ := i // want "local gomptJ: names that start with gompt (but for gompt_) are the generated code's"
 gomptPoint0: // want "label gomptPoint0: names that start with gompt"
 	for j := 0; j < n; j++ {
 		if j > i {

@@ -161,7 +161,7 @@ the OpenCL plugin checks by name: the Go names, but for one OpenCL C cannot take
 (a keyword such as global, a built-in such as min, the prefix gompt_, a letter
 outside ASCII), suffixed there (global_), as the variable's comment says.
 A kernel's or helper's own names (parameters, locals, labels) must not start
-with gompt: the generated Go uses that prefix. Two kernels whose function names
+with gompt, unless with gompt_: the generated Go uses that prefix. Two kernels whose function names
 differ only in their first letter's case (f and F) would get the same generated
 Go functions and are refused.
 

@@ -30,11 +30,13 @@ func Check(g *ir.Program, f *ir.Fn) {
 }
 
 // reservedNames refuses f's own names (parameters, locals, labels) that
-// start with gompt, the prefix of the generated Go's names.
+// start with gompt, the prefix of the generated Go's names (gomptJ,
+// gomptLo0, gomptrt), but for gompt_, which the Go image never uses (the
+// OpenCL C's names of that prefix are suffixed, as every clash there).
 func (c *checker) reservedNames() {
 	ast.Inspect(c.f.Decl, func(n ast.Node) bool {
 		id, ok := n.(*ast.Ident)
-		if !ok || id == c.f.Decl.Name || !strings.HasPrefix(id.Name, "gompt") {
+		if !ok || id == c.f.Decl.Name || !strings.HasPrefix(id.Name, "gompt") || strings.HasPrefix(id.Name, "gompt_") {
 			return true
 		}
 		what := ""
@@ -49,7 +51,7 @@ func (c *checker) reservedNames() {
 		default:
 			return true
 		}
-		c.g.Errs.Add(id.Pos(), "%s %s: names that start with gompt are the generated code's; rename it", what, id.Name)
+		c.g.Errs.Add(id.Pos(), "%s %s: names that start with gompt (but for gompt_) are the generated code's; rename it", what, id.Name)
 		return true
 	})
 }
