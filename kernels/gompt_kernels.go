@@ -368,11 +368,18 @@ func gomptHostJacobi(gomptA *gomptdevice.HostArgs, gomptR gomptdevice.Range, _, 
 			}
 			*(*float32)(unsafe.Add(gomptPOut, i*4)) = (float32(0.25) * (((*(*float32)(unsafe.Add(gomptPIn, (i-nx)*4)) + *(*float32)(unsafe.Add(gomptPIn, (i+nx)*4))) + *(*float32)(unsafe.Add(gomptPIn, (i-int(1))*4))) + *(*float32)(unsafe.Add(gomptPIn, (i+int(1))*4))))
 		}
-		for x := gomptIn0; x < gomptIn1; x++ {
-//line library.go:50
-			i := ((y * nx) + x)
+		if gomptIn0 < gomptIn1 {
+			gomptW := gomptIn1 - gomptIn0
 //line library.go:55
-			*(*float32)(unsafe.Add(gomptPOut, i*4)) = (float32(0.25) * (((*(*float32)(unsafe.Add(gomptPIn, (i-nx)*4)) + *(*float32)(unsafe.Add(gomptPIn, (i+nx)*4))) + *(*float32)(unsafe.Add(gomptPIn, (i-int(1))*4))) + *(*float32)(unsafe.Add(gomptPIn, (i+int(1))*4))))
+			gomptOutRow1, gomptInRow1, gomptInRow2, gomptInRow3, gomptInRow4 := out[(y*nx)+gomptIn0:][:gomptW], in[(y*nx)-nx+gomptIn0:][:gomptW], in[(y*nx)+nx+gomptIn0:][:gomptW], in[(y*nx)-int(1)+gomptIn0:][:gomptW], in[(y*nx)+int(1)+gomptIn0:][:gomptW]
+			for gomptJ := range gomptW {
+				x := gomptIn0 + gomptJ
+//line library.go:50
+				i := ((y * nx) + x)
+				_ = i
+//line library.go:55
+				gomptOutRow1[gomptJ] = (float32(0.25) * (((gomptInRow1[gomptJ] + gomptInRow2[gomptJ]) + gomptInRow3[gomptJ]) + gomptInRow4[gomptJ]))
+			}
 		}
 	gomptPoint2:
 		for x := gomptIn1; x < gomptHi0; x++ {
@@ -385,7 +392,7 @@ func gomptHostJacobi(gomptA *gomptdevice.HostArgs, gomptR gomptdevice.Range, _, 
 			*(*float32)(unsafe.Add(gomptPOut, i*4)) = (float32(0.25) * (((*(*float32)(unsafe.Add(gomptPIn, (i-nx)*4)) + *(*float32)(unsafe.Add(gomptPIn, (i+nx)*4))) + *(*float32)(unsafe.Add(gomptPIn, (i-int(1))*4))) + *(*float32)(unsafe.Add(gomptPIn, (i+int(1))*4))))
 		}
 	}
-//line gompt_kernels.go:389
+//line gompt_kernels.go:396
 }
 
 // gomptSampleJacobi is Jacobi's Sample: about n points, random arguments. Tol 0: every device gives the Go function's bits.
@@ -475,7 +482,7 @@ func gomptLanesMatmul(gomptX0, gomptW int, i int, m int, n int, k int, A []float
 	}
 	_ = acc
 	_ = m
-//line gompt_kernels.go:479
+//line gompt_kernels.go:486
 }
 
 // gomptSampleMatmul is Matmul's Sample: about n points, random arguments. Tol 0: every device gives the Go function's bits.
@@ -908,7 +915,7 @@ func gomptHostMatmulTiled(gomptA *gomptdevice.HostArgs, gomptR gomptdevice.Range
 	_ = c32
 	_ = c33
 	_ = teams
-//line gompt_kernels.go:912
+//line gompt_kernels.go:919
 }
 
 // gomptSampleMatmulTiled is MatmulTiled's Sample: about n points, random arguments. Tol 0: every device gives the Go function's bits.
@@ -964,7 +971,7 @@ func gomptHostSaxpy(gomptA *gomptdevice.HostArgs, gomptR gomptdevice.Range, _, _
 		y[i] = ((a * x[i]) + y[i])
 	}
 	_ = n
-//line gompt_kernels.go:968
+//line gompt_kernels.go:975
 }
 
 // gomptSampleSaxpy is Saxpy's Sample: about n points, random arguments. Tol 0: every device gives the Go function's bits.
@@ -1019,7 +1026,7 @@ func gomptHostVecadd(gomptA *gomptdevice.HostArgs, gomptR gomptdevice.Range, _, 
 		c[i] = (a[i] + b[i])
 	}
 	_ = n
-//line gompt_kernels.go:1023
+//line gompt_kernels.go:1030
 }
 
 // gomptSampleVecadd is VecAdd's Sample: about n points, random arguments. Tol 0: every device gives the Go function's bits.

@@ -4,7 +4,7 @@
 //
 //	go run ./cmd/ompt-bench -json                 # every case on every device
 //	go run ./cmd/ompt-bench -case empty_target    # one case (comma list or regexp)
-//	go run ./cmd/ompt-bench -device host:0        # one device (ID or number)
+//	go run ./cmd/ompt-bench -device host:0        # one device (ID or number, or initial)
 //
 // With -json each result is one JSON object per line:
 //
@@ -74,7 +74,7 @@ func register(c bcase) { cases = append(cases, c) }
 
 func main() {
 	asJSON := flag.Bool("json", false, "print one JSON object per line")
-	devSel := flag.String("device", "", "only this device: an ID as ompt-devinfo shows it (host:0) or a device number")
+	devSel := flag.String("device", "", "only this device: an ID as ompt-devinfo shows it (host:0), a device number, or initial (the initial device)")
 	caseSel := flag.String("case", "", "only these cases: a comma-separated list of names, or a regular expression")
 	benchtime := flag.String("benchtime", "1s", "target run time per case, or `N`x for exactly N iterations (as go test -benchtime)")
 	list := flag.Bool("list", false, "list the case names and exit")
@@ -122,6 +122,11 @@ func main() {
 		if *devSel == "" || *devSel == d.ID || *devSel == strconv.Itoa(d.Num) {
 			chosen = append(chosen, d)
 		}
+	}
+	if *devSel == "initial" {
+		// the initial device runs a kernel's Go image on the host, as host:0
+		// does, so it runs the host cases
+		chosen = append(chosen, target.DeviceInfo{Num: target.InitialDevice, ID: "initial", Plugin: "host"})
 	}
 	if len(chosen) == 0 {
 		fmt.Fprintf(os.Stderr, "ompt-bench: no device matches -device %q; devices: %s\n", *devSel, ids(devs))

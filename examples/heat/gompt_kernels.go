@@ -68,12 +68,20 @@ func gomptHostHeat(gomptA *gomptdevice.HostArgs, gomptR gomptdevice.Range, _, _ 
 			c := *(*float32)(unsafe.Add(gomptPIn, i*4))
 			*(*float32)(unsafe.Add(gomptPOut, i*4)) = (c + (alpha * ((((*(*float32)(unsafe.Add(gomptPIn, (i-int(1))*4)) + *(*float32)(unsafe.Add(gomptPIn, (i+int(1))*4))) + *(*float32)(unsafe.Add(gomptPIn, (i-nx)*4))) + *(*float32)(unsafe.Add(gomptPIn, (i+nx)*4))) - (float32(4.0) * c))))
 		}
-		for x := gomptIn0; x < gomptIn1; x++ {
-//line heat.go:12
-			i := ((y * nx) + x)
+		if gomptIn0 < gomptIn1 {
+			gomptW := gomptIn1 - gomptIn0
 //line heat.go:17
-			c := *(*float32)(unsafe.Add(gomptPIn, i*4))
-			*(*float32)(unsafe.Add(gomptPOut, i*4)) = (c + (alpha * ((((*(*float32)(unsafe.Add(gomptPIn, (i-int(1))*4)) + *(*float32)(unsafe.Add(gomptPIn, (i+int(1))*4))) + *(*float32)(unsafe.Add(gomptPIn, (i-nx)*4))) + *(*float32)(unsafe.Add(gomptPIn, (i+nx)*4))) - (float32(4.0) * c))))
+			gomptInRow1 := in[(y*nx)+gomptIn0:][:gomptW]
+			gomptOutRow1, gomptInRow2, gomptInRow3, gomptInRow4, gomptInRow5 := out[(y*nx)+gomptIn0:][:gomptW], in[(y*nx)-int(1)+gomptIn0:][:gomptW], in[(y*nx)+int(1)+gomptIn0:][:gomptW], in[(y*nx)-nx+gomptIn0:][:gomptW], in[(y*nx)+nx+gomptIn0:][:gomptW]
+			for gomptJ := range gomptW {
+				x := gomptIn0 + gomptJ
+//line heat.go:12
+				i := ((y * nx) + x)
+				_ = i
+//line heat.go:17
+				c := gomptInRow1[gomptJ]
+				gomptOutRow1[gomptJ] = (c + (alpha * ((((gomptInRow2[gomptJ] + gomptInRow3[gomptJ]) + gomptInRow4[gomptJ]) + gomptInRow5[gomptJ]) - (float32(4.0) * c))))
+			}
 		}
 	gomptPoint2:
 		for x := gomptIn1; x < gomptHi0; x++ {
@@ -87,7 +95,7 @@ func gomptHostHeat(gomptA *gomptdevice.HostArgs, gomptR gomptdevice.Range, _, _ 
 			*(*float32)(unsafe.Add(gomptPOut, i*4)) = (c + (alpha * ((((*(*float32)(unsafe.Add(gomptPIn, (i-int(1))*4)) + *(*float32)(unsafe.Add(gomptPIn, (i+int(1))*4))) + *(*float32)(unsafe.Add(gomptPIn, (i-nx)*4))) + *(*float32)(unsafe.Add(gomptPIn, (i+nx)*4))) - (float32(4.0) * c))))
 		}
 	}
-//line gompt_kernels.go:91
+//line gompt_kernels.go:99
 }
 
 // gomptSampleHeat is heatKernel's Sample: about n points, random arguments. Tol 0: every device gives the Go function's bits.

@@ -45,6 +45,7 @@ type gobody struct {
 	cond       int                // inside the right operand of && or ||: run at some lanes only
 	pos        string             // the source position of the statement being written ("heat.go:14")
 	resliced   map[*ir.Param]bool // buffers resliced to gomptHi0, read and written as slices (reslicedAtPoint)
+	rows       *ir.Rows           // the rows of the loop's buffers (rowsLoop)
 }
 
 // line writes a line of the image, marked with the position of the
@@ -314,6 +315,9 @@ func (b *gobody) expr(e ast.Expr) string {
 	case *ast.IndexExpr:
 		id := ast.Unparen(e.X).(*ast.Ident)
 		p := b.k.ByObj[b.info().Uses[id].(*types.Var)]
+		if r := b.rows.Row(e); r != nil {
+			return r.Name + laneIndex
+		}
 		if p != nil && b.resliced[p] {
 			b.used[p.Obj] = true
 			return id.Name + "[" + b.expr(e.Index) + "]"

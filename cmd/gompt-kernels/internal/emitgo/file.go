@@ -309,7 +309,7 @@ func hostImage(g *ir.Program, w *goWriter, k *ir.Kernel) {
 	// bounds test (in a lockstep image, its lanes function's).
 	ls, resliced := k.Lanes, k.Resliced
 	for _, p := range k.Args() {
-		if p.Slice && provenIn(g, k, p) && ls == nil && !resliced[p] {
+		if p.Slice && viaBase(g, k, p) && ls == nil && !resliced[p] {
 			w.imports["unsafe"] = "unsafe"
 			w.p("%s := unsafe.Pointer(unsafe.SliceData(%s))", base(p), p.Name)
 		}
@@ -330,20 +330,32 @@ func hostImage(g *ir.Program, w *goWriter, k *ir.Kernel) {
 			w.p("for %s := gomptLo%d; %s < gomptHi%d; %s++ {", ix, d, ix, d, ix)
 		}
 		// points writes a loop over dimension 0 from lo to hi running the
-		// statements list at each point.
+		// statements list at each point, through the rows rs (nil for
+		// none).
 		label := 0
-		points := func(lo, hi string, list []ast.Stmt) {
-			body := &gobody{g: g, k: k, w: w, used: used, depth: 0, resliced: resliced}
+		points := func(lo, hi string, list []ast.Stmt, rs *ir.Rows) {
+			body := &gobody{g: g, k: k, w: w, used: used, depth: 0, resliced: resliced, rows: rs}
 			l := fmt.Sprintf("gomptPoint%d", label)
 			label++
 			labelled := false
 			body.ret = func() string { labelled = true; return "continue " + l }
 			body.copies()
-			body.stmts(list)
+			for _, s := range list {
+				body.stmt(s)
+				if rs != nil {
+					for _, v := range rs.Dead[s] {
+						body.line("_ = %s", v.Name())
+					}
+				}
+			}
+			ix := k.Index[0].Name
+			if rs != nil {
+				rowsLoop(body, lo, hi, l, labelled)
+				return
+			}
 			if labelled {
 				w.p("%s:", l)
 			}
-			ix := k.Index[0].Name
 			w.p("for %s := %s; %s < %s; %s++ {", ix, lo, ix, hi, ix)
 			w.sb.WriteString(body.sb.String())
 			w.p("}")
@@ -351,9 +363,9 @@ func hostImage(g *ir.Program, w *goWriter, k *ir.Kernel) {
 		if ls != nil {
 			emit(ls, g, w, used, &lanesFn)
 		} else if k.Split != nil {
-			splitLoops(&gobody{g: g, k: k, w: w, used: used}, k.Split, k.Decl.Body.List, points)
+			splitLoops(&gobody{g: g, k: k, w: w, used: used}, k.Split, k.Decl.Body.List, k.Rows, points)
 		} else {
-			points("gomptLo0", "gomptHi0", k.Decl.Body.List)
+			points("gomptLo0", "gomptHi0", k.Decl.Body.List, k.Rows)
 		}
 		for d := 1; d < len(k.Dims); d++ {
 			w.p("}")
@@ -364,7 +376,7 @@ func hostImage(g *ir.Program, w *goWriter, k *ir.Kernel) {
 	merge()
 	// A parameter the body does not use is still declared.
 	for _, p := range k.Args() {
-		if !used[p.Obj] && !(p.Slice && provenIn(g, k, p) && ls == nil && !resliced[p]) {
+		if !used[p.Obj] && !(p.Slice && viaBase(g, k, p) && ls == nil && !resliced[p]) {
 			w.p("_ = %s", p.Name)
 		}
 	}
@@ -381,6 +393,31 @@ func (b *gobody) copies() {
 			b.line("%s := %s", p.Name, p.Name)
 		}
 	}
+}
+
+// viaBase reports whether k's image (its loops over points) reaches
+// buffer p through its base address: an element proven in range that
+// a loop does not reach through a row (plan.RowsOf).
+func viaBase(g *ir.Program, k *ir.Kernel, p *ir.Param) bool {
+	interior := map[ast.Node]bool{}
+	if k.Split != nil {
+		for _, s := range k.Split.Interior {
+			ast.Inspect(s, func(n ast.Node) bool {
+				interior[n] = true
+				return true
+			})
+		}
+	}
+	for ix := range k.Proven {
+		ix := ix.(*ast.IndexExpr)
+		if id, ok := ast.Unparen(ix.X).(*ast.Ident); !ok || g.P.Info.Uses[id] != p.Obj {
+			continue
+		}
+		if k.Rows.Row(ix) == nil || interior[ix] && k.Split.InRows.Row(ix) == nil {
+			return true
+		}
+	}
+	return false
 }
 
 // provenIn reports whether k's body reaches buffer p through an index

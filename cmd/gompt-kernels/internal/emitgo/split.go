@@ -9,8 +9,8 @@ import (
 
 // splitLoops writes dimension 0's loops split at the ends of sp's
 // interior (plan.Split), its expressions written by b: [lo, a) and
-// [b, hi) run the whole body, [a, b) the interior.
-func splitLoops(b *gobody, sp *ir.Split, whole []ast.Stmt, points func(lo, hi string, list []ast.Stmt)) {
+// [b, hi) run the whole body (through rows), [a, b) the interior.
+func splitLoops(b *gobody, sp *ir.Split, whole []ast.Stmt, rows *ir.Rows, points func(lo, hi string, list []ast.Stmt, rs *ir.Rows)) {
 	w := b.w
 	bounds := func(list []ir.Bound) string {
 		var out []string
@@ -50,7 +50,7 @@ func splitLoops(b *gobody, sp *ir.Split, whole []ast.Stmt, points func(lo, hi st
 	w.p("gomptIn0 = %s %s%s", lo, posMark, pos)
 	w.p("gomptIn1 = %s %s%s", hi, posMark, pos)
 	w.p("}")
-	points("gomptLo0", "gomptIn0", whole)
-	points("gomptIn0", "gomptIn1", sp.Interior)
-	points("gomptIn1", "gomptHi0", whole)
+	points("gomptLo0", "gomptIn0", whole, rows)
+	points("gomptIn0", "gomptIn1", sp.Interior, sp.InRows)
+	points("gomptIn1", "gomptHi0", whole, rows)
 }

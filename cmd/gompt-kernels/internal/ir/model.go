@@ -241,11 +241,13 @@ type Kernel struct {
 
 	// The Go image's plan (plan.Host): lanes for a body with a loop
 	// around work that depends on the point (Lanes, plan/lanes.go), else
-	// the buffers resliced to the range's end (Resliced, plan/reslice.go)
-	// and a stencil's split at its boundary (Split, plan/split.go).
+	// the buffers resliced to the range's end (Resliced, plan/reslice.go),
+	// a stencil's split at its boundary (Split, plan/split.go) and the rows
+	// of the buffers its loops walk (Rows, plan/rows.go).
 	Lanes    *Lockstep
 	Resliced map[*Param]bool
 	Split    *Split
+	Rows     *Rows // of the loops running the whole body (plan/rows.go)
 
 	// Launch is what its launchers do beyond mapping and launching:
 	// parameters they compute (arg(PARAM)=FUNC), its variants

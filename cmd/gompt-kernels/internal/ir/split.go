@@ -13,6 +13,7 @@ type Split struct {
 	Rows     []ast.Expr // the tests that do not depend on dimension 0
 	Interior []ast.Stmt
 	Test     *ast.IfStmt // the boundary test: computing the ends may fault (nx/r) there
+	InRows   *Rows       // the rows of the interior's buffers (plan/rows.go)
 }
 
 // Bound is one end of a split's interior: E, plus one where PlusOne; the

@@ -3,8 +3,8 @@ package plan
 import "github.com/gompt/gompt/cmd/gompt-kernels/internal/ir"
 
 // Host plans k's Go image (a team kernel's is its team plan): its lanes
-// where they pay, else the buffers resliced at the point and a split at a
-// stencil's boundary.
+// where they pay, else the buffers resliced at the point, a split at a
+// stencil's boundary, and the rows its loops walk.
 func Host(g *ir.Program, k *ir.Kernel) {
 	if k.Team > 0 {
 		return
@@ -17,6 +17,10 @@ func Host(g *ir.Program, k *ir.Kernel) {
 	}
 	k.Resliced = ReslicedAtPoint(g, k)
 	if k.Reduce == "" {
+		k.Rows = RowsOf(g, k, k.Decl.Body.List)
 		k.Split = Split(g, k)
+		if k.Split != nil {
+			k.Split.InRows = RowsOf(g, k, k.Split.Interior)
+		}
 	}
 }
