@@ -358,38 +358,38 @@ func gomptHostJacobi(gomptA *gomptdevice.HostArgs, gomptR gomptdevice.Range, _, 
 //line library.go:51
 			gomptIn1 = max(gomptIn0, min(gomptHi0, (nx-int(1))))
 		}
-	gomptPoint0:
-		for x := gomptLo0; x < gomptIn0; x++ {
-//line library.go:50
-			i := ((y * nx) + x)
-			if (((x == int(0)) || (y == int(0))) || (x == (nx - int(1)))) || (y == (ny - int(1))) {
-				*(*float32)(unsafe.Add(gomptPOut, i*4)) = *(*float32)(unsafe.Add(gomptPIn, i*4))
-				continue gomptPoint0
-			}
-			*(*float32)(unsafe.Add(gomptPOut, i*4)) = (float32(0.25) * (((*(*float32)(unsafe.Add(gomptPIn, (i-nx)*4)) + *(*float32)(unsafe.Add(gomptPIn, (i+nx)*4))) + *(*float32)(unsafe.Add(gomptPIn, (i-int(1))*4))) + *(*float32)(unsafe.Add(gomptPIn, (i+int(1))*4))))
-		}
-		if gomptIn0 < gomptIn1 {
-			gomptW := gomptIn1 - gomptIn0
+		for gomptPart := range 3 {
+			if gomptPart == 1 {
+				if gomptIn0 < gomptIn1 {
+					gomptW := gomptIn1 - gomptIn0
 //line library.go:55
-			gomptOutRow1, gomptInRow1, gomptInRow2, gomptInRow3, gomptInRow4 := out[(y*nx)+gomptIn0:][:gomptW], in[(y*nx)-nx+gomptIn0:][:gomptW], in[(y*nx)+nx+gomptIn0:][:gomptW], in[(y*nx)-int(1)+gomptIn0:][:gomptW], in[(y*nx)+int(1)+gomptIn0:][:gomptW]
-			for gomptJ := range gomptW {
-				x := gomptIn0 + gomptJ
+					gomptOutRow1, gomptInRow1, gomptInRow2, gomptInRow3, gomptInRow4 := out[(y*nx)+gomptIn0:][:gomptW], in[(y*nx)-nx+gomptIn0:][:gomptW], in[(y*nx)+nx+gomptIn0:][:gomptW], in[(y*nx)-int(1)+gomptIn0:][:gomptW], in[(y*nx)+int(1)+gomptIn0:][:gomptW]
+					for gomptJ := range gomptW {
+						x := gomptIn0 + gomptJ
+//line library.go:50
+						i := ((y * nx) + x)
+						_ = i
+//line library.go:55
+						gomptOutRow1[gomptJ] = (float32(0.25) * (((gomptInRow1[gomptJ] + gomptInRow2[gomptJ]) + gomptInRow3[gomptJ]) + gomptInRow4[gomptJ]))
+					}
+				}
+				continue
+			}
+			// An edge: [gomptLo0, gomptIn0), then [gomptIn1, gomptHi0).
+			gomptFrom, gomptTo := gomptLo0, gomptIn0
+			if gomptPart == 2 {
+				gomptFrom, gomptTo = gomptIn1, gomptHi0
+			}
+		gomptPoint1:
+			for x := gomptFrom; x < gomptTo; x++ {
 //line library.go:50
 				i := ((y * nx) + x)
-				_ = i
-//line library.go:55
-				gomptOutRow1[gomptJ] = (float32(0.25) * (((gomptInRow1[gomptJ] + gomptInRow2[gomptJ]) + gomptInRow3[gomptJ]) + gomptInRow4[gomptJ]))
+				if (((x == int(0)) || (y == int(0))) || (x == (nx - int(1)))) || (y == (ny - int(1))) {
+					*(*float32)(unsafe.Add(gomptPOut, i*4)) = *(*float32)(unsafe.Add(gomptPIn, i*4))
+					continue gomptPoint1
+				}
+				*(*float32)(unsafe.Add(gomptPOut, i*4)) = (float32(0.25) * (((*(*float32)(unsafe.Add(gomptPIn, (i-nx)*4)) + *(*float32)(unsafe.Add(gomptPIn, (i+nx)*4))) + *(*float32)(unsafe.Add(gomptPIn, (i-int(1))*4))) + *(*float32)(unsafe.Add(gomptPIn, (i+int(1))*4))))
 			}
-		}
-	gomptPoint2:
-		for x := gomptIn1; x < gomptHi0; x++ {
-//line library.go:50
-			i := ((y * nx) + x)
-			if (((x == int(0)) || (y == int(0))) || (x == (nx - int(1)))) || (y == (ny - int(1))) {
-				*(*float32)(unsafe.Add(gomptPOut, i*4)) = *(*float32)(unsafe.Add(gomptPIn, i*4))
-				continue gomptPoint2
-			}
-			*(*float32)(unsafe.Add(gomptPOut, i*4)) = (float32(0.25) * (((*(*float32)(unsafe.Add(gomptPIn, (i-nx)*4)) + *(*float32)(unsafe.Add(gomptPIn, (i+nx)*4))) + *(*float32)(unsafe.Add(gomptPIn, (i-int(1))*4))) + *(*float32)(unsafe.Add(gomptPIn, (i+int(1))*4))))
 		}
 	}
 //line gompt_kernels.go:396

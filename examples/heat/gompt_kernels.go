@@ -57,45 +57,44 @@ func gomptHostHeat(gomptA *gomptdevice.HostArgs, gomptR gomptdevice.Range, _, _ 
 //line heat.go:13
 			gomptIn1 = max(gomptIn0, min(gomptHi0, (nx-int(1))))
 		}
-	gomptPoint0:
-		for x := gomptLo0; x < gomptIn0; x++ {
-//line heat.go:12
-			i := ((y * nx) + x)
-			if (((x == int(0)) || (y == int(0))) || (x == (nx - int(1)))) || (y == (ny - int(1))) {
-				*(*float32)(unsafe.Add(gomptPOut, i*4)) = *(*float32)(unsafe.Add(gomptPIn, i*4))
-				continue gomptPoint0
-			}
-			c := *(*float32)(unsafe.Add(gomptPIn, i*4))
-			*(*float32)(unsafe.Add(gomptPOut, i*4)) = (c + (alpha * ((((*(*float32)(unsafe.Add(gomptPIn, (i-int(1))*4)) + *(*float32)(unsafe.Add(gomptPIn, (i+int(1))*4))) + *(*float32)(unsafe.Add(gomptPIn, (i-nx)*4))) + *(*float32)(unsafe.Add(gomptPIn, (i+nx)*4))) - (float32(4.0) * c))))
-		}
-		if gomptIn0 < gomptIn1 {
-			gomptW := gomptIn1 - gomptIn0
+		for gomptPart := range 3 {
+			if gomptPart == 1 {
+				if gomptIn0 < gomptIn1 {
+					gomptW := gomptIn1 - gomptIn0
 //line heat.go:17
-			gomptInRow1 := in[(y*nx)+gomptIn0:][:gomptW]
-			gomptOutRow1, gomptInRow2, gomptInRow3, gomptInRow4, gomptInRow5 := out[(y*nx)+gomptIn0:][:gomptW], in[(y*nx)-int(1)+gomptIn0:][:gomptW], in[(y*nx)+int(1)+gomptIn0:][:gomptW], in[(y*nx)-nx+gomptIn0:][:gomptW], in[(y*nx)+nx+gomptIn0:][:gomptW]
-			for gomptJ := range gomptW {
-				x := gomptIn0 + gomptJ
+					gomptInRow1 := in[(y*nx)+gomptIn0:][:gomptW]
+					gomptOutRow1, gomptInRow2, gomptInRow3, gomptInRow4, gomptInRow5 := out[(y*nx)+gomptIn0:][:gomptW], in[(y*nx)-int(1)+gomptIn0:][:gomptW], in[(y*nx)+int(1)+gomptIn0:][:gomptW], in[(y*nx)-nx+gomptIn0:][:gomptW], in[(y*nx)+nx+gomptIn0:][:gomptW]
+					for gomptJ := range gomptW {
+						x := gomptIn0 + gomptJ
+//line heat.go:12
+						i := ((y * nx) + x)
+						_ = i
+//line heat.go:17
+						c := gomptInRow1[gomptJ]
+						gomptOutRow1[gomptJ] = (c + (alpha * ((((gomptInRow2[gomptJ] + gomptInRow3[gomptJ]) + gomptInRow4[gomptJ]) + gomptInRow5[gomptJ]) - (float32(4.0) * c))))
+					}
+				}
+				continue
+			}
+			// An edge: [gomptLo0, gomptIn0), then [gomptIn1, gomptHi0).
+			gomptFrom, gomptTo := gomptLo0, gomptIn0
+			if gomptPart == 2 {
+				gomptFrom, gomptTo = gomptIn1, gomptHi0
+			}
+		gomptPoint1:
+			for x := gomptFrom; x < gomptTo; x++ {
 //line heat.go:12
 				i := ((y * nx) + x)
-				_ = i
-//line heat.go:17
-				c := gomptInRow1[gomptJ]
-				gomptOutRow1[gomptJ] = (c + (alpha * ((((gomptInRow2[gomptJ] + gomptInRow3[gomptJ]) + gomptInRow4[gomptJ]) + gomptInRow5[gomptJ]) - (float32(4.0) * c))))
+				if (((x == int(0)) || (y == int(0))) || (x == (nx - int(1)))) || (y == (ny - int(1))) {
+					*(*float32)(unsafe.Add(gomptPOut, i*4)) = *(*float32)(unsafe.Add(gomptPIn, i*4))
+					continue gomptPoint1
+				}
+				c := *(*float32)(unsafe.Add(gomptPIn, i*4))
+				*(*float32)(unsafe.Add(gomptPOut, i*4)) = (c + (alpha * ((((*(*float32)(unsafe.Add(gomptPIn, (i-int(1))*4)) + *(*float32)(unsafe.Add(gomptPIn, (i+int(1))*4))) + *(*float32)(unsafe.Add(gomptPIn, (i-nx)*4))) + *(*float32)(unsafe.Add(gomptPIn, (i+nx)*4))) - (float32(4.0) * c))))
 			}
-		}
-	gomptPoint2:
-		for x := gomptIn1; x < gomptHi0; x++ {
-//line heat.go:12
-			i := ((y * nx) + x)
-			if (((x == int(0)) || (y == int(0))) || (x == (nx - int(1)))) || (y == (ny - int(1))) {
-				*(*float32)(unsafe.Add(gomptPOut, i*4)) = *(*float32)(unsafe.Add(gomptPIn, i*4))
-				continue gomptPoint2
-			}
-			c := *(*float32)(unsafe.Add(gomptPIn, i*4))
-			*(*float32)(unsafe.Add(gomptPOut, i*4)) = (c + (alpha * ((((*(*float32)(unsafe.Add(gomptPIn, (i-int(1))*4)) + *(*float32)(unsafe.Add(gomptPIn, (i+int(1))*4))) + *(*float32)(unsafe.Add(gomptPIn, (i-nx)*4))) + *(*float32)(unsafe.Add(gomptPIn, (i+nx)*4))) - (float32(4.0) * c))))
 		}
 	}
-//line gompt_kernels.go:99
+//line gompt_kernels.go:98
 }
 
 // gomptSampleHeat is heatKernel's Sample: about n points, random arguments. Tol 0: every device gives the Go function's bits.

@@ -4696,26 +4696,28 @@ func gomptHostProductLen(gomptA *gomptdevice.HostArgs, gomptR gomptdevice.Range,
 //line lens.go:13
 		gomptIn1 = max(gomptIn0, gomptHi0)
 	}
-	for i := gomptLo0; i < gomptIn0; i++ {
-//line lens.go:13
-		if i == int(0) {
-			for j := range m * k {
-				*(*int64)(unsafe.Add(gomptPB, j*8)) = (((int64(j) * int64(100)) + int64(len(b))) + *(*int64)(unsafe.Add(gomptPMul, j*8)))
+	for gomptPart := range 3 {
+		if gomptPart == 1 {
+			for i := gomptIn0; i < gomptIn1; i++ {
 			}
+			continue
 		}
-	}
-	for i := gomptIn0; i < gomptIn1; i++ {
-	}
-	for i := gomptIn1; i < gomptHi0; i++ {
+		// An edge: [gomptLo0, gomptIn0), then [gomptIn1, gomptHi0).
+		gomptFrom, gomptTo := gomptLo0, gomptIn0
+		if gomptPart == 2 {
+			gomptFrom, gomptTo = gomptIn1, gomptHi0
+		}
+		for i := gomptFrom; i < gomptTo; i++ {
 //line lens.go:13
-		if i == int(0) {
-			for j := range m * k {
-				*(*int64)(unsafe.Add(gomptPB, j*8)) = (((int64(j) * int64(100)) + int64(len(b))) + *(*int64)(unsafe.Add(gomptPMul, j*8)))
+			if i == int(0) {
+				for j := range m * k {
+					*(*int64)(unsafe.Add(gomptPB, j*8)) = (((int64(j) * int64(100)) + int64(len(b))) + *(*int64)(unsafe.Add(gomptPMul, j*8)))
+				}
 			}
 		}
 	}
 	_ = n
-//line gompt_kernels.go:4719
+//line gompt_kernels.go:4721
 }
 
 // gomptSampleProductLen is ProductLenKernel's Sample: about n points, random arguments. Tol 0: every device gives the Go function's bits.
@@ -4805,7 +4807,7 @@ func gomptHostQuotient(gomptA *gomptdevice.HostArgs, gomptR gomptdevice.Range, _
 		q[i] = (a[i] / b[i])
 	}
 	_ = n
-//line gompt_kernels.go:4809
+//line gompt_kernels.go:4811
 }
 
 // gomptSampleQuotient is QuotientKernel's Sample: about n points, random arguments. Tol 0: every device gives the Go function's bits.
@@ -4952,7 +4954,7 @@ func gomptHostRangeForms(gomptA *gomptdevice.HostArgs, gomptR gomptdevice.Range,
 		o[int(7)] += int64(n0)
 	}
 	_ = n
-//line gompt_kernels.go:4956
+//line gompt_kernels.go:4958
 }
 
 // gomptSampleRangeForms is RangeFormsKernel's Sample: about n points, random arguments. Tol 0: every device gives the Go function's bits.
@@ -5042,7 +5044,7 @@ func gomptHostScatter(gomptA *gomptdevice.HostArgs, gomptR gomptdevice.Range, _,
 	}
 	_ = n
 	_ = m
-//line gompt_kernels.go:5046
+//line gompt_kernels.go:5048
 }
 
 // gomptSampleScatter is ScatterKernel's Sample: about n points, random arguments. Tol 0: every device gives the Go function's bits.
@@ -5139,7 +5141,7 @@ func gomptHostSeek(gomptA *gomptdevice.HostArgs, gomptR gomptdevice.Range, _, _ 
 	}
 	_ = n
 	_ = m
-//line gompt_kernels.go:5143
+//line gompt_kernels.go:5145
 }
 
 // gomptSampleSeek is SeekKernel's Sample: about n points, random arguments. Tol 0: every device gives the Go function's bits.
@@ -5230,7 +5232,7 @@ func gomptHostShiftAt(gomptA *gomptdevice.HostArgs, gomptR gomptdevice.Range, _,
 		x[j] <<= k[i]
 		y[j] >>= k[i]
 	}
-//line gompt_kernels.go:5234
+//line gompt_kernels.go:5236
 }
 
 // gomptSampleShiftAt is ShiftAtKernel's Sample: about n points, random arguments. Tol 0: every device gives the Go function's bits.
@@ -5336,7 +5338,7 @@ func gomptHostShifts(gomptA *gomptdevice.HostArgs, gomptR gomptdevice.Range, _, 
 		*(*int64)(unsafe.Add(gomptPOut, o*8)) += (x + int64(u))
 	}
 	_ = n
-//line gompt_kernels.go:5340
+//line gompt_kernels.go:5342
 }
 
 // gomptSampleShifts is ShiftsKernel's Sample: about n points, random arguments. Tol 0: every device gives the Go function's bits.
@@ -5476,7 +5478,7 @@ func gomptHostSignExtend(gomptA *gomptdevice.HostArgs, gomptR gomptdevice.Range,
 	_ = n
 	_ = p
 	_ = k
-//line gompt_kernels.go:5480
+//line gompt_kernels.go:5482
 }
 
 // gomptSampleSignExtend is SignExtendKernel's Sample: about n points, random arguments. Tol 0: every device gives the Go function's bits.
@@ -5593,7 +5595,7 @@ func gomptHostSpMV(gomptA *gomptdevice.HostArgs, gomptR gomptdevice.Range, _, _ 
 	}
 	_ = nnz
 	_ = ncols
-//line gompt_kernels.go:5597
+//line gompt_kernels.go:5599
 }
 
 // gomptSampleSpMV is SpMVKernel's Sample: about n points, random arguments. Tol 0: every device gives the Go function's bits.
@@ -5699,7 +5701,7 @@ func gomptHostSplitEdge(gomptA *gomptdevice.HostArgs, gomptR gomptdevice.Range, 
 		}
 	}
 	_ = ny
-//line gompt_kernels.go:5703
+//line gompt_kernels.go:5705
 }
 
 // gomptSampleSplitEdge is SplitEdgeKernel's Sample: about n points, random arguments. Tol 0: every device gives the Go function's bits.
@@ -5793,41 +5795,41 @@ func gomptHostStencil2D(gomptA *gomptdevice.HostArgs, gomptR gomptdevice.Range, 
 //line dims.go:9
 			gomptIn1 = max(gomptIn0, min(gomptHi0, (nx-int(1))))
 		}
-	gomptPoint0:
-		for x := gomptLo0; x < gomptIn0; x++ {
-//line dims.go:8
-			i := ((y * nx) + x)
-			if (((x == int(0)) || (y == int(0))) || (x == (nx - int(1)))) || (y == (ny - int(1))) {
-				*(*float32)(unsafe.Add(gomptPOut, i*4)) = *(*float32)(unsafe.Add(gomptPIn, i*4))
-				continue gomptPoint0
-			}
-			*(*float32)(unsafe.Add(gomptPOut, i*4)) = (*(*float32)(unsafe.Add(gomptPIn, i*4)) + (w * ((((*(*float32)(unsafe.Add(gomptPIn, (i-int(1))*4)) + *(*float32)(unsafe.Add(gomptPIn, (i+int(1))*4))) + *(*float32)(unsafe.Add(gomptPIn, (i-nx)*4))) + *(*float32)(unsafe.Add(gomptPIn, (i+nx)*4))) - (float32(4.0) * *(*float32)(unsafe.Add(gomptPIn, i*4))))))
-		}
-		if gomptIn0 < gomptIn1 {
-			gomptW := gomptIn1 - gomptIn0
+		for gomptPart := range 3 {
+			if gomptPart == 1 {
+				if gomptIn0 < gomptIn1 {
+					gomptW := gomptIn1 - gomptIn0
 //line dims.go:13
-			gomptOutRow1, gomptInRow1, gomptInRow2, gomptInRow3, gomptInRow4, gomptInRow5 := out[(y*nx)+gomptIn0:][:gomptW], in[(y*nx)+gomptIn0:][:gomptW], in[(y*nx)-int(1)+gomptIn0:][:gomptW], in[(y*nx)+int(1)+gomptIn0:][:gomptW], in[(y*nx)-nx+gomptIn0:][:gomptW], in[(y*nx)+nx+gomptIn0:][:gomptW]
-			for gomptJ := range gomptW {
-				x := gomptIn0 + gomptJ
+					gomptOutRow1, gomptInRow1, gomptInRow2, gomptInRow3, gomptInRow4, gomptInRow5 := out[(y*nx)+gomptIn0:][:gomptW], in[(y*nx)+gomptIn0:][:gomptW], in[(y*nx)-int(1)+gomptIn0:][:gomptW], in[(y*nx)+int(1)+gomptIn0:][:gomptW], in[(y*nx)-nx+gomptIn0:][:gomptW], in[(y*nx)+nx+gomptIn0:][:gomptW]
+					for gomptJ := range gomptW {
+						x := gomptIn0 + gomptJ
+//line dims.go:8
+						i := ((y * nx) + x)
+						_ = i
+//line dims.go:13
+						gomptOutRow1[gomptJ] = (gomptInRow1[gomptJ] + (w * ((((gomptInRow2[gomptJ] + gomptInRow3[gomptJ]) + gomptInRow4[gomptJ]) + gomptInRow5[gomptJ]) - (float32(4.0) * gomptInRow1[gomptJ]))))
+					}
+				}
+				continue
+			}
+			// An edge: [gomptLo0, gomptIn0), then [gomptIn1, gomptHi0).
+			gomptFrom, gomptTo := gomptLo0, gomptIn0
+			if gomptPart == 2 {
+				gomptFrom, gomptTo = gomptIn1, gomptHi0
+			}
+		gomptPoint1:
+			for x := gomptFrom; x < gomptTo; x++ {
 //line dims.go:8
 				i := ((y * nx) + x)
-				_ = i
-//line dims.go:13
-				gomptOutRow1[gomptJ] = (gomptInRow1[gomptJ] + (w * ((((gomptInRow2[gomptJ] + gomptInRow3[gomptJ]) + gomptInRow4[gomptJ]) + gomptInRow5[gomptJ]) - (float32(4.0) * gomptInRow1[gomptJ]))))
+				if (((x == int(0)) || (y == int(0))) || (x == (nx - int(1)))) || (y == (ny - int(1))) {
+					*(*float32)(unsafe.Add(gomptPOut, i*4)) = *(*float32)(unsafe.Add(gomptPIn, i*4))
+					continue gomptPoint1
+				}
+				*(*float32)(unsafe.Add(gomptPOut, i*4)) = (*(*float32)(unsafe.Add(gomptPIn, i*4)) + (w * ((((*(*float32)(unsafe.Add(gomptPIn, (i-int(1))*4)) + *(*float32)(unsafe.Add(gomptPIn, (i+int(1))*4))) + *(*float32)(unsafe.Add(gomptPIn, (i-nx)*4))) + *(*float32)(unsafe.Add(gomptPIn, (i+nx)*4))) - (float32(4.0) * *(*float32)(unsafe.Add(gomptPIn, i*4))))))
 			}
-		}
-	gomptPoint2:
-		for x := gomptIn1; x < gomptHi0; x++ {
-//line dims.go:8
-			i := ((y * nx) + x)
-			if (((x == int(0)) || (y == int(0))) || (x == (nx - int(1)))) || (y == (ny - int(1))) {
-				*(*float32)(unsafe.Add(gomptPOut, i*4)) = *(*float32)(unsafe.Add(gomptPIn, i*4))
-				continue gomptPoint2
-			}
-			*(*float32)(unsafe.Add(gomptPOut, i*4)) = (*(*float32)(unsafe.Add(gomptPIn, i*4)) + (w * ((((*(*float32)(unsafe.Add(gomptPIn, (i-int(1))*4)) + *(*float32)(unsafe.Add(gomptPIn, (i+int(1))*4))) + *(*float32)(unsafe.Add(gomptPIn, (i-nx)*4))) + *(*float32)(unsafe.Add(gomptPIn, (i+nx)*4))) - (float32(4.0) * *(*float32)(unsafe.Add(gomptPIn, i*4))))))
 		}
 	}
-//line gompt_kernels.go:5831
+//line gompt_kernels.go:5833
 }
 
 // gomptSampleStencil2D is Stencil2DKernel's Sample: about n points, random arguments. Tol 0: every device gives the Go function's bits.
@@ -5965,7 +5967,7 @@ func gomptHostSumFloat32(gomptA *gomptdevice.HostArgs, gomptR gomptdevice.Range,
 	}
 	gomptPartial[gomptTeam] = float32((gomptS0 + gomptS1) + (gomptS2 + gomptS3))
 	_ = n
-//line gompt_kernels.go:5969
+//line gompt_kernels.go:5971
 }
 
 // gomptSampleSumFloat32 is SumFloat32Kernel's Sample: about n points, random arguments. Tol 0.0001: its float sums are combined in another order on each device.
@@ -6150,7 +6152,7 @@ func gomptHostSumFloat64In2D(gomptA *gomptdevice.HostArgs, gomptR gomptdevice.Ra
 	}
 	gomptPartial[gomptTeam] = float64((gomptS0 + gomptS1) + (gomptS2 + gomptS3))
 	_ = ny
-//line gompt_kernels.go:6154
+//line gompt_kernels.go:6156
 }
 
 // gomptSampleSumFloat64In2D is SumFloat64In2DKernel's Sample: about n points, random arguments. Tol 1e-10: its float sums are combined in another order on each device.
@@ -6298,7 +6300,7 @@ func gomptHostSumInt64(gomptA *gomptdevice.HostArgs, gomptR gomptdevice.Range, g
 	}
 	gomptPartial[gomptTeam] = int64((gomptS0 + gomptS1) + (gomptS2 + gomptS3))
 	_ = n
-//line gompt_kernels.go:6302
+//line gompt_kernels.go:6304
 }
 
 // gomptSampleSumInt64 is SumInt64Kernel's Sample: about n points, random arguments. Tol 0: every device gives the Go function's bits.
@@ -6426,7 +6428,7 @@ func gomptHostTeamDefine(gomptA *gomptdevice.HostArgs, gomptR gomptdevice.Range,
 	_ = v
 	_ = teams
 	_ = m
-//line gompt_kernels.go:6430
+//line gompt_kernels.go:6432
 }
 
 // gomptSampleTeamDefine is TeamDefineKernel's Sample: about n points, random arguments. Tol 0: every device gives the Go function's bits.
@@ -6540,7 +6542,7 @@ func gomptHostTeamGather(gomptA *gomptdevice.HostArgs, gomptR gomptdevice.Range,
 	}
 	_ = teams
 	_ = m
-//line gompt_kernels.go:6544
+//line gompt_kernels.go:6546
 }
 
 // gomptSampleTeamGather is TeamGatherKernel's Sample: about n points, random arguments. Tol 0: every device gives the Go function's bits.
@@ -6704,7 +6706,7 @@ func gomptHostTeamReverse(gomptA *gomptdevice.HostArgs, gomptR gomptdevice.Range
 	}
 	_ = mine
 	_ = teams
-//line gompt_kernels.go:6708
+//line gompt_kernels.go:6710
 }
 
 // gomptSampleTeamReverse is TeamReverseKernel's Sample: about n points, random arguments. Tol 0: every device gives the Go function's bits.
@@ -6844,7 +6846,7 @@ func gomptHostTeamTuple(gomptA *gomptdevice.HostArgs, gomptR gomptdevice.Range, 
 	_ = x
 	_ = o
 	_ = teams
-//line gompt_kernels.go:6848
+//line gompt_kernels.go:6850
 }
 
 // gomptSampleTeamTuple is TeamTupleKernel's Sample: about n points, random arguments. Tol 0: every device gives the Go function's bits.
@@ -6987,7 +6989,7 @@ func gomptHostTeamView(gomptA *gomptdevice.HostArgs, gomptR gomptdevice.Range, _
 	_ = from
 	_ = s
 	_ = teams
-//line gompt_kernels.go:6991
+//line gompt_kernels.go:6993
 }
 
 // gomptSampleTeamView is TeamViewKernel's Sample: about n points, random arguments. Tol 0: every device gives the Go function's bits.
@@ -7081,7 +7083,7 @@ func gomptHostTranscendental(gomptA *gomptdevice.HostArgs, gomptR gomptdevice.Ra
 		out[i] = float32(v)
 	}
 	_ = n
-//line gompt_kernels.go:7085
+//line gompt_kernels.go:7087
 }
 
 // gomptSampleTranscendental is TranscendentalKernel's Sample: about n points, random arguments. Tol 1e-06: it calls math functions that are within a few ulps of Go's, not equal.
@@ -7173,7 +7175,7 @@ func gomptHostTranspose(gomptA *gomptdevice.HostArgs, gomptR gomptdevice.Range, 
 			}
 		}
 	}
-//line gompt_kernels.go:7177
+//line gompt_kernels.go:7179
 }
 
 // gomptSampleTranspose is TransposeKernel's Sample: about n points, random arguments. Tol 0: every device gives the Go function's bits.
@@ -7297,7 +7299,7 @@ gomptPoint0:
 		*(*int64)(unsafe.Add(gomptPOut, (o+int(7))*8)) = (-long)
 	}
 	_ = n
-//line gompt_kernels.go:7301
+//line gompt_kernels.go:7303
 }
 
 // gomptSampleTricky is TrickyKernel's Sample: about n points, random arguments. Tol 0: every device gives the Go function's bits.
@@ -7399,7 +7401,7 @@ func gomptHostTuples(gomptA *gomptdevice.HostArgs, gomptR gomptdevice.Range, _, 
 		*(*int32)(unsafe.Add(gomptPOut, o*4)) += x
 	}
 	_ = n
-//line gompt_kernels.go:7403
+//line gompt_kernels.go:7405
 }
 
 // gomptSampleTuples is TuplesKernel's Sample: about n points, random arguments. Tol 0: every device gives the Go function's bits.
@@ -7497,7 +7499,7 @@ func gomptHostUint64Ops(gomptA *gomptdevice.HostArgs, gomptR gomptdevice.Range, 
 		*(*uint64)(unsafe.Add(gomptPOut, (o+int(5))*8)) = (-x)
 	}
 	_ = n
-//line gompt_kernels.go:7501
+//line gompt_kernels.go:7503
 }
 
 // gomptSampleUint64Ops is Uint64OpsKernel's Sample: about n points, random arguments. Tol 0: every device gives the Go function's bits.
@@ -7626,7 +7628,7 @@ func gomptLanesUniformStore(gomptX0, gomptW int, n int, m int, b []int32, c []in
 		}
 //line lockstep.go:44
 	}
-//line gompt_kernels.go:7630
+//line gompt_kernels.go:7632
 }
 
 // gomptSampleUniformStore is UniformStoreKernel's Sample: about n points, random arguments. Tol 0: every device gives the Go function's bits.
@@ -7737,7 +7739,7 @@ func gomptHostViewBounds(gomptA *gomptdevice.HostArgs, gomptR gomptdevice.Range,
 	}
 	_ = rows
 	_ = m
-//line gompt_kernels.go:7741
+//line gompt_kernels.go:7743
 }
 
 // gomptSampleViewBounds is ViewBoundsKernel's Sample: about n points, random arguments. Tol 0: every device gives the Go function's bits.
@@ -7836,7 +7838,7 @@ func gomptHostViewIndex(gomptA *gomptdevice.HostArgs, gomptR gomptdevice.Range, 
 		out[r] = row[at[r]]
 	}
 	_ = rows
-//line gompt_kernels.go:7840
+//line gompt_kernels.go:7842
 }
 
 // gomptSampleViewIndex is ViewIndexKernel's Sample: about n points, random arguments. Tol 0: every device gives the Go function's bits.

@@ -9,7 +9,10 @@ import (
 
 // splitLoops writes dimension 0's loops split at the ends of sp's
 // interior (plan.Split), its expressions written by b: [lo, a) and
-// [b, hi) run the whole body (through rows), [a, b) the interior.
+// [b, hi) run the whole body (through rows), [a, b) the interior, in that
+// order. The whole body is written once, in a loop over the two edges:
+// the user's statements appear once as they are, and once more as the
+// interior (the body without its boundary test).
 func splitLoops(b *gobody, sp *ir.Split, whole []ast.Stmt, rows *ir.Rows, points func(lo, hi string, list []ast.Stmt, rs *ir.Rows)) {
 	w := b.w
 	bounds := func(list []ir.Bound) string {
@@ -50,7 +53,16 @@ func splitLoops(b *gobody, sp *ir.Split, whole []ast.Stmt, rows *ir.Rows, points
 	w.p("gomptIn0 = %s %s%s", lo, posMark, pos)
 	w.p("gomptIn1 = %s %s%s", hi, posMark, pos)
 	w.p("}")
-	points("gomptLo0", "gomptIn0", whole, rows)
+	w.p("for gomptPart := range 3 {")
+	w.p("if gomptPart == 1 {")
 	points("gomptIn0", "gomptIn1", sp.Interior, sp.InRows)
-	points("gomptIn1", "gomptHi0", whole, rows)
+	w.p("continue")
+	w.p("}")
+	w.p("// An edge: [gomptLo0, gomptIn0), then [gomptIn1, gomptHi0).")
+	w.p("gomptFrom, gomptTo := gomptLo0, gomptIn0")
+	w.p("if gomptPart == 2 {")
+	w.p("gomptFrom, gomptTo = gomptIn1, gomptHi0")
+	w.p("}")
+	points("gomptFrom", "gomptTo", whole, rows)
+	w.p("}")
 }
