@@ -2,9 +2,10 @@ package check
 
 import (
 	"fmt"
-	"github.com/gompt/gompt/cmd/gompt-kernels/internal/ir"
 	"go/types"
 	"strings"
+
+	"github.com/gompt/gompt/cmd/gompt-kernels/internal/ir"
 )
 
 // CheckLaunchers resolves every kernel's arg(PARAM)= functions and
@@ -114,22 +115,16 @@ func parseVariant(g *ir.Program, k *ir.Kernel, byFunc map[string]*ir.Kernel) {
 	fail := func(format string, args ...any) {
 		g.Errs.Add(dir.Pos(), "//gompt:variant: "+format, args...)
 	}
-	text := strings.TrimPrefix(dir.Text, ir.VariantDirective)
-	if i := strings.Index(text, " //"); i >= 0 {
-		text = text[:i]
+	failed := false
+	fields := ir.DirectiveFields(dir.Text, ir.VariantDirective, "of and device", func(format string, args ...any) {
+		fail(format, args...)
+		failed = true
+	})
+	if failed {
+		return
 	}
-	seen := map[string]bool{}
-	for _, field := range strings.Fields(text) {
-		key, val, ok := strings.Cut(field, "=")
-		if !ok || val == "" {
-			fail("%q is not KEY=VALUE; the keys are of and device", field)
-			return
-		}
-		if seen[key] {
-			fail("%s given twice", key)
-			return
-		}
-		seen[key] = true
+	for _, kv := range fields {
+		key, val := kv[0], kv[1]
 		switch key {
 		case "of":
 			lp.Of = val

@@ -2,6 +2,7 @@ package ir
 
 import (
 	"go/types"
+	"strings"
 	"unicode"
 	"unicode/utf8"
 )
@@ -66,4 +67,31 @@ func UpperFirst(s string) string {
 func IsExported(s string) bool {
 	r, _ := utf8.DecodeRuneInString(s)
 	return unicode.IsUpper(r)
+}
+
+// DirectiveFields splits a directive comment's text after prefix into its
+// KEY=VALUE fields (a // comment after it dropped), in order. A field that
+// is not KEY=VALUE (fail is told of it, with keys: what the keys are) or
+// whose key came before is left out.
+func DirectiveFields(text, prefix, keys string, fail func(format string, args ...any)) [][2]string {
+	text = strings.TrimPrefix(text, prefix)
+	if i := strings.Index(text, " //"); i >= 0 { // a comment after the directive
+		text = text[:i]
+	}
+	var out [][2]string
+	seen := map[string]bool{}
+	for _, field := range strings.Fields(text) {
+		key, val, ok := strings.Cut(field, "=")
+		if !ok || val == "" {
+			fail("%q is not KEY=VALUE; the keys are %s", field, keys)
+			continue
+		}
+		if seen[key] {
+			fail("%s given twice", key)
+			continue
+		}
+		seen[key] = true
+		out = append(out, [2]string{key, val})
+	}
+	return out
 }

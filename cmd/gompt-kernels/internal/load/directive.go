@@ -1,13 +1,14 @@
 package load
 
 import (
-	"github.com/gompt/gompt/cmd/gompt-kernels/internal/ir"
 	"go/ast"
 	"go/token"
 	"go/types"
 	"regexp"
 	"strconv"
 	"strings"
+
+	"github.com/gompt/gompt/cmd/gompt-kernels/internal/ir"
 )
 
 var (
@@ -192,23 +193,9 @@ func newKernel(g *ir.Program, f *ir.Fn, dir *ast.Comment) {
 		g.Errs.Add(dir.Pos(), "//gompt:kernel: "+format, args...)
 		bad = true
 	}
-	seen := map[string]bool{}
 	lenExprs := map[*ir.Param]string{}
-	text := strings.TrimPrefix(dir.Text, ir.KernelDirective)
-	if i := strings.Index(text, " //"); i >= 0 { // a comment after the directive
-		text = text[:i]
-	}
-	for _, field := range strings.Fields(text) {
-		key, val, ok := strings.Cut(field, "=")
-		if !ok || val == "" {
-			fail("%q is not KEY=VALUE; the keys are dims, team, reduce, reduce(BUF), len(BUF), arg(PARAM), check, name and var", field)
-			continue
-		}
-		if seen[key] {
-			fail("%s given twice", key)
-			continue
-		}
-		seen[key] = true
+	for _, kv := range ir.DirectiveFields(dir.Text, ir.KernelDirective, "dims, team, reduce, reduce(BUF), len(BUF), arg(PARAM), check, name and var", fail) {
+		key, val := kv[0], kv[1]
 		switch {
 		case key == "dims":
 			names := strings.Split(val, ",")
