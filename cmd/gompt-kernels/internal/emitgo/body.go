@@ -44,7 +44,7 @@ type gobody struct {
 	simpleLeaf bool               // the leaf is a simple statement: every lane runs all of it
 	cond       int                // inside the right operand of && or ||: run at some lanes only
 	pos        string             // the source position of the statement being written ("heat.go:14")
-	resliced   map[*ir.Param]bool // buffers resliced to gomptHi0, read and written as slices (reslicedAtPoint)
+	resliced   map[*ir.Param]bool // buffers resliced to gomptHi0, read and written as slices (plan.Resliced)
 	rows       *ir.Rows           // the rows of the loop's buffers (rowsLoop)
 }
 

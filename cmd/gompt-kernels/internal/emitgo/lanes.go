@@ -43,7 +43,7 @@ func emit(ls *ir.Lockstep, g *ir.Program, w *goWriter, used map[*types.Var]bool,
 		case *ast.AssignStmt, *ast.IncDecStmt, *ast.DeclStmt, *ast.ExprStmt:
 			inner.simpleLeaf = true
 		}
-		inner.ret = func() string { panic("gompt-kernels: a return in a leaf passed planLockstep") }
+		inner.ret = func() string { panic("gompt-kernels: a return in a leaf passed plan.Lanes") }
 		inner.leafStmt(s)
 		for v := range inner.used {
 			inUse[v] = true

@@ -235,7 +235,7 @@ type Kernel struct {
 	ReduceLen    map[*Param]int
 
 	// Needs is what its device code needs of a device beyond what every
-	// device gives (device.Kernel.Needs), planned by plan.PlanNeeds (plan/needs.go)
+	// device gives (device.Kernel.Needs), planned by plan.Needs (plan/needs.go)
 	// once the checks pass; the emitters only read it.
 	Needs needList
 

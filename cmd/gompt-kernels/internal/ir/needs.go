@@ -13,7 +13,7 @@ import (
 // lacks, before anything is copied; without the record the driver would
 // fail the build, or the launch, in its own words.
 //
-// planNeeds computes them from the checked kernel, in Go's terms (types,
+// plan.Needs computes them from the checked kernel, in Go's terms (types,
 // the directive, the team arrays), after the checks and before the
 // emitters, which only read k.needs:
 //

@@ -10,12 +10,12 @@ func Host(g *ir.Program, k *ir.Kernel) {
 		return
 	}
 	if k.Reduce == "" {
-		k.Lanes = PlanLockstep(g, k)
+		k.Lanes = Lanes(g, k)
 	}
 	if k.Lanes != nil {
 		return
 	}
-	k.Resliced = ReslicedAtPoint(g, k)
+	k.Resliced = Resliced(g, k)
 	if k.Reduce == "" {
 		k.Rows = RowsOf(g, k, k.Decl.Body.List)
 		k.Split = Split(g, k)

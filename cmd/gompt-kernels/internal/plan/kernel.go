@@ -11,7 +11,7 @@ import "github.com/gompt/gompt/cmd/gompt-kernels/internal/ir"
 // its Go image's form. The emitters read the plan; none writes it.
 func Kernel(g *ir.Program, k *ir.Kernel) {
 	NewProver(g, k).Prove()
-	PlanNeeds(g, k)
+	Needs(g, k)
 	Sites(g, k)
 	Host(g, k)
 }

@@ -9,13 +9,13 @@ import (
 	"github.com/gompt/gompt/cmd/gompt-kernels/internal/ir"
 )
 
-// PlanLockstep returns the plan for k, or nil where it does not apply: a
+// Lanes returns the plan for k, or nil where it does not apply: a
 // reduction; a body with no loop independent of the point around work
 // that depends on it; a return, break or continue that depends on the
 // point; a call of a helper; an atomic (a statement that does not depend
 // on the point would run once per block); a view or a range over a slice
 // (its varying locals would be arrays of slices).
-func PlanLockstep(g *ir.Program, k *ir.Kernel) *ir.Lockstep {
+func Lanes(g *ir.Program, k *ir.Kernel) *ir.Lockstep {
 	if k.Reduce != "" || len(k.Fn.Calls) > 0 || k.Atomic || len(k.ReduceArrays) > 0 || ir.UsesSlices(g.P.Info, k.Fn) {
 		return nil
 	}

@@ -10,9 +10,9 @@ import (
 	"github.com/gompt/gompt/cmd/gompt-kernels/internal/ir"
 )
 
-// PlanNeeds records k's needs in k.needs, in the order fp64, int64
+// Needs records k's needs in k.Needs, in the order fp64, int64
 // atomics, local memory, team size; only those it has.
-func PlanNeeds(g *ir.Program, k *ir.Kernel) {
+func Needs(g *ir.Program, k *ir.Kernel) {
 	k.Needs = nil
 	if pos := firstFloat64(g, k); pos.IsValid() {
 		k.Needs = append(k.Needs, ir.Need{Kind: ir.NeedFP64, Use: "float64", Pos: g.Line(pos)})

@@ -7,7 +7,7 @@ import (
 	"github.com/gompt/gompt/cmd/gompt-kernels/internal/ir"
 )
 
-// ReslicedAtPoint returns the buffers that a Go image running k's points
+// Resliced returns the buffers that a Go image running k's points
 // in loops over dimension 0 (not in lanes, nor a reduction's or a team's
 // image) reslices to the end of its range, gomptHi0, and reads and writes
 // as slices: those of declared length dimension 0's extent (so the
@@ -16,7 +16,7 @@ import (
 // for). Go's prove pass then drops the bounds test of x in [gomptLo0,
 // gomptHi0), as it would in the Go function's loop, with no unsafe (saxpy,
 // vecadd, fill and copy32 went from unsafe pointer arithmetic to slices).
-func ReslicedAtPoint(g *ir.Program, k *ir.Kernel) map[*ir.Param]bool {
+func Resliced(g *ir.Program, k *ir.Kernel) map[*ir.Param]bool {
 	x := k.Index[0]
 	if k.Reduce != "" || k.Team > 0 || len(k.ReduceArrays) > 0 || k.Assigned[x.Obj] {
 		return nil

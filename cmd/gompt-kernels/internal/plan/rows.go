@@ -21,7 +21,7 @@ import (
 // (before any statement that could leave the point early), outside the
 // right operand of && and ||. The offsets hold no division (a fault
 // there would come before the points' earlier statements ran) and no
-// element. A buffer resliced to gomptHi0 (ReslicedAtPoint) has no rows.
+// element. A buffer resliced to gomptHi0 (Resliced) has no rows.
 //
 // The rows need no unsafe: Go drops every bounds test of the loop
 // (-d=ssa/check_bce), whose instructions are those of 069ff17's
