@@ -188,22 +188,6 @@ func (p *prelude) cvt(t, from ir.Scalar) string {
 	return p.need(name, fmt.Sprintf("%s %s %s(%s x) { %s }", inl, t.C(), name, f, body))
 }
 
-// load and store return the helpers for an element of a buffer whose index
-// the generator could not prove in range: a load outside reads 0 and a
-// store outside is dropped (Go panics there; a device must not touch
-// memory outside the buffer).
-func (p *prelude) load(t ir.Scalar) string {
-	name := "gompt_ld_" + t.CMem()
-	return p.need(name, fmt.Sprintf("%s %s %s(__global const %s *p, long n, long i) { return (ulong)i < (ulong)n ? p[i] : (%s)0; }",
-		inl, t.CMem(), name, t.CMem(), t.CMem()))
-}
-
-func (p *prelude) store(t ir.Scalar) string {
-	name := "gompt_st_" + t.CMem()
-	return p.need(name, fmt.Sprintf("%s void %s(__global %s *p, long n, long i, %s v) { if ((ulong)i < (ulong)n) p[i] = v; }",
-		inl, name, t.CMem(), t.CMem()))
-}
-
 // lenPos is a Param.Len's value made a length: 0 where it is 0 or
 // negative. Its name is not gompt_len_NAME, a buffer's length.
 func (p *prelude) lenPos() string {

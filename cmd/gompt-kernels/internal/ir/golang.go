@@ -1,7 +1,6 @@
 package ir
 
 import (
-	"go/ast"
 	"go/types"
 )
 
@@ -21,8 +20,6 @@ func GoType(p *Param) string {
 	}
 	return p.T.GoName()
 }
-
-func identOf(e ast.Expr) *ast.Ident { return ast.Unparen(e).(*ast.Ident) }
 
 // SortedVars are m's keys in the order of their declarations.
 func SortedVars[T any](m map[*types.Var]T) []*types.Var {
