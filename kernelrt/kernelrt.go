@@ -66,6 +66,17 @@ func Head[T any](s []T, n int) []T {
 	return s
 }
 
+// Above returns the least int above e, e+1, or e itself where e is
+// math.MaxInt, which no index reaches: where a Go image splits a stencil at
+// x <= e or x > e, its interior starts or ends there, and e+1 would wrap
+// to the smallest int.
+func Above(e int) int {
+	if e == math.MaxInt {
+		return e
+	}
+	return e + 1
+}
+
 // Teams returns the number of teams a generated reduction over n points
 // runs: enough teams of MaxThreads threads that each thread combines about
 // 16 points, at least 1 and at most 1024 (the split of kernels.DotTeams).

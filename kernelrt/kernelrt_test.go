@@ -28,6 +28,14 @@ func TestLenViewHead(t *testing.T) {
 	assert.Equal(t, s, Head(s, -1))
 }
 
+func TestAbove(t *testing.T) {
+	assert.Equal(t, 1, Above(0))
+	assert.Equal(t, -4, Above(-5))
+	assert.Equal(t, math.MinInt+1, Above(math.MinInt))
+	assert.Equal(t, math.MaxInt, Above(math.MaxInt-1))
+	assert.Equal(t, math.MaxInt, Above(math.MaxInt), "no int is above the largest: it does not wrap")
+}
+
 func TestTeamsAndCombine(t *testing.T) {
 	assert.Equal(t, 1, Teams(0))
 	assert.Equal(t, 256, Teams(1<<20))

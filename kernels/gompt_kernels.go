@@ -344,8 +344,6 @@ func gomptHostJacobi(gomptA *gomptdevice.HostArgs, gomptR gomptdevice.Range, _, 
 	ny := gomptA.Int(1)
 	in := gomptrt.View[float32](gomptA.Bufs[2], gomptrt.Len(nx, ny))
 	out := gomptrt.View[float32](gomptA.Bufs[3], gomptrt.Len(nx, ny))
-	gomptPIn := unsafe.Pointer(unsafe.SliceData(in))
-	gomptPOut := unsafe.Pointer(unsafe.SliceData(out))
 	gomptLo0, gomptHi0 := gomptR.Clamp(0, nx)
 	gomptLo1, gomptHi1 := gomptR.Clamp(1, ny)
 	for y := gomptLo1; y < gomptHi1; y++ {
@@ -358,41 +356,41 @@ func gomptHostJacobi(gomptA *gomptdevice.HostArgs, gomptR gomptdevice.Range, _, 
 //line library.go:51
 			gomptIn1 = max(gomptIn0, min(gomptHi0, (nx-int(1))))
 		}
-		for gomptPart := range 3 {
-			if gomptPart == 1 {
-				if gomptIn0 < gomptIn1 {
-					gomptW := gomptIn1 - gomptIn0
-//line library.go:55
-					gomptOutRow1, gomptInRow1, gomptInRow2, gomptInRow3, gomptInRow4 := out[(y*nx)+gomptIn0:][:gomptW], in[(y*nx)-nx+gomptIn0:][:gomptW], in[(y*nx)+nx+gomptIn0:][:gomptW], in[(y*nx)-int(1)+gomptIn0:][:gomptW], in[(y*nx)+int(1)+gomptIn0:][:gomptW]
-					for gomptJ := range gomptW {
-						x := gomptIn0 + gomptJ
+		// The left edge, the interior, the right edge; the boundary test is true at the edges.
+		gomptFrom, gomptTo := gomptLo0, gomptIn0
+		for gomptRight := false; ; gomptRight = true {
+			if gomptFrom < gomptTo {
+				gomptW := gomptTo - gomptFrom
+//line library.go:52
+				gomptOutRow1, gomptInRow1 := out[(y*nx)+gomptFrom:][:gomptW], in[(y*nx)+gomptFrom:][:gomptW]
+				for gomptJ := range gomptW {
+					x := gomptFrom + gomptJ
 //line library.go:50
-						i := ((y * nx) + x)
-						_ = i
+					i := ((y * nx) + x)
+					_ = i
+					gomptOutRow1[gomptJ] = gomptInRow1[gomptJ]
+				}
+			}
+			if gomptRight {
+				break
+			}
+			if gomptIn0 < gomptIn1 {
+				gomptW := gomptIn1 - gomptIn0
 //line library.go:55
-						gomptOutRow1[gomptJ] = (float32(0.25) * (((gomptInRow1[gomptJ] + gomptInRow2[gomptJ]) + gomptInRow3[gomptJ]) + gomptInRow4[gomptJ]))
-					}
-				}
-				continue
-			}
-			// An edge: [gomptLo0, gomptIn0), then [gomptIn1, gomptHi0).
-			gomptFrom, gomptTo := gomptLo0, gomptIn0
-			if gomptPart == 2 {
-				gomptFrom, gomptTo = gomptIn1, gomptHi0
-			}
-		gomptPoint1:
-			for x := gomptFrom; x < gomptTo; x++ {
+				gomptOutRow1, gomptInRow1, gomptInRow2, gomptInRow3, gomptInRow4 := out[(y*nx)+gomptIn0:][:gomptW], in[(y*nx)-nx+gomptIn0:][:gomptW], in[(y*nx)+nx+gomptIn0:][:gomptW], in[(y*nx)-int(1)+gomptIn0:][:gomptW], in[(y*nx)+int(1)+gomptIn0:][:gomptW]
+				for gomptJ := range gomptW {
+					x := gomptIn0 + gomptJ
 //line library.go:50
-				i := ((y * nx) + x)
-				if (((x == int(0)) || (y == int(0))) || (x == (nx - int(1)))) || (y == (ny - int(1))) {
-					*(*float32)(unsafe.Add(gomptPOut, i*4)) = *(*float32)(unsafe.Add(gomptPIn, i*4))
-					continue gomptPoint1
+					i := ((y * nx) + x)
+					_ = i
+//line library.go:55
+					gomptOutRow1[gomptJ] = (float32(0.25) * (((gomptInRow1[gomptJ] + gomptInRow2[gomptJ]) + gomptInRow3[gomptJ]) + gomptInRow4[gomptJ]))
 				}
-				*(*float32)(unsafe.Add(gomptPOut, i*4)) = (float32(0.25) * (((*(*float32)(unsafe.Add(gomptPIn, (i-nx)*4)) + *(*float32)(unsafe.Add(gomptPIn, (i+nx)*4))) + *(*float32)(unsafe.Add(gomptPIn, (i-int(1))*4))) + *(*float32)(unsafe.Add(gomptPIn, (i+int(1))*4))))
 			}
+			gomptFrom, gomptTo = gomptIn1, gomptHi0
 		}
 	}
-//line gompt_kernels.go:396
+//line gompt_kernels.go:394
 }
 
 // gomptSampleJacobi is Jacobi's Sample: about n points, random arguments. Tol 0: every device gives the Go function's bits.
@@ -482,7 +480,7 @@ func gomptLanesMatmul(gomptX0, gomptW int, i int, m int, n int, k int, A []float
 	}
 	_ = acc
 	_ = m
-//line gompt_kernels.go:486
+//line gompt_kernels.go:484
 }
 
 // gomptSampleMatmul is Matmul's Sample: about n points, random arguments. Tol 0: every device gives the Go function's bits.
@@ -915,7 +913,7 @@ func gomptHostMatmulTiled(gomptA *gomptdevice.HostArgs, gomptR gomptdevice.Range
 	_ = c32
 	_ = c33
 	_ = teams
-//line gompt_kernels.go:919
+//line gompt_kernels.go:917
 }
 
 // gomptSampleMatmulTiled is MatmulTiled's Sample: about n points, random arguments. Tol 0: every device gives the Go function's bits.
@@ -971,7 +969,7 @@ func gomptHostSaxpy(gomptA *gomptdevice.HostArgs, gomptR gomptdevice.Range, _, _
 		y[i] = ((a * x[i]) + y[i])
 	}
 	_ = n
-//line gompt_kernels.go:975
+//line gompt_kernels.go:973
 }
 
 // gomptSampleSaxpy is Saxpy's Sample: about n points, random arguments. Tol 0: every device gives the Go function's bits.
@@ -1026,7 +1024,7 @@ func gomptHostVecadd(gomptA *gomptdevice.HostArgs, gomptR gomptdevice.Range, _, 
 		c[i] = (a[i] + b[i])
 	}
 	_ = n
-//line gompt_kernels.go:1030
+//line gompt_kernels.go:1028
 }
 
 // gomptSampleVecadd is VecAdd's Sample: about n points, random arguments. Tol 0: every device gives the Go function's bits.

@@ -8,7 +8,6 @@ import (
 	gomptdevice "github.com/gompt/gompt/device"
 	gomptrt "github.com/gompt/gompt/kernelrt"
 	gompttarget "github.com/gompt/gompt/target"
-	unsafe "unsafe"
 )
 
 // heatKernel is the gompt map kernel of heat (heat.go:11:1), over [0, nx)x[0, ny).
@@ -43,8 +42,6 @@ func gomptHostHeat(gomptA *gomptdevice.HostArgs, gomptR gomptdevice.Range, _, _ 
 	alpha := gomptA.Float32(2)
 	in := gomptrt.View[float32](gomptA.Bufs[3], gomptrt.Len(nx, ny))
 	out := gomptrt.View[float32](gomptA.Bufs[4], gomptrt.Len(nx, ny))
-	gomptPIn := unsafe.Pointer(unsafe.SliceData(in))
-	gomptPOut := unsafe.Pointer(unsafe.SliceData(out))
 	gomptLo0, gomptHi0 := gomptR.Clamp(0, nx)
 	gomptLo1, gomptHi1 := gomptR.Clamp(1, ny)
 	for y := gomptLo1; y < gomptHi1; y++ {
@@ -57,44 +54,43 @@ func gomptHostHeat(gomptA *gomptdevice.HostArgs, gomptR gomptdevice.Range, _, _ 
 //line heat.go:13
 			gomptIn1 = max(gomptIn0, min(gomptHi0, (nx-int(1))))
 		}
-		for gomptPart := range 3 {
-			if gomptPart == 1 {
-				if gomptIn0 < gomptIn1 {
-					gomptW := gomptIn1 - gomptIn0
-//line heat.go:17
-					gomptInRow1 := in[(y*nx)+gomptIn0:][:gomptW]
-					gomptOutRow1, gomptInRow2, gomptInRow3, gomptInRow4, gomptInRow5 := out[(y*nx)+gomptIn0:][:gomptW], in[(y*nx)-int(1)+gomptIn0:][:gomptW], in[(y*nx)+int(1)+gomptIn0:][:gomptW], in[(y*nx)-nx+gomptIn0:][:gomptW], in[(y*nx)+nx+gomptIn0:][:gomptW]
-					for gomptJ := range gomptW {
-						x := gomptIn0 + gomptJ
+		// The left edge, the interior, the right edge; the boundary test is true at the edges.
+		gomptFrom, gomptTo := gomptLo0, gomptIn0
+		for gomptRight := false; ; gomptRight = true {
+			if gomptFrom < gomptTo {
+				gomptW := gomptTo - gomptFrom
+//line heat.go:14
+				gomptOutRow1, gomptInRow1 := out[(y*nx)+gomptFrom:][:gomptW], in[(y*nx)+gomptFrom:][:gomptW]
+				for gomptJ := range gomptW {
+					x := gomptFrom + gomptJ
 //line heat.go:12
-						i := ((y * nx) + x)
-						_ = i
+					i := ((y * nx) + x)
+					_ = i
+					gomptOutRow1[gomptJ] = gomptInRow1[gomptJ]
+				}
+			}
+			if gomptRight {
+				break
+			}
+			if gomptIn0 < gomptIn1 {
+				gomptW := gomptIn1 - gomptIn0
 //line heat.go:17
-						c := gomptInRow1[gomptJ]
-						gomptOutRow1[gomptJ] = (c + (alpha * ((((gomptInRow2[gomptJ] + gomptInRow3[gomptJ]) + gomptInRow4[gomptJ]) + gomptInRow5[gomptJ]) - (float32(4.0) * c))))
-					}
-				}
-				continue
-			}
-			// An edge: [gomptLo0, gomptIn0), then [gomptIn1, gomptHi0).
-			gomptFrom, gomptTo := gomptLo0, gomptIn0
-			if gomptPart == 2 {
-				gomptFrom, gomptTo = gomptIn1, gomptHi0
-			}
-		gomptPoint1:
-			for x := gomptFrom; x < gomptTo; x++ {
+				gomptInRow1 := in[(y*nx)+gomptIn0:][:gomptW]
+				gomptOutRow1, gomptInRow2, gomptInRow3, gomptInRow4, gomptInRow5 := out[(y*nx)+gomptIn0:][:gomptW], in[(y*nx)-int(1)+gomptIn0:][:gomptW], in[(y*nx)+int(1)+gomptIn0:][:gomptW], in[(y*nx)-nx+gomptIn0:][:gomptW], in[(y*nx)+nx+gomptIn0:][:gomptW]
+				for gomptJ := range gomptW {
+					x := gomptIn0 + gomptJ
 //line heat.go:12
-				i := ((y * nx) + x)
-				if (((x == int(0)) || (y == int(0))) || (x == (nx - int(1)))) || (y == (ny - int(1))) {
-					*(*float32)(unsafe.Add(gomptPOut, i*4)) = *(*float32)(unsafe.Add(gomptPIn, i*4))
-					continue gomptPoint1
+					i := ((y * nx) + x)
+					_ = i
+//line heat.go:17
+					c := gomptInRow1[gomptJ]
+					gomptOutRow1[gomptJ] = (c + (alpha * ((((gomptInRow2[gomptJ] + gomptInRow3[gomptJ]) + gomptInRow4[gomptJ]) + gomptInRow5[gomptJ]) - (float32(4.0) * c))))
 				}
-				c := *(*float32)(unsafe.Add(gomptPIn, i*4))
-				*(*float32)(unsafe.Add(gomptPOut, i*4)) = (c + (alpha * ((((*(*float32)(unsafe.Add(gomptPIn, (i-int(1))*4)) + *(*float32)(unsafe.Add(gomptPIn, (i+int(1))*4))) + *(*float32)(unsafe.Add(gomptPIn, (i-nx)*4))) + *(*float32)(unsafe.Add(gomptPIn, (i+nx)*4))) - (float32(4.0) * c))))
 			}
+			gomptFrom, gomptTo = gomptIn1, gomptHi0
 		}
 	}
-//line gompt_kernels.go:98
+//line gompt_kernels.go:94
 }
 
 // gomptSampleHeat is heatKernel's Sample: about n points, random arguments. Tol 0: every device gives the Go function's bits.

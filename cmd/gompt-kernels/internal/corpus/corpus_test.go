@@ -151,6 +151,24 @@ var entries = []entry{
 	}},
 	{k: Stencil2DKernel, fn: Stencil2D, run: RunStencil2D, ext: []int{0, 1}},
 	{k: Box3DKernel, fn: Box3D, run: RunBox3D, ext: []int{0, 1, 2}},
+	{k: SplitFormsKernel, fn: SplitForms, run: RunSplitForms, ext: []int{0, 1}, inputs: func() [][]any {
+		var ps [][]any
+		for _, nx := range []int{1, 3, 6, 40} {
+			for _, ny := range []int{1, 3, 4} {
+				for _, a := range []int{math.MinInt64, -3, 0, 1, 3, 41, math.MaxInt64 - 1, math.MaxInt64} {
+					// x > nx-b holds nowhere where nx-b is the largest int.
+					for _, b := range []int{math.MinInt64 + 1, -3, 0, 1, 3, 41, math.MaxInt64, nx - math.MaxInt64} {
+						in := make([]float32, nx*ny)
+						for i := range in {
+							in[i] = float32(i%7) + 0.25
+						}
+						ps = append(ps, []any{nx, ny, a, b, in, make([]float32, nx*ny)})
+					}
+				}
+			}
+		}
+		return ps
+	}},
 	{k: MatMulKernel, fn: MatMul, run: RunMatMul, ext: []int{1, 0}},
 	{k: ConvKernel, fn: Conv, run: RunConv, ext: []int{1, 0}},
 	{k: PartialKernel, fn: Partial, run: RunPartial, ext: []int{0}},

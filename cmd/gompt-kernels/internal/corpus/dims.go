@@ -72,3 +72,27 @@ func OutOfRange(i int, n int, in, out []int32) {
 	out[i] = in[i+1] + in[i-1]
 	out[i+n] = 5
 }
+
+// SplitForms tests whether its point is on the boundary with every
+// comparison of x a split knows (<, <=, >, >=, == 0, == nx-1) and with
+// tests of no x, which hold on whole rows (y == ny-1) or everywhere
+// (ny == 3). Its then branch changes a value the rest of the body reads and
+// leaves early at one column only; the statements before the test run on
+// both sides. a and b move the interior's ends anywhere: below 0, past nx,
+// crossing each other, at the ends of int.
+//
+//gompt:kernel dims=nx,ny len(in)=nx*ny len(out)=nx*ny
+func SplitForms(x, y int, nx, ny, a, b int, in, out []float32) {
+	i := y*nx + x
+	v := in[i]
+	if x <= a || x < 2 || x > nx-b || x >= nx-2 || y == ny-1 || ny == 3 || x == nx-1 {
+		v = 2 * v
+		if x == 1 {
+			out[i] = v
+			return
+		}
+	} else {
+		v = in[i-1] + 3*in[i+1]
+	}
+	out[i] = v + 1
+}

@@ -4696,28 +4696,24 @@ func gomptHostProductLen(gomptA *gomptdevice.HostArgs, gomptR gomptdevice.Range,
 //line lens.go:13
 		gomptIn1 = max(gomptIn0, gomptHi0)
 	}
-	for gomptPart := range 3 {
-		if gomptPart == 1 {
-			for i := gomptIn0; i < gomptIn1; i++ {
-			}
-			continue
-		}
-		// An edge: [gomptLo0, gomptIn0), then [gomptIn1, gomptHi0).
-		gomptFrom, gomptTo := gomptLo0, gomptIn0
-		if gomptPart == 2 {
-			gomptFrom, gomptTo = gomptIn1, gomptHi0
-		}
+	// The left edge, the interior, the right edge; the boundary test is true at the edges.
+	gomptFrom, gomptTo := gomptLo0, gomptIn0
+	for gomptRight := false; ; gomptRight = true {
 		for i := gomptFrom; i < gomptTo; i++ {
-//line lens.go:13
-			if i == int(0) {
-				for j := range m * k {
-					*(*int64)(unsafe.Add(gomptPB, j*8)) = (((int64(j) * int64(100)) + int64(len(b))) + *(*int64)(unsafe.Add(gomptPMul, j*8)))
-				}
+//line lens.go:14
+			for j := range m * k {
+				*(*int64)(unsafe.Add(gomptPB, j*8)) = (((int64(j) * int64(100)) + int64(len(b))) + *(*int64)(unsafe.Add(gomptPMul, j*8)))
 			}
 		}
+		if gomptRight {
+			break
+		}
+		for i := gomptIn0; i < gomptIn1; i++ {
+		}
+		gomptFrom, gomptTo = gomptIn1, gomptHi0
 	}
 	_ = n
-//line gompt_kernels.go:4721
+//line gompt_kernels.go:4717
 }
 
 // gomptSampleProductLen is ProductLenKernel's Sample: about n points, random arguments. Tol 0: every device gives the Go function's bits.
@@ -4807,7 +4803,7 @@ func gomptHostQuotient(gomptA *gomptdevice.HostArgs, gomptR gomptdevice.Range, _
 		q[i] = (a[i] / b[i])
 	}
 	_ = n
-//line gompt_kernels.go:4811
+//line gompt_kernels.go:4807
 }
 
 // gomptSampleQuotient is QuotientKernel's Sample: about n points, random arguments. Tol 0: every device gives the Go function's bits.
@@ -4954,7 +4950,7 @@ func gomptHostRangeForms(gomptA *gomptdevice.HostArgs, gomptR gomptdevice.Range,
 		o[int(7)] += int64(n0)
 	}
 	_ = n
-//line gompt_kernels.go:4958
+//line gompt_kernels.go:4954
 }
 
 // gomptSampleRangeForms is RangeFormsKernel's Sample: about n points, random arguments. Tol 0: every device gives the Go function's bits.
@@ -5044,7 +5040,7 @@ func gomptHostScatter(gomptA *gomptdevice.HostArgs, gomptR gomptdevice.Range, _,
 	}
 	_ = n
 	_ = m
-//line gompt_kernels.go:5048
+//line gompt_kernels.go:5044
 }
 
 // gomptSampleScatter is ScatterKernel's Sample: about n points, random arguments. Tol 0: every device gives the Go function's bits.
@@ -5141,7 +5137,7 @@ func gomptHostSeek(gomptA *gomptdevice.HostArgs, gomptR gomptdevice.Range, _, _ 
 	}
 	_ = n
 	_ = m
-//line gompt_kernels.go:5145
+//line gompt_kernels.go:5141
 }
 
 // gomptSampleSeek is SeekKernel's Sample: about n points, random arguments. Tol 0: every device gives the Go function's bits.
@@ -5232,7 +5228,7 @@ func gomptHostShiftAt(gomptA *gomptdevice.HostArgs, gomptR gomptdevice.Range, _,
 		x[j] <<= k[i]
 		y[j] >>= k[i]
 	}
-//line gompt_kernels.go:5236
+//line gompt_kernels.go:5232
 }
 
 // gomptSampleShiftAt is ShiftAtKernel's Sample: about n points, random arguments. Tol 0: every device gives the Go function's bits.
@@ -5338,7 +5334,7 @@ func gomptHostShifts(gomptA *gomptdevice.HostArgs, gomptR gomptdevice.Range, _, 
 		*(*int64)(unsafe.Add(gomptPOut, o*8)) += (x + int64(u))
 	}
 	_ = n
-//line gompt_kernels.go:5342
+//line gompt_kernels.go:5338
 }
 
 // gomptSampleShifts is ShiftsKernel's Sample: about n points, random arguments. Tol 0: every device gives the Go function's bits.
@@ -5478,7 +5474,7 @@ func gomptHostSignExtend(gomptA *gomptdevice.HostArgs, gomptR gomptdevice.Range,
 	_ = n
 	_ = p
 	_ = k
-//line gompt_kernels.go:5482
+//line gompt_kernels.go:5478
 }
 
 // gomptSampleSignExtend is SignExtendKernel's Sample: about n points, random arguments. Tol 0: every device gives the Go function's bits.
@@ -5595,7 +5591,7 @@ func gomptHostSpMV(gomptA *gomptdevice.HostArgs, gomptR gomptdevice.Range, _, _ 
 	}
 	_ = nnz
 	_ = ncols
-//line gompt_kernels.go:5599
+//line gompt_kernels.go:5595
 }
 
 // gomptSampleSpMV is SpMVKernel's Sample: about n points, random arguments. Tol 0: every device gives the Go function's bits.
@@ -5701,7 +5697,7 @@ func gomptHostSplitEdge(gomptA *gomptdevice.HostArgs, gomptR gomptdevice.Range, 
 		}
 	}
 	_ = ny
-//line gompt_kernels.go:5705
+//line gompt_kernels.go:5701
 }
 
 // gomptSampleSplitEdge is SplitEdgeKernel's Sample: about n points, random arguments. Tol 0: every device gives the Go function's bits.
@@ -5749,6 +5745,152 @@ func RunSplitEdgeNowait(dev gompttarget.DeviceClause, nx int, ny int, r int, in 
 		Args: []gompttarget.Arg{gompttarget.Int(nx), gompttarget.Int(ny), gompttarget.Int(r), gompttarget.Slice(in), gompttarget.Slice(out)}})
 }
 
+// SplitFormsKernel is the gompt map kernel of SplitForms (dims.go:85:1), over [0, nx)x[0, ny).
+var SplitFormsKernel = &gomptdevice.Kernel{
+	Name: "SplitForms",
+	Params: []gomptdevice.Param{
+		{Name: "nx", Kind: gomptdevice.ParamInt64},
+		{Name: "ny", Kind: gomptdevice.ParamInt64},
+		{Name: "a", Kind: gomptdevice.ParamInt64},
+		{Name: "b", Kind: gomptdevice.ParamInt64},
+		{Name: "in", Kind: gomptdevice.ParamBuffer, Elem: gomptdevice.ParamFloat32, Len: "nx*ny"},
+		{Name: "out", Kind: gomptdevice.ParamBuffer, Elem: gomptdevice.ParamFloat32, Len: "nx*ny"},
+	},
+	Dims: 2,
+	Images: []gomptdevice.Image{
+		{Kind: gomptdevice.ImageHost, Entry: "gompt_SplitForms", Host: gomptHostSplitForms},
+		{Kind: gomptdevice.ImageOpenCL, Entry: "gompt_SplitForms", Source: gomptCLSplitForms, Options: "-cl-fp32-correctly-rounded-divide-sqrt"},
+		{Kind: gomptdevice.ImagePTX, Entry: "gompt_SplitForms", Source: gomptPTXSplitForms},
+	},
+	Sample: gomptSampleSplitForms,
+}
+
+//go:embed gompt_SplitForms.cl
+var gomptCLSplitForms string
+
+//go:embed gompt_SplitForms.ptx
+var gomptPTXSplitForms string
+
+// gomptHostSplitForms is SplitFormsKernel's Go image: the body of SplitForms at each point of the team's range.
+func gomptHostSplitForms(gomptA *gomptdevice.HostArgs, gomptR gomptdevice.Range, _, _ int) {
+	nx := gomptA.Int(0)
+	ny := gomptA.Int(1)
+	a := gomptA.Int(2)
+	b := gomptA.Int(3)
+	in := gomptrt.View[float32](gomptA.Bufs[4], gomptrt.Len(nx, ny))
+	out := gomptrt.View[float32](gomptA.Bufs[5], gomptrt.Len(nx, ny))
+	gomptPOut := unsafe.Pointer(unsafe.SliceData(out))
+	gomptLo0, gomptHi0 := gomptR.Clamp(0, nx)
+	gomptLo1, gomptHi1 := gomptR.Clamp(1, ny)
+	for y := gomptLo1; y < gomptHi1; y++ {
+		// The interior [gomptIn0, gomptIn1), where the boundary test is false.
+		gomptIn0, gomptIn1 := gomptLo0, gomptLo0
+//line dims.go:88
+		if !((y == (ny - int(1))) || (ny == int(3))) {
+//line dims.go:88
+			gomptIn0 = min(max(gomptLo0, gomptrt.Above(a), int(2)), gomptHi0)
+//line dims.go:88
+			gomptIn1 = max(gomptIn0, min(gomptHi0, gomptrt.Above((nx-b)), (nx-int(2)), (nx-int(1))))
+		}
+		// The left edge, the interior, the right edge; the boundary test is true at the edges.
+		gomptFrom, gomptTo := gomptLo0, gomptIn0
+		for gomptRight := false; ; gomptRight = true {
+			if gomptFrom < gomptTo {
+				gomptW := gomptTo - gomptFrom
+//line dims.go:87
+				gomptInRow1 := in[(y*nx)+gomptFrom:][:gomptW]
+			gomptPoint0:
+				for gomptJ := range gomptW {
+					x := gomptFrom + gomptJ
+//line dims.go:86
+					i := ((y * nx) + x)
+					v := gomptInRow1[gomptJ]
+//line dims.go:89
+					v = (float32(2.0) * v)
+					if x == int(1) {
+						*(*float32)(unsafe.Add(gomptPOut, i*4)) = v
+						continue gomptPoint0
+					}
+//line dims.go:97
+					*(*float32)(unsafe.Add(gomptPOut, i*4)) = (v + float32(1.0))
+				}
+			}
+			if gomptRight {
+				break
+			}
+			if gomptIn0 < gomptIn1 {
+				gomptW := gomptIn1 - gomptIn0
+//line dims.go:87
+				gomptInRow1 := in[(y*nx)+gomptIn0:][:gomptW]
+//line dims.go:95
+				gomptInRow2, gomptInRow3 := in[(y*nx)-int(1)+gomptIn0:][:gomptW], in[(y*nx)+int(1)+gomptIn0:][:gomptW]
+//line dims.go:97
+				gomptOutRow1 := out[(y*nx)+gomptIn0:][:gomptW]
+				for gomptJ := range gomptW {
+					x := gomptIn0 + gomptJ
+//line dims.go:86
+					i := ((y * nx) + x)
+					_ = i
+//line dims.go:87
+					v := gomptInRow1[gomptJ]
+//line dims.go:95
+					v = (gomptInRow2[gomptJ] + (float32(3.0) * gomptInRow3[gomptJ]))
+//line dims.go:97
+					gomptOutRow1[gomptJ] = (v + float32(1.0))
+				}
+			}
+			gomptFrom, gomptTo = gomptIn1, gomptHi0
+		}
+	}
+//line gompt_kernels.go:5846
+}
+
+// gomptSampleSplitForms is SplitFormsKernel's Sample: about n points, random arguments. Tol 0: every device gives the Go function's bits.
+func gomptSampleSplitForms(gomptN int, gomptSeed int64) gomptdevice.Sample {
+	gomptR := gomptrt.Rand("SplitForms", gomptN, gomptSeed)
+	gomptExt := gomptrt.Extents(gomptN, 2)
+	nx := gomptExt[0]
+	ny := gomptExt[1]
+	a := int(1 + gomptR.IntN(8))
+	b := int(1 + gomptR.IntN(8))
+	return gomptdevice.Sample{
+		Shape: gomptdevice.Shape{Size: gomptExt},
+		Bufs:  [][]byte{nil, nil, nil, nil, gomptrt.Floats[float32](gomptR, gomptrt.Len(nx, ny), 0.5, 1.5), gomptrt.Floats[float32](gomptR, gomptrt.Len(nx, ny), 0.5, 1.5)},
+		Args:  []gomptdevice.Arg{gomptrt.Int(int64(nx)), gomptrt.Int(int64(ny)), gomptrt.Int(int64(a)), gomptrt.Int(int64(b)), {}, {}},
+	}
+}
+
+// RunSplitForms runs SplitFormsKernel (SplitForms) on device dev over [0, nx)x[0, ny), mapping each slice by how the kernel uses it:
+// in to, out from.
+func RunSplitForms(dev gompttarget.DeviceClause, nx int, ny int, a int, b int, in []float32, out []float32) error {
+	if nx <= 0 || ny <= 0 {
+		return nil
+	}
+	in = gomptrt.Head(in, gomptrt.Len(nx, ny))
+	out = gomptrt.Head(out, gomptrt.Len(nx, ny))
+	return gompttarget.Target(gompttarget.Region{Device: dev, Kernel: SplitFormsKernel, Shape: gompttarget.Shape{Size: [3]int{nx, ny, 1}},
+		Maps: []gompttarget.Map{gompttarget.To(in), gompttarget.From(out)},
+		Args: []gompttarget.Arg{gompttarget.Int(nx), gompttarget.Int(ny), gompttarget.Int(a), gompttarget.Int(b), gompttarget.Slice(in), gompttarget.Slice(out)}})
+}
+
+// RunSplitFormsNowait is RunSplitForms's nowait form: it starts the launch and returns at once. deps are depend items
+// (target.DependIn, DependOut, DependInOut, DependOn), which order it as they order target.TargetNowait.
+// Leave the slices alone until the task's Wait returns RunSplitForms's error (one found before the launch,
+// such as a short slice, included). An empty space runs nothing but still waits for deps.
+//
+// It runs SplitFormsKernel (SplitForms) on device dev over [0, nx)x[0, ny), mapping each slice by how the kernel uses it:
+// in to, out from.
+func RunSplitFormsNowait(dev gompttarget.DeviceClause, nx int, ny int, a int, b int, in []float32, out []float32, deps ...gompttarget.Map) *gompttarget.Task {
+	if nx <= 0 || ny <= 0 {
+		return gompttarget.Go(func() error { return nil }, deps...)
+	}
+	in = gomptrt.Head(in, gomptrt.Len(nx, ny))
+	out = gomptrt.Head(out, gomptrt.Len(nx, ny))
+	return gompttarget.TargetNowait(gompttarget.Region{Device: dev, Kernel: SplitFormsKernel, Shape: gompttarget.Shape{Size: [3]int{nx, ny, 1}},
+		Maps: append([]gompttarget.Map{gompttarget.To(in), gompttarget.From(out)}, deps...),
+		Args: []gompttarget.Arg{gompttarget.Int(nx), gompttarget.Int(ny), gompttarget.Int(a), gompttarget.Int(b), gompttarget.Slice(in), gompttarget.Slice(out)}})
+}
+
 // Stencil2DKernel is the gompt map kernel of Stencil2D (dims.go:7:1), over [0, nx)x[0, ny).
 var Stencil2DKernel = &gomptdevice.Kernel{
 	Name: "Stencil2D",
@@ -5781,8 +5923,6 @@ func gomptHostStencil2D(gomptA *gomptdevice.HostArgs, gomptR gomptdevice.Range, 
 	w := gomptA.Float32(2)
 	in := gomptrt.View[float32](gomptA.Bufs[3], gomptrt.Len(nx, ny))
 	out := gomptrt.View[float32](gomptA.Bufs[4], gomptrt.Len(nx, ny))
-	gomptPIn := unsafe.Pointer(unsafe.SliceData(in))
-	gomptPOut := unsafe.Pointer(unsafe.SliceData(out))
 	gomptLo0, gomptHi0 := gomptR.Clamp(0, nx)
 	gomptLo1, gomptHi1 := gomptR.Clamp(1, ny)
 	for y := gomptLo1; y < gomptHi1; y++ {
@@ -5795,41 +5935,41 @@ func gomptHostStencil2D(gomptA *gomptdevice.HostArgs, gomptR gomptdevice.Range, 
 //line dims.go:9
 			gomptIn1 = max(gomptIn0, min(gomptHi0, (nx-int(1))))
 		}
-		for gomptPart := range 3 {
-			if gomptPart == 1 {
-				if gomptIn0 < gomptIn1 {
-					gomptW := gomptIn1 - gomptIn0
-//line dims.go:13
-					gomptOutRow1, gomptInRow1, gomptInRow2, gomptInRow3, gomptInRow4, gomptInRow5 := out[(y*nx)+gomptIn0:][:gomptW], in[(y*nx)+gomptIn0:][:gomptW], in[(y*nx)-int(1)+gomptIn0:][:gomptW], in[(y*nx)+int(1)+gomptIn0:][:gomptW], in[(y*nx)-nx+gomptIn0:][:gomptW], in[(y*nx)+nx+gomptIn0:][:gomptW]
-					for gomptJ := range gomptW {
-						x := gomptIn0 + gomptJ
+		// The left edge, the interior, the right edge; the boundary test is true at the edges.
+		gomptFrom, gomptTo := gomptLo0, gomptIn0
+		for gomptRight := false; ; gomptRight = true {
+			if gomptFrom < gomptTo {
+				gomptW := gomptTo - gomptFrom
+//line dims.go:10
+				gomptOutRow1, gomptInRow1 := out[(y*nx)+gomptFrom:][:gomptW], in[(y*nx)+gomptFrom:][:gomptW]
+				for gomptJ := range gomptW {
+					x := gomptFrom + gomptJ
 //line dims.go:8
-						i := ((y * nx) + x)
-						_ = i
+					i := ((y * nx) + x)
+					_ = i
+					gomptOutRow1[gomptJ] = gomptInRow1[gomptJ]
+				}
+			}
+			if gomptRight {
+				break
+			}
+			if gomptIn0 < gomptIn1 {
+				gomptW := gomptIn1 - gomptIn0
 //line dims.go:13
-						gomptOutRow1[gomptJ] = (gomptInRow1[gomptJ] + (w * ((((gomptInRow2[gomptJ] + gomptInRow3[gomptJ]) + gomptInRow4[gomptJ]) + gomptInRow5[gomptJ]) - (float32(4.0) * gomptInRow1[gomptJ]))))
-					}
-				}
-				continue
-			}
-			// An edge: [gomptLo0, gomptIn0), then [gomptIn1, gomptHi0).
-			gomptFrom, gomptTo := gomptLo0, gomptIn0
-			if gomptPart == 2 {
-				gomptFrom, gomptTo = gomptIn1, gomptHi0
-			}
-		gomptPoint1:
-			for x := gomptFrom; x < gomptTo; x++ {
+				gomptOutRow1, gomptInRow1, gomptInRow2, gomptInRow3, gomptInRow4, gomptInRow5 := out[(y*nx)+gomptIn0:][:gomptW], in[(y*nx)+gomptIn0:][:gomptW], in[(y*nx)-int(1)+gomptIn0:][:gomptW], in[(y*nx)+int(1)+gomptIn0:][:gomptW], in[(y*nx)-nx+gomptIn0:][:gomptW], in[(y*nx)+nx+gomptIn0:][:gomptW]
+				for gomptJ := range gomptW {
+					x := gomptIn0 + gomptJ
 //line dims.go:8
-				i := ((y * nx) + x)
-				if (((x == int(0)) || (y == int(0))) || (x == (nx - int(1)))) || (y == (ny - int(1))) {
-					*(*float32)(unsafe.Add(gomptPOut, i*4)) = *(*float32)(unsafe.Add(gomptPIn, i*4))
-					continue gomptPoint1
+					i := ((y * nx) + x)
+					_ = i
+//line dims.go:13
+					gomptOutRow1[gomptJ] = (gomptInRow1[gomptJ] + (w * ((((gomptInRow2[gomptJ] + gomptInRow3[gomptJ]) + gomptInRow4[gomptJ]) + gomptInRow5[gomptJ]) - (float32(4.0) * gomptInRow1[gomptJ]))))
 				}
-				*(*float32)(unsafe.Add(gomptPOut, i*4)) = (*(*float32)(unsafe.Add(gomptPIn, i*4)) + (w * ((((*(*float32)(unsafe.Add(gomptPIn, (i-int(1))*4)) + *(*float32)(unsafe.Add(gomptPIn, (i+int(1))*4))) + *(*float32)(unsafe.Add(gomptPIn, (i-nx)*4))) + *(*float32)(unsafe.Add(gomptPIn, (i+nx)*4))) - (float32(4.0) * *(*float32)(unsafe.Add(gomptPIn, i*4))))))
 			}
+			gomptFrom, gomptTo = gomptIn1, gomptHi0
 		}
 	}
-//line gompt_kernels.go:5833
+//line gompt_kernels.go:5973
 }
 
 // gomptSampleStencil2D is Stencil2DKernel's Sample: about n points, random arguments. Tol 0: every device gives the Go function's bits.
@@ -5967,7 +6107,7 @@ func gomptHostSumFloat32(gomptA *gomptdevice.HostArgs, gomptR gomptdevice.Range,
 	}
 	gomptPartial[gomptTeam] = float32((gomptS0 + gomptS1) + (gomptS2 + gomptS3))
 	_ = n
-//line gompt_kernels.go:5971
+//line gompt_kernels.go:6111
 }
 
 // gomptSampleSumFloat32 is SumFloat32Kernel's Sample: about n points, random arguments. Tol 0.0001: its float sums are combined in another order on each device.
@@ -6152,7 +6292,7 @@ func gomptHostSumFloat64In2D(gomptA *gomptdevice.HostArgs, gomptR gomptdevice.Ra
 	}
 	gomptPartial[gomptTeam] = float64((gomptS0 + gomptS1) + (gomptS2 + gomptS3))
 	_ = ny
-//line gompt_kernels.go:6156
+//line gompt_kernels.go:6296
 }
 
 // gomptSampleSumFloat64In2D is SumFloat64In2DKernel's Sample: about n points, random arguments. Tol 1e-10: its float sums are combined in another order on each device.
@@ -6300,7 +6440,7 @@ func gomptHostSumInt64(gomptA *gomptdevice.HostArgs, gomptR gomptdevice.Range, g
 	}
 	gomptPartial[gomptTeam] = int64((gomptS0 + gomptS1) + (gomptS2 + gomptS3))
 	_ = n
-//line gompt_kernels.go:6304
+//line gompt_kernels.go:6444
 }
 
 // gomptSampleSumInt64 is SumInt64Kernel's Sample: about n points, random arguments. Tol 0: every device gives the Go function's bits.
@@ -6428,7 +6568,7 @@ func gomptHostTeamDefine(gomptA *gomptdevice.HostArgs, gomptR gomptdevice.Range,
 	_ = v
 	_ = teams
 	_ = m
-//line gompt_kernels.go:6432
+//line gompt_kernels.go:6572
 }
 
 // gomptSampleTeamDefine is TeamDefineKernel's Sample: about n points, random arguments. Tol 0: every device gives the Go function's bits.
@@ -6542,7 +6682,7 @@ func gomptHostTeamGather(gomptA *gomptdevice.HostArgs, gomptR gomptdevice.Range,
 	}
 	_ = teams
 	_ = m
-//line gompt_kernels.go:6546
+//line gompt_kernels.go:6686
 }
 
 // gomptSampleTeamGather is TeamGatherKernel's Sample: about n points, random arguments. Tol 0: every device gives the Go function's bits.
@@ -6706,7 +6846,7 @@ func gomptHostTeamReverse(gomptA *gomptdevice.HostArgs, gomptR gomptdevice.Range
 	}
 	_ = mine
 	_ = teams
-//line gompt_kernels.go:6710
+//line gompt_kernels.go:6850
 }
 
 // gomptSampleTeamReverse is TeamReverseKernel's Sample: about n points, random arguments. Tol 0: every device gives the Go function's bits.
@@ -6846,7 +6986,7 @@ func gomptHostTeamTuple(gomptA *gomptdevice.HostArgs, gomptR gomptdevice.Range, 
 	_ = x
 	_ = o
 	_ = teams
-//line gompt_kernels.go:6850
+//line gompt_kernels.go:6990
 }
 
 // gomptSampleTeamTuple is TeamTupleKernel's Sample: about n points, random arguments. Tol 0: every device gives the Go function's bits.
@@ -6989,7 +7129,7 @@ func gomptHostTeamView(gomptA *gomptdevice.HostArgs, gomptR gomptdevice.Range, _
 	_ = from
 	_ = s
 	_ = teams
-//line gompt_kernels.go:6993
+//line gompt_kernels.go:7133
 }
 
 // gomptSampleTeamView is TeamViewKernel's Sample: about n points, random arguments. Tol 0: every device gives the Go function's bits.
@@ -7083,7 +7223,7 @@ func gomptHostTranscendental(gomptA *gomptdevice.HostArgs, gomptR gomptdevice.Ra
 		out[i] = float32(v)
 	}
 	_ = n
-//line gompt_kernels.go:7087
+//line gompt_kernels.go:7227
 }
 
 // gomptSampleTranscendental is TranscendentalKernel's Sample: about n points, random arguments. Tol 1e-06: it calls math functions that are within a few ulps of Go's, not equal.
@@ -7175,7 +7315,7 @@ func gomptHostTranspose(gomptA *gomptdevice.HostArgs, gomptR gomptdevice.Range, 
 			}
 		}
 	}
-//line gompt_kernels.go:7179
+//line gompt_kernels.go:7319
 }
 
 // gomptSampleTranspose is TransposeKernel's Sample: about n points, random arguments. Tol 0: every device gives the Go function's bits.
@@ -7299,7 +7439,7 @@ gomptPoint0:
 		*(*int64)(unsafe.Add(gomptPOut, (o+int(7))*8)) = (-long)
 	}
 	_ = n
-//line gompt_kernels.go:7303
+//line gompt_kernels.go:7443
 }
 
 // gomptSampleTricky is TrickyKernel's Sample: about n points, random arguments. Tol 0: every device gives the Go function's bits.
@@ -7401,7 +7541,7 @@ func gomptHostTuples(gomptA *gomptdevice.HostArgs, gomptR gomptdevice.Range, _, 
 		*(*int32)(unsafe.Add(gomptPOut, o*4)) += x
 	}
 	_ = n
-//line gompt_kernels.go:7405
+//line gompt_kernels.go:7545
 }
 
 // gomptSampleTuples is TuplesKernel's Sample: about n points, random arguments. Tol 0: every device gives the Go function's bits.
@@ -7499,7 +7639,7 @@ func gomptHostUint64Ops(gomptA *gomptdevice.HostArgs, gomptR gomptdevice.Range, 
 		*(*uint64)(unsafe.Add(gomptPOut, (o+int(5))*8)) = (-x)
 	}
 	_ = n
-//line gompt_kernels.go:7503
+//line gompt_kernels.go:7643
 }
 
 // gomptSampleUint64Ops is Uint64OpsKernel's Sample: about n points, random arguments. Tol 0: every device gives the Go function's bits.
@@ -7628,7 +7768,7 @@ func gomptLanesUniformStore(gomptX0, gomptW int, n int, m int, b []int32, c []in
 		}
 //line lockstep.go:44
 	}
-//line gompt_kernels.go:7632
+//line gompt_kernels.go:7772
 }
 
 // gomptSampleUniformStore is UniformStoreKernel's Sample: about n points, random arguments. Tol 0: every device gives the Go function's bits.
@@ -7739,7 +7879,7 @@ func gomptHostViewBounds(gomptA *gomptdevice.HostArgs, gomptR gomptdevice.Range,
 	}
 	_ = rows
 	_ = m
-//line gompt_kernels.go:7743
+//line gompt_kernels.go:7883
 }
 
 // gomptSampleViewBounds is ViewBoundsKernel's Sample: about n points, random arguments. Tol 0: every device gives the Go function's bits.
@@ -7838,7 +7978,7 @@ func gomptHostViewIndex(gomptA *gomptdevice.HostArgs, gomptR gomptdevice.Range, 
 		out[r] = row[at[r]]
 	}
 	_ = rows
-//line gompt_kernels.go:7842
+//line gompt_kernels.go:7982
 }
 
 // gomptSampleViewIndex is ViewIndexKernel's Sample: about n points, random arguments. Tol 0: every device gives the Go function's bits.

@@ -363,7 +363,7 @@ func hostImage(g *ir.Program, w *goWriter, k *ir.Kernel) {
 		if ls != nil {
 			emit(ls, g, w, used, &lanesFn)
 		} else if k.Split != nil {
-			splitLoops(&gobody{g: g, k: k, w: w, used: used}, k.Split, k.Decl.Body.List, k.Rows, points)
+			splitLoops(&gobody{g: g, k: k, w: w, used: used}, k.Split, points)
 		} else {
 			points("gomptLo0", "gomptHi0", k.Decl.Body.List, k.Rows)
 		}
@@ -399,22 +399,37 @@ func (b *gobody) copies() {
 // buffer p through its base address: an element proven in range that
 // a loop does not reach through a row (plan.RowsOf).
 func viaBase(g *ir.Program, k *ir.Kernel, p *ir.Param) bool {
-	interior := map[ast.Node]bool{}
-	if k.Split != nil {
-		for _, s := range k.Split.Interior {
+	// The loops: the whole body, or a split's interior and edge.
+	type loop struct {
+		in   map[ast.Node]bool
+		rows *ir.Rows
+	}
+	var loops []loop
+	add := func(list []ast.Stmt, rows *ir.Rows) {
+		in := map[ast.Node]bool{}
+		for _, s := range list {
 			ast.Inspect(s, func(n ast.Node) bool {
-				interior[n] = true
+				in[n] = true
 				return true
 			})
 		}
+		loops = append(loops, loop{in, rows})
+	}
+	if k.Split != nil {
+		add(k.Split.Interior, k.Split.InRows)
+		add(k.Split.Edge, k.Split.EdgeRows)
+	} else {
+		add(k.Decl.Body.List, k.Rows)
 	}
 	for ix := range k.Proven {
 		ix := ix.(*ast.IndexExpr)
 		if id, ok := ast.Unparen(ix.X).(*ast.Ident); !ok || g.P.Info.Uses[id] != p.Obj {
 			continue
 		}
-		if k.Rows.Row(ix) == nil || interior[ix] && k.Split.InRows.Row(ix) == nil {
-			return true
+		for _, l := range loops {
+			if l.in[ix] && l.rows.Row(ix) == nil {
+				return true
+			}
 		}
 	}
 	return false

@@ -9,11 +9,17 @@ import (
 
 // splitLoops writes dimension 0's loops split at the ends of sp's
 // interior (plan.Split), its expressions written by b: [lo, a) and
-// [b, hi) run the whole body (through rows), [a, b) the interior, in that
-// order. The whole body is written once, in a loop over the two edges:
-// the user's statements appear once as they are, and once more as the
-// interior (the body without its boundary test).
-func splitLoops(b *gobody, sp *ir.Split, whole []ast.Stmt, rows *ir.Rows, points func(lo, hi string, list []ast.Stmt, rs *ir.Rows)) {
+// [b, hi) run the edge (the body where its boundary test is true), [a, b)
+// the interior (where it is false), in that order, each through its rows.
+// The edge is written once, in a loop that runs it twice (once per edge)
+// with the interior between: each of the user's statements appears once,
+// but for those before the boundary test (jacobi's i := y*nx + x) and
+// after a then branch that does not return, which are in both. The loop
+// costs nothing: jacobi_512's image on one core (kernels_test, 8 runs
+// interleaved, low ends, 2026-12-06) took 203.4 us, against 211.0 us for
+// 069ff17's hand-written one and 216.4 us for a loop over three parts
+// with a branch to the interior.
+func splitLoops(b *gobody, sp *ir.Split, points func(lo, hi string, list []ast.Stmt, rs *ir.Rows)) {
 	w := b.w
 	bounds := func(list []ir.Bound) string {
 		var out []string
@@ -22,7 +28,7 @@ func splitLoops(b *gobody, sp *ir.Split, whole []ast.Stmt, rows *ir.Rows, points
 			case e.E == nil:
 				out = append(out, "1")
 			case e.PlusOne:
-				out = append(out, b.expr(e.E)+" + 1")
+				out = append(out, "gomptrt.Above("+b.expr(e.E)+")")
 			default:
 				out = append(out, b.expr(e.E))
 			}
@@ -53,16 +59,14 @@ func splitLoops(b *gobody, sp *ir.Split, whole []ast.Stmt, rows *ir.Rows, points
 	w.p("gomptIn0 = %s %s%s", lo, posMark, pos)
 	w.p("gomptIn1 = %s %s%s", hi, posMark, pos)
 	w.p("}")
-	w.p("for gomptPart := range 3 {")
-	w.p("if gomptPart == 1 {")
-	points("gomptIn0", "gomptIn1", sp.Interior, sp.InRows)
-	w.p("continue")
-	w.p("}")
-	w.p("// An edge: [gomptLo0, gomptIn0), then [gomptIn1, gomptHi0).")
+	w.p("// The left edge, the interior, the right edge; the boundary test is true at the edges.")
 	w.p("gomptFrom, gomptTo := gomptLo0, gomptIn0")
-	w.p("if gomptPart == 2 {")
-	w.p("gomptFrom, gomptTo = gomptIn1, gomptHi0")
+	w.p("for gomptRight := false; ; gomptRight = true {")
+	points("gomptFrom", "gomptTo", sp.Edge, sp.EdgeRows)
+	w.p("if gomptRight {")
+	w.p("break")
 	w.p("}")
-	points("gomptFrom", "gomptTo", whole, rows)
+	points("gomptIn0", "gomptIn1", sp.Interior, sp.InRows)
+	w.p("gomptFrom, gomptTo = gomptIn1, gomptHi0")
 	w.p("}")
 }

@@ -21,6 +21,7 @@ func Host(g *ir.Program, k *ir.Kernel) {
 		k.Split = Split(g, k)
 		if k.Split != nil {
 			k.Split.InRows = RowsOf(g, k, k.Split.Interior)
+			k.Split.EdgeRows = RowsOf(g, k, k.Split.Edge)
 		}
 	}
 }

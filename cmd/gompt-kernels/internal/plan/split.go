@@ -13,6 +13,14 @@ import (
 // that do not depend on it (x == 0, x == nx-1, x < 2...) and of tests that
 // do not depend on it at all (y == 0), with only params, indices and
 // constants in them.
+//
+// Outside the interior the test is true: a point below the interior's
+// start max(Lo...) lies below one of the Lo ends, whose comparison holds
+// there (x < e, x <= e; x == 0 at x < 1, as x >= 0), and a point at or
+// past its end min(Hi...) (but before the row's end, at most the extent)
+// lies past one of the Hi ends (x > e, x >= e; x == nx-1 at x >= nx-1,
+// as x < nx); on a row where one of Rows holds the test holds at every
+// point.
 func Split(g *ir.Program, k *ir.Kernel) *ir.Split {
 	if k.Reduce != "" || k.Assigned[k.Index[0].Obj] {
 		return nil
@@ -39,6 +47,18 @@ func Split(g *ir.Program, k *ir.Kernel) *ir.Split {
 			sp.Interior = append(sp.Interior, e)
 		}
 		sp.Interior = append(sp.Interior, body[i+1:]...)
+		// The edge: a then branch that ends in a return leaves the
+		// body there (the return itself is the end of the point).
+		sp.Edge = append(sp.Edge, body[:i]...)
+		then := ifs.Body.List
+		if n := len(then); n > 0 {
+			if r, ok := then[n-1].(*ast.ReturnStmt); ok && len(r.Results) == 0 {
+				sp.Edge = append(sp.Edge, then[:n-1]...)
+				return sp
+			}
+		}
+		sp.Edge = append(sp.Edge, then...)
+		sp.Edge = append(sp.Edge, body[i+1:]...)
 		return sp
 	}
 	return nil
