@@ -43,6 +43,24 @@ func (k *Kernel) NeedLen(i int, s Shape, scalar func(j int) uint64) (int, error)
 	return int(n), nil
 }
 
+// PointWork returns the work of one point of a launch of k over s (Work,
+// evaluated as NeedLen evaluates a Len; scalar as there): at least 1;
+// math.MaxInt64 where it is larger than an int64; 1 where Work is empty or
+// cannot be evaluated otherwise, since it only weighs the points.
+func (k *Kernel) PointWork(s Shape, scalar func(j int) uint64) int64 {
+	if k.Work == "" {
+		return 1
+	}
+	n, err := k.lenValue(k.Work, s, scalar)
+	if o, ok := err.(overflowError); ok && o.positive {
+		return math.MaxInt64
+	}
+	if err != nil || n < 1 {
+		return 1
+	}
+	return n
+}
+
 // lenValue evaluates a Len expression, a sum and difference of products
 // (Param.Len), as Go evaluates it on int64s but for an overflow, which
 // is an error. With scalar nil it only checks the expression (every
@@ -56,6 +74,9 @@ func (k *Kernel) lenValue(expr string, s Shape, scalar func(j int) uint64) (int6
 			prod = rest[:end]
 		}
 		p, err := k.lenProduct(prod, s, scalar)
+		if o, ok := err.(overflowError); ok && sub {
+			return 0, overflowError{!o.positive} // a product past an int64, subtracted
+		}
 		if err != nil {
 			return 0, err
 		}
@@ -99,11 +120,15 @@ func (k *Kernel) lenProduct(prod string, s Shape, scalar func(j int) uint64) (in
 
 // lenOverflow is the error of a Len whose value leaves an int64 (above
 // when positive, below otherwise).
-func lenOverflow(positive bool) error {
-	if positive {
-		return fmt.Errorf("more than %d elements", int64(math.MaxInt64))
+func lenOverflow(positive bool) error { return overflowError{positive} }
+
+type overflowError struct{ positive bool }
+
+func (e overflowError) Error() string {
+	if e.positive {
+		return fmt.Sprintf("more than %d elements", int64(math.MaxInt64))
 	}
-	return fmt.Errorf("a value below %d", int64(math.MinInt64))
+	return fmt.Sprintf("a value below %d", int64(math.MinInt64))
 }
 
 // addLen is a+b, and whether it fits an int64; subLen a-b.
@@ -198,7 +223,8 @@ func (k *Kernel) lenTerm(term string, s Shape, scalar func(j int) uint64) (int64
 // Check reports the first mistake in k's declaration: no name, parameters
 // without a name or with the same name, an unknown kind, an element type
 // or Len on a scalar, an element type that is not a number kind, a Len
-// that cannot be evaluated, Dims outside 0..3, a negative MaxThreads. It
+// or Work that cannot be evaluated, Dims outside 0..3, a negative
+// MaxThreads. It
 // does not look at the images. devicetest checks every kernel it runs with
 // it, and package target checks each kernel at its first construct (and
 // again at every use of a kernel that failed), refusing the construct
@@ -255,6 +281,11 @@ func (k *Kernel) Check() error {
 		}
 		if _, err := k.lenValue(p.Len, Shape{}, nil); err != nil {
 			return fmt.Errorf("kernel %s parameter %s: Len %q: %w", k.Name, p.Name, p.Len, err)
+		}
+	}
+	if k.Work != "" {
+		if _, err := k.lenValue(k.Work, Shape{}, nil); err != nil {
+			return fmt.Errorf("kernel %s: Work %q: %w", k.Name, k.Work, err)
 		}
 	}
 	return nil

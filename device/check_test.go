@@ -89,6 +89,33 @@ func TestNeedLen(t *testing.T) {
 	lenKernel.Params[4].Len = ""
 }
 
+// PointWork is Work's value, at least 1; the largest int64 where it is
+// larger; 1 where it cannot be evaluated or is empty.
+func TestPointWork(t *testing.T) {
+	args := []Arg{{Bits: 6}, {Bits: uint64(uint32(0xffffffff))}, {Bits: 0xffffffff}, {}, {}}
+	bits := func(j int) uint64 { return args[j].Bits }
+	s := Shape{Size: [3]int{10, 3}}
+	for _, c := range []struct {
+		work string
+		want int64
+	}{
+		{"", 1},
+		{"m", 6},
+		{"m*m+u", 36 + 0xffffffff},
+		{"k", 1},           // -1: below one
+		{"m-6", 1},         // 0
+		{"a", 1},           // a float: no value
+		{"Shape.Teams", 1}, // left to the device
+		{"Shape.Size[0]*m", 60},
+		{"u*u*u", math.MaxInt64}, // larger than an int64
+		{"0-u*u*u", 1},           // below an int64
+	} {
+		k := *lenKernel
+		k.Work = c.work
+		assert.Equal(t, c.want, k.PointWork(s, bits), "Work %q", c.work)
+	}
+}
+
 func TestKernelCheck(t *testing.T) {
 	good := func() *Kernel {
 		return &Kernel{Name: "good", Dims: 2, Params: []Param{
@@ -127,6 +154,8 @@ func TestKernelCheck(t *testing.T) {
 		{func(k *Kernel) { k.Params[1].Len = "n+1-x" }, `parameter x: Len "n+1-x": "x" is not an integer scalar parameter`},
 		{func(k *Kernel) { k.Params[1].Len = "n+" }, `parameter x: Len "n+": empty term`},
 		{func(k *Kernel) { k.Params[1].Len = "n*(2+n)" }, `term "(2": a Len is a sum or difference (+, -) of products (*)`},
+		{func(k *Kernel) { k.Work = "n*a" }, `kernel good: Work "n*a": "a" is not an integer scalar parameter`},
+		{func(k *Kernel) { k.Work = "n*" }, `Work "n*": empty term`},
 	} {
 		k := good()
 		c.spoil(k)

@@ -193,6 +193,14 @@ type Kernel struct {
 	// supports (a kernel with a fixed-size local scratch array, say).
 	MaxThreads int
 
+	// Work, when not empty, is about how many times one point's inner
+	// loops run, as an expression of Param.Len's form over the integer
+	// scalar parameters ("n", "m*k+n"): gompt-kernels writes it for a
+	// point with loops. A runtime that chooses the number of teams
+	// (Shape.Teams 0) weighs the points by it (PointWork), so that a few
+	// heavy points still spread over the cores. Empty is one.
+	Work string
+
 	// Faults lists the run-time checks the kernel's code makes (buffer
 	// indices, integer divisors), as gompt-kernels generates them; nil
 	// for a kernel that makes none. When it is not empty, the OpenCL C

@@ -77,6 +77,23 @@ func Above(e int) int {
 	return e + 1
 }
 
+// MaxClauseTeams is the most teams a generated reduction's launcher takes
+// from a num_teams clause (TeamsFor): it allocates one partial result per
+// team before the runtime sees the clause.
+const MaxClauseTeams = 1 << 20
+
+// TeamsFor returns the number of teams a generated reduction's launcher
+// runs over n points: clause, the value of its num_teams clause
+// (target.DeviceClause.Teams), where it is in [1, MaxClauseTeams], and
+// Teams(n) otherwise, which the runtime then finds at odds with the
+// clause and refuses, naming it.
+func TeamsFor(clause, n int) int {
+	if clause >= 1 && clause <= MaxClauseTeams {
+		return clause
+	}
+	return Teams(n)
+}
+
 // Teams returns the number of teams a generated reduction over n points
 // runs: enough teams of MaxThreads threads that each thread combines about
 // 16 points, at least 1 and at most 1024 (the split of kernels.DotTeams).

@@ -32,6 +32,11 @@ func checkRegion(r *Region, d *dev, loaded bool) error {
 			return err
 		}
 	}
+	if r.Device.hasTeams || r.Device.hasThreads {
+		if err := teamsClauses(r); err != nil {
+			return err
+		}
+	}
 	s := &r.Shape
 	if err := device.CheckShape(s); err != nil {
 		return fmt.Errorf("target: kernel %s: %w", k.Name, err)

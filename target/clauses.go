@@ -3,6 +3,7 @@ package target
 import (
 	"fmt"
 	"math"
+	"strings"
 
 	"github.com/gompt/gompt/device"
 	"github.com/gompt/gompt/mapping"
@@ -122,14 +123,47 @@ func Float64(v float64) Arg {
 // no clause: the construct runs on the default device (the
 // default-device ICV: OMP_DEFAULT_DEVICE, SetDefaultDevice), as in
 // OpenMP. Dev(n) names device n explicitly, device 0 included.
+//
+// It also carries the clauses of the teams construct that a combined
+// target teams construct adds, num_teams and thread_limit (NumTeams,
+// ThreadLimit), so that a generated launcher, whose first argument is a
+// DeviceClause, takes them too: launch.RunMatmul(target.Dev(0).NumTeams(64), ...).
 type DeviceClause struct {
 	n   int
 	set bool
+
+	teams, threads       int // num_teams and thread_limit, where given
+	hasTeams, hasThreads bool
 }
 
 // Dev returns the device clause device(n): n is 0..NumDevices()-1, or
 // InitialDevice or NumDevices() for the initial device, or DefaultDevice.
 func Dev(n int) DeviceClause { return DeviceClause{n: n, set: true} }
+
+// NumTeams returns c with the clause num_teams(n): the target region runs
+// exactly n teams (OpenMP's num_teams with its upper bound only, whose
+// lower bound is the same), as Shape.Teams n does. n must be positive; a
+// Region that also sets Shape.Teams must set it to n.
+func (c DeviceClause) NumTeams(n int) DeviceClause {
+	c.teams, c.hasTeams = n, true
+	return c
+}
+
+// ThreadLimit returns c with the clause thread_limit(n): each team runs
+// at most n threads, Shape.Threads where that is less or 0. n must be
+// positive. A kernel whose teams have a fixed size (Kernel.TeamSize)
+// larger than n cannot run under it: the construct fails.
+func (c DeviceClause) ThreadLimit(n int) DeviceClause {
+	c.threads, c.hasThreads = n, true
+	return c
+}
+
+// Teams returns the value of c's num_teams clause, 0 where it has none.
+func (c DeviceClause) Teams() int { return c.teams }
+
+// Threads returns the value of c's thread_limit clause, 0 where it has
+// none.
+func (c DeviceClause) Threads() int { return c.threads }
 
 // Num returns the device number the clause names, DefaultDevice for the
 // zero DeviceClause; the functions that take a device number accept it.
@@ -140,12 +174,60 @@ func (c DeviceClause) Num() int {
 	return c.n
 }
 
-// String formats the clause as "device(1)", or "no device clause".
+// String formats the clauses: "device(1)", "device(1) num_teams(64)
+// thread_limit(128)", "num_teams(8)", or "no device clause".
 func (c DeviceClause) String() string {
-	if !c.set {
+	var parts []string
+	if c.set {
+		parts = append(parts, fmt.Sprintf("device(%d)", c.n))
+	}
+	if c.hasTeams {
+		parts = append(parts, fmt.Sprintf("num_teams(%d)", c.teams))
+	}
+	if c.hasThreads {
+		parts = append(parts, fmt.Sprintf("thread_limit(%d)", c.threads))
+	}
+	if len(parts) == 0 {
 		return "no device clause"
 	}
-	return fmt.Sprintf("device(%d)", c.n)
+	return strings.Join(parts, " ")
+}
+
+// teamsClauses applies r.Device's num_teams and thread_limit to r.Shape
+// (NumTeams, ThreadLimit), or says what is wrong with them.
+func teamsClauses(r *Region) error {
+	c, s := &r.Device, &r.Shape
+	if c.hasTeams {
+		switch {
+		case c.teams <= 0:
+			return fmt.Errorf("target: kernel %s: num_teams(%d): the number of teams must be positive", kernelName(r), c.teams)
+		case s.Teams == 0:
+			s.Teams = c.teams
+		case s.Teams != c.teams:
+			return fmt.Errorf("target: kernel %s: num_teams(%d), but the launch shape asks for %d teams (Shape.Teams); give one or make them agree", kernelName(r), c.teams, s.Teams)
+		}
+	}
+	if c.hasThreads {
+		if c.threads <= 0 {
+			return fmt.Errorf("target: kernel %s: thread_limit(%d): the limit must be positive", kernelName(r), c.threads)
+		}
+		if r.Kernel != nil {
+			if t := r.Kernel.TeamSize(); t > c.threads {
+				return fmt.Errorf("target: kernel %s: thread_limit(%d), but the kernel runs teams of exactly %d threads (Kernel.TeamSize)", r.Kernel.Name, c.threads, t)
+			}
+		}
+		if s.Threads == 0 || s.Threads > c.threads {
+			s.Threads = c.threads
+		}
+	}
+	return nil
+}
+
+func kernelName(r *Region) string {
+	if r.Kernel == nil {
+		return "(none)"
+	}
+	return r.Kernel.Name
 }
 
 // Region is a target construct: a kernel run on a device over a shape,

@@ -150,6 +150,13 @@ slice, no such device) is the task's, returned by its Wait:
 	func RunHeatNowait(dev target.DeviceClause, nx, ny int, alpha float32, in, out []float32, deps ...target.Map) *target.Task
 	func RunDotNowait(dev target.DeviceClause, n int, x, y []float32, deps ...target.Map) *target.Result[float32]
 
+dev may carry OpenMP's num_teams and thread_limit (target.Dev(0).NumTeams(64).ThreadLimit(128)):
+the launch runs exactly that many teams (a reduction's partial results follow them; a team
+kernel's teams are its work, and another count is refused), of at most that many threads.
+Without num_teams the runtime chooses; on host devices it weighs each point by Kernel.Work,
+the turns of its loops that the generator writes over the parameters ("n", "k*m+m"), so
+that a few heavy points still spread over the cores.
+
 It maps each slice by its use: read only: to; read and written: tofrom; written
 only: from when the generator proves that every path stores at the point's own
 linear index (x + nx*y + nx*ny*z) and the slice holds one element per point, else

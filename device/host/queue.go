@@ -342,7 +342,7 @@ func (q *Queue) launch(f device.Function, shape *device.Shape, args []device.Arg
 	}
 	tm := q.startTiming("host kernel")
 	if tm != nil {
-		tm.teams = q.d.pool.Teams(shape)
+		tm.teams = q.d.pool.Teams(shape, &o.ha)
 	}
 	if inline {
 		// The shape stays where the caller put it (no copy into o).

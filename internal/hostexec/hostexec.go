@@ -141,16 +141,38 @@ func (p *Pool) Close() {
 	})
 }
 
-// Teams returns the number of teams Run grants for s: s.Teams when it is
-// positive (at most MaxTeams), otherwise one per ChunkIterations iterations,
-// at most one per worker and at least one. s is read, not kept.
-func (p *Pool) Teams(s *device.Shape) int {
+// Teams returns the number of teams Run grants for s with arguments a
+// (nil for none): s.Teams when it is positive (at most MaxTeams), otherwise
+// one per ChunkIterations of work, at most one per worker and per
+// iteration, and at least one. An iteration's work is one, or its
+// kernel's PointWork where it declares Work: a point with an inner loop
+// over n elements weighs n, so that 5,000 such points spread over the
+// cores where 5,000 light ones would stay on one. s and a are read, not
+// kept.
+func (p *Pool) Teams(s *device.Shape, a *device.HostArgs) int {
 	if s.Teams > 0 {
 		return min(s.Teams, MaxTeams)
 	}
 	n := s.Iterations()
-	t := (n + ChunkIterations - 1) / ChunkIterations
-	return max(1, min(t, p.workers))
+	if n > ChunkIterations*(p.workers-1) {
+		return p.workers // enough work without weighing it
+	}
+	work := int64(n)
+	if a != nil && a.Kernel != nil && a.Kernel.Work != "" {
+		w := a.Kernel.PointWork(*s, func(j int) uint64 {
+			if j < len(a.Args) {
+				return a.Args[j].Bits
+			}
+			return 0
+		})
+		if hi, lo := bits.Mul64(uint64(n), uint64(w)); hi != 0 || lo > math.MaxInt64 {
+			work = math.MaxInt64
+		} else {
+			work = int64(lo)
+		}
+	}
+	t := work/ChunkIterations + min(work%ChunkIterations, 1)
+	return int(max(1, min(t, int64(p.workers), int64(n))))
 }
 
 // Run calls f once per team over the shape s with arguments a and returns
@@ -200,7 +222,7 @@ func (p *Pool) Try(f device.HostFunc, a *device.HostArgs, s *device.Shape) (err 
 }
 
 func (p *Pool) run(f device.HostFunc, a *device.HostArgs, s *device.Shape) (teams int) {
-	teams = p.Teams(s)
+	teams = p.Teams(s, a)
 	if teams == 1 {
 		f(a, fullRange(s), 0, 1)
 		return 1

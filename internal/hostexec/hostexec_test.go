@@ -44,7 +44,7 @@ func cover(t *testing.T, p *Pool, s device.Shape) {
 		}
 	}
 	teams := p.Run(f, nil, s)
-	assert.Equal(t, p.Teams(&s), teams, "Run(%+v)'s teams against Teams", s)
+	assert.Equal(t, p.Teams(&s, nil), teams, "Run(%+v)'s teams against Teams", s)
 	if s.Teams > 0 {
 		assert.Equal(t, s.Teams, teams, "Run(%+v): teams granted", s)
 	}
@@ -107,8 +107,46 @@ func TestTeams(t *testing.T) {
 		{device.Shape{Size: [3]int{0}}, 1},
 		{device.Shape{Size: [3]int{1}, Teams: math.MaxInt}, MaxTeams},
 	} {
-		assert.Equal(t, c.want, p.Teams(&c.s), "Teams(%+v)", c.s)
+		assert.Equal(t, c.want, p.Teams(&c.s, nil), "Teams(%+v)", c.s)
 	}
+}
+
+// A kernel's Work weighs its points: a few heavy points spread over the
+// workers (at most one team per point), light ones stay together, and a
+// Work that cannot be evaluated counts as one.
+func TestTeamsWeighWork(t *testing.T) {
+	p := New(8)
+	defer p.Close()
+	k := &device.Kernel{Name: "rows", Params: []device.Param{{Name: "n", Kind: device.ParamInt64}, {Name: "m", Kind: device.ParamInt32}}, Work: "n*m"}
+	args := func(n, m int64) *device.HostArgs {
+		return &device.HostArgs{Args: []device.Arg{{Bits: uint64(n)}, {Bits: uint64(m)}}, Kernel: k}
+	}
+	for _, c := range []struct {
+		points int
+		a      *device.HostArgs
+		want   int
+	}{
+		{5000, args(1300, 1), 8},           // 5000 points of 1300 each
+		{5000, args(1, 1), 1},              // light points: one team
+		{3, args(1<<20, 1), 3},             // no more teams than points
+		{4, args(ChunkIterations, 2), 4},   // each point two chunks: one team per point
+		{100, args(-5, 7), 1},              // a negative work counts as one
+		{100, args(1<<40, 1<<30), 8},       // n*m overflows: the most work
+		{2, args(ChunkIterations/2, 1), 1}, // two half chunks: one team
+	} {
+		s := device.Shape{Size: [3]int{c.points, 1, 1}}
+		assert.Equal(t, c.want, p.Teams(&s, c.a), "%d points of work %q = %d", c.points, k.Work, k.PointWork(s, func(j int) uint64 { return c.a.Args[j].Bits }))
+	}
+	// Run grants what Teams says.
+	var seen atomic.Int32
+	s := device.Shape{Size: [3]int{5000, 1, 1}}
+	got := p.Run(func(_ *device.HostArgs, _ device.Range, _, _ int) { seen.Add(1) }, args(1300, 1), s)
+	assert.Equal(t, 8, got)
+	assert.Equal(t, int32(8), seen.Load())
+	// Work without a kernel, or with one whose Work names no parameter.
+	bad := &device.Kernel{Name: "bad", Work: "q"}
+	assert.Equal(t, 1, p.Teams(&s, &device.HostArgs{Kernel: bad}))
+	assert.Equal(t, 1, p.Teams(&s, &device.HostArgs{}))
 }
 
 func TestSplitLarge(t *testing.T) {

@@ -243,7 +243,7 @@ func (q *queue) Launch(f device.Function, shape device.Shape, args []device.Arg)
 		}
 	}
 	pool := hostexec.Default()
-	return q.run(OpLaunch, pool.Teams(&shape), func() error {
+	return q.run(OpLaunch, pool.Teams(&shape, ha), func() error {
 		if err := pool.Try(fn.host, ha, &shape); err != nil {
 			return q.d.Errorf("launch "+fn.k.Name, device.CodeUnknown, "%v", err)
 		}

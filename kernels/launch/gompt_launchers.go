@@ -50,7 +50,7 @@ func RunDot(dev gompttarget.DeviceClause, n int, x []float32, y []float32) (floa
 	}
 	x = gomptrt.Head(x, gomptrt.Len(n))
 	y = gomptrt.Head(y, gomptrt.Len(n))
-	gomptTeams := gomptrt.Teams(gomptrt.Len(n))
+	gomptTeams := gomptrt.TeamsFor(dev.Teams(), gomptrt.Len(n))
 	gomptPartial := make([]float32, gomptTeams)
 	if err := gompttarget.Target(gompttarget.Region{Device: dev, Kernel: gomptkernels.Dot, Shape: gompttarget.Shape{Size: [3]int{n, 1, 1}, Teams: gomptTeams, Threads: gomptrt.MaxThreads},
 		Maps: []gompttarget.Map{gompttarget.To(x), gompttarget.To(y), gompttarget.From(gomptPartial)},
@@ -76,7 +76,7 @@ func RunDotNowait(dev gompttarget.DeviceClause, n int, x []float32, y []float32,
 	}
 	x = gomptrt.Head(x, gomptrt.Len(n))
 	y = gomptrt.Head(y, gomptrt.Len(n))
-	gomptTeams := gomptrt.Teams(gomptrt.Len(n))
+	gomptTeams := gomptrt.TeamsFor(dev.Teams(), gomptrt.Len(n))
 	gomptPartial := make([]float32, gomptTeams)
 	gomptTask := gompttarget.TargetNowait(gompttarget.Region{Device: dev, Kernel: gomptkernels.Dot, Shape: gompttarget.Shape{Size: [3]int{n, 1, 1}, Teams: gomptTeams, Threads: gomptrt.MaxThreads},
 		Maps: append([]gompttarget.Map{gompttarget.To(x), gompttarget.To(y), gompttarget.From(gomptPartial)}, deps...),
@@ -148,7 +148,7 @@ func RunHistogram(dev gompttarget.DeviceClause, n int, v []uint8, h []uint32) er
 	}
 	v = gomptrt.Head(v, gomptrt.Len(n))
 	h = gomptrt.Head(h, gomptrt.Len(256))
-	return gompttarget.Target(gompttarget.Region{Device: dev, Kernel: gomptkernels.Histogram, Shape: gompttarget.Shape{Size: [3]int{n, 1, 1}, Teams: gomptrt.Teams(n), Threads: gomptrt.MaxThreads},
+	return gompttarget.Target(gompttarget.Region{Device: dev, Kernel: gomptkernels.Histogram, Shape: gompttarget.Shape{Size: [3]int{n, 1, 1}, Teams: gomptrt.TeamsFor(dev.Teams(), n), Threads: gomptrt.MaxThreads},
 		Maps: []gompttarget.Map{gompttarget.To(v), gompttarget.ToFrom(h)},
 		Args: []gompttarget.Arg{gompttarget.Int(n), gompttarget.Slice(v), gompttarget.Slice(h)}})
 }
@@ -166,7 +166,7 @@ func RunHistogramNowait(dev gompttarget.DeviceClause, n int, v []uint8, h []uint
 	}
 	v = gomptrt.Head(v, gomptrt.Len(n))
 	h = gomptrt.Head(h, gomptrt.Len(256))
-	return gompttarget.TargetNowait(gompttarget.Region{Device: dev, Kernel: gomptkernels.Histogram, Shape: gompttarget.Shape{Size: [3]int{n, 1, 1}, Teams: gomptrt.Teams(n), Threads: gomptrt.MaxThreads},
+	return gompttarget.TargetNowait(gompttarget.Region{Device: dev, Kernel: gomptkernels.Histogram, Shape: gompttarget.Shape{Size: [3]int{n, 1, 1}, Teams: gomptrt.TeamsFor(dev.Teams(), n), Threads: gomptrt.MaxThreads},
 		Maps: append([]gompttarget.Map{gompttarget.To(v), gompttarget.ToFrom(h)}, deps...),
 		Args: []gompttarget.Arg{gompttarget.Int(n), gompttarget.Slice(v), gompttarget.Slice(h)}})
 }

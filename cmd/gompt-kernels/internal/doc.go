@@ -12,7 +12,7 @@
 //   - plan makes each kernel's plan once, after the checks pass
 //     (plan.Kernel): the indexes proven in range, the run-time checks and
 //     their numbers (Sites), what the kernel needs of a device (Needs),
-//     and the form of its Go image (lanes, buffers resliced, rows, a stencil's
+//     a point's work for the runtime to weigh (Work), and the form of its Go image (lanes, buffers resliced, rows, a stencil's
 //     split; a team kernel's team plan is made with the checks, by
 //     plan.CheckTeams). Everything an emitter needs to know about a
 //     kernel is in its plan.
@@ -38,6 +38,7 @@
 //	views, range                   view.go       view.go                 view.go        view.go
 //	variants, arg()  variant.go    variant.go                                           launchers.go
 //	run-time checks                              sites.go                func.go
+//	a point's work                               work.go                                file.go
 //	Go image form                                host.go lanes.go reslice.go rows.go split.go  lanes.go rows.go split.go
 //
 // load.go reads the package, directive.go the //gompt:kernel keys, and

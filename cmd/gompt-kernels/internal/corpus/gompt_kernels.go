@@ -114,6 +114,7 @@ var AtomicMaxKernel = &gomptdevice.Kernel{
 		{Name: "hits", Kind: gomptdevice.ParamBuffer, Elem: gomptdevice.ParamUint32, Len: "16"},
 	},
 	Dims: 1,
+	Work: "80",
 	Faults: []gomptdevice.FaultSite{
 		{Kind: gomptdevice.FaultIndex, Pos: "atomics.go:44"},
 		{Kind: gomptdevice.FaultDivide, Pos: "atomics.go:44"},
@@ -190,7 +191,7 @@ func gomptHostAtomicMax(gomptA *gomptdevice.HostArgs, gomptR gomptdevice.Range, 
 		}
 	}
 	_ = n
-//line gompt_kernels.go:194
+//line gompt_kernels.go:195
 }
 
 // gomptSampleAtomicMax is AtomicMaxKernel's Sample: about n points, random arguments. Tol 0: every device gives the Go function's bits.
@@ -295,7 +296,7 @@ func gomptHostBinMin(gomptA *gomptdevice.HostArgs, gomptR gomptdevice.Range, _, 
 	}
 	gomptrt.MergeMin(gomptRBLo, gomptRALo[:], float32(gomptmath.Inf(1)))
 	_ = n
-//line gompt_kernels.go:299
+//line gompt_kernels.go:300
 }
 
 // gomptSampleBinMin is BinMinKernel's Sample: about n points, random arguments. Tol 0: every device gives the Go function's bits.
@@ -319,7 +320,7 @@ func RunBinMin(dev gompttarget.DeviceClause, n int, v []int, w []float32, lo []f
 	v = gomptrt.Head(v, gomptrt.Len(n))
 	w = gomptrt.Head(w, gomptrt.Len(n))
 	lo = gomptrt.Head(lo, gomptrt.Len(16))
-	return gompttarget.Target(gompttarget.Region{Device: dev, Kernel: BinMinKernel, Shape: gompttarget.Shape{Size: [3]int{n, 1, 1}, Teams: gomptrt.Teams(n), Threads: gomptrt.MaxThreads},
+	return gompttarget.Target(gompttarget.Region{Device: dev, Kernel: BinMinKernel, Shape: gompttarget.Shape{Size: [3]int{n, 1, 1}, Teams: gomptrt.TeamsFor(dev.Teams(), n), Threads: gomptrt.MaxThreads},
 		Maps: []gompttarget.Map{gompttarget.To(v), gompttarget.To(w), gompttarget.ToFrom(lo)},
 		Args: []gompttarget.Arg{gompttarget.Int(n), gompttarget.Slice(v), gompttarget.Slice(w), gompttarget.Slice(lo)}})
 }
@@ -338,7 +339,7 @@ func RunBinMinNowait(dev gompttarget.DeviceClause, n int, v []int, w []float32, 
 	v = gomptrt.Head(v, gomptrt.Len(n))
 	w = gomptrt.Head(w, gomptrt.Len(n))
 	lo = gomptrt.Head(lo, gomptrt.Len(16))
-	return gompttarget.TargetNowait(gompttarget.Region{Device: dev, Kernel: BinMinKernel, Shape: gompttarget.Shape{Size: [3]int{n, 1, 1}, Teams: gomptrt.Teams(n), Threads: gomptrt.MaxThreads},
+	return gompttarget.TargetNowait(gompttarget.Region{Device: dev, Kernel: BinMinKernel, Shape: gompttarget.Shape{Size: [3]int{n, 1, 1}, Teams: gomptrt.TeamsFor(dev.Teams(), n), Threads: gomptrt.MaxThreads},
 		Maps: append([]gompttarget.Map{gompttarget.To(v), gompttarget.To(w), gompttarget.ToFrom(lo)}, deps...),
 		Args: []gompttarget.Arg{gompttarget.Int(n), gompttarget.Slice(v), gompttarget.Slice(w), gompttarget.Slice(lo)}})
 }
@@ -388,7 +389,7 @@ func gomptHostBins(gomptA *gomptdevice.HostArgs, gomptR gomptdevice.Range, _, _ 
 	}
 	gomptrt.MergeSum(gomptRBH, gomptRAH[:], uint32(0))
 	_ = n
-//line gompt_kernels.go:392
+//line gompt_kernels.go:393
 }
 
 // gomptSampleBins is BinsKernel's Sample: about n points, random arguments. Tol 0: every device gives the Go function's bits.
@@ -411,7 +412,7 @@ func RunBins(dev gompttarget.DeviceClause, n int, v []int, h []uint32) error {
 	}
 	v = gomptrt.Head(v, gomptrt.Len(n))
 	h = gomptrt.Head(h, gomptrt.Len(16))
-	return gompttarget.Target(gompttarget.Region{Device: dev, Kernel: BinsKernel, Shape: gompttarget.Shape{Size: [3]int{n, 1, 1}, Teams: gomptrt.Teams(n), Threads: gomptrt.MaxThreads},
+	return gompttarget.Target(gompttarget.Region{Device: dev, Kernel: BinsKernel, Shape: gompttarget.Shape{Size: [3]int{n, 1, 1}, Teams: gomptrt.TeamsFor(dev.Teams(), n), Threads: gomptrt.MaxThreads},
 		Maps: []gompttarget.Map{gompttarget.To(v), gompttarget.ToFrom(h)},
 		Args: []gompttarget.Arg{gompttarget.Int(n), gompttarget.Slice(v), gompttarget.Slice(h)}})
 }
@@ -429,7 +430,7 @@ func RunBinsNowait(dev gompttarget.DeviceClause, n int, v []int, h []uint32, dep
 	}
 	v = gomptrt.Head(v, gomptrt.Len(n))
 	h = gomptrt.Head(h, gomptrt.Len(16))
-	return gompttarget.TargetNowait(gompttarget.Region{Device: dev, Kernel: BinsKernel, Shape: gompttarget.Shape{Size: [3]int{n, 1, 1}, Teams: gomptrt.Teams(n), Threads: gomptrt.MaxThreads},
+	return gompttarget.TargetNowait(gompttarget.Region{Device: dev, Kernel: BinsKernel, Shape: gompttarget.Shape{Size: [3]int{n, 1, 1}, Teams: gomptrt.TeamsFor(dev.Teams(), n), Threads: gomptrt.MaxThreads},
 		Maps: append([]gompttarget.Map{gompttarget.To(v), gompttarget.ToFrom(h)}, deps...),
 		Args: []gompttarget.Arg{gompttarget.Int(n), gompttarget.Slice(v), gompttarget.Slice(h)}})
 }
@@ -445,6 +446,7 @@ var Box3DKernel = &gomptdevice.Kernel{
 		{Name: "out", Kind: gomptdevice.ParamBuffer, Elem: gomptdevice.ParamFloat64, Len: "nx*ny*nz"},
 	},
 	Dims: 3,
+	Work: "39",
 	Faults: []gomptdevice.FaultSite{
 		{Kind: gomptdevice.FaultIndex, Pos: "dims.go:29"},
 	},
@@ -498,7 +500,7 @@ func gomptHostBox3D(gomptA *gomptdevice.HostArgs, gomptR gomptdevice.Range, _, _
 			}
 		}
 	}
-//line gompt_kernels.go:502
+//line gompt_kernels.go:504
 }
 
 // gomptSampleBox3D is Box3DKernel's Sample: about n points, random arguments. Tol 0: every device gives the Go function's bits.
@@ -560,6 +562,7 @@ var CSRKernel = &gomptdevice.Kernel{
 		{Name: "y", Kind: gomptdevice.ParamBuffer, Elem: gomptdevice.ParamFloat32, Len: "rows"},
 	},
 	Dims: 1,
+	Work: "16",
 	Faults: []gomptdevice.FaultSite{
 		{Kind: gomptdevice.FaultSliceCap, Pos: "views.go:29"},
 		{Kind: gomptdevice.FaultSliceOrder, Pos: "views.go:29"},
@@ -618,7 +621,7 @@ func gomptHostCSR(gomptA *gomptdevice.HostArgs, gomptR gomptdevice.Range, _, _ i
 		}
 	}
 	_ = rows
-//line gompt_kernels.go:622
+//line gompt_kernels.go:625
 }
 
 // gomptSampleCSR is CSRKernel's Sample: about n points, random arguments. Tol 0: every device gives the Go function's bits.
@@ -719,7 +722,7 @@ func gomptHostCallFirst(gomptA *gomptdevice.HostArgs, gomptR gomptdevice.Range, 
 		}
 	}
 	_ = n
-//line gompt_kernels.go:723
+//line gompt_kernels.go:726
 }
 
 // gomptSampleCallFirst is CallFirstKernel's Sample: about n points, random arguments. Tol 0: every device gives the Go function's bits.
@@ -829,7 +832,7 @@ func gomptHostClassify(gomptA *gomptdevice.HostArgs, gomptR gomptdevice.Range, _
 		*(*uint64)(unsafe.Add(gomptPOut, (o+int(7))*8)) = gomptmath.Float64bits((x * float64(0.0)))
 	}
 	_ = n
-//line gompt_kernels.go:833
+//line gompt_kernels.go:836
 }
 
 // gomptSampleClassify is ClassifyKernel's Sample: about n points, random arguments. Tol 0: every device gives the Go function's bits.
@@ -884,6 +887,7 @@ var ControlKernel = &gomptdevice.Kernel{
 		{Name: "out", Kind: gomptdevice.ParamBuffer, Elem: gomptdevice.ParamInt64, Len: "n"},
 	},
 	Dims: 1,
+	Work: "144",
 	Images: []gomptdevice.Image{
 		{Kind: gomptdevice.ImageHost, Entry: "gompt_Control", Host: gomptHostControl},
 		{Kind: gomptdevice.ImageOpenCL, Entry: "gompt_Control", Source: gomptCLControl, Options: "-cl-fp32-correctly-rounded-divide-sqrt"},
@@ -986,7 +990,7 @@ gomptPoint0:
 		out[i]++
 	}
 	_ = n
-//line gompt_kernels.go:990
+//line gompt_kernels.go:994
 }
 
 // gomptSampleControl is ControlKernel's Sample: about n points, random arguments. Tol 0: every device gives the Go function's bits.
@@ -1044,6 +1048,7 @@ var ConvKernel = &gomptdevice.Kernel{
 		{Name: "out", Kind: gomptdevice.ParamBuffer, Elem: gomptdevice.ParamFloat32, Len: "n*m"},
 	},
 	Dims: 2,
+	Work: "k",
 	Faults: []gomptdevice.FaultSite{
 		{Kind: gomptdevice.FaultIndex, Pos: "lockstep.go:15"},
 		{Kind: gomptdevice.FaultDivide, Pos: "lockstep.go:15"},
@@ -1133,7 +1138,7 @@ func gomptLanesConv(gomptX0, gomptW int, i int, m int, n int, k int, w []float32
 	_ = peak
 	_ = t
 	_ = m
-//line gompt_kernels.go:1137
+//line gompt_kernels.go:1142
 }
 
 // gomptSampleConv is ConvKernel's Sample: about n points, random arguments. Tol 0: every device gives the Go function's bits.
@@ -1234,7 +1239,7 @@ func gomptHostConversions(gomptA *gomptdevice.HostArgs, gomptR gomptdevice.Range
 		*(*float64)(unsafe.Add(gomptPOut, (o+int(7))*8)) = (float64(int16(((-y) / float64(1e+15)))) + float64(uint32((y / float64(1e+10)))))
 	}
 	_ = n
-//line gompt_kernels.go:1238
+//line gompt_kernels.go:1243
 }
 
 // gomptSampleConversions is ConversionsKernel's Sample: about n points, random arguments. Tol 0: every device gives the Go function's bits.
@@ -1397,7 +1402,7 @@ func gomptHostDotRange(gomptA *gomptdevice.HostArgs, gomptR gomptdevice.Range, g
 	}
 	gomptPartial[gomptTeam] = int64((gomptS0 + gomptS1) + (gomptS2 + gomptS3))
 	_ = n
-//line gompt_kernels.go:1401
+//line gompt_kernels.go:1406
 }
 
 // gomptSampleDotRange is DotRangeKernel's Sample: about n points, random arguments. Tol 0: every device gives the Go function's bits.
@@ -1425,7 +1430,7 @@ func RunDotRange(dev gompttarget.DeviceClause, n int, k int, x []int64, y []int6
 	}
 	x = gomptrt.Head(x, gomptrt.Len(n, k))
 	y = gomptrt.Head(y, gomptrt.Len(n, k))
-	gomptTeams := gomptrt.Teams(gomptrt.Len(n))
+	gomptTeams := gomptrt.TeamsFor(dev.Teams(), gomptrt.Len(n))
 	gomptPartial := make([]int64, gomptTeams)
 	if err := gompttarget.Target(gompttarget.Region{Device: dev, Kernel: DotRangeKernel, Shape: gompttarget.Shape{Size: [3]int{n, 1, 1}, Teams: gomptTeams, Threads: gomptrt.MaxThreads},
 		Maps: []gompttarget.Map{gompttarget.To(x), gompttarget.To(y), gompttarget.From(gomptPartial)},
@@ -1451,7 +1456,7 @@ func RunDotRangeNowait(dev gompttarget.DeviceClause, n int, k int, x []int64, y 
 	}
 	x = gomptrt.Head(x, gomptrt.Len(n, k))
 	y = gomptrt.Head(y, gomptrt.Len(n, k))
-	gomptTeams := gomptrt.Teams(gomptrt.Len(n))
+	gomptTeams := gomptrt.TeamsFor(dev.Teams(), gomptrt.Len(n))
 	gomptPartial := make([]int64, gomptTeams)
 	gomptTask := gompttarget.TargetNowait(gompttarget.Region{Device: dev, Kernel: DotRangeKernel, Shape: gompttarget.Shape{Size: [3]int{n, 1, 1}, Teams: gomptTeams, Threads: gomptrt.MaxThreads},
 		Maps: append([]gompttarget.Map{gompttarget.To(x), gompttarget.To(y), gompttarget.From(gomptPartial)}, deps...),
@@ -1507,7 +1512,7 @@ func RunEmptyBins(dev gompttarget.DeviceClause, n int, h []float32) error {
 		return nil
 	}
 	h = gomptrt.Head(h, gomptrt.Len(8))
-	return gompttarget.Target(gompttarget.Region{Device: dev, Kernel: EmptyBinsKernel, Shape: gompttarget.Shape{Size: [3]int{n, 1, 1}, Teams: gomptrt.Teams(n), Threads: gomptrt.MaxThreads},
+	return gompttarget.Target(gompttarget.Region{Device: dev, Kernel: EmptyBinsKernel, Shape: gompttarget.Shape{Size: [3]int{n, 1, 1}, Teams: gomptrt.TeamsFor(dev.Teams(), n), Threads: gomptrt.MaxThreads},
 		Maps: []gompttarget.Map{gompttarget.ToFrom(h)},
 		Args: []gompttarget.Arg{gompttarget.Int(n), gompttarget.Slice(h)}})
 }
@@ -1524,7 +1529,7 @@ func RunEmptyBinsNowait(dev gompttarget.DeviceClause, n int, h []float32, deps .
 		return gompttarget.Go(func() error { return nil }, deps...)
 	}
 	h = gomptrt.Head(h, gomptrt.Len(8))
-	return gompttarget.TargetNowait(gompttarget.Region{Device: dev, Kernel: EmptyBinsKernel, Shape: gompttarget.Shape{Size: [3]int{n, 1, 1}, Teams: gomptrt.Teams(n), Threads: gomptrt.MaxThreads},
+	return gompttarget.TargetNowait(gompttarget.Region{Device: dev, Kernel: EmptyBinsKernel, Shape: gompttarget.Shape{Size: [3]int{n, 1, 1}, Teams: gomptrt.TeamsFor(dev.Teams(), n), Threads: gomptrt.MaxThreads},
 		Maps: append([]gompttarget.Map{gompttarget.ToFrom(h)}, deps...),
 		Args: []gompttarget.Arg{gompttarget.Int(n), gompttarget.Slice(h)}})
 }
@@ -1622,7 +1627,7 @@ func gomptHostExtremes(gomptA *gomptdevice.HostArgs, gomptR gomptdevice.Range, _
 	gomptrt.MergeProd(gomptRBP, gomptRAP[:], uint32(1))
 	gomptrt.MergeMax(gomptRBM, gomptRAM[:], uint32(0))
 	gomptrt.MergeMin(gomptRBQ, gomptRAQ[:], int64(gomptmath.MaxInt64))
-//line gompt_kernels.go:1626
+//line gompt_kernels.go:1631
 }
 
 // gomptSampleExtremes is ExtremesKernel's Sample: about n points, random arguments. Tol 0: every device gives the Go function's bits.
@@ -1650,7 +1655,7 @@ func RunExtremes(dev gompttarget.DeviceClause, n int, v []float64, k []int32, lo
 	p = gomptrt.Head(p, gomptrt.Len(16))
 	m = gomptrt.Head(m, gomptrt.Len(16))
 	q = gomptrt.Head(q, gomptrt.Len(16))
-	return gompttarget.Target(gompttarget.Region{Device: dev, Kernel: ExtremesKernel, Shape: gompttarget.Shape{Size: [3]int{n, 1, 1}, Teams: gomptrt.Teams(n), Threads: gomptrt.MaxThreads},
+	return gompttarget.Target(gompttarget.Region{Device: dev, Kernel: ExtremesKernel, Shape: gompttarget.Shape{Size: [3]int{n, 1, 1}, Teams: gomptrt.TeamsFor(dev.Teams(), n), Threads: gomptrt.MaxThreads},
 		Maps: []gompttarget.Map{gompttarget.To(v), gompttarget.To(k), gompttarget.ToFrom(lo), gompttarget.ToFrom(hi), gompttarget.ToFrom(p), gompttarget.ToFrom(m), gompttarget.ToFrom(q)},
 		Args: []gompttarget.Arg{gompttarget.Int(n), gompttarget.Slice(v), gompttarget.Slice(k), gompttarget.Slice(lo), gompttarget.Slice(hi), gompttarget.Slice(p), gompttarget.Slice(m), gompttarget.Slice(q)}})
 }
@@ -1673,7 +1678,7 @@ func RunExtremesNowait(dev gompttarget.DeviceClause, n int, v []float64, k []int
 	p = gomptrt.Head(p, gomptrt.Len(16))
 	m = gomptrt.Head(m, gomptrt.Len(16))
 	q = gomptrt.Head(q, gomptrt.Len(16))
-	return gompttarget.TargetNowait(gompttarget.Region{Device: dev, Kernel: ExtremesKernel, Shape: gompttarget.Shape{Size: [3]int{n, 1, 1}, Teams: gomptrt.Teams(n), Threads: gomptrt.MaxThreads},
+	return gompttarget.TargetNowait(gompttarget.Region{Device: dev, Kernel: ExtremesKernel, Shape: gompttarget.Shape{Size: [3]int{n, 1, 1}, Teams: gomptrt.TeamsFor(dev.Teams(), n), Threads: gomptrt.MaxThreads},
 		Maps: append([]gompttarget.Map{gompttarget.To(v), gompttarget.To(k), gompttarget.ToFrom(lo), gompttarget.ToFrom(hi), gompttarget.ToFrom(p), gompttarget.ToFrom(m), gompttarget.ToFrom(q)}, deps...),
 		Args: []gompttarget.Arg{gompttarget.Int(n), gompttarget.Slice(v), gompttarget.Slice(k), gompttarget.Slice(lo), gompttarget.Slice(hi), gompttarget.Slice(p), gompttarget.Slice(m), gompttarget.Slice(q)}})
 }
@@ -1725,7 +1730,7 @@ func gomptHostFloat64Ops(gomptA *gomptdevice.HostArgs, gomptR gomptdevice.Range,
 		*(*float64)(unsafe.Add(gomptPOut, (o+int(3))*8)) = ((gomptmath.Remainder((x*float64(100.0)), y) + gomptmath.Dim(x, y)) + gomptmath.Dim(y, x))
 	}
 	_ = n
-//line gompt_kernels.go:1729
+//line gompt_kernels.go:1734
 }
 
 // gomptSampleFloat64Ops is Float64OpsKernel's Sample: about n points, random arguments. Tol 0: every device gives the Go function's bits.
@@ -1833,7 +1838,7 @@ func gomptHostFloatBins(gomptA *gomptdevice.HostArgs, gomptR gomptdevice.Range, 
 	gomptrt.MergeSum(gomptRBS, gomptRAS[:], float32(gomptmath.Copysign(0, -1)))
 	gomptrt.MergeProd(gomptRBP, gomptRAP[:], float64(1))
 	_ = n
-//line gompt_kernels.go:1837
+//line gompt_kernels.go:1842
 }
 
 // gomptSampleFloatBins is FloatBinsKernel's Sample: about n points, random arguments. Tol 0.0001: the float sums into s are combined in another order on each device; the float products into p are combined in another order on each device.
@@ -1858,7 +1863,7 @@ func RunFloatBins(dev gompttarget.DeviceClause, n int, v []float32, s []float32,
 	v = gomptrt.Head(v, gomptrt.Len(n))
 	s = gomptrt.Head(s, gomptrt.Len(32))
 	p = gomptrt.Head(p, gomptrt.Len(8))
-	return gompttarget.Target(gompttarget.Region{Device: dev, Kernel: FloatBinsKernel, Shape: gompttarget.Shape{Size: [3]int{n, 1, 1}, Teams: gomptrt.Teams(n), Threads: gomptrt.MaxThreads},
+	return gompttarget.Target(gompttarget.Region{Device: dev, Kernel: FloatBinsKernel, Shape: gompttarget.Shape{Size: [3]int{n, 1, 1}, Teams: gomptrt.TeamsFor(dev.Teams(), n), Threads: gomptrt.MaxThreads},
 		Maps: []gompttarget.Map{gompttarget.To(v), gompttarget.ToFrom(s), gompttarget.ToFrom(p)},
 		Args: []gompttarget.Arg{gompttarget.Int(n), gompttarget.Slice(v), gompttarget.Slice(s), gompttarget.Slice(p)}})
 }
@@ -1877,7 +1882,7 @@ func RunFloatBinsNowait(dev gompttarget.DeviceClause, n int, v []float32, s []fl
 	v = gomptrt.Head(v, gomptrt.Len(n))
 	s = gomptrt.Head(s, gomptrt.Len(32))
 	p = gomptrt.Head(p, gomptrt.Len(8))
-	return gompttarget.TargetNowait(gompttarget.Region{Device: dev, Kernel: FloatBinsKernel, Shape: gompttarget.Shape{Size: [3]int{n, 1, 1}, Teams: gomptrt.Teams(n), Threads: gomptrt.MaxThreads},
+	return gompttarget.TargetNowait(gompttarget.Region{Device: dev, Kernel: FloatBinsKernel, Shape: gompttarget.Shape{Size: [3]int{n, 1, 1}, Teams: gomptrt.TeamsFor(dev.Teams(), n), Threads: gomptrt.MaxThreads},
 		Maps: append([]gompttarget.Map{gompttarget.To(v), gompttarget.ToFrom(s), gompttarget.ToFrom(p)}, deps...),
 		Args: []gompttarget.Arg{gompttarget.Int(n), gompttarget.Slice(v), gompttarget.Slice(s), gompttarget.Slice(p)}})
 }
@@ -1945,7 +1950,7 @@ func gomptHostFloatOps(gomptA *gomptdevice.HostArgs, gomptR gomptdevice.Range, _
 		*(*float32)(unsafe.Add(gomptPOut, (o+int(11))*4)) = s
 	}
 	_ = n
-//line gompt_kernels.go:1949
+//line gompt_kernels.go:1954
 }
 
 // gomptSampleFloatOps is FloatOpsKernel's Sample: about n points, random arguments. Tol 0: every device gives the Go function's bits.
@@ -2039,7 +2044,7 @@ func gomptHostGather(gomptA *gomptdevice.HostArgs, gomptR gomptdevice.Range, _, 
 	}
 	_ = n
 	_ = m
-//line gompt_kernels.go:2043
+//line gompt_kernels.go:2048
 }
 
 // gomptSampleGather is GatherKernel's Sample: about n points, random arguments. Tol 0: every device gives the Go function's bits.
@@ -2183,7 +2188,7 @@ func gomptHostGatherSum(gomptA *gomptdevice.HostArgs, gomptR gomptdevice.Range, 
 	gomptPartial[gomptTeam] = float32((gomptS0 + gomptS1) + (gomptS2 + gomptS3))
 	_ = n
 	_ = m
-//line gompt_kernels.go:2187
+//line gompt_kernels.go:2192
 }
 
 // gomptSampleGatherSum is GatherSumKernel's Sample: about n points, random arguments. Tol 0.0001: its float sums are combined in another order on each device.
@@ -2212,7 +2217,7 @@ func RunGatherSum(dev gompttarget.DeviceClause, n int, m int, idx []int, src []f
 	}
 	idx = gomptrt.Head(idx, gomptrt.Len(n))
 	src = gomptrt.Head(src, gomptrt.Len(m))
-	gomptTeams := gomptrt.Teams(gomptrt.Len(n))
+	gomptTeams := gomptrt.TeamsFor(dev.Teams(), gomptrt.Len(n))
 	gomptPartial := make([]float32, gomptTeams)
 	if err := gompttarget.Target(gompttarget.Region{Device: dev, Kernel: GatherSumKernel, Shape: gompttarget.Shape{Size: [3]int{n, 1, 1}, Teams: gomptTeams, Threads: gomptrt.MaxThreads},
 		Maps: []gompttarget.Map{gompttarget.To(idx), gompttarget.To(src), gompttarget.From(gomptPartial)},
@@ -2238,7 +2243,7 @@ func RunGatherSumNowait(dev gompttarget.DeviceClause, n int, m int, idx []int, s
 	}
 	idx = gomptrt.Head(idx, gomptrt.Len(n))
 	src = gomptrt.Head(src, gomptrt.Len(m))
-	gomptTeams := gomptrt.Teams(gomptrt.Len(n))
+	gomptTeams := gomptrt.TeamsFor(dev.Teams(), gomptrt.Len(n))
 	gomptPartial := make([]float32, gomptTeams)
 	gomptTask := gompttarget.TargetNowait(gompttarget.Region{Device: dev, Kernel: GatherSumKernel, Shape: gompttarget.Shape{Size: [3]int{n, 1, 1}, Teams: gomptTeams, Threads: gomptrt.MaxThreads},
 		Maps: append([]gompttarget.Map{gompttarget.To(idx), gompttarget.To(src), gompttarget.From(gomptPartial)}, deps...),
@@ -2288,7 +2293,7 @@ func gomptHostGatherUnchecked(gomptA *gomptdevice.HostArgs, gomptR gomptdevice.R
 	}
 	_ = n
 	_ = m
-//line gompt_kernels.go:2292
+//line gompt_kernels.go:2297
 }
 
 // gomptSampleGatherUnchecked is GatherUncheckedKernel's Sample: about n points, random arguments. Tol 0: every device gives the Go function's bits.
@@ -2413,7 +2418,7 @@ func gomptHostHelpers(gomptA *gomptdevice.HostArgs, gomptR gomptdevice.Range, _,
 		bump(hist, (i + n), int32(1000))
 		out[i] = (y + float32(f64))
 	}
-//line gompt_kernels.go:2417
+//line gompt_kernels.go:2422
 }
 
 // gomptSampleHelpers is HelpersKernel's Sample: about n points, random arguments. Tol 0: every device gives the Go function's bits.
@@ -2531,7 +2536,7 @@ func gomptHostHist256(gomptA *gomptdevice.HostArgs, gomptR gomptdevice.Range, _,
 	gomptrt.MergeSum(gomptRBH, gomptRAH[:], uint32(0))
 	gomptrt.MergeSum(gomptRBS, gomptRAS[:], int64(0))
 	_ = n
-//line gompt_kernels.go:2535
+//line gompt_kernels.go:2540
 }
 
 // gomptSampleHist256 is Hist256Kernel's Sample: about n points, random arguments. Tol 0: every device gives the Go function's bits.
@@ -2555,7 +2560,7 @@ func RunHist256(dev gompttarget.DeviceClause, n int, v []uint8, h []uint32, s []
 	v = gomptrt.Head(v, gomptrt.Len(n))
 	h = gomptrt.Head(h, gomptrt.Len(256))
 	s = gomptrt.Head(s, gomptrt.Len(16))
-	return gompttarget.Target(gompttarget.Region{Device: dev, Kernel: Hist256Kernel, Shape: gompttarget.Shape{Size: [3]int{n, 1, 1}, Teams: gomptrt.Teams(n), Threads: gomptrt.MaxThreads},
+	return gompttarget.Target(gompttarget.Region{Device: dev, Kernel: Hist256Kernel, Shape: gompttarget.Shape{Size: [3]int{n, 1, 1}, Teams: gomptrt.TeamsFor(dev.Teams(), n), Threads: gomptrt.MaxThreads},
 		Maps: []gompttarget.Map{gompttarget.To(v), gompttarget.ToFrom(h), gompttarget.ToFrom(s)},
 		Args: []gompttarget.Arg{gompttarget.Int(n), gompttarget.Slice(v), gompttarget.Slice(h), gompttarget.Slice(s)}})
 }
@@ -2574,7 +2579,7 @@ func RunHist256Nowait(dev gompttarget.DeviceClause, n int, v []uint8, h []uint32
 	v = gomptrt.Head(v, gomptrt.Len(n))
 	h = gomptrt.Head(h, gomptrt.Len(256))
 	s = gomptrt.Head(s, gomptrt.Len(16))
-	return gompttarget.TargetNowait(gompttarget.Region{Device: dev, Kernel: Hist256Kernel, Shape: gompttarget.Shape{Size: [3]int{n, 1, 1}, Teams: gomptrt.Teams(n), Threads: gomptrt.MaxThreads},
+	return gompttarget.TargetNowait(gompttarget.Region{Device: dev, Kernel: Hist256Kernel, Shape: gompttarget.Shape{Size: [3]int{n, 1, 1}, Teams: gomptrt.TeamsFor(dev.Teams(), n), Threads: gomptrt.MaxThreads},
 		Maps: append([]gompttarget.Map{gompttarget.To(v), gompttarget.ToFrom(h), gompttarget.ToFrom(s)}, deps...),
 		Args: []gompttarget.Arg{gompttarget.Int(n), gompttarget.Slice(v), gompttarget.Slice(h), gompttarget.Slice(s)}})
 }
@@ -2642,7 +2647,7 @@ func gomptHostHistogram(gomptA *gomptdevice.HostArgs, gomptR gomptdevice.Range, 
 		gomptatomic.AddInt64((&s[(int(1) + (i % int(2)))]), int64(8589934592))
 	}
 	_ = n
-//line gompt_kernels.go:2646
+//line gompt_kernels.go:2651
 }
 
 // gomptSampleHistogram is HistogramKernel's Sample: about n points, random arguments. Tol 0: every device gives the Go function's bits.
@@ -2751,7 +2756,7 @@ func gomptHostInt64Ops(gomptA *gomptdevice.HostArgs, gomptR gomptdevice.Range, _
 		*(*int64)(unsafe.Add(gomptPOut, (o+int(8))*8)) = (^x)
 	}
 	_ = n
-//line gompt_kernels.go:2755
+//line gompt_kernels.go:2760
 }
 
 // gomptSampleInt64Ops is Int64OpsKernel's Sample: about n points, random arguments. Tol 0: every device gives the Go function's bits.
@@ -2860,7 +2865,7 @@ func gomptHostIntOps(gomptA *gomptdevice.HostArgs, gomptR gomptdevice.Range, _, 
 		*(*int)(unsafe.Add(gomptPOut, (o+int(5))*8)) = s
 	}
 	_ = n
-//line gompt_kernels.go:2864
+//line gompt_kernels.go:2869
 }
 
 // gomptSampleIntOps is IntOpsKernel's Sample: about n points, random arguments. Tol 0: every device gives the Go function's bits.
@@ -2917,6 +2922,7 @@ var LabelsKernel = &gomptdevice.Kernel{
 		{Name: "out", Kind: gomptdevice.ParamBuffer, Elem: gomptdevice.ParamInt64, Len: "n"},
 	},
 	Dims: 1,
+	Work: "288",
 	Images: []gomptdevice.Image{
 		{Kind: gomptdevice.ImageHost, Entry: "gompt_Labels", Host: gomptHostLabels},
 		{Kind: gomptdevice.ImageOpenCL, Entry: "gompt_Labels", Source: gomptCLLabels, Options: "-cl-fp32-correctly-rounded-divide-sqrt"},
@@ -2963,7 +2969,7 @@ func gomptHostLabels(gomptA *gomptdevice.HostArgs, gomptR gomptdevice.Range, _, 
 		out[i] = ((found * int64(1000)) + int64(steps))
 	}
 	_ = n
-//line gompt_kernels.go:2967
+//line gompt_kernels.go:2973
 }
 
 // gomptSampleLabels is LabelsKernel's Sample: about n points, random arguments. Tol 0: every device gives the Go function's bits.
@@ -3021,6 +3027,7 @@ var LanesGatherKernel = &gomptdevice.Kernel{
 		{Name: "dst", Kind: gomptdevice.ParamBuffer, Elem: gomptdevice.ParamFloat32, Len: "n"},
 	},
 	Dims: 1,
+	Work: "k-1",
 	Faults: []gomptdevice.FaultSite{
 		{Kind: gomptdevice.FaultIndex, Pos: "checks.go:162"},
 		{Kind: gomptdevice.FaultIndex, Pos: "checks.go:164"},
@@ -3087,7 +3094,7 @@ func gomptLanesLanesGather(gomptX0, gomptW int, n int, m int, k int, idx []int, 
 	_ = v
 	_ = n
 	_ = m
-//line gompt_kernels.go:3091
+//line gompt_kernels.go:3098
 }
 
 // gomptSampleLanesGather is LanesGatherKernel's Sample: about n points, random arguments. Tol 0: every device gives the Go function's bits.
@@ -3149,6 +3156,7 @@ var MatMulKernel = &gomptdevice.Kernel{
 		{Name: "C", Kind: gomptdevice.ParamBuffer, Elem: gomptdevice.ParamFloat32, Len: "m*n"},
 	},
 	Dims: 2,
+	Work: "k",
 	Images: []gomptdevice.Image{
 		{Kind: gomptdevice.ImageHost, Entry: "gompt_MatMul", Host: gomptHostMatMul},
 		{Kind: gomptdevice.ImageOpenCL, Entry: "gompt_MatMul", Source: gomptCLMatMul, Options: "-cl-fp32-correctly-rounded-divide-sqrt"},
@@ -3211,7 +3219,7 @@ func gomptLanesMatMul(gomptX0, gomptW int, i int, m int, n int, k int, A []float
 	}
 	_ = acc
 	_ = m
-//line gompt_kernels.go:3215
+//line gompt_kernels.go:3223
 }
 
 // gomptSampleMatMul is MatMulKernel's Sample: about n points, random arguments. Tol 0: every device gives the Go function's bits.
@@ -3272,6 +3280,7 @@ var MatVecKernel = &gomptdevice.Kernel{
 		{Name: "y", Kind: gomptdevice.ParamBuffer, Elem: gomptdevice.ParamFloat32, Len: "m"},
 	},
 	Dims: 1,
+	Work: "n",
 	Faults: []gomptdevice.FaultSite{
 		{Kind: gomptdevice.FaultSliceCap, Pos: "views.go:12"},
 		{Kind: gomptdevice.FaultSliceOrder, Pos: "views.go:12"},
@@ -3310,7 +3319,7 @@ func gomptHostMatVec(gomptA *gomptdevice.HostArgs, gomptR gomptdevice.Range, _, 
 		y[i] = s
 	}
 	_ = m
-//line gompt_kernels.go:3314
+//line gompt_kernels.go:3323
 }
 
 // gomptSampleMatVec is MatVecKernel's Sample: about n points, random arguments. Tol 0: every device gives the Go function's bits.
@@ -3447,7 +3456,7 @@ func gomptHostMaxFloat64(gomptA *gomptdevice.HostArgs, gomptR gomptdevice.Range,
 	}
 	gomptPartial[gomptTeam] = float64(max((max(gomptS0, gomptS1)), (max(gomptS2, gomptS3))))
 	_ = n
-//line gompt_kernels.go:3451
+//line gompt_kernels.go:3460
 }
 
 // gomptSampleMaxFloat64 is MaxFloat64Kernel's Sample: about n points, random arguments. Tol 1e-12: it calls math functions that are within a few ulps of Go's, not equal.
@@ -3474,7 +3483,7 @@ func RunMaxFloat64(dev gompttarget.DeviceClause, n int, a []float64) (float64, e
 		return gomptZero, nil
 	}
 	a = gomptrt.Head(a, gomptrt.Len(n))
-	gomptTeams := gomptrt.Teams(gomptrt.Len(n))
+	gomptTeams := gomptrt.TeamsFor(dev.Teams(), gomptrt.Len(n))
 	gomptPartial := make([]float64, gomptTeams)
 	if err := gompttarget.Target(gompttarget.Region{Device: dev, Kernel: MaxFloat64Kernel, Shape: gompttarget.Shape{Size: [3]int{n, 1, 1}, Teams: gomptTeams, Threads: gomptrt.MaxThreads},
 		Maps: []gompttarget.Map{gompttarget.To(a), gompttarget.From(gomptPartial)},
@@ -3499,7 +3508,7 @@ func RunMaxFloat64Nowait(dev gompttarget.DeviceClause, n int, a []float64, deps 
 		return gompttarget.NewResult(gompttarget.Go(func() error { return nil }, deps...), func() float64 { return gomptZero })
 	}
 	a = gomptrt.Head(a, gomptrt.Len(n))
-	gomptTeams := gomptrt.Teams(gomptrt.Len(n))
+	gomptTeams := gomptrt.TeamsFor(dev.Teams(), gomptrt.Len(n))
 	gomptPartial := make([]float64, gomptTeams)
 	gomptTask := gompttarget.TargetNowait(gompttarget.Region{Device: dev, Kernel: MaxFloat64Kernel, Shape: gompttarget.Shape{Size: [3]int{n, 1, 1}, Teams: gomptTeams, Threads: gomptrt.MaxThreads},
 		Maps: append([]gompttarget.Map{gompttarget.To(a), gompttarget.From(gomptPartial)}, deps...),
@@ -3594,7 +3603,7 @@ func gomptHostMaxUint64(gomptA *gomptdevice.HostArgs, gomptR gomptdevice.Range, 
 	}
 	gomptPartial[gomptTeam] = uint64(max((max(gomptS0, gomptS1)), (max(gomptS2, gomptS3))))
 	_ = n
-//line gompt_kernels.go:3598
+//line gompt_kernels.go:3607
 }
 
 // gomptSampleMaxUint64 is MaxUint64Kernel's Sample: about n points, random arguments. Tol 0: every device gives the Go function's bits.
@@ -3620,7 +3629,7 @@ func RunMaxUint64(dev gompttarget.DeviceClause, n int, a []uint64) (uint64, erro
 		return gomptZero, nil
 	}
 	a = gomptrt.Head(a, gomptrt.Len(n))
-	gomptTeams := gomptrt.Teams(gomptrt.Len(n))
+	gomptTeams := gomptrt.TeamsFor(dev.Teams(), gomptrt.Len(n))
 	gomptPartial := make([]uint64, gomptTeams)
 	if err := gompttarget.Target(gompttarget.Region{Device: dev, Kernel: MaxUint64Kernel, Shape: gompttarget.Shape{Size: [3]int{n, 1, 1}, Teams: gomptTeams, Threads: gomptrt.MaxThreads},
 		Maps: []gompttarget.Map{gompttarget.To(a), gompttarget.From(gomptPartial)},
@@ -3645,7 +3654,7 @@ func RunMaxUint64Nowait(dev gompttarget.DeviceClause, n int, a []uint64, deps ..
 		return gompttarget.NewResult(gompttarget.Go(func() error { return nil }, deps...), func() uint64 { return gomptZero })
 	}
 	a = gomptrt.Head(a, gomptrt.Len(n))
-	gomptTeams := gomptrt.Teams(gomptrt.Len(n))
+	gomptTeams := gomptrt.TeamsFor(dev.Teams(), gomptrt.Len(n))
 	gomptPartial := make([]uint64, gomptTeams)
 	gomptTask := gompttarget.TargetNowait(gompttarget.Region{Device: dev, Kernel: MaxUint64Kernel, Shape: gompttarget.Shape{Size: [3]int{n, 1, 1}, Teams: gomptTeams, Threads: gomptrt.MaxThreads},
 		Maps: append([]gompttarget.Map{gompttarget.To(a), gompttarget.From(gomptPartial)}, deps...),
@@ -3740,7 +3749,7 @@ func gomptHostMinFloat32(gomptA *gomptdevice.HostArgs, gomptR gomptdevice.Range,
 	}
 	gomptPartial[gomptTeam] = float32(min((min(gomptS0, gomptS1)), (min(gomptS2, gomptS3))))
 	_ = n
-//line gompt_kernels.go:3744
+//line gompt_kernels.go:3753
 }
 
 // gomptSampleMinFloat32 is MinFloat32Kernel's Sample: about n points, random arguments. Tol 0: every device gives the Go function's bits.
@@ -3766,7 +3775,7 @@ func RunMinFloat32(dev gompttarget.DeviceClause, n int, a []float32) (float32, e
 		return gomptZero, nil
 	}
 	a = gomptrt.Head(a, gomptrt.Len(n))
-	gomptTeams := gomptrt.Teams(gomptrt.Len(n))
+	gomptTeams := gomptrt.TeamsFor(dev.Teams(), gomptrt.Len(n))
 	gomptPartial := make([]float32, gomptTeams)
 	if err := gompttarget.Target(gompttarget.Region{Device: dev, Kernel: MinFloat32Kernel, Shape: gompttarget.Shape{Size: [3]int{n, 1, 1}, Teams: gomptTeams, Threads: gomptrt.MaxThreads},
 		Maps: []gompttarget.Map{gompttarget.To(a), gompttarget.From(gomptPartial)},
@@ -3791,7 +3800,7 @@ func RunMinFloat32Nowait(dev gompttarget.DeviceClause, n int, a []float32, deps 
 		return gompttarget.NewResult(gompttarget.Go(func() error { return nil }, deps...), func() float32 { return gomptZero })
 	}
 	a = gomptrt.Head(a, gomptrt.Len(n))
-	gomptTeams := gomptrt.Teams(gomptrt.Len(n))
+	gomptTeams := gomptrt.TeamsFor(dev.Teams(), gomptrt.Len(n))
 	gomptPartial := make([]float32, gomptTeams)
 	gomptTask := gompttarget.TargetNowait(gompttarget.Region{Device: dev, Kernel: MinFloat32Kernel, Shape: gompttarget.Shape{Size: [3]int{n, 1, 1}, Teams: gomptTeams, Threads: gomptrt.MaxThreads},
 		Maps: append([]gompttarget.Map{gompttarget.To(a), gompttarget.From(gomptPartial)}, deps...),
@@ -3896,7 +3905,7 @@ func gomptHostMinInt16(gomptA *gomptdevice.HostArgs, gomptR gomptdevice.Range, g
 	}
 	gomptPartial[gomptTeam] = int16(min((min(gomptS0, gomptS1)), (min(gomptS2, gomptS3))))
 	_ = nz
-//line gompt_kernels.go:3900
+//line gompt_kernels.go:3909
 }
 
 // gomptSampleMinInt16 is MinInt16Kernel's Sample: about n points, random arguments. Tol 0: every device gives the Go function's bits.
@@ -3924,7 +3933,7 @@ func RunMinInt16(dev gompttarget.DeviceClause, nx int, ny int, nz int, a []int16
 		return gomptZero, nil
 	}
 	a = gomptrt.Head(a, gomptrt.Len(nx, ny, nz))
-	gomptTeams := gomptrt.Teams(gomptrt.Len(nx, ny, nz))
+	gomptTeams := gomptrt.TeamsFor(dev.Teams(), gomptrt.Len(nx, ny, nz))
 	gomptPartial := make([]int16, gomptTeams)
 	if err := gompttarget.Target(gompttarget.Region{Device: dev, Kernel: MinInt16Kernel, Shape: gompttarget.Shape{Size: [3]int{nx, ny, nz}, Teams: gomptTeams, Threads: gomptrt.MaxThreads},
 		Maps: []gompttarget.Map{gompttarget.To(a), gompttarget.From(gomptPartial)},
@@ -3949,7 +3958,7 @@ func RunMinInt16Nowait(dev gompttarget.DeviceClause, nx int, ny int, nz int, a [
 		return gompttarget.NewResult(gompttarget.Go(func() error { return nil }, deps...), func() int16 { return gomptZero })
 	}
 	a = gomptrt.Head(a, gomptrt.Len(nx, ny, nz))
-	gomptTeams := gomptrt.Teams(gomptrt.Len(nx, ny, nz))
+	gomptTeams := gomptrt.TeamsFor(dev.Teams(), gomptrt.Len(nx, ny, nz))
 	gomptPartial := make([]int16, gomptTeams)
 	gomptTask := gompttarget.TargetNowait(gompttarget.Region{Device: dev, Kernel: MinInt16Kernel, Shape: gompttarget.Shape{Size: [3]int{nx, ny, nz}, Teams: gomptTeams, Threads: gomptrt.MaxThreads},
 		Maps: append([]gompttarget.Map{gompttarget.To(a), gompttarget.From(gomptPartial)}, deps...),
@@ -4015,7 +4024,7 @@ func gomptHostMinMax(gomptA *gomptdevice.HostArgs, gomptR gomptdevice.Range, _, 
 		*(*float64)(unsafe.Add(gomptPOut, (o+int(7))*8)) = float64(max(uint8(u), uint8(v)))
 	}
 	_ = n
-//line gompt_kernels.go:4019
+//line gompt_kernels.go:4028
 }
 
 // gomptSampleMinMax is MinMaxKernel's Sample: about n points, random arguments. Tol 0: every device gives the Go function's bits.
@@ -4132,7 +4141,7 @@ func gomptHostNarrow(gomptA *gomptdevice.HostArgs, gomptR gomptdevice.Range, _, 
 		*(*int64)(unsafe.Add(gomptPOut, (o+int(11))*8)) = (int64(int8((int64(u) * int64(3)))) + int64(uint16(x)))
 	}
 	_ = n
-//line gompt_kernels.go:4136
+//line gompt_kernels.go:4145
 }
 
 // gomptSampleNarrow is NarrowKernel's Sample: about n points, random arguments. Tol 0: every device gives the Go function's bits.
@@ -4229,7 +4238,7 @@ func gomptHostOutOfRange(gomptA *gomptdevice.HostArgs, gomptR gomptdevice.Range,
 			out[(i + n)] = int32(5)
 		}
 	}
-//line gompt_kernels.go:4233
+//line gompt_kernels.go:4242
 }
 
 // gomptSampleOutOfRange is OutOfRangeKernel's Sample: about n points, random arguments. Tol 0: every device gives the Go function's bits.
@@ -4313,7 +4322,7 @@ func gomptHostPartial(gomptA *gomptdevice.HostArgs, gomptR gomptdevice.Range, _,
 		}
 	}
 	_ = n
-//line gompt_kernels.go:4317
+//line gompt_kernels.go:4326
 }
 
 // gomptSamplePartial is PartialKernel's Sample: about n points, random arguments. Tol 0: every device gives the Go function's bits.
@@ -4447,7 +4456,7 @@ func gomptHostProdFloat64(gomptA *gomptdevice.HostArgs, gomptR gomptdevice.Range
 	}
 	gomptPartial[gomptTeam] = float64((gomptS0 * gomptS1) * (gomptS2 * gomptS3))
 	_ = n
-//line gompt_kernels.go:4451
+//line gompt_kernels.go:4460
 }
 
 // gomptSampleProdFloat64 is ProdFloat64Kernel's Sample: about n points, random arguments. Tol 1e-10: its float products are combined in another order on each device.
@@ -4474,7 +4483,7 @@ func RunProdFloat64(dev gompttarget.DeviceClause, n int, a []float64) (float64, 
 		return gomptZero, nil
 	}
 	a = gomptrt.Head(a, gomptrt.Len(n))
-	gomptTeams := gomptrt.Teams(gomptrt.Len(n))
+	gomptTeams := gomptrt.TeamsFor(dev.Teams(), gomptrt.Len(n))
 	gomptPartial := make([]float64, gomptTeams)
 	if err := gompttarget.Target(gompttarget.Region{Device: dev, Kernel: ProdFloat64Kernel, Shape: gompttarget.Shape{Size: [3]int{n, 1, 1}, Teams: gomptTeams, Threads: gomptrt.MaxThreads},
 		Maps: []gompttarget.Map{gompttarget.To(a), gompttarget.From(gomptPartial)},
@@ -4499,7 +4508,7 @@ func RunProdFloat64Nowait(dev gompttarget.DeviceClause, n int, a []float64, deps
 		return gompttarget.NewResult(gompttarget.Go(func() error { return nil }, deps...), func() float64 { return gomptZero })
 	}
 	a = gomptrt.Head(a, gomptrt.Len(n))
-	gomptTeams := gomptrt.Teams(gomptrt.Len(n))
+	gomptTeams := gomptrt.TeamsFor(dev.Teams(), gomptrt.Len(n))
 	gomptPartial := make([]float64, gomptTeams)
 	gomptTask := gompttarget.TargetNowait(gompttarget.Region{Device: dev, Kernel: ProdFloat64Kernel, Shape: gompttarget.Shape{Size: [3]int{n, 1, 1}, Teams: gomptTeams, Threads: gomptrt.MaxThreads},
 		Maps: append([]gompttarget.Map{gompttarget.To(a), gompttarget.From(gomptPartial)}, deps...),
@@ -4594,7 +4603,7 @@ func gomptHostProdInt32(gomptA *gomptdevice.HostArgs, gomptR gomptdevice.Range, 
 	}
 	gomptPartial[gomptTeam] = int32((gomptS0 * gomptS1) * (gomptS2 * gomptS3))
 	_ = n
-//line gompt_kernels.go:4598
+//line gompt_kernels.go:4607
 }
 
 // gomptSampleProdInt32 is ProdInt32Kernel's Sample: about n points, random arguments. Tol 0: every device gives the Go function's bits.
@@ -4620,7 +4629,7 @@ func RunProdInt32(dev gompttarget.DeviceClause, n int, a []int32) (int32, error)
 		return gomptZero, nil
 	}
 	a = gomptrt.Head(a, gomptrt.Len(n))
-	gomptTeams := gomptrt.Teams(gomptrt.Len(n))
+	gomptTeams := gomptrt.TeamsFor(dev.Teams(), gomptrt.Len(n))
 	gomptPartial := make([]int32, gomptTeams)
 	if err := gompttarget.Target(gompttarget.Region{Device: dev, Kernel: ProdInt32Kernel, Shape: gompttarget.Shape{Size: [3]int{n, 1, 1}, Teams: gomptTeams, Threads: gomptrt.MaxThreads},
 		Maps: []gompttarget.Map{gompttarget.To(a), gompttarget.From(gomptPartial)},
@@ -4645,7 +4654,7 @@ func RunProdInt32Nowait(dev gompttarget.DeviceClause, n int, a []int32, deps ...
 		return gompttarget.NewResult(gompttarget.Go(func() error { return nil }, deps...), func() int32 { return gomptZero })
 	}
 	a = gomptrt.Head(a, gomptrt.Len(n))
-	gomptTeams := gomptrt.Teams(gomptrt.Len(n))
+	gomptTeams := gomptrt.TeamsFor(dev.Teams(), gomptrt.Len(n))
 	gomptPartial := make([]int32, gomptTeams)
 	gomptTask := gompttarget.TargetNowait(gompttarget.Region{Device: dev, Kernel: ProdInt32Kernel, Shape: gompttarget.Shape{Size: [3]int{n, 1, 1}, Teams: gomptTeams, Threads: gomptrt.MaxThreads},
 		Maps: append([]gompttarget.Map{gompttarget.To(a), gompttarget.From(gomptPartial)}, deps...),
@@ -4664,6 +4673,7 @@ var ProductLenKernel = &gomptdevice.Kernel{
 		{Name: "b", Kind: gomptdevice.ParamBuffer, Elem: gomptdevice.ParamInt64, Len: "m*k"},
 	},
 	Dims: 1,
+	Work: "k*m",
 	Images: []gomptdevice.Image{
 		{Kind: gomptdevice.ImageHost, Entry: "gompt_ProductLen", Host: gomptHostProductLen},
 		{Kind: gomptdevice.ImageOpenCL, Entry: "gompt_ProductLen", Source: gomptCLProductLen, Options: "-cl-fp32-correctly-rounded-divide-sqrt"},
@@ -4713,7 +4723,7 @@ func gomptHostProductLen(gomptA *gomptdevice.HostArgs, gomptR gomptdevice.Range,
 		gomptFrom, gomptTo = gomptIn1, gomptHi0
 	}
 	_ = n
-//line gompt_kernels.go:4717
+//line gompt_kernels.go:4727
 }
 
 // gomptSampleProductLen is ProductLenKernel's Sample: about n points, random arguments. Tol 0: every device gives the Go function's bits.
@@ -4803,7 +4813,7 @@ func gomptHostQuotient(gomptA *gomptdevice.HostArgs, gomptR gomptdevice.Range, _
 		q[i] = (a[i] / b[i])
 	}
 	_ = n
-//line gompt_kernels.go:4807
+//line gompt_kernels.go:4817
 }
 
 // gomptSampleQuotient is QuotientKernel's Sample: about n points, random arguments. Tol 0: every device gives the Go function's bits.
@@ -4860,6 +4870,7 @@ var RangeFormsKernel = &gomptdevice.Kernel{
 		{Name: "out", Kind: gomptdevice.ParamBuffer, Elem: gomptdevice.ParamInt64, Len: "n*8"},
 	},
 	Dims: 1,
+	Work: "44+8*n",
 	Faults: []gomptdevice.FaultSite{
 		{Kind: gomptdevice.FaultIndex, Pos: "views.go:126"},
 		{Kind: gomptdevice.FaultSliceCap, Pos: "views.go:63"},
@@ -4950,7 +4961,7 @@ func gomptHostRangeForms(gomptA *gomptdevice.HostArgs, gomptR gomptdevice.Range,
 		o[int(7)] += int64(n0)
 	}
 	_ = n
-//line gompt_kernels.go:4954
+//line gompt_kernels.go:4965
 }
 
 // gomptSampleRangeForms is RangeFormsKernel's Sample: about n points, random arguments. Tol 0: every device gives the Go function's bits.
@@ -5040,7 +5051,7 @@ func gomptHostScatter(gomptA *gomptdevice.HostArgs, gomptR gomptdevice.Range, _,
 	}
 	_ = n
 	_ = m
-//line gompt_kernels.go:5044
+//line gompt_kernels.go:5055
 }
 
 // gomptSampleScatter is ScatterKernel's Sample: about n points, random arguments. Tol 0: every device gives the Go function's bits.
@@ -5100,6 +5111,7 @@ var SeekKernel = &gomptdevice.Kernel{
 		{Name: "pos", Kind: gomptdevice.ParamBuffer, Elem: gomptdevice.ParamInt64, Len: "n"},
 	},
 	Dims: 1,
+	Work: "16",
 	Faults: []gomptdevice.FaultSite{
 		{Kind: gomptdevice.FaultIndex, Pos: "checks.go:62"},
 	},
@@ -5137,7 +5149,7 @@ func gomptHostSeek(gomptA *gomptdevice.HostArgs, gomptR gomptdevice.Range, _, _ 
 	}
 	_ = n
 	_ = m
-//line gompt_kernels.go:5141
+//line gompt_kernels.go:5153
 }
 
 // gomptSampleSeek is SeekKernel's Sample: about n points, random arguments. Tol 0: every device gives the Go function's bits.
@@ -5228,7 +5240,7 @@ func gomptHostShiftAt(gomptA *gomptdevice.HostArgs, gomptR gomptdevice.Range, _,
 		x[j] <<= k[i]
 		y[j] >>= k[i]
 	}
-//line gompt_kernels.go:5232
+//line gompt_kernels.go:5244
 }
 
 // gomptSampleShiftAt is ShiftAtKernel's Sample: about n points, random arguments. Tol 0: every device gives the Go function's bits.
@@ -5334,7 +5346,7 @@ func gomptHostShifts(gomptA *gomptdevice.HostArgs, gomptR gomptdevice.Range, _, 
 		*(*int64)(unsafe.Add(gomptPOut, o*8)) += (x + int64(u))
 	}
 	_ = n
-//line gompt_kernels.go:5338
+//line gompt_kernels.go:5350
 }
 
 // gomptSampleShifts is ShiftsKernel's Sample: about n points, random arguments. Tol 0: every device gives the Go function's bits.
@@ -5398,6 +5410,7 @@ var SignExtendKernel = &gomptdevice.Kernel{
 		{Name: "out", Kind: gomptdevice.ParamBuffer, Elem: gomptdevice.ParamInt64, Len: "16*n"},
 	},
 	Dims: 1,
+	Work: "48",
 	Images: []gomptdevice.Image{
 		{Kind: gomptdevice.ImageHost, Entry: "gompt_SignExtend", Host: gomptHostSignExtend},
 		{Kind: gomptdevice.ImageOpenCL, Entry: "gompt_SignExtend", Source: gomptCLSignExtend, Options: "-cl-fp32-correctly-rounded-divide-sqrt"},
@@ -5474,7 +5487,7 @@ func gomptHostSignExtend(gomptA *gomptdevice.HostArgs, gomptR gomptdevice.Range,
 	_ = n
 	_ = p
 	_ = k
-//line gompt_kernels.go:5478
+//line gompt_kernels.go:5491
 }
 
 // gomptSampleSignExtend is SignExtendKernel's Sample: about n points, random arguments. Tol 0: every device gives the Go function's bits.
@@ -5545,6 +5558,7 @@ var SpMVKernel = &gomptdevice.Kernel{
 		{Name: "y", Kind: gomptdevice.ParamBuffer, Elem: gomptdevice.ParamFloat32, Len: "2*rows-1"},
 	},
 	Dims: 1,
+	Work: "16",
 	Faults: []gomptdevice.FaultSite{
 		{Kind: gomptdevice.FaultIndex, Pos: "lens.go:30"},
 		{Kind: gomptdevice.FaultIndex, Pos: "lens.go:30"},
@@ -5591,7 +5605,7 @@ func gomptHostSpMV(gomptA *gomptdevice.HostArgs, gomptR gomptdevice.Range, _, _ 
 	}
 	_ = nnz
 	_ = ncols
-//line gompt_kernels.go:5595
+//line gompt_kernels.go:5609
 }
 
 // gomptSampleSpMV is SpMVKernel's Sample: about n points, random arguments. Tol 0: every device gives the Go function's bits.
@@ -5697,7 +5711,7 @@ func gomptHostSplitEdge(gomptA *gomptdevice.HostArgs, gomptR gomptdevice.Range, 
 		}
 	}
 	_ = ny
-//line gompt_kernels.go:5701
+//line gompt_kernels.go:5715
 }
 
 // gomptSampleSplitEdge is SplitEdgeKernel's Sample: about n points, random arguments. Tol 0: every device gives the Go function's bits.
@@ -5842,7 +5856,7 @@ func gomptHostSplitForms(gomptA *gomptdevice.HostArgs, gomptR gomptdevice.Range,
 			gomptFrom, gomptTo = gomptIn1, gomptHi0
 		}
 	}
-//line gompt_kernels.go:5846
+//line gompt_kernels.go:5860
 }
 
 // gomptSampleSplitForms is SplitFormsKernel's Sample: about n points, random arguments. Tol 0: every device gives the Go function's bits.
@@ -5969,7 +5983,7 @@ func gomptHostStencil2D(gomptA *gomptdevice.HostArgs, gomptR gomptdevice.Range, 
 			gomptFrom, gomptTo = gomptIn1, gomptHi0
 		}
 	}
-//line gompt_kernels.go:5973
+//line gompt_kernels.go:5987
 }
 
 // gomptSampleStencil2D is Stencil2DKernel's Sample: about n points, random arguments. Tol 0: every device gives the Go function's bits.
@@ -6107,7 +6121,7 @@ func gomptHostSumFloat32(gomptA *gomptdevice.HostArgs, gomptR gomptdevice.Range,
 	}
 	gomptPartial[gomptTeam] = float32((gomptS0 + gomptS1) + (gomptS2 + gomptS3))
 	_ = n
-//line gompt_kernels.go:6111
+//line gompt_kernels.go:6125
 }
 
 // gomptSampleSumFloat32 is SumFloat32Kernel's Sample: about n points, random arguments. Tol 0.0001: its float sums are combined in another order on each device.
@@ -6135,7 +6149,7 @@ func RunSumFloat32(dev gompttarget.DeviceClause, n int, x []float32, y []float32
 	}
 	x = gomptrt.Head(x, gomptrt.Len(n))
 	y = gomptrt.Head(y, gomptrt.Len(n))
-	gomptTeams := gomptrt.Teams(gomptrt.Len(n))
+	gomptTeams := gomptrt.TeamsFor(dev.Teams(), gomptrt.Len(n))
 	gomptPartial := make([]float32, gomptTeams)
 	if err := gompttarget.Target(gompttarget.Region{Device: dev, Kernel: SumFloat32Kernel, Shape: gompttarget.Shape{Size: [3]int{n, 1, 1}, Teams: gomptTeams, Threads: gomptrt.MaxThreads},
 		Maps: []gompttarget.Map{gompttarget.To(x), gompttarget.To(y), gompttarget.From(gomptPartial)},
@@ -6161,7 +6175,7 @@ func RunSumFloat32Nowait(dev gompttarget.DeviceClause, n int, x []float32, y []f
 	}
 	x = gomptrt.Head(x, gomptrt.Len(n))
 	y = gomptrt.Head(y, gomptrt.Len(n))
-	gomptTeams := gomptrt.Teams(gomptrt.Len(n))
+	gomptTeams := gomptrt.TeamsFor(dev.Teams(), gomptrt.Len(n))
 	gomptPartial := make([]float32, gomptTeams)
 	gomptTask := gompttarget.TargetNowait(gompttarget.Region{Device: dev, Kernel: SumFloat32Kernel, Shape: gompttarget.Shape{Size: [3]int{n, 1, 1}, Teams: gomptTeams, Threads: gomptrt.MaxThreads},
 		Maps: append([]gompttarget.Map{gompttarget.To(x), gompttarget.To(y), gompttarget.From(gomptPartial)}, deps...),
@@ -6292,7 +6306,7 @@ func gomptHostSumFloat64In2D(gomptA *gomptdevice.HostArgs, gomptR gomptdevice.Ra
 	}
 	gomptPartial[gomptTeam] = float64((gomptS0 + gomptS1) + (gomptS2 + gomptS3))
 	_ = ny
-//line gompt_kernels.go:6296
+//line gompt_kernels.go:6310
 }
 
 // gomptSampleSumFloat64In2D is SumFloat64In2DKernel's Sample: about n points, random arguments. Tol 1e-10: its float sums are combined in another order on each device.
@@ -6320,7 +6334,7 @@ func RunSumFloat64In2D(dev gompttarget.DeviceClause, nx int, ny int, a []float64
 		return gomptZero, nil
 	}
 	a = gomptrt.Head(a, gomptrt.Len(nx, ny))
-	gomptTeams := gomptrt.Teams(gomptrt.Len(nx, ny))
+	gomptTeams := gomptrt.TeamsFor(dev.Teams(), gomptrt.Len(nx, ny))
 	gomptPartial := make([]float64, gomptTeams)
 	if err := gompttarget.Target(gompttarget.Region{Device: dev, Kernel: SumFloat64In2DKernel, Shape: gompttarget.Shape{Size: [3]int{nx, ny, 1}, Teams: gomptTeams, Threads: gomptrt.MaxThreads},
 		Maps: []gompttarget.Map{gompttarget.To(a), gompttarget.From(gomptPartial)},
@@ -6345,7 +6359,7 @@ func RunSumFloat64In2DNowait(dev gompttarget.DeviceClause, nx int, ny int, a []f
 		return gompttarget.NewResult(gompttarget.Go(func() error { return nil }, deps...), func() float64 { return gomptZero })
 	}
 	a = gomptrt.Head(a, gomptrt.Len(nx, ny))
-	gomptTeams := gomptrt.Teams(gomptrt.Len(nx, ny))
+	gomptTeams := gomptrt.TeamsFor(dev.Teams(), gomptrt.Len(nx, ny))
 	gomptPartial := make([]float64, gomptTeams)
 	gomptTask := gompttarget.TargetNowait(gompttarget.Region{Device: dev, Kernel: SumFloat64In2DKernel, Shape: gompttarget.Shape{Size: [3]int{nx, ny, 1}, Teams: gomptTeams, Threads: gomptrt.MaxThreads},
 		Maps: append([]gompttarget.Map{gompttarget.To(a), gompttarget.From(gomptPartial)}, deps...),
@@ -6440,7 +6454,7 @@ func gomptHostSumInt64(gomptA *gomptdevice.HostArgs, gomptR gomptdevice.Range, g
 	}
 	gomptPartial[gomptTeam] = int64((gomptS0 + gomptS1) + (gomptS2 + gomptS3))
 	_ = n
-//line gompt_kernels.go:6444
+//line gompt_kernels.go:6458
 }
 
 // gomptSampleSumInt64 is SumInt64Kernel's Sample: about n points, random arguments. Tol 0: every device gives the Go function's bits.
@@ -6466,7 +6480,7 @@ func RunSumInt64(dev gompttarget.DeviceClause, n int, a []int64) (int64, error) 
 		return gomptZero, nil
 	}
 	a = gomptrt.Head(a, gomptrt.Len(n))
-	gomptTeams := gomptrt.Teams(gomptrt.Len(n))
+	gomptTeams := gomptrt.TeamsFor(dev.Teams(), gomptrt.Len(n))
 	gomptPartial := make([]int64, gomptTeams)
 	if err := gompttarget.Target(gompttarget.Region{Device: dev, Kernel: SumInt64Kernel, Shape: gompttarget.Shape{Size: [3]int{n, 1, 1}, Teams: gomptTeams, Threads: gomptrt.MaxThreads},
 		Maps: []gompttarget.Map{gompttarget.To(a), gompttarget.From(gomptPartial)},
@@ -6491,7 +6505,7 @@ func RunSumInt64Nowait(dev gompttarget.DeviceClause, n int, a []int64, deps ...g
 		return gompttarget.NewResult(gompttarget.Go(func() error { return nil }, deps...), func() int64 { return gomptZero })
 	}
 	a = gomptrt.Head(a, gomptrt.Len(n))
-	gomptTeams := gomptrt.Teams(gomptrt.Len(n))
+	gomptTeams := gomptrt.TeamsFor(dev.Teams(), gomptrt.Len(n))
 	gomptPartial := make([]int64, gomptTeams)
 	gomptTask := gompttarget.TargetNowait(gompttarget.Region{Device: dev, Kernel: SumInt64Kernel, Shape: gompttarget.Shape{Size: [3]int{n, 1, 1}, Teams: gomptTeams, Threads: gomptrt.MaxThreads},
 		Maps: append([]gompttarget.Map{gompttarget.To(a), gompttarget.From(gomptPartial)}, deps...),
@@ -6568,7 +6582,7 @@ func gomptHostTeamDefine(gomptA *gomptdevice.HostArgs, gomptR gomptdevice.Range,
 	_ = v
 	_ = teams
 	_ = m
-//line gompt_kernels.go:6572
+//line gompt_kernels.go:6586
 }
 
 // gomptSampleTeamDefine is TeamDefineKernel's Sample: about n points, random arguments. Tol 0: every device gives the Go function's bits.
@@ -6682,7 +6696,7 @@ func gomptHostTeamGather(gomptA *gomptdevice.HostArgs, gomptR gomptdevice.Range,
 	}
 	_ = teams
 	_ = m
-//line gompt_kernels.go:6686
+//line gompt_kernels.go:6700
 }
 
 // gomptSampleTeamGather is TeamGatherKernel's Sample: about n points, random arguments. Tol 0: every device gives the Go function's bits.
@@ -6846,7 +6860,7 @@ func gomptHostTeamReverse(gomptA *gomptdevice.HostArgs, gomptR gomptdevice.Range
 	}
 	_ = mine
 	_ = teams
-//line gompt_kernels.go:6850
+//line gompt_kernels.go:6864
 }
 
 // gomptSampleTeamReverse is TeamReverseKernel's Sample: about n points, random arguments. Tol 0: every device gives the Go function's bits.
@@ -6986,7 +7000,7 @@ func gomptHostTeamTuple(gomptA *gomptdevice.HostArgs, gomptR gomptdevice.Range, 
 	_ = x
 	_ = o
 	_ = teams
-//line gompt_kernels.go:6990
+//line gompt_kernels.go:7004
 }
 
 // gomptSampleTeamTuple is TeamTupleKernel's Sample: about n points, random arguments. Tol 0: every device gives the Go function's bits.
@@ -7129,7 +7143,7 @@ func gomptHostTeamView(gomptA *gomptdevice.HostArgs, gomptR gomptdevice.Range, _
 	_ = from
 	_ = s
 	_ = teams
-//line gompt_kernels.go:7133
+//line gompt_kernels.go:7147
 }
 
 // gomptSampleTeamView is TeamViewKernel's Sample: about n points, random arguments. Tol 0: every device gives the Go function's bits.
@@ -7223,7 +7237,7 @@ func gomptHostTranscendental(gomptA *gomptdevice.HostArgs, gomptR gomptdevice.Ra
 		out[i] = float32(v)
 	}
 	_ = n
-//line gompt_kernels.go:7227
+//line gompt_kernels.go:7241
 }
 
 // gomptSampleTranscendental is TranscendentalKernel's Sample: about n points, random arguments. Tol 1e-06: it calls math functions that are within a few ulps of Go's, not equal.
@@ -7315,7 +7329,7 @@ func gomptHostTranspose(gomptA *gomptdevice.HostArgs, gomptR gomptdevice.Range, 
 			}
 		}
 	}
-//line gompt_kernels.go:7319
+//line gompt_kernels.go:7333
 }
 
 // gomptSampleTranspose is TransposeKernel's Sample: about n points, random arguments. Tol 0: every device gives the Go function's bits.
@@ -7373,6 +7387,7 @@ var TrickyKernel = &gomptdevice.Kernel{
 		{Name: "out", Kind: gomptdevice.ParamBuffer, Elem: gomptdevice.ParamInt64, Len: "8*n"},
 	},
 	Dims: 1,
+	Work: "37",
 	Needs: []gomptdevice.Need{
 		{Kind: gomptdevice.NeedFP64, Use: "float64", Pos: "tricky.go:10"},
 	},
@@ -7439,7 +7454,7 @@ gomptPoint0:
 		*(*int64)(unsafe.Add(gomptPOut, (o+int(7))*8)) = (-long)
 	}
 	_ = n
-//line gompt_kernels.go:7443
+//line gompt_kernels.go:7458
 }
 
 // gomptSampleTricky is TrickyKernel's Sample: about n points, random arguments. Tol 0: every device gives the Go function's bits.
@@ -7541,7 +7556,7 @@ func gomptHostTuples(gomptA *gomptdevice.HostArgs, gomptR gomptdevice.Range, _, 
 		*(*int32)(unsafe.Add(gomptPOut, o*4)) += x
 	}
 	_ = n
-//line gompt_kernels.go:7545
+//line gompt_kernels.go:7560
 }
 
 // gomptSampleTuples is TuplesKernel's Sample: about n points, random arguments. Tol 0: every device gives the Go function's bits.
@@ -7639,7 +7654,7 @@ func gomptHostUint64Ops(gomptA *gomptdevice.HostArgs, gomptR gomptdevice.Range, 
 		*(*uint64)(unsafe.Add(gomptPOut, (o+int(5))*8)) = (-x)
 	}
 	_ = n
-//line gompt_kernels.go:7643
+//line gompt_kernels.go:7658
 }
 
 // gomptSampleUint64Ops is Uint64OpsKernel's Sample: about n points, random arguments. Tol 0: every device gives the Go function's bits.
@@ -7698,6 +7713,7 @@ var UniformStoreKernel = &gomptdevice.Kernel{
 		{Name: "out", Kind: gomptdevice.ParamBuffer, Elem: gomptdevice.ParamInt32, Len: "n"},
 	},
 	Dims: 1,
+	Work: "2*m",
 	Faults: []gomptdevice.FaultSite{
 		{Kind: gomptdevice.FaultIndex, Pos: "lockstep.go:42"},
 	},
@@ -7768,7 +7784,7 @@ func gomptLanesUniformStore(gomptX0, gomptW int, n int, m int, b []int32, c []in
 		}
 //line lockstep.go:44
 	}
-//line gompt_kernels.go:7772
+//line gompt_kernels.go:7788
 }
 
 // gomptSampleUniformStore is UniformStoreKernel's Sample: about n points, random arguments. Tol 0: every device gives the Go function's bits.
@@ -7830,6 +7846,7 @@ var ViewBoundsKernel = &gomptdevice.Kernel{
 		{Name: "out", Kind: gomptdevice.ParamBuffer, Elem: gomptdevice.ParamFloat32, Len: "rows"},
 	},
 	Dims: 1,
+	Work: "16",
 	Faults: []gomptdevice.FaultSite{
 		{Kind: gomptdevice.FaultSliceCap, Pos: "checks.go:105"},
 		{Kind: gomptdevice.FaultSliceOrder, Pos: "checks.go:105"},
@@ -7879,7 +7896,7 @@ func gomptHostViewBounds(gomptA *gomptdevice.HostArgs, gomptR gomptdevice.Range,
 	}
 	_ = rows
 	_ = m
-//line gompt_kernels.go:7883
+//line gompt_kernels.go:7900
 }
 
 // gomptSampleViewBounds is ViewBoundsKernel's Sample: about n points, random arguments. Tol 0: every device gives the Go function's bits.
@@ -7978,7 +7995,7 @@ func gomptHostViewIndex(gomptA *gomptdevice.HostArgs, gomptR gomptdevice.Range, 
 		out[r] = row[at[r]]
 	}
 	_ = rows
-//line gompt_kernels.go:7982
+//line gompt_kernels.go:7999
 }
 
 // gomptSampleViewIndex is ViewIndexKernel's Sample: about n points, random arguments. Tol 0: every device gives the Go function's bits.

@@ -183,6 +183,9 @@ func kernelVar(g *ir.Program, w *goWriter, k *ir.Kernel, out ir.Output) {
 	}
 	w.p("},")
 	w.p("Dims: %d,", len(k.Dims))
+	if len(k.Work) > 0 {
+		w.p("Work: %q,", k.WorkString(cnames))
+	}
 	if k.Reduce != "" {
 		w.p("MaxThreads: gomptrt.MaxThreads,")
 	}

@@ -242,10 +242,10 @@ func (l *launch) prologue(w *goWriter, deps string, nowait bool) string {
 		shape += fmt.Sprintf(", Teams: %s, Threads: %d", l.dims[0], k.Team)
 	}
 	if len(k.ReduceArrays) > 0 {
-		shape += fmt.Sprintf(", Teams: gomptrt.Teams(%s), Threads: gomptrt.MaxThreads", l.dims[0])
+		shape += fmt.Sprintf(", Teams: gomptrt.TeamsFor(%s.Teams(), %s), Threads: gomptrt.MaxThreads", l.dev, l.dims[0])
 	}
 	if l.resultType != "" {
-		w.p("gomptTeams := gomptrt.Teams(gomptrt.Len(%s))", strings.Join(l.dims, ", "))
+		w.p("gomptTeams := gomptrt.TeamsFor(%s.Teams(), gomptrt.Len(%s))", l.dev, strings.Join(l.dims, ", "))
 		w.p("gomptPartial := make([]%s, gomptTeams)", l.resultType)
 		maplist = append(maplist, "gompttarget.From(gomptPartial)")
 		args = append(args, "gompttarget.Slice(gomptPartial)")

@@ -215,6 +215,7 @@ type Kernel struct {
 	Index   []*Param // the point's indices: params[:len(dims)]
 	Reduce  string   // "", "+", "*", "min", "max"
 	Lens    map[*Param]LenExpr
+	Work    LenExpr           // a point's work (device.Kernel.Work), planned by plan.Work; nil for none
 	Maps    map[*Param]string // "To", "From" or "ToFrom"
 	Proven  map[ast.Expr]bool // index expressions proven in range
 	Nocheck bool              // check=off: no run-time checks
@@ -359,6 +360,17 @@ func (e LenExpr) Format(term func(string) string, mul, plus, minus string) strin
 // OpenCL C entry's, entryParams).
 func (k *Kernel) LenString(p *Param, names map[*Param]string) string {
 	return k.Lens[p].Format(func(t string) string {
+		if q := ParamNamed(k, t); q != nil {
+			return names[q]
+		}
+		return t
+	}, "*", "+", "-")
+}
+
+// WorkString is k's device.Kernel.Work, its parameters named by names
+// (as LenString's).
+func (k *Kernel) WorkString(names map[*Param]string) string {
+	return k.Work.Format(func(t string) string {
 		if q := ParamNamed(k, t); q != nil {
 			return names[q]
 		}

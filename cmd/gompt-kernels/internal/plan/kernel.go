@@ -7,11 +7,13 @@ import "github.com/gompt/gompt/cmd/gompt-kernels/internal/ir"
 // Kernel makes k's plan, once, after the checks pass (a team kernel's
 // team plan is made with the checks, by CheckTeams, since it decides
 // whether its barriers are allowed): the indexes proven in range, the
-// run-time checks of its device code, what it needs of a device, and
-// its Go image's form. The emitters read the plan; none writes it.
+// run-time checks of its device code, what it needs of a device, a
+// point's work, and its Go image's form. The emitters read the plan;
+// none writes it.
 func Kernel(g *ir.Program, k *ir.Kernel) {
 	NewProver(g, k).Prove()
 	Needs(g, k)
 	Sites(g, k)
+	Work(g, k)
 	Host(g, k)
 }

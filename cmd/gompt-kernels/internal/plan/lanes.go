@@ -14,7 +14,8 @@ import (
 // that depends on it; a return, break or continue that depends on the
 // point; a call of a helper; an atomic (a statement that does not depend
 // on the point would run once per block); a view or a range over a slice
-// (its varying locals would be arrays of slices).
+// (its varying locals would be arrays of slices); a loop that reaches
+// elements a row apart from one point to the next (strided).
 func Lanes(g *ir.Program, k *ir.Kernel) *ir.Lockstep {
 	if k.Reduce != "" || len(k.Fn.Calls) > 0 || k.Atomic || len(k.ReduceArrays) > 0 || ir.UsesSlices(g.P.Info, k.Fn) {
 		return nil
@@ -29,7 +30,7 @@ func Lanes(g *ir.Program, k *ir.Kernel) *ir.Lockstep {
 		}
 	}
 	ok, pays := check(ls, g, k.Decl.Body.List, false)
-	if !ok || !pays {
+	if !ok || !pays || strided(ls, g, k.Decl.Body) {
 		return nil
 	}
 	n := 0
@@ -202,6 +203,83 @@ func check(ls *ir.Lockstep, g *ir.Program, list []ast.Stmt, inLoop bool) (ok, pa
 		pays = pays || inLoop
 	}
 	return true, pays
+}
+
+// strided reports whether a loop of body reaches a buffer's element at an
+// index that multiplies a value depending on the point by one that is not
+// a constant (gesummv's A[i*n+j], i the point): in lanes, each turn of the
+// loop would touch one element per lane, n apart, a page each for a large
+// n, where one point at a time walks its row.
+func strided(ls *ir.Lockstep, g *ir.Program, body *ast.BlockStmt) bool {
+	info := g.P.Info
+	rowApart := map[*types.Var]bool{} // locals that hold such a product (r := i*n)
+	isStrided := func(e ast.Node) bool {
+		found := false
+		ast.Inspect(e, func(n ast.Node) bool {
+			switch n := n.(type) {
+			case *ast.BinaryExpr:
+				if n.Op == token.MUL {
+					x, y := ls.DependsOn(info, n.X), ls.DependsOn(info, n.Y)
+					xc, yc := info.Types[n.X].Value != nil, info.Types[n.Y].Value != nil
+					found = found || x && !yc || y && !xc
+				}
+			case *ast.Ident:
+				if v, ok := info.Uses[n].(*types.Var); ok && rowApart[v] {
+					found = true
+				}
+			}
+			return !found
+		})
+		return found
+	}
+	for changed := true; changed; {
+		changed = false
+		ast.Inspect(body, func(n ast.Node) bool {
+			as, ok := n.(*ast.AssignStmt)
+			if !ok || len(as.Lhs) != len(as.Rhs) {
+				return true
+			}
+			for i, l := range as.Lhs {
+				id, ok := l.(*ast.Ident)
+				if !ok {
+					continue
+				}
+				v, _ := info.Defs[id].(*types.Var)
+				if v == nil {
+					v, _ = info.Uses[id].(*types.Var)
+				}
+				if v != nil && !rowApart[v] && isStrided(as.Rhs[i]) {
+					rowApart[v], changed = true, true
+				}
+			}
+			return true
+		})
+	}
+	found := false
+	inLoop := func(n ast.Node) {
+		ast.Inspect(n, func(m ast.Node) bool {
+			if ix, ok := m.(*ast.IndexExpr); ok && !found {
+				if id, ok := ast.Unparen(ix.X).(*ast.Ident); ok {
+					if v, ok := info.Uses[id].(*types.Var); ok && ls.K.ByObj[v] != nil && ls.K.ByObj[v].Slice {
+						found = isStrided(ix.Index)
+					}
+				}
+			}
+			return !found
+		})
+	}
+	ast.Inspect(body, func(n ast.Node) bool {
+		switch n := n.(type) {
+		case *ast.ForStmt:
+			inLoop(n.Body)
+			return false
+		case *ast.RangeStmt:
+			inLoop(n.Body)
+			return false
+		}
+		return !found
+	})
+	return found
 }
 
 // leaves reports whether s holds a return, or a break or continue that
