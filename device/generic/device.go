@@ -14,7 +14,8 @@
 //     reports, and what a plugin's queues look pointers up in (Lookup),
 //     with the range checks and messages of every copy and launch;
 //     optionally synthetic addresses, for memory that has none (OpenCL's
-//     cl_mem), and a cache of freed blocks by size class;
+//     cl_mem), and a cache of freed blocks by size class (reused only
+//     where the driver says its queues are done with them, Reuser);
 //   - the kernel cache: the image the device runs chosen from the
 //     kernel's images (Config.Images, best first), built once per kernel
 //     through LoadImage, with the "has no image" error naming the kinds
@@ -97,9 +98,21 @@ type Config struct {
 	// most CacheMax bytes the device keeps for reuse: a freed block goes
 	// to MemFree only once the cache is full (or Trim empties it), and
 	// Alloc takes a block of the size's class from the cache before it
-	// calls MemAlloc. Not with Space.
+	// calls MemAlloc (where the driver, a Reuser, says a block may be
+	// reused now). With Space, an allocation the cache takes holds its
+	// class's whole size of addresses.
 	CacheLimit int64
 	CacheMax   int
+}
+
+// Reuser is a Driver whose queues may still be using a freed block after
+// Free (OpenCL's release waits for the commands that use a buffer; a
+// cached block does not): MayReuse reports whether no work the device has
+// enqueued can still use memory freed before the call, so that a cached
+// block may serve a new allocation. When it reports false, Alloc
+// allocates afresh and the cached blocks wait.
+type Reuser interface {
+	MayReuse() bool
 }
 
 // Device is the generic part of a plugin's device; a plugin's device type
@@ -119,14 +132,10 @@ type Device[H any] struct {
 }
 
 // Init makes d the device of driver drv as c describes it. It panics on a
-// nil driver, a device without an ID or MaxAlloc, or a Config with both
-// Space and a cache.
+// nil driver or a device without an ID or MaxAlloc.
 func (d *Device[H]) Init(drv Driver[H], c Config) {
 	if drv == nil || c.ID == "" || c.Info.MaxAlloc == 0 {
 		panic(fmt.Sprintf("generic: Init of device %q: need a driver, an ID and Info.MaxAlloc", c.ID))
-	}
-	if c.Space.Hi > c.Space.Lo && c.CacheLimit > 0 {
-		panic("generic: Init of device " + c.ID + ": synthetic addresses and a cache of freed blocks do not mix")
 	}
 	d.drv, d.id, d.info, d.images, d.hint = drv, c.ID, c.Info, c.Images, c.Hint
 	d.limit = "MaxAlloc"
@@ -156,7 +165,7 @@ func (d *Device[H]) Alloc(size int) (device.Buffer, error) {
 		return device.Buffer{}, d.Errorf("alloc", device.CodeInvalidArgument,
 			"size %d: want 1..%d bytes (%s)", size, d.info.MaxAlloc, d.limit)
 	}
-	if d.t.cacheLimit > 0 {
+	if d.t.cacheLimit > 0 && d.mayReuse() {
 		d.mu.Lock()
 		if p, ok := d.t.reuse(size); ok {
 			d.mu.Unlock()
@@ -165,6 +174,13 @@ func (d *Device[H]) Alloc(size int) (device.Buffer, error) {
 		d.mu.Unlock()
 	}
 	p, h, err := d.drv.MemAlloc(size)
+	if err != nil && d.CacheBytes() > 0 {
+		// The cache may hold what the device lacks: empty it, and try
+		// once more.
+		if _, terr := d.Trim(); terr == nil {
+			p, h, err = d.drv.MemAlloc(size)
+		}
+	}
 	if err != nil {
 		return device.Buffer{}, err
 	}
@@ -181,6 +197,13 @@ func (d *Device[H]) Alloc(size int) (device.Buffer, error) {
 	d.t.add(p, size, h)
 	d.mu.Unlock()
 	return device.Buffer{Ptr: p, Size: size}, nil
+}
+
+// mayReuse reports whether a cached block may serve an allocation now:
+// always, unless the driver is a Reuser that says no.
+func (d *Device[H]) mayReuse() bool {
+	r, ok := d.drv.(Reuser)
+	return !ok || r.MayReuse()
 }
 
 // Free releases the allocation that starts at p (device.Device): into the

@@ -155,13 +155,24 @@ func (t *table[H]) all() []Span[H] {
 // next.
 const spaceAlign = 1 << 12
 
+// reserve is the bytes of address space an allocation of size bytes
+// holds: with a cache, its class's whole size for a size the cache takes,
+// since a block the cache keeps may serve any size of its class.
+func (t *table[H]) reserve(size int) uint64 {
+	if t.cacheLimit > 0 && size <= t.cacheMax {
+		_, span := SizeClass(size)
+		return uint64(span)
+	}
+	return uint64(size)
+}
+
 // place returns a synthetic address for size bytes: the next one up, or
 // once the space is used up to its end, the first gap large enough
 // (addresses are reused only after the space wraps, which keeps a stale
-// pointer from aliasing a new allocation for as long as possible). Every
-// entry is live: synthetic addresses come without a cache.
+// pointer from aliasing a new allocation for as long as possible). Each
+// entry, live or cached, holds its reserve.
 func (t *table[H]) place(size int) (device.DevicePtr, error) {
-	s := uint64(size)
+	s := t.reserve(size)
 	need := (s+spaceAlign-1)&^(spaceAlign-1) + spaceAlign
 	if need < s {
 		return 0, fmt.Errorf("size %d does not fit the address space", size)
@@ -176,7 +187,7 @@ func (t *table[H]) place(size int) (device.DevicePtr, error) {
 		if b-prev >= need {
 			return device.DevicePtr(prev), nil
 		}
-		prev = b + (uint64(t.ents[i].size)+spaceAlign-1)&^(spaceAlign-1) + spaceAlign
+		prev = b + (t.reserve(t.ents[i].size)+spaceAlign-1)&^(spaceAlign-1) + spaceAlign
 	}
 	if prev < t.hi && t.hi-prev >= need {
 		return device.DevicePtr(prev), nil

@@ -51,6 +51,7 @@ func TestProfile(t *testing.T) {
 			global, local, err := opencl.LaunchGeometry(f, shape)
 			must(t, "LaunchGeometry", err)
 			wantGroups := global[0] / local[0]
+			trimCache(t, d)
 			base := cl.Live()
 
 			q, err := d.NewQueue()
@@ -170,6 +171,7 @@ func TestProfile(t *testing.T) {
 			}
 			must(t, "Free", d.Free(a.Ptr))
 			must(t, "Free", d.Free(b.Ptr))
+			trimCache(t, d)
 			now := cl.Live()
 			assert.Equal(t, base, now, "live OpenCL objects %+v after the work, %+v before", now, base)
 		})

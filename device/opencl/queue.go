@@ -375,10 +375,13 @@ func (q *queue) Release() error {
 	if err := q.live("release queue"); err != nil {
 		return err
 	}
+	err := q.release()
+	// Out of the device's list once its work is done: till then, a
+	// buffer freed meanwhile may be in use (clDevice.MayReuse).
 	q.d.mu.Lock()
 	delete(q.d.queues, q)
 	q.d.mu.Unlock()
-	return q.release()
+	return err
 }
 
 func (q *queue) release() error {

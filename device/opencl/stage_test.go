@@ -97,6 +97,7 @@ func TestUnalignedBufferArguments(t *testing.T) {
 		require.NoError(t, err)
 		q, err := d.NewQueue()
 		require.NoError(t, err)
+		trimCache(t, d)
 		before := cl.Live()
 		// The buffers hold the sub-slices below at offsets of up to two
 		// alignment units and a few elements, whatever the alignment
@@ -207,6 +208,7 @@ func TestUnalignedBufferArguments(t *testing.T) {
 		require.NoError(t, q.Sync())
 		require.NoError(t, d.Free(buf.Ptr))
 		require.NoError(t, q.Release())
+		trimCache(t, d)
 		after := cl.Live()
 		assert.Equal(t, before.Mems, after.Mems, "OpenCL memory objects: %d before, %d after", before.Mems, after.Mems)
 	}

@@ -1,0 +1,106 @@
+package generic
+
+import (
+	"errors"
+	"testing"
+
+	"github.com/gompt/gompt/device"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+// reuseDev is a fakeDev that says whether its queues are done with freed
+// memory (Reuser), and whose MemAlloc can fail until the cache is emptied.
+type reuseDev struct {
+	fakeDev
+	busy          bool  // MayReuse's answer is !busy
+	failUntilTrim error // MemAlloc's error while any block is cached
+}
+
+func (d *reuseDev) MayReuse() bool { return !d.busy }
+
+func (d *reuseDev) MemAlloc(size int) (device.DevicePtr, int, error) {
+	if d.failUntilTrim != nil && d.CacheBytes() > 0 {
+		return 0, 0, d.failUntilTrim
+	}
+	return d.fakeDev.MemAlloc(size)
+}
+
+func newReuse(t *testing.T) *reuseDev {
+	d := &reuseDev{fakeDev: fakeDev{live: map[int]bool{}}}
+	c := Config{ID: "fake:0", Info: device.Info{MaxAlloc: 1 << 30}, Images: []device.ImageKind{device.ImageOpenCL},
+		CacheLimit: 1 << 20, CacheMax: 256 << 10}
+	c.Space.Lo, c.Space.Hi = 1<<20, 1<<40
+	d.Init(d, c)
+	return d
+}
+
+// With synthetic addresses, a freed block is cached and serves a later
+// allocation of its class, at the same address with the same handle, up
+// to the class's whole size; the next allocation's addresses start past
+// the class's size, so a reused block never overlaps it.
+func TestCacheWithSyntheticAddresses(t *testing.T) {
+	d := newReuse(t)
+	a, err := d.Alloc(5000)
+	require.NoError(t, err)
+	b, err := d.Alloc(100)
+	require.NoError(t, err)
+	_, span := SizeClass(5000)
+	assert.GreaterOrEqual(t, uint64(b.Ptr), uint64(a.Ptr)+uint64(span), "the next allocation starts past a's class size %d", span)
+	h, _, _, err := d.Lookup("copy", a.Ptr, 5000)
+	require.NoError(t, err)
+	require.NoError(t, d.Free(a.Ptr))
+	assert.Equal(t, int64(span), d.CacheBytes(), "a is cached, its class's size")
+
+	c, err := d.Alloc(span) // the class's largest size
+	require.NoError(t, err)
+	assert.Equal(t, a.Ptr, c.Ptr, "the cached block, at its address")
+	h2, off, size, err := d.Lookup("copy", c.Ptr, span)
+	require.NoError(t, err, "the whole class size is the new allocation's")
+	assert.Equal(t, []int{h, 0, span}, []int{h2, off, size}, "same handle, the new size")
+	assert.Zero(t, d.CacheBytes())
+	_, _, _, err = d.Lookup("copy", b.Ptr, 100)
+	assert.NoError(t, err, "b untouched")
+	assert.Len(t, d.live, 2, "no MemAlloc for c")
+}
+
+// A driver whose queues may still use freed memory (MayReuse false) gets
+// a fresh allocation; the cached block waits for a later one.
+func TestCacheWaitsForReuser(t *testing.T) {
+	d := newReuse(t)
+	a, err := d.Alloc(3000)
+	require.NoError(t, err)
+	require.NoError(t, d.Free(a.Ptr))
+	d.busy = true
+	b, err := d.Alloc(3000)
+	require.NoError(t, err)
+	assert.NotEqual(t, a.Ptr, b.Ptr, "busy queues: a fresh block")
+	assert.Positive(t, d.CacheBytes(), "a still cached")
+	d.busy = false
+	c, err := d.Alloc(3000)
+	require.NoError(t, err)
+	assert.Equal(t, a.Ptr, c.Ptr, "idle queues: the cached block")
+}
+
+// An allocation that fails while blocks are cached empties the cache and
+// tries once more.
+func TestCacheTrimmedWhenMemoryRunsOut(t *testing.T) {
+	d := newReuse(t)
+	a, err := d.Alloc(200 << 10)
+	require.NoError(t, err)
+	require.NoError(t, d.Free(a.Ptr))
+	require.Positive(t, d.CacheBytes())
+	d.failUntilTrim = d.Errorf("alloc", device.CodeOutOfResources, "out of memory")
+	d.busy = true // no reuse: the allocation must come from MemAlloc
+	b, err := d.Alloc(300 << 10)
+	require.NoError(t, err, "the cache emptied, the second try succeeds")
+	assert.Zero(t, d.CacheBytes())
+	assert.Len(t, d.live, 1, "a's block released, b's allocated")
+	_, _, _, err = d.Lookup("copy", b.Ptr, 300<<10)
+	assert.NoError(t, err)
+	// With nothing cached the error is MemAlloc's.
+	d.failUntilTrim = nil
+	d.fail = errors.New("no memory at all")
+	_, err = d.Alloc(10)
+	assert.EqualError(t, err, "no memory at all")
+}
