@@ -41,9 +41,15 @@
 // table reaches the device, the map events), check.go (the checks every
 // region passes before any device work), initial.go (constructs on the
 // initial device), task.go (Task, the nowait tasks), depend.go (depend
-// clauses and Go tasks), mem.go (the device memory routines), clauses.go
-// and elem.go (map clauses, arguments and element types), runtime.go
-// (start-up, devices, Shutdown), env.go (the environment), trace.go (what
-// devices tell the tools), plugins.go (the plugins linked in), once.go and
+// clauses and Go tasks); the device memory routines: mem.go (AllocMem and
+// FreeMem, and what the routines share), hostmem.go (the initial device's
+// memory: its allocations, and the slices MappedPtr returned there),
+// memcpy.go (Loc, Memset and Memcpy, and the copies row by row, traced,
+// between devices), memcpyrect.go (MemcpyRect: a rectangle checked against
+// both sides, as rows), associate.go (Associate and Disassociate),
+// present.go (IsPresent, IsAccessible, MappedPtr); clauses.go and elem.go
+// (map clauses, arguments and element types), runtime.go (start-up,
+// devices, Shutdown), env.go (the environment), trace.go (what devices
+// tell the tools), plugins.go (the plugins linked in), once.go and
 // inspect.go (start-up's once, and what tests read of the present table).
 package target
