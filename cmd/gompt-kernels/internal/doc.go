@@ -30,8 +30,9 @@
 // touches:
 //
 //	construct          load            check           plan                emitc              emitgo
-//	statements, exprs                  stmt.go         prove.go            stmt.go assign.go  body.go
-//	                                                                       expr.go
+//	statements, exprs                  stmt.go         prove.go poly.go    stmt.go assign.go  body.go
+//	                                                   env.go walk.go      expr.go
+//	                                                   inrange.go
 //	calls, helpers                     calls.go                            calls.go file.go   file.go
 //	atomics                            atomics.go      needs.go            atomics.go         atomics.go
 //	team kernels       team.go         team.go         team.go             team.go            team.go
