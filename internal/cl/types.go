@@ -15,6 +15,18 @@
 // Init must succeed before any other function is called. All functions are
 // safe for concurrent use as far as OpenCL itself is (clSetKernelArg on one
 // kernel object is not: the caller serialises it).
+//
+// Files, by concern: cl.go (loading the library and resolving its entry
+// points, Init, and the helpers every call shares), cl.h (the C types, the
+// entry-point table and CALL, included by every cgo file), platform.go
+// (platforms, devices and their queries), queue.go (contexts and command
+// queues: Finish, Flush, markers and barriers), buffer.go (buffers, their
+// copies and mappings), program.go (programs built from source), kernel.go
+// (kernel objects, their queries and launches), event.go (events, their
+// status and completion callbacks; callback.go and callback.c carry the
+// callback back to Go), clock.go (the device and host timers), types.go
+// (handles, constants and the live-object counts), errors.go (status
+// codes and *Error), and cl_nocgo.go (a build without cgo).
 package cl
 
 import "sync/atomic"

@@ -29,22 +29,28 @@
 // form, a kind of kernel) edits the same file name in each phase it
 // touches:
 //
-//	construct        load          check         plan                    emitc          emitgo
-//	statements, exprs                stmt.go       prove.go                func.go        body.go
-//	calls, helpers                   calls.go                              file.go        file.go
-//	atomics                          atomics.go    needs.go                atomics.go     atomics.go
-//	team kernels     team.go       team.go       team.go                 team.go        team.go
-//	reduce(buf)=     reducearray.go  reducearray.go                        reducearray.go reducearray.go
-//	views, range                   view.go       view.go                 view.go        view.go
-//	variants, arg()  variant.go    variant.go                                           launchers.go
-//	run-time checks                              sites.go                func.go
-//	a point's work                               work.go                                file.go
-//	Go image form                                host.go lanes.go reslice.go rows.go split.go  lanes.go rows.go split.go
+//	construct          load            check           plan                emitc              emitgo
+//	statements, exprs                  stmt.go         prove.go poly.go    stmt.go assign.go  body.go
+//	                                                   env.go walk.go      expr.go
+//	                                                   inrange.go
+//	calls, helpers                     calls.go                            calls.go file.go   file.go
+//	atomics                            atomics.go      needs.go            atomics.go         atomics.go
+//	team kernels       team.go         team.go         team.go             team.go            team.go
+//	reduce(buf)=       reducearray.go  reducearray.go                      reducearray.go     reducearray.go
+//	views, range                       view.go         view.go             view.go            view.go
+//	variants, arg()    variant.go      variant.go                                             launchers.go
+//	run-time checks                                    sites.go            sites.go
+//	a point's work                                     work.go                                file.go
+//	Go image form                                      host.go lanes.go                       lanes.go rows.go split.go
+//	                                                   reslice.go rows.go
+//	                                                   split.go
 //
 // load.go reads the package, directive.go the //gompt:kernel keys, and
 // launchdir.go the -launchers folder; prelude.go is the C helpers a file
-// needs (checked loads, Go's division and shifts, conversions) and
-// file.go the C file and its entry points; file.go in emitgo is the Go
-// file, launchers.go its launchers. kernel.go in plan orders the planning
-// of one kernel.
+// needs (checked loads, Go's division and shifts, conversions),
+// file.go the C file and its entry points, and func.go one C function of
+// it (what the functions of a file share, and a function's signature,
+// whose body stmt.go, assign.go and expr.go write); file.go in emitgo is
+// the Go file, launchers.go its launchers. kernel.go in plan orders the
+// planning of one kernel.
 package internal

@@ -1,6 +1,17 @@
 // Package emitc writes a kernel's OpenCL C from its plan: its helpers and
 // body as C functions with Go's semantics, and the entry point that runs
 // it over the iteration space.
+//
+// Files, by concern: file.go (the C file of a kernel and its entry
+// points), func.go (one C function: what the functions of a file share,
+// its signature and its stop flag), stmt.go (statements: blocks, if, for,
+// range, switch, break and continue), assign.go (declarations,
+// assignments and stores), expr.go (expressions, operators and
+// constants), calls.go (calls: of helpers, builtins and math functions;
+// and conversions), sites.go (the run-time checks: their sites, checked
+// indexes and the fault record's parameters), prelude.go (the C helpers a
+// file needs), atomics.go, team.go, reducearray.go and view.go (those
+// constructs, as in ../doc.go's table).
 package emitc
 
 import (

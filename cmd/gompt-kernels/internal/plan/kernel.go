@@ -1,5 +1,14 @@
 // Package plan is the compiler's third phase: it makes each kernel's plan
 // once, after the checks pass, for the emitters to read (see Kernel).
+//
+// Files, by concern: kernel.go (the order of one kernel's planning), the
+// index prover in prove.go (the prover, its model of int expressions,
+// Prove and the buffers' maps), poly.go (polynomials), env.go (the ranges
+// in force, narrowed by conditions), walk.go (walking the statements) and
+// inrange.go (proofs that an index is in range); sites.go (the run-time
+// checks), needs.go (what a kernel needs of a device), work.go (a point's
+// work), team.go and view.go (those constructs), and the form of the Go
+// image: host.go, lanes.go, reslice.go, rows.go and split.go.
 package plan
 
 import "github.com/gompt/gompt/cmd/gompt-kernels/internal/ir"
