@@ -23,6 +23,7 @@ var AtaxTmpKernel = &gomptdevice.Kernel{
 		{Name: "tmp", Kind: gomptdevice.ParamBuffer, Elem: gomptdevice.ParamFloat64, Len: "m"},
 	},
 	Dims: 1,
+	Work: "n",
 	Needs: []gomptdevice.Need{
 		{Kind: gomptdevice.NeedFP64, Use: "float64", Pos: "kernels.go:75"},
 	},
@@ -47,40 +48,20 @@ func gomptHostAtaxTmp(gomptA *gomptdevice.HostArgs, gomptR gomptdevice.Range, _,
 	A := gomptrt.View[float64](gomptA.Bufs[2], gomptrt.Len(m, n))
 	x := gomptrt.View[float64](gomptA.Bufs[3], gomptrt.Len(n))
 	tmp := gomptrt.View[float64](gomptA.Bufs[4], gomptrt.Len(m))
-	gomptLo0, gomptHi0 := gomptR.Clamp(0, m)
-	for gomptX0 := gomptLo0; gomptX0 < gomptHi0; gomptX0 += 1024 {
-		gomptLanesAtaxTmp(gomptX0, min(1024, gomptHi0-gomptX0), m, n, A, x, tmp)
-	}
-}
-
-// gomptLanesAtaxTmp runs AtaxTmp's body at the points [gomptX0, gomptX0+gomptW) of dimension 0 together, statement by statement.
-func gomptLanesAtaxTmp(gomptX0, gomptW int, m int, n int, A []float64, x []float64, tmp []float64) {
 	gomptPA := unsafe.Pointer(unsafe.SliceData(A))
 	gomptPX := unsafe.Pointer(unsafe.SliceData(x))
-	var gomptL1TA [1024]float64
-	t := gomptL1TA[:gomptW:gomptW]
-	for gomptJ := 0; gomptJ < gomptW; gomptJ++ {
+	gomptLo0, gomptHi0 := gomptR.Clamp(0, m)
+	tmp = tmp[:gomptHi0] // so that Go drops its bounds tests of tmp[i] in the loop below
+	for i := gomptLo0; i < gomptHi0; i++ {
 //line kernels.go:76
-		t[gomptJ] = float64(0)
-	}
-//line kernels.go:77
-	for j := int(0); j < n; j++ {
-		gomptU1 := *(*float64)(unsafe.Add(gomptPX, j*8))
-		for gomptJ := 0; gomptJ < gomptW; gomptJ++ {
-			i := gomptX0 + gomptJ
-//line kernels.go:78
-			t[gomptJ] = (t[gomptJ] + (*(*float64)(unsafe.Add(gomptPA, ((i*n)+j)*8)) * gomptU1))
+		var t float64
+		for j := int(0); j < n; j++ {
+			t = (t + (*(*float64)(unsafe.Add(gomptPA, ((i*n)+j)*8)) * *(*float64)(unsafe.Add(gomptPX, j*8))))
 		}
-//line kernels.go:79
+		tmp[i] = t
 	}
-	gomptU2 := tmp[gomptX0:][:gomptW]
-	for gomptJ := 0; gomptJ < gomptW; gomptJ++ {
-//line kernels.go:80
-		gomptU2[gomptJ] = t[gomptJ]
-	}
-	_ = t
 	_ = m
-//line gompt_kernels.go:84
+//line gompt_kernels.go:65
 }
 
 // gomptSampleAtaxTmp is AtaxTmpKernel's Sample: about n points, random arguments. Tol 0: every device gives the Go function's bits.
@@ -140,6 +121,7 @@ var AtaxYKernel = &gomptdevice.Kernel{
 		{Name: "y", Kind: gomptdevice.ParamBuffer, Elem: gomptdevice.ParamFloat64, Len: "n"},
 	},
 	Dims: 1,
+	Work: "m",
 	Needs: []gomptdevice.Need{
 		{Kind: gomptdevice.NeedFP64, Use: "float64", Pos: "kernels.go:87"},
 	},
@@ -198,7 +180,7 @@ func gomptLanesAtaxY(gomptX0, gomptW int, n int, m int, A []float64, tmp []float
 		gomptU4[gomptJ] = s[gomptJ]
 	}
 	_ = s
-//line gompt_kernels.go:202
+//line gompt_kernels.go:184
 }
 
 // gomptSampleAtaxY is AtaxYKernel's Sample: about n points, random arguments. Tol 0: every device gives the Go function's bits.
@@ -258,6 +240,7 @@ var BicgQKernel = &gomptdevice.Kernel{
 		{Name: "q", Kind: gomptdevice.ParamBuffer, Elem: gomptdevice.ParamFloat64, Len: "n"},
 	},
 	Dims: 1,
+	Work: "m",
 	Needs: []gomptdevice.Need{
 		{Kind: gomptdevice.NeedFP64, Use: "float64", Pos: "kernels.go:109"},
 	},
@@ -282,40 +265,20 @@ func gomptHostBicgQ(gomptA *gomptdevice.HostArgs, gomptR gomptdevice.Range, _, _
 	A := gomptrt.View[float64](gomptA.Bufs[2], gomptrt.Len(n, m))
 	p := gomptrt.View[float64](gomptA.Bufs[3], gomptrt.Len(m))
 	q := gomptrt.View[float64](gomptA.Bufs[4], gomptrt.Len(n))
-	gomptLo0, gomptHi0 := gomptR.Clamp(0, n)
-	for gomptX0 := gomptLo0; gomptX0 < gomptHi0; gomptX0 += 1024 {
-		gomptLanesBicgQ(gomptX0, min(1024, gomptHi0-gomptX0), n, m, A, p, q)
-	}
-}
-
-// gomptLanesBicgQ runs BicgQ's body at the points [gomptX0, gomptX0+gomptW) of dimension 0 together, statement by statement.
-func gomptLanesBicgQ(gomptX0, gomptW int, n int, m int, A []float64, p []float64, q []float64) {
 	gomptPA := unsafe.Pointer(unsafe.SliceData(A))
 	gomptPP := unsafe.Pointer(unsafe.SliceData(p))
-	var gomptL1TA [1024]float64
-	t := gomptL1TA[:gomptW:gomptW]
-	for gomptJ := 0; gomptJ < gomptW; gomptJ++ {
+	gomptLo0, gomptHi0 := gomptR.Clamp(0, n)
+	q = q[:gomptHi0] // so that Go drops its bounds tests of q[i] in the loop below
+	for i := gomptLo0; i < gomptHi0; i++ {
 //line kernels.go:110
-		t[gomptJ] = float64(0)
-	}
-//line kernels.go:111
-	for j := int(0); j < m; j++ {
-		gomptU1 := *(*float64)(unsafe.Add(gomptPP, j*8))
-		for gomptJ := 0; gomptJ < gomptW; gomptJ++ {
-			i := gomptX0 + gomptJ
-//line kernels.go:112
-			t[gomptJ] = (t[gomptJ] + (*(*float64)(unsafe.Add(gomptPA, ((i*m)+j)*8)) * gomptU1))
+		var t float64
+		for j := int(0); j < m; j++ {
+			t = (t + (*(*float64)(unsafe.Add(gomptPA, ((i*m)+j)*8)) * *(*float64)(unsafe.Add(gomptPP, j*8))))
 		}
-//line kernels.go:113
+		q[i] = t
 	}
-	gomptU2 := q[gomptX0:][:gomptW]
-	for gomptJ := 0; gomptJ < gomptW; gomptJ++ {
-//line kernels.go:114
-		gomptU2[gomptJ] = t[gomptJ]
-	}
-	_ = t
 	_ = n
-//line gompt_kernels.go:319
+//line gompt_kernels.go:282
 }
 
 // gomptSampleBicgQ is BicgQKernel's Sample: about n points, random arguments. Tol 0: every device gives the Go function's bits.
@@ -375,6 +338,7 @@ var BicgSKernel = &gomptdevice.Kernel{
 		{Name: "s", Kind: gomptdevice.ParamBuffer, Elem: gomptdevice.ParamFloat64, Len: "m"},
 	},
 	Dims: 1,
+	Work: "n",
 	Needs: []gomptdevice.Need{
 		{Kind: gomptdevice.NeedFP64, Use: "float64", Pos: "kernels.go:98"},
 	},
@@ -433,7 +397,7 @@ func gomptLanesBicgS(gomptX0, gomptW int, m int, n int, A []float64, r []float64
 		gomptU4[gomptJ] = t[gomptJ]
 	}
 	_ = t
-//line gompt_kernels.go:437
+//line gompt_kernels.go:401
 }
 
 // gomptSampleBicgS is BicgSKernel's Sample: about n points, random arguments. Tol 0: every device gives the Go function's bits.
@@ -493,6 +457,7 @@ var ColMeanKernel = &gomptdevice.Kernel{
 		{Name: "mean", Kind: gomptdevice.ParamBuffer, Elem: gomptdevice.ParamFloat64, Len: "m"},
 	},
 	Dims: 1,
+	Work: "n",
 	Needs: []gomptdevice.Need{
 		{Kind: gomptdevice.NeedFP64, Use: "float64", Pos: "kernels.go:294"},
 	},
@@ -548,7 +513,7 @@ func gomptLanesColMean(gomptX0, gomptW int, m int, n int, fn float64, data []flo
 		gomptU3[gomptJ] = (s[gomptJ] / fn)
 	}
 	_ = s
-//line gompt_kernels.go:552
+//line gompt_kernels.go:517
 }
 
 // gomptSampleColMean is ColMeanKernel's Sample: about n points, random arguments. Tol 0: every device gives the Go function's bits.
@@ -649,7 +614,7 @@ func gomptHostCorr(gomptA *gomptdevice.HostArgs, gomptR gomptdevice.Range, _, _ 
 			corr[((j * m) + i)] = c
 		}
 	}
-//line gompt_kernels.go:653
+//line gompt_kernels.go:618
 }
 
 // gomptSampleCorr is CorrKernel's Sample: about n points, random arguments. Tol 0: every device gives the Go function's bits.
@@ -708,6 +673,7 @@ var CorrCenterKernel = &gomptdevice.Kernel{
 		{Name: "stddev", Kind: gomptdevice.ParamBuffer, Elem: gomptdevice.ParamFloat64, Len: "m"},
 	},
 	Dims: 1,
+	Work: "m",
 	Needs: []gomptdevice.Need{
 		{Kind: gomptdevice.NeedFP64, Use: "float64", Pos: "kernels.go:348"},
 	},
@@ -733,36 +699,19 @@ func gomptHostCorrCenter(gomptA *gomptdevice.HostArgs, gomptR gomptdevice.Range,
 	data := gomptrt.View[float64](gomptA.Bufs[3], gomptrt.Len(n, m))
 	mean := gomptrt.View[float64](gomptA.Bufs[4], gomptrt.Len(m))
 	stddev := gomptrt.View[float64](gomptA.Bufs[5], gomptrt.Len(m))
-	gomptLo0, gomptHi0 := gomptR.Clamp(0, n)
-	for gomptX0 := gomptLo0; gomptX0 < gomptHi0; gomptX0 += 1024 {
-		gomptLanesCorrCenter(gomptX0, min(1024, gomptHi0-gomptX0), n, m, fn, data, mean, stddev)
-	}
-}
-
-// gomptLanesCorrCenter runs CorrCenter's body at the points [gomptX0, gomptX0+gomptW) of dimension 0 together, statement by statement.
-func gomptLanesCorrCenter(gomptX0, gomptW int, n int, m int, fn float64, data []float64, mean []float64, stddev []float64) {
 	gomptPData := unsafe.Pointer(unsafe.SliceData(data))
 	gomptPMean := unsafe.Pointer(unsafe.SliceData(mean))
 	gomptPStddev := unsafe.Pointer(unsafe.SliceData(stddev))
+	gomptLo0, gomptHi0 := gomptR.Clamp(0, n)
+	for i := gomptLo0; i < gomptHi0; i++ {
 //line kernels.go:349
-	for j := int(0); j < m; j++ {
-		gomptU1 := *(*float64)(unsafe.Add(gomptPMean, j*8))
-		for gomptJ := 0; gomptJ < gomptW; gomptJ++ {
-			i := gomptX0 + gomptJ
-//line kernels.go:350
-			*(*float64)(unsafe.Add(gomptPData, ((i*m)+j)*8)) -= gomptU1
+		for j := int(0); j < m; j++ {
+			*(*float64)(unsafe.Add(gomptPData, ((i*m)+j)*8)) -= *(*float64)(unsafe.Add(gomptPMean, j*8))
+			*(*float64)(unsafe.Add(gomptPData, ((i*m)+j)*8)) /= (gomptmath.Sqrt(fn) * *(*float64)(unsafe.Add(gomptPStddev, j*8)))
 		}
-//line kernels.go:351
-		gomptU2 := *(*float64)(unsafe.Add(gomptPStddev, j*8))
-		for gomptJ := 0; gomptJ < gomptW; gomptJ++ {
-			i := gomptX0 + gomptJ
-//line kernels.go:351
-			*(*float64)(unsafe.Add(gomptPData, ((i*m)+j)*8)) /= (gomptmath.Sqrt(fn) * gomptU2)
-		}
-//line kernels.go:352
 	}
 	_ = n
-//line gompt_kernels.go:766
+//line gompt_kernels.go:715
 }
 
 // gomptSampleCorrCenter is CorrCenterKernel's Sample: about n points, random arguments. Tol 0: every device gives the Go function's bits.
@@ -824,6 +773,7 @@ var CorrStddevKernel = &gomptdevice.Kernel{
 		{Name: "stddev", Kind: gomptdevice.ParamBuffer, Elem: gomptdevice.ParamFloat64, Len: "m"},
 	},
 	Dims: 1,
+	Work: "n",
 	Needs: []gomptdevice.Need{
 		{Kind: gomptdevice.NeedFP64, Use: "float64", Pos: "kernels.go:331"},
 	},
@@ -904,7 +854,7 @@ func gomptLanesCorrStddev(gomptX0, gomptW int, m int, n int, fn float64, data []
 	}
 	_ = s
 	_ = d
-//line gompt_kernels.go:908
+//line gompt_kernels.go:858
 }
 
 // gomptSampleCorrStddev is CorrStddevKernel's Sample: about n points, random arguments. Tol 0: every device gives the Go function's bits.
@@ -1008,7 +958,7 @@ func gomptHostCov(gomptA *gomptdevice.HostArgs, gomptR gomptdevice.Range, _, _ i
 			cov[((j * m) + i)] = c
 		}
 	}
-//line gompt_kernels.go:1012
+//line gompt_kernels.go:962
 }
 
 // gomptSampleCov is CovKernel's Sample: about n points, random arguments. Tol 0: every device gives the Go function's bits.
@@ -1066,6 +1016,7 @@ var CovCenterKernel = &gomptdevice.Kernel{
 		{Name: "mean", Kind: gomptdevice.ParamBuffer, Elem: gomptdevice.ParamFloat64, Len: "m"},
 	},
 	Dims: 1,
+	Work: "m",
 	Needs: []gomptdevice.Need{
 		{Kind: gomptdevice.NeedFP64, Use: "float64", Pos: "kernels.go:305"},
 	},
@@ -1089,28 +1040,17 @@ func gomptHostCovCenter(gomptA *gomptdevice.HostArgs, gomptR gomptdevice.Range, 
 	m := gomptA.Int(1)
 	data := gomptrt.View[float64](gomptA.Bufs[2], gomptrt.Len(n, m))
 	mean := gomptrt.View[float64](gomptA.Bufs[3], gomptrt.Len(m))
-	gomptLo0, gomptHi0 := gomptR.Clamp(0, n)
-	for gomptX0 := gomptLo0; gomptX0 < gomptHi0; gomptX0 += 1024 {
-		gomptLanesCovCenter(gomptX0, min(1024, gomptHi0-gomptX0), n, m, data, mean)
-	}
-}
-
-// gomptLanesCovCenter runs CovCenter's body at the points [gomptX0, gomptX0+gomptW) of dimension 0 together, statement by statement.
-func gomptLanesCovCenter(gomptX0, gomptW int, n int, m int, data []float64, mean []float64) {
 	gomptPData := unsafe.Pointer(unsafe.SliceData(data))
 	gomptPMean := unsafe.Pointer(unsafe.SliceData(mean))
+	gomptLo0, gomptHi0 := gomptR.Clamp(0, n)
+	for i := gomptLo0; i < gomptHi0; i++ {
 //line kernels.go:306
-	for j := int(0); j < m; j++ {
-		gomptU1 := *(*float64)(unsafe.Add(gomptPMean, j*8))
-		for gomptJ := 0; gomptJ < gomptW; gomptJ++ {
-			i := gomptX0 + gomptJ
-//line kernels.go:307
-			*(*float64)(unsafe.Add(gomptPData, ((i*m)+j)*8)) -= gomptU1
+		for j := int(0); j < m; j++ {
+			*(*float64)(unsafe.Add(gomptPData, ((i*m)+j)*8)) -= *(*float64)(unsafe.Add(gomptPMean, j*8))
 		}
-//line kernels.go:308
 	}
 	_ = n
-//line gompt_kernels.go:1114
+//line gompt_kernels.go:1054
 }
 
 // gomptSampleCovCenter is CovCenterKernel's Sample: about n points, random arguments. Tol 0: every device gives the Go function's bits.
@@ -1167,6 +1107,7 @@ var FdtdExKernel = &gomptdevice.Kernel{
 		{Name: "hz", Kind: gomptdevice.ParamBuffer, Elem: gomptdevice.ParamFloat64, Len: "nx*ny"},
 	},
 	Dims: 1,
+	Work: "ny-1",
 	Faults: []gomptdevice.FaultSite{
 		{Kind: gomptdevice.FaultIndex, Pos: "kernels.go:255"},
 		{Kind: gomptdevice.FaultIndex, Pos: "kernels.go:255"},
@@ -1197,24 +1138,14 @@ func gomptHostFdtdEx(gomptA *gomptdevice.HostArgs, gomptR gomptdevice.Range, _, 
 	ex := gomptrt.View[float64](gomptA.Bufs[2], gomptrt.Len(nx, ny))
 	hz := gomptrt.View[float64](gomptA.Bufs[3], gomptrt.Len(nx, ny))
 	gomptLo0, gomptHi0 := gomptR.Clamp(0, nx)
-	for gomptX0 := gomptLo0; gomptX0 < gomptHi0; gomptX0 += 1024 {
-		gomptLanesFdtdEx(gomptX0, min(1024, gomptHi0-gomptX0), nx, ny, ex, hz)
-	}
-}
-
-// gomptLanesFdtdEx runs FdtdEx's body at the points [gomptX0, gomptX0+gomptW) of dimension 0 together, statement by statement.
-func gomptLanesFdtdEx(gomptX0, gomptW int, nx int, ny int, ex []float64, hz []float64) {
+	for i := gomptLo0; i < gomptHi0; i++ {
 //line kernels.go:254
-	for j := int(1); j < ny; j++ {
-		for gomptJ := 0; gomptJ < gomptW; gomptJ++ {
-			i := gomptX0 + gomptJ
-//line kernels.go:255
+		for j := int(1); j < ny; j++ {
 			ex[((i * ny) + j)] = (ex[((i*ny)+j)] - (float64(0.5) * (hz[((i*ny)+j)] - hz[(((i*ny)+j)-int(1))])))
 		}
-//line kernels.go:256
 	}
 	_ = nx
-//line gompt_kernels.go:1218
+//line gompt_kernels.go:1149
 }
 
 // gomptSampleFdtdEx is FdtdExKernel's Sample: about n points, random arguments. Tol 0: every device gives the Go function's bits.
@@ -1272,6 +1203,7 @@ var FdtdEyKernel = &gomptdevice.Kernel{
 		{Name: "hz", Kind: gomptdevice.ParamBuffer, Elem: gomptdevice.ParamFloat64, Len: "nx*ny"},
 	},
 	Dims: 1,
+	Work: "2*ny",
 	Needs: []gomptdevice.Need{
 		{Kind: gomptdevice.NeedFP64, Use: "float64", Pos: "kernels.go:238"},
 	},
@@ -1328,7 +1260,7 @@ func gomptHostFdtdEy(gomptA *gomptdevice.HostArgs, gomptR gomptdevice.Range, _, 
 		gomptFrom, gomptTo = gomptIn1, gomptHi0
 	}
 	_ = nx
-//line gompt_kernels.go:1332
+//line gompt_kernels.go:1264
 }
 
 // gomptSampleFdtdEy is FdtdEyKernel's Sample: about n points, random arguments. Tol 0: every device gives the Go function's bits.
@@ -1387,6 +1319,7 @@ var FdtdHzKernel = &gomptdevice.Kernel{
 		{Name: "hz", Kind: gomptdevice.ParamBuffer, Elem: gomptdevice.ParamFloat64, Len: "nx*ny"},
 	},
 	Dims: 1,
+	Work: "ny-1",
 	Faults: []gomptdevice.FaultSite{
 		{Kind: gomptdevice.FaultIndex, Pos: "kernels.go:267"},
 		{Kind: gomptdevice.FaultIndex, Pos: "kernels.go:267"},
@@ -1444,7 +1377,7 @@ func gomptHostFdtdHz(gomptA *gomptdevice.HostArgs, gomptR gomptdevice.Range, _, 
 		}
 		gomptFrom, gomptTo = gomptIn1, gomptHi0
 	}
-//line gompt_kernels.go:1448
+//line gompt_kernels.go:1381
 }
 
 // gomptSampleFdtdHz is FdtdHzKernel's Sample: about n points, random arguments. Tol 0: every device gives the Go function's bits.
@@ -1507,6 +1440,7 @@ var GemmKernel = &gomptdevice.Kernel{
 		{Name: "B", Kind: gomptdevice.ParamBuffer, Elem: gomptdevice.ParamFloat64, Len: "nk*nj"},
 	},
 	Dims: 1,
+	Work: "nj+nj*nk+nk",
 	Faults: []gomptdevice.FaultSite{
 		{Kind: gomptdevice.FaultSliceCap, Pos: "kernels.go:19"},
 		{Kind: gomptdevice.FaultSliceOrder, Pos: "kernels.go:19"},
@@ -1557,7 +1491,7 @@ func gomptHostGemm(gomptA *gomptdevice.HostArgs, gomptR gomptdevice.Range, _, _ 
 		}
 	}
 	_ = ni
-//line gompt_kernels.go:1561
+//line gompt_kernels.go:1495
 }
 
 // gomptSampleGemm is GemmKernel's Sample: about n points, random arguments. Tol 0: every device gives the Go function's bits.
@@ -1621,6 +1555,7 @@ var GemverAKernel = &gomptdevice.Kernel{
 		{Name: "v2", Kind: gomptdevice.ParamBuffer, Elem: gomptdevice.ParamFloat64, Len: "n"},
 	},
 	Dims: 1,
+	Work: "n",
 	Needs: []gomptdevice.Need{
 		{Kind: gomptdevice.NeedFP64, Use: "float64", Pos: "kernels.go:184"},
 	},
@@ -1646,34 +1581,19 @@ func gomptHostGemverA(gomptA *gomptdevice.HostArgs, gomptR gomptdevice.Range, _,
 	v1 := gomptrt.View[float64](gomptA.Bufs[3], gomptrt.Len(n))
 	u2 := gomptrt.View[float64](gomptA.Bufs[4], gomptrt.Len(n))
 	v2 := gomptrt.View[float64](gomptA.Bufs[5], gomptrt.Len(n))
-	gomptLo0, gomptHi0 := gomptR.Clamp(0, n)
-	for gomptX0 := gomptLo0; gomptX0 < gomptHi0; gomptX0 += 1024 {
-		gomptLanesGemverA(gomptX0, min(1024, gomptHi0-gomptX0), n, A, u1, v1, u2, v2)
-	}
-}
-
-// gomptLanesGemverA runs GemverA's body at the points [gomptX0, gomptX0+gomptW) of dimension 0 together, statement by statement.
-func gomptLanesGemverA(gomptX0, gomptW int, n int, A []float64, u1 []float64, v1 []float64, u2 []float64, v2 []float64) {
 	gomptPA := unsafe.Pointer(unsafe.SliceData(A))
 	gomptPV1 := unsafe.Pointer(unsafe.SliceData(v1))
 	gomptPV2 := unsafe.Pointer(unsafe.SliceData(v2))
+	gomptLo0, gomptHi0 := gomptR.Clamp(0, n)
+	u1 = u1[:gomptHi0] // so that Go drops its bounds tests of u1[i] in the loop below
+	u2 = u2[:gomptHi0] // so that Go drops its bounds tests of u2[i] in the loop below
+	for i := gomptLo0; i < gomptHi0; i++ {
 //line kernels.go:185
-	for j := int(0); j < n; j++ {
-		gomptU1 := u1[gomptX0:][:gomptW]
-//line kernels.go:186
-		gomptU2 := *(*float64)(unsafe.Add(gomptPV1, j*8))
-//line kernels.go:186
-		gomptU3 := u2[gomptX0:][:gomptW]
-//line kernels.go:186
-		gomptU4 := *(*float64)(unsafe.Add(gomptPV2, j*8))
-		for gomptJ := 0; gomptJ < gomptW; gomptJ++ {
-			i := gomptX0 + gomptJ
-//line kernels.go:186
-			*(*float64)(unsafe.Add(gomptPA, ((i*n)+j)*8)) = ((*(*float64)(unsafe.Add(gomptPA, ((i*n)+j)*8)) + (gomptU1[gomptJ] * gomptU2)) + (gomptU3[gomptJ] * gomptU4))
+		for j := int(0); j < n; j++ {
+			*(*float64)(unsafe.Add(gomptPA, ((i*n)+j)*8)) = ((*(*float64)(unsafe.Add(gomptPA, ((i*n)+j)*8)) + (u1[i] * *(*float64)(unsafe.Add(gomptPV1, j*8)))) + (u2[i] * *(*float64)(unsafe.Add(gomptPV2, j*8))))
 		}
-//line kernels.go:187
 	}
-//line gompt_kernels.go:1677
+//line gompt_kernels.go:1597
 }
 
 // gomptSampleGemverA is GemverAKernel's Sample: about n points, random arguments. Tol 0: every device gives the Go function's bits.
@@ -1736,6 +1656,7 @@ var GemverWKernel = &gomptdevice.Kernel{
 		{Name: "w", Kind: gomptdevice.ParamBuffer, Elem: gomptdevice.ParamFloat64, Len: "n"},
 	},
 	Dims: 1,
+	Work: "n",
 	Needs: []gomptdevice.Need{
 		{Kind: gomptdevice.NeedFP64, Use: "float64", Pos: "kernels.go:211"},
 	},
@@ -1760,41 +1681,19 @@ func gomptHostGemverW(gomptA *gomptdevice.HostArgs, gomptR gomptdevice.Range, _,
 	A := gomptrt.View[float64](gomptA.Bufs[2], gomptrt.Len(n, n))
 	x := gomptrt.View[float64](gomptA.Bufs[3], gomptrt.Len(n))
 	w := gomptrt.View[float64](gomptA.Bufs[4], gomptrt.Len(n))
-	gomptLo0, gomptHi0 := gomptR.Clamp(0, n)
-	for gomptX0 := gomptLo0; gomptX0 < gomptHi0; gomptX0 += 1024 {
-		gomptLanesGemverW(gomptX0, min(1024, gomptHi0-gomptX0), n, alpha, A, x, w)
-	}
-}
-
-// gomptLanesGemverW runs GemverW's body at the points [gomptX0, gomptX0+gomptW) of dimension 0 together, statement by statement.
-func gomptLanesGemverW(gomptX0, gomptW int, n int, alpha float64, A []float64, x []float64, w []float64) {
 	gomptPA := unsafe.Pointer(unsafe.SliceData(A))
 	gomptPX := unsafe.Pointer(unsafe.SliceData(x))
-	var gomptL1SA [1024]float64
-	s := gomptL1SA[:gomptW:gomptW]
+	gomptLo0, gomptHi0 := gomptR.Clamp(0, n)
+	w = w[:gomptHi0] // so that Go drops its bounds tests of w[i] in the loop below
+	for i := gomptLo0; i < gomptHi0; i++ {
 //line kernels.go:212
-	gomptU1 := w[gomptX0:][:gomptW]
-	for gomptJ := 0; gomptJ < gomptW; gomptJ++ {
-//line kernels.go:212
-		s[gomptJ] = gomptU1[gomptJ]
-	}
-//line kernels.go:213
-	for j := int(0); j < n; j++ {
-		gomptU2 := *(*float64)(unsafe.Add(gomptPX, j*8))
-		for gomptJ := 0; gomptJ < gomptW; gomptJ++ {
-			i := gomptX0 + gomptJ
-//line kernels.go:214
-			s[gomptJ] = (s[gomptJ] + ((alpha * *(*float64)(unsafe.Add(gomptPA, ((i*n)+j)*8))) * gomptU2))
+		s := w[i]
+		for j := int(0); j < n; j++ {
+			s = (s + ((alpha * *(*float64)(unsafe.Add(gomptPA, ((i*n)+j)*8))) * *(*float64)(unsafe.Add(gomptPX, j*8))))
 		}
-//line kernels.go:215
+		w[i] = s
 	}
-	gomptU3 := w[gomptX0:][:gomptW]
-	for gomptJ := 0; gomptJ < gomptW; gomptJ++ {
-//line kernels.go:216
-		gomptU3[gomptJ] = s[gomptJ]
-	}
-	_ = s
-//line gompt_kernels.go:1798
+//line gompt_kernels.go:1697
 }
 
 // gomptSampleGemverW is GemverWKernel's Sample: about n points, random arguments. Tol 0: every device gives the Go function's bits.
@@ -1854,6 +1753,7 @@ var GemverXKernel = &gomptdevice.Kernel{
 		{Name: "x", Kind: gomptdevice.ParamBuffer, Elem: gomptdevice.ParamFloat64, Len: "n"},
 	},
 	Dims: 1,
+	Work: "n",
 	Needs: []gomptdevice.Need{
 		{Kind: gomptdevice.NeedFP64, Use: "float64", Pos: "kernels.go:193"},
 	},
@@ -1914,7 +1814,7 @@ func gomptLanesGemverX(gomptX0, gomptW int, n int, beta float64, A []float64, y 
 		gomptU5[gomptJ] = s[gomptJ]
 	}
 	_ = s
-//line gompt_kernels.go:1918
+//line gompt_kernels.go:1818
 }
 
 // gomptSampleGemverX is GemverXKernel's Sample: about n points, random arguments. Tol 0: every device gives the Go function's bits.
@@ -2002,7 +1902,7 @@ func gomptHostGemverZ(gomptA *gomptdevice.HostArgs, gomptR gomptdevice.Range, _,
 		x[i] = (x[i] + z[i])
 	}
 	_ = n
-//line gompt_kernels.go:2006
+//line gompt_kernels.go:1906
 }
 
 // gomptSampleGemverZ is GemverZKernel's Sample: about n points, random arguments. Tol 0: every device gives the Go function's bits.
@@ -2062,6 +1962,7 @@ var GesummvKernel = &gomptdevice.Kernel{
 		{Name: "y", Kind: gomptdevice.ParamBuffer, Elem: gomptdevice.ParamFloat64, Len: "n"},
 	},
 	Dims: 1,
+	Work: "n",
 	Needs: []gomptdevice.Need{
 		{Kind: gomptdevice.NeedFP64, Use: "float64", Pos: "kernels.go:142"},
 	},
@@ -2089,58 +1990,23 @@ func gomptHostGesummv(gomptA *gomptdevice.HostArgs, gomptR gomptdevice.Range, _,
 	x := gomptrt.View[float64](gomptA.Bufs[5], gomptrt.Len(n))
 	tmp := gomptrt.View[float64](gomptA.Bufs[6], gomptrt.Len(n))
 	y := gomptrt.View[float64](gomptA.Bufs[7], gomptrt.Len(n))
-	gomptLo0, gomptHi0 := gomptR.Clamp(0, n)
-	for gomptX0 := gomptLo0; gomptX0 < gomptHi0; gomptX0 += 1024 {
-		gomptLanesGesummv(gomptX0, min(1024, gomptHi0-gomptX0), n, alpha, beta, A, B, x, tmp, y)
-	}
-}
-
-// gomptLanesGesummv runs Gesummv's body at the points [gomptX0, gomptX0+gomptW) of dimension 0 together, statement by statement.
-func gomptLanesGesummv(gomptX0, gomptW int, n int, alpha float64, beta float64, A []float64, B []float64, x []float64, tmp []float64, y []float64) {
 	gomptPA := unsafe.Pointer(unsafe.SliceData(A))
 	gomptPB := unsafe.Pointer(unsafe.SliceData(B))
 	gomptPX := unsafe.Pointer(unsafe.SliceData(x))
-	var gomptL1TA [1024]float64
-	t := gomptL1TA[:gomptW:gomptW]
-	var gomptL2SA [1024]float64
-	s := gomptL2SA[:gomptW:gomptW]
-	for gomptJ := 0; gomptJ < gomptW; gomptJ++ {
+	gomptLo0, gomptHi0 := gomptR.Clamp(0, n)
+	tmp = tmp[:gomptHi0] // so that Go drops its bounds tests of tmp[i] in the loop below
+	y = y[:gomptHi0]     // so that Go drops its bounds tests of y[i] in the loop below
+	for i := gomptLo0; i < gomptHi0; i++ {
 //line kernels.go:143
-		t[gomptJ] = float64(0)
-//line kernels.go:143
-		s[gomptJ] = float64(0)
-	}
-//line kernels.go:144
-	for j := int(0); j < n; j++ {
-		gomptU1 := *(*float64)(unsafe.Add(gomptPX, j*8))
-		for gomptJ := 0; gomptJ < gomptW; gomptJ++ {
-			i := gomptX0 + gomptJ
-//line kernels.go:145
-			t[gomptJ] = ((*(*float64)(unsafe.Add(gomptPA, ((i*n)+j)*8)) * gomptU1) + t[gomptJ])
+		var t, s float64
+		for j := int(0); j < n; j++ {
+			t = ((*(*float64)(unsafe.Add(gomptPA, ((i*n)+j)*8)) * *(*float64)(unsafe.Add(gomptPX, j*8))) + t)
+			s = ((*(*float64)(unsafe.Add(gomptPB, ((i*n)+j)*8)) * *(*float64)(unsafe.Add(gomptPX, j*8))) + s)
 		}
-//line kernels.go:146
-		gomptU2 := *(*float64)(unsafe.Add(gomptPX, j*8))
-		for gomptJ := 0; gomptJ < gomptW; gomptJ++ {
-			i := gomptX0 + gomptJ
-//line kernels.go:146
-			s[gomptJ] = ((*(*float64)(unsafe.Add(gomptPB, ((i*n)+j)*8)) * gomptU2) + s[gomptJ])
-		}
-//line kernels.go:147
+		tmp[i] = t
+		y[i] = ((alpha * t) + (beta * s))
 	}
-	gomptU3 := tmp[gomptX0:][:gomptW]
-	for gomptJ := 0; gomptJ < gomptW; gomptJ++ {
-//line kernels.go:148
-		gomptU3[gomptJ] = t[gomptJ]
-	}
-//line kernels.go:149
-	gomptU4 := y[gomptX0:][:gomptW]
-	for gomptJ := 0; gomptJ < gomptW; gomptJ++ {
-//line kernels.go:149
-		gomptU4[gomptJ] = ((alpha * t[gomptJ]) + (beta * s[gomptJ]))
-	}
-	_ = t
-	_ = s
-//line gompt_kernels.go:2144
+//line gompt_kernels.go:2010
 }
 
 // gomptSampleGesummv is GesummvKernel's Sample: about n points, random arguments. Tol 0: every device gives the Go function's bits.
@@ -2203,6 +2069,7 @@ var Heat3DKernel = &gomptdevice.Kernel{
 		{Name: "out", Kind: gomptdevice.ParamBuffer, Elem: gomptdevice.ParamFloat64, Len: "n*n*n"},
 	},
 	Dims: 1,
+	Work: "2+n*n-3*n",
 	Faults: []gomptdevice.FaultSite{
 		{Kind: gomptdevice.FaultIndex, Pos: "kernels.go:282"},
 		{Kind: gomptdevice.FaultIndex, Pos: "kernels.go:282"},
@@ -2267,7 +2134,7 @@ func gomptHostHeat3D(gomptA *gomptdevice.HostArgs, gomptR gomptdevice.Range, _, 
 		}
 		gomptFrom, gomptTo = gomptIn1, gomptHi0
 	}
-//line gompt_kernels.go:2271
+//line gompt_kernels.go:2138
 }
 
 // gomptSampleHeat3D is Heat3DKernel's Sample: about n points, random arguments. Tol 0: every device gives the Go function's bits.
@@ -2322,6 +2189,7 @@ var Jacobi2DKernel = &gomptdevice.Kernel{
 		{Name: "out", Kind: gomptdevice.ParamBuffer, Elem: gomptdevice.ParamFloat64, Len: "n*n"},
 	},
 	Dims: 1,
+	Work: "n-2",
 	Faults: []gomptdevice.FaultSite{
 		{Kind: gomptdevice.FaultIndex, Pos: "kernels.go:230"},
 		{Kind: gomptdevice.FaultIndex, Pos: "kernels.go:230"},
@@ -2378,7 +2246,7 @@ func gomptHostJacobi2D(gomptA *gomptdevice.HostArgs, gomptR gomptdevice.Range, _
 		}
 		gomptFrom, gomptTo = gomptIn1, gomptHi0
 	}
-//line gompt_kernels.go:2382
+//line gompt_kernels.go:2250
 }
 
 // gomptSampleJacobi2D is Jacobi2DKernel's Sample: about n points, random arguments. Tol 0: every device gives the Go function's bits.
@@ -2436,6 +2304,7 @@ var MatMulKernel = &gomptdevice.Kernel{
 		{Name: "Q", Kind: gomptdevice.ParamBuffer, Elem: gomptdevice.ParamFloat64, Len: "nk*nj"},
 	},
 	Dims: 1,
+	Work: "nj+nj*nk",
 	Needs: []gomptdevice.Need{
 		{Kind: gomptdevice.NeedFP64, Use: "float64", Pos: "kernels.go:62"},
 	},
@@ -2461,45 +2330,22 @@ func gomptHostMatMul(gomptA *gomptdevice.HostArgs, gomptR gomptdevice.Range, _, 
 	X := gomptrt.View[float64](gomptA.Bufs[3], gomptrt.Len(ni, nj))
 	P := gomptrt.View[float64](gomptA.Bufs[4], gomptrt.Len(ni, nk))
 	Q := gomptrt.View[float64](gomptA.Bufs[5], gomptrt.Len(nk, nj))
-	gomptLo0, gomptHi0 := gomptR.Clamp(0, ni)
-	for gomptX0 := gomptLo0; gomptX0 < gomptHi0; gomptX0 += 1024 {
-		gomptLanesMatMul(gomptX0, min(1024, gomptHi0-gomptX0), ni, nj, nk, X, P, Q)
-	}
-}
-
-// gomptLanesMatMul runs MatMul's body at the points [gomptX0, gomptX0+gomptW) of dimension 0 together, statement by statement.
-func gomptLanesMatMul(gomptX0, gomptW int, ni int, nj int, nk int, X []float64, P []float64, Q []float64) {
 	gomptPX := unsafe.Pointer(unsafe.SliceData(X))
 	gomptPP := unsafe.Pointer(unsafe.SliceData(P))
 	gomptPQ := unsafe.Pointer(unsafe.SliceData(Q))
-	var gomptL1SA [1024]float64
-	s := gomptL1SA[:gomptW:gomptW]
+	gomptLo0, gomptHi0 := gomptR.Clamp(0, ni)
+	for i := gomptLo0; i < gomptHi0; i++ {
 //line kernels.go:63
-	for j := int(0); j < nj; j++ {
-		for gomptJ := 0; gomptJ < gomptW; gomptJ++ {
-//line kernels.go:64
-			s[gomptJ] = float64(0)
-		}
-//line kernels.go:65
-		for k := int(0); k < nk; k++ {
-			gomptU1 := *(*float64)(unsafe.Add(gomptPQ, ((k*nj)+j)*8))
-			for gomptJ := 0; gomptJ < gomptW; gomptJ++ {
-				i := gomptX0 + gomptJ
-//line kernels.go:66
-				s[gomptJ] += (*(*float64)(unsafe.Add(gomptPP, ((i*nk)+k)*8)) * gomptU1)
+		for j := int(0); j < nj; j++ {
+			var s float64
+			for k := int(0); k < nk; k++ {
+				s += (*(*float64)(unsafe.Add(gomptPP, ((i*nk)+k)*8)) * *(*float64)(unsafe.Add(gomptPQ, ((k*nj)+j)*8)))
 			}
-//line kernels.go:67
+			*(*float64)(unsafe.Add(gomptPX, ((i*nj)+j)*8)) = s
 		}
-		for gomptJ := 0; gomptJ < gomptW; gomptJ++ {
-			i := gomptX0 + gomptJ
-//line kernels.go:68
-			*(*float64)(unsafe.Add(gomptPX, ((i*nj)+j)*8)) = s[gomptJ]
-		}
-//line kernels.go:69
 	}
-	_ = s
 	_ = ni
-//line gompt_kernels.go:2503
+//line gompt_kernels.go:2349
 }
 
 // gomptSampleMatMul is MatMulKernel's Sample: about n points, random arguments. Tol 0: every device gives the Go function's bits.
@@ -2559,6 +2405,7 @@ var MvtX1Kernel = &gomptdevice.Kernel{
 		{Name: "x1", Kind: gomptdevice.ParamBuffer, Elem: gomptdevice.ParamFloat64, Len: "n"},
 	},
 	Dims: 1,
+	Work: "n",
 	Needs: []gomptdevice.Need{
 		{Kind: gomptdevice.NeedFP64, Use: "float64", Pos: "kernels.go:120"},
 	},
@@ -2582,41 +2429,19 @@ func gomptHostMvtX1(gomptA *gomptdevice.HostArgs, gomptR gomptdevice.Range, _, _
 	A := gomptrt.View[float64](gomptA.Bufs[1], gomptrt.Len(n, n))
 	y1 := gomptrt.View[float64](gomptA.Bufs[2], gomptrt.Len(n))
 	x1 := gomptrt.View[float64](gomptA.Bufs[3], gomptrt.Len(n))
-	gomptLo0, gomptHi0 := gomptR.Clamp(0, n)
-	for gomptX0 := gomptLo0; gomptX0 < gomptHi0; gomptX0 += 1024 {
-		gomptLanesMvtX1(gomptX0, min(1024, gomptHi0-gomptX0), n, A, y1, x1)
-	}
-}
-
-// gomptLanesMvtX1 runs MvtX1's body at the points [gomptX0, gomptX0+gomptW) of dimension 0 together, statement by statement.
-func gomptLanesMvtX1(gomptX0, gomptW int, n int, A []float64, y1 []float64, x1 []float64) {
 	gomptPA := unsafe.Pointer(unsafe.SliceData(A))
 	gomptPY1 := unsafe.Pointer(unsafe.SliceData(y1))
-	var gomptL1XA [1024]float64
-	x := gomptL1XA[:gomptW:gomptW]
+	gomptLo0, gomptHi0 := gomptR.Clamp(0, n)
+	x1 = x1[:gomptHi0] // so that Go drops its bounds tests of x1[i] in the loop below
+	for i := gomptLo0; i < gomptHi0; i++ {
 //line kernels.go:121
-	gomptU1 := x1[gomptX0:][:gomptW]
-	for gomptJ := 0; gomptJ < gomptW; gomptJ++ {
-//line kernels.go:121
-		x[gomptJ] = gomptU1[gomptJ]
-	}
-//line kernels.go:122
-	for j := int(0); j < n; j++ {
-		gomptU2 := *(*float64)(unsafe.Add(gomptPY1, j*8))
-		for gomptJ := 0; gomptJ < gomptW; gomptJ++ {
-			i := gomptX0 + gomptJ
-//line kernels.go:123
-			x[gomptJ] = (x[gomptJ] + (*(*float64)(unsafe.Add(gomptPA, ((i*n)+j)*8)) * gomptU2))
+		x := x1[i]
+		for j := int(0); j < n; j++ {
+			x = (x + (*(*float64)(unsafe.Add(gomptPA, ((i*n)+j)*8)) * *(*float64)(unsafe.Add(gomptPY1, j*8))))
 		}
-//line kernels.go:124
+		x1[i] = x
 	}
-	gomptU3 := x1[gomptX0:][:gomptW]
-	for gomptJ := 0; gomptJ < gomptW; gomptJ++ {
-//line kernels.go:125
-		gomptU3[gomptJ] = x[gomptJ]
-	}
-	_ = x
-//line gompt_kernels.go:2620
+//line gompt_kernels.go:2445
 }
 
 // gomptSampleMvtX1 is MvtX1Kernel's Sample: about n points, random arguments. Tol 0: every device gives the Go function's bits.
@@ -2674,6 +2499,7 @@ var MvtX2Kernel = &gomptdevice.Kernel{
 		{Name: "x2", Kind: gomptdevice.ParamBuffer, Elem: gomptdevice.ParamFloat64, Len: "n"},
 	},
 	Dims: 1,
+	Work: "n",
 	Needs: []gomptdevice.Need{
 		{Kind: gomptdevice.NeedFP64, Use: "float64", Pos: "kernels.go:131"},
 	},
@@ -2733,7 +2559,7 @@ func gomptLanesMvtX2(gomptX0, gomptW int, n int, A []float64, y2 []float64, x2 [
 		gomptU5[gomptJ] = x[gomptJ]
 	}
 	_ = x
-//line gompt_kernels.go:2737
+//line gompt_kernels.go:2563
 }
 
 // gomptSampleMvtX2 is MvtX2Kernel's Sample: about n points, random arguments. Tol 0: every device gives the Go function's bits.
@@ -2794,6 +2620,7 @@ var Syr2kKernel = &gomptdevice.Kernel{
 		{Name: "B", Kind: gomptdevice.ParamBuffer, Elem: gomptdevice.ParamFloat64, Len: "n*m"},
 	},
 	Dims: 1,
+	Work: "1+2*m+m*n+n",
 	Faults: []gomptdevice.FaultSite{
 		{Kind: gomptdevice.FaultIndex, Pos: "kernels.go:172"},
 		{Kind: gomptdevice.FaultIndex, Pos: "kernels.go:176"},
@@ -2826,41 +2653,21 @@ func gomptHostSyr2k(gomptA *gomptdevice.HostArgs, gomptR gomptdevice.Range, _, _
 	C := gomptrt.View[float64](gomptA.Bufs[4], gomptrt.Len(n, n))
 	A := gomptrt.View[float64](gomptA.Bufs[5], gomptrt.Len(n, m))
 	B := gomptrt.View[float64](gomptA.Bufs[6], gomptrt.Len(n, m))
-	gomptLo0, gomptHi0 := gomptR.Clamp(0, n)
-	for gomptX0 := gomptLo0; gomptX0 < gomptHi0; gomptX0 += 1024 {
-		gomptLanesSyr2k(gomptX0, min(1024, gomptHi0-gomptX0), n, m, alpha, beta, C, A, B)
-	}
-}
-
-// gomptLanesSyr2k runs Syr2k's body at the points [gomptX0, gomptX0+gomptW) of dimension 0 together, statement by statement.
-func gomptLanesSyr2k(gomptX0, gomptW int, n int, m int, alpha float64, beta float64, C []float64, A []float64, B []float64) {
 	gomptPA := unsafe.Pointer(unsafe.SliceData(A))
 	gomptPB := unsafe.Pointer(unsafe.SliceData(B))
-	var gomptL1JA [1024]int
-	gomptL1J := gomptL1JA[:gomptW:gomptW]
-	var gomptL2JA [1024]int
-	gomptL2J := gomptL2JA[:gomptW:gomptW]
-	for gomptJ := 0; gomptJ < gomptW; gomptJ++ {
-		i := gomptX0 + gomptJ
+	gomptLo0, gomptHi0 := gomptR.Clamp(0, n)
+	for i := gomptLo0; i < gomptHi0; i++ {
 //line kernels.go:171
 		for j := int(0); j <= i; j++ {
 			C[((i * n) + j)] *= beta
 		}
-	}
-//line kernels.go:174
-	for k := int(0); k < m; k++ {
-		for gomptJ := 0; gomptJ < gomptW; gomptJ++ {
-			i := gomptX0 + gomptJ
-//line kernels.go:175
+		for k := int(0); k < m; k++ {
 			for j := int(0); j <= i; j++ {
 				C[((i * n) + j)] += (((A[((j*m)+k)] * alpha) * *(*float64)(unsafe.Add(gomptPB, ((i*m)+k)*8))) + ((B[((j*m)+k)] * alpha) * *(*float64)(unsafe.Add(gomptPA, ((i*m)+k)*8))))
 			}
 		}
-//line kernels.go:178
 	}
-	_ = gomptL1J
-	_ = gomptL2J
-//line gompt_kernels.go:2864
+//line gompt_kernels.go:2671
 }
 
 // gomptSampleSyr2k is Syr2kKernel's Sample: about n points, random arguments. Tol 0: every device gives the Go function's bits.
@@ -2923,6 +2730,7 @@ var SyrkKernel = &gomptdevice.Kernel{
 		{Name: "A", Kind: gomptdevice.ParamBuffer, Elem: gomptdevice.ParamFloat64, Len: "n*m"},
 	},
 	Dims: 1,
+	Work: "1+2*m+m*n+n",
 	Faults: []gomptdevice.FaultSite{
 		{Kind: gomptdevice.FaultIndex, Pos: "kernels.go:157"},
 		{Kind: gomptdevice.FaultIndex, Pos: "kernels.go:162"},
@@ -2953,48 +2761,21 @@ func gomptHostSyrk(gomptA *gomptdevice.HostArgs, gomptR gomptdevice.Range, _, _ 
 	beta := gomptA.Float64(3)
 	C := gomptrt.View[float64](gomptA.Bufs[4], gomptrt.Len(n, n))
 	A := gomptrt.View[float64](gomptA.Bufs[5], gomptrt.Len(n, m))
-	gomptLo0, gomptHi0 := gomptR.Clamp(0, n)
-	for gomptX0 := gomptLo0; gomptX0 < gomptHi0; gomptX0 += 1024 {
-		gomptLanesSyrk(gomptX0, min(1024, gomptHi0-gomptX0), n, m, alpha, beta, C, A)
-	}
-}
-
-// gomptLanesSyrk runs Syrk's body at the points [gomptX0, gomptX0+gomptW) of dimension 0 together, statement by statement.
-func gomptLanesSyrk(gomptX0, gomptW int, n int, m int, alpha float64, beta float64, C []float64, A []float64) {
 	gomptPA := unsafe.Pointer(unsafe.SliceData(A))
-	var gomptL1JA [1024]int
-	gomptL1J := gomptL1JA[:gomptW:gomptW]
-	var gomptL2AA [1024]float64
-	a := gomptL2AA[:gomptW:gomptW]
-	var gomptL3JA [1024]int
-	gomptL3J := gomptL3JA[:gomptW:gomptW]
-	for gomptJ := 0; gomptJ < gomptW; gomptJ++ {
-		i := gomptX0 + gomptJ
+	gomptLo0, gomptHi0 := gomptR.Clamp(0, n)
+	for i := gomptLo0; i < gomptHi0; i++ {
 //line kernels.go:156
 		for j := int(0); j <= i; j++ {
 			C[((i * n) + j)] *= beta
 		}
-	}
-//line kernels.go:159
-	for k := int(0); k < m; k++ {
-		for gomptJ := 0; gomptJ < gomptW; gomptJ++ {
-			i := gomptX0 + gomptJ
-//line kernels.go:160
-			a[gomptJ] = (alpha * *(*float64)(unsafe.Add(gomptPA, ((i*m)+k)*8)))
-		}
-		for gomptJ := 0; gomptJ < gomptW; gomptJ++ {
-			i := gomptX0 + gomptJ
-//line kernels.go:161
+		for k := int(0); k < m; k++ {
+			a := (alpha * *(*float64)(unsafe.Add(gomptPA, ((i*m)+k)*8)))
 			for j := int(0); j <= i; j++ {
-				C[((i * n) + j)] += (a[gomptJ] * A[((j*m)+k)])
+				C[((i * n) + j)] += (a * A[((j*m)+k)])
 			}
 		}
-//line kernels.go:164
 	}
-	_ = gomptL1J
-	_ = a
-	_ = gomptL3J
-//line gompt_kernels.go:2998
+//line gompt_kernels.go:2779
 }
 
 // gomptSampleSyrk is SyrkKernel's Sample: about n points, random arguments. Tol 0: every device gives the Go function's bits.
@@ -3056,6 +2837,7 @@ var TwoMM1Kernel = &gomptdevice.Kernel{
 		{Name: "B", Kind: gomptdevice.ParamBuffer, Elem: gomptdevice.ParamFloat64, Len: "nk*nj"},
 	},
 	Dims: 1,
+	Work: "nj+nj*nk",
 	Needs: []gomptdevice.Need{
 		{Kind: gomptdevice.NeedFP64, Use: "float64", Pos: "kernels.go:35"},
 	},
@@ -3082,45 +2864,22 @@ func gomptHostTwoMM1(gomptA *gomptdevice.HostArgs, gomptR gomptdevice.Range, _, 
 	tmp := gomptrt.View[float64](gomptA.Bufs[4], gomptrt.Len(ni, nj))
 	A := gomptrt.View[float64](gomptA.Bufs[5], gomptrt.Len(ni, nk))
 	B := gomptrt.View[float64](gomptA.Bufs[6], gomptrt.Len(nk, nj))
-	gomptLo0, gomptHi0 := gomptR.Clamp(0, ni)
-	for gomptX0 := gomptLo0; gomptX0 < gomptHi0; gomptX0 += 1024 {
-		gomptLanesTwoMM1(gomptX0, min(1024, gomptHi0-gomptX0), ni, nj, nk, alpha, tmp, A, B)
-	}
-}
-
-// gomptLanesTwoMM1 runs TwoMM1's body at the points [gomptX0, gomptX0+gomptW) of dimension 0 together, statement by statement.
-func gomptLanesTwoMM1(gomptX0, gomptW int, ni int, nj int, nk int, alpha float64, tmp []float64, A []float64, B []float64) {
 	gomptPTmp := unsafe.Pointer(unsafe.SliceData(tmp))
 	gomptPA := unsafe.Pointer(unsafe.SliceData(A))
 	gomptPB := unsafe.Pointer(unsafe.SliceData(B))
-	var gomptL1SA [1024]float64
-	s := gomptL1SA[:gomptW:gomptW]
+	gomptLo0, gomptHi0 := gomptR.Clamp(0, ni)
+	for i := gomptLo0; i < gomptHi0; i++ {
 //line kernels.go:36
-	for j := int(0); j < nj; j++ {
-		for gomptJ := 0; gomptJ < gomptW; gomptJ++ {
-//line kernels.go:37
-			s[gomptJ] = float64(0)
-		}
-//line kernels.go:38
-		for k := int(0); k < nk; k++ {
-			gomptU1 := *(*float64)(unsafe.Add(gomptPB, ((k*nj)+j)*8))
-			for gomptJ := 0; gomptJ < gomptW; gomptJ++ {
-				i := gomptX0 + gomptJ
-//line kernels.go:39
-				s[gomptJ] += ((alpha * *(*float64)(unsafe.Add(gomptPA, ((i*nk)+k)*8))) * gomptU1)
+		for j := int(0); j < nj; j++ {
+			var s float64
+			for k := int(0); k < nk; k++ {
+				s += ((alpha * *(*float64)(unsafe.Add(gomptPA, ((i*nk)+k)*8))) * *(*float64)(unsafe.Add(gomptPB, ((k*nj)+j)*8)))
 			}
-//line kernels.go:40
+			*(*float64)(unsafe.Add(gomptPTmp, ((i*nj)+j)*8)) = s
 		}
-		for gomptJ := 0; gomptJ < gomptW; gomptJ++ {
-			i := gomptX0 + gomptJ
-//line kernels.go:41
-			*(*float64)(unsafe.Add(gomptPTmp, ((i*nj)+j)*8)) = s[gomptJ]
-		}
-//line kernels.go:42
 	}
-	_ = s
 	_ = ni
-//line gompt_kernels.go:3124
+//line gompt_kernels.go:2883
 }
 
 // gomptSampleTwoMM1 is TwoMM1Kernel's Sample: about n points, random arguments. Tol 0: every device gives the Go function's bits.
@@ -3184,6 +2943,7 @@ var TwoMM2Kernel = &gomptdevice.Kernel{
 		{Name: "D", Kind: gomptdevice.ParamBuffer, Elem: gomptdevice.ParamFloat64, Len: "ni*nl"},
 	},
 	Dims: 1,
+	Work: "nj*nl+nl",
 	Needs: []gomptdevice.Need{
 		{Kind: gomptdevice.NeedFP64, Use: "float64", Pos: "kernels.go:48"},
 	},
@@ -3210,46 +2970,22 @@ func gomptHostTwoMM2(gomptA *gomptdevice.HostArgs, gomptR gomptdevice.Range, _, 
 	tmp := gomptrt.View[float64](gomptA.Bufs[4], gomptrt.Len(ni, nj))
 	C := gomptrt.View[float64](gomptA.Bufs[5], gomptrt.Len(nj, nl))
 	D := gomptrt.View[float64](gomptA.Bufs[6], gomptrt.Len(ni, nl))
-	gomptLo0, gomptHi0 := gomptR.Clamp(0, ni)
-	for gomptX0 := gomptLo0; gomptX0 < gomptHi0; gomptX0 += 1024 {
-		gomptLanesTwoMM2(gomptX0, min(1024, gomptHi0-gomptX0), ni, nj, nl, beta, tmp, C, D)
-	}
-}
-
-// gomptLanesTwoMM2 runs TwoMM2's body at the points [gomptX0, gomptX0+gomptW) of dimension 0 together, statement by statement.
-func gomptLanesTwoMM2(gomptX0, gomptW int, ni int, nj int, nl int, beta float64, tmp []float64, C []float64, D []float64) {
 	gomptPTmp := unsafe.Pointer(unsafe.SliceData(tmp))
 	gomptPC := unsafe.Pointer(unsafe.SliceData(C))
 	gomptPD := unsafe.Pointer(unsafe.SliceData(D))
-	var gomptL1DA [1024]float64
-	d := gomptL1DA[:gomptW:gomptW]
+	gomptLo0, gomptHi0 := gomptR.Clamp(0, ni)
+	for i := gomptLo0; i < gomptHi0; i++ {
 //line kernels.go:49
-	for j := int(0); j < nl; j++ {
-		for gomptJ := 0; gomptJ < gomptW; gomptJ++ {
-			i := gomptX0 + gomptJ
-//line kernels.go:50
-			d[gomptJ] = (*(*float64)(unsafe.Add(gomptPD, ((i*nl)+j)*8)) * beta)
-		}
-//line kernels.go:51
-		for k := int(0); k < nj; k++ {
-			gomptU1 := *(*float64)(unsafe.Add(gomptPC, ((k*nl)+j)*8))
-			for gomptJ := 0; gomptJ < gomptW; gomptJ++ {
-				i := gomptX0 + gomptJ
-//line kernels.go:52
-				d[gomptJ] += (*(*float64)(unsafe.Add(gomptPTmp, ((i*nj)+k)*8)) * gomptU1)
+		for j := int(0); j < nl; j++ {
+			d := (*(*float64)(unsafe.Add(gomptPD, ((i*nl)+j)*8)) * beta)
+			for k := int(0); k < nj; k++ {
+				d += (*(*float64)(unsafe.Add(gomptPTmp, ((i*nj)+k)*8)) * *(*float64)(unsafe.Add(gomptPC, ((k*nl)+j)*8)))
 			}
-//line kernels.go:53
+			*(*float64)(unsafe.Add(gomptPD, ((i*nl)+j)*8)) = d
 		}
-		for gomptJ := 0; gomptJ < gomptW; gomptJ++ {
-			i := gomptX0 + gomptJ
-//line kernels.go:54
-			*(*float64)(unsafe.Add(gomptPD, ((i*nl)+j)*8)) = d[gomptJ]
-		}
-//line kernels.go:55
 	}
-	_ = d
 	_ = ni
-//line gompt_kernels.go:3253
+//line gompt_kernels.go:2989
 }
 
 // gomptSampleTwoMM2 is TwoMM2Kernel's Sample: about n points, random arguments. Tol 0: every device gives the Go function's bits.

@@ -367,14 +367,3 @@ func TestSubBufferReused(t *testing.T) {
 		require.NoError(t, q.Release())
 	}
 }
-
-// trimCache releases the freed buffers d keeps for reuse (generic's
-// cache), which are not a leak, before a test counts the live OpenCL
-// objects.
-func trimCache(t *testing.T, d device.Device) {
-	t.Helper()
-	tr, ok := d.(interface{ Trim() (int64, error) })
-	require.True(t, ok, "%T has no Trim", d)
-	_, err := tr.Trim()
-	require.NoError(t, err, "Trim")
-}
