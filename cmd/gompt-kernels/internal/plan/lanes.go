@@ -209,7 +209,10 @@ func check(ls *ir.Lockstep, g *ir.Program, list []ast.Stmt, inLoop bool) (ok, pa
 // index that multiplies a value depending on the point by one that is not
 // a constant (gesummv's A[i*n+j], i the point): in lanes, each turn of the
 // loop would touch one element per lane, n apart, a page each for a large
-// n, where one point at a time walks its row.
+// n, where one point at a time walks its row: gesummv on the initial
+// device (2 cores, the low end of 3 runs of 10 calls, 2026-12-06) took
+// 20.3 ms in lanes and 8.2 ms a point at a time at n = 4000, 14.1 and
+// 11.8 ms at n = 1300.
 func strided(ls *ir.Lockstep, g *ir.Program, body *ast.BlockStmt) bool {
 	info := g.P.Info
 	rowApart := map[*types.Var]bool{} // locals that hold such a product (r := i*n)
