@@ -236,7 +236,9 @@ type Region struct {
 	// Device is the device clause: Dev(n) for device n (Dev(0) for
 	// device 0), Dev(InitialDevice) for the initial device. The zero
 	// value runs on the default device (OMP_DEFAULT_DEVICE,
-	// SetDefaultDevice).
+	// SetDefaultDevice). Its num_teams and thread_limit, where given
+	// (DeviceClause.NumTeams, ThreadLimit), set Shape.Teams and cap
+	// Shape.Threads.
 	Device DeviceClause
 	Kernel *Kernel
 	Shape  Shape
