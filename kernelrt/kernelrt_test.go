@@ -138,3 +138,18 @@ func TestMergeConcurrently(t *testing.T) {
 		MergeSum([]int16{1}, []int16{2}, 0)
 	})
 }
+
+// FitSample halves n until the buffers fit SampleBytes; Bytes and Total
+// saturate instead of wrapping.
+func TestFitSample(t *testing.T) {
+	cube := func(n int) int64 { return Bytes(Len(n, n, n), 8) }
+	n := FitSample(5000, cube)
+	assert.LessOrEqual(t, cube(n), int64(SampleBytes))
+	assert.Greater(t, cube(2*n), int64(SampleBytes), "the largest halving that fits")
+	assert.Equal(t, 100, FitSample(100, cube), "a size that fits is kept")
+	assert.Equal(t, 1, FitSample(1<<40, func(int) int64 { return math.MaxInt64 }), "at least 1")
+	assert.Equal(t, int64(math.MaxInt64), Bytes(math.MaxInt64/2, 8))
+	assert.Equal(t, int64(0), Bytes(-5, 8))
+	assert.Equal(t, int64(math.MaxInt64), Total(math.MaxInt64-1, 2))
+	assert.Equal(t, int64(7), Total(3, 4))
+}

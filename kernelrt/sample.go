@@ -2,6 +2,7 @@ package kernelrt
 
 import (
 	"math"
+	"math/bits"
 	"math/rand/v2"
 	"unsafe"
 
@@ -95,4 +96,42 @@ func ReduceShape(ext [3]int, dims int) device.Shape {
 	teams := min(Teams(total), max(ext[outer], 1))
 	ext[outer] -= ext[outer] % teams
 	return device.Shape{Size: ext, Teams: teams, Threads: MaxThreads}
+}
+
+// SampleBytes is the most bytes of buffers a generated Sample makes: a
+// kernel whose buffers grow faster than its points (a 3-D grid per point
+// of a 1-D kernel, n*n*n elements for n points) gets fewer points instead
+// of gigabytes (FitSample).
+const SampleBytes = 64 << 20
+
+// FitSample returns the problem size a generated Sample uses for n: n,
+// halved until bytes, the bytes of its buffers at a size, is at most
+// SampleBytes, and at least 1.
+func FitSample(n int, bytes func(n int) int64) int {
+	for n > 1 && bytes(n) > SampleBytes {
+		n /= 2
+	}
+	return n
+}
+
+// Bytes is the bytes of a buffer of n elements of size bytes, the largest
+// int64 where that overflows.
+func Bytes(n, size int) int64 {
+	hi, lo := bits.Mul64(uint64(max(n, 0)), uint64(size))
+	if hi != 0 || lo > math.MaxInt64 {
+		return math.MaxInt64
+	}
+	return int64(lo)
+}
+
+// Total is the sum of bytes, the largest int64 where it overflows.
+func Total(bytes ...int64) int64 {
+	var t int64
+	for _, b := range bytes {
+		if b > math.MaxInt64-t {
+			return math.MaxInt64
+		}
+		t += b
+	}
+	return t
 }

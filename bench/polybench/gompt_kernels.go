@@ -620,6 +620,12 @@ func gomptHostCorr(gomptA *gomptdevice.HostArgs, gomptR gomptdevice.Range, _, _ 
 // gomptSampleCorr is CorrKernel's Sample: about n points, random arguments. Tol 0: every device gives the Go function's bits.
 func gomptSampleCorr(gomptN int, gomptSeed int64) gomptdevice.Sample {
 	gomptR := gomptrt.Rand("Corr", gomptN, gomptSeed)
+	gomptN = gomptrt.FitSample(gomptN, func(gomptN int) int64 {
+		gomptExt := gomptrt.Extents(gomptN, 1)
+		m := gomptExt[0]
+		n := int(8)
+		return gomptrt.Total(gomptrt.Bytes(gomptrt.Len(n, m), 8), gomptrt.Bytes(gomptrt.Len(m, m), 8))
+	})
 	gomptExt := gomptrt.Extents(gomptN, 1)
 	m := gomptExt[0]
 	n := int(1 + gomptR.IntN(8))
@@ -711,7 +717,7 @@ func gomptHostCorrCenter(gomptA *gomptdevice.HostArgs, gomptR gomptdevice.Range,
 		}
 	}
 	_ = n
-//line gompt_kernels.go:715
+//line gompt_kernels.go:721
 }
 
 // gomptSampleCorrCenter is CorrCenterKernel's Sample: about n points, random arguments. Tol 0: every device gives the Go function's bits.
@@ -854,7 +860,7 @@ func gomptLanesCorrStddev(gomptX0, gomptW int, m int, n int, fn float64, data []
 	}
 	_ = s
 	_ = d
-//line gompt_kernels.go:858
+//line gompt_kernels.go:864
 }
 
 // gomptSampleCorrStddev is CorrStddevKernel's Sample: about n points, random arguments. Tol 0: every device gives the Go function's bits.
@@ -958,12 +964,18 @@ func gomptHostCov(gomptA *gomptdevice.HostArgs, gomptR gomptdevice.Range, _, _ i
 			cov[((j * m) + i)] = c
 		}
 	}
-//line gompt_kernels.go:962
+//line gompt_kernels.go:968
 }
 
 // gomptSampleCov is CovKernel's Sample: about n points, random arguments. Tol 0: every device gives the Go function's bits.
 func gomptSampleCov(gomptN int, gomptSeed int64) gomptdevice.Sample {
 	gomptR := gomptrt.Rand("Cov", gomptN, gomptSeed)
+	gomptN = gomptrt.FitSample(gomptN, func(gomptN int) int64 {
+		gomptExt := gomptrt.Extents(gomptN, 1)
+		m := gomptExt[0]
+		n := int(8)
+		return gomptrt.Total(gomptrt.Bytes(gomptrt.Len(n, m), 8), gomptrt.Bytes(gomptrt.Len(m, m), 8))
+	})
 	gomptExt := gomptrt.Extents(gomptN, 1)
 	m := gomptExt[0]
 	n := int(1 + gomptR.IntN(8))
@@ -1050,7 +1062,7 @@ func gomptHostCovCenter(gomptA *gomptdevice.HostArgs, gomptR gomptdevice.Range, 
 		}
 	}
 	_ = n
-//line gompt_kernels.go:1054
+//line gompt_kernels.go:1066
 }
 
 // gomptSampleCovCenter is CovCenterKernel's Sample: about n points, random arguments. Tol 0: every device gives the Go function's bits.
@@ -1145,7 +1157,7 @@ func gomptHostFdtdEx(gomptA *gomptdevice.HostArgs, gomptR gomptdevice.Range, _, 
 		}
 	}
 	_ = nx
-//line gompt_kernels.go:1149
+//line gompt_kernels.go:1161
 }
 
 // gomptSampleFdtdEx is FdtdExKernel's Sample: about n points, random arguments. Tol 0: every device gives the Go function's bits.
@@ -1260,7 +1272,7 @@ func gomptHostFdtdEy(gomptA *gomptdevice.HostArgs, gomptR gomptdevice.Range, _, 
 		gomptFrom, gomptTo = gomptIn1, gomptHi0
 	}
 	_ = nx
-//line gompt_kernels.go:1264
+//line gompt_kernels.go:1276
 }
 
 // gomptSampleFdtdEy is FdtdEyKernel's Sample: about n points, random arguments. Tol 0: every device gives the Go function's bits.
@@ -1377,7 +1389,7 @@ func gomptHostFdtdHz(gomptA *gomptdevice.HostArgs, gomptR gomptdevice.Range, _, 
 		}
 		gomptFrom, gomptTo = gomptIn1, gomptHi0
 	}
-//line gompt_kernels.go:1381
+//line gompt_kernels.go:1393
 }
 
 // gomptSampleFdtdHz is FdtdHzKernel's Sample: about n points, random arguments. Tol 0: every device gives the Go function's bits.
@@ -1491,7 +1503,7 @@ func gomptHostGemm(gomptA *gomptdevice.HostArgs, gomptR gomptdevice.Range, _, _ 
 		}
 	}
 	_ = ni
-//line gompt_kernels.go:1495
+//line gompt_kernels.go:1507
 }
 
 // gomptSampleGemm is GemmKernel's Sample: about n points, random arguments. Tol 0: every device gives the Go function's bits.
@@ -1593,12 +1605,17 @@ func gomptHostGemverA(gomptA *gomptdevice.HostArgs, gomptR gomptdevice.Range, _,
 			*(*float64)(unsafe.Add(gomptPA, ((i*n)+j)*8)) = ((*(*float64)(unsafe.Add(gomptPA, ((i*n)+j)*8)) + (u1[i] * *(*float64)(unsafe.Add(gomptPV1, j*8)))) + (u2[i] * *(*float64)(unsafe.Add(gomptPV2, j*8))))
 		}
 	}
-//line gompt_kernels.go:1597
+//line gompt_kernels.go:1609
 }
 
 // gomptSampleGemverA is GemverAKernel's Sample: about n points, random arguments. Tol 0: every device gives the Go function's bits.
 func gomptSampleGemverA(gomptN int, gomptSeed int64) gomptdevice.Sample {
 	gomptR := gomptrt.Rand("GemverA", gomptN, gomptSeed)
+	gomptN = gomptrt.FitSample(gomptN, func(gomptN int) int64 {
+		gomptExt := gomptrt.Extents(gomptN, 1)
+		n := gomptExt[0]
+		return gomptrt.Total(gomptrt.Bytes(gomptrt.Len(n, n), 8), gomptrt.Bytes(gomptrt.Len(n), 8), gomptrt.Bytes(gomptrt.Len(n), 8), gomptrt.Bytes(gomptrt.Len(n), 8), gomptrt.Bytes(gomptrt.Len(n), 8))
+	})
 	gomptExt := gomptrt.Extents(gomptN, 1)
 	n := gomptExt[0]
 	return gomptdevice.Sample{
@@ -1693,12 +1710,17 @@ func gomptHostGemverW(gomptA *gomptdevice.HostArgs, gomptR gomptdevice.Range, _,
 		}
 		w[i] = s
 	}
-//line gompt_kernels.go:1697
+//line gompt_kernels.go:1714
 }
 
 // gomptSampleGemverW is GemverWKernel's Sample: about n points, random arguments. Tol 0: every device gives the Go function's bits.
 func gomptSampleGemverW(gomptN int, gomptSeed int64) gomptdevice.Sample {
 	gomptR := gomptrt.Rand("GemverW", gomptN, gomptSeed)
+	gomptN = gomptrt.FitSample(gomptN, func(gomptN int) int64 {
+		gomptExt := gomptrt.Extents(gomptN, 1)
+		n := gomptExt[0]
+		return gomptrt.Total(gomptrt.Bytes(gomptrt.Len(n, n), 8), gomptrt.Bytes(gomptrt.Len(n), 8), gomptrt.Bytes(gomptrt.Len(n), 8))
+	})
 	gomptExt := gomptrt.Extents(gomptN, 1)
 	n := gomptExt[0]
 	alpha := float64(0.5 + gomptR.Float64())
@@ -1814,12 +1836,17 @@ func gomptLanesGemverX(gomptX0, gomptW int, n int, beta float64, A []float64, y 
 		gomptU5[gomptJ] = s[gomptJ]
 	}
 	_ = s
-//line gompt_kernels.go:1818
+//line gompt_kernels.go:1840
 }
 
 // gomptSampleGemverX is GemverXKernel's Sample: about n points, random arguments. Tol 0: every device gives the Go function's bits.
 func gomptSampleGemverX(gomptN int, gomptSeed int64) gomptdevice.Sample {
 	gomptR := gomptrt.Rand("GemverX", gomptN, gomptSeed)
+	gomptN = gomptrt.FitSample(gomptN, func(gomptN int) int64 {
+		gomptExt := gomptrt.Extents(gomptN, 1)
+		n := gomptExt[0]
+		return gomptrt.Total(gomptrt.Bytes(gomptrt.Len(n, n), 8), gomptrt.Bytes(gomptrt.Len(n), 8), gomptrt.Bytes(gomptrt.Len(n), 8))
+	})
 	gomptExt := gomptrt.Extents(gomptN, 1)
 	n := gomptExt[0]
 	beta := float64(0.5 + gomptR.Float64())
@@ -1902,7 +1929,7 @@ func gomptHostGemverZ(gomptA *gomptdevice.HostArgs, gomptR gomptdevice.Range, _,
 		x[i] = (x[i] + z[i])
 	}
 	_ = n
-//line gompt_kernels.go:1906
+//line gompt_kernels.go:1933
 }
 
 // gomptSampleGemverZ is GemverZKernel's Sample: about n points, random arguments. Tol 0: every device gives the Go function's bits.
@@ -2006,12 +2033,17 @@ func gomptHostGesummv(gomptA *gomptdevice.HostArgs, gomptR gomptdevice.Range, _,
 		tmp[i] = t
 		y[i] = ((alpha * t) + (beta * s))
 	}
-//line gompt_kernels.go:2010
+//line gompt_kernels.go:2037
 }
 
 // gomptSampleGesummv is GesummvKernel's Sample: about n points, random arguments. Tol 0: every device gives the Go function's bits.
 func gomptSampleGesummv(gomptN int, gomptSeed int64) gomptdevice.Sample {
 	gomptR := gomptrt.Rand("Gesummv", gomptN, gomptSeed)
+	gomptN = gomptrt.FitSample(gomptN, func(gomptN int) int64 {
+		gomptExt := gomptrt.Extents(gomptN, 1)
+		n := gomptExt[0]
+		return gomptrt.Total(gomptrt.Bytes(gomptrt.Len(n, n), 8), gomptrt.Bytes(gomptrt.Len(n, n), 8), gomptrt.Bytes(gomptrt.Len(n), 8), gomptrt.Bytes(gomptrt.Len(n), 8), gomptrt.Bytes(gomptrt.Len(n), 8))
+	})
 	gomptExt := gomptrt.Extents(gomptN, 1)
 	n := gomptExt[0]
 	alpha := float64(0.5 + gomptR.Float64())
@@ -2134,12 +2166,17 @@ func gomptHostHeat3D(gomptA *gomptdevice.HostArgs, gomptR gomptdevice.Range, _, 
 		}
 		gomptFrom, gomptTo = gomptIn1, gomptHi0
 	}
-//line gompt_kernels.go:2138
+//line gompt_kernels.go:2170
 }
 
 // gomptSampleHeat3D is Heat3DKernel's Sample: about n points, random arguments. Tol 0: every device gives the Go function's bits.
 func gomptSampleHeat3D(gomptN int, gomptSeed int64) gomptdevice.Sample {
 	gomptR := gomptrt.Rand("Heat3D", gomptN, gomptSeed)
+	gomptN = gomptrt.FitSample(gomptN, func(gomptN int) int64 {
+		gomptExt := gomptrt.Extents(gomptN, 1)
+		n := gomptExt[0]
+		return gomptrt.Total(gomptrt.Bytes(gomptrt.Len(n, n, n), 8), gomptrt.Bytes(gomptrt.Len(n, n, n), 8))
+	})
 	gomptExt := gomptrt.Extents(gomptN, 1)
 	n := gomptExt[0]
 	return gomptdevice.Sample{
@@ -2246,12 +2283,17 @@ func gomptHostJacobi2D(gomptA *gomptdevice.HostArgs, gomptR gomptdevice.Range, _
 		}
 		gomptFrom, gomptTo = gomptIn1, gomptHi0
 	}
-//line gompt_kernels.go:2250
+//line gompt_kernels.go:2287
 }
 
 // gomptSampleJacobi2D is Jacobi2DKernel's Sample: about n points, random arguments. Tol 0: every device gives the Go function's bits.
 func gomptSampleJacobi2D(gomptN int, gomptSeed int64) gomptdevice.Sample {
 	gomptR := gomptrt.Rand("Jacobi2D", gomptN, gomptSeed)
+	gomptN = gomptrt.FitSample(gomptN, func(gomptN int) int64 {
+		gomptExt := gomptrt.Extents(gomptN, 1)
+		n := gomptExt[0]
+		return gomptrt.Total(gomptrt.Bytes(gomptrt.Len(n, n), 8), gomptrt.Bytes(gomptrt.Len(n, n), 8))
+	})
 	gomptExt := gomptrt.Extents(gomptN, 1)
 	n := gomptExt[0]
 	return gomptdevice.Sample{
@@ -2345,7 +2387,7 @@ func gomptHostMatMul(gomptA *gomptdevice.HostArgs, gomptR gomptdevice.Range, _, 
 		}
 	}
 	_ = ni
-//line gompt_kernels.go:2349
+//line gompt_kernels.go:2391
 }
 
 // gomptSampleMatMul is MatMulKernel's Sample: about n points, random arguments. Tol 0: every device gives the Go function's bits.
@@ -2441,12 +2483,17 @@ func gomptHostMvtX1(gomptA *gomptdevice.HostArgs, gomptR gomptdevice.Range, _, _
 		}
 		x1[i] = x
 	}
-//line gompt_kernels.go:2445
+//line gompt_kernels.go:2487
 }
 
 // gomptSampleMvtX1 is MvtX1Kernel's Sample: about n points, random arguments. Tol 0: every device gives the Go function's bits.
 func gomptSampleMvtX1(gomptN int, gomptSeed int64) gomptdevice.Sample {
 	gomptR := gomptrt.Rand("MvtX1", gomptN, gomptSeed)
+	gomptN = gomptrt.FitSample(gomptN, func(gomptN int) int64 {
+		gomptExt := gomptrt.Extents(gomptN, 1)
+		n := gomptExt[0]
+		return gomptrt.Total(gomptrt.Bytes(gomptrt.Len(n, n), 8), gomptrt.Bytes(gomptrt.Len(n), 8), gomptrt.Bytes(gomptrt.Len(n), 8))
+	})
 	gomptExt := gomptrt.Extents(gomptN, 1)
 	n := gomptExt[0]
 	return gomptdevice.Sample{
@@ -2559,12 +2606,17 @@ func gomptLanesMvtX2(gomptX0, gomptW int, n int, A []float64, y2 []float64, x2 [
 		gomptU5[gomptJ] = x[gomptJ]
 	}
 	_ = x
-//line gompt_kernels.go:2563
+//line gompt_kernels.go:2610
 }
 
 // gomptSampleMvtX2 is MvtX2Kernel's Sample: about n points, random arguments. Tol 0: every device gives the Go function's bits.
 func gomptSampleMvtX2(gomptN int, gomptSeed int64) gomptdevice.Sample {
 	gomptR := gomptrt.Rand("MvtX2", gomptN, gomptSeed)
+	gomptN = gomptrt.FitSample(gomptN, func(gomptN int) int64 {
+		gomptExt := gomptrt.Extents(gomptN, 1)
+		n := gomptExt[0]
+		return gomptrt.Total(gomptrt.Bytes(gomptrt.Len(n, n), 8), gomptrt.Bytes(gomptrt.Len(n), 8), gomptrt.Bytes(gomptrt.Len(n), 8))
+	})
 	gomptExt := gomptrt.Extents(gomptN, 1)
 	n := gomptExt[0]
 	return gomptdevice.Sample{
@@ -2667,12 +2719,18 @@ func gomptHostSyr2k(gomptA *gomptdevice.HostArgs, gomptR gomptdevice.Range, _, _
 			}
 		}
 	}
-//line gompt_kernels.go:2671
+//line gompt_kernels.go:2723
 }
 
 // gomptSampleSyr2k is Syr2kKernel's Sample: about n points, random arguments. Tol 0: every device gives the Go function's bits.
 func gomptSampleSyr2k(gomptN int, gomptSeed int64) gomptdevice.Sample {
 	gomptR := gomptrt.Rand("Syr2k", gomptN, gomptSeed)
+	gomptN = gomptrt.FitSample(gomptN, func(gomptN int) int64 {
+		gomptExt := gomptrt.Extents(gomptN, 1)
+		n := gomptExt[0]
+		m := int(8)
+		return gomptrt.Total(gomptrt.Bytes(gomptrt.Len(n, n), 8), gomptrt.Bytes(gomptrt.Len(n, m), 8), gomptrt.Bytes(gomptrt.Len(n, m), 8))
+	})
 	gomptExt := gomptrt.Extents(gomptN, 1)
 	n := gomptExt[0]
 	m := int(1 + gomptR.IntN(8))
@@ -2775,12 +2833,18 @@ func gomptHostSyrk(gomptA *gomptdevice.HostArgs, gomptR gomptdevice.Range, _, _ 
 			}
 		}
 	}
-//line gompt_kernels.go:2779
+//line gompt_kernels.go:2837
 }
 
 // gomptSampleSyrk is SyrkKernel's Sample: about n points, random arguments. Tol 0: every device gives the Go function's bits.
 func gomptSampleSyrk(gomptN int, gomptSeed int64) gomptdevice.Sample {
 	gomptR := gomptrt.Rand("Syrk", gomptN, gomptSeed)
+	gomptN = gomptrt.FitSample(gomptN, func(gomptN int) int64 {
+		gomptExt := gomptrt.Extents(gomptN, 1)
+		n := gomptExt[0]
+		m := int(8)
+		return gomptrt.Total(gomptrt.Bytes(gomptrt.Len(n, n), 8), gomptrt.Bytes(gomptrt.Len(n, m), 8))
+	})
 	gomptExt := gomptrt.Extents(gomptN, 1)
 	n := gomptExt[0]
 	m := int(1 + gomptR.IntN(8))
@@ -2879,7 +2943,7 @@ func gomptHostTwoMM1(gomptA *gomptdevice.HostArgs, gomptR gomptdevice.Range, _, 
 		}
 	}
 	_ = ni
-//line gompt_kernels.go:2883
+//line gompt_kernels.go:2947
 }
 
 // gomptSampleTwoMM1 is TwoMM1Kernel's Sample: about n points, random arguments. Tol 0: every device gives the Go function's bits.
@@ -2985,7 +3049,7 @@ func gomptHostTwoMM2(gomptA *gomptdevice.HostArgs, gomptR gomptdevice.Range, _, 
 		}
 	}
 	_ = ni
-//line gompt_kernels.go:2989
+//line gompt_kernels.go:3053
 }
 
 // gomptSampleTwoMM2 is TwoMM2Kernel's Sample: about n points, random arguments. Tol 0: every device gives the Go function's bits.

@@ -7,6 +7,9 @@ import (
 	"os/exec"
 	"testing"
 
+	"github.com/gompt/gompt/kernelrt"
+	"github.com/stretchr/testify/assert"
+
 	"github.com/gompt/gompt/device"
 	"github.com/gompt/gompt/kernels/kerneltest"
 	"github.com/gompt/gompt/target"
@@ -28,8 +31,9 @@ var testSizes = []Size{Mini, Small}
 // device present against its Go image (kerneltest.CheckKernel: bit for
 // bit; a device without float64 must refuse it), at Samples of 1, 7 and
 // 100 points: most of these kernels take an n x n matrix, which at
-// CheckKernel's largest default (5000 points) is 200 MB a buffer and
-// minutes of test.
+// CheckKernel's largest default (5000 points) is minutes of test, even
+// with each Sample's buffers kept within kernelrt.SampleBytes
+// (TestSamplesFit).
 func TestKernelsOnEveryDevice(t *testing.T) {
 	defer func(s []int) { kerneltest.Sizes = s }(kerneltest.Sizes)
 	kerneltest.Sizes = []int{1, 7, 100}
@@ -164,4 +168,30 @@ func splitFields(s string) []string {
 		}
 	}
 	return f
+}
+
+// A Sample's buffers fit kernelrt.SampleBytes at every size kerneltest
+// runs: a kernel whose buffers grow faster than its points (Heat3D's
+// n x n x n grid for n points, gesummv's n x n matrices) gets fewer
+// points. Heat3D's Sample(1000) took 8 GB before, and a test run was
+// killed for memory.
+func TestSamplesFit(t *testing.T) {
+	seen := map[*device.Kernel]bool{}
+	for _, b := range All {
+		for _, k := range b.Kernels {
+			if seen[k] {
+				continue
+			}
+			seen[k] = true
+			for _, n := range kerneltest.Sizes {
+				s := k.Sample(n, 1)
+				var total int
+				for _, buf := range s.Bufs {
+					total += len(buf)
+				}
+				assert.LessOrEqual(t, total, kernelrt.SampleBytes, "%s: Sample(%d) makes %d bytes of buffers", k.Name, n, total)
+				assert.Positive(t, s.Shape.Iterations(), "%s: Sample(%d) has points", k.Name, n)
+			}
+		}
+	}
 }

@@ -570,6 +570,7 @@ func sample(g *ir.Program, w *goWriter, k *ir.Kernel) {
 	} else {
 		w.p("_ = gomptSeed")
 	}
+	sampleFit(w, k)
 	shape := "gomptdevice.Shape{Size: gomptExt}"
 	if k.Team > 0 {
 		// About n threads: n/team teams.
@@ -637,6 +638,70 @@ func sample(g *ir.Program, w *goWriter, k *ir.Kernel) {
 	w.p("}")
 	w.p("}")
 	w.p("")
+}
+
+// sampleFit writes, for a map kernel with a buffer whose length grows
+// faster than its points (a product of more extents than it has
+// dimensions), the line of its Sample that halves n until its
+// buffers take at most kernelrt.SampleBytes (kernelrt.FitSample): their
+// lengths at the extents Extents gives n, the other integer parameters at
+// 8, the largest a Sample draws. A buffer of n*n*n elements for a 1-D
+// kernel of n points took gigabytes at the sizes kerneltest runs.
+func sampleFit(w *goWriter, k *ir.Kernel) {
+	if k.Team > 0 || k.Reduce != "" {
+		return
+	}
+	grows, used := false, map[string]bool{}
+	for _, p := range k.Args() {
+		if !p.Slice {
+			continue
+		}
+		for _, prod := range k.Lens[p] {
+			extents := 0
+			for _, t := range prod.Terms {
+				used[t] = true
+				if q := ir.ParamNamed(k, t); q != nil && dimIndex(k, q) >= 0 {
+					extents++
+				}
+			}
+			if extents > len(k.Dims) { // n*n for n points: more than a buffer a point
+				grows = true
+			}
+		}
+	}
+	if !grows {
+		return
+	}
+	w.p("gomptN = gomptrt.FitSample(gomptN, func(gomptN int) int64 {")
+	w.p("gomptExt := gomptrt.Extents(gomptN, %d)", len(k.Dims))
+	for _, p := range k.Args() {
+		if p.Slice || !used[p.Name] {
+			continue
+		}
+		if d := dimIndex(k, p); d >= 0 {
+			w.p("%s := gomptExt[%d]", p.Name, d)
+		} else {
+			w.p("%s := %s(8)", p.Name, p.T.GoName())
+		}
+	}
+	var sum []string
+	for _, p := range k.Args() {
+		if p.Slice {
+			sum = append(sum, fmt.Sprintf("gomptrt.Bytes(gomptrt.Len(%s), %d)", lenArgs(k, p), p.T.Bits()/8))
+		}
+	}
+	w.p("return gomptrt.Total(%s)", strings.Join(sum, ", "))
+	w.p("})")
+}
+
+// dimIndex is p's place among k's extents, -1 where it is not one.
+func dimIndex(k *ir.Kernel, p *ir.Param) int {
+	for i, d := range k.Dims {
+		if d == p {
+			return i
+		}
+	}
+	return -1
 }
 
 // tolerance is the relative tolerance of k's Sample, and a sentence saying
