@@ -466,9 +466,32 @@ func gomptLanesMatmul(gomptX0, gomptW int, i int, m int, n int, k int, A []float
 		gomptU2 := (p * n)
 //line library.go:65
 		gomptU3 := B[gomptU2+gomptX0:][:gomptW]
-		for gomptJ := 0; gomptJ < gomptW; gomptJ++ {
+		{
+			gomptJ := 0
+			for ; gomptJ+4 <= gomptW; gomptJ += 4 {
+				gompt4Acc := acc[gomptJ : gomptJ+4 : gomptJ+4]
+				gompt4GomptU3 := gomptU3[gomptJ : gomptJ+4 : gomptJ+4]
+				{
 //line library.go:65
-			acc[gomptJ] += (gomptU1 * gomptU3[gomptJ])
+					gompt4Acc[0] += (gomptU1 * gompt4GomptU3[0])
+				}
+				{
+//line library.go:65
+					gompt4Acc[1] += (gomptU1 * gompt4GomptU3[1])
+				}
+				{
+//line library.go:65
+					gompt4Acc[2] += (gomptU1 * gompt4GomptU3[2])
+				}
+				{
+//line library.go:65
+					gompt4Acc[3] += (gomptU1 * gompt4GomptU3[3])
+				}
+			}
+			for ; gomptJ < gomptW; gomptJ++ {
+//line library.go:65
+				acc[gomptJ] += (gomptU1 * gomptU3[gomptJ])
+			}
 		}
 //line library.go:66
 	}
@@ -481,7 +504,7 @@ func gomptLanesMatmul(gomptX0, gomptW int, i int, m int, n int, k int, A []float
 	}
 	_ = acc
 	_ = m
-//line gompt_kernels.go:485
+//line gompt_kernels.go:508
 }
 
 // gomptSampleMatmul is Matmul's Sample: about n points, random arguments. Tol 0: every device gives the Go function's bits.
@@ -914,7 +937,7 @@ func gomptHostMatmulTiled(gomptA *gomptdevice.HostArgs, gomptR gomptdevice.Range
 	_ = c32
 	_ = c33
 	_ = teams
-//line gompt_kernels.go:918
+//line gompt_kernels.go:941
 }
 
 // gomptSampleMatmulTiled is MatmulTiled's Sample: about n points, random arguments. Tol 0: every device gives the Go function's bits.
@@ -970,7 +993,7 @@ func gomptHostSaxpy(gomptA *gomptdevice.HostArgs, gomptR gomptdevice.Range, _, _
 		y[i] = ((a * x[i]) + y[i])
 	}
 	_ = n
-//line gompt_kernels.go:974
+//line gompt_kernels.go:997
 }
 
 // gomptSampleSaxpy is Saxpy's Sample: about n points, random arguments. Tol 0: every device gives the Go function's bits.
@@ -1025,7 +1048,7 @@ func gomptHostVecadd(gomptA *gomptdevice.HostArgs, gomptR gomptdevice.Range, _, 
 		c[i] = (a[i] + b[i])
 	}
 	_ = n
-//line gompt_kernels.go:1029
+//line gompt_kernels.go:1052
 }
 
 // gomptSampleVecadd is VecAdd's Sample: about n points, random arguments. Tol 0: every device gives the Go function's bits.

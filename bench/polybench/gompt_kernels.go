@@ -168,9 +168,32 @@ func gomptLanesAtaxY(gomptX0, gomptW int, n int, m int, A []float64, tmp []float
 		gomptU2 := A[gomptU1+gomptX0:][:gomptW]
 //line kernels.go:90
 		gomptU3 := *(*float64)(unsafe.Add(gomptPTmp, i*8))
-		for gomptJ := 0; gomptJ < gomptW; gomptJ++ {
+		{
+			gomptJ := 0
+			for ; gomptJ+4 <= gomptW; gomptJ += 4 {
+				gompt4S := s[gomptJ : gomptJ+4 : gomptJ+4]
+				gompt4GomptU2 := gomptU2[gomptJ : gomptJ+4 : gomptJ+4]
+				{
 //line kernels.go:90
-			s[gomptJ] = (s[gomptJ] + (gomptU2[gomptJ] * gomptU3))
+					gompt4S[0] = (gompt4S[0] + (gompt4GomptU2[0] * gomptU3))
+				}
+				{
+//line kernels.go:90
+					gompt4S[1] = (gompt4S[1] + (gompt4GomptU2[1] * gomptU3))
+				}
+				{
+//line kernels.go:90
+					gompt4S[2] = (gompt4S[2] + (gompt4GomptU2[2] * gomptU3))
+				}
+				{
+//line kernels.go:90
+					gompt4S[3] = (gompt4S[3] + (gompt4GomptU2[3] * gomptU3))
+				}
+			}
+			for ; gomptJ < gomptW; gomptJ++ {
+//line kernels.go:90
+				s[gomptJ] = (s[gomptJ] + (gomptU2[gomptJ] * gomptU3))
+			}
 		}
 //line kernels.go:91
 	}
@@ -180,7 +203,7 @@ func gomptLanesAtaxY(gomptX0, gomptW int, n int, m int, A []float64, tmp []float
 		gomptU4[gomptJ] = s[gomptJ]
 	}
 	_ = s
-//line gompt_kernels.go:184
+//line gompt_kernels.go:207
 }
 
 // gomptSampleAtaxY is AtaxYKernel's Sample: about n points, random arguments. Tol 0: every device gives the Go function's bits.
@@ -278,7 +301,7 @@ func gomptHostBicgQ(gomptA *gomptdevice.HostArgs, gomptR gomptdevice.Range, _, _
 		q[i] = t
 	}
 	_ = n
-//line gompt_kernels.go:282
+//line gompt_kernels.go:305
 }
 
 // gomptSampleBicgQ is BicgQKernel's Sample: about n points, random arguments. Tol 0: every device gives the Go function's bits.
@@ -385,9 +408,32 @@ func gomptLanesBicgS(gomptX0, gomptW int, m int, n int, A []float64, r []float64
 		gomptU2 := (i * m)
 //line kernels.go:101
 		gomptU3 := A[gomptU2+gomptX0:][:gomptW]
-		for gomptJ := 0; gomptJ < gomptW; gomptJ++ {
+		{
+			gomptJ := 0
+			for ; gomptJ+4 <= gomptW; gomptJ += 4 {
+				gompt4T := t[gomptJ : gomptJ+4 : gomptJ+4]
+				gompt4GomptU3 := gomptU3[gomptJ : gomptJ+4 : gomptJ+4]
+				{
 //line kernels.go:101
-			t[gomptJ] = (t[gomptJ] + (gomptU1 * gomptU3[gomptJ]))
+					gompt4T[0] = (gompt4T[0] + (gomptU1 * gompt4GomptU3[0]))
+				}
+				{
+//line kernels.go:101
+					gompt4T[1] = (gompt4T[1] + (gomptU1 * gompt4GomptU3[1]))
+				}
+				{
+//line kernels.go:101
+					gompt4T[2] = (gompt4T[2] + (gomptU1 * gompt4GomptU3[2]))
+				}
+				{
+//line kernels.go:101
+					gompt4T[3] = (gompt4T[3] + (gomptU1 * gompt4GomptU3[3]))
+				}
+			}
+			for ; gomptJ < gomptW; gomptJ++ {
+//line kernels.go:101
+				t[gomptJ] = (t[gomptJ] + (gomptU1 * gomptU3[gomptJ]))
+			}
 		}
 //line kernels.go:102
 	}
@@ -397,7 +443,7 @@ func gomptLanesBicgS(gomptX0, gomptW int, m int, n int, A []float64, r []float64
 		gomptU4[gomptJ] = t[gomptJ]
 	}
 	_ = t
-//line gompt_kernels.go:401
+//line gompt_kernels.go:447
 }
 
 // gomptSampleBicgS is BicgSKernel's Sample: about n points, random arguments. Tol 0: every device gives the Go function's bits.
@@ -501,9 +547,32 @@ func gomptLanesColMean(gomptX0, gomptW int, m int, n int, fn float64, data []flo
 		gomptU1 := (i * m)
 //line kernels.go:297
 		gomptU2 := data[gomptU1+gomptX0:][:gomptW]
-		for gomptJ := 0; gomptJ < gomptW; gomptJ++ {
+		{
+			gomptJ := 0
+			for ; gomptJ+4 <= gomptW; gomptJ += 4 {
+				gompt4S := s[gomptJ : gomptJ+4 : gomptJ+4]
+				gompt4GomptU2 := gomptU2[gomptJ : gomptJ+4 : gomptJ+4]
+				{
 //line kernels.go:297
-			s[gomptJ] += gomptU2[gomptJ]
+					gompt4S[0] += gompt4GomptU2[0]
+				}
+				{
+//line kernels.go:297
+					gompt4S[1] += gompt4GomptU2[1]
+				}
+				{
+//line kernels.go:297
+					gompt4S[2] += gompt4GomptU2[2]
+				}
+				{
+//line kernels.go:297
+					gompt4S[3] += gompt4GomptU2[3]
+				}
+			}
+			for ; gomptJ < gomptW; gomptJ++ {
+//line kernels.go:297
+				s[gomptJ] += gomptU2[gomptJ]
+			}
 		}
 //line kernels.go:298
 	}
@@ -513,7 +582,7 @@ func gomptLanesColMean(gomptX0, gomptW int, m int, n int, fn float64, data []flo
 		gomptU3[gomptJ] = (s[gomptJ] / fn)
 	}
 	_ = s
-//line gompt_kernels.go:517
+//line gompt_kernels.go:586
 }
 
 // gomptSampleColMean is ColMeanKernel's Sample: about n points, random arguments. Tol 0: every device gives the Go function's bits.
@@ -614,7 +683,7 @@ func gomptHostCorr(gomptA *gomptdevice.HostArgs, gomptR gomptdevice.Range, _, _ 
 			corr[((j * m) + i)] = c
 		}
 	}
-//line gompt_kernels.go:618
+//line gompt_kernels.go:687
 }
 
 // gomptSampleCorr is CorrKernel's Sample: about n points, random arguments. Tol 0: every device gives the Go function's bits.
@@ -717,7 +786,7 @@ func gomptHostCorrCenter(gomptA *gomptdevice.HostArgs, gomptR gomptdevice.Range,
 		}
 	}
 	_ = n
-//line gompt_kernels.go:721
+//line gompt_kernels.go:790
 }
 
 // gomptSampleCorrCenter is CorrCenterKernel's Sample: about n points, random arguments. Tol 0: every device gives the Go function's bits.
@@ -828,13 +897,60 @@ func gomptLanesCorrStddev(gomptX0, gomptW int, m int, n int, fn float64, data []
 		gomptU2 := data[gomptU1+gomptX0:][:gomptW]
 //line kernels.go:334
 		gomptU3 := mean[gomptX0:][:gomptW]
-		for gomptJ := 0; gomptJ < gomptW; gomptJ++ {
+		{
+			gomptJ := 0
+			for ; gomptJ+4 <= gomptW; gomptJ += 4 {
+				gompt4D := d[gomptJ : gomptJ+4 : gomptJ+4]
+				gompt4GomptU2 := gomptU2[gomptJ : gomptJ+4 : gomptJ+4]
+				gompt4GomptU3 := gomptU3[gomptJ : gomptJ+4 : gomptJ+4]
+				{
 //line kernels.go:334
-			d[gomptJ] = (gomptU2[gomptJ] - gomptU3[gomptJ])
+					gompt4D[0] = (gompt4GomptU2[0] - gompt4GomptU3[0])
+				}
+				{
+//line kernels.go:334
+					gompt4D[1] = (gompt4GomptU2[1] - gompt4GomptU3[1])
+				}
+				{
+//line kernels.go:334
+					gompt4D[2] = (gompt4GomptU2[2] - gompt4GomptU3[2])
+				}
+				{
+//line kernels.go:334
+					gompt4D[3] = (gompt4GomptU2[3] - gompt4GomptU3[3])
+				}
+			}
+			for ; gomptJ < gomptW; gomptJ++ {
+//line kernels.go:334
+				d[gomptJ] = (gomptU2[gomptJ] - gomptU3[gomptJ])
+			}
 		}
-		for gomptJ := 0; gomptJ < gomptW; gomptJ++ {
+		{
+			gomptJ := 0
+			for ; gomptJ+4 <= gomptW; gomptJ += 4 {
+				gompt4S := s[gomptJ : gomptJ+4 : gomptJ+4]
+				gompt4D := d[gomptJ : gomptJ+4 : gomptJ+4]
+				{
 //line kernels.go:335
-			s[gomptJ] += (d[gomptJ] * d[gomptJ])
+					gompt4S[0] += (gompt4D[0] * gompt4D[0])
+				}
+				{
+//line kernels.go:335
+					gompt4S[1] += (gompt4D[1] * gompt4D[1])
+				}
+				{
+//line kernels.go:335
+					gompt4S[2] += (gompt4D[2] * gompt4D[2])
+				}
+				{
+//line kernels.go:335
+					gompt4S[3] += (gompt4D[3] * gompt4D[3])
+				}
+			}
+			for ; gomptJ < gomptW; gomptJ++ {
+//line kernels.go:335
+				s[gomptJ] += (d[gomptJ] * d[gomptJ])
+			}
 		}
 //line kernels.go:336
 	}
@@ -860,7 +976,7 @@ func gomptLanesCorrStddev(gomptX0, gomptW int, m int, n int, fn float64, data []
 	}
 	_ = s
 	_ = d
-//line gompt_kernels.go:864
+//line gompt_kernels.go:980
 }
 
 // gomptSampleCorrStddev is CorrStddevKernel's Sample: about n points, random arguments. Tol 0: every device gives the Go function's bits.
@@ -964,7 +1080,7 @@ func gomptHostCov(gomptA *gomptdevice.HostArgs, gomptR gomptdevice.Range, _, _ i
 			cov[((j * m) + i)] = c
 		}
 	}
-//line gompt_kernels.go:968
+//line gompt_kernels.go:1084
 }
 
 // gomptSampleCov is CovKernel's Sample: about n points, random arguments. Tol 0: every device gives the Go function's bits.
@@ -1062,7 +1178,7 @@ func gomptHostCovCenter(gomptA *gomptdevice.HostArgs, gomptR gomptdevice.Range, 
 		}
 	}
 	_ = n
-//line gompt_kernels.go:1066
+//line gompt_kernels.go:1182
 }
 
 // gomptSampleCovCenter is CovCenterKernel's Sample: about n points, random arguments. Tol 0: every device gives the Go function's bits.
@@ -1157,7 +1273,7 @@ func gomptHostFdtdEx(gomptA *gomptdevice.HostArgs, gomptR gomptdevice.Range, _, 
 		}
 	}
 	_ = nx
-//line gompt_kernels.go:1161
+//line gompt_kernels.go:1277
 }
 
 // gomptSampleFdtdEx is FdtdExKernel's Sample: about n points, random arguments. Tol 0: every device gives the Go function's bits.
@@ -1272,7 +1388,7 @@ func gomptHostFdtdEy(gomptA *gomptdevice.HostArgs, gomptR gomptdevice.Range, _, 
 		gomptFrom, gomptTo = gomptIn1, gomptHi0
 	}
 	_ = nx
-//line gompt_kernels.go:1276
+//line gompt_kernels.go:1392
 }
 
 // gomptSampleFdtdEy is FdtdEyKernel's Sample: about n points, random arguments. Tol 0: every device gives the Go function's bits.
@@ -1389,7 +1505,7 @@ func gomptHostFdtdHz(gomptA *gomptdevice.HostArgs, gomptR gomptdevice.Range, _, 
 		}
 		gomptFrom, gomptTo = gomptIn1, gomptHi0
 	}
-//line gompt_kernels.go:1393
+//line gompt_kernels.go:1509
 }
 
 // gomptSampleFdtdHz is FdtdHzKernel's Sample: about n points, random arguments. Tol 0: every device gives the Go function's bits.
@@ -1503,7 +1619,7 @@ func gomptHostGemm(gomptA *gomptdevice.HostArgs, gomptR gomptdevice.Range, _, _ 
 		}
 	}
 	_ = ni
-//line gompt_kernels.go:1507
+//line gompt_kernels.go:1623
 }
 
 // gomptSampleGemm is GemmKernel's Sample: about n points, random arguments. Tol 0: every device gives the Go function's bits.
@@ -1605,7 +1721,7 @@ func gomptHostGemverA(gomptA *gomptdevice.HostArgs, gomptR gomptdevice.Range, _,
 			*(*float64)(unsafe.Add(gomptPA, ((i*n)+j)*8)) = ((*(*float64)(unsafe.Add(gomptPA, ((i*n)+j)*8)) + (u1[i] * *(*float64)(unsafe.Add(gomptPV1, j*8)))) + (u2[i] * *(*float64)(unsafe.Add(gomptPV2, j*8))))
 		}
 	}
-//line gompt_kernels.go:1609
+//line gompt_kernels.go:1725
 }
 
 // gomptSampleGemverA is GemverAKernel's Sample: about n points, random arguments. Tol 0: every device gives the Go function's bits.
@@ -1710,7 +1826,7 @@ func gomptHostGemverW(gomptA *gomptdevice.HostArgs, gomptR gomptdevice.Range, _,
 		}
 		w[i] = s
 	}
-//line gompt_kernels.go:1714
+//line gompt_kernels.go:1830
 }
 
 // gomptSampleGemverW is GemverWKernel's Sample: about n points, random arguments. Tol 0: every device gives the Go function's bits.
@@ -1824,9 +1940,32 @@ func gomptLanesGemverX(gomptX0, gomptW int, n int, beta float64, A []float64, y 
 		gomptU3 := A[gomptU2+gomptX0:][:gomptW]
 //line kernels.go:196
 		gomptU4 := *(*float64)(unsafe.Add(gomptPY, j*8))
-		for gomptJ := 0; gomptJ < gomptW; gomptJ++ {
+		{
+			gomptJ := 0
+			for ; gomptJ+4 <= gomptW; gomptJ += 4 {
+				gompt4S := s[gomptJ : gomptJ+4 : gomptJ+4]
+				gompt4GomptU3 := gomptU3[gomptJ : gomptJ+4 : gomptJ+4]
+				{
 //line kernels.go:196
-			s[gomptJ] = (s[gomptJ] + ((beta * gomptU3[gomptJ]) * gomptU4))
+					gompt4S[0] = (gompt4S[0] + ((beta * gompt4GomptU3[0]) * gomptU4))
+				}
+				{
+//line kernels.go:196
+					gompt4S[1] = (gompt4S[1] + ((beta * gompt4GomptU3[1]) * gomptU4))
+				}
+				{
+//line kernels.go:196
+					gompt4S[2] = (gompt4S[2] + ((beta * gompt4GomptU3[2]) * gomptU4))
+				}
+				{
+//line kernels.go:196
+					gompt4S[3] = (gompt4S[3] + ((beta * gompt4GomptU3[3]) * gomptU4))
+				}
+			}
+			for ; gomptJ < gomptW; gomptJ++ {
+//line kernels.go:196
+				s[gomptJ] = (s[gomptJ] + ((beta * gomptU3[gomptJ]) * gomptU4))
+			}
 		}
 //line kernels.go:197
 	}
@@ -1836,7 +1975,7 @@ func gomptLanesGemverX(gomptX0, gomptW int, n int, beta float64, A []float64, y 
 		gomptU5[gomptJ] = s[gomptJ]
 	}
 	_ = s
-//line gompt_kernels.go:1840
+//line gompt_kernels.go:1979
 }
 
 // gomptSampleGemverX is GemverXKernel's Sample: about n points, random arguments. Tol 0: every device gives the Go function's bits.
@@ -1929,7 +2068,7 @@ func gomptHostGemverZ(gomptA *gomptdevice.HostArgs, gomptR gomptdevice.Range, _,
 		x[i] = (x[i] + z[i])
 	}
 	_ = n
-//line gompt_kernels.go:1933
+//line gompt_kernels.go:2072
 }
 
 // gomptSampleGemverZ is GemverZKernel's Sample: about n points, random arguments. Tol 0: every device gives the Go function's bits.
@@ -2033,7 +2172,7 @@ func gomptHostGesummv(gomptA *gomptdevice.HostArgs, gomptR gomptdevice.Range, _,
 		tmp[i] = t
 		y[i] = ((alpha * t) + (beta * s))
 	}
-//line gompt_kernels.go:2037
+//line gompt_kernels.go:2176
 }
 
 // gomptSampleGesummv is GesummvKernel's Sample: about n points, random arguments. Tol 0: every device gives the Go function's bits.
@@ -2166,7 +2305,7 @@ func gomptHostHeat3D(gomptA *gomptdevice.HostArgs, gomptR gomptdevice.Range, _, 
 		}
 		gomptFrom, gomptTo = gomptIn1, gomptHi0
 	}
-//line gompt_kernels.go:2170
+//line gompt_kernels.go:2309
 }
 
 // gomptSampleHeat3D is Heat3DKernel's Sample: about n points, random arguments. Tol 0: every device gives the Go function's bits.
@@ -2283,7 +2422,7 @@ func gomptHostJacobi2D(gomptA *gomptdevice.HostArgs, gomptR gomptdevice.Range, _
 		}
 		gomptFrom, gomptTo = gomptIn1, gomptHi0
 	}
-//line gompt_kernels.go:2287
+//line gompt_kernels.go:2426
 }
 
 // gomptSampleJacobi2D is Jacobi2DKernel's Sample: about n points, random arguments. Tol 0: every device gives the Go function's bits.
@@ -2387,7 +2526,7 @@ func gomptHostMatMul(gomptA *gomptdevice.HostArgs, gomptR gomptdevice.Range, _, 
 		}
 	}
 	_ = ni
-//line gompt_kernels.go:2391
+//line gompt_kernels.go:2530
 }
 
 // gomptSampleMatMul is MatMulKernel's Sample: about n points, random arguments. Tol 0: every device gives the Go function's bits.
@@ -2483,7 +2622,7 @@ func gomptHostMvtX1(gomptA *gomptdevice.HostArgs, gomptR gomptdevice.Range, _, _
 		}
 		x1[i] = x
 	}
-//line gompt_kernels.go:2487
+//line gompt_kernels.go:2626
 }
 
 // gomptSampleMvtX1 is MvtX1Kernel's Sample: about n points, random arguments. Tol 0: every device gives the Go function's bits.
@@ -2594,9 +2733,32 @@ func gomptLanesMvtX2(gomptX0, gomptW int, n int, A []float64, y2 []float64, x2 [
 		gomptU3 := A[gomptU2+gomptX0:][:gomptW]
 //line kernels.go:134
 		gomptU4 := *(*float64)(unsafe.Add(gomptPY2, j*8))
-		for gomptJ := 0; gomptJ < gomptW; gomptJ++ {
+		{
+			gomptJ := 0
+			for ; gomptJ+4 <= gomptW; gomptJ += 4 {
+				gompt4X := x[gomptJ : gomptJ+4 : gomptJ+4]
+				gompt4GomptU3 := gomptU3[gomptJ : gomptJ+4 : gomptJ+4]
+				{
 //line kernels.go:134
-			x[gomptJ] = (x[gomptJ] + (gomptU3[gomptJ] * gomptU4))
+					gompt4X[0] = (gompt4X[0] + (gompt4GomptU3[0] * gomptU4))
+				}
+				{
+//line kernels.go:134
+					gompt4X[1] = (gompt4X[1] + (gompt4GomptU3[1] * gomptU4))
+				}
+				{
+//line kernels.go:134
+					gompt4X[2] = (gompt4X[2] + (gompt4GomptU3[2] * gomptU4))
+				}
+				{
+//line kernels.go:134
+					gompt4X[3] = (gompt4X[3] + (gompt4GomptU3[3] * gomptU4))
+				}
+			}
+			for ; gomptJ < gomptW; gomptJ++ {
+//line kernels.go:134
+				x[gomptJ] = (x[gomptJ] + (gomptU3[gomptJ] * gomptU4))
+			}
 		}
 //line kernels.go:135
 	}
@@ -2606,7 +2768,7 @@ func gomptLanesMvtX2(gomptX0, gomptW int, n int, A []float64, y2 []float64, x2 [
 		gomptU5[gomptJ] = x[gomptJ]
 	}
 	_ = x
-//line gompt_kernels.go:2610
+//line gompt_kernels.go:2772
 }
 
 // gomptSampleMvtX2 is MvtX2Kernel's Sample: about n points, random arguments. Tol 0: every device gives the Go function's bits.
@@ -2719,7 +2881,7 @@ func gomptHostSyr2k(gomptA *gomptdevice.HostArgs, gomptR gomptdevice.Range, _, _
 			}
 		}
 	}
-//line gompt_kernels.go:2723
+//line gompt_kernels.go:2885
 }
 
 // gomptSampleSyr2k is Syr2kKernel's Sample: about n points, random arguments. Tol 0: every device gives the Go function's bits.
@@ -2833,7 +2995,7 @@ func gomptHostSyrk(gomptA *gomptdevice.HostArgs, gomptR gomptdevice.Range, _, _ 
 			}
 		}
 	}
-//line gompt_kernels.go:2837
+//line gompt_kernels.go:2999
 }
 
 // gomptSampleSyrk is SyrkKernel's Sample: about n points, random arguments. Tol 0: every device gives the Go function's bits.
@@ -2943,7 +3105,7 @@ func gomptHostTwoMM1(gomptA *gomptdevice.HostArgs, gomptR gomptdevice.Range, _, 
 		}
 	}
 	_ = ni
-//line gompt_kernels.go:2947
+//line gompt_kernels.go:3109
 }
 
 // gomptSampleTwoMM1 is TwoMM1Kernel's Sample: about n points, random arguments. Tol 0: every device gives the Go function's bits.
@@ -3049,7 +3211,7 @@ func gomptHostTwoMM2(gomptA *gomptdevice.HostArgs, gomptR gomptdevice.Range, _, 
 		}
 	}
 	_ = ni
-//line gompt_kernels.go:3053
+//line gompt_kernels.go:3215
 }
 
 // gomptSampleTwoMM2 is TwoMM2Kernel's Sample: about n points, random arguments. Tol 0: every device gives the Go function's bits.

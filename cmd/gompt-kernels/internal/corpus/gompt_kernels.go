@@ -1108,19 +1108,99 @@ func gomptLanesConv(gomptX0, gomptW int, i int, m int, n int, k int, w []float32
 		gomptU1 := *(*float32)(unsafe.Add(gomptPW, p*4))
 //line lockstep.go:15
 		gomptU2 := (i * n)
-		for gomptJ := 0; gomptJ < gomptW; gomptJ++ {
-			j := gomptX0 + gomptJ
+		{
+			gomptJ := 0
+			for ; gomptJ+4 <= gomptW; gomptJ += 4 {
+				gompt4T := t[gomptJ : gomptJ+4 : gomptJ+4]
+				{
+					j := gomptX0 + gomptJ + 0
 //line lockstep.go:15
-			t[gomptJ] = (gomptU1 * in[(gomptU2+((j+p)%n))])
+					gompt4T[0] = (gomptU1 * in[(gomptU2+((j+p)%n))])
+				}
+				{
+					j := gomptX0 + gomptJ + 1
+//line lockstep.go:15
+					gompt4T[1] = (gomptU1 * in[(gomptU2+((j+p)%n))])
+				}
+				{
+					j := gomptX0 + gomptJ + 2
+//line lockstep.go:15
+					gompt4T[2] = (gomptU1 * in[(gomptU2+((j+p)%n))])
+				}
+				{
+					j := gomptX0 + gomptJ + 3
+//line lockstep.go:15
+					gompt4T[3] = (gomptU1 * in[(gomptU2+((j+p)%n))])
+				}
+			}
+			for ; gomptJ < gomptW; gomptJ++ {
+				j := gomptX0 + gomptJ
+//line lockstep.go:15
+				t[gomptJ] = (gomptU1 * in[(gomptU2+((j+p)%n))])
+			}
 		}
-		for gomptJ := 0; gomptJ < gomptW; gomptJ++ {
+		{
+			gomptJ := 0
+			for ; gomptJ+4 <= gomptW; gomptJ += 4 {
+				gompt4Acc := acc[gomptJ : gomptJ+4 : gomptJ+4]
+				gompt4T := t[gomptJ : gomptJ+4 : gomptJ+4]
+				{
 //line lockstep.go:16
-			acc[gomptJ] += t[gomptJ]
+					gompt4Acc[0] += gompt4T[0]
+				}
+				{
+//line lockstep.go:16
+					gompt4Acc[1] += gompt4T[1]
+				}
+				{
+//line lockstep.go:16
+					gompt4Acc[2] += gompt4T[2]
+				}
+				{
+//line lockstep.go:16
+					gompt4Acc[3] += gompt4T[3]
+				}
+			}
+			for ; gomptJ < gomptW; gomptJ++ {
+//line lockstep.go:16
+				acc[gomptJ] += t[gomptJ]
+			}
 		}
-		for gomptJ := 0; gomptJ < gomptW; gomptJ++ {
+		{
+			gomptJ := 0
+			for ; gomptJ+4 <= gomptW; gomptJ += 4 {
+				gompt4T := t[gomptJ : gomptJ+4 : gomptJ+4]
+				gompt4Peak := peak[gomptJ : gomptJ+4 : gomptJ+4]
+				{
 //line lockstep.go:17
-			if t[gomptJ] > peak[gomptJ] {
-				peak[gomptJ] = t[gomptJ]
+					if gompt4T[0] > gompt4Peak[0] {
+						gompt4Peak[0] = gompt4T[0]
+					}
+				}
+				{
+//line lockstep.go:17
+					if gompt4T[1] > gompt4Peak[1] {
+						gompt4Peak[1] = gompt4T[1]
+					}
+				}
+				{
+//line lockstep.go:17
+					if gompt4T[2] > gompt4Peak[2] {
+						gompt4Peak[2] = gompt4T[2]
+					}
+				}
+				{
+//line lockstep.go:17
+					if gompt4T[3] > gompt4Peak[3] {
+						gompt4Peak[3] = gompt4T[3]
+					}
+				}
+			}
+			for ; gomptJ < gomptW; gomptJ++ {
+//line lockstep.go:17
+				if t[gomptJ] > peak[gomptJ] {
+					peak[gomptJ] = t[gomptJ]
+				}
 			}
 		}
 //line lockstep.go:20
@@ -1138,7 +1218,7 @@ func gomptLanesConv(gomptX0, gomptW int, i int, m int, n int, k int, w []float32
 	_ = peak
 	_ = t
 	_ = m
-//line gompt_kernels.go:1142
+//line gompt_kernels.go:1222
 }
 
 // gomptSampleConv is ConvKernel's Sample: about n points, random arguments. Tol 0: every device gives the Go function's bits.
@@ -1239,7 +1319,7 @@ func gomptHostConversions(gomptA *gomptdevice.HostArgs, gomptR gomptdevice.Range
 		*(*float64)(unsafe.Add(gomptPOut, (o+int(7))*8)) = (float64(int16(((-y) / float64(1e+15)))) + float64(uint32((y / float64(1e+10)))))
 	}
 	_ = n
-//line gompt_kernels.go:1243
+//line gompt_kernels.go:1323
 }
 
 // gomptSampleConversions is ConversionsKernel's Sample: about n points, random arguments. Tol 0: every device gives the Go function's bits.
@@ -1402,7 +1482,7 @@ func gomptHostDotRange(gomptA *gomptdevice.HostArgs, gomptR gomptdevice.Range, g
 	}
 	gomptPartial[gomptTeam] = int64((gomptS0 + gomptS1) + (gomptS2 + gomptS3))
 	_ = n
-//line gompt_kernels.go:1406
+//line gompt_kernels.go:1486
 }
 
 // gomptSampleDotRange is DotRangeKernel's Sample: about n points, random arguments. Tol 0: every device gives the Go function's bits.
@@ -1627,7 +1707,7 @@ func gomptHostExtremes(gomptA *gomptdevice.HostArgs, gomptR gomptdevice.Range, _
 	gomptrt.MergeProd(gomptRBP, gomptRAP[:], uint32(1))
 	gomptrt.MergeMax(gomptRBM, gomptRAM[:], uint32(0))
 	gomptrt.MergeMin(gomptRBQ, gomptRAQ[:], int64(gomptmath.MaxInt64))
-//line gompt_kernels.go:1631
+//line gompt_kernels.go:1711
 }
 
 // gomptSampleExtremes is ExtremesKernel's Sample: about n points, random arguments. Tol 0: every device gives the Go function's bits.
@@ -1730,7 +1810,7 @@ func gomptHostFloat64Ops(gomptA *gomptdevice.HostArgs, gomptR gomptdevice.Range,
 		*(*float64)(unsafe.Add(gomptPOut, (o+int(3))*8)) = ((gomptmath.Remainder((x*float64(100.0)), y) + gomptmath.Dim(x, y)) + gomptmath.Dim(y, x))
 	}
 	_ = n
-//line gompt_kernels.go:1734
+//line gompt_kernels.go:1814
 }
 
 // gomptSampleFloat64Ops is Float64OpsKernel's Sample: about n points, random arguments. Tol 0: every device gives the Go function's bits.
@@ -1838,7 +1918,7 @@ func gomptHostFloatBins(gomptA *gomptdevice.HostArgs, gomptR gomptdevice.Range, 
 	gomptrt.MergeSum(gomptRBS, gomptRAS[:], float32(gomptmath.Copysign(0, -1)))
 	gomptrt.MergeProd(gomptRBP, gomptRAP[:], float64(1))
 	_ = n
-//line gompt_kernels.go:1842
+//line gompt_kernels.go:1922
 }
 
 // gomptSampleFloatBins is FloatBinsKernel's Sample: about n points, random arguments. Tol 0.0001: the float sums into s are combined in another order on each device; the float products into p are combined in another order on each device.
@@ -1950,7 +2030,7 @@ func gomptHostFloatOps(gomptA *gomptdevice.HostArgs, gomptR gomptdevice.Range, _
 		*(*float32)(unsafe.Add(gomptPOut, (o+int(11))*4)) = s
 	}
 	_ = n
-//line gompt_kernels.go:1954
+//line gompt_kernels.go:2034
 }
 
 // gomptSampleFloatOps is FloatOpsKernel's Sample: about n points, random arguments. Tol 0: every device gives the Go function's bits.
@@ -2044,7 +2124,7 @@ func gomptHostGather(gomptA *gomptdevice.HostArgs, gomptR gomptdevice.Range, _, 
 	}
 	_ = n
 	_ = m
-//line gompt_kernels.go:2048
+//line gompt_kernels.go:2128
 }
 
 // gomptSampleGather is GatherKernel's Sample: about n points, random arguments. Tol 0: every device gives the Go function's bits.
@@ -2188,7 +2268,7 @@ func gomptHostGatherSum(gomptA *gomptdevice.HostArgs, gomptR gomptdevice.Range, 
 	gomptPartial[gomptTeam] = float32((gomptS0 + gomptS1) + (gomptS2 + gomptS3))
 	_ = n
 	_ = m
-//line gompt_kernels.go:2192
+//line gompt_kernels.go:2272
 }
 
 // gomptSampleGatherSum is GatherSumKernel's Sample: about n points, random arguments. Tol 0.0001: its float sums are combined in another order on each device.
@@ -2293,7 +2373,7 @@ func gomptHostGatherUnchecked(gomptA *gomptdevice.HostArgs, gomptR gomptdevice.R
 	}
 	_ = n
 	_ = m
-//line gompt_kernels.go:2297
+//line gompt_kernels.go:2377
 }
 
 // gomptSampleGatherUnchecked is GatherUncheckedKernel's Sample: about n points, random arguments. Tol 0: every device gives the Go function's bits.
@@ -2418,7 +2498,7 @@ func gomptHostHelpers(gomptA *gomptdevice.HostArgs, gomptR gomptdevice.Range, _,
 		bump(hist, (i + n), int32(1000))
 		out[i] = (y + float32(f64))
 	}
-//line gompt_kernels.go:2422
+//line gompt_kernels.go:2502
 }
 
 // gomptSampleHelpers is HelpersKernel's Sample: about n points, random arguments. Tol 0: every device gives the Go function's bits.
@@ -2536,7 +2616,7 @@ func gomptHostHist256(gomptA *gomptdevice.HostArgs, gomptR gomptdevice.Range, _,
 	gomptrt.MergeSum(gomptRBH, gomptRAH[:], uint32(0))
 	gomptrt.MergeSum(gomptRBS, gomptRAS[:], int64(0))
 	_ = n
-//line gompt_kernels.go:2540
+//line gompt_kernels.go:2620
 }
 
 // gomptSampleHist256 is Hist256Kernel's Sample: about n points, random arguments. Tol 0: every device gives the Go function's bits.
@@ -2647,7 +2727,7 @@ func gomptHostHistogram(gomptA *gomptdevice.HostArgs, gomptR gomptdevice.Range, 
 		gomptatomic.AddInt64((&s[(int(1) + (i % int(2)))]), int64(8589934592))
 	}
 	_ = n
-//line gompt_kernels.go:2651
+//line gompt_kernels.go:2731
 }
 
 // gomptSampleHistogram is HistogramKernel's Sample: about n points, random arguments. Tol 0: every device gives the Go function's bits.
@@ -2756,7 +2836,7 @@ func gomptHostInt64Ops(gomptA *gomptdevice.HostArgs, gomptR gomptdevice.Range, _
 		*(*int64)(unsafe.Add(gomptPOut, (o+int(8))*8)) = (^x)
 	}
 	_ = n
-//line gompt_kernels.go:2760
+//line gompt_kernels.go:2840
 }
 
 // gomptSampleInt64Ops is Int64OpsKernel's Sample: about n points, random arguments. Tol 0: every device gives the Go function's bits.
@@ -2865,7 +2945,7 @@ func gomptHostIntOps(gomptA *gomptdevice.HostArgs, gomptR gomptdevice.Range, _, 
 		*(*int)(unsafe.Add(gomptPOut, (o+int(5))*8)) = s
 	}
 	_ = n
-//line gompt_kernels.go:2869
+//line gompt_kernels.go:2949
 }
 
 // gomptSampleIntOps is IntOpsKernel's Sample: about n points, random arguments. Tol 0: every device gives the Go function's bits.
@@ -2969,7 +3049,7 @@ func gomptHostLabels(gomptA *gomptdevice.HostArgs, gomptR gomptdevice.Range, _, 
 		out[i] = ((found * int64(1000)) + int64(steps))
 	}
 	_ = n
-//line gompt_kernels.go:2973
+//line gompt_kernels.go:3053
 }
 
 // gomptSampleLabels is LabelsKernel's Sample: about n points, random arguments. Tol 0: every device gives the Go function's bits.
@@ -3075,13 +3155,59 @@ func gomptLanesLanesGather(gomptX0, gomptW int, n int, m int, k int, idx []int, 
 //line checks.go:163
 	for p := int(1); p < k; p++ {
 		gomptU2 := idx[gomptX0:][:gomptW]
-		for gomptJ := 0; gomptJ < gomptW; gomptJ++ {
+		{
+			gomptJ := 0
+			for ; gomptJ+4 <= gomptW; gomptJ += 4 {
+				gompt4V := v[gomptJ : gomptJ+4 : gomptJ+4]
+				gompt4GomptU2 := gomptU2[gomptJ : gomptJ+4 : gomptJ+4]
+				{
 //line checks.go:164
-			v[gomptJ] = src[(gomptU2[gomptJ] + p)]
+					gompt4V[0] = src[(gompt4GomptU2[0] + p)]
+				}
+				{
+//line checks.go:164
+					gompt4V[1] = src[(gompt4GomptU2[1] + p)]
+				}
+				{
+//line checks.go:164
+					gompt4V[2] = src[(gompt4GomptU2[2] + p)]
+				}
+				{
+//line checks.go:164
+					gompt4V[3] = src[(gompt4GomptU2[3] + p)]
+				}
+			}
+			for ; gomptJ < gomptW; gomptJ++ {
+//line checks.go:164
+				v[gomptJ] = src[(gomptU2[gomptJ] + p)]
+			}
 		}
-		for gomptJ := 0; gomptJ < gomptW; gomptJ++ {
+		{
+			gomptJ := 0
+			for ; gomptJ+4 <= gomptW; gomptJ += 4 {
+				gompt4Acc := acc[gomptJ : gomptJ+4 : gomptJ+4]
+				gompt4V := v[gomptJ : gomptJ+4 : gomptJ+4]
+				{
 //line checks.go:165
-			acc[gomptJ] += v[gomptJ]
+					gompt4Acc[0] += gompt4V[0]
+				}
+				{
+//line checks.go:165
+					gompt4Acc[1] += gompt4V[1]
+				}
+				{
+//line checks.go:165
+					gompt4Acc[2] += gompt4V[2]
+				}
+				{
+//line checks.go:165
+					gompt4Acc[3] += gompt4V[3]
+				}
+			}
+			for ; gomptJ < gomptW; gomptJ++ {
+//line checks.go:165
+				acc[gomptJ] += v[gomptJ]
+			}
 		}
 //line checks.go:166
 	}
@@ -3094,7 +3220,7 @@ func gomptLanesLanesGather(gomptX0, gomptW int, n int, m int, k int, idx []int, 
 	_ = v
 	_ = n
 	_ = m
-//line gompt_kernels.go:3098
+//line gompt_kernels.go:3224
 }
 
 // gomptSampleLanesGather is LanesGatherKernel's Sample: about n points, random arguments. Tol 0: every device gives the Go function's bits.
@@ -3204,9 +3330,32 @@ func gomptLanesMatMul(gomptX0, gomptW int, i int, m int, n int, k int, A []float
 		gomptU2 := (p * n)
 //line dims.go:44
 		gomptU3 := B[gomptU2+gomptX0:][:gomptW]
-		for gomptJ := 0; gomptJ < gomptW; gomptJ++ {
+		{
+			gomptJ := 0
+			for ; gomptJ+4 <= gomptW; gomptJ += 4 {
+				gompt4Acc := acc[gomptJ : gomptJ+4 : gomptJ+4]
+				gompt4GomptU3 := gomptU3[gomptJ : gomptJ+4 : gomptJ+4]
+				{
 //line dims.go:44
-			acc[gomptJ] += (gomptU1 * gomptU3[gomptJ])
+					gompt4Acc[0] += (gomptU1 * gompt4GomptU3[0])
+				}
+				{
+//line dims.go:44
+					gompt4Acc[1] += (gomptU1 * gompt4GomptU3[1])
+				}
+				{
+//line dims.go:44
+					gompt4Acc[2] += (gomptU1 * gompt4GomptU3[2])
+				}
+				{
+//line dims.go:44
+					gompt4Acc[3] += (gomptU1 * gompt4GomptU3[3])
+				}
+			}
+			for ; gomptJ < gomptW; gomptJ++ {
+//line dims.go:44
+				acc[gomptJ] += (gomptU1 * gomptU3[gomptJ])
+			}
 		}
 //line dims.go:45
 	}
@@ -3219,7 +3368,7 @@ func gomptLanesMatMul(gomptX0, gomptW int, i int, m int, n int, k int, A []float
 	}
 	_ = acc
 	_ = m
-//line gompt_kernels.go:3223
+//line gompt_kernels.go:3372
 }
 
 // gomptSampleMatMul is MatMulKernel's Sample: about n points, random arguments. Tol 0: every device gives the Go function's bits.
@@ -3319,7 +3468,7 @@ func gomptHostMatVec(gomptA *gomptdevice.HostArgs, gomptR gomptdevice.Range, _, 
 		y[i] = s
 	}
 	_ = m
-//line gompt_kernels.go:3323
+//line gompt_kernels.go:3472
 }
 
 // gomptSampleMatVec is MatVecKernel's Sample: about n points, random arguments. Tol 0: every device gives the Go function's bits.
@@ -3456,7 +3605,7 @@ func gomptHostMaxFloat64(gomptA *gomptdevice.HostArgs, gomptR gomptdevice.Range,
 	}
 	gomptPartial[gomptTeam] = float64(max((max(gomptS0, gomptS1)), (max(gomptS2, gomptS3))))
 	_ = n
-//line gompt_kernels.go:3460
+//line gompt_kernels.go:3609
 }
 
 // gomptSampleMaxFloat64 is MaxFloat64Kernel's Sample: about n points, random arguments. Tol 1e-12: it calls math functions that are within a few ulps of Go's, not equal.
@@ -3603,7 +3752,7 @@ func gomptHostMaxUint64(gomptA *gomptdevice.HostArgs, gomptR gomptdevice.Range, 
 	}
 	gomptPartial[gomptTeam] = uint64(max((max(gomptS0, gomptS1)), (max(gomptS2, gomptS3))))
 	_ = n
-//line gompt_kernels.go:3607
+//line gompt_kernels.go:3756
 }
 
 // gomptSampleMaxUint64 is MaxUint64Kernel's Sample: about n points, random arguments. Tol 0: every device gives the Go function's bits.
@@ -3749,7 +3898,7 @@ func gomptHostMinFloat32(gomptA *gomptdevice.HostArgs, gomptR gomptdevice.Range,
 	}
 	gomptPartial[gomptTeam] = float32(min((min(gomptS0, gomptS1)), (min(gomptS2, gomptS3))))
 	_ = n
-//line gompt_kernels.go:3753
+//line gompt_kernels.go:3902
 }
 
 // gomptSampleMinFloat32 is MinFloat32Kernel's Sample: about n points, random arguments. Tol 0: every device gives the Go function's bits.
@@ -3905,7 +4054,7 @@ func gomptHostMinInt16(gomptA *gomptdevice.HostArgs, gomptR gomptdevice.Range, g
 	}
 	gomptPartial[gomptTeam] = int16(min((min(gomptS0, gomptS1)), (min(gomptS2, gomptS3))))
 	_ = nz
-//line gompt_kernels.go:3909
+//line gompt_kernels.go:4058
 }
 
 // gomptSampleMinInt16 is MinInt16Kernel's Sample: about n points, random arguments. Tol 0: every device gives the Go function's bits.
@@ -4024,7 +4173,7 @@ func gomptHostMinMax(gomptA *gomptdevice.HostArgs, gomptR gomptdevice.Range, _, 
 		*(*float64)(unsafe.Add(gomptPOut, (o+int(7))*8)) = float64(max(uint8(u), uint8(v)))
 	}
 	_ = n
-//line gompt_kernels.go:4028
+//line gompt_kernels.go:4177
 }
 
 // gomptSampleMinMax is MinMaxKernel's Sample: about n points, random arguments. Tol 0: every device gives the Go function's bits.
@@ -4141,7 +4290,7 @@ func gomptHostNarrow(gomptA *gomptdevice.HostArgs, gomptR gomptdevice.Range, _, 
 		*(*int64)(unsafe.Add(gomptPOut, (o+int(11))*8)) = (int64(int8((int64(u) * int64(3)))) + int64(uint16(x)))
 	}
 	_ = n
-//line gompt_kernels.go:4145
+//line gompt_kernels.go:4294
 }
 
 // gomptSampleNarrow is NarrowKernel's Sample: about n points, random arguments. Tol 0: every device gives the Go function's bits.
@@ -4238,7 +4387,7 @@ func gomptHostOutOfRange(gomptA *gomptdevice.HostArgs, gomptR gomptdevice.Range,
 			out[(i + n)] = int32(5)
 		}
 	}
-//line gompt_kernels.go:4242
+//line gompt_kernels.go:4391
 }
 
 // gomptSampleOutOfRange is OutOfRangeKernel's Sample: about n points, random arguments. Tol 0: every device gives the Go function's bits.
@@ -4322,7 +4471,7 @@ func gomptHostPartial(gomptA *gomptdevice.HostArgs, gomptR gomptdevice.Range, _,
 		}
 	}
 	_ = n
-//line gompt_kernels.go:4326
+//line gompt_kernels.go:4475
 }
 
 // gomptSamplePartial is PartialKernel's Sample: about n points, random arguments. Tol 0: every device gives the Go function's bits.
@@ -4456,7 +4605,7 @@ func gomptHostProdFloat64(gomptA *gomptdevice.HostArgs, gomptR gomptdevice.Range
 	}
 	gomptPartial[gomptTeam] = float64((gomptS0 * gomptS1) * (gomptS2 * gomptS3))
 	_ = n
-//line gompt_kernels.go:4460
+//line gompt_kernels.go:4609
 }
 
 // gomptSampleProdFloat64 is ProdFloat64Kernel's Sample: about n points, random arguments. Tol 1e-10: its float products are combined in another order on each device.
@@ -4603,7 +4752,7 @@ func gomptHostProdInt32(gomptA *gomptdevice.HostArgs, gomptR gomptdevice.Range, 
 	}
 	gomptPartial[gomptTeam] = int32((gomptS0 * gomptS1) * (gomptS2 * gomptS3))
 	_ = n
-//line gompt_kernels.go:4607
+//line gompt_kernels.go:4756
 }
 
 // gomptSampleProdInt32 is ProdInt32Kernel's Sample: about n points, random arguments. Tol 0: every device gives the Go function's bits.
@@ -4723,7 +4872,7 @@ func gomptHostProductLen(gomptA *gomptdevice.HostArgs, gomptR gomptdevice.Range,
 		gomptFrom, gomptTo = gomptIn1, gomptHi0
 	}
 	_ = n
-//line gompt_kernels.go:4727
+//line gompt_kernels.go:4876
 }
 
 // gomptSampleProductLen is ProductLenKernel's Sample: about n points, random arguments. Tol 0: every device gives the Go function's bits.
@@ -4813,7 +4962,7 @@ func gomptHostQuotient(gomptA *gomptdevice.HostArgs, gomptR gomptdevice.Range, _
 		q[i] = (a[i] / b[i])
 	}
 	_ = n
-//line gompt_kernels.go:4817
+//line gompt_kernels.go:4966
 }
 
 // gomptSampleQuotient is QuotientKernel's Sample: about n points, random arguments. Tol 0: every device gives the Go function's bits.
@@ -4961,7 +5110,7 @@ func gomptHostRangeForms(gomptA *gomptdevice.HostArgs, gomptR gomptdevice.Range,
 		o[int(7)] += int64(n0)
 	}
 	_ = n
-//line gompt_kernels.go:4965
+//line gompt_kernels.go:5114
 }
 
 // gomptSampleRangeForms is RangeFormsKernel's Sample: about n points, random arguments. Tol 0: every device gives the Go function's bits.
@@ -5051,7 +5200,7 @@ func gomptHostScatter(gomptA *gomptdevice.HostArgs, gomptR gomptdevice.Range, _,
 	}
 	_ = n
 	_ = m
-//line gompt_kernels.go:5055
+//line gompt_kernels.go:5204
 }
 
 // gomptSampleScatter is ScatterKernel's Sample: about n points, random arguments. Tol 0: every device gives the Go function's bits.
@@ -5149,7 +5298,7 @@ func gomptHostSeek(gomptA *gomptdevice.HostArgs, gomptR gomptdevice.Range, _, _ 
 	}
 	_ = n
 	_ = m
-//line gompt_kernels.go:5153
+//line gompt_kernels.go:5302
 }
 
 // gomptSampleSeek is SeekKernel's Sample: about n points, random arguments. Tol 0: every device gives the Go function's bits.
@@ -5240,7 +5389,7 @@ func gomptHostShiftAt(gomptA *gomptdevice.HostArgs, gomptR gomptdevice.Range, _,
 		x[j] <<= k[i]
 		y[j] >>= k[i]
 	}
-//line gompt_kernels.go:5244
+//line gompt_kernels.go:5393
 }
 
 // gomptSampleShiftAt is ShiftAtKernel's Sample: about n points, random arguments. Tol 0: every device gives the Go function's bits.
@@ -5346,7 +5495,7 @@ func gomptHostShifts(gomptA *gomptdevice.HostArgs, gomptR gomptdevice.Range, _, 
 		*(*int64)(unsafe.Add(gomptPOut, o*8)) += (x + int64(u))
 	}
 	_ = n
-//line gompt_kernels.go:5350
+//line gompt_kernels.go:5499
 }
 
 // gomptSampleShifts is ShiftsKernel's Sample: about n points, random arguments. Tol 0: every device gives the Go function's bits.
@@ -5487,7 +5636,7 @@ func gomptHostSignExtend(gomptA *gomptdevice.HostArgs, gomptR gomptdevice.Range,
 	_ = n
 	_ = p
 	_ = k
-//line gompt_kernels.go:5491
+//line gompt_kernels.go:5640
 }
 
 // gomptSampleSignExtend is SignExtendKernel's Sample: about n points, random arguments. Tol 0: every device gives the Go function's bits.
@@ -5605,7 +5754,7 @@ func gomptHostSpMV(gomptA *gomptdevice.HostArgs, gomptR gomptdevice.Range, _, _ 
 	}
 	_ = nnz
 	_ = ncols
-//line gompt_kernels.go:5609
+//line gompt_kernels.go:5758
 }
 
 // gomptSampleSpMV is SpMVKernel's Sample: about n points, random arguments. Tol 0: every device gives the Go function's bits.
@@ -5711,7 +5860,7 @@ func gomptHostSplitEdge(gomptA *gomptdevice.HostArgs, gomptR gomptdevice.Range, 
 		}
 	}
 	_ = ny
-//line gompt_kernels.go:5715
+//line gompt_kernels.go:5864
 }
 
 // gomptSampleSplitEdge is SplitEdgeKernel's Sample: about n points, random arguments. Tol 0: every device gives the Go function's bits.
@@ -5856,7 +6005,7 @@ func gomptHostSplitForms(gomptA *gomptdevice.HostArgs, gomptR gomptdevice.Range,
 			gomptFrom, gomptTo = gomptIn1, gomptHi0
 		}
 	}
-//line gompt_kernels.go:5860
+//line gompt_kernels.go:6009
 }
 
 // gomptSampleSplitForms is SplitFormsKernel's Sample: about n points, random arguments. Tol 0: every device gives the Go function's bits.
@@ -5983,7 +6132,7 @@ func gomptHostStencil2D(gomptA *gomptdevice.HostArgs, gomptR gomptdevice.Range, 
 			gomptFrom, gomptTo = gomptIn1, gomptHi0
 		}
 	}
-//line gompt_kernels.go:5987
+//line gompt_kernels.go:6136
 }
 
 // gomptSampleStencil2D is Stencil2DKernel's Sample: about n points, random arguments. Tol 0: every device gives the Go function's bits.
@@ -6121,7 +6270,7 @@ func gomptHostSumFloat32(gomptA *gomptdevice.HostArgs, gomptR gomptdevice.Range,
 	}
 	gomptPartial[gomptTeam] = float32((gomptS0 + gomptS1) + (gomptS2 + gomptS3))
 	_ = n
-//line gompt_kernels.go:6125
+//line gompt_kernels.go:6274
 }
 
 // gomptSampleSumFloat32 is SumFloat32Kernel's Sample: about n points, random arguments. Tol 0.0001: its float sums are combined in another order on each device.
@@ -6306,7 +6455,7 @@ func gomptHostSumFloat64In2D(gomptA *gomptdevice.HostArgs, gomptR gomptdevice.Ra
 	}
 	gomptPartial[gomptTeam] = float64((gomptS0 + gomptS1) + (gomptS2 + gomptS3))
 	_ = ny
-//line gompt_kernels.go:6310
+//line gompt_kernels.go:6459
 }
 
 // gomptSampleSumFloat64In2D is SumFloat64In2DKernel's Sample: about n points, random arguments. Tol 1e-10: its float sums are combined in another order on each device.
@@ -6454,7 +6603,7 @@ func gomptHostSumInt64(gomptA *gomptdevice.HostArgs, gomptR gomptdevice.Range, g
 	}
 	gomptPartial[gomptTeam] = int64((gomptS0 + gomptS1) + (gomptS2 + gomptS3))
 	_ = n
-//line gompt_kernels.go:6458
+//line gompt_kernels.go:6607
 }
 
 // gomptSampleSumInt64 is SumInt64Kernel's Sample: about n points, random arguments. Tol 0: every device gives the Go function's bits.
@@ -6582,7 +6731,7 @@ func gomptHostTeamDefine(gomptA *gomptdevice.HostArgs, gomptR gomptdevice.Range,
 	_ = v
 	_ = teams
 	_ = m
-//line gompt_kernels.go:6586
+//line gompt_kernels.go:6735
 }
 
 // gomptSampleTeamDefine is TeamDefineKernel's Sample: about n points, random arguments. Tol 0: every device gives the Go function's bits.
@@ -6696,7 +6845,7 @@ func gomptHostTeamGather(gomptA *gomptdevice.HostArgs, gomptR gomptdevice.Range,
 	}
 	_ = teams
 	_ = m
-//line gompt_kernels.go:6700
+//line gompt_kernels.go:6849
 }
 
 // gomptSampleTeamGather is TeamGatherKernel's Sample: about n points, random arguments. Tol 0: every device gives the Go function's bits.
@@ -6860,7 +7009,7 @@ func gomptHostTeamReverse(gomptA *gomptdevice.HostArgs, gomptR gomptdevice.Range
 	}
 	_ = mine
 	_ = teams
-//line gompt_kernels.go:6864
+//line gompt_kernels.go:7013
 }
 
 // gomptSampleTeamReverse is TeamReverseKernel's Sample: about n points, random arguments. Tol 0: every device gives the Go function's bits.
@@ -7000,7 +7149,7 @@ func gomptHostTeamTuple(gomptA *gomptdevice.HostArgs, gomptR gomptdevice.Range, 
 	_ = x
 	_ = o
 	_ = teams
-//line gompt_kernels.go:7004
+//line gompt_kernels.go:7153
 }
 
 // gomptSampleTeamTuple is TeamTupleKernel's Sample: about n points, random arguments. Tol 0: every device gives the Go function's bits.
@@ -7143,7 +7292,7 @@ func gomptHostTeamView(gomptA *gomptdevice.HostArgs, gomptR gomptdevice.Range, _
 	_ = from
 	_ = s
 	_ = teams
-//line gompt_kernels.go:7147
+//line gompt_kernels.go:7296
 }
 
 // gomptSampleTeamView is TeamViewKernel's Sample: about n points, random arguments. Tol 0: every device gives the Go function's bits.
@@ -7237,7 +7386,7 @@ func gomptHostTranscendental(gomptA *gomptdevice.HostArgs, gomptR gomptdevice.Ra
 		out[i] = float32(v)
 	}
 	_ = n
-//line gompt_kernels.go:7241
+//line gompt_kernels.go:7390
 }
 
 // gomptSampleTranscendental is TranscendentalKernel's Sample: about n points, random arguments. Tol 1e-06: it calls math functions that are within a few ulps of Go's, not equal.
@@ -7329,7 +7478,7 @@ func gomptHostTranspose(gomptA *gomptdevice.HostArgs, gomptR gomptdevice.Range, 
 			}
 		}
 	}
-//line gompt_kernels.go:7333
+//line gompt_kernels.go:7482
 }
 
 // gomptSampleTranspose is TransposeKernel's Sample: about n points, random arguments. Tol 0: every device gives the Go function's bits.
@@ -7454,7 +7603,7 @@ gomptPoint0:
 		*(*int64)(unsafe.Add(gomptPOut, (o+int(7))*8)) = (-long)
 	}
 	_ = n
-//line gompt_kernels.go:7458
+//line gompt_kernels.go:7607
 }
 
 // gomptSampleTricky is TrickyKernel's Sample: about n points, random arguments. Tol 0: every device gives the Go function's bits.
@@ -7556,7 +7705,7 @@ func gomptHostTuples(gomptA *gomptdevice.HostArgs, gomptR gomptdevice.Range, _, 
 		*(*int32)(unsafe.Add(gomptPOut, o*4)) += x
 	}
 	_ = n
-//line gompt_kernels.go:7560
+//line gompt_kernels.go:7709
 }
 
 // gomptSampleTuples is TuplesKernel's Sample: about n points, random arguments. Tol 0: every device gives the Go function's bits.
@@ -7654,7 +7803,7 @@ func gomptHostUint64Ops(gomptA *gomptdevice.HostArgs, gomptR gomptdevice.Range, 
 		*(*uint64)(unsafe.Add(gomptPOut, (o+int(5))*8)) = (-x)
 	}
 	_ = n
-//line gompt_kernels.go:7658
+//line gompt_kernels.go:7807
 }
 
 // gomptSampleUint64Ops is Uint64OpsKernel's Sample: about n points, random arguments. Tol 0: every device gives the Go function's bits.
@@ -7763,9 +7912,31 @@ func gomptLanesUniformStore(gomptX0, gomptW int, n int, m int, b []int32, c []in
 		gomptU2 := out[gomptX0:][:gomptW]
 //line lockstep.go:38
 		gomptU3 := int32(j)
-		for gomptJ := 0; gomptJ < gomptW; gomptJ++ {
+		{
+			gomptJ := 0
+			for ; gomptJ+4 <= gomptW; gomptJ += 4 {
+				gompt4GomptU2 := gomptU2[gomptJ : gomptJ+4 : gomptJ+4]
+				{
 //line lockstep.go:38
-			gomptU2[gomptJ] += gomptU3
+					gompt4GomptU2[0] += gomptU3
+				}
+				{
+//line lockstep.go:38
+					gompt4GomptU2[1] += gomptU3
+				}
+				{
+//line lockstep.go:38
+					gompt4GomptU2[2] += gomptU3
+				}
+				{
+//line lockstep.go:38
+					gompt4GomptU2[3] += gomptU3
+				}
+			}
+			for ; gomptJ < gomptW; gomptJ++ {
+//line lockstep.go:38
+				gomptU2[gomptJ] += gomptU3
+			}
 		}
 //line lockstep.go:39
 	}
@@ -7784,7 +7955,7 @@ func gomptLanesUniformStore(gomptX0, gomptW int, n int, m int, b []int32, c []in
 		}
 //line lockstep.go:44
 	}
-//line gompt_kernels.go:7788
+//line gompt_kernels.go:7959
 }
 
 // gomptSampleUniformStore is UniformStoreKernel's Sample: about n points, random arguments. Tol 0: every device gives the Go function's bits.
@@ -7896,7 +8067,7 @@ func gomptHostViewBounds(gomptA *gomptdevice.HostArgs, gomptR gomptdevice.Range,
 	}
 	_ = rows
 	_ = m
-//line gompt_kernels.go:7900
+//line gompt_kernels.go:8071
 }
 
 // gomptSampleViewBounds is ViewBoundsKernel's Sample: about n points, random arguments. Tol 0: every device gives the Go function's bits.
@@ -7995,7 +8166,7 @@ func gomptHostViewIndex(gomptA *gomptdevice.HostArgs, gomptR gomptdevice.Range, 
 		out[r] = row[at[r]]
 	}
 	_ = rows
-//line gompt_kernels.go:7999
+//line gompt_kernels.go:8170
 }
 
 // gomptSampleViewIndex is ViewIndexKernel's Sample: about n points, random arguments. Tol 0: every device gives the Go function's bits.
