@@ -82,16 +82,6 @@ func Hash(outs [][]float64) uint64 {
 	return h.Sum64()
 }
 
-// ByName returns the benchmark named name, or nil.
-func ByName(name string) *Bench {
-	for _, b := range All {
-		if b.Name == name {
-			return b
-		}
-	}
-	return nil
-}
-
 // All lists the 15 benchmarks, in the order of issue 42.
 var All = []*Bench{
 	{Name: "gemm", Params: "NI NJ NK", Sizes: [4][]int{{20, 25, 30}, {60, 70, 80}, {200, 220, 240}, {1000, 1100, 1200}},
