@@ -153,3 +153,14 @@ func TestFitSample(t *testing.T) {
 	assert.Equal(t, int64(math.MaxInt64), Total(math.MaxInt64-1, 2))
 	assert.Equal(t, int64(7), Total(3, 4))
 }
+
+// A reduction's launcher takes its teams from num_teams where that is in
+// [1, MaxClauseTeams], and its own count otherwise (the runtime then
+// refuses the clause, naming it).
+func TestTeamsFor(t *testing.T) {
+	assert.Equal(t, 5, TeamsFor(5, 1<<20))
+	assert.Equal(t, MaxClauseTeams, TeamsFor(MaxClauseTeams, 10))
+	assert.Equal(t, Teams(1<<20), TeamsFor(0, 1<<20), "no clause")
+	assert.Equal(t, Teams(1<<20), TeamsFor(-3, 1<<20), "a bad clause")
+	assert.Equal(t, Teams(100), TeamsFor(MaxClauseTeams+1, 100), "more than a launcher allocates")
+}

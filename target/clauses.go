@@ -204,7 +204,7 @@ func teamsClauses(r *Region) error {
 		case s.Teams == 0:
 			s.Teams = c.teams
 		case s.Teams != c.teams:
-			return fmt.Errorf("target: kernel %s: num_teams(%d), but the launch shape asks for %d teams (Shape.Teams); give one or make them agree", kernelName(r), c.teams, s.Teams)
+			return fmt.Errorf("target: kernel %s: num_teams(%d), but the launch shape asks for %d teams (Shape.Teams); give one or make them agree (a generated launcher sets it: a team kernel's teams are its work, and a reduction takes at most kernelrt.MaxClauseTeams from num_teams)", kernelName(r), c.teams, s.Teams)
 		}
 	}
 	if c.hasThreads {

@@ -754,14 +754,7 @@ func tolerance(g *ir.Program, k *ir.Kernel) (float64, string) {
 	return tol, fmt.Sprintf(" Tol %g: %s.", tol, strings.Join(why, "; "))
 }
 
-func isDimOf(k *ir.Kernel, p *ir.Param) bool {
-	for _, d := range k.Dims {
-		if d == p {
-			return true
-		}
-	}
-	return false
-}
+func isDimOf(k *ir.Kernel, p *ir.Param) bool { return dimIndex(k, p) >= 0 }
 
 // sampleArg is the device.Arg of scalar parameter p in a Sample.
 func sampleArg(p *ir.Param) string {

@@ -44,10 +44,8 @@ func Work(g *ir.Program, k *ir.Kernel) {
 		if c != 1 || m == "" {
 			p.Terms = append(p.Terms, strconv.FormatInt(c, 10))
 		}
-		if m != "" {
-			for _, v := range strings.Split(m, "*") {
-				p.Terms = append(p.Terms, strings.TrimPrefix(v, "p:"))
-			}
+		for _, v := range splitMono(m) {
+			p.Terms = append(p.Terms, strings.TrimPrefix(v, "p:"))
 		}
 		if p.Sub {
 			neg = append(neg, p)
