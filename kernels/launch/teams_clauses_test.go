@@ -74,3 +74,17 @@ func TestTeamKernelLauncherRefusesOtherTeams(t *testing.T) {
 		}
 	}
 }
+
+// A num_teams a reduction's launcher cannot allocate partials for, or a
+// bad one, is refused by the runtime, naming the clause; nothing panics.
+func TestReductionLauncherRefusesBadNumTeams(t *testing.T) {
+	x := floats(100, func(i int) float32 { return 1 })
+	for _, dev := range devices() {
+		for _, n := range []int{1 << 40, 0, -2} {
+			_, err := launch.RunDot(dev.NumTeams(n), len(x), x, x)
+			if assert.Error(t, err, "%s: num_teams(%d)", target.Describe(dev.Num()), n) {
+				assert.Contains(t, err.Error(), fmt.Sprintf("num_teams(%d)", n))
+			}
+		}
+	}
+}
