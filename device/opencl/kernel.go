@@ -165,7 +165,7 @@ func (d *clDevice) build(k *device.Kernel, img *device.Image) (*function, error)
 	if wg < d.maxWG && !d.groupsTrust().kernelLimits {
 		wg, limFrom = d.maxWG, "CL_DEVICE_MAX_WORK_GROUP_SIZE; the driver's CL_KERNEL_WORK_GROUP_SIZE is no limit"
 	}
-	f.lim = wgLimits{max: min(wg, d.maxWG), item: d.maxItem, cpu: d.info.Type == "cpu", multiple: 1, team: k.TeamSize()}
+	f.lim = wgLimits{max: min(wg, d.maxWG), item: d.maxItem, cpu: d.info.Type == "cpu", units: d.info.ComputeUnits, multiple: 1, team: k.TeamSize()}
 	if k.MaxThreads > 0 {
 		f.lim.max = min(f.lim.max, k.MaxThreads)
 	}
@@ -211,7 +211,7 @@ func LaunchGeometry(f device.Function, s device.Shape) (global, local [3]int, er
 	if err := checkShape(s); err != nil {
 		return global, local, fn.d.errorf("launch "+fn.k.Name, device.CodeInvalidArgument, "%v", err)
 	}
-	_, g, l := geometry(s, fn.lim)
+	_, g, l := geometry(s, fn.lim, 1)
 	for i := range g {
 		global[i], local[i] = int(g[i]), int(l[i])
 	}
@@ -314,7 +314,16 @@ func (q *queue) Launch(f device.Function, shape device.Shape, args []device.Arg)
 			return q.d.wrap(fmt.Sprintf("%s: argument %d (%s)", op, bad, fn.k.Params[bad].Name), err)
 		}
 	}
-	dims, global, local := geometry(shape, fn.lim)
+	work := int64(1)
+	if fn.lim.cpu && fn.k.Work != "" {
+		work = fn.k.PointWork(shape, func(j int) uint64 {
+			if j < len(args) {
+				return args[j].Bits
+			}
+			return 0
+		})
+	}
+	dims, global, local := geometry(shape, fn.lim, work)
 	q.global, q.local = global, local // queue-owned: no allocation for the C call
 	var ev cl.Event
 	evp := q.event(&ev)

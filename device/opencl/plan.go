@@ -34,6 +34,15 @@ const (
 	// 2^31, which NVIDIA's OpenCL needs (a 1-D global size over 2^31 was
 	// reported to compute zeros), and the work-groups countable in 32 bits.
 	maxItems = math.MaxInt32
+	// cpuChunk is about how much work (points times Kernel.PointWork) a
+	// work-group of a CPU device should get before another group is worth
+	// its start, as hostexec.ChunkIterations is for a host team.
+	cpuChunk = 16 << 10
+	// cpuGroupsPerUnit is how many groups per compute unit a CPU launch of
+	// heavy points aims for: more than one, so that a unit whose points
+	// are cheap (a stencil's edge rows) takes another group while the
+	// others finish theirs.
+	cpuGroupsPerUnit = 4
 	// maxAutoItems is the same cap for a launch that leaves Teams to the
 	// plugin: a grid of 2^30 work-items covers 4 GiB of floats one item
 	// per element, and fills any device.
@@ -46,6 +55,7 @@ type wgLimits struct {
 	multiple int    // CL_KERNEL_PREFERRED_WORK_GROUP_SIZE_MULTIPLE (1 if unknown)
 	item     [3]int // CL_DEVICE_MAX_WORK_ITEM_SIZES (0: no limit known)
 	cpu      bool   // a CPU device: wide groups along dimension 0
+	units    int    // CL_DEVICE_MAX_COMPUTE_UNITS (0 if unknown)
 	team     int    // a team kernel's team size (Kernel.TeamSize): every group has exactly it
 }
 
@@ -73,7 +83,15 @@ type wgLimits struct {
 // gets the groups that cover it, one work-item per index, up to maxAutoItems
 // work-items in all (halving the dimension with the most groups). Device
 // code loops grid-stride, so every choice computes the same result.
-func geometry(s device.Shape, lim wgLimits) (dims int, global, local [3]uintptr) {
+//
+// On a CPU device a work-group runs on one core, so a launch that leaves
+// both sizes to the plugin gets narrower groups when its points are few
+// but heavy: work is one point's Kernel.PointWork, and the launch aims for
+// one group per cpuChunk of work (points times work), at most
+// cpuGroupsPerUnit per compute unit and one per point. PolyBench's gemm
+// (1,000 rows, each a loop over 1.3 million products) ran as one group of
+// 1,000 on one core of two; it now runs as 8 groups of 128.
+func geometry(s device.Shape, lim wgLimits, work int64) (dims int, global, local [3]uintptr) {
 	dims = s.Dims()
 	if lim.team > 0 {
 		return teamGeometry(s, lim.team)
@@ -90,6 +108,11 @@ func geometry(s device.Shape, lim wgLimits) (dims int, global, local [3]uintptr)
 		}
 	}
 	b = max(1, min(b, max(lim.max, 1)))
+	if lim.cpu && s.Threads == 0 && s.Teams == 0 && lim.units > 1 {
+		if g := cpuGroup(s.Iterations(), work, lim.units, mult); g > 0 {
+			b = min(b, g)
+		}
+	}
 	if s.Teams > 0 && s.Teams*b > maxItems { // no overflow: Teams <= maxTeams, b <= lim.max
 		b = max(1, maxItems/s.Teams)
 	}
@@ -133,6 +156,26 @@ func geometry(s device.Shape, lim wgLimits) (dims int, global, local [3]uintptr)
 	}
 	global = [3]uintptr{uintptr(g[0] * bx), uintptr(g[1] * by), uintptr(g[2])}
 	return dims, global, local
+}
+
+// cpuGroup is the largest work-group of a CPU launch of n points of work
+// each that still gives every compute unit of units groups to run (see
+// geometry), or 0 where one group is enough. It is rounded up to a
+// multiple of mult where that still leaves a group for every unit.
+func cpuGroup(n int, work int64, units, mult int) int {
+	want := int64(units * cpuGroupsPerUnit)
+	if hi, lo := bits.Mul64(uint64(n), uint64(max(work, 1))); hi == 0 && lo <= math.MaxInt64 {
+		want = min(want, (int64(lo)+cpuChunk-1)/cpuChunk)
+	}
+	want = min(want, int64(n))
+	if want <= 1 {
+		return 0
+	}
+	g := (n + int(want) - 1) / int(want)
+	if r := roundUpInt(g, mult); (n+r-1)/r >= min(int(want), units) {
+		g = r
+	}
+	return g
 }
 
 // teamGeometry maps a launch of a team kernel onto an NDRange: groups of

@@ -49,9 +49,45 @@ func TestGeometryShapes(t *testing.T) {
 	}
 	for _, tc := range tests {
 		require.NoError(t, checkShape(tc.shape), "%s", tc.name)
-		_, global, local := geometry(tc.shape, tc.lim)
+		_, global, local := geometry(tc.shape, tc.lim, 1)
 		assert.Equal(t, tc.global, global, "%s: global %v local %v, want global %v local %v", tc.name, global, local, tc.global, tc.local)
 		assert.Equal(t, tc.local, local, "%s: global %v local %v, want global %v local %v", tc.name, global, local, tc.global, tc.local)
+	}
+}
+
+// On a CPU a work-group runs on one core: a launch of few heavy points
+// (PolyBench's gemm: 1,000 rows, each 1.3 million products) gets groups
+// for every compute unit, where it got one group of 1,000 and left a core
+// idle; light points keep the wide groups POCL vectorizes, and a launch
+// that names its threads or teams gets what it asked for.
+func TestGeometrySpreadsHeavyPointsOverCPUUnits(t *testing.T) {
+	pocl := poclLim
+	pocl.units = 2
+	tests := []struct {
+		name   string
+		shape  device.Shape
+		lim    wgLimits
+		work   int64
+		groups int
+		local  uintptr
+	}{
+		{"gemm's rows on 2 units", device.Shape{Size: [3]int{1000, 1, 1}}, pocl, 1100 * 1200, 8, 128},
+		{"heavy rows on 16 units: about four groups each", device.Shape{Size: [3]int{1000, 1, 1}}, wgLimits{max: 4096, multiple: 8, cpu: true, units: 16}, 1 << 20, 63, 16},
+		{"fewer points than groups wanted", device.Shape{Size: [3]int{3, 1, 1}}, pocl, 1 << 30, 3, 1},
+		{"work for two groups only", device.Shape{Size: [3]int{1000, 1, 1}}, pocl, 20, 2, 504},
+		{"light points stay one group", device.Shape{Size: [3]int{1000, 1, 1}}, pocl, 1, 1, 1000},
+		{"light and many: groups of 1024", device.Shape{Size: [3]int{1 << 24, 1, 1}}, pocl, 1, 1 << 14, 1024},
+		{"work past int64", device.Shape{Size: [3]int{1 << 40, 1, 1}}, pocl, math.MaxInt64, 1 << 20, 1024},
+		{"one unit: unchanged", device.Shape{Size: [3]int{1000, 1, 1}}, poclLim, 1 << 20, 1, 1000},
+		{"a GPU: unchanged", device.Shape{Size: [3]int{1000, 1, 1}}, wgLimits{max: 1024, multiple: 32, units: 132}, 1 << 20, 4, 256},
+		{"threads asked for", device.Shape{Size: [3]int{1000, 1, 1}, Threads: 1000}, pocl, 1 << 20, 1, 1000},
+		{"teams asked for", device.Shape{Size: [3]int{1000, 1, 1}, Teams: 1}, pocl, 1 << 20, 1, 1000},
+	}
+	for _, tc := range tests {
+		require.NoError(t, checkShape(tc.shape), "%s", tc.name)
+		_, global, local := geometry(tc.shape, tc.lim, tc.work)
+		assert.Equal(t, tc.local, local[0], "%s: global %v local %v", tc.name, global, local)
+		assert.Equal(t, tc.groups, int(global[0]/local[0]), "%s: global %v local %v", tc.name, global, local)
 	}
 }
 
@@ -65,7 +101,9 @@ func TestGeometryInvariants(t *testing.T) {
 	sizes := []int{1, 2, 3, 4, 7, 31, 32, 33, 100, 255, 256, 1000, 4097, 1 << 20, 1<<31 - 1, 1 << 31, 1 << 40, math.MaxInt}
 	teams := []int{0, 1, 2, 7, 64, 1000, 65535, 1 << 20, maxTeams}
 	threads := []int{0, 1, 5, 32, 100, 256, 1000, 4096, 1 << 20}
-	lims := []wgLimits{nvidiaLim, poclLim, {max: 256, multiple: 64, item: [3]int{256, 256, 256}}, {max: 1}, {max: 100, multiple: 1}}
+	pocl2 := poclLim
+	pocl2.units = 2
+	lims := []wgLimits{nvidiaLim, poclLim, pocl2, {max: 256, multiple: 64, item: [3]int{256, 256, 256}}, {max: 1}, {max: 100, multiple: 1}}
 	n := 0
 	for _, lim := range lims {
 		for _, th := range threads {
@@ -77,8 +115,10 @@ func TestGeometryInvariants(t *testing.T) {
 						{Size: [3]int{sizes[(i*5+1)%len(sizes)], sx, sizes[(i*3+2)%len(sizes)]}},
 					} {
 						shape.Teams, shape.Threads = tm, th
-						checkInvariants(t, shape, lim)
-						n++
+						for _, w := range []int64{1, 1 << 20, math.MaxInt64} {
+							checkInvariants(t, shape, lim, w)
+							n++
+						}
 					}
 				}
 			}
@@ -87,9 +127,9 @@ func TestGeometryInvariants(t *testing.T) {
 	t.Logf("%d shapes", n)
 }
 
-func checkInvariants(t *testing.T, s device.Shape, lim wgLimits) {
+func checkInvariants(t *testing.T, s device.Shape, lim wgLimits, work int64) {
 	t.Helper()
-	dims, global, local := geometry(s, lim)
+	dims, global, local := geometry(s, lim, work)
 	bad := func(format string, args ...any) {
 		t.Helper()
 		require.FailNowf(t, "invariant broken", "shape %+v limits %+v: global %v local %v: "+format, append([]any{s, lim, global, local}, args...)...)
@@ -122,7 +162,8 @@ func checkInvariants(t *testing.T, s device.Shape, lim wgLimits) {
 	if s.Threads > 0 && int(wg) > s.Threads {
 		bad("work-group of %d beyond the %d threads asked for", wg, s.Threads)
 	}
-	if s.Threads == 0 && lim.multiple > 1 && lim.max >= lim.multiple && s.Teams*lim.multiple <= maxItems && int(wg)%lim.multiple != 0 && dims == 1 {
+	spread := lim.cpu && lim.units > 1 && work > 1 // a few heavy points: a group per unit first
+	if s.Threads == 0 && lim.multiple > 1 && lim.max >= lim.multiple && s.Teams*lim.multiple <= maxItems && int(wg)%lim.multiple != 0 && dims == 1 && !spread {
 		bad("work-group of %d not a multiple of %d", wg, lim.multiple)
 	}
 	if items > maxItems || groups > math.MaxUint32 {
