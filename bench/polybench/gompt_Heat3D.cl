@@ -4,7 +4,7 @@
 #pragma OPENCL EXTENSION cl_khr_fp64 : enable
 
 #ifdef GOMPT_LOOP_GUARD
-#define GOMPT_LOOP_PARAM 
+#define GOMPT_LOOP_PARAM , __global long *gompt_fault
 #define GOMPT_LOOP_PARAM_ONLY __global long *gompt_fault
 #define GOMPT_LOOP_CHECK gompt_loop_check(gompt_fault)
 static inline __attribute__((always_inline)) void gompt_loop_check(__global long *f) {
@@ -24,19 +24,9 @@ static inline __attribute__((always_inline)) void gompt_loop_check(__global long
 #define GOMPT_CMP64(x, op, y) ((x) op (y))
 #endif
 
-static void gompt_check_fail(__global long *f, int *stop, long site, long i, long n) {
-  *stop = 1;
-  if (atomic_cmpxchg((volatile __global int *)f, 0, (int)site) == 0) {
-    f[1] = i;
-    f[2] = n;
-    f[3] = 357406860L;
-  }
-}
-static inline __attribute__((always_inline)) double gompt_ldc_double(__global const double *p, long n, long i, __global long *f, int *stop, long site) { if ((ulong)i < (ulong)n) return p[i]; gompt_check_fail(f, stop, site, i, n); return (double)0; }
 static inline __attribute__((always_inline)) long gompt_lenpos(long v) { return GOMPT_CMP64(v, >, 0L) ? v : 0; }
-static inline __attribute__((always_inline)) void gompt_stc_double(__global double *p, long n, long i, double v, __global long *f, int *stop, long site) { if ((ulong)i < (ulong)n) p[i] = v; else gompt_check_fail(f, stop, site, i, n); }
 
-static inline __attribute__((always_inline)) void gompt_body_Heat3D(long i, long n, __global const double *in, long gompt_len_in_, __global double *out, long gompt_len_out_, __global long *gompt_fault, int *gompt_stop) {
+static inline __attribute__((always_inline)) void gompt_body_Heat3D(long i, long n, __global const double *in, long gompt_len_in_, __global double *out, long gompt_len_out_) {
   if (GOMPT_CMP64(i, <, (1L)) || GOMPT_CMP64(i, >=, ((long)((ulong)n - (ulong)(1L))))) {
     return;
   }
@@ -44,48 +34,40 @@ static inline __attribute__((always_inline)) void gompt_body_Heat3D(long i, long
     long j = (1L);
     for (;;) {
       if (!GOMPT_CMP64(j, <, ((long)((ulong)n - (ulong)(1L))))) break;
-      if (*gompt_stop) return;
       {
         {
           long k = (1L);
           for (;;) {
             if (!GOMPT_CMP64(k, <, ((long)((ulong)n - (ulong)(1L))))) break;
-            if (*gompt_stop) return;
             {
               long c = ((long)((ulong)((long)((ulong)((long)((ulong)((long)((ulong)i * (ulong)n)) + (ulong)j)) * (ulong)n)) + (ulong)k));
-              gompt_stc_double(out, gompt_len_out_, c, (((((0x1p-03) * ((gompt_ldc_double(in, gompt_len_in_, ((long)((ulong)c + (ulong)((long)((ulong)n * (ulong)n)))), gompt_fault, gompt_stop, 2L) - ((0x1p+01) * gompt_ldc_double(in, gompt_len_in_, c, gompt_fault, gompt_stop, 3L))) + gompt_ldc_double(in, gompt_len_in_, ((long)((ulong)c - (ulong)((long)((ulong)n * (ulong)n)))), gompt_fault, gompt_stop, 4L))) + ((0x1p-03) * ((gompt_ldc_double(in, gompt_len_in_, ((long)((ulong)c + (ulong)n)), gompt_fault, gompt_stop, 5L) - ((0x1p+01) * gompt_ldc_double(in, gompt_len_in_, c, gompt_fault, gompt_stop, 6L))) + gompt_ldc_double(in, gompt_len_in_, ((long)((ulong)c - (ulong)n)), gompt_fault, gompt_stop, 7L)))) + ((0x1p-03) * ((gompt_ldc_double(in, gompt_len_in_, ((long)((ulong)c + (ulong)(1L))), gompt_fault, gompt_stop, 8L) - ((0x1p+01) * gompt_ldc_double(in, gompt_len_in_, c, gompt_fault, gompt_stop, 9L))) + gompt_ldc_double(in, gompt_len_in_, ((long)((ulong)c - (ulong)(1L))), gompt_fault, gompt_stop, 10L)))) + gompt_ldc_double(in, gompt_len_in_, c, gompt_fault, gompt_stop, 11L)), gompt_fault, gompt_stop, 1L);
-              if (*gompt_stop) return;
+              out[c] = (((((0x1p-03) * ((in[((long)((ulong)c + (ulong)((long)((ulong)n * (ulong)n))))] - ((0x1p+01) * in[c])) + in[((long)((ulong)c - (ulong)((long)((ulong)n * (ulong)n))))])) + ((0x1p-03) * ((in[((long)((ulong)c + (ulong)n))] - ((0x1p+01) * in[c])) + in[((long)((ulong)c - (ulong)n))]))) + ((0x1p-03) * ((in[((long)((ulong)c + (ulong)(1L)))] - ((0x1p+01) * in[c])) + in[((long)((ulong)c - (ulong)(1L)))]))) + in[c]);
             }
             k = ((long)((ulong)k + (ulong)1));
           }
         }
-        if (*gompt_stop) return;
       }
       j = ((long)((ulong)j + (ulong)1));
     }
   }
-  if (*gompt_stop) return;
 }
 
-__kernel void gompt_Heat3D(long n, __global const double *in, __global double *out, __global long *gompt_fault GOMPT_LOOP_PARAM) {
-  int gompt_stopped = 0, *gompt_stop = &gompt_stopped;
+__kernel void gompt_Heat3D(long n, __global const double *in, __global double *out GOMPT_LOOP_PARAM) {
   long gompt_len_in = gompt_lenpos((long)((ulong)(long)n * (ulong)(long)n * (ulong)(long)n));
   long gompt_len_out = gompt_lenpos((long)((ulong)(long)n * (ulong)(long)n * (ulong)(long)n));
   if ((long)n <= 0) return;
   if (get_global_size(0) >= (ulong)(long)n) {
     long gompt_i0 = (long)get_global_id(0);
     if ((long)((get_group_id(0) + 1) * get_local_size(0)) <= (long)n) {
-      gompt_body_Heat3D(gompt_i0, n, in, gompt_len_in, out, gompt_len_out, gompt_fault, gompt_stop);
+      gompt_body_Heat3D(gompt_i0, n, in, gompt_len_in, out, gompt_len_out);
     } else if (gompt_i0 < (long)n) {
-      gompt_body_Heat3D(gompt_i0, n, in, gompt_len_in, out, gompt_len_out, gompt_fault, gompt_stop);
+      gompt_body_Heat3D(gompt_i0, n, in, gompt_len_in, out, gompt_len_out);
     }
     GOMPT_LOOP_CHECK;
     return;
   }
   for (long gompt_i0 = (long)get_global_id(0); gompt_i0 < (long)n; gompt_i0 += (long)get_global_size(0)) {
-    gompt_body_Heat3D(gompt_i0, n, in, gompt_len_in, out, gompt_len_out, gompt_fault, gompt_stop);
-    if (gompt_stopped) goto gompt_stopped_;
+    gompt_body_Heat3D(gompt_i0, n, in, gompt_len_in, out, gompt_len_out);
   }
-gompt_stopped_:
   GOMPT_LOOP_CHECK;
 }

@@ -1236,12 +1236,6 @@ var FdtdExKernel = &gomptdevice.Kernel{
 	},
 	Dims: 1,
 	Work: "ny-1",
-	Faults: []gomptdevice.FaultSite{
-		{Kind: gomptdevice.FaultIndex, Pos: "kernels.go:255"},
-		{Kind: gomptdevice.FaultIndex, Pos: "kernels.go:255"},
-		{Kind: gomptdevice.FaultIndex, Pos: "kernels.go:255"},
-		{Kind: gomptdevice.FaultIndex, Pos: "kernels.go:255"},
-	},
 	Needs: []gomptdevice.Need{
 		{Kind: gomptdevice.NeedFP64, Use: "float64", Pos: "kernels.go:253"},
 	},
@@ -1265,15 +1259,17 @@ func gomptHostFdtdEx(gomptA *gomptdevice.HostArgs, gomptR gomptdevice.Range, _, 
 	ny := gomptA.Int(1)
 	ex := gomptrt.View[float64](gomptA.Bufs[2], gomptrt.Len(nx, ny))
 	hz := gomptrt.View[float64](gomptA.Bufs[3], gomptrt.Len(nx, ny))
+	gomptPEx := unsafe.Pointer(unsafe.SliceData(ex))
+	gomptPHz := unsafe.Pointer(unsafe.SliceData(hz))
 	gomptLo0, gomptHi0 := gomptR.Clamp(0, nx)
 	for i := gomptLo0; i < gomptHi0; i++ {
 //line kernels.go:254
 		for j := int(1); j < ny; j++ {
-			ex[((i * ny) + j)] = (ex[((i*ny)+j)] - (float64(0.5) * (hz[((i*ny)+j)] - hz[(((i*ny)+j)-int(1))])))
+			*(*float64)(unsafe.Add(gomptPEx, ((i*ny)+j)*8)) = (*(*float64)(unsafe.Add(gomptPEx, ((i*ny)+j)*8)) - (float64(0.5) * (*(*float64)(unsafe.Add(gomptPHz, ((i*ny)+j)*8)) - *(*float64)(unsafe.Add(gomptPHz, (((i*ny)+j)-int(1))*8)))))
 		}
 	}
 	_ = nx
-//line gompt_kernels.go:1277
+//line gompt_kernels.go:1273
 }
 
 // gomptSampleFdtdEx is FdtdExKernel's Sample: about n points, random arguments. Tol 0: every device gives the Go function's bits.
@@ -1388,7 +1384,7 @@ func gomptHostFdtdEy(gomptA *gomptdevice.HostArgs, gomptR gomptdevice.Range, _, 
 		gomptFrom, gomptTo = gomptIn1, gomptHi0
 	}
 	_ = nx
-//line gompt_kernels.go:1392
+//line gompt_kernels.go:1388
 }
 
 // gomptSampleFdtdEy is FdtdEyKernel's Sample: about n points, random arguments. Tol 0: every device gives the Go function's bits.
@@ -1448,14 +1444,6 @@ var FdtdHzKernel = &gomptdevice.Kernel{
 	},
 	Dims: 1,
 	Work: "ny-1",
-	Faults: []gomptdevice.FaultSite{
-		{Kind: gomptdevice.FaultIndex, Pos: "kernels.go:267"},
-		{Kind: gomptdevice.FaultIndex, Pos: "kernels.go:267"},
-		{Kind: gomptdevice.FaultIndex, Pos: "kernels.go:267"},
-		{Kind: gomptdevice.FaultIndex, Pos: "kernels.go:267"},
-		{Kind: gomptdevice.FaultIndex, Pos: "kernels.go:267"},
-		{Kind: gomptdevice.FaultIndex, Pos: "kernels.go:267"},
-	},
 	Needs: []gomptdevice.Need{
 		{Kind: gomptdevice.NeedFP64, Use: "float64", Pos: "kernels.go:262"},
 	},
@@ -1480,6 +1468,9 @@ func gomptHostFdtdHz(gomptA *gomptdevice.HostArgs, gomptR gomptdevice.Range, _, 
 	ex := gomptrt.View[float64](gomptA.Bufs[2], gomptrt.Len(nx, ny))
 	ey := gomptrt.View[float64](gomptA.Bufs[3], gomptrt.Len(nx, ny))
 	hz := gomptrt.View[float64](gomptA.Bufs[4], gomptrt.Len(nx, ny))
+	gomptPEx := unsafe.Pointer(unsafe.SliceData(ex))
+	gomptPEy := unsafe.Pointer(unsafe.SliceData(ey))
+	gomptPHz := unsafe.Pointer(unsafe.SliceData(hz))
 	gomptLo0, gomptHi0 := gomptR.Clamp(0, nx)
 	// The interior [gomptIn0, gomptIn1), where the boundary test is false.
 	gomptIn0, gomptIn1 := gomptLo0, gomptLo0
@@ -1500,12 +1491,12 @@ func gomptHostFdtdHz(gomptA *gomptdevice.HostArgs, gomptR gomptdevice.Range, _, 
 		for i := gomptIn0; i < gomptIn1; i++ {
 //line kernels.go:266
 			for j := int(0); j < (ny - int(1)); j++ {
-				hz[((i * ny) + j)] = (hz[((i*ny)+j)] - (float64(0.7) * (((ex[(((i*ny)+j)+int(1))] - ex[((i*ny)+j)]) + ey[(((i+int(1))*ny)+j)]) - ey[((i*ny)+j)])))
+				*(*float64)(unsafe.Add(gomptPHz, ((i*ny)+j)*8)) = (*(*float64)(unsafe.Add(gomptPHz, ((i*ny)+j)*8)) - (float64(0.7) * (((*(*float64)(unsafe.Add(gomptPEx, (((i*ny)+j)+int(1))*8)) - *(*float64)(unsafe.Add(gomptPEx, ((i*ny)+j)*8))) + *(*float64)(unsafe.Add(gomptPEy, (((i+int(1))*ny)+j)*8))) - *(*float64)(unsafe.Add(gomptPEy, ((i*ny)+j)*8)))))
 			}
 		}
 		gomptFrom, gomptTo = gomptIn1, gomptHi0
 	}
-//line gompt_kernels.go:1509
+//line gompt_kernels.go:1500
 }
 
 // gomptSampleFdtdHz is FdtdHzKernel's Sample: about n points, random arguments. Tol 0: every device gives the Go function's bits.
@@ -1619,7 +1610,7 @@ func gomptHostGemm(gomptA *gomptdevice.HostArgs, gomptR gomptdevice.Range, _, _ 
 		}
 	}
 	_ = ni
-//line gompt_kernels.go:1623
+//line gompt_kernels.go:1614
 }
 
 // gomptSampleGemm is GemmKernel's Sample: about n points, random arguments. Tol 0: every device gives the Go function's bits.
@@ -1721,7 +1712,7 @@ func gomptHostGemverA(gomptA *gomptdevice.HostArgs, gomptR gomptdevice.Range, _,
 			*(*float64)(unsafe.Add(gomptPA, ((i*n)+j)*8)) = ((*(*float64)(unsafe.Add(gomptPA, ((i*n)+j)*8)) + (u1[i] * *(*float64)(unsafe.Add(gomptPV1, j*8)))) + (u2[i] * *(*float64)(unsafe.Add(gomptPV2, j*8))))
 		}
 	}
-//line gompt_kernels.go:1725
+//line gompt_kernels.go:1716
 }
 
 // gomptSampleGemverA is GemverAKernel's Sample: about n points, random arguments. Tol 0: every device gives the Go function's bits.
@@ -1826,7 +1817,7 @@ func gomptHostGemverW(gomptA *gomptdevice.HostArgs, gomptR gomptdevice.Range, _,
 		}
 		w[i] = s
 	}
-//line gompt_kernels.go:1830
+//line gompt_kernels.go:1821
 }
 
 // gomptSampleGemverW is GemverWKernel's Sample: about n points, random arguments. Tol 0: every device gives the Go function's bits.
@@ -1975,7 +1966,7 @@ func gomptLanesGemverX(gomptX0, gomptW int, n int, beta float64, A []float64, y 
 		gomptU5[gomptJ] = s[gomptJ]
 	}
 	_ = s
-//line gompt_kernels.go:1979
+//line gompt_kernels.go:1970
 }
 
 // gomptSampleGemverX is GemverXKernel's Sample: about n points, random arguments. Tol 0: every device gives the Go function's bits.
@@ -2068,7 +2059,7 @@ func gomptHostGemverZ(gomptA *gomptdevice.HostArgs, gomptR gomptdevice.Range, _,
 		x[i] = (x[i] + z[i])
 	}
 	_ = n
-//line gompt_kernels.go:2072
+//line gompt_kernels.go:2063
 }
 
 // gomptSampleGemverZ is GemverZKernel's Sample: about n points, random arguments. Tol 0: every device gives the Go function's bits.
@@ -2172,7 +2163,7 @@ func gomptHostGesummv(gomptA *gomptdevice.HostArgs, gomptR gomptdevice.Range, _,
 		tmp[i] = t
 		y[i] = ((alpha * t) + (beta * s))
 	}
-//line gompt_kernels.go:2176
+//line gompt_kernels.go:2167
 }
 
 // gomptSampleGesummv is GesummvKernel's Sample: about n points, random arguments. Tol 0: every device gives the Go function's bits.
@@ -2241,19 +2232,6 @@ var Heat3DKernel = &gomptdevice.Kernel{
 	},
 	Dims: 1,
 	Work: "2+n*n-3*n",
-	Faults: []gomptdevice.FaultSite{
-		{Kind: gomptdevice.FaultIndex, Pos: "kernels.go:282"},
-		{Kind: gomptdevice.FaultIndex, Pos: "kernels.go:282"},
-		{Kind: gomptdevice.FaultIndex, Pos: "kernels.go:282"},
-		{Kind: gomptdevice.FaultIndex, Pos: "kernels.go:282"},
-		{Kind: gomptdevice.FaultIndex, Pos: "kernels.go:283"},
-		{Kind: gomptdevice.FaultIndex, Pos: "kernels.go:283"},
-		{Kind: gomptdevice.FaultIndex, Pos: "kernels.go:283"},
-		{Kind: gomptdevice.FaultIndex, Pos: "kernels.go:284"},
-		{Kind: gomptdevice.FaultIndex, Pos: "kernels.go:284"},
-		{Kind: gomptdevice.FaultIndex, Pos: "kernels.go:284"},
-		{Kind: gomptdevice.FaultIndex, Pos: "kernels.go:285"},
-	},
 	Needs: []gomptdevice.Need{
 		{Kind: gomptdevice.NeedFP64, Use: "float64", Pos: "kernels.go:275"},
 	},
@@ -2276,6 +2254,8 @@ func gomptHostHeat3D(gomptA *gomptdevice.HostArgs, gomptR gomptdevice.Range, _, 
 	n := gomptA.Int(0)
 	in := gomptrt.View[float64](gomptA.Bufs[1], gomptrt.Len(n, n, n))
 	out := gomptrt.View[float64](gomptA.Bufs[2], gomptrt.Len(n, n, n))
+	gomptPIn := unsafe.Pointer(unsafe.SliceData(in))
+	gomptPOut := unsafe.Pointer(unsafe.SliceData(out))
 	gomptLo0, gomptHi0 := gomptR.Clamp(0, n)
 	// The interior [gomptIn0, gomptIn1), where the boundary test is false.
 	gomptIn0, gomptIn1 := gomptLo0, gomptLo0
@@ -2298,14 +2278,14 @@ func gomptHostHeat3D(gomptA *gomptdevice.HostArgs, gomptR gomptdevice.Range, _, 
 			for j := int(1); j < (n - int(1)); j++ {
 				for k := int(1); k < (n - int(1)); k++ {
 					c := ((((i * n) + j) * n) + k)
-					out[c] = ((((float64(0.125) * ((in[(c+(n*n))] - (float64(2.0) * in[c])) + in[(c-(n*n))])) + (float64(0.125) * ((in[(c+n)] - (float64(2.0) * in[c])) + in[(c-n)]))) + (float64(0.125) * ((in[(c+int(1))] - (float64(2.0) * in[c])) + in[(c-int(1))]))) + in[c])
+					*(*float64)(unsafe.Add(gomptPOut, c*8)) = ((((float64(0.125) * ((*(*float64)(unsafe.Add(gomptPIn, (c+(n*n))*8)) - (float64(2.0) * *(*float64)(unsafe.Add(gomptPIn, c*8)))) + *(*float64)(unsafe.Add(gomptPIn, (c-(n*n))*8)))) + (float64(0.125) * ((*(*float64)(unsafe.Add(gomptPIn, (c+n)*8)) - (float64(2.0) * *(*float64)(unsafe.Add(gomptPIn, c*8)))) + *(*float64)(unsafe.Add(gomptPIn, (c-n)*8))))) + (float64(0.125) * ((*(*float64)(unsafe.Add(gomptPIn, (c+int(1))*8)) - (float64(2.0) * *(*float64)(unsafe.Add(gomptPIn, c*8)))) + *(*float64)(unsafe.Add(gomptPIn, (c-int(1))*8))))) + *(*float64)(unsafe.Add(gomptPIn, c*8)))
 //line kernels.go:286
 				}
 			}
 		}
 		gomptFrom, gomptTo = gomptIn1, gomptHi0
 	}
-//line gompt_kernels.go:2309
+//line gompt_kernels.go:2289
 }
 
 // gomptSampleHeat3D is Heat3DKernel's Sample: about n points, random arguments. Tol 0: every device gives the Go function's bits.
@@ -2366,14 +2346,6 @@ var Jacobi2DKernel = &gomptdevice.Kernel{
 	},
 	Dims: 1,
 	Work: "n-2",
-	Faults: []gomptdevice.FaultSite{
-		{Kind: gomptdevice.FaultIndex, Pos: "kernels.go:230"},
-		{Kind: gomptdevice.FaultIndex, Pos: "kernels.go:230"},
-		{Kind: gomptdevice.FaultIndex, Pos: "kernels.go:230"},
-		{Kind: gomptdevice.FaultIndex, Pos: "kernels.go:230"},
-		{Kind: gomptdevice.FaultIndex, Pos: "kernels.go:230"},
-		{Kind: gomptdevice.FaultIndex, Pos: "kernels.go:230"},
-	},
 	Needs: []gomptdevice.Need{
 		{Kind: gomptdevice.NeedFP64, Use: "float64", Pos: "kernels.go:224"},
 	},
@@ -2396,6 +2368,8 @@ func gomptHostJacobi2D(gomptA *gomptdevice.HostArgs, gomptR gomptdevice.Range, _
 	n := gomptA.Int(0)
 	in := gomptrt.View[float64](gomptA.Bufs[1], gomptrt.Len(n, n))
 	out := gomptrt.View[float64](gomptA.Bufs[2], gomptrt.Len(n, n))
+	gomptPIn := unsafe.Pointer(unsafe.SliceData(in))
+	gomptPOut := unsafe.Pointer(unsafe.SliceData(out))
 	gomptLo0, gomptHi0 := gomptR.Clamp(0, n)
 	// The interior [gomptIn0, gomptIn1), where the boundary test is false.
 	gomptIn0, gomptIn1 := gomptLo0, gomptLo0
@@ -2417,12 +2391,12 @@ func gomptHostJacobi2D(gomptA *gomptdevice.HostArgs, gomptR gomptdevice.Range, _
 //line kernels.go:228
 			for j := int(1); j < (n - int(1)); j++ {
 				c := ((i * n) + j)
-				out[c] = (float64(0.2) * ((((in[c] + in[(c-int(1))]) + in[(c+int(1))]) + in[(c+n)]) + in[(c-n)]))
+				*(*float64)(unsafe.Add(gomptPOut, c*8)) = (float64(0.2) * ((((*(*float64)(unsafe.Add(gomptPIn, c*8)) + *(*float64)(unsafe.Add(gomptPIn, (c-int(1))*8))) + *(*float64)(unsafe.Add(gomptPIn, (c+int(1))*8))) + *(*float64)(unsafe.Add(gomptPIn, (c+n)*8))) + *(*float64)(unsafe.Add(gomptPIn, (c-n)*8))))
 			}
 		}
 		gomptFrom, gomptTo = gomptIn1, gomptHi0
 	}
-//line gompt_kernels.go:2426
+//line gompt_kernels.go:2400
 }
 
 // gomptSampleJacobi2D is Jacobi2DKernel's Sample: about n points, random arguments. Tol 0: every device gives the Go function's bits.
@@ -2526,7 +2500,7 @@ func gomptHostMatMul(gomptA *gomptdevice.HostArgs, gomptR gomptdevice.Range, _, 
 		}
 	}
 	_ = ni
-//line gompt_kernels.go:2530
+//line gompt_kernels.go:2504
 }
 
 // gomptSampleMatMul is MatMulKernel's Sample: about n points, random arguments. Tol 0: every device gives the Go function's bits.
@@ -2622,7 +2596,7 @@ func gomptHostMvtX1(gomptA *gomptdevice.HostArgs, gomptR gomptdevice.Range, _, _
 		}
 		x1[i] = x
 	}
-//line gompt_kernels.go:2626
+//line gompt_kernels.go:2600
 }
 
 // gomptSampleMvtX1 is MvtX1Kernel's Sample: about n points, random arguments. Tol 0: every device gives the Go function's bits.
@@ -2768,7 +2742,7 @@ func gomptLanesMvtX2(gomptX0, gomptW int, n int, A []float64, y2 []float64, x2 [
 		gomptU5[gomptJ] = x[gomptJ]
 	}
 	_ = x
-//line gompt_kernels.go:2772
+//line gompt_kernels.go:2746
 }
 
 // gomptSampleMvtX2 is MvtX2Kernel's Sample: about n points, random arguments. Tol 0: every device gives the Go function's bits.
@@ -2881,7 +2855,7 @@ func gomptHostSyr2k(gomptA *gomptdevice.HostArgs, gomptR gomptdevice.Range, _, _
 			}
 		}
 	}
-//line gompt_kernels.go:2885
+//line gompt_kernels.go:2859
 }
 
 // gomptSampleSyr2k is Syr2kKernel's Sample: about n points, random arguments. Tol 0: every device gives the Go function's bits.
@@ -2995,7 +2969,7 @@ func gomptHostSyrk(gomptA *gomptdevice.HostArgs, gomptR gomptdevice.Range, _, _ 
 			}
 		}
 	}
-//line gompt_kernels.go:2999
+//line gompt_kernels.go:2973
 }
 
 // gomptSampleSyrk is SyrkKernel's Sample: about n points, random arguments. Tol 0: every device gives the Go function's bits.
@@ -3105,7 +3079,7 @@ func gomptHostTwoMM1(gomptA *gomptdevice.HostArgs, gomptR gomptdevice.Range, _, 
 		}
 	}
 	_ = ni
-//line gompt_kernels.go:3109
+//line gompt_kernels.go:3083
 }
 
 // gomptSampleTwoMM1 is TwoMM1Kernel's Sample: about n points, random arguments. Tol 0: every device gives the Go function's bits.
@@ -3211,7 +3185,7 @@ func gomptHostTwoMM2(gomptA *gomptdevice.HostArgs, gomptR gomptdevice.Range, _, 
 		}
 	}
 	_ = ni
-//line gompt_kernels.go:3215
+//line gompt_kernels.go:3189
 }
 
 // gomptSampleTwoMM2 is TwoMM2Kernel's Sample: about n points, random arguments. Tol 0: every device gives the Go function's bits.

@@ -824,6 +824,61 @@ func N26(i int, n, k int, b []float32) { b[i] = 1 }
 //gompt:kernel dims=n len(b)=1-n
 func N27(i int, n int, b []float32) { b[0] = 1 }
 
+//gompt:kernel dims=n len(b)=n*n
+func P19(i int, n int, b []float32) {
+	if i < 1 || i >= n-1 {
+		return
+	}
+	for j := 1; j < n-1; j++ {
+		c := i*n + j
+		b[c] = b[c-1] + b[c+1] + b[c-n] + b[c+n]
+	}
+}
+
+//gompt:kernel dims=n len(b)=n*n*n
+func P20(i int, n int, b []float32) {
+	if i < 1 || i >= n-1 {
+		return
+	}
+	for j := 1; j < n-1; j++ {
+		for k := 2; k < n; k++ {
+			c := (i*n+j)*n + k
+			b[c-2] = b[c+n*n-1] + b[c-n*n-2] + b[c+n] + b[c-n]
+		}
+	}
+}
+
+//gompt:kernel dims=n len(b)=n*n
+func N28(i int, n int, b []float32) {
+	for j := 1; j < n; j++ {
+		b[i*n+j+1] = 1
+	}
+}
+
+//gompt:kernel dims=n len(b)=n*n
+func N29(i int, n int, b []float32) {
+	for j := 0; j < n; j++ {
+		b[i*n+j-1] = 1
+	}
+}
+
+//gompt:kernel dims=n len(b)=n*n
+func N30(i int, n int, b []float32) {
+	for j := 1; j < n+1; j++ {
+		b[i*n+j] = 1
+	}
+}
+
+//gompt:kernel dims=n len(b)=n*n
+func N31(i int, n int, b []float32) {
+	if i >= n-1 {
+		return
+	}
+	for j := 1; j < n-1; j++ {
+		b[(i+2)*n+j] = 1
+	}
+}
+
 //gompt:kernel dims=n
 func N17(i int, n int, b []float32) {
 	switch {

@@ -54,7 +54,7 @@ func (pr *prover) inRange(p, q poly, e env) bool {
 			}
 			digitHi := r.hi.Add(ConstPoly(c), 1)
 			rest := p.Add(VarPoly(m), -1).Add(ConstPoly(c), -1)
-			for _, radix := range []poly{pr.ranges[m].hi, r.hi, q} {
+			for _, radix := range append([]poly{pr.ranges[m].hi, r.hi, q}, varFactors(q)...) {
 				if slack, ok := ConstOf(radix.Add(digitHi, -1)); !ok || slack < 0 {
 					continue // the digit may reach the radix
 				}
@@ -67,6 +67,28 @@ func (pr *prover) inRange(p, q poly, e env) bool {
 		}
 	}
 	return false
+}
+
+// varFactors are the variables of q, a single monomial, each as a poly:
+// the radixes of a row-major index whose digits run over less than their
+// extent (j in [1, n-1) in i*n + j, with a buffer of n*n).
+func varFactors(q poly) []poly {
+	if len(q) != 1 {
+		return nil
+	}
+	var out []poly
+	for m := range q {
+		if m == "" {
+			return nil
+		}
+		vs := strings.Split(m, "*") // sorted: a repeated variable is adjacent
+		for i, v := range vs {
+			if i == 0 || vs[i-1] != v {
+				out = append(out, VarPoly(v))
+			}
+		}
+	}
+	return out
 }
 
 // positive reports whether q is at least 1 in a running kernel: a positive

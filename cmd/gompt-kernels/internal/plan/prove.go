@@ -12,7 +12,7 @@ import (
 
 // prover models a kernel's int expressions and proves index expressions in
 // range: each index of the point lies in [0, its extent), each variable of
-// a counted loop (for p := 0; p < E; p++, or for p := range E) in [0, E),
+// a counted loop (for p := c; p < E; p++, or for p := range E) in [c, E),
 // and a buffer's length is its Len.
 type prover struct {
 	g      *ir.Program
@@ -82,8 +82,9 @@ func NewProver(g *ir.Program, k *ir.Kernel) *prover {
 	return pr
 }
 
-// countedLoop recognises for p := 0; p < E; p++ with p assigned only by
-// the post statement and E loop-invariant.
+// countedLoop recognises for p := c; p < E; p++ (c a constant >= 0, the
+// range's low end) with p assigned only by the post statement and E
+// loop-invariant.
 func (pr *prover) countedLoop(s *ast.ForStmt) {
 	init, ok := s.Init.(*ast.AssignStmt)
 	if !ok || init.Tok != token.DEFINE || len(init.Lhs) != 1 {
@@ -94,7 +95,12 @@ func (pr *prover) countedLoop(s *ast.ForStmt) {
 	if v == nil || v.Type() != types.Typ[types.Int] {
 		return
 	}
-	if tv := pr.g.P.Info.Types[init.Rhs[0]]; tv.Value == nil || constant.Sign(tv.Value) != 0 {
+	tv := pr.g.P.Info.Types[init.Rhs[0]]
+	if tv.Value == nil {
+		return
+	}
+	lo, exact := constant.Int64Val(constant.ToInt(tv.Value))
+	if !exact || lo < 0 {
 		return
 	}
 	cond, ok := s.Cond.(*ast.BinaryExpr)
@@ -138,7 +144,7 @@ func (pr *prover) countedLoop(s *ast.ForStmt) {
 	}
 	name := "l:" + ir.Itoa(len(pr.ranges)) + ":" + id.Name
 	pr.Vars[v] = name
-	pr.ranges[name] = vrange{hi: bound}
+	pr.ranges[name] = vrange{lo: lo, hi: bound}
 }
 
 // Poly models int expression e, when it is one: constants, int variables
