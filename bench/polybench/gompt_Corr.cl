@@ -4,7 +4,7 @@
 #pragma OPENCL EXTENSION cl_khr_fp64 : enable
 
 #ifdef GOMPT_LOOP_GUARD
-#define GOMPT_LOOP_PARAM 
+#define GOMPT_LOOP_PARAM , __global long *gompt_fault
 #define GOMPT_LOOP_PARAM_ONLY __global long *gompt_fault
 #define GOMPT_LOOP_CHECK gompt_loop_check(gompt_fault)
 static inline __attribute__((always_inline)) void gompt_loop_check(__global long *f) {
@@ -24,70 +24,50 @@ static inline __attribute__((always_inline)) void gompt_loop_check(__global long
 #define GOMPT_CMP64(x, op, y) ((x) op (y))
 #endif
 
-static void gompt_check_fail(__global long *f, int *stop, long site, long i, long n) {
-  *stop = 1;
-  if (atomic_cmpxchg((volatile __global int *)f, 0, (int)site) == 0) {
-    f[1] = i;
-    f[2] = n;
-    f[3] = 1888144007L;
-  }
-}
-static inline __attribute__((always_inline)) double gompt_ldc_double(__global const double *p, long n, long i, __global long *f, int *stop, long site) { if ((ulong)i < (ulong)n) return p[i]; gompt_check_fail(f, stop, site, i, n); return (double)0; }
 static inline __attribute__((always_inline)) long gompt_lenpos(long v) { return GOMPT_CMP64(v, >, 0L) ? v : 0; }
-static inline __attribute__((always_inline)) void gompt_stc_double(__global double *p, long n, long i, double v, __global long *f, int *stop, long site) { if ((ulong)i < (ulong)n) p[i] = v; else gompt_check_fail(f, stop, site, i, n); }
 
-static inline __attribute__((always_inline)) void gompt_body_Corr(long i, long m, long n, __global const double *data, long gompt_len_data_, __global double *corr, long gompt_len_corr_, __global long *gompt_fault, int *gompt_stop) {
+static inline __attribute__((always_inline)) void gompt_body_Corr(long i, long m, long n, __global const double *data, long gompt_len_data_, __global double *corr, long gompt_len_corr_) {
   corr[((long)((ulong)((long)((ulong)i * (ulong)m)) + (ulong)i))] = (0x1p+00);
   {
     long j = ((long)((ulong)i + (ulong)(1L)));
     for (;;) {
       if (!GOMPT_CMP64(j, <, m)) break;
-      if (*gompt_stop) return;
       {
         double c = (0x0p+00);
         {
           long k = (0L);
           for (;;) {
             if (!GOMPT_CMP64(k, <, n)) break;
-            if (*gompt_stop) return;
             {
-              c = (c + (data[((long)((ulong)((long)((ulong)k * (ulong)m)) + (ulong)i))] * gompt_ldc_double(data, gompt_len_data_, ((long)((ulong)((long)((ulong)k * (ulong)m)) + (ulong)j)), gompt_fault, gompt_stop, 1L)));
-              if (*gompt_stop) return;
+              c = (c + (data[((long)((ulong)((long)((ulong)k * (ulong)m)) + (ulong)i))] * data[((long)((ulong)((long)((ulong)k * (ulong)m)) + (ulong)j))]));
             }
             k = ((long)((ulong)k + (ulong)1));
           }
         }
-        if (*gompt_stop) return;
-        gompt_stc_double(corr, gompt_len_corr_, ((long)((ulong)((long)((ulong)i * (ulong)m)) + (ulong)j)), c, gompt_fault, gompt_stop, 2L);
-        if (*gompt_stop) return;
-        gompt_stc_double(corr, gompt_len_corr_, ((long)((ulong)((long)((ulong)j * (ulong)m)) + (ulong)i)), c, gompt_fault, gompt_stop, 3L);
-        if (*gompt_stop) return;
+        corr[((long)((ulong)((long)((ulong)i * (ulong)m)) + (ulong)j))] = c;
+        corr[((long)((ulong)((long)((ulong)j * (ulong)m)) + (ulong)i))] = c;
       }
       j = ((long)((ulong)j + (ulong)1));
     }
   }
-  if (*gompt_stop) return;
 }
 
-__kernel void gompt_Corr(long m, long n, __global const double *data, __global double *corr, __global long *gompt_fault GOMPT_LOOP_PARAM) {
-  int gompt_stopped = 0, *gompt_stop = &gompt_stopped;
+__kernel void gompt_Corr(long m, long n, __global const double *data, __global double *corr GOMPT_LOOP_PARAM) {
   long gompt_len_data = gompt_lenpos((long)((ulong)(long)n * (ulong)(long)m));
   long gompt_len_corr = gompt_lenpos((long)((ulong)(long)m * (ulong)(long)m));
   if ((long)m <= 0) return;
   if (get_global_size(0) >= (ulong)(long)m) {
     long gompt_i0 = (long)get_global_id(0);
     if ((long)((get_group_id(0) + 1) * get_local_size(0)) <= (long)m) {
-      gompt_body_Corr(gompt_i0, m, n, data, gompt_len_data, corr, gompt_len_corr, gompt_fault, gompt_stop);
+      gompt_body_Corr(gompt_i0, m, n, data, gompt_len_data, corr, gompt_len_corr);
     } else if (gompt_i0 < (long)m) {
-      gompt_body_Corr(gompt_i0, m, n, data, gompt_len_data, corr, gompt_len_corr, gompt_fault, gompt_stop);
+      gompt_body_Corr(gompt_i0, m, n, data, gompt_len_data, corr, gompt_len_corr);
     }
     GOMPT_LOOP_CHECK;
     return;
   }
   for (long gompt_i0 = (long)get_global_id(0); gompt_i0 < (long)m; gompt_i0 += (long)get_global_size(0)) {
-    gompt_body_Corr(gompt_i0, m, n, data, gompt_len_data, corr, gompt_len_corr, gompt_fault, gompt_stop);
-    if (gompt_stopped) goto gompt_stopped_;
+    gompt_body_Corr(gompt_i0, m, n, data, gompt_len_data, corr, gompt_len_corr);
   }
-gompt_stopped_:
   GOMPT_LOOP_CHECK;
 }

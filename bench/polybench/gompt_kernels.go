@@ -640,11 +640,6 @@ var CorrKernel = &gomptdevice.Kernel{
 		{Name: "corr", Kind: gomptdevice.ParamBuffer, Elem: gomptdevice.ParamFloat64, Len: "m*m"},
 	},
 	Dims: 1,
-	Faults: []gomptdevice.FaultSite{
-		{Kind: gomptdevice.FaultIndex, Pos: "kernels.go:364"},
-		{Kind: gomptdevice.FaultIndex, Pos: "kernels.go:366"},
-		{Kind: gomptdevice.FaultIndex, Pos: "kernels.go:367"},
-	},
 	Needs: []gomptdevice.Need{
 		{Kind: gomptdevice.NeedFP64, Use: "float64", Pos: "kernels.go:359"},
 	},
@@ -677,13 +672,13 @@ func gomptHostCorr(gomptA *gomptdevice.HostArgs, gomptR gomptdevice.Range, _, _ 
 		for j := (i + int(1)); j < m; j++ {
 			var c float64
 			for k := int(0); k < n; k++ {
-				c += (*(*float64)(unsafe.Add(gomptPData, ((k*m)+i)*8)) * data[((k*m)+j)])
+				c += (*(*float64)(unsafe.Add(gomptPData, ((k*m)+i)*8)) * *(*float64)(unsafe.Add(gomptPData, ((k*m)+j)*8)))
 			}
-			corr[((i * m) + j)] = c
-			corr[((j * m) + i)] = c
+			*(*float64)(unsafe.Add(gomptPCorr, ((i*m)+j)*8)) = c
+			*(*float64)(unsafe.Add(gomptPCorr, ((j*m)+i)*8)) = c
 		}
 	}
-//line gompt_kernels.go:687
+//line gompt_kernels.go:682
 }
 
 // gomptSampleCorr is CorrKernel's Sample: about n points, random arguments. Tol 0: every device gives the Go function's bits.
@@ -786,7 +781,7 @@ func gomptHostCorrCenter(gomptA *gomptdevice.HostArgs, gomptR gomptdevice.Range,
 		}
 	}
 	_ = n
-//line gompt_kernels.go:790
+//line gompt_kernels.go:785
 }
 
 // gomptSampleCorrCenter is CorrCenterKernel's Sample: about n points, random arguments. Tol 0: every device gives the Go function's bits.
@@ -976,7 +971,7 @@ func gomptLanesCorrStddev(gomptX0, gomptW int, m int, n int, fn float64, data []
 	}
 	_ = s
 	_ = d
-//line gompt_kernels.go:980
+//line gompt_kernels.go:975
 }
 
 // gomptSampleCorrStddev is CorrStddevKernel's Sample: about n points, random arguments. Tol 0: every device gives the Go function's bits.
@@ -1037,11 +1032,6 @@ var CovKernel = &gomptdevice.Kernel{
 		{Name: "cov", Kind: gomptdevice.ParamBuffer, Elem: gomptdevice.ParamFloat64, Len: "m*m"},
 	},
 	Dims: 1,
-	Faults: []gomptdevice.FaultSite{
-		{Kind: gomptdevice.FaultIndex, Pos: "kernels.go:319"},
-		{Kind: gomptdevice.FaultIndex, Pos: "kernels.go:322"},
-		{Kind: gomptdevice.FaultIndex, Pos: "kernels.go:323"},
-	},
 	Needs: []gomptdevice.Need{
 		{Kind: gomptdevice.NeedFP64, Use: "float64", Pos: "kernels.go:315"},
 	},
@@ -1067,20 +1057,21 @@ func gomptHostCov(gomptA *gomptdevice.HostArgs, gomptR gomptdevice.Range, _, _ i
 	data := gomptrt.View[float64](gomptA.Bufs[3], gomptrt.Len(n, m))
 	cov := gomptrt.View[float64](gomptA.Bufs[4], gomptrt.Len(m, m))
 	gomptPData := unsafe.Pointer(unsafe.SliceData(data))
+	gomptPCov := unsafe.Pointer(unsafe.SliceData(cov))
 	gomptLo0, gomptHi0 := gomptR.Clamp(0, m)
 	for i := gomptLo0; i < gomptHi0; i++ {
 //line kernels.go:316
 		for j := i; j < m; j++ {
 			var c float64
 			for k := int(0); k < n; k++ {
-				c += (*(*float64)(unsafe.Add(gomptPData, ((k*m)+i)*8)) * data[((k*m)+j)])
+				c += (*(*float64)(unsafe.Add(gomptPData, ((k*m)+i)*8)) * *(*float64)(unsafe.Add(gomptPData, ((k*m)+j)*8)))
 			}
 			c /= (fn - float64(1.0))
-			cov[((i * m) + j)] = c
-			cov[((j * m) + i)] = c
+			*(*float64)(unsafe.Add(gomptPCov, ((i*m)+j)*8)) = c
+			*(*float64)(unsafe.Add(gomptPCov, ((j*m)+i)*8)) = c
 		}
 	}
-//line gompt_kernels.go:1084
+//line gompt_kernels.go:1075
 }
 
 // gomptSampleCov is CovKernel's Sample: about n points, random arguments. Tol 0: every device gives the Go function's bits.
@@ -1178,7 +1169,7 @@ func gomptHostCovCenter(gomptA *gomptdevice.HostArgs, gomptR gomptdevice.Range, 
 		}
 	}
 	_ = n
-//line gompt_kernels.go:1182
+//line gompt_kernels.go:1173
 }
 
 // gomptSampleCovCenter is CovCenterKernel's Sample: about n points, random arguments. Tol 0: every device gives the Go function's bits.
@@ -1269,7 +1260,7 @@ func gomptHostFdtdEx(gomptA *gomptdevice.HostArgs, gomptR gomptdevice.Range, _, 
 		}
 	}
 	_ = nx
-//line gompt_kernels.go:1273
+//line gompt_kernels.go:1264
 }
 
 // gomptSampleFdtdEx is FdtdExKernel's Sample: about n points, random arguments. Tol 0: every device gives the Go function's bits.
@@ -1384,7 +1375,7 @@ func gomptHostFdtdEy(gomptA *gomptdevice.HostArgs, gomptR gomptdevice.Range, _, 
 		gomptFrom, gomptTo = gomptIn1, gomptHi0
 	}
 	_ = nx
-//line gompt_kernels.go:1388
+//line gompt_kernels.go:1379
 }
 
 // gomptSampleFdtdEy is FdtdEyKernel's Sample: about n points, random arguments. Tol 0: every device gives the Go function's bits.
@@ -1496,7 +1487,7 @@ func gomptHostFdtdHz(gomptA *gomptdevice.HostArgs, gomptR gomptdevice.Range, _, 
 		}
 		gomptFrom, gomptTo = gomptIn1, gomptHi0
 	}
-//line gompt_kernels.go:1500
+//line gompt_kernels.go:1491
 }
 
 // gomptSampleFdtdHz is FdtdHzKernel's Sample: about n points, random arguments. Tol 0: every device gives the Go function's bits.
@@ -1610,7 +1601,7 @@ func gomptHostGemm(gomptA *gomptdevice.HostArgs, gomptR gomptdevice.Range, _, _ 
 		}
 	}
 	_ = ni
-//line gompt_kernels.go:1614
+//line gompt_kernels.go:1605
 }
 
 // gomptSampleGemm is GemmKernel's Sample: about n points, random arguments. Tol 0: every device gives the Go function's bits.
@@ -1712,7 +1703,7 @@ func gomptHostGemverA(gomptA *gomptdevice.HostArgs, gomptR gomptdevice.Range, _,
 			*(*float64)(unsafe.Add(gomptPA, ((i*n)+j)*8)) = ((*(*float64)(unsafe.Add(gomptPA, ((i*n)+j)*8)) + (u1[i] * *(*float64)(unsafe.Add(gomptPV1, j*8)))) + (u2[i] * *(*float64)(unsafe.Add(gomptPV2, j*8))))
 		}
 	}
-//line gompt_kernels.go:1716
+//line gompt_kernels.go:1707
 }
 
 // gomptSampleGemverA is GemverAKernel's Sample: about n points, random arguments. Tol 0: every device gives the Go function's bits.
@@ -1817,7 +1808,7 @@ func gomptHostGemverW(gomptA *gomptdevice.HostArgs, gomptR gomptdevice.Range, _,
 		}
 		w[i] = s
 	}
-//line gompt_kernels.go:1821
+//line gompt_kernels.go:1812
 }
 
 // gomptSampleGemverW is GemverWKernel's Sample: about n points, random arguments. Tol 0: every device gives the Go function's bits.
@@ -1966,7 +1957,7 @@ func gomptLanesGemverX(gomptX0, gomptW int, n int, beta float64, A []float64, y 
 		gomptU5[gomptJ] = s[gomptJ]
 	}
 	_ = s
-//line gompt_kernels.go:1970
+//line gompt_kernels.go:1961
 }
 
 // gomptSampleGemverX is GemverXKernel's Sample: about n points, random arguments. Tol 0: every device gives the Go function's bits.
@@ -2059,7 +2050,7 @@ func gomptHostGemverZ(gomptA *gomptdevice.HostArgs, gomptR gomptdevice.Range, _,
 		x[i] = (x[i] + z[i])
 	}
 	_ = n
-//line gompt_kernels.go:2063
+//line gompt_kernels.go:2054
 }
 
 // gomptSampleGemverZ is GemverZKernel's Sample: about n points, random arguments. Tol 0: every device gives the Go function's bits.
@@ -2163,7 +2154,7 @@ func gomptHostGesummv(gomptA *gomptdevice.HostArgs, gomptR gomptdevice.Range, _,
 		tmp[i] = t
 		y[i] = ((alpha * t) + (beta * s))
 	}
-//line gompt_kernels.go:2167
+//line gompt_kernels.go:2158
 }
 
 // gomptSampleGesummv is GesummvKernel's Sample: about n points, random arguments. Tol 0: every device gives the Go function's bits.
@@ -2285,7 +2276,7 @@ func gomptHostHeat3D(gomptA *gomptdevice.HostArgs, gomptR gomptdevice.Range, _, 
 		}
 		gomptFrom, gomptTo = gomptIn1, gomptHi0
 	}
-//line gompt_kernels.go:2289
+//line gompt_kernels.go:2280
 }
 
 // gomptSampleHeat3D is Heat3DKernel's Sample: about n points, random arguments. Tol 0: every device gives the Go function's bits.
@@ -2396,7 +2387,7 @@ func gomptHostJacobi2D(gomptA *gomptdevice.HostArgs, gomptR gomptdevice.Range, _
 		}
 		gomptFrom, gomptTo = gomptIn1, gomptHi0
 	}
-//line gompt_kernels.go:2400
+//line gompt_kernels.go:2391
 }
 
 // gomptSampleJacobi2D is Jacobi2DKernel's Sample: about n points, random arguments. Tol 0: every device gives the Go function's bits.
@@ -2500,7 +2491,7 @@ func gomptHostMatMul(gomptA *gomptdevice.HostArgs, gomptR gomptdevice.Range, _, 
 		}
 	}
 	_ = ni
-//line gompt_kernels.go:2504
+//line gompt_kernels.go:2495
 }
 
 // gomptSampleMatMul is MatMulKernel's Sample: about n points, random arguments. Tol 0: every device gives the Go function's bits.
@@ -2596,7 +2587,7 @@ func gomptHostMvtX1(gomptA *gomptdevice.HostArgs, gomptR gomptdevice.Range, _, _
 		}
 		x1[i] = x
 	}
-//line gompt_kernels.go:2600
+//line gompt_kernels.go:2591
 }
 
 // gomptSampleMvtX1 is MvtX1Kernel's Sample: about n points, random arguments. Tol 0: every device gives the Go function's bits.
@@ -2742,7 +2733,7 @@ func gomptLanesMvtX2(gomptX0, gomptW int, n int, A []float64, y2 []float64, x2 [
 		gomptU5[gomptJ] = x[gomptJ]
 	}
 	_ = x
-//line gompt_kernels.go:2746
+//line gompt_kernels.go:2737
 }
 
 // gomptSampleMvtX2 is MvtX2Kernel's Sample: about n points, random arguments. Tol 0: every device gives the Go function's bits.
@@ -2855,7 +2846,7 @@ func gomptHostSyr2k(gomptA *gomptdevice.HostArgs, gomptR gomptdevice.Range, _, _
 			}
 		}
 	}
-//line gompt_kernels.go:2859
+//line gompt_kernels.go:2850
 }
 
 // gomptSampleSyr2k is Syr2kKernel's Sample: about n points, random arguments. Tol 0: every device gives the Go function's bits.
@@ -2969,7 +2960,7 @@ func gomptHostSyrk(gomptA *gomptdevice.HostArgs, gomptR gomptdevice.Range, _, _ 
 			}
 		}
 	}
-//line gompt_kernels.go:2973
+//line gompt_kernels.go:2964
 }
 
 // gomptSampleSyrk is SyrkKernel's Sample: about n points, random arguments. Tol 0: every device gives the Go function's bits.
@@ -3079,7 +3070,7 @@ func gomptHostTwoMM1(gomptA *gomptdevice.HostArgs, gomptR gomptdevice.Range, _, 
 		}
 	}
 	_ = ni
-//line gompt_kernels.go:3083
+//line gompt_kernels.go:3074
 }
 
 // gomptSampleTwoMM1 is TwoMM1Kernel's Sample: about n points, random arguments. Tol 0: every device gives the Go function's bits.
@@ -3185,7 +3176,7 @@ func gomptHostTwoMM2(gomptA *gomptdevice.HostArgs, gomptR gomptdevice.Range, _, 
 		}
 	}
 	_ = ni
-//line gompt_kernels.go:3189
+//line gompt_kernels.go:3180
 }
 
 // gomptSampleTwoMM2 is TwoMM2Kernel's Sample: about n points, random arguments. Tol 0: every device gives the Go function's bits.

@@ -849,6 +849,29 @@ func P20(i int, n int, b []float32) {
 }
 
 //gompt:kernel dims=n len(b)=n*n
+func P21(i int, n int, b []float32) {
+	for j := i; j < n; j++ {
+		for k := i + 1; k < n; k++ {
+			b[j*n+k-1] = b[k*n+i]
+		}
+	}
+}
+
+//gompt:kernel dims=n len(b)=n*n
+func N32(i int, n int, b []float32) {
+	for j := i + 2; j < n+1; j++ {
+		b[i*n+j-2] = 1
+	}
+}
+
+//gompt:kernel dims=n len(b)=n*n
+func N33(i int, n int, b []float32) {
+	for j := i - 1; j < n; j++ {
+		b[i*n+j] = 1
+	}
+}
+
+//gompt:kernel dims=n len(b)=n*n
 func N28(i int, n int, b []float32) {
 	for j := 1; j < n; j++ {
 		b[i*n+j+1] = 1

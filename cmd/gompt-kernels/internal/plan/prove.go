@@ -82,9 +82,9 @@ func NewProver(g *ir.Program, k *ir.Kernel) *prover {
 	return pr
 }
 
-// countedLoop recognises for p := c; p < E; p++ (c a constant >= 0, the
-// range's low end) with p assigned only by the post statement and E
-// loop-invariant.
+// countedLoop recognises for p := s; p < E; p++ with p assigned only by
+// the post statement, E loop-invariant and s a start whose low end
+// startOf knows.
 func (pr *prover) countedLoop(s *ast.ForStmt) {
 	init, ok := s.Init.(*ast.AssignStmt)
 	if !ok || init.Tok != token.DEFINE || len(init.Lhs) != 1 {
@@ -95,12 +95,8 @@ func (pr *prover) countedLoop(s *ast.ForStmt) {
 	if v == nil || v.Type() != types.Typ[types.Int] {
 		return
 	}
-	tv := pr.g.P.Info.Types[init.Rhs[0]]
-	if tv.Value == nil {
-		return
-	}
-	lo, exact := constant.Int64Val(constant.ToInt(tv.Value))
-	if !exact || lo < 0 {
+	lo, ok := pr.startOf(init.Rhs[0])
+	if !ok {
 		return
 	}
 	cond, ok := s.Cond.(*ast.BinaryExpr)
@@ -145,6 +141,31 @@ func (pr *prover) countedLoop(s *ast.ForStmt) {
 	name := "l:" + ir.Itoa(len(pr.ranges)) + ":" + id.Name
 	pr.Vars[v] = name
 	pr.ranges[name] = vrange{lo: lo, hi: bound}
+}
+
+// startOf is a low end of a counted loop's start s, at least 0: a
+// constant, or v or v+1 for a ranged variable v (for j := i; j < m; j++
+// over a triangle), which a loop variable or a point's index is, below an
+// int bound, so that v+1 does not wrap.
+func (pr *prover) startOf(s ast.Expr) (int64, bool) {
+	p, ok := pr.Poly(s)
+	if !ok {
+		return 0, false
+	}
+	c := p[""]
+	if c0, ok := ConstOf(p); ok {
+		return c0, c0 >= 0
+	}
+	rest := p.Add(ConstPoly(c), -1)
+	if len(rest) != 1 || (c != 0 && c != 1) {
+		return 0, false
+	}
+	for m, coef := range rest {
+		if r, ok := pr.ranges[m]; ok && coef == 1 && r.lo >= 0 {
+			return r.lo + c, true
+		}
+	}
+	return 0, false
 }
 
 // Poly models int expression e, when it is one: constants, int variables
