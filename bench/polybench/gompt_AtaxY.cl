@@ -41,6 +41,34 @@ static inline __attribute__((always_inline)) void gompt_body_AtaxY(long j, long 
   y[j] = s;
 }
 
+static inline __attribute__((always_inline)) void gompt_wide_AtaxY(long gompt_x0, long n, long m, __global const double *A, long gompt_len_A_, __global const double *tmp, long gompt_len_tmp_, __global double *y, long gompt_len_y_) {
+  long j = gompt_x0;
+  long j_2 = gompt_x0 + 1;
+  long j_3 = gompt_x0 + 2;
+  long j_4 = gompt_x0 + 3;
+  double s = (0x0p+00);
+  double s_2 = (0x0p+00);
+  double s_3 = (0x0p+00);
+  double s_4 = (0x0p+00);
+  {
+    long i = (0L);
+    for (;;) {
+      if (!GOMPT_CMP64(i, <, m)) break;
+      {
+        s = (s + (A[((long)((ulong)((long)((ulong)i * (ulong)n)) + (ulong)j))] * tmp[i]));
+        s_2 = (s_2 + (A[((long)((ulong)((long)((ulong)i * (ulong)n)) + (ulong)j_2))] * tmp[i]));
+        s_3 = (s_3 + (A[((long)((ulong)((long)((ulong)i * (ulong)n)) + (ulong)j_3))] * tmp[i]));
+        s_4 = (s_4 + (A[((long)((ulong)((long)((ulong)i * (ulong)n)) + (ulong)j_4))] * tmp[i]));
+      }
+      i = ((long)((ulong)i + (ulong)1));
+    }
+  }
+  y[j] = s;
+  y[j_2] = s_2;
+  y[j_3] = s_3;
+  y[j_4] = s_4;
+}
+
 __kernel void gompt_AtaxY(long n, long m, __global const double *A, __global const double *tmp, __global double *y GOMPT_LOOP_PARAM) {
   long gompt_len_A = gompt_lenpos((long)((ulong)(long)m * (ulong)(long)n));
   long gompt_len_tmp = ((long)m > 0 ? (long)m : 0);
@@ -48,6 +76,16 @@ __kernel void gompt_AtaxY(long n, long m, __global const double *A, __global con
   if ((long)n <= 0) return;
   if (get_global_size(0) >= (ulong)(long)n) {
     long gompt_i0 = (long)get_global_id(0);
+    #ifdef GOMPT_CPU_DEVICE
+    if ((long)((get_group_id(0) + 1) * get_local_size(0)) <= (long)n && get_local_size(0) % 4 == 0) {
+      if (get_local_id(0) < get_local_size(0) / 4) {
+        long gompt_x = (long)(get_group_id(0) * get_local_size(0) + 4 * get_local_id(0));
+        gompt_wide_AtaxY(gompt_x, n, m, A, gompt_len_A, tmp, gompt_len_tmp, y, gompt_len_y);
+      }
+      GOMPT_LOOP_CHECK;
+      return;
+    }
+    #endif
     if ((long)((get_group_id(0) + 1) * get_local_size(0)) <= (long)n) {
       gompt_body_AtaxY(gompt_i0, n, m, A, gompt_len_A, tmp, gompt_len_tmp, y, gompt_len_y);
     } else if (gompt_i0 < (long)n) {

@@ -41,6 +41,34 @@ static inline __attribute__((always_inline)) void gompt_body_BicgS(long j, long 
   s[j] = t;
 }
 
+static inline __attribute__((always_inline)) void gompt_wide_BicgS(long gompt_x0, long m, long n, __global const double *A, long gompt_len_A_, __global const double *r, long gompt_len_r_, __global double *s, long gompt_len_s_) {
+  long j = gompt_x0;
+  long j_2 = gompt_x0 + 1;
+  long j_3 = gompt_x0 + 2;
+  long j_4 = gompt_x0 + 3;
+  double t = (0x0p+00);
+  double t_2 = (0x0p+00);
+  double t_3 = (0x0p+00);
+  double t_4 = (0x0p+00);
+  {
+    long i = (0L);
+    for (;;) {
+      if (!GOMPT_CMP64(i, <, n)) break;
+      {
+        t = (t + (r[i] * A[((long)((ulong)((long)((ulong)i * (ulong)m)) + (ulong)j))]));
+        t_2 = (t_2 + (r[i] * A[((long)((ulong)((long)((ulong)i * (ulong)m)) + (ulong)j_2))]));
+        t_3 = (t_3 + (r[i] * A[((long)((ulong)((long)((ulong)i * (ulong)m)) + (ulong)j_3))]));
+        t_4 = (t_4 + (r[i] * A[((long)((ulong)((long)((ulong)i * (ulong)m)) + (ulong)j_4))]));
+      }
+      i = ((long)((ulong)i + (ulong)1));
+    }
+  }
+  s[j] = t;
+  s[j_2] = t_2;
+  s[j_3] = t_3;
+  s[j_4] = t_4;
+}
+
 __kernel void gompt_BicgS(long m, long n, __global const double *A, __global const double *r, __global double *s GOMPT_LOOP_PARAM) {
   long gompt_len_A = gompt_lenpos((long)((ulong)(long)n * (ulong)(long)m));
   long gompt_len_r = ((long)n > 0 ? (long)n : 0);
@@ -48,6 +76,16 @@ __kernel void gompt_BicgS(long m, long n, __global const double *A, __global con
   if ((long)m <= 0) return;
   if (get_global_size(0) >= (ulong)(long)m) {
     long gompt_i0 = (long)get_global_id(0);
+    #ifdef GOMPT_CPU_DEVICE
+    if ((long)((get_group_id(0) + 1) * get_local_size(0)) <= (long)m && get_local_size(0) % 4 == 0) {
+      if (get_local_id(0) < get_local_size(0) / 4) {
+        long gompt_x = (long)(get_group_id(0) * get_local_size(0) + 4 * get_local_id(0));
+        gompt_wide_BicgS(gompt_x, m, n, A, gompt_len_A, r, gompt_len_r, s, gompt_len_s);
+      }
+      GOMPT_LOOP_CHECK;
+      return;
+    }
+    #endif
     if ((long)((get_group_id(0) + 1) * get_local_size(0)) <= (long)m) {
       gompt_body_BicgS(gompt_i0, m, n, A, gompt_len_A, r, gompt_len_r, s, gompt_len_s);
     } else if (gompt_i0 < (long)m) {

@@ -41,12 +41,50 @@ static inline __attribute__((always_inline)) void gompt_body_ColMean(long j, lon
   mean[j] = (s / fn);
 }
 
+static inline __attribute__((always_inline)) void gompt_wide_ColMean(long gompt_x0, long m, long n, double fn, __global const double *data, long gompt_len_data_, __global double *mean, long gompt_len_mean_) {
+  long j = gompt_x0;
+  long j_2 = gompt_x0 + 1;
+  long j_3 = gompt_x0 + 2;
+  long j_4 = gompt_x0 + 3;
+  double s = (0x0p+00);
+  double s_2 = (0x0p+00);
+  double s_3 = (0x0p+00);
+  double s_4 = (0x0p+00);
+  {
+    long i = (0L);
+    for (;;) {
+      if (!GOMPT_CMP64(i, <, n)) break;
+      {
+        s = (s + data[((long)((ulong)((long)((ulong)i * (ulong)m)) + (ulong)j))]);
+        s_2 = (s_2 + data[((long)((ulong)((long)((ulong)i * (ulong)m)) + (ulong)j_2))]);
+        s_3 = (s_3 + data[((long)((ulong)((long)((ulong)i * (ulong)m)) + (ulong)j_3))]);
+        s_4 = (s_4 + data[((long)((ulong)((long)((ulong)i * (ulong)m)) + (ulong)j_4))]);
+      }
+      i = ((long)((ulong)i + (ulong)1));
+    }
+  }
+  mean[j] = (s / fn);
+  mean[j_2] = (s_2 / fn);
+  mean[j_3] = (s_3 / fn);
+  mean[j_4] = (s_4 / fn);
+}
+
 __kernel void gompt_ColMean(long m, long n, double fn, __global const double *data, __global double *mean GOMPT_LOOP_PARAM) {
   long gompt_len_data = gompt_lenpos((long)((ulong)(long)n * (ulong)(long)m));
   long gompt_len_mean = ((long)m > 0 ? (long)m : 0);
   if ((long)m <= 0) return;
   if (get_global_size(0) >= (ulong)(long)m) {
     long gompt_i0 = (long)get_global_id(0);
+    #ifdef GOMPT_CPU_DEVICE
+    if ((long)((get_group_id(0) + 1) * get_local_size(0)) <= (long)m && get_local_size(0) % 4 == 0) {
+      if (get_local_id(0) < get_local_size(0) / 4) {
+        long gompt_x = (long)(get_group_id(0) * get_local_size(0) + 4 * get_local_id(0));
+        gompt_wide_ColMean(gompt_x, m, n, fn, data, gompt_len_data, mean, gompt_len_mean);
+      }
+      GOMPT_LOOP_CHECK;
+      return;
+    }
+    #endif
     if ((long)((get_group_id(0) + 1) * get_local_size(0)) <= (long)m) {
       gompt_body_ColMean(gompt_i0, m, n, fn, data, gompt_len_data, mean, gompt_len_mean);
     } else if (gompt_i0 < (long)m) {

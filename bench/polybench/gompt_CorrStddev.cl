@@ -47,6 +47,58 @@ static inline __attribute__((always_inline)) void gompt_body_CorrStddev(long j, 
   stddev[j] = s;
 }
 
+static inline __attribute__((always_inline)) void gompt_wide_CorrStddev(long gompt_x0, long m, long n, double fn, __global const double *data, long gompt_len_data_, __global const double *mean, long gompt_len_mean_, __global double *stddev, long gompt_len_stddev_) {
+  long j = gompt_x0;
+  long j_2 = gompt_x0 + 1;
+  long j_3 = gompt_x0 + 2;
+  long j_4 = gompt_x0 + 3;
+  double s = (0x0p+00);
+  double s_2 = (0x0p+00);
+  double s_3 = (0x0p+00);
+  double s_4 = (0x0p+00);
+  {
+    long i = (0L);
+    for (;;) {
+      if (!GOMPT_CMP64(i, <, n)) break;
+      {
+        double d = (data[((long)((ulong)((long)((ulong)i * (ulong)m)) + (ulong)j))] - mean[j]);
+        double d_2 = (data[((long)((ulong)((long)((ulong)i * (ulong)m)) + (ulong)j_2))] - mean[j_2]);
+        double d_3 = (data[((long)((ulong)((long)((ulong)i * (ulong)m)) + (ulong)j_3))] - mean[j_3]);
+        double d_4 = (data[((long)((ulong)((long)((ulong)i * (ulong)m)) + (ulong)j_4))] - mean[j_4]);
+        s = (s + (d * d));
+        s_2 = (s_2 + (d_2 * d_2));
+        s_3 = (s_3 + (d_3 * d_3));
+        s_4 = (s_4 + (d_4 * d_4));
+      }
+      i = ((long)((ulong)i + (ulong)1));
+    }
+  }
+  s = (s / fn);
+  s_2 = (s_2 / fn);
+  s_3 = (s_3 / fn);
+  s_4 = (s_4 / fn);
+  s = (sqrt(s));
+  s_2 = (sqrt(s_2));
+  s_3 = (sqrt(s_3));
+  s_4 = (sqrt(s_4));
+  if (s <= (0x1.999999999999ap-04)) {
+    s = (0x1p+00);
+  }
+  if (s_2 <= (0x1.999999999999ap-04)) {
+    s_2 = (0x1p+00);
+  }
+  if (s_3 <= (0x1.999999999999ap-04)) {
+    s_3 = (0x1p+00);
+  }
+  if (s_4 <= (0x1.999999999999ap-04)) {
+    s_4 = (0x1p+00);
+  }
+  stddev[j] = s;
+  stddev[j_2] = s_2;
+  stddev[j_3] = s_3;
+  stddev[j_4] = s_4;
+}
+
 __kernel void gompt_CorrStddev(long m, long n, double fn, __global const double *data, __global const double *mean, __global double *stddev GOMPT_LOOP_PARAM) {
   long gompt_len_data = gompt_lenpos((long)((ulong)(long)n * (ulong)(long)m));
   long gompt_len_mean = ((long)m > 0 ? (long)m : 0);
@@ -54,6 +106,16 @@ __kernel void gompt_CorrStddev(long m, long n, double fn, __global const double 
   if ((long)m <= 0) return;
   if (get_global_size(0) >= (ulong)(long)m) {
     long gompt_i0 = (long)get_global_id(0);
+    #ifdef GOMPT_CPU_DEVICE
+    if ((long)((get_group_id(0) + 1) * get_local_size(0)) <= (long)m && get_local_size(0) % 4 == 0) {
+      if (get_local_id(0) < get_local_size(0) / 4) {
+        long gompt_x = (long)(get_group_id(0) * get_local_size(0) + 4 * get_local_id(0));
+        gompt_wide_CorrStddev(gompt_x, m, n, fn, data, gompt_len_data, mean, gompt_len_mean, stddev, gompt_len_stddev);
+      }
+      GOMPT_LOOP_CHECK;
+      return;
+    }
+    #endif
     if ((long)((get_group_id(0) + 1) * get_local_size(0)) <= (long)m) {
       gompt_body_CorrStddev(gompt_i0, m, n, fn, data, gompt_len_data, mean, gompt_len_mean, stddev, gompt_len_stddev);
     } else if (gompt_i0 < (long)m) {

@@ -41,6 +41,34 @@ static inline __attribute__((always_inline)) void gompt_body_GemverX(long i, lon
   x[i] = s;
 }
 
+static inline __attribute__((always_inline)) void gompt_wide_GemverX(long gompt_x0, long n, double beta, __global const double *A, long gompt_len_A_, __global const double *y, long gompt_len_y_, __global double *x, long gompt_len_x_) {
+  long i = gompt_x0;
+  long i_2 = gompt_x0 + 1;
+  long i_3 = gompt_x0 + 2;
+  long i_4 = gompt_x0 + 3;
+  double s = x[i];
+  double s_2 = x[i_2];
+  double s_3 = x[i_3];
+  double s_4 = x[i_4];
+  {
+    long j = (0L);
+    for (;;) {
+      if (!GOMPT_CMP64(j, <, n)) break;
+      {
+        s = (s + ((beta * A[((long)((ulong)((long)((ulong)j * (ulong)n)) + (ulong)i))]) * y[j]));
+        s_2 = (s_2 + ((beta * A[((long)((ulong)((long)((ulong)j * (ulong)n)) + (ulong)i_2))]) * y[j]));
+        s_3 = (s_3 + ((beta * A[((long)((ulong)((long)((ulong)j * (ulong)n)) + (ulong)i_3))]) * y[j]));
+        s_4 = (s_4 + ((beta * A[((long)((ulong)((long)((ulong)j * (ulong)n)) + (ulong)i_4))]) * y[j]));
+      }
+      j = ((long)((ulong)j + (ulong)1));
+    }
+  }
+  x[i] = s;
+  x[i_2] = s_2;
+  x[i_3] = s_3;
+  x[i_4] = s_4;
+}
+
 __kernel void gompt_GemverX(long n, double beta, __global const double *A, __global const double *y, __global double *x GOMPT_LOOP_PARAM) {
   long gompt_len_A = gompt_lenpos((long)((ulong)(long)n * (ulong)(long)n));
   long gompt_len_y = ((long)n > 0 ? (long)n : 0);
@@ -48,6 +76,16 @@ __kernel void gompt_GemverX(long n, double beta, __global const double *A, __glo
   if ((long)n <= 0) return;
   if (get_global_size(0) >= (ulong)(long)n) {
     long gompt_i0 = (long)get_global_id(0);
+    #ifdef GOMPT_CPU_DEVICE
+    if ((long)((get_group_id(0) + 1) * get_local_size(0)) <= (long)n && get_local_size(0) % 4 == 0) {
+      if (get_local_id(0) < get_local_size(0) / 4) {
+        long gompt_x = (long)(get_group_id(0) * get_local_size(0) + 4 * get_local_id(0));
+        gompt_wide_GemverX(gompt_x, n, beta, A, gompt_len_A, y, gompt_len_y, x, gompt_len_x);
+      }
+      GOMPT_LOOP_CHECK;
+      return;
+    }
+    #endif
     if ((long)((get_group_id(0) + 1) * get_local_size(0)) <= (long)n) {
       gompt_body_GemverX(gompt_i0, n, beta, A, gompt_len_A, y, gompt_len_y, x, gompt_len_x);
     } else if (gompt_i0 < (long)n) {

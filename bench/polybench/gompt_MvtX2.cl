@@ -41,6 +41,34 @@ static inline __attribute__((always_inline)) void gompt_body_MvtX2(long i, long 
   x2[i] = x;
 }
 
+static inline __attribute__((always_inline)) void gompt_wide_MvtX2(long gompt_x0, long n, __global const double *A, long gompt_len_A_, __global const double *y2, long gompt_len_y2_, __global double *x2, long gompt_len_x2_) {
+  long i = gompt_x0;
+  long i_2 = gompt_x0 + 1;
+  long i_3 = gompt_x0 + 2;
+  long i_4 = gompt_x0 + 3;
+  double x = x2[i];
+  double x_2 = x2[i_2];
+  double x_3 = x2[i_3];
+  double x_4 = x2[i_4];
+  {
+    long j = (0L);
+    for (;;) {
+      if (!GOMPT_CMP64(j, <, n)) break;
+      {
+        x = (x + (A[((long)((ulong)((long)((ulong)j * (ulong)n)) + (ulong)i))] * y2[j]));
+        x_2 = (x_2 + (A[((long)((ulong)((long)((ulong)j * (ulong)n)) + (ulong)i_2))] * y2[j]));
+        x_3 = (x_3 + (A[((long)((ulong)((long)((ulong)j * (ulong)n)) + (ulong)i_3))] * y2[j]));
+        x_4 = (x_4 + (A[((long)((ulong)((long)((ulong)j * (ulong)n)) + (ulong)i_4))] * y2[j]));
+      }
+      j = ((long)((ulong)j + (ulong)1));
+    }
+  }
+  x2[i] = x;
+  x2[i_2] = x_2;
+  x2[i_3] = x_3;
+  x2[i_4] = x_4;
+}
+
 __kernel void gompt_MvtX2(long n, __global const double *A, __global const double *y2, __global double *x2 GOMPT_LOOP_PARAM) {
   long gompt_len_A = gompt_lenpos((long)((ulong)(long)n * (ulong)(long)n));
   long gompt_len_y2 = ((long)n > 0 ? (long)n : 0);
@@ -48,6 +76,16 @@ __kernel void gompt_MvtX2(long n, __global const double *A, __global const doubl
   if ((long)n <= 0) return;
   if (get_global_size(0) >= (ulong)(long)n) {
     long gompt_i0 = (long)get_global_id(0);
+    #ifdef GOMPT_CPU_DEVICE
+    if ((long)((get_group_id(0) + 1) * get_local_size(0)) <= (long)n && get_local_size(0) % 4 == 0) {
+      if (get_local_id(0) < get_local_size(0) / 4) {
+        long gompt_x = (long)(get_group_id(0) * get_local_size(0) + 4 * get_local_id(0));
+        gompt_wide_MvtX2(gompt_x, n, A, gompt_len_A, y2, gompt_len_y2, x2, gompt_len_x2);
+      }
+      GOMPT_LOOP_CHECK;
+      return;
+    }
+    #endif
     if ((long)((get_group_id(0) + 1) * get_local_size(0)) <= (long)n) {
       gompt_body_MvtX2(gompt_i0, n, A, gompt_len_A, y2, gompt_len_y2, x2, gompt_len_x2);
     } else if (gompt_i0 < (long)n) {

@@ -12,9 +12,11 @@
 //   - plan makes each kernel's plan once, after the checks pass
 //     (plan.Kernel): the indexes proven in range, the run-time checks and
 //     their numbers (Sites), what the kernel needs of a device (Needs),
-//     a point's work for the runtime to weigh (Work), and the form of its Go image (lanes, buffers resliced, rows, a stencil's
-//     split; a team kernel's team plan is made with the checks, by
-//     plan.CheckTeams). Everything an emitter needs to know about a
+//     a point's work for the runtime to weigh (Work), the form of its
+//     Go image (lanes, buffers resliced, rows, a stencil's split; a team
+//     kernel's team plan is made with the checks, by plan.CheckTeams),
+//     and the points a CPU OpenCL device's work-item runs together
+//     (Wide). Everything an emitter needs to know about a
 //     kernel is in its plan.
 //   - emitc writes the OpenCL C, emitgo the Go file (device.Kernel
 //     values, Go images, samples) and the launchers, and ptxgen drives
@@ -44,6 +46,7 @@
 //	Go image form                                      host.go lanes.go                       lanes.go rows.go split.go
 //	                                                   reslice.go rows.go
 //	                                                   split.go
+//	points together                                    wide.go             wide.go file.go
 //
 // load.go reads the package, directive.go the //gompt:kernel keys, and
 // launchdir.go the -launchers folder; prelude.go is the C helpers a file

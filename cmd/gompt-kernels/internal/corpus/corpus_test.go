@@ -171,6 +171,22 @@ var entries = []entry{
 	}},
 	{k: MatMulKernel, fn: MatMul, run: RunMatMul, ext: []int{1, 0}},
 	{k: ConvKernel, fn: Conv, run: RunConv, ext: []int{1, 0}},
+	{k: ColumnStatsKernel, fn: ColumnStats, run: RunColumnStats, ext: []int{0}, inputs: func() [][]any {
+		// Columns whose count wraps, a stop inside and outside the
+		// rows, widths around a multiple of four.
+		var ps [][]any
+		for _, n := range []int{3, 4, 1027, 4100} {
+			for _, stop := range []int{-1, 0, 5, 1 << 40} {
+				m := 9
+				a := make([]float32, m*n)
+				for i := range a {
+					a[i] = float32(i%13)/4 - 1
+				}
+				ps = append(ps, []any{n, m, stop, float32(0.5), a, make([]float32, n), make([]int32, n)})
+			}
+		}
+		return ps
+	}},
 	{k: PartialKernel, fn: Partial, run: RunPartial, ext: []int{0}},
 	{k: TransposeKernel, fn: Transpose, run: RunTranspose, ext: []int{0, 1}},
 	{k: SumInt64Kernel, fn: SumInt64, run: RunSumInt64, ext: []int{0}, reduce: "+"},

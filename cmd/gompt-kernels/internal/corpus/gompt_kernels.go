@@ -878,6 +878,250 @@ func RunClassifyNowait(dev gompttarget.DeviceClause, n int, a []float64, out []u
 		Args: []gompttarget.Arg{gompttarget.Int(n), gompttarget.Slice(a), gompttarget.Slice(out)}})
 }
 
+// ColumnStatsKernel is the gompt map kernel of ColumnStats (lockstep.go:55:1), over [0, n).
+var ColumnStatsKernel = &gomptdevice.Kernel{
+	Name: "ColumnStats",
+	Params: []gomptdevice.Param{
+		{Name: "n", Kind: gomptdevice.ParamInt64},
+		{Name: "m", Kind: gomptdevice.ParamInt64},
+		{Name: "stop", Kind: gomptdevice.ParamInt64},
+		{Name: "lim", Kind: gomptdevice.ParamFloat32},
+		{Name: "a", Kind: gomptdevice.ParamBuffer, Elem: gomptdevice.ParamFloat32, Len: "m*n"},
+		{Name: "sum", Kind: gomptdevice.ParamBuffer, Elem: gomptdevice.ParamFloat32, Len: "n"},
+		{Name: "count", Kind: gomptdevice.ParamBuffer, Elem: gomptdevice.ParamInt32, Len: "n"},
+	},
+	Dims: 1,
+	Work: "m",
+	Images: []gomptdevice.Image{
+		{Kind: gomptdevice.ImageHost, Entry: "gompt_ColumnStats", Host: gomptHostColumnStats},
+		{Kind: gomptdevice.ImageOpenCL, Entry: "gompt_ColumnStats", Source: gomptCLColumnStats, Options: "-cl-fp32-correctly-rounded-divide-sqrt"},
+		{Kind: gomptdevice.ImagePTX, Entry: "gompt_ColumnStats", Source: gomptPTXColumnStats},
+	},
+	Sample: gomptSampleColumnStats,
+}
+
+//go:embed gompt_ColumnStats.cl
+var gomptCLColumnStats string
+
+//go:embed gompt_ColumnStats.ptx
+var gomptPTXColumnStats string
+
+// gomptHostColumnStats is ColumnStatsKernel's Go image: the body of ColumnStats at each point of the team's range.
+func gomptHostColumnStats(gomptA *gomptdevice.HostArgs, gomptR gomptdevice.Range, _, _ int) {
+	n := gomptA.Int(0)
+	m := gomptA.Int(1)
+	stop := gomptA.Int(2)
+	lim := gomptA.Float32(3)
+	a := gomptrt.View[float32](gomptA.Bufs[4], gomptrt.Len(m, n))
+	sum := gomptrt.View[float32](gomptA.Bufs[5], gomptrt.Len(n))
+	count := gomptrt.View[int32](gomptA.Bufs[6], gomptrt.Len(n))
+	gomptLo0, gomptHi0 := gomptR.Clamp(0, n)
+	for gomptX0 := gomptLo0; gomptX0 < gomptHi0; gomptX0 += 1024 {
+		gomptLanesColumnStats(gomptX0, min(1024, gomptHi0-gomptX0), n, m, stop, lim, a, sum, count)
+	}
+}
+
+// gomptLanesColumnStats runs ColumnStats's body at the points [gomptX0, gomptX0+gomptW) of dimension 0 together, statement by statement.
+func gomptLanesColumnStats(gomptX0, gomptW int, n int, m int, stop int, lim float32, a []float32, sum []float32, count []int32) {
+	var gomptL1SA [1024]float32
+	s := gomptL1SA[:gomptW:gomptW]
+	var gomptL2CA [1024]int32
+	c := gomptL2CA[:gomptW:gomptW]
+	var gomptL3VA [1024]float32
+	v := gomptL3VA[:gomptW:gomptW]
+	for gomptJ := 0; gomptJ < gomptW; gomptJ++ {
+//line lockstep.go:56
+		s[gomptJ] = float32(0)
+	}
+	for gomptJ := 0; gomptJ < gomptW; gomptJ++ {
+		j := gomptX0 + gomptJ
+//line lockstep.go:57
+		c[gomptJ] = int32(j)
+	}
+//line lockstep.go:58
+	for i := int(0); i < m; i++ {
+		if i == stop {
+			break
+		}
+		gomptU1 := (i * n)
+//line lockstep.go:62
+		gomptU2 := a[gomptU1+gomptX0:][:gomptW]
+		{
+			gomptJ := 0
+			for ; gomptJ+4 <= gomptW; gomptJ += 4 {
+				gompt4V := v[gomptJ : gomptJ+4 : gomptJ+4]
+				gompt4GomptU2 := gomptU2[gomptJ : gomptJ+4 : gomptJ+4]
+				{
+//line lockstep.go:62
+					gompt4V[0] = gompt4GomptU2[0]
+				}
+				{
+//line lockstep.go:62
+					gompt4V[1] = gompt4GomptU2[1]
+				}
+				{
+//line lockstep.go:62
+					gompt4V[2] = gompt4GomptU2[2]
+				}
+				{
+//line lockstep.go:62
+					gompt4V[3] = gompt4GomptU2[3]
+				}
+			}
+			for ; gomptJ < gomptW; gomptJ++ {
+//line lockstep.go:62
+				v[gomptJ] = gomptU2[gomptJ]
+			}
+		}
+		{
+			gomptJ := 0
+			for ; gomptJ+4 <= gomptW; gomptJ += 4 {
+				gompt4S := s[gomptJ : gomptJ+4 : gomptJ+4]
+				gompt4V := v[gomptJ : gomptJ+4 : gomptJ+4]
+				{
+//line lockstep.go:63
+					gompt4S[0] += (gompt4V[0] * gompt4V[0])
+				}
+				{
+//line lockstep.go:63
+					gompt4S[1] += (gompt4V[1] * gompt4V[1])
+				}
+				{
+//line lockstep.go:63
+					gompt4S[2] += (gompt4V[2] * gompt4V[2])
+				}
+				{
+//line lockstep.go:63
+					gompt4S[3] += (gompt4V[3] * gompt4V[3])
+				}
+			}
+			for ; gomptJ < gomptW; gomptJ++ {
+//line lockstep.go:63
+				s[gomptJ] += (v[gomptJ] * v[gomptJ])
+			}
+		}
+		{
+			gomptJ := 0
+			for ; gomptJ+4 <= gomptW; gomptJ += 4 {
+				gompt4V := v[gomptJ : gomptJ+4 : gomptJ+4]
+				gompt4C := c[gomptJ : gomptJ+4 : gomptJ+4]
+				gompt4S := s[gomptJ : gomptJ+4 : gomptJ+4]
+				{
+//line lockstep.go:64
+					if gompt4V[0] > lim {
+						gompt4C[0] = ((gompt4C[0] * int32(3)) + int32(2147418112))
+					} else {
+						gompt4S[0] -= (gompt4V[0] / float32(3.0))
+					}
+				}
+				{
+//line lockstep.go:64
+					if gompt4V[1] > lim {
+						gompt4C[1] = ((gompt4C[1] * int32(3)) + int32(2147418112))
+					} else {
+						gompt4S[1] -= (gompt4V[1] / float32(3.0))
+					}
+				}
+				{
+//line lockstep.go:64
+					if gompt4V[2] > lim {
+						gompt4C[2] = ((gompt4C[2] * int32(3)) + int32(2147418112))
+					} else {
+						gompt4S[2] -= (gompt4V[2] / float32(3.0))
+					}
+				}
+				{
+//line lockstep.go:64
+					if gompt4V[3] > lim {
+						gompt4C[3] = ((gompt4C[3] * int32(3)) + int32(2147418112))
+					} else {
+						gompt4S[3] -= (gompt4V[3] / float32(3.0))
+					}
+				}
+			}
+			for ; gomptJ < gomptW; gomptJ++ {
+//line lockstep.go:64
+				if v[gomptJ] > lim {
+					c[gomptJ] = ((c[gomptJ] * int32(3)) + int32(2147418112))
+				} else {
+					s[gomptJ] -= (v[gomptJ] / float32(3.0))
+				}
+			}
+		}
+//line lockstep.go:69
+	}
+	for gomptJ := 0; gomptJ < gomptW; gomptJ++ {
+//line lockstep.go:70
+		if c[gomptJ] < int32(0) {
+			s[gomptJ] = (-s[gomptJ])
+		}
+	}
+//line lockstep.go:73
+	gomptU3 := sum[gomptX0:][:gomptW]
+	for gomptJ := 0; gomptJ < gomptW; gomptJ++ {
+//line lockstep.go:73
+		gomptU3[gomptJ] = s[gomptJ]
+	}
+//line lockstep.go:74
+	gomptU4 := count[gomptX0:][:gomptW]
+	for gomptJ := 0; gomptJ < gomptW; gomptJ++ {
+//line lockstep.go:74
+		gomptU4[gomptJ] = c[gomptJ]
+	}
+	_ = s
+	_ = c
+	_ = v
+//line gompt_kernels.go:1075
+}
+
+// gomptSampleColumnStats is ColumnStatsKernel's Sample: about n points, random arguments. Tol 0: every device gives the Go function's bits.
+func gomptSampleColumnStats(gomptN int, gomptSeed int64) gomptdevice.Sample {
+	gomptR := gomptrt.Rand("ColumnStats", gomptN, gomptSeed)
+	gomptExt := gomptrt.Extents(gomptN, 1)
+	n := gomptExt[0]
+	m := int(1 + gomptR.IntN(8))
+	stop := int(1 + gomptR.IntN(8))
+	lim := float32(0.5 + gomptR.Float64())
+	return gomptdevice.Sample{
+		Shape: gomptdevice.Shape{Size: gomptExt},
+		Bufs:  [][]byte{nil, nil, nil, nil, gomptrt.Floats[float32](gomptR, gomptrt.Len(m, n), 0.5, 1.5), gomptrt.Floats[float32](gomptR, gomptrt.Len(n), 0.5, 1.5), gomptrt.Ints[int32](gomptR, gomptrt.Len(n), 0, 16)},
+		Args:  []gomptdevice.Arg{gomptrt.Int(int64(n)), gomptrt.Int(int64(m)), gomptrt.Int(int64(stop)), gomptrt.Float32(lim), {}, {}, {}},
+	}
+}
+
+// RunColumnStats runs ColumnStatsKernel (ColumnStats) on device dev over [0, n), mapping each slice by how the kernel uses it:
+// a to, sum from, count from.
+func RunColumnStats(dev gompttarget.DeviceClause, n int, m int, stop int, lim float32, a []float32, sum []float32, count []int32) error {
+	if n <= 0 {
+		return nil
+	}
+	a = gomptrt.Head(a, gomptrt.Len(m, n))
+	sum = gomptrt.Head(sum, gomptrt.Len(n))
+	count = gomptrt.Head(count, gomptrt.Len(n))
+	return gompttarget.Target(gompttarget.Region{Device: dev, Kernel: ColumnStatsKernel, Shape: gompttarget.Shape{Size: [3]int{n, 1, 1}},
+		Maps: []gompttarget.Map{gompttarget.To(a), gompttarget.From(sum), gompttarget.From(count)},
+		Args: []gompttarget.Arg{gompttarget.Int(n), gompttarget.Int(m), gompttarget.Int(stop), gompttarget.Float32(lim), gompttarget.Slice(a), gompttarget.Slice(sum), gompttarget.Slice(count)}})
+}
+
+// RunColumnStatsNowait is RunColumnStats's nowait form: it starts the launch and returns at once. deps are depend items
+// (target.DependIn, DependOut, DependInOut, DependOn), which order it as they order target.TargetNowait.
+// Leave the slices alone until the task's Wait returns RunColumnStats's error (one found before the launch,
+// such as a short slice, included). An empty space runs nothing but still waits for deps.
+//
+// It runs ColumnStatsKernel (ColumnStats) on device dev over [0, n), mapping each slice by how the kernel uses it:
+// a to, sum from, count from.
+func RunColumnStatsNowait(dev gompttarget.DeviceClause, n int, m int, stop int, lim float32, a []float32, sum []float32, count []int32, deps ...gompttarget.Map) *gompttarget.Task {
+	if n <= 0 {
+		return gompttarget.Go(func() error { return nil }, deps...)
+	}
+	a = gomptrt.Head(a, gomptrt.Len(m, n))
+	sum = gomptrt.Head(sum, gomptrt.Len(n))
+	count = gomptrt.Head(count, gomptrt.Len(n))
+	return gompttarget.TargetNowait(gompttarget.Region{Device: dev, Kernel: ColumnStatsKernel, Shape: gompttarget.Shape{Size: [3]int{n, 1, 1}},
+		Maps: append([]gompttarget.Map{gompttarget.To(a), gompttarget.From(sum), gompttarget.From(count)}, deps...),
+		Args: []gompttarget.Arg{gompttarget.Int(n), gompttarget.Int(m), gompttarget.Int(stop), gompttarget.Float32(lim), gompttarget.Slice(a), gompttarget.Slice(sum), gompttarget.Slice(count)}})
+}
+
 // ControlKernel is the gompt map kernel of Control (control.go:9:1), over [0, n).
 var ControlKernel = &gomptdevice.Kernel{
 	Name: "Control",
@@ -990,7 +1234,7 @@ gomptPoint0:
 		out[i]++
 	}
 	_ = n
-//line gompt_kernels.go:994
+//line gompt_kernels.go:1238
 }
 
 // gomptSampleControl is ControlKernel's Sample: about n points, random arguments. Tol 0: every device gives the Go function's bits.
@@ -1218,7 +1462,7 @@ func gomptLanesConv(gomptX0, gomptW int, i int, m int, n int, k int, w []float32
 	_ = peak
 	_ = t
 	_ = m
-//line gompt_kernels.go:1222
+//line gompt_kernels.go:1466
 }
 
 // gomptSampleConv is ConvKernel's Sample: about n points, random arguments. Tol 0: every device gives the Go function's bits.
@@ -1319,7 +1563,7 @@ func gomptHostConversions(gomptA *gomptdevice.HostArgs, gomptR gomptdevice.Range
 		*(*float64)(unsafe.Add(gomptPOut, (o+int(7))*8)) = (float64(int16(((-y) / float64(1e+15)))) + float64(uint32((y / float64(1e+10)))))
 	}
 	_ = n
-//line gompt_kernels.go:1323
+//line gompt_kernels.go:1567
 }
 
 // gomptSampleConversions is ConversionsKernel's Sample: about n points, random arguments. Tol 0: every device gives the Go function's bits.
@@ -1482,7 +1726,7 @@ func gomptHostDotRange(gomptA *gomptdevice.HostArgs, gomptR gomptdevice.Range, g
 	}
 	gomptPartial[gomptTeam] = int64((gomptS0 + gomptS1) + (gomptS2 + gomptS3))
 	_ = n
-//line gompt_kernels.go:1486
+//line gompt_kernels.go:1730
 }
 
 // gomptSampleDotRange is DotRangeKernel's Sample: about n points, random arguments. Tol 0: every device gives the Go function's bits.
@@ -1707,7 +1951,7 @@ func gomptHostExtremes(gomptA *gomptdevice.HostArgs, gomptR gomptdevice.Range, _
 	gomptrt.MergeProd(gomptRBP, gomptRAP[:], uint32(1))
 	gomptrt.MergeMax(gomptRBM, gomptRAM[:], uint32(0))
 	gomptrt.MergeMin(gomptRBQ, gomptRAQ[:], int64(gomptmath.MaxInt64))
-//line gompt_kernels.go:1711
+//line gompt_kernels.go:1955
 }
 
 // gomptSampleExtremes is ExtremesKernel's Sample: about n points, random arguments. Tol 0: every device gives the Go function's bits.
@@ -1810,7 +2054,7 @@ func gomptHostFloat64Ops(gomptA *gomptdevice.HostArgs, gomptR gomptdevice.Range,
 		*(*float64)(unsafe.Add(gomptPOut, (o+int(3))*8)) = ((gomptmath.Remainder((x*float64(100.0)), y) + gomptmath.Dim(x, y)) + gomptmath.Dim(y, x))
 	}
 	_ = n
-//line gompt_kernels.go:1814
+//line gompt_kernels.go:2058
 }
 
 // gomptSampleFloat64Ops is Float64OpsKernel's Sample: about n points, random arguments. Tol 0: every device gives the Go function's bits.
@@ -1918,7 +2162,7 @@ func gomptHostFloatBins(gomptA *gomptdevice.HostArgs, gomptR gomptdevice.Range, 
 	gomptrt.MergeSum(gomptRBS, gomptRAS[:], float32(gomptmath.Copysign(0, -1)))
 	gomptrt.MergeProd(gomptRBP, gomptRAP[:], float64(1))
 	_ = n
-//line gompt_kernels.go:1922
+//line gompt_kernels.go:2166
 }
 
 // gomptSampleFloatBins is FloatBinsKernel's Sample: about n points, random arguments. Tol 0.0001: the float sums into s are combined in another order on each device; the float products into p are combined in another order on each device.
@@ -2030,7 +2274,7 @@ func gomptHostFloatOps(gomptA *gomptdevice.HostArgs, gomptR gomptdevice.Range, _
 		*(*float32)(unsafe.Add(gomptPOut, (o+int(11))*4)) = s
 	}
 	_ = n
-//line gompt_kernels.go:2034
+//line gompt_kernels.go:2278
 }
 
 // gomptSampleFloatOps is FloatOpsKernel's Sample: about n points, random arguments. Tol 0: every device gives the Go function's bits.
@@ -2124,7 +2368,7 @@ func gomptHostGather(gomptA *gomptdevice.HostArgs, gomptR gomptdevice.Range, _, 
 	}
 	_ = n
 	_ = m
-//line gompt_kernels.go:2128
+//line gompt_kernels.go:2372
 }
 
 // gomptSampleGather is GatherKernel's Sample: about n points, random arguments. Tol 0: every device gives the Go function's bits.
@@ -2268,7 +2512,7 @@ func gomptHostGatherSum(gomptA *gomptdevice.HostArgs, gomptR gomptdevice.Range, 
 	gomptPartial[gomptTeam] = float32((gomptS0 + gomptS1) + (gomptS2 + gomptS3))
 	_ = n
 	_ = m
-//line gompt_kernels.go:2272
+//line gompt_kernels.go:2516
 }
 
 // gomptSampleGatherSum is GatherSumKernel's Sample: about n points, random arguments. Tol 0.0001: its float sums are combined in another order on each device.
@@ -2373,7 +2617,7 @@ func gomptHostGatherUnchecked(gomptA *gomptdevice.HostArgs, gomptR gomptdevice.R
 	}
 	_ = n
 	_ = m
-//line gompt_kernels.go:2377
+//line gompt_kernels.go:2621
 }
 
 // gomptSampleGatherUnchecked is GatherUncheckedKernel's Sample: about n points, random arguments. Tol 0: every device gives the Go function's bits.
@@ -2498,7 +2742,7 @@ func gomptHostHelpers(gomptA *gomptdevice.HostArgs, gomptR gomptdevice.Range, _,
 		bump(hist, (i + n), int32(1000))
 		out[i] = (y + float32(f64))
 	}
-//line gompt_kernels.go:2502
+//line gompt_kernels.go:2746
 }
 
 // gomptSampleHelpers is HelpersKernel's Sample: about n points, random arguments. Tol 0: every device gives the Go function's bits.
@@ -2616,7 +2860,7 @@ func gomptHostHist256(gomptA *gomptdevice.HostArgs, gomptR gomptdevice.Range, _,
 	gomptrt.MergeSum(gomptRBH, gomptRAH[:], uint32(0))
 	gomptrt.MergeSum(gomptRBS, gomptRAS[:], int64(0))
 	_ = n
-//line gompt_kernels.go:2620
+//line gompt_kernels.go:2864
 }
 
 // gomptSampleHist256 is Hist256Kernel's Sample: about n points, random arguments. Tol 0: every device gives the Go function's bits.
@@ -2727,7 +2971,7 @@ func gomptHostHistogram(gomptA *gomptdevice.HostArgs, gomptR gomptdevice.Range, 
 		gomptatomic.AddInt64((&s[(int(1) + (i % int(2)))]), int64(8589934592))
 	}
 	_ = n
-//line gompt_kernels.go:2731
+//line gompt_kernels.go:2975
 }
 
 // gomptSampleHistogram is HistogramKernel's Sample: about n points, random arguments. Tol 0: every device gives the Go function's bits.
@@ -2836,7 +3080,7 @@ func gomptHostInt64Ops(gomptA *gomptdevice.HostArgs, gomptR gomptdevice.Range, _
 		*(*int64)(unsafe.Add(gomptPOut, (o+int(8))*8)) = (^x)
 	}
 	_ = n
-//line gompt_kernels.go:2840
+//line gompt_kernels.go:3084
 }
 
 // gomptSampleInt64Ops is Int64OpsKernel's Sample: about n points, random arguments. Tol 0: every device gives the Go function's bits.
@@ -2945,7 +3189,7 @@ func gomptHostIntOps(gomptA *gomptdevice.HostArgs, gomptR gomptdevice.Range, _, 
 		*(*int)(unsafe.Add(gomptPOut, (o+int(5))*8)) = s
 	}
 	_ = n
-//line gompt_kernels.go:2949
+//line gompt_kernels.go:3193
 }
 
 // gomptSampleIntOps is IntOpsKernel's Sample: about n points, random arguments. Tol 0: every device gives the Go function's bits.
@@ -3049,7 +3293,7 @@ func gomptHostLabels(gomptA *gomptdevice.HostArgs, gomptR gomptdevice.Range, _, 
 		out[i] = ((found * int64(1000)) + int64(steps))
 	}
 	_ = n
-//line gompt_kernels.go:3053
+//line gompt_kernels.go:3297
 }
 
 // gomptSampleLabels is LabelsKernel's Sample: about n points, random arguments. Tol 0: every device gives the Go function's bits.
@@ -3220,7 +3464,7 @@ func gomptLanesLanesGather(gomptX0, gomptW int, n int, m int, k int, idx []int, 
 	_ = v
 	_ = n
 	_ = m
-//line gompt_kernels.go:3224
+//line gompt_kernels.go:3468
 }
 
 // gomptSampleLanesGather is LanesGatherKernel's Sample: about n points, random arguments. Tol 0: every device gives the Go function's bits.
@@ -3368,7 +3612,7 @@ func gomptLanesMatMul(gomptX0, gomptW int, i int, m int, n int, k int, A []float
 	}
 	_ = acc
 	_ = m
-//line gompt_kernels.go:3372
+//line gompt_kernels.go:3616
 }
 
 // gomptSampleMatMul is MatMulKernel's Sample: about n points, random arguments. Tol 0: every device gives the Go function's bits.
@@ -3468,7 +3712,7 @@ func gomptHostMatVec(gomptA *gomptdevice.HostArgs, gomptR gomptdevice.Range, _, 
 		y[i] = s
 	}
 	_ = m
-//line gompt_kernels.go:3472
+//line gompt_kernels.go:3716
 }
 
 // gomptSampleMatVec is MatVecKernel's Sample: about n points, random arguments. Tol 0: every device gives the Go function's bits.
@@ -3605,7 +3849,7 @@ func gomptHostMaxFloat64(gomptA *gomptdevice.HostArgs, gomptR gomptdevice.Range,
 	}
 	gomptPartial[gomptTeam] = float64(max((max(gomptS0, gomptS1)), (max(gomptS2, gomptS3))))
 	_ = n
-//line gompt_kernels.go:3609
+//line gompt_kernels.go:3853
 }
 
 // gomptSampleMaxFloat64 is MaxFloat64Kernel's Sample: about n points, random arguments. Tol 1e-12: it calls math functions that are within a few ulps of Go's, not equal.
@@ -3752,7 +3996,7 @@ func gomptHostMaxUint64(gomptA *gomptdevice.HostArgs, gomptR gomptdevice.Range, 
 	}
 	gomptPartial[gomptTeam] = uint64(max((max(gomptS0, gomptS1)), (max(gomptS2, gomptS3))))
 	_ = n
-//line gompt_kernels.go:3756
+//line gompt_kernels.go:4000
 }
 
 // gomptSampleMaxUint64 is MaxUint64Kernel's Sample: about n points, random arguments. Tol 0: every device gives the Go function's bits.
@@ -3898,7 +4142,7 @@ func gomptHostMinFloat32(gomptA *gomptdevice.HostArgs, gomptR gomptdevice.Range,
 	}
 	gomptPartial[gomptTeam] = float32(min((min(gomptS0, gomptS1)), (min(gomptS2, gomptS3))))
 	_ = n
-//line gompt_kernels.go:3902
+//line gompt_kernels.go:4146
 }
 
 // gomptSampleMinFloat32 is MinFloat32Kernel's Sample: about n points, random arguments. Tol 0: every device gives the Go function's bits.
@@ -4054,7 +4298,7 @@ func gomptHostMinInt16(gomptA *gomptdevice.HostArgs, gomptR gomptdevice.Range, g
 	}
 	gomptPartial[gomptTeam] = int16(min((min(gomptS0, gomptS1)), (min(gomptS2, gomptS3))))
 	_ = nz
-//line gompt_kernels.go:4058
+//line gompt_kernels.go:4302
 }
 
 // gomptSampleMinInt16 is MinInt16Kernel's Sample: about n points, random arguments. Tol 0: every device gives the Go function's bits.
@@ -4173,7 +4417,7 @@ func gomptHostMinMax(gomptA *gomptdevice.HostArgs, gomptR gomptdevice.Range, _, 
 		*(*float64)(unsafe.Add(gomptPOut, (o+int(7))*8)) = float64(max(uint8(u), uint8(v)))
 	}
 	_ = n
-//line gompt_kernels.go:4177
+//line gompt_kernels.go:4421
 }
 
 // gomptSampleMinMax is MinMaxKernel's Sample: about n points, random arguments. Tol 0: every device gives the Go function's bits.
@@ -4290,7 +4534,7 @@ func gomptHostNarrow(gomptA *gomptdevice.HostArgs, gomptR gomptdevice.Range, _, 
 		*(*int64)(unsafe.Add(gomptPOut, (o+int(11))*8)) = (int64(int8((int64(u) * int64(3)))) + int64(uint16(x)))
 	}
 	_ = n
-//line gompt_kernels.go:4294
+//line gompt_kernels.go:4538
 }
 
 // gomptSampleNarrow is NarrowKernel's Sample: about n points, random arguments. Tol 0: every device gives the Go function's bits.
@@ -4387,7 +4631,7 @@ func gomptHostOutOfRange(gomptA *gomptdevice.HostArgs, gomptR gomptdevice.Range,
 			out[(i + n)] = int32(5)
 		}
 	}
-//line gompt_kernels.go:4391
+//line gompt_kernels.go:4635
 }
 
 // gomptSampleOutOfRange is OutOfRangeKernel's Sample: about n points, random arguments. Tol 0: every device gives the Go function's bits.
@@ -4471,7 +4715,7 @@ func gomptHostPartial(gomptA *gomptdevice.HostArgs, gomptR gomptdevice.Range, _,
 		}
 	}
 	_ = n
-//line gompt_kernels.go:4475
+//line gompt_kernels.go:4719
 }
 
 // gomptSamplePartial is PartialKernel's Sample: about n points, random arguments. Tol 0: every device gives the Go function's bits.
@@ -4605,7 +4849,7 @@ func gomptHostProdFloat64(gomptA *gomptdevice.HostArgs, gomptR gomptdevice.Range
 	}
 	gomptPartial[gomptTeam] = float64((gomptS0 * gomptS1) * (gomptS2 * gomptS3))
 	_ = n
-//line gompt_kernels.go:4609
+//line gompt_kernels.go:4853
 }
 
 // gomptSampleProdFloat64 is ProdFloat64Kernel's Sample: about n points, random arguments. Tol 1e-10: its float products are combined in another order on each device.
@@ -4752,7 +4996,7 @@ func gomptHostProdInt32(gomptA *gomptdevice.HostArgs, gomptR gomptdevice.Range, 
 	}
 	gomptPartial[gomptTeam] = int32((gomptS0 * gomptS1) * (gomptS2 * gomptS3))
 	_ = n
-//line gompt_kernels.go:4756
+//line gompt_kernels.go:5000
 }
 
 // gomptSampleProdInt32 is ProdInt32Kernel's Sample: about n points, random arguments. Tol 0: every device gives the Go function's bits.
@@ -4872,7 +5116,7 @@ func gomptHostProductLen(gomptA *gomptdevice.HostArgs, gomptR gomptdevice.Range,
 		gomptFrom, gomptTo = gomptIn1, gomptHi0
 	}
 	_ = n
-//line gompt_kernels.go:4876
+//line gompt_kernels.go:5120
 }
 
 // gomptSampleProductLen is ProductLenKernel's Sample: about n points, random arguments. Tol 0: every device gives the Go function's bits.
@@ -4962,7 +5206,7 @@ func gomptHostQuotient(gomptA *gomptdevice.HostArgs, gomptR gomptdevice.Range, _
 		q[i] = (a[i] / b[i])
 	}
 	_ = n
-//line gompt_kernels.go:4966
+//line gompt_kernels.go:5210
 }
 
 // gomptSampleQuotient is QuotientKernel's Sample: about n points, random arguments. Tol 0: every device gives the Go function's bits.
@@ -5110,7 +5354,7 @@ func gomptHostRangeForms(gomptA *gomptdevice.HostArgs, gomptR gomptdevice.Range,
 		o[int(7)] += int64(n0)
 	}
 	_ = n
-//line gompt_kernels.go:5114
+//line gompt_kernels.go:5358
 }
 
 // gomptSampleRangeForms is RangeFormsKernel's Sample: about n points, random arguments. Tol 0: every device gives the Go function's bits.
@@ -5200,7 +5444,7 @@ func gomptHostScatter(gomptA *gomptdevice.HostArgs, gomptR gomptdevice.Range, _,
 	}
 	_ = n
 	_ = m
-//line gompt_kernels.go:5204
+//line gompt_kernels.go:5448
 }
 
 // gomptSampleScatter is ScatterKernel's Sample: about n points, random arguments. Tol 0: every device gives the Go function's bits.
@@ -5298,7 +5542,7 @@ func gomptHostSeek(gomptA *gomptdevice.HostArgs, gomptR gomptdevice.Range, _, _ 
 	}
 	_ = n
 	_ = m
-//line gompt_kernels.go:5302
+//line gompt_kernels.go:5546
 }
 
 // gomptSampleSeek is SeekKernel's Sample: about n points, random arguments. Tol 0: every device gives the Go function's bits.
@@ -5389,7 +5633,7 @@ func gomptHostShiftAt(gomptA *gomptdevice.HostArgs, gomptR gomptdevice.Range, _,
 		x[j] <<= k[i]
 		y[j] >>= k[i]
 	}
-//line gompt_kernels.go:5393
+//line gompt_kernels.go:5637
 }
 
 // gomptSampleShiftAt is ShiftAtKernel's Sample: about n points, random arguments. Tol 0: every device gives the Go function's bits.
@@ -5495,7 +5739,7 @@ func gomptHostShifts(gomptA *gomptdevice.HostArgs, gomptR gomptdevice.Range, _, 
 		*(*int64)(unsafe.Add(gomptPOut, o*8)) += (x + int64(u))
 	}
 	_ = n
-//line gompt_kernels.go:5499
+//line gompt_kernels.go:5743
 }
 
 // gomptSampleShifts is ShiftsKernel's Sample: about n points, random arguments. Tol 0: every device gives the Go function's bits.
@@ -5636,7 +5880,7 @@ func gomptHostSignExtend(gomptA *gomptdevice.HostArgs, gomptR gomptdevice.Range,
 	_ = n
 	_ = p
 	_ = k
-//line gompt_kernels.go:5640
+//line gompt_kernels.go:5884
 }
 
 // gomptSampleSignExtend is SignExtendKernel's Sample: about n points, random arguments. Tol 0: every device gives the Go function's bits.
@@ -5754,7 +5998,7 @@ func gomptHostSpMV(gomptA *gomptdevice.HostArgs, gomptR gomptdevice.Range, _, _ 
 	}
 	_ = nnz
 	_ = ncols
-//line gompt_kernels.go:5758
+//line gompt_kernels.go:6002
 }
 
 // gomptSampleSpMV is SpMVKernel's Sample: about n points, random arguments. Tol 0: every device gives the Go function's bits.
@@ -5860,7 +6104,7 @@ func gomptHostSplitEdge(gomptA *gomptdevice.HostArgs, gomptR gomptdevice.Range, 
 		}
 	}
 	_ = ny
-//line gompt_kernels.go:5864
+//line gompt_kernels.go:6108
 }
 
 // gomptSampleSplitEdge is SplitEdgeKernel's Sample: about n points, random arguments. Tol 0: every device gives the Go function's bits.
@@ -6005,7 +6249,7 @@ func gomptHostSplitForms(gomptA *gomptdevice.HostArgs, gomptR gomptdevice.Range,
 			gomptFrom, gomptTo = gomptIn1, gomptHi0
 		}
 	}
-//line gompt_kernels.go:6009
+//line gompt_kernels.go:6253
 }
 
 // gomptSampleSplitForms is SplitFormsKernel's Sample: about n points, random arguments. Tol 0: every device gives the Go function's bits.
@@ -6132,7 +6376,7 @@ func gomptHostStencil2D(gomptA *gomptdevice.HostArgs, gomptR gomptdevice.Range, 
 			gomptFrom, gomptTo = gomptIn1, gomptHi0
 		}
 	}
-//line gompt_kernels.go:6136
+//line gompt_kernels.go:6380
 }
 
 // gomptSampleStencil2D is Stencil2DKernel's Sample: about n points, random arguments. Tol 0: every device gives the Go function's bits.
@@ -6270,7 +6514,7 @@ func gomptHostSumFloat32(gomptA *gomptdevice.HostArgs, gomptR gomptdevice.Range,
 	}
 	gomptPartial[gomptTeam] = float32((gomptS0 + gomptS1) + (gomptS2 + gomptS3))
 	_ = n
-//line gompt_kernels.go:6274
+//line gompt_kernels.go:6518
 }
 
 // gomptSampleSumFloat32 is SumFloat32Kernel's Sample: about n points, random arguments. Tol 0.0001: its float sums are combined in another order on each device.
@@ -6455,7 +6699,7 @@ func gomptHostSumFloat64In2D(gomptA *gomptdevice.HostArgs, gomptR gomptdevice.Ra
 	}
 	gomptPartial[gomptTeam] = float64((gomptS0 + gomptS1) + (gomptS2 + gomptS3))
 	_ = ny
-//line gompt_kernels.go:6459
+//line gompt_kernels.go:6703
 }
 
 // gomptSampleSumFloat64In2D is SumFloat64In2DKernel's Sample: about n points, random arguments. Tol 1e-10: its float sums are combined in another order on each device.
@@ -6603,7 +6847,7 @@ func gomptHostSumInt64(gomptA *gomptdevice.HostArgs, gomptR gomptdevice.Range, g
 	}
 	gomptPartial[gomptTeam] = int64((gomptS0 + gomptS1) + (gomptS2 + gomptS3))
 	_ = n
-//line gompt_kernels.go:6607
+//line gompt_kernels.go:6851
 }
 
 // gomptSampleSumInt64 is SumInt64Kernel's Sample: about n points, random arguments. Tol 0: every device gives the Go function's bits.
@@ -6731,7 +6975,7 @@ func gomptHostTeamDefine(gomptA *gomptdevice.HostArgs, gomptR gomptdevice.Range,
 	_ = v
 	_ = teams
 	_ = m
-//line gompt_kernels.go:6735
+//line gompt_kernels.go:6979
 }
 
 // gomptSampleTeamDefine is TeamDefineKernel's Sample: about n points, random arguments. Tol 0: every device gives the Go function's bits.
@@ -6845,7 +7089,7 @@ func gomptHostTeamGather(gomptA *gomptdevice.HostArgs, gomptR gomptdevice.Range,
 	}
 	_ = teams
 	_ = m
-//line gompt_kernels.go:6849
+//line gompt_kernels.go:7093
 }
 
 // gomptSampleTeamGather is TeamGatherKernel's Sample: about n points, random arguments. Tol 0: every device gives the Go function's bits.
@@ -7009,7 +7253,7 @@ func gomptHostTeamReverse(gomptA *gomptdevice.HostArgs, gomptR gomptdevice.Range
 	}
 	_ = mine
 	_ = teams
-//line gompt_kernels.go:7013
+//line gompt_kernels.go:7257
 }
 
 // gomptSampleTeamReverse is TeamReverseKernel's Sample: about n points, random arguments. Tol 0: every device gives the Go function's bits.
@@ -7149,7 +7393,7 @@ func gomptHostTeamTuple(gomptA *gomptdevice.HostArgs, gomptR gomptdevice.Range, 
 	_ = x
 	_ = o
 	_ = teams
-//line gompt_kernels.go:7153
+//line gompt_kernels.go:7397
 }
 
 // gomptSampleTeamTuple is TeamTupleKernel's Sample: about n points, random arguments. Tol 0: every device gives the Go function's bits.
@@ -7292,7 +7536,7 @@ func gomptHostTeamView(gomptA *gomptdevice.HostArgs, gomptR gomptdevice.Range, _
 	_ = from
 	_ = s
 	_ = teams
-//line gompt_kernels.go:7296
+//line gompt_kernels.go:7540
 }
 
 // gomptSampleTeamView is TeamViewKernel's Sample: about n points, random arguments. Tol 0: every device gives the Go function's bits.
@@ -7386,7 +7630,7 @@ func gomptHostTranscendental(gomptA *gomptdevice.HostArgs, gomptR gomptdevice.Ra
 		out[i] = float32(v)
 	}
 	_ = n
-//line gompt_kernels.go:7390
+//line gompt_kernels.go:7634
 }
 
 // gomptSampleTranscendental is TranscendentalKernel's Sample: about n points, random arguments. Tol 1e-06: it calls math functions that are within a few ulps of Go's, not equal.
@@ -7478,7 +7722,7 @@ func gomptHostTranspose(gomptA *gomptdevice.HostArgs, gomptR gomptdevice.Range, 
 			}
 		}
 	}
-//line gompt_kernels.go:7482
+//line gompt_kernels.go:7726
 }
 
 // gomptSampleTranspose is TransposeKernel's Sample: about n points, random arguments. Tol 0: every device gives the Go function's bits.
@@ -7603,7 +7847,7 @@ gomptPoint0:
 		*(*int64)(unsafe.Add(gomptPOut, (o+int(7))*8)) = (-long)
 	}
 	_ = n
-//line gompt_kernels.go:7607
+//line gompt_kernels.go:7851
 }
 
 // gomptSampleTricky is TrickyKernel's Sample: about n points, random arguments. Tol 0: every device gives the Go function's bits.
@@ -7705,7 +7949,7 @@ func gomptHostTuples(gomptA *gomptdevice.HostArgs, gomptR gomptdevice.Range, _, 
 		*(*int32)(unsafe.Add(gomptPOut, o*4)) += x
 	}
 	_ = n
-//line gompt_kernels.go:7709
+//line gompt_kernels.go:7953
 }
 
 // gomptSampleTuples is TuplesKernel's Sample: about n points, random arguments. Tol 0: every device gives the Go function's bits.
@@ -7803,7 +8047,7 @@ func gomptHostUint64Ops(gomptA *gomptdevice.HostArgs, gomptR gomptdevice.Range, 
 		*(*uint64)(unsafe.Add(gomptPOut, (o+int(5))*8)) = (-x)
 	}
 	_ = n
-//line gompt_kernels.go:7807
+//line gompt_kernels.go:8051
 }
 
 // gomptSampleUint64Ops is Uint64OpsKernel's Sample: about n points, random arguments. Tol 0: every device gives the Go function's bits.
@@ -7955,7 +8199,7 @@ func gomptLanesUniformStore(gomptX0, gomptW int, n int, m int, b []int32, c []in
 		}
 //line lockstep.go:44
 	}
-//line gompt_kernels.go:7959
+//line gompt_kernels.go:8203
 }
 
 // gomptSampleUniformStore is UniformStoreKernel's Sample: about n points, random arguments. Tol 0: every device gives the Go function's bits.
@@ -8067,7 +8311,7 @@ func gomptHostViewBounds(gomptA *gomptdevice.HostArgs, gomptR gomptdevice.Range,
 	}
 	_ = rows
 	_ = m
-//line gompt_kernels.go:8071
+//line gompt_kernels.go:8315
 }
 
 // gomptSampleViewBounds is ViewBoundsKernel's Sample: about n points, random arguments. Tol 0: every device gives the Go function's bits.
@@ -8166,7 +8410,7 @@ func gomptHostViewIndex(gomptA *gomptdevice.HostArgs, gomptR gomptdevice.Range, 
 		out[r] = row[at[r]]
 	}
 	_ = rows
-//line gompt_kernels.go:8170
+//line gompt_kernels.go:8414
 }
 
 // gomptSampleViewIndex is ViewIndexKernel's Sample: about n points, random arguments. Tol 0: every device gives the Go function's bits.

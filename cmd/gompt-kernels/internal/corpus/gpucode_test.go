@@ -5,6 +5,7 @@ import (
 	"os/exec"
 	"testing"
 
+	"github.com/gompt/gompt/cmd/gompt-kernels/internal/emitc"
 	"github.com/gompt/gompt/device"
 	"github.com/gompt/gompt/target"
 	"github.com/stretchr/testify/require"
@@ -14,8 +15,8 @@ const codeEnv = "GOMPT_OPENCL_CODE"
 
 // TestGPUCodeOnCPUDevices runs this package's tests again with
 // GOMPT_OPENCL_CODE=gpu. On a CPU OpenCL device (POCL) the generated
-// reductions, array reductions and their checks otherwise take the CPU's
-// paths (opencl.CPUDefine); so the GPU's paths (work-items striding
+// reductions, array reductions and their checks, and the map kernels with
+// wide bodies, otherwise take the CPU's paths (opencl.CPUDefine); so the GPU's paths (work-items striding
 // together, local atomics and compare-and-swap loops, barriers, the tree
 // in local memory) run here, on the device CI has, and not only on a GPU.
 func TestGPUCodeOnCPUDevices(t *testing.T) {
@@ -36,7 +37,8 @@ func TestGPUCodeOnCPUDevices(t *testing.T) {
 			if os.Getenv(codeEnv) == "" {
 				// By default a CPU device builds the CPU's code, so
 				// that the child's "gpu" says the setting took.
-				require.Equal(t, "cpu: kernels built with -DGOMPT_CPU_DEVICE ("+codeEnv+")", codeOf(d.Info.Extra), target.Describe(d.Num))
+				// The plugin's macro is the one the generated code tests.
+				require.Equal(t, "cpu: kernels built with -D"+emitc.CPUDefine+" ("+codeEnv+")", codeOf(d.Info.Extra), target.Describe(d.Num))
 			}
 		}
 	}

@@ -43,3 +43,33 @@ func UniformStore(i int, n int, m int, b, c []int32, out []int32) {
 		}
 	}
 }
+
+// ColumnStats walks column j of an m x n matrix: on a CPU OpenCL device
+// a work-item runs four neighbouring columns together (plan.Wide), each
+// statement once per column, inside the loop they share. Each column
+// keeps Go's order: a float32 sum of squares, an int32 count that wraps,
+// a condition that differs from column to column, and an early break of
+// the shared loop that every column takes.
+//
+//gompt:kernel dims=n len(a)=m*n len(sum)=n len(count)=n
+func ColumnStats(j int, n, m, stop int, lim float32, a, sum []float32, count []int32) {
+	var s float32
+	c := int32(j)
+	for i := 0; i < m; i++ {
+		if i == stop {
+			break
+		}
+		v := a[i*n+j]
+		s += v * v
+		if v > lim {
+			c = c*3 + 0x7fff_0000
+		} else {
+			s -= v / 3
+		}
+	}
+	if c < 0 {
+		s = -s
+	}
+	sum[j] = s
+	count[j] = c
+}

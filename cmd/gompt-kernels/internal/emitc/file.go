@@ -43,6 +43,11 @@ const (
 `
 )
 
+// CPUDefine is the macro the OpenCL plugin defines on a CPU device
+// (device/opencl's CPUDefine): code that a CPU runs faster in another
+// form (a wide body, the partial sums of a reduction) sits behind it.
+const CPUDefine = "GOMPT_CPU_DEVICE"
+
 var usesCmp64 = regexp.MustCompile(`\b` + cmp64Name + `\(`)
 
 // OpenCL returns the OpenCL C source of kernel k: its helpers, its body
@@ -57,6 +62,9 @@ func OpenCL(g *ir.Program, k *ir.Kernel) string {
 	}
 	if len(k.Decl.Body.List) > 0 || k.Reduce != "" || len(k.ReduceArrays) > 0 {
 		funcs = append(funcs, (&cfunc{g: g, f: k.Fn, pre: pre, file: file}).emit())
+	}
+	if k.Wide > 0 {
+		funcs = append(funcs, wideBody(g, k, pre, file))
 	}
 	var entry string
 	switch {
@@ -262,6 +270,22 @@ func mapEntry(g *ir.Program, k *ir.Kernel, pre *prelude) string {
 	for d := range k.Dims {
 		line("long gompt_i%d = (long)get_global_id(%d);", d, d)
 	}
+	if k.Wide > 0 {
+		// On a CPU, a whole group of a multiple of k.Wide work-items
+		// runs its points k.Wide to a work-item (the first quarter of
+		// them, for four), neighbours together (wide.go).
+		wcall := wideName(k) + "(" + strings.Join(append([]string{"gompt_x"}, rest...), ", ") + faultArgsNext + ");"
+		line("#ifdef %s", CPUDefine)
+		line("if (%s && get_local_size(0) %% %d == 0) {", strings.Join(full, " && "), k.Wide)
+		line("  if (get_local_id(0) < get_local_size(0) / %d) {", k.Wide)
+		line("    long gompt_x = (long)(get_group_id(0) * get_local_size(0) + %d * get_local_id(0));", k.Wide)
+		line("    %s", wcall)
+		line("  }")
+		line("  %s;", loopCheck)
+		line("  return;")
+		line("}")
+		line("#endif")
+	}
 	if len(k.Dims) == 1 || hasLoop(g, k.Fn) {
 		// A test of the whole group, uniform across it, which POCL hoists
 		// out of its loop over the work-items: saxpy ran 2.5x faster so
@@ -403,7 +427,7 @@ func reduceEntry(g *ir.Program, k *ir.Kernel, pre *prelude) string {
 	// each takes a contiguous part of it (the OpenCL plugin defines
 	// GOMPT_CPU_DEVICE there): a dot product of 2^24 on POCL ran 3.2x
 	// faster so.
-	line("#ifdef GOMPT_CPU_DEVICE")
+	line("#ifdef %s", CPUDefine)
 	line("long gompt_per = (gompt_hi - gompt_lo + (long)gompt_lsz - 1) / (long)gompt_lsz;")
 	line("long gompt_from = gompt_lo + (long)gompt_lid * gompt_per;")
 	line("long gompt_to = gompt_from + gompt_per < gompt_hi ? gompt_from + gompt_per : gompt_hi;")

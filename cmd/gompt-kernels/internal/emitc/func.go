@@ -34,6 +34,9 @@ type cfunc struct {
 	// operands of an expression unsequenced: clang read h[i] before
 	// h[i] += take(h, i) changed it).
 	callsFirst bool
+
+	// wide, in a wide body (wide.go), writes each leaf once per point.
+	wide *wideLanes
 }
 
 // cfile is what the functions of one kernel's OpenCL C file share: the
@@ -90,6 +93,10 @@ func (c *cfunc) emit() string {
 	c.lens = map[*ir.Param]string{}
 	var params []string
 	for _, p := range c.f.Params {
+		if c.wide != nil && p.Obj == c.f.Kernel.Index[0].Obj {
+			params = append(params, "long "+wideFirst) // the first point's index
+			continue
+		}
 		name := ir.CName(p.Name, c.used)
 		c.names[p.Obj] = name
 		if p.Slice {
@@ -120,6 +127,9 @@ func (c *cfunc) emit() string {
 		name = bodyName(c.f.Kernel)
 		attrs = inl
 	}
+	if c.wide != nil {
+		name = wideName(c.f.Kernel)
+	}
 	if len(params) == 0 {
 		params = append(params, faultParams)
 	} else {
@@ -127,6 +137,9 @@ func (c *cfunc) emit() string {
 	}
 	c.line("%s %s %s(%s) {", attrs, ret, name, strings.Join(params, ", "))
 	c.depth++
+	if c.wide != nil {
+		c.wideIndexes()
+	}
 	c.stmts(c.f.Decl.Body.List)
 	c.depth--
 	c.line("}")

@@ -81,7 +81,7 @@ func (c *cfunc) reduceArrayUpdate(ix *ast.IndexExpr, p *ir.Param, value func() s
 		v := c.newTmp()
 		c.line("%s %s = %s;", t.C(), v, value())
 		elem := c.names[p.Obj] + "[" + idx + "]"
-		c.b.WriteString("#ifdef GOMPT_CPU_DEVICE\n")
+		c.b.WriteString("#ifdef " + CPUDefine + "\n")
 		c.line("%s = %s;", elem, combineC(op, t, c.pre, elem, v))
 		c.b.WriteString("#else\n")
 		c.line("%s(&%s, %s);", c.pre.reduceAtomic(op, t, "__local"), elem, v)
@@ -166,7 +166,7 @@ func reduceArrayEntry(g *ir.Program, k *ir.Kernel, pre *prelude) string {
 	// than the work: there one work-item runs the team's contiguous share
 	// of the points with plain adds, and merges the copy (a histogram of
 	// 2^24 values on POCL: 55 ms with local atomics).
-	line("#ifdef GOMPT_CPU_DEVICE")
+	line("#ifdef %s", CPUDefine)
 	line("if (gompt_lid == 0) {")
 	w.depth++
 	for _, p := range arrays {

@@ -12,6 +12,10 @@ import (
 
 func (c *cfunc) stmts(list []ast.Stmt) {
 	for _, s := range list {
+		if c.wide != nil && !c.wide.inLeaf && c.wide.ls.Leaf(c.info(), s) {
+			c.wideLeaf(s)
+			continue
+		}
 		marks := c.marks
 		c.stmt(s, "")
 		if c.marks != marks {

@@ -433,21 +433,8 @@ func array(ls *ir.Lockstep, v *types.Var) (string, bool) {
 }
 
 // isLeaf reports whether s, at a lockstep image's block level, runs at
-// each point (a leaf) rather than once per block; a declaration of a
-// varying local is a leaf (its array's element at each point is set).
-func (b *gobody) isLeaf(s ast.Stmt) bool {
-	switch s := s.(type) {
-	case *ast.ForStmt:
-		return !(b.ls.Uniform(b.g.P.Info, s.Init) && (s.Cond == nil || !b.ls.DependsOn(b.g.P.Info, s.Cond)) && b.ls.Uniform(b.g.P.Info, s.Post))
-	case *ast.RangeStmt:
-		return b.ls.DependsOn(b.g.P.Info, s.X) || s.Key != nil && b.ls.DependsOn(b.g.P.Info, s.Key)
-	case *ast.IfStmt:
-		return s.Init != nil || b.ls.DependsOn(b.g.P.Info, s.Cond)
-	case *ast.BlockStmt, *ast.ReturnStmt, *ast.BranchStmt:
-		return false
-	}
-	return !b.ls.Uniform(b.g.P.Info, s)
-}
+// each point (a leaf) rather than once per block (ir.Lockstep.Leaf).
+func (b *gobody) isLeaf(s ast.Stmt) bool { return b.ls.Leaf(b.g.P.Info, s) }
 
 // declares records the locals s declares in a leaf: they are the point's
 // own, not arrays.

@@ -94,3 +94,22 @@ func (ls *Lockstep) Uniform(info *types.Info, s ast.Node) bool {
 	})
 	return ok
 }
+
+// Leaf reports whether s, at a lockstep body's block level, runs at each
+// point (a leaf) rather than once for the points together: a statement
+// that is not Uniform, unless it is a block, a return or a branch (every
+// point takes those), or a loop or an if whose control is uniform (its
+// body holds the leaves). A declaration of a varying local is a leaf.
+func (ls *Lockstep) Leaf(info *types.Info, s ast.Stmt) bool {
+	switch s := s.(type) {
+	case *ast.ForStmt:
+		return !(ls.Uniform(info, s.Init) && (s.Cond == nil || !ls.DependsOn(info, s.Cond)) && ls.Uniform(info, s.Post))
+	case *ast.RangeStmt:
+		return ls.DependsOn(info, s.X) || s.Key != nil && ls.DependsOn(info, s.Key)
+	case *ast.IfStmt:
+		return s.Init != nil || ls.DependsOn(info, s.Cond)
+	case *ast.BlockStmt, *ast.ReturnStmt, *ast.BranchStmt:
+		return false
+	}
+	return !ls.Uniform(info, s)
+}

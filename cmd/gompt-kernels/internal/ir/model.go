@@ -250,6 +250,12 @@ type Kernel struct {
 	Split    *Split
 	Rows     *Rows // of the loops running the whole body (plan/rows.go)
 
+	// Wide is the number of neighbouring points one work-item of a CPU
+	// OpenCL device runs together, statement by statement, where the
+	// lanes plan applies and the device code makes no checks
+	// (plan/wide.go); 0 for one point a work-item.
+	Wide int
+
 	// Launch is what its launchers do beyond mapping and launching:
 	// parameters they compute (arg(PARAM)=FUNC), its variants
 	// (//gompt:variant); variant.go. nil for neither.

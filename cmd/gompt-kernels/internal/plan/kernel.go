@@ -7,8 +7,9 @@
 // in force, narrowed by conditions), walk.go (walking the statements) and
 // inrange.go (proofs that an index is in range); sites.go (the run-time
 // checks), needs.go (what a kernel needs of a device), work.go (a point's
-// work), team.go and view.go (those constructs), and the form of the Go
-// image: host.go, lanes.go, reslice.go, rows.go and split.go.
+// work), team.go and view.go (those constructs), the form of the Go image:
+// host.go, lanes.go, reslice.go, rows.go and split.go, and wide.go (the
+// points a CPU OpenCL device's work-item runs together).
 package plan
 
 import "github.com/gompt/gompt/cmd/gompt-kernels/internal/ir"
@@ -25,4 +26,5 @@ func Kernel(g *ir.Program, k *ir.Kernel) {
 	Sites(g, k)
 	Work(g, k)
 	Host(g, k)
+	Wide(k)
 }
