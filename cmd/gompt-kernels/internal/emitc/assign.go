@@ -32,6 +32,10 @@ func (c *cfunc) declare(id *ast.Ident, val string) {
 	if val == "" {
 		val = c.zero(t)
 	}
+	if c.predeclared[v] {
+		c.line("%s = %s;", c.names[v], val) // declared before its guard (flat.go)
+		return
+	}
 	name := ir.CName(id.Name, c.used)
 	c.names[v] = name
 	c.line("%s %s = %s;", t.C(), name, val)

@@ -37,6 +37,12 @@ type cfunc struct {
 
 	// wide, in a wide body (wide.go), writes each leaf once per point.
 	wide *wideLanes
+
+	// flat is set for a function of more than flatAbove checked
+	// statements (flat.go): the statements after a check run each under
+	// a test of the stop flag, where others return.
+	flat        bool
+	predeclared map[*types.Var]bool // the locals flat declared before their statement
 }
 
 // cfile is what the functions of one kernel's OpenCL C file share: the
@@ -141,9 +147,16 @@ func (c *cfunc) emit() string {
 		c.wideIndexes()
 	}
 	c.stmts(c.f.Decl.Body.List)
+	if c.flat && c.f.Result != nil {
+		c.line("return %s;", c.zero(*c.f.Result)) // the return may have been passed over
+	}
 	c.depth--
 	c.line("}")
 	text := c.b.String()
+	if !c.flat && c.file.k.Team == 0 && strings.Count(text, stopMark) > flatAbove {
+		flat := &cfunc{g: c.g, f: c.f, pre: c.pre, file: c.file, wide: c.wide, flat: true}
+		return flat.emit()
+	}
 	// A function that makes checks, or calls a helper that does, returns
 	// once its work-item's stop flag is set: after each statement that
 	// checks, and at the top of each loop (whose condition may check).

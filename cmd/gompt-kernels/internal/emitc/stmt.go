@@ -11,14 +11,23 @@ import (
 )
 
 func (c *cfunc) stmts(list []ast.Stmt) {
+	guard := false // flat: a statement before made checks
 	for _, s := range list {
 		if c.wide != nil && !c.wide.inLeaf && c.wide.ls.Leaf(c.info(), s) {
 			c.wideLeaf(s)
 			continue
 		}
+		if guard && !c.isViewDecl(s) {
+			c.guarded(s)
+			continue
+		}
 		marks := c.marks
 		c.stmt(s, "")
-		if c.marks != marks {
+		switch {
+		case c.marks == marks:
+		case c.flat:
+			guard = true
+		default:
 			c.line("%s", stopMark)
 		}
 	}
@@ -172,7 +181,11 @@ func (c *cfunc) forStmt(s *ast.ForStmt, label string) {
 	if s.Cond != nil {
 		c.line("if (!%s) break;", c.expr(s.Cond))
 	}
-	c.line("%s", stopMark)
+	if c.flat {
+		c.flatLoopTop()
+	} else {
+		c.line("%s", stopMark)
+	}
 	c.line("{")
 	c.block(s.Body.List)
 	c.line("}")
@@ -210,6 +223,7 @@ func (c *cfunc) rangeStmt(s *ast.RangeStmt, label string) {
 	}
 	c.line("for (%s %s = 0; %s; %s++) {", t.C(), k, cond, k)
 	c.depth++
+	c.flatLoopTop()
 	if s.Key != nil {
 		if s.Tok == token.DEFINE {
 			c.declare(s.Key.(*ast.Ident), k)

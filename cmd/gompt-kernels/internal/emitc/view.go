@@ -238,6 +238,7 @@ func (c *cfunc) rangeSlice(s *ast.RangeStmt, label string) bool {
 	bt := c.push(s, label, false, false)
 	c.line("for (long %s = 0; %s; %s++) {", k, cmp64(k, token.LSS, cnt), k)
 	c.depth++
+	c.flatLoopTop()
 	val := func() string { return ptr + "[" + k + "]" }
 	if elem.IsBool() {
 		val = func() string { return "(" + ptr + "[" + k + "] != 0)" }
