@@ -48,7 +48,9 @@ var modes = []mode{
 // op is what a data-op line or record says.
 type op struct{ kind, src, dst, bytes int }
 
-func (o op) String() string { return fmt.Sprintf("kind=%d src=%d dst=%d bytes=%d", o.kind, o.src, o.dst, o.bytes) }
+func (o op) String() string {
+	return fmt.Sprintf("kind=%d src=%d dst=%d bytes=%d", o.kind, o.src, o.dst, o.bytes)
+}
 
 // run runs the child with tool face ("go" or "c") in mode m and returns
 // its lines by the mark they follow ("" before the first).
