@@ -121,6 +121,10 @@ func child() int {
 	if err := target.Memcpy(target.On(1, p1), target.On(0, p0), 4*n); err != nil {
 		return fail("d2d", err)
 	}
+	out("mark d2same") // within one device, as LLVM's target_memcpy.c
+	if err := target.Memcpy(target.On(0, p0), target.On(0, p0), 4*n); err != nil {
+		return fail("d2same", err)
+	}
 	out("mark d2h")
 	if err := target.Memcpy(target.Host(back), target.On(1, p1), 4*n); err != nil {
 		return fail("d2h", err)

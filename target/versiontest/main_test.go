@@ -127,6 +127,7 @@ func check(t *testing.T, m mode, seg map[string][]string, all []string) {
 		"h2d":       {{m.to, h, 0, 256}},
 		"d2d":       {{m.from, 0, 1, 256}},
 		"d2h":       {{m.from, 1, h, 256}},
+		"d2same":    {{m.from, 0, 0, 256}},
 		"memset":    {{8, h, 0, 256}},
 		"associate": {{5, h, 1, 256}, {6, h, 1, 0}},
 		"free":      {{4, 0, h, 0}, {4, 1, h, 0}},
