@@ -52,6 +52,18 @@ var DeviceEntryNames = []string{
 	"ompt_get_record_ompt", "ompt_get_record_native", "ompt_get_record_abstract",
 }
 
+// BufferLimitsEntryName is OpenMP 6.0's device entry point
+// ompt_get_buffer_limits, which a device lookup resolves (to a
+// GetBufferLimitsFunc) only with GOMPT_OMPT_VERSION=6.0.
+const BufferLimitsEntryName = "ompt_get_buffer_limits"
+
+// GetBufferLimitsFunc is ompt_get_buffer_limits_t (OpenMP 6.0): how many
+// trace buffers the runtime may hold from the tool at once for the
+// device (maxConcurrentAllocs) and how large a buffer it recommends
+// (recommendedBytes); ok is false (the C form returns 0 and writes
+// nothing) for a nil, never-initialized or finalized device.
+type GetBufferLimitsFunc func(device *DeviceHandle) (maxConcurrentAllocs int, recommendedBytes uint64, ok bool)
+
 // Device tracing entry points: the Go forms of the omp-tools.h typedefs,
 // resolved by each device's lookup. A buffer is a []byte (for a C tool,
 // ompt/cabi's view of the C memory the tool gave: the same bytes); a

@@ -1,6 +1,7 @@
 // Package ompt is gompt's OMPT tools interface: tool start-up, entry points
 // by name, device events and target callbacks, as OpenMP 5.1/5.2 specify
-// them for a runtime that offloads target regions but has no host
+// them (or OpenMP 6.0, or as LLVM's runtime reports them: see "OpenMP
+// versions") for a runtime that offloads target regions but has no host
 // parallel regions. It is what a Go tool author reads: the types, the
 // callback and entry point signatures, the trace records, RegisterTool
 // and the behaviour below. The engine behind it (dispatch, construct
@@ -21,7 +22,8 @@
 //     stays inactive. Any other value: a one-line warning on stderr, and
 //     enabled.
 //   - Enabled: the state becomes pending and every registered Go tool is
-//     asked in registration order (StartFunc, with OMPVersion = 202011 and
+//     asked in registration order (StartFunc, with OMPVersion = 202011,
+//     or OMPVersion60 = 202411 with GOMPT_OMPT_VERSION=6.0, and
 //     RuntimeVersion "gompt X.Y.Z (go1.N)"). nil means "keep looking". Each
 //     non-nil result activates its tool. Then each Finder (ompt/cabi's C
 //     search) runs. The standard's "the first ompt_start_tool found is
@@ -32,7 +34,8 @@
 //     multiplex header for.
 //   - No tool found: inactive. Otherwise active, and each tool's
 //     Initialize runs with its own LookupFunc, the initial device number
-//     (N, the number of offload devices) and &StartResult.ToolData. A
+//     (N, the number of offload devices; -1 with GOMPT_OMPT_VERSION=6.0)
+//     and &StartResult.ToolData. A
 //     start function or initializer that panics is recovered and its tool
 //     dropped. An initializer that returns 0 drops its tool. With no tool
 //     left, the interface is inactive: nothing is dispatched.
@@ -218,7 +221,8 @@
 // Each device's lookup (given in device_initialize, or from GetDeviceInfo)
 // resolves ompt_get_device_num_procs, ompt_get_device_time,
 // ompt_translate_time and the eleven tracing entry points (see "Device
-// tracing"). translate_time maps device nanoseconds onto Wtime seconds,
+// tracing"), and with GOMPT_OMPT_VERSION=6.0 ompt_get_buffer_limits
+// (see "OpenMP versions"). translate_time maps device nanoseconds onto Wtime seconds,
 // the base of omp_get_wtime, by a history of paired clock readings kept
 // per device: taken when device times are used and the last is older than
 // 0.25 s, interpolated between the two around a time (so old records are
@@ -338,23 +342,47 @@
 // data operations, begin and end (LLVM passes one, and tools written for
 // LLVM read target_data->value); target_task_data is nil there.
 //
-// # Device numbers in data operations: the host, and device to device
+// # OpenMP versions
 //
-// The host is N, the number of offload devices, in data-op callbacks and
-// records, as in every other event: the value initialize got as
-// initial_device_num, the device_num of a target construct that runs on
-// the host, and what omp_get_initial_device returns. OpenMP 5.2 makes
-// both N and omp_initial_device (-1) conforming device numbers of the
-// host, and gives a tool only initial_device_num to recognize it by, so
-// a tool must be able to compare the host's number in an event with
-// initial_device_num; before, gompt gave data ops -1 and everything else
-// N. LLVM 19 gives N everywhere too (omp_get_initial_device()); LLVM
-// after its pull request 192924 gives -1 everywhere, initial_device_num
-// included. A tool that compares with initial_device_num is right with
-// all of them; one that tests for a negative number is right with
-// neither gompt nor LLVM 19. (Programs still name the host
-// target.InitialDevice, -1, or N: both work.)
+// One process reports one version of the tools interface, chosen once at
+// start-up (before any tool is asked) by GOMPT_OMPT_VERSION (5.2, the
+// default, or 6.0) and GOMPT_TOOL_PROFILE (openmp, the default, or llvm);
+// Go tools and C tools (ompt/cabi) get the same. A bad value is a
+// one-line warning naming the variable, the value and what it accepts,
+// and the default; llvm with 6.0 is the llvm profile, with a warning
+// (LLVM's runtime reports 5.x kinds). N is the number of offload
+// devices; "host" is the number tools get for the initial device.
 //
+//	                                5.2 (default)          6.0                          llvm profile
+//	omp_version (start function)    202011                 202411                       202011
+//	initial_device_num              N                      -1                           N
+//	target device_num on the host   N                      -1                           N
+//	get_target_info device          N                      -1                           N
+//	host in data ops, records too   N                      -1                           -1
+//	alloc (async)                   1 (17)                 1 (17)                       1 (17)
+//	host to device (async)          2 (18)                 7 (23)                       2 (18)
+//	device to host (async)          3 (19)                 7 (23)                       3 (19)
+//	device to device, memcpy        3, both devices real   7, both devices real         3, both devices real
+//	host to host, memcpy            2, host to host        7, host to host              2, host to host
+//	delete (async)                  4 (20)                 4 (20)                       4 (20)
+//	associate, disassociate         5, 6                   5, 6                         5, 6
+//	omp_target_memset               8 (see below)          8                            8 (see below)
+//	omp_target_memcpy_rect          a transfer (2 or 3)    one transfer_rect (9):       as 5.2
+//	                                per contiguous piece   src, dest: ompt_subvolume_t
+//	target_map, target_map_emi      dispatched (always)    dispatched (always)          never
+//	ompt_get_buffer_limits          not resolved (nil)     resolved (device lookup)     not resolved
+//
+// Kinds are ompt_target_data_op_t values (DataOpKind); the async kinds
+// are those of nowait constructs. In every version alloc's end carries
+// the new device address; delete names the device address and device
+// as source, 0 and the host as destination, 0 bytes.
+//
+// OpenMP 5.2 (the default). The host is N in every event: the value
+// initialize got as initial_device_num, the device_num of a target
+// construct that runs on the host, and what omp_get_initial_device
+// returns. OpenMP 5.2 makes both N and omp_initial_device (-1)
+// conforming device numbers of the host, and gives a tool only
+// initial_device_num to recognize it by; LLVM 19 gives N everywhere too.
 // A copy from one offload device to another (omp_target_memcpy and
 // omp_target_memcpy_rect between devices) is one data operation,
 // transfer_from_device, from the source device's address to the
@@ -362,16 +390,57 @@
 // initial_device_num), one record, one host_op_id, whether the plugin
 // copies peer to peer or gompt stages it through a host buffer of its
 // own. OpenMP 5.2 has no kind for it; its data-op arguments say on which
-// device each address lives, and a transfer_from_device whose
-// dest_device_num is not the host's is this copy: LLVM reports its
-// device-to-device exchange the same way (its comment says to tell it
-// from a retrieve by both device numbers being below the number of
-// devices). Reporting two transfers staged through the host would name
-// a host buffer that, for a peer copy, does not exist. OpenMP 6.0 adds a
-// kind of its own for it; gompt keeps the 5.2 kinds of omp-tools.h that
-// tools are built against. A tool that reads the destination of every
-// transfer_from_device as host memory (OMPDataPerf does) must check
-// dest_device_num against initial_device_num first.
+// device each address lives, and LLVM reports its device-to-device
+// exchange the same way. Reporting two transfers staged through the host
+// would name a host buffer that, for a peer copy, does not exist. A tool
+// that reads the destination of every transfer_from_device as host
+// memory (OMPDataPerf does) must check dest_device_num against
+// initial_device_num first, or run with GOMPT_OMPT_VERSION=6.0. OpenMP
+// 5.2 has no word for omp_target_memset, which it does not define
+// either (5.2's omp-tools.h has no memset kind): gompt reports it as one
+// data operation of OpenMP 6.0's kind ompt_target_data_memset (8), from
+// no address on the host to the device address set, as LLVM's runtime
+// names that kind, because a memset is no transfer (nothing is read from
+// the host), and a tool that knows no kind 8 can skip it; LLVM's
+// omp_target_memset reports a kernel launch or, where that fails, an
+// alloc, a transfer and a delete of a host buffer, not a memset.
+//
+// OpenMP 6.0 (GOMPT_OMPT_VERSION=6.0). Its tools interface, whole: the
+// host is omp_initial_device (-1) in every callback and record,
+// initial_device_num included, so a tool that compares with
+// initial_device_num and one that tests for -1 are both right; every
+// copy is ompt_target_data_transfer (7, async 23) with both device
+// numbers, device to device included (6.0 deprecates transfer_to_device
+// and transfer_from_device, which it does not report); memset is 8
+// (async 24, which gompt has no routine for); a rectangular copy
+// (omp_target_memcpy_rect) is one data operation,
+// ompt_target_data_transfer_rect (9, async 25), whose src_addr and
+// dest_addr point to an ompt_subvolume_t each (Subvolume, SubvolumeAt:
+// the array's base address, the element size, the number of
+// dimensions, and the volume, that side's offsets and that side's
+// dimensions), valid during the callback, and bytes the bytes it copies.
+// Its trace record, delivered after the routine has returned, names the
+// two arrays' base addresses instead (a pointer to a subvolume would
+// dangle). Each device's lookup also resolves ompt_get_buffer_limits
+// (GetBufferLimitsFunc; C: int (ompt_device_t *, int
+// *max_concurrent_allocs, size_t *recommended_bytes)): gompt holds one
+// of a tool's buffers per device at a time (a full one is completed
+// before the next is requested), so 1, and 1 MiB, some 10,000 records;
+// 0 and nothing written for a device that was never initialized or is
+// finalized. A tool built against LLVM 19's omp-tools.h, which has none
+// of these, declares ompt_subvolume_t and ompt_get_buffer_limits_t
+// itself (target/versiontest/testdata/cversion.c does).
+//
+// The llvm profile (GOMPT_TOOL_PROFILE=llvm) follows LLVM's runtime as
+// it is today (LLVM main): target_map and target_map_emi answer
+// ompt_set_never and are never dispatched (below), and the host is -1
+// in data-op callbacks and records while initial_device_num and target
+// events keep N, with the 5.x kinds, device to device included. LLVM's
+// offload/test/ompt/target_memcpy.c and target_memcpy_emi.c expect
+// exactly that (src_device_num=-1 for an alloc and a transfer to the
+// device; transfer_from_device with both device numbers for a copy
+// within the device). A tool written for LLVM that compares the host in
+// a data op with -1 works there, and not under 5.2.
 //
 // # Whose ids: an EMI tool's are its own
 //
@@ -458,13 +527,14 @@
 //     memmove would; LLVM leaves overlapping device copies to each
 //     plugin's driver, where they may fail or be undefined.
 //   - A copy between two offload devices is one transfer_from_device
-//     whose destination is the other device's address (see "Device
-//     numbers in data operations"); LLVM reports it so between devices
-//     of one plugin, and as two transfers staged through a host buffer
-//     between plugins.
+//     (6.0: transfer) whose destination is the other device's address
+//     (see "OpenMP versions"); LLVM reports it so between devices of one
+//     plugin, and as two transfers staged through a host buffer between
+//     plugins.
 //   - The host is N (initial_device_num) in data-op callbacks and
-//     records, as in LLVM 19; LLVM since its pull request 192924 uses
-//     omp_initial_device (-1) there and for initial_device_num.
+//     records, as in LLVM 19; LLVM today uses omp_initial_device (-1)
+//     there: GOMPT_TOOL_PROFILE=llvm does the same (see "OpenMP
+//     versions").
 //   - An OpenMP thread's life is the span in which the runtime holds an
 //     OS thread (see "Threads"): each construct, device memory routine
 //     and device event outside a construct is a life, with its

@@ -16,8 +16,13 @@ const Version = "0.1.0"
 // registered).
 const OMPVersion = 202011
 
+// OMPVersion60 is the omp_version passed to start functions with
+// GOMPT_OMPT_VERSION=6.0: the _OPENMP value of OpenMP 6.0 (202411).
+const OMPVersion60 = 202411
+
 // StartFunc is the Go form of ompt_start_tool. gompt calls it once, at
-// start-up, with OMPVersion and RuntimeVersion. A tool that does not want
+// start-up, with OMPVersion (OMPVersion60 with GOMPT_OMPT_VERSION=6.0)
+// and RuntimeVersion. A tool that does not want
 // to run returns nil; otherwise its result activates it.
 type StartFunc func(ompVersion int, runtimeVersion string) *StartResult
 

@@ -1,6 +1,9 @@
 package ompt
 
-import "strconv"
+import (
+	"strconv"
+	"unsafe"
+)
 
 // Data is the Go form of ompt_data_t: a slot the runtime keeps for a tool
 // (tool data, task data, target data, target task data). The tool may
@@ -193,6 +196,10 @@ type DataOpKind int
 // Data operation kinds, as in omp-tools.h; DataOpMemset is OpenMP 6.0's
 // ompt_target_data_memset (8), as LLVM uses it (the 5.1 header has no
 // memset). The async kinds are for operations of nowait constructs.
+// DataOpTransfer, DataOpTransferRect and their async forms are OpenMP
+// 6.0's, reported only with GOMPT_OMPT_VERSION=6.0 (see the package
+// documentation, "OpenMP versions"), which reports no
+// transfer_to_device or transfer_from_device kind.
 const (
 	DataOpAlloc                   DataOpKind = 1
 	DataOpTransferToDevice        DataOpKind = 2
@@ -200,11 +207,16 @@ const (
 	DataOpDelete                  DataOpKind = 4
 	DataOpAssociate               DataOpKind = 5
 	DataOpDisassociate            DataOpKind = 6
+	DataOpTransfer                DataOpKind = 7
 	DataOpMemset                  DataOpKind = 8
+	DataOpTransferRect            DataOpKind = 9
 	DataOpAllocAsync              DataOpKind = 17
 	DataOpTransferToDeviceAsync   DataOpKind = 18
 	DataOpTransferFromDeviceAsync DataOpKind = 19
 	DataOpDeleteAsync             DataOpKind = 20
+	DataOpTransferAsync           DataOpKind = 23
+	DataOpMemsetAsync             DataOpKind = 24
+	DataOpTransferRectAsync       DataOpKind = 25
 )
 
 func (k DataOpKind) String() string {
@@ -221,8 +233,12 @@ func (k DataOpKind) String() string {
 		return "ompt_target_data_associate"
 	case DataOpDisassociate:
 		return "ompt_target_data_disassociate"
+	case DataOpTransfer:
+		return "ompt_target_data_transfer"
 	case DataOpMemset:
 		return "ompt_target_data_memset"
+	case DataOpTransferRect:
+		return "ompt_target_data_transfer_rect"
 	case DataOpAllocAsync:
 		return "ompt_target_data_alloc_async"
 	case DataOpTransferToDeviceAsync:
@@ -231,6 +247,12 @@ func (k DataOpKind) String() string {
 		return "ompt_target_data_transfer_from_device_async"
 	case DataOpDeleteAsync:
 		return "ompt_target_data_delete_async"
+	case DataOpTransferAsync:
+		return "ompt_target_data_transfer_async"
+	case DataOpMemsetAsync:
+		return "ompt_target_data_memset_async"
+	case DataOpTransferRectAsync:
+		return "ompt_target_data_transfer_rect_async"
 	}
 	return "ompt_target_data_op(" + strconv.Itoa(int(k)) + ")"
 }
@@ -246,11 +268,46 @@ const (
 )
 
 // InitialDevice is omp_initial_device (-1): how the runtime names the
-// host side of a data operation when it reports one (RUNTIME.md). Tools
-// get the host as N, the initial device's number (initial_device_num),
-// in data-op callbacks and records; see the package documentation,
-// "Device numbers in data operations".
+// host side of a data operation when it reports one (RUNTIME.md). By
+// default (OpenMP 5.2) tools get the host as N, the initial device's
+// number (initial_device_num), in data-op callbacks and records; with
+// GOMPT_OMPT_VERSION=6.0 they get -1 in every event, and with
+// GOMPT_TOOL_PROFILE=llvm -1 in data operations; see the package
+// documentation, "OpenMP versions".
 const InitialDevice = -1
+
+// Subvolume is OpenMP 6.0's ompt_subvolume_t, byte for byte (48 bytes on
+// 64-bit targets): one side of a rectangular copy
+// (omp_target_memcpy_rect). Base is the array's address, Size its element
+// size in bytes, NumDims the number of dimensions, and Volume, Offsets
+// and Dimensions point to NumDims values each (the copied volume, this
+// side's offsets and this side's array dimensions, outermost first).
+// With GOMPT_OMPT_VERSION=6.0 a DataOpTransferRect operation's src and
+// dest addresses point to one Subvolume each, valid during the
+// callback only (SubvolumeAt reads them).
+type Subvolume struct {
+	Base       uintptr
+	Size       uint64
+	NumDims    uint64
+	Volume     *uint64
+	Offsets    *uint64
+	Dimensions *uint64
+}
+
+// SubvolumeAt returns the Subvolume at addr, the src or dest address of a
+// DataOpTransferRect or DataOpTransferRectAsync callback; only during
+// that callback.
+func SubvolumeAt(addr uintptr) *Subvolume {
+	// addr is a runtime-owned *Subvolume, kept alive for the callback
+	return *(**Subvolume)(unsafe.Pointer(&addr))
+}
+
+// Dims returns s's volume, offsets and dimensions as slices (valid while
+// s is).
+func (s *Subvolume) Dims() (volume, offsets, dimensions []uint64) {
+	n := int(s.NumDims)
+	return unsafe.Slice(s.Volume, n), unsafe.Slice(s.Offsets, n), unsafe.Slice(s.Dimensions, n)
+}
 
 // Thread states (ompt_state_t) that gompt employs; ompt_enumerate_states
 // lists exactly these.

@@ -3,8 +3,12 @@ package target
 import (
 	"math"
 	"math/bits"
+	"runtime"
+	"unsafe"
 
 	"github.com/gompt/gompt/device"
+	"github.com/gompt/gompt/internal/omptrt"
+	"github.com/gompt/gompt/ompt"
 	"github.com/gompt/gompt/target/internal/callsite"
 )
 
@@ -164,5 +168,45 @@ func MemcpyRect(dst, src Loc, elem int, volume, dstOff, srcOff, dstDims, srcDims
 		r.n *= r.count[0]
 		r.count[0], r.dst.stride[0], r.src.stride[0] = 1, 0, 0
 	}
+	if omptrt.RectAsOne() {
+		return copyRect(pc, &de, &se, &r, elem, volume, [2][]int{dstOff, dstDims}, [2][]int{srcOff, srcDims})
+	}
 	return copyRows(pc, &de, &se, &r)
+}
+
+// copyRect copies every row of r from se to de as one device memory
+// routine called at pc with one data op, OpenMP 6.0's
+// ompt_target_data_transfer_rect, whose addresses point to each side's
+// ompt.Subvolume (elem, volume, and each side's offsets and dimensions),
+// pinned until the routine ends so that C tools may read them.
+func copyRect(pc uintptr, de, se *end, r *rows, elem int, volume []int, dstSide, srcSide [2][]int) error {
+	rt := omptrt.RoutineBegin(pc)
+	defer rt.End()
+	if rt == nil {
+		return copyPlain(de, se, r)
+	}
+	var pin runtime.Pinner
+	defer pin.Unpin()
+	u64 := func(s []int) *uint64 {
+		a := make([]uint64, len(s))
+		for i, v := range s {
+			a[i] = uint64(v)
+		}
+		pin.Pin(&a[0])
+		return &a[0]
+	}
+	vol := u64(volume)
+	side := func(e *end, offDims [2][]int) *ompt.Subvolume {
+		s := &ompt.Subvolume{Base: e.address(0), Size: uint64(elem), NumDims: uint64(len(volume)),
+			Volume: vol, Offsets: u64(offDims[0]), Dimensions: u64(offDims[1])}
+		pin.Pin(s)
+		return s
+	}
+	dst, src := side(de, dstSide), side(se, srcSide)
+	rt.DataOpBeginRect(false, src, se.num, dst, de.num, uint64(r.n*r.count[0]*r.count[1]))
+	t0 := rt.TraceNow()
+	err := copyPlain(de, se, r)
+	rt.DataOpEnd(uintptr(unsafe.Pointer(dst)))
+	rt.TraceDone(t0)
+	return err
 }

@@ -121,6 +121,11 @@ func deviceLookup(name string) any {
 		return getDeviceTime
 	case "ompt_translate_time":
 		return translateTime
+	case ompt.BufferLimitsEntryName:
+		if mode == Mode60 {
+			return bufferLimits
+		}
+		return nil // OpenMP 6.0's: not a name of 5.2
 	}
 	return traceLookup(name)
 }

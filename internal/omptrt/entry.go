@@ -111,10 +111,10 @@ func targetInfoFor(tl *tool) (int, uint64, uint64, bool) {
 		return 0, 0, 0, false
 	}
 	if tl == nil {
-		return t.dev, id, t.opID, true
+		return toolDev(t.dev), id, t.opID, true
 	}
 	tid, hop := t.idsFor(tl, t.opID)
-	return t.dev, tid, hop, true
+	return toolDev(t.dev), tid, hop, true
 }
 
 func getState() (int, uint64) {

@@ -23,7 +23,7 @@ func reset(t testing.TB, env map[string]string) *bytes.Buffer {
 	link.Reset()
 	finders = nil
 	started, finalized, starting = false, false, false
-	llvmProfile = false
+	setMode(Mode52, 0)
 	active, runtimeIfc = nil, nil
 	cur.Store(nil)
 	state.Store(int32(StateInactive))

@@ -192,7 +192,7 @@ func Start(rt Runtime) {
 		return
 	}
 	vlogf("----- START LOGGING OF TOOL REGISTRATION -----")
-	llvmProfile = readProfile()
+	setMode(readMode(), rt.NumDevices())
 	ended := false
 	endLog := func() {
 		if !ended {
@@ -261,8 +261,7 @@ func Start(rt Runtime) {
 	mu.Lock()
 	starting = true
 	mu.Unlock()
-	initial := rt.NumDevices()
-	initialDevice = initial
+	initial := initialDevice // N, or -1 in 6.0
 	var kept []*tool
 	for _, t := range found {
 		mu.Lock()
@@ -390,12 +389,12 @@ func newTool(name string, res *ompt.StartResult) *tool {
 }
 
 func callStart(f ompt.StartFunc) (res *ompt.StartResult, err error) {
-	err = catch(func() { res = f(ompt.OMPVersion, ompt.RuntimeVersion()) })
+	err = catch(func() { res = f(ompVersion(), ompt.RuntimeVersion()) })
 	return
 }
 
 func callFinder(f Finder) (list []Found, err error) {
-	err = catch(func() { list = f(ompt.OMPVersion, ompt.RuntimeVersion(), func(s string) { vlogf("%s", s) }) })
+	err = catch(func() { list = f(ompVersion(), ompt.RuntimeVersion(), func(s string) { vlogf("%s", s) }) })
 	return
 }
 

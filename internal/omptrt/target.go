@@ -75,6 +75,7 @@ type Target struct {
 	src, dst       uintptr
 	srcDev, dstDev int
 	bytes          uint64
+	srcVol, dstVol *ompt.Subvolume // a rectangular copy's sides (DataOpBeginRect), else nil
 
 	// the items Map is reporting, during its dispatch
 	mapHost, mapDev []uintptr
@@ -480,9 +481,9 @@ func (t *Target) dispatchTarget(ep ompt.Endpoint) { dispatch(t, t.d.target, (*Ta
 
 func (t *Target) callTarget(e *targetEntry, ep ompt.Endpoint) {
 	if e.emi != nil {
-		e.emi(t.kind, ep, t.dev, &t.th.slots[e.t.idx].task, t.ttd(e.i), &t.slots[e.i].targetData, t.code)
+		e.emi(t.kind, ep, toolDev(t.dev), &t.th.slots[e.t.idx].task, t.ttd(e.i), &t.slots[e.i].targetData, t.code)
 	} else {
-		e.plain(t.kind, ep, t.dev, &t.th.slots[e.t.idx].task, t.id, t.code)
+		e.plain(t.kind, ep, toolDev(t.dev), &t.th.slots[e.t.idx].task, t.id, t.code)
 	}
 }
 
@@ -512,6 +513,9 @@ func (t *Target) end() {
 	t.lastOp, t.lastID, t.traceT0, t.tid = opNone, 0, 0, 0
 	t.nstaged = 0
 	t.deps = t.deps[:0]
+	if t.srcVol != nil {
+		t.srcVol, t.dstVol = nil, nil // a routine's rectangular copy: let its subvolumes go
+	}
 	t.gen++
 	for i := range t.slots {
 		s := &t.slots[i]

@@ -1,6 +1,8 @@
 package omptrt
 
 import (
+	"unsafe"
+
 	"github.com/gompt/gompt/internal/omptrt/toolslot"
 	"github.com/gompt/gompt/ompt"
 )
@@ -10,8 +12,9 @@ import (
 
 // DataOpBegin reports the begin of one data operation of the construct:
 // op moves or allocates bytes from srcAddr on srcDeviceNum to destAddr on
-// destDeviceNum (the host is InitialDevice, -1, which tools get as N, the
-// initial device's number; an address not yet known is 0). It takes a fresh host_op_id, writes it into each EMI tool's
+// destDeviceNum (the host is InitialDevice, -1, which tools get as the
+// mode's host number, hostDev; an address not yet known is 0). op is one
+// of the 5.2 kinds (or memset); tools get the mode's kind (opKind). It takes a fresh host_op_id, writes it into each EMI tool's
 // host_op_id slot, and dispatches target_data_op_emi begin. The runtime
 // performs (or enqueues) the operation between DataOpBegin and DataOpEnd.
 func (t *Target) DataOpBegin(op ompt.DataOpKind, srcAddr uintptr, srcDeviceNum int, destAddr uintptr, destDeviceNum int, bytes uint64) {
@@ -46,7 +49,10 @@ func (t *Target) finishOp(state int32) {
 
 func (t *Target) dataOpBegin(op ompt.DataOpKind, srcAddr uintptr, srcDeviceNum int, destAddr uintptr, destDeviceNum int, bytes uint64) {
 	t.startOp(opData)
-	t.op, t.src, t.srcDev, t.dst, t.dstDev, t.bytes = op, srcAddr, srcDeviceNum, destAddr, destDeviceNum, bytes
+	t.op, t.src, t.srcDev, t.dst, t.dstDev, t.bytes = opKind(op), srcAddr, srcDeviceNum, destAddr, destDeviceNum, bytes
+	if t.srcVol != nil {
+		t.srcVol, t.dstVol = nil, nil
+	}
 	dispatch(t, t.d.dataOp, (*Target).callDataOp, ompt.ScopeBegin)
 }
 
@@ -61,20 +67,24 @@ func (t *Target) callDataOp(e *dataOpEntry, ep ompt.Endpoint) {
 	}
 }
 
-// initialDevice is the host's device number as tools see it: N, the
-// number of offload devices, what omp_get_initial_device returns in
-// OpenMP 5.1 and later and what initialize got as initial_device_num.
-// Set by Start before any event.
-var initialDevice int
-
-// hostDev is the device number a tool sees for device n of a data
-// operation: the runtime names the host ompt.InitialDevice (-1,
-// omp_initial_device), tools get initialDevice.
-func hostDev(n int) int {
-	if n == ompt.InitialDevice {
-		return initialDevice
+// DataOpBeginRect reports the begin of a rectangular copy as one data
+// operation (RectAsOne, OpenMP 6.0): ompt_target_data_transfer_rect (or
+// its async kind), whose src and dest addresses point to src and dst,
+// bytes the bytes it copies. src and dst (and the arrays they point to)
+// must stay unchanged and reachable, and pinned for C tools, until the
+// routine's next operation or End; the trace record names their Base
+// addresses (a record is delivered after the routine). Its DataOpEnd
+// passes the same dst address (uintptr(unsafe.Pointer(dst))).
+func (t *Target) DataOpBeginRect(async bool, src *ompt.Subvolume, srcDeviceNum int, dst *ompt.Subvolume, destDeviceNum int, bytes uint64) {
+	if t == nil {
+		return
 	}
-	return n
+	op := ompt.DataOpTransferRect
+	if async {
+		op = ompt.DataOpTransferRectAsync
+	}
+	t.dataOpBegin(op, uintptr(unsafe.Pointer(src)), srcDeviceNum, uintptr(unsafe.Pointer(dst)), destDeviceNum, bytes)
+	t.srcVol, t.dstVol = src, dst
 }
 
 // DataOpEnd reports the end of the data operation begun by DataOpBegin,

@@ -136,5 +136,9 @@ func (t *Target) Op() TracedOp {
 	}
 	o.event = ompt.CallbackTargetDataOp
 	o.op, o.src, o.srcDev, o.dst, o.dstDev, o.bytes = t.op, t.src, hostDev(t.srcDev), t.dst, hostDev(t.dstDev), t.bytes
+	if t.srcVol != nil {
+		// a record outlives the routine's subvolumes: it names the arrays
+		o.src, o.dst = t.srcVol.Base, t.dstVol.Base
+	}
 	return o
 }

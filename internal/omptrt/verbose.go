@@ -24,30 +24,6 @@ func toolVarEnabled() bool {
 	return true
 }
 
-// llvmProfile is GOMPT_TOOL_PROFILE=llvm: events LLVM's runtime never
-// dispatches (target_map, target_map_emi) answer ompt_set_never and are
-// never dispatched, for tools written against LLVM that register them
-// without expecting them. Set by Start before any tool is asked.
-var llvmProfile bool
-
-// readProfile reads GOMPT_TOOL_PROFILE: openmp (default: every event
-// OpenMP 5.2 defines that gompt has) or llvm (as LLVM's runtime answers
-// set_callback), case-insensitive, blanks ignored; anything else is a
-// one-line warning and openmp.
-func readProfile() bool {
-	raw := getenv("GOMPT_TOOL_PROFILE")
-	switch strings.ToLower(strings.TrimSpace(raw)) {
-	case "", "openmp":
-		return false
-	case "llvm":
-		vlogf("GOMPT_TOOL_PROFILE = llvm: target_map and target_map_emi answer ompt_set_never, as in LLVM.")
-		return true
-	}
-	fmt.Fprintf(stderr, "gompt: GOMPT_TOOL_PROFILE=%q is not valid (use openmp or llvm); using openmp\n", raw)
-	vlogf("GOMPT_TOOL_PROFILE = %q is not valid; using openmp.", raw)
-	return false
-}
-
 var (
 	vmu    sync.Mutex
 	vw     io.Writer

@@ -27,6 +27,8 @@ func TestABI(t *testing.T) {
 	needC(t)
 	var b strings.Builder
 	b.WriteString("#include <stddef.h>\n#include <stdint.h>\n#include <omp-tools.h>\n")
+	// OpenMP 6.0's, which LLVM 19's header lacks: the 6.0 signature
+	b.WriteString("typedef int (*ompt_get_buffer_limits_t)(ompt_device_t *device, int *max_concurrent_allocs, size_t *recommended_bytes);\n")
 	n := 0
 	staticAssert := func(cond, msg string) {
 		n++
@@ -128,8 +130,10 @@ func TestEntryTable(t *testing.T) {
 	for i, n := range ompt.HostEntryNames {
 		assert.Equal(t, n, entryNames[i], "entry %d against ompt.HostEntryNames", i)
 	}
+	devNames := append(append([]string(nil), ompt.DeviceEntryNames...), ompt.BufferLimitsEntryName)
+	require.Len(t, entryNames[numHostEntries:], len(devNames), "device entries against ompt.DeviceEntryNames and BufferLimitsEntryName")
 	for i, n := range entryNames[numHostEntries:] {
-		assert.Equal(t, ompt.DeviceEntryNames[i], n, "device entry %d against ompt.DeviceEntryNames", i)
+		assert.Equal(t, devNames[i], n, "device entry %d against ompt.DeviceEntryNames", i)
 	}
 }
 
@@ -149,6 +153,8 @@ func TestEntrySignatures(t *testing.T) {
 	}
 	var b strings.Builder
 	b.WriteString("#include <stddef.h>\n#include <stdint.h>\n#include <omp-tools.h>\n")
+	// OpenMP 6.0's, which LLVM 19's header lacks: the 6.0 signature
+	b.WriteString("typedef int (*ompt_get_buffer_limits_t)(ompt_device_t *device, int *max_concurrent_allocs, size_t *recommended_bytes);\n")
 	for _, name := range entryNames {
 		short := strings.TrimPrefix(name, "ompt_")
 		p, ok := protos[short]

@@ -196,6 +196,18 @@ static ompt_record_abstract_t *e_get_record_abstract(void *native_record) {
 	return gomptGetRecordAbstract(native_record);
 }
 
+// OpenMP 6.0's ompt_get_buffer_limits (omp-tools.h of LLVM 19 has no
+// typedef for it; this is 6.0's signature): 1 and both limits for a device
+// that traces, 0 and nothing written otherwise.
+static int e_get_buffer_limits(ompt_device_t *device, int *max_concurrent_allocs, size_t *recommended_bytes) {
+	struct gomptGetBufferLimits_return r = gomptGetBufferLimits((uintptr_t)device);
+	if (r.r0) {
+		if (max_concurrent_allocs != NULL) *max_concurrent_allocs = r.r1;
+		if (recommended_bytes != NULL) *recommended_bytes = r.r2;
+	}
+	return r.r0;
+}
+
 // gompt_cabi_entries: the order of entryNames in entry.go.
 const ompt_interface_fn_t gompt_cabi_entries[] = {
 	(ompt_interface_fn_t)e_enumerate_states,
@@ -231,6 +243,7 @@ const ompt_interface_fn_t gompt_cabi_entries[] = {
 	(ompt_interface_fn_t)e_get_record_ompt,
 	(ompt_interface_fn_t)e_get_record_native,
 	(ompt_interface_fn_t)e_get_record_abstract,
+	(ompt_interface_fn_t)e_get_buffer_limits,
 };
 const int gompt_cabi_nentries = sizeof gompt_cabi_entries / sizeof gompt_cabi_entries[0];
 

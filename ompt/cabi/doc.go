@@ -19,8 +19,10 @@
 //     RTLD_LAZY as libomp opens it (a tool may call functions no library
 //     defines on paths it never takes). Empty entries are skipped.
 //
-// Each ompt_start_tool found is called with ompt.OMPVersion and
-// ompt.RuntimeVersion. NULL means "keep looking". The first non-NULL
+// Each ompt_start_tool found is called with ompt.OMPVersion (202011;
+// ompt.OMPVersion60, 202411, with GOMPT_OMPT_VERSION=6.0) and
+// ompt.RuntimeVersion; every event a C tool gets follows the version of
+// the process, as a Go tool's does (package ompt, "OpenMP versions"). NULL means "keep looking". The first non-NULL
 // result is the tool, and the search stops: there is at most one C tool.
 // Libraries that gave no tool are closed again. OMP_TOOL_VERBOSE_INIT logs
 // the search with LLVM's libomp's lines, line for line ("Search for OMP

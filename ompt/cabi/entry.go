@@ -37,12 +37,14 @@ var entryNames = [...]string{
 	"ompt_pause_trace", "ompt_flush_trace", "ompt_stop_trace",
 	"ompt_advance_buffer_cursor", "ompt_get_record_type",
 	"ompt_get_record_ompt", "ompt_get_record_native", "ompt_get_record_abstract",
+	// OpenMP 6.0's, resolved only with GOMPT_OMPT_VERSION=6.0
+	ompt.BufferLimitsEntryName,
 }
 
 const numHostEntries = 19
 
 // numDeviceEntries is the number of device names (ompt.DeviceEntryNames,
-// in order) that have a C form.
+// in order, then ompt.BufferLimitsEntryName) that have a C form.
 const numDeviceEntries = len(entryNames) - numHostEntries
 
 var entryIndex = func() map[string]int {
@@ -356,6 +358,16 @@ func gomptGetDeviceNumProcs(p C.uintptr_t) C.int {
 		return C.int(d.numProcs(d.h))
 	}
 	return 0
+}
+
+//export gomptGetBufferLimits
+func gomptGetBufferLimits(p C.uintptr_t) (C.int, C.int, C.size_t) {
+	if d := deviceAt(p); d != nil && d.bufferLimits != nil {
+		if n, b, ok := d.bufferLimits(d.h); ok {
+			return 1, C.int(n), C.size_t(b)
+		}
+	}
+	return 0, 0, 0
 }
 
 //export gomptGetDeviceTime

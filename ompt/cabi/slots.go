@@ -118,6 +118,7 @@ type cdevice struct {
 	pauseTrace     ompt.PauseTraceFunc
 	flushTrace     ompt.FlushTraceFunc
 	stopTrace      ompt.StopTraceFunc
+	bufferLimits   ompt.GetBufferLimitsFunc // OpenMP 6.0's; nil unless GOMPT_OMPT_VERSION=6.0
 }
 
 const deviceMagic = 0x676f6d7074646576 // "gomptdev"
@@ -154,6 +155,7 @@ func deviceFor(h *ompt.DeviceHandle, typ string, lookup ompt.LookupFunc) *cdevic
 	d.pauseTrace, _ = lookup("ompt_pause_trace").(ompt.PauseTraceFunc)
 	d.flushTrace, _ = lookup("ompt_flush_trace").(ompt.FlushTraceFunc)
 	d.stopTrace, _ = lookup("ompt_stop_trace").(ompt.StopTraceFunc)
+	d.bufferLimits, _ = lookup(ompt.BufferLimitsEntryName).(ompt.GetBufferLimitsFunc)
 	bindGetters(lookup)
 	devByH[h] = d
 	devByPtr[uintptr(unsafe.Pointer(d.c))] = d

@@ -40,6 +40,13 @@ var programs = []struct {
 		map[string]int{"constructs": 16, "ops": 34, "submits": 4, "routine_ops": 6}},
 }
 
+// versions are the OpenMP versions of the tools interface the tool
+// runs under: the default (5.2), GOMPT_OMPT_VERSION=6.0 and
+// GOMPT_TOOL_PROFILE=llvm.
+var versions = []struct{ name, version, profile string }{
+	{"5.2", "", ""}, {"6.0", "6.0", ""}, {"llvm", "", "llvm"},
+}
+
 var summaryRe = regexp.MustCompile(`(?m)^emicheck summary (.*)$`)
 
 func TestEMIToolJoinsRecordsToCallbacks(t *testing.T) {
@@ -71,17 +78,22 @@ func TestEMIToolJoinsRecordsToCallbacks(t *testing.T) {
 		out, err := exec.Command("go", "build", "-o", bin, p.pkg).CombinedOutput()
 		require.NoError(t, err, "go build %s:\n%s", p.pkg, out)
 		for _, d := range devs {
-			t.Run(fmt.Sprintf("%s/device%d", p.name, d), func(t *testing.T) {
-				outFile := filepath.Join(dir, fmt.Sprintf("%s.%d.txt", p.name, d))
-				cmd := exec.Command(bin, append([]string{"-device", strconv.Itoa(d)}, p.args...)...)
-				cmd.Env = append(os.Environ(), "GOMPT_PLUGINS=host,opencl", "GOMPT_HOST_DEVICES=1", "OMP_TOOL=enabled",
-					"OMP_TOOL_LIBRARIES="+lib, "EMICHECK_OUTPUT="+outFile)
-				out, err := cmd.CombinedOutput()
-				require.NoError(t, err, "%s:\n%s", p.name, out)
-				b, err := os.ReadFile(outFile)
-				require.NoError(t, err)
-				checkSummary(t, string(b), p.least)
-			})
+			for _, m := range versions {
+				t.Run(fmt.Sprintf("%s/device%d/%s", p.name, d, m.name), func(t *testing.T) {
+					outFile := filepath.Join(dir, fmt.Sprintf("%s.%d.%s.txt", p.name, d, m.name))
+					cmd := exec.Command(bin, append([]string{"-device", strconv.Itoa(d)}, p.args...)...)
+					cmd.Env = append(os.Environ(), "GOMPT_PLUGINS=host,opencl", "GOMPT_HOST_DEVICES=1", "OMP_TOOL=enabled",
+						"OMP_TOOL_LIBRARIES="+lib, "EMICHECK_OUTPUT="+outFile, "GOMPT_OMPT_VERSION="+m.version, "GOMPT_TOOL_PROFILE="+m.profile)
+					if m.profile == "llvm" {
+						cmd.Env = append(cmd.Env, "EMICHECK_MAP_NEVER=1")
+					}
+					out, err := cmd.CombinedOutput()
+					require.NoError(t, err, "%s:\n%s", p.name, out)
+					b, err := os.ReadFile(outFile)
+					require.NoError(t, err)
+					checkSummary(t, string(b), p.least)
+				})
+			}
 		}
 	}
 }
