@@ -153,7 +153,7 @@ func (c *cfunc) emit() string {
 	c.depth--
 	c.line("}")
 	text := c.b.String()
-	if !c.flat && c.file.k.Team == 0 && strings.Count(text, stopMark) > flatAbove {
+	if !c.flat && c.marks > 0 && c.file.k.Team == 0 && strings.Count(text, stopMark) > flatAbove {
 		flat := &cfunc{g: c.g, f: c.f, pre: c.pre, file: c.file, wide: c.wide, flat: true}
 		return flat.emit()
 	}
