@@ -8,7 +8,7 @@ import (
 	"weak"
 
 	"github.com/gompt/gompt/device"
-	"github.com/gompt/gompt/device/host"
+	"github.com/gompt/gompt/internal/sysmem"
 )
 
 // hostMem is the initial device's side of the device memory routines:
@@ -109,7 +109,7 @@ func addCleanup(p *byte, fn func(*hostView), v *hostView) (ok bool) {
 // share.
 // Larger sizes fail with an error rather than Go's fatal out-of-memory.
 var initialAllocMax = sync.OnceValue(func() uint64 {
-	total, _ := host.PhysicalMemory()
+	total, _ := sysmem.PhysicalMemory()
 	return total / 2
 })
 

@@ -4,7 +4,6 @@ import (
 	"fmt"
 
 	"github.com/gompt/gompt/device"
-	"github.com/gompt/gompt/device/host"
 	"github.com/gompt/gompt/internal/hostexec"
 	"github.com/gompt/gompt/internal/omptrt"
 	"github.com/gompt/gompt/mapping"
@@ -13,8 +12,8 @@ import (
 // initialInfo holds the initial device's launch limits: its kernels run on
 // the team executor the host device runs them on, so they are the host
 // device's.
-var initialInfo = device.Info{MaxThreadsPerTeam: host.MaxThreadsPerTeam, MaxTeams: hostexec.MaxTeams,
-	Caps: device.AllCaps(host.MaxThreadsPerTeam), TimeSource: "Go's monotonic clock (Wtime)"}
+var initialInfo = device.Info{MaxThreadsPerTeam: hostexec.MaxThreadsPerTeam, MaxTeams: hostexec.MaxTeams,
+	Caps: device.AllCaps(hostexec.MaxThreadsPerTeam), TimeSource: "Go's monotonic clock (Wtime)"}
 
 // runInitial runs r on the initial device: maps copy nothing and the
 // kernel's Go image runs on the program's own slices. The map clauses are

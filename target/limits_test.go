@@ -8,6 +8,7 @@ import (
 
 	"github.com/gompt/gompt/device"
 	"github.com/gompt/gompt/device/host"
+	"github.com/gompt/gompt/internal/hostexec"
 	"github.com/gompt/gompt/kernels"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -106,7 +107,7 @@ func TestDeviceLimitsAreInclusive(t *testing.T) {
 
 // A device that states no limits (0) runs any number of teams and threads
 // (up to what it can do itself: the host device's queue still refuses more
-// than host.MaxThreadsPerTeam).
+// than hostexec.MaxThreadsPerTeam).
 func TestDeviceWithoutLimits(t *testing.T) {
 	limitedRuntime(t, 0, 0)
 	x := make([]float32, 100)
@@ -118,16 +119,16 @@ func TestDeviceWithoutLimits(t *testing.T) {
 }
 
 // The host device and the initial device run a team of exactly
-// host.MaxThreadsPerTeam threads, the limit they state.
+// hostexec.MaxThreadsPerTeam threads, the limit they state.
 func TestThreadsAtTheHostLimit(t *testing.T) {
 	hostRuntime(t)
 	for _, dev := range []int{0, InitialDevice} {
 		x := make([]float32, 3000)
-		s := Shape{Size: [3]int{len(x), 1, 1}, Teams: 2, Threads: host.MaxThreadsPerTeam}
+		s := Shape{Size: [3]int{len(x), 1, 1}, Teams: 2, Threads: hostexec.MaxThreadsPerTeam}
 		wantFilled(t, fmt.Sprintf("device %d: %d threads per team", dev, s.Threads), Target(fillRegion(dev, kernels.Fill, x, 5, s)), x, 5)
 		s.Threads++
 		wantErr(t, dev, "one thread more", Target(fillRegion(dev, kernels.Fill, x, 6, s)),
-			fmt.Sprintf("%d threads per team", s.Threads), fmt.Sprintf("runs at most %d (MaxThreadsPerTeam)", host.MaxThreadsPerTeam))
+			fmt.Sprintf("%d threads per team", s.Threads), fmt.Sprintf("runs at most %d (MaxThreadsPerTeam)", hostexec.MaxThreadsPerTeam))
 	}
 }
 

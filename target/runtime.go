@@ -12,7 +12,7 @@ import (
 	"time"
 
 	"github.com/gompt/gompt/device"
-	"github.com/gompt/gompt/device/generic"
+	"github.com/gompt/gompt/device/kcache"
 	"github.com/gompt/gompt/internal/hostexec"
 	"github.com/gompt/gompt/internal/omptrt"
 	"github.com/gompt/gompt/mapping"
@@ -432,7 +432,7 @@ type dev struct {
 	idle    []*construct // more idle constructs, each with its queue
 	created int          // constructs made, under qmu: idle, spare or in use
 
-	kernels  *generic.Kernels // the device's kernel cache; nil for a device without one
+	kernels  *kcache.Kernels // the device's kernel cache; nil for a device without one
 	fmu      sync.Mutex
 	reported map[*device.Kernel]bool // kernels whose first load on d the tools were told of, under fmu
 	modules  []uint64                // OMPT module ids of loaded images, under fmu
@@ -449,7 +449,7 @@ type dev struct {
 func newDev(num int, plugin string, i int, d device.Device, info int) *dev {
 	id := device.ID(plugin, i)
 	return &dev{num: num, id: id, plugin: plugin, d: d, info: d.Info(), table: mapping.New(id),
-		infoOn: info, allocs: map[device.DevicePtr]int{}, kernels: generic.KernelsOf(d)}
+		infoOn: info, allocs: map[device.DevicePtr]int{}, kernels: kcache.Of(d)}
 }
 
 // take returns an idle construct of d with its queue, or a new one. The
@@ -538,7 +538,7 @@ func (d *dev) drain() {
 	}
 }
 
-// load returns k loaded on d. The device's kernel cache (generic.Kernels)
+// load returns k loaded on d. The device's kernel cache (kcache.Kernels)
 // finds a kernel loaded before without a call into the plugin or a lock:
 // a loop launching one kernel costs one atomic load and a compare. The
 // first use of a kernel on d goes to the device's Load (loadNew).

@@ -78,7 +78,7 @@ func TargetNowait(r Region) *Task {
 // prepare resolves r's device, checks r, and loads its kernel there, all
 // before the construct begins for the tools: device_initialize and
 // device_load come before the first target event that needs them. A
-// kernel the device has loaded already (its kernel cache, generic.Kernels)
+// kernel the device has loaded already (its kernel cache, kcache.Kernels)
 // had its declaration checked then, and is not checked again.
 func prepare(r *Region) (n int, d *dev, f device.Function, err error) {
 	if n, d, err = open(r.Device.Num()); err != nil {

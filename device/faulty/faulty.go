@@ -25,6 +25,7 @@ import (
 
 	"github.com/gompt/gompt/device"
 	"github.com/gompt/gompt/device/generic"
+	"github.com/gompt/gompt/device/kcache"
 )
 
 // Op is a kind of device operation a Plan counts and can fail.
@@ -206,9 +207,9 @@ func (d *dev) Close() error {
 // Unwrap returns the wrapped device.
 func (d *dev) Unwrap() device.Device { return d.d }
 
-// Kernels passes on the wrapped device's kernel cache (generic.KernelsOf):
+// Kernels passes on the wrapped device's kernel cache (kcache.Of):
 // Load is not an operation a Plan fails.
-func (d *dev) Kernels() *generic.Kernels { return generic.KernelsOf(d.d) }
+func (d *dev) Kernels() *kcache.Kernels { return kcache.Of(d.d) }
 
 func (d *dev) Info() device.Info                              { return d.d.Info() }
 func (d *dev) Load(k *device.Kernel) (device.Function, error) { return d.d.Load(k) }

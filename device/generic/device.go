@@ -36,6 +36,7 @@ import (
 	"sync"
 
 	"github.com/gompt/gompt/device"
+	"github.com/gompt/gompt/device/kcache"
 )
 
 // Driver is what a plugin implements for one device: the vendor calls that
@@ -125,7 +126,7 @@ type Device[H any] struct {
 	info    device.Info
 	images  []device.ImageKind
 	hint    string
-	kernels Kernels
+	kernels kcache.Kernels
 
 	mu sync.Mutex
 	t  table[H]
@@ -144,7 +145,7 @@ func (d *Device[H]) Init(drv Driver[H], c Config) {
 	}
 	d.t.lo, d.t.hi, d.t.next = c.Space.Lo, c.Space.Hi, c.Space.Lo
 	d.t.cacheLimit, d.t.cacheMax = c.CacheLimit, c.CacheMax
-	d.kernels.d, d.kernels.keepErrors = d.build, c.KeepLoadErrors
+	d.kernels.Init(d.build, c.KeepLoadErrors)
 }
 
 // ID returns the device's id, "host:0".
@@ -309,7 +310,7 @@ func (d *Device[H]) Forget() (live, cached []Span[H]) {
 // Kernels returns the device's kernel cache, for a runtime that looks
 // loaded kernels up on its launch path without a call through
 // device.Device.
-func (d *Device[H]) Kernels() *Kernels { return &d.kernels }
+func (d *Device[H]) Kernels() *kcache.Kernels { return &d.kernels }
 
 // Load returns k loaded on the device (device.Device): from the cache, or
 // built once through LoadImage from the first image kind of
@@ -324,7 +325,7 @@ func (d *Device[H]) Load(k *device.Kernel) (device.Function, error) {
 	if f, ok := d.kernels.Find(k); ok {
 		return f, nil
 	}
-	return d.kernels.load(k)
+	return d.kernels.Load(k)
 }
 
 // build is the kernel cache's miss: the declaration check, the image

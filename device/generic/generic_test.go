@@ -8,6 +8,7 @@ import (
 	"testing"
 
 	"github.com/gompt/gompt/device"
+	"github.com/gompt/gompt/device/kcache"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 )
@@ -229,9 +230,9 @@ func TestLoad(t *testing.T) {
 	f, ok := d.Kernels().Find(k)
 	assert.True(t, ok, "Find after the load")
 	assert.Equal(t, fs[0], f, "Find's function")
-	assert.Same(t, d.Kernels(), KernelsOf(d), "KernelsOf a generic device")
-	assert.Nil(t, KernelsOf(nil), "KernelsOf no device")
-	var none *Kernels
+	assert.Same(t, d.Kernels(), kcache.Of(d), "kcache.Of a generic device")
+	assert.Nil(t, kcache.Of(nil), "kcache.Of no device")
+	var none *kcache.Kernels
 	_, ok = none.Find(k)
 	assert.False(t, ok, "Find on no cache")
 

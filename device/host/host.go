@@ -39,10 +39,9 @@ const MaxDevices = 64
 // image is compiled into the program and nothing is loaded.
 const FunctionBytes = 4096
 
-// MaxThreadsPerTeam is the largest Shape.Threads a launch accepts. Threads
-// within a team are not separate goroutines: a team's HostFunc call runs its
-// whole chunk, so the value only bounds what a kernel may assume.
-const MaxThreadsPerTeam = 1024
+// MaxThreadsPerTeam is the largest Shape.Threads a launch accepts
+// (hostexec.MaxThreadsPerTeam, which the initial device shares).
+const MaxThreadsPerTeam = hostexec.MaxThreadsPerTeam
 
 // EnvDevices names the variable that sets how many host devices there
 // are.
@@ -245,6 +244,3 @@ func (f *Function) Bytes() int { return FunctionBytes }
 func (d *Device) LoadImage(k *device.Kernel, img *device.Image) (device.Function, error) {
 	return &Function{k: k, d: d, host: img.Host}, nil
 }
-
-// fallbackMemory is GlobalMem when the machine's memory cannot be read.
-const fallbackMemory = 4 << 30

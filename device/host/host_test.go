@@ -13,6 +13,7 @@ import (
 
 	"github.com/gompt/gompt/device"
 	"github.com/gompt/gompt/device/devicetest"
+	"github.com/gompt/gompt/internal/sysmem"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 )
@@ -231,7 +232,7 @@ func TestPluginDevicesShareTheProcessBudget(t *testing.T) {
 	devs, err := p.Devices()
 	require.NoError(t, err, "Devices with GOMPT_HOST_DEVICES=64")
 	require.Len(t, devs, 64, "Devices with GOMPT_HOST_DEVICES=64")
-	total, _ := PhysicalMemory()
+	total, _ := sysmem.PhysicalMemory()
 	for _, d := range devs {
 		info := d.Info()
 		id := d.(*Device).ID()

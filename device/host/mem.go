@@ -7,6 +7,7 @@ import (
 
 	"github.com/gompt/gompt/device"
 	"github.com/gompt/gompt/device/generic"
+	"github.com/gompt/gompt/internal/sysmem"
 )
 
 // Device memory.
@@ -278,7 +279,7 @@ type budget struct {
 // processBudget is the budget of the process's host devices: half of the
 // memory the process may use.
 var processBudget = sync.OnceValue(func() *budget {
-	total, how := PhysicalMemory()
+	total, how := sysmem.PhysicalMemory()
 	return newBudget(int64(min(total/2, 1<<62)), how)
 })
 

@@ -28,6 +28,12 @@ import (
 // goroutine costs more than it saves.
 const ChunkIterations = 16 << 10
 
+// MaxThreadsPerTeam is the largest Shape.Threads a launch of a Go image
+// accepts, on the host device and the initial device. Threads within a
+// team are not separate goroutines: a team's HostFunc call runs its whole
+// chunk, so the value only bounds what a kernel may assume.
+const MaxThreadsPerTeam = 1024
+
 // MaxTeams is the largest number of teams one Run grants; a larger request
 // is granted MaxTeams.
 const MaxTeams = math.MaxInt32

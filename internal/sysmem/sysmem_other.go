@@ -1,7 +1,7 @@
 //go:build !linux
 
-package host
+package sysmem
 
 // PhysicalMemory returns an assumed size where the platform's memory cannot
 // be asked for portably.
-func PhysicalMemory() (uint64, string) { return fallbackMemory, "assumed" }
+func PhysicalMemory() (uint64, string) { return Fallback, "assumed" }

@@ -1,4 +1,8 @@
-package generic
+// Package kcache is a device's kernel cache: the runtime finds a kernel
+// loaded before through it without a lock or a call into the plugin
+// (Find), and the generic plugin layer (device/generic) loads through it.
+// Both use it; neither needs the other.
+package kcache
 
 import (
 	"sync"
@@ -11,7 +15,8 @@ import (
 // pointer, and found again without a lock. It is the only kernel cache
 // between a construct and a plugin: the runtime asks it first (Find), and
 // calls the device's Load only for a kernel it does not hold yet. The
-// zero Kernels holds nothing and loads nothing; Device sets its builder.
+// zero Kernels holds nothing and loads nothing; the plugin's device sets
+// its builder (Init).
 type Kernels struct {
 	d          func(*device.Kernel) (device.Function, error) // builds a kernel (Device.build)
 	keepErrors bool                                          // a failed load is kept (Config.KeepLoadErrors)
@@ -55,10 +60,10 @@ func (c *Kernels) find(k *device.Kernel) (device.Function, bool) {
 	return nil, false
 }
 
-// load builds k once (concurrent loads of k wait for the first; loads of
+// Load builds k once (concurrent loads of k wait for the first; loads of
 // other kernels go on) and keeps the function. A load that fails is
 // forgotten, so that the next one tries again, unless keepErrors.
-func (c *Kernels) load(k *device.Kernel) (device.Function, error) {
+func (c *Kernels) Load(k *device.Kernel) (device.Function, error) {
 	c.mu.Lock()
 	l, ok := c.loads[k]
 	if !ok {
@@ -134,9 +139,16 @@ func deref[M any](p *M) M {
 	return *p
 }
 
-// KernelsOf returns the kernel cache of d, a generic Device or a wrapper
+// Init sets the cache's builder, build (the plugin's load of a kernel),
+// and whether a failed load is kept (keepErrors) rather than tried again
+// at the next Load. It is called once, before any Load.
+func (c *Kernels) Init(build func(*device.Kernel) (device.Function, error), keepErrors bool) {
+	c.d, c.keepErrors = build, keepErrors
+}
+
+// Of returns the kernel cache of d, a device that keeps one or a wrapper
 // that passes one on (a method Kernels() *Kernels), or nil.
-func KernelsOf(d device.Device) *Kernels {
+func Of(d device.Device) *Kernels {
 	if c, ok := d.(interface{ Kernels() *Kernels }); ok {
 		return c.Kernels()
 	}

@@ -1,4 +1,4 @@
-package host
+package sysmem
 
 import (
 	"os"
@@ -32,7 +32,7 @@ func PhysicalMemory() (uint64, string) {
 		}
 	}
 	if total == 0 {
-		return fallbackMemory, "assumed (sysinfo failed)"
+		return Fallback, "assumed (sysinfo failed)"
 	}
 	return total, how
 }
