@@ -64,14 +64,14 @@ func TestCacheWithSyntheticAddresses(t *testing.T) {
 	assert.Len(t, d.live, 2, "no MemAlloc for c")
 }
 
-// A driver whose queues may still use freed memory (MayReuse false) gets
-// a fresh allocation; the cached block waits for a later one.
+// A block freed while the driver's queues may still use it (MayReuse
+// false) waits: an allocation gets a fresh block until they are done.
 func TestCacheWaitsForReuser(t *testing.T) {
 	d := newReuse(t)
 	a, err := d.Alloc(3000)
 	require.NoError(t, err)
-	require.NoError(t, d.Free(a.Ptr))
 	d.busy = true
+	require.NoError(t, d.Free(a.Ptr))
 	b, err := d.Alloc(3000)
 	require.NoError(t, err)
 	assert.NotEqual(t, a.Ptr, b.Ptr, "busy queues: a fresh block")
@@ -103,4 +103,36 @@ func TestCacheTrimmedWhenMemoryRunsOut(t *testing.T) {
 	d.fail = errors.New("no memory at all")
 	_, err = d.Alloc(10)
 	assert.EqualError(t, err, "no memory at all")
+}
+
+// A block freed while the driver's queues were idle (the runtime syncs a
+// construct's queue before it frees) serves a later allocation even when
+// a queue has work in flight by then: no work enqueued before its free can
+// still use it. A map of two arrays copies the first while it allocates
+// the second, and the second must not get fresh memory for that.
+func TestCacheBlockFreedIdleIsReusedWhileBusy(t *testing.T) {
+	d := newReuse(t)
+	a, err := d.Alloc(3000)
+	require.NoError(t, err)
+	b, err := d.Alloc(3000)
+	require.NoError(t, err)
+	require.NoError(t, d.Free(a.Ptr))
+	require.NoError(t, d.Free(b.Ptr)) // both freed with the queues idle
+	c, err := d.Alloc(3000)
+	require.NoError(t, err)
+	d.busy = true // a copy into c in flight
+	e, err := d.Alloc(3000)
+	require.NoError(t, err)
+	assert.ElementsMatch(t, []device.DevicePtr{a.Ptr, b.Ptr}, []device.DevicePtr{c.Ptr, e.Ptr}, "both cached blocks reused")
+	assert.Len(t, d.live, 2, "no MemAlloc")
+
+	// A block freed while a queue is busy waits until the queues are idle.
+	require.NoError(t, d.Free(e.Ptr))
+	f, err := d.Alloc(3000)
+	require.NoError(t, err)
+	assert.NotEqual(t, e.Ptr, f.Ptr, "freed busy: a fresh block")
+	d.busy = false
+	g, err := d.Alloc(3000)
+	require.NoError(t, err)
+	assert.Equal(t, e.Ptr, g.Ptr, "idle now: the block freed busy")
 }

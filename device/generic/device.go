@@ -109,8 +109,12 @@ type Config struct {
 // Free (OpenCL's release waits for the commands that use a buffer; a
 // cached block does not): MayReuse reports whether no work the device has
 // enqueued can still use memory freed before the call, so that a cached
-// block may serve a new allocation. When it reports false, Alloc
-// allocates afresh and the cached blocks wait.
+// block may serve a new allocation. Device asks it after each Free that
+// caches a block, and again at an Alloc that finds only blocks freed
+// while it said no: a block freed with the queues idle serves later
+// allocations whatever runs by then (the second array of a map while the
+// first is being copied), and one freed with work in flight waits until
+// MayReuse reports true; meanwhile Alloc allocates afresh.
 type Reuser interface {
 	MayReuse() bool
 }
@@ -165,13 +169,10 @@ func (d *Device[H]) Alloc(size int) (device.Buffer, error) {
 		return device.Buffer{}, d.Errorf("alloc", device.CodeInvalidArgument,
 			"size %d: want 1..%d bytes (%s)", size, d.info.MaxAlloc, d.limit)
 	}
-	if d.t.cacheLimit > 0 && d.mayReuse() {
-		d.mu.Lock()
-		if p, ok := d.t.reuse(size); ok {
-			d.mu.Unlock()
+	if d.t.cacheLimit > 0 {
+		if p, ok := d.reuse(size); ok {
 			return device.Buffer{Ptr: p, Size: size}, nil
 		}
-		d.mu.Unlock()
 	}
 	p, h, err := d.drv.MemAlloc(size)
 	if err != nil && d.CacheBytes() > 0 {
@@ -199,8 +200,29 @@ func (d *Device[H]) Alloc(size int) (device.Buffer, error) {
 	return device.Buffer{Ptr: p, Size: size}, nil
 }
 
-// mayReuse reports whether a cached block may serve an allocation now:
-// always, unless the driver is a Reuser that says no.
+// reuse takes a cached block of size's class for an allocation of size
+// bytes, if one may be reused: one freed while the driver's queues were
+// done with it (the runtime frees after its queue's work), or, where the
+// class has only blocks freed with work in flight, any of those once the
+// driver says the work enqueued so far is done.
+func (d *Device[H]) reuse(size int) (device.DevicePtr, bool) {
+	d.mu.Lock()
+	p, ok, waiting := d.t.reuse(size)
+	mark := d.t.frees
+	d.mu.Unlock()
+	if ok || !waiting || !d.mayReuse() {
+		return p, ok
+	}
+	d.mu.Lock()
+	d.t.clean = max(d.t.clean, mark)
+	p, ok, _ = d.t.reuse(size)
+	d.mu.Unlock()
+	return p, ok
+}
+
+// mayReuse reports whether no work the device has enqueued so far can
+// still use memory freed before the call: always, unless the driver is a
+// Reuser that says no.
 func (d *Device[H]) mayReuse() bool {
 	r, ok := d.drv.(Reuser)
 	return !ok || r.MayReuse()
@@ -220,7 +242,15 @@ func (d *Device[H]) Free(p device.DevicePtr) error {
 	e := &d.t.ents[i]
 	size, h := e.size, e.h
 	if d.t.kill(i) {
+		mark := d.t.frees
 		d.mu.Unlock()
+		// The block may serve a later allocation once no work enqueued
+		// before its free can use it: at once, if none is in flight now.
+		if d.mayReuse() {
+			d.mu.Lock()
+			d.t.clean = max(d.t.clean, mark)
+			d.mu.Unlock()
+		}
 		return nil
 	}
 	d.mu.Unlock()
