@@ -68,6 +68,15 @@ type Driver[H any] interface {
 	LoadImage(k *device.Kernel, img *device.Image) (device.Function, error)
 }
 
+// HostAliaser is a Driver that can make an allocation of the program's
+// memory itself (device.Aliaser): MemAlias returns the address of b's
+// allocation (0 asks for a synthetic one) and its handle, or ok false
+// where the device cannot use b in place. Such an allocation is never
+// cached: its Free goes to MemFree, which releases the handle, not b.
+type HostAliaser[H any] interface {
+	MemAlias(b []byte) (p device.DevicePtr, h H, ok bool, err error)
+}
+
 // Config describes a device to Device.Init.
 type Config struct {
 	ID   string      // "host:0", device.ID's form: names the device in errors
@@ -218,6 +227,34 @@ func (d *Device[H]) reuse(size int) (device.DevicePtr, bool) {
 	p, ok, _ = d.t.reuse(size)
 	d.mu.Unlock()
 	return p, ok
+}
+
+// Alias implements device.Aliaser through the driver's MemAlias
+// (HostAliaser): an allocation that is b itself, in the table as any
+// other, never cached. ok is false for a driver without MemAlias, and
+// for an empty b or one larger than MaxAlloc.
+func (d *Device[H]) Alias(b []byte) (device.Buffer, bool, error) {
+	a, can := d.drv.(HostAliaser[H])
+	if !can || len(b) == 0 || uint64(len(b)) > d.info.MaxAlloc {
+		return device.Buffer{}, false, nil
+	}
+	p, h, ok, err := a.MemAlias(b)
+	if err != nil || !ok {
+		return device.Buffer{}, false, err
+	}
+	d.mu.Lock()
+	if p == 0 {
+		if p, err = d.t.place(len(b)); err != nil {
+			d.mu.Unlock()
+			if ferr := d.drv.MemFree(0, h, len(b)); ferr != nil {
+				err = fmt.Errorf("%w; and freeing the allocation: %v", err, ferr)
+			}
+			return device.Buffer{}, false, d.Errorf("alias", device.CodeOutOfResources, "%v", err)
+		}
+	}
+	d.t.addAlias(p, len(b), h)
+	d.mu.Unlock()
+	return device.Buffer{Ptr: p, Size: len(b)}, true, nil
 }
 
 // mayReuse reports whether no work the device has enqueued so far can

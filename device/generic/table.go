@@ -54,10 +54,11 @@ type block struct {
 // entry is one allocation: live, of size bytes, or a dead block in the
 // cache, of its class's size.
 type entry[H any] struct {
-	base device.DevicePtr
-	size int
-	live bool
-	h    H
+	base  device.DevicePtr
+	size  int
+	live  bool
+	alias bool // the program's memory (HostAliaser): never cached
+	h     H
 }
 
 // search returns the index of the last entry whose base is at most p, or
@@ -120,6 +121,13 @@ func (t *table[H]) add(p device.DevicePtr, size int, h H) {
 	t.bytes += int64(size)
 }
 
+// addAlias inserts a live entry of the program's memory, which the cache
+// never keeps.
+func (t *table[H]) addAlias(p device.DevicePtr, size int, h H) {
+	t.add(p, size, h)
+	t.ents[t.search(p)].alias = true
+}
+
 // kill ends live entry i: it stays, dead, as a cached block of its
 // class's size if the cache has room (kill reports true), or leaves the
 // table (false).
@@ -127,7 +135,7 @@ func (t *table[H]) kill(i int) bool {
 	e := &t.ents[i]
 	t.n--
 	t.bytes -= int64(e.size)
-	if t.cacheLimit > 0 && e.size <= t.cacheMax {
+	if t.cacheLimit > 0 && e.size <= t.cacheMax && !e.alias {
 		c, span := SizeClass(e.size)
 		if t.cached+int64(span) <= t.cacheLimit {
 			e.live, e.size = false, span
