@@ -67,15 +67,16 @@ func TestAliasIsTheProgramsMemory(t *testing.T) {
 }
 
 // A slice the device cannot use in place is refused, with no error, for
-// the caller to copy: one not aligned to CL_DEVICE_MEM_BASE_ADDR_ALIGN,
-// an empty one, and any on a driver that keeps USE_HOST_PTR buffers in
-// memory of its own.
+// the caller to copy: an empty one, one larger than the device's
+// largest allocation, and any on a driver that keeps USE_HOST_PTR
+// buffers in memory of its own.
 func TestAliasRefused(t *testing.T) {
 	for _, d := range devices(t) {
 		al := d.(device.Aliaser)
 		mems := cl.Live().Mems
 		buf := make([]byte, 1<<16)
-		for _, b := range [][]byte{buf[4:], buf[8 : 8+100], buf[:0]} {
+		huge := unsafe.Slice(&buf[0], d.Info().MaxAlloc+1) // never touched
+		for _, b := range [][]byte{buf[:0], huge} {
 			_, ok, err := al.Alias(b)
 			assert.NoError(t, err)
 			assert.False(t, ok, "%s: %d bytes at %p", d.Info().Name, len(b), unsafe.SliceData(b))
@@ -85,5 +86,51 @@ func TestAliasRefused(t *testing.T) {
 		assert.NoError(t, err)
 		assert.False(t, ok, "%s: a driver that copies USE_HOST_PTR buffers", d.Info().Name)
 		assert.Equal(t, mems, cl.Live().Mems, "%s: nothing made", d.Info().Name)
+	}
+}
+
+// Sub-slices at odd offsets (the float32 arrays' x[1:], y[6:], ...) are
+// aliased and a kernel runs right on them, with an argument at an offset
+// inside the alias too.
+func TestAliasAtAnyAddress(t *testing.T) {
+	for _, d := range devices(t) {
+		if !d.Info().UnifiedMemory {
+			continue
+		}
+		al := d.(device.Aliaser)
+		q, err := d.NewQueue()
+		require.NoError(t, err)
+		f, err := d.Load(kernels.Saxpy)
+		require.NoError(t, err)
+		for _, off := range []int{1, 3, 5, 17} {
+			const n = 1 << 12
+			xa, ya := make([]float32, n+64), make([]float32, n+64)
+			x, y := xa[off:off+n], ya[off+1:off+1+n]
+			bx, okx, err := al.Alias(bytesOf(x))
+			require.NoError(t, err)
+			by, oky, err := al.Alias(bytesOf(y))
+			require.NoError(t, err)
+			require.True(t, okx && oky, "%s: offset %d", d.Info().Name, off)
+			for i := range x {
+				x[i], y[i] = float32(i), 1
+			}
+			// The first element of each alias, then the rest from an
+			// argument 4 bytes into each.
+			require.NoError(t, q.Launch(f, device.Shape{Size: [3]int{1}},
+				[]device.Arg{{Bits: 1}, {Bits: uint64(math.Float32bits(2))}, {Ptr: bx.Ptr}, {Ptr: by.Ptr}}))
+			require.NoError(t, q.Launch(f, device.Shape{Size: [3]int{n - 1}},
+				[]device.Arg{{Bits: n - 1}, {Bits: uint64(math.Float32bits(2))}, {Ptr: bx.Ptr + 4}, {Ptr: by.Ptr + 4}}))
+			require.NoError(t, q.Sync())
+			for i := range y {
+				if y[i] != 2*float32(i)+1 {
+					t.Fatalf("%s: offset %d: y[%d] = %v, want %v", d.Info().Name, off, i, y[i], 2*float32(i)+1)
+				}
+			}
+			assert.Equal(t, float32(0), ya[off], "%s: nothing before y written", d.Info().Name)
+			assert.Equal(t, float32(0), ya[off+1+n], "%s: nothing after y written", d.Info().Name)
+			require.NoError(t, d.Free(bx.Ptr))
+			require.NoError(t, d.Free(by.Ptr))
+		}
+		require.NoError(t, q.Release())
 	}
 }
