@@ -41,7 +41,7 @@ type config struct {
 	defaultDevice int // OMP_DEFAULT_DEVICE; 0 when unset
 	displayEnv    string
 	plugins       []string
-	info          int // GOMPT_INFO bit set
+	info          int  // GOMPT_INFO bit set
 	zeroCopy      bool // GOMPT_ZERO_COPY=on: maps use the program's memory where a device can
 }
 
