@@ -686,7 +686,7 @@ func OpenDevice(dev int) (DeviceInfo, error) {
 	if d == nil {
 		return DeviceInfo{Num: n, ID: "initial", Info: initialInfo}, nil
 	}
-	out := DeviceInfo{Num: n, ID: d.id, Plugin: d.plugin, Info: d.info}
+	out := DeviceInfo{Num: n, ID: d.id, Plugin: d.plugin, ZeroCopy: d.alias != nil, Info: d.info}
 	if ds, ok := d.d.(device.Describer); ok {
 		if out.Info, err = ds.Describe(); err != nil {
 			return DeviceInfo{}, err

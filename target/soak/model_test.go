@@ -187,10 +187,10 @@ type round struct {
 	// slice and no map, exit or update moves data.
 	zeroCopy bool
 	num      int    // round number, for messages
-	seed    uint64 // this round's seed
-	n       int    // length of every slice
-	epochs  int
-	st      *modelStats
+	seed     uint64 // this round's seed
+	n        int    // length of every slice
+	epochs   int
+	st       *modelStats
 
 	x     [2][nShared][]float32 // shared inputs, double-buffered: epoch e reads x[e%2]
 	xWant [2][nShared][]float32 // what they must hold
