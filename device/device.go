@@ -15,7 +15,7 @@
 // reference counts, OMPT callbacks, ids and trace records); a plugin only
 // allocates, copies, launches and timestamps. Extra abilities are optional
 // interfaces a Device or Queue may implement, found by type assertion
-// (MemInfo, Closer, Profiler, Idler, Waiter, CheckedLauncher).
+// (MemInfo, Closer, Profiler, Idler, Waiter, CheckedLauncher, Aliaser).
 package device
 
 import (
@@ -244,6 +244,22 @@ type CheckedLauncher interface {
 // Called by the goroutine using the queue.
 type PeerCopier interface {
 	CopyPeer(dst DevicePtr, src Device, srcPtr DevicePtr, n int) error
+}
+
+// Aliaser is implemented by devices that can give kernels the program's
+// memory itself (a device that shares the host's memory: a CPU, an
+// integrated GPU). Alias returns an allocation of len(b) bytes that is b:
+// kernels launched with it read and write b's bytes in place, and what
+// the host writes to b is what they read. The runtime uses it only where
+// the program asked for unified-memory semantics (GOMPT_ZERO_COPY). The
+// plugin keeps b pinned until Free releases the allocation, which
+// releases nothing of b; the caller keeps b alive until then, and sees a
+// kernel's writes in b once a Sync or Wait after the launch returns.
+// Reported false, with a nil error, where the device cannot use b in
+// place (no shared memory, a driver that would copy, a size it refuses):
+// the caller allocates and copies instead. Safe for concurrent use.
+type Aliaser interface {
+	Alias(b []byte) (buf Buffer, ok bool, err error)
 }
 
 // Closer is implemented by devices that hold driver resources to release

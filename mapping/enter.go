@@ -59,7 +59,7 @@ func (t *Table) Enter(ops Ops, items []Item, k Kind, ptrs []device.DevicePtr) er
 				t.state[i] = stBumped
 			}
 			// Present, maybe still being filled by another construct.
-			always := it.Always && it.Type.copiesIn()
+			always := it.Always && it.Type.copiesIn() && !e.alias
 			e.waitFor(ops, always)
 			if always {
 				a, _ := Span(it.Host)
@@ -69,7 +69,7 @@ func (t *Table) Enter(ops Ops, items []Item, k Kind, ptrs []device.DevicePtr) er
 				}
 			}
 		} else {
-			p, err := ops.Alloc(it, len(it.Host))
+			p, alias, err := alloc(ops, it)
 			if err == nil && p == 0 {
 				err = t.errf(device.CodeOutOfResources, "allocation returned a nil device pointer")
 			}
@@ -77,6 +77,7 @@ func (t *Table) Enter(ops Ops, items []Item, k Kind, ptrs []device.DevicePtr) er
 				return t.undoEnter(ops, items, k, i, fmt.Errorf("%s%s: alloc %d bytes: %w", c.prefix, c.label(it), len(it.Host), err))
 			}
 			e = t.newEntry(it.Host, p)
+			e.alias = alias
 			if k == Structured {
 				e.structured = 1
 			} else {
@@ -85,7 +86,7 @@ func (t *Table) Enter(ops Ops, items []Item, k Kind, ptrs []device.DevicePtr) er
 			t.tree.insert(e)
 			t.found[i] = e
 			t.state[i] = stNew
-			if it.Type.copiesIn() {
+			if it.Type.copiesIn() && !alias {
 				t.state[i] |= stWrote
 				if err := ops.CopyIn(p, it.Host); err != nil {
 					return t.undoEnter(ops, items, k, i+1, fmt.Errorf("%s%s: copy to device: %w", c.prefix, c.label(it), err))
@@ -131,7 +132,7 @@ func (t *Table) undoEnter(ops Ops, items []Item, k Kind, n int, cause error) err
 		switch t.state[j] &^ stWrote {
 		case stNew:
 			t.tree.delete(e.start)
-			if err := ops.Free(e.dev, e.size(), e.host); err != nil {
+			if err := free(ops, e); err != nil {
 				errs = append(errs, fmt.Errorf("undoing map of %v: free %v: %w", e, e.dev, err))
 			}
 			t.putEntry(e)

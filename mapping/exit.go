@@ -67,7 +67,7 @@ func (t *Table) Exit(ops Ops, items []Item, k Kind) error {
 	have := false
 	for i := len(items) - 1; i >= 0; i-- {
 		it, e := &items[i], t.found[i]
-		if it.Type.copiesOut() && (it.Always || e.zero()) {
+		if it.Type.copiesOut() && (it.Always || e.zero()) && !e.alias {
 			a, _ := Span(it.Host)
 			if !e.waited {
 				e.waitFor(ops, true)
@@ -107,9 +107,9 @@ func (t *Table) Exit(ops Ops, items []Item, k Kind) error {
 		if !waited {
 			e.waitFor(ops, true)
 		}
-		if err := ops.Free(e.dev, e.size(), e.host); err != nil {
+		if err := free(ops, e); err != nil {
 			// One retry: a transient failure must not strand the buffer.
-			if err2 := ops.Free(e.dev, e.size(), e.host); err2 != nil {
+			if err2 := free(ops, e); err2 != nil {
 				if k == Dynamic {
 					e.structured, e.dynamic = e.oldS, e.oldD
 					errs = append(errs, fmt.Errorf("%s%s: free %v (the mapping stays present): %w", c.prefix, c.label(&items[i]), e.dev, err2))

@@ -30,10 +30,13 @@
 //     not present is an error.
 //   - An associated entry (Associate) has an infinite dynamic count: map
 //     clauses never drop it and the table never frees its buffer.
+//   - Where the Ops is an Aliaser (unified shared memory, opt-in), a new
+//     entry may be the program's memory itself: counted as any other,
+//     but no data moves for it.
 //
 // Files, by concern: mapping.go (list items, map types, reference count
-// kinds, host ranges), ops.go (the Ops contract, and the order between
-// Ops that the entries keep), table.go (the table, its entries and their
+// kinds, host ranges), ops.go (the Ops contract, its optional Aliaser,
+// and the order between Ops that the entries keep), table.go (the table, its entries and their
 // lookup, Translate and IsPresent), check.go (the checks of list items
 // before any change), enter.go (Enter and its undoing), exit.go (Exit),
 // update.go (Update), associate.go (Associate and Disassociate), btree.go

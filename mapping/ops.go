@@ -38,6 +38,42 @@ type Ops interface {
 	After(ev device.Event, fill bool)
 }
 
+// Aliaser is an Ops that may map a list item by using the program's
+// memory in place: OpenMP's unified-shared-memory semantics, on a device
+// that shares the host's memory, where the program asked for them
+// (target's GOMPT_ZERO_COPY). Such an entry is counted, looked up,
+// translated and released as any other, but no data moves for it: Enter,
+// Exit and Update make no CopyIn or CopyOut of it (the device and the
+// host see one memory), and its release calls Unalias in place of Free.
+type Aliaser interface {
+	// Alias returns the device address of a new entry for it that is
+	// it.Host itself, or false, and the table allocates and copies as
+	// for any Ops. A failure is the map's, as Alloc's would be.
+	Alias(it *Item) (p device.DevicePtr, ok bool, err error)
+	// Unalias ends an alias Alias made, of size bytes, of host.
+	Unalias(p device.DevicePtr, size int, host []byte) error
+}
+
+// alloc makes the device side of a new entry for it: an alias where ops
+// offers one, else an allocation.
+func alloc(ops Ops, it *Item) (p device.DevicePtr, alias bool, err error) {
+	if a, ok := ops.(Aliaser); ok {
+		if p, ok, err := a.Alias(it); err != nil || ok {
+			return p, ok, err
+		}
+	}
+	p, err = ops.Alloc(it, len(it.Host))
+	return p, false, err
+}
+
+// free releases e's device side: Unalias for an alias, else Free.
+func free(ops Ops, e *entry) error {
+	if e.alias {
+		return ops.(Aliaser).Unalias(e.dev, e.size(), e.host)
+	}
+	return ops.Free(e.dev, e.size(), e.host)
+}
+
 // user is the completion of one Ops's work on an entry.
 type user struct {
 	ops Ops

@@ -15,6 +15,7 @@ type entry struct {
 	structured int
 	dynamic    int  // ignored (infinite) when assoc
 	assoc      bool // made by Associate: never freed by the table
+	alias      bool // the program's memory itself (Aliaser): no copies
 
 	// Ordering between constructs that share the entry on different
 	// queues. fill is the completion of the last write of the device
@@ -48,6 +49,7 @@ type Entry struct {
 	Structured int              // structured reference count
 	Dynamic    int              // dynamic reference count; infinite when Associated
 	Associated bool             // made by Associate; never freed by the table
+	Aliased    bool             // the program's memory itself (Aliaser): no copies
 }
 
 // String formats the entry as
@@ -57,8 +59,12 @@ func (e Entry) String() string {
 	if e.Associated {
 		d = "inf (associated)"
 	}
-	return fmt.Sprintf("%s -> %v (%d bytes) structured %d dynamic %s",
+	s := fmt.Sprintf("%s -> %v (%d bytes) structured %d dynamic %s",
 		RangeString(e.Host, e.Size), e.Device, e.Size, e.Structured, d)
+	if e.Aliased {
+		s += " (the program's memory)"
+	}
+	return s
 }
 
 const maxFreeEntries = 256
@@ -99,7 +105,7 @@ func (t *Table) Entries() []Entry {
 	out := make([]Entry, 0, t.tree.len)
 	t.tree.walk(func(e *entry) bool {
 		out = append(out, Entry{Host: e.start, Size: e.size(), Device: e.dev,
-			Structured: e.structured, Dynamic: e.dynamic, Associated: e.assoc})
+			Structured: e.structured, Dynamic: e.dynamic, Associated: e.assoc, Aliased: e.alias})
 		return true
 	})
 	return out

@@ -32,6 +32,9 @@ func (t *Table) Update(ops Ops, items []Item) error {
 		a, _ := Span(it.Host)
 		p := e.dev + device.DevicePtr(a-e.start)
 		e.waitFor(ops, true)
+		if e.alias {
+			continue // one memory: nothing to move
+		}
 		if it.Type == To {
 			t.state[i] = stWrote
 			if err := ops.CopyIn(p, it.Host); err != nil {

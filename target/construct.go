@@ -194,6 +194,64 @@ func (c *construct) Alloc(it *mapping.Item, size int) (device.DevicePtr, error) 
 	return b.Ptr, nil
 }
 
+// Alias implements mapping.Aliaser: with GOMPT_ZERO_COPY=on, on a device
+// that can, a new entry is the program's memory itself. Tools see it as
+// what it is, an association of the host range with a device address
+// (target_data_op associate, host to device, the item's bytes), and no
+// transfer; its release is a disassociate. ok false, with nothing
+// reported, for a device that copies or a slice it cannot use in place:
+// the table allocates and copies then, and tools see that.
+func (c *construct) Alias(it *mapping.Item) (device.DevicePtr, bool, error) {
+	a := c.d.alias
+	if a == nil {
+		return 0, false, nil
+	}
+	// The tools hear of the association once it is made (its begin and
+	// end callbacks come together; a trace record spans the call): a
+	// slice the device does not alias is an alloc and a copy.
+	var t0 int64
+	if c.trace {
+		t0 = c.t.TraceNow()
+	}
+	b, ok, err := a.Alias(it.Host)
+	if ok || err != nil {
+		c.t.DataOpBegin(ompt.DataOpAssociate, addr(it.Host), ompt.InitialDevice, 0, c.d.num, uint64(len(it.Host)))
+		c.t.DataOpEnd(uintptr(b.Ptr))
+		if c.trace {
+			c.t.TraceDone(t0)
+		}
+	}
+	if err != nil || !ok {
+		return 0, false, err
+	}
+	if c.d.infoOn&infoMapping != 0 {
+		c.d.infof(infoMapping, "alias %d bytes of %s at %v (the program's memory: no copies)", len(it.Host), itemName(it), b.Ptr)
+	}
+	return b.Ptr, true, nil
+}
+
+// Unalias implements mapping.Aliaser: it ends an alias as Free frees a
+// buffer, after the construct's work (and other constructs' work on it)
+// is done, so that the host sees what the kernels wrote.
+func (c *construct) Unalias(p device.DevicePtr, size int, host []byte) error {
+	c.keep(c.awaitHost())
+	c.keep(c.q.Sync())
+	if c.d.infoOn&infoMapping != 0 {
+		c.d.infof(infoMapping, "unalias %d bytes at %v (host %#x)", size, p, addr(host))
+	}
+	c.t.DataOpBegin(ompt.DataOpDisassociate, addr(host), ompt.InitialDevice, uintptr(p), c.d.num, uint64(size))
+	var t0 int64
+	if c.trace {
+		t0 = c.t.TraceNow()
+	}
+	err := c.d.d.Free(p)
+	c.t.DataOpEnd(uintptr(p))
+	if c.trace {
+		c.t.TraceDone(t0)
+	}
+	return err
+}
+
 // Fence implements mapping.Ops: an event after the work enqueued on c's
 // queue so far, or nil when the queue says it is idle (its work done and
 // none of it failed: device.Idler). Without an event (Record failed) it

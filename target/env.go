@@ -41,7 +41,8 @@ type config struct {
 	defaultDevice int // OMP_DEFAULT_DEVICE; 0 when unset
 	displayEnv    string
 	plugins       []string
-	info          int // GOMPT_INFO bit set
+	info          int  // GOMPT_INFO bit set
+	zeroCopy      bool // GOMPT_ZERO_COPY=on: maps use the program's memory where a device can
 }
 
 // GOMPT_INFO bits, in the manner of LIBOMPTARGET_INFO.
@@ -97,6 +98,13 @@ func readConfig(getenv func(string) string) config {
 		if v := getenv(e.Name); e.Refuses(v) && device.WarnOnce(e.Name, v) {
 			fmt.Fprintln(warnOut, e.Warning(v))
 		}
+	}
+	switch v := strings.TrimSpace(getenv("GOMPT_ZERO_COPY")); strings.ToLower(v) {
+	case "", "off":
+	case "on":
+		c.zeroCopy = true
+	default:
+		warnEnv("GOMPT_ZERO_COPY", v, "off or on", "off")
 	}
 	if v := strings.TrimSpace(getenv("GOMPT_INFO")); v != "" {
 		switch strings.ToLower(v) {
@@ -223,6 +231,7 @@ func (r *runtimeState) displayEnv(w io.Writer) {
 	if r.cfg.displayEnv == "verbose" {
 		fmt.Fprintf(w, "  [gompt] GOMPT_PLUGINS = '%s'\n", strings.Join(r.cfg.plugins, ","))
 		fmt.Fprintf(w, "  [gompt] GOMPT_INFO = '%d'\n", r.cfg.info)
+		fmt.Fprintf(w, "  [gompt] GOMPT_ZERO_COPY = '%s'\n", map[bool]string{false: "off", true: "on"}[r.cfg.zeroCopy])
 		for _, e := range device.EnvVars() { // the plugins' variables that are set
 			if v := r.getenv(e.Name); v != "" {
 				fmt.Fprintf(w, "  [gompt] %s = '%s' (%s)\n", e.Name, v, e.Plugin)

@@ -106,7 +106,7 @@ func TestDisplayEnvPrintsEveryValue(t *testing.T) {
 	b.Reset()
 	r.cfg.displayEnv = "verbose"
 	r.displayEnv(&b)
-	assert.Equal(t, head+"  [gompt] GOMPT_PLUGINS = 'nodevice,host'\n  [gompt] GOMPT_INFO = '5'\n"+devLines+end, b.String(), "OMP_DISPLAY_ENV=verbose output")
+	assert.Equal(t, head+"  [gompt] GOMPT_PLUGINS = 'nodevice,host'\n  [gompt] GOMPT_INFO = '5'\n  [gompt] GOMPT_ZERO_COPY = 'off'\n"+devLines+end, b.String(), "OMP_DISPLAY_ENV=verbose output")
 
 	// The default device shown is the ICV's value now.
 	SetDefaultDevice(0)
@@ -219,4 +219,19 @@ func TestStartOnceReleasesEveryWaiter(t *testing.T) {
 		require.FailNow(t, "callers waiting for the start-up did not return within 20 s of its end")
 	}
 	assert.Zero(t, ran.Load(), "functions run by the callers that waited")
+}
+
+// GOMPT_ZERO_COPY is off unless set to on (any case, spaces around it);
+// anything else warns once and leaves it off.
+func TestZeroCopySetting(t *testing.T) {
+	for v, want := range map[string]bool{"": false, "off": false, "OFF": false, "on": true, " On ": true} {
+		c, warns := rtmReadConfig(map[string]string{"GOMPT_ZERO_COPY": v})
+		assert.Empty(t, warns, "GOMPT_ZERO_COPY=%q", v)
+		assert.Equal(t, want, c.zeroCopy, "GOMPT_ZERO_COPY=%q", v)
+	}
+	for _, v := range []string{"1", "true", "yes", "onn"} {
+		c, warns := rtmReadConfig(map[string]string{"GOMPT_ZERO_COPY": v})
+		assert.Equal(t, []string{`gompt: GOMPT_ZERO_COPY="` + v + `": want off or on; using off`}, warns)
+		assert.False(t, c.zeroCopy, "GOMPT_ZERO_COPY=%q", v)
+	}
 }

@@ -102,6 +102,7 @@ func TestEveryBadSettingWarns(t *testing.T) {
 		"GOMPT_HOST_DEVICES": {{env: []string{"GOMPT_HOST_DEVICES=65"}, want: `GOMPT_HOST_DEVICES="65": want a whole number 0..64; using 1`}},
 		"GOMPT_HOST_CLOCK":   {{env: []string{"GOMPT_HOST_CLOCK=bogus"}, want: `GOMPT_HOST_CLOCK="bogus": want auto, tsc or monotonic; using auto`}},
 		"GOMPT_INFO":         {{env: []string{"GOMPT_INFO=99"}, want: `GOMPT_INFO="99": want a bit set 0..7`}},
+		"GOMPT_ZERO_COPY":    {{env: []string{"GOMPT_ZERO_COPY=yes"}, want: `GOMPT_ZERO_COPY="yes": want off or on; using off`}},
 		"GOMPT_OPENCL_LIBRARY": {
 			{env: []string{"GOMPT_OPENCL_LIBRARY=" + dir + "/libOpenCL.so"}, want: `GOMPT_OPENCL_LIBRARY="` + dir + `/libOpenCL.so": the opencl plugin found no device with it`},
 			{env: []string{"GOMPT_OPENCL_LIBRARY=" + dir + "/libOpenCL.so", "OMP_TARGET_OFFLOAD=mandatory"}, want: `error: GOMPT_OPENCL_LIBRARY=`,
@@ -182,6 +183,7 @@ func TestGoodSettingsDoNotWarn(t *testing.T) {
 	cases := [][]string{
 		{"GOMPT_PLUGINS=host"},
 		{"GOMPT_PLUGINS=host,nodevice", "GOMPT_HOST_DEVICES=2", "OMP_DEFAULT_DEVICE=1"},
+		{"GOMPT_ZERO_COPY=on"},
 	}
 	if cgoOn {
 		for _, lib := range []string{"/usr/lib/x86_64-linux-gnu/libOpenCL.so.1", "/usr/lib64/libOpenCL.so.1"} {

@@ -48,6 +48,14 @@ type DeviceInfo struct {
 	Num    int    // the OpenMP device number
 	ID     string // plugin name and number within the plugin, "host:0"
 	Plugin string
+	// ZeroCopy says that maps on the device use the program's memory in
+	// place, with OpenMP's unified-shared-memory semantics
+	// (GOMPT_ZERO_COPY=on, on a device that shares the host's memory and
+	// whose plugin can): nothing is copied, a kernel sees what the host
+	// wrote last, and the host what the kernel wrote once the construct
+	// ends. A slice the device cannot use in place (its driver would copy
+	// it, or it is larger than MaxAlloc) is copied as ever.
+	ZeroCopy bool
 	device.Info
 }
 
@@ -178,7 +186,11 @@ func start(getenv func(string) string) *runtimeState {
 		devs, err := p.Devices()
 		st.Err = err
 		for i, d := range devs {
-			r.devs = append(r.devs, newDev(len(r.devs), name, i, d, r.cfg.info))
+			dv := newDev(len(r.devs), name, i, d, r.cfg.info)
+			if a, ok := d.(device.Aliaser); ok && r.cfg.zeroCopy && dv.info.UnifiedMemory {
+				dv.alias = a
+			}
+			r.devs = append(r.devs, dv)
 		}
 		st.Devices = len(devs)
 		if len(devs) > 0 {
@@ -224,7 +236,7 @@ func Devices() []DeviceInfo {
 	r := state()
 	out := make([]DeviceInfo, len(r.devs))
 	for i, d := range r.devs {
-		out[i] = DeviceInfo{Num: d.num, ID: d.id, Plugin: d.plugin, Info: d.info}
+		out[i] = DeviceInfo{Num: d.num, ID: d.id, Plugin: d.plugin, ZeroCopy: d.alias != nil, Info: d.info}
 	}
 	return out
 }
@@ -432,6 +444,7 @@ type dev struct {
 	idle    []*construct // more idle constructs, each with its queue
 	created int          // constructs made, under qmu: idle, spare or in use
 
+	alias    device.Aliaser  // maps use the program's memory in place (GOMPT_ZERO_COPY); nil: they copy
 	kernels  *kcache.Kernels // the device's kernel cache; nil for a device without one
 	fmu      sync.Mutex
 	reported map[*device.Kernel]bool // kernels whose first load on d the tools were told of, under fmu
@@ -673,7 +686,7 @@ func OpenDevice(dev int) (DeviceInfo, error) {
 	if d == nil {
 		return DeviceInfo{Num: n, ID: "initial", Info: initialInfo}, nil
 	}
-	out := DeviceInfo{Num: n, ID: d.id, Plugin: d.plugin, Info: d.info}
+	out := DeviceInfo{Num: n, ID: d.id, Plugin: d.plugin, ZeroCopy: d.alias != nil, Info: d.info}
 	if ds, ok := d.d.(device.Describer); ok {
 		if out.Info, err = ds.Describe(); err != nil {
 			return DeviceInfo{}, err

@@ -48,6 +48,7 @@ type deviceJSON struct {
 	ClockMHz          int               `json:"clock_mhz"`
 	TimerResolutionNS float64           `json:"timer_resolution_ns"`
 	UnifiedMemory     bool              `json:"unified_memory"`
+	ZeroCopy          bool              `json:"zero_copy"` // maps use the program's memory (GOMPT_ZERO_COPY=on)
 	Caps              capsJSON          `json:"capabilities"`
 	TimeSource        string            `json:"time_source,omitempty"`
 	BracketTimes      bool              `json:"bracket_times"`
@@ -130,7 +131,7 @@ func collect() report {
 			Version: d.Version, DriverVersion: d.DriverVersion, GlobalMem: d.GlobalMem, LocalMem: d.LocalMem,
 			MaxAlloc: d.MaxAlloc, ComputeUnits: d.ComputeUnits, MaxThreadsPerTeam: d.MaxThreadsPerTeam,
 			MaxTeams: d.MaxTeams, ClockMHz: d.ClockMHz, TimerResolutionNS: d.TimerResolutionNS,
-			UnifiedMemory: d.UnifiedMemory}
+			UnifiedMemory: d.UnifiedMemory, ZeroCopy: d.ZeroCopy}
 		if len(d.Extra) > 0 {
 			dj.Extra = map[string]string{}
 			for _, a := range d.Extra {
@@ -187,6 +188,13 @@ func printText(w io.Writer, r report) {
 		}
 		row("Timer resolution", fmt.Sprintf("%g ns", d.TimerResolutionNS))
 		row("Unified memory", d.UnifiedMemory)
+		if d.UnifiedMemory {
+			zc := "off: maps copy (GOMPT_ZERO_COPY=on uses the program's memory)"
+			if d.ZeroCopy {
+				zc = "on: maps use the program's memory (GOMPT_ZERO_COPY=on)"
+			}
+			row("Zero-copy maps", zc)
+		}
 		if d.OpenError != "" {
 			row("Open", "FAILED: "+d.OpenError)
 		}

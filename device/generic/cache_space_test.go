@@ -64,14 +64,14 @@ func TestCacheWithSyntheticAddresses(t *testing.T) {
 	assert.Len(t, d.live, 2, "no MemAlloc for c")
 }
 
-// A driver whose queues may still use freed memory (MayReuse false) gets
-// a fresh allocation; the cached block waits for a later one.
+// A block freed while the driver's queues may still use it (MayReuse
+// false) waits: an allocation gets a fresh block until they are done.
 func TestCacheWaitsForReuser(t *testing.T) {
 	d := newReuse(t)
 	a, err := d.Alloc(3000)
 	require.NoError(t, err)
-	require.NoError(t, d.Free(a.Ptr))
 	d.busy = true
+	require.NoError(t, d.Free(a.Ptr))
 	b, err := d.Alloc(3000)
 	require.NoError(t, err)
 	assert.NotEqual(t, a.Ptr, b.Ptr, "busy queues: a fresh block")
@@ -103,4 +103,93 @@ func TestCacheTrimmedWhenMemoryRunsOut(t *testing.T) {
 	d.fail = errors.New("no memory at all")
 	_, err = d.Alloc(10)
 	assert.EqualError(t, err, "no memory at all")
+}
+
+// A block freed while the driver's queues were idle (the runtime syncs a
+// construct's queue before it frees) serves a later allocation even when
+// a queue has work in flight by then: no work enqueued before its free can
+// still use it. A map of two arrays copies the first while it allocates
+// the second, and the second must not get fresh memory for that.
+func TestCacheBlockFreedIdleIsReusedWhileBusy(t *testing.T) {
+	d := newReuse(t)
+	a, err := d.Alloc(3000)
+	require.NoError(t, err)
+	b, err := d.Alloc(3000)
+	require.NoError(t, err)
+	require.NoError(t, d.Free(a.Ptr))
+	require.NoError(t, d.Free(b.Ptr)) // both freed with the queues idle
+	c, err := d.Alloc(3000)
+	require.NoError(t, err)
+	d.busy = true // a copy into c in flight
+	e, err := d.Alloc(3000)
+	require.NoError(t, err)
+	assert.ElementsMatch(t, []device.DevicePtr{a.Ptr, b.Ptr}, []device.DevicePtr{c.Ptr, e.Ptr}, "both cached blocks reused")
+	assert.Len(t, d.live, 2, "no MemAlloc")
+
+	// A block freed while a queue is busy waits until the queues are idle.
+	require.NoError(t, d.Free(e.Ptr))
+	f, err := d.Alloc(3000)
+	require.NoError(t, err)
+	assert.NotEqual(t, e.Ptr, f.Ptr, "freed busy: a fresh block")
+	d.busy = false
+	g, err := d.Alloc(3000)
+	require.NoError(t, err)
+	assert.Equal(t, e.Ptr, g.Ptr, "idle now: the block freed busy")
+}
+
+// aliasDev is a fakeDev whose driver can alias host memory (HostAliaser).
+type aliasDev struct {
+	fakeDev
+	freed []int // handles MemFree released
+}
+
+func (d *aliasDev) MemAlias(b []byte) (device.DevicePtr, int, bool, error) {
+	if len(b) == 13 {
+		return 0, 0, false, nil // the driver cannot use it in place
+	}
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	d.next++
+	d.live[d.next] = true
+	return 0, d.next, true, nil
+}
+
+func (d *aliasDev) MemFree(p device.DevicePtr, h int, size int) error {
+	d.freed = append(d.freed, h)
+	return d.fakeDev.MemFree(p, h, size)
+}
+
+// An alias is an allocation as any other in the table (Lookup, MemInUse,
+// Free's checks), but never cached: its Free goes to MemFree. One the
+// driver refuses, an empty one, one above MaxAlloc and any of a driver
+// without MemAlias are refused with no error.
+func TestAlias(t *testing.T) {
+	d := &aliasDev{fakeDev: fakeDev{live: map[int]bool{}}}
+	c := Config{ID: "fake:0", Info: device.Info{MaxAlloc: 4096}, Images: []device.ImageKind{device.ImageOpenCL},
+		CacheLimit: 1 << 20, CacheMax: 4096}
+	c.Space.Lo, c.Space.Hi = 1<<20, 1<<40
+	d.Init(d, c)
+	host := make([]byte, 5000)
+	b, ok, err := d.Alias(host[:100])
+	require.NoError(t, err)
+	require.True(t, ok)
+	h, off, size, err := d.Lookup("launch", b.Ptr+10, 90)
+	require.NoError(t, err)
+	assert.Equal(t, []int{1, 10, 100}, []int{h, off, size})
+	n, allocs := d.MemInUse()
+	assert.Equal(t, []int64{100, 1}, []int64{n, int64(allocs)})
+	require.NoError(t, d.Free(b.Ptr))
+	assert.Equal(t, []int{1}, d.freed, "released, not cached")
+	assert.Zero(t, d.CacheBytes())
+	assert.Error(t, d.Free(b.Ptr), "freed twice")
+	for _, bad := range [][]byte{host[:0], host[:13], host[:4097]} {
+		_, ok, err := d.Alias(bad)
+		assert.NoError(t, err)
+		assert.False(t, ok, "%d bytes", len(bad))
+	}
+	plain := &fakeDev{live: map[int]bool{}}
+	plain.Init(plain, c)
+	_, ok, err = plain.Alias(host[:100])
+	assert.NoError(t, err)
+	assert.False(t, ok, "a driver without MemAlias")
 }

@@ -69,6 +69,15 @@ type Driver[H any] interface {
 	LoadImage(k *device.Kernel, img *device.Image) (device.Function, error)
 }
 
+// HostAliaser is a Driver that can make an allocation of the program's
+// memory itself (device.Aliaser): MemAlias returns the address of b's
+// allocation (0 asks for a synthetic one) and its handle, or ok false
+// where the device cannot use b in place. Such an allocation is never
+// cached: its Free goes to MemFree, which releases the handle, not b.
+type HostAliaser[H any] interface {
+	MemAlias(b []byte) (p device.DevicePtr, h H, ok bool, err error)
+}
+
 // Config describes a device to Device.Init.
 type Config struct {
 	ID   string      // "host:0", device.ID's form: names the device in errors
@@ -110,8 +119,12 @@ type Config struct {
 // Free (OpenCL's release waits for the commands that use a buffer; a
 // cached block does not): MayReuse reports whether no work the device has
 // enqueued can still use memory freed before the call, so that a cached
-// block may serve a new allocation. When it reports false, Alloc
-// allocates afresh and the cached blocks wait.
+// block may serve a new allocation. Device asks it after each Free that
+// caches a block, and again at an Alloc that finds only blocks freed
+// while it said no: a block freed with the queues idle serves later
+// allocations whatever runs by then (the second array of a map while the
+// first is being copied), and one freed with work in flight waits until
+// MayReuse reports true; meanwhile Alloc allocates afresh.
 type Reuser interface {
 	MayReuse() bool
 }
@@ -166,13 +179,10 @@ func (d *Device[H]) Alloc(size int) (device.Buffer, error) {
 		return device.Buffer{}, d.Errorf("alloc", device.CodeInvalidArgument,
 			"size %d: want 1..%d bytes (%s)", size, d.info.MaxAlloc, d.limit)
 	}
-	if d.t.cacheLimit > 0 && d.mayReuse() {
-		d.mu.Lock()
-		if p, ok := d.t.reuse(size); ok {
-			d.mu.Unlock()
+	if d.t.cacheLimit > 0 {
+		if p, ok := d.reuse(size); ok {
 			return device.Buffer{Ptr: p, Size: size}, nil
 		}
-		d.mu.Unlock()
 	}
 	p, h, err := d.drv.MemAlloc(size)
 	if err != nil && d.CacheBytes() > 0 {
@@ -200,8 +210,57 @@ func (d *Device[H]) Alloc(size int) (device.Buffer, error) {
 	return device.Buffer{Ptr: p, Size: size}, nil
 }
 
-// mayReuse reports whether a cached block may serve an allocation now:
-// always, unless the driver is a Reuser that says no.
+// reuse takes a cached block of size's class for an allocation of size
+// bytes, if one may be reused: one freed while the driver's queues were
+// done with it (the runtime frees after its queue's work), or, where the
+// class has only blocks freed with work in flight, any of those once the
+// driver says the work enqueued so far is done.
+func (d *Device[H]) reuse(size int) (device.DevicePtr, bool) {
+	d.mu.Lock()
+	p, ok, waiting := d.t.reuse(size)
+	mark := d.t.frees
+	d.mu.Unlock()
+	if ok || !waiting || !d.mayReuse() {
+		return p, ok
+	}
+	d.mu.Lock()
+	d.t.clean = max(d.t.clean, mark)
+	p, ok, _ = d.t.reuse(size)
+	d.mu.Unlock()
+	return p, ok
+}
+
+// Alias implements device.Aliaser through the driver's MemAlias
+// (HostAliaser): an allocation that is b itself, in the table as any
+// other, never cached. ok is false for a driver without MemAlias, and
+// for an empty b or one larger than MaxAlloc.
+func (d *Device[H]) Alias(b []byte) (device.Buffer, bool, error) {
+	a, can := d.drv.(HostAliaser[H])
+	if !can || len(b) == 0 || uint64(len(b)) > d.info.MaxAlloc {
+		return device.Buffer{}, false, nil
+	}
+	p, h, ok, err := a.MemAlias(b)
+	if err != nil || !ok {
+		return device.Buffer{}, false, err
+	}
+	d.mu.Lock()
+	if p == 0 {
+		if p, err = d.t.place(len(b)); err != nil {
+			d.mu.Unlock()
+			if ferr := d.drv.MemFree(0, h, len(b)); ferr != nil {
+				err = fmt.Errorf("%w; and freeing the allocation: %v", err, ferr)
+			}
+			return device.Buffer{}, false, d.Errorf("alias", device.CodeOutOfResources, "%v", err)
+		}
+	}
+	d.t.addAlias(p, len(b), h)
+	d.mu.Unlock()
+	return device.Buffer{Ptr: p, Size: len(b)}, true, nil
+}
+
+// mayReuse reports whether no work the device has enqueued so far can
+// still use memory freed before the call: always, unless the driver is a
+// Reuser that says no.
 func (d *Device[H]) mayReuse() bool {
 	r, ok := d.drv.(Reuser)
 	return !ok || r.MayReuse()
@@ -221,7 +280,15 @@ func (d *Device[H]) Free(p device.DevicePtr) error {
 	e := &d.t.ents[i]
 	size, h := e.size, e.h
 	if d.t.kill(i) {
+		mark := d.t.frees
 		d.mu.Unlock()
+		// The block may serve a later allocation once no work enqueued
+		// before its free can use it: at once, if none is in flight now.
+		if d.mayReuse() {
+			d.mu.Lock()
+			d.t.clean = max(d.t.clean, mark)
+			d.mu.Unlock()
+		}
 		return nil
 	}
 	d.mu.Unlock()

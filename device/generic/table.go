@@ -32,21 +32,33 @@ type table[H any] struct {
 	// next reaches hi.
 	lo, hi, next uint64
 
-	// Freed blocks kept for reuse (Config.CacheLimit): the addresses of
-	// the dead entries, by size class.
-	cache      [][]device.DevicePtr
+	// Freed blocks kept for reuse (Config.CacheLimit): the dead
+	// entries, by size class, each list in the order they were freed.
+	cache      [][]block
 	cached     int64
 	cacheLimit int64
 	cacheMax   int
+
+	// Which cached blocks a driver's queues are done with (Reuser):
+	// frees numbers the blocks as they enter the cache, and every block
+	// numbered up to clean may serve an allocation.
+	frees, clean uint64
+}
+
+// block is a cached block: its address, and its number among the frees.
+type block struct {
+	p     device.DevicePtr
+	freed uint64
 }
 
 // entry is one allocation: live, of size bytes, or a dead block in the
 // cache, of its class's size.
 type entry[H any] struct {
-	base device.DevicePtr
-	size int
-	live bool
-	h    H
+	base  device.DevicePtr
+	size  int
+	live  bool
+	alias bool // the program's memory (HostAliaser): never cached
+	h     H
 }
 
 // search returns the index of the last entry whose base is at most p, or
@@ -109,6 +121,13 @@ func (t *table[H]) add(p device.DevicePtr, size int, h H) {
 	t.bytes += int64(size)
 }
 
+// addAlias inserts a live entry of the program's memory, which the cache
+// never keeps.
+func (t *table[H]) addAlias(p device.DevicePtr, size int, h H) {
+	t.add(p, size, h)
+	t.ents[t.search(p)].alias = true
+}
+
 // kill ends live entry i: it stays, dead, as a cached block of its
 // class's size if the cache has room (kill reports true), or leaves the
 // table (false).
@@ -116,14 +135,15 @@ func (t *table[H]) kill(i int) bool {
 	e := &t.ents[i]
 	t.n--
 	t.bytes -= int64(e.size)
-	if t.cacheLimit > 0 && e.size <= t.cacheMax {
+	if t.cacheLimit > 0 && e.size <= t.cacheMax && !e.alias {
 		c, span := SizeClass(e.size)
 		if t.cached+int64(span) <= t.cacheLimit {
 			e.live, e.size = false, span
 			if c >= len(t.cache) {
-				t.cache = append(t.cache, make([][]device.DevicePtr, c+1-len(t.cache))...)
+				t.cache = append(t.cache, make([][]block, c+1-len(t.cache))...)
 			}
-			t.cache[c] = append(t.cache[c], e.base)
+			t.frees++
+			t.cache[c] = append(t.cache[c], block{e.base, t.frees})
 			t.cached += int64(span)
 			return true
 		}
@@ -213,24 +233,34 @@ func SizeClass(size int) (class int, span int) {
 }
 
 // reuse makes a cached block of size's class live again, of size bytes,
-// and returns its address, if the cache has one.
-func (t *table[H]) reuse(size int) (device.DevicePtr, bool) {
+// and returns its address, if the cache has one that may be reused (its
+// number at most clean): the one freed last. waiting says whether the
+// class has blocks that may not be reused yet.
+func (t *table[H]) reuse(size int) (p device.DevicePtr, ok, waiting bool) {
 	if size > t.cacheMax {
-		return 0, false
+		return 0, false, false
 	}
 	c, span := SizeClass(size)
 	if c >= len(t.cache) || len(t.cache[c]) == 0 {
-		return 0, false
+		return 0, false, false
 	}
 	l := t.cache[c]
-	p := l[len(l)-1]
+	i := len(l) - 1
+	for i >= 0 && l[i].freed > t.clean {
+		i--
+	}
+	if i < 0 {
+		return 0, false, true
+	}
+	p = l[i].p
+	copy(l[i:], l[i+1:])
 	t.cache[c] = l[:len(l)-1]
 	t.cached -= int64(span)
 	e := &t.ents[t.search(p)]
 	e.live, e.size = true, size
 	t.n++
 	t.bytes += int64(size)
-	return p, true
+	return p, true, false
 }
 
 // takeCache empties the cache: its blocks leave the table, and are
@@ -238,8 +268,8 @@ func (t *table[H]) reuse(size int) (device.DevicePtr, bool) {
 func (t *table[H]) takeCache() []Span[H] {
 	var out []Span[H]
 	for c, l := range t.cache {
-		for _, p := range l {
-			i := t.search(p)
+		for _, b := range l {
+			i := t.search(b.p)
 			out = append(out, t.span(i))
 			t.drop(i)
 		}

@@ -127,6 +127,10 @@ type clDevice struct {
 
 	subs subCache // sub-buffers of launch arguments inside buffers (kernel.go)
 
+	aliasOnce sync.Once  // the probe of USE_HOST_PTR buffers (alias.go)
+	amu       sync.Mutex // alias.pins
+	alias     aliasState
+
 	cacheMax int // the largest allocation the generic cache keeps (cacheSizes)
 
 	groupOnce sync.Once  // the work-group limit probe (groups.go)
@@ -151,6 +155,7 @@ type hooks struct {
 	localScale  int    // CL_KERNEL_LOCAL_MEM_SIZE reads this many times the truth, as on rusticl (2)
 	loopGuard   bool   // build kernels with the loop guard, as where loops end early (loops.go)
 	sextCompare bool   // build kernels with SextCompareDefine, as where comparisons of sign-extended values go wrong (sext.go)
+	noAlias     bool   // USE_HOST_PTR buffers are copies, as where the driver keeps its own memory (alias.go)
 }
 
 // initSteps are the steps of a device's opening (init), in order, each of
@@ -566,7 +571,9 @@ func (d *clDevice) MemAlloc(size int) (device.DevicePtr, cl.Mem, error) {
 // enqueued on it complete.
 func (d *clDevice) MemFree(_ device.DevicePtr, m cl.Mem, _ int) error {
 	d.subs.drop(m)
-	return d.wrap("free", cl.ReleaseMemObject(m))
+	err := d.wrap("free", cl.ReleaseMemObject(m))
+	d.unpinAlias(m)
+	return err
 }
 
 // resolve translates p, which must point n bytes into one live buffer, to
@@ -614,6 +621,7 @@ func (d *clDevice) Close() error {
 	for _, sp := range live {
 		keep(d.wrap("close", cl.ReleaseMemObject(sp.Handle)))
 	}
+	d.unpinAliases()
 	if d.ctx != 0 {
 		keep(d.wrap("close", d.closeStaging()))
 	}

@@ -175,3 +175,10 @@ func PretendSextCompare(t testing.TB, d device.Device) device.Device {
 
 // SextCompared reports whether f was built with SextCompareDefine.
 func SextCompared(f device.Function) bool { return f.(*function).sext }
+
+// PretendCopyingHostPtr returns a device on the same OpenCL device as d
+// whose driver, as the alias probe finds, keeps CL_MEM_USE_HOST_PTR
+// buffers in memory of its own; closed when t ends.
+func PretendCopyingHostPtr(t testing.TB, d device.Device) device.Device {
+	return pretend(t, d, hooks{noAlias: true}, 0)
+}

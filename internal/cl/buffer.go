@@ -44,6 +44,20 @@ func CreateBuffer(c Context, flags uint64, size uintptr) (Mem, error) {
 	return Mem(m), nil
 }
 
+// CreateBufferHost creates a buffer of size bytes with host pointer host
+// (flags MEM_USE_HOST_PTR or MEM_COPY_HOST_PTR). With MEM_USE_HOST_PTR the
+// driver may use host itself as the buffer's memory for the buffer's life:
+// Go memory must stay pinned until the buffer is released.
+func CreateBufferHost(c Context, flags uint64, size uintptr, host unsafe.Pointer) (Mem, error) {
+	var st C.cl_int
+	m := C.CreateBuffer(C.uintptr_t(c), C.cl_ulong(flags), C.size_t(size), host, &st)
+	if err := chk("clCreateBuffer", st); err != nil {
+		return 0, err
+	}
+	live.mems.Add(1)
+	return Mem(m), nil
+}
+
 // CreateSubBuffer creates a sub-buffer [origin, origin+size) of m. origin
 // must be a multiple of the device's DEVICE_MEM_BASE_ADDR_ALIGN (in bytes).
 func CreateSubBuffer(m Mem, flags uint64, origin, size uintptr) (Mem, error) {

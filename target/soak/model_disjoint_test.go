@@ -30,7 +30,7 @@ const classDisjoint = "disjoint sub-slices of one mapped array"
 type disjoint struct {
 	host []float32 // the program's array
 	x    []float32 // saxpy's input, mapped with it, never written
-	dev  []float32 // the model of the device copy (the initial device: of host)
+	dev  []float32 // the model of the device copy (the initial device, zero-copy maps: of host)
 	want []float32 // the model of host
 	lo   []int     // chunk w is [lo[w], lo[w]+m)
 	m    int
@@ -141,7 +141,7 @@ func (wk *worker) opDisjoint(nowait bool) {
 			wk.fail(cl, false, "a kernel on the goroutine's chunk of the disjoint array: %v", err)
 		}
 	}
-	if r.initial {
+	if r.initial || r.zeroCopy { // the kernels wrote the host's array
 		copy(d.want[lo:lo+d.m], d.dev[lo:lo+d.m])
 	}
 	if wk.rng.IntN(2) == 0 {

@@ -78,7 +78,7 @@ func TestModel(t *testing.T) {
 		cfg.seed, cfg.seed, cfg.goroutines, cfg.steps, cfg.bound())
 	var devs []modelDevice
 	for _, d := range target.Devices() {
-		devs = append(devs, modelDevice{num: d.Num, name: d.ID, plugin: d.Plugin})
+		devs = append(devs, modelDevice{num: d.Num, name: d.ID, plugin: d.Plugin, zeroCopy: d.ZeroCopy})
 	}
 	devs = append(devs, modelDevice{num: target.InitialDeviceNum(), name: "initial", initial: true})
 	all := newModelStats()
@@ -138,10 +138,11 @@ func (c modelConfig) bound() string {
 }
 
 type modelDevice struct {
-	num     int
-	name    string
-	plugin  string
-	initial bool
+	num      int
+	name     string
+	plugin   string
+	initial  bool
+	zeroCopy bool // maps use the program's memory (GOMPT_ZERO_COPY=on)
 }
 
 // runModel runs the rounds of one device and checks its memory in use
@@ -180,11 +181,16 @@ type round struct {
 	dev     int
 	devName string
 	initial bool
-	num     int    // round number, for messages
-	seed    uint64 // this round's seed
-	n       int    // length of every slice
-	epochs  int
-	st      *modelStats
+	// zeroCopy: the device's maps use the program's memory in place
+	// (GOMPT_ZERO_COPY=on), with unified-shared-memory semantics: counts
+	// and presence as on any device, but a kernel works on the host's
+	// slice and no map, exit or update moves data.
+	zeroCopy bool
+	num      int    // round number, for messages
+	seed     uint64 // this round's seed
+	n        int    // length of every slice
+	epochs   int
+	st       *modelStats
 
 	x     [2][nShared][]float32 // shared inputs, double-buffered: epoch e reads x[e%2]
 	xWant [2][nShared][]float32 // what they must hold
@@ -199,7 +205,7 @@ type round struct {
 func newRound(cfg modelConfig, d modelDevice, i int, st *modelStats) *round {
 	seed := cfg.seed + uint64(i)
 	rng := rand.New(rand.NewPCG(seed, 0x6d6f64656c))
-	r := &round{cfg: cfg, dev: d.num, devName: d.name, initial: d.initial, num: i, seed: seed, st: st}
+	r := &round{cfg: cfg, dev: d.num, devName: d.name, initial: d.initial, zeroCopy: d.zeroCopy, num: i, seed: seed, st: st}
 	// Odd rounds on the host device: more than host.InlineCopyMax (256
 	// KiB) per slice, so its copies go through its queues' goroutines and
 	// overlap with other queues' work, as a GPU's do at any size.
@@ -639,7 +645,11 @@ func (wk *worker) enter(items []item, structured bool) {
 			continue
 		}
 		s.devSet = true
-		if !s.present {
+		if wk.r.zeroCopy {
+			if !s.present {
+				s.present, s.s, s.d = true, 0, 0
+			}
+		} else if !s.present {
 			s.present, s.s, s.d = true, 0, 0
 			if it.typ.in() {
 				copy(s.dev, s.want)
@@ -679,7 +689,7 @@ func (wk *worker) exit(items []item, structured bool) {
 		}
 	}
 	for _, it := range items {
-		if s := it.s; s != nil && it.typ.out() && (it.always || s.s == 0 && s.d == 0) {
+		if s := it.s; s != nil && it.typ.out() && (it.always || s.s == 0 && s.d == 0) && !wk.r.zeroCopy {
 			copy(s.want, s.dev)
 			s.hostUndef = s.devUndef
 		}
@@ -695,7 +705,7 @@ func (wk *worker) exit(items []item, structured bool) {
 // host slice (the initial device, or an implicit tofrom map, which has the
 // same effect).
 func (wk *worker) view(s *slot) ([]float32, *bool) {
-	if !wk.r.initial && s.present {
+	if !wk.r.initial && !wk.r.zeroCopy && s.present {
 		return s.dev, &s.devUndef
 	}
 	return s.want, &s.hostUndef
@@ -1041,7 +1051,7 @@ func (wk *worker) opUpdate(nowait bool) {
 	cl := class(kindName("update", nowait), items, nil)
 	if wantErr {
 		cl = classPresentAbsent
-	} else if !wk.r.initial {
+	} else if !wk.r.initial && !wk.r.zeroCopy {
 		for _, it := range items {
 			s := it.s
 			if !s.present {

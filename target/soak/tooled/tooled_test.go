@@ -119,7 +119,11 @@ func startTracing(h *ompt.DeviceHandle, lk ompt.LookupFunc) {
 				case ompt.CallbackTarget, ompt.CallbackTargetEMI:
 					recTarget.Add(1)
 				case ompt.CallbackTargetDataOp, ompt.CallbackTargetDataOpEMI:
-					recDataOp.Add(1)
+					// As the callbacks are counted: associations (the
+					// soak's, and zero-copy maps') apart.
+					if d := rompt(buf, cur).DataOp(); d == nil || (ompt.DataOpKind(d.OpType) != ompt.DataOpAssociate && ompt.DataOpKind(d.OpType) != ompt.DataOpDisassociate) {
+						recDataOp.Add(1)
+					}
 				case ompt.CallbackTargetSubmit, ompt.CallbackTargetSubmitEMI:
 					recSubmit.Add(1)
 				}
