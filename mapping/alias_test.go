@@ -66,6 +66,9 @@ func TestAliasedEntriesMoveNoData(t *testing.T) {
 	assert.Equal(t, device.DevicePtr(0x100000+10), p, "a sub-range translates into the alias")
 	es := tab.Entries()
 	require.Len(t, es, 2)
+	if es[0].Size != len(big) { // the entries are in the order of their host addresses
+		es[0], es[1] = es[1], es[0]
+	}
 	assert.True(t, es[0].Aliased)
 	assert.Contains(t, es[0].String(), "(the program's memory)")
 	assert.False(t, es[1].Aliased)
