@@ -128,8 +128,10 @@ func parseCount(v string) (n int, warn string) {
 // Device is one host offload device. All its methods are safe for concurrent
 // use. Its generic.Device does the bookkeeping of device.Device (Alloc,
 // Free, Load, MemInUse, with their checks and caches); the host device
-// makes memory (MemAlloc, MemFree), loads Go images (LoadImage) and runs
-// queues. Resolve gives direct access to its memory.
+// makes memory, loads Go images and runs queues; its driver (the methods
+// generic.Device calls unchecked: MemAlloc, MemFree, LoadImage) is
+// unexported, so that a caller reaches memory only through the checked
+// Alloc and Free. Resolve gives direct access to its memory.
 type Device struct {
 	generic.Device[[]byte] // an allocation's handle is its memory
 
@@ -188,7 +190,7 @@ func newDeviceIn(n int, b *budget) *Device {
 		},
 	}
 	d.info.Extra[5].Value = d.spaceString()
-	d.Device.Init(d, generic.Config{
+	d.Device.Init(driver{d}, generic.Config{
 		ID:     device.ID(Name, n),
 		Info:   d.info,
 		Images: images,
@@ -200,6 +202,10 @@ func newDeviceIn(n int, b *budget) *Device {
 	b.add(d)
 	return d
 }
+
+// driver is a Device as generic.Device's Driver: the unchecked steps
+// under its checked Alloc, Free and Load.
+type driver struct{ *Device }
 
 // Info describes the device. GlobalMem is the memory budget that every host
 // device of the process shares, half of the memory the process may use
@@ -241,6 +247,6 @@ func (f *Function) Bytes() int { return FunctionBytes }
 
 // LoadImage returns k's Go image img as a Function of this device
 // (generic.Driver): nothing is built.
-func (d *Device) LoadImage(k *device.Kernel, img *device.Image) (device.Function, error) {
-	return &Function{k: k, d: d, host: img.Host}, nil
+func (d driver) LoadImage(k *device.Kernel, img *device.Image) (device.Function, error) {
+	return &Function{k: k, d: d.Device, host: img.Host}, nil
 }

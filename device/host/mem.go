@@ -88,12 +88,13 @@ func newBacking(n int) []byte {
 	return device.Bytes(make([]uint64, (n+7)/8))
 }
 
-// MemAlloc allocates size bytes of device memory (generic.Driver): a
+// MemAlloc allocates size bytes of device memory (generic.Driver, through
+// driver: the Device exports only the checked Alloc): a
 // released slot of size's class, or a new one, with backing of the
 // class's whole size. The memory is not initialised. When the budget the
 // host devices share has no room, the blocks every device keeps for reuse
 // are dropped and it tries once more. Safe for concurrent use.
-func (d *Device) MemAlloc(size int) (device.DevicePtr, []byte, error) {
+func (d driver) MemAlloc(size int) (device.DevicePtr, []byte, error) {
 	class, span := sizeClass(size)
 	need := size
 	if span <= cacheMaxClass {
@@ -199,7 +200,7 @@ func (d *Device) release(s *slot) {
 // MemFree releases the slot at p (generic.Driver): its backing goes back
 // (release), and the slot to its class's free list for a later MemAlloc.
 // Safe for concurrent use.
-func (d *Device) MemFree(p device.DevicePtr, _ []byte, _ int) error {
+func (d driver) MemFree(p device.DevicePtr, _ []byte, _ int) error {
 	d.mu.Lock()
 	defer d.mu.Unlock()
 	i := d.find(uint64(p))
