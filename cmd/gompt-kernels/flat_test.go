@@ -2,7 +2,6 @@ package main
 
 import (
 	"fmt"
-	"os/exec"
 	"strings"
 	"testing"
 
@@ -47,11 +46,7 @@ func TestManyChecks(t *testing.T) {
 	cl := string(out["gompt_Many.cl"])
 	assert.True(t, strings.Contains(cl, "if (!*gompt_stop) {"), "the helper is written flat")
 	assert.Less(t, strings.Count(cl, "if (*gompt_stop) return"), 16, "returns after checks in a flat function")
-	require.NoError(t, write(dir, out))
-	cmd := exec.Command("go", "test", "-count=1", ".")
-	cmd.Dir = dir
-	msg, err := cmd.CombinedOutput()
-	require.NoError(t, err, "go test of the generated package:\n%s", msg)
+	goTestGenerated(t, dir, out)
 }
 
 // manyChecksTest is TestManyChecks's package's test.

@@ -4,9 +4,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"github.com/gompt/gompt/cmd/gompt-kernels/internal/ir"
-	"github.com/stretchr/testify/assert"
-	"github.com/stretchr/testify/require"
 	"go/ast"
 	"go/importer"
 	"go/parser"
@@ -21,6 +18,10 @@ import (
 	"strings"
 	"sync"
 	"testing"
+
+	"github.com/gompt/gompt/cmd/gompt-kernels/internal/ir"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
 )
 
 // This file feeds the generator every statement form that stores into
@@ -462,6 +463,13 @@ func TestStatementFormsRun(t *testing.T) {
 	dir := writePkg(t, map[string]string{"k.go": src.String(), "k_test.go": test})
 	out, err := generate(ir.Options{Dir: dir})
 	require.NoError(t, err, "the package:\n%s", src.String())
+	goTestGenerated(t, dir, out)
+}
+
+// goTestGenerated writes the generated files out into the package in dir
+// and runs its tests with go test, which must pass.
+func goTestGenerated(t *testing.T, dir string, out ir.Output) {
+	t.Helper()
 	require.NoError(t, write(dir, out))
 	cmd := exec.Command("go", "test", "-count=1", ".")
 	cmd.Dir = dir
