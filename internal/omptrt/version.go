@@ -22,18 +22,6 @@ const (
 	ModeLLVM             // GOMPT_TOOL_PROFILE=llvm: LLVM's runtime today: no target_map, the host -1 in data ops, 5.x kinds
 )
 
-func (m Mode) String() string {
-	switch m {
-	case Mode52:
-		return "OpenMP 5.2"
-	case Mode60:
-		return "OpenMP 6.0"
-	case ModeLLVM:
-		return "LLVM profile"
-	}
-	return fmt.Sprintf("Mode(%d)", uint8(m))
-}
-
 var (
 	// mode is the process's mode; set by Start before any tool is asked.
 	mode = Mode52
@@ -57,9 +45,6 @@ var (
 	// ompt_target_data_transfer (7, async 23).
 	opKinds [32]ompt.DataOpKind
 )
-
-// CurrentMode returns the mode Start chose (Mode52 before Start).
-func CurrentMode() Mode { return mode }
 
 // RectAsOne reports whether a rectangular copy is one data operation of
 // kind DataOpTransferRect whose addresses point to ompt.Subvolume values
