@@ -26,13 +26,14 @@ func init() {
 	register(bcase{name: "empty_target_notool", bench: emptyTarget})
 	register(bcase{name: "empty_target_tool_none", backend: "host", env: []string{benchToolEnv + "=none"}, bench: emptyTarget})
 	register(bcase{name: "empty_target_tool_all", backend: "host", env: []string{benchToolEnv + "=all"}, bench: emptyTarget})
+	register(bcase{name: "empty_target_tool_threads", backend: "host", env: []string{benchToolEnv + "=threads"}, bench: emptyTarget})
 	register(bcase{name: "callback_dispatch", backend: "host", env: []string{benchToolEnv + "=all"}, bench: dispatch})
 	register(bcase{name: "empty_target_tracing", backend: "host", env: []string{benchToolEnv + "=traceonly"}, bench: emptyTarget})
 	register(bcase{name: "empty_target_tracing_tool_all", backend: "host", env: []string{benchToolEnv + "=trace"}, bench: emptyTarget})
 	register(bcase{name: "record_cost", backend: "host", env: []string{benchToolEnv + "=traceonly"}, bench: recordCost})
 	register(bcase{name: "record_cost_routine", backend: "host", env: []string{benchToolEnv + "=traceonly"}, bench: recordCostRoutine})
 	switch os.Getenv(benchToolEnv) {
-	case "none", "all", "trace", "traceonly":
+	case "none", "all", "trace", "traceonly", "threads":
 		ompt.RegisterTool("ompt-bench", startAll)
 	}
 }
@@ -42,7 +43,9 @@ func init() {
 //
 // With GOMPT_BENCH_TOOL=trace it also traces every record type on every
 // device into 4 MiB buffers it discards; with traceonly it only traces;
-// with none it registers nothing. The cost of tracing is
+// with none it registers nothing; with threads only thread_begin,
+// implicit_task and thread_end (a thread life per construct: issue 40's
+// cost, against empty_target_tool_none). The cost of tracing is
 // empty_target_tracing against empty_target_tool_none (a tool attached,
 // tracing off), or empty_target_tracing_tool_all against
 // empty_target_tool_all.
@@ -53,6 +56,12 @@ func startAll(int, string) *ompt.StartResult {
 			return 1 // attached, nothing registered, nothing traced
 		}
 		set := lookup("ompt_set_callback").(ompt.SetCallbackFunc)
+		if mode == "threads" {
+			set(ompt.CallbackThreadBegin, ompt.ThreadBeginCallback(func(int, *ompt.Data) {}))
+			set(ompt.CallbackImplicitTask, ompt.ImplicitTaskCallback(func(ompt.Endpoint, *ompt.Data, *ompt.Data, uint32, uint32, int) {}))
+			set(ompt.CallbackThreadEnd, ompt.ThreadEndCallback(func(*ompt.Data) {}))
+			return 1
+		}
 		set(ompt.CallbackDeviceInitialize, ompt.DeviceInitializeCallback(func(dev int, _ string, h *ompt.DeviceHandle, lk ompt.LookupFunc, _ string) {
 			if mode == "all" {
 				return
