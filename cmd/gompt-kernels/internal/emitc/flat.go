@@ -14,8 +14,9 @@ import (
 // of ifs nested more than 80 deep (gallivm's LP_MAX_TGSI_NESTING): both
 // branches run, so the failure branches of the checks past that depth
 // ran, and a helper of a few hundred checked statements reported a fault
-// at an index in range. A function of more than flatAbove such statements
-// is written flat instead: once a statement in a list has made checks,
+// at an index in range. A function that makes checks and would test its
+// stop flag in more than flatAbove places (after checked statements, and
+// at the top of its loops) is written flat instead: once a statement in a list has made checks,
 // each statement after it in the list runs under "if (!*gompt_stop)",
 // its new locals declared before the test (with their zero values), and
 // a loop leaves at its top with a break. The nesting is then that of the

@@ -38,9 +38,9 @@ type cfunc struct {
 	// wide, in a wide body (wide.go), writes each leaf once per point.
 	wide *wideLanes
 
-	// flat is set for a function of more than flatAbove checked
-	// statements (flat.go): the statements after a check run each under
-	// a test of the stop flag, where others return.
+	// flat is set for a function that would test its stop flag in more
+	// than flatAbove places (flat.go): the statements after a check run
+	// each under a test of the flag, where others return.
 	flat        bool
 	predeclared map[*types.Var]bool // the locals flat declared before their statement
 }
