@@ -460,51 +460,144 @@ func gomptLanesMatmul(gomptX0, gomptW int, i int, m int, n int, k int, A []float
 		acc[gomptJ] = float32(0)
 	}
 //line library.go:64
-	for p := int(0); p < k; p++ {
-		gomptU1 := *(*float32)(unsafe.Add(gomptPA, ((i*k)+p)*4))
+	{
+//line library.go:64
+		p := int(0)
+//line library.go:64
+		for ; p < k && k-p >= 4; p += 4 {
+			gomptU1 := *(*float32)(unsafe.Add(gomptPA, ((i*k)+p)*4))
 //line library.go:65
-		gomptU2 := (p * n)
+			gomptU2 := (p * n)
 //line library.go:65
-		gomptU3 := B[gomptU2+gomptX0:][:gomptW]
-		{
-			gomptJ := 0
-			for ; gomptJ+4 <= gomptW; gomptJ += 4 {
-				gompt4Acc := acc[gomptJ : gomptJ+4 : gomptJ+4]
-				gompt4GomptU3 := gomptU3[gomptJ : gomptJ+4 : gomptJ+4]
-				{
+			gomptU3 := B[gomptU2+gomptX0:][:gomptW]
 //line library.go:65
-					gompt4Acc[0] += (gomptU1 * gompt4GomptU3[0])
+			gomptU4 := *(*float32)(unsafe.Add(gomptPA, ((i*k)+(p+1))*4))
+//line library.go:65
+			gomptU5 := ((p + 1) * n)
+//line library.go:65
+			gomptU6 := B[gomptU5+gomptX0:][:gomptW]
+//line library.go:65
+			gomptU7 := *(*float32)(unsafe.Add(gomptPA, ((i*k)+(p+2))*4))
+//line library.go:65
+			gomptU8 := ((p + 2) * n)
+//line library.go:65
+			gomptU9 := B[gomptU8+gomptX0:][:gomptW]
+//line library.go:65
+			gomptU10 := *(*float32)(unsafe.Add(gomptPA, ((i*k)+(p+3))*4))
+//line library.go:65
+			gomptU11 := ((p + 3) * n)
+//line library.go:65
+			gomptU12 := B[gomptU11+gomptX0:][:gomptW]
+			{
+				gomptJ := 0
+				for ; gomptJ+4 <= gomptW; gomptJ += 4 {
+					gompt4Acc := acc[gomptJ : gomptJ+4 : gomptJ+4]
+					gompt4GomptU3 := gomptU3[gomptJ : gomptJ+4 : gomptJ+4]
+					gompt4GomptU6 := gomptU6[gomptJ : gomptJ+4 : gomptJ+4]
+					gompt4GomptU9 := gomptU9[gomptJ : gomptJ+4 : gomptJ+4]
+					gompt4GomptU12 := gomptU12[gomptJ : gomptJ+4 : gomptJ+4]
+					{
+//line library.go:65
+						gompt4Acc[0] += (gomptU1 * gompt4GomptU3[0])
+//line library.go:65
+						gompt4Acc[0] += (gomptU4 * gompt4GomptU6[0])
+//line library.go:65
+						gompt4Acc[0] += (gomptU7 * gompt4GomptU9[0])
+//line library.go:65
+						gompt4Acc[0] += (gomptU10 * gompt4GomptU12[0])
+					}
+					{
+//line library.go:65
+						gompt4Acc[1] += (gomptU1 * gompt4GomptU3[1])
+//line library.go:65
+						gompt4Acc[1] += (gomptU4 * gompt4GomptU6[1])
+//line library.go:65
+						gompt4Acc[1] += (gomptU7 * gompt4GomptU9[1])
+//line library.go:65
+						gompt4Acc[1] += (gomptU10 * gompt4GomptU12[1])
+					}
+					{
+//line library.go:65
+						gompt4Acc[2] += (gomptU1 * gompt4GomptU3[2])
+//line library.go:65
+						gompt4Acc[2] += (gomptU4 * gompt4GomptU6[2])
+//line library.go:65
+						gompt4Acc[2] += (gomptU7 * gompt4GomptU9[2])
+//line library.go:65
+						gompt4Acc[2] += (gomptU10 * gompt4GomptU12[2])
+					}
+					{
+//line library.go:65
+						gompt4Acc[3] += (gomptU1 * gompt4GomptU3[3])
+//line library.go:65
+						gompt4Acc[3] += (gomptU4 * gompt4GomptU6[3])
+//line library.go:65
+						gompt4Acc[3] += (gomptU7 * gompt4GomptU9[3])
+//line library.go:65
+						gompt4Acc[3] += (gomptU10 * gompt4GomptU12[3])
+					}
 				}
-				{
+				for ; gomptJ < gomptW; gomptJ++ {
 //line library.go:65
-					gompt4Acc[1] += (gomptU1 * gompt4GomptU3[1])
-				}
-				{
+					acc[gomptJ] += (gomptU1 * gomptU3[gomptJ])
 //line library.go:65
-					gompt4Acc[2] += (gomptU1 * gompt4GomptU3[2])
-				}
-				{
+					acc[gomptJ] += (gomptU4 * gomptU6[gomptJ])
 //line library.go:65
-					gompt4Acc[3] += (gomptU1 * gompt4GomptU3[3])
+					acc[gomptJ] += (gomptU7 * gomptU9[gomptJ])
+//line library.go:65
+					acc[gomptJ] += (gomptU10 * gomptU12[gomptJ])
 				}
 			}
-			for ; gomptJ < gomptW; gomptJ++ {
-//line library.go:65
-				acc[gomptJ] += (gomptU1 * gomptU3[gomptJ])
-			}
+//line library.go:64
 		}
+//line library.go:64
+		for ; p < k; p++ {
+			gomptU13 := *(*float32)(unsafe.Add(gomptPA, ((i*k)+p)*4))
+//line library.go:65
+			gomptU14 := (p * n)
+//line library.go:65
+			gomptU15 := B[gomptU14+gomptX0:][:gomptW]
+			{
+				gomptJ := 0
+				for ; gomptJ+4 <= gomptW; gomptJ += 4 {
+					gompt4Acc := acc[gomptJ : gomptJ+4 : gomptJ+4]
+					gompt4GomptU15 := gomptU15[gomptJ : gomptJ+4 : gomptJ+4]
+					{
+//line library.go:65
+						gompt4Acc[0] += (gomptU13 * gompt4GomptU15[0])
+					}
+					{
+//line library.go:65
+						gompt4Acc[1] += (gomptU13 * gompt4GomptU15[1])
+					}
+					{
+//line library.go:65
+						gompt4Acc[2] += (gomptU13 * gompt4GomptU15[2])
+					}
+					{
+//line library.go:65
+						gompt4Acc[3] += (gomptU13 * gompt4GomptU15[3])
+					}
+				}
+				for ; gomptJ < gomptW; gomptJ++ {
+//line library.go:65
+					acc[gomptJ] += (gomptU13 * gomptU15[gomptJ])
+				}
+			}
 //line library.go:66
+		}
 	}
-	gomptU4 := (i * n)
 //line library.go:67
-	gomptU5 := C[gomptU4+gomptX0:][:gomptW]
+	gomptU16 := (i * n)
+//line library.go:67
+	gomptU17 := C[gomptU16+gomptX0:][:gomptW]
 	for gomptJ := 0; gomptJ < gomptW; gomptJ++ {
 //line library.go:67
-		gomptU5[gomptJ] = acc[gomptJ]
+		gomptU17[gomptJ] = acc[gomptJ]
 	}
 	_ = acc
 	_ = m
-//line gompt_kernels.go:508
+//line gompt_kernels.go:601
 }
 
 // gomptSampleMatmul is Matmul's Sample: about n points, random arguments. Tol 0: every device gives the Go function's bits.
@@ -937,7 +1030,7 @@ func gomptHostMatmulTiled(gomptA *gomptdevice.HostArgs, gomptR gomptdevice.Range
 	_ = c32
 	_ = c33
 	_ = teams
-//line gompt_kernels.go:941
+//line gompt_kernels.go:1034
 }
 
 // gomptSampleMatmulTiled is MatmulTiled's Sample: about n points, random arguments. Tol 0: every device gives the Go function's bits.
@@ -993,7 +1086,7 @@ func gomptHostSaxpy(gomptA *gomptdevice.HostArgs, gomptR gomptdevice.Range, _, _
 		y[i] = ((a * x[i]) + y[i])
 	}
 	_ = n
-//line gompt_kernels.go:997
+//line gompt_kernels.go:1090
 }
 
 // gomptSampleSaxpy is Saxpy's Sample: about n points, random arguments. Tol 0: every device gives the Go function's bits.
@@ -1048,7 +1141,7 @@ func gomptHostVecadd(gomptA *gomptdevice.HostArgs, gomptR gomptdevice.Range, _, 
 		c[i] = (a[i] + b[i])
 	}
 	_ = n
-//line gompt_kernels.go:1052
+//line gompt_kernels.go:1145
 }
 
 // gomptSampleVecadd is VecAdd's Sample: about n points, random arguments. Tol 0: every device gives the Go function's bits.

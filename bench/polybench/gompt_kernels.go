@@ -162,48 +162,141 @@ func gomptLanesAtaxY(gomptX0, gomptW int, n int, m int, A []float64, tmp []float
 		s[gomptJ] = float64(0)
 	}
 //line kernels.go:89
-	for i := int(0); i < m; i++ {
-		gomptU1 := (i * n)
+	{
+//line kernels.go:89
+		i := int(0)
+//line kernels.go:89
+		for ; i < m && m-i >= 4; i += 4 {
+			gomptU1 := (i * n)
 //line kernels.go:90
-		gomptU2 := A[gomptU1+gomptX0:][:gomptW]
+			gomptU2 := A[gomptU1+gomptX0:][:gomptW]
 //line kernels.go:90
-		gomptU3 := *(*float64)(unsafe.Add(gomptPTmp, i*8))
-		{
-			gomptJ := 0
-			for ; gomptJ+4 <= gomptW; gomptJ += 4 {
-				gompt4S := s[gomptJ : gomptJ+4 : gomptJ+4]
-				gompt4GomptU2 := gomptU2[gomptJ : gomptJ+4 : gomptJ+4]
-				{
+			gomptU3 := *(*float64)(unsafe.Add(gomptPTmp, i*8))
 //line kernels.go:90
-					gompt4S[0] = (gompt4S[0] + (gompt4GomptU2[0] * gomptU3))
+			gomptU4 := ((i + 1) * n)
+//line kernels.go:90
+			gomptU5 := A[gomptU4+gomptX0:][:gomptW]
+//line kernels.go:90
+			gomptU6 := *(*float64)(unsafe.Add(gomptPTmp, (i+1)*8))
+//line kernels.go:90
+			gomptU7 := ((i + 2) * n)
+//line kernels.go:90
+			gomptU8 := A[gomptU7+gomptX0:][:gomptW]
+//line kernels.go:90
+			gomptU9 := *(*float64)(unsafe.Add(gomptPTmp, (i+2)*8))
+//line kernels.go:90
+			gomptU10 := ((i + 3) * n)
+//line kernels.go:90
+			gomptU11 := A[gomptU10+gomptX0:][:gomptW]
+//line kernels.go:90
+			gomptU12 := *(*float64)(unsafe.Add(gomptPTmp, (i+3)*8))
+			{
+				gomptJ := 0
+				for ; gomptJ+4 <= gomptW; gomptJ += 4 {
+					gompt4S := s[gomptJ : gomptJ+4 : gomptJ+4]
+					gompt4GomptU2 := gomptU2[gomptJ : gomptJ+4 : gomptJ+4]
+					gompt4GomptU5 := gomptU5[gomptJ : gomptJ+4 : gomptJ+4]
+					gompt4GomptU8 := gomptU8[gomptJ : gomptJ+4 : gomptJ+4]
+					gompt4GomptU11 := gomptU11[gomptJ : gomptJ+4 : gomptJ+4]
+					{
+//line kernels.go:90
+						gompt4S[0] = (gompt4S[0] + (gompt4GomptU2[0] * gomptU3))
+//line kernels.go:90
+						gompt4S[0] = (gompt4S[0] + (gompt4GomptU5[0] * gomptU6))
+//line kernels.go:90
+						gompt4S[0] = (gompt4S[0] + (gompt4GomptU8[0] * gomptU9))
+//line kernels.go:90
+						gompt4S[0] = (gompt4S[0] + (gompt4GomptU11[0] * gomptU12))
+					}
+					{
+//line kernels.go:90
+						gompt4S[1] = (gompt4S[1] + (gompt4GomptU2[1] * gomptU3))
+//line kernels.go:90
+						gompt4S[1] = (gompt4S[1] + (gompt4GomptU5[1] * gomptU6))
+//line kernels.go:90
+						gompt4S[1] = (gompt4S[1] + (gompt4GomptU8[1] * gomptU9))
+//line kernels.go:90
+						gompt4S[1] = (gompt4S[1] + (gompt4GomptU11[1] * gomptU12))
+					}
+					{
+//line kernels.go:90
+						gompt4S[2] = (gompt4S[2] + (gompt4GomptU2[2] * gomptU3))
+//line kernels.go:90
+						gompt4S[2] = (gompt4S[2] + (gompt4GomptU5[2] * gomptU6))
+//line kernels.go:90
+						gompt4S[2] = (gompt4S[2] + (gompt4GomptU8[2] * gomptU9))
+//line kernels.go:90
+						gompt4S[2] = (gompt4S[2] + (gompt4GomptU11[2] * gomptU12))
+					}
+					{
+//line kernels.go:90
+						gompt4S[3] = (gompt4S[3] + (gompt4GomptU2[3] * gomptU3))
+//line kernels.go:90
+						gompt4S[3] = (gompt4S[3] + (gompt4GomptU5[3] * gomptU6))
+//line kernels.go:90
+						gompt4S[3] = (gompt4S[3] + (gompt4GomptU8[3] * gomptU9))
+//line kernels.go:90
+						gompt4S[3] = (gompt4S[3] + (gompt4GomptU11[3] * gomptU12))
+					}
 				}
-				{
+				for ; gomptJ < gomptW; gomptJ++ {
 //line kernels.go:90
-					gompt4S[1] = (gompt4S[1] + (gompt4GomptU2[1] * gomptU3))
-				}
-				{
+					s[gomptJ] = (s[gomptJ] + (gomptU2[gomptJ] * gomptU3))
 //line kernels.go:90
-					gompt4S[2] = (gompt4S[2] + (gompt4GomptU2[2] * gomptU3))
-				}
-				{
+					s[gomptJ] = (s[gomptJ] + (gomptU5[gomptJ] * gomptU6))
 //line kernels.go:90
-					gompt4S[3] = (gompt4S[3] + (gompt4GomptU2[3] * gomptU3))
+					s[gomptJ] = (s[gomptJ] + (gomptU8[gomptJ] * gomptU9))
+//line kernels.go:90
+					s[gomptJ] = (s[gomptJ] + (gomptU11[gomptJ] * gomptU12))
 				}
 			}
-			for ; gomptJ < gomptW; gomptJ++ {
-//line kernels.go:90
-				s[gomptJ] = (s[gomptJ] + (gomptU2[gomptJ] * gomptU3))
-			}
+//line kernels.go:89
 		}
+//line kernels.go:89
+		for ; i < m; i++ {
+			gomptU13 := (i * n)
+//line kernels.go:90
+			gomptU14 := A[gomptU13+gomptX0:][:gomptW]
+//line kernels.go:90
+			gomptU15 := *(*float64)(unsafe.Add(gomptPTmp, i*8))
+			{
+				gomptJ := 0
+				for ; gomptJ+4 <= gomptW; gomptJ += 4 {
+					gompt4S := s[gomptJ : gomptJ+4 : gomptJ+4]
+					gompt4GomptU14 := gomptU14[gomptJ : gomptJ+4 : gomptJ+4]
+					{
+//line kernels.go:90
+						gompt4S[0] = (gompt4S[0] + (gompt4GomptU14[0] * gomptU15))
+					}
+					{
+//line kernels.go:90
+						gompt4S[1] = (gompt4S[1] + (gompt4GomptU14[1] * gomptU15))
+					}
+					{
+//line kernels.go:90
+						gompt4S[2] = (gompt4S[2] + (gompt4GomptU14[2] * gomptU15))
+					}
+					{
+//line kernels.go:90
+						gompt4S[3] = (gompt4S[3] + (gompt4GomptU14[3] * gomptU15))
+					}
+				}
+				for ; gomptJ < gomptW; gomptJ++ {
+//line kernels.go:90
+					s[gomptJ] = (s[gomptJ] + (gomptU14[gomptJ] * gomptU15))
+				}
+			}
 //line kernels.go:91
+		}
 	}
-	gomptU4 := y[gomptX0:][:gomptW]
+//line kernels.go:92
+	gomptU16 := y[gomptX0:][:gomptW]
 	for gomptJ := 0; gomptJ < gomptW; gomptJ++ {
 //line kernels.go:92
-		gomptU4[gomptJ] = s[gomptJ]
+		gomptU16[gomptJ] = s[gomptJ]
 	}
 	_ = s
-//line gompt_kernels.go:207
+//line gompt_kernels.go:300
 }
 
 // gomptSampleAtaxY is AtaxYKernel's Sample: about n points, random arguments. Tol 0: every device gives the Go function's bits.
@@ -301,7 +394,7 @@ func gomptHostBicgQ(gomptA *gomptdevice.HostArgs, gomptR gomptdevice.Range, _, _
 		q[i] = t
 	}
 	_ = n
-//line gompt_kernels.go:305
+//line gompt_kernels.go:398
 }
 
 // gomptSampleBicgQ is BicgQKernel's Sample: about n points, random arguments. Tol 0: every device gives the Go function's bits.
@@ -402,48 +495,141 @@ func gomptLanesBicgS(gomptX0, gomptW int, m int, n int, A []float64, r []float64
 		t[gomptJ] = float64(0)
 	}
 //line kernels.go:100
-	for i := int(0); i < n; i++ {
-		gomptU1 := *(*float64)(unsafe.Add(gomptPR, i*8))
+	{
+//line kernels.go:100
+		i := int(0)
+//line kernels.go:100
+		for ; i < n && n-i >= 4; i += 4 {
+			gomptU1 := *(*float64)(unsafe.Add(gomptPR, i*8))
 //line kernels.go:101
-		gomptU2 := (i * m)
+			gomptU2 := (i * m)
 //line kernels.go:101
-		gomptU3 := A[gomptU2+gomptX0:][:gomptW]
-		{
-			gomptJ := 0
-			for ; gomptJ+4 <= gomptW; gomptJ += 4 {
-				gompt4T := t[gomptJ : gomptJ+4 : gomptJ+4]
-				gompt4GomptU3 := gomptU3[gomptJ : gomptJ+4 : gomptJ+4]
-				{
+			gomptU3 := A[gomptU2+gomptX0:][:gomptW]
 //line kernels.go:101
-					gompt4T[0] = (gompt4T[0] + (gomptU1 * gompt4GomptU3[0]))
+			gomptU4 := *(*float64)(unsafe.Add(gomptPR, (i+1)*8))
+//line kernels.go:101
+			gomptU5 := ((i + 1) * m)
+//line kernels.go:101
+			gomptU6 := A[gomptU5+gomptX0:][:gomptW]
+//line kernels.go:101
+			gomptU7 := *(*float64)(unsafe.Add(gomptPR, (i+2)*8))
+//line kernels.go:101
+			gomptU8 := ((i + 2) * m)
+//line kernels.go:101
+			gomptU9 := A[gomptU8+gomptX0:][:gomptW]
+//line kernels.go:101
+			gomptU10 := *(*float64)(unsafe.Add(gomptPR, (i+3)*8))
+//line kernels.go:101
+			gomptU11 := ((i + 3) * m)
+//line kernels.go:101
+			gomptU12 := A[gomptU11+gomptX0:][:gomptW]
+			{
+				gomptJ := 0
+				for ; gomptJ+4 <= gomptW; gomptJ += 4 {
+					gompt4T := t[gomptJ : gomptJ+4 : gomptJ+4]
+					gompt4GomptU3 := gomptU3[gomptJ : gomptJ+4 : gomptJ+4]
+					gompt4GomptU6 := gomptU6[gomptJ : gomptJ+4 : gomptJ+4]
+					gompt4GomptU9 := gomptU9[gomptJ : gomptJ+4 : gomptJ+4]
+					gompt4GomptU12 := gomptU12[gomptJ : gomptJ+4 : gomptJ+4]
+					{
+//line kernels.go:101
+						gompt4T[0] = (gompt4T[0] + (gomptU1 * gompt4GomptU3[0]))
+//line kernels.go:101
+						gompt4T[0] = (gompt4T[0] + (gomptU4 * gompt4GomptU6[0]))
+//line kernels.go:101
+						gompt4T[0] = (gompt4T[0] + (gomptU7 * gompt4GomptU9[0]))
+//line kernels.go:101
+						gompt4T[0] = (gompt4T[0] + (gomptU10 * gompt4GomptU12[0]))
+					}
+					{
+//line kernels.go:101
+						gompt4T[1] = (gompt4T[1] + (gomptU1 * gompt4GomptU3[1]))
+//line kernels.go:101
+						gompt4T[1] = (gompt4T[1] + (gomptU4 * gompt4GomptU6[1]))
+//line kernels.go:101
+						gompt4T[1] = (gompt4T[1] + (gomptU7 * gompt4GomptU9[1]))
+//line kernels.go:101
+						gompt4T[1] = (gompt4T[1] + (gomptU10 * gompt4GomptU12[1]))
+					}
+					{
+//line kernels.go:101
+						gompt4T[2] = (gompt4T[2] + (gomptU1 * gompt4GomptU3[2]))
+//line kernels.go:101
+						gompt4T[2] = (gompt4T[2] + (gomptU4 * gompt4GomptU6[2]))
+//line kernels.go:101
+						gompt4T[2] = (gompt4T[2] + (gomptU7 * gompt4GomptU9[2]))
+//line kernels.go:101
+						gompt4T[2] = (gompt4T[2] + (gomptU10 * gompt4GomptU12[2]))
+					}
+					{
+//line kernels.go:101
+						gompt4T[3] = (gompt4T[3] + (gomptU1 * gompt4GomptU3[3]))
+//line kernels.go:101
+						gompt4T[3] = (gompt4T[3] + (gomptU4 * gompt4GomptU6[3]))
+//line kernels.go:101
+						gompt4T[3] = (gompt4T[3] + (gomptU7 * gompt4GomptU9[3]))
+//line kernels.go:101
+						gompt4T[3] = (gompt4T[3] + (gomptU10 * gompt4GomptU12[3]))
+					}
 				}
-				{
+				for ; gomptJ < gomptW; gomptJ++ {
 //line kernels.go:101
-					gompt4T[1] = (gompt4T[1] + (gomptU1 * gompt4GomptU3[1]))
-				}
-				{
+					t[gomptJ] = (t[gomptJ] + (gomptU1 * gomptU3[gomptJ]))
 //line kernels.go:101
-					gompt4T[2] = (gompt4T[2] + (gomptU1 * gompt4GomptU3[2]))
-				}
-				{
+					t[gomptJ] = (t[gomptJ] + (gomptU4 * gomptU6[gomptJ]))
 //line kernels.go:101
-					gompt4T[3] = (gompt4T[3] + (gomptU1 * gompt4GomptU3[3]))
+					t[gomptJ] = (t[gomptJ] + (gomptU7 * gomptU9[gomptJ]))
+//line kernels.go:101
+					t[gomptJ] = (t[gomptJ] + (gomptU10 * gomptU12[gomptJ]))
 				}
 			}
-			for ; gomptJ < gomptW; gomptJ++ {
-//line kernels.go:101
-				t[gomptJ] = (t[gomptJ] + (gomptU1 * gomptU3[gomptJ]))
-			}
+//line kernels.go:100
 		}
+//line kernels.go:100
+		for ; i < n; i++ {
+			gomptU13 := *(*float64)(unsafe.Add(gomptPR, i*8))
+//line kernels.go:101
+			gomptU14 := (i * m)
+//line kernels.go:101
+			gomptU15 := A[gomptU14+gomptX0:][:gomptW]
+			{
+				gomptJ := 0
+				for ; gomptJ+4 <= gomptW; gomptJ += 4 {
+					gompt4T := t[gomptJ : gomptJ+4 : gomptJ+4]
+					gompt4GomptU15 := gomptU15[gomptJ : gomptJ+4 : gomptJ+4]
+					{
+//line kernels.go:101
+						gompt4T[0] = (gompt4T[0] + (gomptU13 * gompt4GomptU15[0]))
+					}
+					{
+//line kernels.go:101
+						gompt4T[1] = (gompt4T[1] + (gomptU13 * gompt4GomptU15[1]))
+					}
+					{
+//line kernels.go:101
+						gompt4T[2] = (gompt4T[2] + (gomptU13 * gompt4GomptU15[2]))
+					}
+					{
+//line kernels.go:101
+						gompt4T[3] = (gompt4T[3] + (gomptU13 * gompt4GomptU15[3]))
+					}
+				}
+				for ; gomptJ < gomptW; gomptJ++ {
+//line kernels.go:101
+					t[gomptJ] = (t[gomptJ] + (gomptU13 * gomptU15[gomptJ]))
+				}
+			}
 //line kernels.go:102
+		}
 	}
-	gomptU4 := s[gomptX0:][:gomptW]
+//line kernels.go:103
+	gomptU16 := s[gomptX0:][:gomptW]
 	for gomptJ := 0; gomptJ < gomptW; gomptJ++ {
 //line kernels.go:103
-		gomptU4[gomptJ] = t[gomptJ]
+		gomptU16[gomptJ] = t[gomptJ]
 	}
 	_ = t
-//line gompt_kernels.go:447
+//line gompt_kernels.go:633
 }
 
 // gomptSampleBicgS is BicgSKernel's Sample: about n points, random arguments. Tol 0: every device gives the Go function's bits.
@@ -543,46 +729,131 @@ func gomptLanesColMean(gomptX0, gomptW int, m int, n int, fn float64, data []flo
 		s[gomptJ] = float64(0)
 	}
 //line kernels.go:296
-	for i := int(0); i < n; i++ {
-		gomptU1 := (i * m)
+	{
+//line kernels.go:296
+		i := int(0)
+//line kernels.go:296
+		for ; i < n && n-i >= 4; i += 4 {
+			gomptU1 := (i * m)
 //line kernels.go:297
-		gomptU2 := data[gomptU1+gomptX0:][:gomptW]
-		{
-			gomptJ := 0
-			for ; gomptJ+4 <= gomptW; gomptJ += 4 {
-				gompt4S := s[gomptJ : gomptJ+4 : gomptJ+4]
-				gompt4GomptU2 := gomptU2[gomptJ : gomptJ+4 : gomptJ+4]
-				{
+			gomptU2 := data[gomptU1+gomptX0:][:gomptW]
 //line kernels.go:297
-					gompt4S[0] += gompt4GomptU2[0]
+			gomptU3 := ((i + 1) * m)
+//line kernels.go:297
+			gomptU4 := data[gomptU3+gomptX0:][:gomptW]
+//line kernels.go:297
+			gomptU5 := ((i + 2) * m)
+//line kernels.go:297
+			gomptU6 := data[gomptU5+gomptX0:][:gomptW]
+//line kernels.go:297
+			gomptU7 := ((i + 3) * m)
+//line kernels.go:297
+			gomptU8 := data[gomptU7+gomptX0:][:gomptW]
+			{
+				gomptJ := 0
+				for ; gomptJ+4 <= gomptW; gomptJ += 4 {
+					gompt4S := s[gomptJ : gomptJ+4 : gomptJ+4]
+					gompt4GomptU2 := gomptU2[gomptJ : gomptJ+4 : gomptJ+4]
+					gompt4GomptU4 := gomptU4[gomptJ : gomptJ+4 : gomptJ+4]
+					gompt4GomptU6 := gomptU6[gomptJ : gomptJ+4 : gomptJ+4]
+					gompt4GomptU8 := gomptU8[gomptJ : gomptJ+4 : gomptJ+4]
+					{
+//line kernels.go:297
+						gompt4S[0] += gompt4GomptU2[0]
+//line kernels.go:297
+						gompt4S[0] += gompt4GomptU4[0]
+//line kernels.go:297
+						gompt4S[0] += gompt4GomptU6[0]
+//line kernels.go:297
+						gompt4S[0] += gompt4GomptU8[0]
+					}
+					{
+//line kernels.go:297
+						gompt4S[1] += gompt4GomptU2[1]
+//line kernels.go:297
+						gompt4S[1] += gompt4GomptU4[1]
+//line kernels.go:297
+						gompt4S[1] += gompt4GomptU6[1]
+//line kernels.go:297
+						gompt4S[1] += gompt4GomptU8[1]
+					}
+					{
+//line kernels.go:297
+						gompt4S[2] += gompt4GomptU2[2]
+//line kernels.go:297
+						gompt4S[2] += gompt4GomptU4[2]
+//line kernels.go:297
+						gompt4S[2] += gompt4GomptU6[2]
+//line kernels.go:297
+						gompt4S[2] += gompt4GomptU8[2]
+					}
+					{
+//line kernels.go:297
+						gompt4S[3] += gompt4GomptU2[3]
+//line kernels.go:297
+						gompt4S[3] += gompt4GomptU4[3]
+//line kernels.go:297
+						gompt4S[3] += gompt4GomptU6[3]
+//line kernels.go:297
+						gompt4S[3] += gompt4GomptU8[3]
+					}
 				}
-				{
+				for ; gomptJ < gomptW; gomptJ++ {
 //line kernels.go:297
-					gompt4S[1] += gompt4GomptU2[1]
-				}
-				{
+					s[gomptJ] += gomptU2[gomptJ]
 //line kernels.go:297
-					gompt4S[2] += gompt4GomptU2[2]
-				}
-				{
+					s[gomptJ] += gomptU4[gomptJ]
 //line kernels.go:297
-					gompt4S[3] += gompt4GomptU2[3]
+					s[gomptJ] += gomptU6[gomptJ]
+//line kernels.go:297
+					s[gomptJ] += gomptU8[gomptJ]
 				}
 			}
-			for ; gomptJ < gomptW; gomptJ++ {
-//line kernels.go:297
-				s[gomptJ] += gomptU2[gomptJ]
-			}
+//line kernels.go:296
 		}
+//line kernels.go:296
+		for ; i < n; i++ {
+			gomptU9 := (i * m)
+//line kernels.go:297
+			gomptU10 := data[gomptU9+gomptX0:][:gomptW]
+			{
+				gomptJ := 0
+				for ; gomptJ+4 <= gomptW; gomptJ += 4 {
+					gompt4S := s[gomptJ : gomptJ+4 : gomptJ+4]
+					gompt4GomptU10 := gomptU10[gomptJ : gomptJ+4 : gomptJ+4]
+					{
+//line kernels.go:297
+						gompt4S[0] += gompt4GomptU10[0]
+					}
+					{
+//line kernels.go:297
+						gompt4S[1] += gompt4GomptU10[1]
+					}
+					{
+//line kernels.go:297
+						gompt4S[2] += gompt4GomptU10[2]
+					}
+					{
+//line kernels.go:297
+						gompt4S[3] += gompt4GomptU10[3]
+					}
+				}
+				for ; gomptJ < gomptW; gomptJ++ {
+//line kernels.go:297
+					s[gomptJ] += gomptU10[gomptJ]
+				}
+			}
 //line kernels.go:298
+		}
 	}
-	gomptU3 := mean[gomptX0:][:gomptW]
+//line kernels.go:299
+	gomptU11 := mean[gomptX0:][:gomptW]
 	for gomptJ := 0; gomptJ < gomptW; gomptJ++ {
 //line kernels.go:299
-		gomptU3[gomptJ] = (s[gomptJ] / fn)
+		gomptU11[gomptJ] = (s[gomptJ] / fn)
 	}
 	_ = s
-//line gompt_kernels.go:586
+//line gompt_kernels.go:857
 }
 
 // gomptSampleColMean is ColMeanKernel's Sample: about n points, random arguments. Tol 0: every device gives the Go function's bits.
@@ -678,7 +949,7 @@ func gomptHostCorr(gomptA *gomptdevice.HostArgs, gomptR gomptdevice.Range, _, _ 
 			*(*float64)(unsafe.Add(gomptPCorr, ((j*m)+i)*8)) = c
 		}
 	}
-//line gompt_kernels.go:682
+//line gompt_kernels.go:953
 }
 
 // gomptSampleCorr is CorrKernel's Sample: about n points, random arguments. Tol 0: every device gives the Go function's bits.
@@ -781,7 +1052,7 @@ func gomptHostCorrCenter(gomptA *gomptdevice.HostArgs, gomptR gomptdevice.Range,
 		}
 	}
 	_ = n
-//line gompt_kernels.go:785
+//line gompt_kernels.go:1056
 }
 
 // gomptSampleCorrCenter is CorrCenterKernel's Sample: about n points, random arguments. Tol 0: every device gives the Go function's bits.
@@ -886,68 +1157,185 @@ func gomptLanesCorrStddev(gomptX0, gomptW int, m int, n int, fn float64, data []
 		s[gomptJ] = float64(0)
 	}
 //line kernels.go:333
-	for i := int(0); i < n; i++ {
-		gomptU1 := (i * m)
+	{
+//line kernels.go:333
+		i := int(0)
+//line kernels.go:333
+		for ; i < n && n-i >= 4; i += 4 {
+			gomptU1 := (i * m)
 //line kernels.go:334
-		gomptU2 := data[gomptU1+gomptX0:][:gomptW]
+			gomptU2 := data[gomptU1+gomptX0:][:gomptW]
 //line kernels.go:334
-		gomptU3 := mean[gomptX0:][:gomptW]
-		{
-			gomptJ := 0
-			for ; gomptJ+4 <= gomptW; gomptJ += 4 {
-				gompt4D := d[gomptJ : gomptJ+4 : gomptJ+4]
-				gompt4GomptU2 := gomptU2[gomptJ : gomptJ+4 : gomptJ+4]
-				gompt4GomptU3 := gomptU3[gomptJ : gomptJ+4 : gomptJ+4]
-				{
+			gomptU3 := mean[gomptX0:][:gomptW]
 //line kernels.go:334
-					gompt4D[0] = (gompt4GomptU2[0] - gompt4GomptU3[0])
+			gomptU4 := ((i + 1) * m)
+//line kernels.go:334
+			gomptU5 := data[gomptU4+gomptX0:][:gomptW]
+//line kernels.go:334
+			gomptU6 := mean[gomptX0:][:gomptW]
+//line kernels.go:334
+			gomptU7 := ((i + 2) * m)
+//line kernels.go:334
+			gomptU8 := data[gomptU7+gomptX0:][:gomptW]
+//line kernels.go:334
+			gomptU9 := mean[gomptX0:][:gomptW]
+//line kernels.go:334
+			gomptU10 := ((i + 3) * m)
+//line kernels.go:334
+			gomptU11 := data[gomptU10+gomptX0:][:gomptW]
+//line kernels.go:334
+			gomptU12 := mean[gomptX0:][:gomptW]
+			{
+				gomptJ := 0
+				for ; gomptJ+4 <= gomptW; gomptJ += 4 {
+					gompt4D := d[gomptJ : gomptJ+4 : gomptJ+4]
+					gompt4GomptU2 := gomptU2[gomptJ : gomptJ+4 : gomptJ+4]
+					gompt4GomptU3 := gomptU3[gomptJ : gomptJ+4 : gomptJ+4]
+					gompt4S := s[gomptJ : gomptJ+4 : gomptJ+4]
+					gompt4GomptU5 := gomptU5[gomptJ : gomptJ+4 : gomptJ+4]
+					gompt4GomptU6 := gomptU6[gomptJ : gomptJ+4 : gomptJ+4]
+					gompt4GomptU8 := gomptU8[gomptJ : gomptJ+4 : gomptJ+4]
+					gompt4GomptU9 := gomptU9[gomptJ : gomptJ+4 : gomptJ+4]
+					gompt4GomptU11 := gomptU11[gomptJ : gomptJ+4 : gomptJ+4]
+					gompt4GomptU12 := gomptU12[gomptJ : gomptJ+4 : gomptJ+4]
+					{
+//line kernels.go:334
+						gompt4D[0] = (gompt4GomptU2[0] - gompt4GomptU3[0])
+						gompt4S[0] += (gompt4D[0] * gompt4D[0])
+//line kernels.go:334
+						gompt4D[0] = (gompt4GomptU5[0] - gompt4GomptU6[0])
+						gompt4S[0] += (gompt4D[0] * gompt4D[0])
+//line kernels.go:334
+						gompt4D[0] = (gompt4GomptU8[0] - gompt4GomptU9[0])
+						gompt4S[0] += (gompt4D[0] * gompt4D[0])
+//line kernels.go:334
+						gompt4D[0] = (gompt4GomptU11[0] - gompt4GomptU12[0])
+						gompt4S[0] += (gompt4D[0] * gompt4D[0])
+					}
+					{
+//line kernels.go:334
+						gompt4D[1] = (gompt4GomptU2[1] - gompt4GomptU3[1])
+						gompt4S[1] += (gompt4D[1] * gompt4D[1])
+//line kernels.go:334
+						gompt4D[1] = (gompt4GomptU5[1] - gompt4GomptU6[1])
+						gompt4S[1] += (gompt4D[1] * gompt4D[1])
+//line kernels.go:334
+						gompt4D[1] = (gompt4GomptU8[1] - gompt4GomptU9[1])
+						gompt4S[1] += (gompt4D[1] * gompt4D[1])
+//line kernels.go:334
+						gompt4D[1] = (gompt4GomptU11[1] - gompt4GomptU12[1])
+						gompt4S[1] += (gompt4D[1] * gompt4D[1])
+					}
+					{
+//line kernels.go:334
+						gompt4D[2] = (gompt4GomptU2[2] - gompt4GomptU3[2])
+						gompt4S[2] += (gompt4D[2] * gompt4D[2])
+//line kernels.go:334
+						gompt4D[2] = (gompt4GomptU5[2] - gompt4GomptU6[2])
+						gompt4S[2] += (gompt4D[2] * gompt4D[2])
+//line kernels.go:334
+						gompt4D[2] = (gompt4GomptU8[2] - gompt4GomptU9[2])
+						gompt4S[2] += (gompt4D[2] * gompt4D[2])
+//line kernels.go:334
+						gompt4D[2] = (gompt4GomptU11[2] - gompt4GomptU12[2])
+						gompt4S[2] += (gompt4D[2] * gompt4D[2])
+					}
+					{
+//line kernels.go:334
+						gompt4D[3] = (gompt4GomptU2[3] - gompt4GomptU3[3])
+						gompt4S[3] += (gompt4D[3] * gompt4D[3])
+//line kernels.go:334
+						gompt4D[3] = (gompt4GomptU5[3] - gompt4GomptU6[3])
+						gompt4S[3] += (gompt4D[3] * gompt4D[3])
+//line kernels.go:334
+						gompt4D[3] = (gompt4GomptU8[3] - gompt4GomptU9[3])
+						gompt4S[3] += (gompt4D[3] * gompt4D[3])
+//line kernels.go:334
+						gompt4D[3] = (gompt4GomptU11[3] - gompt4GomptU12[3])
+						gompt4S[3] += (gompt4D[3] * gompt4D[3])
+					}
 				}
-				{
+				for ; gomptJ < gomptW; gomptJ++ {
 //line kernels.go:334
-					gompt4D[1] = (gompt4GomptU2[1] - gompt4GomptU3[1])
-				}
-				{
+					d[gomptJ] = (gomptU2[gomptJ] - gomptU3[gomptJ])
+					s[gomptJ] += (d[gomptJ] * d[gomptJ])
 //line kernels.go:334
-					gompt4D[2] = (gompt4GomptU2[2] - gompt4GomptU3[2])
-				}
-				{
+					d[gomptJ] = (gomptU5[gomptJ] - gomptU6[gomptJ])
+					s[gomptJ] += (d[gomptJ] * d[gomptJ])
 //line kernels.go:334
-					gompt4D[3] = (gompt4GomptU2[3] - gompt4GomptU3[3])
+					d[gomptJ] = (gomptU8[gomptJ] - gomptU9[gomptJ])
+					s[gomptJ] += (d[gomptJ] * d[gomptJ])
+//line kernels.go:334
+					d[gomptJ] = (gomptU11[gomptJ] - gomptU12[gomptJ])
+					s[gomptJ] += (d[gomptJ] * d[gomptJ])
 				}
 			}
-			for ; gomptJ < gomptW; gomptJ++ {
-//line kernels.go:334
-				d[gomptJ] = (gomptU2[gomptJ] - gomptU3[gomptJ])
-			}
+//line kernels.go:333
 		}
-		{
-			gomptJ := 0
-			for ; gomptJ+4 <= gomptW; gomptJ += 4 {
-				gompt4S := s[gomptJ : gomptJ+4 : gomptJ+4]
-				gompt4D := d[gomptJ : gomptJ+4 : gomptJ+4]
-				{
-//line kernels.go:335
-					gompt4S[0] += (gompt4D[0] * gompt4D[0])
+//line kernels.go:333
+		for ; i < n; i++ {
+			gomptU13 := (i * m)
+//line kernels.go:334
+			gomptU14 := data[gomptU13+gomptX0:][:gomptW]
+//line kernels.go:334
+			gomptU15 := mean[gomptX0:][:gomptW]
+			{
+				gomptJ := 0
+				for ; gomptJ+4 <= gomptW; gomptJ += 4 {
+					gompt4D := d[gomptJ : gomptJ+4 : gomptJ+4]
+					gompt4GomptU14 := gomptU14[gomptJ : gomptJ+4 : gomptJ+4]
+					gompt4GomptU15 := gomptU15[gomptJ : gomptJ+4 : gomptJ+4]
+					{
+//line kernels.go:334
+						gompt4D[0] = (gompt4GomptU14[0] - gompt4GomptU15[0])
+					}
+					{
+//line kernels.go:334
+						gompt4D[1] = (gompt4GomptU14[1] - gompt4GomptU15[1])
+					}
+					{
+//line kernels.go:334
+						gompt4D[2] = (gompt4GomptU14[2] - gompt4GomptU15[2])
+					}
+					{
+//line kernels.go:334
+						gompt4D[3] = (gompt4GomptU14[3] - gompt4GomptU15[3])
+					}
 				}
-				{
-//line kernels.go:335
-					gompt4S[1] += (gompt4D[1] * gompt4D[1])
-				}
-				{
-//line kernels.go:335
-					gompt4S[2] += (gompt4D[2] * gompt4D[2])
-				}
-				{
-//line kernels.go:335
-					gompt4S[3] += (gompt4D[3] * gompt4D[3])
+				for ; gomptJ < gomptW; gomptJ++ {
+//line kernels.go:334
+					d[gomptJ] = (gomptU14[gomptJ] - gomptU15[gomptJ])
 				}
 			}
-			for ; gomptJ < gomptW; gomptJ++ {
+			{
+				gomptJ := 0
+				for ; gomptJ+4 <= gomptW; gomptJ += 4 {
+					gompt4S := s[gomptJ : gomptJ+4 : gomptJ+4]
+					gompt4D := d[gomptJ : gomptJ+4 : gomptJ+4]
+					{
 //line kernels.go:335
-				s[gomptJ] += (d[gomptJ] * d[gomptJ])
+						gompt4S[0] += (gompt4D[0] * gompt4D[0])
+					}
+					{
+//line kernels.go:335
+						gompt4S[1] += (gompt4D[1] * gompt4D[1])
+					}
+					{
+//line kernels.go:335
+						gompt4S[2] += (gompt4D[2] * gompt4D[2])
+					}
+					{
+//line kernels.go:335
+						gompt4S[3] += (gompt4D[3] * gompt4D[3])
+					}
+				}
+				for ; gomptJ < gomptW; gomptJ++ {
+//line kernels.go:335
+					s[gomptJ] += (d[gomptJ] * d[gomptJ])
+				}
 			}
-		}
 //line kernels.go:336
+		}
 	}
 	for gomptJ := 0; gomptJ < gomptW; gomptJ++ {
 //line kernels.go:337
@@ -964,14 +1352,14 @@ func gomptLanesCorrStddev(gomptX0, gomptW int, m int, n int, fn float64, data []
 		}
 	}
 //line kernels.go:342
-	gomptU4 := stddev[gomptX0:][:gomptW]
+	gomptU16 := stddev[gomptX0:][:gomptW]
 	for gomptJ := 0; gomptJ < gomptW; gomptJ++ {
 //line kernels.go:342
-		gomptU4[gomptJ] = s[gomptJ]
+		gomptU16[gomptJ] = s[gomptJ]
 	}
 	_ = s
 	_ = d
-//line gompt_kernels.go:975
+//line gompt_kernels.go:1363
 }
 
 // gomptSampleCorrStddev is CorrStddevKernel's Sample: about n points, random arguments. Tol 0: every device gives the Go function's bits.
@@ -1071,7 +1459,7 @@ func gomptHostCov(gomptA *gomptdevice.HostArgs, gomptR gomptdevice.Range, _, _ i
 			*(*float64)(unsafe.Add(gomptPCov, ((j*m)+i)*8)) = c
 		}
 	}
-//line gompt_kernels.go:1075
+//line gompt_kernels.go:1463
 }
 
 // gomptSampleCov is CovKernel's Sample: about n points, random arguments. Tol 0: every device gives the Go function's bits.
@@ -1169,7 +1557,7 @@ func gomptHostCovCenter(gomptA *gomptdevice.HostArgs, gomptR gomptdevice.Range, 
 		}
 	}
 	_ = n
-//line gompt_kernels.go:1173
+//line gompt_kernels.go:1561
 }
 
 // gomptSampleCovCenter is CovCenterKernel's Sample: about n points, random arguments. Tol 0: every device gives the Go function's bits.
@@ -1260,7 +1648,7 @@ func gomptHostFdtdEx(gomptA *gomptdevice.HostArgs, gomptR gomptdevice.Range, _, 
 		}
 	}
 	_ = nx
-//line gompt_kernels.go:1264
+//line gompt_kernels.go:1652
 }
 
 // gomptSampleFdtdEx is FdtdExKernel's Sample: about n points, random arguments. Tol 0: every device gives the Go function's bits.
@@ -1375,7 +1763,7 @@ func gomptHostFdtdEy(gomptA *gomptdevice.HostArgs, gomptR gomptdevice.Range, _, 
 		gomptFrom, gomptTo = gomptIn1, gomptHi0
 	}
 	_ = nx
-//line gompt_kernels.go:1379
+//line gompt_kernels.go:1767
 }
 
 // gomptSampleFdtdEy is FdtdEyKernel's Sample: about n points, random arguments. Tol 0: every device gives the Go function's bits.
@@ -1487,7 +1875,7 @@ func gomptHostFdtdHz(gomptA *gomptdevice.HostArgs, gomptR gomptdevice.Range, _, 
 		}
 		gomptFrom, gomptTo = gomptIn1, gomptHi0
 	}
-//line gompt_kernels.go:1491
+//line gompt_kernels.go:1879
 }
 
 // gomptSampleFdtdHz is FdtdHzKernel's Sample: about n points, random arguments. Tol 0: every device gives the Go function's bits.
@@ -1601,7 +1989,7 @@ func gomptHostGemm(gomptA *gomptdevice.HostArgs, gomptR gomptdevice.Range, _, _ 
 		}
 	}
 	_ = ni
-//line gompt_kernels.go:1605
+//line gompt_kernels.go:1993
 }
 
 // gomptSampleGemm is GemmKernel's Sample: about n points, random arguments. Tol 0: every device gives the Go function's bits.
@@ -1703,7 +2091,7 @@ func gomptHostGemverA(gomptA *gomptdevice.HostArgs, gomptR gomptdevice.Range, _,
 			*(*float64)(unsafe.Add(gomptPA, ((i*n)+j)*8)) = ((*(*float64)(unsafe.Add(gomptPA, ((i*n)+j)*8)) + (u1[i] * *(*float64)(unsafe.Add(gomptPV1, j*8)))) + (u2[i] * *(*float64)(unsafe.Add(gomptPV2, j*8))))
 		}
 	}
-//line gompt_kernels.go:1707
+//line gompt_kernels.go:2095
 }
 
 // gomptSampleGemverA is GemverAKernel's Sample: about n points, random arguments. Tol 0: every device gives the Go function's bits.
@@ -1808,7 +2196,7 @@ func gomptHostGemverW(gomptA *gomptdevice.HostArgs, gomptR gomptdevice.Range, _,
 		}
 		w[i] = s
 	}
-//line gompt_kernels.go:1812
+//line gompt_kernels.go:2200
 }
 
 // gomptSampleGemverW is GemverWKernel's Sample: about n points, random arguments. Tol 0: every device gives the Go function's bits.
@@ -1916,48 +2304,141 @@ func gomptLanesGemverX(gomptX0, gomptW int, n int, beta float64, A []float64, y 
 		s[gomptJ] = gomptU1[gomptJ]
 	}
 //line kernels.go:195
-	for j := int(0); j < n; j++ {
-		gomptU2 := (j * n)
+	{
+//line kernels.go:195
+		j := int(0)
+//line kernels.go:195
+		for ; j < n && n-j >= 4; j += 4 {
+			gomptU2 := (j * n)
 //line kernels.go:196
-		gomptU3 := A[gomptU2+gomptX0:][:gomptW]
+			gomptU3 := A[gomptU2+gomptX0:][:gomptW]
 //line kernels.go:196
-		gomptU4 := *(*float64)(unsafe.Add(gomptPY, j*8))
-		{
-			gomptJ := 0
-			for ; gomptJ+4 <= gomptW; gomptJ += 4 {
-				gompt4S := s[gomptJ : gomptJ+4 : gomptJ+4]
-				gompt4GomptU3 := gomptU3[gomptJ : gomptJ+4 : gomptJ+4]
-				{
+			gomptU4 := *(*float64)(unsafe.Add(gomptPY, j*8))
 //line kernels.go:196
-					gompt4S[0] = (gompt4S[0] + ((beta * gompt4GomptU3[0]) * gomptU4))
+			gomptU5 := ((j + 1) * n)
+//line kernels.go:196
+			gomptU6 := A[gomptU5+gomptX0:][:gomptW]
+//line kernels.go:196
+			gomptU7 := *(*float64)(unsafe.Add(gomptPY, (j+1)*8))
+//line kernels.go:196
+			gomptU8 := ((j + 2) * n)
+//line kernels.go:196
+			gomptU9 := A[gomptU8+gomptX0:][:gomptW]
+//line kernels.go:196
+			gomptU10 := *(*float64)(unsafe.Add(gomptPY, (j+2)*8))
+//line kernels.go:196
+			gomptU11 := ((j + 3) * n)
+//line kernels.go:196
+			gomptU12 := A[gomptU11+gomptX0:][:gomptW]
+//line kernels.go:196
+			gomptU13 := *(*float64)(unsafe.Add(gomptPY, (j+3)*8))
+			{
+				gomptJ := 0
+				for ; gomptJ+4 <= gomptW; gomptJ += 4 {
+					gompt4S := s[gomptJ : gomptJ+4 : gomptJ+4]
+					gompt4GomptU3 := gomptU3[gomptJ : gomptJ+4 : gomptJ+4]
+					gompt4GomptU6 := gomptU6[gomptJ : gomptJ+4 : gomptJ+4]
+					gompt4GomptU9 := gomptU9[gomptJ : gomptJ+4 : gomptJ+4]
+					gompt4GomptU12 := gomptU12[gomptJ : gomptJ+4 : gomptJ+4]
+					{
+//line kernels.go:196
+						gompt4S[0] = (gompt4S[0] + ((beta * gompt4GomptU3[0]) * gomptU4))
+//line kernels.go:196
+						gompt4S[0] = (gompt4S[0] + ((beta * gompt4GomptU6[0]) * gomptU7))
+//line kernels.go:196
+						gompt4S[0] = (gompt4S[0] + ((beta * gompt4GomptU9[0]) * gomptU10))
+//line kernels.go:196
+						gompt4S[0] = (gompt4S[0] + ((beta * gompt4GomptU12[0]) * gomptU13))
+					}
+					{
+//line kernels.go:196
+						gompt4S[1] = (gompt4S[1] + ((beta * gompt4GomptU3[1]) * gomptU4))
+//line kernels.go:196
+						gompt4S[1] = (gompt4S[1] + ((beta * gompt4GomptU6[1]) * gomptU7))
+//line kernels.go:196
+						gompt4S[1] = (gompt4S[1] + ((beta * gompt4GomptU9[1]) * gomptU10))
+//line kernels.go:196
+						gompt4S[1] = (gompt4S[1] + ((beta * gompt4GomptU12[1]) * gomptU13))
+					}
+					{
+//line kernels.go:196
+						gompt4S[2] = (gompt4S[2] + ((beta * gompt4GomptU3[2]) * gomptU4))
+//line kernels.go:196
+						gompt4S[2] = (gompt4S[2] + ((beta * gompt4GomptU6[2]) * gomptU7))
+//line kernels.go:196
+						gompt4S[2] = (gompt4S[2] + ((beta * gompt4GomptU9[2]) * gomptU10))
+//line kernels.go:196
+						gompt4S[2] = (gompt4S[2] + ((beta * gompt4GomptU12[2]) * gomptU13))
+					}
+					{
+//line kernels.go:196
+						gompt4S[3] = (gompt4S[3] + ((beta * gompt4GomptU3[3]) * gomptU4))
+//line kernels.go:196
+						gompt4S[3] = (gompt4S[3] + ((beta * gompt4GomptU6[3]) * gomptU7))
+//line kernels.go:196
+						gompt4S[3] = (gompt4S[3] + ((beta * gompt4GomptU9[3]) * gomptU10))
+//line kernels.go:196
+						gompt4S[3] = (gompt4S[3] + ((beta * gompt4GomptU12[3]) * gomptU13))
+					}
 				}
-				{
+				for ; gomptJ < gomptW; gomptJ++ {
 //line kernels.go:196
-					gompt4S[1] = (gompt4S[1] + ((beta * gompt4GomptU3[1]) * gomptU4))
-				}
-				{
+					s[gomptJ] = (s[gomptJ] + ((beta * gomptU3[gomptJ]) * gomptU4))
 //line kernels.go:196
-					gompt4S[2] = (gompt4S[2] + ((beta * gompt4GomptU3[2]) * gomptU4))
-				}
-				{
+					s[gomptJ] = (s[gomptJ] + ((beta * gomptU6[gomptJ]) * gomptU7))
 //line kernels.go:196
-					gompt4S[3] = (gompt4S[3] + ((beta * gompt4GomptU3[3]) * gomptU4))
+					s[gomptJ] = (s[gomptJ] + ((beta * gomptU9[gomptJ]) * gomptU10))
+//line kernels.go:196
+					s[gomptJ] = (s[gomptJ] + ((beta * gomptU12[gomptJ]) * gomptU13))
 				}
 			}
-			for ; gomptJ < gomptW; gomptJ++ {
-//line kernels.go:196
-				s[gomptJ] = (s[gomptJ] + ((beta * gomptU3[gomptJ]) * gomptU4))
-			}
+//line kernels.go:195
 		}
+//line kernels.go:195
+		for ; j < n; j++ {
+			gomptU14 := (j * n)
+//line kernels.go:196
+			gomptU15 := A[gomptU14+gomptX0:][:gomptW]
+//line kernels.go:196
+			gomptU16 := *(*float64)(unsafe.Add(gomptPY, j*8))
+			{
+				gomptJ := 0
+				for ; gomptJ+4 <= gomptW; gomptJ += 4 {
+					gompt4S := s[gomptJ : gomptJ+4 : gomptJ+4]
+					gompt4GomptU15 := gomptU15[gomptJ : gomptJ+4 : gomptJ+4]
+					{
+//line kernels.go:196
+						gompt4S[0] = (gompt4S[0] + ((beta * gompt4GomptU15[0]) * gomptU16))
+					}
+					{
+//line kernels.go:196
+						gompt4S[1] = (gompt4S[1] + ((beta * gompt4GomptU15[1]) * gomptU16))
+					}
+					{
+//line kernels.go:196
+						gompt4S[2] = (gompt4S[2] + ((beta * gompt4GomptU15[2]) * gomptU16))
+					}
+					{
+//line kernels.go:196
+						gompt4S[3] = (gompt4S[3] + ((beta * gompt4GomptU15[3]) * gomptU16))
+					}
+				}
+				for ; gomptJ < gomptW; gomptJ++ {
+//line kernels.go:196
+					s[gomptJ] = (s[gomptJ] + ((beta * gomptU15[gomptJ]) * gomptU16))
+				}
+			}
 //line kernels.go:197
+		}
 	}
-	gomptU5 := x[gomptX0:][:gomptW]
+//line kernels.go:198
+	gomptU17 := x[gomptX0:][:gomptW]
 	for gomptJ := 0; gomptJ < gomptW; gomptJ++ {
 //line kernels.go:198
-		gomptU5[gomptJ] = s[gomptJ]
+		gomptU17[gomptJ] = s[gomptJ]
 	}
 	_ = s
-//line gompt_kernels.go:1961
+//line gompt_kernels.go:2442
 }
 
 // gomptSampleGemverX is GemverXKernel's Sample: about n points, random arguments. Tol 0: every device gives the Go function's bits.
@@ -2050,7 +2531,7 @@ func gomptHostGemverZ(gomptA *gomptdevice.HostArgs, gomptR gomptdevice.Range, _,
 		x[i] = (x[i] + z[i])
 	}
 	_ = n
-//line gompt_kernels.go:2054
+//line gompt_kernels.go:2535
 }
 
 // gomptSampleGemverZ is GemverZKernel's Sample: about n points, random arguments. Tol 0: every device gives the Go function's bits.
@@ -2154,7 +2635,7 @@ func gomptHostGesummv(gomptA *gomptdevice.HostArgs, gomptR gomptdevice.Range, _,
 		tmp[i] = t
 		y[i] = ((alpha * t) + (beta * s))
 	}
-//line gompt_kernels.go:2158
+//line gompt_kernels.go:2639
 }
 
 // gomptSampleGesummv is GesummvKernel's Sample: about n points, random arguments. Tol 0: every device gives the Go function's bits.
@@ -2276,7 +2757,7 @@ func gomptHostHeat3D(gomptA *gomptdevice.HostArgs, gomptR gomptdevice.Range, _, 
 		}
 		gomptFrom, gomptTo = gomptIn1, gomptHi0
 	}
-//line gompt_kernels.go:2280
+//line gompt_kernels.go:2761
 }
 
 // gomptSampleHeat3D is Heat3DKernel's Sample: about n points, random arguments. Tol 0: every device gives the Go function's bits.
@@ -2387,7 +2868,7 @@ func gomptHostJacobi2D(gomptA *gomptdevice.HostArgs, gomptR gomptdevice.Range, _
 		}
 		gomptFrom, gomptTo = gomptIn1, gomptHi0
 	}
-//line gompt_kernels.go:2391
+//line gompt_kernels.go:2872
 }
 
 // gomptSampleJacobi2D is Jacobi2DKernel's Sample: about n points, random arguments. Tol 0: every device gives the Go function's bits.
@@ -2491,7 +2972,7 @@ func gomptHostMatMul(gomptA *gomptdevice.HostArgs, gomptR gomptdevice.Range, _, 
 		}
 	}
 	_ = ni
-//line gompt_kernels.go:2495
+//line gompt_kernels.go:2976
 }
 
 // gomptSampleMatMul is MatMulKernel's Sample: about n points, random arguments. Tol 0: every device gives the Go function's bits.
@@ -2587,7 +3068,7 @@ func gomptHostMvtX1(gomptA *gomptdevice.HostArgs, gomptR gomptdevice.Range, _, _
 		}
 		x1[i] = x
 	}
-//line gompt_kernels.go:2591
+//line gompt_kernels.go:3072
 }
 
 // gomptSampleMvtX1 is MvtX1Kernel's Sample: about n points, random arguments. Tol 0: every device gives the Go function's bits.
@@ -2692,48 +3173,141 @@ func gomptLanesMvtX2(gomptX0, gomptW int, n int, A []float64, y2 []float64, x2 [
 		x[gomptJ] = gomptU1[gomptJ]
 	}
 //line kernels.go:133
-	for j := int(0); j < n; j++ {
-		gomptU2 := (j * n)
+	{
+//line kernels.go:133
+		j := int(0)
+//line kernels.go:133
+		for ; j < n && n-j >= 4; j += 4 {
+			gomptU2 := (j * n)
 //line kernels.go:134
-		gomptU3 := A[gomptU2+gomptX0:][:gomptW]
+			gomptU3 := A[gomptU2+gomptX0:][:gomptW]
 //line kernels.go:134
-		gomptU4 := *(*float64)(unsafe.Add(gomptPY2, j*8))
-		{
-			gomptJ := 0
-			for ; gomptJ+4 <= gomptW; gomptJ += 4 {
-				gompt4X := x[gomptJ : gomptJ+4 : gomptJ+4]
-				gompt4GomptU3 := gomptU3[gomptJ : gomptJ+4 : gomptJ+4]
-				{
+			gomptU4 := *(*float64)(unsafe.Add(gomptPY2, j*8))
 //line kernels.go:134
-					gompt4X[0] = (gompt4X[0] + (gompt4GomptU3[0] * gomptU4))
+			gomptU5 := ((j + 1) * n)
+//line kernels.go:134
+			gomptU6 := A[gomptU5+gomptX0:][:gomptW]
+//line kernels.go:134
+			gomptU7 := *(*float64)(unsafe.Add(gomptPY2, (j+1)*8))
+//line kernels.go:134
+			gomptU8 := ((j + 2) * n)
+//line kernels.go:134
+			gomptU9 := A[gomptU8+gomptX0:][:gomptW]
+//line kernels.go:134
+			gomptU10 := *(*float64)(unsafe.Add(gomptPY2, (j+2)*8))
+//line kernels.go:134
+			gomptU11 := ((j + 3) * n)
+//line kernels.go:134
+			gomptU12 := A[gomptU11+gomptX0:][:gomptW]
+//line kernels.go:134
+			gomptU13 := *(*float64)(unsafe.Add(gomptPY2, (j+3)*8))
+			{
+				gomptJ := 0
+				for ; gomptJ+4 <= gomptW; gomptJ += 4 {
+					gompt4X := x[gomptJ : gomptJ+4 : gomptJ+4]
+					gompt4GomptU3 := gomptU3[gomptJ : gomptJ+4 : gomptJ+4]
+					gompt4GomptU6 := gomptU6[gomptJ : gomptJ+4 : gomptJ+4]
+					gompt4GomptU9 := gomptU9[gomptJ : gomptJ+4 : gomptJ+4]
+					gompt4GomptU12 := gomptU12[gomptJ : gomptJ+4 : gomptJ+4]
+					{
+//line kernels.go:134
+						gompt4X[0] = (gompt4X[0] + (gompt4GomptU3[0] * gomptU4))
+//line kernels.go:134
+						gompt4X[0] = (gompt4X[0] + (gompt4GomptU6[0] * gomptU7))
+//line kernels.go:134
+						gompt4X[0] = (gompt4X[0] + (gompt4GomptU9[0] * gomptU10))
+//line kernels.go:134
+						gompt4X[0] = (gompt4X[0] + (gompt4GomptU12[0] * gomptU13))
+					}
+					{
+//line kernels.go:134
+						gompt4X[1] = (gompt4X[1] + (gompt4GomptU3[1] * gomptU4))
+//line kernels.go:134
+						gompt4X[1] = (gompt4X[1] + (gompt4GomptU6[1] * gomptU7))
+//line kernels.go:134
+						gompt4X[1] = (gompt4X[1] + (gompt4GomptU9[1] * gomptU10))
+//line kernels.go:134
+						gompt4X[1] = (gompt4X[1] + (gompt4GomptU12[1] * gomptU13))
+					}
+					{
+//line kernels.go:134
+						gompt4X[2] = (gompt4X[2] + (gompt4GomptU3[2] * gomptU4))
+//line kernels.go:134
+						gompt4X[2] = (gompt4X[2] + (gompt4GomptU6[2] * gomptU7))
+//line kernels.go:134
+						gompt4X[2] = (gompt4X[2] + (gompt4GomptU9[2] * gomptU10))
+//line kernels.go:134
+						gompt4X[2] = (gompt4X[2] + (gompt4GomptU12[2] * gomptU13))
+					}
+					{
+//line kernels.go:134
+						gompt4X[3] = (gompt4X[3] + (gompt4GomptU3[3] * gomptU4))
+//line kernels.go:134
+						gompt4X[3] = (gompt4X[3] + (gompt4GomptU6[3] * gomptU7))
+//line kernels.go:134
+						gompt4X[3] = (gompt4X[3] + (gompt4GomptU9[3] * gomptU10))
+//line kernels.go:134
+						gompt4X[3] = (gompt4X[3] + (gompt4GomptU12[3] * gomptU13))
+					}
 				}
-				{
+				for ; gomptJ < gomptW; gomptJ++ {
 //line kernels.go:134
-					gompt4X[1] = (gompt4X[1] + (gompt4GomptU3[1] * gomptU4))
-				}
-				{
+					x[gomptJ] = (x[gomptJ] + (gomptU3[gomptJ] * gomptU4))
 //line kernels.go:134
-					gompt4X[2] = (gompt4X[2] + (gompt4GomptU3[2] * gomptU4))
-				}
-				{
+					x[gomptJ] = (x[gomptJ] + (gomptU6[gomptJ] * gomptU7))
 //line kernels.go:134
-					gompt4X[3] = (gompt4X[3] + (gompt4GomptU3[3] * gomptU4))
+					x[gomptJ] = (x[gomptJ] + (gomptU9[gomptJ] * gomptU10))
+//line kernels.go:134
+					x[gomptJ] = (x[gomptJ] + (gomptU12[gomptJ] * gomptU13))
 				}
 			}
-			for ; gomptJ < gomptW; gomptJ++ {
-//line kernels.go:134
-				x[gomptJ] = (x[gomptJ] + (gomptU3[gomptJ] * gomptU4))
-			}
+//line kernels.go:133
 		}
+//line kernels.go:133
+		for ; j < n; j++ {
+			gomptU14 := (j * n)
+//line kernels.go:134
+			gomptU15 := A[gomptU14+gomptX0:][:gomptW]
+//line kernels.go:134
+			gomptU16 := *(*float64)(unsafe.Add(gomptPY2, j*8))
+			{
+				gomptJ := 0
+				for ; gomptJ+4 <= gomptW; gomptJ += 4 {
+					gompt4X := x[gomptJ : gomptJ+4 : gomptJ+4]
+					gompt4GomptU15 := gomptU15[gomptJ : gomptJ+4 : gomptJ+4]
+					{
+//line kernels.go:134
+						gompt4X[0] = (gompt4X[0] + (gompt4GomptU15[0] * gomptU16))
+					}
+					{
+//line kernels.go:134
+						gompt4X[1] = (gompt4X[1] + (gompt4GomptU15[1] * gomptU16))
+					}
+					{
+//line kernels.go:134
+						gompt4X[2] = (gompt4X[2] + (gompt4GomptU15[2] * gomptU16))
+					}
+					{
+//line kernels.go:134
+						gompt4X[3] = (gompt4X[3] + (gompt4GomptU15[3] * gomptU16))
+					}
+				}
+				for ; gomptJ < gomptW; gomptJ++ {
+//line kernels.go:134
+					x[gomptJ] = (x[gomptJ] + (gomptU15[gomptJ] * gomptU16))
+				}
+			}
 //line kernels.go:135
+		}
 	}
-	gomptU5 := x2[gomptX0:][:gomptW]
+//line kernels.go:136
+	gomptU17 := x2[gomptX0:][:gomptW]
 	for gomptJ := 0; gomptJ < gomptW; gomptJ++ {
 //line kernels.go:136
-		gomptU5[gomptJ] = x[gomptJ]
+		gomptU17[gomptJ] = x[gomptJ]
 	}
 	_ = x
-//line gompt_kernels.go:2737
+//line gompt_kernels.go:3311
 }
 
 // gomptSampleMvtX2 is MvtX2Kernel's Sample: about n points, random arguments. Tol 0: every device gives the Go function's bits.
@@ -2846,7 +3420,7 @@ func gomptHostSyr2k(gomptA *gomptdevice.HostArgs, gomptR gomptdevice.Range, _, _
 			}
 		}
 	}
-//line gompt_kernels.go:2850
+//line gompt_kernels.go:3424
 }
 
 // gomptSampleSyr2k is Syr2kKernel's Sample: about n points, random arguments. Tol 0: every device gives the Go function's bits.
@@ -2960,7 +3534,7 @@ func gomptHostSyrk(gomptA *gomptdevice.HostArgs, gomptR gomptdevice.Range, _, _ 
 			}
 		}
 	}
-//line gompt_kernels.go:2964
+//line gompt_kernels.go:3538
 }
 
 // gomptSampleSyrk is SyrkKernel's Sample: about n points, random arguments. Tol 0: every device gives the Go function's bits.
@@ -3070,7 +3644,7 @@ func gomptHostTwoMM1(gomptA *gomptdevice.HostArgs, gomptR gomptdevice.Range, _, 
 		}
 	}
 	_ = ni
-//line gompt_kernels.go:3074
+//line gompt_kernels.go:3648
 }
 
 // gomptSampleTwoMM1 is TwoMM1Kernel's Sample: about n points, random arguments. Tol 0: every device gives the Go function's bits.
@@ -3176,7 +3750,7 @@ func gomptHostTwoMM2(gomptA *gomptdevice.HostArgs, gomptR gomptdevice.Range, _, 
 		}
 	}
 	_ = ni
-//line gompt_kernels.go:3180
+//line gompt_kernels.go:3754
 }
 
 // gomptSampleTwoMM2 is TwoMM2Kernel's Sample: about n points, random arguments. Tol 0: every device gives the Go function's bits.

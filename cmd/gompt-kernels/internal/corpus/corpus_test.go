@@ -187,6 +187,25 @@ var entries = []entry{
 		}
 		return ps
 	}},
+	{k: JammedKernel, fn: Jammed, run: RunJammed, ext: []int{0}, inputs: func() [][]any {
+		// Turns a multiple of four, one, two, three and none; a counter up
+		// to the largest int, where ctr+4 would wrap; widths around a
+		// multiple of four.
+		var ps [][]any
+		for _, n := range []int{1, 5, 1030} {
+			for _, t := range []struct{ k, lo, hi int }{{8, 0, 8}, {1, -3, 9}, {3, math.MaxInt - 6, math.MaxInt}, {2, math.MaxInt - 3, math.MaxInt}, {13, 5, 5}, {7, math.MinInt, math.MinInt + 2}} {
+				a, w := make([]float32, t.k*n), make([]float32, t.k)
+				for i := range a {
+					a[i] = float32(i%11)/3 - 1
+				}
+				for i := range w {
+					w[i] = 1 + float32(i)/7
+				}
+				ps = append(ps, []any{n, t.k, t.lo, t.hi, a, w, make([]float32, n), make([]int32, n), make([]float64, n)})
+			}
+		}
+		return ps
+	}},
 	{k: PartialKernel, fn: Partial, run: RunPartial, ext: []int{0}},
 	{k: TransposeKernel, fn: Transpose, run: RunTranspose, ext: []int{0, 1}},
 	{k: SumInt64Kernel, fn: SumInt64, run: RunSumInt64, ext: []int{0}, reduce: "+"},

@@ -3237,6 +3237,496 @@ func RunIntOpsNowait(dev gompttarget.DeviceClause, n int, a []int, b []int, out 
 		Args: []gompttarget.Arg{gompttarget.Int(n), gompttarget.Slice(a), gompttarget.Slice(b), gompttarget.Slice(out)}})
 }
 
+// JammedKernel is the gompt map kernel of Jammed (lockstep.go:86:1), over [0, n).
+var JammedKernel = &gomptdevice.Kernel{
+	Name: "Jammed",
+	Params: []gomptdevice.Param{
+		{Name: "n", Kind: gomptdevice.ParamInt64},
+		{Name: "k", Kind: gomptdevice.ParamInt64},
+		{Name: "lo", Kind: gomptdevice.ParamInt64},
+		{Name: "hi", Kind: gomptdevice.ParamInt64},
+		{Name: "a", Kind: gomptdevice.ParamBuffer, Elem: gomptdevice.ParamFloat32, Len: "k*n"},
+		{Name: "w", Kind: gomptdevice.ParamBuffer, Elem: gomptdevice.ParamFloat32, Len: "k"},
+		{Name: "sum", Kind: gomptdevice.ParamBuffer, Elem: gomptdevice.ParamFloat32, Len: "n"},
+		{Name: "hash", Kind: gomptdevice.ParamBuffer, Elem: gomptdevice.ParamInt32, Len: "n"},
+		{Name: "far", Kind: gomptdevice.ParamBuffer, Elem: gomptdevice.ParamFloat64, Len: "n"},
+	},
+	Dims: 1,
+	Work: "hi+k-lo",
+	Needs: []gomptdevice.Need{
+		{Kind: gomptdevice.NeedFP64, Use: "float64", Pos: "lockstep.go:86"},
+	},
+	Images: []gomptdevice.Image{
+		{Kind: gomptdevice.ImageHost, Entry: "gompt_Jammed", Host: gomptHostJammed},
+		{Kind: gomptdevice.ImageOpenCL, Entry: "gompt_Jammed", Source: gomptCLJammed, Options: "-cl-fp32-correctly-rounded-divide-sqrt"},
+		{Kind: gomptdevice.ImagePTX, Entry: "gompt_Jammed", Source: gomptPTXJammed},
+	},
+	Sample: gomptSampleJammed,
+}
+
+//go:embed gompt_Jammed.cl
+var gomptCLJammed string
+
+//go:embed gompt_Jammed.ptx
+var gomptPTXJammed string
+
+// gomptHostJammed is JammedKernel's Go image: the body of Jammed at each point of the team's range.
+func gomptHostJammed(gomptA *gomptdevice.HostArgs, gomptR gomptdevice.Range, _, _ int) {
+	n := gomptA.Int(0)
+	k := gomptA.Int(1)
+	lo := gomptA.Int(2)
+	hi := gomptA.Int(3)
+	a := gomptrt.View[float32](gomptA.Bufs[4], gomptrt.Len(k, n))
+	w := gomptrt.View[float32](gomptA.Bufs[5], gomptrt.Len(k))
+	sum := gomptrt.View[float32](gomptA.Bufs[6], gomptrt.Len(n))
+	hash := gomptrt.View[int32](gomptA.Bufs[7], gomptrt.Len(n))
+	far := gomptrt.View[float64](gomptA.Bufs[8], gomptrt.Len(n))
+	gomptLo0, gomptHi0 := gomptR.Clamp(0, n)
+	for gomptX0 := gomptLo0; gomptX0 < gomptHi0; gomptX0 += 1024 {
+		gomptLanesJammed(gomptX0, min(1024, gomptHi0-gomptX0), n, k, lo, hi, a, w, sum, hash, far)
+	}
+}
+
+// gomptLanesJammed runs Jammed's body at the points [gomptX0, gomptX0+gomptW) of dimension 0 together, statement by statement.
+func gomptLanesJammed(gomptX0, gomptW int, n int, k int, lo int, hi int, a []float32, w []float32, sum []float32, hash []int32, far []float64) {
+	gomptPW := unsafe.Pointer(unsafe.SliceData(w))
+	var gomptL1SA [1024]float32
+	s := gomptL1SA[:gomptW:gomptW]
+	var gomptL2HA [1024]int32
+	h := gomptL2HA[:gomptW:gomptW]
+	var gomptL3TA [1024]float32
+	t := gomptL3TA[:gomptW:gomptW]
+	var gomptL4CA [1024]float64
+	c := gomptL4CA[:gomptW:gomptW]
+	for gomptJ := 0; gomptJ < gomptW; gomptJ++ {
+//line lockstep.go:87
+		s[gomptJ] = float32(0)
+	}
+	for gomptJ := 0; gomptJ < gomptW; gomptJ++ {
+		j := gomptX0 + gomptJ
+//line lockstep.go:88
+		h[gomptJ] = int32(j)
+	}
+//line lockstep.go:89
+	{
+//line lockstep.go:89
+		p := int(0)
+//line lockstep.go:89
+		for ; p < k && k-p >= 4; p += 4 {
+			gomptU1 := *(*float32)(unsafe.Add(gomptPW, p*4))
+//line lockstep.go:90
+			gomptU2 := (p * n)
+//line lockstep.go:90
+			gomptU3 := a[gomptU2+gomptX0:][:gomptW]
+//line lockstep.go:92
+			gomptU4 := int32(p)
+//line lockstep.go:90
+			gomptU5 := *(*float32)(unsafe.Add(gomptPW, (p+1)*4))
+//line lockstep.go:90
+			gomptU6 := ((p + 1) * n)
+//line lockstep.go:90
+			gomptU7 := a[gomptU6+gomptX0:][:gomptW]
+//line lockstep.go:92
+			gomptU8 := int32((p + 1))
+//line lockstep.go:90
+			gomptU9 := *(*float32)(unsafe.Add(gomptPW, (p+2)*4))
+//line lockstep.go:90
+			gomptU10 := ((p + 2) * n)
+//line lockstep.go:90
+			gomptU11 := a[gomptU10+gomptX0:][:gomptW]
+//line lockstep.go:92
+			gomptU12 := int32((p + 2))
+//line lockstep.go:90
+			gomptU13 := *(*float32)(unsafe.Add(gomptPW, (p+3)*4))
+//line lockstep.go:90
+			gomptU14 := ((p + 3) * n)
+//line lockstep.go:90
+			gomptU15 := a[gomptU14+gomptX0:][:gomptW]
+//line lockstep.go:92
+			gomptU16 := int32((p + 3))
+			{
+				gomptJ := 0
+				for ; gomptJ+4 <= gomptW; gomptJ += 4 {
+					gompt4T := t[gomptJ : gomptJ+4 : gomptJ+4]
+					gompt4GomptU3 := gomptU3[gomptJ : gomptJ+4 : gomptJ+4]
+					gompt4S := s[gomptJ : gomptJ+4 : gomptJ+4]
+					gompt4H := h[gomptJ : gomptJ+4 : gomptJ+4]
+					gompt4GomptU7 := gomptU7[gomptJ : gomptJ+4 : gomptJ+4]
+					gompt4GomptU11 := gomptU11[gomptJ : gomptJ+4 : gomptJ+4]
+					gompt4GomptU15 := gomptU15[gomptJ : gomptJ+4 : gomptJ+4]
+					{
+						j := gomptX0 + gomptJ + 0
+//line lockstep.go:90
+						gompt4T[0] = (gomptU1 * gompt4GomptU3[0])
+						gompt4S[0] += gompt4T[0]
+						gompt4H[0] = (((gompt4H[0] * int32(31)) + gomptU4) ^ int32(j))
+//line lockstep.go:90
+						gompt4T[0] = (gomptU5 * gompt4GomptU7[0])
+						gompt4S[0] += gompt4T[0]
+						gompt4H[0] = (((gompt4H[0] * int32(31)) + gomptU8) ^ int32(j))
+//line lockstep.go:90
+						gompt4T[0] = (gomptU9 * gompt4GomptU11[0])
+						gompt4S[0] += gompt4T[0]
+						gompt4H[0] = (((gompt4H[0] * int32(31)) + gomptU12) ^ int32(j))
+//line lockstep.go:90
+						gompt4T[0] = (gomptU13 * gompt4GomptU15[0])
+						gompt4S[0] += gompt4T[0]
+						gompt4H[0] = (((gompt4H[0] * int32(31)) + gomptU16) ^ int32(j))
+					}
+					{
+						j := gomptX0 + gomptJ + 1
+//line lockstep.go:90
+						gompt4T[1] = (gomptU1 * gompt4GomptU3[1])
+						gompt4S[1] += gompt4T[1]
+						gompt4H[1] = (((gompt4H[1] * int32(31)) + gomptU4) ^ int32(j))
+//line lockstep.go:90
+						gompt4T[1] = (gomptU5 * gompt4GomptU7[1])
+						gompt4S[1] += gompt4T[1]
+						gompt4H[1] = (((gompt4H[1] * int32(31)) + gomptU8) ^ int32(j))
+//line lockstep.go:90
+						gompt4T[1] = (gomptU9 * gompt4GomptU11[1])
+						gompt4S[1] += gompt4T[1]
+						gompt4H[1] = (((gompt4H[1] * int32(31)) + gomptU12) ^ int32(j))
+//line lockstep.go:90
+						gompt4T[1] = (gomptU13 * gompt4GomptU15[1])
+						gompt4S[1] += gompt4T[1]
+						gompt4H[1] = (((gompt4H[1] * int32(31)) + gomptU16) ^ int32(j))
+					}
+					{
+						j := gomptX0 + gomptJ + 2
+//line lockstep.go:90
+						gompt4T[2] = (gomptU1 * gompt4GomptU3[2])
+						gompt4S[2] += gompt4T[2]
+						gompt4H[2] = (((gompt4H[2] * int32(31)) + gomptU4) ^ int32(j))
+//line lockstep.go:90
+						gompt4T[2] = (gomptU5 * gompt4GomptU7[2])
+						gompt4S[2] += gompt4T[2]
+						gompt4H[2] = (((gompt4H[2] * int32(31)) + gomptU8) ^ int32(j))
+//line lockstep.go:90
+						gompt4T[2] = (gomptU9 * gompt4GomptU11[2])
+						gompt4S[2] += gompt4T[2]
+						gompt4H[2] = (((gompt4H[2] * int32(31)) + gomptU12) ^ int32(j))
+//line lockstep.go:90
+						gompt4T[2] = (gomptU13 * gompt4GomptU15[2])
+						gompt4S[2] += gompt4T[2]
+						gompt4H[2] = (((gompt4H[2] * int32(31)) + gomptU16) ^ int32(j))
+					}
+					{
+						j := gomptX0 + gomptJ + 3
+//line lockstep.go:90
+						gompt4T[3] = (gomptU1 * gompt4GomptU3[3])
+						gompt4S[3] += gompt4T[3]
+						gompt4H[3] = (((gompt4H[3] * int32(31)) + gomptU4) ^ int32(j))
+//line lockstep.go:90
+						gompt4T[3] = (gomptU5 * gompt4GomptU7[3])
+						gompt4S[3] += gompt4T[3]
+						gompt4H[3] = (((gompt4H[3] * int32(31)) + gomptU8) ^ int32(j))
+//line lockstep.go:90
+						gompt4T[3] = (gomptU9 * gompt4GomptU11[3])
+						gompt4S[3] += gompt4T[3]
+						gompt4H[3] = (((gompt4H[3] * int32(31)) + gomptU12) ^ int32(j))
+//line lockstep.go:90
+						gompt4T[3] = (gomptU13 * gompt4GomptU15[3])
+						gompt4S[3] += gompt4T[3]
+						gompt4H[3] = (((gompt4H[3] * int32(31)) + gomptU16) ^ int32(j))
+					}
+				}
+				for ; gomptJ < gomptW; gomptJ++ {
+					j := gomptX0 + gomptJ
+//line lockstep.go:90
+					t[gomptJ] = (gomptU1 * gomptU3[gomptJ])
+					s[gomptJ] += t[gomptJ]
+					h[gomptJ] = (((h[gomptJ] * int32(31)) + gomptU4) ^ int32(j))
+//line lockstep.go:90
+					t[gomptJ] = (gomptU5 * gomptU7[gomptJ])
+					s[gomptJ] += t[gomptJ]
+					h[gomptJ] = (((h[gomptJ] * int32(31)) + gomptU8) ^ int32(j))
+//line lockstep.go:90
+					t[gomptJ] = (gomptU9 * gomptU11[gomptJ])
+					s[gomptJ] += t[gomptJ]
+					h[gomptJ] = (((h[gomptJ] * int32(31)) + gomptU12) ^ int32(j))
+//line lockstep.go:90
+					t[gomptJ] = (gomptU13 * gomptU15[gomptJ])
+					s[gomptJ] += t[gomptJ]
+					h[gomptJ] = (((h[gomptJ] * int32(31)) + gomptU16) ^ int32(j))
+				}
+			}
+//line lockstep.go:89
+		}
+//line lockstep.go:89
+		for ; p < k; p++ {
+			gomptU17 := *(*float32)(unsafe.Add(gomptPW, p*4))
+//line lockstep.go:90
+			gomptU18 := (p * n)
+//line lockstep.go:90
+			gomptU19 := a[gomptU18+gomptX0:][:gomptW]
+			{
+				gomptJ := 0
+				for ; gomptJ+4 <= gomptW; gomptJ += 4 {
+					gompt4T := t[gomptJ : gomptJ+4 : gomptJ+4]
+					gompt4GomptU19 := gomptU19[gomptJ : gomptJ+4 : gomptJ+4]
+					{
+//line lockstep.go:90
+						gompt4T[0] = (gomptU17 * gompt4GomptU19[0])
+					}
+					{
+//line lockstep.go:90
+						gompt4T[1] = (gomptU17 * gompt4GomptU19[1])
+					}
+					{
+//line lockstep.go:90
+						gompt4T[2] = (gomptU17 * gompt4GomptU19[2])
+					}
+					{
+//line lockstep.go:90
+						gompt4T[3] = (gomptU17 * gompt4GomptU19[3])
+					}
+				}
+				for ; gomptJ < gomptW; gomptJ++ {
+//line lockstep.go:90
+					t[gomptJ] = (gomptU17 * gomptU19[gomptJ])
+				}
+			}
+			{
+				gomptJ := 0
+				for ; gomptJ+4 <= gomptW; gomptJ += 4 {
+					gompt4S := s[gomptJ : gomptJ+4 : gomptJ+4]
+					gompt4T := t[gomptJ : gomptJ+4 : gomptJ+4]
+					{
+//line lockstep.go:91
+						gompt4S[0] += gompt4T[0]
+					}
+					{
+//line lockstep.go:91
+						gompt4S[1] += gompt4T[1]
+					}
+					{
+//line lockstep.go:91
+						gompt4S[2] += gompt4T[2]
+					}
+					{
+//line lockstep.go:91
+						gompt4S[3] += gompt4T[3]
+					}
+				}
+				for ; gomptJ < gomptW; gomptJ++ {
+//line lockstep.go:91
+					s[gomptJ] += t[gomptJ]
+				}
+			}
+//line lockstep.go:92
+			gomptU20 := int32(p)
+			{
+				gomptJ := 0
+				for ; gomptJ+4 <= gomptW; gomptJ += 4 {
+					gompt4H := h[gomptJ : gomptJ+4 : gomptJ+4]
+					{
+						j := gomptX0 + gomptJ + 0
+//line lockstep.go:92
+						gompt4H[0] = (((gompt4H[0] * int32(31)) + gomptU20) ^ int32(j))
+					}
+					{
+						j := gomptX0 + gomptJ + 1
+//line lockstep.go:92
+						gompt4H[1] = (((gompt4H[1] * int32(31)) + gomptU20) ^ int32(j))
+					}
+					{
+						j := gomptX0 + gomptJ + 2
+//line lockstep.go:92
+						gompt4H[2] = (((gompt4H[2] * int32(31)) + gomptU20) ^ int32(j))
+					}
+					{
+						j := gomptX0 + gomptJ + 3
+//line lockstep.go:92
+						gompt4H[3] = (((gompt4H[3] * int32(31)) + gomptU20) ^ int32(j))
+					}
+				}
+				for ; gomptJ < gomptW; gomptJ++ {
+					j := gomptX0 + gomptJ
+//line lockstep.go:92
+					h[gomptJ] = (((h[gomptJ] * int32(31)) + gomptU20) ^ int32(j))
+				}
+			}
+//line lockstep.go:93
+		}
+	}
+	for gomptJ := 0; gomptJ < gomptW; gomptJ++ {
+		j := gomptX0 + gomptJ
+//line lockstep.go:94
+		c[gomptJ] = (float64(j) / float64(3.0))
+	}
+//line lockstep.go:95
+	{
+//line lockstep.go:95
+		q := lo
+//line lockstep.go:95
+		for ; q < hi && hi-q >= 4; q += 4 {
+			gomptU21 := float64((hi - q))
+//line lockstep.go:96
+			gomptU22 := float64((hi - (q + 1)))
+//line lockstep.go:96
+			gomptU23 := float64((hi - (q + 2)))
+//line lockstep.go:96
+			gomptU24 := float64((hi - (q + 3)))
+			{
+				gomptJ := 0
+				for ; gomptJ+4 <= gomptW; gomptJ += 4 {
+					gompt4C := c[gomptJ : gomptJ+4 : gomptJ+4]
+					{
+//line lockstep.go:96
+						gompt4C[0] = ((gompt4C[0] * float64(0.75)) + gomptU21)
+//line lockstep.go:96
+						gompt4C[0] = ((gompt4C[0] * float64(0.75)) + gomptU22)
+//line lockstep.go:96
+						gompt4C[0] = ((gompt4C[0] * float64(0.75)) + gomptU23)
+//line lockstep.go:96
+						gompt4C[0] = ((gompt4C[0] * float64(0.75)) + gomptU24)
+					}
+					{
+//line lockstep.go:96
+						gompt4C[1] = ((gompt4C[1] * float64(0.75)) + gomptU21)
+//line lockstep.go:96
+						gompt4C[1] = ((gompt4C[1] * float64(0.75)) + gomptU22)
+//line lockstep.go:96
+						gompt4C[1] = ((gompt4C[1] * float64(0.75)) + gomptU23)
+//line lockstep.go:96
+						gompt4C[1] = ((gompt4C[1] * float64(0.75)) + gomptU24)
+					}
+					{
+//line lockstep.go:96
+						gompt4C[2] = ((gompt4C[2] * float64(0.75)) + gomptU21)
+//line lockstep.go:96
+						gompt4C[2] = ((gompt4C[2] * float64(0.75)) + gomptU22)
+//line lockstep.go:96
+						gompt4C[2] = ((gompt4C[2] * float64(0.75)) + gomptU23)
+//line lockstep.go:96
+						gompt4C[2] = ((gompt4C[2] * float64(0.75)) + gomptU24)
+					}
+					{
+//line lockstep.go:96
+						gompt4C[3] = ((gompt4C[3] * float64(0.75)) + gomptU21)
+//line lockstep.go:96
+						gompt4C[3] = ((gompt4C[3] * float64(0.75)) + gomptU22)
+//line lockstep.go:96
+						gompt4C[3] = ((gompt4C[3] * float64(0.75)) + gomptU23)
+//line lockstep.go:96
+						gompt4C[3] = ((gompt4C[3] * float64(0.75)) + gomptU24)
+					}
+				}
+				for ; gomptJ < gomptW; gomptJ++ {
+//line lockstep.go:96
+					c[gomptJ] = ((c[gomptJ] * float64(0.75)) + gomptU21)
+//line lockstep.go:96
+					c[gomptJ] = ((c[gomptJ] * float64(0.75)) + gomptU22)
+//line lockstep.go:96
+					c[gomptJ] = ((c[gomptJ] * float64(0.75)) + gomptU23)
+//line lockstep.go:96
+					c[gomptJ] = ((c[gomptJ] * float64(0.75)) + gomptU24)
+				}
+			}
+//line lockstep.go:95
+		}
+//line lockstep.go:95
+		for ; q < hi; q++ {
+			gomptU25 := float64((hi - q))
+			{
+				gomptJ := 0
+				for ; gomptJ+4 <= gomptW; gomptJ += 4 {
+					gompt4C := c[gomptJ : gomptJ+4 : gomptJ+4]
+					{
+//line lockstep.go:96
+						gompt4C[0] = ((gompt4C[0] * float64(0.75)) + gomptU25)
+					}
+					{
+//line lockstep.go:96
+						gompt4C[1] = ((gompt4C[1] * float64(0.75)) + gomptU25)
+					}
+					{
+//line lockstep.go:96
+						gompt4C[2] = ((gompt4C[2] * float64(0.75)) + gomptU25)
+					}
+					{
+//line lockstep.go:96
+						gompt4C[3] = ((gompt4C[3] * float64(0.75)) + gomptU25)
+					}
+				}
+				for ; gomptJ < gomptW; gomptJ++ {
+//line lockstep.go:96
+					c[gomptJ] = ((c[gomptJ] * float64(0.75)) + gomptU25)
+				}
+			}
+//line lockstep.go:97
+		}
+	}
+//line lockstep.go:98
+	gomptU26 := sum[gomptX0:][:gomptW]
+//line lockstep.go:98
+	gomptU27 := hash[gomptX0:][:gomptW]
+//line lockstep.go:98
+	gomptU28 := far[gomptX0:][:gomptW]
+	for gomptJ := 0; gomptJ < gomptW; gomptJ++ {
+//line lockstep.go:98
+		gomptU26[gomptJ], gomptU27[gomptJ], gomptU28[gomptJ] = s[gomptJ], h[gomptJ], c[gomptJ]
+	}
+	_ = s
+	_ = h
+	_ = t
+	_ = c
+//line gompt_kernels.go:3676
+}
+
+// gomptSampleJammed is JammedKernel's Sample: about n points, random arguments. Tol 0: every device gives the Go function's bits.
+func gomptSampleJammed(gomptN int, gomptSeed int64) gomptdevice.Sample {
+	gomptR := gomptrt.Rand("Jammed", gomptN, gomptSeed)
+	gomptExt := gomptrt.Extents(gomptN, 1)
+	n := gomptExt[0]
+	k := int(1 + gomptR.IntN(8))
+	lo := int(1 + gomptR.IntN(8))
+	hi := int(1 + gomptR.IntN(8))
+	return gomptdevice.Sample{
+		Shape: gomptdevice.Shape{Size: gomptExt},
+		Bufs:  [][]byte{nil, nil, nil, nil, gomptrt.Floats[float32](gomptR, gomptrt.Len(k, n), 0.5, 1.5), gomptrt.Floats[float32](gomptR, gomptrt.Len(k), 0.5, 1.5), gomptrt.Floats[float32](gomptR, gomptrt.Len(n), 0.5, 1.5), gomptrt.Ints[int32](gomptR, gomptrt.Len(n), 0, 16), gomptrt.Floats[float64](gomptR, gomptrt.Len(n), 0.5, 1.5)},
+		Args:  []gomptdevice.Arg{gomptrt.Int(int64(n)), gomptrt.Int(int64(k)), gomptrt.Int(int64(lo)), gomptrt.Int(int64(hi)), {}, {}, {}, {}, {}},
+	}
+}
+
+// RunJammed runs JammedKernel (Jammed) on device dev over [0, n), mapping each slice by how the kernel uses it:
+// a to, w to, sum from, hash from, far from.
+func RunJammed(dev gompttarget.DeviceClause, n int, k int, lo int, hi int, a []float32, w []float32, sum []float32, hash []int32, far []float64) error {
+	if n <= 0 {
+		return nil
+	}
+	a = gomptrt.Head(a, gomptrt.Len(k, n))
+	w = gomptrt.Head(w, gomptrt.Len(k))
+	sum = gomptrt.Head(sum, gomptrt.Len(n))
+	hash = gomptrt.Head(hash, gomptrt.Len(n))
+	far = gomptrt.Head(far, gomptrt.Len(n))
+	return gompttarget.Target(gompttarget.Region{Device: dev, Kernel: JammedKernel, Shape: gompttarget.Shape{Size: [3]int{n, 1, 1}},
+		Maps: []gompttarget.Map{gompttarget.To(a), gompttarget.To(w), gompttarget.From(sum), gompttarget.From(hash), gompttarget.From(far)},
+		Args: []gompttarget.Arg{gompttarget.Int(n), gompttarget.Int(k), gompttarget.Int(lo), gompttarget.Int(hi), gompttarget.Slice(a), gompttarget.Slice(w), gompttarget.Slice(sum), gompttarget.Slice(hash), gompttarget.Slice(far)}})
+}
+
+// RunJammedNowait is RunJammed's nowait form: it starts the launch and returns at once. deps are depend items
+// (target.DependIn, DependOut, DependInOut, DependOn), which order it as they order target.TargetNowait.
+// Leave the slices alone until the task's Wait returns RunJammed's error (one found before the launch,
+// such as a short slice, included). An empty space runs nothing but still waits for deps.
+//
+// It runs JammedKernel (Jammed) on device dev over [0, n), mapping each slice by how the kernel uses it:
+// a to, w to, sum from, hash from, far from.
+func RunJammedNowait(dev gompttarget.DeviceClause, n int, k int, lo int, hi int, a []float32, w []float32, sum []float32, hash []int32, far []float64, deps ...gompttarget.Map) *gompttarget.Task {
+	if n <= 0 {
+		return gompttarget.Go(func() error { return nil }, deps...)
+	}
+	a = gomptrt.Head(a, gomptrt.Len(k, n))
+	w = gomptrt.Head(w, gomptrt.Len(k))
+	sum = gomptrt.Head(sum, gomptrt.Len(n))
+	hash = gomptrt.Head(hash, gomptrt.Len(n))
+	far = gomptrt.Head(far, gomptrt.Len(n))
+	return gompttarget.TargetNowait(gompttarget.Region{Device: dev, Kernel: JammedKernel, Shape: gompttarget.Shape{Size: [3]int{n, 1, 1}},
+		Maps: append([]gompttarget.Map{gompttarget.To(a), gompttarget.To(w), gompttarget.From(sum), gompttarget.From(hash), gompttarget.From(far)}, deps...),
+		Args: []gompttarget.Arg{gompttarget.Int(n), gompttarget.Int(k), gompttarget.Int(lo), gompttarget.Int(hi), gompttarget.Slice(a), gompttarget.Slice(w), gompttarget.Slice(sum), gompttarget.Slice(hash), gompttarget.Slice(far)}})
+}
+
 // LabelsKernel is the gompt map kernel of Labels (control.go:93:1), over [0, n).
 var LabelsKernel = &gomptdevice.Kernel{
 	Name: "Labels",
@@ -3293,7 +3783,7 @@ func gomptHostLabels(gomptA *gomptdevice.HostArgs, gomptR gomptdevice.Range, _, 
 		out[i] = ((found * int64(1000)) + int64(steps))
 	}
 	_ = n
-//line gompt_kernels.go:3297
+//line gompt_kernels.go:3787
 }
 
 // gomptSampleLabels is LabelsKernel's Sample: about n points, random arguments. Tol 0: every device gives the Go function's bits.
@@ -3464,7 +3954,7 @@ func gomptLanesLanesGather(gomptX0, gomptW int, n int, m int, k int, idx []int, 
 	_ = v
 	_ = n
 	_ = m
-//line gompt_kernels.go:3468
+//line gompt_kernels.go:3958
 }
 
 // gomptSampleLanesGather is LanesGatherKernel's Sample: about n points, random arguments. Tol 0: every device gives the Go function's bits.
@@ -3568,51 +4058,144 @@ func gomptLanesMatMul(gomptX0, gomptW int, i int, m int, n int, k int, A []float
 		acc[gomptJ] = float32(0)
 	}
 //line dims.go:43
-	for p := int(0); p < k; p++ {
-		gomptU1 := *(*float32)(unsafe.Add(gomptPA, ((i*k)+p)*4))
+	{
+//line dims.go:43
+		p := int(0)
+//line dims.go:43
+		for ; p < k && k-p >= 4; p += 4 {
+			gomptU1 := *(*float32)(unsafe.Add(gomptPA, ((i*k)+p)*4))
 //line dims.go:44
-		gomptU2 := (p * n)
+			gomptU2 := (p * n)
 //line dims.go:44
-		gomptU3 := B[gomptU2+gomptX0:][:gomptW]
-		{
-			gomptJ := 0
-			for ; gomptJ+4 <= gomptW; gomptJ += 4 {
-				gompt4Acc := acc[gomptJ : gomptJ+4 : gomptJ+4]
-				gompt4GomptU3 := gomptU3[gomptJ : gomptJ+4 : gomptJ+4]
-				{
+			gomptU3 := B[gomptU2+gomptX0:][:gomptW]
 //line dims.go:44
-					gompt4Acc[0] += (gomptU1 * gompt4GomptU3[0])
+			gomptU4 := *(*float32)(unsafe.Add(gomptPA, ((i*k)+(p+1))*4))
+//line dims.go:44
+			gomptU5 := ((p + 1) * n)
+//line dims.go:44
+			gomptU6 := B[gomptU5+gomptX0:][:gomptW]
+//line dims.go:44
+			gomptU7 := *(*float32)(unsafe.Add(gomptPA, ((i*k)+(p+2))*4))
+//line dims.go:44
+			gomptU8 := ((p + 2) * n)
+//line dims.go:44
+			gomptU9 := B[gomptU8+gomptX0:][:gomptW]
+//line dims.go:44
+			gomptU10 := *(*float32)(unsafe.Add(gomptPA, ((i*k)+(p+3))*4))
+//line dims.go:44
+			gomptU11 := ((p + 3) * n)
+//line dims.go:44
+			gomptU12 := B[gomptU11+gomptX0:][:gomptW]
+			{
+				gomptJ := 0
+				for ; gomptJ+4 <= gomptW; gomptJ += 4 {
+					gompt4Acc := acc[gomptJ : gomptJ+4 : gomptJ+4]
+					gompt4GomptU3 := gomptU3[gomptJ : gomptJ+4 : gomptJ+4]
+					gompt4GomptU6 := gomptU6[gomptJ : gomptJ+4 : gomptJ+4]
+					gompt4GomptU9 := gomptU9[gomptJ : gomptJ+4 : gomptJ+4]
+					gompt4GomptU12 := gomptU12[gomptJ : gomptJ+4 : gomptJ+4]
+					{
+//line dims.go:44
+						gompt4Acc[0] += (gomptU1 * gompt4GomptU3[0])
+//line dims.go:44
+						gompt4Acc[0] += (gomptU4 * gompt4GomptU6[0])
+//line dims.go:44
+						gompt4Acc[0] += (gomptU7 * gompt4GomptU9[0])
+//line dims.go:44
+						gompt4Acc[0] += (gomptU10 * gompt4GomptU12[0])
+					}
+					{
+//line dims.go:44
+						gompt4Acc[1] += (gomptU1 * gompt4GomptU3[1])
+//line dims.go:44
+						gompt4Acc[1] += (gomptU4 * gompt4GomptU6[1])
+//line dims.go:44
+						gompt4Acc[1] += (gomptU7 * gompt4GomptU9[1])
+//line dims.go:44
+						gompt4Acc[1] += (gomptU10 * gompt4GomptU12[1])
+					}
+					{
+//line dims.go:44
+						gompt4Acc[2] += (gomptU1 * gompt4GomptU3[2])
+//line dims.go:44
+						gompt4Acc[2] += (gomptU4 * gompt4GomptU6[2])
+//line dims.go:44
+						gompt4Acc[2] += (gomptU7 * gompt4GomptU9[2])
+//line dims.go:44
+						gompt4Acc[2] += (gomptU10 * gompt4GomptU12[2])
+					}
+					{
+//line dims.go:44
+						gompt4Acc[3] += (gomptU1 * gompt4GomptU3[3])
+//line dims.go:44
+						gompt4Acc[3] += (gomptU4 * gompt4GomptU6[3])
+//line dims.go:44
+						gompt4Acc[3] += (gomptU7 * gompt4GomptU9[3])
+//line dims.go:44
+						gompt4Acc[3] += (gomptU10 * gompt4GomptU12[3])
+					}
 				}
-				{
+				for ; gomptJ < gomptW; gomptJ++ {
 //line dims.go:44
-					gompt4Acc[1] += (gomptU1 * gompt4GomptU3[1])
-				}
-				{
+					acc[gomptJ] += (gomptU1 * gomptU3[gomptJ])
 //line dims.go:44
-					gompt4Acc[2] += (gomptU1 * gompt4GomptU3[2])
-				}
-				{
+					acc[gomptJ] += (gomptU4 * gomptU6[gomptJ])
 //line dims.go:44
-					gompt4Acc[3] += (gomptU1 * gompt4GomptU3[3])
+					acc[gomptJ] += (gomptU7 * gomptU9[gomptJ])
+//line dims.go:44
+					acc[gomptJ] += (gomptU10 * gomptU12[gomptJ])
 				}
 			}
-			for ; gomptJ < gomptW; gomptJ++ {
-//line dims.go:44
-				acc[gomptJ] += (gomptU1 * gomptU3[gomptJ])
-			}
+//line dims.go:43
 		}
+//line dims.go:43
+		for ; p < k; p++ {
+			gomptU13 := *(*float32)(unsafe.Add(gomptPA, ((i*k)+p)*4))
+//line dims.go:44
+			gomptU14 := (p * n)
+//line dims.go:44
+			gomptU15 := B[gomptU14+gomptX0:][:gomptW]
+			{
+				gomptJ := 0
+				for ; gomptJ+4 <= gomptW; gomptJ += 4 {
+					gompt4Acc := acc[gomptJ : gomptJ+4 : gomptJ+4]
+					gompt4GomptU15 := gomptU15[gomptJ : gomptJ+4 : gomptJ+4]
+					{
+//line dims.go:44
+						gompt4Acc[0] += (gomptU13 * gompt4GomptU15[0])
+					}
+					{
+//line dims.go:44
+						gompt4Acc[1] += (gomptU13 * gompt4GomptU15[1])
+					}
+					{
+//line dims.go:44
+						gompt4Acc[2] += (gomptU13 * gompt4GomptU15[2])
+					}
+					{
+//line dims.go:44
+						gompt4Acc[3] += (gomptU13 * gompt4GomptU15[3])
+					}
+				}
+				for ; gomptJ < gomptW; gomptJ++ {
+//line dims.go:44
+					acc[gomptJ] += (gomptU13 * gomptU15[gomptJ])
+				}
+			}
 //line dims.go:45
+		}
 	}
-	gomptU4 := (i * n)
 //line dims.go:46
-	gomptU5 := C[gomptU4+gomptX0:][:gomptW]
+	gomptU16 := (i * n)
+//line dims.go:46
+	gomptU17 := C[gomptU16+gomptX0:][:gomptW]
 	for gomptJ := 0; gomptJ < gomptW; gomptJ++ {
 //line dims.go:46
-		gomptU5[gomptJ] = acc[gomptJ]
+		gomptU17[gomptJ] = acc[gomptJ]
 	}
 	_ = acc
 	_ = m
-//line gompt_kernels.go:3616
+//line gompt_kernels.go:4199
 }
 
 // gomptSampleMatMul is MatMulKernel's Sample: about n points, random arguments. Tol 0: every device gives the Go function's bits.
@@ -3712,7 +4295,7 @@ func gomptHostMatVec(gomptA *gomptdevice.HostArgs, gomptR gomptdevice.Range, _, 
 		y[i] = s
 	}
 	_ = m
-//line gompt_kernels.go:3716
+//line gompt_kernels.go:4299
 }
 
 // gomptSampleMatVec is MatVecKernel's Sample: about n points, random arguments. Tol 0: every device gives the Go function's bits.
@@ -3849,7 +4432,7 @@ func gomptHostMaxFloat64(gomptA *gomptdevice.HostArgs, gomptR gomptdevice.Range,
 	}
 	gomptPartial[gomptTeam] = float64(max((max(gomptS0, gomptS1)), (max(gomptS2, gomptS3))))
 	_ = n
-//line gompt_kernels.go:3853
+//line gompt_kernels.go:4436
 }
 
 // gomptSampleMaxFloat64 is MaxFloat64Kernel's Sample: about n points, random arguments. Tol 1e-12: it calls math functions that are within a few ulps of Go's, not equal.
@@ -3996,7 +4579,7 @@ func gomptHostMaxUint64(gomptA *gomptdevice.HostArgs, gomptR gomptdevice.Range, 
 	}
 	gomptPartial[gomptTeam] = uint64(max((max(gomptS0, gomptS1)), (max(gomptS2, gomptS3))))
 	_ = n
-//line gompt_kernels.go:4000
+//line gompt_kernels.go:4583
 }
 
 // gomptSampleMaxUint64 is MaxUint64Kernel's Sample: about n points, random arguments. Tol 0: every device gives the Go function's bits.
@@ -4142,7 +4725,7 @@ func gomptHostMinFloat32(gomptA *gomptdevice.HostArgs, gomptR gomptdevice.Range,
 	}
 	gomptPartial[gomptTeam] = float32(min((min(gomptS0, gomptS1)), (min(gomptS2, gomptS3))))
 	_ = n
-//line gompt_kernels.go:4146
+//line gompt_kernels.go:4729
 }
 
 // gomptSampleMinFloat32 is MinFloat32Kernel's Sample: about n points, random arguments. Tol 0: every device gives the Go function's bits.
@@ -4298,7 +4881,7 @@ func gomptHostMinInt16(gomptA *gomptdevice.HostArgs, gomptR gomptdevice.Range, g
 	}
 	gomptPartial[gomptTeam] = int16(min((min(gomptS0, gomptS1)), (min(gomptS2, gomptS3))))
 	_ = nz
-//line gompt_kernels.go:4302
+//line gompt_kernels.go:4885
 }
 
 // gomptSampleMinInt16 is MinInt16Kernel's Sample: about n points, random arguments. Tol 0: every device gives the Go function's bits.
@@ -4417,7 +5000,7 @@ func gomptHostMinMax(gomptA *gomptdevice.HostArgs, gomptR gomptdevice.Range, _, 
 		*(*float64)(unsafe.Add(gomptPOut, (o+int(7))*8)) = float64(max(uint8(u), uint8(v)))
 	}
 	_ = n
-//line gompt_kernels.go:4421
+//line gompt_kernels.go:5004
 }
 
 // gomptSampleMinMax is MinMaxKernel's Sample: about n points, random arguments. Tol 0: every device gives the Go function's bits.
@@ -4534,7 +5117,7 @@ func gomptHostNarrow(gomptA *gomptdevice.HostArgs, gomptR gomptdevice.Range, _, 
 		*(*int64)(unsafe.Add(gomptPOut, (o+int(11))*8)) = (int64(int8((int64(u) * int64(3)))) + int64(uint16(x)))
 	}
 	_ = n
-//line gompt_kernels.go:4538
+//line gompt_kernels.go:5121
 }
 
 // gomptSampleNarrow is NarrowKernel's Sample: about n points, random arguments. Tol 0: every device gives the Go function's bits.
@@ -4631,7 +5214,7 @@ func gomptHostOutOfRange(gomptA *gomptdevice.HostArgs, gomptR gomptdevice.Range,
 			out[(i + n)] = int32(5)
 		}
 	}
-//line gompt_kernels.go:4635
+//line gompt_kernels.go:5218
 }
 
 // gomptSampleOutOfRange is OutOfRangeKernel's Sample: about n points, random arguments. Tol 0: every device gives the Go function's bits.
@@ -4715,7 +5298,7 @@ func gomptHostPartial(gomptA *gomptdevice.HostArgs, gomptR gomptdevice.Range, _,
 		}
 	}
 	_ = n
-//line gompt_kernels.go:4719
+//line gompt_kernels.go:5302
 }
 
 // gomptSamplePartial is PartialKernel's Sample: about n points, random arguments. Tol 0: every device gives the Go function's bits.
@@ -4849,7 +5432,7 @@ func gomptHostProdFloat64(gomptA *gomptdevice.HostArgs, gomptR gomptdevice.Range
 	}
 	gomptPartial[gomptTeam] = float64((gomptS0 * gomptS1) * (gomptS2 * gomptS3))
 	_ = n
-//line gompt_kernels.go:4853
+//line gompt_kernels.go:5436
 }
 
 // gomptSampleProdFloat64 is ProdFloat64Kernel's Sample: about n points, random arguments. Tol 1e-10: its float products are combined in another order on each device.
@@ -4996,7 +5579,7 @@ func gomptHostProdInt32(gomptA *gomptdevice.HostArgs, gomptR gomptdevice.Range, 
 	}
 	gomptPartial[gomptTeam] = int32((gomptS0 * gomptS1) * (gomptS2 * gomptS3))
 	_ = n
-//line gompt_kernels.go:5000
+//line gompt_kernels.go:5583
 }
 
 // gomptSampleProdInt32 is ProdInt32Kernel's Sample: about n points, random arguments. Tol 0: every device gives the Go function's bits.
@@ -5116,7 +5699,7 @@ func gomptHostProductLen(gomptA *gomptdevice.HostArgs, gomptR gomptdevice.Range,
 		gomptFrom, gomptTo = gomptIn1, gomptHi0
 	}
 	_ = n
-//line gompt_kernels.go:5120
+//line gompt_kernels.go:5703
 }
 
 // gomptSampleProductLen is ProductLenKernel's Sample: about n points, random arguments. Tol 0: every device gives the Go function's bits.
@@ -5206,7 +5789,7 @@ func gomptHostQuotient(gomptA *gomptdevice.HostArgs, gomptR gomptdevice.Range, _
 		q[i] = (a[i] / b[i])
 	}
 	_ = n
-//line gompt_kernels.go:5210
+//line gompt_kernels.go:5793
 }
 
 // gomptSampleQuotient is QuotientKernel's Sample: about n points, random arguments. Tol 0: every device gives the Go function's bits.
@@ -5354,7 +5937,7 @@ func gomptHostRangeForms(gomptA *gomptdevice.HostArgs, gomptR gomptdevice.Range,
 		o[int(7)] += int64(n0)
 	}
 	_ = n
-//line gompt_kernels.go:5358
+//line gompt_kernels.go:5941
 }
 
 // gomptSampleRangeForms is RangeFormsKernel's Sample: about n points, random arguments. Tol 0: every device gives the Go function's bits.
@@ -5444,7 +6027,7 @@ func gomptHostScatter(gomptA *gomptdevice.HostArgs, gomptR gomptdevice.Range, _,
 	}
 	_ = n
 	_ = m
-//line gompt_kernels.go:5448
+//line gompt_kernels.go:6031
 }
 
 // gomptSampleScatter is ScatterKernel's Sample: about n points, random arguments. Tol 0: every device gives the Go function's bits.
@@ -5542,7 +6125,7 @@ func gomptHostSeek(gomptA *gomptdevice.HostArgs, gomptR gomptdevice.Range, _, _ 
 	}
 	_ = n
 	_ = m
-//line gompt_kernels.go:5546
+//line gompt_kernels.go:6129
 }
 
 // gomptSampleSeek is SeekKernel's Sample: about n points, random arguments. Tol 0: every device gives the Go function's bits.
@@ -5633,7 +6216,7 @@ func gomptHostShiftAt(gomptA *gomptdevice.HostArgs, gomptR gomptdevice.Range, _,
 		x[j] <<= k[i]
 		y[j] >>= k[i]
 	}
-//line gompt_kernels.go:5637
+//line gompt_kernels.go:6220
 }
 
 // gomptSampleShiftAt is ShiftAtKernel's Sample: about n points, random arguments. Tol 0: every device gives the Go function's bits.
@@ -5739,7 +6322,7 @@ func gomptHostShifts(gomptA *gomptdevice.HostArgs, gomptR gomptdevice.Range, _, 
 		*(*int64)(unsafe.Add(gomptPOut, o*8)) += (x + int64(u))
 	}
 	_ = n
-//line gompt_kernels.go:5743
+//line gompt_kernels.go:6326
 }
 
 // gomptSampleShifts is ShiftsKernel's Sample: about n points, random arguments. Tol 0: every device gives the Go function's bits.
@@ -5880,7 +6463,7 @@ func gomptHostSignExtend(gomptA *gomptdevice.HostArgs, gomptR gomptdevice.Range,
 	_ = n
 	_ = p
 	_ = k
-//line gompt_kernels.go:5884
+//line gompt_kernels.go:6467
 }
 
 // gomptSampleSignExtend is SignExtendKernel's Sample: about n points, random arguments. Tol 0: every device gives the Go function's bits.
@@ -5998,7 +6581,7 @@ func gomptHostSpMV(gomptA *gomptdevice.HostArgs, gomptR gomptdevice.Range, _, _ 
 	}
 	_ = nnz
 	_ = ncols
-//line gompt_kernels.go:6002
+//line gompt_kernels.go:6585
 }
 
 // gomptSampleSpMV is SpMVKernel's Sample: about n points, random arguments. Tol 0: every device gives the Go function's bits.
@@ -6104,7 +6687,7 @@ func gomptHostSplitEdge(gomptA *gomptdevice.HostArgs, gomptR gomptdevice.Range, 
 		}
 	}
 	_ = ny
-//line gompt_kernels.go:6108
+//line gompt_kernels.go:6691
 }
 
 // gomptSampleSplitEdge is SplitEdgeKernel's Sample: about n points, random arguments. Tol 0: every device gives the Go function's bits.
@@ -6249,7 +6832,7 @@ func gomptHostSplitForms(gomptA *gomptdevice.HostArgs, gomptR gomptdevice.Range,
 			gomptFrom, gomptTo = gomptIn1, gomptHi0
 		}
 	}
-//line gompt_kernels.go:6253
+//line gompt_kernels.go:6836
 }
 
 // gomptSampleSplitForms is SplitFormsKernel's Sample: about n points, random arguments. Tol 0: every device gives the Go function's bits.
@@ -6376,7 +6959,7 @@ func gomptHostStencil2D(gomptA *gomptdevice.HostArgs, gomptR gomptdevice.Range, 
 			gomptFrom, gomptTo = gomptIn1, gomptHi0
 		}
 	}
-//line gompt_kernels.go:6380
+//line gompt_kernels.go:6963
 }
 
 // gomptSampleStencil2D is Stencil2DKernel's Sample: about n points, random arguments. Tol 0: every device gives the Go function's bits.
@@ -6514,7 +7097,7 @@ func gomptHostSumFloat32(gomptA *gomptdevice.HostArgs, gomptR gomptdevice.Range,
 	}
 	gomptPartial[gomptTeam] = float32((gomptS0 + gomptS1) + (gomptS2 + gomptS3))
 	_ = n
-//line gompt_kernels.go:6518
+//line gompt_kernels.go:7101
 }
 
 // gomptSampleSumFloat32 is SumFloat32Kernel's Sample: about n points, random arguments. Tol 0.0001: its float sums are combined in another order on each device.
@@ -6699,7 +7282,7 @@ func gomptHostSumFloat64In2D(gomptA *gomptdevice.HostArgs, gomptR gomptdevice.Ra
 	}
 	gomptPartial[gomptTeam] = float64((gomptS0 + gomptS1) + (gomptS2 + gomptS3))
 	_ = ny
-//line gompt_kernels.go:6703
+//line gompt_kernels.go:7286
 }
 
 // gomptSampleSumFloat64In2D is SumFloat64In2DKernel's Sample: about n points, random arguments. Tol 1e-10: its float sums are combined in another order on each device.
@@ -6847,7 +7430,7 @@ func gomptHostSumInt64(gomptA *gomptdevice.HostArgs, gomptR gomptdevice.Range, g
 	}
 	gomptPartial[gomptTeam] = int64((gomptS0 + gomptS1) + (gomptS2 + gomptS3))
 	_ = n
-//line gompt_kernels.go:6851
+//line gompt_kernels.go:7434
 }
 
 // gomptSampleSumInt64 is SumInt64Kernel's Sample: about n points, random arguments. Tol 0: every device gives the Go function's bits.
@@ -6975,7 +7558,7 @@ func gomptHostTeamDefine(gomptA *gomptdevice.HostArgs, gomptR gomptdevice.Range,
 	_ = v
 	_ = teams
 	_ = m
-//line gompt_kernels.go:6979
+//line gompt_kernels.go:7562
 }
 
 // gomptSampleTeamDefine is TeamDefineKernel's Sample: about n points, random arguments. Tol 0: every device gives the Go function's bits.
@@ -7089,7 +7672,7 @@ func gomptHostTeamGather(gomptA *gomptdevice.HostArgs, gomptR gomptdevice.Range,
 	}
 	_ = teams
 	_ = m
-//line gompt_kernels.go:7093
+//line gompt_kernels.go:7676
 }
 
 // gomptSampleTeamGather is TeamGatherKernel's Sample: about n points, random arguments. Tol 0: every device gives the Go function's bits.
@@ -7253,7 +7836,7 @@ func gomptHostTeamReverse(gomptA *gomptdevice.HostArgs, gomptR gomptdevice.Range
 	}
 	_ = mine
 	_ = teams
-//line gompt_kernels.go:7257
+//line gompt_kernels.go:7840
 }
 
 // gomptSampleTeamReverse is TeamReverseKernel's Sample: about n points, random arguments. Tol 0: every device gives the Go function's bits.
@@ -7393,7 +7976,7 @@ func gomptHostTeamTuple(gomptA *gomptdevice.HostArgs, gomptR gomptdevice.Range, 
 	_ = x
 	_ = o
 	_ = teams
-//line gompt_kernels.go:7397
+//line gompt_kernels.go:7980
 }
 
 // gomptSampleTeamTuple is TeamTupleKernel's Sample: about n points, random arguments. Tol 0: every device gives the Go function's bits.
@@ -7536,7 +8119,7 @@ func gomptHostTeamView(gomptA *gomptdevice.HostArgs, gomptR gomptdevice.Range, _
 	_ = from
 	_ = s
 	_ = teams
-//line gompt_kernels.go:7540
+//line gompt_kernels.go:8123
 }
 
 // gomptSampleTeamView is TeamViewKernel's Sample: about n points, random arguments. Tol 0: every device gives the Go function's bits.
@@ -7630,7 +8213,7 @@ func gomptHostTranscendental(gomptA *gomptdevice.HostArgs, gomptR gomptdevice.Ra
 		out[i] = float32(v)
 	}
 	_ = n
-//line gompt_kernels.go:7634
+//line gompt_kernels.go:8217
 }
 
 // gomptSampleTranscendental is TranscendentalKernel's Sample: about n points, random arguments. Tol 1e-06: it calls math functions that are within a few ulps of Go's, not equal.
@@ -7722,7 +8305,7 @@ func gomptHostTranspose(gomptA *gomptdevice.HostArgs, gomptR gomptdevice.Range, 
 			}
 		}
 	}
-//line gompt_kernels.go:7726
+//line gompt_kernels.go:8309
 }
 
 // gomptSampleTranspose is TransposeKernel's Sample: about n points, random arguments. Tol 0: every device gives the Go function's bits.
@@ -7847,7 +8430,7 @@ gomptPoint0:
 		*(*int64)(unsafe.Add(gomptPOut, (o+int(7))*8)) = (-long)
 	}
 	_ = n
-//line gompt_kernels.go:7851
+//line gompt_kernels.go:8434
 }
 
 // gomptSampleTricky is TrickyKernel's Sample: about n points, random arguments. Tol 0: every device gives the Go function's bits.
@@ -7949,7 +8532,7 @@ func gomptHostTuples(gomptA *gomptdevice.HostArgs, gomptR gomptdevice.Range, _, 
 		*(*int32)(unsafe.Add(gomptPOut, o*4)) += x
 	}
 	_ = n
-//line gompt_kernels.go:7953
+//line gompt_kernels.go:8536
 }
 
 // gomptSampleTuples is TuplesKernel's Sample: about n points, random arguments. Tol 0: every device gives the Go function's bits.
@@ -8047,7 +8630,7 @@ func gomptHostUint64Ops(gomptA *gomptdevice.HostArgs, gomptR gomptdevice.Range, 
 		*(*uint64)(unsafe.Add(gomptPOut, (o+int(5))*8)) = (-x)
 	}
 	_ = n
-//line gompt_kernels.go:8051
+//line gompt_kernels.go:8634
 }
 
 // gomptSampleUint64Ops is Uint64OpsKernel's Sample: about n points, random arguments. Tol 0: every device gives the Go function's bits.
@@ -8199,7 +8782,7 @@ func gomptLanesUniformStore(gomptX0, gomptW int, n int, m int, b []int32, c []in
 		}
 //line lockstep.go:44
 	}
-//line gompt_kernels.go:8203
+//line gompt_kernels.go:8786
 }
 
 // gomptSampleUniformStore is UniformStoreKernel's Sample: about n points, random arguments. Tol 0: every device gives the Go function's bits.
@@ -8311,7 +8894,7 @@ func gomptHostViewBounds(gomptA *gomptdevice.HostArgs, gomptR gomptdevice.Range,
 	}
 	_ = rows
 	_ = m
-//line gompt_kernels.go:8315
+//line gompt_kernels.go:8898
 }
 
 // gomptSampleViewBounds is ViewBoundsKernel's Sample: about n points, random arguments. Tol 0: every device gives the Go function's bits.
@@ -8410,7 +8993,7 @@ func gomptHostViewIndex(gomptA *gomptdevice.HostArgs, gomptR gomptdevice.Range, 
 		out[r] = row[at[r]]
 	}
 	_ = rows
-//line gompt_kernels.go:8414
+//line gompt_kernels.go:8997
 }
 
 // gomptSampleViewIndex is ViewIndexKernel's Sample: about n points, random arguments. Tol 0: every device gives the Go function's bits.

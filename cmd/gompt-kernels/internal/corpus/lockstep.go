@@ -73,3 +73,27 @@ func ColumnStats(j int, n, m, stop int, lim float32, a, sum []float32, count []i
 	sum[j] = s
 	count[j] = c
 }
+
+// Jammed runs loops that do not depend on the point around statements
+// that store only into the point's locals: its Go image runs four turns
+// of such a loop together, each point through its four turns in order
+// (emitgo's jam). Each point keeps Go's order: a float32 sum of products
+// through a local declared in the turn, an int32 that wraps, and a
+// float64 over a counter that may start near the largest int, with
+// bounds that are no multiple of four.
+//
+//gompt:kernel dims=n len(a)=k*n len(w)=k len(sum)=n len(hash)=n len(far)=n
+func Jammed(j int, n, k, lo, hi int, a, w, sum []float32, hash []int32, far []float64) {
+	var s float32
+	h := int32(j)
+	for p := 0; p < k; p++ {
+		t := w[p] * a[p*n+j]
+		s += t
+		h = h*31 + int32(p) ^ int32(j)
+	}
+	c := float64(j) / 3
+	for q := lo; q < hi; q++ {
+		c = c*0.75 + float64(hi-q)
+	}
+	sum[j], hash[j], far[j] = s, h, c
+}

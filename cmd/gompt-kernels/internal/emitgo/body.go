@@ -35,6 +35,8 @@ type gobody struct {
 	ls         *ir.Lockstep
 	lane       *laneState
 	lanesOf    func(s ast.Stmt)
+	jam        func(s *ast.ForStmt) bool // writes a uniform loop's turns together where it can (jammable)
+	subst      map[*types.Var]string     // variables written as expressions (a jammed turn's counter)
 	leaf       bool
 	hoist      *gobody
 	hoisted    []string
@@ -110,6 +112,9 @@ func (b *gobody) stmt(s ast.Stmt) {
 	}
 	if b.ls != nil && !b.leaf && b.lanesOf != nil && b.isLeaf(s) {
 		b.lanesOf(s)
+		return
+	}
+	if f, ok := s.(*ast.ForStmt); ok && b.jam != nil && b.jam(f) {
 		return
 	}
 	if b.leaf {
@@ -294,6 +299,9 @@ func (b *gobody) expr(e ast.Expr) string {
 	case *ast.Ident:
 		if v, ok := b.info().Uses[e].(*types.Var); ok {
 			b.used[v] = true
+			if t, ok := b.subst[v]; ok {
+				return t
+			}
 			if arr, ok := array(b.ls, v); ok && b.leaf && !b.leafLocal[v] {
 				return arr + laneIndex
 			}

@@ -1,9 +1,11 @@
 package emitgo
 
 import (
+	"fmt"
 	"go/ast"
 	"go/token"
 	"go/types"
+	"maps"
 	"regexp"
 	"strconv"
 	"strings"
@@ -58,9 +60,11 @@ func emit(ls *ir.Lockstep, g *ir.Program, w *goWriter, used map[*types.Var]bool,
 		}
 		return true
 	})
-	b.lanesOf = func(s ast.Stmt) {
-		// A leaf: the statement at each point of the block.
-		inner := &gobody{g: g, k: k, w: fw, used: map[*types.Var]bool{}, ls: ls, lane: lane, leaf: true, depth: 1, hoist: b, top: s}
+	// leaf writes s at one lane (its text, at gomptJ) and queues the
+	// uniform values it needs at the block level; subst writes a
+	// variable as an expression of its own (a jammed turn's counter).
+	leaf := func(s ast.Stmt, subst map[*types.Var]string) (text string, usesX bool) {
+		inner := &gobody{g: g, k: k, w: fw, used: map[*types.Var]bool{}, ls: ls, lane: lane, leaf: true, depth: 1, hoist: b, top: s, subst: subst}
 		switch s.(type) {
 		case *ast.AssignStmt, *ast.IncDecStmt, *ast.DeclStmt, *ast.ExprStmt:
 			inner.simpleLeaf = true
@@ -70,44 +74,119 @@ func emit(ls *ir.Lockstep, g *ir.Program, w *goWriter, used map[*types.Var]bool,
 		for v := range inner.used {
 			inUse[v] = true
 		}
-		b.flushHoisted()
-		text := inner.sb.String()
-		if inLoop[s] {
-			if groups, ok := byFour(text); ok {
-				// A statement in a loop: four lanes a turn, through
-				// slices of four taken once (Go drops their bounds
-				// tests), each lane in its order, then the rest.
-				b.plain("{")
-				b.plain("gomptJ := 0")
-				b.plain("for ; gomptJ+4 <= gomptW; gomptJ += 4 {")
-				for _, n := range groups.names {
-					b.plain("%s := %s[gomptJ : gomptJ+4 : gomptJ+4]", groups.four[n], n)
-				}
-				for u := range 4 {
-					b.plain("{") // the lane's own locals
-					if inner.used[k.Index[0].Obj] {
-						b.plain("\t%s := gomptX0 + gomptJ + %d", x, u)
-					}
-					b.sb.WriteString(indent(groups.lane(u), b.depth))
-					b.plain("}")
-				}
-				b.plain("}")
-				b.plain("for ; gomptJ < gomptW; gomptJ++ {")
-				if inner.used[k.Index[0].Obj] {
-					b.plain("\t%s := gomptX0 + gomptJ", x)
-				}
-				b.sb.WriteString(indent(text, b.depth))
-				b.plain("}")
-				b.plain("}")
-				return
-			}
+		return inner.sb.String(), inner.used[k.Index[0].Obj]
+	}
+	// byFourLoop writes text, a leaf's (or a jammed turn's leaves'), for
+	// the block's lanes four a turn, through slices of four taken once
+	// (Go drops their bounds tests), each lane in its order, then the
+	// rest; ok is false where text uses the lane other than as an
+	// element at gomptJ.
+	byFourLoop := func(text string, usesX bool) (ok bool) {
+		groups, ok := byFour(text)
+		if !ok {
+			return false
 		}
-		b.plain("for gomptJ := 0; gomptJ < gomptW; gomptJ++ {")
-		if inner.used[k.Index[0].Obj] {
+		b.plain("{")
+		b.plain("gomptJ := 0")
+		b.plain("for ; gomptJ+4 <= gomptW; gomptJ += 4 {")
+		for _, n := range groups.names {
+			b.plain("%s := %s[gomptJ : gomptJ+4 : gomptJ+4]", groups.four[n], n)
+		}
+		for u := range 4 {
+			b.plain("{") // the lane's own locals
+			if usesX {
+				b.plain("\t%s := gomptX0 + gomptJ + %d", x, u)
+			}
+			b.sb.WriteString(indent(groups.lane(u), b.depth))
+			b.plain("}")
+		}
+		b.plain("}")
+		b.plain("for ; gomptJ < gomptW; gomptJ++ {")
+		if usesX {
 			b.plain("\t%s := gomptX0 + gomptJ", x)
 		}
 		b.sb.WriteString(indent(text, b.depth))
 		b.plain("}")
+		b.plain("}")
+		return true
+	}
+	b.lanesOf = func(s ast.Stmt) {
+		text, usesX := leaf(s, nil)
+		b.flushHoisted()
+		if inLoop[s] && byFourLoop(text, usesX) {
+			return
+		}
+		b.plain("for gomptJ := 0; gomptJ < gomptW; gomptJ++ {")
+		if usesX {
+			b.plain("\t%s := gomptX0 + gomptJ", x)
+		}
+		b.sb.WriteString(indent(text, b.depth))
+		b.plain("}")
+	}
+	b.jam = func(s *ast.ForStmt) bool {
+		j := ls.Jams[s]
+		if j == nil {
+			return false
+		}
+		ctr := j.Ctr
+		// Each turn's leaves at one lane, then the next turn's: the
+		// lanes' values stay in registers between turns. What writing
+		// them records is put back where the text does not go by four.
+		temps, bases, used := lane.temps, maps.Clone(lane.bases), maps.Clone(inUse)
+		var text strings.Builder
+		usesX := false
+		type hoists struct {
+			pos   string
+			lines []string
+		}
+		var uniform []hoists // each leaf's uniform values, marked with its line
+		for t := range ir.Jam {
+			var subst map[*types.Var]string
+			if t > 0 {
+				subst = map[*types.Var]string{ctr: fmt.Sprintf("(%s + %d)", ctr.Name(), t)}
+			}
+			for _, st := range s.Body.List {
+				tx, ux := leaf(st, subst)
+				text.WriteString(tx)
+				usesX = usesX || ux
+				uniform = append(uniform, hoists{srcPos(g, st), b.hoisted})
+				b.hoisted = nil
+			}
+		}
+		if _, ok := byFour(text.String()); !ok {
+			lane.temps, lane.bases = temps, bases
+			clear(inUse)
+			maps.Copy(inUse, used)
+			return false
+		}
+		b.line("{")
+		b.depth++
+		b.line("%s", b.simple(s.Init))
+		// bound-ctr, where ctr < bound, wraps only past the largest int:
+		// the turns then run one at a time.
+		bnd := b.expr(j.Bound)
+		b.line("for ; %s < %s && %s-%s >= %d; %s += %d {", ctr.Name(), bnd, bnd, ctr.Name(), ir.Jam, ctr.Name(), ir.Jam)
+		b.depth++
+		saved := b.pos
+		for _, h := range uniform {
+			b.pos = h.pos
+			for _, l := range h.lines {
+				b.line("%s", l)
+			}
+		}
+		b.pos = saved
+		byFourLoop(text.String(), usesX)
+		b.depth--
+		b.line("}")
+		// The turns left, one at a time.
+		b.line("for ; %s; %s {", b.expr(s.Cond), b.simple(s.Post))
+		b.depth++
+		b.stmts(s.Body.List)
+		b.depth--
+		b.closing(s.Body.Rbrace, "}")
+		b.depth--
+		b.plain("}")
+		return true
 	}
 	b.stmts(k.Decl.Body.List)
 	fw.p("// %s runs %s's body at the points [gomptX0, gomptX0+gomptW) of dimension 0 together, statement by statement.", name, k.Fn.Name)

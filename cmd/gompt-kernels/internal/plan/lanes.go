@@ -15,7 +15,9 @@ import (
 // point; a call of a helper; an atomic (a statement that does not depend
 // on the point would run once per block); a view or a range over a slice
 // (its varying locals would be arrays of slices); a loop that reaches
-// elements a row apart from one point to the next (strided).
+// elements a row apart from one point to the next (strided). Its Jams
+// are the uniform loops whose turns the image runs ir.Jam at a time
+// (jammable).
 func Lanes(g *ir.Program, k *ir.Kernel) *ir.Lockstep {
 	if k.Reduce != "" || len(k.Fn.Calls) > 0 || k.Atomic || len(k.ReduceArrays) > 0 || ir.UsesSlices(g.P.Info, k.Fn) {
 		return nil
@@ -44,6 +46,15 @@ func Lanes(g *ir.Program, k *ir.Kernel) *ir.Lockstep {
 		ls.Arrays[v] = ir.OwnName(g, k, v, arr)
 		ls.Backing[v] = arr + "A"
 	}
+	ls.Jams = map[*ast.ForStmt]*ir.Jammed{}
+	ast.Inspect(k.Decl.Body, func(n ast.Node) bool {
+		if f, ok := n.(*ast.ForStmt); ok && !ls.Leaf(g.P.Info, f) {
+			if ctr, bound, ok := jammable(ls, g.P.Info, k, f); ok {
+				ls.Jams[f] = &ir.Jammed{Ctr: ctr, Bound: bound}
+			}
+		}
+		return true
+	})
 	return ls
 }
 
@@ -337,4 +348,121 @@ func leaves(s ast.Stmt) bool {
 	}
 	walk(s, 0)
 	return found
+}
+
+// jammable reports whether the uniform loop s of a lockstep image can run
+// ir.Jam turns together, lane by lane: a counted loop (for ctr := e; ctr <
+// bound; ctr++) whose body is leaves that are simple statements storing
+// only into the lanes' locals (no buffer element: a later turn's uniform
+// values, read before an earlier turn's leaves run, are the same then),
+// whose every element is proven in range and that divide or shift no
+// integer (nothing in them can fault: a lane's later turn may run before
+// another lane's earlier one).
+func jammable(ls *ir.Lockstep, info *types.Info, k *ir.Kernel, s *ast.ForStmt) (ctr *types.Var, bound ast.Expr, ok bool) {
+	init, isAssign := s.Init.(*ast.AssignStmt)
+	if !isAssign || init.Tok != token.DEFINE || len(init.Lhs) != 1 || len(init.Rhs) != 1 {
+		return nil, nil, false
+	}
+	id, _ := init.Lhs[0].(*ast.Ident)
+	if id == nil {
+		return nil, nil, false
+	}
+	ctr, _ = info.Defs[id].(*types.Var)
+	if ctr == nil {
+		return nil, nil, false
+	}
+	if t, isBasic := ctr.Type().Underlying().(*types.Basic); !isBasic || t.Info()&types.IsInteger == 0 {
+		return nil, nil, false
+	}
+	isCtr := func(e ast.Expr) bool {
+		id, ok := ast.Unparen(e).(*ast.Ident)
+		return ok && info.Uses[id] == ctr
+	}
+	cond, isBin := s.Cond.(*ast.BinaryExpr)
+	if !isBin || cond.Op != token.LSS || !isCtr(cond.X) || mentions(info, cond.Y, ctr) || !pure(info, k, cond.Y) {
+		return nil, nil, false
+	}
+	post, isInc := s.Post.(*ast.IncDecStmt)
+	if !isInc || post.Tok != token.INC || !isCtr(post.X) || len(s.Body.List) == 0 {
+		return nil, nil, false
+	}
+	for _, st := range s.Body.List {
+		if !ls.Leaf(info, st) {
+			return nil, nil, false
+		}
+		var lhs []ast.Expr
+		switch st := st.(type) {
+		case *ast.AssignStmt:
+			lhs = st.Lhs
+			for _, r := range st.Rhs {
+				if !pure(info, k, r) {
+					return nil, nil, false
+				}
+			}
+		case *ast.IncDecStmt:
+			lhs = []ast.Expr{st.X}
+		default:
+			return nil, nil, false
+		}
+		for _, l := range lhs {
+			id, ok := ast.Unparen(l).(*ast.Ident)
+			if !ok {
+				return nil, nil, false
+			}
+			v, _ := info.Defs[id].(*types.Var)
+			if v == nil {
+				v, _ = info.Uses[id].(*types.Var)
+			}
+			if v == nil || !ls.Varying[v] {
+				return nil, nil, false
+			}
+		}
+	}
+	return ctr, cond.Y, true
+}
+
+// mentions reports whether e reads v.
+func mentions(info *types.Info, e ast.Expr, v *types.Var) bool {
+	found := false
+	ast.Inspect(e, func(n ast.Node) bool {
+		if id, ok := n.(*ast.Ident); ok && info.Uses[id] == v {
+			found = true
+		}
+		return !found
+	})
+	return found
+}
+
+// pure reports whether e cannot fault or act: its elements are proven in
+// range, it calls nothing but conversions, len and math's functions, and
+// it divides and shifts no integer.
+func pure(info *types.Info, k *ir.Kernel, e ast.Expr) bool {
+	ok := true
+	ast.Inspect(e, func(n ast.Node) bool {
+		switch n := n.(type) {
+		case *ast.IndexExpr:
+			ok = k.Proven[n]
+		case *ast.SliceExpr:
+			ok = false
+		case *ast.CallExpr:
+			fun := ast.Unparen(n.Fun)
+			switch {
+			case info.Types[fun].IsType():
+			case info.Types[fun].IsBuiltin():
+				ok = fun.(*ast.Ident).Name == "len"
+			default:
+				_, isSel := fun.(*ast.SelectorExpr)
+				ok = isSel // math's, the only package a kernel calls
+			}
+		case *ast.BinaryExpr:
+			switch n.Op {
+			case token.QUO, token.REM, token.SHL, token.SHR:
+				if t, isBasic := info.TypeOf(n).Underlying().(*types.Basic); !isBasic || t.Info()&types.IsInteger != 0 {
+					ok = false
+				}
+			}
+		}
+		return ok
+	})
+	return ok
 }
