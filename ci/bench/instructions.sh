@@ -24,7 +24,7 @@ if ! command -v valgrind >/dev/null; then
 		exit 1
 	fi
 fi
-# omp-tools.h where ctoolbuild.HeaderDir (internal/ctoolbuild) looks: $GOMPT_OMPT_INCLUDE, the newest
+# omp-tools.h where ctoolbuild.HeaderDir (internal/testkit/ctoolbuild) looks: $GOMPT_OMPT_INCLUDE, the newest
 # LLVM's clang resource directory, /usr/include, /usr/local/include
 hdr=
 for f in ${GOMPT_OMPT_INCLUDE:+"$GOMPT_OMPT_INCLUDE/omp-tools.h"} \

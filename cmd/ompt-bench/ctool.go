@@ -5,7 +5,7 @@ import (
 	"path/filepath"
 	"sync"
 
-	"github.com/gompt/gompt/internal/ctoolbuild"
+	"github.com/gompt/gompt/internal/testkit/ctoolbuild"
 )
 
 // empty_target_ctool_all: an empty target region with a C tool

@@ -7,7 +7,7 @@ import (
 
 	"github.com/gompt/gompt/device"
 	"github.com/gompt/gompt/device/cuda"
-	"github.com/gompt/gompt/internal/rawbench"
+	"github.com/gompt/gompt/device/cuda/curaw"
 	"github.com/gompt/gompt/kernels"
 )
 
@@ -172,7 +172,7 @@ func waitSched(dev int) (func(*testing.B), func(), error) {
 // processCPU does not measure it).
 func cpuTime() time.Duration { return time.Duration(processCPU()) }
 
-// load: saxpy's PTX loaded and unloaded through the binding (rawbench.CUDALoad),
+// load: saxpy's PTX loaded and unloaded through the binding (curaw.Load),
 // made unique per load when jit.
 func load(jit bool) func(int) (func(*testing.B), func(), error) {
 	var ptx string
@@ -181,5 +181,5 @@ func load(jit bool) func(int) (func(*testing.B), func(), error) {
 			ptx = im.Source
 		}
 	}
-	return rawLoop(func(d device.Device, iters int) (time.Duration, error) { return rawbench.CUDALoad(d, ptx, jit, iters) })
+	return rawLoop(func(d device.Device, iters int) (time.Duration, error) { return curaw.Load(d, ptx, jit, iters) })
 }

@@ -6,28 +6,29 @@ import (
 	"time"
 
 	"github.com/gompt/gompt/device"
-	"github.com/gompt/gompt/internal/rawbench"
+	"github.com/gompt/gompt/device/cuda/curaw"
+	"github.com/gompt/gompt/device/opencl/clraw"
 	"github.com/gompt/gompt/target"
 )
 
 // The raw_* cases do the same work as their gompt counterparts through the
 // plugin's binding alone, so the two figures can be compared in one run.
 func init() {
-	register(bcase{name: "raw_cl_empty_kernel", backend: "opencl", bench: rawLoop(rawbench.CLEmptyKernel)})
-	register(bcase{name: "raw_cl_h2d_64MiB", backend: "opencl", bytes: 64 << 20, bench: rawCopy(rawbench.CLCopy, 64<<20, true)})
-	register(bcase{name: "raw_cl_d2h_64MiB", backend: "opencl", bytes: 64 << 20, bench: rawCopy(rawbench.CLCopy, 64<<20, false)})
+	register(bcase{name: "raw_cl_empty_kernel", backend: "opencl", bench: rawLoop(clraw.EmptyKernel)})
+	register(bcase{name: "raw_cl_h2d_64MiB", backend: "opencl", bytes: 64 << 20, bench: rawCopy(clraw.Copy, 64<<20, true)})
+	register(bcase{name: "raw_cl_d2h_64MiB", backend: "opencl", bytes: 64 << 20, bench: rawCopy(clraw.Copy, 64<<20, false)})
 	// The same from pinned host memory (a mapped CL_MEM_ALLOC_HOST_PTR
 	// buffer): the bound the plugin's staged copies approach on a GPU.
-	register(bcase{name: "raw_cl_h2d_64MiB_pinned", backend: "opencl", bytes: 64 << 20, bench: rawCopy(rawbench.CLCopyPinned, 64<<20, true)})
-	register(bcase{name: "raw_cl_d2h_64MiB_pinned", backend: "opencl", bytes: 64 << 20, bench: rawCopy(rawbench.CLCopyPinned, 64<<20, false)})
+	register(bcase{name: "raw_cl_h2d_64MiB_pinned", backend: "opencl", bytes: 64 << 20, bench: rawCopy(clraw.CopyPinned, 64<<20, true)})
+	register(bcase{name: "raw_cl_d2h_64MiB_pinned", backend: "opencl", bytes: 64 << 20, bench: rawCopy(clraw.CopyPinned, 64<<20, false)})
 
 	register(bcase{name: "h2d_256MiB", backend: "cuda", bytes: 256 << 20, bench: update(256<<20, true)})
 	register(bcase{name: "d2h_256MiB", backend: "cuda", bytes: 256 << 20, bench: update(256<<20, false)})
 	register(bcase{name: "saxpy_2e28", backend: "cuda", bytes: 12 << 28, bench: saxpy(1 << 28)})
 	register(bcase{name: "d2d_copy_2e28", backend: "cuda", bytes: 2 * 4 << 28, bench: d2d(4 << 28)})
-	register(bcase{name: "raw_cu_empty_launch_sync", backend: "cuda", bench: rawLoop(rawbench.CUDAEmptyLaunchSync)})
-	register(bcase{name: "raw_cu_h2d_256MiB", backend: "cuda", bytes: 256 << 20, bench: rawCopy(rawbench.CUDACopy, 256<<20, true)})
-	register(bcase{name: "raw_cu_d2h_256MiB", backend: "cuda", bytes: 256 << 20, bench: rawCopy(rawbench.CUDACopy, 256<<20, false)})
+	register(bcase{name: "raw_cu_empty_launch_sync", backend: "cuda", bench: rawLoop(curaw.EmptyLaunchSync)})
+	register(bcase{name: "raw_cu_h2d_256MiB", backend: "cuda", bytes: 256 << 20, bench: rawCopy(curaw.Copy, 256<<20, true)})
+	register(bcase{name: "raw_cu_d2h_256MiB", backend: "cuda", bytes: 256 << 20, bench: rawCopy(curaw.Copy, 256<<20, false)})
 }
 
 // deviceOf returns the plugin device behind runtime device number n.

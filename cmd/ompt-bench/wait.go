@@ -6,7 +6,7 @@ import (
 	"testing"
 
 	"github.com/gompt/gompt/device"
-	"github.com/gompt/gompt/internal/rawbench"
+	"github.com/gompt/gompt/device/opencl/clraw"
 )
 
 // The wait cases measure what waiting for a command costs the waiting
@@ -29,7 +29,7 @@ const waitSteps = 1 << 20
 
 var spinKernel = &device.Kernel{Name: "gompt_raw_spin",
 	Params: []device.Param{{Name: "p", Kind: device.ParamBuffer}, {Name: "n", Kind: device.ParamUint32}},
-	Images: []device.Image{{Kind: device.ImageOpenCL, Source: rawbench.CLSpinSource}}}
+	Images: []device.Image{{Kind: device.ImageOpenCL, Source: clraw.SpinSource}}}
 
 // waitCase: g goroutines each launch the spin kernel on their own queue,
 // record an event and wait for it, b.N times.
@@ -125,7 +125,7 @@ func rawWait(g int) func(int) (func(*testing.B), func(), error) {
 			}
 		}
 		for i := range waits {
-			w, r, err := rawbench.CLWait(d, waitSteps)
+			w, r, err := clraw.Wait(d, waitSteps)
 			if err != nil {
 				teardown()
 				return nil, nil, err

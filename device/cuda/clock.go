@@ -9,7 +9,7 @@ import (
 	"sync"
 	"time"
 
-	"github.com/gompt/gompt/internal/cu"
+	"github.com/gompt/gompt/device/cuda/internal/cu"
 )
 
 // epoch is the zero of device time: every CUDA device reports nanoseconds

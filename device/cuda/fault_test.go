@@ -32,10 +32,10 @@ import (
 	"unsafe"
 
 	"github.com/gompt/gompt/device"
+	"github.com/gompt/gompt/device/cuda/curaw"
+	"github.com/gompt/gompt/device/cuda/internal/cu"
 	"github.com/gompt/gompt/device/devicetest"
-	"github.com/gompt/gompt/internal/cu"
 	"github.com/gompt/gompt/internal/dl"
-	"github.com/gompt/gompt/internal/rawbench"
 	"github.com/gompt/gompt/kernels"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -877,43 +877,43 @@ func TestFaultConcurrent(t *testing.T) {
 }
 
 // TestFaultRaw fails the driver under the raw baselines of
-// internal/rawbench: they return the error and release what they made.
+// device/cuda/curaw: they return the error and release what they made.
 func TestFaultRaw(t *testing.T) {
 	f := fakeDriverIn(t)
 	d := f.open(t)[0]
-	_, err := rawbench.CUDACopy(d, 1<<20, true, 3)
+	_, err := curaw.Copy(d, 1<<20, true, 3)
 	must(t, "CUDACopy", err)
 	// The empty kernel is loaded for the call and unloaded after it.
 	before := f.read().live()
-	_, err = rawbench.CUDAEmptyLaunchSync(d, 3)
+	_, err = curaw.EmptyLaunchSync(d, 3)
 	must(t, "CUDAEmptyLaunchSync", err)
 	after := f.read().live()
 	assert.Equal(t, before, after, "CUDAEmptyLaunchSync left %+v (before: %+v)", after, before)
 	// Each load is unloaded: nothing stays.
 	for _, unique := range []bool{false, true} {
 		before := f.read()
-		_, err := rawbench.CUDALoad(d, rawbench.EmptyPTX, unique, 5)
+		_, err := curaw.Load(d, curaw.EmptyPTX, unique, 5)
 		must(t, "CUDALoad", err)
 		after := f.read()
 		assert.Equal(t, before.live(), after.live(), "CUDALoad (unique %v) left %+v (before: %+v)", unique, after.live(), before.live())
 	}
-	if _, err := rawbench.CUDALoad(d, rawbench.EmptyPTX, false, 0); assert.Error(t, err, "CUDALoad of 0 iterations") {
+	if _, err := curaw.Load(d, curaw.EmptyPTX, false, 0); assert.Error(t, err, "CUDALoad of 0 iterations") {
 		assert.Contains(t, err.Error(), "iters 0", "CUDALoad of 0 iterations: %v", err)
 	}
-	if _, err := rawbench.CUDACopy(nil, 1, true, 1); assert.Error(t, err, "CUDACopy on no device") {
+	if _, err := curaw.Copy(nil, 1, true, 1); assert.Error(t, err, "CUDACopy on no device") {
 		assert.Contains(t, err.Error(), "not a device of the cuda plugin", "CUDACopy on no device: %v", err)
 	}
 	for _, c := range []struct {
 		spec string
 		raw  func() error
 	}{
-		{"cuMemcpyHtoD_v2:2", func() error { _, err := rawbench.CUDACopy(d, 1<<20, true, 3); return err }},
-		{"cuMemcpyDtoH_v2:3", func() error { _, err := rawbench.CUDACopy(d, 1<<20, false, 3); return err }},
-		{"cuMemAlloc_v2:1", func() error { _, err := rawbench.CUDACopy(d, 1<<20, false, 3); return err }},
-		{"cuModuleGetFunction:1", func() error { _, err := rawbench.CUDAEmptyLaunchSync(d, 3); return err }},
-		{"cuLaunchKernel:2", func() error { _, err := rawbench.CUDAEmptyLaunchSync(d, 3); return err }},
-		{"cuStreamSynchronize:3:999", func() error { _, err := rawbench.CUDAEmptyLaunchSync(d, 3); return err }},
-		{"cuModuleLoadDataEx:2", func() error { _, err := rawbench.CUDALoad(d, rawbench.EmptyPTX, true, 3); return err }},
+		{"cuMemcpyHtoD_v2:2", func() error { _, err := curaw.Copy(d, 1<<20, true, 3); return err }},
+		{"cuMemcpyDtoH_v2:3", func() error { _, err := curaw.Copy(d, 1<<20, false, 3); return err }},
+		{"cuMemAlloc_v2:1", func() error { _, err := curaw.Copy(d, 1<<20, false, 3); return err }},
+		{"cuModuleGetFunction:1", func() error { _, err := curaw.EmptyLaunchSync(d, 3); return err }},
+		{"cuLaunchKernel:2", func() error { _, err := curaw.EmptyLaunchSync(d, 3); return err }},
+		{"cuStreamSynchronize:3:999", func() error { _, err := curaw.EmptyLaunchSync(d, 3); return err }},
+		{"cuModuleLoadDataEx:2", func() error { _, err := curaw.Load(d, curaw.EmptyPTX, true, 3); return err }},
 	} {
 		before := f.read().live()
 		f.arm(c.spec)

@@ -11,8 +11,8 @@ import (
 	"sync/atomic"
 
 	"github.com/gompt/gompt/device"
+	"github.com/gompt/gompt/device/cuda/internal/cu"
 	"github.com/gompt/gompt/device/generic"
-	"github.com/gompt/gompt/internal/cu"
 )
 
 // gpu is one CUDA device, used through its primary context. All methods are
@@ -253,7 +253,7 @@ func (g *gpu) errClosed(op string) error {
 }
 
 // BindingContext returns the device's CUDA context for the raw baselines
-// of internal/rawbench (which only they use), or the error of operation op
+// of device/cuda/curaw (which only they use), or the error of operation op
 // on a closed device or one whose context is lost.
 func (g *gpu) BindingContext(op string) (cu.Context, error) {
 	if err := g.usable(op); err != nil {

@@ -9,9 +9,9 @@ import (
 	"testing"
 
 	"github.com/gompt/gompt/device"
+	"github.com/gompt/gompt/device/cuda/curaw"
+	"github.com/gompt/gompt/device/cuda/internal/cu"
 	"github.com/gompt/gompt/device/devicetest"
-	"github.com/gompt/gompt/internal/cu"
-	"github.com/gompt/gompt/internal/rawbench"
 	"github.com/gompt/gompt/kernels"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -259,19 +259,19 @@ func TestCloseReleasesEverything(t *testing.T) {
 
 func TestRawBaselines(t *testing.T) {
 	for _, d := range gpus(t) {
-		lat, err := rawbench.CUDAEmptyLaunchSync(d, 20)
+		lat, err := curaw.EmptyLaunchSync(d, 20)
 		must(t, "RawEmptyLaunchSync", err)
-		h2d, err := rawbench.CUDACopy(d, 4<<20, true, 5)
+		h2d, err := curaw.Copy(d, 4<<20, true, 5)
 		must(t, "RawCopy to device", err)
-		d2h, err := rawbench.CUDACopy(d, 4<<20, false, 5)
+		d2h, err := curaw.Copy(d, 4<<20, false, 5)
 		must(t, "RawCopy from device", err)
 		assert.Positive(t, lat, "raw baselines %v %v %v: want positive durations", lat, h2d, d2h)
 		assert.Positive(t, h2d, "raw baselines %v %v %v: want positive durations", lat, h2d, d2h)
 		assert.Positive(t, d2h, "raw baselines %v %v %v: want positive durations", lat, h2d, d2h)
 		t.Logf("%s: empty launch+sync %v, 4 MiB pinned h2d %v, d2h %v", d.Info().Name, lat, h2d, d2h)
 	}
-	_, err := rawbench.CUDAEmptyLaunchSync(nil, 1)
-	assert.Error(t, err, "rawbench.CUDAEmptyLaunchSync(nil) succeeded")
+	_, err := curaw.EmptyLaunchSync(nil, 1)
+	assert.Error(t, err, "curaw.EmptyLaunchSync(nil) succeeded")
 }
 
 func TestPeerCopy(t *testing.T) {
@@ -322,7 +322,7 @@ func BenchmarkRawEmptyLaunchSync(b *testing.B) {
 	d := gpus(b)[0]
 	var total float64
 	for b.Loop() {
-		lat, err := rawbench.CUDAEmptyLaunchSync(d, 100)
+		lat, err := curaw.EmptyLaunchSync(d, 100)
 		require.NoError(b, err)
 		total += float64(lat)
 	}
@@ -358,7 +358,7 @@ func benchRawCopy(b *testing.B, toDevice bool) {
 	const n = 256 << 20
 	b.SetBytes(n)
 	for b.Loop() {
-		_, err := rawbench.CUDACopy(d, n, toDevice, 1)
+		_, err := curaw.Copy(d, n, toDevice, 1)
 		require.NoError(b, err)
 	}
 }

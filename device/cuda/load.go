@@ -8,7 +8,7 @@ import (
 	"strings"
 
 	"github.com/gompt/gompt/device"
-	"github.com/gompt/gompt/internal/cu"
+	"github.com/gompt/gompt/device/cuda/internal/cu"
 )
 
 // function is a kernel's PTX module loaded on one device (device.Function).

@@ -7,7 +7,7 @@ import (
 	"testing"
 
 	"github.com/gompt/gompt/device"
-	"github.com/gompt/gompt/internal/cu"
+	"github.com/gompt/gompt/device/cuda/internal/cu"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 )

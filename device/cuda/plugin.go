@@ -8,8 +8,8 @@ import (
 	"strings"
 
 	"github.com/gompt/gompt/device"
+	"github.com/gompt/gompt/device/cuda/internal/cu"
 	"github.com/gompt/gompt/device/generic"
-	"github.com/gompt/gompt/internal/cu"
 )
 
 // minDriver is the oldest driver the plugin accepts: CUDA 10.0, what the

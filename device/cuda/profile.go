@@ -7,7 +7,7 @@ import (
 	"unsafe"
 
 	"github.com/gompt/gompt/device"
-	"github.com/gompt/gompt/internal/cu"
+	"github.com/gompt/gompt/device/cuda/internal/cu"
 )
 
 // maxTimings bounds the timed operations a queue keeps unread between two

@@ -11,8 +11,8 @@ import (
 	"unsafe"
 
 	"github.com/gompt/gompt/device"
+	"github.com/gompt/gompt/device/cuda/internal/cu"
 	"github.com/gompt/gompt/device/generic"
-	"github.com/gompt/gompt/internal/cu"
 )
 
 // queue is one non-blocking CUDA stream (device.Queue). It is used by one

@@ -6,7 +6,7 @@ import (
 	"errors"
 
 	"github.com/gompt/gompt/device"
-	"github.com/gompt/gompt/internal/cu"
+	"github.com/gompt/gompt/device/cuda/internal/cu"
 )
 
 // Stream-ordered reuse of freed memory.

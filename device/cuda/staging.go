@@ -7,7 +7,7 @@ import (
 	pinned "github.com/gompt/gompt/device/internal/staging"
 	"unsafe"
 
-	"github.com/gompt/gompt/internal/cu"
+	"github.com/gompt/gompt/device/cuda/internal/cu"
 )
 
 type slot struct {

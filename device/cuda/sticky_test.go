@@ -7,7 +7,7 @@ import (
 	"testing"
 
 	"github.com/gompt/gompt/device"
-	"github.com/gompt/gompt/internal/rawbench"
+	"github.com/gompt/gompt/device/cuda/curaw"
 	"github.com/gompt/gompt/kernels"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -94,7 +94,7 @@ func checkStickyFault(t *testing.T, d device.Device) {
 	lost("Record", err)
 	lost("Sync", q.Sync())
 	lost("Sync of the other queue", q2.Sync())
-	_, err = rawbench.CUDACopy(d, 4096, true, 1)
+	_, err = curaw.Copy(d, 4096, true, 1)
 	lost("RawCopy", err)
 	lost("Free", d.Free(buf.Ptr))
 	if b, n := d.(device.MemInfo).MemInUse(); assert.Zero(t, b, "MemInUse after Free on a lost device: %d bytes in %d, want none", b, n) {

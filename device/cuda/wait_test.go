@@ -18,8 +18,8 @@ import (
 	"time"
 
 	"github.com/gompt/gompt/device"
+	"github.com/gompt/gompt/device/cuda/internal/cu"
 	"github.com/gompt/gompt/device/devicetest"
-	"github.com/gompt/gompt/internal/cu"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 )

@@ -5,7 +5,7 @@ import (
 	"strings"
 
 	"github.com/gompt/gompt/device"
-	"github.com/gompt/gompt/internal/cl"
+	"github.com/gompt/gompt/device/opencl/internal/cl"
 )
 
 // checkKernelArgs compares a kernel's declared parameters with the

@@ -4,7 +4,7 @@ import (
 	"testing"
 
 	"github.com/gompt/gompt/device"
-	"github.com/gompt/gompt/internal/cl"
+	"github.com/gompt/gompt/device/opencl/internal/cl"
 	"github.com/stretchr/testify/assert"
 )
 

@@ -5,7 +5,7 @@ import (
 	"time"
 
 	"github.com/gompt/gompt/device"
-	"github.com/gompt/gompt/internal/rawbench"
+	"github.com/gompt/gompt/device/opencl/clraw"
 	"github.com/gompt/gompt/kernels"
 	"github.com/stretchr/testify/require"
 )
@@ -31,10 +31,10 @@ func BenchmarkEmptyKernel(b *testing.B) {
 		}
 	})
 	b.Run("raw", func(b *testing.B) {
-		_, err := rawbench.CLEmptyKernel(d, 1)
+		_, err := clraw.EmptyKernel(d, 1)
 		require.NoError(b, err)
 		b.ResetTimer()
-		dt, err := rawbench.CLEmptyKernel(d, b.N)
+		dt, err := clraw.EmptyKernel(d, b.N)
 		require.NoError(b, err)
 		b.ReportMetric(float64(dt.Nanoseconds())/float64(b.N), "raw-ns/op")
 	})
@@ -77,7 +77,7 @@ func BenchmarkCopy64MiB(b *testing.B) {
 		for _, raw := range []struct {
 			name string
 			fn   func(device.Device, int, bool, int) (time.Duration, error)
-		}{{"raw", rawbench.CLCopy}, {"raw-pinned", rawbench.CLCopyPinned}} {
+		}{{"raw", clraw.Copy}, {"raw-pinned", clraw.CopyPinned}} {
 			b.Run(dir.name+"/"+raw.name, func(b *testing.B) {
 				b.SetBytes(copyBytes)
 				// One call of b.N copies; raw-ns/op leaves out its setup.

@@ -8,7 +8,7 @@ import (
 	"sync/atomic"
 
 	"github.com/gompt/gompt/device"
-	"github.com/gompt/gompt/internal/cl"
+	"github.com/gompt/gompt/device/opencl/internal/cl"
 )
 
 // hostClockTries is how many stamps must each fall inside their host

@@ -7,7 +7,7 @@ import (
 	"math/rand/v2"
 	"testing"
 
-	"github.com/gompt/gompt/internal/cl"
+	"github.com/gompt/gompt/device/opencl/internal/cl"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 )

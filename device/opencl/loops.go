@@ -9,7 +9,7 @@ import (
 	"unsafe"
 
 	"github.com/gompt/gompt/device"
-	"github.com/gompt/gompt/internal/cl"
+	"github.com/gompt/gompt/device/opencl/internal/cl"
 )
 
 // Loop limits. Mesa's llvmpipe (rusticl on the CPU, RUSTICL_ENABLE=swrast)

@@ -6,7 +6,7 @@ import (
 	"sync"
 
 	"github.com/gompt/gompt/device"
-	"github.com/gompt/gompt/internal/cl"
+	"github.com/gompt/gompt/device/opencl/internal/cl"
 )
 
 // Native record types of the operations a queue times (device.Native.Type).

@@ -6,7 +6,7 @@ import (
 
 	"github.com/gompt/gompt/device"
 	"github.com/gompt/gompt/device/opencl"
-	"github.com/gompt/gompt/internal/cl"
+	"github.com/gompt/gompt/device/opencl/internal/cl"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 )

@@ -3,7 +3,7 @@
 package opencl
 
 import (
-	"github.com/gompt/gompt/internal/cl"
+	"github.com/gompt/gompt/device/opencl/internal/cl"
 )
 
 const emptySource = "__kernel void gompt_raw_empty(void) {}\n"
@@ -17,7 +17,7 @@ func (d *clDevice) emptyKernel() (cl.Kernel, error) {
 
 // BindingQueue opens the device if it is not open yet and returns its
 // OpenCL context and device and a fresh in-order profiling queue, which
-// the caller releases. Only the raw baselines of internal/rawbench use it.
+// the caller releases. Only the raw baselines of device/opencl/clraw use it.
 func (d *clDevice) BindingQueue() (cl.Context, cl.DeviceID, cl.CommandQueue, error) {
 	if err := d.init(); err != nil {
 		return 0, 0, 0, err

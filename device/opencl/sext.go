@@ -6,7 +6,7 @@ import (
 	"fmt"
 	"unsafe"
 
-	"github.com/gompt/gompt/internal/cl"
+	"github.com/gompt/gompt/device/opencl/internal/cl"
 )
 
 // Sign-extended comparisons. Mesa's OpenCL compiler (22.3; seen with

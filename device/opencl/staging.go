@@ -10,7 +10,7 @@ import (
 
 	"github.com/gompt/gompt/device"
 	pinned "github.com/gompt/gompt/device/internal/staging"
-	"github.com/gompt/gompt/internal/cl"
+	"github.com/gompt/gompt/device/opencl/internal/cl"
 )
 
 // Copies of Go memory through pinned staging buffers, as the CUDA plugin

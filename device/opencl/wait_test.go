@@ -8,7 +8,7 @@ import (
 	"time"
 
 	"github.com/gompt/gompt/device"
-	"github.com/gompt/gompt/internal/cl"
+	"github.com/gompt/gompt/device/opencl/internal/cl"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 )

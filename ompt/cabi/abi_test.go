@@ -12,7 +12,7 @@ import (
 	"testing"
 	"unsafe"
 
-	"github.com/gompt/gompt/internal/ctoolbuild"
+	"github.com/gompt/gompt/internal/testkit/ctoolbuild"
 	"github.com/gompt/gompt/ompt"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"

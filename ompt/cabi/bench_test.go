@@ -5,8 +5,8 @@ import (
 	"sync"
 	"testing"
 
-	"github.com/gompt/gompt/internal/ctoolbuild"
 	"github.com/gompt/gompt/internal/omptrt"
+	"github.com/gompt/gompt/internal/testkit/ctoolbuild"
 	"github.com/gompt/gompt/ompt"
 	"github.com/stretchr/testify/require"
 )

@@ -16,7 +16,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/gompt/gompt/internal/ctoolbuild"
+	"github.com/gompt/gompt/internal/testkit/ctoolbuild"
 	"github.com/gompt/gompt/kernels"
 	"github.com/gompt/gompt/ompt/cabi"
 	"github.com/gompt/gompt/target"

@@ -18,7 +18,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/gompt/gompt/internal/ctoolbuild"
+	"github.com/gompt/gompt/internal/testkit/ctoolbuild"
 	"github.com/gompt/gompt/ompt/cabi"
 	"github.com/gompt/gompt/target"
 	"github.com/stretchr/testify/assert"

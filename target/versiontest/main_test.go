@@ -9,7 +9,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/gompt/gompt/internal/ctoolbuild"
+	"github.com/gompt/gompt/internal/testkit/ctoolbuild"
 	"github.com/gompt/gompt/ompt/cabi"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"

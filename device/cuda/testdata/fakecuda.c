@@ -7,7 +7,7 @@
 // GPU tests: it runs no kernel code (cuLaunchKernel checks its arguments;
 // only the marked test kernels below take time, wait or write memory).
 //
-// It exports every entry point the binding in internal/cu resolves, under
+// It exports every entry point the binding in device/cuda/internal/cu resolves, under
 // the names the binding prefers (cuMemAlloc_v2, cuStreamDestroy_v2, ...),
 // with the driver's signatures written with plain C types; built with
 // -DFAKECUDA_NO_STREAM_WAIT it lacks the optional cuStreamWaitEvent.

@@ -2,7 +2,7 @@ package printer_test
 
 import (
 	"github.com/gompt/gompt/examples/tools/internal/exampletest"
-	"github.com/gompt/gompt/internal/ctoolbuild"
+	"github.com/gompt/gompt/internal/testkit/ctoolbuild"
 	"os"
 	"os/exec"
 	"path/filepath"

@@ -14,8 +14,8 @@ import (
 
 	"github.com/gompt/gompt/device"
 	"github.com/gompt/gompt/device/devicetest"
-	"github.com/gompt/gompt/internal/ctoolbuild"
-	"github.com/gompt/gompt/internal/testplugin"
+	"github.com/gompt/gompt/internal/testkit/ctoolbuild"
+	"github.com/gompt/gompt/internal/testkit/testplugin"
 	"github.com/gompt/gompt/kernels"
 	"github.com/gompt/gompt/ompt/cabi"
 	"github.com/gompt/gompt/target"
@@ -188,11 +188,11 @@ func TestOmptDevinfoShowsThePlugin(t *testing.T) {
 	if _, err := os.Stat(goBin); err != nil {
 		t.Skipf("no go command: %v", err)
 	}
-	root, err := filepath.Abs(filepath.Join("..", ".."))
+	root, err := filepath.Abs(filepath.Join("..", "..", ".."))
 	require.NoError(t, err)
 	dir := t.TempDir()
 	imp := filepath.Join(dir, "testplugin.go")
-	require.NoError(t, os.WriteFile(imp, []byte("package main\n\nimport _ \"github.com/gompt/gompt/internal/testplugin\"\n"), 0o644))
+	require.NoError(t, os.WriteFile(imp, []byte("package main\n\nimport _ \"github.com/gompt/gompt/internal/testkit/testplugin\"\n"), 0o644))
 	overlay, err := json.Marshal(map[string]map[string]string{"Replace": {filepath.Join(root, "cmd", "ompt-devinfo", "zz_testplugin.go"): imp}})
 	require.NoError(t, err)
 	require.NoError(t, os.WriteFile(filepath.Join(dir, "overlay.json"), overlay, 0o644))

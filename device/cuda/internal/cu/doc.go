@@ -1,5 +1,5 @@
 // Package cu is the small part of the CUDA driver API that the cuda plugin
-// (device/cuda) and its raw baselines (internal/rawbench) use, called
+// (device/cuda) and its raw baselines (device/cuda/curaw) use, called
 // through a C table of function pointers filled by dlopen and dlsym at run
 // time (in the manner of LLVM's offload/plugins-nextgen/cuda/dynamic_cuda),
 // so a binary that imports it

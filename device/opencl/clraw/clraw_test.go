@@ -1,18 +1,16 @@
 //go:build cgo
 
-package rawbench_test
+package clraw_test
 
 import (
-	"strings"
 	"testing"
 	"time"
 
 	"github.com/gompt/gompt/device"
-	_ "github.com/gompt/gompt/device/cuda"
 	_ "github.com/gompt/gompt/device/host"
 	_ "github.com/gompt/gompt/device/opencl"
-	"github.com/gompt/gompt/internal/cl"
-	"github.com/gompt/gompt/internal/rawbench"
+	"github.com/gompt/gompt/device/opencl/clraw"
+	"github.com/gompt/gompt/device/opencl/internal/cl"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 )
@@ -32,15 +30,15 @@ func devicesOf(t *testing.T, plugin string) []device.Device {
 // each measures something and gives back every OpenCL object it made.
 func TestCL(t *testing.T) {
 	for _, d := range devicesOf(t, "opencl") {
-		_, err := rawbench.CLEmptyKernel(d, 1) // the device opens
+		_, err := clraw.EmptyKernel(d, 1) // the device opens
 		require.NoError(t, err, "%s: CLEmptyKernel", d.Info().Name)
 		before := cl.Live()
-		dt, err := rawbench.CLEmptyKernel(d, 3)
+		dt, err := clraw.EmptyKernel(d, 3)
 		assert.NoError(t, err, "%s: CLEmptyKernel = %v", d.Info().Name, dt)
 		assert.Greater(t, dt, time.Duration(0), "%s: CLEmptyKernel = %v, %v", d.Info().Name, dt, err)
 		for _, fn := range []func(device.Device, int, bool, int) (_ any, err error){
-			func(d device.Device, b int, to bool, n int) (any, error) { return rawbench.CLCopy(d, b, to, n) },
-			func(d device.Device, b int, to bool, n int) (any, error) { return rawbench.CLCopyPinned(d, b, to, n) },
+			func(d device.Device, b int, to bool, n int) (any, error) { return clraw.Copy(d, b, to, n) },
+			func(d device.Device, b int, to bool, n int) (any, error) { return clraw.CopyPinned(d, b, to, n) },
 		} {
 			for _, to := range []bool{true, false} {
 				_, err := fn(d, 1<<16, to, 3)
@@ -50,7 +48,7 @@ func TestCL(t *testing.T) {
 			require.Error(t, err, "%s: copy of 0 bytes: %v, want an error naming the size", d.Info().Name, err)
 			assert.Contains(t, err.Error(), "bytes 0", "%s: copy of 0 bytes: %v, want an error naming the size", d.Info().Name, err)
 		}
-		wait, release, err := rawbench.CLWait(d, 1000)
+		wait, release, err := clraw.Wait(d, 1000)
 		require.NoError(t, err, "%s: CLWait", d.Info().Name)
 		assert.NoError(t, wait(2), "%s: wait", d.Info().Name)
 		release()
@@ -65,17 +63,12 @@ func TestWrongDevice(t *testing.T) {
 	host := devicesOf(t, "host")[0]
 	for _, d := range []device.Device{nil, host} {
 		for name, call := range map[string]func() error{
-			"CLEmptyKernel":       func() error { _, err := rawbench.CLEmptyKernel(d, 1); return err },
-			"CLCopy":              func() error { _, err := rawbench.CLCopy(d, 1, true, 1); return err },
-			"CLWait":              func() error { _, _, err := rawbench.CLWait(d, 1); return err },
-			"CUDAEmptyLaunchSync": func() error { _, err := rawbench.CUDAEmptyLaunchSync(d, 1); return err },
-			"CUDACopy":            func() error { _, err := rawbench.CUDACopy(d, 1, true, 1); return err },
-			"CUDALoad":            func() error { _, err := rawbench.CUDALoad(d, rawbench.EmptyPTX, false, 1); return err },
+			"EmptyKernel": func() error { _, err := clraw.EmptyKernel(d, 1); return err },
+			"Copy":        func() error { _, err := clraw.Copy(d, 1, true, 1); return err },
+			"CopyPinned":  func() error { _, err := clraw.CopyPinned(d, 1, true, 1); return err },
+			"Wait":        func() error { _, _, err := clraw.Wait(d, 1); return err },
 		} {
-			want := "not a device of the opencl plugin"
-			if strings.HasPrefix(name, "CUDA") {
-				want = "not a device of the cuda plugin"
-			}
+			const want = "not a device of the opencl plugin"
 			err := call()
 			require.Error(t, err, "%s(%T): %v, want an error containing %q", name, d, err, want)
 			assert.Contains(t, err.Error(), want, "%s(%T): %v, want an error containing %q", name, d, err, want)

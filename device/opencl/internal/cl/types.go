@@ -2,7 +2,7 @@
 // the ICD loader libOpenCL.so.1 (or the library named by
 // GOMPT_OPENCL_LIBRARY) with dlopen. It declares only the types and entry
 // points the gompt OpenCL plugin (device/opencl) and its raw baselines
-// (internal/rawbench) use; no OpenCL header or library is needed
+// (device/opencl/clraw) use; no OpenCL header or library is needed
 // to build it.
 //
 // Names mirror the C API without its prefix (cl.GetPlatformIDs for

@@ -1,6 +1,6 @@
 //go:build cgo
 
-package rawbench
+package clraw
 
 import (
 	"fmt"
@@ -8,7 +8,7 @@ import (
 	"unsafe"
 
 	"github.com/gompt/gompt/device"
-	"github.com/gompt/gompt/internal/cl"
+	"github.com/gompt/gompt/device/opencl/internal/cl"
 )
 
 // clDevice is what a device of the opencl plugin offers this package.
@@ -24,19 +24,19 @@ type clDevice interface {
 func clSetup(d device.Device, op string) (cl.Context, cl.DeviceID, cl.CommandQueue, error) {
 	cd, ok := d.(clDevice)
 	if !ok {
-		return 0, 0, 0, fmt.Errorf("rawbench: %s: %T is not a device of the opencl plugin", op, d)
+		return 0, 0, 0, fmt.Errorf("clraw: %s: %T is not a device of the opencl plugin", op, d)
 	}
 	return cd.BindingQueue()
 }
 
-func clErr(op string, err error) error { return fmt.Errorf("rawbench: %s: %w", op, err) }
+func clErr(op string, err error) error { return fmt.Errorf("clraw: %s: %w", op, err) }
 
-// CLEmptyKernel is the baseline of the empty_target benchmark: iters times
+// EmptyKernel is the baseline of the empty_target benchmark: iters times
 // enqueue an empty kernel (one work-item) and clFinish, through the binding
 // alone on a fresh profiling queue. It returns the total time (the kernel's
 // build is not timed). d must be a device of the opencl plugin. Safe for
 // concurrent use.
-func CLEmptyKernel(d device.Device, iters int) (time.Duration, error) {
+func EmptyKernel(d device.Device, iters int) (time.Duration, error) {
 	const op = "raw empty kernel"
 	ctx, dev, q, err := clSetup(d, op)
 	if err != nil {
@@ -62,19 +62,19 @@ func CLEmptyKernel(d device.Device, iters int) (time.Duration, error) {
 	return time.Since(start), nil
 }
 
-// CLCopy is the baseline of the copy benchmarks: iters blocking writes
+// Copy is the baseline of the copy benchmarks: iters blocking writes
 // (toDevice) or reads of bytes between a Go slice and a fresh buffer,
 // through the binding alone on a fresh profiling queue. It returns the
 // total time. d must be a device of the opencl plugin. Safe for concurrent
 // use.
-func CLCopy(d device.Device, bytes int, toDevice bool, iters int) (time.Duration, error) {
+func Copy(d device.Device, bytes int, toDevice bool, iters int) (time.Duration, error) {
 	return clCopy(d, bytes, toDevice, iters, false)
 }
 
-// CLCopyPinned is the upper bound of the plugin's staged copies: as CLCopy,
+// CopyPinned is the upper bound of the plugin's staged copies: as Copy,
 // but between the buffer and pinned host memory (a CL_MEM_ALLOC_HOST_PTR
 // buffer, mapped once).
-func CLCopyPinned(d device.Device, bytes int, toDevice bool, iters int) (time.Duration, error) {
+func CopyPinned(d device.Device, bytes int, toDevice bool, iters int) (time.Duration, error) {
 	return clCopy(d, bytes, toDevice, iters, true)
 }
 
@@ -84,7 +84,7 @@ func clCopy(d device.Device, bytes int, toDevice bool, iters int, pinned bool) (
 		op = "raw pinned copy"
 	}
 	if bytes < 1 || iters < 0 {
-		return 0, fmt.Errorf("rawbench: %s: bytes %d, iters %d: bytes must be at least 1, iters at least 0", op, bytes, iters)
+		return 0, fmt.Errorf("clraw: %s: bytes %d, iters %d: bytes must be at least 1, iters at least 0", op, bytes, iters)
 	}
 	ctx, _, q, err := clSetup(d, op)
 	if err != nil {
@@ -131,29 +131,29 @@ func clCopy(d device.Device, bytes int, toDevice bool, iters int, pinned bool) (
 	return time.Since(start), nil
 }
 
-// CLSpinSource is the kernel of the wait baselines: one work-item runs n
+// SpinSource is the kernel of the wait baselines: one work-item runs n
 // dependent steps (about a millisecond per million on POCL).
-const CLSpinSource = `__kernel void gompt_raw_spin(__global uint *p, uint n) {
+const SpinSource = `__kernel void gompt_raw_spin(__global uint *p, uint n) {
   uint s = p[0] + get_global_id(0);
   for (uint i = 0; i < n; i++) s = s * 1664525u + 1013904223u;
   p[get_global_id(0) + 1] = s;
 }
 `
 
-// CLWait is the baseline of the wait benchmarks. It prepares, on a fresh
-// profiling queue of its own, CLSpinSource's kernel with steps steps (one
+// Wait is the baseline of the wait benchmarks. It prepares, on a fresh
+// profiling queue of its own, SpinSource's kernel with steps steps (one
 // work-item), and returns wait, which iters times enqueues it and waits for
 // it with clWaitForEvents, through the binding alone: the driver's own
 // wait, which spins on some drivers. The caller measures wait (time, CPU
 // time of its thread), then calls release. Each wait may be used by one
 // goroutine at a time.
-func CLWait(d device.Device, steps uint32) (wait func(iters int) error, release func(), err error) {
+func Wait(d device.Device, steps uint32) (wait func(iters int) error, release func(), err error) {
 	const op = "raw wait"
 	ctx, dev, q, err := clSetup(d, op)
 	if err != nil {
 		return nil, nil, err
 	}
-	prog, kern, err := cl.BuildKernel(ctx, dev, CLSpinSource, "gompt_raw_spin")
+	prog, kern, err := cl.BuildKernel(ctx, dev, SpinSource, "gompt_raw_spin")
 	if err != nil {
 		cl.ReleaseCommandQueue(q)
 		return nil, nil, clErr(op, err)

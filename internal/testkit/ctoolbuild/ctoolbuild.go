@@ -99,7 +99,7 @@ func SourceFile(rel string) (string, error) {
 	if !ok {
 		return "", errors.New("ctoolbuild: cannot locate the source tree")
 	}
-	src := filepath.Join(filepath.Dir(file), "..", "..", filepath.FromSlash(rel))
+	src := filepath.Join(filepath.Dir(file), "..", "..", "..", filepath.FromSlash(rel))
 	if _, err := os.Stat(src); err != nil {
 		return "", fmt.Errorf("ctoolbuild: source file %s: %w", rel, err)
 	}

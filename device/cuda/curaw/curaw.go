@@ -1,13 +1,14 @@
 //go:build cgo
 
-package rawbench
+package curaw
 
 import (
 	"fmt"
+	"slices"
 	"time"
 
 	"github.com/gompt/gompt/device"
-	"github.com/gompt/gompt/internal/cu"
+	"github.com/gompt/gompt/device/cuda/internal/cu"
 )
 
 // cudaDevice is what a device of the cuda plugin offers this package.
@@ -20,12 +21,12 @@ type cudaDevice interface {
 func cudaContext(d device.Device, op string) (cu.Context, error) {
 	cd, ok := d.(cudaDevice)
 	if !ok {
-		return nil, fmt.Errorf("rawbench: %s: %T is not a device of the cuda plugin", op, d)
+		return nil, fmt.Errorf("curaw: %s: %T is not a device of the cuda plugin", op, d)
 	}
 	return cd.BindingContext(op)
 }
 
-// EmptyPTX is the empty kernel CUDAEmptyLaunchSync launches.
+// EmptyPTX is the empty kernel EmptyLaunchSync launches.
 const EmptyPTX = `.version 6.3
 .target sm_75
 .address_size 64
@@ -35,16 +36,16 @@ const EmptyPTX = `.version 6.3
 }
 `
 
-// CUDAEmptyLaunchSync is the baseline of the empty_target benchmark: it
+// EmptyLaunchSync is the baseline of the empty_target benchmark: it
 // launches an empty kernel (one block of one thread) on a fresh stream and
 // synchronises the stream, iters times after one untimed warm-up, and
 // returns the median time of one launch plus synchronise. The kernel is
 // JIT-compiled before the first launch and unloaded at the end (neither is
 // timed). d must be a device of the cuda plugin. Safe to call concurrently
 // with other use of d.
-func CUDAEmptyLaunchSync(d device.Device, iters int) (time.Duration, error) {
+func EmptyLaunchSync(d device.Device, iters int) (time.Duration, error) {
 	if iters < 1 {
-		return 0, fmt.Errorf("rawbench: CUDAEmptyLaunchSync: iters %d: must be at least 1", iters)
+		return 0, fmt.Errorf("curaw: EmptyLaunchSync: iters %d: must be at least 1", iters)
 	}
 	ctx, err := cudaContext(d, "raw baseline")
 	if err != nil {
@@ -81,14 +82,14 @@ func CUDAEmptyLaunchSync(d device.Device, iters int) (time.Duration, error) {
 	return median(times), nil
 }
 
-// CUDACopy is the baseline of the h2d and d2h benchmarks: it copies bytes
+// Copy is the baseline of the h2d and d2h benchmarks: it copies bytes
 // between page-locked host memory (cuMemAllocHost) and device memory
 // (cuMemAlloc) with the synchronous cuMemcpyHtoD or cuMemcpyDtoH, iters
 // times after one untimed warm-up, and returns the median time of one
 // copy. d must be a device of the cuda plugin.
-func CUDACopy(d device.Device, bytes int, toDevice bool, iters int) (time.Duration, error) {
+func Copy(d device.Device, bytes int, toDevice bool, iters int) (time.Duration, error) {
 	if bytes < 1 || iters < 1 {
-		return 0, fmt.Errorf("rawbench: CUDACopy: bytes %d, iters %d: both must be at least 1", bytes, iters)
+		return 0, fmt.Errorf("curaw: Copy: bytes %d, iters %d: both must be at least 1", bytes, iters)
 	}
 	ctx, err := cudaContext(d, "raw baseline")
 	if err != nil {
@@ -122,16 +123,16 @@ func CUDACopy(d device.Device, bytes int, toDevice bool, iters int) (time.Durati
 	return median(times), nil
 }
 
-// CUDALoad is the baseline of the kernel-load benchmarks: it loads ptx as
+// Load is the baseline of the kernel-load benchmarks: it loads ptx as
 // a module (cuModuleLoadDataEx, the JIT compilation when the driver's
 // compute cache does not have it) and unloads it, iters times, and returns
 // the median time of one load. With unique, each load's PTX ends with a
 // comment of its own (a time and a count), so no compute cache, on disk or
 // in the process, can serve it: the figure is a first load's. d must be a
 // device of the cuda plugin.
-func CUDALoad(d device.Device, ptx string, unique bool, iters int) (time.Duration, error) {
+func Load(d device.Device, ptx string, unique bool, iters int) (time.Duration, error) {
 	if iters < 1 {
-		return 0, fmt.Errorf("rawbench: CUDALoad: iters %d: must be at least 1", iters)
+		return 0, fmt.Errorf("curaw: Load: iters %d: must be at least 1", iters)
 	}
 	ctx, err := cudaContext(d, "raw baseline")
 	if err != nil {
@@ -155,4 +156,12 @@ func CUDALoad(d device.Device, ptx string, unique bool, iters int) (time.Duratio
 		}
 	}
 	return median(times), nil
+}
+
+func median(ts []time.Duration) time.Duration {
+	if len(ts) == 0 {
+		return 0
+	}
+	slices.Sort(ts)
+	return ts[len(ts)/2]
 }
