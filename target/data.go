@@ -95,7 +95,7 @@ func dataConstruct(dev int, pc uintptr, kind ompt.TargetKind, nowait bool, maps 
 		return err
 	}
 	if nowait {
-		return spawnDeps(deps, run), nil
+		return spawnScoped(t, deps, run), nil
 	}
 	return nil, runDeps(deps, run)
 }

@@ -403,16 +403,39 @@ func (t *Task) publish(c *construct, err error) {
 	t.release(ev, err)
 }
 
-// spawnDeps is spawn for a construct with depend items: the task is
+// spawnDeps runs fn as a nowait task, which Shutdown waits for; once
+// Shutdown has begun it fails instead. With depend items the task is
 // registered now, in the order constructs are begun, and its goroutine
-// starts when its predecessors have released it.
+// starts when its predecessors have released it; without, fn gets a nil
+// *Task and starts at once.
 func spawnDeps(deps []Map, fn func(t *Task) error) *Task {
-	if len(deps) == 0 {
-		return spawn(fn)
-	}
+	t, _ := spawnTask(deps, fn)
+	return t
+}
+
+// spawnTask is spawnDeps that also reports whether the task was refused
+// (the runtime is shutting down): fn will then never run.
+func spawnTask(deps []Map, fn func(t *Task) error) (t *Task, refused bool) {
 	t, r := newTask()
-	if r != nil {
+	switch {
+	case r == nil:
+		return t, true
+	case len(deps) == 0:
+		t.goRun(r, fn, nil)
+	default:
 		t.schedule(deps, func() { t.goRun(r, fn, t) })
+	}
+	return t, false
+}
+
+// spawnScoped is spawnDeps for a nowait construct whose tools scope s
+// TargetBegin handed off to the task: a task refused drops the scope,
+// which fn (ending it) would never reach. (A shutdown that began between
+// the construct's TargetBegin and its task waited for that scope forever.)
+func spawnScoped(s *omptrt.Target, deps []Map, fn func(t *Task) error) *Task {
+	t, refused := spawnTask(deps, fn)
+	if refused {
+		s.Drop()
 	}
 	return t
 }

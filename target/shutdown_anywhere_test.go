@@ -30,6 +30,9 @@ var anywhereTool struct {
 	callbackMu sync.Mutex
 	callbackOK bool
 	callback   error // what Shutdown returned in the callback
+	// the nowait-refused scenarios: the Shutdown begun from device_load
+	refusedOnce sync.Once
+	shutdown    chan error
 }
 
 func init() {
@@ -43,8 +46,32 @@ func init() {
 	rtmScenarios["anywhere-callback"] = anywhereCallback
 	rtmScenarios["anywhere-kernel"] = anywhereKernel
 	rtmScenarios["anywhere-routines"] = anywhereRoutines
+	rtmScenarios["anywhere-nowait-refused"] = anywhereNowaitRefused
+	rtmScenarios["anywhere-nowait-data-refused"] = anywhereNowaitRefused
 	ompt.RegisterTool("anywhere", func(int, string) *ompt.StartResult {
 		return &ompt.StartResult{Initialize: func(lookup ompt.LookupFunc, _ int, _ *ompt.Data) int {
+			if scenario == "anywhere-nowait-refused" || scenario == "anywhere-nowait-data-refused" {
+				// A Shutdown begins on another goroutine while the nowait
+				// construct prepares, before its TargetBegin: as the data
+				// construct opens its device (device_initialize), as the
+				// target construct loads its kernel (device_load, after
+				// the device is open). The construct goes on to begin and
+				// to have its task refused.
+				begin := func() {
+					anywhereTool.refusedOnce.Do(func() {
+						go func() { anywhereTool.shutdown <- Shutdown() }()
+						for !rt.closing.Load() {
+							time.Sleep(time.Millisecond)
+						}
+					})
+				}
+				set := lookup("ompt_set_callback").(ompt.SetCallbackFunc)
+				if scenario == "anywhere-nowait-data-refused" {
+					set(ompt.CallbackDeviceInitialize, ompt.DeviceInitializeCallback(func(int, string, *ompt.DeviceHandle, ompt.LookupFunc, string) { begin() }))
+				} else {
+					set(ompt.CallbackDeviceLoad, ompt.DeviceLoadCallback(func(int, string, int64, uintptr, uint64, uintptr, uintptr, uint64) { begin() }))
+				}
+			}
 			if scenario == "anywhere-callback" {
 				set := lookup("ompt_set_callback").(ompt.SetCallbackFunc)
 				set(ompt.CallbackTarget, ompt.TargetCallback(func(kind ompt.TargetKind, ep ompt.Endpoint, dev int, task *ompt.Data, id uint64, code uintptr) {
@@ -308,4 +335,43 @@ func TestGoTaskEndedByGoexitFails(t *testing.T) {
 	assert.ErrorIs(t, c.Wait(), ErrDependence, "a target nowait queued on it")
 	assert.False(t, ran, "the dependent Go task ran")
 	assert.Equal(t, float32(1), y[0], "the dependent construct ran")
+}
+
+// A nowait target or data construct whose task the runtime refuses,
+// because a Shutdown began after the construct checked for one (the test
+// begins it from device_initialize or device_load, while the construct
+// opens its device or loads its kernel) and before its task was made, fails with the shut-down error, and the shutdown
+// completes: the construct's tools scope, which TargetBegin had handed
+// to the task, is dropped. Before, the refused task never ended it, and
+// Shutdown waited for it in the tool's detach forever (the model test's
+// shutdown child hung in CI, 2026-12-07).
+func TestShutdownBetweenNowaitBeginAndItsTask(t *testing.T) {
+	rtmRunChild(t, "anywhere-nowait-refused", "GOMPT_PLUGINS=host", "GOMPT_HOST_DEVICES=1")
+	rtmRunChild(t, "anywhere-nowait-data-refused", "GOMPT_PLUGINS=host", "GOMPT_HOST_DEVICES=1")
+}
+
+func anywhereNowaitRefused(fail func(string, ...any), within func(string, func())) {
+	anywhereTool.shutdown = make(chan error, 1)
+	const n = 1 << 10
+	x, y := ones(n)
+	var task *Task
+	if os.Getenv("GOMPT_RTM_CHILD") == "anywhere-nowait-data-refused" {
+		task = EnterDataNowait(0, To(x))
+	} else {
+		task = TargetNowait(saxpyRegion(0, n, 2, x, y))
+	}
+	within("the refused construct's Wait", func() {
+		if err := task.Wait(); !errors.Is(err, ErrShutdown) {
+			fail("the nowait construct begun as Shutdown began: %v; want the shut-down error", err)
+		}
+	})
+	if y[0] != 1 || y[n-1] != 1 {
+		fail("the refused construct changed y: %g...%g; want 1", y[0], y[n-1])
+	}
+	within("the Shutdown begun from the device callback", func() {
+		if err := <-anywhereTool.shutdown; err != nil {
+			fail("Shutdown: %v", err)
+		}
+	})
+	anywhereDone(fail, "the Shutdown begun from the device callback")
 }

@@ -68,7 +68,7 @@ func TargetNowait(r Region) *Task {
 	}
 	t := omptrt.TargetBegin(ompt.KindTargetNowait, n, pc)
 	reportDeps(t, deps)
-	return spawnDeps(deps, func(tk *Task) error {
+	return spawnScoped(t, deps, func(tk *Task) error {
 		err := runTarget(&r, d, f, t, true, tk)
 		t.End()
 		return err

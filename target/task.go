@@ -22,17 +22,6 @@ func (t *Task) Wait() error {
 // Done is closed when the construct has finished.
 func (t *Task) Done() <-chan struct{} { return t.done }
 
-// spawn runs fn as a nowait task without depend items (fn gets a nil
-// *Task), which Shutdown waits for; once Shutdown has begun it fails
-// instead.
-func spawn(fn func(*Task) error) *Task {
-	t, r := newTask()
-	if r != nil {
-		t.goRun(r, fn, nil)
-	}
-	return t
-}
-
 // newTask makes a nowait task that Shutdown waits for, and the runtime
 // state that counts it; once Shutdown has begun it returns a task failed
 // with ErrShutdown and no state.

@@ -517,6 +517,12 @@ func (t *Target) end() {
 		t.srcVol, t.dstVol = nil, nil // a routine's rectangular copy: let its subvolumes go
 	}
 	t.gen++
+	t.clearSlots()
+	t.release()
+}
+
+// clearSlots zeroes the tools' data slots of the scope for its next use.
+func (t *Target) clearSlots() {
 	for i := range t.slots {
 		s := &t.slots[i]
 		s.targetData = ompt.Data{}
@@ -525,5 +531,25 @@ func (t *Target) end() {
 			toolslot.Reset(s.keep)
 		}
 	}
+}
+
+// Drop releases the scope of a nowait construct that TargetBegin handed
+// off and whose task will never run: the runtime refused the task (it
+// was shut down in between). Nothing was dispatched for the construct
+// (its events come at its task's first event), and nothing is: to the
+// tools it never began. Without it the scope stayed in progress, owned
+// by no goroutine, and the shutdown's detach waited for it forever
+// (waitCallbacks). Drop on a nil scope does nothing; on any other scope
+// it panics.
+func (t *Target) Drop() {
+	if t == nil {
+		return
+	}
+	if t.g.Load() != handedOff || t.lockG != 0 || t.switched {
+		panic("omptrt: Drop of a construct that is not a nowait construct handed off by TargetBegin")
+	}
+	t.deps = t.deps[:0]
+	t.gen++
+	t.clearSlots()
 	t.release()
 }

@@ -6,6 +6,7 @@ import (
 	"math/rand/v2"
 	"os"
 	"os/exec"
+	"runtime/pprof"
 	"slices"
 	"strconv"
 	"sync"
@@ -86,7 +87,9 @@ func TestModelShutdownChild(t *testing.T) {
 		t.Skip("run by TestModel in a child process")
 	}
 	watchdog := time.AfterFunc(time.Minute, func() {
-		fmt.Println("FAIL: the shutdown child did not end within a minute")
+		// Every goroutine's stack, so that a hang says where it is.
+		fmt.Println("FAIL: the shutdown child did not end within a minute; its goroutines:")
+		_ = pprof.Lookup("goroutine").WriteTo(os.Stdout, 2)
 		os.Exit(3)
 	})
 	defer watchdog.Stop()
