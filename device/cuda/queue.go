@@ -199,7 +199,7 @@ func (q *queue) CopyOut(dst []byte, src device.DevicePtr) error {
 
 // Copy copies n bytes between two places of this device (cuMemcpyDtoDAsync).
 // Overlapping ranges, whose copy CUDA leaves undefined, are copied as
-// memmove would (device.Move): dst == src copies nothing, others go in
+// memmove would (generic.Move): dst == src copies nothing, others go in
 // pieces that do not overlap.
 func (q *queue) Copy(dst, src device.DevicePtr, n int) error {
 	const op = "copy on device"
@@ -223,7 +223,7 @@ func (q *queue) Copy(dst, src device.DevicePtr, n int) error {
 			b, err := q.g.Alloc(n)
 			return b.Ptr, err
 		}
-		return device.Move(dst, src, n, q.Copy, alloc, q.g.Free)
+		return generic.Move(dst, src, n, q.Copy, alloc, q.g.Free)
 	}
 	tm := q.startTiming()
 	err := cu.MemcpyDtoDAsync(q.g.ctx, cu.DevicePtr(dst), cu.DevicePtr(src), n, q.s)

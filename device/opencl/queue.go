@@ -190,7 +190,7 @@ func (q *queue) CopyOut(dst []byte, src device.DevicePtr) error {
 
 // Copy copies n bytes between two buffers of this device
 // (clEnqueueCopyBuffer). Overlapping ranges of one buffer, which OpenCL
-// refuses, are copied as memmove would (device.Move): dst == src copies
+// refuses, are copied as memmove would (generic.Move): dst == src copies
 // nothing, others go in pieces that do not overlap.
 func (q *queue) Copy(dst, src device.DevicePtr, n int) error {
 	if err := q.live("copy on device"); err != nil {
@@ -215,7 +215,7 @@ func (q *queue) Copy(dst, src device.DevicePtr, n int) error {
 			b, err := q.d.Alloc(n)
 			return b.Ptr, err
 		}
-		return device.Move(dst, src, n, q.Copy, alloc, q.d.Free)
+		return generic.Move(dst, src, n, q.Copy, alloc, q.d.Free)
 	}
 	var ev cl.Event
 	evp := q.event(&ev)

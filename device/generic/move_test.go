@@ -1,10 +1,12 @@
-package device
+package generic
 
 import (
 	"bytes"
 	"errors"
 	"math/rand/v2"
 	"testing"
+
+	"github.com/gompt/gompt/device"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -32,24 +34,24 @@ func TestMove(t *testing.T) {
 		copy(want[dst:dst+n], want[src:src+n])
 		var tmp []byte
 		allocs, frees, pieces := 0, 0, 0
-		at := func(p DevicePtr, n int) []byte {
+		at := func(p device.DevicePtr, n int) []byte {
 			if p >= 1<<30 {
 				return tmp[int(p-1<<30):][:n]
 			}
-			require.GreaterOrEqual(t, p, DevicePtr(base), "piece [%v, +%d) outside the memory", p, n)
+			require.GreaterOrEqual(t, p, device.DevicePtr(base), "piece [%v, +%d) outside the memory", p, n)
 			require.LessOrEqual(t, int(p-base)+n, size, "piece [%v, +%d) outside the memory", p, n)
 			return mem[int(p-base):][:n]
 		}
-		cp := func(d, s DevicePtr, n int) error {
+		cp := func(d, s device.DevicePtr, n int) error {
 			pieces++
 			require.Greater(t, n, 0, "cp(%v, %v, %d): overlapping or empty piece", d, s, n)
-			require.False(t, d < s+DevicePtr(n) && s < d+DevicePtr(n), "cp(%v, %v, %d): overlapping or empty piece", d, s, n)
+			require.False(t, d < s+device.DevicePtr(n) && s < d+device.DevicePtr(n), "cp(%v, %v, %d): overlapping or empty piece", d, s, n)
 			copy(at(d, n), at(s, n))
 			return nil
 		}
-		alloc := func(n int) (DevicePtr, error) { allocs++; tmp = make([]byte, n); return 1 << 30, nil }
-		free := func(DevicePtr) error { frees++; return nil }
-		require.NoError(t, Move(base+DevicePtr(dst), base+DevicePtr(src), n, cp, alloc, free))
+		alloc := func(n int) (device.DevicePtr, error) { allocs++; tmp = make([]byte, n); return 1 << 30, nil }
+		free := func(device.DevicePtr) error { frees++; return nil }
+		require.NoError(t, Move(base+device.DevicePtr(dst), base+device.DevicePtr(src), n, cp, alloc, free))
 		require.True(t, bytes.Equal(mem, want), "Move(dst %d, src %d, n %d) differs from Go's copy", dst, src, n)
 		assert.Equal(t, frees, allocs, "Move(dst %d, src %d, n %d): %d allocs, %d frees", dst, src, n, allocs, frees)
 		assert.LessOrEqual(t, allocs, 1, "Move(dst %d, src %d, n %d): %d allocs, %d frees", dst, src, n, allocs, frees)
@@ -58,10 +60,10 @@ func TestMove(t *testing.T) {
 	}
 	boom := errors.New("boom")
 	frees := 0
-	err := Move(0x1001, 0x1000, 100, func(DevicePtr, DevicePtr, int) error { return boom },
-		func(int) (DevicePtr, error) { return 0x9000, nil }, func(DevicePtr) error { frees++; return nil })
+	err := Move(0x1001, 0x1000, 100, func(device.DevicePtr, device.DevicePtr, int) error { return boom },
+		func(int) (device.DevicePtr, error) { return 0x9000, nil }, func(device.DevicePtr) error { frees++; return nil })
 	assert.ErrorIs(t, err, boom, "failing copy through a temporary: %v, %d frees; want boom and 1 free", err, frees)
 	assert.EqualValues(t, 1, frees, "failing copy through a temporary: %v, %d frees; want boom and 1 free", err, frees)
-	err = Move(0x1001, 0x1000, 100, nil, func(int) (DevicePtr, error) { return 0, boom }, nil)
+	err = Move(0x1001, 0x1000, 100, nil, func(int) (device.DevicePtr, error) { return 0, boom }, nil)
 	assert.ErrorIs(t, err, boom, "failing alloc")
 }

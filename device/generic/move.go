@@ -1,4 +1,6 @@
-package device
+package generic
+
+import "github.com/gompt/gompt/device"
 
 // moveSteps is the most copies Move splits an overlapping copy into
 // before it goes through a temporary buffer instead.
@@ -15,7 +17,7 @@ const moveSteps = 16
 // that takes more than 16 pieces, through a temporary allocation (alloc,
 // then free, which the plugin's Free must allow while the copies are
 // still queued) with two copies.
-func Move(dst, src DevicePtr, n int, cp func(dst, src DevicePtr, n int) error, alloc func(n int) (DevicePtr, error), free func(DevicePtr) error) error {
+func Move(dst, src device.DevicePtr, n int, cp func(dst, src device.DevicePtr, n int) error, alloc func(n int) (device.DevicePtr, error), free func(device.DevicePtr) error) error {
 	if dst == src || n <= 0 {
 		return nil
 	}
@@ -45,7 +47,7 @@ func Move(dst, src DevicePtr, n int, cp func(dst, src DevicePtr, n int) error, a
 	step := int(d)
 	if dst < src {
 		for off := 0; off < n; off += step {
-			if err := cp(dst+DevicePtr(off), src+DevicePtr(off), min(step, n-off)); err != nil {
+			if err := cp(dst+device.DevicePtr(off), src+device.DevicePtr(off), min(step, n-off)); err != nil {
 				return err
 			}
 		}
@@ -53,7 +55,7 @@ func Move(dst, src DevicePtr, n int, cp func(dst, src DevicePtr, n int) error, a
 	}
 	for end := n; end > 0; end -= step {
 		off := max(end-step, 0)
-		if err := cp(dst+DevicePtr(off), src+DevicePtr(off), end-off); err != nil {
+		if err := cp(dst+device.DevicePtr(off), src+device.DevicePtr(off), end-off); err != nil {
 			return err
 		}
 	}
