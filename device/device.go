@@ -103,7 +103,8 @@ type Queue interface {
 	CopyOut(dst []byte, src DevicePtr) error
 	// Copy copies n bytes between two locations of this device. The
 	// ranges may overlap (within one allocation): the copy is then as
-	// memmove would make it, and dst == src copies nothing (generic.Move does it for a plugin whose driver cannot).
+	// memmove would make it, and dst == src copies nothing
+	// (generic.Move does it for a plugin whose driver cannot).
 	Copy(dst, src DevicePtr, n int) error
 	// Launch runs f over shape with args (one per kernel parameter).
 	Launch(f Function, shape Shape, args []Arg) error
