@@ -6,7 +6,7 @@ import (
 	"testing"
 
 	"github.com/gompt/gompt/device"
-	"github.com/gompt/gompt/internal/hostexec"
+	"github.com/gompt/gompt/device/hostexec"
 	"github.com/gompt/gompt/kernels"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"

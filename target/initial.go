@@ -4,7 +4,7 @@ import (
 	"fmt"
 
 	"github.com/gompt/gompt/device"
-	"github.com/gompt/gompt/internal/hostexec"
+	"github.com/gompt/gompt/device/hostexec"
 	"github.com/gompt/gompt/internal/omptrt"
 	"github.com/gompt/gompt/mapping"
 )

@@ -8,7 +8,7 @@ import (
 
 	"github.com/gompt/gompt/device"
 	"github.com/gompt/gompt/device/host"
-	"github.com/gompt/gompt/internal/hostexec"
+	"github.com/gompt/gompt/device/hostexec"
 	"github.com/gompt/gompt/kernels"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"

@@ -12,8 +12,8 @@ import (
 	"time"
 
 	"github.com/gompt/gompt/device"
+	"github.com/gompt/gompt/device/hostexec"
 	"github.com/gompt/gompt/device/kcache"
-	"github.com/gompt/gompt/internal/hostexec"
 	"github.com/gompt/gompt/internal/omptrt"
 	"github.com/gompt/gompt/mapping"
 	"github.com/gompt/gompt/ompt"
@@ -385,7 +385,7 @@ func shutdownCaller() (inTask bool, err error) {
 			inTask = true
 		case pkg == "internal/omptrt" || pkg == "ompt/cabi":
 			return false, errors.New("target: Shutdown called from a tool's callback: the event that called the tool cannot end before the callback returns, and Shutdown would wait for it; call Shutdown after the callback, from the program")
-		case pkg == "internal/hostexec":
+		case pkg == "device/hostexec":
 			return false, errors.New("target: Shutdown called from a kernel's Go image: the construct running the kernel cannot end before it returns, and Shutdown would wait for it; call Shutdown from the program")
 		}
 		if !more {

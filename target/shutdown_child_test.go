@@ -526,7 +526,7 @@ func rtmChildTool(scenario string, fail func(string, ...any), within func(string
 			fail("no trace record of device 1 (rtm-plain) was delivered by Shutdown")
 		}
 		// The host device's kernel workers go with the runtime.
-		if !rtmUntil(func() bool { return !strings.Contains(rtmStacks(), "internal/hostexec.(*Pool).work") }, 10*time.Second) {
+		if !rtmUntil(func() bool { return !strings.Contains(rtmStacks(), "device/hostexec.(*Pool).work") }, 10*time.Second) {
 			fail("host kernel worker goroutines still running 10 s after Shutdown")
 		}
 	case "stuck":

@@ -39,7 +39,7 @@ import (
 //     clock readings taken before the work and after waiting for it.
 //   - Kernels: each kernel loads or gives CodeInvalidBinary; each one with a
 //     Sample runs on dev and, as its Go image, on host copies of the same
-//     buffers (internal/hostexec, the Sample's shape), and every buffer is
+//     buffers (device/hostexec, the Sample's shape), and every buffer is
 //     compared: float elements (per Param.Elem) within the Sample's relative
 //     tolerance, magnitudes below 1 counted as 1, other bytes exactly; a
 //     kernel with no image gives CodeInvalidBinary, and one that needs

@@ -8,7 +8,7 @@ import (
 	"testing"
 
 	"github.com/gompt/gompt/device"
-	"github.com/gompt/gompt/internal/hostexec"
+	"github.com/gompt/gompt/device/hostexec"
 )
 
 // upload allocates the sample's buffers (freed when the test ends), copies

@@ -3,7 +3,7 @@
 // everything it would do with an accelerator (allocations, copies that really
 // happen, kernels that see only device memory) and can be checked without
 // one. Kernels run as their Go image (device.ImageHost) on teams of worker
-// goroutines (internal/hostexec). The host device is the reference the other
+// goroutines (device/hostexec). The host device is the reference the other
 // plugins are tested against (device/devicetest).
 //
 // Importing the package registers the plugin as "host". GOMPT_HOST_DEVICES
@@ -26,7 +26,7 @@ import (
 	"github.com/gompt/gompt/device"
 	"github.com/gompt/gompt/device/generic"
 	"github.com/gompt/gompt/device/host/internal/hostclock"
-	"github.com/gompt/gompt/internal/hostexec"
+	"github.com/gompt/gompt/device/hostexec"
 )
 
 // Name is the plugin's registered name.

@@ -6,7 +6,7 @@ import (
 
 	"github.com/gompt/gompt/device"
 	"github.com/gompt/gompt/device/generic"
-	"github.com/gompt/gompt/internal/hostexec"
+	"github.com/gompt/gompt/device/hostexec"
 )
 
 // InlineCopyMax is the largest copy a queue runs on the caller's goroutine

@@ -14,7 +14,7 @@ import (
 	"unsafe"
 
 	"github.com/gompt/gompt/device"
-	"github.com/gompt/gompt/internal/hostexec"
+	"github.com/gompt/gompt/device/hostexec"
 	"github.com/gompt/gompt/kernels"
 	"github.com/gompt/gompt/target"
 )

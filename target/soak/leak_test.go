@@ -66,7 +66,7 @@ func TestShutdownChild(t *testing.T) {
 	if g := runtime.NumGoroutine(); g > base {
 		buf := make([]byte, 1<<20)
 		buf = buf[:runtime.Stack(buf, true)]
-		pool := strings.Count(string(buf), "internal/hostexec.(*Pool).work")
+		pool := strings.Count(string(buf), "device/hostexec.(*Pool).work")
 		assert.LessOrEqual(t, g, base, "goroutines 5s after Shutdown against before the runtime started (%d while running), %d of them host kernel pool workers:\n%s",
 			running, pool, buf)
 	} else {

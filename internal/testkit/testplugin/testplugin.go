@@ -8,7 +8,7 @@
 //
 // Its devices hold their memory in Go slices at synthetic addresses (the
 // generic device's Config.Space), run every operation on the caller's
-// goroutine, kernels as their Go images on internal/hostexec's teams, and
+// goroutine, kernels as their Go images on device/hostexec's teams, and
 // time each operation with their own clock: a plugin in some 200 lines,
 // all of them vendor calls.
 package testplugin
@@ -22,7 +22,7 @@ import (
 
 	"github.com/gompt/gompt/device"
 	"github.com/gompt/gompt/device/generic"
-	"github.com/gompt/gompt/internal/hostexec"
+	"github.com/gompt/gompt/device/hostexec"
 )
 
 // Name is the plugin's registered name.
