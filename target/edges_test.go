@@ -197,11 +197,12 @@ func TestInitialDeviceDataRegionChecksMaps(t *testing.T) {
 	assert.False(t, ran, "the body ran")
 }
 
-// PluginDevice answers for every offload device and for nothing else;
-// MappingEntries of the initial device or of no device is nil, and of an
-// offload device it is that device's table: what the soak tests compare
-// before and after a failure.
-func TestPluginDeviceAndMappingEntriesRange(t *testing.T) {
+// Devices' Plugin and Index name, through the plugin registry, the very
+// device the runtime drives (what tools and benchmarks that talk to a
+// plugin use); MappingEntries of the initial device or of no device is
+// nil, and of an offload device it is that device's table: what the soak
+// tests compare before and after a failure.
+func TestDeviceIndexAndMappingEntriesRange(t *testing.T) {
 	r := hostRuntime(t)
 	x := make([]float32, 8)
 	require.NoError(t, EnterData(0, To(x)))
@@ -211,16 +212,48 @@ func TestPluginDeviceAndMappingEntriesRange(t *testing.T) {
 	}
 	require.NoError(t, ExitData(0, Delete(x)))
 	assert.Empty(t, mappingEntries(0), "inspect.MappingEntries(0) after the slice's exit data")
-	for n := range r.devs {
-		d, ok := PluginDevice(n)
-		assert.True(t, ok, "PluginDevice(%d)", n)
-		assert.NotNil(t, d, "PluginDevice(%d)", n)
-	}
-	for _, n := range []int{-1, len(r.devs), len(r.devs) + 1} {
-		_, ok := PluginDevice(n)
-		assert.False(t, ok, "PluginDevice(%d) answered for no offload device", n)
+	for n, info := range Devices() {
+		p, ok := device.Lookup(info.Plugin)
+		require.True(t, ok, "device %d's plugin %q is not registered", n, info.Plugin)
+		ds, err := p.Devices()
+		require.NoError(t, err, "plugin %s's devices", info.Plugin)
+		if assert.Less(t, info.Index, len(ds), "device %d's Index", n) {
+			assert.Same(t, r.devs[n].d, ds[info.Index], "device %d (%s): the plugin's Devices()[%d] is not the device the runtime drives", n, info.ID, info.Index)
+		}
 	}
 	for _, n := range []int{len(r.devs), InitialDevice, -7, len(r.devs) + 3} {
 		assert.Nil(t, mappingEntries(n), "inspect.MappingEntries(%d)", n)
+	}
+}
+
+func init() { rtmScenarios["device-index"] = deviceIndexScenario }
+
+// Index names each device of a plugin with several: three host devices,
+// each the plugin's Devices()[Index] and none another's.
+func TestDeviceIndexNamesEachDeviceOfAPlugin(t *testing.T) {
+	rtmRunChild(t, "device-index", "GOMPT_PLUGINS=host", "GOMPT_HOST_DEVICES=3")
+}
+
+func deviceIndexScenario(fail func(string, ...any), _ func(string, func())) {
+	r := state()
+	infos := Devices()
+	if len(infos) != 3 || len(r.devs) != 3 {
+		fail("GOMPT_HOST_DEVICES=3: %d devices, want 3", len(infos))
+		return
+	}
+	p, ok := device.Lookup("host")
+	if !ok {
+		fail("the host plugin is not registered")
+		return
+	}
+	ds, err := p.Devices()
+	if err != nil || len(ds) != 3 {
+		fail("the host plugin's devices: %d, %v; want 3", len(ds), err)
+		return
+	}
+	for n, info := range infos {
+		if info.Index != n || ds[info.Index] != r.devs[n].d {
+			fail("device %d (%s): Index %d does not name the device the runtime drives", n, info.ID, info.Index)
+		}
 	}
 }

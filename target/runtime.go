@@ -48,6 +48,11 @@ type DeviceInfo struct {
 	Num    int    // the OpenMP device number
 	ID     string // plugin name and number within the plugin, "host:0"
 	Plugin string
+	// Index is the device's place in its plugin's device list: the
+	// device.Device the runtime drives is device.Lookup(Plugin)'s
+	// Devices()[Index], for tools and benchmarks that talk to a plugin
+	// directly, through the plugin contract.
+	Index int
 	// ZeroCopy says that maps on the device use the program's memory in
 	// place, with OpenMP's unified-shared-memory semantics
 	// (GOMPT_ZERO_COPY=on, on a device that shares the host's memory and
@@ -236,7 +241,7 @@ func Devices() []DeviceInfo {
 	r := state()
 	out := make([]DeviceInfo, len(r.devs))
 	for i, d := range r.devs {
-		out[i] = DeviceInfo{Num: d.num, ID: d.id, Plugin: d.plugin, ZeroCopy: d.alias != nil, Info: d.info}
+		out[i] = DeviceInfo{Num: d.num, ID: d.id, Plugin: d.plugin, Index: d.index, ZeroCopy: d.alias != nil, Info: d.info}
 	}
 	return out
 }
@@ -434,6 +439,7 @@ type dev struct {
 	num    int
 	id     string
 	plugin string
+	index  int // in the plugin's device list
 	d      device.Device
 	info   device.Info
 	table  *mapping.Table
@@ -461,7 +467,7 @@ type dev struct {
 
 func newDev(num int, plugin string, i int, d device.Device, info int) *dev {
 	id := device.ID(plugin, i)
-	return &dev{num: num, id: id, plugin: plugin, d: d, info: d.Info(), table: mapping.New(id),
+	return &dev{num: num, id: id, plugin: plugin, index: i, d: d, info: d.Info(), table: mapping.New(id),
 		infoOn: info, allocs: map[device.DevicePtr]int{}, kernels: kcache.Of(d)}
 }
 
@@ -701,16 +707,6 @@ func OpenDevice(dev int) (DeviceInfo, error) {
 // OMP_TARGET_OFFLOAD, or the error (matching ErrDevice) the construct
 // would fail with, which names the devices there are.
 func DeviceNum(dev int) (int, error) { return state().resolve(dev) }
-
-// PluginDevice returns the plugin's device behind offload device n, for
-// tools and benchmarks that talk to a plugin directly.
-func PluginDevice(n int) (device.Device, bool) {
-	r := state()
-	if n < 0 || n >= len(r.devs) {
-		return nil, false
-	}
-	return r.devs[n].d, true
-}
 
 func deref[M any](p *M) M {
 	var z M

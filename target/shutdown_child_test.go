@@ -332,8 +332,8 @@ func rtmChildDataBody(fail func(string, ...any), within func(string, func())) {
 			fail("Shutdown with a data region's body running: %v", err)
 		}
 	})
-	if d, ok := PluginDevice(0); ok {
-		if b, n := d.(device.MemInfo).MemInUse(); n != 0 {
+	if devs := state().devs; len(devs) > 0 {
+		if b, n := devs[0].d.(device.MemInfo).MemInUse(); n != 0 {
 			fail("device 0 after Shutdown: %d allocations (%d bytes) of mapped data left; want them freed", n, b)
 		}
 	}

@@ -31,13 +31,24 @@ func init() {
 	register(bcase{name: "raw_cu_d2h_256MiB", backend: "cuda", bytes: 256 << 20, bench: rawCopy(curaw.Copy, 256<<20, false)})
 }
 
-// deviceOf returns the plugin device behind runtime device number n.
+// deviceOf returns the plugin device behind runtime device number n,
+// from its plugin's device list (target.DeviceInfo's Plugin and Index).
 func deviceOf(n int) (device.Device, error) {
-	d, ok := target.PluginDevice(n)
-	if !ok {
-		return nil, fmt.Errorf("device %d is not an offload device", n)
+	for _, info := range target.Devices() {
+		if info.Num != n {
+			continue
+		}
+		p, ok := device.Lookup(info.Plugin)
+		if !ok {
+			return nil, fmt.Errorf("device %d: plugin %q is not registered", n, info.Plugin)
+		}
+		ds, err := p.Devices()
+		if info.Index >= len(ds) {
+			return nil, fmt.Errorf("device %d: plugin %s has no device %d (%v)", n, info.Plugin, info.Index, err)
+		}
+		return ds[info.Index], nil
 	}
-	return d, nil
+	return nil, fmt.Errorf("device %d is not an offload device", n)
 }
 
 // rawLoop turns "do it iters times and say how long" into a benchmark.

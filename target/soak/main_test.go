@@ -35,11 +35,19 @@ func TestMain(m *testing.M) {
 // memInUse returns device n's memory in use, and false if it does not
 // account for its memory.
 func memInUse(n int) (int64, int, bool) {
-	d, ok := target.PluginDevice(n)
+	infos := target.Devices()
+	if n < 0 || n >= len(infos) {
+		return 0, 0, false
+	}
+	p, ok := device.Lookup(infos[n].Plugin)
 	if !ok {
 		return 0, 0, false
 	}
-	mi, ok := d.(device.MemInfo)
+	ds, _ := p.Devices()
+	if infos[n].Index >= len(ds) {
+		return 0, 0, false
+	}
+	mi, ok := ds[infos[n].Index].(device.MemInfo)
 	if !ok {
 		return 0, 0, false
 	}
