@@ -4,6 +4,7 @@ import (
 	"math"
 	"sync"
 	"testing"
+	"unsafe"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -163,4 +164,28 @@ func TestTeamsFor(t *testing.T) {
 	assert.Equal(t, Teams(1<<20), TeamsFor(0, 1<<20), "no clause")
 	assert.Equal(t, Teams(1<<20), TeamsFor(-3, 1<<20), "a bad clause")
 	assert.Equal(t, Teams(100), TeamsFor(MaxClauseTeams+1, 100), "more than a launcher allocates")
+}
+
+// Apart is false exactly when the two slices share a byte: adjacent
+// slices, empty ones and ones of other element types included.
+func TestApart(t *testing.T) {
+	buf := make([]float64, 8)
+	b := unsafe.Slice((*byte)(unsafe.Pointer(&buf[0])), 64)
+	for _, c := range []struct {
+		name string
+		got  bool
+		want bool
+	}{
+		{"the same slice", Apart(buf, buf), false},
+		{"adjacent halves", Apart(buf[:4], buf[4:]), true},
+		{"the second half and the first", Apart(buf[4:], buf[:4]), true},
+		{"one element overlapping", Apart(buf[:5], buf[4:]), false},
+		{"an empty slice inside", Apart(buf, buf[2:2]), true},
+		{"nil", Apart(buf, []int32(nil)), true},
+		{"bytes of the last element", Apart(buf[:7], b[56:]), true},
+		{"bytes straddling it", Apart(buf[:7], b[55:57]), false},
+		{"one byte before the end", Apart(b[:1], buf), false},
+	} {
+		assert.Equal(t, c.want, c.got, "Apart: %s", c.name)
+	}
 }

@@ -1980,16 +1980,60 @@ func gomptHostGemm(gomptA *gomptdevice.HostArgs, gomptR gomptdevice.Range, _, _ 
 		for j := range c {
 			c[j] *= beta
 		}
-		for k := int(0); k < nk; k++ {
-			a := (alpha * *(*float64)(unsafe.Add(gomptPA, ((i*nk)+k)*8)))
-			b := B[(k * nj):((k + int(1)) * nj)]
-			for j := range c {
-				c[j] += (a * b[j])
+		if gomptrt.Apart(C, A) && gomptrt.Apart(C, B) {
+//line kernels.go:23
+			k := int(0)
+//line kernels.go:23
+			for ; k < nk && nk-k >= 4; k += 4 {
+				a := (alpha * *(*float64)(unsafe.Add(gomptPA, ((i*nk)+k)*8)))
+				b := B[(k * nj):((k + int(1)) * nj)]
+//line kernels.go:24
+				gompt1A := (alpha * *(*float64)(unsafe.Add(gomptPA, ((i*nk)+(k+1))*8)))
+				gompt1B := B[((k + 1) * nj):(((k + 1) + int(1)) * nj)]
+//line kernels.go:24
+				gompt2A := (alpha * *(*float64)(unsafe.Add(gomptPA, ((i*nk)+(k+2))*8)))
+				gompt2B := B[((k + 2) * nj):(((k + 2) + int(1)) * nj)]
+//line kernels.go:24
+				gompt3A := (alpha * *(*float64)(unsafe.Add(gomptPA, ((i*nk)+(k+3))*8)))
+				gompt3B := B[((k + 3) * nj):(((k + 3) + int(1)) * nj)]
+				for j := range c {
+					gomptV := c[j]
+//line kernels.go:27
+					gomptV += (a * b[j])
+//line kernels.go:27
+					gomptV += (gompt1A * gompt1B[j])
+//line kernels.go:27
+					gomptV += (gompt2A * gompt2B[j])
+//line kernels.go:27
+					gomptV += (gompt3A * gompt3B[j])
+//line kernels.go:27
+					c[j] = gomptV
+				}
+//line kernels.go:23
 			}
+//line kernels.go:23
+			for ; k < nk; k++ {
+				a := (alpha * *(*float64)(unsafe.Add(gomptPA, ((i*nk)+k)*8)))
+				b := B[(k * nj):((k + int(1)) * nj)]
+				for j := range c {
+					c[j] += (a * b[j])
+				}
+			}
+//line kernels.go:23
+		} else {
+//line kernels.go:23
+			for k := int(0); k < nk; k++ {
+				a := (alpha * *(*float64)(unsafe.Add(gomptPA, ((i*nk)+k)*8)))
+				b := B[(k * nj):((k + int(1)) * nj)]
+				for j := range c {
+					c[j] += (a * b[j])
+				}
+			}
+//line kernels.go:23
 		}
 	}
 	_ = ni
-//line gompt_kernels.go:1993
+//line gompt_kernels.go:2037
 }
 
 // gomptSampleGemm is GemmKernel's Sample: about n points, random arguments. Tol 0: every device gives the Go function's bits.
@@ -2091,7 +2135,7 @@ func gomptHostGemverA(gomptA *gomptdevice.HostArgs, gomptR gomptdevice.Range, _,
 			*(*float64)(unsafe.Add(gomptPA, ((i*n)+j)*8)) = ((*(*float64)(unsafe.Add(gomptPA, ((i*n)+j)*8)) + (u1[i] * *(*float64)(unsafe.Add(gomptPV1, j*8)))) + (u2[i] * *(*float64)(unsafe.Add(gomptPV2, j*8))))
 		}
 	}
-//line gompt_kernels.go:2095
+//line gompt_kernels.go:2139
 }
 
 // gomptSampleGemverA is GemverAKernel's Sample: about n points, random arguments. Tol 0: every device gives the Go function's bits.
@@ -2196,7 +2240,7 @@ func gomptHostGemverW(gomptA *gomptdevice.HostArgs, gomptR gomptdevice.Range, _,
 		}
 		w[i] = s
 	}
-//line gompt_kernels.go:2200
+//line gompt_kernels.go:2244
 }
 
 // gomptSampleGemverW is GemverWKernel's Sample: about n points, random arguments. Tol 0: every device gives the Go function's bits.
@@ -2438,7 +2482,7 @@ func gomptLanesGemverX(gomptX0, gomptW int, n int, beta float64, A []float64, y 
 		gomptU17[gomptJ] = s[gomptJ]
 	}
 	_ = s
-//line gompt_kernels.go:2442
+//line gompt_kernels.go:2486
 }
 
 // gomptSampleGemverX is GemverXKernel's Sample: about n points, random arguments. Tol 0: every device gives the Go function's bits.
@@ -2531,7 +2575,7 @@ func gomptHostGemverZ(gomptA *gomptdevice.HostArgs, gomptR gomptdevice.Range, _,
 		x[i] = (x[i] + z[i])
 	}
 	_ = n
-//line gompt_kernels.go:2535
+//line gompt_kernels.go:2579
 }
 
 // gomptSampleGemverZ is GemverZKernel's Sample: about n points, random arguments. Tol 0: every device gives the Go function's bits.
@@ -2635,7 +2679,7 @@ func gomptHostGesummv(gomptA *gomptdevice.HostArgs, gomptR gomptdevice.Range, _,
 		tmp[i] = t
 		y[i] = ((alpha * t) + (beta * s))
 	}
-//line gompt_kernels.go:2639
+//line gompt_kernels.go:2683
 }
 
 // gomptSampleGesummv is GesummvKernel's Sample: about n points, random arguments. Tol 0: every device gives the Go function's bits.
@@ -2757,7 +2801,7 @@ func gomptHostHeat3D(gomptA *gomptdevice.HostArgs, gomptR gomptdevice.Range, _, 
 		}
 		gomptFrom, gomptTo = gomptIn1, gomptHi0
 	}
-//line gompt_kernels.go:2761
+//line gompt_kernels.go:2805
 }
 
 // gomptSampleHeat3D is Heat3DKernel's Sample: about n points, random arguments. Tol 0: every device gives the Go function's bits.
@@ -2868,7 +2912,7 @@ func gomptHostJacobi2D(gomptA *gomptdevice.HostArgs, gomptR gomptdevice.Range, _
 		}
 		gomptFrom, gomptTo = gomptIn1, gomptHi0
 	}
-//line gompt_kernels.go:2872
+//line gompt_kernels.go:2916
 }
 
 // gomptSampleJacobi2D is Jacobi2DKernel's Sample: about n points, random arguments. Tol 0: every device gives the Go function's bits.
@@ -2972,7 +3016,7 @@ func gomptHostMatMul(gomptA *gomptdevice.HostArgs, gomptR gomptdevice.Range, _, 
 		}
 	}
 	_ = ni
-//line gompt_kernels.go:2976
+//line gompt_kernels.go:3020
 }
 
 // gomptSampleMatMul is MatMulKernel's Sample: about n points, random arguments. Tol 0: every device gives the Go function's bits.
@@ -3068,7 +3112,7 @@ func gomptHostMvtX1(gomptA *gomptdevice.HostArgs, gomptR gomptdevice.Range, _, _
 		}
 		x1[i] = x
 	}
-//line gompt_kernels.go:3072
+//line gompt_kernels.go:3116
 }
 
 // gomptSampleMvtX1 is MvtX1Kernel's Sample: about n points, random arguments. Tol 0: every device gives the Go function's bits.
@@ -3307,7 +3351,7 @@ func gomptLanesMvtX2(gomptX0, gomptW int, n int, A []float64, y2 []float64, x2 [
 		gomptU17[gomptJ] = x[gomptJ]
 	}
 	_ = x
-//line gompt_kernels.go:3311
+//line gompt_kernels.go:3355
 }
 
 // gomptSampleMvtX2 is MvtX2Kernel's Sample: about n points, random arguments. Tol 0: every device gives the Go function's bits.
@@ -3420,7 +3464,7 @@ func gomptHostSyr2k(gomptA *gomptdevice.HostArgs, gomptR gomptdevice.Range, _, _
 			}
 		}
 	}
-//line gompt_kernels.go:3424
+//line gompt_kernels.go:3468
 }
 
 // gomptSampleSyr2k is Syr2kKernel's Sample: about n points, random arguments. Tol 0: every device gives the Go function's bits.
@@ -3534,7 +3578,7 @@ func gomptHostSyrk(gomptA *gomptdevice.HostArgs, gomptR gomptdevice.Range, _, _ 
 			}
 		}
 	}
-//line gompt_kernels.go:3538
+//line gompt_kernels.go:3582
 }
 
 // gomptSampleSyrk is SyrkKernel's Sample: about n points, random arguments. Tol 0: every device gives the Go function's bits.
@@ -3644,7 +3688,7 @@ func gomptHostTwoMM1(gomptA *gomptdevice.HostArgs, gomptR gomptdevice.Range, _, 
 		}
 	}
 	_ = ni
-//line gompt_kernels.go:3648
+//line gompt_kernels.go:3692
 }
 
 // gomptSampleTwoMM1 is TwoMM1Kernel's Sample: about n points, random arguments. Tol 0: every device gives the Go function's bits.
@@ -3750,7 +3794,7 @@ func gomptHostTwoMM2(gomptA *gomptdevice.HostArgs, gomptR gomptdevice.Range, _, 
 		}
 	}
 	_ = ni
-//line gompt_kernels.go:3754
+//line gompt_kernels.go:3798
 }
 
 // gomptSampleTwoMM2 is TwoMM2Kernel's Sample: about n points, random arguments. Tol 0: every device gives the Go function's bits.

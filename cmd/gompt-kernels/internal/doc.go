@@ -44,8 +44,8 @@
 //	run-time checks                                    sites.go            sites.go
 //	a point's work                                     work.go                                file.go
 //	Go image form                                      host.go lanes.go                       lanes.go rows.go split.go
-//	                                                   reslice.go rows.go
-//	                                                   split.go
+//	                                                   reslice.go rows.go                     pointjam.go
+//	                                                   split.go pointjam.go
 //	points together                                    wide.go             wide.go file.go
 //
 // load.go reads the package, directive.go the //gompt:kernel keys, and

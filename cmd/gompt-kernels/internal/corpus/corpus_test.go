@@ -206,6 +206,28 @@ var entries = []entry{
 		}
 		return ps
 	}},
+	{k: RowProductsKernel, fn: RowProducts, run: RunRowProducts, ext: []int{0}, inputs: func() [][]any {
+		// Turns a multiple of four, fewer than four, four and some left;
+		// rows of one element and more.
+		var ps [][]any
+		for _, nk := range []int{1, 3, 4, 7, 8} {
+			for _, n := range []int{1, 5, 33} {
+				m := 3
+				c, a, b := make([]float64, m*n), make([]float64, m*nk), make([]float64, nk*n)
+				for i := range c {
+					c[i] = float64(i%9)/7 - 0.5
+				}
+				for i := range a {
+					a[i] = float64(i%5)/3 + 0.25
+				}
+				for i := range b {
+					b[i] = float64(i%11)/9 - 0.3
+				}
+				ps = append(ps, []any{m, n, nk, 1.5, c, a, b})
+			}
+		}
+		return ps
+	}},
 	{k: PartialKernel, fn: Partial, run: RunPartial, ext: []int{0}},
 	{k: TransposeKernel, fn: Transpose, run: RunTranspose, ext: []int{0, 1}},
 	{k: SumInt64Kernel, fn: SumInt64, run: RunSumInt64, ext: []int{0}, reduce: "+"},

@@ -5983,6 +5983,161 @@ func RunRangeFormsNowait(dev gompttarget.DeviceClause, n int, a []int32, out []i
 		Args: []gompttarget.Arg{gompttarget.Int(n), gompttarget.Slice(a), gompttarget.Slice(out)}})
 }
 
+// RowProductsKernel is the gompt map kernel of RowProducts (lockstep.go:109:1), over [0, m).
+var RowProductsKernel = &gomptdevice.Kernel{
+	Name: "RowProducts",
+	Params: []gomptdevice.Param{
+		{Name: "m", Kind: gomptdevice.ParamInt64},
+		{Name: "n", Kind: gomptdevice.ParamInt64},
+		{Name: "nk", Kind: gomptdevice.ParamInt64},
+		{Name: "s", Kind: gomptdevice.ParamFloat64},
+		{Name: "c", Kind: gomptdevice.ParamBuffer, Elem: gomptdevice.ParamFloat64, Len: "m*n"},
+		{Name: "a", Kind: gomptdevice.ParamBuffer, Elem: gomptdevice.ParamFloat64, Len: "m*nk"},
+		{Name: "b", Kind: gomptdevice.ParamBuffer, Elem: gomptdevice.ParamFloat64, Len: "nk*n"},
+	},
+	Dims: 1,
+	Work: "n*nk+nk",
+	Faults: []gomptdevice.FaultSite{
+		{Kind: gomptdevice.FaultSliceCap, Pos: "lockstep.go:110"},
+		{Kind: gomptdevice.FaultSliceOrder, Pos: "lockstep.go:110"},
+		{Kind: gomptdevice.FaultSliceCap, Pos: "lockstep.go:113"},
+		{Kind: gomptdevice.FaultSliceOrder, Pos: "lockstep.go:113"},
+	},
+	Needs: []gomptdevice.Need{
+		{Kind: gomptdevice.NeedFP64, Use: "float64", Pos: "lockstep.go:109"},
+	},
+	Images: []gomptdevice.Image{
+		{Kind: gomptdevice.ImageHost, Entry: "gompt_RowProducts", Host: gomptHostRowProducts},
+		{Kind: gomptdevice.ImageOpenCL, Entry: "gompt_RowProducts", Source: gomptCLRowProducts, Options: "-cl-fp32-correctly-rounded-divide-sqrt"},
+		{Kind: gomptdevice.ImagePTX, Entry: "gompt_RowProducts", Source: gomptPTXRowProducts},
+	},
+	Sample: gomptSampleRowProducts,
+}
+
+//go:embed gompt_RowProducts.cl
+var gomptCLRowProducts string
+
+//go:embed gompt_RowProducts.ptx
+var gomptPTXRowProducts string
+
+// gomptHostRowProducts is RowProductsKernel's Go image: the body of RowProducts at each point of the team's range.
+func gomptHostRowProducts(gomptA *gomptdevice.HostArgs, gomptR gomptdevice.Range, _, _ int) {
+	m := gomptA.Int(0)
+	n := gomptA.Int(1)
+	nk := gomptA.Int(2)
+	s := gomptA.Float64(3)
+	c := gomptrt.View[float64](gomptA.Bufs[4], gomptrt.Len(m, n))
+	a := gomptrt.View[float64](gomptA.Bufs[5], gomptrt.Len(m, nk))
+	b := gomptrt.View[float64](gomptA.Bufs[6], gomptrt.Len(nk, n))
+	gomptPA := unsafe.Pointer(unsafe.SliceData(a))
+	gomptLo0, gomptHi0 := gomptR.Clamp(0, m)
+	for i := gomptLo0; i < gomptHi0; i++ {
+//line lockstep.go:110
+		row := c[(i * n):((i + int(1)) * n)]
+		if gomptrt.Apart(c, a) && gomptrt.Apart(c, b) {
+//line lockstep.go:111
+			k := int(0)
+//line lockstep.go:111
+			for ; k < nk && nk-k >= 4; k += 4 {
+				w := (s * *(*float64)(unsafe.Add(gomptPA, ((i*nk)+k)*8)))
+				bk := b[(k * n):((k + int(1)) * n)]
+//line lockstep.go:112
+				gompt1W := (s * *(*float64)(unsafe.Add(gomptPA, ((i*nk)+(k+1))*8)))
+				gompt1Bk := b[((k + 1) * n):(((k + 1) + int(1)) * n)]
+//line lockstep.go:112
+				gompt2W := (s * *(*float64)(unsafe.Add(gomptPA, ((i*nk)+(k+2))*8)))
+				gompt2Bk := b[((k + 2) * n):(((k + 2) + int(1)) * n)]
+//line lockstep.go:112
+				gompt3W := (s * *(*float64)(unsafe.Add(gomptPA, ((i*nk)+(k+3))*8)))
+				gompt3Bk := b[((k + 3) * n):(((k + 3) + int(1)) * n)]
+				for j := range row {
+					gomptV := row[j]
+//line lockstep.go:115
+					gomptV -= (w * bk[j])
+//line lockstep.go:115
+					gomptV -= (gompt1W * gompt1Bk[j])
+//line lockstep.go:115
+					gomptV -= (gompt2W * gompt2Bk[j])
+//line lockstep.go:115
+					gomptV -= (gompt3W * gompt3Bk[j])
+//line lockstep.go:115
+					row[j] = gomptV
+				}
+//line lockstep.go:111
+			}
+//line lockstep.go:111
+			for ; k < nk; k++ {
+				w := (s * *(*float64)(unsafe.Add(gomptPA, ((i*nk)+k)*8)))
+				bk := b[(k * n):((k + int(1)) * n)]
+				for j := range row {
+					row[j] -= (w * bk[j])
+				}
+			}
+//line lockstep.go:111
+		} else {
+//line lockstep.go:111
+			for k := int(0); k < nk; k++ {
+				w := (s * *(*float64)(unsafe.Add(gomptPA, ((i*nk)+k)*8)))
+				bk := b[(k * n):((k + int(1)) * n)]
+				for j := range row {
+					row[j] -= (w * bk[j])
+				}
+			}
+//line lockstep.go:111
+		}
+	}
+	_ = m
+//line gompt_kernels.go:6091
+}
+
+// gomptSampleRowProducts is RowProductsKernel's Sample: about n points, random arguments. Tol 0: every device gives the Go function's bits.
+func gomptSampleRowProducts(gomptN int, gomptSeed int64) gomptdevice.Sample {
+	gomptR := gomptrt.Rand("RowProducts", gomptN, gomptSeed)
+	gomptExt := gomptrt.Extents(gomptN, 1)
+	m := gomptExt[0]
+	n := int(1 + gomptR.IntN(8))
+	nk := int(1 + gomptR.IntN(8))
+	s := float64(0.5 + gomptR.Float64())
+	return gomptdevice.Sample{
+		Shape: gomptdevice.Shape{Size: gomptExt},
+		Bufs:  [][]byte{nil, nil, nil, nil, gomptrt.Floats[float64](gomptR, gomptrt.Len(m, n), 0.5, 1.5), gomptrt.Floats[float64](gomptR, gomptrt.Len(m, nk), 0.5, 1.5), gomptrt.Floats[float64](gomptR, gomptrt.Len(nk, n), 0.5, 1.5)},
+		Args:  []gomptdevice.Arg{gomptrt.Int(int64(m)), gomptrt.Int(int64(n)), gomptrt.Int(int64(nk)), gomptrt.Float64(s), {}, {}, {}},
+	}
+}
+
+// RunRowProducts runs RowProductsKernel (RowProducts) on device dev over [0, m), mapping each slice by how the kernel uses it:
+// c tofrom, a to, b to.
+func RunRowProducts(dev gompttarget.DeviceClause, m int, n int, nk int, s float64, c []float64, a []float64, b []float64) error {
+	if m <= 0 {
+		return nil
+	}
+	c = gomptrt.Head(c, gomptrt.Len(m, n))
+	a = gomptrt.Head(a, gomptrt.Len(m, nk))
+	b = gomptrt.Head(b, gomptrt.Len(nk, n))
+	return gompttarget.Target(gompttarget.Region{Device: dev, Kernel: RowProductsKernel, Shape: gompttarget.Shape{Size: [3]int{m, 1, 1}},
+		Maps: []gompttarget.Map{gompttarget.ToFrom(c), gompttarget.To(a), gompttarget.To(b)},
+		Args: []gompttarget.Arg{gompttarget.Int(m), gompttarget.Int(n), gompttarget.Int(nk), gompttarget.Float64(s), gompttarget.Slice(c), gompttarget.Slice(a), gompttarget.Slice(b)}})
+}
+
+// RunRowProductsNowait is RunRowProducts's nowait form: it starts the launch and returns at once. deps are depend items
+// (target.DependIn, DependOut, DependInOut, DependOn), which order it as they order target.TargetNowait.
+// Leave the slices alone until the task's Wait returns RunRowProducts's error (one found before the launch,
+// such as a short slice, included). An empty space runs nothing but still waits for deps.
+//
+// It runs RowProductsKernel (RowProducts) on device dev over [0, m), mapping each slice by how the kernel uses it:
+// c tofrom, a to, b to.
+func RunRowProductsNowait(dev gompttarget.DeviceClause, m int, n int, nk int, s float64, c []float64, a []float64, b []float64, deps ...gompttarget.Map) *gompttarget.Task {
+	if m <= 0 {
+		return gompttarget.Go(func() error { return nil }, deps...)
+	}
+	c = gomptrt.Head(c, gomptrt.Len(m, n))
+	a = gomptrt.Head(a, gomptrt.Len(m, nk))
+	b = gomptrt.Head(b, gomptrt.Len(nk, n))
+	return gompttarget.TargetNowait(gompttarget.Region{Device: dev, Kernel: RowProductsKernel, Shape: gompttarget.Shape{Size: [3]int{m, 1, 1}},
+		Maps: append([]gompttarget.Map{gompttarget.ToFrom(c), gompttarget.To(a), gompttarget.To(b)}, deps...),
+		Args: []gompttarget.Arg{gompttarget.Int(m), gompttarget.Int(n), gompttarget.Int(nk), gompttarget.Float64(s), gompttarget.Slice(c), gompttarget.Slice(a), gompttarget.Slice(b)}})
+}
+
 // ScatterKernel is the gompt map kernel of Scatter (checks.go:32:1), over [0, n).
 var ScatterKernel = &gomptdevice.Kernel{
 	Name: "Scatter",
@@ -6027,7 +6182,7 @@ func gomptHostScatter(gomptA *gomptdevice.HostArgs, gomptR gomptdevice.Range, _,
 	}
 	_ = n
 	_ = m
-//line gompt_kernels.go:6031
+//line gompt_kernels.go:6186
 }
 
 // gomptSampleScatter is ScatterKernel's Sample: about n points, random arguments. Tol 0: every device gives the Go function's bits.
@@ -6125,7 +6280,7 @@ func gomptHostSeek(gomptA *gomptdevice.HostArgs, gomptR gomptdevice.Range, _, _ 
 	}
 	_ = n
 	_ = m
-//line gompt_kernels.go:6129
+//line gompt_kernels.go:6284
 }
 
 // gomptSampleSeek is SeekKernel's Sample: about n points, random arguments. Tol 0: every device gives the Go function's bits.
@@ -6216,7 +6371,7 @@ func gomptHostShiftAt(gomptA *gomptdevice.HostArgs, gomptR gomptdevice.Range, _,
 		x[j] <<= k[i]
 		y[j] >>= k[i]
 	}
-//line gompt_kernels.go:6220
+//line gompt_kernels.go:6375
 }
 
 // gomptSampleShiftAt is ShiftAtKernel's Sample: about n points, random arguments. Tol 0: every device gives the Go function's bits.
@@ -6322,7 +6477,7 @@ func gomptHostShifts(gomptA *gomptdevice.HostArgs, gomptR gomptdevice.Range, _, 
 		*(*int64)(unsafe.Add(gomptPOut, o*8)) += (x + int64(u))
 	}
 	_ = n
-//line gompt_kernels.go:6326
+//line gompt_kernels.go:6481
 }
 
 // gomptSampleShifts is ShiftsKernel's Sample: about n points, random arguments. Tol 0: every device gives the Go function's bits.
@@ -6463,7 +6618,7 @@ func gomptHostSignExtend(gomptA *gomptdevice.HostArgs, gomptR gomptdevice.Range,
 	_ = n
 	_ = p
 	_ = k
-//line gompt_kernels.go:6467
+//line gompt_kernels.go:6622
 }
 
 // gomptSampleSignExtend is SignExtendKernel's Sample: about n points, random arguments. Tol 0: every device gives the Go function's bits.
@@ -6581,7 +6736,7 @@ func gomptHostSpMV(gomptA *gomptdevice.HostArgs, gomptR gomptdevice.Range, _, _ 
 	}
 	_ = nnz
 	_ = ncols
-//line gompt_kernels.go:6585
+//line gompt_kernels.go:6740
 }
 
 // gomptSampleSpMV is SpMVKernel's Sample: about n points, random arguments. Tol 0: every device gives the Go function's bits.
@@ -6687,7 +6842,7 @@ func gomptHostSplitEdge(gomptA *gomptdevice.HostArgs, gomptR gomptdevice.Range, 
 		}
 	}
 	_ = ny
-//line gompt_kernels.go:6691
+//line gompt_kernels.go:6846
 }
 
 // gomptSampleSplitEdge is SplitEdgeKernel's Sample: about n points, random arguments. Tol 0: every device gives the Go function's bits.
@@ -6832,7 +6987,7 @@ func gomptHostSplitForms(gomptA *gomptdevice.HostArgs, gomptR gomptdevice.Range,
 			gomptFrom, gomptTo = gomptIn1, gomptHi0
 		}
 	}
-//line gompt_kernels.go:6836
+//line gompt_kernels.go:6991
 }
 
 // gomptSampleSplitForms is SplitFormsKernel's Sample: about n points, random arguments. Tol 0: every device gives the Go function's bits.
@@ -6959,7 +7114,7 @@ func gomptHostStencil2D(gomptA *gomptdevice.HostArgs, gomptR gomptdevice.Range, 
 			gomptFrom, gomptTo = gomptIn1, gomptHi0
 		}
 	}
-//line gompt_kernels.go:6963
+//line gompt_kernels.go:7118
 }
 
 // gomptSampleStencil2D is Stencil2DKernel's Sample: about n points, random arguments. Tol 0: every device gives the Go function's bits.
@@ -7097,7 +7252,7 @@ func gomptHostSumFloat32(gomptA *gomptdevice.HostArgs, gomptR gomptdevice.Range,
 	}
 	gomptPartial[gomptTeam] = float32((gomptS0 + gomptS1) + (gomptS2 + gomptS3))
 	_ = n
-//line gompt_kernels.go:7101
+//line gompt_kernels.go:7256
 }
 
 // gomptSampleSumFloat32 is SumFloat32Kernel's Sample: about n points, random arguments. Tol 0.0001: its float sums are combined in another order on each device.
@@ -7282,7 +7437,7 @@ func gomptHostSumFloat64In2D(gomptA *gomptdevice.HostArgs, gomptR gomptdevice.Ra
 	}
 	gomptPartial[gomptTeam] = float64((gomptS0 + gomptS1) + (gomptS2 + gomptS3))
 	_ = ny
-//line gompt_kernels.go:7286
+//line gompt_kernels.go:7441
 }
 
 // gomptSampleSumFloat64In2D is SumFloat64In2DKernel's Sample: about n points, random arguments. Tol 1e-10: its float sums are combined in another order on each device.
@@ -7430,7 +7585,7 @@ func gomptHostSumInt64(gomptA *gomptdevice.HostArgs, gomptR gomptdevice.Range, g
 	}
 	gomptPartial[gomptTeam] = int64((gomptS0 + gomptS1) + (gomptS2 + gomptS3))
 	_ = n
-//line gompt_kernels.go:7434
+//line gompt_kernels.go:7589
 }
 
 // gomptSampleSumInt64 is SumInt64Kernel's Sample: about n points, random arguments. Tol 0: every device gives the Go function's bits.
@@ -7558,7 +7713,7 @@ func gomptHostTeamDefine(gomptA *gomptdevice.HostArgs, gomptR gomptdevice.Range,
 	_ = v
 	_ = teams
 	_ = m
-//line gompt_kernels.go:7562
+//line gompt_kernels.go:7717
 }
 
 // gomptSampleTeamDefine is TeamDefineKernel's Sample: about n points, random arguments. Tol 0: every device gives the Go function's bits.
@@ -7672,7 +7827,7 @@ func gomptHostTeamGather(gomptA *gomptdevice.HostArgs, gomptR gomptdevice.Range,
 	}
 	_ = teams
 	_ = m
-//line gompt_kernels.go:7676
+//line gompt_kernels.go:7831
 }
 
 // gomptSampleTeamGather is TeamGatherKernel's Sample: about n points, random arguments. Tol 0: every device gives the Go function's bits.
@@ -7836,7 +7991,7 @@ func gomptHostTeamReverse(gomptA *gomptdevice.HostArgs, gomptR gomptdevice.Range
 	}
 	_ = mine
 	_ = teams
-//line gompt_kernels.go:7840
+//line gompt_kernels.go:7995
 }
 
 // gomptSampleTeamReverse is TeamReverseKernel's Sample: about n points, random arguments. Tol 0: every device gives the Go function's bits.
@@ -7976,7 +8131,7 @@ func gomptHostTeamTuple(gomptA *gomptdevice.HostArgs, gomptR gomptdevice.Range, 
 	_ = x
 	_ = o
 	_ = teams
-//line gompt_kernels.go:7980
+//line gompt_kernels.go:8135
 }
 
 // gomptSampleTeamTuple is TeamTupleKernel's Sample: about n points, random arguments. Tol 0: every device gives the Go function's bits.
@@ -8119,7 +8274,7 @@ func gomptHostTeamView(gomptA *gomptdevice.HostArgs, gomptR gomptdevice.Range, _
 	_ = from
 	_ = s
 	_ = teams
-//line gompt_kernels.go:8123
+//line gompt_kernels.go:8278
 }
 
 // gomptSampleTeamView is TeamViewKernel's Sample: about n points, random arguments. Tol 0: every device gives the Go function's bits.
@@ -8213,7 +8368,7 @@ func gomptHostTranscendental(gomptA *gomptdevice.HostArgs, gomptR gomptdevice.Ra
 		out[i] = float32(v)
 	}
 	_ = n
-//line gompt_kernels.go:8217
+//line gompt_kernels.go:8372
 }
 
 // gomptSampleTranscendental is TranscendentalKernel's Sample: about n points, random arguments. Tol 1e-06: it calls math functions that are within a few ulps of Go's, not equal.
@@ -8305,7 +8460,7 @@ func gomptHostTranspose(gomptA *gomptdevice.HostArgs, gomptR gomptdevice.Range, 
 			}
 		}
 	}
-//line gompt_kernels.go:8309
+//line gompt_kernels.go:8464
 }
 
 // gomptSampleTranspose is TransposeKernel's Sample: about n points, random arguments. Tol 0: every device gives the Go function's bits.
@@ -8430,7 +8585,7 @@ gomptPoint0:
 		*(*int64)(unsafe.Add(gomptPOut, (o+int(7))*8)) = (-long)
 	}
 	_ = n
-//line gompt_kernels.go:8434
+//line gompt_kernels.go:8589
 }
 
 // gomptSampleTricky is TrickyKernel's Sample: about n points, random arguments. Tol 0: every device gives the Go function's bits.
@@ -8532,7 +8687,7 @@ func gomptHostTuples(gomptA *gomptdevice.HostArgs, gomptR gomptdevice.Range, _, 
 		*(*int32)(unsafe.Add(gomptPOut, o*4)) += x
 	}
 	_ = n
-//line gompt_kernels.go:8536
+//line gompt_kernels.go:8691
 }
 
 // gomptSampleTuples is TuplesKernel's Sample: about n points, random arguments. Tol 0: every device gives the Go function's bits.
@@ -8630,7 +8785,7 @@ func gomptHostUint64Ops(gomptA *gomptdevice.HostArgs, gomptR gomptdevice.Range, 
 		*(*uint64)(unsafe.Add(gomptPOut, (o+int(5))*8)) = (-x)
 	}
 	_ = n
-//line gompt_kernels.go:8634
+//line gompt_kernels.go:8789
 }
 
 // gomptSampleUint64Ops is Uint64OpsKernel's Sample: about n points, random arguments. Tol 0: every device gives the Go function's bits.
@@ -8782,7 +8937,7 @@ func gomptLanesUniformStore(gomptX0, gomptW int, n int, m int, b []int32, c []in
 		}
 //line lockstep.go:44
 	}
-//line gompt_kernels.go:8786
+//line gompt_kernels.go:8941
 }
 
 // gomptSampleUniformStore is UniformStoreKernel's Sample: about n points, random arguments. Tol 0: every device gives the Go function's bits.
@@ -8894,7 +9049,7 @@ func gomptHostViewBounds(gomptA *gomptdevice.HostArgs, gomptR gomptdevice.Range,
 	}
 	_ = rows
 	_ = m
-//line gompt_kernels.go:8898
+//line gompt_kernels.go:9053
 }
 
 // gomptSampleViewBounds is ViewBoundsKernel's Sample: about n points, random arguments. Tol 0: every device gives the Go function's bits.
@@ -8993,7 +9148,7 @@ func gomptHostViewIndex(gomptA *gomptdevice.HostArgs, gomptR gomptdevice.Range, 
 		out[r] = row[at[r]]
 	}
 	_ = rows
-//line gompt_kernels.go:8997
+//line gompt_kernels.go:9152
 }
 
 // gomptSampleViewIndex is ViewIndexKernel's Sample: about n points, random arguments. Tol 0: every device gives the Go function's bits.

@@ -97,3 +97,22 @@ func Jammed(j int, n, k, lo, hi int, a, w, sum []float32, hash []int32, far []fl
 	}
 	sum[j], hash[j], far[j] = s, h, c
 }
+
+// RowProducts updates row i of c with the rows of b weighted by a's row
+// (gemm's loop, written as C does it): its Go image runs four turns of
+// the loop over k together, each element of the row through its four
+// updates in order, when c's buffer overlaps none of those the loop
+// reads (emitgo's point jam); when one slice is passed as both c and b,
+// the loop as written.
+//
+//gompt:kernel dims=m len(c)=m*n len(a)=m*nk len(b)=nk*n
+func RowProducts(i int, m, n, nk int, s float64, c, a, b []float64) {
+	row := c[i*n : (i+1)*n]
+	for k := 0; k < nk; k++ {
+		w := s * a[i*nk+k]
+		bk := b[k*n : (k+1)*n]
+		for j := range row {
+			row[j] -= w * bk[j]
+		}
+	}
+}

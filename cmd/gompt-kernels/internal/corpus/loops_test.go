@@ -2,11 +2,14 @@ package corpus
 
 import (
 	"errors"
+	"math"
+	"slices"
 	"testing"
 
 	"github.com/gompt/gompt/device"
 	"github.com/gompt/gompt/target"
 	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
 )
 
 // A checked kernel launched grid-stride (one work-item for every row)
@@ -81,4 +84,35 @@ func TestLongReductionLoopsFailWithLoopLimit(t *testing.T) {
 			assert.Equal(t, want, partial[0], "%s: the sum without an error", what)
 		}
 	}
+}
+
+// RowProducts' Go image with c inside b (one element into b's first
+// row), called directly: a construct cannot pass it so (the runtime
+// refuses list items that share storage, as OpenMP does), but a Go
+// image must still give Go's bits for any arguments. The image sees the
+// overlap and runs the loop as written, so each turn reads the elements
+// the turn before updated, as in Go; its jammed loop, which takes each
+// element through four turns before the next, gives other bits here.
+func TestRowProductsImageOverlappingBuffers(t *testing.T) {
+	const n, nk = 6, 8
+	buf := make([]float64, nk*n+1)
+	for i := range buf {
+		buf[i] = float64(i%7)/5 - 0.4
+	}
+	a := []float64{0.5, -1.25, 2, 0.75, -0.5, 1.5, 0.25, -2}
+	want := slices.Clone(buf)
+	RowProducts(0, 1, n, nk, 1.5, want[1:n+1], a, want[:nk*n])
+	got := slices.Clone(buf)
+	bytes := device.Bytes(got)
+	args := &device.HostArgs{Kernel: RowProductsKernel,
+		Bufs: [][]byte{nil, nil, nil, nil, bytes[8 : (n+1)*8], device.Bytes(a), bytes[:nk*n*8]},
+		Args: []device.Arg{{Bits: 1}, {Bits: n}, {Bits: nk}, {Bits: math.Float64bits(1.5)}, {}, {}, {}}}
+	RowProductsKernel.Host()(args, device.Range{Hi: [3]int{1, 1, 1}}, 0, 1)
+	for i := range want {
+		require.Equal(t, math.Float64bits(want[i]), math.Float64bits(got[i]), "element %d: %v, Go gives %v", i, got[i], want[i])
+	}
+	// A construct refuses the two slices.
+	err := RunRowProducts(target.Dev(target.InitialDevice), 1, n, nk, 1.5, got[1:n+1], a, got[:nk*n])
+	require.Error(t, err, "RunRowProducts with c inside b")
+	assert.Contains(t, err.Error(), "must not share storage", "RunRowProducts with c inside b")
 }

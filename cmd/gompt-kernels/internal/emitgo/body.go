@@ -37,6 +37,7 @@ type gobody struct {
 	lanesOf    func(s ast.Stmt)
 	jam        func(s *ast.ForStmt) bool // writes a uniform loop's turns together where it can (jammable)
 	subst      map[*types.Var]string     // variables written as expressions (a jammed turn's counter)
+	noJam      bool                      // writing a planned PointJam's loop as written
 	leaf       bool
 	hoist      *gobody
 	hoisted    []string
@@ -154,6 +155,10 @@ func (b *gobody) stmt(s ast.Stmt) {
 	case *ast.IfStmt:
 		b.ifStmt(s, "")
 	case *ast.ForStmt:
+		if pj := b.k.PointJams[s]; pj != nil && b.ls == nil && !b.leaf && !b.noJam {
+			b.pointJam(s, pj)
+			return
+		}
 		head := "for "
 		if s.Init != nil || s.Post != nil {
 			head += b.simple(s.Init) + "; "
@@ -366,8 +371,13 @@ func (b *gobody) expr(e ast.Expr) string {
 			}
 			return fmt.Sprintf("*(*%s)(unsafe.Add(%s, %s*%d))", p.T.GoName(), base(p), idx, size)
 		}
-		b.used[b.info().Uses[id].(*types.Var)] = true
-		return id.Name + "[" + b.expr(e.Index) + "]"
+		v := b.info().Uses[id].(*types.Var)
+		b.used[v] = true
+		name := id.Name
+		if t, ok := b.subst[v]; ok {
+			name = t // a jammed turn's view
+		}
+		return name + "[" + b.expr(e.Index) + "]"
 	case *ast.SliceExpr:
 		return b.sliceExpr(e)
 	case *ast.CallExpr:

@@ -249,6 +249,9 @@ type Kernel struct {
 	Resliced map[*Param]bool
 	Split    *Split
 	Rows     *Rows // of the loops running the whole body (plan/rows.go)
+	// PointJams are the loops of a point's image whose turns run Jam at
+	// a time over an inner loop's elements (plan/pointjam.go).
+	PointJams map[*ast.ForStmt]*PointJam
 
 	// Wide is the number of neighbouring points one work-item of a CPU
 	// OpenCL device runs together, statement by statement, where the

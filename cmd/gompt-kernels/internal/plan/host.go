@@ -24,4 +24,5 @@ func Host(g *ir.Program, k *ir.Kernel) {
 			k.Split.EdgeRows = RowsOf(g, k, k.Split.Edge)
 		}
 	}
+	k.PointJams = PointJams(g, k)
 }

@@ -1,0 +1,89 @@
+package emitgo
+
+import (
+	"fmt"
+	"go/ast"
+	"go/types"
+	"strings"
+
+	"github.com/gompt/gompt/cmd/gompt-kernels/internal/ir"
+)
+
+// pointJam writes loop s of a point's image as plan.PointJams planned it:
+// where its written buffer is apart from those it reads, ir.Jam turns at
+// a time, each element of the view through its updates in order, held
+// in a local between them, then the turns left one at a time; else the
+// loop as written.
+func (b *gobody) pointJam(s *ast.ForStmt, pj *ir.PointJam) {
+	var apart []string
+	for _, p := range pj.Reads {
+		b.used[p.Obj] = true
+		apart = append(apart, fmt.Sprintf("gomptrt.Apart(%s, %s)", pj.Written.Name, p.Name))
+	}
+	b.used[pj.Written.Obj] = true
+	cond := "true"
+	if len(apart) > 0 {
+		cond = strings.Join(apart, " && ")
+	}
+	b.line("if %s {", cond)
+	b.depth++
+	b.line("%s", b.simple(s.Init))
+	ctr := pj.Ctr.Name()
+	bnd := b.expr(pj.Bound)
+	// bound-ctr, where ctr < bound, wraps only past the largest int: the
+	// turns then run one at a time.
+	b.line("for ; %s < %s && %s-%s >= %d; %s += %d {", ctr, bnd, bnd, ctr, ir.Jam, ctr, ir.Jam)
+	b.depth++
+	saved, savedSubst := b.pos, b.subst
+	turns := make([]map[*types.Var]string, ir.Jam)
+	for t := range ir.Jam {
+		if t > 0 {
+			turns[t] = map[*types.Var]string{pj.Ctr: fmt.Sprintf("(%s + %d)", ctr, t)}
+			for _, v := range pj.Locals {
+				turns[t][v] = fmt.Sprintf("gompt%d%s", t, ir.UpperFirst(v.Name()))
+			}
+		}
+		b.subst = turns[t]
+		for i, d := range pj.Defs {
+			b.pos = srcPos(b.g, d)
+			name := pj.Locals[i].Name()
+			if t > 0 {
+				name = turns[t][pj.Locals[i]]
+			}
+			b.line("%s := %s", name, b.expr(d.Rhs[0]))
+		}
+	}
+	b.subst = nil
+	key := pj.Range.Key.(*ast.Ident).Name
+	view := b.expr(pj.Range.X)
+	b.pos = srcPos(b.g, pj.Range)
+	b.line("for %s := range %s {", key, view)
+	b.depth++
+	b.pos = srcPos(b.g, pj.Update)
+	b.line("gomptV := %s[%s]", view, key)
+	for t := range ir.Jam {
+		b.subst = turns[t]
+		b.line("gomptV %s %s", pj.Update.Tok, b.expr(pj.Update.Rhs[0]))
+	}
+	b.subst = savedSubst
+	b.line("%s[%s] = gomptV", view, key)
+	b.depth--
+	b.closing(pj.Range.Body.Rbrace, "}")
+	b.pos = saved
+	b.depth--
+	b.line("}")
+	// The turns left, one at a time.
+	b.line("for ; %s; %s {", b.expr(s.Cond), b.simple(s.Post))
+	b.depth++
+	b.stmts(s.Body.List)
+	b.depth--
+	b.closing(s.Body.Rbrace, "}")
+	b.depth--
+	b.line("} else {")
+	b.depth++
+	b.noJam = true
+	b.stmt(s)
+	b.noJam = false
+	b.depth--
+	b.line("}")
+}
