@@ -359,31 +359,8 @@ func leaves(s ast.Stmt) bool {
 // integer (nothing in them can fault: a lane's later turn may run before
 // another lane's earlier one).
 func jammable(ls *ir.Lockstep, info *types.Info, k *ir.Kernel, s *ast.ForStmt) (ctr *types.Var, bound ast.Expr, ok bool) {
-	init, isAssign := s.Init.(*ast.AssignStmt)
-	if !isAssign || init.Tok != token.DEFINE || len(init.Lhs) != 1 || len(init.Rhs) != 1 {
-		return nil, nil, false
-	}
-	id, _ := init.Lhs[0].(*ast.Ident)
-	if id == nil {
-		return nil, nil, false
-	}
-	ctr, _ = info.Defs[id].(*types.Var)
-	if ctr == nil {
-		return nil, nil, false
-	}
-	if t, isBasic := ctr.Type().Underlying().(*types.Basic); !isBasic || t.Info()&types.IsInteger == 0 {
-		return nil, nil, false
-	}
-	isCtr := func(e ast.Expr) bool {
-		id, ok := ast.Unparen(e).(*ast.Ident)
-		return ok && info.Uses[id] == ctr
-	}
-	cond, isBin := s.Cond.(*ast.BinaryExpr)
-	if !isBin || cond.Op != token.LSS || !isCtr(cond.X) || mentions(info, cond.Y, ctr) || !pure(info, k, cond.Y) {
-		return nil, nil, false
-	}
-	post, isInc := s.Post.(*ast.IncDecStmt)
-	if !isInc || post.Tok != token.INC || !isCtr(post.X) || len(s.Body.List) == 0 {
+	ctr, bound, ok = countedLoop(info, k, s)
+	if !ok || len(s.Body.List) == 0 {
 		return nil, nil, false
 	}
 	for _, st := range s.Body.List {
@@ -418,7 +395,7 @@ func jammable(ls *ir.Lockstep, info *types.Info, k *ir.Kernel, s *ast.ForStmt) (
 			}
 		}
 	}
-	return ctr, cond.Y, true
+	return ctr, bound, true
 }
 
 // mentions reports whether e reads v.
