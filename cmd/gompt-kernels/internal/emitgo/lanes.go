@@ -178,12 +178,7 @@ func emit(ls *ir.Lockstep, g *ir.Program, w *goWriter, used map[*types.Var]bool,
 		byFourLoop(text.String(), usesX)
 		b.depth--
 		b.line("}")
-		// The turns left, one at a time.
-		b.line("for ; %s; %s {", b.expr(s.Cond), b.simple(s.Post))
-		b.depth++
-		b.stmts(s.Body.List)
-		b.depth--
-		b.closing(s.Body.Rbrace, "}")
+		b.turnsLeft(s)
 		b.depth--
 		b.plain("}")
 		return true
@@ -337,4 +332,14 @@ func byFour(text string) (fours, bool) {
 // lane is the text for the lane at place u of the four.
 func (f fours) lane(u int) string {
 	return strings.ReplaceAll(f.text, "[gomptU]", "["+strconv.Itoa(u)+"]")
+}
+
+// turnsLeft writes the turns of jammed loop s that are left after its
+// jammed turns, one at a time: the loop as written, without its init.
+func (b *gobody) turnsLeft(s *ast.ForStmt) {
+	b.line("for ; %s; %s {", b.expr(s.Cond), b.simple(s.Post))
+	b.depth++
+	b.stmts(s.Body.List)
+	b.depth--
+	b.closing(s.Body.Rbrace, "}")
 }

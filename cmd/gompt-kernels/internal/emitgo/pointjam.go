@@ -72,12 +72,7 @@ func (b *gobody) pointJam(s *ast.ForStmt, pj *ir.PointJam) {
 	b.pos = saved
 	b.depth--
 	b.line("}")
-	// The turns left, one at a time.
-	b.line("for ; %s; %s {", b.expr(s.Cond), b.simple(s.Post))
-	b.depth++
-	b.stmts(s.Body.List)
-	b.depth--
-	b.closing(s.Body.Rbrace, "}")
+	b.turnsLeft(s)
 	b.depth--
 	b.line("} else {")
 	b.depth++

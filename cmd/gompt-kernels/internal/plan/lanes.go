@@ -432,14 +432,20 @@ func pure(info *types.Info, k *ir.Kernel, e ast.Expr) bool {
 				ok = isSel // math's, the only package a kernel calls
 			}
 		case *ast.BinaryExpr:
-			switch n.Op {
-			case token.QUO, token.REM, token.SHL, token.SHR:
-				if t, isBasic := info.TypeOf(n).Underlying().(*types.Basic); !isBasic || t.Info()&types.IsInteger != 0 {
-					ok = false
-				}
-			}
+			ok = !canFault(info, n)
 		}
 		return ok
 	})
 	return ok
+}
+
+// canFault reports whether e divides or shifts an integer: a division by
+// zero or a negative shift count fails the point.
+func canFault(info *types.Info, e *ast.BinaryExpr) bool {
+	switch e.Op {
+	case token.QUO, token.REM, token.SHL, token.SHR:
+		t, isBasic := info.TypeOf(e).Underlying().(*types.Basic)
+		return !isBasic || t.Info()&types.IsInteger != 0
+	}
+	return false
 }

@@ -209,12 +209,7 @@ func pureRead(info *types.Info, k *ir.Kernel, e ast.Expr) bool {
 			ok = pure(info, k, n)
 			return false
 		case *ast.BinaryExpr:
-			switch n.Op {
-			case token.QUO, token.REM, token.SHL, token.SHR:
-				if t, isBasic := info.TypeOf(n).Underlying().(*types.Basic); !isBasic || t.Info()&types.IsInteger != 0 {
-					ok = false
-				}
-			}
+			ok = !canFault(info, n)
 		}
 		return ok
 	})
