@@ -194,3 +194,20 @@ func SplitEdge(x, y int, nx, ny, r int, in, out []float32) {
 	}
 	out[i] = in[i-1]
 }
+
+// RowShift is RowProducts (lockstep.go) with the rows of b taken shift
+// elements in: a shift past the end of b fails the point at the row's
+// slice expression, in the Go image's jammed loop too (its turns' rows
+// are taken before the turns' updates).
+//
+//gompt:kernel dims=m len(c)=m*n len(a)=m*nk len(b)=nk*n
+func RowShift(i int, m, n, nk, shift int, c, a, b []float32) {
+	row := c[i*n : (i+1)*n]
+	for k := 0; k < nk; k++ {
+		w := a[i*nk+k]
+		bk := b[k*n+shift : (k+1)*n+shift]
+		for j := range row {
+			row[j] += w * bk[j]
+		}
+	}
+}

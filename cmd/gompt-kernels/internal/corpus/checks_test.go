@@ -566,3 +566,25 @@ func TestFaultFormsWithoutFaults(t *testing.T) {
 		assert.Equal(t, wantEdge, edge, "%s: SplitEdge", what)
 	}
 }
+
+// A row slice past the end of b fails RowShift (float32, so that rusticl's
+// llvmpipe, without fp64, runs it too) at that slice on every device, with Go's message; on host:0 and the initial device the slice
+// is in a loop jammed four turns at a time (the last turn's, taken before
+// the first turn's updates), and the fault names the user's line.
+func TestRowShiftViewOutOfRange(t *testing.T) {
+	const m, n, nk = 3, 5, 8
+	a, b := filled(m*nk, 0.5), filled(nk*n, 0.25)
+	for _, dev := range devices() {
+		what := target.Describe(dev)
+		c := filled(m*n, 1)
+		err := RunRowShift(target.Dev(dev), m, n, nk, 1, c, a, b)
+		checkFault(t, err, "RowShift", posOf(t, "RowShift", "bk := b[k*n+shift : (k+1)*n+shift]"), `slice bounds out of range \[:41\] with capacity 40`, what)
+		// In range, the kernel runs: every element gains the sum of its
+		// row's weights times 0.25.
+		c = filled(m*n, 1)
+		require.NoError(t, RunRowShift(target.Dev(dev), m, n, nk, 0, c, a, b), "%s: shift 0", what)
+		for i, v := range c {
+			require.Equal(t, float32(1+nk*0.5*0.25), v, "%s: c[%d]", what, i)
+		}
+	}
+}

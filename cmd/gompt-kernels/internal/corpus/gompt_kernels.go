@@ -6138,6 +6138,158 @@ func RunRowProductsNowait(dev gompttarget.DeviceClause, m int, n int, nk int, s 
 		Args: []gompttarget.Arg{gompttarget.Int(m), gompttarget.Int(n), gompttarget.Int(nk), gompttarget.Float64(s), gompttarget.Slice(c), gompttarget.Slice(a), gompttarget.Slice(b)}})
 }
 
+// RowShiftKernel is the gompt map kernel of RowShift (checks.go:204:1), over [0, m).
+var RowShiftKernel = &gomptdevice.Kernel{
+	Name: "RowShift",
+	Params: []gomptdevice.Param{
+		{Name: "m", Kind: gomptdevice.ParamInt64},
+		{Name: "n", Kind: gomptdevice.ParamInt64},
+		{Name: "nk", Kind: gomptdevice.ParamInt64},
+		{Name: "shift", Kind: gomptdevice.ParamInt64},
+		{Name: "c", Kind: gomptdevice.ParamBuffer, Elem: gomptdevice.ParamFloat32, Len: "m*n"},
+		{Name: "a", Kind: gomptdevice.ParamBuffer, Elem: gomptdevice.ParamFloat32, Len: "m*nk"},
+		{Name: "b", Kind: gomptdevice.ParamBuffer, Elem: gomptdevice.ParamFloat32, Len: "nk*n"},
+	},
+	Dims: 1,
+	Work: "n*nk+nk",
+	Faults: []gomptdevice.FaultSite{
+		{Kind: gomptdevice.FaultSliceCap, Pos: "checks.go:205"},
+		{Kind: gomptdevice.FaultSliceOrder, Pos: "checks.go:205"},
+		{Kind: gomptdevice.FaultSliceCap, Pos: "checks.go:208"},
+		{Kind: gomptdevice.FaultSliceOrder, Pos: "checks.go:208"},
+	},
+	Images: []gomptdevice.Image{
+		{Kind: gomptdevice.ImageHost, Entry: "gompt_RowShift", Host: gomptHostRowShift},
+		{Kind: gomptdevice.ImageOpenCL, Entry: "gompt_RowShift", Source: gomptCLRowShift, Options: "-cl-fp32-correctly-rounded-divide-sqrt"},
+		{Kind: gomptdevice.ImagePTX, Entry: "gompt_RowShift", Source: gomptPTXRowShift},
+	},
+	Sample: gomptSampleRowShift,
+}
+
+//go:embed gompt_RowShift.cl
+var gomptCLRowShift string
+
+//go:embed gompt_RowShift.ptx
+var gomptPTXRowShift string
+
+// gomptHostRowShift is RowShiftKernel's Go image: the body of RowShift at each point of the team's range.
+func gomptHostRowShift(gomptA *gomptdevice.HostArgs, gomptR gomptdevice.Range, _, _ int) {
+	m := gomptA.Int(0)
+	n := gomptA.Int(1)
+	nk := gomptA.Int(2)
+	shift := gomptA.Int(3)
+	c := gomptrt.View[float32](gomptA.Bufs[4], gomptrt.Len(m, n))
+	a := gomptrt.View[float32](gomptA.Bufs[5], gomptrt.Len(m, nk))
+	b := gomptrt.View[float32](gomptA.Bufs[6], gomptrt.Len(nk, n))
+	gomptPA := unsafe.Pointer(unsafe.SliceData(a))
+	gomptLo0, gomptHi0 := gomptR.Clamp(0, m)
+	for i := gomptLo0; i < gomptHi0; i++ {
+//line checks.go:205
+		row := c[(i * n):((i + int(1)) * n)]
+		if gomptrt.Apart(c, a) && gomptrt.Apart(c, b) {
+//line checks.go:206
+			k := int(0)
+//line checks.go:206
+			for ; k < nk && nk-k >= 4; k += 4 {
+				w := *(*float32)(unsafe.Add(gomptPA, ((i*nk)+k)*4))
+				bk := b[((k * n) + shift):(((k + int(1)) * n) + shift)]
+//line checks.go:207
+				gompt1W := *(*float32)(unsafe.Add(gomptPA, ((i*nk)+(k+1))*4))
+				gompt1Bk := b[(((k + 1) * n) + shift):((((k + 1) + int(1)) * n) + shift)]
+//line checks.go:207
+				gompt2W := *(*float32)(unsafe.Add(gomptPA, ((i*nk)+(k+2))*4))
+				gompt2Bk := b[(((k + 2) * n) + shift):((((k + 2) + int(1)) * n) + shift)]
+//line checks.go:207
+				gompt3W := *(*float32)(unsafe.Add(gomptPA, ((i*nk)+(k+3))*4))
+				gompt3Bk := b[(((k + 3) * n) + shift):((((k + 3) + int(1)) * n) + shift)]
+				for j := range row {
+					gomptV := row[j]
+//line checks.go:210
+					gomptV += (w * bk[j])
+//line checks.go:210
+					gomptV += (gompt1W * gompt1Bk[j])
+//line checks.go:210
+					gomptV += (gompt2W * gompt2Bk[j])
+//line checks.go:210
+					gomptV += (gompt3W * gompt3Bk[j])
+//line checks.go:210
+					row[j] = gomptV
+				}
+//line checks.go:206
+			}
+//line checks.go:206
+			for ; k < nk; k++ {
+				w := *(*float32)(unsafe.Add(gomptPA, ((i*nk)+k)*4))
+				bk := b[((k * n) + shift):(((k + int(1)) * n) + shift)]
+				for j := range row {
+					row[j] += (w * bk[j])
+				}
+			}
+//line checks.go:206
+		} else {
+//line checks.go:206
+			for k := int(0); k < nk; k++ {
+				w := *(*float32)(unsafe.Add(gomptPA, ((i*nk)+k)*4))
+				bk := b[((k * n) + shift):(((k + int(1)) * n) + shift)]
+				for j := range row {
+					row[j] += (w * bk[j])
+				}
+			}
+//line checks.go:206
+		}
+	}
+	_ = m
+//line gompt_kernels.go:6243
+}
+
+// gomptSampleRowShift is RowShiftKernel's Sample: about n points, random arguments. Tol 0: every device gives the Go function's bits.
+func gomptSampleRowShift(gomptN int, gomptSeed int64) gomptdevice.Sample {
+	gomptR := gomptrt.Rand("RowShift", gomptN, gomptSeed)
+	gomptExt := gomptrt.Extents(gomptN, 1)
+	m := gomptExt[0]
+	n := int(1 + gomptR.IntN(8))
+	nk := int(1 + gomptR.IntN(8))
+	shift := int(1 + gomptR.IntN(8))
+	return gomptdevice.Sample{
+		Shape: gomptdevice.Shape{Size: gomptExt},
+		Bufs:  [][]byte{nil, nil, nil, nil, gomptrt.Floats[float32](gomptR, gomptrt.Len(m, n), 0.5, 1.5), gomptrt.Floats[float32](gomptR, gomptrt.Len(m, nk), 0.5, 1.5), gomptrt.Floats[float32](gomptR, gomptrt.Len(nk, n), 0.5, 1.5)},
+		Args:  []gomptdevice.Arg{gomptrt.Int(int64(m)), gomptrt.Int(int64(n)), gomptrt.Int(int64(nk)), gomptrt.Int(int64(shift)), {}, {}, {}},
+	}
+}
+
+// RunRowShift runs RowShiftKernel (RowShift) on device dev over [0, m), mapping each slice by how the kernel uses it:
+// c tofrom, a to, b to.
+func RunRowShift(dev gompttarget.DeviceClause, m int, n int, nk int, shift int, c []float32, a []float32, b []float32) error {
+	if m <= 0 {
+		return nil
+	}
+	c = gomptrt.Head(c, gomptrt.Len(m, n))
+	a = gomptrt.Head(a, gomptrt.Len(m, nk))
+	b = gomptrt.Head(b, gomptrt.Len(nk, n))
+	return gompttarget.Target(gompttarget.Region{Device: dev, Kernel: RowShiftKernel, Shape: gompttarget.Shape{Size: [3]int{m, 1, 1}},
+		Maps: []gompttarget.Map{gompttarget.ToFrom(c), gompttarget.To(a), gompttarget.To(b)},
+		Args: []gompttarget.Arg{gompttarget.Int(m), gompttarget.Int(n), gompttarget.Int(nk), gompttarget.Int(shift), gompttarget.Slice(c), gompttarget.Slice(a), gompttarget.Slice(b)}})
+}
+
+// RunRowShiftNowait is RunRowShift's nowait form: it starts the launch and returns at once. deps are depend items
+// (target.DependIn, DependOut, DependInOut, DependOn), which order it as they order target.TargetNowait.
+// Leave the slices alone until the task's Wait returns RunRowShift's error (one found before the launch,
+// such as a short slice, included). An empty space runs nothing but still waits for deps.
+//
+// It runs RowShiftKernel (RowShift) on device dev over [0, m), mapping each slice by how the kernel uses it:
+// c tofrom, a to, b to.
+func RunRowShiftNowait(dev gompttarget.DeviceClause, m int, n int, nk int, shift int, c []float32, a []float32, b []float32, deps ...gompttarget.Map) *gompttarget.Task {
+	if m <= 0 {
+		return gompttarget.Go(func() error { return nil }, deps...)
+	}
+	c = gomptrt.Head(c, gomptrt.Len(m, n))
+	a = gomptrt.Head(a, gomptrt.Len(m, nk))
+	b = gomptrt.Head(b, gomptrt.Len(nk, n))
+	return gompttarget.TargetNowait(gompttarget.Region{Device: dev, Kernel: RowShiftKernel, Shape: gompttarget.Shape{Size: [3]int{m, 1, 1}},
+		Maps: append([]gompttarget.Map{gompttarget.ToFrom(c), gompttarget.To(a), gompttarget.To(b)}, deps...),
+		Args: []gompttarget.Arg{gompttarget.Int(m), gompttarget.Int(n), gompttarget.Int(nk), gompttarget.Int(shift), gompttarget.Slice(c), gompttarget.Slice(a), gompttarget.Slice(b)}})
+}
+
 // ScatterKernel is the gompt map kernel of Scatter (checks.go:32:1), over [0, n).
 var ScatterKernel = &gomptdevice.Kernel{
 	Name: "Scatter",
@@ -6182,7 +6334,7 @@ func gomptHostScatter(gomptA *gomptdevice.HostArgs, gomptR gomptdevice.Range, _,
 	}
 	_ = n
 	_ = m
-//line gompt_kernels.go:6186
+//line gompt_kernels.go:6338
 }
 
 // gomptSampleScatter is ScatterKernel's Sample: about n points, random arguments. Tol 0: every device gives the Go function's bits.
@@ -6280,7 +6432,7 @@ func gomptHostSeek(gomptA *gomptdevice.HostArgs, gomptR gomptdevice.Range, _, _ 
 	}
 	_ = n
 	_ = m
-//line gompt_kernels.go:6284
+//line gompt_kernels.go:6436
 }
 
 // gomptSampleSeek is SeekKernel's Sample: about n points, random arguments. Tol 0: every device gives the Go function's bits.
@@ -6371,7 +6523,7 @@ func gomptHostShiftAt(gomptA *gomptdevice.HostArgs, gomptR gomptdevice.Range, _,
 		x[j] <<= k[i]
 		y[j] >>= k[i]
 	}
-//line gompt_kernels.go:6375
+//line gompt_kernels.go:6527
 }
 
 // gomptSampleShiftAt is ShiftAtKernel's Sample: about n points, random arguments. Tol 0: every device gives the Go function's bits.
@@ -6477,7 +6629,7 @@ func gomptHostShifts(gomptA *gomptdevice.HostArgs, gomptR gomptdevice.Range, _, 
 		*(*int64)(unsafe.Add(gomptPOut, o*8)) += (x + int64(u))
 	}
 	_ = n
-//line gompt_kernels.go:6481
+//line gompt_kernels.go:6633
 }
 
 // gomptSampleShifts is ShiftsKernel's Sample: about n points, random arguments. Tol 0: every device gives the Go function's bits.
@@ -6618,7 +6770,7 @@ func gomptHostSignExtend(gomptA *gomptdevice.HostArgs, gomptR gomptdevice.Range,
 	_ = n
 	_ = p
 	_ = k
-//line gompt_kernels.go:6622
+//line gompt_kernels.go:6774
 }
 
 // gomptSampleSignExtend is SignExtendKernel's Sample: about n points, random arguments. Tol 0: every device gives the Go function's bits.
@@ -6736,7 +6888,7 @@ func gomptHostSpMV(gomptA *gomptdevice.HostArgs, gomptR gomptdevice.Range, _, _ 
 	}
 	_ = nnz
 	_ = ncols
-//line gompt_kernels.go:6740
+//line gompt_kernels.go:6892
 }
 
 // gomptSampleSpMV is SpMVKernel's Sample: about n points, random arguments. Tol 0: every device gives the Go function's bits.
@@ -6842,7 +6994,7 @@ func gomptHostSplitEdge(gomptA *gomptdevice.HostArgs, gomptR gomptdevice.Range, 
 		}
 	}
 	_ = ny
-//line gompt_kernels.go:6846
+//line gompt_kernels.go:6998
 }
 
 // gomptSampleSplitEdge is SplitEdgeKernel's Sample: about n points, random arguments. Tol 0: every device gives the Go function's bits.
@@ -6987,7 +7139,7 @@ func gomptHostSplitForms(gomptA *gomptdevice.HostArgs, gomptR gomptdevice.Range,
 			gomptFrom, gomptTo = gomptIn1, gomptHi0
 		}
 	}
-//line gompt_kernels.go:6991
+//line gompt_kernels.go:7143
 }
 
 // gomptSampleSplitForms is SplitFormsKernel's Sample: about n points, random arguments. Tol 0: every device gives the Go function's bits.
@@ -7114,7 +7266,7 @@ func gomptHostStencil2D(gomptA *gomptdevice.HostArgs, gomptR gomptdevice.Range, 
 			gomptFrom, gomptTo = gomptIn1, gomptHi0
 		}
 	}
-//line gompt_kernels.go:7118
+//line gompt_kernels.go:7270
 }
 
 // gomptSampleStencil2D is Stencil2DKernel's Sample: about n points, random arguments. Tol 0: every device gives the Go function's bits.
@@ -7252,7 +7404,7 @@ func gomptHostSumFloat32(gomptA *gomptdevice.HostArgs, gomptR gomptdevice.Range,
 	}
 	gomptPartial[gomptTeam] = float32((gomptS0 + gomptS1) + (gomptS2 + gomptS3))
 	_ = n
-//line gompt_kernels.go:7256
+//line gompt_kernels.go:7408
 }
 
 // gomptSampleSumFloat32 is SumFloat32Kernel's Sample: about n points, random arguments. Tol 0.0001: its float sums are combined in another order on each device.
@@ -7437,7 +7589,7 @@ func gomptHostSumFloat64In2D(gomptA *gomptdevice.HostArgs, gomptR gomptdevice.Ra
 	}
 	gomptPartial[gomptTeam] = float64((gomptS0 + gomptS1) + (gomptS2 + gomptS3))
 	_ = ny
-//line gompt_kernels.go:7441
+//line gompt_kernels.go:7593
 }
 
 // gomptSampleSumFloat64In2D is SumFloat64In2DKernel's Sample: about n points, random arguments. Tol 1e-10: its float sums are combined in another order on each device.
@@ -7585,7 +7737,7 @@ func gomptHostSumInt64(gomptA *gomptdevice.HostArgs, gomptR gomptdevice.Range, g
 	}
 	gomptPartial[gomptTeam] = int64((gomptS0 + gomptS1) + (gomptS2 + gomptS3))
 	_ = n
-//line gompt_kernels.go:7589
+//line gompt_kernels.go:7741
 }
 
 // gomptSampleSumInt64 is SumInt64Kernel's Sample: about n points, random arguments. Tol 0: every device gives the Go function's bits.
@@ -7713,7 +7865,7 @@ func gomptHostTeamDefine(gomptA *gomptdevice.HostArgs, gomptR gomptdevice.Range,
 	_ = v
 	_ = teams
 	_ = m
-//line gompt_kernels.go:7717
+//line gompt_kernels.go:7869
 }
 
 // gomptSampleTeamDefine is TeamDefineKernel's Sample: about n points, random arguments. Tol 0: every device gives the Go function's bits.
@@ -7827,7 +7979,7 @@ func gomptHostTeamGather(gomptA *gomptdevice.HostArgs, gomptR gomptdevice.Range,
 	}
 	_ = teams
 	_ = m
-//line gompt_kernels.go:7831
+//line gompt_kernels.go:7983
 }
 
 // gomptSampleTeamGather is TeamGatherKernel's Sample: about n points, random arguments. Tol 0: every device gives the Go function's bits.
@@ -7991,7 +8143,7 @@ func gomptHostTeamReverse(gomptA *gomptdevice.HostArgs, gomptR gomptdevice.Range
 	}
 	_ = mine
 	_ = teams
-//line gompt_kernels.go:7995
+//line gompt_kernels.go:8147
 }
 
 // gomptSampleTeamReverse is TeamReverseKernel's Sample: about n points, random arguments. Tol 0: every device gives the Go function's bits.
@@ -8131,7 +8283,7 @@ func gomptHostTeamTuple(gomptA *gomptdevice.HostArgs, gomptR gomptdevice.Range, 
 	_ = x
 	_ = o
 	_ = teams
-//line gompt_kernels.go:8135
+//line gompt_kernels.go:8287
 }
 
 // gomptSampleTeamTuple is TeamTupleKernel's Sample: about n points, random arguments. Tol 0: every device gives the Go function's bits.
@@ -8274,7 +8426,7 @@ func gomptHostTeamView(gomptA *gomptdevice.HostArgs, gomptR gomptdevice.Range, _
 	_ = from
 	_ = s
 	_ = teams
-//line gompt_kernels.go:8278
+//line gompt_kernels.go:8430
 }
 
 // gomptSampleTeamView is TeamViewKernel's Sample: about n points, random arguments. Tol 0: every device gives the Go function's bits.
@@ -8368,7 +8520,7 @@ func gomptHostTranscendental(gomptA *gomptdevice.HostArgs, gomptR gomptdevice.Ra
 		out[i] = float32(v)
 	}
 	_ = n
-//line gompt_kernels.go:8372
+//line gompt_kernels.go:8524
 }
 
 // gomptSampleTranscendental is TranscendentalKernel's Sample: about n points, random arguments. Tol 1e-06: it calls math functions that are within a few ulps of Go's, not equal.
@@ -8460,7 +8612,7 @@ func gomptHostTranspose(gomptA *gomptdevice.HostArgs, gomptR gomptdevice.Range, 
 			}
 		}
 	}
-//line gompt_kernels.go:8464
+//line gompt_kernels.go:8616
 }
 
 // gomptSampleTranspose is TransposeKernel's Sample: about n points, random arguments. Tol 0: every device gives the Go function's bits.
@@ -8585,7 +8737,7 @@ gomptPoint0:
 		*(*int64)(unsafe.Add(gomptPOut, (o+int(7))*8)) = (-long)
 	}
 	_ = n
-//line gompt_kernels.go:8589
+//line gompt_kernels.go:8741
 }
 
 // gomptSampleTricky is TrickyKernel's Sample: about n points, random arguments. Tol 0: every device gives the Go function's bits.
@@ -8687,7 +8839,7 @@ func gomptHostTuples(gomptA *gomptdevice.HostArgs, gomptR gomptdevice.Range, _, 
 		*(*int32)(unsafe.Add(gomptPOut, o*4)) += x
 	}
 	_ = n
-//line gompt_kernels.go:8691
+//line gompt_kernels.go:8843
 }
 
 // gomptSampleTuples is TuplesKernel's Sample: about n points, random arguments. Tol 0: every device gives the Go function's bits.
@@ -8785,7 +8937,7 @@ func gomptHostUint64Ops(gomptA *gomptdevice.HostArgs, gomptR gomptdevice.Range, 
 		*(*uint64)(unsafe.Add(gomptPOut, (o+int(5))*8)) = (-x)
 	}
 	_ = n
-//line gompt_kernels.go:8789
+//line gompt_kernels.go:8941
 }
 
 // gomptSampleUint64Ops is Uint64OpsKernel's Sample: about n points, random arguments. Tol 0: every device gives the Go function's bits.
@@ -8937,7 +9089,7 @@ func gomptLanesUniformStore(gomptX0, gomptW int, n int, m int, b []int32, c []in
 		}
 //line lockstep.go:44
 	}
-//line gompt_kernels.go:8941
+//line gompt_kernels.go:9093
 }
 
 // gomptSampleUniformStore is UniformStoreKernel's Sample: about n points, random arguments. Tol 0: every device gives the Go function's bits.
@@ -9049,7 +9201,7 @@ func gomptHostViewBounds(gomptA *gomptdevice.HostArgs, gomptR gomptdevice.Range,
 	}
 	_ = rows
 	_ = m
-//line gompt_kernels.go:9053
+//line gompt_kernels.go:9205
 }
 
 // gomptSampleViewBounds is ViewBoundsKernel's Sample: about n points, random arguments. Tol 0: every device gives the Go function's bits.
@@ -9148,7 +9300,7 @@ func gomptHostViewIndex(gomptA *gomptdevice.HostArgs, gomptR gomptdevice.Range, 
 		out[r] = row[at[r]]
 	}
 	_ = rows
-//line gompt_kernels.go:9152
+//line gompt_kernels.go:9304
 }
 
 // gomptSampleViewIndex is ViewIndexKernel's Sample: about n points, random arguments. Tol 0: every device gives the Go function's bits.
