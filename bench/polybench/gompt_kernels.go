@@ -48,20 +48,29 @@ func gomptHostAtaxTmp(gomptA *gomptdevice.HostArgs, gomptR gomptdevice.Range, _,
 	A := gomptrt.View[float64](gomptA.Bufs[2], gomptrt.Len(m, n))
 	x := gomptrt.View[float64](gomptA.Bufs[3], gomptrt.Len(n))
 	tmp := gomptrt.View[float64](gomptA.Bufs[4], gomptrt.Len(m))
-	gomptPA := unsafe.Pointer(unsafe.SliceData(A))
-	gomptPX := unsafe.Pointer(unsafe.SliceData(x))
 	gomptLo0, gomptHi0 := gomptR.Clamp(0, m)
 	tmp = tmp[:gomptHi0] // so that Go drops its bounds tests of tmp[i] in the loop below
 	for i := gomptLo0; i < gomptHi0; i++ {
 //line kernels.go:76
 		var t float64
-		for j := int(0); j < n; j++ {
-			t = (t + (*(*float64)(unsafe.Add(gomptPA, ((i*n)+j)*8)) * *(*float64)(unsafe.Add(gomptPX, j*8))))
+		if gomptFromJ := int(0); gomptFromJ < n {
+//line kernels.go:77
+			gomptTurnsJ := n - gomptFromJ
+			gomptARowJ1, gomptXRowJ1 := A[(i*n)+gomptFromJ:][:gomptTurnsJ], x[gomptFromJ:][:gomptTurnsJ]
+//line kernels.go:77
+			for gomptTJ := range gomptTurnsJ {
+//line kernels.go:77
+				j := gomptFromJ + gomptTJ
+//line kernels.go:77
+				_ = j
+				t = (t + (gomptARowJ1[gomptTJ] * gomptXRowJ1[gomptTJ]))
+			}
 		}
+//line kernels.go:80
 		tmp[i] = t
 	}
 	_ = m
-//line gompt_kernels.go:65
+//line gompt_kernels.go:74
 }
 
 // gomptSampleAtaxTmp is AtaxTmpKernel's Sample: about n points, random arguments. Tol 0: every device gives the Go function's bits.
@@ -296,7 +305,7 @@ func gomptLanesAtaxY(gomptX0, gomptW int, n int, m int, A []float64, tmp []float
 		gomptU16[gomptJ] = s[gomptJ]
 	}
 	_ = s
-//line gompt_kernels.go:300
+//line gompt_kernels.go:309
 }
 
 // gomptSampleAtaxY is AtaxYKernel's Sample: about n points, random arguments. Tol 0: every device gives the Go function's bits.
@@ -381,20 +390,29 @@ func gomptHostBicgQ(gomptA *gomptdevice.HostArgs, gomptR gomptdevice.Range, _, _
 	A := gomptrt.View[float64](gomptA.Bufs[2], gomptrt.Len(n, m))
 	p := gomptrt.View[float64](gomptA.Bufs[3], gomptrt.Len(m))
 	q := gomptrt.View[float64](gomptA.Bufs[4], gomptrt.Len(n))
-	gomptPA := unsafe.Pointer(unsafe.SliceData(A))
-	gomptPP := unsafe.Pointer(unsafe.SliceData(p))
 	gomptLo0, gomptHi0 := gomptR.Clamp(0, n)
 	q = q[:gomptHi0] // so that Go drops its bounds tests of q[i] in the loop below
 	for i := gomptLo0; i < gomptHi0; i++ {
 //line kernels.go:110
 		var t float64
-		for j := int(0); j < m; j++ {
-			t = (t + (*(*float64)(unsafe.Add(gomptPA, ((i*m)+j)*8)) * *(*float64)(unsafe.Add(gomptPP, j*8))))
+		if gomptFromJ := int(0); gomptFromJ < m {
+//line kernels.go:111
+			gomptTurnsJ := m - gomptFromJ
+			gomptARowJ1, gomptPRowJ1 := A[(i*m)+gomptFromJ:][:gomptTurnsJ], p[gomptFromJ:][:gomptTurnsJ]
+//line kernels.go:111
+			for gomptTJ := range gomptTurnsJ {
+//line kernels.go:111
+				j := gomptFromJ + gomptTJ
+//line kernels.go:111
+				_ = j
+				t = (t + (gomptARowJ1[gomptTJ] * gomptPRowJ1[gomptTJ]))
+			}
 		}
+//line kernels.go:114
 		q[i] = t
 	}
 	_ = n
-//line gompt_kernels.go:398
+//line gompt_kernels.go:416
 }
 
 // gomptSampleBicgQ is BicgQKernel's Sample: about n points, random arguments. Tol 0: every device gives the Go function's bits.
@@ -629,7 +647,7 @@ func gomptLanesBicgS(gomptX0, gomptW int, m int, n int, A []float64, r []float64
 		gomptU16[gomptJ] = t[gomptJ]
 	}
 	_ = t
-//line gompt_kernels.go:633
+//line gompt_kernels.go:651
 }
 
 // gomptSampleBicgS is BicgSKernel's Sample: about n points, random arguments. Tol 0: every device gives the Go function's bits.
@@ -853,7 +871,7 @@ func gomptLanesColMean(gomptX0, gomptW int, m int, n int, fn float64, data []flo
 		gomptU11[gomptJ] = (s[gomptJ] / fn)
 	}
 	_ = s
-//line gompt_kernels.go:857
+//line gompt_kernels.go:875
 }
 
 // gomptSampleColMean is ColMeanKernel's Sample: about n points, random arguments. Tol 0: every device gives the Go function's bits.
@@ -949,7 +967,7 @@ func gomptHostCorr(gomptA *gomptdevice.HostArgs, gomptR gomptdevice.Range, _, _ 
 			*(*float64)(unsafe.Add(gomptPCorr, ((j*m)+i)*8)) = c
 		}
 	}
-//line gompt_kernels.go:953
+//line gompt_kernels.go:971
 }
 
 // gomptSampleCorr is CorrKernel's Sample: about n points, random arguments. Tol 0: every device gives the Go function's bits.
@@ -1040,19 +1058,27 @@ func gomptHostCorrCenter(gomptA *gomptdevice.HostArgs, gomptR gomptdevice.Range,
 	data := gomptrt.View[float64](gomptA.Bufs[3], gomptrt.Len(n, m))
 	mean := gomptrt.View[float64](gomptA.Bufs[4], gomptrt.Len(m))
 	stddev := gomptrt.View[float64](gomptA.Bufs[5], gomptrt.Len(m))
-	gomptPData := unsafe.Pointer(unsafe.SliceData(data))
-	gomptPMean := unsafe.Pointer(unsafe.SliceData(mean))
-	gomptPStddev := unsafe.Pointer(unsafe.SliceData(stddev))
 	gomptLo0, gomptHi0 := gomptR.Clamp(0, n)
 	for i := gomptLo0; i < gomptHi0; i++ {
 //line kernels.go:349
-		for j := int(0); j < m; j++ {
-			*(*float64)(unsafe.Add(gomptPData, ((i*m)+j)*8)) -= *(*float64)(unsafe.Add(gomptPMean, j*8))
-			*(*float64)(unsafe.Add(gomptPData, ((i*m)+j)*8)) /= (gomptmath.Sqrt(fn) * *(*float64)(unsafe.Add(gomptPStddev, j*8)))
+		if gomptFromJ := int(0); gomptFromJ < m {
+//line kernels.go:349
+			gomptTurnsJ := m - gomptFromJ
+			gomptDataRowJ1, gomptMeanRowJ1 := data[(i*m)+gomptFromJ:][:gomptTurnsJ], mean[gomptFromJ:][:gomptTurnsJ]
+			gomptStddevRowJ1 := stddev[gomptFromJ:][:gomptTurnsJ]
+//line kernels.go:349
+			for gomptTJ := range gomptTurnsJ {
+//line kernels.go:349
+				j := gomptFromJ + gomptTJ
+//line kernels.go:349
+				_ = j
+				gomptDataRowJ1[gomptTJ] -= gomptMeanRowJ1[gomptTJ]
+				gomptDataRowJ1[gomptTJ] /= (gomptmath.Sqrt(fn) * gomptStddevRowJ1[gomptTJ])
+			}
 		}
 	}
 	_ = n
-//line gompt_kernels.go:1056
+//line gompt_kernels.go:1082
 }
 
 // gomptSampleCorrCenter is CorrCenterKernel's Sample: about n points, random arguments. Tol 0: every device gives the Go function's bits.
@@ -1359,7 +1385,7 @@ func gomptLanesCorrStddev(gomptX0, gomptW int, m int, n int, fn float64, data []
 	}
 	_ = s
 	_ = d
-//line gompt_kernels.go:1363
+//line gompt_kernels.go:1389
 }
 
 // gomptSampleCorrStddev is CorrStddevKernel's Sample: about n points, random arguments. Tol 0: every device gives the Go function's bits.
@@ -1459,7 +1485,7 @@ func gomptHostCov(gomptA *gomptdevice.HostArgs, gomptR gomptdevice.Range, _, _ i
 			*(*float64)(unsafe.Add(gomptPCov, ((j*m)+i)*8)) = c
 		}
 	}
-//line gompt_kernels.go:1463
+//line gompt_kernels.go:1489
 }
 
 // gomptSampleCov is CovKernel's Sample: about n points, random arguments. Tol 0: every device gives the Go function's bits.
@@ -1547,17 +1573,25 @@ func gomptHostCovCenter(gomptA *gomptdevice.HostArgs, gomptR gomptdevice.Range, 
 	m := gomptA.Int(1)
 	data := gomptrt.View[float64](gomptA.Bufs[2], gomptrt.Len(n, m))
 	mean := gomptrt.View[float64](gomptA.Bufs[3], gomptrt.Len(m))
-	gomptPData := unsafe.Pointer(unsafe.SliceData(data))
-	gomptPMean := unsafe.Pointer(unsafe.SliceData(mean))
 	gomptLo0, gomptHi0 := gomptR.Clamp(0, n)
 	for i := gomptLo0; i < gomptHi0; i++ {
 //line kernels.go:306
-		for j := int(0); j < m; j++ {
-			*(*float64)(unsafe.Add(gomptPData, ((i*m)+j)*8)) -= *(*float64)(unsafe.Add(gomptPMean, j*8))
+		if gomptFromJ := int(0); gomptFromJ < m {
+//line kernels.go:306
+			gomptTurnsJ := m - gomptFromJ
+			gomptDataRowJ1, gomptMeanRowJ1 := data[(i*m)+gomptFromJ:][:gomptTurnsJ], mean[gomptFromJ:][:gomptTurnsJ]
+//line kernels.go:306
+			for gomptTJ := range gomptTurnsJ {
+//line kernels.go:306
+				j := gomptFromJ + gomptTJ
+//line kernels.go:306
+				_ = j
+				gomptDataRowJ1[gomptTJ] -= gomptMeanRowJ1[gomptTJ]
+			}
 		}
 	}
 	_ = n
-//line gompt_kernels.go:1561
+//line gompt_kernels.go:1595
 }
 
 // gomptSampleCovCenter is CovCenterKernel's Sample: about n points, random arguments. Tol 0: every device gives the Go function's bits.
@@ -1638,17 +1672,25 @@ func gomptHostFdtdEx(gomptA *gomptdevice.HostArgs, gomptR gomptdevice.Range, _, 
 	ny := gomptA.Int(1)
 	ex := gomptrt.View[float64](gomptA.Bufs[2], gomptrt.Len(nx, ny))
 	hz := gomptrt.View[float64](gomptA.Bufs[3], gomptrt.Len(nx, ny))
-	gomptPEx := unsafe.Pointer(unsafe.SliceData(ex))
-	gomptPHz := unsafe.Pointer(unsafe.SliceData(hz))
 	gomptLo0, gomptHi0 := gomptR.Clamp(0, nx)
 	for i := gomptLo0; i < gomptHi0; i++ {
 //line kernels.go:254
-		for j := int(1); j < ny; j++ {
-			*(*float64)(unsafe.Add(gomptPEx, ((i*ny)+j)*8)) = (*(*float64)(unsafe.Add(gomptPEx, ((i*ny)+j)*8)) - (float64(0.5) * (*(*float64)(unsafe.Add(gomptPHz, ((i*ny)+j)*8)) - *(*float64)(unsafe.Add(gomptPHz, (((i*ny)+j)-int(1))*8)))))
+		if gomptFromJ := int(1); gomptFromJ < ny {
+//line kernels.go:254
+			gomptTurnsJ := ny - gomptFromJ
+			gomptExRowJ1, gomptHzRowJ1, gomptHzRowJ2 := ex[(i*ny)+gomptFromJ:][:gomptTurnsJ], hz[(i*ny)+gomptFromJ:][:gomptTurnsJ], hz[(i*ny)-int(1)+gomptFromJ:][:gomptTurnsJ]
+//line kernels.go:254
+			for gomptTJ := range gomptTurnsJ {
+//line kernels.go:254
+				j := gomptFromJ + gomptTJ
+//line kernels.go:254
+				_ = j
+				gomptExRowJ1[gomptTJ] = (gomptExRowJ1[gomptTJ] - (float64(0.5) * (gomptHzRowJ1[gomptTJ] - gomptHzRowJ2[gomptTJ])))
+			}
 		}
 	}
 	_ = nx
-//line gompt_kernels.go:1652
+//line gompt_kernels.go:1694
 }
 
 // gomptSampleFdtdEx is FdtdExKernel's Sample: about n points, random arguments. Tol 0: every device gives the Go function's bits.
@@ -1731,8 +1773,6 @@ func gomptHostFdtdEy(gomptA *gomptdevice.HostArgs, gomptR gomptdevice.Range, _, 
 	f := gomptA.Float64(2)
 	ey := gomptrt.View[float64](gomptA.Bufs[3], gomptrt.Len(nx, ny))
 	hz := gomptrt.View[float64](gomptA.Bufs[4], gomptrt.Len(nx, ny))
-	gomptPEy := unsafe.Pointer(unsafe.SliceData(ey))
-	gomptPHz := unsafe.Pointer(unsafe.SliceData(hz))
 	gomptLo0, gomptHi0 := gomptR.Clamp(0, nx)
 	// The interior [gomptIn0, gomptIn1), where the boundary test is false.
 	gomptIn0, gomptIn1 := gomptLo0, gomptLo0
@@ -1747,8 +1787,18 @@ func gomptHostFdtdEy(gomptA *gomptdevice.HostArgs, gomptR gomptdevice.Range, _, 
 	for gomptRight := false; ; gomptRight = true {
 		for i := gomptFrom; i < gomptTo; i++ {
 //line kernels.go:240
-			for j := int(0); j < ny; j++ {
-				*(*float64)(unsafe.Add(gomptPEy, j*8)) = f
+			if gomptFromJ := int(0); gomptFromJ < ny {
+//line kernels.go:240
+				gomptTurnsJ := ny - gomptFromJ
+				gomptEyRowJ1 := ey[gomptFromJ:][:gomptTurnsJ]
+//line kernels.go:240
+				for gomptTJ := range gomptTurnsJ {
+//line kernels.go:240
+					j := gomptFromJ + gomptTJ
+//line kernels.go:240
+					_ = j
+					gomptEyRowJ1[gomptTJ] = f
+				}
 			}
 		}
 		if gomptRight {
@@ -1756,14 +1806,24 @@ func gomptHostFdtdEy(gomptA *gomptdevice.HostArgs, gomptR gomptdevice.Range, _, 
 		}
 		for i := gomptIn0; i < gomptIn1; i++ {
 //line kernels.go:245
-			for j := int(0); j < ny; j++ {
-				*(*float64)(unsafe.Add(gomptPEy, ((i*ny)+j)*8)) = (*(*float64)(unsafe.Add(gomptPEy, ((i*ny)+j)*8)) - (float64(0.5) * (*(*float64)(unsafe.Add(gomptPHz, ((i*ny)+j)*8)) - *(*float64)(unsafe.Add(gomptPHz, (((i-int(1))*ny)+j)*8)))))
+			if gomptFromJ := int(0); gomptFromJ < ny {
+//line kernels.go:245
+				gomptTurnsJ := ny - gomptFromJ
+				gomptEyRowJ1, gomptHzRowJ1, gomptHzRowJ2 := ey[(i*ny)+gomptFromJ:][:gomptTurnsJ], hz[(i*ny)+gomptFromJ:][:gomptTurnsJ], hz[((i-int(1))*ny)+gomptFromJ:][:gomptTurnsJ]
+//line kernels.go:245
+				for gomptTJ := range gomptTurnsJ {
+//line kernels.go:245
+					j := gomptFromJ + gomptTJ
+//line kernels.go:245
+					_ = j
+					gomptEyRowJ1[gomptTJ] = (gomptEyRowJ1[gomptTJ] - (float64(0.5) * (gomptHzRowJ1[gomptTJ] - gomptHzRowJ2[gomptTJ])))
+				}
 			}
 		}
 		gomptFrom, gomptTo = gomptIn1, gomptHi0
 	}
 	_ = nx
-//line gompt_kernels.go:1767
+//line gompt_kernels.go:1827
 }
 
 // gomptSampleFdtdEy is FdtdEyKernel's Sample: about n points, random arguments. Tol 0: every device gives the Go function's bits.
@@ -1847,9 +1907,6 @@ func gomptHostFdtdHz(gomptA *gomptdevice.HostArgs, gomptR gomptdevice.Range, _, 
 	ex := gomptrt.View[float64](gomptA.Bufs[2], gomptrt.Len(nx, ny))
 	ey := gomptrt.View[float64](gomptA.Bufs[3], gomptrt.Len(nx, ny))
 	hz := gomptrt.View[float64](gomptA.Bufs[4], gomptrt.Len(nx, ny))
-	gomptPEx := unsafe.Pointer(unsafe.SliceData(ex))
-	gomptPEy := unsafe.Pointer(unsafe.SliceData(ey))
-	gomptPHz := unsafe.Pointer(unsafe.SliceData(hz))
 	gomptLo0, gomptHi0 := gomptR.Clamp(0, nx)
 	// The interior [gomptIn0, gomptIn1), where the boundary test is false.
 	gomptIn0, gomptIn1 := gomptLo0, gomptLo0
@@ -1869,13 +1926,23 @@ func gomptHostFdtdHz(gomptA *gomptdevice.HostArgs, gomptR gomptdevice.Range, _, 
 		}
 		for i := gomptIn0; i < gomptIn1; i++ {
 //line kernels.go:266
-			for j := int(0); j < (ny - int(1)); j++ {
-				*(*float64)(unsafe.Add(gomptPHz, ((i*ny)+j)*8)) = (*(*float64)(unsafe.Add(gomptPHz, ((i*ny)+j)*8)) - (float64(0.7) * (((*(*float64)(unsafe.Add(gomptPEx, (((i*ny)+j)+int(1))*8)) - *(*float64)(unsafe.Add(gomptPEx, ((i*ny)+j)*8))) + *(*float64)(unsafe.Add(gomptPEy, (((i+int(1))*ny)+j)*8))) - *(*float64)(unsafe.Add(gomptPEy, ((i*ny)+j)*8)))))
+			if gomptFromJ := int(0); gomptFromJ < (ny - int(1)) {
+//line kernels.go:266
+				gomptTurnsJ := (ny - int(1)) - gomptFromJ
+				gomptHzRowJ1, gomptExRowJ1, gomptExRowJ2, gomptEyRowJ1, gomptEyRowJ2 := hz[(i*ny)+gomptFromJ:][:gomptTurnsJ], ex[(i*ny)+int(1)+gomptFromJ:][:gomptTurnsJ], ex[(i*ny)+gomptFromJ:][:gomptTurnsJ], ey[((i+int(1))*ny)+gomptFromJ:][:gomptTurnsJ], ey[(i*ny)+gomptFromJ:][:gomptTurnsJ]
+//line kernels.go:266
+				for gomptTJ := range gomptTurnsJ {
+//line kernels.go:266
+					j := gomptFromJ + gomptTJ
+//line kernels.go:266
+					_ = j
+					gomptHzRowJ1[gomptTJ] = (gomptHzRowJ1[gomptTJ] - (float64(0.7) * (((gomptExRowJ1[gomptTJ] - gomptExRowJ2[gomptTJ]) + gomptEyRowJ1[gomptTJ]) - gomptEyRowJ2[gomptTJ])))
+				}
 			}
 		}
 		gomptFrom, gomptTo = gomptIn1, gomptHi0
 	}
-//line gompt_kernels.go:1879
+//line gompt_kernels.go:1946
 }
 
 // gomptSampleFdtdHz is FdtdHzKernel's Sample: about n points, random arguments. Tol 0: every device gives the Go function's bits.
@@ -2033,7 +2100,7 @@ func gomptHostGemm(gomptA *gomptdevice.HostArgs, gomptR gomptdevice.Range, _, _ 
 		}
 	}
 	_ = ni
-//line gompt_kernels.go:2037
+//line gompt_kernels.go:2104
 }
 
 // gomptSampleGemm is GemmKernel's Sample: about n points, random arguments. Tol 0: every device gives the Go function's bits.
@@ -2123,19 +2190,26 @@ func gomptHostGemverA(gomptA *gomptdevice.HostArgs, gomptR gomptdevice.Range, _,
 	v1 := gomptrt.View[float64](gomptA.Bufs[3], gomptrt.Len(n))
 	u2 := gomptrt.View[float64](gomptA.Bufs[4], gomptrt.Len(n))
 	v2 := gomptrt.View[float64](gomptA.Bufs[5], gomptrt.Len(n))
-	gomptPA := unsafe.Pointer(unsafe.SliceData(A))
-	gomptPV1 := unsafe.Pointer(unsafe.SliceData(v1))
-	gomptPV2 := unsafe.Pointer(unsafe.SliceData(v2))
 	gomptLo0, gomptHi0 := gomptR.Clamp(0, n)
 	u1 = u1[:gomptHi0] // so that Go drops its bounds tests of u1[i] in the loop below
 	u2 = u2[:gomptHi0] // so that Go drops its bounds tests of u2[i] in the loop below
 	for i := gomptLo0; i < gomptHi0; i++ {
 //line kernels.go:185
-		for j := int(0); j < n; j++ {
-			*(*float64)(unsafe.Add(gomptPA, ((i*n)+j)*8)) = ((*(*float64)(unsafe.Add(gomptPA, ((i*n)+j)*8)) + (u1[i] * *(*float64)(unsafe.Add(gomptPV1, j*8)))) + (u2[i] * *(*float64)(unsafe.Add(gomptPV2, j*8))))
+		if gomptFromJ := int(0); gomptFromJ < n {
+//line kernels.go:185
+			gomptTurnsJ := n - gomptFromJ
+			gomptARowJ1, gomptV1RowJ1, gomptV2RowJ1 := A[(i*n)+gomptFromJ:][:gomptTurnsJ], v1[gomptFromJ:][:gomptTurnsJ], v2[gomptFromJ:][:gomptTurnsJ]
+//line kernels.go:185
+			for gomptTJ := range gomptTurnsJ {
+//line kernels.go:185
+				j := gomptFromJ + gomptTJ
+//line kernels.go:185
+				_ = j
+				gomptARowJ1[gomptTJ] = ((gomptARowJ1[gomptTJ] + (u1[i] * gomptV1RowJ1[gomptTJ])) + (u2[i] * gomptV2RowJ1[gomptTJ]))
+			}
 		}
 	}
-//line gompt_kernels.go:2139
+//line gompt_kernels.go:2213
 }
 
 // gomptSampleGemverA is GemverAKernel's Sample: about n points, random arguments. Tol 0: every device gives the Go function's bits.
@@ -2228,19 +2302,28 @@ func gomptHostGemverW(gomptA *gomptdevice.HostArgs, gomptR gomptdevice.Range, _,
 	A := gomptrt.View[float64](gomptA.Bufs[2], gomptrt.Len(n, n))
 	x := gomptrt.View[float64](gomptA.Bufs[3], gomptrt.Len(n))
 	w := gomptrt.View[float64](gomptA.Bufs[4], gomptrt.Len(n))
-	gomptPA := unsafe.Pointer(unsafe.SliceData(A))
-	gomptPX := unsafe.Pointer(unsafe.SliceData(x))
 	gomptLo0, gomptHi0 := gomptR.Clamp(0, n)
 	w = w[:gomptHi0] // so that Go drops its bounds tests of w[i] in the loop below
 	for i := gomptLo0; i < gomptHi0; i++ {
 //line kernels.go:212
 		s := w[i]
-		for j := int(0); j < n; j++ {
-			s = (s + ((alpha * *(*float64)(unsafe.Add(gomptPA, ((i*n)+j)*8))) * *(*float64)(unsafe.Add(gomptPX, j*8))))
+		if gomptFromJ := int(0); gomptFromJ < n {
+//line kernels.go:213
+			gomptTurnsJ := n - gomptFromJ
+			gomptARowJ1, gomptXRowJ1 := A[(i*n)+gomptFromJ:][:gomptTurnsJ], x[gomptFromJ:][:gomptTurnsJ]
+//line kernels.go:213
+			for gomptTJ := range gomptTurnsJ {
+//line kernels.go:213
+				j := gomptFromJ + gomptTJ
+//line kernels.go:213
+				_ = j
+				s = (s + ((alpha * gomptARowJ1[gomptTJ]) * gomptXRowJ1[gomptTJ]))
+			}
 		}
+//line kernels.go:216
 		w[i] = s
 	}
-//line gompt_kernels.go:2244
+//line gompt_kernels.go:2327
 }
 
 // gomptSampleGemverW is GemverWKernel's Sample: about n points, random arguments. Tol 0: every device gives the Go function's bits.
@@ -2482,7 +2565,7 @@ func gomptLanesGemverX(gomptX0, gomptW int, n int, beta float64, A []float64, y 
 		gomptU17[gomptJ] = s[gomptJ]
 	}
 	_ = s
-//line gompt_kernels.go:2486
+//line gompt_kernels.go:2569
 }
 
 // gomptSampleGemverX is GemverXKernel's Sample: about n points, random arguments. Tol 0: every device gives the Go function's bits.
@@ -2575,7 +2658,7 @@ func gomptHostGemverZ(gomptA *gomptdevice.HostArgs, gomptR gomptdevice.Range, _,
 		x[i] = (x[i] + z[i])
 	}
 	_ = n
-//line gompt_kernels.go:2579
+//line gompt_kernels.go:2662
 }
 
 // gomptSampleGemverZ is GemverZKernel's Sample: about n points, random arguments. Tol 0: every device gives the Go function's bits.
@@ -2663,23 +2746,32 @@ func gomptHostGesummv(gomptA *gomptdevice.HostArgs, gomptR gomptdevice.Range, _,
 	x := gomptrt.View[float64](gomptA.Bufs[5], gomptrt.Len(n))
 	tmp := gomptrt.View[float64](gomptA.Bufs[6], gomptrt.Len(n))
 	y := gomptrt.View[float64](gomptA.Bufs[7], gomptrt.Len(n))
-	gomptPA := unsafe.Pointer(unsafe.SliceData(A))
-	gomptPB := unsafe.Pointer(unsafe.SliceData(B))
-	gomptPX := unsafe.Pointer(unsafe.SliceData(x))
 	gomptLo0, gomptHi0 := gomptR.Clamp(0, n)
 	tmp = tmp[:gomptHi0] // so that Go drops its bounds tests of tmp[i] in the loop below
 	y = y[:gomptHi0]     // so that Go drops its bounds tests of y[i] in the loop below
 	for i := gomptLo0; i < gomptHi0; i++ {
 //line kernels.go:143
 		var t, s float64
-		for j := int(0); j < n; j++ {
-			t = ((*(*float64)(unsafe.Add(gomptPA, ((i*n)+j)*8)) * *(*float64)(unsafe.Add(gomptPX, j*8))) + t)
-			s = ((*(*float64)(unsafe.Add(gomptPB, ((i*n)+j)*8)) * *(*float64)(unsafe.Add(gomptPX, j*8))) + s)
+		if gomptFromJ := int(0); gomptFromJ < n {
+//line kernels.go:144
+			gomptTurnsJ := n - gomptFromJ
+			gomptARowJ1, gomptXRowJ1 := A[(i*n)+gomptFromJ:][:gomptTurnsJ], x[gomptFromJ:][:gomptTurnsJ]
+			gomptBRowJ1 := B[(i*n)+gomptFromJ:][:gomptTurnsJ]
+//line kernels.go:144
+			for gomptTJ := range gomptTurnsJ {
+//line kernels.go:144
+				j := gomptFromJ + gomptTJ
+//line kernels.go:144
+				_ = j
+				t = ((gomptARowJ1[gomptTJ] * gomptXRowJ1[gomptTJ]) + t)
+				s = ((gomptBRowJ1[gomptTJ] * gomptXRowJ1[gomptTJ]) + s)
+			}
 		}
+//line kernels.go:148
 		tmp[i] = t
 		y[i] = ((alpha * t) + (beta * s))
 	}
-//line gompt_kernels.go:2683
+//line gompt_kernels.go:2775
 }
 
 // gomptSampleGesummv is GesummvKernel's Sample: about n points, random arguments. Tol 0: every device gives the Go function's bits.
@@ -2770,8 +2862,6 @@ func gomptHostHeat3D(gomptA *gomptdevice.HostArgs, gomptR gomptdevice.Range, _, 
 	n := gomptA.Int(0)
 	in := gomptrt.View[float64](gomptA.Bufs[1], gomptrt.Len(n, n, n))
 	out := gomptrt.View[float64](gomptA.Bufs[2], gomptrt.Len(n, n, n))
-	gomptPIn := unsafe.Pointer(unsafe.SliceData(in))
-	gomptPOut := unsafe.Pointer(unsafe.SliceData(out))
 	gomptLo0, gomptHi0 := gomptR.Clamp(0, n)
 	// The interior [gomptIn0, gomptIn1), where the boundary test is false.
 	gomptIn0, gomptIn1 := gomptLo0, gomptLo0
@@ -2792,16 +2882,29 @@ func gomptHostHeat3D(gomptA *gomptdevice.HostArgs, gomptR gomptdevice.Range, _, 
 		for i := gomptIn0; i < gomptIn1; i++ {
 //line kernels.go:279
 			for j := int(1); j < (n - int(1)); j++ {
-				for k := int(1); k < (n - int(1)); k++ {
-					c := ((((i * n) + j) * n) + k)
-					*(*float64)(unsafe.Add(gomptPOut, c*8)) = ((((float64(0.125) * ((*(*float64)(unsafe.Add(gomptPIn, (c+(n*n))*8)) - (float64(2.0) * *(*float64)(unsafe.Add(gomptPIn, c*8)))) + *(*float64)(unsafe.Add(gomptPIn, (c-(n*n))*8)))) + (float64(0.125) * ((*(*float64)(unsafe.Add(gomptPIn, (c+n)*8)) - (float64(2.0) * *(*float64)(unsafe.Add(gomptPIn, c*8)))) + *(*float64)(unsafe.Add(gomptPIn, (c-n)*8))))) + (float64(0.125) * ((*(*float64)(unsafe.Add(gomptPIn, (c+int(1))*8)) - (float64(2.0) * *(*float64)(unsafe.Add(gomptPIn, c*8)))) + *(*float64)(unsafe.Add(gomptPIn, (c-int(1))*8))))) + *(*float64)(unsafe.Add(gomptPIn, c*8)))
+				if gomptFromK := int(1); gomptFromK < (n - int(1)) {
+//line kernels.go:280
+					gomptTurnsK := (n - int(1)) - gomptFromK
+//line kernels.go:282
+					gomptOutRowK1, gomptInRowK1, gomptInRowK2, gomptInRowK3, gomptInRowK4, gomptInRowK5, gomptInRowK6, gomptInRowK7 := out[(((i*n)+j)*n)+gomptFromK:][:gomptTurnsK], in[(((i*n)+j)*n)+(n*n)+gomptFromK:][:gomptTurnsK], in[(((i*n)+j)*n)+gomptFromK:][:gomptTurnsK], in[(((i*n)+j)*n)-(n*n)+gomptFromK:][:gomptTurnsK], in[(((i*n)+j)*n)+n+gomptFromK:][:gomptTurnsK], in[(((i*n)+j)*n)-n+gomptFromK:][:gomptTurnsK], in[(((i*n)+j)*n)+int(1)+gomptFromK:][:gomptTurnsK], in[(((i*n)+j)*n)-int(1)+gomptFromK:][:gomptTurnsK]
+//line kernels.go:280
+					for gomptTK := range gomptTurnsK {
+//line kernels.go:280
+						k := gomptFromK + gomptTK
+						c := ((((i * n) + j) * n) + k)
+//line kernels.go:280
+						_ = c
+//line kernels.go:282
+						gomptOutRowK1[gomptTK] = ((((float64(0.125) * ((gomptInRowK1[gomptTK] - (float64(2.0) * gomptInRowK2[gomptTK])) + gomptInRowK3[gomptTK])) + (float64(0.125) * ((gomptInRowK4[gomptTK] - (float64(2.0) * gomptInRowK2[gomptTK])) + gomptInRowK5[gomptTK]))) + (float64(0.125) * ((gomptInRowK6[gomptTK] - (float64(2.0) * gomptInRowK2[gomptTK])) + gomptInRowK7[gomptTK]))) + gomptInRowK2[gomptTK])
 //line kernels.go:286
+					}
 				}
+//line kernels.go:287
 			}
 		}
 		gomptFrom, gomptTo = gomptIn1, gomptHi0
 	}
-//line gompt_kernels.go:2805
+//line gompt_kernels.go:2908
 }
 
 // gomptSampleHeat3D is Heat3DKernel's Sample: about n points, random arguments. Tol 0: every device gives the Go function's bits.
@@ -2884,8 +2987,6 @@ func gomptHostJacobi2D(gomptA *gomptdevice.HostArgs, gomptR gomptdevice.Range, _
 	n := gomptA.Int(0)
 	in := gomptrt.View[float64](gomptA.Bufs[1], gomptrt.Len(n, n))
 	out := gomptrt.View[float64](gomptA.Bufs[2], gomptrt.Len(n, n))
-	gomptPIn := unsafe.Pointer(unsafe.SliceData(in))
-	gomptPOut := unsafe.Pointer(unsafe.SliceData(out))
 	gomptLo0, gomptHi0 := gomptR.Clamp(0, n)
 	// The interior [gomptIn0, gomptIn1), where the boundary test is false.
 	gomptIn0, gomptIn1 := gomptLo0, gomptLo0
@@ -2905,14 +3006,26 @@ func gomptHostJacobi2D(gomptA *gomptdevice.HostArgs, gomptR gomptdevice.Range, _
 		}
 		for i := gomptIn0; i < gomptIn1; i++ {
 //line kernels.go:228
-			for j := int(1); j < (n - int(1)); j++ {
-				c := ((i * n) + j)
-				*(*float64)(unsafe.Add(gomptPOut, c*8)) = (float64(0.2) * ((((*(*float64)(unsafe.Add(gomptPIn, c*8)) + *(*float64)(unsafe.Add(gomptPIn, (c-int(1))*8))) + *(*float64)(unsafe.Add(gomptPIn, (c+int(1))*8))) + *(*float64)(unsafe.Add(gomptPIn, (c+n)*8))) + *(*float64)(unsafe.Add(gomptPIn, (c-n)*8))))
+			if gomptFromJ := int(1); gomptFromJ < (n - int(1)) {
+//line kernels.go:228
+				gomptTurnsJ := (n - int(1)) - gomptFromJ
+//line kernels.go:230
+				gomptOutRowJ1, gomptInRowJ1, gomptInRowJ2, gomptInRowJ3, gomptInRowJ4, gomptInRowJ5 := out[(i*n)+gomptFromJ:][:gomptTurnsJ], in[(i*n)+gomptFromJ:][:gomptTurnsJ], in[(i*n)-int(1)+gomptFromJ:][:gomptTurnsJ], in[(i*n)+int(1)+gomptFromJ:][:gomptTurnsJ], in[(i*n)+n+gomptFromJ:][:gomptTurnsJ], in[(i*n)-n+gomptFromJ:][:gomptTurnsJ]
+//line kernels.go:228
+				for gomptTJ := range gomptTurnsJ {
+//line kernels.go:228
+					j := gomptFromJ + gomptTJ
+					c := ((i * n) + j)
+//line kernels.go:228
+					_ = c
+//line kernels.go:230
+					gomptOutRowJ1[gomptTJ] = (float64(0.2) * ((((gomptInRowJ1[gomptTJ] + gomptInRowJ2[gomptTJ]) + gomptInRowJ3[gomptTJ]) + gomptInRowJ4[gomptTJ]) + gomptInRowJ5[gomptTJ]))
+				}
 			}
 		}
 		gomptFrom, gomptTo = gomptIn1, gomptHi0
 	}
-//line gompt_kernels.go:2916
+//line gompt_kernels.go:3029
 }
 
 // gomptSampleJacobi2D is Jacobi2DKernel's Sample: about n points, random arguments. Tol 0: every device gives the Go function's bits.
@@ -3002,21 +3115,29 @@ func gomptHostMatMul(gomptA *gomptdevice.HostArgs, gomptR gomptdevice.Range, _, 
 	P := gomptrt.View[float64](gomptA.Bufs[4], gomptrt.Len(ni, nk))
 	Q := gomptrt.View[float64](gomptA.Bufs[5], gomptrt.Len(nk, nj))
 	gomptPX := unsafe.Pointer(unsafe.SliceData(X))
-	gomptPP := unsafe.Pointer(unsafe.SliceData(P))
 	gomptPQ := unsafe.Pointer(unsafe.SliceData(Q))
 	gomptLo0, gomptHi0 := gomptR.Clamp(0, ni)
 	for i := gomptLo0; i < gomptHi0; i++ {
 //line kernels.go:63
 		for j := int(0); j < nj; j++ {
 			var s float64
-			for k := int(0); k < nk; k++ {
-				s += (*(*float64)(unsafe.Add(gomptPP, ((i*nk)+k)*8)) * *(*float64)(unsafe.Add(gomptPQ, ((k*nj)+j)*8)))
+			if gomptFromK := int(0); gomptFromK < nk {
+//line kernels.go:65
+				gomptTurnsK := nk - gomptFromK
+				gomptPRowK1 := P[(i*nk)+gomptFromK:][:gomptTurnsK]
+//line kernels.go:65
+				for gomptTK := range gomptTurnsK {
+//line kernels.go:65
+					k := gomptFromK + gomptTK
+					s += (gomptPRowK1[gomptTK] * *(*float64)(unsafe.Add(gomptPQ, ((k*nj)+j)*8)))
+				}
 			}
+//line kernels.go:68
 			*(*float64)(unsafe.Add(gomptPX, ((i*nj)+j)*8)) = s
 		}
 	}
 	_ = ni
-//line gompt_kernels.go:3020
+//line gompt_kernels.go:3141
 }
 
 // gomptSampleMatMul is MatMulKernel's Sample: about n points, random arguments. Tol 0: every device gives the Go function's bits.
@@ -3100,19 +3221,28 @@ func gomptHostMvtX1(gomptA *gomptdevice.HostArgs, gomptR gomptdevice.Range, _, _
 	A := gomptrt.View[float64](gomptA.Bufs[1], gomptrt.Len(n, n))
 	y1 := gomptrt.View[float64](gomptA.Bufs[2], gomptrt.Len(n))
 	x1 := gomptrt.View[float64](gomptA.Bufs[3], gomptrt.Len(n))
-	gomptPA := unsafe.Pointer(unsafe.SliceData(A))
-	gomptPY1 := unsafe.Pointer(unsafe.SliceData(y1))
 	gomptLo0, gomptHi0 := gomptR.Clamp(0, n)
 	x1 = x1[:gomptHi0] // so that Go drops its bounds tests of x1[i] in the loop below
 	for i := gomptLo0; i < gomptHi0; i++ {
 //line kernels.go:121
 		x := x1[i]
-		for j := int(0); j < n; j++ {
-			x = (x + (*(*float64)(unsafe.Add(gomptPA, ((i*n)+j)*8)) * *(*float64)(unsafe.Add(gomptPY1, j*8))))
+		if gomptFromJ := int(0); gomptFromJ < n {
+//line kernels.go:122
+			gomptTurnsJ := n - gomptFromJ
+			gomptARowJ1, gomptY1RowJ1 := A[(i*n)+gomptFromJ:][:gomptTurnsJ], y1[gomptFromJ:][:gomptTurnsJ]
+//line kernels.go:122
+			for gomptTJ := range gomptTurnsJ {
+//line kernels.go:122
+				j := gomptFromJ + gomptTJ
+//line kernels.go:122
+				_ = j
+				x = (x + (gomptARowJ1[gomptTJ] * gomptY1RowJ1[gomptTJ]))
+			}
 		}
+//line kernels.go:125
 		x1[i] = x
 	}
-//line gompt_kernels.go:3116
+//line gompt_kernels.go:3246
 }
 
 // gomptSampleMvtX1 is MvtX1Kernel's Sample: about n points, random arguments. Tol 0: every device gives the Go function's bits.
@@ -3351,7 +3481,7 @@ func gomptLanesMvtX2(gomptX0, gomptW int, n int, A []float64, y2 []float64, x2 [
 		gomptU17[gomptJ] = x[gomptJ]
 	}
 	_ = x
-//line gompt_kernels.go:3355
+//line gompt_kernels.go:3485
 }
 
 // gomptSampleMvtX2 is MvtX2Kernel's Sample: about n points, random arguments. Tol 0: every device gives the Go function's bits.
@@ -3464,7 +3594,7 @@ func gomptHostSyr2k(gomptA *gomptdevice.HostArgs, gomptR gomptdevice.Range, _, _
 			}
 		}
 	}
-//line gompt_kernels.go:3468
+//line gompt_kernels.go:3598
 }
 
 // gomptSampleSyr2k is Syr2kKernel's Sample: about n points, random arguments. Tol 0: every device gives the Go function's bits.
@@ -3564,21 +3694,28 @@ func gomptHostSyrk(gomptA *gomptdevice.HostArgs, gomptR gomptdevice.Range, _, _ 
 	beta := gomptA.Float64(3)
 	C := gomptrt.View[float64](gomptA.Bufs[4], gomptrt.Len(n, n))
 	A := gomptrt.View[float64](gomptA.Bufs[5], gomptrt.Len(n, m))
-	gomptPA := unsafe.Pointer(unsafe.SliceData(A))
 	gomptLo0, gomptHi0 := gomptR.Clamp(0, n)
 	for i := gomptLo0; i < gomptHi0; i++ {
 //line kernels.go:156
 		for j := int(0); j <= i; j++ {
 			C[((i * n) + j)] *= beta
 		}
-		for k := int(0); k < m; k++ {
-			a := (alpha * *(*float64)(unsafe.Add(gomptPA, ((i*m)+k)*8)))
-			for j := int(0); j <= i; j++ {
-				C[((i * n) + j)] += (a * A[((j*m)+k)])
+		if gomptFromK := int(0); gomptFromK < m {
+//line kernels.go:159
+			gomptTurnsK := m - gomptFromK
+			gomptARowK1 := A[(i*m)+gomptFromK:][:gomptTurnsK]
+//line kernels.go:159
+			for gomptTK := range gomptTurnsK {
+//line kernels.go:159
+				k := gomptFromK + gomptTK
+				a := (alpha * gomptARowK1[gomptTK])
+				for j := int(0); j <= i; j++ {
+					C[((i * n) + j)] += (a * A[((j*m)+k)])
+				}
 			}
 		}
 	}
-//line gompt_kernels.go:3582
+//line gompt_kernels.go:3719
 }
 
 // gomptSampleSyrk is SyrkKernel's Sample: about n points, random arguments. Tol 0: every device gives the Go function's bits.
@@ -3674,21 +3811,29 @@ func gomptHostTwoMM1(gomptA *gomptdevice.HostArgs, gomptR gomptdevice.Range, _, 
 	A := gomptrt.View[float64](gomptA.Bufs[5], gomptrt.Len(ni, nk))
 	B := gomptrt.View[float64](gomptA.Bufs[6], gomptrt.Len(nk, nj))
 	gomptPTmp := unsafe.Pointer(unsafe.SliceData(tmp))
-	gomptPA := unsafe.Pointer(unsafe.SliceData(A))
 	gomptPB := unsafe.Pointer(unsafe.SliceData(B))
 	gomptLo0, gomptHi0 := gomptR.Clamp(0, ni)
 	for i := gomptLo0; i < gomptHi0; i++ {
 //line kernels.go:36
 		for j := int(0); j < nj; j++ {
 			var s float64
-			for k := int(0); k < nk; k++ {
-				s += ((alpha * *(*float64)(unsafe.Add(gomptPA, ((i*nk)+k)*8))) * *(*float64)(unsafe.Add(gomptPB, ((k*nj)+j)*8)))
+			if gomptFromK := int(0); gomptFromK < nk {
+//line kernels.go:38
+				gomptTurnsK := nk - gomptFromK
+				gomptARowK1 := A[(i*nk)+gomptFromK:][:gomptTurnsK]
+//line kernels.go:38
+				for gomptTK := range gomptTurnsK {
+//line kernels.go:38
+					k := gomptFromK + gomptTK
+					s += ((alpha * gomptARowK1[gomptTK]) * *(*float64)(unsafe.Add(gomptPB, ((k*nj)+j)*8)))
+				}
 			}
+//line kernels.go:41
 			*(*float64)(unsafe.Add(gomptPTmp, ((i*nj)+j)*8)) = s
 		}
 	}
 	_ = ni
-//line gompt_kernels.go:3692
+//line gompt_kernels.go:3837
 }
 
 // gomptSampleTwoMM1 is TwoMM1Kernel's Sample: about n points, random arguments. Tol 0: every device gives the Go function's bits.
@@ -3779,22 +3924,38 @@ func gomptHostTwoMM2(gomptA *gomptdevice.HostArgs, gomptR gomptdevice.Range, _, 
 	tmp := gomptrt.View[float64](gomptA.Bufs[4], gomptrt.Len(ni, nj))
 	C := gomptrt.View[float64](gomptA.Bufs[5], gomptrt.Len(nj, nl))
 	D := gomptrt.View[float64](gomptA.Bufs[6], gomptrt.Len(ni, nl))
-	gomptPTmp := unsafe.Pointer(unsafe.SliceData(tmp))
 	gomptPC := unsafe.Pointer(unsafe.SliceData(C))
 	gomptPD := unsafe.Pointer(unsafe.SliceData(D))
 	gomptLo0, gomptHi0 := gomptR.Clamp(0, ni)
 	for i := gomptLo0; i < gomptHi0; i++ {
 //line kernels.go:49
-		for j := int(0); j < nl; j++ {
-			d := (*(*float64)(unsafe.Add(gomptPD, ((i*nl)+j)*8)) * beta)
-			for k := int(0); k < nj; k++ {
-				d += (*(*float64)(unsafe.Add(gomptPTmp, ((i*nj)+k)*8)) * *(*float64)(unsafe.Add(gomptPC, ((k*nl)+j)*8)))
+		if gomptFromJ := int(0); gomptFromJ < nl {
+//line kernels.go:49
+			gomptTurnsJ := nl - gomptFromJ
+			gomptDRowJ1 := D[(i*nl)+gomptFromJ:][:gomptTurnsJ]
+//line kernels.go:49
+			for gomptTJ := range gomptTurnsJ {
+//line kernels.go:49
+				j := gomptFromJ + gomptTJ
+				d := (gomptDRowJ1[gomptTJ] * beta)
+				if gomptFromK := int(0); gomptFromK < nj {
+//line kernels.go:51
+					gomptTurnsK := nj - gomptFromK
+					gomptTmpRowK1 := tmp[(i*nj)+gomptFromK:][:gomptTurnsK]
+//line kernels.go:51
+					for gomptTK := range gomptTurnsK {
+//line kernels.go:51
+						k := gomptFromK + gomptTK
+						d += (gomptTmpRowK1[gomptTK] * *(*float64)(unsafe.Add(gomptPC, ((k*nl)+j)*8)))
+					}
+				}
+//line kernels.go:54
+				*(*float64)(unsafe.Add(gomptPD, ((i*nl)+j)*8)) = d
 			}
-			*(*float64)(unsafe.Add(gomptPD, ((i*nl)+j)*8)) = d
 		}
 	}
 	_ = ni
-//line gompt_kernels.go:3798
+//line gompt_kernels.go:3959
 }
 
 // gomptSampleTwoMM2 is TwoMM2Kernel's Sample: about n points, random arguments. Tol 0: every device gives the Go function's bits.

@@ -13,7 +13,8 @@
 //     (plan.Kernel): the indexes proven in range, the run-time checks and
 //     their numbers (Sites), what the kernel needs of a device (Needs),
 //     a point's work for the runtime to weigh (Work), the form of its
-//     Go image (lanes, buffers resliced, rows, a stencil's split; a team
+//     Go image (lanes, buffers resliced, rows of its loops, a stencil's
+//     split, jammed loops; a team
 //     kernel's team plan is made with the checks, by plan.CheckTeams),
 //     and the points a CPU OpenCL device's work-item runs together
 //     (Wide). Everything an emitter needs to know about a
@@ -46,6 +47,7 @@
 //	Go image form                                      host.go lanes.go                       lanes.go rows.go split.go
 //	                                                   reslice.go rows.go                     pointjam.go
 //	                                                   split.go pointjam.go
+//	                                                   looprows.go
 //	points together                                    wide.go             wide.go file.go
 //
 // load.go reads the package, directive.go the //gompt:kernel keys, and

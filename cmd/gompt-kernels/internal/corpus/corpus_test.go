@@ -228,6 +228,27 @@ var entries = []entry{
 		}
 		return ps
 	}},
+	{k: RowRunsKernel, fn: RowRuns, run: RunRowRuns, ext: []int{0}, inputs: func() [][]any {
+		// More rows than columns: the points past the diagonal have no
+		// turns, and their first loop's row would begin past a's end
+		// (n 5, m 9: a[8*5+8:] of 45). Elements below zero (continue)
+		// and over lim (break).
+		var ps [][]any
+		for _, n := range []int{1, 3, 5, 8} {
+			for _, m := range []int{1, n, n + 4, 2*n + 3} {
+				a, b, d := make([]float64, m*n), make([]float64, m*n), make([]float64, 3*m*n)
+				for i := range a {
+					a[i] = float64(i%7)/5 - 0.25
+					b[i] = float64(i%9)/2 - 1
+				}
+				for i := range d {
+					d[i] = float64(i%5) / 3
+				}
+				ps = append(ps, []any{m, n, 1.5, a, b, make([]float64, m), d})
+			}
+		}
+		return ps
+	}},
 	{k: PartialKernel, fn: Partial, run: RunPartial, ext: []int{0}},
 	{k: TransposeKernel, fn: Transpose, run: RunTranspose, ext: []int{0, 1}},
 	{k: SumInt64Kernel, fn: SumInt64, run: RunSumInt64, ext: []int{0}, reduce: "+"},

@@ -6138,6 +6138,166 @@ func RunRowProductsNowait(dev gompttarget.DeviceClause, m int, n int, nk int, s 
 		Args: []gompttarget.Arg{gompttarget.Int(m), gompttarget.Int(n), gompttarget.Int(nk), gompttarget.Float64(s), gompttarget.Slice(c), gompttarget.Slice(a), gompttarget.Slice(b)}})
 }
 
+// RowRunsKernel is the gompt map kernel of RowRuns (rows.go:12:1), over [0, m).
+var RowRunsKernel = &gomptdevice.Kernel{
+	Name: "RowRuns",
+	Params: []gomptdevice.Param{
+		{Name: "m", Kind: gomptdevice.ParamInt64},
+		{Name: "n", Kind: gomptdevice.ParamInt64},
+		{Name: "lim", Kind: gomptdevice.ParamFloat64},
+		{Name: "a", Kind: gomptdevice.ParamBuffer, Elem: gomptdevice.ParamFloat64, Len: "m*n"},
+		{Name: "b", Kind: gomptdevice.ParamBuffer, Elem: gomptdevice.ParamFloat64, Len: "m*n"},
+		{Name: "c", Kind: gomptdevice.ParamBuffer, Elem: gomptdevice.ParamFloat64, Len: "m"},
+		{Name: "d", Kind: gomptdevice.ParamBuffer, Elem: gomptdevice.ParamFloat64, Len: "3*m*n"},
+	},
+	Dims: 1,
+	Work: "2+8*n-2*m",
+	Needs: []gomptdevice.Need{
+		{Kind: gomptdevice.NeedFP64, Use: "float64", Pos: "rows.go:12"},
+	},
+	Images: []gomptdevice.Image{
+		{Kind: gomptdevice.ImageHost, Entry: "gompt_RowRuns", Host: gomptHostRowRuns},
+		{Kind: gomptdevice.ImageOpenCL, Entry: "gompt_RowRuns", Source: gomptCLRowRuns, Options: "-cl-fp32-correctly-rounded-divide-sqrt"},
+		{Kind: gomptdevice.ImagePTX, Entry: "gompt_RowRuns", Source: gomptPTXRowRuns},
+	},
+	Sample: gomptSampleRowRuns,
+}
+
+//go:embed gompt_RowRuns.cl
+var gomptCLRowRuns string
+
+//go:embed gompt_RowRuns.ptx
+var gomptPTXRowRuns string
+
+// gomptHostRowRuns is RowRunsKernel's Go image: the body of RowRuns at each point of the team's range.
+func gomptHostRowRuns(gomptA *gomptdevice.HostArgs, gomptR gomptdevice.Range, _, _ int) {
+	m := gomptA.Int(0)
+	n := gomptA.Int(1)
+	lim := gomptA.Float64(2)
+	a := gomptrt.View[float64](gomptA.Bufs[3], gomptrt.Len(m, n))
+	b := gomptrt.View[float64](gomptA.Bufs[4], gomptrt.Len(m, n))
+	c := gomptrt.View[float64](gomptA.Bufs[5], gomptrt.Len(m))
+	d := gomptrt.View[float64](gomptA.Bufs[6], gomptrt.Len(3, m, n))
+	gomptPB := unsafe.Pointer(unsafe.SliceData(b))
+	gomptLo0, gomptHi0 := gomptR.Clamp(0, m)
+	c = c[:gomptHi0] // so that Go drops its bounds tests of c[i] in the loop below
+	for i := gomptLo0; i < gomptHi0; i++ {
+//line rows.go:13
+		if gomptFromJ := (i + int(1)); gomptFromJ < n {
+//line rows.go:13
+			gomptTurnsJ := n - gomptFromJ
+			gomptARowJ1, gomptARowJ2 := a[(i*n)+gomptFromJ:][:gomptTurnsJ], a[(i*n)-int(1)+gomptFromJ:][:gomptTurnsJ]
+//line rows.go:13
+			for gomptTJ := range gomptTurnsJ {
+//line rows.go:13
+				j := gomptFromJ + gomptTJ
+//line rows.go:13
+				_ = j
+				gomptARowJ1[gomptTJ] += gomptARowJ2[gomptTJ]
+			}
+		}
+//line rows.go:16
+		var s float64
+		if gomptFromJ := i; gomptFromJ < n {
+//line rows.go:17
+			gomptTurnsJ := n - gomptFromJ
+			gomptBRowJ1 := b[(i*n)+gomptFromJ:][:gomptTurnsJ]
+//line rows.go:17
+			for gomptTJ := range gomptTurnsJ {
+//line rows.go:17
+				j := gomptFromJ + gomptTJ
+				v := (gomptBRowJ1[gomptTJ] * float64(0.5))
+				if v > lim {
+					break
+				}
+				if v < float64(0.0) {
+					continue
+				}
+				s += (v + float64(j))
+			}
+		}
+//line rows.go:27
+		var t float64
+	rows:
+		for j := int(0); j < n; j++ {
+			t += *(*float64)(unsafe.Add(gomptPB, ((i*n)+j)*8))
+			for k := int(0); k < int(2); k++ {
+				if t > (lim * float64((k + int(3)))) {
+					continue rows
+				}
+			}
+			t *= float64(0.5)
+		}
+		c[i] = (s + t)
+		for r := int(0); r < int(3); r++ {
+			if gomptFromJ := int(0); gomptFromJ < n {
+//line rows.go:40
+				gomptTurnsJ := n - gomptFromJ
+				gomptDRowJ1, gomptBRowJ1 := d[(((r*m)+i)*n)+gomptFromJ:][:gomptTurnsJ], b[(i*n)+gomptFromJ:][:gomptTurnsJ]
+//line rows.go:40
+				for gomptTJ := range gomptTurnsJ {
+//line rows.go:40
+					j := gomptFromJ + gomptTJ
+//line rows.go:40
+					_ = j
+					gomptDRowJ1[gomptTJ] = ((gomptDRowJ1[gomptTJ] * float64((r + int(1)))) + gomptBRowJ1[gomptTJ])
+				}
+			}
+//line rows.go:43
+		}
+	}
+//line gompt_kernels.go:6250
+}
+
+// gomptSampleRowRuns is RowRunsKernel's Sample: about n points, random arguments. Tol 0: every device gives the Go function's bits.
+func gomptSampleRowRuns(gomptN int, gomptSeed int64) gomptdevice.Sample {
+	gomptR := gomptrt.Rand("RowRuns", gomptN, gomptSeed)
+	gomptExt := gomptrt.Extents(gomptN, 1)
+	m := gomptExt[0]
+	n := int(1 + gomptR.IntN(8))
+	lim := float64(0.5 + gomptR.Float64())
+	return gomptdevice.Sample{
+		Shape: gomptdevice.Shape{Size: gomptExt},
+		Bufs:  [][]byte{nil, nil, nil, gomptrt.Floats[float64](gomptR, gomptrt.Len(m, n), 0.5, 1.5), gomptrt.Floats[float64](gomptR, gomptrt.Len(m, n), 0.5, 1.5), gomptrt.Floats[float64](gomptR, gomptrt.Len(m), 0.5, 1.5), gomptrt.Floats[float64](gomptR, gomptrt.Len(3, m, n), 0.5, 1.5)},
+		Args:  []gomptdevice.Arg{gomptrt.Int(int64(m)), gomptrt.Int(int64(n)), gomptrt.Float64(lim), {}, {}, {}, {}},
+	}
+}
+
+// RunRowRuns runs RowRunsKernel (RowRuns) on device dev over [0, m), mapping each slice by how the kernel uses it:
+// a tofrom, b to, c from, d tofrom.
+func RunRowRuns(dev gompttarget.DeviceClause, m int, n int, lim float64, a []float64, b []float64, c []float64, d []float64) error {
+	if m <= 0 {
+		return nil
+	}
+	a = gomptrt.Head(a, gomptrt.Len(m, n))
+	b = gomptrt.Head(b, gomptrt.Len(m, n))
+	c = gomptrt.Head(c, gomptrt.Len(m))
+	d = gomptrt.Head(d, gomptrt.Len(3, m, n))
+	return gompttarget.Target(gompttarget.Region{Device: dev, Kernel: RowRunsKernel, Shape: gompttarget.Shape{Size: [3]int{m, 1, 1}},
+		Maps: []gompttarget.Map{gompttarget.ToFrom(a), gompttarget.To(b), gompttarget.From(c), gompttarget.ToFrom(d)},
+		Args: []gompttarget.Arg{gompttarget.Int(m), gompttarget.Int(n), gompttarget.Float64(lim), gompttarget.Slice(a), gompttarget.Slice(b), gompttarget.Slice(c), gompttarget.Slice(d)}})
+}
+
+// RunRowRunsNowait is RunRowRuns's nowait form: it starts the launch and returns at once. deps are depend items
+// (target.DependIn, DependOut, DependInOut, DependOn), which order it as they order target.TargetNowait.
+// Leave the slices alone until the task's Wait returns RunRowRuns's error (one found before the launch,
+// such as a short slice, included). An empty space runs nothing but still waits for deps.
+//
+// It runs RowRunsKernel (RowRuns) on device dev over [0, m), mapping each slice by how the kernel uses it:
+// a tofrom, b to, c from, d tofrom.
+func RunRowRunsNowait(dev gompttarget.DeviceClause, m int, n int, lim float64, a []float64, b []float64, c []float64, d []float64, deps ...gompttarget.Map) *gompttarget.Task {
+	if m <= 0 {
+		return gompttarget.Go(func() error { return nil }, deps...)
+	}
+	a = gomptrt.Head(a, gomptrt.Len(m, n))
+	b = gomptrt.Head(b, gomptrt.Len(m, n))
+	c = gomptrt.Head(c, gomptrt.Len(m))
+	d = gomptrt.Head(d, gomptrt.Len(3, m, n))
+	return gompttarget.TargetNowait(gompttarget.Region{Device: dev, Kernel: RowRunsKernel, Shape: gompttarget.Shape{Size: [3]int{m, 1, 1}},
+		Maps: append([]gompttarget.Map{gompttarget.ToFrom(a), gompttarget.To(b), gompttarget.From(c), gompttarget.ToFrom(d)}, deps...),
+		Args: []gompttarget.Arg{gompttarget.Int(m), gompttarget.Int(n), gompttarget.Float64(lim), gompttarget.Slice(a), gompttarget.Slice(b), gompttarget.Slice(c), gompttarget.Slice(d)}})
+}
+
 // RowShiftKernel is the gompt map kernel of RowShift (checks.go:204:1), over [0, m).
 var RowShiftKernel = &gomptdevice.Kernel{
 	Name: "RowShift",
@@ -6239,7 +6399,7 @@ func gomptHostRowShift(gomptA *gomptdevice.HostArgs, gomptR gomptdevice.Range, _
 		}
 	}
 	_ = m
-//line gompt_kernels.go:6243
+//line gompt_kernels.go:6403
 }
 
 // gomptSampleRowShift is RowShiftKernel's Sample: about n points, random arguments. Tol 0: every device gives the Go function's bits.
@@ -6334,7 +6494,7 @@ func gomptHostScatter(gomptA *gomptdevice.HostArgs, gomptR gomptdevice.Range, _,
 	}
 	_ = n
 	_ = m
-//line gompt_kernels.go:6338
+//line gompt_kernels.go:6498
 }
 
 // gomptSampleScatter is ScatterKernel's Sample: about n points, random arguments. Tol 0: every device gives the Go function's bits.
@@ -6432,7 +6592,7 @@ func gomptHostSeek(gomptA *gomptdevice.HostArgs, gomptR gomptdevice.Range, _, _ 
 	}
 	_ = n
 	_ = m
-//line gompt_kernels.go:6436
+//line gompt_kernels.go:6596
 }
 
 // gomptSampleSeek is SeekKernel's Sample: about n points, random arguments. Tol 0: every device gives the Go function's bits.
@@ -6523,7 +6683,7 @@ func gomptHostShiftAt(gomptA *gomptdevice.HostArgs, gomptR gomptdevice.Range, _,
 		x[j] <<= k[i]
 		y[j] >>= k[i]
 	}
-//line gompt_kernels.go:6527
+//line gompt_kernels.go:6687
 }
 
 // gomptSampleShiftAt is ShiftAtKernel's Sample: about n points, random arguments. Tol 0: every device gives the Go function's bits.
@@ -6629,7 +6789,7 @@ func gomptHostShifts(gomptA *gomptdevice.HostArgs, gomptR gomptdevice.Range, _, 
 		*(*int64)(unsafe.Add(gomptPOut, o*8)) += (x + int64(u))
 	}
 	_ = n
-//line gompt_kernels.go:6633
+//line gompt_kernels.go:6793
 }
 
 // gomptSampleShifts is ShiftsKernel's Sample: about n points, random arguments. Tol 0: every device gives the Go function's bits.
@@ -6770,7 +6930,7 @@ func gomptHostSignExtend(gomptA *gomptdevice.HostArgs, gomptR gomptdevice.Range,
 	_ = n
 	_ = p
 	_ = k
-//line gompt_kernels.go:6774
+//line gompt_kernels.go:6934
 }
 
 // gomptSampleSignExtend is SignExtendKernel's Sample: about n points, random arguments. Tol 0: every device gives the Go function's bits.
@@ -6888,7 +7048,7 @@ func gomptHostSpMV(gomptA *gomptdevice.HostArgs, gomptR gomptdevice.Range, _, _ 
 	}
 	_ = nnz
 	_ = ncols
-//line gompt_kernels.go:6892
+//line gompt_kernels.go:7052
 }
 
 // gomptSampleSpMV is SpMVKernel's Sample: about n points, random arguments. Tol 0: every device gives the Go function's bits.
@@ -6994,7 +7154,7 @@ func gomptHostSplitEdge(gomptA *gomptdevice.HostArgs, gomptR gomptdevice.Range, 
 		}
 	}
 	_ = ny
-//line gompt_kernels.go:6998
+//line gompt_kernels.go:7158
 }
 
 // gomptSampleSplitEdge is SplitEdgeKernel's Sample: about n points, random arguments. Tol 0: every device gives the Go function's bits.
@@ -7139,7 +7299,7 @@ func gomptHostSplitForms(gomptA *gomptdevice.HostArgs, gomptR gomptdevice.Range,
 			gomptFrom, gomptTo = gomptIn1, gomptHi0
 		}
 	}
-//line gompt_kernels.go:7143
+//line gompt_kernels.go:7303
 }
 
 // gomptSampleSplitForms is SplitFormsKernel's Sample: about n points, random arguments. Tol 0: every device gives the Go function's bits.
@@ -7266,7 +7426,7 @@ func gomptHostStencil2D(gomptA *gomptdevice.HostArgs, gomptR gomptdevice.Range, 
 			gomptFrom, gomptTo = gomptIn1, gomptHi0
 		}
 	}
-//line gompt_kernels.go:7270
+//line gompt_kernels.go:7430
 }
 
 // gomptSampleStencil2D is Stencil2DKernel's Sample: about n points, random arguments. Tol 0: every device gives the Go function's bits.
@@ -7404,7 +7564,7 @@ func gomptHostSumFloat32(gomptA *gomptdevice.HostArgs, gomptR gomptdevice.Range,
 	}
 	gomptPartial[gomptTeam] = float32((gomptS0 + gomptS1) + (gomptS2 + gomptS3))
 	_ = n
-//line gompt_kernels.go:7408
+//line gompt_kernels.go:7568
 }
 
 // gomptSampleSumFloat32 is SumFloat32Kernel's Sample: about n points, random arguments. Tol 0.0001: its float sums are combined in another order on each device.
@@ -7589,7 +7749,7 @@ func gomptHostSumFloat64In2D(gomptA *gomptdevice.HostArgs, gomptR gomptdevice.Ra
 	}
 	gomptPartial[gomptTeam] = float64((gomptS0 + gomptS1) + (gomptS2 + gomptS3))
 	_ = ny
-//line gompt_kernels.go:7593
+//line gompt_kernels.go:7753
 }
 
 // gomptSampleSumFloat64In2D is SumFloat64In2DKernel's Sample: about n points, random arguments. Tol 1e-10: its float sums are combined in another order on each device.
@@ -7737,7 +7897,7 @@ func gomptHostSumInt64(gomptA *gomptdevice.HostArgs, gomptR gomptdevice.Range, g
 	}
 	gomptPartial[gomptTeam] = int64((gomptS0 + gomptS1) + (gomptS2 + gomptS3))
 	_ = n
-//line gompt_kernels.go:7741
+//line gompt_kernels.go:7901
 }
 
 // gomptSampleSumInt64 is SumInt64Kernel's Sample: about n points, random arguments. Tol 0: every device gives the Go function's bits.
@@ -7865,7 +8025,7 @@ func gomptHostTeamDefine(gomptA *gomptdevice.HostArgs, gomptR gomptdevice.Range,
 	_ = v
 	_ = teams
 	_ = m
-//line gompt_kernels.go:7869
+//line gompt_kernels.go:8029
 }
 
 // gomptSampleTeamDefine is TeamDefineKernel's Sample: about n points, random arguments. Tol 0: every device gives the Go function's bits.
@@ -7979,7 +8139,7 @@ func gomptHostTeamGather(gomptA *gomptdevice.HostArgs, gomptR gomptdevice.Range,
 	}
 	_ = teams
 	_ = m
-//line gompt_kernels.go:7983
+//line gompt_kernels.go:8143
 }
 
 // gomptSampleTeamGather is TeamGatherKernel's Sample: about n points, random arguments. Tol 0: every device gives the Go function's bits.
@@ -8143,7 +8303,7 @@ func gomptHostTeamReverse(gomptA *gomptdevice.HostArgs, gomptR gomptdevice.Range
 	}
 	_ = mine
 	_ = teams
-//line gompt_kernels.go:8147
+//line gompt_kernels.go:8307
 }
 
 // gomptSampleTeamReverse is TeamReverseKernel's Sample: about n points, random arguments. Tol 0: every device gives the Go function's bits.
@@ -8283,7 +8443,7 @@ func gomptHostTeamTuple(gomptA *gomptdevice.HostArgs, gomptR gomptdevice.Range, 
 	_ = x
 	_ = o
 	_ = teams
-//line gompt_kernels.go:8287
+//line gompt_kernels.go:8447
 }
 
 // gomptSampleTeamTuple is TeamTupleKernel's Sample: about n points, random arguments. Tol 0: every device gives the Go function's bits.
@@ -8426,7 +8586,7 @@ func gomptHostTeamView(gomptA *gomptdevice.HostArgs, gomptR gomptdevice.Range, _
 	_ = from
 	_ = s
 	_ = teams
-//line gompt_kernels.go:8430
+//line gompt_kernels.go:8590
 }
 
 // gomptSampleTeamView is TeamViewKernel's Sample: about n points, random arguments. Tol 0: every device gives the Go function's bits.
@@ -8520,7 +8680,7 @@ func gomptHostTranscendental(gomptA *gomptdevice.HostArgs, gomptR gomptdevice.Ra
 		out[i] = float32(v)
 	}
 	_ = n
-//line gompt_kernels.go:8524
+//line gompt_kernels.go:8684
 }
 
 // gomptSampleTranscendental is TranscendentalKernel's Sample: about n points, random arguments. Tol 1e-06: it calls math functions that are within a few ulps of Go's, not equal.
@@ -8612,7 +8772,7 @@ func gomptHostTranspose(gomptA *gomptdevice.HostArgs, gomptR gomptdevice.Range, 
 			}
 		}
 	}
-//line gompt_kernels.go:8616
+//line gompt_kernels.go:8776
 }
 
 // gomptSampleTranspose is TransposeKernel's Sample: about n points, random arguments. Tol 0: every device gives the Go function's bits.
@@ -8737,7 +8897,7 @@ gomptPoint0:
 		*(*int64)(unsafe.Add(gomptPOut, (o+int(7))*8)) = (-long)
 	}
 	_ = n
-//line gompt_kernels.go:8741
+//line gompt_kernels.go:8901
 }
 
 // gomptSampleTricky is TrickyKernel's Sample: about n points, random arguments. Tol 0: every device gives the Go function's bits.
@@ -8839,7 +8999,7 @@ func gomptHostTuples(gomptA *gomptdevice.HostArgs, gomptR gomptdevice.Range, _, 
 		*(*int32)(unsafe.Add(gomptPOut, o*4)) += x
 	}
 	_ = n
-//line gompt_kernels.go:8843
+//line gompt_kernels.go:9003
 }
 
 // gomptSampleTuples is TuplesKernel's Sample: about n points, random arguments. Tol 0: every device gives the Go function's bits.
@@ -8937,7 +9097,7 @@ func gomptHostUint64Ops(gomptA *gomptdevice.HostArgs, gomptR gomptdevice.Range, 
 		*(*uint64)(unsafe.Add(gomptPOut, (o+int(5))*8)) = (-x)
 	}
 	_ = n
-//line gompt_kernels.go:8941
+//line gompt_kernels.go:9101
 }
 
 // gomptSampleUint64Ops is Uint64OpsKernel's Sample: about n points, random arguments. Tol 0: every device gives the Go function's bits.
@@ -9089,7 +9249,7 @@ func gomptLanesUniformStore(gomptX0, gomptW int, n int, m int, b []int32, c []in
 		}
 //line lockstep.go:44
 	}
-//line gompt_kernels.go:9093
+//line gompt_kernels.go:9253
 }
 
 // gomptSampleUniformStore is UniformStoreKernel's Sample: about n points, random arguments. Tol 0: every device gives the Go function's bits.
@@ -9201,7 +9361,7 @@ func gomptHostViewBounds(gomptA *gomptdevice.HostArgs, gomptR gomptdevice.Range,
 	}
 	_ = rows
 	_ = m
-//line gompt_kernels.go:9205
+//line gompt_kernels.go:9365
 }
 
 // gomptSampleViewBounds is ViewBoundsKernel's Sample: about n points, random arguments. Tol 0: every device gives the Go function's bits.
@@ -9300,7 +9460,7 @@ func gomptHostViewIndex(gomptA *gomptdevice.HostArgs, gomptR gomptdevice.Range, 
 		out[r] = row[at[r]]
 	}
 	_ = rows
-//line gompt_kernels.go:9304
+//line gompt_kernels.go:9464
 }
 
 // gomptSampleViewIndex is ViewIndexKernel's Sample: about n points, random arguments. Tol 0: every device gives the Go function's bits.

@@ -49,6 +49,7 @@ type gobody struct {
 	pos        string             // the source position of the statement being written ("heat.go:14")
 	resliced   map[*ir.Param]bool // buffers resliced to gomptHi0, read and written as slices (plan.Resliced)
 	rows       *ir.Rows           // the rows of the loop's buffers (rowsLoop)
+	loopRows   []*ir.Rows         // the rows of the counted loops being written (loopRows), innermost last
 }
 
 // line writes a line of the image, marked with the position of the
@@ -157,6 +158,10 @@ func (b *gobody) stmt(s ast.Stmt) {
 	case *ast.ForStmt:
 		if pj := b.k.PointJams[s]; pj != nil && b.ls == nil && !b.leaf && !b.noJam {
 			b.pointJam(s, pj)
+			return
+		}
+		if rs := b.k.LoopRows[s]; rs != nil && b.ls == nil && !b.leaf {
+			b.loopRowsFor(s, rs)
 			return
 		}
 		head := "for "
@@ -330,6 +335,11 @@ func (b *gobody) expr(e ast.Expr) string {
 		p := b.k.ByObj[b.info().Uses[id].(*types.Var)]
 		if r := b.rows.Row(e); r != nil {
 			return r.Name + laneIndex
+		}
+		for _, rs := range b.loopRows {
+			if r := rs.Row(e); r != nil {
+				return r.Name + "[" + rs.Turn + "]"
+			}
 		}
 		if p != nil && b.resliced[p] {
 			b.used[p.Obj] = true

@@ -400,7 +400,7 @@ func (b *gobody) copies() {
 
 // viaBase reports whether k's image (its loops over points) reaches
 // buffer p through its base address: an element proven in range that
-// a loop does not reach through a row (plan.RowsOf).
+// a loop does not reach through a row (plan.RowsOf, plan.LoopRows).
 func viaBase(g *ir.Program, k *ir.Kernel, p *ir.Param) bool {
 	// The loops: the whole body, or a split's interior and edge.
 	type loop struct {
@@ -430,12 +430,23 @@ func viaBase(g *ir.Program, k *ir.Kernel, p *ir.Param) bool {
 			continue
 		}
 		for _, l := range loops {
-			if l.in[ix] && l.rows.Row(ix) == nil {
+			if l.in[ix] && l.rows.Row(ix) == nil && loopRow(k, ix) == nil {
 				return true
 			}
 		}
 	}
 	return false
+}
+
+// loopRow is the row of a counted loop through which the image reaches
+// ix (plan.LoopRows), nil for none.
+func loopRow(k *ir.Kernel, ix *ast.IndexExpr) *ir.Row {
+	for _, rs := range k.LoopRows {
+		if r := rs.Row(ix); r != nil {
+			return r
+		}
+	}
+	return nil
 }
 
 // provenIn reports whether k's body reaches buffer p through an index

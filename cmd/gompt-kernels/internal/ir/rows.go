@@ -8,12 +8,15 @@ import (
 // Rows is the plan of a Go image's loop over dimension 0 (a map kernel's
 // whole body, or a split's interior) that reaches elements of its buffers
 // at the point's dimension-0 index plus an offset the same at every point
-// of the loop (jacobi's in[i-nx], with i := y*nx + x): each such buffer's
+// of the loop (jacobi's in[i-nx], with i := y*nx + x), or of a counted
+// loop of a point that reaches them at its counter plus an offset the
+// same at every turn (PolyBench's jacobi-2d, in[i*n+j-1]): each such buffer's
 // row is taken once, as a slice of the loop's width, and the element is
 // the row's at the point's place in the loop, as a hand-written stencil
 // walks its rows. Go then drops the bounds tests, and the image needs no
 // unsafe for them (plan/rows.go says which elements qualify).
 type Rows struct {
+	Turn  string                    // the image's name of the turn's place in the loop (its rows' index)
 	List  []*Row                    // in the order of their first use
 	At    map[*ast.IndexExpr]*Row   // the elements reached through a row
 	Dead  map[ast.Stmt][]*types.Var // the locals s defines that only the rows' offsets read

@@ -4,7 +4,8 @@ import "github.com/gompt/gompt/cmd/gompt-kernels/internal/ir"
 
 // Host plans k's Go image (a team kernel's is its team plan): its lanes
 // where they pay, else the buffers resliced at the point, a split at a
-// stencil's boundary, and the rows its loops walk.
+// stencil's boundary, the rows its loops walk, and the loops whose turns
+// run together.
 func Host(g *ir.Program, k *ir.Kernel) {
 	if k.Team > 0 {
 		return
@@ -25,4 +26,5 @@ func Host(g *ir.Program, k *ir.Kernel) {
 		}
 	}
 	k.PointJams = PointJams(g, k)
+	k.LoopRows = LoopRows(g, k)
 }

@@ -35,12 +35,20 @@ func RowsOf(g *ir.Program, k *ir.Kernel, list []ast.Stmt) *ir.Rows {
 	if k.Reduce != "" || k.Team > 0 || len(k.ReduceArrays) > 0 || k.Assigned[x] {
 		return nil
 	}
+	return rowsOf(g, k, list, x, func(e ast.Expr) bool { return uniform(g, k, e, x) }, "gomptJ", "")
+}
+
+// rowsOf plans the rows of a loop whose place is x (the point's index, or
+// a counted loop's counter) running list at each turn: same reaches the
+// expressions that are the same at every turn, turn names the turn's
+// place in the image and tag marks the rows' names.
+func rowsOf(g *ir.Program, k *ir.Kernel, list []ast.Stmt, x *types.Var, same func(ast.Expr) bool, turn, tag string) *ir.Rows {
 	info := g.P.Info
 	isInt := func(e ast.Expr) bool {
 		return types.Identical(info.TypeOf(e), types.Typ[types.Int])
 	}
 	offsetFree := func(e ast.Expr) bool {
-		if !isInt(e) || !uniform(g, k, e, x) {
+		if !isInt(e) || !same(e) {
 			return false
 		}
 		ok := true
@@ -84,7 +92,7 @@ func RowsOf(g *ir.Program, k *ir.Kernel, list []ast.Stmt) *ir.Rows {
 		}
 		return nil, false
 	}
-	rs := &ir.Rows{At: map[*ast.IndexExpr]*ir.Row{}, Dead: map[ast.Stmt][]*types.Var{}}
+	rs := &ir.Rows{Turn: turn, At: map[*ast.IndexExpr]*ir.Row{}, Dead: map[ast.Stmt][]*types.Var{}}
 	byKey := map[string]*ir.Row{}
 	var defined []*types.Var
 	definedBy := map[*types.Var]ast.Stmt{}
@@ -133,7 +141,7 @@ func RowsOf(g *ir.Program, k *ir.Kernel, list []ast.Stmt) *ir.Rows {
 								n++
 							}
 						}
-						r = &ir.Row{P: p, Terms: t, Name: fmt.Sprintf("gompt%sRow%d", ir.UpperFirst(p.Name), n), Stmt: s}
+						r = &ir.Row{P: p, Terms: t, Name: fmt.Sprintf("gompt%sRow%s%d", ir.UpperFirst(p.Name), tag, n), Stmt: s}
 						byKey[key] = r
 						rs.List = append(rs.List, r)
 					}

@@ -1,0 +1,44 @@
+package corpus
+
+// RowRuns walks rows from the point's diagonal, which its Go image takes
+// once per loop, as slices of the loop's turns (plan.LoopRows): a point
+// past the last column has no turns, where a's row from the first turn
+// would begin past a's end; a running sum that reads the element the
+// turn before wrote; a loop left by break and continue, whose counter is
+// read beside its rows; a labelled loop, which keeps its form (an inner
+// loop continues it); and a row per turn of an outer loop.
+//
+//gompt:kernel dims=m len(a)=m*n len(b)=m*n len(c)=m len(d)=3*m*n
+func RowRuns(i int, m, n int, lim float64, a, b, c, d []float64) {
+	for j := i + 1; j < n; j++ {
+		a[i*n+j] += a[i*n+j-1]
+	}
+	var s float64
+	for j := i; j < n; j++ {
+		v := b[i*n+j] * 0.5
+		if v > lim {
+			break
+		}
+		if v < 0 {
+			continue
+		}
+		s += v + float64(j)
+	}
+	var t float64
+rows:
+	for j := 0; j < n; j++ {
+		t += b[i*n+j]
+		for k := 0; k < 2; k++ {
+			if t > lim*float64(k+3) {
+				continue rows
+			}
+		}
+		t *= 0.5
+	}
+	c[i] = s + t
+	for r := 0; r < 3; r++ {
+		for j := 0; j < n; j++ {
+			d[(r*m+i)*n+j] = d[(r*m+i)*n+j]*float64(r+1) + b[i*n+j]
+		}
+	}
+}
