@@ -958,16 +958,61 @@ func gomptHostCorr(gomptA *gomptdevice.HostArgs, gomptR gomptdevice.Range, _, _ 
 	for i := gomptLo0; i < gomptHi0; i++ {
 //line kernels.go:360
 		*(*float64)(unsafe.Add(gomptPCorr, ((i*m)+i)*8)) = float64(1.0)
-		for j := (i + int(1)); j < m; j++ {
-			var c float64
-			for k := int(0); k < n; k++ {
-				c += (*(*float64)(unsafe.Add(gomptPData, ((k*m)+i)*8)) * *(*float64)(unsafe.Add(gomptPData, ((k*m)+j)*8)))
+		if gomptrt.Apart(corr, data) {
+//line kernels.go:361
+			j := (i + int(1))
+//line kernels.go:361
+			for ; j < m && m-j >= 4; j += 4 {
+				var c float64
+//line kernels.go:362
+				var gompt1C float64
+//line kernels.go:362
+				var gompt2C float64
+//line kernels.go:362
+				var gompt3C float64
+				for k := int(0); k < n; k++ {
+					c += (*(*float64)(unsafe.Add(gomptPData, ((k*m)+i)*8)) * *(*float64)(unsafe.Add(gomptPData, ((k*m)+j)*8)))
+//line kernels.go:364
+					gompt1C += (*(*float64)(unsafe.Add(gomptPData, ((k*m)+i)*8)) * *(*float64)(unsafe.Add(gomptPData, ((k*m)+(j+1))*8)))
+//line kernels.go:364
+					gompt2C += (*(*float64)(unsafe.Add(gomptPData, ((k*m)+i)*8)) * *(*float64)(unsafe.Add(gomptPData, ((k*m)+(j+2))*8)))
+//line kernels.go:364
+					gompt3C += (*(*float64)(unsafe.Add(gomptPData, ((k*m)+i)*8)) * *(*float64)(unsafe.Add(gomptPData, ((k*m)+(j+3))*8)))
+				}
+				*(*float64)(unsafe.Add(gomptPCorr, ((i*m)+j)*8)) = c
+				*(*float64)(unsafe.Add(gomptPCorr, ((j*m)+i)*8)) = c
+//line kernels.go:366
+				*(*float64)(unsafe.Add(gomptPCorr, ((i*m)+(j+1))*8)) = gompt1C
+				*(*float64)(unsafe.Add(gomptPCorr, (((j+1)*m)+i)*8)) = gompt1C
+//line kernels.go:366
+				*(*float64)(unsafe.Add(gomptPCorr, ((i*m)+(j+2))*8)) = gompt2C
+				*(*float64)(unsafe.Add(gomptPCorr, (((j+2)*m)+i)*8)) = gompt2C
+//line kernels.go:366
+				*(*float64)(unsafe.Add(gomptPCorr, ((i*m)+(j+3))*8)) = gompt3C
+				*(*float64)(unsafe.Add(gomptPCorr, (((j+3)*m)+i)*8)) = gompt3C
 			}
-			*(*float64)(unsafe.Add(gomptPCorr, ((i*m)+j)*8)) = c
-			*(*float64)(unsafe.Add(gomptPCorr, ((j*m)+i)*8)) = c
+//line kernels.go:361
+			for ; j < m; j++ {
+				var c float64
+				for k := int(0); k < n; k++ {
+					c += (*(*float64)(unsafe.Add(gomptPData, ((k*m)+i)*8)) * *(*float64)(unsafe.Add(gomptPData, ((k*m)+j)*8)))
+				}
+				*(*float64)(unsafe.Add(gomptPCorr, ((i*m)+j)*8)) = c
+				*(*float64)(unsafe.Add(gomptPCorr, ((j*m)+i)*8)) = c
+			}
+		} else {
+//line kernels.go:361
+			for j := (i + int(1)); j < m; j++ {
+				var c float64
+				for k := int(0); k < n; k++ {
+					c += (*(*float64)(unsafe.Add(gomptPData, ((k*m)+i)*8)) * *(*float64)(unsafe.Add(gomptPData, ((k*m)+j)*8)))
+				}
+				*(*float64)(unsafe.Add(gomptPCorr, ((i*m)+j)*8)) = c
+				*(*float64)(unsafe.Add(gomptPCorr, ((j*m)+i)*8)) = c
+			}
 		}
 	}
-//line gompt_kernels.go:971
+//line gompt_kernels.go:1016
 }
 
 // gomptSampleCorr is CorrKernel's Sample: about n points, random arguments. Tol 0: every device gives the Go function's bits.
@@ -1078,7 +1123,7 @@ func gomptHostCorrCenter(gomptA *gomptdevice.HostArgs, gomptR gomptdevice.Range,
 		}
 	}
 	_ = n
-//line gompt_kernels.go:1082
+//line gompt_kernels.go:1127
 }
 
 // gomptSampleCorrCenter is CorrCenterKernel's Sample: about n points, random arguments. Tol 0: every device gives the Go function's bits.
@@ -1385,7 +1430,7 @@ func gomptLanesCorrStddev(gomptX0, gomptW int, m int, n int, fn float64, data []
 	}
 	_ = s
 	_ = d
-//line gompt_kernels.go:1389
+//line gompt_kernels.go:1434
 }
 
 // gomptSampleCorrStddev is CorrStddevKernel's Sample: about n points, random arguments. Tol 0: every device gives the Go function's bits.
@@ -1475,17 +1520,67 @@ func gomptHostCov(gomptA *gomptdevice.HostArgs, gomptR gomptdevice.Range, _, _ i
 	gomptLo0, gomptHi0 := gomptR.Clamp(0, m)
 	for i := gomptLo0; i < gomptHi0; i++ {
 //line kernels.go:316
-		for j := i; j < m; j++ {
-			var c float64
-			for k := int(0); k < n; k++ {
-				c += (*(*float64)(unsafe.Add(gomptPData, ((k*m)+i)*8)) * *(*float64)(unsafe.Add(gomptPData, ((k*m)+j)*8)))
+		if gomptrt.Apart(cov, data) {
+//line kernels.go:316
+			j := i
+//line kernels.go:316
+			for ; j < m && m-j >= 4; j += 4 {
+				var c float64
+//line kernels.go:317
+				var gompt1C float64
+//line kernels.go:317
+				var gompt2C float64
+//line kernels.go:317
+				var gompt3C float64
+				for k := int(0); k < n; k++ {
+					c += (*(*float64)(unsafe.Add(gomptPData, ((k*m)+i)*8)) * *(*float64)(unsafe.Add(gomptPData, ((k*m)+j)*8)))
+//line kernels.go:319
+					gompt1C += (*(*float64)(unsafe.Add(gomptPData, ((k*m)+i)*8)) * *(*float64)(unsafe.Add(gomptPData, ((k*m)+(j+1))*8)))
+//line kernels.go:319
+					gompt2C += (*(*float64)(unsafe.Add(gomptPData, ((k*m)+i)*8)) * *(*float64)(unsafe.Add(gomptPData, ((k*m)+(j+2))*8)))
+//line kernels.go:319
+					gompt3C += (*(*float64)(unsafe.Add(gomptPData, ((k*m)+i)*8)) * *(*float64)(unsafe.Add(gomptPData, ((k*m)+(j+3))*8)))
+				}
+				c /= (fn - float64(1.0))
+				*(*float64)(unsafe.Add(gomptPCov, ((i*m)+j)*8)) = c
+				*(*float64)(unsafe.Add(gomptPCov, ((j*m)+i)*8)) = c
+//line kernels.go:321
+				gompt1C /= (fn - float64(1.0))
+				*(*float64)(unsafe.Add(gomptPCov, ((i*m)+(j+1))*8)) = gompt1C
+				*(*float64)(unsafe.Add(gomptPCov, (((j+1)*m)+i)*8)) = gompt1C
+//line kernels.go:321
+				gompt2C /= (fn - float64(1.0))
+				*(*float64)(unsafe.Add(gomptPCov, ((i*m)+(j+2))*8)) = gompt2C
+				*(*float64)(unsafe.Add(gomptPCov, (((j+2)*m)+i)*8)) = gompt2C
+//line kernels.go:321
+				gompt3C /= (fn - float64(1.0))
+				*(*float64)(unsafe.Add(gomptPCov, ((i*m)+(j+3))*8)) = gompt3C
+				*(*float64)(unsafe.Add(gomptPCov, (((j+3)*m)+i)*8)) = gompt3C
 			}
-			c /= (fn - float64(1.0))
-			*(*float64)(unsafe.Add(gomptPCov, ((i*m)+j)*8)) = c
-			*(*float64)(unsafe.Add(gomptPCov, ((j*m)+i)*8)) = c
+//line kernels.go:316
+			for ; j < m; j++ {
+				var c float64
+				for k := int(0); k < n; k++ {
+					c += (*(*float64)(unsafe.Add(gomptPData, ((k*m)+i)*8)) * *(*float64)(unsafe.Add(gomptPData, ((k*m)+j)*8)))
+				}
+				c /= (fn - float64(1.0))
+				*(*float64)(unsafe.Add(gomptPCov, ((i*m)+j)*8)) = c
+				*(*float64)(unsafe.Add(gomptPCov, ((j*m)+i)*8)) = c
+			}
+		} else {
+//line kernels.go:316
+			for j := i; j < m; j++ {
+				var c float64
+				for k := int(0); k < n; k++ {
+					c += (*(*float64)(unsafe.Add(gomptPData, ((k*m)+i)*8)) * *(*float64)(unsafe.Add(gomptPData, ((k*m)+j)*8)))
+				}
+				c /= (fn - float64(1.0))
+				*(*float64)(unsafe.Add(gomptPCov, ((i*m)+j)*8)) = c
+				*(*float64)(unsafe.Add(gomptPCov, ((j*m)+i)*8)) = c
+			}
 		}
 	}
-//line gompt_kernels.go:1489
+//line gompt_kernels.go:1584
 }
 
 // gomptSampleCov is CovKernel's Sample: about n points, random arguments. Tol 0: every device gives the Go function's bits.
@@ -1591,7 +1686,7 @@ func gomptHostCovCenter(gomptA *gomptdevice.HostArgs, gomptR gomptdevice.Range, 
 		}
 	}
 	_ = n
-//line gompt_kernels.go:1595
+//line gompt_kernels.go:1690
 }
 
 // gomptSampleCovCenter is CovCenterKernel's Sample: about n points, random arguments. Tol 0: every device gives the Go function's bits.
@@ -1690,7 +1785,7 @@ func gomptHostFdtdEx(gomptA *gomptdevice.HostArgs, gomptR gomptdevice.Range, _, 
 		}
 	}
 	_ = nx
-//line gompt_kernels.go:1694
+//line gompt_kernels.go:1789
 }
 
 // gomptSampleFdtdEx is FdtdExKernel's Sample: about n points, random arguments. Tol 0: every device gives the Go function's bits.
@@ -1823,7 +1918,7 @@ func gomptHostFdtdEy(gomptA *gomptdevice.HostArgs, gomptR gomptdevice.Range, _, 
 		gomptFrom, gomptTo = gomptIn1, gomptHi0
 	}
 	_ = nx
-//line gompt_kernels.go:1827
+//line gompt_kernels.go:1922
 }
 
 // gomptSampleFdtdEy is FdtdEyKernel's Sample: about n points, random arguments. Tol 0: every device gives the Go function's bits.
@@ -1942,7 +2037,7 @@ func gomptHostFdtdHz(gomptA *gomptdevice.HostArgs, gomptR gomptdevice.Range, _, 
 		}
 		gomptFrom, gomptTo = gomptIn1, gomptHi0
 	}
-//line gompt_kernels.go:1946
+//line gompt_kernels.go:2041
 }
 
 // gomptSampleFdtdHz is FdtdHzKernel's Sample: about n points, random arguments. Tol 0: every device gives the Go function's bits.
@@ -2100,7 +2195,7 @@ func gomptHostGemm(gomptA *gomptdevice.HostArgs, gomptR gomptdevice.Range, _, _ 
 		}
 	}
 	_ = ni
-//line gompt_kernels.go:2104
+//line gompt_kernels.go:2199
 }
 
 // gomptSampleGemm is GemmKernel's Sample: about n points, random arguments. Tol 0: every device gives the Go function's bits.
@@ -2209,7 +2304,7 @@ func gomptHostGemverA(gomptA *gomptdevice.HostArgs, gomptR gomptdevice.Range, _,
 			}
 		}
 	}
-//line gompt_kernels.go:2213
+//line gompt_kernels.go:2308
 }
 
 // gomptSampleGemverA is GemverAKernel's Sample: about n points, random arguments. Tol 0: every device gives the Go function's bits.
@@ -2323,7 +2418,7 @@ func gomptHostGemverW(gomptA *gomptdevice.HostArgs, gomptR gomptdevice.Range, _,
 //line kernels.go:216
 		w[i] = s
 	}
-//line gompt_kernels.go:2327
+//line gompt_kernels.go:2422
 }
 
 // gomptSampleGemverW is GemverWKernel's Sample: about n points, random arguments. Tol 0: every device gives the Go function's bits.
@@ -2565,7 +2660,7 @@ func gomptLanesGemverX(gomptX0, gomptW int, n int, beta float64, A []float64, y 
 		gomptU17[gomptJ] = s[gomptJ]
 	}
 	_ = s
-//line gompt_kernels.go:2569
+//line gompt_kernels.go:2664
 }
 
 // gomptSampleGemverX is GemverXKernel's Sample: about n points, random arguments. Tol 0: every device gives the Go function's bits.
@@ -2658,7 +2753,7 @@ func gomptHostGemverZ(gomptA *gomptdevice.HostArgs, gomptR gomptdevice.Range, _,
 		x[i] = (x[i] + z[i])
 	}
 	_ = n
-//line gompt_kernels.go:2662
+//line gompt_kernels.go:2757
 }
 
 // gomptSampleGemverZ is GemverZKernel's Sample: about n points, random arguments. Tol 0: every device gives the Go function's bits.
@@ -2771,7 +2866,7 @@ func gomptHostGesummv(gomptA *gomptdevice.HostArgs, gomptR gomptdevice.Range, _,
 		tmp[i] = t
 		y[i] = ((alpha * t) + (beta * s))
 	}
-//line gompt_kernels.go:2775
+//line gompt_kernels.go:2870
 }
 
 // gomptSampleGesummv is GesummvKernel's Sample: about n points, random arguments. Tol 0: every device gives the Go function's bits.
@@ -2904,7 +2999,7 @@ func gomptHostHeat3D(gomptA *gomptdevice.HostArgs, gomptR gomptdevice.Range, _, 
 		}
 		gomptFrom, gomptTo = gomptIn1, gomptHi0
 	}
-//line gompt_kernels.go:2908
+//line gompt_kernels.go:3003
 }
 
 // gomptSampleHeat3D is Heat3DKernel's Sample: about n points, random arguments. Tol 0: every device gives the Go function's bits.
@@ -3025,7 +3120,7 @@ func gomptHostJacobi2D(gomptA *gomptdevice.HostArgs, gomptR gomptdevice.Range, _
 		}
 		gomptFrom, gomptTo = gomptIn1, gomptHi0
 	}
-//line gompt_kernels.go:3029
+//line gompt_kernels.go:3124
 }
 
 // gomptSampleJacobi2D is Jacobi2DKernel's Sample: about n points, random arguments. Tol 0: every device gives the Go function's bits.
@@ -3115,29 +3210,61 @@ func gomptHostMatMul(gomptA *gomptdevice.HostArgs, gomptR gomptdevice.Range, _, 
 	P := gomptrt.View[float64](gomptA.Bufs[4], gomptrt.Len(ni, nk))
 	Q := gomptrt.View[float64](gomptA.Bufs[5], gomptrt.Len(nk, nj))
 	gomptPX := unsafe.Pointer(unsafe.SliceData(X))
+	gomptPP := unsafe.Pointer(unsafe.SliceData(P))
 	gomptPQ := unsafe.Pointer(unsafe.SliceData(Q))
 	gomptLo0, gomptHi0 := gomptR.Clamp(0, ni)
 	for i := gomptLo0; i < gomptHi0; i++ {
 //line kernels.go:63
-		for j := int(0); j < nj; j++ {
-			var s float64
-			if gomptFromK := int(0); gomptFromK < nk {
-//line kernels.go:65
-				gomptTurnsK := nk - gomptFromK
-				gomptPRowK1 := P[(i*nk)+gomptFromK:][:gomptTurnsK]
-//line kernels.go:65
-				for gomptTK := range gomptTurnsK {
-//line kernels.go:65
-					k := gomptFromK + gomptTK
-					s += (gomptPRowK1[gomptTK] * *(*float64)(unsafe.Add(gomptPQ, ((k*nj)+j)*8)))
+		if gomptrt.Apart(X, P) && gomptrt.Apart(X, Q) {
+//line kernels.go:63
+			j := int(0)
+//line kernels.go:63
+			for ; j < nj && nj-j >= 4; j += 4 {
+				var s float64
+//line kernels.go:64
+				var gompt1S float64
+//line kernels.go:64
+				var gompt2S float64
+//line kernels.go:64
+				var gompt3S float64
+				for k := int(0); k < nk; k++ {
+					s += (*(*float64)(unsafe.Add(gomptPP, ((i*nk)+k)*8)) * *(*float64)(unsafe.Add(gomptPQ, ((k*nj)+j)*8)))
+//line kernels.go:66
+					gompt1S += (*(*float64)(unsafe.Add(gomptPP, ((i*nk)+k)*8)) * *(*float64)(unsafe.Add(gomptPQ, ((k*nj)+(j+1))*8)))
+//line kernels.go:66
+					gompt2S += (*(*float64)(unsafe.Add(gomptPP, ((i*nk)+k)*8)) * *(*float64)(unsafe.Add(gomptPQ, ((k*nj)+(j+2))*8)))
+//line kernels.go:66
+					gompt3S += (*(*float64)(unsafe.Add(gomptPP, ((i*nk)+k)*8)) * *(*float64)(unsafe.Add(gomptPQ, ((k*nj)+(j+3))*8)))
 				}
-			}
+				*(*float64)(unsafe.Add(gomptPX, ((i*nj)+j)*8)) = s
 //line kernels.go:68
-			*(*float64)(unsafe.Add(gomptPX, ((i*nj)+j)*8)) = s
+				*(*float64)(unsafe.Add(gomptPX, ((i*nj)+(j+1))*8)) = gompt1S
+//line kernels.go:68
+				*(*float64)(unsafe.Add(gomptPX, ((i*nj)+(j+2))*8)) = gompt2S
+//line kernels.go:68
+				*(*float64)(unsafe.Add(gomptPX, ((i*nj)+(j+3))*8)) = gompt3S
+			}
+//line kernels.go:63
+			for ; j < nj; j++ {
+				var s float64
+				for k := int(0); k < nk; k++ {
+					s += (*(*float64)(unsafe.Add(gomptPP, ((i*nk)+k)*8)) * *(*float64)(unsafe.Add(gomptPQ, ((k*nj)+j)*8)))
+				}
+				*(*float64)(unsafe.Add(gomptPX, ((i*nj)+j)*8)) = s
+			}
+		} else {
+//line kernels.go:63
+			for j := int(0); j < nj; j++ {
+				var s float64
+				for k := int(0); k < nk; k++ {
+					s += (*(*float64)(unsafe.Add(gomptPP, ((i*nk)+k)*8)) * *(*float64)(unsafe.Add(gomptPQ, ((k*nj)+j)*8)))
+				}
+				*(*float64)(unsafe.Add(gomptPX, ((i*nj)+j)*8)) = s
+			}
 		}
 	}
 	_ = ni
-//line gompt_kernels.go:3141
+//line gompt_kernels.go:3268
 }
 
 // gomptSampleMatMul is MatMulKernel's Sample: about n points, random arguments. Tol 0: every device gives the Go function's bits.
@@ -3242,7 +3369,7 @@ func gomptHostMvtX1(gomptA *gomptdevice.HostArgs, gomptR gomptdevice.Range, _, _
 //line kernels.go:125
 		x1[i] = x
 	}
-//line gompt_kernels.go:3246
+//line gompt_kernels.go:3373
 }
 
 // gomptSampleMvtX1 is MvtX1Kernel's Sample: about n points, random arguments. Tol 0: every device gives the Go function's bits.
@@ -3481,7 +3608,7 @@ func gomptLanesMvtX2(gomptX0, gomptW int, n int, A []float64, y2 []float64, x2 [
 		gomptU17[gomptJ] = x[gomptJ]
 	}
 	_ = x
-//line gompt_kernels.go:3485
+//line gompt_kernels.go:3612
 }
 
 // gomptSampleMvtX2 is MvtX2Kernel's Sample: about n points, random arguments. Tol 0: every device gives the Go function's bits.
@@ -3594,7 +3721,7 @@ func gomptHostSyr2k(gomptA *gomptdevice.HostArgs, gomptR gomptdevice.Range, _, _
 			}
 		}
 	}
-//line gompt_kernels.go:3598
+//line gompt_kernels.go:3725
 }
 
 // gomptSampleSyr2k is Syr2kKernel's Sample: about n points, random arguments. Tol 0: every device gives the Go function's bits.
@@ -3715,7 +3842,7 @@ func gomptHostSyrk(gomptA *gomptdevice.HostArgs, gomptR gomptdevice.Range, _, _ 
 			}
 		}
 	}
-//line gompt_kernels.go:3719
+//line gompt_kernels.go:3846
 }
 
 // gomptSampleSyrk is SyrkKernel's Sample: about n points, random arguments. Tol 0: every device gives the Go function's bits.
@@ -3811,29 +3938,61 @@ func gomptHostTwoMM1(gomptA *gomptdevice.HostArgs, gomptR gomptdevice.Range, _, 
 	A := gomptrt.View[float64](gomptA.Bufs[5], gomptrt.Len(ni, nk))
 	B := gomptrt.View[float64](gomptA.Bufs[6], gomptrt.Len(nk, nj))
 	gomptPTmp := unsafe.Pointer(unsafe.SliceData(tmp))
+	gomptPA := unsafe.Pointer(unsafe.SliceData(A))
 	gomptPB := unsafe.Pointer(unsafe.SliceData(B))
 	gomptLo0, gomptHi0 := gomptR.Clamp(0, ni)
 	for i := gomptLo0; i < gomptHi0; i++ {
 //line kernels.go:36
-		for j := int(0); j < nj; j++ {
-			var s float64
-			if gomptFromK := int(0); gomptFromK < nk {
-//line kernels.go:38
-				gomptTurnsK := nk - gomptFromK
-				gomptARowK1 := A[(i*nk)+gomptFromK:][:gomptTurnsK]
-//line kernels.go:38
-				for gomptTK := range gomptTurnsK {
-//line kernels.go:38
-					k := gomptFromK + gomptTK
-					s += ((alpha * gomptARowK1[gomptTK]) * *(*float64)(unsafe.Add(gomptPB, ((k*nj)+j)*8)))
+		if gomptrt.Apart(tmp, A) && gomptrt.Apart(tmp, B) {
+//line kernels.go:36
+			j := int(0)
+//line kernels.go:36
+			for ; j < nj && nj-j >= 4; j += 4 {
+				var s float64
+//line kernels.go:37
+				var gompt1S float64
+//line kernels.go:37
+				var gompt2S float64
+//line kernels.go:37
+				var gompt3S float64
+				for k := int(0); k < nk; k++ {
+					s += ((alpha * *(*float64)(unsafe.Add(gomptPA, ((i*nk)+k)*8))) * *(*float64)(unsafe.Add(gomptPB, ((k*nj)+j)*8)))
+//line kernels.go:39
+					gompt1S += ((alpha * *(*float64)(unsafe.Add(gomptPA, ((i*nk)+k)*8))) * *(*float64)(unsafe.Add(gomptPB, ((k*nj)+(j+1))*8)))
+//line kernels.go:39
+					gompt2S += ((alpha * *(*float64)(unsafe.Add(gomptPA, ((i*nk)+k)*8))) * *(*float64)(unsafe.Add(gomptPB, ((k*nj)+(j+2))*8)))
+//line kernels.go:39
+					gompt3S += ((alpha * *(*float64)(unsafe.Add(gomptPA, ((i*nk)+k)*8))) * *(*float64)(unsafe.Add(gomptPB, ((k*nj)+(j+3))*8)))
 				}
-			}
+				*(*float64)(unsafe.Add(gomptPTmp, ((i*nj)+j)*8)) = s
 //line kernels.go:41
-			*(*float64)(unsafe.Add(gomptPTmp, ((i*nj)+j)*8)) = s
+				*(*float64)(unsafe.Add(gomptPTmp, ((i*nj)+(j+1))*8)) = gompt1S
+//line kernels.go:41
+				*(*float64)(unsafe.Add(gomptPTmp, ((i*nj)+(j+2))*8)) = gompt2S
+//line kernels.go:41
+				*(*float64)(unsafe.Add(gomptPTmp, ((i*nj)+(j+3))*8)) = gompt3S
+			}
+//line kernels.go:36
+			for ; j < nj; j++ {
+				var s float64
+				for k := int(0); k < nk; k++ {
+					s += ((alpha * *(*float64)(unsafe.Add(gomptPA, ((i*nk)+k)*8))) * *(*float64)(unsafe.Add(gomptPB, ((k*nj)+j)*8)))
+				}
+				*(*float64)(unsafe.Add(gomptPTmp, ((i*nj)+j)*8)) = s
+			}
+		} else {
+//line kernels.go:36
+			for j := int(0); j < nj; j++ {
+				var s float64
+				for k := int(0); k < nk; k++ {
+					s += ((alpha * *(*float64)(unsafe.Add(gomptPA, ((i*nk)+k)*8))) * *(*float64)(unsafe.Add(gomptPB, ((k*nj)+j)*8)))
+				}
+				*(*float64)(unsafe.Add(gomptPTmp, ((i*nj)+j)*8)) = s
+			}
 		}
 	}
 	_ = ni
-//line gompt_kernels.go:3837
+//line gompt_kernels.go:3996
 }
 
 // gomptSampleTwoMM1 is TwoMM1Kernel's Sample: about n points, random arguments. Tol 0: every device gives the Go function's bits.
@@ -3955,7 +4114,7 @@ func gomptHostTwoMM2(gomptA *gomptdevice.HostArgs, gomptR gomptdevice.Range, _, 
 		}
 	}
 	_ = ni
-//line gompt_kernels.go:3959
+//line gompt_kernels.go:4118
 }
 
 // gomptSampleTwoMM2 is TwoMM2Kernel's Sample: about n points, random arguments. Tol 0: every device gives the Go function's bits.

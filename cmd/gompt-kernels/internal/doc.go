@@ -47,7 +47,7 @@
 //	Go image form                                      host.go lanes.go                       lanes.go rows.go split.go
 //	                                                   reslice.go rows.go                     pointjam.go
 //	                                                   split.go pointjam.go
-//	                                                   looprows.go
+//	                                                   looprows.go sumjam.go                  sumjam.go
 //	points together                                    wide.go             wide.go file.go
 //
 // load.go reads the package, directive.go the //gompt:kernel keys, and

@@ -249,6 +249,31 @@ var entries = []entry{
 		}
 		return ps
 	}},
+	{k: SumTurnsKernel, fn: SumTurns, run: RunSumTurns, ext: []int{0}, inputs: func() [][]any {
+		// Turns a multiple of four, fewer than four, some left and (the
+		// loop over q) none; inner loops of one turn and more; a counter
+		// up to the largest int (hi-q would wrap past it) and one from
+		// near the least. (A buffer of no element is refused: n and k
+		// are at least 1.)
+		var ps [][]any
+		for _, n := range []int{1, 3, 4, 5, 8, 11} {
+			for _, k := range []int{1, 2, 5} {
+				for _, b := range []struct{ lo, hi int }{{0, 9}, {5, 5}, {math.MaxInt - 6, math.MaxInt}, {math.MaxInt - 2, math.MaxInt}, {math.MinInt, math.MinInt + 5}} {
+					m := 3
+					a, w := make([]float64, m*n), make([]float64, k)
+					for i := range a {
+						a[i] = float64(i%7)/3 - 0.5
+					}
+					for i := range w {
+						w[i] = 1.25 - float64(i)/4
+					}
+					far := []float64{0.5, -1, 2}
+					ps = append(ps, []any{m, n, k, b.lo, b.hi, a, w, make([]float64, m*n), far, make([]float64, m)})
+				}
+			}
+		}
+		return ps
+	}},
 	{k: PartialKernel, fn: Partial, run: RunPartial, ext: []int{0}},
 	{k: TransposeKernel, fn: Transpose, run: RunTranspose, ext: []int{0, 1}},
 	{k: SumInt64Kernel, fn: SumInt64, run: RunSumInt64, ext: []int{0}, reduce: "+"},

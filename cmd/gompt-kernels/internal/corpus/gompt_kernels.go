@@ -7956,6 +7956,255 @@ func RunSumInt64Nowait(dev gompttarget.DeviceClause, n int, a []int64, deps ...g
 	return gompttarget.NewResult(gomptTask, func() int64 { return gomptrt.SumInts(gomptPartial) })
 }
 
+// SumTurnsKernel is the gompt map kernel of SumTurns (rows.go:55:1), over [0, m).
+var SumTurnsKernel = &gomptdevice.Kernel{
+	Name: "SumTurns",
+	Params: []gomptdevice.Param{
+		{Name: "m", Kind: gomptdevice.ParamInt64},
+		{Name: "n", Kind: gomptdevice.ParamInt64},
+		{Name: "k", Kind: gomptdevice.ParamInt64},
+		{Name: "lo", Kind: gomptdevice.ParamInt64},
+		{Name: "hi", Kind: gomptdevice.ParamInt64},
+		{Name: "a", Kind: gomptdevice.ParamBuffer, Elem: gomptdevice.ParamFloat64, Len: "m*n"},
+		{Name: "w", Kind: gomptdevice.ParamBuffer, Elem: gomptdevice.ParamFloat64, Len: "k"},
+		{Name: "out", Kind: gomptdevice.ParamBuffer, Elem: gomptdevice.ParamFloat64, Len: "m*n"},
+		{Name: "far", Kind: gomptdevice.ParamBuffer, Elem: gomptdevice.ParamFloat64, Len: "m"},
+		{Name: "last", Kind: gomptdevice.ParamBuffer, Elem: gomptdevice.ParamFloat64, Len: "m"},
+	},
+	Dims: 1,
+	Work: "hi+hi*k+2*k*n+2*n-k*lo-lo",
+	Faults: []gomptdevice.FaultSite{
+		{Kind: gomptdevice.FaultIndex, Pos: "rows.go:64"},
+	},
+	Needs: []gomptdevice.Need{
+		{Kind: gomptdevice.NeedFP64, Use: "float64", Pos: "rows.go:55"},
+	},
+	Images: []gomptdevice.Image{
+		{Kind: gomptdevice.ImageHost, Entry: "gompt_SumTurns", Host: gomptHostSumTurns},
+		{Kind: gomptdevice.ImageOpenCL, Entry: "gompt_SumTurns", Source: gomptCLSumTurns, Options: "-cl-fp32-correctly-rounded-divide-sqrt"},
+		{Kind: gomptdevice.ImagePTX, Entry: "gompt_SumTurns", Source: gomptPTXSumTurns},
+	},
+	Sample: gomptSampleSumTurns,
+}
+
+//go:embed gompt_SumTurns.cl
+var gomptCLSumTurns string
+
+//go:embed gompt_SumTurns.ptx
+var gomptPTXSumTurns string
+
+// gomptHostSumTurns is SumTurnsKernel's Go image: the body of SumTurns at each point of the team's range.
+func gomptHostSumTurns(gomptA *gomptdevice.HostArgs, gomptR gomptdevice.Range, _, _ int) {
+	m := gomptA.Int(0)
+	n := gomptA.Int(1)
+	k := gomptA.Int(2)
+	lo := gomptA.Int(3)
+	hi := gomptA.Int(4)
+	a := gomptrt.View[float64](gomptA.Bufs[5], gomptrt.Len(m, n))
+	w := gomptrt.View[float64](gomptA.Bufs[6], gomptrt.Len(k))
+	out := gomptrt.View[float64](gomptA.Bufs[7], gomptrt.Len(m, n))
+	far := gomptrt.View[float64](gomptA.Bufs[8], gomptrt.Len(m))
+	last := gomptrt.View[float64](gomptA.Bufs[9], gomptrt.Len(m))
+	gomptPA := unsafe.Pointer(unsafe.SliceData(a))
+	gomptPW := unsafe.Pointer(unsafe.SliceData(w))
+	gomptPOut := unsafe.Pointer(unsafe.SliceData(out))
+	gomptLo0, gomptHi0 := gomptR.Clamp(0, m)
+	far = far[:gomptHi0]   // so that Go drops its bounds tests of far[i] in the loop below
+	last = last[:gomptHi0] // so that Go drops its bounds tests of last[i] in the loop below
+	for i := gomptLo0; i < gomptHi0; i++ {
+//line rows.go:56
+		if gomptrt.Apart(out, a) && gomptrt.Apart(out, w) {
+//line rows.go:56
+			j := int(0)
+//line rows.go:56
+			for ; j < n && n-j >= 4; j += 4 {
+				var s float64
+				d := (*(*float64)(unsafe.Add(gomptPA, ((i*n)+j)*8)) * float64(0.5))
+//line rows.go:57
+				var gompt1S float64
+				gompt1D := (*(*float64)(unsafe.Add(gomptPA, ((i*n)+(j+1))*8)) * float64(0.5))
+//line rows.go:57
+				var gompt2S float64
+				gompt2D := (*(*float64)(unsafe.Add(gomptPA, ((i*n)+(j+2))*8)) * float64(0.5))
+//line rows.go:57
+				var gompt3S float64
+				gompt3D := (*(*float64)(unsafe.Add(gomptPA, ((i*n)+(j+3))*8)) * float64(0.5))
+				for t := int(0); t < k; t++ {
+					p := (*(*float64)(unsafe.Add(gomptPW, t*8)) * d)
+					s += p
+//line rows.go:60
+					gompt1P := (*(*float64)(unsafe.Add(gomptPW, t*8)) * gompt1D)
+					gompt1S += gompt1P
+//line rows.go:60
+					gompt2P := (*(*float64)(unsafe.Add(gomptPW, t*8)) * gompt2D)
+					gompt2S += gompt2P
+//line rows.go:60
+					gompt3P := (*(*float64)(unsafe.Add(gomptPW, t*8)) * gompt3D)
+					gompt3S += gompt3P
+				}
+				*(*float64)(unsafe.Add(gomptPOut, ((i*n)+j)*8)) = s
+				*(*float64)(unsafe.Add(gomptPOut, ((i*n)+j)*8)) += (out[(i*n)] * float64(0.25))
+//line rows.go:63
+				*(*float64)(unsafe.Add(gomptPOut, ((i*n)+(j+1))*8)) = gompt1S
+				*(*float64)(unsafe.Add(gomptPOut, ((i*n)+(j+1))*8)) += (out[(i*n)] * float64(0.25))
+//line rows.go:63
+				*(*float64)(unsafe.Add(gomptPOut, ((i*n)+(j+2))*8)) = gompt2S
+				*(*float64)(unsafe.Add(gomptPOut, ((i*n)+(j+2))*8)) += (out[(i*n)] * float64(0.25))
+//line rows.go:63
+				*(*float64)(unsafe.Add(gomptPOut, ((i*n)+(j+3))*8)) = gompt3S
+				*(*float64)(unsafe.Add(gomptPOut, ((i*n)+(j+3))*8)) += (out[(i*n)] * float64(0.25))
+			}
+//line rows.go:56
+			for ; j < n; j++ {
+				var s float64
+				d := (*(*float64)(unsafe.Add(gomptPA, ((i*n)+j)*8)) * float64(0.5))
+				for t := int(0); t < k; t++ {
+					p := (*(*float64)(unsafe.Add(gomptPW, t*8)) * d)
+					s += p
+				}
+				*(*float64)(unsafe.Add(gomptPOut, ((i*n)+j)*8)) = s
+				*(*float64)(unsafe.Add(gomptPOut, ((i*n)+j)*8)) += (out[(i*n)] * float64(0.25))
+			}
+		} else {
+//line rows.go:56
+			for j := int(0); j < n; j++ {
+				var s float64
+				d := (*(*float64)(unsafe.Add(gomptPA, ((i*n)+j)*8)) * float64(0.5))
+				for t := int(0); t < k; t++ {
+					p := (*(*float64)(unsafe.Add(gomptPW, t*8)) * d)
+					s += p
+				}
+				*(*float64)(unsafe.Add(gomptPOut, ((i*n)+j)*8)) = s
+				*(*float64)(unsafe.Add(gomptPOut, ((i*n)+j)*8)) += (out[(i*n)] * float64(0.25))
+			}
+		}
+//line rows.go:66
+		if gomptrt.Apart(far, w) {
+//line rows.go:66
+			q := lo
+//line rows.go:66
+			for ; q < hi && hi-q >= 4; q += 4 {
+				c := (float64((q - lo)) / float64(3.0))
+//line rows.go:67
+				gompt1C := (float64(((q + 1) - lo)) / float64(3.0))
+//line rows.go:67
+				gompt2C := (float64(((q + 2) - lo)) / float64(3.0))
+//line rows.go:67
+				gompt3C := (float64(((q + 3) - lo)) / float64(3.0))
+				for t := int(0); t < k; t++ {
+					c = ((c * float64(0.5)) + *(*float64)(unsafe.Add(gomptPW, t*8)))
+//line rows.go:69
+					gompt1C = ((gompt1C * float64(0.5)) + *(*float64)(unsafe.Add(gomptPW, t*8)))
+//line rows.go:69
+					gompt2C = ((gompt2C * float64(0.5)) + *(*float64)(unsafe.Add(gomptPW, t*8)))
+//line rows.go:69
+					gompt3C = ((gompt3C * float64(0.5)) + *(*float64)(unsafe.Add(gomptPW, t*8)))
+				}
+				far[i] += c
+//line rows.go:71
+				far[i] += gompt1C
+//line rows.go:71
+				far[i] += gompt2C
+//line rows.go:71
+				far[i] += gompt3C
+			}
+//line rows.go:66
+			for ; q < hi; q++ {
+				c := (float64((q - lo)) / float64(3.0))
+				for t := int(0); t < k; t++ {
+					c = ((c * float64(0.5)) + *(*float64)(unsafe.Add(gomptPW, t*8)))
+				}
+				far[i] += c
+			}
+		} else {
+//line rows.go:66
+			for q := lo; q < hi; q++ {
+				c := (float64((q - lo)) / float64(3.0))
+				for t := int(0); t < k; t++ {
+					c = ((c * float64(0.5)) + *(*float64)(unsafe.Add(gomptPW, t*8)))
+				}
+				far[i] += c
+			}
+		}
+//line rows.go:73
+		acc := float64(i)
+		for j := int(0); j < n; j++ {
+			s := acc
+			if gomptFromT := int(0); gomptFromT < k {
+//line rows.go:76
+				gomptTurnsT := k - gomptFromT
+				gomptWRowT1 := w[gomptFromT:][:gomptTurnsT]
+//line rows.go:76
+				for gomptTT := range gomptTurnsT {
+//line rows.go:76
+					t := gomptFromT + gomptTT
+//line rows.go:76
+					_ = t
+					s += gomptWRowT1[gomptTT]
+				}
+			}
+//line rows.go:79
+			acc = (s * float64(0.5))
+		}
+		last[i] = acc
+	}
+	_ = m
+//line gompt_kernels.go:8153
+}
+
+// gomptSampleSumTurns is SumTurnsKernel's Sample: about n points, random arguments. Tol 0: every device gives the Go function's bits.
+func gomptSampleSumTurns(gomptN int, gomptSeed int64) gomptdevice.Sample {
+	gomptR := gomptrt.Rand("SumTurns", gomptN, gomptSeed)
+	gomptExt := gomptrt.Extents(gomptN, 1)
+	m := gomptExt[0]
+	n := int(1 + gomptR.IntN(8))
+	k := int(1 + gomptR.IntN(8))
+	lo := int(1 + gomptR.IntN(8))
+	hi := int(1 + gomptR.IntN(8))
+	return gomptdevice.Sample{
+		Shape: gomptdevice.Shape{Size: gomptExt},
+		Bufs:  [][]byte{nil, nil, nil, nil, nil, gomptrt.Floats[float64](gomptR, gomptrt.Len(m, n), 0.5, 1.5), gomptrt.Floats[float64](gomptR, gomptrt.Len(k), 0.5, 1.5), gomptrt.Floats[float64](gomptR, gomptrt.Len(m, n), 0.5, 1.5), gomptrt.Floats[float64](gomptR, gomptrt.Len(m), 0.5, 1.5), gomptrt.Floats[float64](gomptR, gomptrt.Len(m), 0.5, 1.5)},
+		Args:  []gomptdevice.Arg{gomptrt.Int(int64(m)), gomptrt.Int(int64(n)), gomptrt.Int(int64(k)), gomptrt.Int(int64(lo)), gomptrt.Int(int64(hi)), {}, {}, {}, {}, {}},
+	}
+}
+
+// RunSumTurns runs SumTurnsKernel (SumTurns) on device dev over [0, m), mapping each slice by how the kernel uses it:
+// a to, w to, out tofrom, far tofrom, last from.
+func RunSumTurns(dev gompttarget.DeviceClause, m int, n int, k int, lo int, hi int, a []float64, w []float64, out []float64, far []float64, last []float64) error {
+	if m <= 0 {
+		return nil
+	}
+	a = gomptrt.Head(a, gomptrt.Len(m, n))
+	w = gomptrt.Head(w, gomptrt.Len(k))
+	out = gomptrt.Head(out, gomptrt.Len(m, n))
+	far = gomptrt.Head(far, gomptrt.Len(m))
+	last = gomptrt.Head(last, gomptrt.Len(m))
+	return gompttarget.Target(gompttarget.Region{Device: dev, Kernel: SumTurnsKernel, Shape: gompttarget.Shape{Size: [3]int{m, 1, 1}},
+		Maps: []gompttarget.Map{gompttarget.To(a), gompttarget.To(w), gompttarget.ToFrom(out), gompttarget.ToFrom(far), gompttarget.From(last)},
+		Args: []gompttarget.Arg{gompttarget.Int(m), gompttarget.Int(n), gompttarget.Int(k), gompttarget.Int(lo), gompttarget.Int(hi), gompttarget.Slice(a), gompttarget.Slice(w), gompttarget.Slice(out), gompttarget.Slice(far), gompttarget.Slice(last)}})
+}
+
+// RunSumTurnsNowait is RunSumTurns's nowait form: it starts the launch and returns at once. deps are depend items
+// (target.DependIn, DependOut, DependInOut, DependOn), which order it as they order target.TargetNowait.
+// Leave the slices alone until the task's Wait returns RunSumTurns's error (one found before the launch,
+// such as a short slice, included). An empty space runs nothing but still waits for deps.
+//
+// It runs SumTurnsKernel (SumTurns) on device dev over [0, m), mapping each slice by how the kernel uses it:
+// a to, w to, out tofrom, far tofrom, last from.
+func RunSumTurnsNowait(dev gompttarget.DeviceClause, m int, n int, k int, lo int, hi int, a []float64, w []float64, out []float64, far []float64, last []float64, deps ...gompttarget.Map) *gompttarget.Task {
+	if m <= 0 {
+		return gompttarget.Go(func() error { return nil }, deps...)
+	}
+	a = gomptrt.Head(a, gomptrt.Len(m, n))
+	w = gomptrt.Head(w, gomptrt.Len(k))
+	out = gomptrt.Head(out, gomptrt.Len(m, n))
+	far = gomptrt.Head(far, gomptrt.Len(m))
+	last = gomptrt.Head(last, gomptrt.Len(m))
+	return gompttarget.TargetNowait(gompttarget.Region{Device: dev, Kernel: SumTurnsKernel, Shape: gompttarget.Shape{Size: [3]int{m, 1, 1}},
+		Maps: append([]gompttarget.Map{gompttarget.To(a), gompttarget.To(w), gompttarget.ToFrom(out), gompttarget.ToFrom(far), gompttarget.From(last)}, deps...),
+		Args: []gompttarget.Arg{gompttarget.Int(m), gompttarget.Int(n), gompttarget.Int(k), gompttarget.Int(lo), gompttarget.Int(hi), gompttarget.Slice(a), gompttarget.Slice(w), gompttarget.Slice(out), gompttarget.Slice(far), gompttarget.Slice(last)}})
+}
+
 // TeamDefineKernel is the gompt team kernel (team=64) of TeamDefine (checks.go:175:1), over [0, teams).
 var TeamDefineKernel = &gomptdevice.Kernel{
 	Name: "TeamDefine",
@@ -8025,7 +8274,7 @@ func gomptHostTeamDefine(gomptA *gomptdevice.HostArgs, gomptR gomptdevice.Range,
 	_ = v
 	_ = teams
 	_ = m
-//line gompt_kernels.go:8029
+//line gompt_kernels.go:8278
 }
 
 // gomptSampleTeamDefine is TeamDefineKernel's Sample: about n points, random arguments. Tol 0: every device gives the Go function's bits.
@@ -8139,7 +8388,7 @@ func gomptHostTeamGather(gomptA *gomptdevice.HostArgs, gomptR gomptdevice.Range,
 	}
 	_ = teams
 	_ = m
-//line gompt_kernels.go:8143
+//line gompt_kernels.go:8392
 }
 
 // gomptSampleTeamGather is TeamGatherKernel's Sample: about n points, random arguments. Tol 0: every device gives the Go function's bits.
@@ -8303,7 +8552,7 @@ func gomptHostTeamReverse(gomptA *gomptdevice.HostArgs, gomptR gomptdevice.Range
 	}
 	_ = mine
 	_ = teams
-//line gompt_kernels.go:8307
+//line gompt_kernels.go:8556
 }
 
 // gomptSampleTeamReverse is TeamReverseKernel's Sample: about n points, random arguments. Tol 0: every device gives the Go function's bits.
@@ -8443,7 +8692,7 @@ func gomptHostTeamTuple(gomptA *gomptdevice.HostArgs, gomptR gomptdevice.Range, 
 	_ = x
 	_ = o
 	_ = teams
-//line gompt_kernels.go:8447
+//line gompt_kernels.go:8696
 }
 
 // gomptSampleTeamTuple is TeamTupleKernel's Sample: about n points, random arguments. Tol 0: every device gives the Go function's bits.
@@ -8586,7 +8835,7 @@ func gomptHostTeamView(gomptA *gomptdevice.HostArgs, gomptR gomptdevice.Range, _
 	_ = from
 	_ = s
 	_ = teams
-//line gompt_kernels.go:8590
+//line gompt_kernels.go:8839
 }
 
 // gomptSampleTeamView is TeamViewKernel's Sample: about n points, random arguments. Tol 0: every device gives the Go function's bits.
@@ -8680,7 +8929,7 @@ func gomptHostTranscendental(gomptA *gomptdevice.HostArgs, gomptR gomptdevice.Ra
 		out[i] = float32(v)
 	}
 	_ = n
-//line gompt_kernels.go:8684
+//line gompt_kernels.go:8933
 }
 
 // gomptSampleTranscendental is TranscendentalKernel's Sample: about n points, random arguments. Tol 1e-06: it calls math functions that are within a few ulps of Go's, not equal.
@@ -8772,7 +9021,7 @@ func gomptHostTranspose(gomptA *gomptdevice.HostArgs, gomptR gomptdevice.Range, 
 			}
 		}
 	}
-//line gompt_kernels.go:8776
+//line gompt_kernels.go:9025
 }
 
 // gomptSampleTranspose is TransposeKernel's Sample: about n points, random arguments. Tol 0: every device gives the Go function's bits.
@@ -8897,7 +9146,7 @@ gomptPoint0:
 		*(*int64)(unsafe.Add(gomptPOut, (o+int(7))*8)) = (-long)
 	}
 	_ = n
-//line gompt_kernels.go:8901
+//line gompt_kernels.go:9150
 }
 
 // gomptSampleTricky is TrickyKernel's Sample: about n points, random arguments. Tol 0: every device gives the Go function's bits.
@@ -8999,7 +9248,7 @@ func gomptHostTuples(gomptA *gomptdevice.HostArgs, gomptR gomptdevice.Range, _, 
 		*(*int32)(unsafe.Add(gomptPOut, o*4)) += x
 	}
 	_ = n
-//line gompt_kernels.go:9003
+//line gompt_kernels.go:9252
 }
 
 // gomptSampleTuples is TuplesKernel's Sample: about n points, random arguments. Tol 0: every device gives the Go function's bits.
@@ -9097,7 +9346,7 @@ func gomptHostUint64Ops(gomptA *gomptdevice.HostArgs, gomptR gomptdevice.Range, 
 		*(*uint64)(unsafe.Add(gomptPOut, (o+int(5))*8)) = (-x)
 	}
 	_ = n
-//line gompt_kernels.go:9101
+//line gompt_kernels.go:9350
 }
 
 // gomptSampleUint64Ops is Uint64OpsKernel's Sample: about n points, random arguments. Tol 0: every device gives the Go function's bits.
@@ -9249,7 +9498,7 @@ func gomptLanesUniformStore(gomptX0, gomptW int, n int, m int, b []int32, c []in
 		}
 //line lockstep.go:44
 	}
-//line gompt_kernels.go:9253
+//line gompt_kernels.go:9502
 }
 
 // gomptSampleUniformStore is UniformStoreKernel's Sample: about n points, random arguments. Tol 0: every device gives the Go function's bits.
@@ -9361,7 +9610,7 @@ func gomptHostViewBounds(gomptA *gomptdevice.HostArgs, gomptR gomptdevice.Range,
 	}
 	_ = rows
 	_ = m
-//line gompt_kernels.go:9365
+//line gompt_kernels.go:9614
 }
 
 // gomptSampleViewBounds is ViewBoundsKernel's Sample: about n points, random arguments. Tol 0: every device gives the Go function's bits.
@@ -9460,7 +9709,7 @@ func gomptHostViewIndex(gomptA *gomptdevice.HostArgs, gomptR gomptdevice.Range, 
 		out[r] = row[at[r]]
 	}
 	_ = rows
-//line gompt_kernels.go:9464
+//line gompt_kernels.go:9713
 }
 
 // gomptSampleViewIndex is ViewIndexKernel's Sample: about n points, random arguments. Tol 0: every device gives the Go function's bits.

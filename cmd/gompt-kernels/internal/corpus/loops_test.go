@@ -116,3 +116,28 @@ func TestRowProductsImageOverlappingBuffers(t *testing.T) {
 	require.Error(t, err, "RunRowProducts with c inside b")
 	assert.Contains(t, err.Error(), "must not share storage", "RunRowProducts with c inside b")
 }
+
+// SumTurns's Go image called with out inside a (no construct passes
+// them: it refuses list items that share storage) runs its first loop as
+// written, each turn's tail before the next turn's head: jammed, the
+// later turns would read a before the earlier turns' tails wrote it.
+func TestSumTurnsImageOverlappingBuffers(t *testing.T) {
+	const n, k = 9, 3
+	buf := make([]float64, n+2)
+	for i := range buf {
+		buf[i] = float64(i%5)/3 - 0.4
+	}
+	w := []float64{0.75, -1.5, 2}
+	far, last := []float64{0.25}, []float64{0}
+	want := slices.Clone(buf)
+	SumTurns(0, 1, n, k, 0, 0, want[:n], w, want[2:n+2], slices.Clone(far), slices.Clone(last))
+	got := slices.Clone(buf)
+	bytes := device.Bytes(got)
+	args := &device.HostArgs{Kernel: SumTurnsKernel,
+		Bufs: [][]byte{nil, nil, nil, nil, nil, bytes[:n*8], device.Bytes(w), bytes[2*8 : (n+2)*8], device.Bytes(far), device.Bytes(last)},
+		Args: []device.Arg{{Bits: 1}, {Bits: n}, {Bits: k}, {Bits: 0}, {Bits: 0}, {}, {}, {}, {}, {}}}
+	SumTurnsKernel.Host()(args, device.Range{Hi: [3]int{1, 1, 1}}, 0, 1)
+	for i := range want {
+		require.Equal(t, math.Float64bits(want[i]), math.Float64bits(got[i]), "element %d: %v, Go gives %v", i, got[i], want[i])
+	}
+}

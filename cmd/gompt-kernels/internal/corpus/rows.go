@@ -42,3 +42,41 @@ rows:
 		}
 	}
 }
+
+// SumTurns runs loops whose turns each sum over an inner loop that is the
+// same in every turn; its Go image runs four turns together, each turn's
+// sum through its terms in order, then their tails in order
+// (plan.SumJams): a head that declares and defines locals, a local of the
+// inner loop, a tail that reads what an earlier turn's tail wrote, and a
+// counter that may run up to the largest int. A loop whose head reads
+// what the tail before it assigned runs one turn at a time.
+//
+//gompt:kernel dims=m len(a)=m*n len(w)=k len(out)=m*n len(far)=m len(last)=m
+func SumTurns(i int, m, n, k, lo, hi int, a, w, out, far, last []float64) {
+	for j := 0; j < n; j++ {
+		var s float64
+		d := a[i*n+j] * 0.5
+		for t := 0; t < k; t++ {
+			p := w[t] * d
+			s += p
+		}
+		out[i*n+j] = s
+		out[i*n+j] += out[i*n] * 0.25
+	}
+	for q := lo; q < hi; q++ {
+		c := float64(q-lo) / 3
+		for t := 0; t < k; t++ {
+			c = c*0.5 + w[t]
+		}
+		far[i] += c
+	}
+	acc := float64(i)
+	for j := 0; j < n; j++ {
+		s := acc
+		for t := 0; t < k; t++ {
+			s += w[t]
+		}
+		acc = s * 0.5
+	}
+	last[i] = acc
+}

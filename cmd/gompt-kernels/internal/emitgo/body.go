@@ -37,7 +37,7 @@ type gobody struct {
 	lanesOf    func(s ast.Stmt)
 	jam        func(s *ast.ForStmt) bool // writes a uniform loop's turns together where it can (jammable)
 	subst      map[*types.Var]string     // variables written as expressions (a jammed turn's counter)
-	noJam      bool                      // writing a planned PointJam's loop as written
+	noJam      bool                      // writing a planned PointJam's or SumJam's loop as written
 	leaf       bool
 	hoist      *gobody
 	hoisted    []string
@@ -50,6 +50,17 @@ type gobody struct {
 	resliced   map[*ir.Param]bool // buffers resliced to gomptHi0, read and written as slices (plan.Resliced)
 	rows       *ir.Rows           // the rows of the loop's buffers (rowsLoop)
 	loopRows   []*ir.Rows         // the rows of the counted loops being written (loopRows), innermost last
+}
+
+// defName is the name a declaration gives the variable n defines: its
+// own, or a jammed turn's (subst).
+func (b *gobody) defName(n *ast.Ident) string {
+	if v, ok := b.info().Defs[n].(*types.Var); ok {
+		if t, ok := b.subst[v]; ok {
+			return t
+		}
+	}
+	return n.Name
 }
 
 // line writes a line of the image, marked with the position of the
@@ -142,7 +153,7 @@ func (b *gobody) stmt(s ast.Stmt) {
 			vs := spec.(*ast.ValueSpec)
 			var names []string
 			for _, n := range vs.Names {
-				names = append(names, n.Name)
+				names = append(names, b.defName(n))
 			}
 			decl := "var " + strings.Join(names, ", ")
 			if vs.Type != nil {
@@ -158,6 +169,10 @@ func (b *gobody) stmt(s ast.Stmt) {
 	case *ast.ForStmt:
 		if pj := b.k.PointJams[s]; pj != nil && b.ls == nil && !b.leaf && !b.noJam {
 			b.pointJam(s, pj)
+			return
+		}
+		if sj := b.k.SumJams[s]; sj != nil && b.ls == nil && !b.leaf && !b.noJam {
+			b.sumJam(s, sj)
 			return
 		}
 		if rs := b.k.LoopRows[s]; rs != nil && b.ls == nil && !b.leaf {
@@ -316,6 +331,9 @@ func (b *gobody) expr(e ast.Expr) string {
 				return arr + laneIndex
 			}
 		} else if v, ok := b.info().Defs[e].(*types.Var); ok {
+			if t, ok := b.subst[v]; ok {
+				return t // a jammed turn's own local
+			}
 			if arr, ok := array(b.ls, v); ok && b.leaf && !b.leafLocal[v] {
 				return arr + laneIndex
 			}

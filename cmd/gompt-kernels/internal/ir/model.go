@@ -252,6 +252,9 @@ type Kernel struct {
 	// PointJams are the loops of a point's image whose turns run Jam at
 	// a time over an inner loop's elements (plan/pointjam.go).
 	PointJams map[*ast.ForStmt]*PointJam
+	// SumJams are the loops of a point's image whose turns run Jam at a
+	// time around one inner loop (plan/sumjam.go).
+	SumJams map[*ast.ForStmt]*SumJam
 	// LoopRows are the rows of a point's counted loops, by loop
 	// (plan/looprows.go).
 	LoopRows map[*ast.ForStmt]*Rows

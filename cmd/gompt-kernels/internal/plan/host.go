@@ -26,5 +26,6 @@ func Host(g *ir.Program, k *ir.Kernel) {
 		}
 	}
 	k.PointJams = PointJams(g, k)
+	k.SumJams = SumJams(g, k)
 	k.LoopRows = LoopRows(g, k)
 }

@@ -1,0 +1,36 @@
+package ir
+
+import (
+	"go/ast"
+	"go/types"
+)
+
+// SumJam is a counted loop of a point's Go image (for Ctr := ...; Ctr <
+// Bound; Ctr++) whose turns each define locals (Head), update them in an
+// inner counted loop that is the same in every turn (Inner), and then use
+// them (Tail), as 2mm's row does:
+//
+//	for j := 0; j < nj; j++ {
+//		var s float64
+//		for k := 0; k < nk; k++ {
+//			s += alpha * A[i*nk+k] * B[k*nj+j]
+//		}
+//		tmp[i*nj+j] = s
+//	}
+//
+// The image runs Jam turns together, where every buffer Written (by the
+// tails) is apart from every buffer of Reads (by the heads and the inner
+// loop) at run time: the turns' heads, one inner loop whose every turn
+// runs each outer turn's body in order, then the turns' tails in order.
+// Each turn's locals (Locals) have names of their own. Else the loop as
+// written.
+type SumJam struct {
+	Ctr     *types.Var
+	Bound   ast.Expr
+	Head    []ast.Stmt
+	Inner   *ast.ForStmt
+	Tail    []ast.Stmt
+	Locals  []*types.Var // every local the loop's body defines
+	Written []*Param
+	Reads   []*Param
+}
