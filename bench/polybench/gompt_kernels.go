@@ -4083,38 +4083,62 @@ func gomptHostTwoMM2(gomptA *gomptdevice.HostArgs, gomptR gomptdevice.Range, _, 
 	tmp := gomptrt.View[float64](gomptA.Bufs[4], gomptrt.Len(ni, nj))
 	C := gomptrt.View[float64](gomptA.Bufs[5], gomptrt.Len(nj, nl))
 	D := gomptrt.View[float64](gomptA.Bufs[6], gomptrt.Len(ni, nl))
+	gomptPTmp := unsafe.Pointer(unsafe.SliceData(tmp))
 	gomptPC := unsafe.Pointer(unsafe.SliceData(C))
 	gomptPD := unsafe.Pointer(unsafe.SliceData(D))
 	gomptLo0, gomptHi0 := gomptR.Clamp(0, ni)
 	for i := gomptLo0; i < gomptHi0; i++ {
 //line kernels.go:49
-		if gomptFromJ := int(0); gomptFromJ < nl {
+		if gomptrt.Apart(D, tmp) && gomptrt.Apart(D, C) {
 //line kernels.go:49
-			gomptTurnsJ := nl - gomptFromJ
-			gomptDRowJ1 := D[(i*nl)+gomptFromJ:][:gomptTurnsJ]
+			j := int(0)
 //line kernels.go:49
-			for gomptTJ := range gomptTurnsJ {
-//line kernels.go:49
-				j := gomptFromJ + gomptTJ
-				d := (gomptDRowJ1[gomptTJ] * beta)
-				if gomptFromK := int(0); gomptFromK < nj {
-//line kernels.go:51
-					gomptTurnsK := nj - gomptFromK
-					gomptTmpRowK1 := tmp[(i*nj)+gomptFromK:][:gomptTurnsK]
-//line kernels.go:51
-					for gomptTK := range gomptTurnsK {
-//line kernels.go:51
-						k := gomptFromK + gomptTK
-						d += (gomptTmpRowK1[gomptTK] * *(*float64)(unsafe.Add(gomptPC, ((k*nl)+j)*8)))
-					}
+			for ; j < nl && nl-j >= 4; j += 4 {
+				d := (*(*float64)(unsafe.Add(gomptPD, ((i*nl)+j)*8)) * beta)
+//line kernels.go:50
+				gompt1D := (*(*float64)(unsafe.Add(gomptPD, ((i*nl)+(j+1))*8)) * beta)
+//line kernels.go:50
+				gompt2D := (*(*float64)(unsafe.Add(gomptPD, ((i*nl)+(j+2))*8)) * beta)
+//line kernels.go:50
+				gompt3D := (*(*float64)(unsafe.Add(gomptPD, ((i*nl)+(j+3))*8)) * beta)
+				for k := int(0); k < nj; k++ {
+					d += (*(*float64)(unsafe.Add(gomptPTmp, ((i*nj)+k)*8)) * *(*float64)(unsafe.Add(gomptPC, ((k*nl)+j)*8)))
+//line kernels.go:52
+					gompt1D += (*(*float64)(unsafe.Add(gomptPTmp, ((i*nj)+k)*8)) * *(*float64)(unsafe.Add(gomptPC, ((k*nl)+(j+1))*8)))
+//line kernels.go:52
+					gompt2D += (*(*float64)(unsafe.Add(gomptPTmp, ((i*nj)+k)*8)) * *(*float64)(unsafe.Add(gomptPC, ((k*nl)+(j+2))*8)))
+//line kernels.go:52
+					gompt3D += (*(*float64)(unsafe.Add(gomptPTmp, ((i*nj)+k)*8)) * *(*float64)(unsafe.Add(gomptPC, ((k*nl)+(j+3))*8)))
 				}
+				*(*float64)(unsafe.Add(gomptPD, ((i*nl)+j)*8)) = d
 //line kernels.go:54
+				*(*float64)(unsafe.Add(gomptPD, ((i*nl)+(j+1))*8)) = gompt1D
+//line kernels.go:54
+				*(*float64)(unsafe.Add(gomptPD, ((i*nl)+(j+2))*8)) = gompt2D
+//line kernels.go:54
+				*(*float64)(unsafe.Add(gomptPD, ((i*nl)+(j+3))*8)) = gompt3D
+			}
+//line kernels.go:49
+			for ; j < nl; j++ {
+				d := (*(*float64)(unsafe.Add(gomptPD, ((i*nl)+j)*8)) * beta)
+				for k := int(0); k < nj; k++ {
+					d += (*(*float64)(unsafe.Add(gomptPTmp, ((i*nj)+k)*8)) * *(*float64)(unsafe.Add(gomptPC, ((k*nl)+j)*8)))
+				}
+				*(*float64)(unsafe.Add(gomptPD, ((i*nl)+j)*8)) = d
+			}
+		} else {
+//line kernels.go:49
+			for j := int(0); j < nl; j++ {
+				d := (*(*float64)(unsafe.Add(gomptPD, ((i*nl)+j)*8)) * beta)
+				for k := int(0); k < nj; k++ {
+					d += (*(*float64)(unsafe.Add(gomptPTmp, ((i*nj)+k)*8)) * *(*float64)(unsafe.Add(gomptPC, ((k*nl)+j)*8)))
+				}
 				*(*float64)(unsafe.Add(gomptPD, ((i*nl)+j)*8)) = d
 			}
 		}
 	}
 	_ = ni
-//line gompt_kernels.go:4118
+//line gompt_kernels.go:4142
 }
 
 // gomptSampleTwoMM2 is TwoMM2Kernel's Sample: about n points, random arguments. Tol 0: every device gives the Go function's bits.

@@ -7956,7 +7956,7 @@ func RunSumInt64Nowait(dev gompttarget.DeviceClause, n int, a []int64, deps ...g
 	return gompttarget.NewResult(gomptTask, func() int64 { return gomptrt.SumInts(gomptPartial) })
 }
 
-// SumTurnsKernel is the gompt map kernel of SumTurns (rows.go:55:1), over [0, m).
+// SumTurnsKernel is the gompt map kernel of SumTurns (rows.go:57:1), over [0, m).
 var SumTurnsKernel = &gomptdevice.Kernel{
 	Name: "SumTurns",
 	Params: []gomptdevice.Param{
@@ -7972,12 +7972,14 @@ var SumTurnsKernel = &gomptdevice.Kernel{
 		{Name: "last", Kind: gomptdevice.ParamBuffer, Elem: gomptdevice.ParamFloat64, Len: "m"},
 	},
 	Dims: 1,
-	Work: "hi+hi*k+2*k*n+2*n-k*lo-lo",
+	Work: "hi+hi*k+4*k*n+4*n-k*lo-lo",
 	Faults: []gomptdevice.FaultSite{
-		{Kind: gomptdevice.FaultIndex, Pos: "rows.go:64"},
+		{Kind: gomptdevice.FaultIndex, Pos: "rows.go:66"},
+		{Kind: gomptdevice.FaultIndex, Pos: "rows.go:80"},
+		{Kind: gomptdevice.FaultDivide, Pos: "rows.go:80"},
 	},
 	Needs: []gomptdevice.Need{
-		{Kind: gomptdevice.NeedFP64, Use: "float64", Pos: "rows.go:55"},
+		{Kind: gomptdevice.NeedFP64, Use: "float64", Pos: "rows.go:57"},
 	},
 	Images: []gomptdevice.Image{
 		{Kind: gomptdevice.ImageHost, Entry: "gompt_SumTurns", Host: gomptHostSumTurns},
@@ -8012,49 +8014,49 @@ func gomptHostSumTurns(gomptA *gomptdevice.HostArgs, gomptR gomptdevice.Range, _
 	far = far[:gomptHi0]   // so that Go drops its bounds tests of far[i] in the loop below
 	last = last[:gomptHi0] // so that Go drops its bounds tests of last[i] in the loop below
 	for i := gomptLo0; i < gomptHi0; i++ {
-//line rows.go:56
+//line rows.go:58
 		if gomptrt.Apart(out, a) && gomptrt.Apart(out, w) {
-//line rows.go:56
+//line rows.go:58
 			j := int(0)
-//line rows.go:56
+//line rows.go:58
 			for ; j < n && n-j >= 4; j += 4 {
 				var s float64
 				d := (*(*float64)(unsafe.Add(gomptPA, ((i*n)+j)*8)) * float64(0.5))
-//line rows.go:57
+//line rows.go:59
 				var gompt1S float64
 				gompt1D := (*(*float64)(unsafe.Add(gomptPA, ((i*n)+(j+1))*8)) * float64(0.5))
-//line rows.go:57
+//line rows.go:59
 				var gompt2S float64
 				gompt2D := (*(*float64)(unsafe.Add(gomptPA, ((i*n)+(j+2))*8)) * float64(0.5))
-//line rows.go:57
+//line rows.go:59
 				var gompt3S float64
 				gompt3D := (*(*float64)(unsafe.Add(gomptPA, ((i*n)+(j+3))*8)) * float64(0.5))
 				for t := int(0); t < k; t++ {
 					p := (*(*float64)(unsafe.Add(gomptPW, t*8)) * d)
 					s += p
-//line rows.go:60
+//line rows.go:62
 					gompt1P := (*(*float64)(unsafe.Add(gomptPW, t*8)) * gompt1D)
 					gompt1S += gompt1P
-//line rows.go:60
+//line rows.go:62
 					gompt2P := (*(*float64)(unsafe.Add(gomptPW, t*8)) * gompt2D)
 					gompt2S += gompt2P
-//line rows.go:60
+//line rows.go:62
 					gompt3P := (*(*float64)(unsafe.Add(gomptPW, t*8)) * gompt3D)
 					gompt3S += gompt3P
 				}
 				*(*float64)(unsafe.Add(gomptPOut, ((i*n)+j)*8)) = s
 				*(*float64)(unsafe.Add(gomptPOut, ((i*n)+j)*8)) += (out[(i*n)] * float64(0.25))
-//line rows.go:63
+//line rows.go:65
 				*(*float64)(unsafe.Add(gomptPOut, ((i*n)+(j+1))*8)) = gompt1S
 				*(*float64)(unsafe.Add(gomptPOut, ((i*n)+(j+1))*8)) += (out[(i*n)] * float64(0.25))
-//line rows.go:63
+//line rows.go:65
 				*(*float64)(unsafe.Add(gomptPOut, ((i*n)+(j+2))*8)) = gompt2S
 				*(*float64)(unsafe.Add(gomptPOut, ((i*n)+(j+2))*8)) += (out[(i*n)] * float64(0.25))
-//line rows.go:63
+//line rows.go:65
 				*(*float64)(unsafe.Add(gomptPOut, ((i*n)+(j+3))*8)) = gompt3S
 				*(*float64)(unsafe.Add(gomptPOut, ((i*n)+(j+3))*8)) += (out[(i*n)] * float64(0.25))
 			}
-//line rows.go:56
+//line rows.go:58
 			for ; j < n; j++ {
 				var s float64
 				d := (*(*float64)(unsafe.Add(gomptPA, ((i*n)+j)*8)) * float64(0.5))
@@ -8066,7 +8068,7 @@ func gomptHostSumTurns(gomptA *gomptdevice.HostArgs, gomptR gomptdevice.Range, _
 				*(*float64)(unsafe.Add(gomptPOut, ((i*n)+j)*8)) += (out[(i*n)] * float64(0.25))
 			}
 		} else {
-//line rows.go:56
+//line rows.go:58
 			for j := int(0); j < n; j++ {
 				var s float64
 				d := (*(*float64)(unsafe.Add(gomptPA, ((i*n)+j)*8)) * float64(0.5))
@@ -8078,37 +8080,112 @@ func gomptHostSumTurns(gomptA *gomptdevice.HostArgs, gomptR gomptdevice.Range, _
 				*(*float64)(unsafe.Add(gomptPOut, ((i*n)+j)*8)) += (out[(i*n)] * float64(0.25))
 			}
 		}
-//line rows.go:66
+//line rows.go:68
+		if gomptrt.Apart(out, w) && gomptrt.Apart(out, a) {
+//line rows.go:68
+			j := int(0)
+//line rows.go:68
+			for ; j < n && n-j >= 4; j += 4 {
+				v := (*(*float64)(unsafe.Add(gomptPOut, ((i*n)+j)*8)) * float64(0.5))
+//line rows.go:69
+				gompt1V := (*(*float64)(unsafe.Add(gomptPOut, ((i*n)+(j+1))*8)) * float64(0.5))
+//line rows.go:69
+				gompt2V := (*(*float64)(unsafe.Add(gomptPOut, ((i*n)+(j+2))*8)) * float64(0.5))
+//line rows.go:69
+				gompt3V := (*(*float64)(unsafe.Add(gomptPOut, ((i*n)+(j+3))*8)) * float64(0.5))
+				for t := int(0); t < k; t++ {
+					v += (*(*float64)(unsafe.Add(gomptPW, t*8)) * *(*float64)(unsafe.Add(gomptPA, ((i*n)+j)*8)))
+//line rows.go:71
+					gompt1V += (*(*float64)(unsafe.Add(gomptPW, t*8)) * *(*float64)(unsafe.Add(gomptPA, ((i*n)+(j+1))*8)))
+//line rows.go:71
+					gompt2V += (*(*float64)(unsafe.Add(gomptPW, t*8)) * *(*float64)(unsafe.Add(gomptPA, ((i*n)+(j+2))*8)))
+//line rows.go:71
+					gompt3V += (*(*float64)(unsafe.Add(gomptPW, t*8)) * *(*float64)(unsafe.Add(gomptPA, ((i*n)+(j+3))*8)))
+				}
+				*(*float64)(unsafe.Add(gomptPOut, ((i*n)+j)*8)) = v
+//line rows.go:73
+				*(*float64)(unsafe.Add(gomptPOut, ((i*n)+(j+1))*8)) = gompt1V
+//line rows.go:73
+				*(*float64)(unsafe.Add(gomptPOut, ((i*n)+(j+2))*8)) = gompt2V
+//line rows.go:73
+				*(*float64)(unsafe.Add(gomptPOut, ((i*n)+(j+3))*8)) = gompt3V
+			}
+//line rows.go:68
+			for ; j < n; j++ {
+				v := (*(*float64)(unsafe.Add(gomptPOut, ((i*n)+j)*8)) * float64(0.5))
+				for t := int(0); t < k; t++ {
+					v += (*(*float64)(unsafe.Add(gomptPW, t*8)) * *(*float64)(unsafe.Add(gomptPA, ((i*n)+j)*8)))
+				}
+				*(*float64)(unsafe.Add(gomptPOut, ((i*n)+j)*8)) = v
+			}
+		} else {
+//line rows.go:68
+			for j := int(0); j < n; j++ {
+				v := (*(*float64)(unsafe.Add(gomptPOut, ((i*n)+j)*8)) * float64(0.5))
+				for t := int(0); t < k; t++ {
+					v += (*(*float64)(unsafe.Add(gomptPW, t*8)) * *(*float64)(unsafe.Add(gomptPA, ((i*n)+j)*8)))
+				}
+				*(*float64)(unsafe.Add(gomptPOut, ((i*n)+j)*8)) = v
+			}
+		}
+//line rows.go:75
+		if gomptFromJ := int(0); gomptFromJ < n {
+//line rows.go:75
+			gomptTurnsJ := n - gomptFromJ
+			gomptOutRowJ1 := out[(i*n)+gomptFromJ:][:gomptTurnsJ]
+//line rows.go:75
+			for gomptTJ := range gomptTurnsJ {
+//line rows.go:75
+				j := gomptFromJ + gomptTJ
+				v := (gomptOutRowJ1[gomptTJ] * float64(0.5))
+				if gomptFromT := int(0); gomptFromT < k {
+//line rows.go:77
+					gomptTurnsT := k - gomptFromT
+					gomptWRowT1 := w[gomptFromT:][:gomptTurnsT]
+//line rows.go:77
+					for gomptTT := range gomptTurnsT {
+//line rows.go:77
+						t := gomptFromT + gomptTT
+//line rows.go:77
+						_ = t
+						v += gomptWRowT1[gomptTT]
+					}
+				}
+//line rows.go:80
+				out[((i * n) + ((j + int(1)) % n))] += v
+			}
+		}
+//line rows.go:82
 		if gomptrt.Apart(far, w) {
-//line rows.go:66
+//line rows.go:82
 			q := lo
-//line rows.go:66
+//line rows.go:82
 			for ; q < hi && hi-q >= 4; q += 4 {
 				c := (float64((q - lo)) / float64(3.0))
-//line rows.go:67
+//line rows.go:83
 				gompt1C := (float64(((q + 1) - lo)) / float64(3.0))
-//line rows.go:67
+//line rows.go:83
 				gompt2C := (float64(((q + 2) - lo)) / float64(3.0))
-//line rows.go:67
+//line rows.go:83
 				gompt3C := (float64(((q + 3) - lo)) / float64(3.0))
 				for t := int(0); t < k; t++ {
 					c = ((c * float64(0.5)) + *(*float64)(unsafe.Add(gomptPW, t*8)))
-//line rows.go:69
+//line rows.go:85
 					gompt1C = ((gompt1C * float64(0.5)) + *(*float64)(unsafe.Add(gomptPW, t*8)))
-//line rows.go:69
+//line rows.go:85
 					gompt2C = ((gompt2C * float64(0.5)) + *(*float64)(unsafe.Add(gomptPW, t*8)))
-//line rows.go:69
+//line rows.go:85
 					gompt3C = ((gompt3C * float64(0.5)) + *(*float64)(unsafe.Add(gomptPW, t*8)))
 				}
 				far[i] += c
-//line rows.go:71
+//line rows.go:87
 				far[i] += gompt1C
-//line rows.go:71
+//line rows.go:87
 				far[i] += gompt2C
-//line rows.go:71
+//line rows.go:87
 				far[i] += gompt3C
 			}
-//line rows.go:66
+//line rows.go:82
 			for ; q < hi; q++ {
 				c := (float64((q - lo)) / float64(3.0))
 				for t := int(0); t < k; t++ {
@@ -8117,7 +8194,7 @@ func gomptHostSumTurns(gomptA *gomptdevice.HostArgs, gomptR gomptdevice.Range, _
 				far[i] += c
 			}
 		} else {
-//line rows.go:66
+//line rows.go:82
 			for q := lo; q < hi; q++ {
 				c := (float64((q - lo)) / float64(3.0))
 				for t := int(0); t < k; t++ {
@@ -8126,30 +8203,30 @@ func gomptHostSumTurns(gomptA *gomptdevice.HostArgs, gomptR gomptdevice.Range, _
 				far[i] += c
 			}
 		}
-//line rows.go:73
+//line rows.go:89
 		acc := float64(i)
 		for j := int(0); j < n; j++ {
 			s := acc
 			if gomptFromT := int(0); gomptFromT < k {
-//line rows.go:76
+//line rows.go:92
 				gomptTurnsT := k - gomptFromT
 				gomptWRowT1 := w[gomptFromT:][:gomptTurnsT]
-//line rows.go:76
+//line rows.go:92
 				for gomptTT := range gomptTurnsT {
-//line rows.go:76
+//line rows.go:92
 					t := gomptFromT + gomptTT
-//line rows.go:76
+//line rows.go:92
 					_ = t
 					s += gomptWRowT1[gomptTT]
 				}
 			}
-//line rows.go:79
+//line rows.go:95
 			acc = (s * float64(0.5))
 		}
 		last[i] = acc
 	}
 	_ = m
-//line gompt_kernels.go:8153
+//line gompt_kernels.go:8230
 }
 
 // gomptSampleSumTurns is SumTurnsKernel's Sample: about n points, random arguments. Tol 0: every device gives the Go function's bits.
@@ -8274,7 +8351,7 @@ func gomptHostTeamDefine(gomptA *gomptdevice.HostArgs, gomptR gomptdevice.Range,
 	_ = v
 	_ = teams
 	_ = m
-//line gompt_kernels.go:8278
+//line gompt_kernels.go:8355
 }
 
 // gomptSampleTeamDefine is TeamDefineKernel's Sample: about n points, random arguments. Tol 0: every device gives the Go function's bits.
@@ -8388,7 +8465,7 @@ func gomptHostTeamGather(gomptA *gomptdevice.HostArgs, gomptR gomptdevice.Range,
 	}
 	_ = teams
 	_ = m
-//line gompt_kernels.go:8392
+//line gompt_kernels.go:8469
 }
 
 // gomptSampleTeamGather is TeamGatherKernel's Sample: about n points, random arguments. Tol 0: every device gives the Go function's bits.
@@ -8552,7 +8629,7 @@ func gomptHostTeamReverse(gomptA *gomptdevice.HostArgs, gomptR gomptdevice.Range
 	}
 	_ = mine
 	_ = teams
-//line gompt_kernels.go:8556
+//line gompt_kernels.go:8633
 }
 
 // gomptSampleTeamReverse is TeamReverseKernel's Sample: about n points, random arguments. Tol 0: every device gives the Go function's bits.
@@ -8692,7 +8769,7 @@ func gomptHostTeamTuple(gomptA *gomptdevice.HostArgs, gomptR gomptdevice.Range, 
 	_ = x
 	_ = o
 	_ = teams
-//line gompt_kernels.go:8696
+//line gompt_kernels.go:8773
 }
 
 // gomptSampleTeamTuple is TeamTupleKernel's Sample: about n points, random arguments. Tol 0: every device gives the Go function's bits.
@@ -8835,7 +8912,7 @@ func gomptHostTeamView(gomptA *gomptdevice.HostArgs, gomptR gomptdevice.Range, _
 	_ = from
 	_ = s
 	_ = teams
-//line gompt_kernels.go:8839
+//line gompt_kernels.go:8916
 }
 
 // gomptSampleTeamView is TeamViewKernel's Sample: about n points, random arguments. Tol 0: every device gives the Go function's bits.
@@ -8929,7 +9006,7 @@ func gomptHostTranscendental(gomptA *gomptdevice.HostArgs, gomptR gomptdevice.Ra
 		out[i] = float32(v)
 	}
 	_ = n
-//line gompt_kernels.go:8933
+//line gompt_kernels.go:9010
 }
 
 // gomptSampleTranscendental is TranscendentalKernel's Sample: about n points, random arguments. Tol 1e-06: it calls math functions that are within a few ulps of Go's, not equal.
@@ -9021,7 +9098,7 @@ func gomptHostTranspose(gomptA *gomptdevice.HostArgs, gomptR gomptdevice.Range, 
 			}
 		}
 	}
-//line gompt_kernels.go:9025
+//line gompt_kernels.go:9102
 }
 
 // gomptSampleTranspose is TransposeKernel's Sample: about n points, random arguments. Tol 0: every device gives the Go function's bits.
@@ -9146,7 +9223,7 @@ gomptPoint0:
 		*(*int64)(unsafe.Add(gomptPOut, (o+int(7))*8)) = (-long)
 	}
 	_ = n
-//line gompt_kernels.go:9150
+//line gompt_kernels.go:9227
 }
 
 // gomptSampleTricky is TrickyKernel's Sample: about n points, random arguments. Tol 0: every device gives the Go function's bits.
@@ -9248,7 +9325,7 @@ func gomptHostTuples(gomptA *gomptdevice.HostArgs, gomptR gomptdevice.Range, _, 
 		*(*int32)(unsafe.Add(gomptPOut, o*4)) += x
 	}
 	_ = n
-//line gompt_kernels.go:9252
+//line gompt_kernels.go:9329
 }
 
 // gomptSampleTuples is TuplesKernel's Sample: about n points, random arguments. Tol 0: every device gives the Go function's bits.
@@ -9346,7 +9423,7 @@ func gomptHostUint64Ops(gomptA *gomptdevice.HostArgs, gomptR gomptdevice.Range, 
 		*(*uint64)(unsafe.Add(gomptPOut, (o+int(5))*8)) = (-x)
 	}
 	_ = n
-//line gompt_kernels.go:9350
+//line gompt_kernels.go:9427
 }
 
 // gomptSampleUint64Ops is Uint64OpsKernel's Sample: about n points, random arguments. Tol 0: every device gives the Go function's bits.
@@ -9498,7 +9575,7 @@ func gomptLanesUniformStore(gomptX0, gomptW int, n int, m int, b []int32, c []in
 		}
 //line lockstep.go:44
 	}
-//line gompt_kernels.go:9502
+//line gompt_kernels.go:9579
 }
 
 // gomptSampleUniformStore is UniformStoreKernel's Sample: about n points, random arguments. Tol 0: every device gives the Go function's bits.
@@ -9610,7 +9687,7 @@ func gomptHostViewBounds(gomptA *gomptdevice.HostArgs, gomptR gomptdevice.Range,
 	}
 	_ = rows
 	_ = m
-//line gompt_kernels.go:9614
+//line gompt_kernels.go:9691
 }
 
 // gomptSampleViewBounds is ViewBoundsKernel's Sample: about n points, random arguments. Tol 0: every device gives the Go function's bits.
@@ -9709,7 +9786,7 @@ func gomptHostViewIndex(gomptA *gomptdevice.HostArgs, gomptR gomptdevice.Range, 
 		out[r] = row[at[r]]
 	}
 	_ = rows
-//line gompt_kernels.go:9713
+//line gompt_kernels.go:9790
 }
 
 // gomptSampleViewIndex is ViewIndexKernel's Sample: about n points, random arguments. Tol 0: every device gives the Go function's bits.

@@ -47,9 +47,11 @@ rows:
 // same in every turn; its Go image runs four turns together, each turn's
 // sum through its terms in order, then their tails in order
 // (plan.SumJams): a head that declares and defines locals, a local of the
-// inner loop, a tail that reads what an earlier turn's tail wrote, and a
-// counter that may run up to the largest int. A loop whose head reads
-// what the tail before it assigned runs one turn at a time.
+// inner loop, a tail that reads what an earlier turn's tail wrote, a
+// head and tail that reach the turn's own element of one buffer, and a
+// counter that may run up to the largest int. Loops whose head reads
+// what the tail before it wrote (a variable, or the next turn's element)
+// run one turn at a time.
 //
 //gompt:kernel dims=m len(a)=m*n len(w)=k len(out)=m*n len(far)=m len(last)=m
 func SumTurns(i int, m, n, k, lo, hi int, a, w, out, far, last []float64) {
@@ -62,6 +64,20 @@ func SumTurns(i int, m, n, k, lo, hi int, a, w, out, far, last []float64) {
 		}
 		out[i*n+j] = s
 		out[i*n+j] += out[i*n] * 0.25
+	}
+	for j := 0; j < n; j++ {
+		v := out[i*n+j] * 0.5
+		for t := 0; t < k; t++ {
+			v += w[t] * a[i*n+j]
+		}
+		out[i*n+j] = v
+	}
+	for j := 0; j < n; j++ {
+		v := out[i*n+j] * 0.5
+		for t := 0; t < k; t++ {
+			v += w[t]
+		}
+		out[i*n+(j+1)%n] += v
 	}
 	for q := lo; q < hi; q++ {
 		c := float64(q-lo) / 3

@@ -21,6 +21,9 @@ func (b *gobody) sumJam(s *ast.ForStmt, sj *ir.SumJam) {
 		b.used[w.Obj] = true
 		for _, r := range sj.Reads {
 			b.used[r.Obj] = true
+			if r == w {
+				continue // one of Own: each turn reaches its own element
+			}
 			apart = append(apart, fmt.Sprintf("gomptrt.Apart(%s, %s)", w.Name, r.Name))
 		}
 	}

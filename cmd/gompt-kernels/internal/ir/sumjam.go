@@ -20,7 +20,8 @@ import (
 //
 // The image runs Jam turns together, where every buffer Written (by the
 // tails) is apart from every buffer of Reads (by the heads and the inner
-// loop) at run time: the turns' heads, one inner loop whose every turn
+// loop) at run time, but those of Own, which the heads and tails reach
+// only at the turn's own element (2mm's D[i*nl+j]), from themselves: the turns' heads, one inner loop whose every turn
 // runs each outer turn's body in order, then the turns' tails in order.
 // Each turn's locals (Locals) have names of their own. Else the loop as
 // written.
@@ -33,4 +34,5 @@ type SumJam struct {
 	Locals  []*types.Var // every local the loop's body defines
 	Written []*Param
 	Reads   []*Param
+	Own     []*Param // of Written and Reads: each turn's head and tail reach its own element
 }

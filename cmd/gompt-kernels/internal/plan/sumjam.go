@@ -28,9 +28,9 @@ import (
 // first turns, after the later turns' heads and inner loops. That is the
 // same program where those have no effect but on the turn's own locals
 // and cannot fail (pure, elements proven in range), read no variable a
-// tail assigns, and read no buffer a tail writes: the image tests that
-// last at run time (kernelrt.Apart) and runs the loop as written where
-// it does not hold. A tail may fail (Go's test of an element): the turns
+// tail assigns, and read no buffer a tail writes, except the turn's own
+// element of it (ownElements): the image tests the buffers at run time
+// (kernelrt.Apart) and runs the loop as written where they overlap. A tail may fail (Go's test of an element): the turns
 // before it have run, and the later turns' heads and loops changed
 // nothing.
 //
@@ -229,11 +229,82 @@ func sumJam(info *types.Info, k *ir.Kernel, s *ast.ForStmt) *ir.SumJam {
 		return nil
 	}
 	for _, w := range sj.Written {
-		if containsParam(sj.Reads, w) {
+		if !containsParam(sj.Reads, w) {
+			continue
+		}
+		if !ownElements(info, k, sj, w, same) {
 			return nil // never apart
 		}
+		sj.Own = append(sj.Own, w)
 	}
 	return sj
+}
+
+// ownElements reports whether each turn of sj's loop reaches only its own
+// element of buffer w in its head and tail, w[x+ctr] with x the same in
+// every turn (2mm's d := D[i*nl+j]*beta ... D[i*nl+j] = d), and its
+// inner loop none: a later turn's head then reads no element an earlier
+// turn's tail writes. (A tail may read any: the tails run in order.)
+func ownElements(info *types.Info, k *ir.Kernel, sj *ir.SumJam, w *ir.Param, same func(ast.Expr) bool) bool {
+	key := ""
+	ok := true
+	own := func(ix *ast.IndexExpr) {
+		be, isBin := ast.Unparen(ix.Index).(*ast.BinaryExpr)
+		var x ast.Expr
+		switch {
+		case !isBin || be.Op != token.ADD:
+		case isVar(info, be.Y, sj.Ctr):
+			x = be.X
+		case isVar(info, be.X, sj.Ctr):
+			x = be.Y
+		}
+		if x == nil || !same(x) {
+			ok = false
+			return
+		}
+		kx := types.ExprString(ix.X) + " " + types.ExprString(x)
+		if key == "" {
+			key = kx
+		}
+		ok = ok && kx == key
+	}
+	uses := func(n ast.Node, each func(*ast.IndexExpr)) {
+		ast.Inspect(n, func(n ast.Node) bool {
+			switch n := n.(type) {
+			case *ast.IndexExpr:
+				if p, _ := k.Fn.SliceOf(info, n.X); p == w {
+					each(n)
+					return false
+				}
+			case *ast.Ident:
+				if p, _ := k.Fn.SliceOf(info, n); p == w {
+					ok = false // w other than indexed: len(w), a view of it
+				}
+			}
+			return ok
+		})
+	}
+	for _, st := range sj.Head {
+		uses(st, own)
+	}
+	uses(sj.Inner, func(*ast.IndexExpr) { ok = false })
+	for _, st := range sj.Tail {
+		var lhs []ast.Expr
+		switch st := st.(type) {
+		case *ast.AssignStmt:
+			lhs = st.Lhs
+		case *ast.IncDecStmt:
+			lhs = []ast.Expr{st.X}
+		}
+		for _, l := range lhs {
+			if ix, isIx := ast.Unparen(l).(*ast.IndexExpr); isIx {
+				if p, _ := k.Fn.SliceOf(info, ix.X); p == w {
+					own(ix)
+				}
+			}
+		}
+	}
+	return ok && key != ""
 }
 
 func pureAll(info *types.Info, k *ir.Kernel, list []ast.Expr) bool {
