@@ -30,22 +30,53 @@ static inline __attribute__((always_inline)) void gompt_body_Corr(long i, long m
   corr[((long)((ulong)((long)((ulong)i * (ulong)m)) + (ulong)i))] = (0x1p+00);
   {
     long j = ((long)((ulong)i + (ulong)(1L)));
-    for (;;) {
-      if (!GOMPT_CMP64(j, <, m)) break;
-      {
+    if (((ulong)corr + (ulong)gompt_len_corr_ * sizeof(*corr) <= (ulong)data || (ulong)data + (ulong)gompt_len_data_ * sizeof(*data) <= (ulong)corr)) {
+      for (;;) {
+        if (!(GOMPT_CMP64(j, <, m) && GOMPT_CMP64((long)((ulong)m - (ulong)j), >=, 4L))) break;
         double c = (0x0p+00);
+        double c_2 = (0x0p+00);
+        double c_3 = (0x0p+00);
+        double c_4 = (0x0p+00);
         {
           long k = (0L);
           for (;;) {
             if (!GOMPT_CMP64(k, <, n)) break;
             {
               c = (c + (data[((long)((ulong)((long)((ulong)k * (ulong)m)) + (ulong)i))] * data[((long)((ulong)((long)((ulong)k * (ulong)m)) + (ulong)j))]));
+              c_2 = (c_2 + (data[((long)((ulong)((long)((ulong)k * (ulong)m)) + (ulong)i))] * data[((long)((ulong)((long)((ulong)k * (ulong)m)) + (ulong)((long)((ulong)j + (ulong)1L))))]));
+              c_3 = (c_3 + (data[((long)((ulong)((long)((ulong)k * (ulong)m)) + (ulong)i))] * data[((long)((ulong)((long)((ulong)k * (ulong)m)) + (ulong)((long)((ulong)j + (ulong)2L))))]));
+              c_4 = (c_4 + (data[((long)((ulong)((long)((ulong)k * (ulong)m)) + (ulong)i))] * data[((long)((ulong)((long)((ulong)k * (ulong)m)) + (ulong)((long)((ulong)j + (ulong)3L))))]));
             }
             k = ((long)((ulong)k + (ulong)1));
           }
         }
         corr[((long)((ulong)((long)((ulong)i * (ulong)m)) + (ulong)j))] = c;
         corr[((long)((ulong)((long)((ulong)j * (ulong)m)) + (ulong)i))] = c;
+        corr[((long)((ulong)((long)((ulong)i * (ulong)m)) + (ulong)((long)((ulong)j + (ulong)1L))))] = c_2;
+        corr[((long)((ulong)((long)((ulong)((long)((ulong)j + (ulong)1L)) * (ulong)m)) + (ulong)i))] = c_2;
+        corr[((long)((ulong)((long)((ulong)i * (ulong)m)) + (ulong)((long)((ulong)j + (ulong)2L))))] = c_3;
+        corr[((long)((ulong)((long)((ulong)((long)((ulong)j + (ulong)2L)) * (ulong)m)) + (ulong)i))] = c_3;
+        corr[((long)((ulong)((long)((ulong)i * (ulong)m)) + (ulong)((long)((ulong)j + (ulong)3L))))] = c_4;
+        corr[((long)((ulong)((long)((ulong)((long)((ulong)j + (ulong)3L)) * (ulong)m)) + (ulong)i))] = c_4;
+        j = (long)((ulong)j + (ulong)4L);
+      }
+    }
+    for (;;) {
+      if (!GOMPT_CMP64(j, <, m)) break;
+      {
+        double c_5 = (0x0p+00);
+        {
+          long k_2 = (0L);
+          for (;;) {
+            if (!GOMPT_CMP64(k_2, <, n)) break;
+            {
+              c_5 = (c_5 + (data[((long)((ulong)((long)((ulong)k_2 * (ulong)m)) + (ulong)i))] * data[((long)((ulong)((long)((ulong)k_2 * (ulong)m)) + (ulong)j))]));
+            }
+            k_2 = ((long)((ulong)k_2 + (ulong)1));
+          }
+        }
+        corr[((long)((ulong)((long)((ulong)i * (ulong)m)) + (ulong)j))] = c_5;
+        corr[((long)((ulong)((long)((ulong)j * (ulong)m)) + (ulong)i))] = c_5;
       }
       j = ((long)((ulong)j + (ulong)1));
     }

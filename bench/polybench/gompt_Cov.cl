@@ -29,16 +29,22 @@ static inline __attribute__((always_inline)) long gompt_lenpos(long v) { return 
 static inline __attribute__((always_inline)) void gompt_body_Cov(long i, long m, long n, double fn, __global const double *data, long gompt_len_data_, __global double *cov, long gompt_len_cov_) {
   {
     long j = i;
-    for (;;) {
-      if (!GOMPT_CMP64(j, <, m)) break;
-      {
+    if (((ulong)cov + (ulong)gompt_len_cov_ * sizeof(*cov) <= (ulong)data || (ulong)data + (ulong)gompt_len_data_ * sizeof(*data) <= (ulong)cov)) {
+      for (;;) {
+        if (!(GOMPT_CMP64(j, <, m) && GOMPT_CMP64((long)((ulong)m - (ulong)j), >=, 4L))) break;
         double c = (0x0p+00);
+        double c_2 = (0x0p+00);
+        double c_3 = (0x0p+00);
+        double c_4 = (0x0p+00);
         {
           long k = (0L);
           for (;;) {
             if (!GOMPT_CMP64(k, <, n)) break;
             {
               c = (c + (data[((long)((ulong)((long)((ulong)k * (ulong)m)) + (ulong)i))] * data[((long)((ulong)((long)((ulong)k * (ulong)m)) + (ulong)j))]));
+              c_2 = (c_2 + (data[((long)((ulong)((long)((ulong)k * (ulong)m)) + (ulong)i))] * data[((long)((ulong)((long)((ulong)k * (ulong)m)) + (ulong)((long)((ulong)j + (ulong)1L))))]));
+              c_3 = (c_3 + (data[((long)((ulong)((long)((ulong)k * (ulong)m)) + (ulong)i))] * data[((long)((ulong)((long)((ulong)k * (ulong)m)) + (ulong)((long)((ulong)j + (ulong)2L))))]));
+              c_4 = (c_4 + (data[((long)((ulong)((long)((ulong)k * (ulong)m)) + (ulong)i))] * data[((long)((ulong)((long)((ulong)k * (ulong)m)) + (ulong)((long)((ulong)j + (ulong)3L))))]));
             }
             k = ((long)((ulong)k + (ulong)1));
           }
@@ -46,6 +52,35 @@ static inline __attribute__((always_inline)) void gompt_body_Cov(long i, long m,
         c = (c / (fn - (0x1p+00)));
         cov[((long)((ulong)((long)((ulong)i * (ulong)m)) + (ulong)j))] = c;
         cov[((long)((ulong)((long)((ulong)j * (ulong)m)) + (ulong)i))] = c;
+        c_2 = (c_2 / (fn - (0x1p+00)));
+        cov[((long)((ulong)((long)((ulong)i * (ulong)m)) + (ulong)((long)((ulong)j + (ulong)1L))))] = c_2;
+        cov[((long)((ulong)((long)((ulong)((long)((ulong)j + (ulong)1L)) * (ulong)m)) + (ulong)i))] = c_2;
+        c_3 = (c_3 / (fn - (0x1p+00)));
+        cov[((long)((ulong)((long)((ulong)i * (ulong)m)) + (ulong)((long)((ulong)j + (ulong)2L))))] = c_3;
+        cov[((long)((ulong)((long)((ulong)((long)((ulong)j + (ulong)2L)) * (ulong)m)) + (ulong)i))] = c_3;
+        c_4 = (c_4 / (fn - (0x1p+00)));
+        cov[((long)((ulong)((long)((ulong)i * (ulong)m)) + (ulong)((long)((ulong)j + (ulong)3L))))] = c_4;
+        cov[((long)((ulong)((long)((ulong)((long)((ulong)j + (ulong)3L)) * (ulong)m)) + (ulong)i))] = c_4;
+        j = (long)((ulong)j + (ulong)4L);
+      }
+    }
+    for (;;) {
+      if (!GOMPT_CMP64(j, <, m)) break;
+      {
+        double c_5 = (0x0p+00);
+        {
+          long k_2 = (0L);
+          for (;;) {
+            if (!GOMPT_CMP64(k_2, <, n)) break;
+            {
+              c_5 = (c_5 + (data[((long)((ulong)((long)((ulong)k_2 * (ulong)m)) + (ulong)i))] * data[((long)((ulong)((long)((ulong)k_2 * (ulong)m)) + (ulong)j))]));
+            }
+            k_2 = ((long)((ulong)k_2 + (ulong)1));
+          }
+        }
+        c_5 = (c_5 / (fn - (0x1p+00)));
+        cov[((long)((ulong)((long)((ulong)i * (ulong)m)) + (ulong)j))] = c_5;
+        cov[((long)((ulong)((long)((ulong)j * (ulong)m)) + (ulong)i))] = c_5;
       }
       j = ((long)((ulong)j + (ulong)1));
     }

@@ -29,21 +29,48 @@ static inline __attribute__((always_inline)) long gompt_lenpos(long v) { return 
 static inline __attribute__((always_inline)) void gompt_body_MatMul(long i, long ni, long nj, long nk, __global double *X, long gompt_len_X_, __global const double *P, long gompt_len_P_, __global const double *Q, long gompt_len_Q_) {
   {
     long j = (0L);
-    for (;;) {
-      if (!GOMPT_CMP64(j, <, nj)) break;
-      {
+    if (((ulong)X + (ulong)gompt_len_X_ * sizeof(*X) <= (ulong)P || (ulong)P + (ulong)gompt_len_P_ * sizeof(*P) <= (ulong)X) && ((ulong)X + (ulong)gompt_len_X_ * sizeof(*X) <= (ulong)Q || (ulong)Q + (ulong)gompt_len_Q_ * sizeof(*Q) <= (ulong)X)) {
+      for (;;) {
+        if (!(GOMPT_CMP64(j, <, nj) && GOMPT_CMP64((long)((ulong)nj - (ulong)j), >=, 4L))) break;
         double s = (0x0p+00);
+        double s_2 = (0x0p+00);
+        double s_3 = (0x0p+00);
+        double s_4 = (0x0p+00);
         {
           long k = (0L);
           for (;;) {
             if (!GOMPT_CMP64(k, <, nk)) break;
             {
               s = (s + (P[((long)((ulong)((long)((ulong)i * (ulong)nk)) + (ulong)k))] * Q[((long)((ulong)((long)((ulong)k * (ulong)nj)) + (ulong)j))]));
+              s_2 = (s_2 + (P[((long)((ulong)((long)((ulong)i * (ulong)nk)) + (ulong)k))] * Q[((long)((ulong)((long)((ulong)k * (ulong)nj)) + (ulong)((long)((ulong)j + (ulong)1L))))]));
+              s_3 = (s_3 + (P[((long)((ulong)((long)((ulong)i * (ulong)nk)) + (ulong)k))] * Q[((long)((ulong)((long)((ulong)k * (ulong)nj)) + (ulong)((long)((ulong)j + (ulong)2L))))]));
+              s_4 = (s_4 + (P[((long)((ulong)((long)((ulong)i * (ulong)nk)) + (ulong)k))] * Q[((long)((ulong)((long)((ulong)k * (ulong)nj)) + (ulong)((long)((ulong)j + (ulong)3L))))]));
             }
             k = ((long)((ulong)k + (ulong)1));
           }
         }
         X[((long)((ulong)((long)((ulong)i * (ulong)nj)) + (ulong)j))] = s;
+        X[((long)((ulong)((long)((ulong)i * (ulong)nj)) + (ulong)((long)((ulong)j + (ulong)1L))))] = s_2;
+        X[((long)((ulong)((long)((ulong)i * (ulong)nj)) + (ulong)((long)((ulong)j + (ulong)2L))))] = s_3;
+        X[((long)((ulong)((long)((ulong)i * (ulong)nj)) + (ulong)((long)((ulong)j + (ulong)3L))))] = s_4;
+        j = (long)((ulong)j + (ulong)4L);
+      }
+    }
+    for (;;) {
+      if (!GOMPT_CMP64(j, <, nj)) break;
+      {
+        double s_5 = (0x0p+00);
+        {
+          long k_2 = (0L);
+          for (;;) {
+            if (!GOMPT_CMP64(k_2, <, nk)) break;
+            {
+              s_5 = (s_5 + (P[((long)((ulong)((long)((ulong)i * (ulong)nk)) + (ulong)k_2))] * Q[((long)((ulong)((long)((ulong)k_2 * (ulong)nj)) + (ulong)j))]));
+            }
+            k_2 = ((long)((ulong)k_2 + (ulong)1));
+          }
+        }
+        X[((long)((ulong)((long)((ulong)i * (ulong)nj)) + (ulong)j))] = s_5;
       }
       j = ((long)((ulong)j + (ulong)1));
     }

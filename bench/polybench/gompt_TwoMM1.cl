@@ -29,21 +29,48 @@ static inline __attribute__((always_inline)) long gompt_lenpos(long v) { return 
 static inline __attribute__((always_inline)) void gompt_body_TwoMM1(long i, long ni, long nj, long nk, double alpha, __global double *tmp, long gompt_len_tmp_, __global const double *A, long gompt_len_A_, __global const double *B, long gompt_len_B_) {
   {
     long j = (0L);
-    for (;;) {
-      if (!GOMPT_CMP64(j, <, nj)) break;
-      {
+    if (((ulong)tmp + (ulong)gompt_len_tmp_ * sizeof(*tmp) <= (ulong)A || (ulong)A + (ulong)gompt_len_A_ * sizeof(*A) <= (ulong)tmp) && ((ulong)tmp + (ulong)gompt_len_tmp_ * sizeof(*tmp) <= (ulong)B || (ulong)B + (ulong)gompt_len_B_ * sizeof(*B) <= (ulong)tmp)) {
+      for (;;) {
+        if (!(GOMPT_CMP64(j, <, nj) && GOMPT_CMP64((long)((ulong)nj - (ulong)j), >=, 4L))) break;
         double s = (0x0p+00);
+        double s_2 = (0x0p+00);
+        double s_3 = (0x0p+00);
+        double s_4 = (0x0p+00);
         {
           long k = (0L);
           for (;;) {
             if (!GOMPT_CMP64(k, <, nk)) break;
             {
               s = (s + ((alpha * A[((long)((ulong)((long)((ulong)i * (ulong)nk)) + (ulong)k))]) * B[((long)((ulong)((long)((ulong)k * (ulong)nj)) + (ulong)j))]));
+              s_2 = (s_2 + ((alpha * A[((long)((ulong)((long)((ulong)i * (ulong)nk)) + (ulong)k))]) * B[((long)((ulong)((long)((ulong)k * (ulong)nj)) + (ulong)((long)((ulong)j + (ulong)1L))))]));
+              s_3 = (s_3 + ((alpha * A[((long)((ulong)((long)((ulong)i * (ulong)nk)) + (ulong)k))]) * B[((long)((ulong)((long)((ulong)k * (ulong)nj)) + (ulong)((long)((ulong)j + (ulong)2L))))]));
+              s_4 = (s_4 + ((alpha * A[((long)((ulong)((long)((ulong)i * (ulong)nk)) + (ulong)k))]) * B[((long)((ulong)((long)((ulong)k * (ulong)nj)) + (ulong)((long)((ulong)j + (ulong)3L))))]));
             }
             k = ((long)((ulong)k + (ulong)1));
           }
         }
         tmp[((long)((ulong)((long)((ulong)i * (ulong)nj)) + (ulong)j))] = s;
+        tmp[((long)((ulong)((long)((ulong)i * (ulong)nj)) + (ulong)((long)((ulong)j + (ulong)1L))))] = s_2;
+        tmp[((long)((ulong)((long)((ulong)i * (ulong)nj)) + (ulong)((long)((ulong)j + (ulong)2L))))] = s_3;
+        tmp[((long)((ulong)((long)((ulong)i * (ulong)nj)) + (ulong)((long)((ulong)j + (ulong)3L))))] = s_4;
+        j = (long)((ulong)j + (ulong)4L);
+      }
+    }
+    for (;;) {
+      if (!GOMPT_CMP64(j, <, nj)) break;
+      {
+        double s_5 = (0x0p+00);
+        {
+          long k_2 = (0L);
+          for (;;) {
+            if (!GOMPT_CMP64(k_2, <, nk)) break;
+            {
+              s_5 = (s_5 + ((alpha * A[((long)((ulong)((long)((ulong)i * (ulong)nk)) + (ulong)k_2))]) * B[((long)((ulong)((long)((ulong)k_2 * (ulong)nj)) + (ulong)j))]));
+            }
+            k_2 = ((long)((ulong)k_2 + (ulong)1));
+          }
+        }
+        tmp[((long)((ulong)((long)((ulong)i * (ulong)nj)) + (ulong)j))] = s_5;
       }
       j = ((long)((ulong)j + (ulong)1));
     }

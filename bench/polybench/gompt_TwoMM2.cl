@@ -29,21 +29,48 @@ static inline __attribute__((always_inline)) long gompt_lenpos(long v) { return 
 static inline __attribute__((always_inline)) void gompt_body_TwoMM2(long i, long ni, long nj, long nl, double beta, __global const double *tmp, long gompt_len_tmp_, __global const double *C, long gompt_len_C_, __global double *D, long gompt_len_D_) {
   {
     long j = (0L);
-    for (;;) {
-      if (!GOMPT_CMP64(j, <, nl)) break;
-      {
+    if (((ulong)D + (ulong)gompt_len_D_ * sizeof(*D) <= (ulong)tmp || (ulong)tmp + (ulong)gompt_len_tmp_ * sizeof(*tmp) <= (ulong)D) && ((ulong)D + (ulong)gompt_len_D_ * sizeof(*D) <= (ulong)C || (ulong)C + (ulong)gompt_len_C_ * sizeof(*C) <= (ulong)D)) {
+      for (;;) {
+        if (!(GOMPT_CMP64(j, <, nl) && GOMPT_CMP64((long)((ulong)nl - (ulong)j), >=, 4L))) break;
         double d = (D[((long)((ulong)((long)((ulong)i * (ulong)nl)) + (ulong)j))] * beta);
+        double d_2 = (D[((long)((ulong)((long)((ulong)i * (ulong)nl)) + (ulong)((long)((ulong)j + (ulong)1L))))] * beta);
+        double d_3 = (D[((long)((ulong)((long)((ulong)i * (ulong)nl)) + (ulong)((long)((ulong)j + (ulong)2L))))] * beta);
+        double d_4 = (D[((long)((ulong)((long)((ulong)i * (ulong)nl)) + (ulong)((long)((ulong)j + (ulong)3L))))] * beta);
         {
           long k = (0L);
           for (;;) {
             if (!GOMPT_CMP64(k, <, nj)) break;
             {
               d = (d + (tmp[((long)((ulong)((long)((ulong)i * (ulong)nj)) + (ulong)k))] * C[((long)((ulong)((long)((ulong)k * (ulong)nl)) + (ulong)j))]));
+              d_2 = (d_2 + (tmp[((long)((ulong)((long)((ulong)i * (ulong)nj)) + (ulong)k))] * C[((long)((ulong)((long)((ulong)k * (ulong)nl)) + (ulong)((long)((ulong)j + (ulong)1L))))]));
+              d_3 = (d_3 + (tmp[((long)((ulong)((long)((ulong)i * (ulong)nj)) + (ulong)k))] * C[((long)((ulong)((long)((ulong)k * (ulong)nl)) + (ulong)((long)((ulong)j + (ulong)2L))))]));
+              d_4 = (d_4 + (tmp[((long)((ulong)((long)((ulong)i * (ulong)nj)) + (ulong)k))] * C[((long)((ulong)((long)((ulong)k * (ulong)nl)) + (ulong)((long)((ulong)j + (ulong)3L))))]));
             }
             k = ((long)((ulong)k + (ulong)1));
           }
         }
         D[((long)((ulong)((long)((ulong)i * (ulong)nl)) + (ulong)j))] = d;
+        D[((long)((ulong)((long)((ulong)i * (ulong)nl)) + (ulong)((long)((ulong)j + (ulong)1L))))] = d_2;
+        D[((long)((ulong)((long)((ulong)i * (ulong)nl)) + (ulong)((long)((ulong)j + (ulong)2L))))] = d_3;
+        D[((long)((ulong)((long)((ulong)i * (ulong)nl)) + (ulong)((long)((ulong)j + (ulong)3L))))] = d_4;
+        j = (long)((ulong)j + (ulong)4L);
+      }
+    }
+    for (;;) {
+      if (!GOMPT_CMP64(j, <, nl)) break;
+      {
+        double d_5 = (D[((long)((ulong)((long)((ulong)i * (ulong)nl)) + (ulong)j))] * beta);
+        {
+          long k_2 = (0L);
+          for (;;) {
+            if (!GOMPT_CMP64(k_2, <, nj)) break;
+            {
+              d_5 = (d_5 + (tmp[((long)((ulong)((long)((ulong)i * (ulong)nj)) + (ulong)k_2))] * C[((long)((ulong)((long)((ulong)k_2 * (ulong)nl)) + (ulong)j))]));
+            }
+            k_2 = ((long)((ulong)k_2 + (ulong)1));
+          }
+        }
+        D[((long)((ulong)((long)((ulong)i * (ulong)nl)) + (ulong)j))] = d_5;
       }
       j = ((long)((ulong)j + (ulong)1));
     }

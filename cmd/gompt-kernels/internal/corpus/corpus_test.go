@@ -274,6 +274,27 @@ var entries = []entry{
 		}
 		return ps
 	}},
+	{k: SumRowsKernel, fn: SumRows, run: RunSumRows, ext: []int{0}, inputs: func() [][]any {
+		// Rows of a multiple of four, fewer than four and some left.
+		var ps [][]any
+		for _, n := range []int{1, 3, 4, 7, 8, 13} {
+			for _, k := range []int{1, 4, 6} {
+				m := 3
+				a, b, c := make([]float64, m*k), make([]float64, k*n), make([]float64, m*n)
+				for i := range a {
+					a[i] = float64(i%5)/3 - 0.25
+				}
+				for i := range b {
+					b[i] = 0.75 - float64(i%7)/4
+				}
+				for i := range c {
+					c[i] = float64(i%3) - 0.5
+				}
+				ps = append(ps, []any{m, n, k, a, b, c})
+			}
+		}
+		return ps
+	}},
 	{k: PartialKernel, fn: Partial, run: RunPartial, ext: []int{0}},
 	{k: TransposeKernel, fn: Transpose, run: RunTranspose, ext: []int{0, 1}},
 	{k: SumInt64Kernel, fn: SumInt64, run: RunSumInt64, ext: []int{0}, reduce: "+"},

@@ -71,23 +71,50 @@ static inline __attribute__((always_inline)) void gompt_body_SumTurns(long i, lo
   if (*gompt_stop) return;
   {
     long j_2 = (0L);
-    for (;;) {
-      if (!GOMPT_CMP64(j_2, <, n)) break;
-      if (*gompt_stop) return;
-      {
+    if (((ulong)out + (ulong)gompt_len_out_ * sizeof(*out) <= (ulong)w || (ulong)w + (ulong)gompt_len_w_ * sizeof(*w) <= (ulong)out) && ((ulong)out + (ulong)gompt_len_out_ * sizeof(*out) <= (ulong)a || (ulong)a + (ulong)gompt_len_a_ * sizeof(*a) <= (ulong)out)) {
+      for (;;) {
+        if (!(GOMPT_CMP64(j_2, <, n) && GOMPT_CMP64((long)((ulong)n - (ulong)j_2), >=, 4L))) break;
         double v = (out[((long)((ulong)((long)((ulong)i * (ulong)n)) + (ulong)j_2))] * (0x1p-01));
+        double v_2 = (out[((long)((ulong)((long)((ulong)i * (ulong)n)) + (ulong)((long)((ulong)j_2 + (ulong)1L))))] * (0x1p-01));
+        double v_3 = (out[((long)((ulong)((long)((ulong)i * (ulong)n)) + (ulong)((long)((ulong)j_2 + (ulong)2L))))] * (0x1p-01));
+        double v_4 = (out[((long)((ulong)((long)((ulong)i * (ulong)n)) + (ulong)((long)((ulong)j_2 + (ulong)3L))))] * (0x1p-01));
         {
           long t_2 = (0L);
           for (;;) {
             if (!GOMPT_CMP64(t_2, <, k)) break;
-            if (*gompt_stop) return;
             {
               v = (v + (w[t_2] * a[((long)((ulong)((long)((ulong)i * (ulong)n)) + (ulong)j_2))]));
+              v_2 = (v_2 + (w[t_2] * a[((long)((ulong)((long)((ulong)i * (ulong)n)) + (ulong)((long)((ulong)j_2 + (ulong)1L))))]));
+              v_3 = (v_3 + (w[t_2] * a[((long)((ulong)((long)((ulong)i * (ulong)n)) + (ulong)((long)((ulong)j_2 + (ulong)2L))))]));
+              v_4 = (v_4 + (w[t_2] * a[((long)((ulong)((long)((ulong)i * (ulong)n)) + (ulong)((long)((ulong)j_2 + (ulong)3L))))]));
             }
             t_2 = ((long)((ulong)t_2 + (ulong)1));
           }
         }
         out[((long)((ulong)((long)((ulong)i * (ulong)n)) + (ulong)j_2))] = v;
+        out[((long)((ulong)((long)((ulong)i * (ulong)n)) + (ulong)((long)((ulong)j_2 + (ulong)1L))))] = v_2;
+        out[((long)((ulong)((long)((ulong)i * (ulong)n)) + (ulong)((long)((ulong)j_2 + (ulong)2L))))] = v_3;
+        out[((long)((ulong)((long)((ulong)i * (ulong)n)) + (ulong)((long)((ulong)j_2 + (ulong)3L))))] = v_4;
+        j_2 = (long)((ulong)j_2 + (ulong)4L);
+      }
+    }
+    for (;;) {
+      if (!GOMPT_CMP64(j_2, <, n)) break;
+      if (*gompt_stop) return;
+      {
+        double v_5 = (out[((long)((ulong)((long)((ulong)i * (ulong)n)) + (ulong)j_2))] * (0x1p-01));
+        {
+          long t_3 = (0L);
+          for (;;) {
+            if (!GOMPT_CMP64(t_3, <, k)) break;
+            if (*gompt_stop) return;
+            {
+              v_5 = (v_5 + (w[t_3] * a[((long)((ulong)((long)((ulong)i * (ulong)n)) + (ulong)j_2))]));
+            }
+            t_3 = ((long)((ulong)t_3 + (ulong)1));
+          }
+        }
+        out[((long)((ulong)((long)((ulong)i * (ulong)n)) + (ulong)j_2))] = v_5;
       }
       j_2 = ((long)((ulong)j_2 + (ulong)1));
     }
@@ -98,22 +125,22 @@ static inline __attribute__((always_inline)) void gompt_body_SumTurns(long i, lo
       if (!GOMPT_CMP64(j_3, <, n)) break;
       if (*gompt_stop) return;
       {
-        double v_2 = (out[((long)((ulong)((long)((ulong)i * (ulong)n)) + (ulong)j_3))] * (0x1p-01));
+        double v_6 = (out[((long)((ulong)((long)((ulong)i * (ulong)n)) + (ulong)j_3))] * (0x1p-01));
         {
-          long t_3 = (0L);
+          long t_4 = (0L);
           for (;;) {
-            if (!GOMPT_CMP64(t_3, <, k)) break;
+            if (!GOMPT_CMP64(t_4, <, k)) break;
             if (*gompt_stop) return;
             {
-              v_2 = (v_2 + w[t_3]);
+              v_6 = (v_6 + w[t_4]);
             }
-            t_3 = ((long)((ulong)t_3 + (ulong)1));
+            t_4 = ((long)((ulong)t_4 + (ulong)1));
           }
         }
         {
           long gompt_t8 = ((long)((ulong)((long)((ulong)i * (ulong)n)) + (ulong)gompt_remc_long(((long)((ulong)j_3 + (ulong)(1L))), n, gompt_fault, gompt_stop, 3L)));
           if ((ulong)gompt_t8 < (ulong)gompt_len_out_) {
-            double gompt_t9 = v_2;
+            double gompt_t9 = v_6;
             out[gompt_t8] = (out[gompt_t8] + gompt_t9);
           } else {
             gompt_check_fail(gompt_fault, gompt_stop, 2L, gompt_t8, gompt_len_out_);
@@ -127,25 +154,64 @@ static inline __attribute__((always_inline)) void gompt_body_SumTurns(long i, lo
   if (*gompt_stop) return;
   {
     long q = lo;
+    if (((ulong)far + (ulong)gompt_len_far_ * sizeof(*far) <= (ulong)w || (ulong)w + (ulong)gompt_len_w_ * sizeof(*w) <= (ulong)far)) {
+      for (;;) {
+        if (!(GOMPT_CMP64(q, <, hi) && GOMPT_CMP64((long)((ulong)hi - (ulong)q), >=, 4L))) break;
+        double c = (((double)((long)((ulong)q - (ulong)lo))) / (0x1.8p+01));
+        double c_2 = (((double)((long)((ulong)((long)((ulong)q + (ulong)1L)) - (ulong)lo))) / (0x1.8p+01));
+        double c_3 = (((double)((long)((ulong)((long)((ulong)q + (ulong)2L)) - (ulong)lo))) / (0x1.8p+01));
+        double c_4 = (((double)((long)((ulong)((long)((ulong)q + (ulong)3L)) - (ulong)lo))) / (0x1.8p+01));
+        {
+          long t_5 = (0L);
+          for (;;) {
+            if (!GOMPT_CMP64(t_5, <, k)) break;
+            {
+              c = ((c * (0x1p-01)) + w[t_5]);
+              c_2 = ((c_2 * (0x1p-01)) + w[t_5]);
+              c_3 = ((c_3 * (0x1p-01)) + w[t_5]);
+              c_4 = ((c_4 * (0x1p-01)) + w[t_5]);
+            }
+            t_5 = ((long)((ulong)t_5 + (ulong)1));
+          }
+        }
+        {
+          long gompt_t10 = i;
+          far[gompt_t10] = (far[gompt_t10] + c);
+        }
+        {
+          long gompt_t11 = i;
+          far[gompt_t11] = (far[gompt_t11] + c_2);
+        }
+        {
+          long gompt_t12 = i;
+          far[gompt_t12] = (far[gompt_t12] + c_3);
+        }
+        {
+          long gompt_t13 = i;
+          far[gompt_t13] = (far[gompt_t13] + c_4);
+        }
+        q = (long)((ulong)q + (ulong)4L);
+      }
+    }
     for (;;) {
       if (!GOMPT_CMP64(q, <, hi)) break;
       if (*gompt_stop) return;
       {
-        double c = (((double)((long)((ulong)q - (ulong)lo))) / (0x1.8p+01));
+        double c_5 = (((double)((long)((ulong)q - (ulong)lo))) / (0x1.8p+01));
         {
-          long t_4 = (0L);
+          long t_6 = (0L);
           for (;;) {
-            if (!GOMPT_CMP64(t_4, <, k)) break;
+            if (!GOMPT_CMP64(t_6, <, k)) break;
             if (*gompt_stop) return;
             {
-              c = ((c * (0x1p-01)) + w[t_4]);
+              c_5 = ((c_5 * (0x1p-01)) + w[t_6]);
             }
-            t_4 = ((long)((ulong)t_4 + (ulong)1));
+            t_6 = ((long)((ulong)t_6 + (ulong)1));
           }
         }
         {
-          long gompt_t12 = i;
-          far[gompt_t12] = (far[gompt_t12] + c);
+          long gompt_t16 = i;
+          far[gompt_t16] = (far[gompt_t16] + c_5);
         }
       }
       q = ((long)((ulong)q + (ulong)1));
@@ -160,14 +226,14 @@ static inline __attribute__((always_inline)) void gompt_body_SumTurns(long i, lo
       {
         double s_2 = acc;
         {
-          long t_5 = (0L);
+          long t_7 = (0L);
           for (;;) {
-            if (!GOMPT_CMP64(t_5, <, k)) break;
+            if (!GOMPT_CMP64(t_7, <, k)) break;
             if (*gompt_stop) return;
             {
-              s_2 = (s_2 + w[t_5]);
+              s_2 = (s_2 + w[t_7]);
             }
-            t_5 = ((long)((ulong)t_5 + (ulong)1));
+            t_7 = ((long)((ulong)t_7 + (ulong)1));
           }
         }
         acc = (s_2 * (0x1p-01));

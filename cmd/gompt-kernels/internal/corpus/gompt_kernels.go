@@ -7956,6 +7956,149 @@ func RunSumInt64Nowait(dev gompttarget.DeviceClause, n int, a []int64, deps ...g
 	return gompttarget.NewResult(gomptTask, func() int64 { return gomptrt.SumInts(gomptPartial) })
 }
 
+// SumRowsKernel is the gompt map kernel of SumRows (rows.go:106:1), over [0, m).
+var SumRowsKernel = &gomptdevice.Kernel{
+	Name: "SumRows",
+	Params: []gomptdevice.Param{
+		{Name: "m", Kind: gomptdevice.ParamInt64},
+		{Name: "n", Kind: gomptdevice.ParamInt64},
+		{Name: "k", Kind: gomptdevice.ParamInt64},
+		{Name: "a", Kind: gomptdevice.ParamBuffer, Elem: gomptdevice.ParamFloat64, Len: "m*k"},
+		{Name: "b", Kind: gomptdevice.ParamBuffer, Elem: gomptdevice.ParamFloat64, Len: "k*n"},
+		{Name: "c", Kind: gomptdevice.ParamBuffer, Elem: gomptdevice.ParamFloat64, Len: "m*n"},
+	},
+	Dims: 1,
+	Work: "k*n+n",
+	Needs: []gomptdevice.Need{
+		{Kind: gomptdevice.NeedFP64, Use: "float64", Pos: "rows.go:106"},
+	},
+	Images: []gomptdevice.Image{
+		{Kind: gomptdevice.ImageHost, Entry: "gompt_SumRows", Host: gomptHostSumRows},
+		{Kind: gomptdevice.ImageOpenCL, Entry: "gompt_SumRows", Source: gomptCLSumRows, Options: "-cl-fp32-correctly-rounded-divide-sqrt"},
+		{Kind: gomptdevice.ImagePTX, Entry: "gompt_SumRows", Source: gomptPTXSumRows},
+	},
+	Sample: gomptSampleSumRows,
+}
+
+//go:embed gompt_SumRows.cl
+var gomptCLSumRows string
+
+//go:embed gompt_SumRows.ptx
+var gomptPTXSumRows string
+
+// gomptHostSumRows is SumRowsKernel's Go image: the body of SumRows at each point of the team's range.
+func gomptHostSumRows(gomptA *gomptdevice.HostArgs, gomptR gomptdevice.Range, _, _ int) {
+	m := gomptA.Int(0)
+	n := gomptA.Int(1)
+	k := gomptA.Int(2)
+	a := gomptrt.View[float64](gomptA.Bufs[3], gomptrt.Len(m, k))
+	b := gomptrt.View[float64](gomptA.Bufs[4], gomptrt.Len(k, n))
+	c := gomptrt.View[float64](gomptA.Bufs[5], gomptrt.Len(m, n))
+	gomptPA := unsafe.Pointer(unsafe.SliceData(a))
+	gomptPB := unsafe.Pointer(unsafe.SliceData(b))
+	gomptPC := unsafe.Pointer(unsafe.SliceData(c))
+	gomptLo0, gomptHi0 := gomptR.Clamp(0, m)
+	for i := gomptLo0; i < gomptHi0; i++ {
+//line rows.go:107
+		if gomptrt.Apart(c, a) && gomptrt.Apart(c, b) {
+//line rows.go:107
+			j := int(0)
+//line rows.go:107
+			for ; j < n && n-j >= 4; j += 4 {
+				s := (*(*float64)(unsafe.Add(gomptPC, ((i*n)+j)*8)) * float64(0.5))
+//line rows.go:108
+				gompt1S := (*(*float64)(unsafe.Add(gomptPC, ((i*n)+(j+1))*8)) * float64(0.5))
+//line rows.go:108
+				gompt2S := (*(*float64)(unsafe.Add(gomptPC, ((i*n)+(j+2))*8)) * float64(0.5))
+//line rows.go:108
+				gompt3S := (*(*float64)(unsafe.Add(gomptPC, ((i*n)+(j+3))*8)) * float64(0.5))
+				for t := int(0); t < k; t++ {
+					s += (*(*float64)(unsafe.Add(gomptPA, ((i*k)+t)*8)) * *(*float64)(unsafe.Add(gomptPB, ((t*n)+j)*8)))
+//line rows.go:110
+					gompt1S += (*(*float64)(unsafe.Add(gomptPA, ((i*k)+t)*8)) * *(*float64)(unsafe.Add(gomptPB, ((t*n)+(j+1))*8)))
+//line rows.go:110
+					gompt2S += (*(*float64)(unsafe.Add(gomptPA, ((i*k)+t)*8)) * *(*float64)(unsafe.Add(gomptPB, ((t*n)+(j+2))*8)))
+//line rows.go:110
+					gompt3S += (*(*float64)(unsafe.Add(gomptPA, ((i*k)+t)*8)) * *(*float64)(unsafe.Add(gomptPB, ((t*n)+(j+3))*8)))
+				}
+				*(*float64)(unsafe.Add(gomptPC, ((i*n)+j)*8)) = s
+//line rows.go:112
+				*(*float64)(unsafe.Add(gomptPC, ((i*n)+(j+1))*8)) = gompt1S
+//line rows.go:112
+				*(*float64)(unsafe.Add(gomptPC, ((i*n)+(j+2))*8)) = gompt2S
+//line rows.go:112
+				*(*float64)(unsafe.Add(gomptPC, ((i*n)+(j+3))*8)) = gompt3S
+			}
+//line rows.go:107
+			for ; j < n; j++ {
+				s := (*(*float64)(unsafe.Add(gomptPC, ((i*n)+j)*8)) * float64(0.5))
+				for t := int(0); t < k; t++ {
+					s += (*(*float64)(unsafe.Add(gomptPA, ((i*k)+t)*8)) * *(*float64)(unsafe.Add(gomptPB, ((t*n)+j)*8)))
+				}
+				*(*float64)(unsafe.Add(gomptPC, ((i*n)+j)*8)) = s
+			}
+		} else {
+//line rows.go:107
+			for j := int(0); j < n; j++ {
+				s := (*(*float64)(unsafe.Add(gomptPC, ((i*n)+j)*8)) * float64(0.5))
+				for t := int(0); t < k; t++ {
+					s += (*(*float64)(unsafe.Add(gomptPA, ((i*k)+t)*8)) * *(*float64)(unsafe.Add(gomptPB, ((t*n)+j)*8)))
+				}
+				*(*float64)(unsafe.Add(gomptPC, ((i*n)+j)*8)) = s
+			}
+		}
+	}
+	_ = m
+//line gompt_kernels.go:8053
+}
+
+// gomptSampleSumRows is SumRowsKernel's Sample: about n points, random arguments. Tol 0: every device gives the Go function's bits.
+func gomptSampleSumRows(gomptN int, gomptSeed int64) gomptdevice.Sample {
+	gomptR := gomptrt.Rand("SumRows", gomptN, gomptSeed)
+	gomptExt := gomptrt.Extents(gomptN, 1)
+	m := gomptExt[0]
+	n := int(1 + gomptR.IntN(8))
+	k := int(1 + gomptR.IntN(8))
+	return gomptdevice.Sample{
+		Shape: gomptdevice.Shape{Size: gomptExt},
+		Bufs:  [][]byte{nil, nil, nil, gomptrt.Floats[float64](gomptR, gomptrt.Len(m, k), 0.5, 1.5), gomptrt.Floats[float64](gomptR, gomptrt.Len(k, n), 0.5, 1.5), gomptrt.Floats[float64](gomptR, gomptrt.Len(m, n), 0.5, 1.5)},
+		Args:  []gomptdevice.Arg{gomptrt.Int(int64(m)), gomptrt.Int(int64(n)), gomptrt.Int(int64(k)), {}, {}, {}},
+	}
+}
+
+// RunSumRows runs SumRowsKernel (SumRows) on device dev over [0, m), mapping each slice by how the kernel uses it:
+// a to, b to, c tofrom.
+func RunSumRows(dev gompttarget.DeviceClause, m int, n int, k int, a []float64, b []float64, c []float64) error {
+	if m <= 0 {
+		return nil
+	}
+	a = gomptrt.Head(a, gomptrt.Len(m, k))
+	b = gomptrt.Head(b, gomptrt.Len(k, n))
+	c = gomptrt.Head(c, gomptrt.Len(m, n))
+	return gompttarget.Target(gompttarget.Region{Device: dev, Kernel: SumRowsKernel, Shape: gompttarget.Shape{Size: [3]int{m, 1, 1}},
+		Maps: []gompttarget.Map{gompttarget.To(a), gompttarget.To(b), gompttarget.ToFrom(c)},
+		Args: []gompttarget.Arg{gompttarget.Int(m), gompttarget.Int(n), gompttarget.Int(k), gompttarget.Slice(a), gompttarget.Slice(b), gompttarget.Slice(c)}})
+}
+
+// RunSumRowsNowait is RunSumRows's nowait form: it starts the launch and returns at once. deps are depend items
+// (target.DependIn, DependOut, DependInOut, DependOn), which order it as they order target.TargetNowait.
+// Leave the slices alone until the task's Wait returns RunSumRows's error (one found before the launch,
+// such as a short slice, included). An empty space runs nothing but still waits for deps.
+//
+// It runs SumRowsKernel (SumRows) on device dev over [0, m), mapping each slice by how the kernel uses it:
+// a to, b to, c tofrom.
+func RunSumRowsNowait(dev gompttarget.DeviceClause, m int, n int, k int, a []float64, b []float64, c []float64, deps ...gompttarget.Map) *gompttarget.Task {
+	if m <= 0 {
+		return gompttarget.Go(func() error { return nil }, deps...)
+	}
+	a = gomptrt.Head(a, gomptrt.Len(m, k))
+	b = gomptrt.Head(b, gomptrt.Len(k, n))
+	c = gomptrt.Head(c, gomptrt.Len(m, n))
+	return gompttarget.TargetNowait(gompttarget.Region{Device: dev, Kernel: SumRowsKernel, Shape: gompttarget.Shape{Size: [3]int{m, 1, 1}},
+		Maps: append([]gompttarget.Map{gompttarget.To(a), gompttarget.To(b), gompttarget.ToFrom(c)}, deps...),
+		Args: []gompttarget.Arg{gompttarget.Int(m), gompttarget.Int(n), gompttarget.Int(k), gompttarget.Slice(a), gompttarget.Slice(b), gompttarget.Slice(c)}})
+}
+
 // SumTurnsKernel is the gompt map kernel of SumTurns (rows.go:57:1), over [0, m).
 var SumTurnsKernel = &gomptdevice.Kernel{
 	Name: "SumTurns",
@@ -8226,7 +8369,7 @@ func gomptHostSumTurns(gomptA *gomptdevice.HostArgs, gomptR gomptdevice.Range, _
 		last[i] = acc
 	}
 	_ = m
-//line gompt_kernels.go:8230
+//line gompt_kernels.go:8373
 }
 
 // gomptSampleSumTurns is SumTurnsKernel's Sample: about n points, random arguments. Tol 0: every device gives the Go function's bits.
@@ -8351,7 +8494,7 @@ func gomptHostTeamDefine(gomptA *gomptdevice.HostArgs, gomptR gomptdevice.Range,
 	_ = v
 	_ = teams
 	_ = m
-//line gompt_kernels.go:8355
+//line gompt_kernels.go:8498
 }
 
 // gomptSampleTeamDefine is TeamDefineKernel's Sample: about n points, random arguments. Tol 0: every device gives the Go function's bits.
@@ -8465,7 +8608,7 @@ func gomptHostTeamGather(gomptA *gomptdevice.HostArgs, gomptR gomptdevice.Range,
 	}
 	_ = teams
 	_ = m
-//line gompt_kernels.go:8469
+//line gompt_kernels.go:8612
 }
 
 // gomptSampleTeamGather is TeamGatherKernel's Sample: about n points, random arguments. Tol 0: every device gives the Go function's bits.
@@ -8629,7 +8772,7 @@ func gomptHostTeamReverse(gomptA *gomptdevice.HostArgs, gomptR gomptdevice.Range
 	}
 	_ = mine
 	_ = teams
-//line gompt_kernels.go:8633
+//line gompt_kernels.go:8776
 }
 
 // gomptSampleTeamReverse is TeamReverseKernel's Sample: about n points, random arguments. Tol 0: every device gives the Go function's bits.
@@ -8769,7 +8912,7 @@ func gomptHostTeamTuple(gomptA *gomptdevice.HostArgs, gomptR gomptdevice.Range, 
 	_ = x
 	_ = o
 	_ = teams
-//line gompt_kernels.go:8773
+//line gompt_kernels.go:8916
 }
 
 // gomptSampleTeamTuple is TeamTupleKernel's Sample: about n points, random arguments. Tol 0: every device gives the Go function's bits.
@@ -8912,7 +9055,7 @@ func gomptHostTeamView(gomptA *gomptdevice.HostArgs, gomptR gomptdevice.Range, _
 	_ = from
 	_ = s
 	_ = teams
-//line gompt_kernels.go:8916
+//line gompt_kernels.go:9059
 }
 
 // gomptSampleTeamView is TeamViewKernel's Sample: about n points, random arguments. Tol 0: every device gives the Go function's bits.
@@ -9006,7 +9149,7 @@ func gomptHostTranscendental(gomptA *gomptdevice.HostArgs, gomptR gomptdevice.Ra
 		out[i] = float32(v)
 	}
 	_ = n
-//line gompt_kernels.go:9010
+//line gompt_kernels.go:9153
 }
 
 // gomptSampleTranscendental is TranscendentalKernel's Sample: about n points, random arguments. Tol 1e-06: it calls math functions that are within a few ulps of Go's, not equal.
@@ -9098,7 +9241,7 @@ func gomptHostTranspose(gomptA *gomptdevice.HostArgs, gomptR gomptdevice.Range, 
 			}
 		}
 	}
-//line gompt_kernels.go:9102
+//line gompt_kernels.go:9245
 }
 
 // gomptSampleTranspose is TransposeKernel's Sample: about n points, random arguments. Tol 0: every device gives the Go function's bits.
@@ -9223,7 +9366,7 @@ gomptPoint0:
 		*(*int64)(unsafe.Add(gomptPOut, (o+int(7))*8)) = (-long)
 	}
 	_ = n
-//line gompt_kernels.go:9227
+//line gompt_kernels.go:9370
 }
 
 // gomptSampleTricky is TrickyKernel's Sample: about n points, random arguments. Tol 0: every device gives the Go function's bits.
@@ -9325,7 +9468,7 @@ func gomptHostTuples(gomptA *gomptdevice.HostArgs, gomptR gomptdevice.Range, _, 
 		*(*int32)(unsafe.Add(gomptPOut, o*4)) += x
 	}
 	_ = n
-//line gompt_kernels.go:9329
+//line gompt_kernels.go:9472
 }
 
 // gomptSampleTuples is TuplesKernel's Sample: about n points, random arguments. Tol 0: every device gives the Go function's bits.
@@ -9423,7 +9566,7 @@ func gomptHostUint64Ops(gomptA *gomptdevice.HostArgs, gomptR gomptdevice.Range, 
 		*(*uint64)(unsafe.Add(gomptPOut, (o+int(5))*8)) = (-x)
 	}
 	_ = n
-//line gompt_kernels.go:9427
+//line gompt_kernels.go:9570
 }
 
 // gomptSampleUint64Ops is Uint64OpsKernel's Sample: about n points, random arguments. Tol 0: every device gives the Go function's bits.
@@ -9575,7 +9718,7 @@ func gomptLanesUniformStore(gomptX0, gomptW int, n int, m int, b []int32, c []in
 		}
 //line lockstep.go:44
 	}
-//line gompt_kernels.go:9579
+//line gompt_kernels.go:9722
 }
 
 // gomptSampleUniformStore is UniformStoreKernel's Sample: about n points, random arguments. Tol 0: every device gives the Go function's bits.
@@ -9687,7 +9830,7 @@ func gomptHostViewBounds(gomptA *gomptdevice.HostArgs, gomptR gomptdevice.Range,
 	}
 	_ = rows
 	_ = m
-//line gompt_kernels.go:9691
+//line gompt_kernels.go:9834
 }
 
 // gomptSampleViewBounds is ViewBoundsKernel's Sample: about n points, random arguments. Tol 0: every device gives the Go function's bits.
@@ -9786,7 +9929,7 @@ func gomptHostViewIndex(gomptA *gomptdevice.HostArgs, gomptR gomptdevice.Range, 
 		out[r] = row[at[r]]
 	}
 	_ = rows
-//line gompt_kernels.go:9790
+//line gompt_kernels.go:9933
 }
 
 // gomptSampleViewIndex is ViewIndexKernel's Sample: about n points, random arguments. Tol 0: every device gives the Go function's bits.

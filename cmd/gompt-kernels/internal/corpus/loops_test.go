@@ -6,6 +6,8 @@ import (
 	"slices"
 	"testing"
 
+	"github.com/gompt/gompt/kernels/kerneltest"
+
 	"github.com/gompt/gompt/device"
 	"github.com/gompt/gompt/target"
 	"github.com/stretchr/testify/assert"
@@ -139,5 +141,47 @@ func TestSumTurnsImageOverlappingBuffers(t *testing.T) {
 	SumTurnsKernel.Host()(args, device.Range{Hi: [3]int{1, 1, 1}}, 0, 1)
 	for i := range want {
 		require.Equal(t, math.Float64bits(want[i]), math.Float64bits(got[i]), "element %d: %v, Go gives %v", i, got[i], want[i])
+	}
+}
+
+// SumRows with c inside b, through one map of one slice (a launcher
+// refuses the two slices; a region's arguments may point into one list
+// item): every device runs the loop as written, each row's turns in
+// order, so a later turn reads b after an earlier turn's tail wrote it
+// (turn j reads b[7*9+j-1], the c[j-1] of the turn before). c begins 512
+// bytes in, so that an OpenCL device passes it as a sub-buffer of the
+// same memory (an argument at an offset that is not a multiple of the
+// device's base address alignment is passed through a copy: the plugin's
+// Launch says which kernels that suits).
+func TestSumRowsOverlappingArguments(t *testing.T) {
+	const m, n, k, at = 1, 9, 8, 64
+	buf := make([]float64, at+n)
+	for i := range buf {
+		buf[i] = float64(i%5)/3 - 0.4
+	}
+	a := []float64{0.75, -1.5, 0.25, 1, -0.5, 2, -1.25, 0.5}
+	want := slices.Clone(buf)
+	SumRows(0, m, n, k, a, want[:k*n], want[at:at+n])
+	for _, dev := range devices() {
+		if _, _, refuses := kerneltest.Refuses(SumRowsKernel, dev); refuses {
+			continue // no fp64 (TestAgainstGo checks the refusal)
+		}
+		got := slices.Clone(buf)
+		err := target.Target(target.Region{
+			Device: target.Dev(dev),
+			Kernel: SumRowsKernel,
+			Shape:  target.N(m),
+			Maps:   []target.Map{target.To(a), target.ToFrom(got)},
+			Args: []target.Arg{target.Int(m), target.Int(n), target.Int(k),
+				target.Slice(a), target.Slice(got[:k*n]), target.Slice(got[at : at+n])},
+		})
+		if !assert.NoError(t, err, "on %s", target.Describe(dev)) {
+			continue
+		}
+		for i := range want {
+			if !assert.Equal(t, math.Float64bits(want[i]), math.Float64bits(got[i]), "element %d on %s: %v, Go gives %v", i, target.Describe(dev), got[i], want[i]) {
+				break
+			}
+		}
 	}
 }

@@ -172,9 +172,19 @@ func (c *cfunc) pop() { c.stack = c.stack[:len(c.stack)-1] }
 // forStmt: Go's for, with its post statement at the end of the body (after
 // the label that continue jumps to).
 func (c *cfunc) forStmt(s *ast.ForStmt, label string) {
+	if k := c.f.Kernel; k != nil && k.SumJams[s] != nil && c.sumJam(s, k.SumJams[s], label) {
+		return
+	}
 	c.line("{")
 	c.depth++
 	c.stmt(s.Init, "")
+	c.loop(s, label)
+	c.depth--
+	c.line("}")
+}
+
+// loop writes for statement s but for its init statement.
+func (c *cfunc) loop(s *ast.ForStmt, label string) {
 	t := c.push(s, label, false, s.Post != nil)
 	c.line("for (;;) {")
 	c.depth++
@@ -201,8 +211,6 @@ func (c *cfunc) forStmt(s *ast.ForStmt, label string) {
 	if t.breakUsed {
 		c.line("gompt_b%d:;", t.id)
 	}
-	c.depth--
-	c.line("}")
 }
 
 // rangeStmt: for i := range n, over a hidden counter (assigning the

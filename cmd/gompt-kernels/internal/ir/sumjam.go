@@ -35,4 +35,9 @@ type SumJam struct {
 	Written []*Param
 	Reads   []*Param
 	Own     []*Param // of Written and Reads: each turn's head and tail reach its own element
+	// Checked: a tail may fail (an element not proven in range, an
+	// integer division or shift). The OpenCL C then runs the loop as
+	// written (its checks stop the work-item between statements, in
+	// order); the Go image jams it (its tails panic in order).
+	Checked bool
 }

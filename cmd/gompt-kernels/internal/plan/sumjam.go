@@ -180,6 +180,9 @@ func sumJam(info *types.Info, k *ir.Kernel, s *ast.ForStmt) *ir.SumJam {
 		if !callsOnlyPure(info, st) {
 			return nil
 		}
+		if mayFail(info, k, st) {
+			sj.Checked = true
+		}
 		for _, l := range lhs {
 			switch l := ast.Unparen(l).(type) {
 			case *ast.Ident:
@@ -357,4 +360,28 @@ func containsParam(list []*ir.Param, p *ir.Param) bool {
 		}
 	}
 	return false
+}
+
+// mayFail reports whether simple statement st may fail: an element not
+// proven in range, or an integer division or shift (as an operator or an
+// assignment's).
+func mayFail(info *types.Info, k *ir.Kernel, st ast.Stmt) bool {
+	fail := false
+	ast.Inspect(st, func(n ast.Node) bool {
+		switch n := n.(type) {
+		case *ast.IndexExpr:
+			fail = fail || !k.Proven[n]
+		case *ast.BinaryExpr:
+			fail = fail || canFault(info, n)
+		case *ast.AssignStmt:
+			switch n.Tok {
+			case token.QUO_ASSIGN, token.REM_ASSIGN, token.SHL_ASSIGN, token.SHR_ASSIGN:
+				if t, ok := info.TypeOf(n.Lhs[0]).Underlying().(*types.Basic); ok && t.Info()&types.IsInteger != 0 {
+					fail = true
+				}
+			}
+		}
+		return !fail
+	})
+	return fail
 }
