@@ -4,7 +4,7 @@
 #pragma OPENCL EXTENSION cl_khr_fp64 : enable
 
 #ifdef GOMPT_LOOP_GUARD
-#define GOMPT_LOOP_PARAM 
+#define GOMPT_LOOP_PARAM , __global long *gompt_fault
 #define GOMPT_LOOP_PARAM_ONLY __global long *gompt_fault
 #define GOMPT_LOOP_CHECK gompt_loop_check(gompt_fault)
 static inline __attribute__((always_inline)) void gompt_loop_check(__global long *f) {
@@ -24,93 +24,63 @@ static inline __attribute__((always_inline)) void gompt_loop_check(__global long
 #define GOMPT_CMP64(x, op, y) ((x) op (y))
 #endif
 
-static void gompt_check_fail(__global long *f, int *stop, long site, long i, long n) {
-  *stop = 1;
-  if (atomic_cmpxchg((volatile __global int *)f, 0, (int)site) == 0) {
-    f[1] = i;
-    f[2] = n;
-    f[3] = 1504796038L;
-  }
-}
-static inline __attribute__((always_inline)) double gompt_ldc_double(__global const double *p, long n, long i, __global long *f, int *stop, long site) { if ((ulong)i < (ulong)n) return p[i]; gompt_check_fail(f, stop, site, i, n); return (double)0; }
 static inline __attribute__((always_inline)) long gompt_lenpos(long v) { return GOMPT_CMP64(v, >, 0L) ? v : 0; }
 
-static inline __attribute__((always_inline)) void gompt_body_Syrk(long i, long n, long m, double alpha, double beta, __global double *C, long gompt_len_C_, __global const double *A, long gompt_len_A_, __global long *gompt_fault, int *gompt_stop) {
+static inline __attribute__((always_inline)) void gompt_body_Syrk(long i, long n, long m, double alpha, double beta, __global double *C, long gompt_len_C_, __global const double *A, long gompt_len_A_) {
   {
     long j = (0L);
     for (;;) {
       if (!GOMPT_CMP64(j, <=, i)) break;
-      if (*gompt_stop) return;
       {
         {
           long gompt_t2 = ((long)((ulong)((long)((ulong)i * (ulong)n)) + (ulong)j));
-          if ((ulong)gompt_t2 < (ulong)gompt_len_C_) {
-            double gompt_t3 = beta;
-            C[gompt_t2] = (C[gompt_t2] * gompt_t3);
-          } else {
-            gompt_check_fail(gompt_fault, gompt_stop, 1L, gompt_t2, gompt_len_C_);
-          }
+          C[gompt_t2] = (C[gompt_t2] * beta);
         }
-        if (*gompt_stop) return;
       }
       j = ((long)((ulong)j + (ulong)1));
     }
   }
-  if (*gompt_stop) return;
   {
     long k = (0L);
     for (;;) {
       if (!GOMPT_CMP64(k, <, m)) break;
-      if (*gompt_stop) return;
       {
         double a = (alpha * A[((long)((ulong)((long)((ulong)i * (ulong)m)) + (ulong)k))]);
         {
           long j_2 = (0L);
           for (;;) {
             if (!GOMPT_CMP64(j_2, <=, i)) break;
-            if (*gompt_stop) return;
             {
               {
-                long gompt_t6 = ((long)((ulong)((long)((ulong)i * (ulong)n)) + (ulong)j_2));
-                if ((ulong)gompt_t6 < (ulong)gompt_len_C_) {
-                  double gompt_t7 = (a * gompt_ldc_double(A, gompt_len_A_, ((long)((ulong)((long)((ulong)j_2 * (ulong)m)) + (ulong)k)), gompt_fault, gompt_stop, 3L));
-                  C[gompt_t6] = (C[gompt_t6] + gompt_t7);
-                } else {
-                  gompt_check_fail(gompt_fault, gompt_stop, 2L, gompt_t6, gompt_len_C_);
-                }
+                long gompt_t5 = ((long)((ulong)((long)((ulong)i * (ulong)n)) + (ulong)j_2));
+                C[gompt_t5] = (C[gompt_t5] + (a * A[((long)((ulong)((long)((ulong)j_2 * (ulong)m)) + (ulong)k))]));
               }
-              if (*gompt_stop) return;
             }
             j_2 = ((long)((ulong)j_2 + (ulong)1));
           }
         }
-        if (*gompt_stop) return;
       }
       k = ((long)((ulong)k + (ulong)1));
     }
   }
-  if (*gompt_stop) return;
 }
 
-__kernel void gompt_Syrk(long n, long m, double alpha, double beta, __global double *C, __global const double *A, __global long *gompt_fault GOMPT_LOOP_PARAM) {
-  int gompt_stopped = 0, *gompt_stop = &gompt_stopped;
+__kernel void gompt_Syrk(long n, long m, double alpha, double beta, __global double *C, __global const double *A GOMPT_LOOP_PARAM) {
   long gompt_len_C = gompt_lenpos((long)((ulong)(long)n * (ulong)(long)n));
   long gompt_len_A = gompt_lenpos((long)((ulong)(long)n * (ulong)(long)m));
   if ((long)n <= 0) return;
   if (get_global_size(0) >= (ulong)(long)n) {
     long gompt_i0 = (long)get_global_id(0);
     if ((long)((get_group_id(0) + 1) * get_local_size(0)) <= (long)n) {
-      gompt_body_Syrk(gompt_i0, n, m, alpha, beta, C, gompt_len_C, A, gompt_len_A, gompt_fault, gompt_stop);
+      gompt_body_Syrk(gompt_i0, n, m, alpha, beta, C, gompt_len_C, A, gompt_len_A);
     } else if (gompt_i0 < (long)n) {
-      gompt_body_Syrk(gompt_i0, n, m, alpha, beta, C, gompt_len_C, A, gompt_len_A, gompt_fault, gompt_stop);
+      gompt_body_Syrk(gompt_i0, n, m, alpha, beta, C, gompt_len_C, A, gompt_len_A);
     }
     GOMPT_LOOP_CHECK;
     return;
   }
   for (long gompt_i0 = (long)get_global_id(0); gompt_i0 < (long)n; gompt_i0 += (long)get_global_size(0)) {
-    gompt_body_Syrk(gompt_i0, n, m, alpha, beta, C, gompt_len_C, A, gompt_len_A, gompt_fault, gompt_stop);
-    if (gompt_stopped) goto gompt_stopped_;
+    gompt_body_Syrk(gompt_i0, n, m, alpha, beta, C, gompt_len_C, A, gompt_len_A);
   }
-gompt_stopped_:
   GOMPT_LOOP_CHECK;
 }

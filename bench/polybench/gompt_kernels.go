@@ -3675,12 +3675,6 @@ var Syr2kKernel = &gomptdevice.Kernel{
 	},
 	Dims: 1,
 	Work: "1+2*m+m*n+n",
-	Faults: []gomptdevice.FaultSite{
-		{Kind: gomptdevice.FaultIndex, Pos: "kernels.go:172"},
-		{Kind: gomptdevice.FaultIndex, Pos: "kernels.go:176"},
-		{Kind: gomptdevice.FaultIndex, Pos: "kernels.go:176"},
-		{Kind: gomptdevice.FaultIndex, Pos: "kernels.go:176"},
-	},
 	Needs: []gomptdevice.Need{
 		{Kind: gomptdevice.NeedFP64, Use: "float64", Pos: "kernels.go:170"},
 	},
@@ -3707,21 +3701,22 @@ func gomptHostSyr2k(gomptA *gomptdevice.HostArgs, gomptR gomptdevice.Range, _, _
 	C := gomptrt.View[float64](gomptA.Bufs[4], gomptrt.Len(n, n))
 	A := gomptrt.View[float64](gomptA.Bufs[5], gomptrt.Len(n, m))
 	B := gomptrt.View[float64](gomptA.Bufs[6], gomptrt.Len(n, m))
+	gomptPC := unsafe.Pointer(unsafe.SliceData(C))
 	gomptPA := unsafe.Pointer(unsafe.SliceData(A))
 	gomptPB := unsafe.Pointer(unsafe.SliceData(B))
 	gomptLo0, gomptHi0 := gomptR.Clamp(0, n)
 	for i := gomptLo0; i < gomptHi0; i++ {
 //line kernels.go:171
 		for j := int(0); j <= i; j++ {
-			C[((i * n) + j)] *= beta
+			*(*float64)(unsafe.Add(gomptPC, ((i*n)+j)*8)) *= beta
 		}
 		for k := int(0); k < m; k++ {
 			for j := int(0); j <= i; j++ {
-				C[((i * n) + j)] += (((A[((j*m)+k)] * alpha) * *(*float64)(unsafe.Add(gomptPB, ((i*m)+k)*8))) + ((B[((j*m)+k)] * alpha) * *(*float64)(unsafe.Add(gomptPA, ((i*m)+k)*8))))
+				*(*float64)(unsafe.Add(gomptPC, ((i*n)+j)*8)) += (((*(*float64)(unsafe.Add(gomptPA, ((j*m)+k)*8)) * alpha) * *(*float64)(unsafe.Add(gomptPB, ((i*m)+k)*8))) + ((*(*float64)(unsafe.Add(gomptPB, ((j*m)+k)*8)) * alpha) * *(*float64)(unsafe.Add(gomptPA, ((i*m)+k)*8))))
 			}
 		}
 	}
-//line gompt_kernels.go:3725
+//line gompt_kernels.go:3720
 }
 
 // gomptSampleSyr2k is Syr2kKernel's Sample: about n points, random arguments. Tol 0: every device gives the Go function's bits.
@@ -3791,11 +3786,6 @@ var SyrkKernel = &gomptdevice.Kernel{
 	},
 	Dims: 1,
 	Work: "1+2*m+m*n+n",
-	Faults: []gomptdevice.FaultSite{
-		{Kind: gomptdevice.FaultIndex, Pos: "kernels.go:157"},
-		{Kind: gomptdevice.FaultIndex, Pos: "kernels.go:162"},
-		{Kind: gomptdevice.FaultIndex, Pos: "kernels.go:162"},
-	},
 	Needs: []gomptdevice.Need{
 		{Kind: gomptdevice.NeedFP64, Use: "float64", Pos: "kernels.go:155"},
 	},
@@ -3821,11 +3811,13 @@ func gomptHostSyrk(gomptA *gomptdevice.HostArgs, gomptR gomptdevice.Range, _, _ 
 	beta := gomptA.Float64(3)
 	C := gomptrt.View[float64](gomptA.Bufs[4], gomptrt.Len(n, n))
 	A := gomptrt.View[float64](gomptA.Bufs[5], gomptrt.Len(n, m))
+	gomptPC := unsafe.Pointer(unsafe.SliceData(C))
+	gomptPA := unsafe.Pointer(unsafe.SliceData(A))
 	gomptLo0, gomptHi0 := gomptR.Clamp(0, n)
 	for i := gomptLo0; i < gomptHi0; i++ {
 //line kernels.go:156
 		for j := int(0); j <= i; j++ {
-			C[((i * n) + j)] *= beta
+			*(*float64)(unsafe.Add(gomptPC, ((i*n)+j)*8)) *= beta
 		}
 		if gomptFromK := int(0); gomptFromK < m {
 //line kernels.go:159
@@ -3837,12 +3829,12 @@ func gomptHostSyrk(gomptA *gomptdevice.HostArgs, gomptR gomptdevice.Range, _, _ 
 				k := gomptFromK + gomptTK
 				a := (alpha * gomptARowK1[gomptTK])
 				for j := int(0); j <= i; j++ {
-					C[((i * n) + j)] += (a * A[((j*m)+k)])
+					*(*float64)(unsafe.Add(gomptPC, ((i*n)+j)*8)) += (a * *(*float64)(unsafe.Add(gomptPA, ((j*m)+k)*8)))
 				}
 			}
 		}
 	}
-//line gompt_kernels.go:3846
+//line gompt_kernels.go:3838
 }
 
 // gomptSampleSyrk is SyrkKernel's Sample: about n points, random arguments. Tol 0: every device gives the Go function's bits.
@@ -3992,7 +3984,7 @@ func gomptHostTwoMM1(gomptA *gomptdevice.HostArgs, gomptR gomptdevice.Range, _, 
 		}
 	}
 	_ = ni
-//line gompt_kernels.go:3996
+//line gompt_kernels.go:3988
 }
 
 // gomptSampleTwoMM1 is TwoMM1Kernel's Sample: about n points, random arguments. Tol 0: every device gives the Go function's bits.
@@ -4138,7 +4130,7 @@ func gomptHostTwoMM2(gomptA *gomptdevice.HostArgs, gomptR gomptdevice.Range, _, 
 		}
 	}
 	_ = ni
-//line gompt_kernels.go:4142
+//line gompt_kernels.go:4134
 }
 
 // gomptSampleTwoMM2 is TwoMM2Kernel's Sample: about n points, random arguments. Tol 0: every device gives the Go function's bits.

@@ -211,3 +211,14 @@ func RowShift(i int, m, n, nk, shift int, c, a, b []float32) {
 		}
 	}
 }
+
+// TriangleTo runs row i from the diagonal to k (j <= k), which nothing
+// bounds: it keeps Go's check, and k past the last column fails the
+// point at the element.
+//
+//gompt:kernel dims=n len(out)=n*n
+func TriangleTo(i int, n, k int, out []float64) {
+	for j := i; j <= k; j++ {
+		out[i*n+j] += 1
+	}
+}

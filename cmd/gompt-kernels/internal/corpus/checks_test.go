@@ -11,6 +11,8 @@ import (
 	"sync"
 	"testing"
 
+	"github.com/gompt/gompt/kernels/kerneltest"
+
 	"github.com/gompt/gompt/device"
 	"github.com/gompt/gompt/target"
 	"github.com/stretchr/testify/assert"
@@ -586,5 +588,28 @@ func TestRowShiftViewOutOfRange(t *testing.T) {
 		for i, v := range c {
 			require.Equal(t, float32(1+nk*0.5*0.25), v, "%s: c[%d]", what, i)
 		}
+	}
+}
+
+// TriangleTo's loop to k (j <= k) keeps its check: k at the last column
+// is in range, one past it fails the last row at the element.
+func TestTriangleToOutOfRange(t *testing.T) {
+	const n = 4
+	for _, dev := range devices() {
+		if _, _, refuses := kerneltest.Refuses(TriangleToKernel, dev); refuses {
+			continue // no fp64 (TestAgainstGo checks the refusal)
+		}
+		what := target.Describe(dev)
+		out := make([]float64, n*n)
+		require.NoError(t, RunTriangleTo(target.Dev(dev), n, n-1, out), "%s: k at the last column", what)
+		for i, v := range out {
+			want := 0.0
+			if i%n >= i/n {
+				want = 1
+			}
+			require.Equal(t, want, v, "%s: out[%d]", what, i)
+		}
+		err := RunTriangleTo(target.Dev(dev), n, n, make([]float64, n*n))
+		checkFault(t, err, "TriangleTo", posOf(t, "TriangleTo", "out[i*n+j] += 1"), `index out of range \[16\] with length 16`, what)
 	}
 }

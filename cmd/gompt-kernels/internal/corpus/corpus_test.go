@@ -295,6 +295,8 @@ var entries = []entry{
 		}
 		return ps
 	}},
+	{k: TriangleKernel, fn: Triangle, run: RunTriangle, ext: []int{0}},
+	{k: TriangleToKernel, fn: TriangleTo, run: RunTriangleTo, ext: []int{0}, noHost: true},
 	{k: PartialKernel, fn: Partial, run: RunPartial, ext: []int{0}},
 	{k: TransposeKernel, fn: Transpose, run: RunTranspose, ext: []int{0, 1}},
 	{k: SumInt64Kernel, fn: SumInt64, run: RunSumInt64, ext: []int{0}, reduce: "+"},

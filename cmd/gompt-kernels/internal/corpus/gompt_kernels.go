@@ -9288,6 +9288,190 @@ func RunTransposeNowait(dev gompttarget.DeviceClause, nx int, ny int, in []uint8
 		Args: []gompttarget.Arg{gompttarget.Int(nx), gompttarget.Int(ny), gompttarget.Slice(in), gompttarget.Slice(out)}})
 }
 
+// TriangleKernel is the gompt map kernel of Triangle (rows.go:121:1), over [0, n).
+var TriangleKernel = &gomptdevice.Kernel{
+	Name: "Triangle",
+	Params: []gomptdevice.Param{
+		{Name: "n", Kind: gomptdevice.ParamInt64},
+		{Name: "a", Kind: gomptdevice.ParamBuffer, Elem: gomptdevice.ParamFloat64, Len: "n*n"},
+		{Name: "out", Kind: gomptdevice.ParamBuffer, Elem: gomptdevice.ParamFloat64, Len: "n*n"},
+	},
+	Dims: 1,
+	Work: "1+n",
+	Needs: []gomptdevice.Need{
+		{Kind: gomptdevice.NeedFP64, Use: "float64", Pos: "rows.go:121"},
+	},
+	Images: []gomptdevice.Image{
+		{Kind: gomptdevice.ImageHost, Entry: "gompt_Triangle", Host: gomptHostTriangle},
+		{Kind: gomptdevice.ImageOpenCL, Entry: "gompt_Triangle", Source: gomptCLTriangle, Options: "-cl-fp32-correctly-rounded-divide-sqrt"},
+		{Kind: gomptdevice.ImagePTX, Entry: "gompt_Triangle", Source: gomptPTXTriangle},
+	},
+	Sample: gomptSampleTriangle,
+}
+
+//go:embed gompt_Triangle.cl
+var gomptCLTriangle string
+
+//go:embed gompt_Triangle.ptx
+var gomptPTXTriangle string
+
+// gomptHostTriangle is TriangleKernel's Go image: the body of Triangle at each point of the team's range.
+func gomptHostTriangle(gomptA *gomptdevice.HostArgs, gomptR gomptdevice.Range, _, _ int) {
+	n := gomptA.Int(0)
+	a := gomptrt.View[float64](gomptA.Bufs[1], gomptrt.Len(n, n))
+	out := gomptrt.View[float64](gomptA.Bufs[2], gomptrt.Len(n, n))
+	gomptPA := unsafe.Pointer(unsafe.SliceData(a))
+	gomptPOut := unsafe.Pointer(unsafe.SliceData(out))
+	gomptLo0, gomptHi0 := gomptR.Clamp(0, n)
+	for i := gomptLo0; i < gomptHi0; i++ {
+//line rows.go:122
+		for j := int(0); j <= i; j++ {
+			*(*float64)(unsafe.Add(gomptPOut, ((i*n)+j)*8)) = (*(*float64)(unsafe.Add(gomptPA, ((j*n)+i)*8)) * float64(0.5))
+		}
+	}
+//line gompt_kernels.go:9333
+}
+
+// gomptSampleTriangle is TriangleKernel's Sample: about n points, random arguments. Tol 0: every device gives the Go function's bits.
+func gomptSampleTriangle(gomptN int, gomptSeed int64) gomptdevice.Sample {
+	gomptR := gomptrt.Rand("Triangle", gomptN, gomptSeed)
+	gomptN = gomptrt.FitSample(gomptN, func(gomptN int) int64 {
+		gomptExt := gomptrt.Extents(gomptN, 1)
+		n := gomptExt[0]
+		return gomptrt.Total(gomptrt.Bytes(gomptrt.Len(n, n), 8), gomptrt.Bytes(gomptrt.Len(n, n), 8))
+	})
+	gomptExt := gomptrt.Extents(gomptN, 1)
+	n := gomptExt[0]
+	return gomptdevice.Sample{
+		Shape: gomptdevice.Shape{Size: gomptExt},
+		Bufs:  [][]byte{nil, gomptrt.Floats[float64](gomptR, gomptrt.Len(n, n), 0.5, 1.5), gomptrt.Floats[float64](gomptR, gomptrt.Len(n, n), 0.5, 1.5)},
+		Args:  []gomptdevice.Arg{gomptrt.Int(int64(n)), {}, {}},
+	}
+}
+
+// RunTriangle runs TriangleKernel (Triangle) on device dev over [0, n), mapping each slice by how the kernel uses it:
+// a to, out tofrom.
+func RunTriangle(dev gompttarget.DeviceClause, n int, a []float64, out []float64) error {
+	if n <= 0 {
+		return nil
+	}
+	a = gomptrt.Head(a, gomptrt.Len(n, n))
+	out = gomptrt.Head(out, gomptrt.Len(n, n))
+	return gompttarget.Target(gompttarget.Region{Device: dev, Kernel: TriangleKernel, Shape: gompttarget.Shape{Size: [3]int{n, 1, 1}},
+		Maps: []gompttarget.Map{gompttarget.To(a), gompttarget.ToFrom(out)},
+		Args: []gompttarget.Arg{gompttarget.Int(n), gompttarget.Slice(a), gompttarget.Slice(out)}})
+}
+
+// RunTriangleNowait is RunTriangle's nowait form: it starts the launch and returns at once. deps are depend items
+// (target.DependIn, DependOut, DependInOut, DependOn), which order it as they order target.TargetNowait.
+// Leave the slices alone until the task's Wait returns RunTriangle's error (one found before the launch,
+// such as a short slice, included). An empty space runs nothing but still waits for deps.
+//
+// It runs TriangleKernel (Triangle) on device dev over [0, n), mapping each slice by how the kernel uses it:
+// a to, out tofrom.
+func RunTriangleNowait(dev gompttarget.DeviceClause, n int, a []float64, out []float64, deps ...gompttarget.Map) *gompttarget.Task {
+	if n <= 0 {
+		return gompttarget.Go(func() error { return nil }, deps...)
+	}
+	a = gomptrt.Head(a, gomptrt.Len(n, n))
+	out = gomptrt.Head(out, gomptrt.Len(n, n))
+	return gompttarget.TargetNowait(gompttarget.Region{Device: dev, Kernel: TriangleKernel, Shape: gompttarget.Shape{Size: [3]int{n, 1, 1}},
+		Maps: append([]gompttarget.Map{gompttarget.To(a), gompttarget.ToFrom(out)}, deps...),
+		Args: []gompttarget.Arg{gompttarget.Int(n), gompttarget.Slice(a), gompttarget.Slice(out)}})
+}
+
+// TriangleToKernel is the gompt map kernel of TriangleTo (checks.go:220:1), over [0, n).
+var TriangleToKernel = &gomptdevice.Kernel{
+	Name: "TriangleTo",
+	Params: []gomptdevice.Param{
+		{Name: "n", Kind: gomptdevice.ParamInt64},
+		{Name: "k", Kind: gomptdevice.ParamInt64},
+		{Name: "out", Kind: gomptdevice.ParamBuffer, Elem: gomptdevice.ParamFloat64, Len: "n*n"},
+	},
+	Dims: 1,
+	Work: "1+k-n",
+	Faults: []gomptdevice.FaultSite{
+		{Kind: gomptdevice.FaultIndex, Pos: "checks.go:222"},
+	},
+	Needs: []gomptdevice.Need{
+		{Kind: gomptdevice.NeedFP64, Use: "float64", Pos: "checks.go:220"},
+	},
+	Images: []gomptdevice.Image{
+		{Kind: gomptdevice.ImageHost, Entry: "gompt_TriangleTo", Host: gomptHostTriangleTo},
+		{Kind: gomptdevice.ImageOpenCL, Entry: "gompt_TriangleTo", Source: gomptCLTriangleTo, Options: "-cl-fp32-correctly-rounded-divide-sqrt"},
+		{Kind: gomptdevice.ImagePTX, Entry: "gompt_TriangleTo", Source: gomptPTXTriangleTo},
+	},
+	Sample: gomptSampleTriangleTo,
+}
+
+//go:embed gompt_TriangleTo.cl
+var gomptCLTriangleTo string
+
+//go:embed gompt_TriangleTo.ptx
+var gomptPTXTriangleTo string
+
+// gomptHostTriangleTo is TriangleToKernel's Go image: the body of TriangleTo at each point of the team's range.
+func gomptHostTriangleTo(gomptA *gomptdevice.HostArgs, gomptR gomptdevice.Range, _, _ int) {
+	n := gomptA.Int(0)
+	k := gomptA.Int(1)
+	out := gomptrt.View[float64](gomptA.Bufs[2], gomptrt.Len(n, n))
+	gomptLo0, gomptHi0 := gomptR.Clamp(0, n)
+	for i := gomptLo0; i < gomptHi0; i++ {
+//line checks.go:221
+		for j := i; j <= k; j++ {
+			out[((i * n) + j)] += float64(1.0)
+		}
+	}
+//line gompt_kernels.go:9426
+}
+
+// gomptSampleTriangleTo is TriangleToKernel's Sample: about n points, random arguments. Tol 0: every device gives the Go function's bits.
+func gomptSampleTriangleTo(gomptN int, gomptSeed int64) gomptdevice.Sample {
+	gomptR := gomptrt.Rand("TriangleTo", gomptN, gomptSeed)
+	gomptN = gomptrt.FitSample(gomptN, func(gomptN int) int64 {
+		gomptExt := gomptrt.Extents(gomptN, 1)
+		n := gomptExt[0]
+		return gomptrt.Total(gomptrt.Bytes(gomptrt.Len(n, n), 8))
+	})
+	gomptExt := gomptrt.Extents(gomptN, 1)
+	n := gomptExt[0]
+	k := int(1 + gomptR.IntN(8))
+	return gomptdevice.Sample{
+		Shape: gomptdevice.Shape{Size: gomptExt},
+		Bufs:  [][]byte{nil, nil, gomptrt.Floats[float64](gomptR, gomptrt.Len(n, n), 0.5, 1.5)},
+		Args:  []gomptdevice.Arg{gomptrt.Int(int64(n)), gomptrt.Int(int64(k)), {}},
+	}
+}
+
+// RunTriangleTo runs TriangleToKernel (TriangleTo) on device dev over [0, n), mapping each slice by how the kernel uses it:
+// out tofrom.
+func RunTriangleTo(dev gompttarget.DeviceClause, n int, k int, out []float64) error {
+	if n <= 0 {
+		return nil
+	}
+	out = gomptrt.Head(out, gomptrt.Len(n, n))
+	return gompttarget.Target(gompttarget.Region{Device: dev, Kernel: TriangleToKernel, Shape: gompttarget.Shape{Size: [3]int{n, 1, 1}},
+		Maps: []gompttarget.Map{gompttarget.ToFrom(out)},
+		Args: []gompttarget.Arg{gompttarget.Int(n), gompttarget.Int(k), gompttarget.Slice(out)}})
+}
+
+// RunTriangleToNowait is RunTriangleTo's nowait form: it starts the launch and returns at once. deps are depend items
+// (target.DependIn, DependOut, DependInOut, DependOn), which order it as they order target.TargetNowait.
+// Leave the slices alone until the task's Wait returns RunTriangleTo's error (one found before the launch,
+// such as a short slice, included). An empty space runs nothing but still waits for deps.
+//
+// It runs TriangleToKernel (TriangleTo) on device dev over [0, n), mapping each slice by how the kernel uses it:
+// out tofrom.
+func RunTriangleToNowait(dev gompttarget.DeviceClause, n int, k int, out []float64, deps ...gompttarget.Map) *gompttarget.Task {
+	if n <= 0 {
+		return gompttarget.Go(func() error { return nil }, deps...)
+	}
+	out = gomptrt.Head(out, gomptrt.Len(n, n))
+	return gompttarget.TargetNowait(gompttarget.Region{Device: dev, Kernel: TriangleToKernel, Shape: gompttarget.Shape{Size: [3]int{n, 1, 1}},
+		Maps: append([]gompttarget.Map{gompttarget.ToFrom(out)}, deps...),
+		Args: []gompttarget.Arg{gompttarget.Int(n), gompttarget.Int(k), gompttarget.Slice(out)}})
+}
+
 // TrickyKernel is the gompt map kernel of Tricky (tricky.go:10:1), over [0, n).
 // Its Params name the parameters as its OpenCL C does, where OpenCL C cannot take the Go name: global is global_, kernel is kernel_.
 var TrickyKernel = &gomptdevice.Kernel{
@@ -9366,7 +9550,7 @@ gomptPoint0:
 		*(*int64)(unsafe.Add(gomptPOut, (o+int(7))*8)) = (-long)
 	}
 	_ = n
-//line gompt_kernels.go:9370
+//line gompt_kernels.go:9554
 }
 
 // gomptSampleTricky is TrickyKernel's Sample: about n points, random arguments. Tol 0: every device gives the Go function's bits.
@@ -9468,7 +9652,7 @@ func gomptHostTuples(gomptA *gomptdevice.HostArgs, gomptR gomptdevice.Range, _, 
 		*(*int32)(unsafe.Add(gomptPOut, o*4)) += x
 	}
 	_ = n
-//line gompt_kernels.go:9472
+//line gompt_kernels.go:9656
 }
 
 // gomptSampleTuples is TuplesKernel's Sample: about n points, random arguments. Tol 0: every device gives the Go function's bits.
@@ -9566,7 +9750,7 @@ func gomptHostUint64Ops(gomptA *gomptdevice.HostArgs, gomptR gomptdevice.Range, 
 		*(*uint64)(unsafe.Add(gomptPOut, (o+int(5))*8)) = (-x)
 	}
 	_ = n
-//line gompt_kernels.go:9570
+//line gompt_kernels.go:9754
 }
 
 // gomptSampleUint64Ops is Uint64OpsKernel's Sample: about n points, random arguments. Tol 0: every device gives the Go function's bits.
@@ -9718,7 +9902,7 @@ func gomptLanesUniformStore(gomptX0, gomptW int, n int, m int, b []int32, c []in
 		}
 //line lockstep.go:44
 	}
-//line gompt_kernels.go:9722
+//line gompt_kernels.go:9906
 }
 
 // gomptSampleUniformStore is UniformStoreKernel's Sample: about n points, random arguments. Tol 0: every device gives the Go function's bits.
@@ -9830,7 +10014,7 @@ func gomptHostViewBounds(gomptA *gomptdevice.HostArgs, gomptR gomptdevice.Range,
 	}
 	_ = rows
 	_ = m
-//line gompt_kernels.go:9834
+//line gompt_kernels.go:10018
 }
 
 // gomptSampleViewBounds is ViewBoundsKernel's Sample: about n points, random arguments. Tol 0: every device gives the Go function's bits.
@@ -9929,7 +10113,7 @@ func gomptHostViewIndex(gomptA *gomptdevice.HostArgs, gomptR gomptdevice.Range, 
 		out[r] = row[at[r]]
 	}
 	_ = rows
-//line gompt_kernels.go:9933
+//line gompt_kernels.go:10117
 }
 
 // gomptSampleViewIndex is ViewIndexKernel's Sample: about n points, random arguments. Tol 0: every device gives the Go function's bits.

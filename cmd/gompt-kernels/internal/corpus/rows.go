@@ -112,3 +112,14 @@ func SumRows(i int, m, n, k int, a, b, c []float64) {
 		c[i*n+j] = s
 	}
 }
+
+// Triangle walks row i's lower triangle, to the diagonal itself
+// (j <= i): the prover bounds j by i+1, and i+1 by the rows, so every
+// element is in range without a check.
+//
+//gompt:kernel dims=n len(a)=n*n len(out)=n*n
+func Triangle(i int, n int, a, out []float64) {
+	for j := 0; j <= i; j++ {
+		out[i*n+j] = a[j*n+i] * 0.5
+	}
+}

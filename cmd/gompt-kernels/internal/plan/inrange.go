@@ -55,7 +55,7 @@ func (pr *prover) inRange(p, q poly, e env) bool {
 			digitHi := r.hi.Add(ConstPoly(c), 1)
 			rest := p.Add(VarPoly(m), -1).Add(ConstPoly(c), -1)
 			for _, radix := range append([]poly{pr.ranges[m].hi, r.hi, q}, varFactors(q)...) {
-				if slack, ok := ConstOf(radix.Add(digitHi, -1)); !ok || slack < 0 {
+				if !pr.digitBelow(digitHi, radix, e) {
 					continue // the digit may reach the radix
 				}
 				p2, ok1 := rest.divide(radix)
@@ -64,6 +64,27 @@ func (pr *prover) inRange(p, q poly, e env) bool {
 					return true
 				}
 			}
+		}
+	}
+	return false
+}
+
+// digitBelow reports whether hi <= radix: their difference is a constant at
+// least 0, or is once a variable v of hi (coefficient 1) is taken at
+// its largest, its range's end minus 1 (j <= i, with i below n, makes
+// j's end i+1, at most n).
+func (pr *prover) digitBelow(hi, radix poly, e env) bool {
+	if slack, ok := ConstOf(radix.Add(hi, -1)); ok {
+		return slack >= 0
+	}
+	for m, coef := range hi {
+		r, ok := e[m]
+		if m == "" || coef != 1 || !ok {
+			continue
+		}
+		top := hi.Add(VarPoly(m), -1).Add(r.hi, 1).Add(ConstPoly(1), -1)
+		if slack, ok := ConstOf(radix.Add(top, -1)); ok && slack >= 0 {
+			return true
 		}
 	}
 	return false

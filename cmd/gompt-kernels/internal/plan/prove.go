@@ -82,7 +82,7 @@ func NewProver(g *ir.Program, k *ir.Kernel) *prover {
 	return pr
 }
 
-// countedLoop recognises for p := s; p < E; p++ with p assigned only by
+// countedLoop recognises for p := s; p < E; p++ (or p <= E) with p assigned only by
 // the post statement, E loop-invariant and s a start whose low end
 // startOf knows.
 func (pr *prover) countedLoop(s *ast.ForStmt) {
@@ -100,7 +100,7 @@ func (pr *prover) countedLoop(s *ast.ForStmt) {
 		return
 	}
 	cond, ok := s.Cond.(*ast.BinaryExpr)
-	if !ok || cond.Op != token.LSS {
+	if !ok || cond.Op != token.LSS && cond.Op != token.LEQ {
 		return
 	}
 	if cid, ok := ast.Unparen(cond.X).(*ast.Ident); !ok || pr.g.P.Info.Uses[cid] != v {
@@ -137,6 +137,13 @@ func (pr *prover) countedLoop(s *ast.ForStmt) {
 	bound, ok := pr.Poly(cond.Y)
 	if !ok {
 		return
+	}
+	if cond.Op == token.LEQ {
+		// p <= E: below E+1, as integers (a loop whose E is the largest
+		// int never ends, and reaches no element past a buffer's end
+		// that this bound would let the prover accept: an element's
+		// index is proven below a buffer's length, which is an int)
+		bound = bound.Add(ConstPoly(1), 1)
 	}
 	name := "l:" + ir.Itoa(len(pr.ranges)) + ":" + id.Name
 	pr.Vars[v] = name
