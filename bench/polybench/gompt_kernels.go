@@ -3710,13 +3710,49 @@ func gomptHostSyr2k(gomptA *gomptdevice.HostArgs, gomptR gomptdevice.Range, _, _
 		for j := int(0); j <= i; j++ {
 			*(*float64)(unsafe.Add(gomptPC, ((i*n)+j)*8)) *= beta
 		}
-		for k := int(0); k < m; k++ {
-			for j := int(0); j <= i; j++ {
-				*(*float64)(unsafe.Add(gomptPC, ((i*n)+j)*8)) += (((*(*float64)(unsafe.Add(gomptPA, ((j*m)+k)*8)) * alpha) * *(*float64)(unsafe.Add(gomptPB, ((i*m)+k)*8))) + ((*(*float64)(unsafe.Add(gomptPB, ((j*m)+k)*8)) * alpha) * *(*float64)(unsafe.Add(gomptPA, ((i*m)+k)*8))))
+		if gomptrt.Apart(C, A) && gomptrt.Apart(C, B) && int(0) <= i && i < gomptmath.MaxInt {
+			gomptRow := C[(i*n)+int(0):][:i-int(0)+1]
+//line kernels.go:175
+			k := int(0)
+//line kernels.go:175
+			for ; k < m && m-k >= 4; k += 4 {
+//line kernels.go:175
+				for gomptJ := range gomptRow {
+//line kernels.go:175
+					j := int(0) + gomptJ
+					gomptV := gomptRow[gomptJ]
+//line kernels.go:176
+					gomptV += (((*(*float64)(unsafe.Add(gomptPA, ((j*m)+k)*8)) * alpha) * *(*float64)(unsafe.Add(gomptPB, ((i*m)+k)*8))) + ((*(*float64)(unsafe.Add(gomptPB, ((j*m)+k)*8)) * alpha) * *(*float64)(unsafe.Add(gomptPA, ((i*m)+k)*8))))
+//line kernels.go:176
+					gomptV += (((*(*float64)(unsafe.Add(gomptPA, ((j*m)+(k+1))*8)) * alpha) * *(*float64)(unsafe.Add(gomptPB, ((i*m)+(k+1))*8))) + ((*(*float64)(unsafe.Add(gomptPB, ((j*m)+(k+1))*8)) * alpha) * *(*float64)(unsafe.Add(gomptPA, ((i*m)+(k+1))*8))))
+//line kernels.go:176
+					gomptV += (((*(*float64)(unsafe.Add(gomptPA, ((j*m)+(k+2))*8)) * alpha) * *(*float64)(unsafe.Add(gomptPB, ((i*m)+(k+2))*8))) + ((*(*float64)(unsafe.Add(gomptPB, ((j*m)+(k+2))*8)) * alpha) * *(*float64)(unsafe.Add(gomptPA, ((i*m)+(k+2))*8))))
+//line kernels.go:176
+					gomptV += (((*(*float64)(unsafe.Add(gomptPA, ((j*m)+(k+3))*8)) * alpha) * *(*float64)(unsafe.Add(gomptPB, ((i*m)+(k+3))*8))) + ((*(*float64)(unsafe.Add(gomptPB, ((j*m)+(k+3))*8)) * alpha) * *(*float64)(unsafe.Add(gomptPA, ((i*m)+(k+3))*8))))
+//line kernels.go:176
+					gomptRow[gomptJ] = gomptV
+				}
+//line kernels.go:175
 			}
+//line kernels.go:175
+			for ; k < m; k++ {
+//line kernels.go:175
+				for j := int(0); j <= i; j++ {
+					*(*float64)(unsafe.Add(gomptPC, ((i*n)+j)*8)) += (((*(*float64)(unsafe.Add(gomptPA, ((j*m)+k)*8)) * alpha) * *(*float64)(unsafe.Add(gomptPB, ((i*m)+k)*8))) + ((*(*float64)(unsafe.Add(gomptPB, ((j*m)+k)*8)) * alpha) * *(*float64)(unsafe.Add(gomptPA, ((i*m)+k)*8))))
+				}
+			}
+//line kernels.go:175
+		} else {
+//line kernels.go:174
+			for k := int(0); k < m; k++ {
+				for j := int(0); j <= i; j++ {
+					*(*float64)(unsafe.Add(gomptPC, ((i*n)+j)*8)) += (((*(*float64)(unsafe.Add(gomptPA, ((j*m)+k)*8)) * alpha) * *(*float64)(unsafe.Add(gomptPB, ((i*m)+k)*8))) + ((*(*float64)(unsafe.Add(gomptPB, ((j*m)+k)*8)) * alpha) * *(*float64)(unsafe.Add(gomptPA, ((i*m)+k)*8))))
+				}
+			}
+//line kernels.go:175
 		}
 	}
-//line gompt_kernels.go:3720
+//line gompt_kernels.go:3756
 }
 
 // gomptSampleSyr2k is Syr2kKernel's Sample: about n points, random arguments. Tol 0: every device gives the Go function's bits.
@@ -3819,22 +3855,59 @@ func gomptHostSyrk(gomptA *gomptdevice.HostArgs, gomptR gomptdevice.Range, _, _ 
 		for j := int(0); j <= i; j++ {
 			*(*float64)(unsafe.Add(gomptPC, ((i*n)+j)*8)) *= beta
 		}
-		if gomptFromK := int(0); gomptFromK < m {
-//line kernels.go:159
-			gomptTurnsK := m - gomptFromK
-			gomptARowK1 := A[(i*m)+gomptFromK:][:gomptTurnsK]
-//line kernels.go:159
-			for gomptTK := range gomptTurnsK {
-//line kernels.go:159
-				k := gomptFromK + gomptTK
-				a := (alpha * gomptARowK1[gomptTK])
+		if gomptrt.Apart(C, A) && int(0) <= i && i < gomptmath.MaxInt {
+//line kernels.go:161
+			gomptRow := C[(i*n)+int(0):][:i-int(0)+1]
+//line kernels.go:161
+			k := int(0)
+//line kernels.go:161
+			for ; k < m && m-k >= 4; k += 4 {
+//line kernels.go:160
+				a := (alpha * *(*float64)(unsafe.Add(gomptPA, ((i*m)+k)*8)))
+//line kernels.go:160
+				gompt1A := (alpha * *(*float64)(unsafe.Add(gomptPA, ((i*m)+(k+1))*8)))
+//line kernels.go:160
+				gompt2A := (alpha * *(*float64)(unsafe.Add(gomptPA, ((i*m)+(k+2))*8)))
+//line kernels.go:160
+				gompt3A := (alpha * *(*float64)(unsafe.Add(gomptPA, ((i*m)+(k+3))*8)))
+				for gomptJ := range gomptRow {
+//line kernels.go:161
+					j := int(0) + gomptJ
+					gomptV := gomptRow[gomptJ]
+//line kernels.go:162
+					gomptV += (a * *(*float64)(unsafe.Add(gomptPA, ((j*m)+k)*8)))
+//line kernels.go:162
+					gomptV += (gompt1A * *(*float64)(unsafe.Add(gomptPA, ((j*m)+(k+1))*8)))
+//line kernels.go:162
+					gomptV += (gompt2A * *(*float64)(unsafe.Add(gomptPA, ((j*m)+(k+2))*8)))
+//line kernels.go:162
+					gomptV += (gompt3A * *(*float64)(unsafe.Add(gomptPA, ((j*m)+(k+3))*8)))
+//line kernels.go:162
+					gomptRow[gomptJ] = gomptV
+				}
+//line kernels.go:161
+			}
+//line kernels.go:161
+			for ; k < m; k++ {
+//line kernels.go:160
+				a := (alpha * *(*float64)(unsafe.Add(gomptPA, ((i*m)+k)*8)))
 				for j := int(0); j <= i; j++ {
 					*(*float64)(unsafe.Add(gomptPC, ((i*n)+j)*8)) += (a * *(*float64)(unsafe.Add(gomptPA, ((j*m)+k)*8)))
 				}
 			}
+//line kernels.go:161
+		} else {
+//line kernels.go:159
+			for k := int(0); k < m; k++ {
+				a := (alpha * *(*float64)(unsafe.Add(gomptPA, ((i*m)+k)*8)))
+				for j := int(0); j <= i; j++ {
+					*(*float64)(unsafe.Add(gomptPC, ((i*n)+j)*8)) += (a * *(*float64)(unsafe.Add(gomptPA, ((j*m)+k)*8)))
+				}
+			}
+//line kernels.go:161
 		}
 	}
-//line gompt_kernels.go:3838
+//line gompt_kernels.go:3911
 }
 
 // gomptSampleSyrk is SyrkKernel's Sample: about n points, random arguments. Tol 0: every device gives the Go function's bits.
@@ -3984,7 +4057,7 @@ func gomptHostTwoMM1(gomptA *gomptdevice.HostArgs, gomptR gomptdevice.Range, _, 
 		}
 	}
 	_ = ni
-//line gompt_kernels.go:3988
+//line gompt_kernels.go:4061
 }
 
 // gomptSampleTwoMM1 is TwoMM1Kernel's Sample: about n points, random arguments. Tol 0: every device gives the Go function's bits.
@@ -4130,7 +4203,7 @@ func gomptHostTwoMM2(gomptA *gomptdevice.HostArgs, gomptR gomptdevice.Range, _, 
 		}
 	}
 	_ = ni
-//line gompt_kernels.go:4134
+//line gompt_kernels.go:4207
 }
 
 // gomptSampleTwoMM2 is TwoMM2Kernel's Sample: about n points, random arguments. Tol 0: every device gives the Go function's bits.

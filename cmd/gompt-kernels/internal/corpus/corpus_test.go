@@ -297,6 +297,24 @@ var entries = []entry{
 	}},
 	{k: TriangleKernel, fn: Triangle, run: RunTriangle, ext: []int{0}},
 	{k: TriangleToKernel, fn: TriangleTo, run: RunTriangleTo, ext: []int{0}, noHost: true},
+	{k: RowUpdatesKernel, fn: RowUpdates, run: RunRowUpdates, ext: []int{0}, inputs: func() [][]any {
+		// Turns of k a multiple of four, fewer, and some left; rows of
+		// one element and more.
+		var ps [][]any
+		for _, m := range []int{1, 3, 4, 6, 9} {
+			for _, n := range []int{1, 2, 5} {
+				c, a := make([]float64, n*n), make([]float64, n*m)
+				for i := range c {
+					c[i] = float64(i%7)/3 - 0.5
+				}
+				for i := range a {
+					a[i] = 0.25 + float64(i%5)/4
+				}
+				ps = append(ps, []any{n, m, 1.5, c, a})
+			}
+		}
+		return ps
+	}},
 	{k: PartialKernel, fn: Partial, run: RunPartial, ext: []int{0}},
 	{k: TransposeKernel, fn: Transpose, run: RunTranspose, ext: []int{0, 1}},
 	{k: SumInt64Kernel, fn: SumInt64, run: RunSumInt64, ext: []int{0}, reduce: "+"},

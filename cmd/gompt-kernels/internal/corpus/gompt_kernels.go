@@ -6450,6 +6450,195 @@ func RunRowShiftNowait(dev gompttarget.DeviceClause, m int, n int, nk int, shift
 		Args: []gompttarget.Arg{gompttarget.Int(m), gompttarget.Int(n), gompttarget.Int(nk), gompttarget.Int(shift), gompttarget.Slice(c), gompttarget.Slice(a), gompttarget.Slice(b)}})
 }
 
+// RowUpdatesKernel is the gompt map kernel of RowUpdates (rows.go:134:1), over [0, n).
+var RowUpdatesKernel = &gomptdevice.Kernel{
+	Name: "RowUpdates",
+	Params: []gomptdevice.Param{
+		{Name: "n", Kind: gomptdevice.ParamInt64},
+		{Name: "m", Kind: gomptdevice.ParamInt64},
+		{Name: "s", Kind: gomptdevice.ParamFloat64},
+		{Name: "c", Kind: gomptdevice.ParamBuffer, Elem: gomptdevice.ParamFloat64, Len: "n*n"},
+		{Name: "a", Kind: gomptdevice.ParamBuffer, Elem: gomptdevice.ParamFloat64, Len: "n*m"},
+	},
+	Dims: 1,
+	Work: "2*m+m*n",
+	Needs: []gomptdevice.Need{
+		{Kind: gomptdevice.NeedFP64, Use: "float64", Pos: "rows.go:134"},
+	},
+	Images: []gomptdevice.Image{
+		{Kind: gomptdevice.ImageHost, Entry: "gompt_RowUpdates", Host: gomptHostRowUpdates},
+		{Kind: gomptdevice.ImageOpenCL, Entry: "gompt_RowUpdates", Source: gomptCLRowUpdates, Options: "-cl-fp32-correctly-rounded-divide-sqrt"},
+		{Kind: gomptdevice.ImagePTX, Entry: "gompt_RowUpdates", Source: gomptPTXRowUpdates},
+	},
+	Sample: gomptSampleRowUpdates,
+}
+
+//go:embed gompt_RowUpdates.cl
+var gomptCLRowUpdates string
+
+//go:embed gompt_RowUpdates.ptx
+var gomptPTXRowUpdates string
+
+// gomptHostRowUpdates is RowUpdatesKernel's Go image: the body of RowUpdates at each point of the team's range.
+func gomptHostRowUpdates(gomptA *gomptdevice.HostArgs, gomptR gomptdevice.Range, _, _ int) {
+	n := gomptA.Int(0)
+	m := gomptA.Int(1)
+	s := gomptA.Float64(2)
+	c := gomptrt.View[float64](gomptA.Bufs[3], gomptrt.Len(n, n))
+	a := gomptrt.View[float64](gomptA.Bufs[4], gomptrt.Len(n, m))
+	gomptPC := unsafe.Pointer(unsafe.SliceData(c))
+	gomptPA := unsafe.Pointer(unsafe.SliceData(a))
+	gomptLo0, gomptHi0 := gomptR.Clamp(0, n)
+	for i := gomptLo0; i < gomptHi0; i++ {
+//line rows.go:135
+		if gomptrt.Apart(c, a) && int(0) <= i && i < gomptmath.MaxInt {
+//line rows.go:137
+			gomptRow := c[(i*n)+int(0):][:i-int(0)+1]
+//line rows.go:137
+			k := int(0)
+//line rows.go:137
+			for ; k < m && m-k >= 4; k += 4 {
+//line rows.go:136
+				w := (s * *(*float64)(unsafe.Add(gomptPA, ((i*m)+k)*8)))
+//line rows.go:136
+				gompt1W := (s * *(*float64)(unsafe.Add(gomptPA, ((i*m)+(k+1))*8)))
+//line rows.go:136
+				gompt2W := (s * *(*float64)(unsafe.Add(gomptPA, ((i*m)+(k+2))*8)))
+//line rows.go:136
+				gompt3W := (s * *(*float64)(unsafe.Add(gomptPA, ((i*m)+(k+3))*8)))
+				for gomptJ := range gomptRow {
+//line rows.go:137
+					j := int(0) + gomptJ
+					gomptV := gomptRow[gomptJ]
+//line rows.go:138
+					gomptV += (w * *(*float64)(unsafe.Add(gomptPA, ((j*m)+k)*8)))
+//line rows.go:138
+					gomptV += (gompt1W * *(*float64)(unsafe.Add(gomptPA, ((j*m)+(k+1))*8)))
+//line rows.go:138
+					gomptV += (gompt2W * *(*float64)(unsafe.Add(gomptPA, ((j*m)+(k+2))*8)))
+//line rows.go:138
+					gomptV += (gompt3W * *(*float64)(unsafe.Add(gomptPA, ((j*m)+(k+3))*8)))
+//line rows.go:138
+					gomptRow[gomptJ] = gomptV
+				}
+//line rows.go:137
+			}
+//line rows.go:137
+			for ; k < m; k++ {
+//line rows.go:136
+				w := (s * *(*float64)(unsafe.Add(gomptPA, ((i*m)+k)*8)))
+				for j := int(0); j <= i; j++ {
+					*(*float64)(unsafe.Add(gomptPC, ((i*n)+j)*8)) += (w * *(*float64)(unsafe.Add(gomptPA, ((j*m)+k)*8)))
+				}
+			}
+//line rows.go:137
+		} else {
+//line rows.go:135
+			for k := int(0); k < m; k++ {
+				w := (s * *(*float64)(unsafe.Add(gomptPA, ((i*m)+k)*8)))
+				for j := int(0); j <= i; j++ {
+					*(*float64)(unsafe.Add(gomptPC, ((i*n)+j)*8)) += (w * *(*float64)(unsafe.Add(gomptPA, ((j*m)+k)*8)))
+				}
+			}
+//line rows.go:137
+		}
+//line rows.go:141
+		if gomptrt.Apart(c, a) && (i+int(1)) < n {
+			gomptRow := c[(i*n)+(i+int(1)):][:n-(i+int(1))]
+//line rows.go:142
+			k := int(0)
+//line rows.go:142
+			for ; k < m && m-k >= 4; k += 4 {
+//line rows.go:142
+				for gomptJ := range gomptRow {
+//line rows.go:142
+					j := (i + int(1)) + gomptJ
+					gomptV := gomptRow[gomptJ]
+//line rows.go:143
+					gomptV -= (*(*float64)(unsafe.Add(gomptPA, ((j*m)+k)*8)) * float64(0.5))
+//line rows.go:143
+					gomptV -= (*(*float64)(unsafe.Add(gomptPA, ((j*m)+(k+1))*8)) * float64(0.5))
+//line rows.go:143
+					gomptV -= (*(*float64)(unsafe.Add(gomptPA, ((j*m)+(k+2))*8)) * float64(0.5))
+//line rows.go:143
+					gomptV -= (*(*float64)(unsafe.Add(gomptPA, ((j*m)+(k+3))*8)) * float64(0.5))
+//line rows.go:143
+					gomptRow[gomptJ] = gomptV
+				}
+//line rows.go:142
+			}
+//line rows.go:142
+			for ; k < m; k++ {
+//line rows.go:142
+				for j := (i + int(1)); j < n; j++ {
+					*(*float64)(unsafe.Add(gomptPC, ((i*n)+j)*8)) -= (*(*float64)(unsafe.Add(gomptPA, ((j*m)+k)*8)) * float64(0.5))
+				}
+			}
+//line rows.go:142
+		} else {
+//line rows.go:141
+			for k := int(0); k < m; k++ {
+				for j := (i + int(1)); j < n; j++ {
+					*(*float64)(unsafe.Add(gomptPC, ((i*n)+j)*8)) -= (*(*float64)(unsafe.Add(gomptPA, ((j*m)+k)*8)) * float64(0.5))
+				}
+			}
+//line rows.go:142
+		}
+	}
+//line gompt_kernels.go:6589
+}
+
+// gomptSampleRowUpdates is RowUpdatesKernel's Sample: about n points, random arguments. Tol 0: every device gives the Go function's bits.
+func gomptSampleRowUpdates(gomptN int, gomptSeed int64) gomptdevice.Sample {
+	gomptR := gomptrt.Rand("RowUpdates", gomptN, gomptSeed)
+	gomptN = gomptrt.FitSample(gomptN, func(gomptN int) int64 {
+		gomptExt := gomptrt.Extents(gomptN, 1)
+		n := gomptExt[0]
+		m := int(8)
+		return gomptrt.Total(gomptrt.Bytes(gomptrt.Len(n, n), 8), gomptrt.Bytes(gomptrt.Len(n, m), 8))
+	})
+	gomptExt := gomptrt.Extents(gomptN, 1)
+	n := gomptExt[0]
+	m := int(1 + gomptR.IntN(8))
+	s := float64(0.5 + gomptR.Float64())
+	return gomptdevice.Sample{
+		Shape: gomptdevice.Shape{Size: gomptExt},
+		Bufs:  [][]byte{nil, nil, nil, gomptrt.Floats[float64](gomptR, gomptrt.Len(n, n), 0.5, 1.5), gomptrt.Floats[float64](gomptR, gomptrt.Len(n, m), 0.5, 1.5)},
+		Args:  []gomptdevice.Arg{gomptrt.Int(int64(n)), gomptrt.Int(int64(m)), gomptrt.Float64(s), {}, {}},
+	}
+}
+
+// RunRowUpdates runs RowUpdatesKernel (RowUpdates) on device dev over [0, n), mapping each slice by how the kernel uses it:
+// c tofrom, a to.
+func RunRowUpdates(dev gompttarget.DeviceClause, n int, m int, s float64, c []float64, a []float64) error {
+	if n <= 0 {
+		return nil
+	}
+	c = gomptrt.Head(c, gomptrt.Len(n, n))
+	a = gomptrt.Head(a, gomptrt.Len(n, m))
+	return gompttarget.Target(gompttarget.Region{Device: dev, Kernel: RowUpdatesKernel, Shape: gompttarget.Shape{Size: [3]int{n, 1, 1}},
+		Maps: []gompttarget.Map{gompttarget.ToFrom(c), gompttarget.To(a)},
+		Args: []gompttarget.Arg{gompttarget.Int(n), gompttarget.Int(m), gompttarget.Float64(s), gompttarget.Slice(c), gompttarget.Slice(a)}})
+}
+
+// RunRowUpdatesNowait is RunRowUpdates's nowait form: it starts the launch and returns at once. deps are depend items
+// (target.DependIn, DependOut, DependInOut, DependOn), which order it as they order target.TargetNowait.
+// Leave the slices alone until the task's Wait returns RunRowUpdates's error (one found before the launch,
+// such as a short slice, included). An empty space runs nothing but still waits for deps.
+//
+// It runs RowUpdatesKernel (RowUpdates) on device dev over [0, n), mapping each slice by how the kernel uses it:
+// c tofrom, a to.
+func RunRowUpdatesNowait(dev gompttarget.DeviceClause, n int, m int, s float64, c []float64, a []float64, deps ...gompttarget.Map) *gompttarget.Task {
+	if n <= 0 {
+		return gompttarget.Go(func() error { return nil }, deps...)
+	}
+	c = gomptrt.Head(c, gomptrt.Len(n, n))
+	a = gomptrt.Head(a, gomptrt.Len(n, m))
+	return gompttarget.TargetNowait(gompttarget.Region{Device: dev, Kernel: RowUpdatesKernel, Shape: gompttarget.Shape{Size: [3]int{n, 1, 1}},
+		Maps: append([]gompttarget.Map{gompttarget.ToFrom(c), gompttarget.To(a)}, deps...),
+		Args: []gompttarget.Arg{gompttarget.Int(n), gompttarget.Int(m), gompttarget.Float64(s), gompttarget.Slice(c), gompttarget.Slice(a)}})
+}
+
 // ScatterKernel is the gompt map kernel of Scatter (checks.go:32:1), over [0, n).
 var ScatterKernel = &gomptdevice.Kernel{
 	Name: "Scatter",
@@ -6494,7 +6683,7 @@ func gomptHostScatter(gomptA *gomptdevice.HostArgs, gomptR gomptdevice.Range, _,
 	}
 	_ = n
 	_ = m
-//line gompt_kernels.go:6498
+//line gompt_kernels.go:6687
 }
 
 // gomptSampleScatter is ScatterKernel's Sample: about n points, random arguments. Tol 0: every device gives the Go function's bits.
@@ -6592,7 +6781,7 @@ func gomptHostSeek(gomptA *gomptdevice.HostArgs, gomptR gomptdevice.Range, _, _ 
 	}
 	_ = n
 	_ = m
-//line gompt_kernels.go:6596
+//line gompt_kernels.go:6785
 }
 
 // gomptSampleSeek is SeekKernel's Sample: about n points, random arguments. Tol 0: every device gives the Go function's bits.
@@ -6683,7 +6872,7 @@ func gomptHostShiftAt(gomptA *gomptdevice.HostArgs, gomptR gomptdevice.Range, _,
 		x[j] <<= k[i]
 		y[j] >>= k[i]
 	}
-//line gompt_kernels.go:6687
+//line gompt_kernels.go:6876
 }
 
 // gomptSampleShiftAt is ShiftAtKernel's Sample: about n points, random arguments. Tol 0: every device gives the Go function's bits.
@@ -6789,7 +6978,7 @@ func gomptHostShifts(gomptA *gomptdevice.HostArgs, gomptR gomptdevice.Range, _, 
 		*(*int64)(unsafe.Add(gomptPOut, o*8)) += (x + int64(u))
 	}
 	_ = n
-//line gompt_kernels.go:6793
+//line gompt_kernels.go:6982
 }
 
 // gomptSampleShifts is ShiftsKernel's Sample: about n points, random arguments. Tol 0: every device gives the Go function's bits.
@@ -6930,7 +7119,7 @@ func gomptHostSignExtend(gomptA *gomptdevice.HostArgs, gomptR gomptdevice.Range,
 	_ = n
 	_ = p
 	_ = k
-//line gompt_kernels.go:6934
+//line gompt_kernels.go:7123
 }
 
 // gomptSampleSignExtend is SignExtendKernel's Sample: about n points, random arguments. Tol 0: every device gives the Go function's bits.
@@ -7048,7 +7237,7 @@ func gomptHostSpMV(gomptA *gomptdevice.HostArgs, gomptR gomptdevice.Range, _, _ 
 	}
 	_ = nnz
 	_ = ncols
-//line gompt_kernels.go:7052
+//line gompt_kernels.go:7241
 }
 
 // gomptSampleSpMV is SpMVKernel's Sample: about n points, random arguments. Tol 0: every device gives the Go function's bits.
@@ -7154,7 +7343,7 @@ func gomptHostSplitEdge(gomptA *gomptdevice.HostArgs, gomptR gomptdevice.Range, 
 		}
 	}
 	_ = ny
-//line gompt_kernels.go:7158
+//line gompt_kernels.go:7347
 }
 
 // gomptSampleSplitEdge is SplitEdgeKernel's Sample: about n points, random arguments. Tol 0: every device gives the Go function's bits.
@@ -7299,7 +7488,7 @@ func gomptHostSplitForms(gomptA *gomptdevice.HostArgs, gomptR gomptdevice.Range,
 			gomptFrom, gomptTo = gomptIn1, gomptHi0
 		}
 	}
-//line gompt_kernels.go:7303
+//line gompt_kernels.go:7492
 }
 
 // gomptSampleSplitForms is SplitFormsKernel's Sample: about n points, random arguments. Tol 0: every device gives the Go function's bits.
@@ -7426,7 +7615,7 @@ func gomptHostStencil2D(gomptA *gomptdevice.HostArgs, gomptR gomptdevice.Range, 
 			gomptFrom, gomptTo = gomptIn1, gomptHi0
 		}
 	}
-//line gompt_kernels.go:7430
+//line gompt_kernels.go:7619
 }
 
 // gomptSampleStencil2D is Stencil2DKernel's Sample: about n points, random arguments. Tol 0: every device gives the Go function's bits.
@@ -7564,7 +7753,7 @@ func gomptHostSumFloat32(gomptA *gomptdevice.HostArgs, gomptR gomptdevice.Range,
 	}
 	gomptPartial[gomptTeam] = float32((gomptS0 + gomptS1) + (gomptS2 + gomptS3))
 	_ = n
-//line gompt_kernels.go:7568
+//line gompt_kernels.go:7757
 }
 
 // gomptSampleSumFloat32 is SumFloat32Kernel's Sample: about n points, random arguments. Tol 0.0001: its float sums are combined in another order on each device.
@@ -7749,7 +7938,7 @@ func gomptHostSumFloat64In2D(gomptA *gomptdevice.HostArgs, gomptR gomptdevice.Ra
 	}
 	gomptPartial[gomptTeam] = float64((gomptS0 + gomptS1) + (gomptS2 + gomptS3))
 	_ = ny
-//line gompt_kernels.go:7753
+//line gompt_kernels.go:7942
 }
 
 // gomptSampleSumFloat64In2D is SumFloat64In2DKernel's Sample: about n points, random arguments. Tol 1e-10: its float sums are combined in another order on each device.
@@ -7897,7 +8086,7 @@ func gomptHostSumInt64(gomptA *gomptdevice.HostArgs, gomptR gomptdevice.Range, g
 	}
 	gomptPartial[gomptTeam] = int64((gomptS0 + gomptS1) + (gomptS2 + gomptS3))
 	_ = n
-//line gompt_kernels.go:7901
+//line gompt_kernels.go:8090
 }
 
 // gomptSampleSumInt64 is SumInt64Kernel's Sample: about n points, random arguments. Tol 0: every device gives the Go function's bits.
@@ -8049,7 +8238,7 @@ func gomptHostSumRows(gomptA *gomptdevice.HostArgs, gomptR gomptdevice.Range, _,
 		}
 	}
 	_ = m
-//line gompt_kernels.go:8053
+//line gompt_kernels.go:8242
 }
 
 // gomptSampleSumRows is SumRowsKernel's Sample: about n points, random arguments. Tol 0: every device gives the Go function's bits.
@@ -8369,7 +8558,7 @@ func gomptHostSumTurns(gomptA *gomptdevice.HostArgs, gomptR gomptdevice.Range, _
 		last[i] = acc
 	}
 	_ = m
-//line gompt_kernels.go:8373
+//line gompt_kernels.go:8562
 }
 
 // gomptSampleSumTurns is SumTurnsKernel's Sample: about n points, random arguments. Tol 0: every device gives the Go function's bits.
@@ -8494,7 +8683,7 @@ func gomptHostTeamDefine(gomptA *gomptdevice.HostArgs, gomptR gomptdevice.Range,
 	_ = v
 	_ = teams
 	_ = m
-//line gompt_kernels.go:8498
+//line gompt_kernels.go:8687
 }
 
 // gomptSampleTeamDefine is TeamDefineKernel's Sample: about n points, random arguments. Tol 0: every device gives the Go function's bits.
@@ -8608,7 +8797,7 @@ func gomptHostTeamGather(gomptA *gomptdevice.HostArgs, gomptR gomptdevice.Range,
 	}
 	_ = teams
 	_ = m
-//line gompt_kernels.go:8612
+//line gompt_kernels.go:8801
 }
 
 // gomptSampleTeamGather is TeamGatherKernel's Sample: about n points, random arguments. Tol 0: every device gives the Go function's bits.
@@ -8772,7 +8961,7 @@ func gomptHostTeamReverse(gomptA *gomptdevice.HostArgs, gomptR gomptdevice.Range
 	}
 	_ = mine
 	_ = teams
-//line gompt_kernels.go:8776
+//line gompt_kernels.go:8965
 }
 
 // gomptSampleTeamReverse is TeamReverseKernel's Sample: about n points, random arguments. Tol 0: every device gives the Go function's bits.
@@ -8912,7 +9101,7 @@ func gomptHostTeamTuple(gomptA *gomptdevice.HostArgs, gomptR gomptdevice.Range, 
 	_ = x
 	_ = o
 	_ = teams
-//line gompt_kernels.go:8916
+//line gompt_kernels.go:9105
 }
 
 // gomptSampleTeamTuple is TeamTupleKernel's Sample: about n points, random arguments. Tol 0: every device gives the Go function's bits.
@@ -9055,7 +9244,7 @@ func gomptHostTeamView(gomptA *gomptdevice.HostArgs, gomptR gomptdevice.Range, _
 	_ = from
 	_ = s
 	_ = teams
-//line gompt_kernels.go:9059
+//line gompt_kernels.go:9248
 }
 
 // gomptSampleTeamView is TeamViewKernel's Sample: about n points, random arguments. Tol 0: every device gives the Go function's bits.
@@ -9149,7 +9338,7 @@ func gomptHostTranscendental(gomptA *gomptdevice.HostArgs, gomptR gomptdevice.Ra
 		out[i] = float32(v)
 	}
 	_ = n
-//line gompt_kernels.go:9153
+//line gompt_kernels.go:9342
 }
 
 // gomptSampleTranscendental is TranscendentalKernel's Sample: about n points, random arguments. Tol 1e-06: it calls math functions that are within a few ulps of Go's, not equal.
@@ -9241,7 +9430,7 @@ func gomptHostTranspose(gomptA *gomptdevice.HostArgs, gomptR gomptdevice.Range, 
 			}
 		}
 	}
-//line gompt_kernels.go:9245
+//line gompt_kernels.go:9434
 }
 
 // gomptSampleTranspose is TransposeKernel's Sample: about n points, random arguments. Tol 0: every device gives the Go function's bits.
@@ -9329,7 +9518,7 @@ func gomptHostTriangle(gomptA *gomptdevice.HostArgs, gomptR gomptdevice.Range, _
 			*(*float64)(unsafe.Add(gomptPOut, ((i*n)+j)*8)) = (*(*float64)(unsafe.Add(gomptPA, ((j*n)+i)*8)) * float64(0.5))
 		}
 	}
-//line gompt_kernels.go:9333
+//line gompt_kernels.go:9522
 }
 
 // gomptSampleTriangle is TriangleKernel's Sample: about n points, random arguments. Tol 0: every device gives the Go function's bits.
@@ -9422,7 +9611,7 @@ func gomptHostTriangleTo(gomptA *gomptdevice.HostArgs, gomptR gomptdevice.Range,
 			out[((i * n) + j)] += float64(1.0)
 		}
 	}
-//line gompt_kernels.go:9426
+//line gompt_kernels.go:9615
 }
 
 // gomptSampleTriangleTo is TriangleToKernel's Sample: about n points, random arguments. Tol 0: every device gives the Go function's bits.
@@ -9550,7 +9739,7 @@ gomptPoint0:
 		*(*int64)(unsafe.Add(gomptPOut, (o+int(7))*8)) = (-long)
 	}
 	_ = n
-//line gompt_kernels.go:9554
+//line gompt_kernels.go:9743
 }
 
 // gomptSampleTricky is TrickyKernel's Sample: about n points, random arguments. Tol 0: every device gives the Go function's bits.
@@ -9652,7 +9841,7 @@ func gomptHostTuples(gomptA *gomptdevice.HostArgs, gomptR gomptdevice.Range, _, 
 		*(*int32)(unsafe.Add(gomptPOut, o*4)) += x
 	}
 	_ = n
-//line gompt_kernels.go:9656
+//line gompt_kernels.go:9845
 }
 
 // gomptSampleTuples is TuplesKernel's Sample: about n points, random arguments. Tol 0: every device gives the Go function's bits.
@@ -9750,7 +9939,7 @@ func gomptHostUint64Ops(gomptA *gomptdevice.HostArgs, gomptR gomptdevice.Range, 
 		*(*uint64)(unsafe.Add(gomptPOut, (o+int(5))*8)) = (-x)
 	}
 	_ = n
-//line gompt_kernels.go:9754
+//line gompt_kernels.go:9943
 }
 
 // gomptSampleUint64Ops is Uint64OpsKernel's Sample: about n points, random arguments. Tol 0: every device gives the Go function's bits.
@@ -9902,7 +10091,7 @@ func gomptLanesUniformStore(gomptX0, gomptW int, n int, m int, b []int32, c []in
 		}
 //line lockstep.go:44
 	}
-//line gompt_kernels.go:9906
+//line gompt_kernels.go:10095
 }
 
 // gomptSampleUniformStore is UniformStoreKernel's Sample: about n points, random arguments. Tol 0: every device gives the Go function's bits.
@@ -10014,7 +10203,7 @@ func gomptHostViewBounds(gomptA *gomptdevice.HostArgs, gomptR gomptdevice.Range,
 	}
 	_ = rows
 	_ = m
-//line gompt_kernels.go:10018
+//line gompt_kernels.go:10207
 }
 
 // gomptSampleViewBounds is ViewBoundsKernel's Sample: about n points, random arguments. Tol 0: every device gives the Go function's bits.
@@ -10113,7 +10302,7 @@ func gomptHostViewIndex(gomptA *gomptdevice.HostArgs, gomptR gomptdevice.Range, 
 		out[r] = row[at[r]]
 	}
 	_ = rows
-//line gompt_kernels.go:10117
+//line gompt_kernels.go:10306
 }
 
 // gomptSampleViewIndex is ViewIndexKernel's Sample: about n points, random arguments. Tol 0: every device gives the Go function's bits.

@@ -185,3 +185,27 @@ func TestSumRowsOverlappingArguments(t *testing.T) {
 		}
 	}
 }
+
+// RowUpdates's Go image called with c inside a (no construct passes
+// them) runs its loops as written: jammed, a later k's products would
+// read elements of a before the earlier k's updates of c wrote them.
+func TestRowUpdatesImageOverlappingBuffers(t *testing.T) {
+	const n, m = 3, 8
+	buf := make([]float64, n*m)
+	for i := range buf {
+		buf[i] = float64(i%7)/5 - 0.4
+	}
+	want := slices.Clone(buf)
+	for i := range n {
+		RowUpdates(i, n, m, 1.5, want[1:n*n+1], want)
+	}
+	got := slices.Clone(buf)
+	bytes := device.Bytes(got)
+	args := &device.HostArgs{Kernel: RowUpdatesKernel,
+		Bufs: [][]byte{nil, nil, nil, bytes[8 : (n*n+1)*8], bytes},
+		Args: []device.Arg{{Bits: n}, {Bits: m}, {Bits: math.Float64bits(1.5)}, {}, {}}}
+	RowUpdatesKernel.Host()(args, device.Range{Hi: [3]int{n, 1, 1}}, 0, 1)
+	for i := range want {
+		require.Equal(t, math.Float64bits(want[i]), math.Float64bits(got[i]), "element %d: %v, Go gives %v", i, got[i], want[i])
+	}
+}

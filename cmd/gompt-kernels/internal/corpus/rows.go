@@ -123,3 +123,24 @@ func Triangle(i int, n int, a, out []float64) {
 		out[i*n+j] = a[j*n+i] * 0.5
 	}
 }
+
+// RowUpdates updates row i of c from columns of a, to the diagonal
+// (syrk's loop, j <= i) and then past it (j from i+1, no turn in the last
+// row): its Go image runs four turns of k together over each row, each
+// element through its four updates in order (emitgo's point jam), where
+// c's buffer overlaps none of a's, and the loops as written otherwise.
+//
+//gompt:kernel dims=n len(c)=n*n len(a)=n*m
+func RowUpdates(i int, n, m int, s float64, c, a []float64) {
+	for k := 0; k < m; k++ {
+		w := s * a[i*m+k]
+		for j := 0; j <= i; j++ {
+			c[i*n+j] += w * a[j*m+k]
+		}
+	}
+	for k := 0; k < m; k++ {
+		for j := i + 1; j < n; j++ {
+			c[i*n+j] -= a[j*m+k] * 0.5
+		}
+	}
+}

@@ -25,8 +25,31 @@ func (b *gobody) pointJam(s *ast.ForStmt, pj *ir.PointJam) {
 	if len(apart) > 0 {
 		cond = strings.Join(apart, " && ")
 	}
+	var lo, width string
+	if pj.Loop != nil {
+		// The row from lo's element, where the inner loop has turns (and,
+		// for j <= hi, where hi+1 does not wrap).
+		lo, hi := b.expr(pj.Lo), b.expr(pj.Hi)
+		if pj.Incl {
+			b.w.imports["math"] = "gomptmath"
+			cond += fmt.Sprintf(" && %s <= %s && %s < gomptmath.MaxInt", lo, hi, hi)
+			width = fmt.Sprintf("%s-%s+1", hi, lo)
+		} else {
+			cond += fmt.Sprintf(" && %s < %s", lo, hi)
+			width = fmt.Sprintf("%s-%s", hi, lo)
+		}
+	}
 	b.line("if %s {", cond)
 	b.depth++
+	if pj.Loop != nil {
+		b.pos = srcPos(b.g, pj.Loop)
+		off := b.expr(pj.Lo)
+		if pj.Row != nil {
+			off = b.expr(pj.Row) + " + " + off
+		}
+		lo = b.expr(pj.Lo)
+		b.line("gomptRow := %s[%s:][:%s]", b.expr(pj.Elem.X), off, width)
+	}
 	b.line("%s", b.simple(s.Init))
 	ctr := pj.Ctr.Name()
 	bnd := b.expr(pj.Bound)
@@ -54,11 +77,22 @@ func (b *gobody) pointJam(s *ast.ForStmt, pj *ir.PointJam) {
 		}
 	}
 	b.subst = nil
-	key := pj.Range.Key.(*ast.Ident).Name
-	view := b.expr(pj.Range.X)
-	b.pos = srcPos(b.g, pj.Range)
-	b.line("for %s := range %s {", key, view)
-	b.depth++
+	var view, key string
+	var body *ast.BlockStmt
+	if pj.Loop != nil {
+		view, key, body = "gomptRow", "gomptJ", pj.Loop.Body
+		b.pos = srcPos(b.g, pj.Loop)
+		b.line("for %s := range %s {", key, view)
+		b.depth++
+		if b.readsVar(pj.Update.Rhs[0], pj.InnerCounter) {
+			b.line("%s := %s + %s", pj.InnerCounter.Name(), lo, key)
+		}
+	} else {
+		key, view, body = pj.Range.Key.(*ast.Ident).Name, b.expr(pj.Range.X), pj.Range.Body
+		b.pos = srcPos(b.g, pj.Range)
+		b.line("for %s := range %s {", key, view)
+		b.depth++
+	}
 	b.pos = srcPos(b.g, pj.Update)
 	b.line("gomptV := %s[%s]", view, key)
 	for t := range ir.Jam {
@@ -68,7 +102,7 @@ func (b *gobody) pointJam(s *ast.ForStmt, pj *ir.PointJam) {
 	b.subst = savedSubst
 	b.line("%s[%s] = gomptV", view, key)
 	b.depth--
-	b.closing(pj.Range.Body.Rbrace, "}")
+	b.closing(body.Rbrace, "}")
 	b.pos = saved
 	b.depth--
 	b.line("}")
@@ -81,4 +115,16 @@ func (b *gobody) pointJam(s *ast.ForStmt, pj *ir.PointJam) {
 	b.noJam = false
 	b.depth--
 	b.line("}")
+}
+
+// readsVar reports whether e reads v.
+func (b *gobody) readsVar(e ast.Expr, v *types.Var) bool {
+	found := false
+	ast.Inspect(e, func(n ast.Node) bool {
+		if id, ok := n.(*ast.Ident); ok && b.info().Uses[id] == v {
+			found = true
+		}
+		return !found
+	})
+	return found
 }

@@ -12,6 +12,11 @@ import (
 // updates in order (v := c[j]; v op= e0; ...; c[j] = v), where Written,
 // the buffer c views, is apart from every buffer of Reads at run time;
 // else the loop as written.
+//
+// The inner loop may instead be a counted loop over a row of a buffer,
+// for j := Lo; j < Hi; j++ (j <= Hi where Incl) { buf[Row + j] op= e }
+// (syrk's C[i*n+j] += a * A[j*m+k]; Row nil for buf[j]): the image takes
+// the row once, as a slice from Lo's element, where the loop has turns.
 type PointJam struct {
 	Ctr     *types.Var
 	Bound   ast.Expr
@@ -21,4 +26,10 @@ type PointJam struct {
 	Update  *ast.AssignStmt
 	Written *Param
 	Reads   []*Param
+
+	Loop         *ast.ForStmt   // the inner counted loop, where Range is nil
+	Elem         *ast.IndexExpr // its element, buf[Row + j]
+	Row, Lo, Hi  ast.Expr
+	Incl         bool
+	InnerCounter *types.Var // j
 }

@@ -42,7 +42,7 @@ func LoopRows(g *ir.Program, k *ir.Kernel) map[*ast.ForStmt]*ir.Rows {
 	}
 	info := g.P.Info
 	labelled := map[ast.Stmt]bool{}
-	jammed := map[*ast.ForStmt]bool{} // the inner loops of SumJams, which write them
+	jammed := map[*ast.ForStmt]bool{} // the inner loops of SumJams and PointJams, which write them
 	var loops []*ast.ForStmt
 	ast.Inspect(k.Decl.Body, func(n ast.Node) bool {
 		switch n := n.(type) {
@@ -51,6 +51,9 @@ func LoopRows(g *ir.Program, k *ir.Kernel) map[*ast.ForStmt]*ir.Rows {
 		case *ast.ForStmt:
 			if sj := k.SumJams[n]; sj != nil {
 				jammed[sj.Inner] = true
+			}
+			if pj := k.PointJams[n]; pj != nil && pj.Loop != nil {
+				jammed[pj.Loop] = true
 			}
 			if !labelled[n] && k.PointJams[n] == nil && k.SumJams[n] == nil && !jammed[n] {
 				loops = append(loops, n)

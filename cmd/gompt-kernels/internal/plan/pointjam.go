@@ -50,7 +50,7 @@ func PointJams(g *ir.Program, k *ir.Kernel) map[*ast.ForStmt]*ir.PointJam {
 
 func pointJam(info *types.Info, k *ir.Kernel, s *ast.ForStmt) *ir.PointJam {
 	ctr, bound, ok := countedLoop(info, k, s)
-	if !ok || len(s.Body.List) < 2 {
+	if !ok || len(s.Body.List) < 1 {
 		return nil
 	}
 	pj := &ir.PointJam{Ctr: ctr, Bound: bound}
@@ -74,6 +74,9 @@ func pointJam(info *types.Info, k *ir.Kernel, s *ast.ForStmt) *ir.PointJam {
 		}
 		pj.Defs = append(pj.Defs, as)
 		pj.Locals = append(pj.Locals, v)
+	}
+	if f, isFor := body[len(body)-1].(*ast.ForStmt); isFor {
+		return rowJam(info, k, s, pj, f)
 	}
 	r, ok := body[len(body)-1].(*ast.RangeStmt)
 	if !ok || r.Value != nil || r.Tok != token.DEFINE || len(r.Body.List) != 1 {
@@ -103,8 +106,16 @@ func pointJam(info *types.Info, k *ir.Kernel, s *ast.ForStmt) *ir.PointJam {
 		return nil
 	}
 	pj.Range, pj.Update, pj.Written = r, up, view.Base
-	// What the loop reads: every buffer it names, directly or through a
-	// view; none may be c's own (but c[j] itself).
+	if !jamReads(info, k, s, pj, ix) {
+		return nil
+	}
+	return pj
+}
+
+// jamReads fills pj.Reads: every buffer loop s names, directly or
+// through a view; none may be the written one's (but at ix, the element
+// updated). False where one is.
+func jamReads(info *types.Info, k *ir.Kernel, s *ast.ForStmt, pj *ir.PointJam, ix *ast.IndexExpr) bool {
 	reads := map[*ir.Param]bool{}
 	bad := false
 	ast.Inspect(s.Body, func(n ast.Node) bool {
@@ -118,8 +129,8 @@ func pointJam(info *types.Info, k *ir.Kernel, s *ast.ForStmt) *ir.PointJam {
 			}
 		case *ast.Ident:
 			v, _ := info.Uses[n].(*types.Var)
-			if v == nil || n == c {
-				return true
+			if v == nil || pj.Range != nil && n == ast.Unparen(pj.Range.X) {
+				return true // the range's view: c[j] is the element
 			}
 			p := k.ByObj[v]
 			if w := k.Fn.Views[v]; w != nil {
@@ -128,7 +139,7 @@ func pointJam(info *types.Info, k *ir.Kernel, s *ast.ForStmt) *ir.PointJam {
 			if p == nil || !p.Slice {
 				return true
 			}
-			if p == view.Base {
+			if p == pj.Written {
 				bad = true
 			}
 			reads[p] = true
@@ -136,12 +147,81 @@ func pointJam(info *types.Info, k *ir.Kernel, s *ast.ForStmt) *ir.PointJam {
 		return !bad
 	})
 	if bad {
-		return nil
+		return false
 	}
 	for _, p := range k.Params {
 		if reads[p] {
 			pj.Reads = append(pj.Reads, p)
 		}
+	}
+	return true
+}
+
+// rowJam completes pj for an inner counted loop f over a row of a
+// buffer: for j := lo; j < hi; j++ (or j <= hi) { buf[row + j] op= e },
+// with lo, hi and row the same at every turn of s, the element proven in
+// range (so the row, from lo's element to hi's, is), and e pure but for
+// elements not proven (Go's test fails the point, as written).
+func rowJam(info *types.Info, k *ir.Kernel, s *ast.ForStmt, pj *ir.PointJam, f *ast.ForStmt) *ir.PointJam {
+	init, isAssign := f.Init.(*ast.AssignStmt)
+	if !isAssign || init.Tok != token.DEFINE || len(init.Lhs) != 1 || len(f.Body.List) != 1 {
+		return nil
+	}
+	j, _ := info.Defs[init.Lhs[0].(*ast.Ident)].(*types.Var)
+	cond, isBin := f.Cond.(*ast.BinaryExpr)
+	post, isInc := f.Post.(*ast.IncDecStmt)
+	if j == nil || !types.Identical(j.Type(), types.Typ[types.Int]) || !isBin || cond.Op != token.LSS && cond.Op != token.LEQ ||
+		!isVar(info, cond.X, j) || !isInc || post.Tok != token.INC || !isVar(info, post.X, j) {
+		return nil
+	}
+	same := sameEachTurn(info, k, s, pj.Ctr)
+	if !same(init.Rhs[0]) || !same(cond.Y) {
+		return nil
+	}
+	up, ok := f.Body.List[0].(*ast.AssignStmt)
+	if !ok || len(up.Lhs) != 1 || len(up.Rhs) != 1 {
+		return nil
+	}
+	switch up.Tok {
+	case token.ADD_ASSIGN, token.SUB_ASSIGN, token.MUL_ASSIGN:
+	default:
+		return nil
+	}
+	ix, ok := ast.Unparen(up.Lhs[0]).(*ast.IndexExpr)
+	if !ok || !k.Proven[ix] || !pureRead(info, k, up.Rhs[0]) {
+		return nil
+	}
+	p, view := k.Fn.SliceOf(info, ix.X)
+	if p == nil || view != nil && view.Obj.Pos() >= s.Pos() {
+		return nil // a buffer, or a view declared before the loop
+	}
+	var row ast.Expr
+	switch e := ast.Unparen(ix.Index).(type) {
+	case *ast.Ident:
+		if !isVar(info, e, j) {
+			return nil
+		}
+	case *ast.BinaryExpr:
+		switch {
+		case e.Op != token.ADD:
+			return nil
+		case isVar(info, e.Y, j):
+			row = e.X
+		case isVar(info, e.X, j):
+			row = e.Y
+		default:
+			return nil
+		}
+		if !same(row) || mentions(info, row, j) {
+			return nil
+		}
+	default:
+		return nil
+	}
+	pj.Loop, pj.Update, pj.Elem, pj.Written = f, up, ix, p
+	pj.Row, pj.Lo, pj.Hi, pj.Incl, pj.InnerCounter = row, init.Rhs[0], cond.Y, cond.Op == token.LEQ, j
+	if !jamReads(info, k, s, pj, ix) {
+		return nil
 	}
 	return pj
 }
