@@ -92,17 +92,8 @@ func pointJam(info *types.Info, k *ir.Kernel, s *ast.ForStmt) *ir.PointJam {
 	if view == nil || cv.Pos() >= s.Pos() {
 		return nil // a view declared before the loop, the same every turn
 	}
-	up, ok := r.Body.List[0].(*ast.AssignStmt)
-	if !ok || len(up.Lhs) != 1 || len(up.Rhs) != 1 {
-		return nil
-	}
-	switch up.Tok {
-	case token.ADD_ASSIGN, token.SUB_ASSIGN, token.MUL_ASSIGN:
-	default:
-		return nil
-	}
-	ix, ok := ast.Unparen(up.Lhs[0]).(*ast.IndexExpr)
-	if !ok || !isVar(info, ix.X, cv) || !isVar(info, ix.Index, info.Defs[key]) || !pureRead(info, k, up.Rhs[0]) {
+	up, ix := jamUpdate(info, k, r.Body.List[0])
+	if up == nil || !isVar(info, ix.X, cv) || !isVar(info, ix.Index, info.Defs[key]) {
 		return nil
 	}
 	pj.Range, pj.Update, pj.Written = r, up, view.Base
@@ -157,6 +148,26 @@ func jamReads(info *types.Info, k *ir.Kernel, s *ast.ForStmt, pj *ir.PointJam, i
 	return true
 }
 
+// jamUpdate is st as an inner loop's update of one element, el op= e
+// (op +, - or *) with e pure but for elements not proven (Go's test fails
+// the point, as written); nil where st is not one.
+func jamUpdate(info *types.Info, k *ir.Kernel, st ast.Stmt) (*ast.AssignStmt, *ast.IndexExpr) {
+	up, ok := st.(*ast.AssignStmt)
+	if !ok || len(up.Lhs) != 1 || len(up.Rhs) != 1 {
+		return nil, nil
+	}
+	switch up.Tok {
+	case token.ADD_ASSIGN, token.SUB_ASSIGN, token.MUL_ASSIGN:
+	default:
+		return nil, nil
+	}
+	ix, ok := ast.Unparen(up.Lhs[0]).(*ast.IndexExpr)
+	if !ok || !pureRead(info, k, up.Rhs[0]) {
+		return nil, nil
+	}
+	return up, ix
+}
+
 // rowJam completes pj for an inner counted loop f over a row of a
 // buffer: for j := lo; j < hi; j++ (or j <= hi) { buf[row + j] op= e },
 // with lo, hi and row the same at every turn of s, the element proven in
@@ -178,17 +189,8 @@ func rowJam(info *types.Info, k *ir.Kernel, s *ast.ForStmt, pj *ir.PointJam, f *
 	if !same(init.Rhs[0]) || !same(cond.Y) {
 		return nil
 	}
-	up, ok := f.Body.List[0].(*ast.AssignStmt)
-	if !ok || len(up.Lhs) != 1 || len(up.Rhs) != 1 {
-		return nil
-	}
-	switch up.Tok {
-	case token.ADD_ASSIGN, token.SUB_ASSIGN, token.MUL_ASSIGN:
-	default:
-		return nil
-	}
-	ix, ok := ast.Unparen(up.Lhs[0]).(*ast.IndexExpr)
-	if !ok || !k.Proven[ix] || !pureRead(info, k, up.Rhs[0]) {
+	up, ix := jamUpdate(info, k, f.Body.List[0])
+	if up == nil || !k.Proven[ix] {
 		return nil
 	}
 	p, view := k.Fn.SliceOf(info, ix.X)

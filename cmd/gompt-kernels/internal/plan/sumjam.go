@@ -4,6 +4,7 @@ import (
 	"go/ast"
 	"go/token"
 	"go/types"
+	"slices"
 
 	"github.com/gompt/gompt/cmd/gompt-kernels/internal/ir"
 )
@@ -194,7 +195,7 @@ func sumJam(info *types.Info, k *ir.Kernel, s *ast.ForStmt) *ir.SumJam {
 				if p == nil {
 					return nil
 				}
-				if !containsParam(sj.Written, p) {
+				if !slices.Contains(sj.Written, p) {
 					sj.Written = append(sj.Written, p)
 				}
 			default:
@@ -218,7 +219,7 @@ func sumJam(info *types.Info, k *ir.Kernel, s *ast.ForStmt) *ir.SumJam {
 			if outer[v] {
 				bad = true
 			}
-			if p, _ := k.Fn.SliceOf(info, id); p != nil && !containsParam(sj.Reads, p) {
+			if p, _ := k.Fn.SliceOf(info, id); p != nil && !slices.Contains(sj.Reads, p) {
 				sj.Reads = append(sj.Reads, p)
 			}
 			return true
@@ -232,7 +233,7 @@ func sumJam(info *types.Info, k *ir.Kernel, s *ast.ForStmt) *ir.SumJam {
 		return nil
 	}
 	for _, w := range sj.Written {
-		if !containsParam(sj.Reads, w) {
+		if !slices.Contains(sj.Reads, w) {
 			continue
 		}
 		if !ownElements(info, k, sj, w, same) {
@@ -351,15 +352,6 @@ func callsOnlyPure(info *types.Info, n ast.Node) bool {
 		return ok
 	})
 	return ok
-}
-
-func containsParam(list []*ir.Param, p *ir.Param) bool {
-	for _, q := range list {
-		if q == p {
-			return true
-		}
-	}
-	return false
 }
 
 // mayFail reports whether simple statement st may fail: an element not
