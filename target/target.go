@@ -134,13 +134,14 @@ func runTarget(r *Region, d *dev, f device.Function, t *omptrt.Target, async boo
 	return c.end(err)
 }
 
-// toolsOn reports whether a tool is attached, starting the runtime (and
-// so the tools) first. Public entry points then take their call site for
+// toolsOn reports whether a tool listens to constructs (a tool attached
+// that registered a callback, or a device tracing: omptrt.Listening),
+// starting the runtime (and so the tools) first. Public entry points then take their call site for
 // the tools' code pointer with callsite.Parent, called directly from the
 // entry point, which is marked go:noinline so its frame is its own.
 func toolsOn() bool {
 	state()
-	return omptrt.Enabled()
+	return omptrt.Listening()
 }
 
 // target maps, launches and unmaps on c's device.

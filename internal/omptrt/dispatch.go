@@ -25,6 +25,10 @@ type dispatcher struct {
 	// implicit_task or thread_end: the tools a thread's life keeps track
 	// of (a tool with none of them pays nothing per life).
 	threads []threadEntry
+
+	// quiet: no tool registered any callback. Constructs then keep no
+	// scope while no device traces either (listening).
+	quiet bool
 }
 
 // hostEntry is one tool's callback for a host event of a nowait
@@ -72,8 +76,13 @@ func addEntry[E, P any](l []entry[E, P], t *tool, i int, emiEv, plainEv ompt.Cal
 // (OpenMP 5.2: when both are registered only the EMI form is dispatched).
 // Called with mu held.
 func newDispatcher(tools []*tool) *dispatcher {
-	d := &dispatcher{tools: append([]*tool(nil), tools...)}
+	d := &dispatcher{tools: append([]*tool(nil), tools...), quiet: true}
 	for i, t := range d.tools {
+		for _, cb := range t.cbs {
+			if cb != nil {
+				d.quiet = false
+			}
+		}
 		d.target = addEntry(d.target, t, i, ompt.CallbackTargetEMI, ompt.CallbackTarget)
 		d.dataOp = addEntry(d.dataOp, t, i, ompt.CallbackTargetDataOpEMI, ompt.CallbackTargetDataOp)
 		d.submit = addEntry(d.submit, t, i, ompt.CallbackTargetSubmitEMI, ompt.CallbackTargetSubmit)
@@ -88,6 +97,21 @@ func newDispatcher(tools []*tool) *dispatcher {
 		if e := t.threadEntryLocked(); e.begin != nil || e.task != nil || e.end != nil {
 			d.threads = append(d.threads, *e)
 		}
+	}
+	return d
+}
+
+// listening is the dispatcher a construct keeps a scope for: nil when no
+// tool is attached, or when the tools registered no callback and no
+// device traces. Such a tool hears of nothing a construct does (it has
+// no callback, and no device handle to start tracing with unless
+// device_initialize gave it one), so a construct costs what it does with
+// no tool (ompt-bench's empty_target_tool_none). One that registers a
+// callback or starts tracing later sees the constructs that begin after.
+func listening() *dispatcher {
+	d := cur.Load()
+	if d == nil || d.quiet && traced.Load() == nil {
+		return nil
 	}
 	return d
 }

@@ -157,9 +157,14 @@ func RegisterFinder(name string, f Finder) {
 // CurrentState returns the interface state.
 func CurrentState() State { return State(state.Load()) }
 
-// Enabled reports whether any tool is active; one atomic load. The runtime
-// may use it to skip preparing event arguments.
+// Enabled reports whether any tool is active; one atomic load.
 func Enabled() bool { return cur.Load() != nil }
+
+// Listening reports whether a tool listens to constructs (listening): a
+// tool is attached and registered a callback, or a device traces; two
+// atomic loads. The runtime uses it to skip preparing event arguments
+// (the user's call site) that no tool would see.
+func Listening() bool { return listening() != nil }
 
 // Start runs tool start-up, once per process: it reads OMP_TOOL and
 // OMP_TOOL_VERBOSE_INIT, asks the registered tools and finders, and calls

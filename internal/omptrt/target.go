@@ -114,10 +114,10 @@ const (
 // initial device), encountered at codePtr (the user's call site, non-zero).
 // It dispatches target_emi / target begin to every tool that registered
 // one, with a fresh target_id, and returns the construct's scope; nil when
-// no tool is active (one atomic load, no allocation). The caller must call
+// no tool listens (listening: two atomic loads, no allocation). The caller must call
 // End on the result (a nil result included) when the construct ends.
 func TargetBegin(kind ompt.TargetKind, deviceNum int, codePtr uintptr) *Target {
-	if d := cur.Load(); d != nil {
+	if d := listening(); d != nil {
 		return d.targetBegin(kind, deviceNum, codePtr)
 	}
 	return nil
@@ -161,7 +161,7 @@ func (t *Target) beginEvents() {
 // at its begin and the same slot for all of its data operations). No
 // target event is dispatched. Returns nil when no tool is active. End releases it.
 func RoutineBegin(codePtr uintptr) *Target {
-	d := cur.Load()
+	d := listening()
 	if d == nil {
 		return nil
 	}

@@ -309,3 +309,38 @@ func emptyTool(int, string) *ompt.StartResult {
 		return 1
 	}}
 }
+
+// A tool that registers no callback hears of nothing a construct does,
+// and no device traces: constructs keep no scope (TargetBegin and
+// RoutineBegin give nil, as with no tool, and the runtime skips the call
+// site: Listening). Once it registers a callback, the constructs after
+// it have scopes and events again.
+func TestToolWithoutCallbacksConstructsKeepNoScope(t *testing.T) {
+	reset(t, nil)
+	var set ompt.SetCallbackFunc
+	ompt.RegisterTool("quiet", func(int, string) *ompt.StartResult {
+		return &ompt.StartResult{Initialize: func(l ompt.LookupFunc, _ int, _ *ompt.Data) int {
+			set = l("ompt_set_callback").(ompt.SetCallbackFunc)
+			return 1
+		}}
+	})
+	Start(fakeRuntime{1})
+	require.True(t, Enabled(), "Enabled with a tool attached")
+	assert.False(t, Listening(), "Listening with a tool of no callback")
+	tg := TargetBegin(ompt.KindTarget, 0, 1)
+	assert.Nil(t, tg, "TargetBegin's scope with a tool of no callback")
+	tg.End()
+	rt := RoutineBegin(1)
+	assert.Nil(t, rt, "RoutineBegin's scope with a tool of no callback")
+	rt.End()
+	var ids []uint64
+	require.NotNil(t, set, "ompt_set_callback")
+	set(ompt.CallbackTarget, ompt.TargetCallback(func(_ ompt.TargetKind, _ ompt.Endpoint, _ int, _ *ompt.Data, id uint64, _ uintptr) {
+		ids = append(ids, id)
+	}))
+	assert.True(t, Listening(), "Listening once the tool registered target")
+	region(ompt.KindTarget, 0, 1)
+	require.Len(t, ids, 2, "target begin and end after the registration")
+	assert.NotZero(t, ids[0], "target_id")
+	assert.Equal(t, ids[0], ids[1], "one target_id for begin and end")
+}
