@@ -280,15 +280,15 @@ var entries = []entry{
 		for _, n := range []int{1, 3, 4, 7, 8, 13} {
 			for _, k := range []int{1, 4, 6} {
 				m := 3
-				a, b, c := make([]float64, m*k), make([]float64, k*n), make([]float64, m*n)
+				a, b, c := make([]float32, m*k), make([]float32, k*n), make([]float32, m*n)
 				for i := range a {
-					a[i] = float64(i%5)/3 - 0.25
+					a[i] = float32(i%5)/3 - 0.25
 				}
 				for i := range b {
-					b[i] = 0.75 - float64(i%7)/4
+					b[i] = 0.75 - float32(i%7)/4
 				}
 				for i := range c {
-					c[i] = float64(i%3) - 0.5
+					c[i] = float32(i%3) - 0.5
 				}
 				ps = append(ps, []any{m, n, k, a, b, c})
 			}

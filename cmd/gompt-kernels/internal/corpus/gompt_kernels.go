@@ -6450,7 +6450,7 @@ func RunRowShiftNowait(dev gompttarget.DeviceClause, m int, n int, nk int, shift
 		Args: []gompttarget.Arg{gompttarget.Int(m), gompttarget.Int(n), gompttarget.Int(nk), gompttarget.Int(shift), gompttarget.Slice(c), gompttarget.Slice(a), gompttarget.Slice(b)}})
 }
 
-// RowUpdatesKernel is the gompt map kernel of RowUpdates (rows.go:134:1), over [0, n).
+// RowUpdatesKernel is the gompt map kernel of RowUpdates (rows.go:135:1), over [0, n).
 var RowUpdatesKernel = &gomptdevice.Kernel{
 	Name: "RowUpdates",
 	Params: []gomptdevice.Param{
@@ -6463,7 +6463,7 @@ var RowUpdatesKernel = &gomptdevice.Kernel{
 	Dims: 1,
 	Work: "2*m+m*n",
 	Needs: []gomptdevice.Need{
-		{Kind: gomptdevice.NeedFP64, Use: "float64", Pos: "rows.go:134"},
+		{Kind: gomptdevice.NeedFP64, Use: "float64", Pos: "rows.go:135"},
 	},
 	Images: []gomptdevice.Image{
 		{Kind: gomptdevice.ImageHost, Entry: "gompt_RowUpdates", Host: gomptHostRowUpdates},
@@ -6490,99 +6490,99 @@ func gomptHostRowUpdates(gomptA *gomptdevice.HostArgs, gomptR gomptdevice.Range,
 	gomptPA := unsafe.Pointer(unsafe.SliceData(a))
 	gomptLo0, gomptHi0 := gomptR.Clamp(0, n)
 	for i := gomptLo0; i < gomptHi0; i++ {
-//line rows.go:135
+//line rows.go:136
 		if gomptrt.Apart(c, a) && int(0) <= i && i < gomptmath.MaxInt {
-//line rows.go:137
+//line rows.go:138
 			gomptRow := c[(i*n)+int(0):][:i-int(0)+1]
-//line rows.go:137
+//line rows.go:138
 			k := int(0)
-//line rows.go:137
+//line rows.go:138
 			for ; k < m && m-k >= 4; k += 4 {
-//line rows.go:136
+//line rows.go:137
 				w := (s * *(*float64)(unsafe.Add(gomptPA, ((i*m)+k)*8)))
-//line rows.go:136
+//line rows.go:137
 				gompt1W := (s * *(*float64)(unsafe.Add(gomptPA, ((i*m)+(k+1))*8)))
-//line rows.go:136
+//line rows.go:137
 				gompt2W := (s * *(*float64)(unsafe.Add(gomptPA, ((i*m)+(k+2))*8)))
-//line rows.go:136
+//line rows.go:137
 				gompt3W := (s * *(*float64)(unsafe.Add(gomptPA, ((i*m)+(k+3))*8)))
 				for gomptJ := range gomptRow {
-//line rows.go:137
+//line rows.go:138
 					j := int(0) + gomptJ
 					gomptV := gomptRow[gomptJ]
-//line rows.go:138
+//line rows.go:139
 					gomptV += (w * *(*float64)(unsafe.Add(gomptPA, ((j*m)+k)*8)))
-//line rows.go:138
+//line rows.go:139
 					gomptV += (gompt1W * *(*float64)(unsafe.Add(gomptPA, ((j*m)+(k+1))*8)))
-//line rows.go:138
+//line rows.go:139
 					gomptV += (gompt2W * *(*float64)(unsafe.Add(gomptPA, ((j*m)+(k+2))*8)))
-//line rows.go:138
+//line rows.go:139
 					gomptV += (gompt3W * *(*float64)(unsafe.Add(gomptPA, ((j*m)+(k+3))*8)))
-//line rows.go:138
+//line rows.go:139
 					gomptRow[gomptJ] = gomptV
 				}
-//line rows.go:137
+//line rows.go:138
 			}
-//line rows.go:137
+//line rows.go:138
 			for ; k < m; k++ {
-//line rows.go:136
+//line rows.go:137
 				w := (s * *(*float64)(unsafe.Add(gomptPA, ((i*m)+k)*8)))
 				for j := int(0); j <= i; j++ {
 					*(*float64)(unsafe.Add(gomptPC, ((i*n)+j)*8)) += (w * *(*float64)(unsafe.Add(gomptPA, ((j*m)+k)*8)))
 				}
 			}
-//line rows.go:137
+//line rows.go:138
 		} else {
-//line rows.go:135
+//line rows.go:136
 			for k := int(0); k < m; k++ {
 				w := (s * *(*float64)(unsafe.Add(gomptPA, ((i*m)+k)*8)))
 				for j := int(0); j <= i; j++ {
 					*(*float64)(unsafe.Add(gomptPC, ((i*n)+j)*8)) += (w * *(*float64)(unsafe.Add(gomptPA, ((j*m)+k)*8)))
 				}
 			}
-//line rows.go:137
+//line rows.go:138
 		}
-//line rows.go:141
+//line rows.go:142
 		if gomptrt.Apart(c, a) && (i+int(1)) < n {
 			gomptRow := c[(i*n)+(i+int(1)):][:n-(i+int(1))]
-//line rows.go:142
+//line rows.go:143
 			k := int(0)
-//line rows.go:142
+//line rows.go:143
 			for ; k < m && m-k >= 4; k += 4 {
-//line rows.go:142
+//line rows.go:143
 				for gomptJ := range gomptRow {
-//line rows.go:142
+//line rows.go:143
 					j := (i + int(1)) + gomptJ
 					gomptV := gomptRow[gomptJ]
-//line rows.go:143
+//line rows.go:144
 					gomptV -= (*(*float64)(unsafe.Add(gomptPA, ((j*m)+k)*8)) * float64(0.5))
-//line rows.go:143
+//line rows.go:144
 					gomptV -= (*(*float64)(unsafe.Add(gomptPA, ((j*m)+(k+1))*8)) * float64(0.5))
-//line rows.go:143
+//line rows.go:144
 					gomptV -= (*(*float64)(unsafe.Add(gomptPA, ((j*m)+(k+2))*8)) * float64(0.5))
-//line rows.go:143
+//line rows.go:144
 					gomptV -= (*(*float64)(unsafe.Add(gomptPA, ((j*m)+(k+3))*8)) * float64(0.5))
-//line rows.go:143
+//line rows.go:144
 					gomptRow[gomptJ] = gomptV
 				}
-//line rows.go:142
+//line rows.go:143
 			}
-//line rows.go:142
+//line rows.go:143
 			for ; k < m; k++ {
-//line rows.go:142
+//line rows.go:143
 				for j := (i + int(1)); j < n; j++ {
 					*(*float64)(unsafe.Add(gomptPC, ((i*n)+j)*8)) -= (*(*float64)(unsafe.Add(gomptPA, ((j*m)+k)*8)) * float64(0.5))
 				}
 			}
-//line rows.go:142
+//line rows.go:143
 		} else {
-//line rows.go:141
+//line rows.go:142
 			for k := int(0); k < m; k++ {
 				for j := (i + int(1)); j < n; j++ {
 					*(*float64)(unsafe.Add(gomptPC, ((i*n)+j)*8)) -= (*(*float64)(unsafe.Add(gomptPA, ((j*m)+k)*8)) * float64(0.5))
 				}
 			}
-//line rows.go:142
+//line rows.go:143
 		}
 	}
 //line gompt_kernels.go:6589
@@ -8145,22 +8145,19 @@ func RunSumInt64Nowait(dev gompttarget.DeviceClause, n int, a []int64, deps ...g
 	return gompttarget.NewResult(gomptTask, func() int64 { return gomptrt.SumInts(gomptPartial) })
 }
 
-// SumRowsKernel is the gompt map kernel of SumRows (rows.go:106:1), over [0, m).
+// SumRowsKernel is the gompt map kernel of SumRows (rows.go:107:1), over [0, m).
 var SumRowsKernel = &gomptdevice.Kernel{
 	Name: "SumRows",
 	Params: []gomptdevice.Param{
 		{Name: "m", Kind: gomptdevice.ParamInt64},
 		{Name: "n", Kind: gomptdevice.ParamInt64},
 		{Name: "k", Kind: gomptdevice.ParamInt64},
-		{Name: "a", Kind: gomptdevice.ParamBuffer, Elem: gomptdevice.ParamFloat64, Len: "m*k"},
-		{Name: "b", Kind: gomptdevice.ParamBuffer, Elem: gomptdevice.ParamFloat64, Len: "k*n"},
-		{Name: "c", Kind: gomptdevice.ParamBuffer, Elem: gomptdevice.ParamFloat64, Len: "m*n"},
+		{Name: "a", Kind: gomptdevice.ParamBuffer, Elem: gomptdevice.ParamFloat32, Len: "m*k"},
+		{Name: "b", Kind: gomptdevice.ParamBuffer, Elem: gomptdevice.ParamFloat32, Len: "k*n"},
+		{Name: "c", Kind: gomptdevice.ParamBuffer, Elem: gomptdevice.ParamFloat32, Len: "m*n"},
 	},
 	Dims: 1,
 	Work: "k*n+n",
-	Needs: []gomptdevice.Need{
-		{Kind: gomptdevice.NeedFP64, Use: "float64", Pos: "rows.go:106"},
-	},
 	Images: []gomptdevice.Image{
 		{Kind: gomptdevice.ImageHost, Entry: "gompt_SumRows", Host: gomptHostSumRows},
 		{Kind: gomptdevice.ImageOpenCL, Entry: "gompt_SumRows", Source: gomptCLSumRows, Options: "-cl-fp32-correctly-rounded-divide-sqrt"},
@@ -8180,65 +8177,65 @@ func gomptHostSumRows(gomptA *gomptdevice.HostArgs, gomptR gomptdevice.Range, _,
 	m := gomptA.Int(0)
 	n := gomptA.Int(1)
 	k := gomptA.Int(2)
-	a := gomptrt.View[float64](gomptA.Bufs[3], gomptrt.Len(m, k))
-	b := gomptrt.View[float64](gomptA.Bufs[4], gomptrt.Len(k, n))
-	c := gomptrt.View[float64](gomptA.Bufs[5], gomptrt.Len(m, n))
+	a := gomptrt.View[float32](gomptA.Bufs[3], gomptrt.Len(m, k))
+	b := gomptrt.View[float32](gomptA.Bufs[4], gomptrt.Len(k, n))
+	c := gomptrt.View[float32](gomptA.Bufs[5], gomptrt.Len(m, n))
 	gomptPA := unsafe.Pointer(unsafe.SliceData(a))
 	gomptPB := unsafe.Pointer(unsafe.SliceData(b))
 	gomptPC := unsafe.Pointer(unsafe.SliceData(c))
 	gomptLo0, gomptHi0 := gomptR.Clamp(0, m)
 	for i := gomptLo0; i < gomptHi0; i++ {
-//line rows.go:107
+//line rows.go:108
 		if gomptrt.Apart(c, a) && gomptrt.Apart(c, b) {
-//line rows.go:107
+//line rows.go:108
 			j := int(0)
-//line rows.go:107
+//line rows.go:108
 			for ; j < n && n-j >= 4; j += 4 {
-				s := (*(*float64)(unsafe.Add(gomptPC, ((i*n)+j)*8)) * float64(0.5))
-//line rows.go:108
-				gompt1S := (*(*float64)(unsafe.Add(gomptPC, ((i*n)+(j+1))*8)) * float64(0.5))
-//line rows.go:108
-				gompt2S := (*(*float64)(unsafe.Add(gomptPC, ((i*n)+(j+2))*8)) * float64(0.5))
-//line rows.go:108
-				gompt3S := (*(*float64)(unsafe.Add(gomptPC, ((i*n)+(j+3))*8)) * float64(0.5))
+				s := (*(*float32)(unsafe.Add(gomptPC, ((i*n)+j)*4)) * float32(0.5))
+//line rows.go:109
+				gompt1S := (*(*float32)(unsafe.Add(gomptPC, ((i*n)+(j+1))*4)) * float32(0.5))
+//line rows.go:109
+				gompt2S := (*(*float32)(unsafe.Add(gomptPC, ((i*n)+(j+2))*4)) * float32(0.5))
+//line rows.go:109
+				gompt3S := (*(*float32)(unsafe.Add(gomptPC, ((i*n)+(j+3))*4)) * float32(0.5))
 				for t := int(0); t < k; t++ {
-					s += (*(*float64)(unsafe.Add(gomptPA, ((i*k)+t)*8)) * *(*float64)(unsafe.Add(gomptPB, ((t*n)+j)*8)))
-//line rows.go:110
-					gompt1S += (*(*float64)(unsafe.Add(gomptPA, ((i*k)+t)*8)) * *(*float64)(unsafe.Add(gomptPB, ((t*n)+(j+1))*8)))
-//line rows.go:110
-					gompt2S += (*(*float64)(unsafe.Add(gomptPA, ((i*k)+t)*8)) * *(*float64)(unsafe.Add(gomptPB, ((t*n)+(j+2))*8)))
-//line rows.go:110
-					gompt3S += (*(*float64)(unsafe.Add(gomptPA, ((i*k)+t)*8)) * *(*float64)(unsafe.Add(gomptPB, ((t*n)+(j+3))*8)))
+					s += (*(*float32)(unsafe.Add(gomptPA, ((i*k)+t)*4)) * *(*float32)(unsafe.Add(gomptPB, ((t*n)+j)*4)))
+//line rows.go:111
+					gompt1S += (*(*float32)(unsafe.Add(gomptPA, ((i*k)+t)*4)) * *(*float32)(unsafe.Add(gomptPB, ((t*n)+(j+1))*4)))
+//line rows.go:111
+					gompt2S += (*(*float32)(unsafe.Add(gomptPA, ((i*k)+t)*4)) * *(*float32)(unsafe.Add(gomptPB, ((t*n)+(j+2))*4)))
+//line rows.go:111
+					gompt3S += (*(*float32)(unsafe.Add(gomptPA, ((i*k)+t)*4)) * *(*float32)(unsafe.Add(gomptPB, ((t*n)+(j+3))*4)))
 				}
-				*(*float64)(unsafe.Add(gomptPC, ((i*n)+j)*8)) = s
-//line rows.go:112
-				*(*float64)(unsafe.Add(gomptPC, ((i*n)+(j+1))*8)) = gompt1S
-//line rows.go:112
-				*(*float64)(unsafe.Add(gomptPC, ((i*n)+(j+2))*8)) = gompt2S
-//line rows.go:112
-				*(*float64)(unsafe.Add(gomptPC, ((i*n)+(j+3))*8)) = gompt3S
+				*(*float32)(unsafe.Add(gomptPC, ((i*n)+j)*4)) = s
+//line rows.go:113
+				*(*float32)(unsafe.Add(gomptPC, ((i*n)+(j+1))*4)) = gompt1S
+//line rows.go:113
+				*(*float32)(unsafe.Add(gomptPC, ((i*n)+(j+2))*4)) = gompt2S
+//line rows.go:113
+				*(*float32)(unsafe.Add(gomptPC, ((i*n)+(j+3))*4)) = gompt3S
 			}
-//line rows.go:107
+//line rows.go:108
 			for ; j < n; j++ {
-				s := (*(*float64)(unsafe.Add(gomptPC, ((i*n)+j)*8)) * float64(0.5))
+				s := (*(*float32)(unsafe.Add(gomptPC, ((i*n)+j)*4)) * float32(0.5))
 				for t := int(0); t < k; t++ {
-					s += (*(*float64)(unsafe.Add(gomptPA, ((i*k)+t)*8)) * *(*float64)(unsafe.Add(gomptPB, ((t*n)+j)*8)))
+					s += (*(*float32)(unsafe.Add(gomptPA, ((i*k)+t)*4)) * *(*float32)(unsafe.Add(gomptPB, ((t*n)+j)*4)))
 				}
-				*(*float64)(unsafe.Add(gomptPC, ((i*n)+j)*8)) = s
+				*(*float32)(unsafe.Add(gomptPC, ((i*n)+j)*4)) = s
 			}
 		} else {
-//line rows.go:107
+//line rows.go:108
 			for j := int(0); j < n; j++ {
-				s := (*(*float64)(unsafe.Add(gomptPC, ((i*n)+j)*8)) * float64(0.5))
+				s := (*(*float32)(unsafe.Add(gomptPC, ((i*n)+j)*4)) * float32(0.5))
 				for t := int(0); t < k; t++ {
-					s += (*(*float64)(unsafe.Add(gomptPA, ((i*k)+t)*8)) * *(*float64)(unsafe.Add(gomptPB, ((t*n)+j)*8)))
+					s += (*(*float32)(unsafe.Add(gomptPA, ((i*k)+t)*4)) * *(*float32)(unsafe.Add(gomptPB, ((t*n)+j)*4)))
 				}
-				*(*float64)(unsafe.Add(gomptPC, ((i*n)+j)*8)) = s
+				*(*float32)(unsafe.Add(gomptPC, ((i*n)+j)*4)) = s
 			}
 		}
 	}
 	_ = m
-//line gompt_kernels.go:8242
+//line gompt_kernels.go:8239
 }
 
 // gomptSampleSumRows is SumRowsKernel's Sample: about n points, random arguments. Tol 0: every device gives the Go function's bits.
@@ -8250,14 +8247,14 @@ func gomptSampleSumRows(gomptN int, gomptSeed int64) gomptdevice.Sample {
 	k := int(1 + gomptR.IntN(8))
 	return gomptdevice.Sample{
 		Shape: gomptdevice.Shape{Size: gomptExt},
-		Bufs:  [][]byte{nil, nil, nil, gomptrt.Floats[float64](gomptR, gomptrt.Len(m, k), 0.5, 1.5), gomptrt.Floats[float64](gomptR, gomptrt.Len(k, n), 0.5, 1.5), gomptrt.Floats[float64](gomptR, gomptrt.Len(m, n), 0.5, 1.5)},
+		Bufs:  [][]byte{nil, nil, nil, gomptrt.Floats[float32](gomptR, gomptrt.Len(m, k), 0.5, 1.5), gomptrt.Floats[float32](gomptR, gomptrt.Len(k, n), 0.5, 1.5), gomptrt.Floats[float32](gomptR, gomptrt.Len(m, n), 0.5, 1.5)},
 		Args:  []gomptdevice.Arg{gomptrt.Int(int64(m)), gomptrt.Int(int64(n)), gomptrt.Int(int64(k)), {}, {}, {}},
 	}
 }
 
 // RunSumRows runs SumRowsKernel (SumRows) on device dev over [0, m), mapping each slice by how the kernel uses it:
 // a to, b to, c tofrom.
-func RunSumRows(dev gompttarget.DeviceClause, m int, n int, k int, a []float64, b []float64, c []float64) error {
+func RunSumRows(dev gompttarget.DeviceClause, m int, n int, k int, a []float32, b []float32, c []float32) error {
 	if m <= 0 {
 		return nil
 	}
@@ -8276,7 +8273,7 @@ func RunSumRows(dev gompttarget.DeviceClause, m int, n int, k int, a []float64, 
 //
 // It runs SumRowsKernel (SumRows) on device dev over [0, m), mapping each slice by how the kernel uses it:
 // a to, b to, c tofrom.
-func RunSumRowsNowait(dev gompttarget.DeviceClause, m int, n int, k int, a []float64, b []float64, c []float64, deps ...gompttarget.Map) *gompttarget.Task {
+func RunSumRowsNowait(dev gompttarget.DeviceClause, m int, n int, k int, a []float32, b []float32, c []float32, deps ...gompttarget.Map) *gompttarget.Task {
 	if m <= 0 {
 		return gompttarget.Go(func() error { return nil }, deps...)
 	}
@@ -8558,7 +8555,7 @@ func gomptHostSumTurns(gomptA *gomptdevice.HostArgs, gomptR gomptdevice.Range, _
 		last[i] = acc
 	}
 	_ = m
-//line gompt_kernels.go:8562
+//line gompt_kernels.go:8559
 }
 
 // gomptSampleSumTurns is SumTurnsKernel's Sample: about n points, random arguments. Tol 0: every device gives the Go function's bits.
@@ -8683,7 +8680,7 @@ func gomptHostTeamDefine(gomptA *gomptdevice.HostArgs, gomptR gomptdevice.Range,
 	_ = v
 	_ = teams
 	_ = m
-//line gompt_kernels.go:8687
+//line gompt_kernels.go:8684
 }
 
 // gomptSampleTeamDefine is TeamDefineKernel's Sample: about n points, random arguments. Tol 0: every device gives the Go function's bits.
@@ -8797,7 +8794,7 @@ func gomptHostTeamGather(gomptA *gomptdevice.HostArgs, gomptR gomptdevice.Range,
 	}
 	_ = teams
 	_ = m
-//line gompt_kernels.go:8801
+//line gompt_kernels.go:8798
 }
 
 // gomptSampleTeamGather is TeamGatherKernel's Sample: about n points, random arguments. Tol 0: every device gives the Go function's bits.
@@ -8961,7 +8958,7 @@ func gomptHostTeamReverse(gomptA *gomptdevice.HostArgs, gomptR gomptdevice.Range
 	}
 	_ = mine
 	_ = teams
-//line gompt_kernels.go:8965
+//line gompt_kernels.go:8962
 }
 
 // gomptSampleTeamReverse is TeamReverseKernel's Sample: about n points, random arguments. Tol 0: every device gives the Go function's bits.
@@ -9101,7 +9098,7 @@ func gomptHostTeamTuple(gomptA *gomptdevice.HostArgs, gomptR gomptdevice.Range, 
 	_ = x
 	_ = o
 	_ = teams
-//line gompt_kernels.go:9105
+//line gompt_kernels.go:9102
 }
 
 // gomptSampleTeamTuple is TeamTupleKernel's Sample: about n points, random arguments. Tol 0: every device gives the Go function's bits.
@@ -9244,7 +9241,7 @@ func gomptHostTeamView(gomptA *gomptdevice.HostArgs, gomptR gomptdevice.Range, _
 	_ = from
 	_ = s
 	_ = teams
-//line gompt_kernels.go:9248
+//line gompt_kernels.go:9245
 }
 
 // gomptSampleTeamView is TeamViewKernel's Sample: about n points, random arguments. Tol 0: every device gives the Go function's bits.
@@ -9338,7 +9335,7 @@ func gomptHostTranscendental(gomptA *gomptdevice.HostArgs, gomptR gomptdevice.Ra
 		out[i] = float32(v)
 	}
 	_ = n
-//line gompt_kernels.go:9342
+//line gompt_kernels.go:9339
 }
 
 // gomptSampleTranscendental is TranscendentalKernel's Sample: about n points, random arguments. Tol 1e-06: it calls math functions that are within a few ulps of Go's, not equal.
@@ -9430,7 +9427,7 @@ func gomptHostTranspose(gomptA *gomptdevice.HostArgs, gomptR gomptdevice.Range, 
 			}
 		}
 	}
-//line gompt_kernels.go:9434
+//line gompt_kernels.go:9431
 }
 
 // gomptSampleTranspose is TransposeKernel's Sample: about n points, random arguments. Tol 0: every device gives the Go function's bits.
@@ -9477,7 +9474,7 @@ func RunTransposeNowait(dev gompttarget.DeviceClause, nx int, ny int, in []uint8
 		Args: []gompttarget.Arg{gompttarget.Int(nx), gompttarget.Int(ny), gompttarget.Slice(in), gompttarget.Slice(out)}})
 }
 
-// TriangleKernel is the gompt map kernel of Triangle (rows.go:121:1), over [0, n).
+// TriangleKernel is the gompt map kernel of Triangle (rows.go:122:1), over [0, n).
 var TriangleKernel = &gomptdevice.Kernel{
 	Name: "Triangle",
 	Params: []gomptdevice.Param{
@@ -9488,7 +9485,7 @@ var TriangleKernel = &gomptdevice.Kernel{
 	Dims: 1,
 	Work: "1+n",
 	Needs: []gomptdevice.Need{
-		{Kind: gomptdevice.NeedFP64, Use: "float64", Pos: "rows.go:121"},
+		{Kind: gomptdevice.NeedFP64, Use: "float64", Pos: "rows.go:122"},
 	},
 	Images: []gomptdevice.Image{
 		{Kind: gomptdevice.ImageHost, Entry: "gompt_Triangle", Host: gomptHostTriangle},
@@ -9513,12 +9510,12 @@ func gomptHostTriangle(gomptA *gomptdevice.HostArgs, gomptR gomptdevice.Range, _
 	gomptPOut := unsafe.Pointer(unsafe.SliceData(out))
 	gomptLo0, gomptHi0 := gomptR.Clamp(0, n)
 	for i := gomptLo0; i < gomptHi0; i++ {
-//line rows.go:122
+//line rows.go:123
 		for j := int(0); j <= i; j++ {
 			*(*float64)(unsafe.Add(gomptPOut, ((i*n)+j)*8)) = (*(*float64)(unsafe.Add(gomptPA, ((j*n)+i)*8)) * float64(0.5))
 		}
 	}
-//line gompt_kernels.go:9522
+//line gompt_kernels.go:9519
 }
 
 // gomptSampleTriangle is TriangleKernel's Sample: about n points, random arguments. Tol 0: every device gives the Go function's bits.
@@ -9611,7 +9608,7 @@ func gomptHostTriangleTo(gomptA *gomptdevice.HostArgs, gomptR gomptdevice.Range,
 			out[((i * n) + j)] += float64(1.0)
 		}
 	}
-//line gompt_kernels.go:9615
+//line gompt_kernels.go:9612
 }
 
 // gomptSampleTriangleTo is TriangleToKernel's Sample: about n points, random arguments. Tol 0: every device gives the Go function's bits.
@@ -9739,7 +9736,7 @@ gomptPoint0:
 		*(*int64)(unsafe.Add(gomptPOut, (o+int(7))*8)) = (-long)
 	}
 	_ = n
-//line gompt_kernels.go:9743
+//line gompt_kernels.go:9740
 }
 
 // gomptSampleTricky is TrickyKernel's Sample: about n points, random arguments. Tol 0: every device gives the Go function's bits.
@@ -9841,7 +9838,7 @@ func gomptHostTuples(gomptA *gomptdevice.HostArgs, gomptR gomptdevice.Range, _, 
 		*(*int32)(unsafe.Add(gomptPOut, o*4)) += x
 	}
 	_ = n
-//line gompt_kernels.go:9845
+//line gompt_kernels.go:9842
 }
 
 // gomptSampleTuples is TuplesKernel's Sample: about n points, random arguments. Tol 0: every device gives the Go function's bits.
@@ -9939,7 +9936,7 @@ func gomptHostUint64Ops(gomptA *gomptdevice.HostArgs, gomptR gomptdevice.Range, 
 		*(*uint64)(unsafe.Add(gomptPOut, (o+int(5))*8)) = (-x)
 	}
 	_ = n
-//line gompt_kernels.go:9943
+//line gompt_kernels.go:9940
 }
 
 // gomptSampleUint64Ops is Uint64OpsKernel's Sample: about n points, random arguments. Tol 0: every device gives the Go function's bits.
@@ -10091,7 +10088,7 @@ func gomptLanesUniformStore(gomptX0, gomptW int, n int, m int, b []int32, c []in
 		}
 //line lockstep.go:44
 	}
-//line gompt_kernels.go:10095
+//line gompt_kernels.go:10092
 }
 
 // gomptSampleUniformStore is UniformStoreKernel's Sample: about n points, random arguments. Tol 0: every device gives the Go function's bits.
@@ -10203,7 +10200,7 @@ func gomptHostViewBounds(gomptA *gomptdevice.HostArgs, gomptR gomptdevice.Range,
 	}
 	_ = rows
 	_ = m
-//line gompt_kernels.go:10207
+//line gompt_kernels.go:10204
 }
 
 // gomptSampleViewBounds is ViewBoundsKernel's Sample: about n points, random arguments. Tol 0: every device gives the Go function's bits.
@@ -10302,7 +10299,7 @@ func gomptHostViewIndex(gomptA *gomptdevice.HostArgs, gomptR gomptdevice.Range, 
 		out[r] = row[at[r]]
 	}
 	_ = rows
-//line gompt_kernels.go:10306
+//line gompt_kernels.go:10303
 }
 
 // gomptSampleViewIndex is ViewIndexKernel's Sample: about n points, random arguments. Tol 0: every device gives the Go function's bits.

@@ -148,23 +148,23 @@ func TestSumTurnsImageOverlappingBuffers(t *testing.T) {
 // refuses the two slices; a region's arguments may point into one list
 // item): every device runs the loop as written, each row's turns in
 // order, so a later turn reads b after an earlier turn's tail wrote it
-// (turn j reads b[7*9+j-1], the c[j-1] of the turn before). c begins 512
-// bytes in, so that an OpenCL device passes it as a sub-buffer of the
-// same memory (an argument at an offset that is not a multiple of the
-// device's base address alignment is passed through a copy: the plugin's
-// Launch says which kernels that suits).
+// (turn j reads b[14*9+j], the c[j-2] of two turns before). c begins 512
+// bytes in, a multiple of POCL's base address alignment (128 bytes) and
+// rusticl's (512), so that an OpenCL device passes it as a sub-buffer of
+// the same memory (an argument at another offset is passed through a
+// copy: the plugin's Launch says which kernels that suits).
 func TestSumRowsOverlappingArguments(t *testing.T) {
-	const m, n, k, at = 1, 9, 8, 64
-	buf := make([]float64, at+n)
+	const m, n, k, at = 1, 9, 16, 128
+	buf := make([]float32, max(at+n, k*n))
 	for i := range buf {
-		buf[i] = float64(i%5)/3 - 0.4
+		buf[i] = float32(i%5)/3 - 0.4
 	}
-	a := []float64{0.75, -1.5, 0.25, 1, -0.5, 2, -1.25, 0.5}
+	a := []float32{0.75, -1.5, 0.25, 1, -0.5, 2, -1.25, 0.5, 1.5, -0.75, 0.125, -2, 0.625, 1.25, -0.25, 0.875}
 	want := slices.Clone(buf)
 	SumRows(0, m, n, k, a, want[:k*n], want[at:at+n])
 	for _, dev := range devices() {
 		if _, _, refuses := kerneltest.Refuses(SumRowsKernel, dev); refuses {
-			continue // no fp64 (TestAgainstGo checks the refusal)
+			continue // TestAgainstGo checks a refusal
 		}
 		got := slices.Clone(buf)
 		err := target.Target(target.Region{
@@ -179,7 +179,7 @@ func TestSumRowsOverlappingArguments(t *testing.T) {
 			continue
 		}
 		for i := range want {
-			if !assert.Equal(t, math.Float64bits(want[i]), math.Float64bits(got[i]), "element %d on %s: %v, Go gives %v", i, target.Describe(dev), got[i], want[i]) {
+			if !assert.Equal(t, math.Float32bits(want[i]), math.Float32bits(got[i]), "element %d on %s: %v, Go gives %v", i, target.Describe(dev), got[i], want[i]) {
 				break
 			}
 		}

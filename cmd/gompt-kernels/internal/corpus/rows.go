@@ -100,10 +100,11 @@ func SumTurns(i int, m, n, k, lo, hi int, a, w, out, far, last []float64) {
 // SumRows is 2mm's second product, row i: each turn's head reads the
 // element its tail writes, and no check is left, so its OpenCL C runs
 // four turns together too (emitc's sum jam), where c is apart from a
-// and b.
+// and b. It is float32, so that an OpenCL device without fp64 (Mesa's
+// rusticl on llvmpipe) runs the jam as well.
 //
 //gompt:kernel dims=m len(a)=m*k len(b)=k*n len(c)=m*n
-func SumRows(i int, m, n, k int, a, b, c []float64) {
+func SumRows(i int, m, n, k int, a, b, c []float32) {
 	for j := 0; j < n; j++ {
 		s := c[i*n+j] * 0.5
 		for t := 0; t < k; t++ {
