@@ -162,10 +162,8 @@ func emit(ls *ir.Lockstep, g *ir.Program, w *goWriter, used map[*types.Var]bool,
 		b.line("{")
 		b.depth++
 		b.line("%s", b.simple(s.Init))
-		// bound-ctr, where ctr < bound, wraps only past the largest int:
-		// the turns then run one at a time.
 		bnd := b.expr(j.Bound)
-		b.line("for ; %s < %s && %s-%s >= %d; %s += %d {", ctr.Name(), bnd, bnd, ctr.Name(), ir.Jam, ctr.Name(), ir.Jam)
+		b.jamLoop(ctr.Name(), bnd)
 		b.depth++
 		saved := b.pos
 		for _, h := range uniform {

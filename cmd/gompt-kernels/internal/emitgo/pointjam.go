@@ -4,7 +4,6 @@ import (
 	"fmt"
 	"go/ast"
 	"go/types"
-	"strings"
 
 	"github.com/gompt/gompt/cmd/gompt-kernels/internal/ir"
 )
@@ -15,21 +14,13 @@ import (
 // in a local between them, then the turns left one at a time; else the
 // loop as written.
 func (b *gobody) pointJam(s *ast.ForStmt, pj *ir.PointJam) {
-	var apart []string
-	for _, p := range pj.Reads {
-		b.used[p.Obj] = true
-		apart = append(apart, fmt.Sprintf("gomptrt.Apart(%s, %s)", pj.Written.Name, p.Name))
-	}
-	b.used[pj.Written.Obj] = true
-	cond := "true"
-	if len(apart) > 0 {
-		cond = strings.Join(apart, " && ")
-	}
+	cond := b.apartCond([]*ir.Param{pj.Written}, pj.Reads)
 	var lo, width string
 	if pj.Loop != nil {
 		// The row from lo's element, where the inner loop has turns (and,
 		// for j <= hi, where hi+1 does not wrap).
-		lo, hi := b.expr(pj.Lo), b.expr(pj.Hi)
+		hi := b.expr(pj.Hi)
+		lo = b.expr(pj.Lo)
 		if pj.Incl {
 			b.w.imports["math"] = "gomptmath"
 			cond += fmt.Sprintf(" && %s <= %s && %s < gomptmath.MaxInt", lo, hi, hi)
@@ -43,29 +34,20 @@ func (b *gobody) pointJam(s *ast.ForStmt, pj *ir.PointJam) {
 	b.depth++
 	if pj.Loop != nil {
 		b.pos = srcPos(b.g, pj.Loop)
-		off := b.expr(pj.Lo)
+		off := lo
 		if pj.Row != nil {
 			off = b.expr(pj.Row) + " + " + off
 		}
-		lo = b.expr(pj.Lo)
 		b.line("gomptRow := %s[%s:][:%s]", b.expr(pj.Elem.X), off, width)
 	}
 	b.line("%s", b.simple(s.Init))
 	ctr := pj.Ctr.Name()
 	bnd := b.expr(pj.Bound)
-	// bound-ctr, where ctr < bound, wraps only past the largest int: the
-	// turns then run one at a time.
-	b.line("for ; %s < %s && %s-%s >= %d; %s += %d {", ctr, bnd, bnd, ctr, ir.Jam, ctr, ir.Jam)
+	b.jamLoop(ctr, bnd)
 	b.depth++
 	saved, savedSubst := b.pos, b.subst
-	turns := make([]map[*types.Var]string, ir.Jam)
+	turns := jamTurns(pj.Ctr, pj.Locals)
 	for t := range ir.Jam {
-		if t > 0 {
-			turns[t] = map[*types.Var]string{pj.Ctr: fmt.Sprintf("(%s + %d)", ctr, t)}
-			for _, v := range pj.Locals {
-				turns[t][v] = fmt.Sprintf("gompt%d%s", t, ir.UpperFirst(v.Name()))
-			}
-		}
 		b.subst = turns[t]
 		for i, d := range pj.Defs {
 			b.pos = srcPos(b.g, d)

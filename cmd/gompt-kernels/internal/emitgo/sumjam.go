@@ -1,10 +1,7 @@
 package emitgo
 
 import (
-	"fmt"
 	"go/ast"
-	"go/types"
-	"strings"
 
 	"github.com/gompt/gompt/cmd/gompt-kernels/internal/ir"
 )
@@ -16,38 +13,16 @@ import (
 // order; turn t's locals named gompt<t><Name>, its counter ctr + t), then
 // the turns left one at a time; else the loop as written.
 func (b *gobody) sumJam(s *ast.ForStmt, sj *ir.SumJam) {
-	var apart []string
-	for _, w := range sj.Written {
-		b.used[w.Obj] = true
-		for _, r := range sj.Reads {
-			b.used[r.Obj] = true
-			if r == w {
-				continue // one of Own: each turn reaches its own element
-			}
-			apart = append(apart, fmt.Sprintf("gomptrt.Apart(%s, %s)", w.Name, r.Name))
-		}
-	}
-	cond := "true"
-	if len(apart) > 0 {
-		cond = strings.Join(apart, " && ")
-	}
+	cond := b.apartCond(sj.Written, sj.Reads)
 	b.line("if %s {", cond)
 	b.depth++
 	b.line("%s", b.simple(s.Init))
 	ctr := sj.Ctr.Name()
 	bnd := b.expr(sj.Bound)
-	// bound-ctr, where ctr < bound, wraps only past the largest int: the
-	// turns then run one at a time.
-	b.line("for ; %s < %s && %s-%s >= %d; %s += %d {", ctr, bnd, bnd, ctr, ir.Jam, ctr, ir.Jam)
+	b.jamLoop(ctr, bnd)
 	b.depth++
 	savedSubst := b.subst
-	turns := make([]map[*types.Var]string, ir.Jam)
-	for t := 1; t < ir.Jam; t++ {
-		turns[t] = map[*types.Var]string{sj.Ctr: fmt.Sprintf("(%s + %d)", ctr, t)}
-		for _, v := range sj.Locals {
-			turns[t][v] = fmt.Sprintf("gompt%d%s", t, ir.UpperFirst(v.Name()))
-		}
-	}
+	turns := jamTurns(sj.Ctr, sj.Locals)
 	run := func(list []ast.Stmt) {
 		for t := range ir.Jam {
 			b.subst = turns[t]
