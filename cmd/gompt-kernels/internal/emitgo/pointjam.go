@@ -3,7 +3,6 @@ package emitgo
 import (
 	"fmt"
 	"go/ast"
-	"go/types"
 
 	"github.com/gompt/gompt/cmd/gompt-kernels/internal/ir"
 )
@@ -66,7 +65,7 @@ func (b *gobody) pointJam(s *ast.ForStmt, pj *ir.PointJam) {
 		b.pos = srcPos(b.g, pj.Loop)
 		b.line("for %s := range %s {", key, view)
 		b.depth++
-		if b.readsVar(pj.Update.Rhs[0], pj.InnerCounter) {
+		if pj.InnerRead {
 			b.line("%s := %s + %s", pj.InnerCounter.Name(), lo, key)
 		}
 	} else {
@@ -97,16 +96,4 @@ func (b *gobody) pointJam(s *ast.ForStmt, pj *ir.PointJam) {
 	b.noJam = false
 	b.depth--
 	b.line("}")
-}
-
-// readsVar reports whether e reads v.
-func (b *gobody) readsVar(e ast.Expr, v *types.Var) bool {
-	found := false
-	ast.Inspect(e, func(n ast.Node) bool {
-		if id, ok := n.(*ast.Ident); ok && b.info().Uses[id] == v {
-			found = true
-		}
-		return !found
-	})
-	return found
 }

@@ -32,4 +32,5 @@ type PointJam struct {
 	Row, Lo, Hi  ast.Expr
 	Incl         bool
 	InnerCounter *types.Var // j
+	InnerRead    bool       // the update reads j (beyond its element's index)
 }

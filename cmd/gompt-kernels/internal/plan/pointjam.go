@@ -222,6 +222,7 @@ func rowJam(info *types.Info, k *ir.Kernel, s *ast.ForStmt, pj *ir.PointJam, f *
 	}
 	pj.Loop, pj.Update, pj.Elem, pj.Written = f, up, ix, p
 	pj.Row, pj.Lo, pj.Hi, pj.Incl, pj.InnerCounter = row, init.Rhs[0], cond.Y, cond.Op == token.LEQ, j
+	pj.InnerRead = mentions(info, up.Rhs[0], j)
 	if !jamReads(info, k, s, pj, ix) {
 		return nil
 	}
