@@ -5,7 +5,6 @@ import (
 	"testing"
 
 	"github.com/stretchr/testify/assert"
-	"github.com/stretchr/testify/require"
 )
 
 func TestHostArgsByName(t *testing.T) {
@@ -54,13 +53,5 @@ func TestRangeClampAndImages(t *testing.T) {
 	}
 	if lo, hi := (Range{Lo: [3]int{20}, Hi: [3]int{10}}).Clamp(0, 100); assert.EqualValues(t, 20, lo, "an empty range clamps to [%d, %d), want [20, 20)", lo, hi) {
 		assert.EqualValues(t, 20, hi, "an empty range clamps to [%d, %d), want [20, 20)", lo, hi)
-	}
-	imgs := Images("e", nil, "cl", "")
-	require.Len(t, imgs, 1, "Images(e, nil, cl, \"\") = %+v", imgs)
-	assert.Equal(t, ImageOpenCL, imgs[0].Kind, "Images(e, nil, cl, \"\") = %+v", imgs)
-	assert.Equal(t, "e", imgs[0].Entry, "Images(e, nil, cl, \"\") = %+v", imgs)
-	assert.Equal(t, "cl", imgs[0].Source, "Images(e, nil, cl, \"\") = %+v", imgs)
-	if imgs := Images("e", func(*HostArgs, Range, int, int) {}, "cl", "ptx"); assert.Len(t, imgs, 3, "Images with all three = %+v", imgs) && assert.Equal(t, ImageHost, imgs[0].Kind, "Images with all three = %+v", imgs) {
-		assert.Equal(t, ImagePTX, imgs[2].Kind, "Images with all three = %+v", imgs)
 	}
 }

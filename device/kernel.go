@@ -136,37 +136,28 @@ func (a Arg) Float32() float32 { return math.Float32frombits(uint32(a.Bits)) }
 // Float64 returns the argument's bits as a float64.
 func (a Arg) Float64() float64 { return math.Float64frombits(a.Bits) }
 
-// ImageKind names the form of a kernel image a plugin may accept:
-// ImageHost, ImageOpenCL or ImagePTX (each constant declared on its own so
-// that `go doc device.ImageKind` lists them all).
-type ImageKind uint8
+// ImageKind names the form of a kernel image: the name of a format, such
+// as "host" (ImageHost) or a name a plugin chose for the code its devices
+// build ("opencl-c": OpenCL C source, "ptx": PTX text; each plugin's
+// package declares its kinds as constants, and its Registration.Images
+// lists them). A kind is only a name: a plugin with a new format picks
+// one and lists it, and nothing here changes. Kernels carry images of
+// the kinds they were written for; a device loads the first of its kinds
+// a kernel has.
+type ImageKind string
 
-// ImageHost is a Go function (Image.Host, a HostFunc).
-const ImageHost ImageKind = 1
+// ImageHost is a Go function (Image.Host, a HostFunc): the image the host
+// device and the initial device run.
+const ImageHost ImageKind = "host"
 
-// ImageOpenCL is OpenCL C source (Image.Source), built at run time.
-const ImageOpenCL ImageKind = 2
+func (k ImageKind) String() string { return string(k) }
 
-// ImagePTX is PTX text (Image.Source) for the CUDA driver's JIT.
-const ImagePTX ImageKind = 3
-
-func (k ImageKind) String() string {
-	switch k {
-	case ImageHost:
-		return "host"
-	case ImageOpenCL:
-		return "opencl-c"
-	case ImagePTX:
-		return "ptx"
-	}
-	return imageKindName(k)
-}
-
-// Image is one form of a kernel's code. Source holds OpenCL C or PTX text;
-// Host holds the Go function of an ImageHost image. Entry is the function's
-// name inside Source (the kernel's Name when empty). Options are the build
-// options of an ImageOpenCL image, passed to clBuildProgram as they are
-// ("-cl-fp32-correctly-rounded-divide-sqrt"); other images have none.
+// Image is one form of a kernel's code. Source holds the text of a source
+// image (OpenCL C, PTX); Host holds the Go function of an ImageHost image.
+// Entry is the function's name inside Source (the kernel's Name when
+// empty). Options are build options of a source image, handed to the
+// plugin's compiler as they are ("-cl-fp32-correctly-rounded-divide-sqrt"
+// to clBuildProgram); a plugin whose compiler takes none ignores them.
 type Image struct {
 	Kind    ImageKind
 	Entry   string
@@ -482,22 +473,6 @@ func BufferParam(name string, elem ParamKind, len string) Param {
 // ScalarParam returns a scalar parameter of the given kind.
 func ScalarParam(name string, kind ParamKind) Param {
 	return Param{Name: name, Kind: kind}
-}
-
-// Images returns a kernel's images: its Go image, its OpenCL C source and
-// its PTX, each left out when empty (nil, ""), all with entry point entry.
-func Images(entry string, host HostFunc, openCL, ptx string) []Image {
-	var imgs []Image
-	if host != nil {
-		imgs = append(imgs, Image{Kind: ImageHost, Entry: entry, Host: host})
-	}
-	if openCL != "" {
-		imgs = append(imgs, Image{Kind: ImageOpenCL, Entry: entry, Source: openCL})
-	}
-	if ptx != "" {
-		imgs = append(imgs, Image{Kind: ImagePTX, Entry: entry, Source: ptx})
-	}
-	return imgs
 }
 
 // Clamp returns [lo, hi) of dimension d of r limited to [0, n), as a

@@ -128,13 +128,13 @@ func TestNativeTypes(t *testing.T) {
 // plugin's variables are listed with it, checked with its Check, and
 // warned about once per value; bad registrations panic.
 func TestRegisterPlugin(t *testing.T) {
-	RegisterPlugin(Registration{Name: "test-reg-b", Plugin: noPlugin{}, Order: 1 << 20, Images: []ImageKind{ImageOpenCL},
+	RegisterPlugin(Registration{Name: "test-reg-b", Plugin: noPlugin{}, Order: 1 << 20, Images: []ImageKind{ImageKind("opencl-c")},
 		Native: hostLikeKind, Env: []EnvVar{{Name: "GOMPT_TEST_REG_MODE", Accepts: "a or b", Default: "a", Check: func(v string) bool { return v == "a" || v == "b" }}}})
 	RegisterPlugin(Registration{Name: "test-reg-a", Plugin: noPlugin{}, Order: 1 << 20})
 	Register("test-reg-c", noPlugin{})
 	r, ok := Registered("test-reg-b")
 	require.True(t, ok)
-	assert.Equal(t, []ImageKind{ImageOpenCL}, r.Images, "images")
+	assert.Equal(t, []ImageKind{ImageKind("opencl-c")}, r.Images, "images")
 	assert.Equal(t, hostLikeKind, r.Native, "native kind")
 	order := DefaultOrder()
 	require.GreaterOrEqual(t, len(order), 2)
@@ -168,21 +168,14 @@ func TestRegisterPlugin(t *testing.T) {
 			RegisterPlugin(Registration{Name: "test-reg-env", Plugin: noPlugin{}, Env: []EnvVar{{Name: "GOMPT_TEST_REG_MODE"}}})
 		},
 		"a nameless variable": func() { RegisterPlugin(Registration{Name: "test-reg-env2", Plugin: noPlugin{}, Env: []EnvVar{{}}}) },
+		"a nameless image kind": func() {
+			RegisterPlugin(Registration{Name: "test-reg-img", Plugin: noPlugin{}, Images: []ImageKind{"test-spirv", ""}})
+		},
 	} {
 		assert.Panics(t, reg, "Register with %s", name)
 	}
 	_, ok = Lookup("test-reg-neg")
 	assert.False(t, ok, "a refused registration is not registered")
-}
-
-func TestRegisterImageKind(t *testing.T) {
-	k := RegisterImageKind("test-spirv")
-	assert.Greater(t, k, ImagePTX, "a new kind")
-	assert.Equal(t, "test-spirv", k.String(), "its name")
-	assert.Equal(t, "opencl-c", ImageOpenCL.String(), "a built-in kind's name")
-	assert.Panics(t, func() { RegisterImageKind("test-spirv") }, "a name taken")
-	assert.Panics(t, func() { RegisterImageKind("ptx") }, "a built-in name")
-	assert.Equal(t, "image(250)", ImageKind(250).String(), "a kind never registered")
 }
 
 type noPlugin struct{}

@@ -21,8 +21,8 @@ type Registration struct {
 	Order int
 
 	// Images are the kinds of kernel image its devices run, best first
-	// (the plugin's generic.Config.Images; ompt-devinfo shows them). A
-	// plugin with a format of its own registers it (RegisterImageKind).
+	// (the plugin's generic.Config.Images; ompt-devinfo shows them): the
+	// names of its formats, which its package declares as constants.
 	Images []ImageKind
 
 	// Native is the kind of its native trace records (RegisterNative),
@@ -50,8 +50,9 @@ func Register(name string, p Plugin) { RegisterPlugin(Registration{Name: name, P
 
 // RegisterPlugin registers a plugin as r describes it. Plugins call it
 // from their init function. It panics on a nil Plugin, an empty or taken
-// name, a negative Order, a NativeKind never registered, or an
-// environment variable without a name or registered by another plugin.
+// name, a negative Order, a NativeKind never registered, an image kind
+// without a name, or an environment variable without a name or
+// registered by another plugin.
 func RegisterPlugin(r Registration) {
 	regMu.Lock()
 	defer regMu.Unlock()
@@ -64,6 +65,8 @@ func RegisterPlugin(r Registration) {
 		panic("device: Register of plugin " + r.Name + " with a negative Order")
 	case r.Native != NativeNone && int(r.Native) >= len(nativeTypes()):
 		panic("device: Register of plugin " + r.Name + " with a native record kind never registered (RegisterNative)")
+	case slices.Contains(r.Images, ""):
+		panic("device: Register of plugin " + r.Name + " with an image kind without a name")
 	}
 	if _, dup := plugins[r.Name]; dup {
 		panic("device: Register called twice for plugin " + r.Name)

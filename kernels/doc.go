@@ -147,7 +147,10 @@
 //			device.BufferParam("x", device.ParamFloat32, "n"), // x holds n elements
 //		},
 //		Dims:   1,
-//		Images: device.Images("scale", scaleHost, scaleCL, ""), // Go, OpenCL C, no PTX yet
+//		Images: []device.Image{
+//			{Kind: device.ImageHost, Host: scaleHost}, // the Go image
+//			{Kind: "opencl-c", Source: scaleCL},       // OpenCL C (opencl.ImageC); no PTX yet
+//		},
 //	}
 //
 //	const scaleCL = `
@@ -180,8 +183,9 @@
 // their element type, scalars (device.ScalarParam) of kind ParamInt64
 // (long), ParamFloat32 (float) and so on. The OpenCL plugin refuses a
 // kernel whose driver reports another type or name at a position, the CUDA
-// plugin one whose PTX entry has another size or source name there. device.Images names the entry point in the device source (the
-// Kernel's Name) and leaves out an image given as nil or "". Avoid names of
+// plugin one whose PTX entry has another size or source name there. An
+// image's Entry names the entry point in the device source (the Kernel's
+// Name when empty). Avoid names of
 // OpenCL C built-in functions (dot, min, clamp...): some OpenCL
 // implementations refuse a kernel so named (gompt-kernels names its entry
 // points gompt_NAME for that reason).
@@ -278,7 +282,15 @@
 //	//go:embed scale.ptx
 //	var scalePTX string
 //
-//	Images: device.Images("scale", scaleHost, scaleCL, scalePTX),
+//	Images: []device.Image{
+//		{Kind: device.ImageHost, Host: scaleHost},
+//		{Kind: "opencl-c", Source: scaleCL},
+//		{Kind: "ptx", Source: scalePTX}, // cuda.ImagePTX
+//	},
+//
+// An image kind is the name of a format ("opencl-c", "ptx"): each plugin
+// declares the kinds its devices run (device.Registration.Images), and a
+// device loads the first of them the kernel has.
 //
 // # Conformance
 //

@@ -19,8 +19,12 @@ var Scale = &device.Kernel{
 		device.ScalarParam("s", device.ParamFloat32),
 		device.BufferParam("x", device.ParamFloat32, "n"), // x holds n elements
 	},
-	Dims:   1,
-	Images: device.Images("scale", scaleHost, scaleCL, scalePTX),
+	Dims: 1,
+	Images: []device.Image{
+		{Kind: device.ImageHost, Entry: "scale", Host: scaleHost},
+		{Kind: "opencl-c", Entry: "scale", Source: scaleCL}, // opencl.ImageC
+		{Kind: "ptx", Entry: "scale", Source: scalePTX},     // cuda.ImagePTX
+	},
 }
 
 //go:embed testdata/userkernel/scale.cl

@@ -21,8 +21,8 @@ var Copy32 = &gomptdevice.Kernel{
 	Dims: 1,
 	Images: []gomptdevice.Image{
 		{Kind: gomptdevice.ImageHost, Entry: "gompt_copy32", Host: gomptHostCopy32},
-		{Kind: gomptdevice.ImageOpenCL, Entry: "gompt_copy32", Source: gomptCLCopy32, Options: "-cl-fp32-correctly-rounded-divide-sqrt"},
-		{Kind: gomptdevice.ImagePTX, Entry: "gompt_copy32", Source: gomptPTXCopy32},
+		{Kind: "opencl-c", Entry: "gompt_copy32", Source: gomptCLCopy32, Options: "-cl-fp32-correctly-rounded-divide-sqrt"},
+		{Kind: "ptx", Entry: "gompt_copy32", Source: gomptPTXCopy32},
 	},
 	Sample: gomptSampleCopy32,
 }
@@ -78,8 +78,8 @@ var Dot = &gomptdevice.Kernel{
 	},
 	Images: []gomptdevice.Image{
 		{Kind: gomptdevice.ImageHost, Entry: "gompt_dot_partial", Host: gomptHostDot},
-		{Kind: gomptdevice.ImageOpenCL, Entry: "gompt_dot_partial", Source: gomptCLDot, Options: "-cl-fp32-correctly-rounded-divide-sqrt"},
-		{Kind: gomptdevice.ImagePTX, Entry: "gompt_dot_partial", Source: gomptPTXDot},
+		{Kind: "opencl-c", Entry: "gompt_dot_partial", Source: gomptCLDot, Options: "-cl-fp32-correctly-rounded-divide-sqrt"},
+		{Kind: "ptx", Entry: "gompt_dot_partial", Source: gomptPTXDot},
 	},
 	Sample: gomptSampleDot,
 }
@@ -178,8 +178,8 @@ var Empty = &gomptdevice.Kernel{
 	Dims: 1,
 	Images: []gomptdevice.Image{
 		{Kind: gomptdevice.ImageHost, Entry: "gompt_empty", Host: gomptHostEmpty},
-		{Kind: gomptdevice.ImageOpenCL, Entry: "gompt_empty", Source: gomptCLEmpty, Options: "-cl-fp32-correctly-rounded-divide-sqrt"},
-		{Kind: gomptdevice.ImagePTX, Entry: "gompt_empty", Source: gomptPTXEmpty},
+		{Kind: "opencl-c", Entry: "gompt_empty", Source: gomptCLEmpty, Options: "-cl-fp32-correctly-rounded-divide-sqrt"},
+		{Kind: "ptx", Entry: "gompt_empty", Source: gomptPTXEmpty},
 	},
 	Sample: gomptSampleEmpty,
 }
@@ -216,8 +216,8 @@ var Fill = &gomptdevice.Kernel{
 	Dims: 1,
 	Images: []gomptdevice.Image{
 		{Kind: gomptdevice.ImageHost, Entry: "gompt_fill", Host: gomptHostFill},
-		{Kind: gomptdevice.ImageOpenCL, Entry: "gompt_fill", Source: gomptCLFill, Options: "-cl-fp32-correctly-rounded-divide-sqrt"},
-		{Kind: gomptdevice.ImagePTX, Entry: "gompt_fill", Source: gomptPTXFill},
+		{Kind: "opencl-c", Entry: "gompt_fill", Source: gomptCLFill, Options: "-cl-fp32-correctly-rounded-divide-sqrt"},
+		{Kind: "ptx", Entry: "gompt_fill", Source: gomptPTXFill},
 	},
 	Sample: gomptSampleFill,
 }
@@ -270,8 +270,8 @@ var Histogram = &gomptdevice.Kernel{
 	},
 	Images: []gomptdevice.Image{
 		{Kind: gomptdevice.ImageHost, Entry: "gompt_histogram", Host: gomptHostHistogram},
-		{Kind: gomptdevice.ImageOpenCL, Entry: "gompt_histogram", Source: gomptCLHistogram, Options: "-cl-fp32-correctly-rounded-divide-sqrt"},
-		{Kind: gomptdevice.ImagePTX, Entry: "gompt_histogram", Source: gomptPTXHistogram},
+		{Kind: "opencl-c", Entry: "gompt_histogram", Source: gomptCLHistogram, Options: "-cl-fp32-correctly-rounded-divide-sqrt"},
+		{Kind: "ptx", Entry: "gompt_histogram", Source: gomptPTXHistogram},
 	},
 	Sample: gomptSampleHistogram,
 }
@@ -326,8 +326,8 @@ var Jacobi = &gomptdevice.Kernel{
 	Dims: 2,
 	Images: []gomptdevice.Image{
 		{Kind: gomptdevice.ImageHost, Entry: "gompt_jacobi", Host: gomptHostJacobi},
-		{Kind: gomptdevice.ImageOpenCL, Entry: "gompt_jacobi", Source: gomptCLJacobi, Options: "-cl-fp32-correctly-rounded-divide-sqrt"},
-		{Kind: gomptdevice.ImagePTX, Entry: "gompt_jacobi", Source: gomptPTXJacobi},
+		{Kind: "opencl-c", Entry: "gompt_jacobi", Source: gomptCLJacobi, Options: "-cl-fp32-correctly-rounded-divide-sqrt"},
+		{Kind: "ptx", Entry: "gompt_jacobi", Source: gomptPTXJacobi},
 	},
 	Sample: gomptSampleJacobi,
 }
@@ -421,8 +421,8 @@ var Matmul = &gomptdevice.Kernel{
 	Work: "k",
 	Images: []gomptdevice.Image{
 		{Kind: gomptdevice.ImageHost, Entry: "gompt_matmul", Host: gomptHostMatmul},
-		{Kind: gomptdevice.ImageOpenCL, Entry: "gompt_matmul", Source: gomptCLMatmul, Options: "-cl-fp32-correctly-rounded-divide-sqrt"},
-		{Kind: gomptdevice.ImagePTX, Entry: "gompt_matmul", Source: gomptPTXMatmul},
+		{Kind: "opencl-c", Entry: "gompt_matmul", Source: gomptCLMatmul, Options: "-cl-fp32-correctly-rounded-divide-sqrt"},
+		{Kind: "ptx", Entry: "gompt_matmul", Source: gomptPTXMatmul},
 	},
 	Sample: gomptSampleMatmul,
 }
@@ -674,8 +674,8 @@ var MatmulTiled = &gomptdevice.Kernel{
 	},
 	Images: []gomptdevice.Image{
 		{Kind: gomptdevice.ImageHost, Entry: "gompt_matmul_tiled", Host: gomptHostMatmulTiled},
-		{Kind: gomptdevice.ImageOpenCL, Entry: "gompt_matmul_tiled", Source: gomptCLMatmulTiled, Options: "-cl-fp32-correctly-rounded-divide-sqrt"},
-		{Kind: gomptdevice.ImagePTX, Entry: "gompt_matmul_tiled", Source: gomptPTXMatmulTiled},
+		{Kind: "opencl-c", Entry: "gompt_matmul_tiled", Source: gomptCLMatmulTiled, Options: "-cl-fp32-correctly-rounded-divide-sqrt"},
+		{Kind: "ptx", Entry: "gompt_matmul_tiled", Source: gomptPTXMatmulTiled},
 	},
 	Sample: gomptSampleMatmulTiled,
 }
@@ -1060,8 +1060,8 @@ var Saxpy = &gomptdevice.Kernel{
 	Dims: 1,
 	Images: []gomptdevice.Image{
 		{Kind: gomptdevice.ImageHost, Entry: "gompt_saxpy", Host: gomptHostSaxpy},
-		{Kind: gomptdevice.ImageOpenCL, Entry: "gompt_saxpy", Source: gomptCLSaxpy, Options: "-cl-fp32-correctly-rounded-divide-sqrt"},
-		{Kind: gomptdevice.ImagePTX, Entry: "gompt_saxpy", Source: gomptPTXSaxpy},
+		{Kind: "opencl-c", Entry: "gompt_saxpy", Source: gomptCLSaxpy, Options: "-cl-fp32-correctly-rounded-divide-sqrt"},
+		{Kind: "ptx", Entry: "gompt_saxpy", Source: gomptPTXSaxpy},
 	},
 	Sample: gomptSampleSaxpy,
 }
@@ -1114,8 +1114,8 @@ var VecAdd = &gomptdevice.Kernel{
 	Dims: 1,
 	Images: []gomptdevice.Image{
 		{Kind: gomptdevice.ImageHost, Entry: "gompt_vecadd", Host: gomptHostVecadd},
-		{Kind: gomptdevice.ImageOpenCL, Entry: "gompt_vecadd", Source: gomptCLVecadd, Options: "-cl-fp32-correctly-rounded-divide-sqrt"},
-		{Kind: gomptdevice.ImagePTX, Entry: "gompt_vecadd", Source: gomptPTXVecadd},
+		{Kind: "opencl-c", Entry: "gompt_vecadd", Source: gomptCLVecadd, Options: "-cl-fp32-correctly-rounded-divide-sqrt"},
+		{Kind: "ptx", Entry: "gompt_vecadd", Source: gomptPTXVecadd},
 	},
 	Sample: gomptSampleVecadd,
 }

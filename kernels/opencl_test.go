@@ -77,7 +77,7 @@ func TestOpenCLImageMatchesGo(t *testing.T) {
 	dir := t.TempDir()
 	bin := buildOCLRun(t, dir)
 	for _, k := range kernels.All() {
-		img, ok := k.Image(device.ImageOpenCL)
+		img, ok := k.Image("opencl-c")
 		if !ok {
 			continue
 		}

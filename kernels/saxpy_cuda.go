@@ -23,7 +23,7 @@ var SaxpyCUDA = &device.Kernel{
 	Dims:   1,
 	Images: []device.Image{
 		{Kind: device.ImageHost, Entry: "saxpy_cuda", Host: Saxpy.Host()},
-		{Kind: device.ImagePTX, Entry: "saxpy_cuda", Source: saxpyCUDAPTX},
+		{Kind: "ptx", Entry: "saxpy_cuda", Source: saxpyCUDAPTX},
 	},
 	Sample: Saxpy.Sample,
 }

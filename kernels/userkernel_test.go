@@ -68,7 +68,7 @@ func TestHostArgsByNameErrors(t *testing.T) {
 		return &device.Kernel{
 			Name:   "bad",
 			Params: Scale.Params,
-			Images: device.Images("bad", func(a *device.HostArgs, r device.Range, team, teams int) { body(a) }, "", ""),
+			Images: []device.Image{{Kind: device.ImageHost, Host: func(a *device.HostArgs, r device.Range, team, teams int) { body(a) }}},
 		}
 	}
 	cases := []struct {

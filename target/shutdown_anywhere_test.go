@@ -240,12 +240,12 @@ func anywhereKernel(fail func(string, ...any), within func(string, func())) {
 	var mu sync.Mutex
 	var got []error
 	k := &device.Kernel{Name: "shutdown_in_kernel", Params: []device.Param{device.ScalarParam("n", device.ParamInt64)},
-		Images: device.Images("shutdown_in_kernel", func(*device.HostArgs, device.Range, int, int) {
+		Images: []device.Image{{Kind: device.ImageHost, Host: func(*device.HostArgs, device.Range, int, int) {
 			err := Shutdown()
 			mu.Lock()
 			got = append(got, err)
 			mu.Unlock()
-		}, "", "")}
+		}}}}
 	for _, dev := range []int{0, InitialDevice} {
 		within("a kernel calling Shutdown", func() {
 			if err := Target(Region{Device: Dev(dev), Kernel: k, Shape: N(1), Args: []Arg{Int(1)}}); err != nil {

@@ -289,7 +289,7 @@ func TestBadInput(t *testing.T) {
 	require.NoError(t, EnterData(0, To(present[:50])))
 	defer ExitData(0, Delete(present[:50]))
 	clOnly := &device.Kernel{Name: "cl_only", Params: []device.Param{{Name: "n", Kind: device.ParamInt64}},
-		Images: []device.Image{{Kind: device.ImageOpenCL, Source: "kernel void cl_only(long n) {}"}}}
+		Images: []device.Image{{Kind: "opencl-c", Source: "kernel void cl_only(long n) {}"}}}
 	p, err := AllocMem(64, 0)
 	require.NoError(t, err)
 	require.NoError(t, FreeMem(p, 0))

@@ -29,8 +29,8 @@ var AtaxTmpKernel = &gomptdevice.Kernel{
 	},
 	Images: []gomptdevice.Image{
 		{Kind: gomptdevice.ImageHost, Entry: "gompt_AtaxTmp", Host: gomptHostAtaxTmp},
-		{Kind: gomptdevice.ImageOpenCL, Entry: "gompt_AtaxTmp", Source: gomptCLAtaxTmp, Options: "-cl-fp32-correctly-rounded-divide-sqrt"},
-		{Kind: gomptdevice.ImagePTX, Entry: "gompt_AtaxTmp", Source: gomptPTXAtaxTmp},
+		{Kind: "opencl-c", Entry: "gompt_AtaxTmp", Source: gomptCLAtaxTmp, Options: "-cl-fp32-correctly-rounded-divide-sqrt"},
+		{Kind: "ptx", Entry: "gompt_AtaxTmp", Source: gomptPTXAtaxTmp},
 	},
 	Sample: gomptSampleAtaxTmp,
 }
@@ -136,8 +136,8 @@ var AtaxYKernel = &gomptdevice.Kernel{
 	},
 	Images: []gomptdevice.Image{
 		{Kind: gomptdevice.ImageHost, Entry: "gompt_AtaxY", Host: gomptHostAtaxY},
-		{Kind: gomptdevice.ImageOpenCL, Entry: "gompt_AtaxY", Source: gomptCLAtaxY, Options: "-cl-fp32-correctly-rounded-divide-sqrt"},
-		{Kind: gomptdevice.ImagePTX, Entry: "gompt_AtaxY", Source: gomptPTXAtaxY},
+		{Kind: "opencl-c", Entry: "gompt_AtaxY", Source: gomptCLAtaxY, Options: "-cl-fp32-correctly-rounded-divide-sqrt"},
+		{Kind: "ptx", Entry: "gompt_AtaxY", Source: gomptPTXAtaxY},
 	},
 	Sample: gomptSampleAtaxY,
 }
@@ -371,8 +371,8 @@ var BicgQKernel = &gomptdevice.Kernel{
 	},
 	Images: []gomptdevice.Image{
 		{Kind: gomptdevice.ImageHost, Entry: "gompt_BicgQ", Host: gomptHostBicgQ},
-		{Kind: gomptdevice.ImageOpenCL, Entry: "gompt_BicgQ", Source: gomptCLBicgQ, Options: "-cl-fp32-correctly-rounded-divide-sqrt"},
-		{Kind: gomptdevice.ImagePTX, Entry: "gompt_BicgQ", Source: gomptPTXBicgQ},
+		{Kind: "opencl-c", Entry: "gompt_BicgQ", Source: gomptCLBicgQ, Options: "-cl-fp32-correctly-rounded-divide-sqrt"},
+		{Kind: "ptx", Entry: "gompt_BicgQ", Source: gomptPTXBicgQ},
 	},
 	Sample: gomptSampleBicgQ,
 }
@@ -478,8 +478,8 @@ var BicgSKernel = &gomptdevice.Kernel{
 	},
 	Images: []gomptdevice.Image{
 		{Kind: gomptdevice.ImageHost, Entry: "gompt_BicgS", Host: gomptHostBicgS},
-		{Kind: gomptdevice.ImageOpenCL, Entry: "gompt_BicgS", Source: gomptCLBicgS, Options: "-cl-fp32-correctly-rounded-divide-sqrt"},
-		{Kind: gomptdevice.ImagePTX, Entry: "gompt_BicgS", Source: gomptPTXBicgS},
+		{Kind: "opencl-c", Entry: "gompt_BicgS", Source: gomptCLBicgS, Options: "-cl-fp32-correctly-rounded-divide-sqrt"},
+		{Kind: "ptx", Entry: "gompt_BicgS", Source: gomptPTXBicgS},
 	},
 	Sample: gomptSampleBicgS,
 }
@@ -713,8 +713,8 @@ var ColMeanKernel = &gomptdevice.Kernel{
 	},
 	Images: []gomptdevice.Image{
 		{Kind: gomptdevice.ImageHost, Entry: "gompt_ColMean", Host: gomptHostColMean},
-		{Kind: gomptdevice.ImageOpenCL, Entry: "gompt_ColMean", Source: gomptCLColMean, Options: "-cl-fp32-correctly-rounded-divide-sqrt"},
-		{Kind: gomptdevice.ImagePTX, Entry: "gompt_ColMean", Source: gomptPTXColMean},
+		{Kind: "opencl-c", Entry: "gompt_ColMean", Source: gomptCLColMean, Options: "-cl-fp32-correctly-rounded-divide-sqrt"},
+		{Kind: "ptx", Entry: "gompt_ColMean", Source: gomptPTXColMean},
 	},
 	Sample: gomptSampleColMean,
 }
@@ -934,8 +934,8 @@ var CorrKernel = &gomptdevice.Kernel{
 	},
 	Images: []gomptdevice.Image{
 		{Kind: gomptdevice.ImageHost, Entry: "gompt_Corr", Host: gomptHostCorr},
-		{Kind: gomptdevice.ImageOpenCL, Entry: "gompt_Corr", Source: gomptCLCorr, Options: "-cl-fp32-correctly-rounded-divide-sqrt"},
-		{Kind: gomptdevice.ImagePTX, Entry: "gompt_Corr", Source: gomptPTXCorr},
+		{Kind: "opencl-c", Entry: "gompt_Corr", Source: gomptCLCorr, Options: "-cl-fp32-correctly-rounded-divide-sqrt"},
+		{Kind: "ptx", Entry: "gompt_Corr", Source: gomptPTXCorr},
 	},
 	Sample: gomptSampleCorr,
 }
@@ -1083,8 +1083,8 @@ var CorrCenterKernel = &gomptdevice.Kernel{
 	},
 	Images: []gomptdevice.Image{
 		{Kind: gomptdevice.ImageHost, Entry: "gompt_CorrCenter", Host: gomptHostCorrCenter},
-		{Kind: gomptdevice.ImageOpenCL, Entry: "gompt_CorrCenter", Source: gomptCLCorrCenter, Options: "-cl-fp32-correctly-rounded-divide-sqrt"},
-		{Kind: gomptdevice.ImagePTX, Entry: "gompt_CorrCenter", Source: gomptPTXCorrCenter},
+		{Kind: "opencl-c", Entry: "gompt_CorrCenter", Source: gomptCLCorrCenter, Options: "-cl-fp32-correctly-rounded-divide-sqrt"},
+		{Kind: "ptx", Entry: "gompt_CorrCenter", Source: gomptPTXCorrCenter},
 	},
 	Sample: gomptSampleCorrCenter,
 }
@@ -1191,8 +1191,8 @@ var CorrStddevKernel = &gomptdevice.Kernel{
 	},
 	Images: []gomptdevice.Image{
 		{Kind: gomptdevice.ImageHost, Entry: "gompt_CorrStddev", Host: gomptHostCorrStddev},
-		{Kind: gomptdevice.ImageOpenCL, Entry: "gompt_CorrStddev", Source: gomptCLCorrStddev, Options: "-cl-fp32-correctly-rounded-divide-sqrt"},
-		{Kind: gomptdevice.ImagePTX, Entry: "gompt_CorrStddev", Source: gomptPTXCorrStddev},
+		{Kind: "opencl-c", Entry: "gompt_CorrStddev", Source: gomptCLCorrStddev, Options: "-cl-fp32-correctly-rounded-divide-sqrt"},
+		{Kind: "ptx", Entry: "gompt_CorrStddev", Source: gomptPTXCorrStddev},
 	},
 	Sample: gomptSampleCorrStddev,
 }
@@ -1496,8 +1496,8 @@ var CovKernel = &gomptdevice.Kernel{
 	},
 	Images: []gomptdevice.Image{
 		{Kind: gomptdevice.ImageHost, Entry: "gompt_Cov", Host: gomptHostCov},
-		{Kind: gomptdevice.ImageOpenCL, Entry: "gompt_Cov", Source: gomptCLCov, Options: "-cl-fp32-correctly-rounded-divide-sqrt"},
-		{Kind: gomptdevice.ImagePTX, Entry: "gompt_Cov", Source: gomptPTXCov},
+		{Kind: "opencl-c", Entry: "gompt_Cov", Source: gomptCLCov, Options: "-cl-fp32-correctly-rounded-divide-sqrt"},
+		{Kind: "ptx", Entry: "gompt_Cov", Source: gomptPTXCov},
 	},
 	Sample: gomptSampleCov,
 }
@@ -1650,8 +1650,8 @@ var CovCenterKernel = &gomptdevice.Kernel{
 	},
 	Images: []gomptdevice.Image{
 		{Kind: gomptdevice.ImageHost, Entry: "gompt_CovCenter", Host: gomptHostCovCenter},
-		{Kind: gomptdevice.ImageOpenCL, Entry: "gompt_CovCenter", Source: gomptCLCovCenter, Options: "-cl-fp32-correctly-rounded-divide-sqrt"},
-		{Kind: gomptdevice.ImagePTX, Entry: "gompt_CovCenter", Source: gomptPTXCovCenter},
+		{Kind: "opencl-c", Entry: "gompt_CovCenter", Source: gomptCLCovCenter, Options: "-cl-fp32-correctly-rounded-divide-sqrt"},
+		{Kind: "ptx", Entry: "gompt_CovCenter", Source: gomptPTXCovCenter},
 	},
 	Sample: gomptSampleCovCenter,
 }
@@ -1749,8 +1749,8 @@ var FdtdExKernel = &gomptdevice.Kernel{
 	},
 	Images: []gomptdevice.Image{
 		{Kind: gomptdevice.ImageHost, Entry: "gompt_FdtdEx", Host: gomptHostFdtdEx},
-		{Kind: gomptdevice.ImageOpenCL, Entry: "gompt_FdtdEx", Source: gomptCLFdtdEx, Options: "-cl-fp32-correctly-rounded-divide-sqrt"},
-		{Kind: gomptdevice.ImagePTX, Entry: "gompt_FdtdEx", Source: gomptPTXFdtdEx},
+		{Kind: "opencl-c", Entry: "gompt_FdtdEx", Source: gomptCLFdtdEx, Options: "-cl-fp32-correctly-rounded-divide-sqrt"},
+		{Kind: "ptx", Entry: "gompt_FdtdEx", Source: gomptPTXFdtdEx},
 	},
 	Sample: gomptSampleFdtdEx,
 }
@@ -1849,8 +1849,8 @@ var FdtdEyKernel = &gomptdevice.Kernel{
 	},
 	Images: []gomptdevice.Image{
 		{Kind: gomptdevice.ImageHost, Entry: "gompt_FdtdEy", Host: gomptHostFdtdEy},
-		{Kind: gomptdevice.ImageOpenCL, Entry: "gompt_FdtdEy", Source: gomptCLFdtdEy, Options: "-cl-fp32-correctly-rounded-divide-sqrt"},
-		{Kind: gomptdevice.ImagePTX, Entry: "gompt_FdtdEy", Source: gomptPTXFdtdEy},
+		{Kind: "opencl-c", Entry: "gompt_FdtdEy", Source: gomptCLFdtdEy, Options: "-cl-fp32-correctly-rounded-divide-sqrt"},
+		{Kind: "ptx", Entry: "gompt_FdtdEy", Source: gomptPTXFdtdEy},
 	},
 	Sample: gomptSampleFdtdEy,
 }
@@ -1983,8 +1983,8 @@ var FdtdHzKernel = &gomptdevice.Kernel{
 	},
 	Images: []gomptdevice.Image{
 		{Kind: gomptdevice.ImageHost, Entry: "gompt_FdtdHz", Host: gomptHostFdtdHz},
-		{Kind: gomptdevice.ImageOpenCL, Entry: "gompt_FdtdHz", Source: gomptCLFdtdHz, Options: "-cl-fp32-correctly-rounded-divide-sqrt"},
-		{Kind: gomptdevice.ImagePTX, Entry: "gompt_FdtdHz", Source: gomptPTXFdtdHz},
+		{Kind: "opencl-c", Entry: "gompt_FdtdHz", Source: gomptCLFdtdHz, Options: "-cl-fp32-correctly-rounded-divide-sqrt"},
+		{Kind: "ptx", Entry: "gompt_FdtdHz", Source: gomptPTXFdtdHz},
 	},
 	Sample: gomptSampleFdtdHz,
 }
@@ -2112,8 +2112,8 @@ var GemmKernel = &gomptdevice.Kernel{
 	},
 	Images: []gomptdevice.Image{
 		{Kind: gomptdevice.ImageHost, Entry: "gompt_Gemm", Host: gomptHostGemm},
-		{Kind: gomptdevice.ImageOpenCL, Entry: "gompt_Gemm", Source: gomptCLGemm, Options: "-cl-fp32-correctly-rounded-divide-sqrt"},
-		{Kind: gomptdevice.ImagePTX, Entry: "gompt_Gemm", Source: gomptPTXGemm},
+		{Kind: "opencl-c", Entry: "gompt_Gemm", Source: gomptCLGemm, Options: "-cl-fp32-correctly-rounded-divide-sqrt"},
+		{Kind: "ptx", Entry: "gompt_Gemm", Source: gomptPTXGemm},
 	},
 	Sample: gomptSampleGemm,
 }
@@ -2265,8 +2265,8 @@ var GemverAKernel = &gomptdevice.Kernel{
 	},
 	Images: []gomptdevice.Image{
 		{Kind: gomptdevice.ImageHost, Entry: "gompt_GemverA", Host: gomptHostGemverA},
-		{Kind: gomptdevice.ImageOpenCL, Entry: "gompt_GemverA", Source: gomptCLGemverA, Options: "-cl-fp32-correctly-rounded-divide-sqrt"},
-		{Kind: gomptdevice.ImagePTX, Entry: "gompt_GemverA", Source: gomptPTXGemverA},
+		{Kind: "opencl-c", Entry: "gompt_GemverA", Source: gomptCLGemverA, Options: "-cl-fp32-correctly-rounded-divide-sqrt"},
+		{Kind: "ptx", Entry: "gompt_GemverA", Source: gomptPTXGemverA},
 	},
 	Sample: gomptSampleGemverA,
 }
@@ -2378,8 +2378,8 @@ var GemverWKernel = &gomptdevice.Kernel{
 	},
 	Images: []gomptdevice.Image{
 		{Kind: gomptdevice.ImageHost, Entry: "gompt_GemverW", Host: gomptHostGemverW},
-		{Kind: gomptdevice.ImageOpenCL, Entry: "gompt_GemverW", Source: gomptCLGemverW, Options: "-cl-fp32-correctly-rounded-divide-sqrt"},
-		{Kind: gomptdevice.ImagePTX, Entry: "gompt_GemverW", Source: gomptPTXGemverW},
+		{Kind: "opencl-c", Entry: "gompt_GemverW", Source: gomptCLGemverW, Options: "-cl-fp32-correctly-rounded-divide-sqrt"},
+		{Kind: "ptx", Entry: "gompt_GemverW", Source: gomptPTXGemverW},
 	},
 	Sample: gomptSampleGemverW,
 }
@@ -2489,8 +2489,8 @@ var GemverXKernel = &gomptdevice.Kernel{
 	},
 	Images: []gomptdevice.Image{
 		{Kind: gomptdevice.ImageHost, Entry: "gompt_GemverX", Host: gomptHostGemverX},
-		{Kind: gomptdevice.ImageOpenCL, Entry: "gompt_GemverX", Source: gomptCLGemverX, Options: "-cl-fp32-correctly-rounded-divide-sqrt"},
-		{Kind: gomptdevice.ImagePTX, Entry: "gompt_GemverX", Source: gomptPTXGemverX},
+		{Kind: "opencl-c", Entry: "gompt_GemverX", Source: gomptCLGemverX, Options: "-cl-fp32-correctly-rounded-divide-sqrt"},
+		{Kind: "ptx", Entry: "gompt_GemverX", Source: gomptPTXGemverX},
 	},
 	Sample: gomptSampleGemverX,
 }
@@ -2728,8 +2728,8 @@ var GemverZKernel = &gomptdevice.Kernel{
 	},
 	Images: []gomptdevice.Image{
 		{Kind: gomptdevice.ImageHost, Entry: "gompt_GemverZ", Host: gomptHostGemverZ},
-		{Kind: gomptdevice.ImageOpenCL, Entry: "gompt_GemverZ", Source: gomptCLGemverZ, Options: "-cl-fp32-correctly-rounded-divide-sqrt"},
-		{Kind: gomptdevice.ImagePTX, Entry: "gompt_GemverZ", Source: gomptPTXGemverZ},
+		{Kind: "opencl-c", Entry: "gompt_GemverZ", Source: gomptCLGemverZ, Options: "-cl-fp32-correctly-rounded-divide-sqrt"},
+		{Kind: "ptx", Entry: "gompt_GemverZ", Source: gomptPTXGemverZ},
 	},
 	Sample: gomptSampleGemverZ,
 }
@@ -2819,8 +2819,8 @@ var GesummvKernel = &gomptdevice.Kernel{
 	},
 	Images: []gomptdevice.Image{
 		{Kind: gomptdevice.ImageHost, Entry: "gompt_Gesummv", Host: gomptHostGesummv},
-		{Kind: gomptdevice.ImageOpenCL, Entry: "gompt_Gesummv", Source: gomptCLGesummv, Options: "-cl-fp32-correctly-rounded-divide-sqrt"},
-		{Kind: gomptdevice.ImagePTX, Entry: "gompt_Gesummv", Source: gomptPTXGesummv},
+		{Kind: "opencl-c", Entry: "gompt_Gesummv", Source: gomptCLGesummv, Options: "-cl-fp32-correctly-rounded-divide-sqrt"},
+		{Kind: "ptx", Entry: "gompt_Gesummv", Source: gomptPTXGesummv},
 	},
 	Sample: gomptSampleGesummv,
 }
@@ -2940,8 +2940,8 @@ var Heat3DKernel = &gomptdevice.Kernel{
 	},
 	Images: []gomptdevice.Image{
 		{Kind: gomptdevice.ImageHost, Entry: "gompt_Heat3D", Host: gomptHostHeat3D},
-		{Kind: gomptdevice.ImageOpenCL, Entry: "gompt_Heat3D", Source: gomptCLHeat3D, Options: "-cl-fp32-correctly-rounded-divide-sqrt"},
-		{Kind: gomptdevice.ImagePTX, Entry: "gompt_Heat3D", Source: gomptPTXHeat3D},
+		{Kind: "opencl-c", Entry: "gompt_Heat3D", Source: gomptCLHeat3D, Options: "-cl-fp32-correctly-rounded-divide-sqrt"},
+		{Kind: "ptx", Entry: "gompt_Heat3D", Source: gomptPTXHeat3D},
 	},
 	Sample: gomptSampleHeat3D,
 }
@@ -3065,8 +3065,8 @@ var Jacobi2DKernel = &gomptdevice.Kernel{
 	},
 	Images: []gomptdevice.Image{
 		{Kind: gomptdevice.ImageHost, Entry: "gompt_Jacobi2D", Host: gomptHostJacobi2D},
-		{Kind: gomptdevice.ImageOpenCL, Entry: "gompt_Jacobi2D", Source: gomptCLJacobi2D, Options: "-cl-fp32-correctly-rounded-divide-sqrt"},
-		{Kind: gomptdevice.ImagePTX, Entry: "gompt_Jacobi2D", Source: gomptPTXJacobi2D},
+		{Kind: "opencl-c", Entry: "gompt_Jacobi2D", Source: gomptCLJacobi2D, Options: "-cl-fp32-correctly-rounded-divide-sqrt"},
+		{Kind: "ptx", Entry: "gompt_Jacobi2D", Source: gomptPTXJacobi2D},
 	},
 	Sample: gomptSampleJacobi2D,
 }
@@ -3189,8 +3189,8 @@ var MatMulKernel = &gomptdevice.Kernel{
 	},
 	Images: []gomptdevice.Image{
 		{Kind: gomptdevice.ImageHost, Entry: "gompt_MatMul", Host: gomptHostMatMul},
-		{Kind: gomptdevice.ImageOpenCL, Entry: "gompt_MatMul", Source: gomptCLMatMul, Options: "-cl-fp32-correctly-rounded-divide-sqrt"},
-		{Kind: gomptdevice.ImagePTX, Entry: "gompt_MatMul", Source: gomptPTXMatMul},
+		{Kind: "opencl-c", Entry: "gompt_MatMul", Source: gomptCLMatMul, Options: "-cl-fp32-correctly-rounded-divide-sqrt"},
+		{Kind: "ptx", Entry: "gompt_MatMul", Source: gomptPTXMatMul},
 	},
 	Sample: gomptSampleMatMul,
 }
@@ -3330,8 +3330,8 @@ var MvtX1Kernel = &gomptdevice.Kernel{
 	},
 	Images: []gomptdevice.Image{
 		{Kind: gomptdevice.ImageHost, Entry: "gompt_MvtX1", Host: gomptHostMvtX1},
-		{Kind: gomptdevice.ImageOpenCL, Entry: "gompt_MvtX1", Source: gomptCLMvtX1, Options: "-cl-fp32-correctly-rounded-divide-sqrt"},
-		{Kind: gomptdevice.ImagePTX, Entry: "gompt_MvtX1", Source: gomptPTXMvtX1},
+		{Kind: "opencl-c", Entry: "gompt_MvtX1", Source: gomptCLMvtX1, Options: "-cl-fp32-correctly-rounded-divide-sqrt"},
+		{Kind: "ptx", Entry: "gompt_MvtX1", Source: gomptPTXMvtX1},
 	},
 	Sample: gomptSampleMvtX1,
 }
@@ -3438,8 +3438,8 @@ var MvtX2Kernel = &gomptdevice.Kernel{
 	},
 	Images: []gomptdevice.Image{
 		{Kind: gomptdevice.ImageHost, Entry: "gompt_MvtX2", Host: gomptHostMvtX2},
-		{Kind: gomptdevice.ImageOpenCL, Entry: "gompt_MvtX2", Source: gomptCLMvtX2, Options: "-cl-fp32-correctly-rounded-divide-sqrt"},
-		{Kind: gomptdevice.ImagePTX, Entry: "gompt_MvtX2", Source: gomptPTXMvtX2},
+		{Kind: "opencl-c", Entry: "gompt_MvtX2", Source: gomptCLMvtX2, Options: "-cl-fp32-correctly-rounded-divide-sqrt"},
+		{Kind: "ptx", Entry: "gompt_MvtX2", Source: gomptPTXMvtX2},
 	},
 	Sample: gomptSampleMvtX2,
 }
@@ -3680,8 +3680,8 @@ var Syr2kKernel = &gomptdevice.Kernel{
 	},
 	Images: []gomptdevice.Image{
 		{Kind: gomptdevice.ImageHost, Entry: "gompt_Syr2k", Host: gomptHostSyr2k},
-		{Kind: gomptdevice.ImageOpenCL, Entry: "gompt_Syr2k", Source: gomptCLSyr2k, Options: "-cl-fp32-correctly-rounded-divide-sqrt"},
-		{Kind: gomptdevice.ImagePTX, Entry: "gompt_Syr2k", Source: gomptPTXSyr2k},
+		{Kind: "opencl-c", Entry: "gompt_Syr2k", Source: gomptCLSyr2k, Options: "-cl-fp32-correctly-rounded-divide-sqrt"},
+		{Kind: "ptx", Entry: "gompt_Syr2k", Source: gomptPTXSyr2k},
 	},
 	Sample: gomptSampleSyr2k,
 }
@@ -3827,8 +3827,8 @@ var SyrkKernel = &gomptdevice.Kernel{
 	},
 	Images: []gomptdevice.Image{
 		{Kind: gomptdevice.ImageHost, Entry: "gompt_Syrk", Host: gomptHostSyrk},
-		{Kind: gomptdevice.ImageOpenCL, Entry: "gompt_Syrk", Source: gomptCLSyrk, Options: "-cl-fp32-correctly-rounded-divide-sqrt"},
-		{Kind: gomptdevice.ImagePTX, Entry: "gompt_Syrk", Source: gomptPTXSyrk},
+		{Kind: "opencl-c", Entry: "gompt_Syrk", Source: gomptCLSyrk, Options: "-cl-fp32-correctly-rounded-divide-sqrt"},
+		{Kind: "ptx", Entry: "gompt_Syrk", Source: gomptPTXSyrk},
 	},
 	Sample: gomptSampleSyrk,
 }
@@ -3981,8 +3981,8 @@ var TwoMM1Kernel = &gomptdevice.Kernel{
 	},
 	Images: []gomptdevice.Image{
 		{Kind: gomptdevice.ImageHost, Entry: "gompt_TwoMM1", Host: gomptHostTwoMM1},
-		{Kind: gomptdevice.ImageOpenCL, Entry: "gompt_TwoMM1", Source: gomptCLTwoMM1, Options: "-cl-fp32-correctly-rounded-divide-sqrt"},
-		{Kind: gomptdevice.ImagePTX, Entry: "gompt_TwoMM1", Source: gomptPTXTwoMM1},
+		{Kind: "opencl-c", Entry: "gompt_TwoMM1", Source: gomptCLTwoMM1, Options: "-cl-fp32-correctly-rounded-divide-sqrt"},
+		{Kind: "ptx", Entry: "gompt_TwoMM1", Source: gomptPTXTwoMM1},
 	},
 	Sample: gomptSampleTwoMM1,
 }
@@ -4127,8 +4127,8 @@ var TwoMM2Kernel = &gomptdevice.Kernel{
 	},
 	Images: []gomptdevice.Image{
 		{Kind: gomptdevice.ImageHost, Entry: "gompt_TwoMM2", Host: gomptHostTwoMM2},
-		{Kind: gomptdevice.ImageOpenCL, Entry: "gompt_TwoMM2", Source: gomptCLTwoMM2, Options: "-cl-fp32-correctly-rounded-divide-sqrt"},
-		{Kind: gomptdevice.ImagePTX, Entry: "gompt_TwoMM2", Source: gomptPTXTwoMM2},
+		{Kind: "opencl-c", Entry: "gompt_TwoMM2", Source: gomptCLTwoMM2, Options: "-cl-fp32-correctly-rounded-divide-sqrt"},
+		{Kind: "ptx", Entry: "gompt_TwoMM2", Source: gomptPTXTwoMM2},
 	},
 	Sample: gomptSampleTwoMM2,
 }

@@ -526,8 +526,8 @@ func TestNoToolchain(t *testing.T) {
 	assert.Contains(t, warnings[0], "clang-19 and libclc-19")
 	assert.NotContains(t, out, "gompt_A.ptx")
 	assert.Contains(t, out, "gompt_A.cl")
-	assert.NotContains(t, string(out[ir.GoFileName]), "ImagePTX")
-	assert.Contains(t, string(out[ir.GoFileName]), "ImageOpenCL")
+	assert.NotContains(t, string(out[ir.GoFileName]), `Kind: "ptx"`)
+	assert.Contains(t, string(out[ir.GoFileName]), `Kind: "opencl-c"`)
 }
 
 // Names: var= and name= set the variable and the kernel's name; the

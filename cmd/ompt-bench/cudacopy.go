@@ -177,7 +177,7 @@ func cpuTime() time.Duration { return time.Duration(processCPU()) }
 func load(jit bool) func(int) (func(*testing.B), func(), error) {
 	var ptx string
 	for _, im := range kernels.Saxpy.Images {
-		if im.Kind == device.ImagePTX {
+		if im.Kind == "ptx" {
 			ptx = im.Source
 		}
 	}

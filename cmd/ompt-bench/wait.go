@@ -29,7 +29,7 @@ const waitSteps = 1 << 20
 
 var spinKernel = &device.Kernel{Name: "gompt_raw_spin",
 	Params: []device.Param{{Name: "p", Kind: device.ParamBuffer}, {Name: "n", Kind: device.ParamUint32}},
-	Images: []device.Image{{Kind: device.ImageOpenCL, Source: clraw.SpinSource}}}
+	Images: []device.Image{{Kind: "opencl-c", Source: clraw.SpinSource}}}
 
 // waitCase: g goroutines each launch the spin kernel on their own queue,
 // record an event and wait for it, b.N times.

@@ -30,7 +30,7 @@ import (
 // a call waited for it.
 var gateKernel = &device.Kernel{
 	Name: "gompt_test_gate",
-	Images: []device.Image{{Kind: device.ImagePTX, Source: `.version 6.3
+	Images: []device.Image{{Kind: ImagePTX, Source: `.version 6.3
 .target sm_75
 .address_size 64
 // FAKECUDA_GATE

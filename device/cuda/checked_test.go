@@ -40,7 +40,7 @@ func checkedKernel(rec [4]int64) *device.Kernel {
 			{Name: "x", Kind: device.ParamBuffer, Elem: device.ParamFloat32, Len: "n"},
 		},
 		Faults: []device.FaultSite{{Kind: device.FaultIndex, Pos: "checked.go:7"}},
-		Images: []device.Image{{Kind: device.ImagePTX, Entry: "gompt_Checked", Source: checkedPTX(rec)}},
+		Images: []device.Image{{Kind: ImagePTX, Entry: "gompt_Checked", Source: checkedPTX(rec)}},
 	}
 }
 

@@ -521,7 +521,7 @@ const badPTX = `.version 6.3
 func TestFaultInvalidPTX(t *testing.T) {
 	f := fakeDriverIn(t)
 	d := f.open(t)[0]
-	k := &device.Kernel{Name: "broken", Images: []device.Image{{Kind: device.ImagePTX, Source: badPTX}}}
+	k := &device.Kernel{Name: "broken", Images: []device.Image{{Kind: ImagePTX, Source: badPTX}}}
 	for i := 0; i < 2; i++ { // a failed load is not cached
 		_, err := d.Load(k)
 		wantErr(t, "Load of invalid PTX", err, device.CodeInvalidBinary,
@@ -548,9 +548,9 @@ func TestFaultInvalidPTX(t *testing.T) {
 func TestFaultMissingEntry(t *testing.T) {
 	f := fakeDriverIn(t)
 	d := f.open(t)[0]
-	img, _ := kernels.Saxpy.Image(device.ImagePTX)
+	img, _ := kernels.Saxpy.Image(ImagePTX)
 	k := &device.Kernel{Name: "nosuch", Params: kernels.Saxpy.Params,
-		Images: []device.Image{{Kind: device.ImagePTX, Entry: "nosuch", Source: img.Source}}}
+		Images: []device.Image{{Kind: ImagePTX, Entry: "nosuch", Source: img.Source}}}
 	_, err := d.Load(k)
 	wantErr(t, "Load of a missing entry", err, device.CodeNotFound,
 		`no entry "nosuch"`, "entries: gompt_saxpy", "cuModuleGetFunction: CUDA_ERROR_NOT_FOUND")
@@ -580,7 +580,7 @@ func TestFaultPTXParamNames(t *testing.T) {
 	a := device.BufferParam("a", device.ParamFloat32, "1")
 	b := device.BufferParam("b", device.ParamFloat32, "1")
 	k := func(ps ...device.Param) *device.Kernel {
-		return &device.Kernel{Name: "swap2", Params: ps, Images: []device.Image{{Kind: device.ImagePTX, Source: swap2PTX}}}
+		return &device.Kernel{Name: "swap2", Params: ps, Images: []device.Image{{Kind: ImagePTX, Source: swap2PTX}}}
 	}
 	_, err := d.Load(k(b, a))
 	wantErr(t, "Load of a and b swapped", err, device.CodeInvalidBinary,
@@ -1082,7 +1082,7 @@ func TestFaultSticky(t *testing.T) {
 // sleepKernel does nothing; on the fake driver it runs for 300 ms.
 var sleepKernel = &device.Kernel{
 	Name: "gompt_test_sleep",
-	Images: []device.Image{{Kind: device.ImagePTX, Source: `.version 6.3
+	Images: []device.Image{{Kind: ImagePTX, Source: `.version 6.3
 .target sm_75
 .address_size 64
 // FAKECUDA_SLEEP_US 300000

@@ -111,7 +111,7 @@ func TestOutOfMemory(t *testing.T) {
 
 func TestInvalidPTX(t *testing.T) {
 	for _, d := range gpus(t) {
-		k := &device.Kernel{Name: "broken", Images: []device.Image{{Kind: device.ImagePTX,
+		k := &device.Kernel{Name: "broken", Images: []device.Image{{Kind: ImagePTX,
 			Source: ".version 6.3\n.target sm_75\n.address_size 64\n.visible .entry broken() { this is not ptx; }\n"}}}
 		_, err := d.Load(k)
 		wantCode(t, "Load of invalid PTX", err, device.CodeInvalidBinary)
@@ -122,9 +122,9 @@ func TestInvalidPTX(t *testing.T) {
 
 func TestMissingKernelName(t *testing.T) {
 	for _, d := range gpus(t) {
-		img, _ := kernels.Saxpy.Image(device.ImagePTX)
+		img, _ := kernels.Saxpy.Image(ImagePTX)
 		k := &device.Kernel{Name: "nosuch", Params: kernels.Saxpy.Params,
-			Images: []device.Image{{Kind: device.ImagePTX, Entry: "nosuch", Source: img.Source}}}
+			Images: []device.Image{{Kind: ImagePTX, Entry: "nosuch", Source: img.Source}}}
 		_, err := d.Load(k)
 		wantCode(t, "Load of a missing entry", err, device.CodeNotFound)
 		assert.Contains(t, err.Error(), `"nosuch"`, "missing entry error should name it and the module's entries: %v", err)
@@ -134,7 +134,7 @@ func TestMissingKernelName(t *testing.T) {
 
 func TestNoPTXImage(t *testing.T) {
 	for _, d := range gpus(t) {
-		k := &device.Kernel{Name: "clonly", Images: []device.Image{{Kind: device.ImageOpenCL, Source: "__kernel void clonly() {}"}}}
+		k := &device.Kernel{Name: "clonly", Images: []device.Image{{Kind: "opencl-c", Source: "__kernel void clonly() {}"}}}
 		_, err := d.Load(k)
 		wantCode(t, "Load of a kernel without PTX", err, device.CodeInvalidBinary)
 		assert.Contains(t, err.Error(), "opencl-c", "error should list the images the kernel has: %v", err)

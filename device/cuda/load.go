@@ -23,7 +23,7 @@ type function struct {
 }
 
 func (f *function) Kernel() *device.Kernel  { return f.k }
-func (f *function) Image() device.ImageKind { return device.ImagePTX }
+func (f *function) Image() device.ImageKind { return ImagePTX }
 func (f *function) Bytes() int              { return f.bytes }
 
 // LoadImage JIT-compiles img, k's PTX image, for this device

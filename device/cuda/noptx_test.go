@@ -14,7 +14,7 @@ func TestFaultLoadWithoutPTX(t *testing.T) {
 	f := fakeDriverIn(t)
 	d := f.open(t)[0]
 	k := &device.Kernel{Name: "heat", Images: []device.Image{{Kind: device.ImageHost, Host: func(*device.HostArgs, device.Range, int, int) {}},
-		{Kind: device.ImageOpenCL, Source: "__kernel void gompt_heat() {}"}}}
+		{Kind: "opencl-c", Source: "__kernel void gompt_heat() {}"}}}
 	_, err := d.Load(k)
 	wantErr(t, "Load of a kernel without PTX", err, device.CodeInvalidBinary,
 		"kernel heat has no image for", "(has: host, opencl-c); the device runs ptx images", "install clang-19 and libclc-19 and run go generate")

@@ -18,7 +18,7 @@ import (
 func TestShippedPTXParams(t *testing.T) {
 	n := 0
 	for _, k := range kernels.All() {
-		img, ok := k.Image(device.ImagePTX)
+		img, ok := k.Image(ImagePTX)
 		if !ok {
 			continue
 		}

@@ -66,9 +66,14 @@ const EnvSched = "GOMPT_CUDA_SCHED"
 // schedNames are the values of EnvSched.
 var schedNames = []string{"auto", "spin", "yield", "blocking"}
 
-// images are the kinds of kernel image a GPU runs: PTX, JIT-compiled by
-// the driver.
-var images = []device.ImageKind{device.ImagePTX}
+// ImagePTX is the kind of kernel image a GPU runs: PTX text
+// (Image.Source), JIT-compiled by the driver once per device.
+// gompt-kernels writes one for every kernel (clang-19 and libclc make it
+// from the kernel's OpenCL C).
+const ImagePTX device.ImageKind = "ptx"
+
+// images are the kinds of kernel image a GPU runs.
+var images = []device.ImageKind{ImagePTX}
 
 func init() {
 	device.RegisterPlugin(device.Registration{

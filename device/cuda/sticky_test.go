@@ -36,7 +36,7 @@ const faultPTX = `.version 6.3
 var faultKernel = &device.Kernel{
 	Name:   "gompt_test_fault",
 	Params: []device.Param{{Name: "addr", Kind: device.ParamInt64}},
-	Images: []device.Image{{Kind: device.ImagePTX, Source: faultPTX}},
+	Images: []device.Image{{Kind: ImagePTX, Source: faultPTX}},
 }
 
 // checkStickyFault makes d's context unusable with a kernel that writes to

@@ -62,9 +62,9 @@ var fillParams = []device.Param{
 // fake's gate opens (see gateKernel).
 var (
 	fillKernel = &device.Kernel{Name: "gompt_test_fill", Params: fillParams,
-		Images: []device.Image{{Kind: device.ImagePTX, Source: fillPTX}}}
+		Images: []device.Image{{Kind: ImagePTX, Source: fillPTX}}}
 	fillGateKernel = &device.Kernel{Name: "gompt_test_fill", Params: fillParams,
-		Images: []device.Image{{Kind: device.ImagePTX, Source: strings.Replace(fillPTX, "// FAKECUDA_FILL", "// FAKECUDA_FILL FAKECUDA_GATE", 1)}}}
+		Images: []device.Image{{Kind: ImagePTX, Source: strings.Replace(fillPTX, "// FAKECUDA_FILL", "// FAKECUDA_FILL FAKECUDA_GATE", 1)}}}
 )
 
 func fillArgs(p device.DevicePtr, n int, v byte) []device.Arg {

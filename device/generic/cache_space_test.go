@@ -28,7 +28,7 @@ func (d *reuseDev) MemAlloc(size int) (device.DevicePtr, int, error) {
 
 func newReuse(t *testing.T) *reuseDev {
 	d := &reuseDev{fakeDev: fakeDev{live: map[int]bool{}}}
-	c := Config{ID: "fake:0", Info: device.Info{MaxAlloc: 1 << 30}, Images: []device.ImageKind{device.ImageOpenCL},
+	c := Config{ID: "fake:0", Info: device.Info{MaxAlloc: 1 << 30}, Images: []device.ImageKind{"opencl-c"},
 		CacheLimit: 1 << 20, CacheMax: 256 << 10}
 	c.Space.Lo, c.Space.Hi = 1<<20, 1<<40
 	d.Init(d, c)
@@ -165,7 +165,7 @@ func (d *aliasDev) MemFree(p device.DevicePtr, h int, size int) error {
 // without MemAlias are refused with no error.
 func TestAlias(t *testing.T) {
 	d := &aliasDev{fakeDev: fakeDev{live: map[int]bool{}}}
-	c := Config{ID: "fake:0", Info: device.Info{MaxAlloc: 4096}, Images: []device.ImageKind{device.ImageOpenCL},
+	c := Config{ID: "fake:0", Info: device.Info{MaxAlloc: 4096}, Images: []device.ImageKind{"opencl-c"},
 		CacheLimit: 1 << 20, CacheMax: 4096}
 	c.Space.Lo, c.Space.Hi = 1<<20, 1<<40
 	d.Init(d, c)

@@ -31,7 +31,7 @@ func (d *fakeDev) Now() (int64, error)             { return 1, nil }
 type fakeFunc struct{ k *device.Kernel }
 
 func (f fakeFunc) Kernel() *device.Kernel  { return f.k }
-func (f fakeFunc) Image() device.ImageKind { return device.ImageOpenCL }
+func (f fakeFunc) Image() device.ImageKind { return "opencl-c" }
 func (f fakeFunc) Bytes() int              { return 1 }
 
 func (d *fakeDev) MemAlloc(size int) (device.DevicePtr, int, error) {
@@ -78,7 +78,7 @@ func newFake(t *testing.T, c Config) *fakeDev {
 		c.Info.MaxAlloc = 1 << 30
 	}
 	if c.Images == nil {
-		c.Images = []device.ImageKind{device.ImageOpenCL}
+		c.Images = []device.ImageKind{"opencl-c"}
 	}
 	d.Init(d, c)
 	return d
@@ -209,8 +209,8 @@ func TestCache(t *testing.T) {
 // that failed is built again at its next load; nil kernels, wrong declarations and kernels with no image
 // the device runs are refused with their codes.
 func TestLoad(t *testing.T) {
-	d := newFake(t, Config{Images: []device.ImageKind{device.ImagePTX, device.ImageOpenCL}, Hint: "make one with the generator"})
-	k := &device.Kernel{Name: "k", Images: device.Images("k", nil, "src", "")}
+	d := newFake(t, Config{Images: []device.ImageKind{"ptx", "opencl-c"}, Hint: "make one with the generator"})
+	k := &device.Kernel{Name: "k", Images: []device.Image{{Kind: "opencl-c", Source: "src"}}}
 	_, ok := d.Kernels().Find(k)
 	assert.False(t, ok, "Find before a load")
 	var wg sync.WaitGroup
@@ -236,7 +236,7 @@ func TestLoad(t *testing.T) {
 	_, ok = none.Find(k)
 	assert.False(t, ok, "Find on no cache")
 
-	bad := &device.Kernel{Name: "bad", Images: []device.Image{{Kind: device.ImagePTX, Source: "bad"}, {Kind: device.ImageOpenCL, Source: "src"}}}
+	bad := &device.Kernel{Name: "bad", Images: []device.Image{{Kind: "ptx", Source: "bad"}, {Kind: "opencl-c", Source: "src"}}}
 	_, err := d.Load(bad)
 	assert.Equal(t, device.CodeInvalidBinary, device.CodeOf(err), "a PTX image that fails (the first kind): %v", err)
 	_, err = d.Load(bad)
@@ -248,16 +248,16 @@ func TestLoad(t *testing.T) {
 	_, err = d.Load(nil)
 	assert.Equal(t, device.CodeInvalidArgument, device.CodeOf(err), "Load(nil): %v", err)
 	_, err = d.Load(&device.Kernel{Name: "dup", Params: []device.Param{{Name: "x", Kind: device.ParamInt32}, {Name: "x", Kind: device.ParamInt32}},
-		Images: device.Images("dup", nil, "src", "")})
+		Images: []device.Image{{Kind: "opencl-c", Source: "src"}}})
 	assert.Equal(t, device.CodeInvalidArgument, device.CodeOf(err), "Load of a wrong declaration: %v", err)
 	assert.ErrorContains(t, err, "both named x")
-	_, err = d.Load(&device.Kernel{Name: "hostonly", Images: device.Images("hostonly", func(*device.HostArgs, device.Range, int, int) {}, "", "")})
+	_, err = d.Load(&device.Kernel{Name: "hostonly", Images: []device.Image{{Kind: device.ImageHost, Host: func(*device.HostArgs, device.Range, int, int) {}}}})
 	assert.Equal(t, device.CodeInvalidBinary, device.CodeOf(err), "Load of a kernel with no image the device runs: %v", err)
 	assert.EqualError(t, err, "fake:0: load hostonly: invalid binary: kernel hostonly has no image for fake:0 (has: host); the device runs ptx or opencl-c images; make one with the generator")
 	assert.EqualValues(t, 3, d.builds.Load(), "builds: refused kernels build nothing")
 
 	keep := newFake(t, Config{KeepLoadErrors: true})
-	bad = &device.Kernel{Name: "bad", Images: []device.Image{{Kind: device.ImageOpenCL, Source: "bad"}}}
+	bad = &device.Kernel{Name: "bad", Images: []device.Image{{Kind: "opencl-c", Source: "bad"}}}
 	_, err = keep.Load(bad)
 	_, err2 := keep.Load(bad)
 	assert.Equal(t, err, err2, "KeepLoadErrors: the second load's error is the first's")

@@ -30,7 +30,7 @@ var testSaxpy = &device.Kernel{
 	},
 	Dims: 1,
 	Images: []device.Image{
-		{Kind: device.ImageOpenCL, Source: "__kernel void test_saxpy(long n, float a, __global const float *x, __global float *y) {}"},
+		{Kind: "opencl-c", Source: "__kernel void test_saxpy(long n, float a, __global const float *x, __global float *y) {}"},
 		{Kind: device.ImageHost, Host: func(a *device.HostArgs, r device.Range, _, _ int) {
 			n, alpha := a.Int(0), a.Float32(1)
 			x, y := a.F32(2), a.F32(3)
@@ -127,8 +127,8 @@ var testOpenCLOnly = &device.Kernel{
 	Name:   "test_opencl_only",
 	Params: []device.Param{{Name: "x", Kind: device.ParamBuffer, Elem: device.ParamFloat32}},
 	Images: []device.Image{
-		{Kind: device.ImageOpenCL, Source: "__kernel void test_opencl_only(__global float *x) {}"},
-		{Kind: device.ImagePTX, Source: "// ptx"},
+		{Kind: "opencl-c", Source: "__kernel void test_opencl_only(__global float *x) {}"},
+		{Kind: "ptx", Source: "// ptx"},
 	},
 }
 

@@ -32,7 +32,7 @@ type function struct {
 }
 
 func (f *function) Kernel() *device.Kernel  { return f.k }
-func (f *function) Image() device.ImageKind { return device.ImageOpenCL }
+func (f *function) Image() device.ImageKind { return ImageC }
 func (f *function) Bytes() int              { return f.bytes }
 
 func (f *function) release() error {

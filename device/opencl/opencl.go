@@ -110,8 +110,13 @@ const (
 	codeEnv    = "GOMPT_OPENCL_CODE"    // generated kernels' code paths: auto, cpu or gpu (kernel.go)
 )
 
+// ImageC is the kind of kernel image an OpenCL device runs: OpenCL C
+// source (Image.Source), built by the driver for each device on first use
+// with the image's Options. gompt-kernels writes one for every kernel.
+const ImageC device.ImageKind = "opencl-c"
+
 // images are the kinds of kernel image an OpenCL device runs.
-var images = []device.ImageKind{device.ImageOpenCL}
+var images = []device.ImageKind{ImageC}
 
 // The plugin loads the OpenCL library on the first call of Devices and
 // returns every device of every platform, in platform order.

@@ -227,7 +227,7 @@ func TestInfo(t *testing.T) {
 
 func kernel(name, src string, params ...device.Param) *device.Kernel {
 	return &device.Kernel{Name: name, Params: params,
-		Images: []device.Image{{Kind: device.ImageOpenCL, Source: src}}}
+		Images: []device.Image{{Kind: opencl.ImageC, Source: src}}}
 }
 
 func TestBuildFailureCarriesLog(t *testing.T) {
@@ -313,7 +313,7 @@ func TestParamsOfOneTypeSwappedRefusedByName(t *testing.T) {
 
 func TestNoOpenCLImage(t *testing.T) {
 	for _, d := range devices(t) {
-		k := &device.Kernel{Name: "ptxonly", Images: []device.Image{{Kind: device.ImagePTX, Source: ".version 7.0"}}}
+		k := &device.Kernel{Name: "ptxonly", Images: []device.Image{{Kind: "ptx", Source: ".version 7.0"}}}
 		_, err := d.Load(k)
 		wantCode(t, "load of a kernel with no OpenCL image", err, device.CodeInvalidBinary)
 		assert.Contains(t, err.Error(), "ptx", "error should name the kernel and the kinds it has: %v", err)

@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	"github.com/gompt/gompt/device"
+	"github.com/gompt/gompt/device/opencl"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 )
@@ -26,7 +27,7 @@ func TestImageOptions(t *testing.T) {
 		return &device.Kernel{
 			Name:   "opt",
 			Params: []device.Param{{Name: "out", Kind: device.ParamBuffer, Elem: device.ParamInt32, Len: "1"}},
-			Images: []device.Image{{Kind: device.ImageOpenCL, Entry: "opt", Source: src, Options: options}},
+			Images: []device.Image{{Kind: opencl.ImageC, Entry: "opt", Source: src, Options: options}},
 		}
 	}
 	for _, d := range devices(t) {

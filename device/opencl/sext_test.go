@@ -107,7 +107,7 @@ func TestSextCompareKeepsResults(t *testing.T) {
 	var ks []*device.Kernel
 	for _, k := range kernels.Conformance() {
 		for _, img := range k.Images {
-			if img.Kind == device.ImageOpenCL && strings.Contains(img.Source, "GOMPT_CMP64(") {
+			if img.Kind == opencl.ImageC && strings.Contains(img.Source, "GOMPT_CMP64(") {
 				ks = append(ks, k)
 			}
 		}

@@ -17,7 +17,7 @@ import (
 // no compiler shortens: about a millisecond per million steps on POCL.
 var slowKernel = &device.Kernel{Name: "slow",
 	Params: []device.Param{{Name: "p", Kind: device.ParamBuffer}, {Name: "n", Kind: device.ParamUint32}},
-	Images: []device.Image{{Kind: device.ImageOpenCL, Source: `__kernel void slow(__global uint *p, uint n) {
+	Images: []device.Image{{Kind: ImageC, Source: `__kernel void slow(__global uint *p, uint n) {
   uint s = p[0] + get_global_id(0);
   for (uint i = 0; i < n; i++) s = s * 1664525u + 1013904223u;
   p[get_global_id(0) + 1] = s;

@@ -23,8 +23,8 @@ var heatKernel = &gomptdevice.Kernel{
 	Dims: 2,
 	Images: []gomptdevice.Image{
 		{Kind: gomptdevice.ImageHost, Entry: "gompt_heat", Host: gomptHostHeat},
-		{Kind: gomptdevice.ImageOpenCL, Entry: "gompt_heat", Source: gomptCLHeat, Options: "-cl-fp32-correctly-rounded-divide-sqrt"},
-		{Kind: gomptdevice.ImagePTX, Entry: "gompt_heat", Source: gomptPTXHeat},
+		{Kind: "opencl-c", Entry: "gompt_heat", Source: gomptCLHeat, Options: "-cl-fp32-correctly-rounded-divide-sqrt"},
+		{Kind: "ptx", Entry: "gompt_heat", Source: gomptPTXHeat},
 	},
 	Sample: gomptSampleHeat,
 }

@@ -59,11 +59,9 @@ func CheckKernel(t testing.TB, k *device.Kernel) {
 	}
 	devs := []int{target.InitialDevice}
 	for _, d := range target.Devices() {
-		if kind, ok := pluginImage[d.Plugin]; ok {
-			if _, has := k.Image(kind); !has {
-				t.Logf("kernel %s: %s skipped: the kernel has no %v image", k.Name, target.Describe(d.Num), kind)
-				continue
-			}
+		if kinds, ok := pluginImages(d.Plugin); ok && !hasImage(k, kinds) {
+			t.Logf("kernel %s: %s skipped: the kernel has no image of a kind it runs (%v)", k.Name, target.Describe(d.Num), kinds)
+			continue
 		}
 		if _, _, refuses := Refuses(k, d.Num); refuses {
 			checkRefusedRun(t, k, d.Num)
@@ -249,8 +247,22 @@ func IsPresent(s any, dev int) bool {
 	panic(fmt.Sprintf("kerneltest.IsPresent: %T is not a slice a kernel takes", s))
 }
 
-// pluginImage is the image each plugin runs.
-var pluginImage = map[string]device.ImageKind{"host": device.ImageHost, "opencl": device.ImageOpenCL, "cuda": device.ImagePTX}
+// pluginImages are the kinds of image a plugin's devices run, as it
+// registered them; false for a plugin that declared none.
+func pluginImages(plugin string) ([]device.ImageKind, bool) {
+	r, ok := device.Registered(plugin)
+	return r.Images, ok && len(r.Images) > 0
+}
+
+// hasImage reports whether k has an image of one of kinds.
+func hasImage(k *device.Kernel, kinds []device.ImageKind) bool {
+	for _, kind := range kinds {
+		if _, ok := k.Image(kind); ok {
+			return true
+		}
+	}
+	return false
+}
 
 // reference runs k's Go image on copies of s's buffers, as the host device
 // does (its team executor, s's shape), and returns them.

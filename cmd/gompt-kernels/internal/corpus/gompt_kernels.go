@@ -28,8 +28,8 @@ var AtomicCountKernel = &gomptdevice.Kernel{
 	},
 	Images: []gomptdevice.Image{
 		{Kind: gomptdevice.ImageHost, Entry: "gompt_AtomicCount", Host: gomptHostAtomicCount},
-		{Kind: gomptdevice.ImageOpenCL, Entry: "gompt_AtomicCount", Source: gomptCLAtomicCount, Options: "-cl-fp32-correctly-rounded-divide-sqrt"},
-		{Kind: gomptdevice.ImagePTX, Entry: "gompt_AtomicCount", Source: gomptPTXAtomicCount},
+		{Kind: "opencl-c", Entry: "gompt_AtomicCount", Source: gomptCLAtomicCount, Options: "-cl-fp32-correctly-rounded-divide-sqrt"},
+		{Kind: "ptx", Entry: "gompt_AtomicCount", Source: gomptPTXAtomicCount},
 	},
 	Sample: gomptSampleAtomicCount,
 }
@@ -128,8 +128,8 @@ var AtomicMaxKernel = &gomptdevice.Kernel{
 	},
 	Images: []gomptdevice.Image{
 		{Kind: gomptdevice.ImageHost, Entry: "gompt_AtomicMax", Host: gomptHostAtomicMax},
-		{Kind: gomptdevice.ImageOpenCL, Entry: "gompt_AtomicMax", Source: gomptCLAtomicMax, Options: "-cl-fp32-correctly-rounded-divide-sqrt"},
-		{Kind: gomptdevice.ImagePTX, Entry: "gompt_AtomicMax", Source: gomptPTXAtomicMax},
+		{Kind: "opencl-c", Entry: "gompt_AtomicMax", Source: gomptCLAtomicMax, Options: "-cl-fp32-correctly-rounded-divide-sqrt"},
+		{Kind: "ptx", Entry: "gompt_AtomicMax", Source: gomptPTXAtomicMax},
 	},
 	Sample: gomptSampleAtomicMax,
 }
@@ -263,8 +263,8 @@ var BinMinKernel = &gomptdevice.Kernel{
 	},
 	Images: []gomptdevice.Image{
 		{Kind: gomptdevice.ImageHost, Entry: "gompt_BinMin", Host: gomptHostBinMin},
-		{Kind: gomptdevice.ImageOpenCL, Entry: "gompt_BinMin", Source: gomptCLBinMin, Options: "-cl-fp32-correctly-rounded-divide-sqrt"},
-		{Kind: gomptdevice.ImagePTX, Entry: "gompt_BinMin", Source: gomptPTXBinMin},
+		{Kind: "opencl-c", Entry: "gompt_BinMin", Source: gomptCLBinMin, Options: "-cl-fp32-correctly-rounded-divide-sqrt"},
+		{Kind: "ptx", Entry: "gompt_BinMin", Source: gomptPTXBinMin},
 	},
 	Sample: gomptSampleBinMin,
 }
@@ -361,8 +361,8 @@ var BinsKernel = &gomptdevice.Kernel{
 	},
 	Images: []gomptdevice.Image{
 		{Kind: gomptdevice.ImageHost, Entry: "gompt_Bins", Host: gomptHostBins},
-		{Kind: gomptdevice.ImageOpenCL, Entry: "gompt_Bins", Source: gomptCLBins, Options: "-cl-fp32-correctly-rounded-divide-sqrt"},
-		{Kind: gomptdevice.ImagePTX, Entry: "gompt_Bins", Source: gomptPTXBins},
+		{Kind: "opencl-c", Entry: "gompt_Bins", Source: gomptCLBins, Options: "-cl-fp32-correctly-rounded-divide-sqrt"},
+		{Kind: "ptx", Entry: "gompt_Bins", Source: gomptPTXBins},
 	},
 	Sample: gomptSampleBins,
 }
@@ -455,8 +455,8 @@ var Box3DKernel = &gomptdevice.Kernel{
 	},
 	Images: []gomptdevice.Image{
 		{Kind: gomptdevice.ImageHost, Entry: "gompt_Box3D", Host: gomptHostBox3D},
-		{Kind: gomptdevice.ImageOpenCL, Entry: "gompt_Box3D", Source: gomptCLBox3D, Options: "-cl-fp32-correctly-rounded-divide-sqrt"},
-		{Kind: gomptdevice.ImagePTX, Entry: "gompt_Box3D", Source: gomptPTXBox3D},
+		{Kind: "opencl-c", Entry: "gompt_Box3D", Source: gomptCLBox3D, Options: "-cl-fp32-correctly-rounded-divide-sqrt"},
+		{Kind: "ptx", Entry: "gompt_Box3D", Source: gomptPTXBox3D},
 	},
 	Sample: gomptSampleBox3D,
 }
@@ -574,8 +574,8 @@ var CSRKernel = &gomptdevice.Kernel{
 	},
 	Images: []gomptdevice.Image{
 		{Kind: gomptdevice.ImageHost, Entry: "gompt_CSR", Host: gomptHostCSR},
-		{Kind: gomptdevice.ImageOpenCL, Entry: "gompt_CSR", Source: gomptCLCSR, Options: "-cl-fp32-correctly-rounded-divide-sqrt"},
-		{Kind: gomptdevice.ImagePTX, Entry: "gompt_CSR", Source: gomptPTXCSR},
+		{Kind: "opencl-c", Entry: "gompt_CSR", Source: gomptCLCSR, Options: "-cl-fp32-correctly-rounded-divide-sqrt"},
+		{Kind: "ptx", Entry: "gompt_CSR", Source: gomptPTXCSR},
 	},
 	Sample: gomptSampleCSR,
 }
@@ -690,8 +690,8 @@ var CallFirstKernel = &gomptdevice.Kernel{
 	},
 	Images: []gomptdevice.Image{
 		{Kind: gomptdevice.ImageHost, Entry: "gompt_CallFirst", Host: gomptHostCallFirst},
-		{Kind: gomptdevice.ImageOpenCL, Entry: "gompt_CallFirst", Source: gomptCLCallFirst, Options: "-cl-fp32-correctly-rounded-divide-sqrt"},
-		{Kind: gomptdevice.ImagePTX, Entry: "gompt_CallFirst", Source: gomptPTXCallFirst},
+		{Kind: "opencl-c", Entry: "gompt_CallFirst", Source: gomptCLCallFirst, Options: "-cl-fp32-correctly-rounded-divide-sqrt"},
+		{Kind: "ptx", Entry: "gompt_CallFirst", Source: gomptPTXCallFirst},
 	},
 	Sample: gomptSampleCallFirst,
 }
@@ -782,8 +782,8 @@ var ClassifyKernel = &gomptdevice.Kernel{
 	},
 	Images: []gomptdevice.Image{
 		{Kind: gomptdevice.ImageHost, Entry: "gompt_Classify", Host: gomptHostClassify},
-		{Kind: gomptdevice.ImageOpenCL, Entry: "gompt_Classify", Source: gomptCLClassify, Options: "-cl-fp32-correctly-rounded-divide-sqrt"},
-		{Kind: gomptdevice.ImagePTX, Entry: "gompt_Classify", Source: gomptPTXClassify},
+		{Kind: "opencl-c", Entry: "gompt_Classify", Source: gomptCLClassify, Options: "-cl-fp32-correctly-rounded-divide-sqrt"},
+		{Kind: "ptx", Entry: "gompt_Classify", Source: gomptPTXClassify},
 	},
 	Sample: gomptSampleClassify,
 }
@@ -894,8 +894,8 @@ var ColumnStatsKernel = &gomptdevice.Kernel{
 	Work: "m",
 	Images: []gomptdevice.Image{
 		{Kind: gomptdevice.ImageHost, Entry: "gompt_ColumnStats", Host: gomptHostColumnStats},
-		{Kind: gomptdevice.ImageOpenCL, Entry: "gompt_ColumnStats", Source: gomptCLColumnStats, Options: "-cl-fp32-correctly-rounded-divide-sqrt"},
-		{Kind: gomptdevice.ImagePTX, Entry: "gompt_ColumnStats", Source: gomptPTXColumnStats},
+		{Kind: "opencl-c", Entry: "gompt_ColumnStats", Source: gomptCLColumnStats, Options: "-cl-fp32-correctly-rounded-divide-sqrt"},
+		{Kind: "ptx", Entry: "gompt_ColumnStats", Source: gomptPTXColumnStats},
 	},
 	Sample: gomptSampleColumnStats,
 }
@@ -1134,8 +1134,8 @@ var ControlKernel = &gomptdevice.Kernel{
 	Work: "144",
 	Images: []gomptdevice.Image{
 		{Kind: gomptdevice.ImageHost, Entry: "gompt_Control", Host: gomptHostControl},
-		{Kind: gomptdevice.ImageOpenCL, Entry: "gompt_Control", Source: gomptCLControl, Options: "-cl-fp32-correctly-rounded-divide-sqrt"},
-		{Kind: gomptdevice.ImagePTX, Entry: "gompt_Control", Source: gomptPTXControl},
+		{Kind: "opencl-c", Entry: "gompt_Control", Source: gomptCLControl, Options: "-cl-fp32-correctly-rounded-divide-sqrt"},
+		{Kind: "ptx", Entry: "gompt_Control", Source: gomptPTXControl},
 	},
 	Sample: gomptSampleControl,
 }
@@ -1299,8 +1299,8 @@ var ConvKernel = &gomptdevice.Kernel{
 	},
 	Images: []gomptdevice.Image{
 		{Kind: gomptdevice.ImageHost, Entry: "gompt_Conv", Host: gomptHostConv},
-		{Kind: gomptdevice.ImageOpenCL, Entry: "gompt_Conv", Source: gomptCLConv, Options: "-cl-fp32-correctly-rounded-divide-sqrt"},
-		{Kind: gomptdevice.ImagePTX, Entry: "gompt_Conv", Source: gomptPTXConv},
+		{Kind: "opencl-c", Entry: "gompt_Conv", Source: gomptCLConv, Options: "-cl-fp32-correctly-rounded-divide-sqrt"},
+		{Kind: "ptx", Entry: "gompt_Conv", Source: gomptPTXConv},
 	},
 	Sample: gomptSampleConv,
 }
@@ -1527,8 +1527,8 @@ var ConversionsKernel = &gomptdevice.Kernel{
 	},
 	Images: []gomptdevice.Image{
 		{Kind: gomptdevice.ImageHost, Entry: "gompt_Conversions", Host: gomptHostConversions},
-		{Kind: gomptdevice.ImageOpenCL, Entry: "gompt_Conversions", Source: gomptCLConversions, Options: "-cl-fp32-correctly-rounded-divide-sqrt"},
-		{Kind: gomptdevice.ImagePTX, Entry: "gompt_Conversions", Source: gomptPTXConversions},
+		{Kind: "opencl-c", Entry: "gompt_Conversions", Source: gomptCLConversions, Options: "-cl-fp32-correctly-rounded-divide-sqrt"},
+		{Kind: "ptx", Entry: "gompt_Conversions", Source: gomptPTXConversions},
 	},
 	Sample: gomptSampleConversions,
 }
@@ -1633,8 +1633,8 @@ var DotRangeKernel = &gomptdevice.Kernel{
 	},
 	Images: []gomptdevice.Image{
 		{Kind: gomptdevice.ImageHost, Entry: "gompt_DotRange", Host: gomptHostDotRange},
-		{Kind: gomptdevice.ImageOpenCL, Entry: "gompt_DotRange", Source: gomptCLDotRange, Options: "-cl-fp32-correctly-rounded-divide-sqrt"},
-		{Kind: gomptdevice.ImagePTX, Entry: "gompt_DotRange", Source: gomptPTXDotRange},
+		{Kind: "opencl-c", Entry: "gompt_DotRange", Source: gomptCLDotRange, Options: "-cl-fp32-correctly-rounded-divide-sqrt"},
+		{Kind: "ptx", Entry: "gompt_DotRange", Source: gomptPTXDotRange},
 	},
 	Sample: gomptSampleDotRange,
 }
@@ -1801,8 +1801,8 @@ var EmptyBinsKernel = &gomptdevice.Kernel{
 	},
 	Images: []gomptdevice.Image{
 		{Kind: gomptdevice.ImageHost, Entry: "gompt_EmptyBins", Host: gomptHostEmptyBins},
-		{Kind: gomptdevice.ImageOpenCL, Entry: "gompt_EmptyBins", Source: gomptCLEmptyBins, Options: "-cl-fp32-correctly-rounded-divide-sqrt"},
-		{Kind: gomptdevice.ImagePTX, Entry: "gompt_EmptyBins", Source: gomptPTXEmptyBins},
+		{Kind: "opencl-c", Entry: "gompt_EmptyBins", Source: gomptCLEmptyBins, Options: "-cl-fp32-correctly-rounded-divide-sqrt"},
+		{Kind: "ptx", Entry: "gompt_EmptyBins", Source: gomptPTXEmptyBins},
 	},
 	Sample: gomptSampleEmptyBins,
 }
@@ -1879,8 +1879,8 @@ var ExtremesKernel = &gomptdevice.Kernel{
 	},
 	Images: []gomptdevice.Image{
 		{Kind: gomptdevice.ImageHost, Entry: "gompt_Extremes", Host: gomptHostExtremes},
-		{Kind: gomptdevice.ImageOpenCL, Entry: "gompt_Extremes", Source: gomptCLExtremes, Options: "-cl-fp32-correctly-rounded-divide-sqrt"},
-		{Kind: gomptdevice.ImagePTX, Entry: "gompt_Extremes", Source: gomptPTXExtremes},
+		{Kind: "opencl-c", Entry: "gompt_Extremes", Source: gomptCLExtremes, Options: "-cl-fp32-correctly-rounded-divide-sqrt"},
+		{Kind: "ptx", Entry: "gompt_Extremes", Source: gomptPTXExtremes},
 	},
 	Sample: gomptSampleExtremes,
 }
@@ -2022,8 +2022,8 @@ var Float64OpsKernel = &gomptdevice.Kernel{
 	},
 	Images: []gomptdevice.Image{
 		{Kind: gomptdevice.ImageHost, Entry: "gompt_Float64Ops", Host: gomptHostFloat64Ops},
-		{Kind: gomptdevice.ImageOpenCL, Entry: "gompt_Float64Ops", Source: gomptCLFloat64Ops, Options: "-cl-fp32-correctly-rounded-divide-sqrt"},
-		{Kind: gomptdevice.ImagePTX, Entry: "gompt_Float64Ops", Source: gomptPTXFloat64Ops},
+		{Kind: "opencl-c", Entry: "gompt_Float64Ops", Source: gomptCLFloat64Ops, Options: "-cl-fp32-correctly-rounded-divide-sqrt"},
+		{Kind: "ptx", Entry: "gompt_Float64Ops", Source: gomptPTXFloat64Ops},
 	},
 	Sample: gomptSampleFloat64Ops,
 }
@@ -2119,8 +2119,8 @@ var FloatBinsKernel = &gomptdevice.Kernel{
 	},
 	Images: []gomptdevice.Image{
 		{Kind: gomptdevice.ImageHost, Entry: "gompt_FloatBins", Host: gomptHostFloatBins},
-		{Kind: gomptdevice.ImageOpenCL, Entry: "gompt_FloatBins", Source: gomptCLFloatBins, Options: "-cl-fp32-correctly-rounded-divide-sqrt"},
-		{Kind: gomptdevice.ImagePTX, Entry: "gompt_FloatBins", Source: gomptPTXFloatBins},
+		{Kind: "opencl-c", Entry: "gompt_FloatBins", Source: gomptCLFloatBins, Options: "-cl-fp32-correctly-rounded-divide-sqrt"},
+		{Kind: "ptx", Entry: "gompt_FloatBins", Source: gomptPTXFloatBins},
 	},
 	Sample: gomptSampleFloatBins,
 }
@@ -2227,8 +2227,8 @@ var FloatOpsKernel = &gomptdevice.Kernel{
 	},
 	Images: []gomptdevice.Image{
 		{Kind: gomptdevice.ImageHost, Entry: "gompt_FloatOps", Host: gomptHostFloatOps},
-		{Kind: gomptdevice.ImageOpenCL, Entry: "gompt_FloatOps", Source: gomptCLFloatOps, Options: "-cl-fp32-correctly-rounded-divide-sqrt"},
-		{Kind: gomptdevice.ImagePTX, Entry: "gompt_FloatOps", Source: gomptPTXFloatOps},
+		{Kind: "opencl-c", Entry: "gompt_FloatOps", Source: gomptCLFloatOps, Options: "-cl-fp32-correctly-rounded-divide-sqrt"},
+		{Kind: "ptx", Entry: "gompt_FloatOps", Source: gomptPTXFloatOps},
 	},
 	Sample: gomptSampleFloatOps,
 }
@@ -2340,8 +2340,8 @@ var GatherKernel = &gomptdevice.Kernel{
 	},
 	Images: []gomptdevice.Image{
 		{Kind: gomptdevice.ImageHost, Entry: "gompt_Gather", Host: gomptHostGather},
-		{Kind: gomptdevice.ImageOpenCL, Entry: "gompt_Gather", Source: gomptCLGather, Options: "-cl-fp32-correctly-rounded-divide-sqrt"},
-		{Kind: gomptdevice.ImagePTX, Entry: "gompt_Gather", Source: gomptPTXGather},
+		{Kind: "opencl-c", Entry: "gompt_Gather", Source: gomptCLGather, Options: "-cl-fp32-correctly-rounded-divide-sqrt"},
+		{Kind: "ptx", Entry: "gompt_Gather", Source: gomptPTXGather},
 	},
 	Sample: gomptSampleGather,
 }
@@ -2438,8 +2438,8 @@ var GatherSumKernel = &gomptdevice.Kernel{
 	},
 	Images: []gomptdevice.Image{
 		{Kind: gomptdevice.ImageHost, Entry: "gompt_GatherSum", Host: gomptHostGatherSum},
-		{Kind: gomptdevice.ImageOpenCL, Entry: "gompt_GatherSum", Source: gomptCLGatherSum, Options: "-cl-fp32-correctly-rounded-divide-sqrt"},
-		{Kind: gomptdevice.ImagePTX, Entry: "gompt_GatherSum", Source: gomptPTXGatherSum},
+		{Kind: "opencl-c", Entry: "gompt_GatherSum", Source: gomptCLGatherSum, Options: "-cl-fp32-correctly-rounded-divide-sqrt"},
+		{Kind: "ptx", Entry: "gompt_GatherSum", Source: gomptPTXGatherSum},
 	},
 	Sample: gomptSampleGatherSum,
 }
@@ -2588,8 +2588,8 @@ var GatherUncheckedKernel = &gomptdevice.Kernel{
 	Dims: 1,
 	Images: []gomptdevice.Image{
 		{Kind: gomptdevice.ImageHost, Entry: "gompt_GatherUnchecked", Host: gomptHostGatherUnchecked},
-		{Kind: gomptdevice.ImageOpenCL, Entry: "gompt_GatherUnchecked", Source: gomptCLGatherUnchecked, Options: "-cl-fp32-correctly-rounded-divide-sqrt"},
-		{Kind: gomptdevice.ImagePTX, Entry: "gompt_GatherUnchecked", Source: gomptPTXGatherUnchecked},
+		{Kind: "opencl-c", Entry: "gompt_GatherUnchecked", Source: gomptCLGatherUnchecked, Options: "-cl-fp32-correctly-rounded-divide-sqrt"},
+		{Kind: "ptx", Entry: "gompt_GatherUnchecked", Source: gomptPTXGatherUnchecked},
 	},
 	Sample: gomptSampleGatherUnchecked,
 }
@@ -2699,8 +2699,8 @@ var HelpersKernel = &gomptdevice.Kernel{
 	},
 	Images: []gomptdevice.Image{
 		{Kind: gomptdevice.ImageHost, Entry: "gompt_Helpers", Host: gomptHostHelpers},
-		{Kind: gomptdevice.ImageOpenCL, Entry: "gompt_Helpers", Source: gomptCLHelpers, Options: "-cl-fp32-correctly-rounded-divide-sqrt"},
-		{Kind: gomptdevice.ImagePTX, Entry: "gompt_Helpers", Source: gomptPTXHelpers},
+		{Kind: "opencl-c", Entry: "gompt_Helpers", Source: gomptCLHelpers, Options: "-cl-fp32-correctly-rounded-divide-sqrt"},
+		{Kind: "ptx", Entry: "gompt_Helpers", Source: gomptPTXHelpers},
 	},
 	Sample: gomptSampleHelpers,
 }
@@ -2821,8 +2821,8 @@ var Hist256Kernel = &gomptdevice.Kernel{
 	},
 	Images: []gomptdevice.Image{
 		{Kind: gomptdevice.ImageHost, Entry: "gompt_Hist256", Host: gomptHostHist256},
-		{Kind: gomptdevice.ImageOpenCL, Entry: "gompt_Hist256", Source: gomptCLHist256, Options: "-cl-fp32-correctly-rounded-divide-sqrt"},
-		{Kind: gomptdevice.ImagePTX, Entry: "gompt_Hist256", Source: gomptPTXHist256},
+		{Kind: "opencl-c", Entry: "gompt_Hist256", Source: gomptCLHist256, Options: "-cl-fp32-correctly-rounded-divide-sqrt"},
+		{Kind: "ptx", Entry: "gompt_Hist256", Source: gomptPTXHist256},
 	},
 	Sample: gomptSampleHist256,
 }
@@ -2930,8 +2930,8 @@ var HistogramKernel = &gomptdevice.Kernel{
 	},
 	Images: []gomptdevice.Image{
 		{Kind: gomptdevice.ImageHost, Entry: "gompt_Histogram", Host: gomptHostHistogram},
-		{Kind: gomptdevice.ImageOpenCL, Entry: "gompt_Histogram", Source: gomptCLHistogram, Options: "-cl-fp32-correctly-rounded-divide-sqrt"},
-		{Kind: gomptdevice.ImagePTX, Entry: "gompt_Histogram", Source: gomptPTXHistogram},
+		{Kind: "opencl-c", Entry: "gompt_Histogram", Source: gomptCLHistogram, Options: "-cl-fp32-correctly-rounded-divide-sqrt"},
+		{Kind: "ptx", Entry: "gompt_Histogram", Source: gomptPTXHistogram},
 	},
 	Sample: gomptSampleHistogram,
 }
@@ -3041,8 +3041,8 @@ var Int64OpsKernel = &gomptdevice.Kernel{
 	},
 	Images: []gomptdevice.Image{
 		{Kind: gomptdevice.ImageHost, Entry: "gompt_Int64Ops", Host: gomptHostInt64Ops},
-		{Kind: gomptdevice.ImageOpenCL, Entry: "gompt_Int64Ops", Source: gomptCLInt64Ops, Options: "-cl-fp32-correctly-rounded-divide-sqrt"},
-		{Kind: gomptdevice.ImagePTX, Entry: "gompt_Int64Ops", Source: gomptPTXInt64Ops},
+		{Kind: "opencl-c", Entry: "gompt_Int64Ops", Source: gomptCLInt64Ops, Options: "-cl-fp32-correctly-rounded-divide-sqrt"},
+		{Kind: "ptx", Entry: "gompt_Int64Ops", Source: gomptPTXInt64Ops},
 	},
 	Sample: gomptSampleInt64Ops,
 }
@@ -3144,8 +3144,8 @@ var IntOpsKernel = &gomptdevice.Kernel{
 	},
 	Images: []gomptdevice.Image{
 		{Kind: gomptdevice.ImageHost, Entry: "gompt_IntOps", Host: gomptHostIntOps},
-		{Kind: gomptdevice.ImageOpenCL, Entry: "gompt_IntOps", Source: gomptCLIntOps, Options: "-cl-fp32-correctly-rounded-divide-sqrt"},
-		{Kind: gomptdevice.ImagePTX, Entry: "gompt_IntOps", Source: gomptPTXIntOps},
+		{Kind: "opencl-c", Entry: "gompt_IntOps", Source: gomptCLIntOps, Options: "-cl-fp32-correctly-rounded-divide-sqrt"},
+		{Kind: "ptx", Entry: "gompt_IntOps", Source: gomptPTXIntOps},
 	},
 	Sample: gomptSampleIntOps,
 }
@@ -3258,8 +3258,8 @@ var JammedKernel = &gomptdevice.Kernel{
 	},
 	Images: []gomptdevice.Image{
 		{Kind: gomptdevice.ImageHost, Entry: "gompt_Jammed", Host: gomptHostJammed},
-		{Kind: gomptdevice.ImageOpenCL, Entry: "gompt_Jammed", Source: gomptCLJammed, Options: "-cl-fp32-correctly-rounded-divide-sqrt"},
-		{Kind: gomptdevice.ImagePTX, Entry: "gompt_Jammed", Source: gomptPTXJammed},
+		{Kind: "opencl-c", Entry: "gompt_Jammed", Source: gomptCLJammed, Options: "-cl-fp32-correctly-rounded-divide-sqrt"},
+		{Kind: "ptx", Entry: "gompt_Jammed", Source: gomptPTXJammed},
 	},
 	Sample: gomptSampleJammed,
 }
@@ -3739,8 +3739,8 @@ var LabelsKernel = &gomptdevice.Kernel{
 	Work: "288",
 	Images: []gomptdevice.Image{
 		{Kind: gomptdevice.ImageHost, Entry: "gompt_Labels", Host: gomptHostLabels},
-		{Kind: gomptdevice.ImageOpenCL, Entry: "gompt_Labels", Source: gomptCLLabels, Options: "-cl-fp32-correctly-rounded-divide-sqrt"},
-		{Kind: gomptdevice.ImagePTX, Entry: "gompt_Labels", Source: gomptPTXLabels},
+		{Kind: "opencl-c", Entry: "gompt_Labels", Source: gomptCLLabels, Options: "-cl-fp32-correctly-rounded-divide-sqrt"},
+		{Kind: "ptx", Entry: "gompt_Labels", Source: gomptPTXLabels},
 	},
 	Sample: gomptSampleLabels,
 }
@@ -3848,8 +3848,8 @@ var LanesGatherKernel = &gomptdevice.Kernel{
 	},
 	Images: []gomptdevice.Image{
 		{Kind: gomptdevice.ImageHost, Entry: "gompt_LanesGather", Host: gomptHostLanesGather},
-		{Kind: gomptdevice.ImageOpenCL, Entry: "gompt_LanesGather", Source: gomptCLLanesGather, Options: "-cl-fp32-correctly-rounded-divide-sqrt"},
-		{Kind: gomptdevice.ImagePTX, Entry: "gompt_LanesGather", Source: gomptPTXLanesGather},
+		{Kind: "opencl-c", Entry: "gompt_LanesGather", Source: gomptCLLanesGather, Options: "-cl-fp32-correctly-rounded-divide-sqrt"},
+		{Kind: "ptx", Entry: "gompt_LanesGather", Source: gomptPTXLanesGather},
 	},
 	Sample: gomptSampleLanesGather,
 }
@@ -4019,8 +4019,8 @@ var MatMulKernel = &gomptdevice.Kernel{
 	Work: "k",
 	Images: []gomptdevice.Image{
 		{Kind: gomptdevice.ImageHost, Entry: "gompt_MatMul", Host: gomptHostMatMul},
-		{Kind: gomptdevice.ImageOpenCL, Entry: "gompt_MatMul", Source: gomptCLMatMul, Options: "-cl-fp32-correctly-rounded-divide-sqrt"},
-		{Kind: gomptdevice.ImagePTX, Entry: "gompt_MatMul", Source: gomptPTXMatMul},
+		{Kind: "opencl-c", Entry: "gompt_MatMul", Source: gomptCLMatMul, Options: "-cl-fp32-correctly-rounded-divide-sqrt"},
+		{Kind: "ptx", Entry: "gompt_MatMul", Source: gomptPTXMatMul},
 	},
 	Sample: gomptSampleMatMul,
 }
@@ -4263,8 +4263,8 @@ var MatVecKernel = &gomptdevice.Kernel{
 	},
 	Images: []gomptdevice.Image{
 		{Kind: gomptdevice.ImageHost, Entry: "gompt_MatVec", Host: gomptHostMatVec},
-		{Kind: gomptdevice.ImageOpenCL, Entry: "gompt_MatVec", Source: gomptCLMatVec, Options: "-cl-fp32-correctly-rounded-divide-sqrt"},
-		{Kind: gomptdevice.ImagePTX, Entry: "gompt_MatVec", Source: gomptPTXMatVec},
+		{Kind: "opencl-c", Entry: "gompt_MatVec", Source: gomptCLMatVec, Options: "-cl-fp32-correctly-rounded-divide-sqrt"},
+		{Kind: "ptx", Entry: "gompt_MatVec", Source: gomptPTXMatVec},
 	},
 	Sample: gomptSampleMatVec,
 }
@@ -4361,8 +4361,8 @@ var MaxFloat64Kernel = &gomptdevice.Kernel{
 	},
 	Images: []gomptdevice.Image{
 		{Kind: gomptdevice.ImageHost, Entry: "gompt_MaxFloat64", Host: gomptHostMaxFloat64},
-		{Kind: gomptdevice.ImageOpenCL, Entry: "gompt_MaxFloat64", Source: gomptCLMaxFloat64, Options: "-cl-fp32-correctly-rounded-divide-sqrt"},
-		{Kind: gomptdevice.ImagePTX, Entry: "gompt_MaxFloat64", Source: gomptPTXMaxFloat64},
+		{Kind: "opencl-c", Entry: "gompt_MaxFloat64", Source: gomptCLMaxFloat64, Options: "-cl-fp32-correctly-rounded-divide-sqrt"},
+		{Kind: "ptx", Entry: "gompt_MaxFloat64", Source: gomptPTXMaxFloat64},
 	},
 	Sample: gomptSampleMaxFloat64,
 }
@@ -4508,8 +4508,8 @@ var MaxUint64Kernel = &gomptdevice.Kernel{
 	},
 	Images: []gomptdevice.Image{
 		{Kind: gomptdevice.ImageHost, Entry: "gompt_MaxUint64", Host: gomptHostMaxUint64},
-		{Kind: gomptdevice.ImageOpenCL, Entry: "gompt_MaxUint64", Source: gomptCLMaxUint64, Options: "-cl-fp32-correctly-rounded-divide-sqrt"},
-		{Kind: gomptdevice.ImagePTX, Entry: "gompt_MaxUint64", Source: gomptPTXMaxUint64},
+		{Kind: "opencl-c", Entry: "gompt_MaxUint64", Source: gomptCLMaxUint64, Options: "-cl-fp32-correctly-rounded-divide-sqrt"},
+		{Kind: "ptx", Entry: "gompt_MaxUint64", Source: gomptPTXMaxUint64},
 	},
 	Sample: gomptSampleMaxUint64,
 }
@@ -4654,8 +4654,8 @@ var MinFloat32Kernel = &gomptdevice.Kernel{
 	},
 	Images: []gomptdevice.Image{
 		{Kind: gomptdevice.ImageHost, Entry: "gompt_MinFloat32", Host: gomptHostMinFloat32},
-		{Kind: gomptdevice.ImageOpenCL, Entry: "gompt_MinFloat32", Source: gomptCLMinFloat32, Options: "-cl-fp32-correctly-rounded-divide-sqrt"},
-		{Kind: gomptdevice.ImagePTX, Entry: "gompt_MinFloat32", Source: gomptPTXMinFloat32},
+		{Kind: "opencl-c", Entry: "gompt_MinFloat32", Source: gomptCLMinFloat32, Options: "-cl-fp32-correctly-rounded-divide-sqrt"},
+		{Kind: "ptx", Entry: "gompt_MinFloat32", Source: gomptPTXMinFloat32},
 	},
 	Sample: gomptSampleMinFloat32,
 }
@@ -4802,8 +4802,8 @@ var MinInt16Kernel = &gomptdevice.Kernel{
 	},
 	Images: []gomptdevice.Image{
 		{Kind: gomptdevice.ImageHost, Entry: "gompt_MinInt16", Host: gomptHostMinInt16},
-		{Kind: gomptdevice.ImageOpenCL, Entry: "gompt_MinInt16", Source: gomptCLMinInt16, Options: "-cl-fp32-correctly-rounded-divide-sqrt"},
-		{Kind: gomptdevice.ImagePTX, Entry: "gompt_MinInt16", Source: gomptPTXMinInt16},
+		{Kind: "opencl-c", Entry: "gompt_MinInt16", Source: gomptCLMinInt16, Options: "-cl-fp32-correctly-rounded-divide-sqrt"},
+		{Kind: "ptx", Entry: "gompt_MinInt16", Source: gomptPTXMinInt16},
 	},
 	Sample: gomptSampleMinInt16,
 }
@@ -4959,8 +4959,8 @@ var MinMaxKernel = &gomptdevice.Kernel{
 	},
 	Images: []gomptdevice.Image{
 		{Kind: gomptdevice.ImageHost, Entry: "gompt_MinMax", Host: gomptHostMinMax},
-		{Kind: gomptdevice.ImageOpenCL, Entry: "gompt_MinMax", Source: gomptCLMinMax, Options: "-cl-fp32-correctly-rounded-divide-sqrt"},
-		{Kind: gomptdevice.ImagePTX, Entry: "gompt_MinMax", Source: gomptPTXMinMax},
+		{Kind: "opencl-c", Entry: "gompt_MinMax", Source: gomptCLMinMax, Options: "-cl-fp32-correctly-rounded-divide-sqrt"},
+		{Kind: "ptx", Entry: "gompt_MinMax", Source: gomptPTXMinMax},
 	},
 	Sample: gomptSampleMinMax,
 }
@@ -5070,8 +5070,8 @@ var NarrowKernel = &gomptdevice.Kernel{
 	},
 	Images: []gomptdevice.Image{
 		{Kind: gomptdevice.ImageHost, Entry: "gompt_Narrow", Host: gomptHostNarrow},
-		{Kind: gomptdevice.ImageOpenCL, Entry: "gompt_Narrow", Source: gomptCLNarrow, Options: "-cl-fp32-correctly-rounded-divide-sqrt"},
-		{Kind: gomptdevice.ImagePTX, Entry: "gompt_Narrow", Source: gomptPTXNarrow},
+		{Kind: "opencl-c", Entry: "gompt_Narrow", Source: gomptCLNarrow, Options: "-cl-fp32-correctly-rounded-divide-sqrt"},
+		{Kind: "ptx", Entry: "gompt_Narrow", Source: gomptPTXNarrow},
 	},
 	Sample: gomptSampleNarrow,
 }
@@ -5185,8 +5185,8 @@ var OutOfRangeKernel = &gomptdevice.Kernel{
 	},
 	Images: []gomptdevice.Image{
 		{Kind: gomptdevice.ImageHost, Entry: "gompt_OutOfRange", Host: gomptHostOutOfRange},
-		{Kind: gomptdevice.ImageOpenCL, Entry: "gompt_OutOfRange", Source: gomptCLOutOfRange, Options: "-cl-fp32-correctly-rounded-divide-sqrt"},
-		{Kind: gomptdevice.ImagePTX, Entry: "gompt_OutOfRange", Source: gomptPTXOutOfRange},
+		{Kind: "opencl-c", Entry: "gompt_OutOfRange", Source: gomptCLOutOfRange, Options: "-cl-fp32-correctly-rounded-divide-sqrt"},
+		{Kind: "ptx", Entry: "gompt_OutOfRange", Source: gomptPTXOutOfRange},
 	},
 	Sample: gomptSampleOutOfRange,
 }
@@ -5271,8 +5271,8 @@ var PartialKernel = &gomptdevice.Kernel{
 	Dims: 1,
 	Images: []gomptdevice.Image{
 		{Kind: gomptdevice.ImageHost, Entry: "gompt_Partial", Host: gomptHostPartial},
-		{Kind: gomptdevice.ImageOpenCL, Entry: "gompt_Partial", Source: gomptCLPartial, Options: "-cl-fp32-correctly-rounded-divide-sqrt"},
-		{Kind: gomptdevice.ImagePTX, Entry: "gompt_Partial", Source: gomptPTXPartial},
+		{Kind: "opencl-c", Entry: "gompt_Partial", Source: gomptCLPartial, Options: "-cl-fp32-correctly-rounded-divide-sqrt"},
+		{Kind: "ptx", Entry: "gompt_Partial", Source: gomptPTXPartial},
 	},
 	Sample: gomptSamplePartial,
 }
@@ -5361,8 +5361,8 @@ var ProdFloat64Kernel = &gomptdevice.Kernel{
 	},
 	Images: []gomptdevice.Image{
 		{Kind: gomptdevice.ImageHost, Entry: "gompt_ProdFloat64", Host: gomptHostProdFloat64},
-		{Kind: gomptdevice.ImageOpenCL, Entry: "gompt_ProdFloat64", Source: gomptCLProdFloat64, Options: "-cl-fp32-correctly-rounded-divide-sqrt"},
-		{Kind: gomptdevice.ImagePTX, Entry: "gompt_ProdFloat64", Source: gomptPTXProdFloat64},
+		{Kind: "opencl-c", Entry: "gompt_ProdFloat64", Source: gomptCLProdFloat64, Options: "-cl-fp32-correctly-rounded-divide-sqrt"},
+		{Kind: "ptx", Entry: "gompt_ProdFloat64", Source: gomptPTXProdFloat64},
 	},
 	Sample: gomptSampleProdFloat64,
 }
@@ -5508,8 +5508,8 @@ var ProdInt32Kernel = &gomptdevice.Kernel{
 	},
 	Images: []gomptdevice.Image{
 		{Kind: gomptdevice.ImageHost, Entry: "gompt_ProdInt32", Host: gomptHostProdInt32},
-		{Kind: gomptdevice.ImageOpenCL, Entry: "gompt_ProdInt32", Source: gomptCLProdInt32, Options: "-cl-fp32-correctly-rounded-divide-sqrt"},
-		{Kind: gomptdevice.ImagePTX, Entry: "gompt_ProdInt32", Source: gomptPTXProdInt32},
+		{Kind: "opencl-c", Entry: "gompt_ProdInt32", Source: gomptCLProdInt32, Options: "-cl-fp32-correctly-rounded-divide-sqrt"},
+		{Kind: "ptx", Entry: "gompt_ProdInt32", Source: gomptPTXProdInt32},
 	},
 	Sample: gomptSampleProdInt32,
 }
@@ -5652,8 +5652,8 @@ var ProductLenKernel = &gomptdevice.Kernel{
 	Work: "k*m",
 	Images: []gomptdevice.Image{
 		{Kind: gomptdevice.ImageHost, Entry: "gompt_ProductLen", Host: gomptHostProductLen},
-		{Kind: gomptdevice.ImageOpenCL, Entry: "gompt_ProductLen", Source: gomptCLProductLen, Options: "-cl-fp32-correctly-rounded-divide-sqrt"},
-		{Kind: gomptdevice.ImagePTX, Entry: "gompt_ProductLen", Source: gomptPTXProductLen},
+		{Kind: "opencl-c", Entry: "gompt_ProductLen", Source: gomptCLProductLen, Options: "-cl-fp32-correctly-rounded-divide-sqrt"},
+		{Kind: "ptx", Entry: "gompt_ProductLen", Source: gomptPTXProductLen},
 	},
 	Sample: gomptSampleProductLen,
 }
@@ -5762,8 +5762,8 @@ var QuotientKernel = &gomptdevice.Kernel{
 	},
 	Images: []gomptdevice.Image{
 		{Kind: gomptdevice.ImageHost, Entry: "gompt_Quotient", Host: gomptHostQuotient},
-		{Kind: gomptdevice.ImageOpenCL, Entry: "gompt_Quotient", Source: gomptCLQuotient, Options: "-cl-fp32-correctly-rounded-divide-sqrt"},
-		{Kind: gomptdevice.ImagePTX, Entry: "gompt_Quotient", Source: gomptPTXQuotient},
+		{Kind: "opencl-c", Entry: "gompt_Quotient", Source: gomptCLQuotient, Options: "-cl-fp32-correctly-rounded-divide-sqrt"},
+		{Kind: "ptx", Entry: "gompt_Quotient", Source: gomptPTXQuotient},
 	},
 	Sample: gomptSampleQuotient,
 }
@@ -5866,8 +5866,8 @@ var RangeFormsKernel = &gomptdevice.Kernel{
 	},
 	Images: []gomptdevice.Image{
 		{Kind: gomptdevice.ImageHost, Entry: "gompt_RangeForms", Host: gomptHostRangeForms},
-		{Kind: gomptdevice.ImageOpenCL, Entry: "gompt_RangeForms", Source: gomptCLRangeForms, Options: "-cl-fp32-correctly-rounded-divide-sqrt"},
-		{Kind: gomptdevice.ImagePTX, Entry: "gompt_RangeForms", Source: gomptPTXRangeForms},
+		{Kind: "opencl-c", Entry: "gompt_RangeForms", Source: gomptCLRangeForms, Options: "-cl-fp32-correctly-rounded-divide-sqrt"},
+		{Kind: "ptx", Entry: "gompt_RangeForms", Source: gomptPTXRangeForms},
 	},
 	Sample: gomptSampleRangeForms,
 }
@@ -6008,8 +6008,8 @@ var RowProductsKernel = &gomptdevice.Kernel{
 	},
 	Images: []gomptdevice.Image{
 		{Kind: gomptdevice.ImageHost, Entry: "gompt_RowProducts", Host: gomptHostRowProducts},
-		{Kind: gomptdevice.ImageOpenCL, Entry: "gompt_RowProducts", Source: gomptCLRowProducts, Options: "-cl-fp32-correctly-rounded-divide-sqrt"},
-		{Kind: gomptdevice.ImagePTX, Entry: "gompt_RowProducts", Source: gomptPTXRowProducts},
+		{Kind: "opencl-c", Entry: "gompt_RowProducts", Source: gomptCLRowProducts, Options: "-cl-fp32-correctly-rounded-divide-sqrt"},
+		{Kind: "ptx", Entry: "gompt_RowProducts", Source: gomptPTXRowProducts},
 	},
 	Sample: gomptSampleRowProducts,
 }
@@ -6157,8 +6157,8 @@ var RowRunsKernel = &gomptdevice.Kernel{
 	},
 	Images: []gomptdevice.Image{
 		{Kind: gomptdevice.ImageHost, Entry: "gompt_RowRuns", Host: gomptHostRowRuns},
-		{Kind: gomptdevice.ImageOpenCL, Entry: "gompt_RowRuns", Source: gomptCLRowRuns, Options: "-cl-fp32-correctly-rounded-divide-sqrt"},
-		{Kind: gomptdevice.ImagePTX, Entry: "gompt_RowRuns", Source: gomptPTXRowRuns},
+		{Kind: "opencl-c", Entry: "gompt_RowRuns", Source: gomptCLRowRuns, Options: "-cl-fp32-correctly-rounded-divide-sqrt"},
+		{Kind: "ptx", Entry: "gompt_RowRuns", Source: gomptPTXRowRuns},
 	},
 	Sample: gomptSampleRowRuns,
 }
@@ -6320,8 +6320,8 @@ var RowShiftKernel = &gomptdevice.Kernel{
 	},
 	Images: []gomptdevice.Image{
 		{Kind: gomptdevice.ImageHost, Entry: "gompt_RowShift", Host: gomptHostRowShift},
-		{Kind: gomptdevice.ImageOpenCL, Entry: "gompt_RowShift", Source: gomptCLRowShift, Options: "-cl-fp32-correctly-rounded-divide-sqrt"},
-		{Kind: gomptdevice.ImagePTX, Entry: "gompt_RowShift", Source: gomptPTXRowShift},
+		{Kind: "opencl-c", Entry: "gompt_RowShift", Source: gomptCLRowShift, Options: "-cl-fp32-correctly-rounded-divide-sqrt"},
+		{Kind: "ptx", Entry: "gompt_RowShift", Source: gomptPTXRowShift},
 	},
 	Sample: gomptSampleRowShift,
 }
@@ -6467,8 +6467,8 @@ var RowUpdatesKernel = &gomptdevice.Kernel{
 	},
 	Images: []gomptdevice.Image{
 		{Kind: gomptdevice.ImageHost, Entry: "gompt_RowUpdates", Host: gomptHostRowUpdates},
-		{Kind: gomptdevice.ImageOpenCL, Entry: "gompt_RowUpdates", Source: gomptCLRowUpdates, Options: "-cl-fp32-correctly-rounded-divide-sqrt"},
-		{Kind: gomptdevice.ImagePTX, Entry: "gompt_RowUpdates", Source: gomptPTXRowUpdates},
+		{Kind: "opencl-c", Entry: "gompt_RowUpdates", Source: gomptCLRowUpdates, Options: "-cl-fp32-correctly-rounded-divide-sqrt"},
+		{Kind: "ptx", Entry: "gompt_RowUpdates", Source: gomptPTXRowUpdates},
 	},
 	Sample: gomptSampleRowUpdates,
 }
@@ -6655,8 +6655,8 @@ var ScatterKernel = &gomptdevice.Kernel{
 	},
 	Images: []gomptdevice.Image{
 		{Kind: gomptdevice.ImageHost, Entry: "gompt_Scatter", Host: gomptHostScatter},
-		{Kind: gomptdevice.ImageOpenCL, Entry: "gompt_Scatter", Source: gomptCLScatter, Options: "-cl-fp32-correctly-rounded-divide-sqrt"},
-		{Kind: gomptdevice.ImagePTX, Entry: "gompt_Scatter", Source: gomptPTXScatter},
+		{Kind: "opencl-c", Entry: "gompt_Scatter", Source: gomptCLScatter, Options: "-cl-fp32-correctly-rounded-divide-sqrt"},
+		{Kind: "ptx", Entry: "gompt_Scatter", Source: gomptPTXScatter},
 	},
 	Sample: gomptSampleScatter,
 }
@@ -6749,8 +6749,8 @@ var SeekKernel = &gomptdevice.Kernel{
 	},
 	Images: []gomptdevice.Image{
 		{Kind: gomptdevice.ImageHost, Entry: "gompt_Seek", Host: gomptHostSeek},
-		{Kind: gomptdevice.ImageOpenCL, Entry: "gompt_Seek", Source: gomptCLSeek, Options: "-cl-fp32-correctly-rounded-divide-sqrt"},
-		{Kind: gomptdevice.ImagePTX, Entry: "gompt_Seek", Source: gomptPTXSeek},
+		{Kind: "opencl-c", Entry: "gompt_Seek", Source: gomptCLSeek, Options: "-cl-fp32-correctly-rounded-divide-sqrt"},
+		{Kind: "ptx", Entry: "gompt_Seek", Source: gomptPTXSeek},
 	},
 	Sample: gomptSampleSeek,
 }
@@ -6846,8 +6846,8 @@ var ShiftAtKernel = &gomptdevice.Kernel{
 	},
 	Images: []gomptdevice.Image{
 		{Kind: gomptdevice.ImageHost, Entry: "gompt_ShiftAt", Host: gomptHostShiftAt},
-		{Kind: gomptdevice.ImageOpenCL, Entry: "gompt_ShiftAt", Source: gomptCLShiftAt, Options: "-cl-fp32-correctly-rounded-divide-sqrt"},
-		{Kind: gomptdevice.ImagePTX, Entry: "gompt_ShiftAt", Source: gomptPTXShiftAt},
+		{Kind: "opencl-c", Entry: "gompt_ShiftAt", Source: gomptCLShiftAt, Options: "-cl-fp32-correctly-rounded-divide-sqrt"},
+		{Kind: "ptx", Entry: "gompt_ShiftAt", Source: gomptPTXShiftAt},
 	},
 	Sample: gomptSampleShiftAt,
 }
@@ -6932,8 +6932,8 @@ var ShiftsKernel = &gomptdevice.Kernel{
 	Dims: 1,
 	Images: []gomptdevice.Image{
 		{Kind: gomptdevice.ImageHost, Entry: "gompt_Shifts", Host: gomptHostShifts},
-		{Kind: gomptdevice.ImageOpenCL, Entry: "gompt_Shifts", Source: gomptCLShifts, Options: "-cl-fp32-correctly-rounded-divide-sqrt"},
-		{Kind: gomptdevice.ImagePTX, Entry: "gompt_Shifts", Source: gomptPTXShifts},
+		{Kind: "opencl-c", Entry: "gompt_Shifts", Source: gomptCLShifts, Options: "-cl-fp32-correctly-rounded-divide-sqrt"},
+		{Kind: "ptx", Entry: "gompt_Shifts", Source: gomptPTXShifts},
 	},
 	Sample: gomptSampleShifts,
 }
@@ -7045,8 +7045,8 @@ var SignExtendKernel = &gomptdevice.Kernel{
 	Work: "48",
 	Images: []gomptdevice.Image{
 		{Kind: gomptdevice.ImageHost, Entry: "gompt_SignExtend", Host: gomptHostSignExtend},
-		{Kind: gomptdevice.ImageOpenCL, Entry: "gompt_SignExtend", Source: gomptCLSignExtend, Options: "-cl-fp32-correctly-rounded-divide-sqrt"},
-		{Kind: gomptdevice.ImagePTX, Entry: "gompt_SignExtend", Source: gomptPTXSignExtend},
+		{Kind: "opencl-c", Entry: "gompt_SignExtend", Source: gomptCLSignExtend, Options: "-cl-fp32-correctly-rounded-divide-sqrt"},
+		{Kind: "ptx", Entry: "gompt_SignExtend", Source: gomptPTXSignExtend},
 	},
 	Sample: gomptSampleSignExtend,
 }
@@ -7200,8 +7200,8 @@ var SpMVKernel = &gomptdevice.Kernel{
 	},
 	Images: []gomptdevice.Image{
 		{Kind: gomptdevice.ImageHost, Entry: "gompt_SpMV", Host: gomptHostSpMV},
-		{Kind: gomptdevice.ImageOpenCL, Entry: "gompt_SpMV", Source: gomptCLSpMV, Options: "-cl-fp32-correctly-rounded-divide-sqrt"},
-		{Kind: gomptdevice.ImagePTX, Entry: "gompt_SpMV", Source: gomptPTXSpMV},
+		{Kind: "opencl-c", Entry: "gompt_SpMV", Source: gomptCLSpMV, Options: "-cl-fp32-correctly-rounded-divide-sqrt"},
+		{Kind: "ptx", Entry: "gompt_SpMV", Source: gomptPTXSpMV},
 	},
 	Sample: gomptSampleSpMV,
 }
@@ -7307,8 +7307,8 @@ var SplitEdgeKernel = &gomptdevice.Kernel{
 	},
 	Images: []gomptdevice.Image{
 		{Kind: gomptdevice.ImageHost, Entry: "gompt_SplitEdge", Host: gomptHostSplitEdge},
-		{Kind: gomptdevice.ImageOpenCL, Entry: "gompt_SplitEdge", Source: gomptCLSplitEdge, Options: "-cl-fp32-correctly-rounded-divide-sqrt"},
-		{Kind: gomptdevice.ImagePTX, Entry: "gompt_SplitEdge", Source: gomptPTXSplitEdge},
+		{Kind: "opencl-c", Entry: "gompt_SplitEdge", Source: gomptCLSplitEdge, Options: "-cl-fp32-correctly-rounded-divide-sqrt"},
+		{Kind: "ptx", Entry: "gompt_SplitEdge", Source: gomptPTXSplitEdge},
 	},
 	Sample: gomptSampleSplitEdge,
 }
@@ -7405,8 +7405,8 @@ var SplitFormsKernel = &gomptdevice.Kernel{
 	Dims: 2,
 	Images: []gomptdevice.Image{
 		{Kind: gomptdevice.ImageHost, Entry: "gompt_SplitForms", Host: gomptHostSplitForms},
-		{Kind: gomptdevice.ImageOpenCL, Entry: "gompt_SplitForms", Source: gomptCLSplitForms, Options: "-cl-fp32-correctly-rounded-divide-sqrt"},
-		{Kind: gomptdevice.ImagePTX, Entry: "gompt_SplitForms", Source: gomptPTXSplitForms},
+		{Kind: "opencl-c", Entry: "gompt_SplitForms", Source: gomptCLSplitForms, Options: "-cl-fp32-correctly-rounded-divide-sqrt"},
+		{Kind: "ptx", Entry: "gompt_SplitForms", Source: gomptPTXSplitForms},
 	},
 	Sample: gomptSampleSplitForms,
 }
@@ -7550,8 +7550,8 @@ var Stencil2DKernel = &gomptdevice.Kernel{
 	Dims: 2,
 	Images: []gomptdevice.Image{
 		{Kind: gomptdevice.ImageHost, Entry: "gompt_Stencil2D", Host: gomptHostStencil2D},
-		{Kind: gomptdevice.ImageOpenCL, Entry: "gompt_Stencil2D", Source: gomptCLStencil2D, Options: "-cl-fp32-correctly-rounded-divide-sqrt"},
-		{Kind: gomptdevice.ImagePTX, Entry: "gompt_Stencil2D", Source: gomptPTXStencil2D},
+		{Kind: "opencl-c", Entry: "gompt_Stencil2D", Source: gomptCLStencil2D, Options: "-cl-fp32-correctly-rounded-divide-sqrt"},
+		{Kind: "ptx", Entry: "gompt_Stencil2D", Source: gomptPTXStencil2D},
 	},
 	Sample: gomptSampleStencil2D,
 }
@@ -7680,8 +7680,8 @@ var SumFloat32Kernel = &gomptdevice.Kernel{
 	},
 	Images: []gomptdevice.Image{
 		{Kind: gomptdevice.ImageHost, Entry: "gompt_SumFloat32", Host: gomptHostSumFloat32},
-		{Kind: gomptdevice.ImageOpenCL, Entry: "gompt_SumFloat32", Source: gomptCLSumFloat32, Options: "-cl-fp32-correctly-rounded-divide-sqrt"},
-		{Kind: gomptdevice.ImagePTX, Entry: "gompt_SumFloat32", Source: gomptPTXSumFloat32},
+		{Kind: "opencl-c", Entry: "gompt_SumFloat32", Source: gomptCLSumFloat32, Options: "-cl-fp32-correctly-rounded-divide-sqrt"},
+		{Kind: "ptx", Entry: "gompt_SumFloat32", Source: gomptPTXSumFloat32},
 	},
 	Sample: gomptSampleSumFloat32,
 }
@@ -7833,8 +7833,8 @@ var SumFloat64In2DKernel = &gomptdevice.Kernel{
 	},
 	Images: []gomptdevice.Image{
 		{Kind: gomptdevice.ImageHost, Entry: "gompt_SumFloat64In2D", Host: gomptHostSumFloat64In2D},
-		{Kind: gomptdevice.ImageOpenCL, Entry: "gompt_SumFloat64In2D", Source: gomptCLSumFloat64In2D, Options: "-cl-fp32-correctly-rounded-divide-sqrt"},
-		{Kind: gomptdevice.ImagePTX, Entry: "gompt_SumFloat64In2D", Source: gomptPTXSumFloat64In2D},
+		{Kind: "opencl-c", Entry: "gompt_SumFloat64In2D", Source: gomptCLSumFloat64In2D, Options: "-cl-fp32-correctly-rounded-divide-sqrt"},
+		{Kind: "ptx", Entry: "gompt_SumFloat64In2D", Source: gomptPTXSumFloat64In2D},
 	},
 	Sample: gomptSampleSumFloat64In2D,
 }
@@ -8015,8 +8015,8 @@ var SumInt64Kernel = &gomptdevice.Kernel{
 	},
 	Images: []gomptdevice.Image{
 		{Kind: gomptdevice.ImageHost, Entry: "gompt_SumInt64", Host: gomptHostSumInt64},
-		{Kind: gomptdevice.ImageOpenCL, Entry: "gompt_SumInt64", Source: gomptCLSumInt64, Options: "-cl-fp32-correctly-rounded-divide-sqrt"},
-		{Kind: gomptdevice.ImagePTX, Entry: "gompt_SumInt64", Source: gomptPTXSumInt64},
+		{Kind: "opencl-c", Entry: "gompt_SumInt64", Source: gomptCLSumInt64, Options: "-cl-fp32-correctly-rounded-divide-sqrt"},
+		{Kind: "ptx", Entry: "gompt_SumInt64", Source: gomptPTXSumInt64},
 	},
 	Sample: gomptSampleSumInt64,
 }
@@ -8160,8 +8160,8 @@ var SumRowsKernel = &gomptdevice.Kernel{
 	Work: "k*n+n",
 	Images: []gomptdevice.Image{
 		{Kind: gomptdevice.ImageHost, Entry: "gompt_SumRows", Host: gomptHostSumRows},
-		{Kind: gomptdevice.ImageOpenCL, Entry: "gompt_SumRows", Source: gomptCLSumRows, Options: "-cl-fp32-correctly-rounded-divide-sqrt"},
-		{Kind: gomptdevice.ImagePTX, Entry: "gompt_SumRows", Source: gomptPTXSumRows},
+		{Kind: "opencl-c", Entry: "gompt_SumRows", Source: gomptCLSumRows, Options: "-cl-fp32-correctly-rounded-divide-sqrt"},
+		{Kind: "ptx", Entry: "gompt_SumRows", Source: gomptPTXSumRows},
 	},
 	Sample: gomptSampleSumRows,
 }
@@ -8312,8 +8312,8 @@ var SumTurnsKernel = &gomptdevice.Kernel{
 	},
 	Images: []gomptdevice.Image{
 		{Kind: gomptdevice.ImageHost, Entry: "gompt_SumTurns", Host: gomptHostSumTurns},
-		{Kind: gomptdevice.ImageOpenCL, Entry: "gompt_SumTurns", Source: gomptCLSumTurns, Options: "-cl-fp32-correctly-rounded-divide-sqrt"},
-		{Kind: gomptdevice.ImagePTX, Entry: "gompt_SumTurns", Source: gomptPTXSumTurns},
+		{Kind: "opencl-c", Entry: "gompt_SumTurns", Source: gomptCLSumTurns, Options: "-cl-fp32-correctly-rounded-divide-sqrt"},
+		{Kind: "ptx", Entry: "gompt_SumTurns", Source: gomptPTXSumTurns},
 	},
 	Sample: gomptSampleSumTurns,
 }
@@ -8633,8 +8633,8 @@ var TeamDefineKernel = &gomptdevice.Kernel{
 	},
 	Images: []gomptdevice.Image{
 		{Kind: gomptdevice.ImageHost, Entry: "gompt_TeamDefine", Host: gomptHostTeamDefine},
-		{Kind: gomptdevice.ImageOpenCL, Entry: "gompt_TeamDefine", Source: gomptCLTeamDefine, Options: "-cl-fp32-correctly-rounded-divide-sqrt"},
-		{Kind: gomptdevice.ImagePTX, Entry: "gompt_TeamDefine", Source: gomptPTXTeamDefine},
+		{Kind: "opencl-c", Entry: "gompt_TeamDefine", Source: gomptCLTeamDefine, Options: "-cl-fp32-correctly-rounded-divide-sqrt"},
+		{Kind: "ptx", Entry: "gompt_TeamDefine", Source: gomptPTXTeamDefine},
 	},
 	Sample: gomptSampleTeamDefine,
 }
@@ -8752,8 +8752,8 @@ var TeamGatherKernel = &gomptdevice.Kernel{
 	},
 	Images: []gomptdevice.Image{
 		{Kind: gomptdevice.ImageHost, Entry: "gompt_TeamGather", Host: gomptHostTeamGather},
-		{Kind: gomptdevice.ImageOpenCL, Entry: "gompt_TeamGather", Source: gomptCLTeamGather, Options: "-cl-fp32-correctly-rounded-divide-sqrt"},
-		{Kind: gomptdevice.ImagePTX, Entry: "gompt_TeamGather", Source: gomptPTXTeamGather},
+		{Kind: "opencl-c", Entry: "gompt_TeamGather", Source: gomptCLTeamGather, Options: "-cl-fp32-correctly-rounded-divide-sqrt"},
+		{Kind: "ptx", Entry: "gompt_TeamGather", Source: gomptPTXTeamGather},
 	},
 	Sample: gomptSampleTeamGather,
 }
@@ -8868,8 +8868,8 @@ var TeamReverseKernel = &gomptdevice.Kernel{
 	},
 	Images: []gomptdevice.Image{
 		{Kind: gomptdevice.ImageHost, Entry: "gompt_TeamReverse", Host: gomptHostTeamReverse},
-		{Kind: gomptdevice.ImageOpenCL, Entry: "gompt_TeamReverse", Source: gomptCLTeamReverse, Options: "-cl-fp32-correctly-rounded-divide-sqrt"},
-		{Kind: gomptdevice.ImagePTX, Entry: "gompt_TeamReverse", Source: gomptPTXTeamReverse},
+		{Kind: "opencl-c", Entry: "gompt_TeamReverse", Source: gomptCLTeamReverse, Options: "-cl-fp32-correctly-rounded-divide-sqrt"},
+		{Kind: "ptx", Entry: "gompt_TeamReverse", Source: gomptPTXTeamReverse},
 	},
 	Sample: gomptSampleTeamReverse,
 }
@@ -9029,8 +9029,8 @@ var TeamTupleKernel = &gomptdevice.Kernel{
 	},
 	Images: []gomptdevice.Image{
 		{Kind: gomptdevice.ImageHost, Entry: "gompt_TeamTuple", Host: gomptHostTeamTuple},
-		{Kind: gomptdevice.ImageOpenCL, Entry: "gompt_TeamTuple", Source: gomptCLTeamTuple, Options: "-cl-fp32-correctly-rounded-divide-sqrt"},
-		{Kind: gomptdevice.ImagePTX, Entry: "gompt_TeamTuple", Source: gomptPTXTeamTuple},
+		{Kind: "opencl-c", Entry: "gompt_TeamTuple", Source: gomptCLTeamTuple, Options: "-cl-fp32-correctly-rounded-divide-sqrt"},
+		{Kind: "ptx", Entry: "gompt_TeamTuple", Source: gomptPTXTeamTuple},
 	},
 	Sample: gomptSampleTeamTuple,
 }
@@ -9169,8 +9169,8 @@ var TeamViewKernel = &gomptdevice.Kernel{
 	},
 	Images: []gomptdevice.Image{
 		{Kind: gomptdevice.ImageHost, Entry: "gompt_TeamView", Host: gomptHostTeamView},
-		{Kind: gomptdevice.ImageOpenCL, Entry: "gompt_TeamView", Source: gomptCLTeamView, Options: "-cl-fp32-correctly-rounded-divide-sqrt"},
-		{Kind: gomptdevice.ImagePTX, Entry: "gompt_TeamView", Source: gomptPTXTeamView},
+		{Kind: "opencl-c", Entry: "gompt_TeamView", Source: gomptCLTeamView, Options: "-cl-fp32-correctly-rounded-divide-sqrt"},
+		{Kind: "ptx", Entry: "gompt_TeamView", Source: gomptPTXTeamView},
 	},
 	Sample: gomptSampleTeamView,
 }
@@ -9305,8 +9305,8 @@ var TranscendentalKernel = &gomptdevice.Kernel{
 	},
 	Images: []gomptdevice.Image{
 		{Kind: gomptdevice.ImageHost, Entry: "gompt_Transcendental", Host: gomptHostTranscendental},
-		{Kind: gomptdevice.ImageOpenCL, Entry: "gompt_Transcendental", Source: gomptCLTranscendental, Options: "-cl-fp32-correctly-rounded-divide-sqrt"},
-		{Kind: gomptdevice.ImagePTX, Entry: "gompt_Transcendental", Source: gomptPTXTranscendental},
+		{Kind: "opencl-c", Entry: "gompt_Transcendental", Source: gomptCLTranscendental, Options: "-cl-fp32-correctly-rounded-divide-sqrt"},
+		{Kind: "ptx", Entry: "gompt_Transcendental", Source: gomptPTXTranscendental},
 	},
 	Sample: gomptSampleTranscendental,
 }
@@ -9394,8 +9394,8 @@ var TransposeKernel = &gomptdevice.Kernel{
 	Dims: 2,
 	Images: []gomptdevice.Image{
 		{Kind: gomptdevice.ImageHost, Entry: "gompt_Transpose", Host: gomptHostTranspose},
-		{Kind: gomptdevice.ImageOpenCL, Entry: "gompt_Transpose", Source: gomptCLTranspose, Options: "-cl-fp32-correctly-rounded-divide-sqrt"},
-		{Kind: gomptdevice.ImagePTX, Entry: "gompt_Transpose", Source: gomptPTXTranspose},
+		{Kind: "opencl-c", Entry: "gompt_Transpose", Source: gomptCLTranspose, Options: "-cl-fp32-correctly-rounded-divide-sqrt"},
+		{Kind: "ptx", Entry: "gompt_Transpose", Source: gomptPTXTranspose},
 	},
 	Sample: gomptSampleTranspose,
 }
@@ -9489,8 +9489,8 @@ var TriangleKernel = &gomptdevice.Kernel{
 	},
 	Images: []gomptdevice.Image{
 		{Kind: gomptdevice.ImageHost, Entry: "gompt_Triangle", Host: gomptHostTriangle},
-		{Kind: gomptdevice.ImageOpenCL, Entry: "gompt_Triangle", Source: gomptCLTriangle, Options: "-cl-fp32-correctly-rounded-divide-sqrt"},
-		{Kind: gomptdevice.ImagePTX, Entry: "gompt_Triangle", Source: gomptPTXTriangle},
+		{Kind: "opencl-c", Entry: "gompt_Triangle", Source: gomptCLTriangle, Options: "-cl-fp32-correctly-rounded-divide-sqrt"},
+		{Kind: "ptx", Entry: "gompt_Triangle", Source: gomptPTXTriangle},
 	},
 	Sample: gomptSampleTriangle,
 }
@@ -9584,8 +9584,8 @@ var TriangleToKernel = &gomptdevice.Kernel{
 	},
 	Images: []gomptdevice.Image{
 		{Kind: gomptdevice.ImageHost, Entry: "gompt_TriangleTo", Host: gomptHostTriangleTo},
-		{Kind: gomptdevice.ImageOpenCL, Entry: "gompt_TriangleTo", Source: gomptCLTriangleTo, Options: "-cl-fp32-correctly-rounded-divide-sqrt"},
-		{Kind: gomptdevice.ImagePTX, Entry: "gompt_TriangleTo", Source: gomptPTXTriangleTo},
+		{Kind: "opencl-c", Entry: "gompt_TriangleTo", Source: gomptCLTriangleTo, Options: "-cl-fp32-correctly-rounded-divide-sqrt"},
+		{Kind: "ptx", Entry: "gompt_TriangleTo", Source: gomptPTXTriangleTo},
 	},
 	Sample: gomptSampleTriangleTo,
 }
@@ -9675,8 +9675,8 @@ var TrickyKernel = &gomptdevice.Kernel{
 	},
 	Images: []gomptdevice.Image{
 		{Kind: gomptdevice.ImageHost, Entry: "gompt_Tricky", Host: gomptHostTricky},
-		{Kind: gomptdevice.ImageOpenCL, Entry: "gompt_Tricky", Source: gomptCLTricky, Options: "-cl-fp32-correctly-rounded-divide-sqrt"},
-		{Kind: gomptdevice.ImagePTX, Entry: "gompt_Tricky", Source: gomptPTXTricky},
+		{Kind: "opencl-c", Entry: "gompt_Tricky", Source: gomptCLTricky, Options: "-cl-fp32-correctly-rounded-divide-sqrt"},
+		{Kind: "ptx", Entry: "gompt_Tricky", Source: gomptPTXTricky},
 	},
 	Sample: gomptSampleTricky,
 }
@@ -9804,8 +9804,8 @@ var TuplesKernel = &gomptdevice.Kernel{
 	},
 	Images: []gomptdevice.Image{
 		{Kind: gomptdevice.ImageHost, Entry: "gompt_Tuples", Host: gomptHostTuples},
-		{Kind: gomptdevice.ImageOpenCL, Entry: "gompt_Tuples", Source: gomptCLTuples, Options: "-cl-fp32-correctly-rounded-divide-sqrt"},
-		{Kind: gomptdevice.ImagePTX, Entry: "gompt_Tuples", Source: gomptPTXTuples},
+		{Kind: "opencl-c", Entry: "gompt_Tuples", Source: gomptCLTuples, Options: "-cl-fp32-correctly-rounded-divide-sqrt"},
+		{Kind: "ptx", Entry: "gompt_Tuples", Source: gomptPTXTuples},
 	},
 	Sample: gomptSampleTuples,
 }
@@ -9900,8 +9900,8 @@ var Uint64OpsKernel = &gomptdevice.Kernel{
 	},
 	Images: []gomptdevice.Image{
 		{Kind: gomptdevice.ImageHost, Entry: "gompt_Uint64Ops", Host: gomptHostUint64Ops},
-		{Kind: gomptdevice.ImageOpenCL, Entry: "gompt_Uint64Ops", Source: gomptCLUint64Ops, Options: "-cl-fp32-correctly-rounded-divide-sqrt"},
-		{Kind: gomptdevice.ImagePTX, Entry: "gompt_Uint64Ops", Source: gomptPTXUint64Ops},
+		{Kind: "opencl-c", Entry: "gompt_Uint64Ops", Source: gomptCLUint64Ops, Options: "-cl-fp32-correctly-rounded-divide-sqrt"},
+		{Kind: "ptx", Entry: "gompt_Uint64Ops", Source: gomptPTXUint64Ops},
 	},
 	Sample: gomptSampleUint64Ops,
 }
@@ -10001,8 +10001,8 @@ var UniformStoreKernel = &gomptdevice.Kernel{
 	},
 	Images: []gomptdevice.Image{
 		{Kind: gomptdevice.ImageHost, Entry: "gompt_UniformStore", Host: gomptHostUniformStore},
-		{Kind: gomptdevice.ImageOpenCL, Entry: "gompt_UniformStore", Source: gomptCLUniformStore, Options: "-cl-fp32-correctly-rounded-divide-sqrt"},
-		{Kind: gomptdevice.ImagePTX, Entry: "gompt_UniformStore", Source: gomptPTXUniformStore},
+		{Kind: "opencl-c", Entry: "gompt_UniformStore", Source: gomptCLUniformStore, Options: "-cl-fp32-correctly-rounded-divide-sqrt"},
+		{Kind: "ptx", Entry: "gompt_UniformStore", Source: gomptPTXUniformStore},
 	},
 	Sample: gomptSampleUniformStore,
 }
@@ -10162,8 +10162,8 @@ var ViewBoundsKernel = &gomptdevice.Kernel{
 	},
 	Images: []gomptdevice.Image{
 		{Kind: gomptdevice.ImageHost, Entry: "gompt_ViewBounds", Host: gomptHostViewBounds},
-		{Kind: gomptdevice.ImageOpenCL, Entry: "gompt_ViewBounds", Source: gomptCLViewBounds, Options: "-cl-fp32-correctly-rounded-divide-sqrt"},
-		{Kind: gomptdevice.ImagePTX, Entry: "gompt_ViewBounds", Source: gomptPTXViewBounds},
+		{Kind: "opencl-c", Entry: "gompt_ViewBounds", Source: gomptCLViewBounds, Options: "-cl-fp32-correctly-rounded-divide-sqrt"},
+		{Kind: "ptx", Entry: "gompt_ViewBounds", Source: gomptPTXViewBounds},
 	},
 	Sample: gomptSampleViewBounds,
 }
@@ -10271,8 +10271,8 @@ var ViewIndexKernel = &gomptdevice.Kernel{
 	},
 	Images: []gomptdevice.Image{
 		{Kind: gomptdevice.ImageHost, Entry: "gompt_ViewIndex", Host: gomptHostViewIndex},
-		{Kind: gomptdevice.ImageOpenCL, Entry: "gompt_ViewIndex", Source: gomptCLViewIndex, Options: "-cl-fp32-correctly-rounded-divide-sqrt"},
-		{Kind: gomptdevice.ImagePTX, Entry: "gompt_ViewIndex", Source: gomptPTXViewIndex},
+		{Kind: "opencl-c", Entry: "gompt_ViewIndex", Source: gomptCLViewIndex, Options: "-cl-fp32-correctly-rounded-divide-sqrt"},
+		{Kind: "ptx", Entry: "gompt_ViewIndex", Source: gomptPTXViewIndex},
 	},
 	Sample: gomptSampleViewIndex,
 }

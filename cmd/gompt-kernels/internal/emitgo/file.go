@@ -213,10 +213,10 @@ func kernelVar(g *ir.Program, w *goWriter, k *ir.Kernel, out ir.Output) {
 	w.p("Images: []gomptdevice.Image{")
 	w.p("{Kind: gomptdevice.ImageHost, Entry: %q, Host: %s},", k.Entry, goIdent("gomptHost", k.Fn.Name))
 	if _, ok := out[k.Entry+".cl"]; ok {
-		w.p("{Kind: gomptdevice.ImageOpenCL, Entry: %q, Source: %s, Options: %q},", k.Entry, goIdent("gomptCL", k.Fn.Name), ir.ClOptions)
+		w.p("{Kind: %q, Entry: %q, Source: %s, Options: %q},", ir.ImageC, k.Entry, goIdent("gomptCL", k.Fn.Name), ir.ClOptions)
 	}
 	if _, ok := out[k.Entry+".ptx"]; ok {
-		w.p("{Kind: gomptdevice.ImagePTX, Entry: %q, Source: %s},", k.Entry, goIdent("gomptPTX", k.Fn.Name))
+		w.p("{Kind: %q, Entry: %q, Source: %s},", ir.ImagePTX, k.Entry, goIdent("gomptPTX", k.Fn.Name))
 	}
 	w.p("},")
 	w.p("Sample: %s,", goIdent("gomptSample", k.Fn.Name))

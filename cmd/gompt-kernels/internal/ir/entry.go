@@ -9,6 +9,15 @@ import (
 // default, and NVIDIA's drivers use it).
 const ClOptions = "-cl-fp32-correctly-rounded-divide-sqrt"
 
+// The image kinds the generated kernels carry besides the Go image: the
+// names the OpenCL and CUDA plugins declare for their formats
+// (opencl.ImageC, cuda.ImagePTX). A generated file names them as strings
+// so that a kernel package imports no plugin.
+const (
+	ImageC   = "opencl-c"
+	ImagePTX = "ptx"
+)
+
 // EntryParams declares the entry point's parameters: scalars as the
 // device.ParamKind they are passed as, buffers as __global pointers.
 func EntryParams(k *Kernel) (decl []string, names map[*Param]string) {
