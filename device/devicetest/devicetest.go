@@ -25,7 +25,9 @@ import (
 //
 //   - Info: the description is sane and stable, with capabilities (Caps)
 //     and, from Describe where the device implements device.Describer,
-//     where its times come from; the clock is monotonic.
+//     where its times come from; the clock is monotonic; a device that
+//     says which image kinds it runs (Images, as generic.Device does)
+//     runs those its plugin registered (device.Registration.Images).
 //   - Alloc: allocations of several sizes are distinct, usable and
 //     accounted; bad sizes, double frees and frees of pointers never
 //     allocated give CodeInvalidArgument.
@@ -38,8 +40,9 @@ import (
 //   - Events: event times are non-decreasing in queue order and lie between
 //     clock readings taken before the work and after waiting for it.
 //   - Kernels: each kernel loads or gives CodeInvalidBinary; each one with a
-//     Sample runs on dev and, as its Go image, on host copies of the same
-//     buffers (device/hostexec, the Sample's shape), and every buffer is
+//     Sample (of no more teams than Info.MaxTeams) and a host image
+//     (device.ImageHost, its Go image) runs on dev and, as that image, on
+//     host copies of the same buffers (device/hostexec, the Sample's shape), and every buffer is
 //     compared: float elements (per Param.Elem) within the Sample's relative
 //     tolerance, magnitudes below 1 counted as 1, other bytes exactly; a
 //     kernel with no image gives CodeInvalidBinary, and one that needs

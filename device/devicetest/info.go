@@ -2,6 +2,7 @@ package devicetest
 
 import (
 	"reflect"
+	"slices"
 	"testing"
 
 	"github.com/gompt/gompt/device"
@@ -32,6 +33,12 @@ func (s *suite) testInfo(t *testing.T) {
 	for i, a := range info.Extra {
 		if a.Key == "" {
 			t.Errorf("Info.Extra[%d] has an empty key (value %q)", i, a.Value)
+		}
+	}
+	if im, ok := s.dev.(interface{ Images() []device.ImageKind }); ok {
+		if r, ok := device.Registered(info.Backend); ok && !slices.Equal(r.Images, im.Images()) {
+			t.Errorf("the device runs %v images (generic.Config.Images), but plugin %s registered %v (device.Registration.Images): list the same kinds, best first",
+				im.Images(), info.Backend, r.Images)
 		}
 	}
 	if again := s.dev.Info(); !reflect.DeepEqual(info, again) {

@@ -85,7 +85,7 @@ func (s *suite) testKernels(t *testing.T) {
 				return
 			}
 			if k.Host() == nil {
-				t.Skipf("kernel %s has a Sample but no Go image to compare with", k.Name)
+				t.Skipf("kernel %s has a Sample but no host image (device.ImageHost) to compare with", k.Name)
 			}
 			q := newQueue(t, s.dev)
 			var last device.Sample
@@ -93,6 +93,9 @@ func (s *suite) testKernels(t *testing.T) {
 				smp := k.Sample(n, int64(n))
 				if err := checkSample(k, smp); err != nil {
 					t.Fatal(err)
+				}
+				if mt := s.dev.Info().MaxTeams; mt > 0 && smp.Shape.Teams > mt {
+					t.Skipf("kernel %s's Sample launches %d teams; the device runs at most %d (Info.MaxTeams)", k.Name, smp.Shape.Teams, mt)
 				}
 				last = smp
 				ptrs, args := s.upload(t, q, k, smp)

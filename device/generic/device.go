@@ -31,7 +31,9 @@
 package generic
 
 import (
+	"errors"
 	"fmt"
+	"slices"
 	"strings"
 	"sync"
 
@@ -62,10 +64,12 @@ type Driver[H any] interface {
 	MemFree(p device.DevicePtr, h H, size int) error
 
 	// LoadImage builds img, the image of k that the device runs (the
-	// first of Config.Images the kernel has), and returns the function to
-	// launch. Device calls it once per kernel and keeps the function; a
-	// kernel that failed is built again at its next Load, unless
-	// Config.KeepLoadErrors.
+	// first of Config.Images the kernel has whose Source or Host is set),
+	// and returns the function to launch. Device calls it once per kernel
+	// and keeps the function; a kernel that failed is built again at its
+	// next Load, unless Config.KeepLoadErrors. An error that is not a
+	// *device.Error reaches the caller as one of this device, of the
+	// kernel's load, with CodeInvalidBinary.
 	LoadImage(k *device.Kernel, img *device.Image) (device.Function, error)
 }
 
@@ -146,10 +150,24 @@ type Device[H any] struct {
 }
 
 // Init makes d the device of driver drv as c describes it. It panics on a
-// nil driver or a device without an ID or MaxAlloc.
+// nil driver, or a device without an ID, Info.MaxAlloc or image kinds, or
+// with an image kind without a name, saying which.
 func (d *Device[H]) Init(drv Driver[H], c Config) {
-	if drv == nil || c.ID == "" || c.Info.MaxAlloc == 0 {
-		panic(fmt.Sprintf("generic: Init of device %q: need a driver, an ID and Info.MaxAlloc", c.ID))
+	var missing []string
+	if drv == nil {
+		missing = append(missing, "a driver (drv is nil)")
+	}
+	if c.ID == "" {
+		missing = append(missing, "an ID (Config.ID)")
+	}
+	if c.Info.MaxAlloc == 0 {
+		missing = append(missing, "the largest allocation (Config.Info.MaxAlloc)")
+	}
+	if len(c.Images) == 0 || slices.Contains(c.Images, "") {
+		missing = append(missing, "the kinds of image it runs, each named (Config.Images)")
+	}
+	if len(missing) > 0 {
+		panic(fmt.Sprintf("generic: Init of device %q: need %s", c.ID, strings.Join(missing, ", ")))
 	}
 	d.drv, d.id, d.info, d.images, d.hint = drv, c.ID, c.Info, c.Images, c.Hint
 	d.limit = "MaxAlloc"
@@ -166,6 +184,11 @@ func (d *Device[H]) ID() string { return d.id }
 
 // Info returns the Info of Init (device.Device).
 func (d *Device[H]) Info() device.Info { return d.info }
+
+// Images returns the kinds of kernel image the device runs, best first
+// (Config.Images): a plugin registers the same list
+// (device.Registration.Images), and devicetest checks that it does.
+func (d *Device[H]) Images() []device.ImageKind { return slices.Clone(d.images) }
 
 // Errorf builds a *device.Error of this device.
 func (d *Device[H]) Errorf(op string, code device.Code, format string, args ...any) *device.Error {
@@ -406,12 +429,22 @@ func (d *Device[H]) build(k *device.Kernel) (device.Function, error) {
 	}
 	for _, kind := range d.images {
 		if img, ok := k.Image(kind); ok && (img.Host != nil || strings.TrimSpace(img.Source) != "") {
-			return d.drv.LoadImage(k, img)
+			f, err := d.drv.LoadImage(k, img)
+			var de *device.Error
+			if err != nil && !errors.As(err, &de) {
+				// a bare error of the driver: say which device and kernel
+				err = &device.Error{Op: "load " + k.Name, Device: d.id, Code: device.CodeInvalidBinary, Err: err}
+			}
+			return f, err
 		}
 	}
 	has := make([]string, 0, len(k.Images))
 	for _, img := range k.Images {
-		has = append(has, img.Kind.String())
+		kind := img.Kind.String()
+		if img.Host == nil && strings.TrimSpace(img.Source) == "" {
+			kind += " (empty: no Source or Host)"
+		}
+		has = append(has, kind)
 	}
 	if len(has) == 0 {
 		has = append(has, "none")

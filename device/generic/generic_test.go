@@ -63,8 +63,11 @@ func (d *fakeDev) MemFree(_ device.DevicePtr, h int, _ int) error {
 
 func (d *fakeDev) LoadImage(k *device.Kernel, img *device.Image) (device.Function, error) {
 	d.builds.Add(1)
-	if img.Source == "bad" {
+	switch img.Source {
+	case "bad":
 		return nil, d.Errorf("load "+k.Name, device.CodeInvalidBinary, "does not build")
+	case "bare":
+		return nil, errors.New("the driver's compiler said no")
 	}
 	return fakeFunc{k}, nil
 }
@@ -262,6 +265,46 @@ func TestLoad(t *testing.T) {
 	_, err2 := keep.Load(bad)
 	assert.Equal(t, err, err2, "KeepLoadErrors: the second load's error is the first's")
 	assert.EqualValues(t, 1, keep.builds.Load(), "KeepLoadErrors: builds of a kernel that failed")
+}
+
+// TestLoadErrorsSayWhat: a driver's bare error comes out as the device's,
+// of the kernel's load (CodeInvalidBinary); an image with neither Source
+// nor Host is said to be empty, not silently missing.
+func TestLoadErrorsSayWhat(t *testing.T) {
+	d := newFake(t, Config{})
+	_, err := d.Load(&device.Kernel{Name: "k", Images: []device.Image{{Kind: "opencl-c", Source: "bare"}}})
+	assert.Equal(t, device.CodeInvalidBinary, device.CodeOf(err), "a bare driver error: %v", err)
+	assert.EqualError(t, err, "fake:0: load k: invalid binary: the driver's compiler said no")
+	_, err = d.Load(&device.Kernel{Name: "blank", Images: []device.Image{{Kind: "opencl-c", Source: " \n"}}})
+	assert.EqualError(t, err, "fake:0: load blank: invalid binary: kernel blank has no image for fake:0 (has: opencl-c (empty: no Source or Host)); the device runs opencl-c images")
+}
+
+// TestInitSaysWhatIsMissing: Init's panic names each missing part.
+func TestInitSaysWhatIsMissing(t *testing.T) {
+	d := &fakeDev{live: map[int]bool{}}
+	for c, want := range map[*Config]string{
+		{ID: "x:0", Info: device.Info{MaxAlloc: 1}}:                                         `generic: Init of device "x:0": need the kinds of image it runs, each named (Config.Images)`,
+		{ID: "x:0", Info: device.Info{MaxAlloc: 1}, Images: []device.ImageKind{"a", ""}}:    `generic: Init of device "x:0": need the kinds of image it runs, each named (Config.Images)`,
+		{Images: []device.ImageKind{"a"}}:                                                   `generic: Init of device "": need an ID (Config.ID), the largest allocation (Config.Info.MaxAlloc)`,
+		{ID: "x:0", Info: device.Info{MaxAlloc: 1}, Images: []device.ImageKind{"opencl-c"}}: "",
+	} {
+		if want == "" {
+			assert.NotPanics(t, func() { d.Init(d, *c) }, "Init of %+v", *c)
+			assert.Equal(t, []device.ImageKind{"opencl-c"}, d.Images(), "Images after Init")
+			continue
+		}
+		assert.PanicsWithValue(t, want, func() { d.Init(d, *c) }, "Init of %+v", *c)
+	}
+}
+
+// TestAddressZeroWithoutSpace: a driver that returns address 0 (asking
+// for a synthetic one) on a device without Config.Space is told so.
+func TestAddressZeroWithoutSpace(t *testing.T) {
+	d := newFake(t, Config{})
+	_, err := d.Alloc(64)
+	assert.Equal(t, device.CodeOutOfResources, device.CodeOf(err), "%v", err)
+	assert.ErrorContains(t, err, "MemAlloc returned address 0, which asks for a synthetic address, and the device has no synthetic address space (Config.Space)")
+	assert.Empty(t, d.live, "the allocation is given back")
 }
 
 func TestPlugin(t *testing.T) {

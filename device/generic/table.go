@@ -212,6 +212,9 @@ func (t *table[H]) place(size int) (device.DevicePtr, error) {
 	if prev < t.hi && t.hi-prev >= need {
 		return device.DevicePtr(prev), nil
 	}
+	if t.hi == t.lo {
+		return 0, fmt.Errorf("MemAlloc returned address 0, which asks for a synthetic address, and the device has no synthetic address space (Config.Space)")
+	}
 	return 0, fmt.Errorf("synthetic address space of %d TiB exhausted by %d live allocations", (t.hi-t.lo)>>40, len(t.ents))
 }
 
