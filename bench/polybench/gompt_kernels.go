@@ -1978,6 +1978,14 @@ var FdtdHzKernel = &gomptdevice.Kernel{
 	},
 	Dims: 1,
 	Work: "ny-1",
+	Faults: []gomptdevice.FaultSite{
+		{Kind: gomptdevice.FaultIndex, Pos: "kernels.go:267"},
+		{Kind: gomptdevice.FaultIndex, Pos: "kernels.go:267"},
+		{Kind: gomptdevice.FaultIndex, Pos: "kernels.go:267"},
+		{Kind: gomptdevice.FaultIndex, Pos: "kernels.go:267"},
+		{Kind: gomptdevice.FaultIndex, Pos: "kernels.go:267"},
+		{Kind: gomptdevice.FaultIndex, Pos: "kernels.go:267"},
+	},
 	Needs: []gomptdevice.Need{
 		{Kind: gomptdevice.NeedFP64, Use: "float64", Pos: "kernels.go:262"},
 	},
@@ -2021,23 +2029,13 @@ func gomptHostFdtdHz(gomptA *gomptdevice.HostArgs, gomptR gomptdevice.Range, _, 
 		}
 		for i := gomptIn0; i < gomptIn1; i++ {
 //line kernels.go:266
-			if gomptFromJ := int(0); gomptFromJ < (ny - int(1)) {
-//line kernels.go:266
-				gomptTurnsJ := (ny - int(1)) - gomptFromJ
-				gomptHzRowJ1, gomptExRowJ1, gomptExRowJ2, gomptEyRowJ1, gomptEyRowJ2 := hz[(i*ny)+gomptFromJ:][:gomptTurnsJ], ex[(i*ny)+int(1)+gomptFromJ:][:gomptTurnsJ], ex[(i*ny)+gomptFromJ:][:gomptTurnsJ], ey[((i+int(1))*ny)+gomptFromJ:][:gomptTurnsJ], ey[(i*ny)+gomptFromJ:][:gomptTurnsJ]
-//line kernels.go:266
-				for gomptTJ := range gomptTurnsJ {
-//line kernels.go:266
-					j := gomptFromJ + gomptTJ
-//line kernels.go:266
-					_ = j
-					gomptHzRowJ1[gomptTJ] = (gomptHzRowJ1[gomptTJ] - (float64(0.7) * (((gomptExRowJ1[gomptTJ] - gomptExRowJ2[gomptTJ]) + gomptEyRowJ1[gomptTJ]) - gomptEyRowJ2[gomptTJ])))
-				}
+			for j := int(0); j < (ny - int(1)); j++ {
+				hz[((i * ny) + j)] = (hz[((i*ny)+j)] - (float64(0.7) * (((ex[(((i*ny)+j)+int(1))] - ex[((i*ny)+j)]) + ey[(((i+int(1))*ny)+j)]) - ey[((i*ny)+j)])))
 			}
 		}
 		gomptFrom, gomptTo = gomptIn1, gomptHi0
 	}
-//line gompt_kernels.go:2041
+//line gompt_kernels.go:2039
 }
 
 // gomptSampleFdtdHz is FdtdHzKernel's Sample: about n points, random arguments. Tol 0: every device gives the Go function's bits.
@@ -2195,7 +2193,7 @@ func gomptHostGemm(gomptA *gomptdevice.HostArgs, gomptR gomptdevice.Range, _, _ 
 		}
 	}
 	_ = ni
-//line gompt_kernels.go:2199
+//line gompt_kernels.go:2197
 }
 
 // gomptSampleGemm is GemmKernel's Sample: about n points, random arguments. Tol 0: every device gives the Go function's bits.
@@ -2304,7 +2302,7 @@ func gomptHostGemverA(gomptA *gomptdevice.HostArgs, gomptR gomptdevice.Range, _,
 			}
 		}
 	}
-//line gompt_kernels.go:2308
+//line gompt_kernels.go:2306
 }
 
 // gomptSampleGemverA is GemverAKernel's Sample: about n points, random arguments. Tol 0: every device gives the Go function's bits.
@@ -2418,7 +2416,7 @@ func gomptHostGemverW(gomptA *gomptdevice.HostArgs, gomptR gomptdevice.Range, _,
 //line kernels.go:216
 		w[i] = s
 	}
-//line gompt_kernels.go:2422
+//line gompt_kernels.go:2420
 }
 
 // gomptSampleGemverW is GemverWKernel's Sample: about n points, random arguments. Tol 0: every device gives the Go function's bits.
@@ -2660,7 +2658,7 @@ func gomptLanesGemverX(gomptX0, gomptW int, n int, beta float64, A []float64, y 
 		gomptU17[gomptJ] = s[gomptJ]
 	}
 	_ = s
-//line gompt_kernels.go:2664
+//line gompt_kernels.go:2662
 }
 
 // gomptSampleGemverX is GemverXKernel's Sample: about n points, random arguments. Tol 0: every device gives the Go function's bits.
@@ -2753,7 +2751,7 @@ func gomptHostGemverZ(gomptA *gomptdevice.HostArgs, gomptR gomptdevice.Range, _,
 		x[i] = (x[i] + z[i])
 	}
 	_ = n
-//line gompt_kernels.go:2757
+//line gompt_kernels.go:2755
 }
 
 // gomptSampleGemverZ is GemverZKernel's Sample: about n points, random arguments. Tol 0: every device gives the Go function's bits.
@@ -2866,7 +2864,7 @@ func gomptHostGesummv(gomptA *gomptdevice.HostArgs, gomptR gomptdevice.Range, _,
 		tmp[i] = t
 		y[i] = ((alpha * t) + (beta * s))
 	}
-//line gompt_kernels.go:2870
+//line gompt_kernels.go:2868
 }
 
 // gomptSampleGesummv is GesummvKernel's Sample: about n points, random arguments. Tol 0: every device gives the Go function's bits.
@@ -2999,7 +2997,7 @@ func gomptHostHeat3D(gomptA *gomptdevice.HostArgs, gomptR gomptdevice.Range, _, 
 		}
 		gomptFrom, gomptTo = gomptIn1, gomptHi0
 	}
-//line gompt_kernels.go:3003
+//line gompt_kernels.go:3001
 }
 
 // gomptSampleHeat3D is Heat3DKernel's Sample: about n points, random arguments. Tol 0: every device gives the Go function's bits.
@@ -3120,7 +3118,7 @@ func gomptHostJacobi2D(gomptA *gomptdevice.HostArgs, gomptR gomptdevice.Range, _
 		}
 		gomptFrom, gomptTo = gomptIn1, gomptHi0
 	}
-//line gompt_kernels.go:3124
+//line gompt_kernels.go:3122
 }
 
 // gomptSampleJacobi2D is Jacobi2DKernel's Sample: about n points, random arguments. Tol 0: every device gives the Go function's bits.
@@ -3264,7 +3262,7 @@ func gomptHostMatMul(gomptA *gomptdevice.HostArgs, gomptR gomptdevice.Range, _, 
 		}
 	}
 	_ = ni
-//line gompt_kernels.go:3268
+//line gompt_kernels.go:3266
 }
 
 // gomptSampleMatMul is MatMulKernel's Sample: about n points, random arguments. Tol 0: every device gives the Go function's bits.
@@ -3369,7 +3367,7 @@ func gomptHostMvtX1(gomptA *gomptdevice.HostArgs, gomptR gomptdevice.Range, _, _
 //line kernels.go:125
 		x1[i] = x
 	}
-//line gompt_kernels.go:3373
+//line gompt_kernels.go:3371
 }
 
 // gomptSampleMvtX1 is MvtX1Kernel's Sample: about n points, random arguments. Tol 0: every device gives the Go function's bits.
@@ -3608,7 +3606,7 @@ func gomptLanesMvtX2(gomptX0, gomptW int, n int, A []float64, y2 []float64, x2 [
 		gomptU17[gomptJ] = x[gomptJ]
 	}
 	_ = x
-//line gompt_kernels.go:3612
+//line gompt_kernels.go:3610
 }
 
 // gomptSampleMvtX2 is MvtX2Kernel's Sample: about n points, random arguments. Tol 0: every device gives the Go function's bits.
@@ -3752,7 +3750,7 @@ func gomptHostSyr2k(gomptA *gomptdevice.HostArgs, gomptR gomptdevice.Range, _, _
 //line kernels.go:175
 		}
 	}
-//line gompt_kernels.go:3756
+//line gompt_kernels.go:3754
 }
 
 // gomptSampleSyr2k is Syr2kKernel's Sample: about n points, random arguments. Tol 0: every device gives the Go function's bits.
@@ -3907,7 +3905,7 @@ func gomptHostSyrk(gomptA *gomptdevice.HostArgs, gomptR gomptdevice.Range, _, _ 
 //line kernels.go:161
 		}
 	}
-//line gompt_kernels.go:3911
+//line gompt_kernels.go:3909
 }
 
 // gomptSampleSyrk is SyrkKernel's Sample: about n points, random arguments. Tol 0: every device gives the Go function's bits.
@@ -4057,7 +4055,7 @@ func gomptHostTwoMM1(gomptA *gomptdevice.HostArgs, gomptR gomptdevice.Range, _, 
 		}
 	}
 	_ = ni
-//line gompt_kernels.go:4061
+//line gompt_kernels.go:4059
 }
 
 // gomptSampleTwoMM1 is TwoMM1Kernel's Sample: about n points, random arguments. Tol 0: every device gives the Go function's bits.
@@ -4203,7 +4201,7 @@ func gomptHostTwoMM2(gomptA *gomptdevice.HostArgs, gomptR gomptdevice.Range, _, 
 		}
 	}
 	_ = ni
-//line gompt_kernels.go:4207
+//line gompt_kernels.go:4205
 }
 
 // gomptSampleTwoMM2 is TwoMM2Kernel's Sample: about n points, random arguments. Tol 0: every device gives the Go function's bits.

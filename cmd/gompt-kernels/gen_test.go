@@ -615,7 +615,10 @@ func TestNothingToGenerate(t *testing.T) {
 // The prover drops a device's bounds test only for indexes it proves in
 // range: each kernel here indexes buffer b once; its name says whether
 // the index must be proven (P) or must not (N, an index that can fall
-// outside, or that the prover cannot follow).
+// outside, or that the prover cannot follow). N34 to N37 are loops whose
+// bound wraps for some ints: j <= big-2+i is j <= MaxInt at point 2 (the
+// loop never ends: j wraps to MinInt), and n-1 and n-2 wrap for an int n
+// near MinInt.
 func TestProvenIndexes(t *testing.T) {
 	src := `package k
 
@@ -899,6 +902,48 @@ func N31(i int, n int, b []float32) {
 	}
 	for j := 1; j < n-1; j++ {
 		b[(i+2)*n+j] = 1
+	}
+}
+
+//gompt:kernel dims=n len(b)=n
+func N34(i int, n int, b []float32) {
+	for j := big - 2; j <= big-2+i; j++ {
+		b[j-(big-2)] = 1
+	}
+}
+
+//gompt:kernel dims=m len(b)=n
+func N35(i int, m, n int, b []float32) {
+	for j := 0; j < n-1; j++ {
+		b[j+1] = 1
+	}
+}
+
+//gompt:kernel dims=m len(b)=m*n
+func N36(i int, m, n int, b []float32) {
+	for j := range n - 1 {
+		b[i*n+j] = 1
+	}
+}
+
+//gompt:kernel dims=m len(b)=n
+func N37(i int, m, n int, b []float32) {
+	for j := 0; j <= n-2; j++ {
+		b[j+1] = 1
+	}
+}
+
+//gompt:kernel dims=n len(b)=n*n
+func P22(i int, n int, b []float32) {
+	for j := 0; j <= i; j++ {
+		b[i*n+j] = 1
+	}
+}
+
+//gompt:kernel dims=n len(b)=n
+func P23(i int, n int, b []float32) {
+	for j := range n - 1 {
+		b[j+1] = 1
 	}
 }
 

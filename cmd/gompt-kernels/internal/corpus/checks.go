@@ -212,6 +212,41 @@ func RowShift(i int, m, n, nk, shift int, c, a, b []float32) {
 	}
 }
 
+// NearMax runs j from near the largest int up to c+i (j <= c+i): where
+// c+i is the largest int the loop never ends, j wraps to the smallest,
+// and j-c reaches past a's end. Its bound may wrap, so nothing is proven:
+// a's element keeps Go's check, and point 2 of 3 fails there.
+//
+//gompt:kernel dims=n len(a)=n len(out)=n
+func NearMax(i int, n int, a, out []float64) {
+	var s float64
+	for j := 9223372036854775805; j <= 9223372036854775805+i; j++ {
+		v := a[j-9223372036854775805]
+		if v < 0 {
+			break
+		}
+		s += v
+	}
+	out[i] = s
+}
+
+// WrapBound runs j below n-1, which for an int n at the smallest int
+// wraps to the largest: the loop then runs past a's end (n elements,
+// none at all for a negative n), so a's element keeps Go's check.
+//
+//gompt:kernel dims=m len(a)=n len(out)=m
+func WrapBound(i int, m, n int, a, out []float64) {
+	var s float64
+	for j := 0; j < n-1; j++ {
+		v := a[j+1]
+		if v < 0 {
+			break
+		}
+		s += v
+	}
+	out[i] = s
+}
+
 // TriangleTo runs row i from the diagonal to k (j <= k), which nothing
 // bounds: it keeps Go's check, and k past the last column fails the
 // point at the element.

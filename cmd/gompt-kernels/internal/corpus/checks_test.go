@@ -613,3 +613,42 @@ func TestTriangleToOutOfRange(t *testing.T) {
 		checkFault(t, err, "TriangleTo", posOf(t, "TriangleTo", "out[i*n+j] += 1"), `index out of range \[16\] with length 16`, what)
 	}
 }
+
+// NearMax's loop to the largest int wraps (j <= MaxInt never ends): a's
+// element is not proven, and point 2, whose j-c reaches 3, fails there on
+// every device instead of reading past a's end (it did, with the bound
+// taken as E+1 without asking whether E+1 fits an int).
+func TestNearMaxWrapsToAnError(t *testing.T) {
+	for _, dev := range devices() {
+		if _, _, refuses := kerneltest.Refuses(NearMaxKernel, dev); refuses {
+			continue
+		}
+		what := target.Describe(dev)
+		big := []float64{1, 2, 3, 100, 200}
+		out := make([]float64, 3)
+		err := RunNearMax(target.Dev(dev), 3, big[:3], out)
+		checkFault(t, err, "NearMax", posOf(t, "NearMax", "v := a[j-9223372036854775805]"), `index out of range \[3\] with length 3`, what)
+		out = make([]float64, 2)
+		require.NoError(t, RunNearMax(target.Dev(dev), 2, big[:2], out), "%s: two points, both in range", what)
+		assert.Equal(t, []float64{1, 3}, out, "%s", what)
+	}
+}
+
+// WrapBound's n-1 wraps for n the smallest int: its loop runs past a's
+// end, which holds no element (Len n is negative), and fails at a[1] on
+// every device; it read the mapped array on OpenCL with n-1 taken as an
+// integer.
+func TestWrapBoundWrapsToAnError(t *testing.T) {
+	for _, dev := range append(devices(), target.InitialDevice) {
+		if _, _, refuses := kerneltest.Refuses(WrapBoundKernel, dev); refuses {
+			continue
+		}
+		what := target.Describe(dev)
+		a := []float64{1, 2, 3, 4, -1, 6}
+		out := make([]float64, 1)
+		err := target.Target(target.Region{Device: target.Dev(dev), Kernel: WrapBoundKernel, Shape: target.N(1),
+			Maps: []target.Map{target.To(a), target.ToFrom(out)},
+			Args: []target.Arg{target.Int(1), target.Int(math.MinInt), target.Slice(a), target.Slice(out)}})
+		checkFault(t, err, "WrapBound", posOf(t, "WrapBound", "v := a[j+1]"), `index out of range \[1\] with length 0`, what)
+	}
+}

@@ -297,6 +297,8 @@ var entries = []entry{
 	}},
 	{k: TriangleKernel, fn: Triangle, run: RunTriangle, ext: []int{0}},
 	{k: TriangleToKernel, fn: TriangleTo, run: RunTriangleTo, ext: []int{0}, noHost: true},
+	{k: NearMaxKernel, fn: NearMax, run: RunNearMax, ext: []int{0}, noHost: true},
+	{k: WrapBoundKernel, fn: WrapBound, run: RunWrapBound, ext: []int{0}, noHost: true},
 	{k: RowUpdatesKernel, fn: RowUpdates, run: RunRowUpdates, ext: []int{0}, inputs: func() [][]any {
 		// Turns of k a multiple of four, fewer, and some left; rows of
 		// one element and more.

@@ -5169,6 +5169,102 @@ func RunNarrowNowait(dev gompttarget.DeviceClause, n int, a []int8, b []int8, c 
 		Args: []gompttarget.Arg{gompttarget.Int(n), gompttarget.Slice(a), gompttarget.Slice(b), gompttarget.Slice(c), gompttarget.Slice(d), gompttarget.Slice(out)}})
 }
 
+// NearMaxKernel is the gompt map kernel of NearMax (checks.go:221:1), over [0, n).
+var NearMaxKernel = &gomptdevice.Kernel{
+	Name: "NearMax",
+	Params: []gomptdevice.Param{
+		{Name: "n", Kind: gomptdevice.ParamInt64},
+		{Name: "a", Kind: gomptdevice.ParamBuffer, Elem: gomptdevice.ParamFloat64, Len: "n"},
+		{Name: "out", Kind: gomptdevice.ParamBuffer, Elem: gomptdevice.ParamFloat64, Len: "n"},
+	},
+	Dims: 1,
+	Work: "1+n",
+	Faults: []gomptdevice.FaultSite{
+		{Kind: gomptdevice.FaultIndex, Pos: "checks.go:224"},
+	},
+	Needs: []gomptdevice.Need{
+		{Kind: gomptdevice.NeedFP64, Use: "float64", Pos: "checks.go:221"},
+	},
+	Images: []gomptdevice.Image{
+		{Kind: gomptdevice.ImageHost, Entry: "gompt_NearMax", Host: gomptHostNearMax},
+		{Kind: "opencl-c", Entry: "gompt_NearMax", Source: gomptCLNearMax, Options: "-cl-fp32-correctly-rounded-divide-sqrt"},
+		{Kind: "ptx", Entry: "gompt_NearMax", Source: gomptPTXNearMax},
+	},
+	Sample: gomptSampleNearMax,
+}
+
+//go:embed gompt_NearMax.cl
+var gomptCLNearMax string
+
+//go:embed gompt_NearMax.ptx
+var gomptPTXNearMax string
+
+// gomptHostNearMax is NearMaxKernel's Go image: the body of NearMax at each point of the team's range.
+func gomptHostNearMax(gomptA *gomptdevice.HostArgs, gomptR gomptdevice.Range, _, _ int) {
+	n := gomptA.Int(0)
+	a := gomptrt.View[float64](gomptA.Bufs[1], gomptrt.Len(n))
+	out := gomptrt.View[float64](gomptA.Bufs[2], gomptrt.Len(n))
+	gomptLo0, gomptHi0 := gomptR.Clamp(0, n)
+	out = out[:gomptHi0] // so that Go drops its bounds tests of out[i] in the loop below
+	for i := gomptLo0; i < gomptHi0; i++ {
+//line checks.go:222
+		var s float64
+		for j := int(9223372036854775805); j <= (int(9223372036854775805) + i); j++ {
+			v := a[(j - int(9223372036854775805))]
+			if v < float64(0.0) {
+				break
+			}
+			s += v
+		}
+		out[i] = s
+	}
+	_ = n
+//line gompt_kernels.go:5223
+}
+
+// gomptSampleNearMax is NearMaxKernel's Sample: about n points, random arguments. Tol 0: every device gives the Go function's bits.
+func gomptSampleNearMax(gomptN int, gomptSeed int64) gomptdevice.Sample {
+	gomptR := gomptrt.Rand("NearMax", gomptN, gomptSeed)
+	gomptExt := gomptrt.Extents(gomptN, 1)
+	n := gomptExt[0]
+	return gomptdevice.Sample{
+		Shape: gomptdevice.Shape{Size: gomptExt},
+		Bufs:  [][]byte{nil, gomptrt.Floats[float64](gomptR, gomptrt.Len(n), 0.5, 1.5), gomptrt.Floats[float64](gomptR, gomptrt.Len(n), 0.5, 1.5)},
+		Args:  []gomptdevice.Arg{gomptrt.Int(int64(n)), {}, {}},
+	}
+}
+
+// RunNearMax runs NearMaxKernel (NearMax) on device dev over [0, n), mapping each slice by how the kernel uses it:
+// a to, out from.
+func RunNearMax(dev gompttarget.DeviceClause, n int, a []float64, out []float64) error {
+	if n <= 0 {
+		return nil
+	}
+	a = gomptrt.Head(a, gomptrt.Len(n))
+	out = gomptrt.Head(out, gomptrt.Len(n))
+	return gompttarget.Target(gompttarget.Region{Device: dev, Kernel: NearMaxKernel, Shape: gompttarget.Shape{Size: [3]int{n, 1, 1}},
+		Maps: []gompttarget.Map{gompttarget.To(a), gompttarget.From(out)},
+		Args: []gompttarget.Arg{gompttarget.Int(n), gompttarget.Slice(a), gompttarget.Slice(out)}})
+}
+
+// RunNearMaxNowait is RunNearMax's nowait form: it starts the launch and returns at once. deps are depend items
+// (target.DependIn, DependOut, DependInOut, DependOn), which order it as they order target.TargetNowait.
+// Leave the slices alone until the task's Wait returns RunNearMax's error (one found before the launch,
+// such as a short slice, included). An empty space runs nothing but still waits for deps.
+//
+// It runs NearMaxKernel (NearMax) on device dev over [0, n), mapping each slice by how the kernel uses it:
+// a to, out from.
+func RunNearMaxNowait(dev gompttarget.DeviceClause, n int, a []float64, out []float64, deps ...gompttarget.Map) *gompttarget.Task {
+	if n <= 0 {
+		return gompttarget.Go(func() error { return nil }, deps...)
+	}
+	a = gomptrt.Head(a, gomptrt.Len(n))
+	out = gomptrt.Head(out, gomptrt.Len(n))
+	return gompttarget.TargetNowait(gompttarget.Region{Device: dev, Kernel: NearMaxKernel, Shape: gompttarget.Shape{Size: [3]int{n, 1, 1}},
+		Maps: append([]gompttarget.Map{gompttarget.To(a), gompttarget.From(out)}, deps...),
+		Args: []gompttarget.Arg{gompttarget.Int(n), gompttarget.Slice(a), gompttarget.Slice(out)}})
+}
+
 // OutOfRangeKernel is the gompt map kernel of OutOfRange (dims.go:71:1), over [0, n).
 var OutOfRangeKernel = &gomptdevice.Kernel{
 	Name: "OutOfRange",
@@ -5214,7 +5310,7 @@ func gomptHostOutOfRange(gomptA *gomptdevice.HostArgs, gomptR gomptdevice.Range,
 			out[(i + n)] = int32(5)
 		}
 	}
-//line gompt_kernels.go:5218
+//line gompt_kernels.go:5314
 }
 
 // gomptSampleOutOfRange is OutOfRangeKernel's Sample: about n points, random arguments. Tol 0: every device gives the Go function's bits.
@@ -5298,7 +5394,7 @@ func gomptHostPartial(gomptA *gomptdevice.HostArgs, gomptR gomptdevice.Range, _,
 		}
 	}
 	_ = n
-//line gompt_kernels.go:5302
+//line gompt_kernels.go:5398
 }
 
 // gomptSamplePartial is PartialKernel's Sample: about n points, random arguments. Tol 0: every device gives the Go function's bits.
@@ -5432,7 +5528,7 @@ func gomptHostProdFloat64(gomptA *gomptdevice.HostArgs, gomptR gomptdevice.Range
 	}
 	gomptPartial[gomptTeam] = float64((gomptS0 * gomptS1) * (gomptS2 * gomptS3))
 	_ = n
-//line gompt_kernels.go:5436
+//line gompt_kernels.go:5532
 }
 
 // gomptSampleProdFloat64 is ProdFloat64Kernel's Sample: about n points, random arguments. Tol 1e-10: its float products are combined in another order on each device.
@@ -5579,7 +5675,7 @@ func gomptHostProdInt32(gomptA *gomptdevice.HostArgs, gomptR gomptdevice.Range, 
 	}
 	gomptPartial[gomptTeam] = int32((gomptS0 * gomptS1) * (gomptS2 * gomptS3))
 	_ = n
-//line gompt_kernels.go:5583
+//line gompt_kernels.go:5679
 }
 
 // gomptSampleProdInt32 is ProdInt32Kernel's Sample: about n points, random arguments. Tol 0: every device gives the Go function's bits.
@@ -5699,7 +5795,7 @@ func gomptHostProductLen(gomptA *gomptdevice.HostArgs, gomptR gomptdevice.Range,
 		gomptFrom, gomptTo = gomptIn1, gomptHi0
 	}
 	_ = n
-//line gompt_kernels.go:5703
+//line gompt_kernels.go:5799
 }
 
 // gomptSampleProductLen is ProductLenKernel's Sample: about n points, random arguments. Tol 0: every device gives the Go function's bits.
@@ -5789,7 +5885,7 @@ func gomptHostQuotient(gomptA *gomptdevice.HostArgs, gomptR gomptdevice.Range, _
 		q[i] = (a[i] / b[i])
 	}
 	_ = n
-//line gompt_kernels.go:5793
+//line gompt_kernels.go:5889
 }
 
 // gomptSampleQuotient is QuotientKernel's Sample: about n points, random arguments. Tol 0: every device gives the Go function's bits.
@@ -5937,7 +6033,7 @@ func gomptHostRangeForms(gomptA *gomptdevice.HostArgs, gomptR gomptdevice.Range,
 		o[int(7)] += int64(n0)
 	}
 	_ = n
-//line gompt_kernels.go:5941
+//line gompt_kernels.go:6037
 }
 
 // gomptSampleRangeForms is RangeFormsKernel's Sample: about n points, random arguments. Tol 0: every device gives the Go function's bits.
@@ -6087,7 +6183,7 @@ func gomptHostRowProducts(gomptA *gomptdevice.HostArgs, gomptR gomptdevice.Range
 		}
 	}
 	_ = m
-//line gompt_kernels.go:6091
+//line gompt_kernels.go:6187
 }
 
 // gomptSampleRowProducts is RowProductsKernel's Sample: about n points, random arguments. Tol 0: every device gives the Go function's bits.
@@ -6246,7 +6342,7 @@ func gomptHostRowRuns(gomptA *gomptdevice.HostArgs, gomptR gomptdevice.Range, _,
 //line rows.go:43
 		}
 	}
-//line gompt_kernels.go:6250
+//line gompt_kernels.go:6346
 }
 
 // gomptSampleRowRuns is RowRunsKernel's Sample: about n points, random arguments. Tol 0: every device gives the Go function's bits.
@@ -6399,7 +6495,7 @@ func gomptHostRowShift(gomptA *gomptdevice.HostArgs, gomptR gomptdevice.Range, _
 		}
 	}
 	_ = m
-//line gompt_kernels.go:6403
+//line gompt_kernels.go:6499
 }
 
 // gomptSampleRowShift is RowShiftKernel's Sample: about n points, random arguments. Tol 0: every device gives the Go function's bits.
@@ -6585,7 +6681,7 @@ func gomptHostRowUpdates(gomptA *gomptdevice.HostArgs, gomptR gomptdevice.Range,
 //line rows.go:143
 		}
 	}
-//line gompt_kernels.go:6589
+//line gompt_kernels.go:6685
 }
 
 // gomptSampleRowUpdates is RowUpdatesKernel's Sample: about n points, random arguments. Tol 0: every device gives the Go function's bits.
@@ -6683,7 +6779,7 @@ func gomptHostScatter(gomptA *gomptdevice.HostArgs, gomptR gomptdevice.Range, _,
 	}
 	_ = n
 	_ = m
-//line gompt_kernels.go:6687
+//line gompt_kernels.go:6783
 }
 
 // gomptSampleScatter is ScatterKernel's Sample: about n points, random arguments. Tol 0: every device gives the Go function's bits.
@@ -6781,7 +6877,7 @@ func gomptHostSeek(gomptA *gomptdevice.HostArgs, gomptR gomptdevice.Range, _, _ 
 	}
 	_ = n
 	_ = m
-//line gompt_kernels.go:6785
+//line gompt_kernels.go:6881
 }
 
 // gomptSampleSeek is SeekKernel's Sample: about n points, random arguments. Tol 0: every device gives the Go function's bits.
@@ -6872,7 +6968,7 @@ func gomptHostShiftAt(gomptA *gomptdevice.HostArgs, gomptR gomptdevice.Range, _,
 		x[j] <<= k[i]
 		y[j] >>= k[i]
 	}
-//line gompt_kernels.go:6876
+//line gompt_kernels.go:6972
 }
 
 // gomptSampleShiftAt is ShiftAtKernel's Sample: about n points, random arguments. Tol 0: every device gives the Go function's bits.
@@ -6978,7 +7074,7 @@ func gomptHostShifts(gomptA *gomptdevice.HostArgs, gomptR gomptdevice.Range, _, 
 		*(*int64)(unsafe.Add(gomptPOut, o*8)) += (x + int64(u))
 	}
 	_ = n
-//line gompt_kernels.go:6982
+//line gompt_kernels.go:7078
 }
 
 // gomptSampleShifts is ShiftsKernel's Sample: about n points, random arguments. Tol 0: every device gives the Go function's bits.
@@ -7119,7 +7215,7 @@ func gomptHostSignExtend(gomptA *gomptdevice.HostArgs, gomptR gomptdevice.Range,
 	_ = n
 	_ = p
 	_ = k
-//line gompt_kernels.go:7123
+//line gompt_kernels.go:7219
 }
 
 // gomptSampleSignExtend is SignExtendKernel's Sample: about n points, random arguments. Tol 0: every device gives the Go function's bits.
@@ -7237,7 +7333,7 @@ func gomptHostSpMV(gomptA *gomptdevice.HostArgs, gomptR gomptdevice.Range, _, _ 
 	}
 	_ = nnz
 	_ = ncols
-//line gompt_kernels.go:7241
+//line gompt_kernels.go:7337
 }
 
 // gomptSampleSpMV is SpMVKernel's Sample: about n points, random arguments. Tol 0: every device gives the Go function's bits.
@@ -7343,7 +7439,7 @@ func gomptHostSplitEdge(gomptA *gomptdevice.HostArgs, gomptR gomptdevice.Range, 
 		}
 	}
 	_ = ny
-//line gompt_kernels.go:7347
+//line gompt_kernels.go:7443
 }
 
 // gomptSampleSplitEdge is SplitEdgeKernel's Sample: about n points, random arguments. Tol 0: every device gives the Go function's bits.
@@ -7488,7 +7584,7 @@ func gomptHostSplitForms(gomptA *gomptdevice.HostArgs, gomptR gomptdevice.Range,
 			gomptFrom, gomptTo = gomptIn1, gomptHi0
 		}
 	}
-//line gompt_kernels.go:7492
+//line gompt_kernels.go:7588
 }
 
 // gomptSampleSplitForms is SplitFormsKernel's Sample: about n points, random arguments. Tol 0: every device gives the Go function's bits.
@@ -7615,7 +7711,7 @@ func gomptHostStencil2D(gomptA *gomptdevice.HostArgs, gomptR gomptdevice.Range, 
 			gomptFrom, gomptTo = gomptIn1, gomptHi0
 		}
 	}
-//line gompt_kernels.go:7619
+//line gompt_kernels.go:7715
 }
 
 // gomptSampleStencil2D is Stencil2DKernel's Sample: about n points, random arguments. Tol 0: every device gives the Go function's bits.
@@ -7753,7 +7849,7 @@ func gomptHostSumFloat32(gomptA *gomptdevice.HostArgs, gomptR gomptdevice.Range,
 	}
 	gomptPartial[gomptTeam] = float32((gomptS0 + gomptS1) + (gomptS2 + gomptS3))
 	_ = n
-//line gompt_kernels.go:7757
+//line gompt_kernels.go:7853
 }
 
 // gomptSampleSumFloat32 is SumFloat32Kernel's Sample: about n points, random arguments. Tol 0.0001: its float sums are combined in another order on each device.
@@ -7938,7 +8034,7 @@ func gomptHostSumFloat64In2D(gomptA *gomptdevice.HostArgs, gomptR gomptdevice.Ra
 	}
 	gomptPartial[gomptTeam] = float64((gomptS0 + gomptS1) + (gomptS2 + gomptS3))
 	_ = ny
-//line gompt_kernels.go:7942
+//line gompt_kernels.go:8038
 }
 
 // gomptSampleSumFloat64In2D is SumFloat64In2DKernel's Sample: about n points, random arguments. Tol 1e-10: its float sums are combined in another order on each device.
@@ -8086,7 +8182,7 @@ func gomptHostSumInt64(gomptA *gomptdevice.HostArgs, gomptR gomptdevice.Range, g
 	}
 	gomptPartial[gomptTeam] = int64((gomptS0 + gomptS1) + (gomptS2 + gomptS3))
 	_ = n
-//line gompt_kernels.go:8090
+//line gompt_kernels.go:8186
 }
 
 // gomptSampleSumInt64 is SumInt64Kernel's Sample: about n points, random arguments. Tol 0: every device gives the Go function's bits.
@@ -8235,7 +8331,7 @@ func gomptHostSumRows(gomptA *gomptdevice.HostArgs, gomptR gomptdevice.Range, _,
 		}
 	}
 	_ = m
-//line gompt_kernels.go:8239
+//line gompt_kernels.go:8335
 }
 
 // gomptSampleSumRows is SumRowsKernel's Sample: about n points, random arguments. Tol 0: every device gives the Go function's bits.
@@ -8555,7 +8651,7 @@ func gomptHostSumTurns(gomptA *gomptdevice.HostArgs, gomptR gomptdevice.Range, _
 		last[i] = acc
 	}
 	_ = m
-//line gompt_kernels.go:8559
+//line gompt_kernels.go:8655
 }
 
 // gomptSampleSumTurns is SumTurnsKernel's Sample: about n points, random arguments. Tol 0: every device gives the Go function's bits.
@@ -8680,7 +8776,7 @@ func gomptHostTeamDefine(gomptA *gomptdevice.HostArgs, gomptR gomptdevice.Range,
 	_ = v
 	_ = teams
 	_ = m
-//line gompt_kernels.go:8684
+//line gompt_kernels.go:8780
 }
 
 // gomptSampleTeamDefine is TeamDefineKernel's Sample: about n points, random arguments. Tol 0: every device gives the Go function's bits.
@@ -8794,7 +8890,7 @@ func gomptHostTeamGather(gomptA *gomptdevice.HostArgs, gomptR gomptdevice.Range,
 	}
 	_ = teams
 	_ = m
-//line gompt_kernels.go:8798
+//line gompt_kernels.go:8894
 }
 
 // gomptSampleTeamGather is TeamGatherKernel's Sample: about n points, random arguments. Tol 0: every device gives the Go function's bits.
@@ -8958,7 +9054,7 @@ func gomptHostTeamReverse(gomptA *gomptdevice.HostArgs, gomptR gomptdevice.Range
 	}
 	_ = mine
 	_ = teams
-//line gompt_kernels.go:8962
+//line gompt_kernels.go:9058
 }
 
 // gomptSampleTeamReverse is TeamReverseKernel's Sample: about n points, random arguments. Tol 0: every device gives the Go function's bits.
@@ -9098,7 +9194,7 @@ func gomptHostTeamTuple(gomptA *gomptdevice.HostArgs, gomptR gomptdevice.Range, 
 	_ = x
 	_ = o
 	_ = teams
-//line gompt_kernels.go:9102
+//line gompt_kernels.go:9198
 }
 
 // gomptSampleTeamTuple is TeamTupleKernel's Sample: about n points, random arguments. Tol 0: every device gives the Go function's bits.
@@ -9241,7 +9337,7 @@ func gomptHostTeamView(gomptA *gomptdevice.HostArgs, gomptR gomptdevice.Range, _
 	_ = from
 	_ = s
 	_ = teams
-//line gompt_kernels.go:9245
+//line gompt_kernels.go:9341
 }
 
 // gomptSampleTeamView is TeamViewKernel's Sample: about n points, random arguments. Tol 0: every device gives the Go function's bits.
@@ -9335,7 +9431,7 @@ func gomptHostTranscendental(gomptA *gomptdevice.HostArgs, gomptR gomptdevice.Ra
 		out[i] = float32(v)
 	}
 	_ = n
-//line gompt_kernels.go:9339
+//line gompt_kernels.go:9435
 }
 
 // gomptSampleTranscendental is TranscendentalKernel's Sample: about n points, random arguments. Tol 1e-06: it calls math functions that are within a few ulps of Go's, not equal.
@@ -9427,7 +9523,7 @@ func gomptHostTranspose(gomptA *gomptdevice.HostArgs, gomptR gomptdevice.Range, 
 			}
 		}
 	}
-//line gompt_kernels.go:9431
+//line gompt_kernels.go:9527
 }
 
 // gomptSampleTranspose is TransposeKernel's Sample: about n points, random arguments. Tol 0: every device gives the Go function's bits.
@@ -9515,7 +9611,7 @@ func gomptHostTriangle(gomptA *gomptdevice.HostArgs, gomptR gomptdevice.Range, _
 			*(*float64)(unsafe.Add(gomptPOut, ((i*n)+j)*8)) = (*(*float64)(unsafe.Add(gomptPA, ((j*n)+i)*8)) * float64(0.5))
 		}
 	}
-//line gompt_kernels.go:9519
+//line gompt_kernels.go:9615
 }
 
 // gomptSampleTriangle is TriangleKernel's Sample: about n points, random arguments. Tol 0: every device gives the Go function's bits.
@@ -9566,7 +9662,7 @@ func RunTriangleNowait(dev gompttarget.DeviceClause, n int, a []float64, out []f
 		Args: []gompttarget.Arg{gompttarget.Int(n), gompttarget.Slice(a), gompttarget.Slice(out)}})
 }
 
-// TriangleToKernel is the gompt map kernel of TriangleTo (checks.go:220:1), over [0, n).
+// TriangleToKernel is the gompt map kernel of TriangleTo (checks.go:255:1), over [0, n).
 var TriangleToKernel = &gomptdevice.Kernel{
 	Name: "TriangleTo",
 	Params: []gomptdevice.Param{
@@ -9577,10 +9673,10 @@ var TriangleToKernel = &gomptdevice.Kernel{
 	Dims: 1,
 	Work: "1+k-n",
 	Faults: []gomptdevice.FaultSite{
-		{Kind: gomptdevice.FaultIndex, Pos: "checks.go:222"},
+		{Kind: gomptdevice.FaultIndex, Pos: "checks.go:257"},
 	},
 	Needs: []gomptdevice.Need{
-		{Kind: gomptdevice.NeedFP64, Use: "float64", Pos: "checks.go:220"},
+		{Kind: gomptdevice.NeedFP64, Use: "float64", Pos: "checks.go:255"},
 	},
 	Images: []gomptdevice.Image{
 		{Kind: gomptdevice.ImageHost, Entry: "gompt_TriangleTo", Host: gomptHostTriangleTo},
@@ -9603,12 +9699,12 @@ func gomptHostTriangleTo(gomptA *gomptdevice.HostArgs, gomptR gomptdevice.Range,
 	out := gomptrt.View[float64](gomptA.Bufs[2], gomptrt.Len(n, n))
 	gomptLo0, gomptHi0 := gomptR.Clamp(0, n)
 	for i := gomptLo0; i < gomptHi0; i++ {
-//line checks.go:221
+//line checks.go:256
 		for j := i; j <= k; j++ {
 			out[((i * n) + j)] += float64(1.0)
 		}
 	}
-//line gompt_kernels.go:9612
+//line gompt_kernels.go:9708
 }
 
 // gomptSampleTriangleTo is TriangleToKernel's Sample: about n points, random arguments. Tol 0: every device gives the Go function's bits.
@@ -9736,7 +9832,7 @@ gomptPoint0:
 		*(*int64)(unsafe.Add(gomptPOut, (o+int(7))*8)) = (-long)
 	}
 	_ = n
-//line gompt_kernels.go:9740
+//line gompt_kernels.go:9836
 }
 
 // gomptSampleTricky is TrickyKernel's Sample: about n points, random arguments. Tol 0: every device gives the Go function's bits.
@@ -9838,7 +9934,7 @@ func gomptHostTuples(gomptA *gomptdevice.HostArgs, gomptR gomptdevice.Range, _, 
 		*(*int32)(unsafe.Add(gomptPOut, o*4)) += x
 	}
 	_ = n
-//line gompt_kernels.go:9842
+//line gompt_kernels.go:9938
 }
 
 // gomptSampleTuples is TuplesKernel's Sample: about n points, random arguments. Tol 0: every device gives the Go function's bits.
@@ -9936,7 +10032,7 @@ func gomptHostUint64Ops(gomptA *gomptdevice.HostArgs, gomptR gomptdevice.Range, 
 		*(*uint64)(unsafe.Add(gomptPOut, (o+int(5))*8)) = (-x)
 	}
 	_ = n
-//line gompt_kernels.go:9940
+//line gompt_kernels.go:10036
 }
 
 // gomptSampleUint64Ops is Uint64OpsKernel's Sample: about n points, random arguments. Tol 0: every device gives the Go function's bits.
@@ -10088,7 +10184,7 @@ func gomptLanesUniformStore(gomptX0, gomptW int, n int, m int, b []int32, c []in
 		}
 //line lockstep.go:44
 	}
-//line gompt_kernels.go:10092
+//line gompt_kernels.go:10188
 }
 
 // gomptSampleUniformStore is UniformStoreKernel's Sample: about n points, random arguments. Tol 0: every device gives the Go function's bits.
@@ -10200,7 +10296,7 @@ func gomptHostViewBounds(gomptA *gomptdevice.HostArgs, gomptR gomptdevice.Range,
 	}
 	_ = rows
 	_ = m
-//line gompt_kernels.go:10204
+//line gompt_kernels.go:10300
 }
 
 // gomptSampleViewBounds is ViewBoundsKernel's Sample: about n points, random arguments. Tol 0: every device gives the Go function's bits.
@@ -10299,7 +10395,7 @@ func gomptHostViewIndex(gomptA *gomptdevice.HostArgs, gomptR gomptdevice.Range, 
 		out[r] = row[at[r]]
 	}
 	_ = rows
-//line gompt_kernels.go:10303
+//line gompt_kernels.go:10399
 }
 
 // gomptSampleViewIndex is ViewIndexKernel's Sample: about n points, random arguments. Tol 0: every device gives the Go function's bits.
@@ -10346,4 +10442,103 @@ func RunViewIndexNowait(dev gompttarget.DeviceClause, rows int, w int, a []float
 	return gompttarget.TargetNowait(gompttarget.Region{Device: dev, Kernel: ViewIndexKernel, Shape: gompttarget.Shape{Size: [3]int{rows, 1, 1}},
 		Maps: append([]gompttarget.Map{gompttarget.To(a), gompttarget.To(at), gompttarget.From(out)}, deps...),
 		Args: []gompttarget.Arg{gompttarget.Int(rows), gompttarget.Int(w), gompttarget.Slice(a), gompttarget.Slice(at), gompttarget.Slice(out)}})
+}
+
+// WrapBoundKernel is the gompt map kernel of WrapBound (checks.go:238:1), over [0, m).
+var WrapBoundKernel = &gomptdevice.Kernel{
+	Name: "WrapBound",
+	Params: []gomptdevice.Param{
+		{Name: "m", Kind: gomptdevice.ParamInt64},
+		{Name: "n", Kind: gomptdevice.ParamInt64},
+		{Name: "a", Kind: gomptdevice.ParamBuffer, Elem: gomptdevice.ParamFloat64, Len: "n"},
+		{Name: "out", Kind: gomptdevice.ParamBuffer, Elem: gomptdevice.ParamFloat64, Len: "m"},
+	},
+	Dims: 1,
+	Work: "n-1",
+	Faults: []gomptdevice.FaultSite{
+		{Kind: gomptdevice.FaultIndex, Pos: "checks.go:241"},
+	},
+	Needs: []gomptdevice.Need{
+		{Kind: gomptdevice.NeedFP64, Use: "float64", Pos: "checks.go:238"},
+	},
+	Images: []gomptdevice.Image{
+		{Kind: gomptdevice.ImageHost, Entry: "gompt_WrapBound", Host: gomptHostWrapBound},
+		{Kind: "opencl-c", Entry: "gompt_WrapBound", Source: gomptCLWrapBound, Options: "-cl-fp32-correctly-rounded-divide-sqrt"},
+		{Kind: "ptx", Entry: "gompt_WrapBound", Source: gomptPTXWrapBound},
+	},
+	Sample: gomptSampleWrapBound,
+}
+
+//go:embed gompt_WrapBound.cl
+var gomptCLWrapBound string
+
+//go:embed gompt_WrapBound.ptx
+var gomptPTXWrapBound string
+
+// gomptHostWrapBound is WrapBoundKernel's Go image: the body of WrapBound at each point of the team's range.
+func gomptHostWrapBound(gomptA *gomptdevice.HostArgs, gomptR gomptdevice.Range, _, _ int) {
+	m := gomptA.Int(0)
+	n := gomptA.Int(1)
+	a := gomptrt.View[float64](gomptA.Bufs[2], gomptrt.Len(n))
+	out := gomptrt.View[float64](gomptA.Bufs[3], gomptrt.Len(m))
+	gomptLo0, gomptHi0 := gomptR.Clamp(0, m)
+	out = out[:gomptHi0] // so that Go drops its bounds tests of out[i] in the loop below
+	for i := gomptLo0; i < gomptHi0; i++ {
+//line checks.go:239
+		var s float64
+		for j := int(0); j < (n - int(1)); j++ {
+			v := a[(j + int(1))]
+			if v < float64(0.0) {
+				break
+			}
+			s += v
+		}
+		out[i] = s
+	}
+	_ = m
+//line gompt_kernels.go:10500
+}
+
+// gomptSampleWrapBound is WrapBoundKernel's Sample: about n points, random arguments. Tol 0: every device gives the Go function's bits.
+func gomptSampleWrapBound(gomptN int, gomptSeed int64) gomptdevice.Sample {
+	gomptR := gomptrt.Rand("WrapBound", gomptN, gomptSeed)
+	gomptExt := gomptrt.Extents(gomptN, 1)
+	m := gomptExt[0]
+	n := int(1 + gomptR.IntN(8))
+	return gomptdevice.Sample{
+		Shape: gomptdevice.Shape{Size: gomptExt},
+		Bufs:  [][]byte{nil, nil, gomptrt.Floats[float64](gomptR, gomptrt.Len(n), 0.5, 1.5), gomptrt.Floats[float64](gomptR, gomptrt.Len(m), 0.5, 1.5)},
+		Args:  []gomptdevice.Arg{gomptrt.Int(int64(m)), gomptrt.Int(int64(n)), {}, {}},
+	}
+}
+
+// RunWrapBound runs WrapBoundKernel (WrapBound) on device dev over [0, m), mapping each slice by how the kernel uses it:
+// a to, out from.
+func RunWrapBound(dev gompttarget.DeviceClause, m int, n int, a []float64, out []float64) error {
+	if m <= 0 {
+		return nil
+	}
+	a = gomptrt.Head(a, gomptrt.Len(n))
+	out = gomptrt.Head(out, gomptrt.Len(m))
+	return gompttarget.Target(gompttarget.Region{Device: dev, Kernel: WrapBoundKernel, Shape: gompttarget.Shape{Size: [3]int{m, 1, 1}},
+		Maps: []gompttarget.Map{gompttarget.To(a), gompttarget.From(out)},
+		Args: []gompttarget.Arg{gompttarget.Int(m), gompttarget.Int(n), gompttarget.Slice(a), gompttarget.Slice(out)}})
+}
+
+// RunWrapBoundNowait is RunWrapBound's nowait form: it starts the launch and returns at once. deps are depend items
+// (target.DependIn, DependOut, DependInOut, DependOn), which order it as they order target.TargetNowait.
+// Leave the slices alone until the task's Wait returns RunWrapBound's error (one found before the launch,
+// such as a short slice, included). An empty space runs nothing but still waits for deps.
+//
+// It runs WrapBoundKernel (WrapBound) on device dev over [0, m), mapping each slice by how the kernel uses it:
+// a to, out from.
+func RunWrapBoundNowait(dev gompttarget.DeviceClause, m int, n int, a []float64, out []float64, deps ...gompttarget.Map) *gompttarget.Task {
+	if m <= 0 {
+		return gompttarget.Go(func() error { return nil }, deps...)
+	}
+	a = gomptrt.Head(a, gomptrt.Len(n))
+	out = gomptrt.Head(out, gomptrt.Len(m))
+	return gompttarget.TargetNowait(gompttarget.Region{Device: dev, Kernel: WrapBoundKernel, Shape: gompttarget.Shape{Size: [3]int{m, 1, 1}},
+		Maps: append([]gompttarget.Map{gompttarget.To(a), gompttarget.From(out)}, deps...),
+		Args: []gompttarget.Arg{gompttarget.Int(m), gompttarget.Int(n), gompttarget.Slice(a), gompttarget.Slice(out)}})
 }

@@ -5,7 +5,10 @@ import (
 	"go/constant"
 	"go/token"
 	"go/types"
+	"math"
+	"math/big"
 	"strconv"
+	"strings"
 
 	"github.com/gompt/gompt/cmd/gompt-kernels/internal/ir"
 )
@@ -63,7 +66,9 @@ func NewProver(g *ir.Program, k *ir.Kernel) *prover {
 			if id, ok := s.Key.(*ast.Ident); ok && s.Tok == token.DEFINE {
 				if v, ok := g.P.Info.Defs[id].(*types.Var); ok && v.Type() == types.Typ[types.Int] && !k.Assigned[v] {
 					bound, ok := pr.Poly(s.X)
-					if !ok {
+					if ok && !pr.fits(bound, maxInt) {
+						ok = false // range over an int that may wrap: unmodelled
+					} else if !ok {
 						bound, ok = pr.rangeBound(s) // a slice's or a team array's length
 					}
 					if ok {
@@ -138,12 +143,18 @@ func (pr *prover) countedLoop(s *ast.ForStmt) {
 	if !ok {
 		return
 	}
+	// E must be computed as its integer value, and p must never wrap:
+	// p < E stops at E (at most MaxInt); p <= E only while E is below
+	// MaxInt (at MaxInt p++ wraps to MinInt and the loop goes on).
+	top := maxInt
 	if cond.Op == token.LEQ {
-		// p <= E: below E+1, as integers (a loop whose E is the largest
-		// int never ends, and reaches no element past a buffer's end
-		// that this bound would let the prover accept: an element's
-		// index is proven below a buffer's length, which is an int)
-		bound = bound.Add(ConstPoly(1), 1)
+		top = new(big.Int).Sub(maxInt, big.NewInt(1))
+	}
+	if !pr.fits(bound, top) {
+		return
+	}
+	if cond.Op == token.LEQ {
+		bound = bound.Add(ConstPoly(1), 1) // p <= E: below E+1, which fits an int
 	}
 	name := "l:" + ir.Itoa(len(pr.ranges)) + ":" + id.Name
 	pr.Vars[v] = name
@@ -423,4 +434,101 @@ func hasBreak(list []ast.Stmt) bool {
 		})
 	}
 	return found
+}
+
+// maxInt and minInt bound the values of an int (a Go int is 64 bits on
+// every target gompt runs on).
+var (
+	maxInt = big.NewInt(math.MaxInt64)
+	minInt = big.NewInt(math.MinInt64)
+)
+
+// fits reports whether every value bound can take at run time lies in
+// [minInt, hi], from the intervals of its variables. Go computes an int
+// expression modulo 2^64, so a bound whose integer value fits an int is
+// computed as that value, and a loop it bounds runs as the prover models
+// it; one that may leave an int wraps (n-1 for an int parameter n that is
+// math.MinInt is math.MaxInt), and the loop runs past what its poly says.
+//
+// A buffer's Len fits: the runtime evaluates every Len before a launch
+// and refuses one whose value leaves an int64 (device.Kernel.NeedLen), so
+// for j := range m*k with len(b)=m*k stays modelled.
+func (pr *prover) fits(bound poly, hi *big.Int) bool {
+	lo, h := pr.interval(bound, map[string]bool{})
+	if lo.Cmp(minInt) >= 0 && h.Cmp(hi) <= 0 {
+		return true
+	}
+	if hi.Cmp(maxInt) != 0 {
+		return false
+	}
+	for _, p := range pr.k.Params {
+		if l, ok := pr.lenPoly(p); ok && p.Slice && len(pr.k.Lens[p]) > 0 && l.Equal(bound) {
+			return true
+		}
+	}
+	return false
+}
+
+// interval is the smallest and largest value of p over the intervals of
+// its variables (varInterval), as exact integers.
+func (pr *prover) interval(p poly, seen map[string]bool) (lo, hi *big.Int) {
+	lo, hi = new(big.Int), new(big.Int)
+	for m, c := range p {
+		mlo, mhi := big.NewInt(c), big.NewInt(c)
+		if m != "" {
+			mlo.SetInt64(1)
+			mhi.SetInt64(1)
+			for _, v := range strings.Split(m, "*") {
+				vlo, vhi := pr.varInterval(v, seen)
+				mlo, mhi = mulInterval(mlo, mhi, vlo, vhi)
+			}
+			mlo, mhi = mulInterval(mlo, mhi, big.NewInt(c), big.NewInt(c))
+		}
+		lo.Add(lo, mlo)
+		hi.Add(hi, mhi)
+	}
+	return lo, hi
+}
+
+// varInterval is the values variable name can take: an extent's [1,
+// MaxInt]; a ranged variable's [lo, largest value of its end - 1]; any
+// int otherwise.
+func (pr *prover) varInterval(name string, seen map[string]bool) (lo, hi *big.Int) {
+	if pr.extent[name] {
+		return big.NewInt(1), maxInt
+	}
+	r, ok := pr.ranges[name]
+	if !ok || seen[name] || r.hi == nil {
+		return minInt, maxInt
+	}
+	seen[name] = true
+	defer delete(seen, name)
+	_, h := pr.interval(r.hi, seen)
+	h = new(big.Int).Sub(h, big.NewInt(1))
+	lo = big.NewInt(r.lo)
+	if h.Cmp(maxInt) > 0 {
+		h = maxInt
+	}
+	if h.Cmp(lo) < 0 {
+		h = lo // an empty range: the variable never has a value
+	}
+	return lo, h
+}
+
+// mulInterval is the interval of x*y for x in [alo, ahi], y in [blo, bhi].
+func mulInterval(alo, ahi, blo, bhi *big.Int) (lo, hi *big.Int) {
+	ps := []*big.Int{
+		new(big.Int).Mul(alo, blo), new(big.Int).Mul(alo, bhi),
+		new(big.Int).Mul(ahi, blo), new(big.Int).Mul(ahi, bhi),
+	}
+	lo, hi = ps[0], ps[0]
+	for _, p := range ps[1:] {
+		if p.Cmp(lo) < 0 {
+			lo = p
+		}
+		if p.Cmp(hi) > 0 {
+			hi = p
+		}
+	}
+	return lo, hi
 }
