@@ -43,6 +43,21 @@ func (k *Kernel) NeedLen(i int, s Shape, scalar func(j int) uint64) (int, error)
 	return int(n), nil
 }
 
+// CheckBounds reports an error naming the first of k's Bounds whose value
+// in a launch over s leaves an int64 (scalar as for NeedLen); nil when
+// every one fits. It does not allocate unless it fails.
+func (k *Kernel) CheckBounds(s Shape, scalar func(j int) uint64) error {
+	for _, b := range k.Bounds {
+		if _, err := k.lenValue(b, s, scalar); err != nil {
+			if _, ok := err.(overflowError); ok {
+				return fmt.Errorf("loop bound %s leaves an int64 with these arguments: the loop would wrap, and the kernel's dropped bounds checks assume it does not", b)
+			}
+			return fmt.Errorf("loop bound %q: %w", b, err)
+		}
+	}
+	return nil
+}
+
 // PointWork returns the work of one point of a launch of k over s (Work,
 // evaluated as NeedLen evaluates a Len; scalar as there): at least 1;
 // math.MaxInt64 where it is larger than an int64; 1 where Work is empty or
@@ -286,6 +301,11 @@ func (k *Kernel) Check() error {
 	if k.Work != "" {
 		if _, err := k.lenValue(k.Work, Shape{}, nil); err != nil {
 			return fmt.Errorf("kernel %s: Work %q: %w", k.Name, k.Work, err)
+		}
+	}
+	for _, b := range k.Bounds {
+		if _, err := k.lenValue(b, Shape{}, nil); err != nil {
+			return fmt.Errorf("kernel %s: Bounds %q: %w", k.Name, b, err)
 		}
 	}
 	return nil

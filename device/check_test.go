@@ -116,6 +116,38 @@ func TestPointWork(t *testing.T) {
 	}
 }
 
+// TestCheckBounds: a bound that leaves an int64 in a launch is an error
+// naming it; one that fits, or none, is not; Check refuses a bound it
+// cannot evaluate.
+func TestCheckBounds(t *testing.T) {
+	k := *lenKernel
+	k.Bounds = []string{"m", "m-1", "0-m+1"}
+	for _, c := range []struct {
+		m   int64
+		err string
+	}{
+		{6, ""},
+		{math.MaxInt64, ""},
+		{math.MinInt64 + 2, ""},
+		{math.MinInt64 + 1, "loop bound 0-m+1 leaves an int64 with these arguments"}, // 0-m is MaxInt
+		{math.MinInt64, "loop bound m-1 leaves an int64 with these arguments"},       // m itself fits
+	} {
+		err := k.CheckBounds(Shape{Size: [3]int{1}}, func(int) uint64 { return uint64(c.m) })
+		if c.err == "" {
+			assert.NoError(t, err, "m = %d", c.m)
+		} else {
+			assert.ErrorContains(t, err, c.err, "m = %d", c.m)
+		}
+	}
+	k.Bounds = []string{"0-m+2"}
+	m := int64(math.MinInt64 + 1)
+	assert.ErrorContains(t, k.CheckBounds(Shape{}, func(int) uint64 { return uint64(m) }), "loop bound 0-m+2 leaves an int64")
+	k.Bounds = nil
+	assert.NoError(t, k.CheckBounds(Shape{}, nil), "no bounds")
+	k.Bounds = []string{"m+x"}
+	assert.ErrorContains(t, k.Check(), `kernel lens: Bounds "m+x"`, "a bound over a name that is no parameter")
+}
+
 func TestKernelCheck(t *testing.T) {
 	good := func() *Kernel {
 		return &Kernel{Name: "good", Dims: 2, Params: []Param{

@@ -192,6 +192,16 @@ type Kernel struct {
 	// heavy points still spread over the cores. Empty is one.
 	Work string
 
+	// Bounds are int expressions of Param.Len's form over the integer
+	// scalar parameters that must fit an int64 in a launch: loop bounds
+	// the device code's dropped bounds checks rely on (n-1 in for j := 0;
+	// j < n-1; j++, which for n at math.MinInt is math.MaxInt in Go, and
+	// the loop then runs past every buffer's end). The runtime refuses a
+	// launch in which one does not (CheckBounds), before any device
+	// work, as it refuses a Len that leaves an int64. gompt-kernels
+	// writes them; most kernels have none.
+	Bounds []string
+
 	// Faults lists the run-time checks the kernel's code makes (buffer
 	// indices, integer divisors), as gompt-kernels generates them; nil
 	// for a kernel that makes none. When it is not empty, the OpenCL C

@@ -69,6 +69,11 @@ func checkRegion(r *Region, d *dev, loaded bool) error {
 		}
 		buffers = buffers || p.Kind == device.ParamBuffer
 	}
+	if len(k.Bounds) > 0 {
+		if err := k.CheckBounds(r.Shape, func(j int) uint64 { return r.Args[j].bits }); err != nil {
+			return fmt.Errorf("target: kernel %s: %w", k.Name, err)
+		}
+	}
 	if !buffers {
 		return nil
 	}

@@ -4,7 +4,7 @@
 #pragma OPENCL EXTENSION cl_khr_fp64 : enable
 
 #ifdef GOMPT_LOOP_GUARD
-#define GOMPT_LOOP_PARAM 
+#define GOMPT_LOOP_PARAM , __global long *gompt_fault
 #define GOMPT_LOOP_PARAM_ONLY __global long *gompt_fault
 #define GOMPT_LOOP_CHECK gompt_loop_check(gompt_fault)
 static inline __attribute__((always_inline)) void gompt_loop_check(__global long *f) {
@@ -24,19 +24,9 @@ static inline __attribute__((always_inline)) void gompt_loop_check(__global long
 #define GOMPT_CMP64(x, op, y) ((x) op (y))
 #endif
 
-static void gompt_check_fail(__global long *f, int *stop, long site, long i, long n) {
-  *stop = 1;
-  if (atomic_cmpxchg((volatile __global int *)f, 0, (int)site) == 0) {
-    f[1] = i;
-    f[2] = n;
-    f[3] = 1356598133L;
-  }
-}
-static inline __attribute__((always_inline)) double gompt_ldc_double(__global const double *p, long n, long i, __global long *f, int *stop, long site) { if ((ulong)i < (ulong)n) return p[i]; gompt_check_fail(f, stop, site, i, n); return (double)0; }
 static inline __attribute__((always_inline)) long gompt_lenpos(long v) { return GOMPT_CMP64(v, >, 0L) ? v : 0; }
-static inline __attribute__((always_inline)) void gompt_stc_double(__global double *p, long n, long i, double v, __global long *f, int *stop, long site) { if ((ulong)i < (ulong)n) p[i] = v; else gompt_check_fail(f, stop, site, i, n); }
 
-static inline __attribute__((always_inline)) void gompt_body_FdtdHz(long i, long nx, long ny, __global const double *ex, long gompt_len_ex_, __global const double *ey, long gompt_len_ey_, __global double *hz, long gompt_len_hz_, __global long *gompt_fault, int *gompt_stop) {
+static inline __attribute__((always_inline)) void gompt_body_FdtdHz(long i, long nx, long ny, __global const double *ex, long gompt_len_ex_, __global const double *ey, long gompt_len_ey_, __global double *hz, long gompt_len_hz_) {
   if (GOMPT_CMP64(i, >=, ((long)((ulong)nx - (ulong)(1L))))) {
     return;
   }
@@ -44,19 +34,15 @@ static inline __attribute__((always_inline)) void gompt_body_FdtdHz(long i, long
     long j = (0L);
     for (;;) {
       if (!GOMPT_CMP64(j, <, ((long)((ulong)ny - (ulong)(1L))))) break;
-      if (*gompt_stop) return;
       {
-        gompt_stc_double(hz, gompt_len_hz_, ((long)((ulong)((long)((ulong)i * (ulong)ny)) + (ulong)j)), (gompt_ldc_double(hz, gompt_len_hz_, ((long)((ulong)((long)((ulong)i * (ulong)ny)) + (ulong)j)), gompt_fault, gompt_stop, 2L) - ((0x1.6666666666666p-01) * (((gompt_ldc_double(ex, gompt_len_ex_, ((long)((ulong)((long)((ulong)((long)((ulong)i * (ulong)ny)) + (ulong)j)) + (ulong)(1L))), gompt_fault, gompt_stop, 3L) - gompt_ldc_double(ex, gompt_len_ex_, ((long)((ulong)((long)((ulong)i * (ulong)ny)) + (ulong)j)), gompt_fault, gompt_stop, 4L)) + gompt_ldc_double(ey, gompt_len_ey_, ((long)((ulong)((long)((ulong)((long)((ulong)i + (ulong)(1L))) * (ulong)ny)) + (ulong)j)), gompt_fault, gompt_stop, 5L)) - gompt_ldc_double(ey, gompt_len_ey_, ((long)((ulong)((long)((ulong)i * (ulong)ny)) + (ulong)j)), gompt_fault, gompt_stop, 6L)))), gompt_fault, gompt_stop, 1L);
-        if (*gompt_stop) return;
+        hz[((long)((ulong)((long)((ulong)i * (ulong)ny)) + (ulong)j))] = (hz[((long)((ulong)((long)((ulong)i * (ulong)ny)) + (ulong)j))] - ((0x1.6666666666666p-01) * (((ex[((long)((ulong)((long)((ulong)((long)((ulong)i * (ulong)ny)) + (ulong)j)) + (ulong)(1L)))] - ex[((long)((ulong)((long)((ulong)i * (ulong)ny)) + (ulong)j))]) + ey[((long)((ulong)((long)((ulong)((long)((ulong)i + (ulong)(1L))) * (ulong)ny)) + (ulong)j))]) - ey[((long)((ulong)((long)((ulong)i * (ulong)ny)) + (ulong)j))])));
       }
       j = ((long)((ulong)j + (ulong)1));
     }
   }
-  if (*gompt_stop) return;
 }
 
-__kernel void gompt_FdtdHz(long nx, long ny, __global const double *ex, __global const double *ey, __global double *hz, __global long *gompt_fault GOMPT_LOOP_PARAM) {
-  int gompt_stopped = 0, *gompt_stop = &gompt_stopped;
+__kernel void gompt_FdtdHz(long nx, long ny, __global const double *ex, __global const double *ey, __global double *hz GOMPT_LOOP_PARAM) {
   long gompt_len_ex = gompt_lenpos((long)((ulong)(long)nx * (ulong)(long)ny));
   long gompt_len_ey = gompt_lenpos((long)((ulong)(long)nx * (ulong)(long)ny));
   long gompt_len_hz = gompt_lenpos((long)((ulong)(long)nx * (ulong)(long)ny));
@@ -64,17 +50,15 @@ __kernel void gompt_FdtdHz(long nx, long ny, __global const double *ex, __global
   if (get_global_size(0) >= (ulong)(long)nx) {
     long gompt_i0 = (long)get_global_id(0);
     if ((long)((get_group_id(0) + 1) * get_local_size(0)) <= (long)nx) {
-      gompt_body_FdtdHz(gompt_i0, nx, ny, ex, gompt_len_ex, ey, gompt_len_ey, hz, gompt_len_hz, gompt_fault, gompt_stop);
+      gompt_body_FdtdHz(gompt_i0, nx, ny, ex, gompt_len_ex, ey, gompt_len_ey, hz, gompt_len_hz);
     } else if (gompt_i0 < (long)nx) {
-      gompt_body_FdtdHz(gompt_i0, nx, ny, ex, gompt_len_ex, ey, gompt_len_ey, hz, gompt_len_hz, gompt_fault, gompt_stop);
+      gompt_body_FdtdHz(gompt_i0, nx, ny, ex, gompt_len_ex, ey, gompt_len_ey, hz, gompt_len_hz);
     }
     GOMPT_LOOP_CHECK;
     return;
   }
   for (long gompt_i0 = (long)get_global_id(0); gompt_i0 < (long)nx; gompt_i0 += (long)get_global_size(0)) {
-    gompt_body_FdtdHz(gompt_i0, nx, ny, ex, gompt_len_ex, ey, gompt_len_ey, hz, gompt_len_hz, gompt_fault, gompt_stop);
-    if (gompt_stopped) goto gompt_stopped_;
+    gompt_body_FdtdHz(gompt_i0, nx, ny, ex, gompt_len_ex, ey, gompt_len_ey, hz, gompt_len_hz);
   }
-gompt_stopped_:
   GOMPT_LOOP_CHECK;
 }

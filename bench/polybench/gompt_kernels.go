@@ -1976,16 +1976,9 @@ var FdtdHzKernel = &gomptdevice.Kernel{
 		{Name: "ey", Kind: gomptdevice.ParamBuffer, Elem: gomptdevice.ParamFloat64, Len: "nx*ny"},
 		{Name: "hz", Kind: gomptdevice.ParamBuffer, Elem: gomptdevice.ParamFloat64, Len: "nx*ny"},
 	},
-	Dims: 1,
-	Work: "ny-1",
-	Faults: []gomptdevice.FaultSite{
-		{Kind: gomptdevice.FaultIndex, Pos: "kernels.go:267"},
-		{Kind: gomptdevice.FaultIndex, Pos: "kernels.go:267"},
-		{Kind: gomptdevice.FaultIndex, Pos: "kernels.go:267"},
-		{Kind: gomptdevice.FaultIndex, Pos: "kernels.go:267"},
-		{Kind: gomptdevice.FaultIndex, Pos: "kernels.go:267"},
-		{Kind: gomptdevice.FaultIndex, Pos: "kernels.go:267"},
-	},
+	Dims:   1,
+	Bounds: []string{"ny-1"},
+	Work:   "ny-1",
 	Needs: []gomptdevice.Need{
 		{Kind: gomptdevice.NeedFP64, Use: "float64", Pos: "kernels.go:262"},
 	},
@@ -2029,13 +2022,23 @@ func gomptHostFdtdHz(gomptA *gomptdevice.HostArgs, gomptR gomptdevice.Range, _, 
 		}
 		for i := gomptIn0; i < gomptIn1; i++ {
 //line kernels.go:266
-			for j := int(0); j < (ny - int(1)); j++ {
-				hz[((i * ny) + j)] = (hz[((i*ny)+j)] - (float64(0.7) * (((ex[(((i*ny)+j)+int(1))] - ex[((i*ny)+j)]) + ey[(((i+int(1))*ny)+j)]) - ey[((i*ny)+j)])))
+			if gomptFromJ := int(0); gomptFromJ < (ny - int(1)) {
+//line kernels.go:266
+				gomptTurnsJ := (ny - int(1)) - gomptFromJ
+				gomptHzRowJ1, gomptExRowJ1, gomptExRowJ2, gomptEyRowJ1, gomptEyRowJ2 := hz[(i*ny)+gomptFromJ:][:gomptTurnsJ], ex[(i*ny)+int(1)+gomptFromJ:][:gomptTurnsJ], ex[(i*ny)+gomptFromJ:][:gomptTurnsJ], ey[((i+int(1))*ny)+gomptFromJ:][:gomptTurnsJ], ey[(i*ny)+gomptFromJ:][:gomptTurnsJ]
+//line kernels.go:266
+				for gomptTJ := range gomptTurnsJ {
+//line kernels.go:266
+					j := gomptFromJ + gomptTJ
+//line kernels.go:266
+					_ = j
+					gomptHzRowJ1[gomptTJ] = (gomptHzRowJ1[gomptTJ] - (float64(0.7) * (((gomptExRowJ1[gomptTJ] - gomptExRowJ2[gomptTJ]) + gomptEyRowJ1[gomptTJ]) - gomptEyRowJ2[gomptTJ])))
+				}
 			}
 		}
 		gomptFrom, gomptTo = gomptIn1, gomptHi0
 	}
-//line gompt_kernels.go:2039
+//line gompt_kernels.go:2042
 }
 
 // gomptSampleFdtdHz is FdtdHzKernel's Sample: about n points, random arguments. Tol 0: every device gives the Go function's bits.
@@ -2193,7 +2196,7 @@ func gomptHostGemm(gomptA *gomptdevice.HostArgs, gomptR gomptdevice.Range, _, _ 
 		}
 	}
 	_ = ni
-//line gompt_kernels.go:2197
+//line gompt_kernels.go:2200
 }
 
 // gomptSampleGemm is GemmKernel's Sample: about n points, random arguments. Tol 0: every device gives the Go function's bits.
@@ -2302,7 +2305,7 @@ func gomptHostGemverA(gomptA *gomptdevice.HostArgs, gomptR gomptdevice.Range, _,
 			}
 		}
 	}
-//line gompt_kernels.go:2306
+//line gompt_kernels.go:2309
 }
 
 // gomptSampleGemverA is GemverAKernel's Sample: about n points, random arguments. Tol 0: every device gives the Go function's bits.
@@ -2416,7 +2419,7 @@ func gomptHostGemverW(gomptA *gomptdevice.HostArgs, gomptR gomptdevice.Range, _,
 //line kernels.go:216
 		w[i] = s
 	}
-//line gompt_kernels.go:2420
+//line gompt_kernels.go:2423
 }
 
 // gomptSampleGemverW is GemverWKernel's Sample: about n points, random arguments. Tol 0: every device gives the Go function's bits.
@@ -2658,7 +2661,7 @@ func gomptLanesGemverX(gomptX0, gomptW int, n int, beta float64, A []float64, y 
 		gomptU17[gomptJ] = s[gomptJ]
 	}
 	_ = s
-//line gompt_kernels.go:2662
+//line gompt_kernels.go:2665
 }
 
 // gomptSampleGemverX is GemverXKernel's Sample: about n points, random arguments. Tol 0: every device gives the Go function's bits.
@@ -2751,7 +2754,7 @@ func gomptHostGemverZ(gomptA *gomptdevice.HostArgs, gomptR gomptdevice.Range, _,
 		x[i] = (x[i] + z[i])
 	}
 	_ = n
-//line gompt_kernels.go:2755
+//line gompt_kernels.go:2758
 }
 
 // gomptSampleGemverZ is GemverZKernel's Sample: about n points, random arguments. Tol 0: every device gives the Go function's bits.
@@ -2864,7 +2867,7 @@ func gomptHostGesummv(gomptA *gomptdevice.HostArgs, gomptR gomptdevice.Range, _,
 		tmp[i] = t
 		y[i] = ((alpha * t) + (beta * s))
 	}
-//line gompt_kernels.go:2868
+//line gompt_kernels.go:2871
 }
 
 // gomptSampleGesummv is GesummvKernel's Sample: about n points, random arguments. Tol 0: every device gives the Go function's bits.
@@ -2997,7 +3000,7 @@ func gomptHostHeat3D(gomptA *gomptdevice.HostArgs, gomptR gomptdevice.Range, _, 
 		}
 		gomptFrom, gomptTo = gomptIn1, gomptHi0
 	}
-//line gompt_kernels.go:3001
+//line gompt_kernels.go:3004
 }
 
 // gomptSampleHeat3D is Heat3DKernel's Sample: about n points, random arguments. Tol 0: every device gives the Go function's bits.
@@ -3118,7 +3121,7 @@ func gomptHostJacobi2D(gomptA *gomptdevice.HostArgs, gomptR gomptdevice.Range, _
 		}
 		gomptFrom, gomptTo = gomptIn1, gomptHi0
 	}
-//line gompt_kernels.go:3122
+//line gompt_kernels.go:3125
 }
 
 // gomptSampleJacobi2D is Jacobi2DKernel's Sample: about n points, random arguments. Tol 0: every device gives the Go function's bits.
@@ -3262,7 +3265,7 @@ func gomptHostMatMul(gomptA *gomptdevice.HostArgs, gomptR gomptdevice.Range, _, 
 		}
 	}
 	_ = ni
-//line gompt_kernels.go:3266
+//line gompt_kernels.go:3269
 }
 
 // gomptSampleMatMul is MatMulKernel's Sample: about n points, random arguments. Tol 0: every device gives the Go function's bits.
@@ -3367,7 +3370,7 @@ func gomptHostMvtX1(gomptA *gomptdevice.HostArgs, gomptR gomptdevice.Range, _, _
 //line kernels.go:125
 		x1[i] = x
 	}
-//line gompt_kernels.go:3371
+//line gompt_kernels.go:3374
 }
 
 // gomptSampleMvtX1 is MvtX1Kernel's Sample: about n points, random arguments. Tol 0: every device gives the Go function's bits.
@@ -3606,7 +3609,7 @@ func gomptLanesMvtX2(gomptX0, gomptW int, n int, A []float64, y2 []float64, x2 [
 		gomptU17[gomptJ] = x[gomptJ]
 	}
 	_ = x
-//line gompt_kernels.go:3610
+//line gompt_kernels.go:3613
 }
 
 // gomptSampleMvtX2 is MvtX2Kernel's Sample: about n points, random arguments. Tol 0: every device gives the Go function's bits.
@@ -3750,7 +3753,7 @@ func gomptHostSyr2k(gomptA *gomptdevice.HostArgs, gomptR gomptdevice.Range, _, _
 //line kernels.go:175
 		}
 	}
-//line gompt_kernels.go:3754
+//line gompt_kernels.go:3757
 }
 
 // gomptSampleSyr2k is Syr2kKernel's Sample: about n points, random arguments. Tol 0: every device gives the Go function's bits.
@@ -3905,7 +3908,7 @@ func gomptHostSyrk(gomptA *gomptdevice.HostArgs, gomptR gomptdevice.Range, _, _ 
 //line kernels.go:161
 		}
 	}
-//line gompt_kernels.go:3909
+//line gompt_kernels.go:3912
 }
 
 // gomptSampleSyrk is SyrkKernel's Sample: about n points, random arguments. Tol 0: every device gives the Go function's bits.
@@ -4055,7 +4058,7 @@ func gomptHostTwoMM1(gomptA *gomptdevice.HostArgs, gomptR gomptdevice.Range, _, 
 		}
 	}
 	_ = ni
-//line gompt_kernels.go:4059
+//line gompt_kernels.go:4062
 }
 
 // gomptSampleTwoMM1 is TwoMM1Kernel's Sample: about n points, random arguments. Tol 0: every device gives the Go function's bits.
@@ -4201,7 +4204,7 @@ func gomptHostTwoMM2(gomptA *gomptdevice.HostArgs, gomptR gomptdevice.Range, _, 
 		}
 	}
 	_ = ni
-//line gompt_kernels.go:4205
+//line gompt_kernels.go:4208
 }
 
 // gomptSampleTwoMM2 is TwoMM2Kernel's Sample: about n points, random arguments. Tol 0: every device gives the Go function's bits.

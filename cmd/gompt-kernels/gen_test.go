@@ -615,10 +615,11 @@ func TestNothingToGenerate(t *testing.T) {
 // The prover drops a device's bounds test only for indexes it proves in
 // range: each kernel here indexes buffer b once; its name says whether
 // the index must be proven (P) or must not (N, an index that can fall
-// outside, or that the prover cannot follow). N34 to N37 are loops whose
-// bound wraps for some ints: j <= big-2+i is j <= MaxInt at point 2 (the
-// loop never ends: j wraps to MinInt), and n-1 and n-2 wrap for an int n
-// near MinInt.
+// outside, or that the prover cannot follow). N34's bound wraps: j <=
+// big-2+i is j <= MaxInt at point 2 (the loop never ends: j wraps to
+// MinInt). P24 to P26's bounds, n-1 and n-2, wrap for an int parameter n
+// near MinInt: they are proven because the kernel's Bounds make the
+// runtime refuse such a launch (bounds, below).
 func TestProvenIndexes(t *testing.T) {
 	src := `package k
 
@@ -913,21 +914,21 @@ func N34(i int, n int, b []float32) {
 }
 
 //gompt:kernel dims=m len(b)=n
-func N35(i int, m, n int, b []float32) {
+func P24(i int, m, n int, b []float32) {
 	for j := 0; j < n-1; j++ {
 		b[j+1] = 1
 	}
 }
 
 //gompt:kernel dims=m len(b)=m*n
-func N36(i int, m, n int, b []float32) {
+func P25(i int, m, n int, b []float32) {
 	for j := range n - 1 {
 		b[i*n+j] = 1
 	}
 }
 
 //gompt:kernel dims=m len(b)=n
-func N37(i int, m, n int, b []float32) {
+func P26(i int, m, n int, b []float32) {
 	for j := 0; j <= n-2; j++ {
 		b[j+1] = 1
 	}
@@ -972,6 +973,21 @@ func N17(i int, n int, b []float32) {
 		} else {
 			assert.True(t, guarded, "%s: an index that may fall outside is not tested on the device:\n%s", name, body)
 		}
+	}
+	goSrc := string(out[ir.GoFileName])
+	bounds := func(name string) string {
+		decl := goSrc[strings.Index(goSrc, "var "+name+"Kernel = "):]
+		decl = decl[:strings.Index(decl, "\n}\n")]
+		if m := regexp.MustCompile(`Bounds: \[\]string\{(.*)\},`).FindStringSubmatch(decl); m != nil {
+			return m[1]
+		}
+		return ""
+	}
+	for name, want := range map[string]string{
+		"P24": `"n-1"`, "P25": `"n-1"`, "P26": `"n-1", "n-2"`, // j <= n-2: n-2 and n-2+1
+		"P19": "", "P22": "", "N34": "", // n an extent, i a point's index: no wrap; big-2+i: not over the parameters
+	} {
+		assert.Equal(t, want, bounds(name), "%s's Bounds", name)
 	}
 }
 

@@ -231,8 +231,10 @@ func NearMax(i int, n int, a, out []float64) {
 }
 
 // WrapBound runs j below n-1, which for an int n at the smallest int
-// wraps to the largest: the loop then runs past a's end (n elements,
-// none at all for a negative n), so a's element keeps Go's check.
+// wraps to the largest: the loop would then run past a's end (n
+// elements, none at all for a negative n). a[j+1] is proven in range for
+// every n where n-1 fits an int, and the kernel's Bounds make the
+// runtime refuse a launch where it does not.
 //
 //gompt:kernel dims=m len(a)=n len(out)=m
 func WrapBound(i int, m, n int, a, out []float64) {

@@ -634,10 +634,11 @@ func TestNearMaxWrapsToAnError(t *testing.T) {
 	}
 }
 
-// WrapBound's n-1 wraps for n the smallest int: its loop runs past a's
-// end, which holds no element (Len n is negative), and fails at a[1] on
-// every device; it read the mapped array on OpenCL with n-1 taken as an
-// integer.
+// WrapBound's n-1 wraps for n the smallest int: its loop would run past
+// a's end, which holds no element (Len n is negative). a[j+1] is proven
+// for every other n, and the launch at MinInt is refused, on every
+// device, naming the bound; OpenCL read the mapped array there, with n-1
+// taken as an integer, before the kernel had Bounds.
 func TestWrapBoundWrapsToAnError(t *testing.T) {
 	for _, dev := range append(devices(), target.InitialDevice) {
 		if _, _, refuses := kerneltest.Refuses(WrapBoundKernel, dev); refuses {
@@ -645,10 +646,18 @@ func TestWrapBoundWrapsToAnError(t *testing.T) {
 		}
 		what := target.Describe(dev)
 		a := []float64{1, 2, 3, 4, -1, 6}
+		run := func(n int, out []float64) error {
+			return target.Target(target.Region{Device: target.Dev(dev), Kernel: WrapBoundKernel, Shape: target.N(1),
+				Maps: []target.Map{target.To(a), target.ToFrom(out)},
+				Args: []target.Arg{target.Int(1), target.Int(n), target.Slice(a), target.Slice(out)}})
+		}
 		out := make([]float64, 1)
-		err := target.Target(target.Region{Device: target.Dev(dev), Kernel: WrapBoundKernel, Shape: target.N(1),
-			Maps: []target.Map{target.To(a), target.ToFrom(out)},
-			Args: []target.Arg{target.Int(1), target.Int(math.MinInt), target.Slice(a), target.Slice(out)}})
-		checkFault(t, err, "WrapBound", posOf(t, "WrapBound", "v := a[j+1]"), `index out of range \[1\] with length 0`, what)
+		require.NoError(t, run(6, out), what)
+		assert.Equal(t, []float64{9}, out, "%s: 2+3+4, then a break", what)
+		err := run(math.MinInt, out)
+		require.Error(t, err, what)
+		assert.Contains(t, err.Error(), "kernel WrapBound: loop bound n-1 leaves an int64 with these arguments", what)
+		require.NoError(t, run(math.MinInt+1, out), "%s: n-1 is the smallest int: no turn", what)
+		assert.Equal(t, []float64{0}, out, what)
 	}
 }

@@ -9662,7 +9662,7 @@ func RunTriangleNowait(dev gompttarget.DeviceClause, n int, a []float64, out []f
 		Args: []gompttarget.Arg{gompttarget.Int(n), gompttarget.Slice(a), gompttarget.Slice(out)}})
 }
 
-// TriangleToKernel is the gompt map kernel of TriangleTo (checks.go:255:1), over [0, n).
+// TriangleToKernel is the gompt map kernel of TriangleTo (checks.go:257:1), over [0, n).
 var TriangleToKernel = &gomptdevice.Kernel{
 	Name: "TriangleTo",
 	Params: []gomptdevice.Param{
@@ -9670,13 +9670,14 @@ var TriangleToKernel = &gomptdevice.Kernel{
 		{Name: "k", Kind: gomptdevice.ParamInt64},
 		{Name: "out", Kind: gomptdevice.ParamBuffer, Elem: gomptdevice.ParamFloat64, Len: "n*n"},
 	},
-	Dims: 1,
-	Work: "1+k-n",
+	Dims:   1,
+	Bounds: []string{"1+k"},
+	Work:   "1+k-n",
 	Faults: []gomptdevice.FaultSite{
-		{Kind: gomptdevice.FaultIndex, Pos: "checks.go:257"},
+		{Kind: gomptdevice.FaultIndex, Pos: "checks.go:259"},
 	},
 	Needs: []gomptdevice.Need{
-		{Kind: gomptdevice.NeedFP64, Use: "float64", Pos: "checks.go:255"},
+		{Kind: gomptdevice.NeedFP64, Use: "float64", Pos: "checks.go:257"},
 	},
 	Images: []gomptdevice.Image{
 		{Kind: gomptdevice.ImageHost, Entry: "gompt_TriangleTo", Host: gomptHostTriangleTo},
@@ -9699,12 +9700,12 @@ func gomptHostTriangleTo(gomptA *gomptdevice.HostArgs, gomptR gomptdevice.Range,
 	out := gomptrt.View[float64](gomptA.Bufs[2], gomptrt.Len(n, n))
 	gomptLo0, gomptHi0 := gomptR.Clamp(0, n)
 	for i := gomptLo0; i < gomptHi0; i++ {
-//line checks.go:256
+//line checks.go:258
 		for j := i; j <= k; j++ {
 			out[((i * n) + j)] += float64(1.0)
 		}
 	}
-//line gompt_kernels.go:9708
+//line gompt_kernels.go:9709
 }
 
 // gomptSampleTriangleTo is TriangleToKernel's Sample: about n points, random arguments. Tol 0: every device gives the Go function's bits.
@@ -9832,7 +9833,7 @@ gomptPoint0:
 		*(*int64)(unsafe.Add(gomptPOut, (o+int(7))*8)) = (-long)
 	}
 	_ = n
-//line gompt_kernels.go:9836
+//line gompt_kernels.go:9837
 }
 
 // gomptSampleTricky is TrickyKernel's Sample: about n points, random arguments. Tol 0: every device gives the Go function's bits.
@@ -9934,7 +9935,7 @@ func gomptHostTuples(gomptA *gomptdevice.HostArgs, gomptR gomptdevice.Range, _, 
 		*(*int32)(unsafe.Add(gomptPOut, o*4)) += x
 	}
 	_ = n
-//line gompt_kernels.go:9938
+//line gompt_kernels.go:9939
 }
 
 // gomptSampleTuples is TuplesKernel's Sample: about n points, random arguments. Tol 0: every device gives the Go function's bits.
@@ -10032,7 +10033,7 @@ func gomptHostUint64Ops(gomptA *gomptdevice.HostArgs, gomptR gomptdevice.Range, 
 		*(*uint64)(unsafe.Add(gomptPOut, (o+int(5))*8)) = (-x)
 	}
 	_ = n
-//line gompt_kernels.go:10036
+//line gompt_kernels.go:10037
 }
 
 // gomptSampleUint64Ops is Uint64OpsKernel's Sample: about n points, random arguments. Tol 0: every device gives the Go function's bits.
@@ -10184,7 +10185,7 @@ func gomptLanesUniformStore(gomptX0, gomptW int, n int, m int, b []int32, c []in
 		}
 //line lockstep.go:44
 	}
-//line gompt_kernels.go:10188
+//line gompt_kernels.go:10189
 }
 
 // gomptSampleUniformStore is UniformStoreKernel's Sample: about n points, random arguments. Tol 0: every device gives the Go function's bits.
@@ -10296,7 +10297,7 @@ func gomptHostViewBounds(gomptA *gomptdevice.HostArgs, gomptR gomptdevice.Range,
 	}
 	_ = rows
 	_ = m
-//line gompt_kernels.go:10300
+//line gompt_kernels.go:10301
 }
 
 // gomptSampleViewBounds is ViewBoundsKernel's Sample: about n points, random arguments. Tol 0: every device gives the Go function's bits.
@@ -10395,7 +10396,7 @@ func gomptHostViewIndex(gomptA *gomptdevice.HostArgs, gomptR gomptdevice.Range, 
 		out[r] = row[at[r]]
 	}
 	_ = rows
-//line gompt_kernels.go:10399
+//line gompt_kernels.go:10400
 }
 
 // gomptSampleViewIndex is ViewIndexKernel's Sample: about n points, random arguments. Tol 0: every device gives the Go function's bits.
@@ -10444,7 +10445,7 @@ func RunViewIndexNowait(dev gompttarget.DeviceClause, rows int, w int, a []float
 		Args: []gompttarget.Arg{gompttarget.Int(rows), gompttarget.Int(w), gompttarget.Slice(a), gompttarget.Slice(at), gompttarget.Slice(out)}})
 }
 
-// WrapBoundKernel is the gompt map kernel of WrapBound (checks.go:238:1), over [0, m).
+// WrapBoundKernel is the gompt map kernel of WrapBound (checks.go:240:1), over [0, m).
 var WrapBoundKernel = &gomptdevice.Kernel{
 	Name: "WrapBound",
 	Params: []gomptdevice.Param{
@@ -10453,13 +10454,11 @@ var WrapBoundKernel = &gomptdevice.Kernel{
 		{Name: "a", Kind: gomptdevice.ParamBuffer, Elem: gomptdevice.ParamFloat64, Len: "n"},
 		{Name: "out", Kind: gomptdevice.ParamBuffer, Elem: gomptdevice.ParamFloat64, Len: "m"},
 	},
-	Dims: 1,
-	Work: "n-1",
-	Faults: []gomptdevice.FaultSite{
-		{Kind: gomptdevice.FaultIndex, Pos: "checks.go:241"},
-	},
+	Dims:   1,
+	Bounds: []string{"n-1"},
+	Work:   "n-1",
 	Needs: []gomptdevice.Need{
-		{Kind: gomptdevice.NeedFP64, Use: "float64", Pos: "checks.go:238"},
+		{Kind: gomptdevice.NeedFP64, Use: "float64", Pos: "checks.go:240"},
 	},
 	Images: []gomptdevice.Image{
 		{Kind: gomptdevice.ImageHost, Entry: "gompt_WrapBound", Host: gomptHostWrapBound},
@@ -10484,19 +10483,30 @@ func gomptHostWrapBound(gomptA *gomptdevice.HostArgs, gomptR gomptdevice.Range, 
 	gomptLo0, gomptHi0 := gomptR.Clamp(0, m)
 	out = out[:gomptHi0] // so that Go drops its bounds tests of out[i] in the loop below
 	for i := gomptLo0; i < gomptHi0; i++ {
-//line checks.go:239
+//line checks.go:241
 		var s float64
-		for j := int(0); j < (n - int(1)); j++ {
-			v := a[(j + int(1))]
-			if v < float64(0.0) {
-				break
+		if gomptFromJ := int(0); gomptFromJ < (n - int(1)) {
+//line checks.go:242
+			gomptTurnsJ := (n - int(1)) - gomptFromJ
+			gomptARowJ1 := a[int(1)+gomptFromJ:][:gomptTurnsJ]
+//line checks.go:242
+			for gomptTJ := range gomptTurnsJ {
+//line checks.go:242
+				j := gomptFromJ + gomptTJ
+//line checks.go:242
+				_ = j
+				v := gomptARowJ1[gomptTJ]
+				if v < float64(0.0) {
+					break
+				}
+				s += v
 			}
-			s += v
 		}
+//line checks.go:249
 		out[i] = s
 	}
 	_ = m
-//line gompt_kernels.go:10500
+//line gompt_kernels.go:10510
 }
 
 // gomptSampleWrapBound is WrapBoundKernel's Sample: about n points, random arguments. Tol 0: every device gives the Go function's bits.

@@ -183,6 +183,13 @@ func kernelVar(g *ir.Program, w *goWriter, k *ir.Kernel, out ir.Output) {
 	}
 	w.p("},")
 	w.p("Dims: %d,", len(k.Dims))
+	if len(k.Bounds) > 0 {
+		bounds := make([]string, len(k.Bounds))
+		for i, e := range k.Bounds {
+			bounds[i] = strconv.Quote(k.ExprString(e, cnames))
+		}
+		w.p("Bounds: []string{%s},", strings.Join(bounds, ", "))
+	}
 	if len(k.Work) > 0 {
 		w.p("Work: %q,", k.WorkString(cnames))
 	}

@@ -216,6 +216,7 @@ type Kernel struct {
 	Reduce  string   // "", "+", "*", "min", "max"
 	Lens    map[*Param]LenExpr
 	Work    LenExpr           // a point's work (device.Kernel.Work), planned by plan.Work; nil for none
+	Bounds  []LenExpr         // loop bounds the proofs need to fit an int64 (device.Kernel.Bounds), planned by the prover
 	Maps    map[*Param]string // "To", "From" or "ToFrom"
 	Proven  map[ast.Expr]bool // index expressions proven in range
 	Nocheck bool              // check=off: no run-time checks
@@ -384,8 +385,12 @@ func (k *Kernel) LenString(p *Param, names map[*Param]string) string {
 
 // WorkString is k's device.Kernel.Work, its parameters named by names
 // (as LenString's).
-func (k *Kernel) WorkString(names map[*Param]string) string {
-	return k.Work.Format(func(t string) string {
+func (k *Kernel) WorkString(names map[*Param]string) string { return k.ExprString(k.Work, names) }
+
+// ExprString writes e, an expression of Len's form over k's parameters,
+// its parameters named by names (as LenString's).
+func (k *Kernel) ExprString(e LenExpr, names map[*Param]string) string {
+	return e.Format(func(t string) string {
 		if q := ParamNamed(k, t); q != nil {
 			return names[q]
 		}

@@ -2,6 +2,7 @@ package plan
 
 import (
 	"sort"
+	"strconv"
 	"strings"
 )
 
@@ -135,4 +136,21 @@ func constFactor(q poly) (int64, bool) {
 		return c, c > 0
 	}
 	return 0, false
+}
+
+// String writes p as its sorted monomials with their coefficients
+// ("-1+1*p:n"), one text per poly: a key for sets of polys.
+func (p poly) String() string {
+	var sb strings.Builder
+	for i, m := range sortedMonos(p) {
+		if i > 0 {
+			sb.WriteByte('+')
+		}
+		sb.WriteString(strconv.FormatInt(p[m], 10))
+		if m != "" {
+			sb.WriteByte('*')
+			sb.WriteString(m)
+		}
+	}
+	return sb.String()
 }

@@ -7,6 +7,7 @@ import (
 	"go/types"
 	"math"
 	"math/big"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -26,6 +27,11 @@ type prover struct {
 	extent map[string]bool   // the extents' names: at least 1 in a running kernel
 
 	viewLens map[*ir.View]poly // the views' lengths (view.go)
+
+	// guards are the loop bounds over the integer parameters whose ranges
+	// the prover takes only because the runtime refuses a launch in which
+	// one leaves an int64 (Prove writes them as device.Kernel.Bounds).
+	guards map[string]poly
 }
 
 func NewProver(g *ir.Program, k *ir.Kernel) *prover {
@@ -66,7 +72,7 @@ func NewProver(g *ir.Program, k *ir.Kernel) *prover {
 			if id, ok := s.Key.(*ast.Ident); ok && s.Tok == token.DEFINE {
 				if v, ok := g.P.Info.Defs[id].(*types.Var); ok && v.Type() == types.Typ[types.Int] && !k.Assigned[v] {
 					bound, ok := pr.Poly(s.X)
-					if ok && !pr.fits(bound, maxInt) {
+					if ok && !pr.fits(bound) {
 						ok = false // range over an int that may wrap: unmodelled
 					} else if !ok {
 						bound, ok = pr.rangeBound(s) // a slice's or a team array's length
@@ -144,17 +150,16 @@ func (pr *prover) countedLoop(s *ast.ForStmt) {
 		return
 	}
 	// E must be computed as its integer value, and p must never wrap:
-	// p < E stops at E (at most MaxInt); p <= E only while E is below
-	// MaxInt (at MaxInt p++ wraps to MinInt and the loop goes on).
-	top := maxInt
+	// p < E stops at E (at most MaxInt); p <= E only while E+1 fits too
+	// (at MaxInt p++ wraps to MinInt and the loop goes on).
 	if cond.Op == token.LEQ {
-		top = new(big.Int).Sub(maxInt, big.NewInt(1))
-	}
-	if !pr.fits(bound, top) {
+		next := bound.Add(ConstPoly(1), 1)
+		if !pr.fits(bound, next) {
+			return
+		}
+		bound = next // p <= E: below E+1
+	} else if !pr.fits(bound) {
 		return
-	}
-	if cond.Op == token.LEQ {
-		bound = bound.Add(ConstPoly(1), 1) // p <= E: below E+1, which fits an int
 	}
 	name := "l:" + ir.Itoa(len(pr.ranges)) + ":" + id.Name
 	pr.Vars[v] = name
@@ -306,6 +311,19 @@ func (pr *prover) Prove() {
 		base[name] = r
 	}
 	pr.walk(k.Decl.Body.List, base)
+	k.Bounds = nil
+	keys := make([]string, 0, len(pr.guards))
+	for key := range pr.guards {
+		keys = append(keys, key)
+	}
+	slices.Sort(keys)
+	for _, key := range keys {
+		e := lenExprOf(pr.guards[key])
+		if len(e) > 0 && e[0].Sub {
+			e = append(ir.LenExpr{{Terms: []string{"0"}}}, e...) // Len's form starts with a product added
+		}
+		k.Bounds = append(k.Bounds, e)
+	}
 	if k.Nocheck {
 		// check=off: every element access is taken as in range, on the
 		// device (no check) and in the Go image (no bounds test).
@@ -443,30 +461,63 @@ var (
 	minInt = big.NewInt(math.MinInt64)
 )
 
-// fits reports whether every value bound can take at run time lies in
-// [minInt, hi], from the intervals of its variables. Go computes an int
-// expression modulo 2^64, so a bound whose integer value fits an int is
-// computed as that value, and a loop it bounds runs as the prover models
-// it; one that may leave an int wraps (n-1 for an int parameter n that is
-// math.MinInt is math.MaxInt), and the loop runs past what its poly says.
+// fits reports whether every value of each of bounds fits an int64 at
+// run time: from the intervals of its variables (extents from 1, a
+// point's index below its extent, a loop's variable within its range), or
+// because it is a buffer's Len, or, for a bound over the integer
+// parameters alone, because the runtime will check it (guards, the
+// kernel's Bounds). Go computes an int expression modulo 2^64, so a bound
+// whose integer value fits an int is computed as that value, and a loop
+// it bounds runs as the prover models it; one that may leave an int wraps
+// (n-1 for an int parameter n that is math.MinInt is math.MaxInt), and
+// the loop runs past what its poly says.
 //
 // A buffer's Len fits: the runtime evaluates every Len before a launch
 // and refuses one whose value leaves an int64 (device.Kernel.NeedLen), so
 // for j := range m*k with len(b)=m*k stays modelled.
-func (pr *prover) fits(bound poly, hi *big.Int) bool {
-	lo, h := pr.interval(bound, map[string]bool{})
-	if lo.Cmp(minInt) >= 0 && h.Cmp(hi) <= 0 {
-		return true
+func (pr *prover) fits(bounds ...poly) bool {
+	var guard []poly
+	for _, b := range bounds {
+		lo, hi := pr.interval(b, map[string]bool{})
+		if lo.Cmp(minInt) >= 0 && hi.Cmp(maxInt) <= 0 || pr.isLen(b) {
+			continue
+		}
+		if !pr.overParams(b) {
+			return false
+		}
+		guard = append(guard, b)
 	}
-	if hi.Cmp(maxInt) != 0 {
-		return false
+	for _, b := range guard {
+		if pr.guards == nil {
+			pr.guards = map[string]poly{}
+		}
+		pr.guards[b.String()] = b
 	}
-	for _, p := range pr.k.Params {
-		if l, ok := pr.lenPoly(p); ok && p.Slice && len(pr.k.Lens[p]) > 0 && l.Equal(bound) {
+	return true
+}
+
+// isLen reports whether p is the Len of one of the kernel's buffers.
+func (pr *prover) isLen(p poly) bool {
+	for _, q := range pr.k.Params {
+		if l, ok := pr.lenPoly(q); ok && q.Slice && len(pr.k.Lens[q]) > 0 && l.Equal(p) {
 			return true
 		}
 	}
 	return false
+}
+
+// overParams reports whether p's variables are all integer scalar
+// parameters (neither a point's index nor a thread's, nor a loop's
+// variable): a runtime can evaluate it before a launch.
+func (pr *prover) overParams(p poly) bool {
+	for m := range p {
+		for _, v := range splitMono(m) {
+			if _, ranged := pr.ranges[v]; ranged || !strings.HasPrefix(v, "p:") {
+				return false
+			}
+		}
+	}
+	return true
 }
 
 // interval is the smallest and largest value of p over the intervals of

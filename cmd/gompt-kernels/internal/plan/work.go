@@ -31,32 +31,38 @@ func Work(g *ir.Program, k *ir.Kernel) {
 	}
 	w := &worker{pr: NewProver(g, k), g: g, k: k}
 	total := w.list(k.Decl.Body.List)
+	if e := lenExprOf(total); len(e) > 0 && !e[0].Sub { // no loop, or a count below one
+		k.Work = e
+	}
+}
+
+// lenExprOf writes p in Len's form: its positive products first, then
+// those subtracted (each coefficient a term of its own where it is not
+// 1), its variables by their parameters' names; nil for the zero poly.
+func lenExprOf(p poly) ir.LenExpr {
 	var pos, neg []ir.LenProd
-	for _, m := range sortedMonos(total) {
-		c := total[m]
+	for _, m := range sortedMonos(p) {
+		c := p[m]
 		if c == 0 {
 			continue
 		}
-		p := ir.LenProd{Sub: c < 0}
+		lp := ir.LenProd{Sub: c < 0}
 		if c < 0 {
 			c = -c
 		}
 		if c != 1 || m == "" {
-			p.Terms = append(p.Terms, strconv.FormatInt(c, 10))
+			lp.Terms = append(lp.Terms, strconv.FormatInt(c, 10))
 		}
 		for _, v := range splitMono(m) {
-			p.Terms = append(p.Terms, strings.TrimPrefix(v, "p:"))
+			lp.Terms = append(lp.Terms, strings.TrimPrefix(v, "p:"))
 		}
-		if p.Sub {
-			neg = append(neg, p)
+		if lp.Sub {
+			neg = append(neg, lp)
 		} else {
-			pos = append(pos, p)
+			pos = append(pos, lp)
 		}
 	}
-	if len(pos) == 0 { // no loop, or a count below one
-		return
-	}
-	k.Work = append(pos, neg...)
+	return append(pos, neg...)
 }
 
 type worker struct {
