@@ -50,9 +50,9 @@ func (k *Kernel) CheckBounds(s Shape, scalar func(j int) uint64) error {
 	for _, b := range k.Bounds {
 		if _, err := k.lenValue(b, s, scalar); err != nil {
 			if _, ok := err.(overflowError); ok {
-				return fmt.Errorf("loop bound %s leaves an int64 with these arguments: the loop would wrap, and the kernel's dropped bounds checks assume it does not", b)
+				return fmt.Errorf("bound %s leaves an int64 with these arguments: Go's int would wrap there, and the kernel's dropped bounds checks assume it does not (Kernel.Bounds: bounds of its loops and slice expressions)", b)
 			}
-			return fmt.Errorf("loop bound %q: %w", b, err)
+			return fmt.Errorf("bound %q: %w", b, err)
 		}
 	}
 	return nil

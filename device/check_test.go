@@ -129,8 +129,8 @@ func TestCheckBounds(t *testing.T) {
 		{6, ""},
 		{math.MaxInt64, ""},
 		{math.MinInt64 + 2, ""},
-		{math.MinInt64 + 1, "loop bound 0-m+1 leaves an int64 with these arguments"}, // 0-m is MaxInt
-		{math.MinInt64, "loop bound m-1 leaves an int64 with these arguments"},       // m itself fits
+		{math.MinInt64 + 1, "bound 0-m+1 leaves an int64 with these arguments"}, // 0-m is MaxInt
+		{math.MinInt64, "bound m-1 leaves an int64 with these arguments"},       // m itself fits
 	} {
 		err := k.CheckBounds(Shape{Size: [3]int{1}}, func(int) uint64 { return uint64(c.m) })
 		if c.err == "" {
@@ -141,7 +141,7 @@ func TestCheckBounds(t *testing.T) {
 	}
 	k.Bounds = []string{"0-m+2"}
 	m := int64(math.MinInt64 + 1)
-	assert.ErrorContains(t, k.CheckBounds(Shape{}, func(int) uint64 { return uint64(m) }), "loop bound 0-m+2 leaves an int64")
+	assert.ErrorContains(t, k.CheckBounds(Shape{}, func(int) uint64 { return uint64(m) }), "bound 0-m+2 leaves an int64")
 	k.Bounds = nil
 	assert.NoError(t, k.CheckBounds(Shape{}, nil), "no bounds")
 	k.Bounds = []string{"m+x"}

@@ -193,10 +193,11 @@ type Kernel struct {
 	Work string
 
 	// Bounds are int expressions of Param.Len's form over the integer
-	// scalar parameters that must fit an int64 in a launch: loop bounds
-	// the device code's dropped bounds checks rely on (n-1 in for j := 0;
-	// j < n-1; j++, which for n at math.MinInt is math.MaxInt in Go, and
-	// the loop then runs past every buffer's end). The runtime refuses a
+	// scalar parameters that must fit an int64 in a launch: bounds of
+	// loops and slice expressions that the device code's dropped bounds
+	// checks rely on (n-1 in for j := 0; j < n-1; j++, which for n at
+	// math.MinInt is math.MaxInt in Go, and the loop then runs past every
+	// buffer's end; m*k in b[0:m*k]). The runtime refuses a
 	// launch in which one does not (CheckBounds), before any device
 	// work, as it refuses a Len that leaves an int64. gompt-kernels
 	// writes them; most kernels have none.

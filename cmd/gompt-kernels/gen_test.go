@@ -613,13 +613,18 @@ func TestNothingToGenerate(t *testing.T) {
 }
 
 // The prover drops a device's bounds test only for indexes it proves in
-// range: each kernel here indexes buffer b once; its name says whether
+// range: each kernel here indexes buffer b (or a view v of it) once; its name says whether
 // the index must be proven (P) or must not (N, an index that can fall
 // outside, or that the prover cannot follow). N34's bound wraps: j <=
 // big-2+i is j <= MaxInt at point 2 (the loop never ends: j wraps to
 // MinInt). P24 to P26's bounds, n-1 and n-2, wrap for an int parameter n
 // near MinInt: they are proven because the kernel's Bounds make the
-// runtime refuse such a launch (bounds, below).
+// runtime refuse such a launch (bounds, below). N38's view b[0:i*m] is
+// empty where i*m wraps to 0, and P27's b[0:m*k] is proven only with m*k
+// among its Bounds. N39's len(c) is max(n-m, 0), not n-m: its loop runs
+// to m where n-m is negative. N40's digit j+2^62 with j below 2^62+10
+// overflowed the prover's own int64 arithmetic. P28 and P29 bound a loop
+// by len(b) alone, which serves whatever the sign of b's Len.
 func TestProvenIndexes(t *testing.T) {
 	src := `package k
 
@@ -949,6 +954,59 @@ func P23(i int, n int, b []float32) {
 }
 
 //gompt:kernel dims=n
+func N38(i int, n, m int, b []float32) {
+	v := b[0 : i*m]
+	for z := range i {
+		for y := range m {
+			v[y+m*z] = 1
+			return
+		}
+	}
+}
+
+//gompt:kernel dims=n len(c)=n-m
+func N39(i int, n, m int, b, c []float32) {
+	for j := 0; j < len(c)+m; j++ {
+		b[j] = 1
+	}
+}
+
+//gompt:kernel dims=n len(b)=2
+func N40(i int, n int, b []float32) {
+	for j := 0; j < 4611686018427387914; j++ {
+		if j == 4 {
+			break
+		}
+		b[j+4611686018427387904] = 1
+	}
+}
+
+//gompt:kernel dims=n
+func P27(i int, n, m, k int, b []float32) {
+	v := b[0 : m*k]
+	for z := range k {
+		for y := range m {
+			v[y+m*z] = 1
+			return
+		}
+	}
+}
+
+//gompt:kernel dims=n len(b)=k
+func P28(i int, n, k int, b []float32) {
+	for j := range b {
+		b[j] = 1
+	}
+}
+
+//gompt:kernel dims=n len(b)=k
+func P29(i int, n, k int, b []float32) {
+	for j := 0; j < len(b); j++ {
+		b[j] = 1
+	}
+}
+
+//gompt:kernel dims=n
 func N17(i int, n int, b []float32) {
 	switch {
 	case i == 0:
@@ -967,7 +1025,8 @@ func N17(i int, n int, b []float32) {
 		cl := string(out["gompt_"+name+".cl"])
 		require.NotEmpty(t, cl, name)
 		body := cl[strings.Index(cl, "gompt_body_"+name):]
-		guarded := strings.Contains(body, "gompt_ldc_float(b,") || strings.Contains(body, "gompt_stc_float(b,")
+		guarded := strings.Contains(body, "gompt_ldc_float(b,") || strings.Contains(body, "gompt_stc_float(b,") ||
+			strings.Contains(body, "gompt_stc_float(v,") // N38's and P27's view
 		if name[0] == 'P' {
 			assert.False(t, guarded, "%s: an index in range is tested on the device:\n%s", name, body)
 		} else {
@@ -985,6 +1044,7 @@ func N17(i int, n int, b []float32) {
 	}
 	for name, want := range map[string]string{
 		"P24": `"n-1"`, "P25": `"n-1"`, "P26": `"n-1", "n-2"`, // j <= n-2: n-2 and n-2+1
+		"P27": `"k*m"`, "P28": "", "P29": "",
 		"P19": "", "P22": "", "N34": "", // n an extent, i a point's index: no wrap; big-2+i: not over the parameters
 	} {
 		assert.Equal(t, want, bounds(name), "%s's Bounds", name)

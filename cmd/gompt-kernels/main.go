@@ -244,11 +244,11 @@ fails the launch on every device with Go's words, the kernel and the source line
 first work-item that fails records it in the kernel's fault record (the last
 argument of its device code; device.Kernel.Faults lists the checks) and stops; the
 Go image panics with Go's own check. Indices the generator proves in range are not
-checked. A proof may rest on a loop's bound over the int parameters not wrapping
-(n-1 in for j := 0; j < n-1; j++ is math.MaxInt for n at math.MinInt, and the loop
-would run past every slice's end): such bounds are the kernel's device.Kernel.Bounds,
-and a launch whose arguments make one leave an int64 is refused before it runs
-("loop bound n-1 leaves an int64 with these arguments"). A negative shift count,
+checked. A proof may rest on a bound over the int parameters not wrapping (n-1 in
+for j := 0; j < n-1; j++ is math.MaxInt for n at math.MinInt, and the loop would
+run past every slice's end; m*k in b[0:m*k]): such bounds are the kernel's
+device.Kernel.Bounds, and a launch whose arguments make one leave an int64 is
+refused before it runs ("bound n-1 leaves an int64 with these arguments"). A negative shift count,
 which panics in Go, shifts by more than the width on a device.
 
 Flags:

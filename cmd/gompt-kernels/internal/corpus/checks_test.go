@@ -656,7 +656,7 @@ func TestWrapBoundWrapsToAnError(t *testing.T) {
 		assert.Equal(t, []float64{9}, out, "%s: 2+3+4, then a break", what)
 		err := run(math.MinInt, out)
 		require.Error(t, err, what)
-		assert.Contains(t, err.Error(), "kernel WrapBound: loop bound n-1 leaves an int64 with these arguments", what)
+		assert.Contains(t, err.Error(), "kernel WrapBound: bound n-1 leaves an int64 with these arguments", what)
 		require.NoError(t, run(math.MinInt+1, out), "%s: n-1 is the smallest int: no turn", what)
 		assert.Equal(t, []float64{0}, out, what)
 	}

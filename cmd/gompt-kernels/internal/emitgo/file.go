@@ -8,6 +8,7 @@ import (
 	"go/ast"
 	"go/format"
 	"go/types"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -188,6 +189,7 @@ func kernelVar(g *ir.Program, w *goWriter, k *ir.Kernel, out ir.Output) {
 		for i, e := range k.Bounds {
 			bounds[i] = strconv.Quote(k.ExprString(e, cnames))
 		}
+		slices.Sort(bounds)
 		w.p("Bounds: []string{%s},", strings.Join(bounds, ", "))
 	}
 	if len(k.Work) > 0 {

@@ -216,7 +216,7 @@ type Kernel struct {
 	Reduce  string   // "", "+", "*", "min", "max"
 	Lens    map[*Param]LenExpr
 	Work    LenExpr           // a point's work (device.Kernel.Work), planned by plan.Work; nil for none
-	Bounds  []LenExpr         // loop bounds the proofs need to fit an int64 (device.Kernel.Bounds), planned by the prover
+	Bounds  []LenExpr         // bounds of loops and slice expressions the proofs need to fit an int64 (device.Kernel.Bounds), planned by the prover
 	Maps    map[*Param]string // "To", "From" or "ToFrom"
 	Proven  map[ast.Expr]bool // index expressions proven in range
 	Nocheck bool              // check=off: no run-time checks

@@ -4,6 +4,7 @@ import (
 	"go/ast"
 	"go/token"
 	"go/types"
+	"math"
 )
 
 // vrange is what the prover knows of an int variable: lo <= v < hi.
@@ -81,13 +82,13 @@ func (pr *prover) atom(e env, c *ast.BinaryExpr, truth bool) env {
 	}
 	switch op {
 	case token.NEQ:
-		if isConst && c0 == r.lo {
+		if isConst && c0 == r.lo && c0 < math.MaxInt64 {
 			r.lo++
 		} else if val.Equal(r.hi.Add(ConstPoly(1), -1)) {
 			r.hi = val
 		}
 	case token.EQL:
-		if isConst && c0 >= r.lo {
+		if isConst && c0 >= r.lo && c0 < math.MaxInt64 {
 			r.lo = c0
 			if h := ConstPoly(c0 + 1); le(h, r.hi) {
 				r.hi = h
@@ -102,6 +103,9 @@ func (pr *prover) atom(e env, c *ast.BinaryExpr, truth bool) env {
 		}
 	case token.GTR, token.GEQ:
 		if op == token.GTR {
+			if c0 == math.MaxInt64 {
+				break // j > MaxInt: never true
+			}
 			c0++
 		}
 		if isConst && c0 > r.lo {

@@ -15,6 +15,9 @@ import (
 // variable, c p's constant term or 0) lies in [0, R), R divides q, and
 // 0 <= p' < q/R.
 func (pr *prover) inRange(p, q poly, e env) bool {
+	if p.overflowed() || q.overflowed() {
+		return false
+	}
 	// A length with a positive constant term (len(rowPtr)=rows+1): 0 <=
 	// p < q where 0 <= p-d < q-qc for a d in [0, qc] (0, p's constant
 	// term, qc).

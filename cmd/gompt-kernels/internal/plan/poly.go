@@ -1,6 +1,8 @@
 package plan
 
 import (
+	"math"
+	"math/bits"
 	"sort"
 	"strconv"
 	"strings"
@@ -10,16 +12,37 @@ import (
 // variables: monomial (the sorted names of its variables joined by "*",
 // "" for the constant term) to coefficient. The prover models int
 // expressions as polys: int arithmetic wraps modulo 2^64, so two
-// expressions equal as polys are equal as ints.
+// expressions equal as polys are equal as ints. Coefficients are int64s:
+// an Add or mul whose coefficient would leave one gives the overflowed
+// poly (one monomial, overflowMono, a variable no kernel has and no
+// range holds), which every proof takes as unknown.
 type poly map[string]int64
 
+// overflowMono is the monomial of a poly whose coefficients overflowed.
+const overflowMono = "#overflow"
+
+// overflowed reports whether p's coefficients left an int64 on the way.
+func (p poly) overflowed() bool {
+	_, bad := p[overflowMono]
+	return bad
+}
+
+var overflowPoly = poly{overflowMono: 1}
+
 func (p poly) Add(q poly, sign int64) poly {
+	if p.overflowed() || q.overflowed() || sign != 1 && sign != -1 {
+		return overflowPoly
+	}
 	r := poly{}
 	for m, c := range p {
-		r[m] += c
+		r[m] = c
 	}
 	for m, c := range q {
-		r[m] += sign * c
+		sum, ok := addLen(r[m], c, sign)
+		if !ok {
+			return overflowPoly
+		}
+		r[m] = sum
 	}
 	for m, c := range r {
 		if c == 0 {
@@ -29,11 +52,39 @@ func (p poly) Add(q poly, sign int64) poly {
 	return r
 }
 
+// addLen is a + sign*b (sign 1 or -1), and whether it fits an int64.
+func addLen(a, b, sign int64) (int64, bool) {
+	if sign < 0 {
+		if b == math.MinInt64 {
+			return 0, false
+		}
+		b = -b
+	}
+	c := a + b
+	return c, (c > a) == (b > 0) || b == 0
+}
+
 func (p poly) mul(q poly) poly {
+	if p.overflowed() || q.overflowed() {
+		return overflowPoly
+	}
 	r := poly{}
 	for m1, c1 := range p {
 		for m2, c2 := range q {
-			r[monoMul(m1, m2)] += c1 * c2
+			hi, lo := bits.Mul64(uint64(absInt(c1)), uint64(absInt(c2)))
+			if hi != 0 || lo > math.MaxInt64 || c1 == math.MinInt64 || c2 == math.MinInt64 {
+				return overflowPoly
+			}
+			prod := int64(lo)
+			if (c1 < 0) != (c2 < 0) {
+				prod = -prod
+			}
+			m := monoMul(m1, m2)
+			sum, ok := addLen(r[m], prod, 1)
+			if !ok {
+				return overflowPoly
+			}
+			r[m] = sum
 		}
 	}
 	for m, c := range r {
@@ -42,6 +93,13 @@ func (p poly) mul(q poly) poly {
 		}
 	}
 	return r
+}
+
+func absInt(c int64) int64 {
+	if c < 0 {
+		return -c
+	}
+	return c
 }
 
 func monoMul(a, b string) string {
@@ -70,7 +128,7 @@ func ConstPoly(c int64) poly {
 // divide returns p / d for a single-monomial d with coefficient c > 0,
 // when every term of p is a multiple of d.
 func (p poly) divide(d poly) (poly, bool) {
-	if len(d) != 1 {
+	if len(d) != 1 || p.overflowed() || d.overflowed() {
 		return nil, false
 	}
 	var dm string
@@ -101,9 +159,14 @@ func (p poly) divide(d poly) (poly, bool) {
 			}
 			vs = append(vs[:i:i], vs[i+1:]...)
 		}
-		r[strings.Join(vs, "*")] += c / dc
+		m := strings.Join(vs, "*")
+		sum, ok := addLen(r[m], c/dc, 1)
+		if !ok {
+			return nil, false
+		}
+		r[m] = sum
 	}
-	return r, true
+	return r, !r.overflowed()
 }
 
 func indexOf(s []string, x string) int {

@@ -7,7 +7,6 @@ import (
 	"go/types"
 	"math"
 	"math/big"
-	"slices"
 	"strconv"
 	"strings"
 
@@ -27,11 +26,6 @@ type prover struct {
 	extent map[string]bool   // the extents' names: at least 1 in a running kernel
 
 	viewLens map[*ir.View]poly // the views' lengths (view.go)
-
-	// guards are the loop bounds over the integer parameters whose ranges
-	// the prover takes only because the runtime refuses a launch in which
-	// one leaves an int64 (Prove writes them as device.Kernel.Bounds).
-	guards map[string]poly
 }
 
 func NewProver(g *ir.Program, k *ir.Kernel) *prover {
@@ -146,6 +140,11 @@ func (pr *prover) countedLoop(s *ast.ForStmt) {
 		return
 	}
 	bound, ok := pr.Poly(cond.Y)
+	if call, isCall := ast.Unparen(cond.Y).(*ast.CallExpr); !ok && isCall && cond.Op == token.LSS && len(call.Args) == 1 {
+		if id, _ := ast.Unparen(call.Fun).(*ast.Ident); id != nil && pr.g.P.Info.Types[id].IsBuiltin() && id.Name == "len" {
+			bound, ok = pr.lenAlone(call.Args[0]) // j < len(b): an empty loop where b's Len is below 0
+		}
+	}
 	if !ok {
 		return
 	}
@@ -193,8 +192,14 @@ func (pr *prover) startOf(s ast.Expr) (int64, bool) {
 
 // Poly models int expression e, when it is one: constants, int variables
 // that are never assigned (and locals defined once from such), +, -, *,
-// int conversions of ints, and len of a buffer (its Len).
+// int conversions of ints, and len of a buffer (its Len). An expression
+// whose coefficients leave an int64 on the way is not modelled.
 func (pr *prover) Poly(e ast.Expr) (poly, bool) {
+	p, ok := pr.poly(e)
+	return p, ok && !p.overflowed()
+}
+
+func (pr *prover) poly(e ast.Expr) (poly, bool) {
 	info := pr.g.P.Info
 	tv := info.Types[e]
 	if tv.Type != types.Typ[types.Int] && tv.Type != types.Typ[types.UntypedInt] {
@@ -206,7 +211,7 @@ func (pr *prover) Poly(e ast.Expr) (poly, bool) {
 	}
 	switch e := e.(type) {
 	case *ast.ParenExpr:
-		return pr.Poly(e.X)
+		return pr.poly(e.X)
 	case *ast.Ident:
 		v, _ := info.Uses[e].(*types.Var)
 		if v == nil {
@@ -279,7 +284,7 @@ func (pr *prover) lenPoly(p *ir.Param) (poly, bool) {
 		}
 		sum = sum.Add(r, sign)
 	}
-	return sum, true
+	return sum, !sum.overflowed()
 }
 
 // linear is the point's linear index, x + nx*y + nx*ny*z, and volume the
@@ -311,19 +316,6 @@ func (pr *prover) Prove() {
 		base[name] = r
 	}
 	pr.walk(k.Decl.Body.List, base)
-	k.Bounds = nil
-	keys := make([]string, 0, len(pr.guards))
-	for key := range pr.guards {
-		keys = append(keys, key)
-	}
-	slices.Sort(keys)
-	for _, key := range keys {
-		e := lenExprOf(pr.guards[key])
-		if len(e) > 0 && e[0].Sub {
-			e = append(ir.LenExpr{{Terms: []string{"0"}}}, e...) // Len's form starts with a product added
-		}
-		k.Bounds = append(k.Bounds, e)
-	}
 	if k.Nocheck {
 		// check=off: every element access is taken as in range, on the
 		// device (no check) and in the Go image (no bounds test).
@@ -478,6 +470,9 @@ var (
 func (pr *prover) fits(bounds ...poly) bool {
 	var guard []poly
 	for _, b := range bounds {
+		if b.overflowed() {
+			return false
+		}
 		lo, hi := pr.interval(b, map[string]bool{})
 		if lo.Cmp(minInt) >= 0 && hi.Cmp(maxInt) <= 0 || pr.isLen(b) {
 			continue
@@ -488,12 +483,26 @@ func (pr *prover) fits(bounds ...poly) bool {
 		guard = append(guard, b)
 	}
 	for _, b := range guard {
-		if pr.guards == nil {
-			pr.guards = map[string]poly{}
-		}
-		pr.guards[b.String()] = b
+		pr.guard(b)
 	}
 	return true
+}
+
+// guard adds b, a bound over the integer parameters, to the kernel's
+// Bounds (once), which the runtime checks before every launch: whichever
+// prover of the kernel relies on it, the kernel carries it.
+func (pr *prover) guard(b poly) {
+	e := lenExprOf(b)
+	if len(e) > 0 && e[0].Sub {
+		e = append(ir.LenExpr{{Terms: []string{"0"}}}, e...) // Len's form starts with a product added
+	}
+	text := func(e ir.LenExpr) string { return e.Format(func(t string) string { return t }, "*", "+", "-") }
+	for _, have := range pr.k.Bounds {
+		if text(have) == text(e) {
+			return
+		}
+	}
+	pr.k.Bounds = append(pr.k.Bounds, e)
 }
 
 // isLen reports whether p is the Len of one of the kernel's buffers.

@@ -356,7 +356,7 @@ func (pr *prover) digits() {
 		dn := "l:" + ir.Itoa(len(pr.ranges)) + ":" + v.Name()
 		pr.Vars[v] = dn
 		if be.Op == token.QUO {
-			pr.ranges[dn] = vrange{hi: ConstPoly((h + c - 1) / c)}
+			pr.ranges[dn] = vrange{hi: ConstPoly(h/c + min(h%c, 1))} // (h+c-1)/c, which may overflow
 		} else {
 			pr.ranges[dn] = vrange{hi: ConstPoly(c)}
 		}

@@ -10,8 +10,18 @@ import (
 // The prover's part.
 
 // sliceLen is the length of slice e (a slice parameter, a view, a slice
-// expression of them) as a poly, when the prover knows it.
-func (pr *prover) sliceLen(e ast.Expr) (poly, bool) {
+// expression of them) as a poly, when the prover knows it. A parameter's
+// length is its Len where Len is at least 0 (max(Len, 0) otherwise),
+// so its Len serves only where it cannot be negative; lenAlone takes it
+// where the length is a loop's whole bound.
+func (pr *prover) sliceLen(e ast.Expr) (poly, bool) { return pr.lenOf(e, false) }
+
+// lenAlone is sliceLen for a length that bounds a loop by itself (for j :=
+// range b, j < len(b)): there a Len below 0 bounds an empty loop, as the
+// length 0 does, and the Len serves whatever its sign.
+func (pr *prover) lenAlone(e ast.Expr) (poly, bool) { return pr.lenOf(e, true) }
+
+func (pr *prover) lenOf(e ast.Expr, alone bool) (poly, bool) {
 	info := pr.g.P.Info
 	if se, ok := ast.Unparen(e).(*ast.SliceExpr); ok {
 		if pr.k.Team > 0 {
@@ -24,12 +34,22 @@ func (pr *prover) sliceLen(e ast.Expr) (poly, bool) {
 	case w != nil:
 		return pr.viewLen(w), true
 	case p != nil:
-		return pr.lenPoly(p)
+		l, ok := pr.lenPoly(p)
+		if ok && !alone {
+			if lo, _ := pr.interval(l, map[string]bool{}); lo.Sign() < 0 {
+				return nil, false // the length is max(Len, 0), not Len
+			}
+		}
+		return l, ok
 	}
 	return nil, false
 }
 
-// boundsLen is hi-lo of slice expression se, when both are polys.
+// boundsLen is hi-lo of slice expression se, when both are polys and
+// hi-lo fits an int64 (fits): Go's slice expression checks 0 <= lo <= hi
+// <= cap on lo and hi as computed, modulo 2^64, so the length is hi-lo
+// modulo 2^64, which is hi-lo itself only where that fits (b[0:m*k] with
+// m*k = 2^64 is b[0:0]).
 func (pr *prover) boundsLen(se *ast.SliceExpr) (poly, bool) {
 	lo := ConstPoly(0)
 	if se.Low != nil {
@@ -53,7 +73,8 @@ func (pr *prover) boundsLen(se *ast.SliceExpr) (poly, bool) {
 		}
 		hi = h
 	}
-	return hi.Add(lo, -1), true
+	l := hi.Add(lo, -1)
+	return l, pr.fits(l)
 }
 
 // viewLen is view w's length as a poly: hi-lo where the prover models
@@ -82,7 +103,7 @@ func (pr *prover) rangeBound(s *ast.RangeStmt) (poly, bool) {
 	if t, ok := info.TypeOf(s.X).Underlying().(*types.Array); ok {
 		return ConstPoly(t.Len()), true
 	}
-	return pr.sliceLen(s.X)
+	return pr.lenAlone(s.X)
 }
 
 // viewIndex proves ix, an element of a view, in range of the view.

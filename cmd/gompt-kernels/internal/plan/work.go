@@ -31,6 +31,9 @@ func Work(g *ir.Program, k *ir.Kernel) {
 	}
 	w := &worker{pr: NewProver(g, k), g: g, k: k}
 	total := w.list(k.Decl.Body.List)
+	if total.overflowed() {
+		return // past an int64: unknown, as no Work
+	}
 	if e := lenExprOf(total); len(e) > 0 && !e[0].Sub { // no loop, or a count below one
 		k.Work = e
 	}
