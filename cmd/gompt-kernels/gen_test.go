@@ -624,7 +624,8 @@ func TestNothingToGenerate(t *testing.T) {
 // among its Bounds. N39's len(c) is max(n-m, 0), not n-m: its loop runs
 // to m where n-m is negative. N40's digit j+2^62 with j below 2^62+10
 // overflowed the prover's own int64 arithmetic. P28 and P29 bound a loop
-// by len(b) alone, which serves whatever the sign of b's Len.
+// by len(b) alone, which serves whatever the sign of b's Len. N41's and
+// N42's loop variable is rewritten by a for j = range inside the loop.
 func TestProvenIndexes(t *testing.T) {
 	src := `package k
 
@@ -1002,6 +1003,24 @@ func P28(i int, n, k int, b []float32) {
 //gompt:kernel dims=n len(b)=k
 func P29(i int, n, k int, b []float32) {
 	for j := 0; j < len(b); j++ {
+		b[j] = 1
+	}
+}
+
+//gompt:kernel dims=n len(b)=4
+func N41(i int, n int, b []float32) {
+	for j := 0; j < 4; j++ {
+		for j = range 100 {
+		}
+		b[j] = 1
+	}
+}
+
+//gompt:kernel dims=n len(b)=4 len(idx)=1
+func N42(i int, n int, idx []int, b []float32) {
+	for j := 0; j < 4; j++ {
+		for _, j = range idx {
+		}
 		b[j] = 1
 	}
 }

@@ -2,6 +2,7 @@ package ir
 
 import (
 	"go/ast"
+	"go/token"
 	"go/types"
 	"sort"
 )
@@ -122,6 +123,10 @@ func AssignedIn(info *types.Info, n ast.Node, v *types.Var) bool {
 			}
 		case *ast.IncDecStmt:
 			found = found || is(s.X)
+		case *ast.RangeStmt: // for v = range x, for _, v = range x
+			found = found || s.Tok == token.ASSIGN && (s.Key != nil && is(s.Key) || s.Value != nil && is(s.Value))
+		case *ast.UnaryExpr: // &v: written through the pointer
+			found = found || s.Op == token.AND && is(s.X)
 		}
 		return !found
 	})

@@ -132,6 +132,9 @@ func taint(ls *ir.Lockstep, g *ir.Program, list []ast.Stmt, under bool) (changed
 			if c && s.Key != nil {
 				mark(s.Key)
 			}
+			if c && s.Value != nil {
+				mark(s.Value)
+			}
 			changed = taint(ls, g, s.Body.List, c) || changed
 		case *ast.SwitchStmt:
 			c := under || s.Tag != nil && ls.DependsOn(g.P.Info, s.Tag) || s.Init != nil && ls.DependsOn(g.P.Info, s.Init)

@@ -256,19 +256,7 @@ func countedLoop(info *types.Info, k *ir.Kernel, s *ast.ForStmt) (ctr *types.Var
 	if !isInc || post.Tok != token.INC || !isVar(info, post.X, ctr) {
 		return nil, nil, false
 	}
-	assigned := false
-	ast.Inspect(s.Body, func(n ast.Node) bool {
-		switch n := n.(type) {
-		case *ast.AssignStmt:
-			for _, l := range n.Lhs {
-				assigned = assigned || n.Tok != token.DEFINE && isVar(info, l, ctr)
-			}
-		case *ast.IncDecStmt:
-			assigned = assigned || isVar(info, n.X, ctr)
-		}
-		return !assigned
-	})
-	return ctr, cond.Y, !assigned
+	return ctr, cond.Y, !ir.AssignedIn(info, s.Body, ctr)
 }
 
 // isVar reports whether e names v.

@@ -119,24 +119,9 @@ func (pr *prover) countedLoop(s *ast.ForStmt) {
 	default:
 		return
 	}
-	// p may be assigned only by the post statement.
-	assigned := false
-	ast.Inspect(s.Body, func(n ast.Node) bool {
-		switch a := n.(type) {
-		case *ast.AssignStmt:
-			for _, l := range a.Lhs {
-				if lid, ok := l.(*ast.Ident); ok && pr.g.P.Info.Uses[lid] == v {
-					assigned = true
-				}
-			}
-		case *ast.IncDecStmt:
-			if lid, ok := a.X.(*ast.Ident); ok && pr.g.P.Info.Uses[lid] == v {
-				assigned = true
-			}
-		}
-		return true
-	})
-	if assigned {
+	// p may be assigned only by the post statement (not by an assignment,
+	// ++ or --, a for p = range, or through &p in the body).
+	if ir.AssignedIn(pr.g.P.Info, s.Body, v) {
 		return
 	}
 	bound, ok := pr.Poly(cond.Y)
