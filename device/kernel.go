@@ -153,7 +153,9 @@ const ImageHost ImageKind = "host"
 func (k ImageKind) String() string { return string(k) }
 
 // Image is one form of a kernel's code. Source holds the text of a source
-// image (OpenCL C, PTX); Host holds the Go function of an ImageHost image.
+// image (OpenCL C, PTX); Host holds a Go function (an ImageHost image's,
+// or one of a plugin's own kind that runs Go). An image with neither is
+// empty: no device loads it.
 // Entry is the function's name inside Source (the kernel's Name when
 // empty). Options are build options of a source image, handed to the
 // plugin's compiler as they are ("-cl-fp32-correctly-rounded-divide-sqrt"
@@ -197,10 +199,10 @@ type Kernel struct {
 	// loops and slice expressions that the device code's dropped bounds
 	// checks rely on (n-1 in for j := 0; j < n-1; j++, which for n at
 	// math.MinInt is math.MaxInt in Go, and the loop then runs past every
-	// buffer's end; m*k in b[0:m*k]). The runtime refuses a
-	// launch in which one does not (CheckBounds), before any device
-	// work, as it refuses a Len that leaves an int64. gompt-kernels
-	// writes them; most kernels have none.
+	// buffer's end; m*k in b[0:m*k]). The runtime refuses a launch in
+	// which one does not (CheckBounds), before any device work, as it
+	// refuses a Len that leaves an int64. gompt-kernels writes them; most
+	// kernels have none.
 	Bounds []string
 
 	// Faults lists the run-time checks the kernel's code makes (buffer
