@@ -49,10 +49,14 @@ const (
 const LoopLimitCheck = 0x7fffffff
 
 // FaultSite is one run-time check in a kernel's code: what it guards and
-// the source position it reports ("heat.go:14").
+// the source position it reports ("heat.go:14"). Unsigned says that the
+// value it checks (the index; a slice expression's first value named) is
+// of an unsigned type, which Go names as such: index 1<<63 is
+// "[9223372036854775808]", not the int64 the fault record holds.
 type FaultSite struct {
-	Kind FaultKind
-	Pos  string
+	Kind     FaultKind
+	Pos      string
+	Unsigned bool
 }
 
 // FaultRecordSize is the size in bytes of a kernel's fault record, four
@@ -97,10 +101,14 @@ func (f *KernelFault) Error() string {
 	if f.What != "" {
 		return s + f.What
 	}
+	index, negative := strconv.FormatInt(f.Index, 10), f.Index < 0
+	if f.Site.Unsigned {
+		index, negative = strconv.FormatUint(uint64(f.Index), 10), false
+	}
 	switch f.Site.Kind {
 	case FaultIndex:
-		s += "index out of range [" + strconv.FormatInt(f.Index, 10) + "]"
-		if f.Index >= 0 {
+		s += "index out of range [" + index + "]"
+		if !negative {
 			s += " with length " + strconv.FormatInt(f.Len, 10)
 		}
 		return s
@@ -109,10 +117,10 @@ func (f *KernelFault) Error() string {
 	}
 	if form, ok := sliceForms[f.Site.Kind]; ok {
 		words := strings.Replace(form.pos, "%y", strconv.FormatInt(f.Len, 10), 1)
-		if f.Index < 0 {
+		if negative {
 			words = form.neg
 		}
-		return s + "slice bounds out of range " + strings.Replace(words, "%x", strconv.FormatInt(f.Index, 10), 1)
+		return s + "slice bounds out of range " + strings.Replace(words, "%x", index, 1)
 	}
 	return s + fmt.Sprintf("failed check of kind %d", f.Site.Kind)
 }

@@ -28,6 +28,9 @@ func TestKernelFaultFromRecord(t *testing.T) {
 	assert.EqualError(t, k.Fault([4]int64{1, 1048576, 1048576, tag}), "kernel Heat (heat.go:14): index out of range [1048576] with length 1048576")
 	assert.EqualError(t, k.Fault([4]int64{1, -1, 9, tag}), "kernel Heat (heat.go:14): index out of range [-1]", "a negative index, as Go prints it")
 	assert.EqualError(t, k.Fault([4]int64{2, 0, 0, tag}), "kernel Heat (heat.go:20): integer divide by zero")
+	u := &device.Kernel{Name: "Heat", Faults: []device.FaultSite{{Kind: device.FaultIndex, Pos: "heat.go:14", Unsigned: true}, {Kind: device.FaultSliceOrder, Pos: "heat.go:15", Unsigned: true}}}
+	assert.EqualError(t, u.Fault([4]int64{1, -1, 9, tag}), "kernel Heat (heat.go:14): index out of range [18446744073709551615] with length 9", "an unsigned index past MaxInt64, as Go prints it")
+	assert.EqualError(t, u.Fault([4]int64{2, -1, 3, tag}), "kernel Heat (heat.go:15): slice bounds out of range [18446744073709551615:3]", "an unsigned low bound")
 	f := k.Fault([4]int64{7, 0, 0, tag})
 	require.NotNil(t, f, "a check number the kernel does not have is reported, not dropped")
 	assert.Contains(t, f.Error(), "check 7 of 2")

@@ -212,6 +212,17 @@ func RowShift(i int, m, n, nk, shift int, c, a, b []float32) {
 	}
 }
 
+// UnsignedIndex indexes a with an unsigned 64-bit index, and takes a view
+// between unsigned bounds: Go names such a value unsigned in its message
+// (index 1<<63 is [9223372036854775808], with the length), on every
+// device.
+//
+//gompt:kernel dims=n len(a)=m len(lo)=n len(hi)=n
+func UnsignedIndex(i int, n, m int, p, lo, hi []uint64, a, out []int32) {
+	v := a[lo[i]:hi[i]]
+	out[i] = a[p[i]] + int32(len(v))
+}
+
 // NearMax runs j from near the largest int up to c+i (j <= c+i): where
 // c+i is the largest int the loop never ends, j wraps to the smallest,
 // and j-c reaches past a's end. Its bound may wrap, so nothing is proven:

@@ -661,3 +661,34 @@ func TestWrapBoundWrapsToAnError(t *testing.T) {
 		assert.Equal(t, []float64{0}, out, what)
 	}
 }
+
+// UnsignedIndex's index and view bounds are uint64s: an index of 1<<63 or
+// more is named unsigned, with the length, as Go names it, on every
+// device (the fault record holds it as an int64, and OpenCL's message
+// read -9223372036854775808 without the length).
+func TestUnsignedIndexFault(t *testing.T) {
+	const n, m = 4, 16
+	pos := posOf(t, "UnsignedIndex", "out[i] = a[p[i]] + int32(len(v))")
+	viewPos := posOf(t, "UnsignedIndex", "v := a[lo[i]:hi[i]]")
+	for _, dev := range append(devices(), target.InitialDevice) {
+		what := target.Describe(dev)
+		run := func(p, lo, hi []uint64) error {
+			return RunUnsignedIndex(target.Dev(dev), n, m, p, lo, hi, make([]int32, m), make([]int32, n))
+		}
+		zero, ok := []uint64{0, 0, 0, 0}, []uint64{2, 3, 4, 5}
+		for _, c := range []struct {
+			p      uint64
+			want   string
+			lo, hi []uint64
+			at     string
+		}{
+			{1 << 63, `index out of range \[9223372036854775808\] with length 16`, zero, ok, pos},
+			{math.MaxUint64, `index out of range \[18446744073709551615\] with length 16`, zero, ok, pos},
+			{0, `slice bounds out of range \[:9223372036854775808\] with capacity 16`, zero, []uint64{2, 3, 1 << 63, 5}, viewPos},
+			{0, `slice bounds out of range \[9223372036854775808:2\]`, []uint64{0, 0, 1 << 63, 0}, []uint64{2, 3, 2, 5}, viewPos},
+		} {
+			p := []uint64{0, 1, c.p, 3}
+			checkFault(t, run(p, c.lo, c.hi), "UnsignedIndex", c.at, c.want, what)
+		}
+	}
+}

@@ -84,6 +84,12 @@ var entries = []entry{
 		return [][]any{{len(a), a, b, c, make([]float32, 12*len(a))}}
 	}},
 	{k: Float64OpsKernel, fn: Float64Ops, run: RunFloat64Ops, ext: []int{0}},
+	{k: ModRemKernel, fn: ModRem, run: RunModRem, ext: []int{0}, inputs: func() [][]any {
+		e := []float64{math.NaN(), math.Float64frombits(0x7ff8000000000123), math.Float64frombits(0xfff8000000000000), math.Inf(1), math.Inf(-1),
+			0, math.Copysign(0, -1), 1, -1, 2.5, -7.25, 1e308, 5e-324}
+		a, b := crossF(e)
+		return [][]any{{len(a), a, b, make([]float64, 4*len(a))}}
+	}},
 	{k: MinMaxKernel, fn: MinMax, run: RunMinMax, ext: []int{0}, inputs: func() [][]any {
 		e := []float64{math.NaN(), math.Float64frombits(0x7ff8000000000123), math.Inf(1), math.Inf(-1), 0, math.Copysign(0, -1), 1, -1, 2.5}
 		a, b := crossF(e)
@@ -298,6 +304,7 @@ var entries = []entry{
 	{k: TriangleKernel, fn: Triangle, run: RunTriangle, ext: []int{0}},
 	{k: TriangleToKernel, fn: TriangleTo, run: RunTriangleTo, ext: []int{0}, noHost: true},
 	{k: NearMaxKernel, fn: NearMax, run: RunNearMax, ext: []int{0}, noHost: true},
+	{k: UnsignedIndexKernel, fn: UnsignedIndex, run: RunUnsignedIndex, ext: []int{0}, noHost: true},
 	{k: WrapBoundKernel, fn: WrapBound, run: RunWrapBound, ext: []int{0}, noHost: true},
 	{k: RowUpdatesKernel, fn: RowUpdates, run: RunRowUpdates, ext: []int{0}, inputs: func() [][]any {
 		// Turns of k a multiple of four, fewer, and some left; rows of

@@ -40,6 +40,19 @@ func Float64Ops(i int, n int, a, b []float64, out []float64) {
 	out[o+3] = math.Remainder(x*100, y) + math.Dim(x, y) + math.Dim(y, x)
 }
 
+// ModRem: math.Mod and math.Remainder at their special cases (a zero
+// divisor, an infinite or NaN operand), where Go gives its NaN(), not the
+// driver's NaN nor an operand's bits.
+//
+//gompt:kernel dims=n len(out)=4*n
+func ModRem(i int, n int, a, b []float64, out []float64) {
+	x, y := a[i], b[i]
+	out[4*i] = math.Mod(x, y)
+	out[4*i+1] = math.Remainder(x, y)
+	out[4*i+2] = math.Mod(y, x)
+	out[4*i+3] = math.Remainder(y, x)
+}
+
 // MinMax: Go's min and max builtins (a NaN wins; -0 < +0) and math.Min
 // and math.Max (an infinity wins over a NaN), over values that include
 // NaN, infinities and both zeros.

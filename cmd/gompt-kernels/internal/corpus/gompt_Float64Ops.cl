@@ -26,6 +26,10 @@ static inline __attribute__((always_inline)) void gompt_loop_check(__global long
 
 static inline __attribute__((always_inline)) long gompt_lenpos(long v) { return GOMPT_CMP64(v, >, 0L) ? v : 0; }
 static inline __attribute__((always_inline)) double gompt_math_dim(double x, double y) { double v = x - y; return v <= 0 ? 0.0 : v; }
+static inline __attribute__((always_inline)) double gompt_math_remainder(double x, double y) {
+  if (y == 0 || isinf(x) || isnan(x) || isnan(y)) return as_double(0x7FF8000000000001UL);
+  return remainder(x, y);
+}
 
 static inline __attribute__((always_inline)) void gompt_body_Float64Ops(long i, long n, __global const double *a, long gompt_len_a_, __global const double *b, long gompt_len_b_, __global double *out, long gompt_len_out_) {
   double gompt_t1 = a[i];
@@ -36,7 +40,7 @@ static inline __attribute__((always_inline)) void gompt_body_Float64Ops(long i, 
   out[o] = ((x * y) + x);
   out[((long)((ulong)o + (ulong)(1L)))] = (x / y);
   out[((long)((ulong)o + (ulong)(2L)))] = ((sqrt((x * y))) - (0x1.5555555555555p-02));
-  out[((long)((ulong)o + (ulong)(3L)))] = (((remainder((x * (0x1.9p+06)), y)) + (gompt_math_dim(x, y))) + (gompt_math_dim(y, x)));
+  out[((long)((ulong)o + (ulong)(3L)))] = (((gompt_math_remainder((x * (0x1.9p+06)), y)) + (gompt_math_dim(x, y))) + (gompt_math_dim(y, x)));
 }
 
 __kernel void gompt_Float64Ops(long n, __global const double *a, __global const double *b, __global double *out GOMPT_LOOP_PARAM) {

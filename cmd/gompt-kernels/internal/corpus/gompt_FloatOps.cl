@@ -25,6 +25,10 @@ static inline __attribute__((always_inline)) void gompt_loop_check(__global long
 #endif
 
 static inline __attribute__((always_inline)) long gompt_lenpos(long v) { return GOMPT_CMP64(v, >, 0L) ? v : 0; }
+static inline __attribute__((always_inline)) double gompt_math_mod(double x, double y) {
+  if (y == 0 || isinf(x) || isnan(x) || isnan(y)) return as_double(0x7FF8000000000001UL);
+  return fmod(x, y);
+}
 
 static inline __attribute__((always_inline)) void gompt_body_FloatOps(long i, long n, __global const float *a, long gompt_len_a_, __global const float *b, long gompt_len_b_, __global const float *c, long gompt_len_c_, __global float *out, long gompt_len_out_) {
   float gompt_t1 = a[i];
@@ -44,7 +48,7 @@ static inline __attribute__((always_inline)) void gompt_body_FloatOps(long i, lo
   out[((long)((ulong)o + (ulong)(7L)))] = ((((float)(floor(((double)(x * (0x1.cp+02f)))))) + ((float)(ceil(((double)(y * (0x1.cp+02f))))))) + ((float)(trunc(((double)((-z) * (0x1.cp+02f)))))));
   out[((long)((ulong)o + (ulong)(8L)))] = (((float)(round(((double)(x * (0x1.4p+01f)))))) - ((float)(rint(((double)(y * (0x1.4p+01f)))))));
   out[((long)((ulong)o + (ulong)(9L)))] = (((float)(fabs(((double)(z - x))))) + ((float)(copysign(((double)x), ((double)(z - y))))));
-  out[((long)((ulong)o + (ulong)(10L)))] = ((float)(fmod(((double)(x * (0x1.4p+03f))), ((double)y))));
+  out[((long)((ulong)o + (ulong)(10L)))] = ((float)(gompt_math_mod(((double)(x * (0x1.4p+03f))), ((double)y))));
   float s = x;
   s = (s + y);
   s = (s * z);

@@ -768,7 +768,7 @@ func RunCallFirstNowait(dev gompttarget.DeviceClause, n int, h []int32, out []in
 		Args: []gompttarget.Arg{gompttarget.Int(n), gompttarget.Slice(h), gompttarget.Slice(out)}})
 }
 
-// ClassifyKernel is the gompt map kernel of Classify (floats.go:65:1), over [0, n).
+// ClassifyKernel is the gompt map kernel of Classify (floats.go:78:1), over [0, n).
 var ClassifyKernel = &gomptdevice.Kernel{
 	Name: "Classify",
 	Params: []gomptdevice.Param{
@@ -778,7 +778,7 @@ var ClassifyKernel = &gomptdevice.Kernel{
 	},
 	Dims: 1,
 	Needs: []gomptdevice.Need{
-		{Kind: gomptdevice.NeedFP64, Use: "float64", Pos: "floats.go:65"},
+		{Kind: gomptdevice.NeedFP64, Use: "float64", Pos: "floats.go:78"},
 	},
 	Images: []gomptdevice.Image{
 		{Kind: gomptdevice.ImageHost, Entry: "gompt_Classify", Host: gomptHostClassify},
@@ -803,7 +803,7 @@ func gomptHostClassify(gomptA *gomptdevice.HostArgs, gomptR gomptdevice.Range, _
 	gomptLo0, gomptHi0 := gomptR.Clamp(0, n)
 	a = a[:gomptHi0] // so that Go drops its bounds tests of a[i] in the loop below
 	for i := gomptLo0; i < gomptHi0; i++ {
-//line floats.go:66
+//line floats.go:79
 		x := a[i]
 		o := (int(8) * i)
 		var flags uint64
@@ -2813,7 +2813,7 @@ var Hist256Kernel = &gomptdevice.Kernel{
 	},
 	Dims: 1,
 	Faults: []gomptdevice.FaultSite{
-		{Kind: gomptdevice.FaultIndex, Pos: "reducearray.go:12"},
+		{Kind: gomptdevice.FaultIndex, Pos: "reducearray.go:12", Unsigned: true},
 	},
 	Needs: []gomptdevice.Need{
 		{Kind: gomptdevice.NeedInt64Atomics, Use: "an array reduction of int64 (reduce(s)=+)", Pos: "reducearray.go:11"},
@@ -2922,7 +2922,7 @@ var HistogramKernel = &gomptdevice.Kernel{
 	},
 	Dims: 1,
 	Faults: []gomptdevice.FaultSite{
-		{Kind: gomptdevice.FaultIndex, Pos: "atomics.go:17"},
+		{Kind: gomptdevice.FaultIndex, Pos: "atomics.go:17", Unsigned: true},
 		{Kind: gomptdevice.FaultIndex, Pos: "atomics.go:20"},
 	},
 	Needs: []gomptdevice.Need{
@@ -4942,7 +4942,7 @@ func RunMinInt16Nowait(dev gompttarget.DeviceClause, nx int, ny int, nz int, a [
 	return gompttarget.NewResult(gomptTask, func() int16 { return gomptrt.Min(gomptZero, gomptPartial) })
 }
 
-// MinMaxKernel is the gompt map kernel of MinMax (floats.go:48:1), over [0, n).
+// MinMaxKernel is the gompt map kernel of MinMax (floats.go:61:1), over [0, n).
 var MinMaxKernel = &gomptdevice.Kernel{
 	Name: "MinMax",
 	Params: []gomptdevice.Param{
@@ -4955,7 +4955,7 @@ var MinMaxKernel = &gomptdevice.Kernel{
 	},
 	Dims: 1,
 	Needs: []gomptdevice.Need{
-		{Kind: gomptdevice.NeedFP64, Use: "float64", Pos: "floats.go:48"},
+		{Kind: gomptdevice.NeedFP64, Use: "float64", Pos: "floats.go:61"},
 	},
 	Images: []gomptdevice.Image{
 		{Kind: gomptdevice.ImageHost, Entry: "gompt_MinMax", Host: gomptHostMinMax},
@@ -4986,7 +4986,7 @@ func gomptHostMinMax(gomptA *gomptdevice.HostArgs, gomptR gomptdevice.Range, _, 
 	c = c[:gomptHi0] // so that Go drops its bounds tests of c[i] in the loop below
 	d = d[:gomptHi0] // so that Go drops its bounds tests of d[i] in the loop below
 	for i := gomptLo0; i < gomptHi0; i++ {
-//line floats.go:49
+//line floats.go:62
 		x, y := a[i], b[i]
 		u, v := c[i], d[i]
 		o := (int(8) * i)
@@ -5050,6 +5050,100 @@ func RunMinMaxNowait(dev gompttarget.DeviceClause, n int, a []float64, b []float
 	return gompttarget.TargetNowait(gompttarget.Region{Device: dev, Kernel: MinMaxKernel, Shape: gompttarget.Shape{Size: [3]int{n, 1, 1}},
 		Maps: append([]gompttarget.Map{gompttarget.To(a), gompttarget.To(b), gompttarget.To(c), gompttarget.To(d), gompttarget.ToFrom(out)}, deps...),
 		Args: []gompttarget.Arg{gompttarget.Int(n), gompttarget.Slice(a), gompttarget.Slice(b), gompttarget.Slice(c), gompttarget.Slice(d), gompttarget.Slice(out)}})
+}
+
+// ModRemKernel is the gompt map kernel of ModRem (floats.go:48:1), over [0, n).
+var ModRemKernel = &gomptdevice.Kernel{
+	Name: "ModRem",
+	Params: []gomptdevice.Param{
+		{Name: "n", Kind: gomptdevice.ParamInt64},
+		{Name: "a", Kind: gomptdevice.ParamBuffer, Elem: gomptdevice.ParamFloat64, Len: "n"},
+		{Name: "b", Kind: gomptdevice.ParamBuffer, Elem: gomptdevice.ParamFloat64, Len: "n"},
+		{Name: "out", Kind: gomptdevice.ParamBuffer, Elem: gomptdevice.ParamFloat64, Len: "4*n"},
+	},
+	Dims: 1,
+	Needs: []gomptdevice.Need{
+		{Kind: gomptdevice.NeedFP64, Use: "float64", Pos: "floats.go:48"},
+	},
+	Images: []gomptdevice.Image{
+		{Kind: gomptdevice.ImageHost, Entry: "gompt_ModRem", Host: gomptHostModRem},
+		{Kind: "opencl-c", Entry: "gompt_ModRem", Source: gomptCLModRem, Options: "-cl-fp32-correctly-rounded-divide-sqrt"},
+		{Kind: "ptx", Entry: "gompt_ModRem", Source: gomptPTXModRem},
+	},
+	Sample: gomptSampleModRem,
+}
+
+//go:embed gompt_ModRem.cl
+var gomptCLModRem string
+
+//go:embed gompt_ModRem.ptx
+var gomptPTXModRem string
+
+// gomptHostModRem is ModRemKernel's Go image: the body of ModRem at each point of the team's range.
+func gomptHostModRem(gomptA *gomptdevice.HostArgs, gomptR gomptdevice.Range, _, _ int) {
+	n := gomptA.Int(0)
+	a := gomptrt.View[float64](gomptA.Bufs[1], gomptrt.Len(n))
+	b := gomptrt.View[float64](gomptA.Bufs[2], gomptrt.Len(n))
+	out := gomptrt.View[float64](gomptA.Bufs[3], gomptrt.Len(4, n))
+	gomptPOut := unsafe.Pointer(unsafe.SliceData(out))
+	gomptLo0, gomptHi0 := gomptR.Clamp(0, n)
+	a = a[:gomptHi0] // so that Go drops its bounds tests of a[i] in the loop below
+	b = b[:gomptHi0] // so that Go drops its bounds tests of b[i] in the loop below
+	for i := gomptLo0; i < gomptHi0; i++ {
+//line floats.go:49
+		x, y := a[i], b[i]
+		*(*float64)(unsafe.Add(gomptPOut, (int(4)*i)*8)) = gomptmath.Mod(x, y)
+		*(*float64)(unsafe.Add(gomptPOut, ((int(4)*i)+int(1))*8)) = gomptmath.Remainder(x, y)
+		*(*float64)(unsafe.Add(gomptPOut, ((int(4)*i)+int(2))*8)) = gomptmath.Mod(y, x)
+		*(*float64)(unsafe.Add(gomptPOut, ((int(4)*i)+int(3))*8)) = gomptmath.Remainder(y, x)
+	}
+	_ = n
+//line gompt_kernels.go:5102
+}
+
+// gomptSampleModRem is ModRemKernel's Sample: about n points, random arguments. Tol 0: every device gives the Go function's bits.
+func gomptSampleModRem(gomptN int, gomptSeed int64) gomptdevice.Sample {
+	gomptR := gomptrt.Rand("ModRem", gomptN, gomptSeed)
+	gomptExt := gomptrt.Extents(gomptN, 1)
+	n := gomptExt[0]
+	return gomptdevice.Sample{
+		Shape: gomptdevice.Shape{Size: gomptExt},
+		Bufs:  [][]byte{nil, gomptrt.Floats[float64](gomptR, gomptrt.Len(n), 0.5, 1.5), gomptrt.Floats[float64](gomptR, gomptrt.Len(n), 0.5, 1.5), gomptrt.Floats[float64](gomptR, gomptrt.Len(4, n), 0.5, 1.5)},
+		Args:  []gomptdevice.Arg{gomptrt.Int(int64(n)), {}, {}, {}},
+	}
+}
+
+// RunModRem runs ModRemKernel (ModRem) on device dev over [0, n), mapping each slice by how the kernel uses it:
+// a to, b to, out tofrom.
+func RunModRem(dev gompttarget.DeviceClause, n int, a []float64, b []float64, out []float64) error {
+	if n <= 0 {
+		return nil
+	}
+	a = gomptrt.Head(a, gomptrt.Len(n))
+	b = gomptrt.Head(b, gomptrt.Len(n))
+	out = gomptrt.Head(out, gomptrt.Len(4, n))
+	return gompttarget.Target(gompttarget.Region{Device: dev, Kernel: ModRemKernel, Shape: gompttarget.Shape{Size: [3]int{n, 1, 1}},
+		Maps: []gompttarget.Map{gompttarget.To(a), gompttarget.To(b), gompttarget.ToFrom(out)},
+		Args: []gompttarget.Arg{gompttarget.Int(n), gompttarget.Slice(a), gompttarget.Slice(b), gompttarget.Slice(out)}})
+}
+
+// RunModRemNowait is RunModRem's nowait form: it starts the launch and returns at once. deps are depend items
+// (target.DependIn, DependOut, DependInOut, DependOn), which order it as they order target.TargetNowait.
+// Leave the slices alone until the task's Wait returns RunModRem's error (one found before the launch,
+// such as a short slice, included). An empty space runs nothing but still waits for deps.
+//
+// It runs ModRemKernel (ModRem) on device dev over [0, n), mapping each slice by how the kernel uses it:
+// a to, b to, out tofrom.
+func RunModRemNowait(dev gompttarget.DeviceClause, n int, a []float64, b []float64, out []float64, deps ...gompttarget.Map) *gompttarget.Task {
+	if n <= 0 {
+		return gompttarget.Go(func() error { return nil }, deps...)
+	}
+	a = gomptrt.Head(a, gomptrt.Len(n))
+	b = gomptrt.Head(b, gomptrt.Len(n))
+	out = gomptrt.Head(out, gomptrt.Len(4, n))
+	return gompttarget.TargetNowait(gompttarget.Region{Device: dev, Kernel: ModRemKernel, Shape: gompttarget.Shape{Size: [3]int{n, 1, 1}},
+		Maps: append([]gompttarget.Map{gompttarget.To(a), gompttarget.To(b), gompttarget.ToFrom(out)}, deps...),
+		Args: []gompttarget.Arg{gompttarget.Int(n), gompttarget.Slice(a), gompttarget.Slice(b), gompttarget.Slice(out)}})
 }
 
 // NarrowKernel is the gompt map kernel of Narrow (ints.go:96:1), over [0, n).
@@ -5117,7 +5211,7 @@ func gomptHostNarrow(gomptA *gomptdevice.HostArgs, gomptR gomptdevice.Range, _, 
 		*(*int64)(unsafe.Add(gomptPOut, (o+int(11))*8)) = (int64(int8((int64(u) * int64(3)))) + int64(uint16(x)))
 	}
 	_ = n
-//line gompt_kernels.go:5121
+//line gompt_kernels.go:5215
 }
 
 // gomptSampleNarrow is NarrowKernel's Sample: about n points, random arguments. Tol 0: every device gives the Go function's bits.
@@ -5169,7 +5263,7 @@ func RunNarrowNowait(dev gompttarget.DeviceClause, n int, a []int8, b []int8, c 
 		Args: []gompttarget.Arg{gompttarget.Int(n), gompttarget.Slice(a), gompttarget.Slice(b), gompttarget.Slice(c), gompttarget.Slice(d), gompttarget.Slice(out)}})
 }
 
-// NearMaxKernel is the gompt map kernel of NearMax (checks.go:221:1), over [0, n).
+// NearMaxKernel is the gompt map kernel of NearMax (checks.go:232:1), over [0, n).
 var NearMaxKernel = &gomptdevice.Kernel{
 	Name: "NearMax",
 	Params: []gomptdevice.Param{
@@ -5180,10 +5274,10 @@ var NearMaxKernel = &gomptdevice.Kernel{
 	Dims: 1,
 	Work: "1+n",
 	Faults: []gomptdevice.FaultSite{
-		{Kind: gomptdevice.FaultIndex, Pos: "checks.go:224"},
+		{Kind: gomptdevice.FaultIndex, Pos: "checks.go:235"},
 	},
 	Needs: []gomptdevice.Need{
-		{Kind: gomptdevice.NeedFP64, Use: "float64", Pos: "checks.go:221"},
+		{Kind: gomptdevice.NeedFP64, Use: "float64", Pos: "checks.go:232"},
 	},
 	Images: []gomptdevice.Image{
 		{Kind: gomptdevice.ImageHost, Entry: "gompt_NearMax", Host: gomptHostNearMax},
@@ -5207,7 +5301,7 @@ func gomptHostNearMax(gomptA *gomptdevice.HostArgs, gomptR gomptdevice.Range, _,
 	gomptLo0, gomptHi0 := gomptR.Clamp(0, n)
 	out = out[:gomptHi0] // so that Go drops its bounds tests of out[i] in the loop below
 	for i := gomptLo0; i < gomptHi0; i++ {
-//line checks.go:222
+//line checks.go:233
 		var s float64
 		for j := int(9223372036854775805); j <= (int(9223372036854775805) + i); j++ {
 			v := a[(j - int(9223372036854775805))]
@@ -5219,7 +5313,7 @@ func gomptHostNearMax(gomptA *gomptdevice.HostArgs, gomptR gomptdevice.Range, _,
 		out[i] = s
 	}
 	_ = n
-//line gompt_kernels.go:5223
+//line gompt_kernels.go:5317
 }
 
 // gomptSampleNearMax is NearMaxKernel's Sample: about n points, random arguments. Tol 0: every device gives the Go function's bits.
@@ -5310,7 +5404,7 @@ func gomptHostOutOfRange(gomptA *gomptdevice.HostArgs, gomptR gomptdevice.Range,
 			out[(i + n)] = int32(5)
 		}
 	}
-//line gompt_kernels.go:5314
+//line gompt_kernels.go:5408
 }
 
 // gomptSampleOutOfRange is OutOfRangeKernel's Sample: about n points, random arguments. Tol 0: every device gives the Go function's bits.
@@ -5394,7 +5488,7 @@ func gomptHostPartial(gomptA *gomptdevice.HostArgs, gomptR gomptdevice.Range, _,
 		}
 	}
 	_ = n
-//line gompt_kernels.go:5398
+//line gompt_kernels.go:5492
 }
 
 // gomptSamplePartial is PartialKernel's Sample: about n points, random arguments. Tol 0: every device gives the Go function's bits.
@@ -5528,7 +5622,7 @@ func gomptHostProdFloat64(gomptA *gomptdevice.HostArgs, gomptR gomptdevice.Range
 	}
 	gomptPartial[gomptTeam] = float64((gomptS0 * gomptS1) * (gomptS2 * gomptS3))
 	_ = n
-//line gompt_kernels.go:5532
+//line gompt_kernels.go:5626
 }
 
 // gomptSampleProdFloat64 is ProdFloat64Kernel's Sample: about n points, random arguments. Tol 1e-10: its float products are combined in another order on each device.
@@ -5675,7 +5769,7 @@ func gomptHostProdInt32(gomptA *gomptdevice.HostArgs, gomptR gomptdevice.Range, 
 	}
 	gomptPartial[gomptTeam] = int32((gomptS0 * gomptS1) * (gomptS2 * gomptS3))
 	_ = n
-//line gompt_kernels.go:5679
+//line gompt_kernels.go:5773
 }
 
 // gomptSampleProdInt32 is ProdInt32Kernel's Sample: about n points, random arguments. Tol 0: every device gives the Go function's bits.
@@ -5795,7 +5889,7 @@ func gomptHostProductLen(gomptA *gomptdevice.HostArgs, gomptR gomptdevice.Range,
 		gomptFrom, gomptTo = gomptIn1, gomptHi0
 	}
 	_ = n
-//line gompt_kernels.go:5799
+//line gompt_kernels.go:5893
 }
 
 // gomptSampleProductLen is ProductLenKernel's Sample: about n points, random arguments. Tol 0: every device gives the Go function's bits.
@@ -5885,7 +5979,7 @@ func gomptHostQuotient(gomptA *gomptdevice.HostArgs, gomptR gomptdevice.Range, _
 		q[i] = (a[i] / b[i])
 	}
 	_ = n
-//line gompt_kernels.go:5889
+//line gompt_kernels.go:5983
 }
 
 // gomptSampleQuotient is QuotientKernel's Sample: about n points, random arguments. Tol 0: every device gives the Go function's bits.
@@ -6033,7 +6127,7 @@ func gomptHostRangeForms(gomptA *gomptdevice.HostArgs, gomptR gomptdevice.Range,
 		o[int(7)] += int64(n0)
 	}
 	_ = n
-//line gompt_kernels.go:6037
+//line gompt_kernels.go:6131
 }
 
 // gomptSampleRangeForms is RangeFormsKernel's Sample: about n points, random arguments. Tol 0: every device gives the Go function's bits.
@@ -6183,7 +6277,7 @@ func gomptHostRowProducts(gomptA *gomptdevice.HostArgs, gomptR gomptdevice.Range
 		}
 	}
 	_ = m
-//line gompt_kernels.go:6187
+//line gompt_kernels.go:6281
 }
 
 // gomptSampleRowProducts is RowProductsKernel's Sample: about n points, random arguments. Tol 0: every device gives the Go function's bits.
@@ -6342,7 +6436,7 @@ func gomptHostRowRuns(gomptA *gomptdevice.HostArgs, gomptR gomptdevice.Range, _,
 //line rows.go:43
 		}
 	}
-//line gompt_kernels.go:6346
+//line gompt_kernels.go:6440
 }
 
 // gomptSampleRowRuns is RowRunsKernel's Sample: about n points, random arguments. Tol 0: every device gives the Go function's bits.
@@ -6495,7 +6589,7 @@ func gomptHostRowShift(gomptA *gomptdevice.HostArgs, gomptR gomptdevice.Range, _
 		}
 	}
 	_ = m
-//line gompt_kernels.go:6499
+//line gompt_kernels.go:6593
 }
 
 // gomptSampleRowShift is RowShiftKernel's Sample: about n points, random arguments. Tol 0: every device gives the Go function's bits.
@@ -6681,7 +6775,7 @@ func gomptHostRowUpdates(gomptA *gomptdevice.HostArgs, gomptR gomptdevice.Range,
 //line rows.go:143
 		}
 	}
-//line gompt_kernels.go:6685
+//line gompt_kernels.go:6779
 }
 
 // gomptSampleRowUpdates is RowUpdatesKernel's Sample: about n points, random arguments. Tol 0: every device gives the Go function's bits.
@@ -6779,7 +6873,7 @@ func gomptHostScatter(gomptA *gomptdevice.HostArgs, gomptR gomptdevice.Range, _,
 	}
 	_ = n
 	_ = m
-//line gompt_kernels.go:6783
+//line gompt_kernels.go:6877
 }
 
 // gomptSampleScatter is ScatterKernel's Sample: about n points, random arguments. Tol 0: every device gives the Go function's bits.
@@ -6877,7 +6971,7 @@ func gomptHostSeek(gomptA *gomptdevice.HostArgs, gomptR gomptdevice.Range, _, _ 
 	}
 	_ = n
 	_ = m
-//line gompt_kernels.go:6881
+//line gompt_kernels.go:6975
 }
 
 // gomptSampleSeek is SeekKernel's Sample: about n points, random arguments. Tol 0: every device gives the Go function's bits.
@@ -6968,7 +7062,7 @@ func gomptHostShiftAt(gomptA *gomptdevice.HostArgs, gomptR gomptdevice.Range, _,
 		x[j] <<= k[i]
 		y[j] >>= k[i]
 	}
-//line gompt_kernels.go:6972
+//line gompt_kernels.go:7066
 }
 
 // gomptSampleShiftAt is ShiftAtKernel's Sample: about n points, random arguments. Tol 0: every device gives the Go function's bits.
@@ -7074,7 +7168,7 @@ func gomptHostShifts(gomptA *gomptdevice.HostArgs, gomptR gomptdevice.Range, _, 
 		*(*int64)(unsafe.Add(gomptPOut, o*8)) += (x + int64(u))
 	}
 	_ = n
-//line gompt_kernels.go:7078
+//line gompt_kernels.go:7172
 }
 
 // gomptSampleShifts is ShiftsKernel's Sample: about n points, random arguments. Tol 0: every device gives the Go function's bits.
@@ -7215,7 +7309,7 @@ func gomptHostSignExtend(gomptA *gomptdevice.HostArgs, gomptR gomptdevice.Range,
 	_ = n
 	_ = p
 	_ = k
-//line gompt_kernels.go:7219
+//line gompt_kernels.go:7313
 }
 
 // gomptSampleSignExtend is SignExtendKernel's Sample: about n points, random arguments. Tol 0: every device gives the Go function's bits.
@@ -7333,7 +7427,7 @@ func gomptHostSpMV(gomptA *gomptdevice.HostArgs, gomptR gomptdevice.Range, _, _ 
 	}
 	_ = nnz
 	_ = ncols
-//line gompt_kernels.go:7337
+//line gompt_kernels.go:7431
 }
 
 // gomptSampleSpMV is SpMVKernel's Sample: about n points, random arguments. Tol 0: every device gives the Go function's bits.
@@ -7439,7 +7533,7 @@ func gomptHostSplitEdge(gomptA *gomptdevice.HostArgs, gomptR gomptdevice.Range, 
 		}
 	}
 	_ = ny
-//line gompt_kernels.go:7443
+//line gompt_kernels.go:7537
 }
 
 // gomptSampleSplitEdge is SplitEdgeKernel's Sample: about n points, random arguments. Tol 0: every device gives the Go function's bits.
@@ -7584,7 +7678,7 @@ func gomptHostSplitForms(gomptA *gomptdevice.HostArgs, gomptR gomptdevice.Range,
 			gomptFrom, gomptTo = gomptIn1, gomptHi0
 		}
 	}
-//line gompt_kernels.go:7588
+//line gompt_kernels.go:7682
 }
 
 // gomptSampleSplitForms is SplitFormsKernel's Sample: about n points, random arguments. Tol 0: every device gives the Go function's bits.
@@ -7711,7 +7805,7 @@ func gomptHostStencil2D(gomptA *gomptdevice.HostArgs, gomptR gomptdevice.Range, 
 			gomptFrom, gomptTo = gomptIn1, gomptHi0
 		}
 	}
-//line gompt_kernels.go:7715
+//line gompt_kernels.go:7809
 }
 
 // gomptSampleStencil2D is Stencil2DKernel's Sample: about n points, random arguments. Tol 0: every device gives the Go function's bits.
@@ -7849,7 +7943,7 @@ func gomptHostSumFloat32(gomptA *gomptdevice.HostArgs, gomptR gomptdevice.Range,
 	}
 	gomptPartial[gomptTeam] = float32((gomptS0 + gomptS1) + (gomptS2 + gomptS3))
 	_ = n
-//line gompt_kernels.go:7853
+//line gompt_kernels.go:7947
 }
 
 // gomptSampleSumFloat32 is SumFloat32Kernel's Sample: about n points, random arguments. Tol 0.0001: its float sums are combined in another order on each device.
@@ -8034,7 +8128,7 @@ func gomptHostSumFloat64In2D(gomptA *gomptdevice.HostArgs, gomptR gomptdevice.Ra
 	}
 	gomptPartial[gomptTeam] = float64((gomptS0 + gomptS1) + (gomptS2 + gomptS3))
 	_ = ny
-//line gompt_kernels.go:8038
+//line gompt_kernels.go:8132
 }
 
 // gomptSampleSumFloat64In2D is SumFloat64In2DKernel's Sample: about n points, random arguments. Tol 1e-10: its float sums are combined in another order on each device.
@@ -8182,7 +8276,7 @@ func gomptHostSumInt64(gomptA *gomptdevice.HostArgs, gomptR gomptdevice.Range, g
 	}
 	gomptPartial[gomptTeam] = int64((gomptS0 + gomptS1) + (gomptS2 + gomptS3))
 	_ = n
-//line gompt_kernels.go:8186
+//line gompt_kernels.go:8280
 }
 
 // gomptSampleSumInt64 is SumInt64Kernel's Sample: about n points, random arguments. Tol 0: every device gives the Go function's bits.
@@ -8331,7 +8425,7 @@ func gomptHostSumRows(gomptA *gomptdevice.HostArgs, gomptR gomptdevice.Range, _,
 		}
 	}
 	_ = m
-//line gompt_kernels.go:8335
+//line gompt_kernels.go:8429
 }
 
 // gomptSampleSumRows is SumRowsKernel's Sample: about n points, random arguments. Tol 0: every device gives the Go function's bits.
@@ -8651,7 +8745,7 @@ func gomptHostSumTurns(gomptA *gomptdevice.HostArgs, gomptR gomptdevice.Range, _
 		last[i] = acc
 	}
 	_ = m
-//line gompt_kernels.go:8655
+//line gompt_kernels.go:8749
 }
 
 // gomptSampleSumTurns is SumTurnsKernel's Sample: about n points, random arguments. Tol 0: every device gives the Go function's bits.
@@ -8776,7 +8870,7 @@ func gomptHostTeamDefine(gomptA *gomptdevice.HostArgs, gomptR gomptdevice.Range,
 	_ = v
 	_ = teams
 	_ = m
-//line gompt_kernels.go:8780
+//line gompt_kernels.go:8874
 }
 
 // gomptSampleTeamDefine is TeamDefineKernel's Sample: about n points, random arguments. Tol 0: every device gives the Go function's bits.
@@ -8890,7 +8984,7 @@ func gomptHostTeamGather(gomptA *gomptdevice.HostArgs, gomptR gomptdevice.Range,
 	}
 	_ = teams
 	_ = m
-//line gompt_kernels.go:8894
+//line gompt_kernels.go:8988
 }
 
 // gomptSampleTeamGather is TeamGatherKernel's Sample: about n points, random arguments. Tol 0: every device gives the Go function's bits.
@@ -9054,7 +9148,7 @@ func gomptHostTeamReverse(gomptA *gomptdevice.HostArgs, gomptR gomptdevice.Range
 	}
 	_ = mine
 	_ = teams
-//line gompt_kernels.go:9058
+//line gompt_kernels.go:9152
 }
 
 // gomptSampleTeamReverse is TeamReverseKernel's Sample: about n points, random arguments. Tol 0: every device gives the Go function's bits.
@@ -9194,7 +9288,7 @@ func gomptHostTeamTuple(gomptA *gomptdevice.HostArgs, gomptR gomptdevice.Range, 
 	_ = x
 	_ = o
 	_ = teams
-//line gompt_kernels.go:9198
+//line gompt_kernels.go:9292
 }
 
 // gomptSampleTeamTuple is TeamTupleKernel's Sample: about n points, random arguments. Tol 0: every device gives the Go function's bits.
@@ -9337,7 +9431,7 @@ func gomptHostTeamView(gomptA *gomptdevice.HostArgs, gomptR gomptdevice.Range, _
 	_ = from
 	_ = s
 	_ = teams
-//line gompt_kernels.go:9341
+//line gompt_kernels.go:9435
 }
 
 // gomptSampleTeamView is TeamViewKernel's Sample: about n points, random arguments. Tol 0: every device gives the Go function's bits.
@@ -9387,7 +9481,7 @@ func RunTeamViewNowait(dev gompttarget.DeviceClause, teams int, in []float32, lo
 		Args: []gompttarget.Arg{gompttarget.Int(teams), gompttarget.Slice(in), gompttarget.Slice(lo), gompttarget.Slice(hi), gompttarget.Slice(out)}})
 }
 
-// TranscendentalKernel is the gompt map kernel of Transcendental (floats.go:98:1), over [0, n).
+// TranscendentalKernel is the gompt map kernel of Transcendental (floats.go:111:1), over [0, n).
 var TranscendentalKernel = &gomptdevice.Kernel{
 	Name: "Transcendental",
 	Params: []gomptdevice.Param{
@@ -9397,7 +9491,7 @@ var TranscendentalKernel = &gomptdevice.Kernel{
 	},
 	Dims: 1,
 	Needs: []gomptdevice.Need{
-		{Kind: gomptdevice.NeedFP64, Use: "float64", Pos: "floats.go:98"},
+		{Kind: gomptdevice.NeedFP64, Use: "float64", Pos: "floats.go:111"},
 	},
 	Images: []gomptdevice.Image{
 		{Kind: gomptdevice.ImageHost, Entry: "gompt_Transcendental", Host: gomptHostTranscendental},
@@ -9422,7 +9516,7 @@ func gomptHostTranscendental(gomptA *gomptdevice.HostArgs, gomptR gomptdevice.Ra
 	a = a[:gomptHi0]     // so that Go drops its bounds tests of a[i] in the loop below
 	out = out[:gomptHi0] // so that Go drops its bounds tests of out[i] in the loop below
 	for i := gomptLo0; i < gomptHi0; i++ {
-//line floats.go:99
+//line floats.go:112
 		x := a[i]
 		v := (((((gomptmath.Exp(x) + gomptmath.Log(x)) + gomptmath.Pow(x, float64(1.5))) + gomptmath.Sin(x)) + gomptmath.Cos(x)) + gomptmath.Tanh(x))
 		v += (((((gomptmath.Exp2(x) + gomptmath.Log2(x)) + gomptmath.Log10(x)) + gomptmath.Log1p(x)) + gomptmath.Expm1(x)) + gomptmath.Atan2(x, float64(2.0)))
@@ -9431,7 +9525,7 @@ func gomptHostTranscendental(gomptA *gomptdevice.HostArgs, gomptR gomptdevice.Ra
 		out[i] = float32(v)
 	}
 	_ = n
-//line gompt_kernels.go:9435
+//line gompt_kernels.go:9529
 }
 
 // gomptSampleTranscendental is TranscendentalKernel's Sample: about n points, random arguments. Tol 1e-06: it calls math functions that are within a few ulps of Go's, not equal.
@@ -9523,7 +9617,7 @@ func gomptHostTranspose(gomptA *gomptdevice.HostArgs, gomptR gomptdevice.Range, 
 			}
 		}
 	}
-//line gompt_kernels.go:9527
+//line gompt_kernels.go:9621
 }
 
 // gomptSampleTranspose is TransposeKernel's Sample: about n points, random arguments. Tol 0: every device gives the Go function's bits.
@@ -9611,7 +9705,7 @@ func gomptHostTriangle(gomptA *gomptdevice.HostArgs, gomptR gomptdevice.Range, _
 			*(*float64)(unsafe.Add(gomptPOut, ((i*n)+j)*8)) = (*(*float64)(unsafe.Add(gomptPA, ((j*n)+i)*8)) * float64(0.5))
 		}
 	}
-//line gompt_kernels.go:9615
+//line gompt_kernels.go:9709
 }
 
 // gomptSampleTriangle is TriangleKernel's Sample: about n points, random arguments. Tol 0: every device gives the Go function's bits.
@@ -9662,7 +9756,7 @@ func RunTriangleNowait(dev gompttarget.DeviceClause, n int, a []float64, out []f
 		Args: []gompttarget.Arg{gompttarget.Int(n), gompttarget.Slice(a), gompttarget.Slice(out)}})
 }
 
-// TriangleToKernel is the gompt map kernel of TriangleTo (checks.go:257:1), over [0, n).
+// TriangleToKernel is the gompt map kernel of TriangleTo (checks.go:268:1), over [0, n).
 var TriangleToKernel = &gomptdevice.Kernel{
 	Name: "TriangleTo",
 	Params: []gomptdevice.Param{
@@ -9674,10 +9768,10 @@ var TriangleToKernel = &gomptdevice.Kernel{
 	Bounds: []string{"1+k"},
 	Work:   "1+k-n",
 	Faults: []gomptdevice.FaultSite{
-		{Kind: gomptdevice.FaultIndex, Pos: "checks.go:259"},
+		{Kind: gomptdevice.FaultIndex, Pos: "checks.go:270"},
 	},
 	Needs: []gomptdevice.Need{
-		{Kind: gomptdevice.NeedFP64, Use: "float64", Pos: "checks.go:257"},
+		{Kind: gomptdevice.NeedFP64, Use: "float64", Pos: "checks.go:268"},
 	},
 	Images: []gomptdevice.Image{
 		{Kind: gomptdevice.ImageHost, Entry: "gompt_TriangleTo", Host: gomptHostTriangleTo},
@@ -9700,12 +9794,12 @@ func gomptHostTriangleTo(gomptA *gomptdevice.HostArgs, gomptR gomptdevice.Range,
 	out := gomptrt.View[float64](gomptA.Bufs[2], gomptrt.Len(n, n))
 	gomptLo0, gomptHi0 := gomptR.Clamp(0, n)
 	for i := gomptLo0; i < gomptHi0; i++ {
-//line checks.go:258
+//line checks.go:269
 		for j := i; j <= k; j++ {
 			out[((i * n) + j)] += float64(1.0)
 		}
 	}
-//line gompt_kernels.go:9709
+//line gompt_kernels.go:9803
 }
 
 // gomptSampleTriangleTo is TriangleToKernel's Sample: about n points, random arguments. Tol 0: every device gives the Go function's bits.
@@ -9833,7 +9927,7 @@ gomptPoint0:
 		*(*int64)(unsafe.Add(gomptPOut, (o+int(7))*8)) = (-long)
 	}
 	_ = n
-//line gompt_kernels.go:9837
+//line gompt_kernels.go:9931
 }
 
 // gomptSampleTricky is TrickyKernel's Sample: about n points, random arguments. Tol 0: every device gives the Go function's bits.
@@ -9935,7 +10029,7 @@ func gomptHostTuples(gomptA *gomptdevice.HostArgs, gomptR gomptdevice.Range, _, 
 		*(*int32)(unsafe.Add(gomptPOut, o*4)) += x
 	}
 	_ = n
-//line gompt_kernels.go:9939
+//line gompt_kernels.go:10033
 }
 
 // gomptSampleTuples is TuplesKernel's Sample: about n points, random arguments. Tol 0: every device gives the Go function's bits.
@@ -10033,7 +10127,7 @@ func gomptHostUint64Ops(gomptA *gomptdevice.HostArgs, gomptR gomptdevice.Range, 
 		*(*uint64)(unsafe.Add(gomptPOut, (o+int(5))*8)) = (-x)
 	}
 	_ = n
-//line gompt_kernels.go:10037
+//line gompt_kernels.go:10131
 }
 
 // gomptSampleUint64Ops is Uint64OpsKernel's Sample: about n points, random arguments. Tol 0: every device gives the Go function's bits.
@@ -10185,7 +10279,7 @@ func gomptLanesUniformStore(gomptX0, gomptW int, n int, m int, b []int32, c []in
 		}
 //line lockstep.go:44
 	}
-//line gompt_kernels.go:10189
+//line gompt_kernels.go:10283
 }
 
 // gomptSampleUniformStore is UniformStoreKernel's Sample: about n points, random arguments. Tol 0: every device gives the Go function's bits.
@@ -10232,6 +10326,112 @@ func RunUniformStoreNowait(dev gompttarget.DeviceClause, n int, m int, b []int32
 	return gompttarget.TargetNowait(gompttarget.Region{Device: dev, Kernel: UniformStoreKernel, Shape: gompttarget.Shape{Size: [3]int{n, 1, 1}},
 		Maps: append([]gompttarget.Map{gompttarget.ToFrom(b), gompttarget.ToFrom(c), gompttarget.ToFrom(out)}, deps...),
 		Args: []gompttarget.Arg{gompttarget.Int(n), gompttarget.Int(m), gompttarget.Slice(b), gompttarget.Slice(c), gompttarget.Slice(out)}})
+}
+
+// UnsignedIndexKernel is the gompt map kernel of UnsignedIndex (checks.go:221:1), over [0, n).
+var UnsignedIndexKernel = &gomptdevice.Kernel{
+	Name: "UnsignedIndex",
+	Params: []gomptdevice.Param{
+		{Name: "n", Kind: gomptdevice.ParamInt64},
+		{Name: "m", Kind: gomptdevice.ParamInt64},
+		{Name: "p", Kind: gomptdevice.ParamBuffer, Elem: gomptdevice.ParamUint64, Len: "n"},
+		{Name: "lo", Kind: gomptdevice.ParamBuffer, Elem: gomptdevice.ParamUint64, Len: "n"},
+		{Name: "hi", Kind: gomptdevice.ParamBuffer, Elem: gomptdevice.ParamUint64, Len: "n"},
+		{Name: "a", Kind: gomptdevice.ParamBuffer, Elem: gomptdevice.ParamInt32, Len: "m"},
+		{Name: "out", Kind: gomptdevice.ParamBuffer, Elem: gomptdevice.ParamInt32, Len: "n"},
+	},
+	Dims: 1,
+	Faults: []gomptdevice.FaultSite{
+		{Kind: gomptdevice.FaultSliceCap, Pos: "checks.go:222", Unsigned: true},
+		{Kind: gomptdevice.FaultSliceOrder, Pos: "checks.go:222", Unsigned: true},
+		{Kind: gomptdevice.FaultIndex, Pos: "checks.go:223", Unsigned: true},
+	},
+	Images: []gomptdevice.Image{
+		{Kind: gomptdevice.ImageHost, Entry: "gompt_UnsignedIndex", Host: gomptHostUnsignedIndex},
+		{Kind: "opencl-c", Entry: "gompt_UnsignedIndex", Source: gomptCLUnsignedIndex, Options: "-cl-fp32-correctly-rounded-divide-sqrt"},
+		{Kind: "ptx", Entry: "gompt_UnsignedIndex", Source: gomptPTXUnsignedIndex},
+	},
+	Sample: gomptSampleUnsignedIndex,
+}
+
+//go:embed gompt_UnsignedIndex.cl
+var gomptCLUnsignedIndex string
+
+//go:embed gompt_UnsignedIndex.ptx
+var gomptPTXUnsignedIndex string
+
+// gomptHostUnsignedIndex is UnsignedIndexKernel's Go image: the body of UnsignedIndex at each point of the team's range.
+func gomptHostUnsignedIndex(gomptA *gomptdevice.HostArgs, gomptR gomptdevice.Range, _, _ int) {
+	n := gomptA.Int(0)
+	m := gomptA.Int(1)
+	p := gomptrt.View[uint64](gomptA.Bufs[2], gomptrt.Len(n))
+	lo := gomptrt.View[uint64](gomptA.Bufs[3], gomptrt.Len(n))
+	hi := gomptrt.View[uint64](gomptA.Bufs[4], gomptrt.Len(n))
+	a := gomptrt.View[int32](gomptA.Bufs[5], gomptrt.Len(m))
+	out := gomptrt.View[int32](gomptA.Bufs[6], gomptrt.Len(n))
+	gomptLo0, gomptHi0 := gomptR.Clamp(0, n)
+	p = p[:gomptHi0]     // so that Go drops its bounds tests of p[i] in the loop below
+	lo = lo[:gomptHi0]   // so that Go drops its bounds tests of lo[i] in the loop below
+	hi = hi[:gomptHi0]   // so that Go drops its bounds tests of hi[i] in the loop below
+	out = out[:gomptHi0] // so that Go drops its bounds tests of out[i] in the loop below
+	for i := gomptLo0; i < gomptHi0; i++ {
+//line checks.go:222
+		v := a[lo[i]:hi[i]]
+		out[i] = (a[p[i]] + int32(len(v)))
+	}
+	_ = n
+	_ = m
+//line gompt_kernels.go:10385
+}
+
+// gomptSampleUnsignedIndex is UnsignedIndexKernel's Sample: about n points, random arguments. Tol 0: every device gives the Go function's bits.
+func gomptSampleUnsignedIndex(gomptN int, gomptSeed int64) gomptdevice.Sample {
+	gomptR := gomptrt.Rand("UnsignedIndex", gomptN, gomptSeed)
+	gomptExt := gomptrt.Extents(gomptN, 1)
+	n := gomptExt[0]
+	m := int(1 + gomptR.IntN(8))
+	return gomptdevice.Sample{
+		Shape: gomptdevice.Shape{Size: gomptExt},
+		Bufs:  [][]byte{nil, nil, gomptrt.Ints[uint64](gomptR, gomptrt.Len(n), 0, 16), gomptrt.Ints[uint64](gomptR, gomptrt.Len(n), 0, 16), gomptrt.Ints[uint64](gomptR, gomptrt.Len(n), 0, 16), gomptrt.Ints[int32](gomptR, gomptrt.Len(m), 0, 16), gomptrt.Ints[int32](gomptR, gomptrt.Len(n), 0, 16)},
+		Args:  []gomptdevice.Arg{gomptrt.Int(int64(n)), gomptrt.Int(int64(m)), {}, {}, {}, {}, {}},
+	}
+}
+
+// RunUnsignedIndex runs UnsignedIndexKernel (UnsignedIndex) on device dev over [0, n), mapping each slice by how the kernel uses it:
+// p to, lo to, hi to, a to, out from.
+func RunUnsignedIndex(dev gompttarget.DeviceClause, n int, m int, p []uint64, lo []uint64, hi []uint64, a []int32, out []int32) error {
+	if n <= 0 {
+		return nil
+	}
+	p = gomptrt.Head(p, gomptrt.Len(n))
+	lo = gomptrt.Head(lo, gomptrt.Len(n))
+	hi = gomptrt.Head(hi, gomptrt.Len(n))
+	a = gomptrt.Head(a, gomptrt.Len(m))
+	out = gomptrt.Head(out, gomptrt.Len(n))
+	return gompttarget.Target(gompttarget.Region{Device: dev, Kernel: UnsignedIndexKernel, Shape: gompttarget.Shape{Size: [3]int{n, 1, 1}},
+		Maps: []gompttarget.Map{gompttarget.To(p), gompttarget.To(lo), gompttarget.To(hi), gompttarget.To(a), gompttarget.From(out)},
+		Args: []gompttarget.Arg{gompttarget.Int(n), gompttarget.Int(m), gompttarget.Slice(p), gompttarget.Slice(lo), gompttarget.Slice(hi), gompttarget.Slice(a), gompttarget.Slice(out)}})
+}
+
+// RunUnsignedIndexNowait is RunUnsignedIndex's nowait form: it starts the launch and returns at once. deps are depend items
+// (target.DependIn, DependOut, DependInOut, DependOn), which order it as they order target.TargetNowait.
+// Leave the slices alone until the task's Wait returns RunUnsignedIndex's error (one found before the launch,
+// such as a short slice, included). An empty space runs nothing but still waits for deps.
+//
+// It runs UnsignedIndexKernel (UnsignedIndex) on device dev over [0, n), mapping each slice by how the kernel uses it:
+// p to, lo to, hi to, a to, out from.
+func RunUnsignedIndexNowait(dev gompttarget.DeviceClause, n int, m int, p []uint64, lo []uint64, hi []uint64, a []int32, out []int32, deps ...gompttarget.Map) *gompttarget.Task {
+	if n <= 0 {
+		return gompttarget.Go(func() error { return nil }, deps...)
+	}
+	p = gomptrt.Head(p, gomptrt.Len(n))
+	lo = gomptrt.Head(lo, gomptrt.Len(n))
+	hi = gomptrt.Head(hi, gomptrt.Len(n))
+	a = gomptrt.Head(a, gomptrt.Len(m))
+	out = gomptrt.Head(out, gomptrt.Len(n))
+	return gompttarget.TargetNowait(gompttarget.Region{Device: dev, Kernel: UnsignedIndexKernel, Shape: gompttarget.Shape{Size: [3]int{n, 1, 1}},
+		Maps: append([]gompttarget.Map{gompttarget.To(p), gompttarget.To(lo), gompttarget.To(hi), gompttarget.To(a), gompttarget.From(out)}, deps...),
+		Args: []gompttarget.Arg{gompttarget.Int(n), gompttarget.Int(m), gompttarget.Slice(p), gompttarget.Slice(lo), gompttarget.Slice(hi), gompttarget.Slice(a), gompttarget.Slice(out)}})
 }
 
 // ViewBoundsKernel is the gompt map kernel of ViewBounds (checks.go:103:1), over [0, rows).
@@ -10297,7 +10497,7 @@ func gomptHostViewBounds(gomptA *gomptdevice.HostArgs, gomptR gomptdevice.Range,
 	}
 	_ = rows
 	_ = m
-//line gompt_kernels.go:10301
+//line gompt_kernels.go:10501
 }
 
 // gomptSampleViewBounds is ViewBoundsKernel's Sample: about n points, random arguments. Tol 0: every device gives the Go function's bits.
@@ -10396,7 +10596,7 @@ func gomptHostViewIndex(gomptA *gomptdevice.HostArgs, gomptR gomptdevice.Range, 
 		out[r] = row[at[r]]
 	}
 	_ = rows
-//line gompt_kernels.go:10400
+//line gompt_kernels.go:10600
 }
 
 // gomptSampleViewIndex is ViewIndexKernel's Sample: about n points, random arguments. Tol 0: every device gives the Go function's bits.
@@ -10445,7 +10645,7 @@ func RunViewIndexNowait(dev gompttarget.DeviceClause, rows int, w int, a []float
 		Args: []gompttarget.Arg{gompttarget.Int(rows), gompttarget.Int(w), gompttarget.Slice(a), gompttarget.Slice(at), gompttarget.Slice(out)}})
 }
 
-// WrapBoundKernel is the gompt map kernel of WrapBound (checks.go:240:1), over [0, m).
+// WrapBoundKernel is the gompt map kernel of WrapBound (checks.go:251:1), over [0, m).
 var WrapBoundKernel = &gomptdevice.Kernel{
 	Name: "WrapBound",
 	Params: []gomptdevice.Param{
@@ -10458,7 +10658,7 @@ var WrapBoundKernel = &gomptdevice.Kernel{
 	Bounds: []string{"n-1"},
 	Work:   "n-1",
 	Needs: []gomptdevice.Need{
-		{Kind: gomptdevice.NeedFP64, Use: "float64", Pos: "checks.go:240"},
+		{Kind: gomptdevice.NeedFP64, Use: "float64", Pos: "checks.go:251"},
 	},
 	Images: []gomptdevice.Image{
 		{Kind: gomptdevice.ImageHost, Entry: "gompt_WrapBound", Host: gomptHostWrapBound},
@@ -10483,17 +10683,17 @@ func gomptHostWrapBound(gomptA *gomptdevice.HostArgs, gomptR gomptdevice.Range, 
 	gomptLo0, gomptHi0 := gomptR.Clamp(0, m)
 	out = out[:gomptHi0] // so that Go drops its bounds tests of out[i] in the loop below
 	for i := gomptLo0; i < gomptHi0; i++ {
-//line checks.go:241
+//line checks.go:252
 		var s float64
 		if gomptFromJ := int(0); gomptFromJ < (n - int(1)) {
-//line checks.go:242
+//line checks.go:253
 			gomptTurnsJ := (n - int(1)) - gomptFromJ
 			gomptARowJ1 := a[int(1)+gomptFromJ:][:gomptTurnsJ]
-//line checks.go:242
+//line checks.go:253
 			for gomptTJ := range gomptTurnsJ {
-//line checks.go:242
+//line checks.go:253
 				j := gomptFromJ + gomptTJ
-//line checks.go:242
+//line checks.go:253
 				_ = j
 				v := gomptARowJ1[gomptTJ]
 				if v < float64(0.0) {
@@ -10502,11 +10702,11 @@ func gomptHostWrapBound(gomptA *gomptdevice.HostArgs, gomptR gomptdevice.Range, 
 				s += v
 			}
 		}
-//line checks.go:249
+//line checks.go:260
 		out[i] = s
 	}
 	_ = m
-//line gompt_kernels.go:10510
+//line gompt_kernels.go:10710
 }
 
 // gomptSampleWrapBound is WrapBoundKernel's Sample: about n points, random arguments. Tol 0: every device gives the Go function's bits.

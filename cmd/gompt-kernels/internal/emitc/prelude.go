@@ -150,6 +150,17 @@ func (p *prelude) mathHelper(name string) {
 		p.mathMinMax(true)
 	case "gompt_math_max":
 		p.mathMinMax(false)
+	case "gompt_math_mod", "gompt_math_remainder":
+		// Go's NaN() (not the driver's NaN, nor a NaN operand's bits) where
+		// Go's Mod and Remainder give it
+		f := strings.TrimPrefix(name, "gompt_math_")
+		if f == "mod" {
+			f = "fmod"
+		}
+		p.need(name, inl+` double `+name+`(double x, double y) {
+  if (y == 0 || isinf(x) || isnan(x) || isnan(y)) return as_double(0x7FF8000000000001UL);
+  return `+f+`(x, y);
+}`)
 	case "gompt_math_dim":
 		p.need(name, inl+` double gompt_math_dim(double x, double y) { double v = x - y; return v <= 0 ? 0.0 : v; }`)
 	case "gompt_math_isinf":

@@ -201,7 +201,11 @@ func kernelVar(g *ir.Program, w *goWriter, k *ir.Kernel, out ir.Output) {
 	if len(k.Sites) > 0 {
 		w.p("Faults: []gomptdevice.FaultSite{")
 		for _, s := range k.Sites {
-			w.p("{Kind: gomptdevice.%s, Pos: %q},", s.Kind, s.Pos)
+			if s.Unsigned {
+				w.p("{Kind: gomptdevice.%s, Pos: %q, Unsigned: true},", s.Kind, s.Pos)
+			} else {
+				w.p("{Kind: gomptdevice.%s, Pos: %q},", s.Kind, s.Pos)
+			}
 		}
 		w.p("},")
 	}

@@ -276,6 +276,7 @@ type Kernel struct {
 // device.FaultKind constant's name) and source position ("heat.go:14").
 type Site struct {
 	Kind, Pos string
+	Unsigned  bool // the value checked is of an unsigned type (device.FaultSite.Unsigned)
 }
 
 // SiteKey is a run-time check of a kernel's device code: its kind and the

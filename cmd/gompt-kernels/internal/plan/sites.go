@@ -24,13 +24,21 @@ func Sites(g *ir.Program, k *ir.Kernel) {
 		return
 	}
 	info := g.P.Info
-	add := func(kind string, n ast.Node, pos token.Pos) {
+	// add adds check kind of node n, at pos; value is what the check's
+	// message names first (the index; a slice expression's bound), nil for
+	// none.
+	add := func(kind string, n ast.Node, pos token.Pos, value ast.Expr) {
 		key := ir.SiteKey{Kind: kind, Node: n}
 		if _, ok := k.SiteOf[key]; ok {
 			return
 		}
 		p := g.P.Fset.Position(pos)
-		k.Sites = append(k.Sites, ir.Site{Kind: kind, Pos: filepath.Base(p.Filename) + ":" + ir.Itoa(p.Line)})
+		site := ir.Site{Kind: kind, Pos: filepath.Base(p.Filename) + ":" + ir.Itoa(p.Line)}
+		if value != nil {
+			t, ok := ir.ScalarOf(info.TypeOf(value))
+			site.Unsigned = ok && t.IsInt() && !t.Signed()
+		}
+		k.Sites = append(k.Sites, site)
 		k.SiteOf[key] = len(k.Sites)
 	}
 	divisor := func(y ast.Expr) {
@@ -39,7 +47,7 @@ func Sites(g *ir.Program, k *ir.Kernel) {
 				return
 			}
 		}
-		add(ir.SiteDivide, y, y.Pos())
+		add(ir.SiteDivide, y, y.Pos(), nil)
 	}
 	isInt := func(e ast.Expr) bool {
 		t, ok := ir.ScalarOf(info.TypeOf(e))
@@ -82,20 +90,20 @@ func Sites(g *ir.Program, k *ir.Kernel) {
 				}
 			case *ast.IndexExpr:
 				if f.Kernel == nil || !f.Kernel.Proven[n] {
-					add(ir.SiteIndex, n, n.Index.Pos())
+					add(ir.SiteIndex, n, n.Index.Pos(), n.Index)
 				}
 			case *ast.SliceExpr:
 				switch {
 				case n.Slice3:
-					add(ir.SiteSlice3Cap, n, n.Lbrack)
-					add(ir.SiteSlice3Max, n, n.Lbrack)
-					add(ir.SiteSlice3Order, n, n.Lbrack)
+					add(ir.SiteSlice3Cap, n, n.Lbrack, n.Max)
+					add(ir.SiteSlice3Max, n, n.Lbrack, n.High)
+					add(ir.SiteSlice3Order, n, n.Lbrack, n.Low)
 				default:
 					if n.High != nil {
-						add(ir.SiteSliceCap, n, n.Lbrack)
+						add(ir.SiteSliceCap, n, n.Lbrack, n.High)
 					}
 					if n.Low != nil {
-						add(ir.SiteSliceOrder, n, n.Lbrack)
+						add(ir.SiteSliceOrder, n, n.Lbrack, n.Low)
 					}
 				}
 			}
