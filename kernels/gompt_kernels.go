@@ -10,6 +10,8 @@ import (
 	unsafe "unsafe"
 )
 
+var _ unsafe.Pointer
+
 // Copy32 is the gompt map kernel of copy32 (library.go:40:1), over [0, n).
 var Copy32 = &gomptdevice.Kernel{
 	Name: "copy32",
@@ -46,7 +48,7 @@ func gomptHostCopy32(gomptA *gomptdevice.HostArgs, gomptR gomptdevice.Range, _, 
 		dst[i] = src[i]
 	}
 	_ = n
-//line gompt_kernels.go:50
+//line gompt_kernels.go:52
 }
 
 // gomptSampleCopy32 is Copy32's Sample: about n points, random arguments. Tol 0: every device gives the Go function's bits.
@@ -151,7 +153,7 @@ func gomptHostDot(gomptA *gomptdevice.HostArgs, gomptR gomptdevice.Range, gomptT
 	}
 	gomptPartial[gomptTeam] = float32((gomptS0 + gomptS1) + (gomptS2 + gomptS3))
 	_ = n
-//line gompt_kernels.go:155
+//line gompt_kernels.go:157
 }
 
 // gomptSampleDot is Dot's Sample: about n points, random arguments. Tol 0.0001: its float sums are combined in another order on each device.
@@ -240,7 +242,7 @@ func gomptHostFill(gomptA *gomptdevice.HostArgs, gomptR gomptdevice.Range, _, _ 
 		x[i] = v
 	}
 	_ = n
-//line gompt_kernels.go:244
+//line gompt_kernels.go:246
 }
 
 // gomptSampleFill is Fill's Sample: about n points, random arguments. Tol 0: every device gives the Go function's bits.
@@ -299,7 +301,7 @@ func gomptHostHistogram(gomptA *gomptdevice.HostArgs, gomptR gomptdevice.Range, 
 	}
 	gomptrt.MergeSum(gomptRBH, gomptRAH[:], uint32(0))
 	_ = n
-//line gompt_kernels.go:303
+//line gompt_kernels.go:305
 }
 
 // gomptSampleHistogram is Histogram's Sample: about n points, random arguments. Tol 0: every device gives the Go function's bits.
@@ -390,7 +392,7 @@ func gomptHostJacobi(gomptA *gomptdevice.HostArgs, gomptR gomptdevice.Range, _, 
 			gomptFrom, gomptTo = gomptIn1, gomptHi0
 		}
 	}
-//line gompt_kernels.go:394
+//line gompt_kernels.go:396
 }
 
 // gomptSampleJacobi is Jacobi's Sample: about n points, random arguments. Tol 0: every device gives the Go function's bits.
@@ -597,7 +599,7 @@ func gomptLanesMatmul(gomptX0, gomptW int, i int, m int, n int, k int, A []float
 	}
 	_ = acc
 	_ = m
-//line gompt_kernels.go:601
+//line gompt_kernels.go:603
 }
 
 // gomptSampleMatmul is Matmul's Sample: about n points, random arguments. Tol 0: every device gives the Go function's bits.
@@ -1030,7 +1032,7 @@ func gomptHostMatmulTiled(gomptA *gomptdevice.HostArgs, gomptR gomptdevice.Range
 	_ = c32
 	_ = c33
 	_ = teams
-//line gompt_kernels.go:1034
+//line gompt_kernels.go:1036
 }
 
 // gomptSampleMatmulTiled is MatmulTiled's Sample: about n points, random arguments. Tol 0: every device gives the Go function's bits.
@@ -1086,7 +1088,7 @@ func gomptHostSaxpy(gomptA *gomptdevice.HostArgs, gomptR gomptdevice.Range, _, _
 		y[i] = ((a * x[i]) + y[i])
 	}
 	_ = n
-//line gompt_kernels.go:1090
+//line gompt_kernels.go:1092
 }
 
 // gomptSampleSaxpy is Saxpy's Sample: about n points, random arguments. Tol 0: every device gives the Go function's bits.
@@ -1141,7 +1143,7 @@ func gomptHostVecadd(gomptA *gomptdevice.HostArgs, gomptR gomptdevice.Range, _, 
 		c[i] = (a[i] + b[i])
 	}
 	_ = n
-//line gompt_kernels.go:1145
+//line gompt_kernels.go:1147
 }
 
 // gomptSampleVecadd is VecAdd's Sample: about n points, random arguments. Tol 0: every device gives the Go function's bits.

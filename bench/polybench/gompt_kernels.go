@@ -12,6 +12,8 @@ import (
 	unsafe "unsafe"
 )
 
+var _ unsafe.Pointer
+
 // AtaxTmpKernel is the gompt map kernel of AtaxTmp (kernels.go:75:1), over [0, m).
 var AtaxTmpKernel = &gomptdevice.Kernel{
 	Name: "AtaxTmp",
@@ -70,7 +72,7 @@ func gomptHostAtaxTmp(gomptA *gomptdevice.HostArgs, gomptR gomptdevice.Range, _,
 		tmp[i] = t
 	}
 	_ = m
-//line gompt_kernels.go:74
+//line gompt_kernels.go:76
 }
 
 // gomptSampleAtaxTmp is AtaxTmpKernel's Sample: about n points, random arguments. Tol 0: every device gives the Go function's bits.
@@ -305,7 +307,7 @@ func gomptLanesAtaxY(gomptX0, gomptW int, n int, m int, A []float64, tmp []float
 		gomptU16[gomptJ] = s[gomptJ]
 	}
 	_ = s
-//line gompt_kernels.go:309
+//line gompt_kernels.go:311
 }
 
 // gomptSampleAtaxY is AtaxYKernel's Sample: about n points, random arguments. Tol 0: every device gives the Go function's bits.
@@ -412,7 +414,7 @@ func gomptHostBicgQ(gomptA *gomptdevice.HostArgs, gomptR gomptdevice.Range, _, _
 		q[i] = t
 	}
 	_ = n
-//line gompt_kernels.go:416
+//line gompt_kernels.go:418
 }
 
 // gomptSampleBicgQ is BicgQKernel's Sample: about n points, random arguments. Tol 0: every device gives the Go function's bits.
@@ -647,7 +649,7 @@ func gomptLanesBicgS(gomptX0, gomptW int, m int, n int, A []float64, r []float64
 		gomptU16[gomptJ] = t[gomptJ]
 	}
 	_ = t
-//line gompt_kernels.go:651
+//line gompt_kernels.go:653
 }
 
 // gomptSampleBicgS is BicgSKernel's Sample: about n points, random arguments. Tol 0: every device gives the Go function's bits.
@@ -871,7 +873,7 @@ func gomptLanesColMean(gomptX0, gomptW int, m int, n int, fn float64, data []flo
 		gomptU11[gomptJ] = (s[gomptJ] / fn)
 	}
 	_ = s
-//line gompt_kernels.go:875
+//line gompt_kernels.go:877
 }
 
 // gomptSampleColMean is ColMeanKernel's Sample: about n points, random arguments. Tol 0: every device gives the Go function's bits.
@@ -1012,7 +1014,7 @@ func gomptHostCorr(gomptA *gomptdevice.HostArgs, gomptR gomptdevice.Range, _, _ 
 			}
 		}
 	}
-//line gompt_kernels.go:1016
+//line gompt_kernels.go:1018
 }
 
 // gomptSampleCorr is CorrKernel's Sample: about n points, random arguments. Tol 0: every device gives the Go function's bits.
@@ -1123,7 +1125,7 @@ func gomptHostCorrCenter(gomptA *gomptdevice.HostArgs, gomptR gomptdevice.Range,
 		}
 	}
 	_ = n
-//line gompt_kernels.go:1127
+//line gompt_kernels.go:1129
 }
 
 // gomptSampleCorrCenter is CorrCenterKernel's Sample: about n points, random arguments. Tol 0: every device gives the Go function's bits.
@@ -1430,7 +1432,7 @@ func gomptLanesCorrStddev(gomptX0, gomptW int, m int, n int, fn float64, data []
 	}
 	_ = s
 	_ = d
-//line gompt_kernels.go:1434
+//line gompt_kernels.go:1436
 }
 
 // gomptSampleCorrStddev is CorrStddevKernel's Sample: about n points, random arguments. Tol 0: every device gives the Go function's bits.
@@ -1580,7 +1582,7 @@ func gomptHostCov(gomptA *gomptdevice.HostArgs, gomptR gomptdevice.Range, _, _ i
 			}
 		}
 	}
-//line gompt_kernels.go:1584
+//line gompt_kernels.go:1586
 }
 
 // gomptSampleCov is CovKernel's Sample: about n points, random arguments. Tol 0: every device gives the Go function's bits.
@@ -1686,7 +1688,7 @@ func gomptHostCovCenter(gomptA *gomptdevice.HostArgs, gomptR gomptdevice.Range, 
 		}
 	}
 	_ = n
-//line gompt_kernels.go:1690
+//line gompt_kernels.go:1692
 }
 
 // gomptSampleCovCenter is CovCenterKernel's Sample: about n points, random arguments. Tol 0: every device gives the Go function's bits.
@@ -1785,7 +1787,7 @@ func gomptHostFdtdEx(gomptA *gomptdevice.HostArgs, gomptR gomptdevice.Range, _, 
 		}
 	}
 	_ = nx
-//line gompt_kernels.go:1789
+//line gompt_kernels.go:1791
 }
 
 // gomptSampleFdtdEx is FdtdExKernel's Sample: about n points, random arguments. Tol 0: every device gives the Go function's bits.
@@ -1918,7 +1920,7 @@ func gomptHostFdtdEy(gomptA *gomptdevice.HostArgs, gomptR gomptdevice.Range, _, 
 		gomptFrom, gomptTo = gomptIn1, gomptHi0
 	}
 	_ = nx
-//line gompt_kernels.go:1922
+//line gompt_kernels.go:1924
 }
 
 // gomptSampleFdtdEy is FdtdEyKernel's Sample: about n points, random arguments. Tol 0: every device gives the Go function's bits.
@@ -2038,7 +2040,7 @@ func gomptHostFdtdHz(gomptA *gomptdevice.HostArgs, gomptR gomptdevice.Range, _, 
 		}
 		gomptFrom, gomptTo = gomptIn1, gomptHi0
 	}
-//line gompt_kernels.go:2042
+//line gompt_kernels.go:2044
 }
 
 // gomptSampleFdtdHz is FdtdHzKernel's Sample: about n points, random arguments. Tol 0: every device gives the Go function's bits.
@@ -2196,7 +2198,7 @@ func gomptHostGemm(gomptA *gomptdevice.HostArgs, gomptR gomptdevice.Range, _, _ 
 		}
 	}
 	_ = ni
-//line gompt_kernels.go:2200
+//line gompt_kernels.go:2202
 }
 
 // gomptSampleGemm is GemmKernel's Sample: about n points, random arguments. Tol 0: every device gives the Go function's bits.
@@ -2305,7 +2307,7 @@ func gomptHostGemverA(gomptA *gomptdevice.HostArgs, gomptR gomptdevice.Range, _,
 			}
 		}
 	}
-//line gompt_kernels.go:2309
+//line gompt_kernels.go:2311
 }
 
 // gomptSampleGemverA is GemverAKernel's Sample: about n points, random arguments. Tol 0: every device gives the Go function's bits.
@@ -2419,7 +2421,7 @@ func gomptHostGemverW(gomptA *gomptdevice.HostArgs, gomptR gomptdevice.Range, _,
 //line kernels.go:216
 		w[i] = s
 	}
-//line gompt_kernels.go:2423
+//line gompt_kernels.go:2425
 }
 
 // gomptSampleGemverW is GemverWKernel's Sample: about n points, random arguments. Tol 0: every device gives the Go function's bits.
@@ -2661,7 +2663,7 @@ func gomptLanesGemverX(gomptX0, gomptW int, n int, beta float64, A []float64, y 
 		gomptU17[gomptJ] = s[gomptJ]
 	}
 	_ = s
-//line gompt_kernels.go:2665
+//line gompt_kernels.go:2667
 }
 
 // gomptSampleGemverX is GemverXKernel's Sample: about n points, random arguments. Tol 0: every device gives the Go function's bits.
@@ -2754,7 +2756,7 @@ func gomptHostGemverZ(gomptA *gomptdevice.HostArgs, gomptR gomptdevice.Range, _,
 		x[i] = (x[i] + z[i])
 	}
 	_ = n
-//line gompt_kernels.go:2758
+//line gompt_kernels.go:2760
 }
 
 // gomptSampleGemverZ is GemverZKernel's Sample: about n points, random arguments. Tol 0: every device gives the Go function's bits.
@@ -2867,7 +2869,7 @@ func gomptHostGesummv(gomptA *gomptdevice.HostArgs, gomptR gomptdevice.Range, _,
 		tmp[i] = t
 		y[i] = ((alpha * t) + (beta * s))
 	}
-//line gompt_kernels.go:2871
+//line gompt_kernels.go:2873
 }
 
 // gomptSampleGesummv is GesummvKernel's Sample: about n points, random arguments. Tol 0: every device gives the Go function's bits.
@@ -3000,7 +3002,7 @@ func gomptHostHeat3D(gomptA *gomptdevice.HostArgs, gomptR gomptdevice.Range, _, 
 		}
 		gomptFrom, gomptTo = gomptIn1, gomptHi0
 	}
-//line gompt_kernels.go:3004
+//line gompt_kernels.go:3006
 }
 
 // gomptSampleHeat3D is Heat3DKernel's Sample: about n points, random arguments. Tol 0: every device gives the Go function's bits.
@@ -3121,7 +3123,7 @@ func gomptHostJacobi2D(gomptA *gomptdevice.HostArgs, gomptR gomptdevice.Range, _
 		}
 		gomptFrom, gomptTo = gomptIn1, gomptHi0
 	}
-//line gompt_kernels.go:3125
+//line gompt_kernels.go:3127
 }
 
 // gomptSampleJacobi2D is Jacobi2DKernel's Sample: about n points, random arguments. Tol 0: every device gives the Go function's bits.
@@ -3265,7 +3267,7 @@ func gomptHostMatMul(gomptA *gomptdevice.HostArgs, gomptR gomptdevice.Range, _, 
 		}
 	}
 	_ = ni
-//line gompt_kernels.go:3269
+//line gompt_kernels.go:3271
 }
 
 // gomptSampleMatMul is MatMulKernel's Sample: about n points, random arguments. Tol 0: every device gives the Go function's bits.
@@ -3370,7 +3372,7 @@ func gomptHostMvtX1(gomptA *gomptdevice.HostArgs, gomptR gomptdevice.Range, _, _
 //line kernels.go:125
 		x1[i] = x
 	}
-//line gompt_kernels.go:3374
+//line gompt_kernels.go:3376
 }
 
 // gomptSampleMvtX1 is MvtX1Kernel's Sample: about n points, random arguments. Tol 0: every device gives the Go function's bits.
@@ -3609,7 +3611,7 @@ func gomptLanesMvtX2(gomptX0, gomptW int, n int, A []float64, y2 []float64, x2 [
 		gomptU17[gomptJ] = x[gomptJ]
 	}
 	_ = x
-//line gompt_kernels.go:3613
+//line gompt_kernels.go:3615
 }
 
 // gomptSampleMvtX2 is MvtX2Kernel's Sample: about n points, random arguments. Tol 0: every device gives the Go function's bits.
@@ -3753,7 +3755,7 @@ func gomptHostSyr2k(gomptA *gomptdevice.HostArgs, gomptR gomptdevice.Range, _, _
 //line kernels.go:175
 		}
 	}
-//line gompt_kernels.go:3757
+//line gompt_kernels.go:3759
 }
 
 // gomptSampleSyr2k is Syr2kKernel's Sample: about n points, random arguments. Tol 0: every device gives the Go function's bits.
@@ -3908,7 +3910,7 @@ func gomptHostSyrk(gomptA *gomptdevice.HostArgs, gomptR gomptdevice.Range, _, _ 
 //line kernels.go:161
 		}
 	}
-//line gompt_kernels.go:3912
+//line gompt_kernels.go:3914
 }
 
 // gomptSampleSyrk is SyrkKernel's Sample: about n points, random arguments. Tol 0: every device gives the Go function's bits.
@@ -4058,7 +4060,7 @@ func gomptHostTwoMM1(gomptA *gomptdevice.HostArgs, gomptR gomptdevice.Range, _, 
 		}
 	}
 	_ = ni
-//line gompt_kernels.go:4062
+//line gompt_kernels.go:4064
 }
 
 // gomptSampleTwoMM1 is TwoMM1Kernel's Sample: about n points, random arguments. Tol 0: every device gives the Go function's bits.
@@ -4204,7 +4206,7 @@ func gomptHostTwoMM2(gomptA *gomptdevice.HostArgs, gomptR gomptdevice.Range, _, 
 		}
 	}
 	_ = ni
-//line gompt_kernels.go:4208
+//line gompt_kernels.go:4210
 }
 
 // gomptSampleTwoMM2 is TwoMM2Kernel's Sample: about n points, random arguments. Tol 0: every device gives the Go function's bits.

@@ -372,6 +372,55 @@ gomptPoint0: // want "label gomptPoint0: names that start with gompt"
 `)
 }
 
+// A kernel's variable may not take the name of a type the Go image
+// converts with, nor unsafe's: float32 := 2 made the image's float32(3) a
+// call of an int, and the generated file did not build.
+func TestGoTypeNamesRefused(t *testing.T) {
+	checkErrors(t, `package k
+
+//gompt:kernel dims=n
+func K(i int, n int, a []float32, out []float32) {
+	float32 := 2 // want "float32 is the name of what the generated Go image converts with"
+	out[i] = a[i] / 3
+	_ = float32
+}
+
+//gompt:kernel dims=n reduce=+
+func R(i int, n int, int64 int, h []int64) int { // want "int64 is the name of what the generated Go image converts with"
+	unsafe := h[i] // want "unsafe is the name of what the generated Go image converts with"
+	return int(unsafe) + int64
+}
+`)
+}
+
+// A package whose only kernel reaches its elements through the lanes
+// function's rows builds: the file imported unsafe and used it nowhere.
+func TestGeneratedFileBuildsWithUnusedUnsafe(t *testing.T) {
+	dir := writePkg(t, map[string]string{"k.go": `package k
+
+//gompt:kernel dims=n
+func K(i int, n int, a []int64, out []int64) {
+	var acc int64
+	for k := 0; k < 4; k++ {
+		acc += a[i] + int64(k)
+	}
+	out[i] = acc
+}
+`})
+	out, err := generate(ir.Options{Dir: dir, Clang: "no-such-clang"})
+	require.NoError(t, err)
+	require.NoError(t, write(dir, out))
+	tidy := exec.Command("go", "mod", "tidy")
+	tidy.Dir, tidy.Env = dir, append(os.Environ(), "GOPROXY=off", "GOFLAGS=-mod=mod")
+	if msg, err := tidy.CombinedOutput(); err != nil {
+		t.Skipf("go mod tidy in the test module (offline): %v\n%s", err, msg)
+	}
+	cmd := exec.Command("go", "vet", "./...")
+	cmd.Dir = dir
+	msg, err := cmd.CombinedOutput()
+	require.NoError(t, err, "go vet of the generated package:\n%s", msg)
+}
+
 // generateSrc generates a package of one file and returns its output.
 func generateSrc(t *testing.T, src string, o ir.Options) ir.Output {
 	t.Helper()

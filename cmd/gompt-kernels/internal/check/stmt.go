@@ -32,11 +32,22 @@ func Check(g *ir.Program, f *ir.Fn) {
 // reservedNames refuses f's own names (parameters, locals, labels) that
 // start with gompt, the prefix of the generated Go's names (gomptJ,
 // gomptLo0, gomptrt), but for gompt_, which the Go image never uses (the
-// OpenCL C's names of that prefix are suffixed, as every clash there).
+// OpenCL C's names of that prefix are suffixed, as every clash there);
+// and those that would hide what the Go image writes its conversions and
+// unchecked accesses with (goTypeNames).
 func (c *checker) reservedNames() {
 	ast.Inspect(c.f.Decl, func(n ast.Node) bool {
 		id, ok := n.(*ast.Ident)
-		if !ok || id == c.f.Decl.Name || !strings.HasPrefix(id.Name, "gompt") || strings.HasPrefix(id.Name, "gompt_") {
+		if !ok || id == c.f.Decl.Name {
+			return true
+		}
+		if goTypeNames[id.Name] {
+			if _, isVar := c.info().Defs[id].(*types.Var); isVar {
+				c.g.Errs.Add(id.Pos(), "%s is the name of what the generated Go image converts with (%s(x)) or reaches memory through; name the variable otherwise", id.Name, id.Name)
+			}
+			return true
+		}
+		if !strings.HasPrefix(id.Name, "gompt") || strings.HasPrefix(id.Name, "gompt_") {
 			return true
 		}
 		what := ""
@@ -54,6 +65,16 @@ func (c *checker) reservedNames() {
 		c.g.Errs.Add(id.Pos(), "%s %s: names that start with gompt (but for gompt_) are the generated code's; rename it", what, id.Name)
 		return true
 	})
+}
+
+// goTypeNames are the predeclared types the generated Go image writes
+// conversions with, and the package it reaches memory through: a variable
+// of the kernel named so would hide them there (float32 := 2 makes its
+// float32(3) a call of an int).
+var goTypeNames = map[string]bool{
+	"int": true, "int8": true, "int16": true, "int32": true, "int64": true,
+	"uint": true, "uint8": true, "uint16": true, "uint32": true, "uint64": true, "uintptr": true,
+	"float32": true, "float64": true, "byte": true, "rune": true, "unsafe": true,
 }
 
 func (c *checker) info() *types.Info { return c.g.P.Info }

@@ -13,6 +13,8 @@ import (
 	unsafe "unsafe"
 )
 
+var _ unsafe.Pointer
+
 // AtomicCountKernel is the gompt map kernel of AtomicCount (checks.go:72:1), over [0, n).
 var AtomicCountKernel = &gomptdevice.Kernel{
 	Name: "AtomicCount",
@@ -54,7 +56,7 @@ func gomptHostAtomicCount(gomptA *gomptdevice.HostArgs, gomptR gomptdevice.Range
 	}
 	_ = n
 	_ = m
-//line gompt_kernels.go:58
+//line gompt_kernels.go:60
 }
 
 // gomptSampleAtomicCount is AtomicCountKernel's Sample: about n points, random arguments. Tol 0: every device gives the Go function's bits.
@@ -191,7 +193,7 @@ func gomptHostAtomicMax(gomptA *gomptdevice.HostArgs, gomptR gomptdevice.Range, 
 		}
 	}
 	_ = n
-//line gompt_kernels.go:195
+//line gompt_kernels.go:197
 }
 
 // gomptSampleAtomicMax is AtomicMaxKernel's Sample: about n points, random arguments. Tol 0: every device gives the Go function's bits.
@@ -296,7 +298,7 @@ func gomptHostBinMin(gomptA *gomptdevice.HostArgs, gomptR gomptdevice.Range, _, 
 	}
 	gomptrt.MergeMin(gomptRBLo, gomptRALo[:], float32(gomptmath.Inf(1)))
 	_ = n
-//line gompt_kernels.go:300
+//line gompt_kernels.go:302
 }
 
 // gomptSampleBinMin is BinMinKernel's Sample: about n points, random arguments. Tol 0: every device gives the Go function's bits.
@@ -389,7 +391,7 @@ func gomptHostBins(gomptA *gomptdevice.HostArgs, gomptR gomptdevice.Range, _, _ 
 	}
 	gomptrt.MergeSum(gomptRBH, gomptRAH[:], uint32(0))
 	_ = n
-//line gompt_kernels.go:393
+//line gompt_kernels.go:395
 }
 
 // gomptSampleBins is BinsKernel's Sample: about n points, random arguments. Tol 0: every device gives the Go function's bits.
@@ -500,7 +502,7 @@ func gomptHostBox3D(gomptA *gomptdevice.HostArgs, gomptR gomptdevice.Range, _, _
 			}
 		}
 	}
-//line gompt_kernels.go:504
+//line gompt_kernels.go:506
 }
 
 // gomptSampleBox3D is Box3DKernel's Sample: about n points, random arguments. Tol 0: every device gives the Go function's bits.
@@ -621,7 +623,7 @@ func gomptHostCSR(gomptA *gomptdevice.HostArgs, gomptR gomptdevice.Range, _, _ i
 		}
 	}
 	_ = rows
-//line gompt_kernels.go:625
+//line gompt_kernels.go:627
 }
 
 // gomptSampleCSR is CSRKernel's Sample: about n points, random arguments. Tol 0: every device gives the Go function's bits.
@@ -722,7 +724,7 @@ func gomptHostCallFirst(gomptA *gomptdevice.HostArgs, gomptR gomptdevice.Range, 
 		}
 	}
 	_ = n
-//line gompt_kernels.go:726
+//line gompt_kernels.go:728
 }
 
 // gomptSampleCallFirst is CallFirstKernel's Sample: about n points, random arguments. Tol 0: every device gives the Go function's bits.
@@ -832,7 +834,7 @@ func gomptHostClassify(gomptA *gomptdevice.HostArgs, gomptR gomptdevice.Range, _
 		*(*uint64)(unsafe.Add(gomptPOut, (o+int(7))*8)) = gomptmath.Float64bits((x * float64(0.0)))
 	}
 	_ = n
-//line gompt_kernels.go:836
+//line gompt_kernels.go:838
 }
 
 // gomptSampleClassify is ClassifyKernel's Sample: about n points, random arguments. Tol 0: every device gives the Go function's bits.
@@ -1071,7 +1073,7 @@ func gomptLanesColumnStats(gomptX0, gomptW int, n int, m int, stop int, lim floa
 	_ = s
 	_ = c
 	_ = v
-//line gompt_kernels.go:1075
+//line gompt_kernels.go:1077
 }
 
 // gomptSampleColumnStats is ColumnStatsKernel's Sample: about n points, random arguments. Tol 0: every device gives the Go function's bits.
@@ -1234,7 +1236,7 @@ gomptPoint0:
 		out[i]++
 	}
 	_ = n
-//line gompt_kernels.go:1238
+//line gompt_kernels.go:1240
 }
 
 // gomptSampleControl is ControlKernel's Sample: about n points, random arguments. Tol 0: every device gives the Go function's bits.
@@ -1462,7 +1464,7 @@ func gomptLanesConv(gomptX0, gomptW int, i int, m int, n int, k int, w []float32
 	_ = peak
 	_ = t
 	_ = m
-//line gompt_kernels.go:1466
+//line gompt_kernels.go:1468
 }
 
 // gomptSampleConv is ConvKernel's Sample: about n points, random arguments. Tol 0: every device gives the Go function's bits.
@@ -1563,7 +1565,7 @@ func gomptHostConversions(gomptA *gomptdevice.HostArgs, gomptR gomptdevice.Range
 		*(*float64)(unsafe.Add(gomptPOut, (o+int(7))*8)) = (float64(int16(((-y) / float64(1e+15)))) + float64(uint32((y / float64(1e+10)))))
 	}
 	_ = n
-//line gompt_kernels.go:1567
+//line gompt_kernels.go:1569
 }
 
 // gomptSampleConversions is ConversionsKernel's Sample: about n points, random arguments. Tol 0: every device gives the Go function's bits.
@@ -1726,7 +1728,7 @@ func gomptHostDotRange(gomptA *gomptdevice.HostArgs, gomptR gomptdevice.Range, g
 	}
 	gomptPartial[gomptTeam] = int64((gomptS0 + gomptS1) + (gomptS2 + gomptS3))
 	_ = n
-//line gompt_kernels.go:1730
+//line gompt_kernels.go:1732
 }
 
 // gomptSampleDotRange is DotRangeKernel's Sample: about n points, random arguments. Tol 0: every device gives the Go function's bits.
@@ -1951,7 +1953,7 @@ func gomptHostExtremes(gomptA *gomptdevice.HostArgs, gomptR gomptdevice.Range, _
 	gomptrt.MergeProd(gomptRBP, gomptRAP[:], uint32(1))
 	gomptrt.MergeMax(gomptRBM, gomptRAM[:], uint32(0))
 	gomptrt.MergeMin(gomptRBQ, gomptRAQ[:], int64(gomptmath.MaxInt64))
-//line gompt_kernels.go:1955
+//line gompt_kernels.go:1957
 }
 
 // gomptSampleExtremes is ExtremesKernel's Sample: about n points, random arguments. Tol 0: every device gives the Go function's bits.
@@ -2054,7 +2056,7 @@ func gomptHostFloat64Ops(gomptA *gomptdevice.HostArgs, gomptR gomptdevice.Range,
 		*(*float64)(unsafe.Add(gomptPOut, (o+int(3))*8)) = ((gomptmath.Remainder((x*float64(100.0)), y) + gomptmath.Dim(x, y)) + gomptmath.Dim(y, x))
 	}
 	_ = n
-//line gompt_kernels.go:2058
+//line gompt_kernels.go:2060
 }
 
 // gomptSampleFloat64Ops is Float64OpsKernel's Sample: about n points, random arguments. Tol 0: every device gives the Go function's bits.
@@ -2162,7 +2164,7 @@ func gomptHostFloatBins(gomptA *gomptdevice.HostArgs, gomptR gomptdevice.Range, 
 	gomptrt.MergeSum(gomptRBS, gomptRAS[:], float32(gomptmath.Copysign(0, -1)))
 	gomptrt.MergeProd(gomptRBP, gomptRAP[:], float64(1))
 	_ = n
-//line gompt_kernels.go:2166
+//line gompt_kernels.go:2168
 }
 
 // gomptSampleFloatBins is FloatBinsKernel's Sample: about n points, random arguments. Tol 0.0001: the float sums into s are combined in another order on each device; the float products into p are combined in another order on each device.
@@ -2274,7 +2276,7 @@ func gomptHostFloatOps(gomptA *gomptdevice.HostArgs, gomptR gomptdevice.Range, _
 		*(*float32)(unsafe.Add(gomptPOut, (o+int(11))*4)) = s
 	}
 	_ = n
-//line gompt_kernels.go:2278
+//line gompt_kernels.go:2280
 }
 
 // gomptSampleFloatOps is FloatOpsKernel's Sample: about n points, random arguments. Tol 0: every device gives the Go function's bits.
@@ -2368,7 +2370,7 @@ func gomptHostGather(gomptA *gomptdevice.HostArgs, gomptR gomptdevice.Range, _, 
 	}
 	_ = n
 	_ = m
-//line gompt_kernels.go:2372
+//line gompt_kernels.go:2374
 }
 
 // gomptSampleGather is GatherKernel's Sample: about n points, random arguments. Tol 0: every device gives the Go function's bits.
@@ -2512,7 +2514,7 @@ func gomptHostGatherSum(gomptA *gomptdevice.HostArgs, gomptR gomptdevice.Range, 
 	gomptPartial[gomptTeam] = float32((gomptS0 + gomptS1) + (gomptS2 + gomptS3))
 	_ = n
 	_ = m
-//line gompt_kernels.go:2516
+//line gompt_kernels.go:2518
 }
 
 // gomptSampleGatherSum is GatherSumKernel's Sample: about n points, random arguments. Tol 0.0001: its float sums are combined in another order on each device.
@@ -2617,7 +2619,7 @@ func gomptHostGatherUnchecked(gomptA *gomptdevice.HostArgs, gomptR gomptdevice.R
 	}
 	_ = n
 	_ = m
-//line gompt_kernels.go:2621
+//line gompt_kernels.go:2623
 }
 
 // gomptSampleGatherUnchecked is GatherUncheckedKernel's Sample: about n points, random arguments. Tol 0: every device gives the Go function's bits.
@@ -2742,7 +2744,7 @@ func gomptHostHelpers(gomptA *gomptdevice.HostArgs, gomptR gomptdevice.Range, _,
 		bump(hist, (i + n), int32(1000))
 		out[i] = (y + float32(f64))
 	}
-//line gompt_kernels.go:2746
+//line gompt_kernels.go:2748
 }
 
 // gomptSampleHelpers is HelpersKernel's Sample: about n points, random arguments. Tol 0: every device gives the Go function's bits.
@@ -2860,7 +2862,7 @@ func gomptHostHist256(gomptA *gomptdevice.HostArgs, gomptR gomptdevice.Range, _,
 	gomptrt.MergeSum(gomptRBH, gomptRAH[:], uint32(0))
 	gomptrt.MergeSum(gomptRBS, gomptRAS[:], int64(0))
 	_ = n
-//line gompt_kernels.go:2864
+//line gompt_kernels.go:2866
 }
 
 // gomptSampleHist256 is Hist256Kernel's Sample: about n points, random arguments. Tol 0: every device gives the Go function's bits.
@@ -2971,7 +2973,7 @@ func gomptHostHistogram(gomptA *gomptdevice.HostArgs, gomptR gomptdevice.Range, 
 		gomptatomic.AddInt64((&s[(int(1) + (i % int(2)))]), int64(8589934592))
 	}
 	_ = n
-//line gompt_kernels.go:2975
+//line gompt_kernels.go:2977
 }
 
 // gomptSampleHistogram is HistogramKernel's Sample: about n points, random arguments. Tol 0: every device gives the Go function's bits.
@@ -3080,7 +3082,7 @@ func gomptHostInt64Ops(gomptA *gomptdevice.HostArgs, gomptR gomptdevice.Range, _
 		*(*int64)(unsafe.Add(gomptPOut, (o+int(8))*8)) = (^x)
 	}
 	_ = n
-//line gompt_kernels.go:3084
+//line gompt_kernels.go:3086
 }
 
 // gomptSampleInt64Ops is Int64OpsKernel's Sample: about n points, random arguments. Tol 0: every device gives the Go function's bits.
@@ -3189,7 +3191,7 @@ func gomptHostIntOps(gomptA *gomptdevice.HostArgs, gomptR gomptdevice.Range, _, 
 		*(*int)(unsafe.Add(gomptPOut, (o+int(5))*8)) = s
 	}
 	_ = n
-//line gompt_kernels.go:3193
+//line gompt_kernels.go:3195
 }
 
 // gomptSampleIntOps is IntOpsKernel's Sample: about n points, random arguments. Tol 0: every device gives the Go function's bits.
@@ -3672,7 +3674,7 @@ func gomptLanesJammed(gomptX0, gomptW int, n int, k int, lo int, hi int, a []flo
 	_ = h
 	_ = t
 	_ = c
-//line gompt_kernels.go:3676
+//line gompt_kernels.go:3678
 }
 
 // gomptSampleJammed is JammedKernel's Sample: about n points, random arguments. Tol 0: every device gives the Go function's bits.
@@ -3783,7 +3785,7 @@ func gomptHostLabels(gomptA *gomptdevice.HostArgs, gomptR gomptdevice.Range, _, 
 		out[i] = ((found * int64(1000)) + int64(steps))
 	}
 	_ = n
-//line gompt_kernels.go:3787
+//line gompt_kernels.go:3789
 }
 
 // gomptSampleLabels is LabelsKernel's Sample: about n points, random arguments. Tol 0: every device gives the Go function's bits.
@@ -3954,7 +3956,7 @@ func gomptLanesLanesGather(gomptX0, gomptW int, n int, m int, k int, idx []int, 
 	_ = v
 	_ = n
 	_ = m
-//line gompt_kernels.go:3958
+//line gompt_kernels.go:3960
 }
 
 // gomptSampleLanesGather is LanesGatherKernel's Sample: about n points, random arguments. Tol 0: every device gives the Go function's bits.
@@ -4195,7 +4197,7 @@ func gomptLanesMatMul(gomptX0, gomptW int, i int, m int, n int, k int, A []float
 	}
 	_ = acc
 	_ = m
-//line gompt_kernels.go:4199
+//line gompt_kernels.go:4201
 }
 
 // gomptSampleMatMul is MatMulKernel's Sample: about n points, random arguments. Tol 0: every device gives the Go function's bits.
@@ -4295,7 +4297,7 @@ func gomptHostMatVec(gomptA *gomptdevice.HostArgs, gomptR gomptdevice.Range, _, 
 		y[i] = s
 	}
 	_ = m
-//line gompt_kernels.go:4299
+//line gompt_kernels.go:4301
 }
 
 // gomptSampleMatVec is MatVecKernel's Sample: about n points, random arguments. Tol 0: every device gives the Go function's bits.
@@ -4432,7 +4434,7 @@ func gomptHostMaxFloat64(gomptA *gomptdevice.HostArgs, gomptR gomptdevice.Range,
 	}
 	gomptPartial[gomptTeam] = float64(max((max(gomptS0, gomptS1)), (max(gomptS2, gomptS3))))
 	_ = n
-//line gompt_kernels.go:4436
+//line gompt_kernels.go:4438
 }
 
 // gomptSampleMaxFloat64 is MaxFloat64Kernel's Sample: about n points, random arguments. Tol 1e-12: it calls math functions that are within a few ulps of Go's, not equal.
@@ -4579,7 +4581,7 @@ func gomptHostMaxUint64(gomptA *gomptdevice.HostArgs, gomptR gomptdevice.Range, 
 	}
 	gomptPartial[gomptTeam] = uint64(max((max(gomptS0, gomptS1)), (max(gomptS2, gomptS3))))
 	_ = n
-//line gompt_kernels.go:4583
+//line gompt_kernels.go:4585
 }
 
 // gomptSampleMaxUint64 is MaxUint64Kernel's Sample: about n points, random arguments. Tol 0: every device gives the Go function's bits.
@@ -4725,7 +4727,7 @@ func gomptHostMinFloat32(gomptA *gomptdevice.HostArgs, gomptR gomptdevice.Range,
 	}
 	gomptPartial[gomptTeam] = float32(min((min(gomptS0, gomptS1)), (min(gomptS2, gomptS3))))
 	_ = n
-//line gompt_kernels.go:4729
+//line gompt_kernels.go:4731
 }
 
 // gomptSampleMinFloat32 is MinFloat32Kernel's Sample: about n points, random arguments. Tol 0: every device gives the Go function's bits.
@@ -4881,7 +4883,7 @@ func gomptHostMinInt16(gomptA *gomptdevice.HostArgs, gomptR gomptdevice.Range, g
 	}
 	gomptPartial[gomptTeam] = int16(min((min(gomptS0, gomptS1)), (min(gomptS2, gomptS3))))
 	_ = nz
-//line gompt_kernels.go:4885
+//line gompt_kernels.go:4887
 }
 
 // gomptSampleMinInt16 is MinInt16Kernel's Sample: about n points, random arguments. Tol 0: every device gives the Go function's bits.
@@ -5000,7 +5002,7 @@ func gomptHostMinMax(gomptA *gomptdevice.HostArgs, gomptR gomptdevice.Range, _, 
 		*(*float64)(unsafe.Add(gomptPOut, (o+int(7))*8)) = float64(max(uint8(u), uint8(v)))
 	}
 	_ = n
-//line gompt_kernels.go:5004
+//line gompt_kernels.go:5006
 }
 
 // gomptSampleMinMax is MinMaxKernel's Sample: about n points, random arguments. Tol 0: every device gives the Go function's bits.
@@ -5098,7 +5100,7 @@ func gomptHostModRem(gomptA *gomptdevice.HostArgs, gomptR gomptdevice.Range, _, 
 		*(*float64)(unsafe.Add(gomptPOut, ((int(4)*i)+int(3))*8)) = gomptmath.Remainder(y, x)
 	}
 	_ = n
-//line gompt_kernels.go:5102
+//line gompt_kernels.go:5104
 }
 
 // gomptSampleModRem is ModRemKernel's Sample: about n points, random arguments. Tol 0: every device gives the Go function's bits.
@@ -5211,7 +5213,7 @@ func gomptHostNarrow(gomptA *gomptdevice.HostArgs, gomptR gomptdevice.Range, _, 
 		*(*int64)(unsafe.Add(gomptPOut, (o+int(11))*8)) = (int64(int8((int64(u) * int64(3)))) + int64(uint16(x)))
 	}
 	_ = n
-//line gompt_kernels.go:5215
+//line gompt_kernels.go:5217
 }
 
 // gomptSampleNarrow is NarrowKernel's Sample: about n points, random arguments. Tol 0: every device gives the Go function's bits.
@@ -5313,7 +5315,7 @@ func gomptHostNearMax(gomptA *gomptdevice.HostArgs, gomptR gomptdevice.Range, _,
 		out[i] = s
 	}
 	_ = n
-//line gompt_kernels.go:5317
+//line gompt_kernels.go:5319
 }
 
 // gomptSampleNearMax is NearMaxKernel's Sample: about n points, random arguments. Tol 0: every device gives the Go function's bits.
@@ -5404,7 +5406,7 @@ func gomptHostOutOfRange(gomptA *gomptdevice.HostArgs, gomptR gomptdevice.Range,
 			out[(i + n)] = int32(5)
 		}
 	}
-//line gompt_kernels.go:5408
+//line gompt_kernels.go:5410
 }
 
 // gomptSampleOutOfRange is OutOfRangeKernel's Sample: about n points, random arguments. Tol 0: every device gives the Go function's bits.
@@ -5488,7 +5490,7 @@ func gomptHostPartial(gomptA *gomptdevice.HostArgs, gomptR gomptdevice.Range, _,
 		}
 	}
 	_ = n
-//line gompt_kernels.go:5492
+//line gompt_kernels.go:5494
 }
 
 // gomptSamplePartial is PartialKernel's Sample: about n points, random arguments. Tol 0: every device gives the Go function's bits.
@@ -5622,7 +5624,7 @@ func gomptHostProdFloat64(gomptA *gomptdevice.HostArgs, gomptR gomptdevice.Range
 	}
 	gomptPartial[gomptTeam] = float64((gomptS0 * gomptS1) * (gomptS2 * gomptS3))
 	_ = n
-//line gompt_kernels.go:5626
+//line gompt_kernels.go:5628
 }
 
 // gomptSampleProdFloat64 is ProdFloat64Kernel's Sample: about n points, random arguments. Tol 1e-10: its float products are combined in another order on each device.
@@ -5769,7 +5771,7 @@ func gomptHostProdInt32(gomptA *gomptdevice.HostArgs, gomptR gomptdevice.Range, 
 	}
 	gomptPartial[gomptTeam] = int32((gomptS0 * gomptS1) * (gomptS2 * gomptS3))
 	_ = n
-//line gompt_kernels.go:5773
+//line gompt_kernels.go:5775
 }
 
 // gomptSampleProdInt32 is ProdInt32Kernel's Sample: about n points, random arguments. Tol 0: every device gives the Go function's bits.
@@ -5889,7 +5891,7 @@ func gomptHostProductLen(gomptA *gomptdevice.HostArgs, gomptR gomptdevice.Range,
 		gomptFrom, gomptTo = gomptIn1, gomptHi0
 	}
 	_ = n
-//line gompt_kernels.go:5893
+//line gompt_kernels.go:5895
 }
 
 // gomptSampleProductLen is ProductLenKernel's Sample: about n points, random arguments. Tol 0: every device gives the Go function's bits.
@@ -5979,7 +5981,7 @@ func gomptHostQuotient(gomptA *gomptdevice.HostArgs, gomptR gomptdevice.Range, _
 		q[i] = (a[i] / b[i])
 	}
 	_ = n
-//line gompt_kernels.go:5983
+//line gompt_kernels.go:5985
 }
 
 // gomptSampleQuotient is QuotientKernel's Sample: about n points, random arguments. Tol 0: every device gives the Go function's bits.
@@ -6127,7 +6129,7 @@ func gomptHostRangeForms(gomptA *gomptdevice.HostArgs, gomptR gomptdevice.Range,
 		o[int(7)] += int64(n0)
 	}
 	_ = n
-//line gompt_kernels.go:6131
+//line gompt_kernels.go:6133
 }
 
 // gomptSampleRangeForms is RangeFormsKernel's Sample: about n points, random arguments. Tol 0: every device gives the Go function's bits.
@@ -6277,7 +6279,7 @@ func gomptHostRowProducts(gomptA *gomptdevice.HostArgs, gomptR gomptdevice.Range
 		}
 	}
 	_ = m
-//line gompt_kernels.go:6281
+//line gompt_kernels.go:6283
 }
 
 // gomptSampleRowProducts is RowProductsKernel's Sample: about n points, random arguments. Tol 0: every device gives the Go function's bits.
@@ -6436,7 +6438,7 @@ func gomptHostRowRuns(gomptA *gomptdevice.HostArgs, gomptR gomptdevice.Range, _,
 //line rows.go:43
 		}
 	}
-//line gompt_kernels.go:6440
+//line gompt_kernels.go:6442
 }
 
 // gomptSampleRowRuns is RowRunsKernel's Sample: about n points, random arguments. Tol 0: every device gives the Go function's bits.
@@ -6589,7 +6591,7 @@ func gomptHostRowShift(gomptA *gomptdevice.HostArgs, gomptR gomptdevice.Range, _
 		}
 	}
 	_ = m
-//line gompt_kernels.go:6593
+//line gompt_kernels.go:6595
 }
 
 // gomptSampleRowShift is RowShiftKernel's Sample: about n points, random arguments. Tol 0: every device gives the Go function's bits.
@@ -6775,7 +6777,7 @@ func gomptHostRowUpdates(gomptA *gomptdevice.HostArgs, gomptR gomptdevice.Range,
 //line rows.go:143
 		}
 	}
-//line gompt_kernels.go:6779
+//line gompt_kernels.go:6781
 }
 
 // gomptSampleRowUpdates is RowUpdatesKernel's Sample: about n points, random arguments. Tol 0: every device gives the Go function's bits.
@@ -6873,7 +6875,7 @@ func gomptHostScatter(gomptA *gomptdevice.HostArgs, gomptR gomptdevice.Range, _,
 	}
 	_ = n
 	_ = m
-//line gompt_kernels.go:6877
+//line gompt_kernels.go:6879
 }
 
 // gomptSampleScatter is ScatterKernel's Sample: about n points, random arguments. Tol 0: every device gives the Go function's bits.
@@ -6971,7 +6973,7 @@ func gomptHostSeek(gomptA *gomptdevice.HostArgs, gomptR gomptdevice.Range, _, _ 
 	}
 	_ = n
 	_ = m
-//line gompt_kernels.go:6975
+//line gompt_kernels.go:6977
 }
 
 // gomptSampleSeek is SeekKernel's Sample: about n points, random arguments. Tol 0: every device gives the Go function's bits.
@@ -7062,7 +7064,7 @@ func gomptHostShiftAt(gomptA *gomptdevice.HostArgs, gomptR gomptdevice.Range, _,
 		x[j] <<= k[i]
 		y[j] >>= k[i]
 	}
-//line gompt_kernels.go:7066
+//line gompt_kernels.go:7068
 }
 
 // gomptSampleShiftAt is ShiftAtKernel's Sample: about n points, random arguments. Tol 0: every device gives the Go function's bits.
@@ -7168,7 +7170,7 @@ func gomptHostShifts(gomptA *gomptdevice.HostArgs, gomptR gomptdevice.Range, _, 
 		*(*int64)(unsafe.Add(gomptPOut, o*8)) += (x + int64(u))
 	}
 	_ = n
-//line gompt_kernels.go:7172
+//line gompt_kernels.go:7174
 }
 
 // gomptSampleShifts is ShiftsKernel's Sample: about n points, random arguments. Tol 0: every device gives the Go function's bits.
@@ -7309,7 +7311,7 @@ func gomptHostSignExtend(gomptA *gomptdevice.HostArgs, gomptR gomptdevice.Range,
 	_ = n
 	_ = p
 	_ = k
-//line gompt_kernels.go:7313
+//line gompt_kernels.go:7315
 }
 
 // gomptSampleSignExtend is SignExtendKernel's Sample: about n points, random arguments. Tol 0: every device gives the Go function's bits.
@@ -7427,7 +7429,7 @@ func gomptHostSpMV(gomptA *gomptdevice.HostArgs, gomptR gomptdevice.Range, _, _ 
 	}
 	_ = nnz
 	_ = ncols
-//line gompt_kernels.go:7431
+//line gompt_kernels.go:7433
 }
 
 // gomptSampleSpMV is SpMVKernel's Sample: about n points, random arguments. Tol 0: every device gives the Go function's bits.
@@ -7533,7 +7535,7 @@ func gomptHostSplitEdge(gomptA *gomptdevice.HostArgs, gomptR gomptdevice.Range, 
 		}
 	}
 	_ = ny
-//line gompt_kernels.go:7537
+//line gompt_kernels.go:7539
 }
 
 // gomptSampleSplitEdge is SplitEdgeKernel's Sample: about n points, random arguments. Tol 0: every device gives the Go function's bits.
@@ -7678,7 +7680,7 @@ func gomptHostSplitForms(gomptA *gomptdevice.HostArgs, gomptR gomptdevice.Range,
 			gomptFrom, gomptTo = gomptIn1, gomptHi0
 		}
 	}
-//line gompt_kernels.go:7682
+//line gompt_kernels.go:7684
 }
 
 // gomptSampleSplitForms is SplitFormsKernel's Sample: about n points, random arguments. Tol 0: every device gives the Go function's bits.
@@ -7805,7 +7807,7 @@ func gomptHostStencil2D(gomptA *gomptdevice.HostArgs, gomptR gomptdevice.Range, 
 			gomptFrom, gomptTo = gomptIn1, gomptHi0
 		}
 	}
-//line gompt_kernels.go:7809
+//line gompt_kernels.go:7811
 }
 
 // gomptSampleStencil2D is Stencil2DKernel's Sample: about n points, random arguments. Tol 0: every device gives the Go function's bits.
@@ -7943,7 +7945,7 @@ func gomptHostSumFloat32(gomptA *gomptdevice.HostArgs, gomptR gomptdevice.Range,
 	}
 	gomptPartial[gomptTeam] = float32((gomptS0 + gomptS1) + (gomptS2 + gomptS3))
 	_ = n
-//line gompt_kernels.go:7947
+//line gompt_kernels.go:7949
 }
 
 // gomptSampleSumFloat32 is SumFloat32Kernel's Sample: about n points, random arguments. Tol 0.0001: its float sums are combined in another order on each device.
@@ -8128,7 +8130,7 @@ func gomptHostSumFloat64In2D(gomptA *gomptdevice.HostArgs, gomptR gomptdevice.Ra
 	}
 	gomptPartial[gomptTeam] = float64((gomptS0 + gomptS1) + (gomptS2 + gomptS3))
 	_ = ny
-//line gompt_kernels.go:8132
+//line gompt_kernels.go:8134
 }
 
 // gomptSampleSumFloat64In2D is SumFloat64In2DKernel's Sample: about n points, random arguments. Tol 1e-10: its float sums are combined in another order on each device.
@@ -8276,7 +8278,7 @@ func gomptHostSumInt64(gomptA *gomptdevice.HostArgs, gomptR gomptdevice.Range, g
 	}
 	gomptPartial[gomptTeam] = int64((gomptS0 + gomptS1) + (gomptS2 + gomptS3))
 	_ = n
-//line gompt_kernels.go:8280
+//line gompt_kernels.go:8282
 }
 
 // gomptSampleSumInt64 is SumInt64Kernel's Sample: about n points, random arguments. Tol 0: every device gives the Go function's bits.
@@ -8425,7 +8427,7 @@ func gomptHostSumRows(gomptA *gomptdevice.HostArgs, gomptR gomptdevice.Range, _,
 		}
 	}
 	_ = m
-//line gompt_kernels.go:8429
+//line gompt_kernels.go:8431
 }
 
 // gomptSampleSumRows is SumRowsKernel's Sample: about n points, random arguments. Tol 0: every device gives the Go function's bits.
@@ -8745,7 +8747,7 @@ func gomptHostSumTurns(gomptA *gomptdevice.HostArgs, gomptR gomptdevice.Range, _
 		last[i] = acc
 	}
 	_ = m
-//line gompt_kernels.go:8749
+//line gompt_kernels.go:8751
 }
 
 // gomptSampleSumTurns is SumTurnsKernel's Sample: about n points, random arguments. Tol 0: every device gives the Go function's bits.
@@ -8870,7 +8872,7 @@ func gomptHostTeamDefine(gomptA *gomptdevice.HostArgs, gomptR gomptdevice.Range,
 	_ = v
 	_ = teams
 	_ = m
-//line gompt_kernels.go:8874
+//line gompt_kernels.go:8876
 }
 
 // gomptSampleTeamDefine is TeamDefineKernel's Sample: about n points, random arguments. Tol 0: every device gives the Go function's bits.
@@ -8984,7 +8986,7 @@ func gomptHostTeamGather(gomptA *gomptdevice.HostArgs, gomptR gomptdevice.Range,
 	}
 	_ = teams
 	_ = m
-//line gompt_kernels.go:8988
+//line gompt_kernels.go:8990
 }
 
 // gomptSampleTeamGather is TeamGatherKernel's Sample: about n points, random arguments. Tol 0: every device gives the Go function's bits.
@@ -9148,7 +9150,7 @@ func gomptHostTeamReverse(gomptA *gomptdevice.HostArgs, gomptR gomptdevice.Range
 	}
 	_ = mine
 	_ = teams
-//line gompt_kernels.go:9152
+//line gompt_kernels.go:9154
 }
 
 // gomptSampleTeamReverse is TeamReverseKernel's Sample: about n points, random arguments. Tol 0: every device gives the Go function's bits.
@@ -9288,7 +9290,7 @@ func gomptHostTeamTuple(gomptA *gomptdevice.HostArgs, gomptR gomptdevice.Range, 
 	_ = x
 	_ = o
 	_ = teams
-//line gompt_kernels.go:9292
+//line gompt_kernels.go:9294
 }
 
 // gomptSampleTeamTuple is TeamTupleKernel's Sample: about n points, random arguments. Tol 0: every device gives the Go function's bits.
@@ -9431,7 +9433,7 @@ func gomptHostTeamView(gomptA *gomptdevice.HostArgs, gomptR gomptdevice.Range, _
 	_ = from
 	_ = s
 	_ = teams
-//line gompt_kernels.go:9435
+//line gompt_kernels.go:9437
 }
 
 // gomptSampleTeamView is TeamViewKernel's Sample: about n points, random arguments. Tol 0: every device gives the Go function's bits.
@@ -9525,7 +9527,7 @@ func gomptHostTranscendental(gomptA *gomptdevice.HostArgs, gomptR gomptdevice.Ra
 		out[i] = float32(v)
 	}
 	_ = n
-//line gompt_kernels.go:9529
+//line gompt_kernels.go:9531
 }
 
 // gomptSampleTranscendental is TranscendentalKernel's Sample: about n points, random arguments. Tol 1e-06: it calls math functions that are within a few ulps of Go's, not equal.
@@ -9617,7 +9619,7 @@ func gomptHostTranspose(gomptA *gomptdevice.HostArgs, gomptR gomptdevice.Range, 
 			}
 		}
 	}
-//line gompt_kernels.go:9621
+//line gompt_kernels.go:9623
 }
 
 // gomptSampleTranspose is TransposeKernel's Sample: about n points, random arguments. Tol 0: every device gives the Go function's bits.
@@ -9705,7 +9707,7 @@ func gomptHostTriangle(gomptA *gomptdevice.HostArgs, gomptR gomptdevice.Range, _
 			*(*float64)(unsafe.Add(gomptPOut, ((i*n)+j)*8)) = (*(*float64)(unsafe.Add(gomptPA, ((j*n)+i)*8)) * float64(0.5))
 		}
 	}
-//line gompt_kernels.go:9709
+//line gompt_kernels.go:9711
 }
 
 // gomptSampleTriangle is TriangleKernel's Sample: about n points, random arguments. Tol 0: every device gives the Go function's bits.
@@ -9799,7 +9801,7 @@ func gomptHostTriangleTo(gomptA *gomptdevice.HostArgs, gomptR gomptdevice.Range,
 			out[((i * n) + j)] += float64(1.0)
 		}
 	}
-//line gompt_kernels.go:9803
+//line gompt_kernels.go:9805
 }
 
 // gomptSampleTriangleTo is TriangleToKernel's Sample: about n points, random arguments. Tol 0: every device gives the Go function's bits.
@@ -9927,7 +9929,7 @@ gomptPoint0:
 		*(*int64)(unsafe.Add(gomptPOut, (o+int(7))*8)) = (-long)
 	}
 	_ = n
-//line gompt_kernels.go:9931
+//line gompt_kernels.go:9933
 }
 
 // gomptSampleTricky is TrickyKernel's Sample: about n points, random arguments. Tol 0: every device gives the Go function's bits.
@@ -10029,7 +10031,7 @@ func gomptHostTuples(gomptA *gomptdevice.HostArgs, gomptR gomptdevice.Range, _, 
 		*(*int32)(unsafe.Add(gomptPOut, o*4)) += x
 	}
 	_ = n
-//line gompt_kernels.go:10033
+//line gompt_kernels.go:10035
 }
 
 // gomptSampleTuples is TuplesKernel's Sample: about n points, random arguments. Tol 0: every device gives the Go function's bits.
@@ -10127,7 +10129,7 @@ func gomptHostUint64Ops(gomptA *gomptdevice.HostArgs, gomptR gomptdevice.Range, 
 		*(*uint64)(unsafe.Add(gomptPOut, (o+int(5))*8)) = (-x)
 	}
 	_ = n
-//line gompt_kernels.go:10131
+//line gompt_kernels.go:10133
 }
 
 // gomptSampleUint64Ops is Uint64OpsKernel's Sample: about n points, random arguments. Tol 0: every device gives the Go function's bits.
@@ -10279,7 +10281,7 @@ func gomptLanesUniformStore(gomptX0, gomptW int, n int, m int, b []int32, c []in
 		}
 //line lockstep.go:44
 	}
-//line gompt_kernels.go:10283
+//line gompt_kernels.go:10285
 }
 
 // gomptSampleUniformStore is UniformStoreKernel's Sample: about n points, random arguments. Tol 0: every device gives the Go function's bits.
@@ -10381,7 +10383,7 @@ func gomptHostUnsignedIndex(gomptA *gomptdevice.HostArgs, gomptR gomptdevice.Ran
 	}
 	_ = n
 	_ = m
-//line gompt_kernels.go:10385
+//line gompt_kernels.go:10387
 }
 
 // gomptSampleUnsignedIndex is UnsignedIndexKernel's Sample: about n points, random arguments. Tol 0: every device gives the Go function's bits.
@@ -10497,7 +10499,7 @@ func gomptHostViewBounds(gomptA *gomptdevice.HostArgs, gomptR gomptdevice.Range,
 	}
 	_ = rows
 	_ = m
-//line gompt_kernels.go:10501
+//line gompt_kernels.go:10503
 }
 
 // gomptSampleViewBounds is ViewBoundsKernel's Sample: about n points, random arguments. Tol 0: every device gives the Go function's bits.
@@ -10596,7 +10598,7 @@ func gomptHostViewIndex(gomptA *gomptdevice.HostArgs, gomptR gomptdevice.Range, 
 		out[r] = row[at[r]]
 	}
 	_ = rows
-//line gompt_kernels.go:10600
+//line gompt_kernels.go:10602
 }
 
 // gomptSampleViewIndex is ViewIndexKernel's Sample: about n points, random arguments. Tol 0: every device gives the Go function's bits.
@@ -10706,7 +10708,7 @@ func gomptHostWrapBound(gomptA *gomptdevice.HostArgs, gomptR gomptdevice.Range, 
 		out[i] = s
 	}
 	_ = m
-//line gompt_kernels.go:10710
+//line gompt_kernels.go:10712
 }
 
 // gomptSampleWrapBound is WrapBoundKernel's Sample: about n points, random arguments. Tol 0: every device gives the Go function's bits.

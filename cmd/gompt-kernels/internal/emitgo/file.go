@@ -95,6 +95,12 @@ func (w *goWriter) file(pkgName, from string) ([]byte, error) {
 		fmt.Fprintf(&head, "\t%s %q\n", w.imports[p], p)
 	}
 	head.WriteString(")\n\n")
+	if _, ok := w.imports["unsafe"]; ok {
+		// a kernel's lanes function may take its bases and then reach
+		// every element through a row: the import stays used whatever
+		// the file's kernels write
+		head.WriteString("var _ unsafe.Pointer\n\n")
+	}
 	src := head.String() + w.sb.String()
 	out, err := format.Source([]byte(src))
 	if err != nil {
