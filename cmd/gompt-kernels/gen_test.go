@@ -380,14 +380,14 @@ func TestGoTypeNamesRefused(t *testing.T) {
 
 //gompt:kernel dims=n
 func K(i int, n int, a []float32, out []float32) {
-	float32 := 2 // want "float32 is the name of what the generated Go image converts with"
+	float32 := 2 // want "variable float32: float32 is a type the generated Go image converts with (float32(x)); name the variable otherwise"
 	out[i] = a[i] / 3
 	_ = float32
 }
 
 //gompt:kernel dims=n reduce=+
-func R(i int, n int, int64 int, h []int64) int { // want "int64 is the name of what the generated Go image converts with"
-	unsafe := h[i] // want "unsafe is the name of what the generated Go image converts with"
+func R(i int, n int, int64 int, h []int64) int { // want "variable int64: int64 is a type the generated Go image converts with"
+	unsafe := h[i] // want "variable unsafe: unsafe is the package the generated Go image reaches memory through"
 	return int(unsafe) + int64
 }
 `)

@@ -43,7 +43,11 @@ func (c *checker) reservedNames() {
 		}
 		if goTypeNames[id.Name] {
 			if _, isVar := c.info().Defs[id].(*types.Var); isVar {
-				c.g.Errs.Add(id.Pos(), "%s is the name of what the generated Go image converts with (%s(x)) or reaches memory through; name the variable otherwise", id.Name, id.Name)
+				what := fmt.Sprintf("a type the generated Go image converts with (%s(x))", id.Name)
+				if id.Name == "unsafe" {
+					what = "the package the generated Go image reaches memory through (unsafe.Add)"
+				}
+				c.g.Errs.Add(id.Pos(), "variable %s: %s is %s; name the variable otherwise", id.Name, id.Name, what)
 			}
 			return true
 		}
