@@ -2,7 +2,10 @@ package omptrt
 
 import (
 	"fmt"
+	"runtime"
 	"sort"
+	"sync"
+	"time"
 
 	"github.com/gompt/gompt/ompt"
 )
@@ -65,9 +68,8 @@ func waitDetaching() {
 // finishDetach delivers t's outstanding events and calls its finalizer.
 // last: no tool is left, so sessions that belong to no tool end too.
 // waitCallbacks waits for the constructs in progress on other
-// goroutines: their threads' lives end before them, so t's thread_end
-// for each comes before this returns; the calling thread's own life
-// ends for t in finishThread.
+// goroutines; the calling thread's own life ends for t in finishThread,
+// and the lives t is in on other threads in endLives.
 func finishDetach(t *tool, last bool) {
 	waitCallbacks()
 	hs := deviceHandles()
@@ -80,6 +82,7 @@ func finishDetach(t *tool, last bool) {
 		}
 	}
 	finishThread(t, hs)
+	endLives(t)
 	if t.res.Finalize == nil {
 		return
 	}
@@ -117,4 +120,117 @@ func finishThread(t *tool, hs []*devState) {
 	if sl.stage != lifeNone {
 		s.th.leave(sl)
 	}
+}
+
+// endLives ends t's life on every other OS thread whose life it is in,
+// on that thread, before t's finalizer: implicit_task end and
+// thread_end. Go runs no code on a chosen thread, so goroutines take the
+// threads in turn: each locks the thread it starts on, ends t's life
+// there if it is in one, and stays locked, its thread asleep, until the
+// sweep is over, so the next one starts on another thread (the runtime
+// wakes an idle one, or makes one). That reaches every thread that is
+// idle, or goes idle meanwhile (a visit that ends no life waits a little
+// longer before the next, for threads still busy); not one held by a
+// goroutine locked to it, or busy running goroutines throughout. The
+// sweep stops when t is in no life (ends running elsewhere included),
+// after as many visits that end none as the process has made threads
+// and a few more, or after sweepWait; lives left then are logged
+// (OMP_TOOL_VERBOSE_INIT) and never ended, as those of threads that
+// died.
+func endLives(t *tool) {
+	if t.lives.Load() == 0 {
+		return
+	}
+	budget, _ := runtime.ThreadCreateProfile(nil)
+	budget += sweepExtra
+	deadline := time.Now().Add(sweepWait)
+	release := make(chan struct{})
+	var wg sync.WaitGroup
+	defer func() {
+		close(release)
+		wg.Wait()
+	}()
+	own := endingHere(t)
+	pause := sweepPause
+	for wasted := 0; t.lives.Load() > own; {
+		if wasted >= budget || time.Now().After(deadline) {
+			vlogf("Tool %q: %d thread lives not ended: their threads were not reached.", t.name, t.lives.Load()-own)
+			return
+		}
+		done := make(chan bool, 1)
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			runtime.LockOSThread()
+			defer runtime.UnlockOSThread()
+			ended := false
+			func() {
+				defer func() { done <- ended }() // a thread_end that calls runtime.Goexit ends the wait too
+				ended = endLifeHere(t)
+			}()
+			<-release
+		}()
+		if !<-done {
+			wasted++
+			time.Sleep(pause)
+			pause = min(2*pause, sweepPauseMax)
+		}
+	}
+}
+
+// sweepExtra, sweepPause, sweepPauseMax and sweepWait bound endLives.
+const (
+	sweepExtra    = 4
+	sweepPause    = 20 * time.Microsecond
+	sweepPauseMax = 5 * time.Millisecond
+	sweepWait     = 250 * time.Millisecond
+)
+
+// endLifeHere ends t's life on the calling goroutine's OS thread, to
+// which it is locked, if t is in one, and says whether it did. Another goroutine's lock keeps
+// the thread from the runtime's holds, so a hold in progress on the
+// record means its holder died with a thread of the same id.
+func endLifeHere(t *tool) bool {
+	th := lookupThread(threadID())
+	if th == nil || th.holds.Load() != 0 || !th.live || th.self != threadSelf() {
+		return false
+	}
+	if th.slots[t.idx].stage == lifeNone {
+		return false
+	}
+	s := hostScope(nil)
+	s.th.keep = true // the sweep's own lock: the other tools' lives stay open
+	if sl := &s.th.slots[t.idx]; sl.stage != lifeNone {
+		s.th.leave(sl)
+	}
+	s.End()
+	return true
+}
+
+// The ends in progress, by tool and goroutine: a tool that finalizes
+// itself from its own implicit_task end or thread_end (ompt_finalize_tool)
+// does not wait for that one.
+var (
+	endingMu sync.Mutex
+	ending   = map[endingKey]int{}
+)
+
+type endingKey struct {
+	t *tool
+	g uintptr
+}
+
+func markEnding(t *tool, d int) {
+	k := endingKey{t, getg()}
+	endingMu.Lock()
+	if ending[k] += d; ending[k] == 0 {
+		delete(ending, k)
+	}
+	endingMu.Unlock()
+}
+
+func endingHere(t *tool) int64 {
+	endingMu.Lock()
+	defer endingMu.Unlock()
+	return int64(ending[endingKey{t, getg()}])
 }

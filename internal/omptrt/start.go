@@ -76,6 +76,8 @@ type tool struct {
 	devLookup ompt.LookupFunc
 
 	idx int // its index among the tools found at Start: its slots in each thread (threads.go)
+
+	lives atomic.Int64 // the thread lives it is in (threads.go): ends detach still owes it
 }
 
 const numCallbacks = ompt.CallbackError + 1 // one past the largest event number

@@ -202,13 +202,17 @@ func (t *Target) setup(d *dispatcher, kind ompt.TargetKind, dev int, code uintpt
 
 // hold makes goroutine g (the caller) hold its OS thread for the
 // construct: runtime.LockOSThread, and a hold of the thread's record.
-// The outermost hold begins a life: its initial task gets an id. Holds
-// of another goroutine found on the record mean that goroutine exited
-// locked to a thread with this id, which died with it: this is a new
-// thread, and the dead one's life is dropped (forget). Then the
-// construct's tools with thread callbacks enter the life (enter).
-// unlock gives the hold back; the outermost ends the life.
+// The outermost hold begins a life unless one is open (lives per OS
+// thread, threads.go): its initial task gets an id. Holds of another
+// goroutine found on the record mean that goroutine exited locked to a
+// thread with this id, which died with it; so does an open life of a
+// thread with another identity (threadSelf): this is a new thread, and
+// the dead one's life is dropped (forget). Then the construct's tools
+// with thread callbacks enter the life (enter). unlock gives the hold
+// back; the outermost ends the life unless it stays open (th.keep).
 func (t *Target) hold(g uintptr) {
+	perThread := livesPerThread.Load()
+	locked := perThread && goroutineLocked() // before the runtime's own lock
 	runtime.LockOSThread()
 	t.lockG = g
 	tid := threadID()
@@ -221,9 +225,22 @@ func (t *Target) hold(g uintptr) {
 		if n != 0 {
 			th.forget() // its holder died with the thread
 		}
+		var self uint64
+		if perThread {
+			if self = threadSelf(); th.live && th.self != self {
+				th.forget() // a life of a thread that died with another goroutine
+			}
+		}
 		n = 0
 		th.holder = g
-		th.taskID = t.takeID() // a new initial task
+		// a goroutine locked to its thread before may exit locked:
+		// its life ends with its hold
+		th.keep = perThread && !locked
+		if !th.live {
+			th.live = true
+			th.self = self
+			th.taskID = t.takeID() // a new initial task
+		}
 	}
 	th.holds.Store(n + 1)
 	if len(t.d.threads) > 0 {
@@ -360,16 +377,19 @@ func (t *Target) taskSchedule(status int) {
 }
 
 // unlock releases the OS thread the calling goroutine holds for t (the
-// outermost hold ends the thread's life: implicit_task end and
-// thread_end for each tool in it).
+// outermost hold ends the thread's life unless it stays open:
+// implicit_task end and thread_end for each tool in it).
 func (t *Target) unlock() {
 	if t.lockG != 0 && t.lockG == getg() {
 		// the hold given back (every construct's path, written out)
 		th := t.th
 		n := th.holds.Load() - 1
 		if n == 0 {
-			if th.entered > 0 {
-				th.leaveAll()
+			if !th.keep {
+				if th.entered > 0 {
+					th.leaveAll()
+				}
+				th.live = false
 			}
 			th.holder = 0
 		}

@@ -11,38 +11,48 @@ import (
 
 // OpenMP threads. Go cannot run code on a chosen OS thread, so every
 // per-thread event is dispatched while the runtime holds the thread it
-// describes, and an OpenMP thread's life is the span in which the
-// runtime holds an OS thread: it begins when the runtime takes the
-// thread (runtime.LockOSThread) for a construct, a device memory
-// routine or a device event, and ends when the runtime gives it back.
-// Holds nest (a callback that calls into gompt); the outermost one makes
-// the life. Each tool with thread callbacks (thread_begin, implicit_task,
-// thread_end) that is not detached enters the life at the first hold
-// that dispatches to it (thread_begin(ompt_thread_initial) and
-// implicit_task begin of the thread's initial task, in its own
-// thread_data, task_data and parallel_data); at the end of the
-// outermost hold every tool that entered gets implicit_task end and
+// describes (runtime.LockOSThread): for a construct, a device memory
+// routine or a device event. Holds nest (a callback that calls into
+// gompt); the outermost one counts.
+//
+// An OpenMP thread's life is an OS thread's, as with LLVM's libomp: it
+// begins at the first hold of the thread, and each tool with thread
+// callbacks (thread_begin, implicit_task, thread_end) that is not
+// detached enters it at the first hold that dispatches to it
+// (thread_begin(ompt_thread_initial) and implicit_task begin of the
+// thread's initial task, in its own thread_data, task_data and
+// parallel_data). The life goes on between holds, while the thread runs
+// other goroutines, and ends:
+//   - for a tool being finalized (ompt_finalize_tool, Finalize), before
+//     its finalizer: detach ends it on the finalizing thread itself
+//     (finishThread) and on every other thread it can reach (endLives:
+//     goroutines that take each idle OS thread in turn);
+//   - at the end of the outermost hold, when the goroutine that holds the
+//     thread was locked to it before (runtime.LockOSThread of its own):
+//     such a goroutine may exit locked, and the thread dies with it;
+//   - on every hold's end, where lives per OS thread cannot be had
+//     (livesPerThread false: a Go release or platform where the runtime's
+//     g.lockedm and m.g0 are not found; tid_linux_fast.go).
+// At its end every tool that entered gets implicit_task end and
 // thread_end, on that thread, with the callbacks it had when it entered,
-// and its slots go back to ompt_data_none. A tool with none of them is
-// never told a thread began or ended: its slots keep what it stores
-// there, across lives, and a life costs it a count of the holds. A tool
-// finalized meanwhile (ompt_finalize_tool, Finalize) gets its ends
-// before its finalizer instead: detach waits for every construct in
-// progress (whose holds make the lives, each ending on its thread), and
-// ends the life of the finalizing thread for that tool itself
-// (finishThread).
+// and its slots go back to ompt_data_none.
+//
+// A tool with none of the thread callbacks is never told a thread began
+// or ended: its slots keep what it stores there, across lives.
 //
 // ompt_get_thread_data, ompt_get_task_info and ompt_get_parallel_info
 // answer for the calling OS thread: its slots, inside a life and between
 // lives (then ompt_data_none for a tool with thread callbacks), NULL / 0
 // on a thread the runtime never held (one a tool made, say).
 //
-// A thread whose goroutine exits while the runtime holds it (a callback
-// that calls runtime.Goexit, a panic that skips End and is recovered
-// further up) dies with its life: its ends cannot come on it any more,
-// and are never dispatched anywhere else. A new OS thread with its id
+// A thread whose goroutine exits locked to it dies, with its life if it
+// has one: its ends cannot come on it any more, and are never dispatched
+// anywhere else. That is a goroutine that exits while the runtime holds
+// the thread (a callback that calls runtime.Goexit, a panic that skips
+// End and is recovered further up), or one that locked the thread after
+// constructs of other goroutines ran on it. A new OS thread with its id
 // (the kernel reuses ids) is a new OpenMP thread: Target.hold finds the
-// dead holder and starts afresh.
+// dead holder, or another m.g0, and starts afresh.
 
 // threadRec is one OS thread the runtime has held.
 type threadRec struct {
@@ -55,6 +65,9 @@ type threadRec struct {
 	holder  uintptr // the goroutine of the holds in progress
 	entered int32   // slots in the life (stage != lifeNone)
 	leaving bool    // the life's ends are being dispatched: no tool enters
+	live    bool    // a life is open: between holds too, when lives are per OS thread
+	keep    bool    // the outermost hold in progress leaves the life open at its end
+	self    uint64  // threadSelf of the thread whose life is open (livesPerThread)
 	taskID  uint64  // the runtime's id of the life's initial task (trace records' task_id)
 	slots   []threadSlots
 }
@@ -101,6 +114,10 @@ func (t *tool) threadSlots() *threadSlots {
 	}
 	return &th.slots[t.idx]
 }
+
+// livesPerThread: an OpenMP thread's life is its OS thread's, not one
+// hold's (set once the runtime's fields it needs are found).
+var livesPerThread atomic.Bool
 
 // The threads, by OS thread id: an open-addressed table read without a
 // lock (one probe, usually), and the list of all of them.
@@ -204,13 +221,15 @@ func (th *threadRec) leaveAll() {
 // forget drops the life of a thread that died with it: no callback.
 func (th *threadRec) forget() {
 	for i := range th.slots {
-		if th.slots[i].stage != lifeNone {
-			th.slots[i].clear()
+		if s := &th.slots[i]; s.stage != lifeNone {
+			s.ends.t.lives.Add(-1)
+			s.clear()
 		}
 	}
 	th.entered = 0
 	th.leaving = false
 	th.holder = 0
+	th.live = false
 }
 
 // enter makes every tool of d with thread callbacks that is not detached
@@ -234,6 +253,7 @@ func (th *threadRec) enterTool(s *threadSlots, e *threadEntry) {
 	s.stage = lifeThread
 	s.ends = e
 	th.entered++
+	e.t.lives.Add(1)
 	if e.begin != nil {
 		callThreadBegin(e, &s.thread)
 	}
@@ -262,10 +282,13 @@ func (th *threadRec) leave(s *threadSlots) {
 	if s.stage == lifeThread {
 		s.stage = lifeNone
 		th.entered--
+		markEnding(e.t, 1)
 		if e.end != nil {
 			callThreadEnd(e, &s.thread)
 		}
 		s.clear()
+		e.t.lives.Add(-1) // after the callback: detach waits for it (endLives)
+		markEnding(e.t, -1)
 	}
 }
 

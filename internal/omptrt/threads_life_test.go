@@ -5,6 +5,7 @@ import (
 	"runtime"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -123,12 +124,14 @@ func split(events []string) (evs []string, tids []string) {
 	return evs, tids
 }
 
-// TestConstructIsALifeOnItsThread: each construct, on whatever thread
-// its goroutine runs, is a life of that thread: thread_begin and the
-// implicit task begin before its target begin, their ends after its
-// target end, all on one thread; a routine a callback calls inside it
-// makes no life of its own; between constructs get_thread_data answers
-// ompt_data_none, and the next life begins with ompt_data_none again.
+// TestConstructIsALifeOnItsThread: a goroutine locked to its thread
+// (runtime.LockOSThread of its own: it may exit locked, and the thread
+// die with it) makes each construct a life of that thread: thread_begin
+// and the implicit task begin before its target begin, their ends after
+// its target end, all on one thread; a routine a callback calls inside
+// it makes no life of its own; between constructs get_thread_data
+// answers ompt_data_none, and the next life begins with ompt_data_none
+// again.
 func TestConstructIsALifeOnItsThread(t *testing.T) {
 	reset(t, nil)
 	l := &lifeTool{}
@@ -162,21 +165,26 @@ func TestConstructIsALifeOnItsThread(t *testing.T) {
 func firstOf(a, _ []string) []string { return a }
 
 // TestManyGoroutinesEachThreadEndsOnItself: constructs on 8 goroutines
-// at once: every thread_end and implicit_task end comes on the thread of
-// its begin (the tool checks each), lives never nest on a thread, and
-// nothing comes after finalize.
+// at once, none locked to its thread: an OpenMP thread's life is its OS
+// thread's, so each thread begins once, however many constructs run on
+// it, and every thread_end and implicit_task end comes on the thread of
+// its begin (the tool checks each), at Finalize, after the thread's
+// last target event and before the finalizer; nothing comes after
+// finalize.
 func TestManyGoroutinesEachThreadEndsOnItself(t *testing.T) {
+	requireLivesPerThread(t)
 	reset(t, nil)
 	l := &lifeTool{}
 	ompt.RegisterTool("life", l.start)
 	Start(fakeRuntime{2})
 	require.NoError(t, DeviceInitialize(0, "tick", newTick(0)))
+	const goroutines, each = 8, 2500
 	var wg sync.WaitGroup
-	for g := range 8 {
+	for g := range goroutines {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			for i := range 200 {
+			for i := range each {
 				if i%3 == 0 {
 					nowaitOn(0x77)
 				} else {
@@ -186,32 +194,49 @@ func TestManyGoroutinesEachThreadEndsOnItself(t *testing.T) {
 		}()
 	}
 	wg.Wait()
+	beforeFinalize := len(firstOf(l.got()))
 	Finalize()
 	events, errs := l.got()
 	assert.Empty(t, errs, "what the tool found wrong")
-	// per thread, lives alternate begin and end, and each target event
-	// falls inside one
 	open := map[string]int{}
-	begins, ends := 0, 0
+	begun := map[string]int{}
+	targets := 0
 	for i, e := range events {
 		ev, tid, _ := strings.Cut(e, "@")
 		switch {
 		case ev == "thread_begin":
-			begins++
+			begun[tid]++
 			open[tid]++
-			require.Equal(t, 1, open[tid], "event %d: thread_begin on thread %s inside a life", i, tid)
+			require.Equal(t, 1, begun[tid], "event %d: a second thread_begin on thread %s", i, tid)
 		case ev == "thread_end":
-			ends++
 			open[tid]--
 			require.Zero(t, open[tid], "event %d: thread_end on thread %s outside a life", i, tid)
+			require.GreaterOrEqual(t, i, beforeFinalize, "event %d: thread_end on thread %s before Finalize", i, tid)
 		case ev == "finalize":
 			require.Equal(t, len(events)-1, i, "finalize is the last event")
 		default:
 			require.Equal(t, 1, open[tid], "event %d: %s on thread %s outside a life", i, ev, tid)
+			if strings.HasPrefix(ev, "target ") {
+				targets++
+			}
 		}
 	}
-	assert.Equal(t, begins, ends, "thread_end against thread_begin")
-	assert.GreaterOrEqual(t, begins, 8*200, "lives: one per construct at least")
+	assert.Equal(t, 2*goroutines*each, targets, "target begin and end of every construct")
+	for tid, n := range open {
+		assert.Zero(t, n, "thread %s: a life without its end", tid)
+	}
+	assert.NotEmpty(t, begun, "threads")
+	assert.LessOrEqual(t, len(begun), 64, "lives for %d constructs: one per OS thread", goroutines*each)
+}
+
+// requireLivesPerThread fails a test of lives per OS thread on a Go
+// release where the runtime's fields they need are not found (see
+// validateLives): lives would be one per hold there, and this Go
+// release needs a look at tid_linux_fast.go.
+func requireLivesPerThread(t *testing.T) {
+	t.Helper()
+	threadID() // validates
+	require.True(t, livesPerThread.Load(), "lives per OS thread on %s: g.lockedm not found", runtime.Version())
 }
 
 // TestNowaitTaskEventsInTheTaskLife: a nowait construct's encountering
@@ -282,9 +307,11 @@ func TestDeviceEventOutsideAConstructIsALife(t *testing.T) {
 // TestFinalizeToolFromATargetCallback: a tool that calls
 // ompt_finalize_tool from its target begin gets its thread's
 // implicit_task end and thread_end there, on that thread, before its
-// finalizer, and nothing after; another tool in the same life gets its
-// ends when the construct ends.
+// finalizer, and nothing after; another tool in the same life stays in
+// it, through the next construct, and gets its ends at its own
+// finalize.
 func TestFinalizeToolFromATargetCallback(t *testing.T) {
+	requireLivesPerThread(t)
 	reset(t, nil)
 	quitter, other := &lifeTool{}, &lifeTool{}
 	quitter.inTarget = func(l *lifeTool) { l.lookup("ompt_finalize_tool").(ompt.FinalizeToolFunc)() }
@@ -300,9 +327,23 @@ func TestFinalizeToolFromATargetCallback(t *testing.T) {
 	}
 	_, errs := quitter.got()
 	assert.Empty(t, errs, "what the quitter found wrong")
-	evs, _ = split(firstOf(other.got()))
-	one := []string{"thread_begin", "implicit_task begin", "target begin", "target end", "implicit_task end", "thread_end"}
-	assert.Equal(t, append(append([]string(nil), one...), one...), evs, "the other tool's events")
+	Finalize()
+	evs, tids = split(firstOf(other.got()))
+	lives := map[string][]string{}
+	for i, ev := range evs[:len(evs)-1] {
+		lives[tids[i]] = append(lives[tids[i]], ev)
+	}
+	for tid, l := range lives {
+		n := len(l)
+		require.GreaterOrEqual(t, n, 4, "thread %s: %v", tid, l)
+		assert.Equal(t, []string{"thread_begin", "implicit_task begin"}, l[:2], "thread %s: its life begins", tid)
+		assert.Equal(t, []string{"implicit_task end", "thread_end"}, l[n-2:], "thread %s: its life ends", tid)
+		for _, ev := range l[2 : n-2] {
+			assert.Contains(t, []string{"target begin", "target end"}, ev, "thread %s: inside its life", tid)
+		}
+	}
+	assert.Equal(t, "finalize", evs[len(evs)-1], "the other tool's last event")
+	assert.Equal(t, 4, strings.Count(strings.Join(evs, ","), "target "), "the other tool's target events")
 }
 
 // TestFinalizeWaitsForLivesOnOtherThreads: Finalize, called while a
@@ -423,4 +464,206 @@ func TestToolWithoutThreadCallbacksKeepsItsThreadData(t *testing.T) {
 		region(ompt.KindTarget, 0, 1)
 	}
 	assert.Equal(t, 1, made, "thread states the tool made for one OS thread")
+}
+
+// TestLockedGoroutineEndsTheLifeWithItsConstruct: a goroutine that locks
+// its thread (runtime.LockOSThread of its own) may exit locked, and the
+// thread die with it, so the life it holds a construct in ends with the
+// construct, on that thread, even one that other goroutines' constructs
+// began earlier and left open. Here the goroutine runs a construct
+// unlocked (its thread's life stays open), locks, runs one more and
+// exits locked: every thread_begin still gets its thread_end, that
+// thread's before the goroutine exits, and Finalize neither waits for
+// the dead thread nor ends it anywhere else.
+func TestLockedGoroutineEndsTheLifeWithItsConstruct(t *testing.T) {
+	requireLivesPerThread(t)
+	_, read := verboseLog(t, nil)
+	l := &lifeTool{}
+	ompt.RegisterTool("life", l.start)
+	Start(fakeRuntime{1})
+	var lockedTid string
+	done := make(chan int)
+	go func() {
+		region(ompt.KindTarget, 0, 1)
+		runtime.LockOSThread() // and never unlocked: the thread dies with the goroutine
+		lockedTid = fmt.Sprint(unix.Gettid())
+		region(ompt.KindTarget, 0, 1)
+		done <- len(firstOf(l.got()))
+	}()
+	atExit := <-done
+	Finalize()
+	events, errs := l.got()
+	assert.Empty(t, errs, "what the tool found wrong")
+	open := map[string]int{}
+	for i, e := range events {
+		ev, tid, _ := strings.Cut(e, "@")
+		switch ev {
+		case "thread_begin":
+			open[tid]++
+		case "thread_end":
+			open[tid]--
+			if tid == lockedTid {
+				assert.Less(t, i, atExit, "the locked thread's thread_end: before its goroutine exited")
+			}
+		}
+	}
+	for tid, n := range open {
+		assert.Zero(t, n, "thread %s: thread_begin against thread_end", tid)
+	}
+	assert.Zero(t, open[lockedTid], "the locked thread's life")
+	assert.NotContains(t, read(), "not ended", "the sweep's log")
+}
+
+// TestNewThreadWithTheSameID: an open life whose thread died (its
+// goroutine exited locked to it) and whose id the kernel gave a new
+// thread is not the new thread's: the next hold finds another thread
+// (threadSelf) on the record and begins a new life, thread_begin with
+// ompt_data_none; the dead life's ends are never dispatched, and the
+// tool is no longer counted in it.
+func TestNewThreadWithTheSameID(t *testing.T) {
+	requireLivesPerThread(t)
+	reset(t, nil)
+	l := &lifeTool{}
+	ompt.RegisterTool("life", l.start)
+	runtime.LockOSThread() // the life ends with the construct: the test sees it whole
+	defer runtime.UnlockOSThread()
+	Start(fakeRuntime{1})
+	th := addThread(threadID())
+	th.live, th.self = true, 1 // no thread has this g0
+	th.slots[0].stage = lifeTask
+	th.slots[0].thread.Value = 0xdead
+	th.slots[0].ends = &threadEntry{t: toolsFound[0]}
+	th.entered = 1
+	toolsFound[0].lives.Add(1)
+	region(ompt.KindTarget, 0, 1)
+	evs, _ := split(firstOf(l.got()))
+	assert.Equal(t, []string{"thread_begin", "implicit_task begin", "target begin", "target end", "implicit_task end", "thread_end"}, evs, "events")
+	assert.Zero(t, toolsFound[0].lives.Load(), "lives the tool is counted in")
+	_, errs := l.got()
+	assert.Empty(t, errs, "what the tool found wrong")
+}
+
+// TestLivesNotReachedAreLogged: a life whose thread Finalize cannot
+// reach (here a record of a thread that does not exist) does not hold
+// Finalize: the sweep stops within its bounds, says so in the
+// OMP_TOOL_VERBOSE_INIT log, and the tool's finalizer runs; no
+// thread_end comes for that life anywhere.
+func TestLivesNotReachedAreLogged(t *testing.T) {
+	requireLivesPerThread(t)
+	_, read := verboseLog(t, nil)
+	l := &lifeTool{}
+	ompt.RegisterTool("life", l.start)
+	Start(fakeRuntime{1})
+	th := addThread(1 << 40) // no thread has this id
+	th.live = true
+	th.slots[0].stage = lifeTask
+	th.slots[0].ends = &threadEntry{t: toolsFound[0]}
+	th.entered = 1
+	toolsFound[0].lives.Add(1)
+	Finalize()
+	evs, _ := split(firstOf(l.got()))
+	assert.Equal(t, []string{"finalize"}, evs, "events")
+	assert.Contains(t, read(), `Tool "life": 1 thread lives not ended: their threads were not reached.`, "the log")
+}
+
+// TestFinalizeToolFromThreadEnd: a tool that calls ompt_finalize_tool
+// from its own thread_end (here a locked goroutine's construct ends its
+// life) is not waited for in that callback; its lives on other threads
+// end on them first, and the finalizer comes last.
+func TestFinalizeToolFromThreadEnd(t *testing.T) {
+	requireLivesPerThread(t)
+	_, read := verboseLog(t, nil)
+	var (
+		mu     sync.Mutex
+		events []string
+		quit   atomic.Bool
+		lookup ompt.LookupFunc
+	)
+	add := func(ev string) {
+		mu.Lock()
+		events = append(events, ev)
+		mu.Unlock()
+	}
+	ompt.RegisterTool("quitter", func(int, string) *ompt.StartResult {
+		return &ompt.StartResult{Initialize: func(l ompt.LookupFunc, _ int, _ *ompt.Data) int {
+			lookup = l
+			set := l("ompt_set_callback").(ompt.SetCallbackFunc)
+			set(ompt.CallbackThreadBegin, ompt.ThreadBeginCallback(func(int, *ompt.Data) { add("thread_begin") }))
+			set(ompt.CallbackThreadEnd, ompt.ThreadEndCallback(func(*ompt.Data) {
+				add("thread_end")
+				if quit.Load() {
+					lookup("ompt_finalize_tool").(ompt.FinalizeToolFunc)()
+				}
+			}))
+			return 1
+		}, Finalize: func(*ompt.Data) { add("finalize") }}
+	})
+	Start(fakeRuntime{1})
+	var wg sync.WaitGroup
+	for range 4 { // lives left open on other threads
+		wg.Go(func() {
+			for range 50 {
+				region(ompt.KindTarget, 0, 1)
+			}
+		})
+	}
+	wg.Wait()
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		runtime.LockOSThread()
+		defer runtime.UnlockOSThread()
+		quit.Store(true)
+		region(ompt.KindTarget, 0, 1)
+	}()
+	<-done
+	mu.Lock()
+	got := append([]string(nil), events...)
+	mu.Unlock()
+	require.NotEmpty(t, got)
+	assert.Equal(t, "finalize", got[len(got)-1], "the last event")
+	assert.Equal(t, strings.Count(strings.Join(got, ","), "thread_begin"), strings.Count(strings.Join(got, ","), "thread_end"), "thread_end against thread_begin: %v", got)
+	assert.NotContains(t, read(), "not ended", "the sweep's log")
+	Finalize()
+}
+
+// TestLivesPerHoldWithoutTheRuntimeFields: where the runtime's fields
+// lives per OS thread need are not found (livesPerThread false), a
+// life is one outermost hold, as before them: each construct on 8
+// goroutines begins and ends one, on its thread.
+func TestLivesPerHoldWithoutTheRuntimeFields(t *testing.T) {
+	requireLivesPerThread(t)
+	livesPerThread.Store(false)
+	defer livesPerThread.Store(true)
+	reset(t, nil)
+	l := &lifeTool{}
+	ompt.RegisterTool("life", l.start)
+	Start(fakeRuntime{1})
+	var wg sync.WaitGroup
+	for range 8 {
+		wg.Go(func() {
+			for range 100 {
+				region(ompt.KindTarget, 0, 1)
+			}
+		})
+	}
+	wg.Wait()
+	evs, tids := split(firstOf(l.got()))
+	one := []string{"thread_begin", "implicit_task begin", "target begin", "target end", "implicit_task end", "thread_end"}
+	byThread := map[string][]string{}
+	for i, ev := range evs {
+		byThread[tids[i]] = append(byThread[tids[i]], ev)
+	}
+	lives := 0
+	for tid, l := range byThread {
+		require.Zero(t, len(l)%len(one), "thread %s: %v", tid, l)
+		for i := 0; i < len(l); i += len(one) {
+			assert.Equal(t, one, l[i:i+len(one)], "thread %s: life %d", tid, i/len(one))
+			lives++
+		}
+	}
+	assert.Equal(t, 8*100, lives, "lives: one per construct")
+	_, errs := l.got()
+	assert.Empty(t, errs, "what the tool found wrong")
+	Finalize()
 }

@@ -208,6 +208,7 @@ func TestGoToolsHaveSlotsOfTheirOwn(t *testing.T) {
 	region(ompt.KindTarget, 0, 1)
 	assert.Equal(t, uint64(11), seenA.Value, "tool a's thread data in its target callback")
 	assert.Equal(t, uint64(22), seenB.Value, "tool b's thread data in its target callback")
+	Finalize() // the life ends (unless this goroutine's thread was locked: then at the construct's end)
 	assert.Equal(t, uint64(11), endA.Value, "tool a's thread_end data")
 	assert.Equal(t, uint64(22), endB.Value, "tool b's thread_end data")
 }

@@ -89,7 +89,76 @@ func validateTID() {
 		if <-other {
 			tidOffset = off
 			tidFast.Store(true)
+			validateLives()
 			return
 		}
 	}
+}
+
+// Lives per OS thread (threads.go) need two more facts the runtime keeps
+// and exports no API for: which OS thread the caller runs on, beyond its
+// id (the kernel reuses ids), and whether the calling goroutine is locked
+// to it. The first is m.g0, the descriptor of the thread's own stack,
+// made with the thread and dropped when it exits (offset 0 of m on every
+// release). The second is g.lockedm, set while a goroutine is locked to
+// its thread; its offset has moved between releases, so validateLives
+// finds it: the one word of g past g.m that is 0 in a goroutine that was
+// never locked, that goroutine's m while it is locked, and 0 again after,
+// the same word in two goroutines. Where none or several qualify, lives
+// stay one per hold.
+
+// gWord loads the word at offset off of the calling goroutine's g.
+func gWord(off uintptr) uint64
+
+// gScanEnd bounds the search for g.lockedm: g is larger than this on
+// every release the layout gate admits.
+const gScanEnd = 320
+
+var lockedOffset uintptr // g.lockedm, when livesPerThread
+
+// goroutineLocked reports whether the calling goroutine is locked to its
+// OS thread. Valid only when livesPerThread.
+func goroutineLocked() bool { return gWord(lockedOffset) != 0 }
+
+// threadSelf is the identity of the calling goroutine's OS thread: its
+// m.g0. Valid only when livesPerThread.
+func threadSelf() uint64 { return mWord(0) }
+
+// validateLives enables lives per OS thread where g.lockedm is found.
+func validateLives() {
+	a, b := lockedCandidates(), lockedCandidates()
+	if len(a) == 1 && len(b) == 1 && a[0] == b[0] {
+		lockedOffset = a[0]
+		livesPerThread.Store(true)
+	}
+}
+
+// lockedCandidates returns, from a new goroutine, the offsets of g past
+// g.m that read 0 before runtime.LockOSThread, g.m while locked, and 0
+// after runtime.UnlockOSThread.
+func lockedCandidates() []uintptr {
+	ch := make(chan []uintptr)
+	go func() {
+		var zero, found, out []uintptr
+		for off := uintptr(56); off < gScanEnd; off += 8 {
+			if gWord(off) == 0 {
+				zero = append(zero, off)
+			}
+		}
+		runtime.LockOSThread()
+		m := gWord(48)
+		for _, off := range zero {
+			if gWord(off) == m {
+				found = append(found, off)
+			}
+		}
+		runtime.UnlockOSThread()
+		for _, off := range found {
+			if gWord(off) == 0 {
+				out = append(out, off)
+			}
+		}
+		ch <- out
+	}()
+	return <-ch
 }

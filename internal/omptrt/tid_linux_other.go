@@ -4,3 +4,8 @@ package omptrt
 
 // fastTID: no fast path outside the gc toolchain.
 func fastTID() (uint64, bool) { return 0, false }
+
+// Lives stay one per hold without the fast path (livesPerThread false):
+// these are never called.
+func goroutineLocked() bool { return false }
+func threadSelf() uint64    { return 0 }

@@ -57,3 +57,49 @@ func TestTIDLayoutKnown(t *testing.T) {
 		assert.Equal(t, want, tidLayoutKnown(v), "tidLayoutKnown(%q)", v)
 	}
 }
+
+// The runtime fields lives per OS thread read are found on the toolchain
+// this module is built with, and read what they should: goroutineLocked
+// is false in a goroutine never locked, true while it is locked
+// (whoever locked it) and false after; threadSelf is one value for one
+// OS thread and differs between two threads alive at once. Not a skip:
+// without them every construct is a life (four more callbacks each for
+// a tool with thread callbacks), so a Go release that moved g.lockedm
+// must fail here.
+func TestThreadLifeFieldsFound(t *testing.T) {
+	threadID() // validates
+	require.True(t, livesPerThread.Load(), "%s: no single word of g reads g.lockedm; check runtime2.go and validateLives (tid_linux_fast.go)", runtime.Version())
+	type seen struct {
+		before, locked, after bool
+		self1, self2          uint64
+	}
+	ch := make(chan seen)
+	release := make(chan struct{})
+	for range 2 {
+		go func() {
+			var s seen
+			s.before = goroutineLocked()
+			runtime.LockOSThread()
+			s.locked = goroutineLocked()
+			s.self1 = threadSelf()
+			runtime.Gosched()
+			s.self2 = threadSelf()
+			ch <- s
+			<-release // both threads alive at once
+			runtime.UnlockOSThread()
+			s.after = goroutineLocked()
+			ch <- s
+		}()
+	}
+	a, b := <-ch, <-ch
+	close(release)
+	a2, b2 := <-ch, <-ch
+	for _, s := range []seen{a2, b2} {
+		assert.False(t, s.before, "goroutineLocked in a goroutine never locked")
+		assert.True(t, s.locked, "goroutineLocked while locked")
+		assert.False(t, s.after, "goroutineLocked after UnlockOSThread")
+		assert.Equal(t, s.self1, s.self2, "threadSelf of one locked thread, twice")
+		assert.NotZero(t, s.self1, "threadSelf")
+	}
+	assert.NotEqual(t, a.self1, b.self1, "threadSelf of two threads alive at once")
+}
