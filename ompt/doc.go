@@ -86,52 +86,73 @@
 //
 // Every per-thread event comes on the OS thread it describes, as LLVM's
 // libomp dispatches it: thread_begin, implicit_task begin and end, and
-// thread_end. Go runs goroutines on OS threads of its choosing and can
-// run no code on a chosen thread, so what changes is when those events
-// come, not where: an OpenMP thread's life is the span in which the
-// runtime holds an OS thread (runtime.LockOSThread). The runtime holds
-// the calling thread for each construct (from its begin event to its end
-// event), each device memory routine, and each device event that comes
-// outside a construct (device_initialize and device_load at a device's
-// first use, device_unload and device_finalize at shutdown); holds nest
-// (a callback that calls into gompt), and the outermost one is the life.
+// thread_end. An OpenMP thread is an OS thread, and its life is the OS
+// thread's, as a native thread's is in LLVM: it begins at the first
+// event the runtime dispatches on the thread and goes on between
+// constructs, while Go runs other goroutines on the thread. The runtime
+// holds the calling thread (runtime.LockOSThread) for each construct
+// (from its begin event to its end event), each device memory routine,
+// and each device event that comes outside a construct (device_initialize
+// and device_load at a device's first use, device_unload and
+// device_finalize at shutdown); every event comes inside such a hold, so
+// inside its thread's life. A tool that registers the thread events
+// gets one thread_begin per OS thread the runtime runs constructs on,
+// however many constructs run there (a program's 200,000 constructs on 8
+// goroutines: about a dozen).
 //
 // When a life begins, each tool gets thread_begin(ompt_thread_initial)
 // with the thread's thread_data and an implicit initial task:
 // implicit_task(begin, parallel_data, task_data, 1, 1,
 // ompt_task_initial), with the task_data of the thread's initial task
 // and the parallel_data of its implicit parallel region, all starting as
-// ompt_data_none. When the runtime gives the thread back, each tool gets
+// ompt_data_none. When the life ends, each tool gets
 // implicit_task(end, same slots, 0, 1, ompt_task_initial) and thread_end,
-// on that thread, with the callbacks it had registered when the life
-// began, and the slots go back to ompt_data_none. So a tool that keeps
-// state per thread (thread-local storage, as Archer and sampling
-// profilers do) makes it and frees it on the same thread, and a thread's
-// events, target events included, fall inside its life. A tool that
-// registers none of thread_begin, implicit_task and thread_end is never
-// told a thread began or ended, and its slots keep what it stores there
-// from one life of the thread to the next (state it makes lazily,
-// on finding thread_data ompt_data_none, is made once per OS thread).
+// on that thread, with the callbacks it had registered when it entered
+// the life, and the slots go back to ompt_data_none. So a tool that
+// keeps state per thread (thread-local storage, as Archer and sampling
+// profilers do) makes it and frees it on the same thread, once per
+// thread, and a thread's events, target events included, fall inside
+// its life. A life ends:
+//   - at the tool's finalize (ompt_finalize_tool, Finalize), before its
+//     finalizer: on the finalizing thread itself, and on each other
+//     thread by a goroutine of the runtime that runs on it (Go runs no
+//     code on a chosen thread, so such goroutines take the idle threads
+//     in turn). A thread that stays busy with one goroutine throughout,
+//     or that a goroutine keeps locked, cannot be reached: its life is
+//     left without its end, and the OMP_TOOL_VERBOSE_INIT log counts
+//     such lives;
+//   - at the end of a construct (or routine) of a goroutine that is
+//     locked to its thread by its own runtime.LockOSThread: such a
+//     goroutine may exit locked, and Go ends the thread with it, so its
+//     constructs are one life each, as before;
+//   - never, when the thread dies with it: a goroutine that exits while
+//     the runtime holds its thread (a Go callback that calls
+//     runtime.Goexit, a panic that skips the construct's end and is
+//     recovered further up, in a goroutine that then exits), or one that
+//     locks a thread with an open life and exits locked. Its ends cannot
+//     come on it, and are dispatched nowhere else.
 //
-// The cost of this design: a construct makes one life, so a tool that
-// registers the thread events gets four callbacks more per construct
-// (LLVM's native threads begin once and end when they exit), and a tool
-// whose per-thread state is costly to make should pool it. A tool that
-// registers none pays for a count of the runtime's holds on the thread's
-// record, no more than the bookkeeping it replaced (the README's
-// Performance section has today's figures; docs/performance.md the
-// measurement against the design before).
-// The thread that runs Start has slots during the initializers
-// (get_task_info answers there) and gets its thread_begin at its first
-// life, not right after initialize.
+// A new thread that gets a dead one's id from the kernel is a new
+// OpenMP thread. On a Go release where the runtime's fields this needs
+// are not found (the goroutine's lock, the thread's identity: Linux,
+// amd64 and arm64, Go 1.21 to 1.26 are checked), a life is one hold, and
+// a tool gets four callbacks more per construct.
+//
+// A tool that registers none of thread_begin, implicit_task and
+// thread_end is never told a thread began or ended, and its slots keep
+// what it stores there from one life of the thread to the next (state it
+// makes lazily, on finding thread_data ompt_data_none, is made once per
+// OS thread). The thread that runs Start has slots during the
+// initializers (get_task_info answers there) and gets its thread_begin
+// at its first life, not right after initialize.
 //
 // ompt_get_thread_data, ompt_get_task_info(0) and ompt_get_parallel_info(0)
-// answer for the calling OS thread: inside a life, the life's slots;
-// between lives, on a thread the runtime has held, the same slots
+// answer for the calling OS thread: inside a life, between constructs
+// too, the life's slots; on a thread whose life ended, the same slots
 // (ompt_data_none for a tool with thread callbacks); on a thread the
-// runtime never held (one a tool made, a
-// buffer callback's delivery goroutine on a fresh thread) NULL and 0, as
-// LLVM's do. Target callbacks get the calling thread's task_data.
+// runtime never held (one a tool made, a buffer callback's delivery
+// goroutine on a fresh thread) NULL and 0, as LLVM's do. Target
+// callbacks get the calling thread's task_data.
 //
 // A nowait construct is a deferred target task, as in LLVM. The goroutine
 // that encounters it does not hold its thread past the call (a task
@@ -145,14 +166,9 @@
 // begin, the construct's operations, the target end and
 // task_schedule(target task, ompt_task_complete, initial task).
 //
-// A thread whose goroutine exits while the runtime holds it (a Go
-// callback that calls runtime.Goexit, a panic that skips the construct's
-// end and is recovered further up, in a goroutine that then exits) dies
-// with its life: its ends cannot come on it, and are dispatched nowhere
-// else. A new thread that gets its id from the kernel is a new OpenMP
-// thread. ompt_finalize_tool and Finalize wait for the constructs in
-// progress on other goroutines, so every life a tool is in ends before
-// its finalizer, and nothing reaches it afterwards.
+// ompt_finalize_tool and Finalize wait for the constructs in progress on
+// other goroutines and end the tool's lives (above) before its
+// finalizer, and nothing reaches it afterwards.
 //
 // # Entry points (Table 4.1), as gompt answers them
 //
@@ -535,13 +551,13 @@
 //     records, as in LLVM 19; LLVM today uses omp_initial_device (-1)
 //     there: GOMPT_TOOL_PROFILE=llvm does the same (see "OpenMP
 //     versions").
-//   - An OpenMP thread's life is the span in which the runtime holds an
-//     OS thread (see "Threads"): each construct, device memory routine
-//     and device event outside a construct is a life, with its
-//     thread_begin, implicit_task begin and end and thread_end on that
-//     thread. In LLVM a native thread begins at its first OpenMP call
-//     and ends when it exits. The thread that starts the tools gets
-//     thread_begin at its first event, not right after initialize.
+//   - An OpenMP thread's life is its OS thread's (see "Threads"), but
+//     ends at the tool's finalize, not when the thread exits (Go's
+//     threads rarely do), and a goroutine locked to its thread makes
+//     each of its constructs a life. In LLVM a native thread begins at
+//     its first OpenMP call and ends when it exits. The thread that
+//     starts the tools gets thread_begin at its first event, not right
+//     after initialize.
 //   - A nowait construct's task_create and dependences come on the
 //     thread that runs its target task, at the task's first event,
 //     right before its task_schedule (LLVM: on the encountering thread,

@@ -83,6 +83,7 @@ func finishDetach(t *tool, last bool) {
 	}
 	finishThread(t, hs)
 	endLives(t)
+	t.final.Store(true)
 	if t.res.Finalize == nil {
 		return
 	}

@@ -78,6 +78,7 @@ type tool struct {
 	idx int // its index among the tools found at Start: its slots in each thread (threads.go)
 
 	lives atomic.Int64 // the thread lives it is in (threads.go): ends detach still owes it
+	final atomic.Bool  // its finalizer is due: the lives it is still in end without callbacks
 }
 
 const numCallbacks = ompt.CallbackError + 1 // one past the largest event number

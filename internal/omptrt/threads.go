@@ -35,7 +35,9 @@ import (
 //     g.lockedm and m.g0 are not found; tid_linux_fast.go).
 // At its end every tool that entered gets implicit_task end and
 // thread_end, on that thread, with the callbacks it had when it entered,
-// and its slots go back to ompt_data_none.
+// and its slots go back to ompt_data_none. A life detach could not
+// reach (its thread busy or locked throughout) that ends after the
+// tool's finalizer is due is only cleared: no callback follows it.
 //
 // A tool with none of the thread callbacks is never told a thread began
 // or ended: its slots keep what it stores there, across lives.
@@ -269,10 +271,18 @@ func (th *threadRec) enterTool(s *threadSlots, e *threadEntry) {
 
 // leave dispatches implicit_task end and thread_end for the tool whose
 // slots of the held thread th are s, as far as it entered, and clears
-// the slots. A tool finalized from inside its implicit_task end got its
+// the slots; only clears them once the tool's finalizer is due. A tool finalized from inside its implicit_task end got its
 // thread_end there.
 func (th *threadRec) leave(s *threadSlots) {
 	e := s.ends
+	if e.t.final.Load() {
+		// a life detach could not reach: the tool's finalizer has run
+		// or is running, and no callback follows it
+		th.entered--
+		s.clear()
+		e.t.lives.Add(-1)
+		return
+	}
 	if s.stage == lifeTask {
 		s.stage = lifeThread
 		if e.task != nil {

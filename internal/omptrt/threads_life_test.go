@@ -667,3 +667,40 @@ func TestLivesPerHoldWithoutTheRuntimeFields(t *testing.T) {
 	assert.Empty(t, errs, "what the tool found wrong")
 	Finalize()
 }
+
+// TestNoThreadEndAfterFinalizeOfALifeNotReached: a life the tool's
+// finalize could not reach (its thread locked by a goroutine blocked
+// throughout) gets no end after the tool's finalizer either: when that
+// goroutine's next construct (another tool keeps the interface active)
+// ends the life, the finalized tool is not called.
+func TestNoThreadEndAfterFinalizeOfALifeNotReached(t *testing.T) {
+	requireLivesPerThread(t)
+	_, read := verboseLog(t, nil)
+	l, other := &lifeTool{}, &lifeTool{}
+	ompt.RegisterTool("life", l.start)
+	ompt.RegisterTool("other", other.start)
+	runtime.LockOSThread()
+	defer runtime.UnlockOSThread()
+	Start(fakeRuntime{1})
+	// a life open on this thread, as constructs of unlocked goroutines
+	// leave it; this goroutine then locked the thread
+	th := addThread(threadID())
+	th.live, th.self = true, threadSelf()
+	th.slots[0].stage = lifeTask
+	th.slots[0].ends = toolsFound[0].threadEntry()
+	th.entered = 1
+	toolsFound[0].lives.Add(1)
+	done := make(chan struct{})
+	go func() { defer close(done); l.lookup("ompt_finalize_tool").(ompt.FinalizeToolFunc)() }()
+	<-done // this thread stayed locked, its goroutine blocked
+	assert.Contains(t, read(), `Tool "life": 1 thread lives not ended`, "the log")
+	region(ompt.KindTarget, 0, 1)
+	evs, _ := split(firstOf(l.got()))
+	assert.Equal(t, []string{"finalize"}, evs, "the finalized tool's events")
+	_, errs := l.got()
+	assert.Empty(t, errs, "what the finalized tool found wrong")
+	assert.Zero(t, toolsFound[0].lives.Load(), "lives the finalized tool is counted in")
+	evs, _ = split(firstOf(other.got()))
+	assert.Equal(t, []string{"thread_begin", "implicit_task begin", "target begin", "target end", "implicit_task end", "thread_end"}, evs, "the other tool's events")
+	Finalize()
+}
