@@ -44,8 +44,9 @@ func init() {
 // With GOMPT_BENCH_TOOL=trace it also traces every record type on every
 // device into 4 MiB buffers it discards; with traceonly it only traces;
 // with none it registers nothing; with threads only thread_begin,
-// implicit_task and thread_end (a thread life per construct: issue 40's
-// cost, against empty_target_tool_none). The cost of tracing is
+// implicit_task and thread_end (a thread life per OS thread, so nearly
+// the cost of empty_target_tool_none; one per construct, four callbacks
+// more each, before lives were the OS thread's). The cost of tracing is
 // empty_target_tracing against empty_target_tool_none (a tool attached,
 // tracing off), or empty_target_tracing_tool_all against
 // empty_target_tool_all.

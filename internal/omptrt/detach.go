@@ -129,21 +129,20 @@ func finishThread(t *tool, hs []*devState) {
 // threads in turn: each locks the thread it starts on, ends t's life
 // there if it is in one, and stays locked, its thread asleep, until the
 // sweep is over, so the next one starts on another thread (the runtime
-// wakes an idle one, or makes one). That reaches every thread that is
-// idle, or goes idle meanwhile (a visit that ends no life waits a little
-// longer before the next, for threads still busy); not one held by a
+// wakes an idle one, or makes one when none is idle). That reaches every
+// thread that is idle, or goes idle meanwhile; not one held by a
 // goroutine locked to it, or busy running goroutines throughout. The
-// sweep stops when t is in no life (ends running elsewhere included),
-// after as many visits that end none as the process has made threads
-// and a few more, or after sweepWait; lives left then are logged
-// (OMP_TOOL_VERBOSE_INIT) and never ended, as those of threads that
-// died.
+// sweep stops when t is in no life (ends running elsewhere included);
+// once visits land on threads made for them (no thread was idle), each
+// waits a little longer for busy threads to go idle, and after
+// sweepNew of them, or after sweepWait in all, the lives left are
+// logged (OMP_TOOL_VERBOSE_INIT) and never ended, as those of threads
+// that died.
 func endLives(t *tool) {
 	if t.lives.Load() == 0 {
 		return
 	}
-	budget, _ := runtime.ThreadCreateProfile(nil)
-	budget += sweepExtra
+	made0, _ := runtime.ThreadCreateProfile(nil)
 	deadline := time.Now().Add(sweepWait)
 	release := make(chan struct{})
 	var wg sync.WaitGroup
@@ -153,8 +152,8 @@ func endLives(t *tool) {
 	}()
 	own := endingHere(t)
 	pause := sweepPause
-	for wasted := 0; t.lives.Load() > own; {
-		if wasted >= budget || time.Now().After(deadline) {
+	for made := 0; t.lives.Load() > own; {
+		if made > sweepNew || time.Now().After(deadline) {
 			vlogf("Tool %q: %d thread lives not ended: their threads were not reached.", t.name, t.lives.Load()-own)
 			return
 		}
@@ -172,17 +171,19 @@ func endLives(t *tool) {
 			<-release
 		}()
 		if !<-done {
-			wasted++
-			time.Sleep(pause)
-			pause = min(2*pause, sweepPauseMax)
+			if n, _ := runtime.ThreadCreateProfile(nil); n-made0 > made {
+				made = n - made0
+				time.Sleep(pause)
+				pause = min(2*pause, sweepPauseMax)
+			}
 		}
 	}
 }
 
-// sweepExtra, sweepPause, sweepPauseMax and sweepWait bound endLives.
+// sweepNew, sweepPause, sweepPauseMax and sweepWait bound endLives.
 const (
-	sweepExtra    = 4
-	sweepPause    = 20 * time.Microsecond
+	sweepNew      = 16
+	sweepPause    = 50 * time.Microsecond
 	sweepPauseMax = 5 * time.Millisecond
 	sweepWait     = 250 * time.Millisecond
 )
