@@ -11,5 +11,7 @@ func threadID() uint64 { return uint64(getg()) }
 
 // Lives stay one per hold on this system (livesPerThread false): these
 // are never called.
+const threadFieldsBuild = false
+
 func goroutineLocked() bool { return false }
 func threadSelf() uint64    { return 0 }

@@ -107,6 +107,10 @@ func validateTID() {
 // the same word in two goroutines. Where none or several qualify, lives
 // stay one per hold.
 
+// threadFieldsBuild: this build reads the runtime's fields (a test of
+// lives per OS thread fails where they are not found).
+const threadFieldsBuild = true
+
 // gWord loads the word at offset off of the calling goroutine's g.
 func gWord(off uintptr) uint64
 

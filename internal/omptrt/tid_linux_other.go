@@ -7,5 +7,7 @@ func fastTID() (uint64, bool) { return 0, false }
 
 // Lives stay one per hold without the fast path (livesPerThread false):
 // these are never called.
+const threadFieldsBuild = false
+
 func goroutineLocked() bool { return false }
 func threadSelf() uint64    { return 0 }
