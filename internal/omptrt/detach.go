@@ -189,9 +189,10 @@ const (
 )
 
 // endLifeHere ends t's life on the calling goroutine's OS thread, to
-// which it is locked, if t is in one, and says whether it did. Another goroutine's lock keeps
-// the thread from the runtime's holds, so a hold in progress on the
-// record means its holder died with a thread of the same id.
+// which it is locked, if t is in one, and says whether it did. Its lock
+// keeps the thread from the runtime's holds, so a hold in progress on
+// the record means its holder died with a thread of the same id, and
+// another threadSelf a life of a thread that died.
 func endLifeHere(t *tool) bool {
 	th := lookupThread(threadID())
 	if th == nil || th.holds.Load() != 0 || !th.live || th.self != threadSelf() {
