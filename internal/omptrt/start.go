@@ -7,6 +7,7 @@ import (
 	"runtime"
 	"sync"
 	"sync/atomic"
+	"time"
 
 	"github.com/gompt/gompt/internal/omptrt/link"
 	"github.com/gompt/gompt/ompt"
@@ -304,14 +305,32 @@ func Start(rt Runtime) {
 
 var startMu sync.Mutex
 
+// finalizing: a Finalize holds startMu and is shutting the interface
+// down.
+var finalizing atomic.Bool
+
 // Finalize shuts the tools interface down, at runtime shutdown (the
 // runtime's Shutdown routine; programs call it before exit). It
 // dispatches device_finalize for every device that was initialized and not
 // yet finalized, then calls each active tool's finalizer once, in
 // activation order, and leaves the interface inactive. Calling it again,
 // or before Start, is harmless; after it, Start does nothing.
+//
+// Called from a tool callback (a construct's, the thread_end a
+// finalization dispatches, a buffer callback) while another Finalize is
+// in progress, it returns at once: that one may be waiting for the
+// callback. Elsewhere a second Finalize waits for the first.
 func Finalize() {
-	startMu.Lock()
+	if inCallback() {
+		for !startMu.TryLock() {
+			if finalizing.Load() {
+				return
+			}
+			time.Sleep(100 * time.Microsecond)
+		}
+	} else {
+		startMu.Lock()
+	}
 	defer startMu.Unlock()
 	mu.Lock()
 	if finalized {
@@ -320,6 +339,8 @@ func Finalize() {
 	}
 	finalized = true
 	mu.Unlock()
+	finalizing.Store(true)
+	defer finalizing.Store(false)
 
 	finalizeDevices()
 

@@ -117,6 +117,16 @@ func (t *tool) threadSlots() *threadSlots {
 	return &th.slots[t.idx]
 }
 
+// inCallback reports whether the calling goroutine may be inside a
+// tool callback: it holds its OS thread for the runtime (a construct, a
+// device event, a life's end), or it delivers trace buffers.
+func inCallback() bool {
+	if th := lookupThread(threadID()); th != nil && th.holds.Load() > 0 && th.holder == getg() {
+		return true
+	}
+	return inDelivery()
+}
+
 // livesPerThread: an OpenMP thread's life is its OS thread's, not one
 // hold's (set once the runtime's fields it needs are found).
 var livesPerThread atomic.Bool
