@@ -84,6 +84,7 @@ func finishDetach(t *tool, last bool) {
 	finishThread(t, hs)
 	endLives(t)
 	t.final.Store(true)
+	waitEnds(t)
 	if t.res.Finalize == nil {
 		return
 	}
@@ -230,6 +231,30 @@ func markEnding(t *tool, d int) {
 		delete(ending, k)
 	}
 	endingMu.Unlock()
+}
+
+// waitEnds waits for the ends of t's lives in progress on other
+// goroutines (a locked goroutine's construct ending a life the sweep
+// could not reach): each began before t.final was set, and its
+// callbacks return before t's finalizer is called. One that begins
+// after sees final and makes none.
+func waitEnds(t *tool) {
+	g := getg()
+	for {
+		busy := false
+		endingMu.Lock()
+		for k := range ending {
+			if k.t == t && k.g != g {
+				busy = true
+				break
+			}
+		}
+		endingMu.Unlock()
+		if !busy {
+			return
+		}
+		time.Sleep(50 * time.Microsecond)
+	}
 }
 
 func endingHere(t *tool) int64 {
