@@ -230,3 +230,43 @@ func TestFinalizeWhileConstructsRun(t *testing.T) {
 	}
 	t.Logf("other: begins %d ends %d", b, e)
 }
+
+// TestThreadBeginGetsDataNoneAfterLateRegistration: a tool without
+// thread callbacks keeps what it stores in thread_data (here from its
+// target callback); when it then registers thread_begin and thread_end
+// (ompt_set_callback from inside that callback), the next life begins
+// with thread_begin's thread_data ompt_data_none, as for any life, not
+// with what the tool stored before it had one.
+func TestThreadBeginGetsDataNoneAfterLateRegistration(t *testing.T) {
+	reset(t, nil)
+	var begins []uint64
+	var set ompt.SetCallbackFunc
+	var get ompt.GetThreadDataFunc
+	registered := false
+	ompt.RegisterTool("late", func(int, string) *ompt.StartResult {
+		return &ompt.StartResult{Initialize: func(l ompt.LookupFunc, _ int, _ *ompt.Data) int {
+			get = l("ompt_get_thread_data").(ompt.GetThreadDataFunc)
+			set = l("ompt_set_callback").(ompt.SetCallbackFunc)
+			set(ompt.CallbackTarget, ompt.TargetCallback(func(ompt.TargetKind, ompt.Endpoint, int, *ompt.Data, uint64, uintptr) {
+				if d := get(); d != nil && d.Value == 0 {
+					d.Value = 42
+				}
+				if !registered {
+					registered = true
+					set(ompt.CallbackThreadBegin, ompt.ThreadBeginCallback(func(_ int, d *ompt.Data) { begins = append(begins, d.Value) }))
+					set(ompt.CallbackThreadEnd, ompt.ThreadEndCallback(func(d *ompt.Data) {}))
+				}
+			}))
+			return 1
+		}}
+	})
+	runtime.LockOSThread()
+	defer runtime.UnlockOSThread()
+	Start(fakeRuntime{1})
+	region(ompt.KindTarget, 0, 1)
+	region(ompt.KindTarget, 0, 1)
+	require.NotEmpty(t, begins, "thread_begin after the registration")
+	for _, v := range begins {
+		assert.Zero(t, v, "thread_begin's thread_data")
+	}
+}
