@@ -260,8 +260,11 @@ func (th *threadRec) enter(d *dispatcher) {
 }
 
 // enterTool dispatches thread_begin and implicit_task begin to e's tool,
-// whose slots of th are s.
+// whose slots of th are s, cleared first.
 func (th *threadRec) enterTool(s *threadSlots, e *threadEntry) {
+	// a life begins with ompt_data_none: not what the tool stored while
+	// it had no thread callbacks (or between lives)
+	s.clear()
 	s.stage = lifeThread
 	s.ends = e
 	th.entered++
