@@ -270,3 +270,40 @@ func TestThreadBeginGetsDataNoneAfterLateRegistration(t *testing.T) {
 		assert.Zero(t, v, "thread_begin's thread_data")
 	}
 }
+
+// TestFinalizeWaitsForAFinalizeToolInProgress: a tool calls
+// ompt_finalize_tool on a thread of its own (a C tool's pthread) while
+// the program shuts down; Finalize (target.Shutdown) does not return
+// before that tool's finalizer has run: the program exits after
+// Shutdown, and a finalizer still to come then never runs (the tool's
+// output is lost).
+func TestFinalizeWaitsForAFinalizeToolInProgress(t *testing.T) {
+	requireLivesPerThread(t)
+	reset(t, nil)
+	var (
+		finalized atomic.Bool
+		lookup    ompt.LookupFunc
+		ending    = make(chan struct{})
+		once      sync.Once
+	)
+	ompt.RegisterTool("self", func(int, string) *ompt.StartResult {
+		return &ompt.StartResult{Initialize: func(l ompt.LookupFunc, _ int, _ *ompt.Data) int {
+			lookup = l
+			set := l("ompt_set_callback").(ompt.SetCallbackFunc)
+			set(ompt.CallbackThreadBegin, ompt.ThreadBeginCallback(func(int, *ompt.Data) {}))
+			set(ompt.CallbackThreadEnd, ompt.ThreadEndCallback(func(*ompt.Data) {
+				once.Do(func() { close(ending) })
+				time.Sleep(200 * time.Millisecond) // a thread's buffer written out
+			}))
+			return 1
+		}, Finalize: func(*ompt.Data) { finalized.Store(true) }}
+	})
+	Start(fakeRuntime{1})
+	done := make(chan struct{})
+	go func() { defer close(done); region(ompt.KindTarget, 0, 1) }() // a life left open
+	<-done
+	go lookup("ompt_finalize_tool").(ompt.FinalizeToolFunc)()
+	<-ending // its finalize is under way
+	Finalize()
+	assert.True(t, finalized.Load(), "the tool's finalizer ran before Finalize returned")
+}
