@@ -37,7 +37,15 @@ func detach(t *tool) {
 	publishLocked()
 	last := len(active) == 0
 	if !inDelivery() {
+		ch := make(chan struct{})
+		running[ch] = getg()
 		mu.Unlock()
+		defer func() { // a callback's runtime.Goexit too
+			mu.Lock()
+			delete(running, ch)
+			mu.Unlock()
+			close(ch)
+		}()
 		finishDetach(t, last)
 		return
 	}
@@ -53,6 +61,28 @@ func detach(t *tool) {
 // detaching are the detaches running on goroutines of their own; closed
 // when done. Under mu.
 var detaching []chan struct{}
+
+// running are the detaches in progress on the goroutines that called
+// them (ompt_finalize_tool on a thread of the tool's own, say), by the
+// channel closed when each is done. Under mu.
+var running = map[chan struct{}]uintptr{}
+
+// waitRunning waits for the detaches in progress on other goroutines:
+// Finalize does not return before their tools' finalizers have run.
+func waitRunning() {
+	g := getg()
+	mu.Lock()
+	var list []chan struct{}
+	for ch, og := range running {
+		if og != g {
+			list = append(list, ch)
+		}
+	}
+	mu.Unlock()
+	for _, ch := range list {
+		<-ch
+	}
+}
 
 // waitDetaching waits for the detaches begun from delivery goroutines.
 func waitDetaching() {

@@ -316,6 +316,9 @@ var finalizing atomic.Bool
 // activation order, and leaves the interface inactive. Calling it again,
 // or before Start, is harmless; after it, Start does nothing.
 //
+// It returns once every tool's finalizer has run, also one that an
+// ompt_finalize_tool on another thread is finalizing (except when
+// called from a callback, which that finalization may be waiting for).
 // Called from a tool callback (a construct's, the thread_end a
 // finalization dispatches, a buffer callback) while another Finalize is
 // in progress, it returns at once: that one may be waiting for the
@@ -351,6 +354,11 @@ func Finalize() {
 		detach(t)
 	}
 	waitDetaching()
+	if !inCallback() {
+		// from a callback, a detach under way may be waiting for its
+		// construct: not for it
+		waitRunning()
+	}
 	mu.Lock()
 	active = nil
 	publishLocked()
