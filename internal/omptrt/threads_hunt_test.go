@@ -307,3 +307,46 @@ func TestFinalizeWaitsForAFinalizeToolInProgress(t *testing.T) {
 	Finalize()
 	assert.True(t, finalized.Load(), "the tool's finalizer ran before Finalize returned")
 }
+
+// TestSweepVisitThenConstructOnItsThreadRaceFree: a finalize's sweep
+// reads the record of each thread it visits (is a life open there,
+// whose) and, where it ends none, leaves; a construct that then runs on
+// that thread writes the record (a new life). The two are one after the
+// other on one OS thread, and the race detector must learn so, or a
+// program tested with -race that finalizes a tool while goroutines run
+// constructs fails with a report inside gompt (seen in
+// TestFinalizeWhileConstructsRun). Here, with one P, a goroutine locked
+// to its thread runs a construct (its life ends with it), is visited as
+// the sweep visits (endLifeHere), unlocks and exits; another goroutine,
+// which never synchronizes with it, then runs a construct on the same
+// thread; thirty times over. Meaningful under -race.
+func TestSweepVisitThenConstructOnItsThreadRaceFree(t *testing.T) {
+	requireLivesPerThread(t)
+	defer runtime.GOMAXPROCS(runtime.GOMAXPROCS(1))
+	reset(t, nil)
+	l := &lifeTool{}
+	ompt.RegisterTool("life", l.start)
+	Start(fakeRuntime{1})
+	tl := toolsFound[0]
+	for range 30 { // the second goroutine does not always get the thread
+		done := make(chan struct{}, 2)
+		go func() { // the visited thread's goroutine
+			runtime.LockOSThread()
+			region(ompt.KindTarget, 0, 1) // its life ends with it: the record says no life
+			endLifeHere(tl)               // the sweep's visit: ends none
+			runtime.UnlockOSThread()
+			done <- struct{}{}
+		}()
+		go func() { // most likely the next goroutine on that thread
+			for range 100 {
+				runtime.Gosched()
+			}
+			region(ompt.KindTarget, 0, 1)
+			done <- struct{}{}
+		}()
+		<-done
+		<-done
+	}
+	_, errs := l.got()
+	assert.Empty(t, errs, "what the tool found wrong")
+}
