@@ -226,10 +226,14 @@ const (
 // another threadSelf a life of a thread that died.
 func endLifeHere(t *tool) bool {
 	th := lookupThread(threadID())
-	if th == nil || th.holds.Load() != 0 || !th.live || th.self != threadSelf() {
+	if th == nil || th.holds.Load() != 0 {
 		return false
 	}
-	if th.slots[t.idx].stage == lifeNone {
+	// the visit reads the record as a holder would: its store of the
+	// count (still 0) orders the reads before the thread's next holder's
+	// writes, for the race detector (holdCount)
+	defer th.holds.Store(0)
+	if !th.live || th.self != threadSelf() || th.slots[t.idx].stage == lifeNone {
 		return false
 	}
 	s := hostScope(nil)
