@@ -142,7 +142,9 @@
 // thread_end is never told a thread began or ended, and its slots keep
 // what it stores there from one life of the thread to the next (state it
 // makes lazily, on finding thread_data ompt_data_none, is made once per
-// OS thread). The thread that runs Start has slots during the
+// OS thread); once it registers one of them (ompt_set_callback from a
+// callback), its next life on each thread begins with the slots at
+// ompt_data_none, as every life does. The thread that runs Start has slots during the
 // initializers (get_task_info answers there) and gets its thread_begin
 // at its first life, not right after initialize.
 //
