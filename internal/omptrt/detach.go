@@ -245,12 +245,15 @@ func endLifeHere(t *tool) bool {
 	return true
 }
 
-// The ends in progress, by tool and goroutine: a tool that finalizes
-// itself from its own implicit_task end or thread_end (ompt_finalize_tool)
-// does not wait for that one.
+// The ends in progress, by tool and goroutine: ending counts the
+// thread_end callbacks whose lives are still counted in the tool's lives
+// (a tool that finalizes itself from its own thread_end, with
+// ompt_finalize_tool, does not wait for that one: endLives), leaving the
+// leaves from before they read final to their return (waitEnds).
 var (
 	endingMu sync.Mutex
 	ending   = map[endingKey]int{}
+	leaving  = map[endingKey]int{}
 )
 
 type endingKey struct {
@@ -277,7 +280,7 @@ func waitEnds(t *tool) {
 	for {
 		busy := false
 		endingMu.Lock()
-		for k := range ending {
+		for k := range leaving {
 			if k.t == t && k.g != g {
 				busy = true
 				break
@@ -289,6 +292,15 @@ func waitEnds(t *tool) {
 		}
 		time.Sleep(50 * time.Microsecond)
 	}
+}
+
+func markLeaving(t *tool, d int) {
+	k := endingKey{t, getg()}
+	endingMu.Lock()
+	if leaving[k] += d; leaving[k] == 0 {
+		delete(leaving, k)
+	}
+	endingMu.Unlock()
 }
 
 func endingHere(t *tool) int64 {

@@ -289,10 +289,10 @@ func (th *threadRec) enterTool(s *threadSlots, e *threadEntry) {
 func (th *threadRec) leave(s *threadSlots) {
 	e := s.ends
 	// counted before final is read: a finalize that sets final after
-	// this finds the end in progress and waits for it (waitEnds), so
+	// this finds the ends in progress and waits for them (waitEnds), so
 	// either the callbacks return before the finalizer or none is made
-	markEnding(e.t, 1)
-	defer markEnding(e.t, -1) // a callback's runtime.Goexit too
+	markLeaving(e.t, 1)
+	defer markLeaving(e.t, -1) // a callback's runtime.Goexit too
 	if e.t.final.Load() {
 		// a life detach could not reach: the tool's finalizer has run
 		// or is running, and no callback follows it
@@ -310,11 +310,13 @@ func (th *threadRec) leave(s *threadSlots) {
 	if s.stage == lifeThread {
 		s.stage = lifeNone
 		th.entered--
+		markEnding(e.t, 1)
 		if e.end != nil {
 			callThreadEnd(e, &s.thread)
 		}
 		s.clear()
 		e.t.lives.Add(-1) // after the callback: detach waits for it (endLives)
+		markEnding(e.t, -1)
 	}
 }
 
