@@ -144,9 +144,9 @@
 // makes lazily, on finding thread_data ompt_data_none, is made once per
 // OS thread); once it registers one of them (ompt_set_callback from a
 // callback), its next life on each thread begins with the slots at
-// ompt_data_none, as every life does. The thread that runs Start has slots during the
-// initializers (get_task_info answers there) and gets its thread_begin
-// at its first life, not right after initialize.
+// ompt_data_none, as every life does. The thread that runs Start has
+// slots during the initializers (get_task_info answers there) and gets
+// its thread_begin at its first life, not right after initialize.
 //
 // ompt_get_thread_data, ompt_get_task_info(0) and ompt_get_parallel_info(0)
 // answer for the calling OS thread: inside a life, between constructs
