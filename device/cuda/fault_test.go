@@ -49,7 +49,7 @@ var faultTests = []string{
 	"TestFaultBaseline", "TestFaultOpen", "TestFaultOutOfMemory", "TestFaultInvalidPTX", "TestFaultLoadWithoutPTX",
 	"TestFaultMissingEntry", "TestFaultPTXParamNames", "TestFaultLaunch", "TestFaultStagedCopy", "TestFaultNoPinnedMemory",
 	"TestFaultSync", "TestFaultConcurrent", "TestFaultRaw", "TestFaultClose", "TestFaultSticky",
-	"TestFaultReuse", "TestFaultClock", "TestFaultClockTimer", "TestFaultSched",
+	"TestFaultReuse", "TestFaultReuseFences", "TestFaultClock", "TestFaultClockTimer", "TestFaultSched",
 	"TestFaultOverlap", "TestFaultBounceRing", "TestFaultBounceOrder", "TestFaultBounceErrors",
 	"TestFaultBounceConcurrent", "TestFaultChunks", "TestFaultCopyOverlap",
 	"TestFaultWaitEvent", "TestFaultWaitEventDecline", "TestFaultWaitEventOuts", "TestFaultWaitEventSticky",

@@ -5,6 +5,7 @@ package cuda
 import (
 	"errors"
 	"fmt"
+	"math"
 	"slices"
 	"strconv"
 	"sync"
@@ -18,7 +19,7 @@ import (
 // gpu is one CUDA device, used through its primary context. All methods are
 // safe for concurrent use.
 type gpu struct {
-	generic.Device[*allocation] // the allocation table, the kernel cache
+	generic.Device[*allocation] // the allocation table and cache (reuse.go), the kernel cache
 
 	id       string // "cuda:0"
 	dev      cu.Device
@@ -27,9 +28,6 @@ type gpu struct {
 	maxBlock int
 	maxGrid  [3]int
 
-	// cacheLimit bounds the bytes of freed blocks kept for reuse.
-	cacheLimit int64
-
 	// fault is the first error with a sticky result (cu.Result.Sticky):
 	// from then on the context is unusable, and every operation fails at
 	// once with ErrContextLost (see broken).
@@ -37,8 +35,6 @@ type gpu struct {
 
 	closed atomic.Bool
 	mu     sync.Mutex
-	cache  map[int][]*block // freed blocks by size class (see block)
-	cached int64            // bytes in cache
 	queues map[*queue]struct{}
 	// nqueues counts the queues made, for queue numbers.
 	nqueues atomic.Uint64
@@ -48,10 +44,11 @@ type gpu struct {
 	events  eventPool
 }
 
-// allocation is a live allocation's handle in the generic table.
+// allocation is an allocation's handle in the generic table, live or a
+// freed block the generic cache keeps (see reuse.go).
 type allocation struct {
-	class int                      // as allocated
-	users atomic.Pointer[[]*queue] // the queues that have enqueued work on it; copy on write
+	users  atomic.Pointer[[]*queue] // the queues that have enqueued work on it; copy on write
+	fences []fence                  // a cached block's: the work to wait for before it is used again
 }
 
 // addUser notes that q enqueues work on a: a load and a scan, except the
@@ -115,7 +112,6 @@ func openGPU(n, ordinal, driver int, lib, sched string) (*gpu, error) {
 		maxBlock: attr(cu.DEVICE_ATTRIBUTE_MAX_THREADS_PER_BLOCK),
 		maxGrid: [3]int{attr(cu.DEVICE_ATTRIBUTE_MAX_GRID_DIM_X), attr(cu.DEVICE_ATTRIBUTE_MAX_GRID_DIM_Y),
 			attr(cu.DEVICE_ATTRIBUTE_MAX_GRID_DIM_Z)},
-		cache:  map[int][]*block{},
 		queues: map[*queue]struct{}{},
 	}
 	g.staging.Max = stagingMax
@@ -161,7 +157,6 @@ func openGPU(n, ordinal, driver int, lib, sched string) (*gpu, error) {
 		cu.DevicePrimaryCtxRelease(dev)
 		return nil, err
 	}
-	g.cacheLimit = int64(total / 4)
 	g.info = device.Info{
 		Name:              name,
 		Vendor:            "NVIDIA",
@@ -209,8 +204,13 @@ func openGPU(n, ordinal, driver int, lib, sched string) (*gpu, error) {
 			{Key: "waiting", Value: schedWait},
 		},
 	}
+	// Freed blocks are kept for reuse, a quarter of the device's memory
+	// (reuse.go); every size is made at its class's whole size, where
+	// that fits MaxAlloc, and one that fits only at its exact size is
+	// made at it, and not kept.
 	g.Device.Init(g, generic.Config{ID: g.id, Info: g.info, Images: images,
-		Hint: "for a kernel written in Go, install clang-19 and libclc-19 and run go generate (gompt-kernels makes the PTX then); for device code written by hand, generate PTX from OpenCL C or CUDA C with clang as kernels/gen.sh does"})
+		Hint:       "for a kernel written in Go, install clang-19 and libclc-19 and run go generate (gompt-kernels makes the PTX then); for device code written by hand, generate PTX from OpenCL C or CUDA C with clang as kernels/gen.sh does",
+		CacheLimit: int64(total / 4), CacheMax: int(min(total, math.MaxInt)), ExactFallback: true})
 	return g, nil
 }
 
@@ -292,56 +292,25 @@ func (g *gpu) usable(op string) error {
 	return g.broken(op)
 }
 
-// MemAlloc returns device memory of at least size bytes (generic.Driver)
-// from the cache of freed blocks of the same size class whose earlier work
-// is done (see block), or from cuMemAlloc. When the driver is out of
-// memory, the cache is returned to it and the allocation retried once,
-// then once more at the exact size. The address is the CUdeviceptr
+// MemAlloc returns span bytes of device memory for an allocation of size
+// bytes (generic.Driver), from cuMemAlloc. The address is the CUdeviceptr
 // itself, so interior pointers work.
-func (g *gpu) MemAlloc(size int) (device.DevicePtr, *allocation, error) {
+func (g *gpu) MemAlloc(size, span int) (device.DevicePtr, *allocation, error) {
 	const op = "alloc"
-	class := sizeClass(size)
-	if uint64(class) > g.info.MaxAlloc {
-		class = size
-	}
 	if err := g.usable(op); err != nil {
 		return 0, nil, err
 	}
-	var p device.DevicePtr
-	g.mu.Lock()
-	free := g.cache[class]
-	for i := len(free) - 1; i >= 0; i-- {
-		if free[i].ready() {
-			p = free[i].p
-			g.cache[class] = slices.Delete(free, i, i+1)
-			g.cached -= int64(class)
-			break
-		}
-	}
-	g.mu.Unlock()
-	if p == 0 {
-		dp, err := cu.MemAlloc(g.ctx, class)
+	dp, err := cu.MemAlloc(g.ctx, span)
+	if err != nil {
+		e := g.fail(op, err)
 		if isOOM(err) {
-			g.trim()
-			dp, err = cu.MemAlloc(g.ctx, class)
+			free, total, _ := cu.MemGetInfo(g.ctx)
+			e = device.Errorf(g.id, op, device.CodeOutOfResources,
+				"%d bytes: the device has %d of %d bytes free: %w", size, free, total, err)
 		}
-		if isOOM(err) && class != size {
-			// The rounding of the size class may be what does not fit.
-			class = size
-			dp, err = cu.MemAlloc(g.ctx, class)
-		}
-		if err != nil {
-			e := g.fail(op, err)
-			if isOOM(err) {
-				free, total, _ := cu.MemGetInfo(g.ctx)
-				e = device.Errorf(g.id, op, device.CodeOutOfResources,
-					"%d bytes: the device has %d of %d bytes free: %w", size, free, total, err)
-			}
-			return 0, nil, e
-		}
-		p = device.DevicePtr(dp)
+		return 0, nil, e
 	}
-	return p, &allocation{class: class}, nil
+	return device.DevicePtr(dp), &allocation{}, nil
 }
 
 func isOOM(err error) bool {
@@ -349,14 +318,12 @@ func isOOM(err error) bool {
 	return errors.As(err, &ce) && ce.Result == cu.ERROR_OUT_OF_MEMORY
 }
 
-// MemFree returns p to the cache, or to the driver when the cache is full
-// (cuMemFree waits for the device's work) (generic.Driver). It does not
-// wait for the work enqueued on p: a cached block is handed out again by
-// an Alloc of its size class only once the work that the queues using p
-// had enqueued before Free is done (see block), as cuMemFree would have
-// waited. On a broken device p is forgotten (the memory goes with the
-// context) and the error says why. Safe for concurrent use.
-func (g *gpu) MemFree(p device.DevicePtr, a *allocation, _ int) error {
+// MemFree releases p with cuMemFree, which waits for the device's work
+// (generic.Driver): an allocation the cache does not keep, or a block
+// leaving it (after its fences). On a broken device p is forgotten (the
+// memory goes with the context) and the error says why. Safe for
+// concurrent use.
+func (g *gpu) MemFree(p device.DevicePtr, _ *allocation, _ int) error {
 	const op = "free"
 	if g.closed.Load() {
 		return g.errClosed(op)
@@ -365,40 +332,7 @@ func (g *gpu) MemFree(p device.DevicePtr, a *allocation, _ int) error {
 		cu.MemFree(g.ctx, cu.DevicePtr(p)) // fails at once: the binding forgets the block
 		return g.broken(op)
 	}
-	g.mu.Lock()
-	keep := g.cached+int64(a.class) <= g.cacheLimit
-	if keep {
-		g.cache[a.class] = append(g.cache[a.class], &block{p: p, fences: fences(a.usersOf())})
-		g.cached += int64(a.class)
-	}
-	g.mu.Unlock()
-	if !keep {
-		return g.fail(op, cu.MemFree(g.ctx, cu.DevicePtr(p)))
-	}
-	return nil
-}
-
-// trim returns every cached block to the driver, after its fences.
-func (g *gpu) trim() error {
-	g.mu.Lock()
-	var blocks []*block
-	for c, l := range g.cache {
-		blocks = append(blocks, l...)
-		delete(g.cache, c)
-	}
-	g.cached = 0
-	g.mu.Unlock()
-	var first error
-	for _, b := range blocks {
-		err := b.wait()
-		if e := cu.MemFree(g.ctx, cu.DevicePtr(b.p)); err == nil {
-			err = e
-		}
-		if err != nil && first == nil {
-			first = g.fail("free", err)
-		}
-	}
-	return first
+	return g.fail(op, cu.MemFree(g.ctx, cu.DevicePtr(p)))
 }
 
 // use reports an error unless [p, p+n) lies inside one live allocation (n
@@ -414,13 +348,6 @@ func (g *gpu) use(op string, q *queue, p device.DevicePtr, n int) error {
 	}
 	a.addUser(q)
 	return nil
-}
-
-// CacheBytes returns the bytes of freed device memory kept for reuse.
-func (g *gpu) CacheBytes() int64 {
-	g.mu.Lock()
-	defer g.mu.Unlock()
-	return g.cached
 }
 
 // Close releases everything the device holds: queues (after their work),
@@ -445,7 +372,8 @@ func (g *gpu) Close() error {
 	for _, q := range queues {
 		errs = append(errs, q.Release())
 	}
-	errs = append(errs, g.trim())
+	_, err := g.Trim() // the cache's blocks, after their fences
+	errs = append(errs, err)
 	g.closed.Store(true)
 	live, _ := g.Forget()
 	for _, sp := range live {

@@ -124,22 +124,6 @@ func packArgs(dst []uint64, k *device.Kernel, args []device.Arg) ([]uint64, erro
 	return vals, nil
 }
 
-// sizeClass returns the size of the cached block that serves an allocation
-// of n bytes (n > 0): powers of two up to 4 KiB (at least 256 bytes, the
-// driver's alignment), above that the next multiple of a quarter of the
-// power of two below n, so at most 25% is wasted and a repeated size always
-// maps to the same class.
-func sizeClass(n int) int {
-	if n <= 256 {
-		return 256
-	}
-	if n <= 4096 {
-		return 1 << bits.Len(uint(n-1))
-	}
-	step := 1 << (bits.Len(uint(n-1)) - 3) // a quarter of the power of two below n
-	return (n + step - 1) &^ (step - 1)
-}
-
 // Copies of pageable Go memory.
 //
 // Below stagingMin bytes a copy goes through the queue's small page-locked

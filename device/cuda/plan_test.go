@@ -81,21 +81,6 @@ func TestPackArgs(t *testing.T) {
 	}
 }
 
-func TestSizeClass(t *testing.T) {
-	for _, tc := range []struct{ n, want int }{
-		{1, 256}, {256, 256}, {257, 512}, {4096, 4096}, {4097, 5120}, {5120, 5120},
-		{1 << 20, 1 << 20}, {1<<20 + 1, 1<<20 + 1<<18}, {1 << 30, 1 << 30}, {3 << 28, 3 << 28},
-	} {
-		assert.Equal(t, tc.want, sizeClass(tc.n), "sizeClass(%d)", tc.n)
-	}
-	for n := 1; n < 1<<22; n = n*3/2 + 1 {
-		c := sizeClass(n)
-		require.GreaterOrEqual(t, c, n, "sizeClass(%d) = %d: not a stable class within 25%%", n, c)
-		require.False(t, n > 4096 && float64(c) > 1.25*float64(n)+1, "sizeClass(%d) = %d: not a stable class within 25%%", n, c)
-		require.Equal(t, c, sizeClass(c), "sizeClass(%d) = %d: not a stable class within 25%%", n, c)
-	}
-}
-
 func TestChunkFor(t *testing.T) {
 	for _, c := range []struct{ n, want int }{
 		{stagingMin, 256 << 10},

@@ -5,31 +5,30 @@ package cuda
 import (
 	"errors"
 
-	"github.com/gompt/gompt/device"
 	"github.com/gompt/gompt/device/cuda/internal/cu"
+	"github.com/gompt/gompt/device/generic"
 )
 
 // Stream-ordered reuse of freed memory.
 //
-// cuMemFree waits for the device's work; the plugin's Free does not, since
-// it keeps the block for the next Alloc of its size class. A block freed
-// while a queue's work still uses it (a nowait region's kernel reading it,
-// say) must not be handed to an Alloc whose new owner writes it from
-// another queue. So Free records, on each queue that enqueued work on the
-// block and has some not yet synchronised, a fence: an event after that
-// work. The block is handed out again only once every fence has completed
-// (cuEventQuery, without waiting); until then an Alloc of its class takes
-// another block or new memory. trim and Close wait for the fences.
+// cuMemFree waits for the device's work; the device's Free does not,
+// since the generic layer's cache (generic.Device, its one allocation
+// policy: size classes, a byte limit) keeps the block for the next Alloc
+// of its size class. A block freed while a queue's work still uses it (a
+// nowait region's kernel reading it, say) must not be handed to an Alloc
+// whose new owner writes it from another queue. So the gpu is a
+// generic.Fencer: at Free (Fence) it records, on each queue that enqueued
+// work on the block and has some not yet synchronised, a fence: an event
+// after that work. The block is handed out again only once every fence
+// has completed (Reuse, with cuEventQuery, without waiting); until then
+// an Alloc of its class takes another block or new memory. Trim, and so
+// Close, wait for the fences (Wait) before cuMemFree.
 //
 // A queue that has been synchronised since its last operation, the common
 // case of a construct that frees after its queue's Sync, needs no fence:
 // Free then makes no driver call.
 
-// block is a freed allocation in the cache.
-type block struct {
-	p      device.DevicePtr
-	fences []fence
-}
+var _ generic.Fencer[*allocation] = (*gpu)(nil)
 
 // fence is an event recorded after the work of a queue that used a block.
 type fence struct {
@@ -37,16 +36,54 @@ type fence struct {
 	e cu.Event
 }
 
-// fences returns a fence for each queue of users that may still have work
-// in flight. Called by Free with the block's device's mu held.
-func fences(users []*queue) []fence {
-	var fs []fence
-	for _, q := range users {
+// Fence implements generic.Fencer: a fence in a for each queue that used
+// it and may still have work in flight. A closed or broken device keeps
+// no block: the error sends it to MemFree, which says why. Called with
+// the generic device's lock held.
+func (g *gpu) Fence(a *allocation) error {
+	if err := g.usable("free"); err != nil {
+		return err
+	}
+	for _, q := range a.usersOf() {
 		if f, ok := q.fence(); ok {
-			fs = append(fs, f)
+			a.fences = append(a.fences, f)
 		}
 	}
-	return fs
+	return nil
+}
+
+// Reuse implements generic.Fencer: whether the work before every fence of
+// a is done, giving back the events of the fences that have completed; a
+// fence whose query fails keeps the block out of use until Trim. A
+// closed or broken device reuses no block (its Alloc then says why).
+// When a may be reused, it becomes a fresh allocation's handle, used by
+// no queue yet. Called with the generic device's lock held.
+func (g *gpu) Reuse(a *allocation) bool {
+	if g.closed.Load() || g.fault.Load() != nil {
+		return false
+	}
+	for n := len(a.fences); n > 0; n = len(a.fences) {
+		f := a.fences[n-1]
+		if cu.EventQuery(f.g.ctx, f.e) != nil {
+			return false
+		}
+		f.g.events.put(f.g.ctx, f.e)
+		a.fences = a.fences[:n-1]
+	}
+	a.users.Store(nil)
+	return true
+}
+
+// Wait implements generic.Fencer: it waits for every fence of a, a block
+// leaving the cache, and gives their events back.
+func (g *gpu) Wait(a *allocation) error {
+	var errs []error
+	for _, f := range a.fences {
+		errs = append(errs, f.g.fail("free", cu.EventSynchronize(f.g.ctx, f.e)))
+		f.g.events.put(f.g.ctx, f.e)
+	}
+	a.fences = nil
+	return errors.Join(errs...)
 }
 
 // fence records an event after the work enqueued on q so far, unless q
@@ -75,31 +112,4 @@ func (q *queue) fence() (fence, bool) {
 		return fence{}, false
 	}
 	return fence{g: g, e: e}, true
-}
-
-// ready reports whether the work before every fence of b is done, giving
-// back the events of the fences that have completed. A fence whose query
-// fails keeps the block out of use until trim. Called with the device's mu
-// held.
-func (b *block) ready() bool {
-	for n := len(b.fences); n > 0; n = len(b.fences) {
-		f := b.fences[n-1]
-		if cu.EventQuery(f.g.ctx, f.e) != nil {
-			return false
-		}
-		f.g.events.put(f.g.ctx, f.e)
-		b.fences = b.fences[:n-1]
-	}
-	return true
-}
-
-// wait waits for every fence of b and gives their events back.
-func (b *block) wait() error {
-	var errs []error
-	for _, f := range b.fences {
-		errs = append(errs, f.g.fail("free", cu.EventSynchronize(f.g.ctx, f.e)))
-		f.g.events.put(f.g.ctx, f.e)
-	}
-	b.fences = nil
-	return errors.Join(errs...)
 }

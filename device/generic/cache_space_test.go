@@ -19,11 +19,11 @@ type reuseDev struct {
 
 func (d *reuseDev) MayReuse() bool { return !d.busy }
 
-func (d *reuseDev) MemAlloc(size int) (device.DevicePtr, int, error) {
+func (d *reuseDev) MemAlloc(size, span int) (device.DevicePtr, int, error) {
 	if d.failUntilTrim != nil && d.CacheBytes() > 0 {
 		return 0, 0, d.failUntilTrim
 	}
-	return d.fakeDev.MemAlloc(size)
+	return d.fakeDev.MemAlloc(size, span)
 }
 
 func newReuse(t *testing.T) *reuseDev {

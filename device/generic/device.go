@@ -14,8 +14,14 @@
 //     reports, and what a plugin's queues look pointers up in (Lookup),
 //     with the range checks and messages of every copy and launch;
 //     optionally synthetic addresses, for memory that has none (OpenCL's
-//     cl_mem), and a cache of freed blocks by size class (reused only
-//     where the driver says its queues are done with them, Reuser);
+//     cl_mem);
+//   - the one allocation policy of every plugin: size classes
+//     (SizeClass), an allocation the cache may keep made at its class's
+//     whole size (or, with Config.ExactFallback, at its exact size when
+//     that is all that fits), and a cache of freed blocks by class,
+//     bounded in bytes, emptied when memory runs out, and reused only
+//     where the driver says no work can still use them: its queues as a
+//     whole (Reuser), or block by block (Fencer, CUDA's events);
 //   - the kernel cache: the image the device runs chosen from the
 //     kernel's images (Config.Images, best first), built once per kernel
 //     through LoadImage, with the "has no image" error naming the kinds
@@ -48,15 +54,16 @@ import (
 // by Lookup and MemFree. The methods are called concurrently, without
 // Device's lock.
 type Driver[H any] interface {
-	// MemAlloc allocates size bytes of device memory (1 <= size <=
-	// Info().MaxAlloc, checked) and returns their address and handle. An
-	// address of 0 asks Device for one from its synthetic address space
-	// (Config.Space). With a cache (Config.CacheLimit), an allocation of
-	// a size up to Config.CacheMax must hold its size class's whole size
-	// (SizeClass), so that it serves any later size of the class. The
-	// errors are the device's own, with the device.Code that fits
+	// MemAlloc allocates span bytes of device memory for an allocation
+	// of size bytes (1 <= size <= span, size <= Info().MaxAlloc,
+	// checked) and returns their address and handle. span is size, or
+	// for an allocation the cache may keep (Config.CacheLimit) its size
+	// class's whole size (SizeClass), so that the block serves any later
+	// size of the class. An address of 0 asks Device for one from its
+	// synthetic address space (Config.Space). The errors are the
+	// device's own, about size, with the device.Code that fits
 	// (CodeOutOfResources when memory is exhausted).
-	MemAlloc(size int) (device.DevicePtr, H, error)
+	MemAlloc(size, span int) (device.DevicePtr, H, error)
 
 	// MemFree releases an allocation MemAlloc made, of size bytes (its
 	// class's size for a block coming out of the cache). The allocation
@@ -117,6 +124,13 @@ type Config struct {
 	// class's whole size of addresses.
 	CacheLimit int64
 	CacheMax   int
+
+	// ExactFallback, with a cache, tries an allocation whose size
+	// class's whole size MemAlloc could not make, even with the cache
+	// emptied, once more at its exact size: such an allocation never
+	// enters the cache (CUDA: the class's rounding may be what does not
+	// fit).
+	ExactFallback bool
 }
 
 // Reuser is a Driver whose queues may still be using a freed block after
@@ -133,11 +147,36 @@ type Reuser interface {
 	MayReuse() bool
 }
 
+// Fencer is a Driver that fences each freed block on its own, as CUDA
+// does with an event after the work of each queue that used it: a block
+// the cache keeps serves a new allocation only once the work enqueued on
+// it before its Free is done. Device calls Fence and Reuse with its lock
+// held (they must not call the Device, and should not wait), and Wait
+// once the block has left the cache, before MemFree.
+type Fencer[H any] interface {
+	// Fence is called at the Free of allocation h that the cache is
+	// about to keep: it records, in h, what must complete before the
+	// block is used again. An error (a device closed or broken) keeps
+	// the block out of the cache: it goes to MemFree, whose error Free
+	// returns.
+	Fence(h H) error
+	// Reuse reports, without waiting, whether cached block h may serve
+	// a new allocation now; when it reports true the block is taken,
+	// and the driver makes h a fresh allocation's handle. Device asks
+	// the cached blocks of a class newest first.
+	Reuse(h H) bool
+	// Wait waits for h's fences, and gives back what they hold, before
+	// the block goes to MemFree (Trim).
+	Wait(h H) error
+}
+
 // Device is the generic part of a plugin's device; a plugin's device type
 // embeds it and calls Init once, before the device is used. Its methods
 // are safe for concurrent use.
 type Device[H any] struct {
 	drv     Driver[H]
+	fencer  Fencer[H] // drv, if it fences its blocks
+	exact   bool      // Config.ExactFallback
 	id      string
 	limit   string // MaxAlloc, as Alloc's error names it
 	info    device.Info
@@ -175,7 +214,9 @@ func (d *Device[H]) Init(drv Driver[H], c Config) {
 		d.limit += ": " + c.MaxAllocFrom
 	}
 	d.t.lo, d.t.hi, d.t.next = c.Space.Lo, c.Space.Hi, c.Space.Lo
-	d.t.cacheLimit, d.t.cacheMax = c.CacheLimit, c.CacheMax
+	d.t.cacheLimit, d.t.cacheMax, d.t.maxAlloc = c.CacheLimit, c.CacheMax, c.Info.MaxAlloc
+	d.fencer, _ = drv.(Fencer[H])
+	d.exact = c.ExactFallback
 	d.kernels.Init(d.build, c.KeepLoadErrors)
 }
 
@@ -196,24 +237,37 @@ func (d *Device[H]) Errorf(op string, code device.Code, format string, args ...a
 }
 
 // Alloc allocates size bytes (device.Device): from the cache, or through
-// MemAlloc. A size outside 1..MaxAlloc is CodeInvalidArgument.
+// MemAlloc, of the size class's whole size where the cache may keep the
+// block. When MemAlloc fails, the cache is emptied (Trim) and it tries
+// again, then, with Config.ExactFallback, at the exact size. A size
+// outside 1..MaxAlloc is CodeInvalidArgument.
 func (d *Device[H]) Alloc(size int) (device.Buffer, error) {
 	if size <= 0 || uint64(size) > d.info.MaxAlloc {
 		return device.Buffer{}, d.Errorf("alloc", device.CodeInvalidArgument,
 			"size %d: want 1..%d bytes (%s)", size, d.info.MaxAlloc, d.limit)
 	}
+	span := size
 	if d.t.cacheLimit > 0 {
-		if p, ok := d.reuse(size); ok {
-			return device.Buffer{Ptr: p, Size: size}, nil
+		if c, sp, ok := d.t.class(size); ok {
+			if p, ok := d.reuse(c, sp, size); ok {
+				return device.Buffer{Ptr: p, Size: size}, nil
+			}
+			span = sp
 		}
 	}
-	p, h, err := d.drv.MemAlloc(size)
+	p, h, err := d.drv.MemAlloc(size, span)
 	if err != nil && d.CacheBytes() > 0 {
 		// The cache may hold what the device lacks: empty it, and try
 		// once more.
 		if _, terr := d.Trim(); terr == nil {
-			p, h, err = d.drv.MemAlloc(size)
+			p, h, err = d.drv.MemAlloc(size, span)
 		}
+	}
+	exact := false
+	if err != nil && d.exact && span != size {
+		// The class's rounding may be what does not fit.
+		exact = true
+		p, h, err = d.drv.MemAlloc(size, size)
 	}
 	if err != nil {
 		return device.Buffer{}, err
@@ -228,19 +282,20 @@ func (d *Device[H]) Alloc(size int) (device.Buffer, error) {
 			return device.Buffer{}, d.Errorf("alloc", device.CodeOutOfResources, "%v", err)
 		}
 	}
-	d.t.add(p, size, h)
+	d.t.add(p, size, h, exact)
 	d.mu.Unlock()
 	return device.Buffer{Ptr: p, Size: size}, nil
 }
 
-// reuse takes a cached block of size's class for an allocation of size
-// bytes, if one may be reused: one freed while the driver's queues were
-// done with it (the runtime frees after its queue's work), or, where the
-// class has only blocks freed with work in flight, any of those once the
-// driver says the work enqueued so far is done.
-func (d *Device[H]) reuse(size int) (device.DevicePtr, bool) {
+// reuse takes a cached block of class c (span bytes) for an allocation
+// of size bytes, if one may be reused: one freed while the driver's
+// queues were done with it (the runtime frees after its queue's work),
+// or, where the class has only blocks freed with work in flight, any of
+// those once the driver says the work enqueued so far is done; and, for
+// a Fencer, one whose fences are done.
+func (d *Device[H]) reuse(c, span, size int) (device.DevicePtr, bool) {
 	d.mu.Lock()
-	p, ok, waiting := d.t.reuse(size)
+	p, ok, waiting := d.t.reuse(c, span, size, d.fencer)
 	mark := d.t.frees
 	d.mu.Unlock()
 	if ok || !waiting || !d.mayReuse() {
@@ -248,7 +303,7 @@ func (d *Device[H]) reuse(size int) (device.DevicePtr, bool) {
 	}
 	d.mu.Lock()
 	d.t.clean = max(d.t.clean, mark)
-	p, ok, _ = d.t.reuse(size)
+	p, ok, _ = d.t.reuse(c, span, size, d.fencer)
 	d.mu.Unlock()
 	return p, ok
 }
@@ -276,7 +331,7 @@ func (d *Device[H]) Alias(b []byte) (device.Buffer, bool, error) {
 			return device.Buffer{}, false, d.Errorf("alias", device.CodeOutOfResources, "%v", err)
 		}
 	}
-	d.t.addAlias(p, len(b), h)
+	d.t.add(p, len(b), h, true)
 	d.mu.Unlock()
 	return device.Buffer{Ptr: p, Size: len(b)}, true, nil
 }
@@ -290,9 +345,9 @@ func (d *Device[H]) mayReuse() bool {
 }
 
 // Free releases the allocation that starts at p (device.Device): into the
-// cache, or through MemFree. A p that is not the start of a live
-// allocation (freed twice, never allocated, inside one) is
-// CodeInvalidArgument and changes nothing.
+// cache (fenced, for a Fencer), or through MemFree. A p that is not the
+// start of a live allocation (freed twice, never allocated, inside one)
+// is CodeInvalidArgument and changes nothing.
 func (d *Device[H]) Free(p device.DevicePtr) error {
 	d.mu.Lock()
 	i, ok := d.t.find(p, false)
@@ -302,7 +357,12 @@ func (d *Device[H]) Free(p device.DevicePtr) error {
 	}
 	e := &d.t.ents[i]
 	size, h := e.size, e.h
-	if d.t.kill(i) {
+	keep := d.t.keeps(i)
+	if keep && d.fencer != nil && d.fencer.Fence(h) != nil {
+		keep = false
+	}
+	if keep {
+		d.t.kill(i)
 		mark := d.t.frees
 		d.mu.Unlock()
 		// The block may serve a later allocation once no work enqueued
@@ -314,6 +374,7 @@ func (d *Device[H]) Free(p device.DevicePtr) error {
 		}
 		return nil
 	}
+	d.t.remove(i)
 	d.mu.Unlock()
 	return d.drv.MemFree(p, h, size)
 }
@@ -369,8 +430,9 @@ func (d *Device[H]) lookupErr(op string, p device.DevicePtr, n int, s Span[H], i
 	return d.Errorf(op, device.CodeInvalidArgument, "range [%v,%#x) is not inside any live allocation", p, uint64(p)+uint64(n))
 }
 
-// Trim empties the cache of freed blocks through MemFree and returns how
-// many bytes it held, with the first error.
+// Trim empties the cache of freed blocks through MemFree (after their
+// fences, for a Fencer) and returns how many bytes it held, with the
+// first error.
 func (d *Device[H]) Trim() (int64, error) {
 	d.mu.Lock()
 	n := d.t.cached
@@ -378,7 +440,14 @@ func (d *Device[H]) Trim() (int64, error) {
 	d.mu.Unlock()
 	var first error
 	for _, b := range blocks {
-		if err := d.drv.MemFree(b.Base, b.Handle, b.Size); err != nil && first == nil {
+		var err error
+		if d.fencer != nil {
+			err = d.fencer.Wait(b.Handle)
+		}
+		if ferr := d.drv.MemFree(b.Base, b.Handle, b.Size); err == nil {
+			err = ferr
+		}
+		if err != nil && first == nil {
 			first = err
 		}
 	}
@@ -386,7 +455,8 @@ func (d *Device[H]) Trim() (int64, error) {
 }
 
 // Forget empties the table for a device that closes: it returns every live
-// allocation and cached block, which the plugin releases with the device;
+// allocation and cached block (whose fences, for a Fencer, the plugin
+// waits for or Trim has), which the plugin releases with the device;
 // MemInUse is 0 afterwards, and a Free of any of them is an error.
 func (d *Device[H]) Forget() (live, cached []Span[H]) {
 	d.mu.Lock()

@@ -34,7 +34,7 @@ func (f fakeFunc) Kernel() *device.Kernel  { return f.k }
 func (f fakeFunc) Image() device.ImageKind { return "opencl-c" }
 func (f fakeFunc) Bytes() int              { return 1 }
 
-func (d *fakeDev) MemAlloc(size int) (device.DevicePtr, int, error) {
+func (d *fakeDev) MemAlloc(size, span int) (device.DevicePtr, int, error) {
 	d.mu.Lock()
 	defer d.mu.Unlock()
 	if d.fail != nil {
@@ -44,7 +44,6 @@ func (d *fakeDev) MemAlloc(size int) (device.DevicePtr, int, error) {
 	d.live[d.next] = true
 	var p device.DevicePtr
 	if d.own != 0 {
-		_, span := SizeClass(size)
 		p = device.DevicePtr(d.own)
 		d.own += uint64(span)
 	}
@@ -385,7 +384,7 @@ func newSpaceTable(lo, hi uint64) *table[uintptr] {
 func addSpace(t *table[uintptr], size int, h uintptr) (device.DevicePtr, error) {
 	p, err := t.place(size)
 	if err == nil {
-		t.add(p, size, h)
+		t.add(p, size, h, false)
 	}
 	return p, err
 }
@@ -397,7 +396,11 @@ func removeSpace(t *table[uintptr], p device.DevicePtr) (uintptr, bool) {
 		return 0, false
 	}
 	h := t.ents[i].h
-	t.kill(i)
+	if t.keeps(i) {
+		t.kill(i)
+	} else {
+		t.remove(i)
+	}
 	return h, true
 }
 

@@ -38,6 +38,7 @@ type table[H any] struct {
 	cached     int64
 	cacheLimit int64
 	cacheMax   int
+	maxAlloc   uint64 // Info.MaxAlloc: no block is larger
 
 	// Which cached blocks a driver's queues are done with (Reuser):
 	// frees numbers the blocks as they enter the cache, and every block
@@ -54,11 +55,11 @@ type block struct {
 // entry is one allocation: live, of size bytes, or a dead block in the
 // cache, of its class's size.
 type entry[H any] struct {
-	base  device.DevicePtr
-	size  int
-	live  bool
-	alias bool // the program's memory (HostAliaser): never cached
-	h     H
+	base    device.DevicePtr
+	size    int
+	live    bool
+	nocache bool // the program's memory (HostAliaser), or of its exact size (ExactFallback): never cached
+	h       H
 }
 
 // search returns the index of the last entry whose base is at most p, or
@@ -106,8 +107,9 @@ func (t *table[H]) span(i int) Span[H] {
 	return Span[H]{Base: e.base, Size: e.size, Handle: e.h}
 }
 
-// add inserts a live entry, which overlaps no other.
-func (t *table[H]) add(p device.DevicePtr, size int, h H) {
+// add inserts a live entry, which overlaps no other; nocache keeps it
+// out of the cache when it is freed.
+func (t *table[H]) add(p device.DevicePtr, size int, h H, nocache bool) {
 	i := len(t.ents)
 	if i > 0 && t.ents[i-1].base > p {
 		i = t.search(p) + 1
@@ -116,40 +118,54 @@ func (t *table[H]) add(p device.DevicePtr, size int, h H) {
 	if i < len(t.ents)-1 {
 		copy(t.ents[i+1:], t.ents[i:])
 	}
-	t.ents[i] = entry[H]{base: p, size: size, live: true, h: h}
+	t.ents[i] = entry[H]{base: p, size: size, live: true, nocache: nocache, h: h}
 	t.n++
 	t.bytes += int64(size)
 }
 
-// addAlias inserts a live entry of the program's memory, which the cache
-// never keeps.
-func (t *table[H]) addAlias(p device.DevicePtr, size int, h H) {
-	t.add(p, size, h)
-	t.ents[t.search(p)].alias = true
+// class returns the size class of an allocation of size bytes and the
+// class's size, and whether the cache may keep such a block: a size up
+// to CacheMax whose class's size is at most MaxAlloc.
+func (t *table[H]) class(size int) (c, span int, ok bool) {
+	if size > t.cacheMax {
+		return 0, 0, false
+	}
+	c, span = SizeClass(size)
+	return c, span, uint64(span) <= t.maxAlloc
 }
 
-// kill ends live entry i: it stays, dead, as a cached block of its
-// class's size if the cache has room (kill reports true), or leaves the
-// table (false).
-func (t *table[H]) kill(i int) bool {
+// keeps reports whether live entry i, freed now, would stay as a cached
+// block: the cache has room for its class's size.
+func (t *table[H]) keeps(i int) bool {
+	e := &t.ents[i]
+	if t.cacheLimit <= 0 || e.nocache {
+		return false
+	}
+	_, span, ok := t.class(e.size)
+	return ok && t.cached+int64(span) <= t.cacheLimit
+}
+
+// kill ends live entry i, which keeps says the cache keeps: it stays,
+// dead, as a cached block of its class's size.
+func (t *table[H]) kill(i int) {
 	e := &t.ents[i]
 	t.n--
 	t.bytes -= int64(e.size)
-	if t.cacheLimit > 0 && e.size <= t.cacheMax && !e.alias {
-		c, span := SizeClass(e.size)
-		if t.cached+int64(span) <= t.cacheLimit {
-			e.live, e.size = false, span
-			if c >= len(t.cache) {
-				t.cache = append(t.cache, make([][]block, c+1-len(t.cache))...)
-			}
-			t.frees++
-			t.cache[c] = append(t.cache[c], block{e.base, t.frees})
-			t.cached += int64(span)
-			return true
-		}
+	c, span := SizeClass(e.size)
+	e.live, e.size = false, span
+	if c >= len(t.cache) {
+		t.cache = append(t.cache, make([][]block, c+1-len(t.cache))...)
 	}
+	t.frees++
+	t.cache[c] = append(t.cache[c], block{e.base, t.frees})
+	t.cached += int64(span)
+}
+
+// remove ends live entry i, which leaves the table.
+func (t *table[H]) remove(i int) {
+	t.n--
+	t.bytes -= int64(t.ents[i].size)
 	t.drop(i)
-	return false
 }
 
 // drop removes entry i.
@@ -179,9 +195,10 @@ const spaceAlign = 1 << 12
 // holds: with a cache, its class's whole size for a size the cache takes,
 // since a block the cache keeps may serve any size of its class.
 func (t *table[H]) reserve(size int) uint64 {
-	if t.cacheLimit > 0 && size <= t.cacheMax {
-		_, span := SizeClass(size)
-		return uint64(span)
+	if t.cacheLimit > 0 {
+		if _, span, ok := t.class(size); ok {
+			return uint64(span)
+		}
 	}
 	return uint64(size)
 }
@@ -235,31 +252,35 @@ func SizeClass(size int) (class int, span int) {
 	return 16 + (k-13)*4 + int(sp/step-5), int(sp)
 }
 
-// reuse makes a cached block of size's class live again, of size bytes,
-// and returns its address, if the cache has one that may be reused (its
-// number at most clean): the one freed last. waiting says whether the
-// class has blocks that may not be reused yet.
-func (t *table[H]) reuse(size int) (p device.DevicePtr, ok, waiting bool) {
-	if size > t.cacheMax {
-		return 0, false, false
-	}
-	c, span := SizeClass(size)
+// reuse makes a cached block of class c (span bytes) live again, of size
+// bytes, and returns its address, if the cache has one that may be reused
+// (its number at most clean and, with a fencer, its fences done): the
+// newest such. waiting says whether the class has blocks that may not be
+// reused yet for their number.
+func (t *table[H]) reuse(c, span, size int, f Fencer[H]) (p device.DevicePtr, ok, waiting bool) {
 	if c >= len(t.cache) || len(t.cache[c]) == 0 {
 		return 0, false, false
 	}
 	l := t.cache[c]
+	var e *entry[H]
 	i := len(l) - 1
-	for i >= 0 && l[i].freed > t.clean {
-		i--
+	for ; i >= 0; i-- {
+		if l[i].freed > t.clean {
+			waiting = true
+			continue
+		}
+		e = &t.ents[t.search(l[i].p)]
+		if f == nil || f.Reuse(e.h) {
+			break
+		}
 	}
 	if i < 0 {
-		return 0, false, true
+		return 0, false, waiting
 	}
 	p = l[i].p
 	copy(l[i:], l[i+1:])
 	t.cache[c] = l[:len(l)-1]
 	t.cached -= int64(span)
-	e := &t.ents[t.search(p)]
 	e.live, e.size = true, size
 	t.n++
 	t.bytes += int64(size)

@@ -88,18 +88,16 @@ func newBacking(n int) []byte {
 	return device.Bytes(make([]uint64, (n+7)/8))
 }
 
-// MemAlloc allocates size bytes of device memory (generic.Driver, through
-// driver: the Device exports only the checked Alloc): a
-// released slot of size's class, or a new one, with backing of the
-// class's whole size. The memory is not initialised. When the budget the
-// host devices share has no room, the blocks every device keeps for reuse
-// are dropped and it tries once more. Safe for concurrent use.
-func (d driver) MemAlloc(size int) (device.DevicePtr, []byte, error) {
+// MemAlloc allocates an allocation of size bytes, with need bytes of
+// backing (generic.Driver, through driver: the Device exports only the
+// checked Alloc): a released slot of size's class, or a new one. need is
+// the class's whole size for a block the generic cache may keep, so that
+// any size of the class fits it. The memory is not initialised. When the
+// budget the host devices share has no room, the blocks every device
+// keeps for reuse are dropped and it tries once more. Safe for
+// concurrent use.
+func (d driver) MemAlloc(size, need int) (device.DevicePtr, []byte, error) {
 	class, span := sizeClass(size)
-	need := size
-	if span <= cacheMaxClass {
-		need = int(span) // cacheable: back the whole class so any size of it fits
-	}
 	p, mem, err, short := d.alloc(size, class, span, need)
 	if short && d.shared.reclaim() > 0 {
 		// Freed blocks kept for reuse held the memory: try once more.

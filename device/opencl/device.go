@@ -131,8 +131,6 @@ type clDevice struct {
 	amu       sync.Mutex // alias.pins
 	alias     aliasState
 
-	cacheMax int // the largest allocation the generic cache keeps (cacheSizes)
-
 	groupOnce sync.Once  // the work-group limit probe (groups.go)
 	groups    groupTrust // what it found
 	localOnce sync.Once  // the local memory probe (groups.go)
@@ -303,7 +301,6 @@ func (d *clDevice) initGeneric() {
 	c.Space.Lo = uint64(d.n+1) << spaceBits
 	c.Space.Hi = c.Space.Lo + 1<<spaceBits
 	c.CacheLimit, c.CacheMax = cacheSizes(d.info)
-	d.cacheMax = c.CacheMax
 	d.Device.Init(d, c)
 }
 
@@ -549,17 +546,15 @@ func (d *clDevice) stampWith(q cl.CommandQueue, kernel bool) (cl.Event, error) {
 	return ev, err
 }
 
-// MemAlloc creates a buffer of size bytes (generic.Driver); its address
-// is a fresh synthetic one (address 0).
-func (d *clDevice) MemAlloc(size int) (device.DevicePtr, cl.Mem, error) {
+// MemAlloc creates a buffer of span bytes for an allocation of size
+// bytes (generic.Driver: span is the size class's whole size where the
+// cache may hand the buffer to any size of its class); its address is a
+// fresh synthetic one (address 0).
+func (d *clDevice) MemAlloc(size, span int) (device.DevicePtr, cl.Mem, error) {
 	if err := d.init(); err != nil {
 		return 0, 0, err
 	}
-	n := size
-	if size <= d.cacheMax {
-		_, n = generic.SizeClass(size) // the cache may hand it to any size of its class
-	}
-	m, err := cl.CreateBuffer(d.ctx, cl.MEM_READ_WRITE, uintptr(n))
+	m, err := cl.CreateBuffer(d.ctx, cl.MEM_READ_WRITE, uintptr(span))
 	if err != nil {
 		return 0, 0, d.wrap(fmt.Sprintf("alloc %d bytes", size), err)
 	}

@@ -105,8 +105,8 @@ type Device struct {
 
 // MemAlloc allocates Go memory (generic.Driver); address 0 asks for a
 // synthetic one.
-func (d *Device) MemAlloc(size int) (device.DevicePtr, []byte, error) {
-	return 0, make([]byte, size), nil
+func (d *Device) MemAlloc(_, span int) (device.DevicePtr, []byte, error) {
+	return 0, make([]byte, span), nil
 }
 
 // MemFree leaves the memory to the garbage collector (generic.Driver).
