@@ -176,6 +176,7 @@ type Fencer[H any] interface {
 type Device[H any] struct {
 	drv     Driver[H]
 	fencer  Fencer[H] // drv, if it fences its blocks
+	reuser  Reuser    // drv, if it says when its queues are done with freed memory
 	exact   bool      // Config.ExactFallback
 	id      string
 	limit   string // MaxAlloc, as Alloc's error names it
@@ -216,6 +217,7 @@ func (d *Device[H]) Init(drv Driver[H], c Config) {
 	d.t.lo, d.t.hi, d.t.next = c.Space.Lo, c.Space.Hi, c.Space.Lo
 	d.t.cacheLimit, d.t.cacheMax, d.t.maxAlloc = c.CacheLimit, c.CacheMax, c.Info.MaxAlloc
 	d.fencer, _ = drv.(Fencer[H])
+	d.reuser, _ = drv.(Reuser)
 	d.exact = c.ExactFallback
 	d.kernels.Init(d.build, c.KeepLoadErrors)
 }
@@ -247,8 +249,8 @@ func (d *Device[H]) Alloc(size int) (device.Buffer, error) {
 			"size %d: want 1..%d bytes (%s)", size, d.info.MaxAlloc, d.limit)
 	}
 	span := size
-	if d.t.cacheLimit > 0 {
-		if c, sp, ok := d.t.class(size); ok {
+	if d.t.cacheLimit > 0 && size <= d.t.cacheMax {
+		if c, sp := SizeClass(size); uint64(sp) <= d.info.MaxAlloc {
 			if p, ok := d.reuse(c, sp, size); ok {
 				return device.Buffer{Ptr: p, Size: size}, nil
 			}
@@ -340,8 +342,7 @@ func (d *Device[H]) Alias(b []byte) (device.Buffer, bool, error) {
 // still use memory freed before the call: always, unless the driver is a
 // Reuser that says no.
 func (d *Device[H]) mayReuse() bool {
-	r, ok := d.drv.(Reuser)
-	return !ok || r.MayReuse()
+	return d.reuser == nil || d.reuser.MayReuse()
 }
 
 // Free releases the allocation that starts at p (device.Device): into the
@@ -357,13 +358,21 @@ func (d *Device[H]) Free(p device.DevicePtr) error {
 	}
 	e := &d.t.ents[i]
 	size, h := e.size, e.h
-	keep := d.t.keeps(i)
+	c, span, keep := d.t.keeps(e)
 	if keep && d.fencer != nil && d.fencer.Fence(h) != nil {
 		keep = false
 	}
 	if keep {
-		d.t.kill(i)
+		d.t.kill(i, c, span)
 		mark := d.t.frees
+		if d.reuser == nil {
+			// No work of the driver's queues can use the block but
+			// what its fences (Fencer) wait for: it may serve a later
+			// allocation at once.
+			d.t.clean = mark
+			d.mu.Unlock()
+			return nil
+		}
 		d.mu.Unlock()
 		// The block may serve a later allocation once no work enqueued
 		// before its free can use it: at once, if none is in flight now.

@@ -396,8 +396,8 @@ func removeSpace(t *table[uintptr], p device.DevicePtr) (uintptr, bool) {
 		return 0, false
 	}
 	h := t.ents[i].h
-	if t.keeps(i) {
-		t.kill(i)
+	if c, span, ok := t.keeps(&t.ents[i]); ok {
+		t.kill(i, c, span)
 	} else {
 		t.remove(i)
 	}

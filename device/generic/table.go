@@ -134,24 +134,23 @@ func (t *table[H]) class(size int) (c, span int, ok bool) {
 	return c, span, uint64(span) <= t.maxAlloc
 }
 
-// keeps reports whether live entry i, freed now, would stay as a cached
-// block: the cache has room for its class's size.
-func (t *table[H]) keeps(i int) bool {
-	e := &t.ents[i]
-	if t.cacheLimit <= 0 || e.nocache {
-		return false
+// keeps reports whether live entry e, freed now, would stay as a cached
+// block, of class c and span bytes: the cache has room for its class's
+// size.
+func (t *table[H]) keeps(e *entry[H]) (c, span int, ok bool) {
+	if t.cacheLimit <= 0 || e.nocache || e.size > t.cacheMax {
+		return 0, 0, false
 	}
-	_, span, ok := t.class(e.size)
-	return ok && t.cached+int64(span) <= t.cacheLimit
+	c, span = SizeClass(e.size)
+	return c, span, uint64(span) <= t.maxAlloc && t.cached+int64(span) <= t.cacheLimit
 }
 
-// kill ends live entry i, which keeps says the cache keeps: it stays,
-// dead, as a cached block of its class's size.
-func (t *table[H]) kill(i int) {
+// kill ends live entry i, which keeps says the cache keeps, of class c
+// and span bytes: it stays, dead, as a cached block of its class's size.
+func (t *table[H]) kill(i, c, span int) {
 	e := &t.ents[i]
 	t.n--
 	t.bytes -= int64(e.size)
-	c, span := SizeClass(e.size)
 	e.live, e.size = false, span
 	if c >= len(t.cache) {
 		t.cache = append(t.cache, make([][]block, c+1-len(t.cache))...)
