@@ -10,12 +10,6 @@ import (
 	"github.com/gompt/gompt/device/cuda/internal/cu"
 )
 
-// maxTimings bounds the timed operations a queue keeps unread between two
-// Syncs; beyond it the oldest half are read (waiting for them) and their
-// events given back, so a queue that profiles and never syncs holds a
-// bounded number of CUDA events.
-const maxTimings = 4096
-
 var _ device.Profiler = (*queue)(nil)
 
 // timing is the device.Timing of one profiled operation: two pooled CUDA
@@ -37,25 +31,14 @@ type timing struct {
 	err        error
 }
 
-// Profile implements device.Profiler. While on, each CopyIn, CopyOut, Copy
-// and Launch is bracketed by CUDA events on the stream and Last returns its
-// timing; off costs a branch per operation. Called by the goroutine that
-// uses the queue.
-func (q *queue) Profile(on bool) { q.prof = on }
-
-// Last implements device.Profiler: the timing of the operation enqueued
-// last while profiling was on, or nil if there is none.
-func (q *queue) Last() device.Timing {
-	if q.last == nil {
-		return nil
-	}
-	return q.last
-}
+// Profiling (device.Profiler, the queue's generic.Queue): while on, each
+// CopyIn, CopyOut, Copy and Launch is bracketed by CUDA events on the
+// stream and Last returns its timing; off costs a branch per operation.
 
 // startTiming records the begin event of the operation about to be
 // enqueued, if the queue is profiling; nil otherwise.
 func (q *queue) startTiming() *timing {
-	if !q.prof {
+	if !q.Profiling() {
 		return nil
 	}
 	return q.beginTiming()
@@ -95,7 +78,7 @@ func (q *queue) finishEnqueue(t *timing, typ string, teams int, opErr error) {
 		return
 	}
 	t.typ, t.teams = typ, teams
-	q.last = t
+	q.SetLast(t)
 	if t.done {
 		return // the begin event failed: Times returns why
 	}
@@ -113,13 +96,8 @@ func (q *queue) finishEnqueue(t *timing, typ string, teams int, opErr error) {
 		t.err, t.done = g.fail("profile", err), true
 		return
 	}
-	q.timings = append(q.timings, t)
-	if len(q.timings) > maxTimings {
-		n := len(q.timings) / 2
-		for _, o := range q.timings[:n] {
-			o.finish()
-		}
-		q.timings = append(q.timings[:0], q.timings[n:]...)
+	for _, o := range q.timings.Add(t) { // beyond generic.MaxTimings: the oldest half
+		o.finish()
 	}
 }
 
@@ -139,11 +117,9 @@ func (t *timing) release() {
 // finishTimings reads every timing not yet read, giving their events back.
 // Called by Sync, after the stream has synchronised.
 func (q *queue) finishTimings() {
-	for i, t := range q.timings {
+	for _, t := range q.timings.Take() {
 		t.finish()
-		q.timings[i] = nil
 	}
-	q.timings = q.timings[:0]
 }
 
 // Times implements device.Timing: it waits for the end event

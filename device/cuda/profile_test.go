@@ -25,13 +25,13 @@ func TestProfileOffTouchesNothing(t *testing.T) {
 	require.Nil(t, tm, "startTiming with profiling off")
 	q.endTiming(tm, typeHtoD, 0, nil)
 	q.endTiming(tm, typeHtoD, 0, errors.New("enqueue failed"))
-	assert.Nil(t, p.Last(), "after an operation with profiling off: Last %v, %d timings; want nil, 0", p.Last(), len(q.timings))
-	assert.Empty(t, q.timings, "after an operation with profiling off: Last %v, %d timings; want nil, 0", p.Last(), len(q.timings))
+	assert.Nil(t, p.Last(), "after an operation with profiling off: Last %v, %d timings; want nil, 0", p.Last(), q.timings.Len())
+	assert.Zero(t, q.timings.Len(), "after an operation with profiling off: Last %v, %d timings; want nil, 0", p.Last(), q.timings.Len())
 	q.finishTimings() // nothing to read
 	p.Profile(true)
-	assert.True(t, q.prof, "Profile(true) did not switch profiling on")
+	assert.True(t, q.Profiling(), "Profile(true) did not switch profiling on")
 	p.Profile(false)
-	assert.False(t, q.prof, "Profile(false) did not switch profiling off")
+	assert.False(t, q.Profiling(), "Profile(false) did not switch profiling off")
 }
 
 // TestTimingError: a timing whose events could not be recorded reports

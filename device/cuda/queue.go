@@ -16,7 +16,8 @@ import (
 )
 
 // queue is one non-blocking CUDA stream (device.Queue). It is used by one
-// goroutine at a time.
+// goroutine at a time. Its generic.Queue has the launch checks (Launch)
+// and the profiling state (Profile, Last) and fault log.
 type queue struct {
 	g        *gpu
 	s        cu.Stream
@@ -33,15 +34,12 @@ type queue struct {
 	fenceMu sync.Mutex
 	dead    bool
 
-	num     uint64    // the queue's number on its device (1, 2, ...): native records' HWID
-	prof    bool      // time each operation (device.Profiler)
-	vals    []uint64  // launch argument scratch (packArgs)
-	quiet   bool      // nothing was enqueued since the last Sync that succeeded: Sync has nothing to wait for
-	last    *timing   // the timing of the operation enqueued last while profiling
-	timings []*timing // timed operations not yet read
+	num     uint64                   // the queue's number on its device (1, 2, ...): native records' HWID
+	vals    []uint64                 // launch argument scratch (packArgs)
+	quiet   bool                     // nothing was enqueued since the last Sync that succeeded: Sync has nothing to wait for
+	timings generic.Timings[*timing] // timed operations not yet read
 
-	fault  cu.DevicePtr     // the fault record of the checked kernels it launches (0 until the first)
-	faults generic.FaultLog // the checked kernels launched since the record was last read
+	fault cu.DevicePtr // the fault record of the checked kernels it launches (0 until the first)
 
 	// Small copies (see bounce.go).
 	ring   *bounceRing // made at the first small copy
@@ -49,6 +47,8 @@ type queue struct {
 	outs   []*out      // deferred copies into Go slices, in order
 	spare  []*out      // finished outs for reuse
 	outSeq uint64      // the number of the next out
+
+	generic.Queue
 }
 
 // NewQueue creates a queue on a new CU_STREAM_NON_BLOCKING stream, which
@@ -62,6 +62,7 @@ func (g *gpu) NewQueue() (device.Queue, error) {
 		return nil, g.fail("new queue", err)
 	}
 	q := &queue{g: g, s: s, num: g.nqueues.Add(1), quiet: true}
+	q.Queue.Init(q, generic.QueueConfig{ID: g.id, Info: &g.info})
 	g.mu.Lock()
 	g.queues[q] = struct{}{}
 	g.mu.Unlock()
@@ -260,44 +261,48 @@ func (q *queue) CopyPeer(dst device.DevicePtr, src device.Device, srcPtr device.
 	return q.g.fail(op, cu.MemcpyPeerAsync(q.g.ctx, cu.DevicePtr(dst), q.g.ctx, cu.DevicePtr(srcPtr), sg.ctx, n, q.s))
 }
 
-// Launch enqueues f over shape with args. Buffer arguments must point into
-// live allocations of this device (checked, so a stray pointer is an error
-// here rather than a fault that would end the context). See geometry for
-// how the shape becomes a grid.
-func (q *queue) Launch(f device.Function, shape device.Shape, args []device.Arg) error {
+// KernelOf implements generic.Launcher: f must have been loaded on
+// this device, and the queue usable.
+func (q *queue) KernelOf(f device.Function) (*device.Kernel, error) {
 	fn, ok := f.(*function)
 	if !ok || fn.g != q.g {
 		name := "<nil>"
 		if f != nil && f.Kernel() != nil {
 			name = f.Kernel().Name
 		}
-		return device.Errorf(q.g.id, "launch "+name, device.CodeInvalidArgument,
+		return nil, device.Errorf(q.g.id, "launch "+name, device.CodeInvalidArgument,
 			"function was not loaded on this device (%T)", f)
 	}
+	if err := q.enqueue(fn.op); err != nil {
+		return nil, err
+	}
+	return fn.k, nil
+}
+
+// EnqueueLaunch implements generic.Launcher: it enqueues f over shape with
+// args. Buffer arguments must point into live allocations of this device
+// (checked, so a stray pointer is an error here rather than a fault that
+// would end the context). See geometry for how the shape becomes a grid.
+func (q *queue) EnqueueLaunch(f device.Function, k *device.Kernel, shape *device.Shape, args []device.Arg) (faults bool, err error) {
+	fn := f.(*function) // KernelOf's
 	op := fn.op
-	if err := q.enqueue(op); err != nil {
-		return err
-	}
-	if err := generic.CheckLaunch(q.g.id, &q.g.info, fn.k, &shape, args); err != nil {
-		return err
-	}
 	if len(args) > cu.MaxParams {
-		return device.Errorf(q.g.id, op, device.CodeInvalidArgument, "%d arguments: at most %d are supported", len(args), cu.MaxParams)
+		return false, device.Errorf(q.g.id, op, device.CodeInvalidArgument, "%d arguments: at most %d are supported", len(args), cu.MaxParams)
 	}
-	vals, err := packArgs(q.vals, fn.k, args)
+	vals, err := packArgs(q.vals, k, args)
 	if err != nil {
-		return device.Errorf(q.g.id, op, device.CodeInvalidArgument, "%v", err)
+		return false, device.Errorf(q.g.id, op, device.CodeInvalidArgument, "%v", err)
 	}
 	q.vals = vals
-	if fn.k.Checked() {
+	if k.Checked() {
 		m, err := q.faultRecord()
 		if err != nil {
-			return q.g.fail(op+": creating the queue's fault record", err)
+			return false, q.g.fail(op+": creating the queue's fault record", err)
 		}
 		vals[len(vals)-1] = uint64(m)
-		q.faults.Launched(fn.k)
+		faults = true
 	}
-	for i, p := range fn.k.Params {
+	for i, p := range k.Params {
 		if p.Kind == device.ParamBuffer {
 			if err := q.g.use(op, q, args[i].Ptr, 0); err != nil {
 				// use's error already names the device and the
@@ -306,22 +311,22 @@ func (q *queue) Launch(f device.Function, shape device.Shape, args []device.Arg)
 				if e, ok := err.(*device.Error); ok {
 					e.Err = fmt.Errorf("argument %d (%s): %w", i, p.Name, e.Err)
 				}
-				return err
+				return faults, err
 			}
 		}
 	}
-	lim := limits{maxBlock: min(q.g.maxBlock, fn.maxThreads), maxGrid: q.g.maxGrid, team: fn.k.TeamSize()}
-	if fn.k.MaxThreads > 0 {
-		lim.maxBlock = min(lim.maxBlock, fn.k.MaxThreads)
+	lim := limits{maxBlock: min(q.g.maxBlock, fn.maxThreads), maxGrid: q.g.maxGrid, team: k.TeamSize()}
+	if k.MaxThreads > 0 {
+		lim.maxBlock = min(lim.maxBlock, k.MaxThreads)
 	}
-	grid, block, err := geometry(shape, lim)
+	grid, block, err := geometry(*shape, lim)
 	if err != nil {
-		return device.Errorf(q.g.id, op, device.CodeInvalidArgument, "%v", err)
+		return faults, device.Errorf(q.g.id, op, device.CodeInvalidArgument, "%v", err)
 	}
 	tm := q.startTiming()
 	err = cu.LaunchKernel(q.g.ctx, fn.fn, grid, block, q.s, vals)
 	q.endTiming(tm, typeKernel, gridTeams(grid), err)
-	return q.g.fail(op, err)
+	return faults, q.g.fail(op, err)
 }
 
 // Record returns an event that completes when the queue's work so far has.
@@ -436,7 +441,7 @@ func (q *queue) Sync() error {
 	q.pinned = 0
 	q.finishTimings()
 	q.quiet = err == nil
-	if err == nil && q.faults.Pending() {
+	if err == nil && q.FaultsPending() {
 		return q.readFaults()
 	}
 	return q.g.fail(op, err)
@@ -464,7 +469,7 @@ func (q *queue) faultRecord() (cu.DevicePtr, error) {
 // readFaults reads the fault record once the stream has synchronised,
 // zeroes it again where a check failed, and returns the failure.
 func (q *queue) readFaults() error {
-	return q.faults.Check(func(rec *[4]int64) error {
+	return q.ReadFaults(func(rec *[4]int64) error {
 		return q.g.fail("sync: reading the kernels' fault record",
 			cu.MemcpyDtoH(q.g.ctx, unsafe.Pointer(rec), q.fault, device.FaultRecordSize))
 	}, func() error {
@@ -486,7 +491,7 @@ func (q *queue) Release() error {
 	if wasBroken {
 		q.pin.Unpin()
 		q.pinned = 0
-		for _, t := range q.timings {
+		for _, t := range q.timings.Take() {
 			t.mu.Lock()
 			if !t.done {
 				t.release()
@@ -494,7 +499,6 @@ func (q *queue) Release() error {
 			}
 			t.mu.Unlock()
 		}
-		q.timings = nil
 	} else {
 		err = q.Sync()
 	}

@@ -1,7 +1,7 @@
 // Package generic is the device layer every gompt plugin builds on, as
 // LLVM's plugins-nextgen GenericDeviceTy is for its plugins: the
-// bookkeeping of the device.Device contract is here, once, and a plugin
-// writes only its vendor calls.
+// bookkeeping of the device.Device and device.Queue contracts is here,
+// once, and a plugin writes only its vendor calls.
 //
 // A plugin's device type embeds a Device, which implements device.Device's
 // Alloc, Free, Load and Info, and device.MemInfo, and implements Driver
@@ -26,10 +26,22 @@
 //     kernel's images (Config.Images, best first), built once per kernel
 //     through LoadImage, with the "has no image" error naming the kinds
 //     the kernel has; the runtime finds a loaded kernel without a call
-//     into the plugin (Kernels);
+//     into the plugin (Kernels).
 //
-// and CheckLaunch has the launch checks. Plugin keeps the once-only device
-// list.
+// A plugin's queue type embeds a Queue (queue.go), which implements
+// device.Queue's Launch and device.Profiler, and implements Launcher
+// (KernelOf, EnqueueLaunch), which Queue calls around the launch checks
+// (CheckLaunch, and with QueueConfig.ExactThreads the team size); a queue
+// that implements device.CheckedLauncher has its LaunchChecked call
+// LaunchTrusted. Queue keeps whether the queue profiles and the timing of
+// the operation enqueued last, and the fault log of the kernels that got
+// the queue's fault record (FaultLog), which the plugin's Sync reads
+// through ReadFaults; Timings bounds the unread timings of a driver whose
+// timings hold events. The plugin keeps its copies, events, waits and
+// syncs, and times its operations.
+//
+// Plugin keeps the once-only device list; Move copies overlapping ranges
+// for a driver that cannot.
 //
 // device/host is the model: its Device embeds Device[[]byte] (an
 // allocation's handle is its memory), its queues find the memory of a

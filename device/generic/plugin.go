@@ -55,32 +55,3 @@ func (p *Plugin) Devices() ([]device.Device, error) {
 	})
 	return slices.Clone(p.devs), p.err
 }
-
-// CheckLaunch checks a launch of k on a device whose limits are info, as
-// device.Queue.Launch promises: one argument per parameter and no nil
-// buffer pointer (Kernel.CheckArgs), a valid shape (device.CheckShape),
-// no more teams than info.MaxTeams. Its errors have CodeInvalidArgument,
-// operation "launch NAME" and device id. A plugin's Launch calls it
-// first; its LaunchChecked (device.CheckedLauncher) need only compare the
-// number of arguments with the parameters. Threads per team beyond the
-// device's or the kernel's limit are the plugin's to refuse (the host
-// device) or to lower (a GPU's work-group size).
-func CheckLaunch(id string, info *device.Info, k *device.Kernel, shape *device.Shape, args []device.Arg) error {
-	if err := k.CheckArgs(args); err != nil {
-		return launchErr(id, k, err)
-	}
-	if err := device.CheckShape(shape); err != nil {
-		return launchErr(id, k, err)
-	}
-	if info.MaxTeams > 0 && shape.Teams > info.MaxTeams {
-		return launchErr(id, k, fmt.Errorf("launch shape: %d teams: want at most %d", shape.Teams, info.MaxTeams))
-	}
-	if t := k.TeamSize(); t > 0 && shape.Threads != 0 && shape.Threads != t {
-		return launchErr(id, k, fmt.Errorf("launch shape: %d threads per team; the kernel runs teams of exactly %d threads (Kernel.TeamSize)", shape.Threads, t))
-	}
-	return nil
-}
-
-func launchErr(id string, k *device.Kernel, err error) error {
-	return &device.Error{Op: "launch " + k.Name, Device: id, Code: device.CodeInvalidArgument, Err: err}
-}

@@ -18,6 +18,7 @@ const InlineCopyMax = 256 << 10
 func (d *Device) NewQueue() (device.Queue, error) {
 	q := &Queue{d: d, ring: make([]op, 8), num: d.queues.Add(1)}
 	q.cond.L = &q.mu
+	q.Queue.Init(launcher{q}, generic.QueueConfig{ID: d.ID(), Info: &d.info, ExactThreads: true})
 	return q, nil
 }
 
@@ -33,7 +34,8 @@ func (d *Device) NewQueue() (device.Queue, error) {
 // runs on the queue's goroutine leaves it for the next Sync or Wait.
 //
 // A queue is used by one goroutine at a time (device.Queue), while its own
-// goroutine runs the work enqueued.
+// goroutine runs the work enqueued. Its generic.Queue has the launch
+// checks (Launch, LaunchChecked) and the profiling state (Profile, Last).
 type Queue struct {
 	d *Device
 
@@ -54,11 +56,11 @@ type Queue struct {
 
 	inline op // storage of the operation running inline
 
-	num     uint64  // the queue's number on its device, for native records
-	prof    bool    // time each operation (device.Profiler)
-	last    *timing // the timing of the operation enqueued last
+	num     uint64 // the queue's number on its device, for native records
 	timings []*[timingBlock]timing
 	nt      int // timings in use since profiling was last switched on
+
+	generic.Queue
 }
 
 // timing is the host device's device.Timing of one operation.
@@ -76,18 +78,10 @@ type timing struct {
 // caller reads every Timing it wants before it switches profiling on again
 // (the runtime does: a construct writes its records before it ends).
 func (q *Queue) Profile(on bool) {
-	q.prof = on
+	q.Queue.Profile(on)
 	if on {
 		q.nt = 0
 	}
-}
-
-// Last implements device.Profiler.
-func (q *Queue) Last() device.Timing {
-	if q.last == nil {
-		return nil
-	}
-	return q.last
 }
 
 // Ready implements device.ReadyTiming: true for an operation the queue ran
@@ -114,7 +108,7 @@ func (t *timing) Times() (begin, end int64, native device.Native, err error) {
 // (no allocation per operation once the blocks exist); a Timing stays valid
 // until profiling is switched on again.
 func (q *Queue) startTiming(typ string) *timing {
-	if !q.prof {
+	if !q.Profiling() {
 		return nil
 	}
 	b, i := q.nt/timingBlock, q.nt%timingBlock
@@ -124,7 +118,7 @@ func (q *Queue) startTiming(typ string) *timing {
 	q.nt++
 	t := &q.timings[b][i]
 	*t = timing{q: q, typ: typ}
-	q.last = t
+	q.SetLast(t)
 	return t
 }
 
@@ -273,46 +267,46 @@ func rename(err error, op string) error {
 	return err
 }
 
-// Launch runs f, which must come from this device's Load, over shape with
-// args. Buffer arguments are resolved to the device memory from the pointer
-// to the end of its allocation.
-func (q *Queue) Launch(f device.Function, shape device.Shape, args []device.Arg) error {
-	return q.launch(f, &shape, args, true)
-}
-
 var _ device.CheckedLauncher = (*Queue)(nil)
 
-// LaunchChecked implements device.CheckedLauncher: Launch without the
-// checks of the shape and of nil buffer pointers the runtime has made.
-// The function's device and the argument count are still checked, and
-// buffer pointers still resolved.
+// LaunchChecked implements device.CheckedLauncher (generic.Queue's
+// LaunchTrusted): Launch without the checks of the shape and of nil
+// buffer pointers the runtime has made. The function's device and the
+// argument count are still checked, and buffer pointers still resolved.
 func (q *Queue) LaunchChecked(f device.Function, shape *device.Shape, args []device.Arg) error {
-	return q.launch(f, shape, args, false)
+	return q.LaunchTrusted(f, shape, args)
 }
 
-// launch is Launch, with check: the full checks of checkLaunch.
-func (q *Queue) launch(f device.Function, shape *device.Shape, args []device.Arg, check bool) error {
+// launcher is a Queue as generic.Queue's Launcher: the steps of a launch
+// around its checks, unexported, so that a caller launches only through
+// the checked Launch and LaunchChecked.
+type launcher struct{ *Queue }
+
+// KernelOf implements generic.Launcher: f must come from this
+// device's Load, on a queue not released.
+func (q launcher) KernelOf(f device.Function) (*device.Kernel, error) {
 	fn, ok := f.(*Function)
 	if !ok || fn == nil {
-		return device.Errorf(q.d.ID(), "launch", device.CodeInvalidArgument,
+		return nil, device.Errorf(q.d.ID(), "launch", device.CodeInvalidArgument,
 			"function %T was not loaded by a host device", f)
 	}
 	k := fn.k
 	if q.released.Load() {
-		return q.closedErr("launch " + k.Name)
+		return nil, q.closedErr("launch " + k.Name)
 	}
 	if fn.d != q.d {
-		return device.Errorf(q.d.ID(), "launch "+k.Name, device.CodeInvalidArgument,
+		return nil, device.Errorf(q.d.ID(), "launch "+k.Name, device.CodeInvalidArgument,
 			"kernel %s was loaded on %s, not on this device", k.Name, fn.d.ID())
 	}
-	if check {
-		if err := q.checkLaunch(k, shape, args); err != nil {
-			return err
-		}
-	} else if len(args) != len(k.Params) {
-		return &device.Error{Op: "launch " + k.Name, Device: q.d.ID(), Code: device.CodeInvalidArgument, Err: k.CheckArgs(args)}
-	}
+	return k, nil
+}
 
+// EnqueueLaunch implements generic.Launcher: it runs f over shape with
+// args, inline on an idle queue, else on the queue's goroutine. Buffer
+// arguments are resolved to the device memory from the pointer to the
+// end of its allocation.
+func (q launcher) EnqueueLaunch(f device.Function, k *device.Kernel, shape *device.Shape, args []device.Arg) (bool, error) {
+	fn := f.(*Function) // KernelOf's
 	inline := q.pending.Load() == 0
 	o := &q.inline
 	if !inline {
@@ -334,7 +328,7 @@ func (q *Queue) launch(f device.Function, shape *device.Shape, args []device.Arg
 				if e, ok := err.(*device.Error); ok {
 					cause = e.Err
 				}
-				return device.Errorf(q.d.ID(), "launch "+k.Name, device.CodeInvalidArgument,
+				return false, device.Errorf(q.d.ID(), "launch "+k.Name, device.CodeInvalidArgument,
 					"argument %d (%s): %v", i, p.Name, cause)
 			}
 		}
@@ -356,32 +350,14 @@ func (q *Queue) launch(f device.Function, shape *device.Shape, args []device.Arg
 		if bufs {
 			clear(o.ha.Bufs) // the rest are nil: a launch with only scalars skips the write barriers
 		}
-		return err
+		return false, err
 	}
 	o.kind, o.fn, o.shape, o.tm = opLaunch, fn, *shape, tm
 	seq := q.push()
 	if tm != nil {
 		tm.seq = seq
 	}
-	return nil
-}
-
-// checkLaunch checks a launch's arguments and shape (generic.CheckLaunch),
-// and refuses more threads per team than MaxThreadsPerTeam or the
-// kernel's MaxThreads.
-func (q *Queue) checkLaunch(k *device.Kernel, shape *device.Shape, args []device.Arg) error {
-	if err := generic.CheckLaunch(q.d.ID(), &q.d.info, k, shape, args); err != nil {
-		return err
-	}
-	maxThreads := MaxThreadsPerTeam
-	if k.MaxThreads > 0 {
-		maxThreads = min(maxThreads, k.MaxThreads)
-	}
-	if shape.Threads > maxThreads {
-		return device.Errorf(q.d.ID(), "launch "+k.Name, device.CodeInvalidArgument,
-			"launch shape: %d threads per team: want at most %d", shape.Threads, maxThreads)
-	}
-	return nil
+	return false, nil
 }
 
 // launch runs fn over shape with ha, turning a panic of the kernel into

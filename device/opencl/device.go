@@ -650,6 +650,7 @@ func (d *clDevice) NewQueue() (device.Queue, error) {
 		return nil, err
 	}
 	q := &queue{d: d, q: cq, num: d.nqueues.Add(1)}
+	q.Queue.Init(q, generic.QueueConfig{ID: d.id, Info: &d.info})
 	d.mu.Lock()
 	if d.closed {
 		d.mu.Unlock()

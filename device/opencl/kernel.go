@@ -11,7 +11,6 @@ import (
 	"sync"
 
 	"github.com/gompt/gompt/device"
-	"github.com/gompt/gompt/device/generic"
 	"github.com/gompt/gompt/device/opencl/internal/cl"
 )
 
@@ -218,32 +217,36 @@ func LaunchGeometry(f device.Function, s device.Shape) (global, local [3]int, er
 	return global, local, nil
 }
 
-// Launch enqueues f over shape with args, through this queue's own
-// cl_kernel of f. A buffer argument may point anywhere inside an
-// allocation: at its start it is passed whole, at an offset that is a
-// multiple of CL_DEVICE_MEM_BASE_ADDR_ALIGN as a sub-buffer (cached per
-// buffer and offset, see subCache), and at any other offset through a
-// temporary buffer (see stage), which costs a copy of the allocation's
-// tail each way.
-func (q *queue) Launch(f device.Function, shape device.Shape, args []device.Arg) error {
+// KernelOf implements generic.Launcher: f must have been loaded on
+// this device, and the queue not released.
+func (q *queue) KernelOf(f device.Function) (*device.Kernel, error) {
 	fn, ok := f.(*function)
 	if !ok || fn.d != q.d {
 		name := "<nil>"
 		if f != nil && f.Kernel() != nil {
 			name = f.Kernel().Name
 		}
-		return q.d.errorf("launch "+name, device.CodeInvalidArgument, "function was not loaded on this device (%s)", q.d.id)
+		return nil, q.d.errorf("launch "+name, device.CodeInvalidArgument, "function was not loaded on this device (%s)", q.d.id)
 	}
-	op := "launch" // the kernel's name is added on the error paths only
-	if err := q.live(op); err != nil {
-		return err
+	if err := q.live("launch"); err != nil {
+		return nil, err
 	}
-	if err := generic.CheckLaunch(q.d.id, &q.d.info, fn.k, &shape, args); err != nil {
-		return err
-	}
+	return fn.k, nil
+}
+
+// EnqueueLaunch implements generic.Launcher: it enqueues f over shape with
+// args, through this queue's own cl_kernel of f. A buffer argument may
+// point anywhere inside an allocation: at its start it is passed whole,
+// at an offset that is a multiple of CL_DEVICE_MEM_BASE_ADDR_ALIGN as a
+// sub-buffer (cached per buffer and offset, see subCache), and at any
+// other offset through a temporary buffer (see stage), which costs a
+// copy of the allocation's tail each way.
+func (q *queue) EnqueueLaunch(f device.Function, k *device.Kernel, shape *device.Shape, args []device.Arg) (faults bool, err error) {
+	fn := f.(*function) // KernelOf's
+	op := "launch"      // the kernel's name is added on the error paths only
 	if fn.lim.team > 0 {
-		if err := checkTeamLaunch(shape, fn.lim.team); err != nil {
-			return q.d.errorf("launch "+fn.k.Name, device.CodeInvalidArgument, "%v", err)
+		if err := checkTeamLaunch(*shape, fn.lim.team); err != nil {
+			return false, q.d.errorf("launch "+fn.k.Name, device.CodeInvalidArgument, "%v", err)
 		}
 	}
 	q.args = q.args[:0]
@@ -260,7 +263,7 @@ func (q *queue) Launch(f device.Function, shape device.Shape, args []device.Arg)
 		m, off, size, err := q.d.resolve(op, a.Ptr, 0)
 		if err != nil {
 			op = "launch " + fn.k.Name
-			return q.d.errorf(op, device.CodeInvalidArgument, "argument %d (%s): %v is not in a live allocation of this device", i, p.Name, a.Ptr)
+			return faults, q.d.errorf(op, device.CodeInvalidArgument, "argument %d (%s): %v is not in a live allocation of this device", i, p.Name, a.Ptr)
 		}
 		q.bufs = append(q.bufs, bufArg{arg: i, m: m, off: off, size: size, home: m, hoff: off})
 		unaligned = unaligned || off%q.d.align != 0
@@ -269,23 +272,23 @@ func (q *queue) Launch(f device.Function, shape device.Shape, args []device.Arg)
 	if fn.k.Checked() || fn.guard {
 		m, err := q.faultRecord()
 		if err != nil {
-			return q.d.wrap("launch "+fn.k.Name+": creating the queue's fault record", err)
+			return faults, q.d.wrap("launch "+fn.k.Name+": creating the queue's fault record", err)
 		}
 		q.args = append(q.args, cl.Arg{Size: 8, Value: uint64(m)})
-		q.faults.Launched(fn.k)
+		faults = true
 	}
 	var staged []staging
 	if unaligned {
 		op = "launch " + fn.k.Name
 		var err error
-		if staged, err = q.stage(op, fn, &shape, args); err != nil {
-			return err
+		if staged, err = q.stage(op, fn, shape, args); err != nil {
+			return faults, err
 		}
 	}
 	kern, err := q.kernel(fn.prog, fn.entry)
 	if err != nil {
 		op = "launch " + fn.k.Name
-		return q.d.wrap(op+": creating this queue's kernel object", err)
+		return faults, q.d.wrap(op+": creating this queue's kernel object", err)
 	}
 	// Sub-buffers for arguments inside a buffer: per launch for staged
 	// ones, from the device's cache for the others, whose read lock is
@@ -303,7 +306,7 @@ func (q *queue) Launch(f device.Function, shape device.Shape, args []device.Arg)
 		sub, err := cl.CreateSubBuffer(b.m, cl.MEM_READ_WRITE, uintptr(b.off), uintptr(b.size-b.off))
 		if err != nil {
 			op = "launch " + fn.k.Name
-			return q.d.wrap(fmt.Sprintf("%s: argument %d (%s)", op, b.arg, fn.k.Params[b.arg].Name), err)
+			return faults, q.d.wrap(fmt.Sprintf("%s: argument %d (%s)", op, b.arg, fn.k.Params[b.arg].Name), err)
 		}
 		q.subs = append(q.subs, sub)
 		q.args[b.arg].Value = uint64(sub)
@@ -311,19 +314,19 @@ func (q *queue) Launch(f device.Function, shape device.Shape, args []device.Arg)
 	if cached {
 		if bad, err := q.d.subs.lookup(q.bufs, q.args); err != nil {
 			op = "launch " + fn.k.Name
-			return q.d.wrap(fmt.Sprintf("%s: argument %d (%s)", op, bad, fn.k.Params[bad].Name), err)
+			return faults, q.d.wrap(fmt.Sprintf("%s: argument %d (%s)", op, bad, fn.k.Params[bad].Name), err)
 		}
 	}
 	work := int64(1)
 	if fn.lim.cpu && fn.k.Work != "" {
-		work = fn.k.PointWork(shape, func(j int) uint64 {
+		work = fn.k.PointWork(*shape, func(j int) uint64 {
 			if j < len(args) {
 				return args[j].Bits
 			}
 			return 0
 		})
 	}
-	dims, global, local := geometry(shape, fn.lim, work)
+	dims, global, local := geometry(*shape, fn.lim, work)
 	q.global, q.local = global, local // queue-owned: no allocation for the C call
 	var ev cl.Event
 	evp := q.event(&ev)
@@ -335,9 +338,9 @@ func (q *queue) Launch(f device.Function, shape device.Shape, args []device.Arg)
 		op = "launch " + fn.k.Name
 		if bad >= 0 && bad < len(fn.k.Params) {
 			p := fn.k.Params[bad]
-			return q.d.wrap(fmt.Sprintf("%s: argument %d (%s %s)", op, bad, p.Name, p.Kind), err)
+			return faults, q.d.wrap(fmt.Sprintf("%s: argument %d (%s %s)", op, bad, p.Name, p.Kind), err)
 		}
-		return q.d.wrap(fmt.Sprintf("%s: global %v local %v", op, q.global[:dims], q.local[:dims]), err)
+		return faults, q.d.wrap(fmt.Sprintf("%s: global %v local %v", op, q.global[:dims], q.local[:dims]), err)
 	}
 	q.enqueued()
 	if evp != nil {
@@ -346,9 +349,9 @@ func (q *queue) Launch(f device.Function, shape device.Shape, args []device.Arg)
 	// Staged arguments go back after the kernel, on the same in-order queue.
 	if err := q.unstage(staged); err != nil {
 		op = "launch " + fn.k.Name
-		return q.d.wrap(fmt.Sprintf("%s: copying staged arguments back into their buffer", op), err)
+		return faults, q.d.wrap(fmt.Sprintf("%s: copying staged arguments back into their buffer", op), err)
 	}
-	return nil
+	return faults, nil
 }
 
 // bufArg is a buffer argument of the launch being enqueued: argument arg

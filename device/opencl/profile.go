@@ -17,12 +17,6 @@ const (
 	typeKernel = "opencl kernel"
 )
 
-// maxTimings bounds the profiled operations a queue keeps unread between
-// two Syncs; beyond it the oldest are read (waiting for them) and their
-// events released, so a queue that profiles and never syncs holds a
-// bounded number of cl_event objects.
-const maxTimings = 4096
-
 var _ device.Profiler = (*queue)(nil)
 
 // timing is the device.Timing of one profiled operation: the command's own
@@ -46,24 +40,14 @@ type timing struct {
 	err    error
 }
 
-// Profile implements device.Profiler. While on, each CopyIn, CopyOut, Copy
-// and Launch keeps its command's event, and Last returns its timing; off
-// costs a branch per operation. Called by the goroutine that uses the queue.
-func (q *queue) Profile(on bool) { q.prof = on }
-
-// Last implements device.Profiler: the timing of the operation enqueued
-// last while profiling was on, or nil if there is none.
-func (q *queue) Last() device.Timing {
-	if q.last == nil {
-		return nil
-	}
-	return q.last
-}
+// Profiling (device.Profiler, the queue's generic.Queue): while on, each
+// CopyIn, CopyOut, Copy and Launch keeps its command's event, and Last
+// returns its timing; off costs a branch per operation.
 
 // event returns where an enqueue stores its command's event: nil (no event
 // is made) unless the queue is profiling.
 func (q *queue) event(ev *cl.Event) *cl.Event {
-	if !q.prof {
+	if !q.Profiling() {
 		return nil
 	}
 	if q.d.hostTimes {
@@ -82,15 +66,9 @@ func (q *queue) track(ev cl.Event, typ string, teams int) {
 	}
 	q.mu.Lock()
 	t.seq = q.seq
-	q.timings = append(q.timings, t)
-	var old []*timing
-	if len(q.timings) > maxTimings {
-		n := len(q.timings) / 2
-		old = append(old, q.timings[:n]...)
-		q.timings = append(q.timings[:0], q.timings[n:]...)
-	}
+	old := q.timings.Add(t) // beyond generic.MaxTimings: the oldest half
 	q.mu.Unlock()
-	q.last = t
+	q.SetLast(t)
 	for _, o := range old {
 		o.finish()
 	}
@@ -100,8 +78,7 @@ func (q *queue) track(ev cl.Event, typ string, teams int) {
 // read. The queue has finished (queue.finish), so none blocks.
 func (q *queue) finishTimings() {
 	q.mu.Lock()
-	ts := q.timings
-	q.timings = nil
+	ts := q.timings.Take()
 	q.mu.Unlock()
 	for _, t := range ts {
 		t.finish()

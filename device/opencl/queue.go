@@ -29,12 +29,12 @@ type queue struct {
 	q cl.CommandQueue
 
 	mu       sync.Mutex
-	seq      uint64    // operations enqueued
-	done     uint64    // operations known complete
-	pins     []*pin    // pinned host memory of operations after done
-	events   []*event  // recorded events not yet finalised
-	timings  []*timing // profiled operations not yet read
-	err      error     // first asynchronous error not yet reported
+	seq      uint64                   // operations enqueued
+	done     uint64                   // operations known complete
+	pins     []*pin                   // pinned host memory of operations after done
+	events   []*event                 // recorded events not yet finalised
+	timings  generic.Timings[*timing] // profiled operations not yet read
+	err      error                    // first asynchronous error not yet reported
 	released bool
 
 	args   []cl.Arg   // launch scratch, used by the enqueuing goroutine only
@@ -46,14 +46,15 @@ type queue struct {
 	pool   []*pin                   // spare pins
 	kerns  map[cl.Program]cl.Kernel // the queue's own kernel objects (kernel.go); under mu
 
-	fault  cl.Mem           // the fault record of the checked kernels it launches (0 until the first)
-	faults generic.FaultLog // the checked kernels launched since the record was last read
+	fault cl.Mem // the fault record of the checked kernels it launches (0 until the first)
 
 	num   uint64   // the queue's number on its device (1, 2, ...): native records' HWID
-	prof  bool     // time each operation (device.Profiler); enqueuing goroutine only
-	last  *timing  // the timing of the operation enqueued last while profiling
 	begin int64    // host-times mode: the reading before the timed enqueue under way
 	marks brackets // host-times mode: the ends fixed so far (hosttimes.go)
+
+	// The launch checks (Launch), the profiling state (Profile, Last,
+	// used by the enqueuing goroutine only) and the fault log.
+	generic.Queue
 }
 
 func (q *queue) live(op string) error {
@@ -320,7 +321,7 @@ func (q *queue) sync() error {
 	}
 	q.finishTimings()
 	var kerr error
-	if ferr == nil && q.faults.Pending() {
+	if ferr == nil && q.FaultsPending() {
 		kerr = q.readFaults()
 	}
 	q.mu.Lock()
@@ -360,7 +361,7 @@ func (q *queue) faultRecord() (cl.Mem, error) {
 // since it was last read have completed, zeroes it again where a check
 // failed, and returns the failure.
 func (q *queue) readFaults() error {
-	return q.faults.Check(func(rec *[4]int64) error {
+	return q.ReadFaults(func(rec *[4]int64) error {
 		return q.d.wrap("sync: reading the kernels' fault record",
 			cl.EnqueueReadBuffer(q.q, q.fault, true, 0, device.FaultRecordSize, unsafe.Pointer(rec), nil))
 	}, func() error {

@@ -144,7 +144,7 @@ func (d *clDevice) closeStaging() error {
 // staging returns slots for a copy of n bytes on q, or none when the copy
 // goes directly.
 func (q *queue) staging(n int) []*slot {
-	if n < stagingMin || !q.d.stage || q.prof {
+	if n < stagingMin || !q.d.stage || q.Profiling() {
 		return nil
 	}
 	return q.d.pool.Get(stagingDepth, q.d.newSlot)

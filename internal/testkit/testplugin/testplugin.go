@@ -125,7 +125,9 @@ func (d *Device) now() int64 { t, _ := d.Now(); return t }
 
 // NewQueue returns a queue that runs each operation before it returns.
 func (d *Device) NewQueue() (device.Queue, error) {
-	return &queue{d: d, num: d.queues.Add(1)}, nil
+	q := &queue{d: d, info: d.Info(), num: d.queues.Add(1)}
+	q.Queue.Init(q, generic.QueueConfig{ID: d.ID(), Info: &q.info})
+	return q, nil
 }
 
 type function struct {
@@ -139,12 +141,12 @@ func (f *function) Image() device.ImageKind { return device.ImageHost }
 func (f *function) Bytes() int              { return 1 }
 
 type queue struct {
-	d        *Device
-	num      uint64
-	seq      uint32
-	released bool
-	prof     bool
-	last     *timing
+	d             *Device
+	info          device.Info
+	num           uint64
+	seq           uint32
+	released      bool
+	generic.Queue // Launch's checks, Profile and Last: a device.Profiler
 }
 
 // timing is one operation's device.Timing: it ran before its call
@@ -173,8 +175,8 @@ func (q *queue) run(op uint32, teams int, do func() error) error {
 	if err := do(); err != nil {
 		return err
 	}
-	if q.prof {
-		q.last = &timing{rec: Record{Start: begin, End: q.d.now(), Seq: q.seq, Op: op, Magic: RecordMagic}, hwid: q.num, teams: teams}
+	if q.Profiling() {
+		q.SetLast(&timing{rec: Record{Start: begin, End: q.d.now(), Seq: q.seq, Op: op, Magic: RecordMagic}, hwid: q.num, teams: teams})
 	}
 	return nil
 }
@@ -224,14 +226,23 @@ func (q *queue) Copy(dst, src device.DevicePtr, n int) error {
 	})
 }
 
-func (q *queue) Launch(f device.Function, shape device.Shape, args []device.Arg) error {
+// KernelOf implements generic.Launcher: f must come from this
+// device's Load.
+func (q *queue) KernelOf(f device.Function) (*device.Kernel, error) {
 	fn, ok := f.(*function)
 	if !ok || fn.d != q.d {
-		return q.d.Errorf("launch", device.CodeInvalidArgument, "function %T was not loaded on this device", f)
+		return nil, q.d.Errorf("launch", device.CodeInvalidArgument, "function %T was not loaded on this device", f)
 	}
-	if err := generic.CheckLaunch(q.d.ID(), ptr(q.d.Info()), fn.k, &shape, args); err != nil {
-		return err
-	}
+	return fn.k, nil
+}
+
+// EnqueueLaunch implements generic.Launcher: the kernel runs before the
+// call returns.
+func (q *queue) EnqueueLaunch(f device.Function, _ *device.Kernel, shape *device.Shape, args []device.Arg) (bool, error) {
+	return false, q.launch(f.(*function), shape, args)
+}
+
+func (q *queue) launch(fn *function, shape *device.Shape, args []device.Arg) error {
 	ha := &device.HostArgs{Bufs: make([][]byte, len(args)), Args: args, Kernel: fn.k}
 	for i, p := range fn.k.Params {
 		if p.Kind == device.ParamBuffer {
@@ -243,15 +254,13 @@ func (q *queue) Launch(f device.Function, shape device.Shape, args []device.Arg)
 		}
 	}
 	pool := hostexec.Default()
-	return q.run(OpLaunch, pool.Teams(&shape, ha), func() error {
-		if err := pool.Try(fn.host, ha, &shape); err != nil {
+	return q.run(OpLaunch, pool.Teams(shape, ha), func() error {
+		if err := pool.Try(fn.host, ha, shape); err != nil {
 			return q.d.Errorf("launch "+fn.k.Name, device.CodeUnknown, "%v", err)
 		}
 		return nil
 	})
 }
-
-func ptr(i device.Info) *device.Info { return &i }
 
 type event struct{ t int64 }
 
@@ -266,14 +275,4 @@ func (q *queue) Release() error {
 	}
 	q.released = true
 	return nil
-}
-
-// Profile and Last make the queue a device.Profiler.
-func (q *queue) Profile(on bool) { q.prof = on }
-
-func (q *queue) Last() device.Timing {
-	if q.last == nil {
-		return nil
-	}
-	return q.last
 }
