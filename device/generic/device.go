@@ -32,8 +32,9 @@
 // device.Queue's Launch and device.Profiler, and implements Launcher
 // (KernelOf, EnqueueLaunch), which Queue calls around the launch checks
 // (CheckLaunch, and with QueueConfig.ExactThreads the team size); a queue
-// that implements device.CheckedLauncher has its LaunchChecked call
-// LaunchTrusted. Queue keeps whether the queue profiles and the timing of
+// that implements device.CheckedLauncher makes the same steps in its
+// LaunchChecked, directly, with the one check left (CheckTrusted). Queue
+// keeps whether the queue profiles and the timing of
 // the operation enqueued last, and the fault log of the kernels that got
 // the queue's fault record (FaultLog), which the plugin's Sync reads
 // through ReadFaults; Timings bounds the unread timings of a driver whose

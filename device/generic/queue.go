@@ -18,8 +18,9 @@ type Launcher interface {
 	KernelOf(f device.Function) (k *device.Kernel, err error)
 
 	// EnqueueLaunch enqueues f, which KernelOf accepted, of kernel k,
-	// over shape with args, which Queue has checked (CheckLaunch; for
-	// LaunchTrusted only the number of arguments), and converts a buffer
+	// over shape with args, which Queue has checked (CheckLaunch; for a
+	// LaunchChecked only the number of arguments, CheckTrusted), and
+	// converts a buffer
 	// pointer the device does not know into an error of its own. shape is read during the call only.
 	// faults reports that the launch passed the queue's fault record to
 	// the kernel (a checked kernel, device.Kernel.Checked, or a plugin's
@@ -50,8 +51,9 @@ type QueueConfig struct {
 // its EnqueueLaunch, the fault log) and device.Profiler (whether the queue
 // profiles, and the Timing of the operation enqueued last, which the
 // plugin sets with SetLast); a plugin that implements
-// device.CheckedLauncher has its LaunchChecked call LaunchTrusted. Used
-// by one goroutine at a time, as device.Queue is.
+// device.CheckedLauncher makes the same steps in its LaunchChecked with
+// the one check its caller leaves (CheckTrusted). Used by one goroutine
+// at a time, as device.Queue is.
 type Queue struct {
 	impl   Launcher
 	c      QueueConfig
@@ -74,36 +76,45 @@ func (q *Queue) Init(impl Launcher, c QueueConfig) {
 // launch checks (CheckLaunch and, with QueueConfig.ExactThreads, the
 // team size), then its EnqueueLaunch.
 func (q *Queue) Launch(f device.Function, shape device.Shape, args []device.Arg) error {
-	q.shape = shape
-	return q.launch(f, &q.shape, args, true)
-}
-
-// LaunchTrusted is device.CheckedLauncher's LaunchChecked, for a plugin
-// whose queue implements it: Launch for a caller that has made the
-// launch checks for this device and kernel, so that only the number of
-// arguments is checked again (the plugin still refuses a function of
-// another device and pointers the device does not know).
-func (q *Queue) LaunchTrusted(f device.Function, shape *device.Shape, args []device.Arg) error {
-	return q.launch(f, shape, args, false)
-}
-
-func (q *Queue) launch(f device.Function, shape *device.Shape, args []device.Arg, check bool) error {
 	k, err := q.impl.KernelOf(f)
 	if err != nil {
 		return err
 	}
-	if check {
-		if err := q.checkLaunch(k, shape, args); err != nil {
-			return err
-		}
-	} else if len(args) != len(k.Params) {
-		return launchErr(q.c.ID, k, k.CheckArgs(args))
+	q.shape = shape
+	if err := q.checkLaunch(k, &q.shape, args); err != nil {
+		return err
 	}
-	faults, err := q.impl.EnqueueLaunch(f, k, shape, args)
+	faults, err := q.impl.EnqueueLaunch(f, k, &q.shape, args)
+	q.Launched(k, faults)
+	return err
+}
+
+// CheckTrusted is the one launch check of device.CheckedLauncher's
+// LaunchChecked, whose caller has made the others for this device and
+// kernel: one argument per parameter of k. A plugin's LaunchChecked
+// calls its KernelOf, then CheckTrusted, then its EnqueueLaunch and
+// Launched, as Launch does with the full checks, directly: through
+// Queue's Launcher the two dynamic calls and a frame cost about 50
+// instructions, 5% of an empty target region on the host device.
+func (q *Queue) CheckTrusted(k *device.Kernel, args []device.Arg) error {
+	if len(args) != len(k.Params) {
+		return q.argsErr(k, args)
+	}
+	return nil
+}
+
+// argsErr is CheckTrusted's error for a launch with args that are not
+// one per parameter of k.
+func (q *Queue) argsErr(k *device.Kernel, args []device.Arg) error {
+	return launchErr(q.c.ID, k, k.CheckArgs(args))
+}
+
+// Launched notes k in the fault log if its launch passed the queue's
+// fault record (faults, EnqueueLaunch's), as Launch does.
+func (q *Queue) Launched(k *device.Kernel, faults bool) {
 	if faults {
 		q.faults.Launched(k)
 	}
-	return err
 }
 
 // checkLaunch is CheckLaunch, and with ExactThreads the refusal of more
@@ -201,9 +212,9 @@ func (l *Timings[T]) Len() int { return len(l.ts) }
 // buffer pointer (Kernel.CheckArgs), a valid shape (device.CheckShape),
 // no more teams than info.MaxTeams. Its errors have CodeInvalidArgument,
 // operation "launch NAME" and device id. Queue's Launch makes it between
-// the plugin's KernelOf and EnqueueLaunch; its LaunchTrusted
-// (device.CheckedLauncher) compares only the number of arguments with
-// the parameters. Threads per team beyond the device's or the kernel's
+// the plugin's KernelOf and EnqueueLaunch; a device.CheckedLauncher's
+// LaunchChecked compares only the number of arguments with the
+// parameters (CheckTrusted). Threads per team beyond the device's or the kernel's
 // limit are refused by a Queue with QueueConfig.ExactThreads (the host
 // device), and lowered by the plugin otherwise (a GPU's work-group
 // size).

@@ -26,7 +26,7 @@ func (f fakeFn) Image() device.ImageKind { return "fake" }
 func (f fakeFn) Bytes() int              { return 1 }
 
 func (q *fakeQueue) KernelOf(f device.Function) (*device.Kernel, error) {
-	q.calls = append(q.calls, "target")
+	q.calls = append(q.calls, "kernel")
 	if q.targetErr != nil {
 		return nil, q.targetErr
 	}
@@ -49,7 +49,7 @@ func newFakeQueue(exact bool) *fakeQueue {
 
 // Launch asks the plugin for the function's kernel first, then makes the
 // launch checks (CheckLaunch), and calls EnqueueLaunch only for a launch
-// that passes them; LaunchTrusted checks only the number of arguments.
+// that passes them; CheckTrusted checks only the number of arguments.
 func TestQueueLaunchChecks(t *testing.T) {
 	k := &device.Kernel{Name: "k", Params: []device.Param{device.BufferParam("x", device.ParamFloat32, ""), device.ScalarParam("n", device.ParamInt32)}, MaxThreads: 128}
 	f := fakeFn{k}
@@ -58,12 +58,12 @@ func TestQueueLaunchChecks(t *testing.T) {
 
 	q := newFakeQueue(false)
 	require.NoError(t, q.Launch(f, shape, good), "threads past the limits: the plugin's to lower")
-	assert.Equal(t, []string{"target", "impl k"}, q.calls)
+	assert.Equal(t, []string{"kernel", "impl k"}, q.calls)
 	assert.Equal(t, shape, q.shape, "the shape EnqueueLaunch saw")
 
 	q.calls, q.targetErr = nil, errors.New("released")
 	assert.EqualError(t, q.Launch(f, device.Shape{}, nil), "released", "KernelOf's error comes first")
-	assert.Equal(t, []string{"target"}, q.calls)
+	assert.Equal(t, []string{"kernel"}, q.calls)
 	q.targetErr = nil
 
 	for _, c := range []struct {
@@ -83,15 +83,13 @@ func TestQueueLaunchChecks(t *testing.T) {
 			assert.Contains(t, err.Error(), "d:0: launch k: invalid argument: ")
 			assert.Contains(t, err.Error(), c.want)
 		}
-		assert.Equal(t, []string{"target"}, q.calls, "EnqueueLaunch called for a launch that fails the checks")
+		assert.Equal(t, []string{"kernel"}, q.calls, "EnqueueLaunch called for a launch that fails the checks")
 	}
 
-	q.calls = nil
-	bad := device.Shape{}
-	require.NoError(t, q.LaunchTrusted(f, &bad, good), "LaunchTrusted: the caller checked the shape")
-	assert.Equal(t, []string{"target", "impl k"}, q.calls)
-	err := q.LaunchTrusted(f, &shape, good[:1])
-	assert.ErrorContains(t, err, "d:0: launch k: invalid argument: kernel k takes 2 arguments", "LaunchTrusted checks the number of arguments")
+	require.NoError(t, q.CheckTrusted(k, []device.Arg{{}, {}}), "CheckTrusted: the caller checked for nil pointers")
+	err := q.CheckTrusted(k, good[:1])
+	assert.ErrorContains(t, err, "d:0: launch k: invalid argument: kernel k takes 2 arguments", "CheckTrusted checks the number of arguments")
+	assert.Equal(t, device.CodeInvalidArgument, device.CodeOf(err))
 
 	// ExactThreads: more threads per team than the device or the kernel
 	// runs is refused, as the host device refuses it.
@@ -107,7 +105,7 @@ func TestQueueLaunchChecks(t *testing.T) {
 		e.calls = nil
 		err := e.Launch(fakeFn{c.k}, device.Shape{Size: [3]int{4}, Threads: c.threads}, good)
 		assert.ErrorContains(t, err, "d:0: launch k: invalid argument: "+c.want)
-		assert.Equal(t, []string{"target"}, e.calls)
+		assert.Equal(t, []string{"kernel"}, e.calls)
 	}
 	require.NoError(t, e.Launch(f, device.Shape{Size: [3]int{4}, Threads: 128}, good))
 }
@@ -190,9 +188,6 @@ func TestQueueLaunchAllocatesNothing(t *testing.T) {
 	shape := device.Shape{Size: [3]int{8}}
 	n := testing.AllocsPerRun(100, func() {
 		if err := q.Launch(f, shape, args); err != nil {
-			t.Fatal(err)
-		}
-		if err := q.LaunchTrusted(f, &shape, args); err != nil {
 			t.Fatal(err)
 		}
 	})

@@ -269,12 +269,21 @@ func rename(err error, op string) error {
 
 var _ device.CheckedLauncher = (*Queue)(nil)
 
-// LaunchChecked implements device.CheckedLauncher (generic.Queue's
-// LaunchTrusted): Launch without the checks of the shape and of nil
-// buffer pointers the runtime has made. The function's device and the
-// argument count are still checked, and buffer pointers still resolved.
+// LaunchChecked implements device.CheckedLauncher: Launch without the
+// checks of the shape and of nil buffer pointers the runtime has made
+// (generic.Queue.CheckTrusted). The function's device and the argument
+// count are still checked, and buffer pointers still resolved. It makes
+// the steps of generic.Queue's Launch itself, with direct calls: the
+// runtime's launch path.
 func (q *Queue) LaunchChecked(f device.Function, shape *device.Shape, args []device.Arg) error {
-	return q.LaunchTrusted(f, shape, args)
+	fn, ok := q.own(f)
+	if !ok {
+		return q.kernelErr(f)
+	}
+	if err := q.CheckTrusted(fn.k, args); err != nil {
+		return err
+	}
+	return q.launch(fn, shape, args) // the host device passes no fault record
 }
 
 // launcher is a Queue as generic.Queue's Launcher: the steps of a launch
@@ -282,31 +291,47 @@ func (q *Queue) LaunchChecked(f device.Function, shape *device.Shape, args []dev
 // the checked Launch and LaunchChecked.
 type launcher struct{ *Queue }
 
-// KernelOf implements generic.Launcher: f must come from this
-// device's Load, on a queue not released.
+// KernelOf implements generic.Launcher: f must come from this device's
+// Load, on a queue not released.
 func (q launcher) KernelOf(f device.Function) (*device.Kernel, error) {
+	if fn, ok := q.own(f); ok {
+		return fn.k, nil
+	}
+	return nil, q.kernelErr(f)
+}
+
+// own returns f as a Function of this device, if it is one and the queue
+// is not released.
+func (q *Queue) own(f device.Function) (*Function, bool) {
+	fn, ok := f.(*Function)
+	return fn, ok && fn != nil && fn.d == q.d && !q.released.Load()
+}
+
+// kernelErr is the error of a launch of f, which own refused.
+func (q *Queue) kernelErr(f device.Function) error {
 	fn, ok := f.(*Function)
 	if !ok || fn == nil {
-		return nil, device.Errorf(q.d.ID(), "launch", device.CodeInvalidArgument,
+		return device.Errorf(q.d.ID(), "launch", device.CodeInvalidArgument,
 			"function %T was not loaded by a host device", f)
 	}
 	k := fn.k
 	if q.released.Load() {
-		return nil, q.closedErr("launch " + k.Name)
+		return q.closedErr("launch " + k.Name)
 	}
-	if fn.d != q.d {
-		return nil, device.Errorf(q.d.ID(), "launch "+k.Name, device.CodeInvalidArgument,
-			"kernel %s was loaded on %s, not on this device", k.Name, fn.d.ID())
-	}
-	return k, nil
+	return device.Errorf(q.d.ID(), "launch "+k.Name, device.CodeInvalidArgument,
+		"kernel %s was loaded on %s, not on this device", k.Name, fn.d.ID())
 }
 
-// EnqueueLaunch implements generic.Launcher: it runs f over shape with
-// args, inline on an idle queue, else on the queue's goroutine. Buffer
-// arguments are resolved to the device memory from the pointer to the
-// end of its allocation.
-func (q launcher) EnqueueLaunch(f device.Function, k *device.Kernel, shape *device.Shape, args []device.Arg) (bool, error) {
-	fn := f.(*Function) // KernelOf's
+// EnqueueLaunch implements generic.Launcher (launch).
+func (q launcher) EnqueueLaunch(f device.Function, _ *device.Kernel, shape *device.Shape, args []device.Arg) (bool, error) {
+	return false, q.launch(f.(*Function), shape, args)
+}
+
+// launch runs fn over shape with args, inline on an idle queue, else on
+// the queue's goroutine. Buffer arguments are resolved to the device
+// memory from the pointer to the end of its allocation.
+func (q *Queue) launch(fn *Function, shape *device.Shape, args []device.Arg) error {
+	k := fn.k
 	inline := q.pending.Load() == 0
 	o := &q.inline
 	if !inline {
@@ -328,7 +353,7 @@ func (q launcher) EnqueueLaunch(f device.Function, k *device.Kernel, shape *devi
 				if e, ok := err.(*device.Error); ok {
 					cause = e.Err
 				}
-				return false, device.Errorf(q.d.ID(), "launch "+k.Name, device.CodeInvalidArgument,
+				return device.Errorf(q.d.ID(), "launch "+k.Name, device.CodeInvalidArgument,
 					"argument %d (%s): %v", i, p.Name, cause)
 			}
 		}
@@ -350,14 +375,14 @@ func (q launcher) EnqueueLaunch(f device.Function, k *device.Kernel, shape *devi
 		if bufs {
 			clear(o.ha.Bufs) // the rest are nil: a launch with only scalars skips the write barriers
 		}
-		return false, err
+		return err
 	}
 	o.kind, o.fn, o.shape, o.tm = opLaunch, fn, *shape, tm
 	seq := q.push()
 	if tm != nil {
 		tm.seq = seq
 	}
-	return false, nil
+	return nil
 }
 
 // launch runs fn over shape with ha, turning a panic of the kernel into
