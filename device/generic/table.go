@@ -261,25 +261,27 @@ func (t *table[H]) reuse(c, span, size int, f Fencer[H]) (p device.DevicePtr, ok
 		return 0, false, false
 	}
 	l := t.cache[c]
-	var e *entry[H]
 	i := len(l) - 1
-	for ; i >= 0; i-- {
-		if l[i].freed > t.clean {
-			waiting = true
-			continue
-		}
-		e = &t.ents[t.search(l[i].p)]
-		if f == nil || f.Reuse(e.h) {
-			break
-		}
+	for i >= 0 && l[i].freed > t.clean {
+		i--
 	}
 	if i < 0 {
-		return 0, false, waiting
+		return 0, false, true
+	}
+	if f != nil {
+		waiting = i < len(l)-1
+		for i >= 0 && !f.Reuse(t.ents[t.search(l[i].p)].h) {
+			i--
+		}
+		if i < 0 {
+			return 0, false, waiting
+		}
 	}
 	p = l[i].p
 	copy(l[i:], l[i+1:])
 	t.cache[c] = l[:len(l)-1]
 	t.cached -= int64(span)
+	e := &t.ents[t.search(p)]
 	e.live, e.size = true, size
 	t.n++
 	t.bytes += int64(size)
