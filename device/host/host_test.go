@@ -519,3 +519,47 @@ func assertCode(t *testing.T, code device.Code, err error, what string, names ..
 	}
 	return ok
 }
+
+// LaunchChecked makes generic.Queue's launch steps itself (the runtime's
+// path, with direct calls): where both refuse a launch, it refuses it with
+// Launch's error, in Launch's order (the function, the released queue,
+// the function's device, then the arguments).
+func TestLaunchCheckedRefusesAsLaunch(t *testing.T) {
+	d := newDevice(0)
+	f, _ := d.Load(testSaxpy)
+	other, _ := newDevice(1).Load(testSaxpy)
+	x, _ := d.Alloc(16)
+	defer d.Free(x.Ptr)
+	good := []device.Arg{{Bits: 4}, {Bits: 0}, {Ptr: x.Ptr}, {Ptr: x.Ptr}}
+	shape := device.Shape{Size: [3]int{4}}
+	type fakeFunction struct{ device.Function }
+	for _, c := range []struct {
+		what     string
+		f        device.Function
+		args     []device.Arg
+		released bool
+	}{
+		{"a function of no host device", fakeFunction{f}, good[:1], false},
+		{"a nil function", nil, good, false},
+		{"a nil *Function", (*Function)(nil), good, false},
+		{"another device's function, too few arguments", other, good[:2], false},
+		{"too few arguments", f, good[:2], false},
+		{"a released queue, another device's function", other, good[:2], true},
+		{"a released queue", f, good, true},
+		{"a pointer the device does not know", f, []device.Arg{{Bits: 4}, {}, {Ptr: x.Ptr}, {Ptr: 0x5}}, false},
+	} {
+		qq, err := d.NewQueue()
+		require.NoError(t, err)
+		if c.released {
+			require.NoError(t, qq.Release())
+		}
+		want := qq.Launch(c.f, shape, c.args)
+		got := qq.(device.CheckedLauncher).LaunchChecked(c.f, &shape, c.args)
+		if assert.Error(t, want, "%s: Launch", c.what) {
+			assert.Equal(t, want.Error(), fmt.Sprint(got), "%s: LaunchChecked", c.what)
+		}
+		if !c.released {
+			assert.NoError(t, qq.Release())
+		}
+	}
+}
