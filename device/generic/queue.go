@@ -20,9 +20,8 @@ type Launcher interface {
 	// EnqueueLaunch enqueues f, which KernelOf accepted, of kernel k,
 	// over shape with args, which Queue has checked (CheckLaunch; for a
 	// LaunchChecked only the number of arguments, CheckTrusted), and
-	// converts a buffer
-	// pointer the device does not know into an error of its own. shape is read during the call only.
-	// faults reports that the launch passed the queue's fault record to
+	// converts a buffer pointer the device does not know into an error
+	// of its own. shape is read during the call only. faults reports that the launch passed the queue's fault record to
 	// the kernel (a checked kernel, device.Kernel.Checked, or a plugin's
 	// own guard), even where the launch then failed: Queue notes k in
 	// its fault log, which Sync reads (ReadFaults).
@@ -47,8 +46,8 @@ type QueueConfig struct {
 // Queue is the generic part of a plugin's queue, as Device is of its
 // device: a plugin's queue type embeds it, calls Init once before the
 // queue is used, and implements Launcher. Queue implements
-// device.Queue's Launch (the plugin's KernelOf, the launch checks,
-// its EnqueueLaunch, the fault log) and device.Profiler (whether the queue
+// device.Queue's Launch (the plugin's KernelOf, the launch checks, its
+// EnqueueLaunch, the fault log) and device.Profiler (whether the queue
 // profiles, and the Timing of the operation enqueued last, which the
 // plugin sets with SetLast); a plugin that implements
 // device.CheckedLauncher makes the same steps in its LaunchChecked with
@@ -66,15 +65,16 @@ type Queue struct {
 // Init makes q the queue of impl, on the device c describes. It panics on
 // a nil impl or a config without ID or Info.
 func (q *Queue) Init(impl Launcher, c QueueConfig) {
-	if c.ID == "" || c.Info == nil {
-		panic("generic: Queue.Init needs the device's ID and its Info")
+	if impl == nil || c.ID == "" || c.Info == nil {
+		panic("generic: Queue.Init needs a Launcher, the device's ID and its Info")
 	}
 	q.impl, q.c = impl, c
 }
 
 // Launch implements device.Queue: the plugin's KernelOf, then the
 // launch checks (CheckLaunch and, with QueueConfig.ExactThreads, the
-// team size), then its EnqueueLaunch.
+// team size), then its EnqueueLaunch, whose kernel goes into the fault
+// log if it got the fault record.
 func (q *Queue) Launch(f device.Function, shape device.Shape, args []device.Arg) error {
 	k, err := q.impl.KernelOf(f)
 	if err != nil {
