@@ -21,10 +21,11 @@ type Launcher interface {
 	// over shape with args, which Queue has checked (CheckLaunch; for a
 	// LaunchChecked only the number of arguments, CheckTrusted), and
 	// converts a buffer pointer the device does not know into an error
-	// of its own. shape is read during the call only. faults reports that the launch passed the queue's fault record to
-	// the kernel (a checked kernel, device.Kernel.Checked, or a plugin's
-	// own guard), even where the launch then failed: Queue notes k in
-	// its fault log, which Sync reads (ReadFaults).
+	// of its own. shape is read during the call only. faults reports
+	// that the launch passed the queue's fault record to the kernel (a
+	// checked kernel, device.Kernel.Checked, or a plugin's own guard),
+	// even where the launch then failed: Queue notes k in its fault log,
+	// which Sync reads (ReadFaults).
 	EnqueueLaunch(f device.Function, k *device.Kernel, shape *device.Shape, args []device.Arg) (faults bool, err error)
 }
 
@@ -214,10 +215,10 @@ func (l *Timings[T]) Len() int { return len(l.ts) }
 // operation "launch NAME" and device id. Queue's Launch makes it between
 // the plugin's KernelOf and EnqueueLaunch; a device.CheckedLauncher's
 // LaunchChecked compares only the number of arguments with the
-// parameters (CheckTrusted). Threads per team beyond the device's or the kernel's
-// limit are refused by a Queue with QueueConfig.ExactThreads (the host
-// device), and lowered by the plugin otherwise (a GPU's work-group
-// size).
+// parameters (CheckTrusted). Threads per team beyond the device's or
+// the kernel's limit are refused by a Queue with
+// QueueConfig.ExactThreads (the host device), and lowered by the plugin
+// otherwise (a GPU's work-group size).
 func CheckLaunch(id string, info *device.Info, k *device.Kernel, shape *device.Shape, args []device.Arg) error {
 	if err := k.CheckArgs(args); err != nil {
 		return launchErr(id, k, err)
