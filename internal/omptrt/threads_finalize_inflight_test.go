@@ -2,7 +2,6 @@ package omptrt
 
 import (
 	"runtime"
-	"strings"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -350,66 +349,4 @@ func TestSweepVisitThenConstructOnItsThreadRaceFree(t *testing.T) {
 	}
 	_, errs := l.got()
 	assert.Empty(t, errs, "what the tool found wrong")
-}
-
-// TestFinalizeToolFromImplicitTaskEnd: as TestFinalizeToolFromThreadEnd,
-// from the tool's implicit_task end (its thread_end comes inside it, on
-// that thread): its lives on other threads still all end on them before
-// the finalizer.
-func TestFinalizeToolFromImplicitTaskEnd(t *testing.T) {
-	requireLivesPerThread(t)
-	_, read := verboseLog(t, nil)
-	var (
-		mu     sync.Mutex
-		events []string
-		quit   atomic.Bool
-		lookup ompt.LookupFunc
-	)
-	add := func(ev string) {
-		mu.Lock()
-		events = append(events, ev)
-		mu.Unlock()
-	}
-	ompt.RegisterTool("quitter", func(int, string) *ompt.StartResult {
-		return &ompt.StartResult{Initialize: func(l ompt.LookupFunc, _ int, _ *ompt.Data) int {
-			lookup = l
-			set := l("ompt_set_callback").(ompt.SetCallbackFunc)
-			set(ompt.CallbackThreadBegin, ompt.ThreadBeginCallback(func(int, *ompt.Data) { add("thread_begin") }))
-			set(ompt.CallbackImplicitTask, ompt.ImplicitTaskCallback(func(e ompt.Endpoint, _, _ *ompt.Data, _, _ uint32, _ int) {
-				if e == ompt.ScopeEnd && quit.Load() {
-					lookup("ompt_finalize_tool").(ompt.FinalizeToolFunc)()
-				}
-			}))
-			set(ompt.CallbackThreadEnd, ompt.ThreadEndCallback(func(*ompt.Data) { add("thread_end") }))
-			return 1
-		}, Finalize: func(*ompt.Data) { add("finalize") }}
-	})
-	Start(fakeRuntime{1})
-	var wg sync.WaitGroup
-	for range 4 { // lives left open on other threads
-		wg.Go(func() {
-			for range 50 {
-				region(ompt.KindTarget, 0, 1)
-			}
-		})
-	}
-	wg.Wait()
-	done := make(chan struct{})
-	go func() {
-		defer close(done)
-		runtime.LockOSThread()
-		defer runtime.UnlockOSThread()
-		quit.Store(true)
-		region(ompt.KindTarget, 0, 1)
-	}()
-	<-done
-	mu.Lock()
-	got := append([]string(nil), events...)
-	mu.Unlock()
-	require.NotEmpty(t, got)
-	assert.Equal(t, "finalize", got[len(got)-1], "the last event")
-	all := strings.Join(got, ",")
-	assert.Equal(t, strings.Count(all, "thread_begin"), strings.Count(all, "thread_end"), "thread_end against thread_begin: %v", got)
-	assert.NotContains(t, read(), "not ended", "the sweep's log")
-	Finalize()
 }

@@ -570,65 +570,76 @@ func TestLivesNotReachedAreLogged(t *testing.T) {
 	assert.Contains(t, read(), `Tool "life": 1 thread lives not ended: their threads were not reached.`, "the log")
 }
 
-// TestFinalizeToolFromThreadEnd: a tool that calls ompt_finalize_tool
-// from its own thread_end (here a locked goroutine's construct ends its
-// life) is not waited for in that callback; its lives on other threads
-// end on them first, and the finalizer comes last.
-func TestFinalizeToolFromThreadEnd(t *testing.T) {
+// TestFinalizeToolFromALifeEnd: a tool that calls ompt_finalize_tool
+// from its own thread_end, or from its implicit_task end (its thread_end
+// then comes inside it, on that thread), here where a locked
+// goroutine's construct ends its life, is not waited for in that
+// callback; its lives on other threads end on them first, and the
+// finalizer comes last.
+func TestFinalizeToolFromALifeEnd(t *testing.T) {
 	requireLivesPerThread(t)
-	_, read := verboseLog(t, nil)
-	var (
-		mu     sync.Mutex
-		events []string
-		quit   atomic.Bool
-		lookup ompt.LookupFunc
-	)
-	add := func(ev string) {
-		mu.Lock()
-		events = append(events, ev)
-		mu.Unlock()
-	}
-	ompt.RegisterTool("quitter", func(int, string) *ompt.StartResult {
-		return &ompt.StartResult{Initialize: func(l ompt.LookupFunc, _ int, _ *ompt.Data) int {
-			lookup = l
-			set := l("ompt_set_callback").(ompt.SetCallbackFunc)
-			set(ompt.CallbackThreadBegin, ompt.ThreadBeginCallback(func(int, *ompt.Data) { add("thread_begin") }))
-			set(ompt.CallbackThreadEnd, ompt.ThreadEndCallback(func(*ompt.Data) {
-				add("thread_end")
-				if quit.Load() {
-					lookup("ompt_finalize_tool").(ompt.FinalizeToolFunc)()
-				}
-			}))
-			return 1
-		}, Finalize: func(*ompt.Data) { add("finalize") }}
-	})
-	Start(fakeRuntime{1})
-	var wg sync.WaitGroup
-	for range 4 { // lives left open on other threads
-		wg.Go(func() {
-			for range 50 {
-				region(ompt.KindTarget, 0, 1)
+	for _, from := range []string{"thread_end", "implicit_task end"} {
+		_, read := verboseLog(t, nil)
+		var (
+			mu     sync.Mutex
+			events []string
+			quit   atomic.Bool
+			lookup ompt.LookupFunc
+		)
+		add := func(ev string) {
+			mu.Lock()
+			events = append(events, ev)
+			mu.Unlock()
+		}
+		quitIf := func(ev string) {
+			if ev == from && quit.Load() {
+				lookup("ompt_finalize_tool").(ompt.FinalizeToolFunc)()
 			}
+		}
+		ompt.RegisterTool("quitter", func(int, string) *ompt.StartResult {
+			return &ompt.StartResult{Initialize: func(l ompt.LookupFunc, _ int, _ *ompt.Data) int {
+				lookup = l
+				set := l("ompt_set_callback").(ompt.SetCallbackFunc)
+				set(ompt.CallbackThreadBegin, ompt.ThreadBeginCallback(func(int, *ompt.Data) { add("thread_begin") }))
+				set(ompt.CallbackImplicitTask, ompt.ImplicitTaskCallback(func(e ompt.Endpoint, _, _ *ompt.Data, _, _ uint32, _ int) {
+					quitIf("implicit_task " + e.String())
+				}))
+				set(ompt.CallbackThreadEnd, ompt.ThreadEndCallback(func(*ompt.Data) {
+					add("thread_end")
+					quitIf("thread_end")
+				}))
+				return 1
+			}, Finalize: func(*ompt.Data) { add("finalize") }}
 		})
+		Start(fakeRuntime{1})
+		var wg sync.WaitGroup
+		for range 4 { // lives left open on other threads
+			wg.Go(func() {
+				for range 50 {
+					region(ompt.KindTarget, 0, 1)
+				}
+			})
+		}
+		wg.Wait()
+		done := make(chan struct{})
+		go func() {
+			defer close(done)
+			runtime.LockOSThread()
+			defer runtime.UnlockOSThread()
+			quit.Store(true)
+			region(ompt.KindTarget, 0, 1)
+		}()
+		<-done
+		mu.Lock()
+		got := append([]string(nil), events...)
+		mu.Unlock()
+		require.NotEmpty(t, got, "from %s", from)
+		assert.Equal(t, "finalize", got[len(got)-1], "from %s: the last event", from)
+		all := strings.Join(got, ",")
+		assert.Equal(t, strings.Count(all, "thread_begin"), strings.Count(all, "thread_end"), "from %s: thread_end against thread_begin: %v", from, got)
+		assert.NotContains(t, read(), "not ended", "from %s: the sweep's log", from)
+		Finalize()
 	}
-	wg.Wait()
-	done := make(chan struct{})
-	go func() {
-		defer close(done)
-		runtime.LockOSThread()
-		defer runtime.UnlockOSThread()
-		quit.Store(true)
-		region(ompt.KindTarget, 0, 1)
-	}()
-	<-done
-	mu.Lock()
-	got := append([]string(nil), events...)
-	mu.Unlock()
-	require.NotEmpty(t, got)
-	assert.Equal(t, "finalize", got[len(got)-1], "the last event")
-	assert.Equal(t, strings.Count(strings.Join(got, ","), "thread_begin"), strings.Count(strings.Join(got, ","), "thread_end"), "thread_end against thread_begin: %v", got)
-	assert.NotContains(t, read(), "not ended", "the sweep's log")
-	Finalize()
 }
 
 // TestLivesPerHoldWithoutTheRuntimeFields: where the runtime's fields
