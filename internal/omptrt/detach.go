@@ -261,11 +261,15 @@ type endingKey struct {
 	g uintptr
 }
 
-func markEnding(t *tool, d int) {
+func markEnding(t *tool, d int) { mark(ending, t, d) }
+func markLeaving(t *tool, d int) { mark(leaving, t, d) }
+
+// mark adds d to the calling goroutine's count of t in m.
+func mark(m map[endingKey]int, t *tool, d int) {
 	k := endingKey{t, getg()}
 	endingMu.Lock()
-	if ending[k] += d; ending[k] == 0 {
-		delete(ending, k)
+	if m[k] += d; m[k] == 0 {
+		delete(m, k)
 	}
 	endingMu.Unlock()
 }
@@ -292,15 +296,6 @@ func waitEnds(t *tool) {
 		}
 		time.Sleep(50 * time.Microsecond)
 	}
-}
-
-func markLeaving(t *tool, d int) {
-	k := endingKey{t, getg()}
-	endingMu.Lock()
-	if leaving[k] += d; leaving[k] == 0 {
-		delete(leaving, k)
-	}
-	endingMu.Unlock()
 }
 
 func endingHere(t *tool) int64 {
