@@ -261,7 +261,7 @@ type endingKey struct {
 	g uintptr
 }
 
-func markEnding(t *tool, d int) { mark(ending, t, d) }
+func markEnding(t *tool, d int)  { mark(ending, t, d) }
 func markLeaving(t *tool, d int) { mark(leaving, t, d) }
 
 // mark adds d to the calling goroutine's count of t in m.
