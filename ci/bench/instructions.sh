@@ -73,4 +73,5 @@ one() { # case env...
 one empty_target_notool
 one empty_target_tool_none GOMPT_BENCH_TOOL=none
 one empty_target_tool_all GOMPT_BENCH_TOOL=all
+one empty_target_tool_threads GOMPT_BENCH_TOOL=threads
 one empty_target_ctool_all OMP_TOOL_LIBRARIES="$out/libempty.so"
