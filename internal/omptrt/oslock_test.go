@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"os"
 	"runtime"
-	"sync"
 	"testing"
 	"time"
 
@@ -126,39 +125,4 @@ func TestNowaitRecordsCarryTheTaskThread(t *testing.T) {
 	for i, rec := range tt.raw {
 		assert.Equal(t, tid, rec.ThreadID, "record %d: thread_id (the task's thread %d, the encountering thread %d)", i, tid, encTID)
 	}
-}
-
-// TestStartAndTheFirstThreadIDGiveTheirOSThreadBack: Start holds its
-// goroutine's OS thread while the tools start, and the first thread id
-// read in the process (which checks the runtime's layout on its thread)
-// holds it while it checks; both give it back: a goroutine that ran them
-// and returns leaves its thread alive.
-func TestStartAndTheFirstThreadIDGiveTheirOSThreadBack(t *testing.T) {
-	reset(t, nil)
-	r := &recorder{emi: true}
-	ompt.RegisterTool("rec", r.start)
-	run := func(name string, f func()) { t.Helper(); assertThreadKept(t, name, f) }
-	run("Start", func() { Start(fakeRuntime{1}) })
-	require.NotNil(t, r.lookup, "the tool was not initialized")
-	// as if no thread id had been read yet: tidOnce is only read once
-	// tidFast is seen false (after these stores)
-	fast := tidFast.Load()
-	tidOnce = sync.Once{}
-	tidFast.Store(false)
-	t.Cleanup(func() { tidFast.Store(fast) })
-	run("the first thread id", func() { threadID() })
-	assert.True(t, tidFast.Load(), "the fast path was not validated again")
-}
-
-// TestThreadIDWithoutTheFastPath: where the runtime's copy of the thread
-// id could not be validated (another Go release), threadID makes the
-// gettid system call: the same id.
-func TestThreadIDWithoutTheFastPath(t *testing.T) {
-	threadID() // the check has run
-	fast := tidFast.Load()
-	tidFast.Store(false)
-	t.Cleanup(func() { tidFast.Store(fast) })
-	runtime.LockOSThread()
-	defer runtime.UnlockOSThread()
-	assert.Equal(t, gettid(), threadID(), "thread id without the fast path")
 }

@@ -7,6 +7,7 @@ import (
 	"sync"
 	"testing"
 
+	"github.com/gompt/gompt/ompt"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 )
@@ -102,4 +103,39 @@ func TestThreadLifeFieldsFound(t *testing.T) {
 		assert.NotZero(t, s.self1, "threadSelf")
 	}
 	assert.NotEqual(t, a.self1, b.self1, "threadSelf of two threads alive at once")
+}
+
+// TestStartAndTheFirstThreadIDGiveTheirOSThreadBack: Start holds its
+// goroutine's OS thread while the tools start, and the first thread id
+// read in the process (which checks the runtime's layout on its thread)
+// holds it while it checks; both give it back: a goroutine that ran them
+// and returns leaves its thread alive.
+func TestStartAndTheFirstThreadIDGiveTheirOSThreadBack(t *testing.T) {
+	reset(t, nil)
+	r := &recorder{emi: true}
+	ompt.RegisterTool("rec", r.start)
+	run := func(name string, f func()) { t.Helper(); assertThreadKept(t, name, f) }
+	run("Start", func() { Start(fakeRuntime{1}) })
+	require.NotNil(t, r.lookup, "the tool was not initialized")
+	// as if no thread id had been read yet: tidOnce is only read once
+	// tidFast is seen false (after these stores)
+	fast := tidFast.Load()
+	tidOnce = sync.Once{}
+	tidFast.Store(false)
+	t.Cleanup(func() { tidFast.Store(fast) })
+	run("the first thread id", func() { threadID() })
+	assert.True(t, tidFast.Load(), "the fast path was not validated again")
+}
+
+// TestThreadIDWithoutTheFastPath: where the runtime's copy of the thread
+// id could not be validated (another Go release), threadID makes the
+// gettid system call: the same id.
+func TestThreadIDWithoutTheFastPath(t *testing.T) {
+	threadID() // the check has run
+	fast := tidFast.Load()
+	tidFast.Store(false)
+	t.Cleanup(func() { tidFast.Store(fast) })
+	runtime.LockOSThread()
+	defer runtime.UnlockOSThread()
+	assert.Equal(t, gettid(), threadID(), "thread id without the fast path")
 }
