@@ -64,13 +64,14 @@ type threadRec struct {
 	// fields below, so one thread's holders follow each other (holdCount
 	// says how the race detector learns that).
 	holds   holdCount
-	holder  uintptr // the goroutine of the holds in progress
-	entered int32   // slots in the life (stage != lifeNone)
-	leaving bool    // the life's ends are being dispatched: no tool enters
-	live    bool    // a life is open: between holds too, when lives are per OS thread
-	keep    bool    // the outermost hold in progress leaves the life open at its end
-	self    uint64  // threadSelf of the thread whose life is open (livesPerThread)
-	taskID  uint64  // the runtime's id of the life's initial task (trace records' task_id)
+	holder  uintptr     // the goroutine of the holds in progress
+	entered int32       // slots in the life (stage != lifeNone)
+	leaving bool        // the life's ends are being dispatched: no tool enters
+	live    bool        // a life is open: between holds too, when lives are per OS thread
+	in      *dispatcher // every tool of it with thread callbacks is in the life (enter)
+	keep    bool        // the outermost hold in progress leaves the life open at its end
+	self    uint64      // threadSelf of the thread whose life is open (livesPerThread)
+	taskID  uint64      // the runtime's id of the life's initial task (trace records' task_id)
 	slots   []threadSlots
 }
 
@@ -242,20 +243,26 @@ func (th *threadRec) forget() {
 	th.leaving = false
 	th.holder = 0
 	th.live = false
+	th.in = nil
 }
 
 // enter makes every tool of d with thread callbacks that is not detached
 // and not yet in the held thread's life enter it: thread_begin and
 // implicit_task begin.
 func (th *threadRec) enter(d *dispatcher) {
-	if th.leaving {
+	if th.leaving || th.in == d {
 		return
 	}
+	all := true
 	for i := range d.threads {
 		e := &d.threads[i]
 		if s := &th.slots[e.t.idx]; s.stage == lifeNone && !e.t.done.Load() {
 			th.enterTool(s, e)
+			all = all && (s.stage != lifeNone || e.t.done.Load())
 		}
+	}
+	if all {
+		th.in = d // every tool of d is in: the next holds skip the loop until one leaves
 	}
 }
 
@@ -288,6 +295,7 @@ func (th *threadRec) enterTool(s *threadSlots, e *threadEntry) {
 // thread_end there.
 func (th *threadRec) leave(s *threadSlots) {
 	e := s.ends
+	th.in = nil
 	// counted before final is read: a finalize that sets final after
 	// this finds the ends in progress and waits for them (waitEnds), so
 	// either the callbacks return before the finalizer or none is made
