@@ -124,7 +124,11 @@
 //   - at the end of a construct (or routine) of a goroutine that is
 //     locked to its thread by its own runtime.LockOSThread: such a
 //     goroutine may exit locked, and Go ends the thread with it, so its
-//     constructs are one life each, as before;
+//     constructs are one life each. Not on the main thread, which Go
+//     never ends: the main goroutine of a program that locks it in init
+//     (GUI and OpenGL programs do) has one life there, which ends at
+//     the finalize the program calls from main (called elsewhere while
+//     main stays locked, it cannot reach that thread);
 //   - never, when the thread dies with it: a goroutine that exits while
 //     the runtime holds its thread (a Go callback that calls
 //     runtime.Goexit, a panic that skips the construct's end and is

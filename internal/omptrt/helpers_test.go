@@ -18,6 +18,9 @@ import (
 func reset(t testing.TB, env map[string]string) *bytes.Buffer {
 	t.Helper()
 	Finalize()
+	// a test's goroutine may run on the main thread: none is main to
+	// the tests but the one that says so
+	mainThread = 0
 	stopAllTracing()
 	mu.Lock()
 	link.Reset()

@@ -13,5 +13,7 @@ func threadID() uint64 { return uint64(getg()) }
 // are never called.
 const threadFieldsBuild = false
 
+var mainThread uint64
+
 func goroutineLocked() bool { return false }
 func threadSelf() uint64    { return 0 }

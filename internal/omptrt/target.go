@@ -234,8 +234,9 @@ func (t *Target) hold(g uintptr) {
 		n = 0
 		th.holder = g
 		// a goroutine locked to its thread before may exit locked:
-		// its life ends with its hold
-		th.keep = perThread && !locked
+		// its life ends with its hold, but on the main thread, which Go
+		// never ends (it parks it instead)
+		th.keep = perThread && (!locked || tid == mainThread)
 		if !th.live {
 			th.live = true
 			th.self = self

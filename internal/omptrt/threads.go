@@ -29,7 +29,8 @@ import (
 //     goroutines that take each idle OS thread in turn);
 //   - at the end of the outermost hold, when the goroutine that holds the
 //     thread was locked to it before (runtime.LockOSThread of its own):
-//     such a goroutine may exit locked, and the thread dies with it;
+//     such a goroutine may exit locked, and the thread dies with it; but
+//     not on the main thread (mainThread), which Go parks instead;
 //   - on every hold's end, where lives per OS thread cannot be had
 //     (livesPerThread false: a Go release or platform where the runtime's
 //     g.lockedm and m.g0 are not found; tid_linux_fast.go).

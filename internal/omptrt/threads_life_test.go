@@ -719,3 +719,33 @@ func TestNoThreadEndAfterFinalizeOfALifeNotReached(t *testing.T) {
 	assert.Equal(t, []string{"thread_begin", "implicit_task begin", "target begin", "target end", "implicit_task end", "thread_end"}, evs, "the other tool's events")
 	Finalize()
 }
+
+// TestMainThreadLifeStaysOpenForItsLockedGoroutine: on the main thread,
+// which Go never ends, the life of a goroutine locked to it stays open
+// from construct to construct, and ends at Finalize called there, on
+// that thread, before the finalizer. (The test's goroutine plays the
+// main thread.)
+func TestMainThreadLifeStaysOpenForItsLockedGoroutine(t *testing.T) {
+	requireLivesPerThread(t)
+	reset(t, nil)
+	l := &lifeTool{}
+	ompt.RegisterTool("life", l.start)
+	runtime.LockOSThread()
+	defer runtime.UnlockOSThread()
+	mainThread = threadID()
+	defer func() { mainThread = 0 }()
+	Start(fakeRuntime{1})
+	for range 3 {
+		region(ompt.KindTarget, 0, 1)
+	}
+	Finalize()
+	evs, tids := split(firstOf(l.got()))
+	assert.Equal(t, []string{"thread_begin", "implicit_task begin", "target begin", "target end", "target begin", "target end",
+		"target begin", "target end", "implicit_task end", "thread_end", "finalize"}, evs, "events")
+	me := fmt.Sprint(unix.Gettid())
+	for i, tid := range tids {
+		assert.Equal(t, me, tid, "event %d (%s): its thread", i, evs[i])
+	}
+	_, errs := l.got()
+	assert.Empty(t, errs, "what the tool found wrong")
+}

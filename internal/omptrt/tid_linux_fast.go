@@ -3,6 +3,7 @@
 package omptrt
 
 import (
+	"os"
 	"runtime"
 	"strconv"
 	"strings"
@@ -106,6 +107,14 @@ func validateTID() {
 // never locked, that goroutine's m while it is locked, and 0 again after,
 // the same word in two goroutines. Where none or several qualify, lives
 // stay one per hold.
+
+// mainThread is the id of the process's main thread (on Linux, the
+// process id): Go never ends it, even when a goroutine locked to it
+// exits (it parks the thread instead), so a life there stays open for a
+// goroutine locked to it too (the main goroutine of a program that
+// calls runtime.LockOSThread in init, as GUI and OpenGL programs do).
+// A variable: the package's tests set it.
+var mainThread = uint64(os.Getpid())
 
 // threadFieldsBuild: this build reads the runtime's fields (a test of
 // lives per OS thread fails where they are not found).

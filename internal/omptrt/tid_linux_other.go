@@ -9,5 +9,7 @@ func fastTID() (uint64, bool) { return 0, false }
 // these are never called.
 const threadFieldsBuild = false
 
+var mainThread uint64
+
 func goroutineLocked() bool { return false }
 func threadSelf() uint64    { return 0 }

@@ -10,6 +10,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"runtime"
 	"strconv"
 	"strings"
 	"sync"
@@ -44,19 +45,33 @@ func TestMain(m *testing.M) {
 	os.Exit(code)
 }
 
-// child runs constructs from many goroutines over every device, then
-// shuts the runtime down. $CT_NOWAIT=1 adds nowait constructs.
+// With $CT_LOCKMAIN=1 the child's main goroutine locks itself to the
+// main thread in init, as GUI and OpenGL programs do, and runs the
+// constructs itself.
+func init() {
+	if os.Getenv(childEnv) != "" && os.Getenv("CT_LOCKMAIN") == "1" {
+		runtime.LockOSThread()
+	}
+}
+
+// child runs constructs from many goroutines over every device (or, with
+// $CT_LOCKMAIN=1, from its main goroutine locked to the main thread),
+// then shuts the runtime down. $CT_NOWAIT=1 adds nowait constructs.
 func child() int {
 	n := target.NumDevices()
 	goroutines, _ := strconv.Atoi(os.Getenv("CT_GOROUTINES"))
 	iters, _ := strconv.Atoi(os.Getenv("CT_ITERS"))
 	nowait := os.Getenv("CT_NOWAIT") == "1"
+	onMain := os.Getenv("CT_LOCKMAIN") == "1"
+	if onMain {
+		goroutines = 1
+	}
 	var wg sync.WaitGroup
 	var mu sync.Mutex
 	fails := 0
 	for g := range goroutines {
 		wg.Add(1)
-		go func() {
+		body := func() {
 			defer wg.Done()
 			x := make([]float32, 64)
 			for i := range iters {
@@ -76,7 +91,12 @@ func child() int {
 					fmt.Println("FAIL: target:", err)
 				}
 			}
-		}()
+		}
+		if onMain {
+			body()
+		} else {
+			go body()
+		}
 	}
 	wg.Wait()
 	if err := target.Shutdown(); err != nil {
@@ -322,6 +342,34 @@ func TestEachThreadEndsOnItsOwnThread(t *testing.T) {
 			assert.Zero(t, get("errors"), "errors the tool counted")
 		})
 	}
+}
+
+// A program whose main goroutine locks itself to the main thread in init
+// (GUI and OpenGL programs do) and runs its constructs there gets one
+// life on that thread, not one per construct: Go never ends the main
+// thread, so its life stays open to the tool's finalize, which the
+// program calls from main, and ends there (testdata/cthreadlife.c; 1,005
+// thread_begin for these 2,000 constructs before, half of them nowait
+// ones whose tasks run on other threads).
+func TestMainThreadLockedInInitBeginsOnce(t *testing.T) {
+	lib := buildNamed(t, "cthreadlife")
+	const iters = 2000
+	lines := runTool(t, lib, "CT_LOCKMAIN=1", "GOMPT_PLUGINS=host", "CT_ITERS="+strconv.Itoa(iters), "CT_NOWAIT=1")
+	var errs []string
+	for _, l := range lines {
+		if strings.HasPrefix(l, "lt error") {
+			errs = append(errs, l)
+		}
+	}
+	assert.Empty(t, errs, "what the tool found wrong")
+	require.True(t, strings.HasPrefix(lines[len(lines)-1], "lt finalize "), "the tool's last line is not its finalize:\n%s", lines[len(lines)-1])
+	get := func(k string) int { return field(t, lines, "lt finalize", k) }
+	t.Logf("%s", lines[len(lines)-1])
+	assert.Equal(t, iters, get("targets"), "target regions ended")
+	assert.Equal(t, get("os_threads"), get("begin"), "thread_begin: one per OS thread")
+	assert.LessOrEqual(t, get("begin"), 16, "thread_begin for %d constructs on the main thread and their tasks", iters)
+	assert.Equal(t, get("begin"), get("end"), "thread_end against thread_begin")
+	assert.Zero(t, get("cross_thread_ends"), "thread_end on another thread than its thread_begin")
 }
 
 // A tool written for LLVM that registers target_map but does not expect
