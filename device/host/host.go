@@ -138,6 +138,9 @@ type Device struct {
 	info device.Info
 
 	queues atomic.Uint64 // queues made, for their numbers
+	// queued is the operations enqueued on the goroutines of the
+	// device's queues and not yet completed (MayReuse).
+	queued atomic.Int64
 	pool   *hostexec.Pool
 
 	mu        sync.Mutex
@@ -206,6 +209,13 @@ func newDeviceIn(n int, b *budget) *Device {
 // driver is a Device as generic.Device's Driver: the unchecked steps
 // under its checked Alloc, Free and Load.
 type driver struct{ *Device }
+
+// MayReuse implements generic.Reuser: a freed block the cache keeps may
+// serve a new allocation once no operation queued on the goroutine of
+// any of the device's queues is still to complete, since one queued
+// before the Free may use it (a launch or copy of a nowait construct).
+// Operations that run inline have completed when their call returns.
+func (d driver) MayReuse() bool { return d.queued.Load() == 0 }
 
 // Info describes the device. GlobalMem is the memory budget that every host
 // device of the process shares, half of the memory the process may use

@@ -525,6 +525,7 @@ func (q *Queue) push() uint64 {
 	q.enq++
 	seq := q.enq
 	q.pending.Add(1)
+	q.d.queued.Add(1)
 	if !q.running {
 		q.running = true
 		q.exited = make(chan struct{})
@@ -584,6 +585,7 @@ func (q *Queue) loop() {
 		q.n--
 		q.done++
 		q.pending.Add(-1)
+		q.d.queued.Add(-1)
 		q.cond.Broadcast()
 	}
 }
