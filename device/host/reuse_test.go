@@ -1,6 +1,7 @@
 package host
 
 import (
+	"bytes"
 	"testing"
 
 	"github.com/gompt/gompt/device"
@@ -62,4 +63,42 @@ func TestFreedBlockNotReusedWhileQueuedWorkUsesIt(t *testing.T) {
 	require.NoError(t, q2.CopyOut(got, b.Ptr))
 	require.NoError(t, q2.Sync())
 	assert.Equal(t, want, got, "the new allocation (%v; the freed one %v) was written by the launch queued before the free", b.Ptr, a.Ptr)
+}
+
+// The same for a block too large for the cache (a slot backed by a
+// mapping, which the host device keeps for the slot's next allocation).
+func TestFreedLargeBlockNotReusedWhileQueuedWorkUsesIt(t *testing.T) {
+	d := newDevice(0)
+	q1, _ := d.NewQueue()
+	defer q1.Release()
+	q2, _ := d.NewQueue()
+	defer q2.Release()
+	f, err := d.Load(testGate)
+	require.NoError(t, err)
+	const n = cacheMaxClass + 1<<20
+	gate = make(chan struct{})
+	a, err := d.Alloc(n)
+	require.NoError(t, err)
+	big, _ := d.Alloc(1 << 20)
+	defer d.Free(big.Ptr)
+	require.NoError(t, q1.CopyIn(big.Ptr, make([]byte, 1<<20)))
+	require.NoError(t, q1.Launch(f, device.Shape{Size: [3]int{1}, Teams: 1}, []device.Arg{{Ptr: a.Ptr}}))
+	require.NoError(t, d.Free(a.Ptr))
+	b, err := d.Alloc(n)
+	require.NoError(t, err)
+	defer d.Free(b.Ptr)
+	want := make([]byte, n)
+	for i := range want {
+		want[i] = 2
+	}
+	require.NoError(t, q2.CopyIn(b.Ptr, want))
+	require.NoError(t, q2.Sync())
+	close(gate)
+	require.NoError(t, q1.Sync())
+	got := make([]byte, n)
+	require.NoError(t, q2.CopyOut(got, b.Ptr))
+	require.NoError(t, q2.Sync())
+	if !assert.True(t, bytes.Equal(want, got), "the new allocation (%v; the freed one %v) was written by the launch queued before the free", b.Ptr, a.Ptr) {
+		t.Logf("first bytes %v", got[:4])
+	}
 }
