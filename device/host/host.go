@@ -146,7 +146,8 @@ type Device struct {
 	mu        sync.Mutex
 	slots     []slot // sorted by addr; see mem.go
 	free      [numClasses][]int32
-	base, top uint64 // address space [base, limit); top is the next new slot
+	retired   []int32 // big slots freed while work was queued (MemFree)
+	base, top uint64  // address space [base, limit); top is the next new slot
 	limit     uint64
 	backing   int64 // Go memory held: allocated blocks, and those the cache keeps
 	shared    *budget

@@ -113,6 +113,7 @@ func (d driver) MemAlloc(size, need int) (device.DevicePtr, []byte, error) {
 func (d *Device) alloc(size, class int, span uint64, need int) (p device.DevicePtr, mem []byte, err error, short bool) {
 	big := span > cacheMaxClass
 	d.mu.Lock()
+	d.reclaimRetired()
 	var s *slot
 	if free := d.free[class]; len(free) > 0 {
 		s = &d.slots[free[len(free)-1]]
@@ -206,9 +207,35 @@ func (d driver) MemFree(p device.DevicePtr, _ []byte, _ int) error {
 		return device.Errorf(d.ID(), "free", device.CodeInvalidArgument, "pointer %v is not the start of an allocated slot", p)
 	}
 	s := &d.slots[i]
+	if s.big && d.queued.Load() != 0 {
+		// Work queued before the free may still use the mapping, which
+		// the slot keeps for its next allocation: the slot waits, its
+		// pages in place, until no queued work is left (reclaimRetired).
+		d.backing -= s.held
+		d.shared.give(s.held)
+		s.held = 0
+		d.retired = append(d.retired, int32(i))
+		return nil
+	}
 	d.release(s)
 	d.free[s.class] = append(d.free[s.class], int32(i))
 	return nil
+}
+
+// reclaimRetired puts the big slots freed while work was queued back on
+// their classes' free lists, their pages released, once no operation is
+// queued on the device's queues: the work queued before their frees is
+// done. d.mu is held.
+func (d *Device) reclaimRetired() {
+	if len(d.retired) == 0 || d.queued.Load() != 0 {
+		return
+	}
+	for _, i := range d.retired {
+		s := &d.slots[i]
+		releasePages(s.mem)
+		d.free[s.class] = append(d.free[s.class], i)
+	}
+	d.retired = d.retired[:0]
 }
 
 func (d *Device) index(s *slot) int32 {
