@@ -29,76 +29,40 @@ var gate chan struct{}
 // A block freed while a launch queued on one queue still uses it must not
 // serve a new allocation before that launch is done: the generic cache
 // keeps the block's memory, so a reuse would let the old launch write the
-// new allocation (as OpenCL's Reuser and CUDA's fences prevent).
+// new allocation (as OpenCL's Reuser and CUDA's fences prevent). The same
+// for a block too large for the cache: a slot backed by a mapping, which
+// the host device keeps for the slot's next allocation.
 func TestFreedBlockNotReusedWhileQueuedWorkUsesIt(t *testing.T) {
-	d := newDevice(0)
-	q1, _ := d.NewQueue()
-	defer q1.Release()
-	q2, _ := d.NewQueue()
-	defer q2.Release()
-	f, err := d.Load(testGate)
-	require.NoError(t, err)
-	const n = 4096
-	gate = make(chan struct{})
-	a, err := d.Alloc(n)
-	require.NoError(t, err)
-	big, _ := d.Alloc(1 << 20)
-	defer d.Free(big.Ptr)
-	// A large copy first, so that the launch is queued, not run inline.
-	require.NoError(t, q1.CopyIn(big.Ptr, make([]byte, 1<<20)))
-	require.NoError(t, q1.Launch(f, device.Shape{Size: [3]int{1}, Teams: 1}, []device.Arg{{Ptr: a.Ptr}}))
-	require.NoError(t, d.Free(a.Ptr)) // the launch still waits at its gate
-	b, err := d.Alloc(n)
-	require.NoError(t, err)
-	defer d.Free(b.Ptr)
-	want := make([]byte, n)
-	for i := range want {
-		want[i] = 2
-	}
-	require.NoError(t, q2.CopyIn(b.Ptr, want))
-	require.NoError(t, q2.Sync())
-	close(gate)
-	require.NoError(t, q1.Sync())
-	got := make([]byte, n)
-	require.NoError(t, q2.CopyOut(got, b.Ptr))
-	require.NoError(t, q2.Sync())
-	assert.Equal(t, want, got, "the new allocation (%v; the freed one %v) was written by the launch queued before the free", b.Ptr, a.Ptr)
-}
-
-// The same for a block too large for the cache (a slot backed by a
-// mapping, which the host device keeps for the slot's next allocation).
-func TestFreedLargeBlockNotReusedWhileQueuedWorkUsesIt(t *testing.T) {
-	d := newDevice(0)
-	q1, _ := d.NewQueue()
-	defer q1.Release()
-	q2, _ := d.NewQueue()
-	defer q2.Release()
-	f, err := d.Load(testGate)
-	require.NoError(t, err)
-	const n = cacheMaxClass + 1<<20
-	gate = make(chan struct{})
-	a, err := d.Alloc(n)
-	require.NoError(t, err)
-	big, _ := d.Alloc(1 << 20)
-	defer d.Free(big.Ptr)
-	require.NoError(t, q1.CopyIn(big.Ptr, make([]byte, 1<<20)))
-	require.NoError(t, q1.Launch(f, device.Shape{Size: [3]int{1}, Teams: 1}, []device.Arg{{Ptr: a.Ptr}}))
-	require.NoError(t, d.Free(a.Ptr))
-	b, err := d.Alloc(n)
-	require.NoError(t, err)
-	defer d.Free(b.Ptr)
-	want := make([]byte, n)
-	for i := range want {
-		want[i] = 2
-	}
-	require.NoError(t, q2.CopyIn(b.Ptr, want))
-	require.NoError(t, q2.Sync())
-	close(gate)
-	require.NoError(t, q1.Sync())
-	got := make([]byte, n)
-	require.NoError(t, q2.CopyOut(got, b.Ptr))
-	require.NoError(t, q2.Sync())
-	if !assert.True(t, bytes.Equal(want, got), "the new allocation (%v; the freed one %v) was written by the launch queued before the free", b.Ptr, a.Ptr) {
-		t.Logf("first bytes %v", got[:4])
+	for _, n := range []int{4096, cacheMaxClass + 1<<20} {
+		d := newDevice(0)
+		q1, _ := d.NewQueue()
+		q2, _ := d.NewQueue()
+		f, err := d.Load(testGate)
+		require.NoError(t, err)
+		gate = make(chan struct{})
+		a, err := d.Alloc(n)
+		require.NoError(t, err)
+		big, err := d.Alloc(1 << 20)
+		require.NoError(t, err)
+		// A large copy first, so that the launch is queued, not run inline.
+		require.NoError(t, q1.CopyIn(big.Ptr, make([]byte, 1<<20)))
+		require.NoError(t, q1.Launch(f, device.Shape{Size: [3]int{1}, Teams: 1}, []device.Arg{{Ptr: a.Ptr}}))
+		require.NoError(t, d.Free(a.Ptr)) // the launch still waits at its gate
+		b, err := d.Alloc(n)
+		require.NoError(t, err)
+		want := bytes.Repeat([]byte{2}, n)
+		require.NoError(t, q2.CopyIn(b.Ptr, want))
+		require.NoError(t, q2.Sync())
+		close(gate)
+		require.NoError(t, q1.Sync())
+		got := make([]byte, n)
+		require.NoError(t, q2.CopyOut(got, b.Ptr))
+		require.NoError(t, q2.Sync())
+		assert.True(t, bytes.Equal(want, got), "%d bytes: the new allocation (%v; the freed one %v) was written by the launch queued before the free (first bytes %v)",
+			n, b.Ptr, a.Ptr, got[:4])
+		require.NoError(t, d.Free(b.Ptr))
+		require.NoError(t, d.Free(big.Ptr))
+		require.NoError(t, q1.Release())
+		require.NoError(t, q2.Release())
 	}
 }
