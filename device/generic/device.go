@@ -139,10 +139,10 @@ type Config struct {
 	CacheMax   int
 
 	// ExactFallback, with a cache, tries an allocation whose size
-	// class's whole size MemAlloc could not make, even with the cache
-	// emptied, once more at its exact size: such an allocation never
-	// enters the cache (CUDA: the class's rounding may be what does not
-	// fit).
+	// class's whole size MemAlloc could not make for lack of memory
+	// (CodeOutOfResources), even with the cache emptied, once more at
+	// its exact size: such an allocation never enters the cache (CUDA:
+	// the class's rounding may be what does not fit).
 	ExactFallback bool
 }
 
@@ -279,7 +279,7 @@ func (d *Device[H]) Alloc(size int) (device.Buffer, error) {
 		}
 	}
 	exact := false
-	if err != nil && d.exact && span != size {
+	if err != nil && d.exact && span != size && device.CodeOf(err) == device.CodeOutOfResources {
 		// The class's rounding may be what does not fit.
 		exact = true
 		p, h, err = d.drv.MemAlloc(size, size)

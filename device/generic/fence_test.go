@@ -138,4 +138,11 @@ func TestExactFallback(t *testing.T) {
 	e.noRound = d.noRound
 	_, err = e.Alloc(3000)
 	assert.ErrorIs(t, err, d.noRound, "without ExactFallback")
+
+	// only lack of memory is tried again at the exact size (a device
+	// broken or closed says so itself)
+	f := newFenced(t, true)
+	f.noRound = f.Errorf("alloc", device.CodeInvalidDevice, "device gone")
+	_, err = f.Alloc(3000)
+	assert.ErrorIs(t, err, f.noRound, "a device gone, with ExactFallback")
 }
