@@ -324,7 +324,8 @@ var finalizing atomic.Bool
 // in progress, it returns at once: that one may be waiting for the
 // callback. Elsewhere a second Finalize waits for the first.
 func Finalize() {
-	if inCallback() {
+	fromCallback := inCallback()
+	if fromCallback {
 		for !startMu.TryLock() {
 			if finalizing.Load() {
 				return
@@ -354,7 +355,7 @@ func Finalize() {
 		detach(t)
 	}
 	waitDetaching()
-	if !inCallback() {
+	if !fromCallback {
 		// from a callback, a detach under way may be waiting for its
 		// construct: not for it
 		waitRunning()
