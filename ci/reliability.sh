@@ -14,7 +14,7 @@
 #      for MODEL_TIME (default 60s) on each device;
 #   6. mutation testing (ci/mutate, issue 21) of a seeded sample of
 #      MUT_N mutants (default 100) of mapping, ompt (with its engine,
-#      internal/omptrt) and target each
+#      target/internal/omptrt) and target each
 #      (MUT_SEED, default 1); MUT_N=0 skips it;
 #
 # then writes docs/reliability.md with the figures of this run.
@@ -97,10 +97,10 @@ else
 fi
 grep -E '^(--- |ok|FAIL)|^    --- |rounds in' "$work/model.log" || true
 
-step "mutation testing: $MUT_N sampled mutants (seed $MUT_SEED) of mapping, ompt, internal/omptrt, target"
+step "mutation testing: $MUT_N sampled mutants (seed $MUT_SEED) of mapping, ompt, target/internal/omptrt, target"
 if [ "$MUT_N" -gt 0 ]; then
 	go build -o "$work/mutate" ./ci/mutate
-	for p in mapping ompt internal/omptrt target; do
+	for p in mapping ompt target/internal/omptrt target; do
 		nice "$work/mutate" -pkg "./$p" -n "$MUT_N" -seed "$MUT_SEED" -summary "$work/mutate.tsv" \
 			>"$work/mutate-${p//\//_}.log" 2>&1 || fail=1
 		grep -E '^(mutate|score)' "$work/mutate-${p//\//_}.log" || tail -5 "$work/mutate-${p//\//_}.log"
@@ -116,7 +116,7 @@ mutate_table() {
 	echo "| package (sample) | mutants | compiled | killed | timed out | survived | equivalent | score |"
 	echo "| --- | --- | --- | --- | --- | --- | --- | --- |"
 	awk -F'\t' '{ printf "| %s | %d | %d | %d | %d | %d | %d | %s %% |\n", $1, $2, $3, $4, $5, $6, $7, $8 }' "$work/mutate.tsv"
-	for p in mapping ompt internal/omptrt target; do
+	for p in mapping ompt target/internal/omptrt target; do
 		if grep -q '^survivors' "$work/mutate-${p//\//_}.log" 2>/dev/null; then
 			printf '\nSurvivors in %s (file:line: mutation, function, line):\n\n' "$p"
 			sed -n '/^survivors/,$p' "$work/mutate-${p//\//_}.log" | tail -n +2 | sed 's/^  */- `/; s/$/`/; s/\t/` `/g'

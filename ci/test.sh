@@ -172,7 +172,7 @@ if ! command -v mpirun >/dev/null; then
 	skip "a timeline of an MPI job under mpirun (tools/timeline TestMPIRun)" "openmpi-bin missing${why:+; $why}"
 fi
 if [ ! -f /usr/lib/llvm-19/lib/clang/19/include/omp-tools.h ]; then
-	skip "C tools compiled against omp-tools.h (ompt/cabi, examples/tools/ctool)" "libomp-19-dev missing${why:+; $why}"
+	skip "C tools compiled against omp-tools.h (target/internal/cabi, examples/tools/ctool)" "libomp-19-dev missing${why:+; $why}"
 fi
 have_archer=1
 if [ ! -f "$archer" ] || [ -z "$tsan" ]; then

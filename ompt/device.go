@@ -4,7 +4,7 @@ import (
 	"time"
 	"unsafe"
 
-	"github.com/gompt/gompt/internal/omptrt/link"
+	"github.com/gompt/gompt/internal/omptlink"
 )
 
 // DeviceDoc is the documentation string passed to device_initialize.
@@ -66,7 +66,7 @@ type GetBufferLimitsFunc func(device *DeviceHandle) (maxConcurrentAllocs int, re
 
 // Device tracing entry points: the Go forms of the omp-tools.h typedefs,
 // resolved by each device's lookup. A buffer is a []byte (for a C tool,
-// ompt/cabi's view of the C memory the tool gave: the same bytes); a
+// target/internal/cabi's view of the C memory the tool gave: the same bytes); a
 // cursor is a byte offset into it. Results that C returns through pointer
 // arguments are Go results; C's int flags are Go bools where they are
 // arguments. All are safe for concurrent use from any goroutine,
@@ -127,8 +127,21 @@ func (h *DeviceHandle) Num() int { return h.num }
 // Type returns the type string given in device_initialize.
 func (h *DeviceHandle) Type() string { return h.typ }
 
+// TraceStats reports how many trace entries the runtime has written into
+// the tool's buffers for this device since it was initialized, and how
+// many it lost: the delivery queue was full, the tool gave no buffer or
+// one too small from its buffer_request, a buffer callback panicked, or
+// a device time could not be read. gompt's own: OMPT has no such entry
+// point, so a C tool has none either.
+func (h *DeviceHandle) TraceStats() (written, lost uint64) {
+	if f := omptlink.TraceStats; f != nil && h != nil {
+		return f(h.num)
+	}
+	return 0, 0
+}
+
 func init() {
-	link.NewDeviceHandle = func(num int, typ string) unsafe.Pointer {
+	omptlink.NewDeviceHandle = func(num int, typ string) unsafe.Pointer {
 		return unsafe.Pointer(&DeviceHandle{num: num, typ: typ})
 	}
 }

@@ -5,9 +5,9 @@
 // parallel regions. It is what a Go tool author reads: the types, the
 // callback and entry point signatures, the trace records, RegisterTool
 // and the behaviour below. The engine behind it (dispatch, construct
-// scopes, trace delivery, the clocks) is internal/omptrt, which package
-// target drives (internal/omptrt/RUNTIME.md gives the exact calls);
-// package ompt/cabi gives C tools (omp-tools.h) the same events, ids and
+// scopes, trace delivery, the clocks) is target/internal/omptrt, which package
+// target drives (target/internal/omptrt/RUNTIME.md gives the exact calls);
+// package target/internal/cabi gives C tools (omp-tools.h) the same events, ids and
 // state through C entry points.
 //
 // # Start-up
@@ -25,7 +25,7 @@
 //     asked in registration order (StartFunc, with OMPVersion = 202011,
 //     or OMPVersion60 = 202411 with GOMPT_OMPT_VERSION=6.0, and
 //     RuntimeVersion "gompt X.Y.Z (go1.N)"). nil means "keep looking". Each
-//     non-nil result activates its tool. Then each Finder (ompt/cabi's C
+//     non-nil result activates its tool. Then each Finder (target/internal/cabi's C
 //     search) runs. The standard's "the first ompt_start_tool found is
 //     used" is about one C symbol that may be found in several places. Go
 //     tools register under distinct names, so gompt activates every one
@@ -369,7 +369,7 @@
 // One process reports one version of the tools interface, chosen once at
 // start-up (before any tool is asked) by GOMPT_OMPT_VERSION (5.2, the
 // default, or 6.0) and GOMPT_TOOL_PROFILE (openmp, the default, or llvm);
-// Go tools and C tools (ompt/cabi) get the same. A bad value is a
+// Go tools and C tools (target/internal/cabi) get the same. A bad value is a
 // one-line warning naming the variable, the value and what it accepts,
 // and the default; llvm with 6.0 is the llvm profile, with a warning
 // (LLVM's runtime reports 5.x kinds). N is the number of offload

@@ -3,7 +3,7 @@ package ompt
 import (
 	"reflect"
 
-	"github.com/gompt/gompt/internal/omptrt/link"
+	"github.com/gompt/gompt/internal/omptlink"
 )
 
 // LookupFunc is the Go form of ompt_function_lookup_t: it returns the
@@ -118,5 +118,5 @@ var callbackTypes = map[Callback]reflect.Type{
 }
 
 func init() {
-	link.CallbackType = func(ev int32) reflect.Type { return callbackTypes[Callback(ev)] }
+	omptlink.CallbackType = func(ev int32) reflect.Type { return callbackTypes[Callback(ev)] }
 }

@@ -5,12 +5,12 @@ import (
 	"strconv"
 	"unsafe"
 
-	"github.com/gompt/gompt/internal/omptrt/link"
+	"github.com/gompt/gompt/internal/omptlink"
 )
 
 // Trace buffers. A buffer is memory the tool hands the runtime in its
 // buffer_request callback: a []byte for a Go tool, C memory seen as a
-// []byte (unsafe.Slice) for a C tool through ompt/cabi, so both faces see
+// []byte (unsafe.Slice) for a C tool through target/internal/cabi, so both faces see
 // the same bytes. The runtime writes entries into it, each starting at an
 // 8-byte aligned address (the first entry at the first aligned offset of
 // the buffer), one after the other:
@@ -135,14 +135,14 @@ const (
 	RecordBodyOffset = int(unsafe.Offsetof(RecordOMPT{}.body))
 	// NativeHeaderSize is the size of the header before each native record
 	// in a buffer; get_record_native returns the address just after it.
-	NativeHeaderSize = link.HeaderSize
+	NativeHeaderSize = omptlink.HeaderSize
 	// NativeMax is the largest native record a plugin may attach (bytes).
-	NativeMax = link.NativeMax
+	NativeMax = omptlink.NativeMax
 	// MaxEntrySize is the largest entry gompt writes: a buffer shorter
 	// than this may lose records that would fit a larger one.
 	MaxEntrySize = NativeHeaderSize + NativeMax
 	// NativeMarker starts every native entry (no event number is this).
-	NativeMarker = link.Marker // "NATV"
+	NativeMarker = omptlink.Marker // "NATV"
 )
 
 // NativeClass is ompt_record_native_t.
@@ -185,7 +185,7 @@ type RecordAbstract struct {
 // none (out of range, misaligned, or another kind of entry). It is what
 // ompt_get_record_ompt returns, for Go tools that hold the buffer.
 func RecordAt(buffer []byte, cursor uint64) *RecordOMPT {
-	if k, _ := link.EntryAt(buffer, uint64(len(buffer)), cursor); RecordKind(k) != RecordKindOMPT {
+	if k, _ := omptlink.EntryAt(buffer, uint64(len(buffer)), cursor); RecordKind(k) != RecordKindOMPT {
 		return nil
 	}
 	return (*RecordOMPT)(unsafe.Pointer(&buffer[cursor]))
@@ -202,7 +202,7 @@ func RecordAt(buffer []byte, cursor uint64) *RecordOMPT {
 func Records(buffer []byte, bytes, begin uint64) iter.Seq2[uint64, RecordKind] {
 	return func(yield func(uint64, RecordKind) bool) {
 		for cur := begin; ; {
-			k, n := link.EntryAt(buffer, bytes, cur)
+			k, n := omptlink.EntryAt(buffer, bytes, cur)
 			if RecordKind(k) == RecordKindInvalid || !yield(cur, RecordKind(k)) {
 				return
 			}

@@ -3,7 +3,7 @@ package ompt
 import (
 	"runtime"
 
-	"github.com/gompt/gompt/internal/omptrt/link"
+	"github.com/gompt/gompt/internal/omptlink"
 )
 
 // Version is gompt's version, part of RuntimeVersion.
@@ -55,7 +55,7 @@ func RegisterTool(name string, start StartFunc) {
 	if start == nil {
 		panic("ompt: RegisterTool " + name + " with nil start function")
 	}
-	link.Register(name, start)
+	omptlink.Register(name, start)
 }
 
 var runtimeVersion = "gompt " + Version + " (" + runtime.Version() + ")"

@@ -4,10 +4,10 @@ import (
 	"fmt"
 
 	"github.com/gompt/gompt/device"
-	"github.com/gompt/gompt/internal/omptrt"
 	"github.com/gompt/gompt/mapping"
 	"github.com/gompt/gompt/ompt"
 	"github.com/gompt/gompt/target/internal/callsite"
+	"github.com/gompt/gompt/target/internal/omptrt"
 )
 
 // association is one Associate in force: host bytes [host, host+n) backed

@@ -6,9 +6,9 @@ import (
 	"sync"
 
 	"github.com/gompt/gompt/device"
-	"github.com/gompt/gompt/internal/omptrt"
 	"github.com/gompt/gompt/mapping"
 	"github.com/gompt/gompt/ompt"
+	"github.com/gompt/gompt/target/internal/omptrt"
 )
 
 // construct is the scratch state of one construct on one device, with the

@@ -5,10 +5,10 @@ import (
 	"fmt"
 	"slices"
 
-	"github.com/gompt/gompt/internal/omptrt"
 	"github.com/gompt/gompt/mapping"
 	"github.com/gompt/gompt/ompt"
 	"github.com/gompt/gompt/target/internal/callsite"
+	"github.com/gompt/gompt/target/internal/omptrt"
 )
 
 // dataOp runs one data construct on device n, inside a tools scope that

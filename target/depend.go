@@ -7,9 +7,9 @@ import (
 	"sync/atomic"
 
 	"github.com/gompt/gompt/device"
-	"github.com/gompt/gompt/internal/omptrt"
 	"github.com/gompt/gompt/mapping"
 	"github.com/gompt/gompt/ompt"
+	"github.com/gompt/gompt/target/internal/omptrt"
 )
 
 // depKind is the dependence type of a depend list item.

@@ -5,8 +5,8 @@ import (
 
 	"github.com/gompt/gompt/device"
 	"github.com/gompt/gompt/device/hostexec"
-	"github.com/gompt/gompt/internal/omptrt"
 	"github.com/gompt/gompt/mapping"
+	"github.com/gompt/gompt/target/internal/omptrt"
 )
 
 // initialInfo holds the initial device's launch limits: its kernels run on

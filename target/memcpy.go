@@ -4,9 +4,9 @@ import (
 	"fmt"
 
 	"github.com/gompt/gompt/device"
-	"github.com/gompt/gompt/internal/omptrt"
 	"github.com/gompt/gompt/ompt"
 	"github.com/gompt/gompt/target/internal/callsite"
+	"github.com/gompt/gompt/target/internal/omptrt"
 )
 
 // Loc is one side of a memcpy: device memory or host memory.

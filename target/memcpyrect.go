@@ -7,9 +7,9 @@ import (
 	"unsafe"
 
 	"github.com/gompt/gompt/device"
-	"github.com/gompt/gompt/internal/omptrt"
 	"github.com/gompt/gompt/ompt"
 	"github.com/gompt/gompt/target/internal/callsite"
+	"github.com/gompt/gompt/target/internal/omptrt"
 )
 
 // rectErr is an invalid-argument error of MemcpyRect.

@@ -9,6 +9,6 @@ import (
 	_ "github.com/gompt/gompt/device/cuda"
 	_ "github.com/gompt/gompt/device/host"
 	_ "github.com/gompt/gompt/device/opencl"
-	_ "github.com/gompt/gompt/ompt/cabi"
+	_ "github.com/gompt/gompt/target/internal/cabi"
 	_ "github.com/gompt/gompt/tools/timeline" // GOMPT_TRACE=FILE
 )

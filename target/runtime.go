@@ -14,9 +14,9 @@ import (
 	"github.com/gompt/gompt/device"
 	"github.com/gompt/gompt/device/hostexec"
 	"github.com/gompt/gompt/device/kcache"
-	"github.com/gompt/gompt/internal/omptrt"
 	"github.com/gompt/gompt/mapping"
 	"github.com/gompt/gompt/ompt"
+	"github.com/gompt/gompt/target/internal/omptrt"
 )
 
 // OpenMPVersion is the _OPENMP value this runtime follows (OpenMP 5.2).
@@ -388,7 +388,7 @@ func shutdownCaller() (inTask bool, err error) {
 		switch pkg, _, _ := strings.Cut(strings.TrimPrefix(f.Function, modulePath), "."); {
 		case f.Function == goTaskFrame:
 			inTask = true
-		case pkg == "internal/omptrt" || pkg == "ompt/cabi":
+		case pkg == "target/internal/omptrt" || pkg == "target/internal/cabi":
 			return false, errors.New("target: Shutdown called from a tool's callback: the event that called the tool cannot end before the callback returns, and Shutdown would wait for it; call Shutdown after the callback, from the program")
 		case pkg == "device/hostexec":
 			return false, errors.New("target: Shutdown called from a kernel's Go image: the construct running the kernel cannot end before it returns, and Shutdown would wait for it; call Shutdown from the program")

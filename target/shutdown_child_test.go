@@ -15,9 +15,9 @@ import (
 
 	"github.com/gompt/gompt/device"
 	"github.com/gompt/gompt/device/host"
-	"github.com/gompt/gompt/internal/omptrt"
 	"github.com/gompt/gompt/kernels"
 	"github.com/gompt/gompt/ompt"
+	"github.com/gompt/gompt/target/internal/omptrt"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 )

@@ -5,10 +5,10 @@ import (
 	"fmt"
 
 	"github.com/gompt/gompt/device"
-	"github.com/gompt/gompt/internal/omptrt"
 	"github.com/gompt/gompt/mapping"
 	"github.com/gompt/gompt/ompt"
 	"github.com/gompt/gompt/target/internal/callsite"
+	"github.com/gompt/gompt/target/internal/omptrt"
 )
 
 // Target runs r on its device and returns when the kernel has run and the

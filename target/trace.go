@@ -9,7 +9,7 @@ import (
 // construct's device operations also becomes a trace record with the
 // device's begin and end times and the plugin's native record. After an
 // operation's DataOpEnd or SubmitEnd the construct makes one call to the
-// engine that says how its times become known (internal/omptrt's
+// engine that says how its times become known (target/internal/omptrt's
 // trace_path.go): TraceDone for synchronous operations, TraceTimed with
 // the queue's own timing, TraceBracketed with queue events around it. The
 // engine keeps the records that wait for times and writes them, in issue

@@ -40,7 +40,7 @@ out=$(mktemp -d)
 trap 'rm -rf "$out"' EXIT
 mkdir "$out/inc"
 ln -s "$hdr" "$out/inc/omp-tools.h" # alone: clang's own stddef.h must not shadow gcc's
-"${CC:-gcc}" -shared -fPIC -O2 -I "$out/inc" -o "$out/libempty.so" ompt/cabi/testdata/empty.c
+"${CC:-gcc}" -shared -fPIC -O2 -I "$out/inc" -o "$out/libempty.so" target/internal/cabi/testdata/empty.c
 go build -o "$out/ompt-bench" ./cmd/ompt-bench
 
 count() { # case n env... -> instructions collected; stops on a failed run

@@ -9,7 +9,7 @@ import (
 )
 
 // empty_target_ctool_all: an empty target region with a C tool
-// (ompt/cabi/testdata/empty.c, built here with the C compiler) registered
+// (target/internal/cabi/testdata/empty.c, built here with the C compiler) registered
 // for every target callback, each returning at once, attached through
 // OMP_TOOL_LIBRARIES in a child process.
 func init() {
@@ -31,7 +31,7 @@ var (
 // command was built from.
 func emptyCTool() (string, error) {
 	ctoolOnce.Do(func() {
-		src, err := ctoolbuild.SourceFile("ompt/cabi/testdata/empty.c")
+		src, err := ctoolbuild.SourceFile("target/internal/cabi/testdata/empty.c")
 		if err != nil {
 			ctoolErr = err
 			return

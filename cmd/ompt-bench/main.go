@@ -31,7 +31,6 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/gompt/gompt/internal/omptrt"
 	"github.com/gompt/gompt/target"
 )
 
@@ -212,7 +211,7 @@ func caseMatcher(sel string) (func(string) bool, error) {
 func runCase(c bcase, d target.DeviceInfo) result {
 	r := result{Name: c.name, Device: d.ID}
 	fn, teardown, err := c.bench(d.Num)
-	if err == nil && len(c.env) > 0 && !c.plainEnv && !omptrt.Enabled() {
+	if err == nil && len(c.env) > 0 && !c.plainEnv && !toolAttached() {
 		// the setup ran a construct, so the interface has started
 		err = fmt.Errorf("no tool attached: the case needs the tool its environment names (%s; OMP_TOOL_VERBOSE_INIT=stderr tells why none started)", strings.Join(c.env, " "))
 		if teardown != nil {

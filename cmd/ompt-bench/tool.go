@@ -2,14 +2,14 @@ package main
 
 import (
 	"bufio"
+	"bytes"
 	"encoding/json"
 	"fmt"
 	"os"
 	"os/exec"
 	"strings"
-	"testing"
+	"sync/atomic"
 
-	"github.com/gompt/gompt/internal/omptrt"
 	"github.com/gompt/gompt/ompt"
 	"github.com/gompt/gompt/target"
 )
@@ -27,15 +27,40 @@ func init() {
 	register(bcase{name: "empty_target_tool_none", backend: "host", env: []string{benchToolEnv + "=none"}, bench: emptyTarget})
 	register(bcase{name: "empty_target_tool_all", backend: "host", env: []string{benchToolEnv + "=all"}, bench: emptyTarget})
 	register(bcase{name: "empty_target_tool_threads", backend: "host", env: []string{benchToolEnv + "=threads"}, bench: emptyTarget})
-	register(bcase{name: "callback_dispatch", backend: "host", env: []string{benchToolEnv + "=all"}, bench: dispatch})
 	register(bcase{name: "empty_target_tracing", backend: "host", env: []string{benchToolEnv + "=traceonly"}, bench: emptyTarget})
 	register(bcase{name: "empty_target_tracing_tool_all", backend: "host", env: []string{benchToolEnv + "=trace"}, bench: emptyTarget})
-	register(bcase{name: "record_cost", backend: "host", env: []string{benchToolEnv + "=traceonly"}, bench: recordCost})
-	register(bcase{name: "record_cost_routine", backend: "host", env: []string{benchToolEnv + "=traceonly"}, bench: recordCostRoutine})
 	switch os.Getenv(benchToolEnv) {
 	case "none", "all", "trace", "traceonly", "threads":
 		ompt.RegisterTool("ompt-bench", startAll)
 	}
+}
+
+// goToolAttached is set by startAll's initializer.
+var goToolAttached atomic.Bool
+
+// toolAttached reports whether the tool a case's environment names is
+// attached: the Go tool below ran its initializer, or the C tool's
+// library is mapped into the process (the runtime closes every library
+// in OMP_TOOL_LIBRARIES that gave no tool; where the maps cannot be read
+// the environment is trusted).
+func toolAttached() bool {
+	if goToolAttached.Load() {
+		return true
+	}
+	libs := os.Getenv("OMP_TOOL_LIBRARIES")
+	if libs == "" {
+		return false
+	}
+	maps, err := os.ReadFile("/proc/self/maps")
+	if err != nil {
+		return true
+	}
+	for _, l := range strings.Split(libs, ":") {
+		if l != "" && bytes.Contains(maps, []byte(l)) {
+			return true
+		}
+	}
+	return false
 }
 
 // startAll is a Go tool registered for every target and device callback,
@@ -53,6 +78,7 @@ func init() {
 func startAll(int, string) *ompt.StartResult {
 	mode := os.Getenv(benchToolEnv)
 	return &ompt.StartResult{Initialize: func(lookup ompt.LookupFunc, _ int, _ *ompt.Data) int {
+		goToolAttached.Store(true)
 		if mode == "none" {
 			return 1 // attached, nothing registered, nothing traced
 		}
@@ -101,74 +127,6 @@ func startAll(int, string) *ompt.StartResult {
 		set(ompt.CallbackTargetMapEMI, ompt.TargetMapEMICallback(func(*ompt.Data, []uintptr, []uintptr, []uint64, []uint32, uintptr) {}))
 		return 1
 	}}
-}
-
-// dispatch: one device memory routine with one data op, so two callback
-// dispatches (begin and end) and the routine's scope, on the tool above.
-func dispatch(dev int) (func(*testing.B), func(), error) {
-	if !omptrt.Enabled() {
-		return nil, nil, fmt.Errorf("no tool attached")
-	}
-	return func(b *testing.B) {
-		for b.Loop() {
-			r := omptrt.RoutineBegin(1)
-			r.DataOpBegin(ompt.DataOpTransferToDevice, 1, ompt.InitialDevice, 2, dev, 8)
-			r.DataOpEnd(2)
-			r.End()
-		}
-	}, nil, nil
-}
-
-// traced starts tracing on dev (through the first device routine) and
-// checks that it is on.
-func traced(dev int) error {
-	if _, err := target.AllocMem(8, dev); err != nil { // initialises the device: tracing starts
-		return err
-	}
-	if !omptrt.Tracing(dev) {
-		return fmt.Errorf("device %d is not traced", dev)
-	}
-	return nil
-}
-
-// recordCost: what tracing adds to one data operation of a construct: the
-// operation captured (Op) and its record made (Record) with its device
-// times, as target does for every operation of a traced construct. The
-// construct stays open, so its records are queued as a running construct
-// queues them (8 at a time).
-func recordCost(dev int) (func(*testing.B), func(), error) {
-	if err := traced(dev); err != nil {
-		return nil, nil, err
-	}
-	return func(b *testing.B) {
-		t := omptrt.TargetBegin(ompt.KindTargetUpdate, dev, 1)
-		t.DataOpBegin(ompt.DataOpTransferToDevice, 1, ompt.InitialDevice, 2, dev, 8)
-		t.DataOpEnd(2)
-		for b.Loop() {
-			op := t.Op()
-			op.Record(100, 200, 0, nil)
-		}
-		t.End()
-	}, nil, nil
-}
-
-// recordCostRoutine: a whole traced device memory routine with one data
-// op and its record (RoutineBegin ... End), no callbacks registered: the
-// record beside the cost of the scope itself.
-func recordCostRoutine(dev int) (func(*testing.B), func(), error) {
-	if err := traced(dev); err != nil {
-		return nil, nil, err
-	}
-	return func(b *testing.B) {
-		for b.Loop() {
-			r := omptrt.RoutineBegin(1)
-			r.DataOpBegin(ompt.DataOpTransferToDevice, 1, ompt.InitialDevice, 2, dev, 8)
-			r.DataOpEnd(2)
-			op := r.Op()
-			op.Record(100, 200, 0, nil)
-			r.End()
-		}
-	}, nil, nil
 }
 
 // runChild runs case c on device d in a child process with c.env.

@@ -2,7 +2,7 @@
 
 // Package dl opens shared libraries at run time (dlopen, dlsym, dlerror),
 // so that plugins can find vendor drivers without linking against them and
-// ompt/cabi can find C tools.
+// target/internal/cabi can find C tools.
 // It is one of the few packages that import "C".
 package dl
 

@@ -19,8 +19,8 @@ import (
 
 	"github.com/gompt/gompt/internal/testkit/ctoolbuild"
 	"github.com/gompt/gompt/kernels"
-	"github.com/gompt/gompt/ompt/cabi"
 	"github.com/gompt/gompt/target"
+	"github.com/gompt/gompt/target/internal/cabi"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 )

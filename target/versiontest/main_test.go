@@ -10,7 +10,7 @@ import (
 	"testing"
 
 	"github.com/gompt/gompt/internal/testkit/ctoolbuild"
-	"github.com/gompt/gompt/ompt/cabi"
+	"github.com/gompt/gompt/target/internal/cabi"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 )

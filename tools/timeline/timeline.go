@@ -20,8 +20,8 @@
 // one) are spread over extra lanes named "thread 1234 (2)".
 //
 // It is an ordinary OMPT tool on the public interface of package ompt
-// (beside the engine's count of lost records, omptrt.TraceStats, for its
-// closing note): importing this package registers it (ompt.RegisterTool, from init) only
+// (with gompt's count of lost records, ompt.DeviceHandle.TraceStats, for
+// its closing note): importing this package registers it (ompt.RegisterTool, from init) only
 // when GOMPT_TRACE is set, so a program without GOMPT_TRACE pays nothing.
 // Package target imports it, so every gompt program honours the variable.
 // It registers target_emi, target_data_op_emi and target_submit_emi
@@ -59,7 +59,6 @@ import (
 	"strings"
 	"sync"
 
-	"github.com/gompt/gompt/internal/omptrt"
 	"github.com/gompt/gompt/ompt"
 )
 
@@ -414,7 +413,7 @@ func (t *tool) finalize(*ompt.Data) {
 	}
 	var lostAll uint64
 	for _, di := range t.devOrder {
-		if _, lost := omptrt.TraceStats(di.num); lost > 0 {
+		if _, lost := t.devs[di.num].h.TraceStats(); lost > 0 {
 			other[fmt.Sprintf("device_%d_lost_records", di.num)] = lost
 			lostAll += lost
 		}

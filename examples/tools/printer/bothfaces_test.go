@@ -10,7 +10,6 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/gompt/gompt/ompt/cabi"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 )
@@ -53,7 +52,7 @@ func TestEveryExampleBothFaces(t *testing.T) {
 	if testing.Short() {
 		t.Skip("builds every example twice")
 	}
-	if !cabi.Available {
+	if !ctoolbuild.Loadable {
 		require.Empty(t, os.Getenv("CI"), "CI is set but C tools need cgo")
 		t.Skip("C tools need cgo")
 	}
@@ -115,7 +114,7 @@ func TestEveryExampleBothFaces(t *testing.T) {
 				if strings.HasPrefix(l, "ompt target_data_op ") || strings.HasPrefix(l, "ompt target_submit ") {
 					m := regexp.MustCompile(`target_id=\d+ host_op_id=\d+`).FindString(l)
 					if strings.HasPrefix(m, "target_id=0 ") {
-						continue // device memory routines: recorded on the device, checked in ompt/cabi
+						continue // device memory routines: recorded on the device, checked in target/internal/cabi
 					}
 					assert.True(t, ids[m], "no trace record for %s", l)
 				}

@@ -17,10 +17,10 @@ import (
 
 	"github.com/gompt/gompt/device"
 	"github.com/gompt/gompt/device/faulty"
-	"github.com/gompt/gompt/internal/omptrt"
 	"github.com/gompt/gompt/kernels"
 	"github.com/gompt/gompt/ompt"
 	"github.com/gompt/gompt/target"
+	"github.com/gompt/gompt/target/internal/omptrt"
 	"github.com/gompt/gompt/target/soak"
 	"github.com/stretchr/testify/assert"
 )
