@@ -270,8 +270,16 @@ func TestRecordWhenTheClockReadsZero(t *testing.T) {
 	}
 	assert.Empty(t, tt.natives, "native records written")
 	tt.mu.Unlock()
-	_, lost := TraceStats(0)
+	written, lost := TraceStats(0)
 	assert.Equal(t, uint64(2), lost, "records lost: the data op's OMPT and native records")
+	// a tool reads the same counts through its device handle
+	h, _, ok := GetDeviceInfo(0)
+	require.True(t, ok, "device 0's handle")
+	hw, hl := h.TraceStats()
+	assert.Equal(t, [2]uint64{written, lost}, [2]uint64{hw, hl}, "ompt.DeviceHandle.TraceStats")
+	var none *ompt.DeviceHandle
+	nw, nl := none.TraceStats()
+	assert.Zero(t, nw+nl, "a nil handle's counts")
 }
 
 // TestNativeRecordWithoutData: a native record with no data reaches the
