@@ -165,6 +165,17 @@ const maxDepth = 24
 // with one, so a delete after an insert at the same place does not undo
 // the insert's split (no split/merge thrash in steady state).
 func (t *tree) delete(k uintptr) {
+	if r := t.root; r != nil && r.leaf { // no path to keep, nothing to repair
+		i := lower(r, k)
+		if i < r.n && r.keys[i] == k {
+			copy(r.keys[i:r.n-1], r.keys[i+1:r.n])
+			copy(r.ents[i:r.n-1], r.ents[i+1:r.n])
+			r.ents[r.n-1] = nil
+			r.n--
+			t.len--
+		}
+		return
+	}
 	type step struct {
 		x *node
 		i int // the child taken
@@ -221,14 +232,12 @@ func (t *tree) delete(k uintptr) {
 		}
 		x = p
 	}
-	if r := t.root; r.n == 0 {
-		if r.leaf {
-			t.root = nil
-		} else {
-			t.root = r.kids[0]
-		}
+	if r := t.root; r.n == 0 && !r.leaf {
+		t.root = r.kids[0]
 		t.freeNode(r)
 	}
+	// An empty leaf stays the root: a table that maps and unmaps one
+	// item per construct neither clears a node nor takes one each time.
 }
 
 // merge joins child i+1 of x and the key between them into child i; together

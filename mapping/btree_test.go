@@ -26,7 +26,7 @@ func (tr *tree) check(t *testing.T) []uintptr {
 		if !root && x.n > maxKeys {
 			require.Failf(t, "node too large", "node at depth %d has %d keys, want %d..%d", depth, x.n, degree-1, maxKeys)
 		}
-		if root && x.n < 1 {
+		if root && x.n < 1 && !x.leaf { // only an empty tree's root, a leaf, holds none
 			require.Failf(t, "empty root", "root has %d keys", x.n)
 		}
 		for i := x.n; i < maxKeys; i++ {
@@ -122,11 +122,16 @@ func TestTreeRandom(t *testing.T) {
 			}
 		}
 	}
-	// Drain completely: the tree must end empty, with a nil root.
+	// Drain completely: the tree must end empty, its root an empty leaf
+	// (kept for the next insert), with no entry left in it.
 	for k := range model {
 		tr.delete(k)
 	}
-	assert.Nil(t, tr.root, "root of the drained tree")
+	if assert.NotNil(t, tr.root, "root of the drained tree") {
+		assert.True(t, tr.root.leaf, "the drained tree's root is a leaf")
+		assert.Zero(t, tr.root.n, "keys in the drained tree's root")
+		assert.Equal(t, [maxKeys]*entry{}, tr.root.ents, "entries left in the drained tree's root")
+	}
 	assert.Zero(t, tr.len, "len of the drained tree")
 }
 
@@ -151,7 +156,7 @@ func TestTreeSequential(t *testing.T) {
 	for i := n; i >= 1; i-- {
 		tr.delete(uintptr(i) * 8)
 	}
-	assert.Nil(t, tr.root, "root after deletes")
+	assert.Empty(t, tr.check(t), "keys after deletes")
 	assert.Zero(t, tr.len, "len after deletes")
 }
 
