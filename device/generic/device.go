@@ -317,7 +317,7 @@ func (d *Device[H]) reuse(c, span, size int) (device.DevicePtr, bool) {
 		return p, ok
 	}
 	d.mu.Lock()
-	d.t.clean = max(d.t.clean, mark)
+	d.t.raiseClean(mark)
 	p, ok, _ = d.t.reuse(c, span, size, d.fencer)
 	d.mu.Unlock()
 	return p, ok
@@ -382,7 +382,7 @@ func (d *Device[H]) Free(p device.DevicePtr) error {
 			// No work of the driver's queues can use the block but
 			// what its fences (Fencer) wait for: it may serve a later
 			// allocation at once.
-			d.t.clean = mark
+			d.t.raiseClean(mark)
 			d.mu.Unlock()
 			return nil
 		}
@@ -390,9 +390,7 @@ func (d *Device[H]) Free(p device.DevicePtr) error {
 		// The block may serve a later allocation once no work enqueued
 		// before its free can use it: at once, if none is in flight now.
 		if d.mayReuse() {
-			d.mu.Lock()
-			d.t.clean = max(d.t.clean, mark)
-			d.mu.Unlock()
+			d.t.raiseClean(mark)
 		}
 		return nil
 	}

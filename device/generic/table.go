@@ -3,6 +3,7 @@ package generic
 import (
 	"fmt"
 	"math/bits"
+	"sync/atomic"
 
 	"github.com/gompt/gompt/device"
 )
@@ -42,8 +43,17 @@ type table[H any] struct {
 
 	// Which cached blocks a driver's queues are done with (Reuser):
 	// frees numbers the blocks as they enter the cache, and every block
-	// numbered up to clean may serve an allocation.
-	frees, clean uint64
+	// numbered up to clean may serve an allocation. frees is under the
+	// device's lock; clean only grows (raiseClean), also without it: a
+	// Free raises it after asking the driver, with the lock released.
+	frees uint64
+	clean atomic.Uint64
+}
+
+// raiseClean lets the blocks numbered up to mark serve allocations.
+func (t *table[H]) raiseClean(mark uint64) {
+	for c := t.clean.Load(); c < mark && !t.clean.CompareAndSwap(c, mark); c = t.clean.Load() {
+	}
 }
 
 // block is a cached block: its address, and its number among the frees.
@@ -262,7 +272,8 @@ func (t *table[H]) reuse(c, span, size int, f Fencer[H]) (p device.DevicePtr, ok
 	}
 	l := t.cache[c]
 	i := len(l) - 1
-	for i >= 0 && l[i].freed > t.clean {
+	clean := t.clean.Load()
+	for i >= 0 && l[i].freed > clean {
 		i--
 	}
 	if i < 0 {
@@ -278,7 +289,9 @@ func (t *table[H]) reuse(c, span, size int, f Fencer[H]) (p device.DevicePtr, ok
 		}
 	}
 	p = l[i].p
-	copy(l[i:], l[i+1:])
+	if i < len(l)-1 { // the newest is the one taken, mostly
+		copy(l[i:], l[i+1:])
+	}
 	t.cache[c] = l[:len(l)-1]
 	t.cached -= int64(span)
 	e := &t.ents[t.search(p)]
