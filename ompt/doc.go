@@ -74,7 +74,11 @@
 // the constructs waited for as they end, the calling thread's there),
 // then its finalizer runs, and no callback follows. A tool may free its state in
 // its finalizer. Called from a target callback, ompt_finalize_tool returns
-// after the finalizer; called from inside a buffer callback (whose
+// after the finalizer when the constructs in progress on other goroutines
+// end within 200 ms; otherwise (one may wait for what the caller's
+// construct holds: a device's present table around a map's data ops, a
+// dependence) it returns then, and the rest follows on a goroutine of its
+// own once they have ended, as below. Called from inside a buffer callback (whose
 // delivery the stop would wait for) it returns at once, and the rest
 // follows on a goroutine of its own after the callback returns (the
 // device's remaining records, device_finalize, thread ends, finalize);

@@ -19,7 +19,10 @@ import (
 // device_finalize yet; then its finalizer runs. Called from inside a
 // buffer callback (a delivery goroutine, which the stop would wait for),
 // detach returns at once and the rest runs on a goroutine of its own,
-// after the callback returns; Finalize waits for it.
+// after the callback returns; Finalize waits for it. Called from inside a
+// construct's callback, it does the same when the other constructs in
+// progress have not ended within calledBackWait: one may wait for what
+// the caller's construct holds.
 func detach(t *tool) {
 	mu.Lock()
 	if t.detached {
@@ -40,13 +43,36 @@ func detach(t *tool) {
 		ch := make(chan struct{})
 		running[ch] = getg()
 		mu.Unlock()
+		handed := false
 		defer func() { // a callback's runtime.Goexit too
-			mu.Lock()
-			delete(running, ch)
-			mu.Unlock()
-			close(ch)
+			if !handed {
+				mu.Lock()
+				delete(running, ch)
+				mu.Unlock()
+				close(ch)
+			}
 		}()
-		finishDetach(t, last)
+		waited := false
+		if inCallback() {
+			// From a callback of a construct, which may hold what another
+			// construct waits for (a device's present table around a
+			// map's data ops, a dependence): wait for the others a while,
+			// then finish on a goroutine of its own once they have ended,
+			// after this callback returns; Finalize waits for it.
+			if waited = waitCallbacksFor(calledBackWait); !waited {
+				mu.Lock()
+				delete(running, ch)
+				detaching = append(detaching, ch)
+				mu.Unlock()
+				handed = true
+				go func() {
+					defer close(ch)
+					finishDetach(t, last, false)
+				}()
+				return
+			}
+		}
+		finishDetach(t, last, waited)
 		return
 	}
 	ch := make(chan struct{})
@@ -54,9 +80,14 @@ func detach(t *tool) {
 	mu.Unlock()
 	go func() {
 		defer close(ch)
-		finishDetach(t, last)
+		finishDetach(t, last, false)
 	}()
 }
+
+// calledBackWait bounds how long ompt_finalize_tool, called from inside a
+// construct's callback, waits for the other constructs in progress before
+// it returns and leaves the finalizer to run once they have ended.
+var calledBackWait = 200 * time.Millisecond
 
 // detaching are the detaches running on goroutines of their own; closed
 // when done. Under mu.
@@ -97,11 +128,14 @@ func waitDetaching() {
 
 // finishDetach delivers t's outstanding events and calls its finalizer.
 // last: no tool is left, so sessions that belong to no tool end too.
+// waited: the constructs in progress have been waited for already.
 // waitCallbacks waits for the constructs in progress on other
 // goroutines; the calling thread's own life ends for t in finishThread,
 // and the lives t is in on other threads in endLives.
-func finishDetach(t *tool, last bool) {
-	waitCallbacks()
+func finishDetach(t *tool, last, waited bool) {
+	if !waited {
+		waitCallbacks()
+	}
 	hs := deviceHandles()
 	sort.Slice(hs, func(i, j int) bool { return hs[i].num < hs[j].num })
 	for _, h := range hs {

@@ -140,9 +140,14 @@ var waiters atomic.Int32
 // costs the hot path one plain atomic load per construct (release); the
 // price is that ompt_finalize_tool waits for whole constructs on other
 // goroutines, not only for their callbacks.
-func waitCallbacks() {
+func waitCallbacks() { waitCallbacksFor(-1) }
+
+// waitCallbacksFor is waitCallbacks for at most d (d < 0: as long as it
+// takes); false if some construct was still in progress then.
+func waitCallbacksFor(d time.Duration) bool {
 	waiters.Add(1)
 	defer waiters.Add(-1)
+	deadline := time.Now().Add(d)
 	g := getg()
 	type busy struct {
 		c    *Target
@@ -165,7 +170,11 @@ func waitCallbacks() {
 	tableMu.Unlock()
 	for _, b := range list {
 		for og := b.c.g.Load(); b.c.ends.Load() == b.ends && og != 0 && og != abandoned; og = b.c.g.Load() {
+			if d >= 0 && time.Now().After(deadline) {
+				return false
+			}
 			time.Sleep(20 * time.Microsecond)
 		}
 	}
+	return true
 }
