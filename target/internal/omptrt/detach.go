@@ -69,6 +69,13 @@ func detach(t *tool) {
 					defer close(ch)
 					finishDetach(t, last, false)
 				}()
+				// The calling thread's life ends here, on it, as
+				// finishThread would end it: the goroutine above, on
+				// another thread, cannot, and the sweep cannot reach a
+				// thread its goroutine keeps locked (the main thread's).
+				// That goroutine waits for this construct, so these ends
+				// come before the finalizer.
+				endLifeOfCaller(t)
 				return
 			}
 		}
@@ -184,6 +191,17 @@ func finishThread(t *tool, hs []*devState) {
 		}
 	}
 	if sl.stage != lifeNone {
+		s.th.leave(sl)
+	}
+}
+
+// endLifeOfCaller ends t's life on the calling thread, which the caller
+// holds (it is in a callback of a construct), if t is in one there:
+// implicit_task end and thread_end.
+func endLifeOfCaller(t *tool) {
+	s := hostScope(nil)
+	defer s.End()
+	if sl := &s.th.slots[t.idx]; sl.stage != lifeNone {
 		s.th.leave(sl)
 	}
 }

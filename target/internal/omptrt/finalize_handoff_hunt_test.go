@@ -1,0 +1,89 @@
+package omptrt
+
+import (
+	"fmt"
+	"runtime"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/gompt/gompt/ompt"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+	"golang.org/x/sys/unix"
+)
+
+// watchdog panics with msg unless the returned func is called within d.
+func watchdog(d time.Duration, msg string) func() {
+	done := make(chan struct{})
+	go func() {
+		select {
+		case <-done:
+		case <-time.After(d):
+			panic(msg)
+		}
+	}()
+	return func() { close(done) }
+}
+
+// TestFinalizeToolFromACallbackEndsTheCallersLifeOnHandOff: the main
+// thread's goroutine (locked to it, as a program that runs its OpenMP
+// work on the main thread is) calls ompt_finalize_tool from a target
+// callback while another goroutine's construct runs on for longer than
+// the finalize waits. The finalize returns and leaves the finalizer to
+// later; the caller's thread life, which the tool entered there, still
+// ends on that thread before the finalizer (implicit_task end,
+// thread_end), as it does when the others end in time. Before, it never
+// ended: the sweep cannot reach a thread its goroutine keeps locked, and
+// the tool never got the ends of the main thread's life.
+func TestFinalizeToolFromACallbackEndsTheCallersLifeOnHandOff(t *testing.T) {
+	requireLivesPerThread(t)
+	reset(t, nil)
+	l := &lifeTool{}
+	ompt.RegisterTool("life", l.start)
+	runtime.LockOSThread()
+	defer runtime.UnlockOSThread()
+	mainThread = threadID()
+	defer func() { mainThread = 0 }()
+	Start(fakeRuntime{1})
+	me := fmt.Sprint(unix.Gettid())
+
+	bIn, bGo := make(chan struct{}), make(chan struct{})
+	var wg sync.WaitGroup
+	wg.Go(func() { // B: a long kernel on another goroutine
+		b := TargetBegin(ompt.KindTarget, 0, 0xb)
+		close(bIn)
+		<-bGo
+		b.End()
+	})
+	<-bIn
+	var once sync.Once
+	l.inTarget = func(l *lifeTool) {
+		once.Do(func() {
+			stop := watchdog(10*time.Second, "ompt_finalize_tool from a target callback still waits after 10 s")
+			l.lookup("ompt_finalize_tool").(ompt.FinalizeToolFunc)()
+			stop()
+		})
+	}
+	region(ompt.KindTarget, 0, 0xa) // A, on the main thread
+	time.Sleep(50 * time.Millisecond)
+	close(bGo)
+	wg.Wait()
+	stop := watchdog(10*time.Second, "Finalize still waits after 10 s")
+	Finalize()
+	stop()
+
+	evs, tids := split(firstOf(l.got()))
+	require.NotEmpty(t, evs)
+	assert.Equal(t, "finalize", evs[len(evs)-1], "the last event: %q", evs)
+	var mine []string
+	for i, ev := range evs {
+		if tids[i] == me {
+			mine = append(mine, ev)
+		}
+	}
+	assert.Equal(t, []string{"thread_begin", "implicit_task begin", "target begin", "implicit_task end", "thread_end"}, mine,
+		"the main thread's events (all: %q %q)", evs, tids)
+	_, errs := l.got()
+	assert.Empty(t, errs, "what the tool found wrong")
+}
