@@ -105,24 +105,36 @@ var detaching []chan struct{}
 // channel closed when each is done. Under mu.
 var running = map[chan struct{}]uintptr{}
 
-// waitRunning waits for the detaches in progress on other goroutines:
-// Finalize does not return before their tools' finalizers have run.
-func waitRunning() {
+// waitDetaches waits for the detaches in progress on other goroutines,
+// and for those handed to goroutines of their own, until none is left:
+// Finalize does not return before their tools' finalizers have run. A
+// detach that hands its finish off moves from running to detaching, and
+// may do so after a first look at detaching, so both are read together,
+// again after each wait.
+func waitDetaches() {
 	g := getg()
-	mu.Lock()
-	var list []chan struct{}
-	for ch, og := range running {
-		if og != g {
-			list = append(list, ch)
+	for {
+		mu.Lock()
+		list := detaching
+		detaching = nil
+		for ch, og := range running {
+			if og != g {
+				list = append(list, ch)
+			}
 		}
-	}
-	mu.Unlock()
-	for _, ch := range list {
-		<-ch
+		mu.Unlock()
+		if len(list) == 0 {
+			return
+		}
+		for _, ch := range list {
+			<-ch
+		}
 	}
 }
 
-// waitDetaching waits for the detaches begun from delivery goroutines.
+// waitDetaching waits for the detaches handed to goroutines of their
+// own so far (Finalize from a callback, which those may be waiting for,
+// waits for no more).
 func waitDetaching() {
 	mu.Lock()
 	list := detaching

@@ -354,11 +354,12 @@ func Finalize() {
 	for _, t := range list {
 		detach(t)
 	}
-	waitDetaching()
-	if !fromCallback {
+	if fromCallback {
 		// from a callback, a detach under way may be waiting for its
 		// construct: not for it
-		waitRunning()
+		waitDetaching()
+	} else {
+		waitDetaches()
 	}
 	mu.Lock()
 	active = nil
