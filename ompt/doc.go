@@ -77,8 +77,9 @@
 // after the finalizer when the constructs in progress on other goroutines
 // end within 200 ms; otherwise (one may wait for what the caller's
 // construct holds: a device's present table around a map's data ops, a
-// dependence) it returns then, and the rest follows on a goroutine of its
-// own once they have ended, as below. Called from inside a buffer callback (whose
+// dependence) it returns then, after the calling thread's implicit_task
+// end and thread_end (there), and the rest follows on a goroutine of its
+// own once they have ended, as below; Finalize waits for it. Called from inside a buffer callback (whose
 // delivery the stop would wait for) it returns at once, and the rest
 // follows on a goroutine of its own after the callback returns (the
 // device's remaining records, device_finalize, thread ends, finalize);
