@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # ci/bench/instructions.sh: instructions per empty target region on
-# host:0, counted with callgrind instead of timed, so that a change to the
+# host:0 (and per region that maps 4 KiB to and from the device, the
+# map path's figure), counted with callgrind instead of timed, so that a change to the
 # tools interface can be compared on a machine whose speed wanders. Each
 # case runs twice in ompt-bench's child mode (in-process, the tool's
 # environment set), 20000 and 60000 iterations, with GOMAXPROCS=1 and
@@ -75,3 +76,4 @@ one empty_target_tool_none GOMPT_BENCH_TOOL=none
 one empty_target_tool_all GOMPT_BENCH_TOOL=all
 one empty_target_tool_threads GOMPT_BENCH_TOOL=threads
 one empty_target_ctool_all OMP_TOOL_LIBRARIES="$out/libempty.so"
+one target_tofrom_4KiB
