@@ -102,11 +102,24 @@ var (
 // pending then, so no tool sees the constructs it runs, nor the
 // device_initialize of an offload device it is first to use.
 func state() *runtimeState {
+	if r := rtStarted.Load(); r != nil {
+		return r // every call once started: inlined, one load
+	}
+	return startState()
+}
+
+// rtStarted is rt once its start-up is over.
+var rtStarted atomic.Pointer[runtimeState]
+
+func startState() *runtimeState {
 	rtOnce.Do(func() {
 		rt = start(os.Getenv)
 		// Tools start after the devices are known and before any is used.
 		omptrt.Start(omptRuntime{})
 	})
+	if rtOnce.done.Load() {
+		rtStarted.Store(rt)
+	}
 	return rt
 }
 

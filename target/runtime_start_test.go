@@ -33,13 +33,12 @@ func init() { device.Register("rtm-partial", rtmPartialPlugin{}) }
 func rtmStart(t *testing.T, env map[string]string) (*runtimeState, string) {
 	t.Helper()
 	state()
-	old, oldWarn := rt, warnOut
+	oldWarn := warnOut
 	var w bytes.Buffer
 	warnOut = &w
 	r := start(func(k string) string { return env[k] })
 	warnOut = oldWarn
-	rt = r
-	t.Cleanup(func() { rt = old })
+	setRuntime(t, r)
 	return r, w.String()
 }
 

@@ -21,20 +21,28 @@ import (
 func useRuntime(t *testing.T, env map[string]string) *runtimeState {
 	t.Helper()
 	state()
-	old := rt
 	var warn bytes.Buffer
 	oldWarn := warnOut
 	warnOut = &warn
 	r := start(func(k string) string { return env[k] })
 	warnOut = oldWarn
-	rt = r
-	t.Cleanup(func() {
-		rt = old
-	})
+	setRuntime(t, r)
 	if w := warn.String(); w != "" {
 		t.Logf("start-up warnings: %s", w)
 	}
 	return r
+}
+
+// setRuntime makes r the process runtime until the test ends (state's
+// fast path included).
+func setRuntime(t *testing.T, r *runtimeState) {
+	old := rt
+	rt = r
+	rtStarted.Store(r)
+	t.Cleanup(func() {
+		rt = old
+		rtStarted.Store(old)
+	})
 }
 
 // hostRuntime is a runtime with just the host plugin and one host device.
