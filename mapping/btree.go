@@ -168,11 +168,7 @@ func (t *tree) delete(k uintptr) {
 	if r := t.root; r != nil && r.leaf { // no path to keep, nothing to repair
 		i := lower(r, k)
 		if i < r.n && r.keys[i] == k {
-			copy(r.keys[i:r.n-1], r.keys[i+1:r.n])
-			copy(r.ents[i:r.n-1], r.ents[i+1:r.n])
-			r.ents[r.n-1] = nil
-			r.n--
-			t.len--
+			t.cut(r, i)
 		}
 		return
 	}
@@ -211,11 +207,7 @@ func (t *tree) delete(k uintptr) {
 		x.keys[i], x.ents[i] = y.keys[y.n-1], y.ents[y.n-1]
 		x, i = y, y.n-1
 	}
-	copy(x.keys[i:x.n-1], x.keys[i+1:x.n])
-	copy(x.ents[i:x.n-1], x.ents[i+1:x.n])
-	x.ents[x.n-1] = nil
-	x.n--
-	t.len--
+	t.cut(x, i)
 
 	for d > 0 && x.n < degree-1 {
 		d--
@@ -238,6 +230,15 @@ func (t *tree) delete(k uintptr) {
 	}
 	// An empty leaf stays the root: a table that maps and unmaps one
 	// item per construct neither clears a node nor takes one each time.
+}
+
+// cut removes key i from leaf x.
+func (t *tree) cut(x *node, i int) {
+	copy(x.keys[i:x.n-1], x.keys[i+1:x.n])
+	copy(x.ents[i:x.n-1], x.ents[i+1:x.n])
+	x.ents[x.n-1] = nil
+	x.n--
+	t.len--
 }
 
 // merge joins child i+1 of x and the key between them into child i; together
