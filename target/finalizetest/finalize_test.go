@@ -10,6 +10,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/gompt/gompt/internal/testkit/watchdog"
 	"github.com/gompt/gompt/ompt"
 	"github.com/gompt/gompt/target"
 	"github.com/stretchr/testify/assert"
@@ -45,16 +46,9 @@ func init() {
 						// construct B begins meanwhile and waits for the
 						// device's present table, which this construct holds
 						time.Sleep(100 * time.Millisecond)
-						done := make(chan struct{})
-						go func() {
-							select {
-							case <-done:
-							case <-time.After(10 * time.Second):
-								panic("ompt_finalize_tool from a data-op callback is still waiting after 10 s")
-							}
-						}()
+						stop := watchdog.Start(10*time.Second, "ompt_finalize_tool from a data-op callback is still waiting after 10 s")
 						lookup("ompt_finalize_tool").(ompt.FinalizeToolFunc)()
-						close(done)
+						stop()
 						returned.Store(true)
 					})
 				}))

@@ -17,6 +17,7 @@ import (
 	"time"
 
 	"github.com/gompt/gompt/device"
+	"github.com/gompt/gompt/internal/testkit/watchdog"
 	"github.com/gompt/gompt/kernels"
 	"github.com/gompt/gompt/ompt"
 	"github.com/gompt/gompt/target"
@@ -71,16 +72,9 @@ func start(int, string) *ompt.StartResult {
 					return
 				}
 				quit.Do(func() {
-					done := make(chan struct{})
-					go func() {
-						select {
-						case <-done:
-						case <-time.After(10 * time.Second):
-							panic("ompt_finalize_tool from a target callback is still waiting after 10 s")
-						}
-					}()
+					stop := watchdog.Start(10*time.Second, "ompt_finalize_tool from a target callback is still waiting after 10 s")
 					lookup("ompt_finalize_tool").(ompt.FinalizeToolFunc)()
-					close(done)
+					stop()
 					returned.Store(true)
 				})
 			}))

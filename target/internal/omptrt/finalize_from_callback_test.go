@@ -6,6 +6,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/gompt/gompt/internal/testkit/watchdog"
 	"github.com/gompt/gompt/ompt"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -57,16 +58,9 @@ func TestFinalizeToolFromACallbackOthersWaitOn(t *testing.T) {
 						<-bBegun // B is in progress, and about to wait for the table
 						time.Sleep(20 * time.Millisecond)
 						quit.Do(func() {
-							done := make(chan struct{})
-							go func() {
-								select {
-								case <-done:
-								case <-time.After(10 * time.Second):
-									panic("ompt_finalize_tool from A's callback is still waiting after 10 s")
-								}
-							}()
+							stop := watchdog.Start(10*time.Second, "ompt_finalize_tool from A's callback is still waiting after 10 s")
 							lookup("ompt_finalize_tool").(ompt.FinalizeToolFunc)()
-							close(done)
+							stop()
 							returned.Store(true)
 						})
 					}

@@ -7,24 +7,12 @@ import (
 	"testing"
 	"time"
 
+	"github.com/gompt/gompt/internal/testkit/watchdog"
 	"github.com/gompt/gompt/ompt"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 	"golang.org/x/sys/unix"
 )
-
-// watchdog panics with msg unless the returned func is called within d.
-func watchdog(d time.Duration, msg string) func() {
-	done := make(chan struct{})
-	go func() {
-		select {
-		case <-done:
-		case <-time.After(d):
-			panic(msg)
-		}
-	}()
-	return func() { close(done) }
-}
 
 // TestFinalizeToolFromACallbackEndsTheCallersLifeOnHandOff: the main
 // thread's goroutine (locked to it, as a program that runs its OpenMP
@@ -60,7 +48,7 @@ func TestFinalizeToolFromACallbackEndsTheCallersLifeOnHandOff(t *testing.T) {
 	var once sync.Once
 	l.inTarget = func(l *lifeTool) {
 		once.Do(func() {
-			stop := watchdog(10*time.Second, "ompt_finalize_tool from a target callback still waits after 10 s")
+			stop := watchdog.Start(10*time.Second, "ompt_finalize_tool from a target callback still waits after 10 s")
 			l.lookup("ompt_finalize_tool").(ompt.FinalizeToolFunc)()
 			stop()
 		})
@@ -69,7 +57,7 @@ func TestFinalizeToolFromACallbackEndsTheCallersLifeOnHandOff(t *testing.T) {
 	time.Sleep(50 * time.Millisecond)
 	close(bGo)
 	wg.Wait()
-	stop := watchdog(10*time.Second, "Finalize still waits after 10 s")
+	stop := watchdog.Start(10*time.Second, "Finalize still waits after 10 s")
 	Finalize()
 	stop()
 
@@ -116,7 +104,7 @@ func TestFinalizeWaitsForAFinalizerHandedOffWhileItWaits(t *testing.T) {
 						if in != nil {
 							close(in)
 						}
-						stop := watchdog(10*time.Second, name+": ompt_finalize_tool from a target callback still waits after 10 s")
+						stop := watchdog.Start(10*time.Second, name+": ompt_finalize_tool from a target callback still waits after 10 s")
 						lookup("ompt_finalize_tool").(ompt.FinalizeToolFunc)()
 						stop()
 						close(returned)
@@ -151,7 +139,7 @@ func TestFinalizeWaitsForAFinalizerHandedOffWhileItWaits(t *testing.T) {
 	<-tReturned // t's finalizer handed off
 	time.Sleep(20 * time.Millisecond)
 	close(bGo)
-	stop := watchdog(10*time.Second, "Finalize still waits after 10 s")
+	stop := watchdog.Start(10*time.Second, "Finalize still waits after 10 s")
 	<-finalized
 	stop()
 	select {
