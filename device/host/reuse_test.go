@@ -44,9 +44,16 @@ func TestFreedBlockNotReusedWhileQueuedWorkUsesIt(t *testing.T) {
 		require.NoError(t, err)
 		big, err := d.Alloc(1 << 20)
 		require.NoError(t, err)
-		// A large copy first, so that the launch is queued, not run inline.
+		// A large copy first, and the queue counted busy while the launch
+		// is enqueued: the launch must go to the queue's goroutine, not run
+		// inline (it would wait at its gate on this goroutine). The copy
+		// alone did not ensure it: when the queue's goroutine finished the
+		// copy first, the test hung (once, in CI under -race).
 		require.NoError(t, q1.CopyIn(big.Ptr, make([]byte, 1<<20)))
+		hq := q1.(*Queue)
+		hq.pending.Add(1)
 		require.NoError(t, q1.Launch(f, device.Shape{Size: [3]int{1}, Teams: 1}, []device.Arg{{Ptr: a.Ptr}}))
+		hq.pending.Add(-1) // the launch is pending itself until the gate opens
 		require.NoError(t, d.Free(a.Ptr)) // the launch still waits at its gate
 		b, err := d.Alloc(n)
 		require.NoError(t, err)
