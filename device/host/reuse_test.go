@@ -53,7 +53,7 @@ func TestFreedBlockNotReusedWhileQueuedWorkUsesIt(t *testing.T) {
 		hq := q1.(*Queue)
 		hq.pending.Add(1)
 		require.NoError(t, q1.Launch(f, device.Shape{Size: [3]int{1}, Teams: 1}, []device.Arg{{Ptr: a.Ptr}}))
-		hq.pending.Add(-1) // the launch is pending itself until the gate opens
+		hq.pending.Add(-1)                // the launch is pending itself until the gate opens
 		require.NoError(t, d.Free(a.Ptr)) // the launch still waits at its gate
 		b, err := d.Alloc(n)
 		require.NoError(t, err)
