@@ -216,6 +216,7 @@ func (t *Target) hold(g uintptr) {
 	runtime.LockOSThread()
 	t.lockG = g
 	tid := threadID()
+	t.tid = tid // the records' thread: the construct holds it to its end
 	th := probeThread(tid)
 	if th == nil {
 		th = newThread(tid)
@@ -414,20 +415,6 @@ func (t *Target) ttd(i int) *ompt.Data {
 // its end), never nil: LLVM passes one and LLVM-written tools read it.
 func (t *Target) td(i int) *ompt.Data { return &t.slots[i].targetData }
 
-// index returns tl's index in the construct's dispatcher (which selects
-// its slots), -1 if tl has none.
-func (t *Target) index(tl *tool) int {
-	if tl == nil {
-		return -1
-	}
-	for i, x := range t.d.tools {
-		if x == tl {
-			return i
-		}
-	}
-	return -1
-}
-
 // toolIDs returns the target_data value and host_op_id that tool i holds
 // in t: for a native (C) tool what its face keeps in the slot's word,
 // for a Go tool its Go slots. 0 where the tool holds none.
@@ -442,17 +429,27 @@ func (t *Target) toolIDs(i int) (targetID, hostOpID uint64) {
 // idsFor returns the ids tool tl sees for the construct and for the
 // operation whose runtime host_op_id is op: the values in its slots (an
 // EMI tool's own), the runtime's where it left a slot 0, and the
-// runtime's for a tool that is not in the construct (nil: none).
+// runtime's for a tool that is not in the construct (nil: none). Every
+// traced record asks (the device's owner): a Go tool's slots are read
+// here, inlined; a C tool's through its face.
 func (t *Target) idsFor(tl *tool, op uint64) (targetID, hostOpID uint64) {
 	targetID, hostOpID = t.id, op
-	if i := t.index(tl); i >= 0 {
-		tid, hop := t.toolIDs(i)
+	for i, x := range t.d.tools {
+		if x != tl {
+			continue
+		}
+		s := &t.slots[i]
+		tid, hop := s.targetData.Value, s.hostOp
+		if x.native {
+			tid, hop = t.toolIDs(i)
+		}
 		if tid != 0 {
 			targetID = tid
 		}
 		if hop != 0 && op != 0 {
 			hostOpID = hop
 		}
+		break
 	}
 	return targetID, hostOpID
 }
@@ -477,7 +474,15 @@ func (t *Target) End() {
 
 // dispatch calls call(t, e, ep) for every entry e of l whose tool is not
 // detached: a native tool's directly, a Go tool's under its guard.
+// Small enough to inline: an event no tool registered (a tracing tool
+// with no callbacks, a thread tool) costs a length check.
 func dispatch[E, P any](t *Target, l []entry[E, P], call func(*Target, *entry[E, P], ompt.Endpoint), ep ompt.Endpoint) {
+	if len(l) != 0 {
+		dispatchAll(t, l, call, ep)
+	}
+}
+
+func dispatchAll[E, P any](t *Target, l []entry[E, P], call func(*Target, *entry[E, P], ompt.Endpoint), ep ompt.Endpoint) {
 	for i := range l {
 		switch e := &l[i]; {
 		case e.t.done.Load():

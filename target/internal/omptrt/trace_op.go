@@ -113,18 +113,27 @@ func (o *TracedOp) Record(begin, end int64, grantedTeams uint32, native *NativeI
 // is the host. Call it after DataOpEnd/SubmitEnd and before the next
 // DataOpBegin/SubmitBegin/End of the same scope.
 func (t *Target) Op() TracedOp {
+	var o TracedOp
+	t.capture(&o)
+	return o
+}
+
+// capture fills o as Op returns it (o is zero on entry) and reports
+// whether it is valid; the trace path's own calls fill an operation in
+// place rather than copy one back.
+func (t *Target) capture(o *TracedOp) bool {
 	if t == nil || t.lastOp == opNone {
-		return TracedOp{}
+		return false
 	}
 	dev := t.opDev()
 	tr := tracerOf(dev)
 	if tr == nil {
-		return TracedOp{}
+		return false
 	}
 	if t.tid == 0 {
 		t.tid = threadID() // once per scope: it may be the gettid system call
 	}
-	o := TracedOp{dev: dev, thread: t.tid, code: t.code}
+	o.dev, o.thread, o.code = dev, t.tid, t.code
 	o.targetID, o.hostOpID = t.idsFor(tr.owner.Load(), t.lastID)
 	if !t.routine {
 		o.t, o.gen = t, t.gen
@@ -132,7 +141,7 @@ func (t *Target) Op() TracedOp {
 	if t.lastOp == opSubmit {
 		o.event = ompt.CallbackTargetSubmit
 		o.teams = uint32(t.bytes)
-		return o
+		return true
 	}
 	o.event = ompt.CallbackTargetDataOp
 	o.op, o.src, o.srcDev, o.dst, o.dstDev, o.bytes = t.op, t.src, hostDev(t.srcDev), t.dst, hostDev(t.dstDev), t.bytes
@@ -140,5 +149,5 @@ func (t *Target) Op() TracedOp {
 		// a record outlives the routine's subvolumes: it names the arrays
 		o.src, o.dst = t.srcVol.Base, t.dstVol.Base
 	}
-	return o
+	return true
 }

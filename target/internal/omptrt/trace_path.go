@@ -81,8 +81,8 @@ func (t *Target) TraceDone(begin int64) {
 	if t == nil || begin == 0 {
 		return
 	}
-	op := t.Op()
-	if !op.Valid() {
+	var op TracedOp
+	if !t.capture(&op) {
 		return
 	}
 	end := int64(-1)
@@ -110,8 +110,8 @@ func (t *Target) TraceTimed(tm device.Timing, flag uint32, k *device.Kernel) {
 	if t == nil {
 		return
 	}
-	op := t.Op()
-	if !op.Valid() {
+	var op TracedOp
+	if !t.capture(&op) {
 		return
 	}
 	if tm == nil {
@@ -135,8 +135,8 @@ func (t *Target) TraceBracketed(ev0, ev1 device.Event, err error) {
 	if t == nil {
 		return
 	}
-	op := t.Op()
-	if !op.Valid() {
+	var op TracedOp
+	if !t.capture(&op) {
 		return
 	}
 	if err != nil || ev1 == nil {
