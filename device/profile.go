@@ -256,6 +256,16 @@ type Timing interface {
 	Times() (begin, end int64, native Native, err error)
 }
 
+// SpanTiming is an optional interface of a Timing: Span returns what
+// Times does but the native record (begin, end and the teams of a
+// launch, which Times gives as Native.Teams), and waits as Times does.
+// The runtime calls it for operations whose native records no tool
+// asked for, so a plugin that builds its record in Times (the host
+// device does) builds none for them.
+type SpanTiming interface {
+	Span() (begin, end int64, teams int, err error)
+}
+
 // ReadyTiming is an optional interface of a Timing: Ready reports, without
 // waiting, whether Times would return at once (the operation has
 // completed, as one a queue ran inline has). The runtime then writes the

@@ -84,6 +84,14 @@ func (s *suite) testProfile(t *testing.T) {
 		if err != nil || b2 != begin || e2 != end || nat2 != nat {
 			t.Errorf("%s: second Times = %d, %d, %+v, %v; want the first's", o.what, b2, e2, nat2, err)
 		}
+		if sp, ok := o.tm.(device.SpanTiming); ok {
+			// the runtime takes Span for Times where no tool wants the
+			// native record: the same times and teams
+			b3, e3, teams, err := sp.Span()
+			if err != nil || b3 != begin || e3 != end || teams != nat.Teams {
+				t.Errorf("%s: Span = %d, %d, %d teams, %v; want Times' %d, %d, %d teams", o.what, b3, e3, teams, err, begin, end, nat.Teams)
+			}
+		}
 	}
 	last := p.Last()
 	p.Profile(false)

@@ -91,6 +91,19 @@ func (t *timing) Ready() bool { return t.seq == 0 }
 // Times implements device.Timing: it waits for the operation if it went to
 // the queue's goroutine.
 func (t *timing) Times() (begin, end int64, native device.Native, err error) {
+	t.wait()
+	native = Record{Start: t.begin, End: t.end, Queue: t.q.num}.Native(t.typ, t.q.num, t.teams)
+	return t.begin, t.end, native, nil
+}
+
+// Span implements device.SpanTiming: Times without the native record.
+func (t *timing) Span() (begin, end int64, teams int, err error) {
+	t.wait()
+	return t.begin, t.end, t.teams, nil
+}
+
+// wait waits for the operation if it went to the queue's goroutine.
+func (t *timing) wait() {
 	if t.seq > 0 {
 		q := t.q
 		q.mu.Lock()
@@ -99,8 +112,6 @@ func (t *timing) Times() (begin, end int64, native device.Native, err error) {
 		}
 		q.mu.Unlock()
 	}
-	native = Record{Start: t.begin, End: t.end, Queue: t.q.num}.Native(t.typ, t.q.num, t.teams)
-	return t.begin, t.end, native, nil
 }
 
 // startTiming makes the timing of the operation being enqueued, if the

@@ -221,6 +221,15 @@ func (o *TracedOp) lose(flag uint32) {
 // recordTiming records o with the times and native record of the
 // queue's timing tm; k is the kernel of a launch, nil otherwise.
 func (o *TracedOp) recordTiming(tm device.Timing, flag uint32, k *device.Kernel) {
+	if s, ok := tm.(device.SpanTiming); ok && !o.WantsNative(flag) {
+		begin, end, teams, err := s.Span()
+		if err != nil {
+			o.lose(flag)
+			return
+		}
+		o.Record(begin, end, uint32(teams), nil)
+		return
+	}
 	begin, end, native, err := tm.Times()
 	if err != nil {
 		o.lose(flag)
