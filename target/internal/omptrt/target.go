@@ -503,7 +503,11 @@ func guarded[E, P any](t *Target, e *entry[E, P], call func(*Target, *entry[E, P
 
 // dispatchTarget calls every tool's target (or target_emi) callback for
 // endpoint ep of construct t.
-func (t *Target) dispatchTarget(ep ompt.Endpoint) { dispatch(t, t.d.target, (*Target).callTarget, ep) }
+func (t *Target) dispatchTarget(ep ompt.Endpoint) {
+	if l := t.d.target; len(l) != 0 { // dispatch written out: within the inlining budget
+		dispatchAll(t, l, (*Target).callTarget, ep)
+	}
+}
 
 func (t *Target) callTarget(e *targetEntry, ep ompt.Endpoint) {
 	if e.emi != nil {

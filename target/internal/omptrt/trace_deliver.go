@@ -179,49 +179,61 @@ func (tr *tracer) abortLocked() {
 	tr.endLocked()
 }
 
-// deliver unpacks one entry of the ring into the tool's buffer (decode);
-// false when a callback panicked.
+// deliver unpacks one entry of the ring into the tool's buffer; false
+// when a callback panicked. An OMPT record is decoded in the buffer
+// itself: records lie at multiples of 8 bytes there (omptlink.FirstOffset,
+// and every record is whole words), as a RecordOMPT needs.
 func (tr *tracer) deliver(e []uint64) bool {
-	var (
-		r ompt.RecordOMPT
-		h omptlink.Header
-	)
-	data, ok, native := decode(e, &r, &h)
-	switch {
-	case native:
+	switch entKind(e[0]) {
+	case entNative:
+		var h omptlink.Header
+		data := decNative(e, &h)
 		return tr.put(unsafe.Pointer(&h), uint64(omptlink.HeaderSize), data, uint64(h.Size))
-	case ok:
-		return tr.put(unsafe.Pointer(&r), uint64(ompt.RecordOMPTSize), nil, 0)
+	case entTarget, entDataOp, entKernel:
+		dst, ok := tr.room(uint64(ompt.RecordOMPTSize))
+		if dst != nil {
+			decOMPT(e, (*ompt.RecordOMPT)(unsafe.Pointer(&dst[0])))
+		}
+		return ok
 	}
 	return true
 }
 
 // put writes one entry of size n (or total, if larger: a native header of
 // n bytes followed by data, zero-padded) at the end of the current
-// buffer, completing it and requesting a new one when it is full. A
-// record that finds no buffer is lost. False when a callback panicked.
+// buffer (room). False when a callback panicked.
 func (tr *tracer) put(src unsafe.Pointer, n uint64, data []byte, total uint64) bool {
-	total = max(total, n)
+	dst, ok := tr.room(max(total, n))
+	if dst != nil {
+		k := copy(dst, unsafe.Slice((*byte)(src), n))
+		k += copy(dst[k:], data)
+		clear(dst[k:])
+	}
+	return ok
+}
+
+// room takes the next total bytes of the current buffer for one record,
+// which the caller writes whole, completing the buffer and requesting a
+// new one when it is full. A record that finds no buffer is lost (nil
+// and true); nil and false when a callback panicked.
+func (tr *tracer) room(total uint64) ([]byte, bool) {
 	if tr.buf == nil || uint64(len(tr.buf))-tr.end < total {
 		if tr.buf != nil && !tr.completePart(true) {
-			return false
+			return nil, false
 		}
 		if !tr.noBuf && !tr.requestBuf(total) {
-			return false
+			return nil, false
 		}
 		if tr.buf == nil {
 			tr.noBuf = true
 			tr.lost.Add(1)
-			return true
+			return nil, true
 		}
 	}
 	dst := tr.buf[tr.end : tr.end+total]
-	k := copy(dst, unsafe.Slice((*byte)(src), n))
-	k += copy(dst[k:], data)
-	clear(dst[k:])
 	tr.end += total
 	tr.puts++
-	return true
+	return dst, true
 }
 
 // countPuts adds the records put since the last call to written: at the

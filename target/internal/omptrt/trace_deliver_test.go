@@ -1,12 +1,15 @@
 package omptrt
 
 import (
+	"bytes"
 	"fmt"
 	"os"
 	"strings"
+	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
+	"unsafe"
 
 	"github.com/gompt/gompt/ompt"
 	"github.com/stretchr/testify/assert"
@@ -184,5 +187,56 @@ func TestTraceRuntimeForgetsHandedBackBuffers(t *testing.T) {
 			}
 		}
 		assert.Equal(t, int(bytes[i])/ompt.RecordOMPTSize, recs, "kept buffer %d walked with device 1's advance_buffer_cursor: records", i)
+	}
+}
+
+// TestTraceRecordsOverwriteADirtyBuffer: the tracing goroutine decodes
+// each OMPT record in the tool's buffer itself, so every byte of a
+// record, padding and the unused tail of its body included, must be
+// written: a buffer the tool filled with 0xa5 reads back with those bytes
+// zero, as the records the runtime wrote through a zeroed copy did.
+func TestTraceRecordsOverwriteADirtyBuffer(t *testing.T) {
+	type span struct{ from, to int } // bytes of a record that must be zero
+	zero := map[int32][]span{
+		int32(ompt.CallbackTarget):       {{4, 8}, {32 + 12, 32 + 16}, {32 + 40, 104}},
+		int32(ompt.CallbackTargetDataOp): {{4, 8}, {32 + 12, 32 + 16}, {32 + 28, 32 + 32}, {32 + 44, 32 + 48}},
+		int32(ompt.CallbackTargetSubmit): {{4, 8}, {32 + 24, 104}},
+	}
+	var (
+		mu     sync.Mutex
+		seen   = map[int32]int{}
+		dirty  []string
+		misfit []string
+	)
+	tt := &traceTool{
+		request: func(int) []byte { return bytes.Repeat([]byte{0xa5}, 16*ompt.RecordOMPTSize) },
+		complete: func(_ int, b []byte, n, begin uint64) {
+			mu.Lock()
+			defer mu.Unlock()
+			if (n-begin)%uint64(ompt.RecordOMPTSize) != 0 {
+				misfit = append(misfit, fmt.Sprintf("part [%d, %d)", begin, n))
+				return
+			}
+			for off := begin; off < n; off += uint64(ompt.RecordOMPTSize) {
+				rec := b[off : off+uint64(ompt.RecordOMPTSize)]
+				typ := (*ompt.RecordOMPT)(unsafe.Pointer(&rec[0])).Type
+				seen[typ]++
+				for _, s := range zero[typ] {
+					if !bytes.Equal(rec[s.from:s.to], make([]byte, s.to-s.from)) {
+						dirty = append(dirty, fmt.Sprintf("record type %d at %d: bytes [%d, %d) = % x", typ, off, s.from, s.to, rec[s.from:s.to]))
+					}
+				}
+			}
+		},
+	}
+	clks := withTrace(t, tt, 1)
+	tracedRegion(0, 0x42, clks[0], false)
+	require.Equal(t, 1, tt.flush(0), "flush")
+	mu.Lock()
+	defer mu.Unlock()
+	assert.Empty(t, misfit, "parts of whole records")
+	assert.Empty(t, dirty, "bytes left from the tool's fill")
+	for typ := range zero {
+		assert.Positive(t, seen[typ], "records of type %d", typ)
 	}
 }

@@ -48,10 +48,8 @@ func countEntries(w []uint64) uint64 {
 	return n
 }
 
-// decode writes entry e into the tool's buffer format: an OMPT record in
-// r (ok), or, for a native entry, its header in h and its record's bytes
-// in data, which alias e (native).
-func decode(e []uint64, r *ompt.RecordOMPT, h *omptlink.Header) (data []byte, ok, native bool) {
+// decOMPT writes entry e, of an OMPT record's kind, into r (all of it).
+func decOMPT(e []uint64, r *ompt.RecordOMPT) {
 	switch entKind(e[0]) {
 	case entTarget:
 		decTarget(e, r)
@@ -59,12 +57,7 @@ func decode(e []uint64, r *ompt.RecordOMPT, h *omptlink.Header) (data []byte, ok
 		decDataOp(e, r)
 	case entKernel:
 		decKernel(e, r)
-	case entNative:
-		return decNative(e, h), false, true
-	default:
-		return nil, false, false
 	}
-	return nil, true, false
 }
 
 // The target entry: one end of a construct, ompt_record_target_t.

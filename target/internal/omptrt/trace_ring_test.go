@@ -106,3 +106,19 @@ func TestLinkEventsAreOMPTs(t *testing.T) {
 	assert.Equal(t, 48, ompt.NativeHeaderSize, "native header (ompt/record.go's comment)")
 	assert.Equal(t, uintptr(ompt.NativeHeaderSize), unsafe.Sizeof(omptlink.Header{}), "native header")
 }
+
+// decode writes entry e into the tool's buffer format, as the tracing
+// goroutine does (deliver): an OMPT record in r (ok), or, for a native
+// entry, its header in h and its record's bytes in data, which alias e
+// (native).
+func decode(e []uint64, r *ompt.RecordOMPT, h *omptlink.Header) (data []byte, ok, native bool) {
+	switch entKind(e[0]) {
+	case entTarget, entDataOp, entKernel:
+		decOMPT(e, r)
+	case entNative:
+		return decNative(e, h), false, true
+	default:
+		return nil, false, false
+	}
+	return nil, true, false
+}
