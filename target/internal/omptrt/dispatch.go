@@ -29,6 +29,11 @@ type dispatcher struct {
 	// quiet: no tool registered any callback. Constructs then keep no
 	// scope while no device traces either (listening).
 	quiet bool
+
+	// emi: some tool registered the EMI form of a target event, whose
+	// callbacks may write the ids it wants in records into its slots
+	// (idsFor); without one every slot's ids are the runtime's.
+	emi bool
 }
 
 // hostEntry is one tool's callback for a host event of a nowait
@@ -87,6 +92,11 @@ func newDispatcher(tools []*tool) *dispatcher {
 		d.dataOp = addEntry(d.dataOp, t, i, ompt.CallbackTargetDataOpEMI, ompt.CallbackTargetDataOp)
 		d.submit = addEntry(d.submit, t, i, ompt.CallbackTargetSubmitEMI, ompt.CallbackTargetSubmit)
 		d.tmap = addEntry(d.tmap, t, i, ompt.CallbackTargetMapEMI, ompt.CallbackTargetMap)
+		for _, ev := range [...]ompt.Callback{ompt.CallbackTargetEMI, ompt.CallbackTargetDataOpEMI, ompt.CallbackTargetSubmitEMI, ompt.CallbackTargetMapEMI} {
+			if t.cbs[ev] != nil {
+				d.emi = true
+			}
+		}
 		if f, ok := t.cbs[ompt.CallbackTaskCreate].(ompt.TaskCreateCallback); ok {
 			d.taskCreate = append(d.taskCreate, hostEntry[ompt.TaskCreateCallback]{t, i, f})
 		}

@@ -430,9 +430,18 @@ func (t *Target) toolIDs(i int) (targetID, hostOpID uint64) {
 // operation whose runtime host_op_id is op: the values in its slots (an
 // EMI tool's own), the runtime's where it left a slot 0, and the
 // runtime's for a tool that is not in the construct (nil: none). Every
-// traced record asks (the device's owner): a Go tool's slots are read
-// here, inlined; a C tool's through its face.
+// traced record asks (the device's owner); where no tool registered an
+// EMI target event, no slot holds an id and the answer is the runtime's.
 func (t *Target) idsFor(tl *tool, op uint64) (targetID, hostOpID uint64) {
+	if !t.d.emi {
+		return t.id, op
+	}
+	return t.slotIDs(tl, op)
+}
+
+// slotIDs is idsFor reading tl's slots: a Go tool's here, a C tool's
+// through its face.
+func (t *Target) slotIDs(tl *tool, op uint64) (targetID, hostOpID uint64) {
 	targetID, hostOpID = t.id, op
 	for i, x := range t.d.tools {
 		if x != tl {

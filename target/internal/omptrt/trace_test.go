@@ -1129,3 +1129,51 @@ func TestFinalizeToolWarnsOfAStuckBufferCallback(t *testing.T) {
 	tt.r.lookup("ompt_finalize_tool").(ompt.FinalizeToolFunc)()
 	assert.Contains(t, warn.String(), "gompt: ompt: device 0 (tick): the tool's buffer_request callback has not returned", "stderr")
 }
+
+// TestRecordIDsFromEachEMIEvent: a tool that registers a single EMI
+// target event and writes its ids there gets them in its records. Where
+// no tool registered an EMI form, records skip the slots (idsFor); a
+// tool with any one of the four must be seen as one that may write ids.
+func TestRecordIDsFromEachEMIEvent(t *testing.T) {
+	const toolTarget, toolOp = 0x7000, 0x7100
+	for _, ev := range []ompt.Callback{ompt.CallbackTargetEMI, ompt.CallbackTargetDataOpEMI, ompt.CallbackTargetSubmitEMI, ompt.CallbackTargetMapEMI} {
+		t.Run(fmt.Sprint(ev), func(t *testing.T) {
+			tt := &traceTool{r: &recorder{extra: func(r *recorder) {
+				set := r.lookup("ompt_set_callback").(ompt.SetCallbackFunc)
+				var f any
+				switch ev {
+				case ompt.CallbackTargetEMI:
+					f = ompt.TargetEMICallback(func(_ ompt.TargetKind, _ ompt.Endpoint, _ int, _, _, td *ompt.Data, _ uintptr) { td.Value = toolTarget })
+				case ompt.CallbackTargetDataOpEMI:
+					f = ompt.TargetDataOpEMICallback(func(_ ompt.Endpoint, _, td *ompt.Data, hop *uint64, _ ompt.DataOpKind, _ uintptr, _ int, _ uintptr, _ int, _ uint64, _ uintptr) {
+						td.Value, *hop = toolTarget, toolOp
+					})
+				case ompt.CallbackTargetSubmitEMI:
+					f = ompt.TargetSubmitEMICallback(func(_ ompt.Endpoint, td *ompt.Data, hop *uint64, _ uint32) { td.Value, *hop = toolTarget, toolOp })
+				case ompt.CallbackTargetMapEMI:
+					f = ompt.TargetMapEMICallback(func(td *ompt.Data, _, _ []uintptr, _ []uint64, _ []uint32, _ uintptr) { td.Value = toolTarget })
+				}
+				require.Equal(t, ompt.SetAlways, set(ev, f), "set_callback")
+			}}}
+			clks := withTrace(t, tt, 1)
+			tracedRegion(0, 0x42, clks[0], false)
+			require.Equal(t, 1, tt.flush(0), "flush")
+			tt.mu.Lock()
+			defer tt.mu.Unlock()
+			var targets, ops int
+			for i := range tt.raw {
+				r := &tt.raw[i]
+				if r.TargetID == toolTarget {
+					targets++
+				}
+				if (r.DataOp() != nil && r.DataOp().HostOpID == toolOp) || (r.Kernel() != nil && r.Kernel().HostOpID == toolOp) {
+					ops++
+				}
+			}
+			assert.Positive(t, targets, "records with the tool's target_id, of %d", len(tt.raw))
+			if ev == ompt.CallbackTargetDataOpEMI || ev == ompt.CallbackTargetSubmitEMI {
+				assert.Positive(t, ops, "records with the tool's host_op_id, of %d", len(tt.raw))
+			}
+		})
+	}
+}
