@@ -8,7 +8,8 @@
 # asynchronous preemption off (callgrind does not follow Go's signals);
 # the difference divided by 40000 is the cost of one region, start-up
 # cancelled out. RDTSCP is off too (GODEBUG=cpu.rdtscp=off): valgrind 3.19
-# does not decode it, and Go 1.26's runtime uses it for its lock timing. Prints one JSON line per case:
+# does not decode it, and Go 1.26's runtime uses it for its lock timing.
+# Tracing is counted otherwise (traced, below). Prints one JSON line per case:
 #
 #   {"name":"empty_target_ctool_all","device":"host:0","instructions_per_op":3411}
 #
@@ -71,9 +72,43 @@ one() { # case env...
 	printf '{"name":"%s","device":"host:0","instructions_per_op":%d}\n' "$c" $(((b - a) / 40000))
 }
 
+# Tracing: a construct's own instructions, without the tracing goroutine
+# that delivers its records. The count above would take in how many
+# records that goroutine delivered: with GOMAXPROCS=1 and no preemption
+# it runs only when the loop yields, the ring fills and records are lost,
+# so each run delivers a different share. Here both run (GOMAXPROCS=2,
+# valgrind's fair scheduler: every record is delivered), and the figure
+# is the benchmark loop's own instructions (its inclusive cost in one run
+# of 60000, over 60000; start-up is outside the loop); the goroutine's
+# are printed per record (an empty region makes three: its target begin
+# and end, and its kernel).
+traced() { # case env...
+	local c=$1
+	shift
+	if ! env "$@" GOMPT_BENCH_CHILD=1 GOMAXPROCS=2 GOGC=off GODEBUG=asyncpreemptoff=1,cpu.rdtscp=off \
+		valgrind --tool=callgrind --fair-sched=yes --callgrind-out-file="$out/cg.out" \
+		"$out/ompt-bench" -json -device host:0 -case "$c" -benchtime 60000x >"$out/res.json" 2>"$out/cg.err" ||
+		grep -q '"error"' "$out/res.json"; then
+		echo "instructions.sh: $c failed:" >&2
+		cat "$out/res.json" "$out/cg.err" >&2
+		exit 1
+	fi
+	callgrind_annotate --inclusive=yes "$out/cg.out" >"$out/cg.txt"
+	local loop run
+	loop=$(awk '/main\.emptyTarget\.loopTarget\.func1 /{gsub(",", "", $1); print $1; exit}' "$out/cg.txt")
+	run=$(awk '/omptrt\.\(\*tracer\)\.run /{gsub(",", "", $1); print $1; exit}' "$out/cg.txt")
+	if [ -z "$loop" ] || [ -z "$run" ]; then
+		echo "instructions.sh: $c: no loop or tracing goroutine in callgrind's output" >&2
+		exit 1
+	fi
+	printf '{"name":"%s","device":"host:0","instructions_per_op":%d,"tracing_goroutine_per_record":%d}\n' \
+		"$c" $((loop / 60000)) $((run / 180000))
+}
+
 one empty_target_notool
 one empty_target_tool_none GOMPT_BENCH_TOOL=none
 one empty_target_tool_all GOMPT_BENCH_TOOL=all
 one empty_target_tool_threads GOMPT_BENCH_TOOL=threads
 one empty_target_ctool_all OMP_TOOL_LIBRARIES="$out/libempty.so"
 one target_tofrom_4KiB
+traced empty_target_tracing GOMPT_BENCH_TOOL=traceonly

@@ -66,11 +66,17 @@ func threadC(p *ompt.Data, off uintptr) *C.gompt_tool_slots {
 // target_task_data slot is ttd, making it on the slot's first use.
 func scopeOfTask(ttd *ompt.Data) *C.gompt_scope {
 	w := (*unsafe.Pointer)(unsafe.Add(unsafe.Pointer(ttd), toolslot.TargetTaskOffset))
-	sc := (*C.gompt_scope)(*w)
-	if sc == nil {
-		sc = newScope()
-		*w = unsafe.Pointer(sc)
+	if sc := (*C.gompt_scope)(*w); sc != nil {
+		return sc
 	}
+	return hangScope(w)
+}
+
+// hangScope makes a zeroed scope and hangs it on slot word w: a slot's
+// first use, out of the inlined path of scopeOf and scopeOfTask.
+func hangScope(w *unsafe.Pointer) *C.gompt_scope {
+	sc := newScope()
+	*w = unsafe.Pointer(sc)
 	return sc
 }
 
@@ -87,13 +93,11 @@ func newScope() *C.gompt_scope {
 // routine) whose Go target_data slot is td (a slot the core passed to an
 // EMI callback), making it on the slot's first use.
 func scopeOf(td *ompt.Data) *C.gompt_scope {
-	w := toolslot.Word(unsafe.Pointer(td))
-	sc := (*C.gompt_scope)(*w)
-	if sc == nil {
-		sc = newScope()
-		*w = unsafe.Pointer(sc)
+	w := (*unsafe.Pointer)(unsafe.Add(unsafe.Pointer(td), toolslot.Offset)) // toolslot.Word, within the inlining budget
+	if sc := (*C.gompt_scope)(*w); sc != nil {
+		return sc
 	}
-	return sc
+	return hangScope(w)
 }
 
 // Devices. A C tool gets a gompt_device (C memory, never freed) as
