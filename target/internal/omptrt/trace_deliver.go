@@ -116,14 +116,8 @@ func (tr *tracer) run() {
 		if len(batch) > 0 {
 			tr.h.resampleIfStale()
 		}
-		ok := true
 		tr.noBuf = false
-		for off := 0; off < len(batch); off += entWords(batch[off]) {
-			if ok = tr.deliver(batch[off : off+entWords(batch[off])]); !ok {
-				tr.lost.Add(countEntries(batch[off:]))
-				break
-			}
-		}
+		ok := tr.deliverBatch(batch)
 		tr.countPuts()
 		if ok && (stopping || flush != flushed) {
 			ok = tr.completePart(stopping)
@@ -177,6 +171,33 @@ func (tr *tracer) abortLocked() {
 		unregisterLive(tr.buf, tr.live)
 	}
 	tr.endLocked()
+}
+
+// deliverBatch unpacks a batch's entries, in order, into the tool's
+// buffers; false when a callback panicked (the entries from the one it
+// panicked on are counted lost). An OMPT record where the buffer has
+// room, nearly every record, is decoded here; deliver takes the rest.
+func (tr *tracer) deliverBatch(batch []uint64) bool {
+	const size = uint64(ompt.RecordOMPTSize)
+	for off := 0; off < len(batch); {
+		e := batch[off : off+entWords(batch[off])]
+		switch entKind(e[0]) {
+		case entTarget, entDataOp, entKernel:
+			if tr.buf != nil && uint64(len(tr.buf))-tr.end >= size {
+				decOMPT(e, (*ompt.RecordOMPT)(unsafe.Pointer(&tr.buf[tr.end])))
+				tr.end += size
+				tr.puts++
+				off += len(e)
+				continue
+			}
+		}
+		if !tr.deliver(e) {
+			tr.lost.Add(countEntries(batch[off:]))
+			return false
+		}
+		off += len(e)
+	}
+	return true
 }
 
 // deliver unpacks one entry of the ring into the tool's buffer; false
