@@ -208,6 +208,23 @@ func (tt *traceTool) got() ([]string, []part) {
 	return append([]string(nil), tt.lines...), append([]part(nil), tt.parts...)
 }
 
+// tracedRegions runs n traced regions on each of g goroutines, goroutine
+// i on device i%2 with code pointer i+1 and native records where
+// native(i); the caller waits on the result.
+func tracedRegions(g, n int, clks []*tickDevice, native func(int) bool) *sync.WaitGroup {
+	var wg sync.WaitGroup
+	for i := range g {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for range n {
+				tracedRegion(i%2, uintptr(i+1), clks[i%2], native(i))
+			}
+		}()
+	}
+	return &wg
+}
+
 // tracedRegion drives one target construct the way package target does
 // with tracing: for each operation it asks whether the device traces
 // before taking device timestamps, then captures the operation with Op
@@ -917,16 +934,7 @@ func TestTraceConcurrent(t *testing.T) {
 	tt := &traceTool{size: 7 * ompt.RecordOMPTSize, native: ompt.NativeDataMotionExplicit}
 	clks := withTrace(t, tt, 2)
 	const G, N = 4, 50
-	var wg sync.WaitGroup
-	for g := range G {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			for range N {
-				tracedRegion(g%2, uintptr(g+1), clks[g%2], g%2 == 1)
-			}
-		}()
-	}
+	wg := tracedRegions(G, N, clks, func(g int) bool { return g%2 == 1 })
 	stopFlush := make(chan struct{})
 	var fw sync.WaitGroup
 	fw.Add(1)

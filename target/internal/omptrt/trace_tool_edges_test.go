@@ -545,16 +545,7 @@ func TestTraceFlushStopRestartUnderLoad(t *testing.T) {
 	}
 	clks := withTrace(t, tt, 2)
 	const G, N = 4, 60
-	var wg sync.WaitGroup
-	for g := range G {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			for range N {
-				tracedRegion(g%2, uintptr(g+1), clks[g%2], g%2 == 0)
-			}
-		}()
-	}
+	wg := tracedRegions(G, N, clks, func(g int) bool { return g%2 == 0 })
 	stop := make(chan struct{})
 	var fw sync.WaitGroup
 	fw.Add(1)
