@@ -108,11 +108,7 @@ func TestNowaitRecordsCarryTheTaskThread(t *testing.T) {
 	go func() {
 		runtime.LockOSThread() // a thread of its own, other than the encountering one
 		defer runtime.UnlockOSThread()
-		c.DataOpBegin(ompt.DataOpTransferToDeviceAsync, 0x1000, ompt.InitialDevice, 0xd000, 0, 16)
-		b, e := clks[0].interval()
-		c.DataOpEnd(0xd000)
-		o := c.Op()
-		o.Record(b, e, 0, nil)
+		tracedCopy(c, ompt.DataOpTransferToDeviceAsync, 0, 16, clks[0])
 		c.End()
 		taskTID <- gettid()
 	}()

@@ -163,21 +163,13 @@ func TestToolIDsPerTool(t *testing.T) {
 			done := make(chan struct{})
 			go func() {
 				defer close(done)
-				c.DataOpBegin(ompt.DataOpTransferToDeviceAsync, 0x1000, ompt.InitialDevice, 0xd000, dev, 8)
-				b, e := clks[dev].interval()
-				c.DataOpEnd(0xd000)
-				o := c.Op()
-				o.Record(b, e, 0, nil)
+				tracedCopy(c, ompt.DataOpTransferToDeviceAsync, dev, 8, clks[dev])
 				c.End()
 			}()
 			<-done
 			// a device memory routine
 			r := RoutineBegin(0x300)
-			r.DataOpBegin(ompt.DataOpTransferToDevice, 0x1000, ompt.InitialDevice, 0xd000, dev, 8)
-			b, e := clks[dev].interval()
-			r.DataOpEnd(0xd000)
-			o := r.Op()
-			o.Record(b, e, 0, nil)
+			tracedCopy(r, ompt.DataOpTransferToDevice, dev, 8, clks[dev])
 			r.End()
 		}
 	}

@@ -378,11 +378,7 @@ func TestConstructRecordsStayTogether(t *testing.T) {
 	go func() {
 		defer close(closed)
 		c := TargetBegin(ompt.KindTarget, 0, 0xa)
-		c.DataOpBegin(ompt.DataOpTransferToDevice, 0x1000, ompt.InitialDevice, 0xd000, 0, 8)
-		b, e := clks[0].interval()
-		c.DataOpEnd(0xd000)
-		o := c.Op()
-		o.Record(b, e, 0, nil)
+		tracedCopy(c, ompt.DataOpTransferToDevice, 0, 8, clks[0])
 		close(opened)
 		<-closeIt
 		c.End()

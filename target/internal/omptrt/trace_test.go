@@ -208,6 +208,17 @@ func (tt *traceTool) got() ([]string, []part) {
 	return append([]string(nil), tt.lines...), append([]part(nil), tt.parts...)
 }
 
+// tracedCopy drives one traced copy of n bytes from the host to device
+// dev in scope c (a construct's or a routine's), as package target does:
+// the operation's begin, its device times from clk, its end, its record.
+func tracedCopy(c *Target, kind ompt.DataOpKind, dev int, n uint64, clk *tickDevice) {
+	c.DataOpBegin(kind, 0x1000, ompt.InitialDevice, 0xd000, dev, n)
+	b, e := clk.interval()
+	c.DataOpEnd(0xd000)
+	o := c.Op()
+	o.Record(b, e, 0, nil)
+}
+
 // tracedRegions runs n traced regions on each of g goroutines, goroutine
 // i on device i%2 with code pointer i+1 and native records where
 // native(i); the caller waits on the result.

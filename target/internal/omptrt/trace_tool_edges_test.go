@@ -446,9 +446,10 @@ func normalizeHop(l []string) []string {
 func TestRecordThreadIDsOfRoutinesAndNowait(t *testing.T) {
 	tt := &traceTool{}
 	clks := withTrace(t, tt, 1)
-	mu2.Lock()
-	nowaitTIDs = map[uintptr][]uint64{}
-	mu2.Unlock()
+	var (
+		mu2        sync.Mutex
+		nowaitTIDs = map[uintptr][]uint64{} // per nowait code pointer, the task threads in order
+	)
 	const G = 6
 	var wg sync.WaitGroup
 	tids := make([]uint64, G)
@@ -461,11 +462,7 @@ func TestRecordThreadIDsOfRoutinesAndNowait(t *testing.T) {
 			tids[g] = gettid()
 			for range 20 {
 				r := RoutineBegin(uintptr(0x1000 + g))
-				r.DataOpBegin(ompt.DataOpTransferToDevice, 0x1000, ompt.InitialDevice, 0xd000, 0, 8)
-				b, e := clks[0].interval()
-				r.DataOpEnd(0xd000)
-				o := r.Op()
-				o.Record(b, e, 0, nil)
+				tracedCopy(r, ompt.DataOpTransferToDevice, 0, 8, clks[0])
 				r.End()
 				// a nowait construct begun here, run on a fresh goroutine
 				c := TargetBegin(ompt.KindTargetEnterDataNowait, 0, uintptr(0x2000+g))
@@ -473,11 +470,7 @@ func TestRecordThreadIDsOfRoutinesAndNowait(t *testing.T) {
 				go func() {
 					runtime.LockOSThread()
 					defer runtime.UnlockOSThread()
-					c.DataOpBegin(ompt.DataOpTransferToDeviceAsync, 0x1000, ompt.InitialDevice, 0xd000, 0, 8)
-					b, e := clks[0].interval()
-					c.DataOpEnd(0xd000)
-					o := c.Op()
-					o.Record(b, e, 0, nil)
+					tracedCopy(c, ompt.DataOpTransferToDeviceAsync, 0, 8, clks[0])
 					c.End()
 					res <- gettid()
 				}()
@@ -516,11 +509,6 @@ func TestRecordThreadIDsOfRoutinesAndNowait(t *testing.T) {
 	}
 	assert.Len(t, tt.raw, G*20*4, "records")
 }
-
-var (
-	mu2        sync.Mutex
-	nowaitTIDs = map[uintptr][]uint64{}
-)
 
 // TestTraceFlushStopRestartUnderLoad: constructs on four goroutines and two
 // devices (natives on one), with dirty, odd-sized, unaligned buffers;
