@@ -55,9 +55,9 @@ type Target struct {
 	// Target takes at once (one atomic add per idBlock operations)
 	nextOp, endOp uint64
 
-	// tracing: the host thread and device time of the begin target record
-	// (traceT0 0: not recorded), and the operation DataOpEnd/SubmitEnd
-	// last ended (for Op)
+	// tracing: the host thread of the construct's records (set by each
+	// hold), the device time of the begin target record (traceT0 0: not
+	// recorded), and the operation DataOpEnd/SubmitEnd last ended (for Op)
 	tid     uint64
 	traceT0 int64
 	lastOp  int32
@@ -319,8 +319,7 @@ func (t *Target) own() {
 		t.g.Store(g)
 	}
 	if t.lockG == 0 {
-		t.tid = 0 // read again on this thread
-		t.hold(g)
+		t.hold(g) // on this thread: t.tid is read again
 		if t.kind.Nowait() && !t.routine && !t.switched {
 			t.switched = true
 			// the task is created and its dependences reported before the

@@ -104,8 +104,8 @@ func (o *TracedOp) Record(begin, end int64, grantedTeams uint32, native *NativeI
 // Op captures the operation that the last DataOpEnd or SubmitEnd ended,
 // with the OS thread id of the thread that ran its callbacks (the
 // construct's goroutine holds its thread from its first event to its end,
-// so the id is read once per scope and thread: where the runtime's
-// m.procid cannot be used it is the gettid system call),
+// so the id is the one its hold read: where the runtime's m.procid
+// cannot be used, the gettid system call),
 // for its trace record, if its device is tracing (one atomic load);
 // otherwise, or on a nil *Target, it returns the zero TracedOp. The
 // operation's device is the construct's; for a device memory routine it
@@ -129,9 +129,6 @@ func (t *Target) capture(o *TracedOp) bool {
 	tr := tracerOf(dev)
 	if tr == nil {
 		return false
-	}
-	if t.tid == 0 {
-		t.tid = threadID() // once per scope: it may be the gettid system call
 	}
 	o.dev, o.thread, o.code = dev, t.tid, t.code
 	o.targetID, o.hostOpID = t.idsFor(tr.owner.Load(), t.lastID)

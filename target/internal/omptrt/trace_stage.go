@@ -34,9 +34,6 @@ func (t *Target) traceBegin(tr *tracer) {
 		tr.untimed.Add(2)
 		return
 	}
-	if t.tid == 0 {
-		t.tid = threadID()
-	}
 	t.traceT0 = now
 	id, _ := t.idsFor(tr.owner.Load(), 0)
 	t.nstaged = encTarget(t.stage[:], t, ompt.ScopeBegin, now, id)
