@@ -58,6 +58,34 @@ func (k *Kernel) CheckBounds(s Shape, scalar func(j int) uint64) error {
 	return nil
 }
 
+// CoverExtents raises each dimension of launch shape s whose Size is
+// below k's extent there (Extents; scalar as for NeedLen) to that extent,
+// so that every device runs the kernel's points: its device code strides
+// over them whatever the Size, while its Go image runs the Size's points,
+// clamped to them. A Size at or above the extent stays (the Go image
+// clamps it, device code guards it), as does one whose extent is 0 or
+// less (no points: the kernel does nothing). Nothing changes for a kernel
+// without Extents. It does not allocate.
+func (k *Kernel) CoverExtents(s *Shape, scalar func(j int) uint64) {
+	for d, j := range k.Extents {
+		if n := k.scalarInt(j, scalar(j)); n > int64(s.Size[d]) {
+			s.Size[d] = int(n)
+		}
+	}
+}
+
+// scalarInt returns the value of integer scalar parameter j of k, whose
+// argument's bits are b, as Go reads it.
+func (k *Kernel) scalarInt(j int, b uint64) int64 {
+	switch k.Params[j].Kind {
+	case ParamInt32:
+		return int64(int32(uint32(b)))
+	case ParamUint32:
+		return int64(uint32(b))
+	}
+	return int64(b)
+}
+
 // PointWork returns the work of one point of a launch of k over s (Work,
 // evaluated as NeedLen evaluates a Len; scalar as there): at least 1;
 // math.MaxInt64 where it is larger than an int64; 1 where Work is empty or
@@ -237,10 +265,10 @@ func (k *Kernel) lenTerm(term string, s Shape, scalar func(j int) uint64) (int64
 
 // Check reports the first mistake in k's declaration: no name, parameters
 // without a name or with the same name, an unknown kind, an element type
-// or Len on a scalar, an element type that is not a number kind, a Len
-// or Work that cannot be evaluated, Dims outside 0..3, a negative
-// MaxThreads. It
-// does not look at the images. devicetest checks every kernel it runs with
+// or Len on a scalar, an element type that is not a number kind, a Len,
+// Work or Bounds that cannot be evaluated, Extents not one integer scalar
+// parameter per dimension, Dims outside 0..3, a negative MaxThreads. It does not look
+// at the images. devicetest checks every kernel it runs with
 // it, and package target checks each kernel at its first construct (and
 // again at every use of a kernel that failed), refusing the construct
 // before any device work.
@@ -306,6 +334,17 @@ func (k *Kernel) Check() error {
 	for _, b := range k.Bounds {
 		if _, err := k.lenValue(b, Shape{}, nil); err != nil {
 			return fmt.Errorf("kernel %s: Bounds %q: %w", k.Name, b, err)
+		}
+	}
+	if k.Extents != nil && len(k.Extents) != k.IterationDims() {
+		return fmt.Errorf("kernel %s: %d Extents for %d dimensions (Dims): want one per dimension", k.Name, len(k.Extents), k.IterationDims())
+	}
+	for d, j := range k.Extents {
+		if j < 0 || j >= len(k.Params) {
+			return fmt.Errorf("kernel %s: Extents[%d] is %d: want the index of a parameter (0 to %d)", k.Name, d, j, len(k.Params)-1)
+		}
+		if p := k.Params[j]; p.Kind != ParamInt32 && p.Kind != ParamUint32 && p.Kind != ParamInt64 {
+			return fmt.Errorf("kernel %s: Extents[%d] is parameter %d (%s), a %v; an extent is an integer scalar parameter (int32, uint32 or int64)", k.Name, d, j, p.Name, p.Kind)
 		}
 	}
 	return nil

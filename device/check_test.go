@@ -148,6 +148,56 @@ func TestCheckBounds(t *testing.T) {
 	assert.ErrorContains(t, k.Check(), `kernel lens: Bounds "m+x"`, "a bound over a name that is no parameter")
 }
 
+// CoverExtents raises a Size below the kernel's points to them, keeps one
+// at or above them, and keeps every Size where the points are none; Check
+// refuses Extents that are not one integer scalar parameter per dimension.
+func TestCoverExtents(t *testing.T) {
+	k := *lenKernel // m int64, k int32, u uint32, a float32; Dims 2
+	k.Extents = []int{0, 1}
+	require.NoError(t, k.Check())
+	for _, c := range []struct {
+		m, k int64
+		size [3]int
+		want [3]int
+	}{
+		{6, 7, [3]int{1, 1, 1}, [3]int{6, 7, 1}},
+		{6, 7, [3]int{1, 0, 1}, [3]int{6, 7, 1}}, // 0 is an unused dimension's 1
+		{6, 7, [3]int{6, 7, 1}, [3]int{6, 7, 1}},
+		{6, 7, [3]int{100, 1 << 30, 1}, [3]int{100, 1 << 30, 1}},
+		{6, 7, [3]int{3, 9, 1}, [3]int{6, 9, 1}},
+		{0, -4, [3]int{2, 3, 1}, [3]int{2, 3, 1}}, // no points: the kernel does nothing
+		{-9, 5, [3]int{2, 3, 1}, [3]int{2, 5, 1}}, // the int32 k as Go reads it
+	} {
+		args := []uint64{uint64(c.m), uint64(uint32(int32(c.k)))}
+		s := Shape{Size: c.size, Teams: 3, Threads: 5}
+		k.CoverExtents(&s, func(j int) uint64 { return args[j] })
+		assert.Equal(t, Shape{Size: c.want, Teams: 3, Threads: 5}, s, "%+v", c)
+	}
+	k.Extents = []int{2, 0} // the uint32 u in dimension 0
+	s := Shape{Size: [3]int{1, 1, 1}}
+	k.CoverExtents(&s, func(j int) uint64 { return []uint64{3, 0, 0xffffffff}[j] })
+	assert.Equal(t, [3]int{0xffffffff, 3, 1}, s.Size, "a uint32 extent is not negative")
+	k.Extents = nil
+	s = Shape{Size: [3]int{1, 1, 1}}
+	k.CoverExtents(&s, nil)
+	assert.Equal(t, [3]int{1, 1, 1}, s.Size, "no extents: nothing evaluated, nothing raised")
+
+	for _, c := range []struct {
+		extents []int
+		want    string
+	}{
+		{[]int{0}, "kernel lens: 1 Extents for 2 dimensions (Dims): want one per dimension"},
+		{[]int{0, 1, 2}, "3 Extents for 2 dimensions"},
+		{[]int{0, 5}, "kernel lens: Extents[1] is 5: want the index of a parameter (0 to 4)"},
+		{[]int{-1, 0}, "Extents[0] is -1"},
+		{[]int{0, 3}, "Extents[1] is parameter 3 (a), a float32; an extent is an integer scalar parameter"},
+		{[]int{4, 0}, "Extents[0] is parameter 4 (buf), a buffer"},
+	} {
+		k.Extents = c.extents
+		assert.ErrorContains(t, k.Check(), c.want, "Extents %v", c.extents)
+	}
+}
+
 func TestKernelCheck(t *testing.T) {
 	good := func() *Kernel {
 		return &Kernel{Name: "good", Dims: 2, Params: []Param{

@@ -182,6 +182,22 @@ type Kernel struct {
 	// extra dimensions differently.
 	Dims int
 
+	// Extents, when not nil, are the kernel's points: for each dimension
+	// it iterates over (Dims of them, Size[0]'s first), the index in
+	// Params of the integer scalar parameter whose value is its extent
+	// there ([]int{0} for a kernel over [0, n) whose first parameter is
+	// n). Such a kernel's device code runs the points [0, extent 0) x
+	// [0, extent 1) ... whatever the launch shape's Size (it strides over
+	// them, and guards a larger Size), and its Go image runs the Size's
+	// points clamped to them. So the runtime launches it with each Size
+	// raised to its extent where it is smaller (CoverExtents), and every
+	// device runs the same points: a Shape's Size is then a hint, as its
+	// Teams and Threads are. gompt-kernels writes them, and its launchers
+	// pass Size equal to them. A hand-written kernel whose device code
+	// iterates over Size leaves them nil. A plugin's Launch does not read
+	// them.
+	Extents []int
+
 	// MaxThreads, when not 0, is the largest team size the device code
 	// supports (a kernel with a fixed-size local scratch array, say).
 	MaxThreads int
@@ -308,7 +324,8 @@ func (k *Kernel) signature() string {
 // three dimensions (Size[0] varies fastest, as OpenCL's dimension 0), and the
 // requested numbers of teams and threads per team; 0 lets the plugin choose.
 // Device code iterates over Size with grid-stride loops, so any number of
-// teams and threads computes the same result.
+// teams and threads computes the same result. A kernel with Extents has
+// its own points; package target raises a Size below them (Kernel.Extents).
 type Shape struct {
 	Size    [3]int
 	Teams   int

@@ -20,7 +20,8 @@ var Copy32 = &gomptdevice.Kernel{
 		{Name: "src", Kind: gomptdevice.ParamBuffer, Elem: gomptdevice.ParamInt32, Len: "n"},
 		{Name: "dst", Kind: gomptdevice.ParamBuffer, Elem: gomptdevice.ParamInt32, Len: "n"},
 	},
-	Dims: 1,
+	Dims:    1,
+	Extents: []int{0},
 	Images: []gomptdevice.Image{
 		{Kind: gomptdevice.ImageHost, Entry: "gompt_copy32", Host: gomptHostCopy32},
 		{Kind: "opencl-c", Entry: "gompt_copy32", Source: gomptCLCopy32, Options: "-cl-fp32-correctly-rounded-divide-sqrt"},
@@ -48,7 +49,7 @@ func gomptHostCopy32(gomptA *gomptdevice.HostArgs, gomptR gomptdevice.Range, _, 
 		dst[i] = src[i]
 	}
 	_ = n
-//line gompt_kernels.go:52
+//line gompt_kernels.go:53
 }
 
 // gomptSampleCopy32 is Copy32's Sample: about n points, random arguments. Tol 0: every device gives the Go function's bits.
@@ -74,6 +75,7 @@ var Dot = &gomptdevice.Kernel{
 		{Name: "partial", Kind: gomptdevice.ParamBuffer, Elem: gomptdevice.ParamFloat32, Len: "Shape.Teams"},
 	},
 	Dims:       1,
+	Extents:    []int{0},
 	MaxThreads: gomptrt.MaxThreads,
 	Needs: []gomptdevice.Need{
 		{Kind: gomptdevice.NeedLocalMem, Amount: 1024, Use: "1024 bytes of team-local memory (reduce=+'s scratch: 256 float32, one per thread)", Pos: "library.go:72"},
@@ -153,7 +155,7 @@ func gomptHostDot(gomptA *gomptdevice.HostArgs, gomptR gomptdevice.Range, gomptT
 	}
 	gomptPartial[gomptTeam] = float32((gomptS0 + gomptS1) + (gomptS2 + gomptS3))
 	_ = n
-//line gompt_kernels.go:157
+//line gompt_kernels.go:159
 }
 
 // gomptSampleDot is Dot's Sample: about n points, random arguments. Tol 0.0001: its float sums are combined in another order on each device.
@@ -177,7 +179,8 @@ var Empty = &gomptdevice.Kernel{
 	Params: []gomptdevice.Param{
 		{Name: "n", Kind: gomptdevice.ParamInt64},
 	},
-	Dims: 1,
+	Dims:    1,
+	Extents: []int{0},
 	Images: []gomptdevice.Image{
 		{Kind: gomptdevice.ImageHost, Entry: "gompt_empty", Host: gomptHostEmpty},
 		{Kind: "opencl-c", Entry: "gompt_empty", Source: gomptCLEmpty, Options: "-cl-fp32-correctly-rounded-divide-sqrt"},
@@ -215,7 +218,8 @@ var Fill = &gomptdevice.Kernel{
 		{Name: "v", Kind: gomptdevice.ParamFloat32},
 		{Name: "x", Kind: gomptdevice.ParamBuffer, Elem: gomptdevice.ParamFloat32, Len: "n"},
 	},
-	Dims: 1,
+	Dims:    1,
+	Extents: []int{0},
 	Images: []gomptdevice.Image{
 		{Kind: gomptdevice.ImageHost, Entry: "gompt_fill", Host: gomptHostFill},
 		{Kind: "opencl-c", Entry: "gompt_fill", Source: gomptCLFill, Options: "-cl-fp32-correctly-rounded-divide-sqrt"},
@@ -242,7 +246,7 @@ func gomptHostFill(gomptA *gomptdevice.HostArgs, gomptR gomptdevice.Range, _, _ 
 		x[i] = v
 	}
 	_ = n
-//line gompt_kernels.go:246
+//line gompt_kernels.go:250
 }
 
 // gomptSampleFill is Fill's Sample: about n points, random arguments. Tol 0: every device gives the Go function's bits.
@@ -266,7 +270,8 @@ var Histogram = &gomptdevice.Kernel{
 		{Name: "v", Kind: gomptdevice.ParamBuffer, Elem: gomptdevice.ParamUint8, Len: "n"},
 		{Name: "h", Kind: gomptdevice.ParamBuffer, Elem: gomptdevice.ParamUint32, Len: "256"},
 	},
-	Dims: 1,
+	Dims:    1,
+	Extents: []int{0},
 	Needs: []gomptdevice.Need{
 		{Kind: gomptdevice.NeedLocalMem, Amount: 1024, Use: "1024 bytes of team-local memory (the team's copy of reduce(h)=+)", Pos: "library.go:231"},
 	},
@@ -301,7 +306,7 @@ func gomptHostHistogram(gomptA *gomptdevice.HostArgs, gomptR gomptdevice.Range, 
 	}
 	gomptrt.MergeSum(gomptRBH, gomptRAH[:], uint32(0))
 	_ = n
-//line gompt_kernels.go:305
+//line gompt_kernels.go:310
 }
 
 // gomptSampleHistogram is Histogram's Sample: about n points, random arguments. Tol 0: every device gives the Go function's bits.
@@ -325,7 +330,8 @@ var Jacobi = &gomptdevice.Kernel{
 		{Name: "in", Kind: gomptdevice.ParamBuffer, Elem: gomptdevice.ParamFloat32, Len: "nx*ny"},
 		{Name: "out", Kind: gomptdevice.ParamBuffer, Elem: gomptdevice.ParamFloat32, Len: "nx*ny"},
 	},
-	Dims: 2,
+	Dims:    2,
+	Extents: []int{0, 1},
 	Images: []gomptdevice.Image{
 		{Kind: gomptdevice.ImageHost, Entry: "gompt_jacobi", Host: gomptHostJacobi},
 		{Kind: "opencl-c", Entry: "gompt_jacobi", Source: gomptCLJacobi, Options: "-cl-fp32-correctly-rounded-divide-sqrt"},
@@ -392,7 +398,7 @@ func gomptHostJacobi(gomptA *gomptdevice.HostArgs, gomptR gomptdevice.Range, _, 
 			gomptFrom, gomptTo = gomptIn1, gomptHi0
 		}
 	}
-//line gompt_kernels.go:396
+//line gompt_kernels.go:402
 }
 
 // gomptSampleJacobi is Jacobi's Sample: about n points, random arguments. Tol 0: every device gives the Go function's bits.
@@ -419,8 +425,9 @@ var Matmul = &gomptdevice.Kernel{
 		{Name: "B", Kind: gomptdevice.ParamBuffer, Elem: gomptdevice.ParamFloat32, Len: "k*n"},
 		{Name: "C", Kind: gomptdevice.ParamBuffer, Elem: gomptdevice.ParamFloat32, Len: "m*n"},
 	},
-	Dims: 2,
-	Work: "k",
+	Dims:    2,
+	Extents: []int{1, 0},
+	Work:    "k",
 	Images: []gomptdevice.Image{
 		{Kind: gomptdevice.ImageHost, Entry: "gompt_matmul", Host: gomptHostMatmul},
 		{Kind: "opencl-c", Entry: "gompt_matmul", Source: gomptCLMatmul, Options: "-cl-fp32-correctly-rounded-divide-sqrt"},
@@ -599,7 +606,7 @@ func gomptLanesMatmul(gomptX0, gomptW int, i int, m int, n int, k int, A []float
 	}
 	_ = acc
 	_ = m
-//line gompt_kernels.go:603
+//line gompt_kernels.go:610
 }
 
 // gomptSampleMatmul is Matmul's Sample: about n points, random arguments. Tol 0: every device gives the Go function's bits.
@@ -628,7 +635,8 @@ var MatmulTiled = &gomptdevice.Kernel{
 		{Name: "B", Kind: gomptdevice.ParamBuffer, Elem: gomptdevice.ParamFloat32, Len: "k*n"},
 		{Name: "C", Kind: gomptdevice.ParamBuffer, Elem: gomptdevice.ParamFloat32, Len: "m*n"},
 	},
-	Dims: 1,
+	Dims:    1,
+	Extents: []int{0},
 	Faults: []gomptdevice.FaultSite{
 		{Kind: gomptdevice.FaultDivide, Pos: "library.go:95"},
 		{Kind: gomptdevice.FaultDivide, Pos: "library.go:96"},
@@ -1032,7 +1040,7 @@ func gomptHostMatmulTiled(gomptA *gomptdevice.HostArgs, gomptR gomptdevice.Range
 	_ = c32
 	_ = c33
 	_ = teams
-//line gompt_kernels.go:1036
+//line gompt_kernels.go:1044
 }
 
 // gomptSampleMatmulTiled is MatmulTiled's Sample: about n points, random arguments. Tol 0: every device gives the Go function's bits.
@@ -1059,7 +1067,8 @@ var Saxpy = &gomptdevice.Kernel{
 		{Name: "x", Kind: gomptdevice.ParamBuffer, Elem: gomptdevice.ParamFloat32, Len: "n"},
 		{Name: "y", Kind: gomptdevice.ParamBuffer, Elem: gomptdevice.ParamFloat32, Len: "n"},
 	},
-	Dims: 1,
+	Dims:    1,
+	Extents: []int{0},
 	Images: []gomptdevice.Image{
 		{Kind: gomptdevice.ImageHost, Entry: "gompt_saxpy", Host: gomptHostSaxpy},
 		{Kind: "opencl-c", Entry: "gompt_saxpy", Source: gomptCLSaxpy, Options: "-cl-fp32-correctly-rounded-divide-sqrt"},
@@ -1088,7 +1097,7 @@ func gomptHostSaxpy(gomptA *gomptdevice.HostArgs, gomptR gomptdevice.Range, _, _
 		y[i] = ((a * x[i]) + y[i])
 	}
 	_ = n
-//line gompt_kernels.go:1092
+//line gompt_kernels.go:1101
 }
 
 // gomptSampleSaxpy is Saxpy's Sample: about n points, random arguments. Tol 0: every device gives the Go function's bits.
@@ -1113,7 +1122,8 @@ var VecAdd = &gomptdevice.Kernel{
 		{Name: "b", Kind: gomptdevice.ParamBuffer, Elem: gomptdevice.ParamFloat32, Len: "n"},
 		{Name: "c", Kind: gomptdevice.ParamBuffer, Elem: gomptdevice.ParamFloat32, Len: "n"},
 	},
-	Dims: 1,
+	Dims:    1,
+	Extents: []int{0},
 	Images: []gomptdevice.Image{
 		{Kind: gomptdevice.ImageHost, Entry: "gompt_vecadd", Host: gomptHostVecadd},
 		{Kind: "opencl-c", Entry: "gompt_vecadd", Source: gomptCLVecadd, Options: "-cl-fp32-correctly-rounded-divide-sqrt"},
@@ -1143,7 +1153,7 @@ func gomptHostVecadd(gomptA *gomptdevice.HostArgs, gomptR gomptdevice.Range, _, 
 		c[i] = (a[i] + b[i])
 	}
 	_ = n
-//line gompt_kernels.go:1147
+//line gompt_kernels.go:1157
 }
 
 // gomptSampleVecadd is VecAdd's Sample: about n points, random arguments. Tol 0: every device gives the Go function's bits.

@@ -241,7 +241,10 @@ type Region struct {
 	// Shape.Threads.
 	Device DeviceClause
 	Kernel *Kernel
-	Shape  Shape
-	Maps   []Map
-	Args   []Arg
+	// Shape is the launch shape. For a kernel with Extents (every
+	// generated kernel) each Size below the kernel's extent is raised to
+	// it, so every device runs all the kernel's points.
+	Shape Shape
+	Maps  []Map
+	Args  []Arg
 }

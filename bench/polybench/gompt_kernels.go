@@ -24,8 +24,9 @@ var AtaxTmpKernel = &gomptdevice.Kernel{
 		{Name: "x", Kind: gomptdevice.ParamBuffer, Elem: gomptdevice.ParamFloat64, Len: "n"},
 		{Name: "tmp", Kind: gomptdevice.ParamBuffer, Elem: gomptdevice.ParamFloat64, Len: "m"},
 	},
-	Dims: 1,
-	Work: "n",
+	Dims:    1,
+	Extents: []int{0},
+	Work:    "n",
 	Needs: []gomptdevice.Need{
 		{Kind: gomptdevice.NeedFP64, Use: "float64", Pos: "kernels.go:75"},
 	},
@@ -72,7 +73,7 @@ func gomptHostAtaxTmp(gomptA *gomptdevice.HostArgs, gomptR gomptdevice.Range, _,
 		tmp[i] = t
 	}
 	_ = m
-//line gompt_kernels.go:76
+//line gompt_kernels.go:77
 }
 
 // gomptSampleAtaxTmp is AtaxTmpKernel's Sample: about n points, random arguments. Tol 0: every device gives the Go function's bits.
@@ -131,8 +132,9 @@ var AtaxYKernel = &gomptdevice.Kernel{
 		{Name: "tmp", Kind: gomptdevice.ParamBuffer, Elem: gomptdevice.ParamFloat64, Len: "m"},
 		{Name: "y", Kind: gomptdevice.ParamBuffer, Elem: gomptdevice.ParamFloat64, Len: "n"},
 	},
-	Dims: 1,
-	Work: "m",
+	Dims:    1,
+	Extents: []int{0},
+	Work:    "m",
 	Needs: []gomptdevice.Need{
 		{Kind: gomptdevice.NeedFP64, Use: "float64", Pos: "kernels.go:87"},
 	},
@@ -307,7 +309,7 @@ func gomptLanesAtaxY(gomptX0, gomptW int, n int, m int, A []float64, tmp []float
 		gomptU16[gomptJ] = s[gomptJ]
 	}
 	_ = s
-//line gompt_kernels.go:311
+//line gompt_kernels.go:313
 }
 
 // gomptSampleAtaxY is AtaxYKernel's Sample: about n points, random arguments. Tol 0: every device gives the Go function's bits.
@@ -366,8 +368,9 @@ var BicgQKernel = &gomptdevice.Kernel{
 		{Name: "p", Kind: gomptdevice.ParamBuffer, Elem: gomptdevice.ParamFloat64, Len: "m"},
 		{Name: "q", Kind: gomptdevice.ParamBuffer, Elem: gomptdevice.ParamFloat64, Len: "n"},
 	},
-	Dims: 1,
-	Work: "m",
+	Dims:    1,
+	Extents: []int{0},
+	Work:    "m",
 	Needs: []gomptdevice.Need{
 		{Kind: gomptdevice.NeedFP64, Use: "float64", Pos: "kernels.go:109"},
 	},
@@ -414,7 +417,7 @@ func gomptHostBicgQ(gomptA *gomptdevice.HostArgs, gomptR gomptdevice.Range, _, _
 		q[i] = t
 	}
 	_ = n
-//line gompt_kernels.go:418
+//line gompt_kernels.go:421
 }
 
 // gomptSampleBicgQ is BicgQKernel's Sample: about n points, random arguments. Tol 0: every device gives the Go function's bits.
@@ -473,8 +476,9 @@ var BicgSKernel = &gomptdevice.Kernel{
 		{Name: "r", Kind: gomptdevice.ParamBuffer, Elem: gomptdevice.ParamFloat64, Len: "n"},
 		{Name: "s", Kind: gomptdevice.ParamBuffer, Elem: gomptdevice.ParamFloat64, Len: "m"},
 	},
-	Dims: 1,
-	Work: "n",
+	Dims:    1,
+	Extents: []int{0},
+	Work:    "n",
 	Needs: []gomptdevice.Need{
 		{Kind: gomptdevice.NeedFP64, Use: "float64", Pos: "kernels.go:98"},
 	},
@@ -649,7 +653,7 @@ func gomptLanesBicgS(gomptX0, gomptW int, m int, n int, A []float64, r []float64
 		gomptU16[gomptJ] = t[gomptJ]
 	}
 	_ = t
-//line gompt_kernels.go:653
+//line gompt_kernels.go:657
 }
 
 // gomptSampleBicgS is BicgSKernel's Sample: about n points, random arguments. Tol 0: every device gives the Go function's bits.
@@ -708,8 +712,9 @@ var ColMeanKernel = &gomptdevice.Kernel{
 		{Name: "data", Kind: gomptdevice.ParamBuffer, Elem: gomptdevice.ParamFloat64, Len: "n*m"},
 		{Name: "mean", Kind: gomptdevice.ParamBuffer, Elem: gomptdevice.ParamFloat64, Len: "m"},
 	},
-	Dims: 1,
-	Work: "n",
+	Dims:    1,
+	Extents: []int{0},
+	Work:    "n",
 	Needs: []gomptdevice.Need{
 		{Kind: gomptdevice.NeedFP64, Use: "float64", Pos: "kernels.go:294"},
 	},
@@ -873,7 +878,7 @@ func gomptLanesColMean(gomptX0, gomptW int, m int, n int, fn float64, data []flo
 		gomptU11[gomptJ] = (s[gomptJ] / fn)
 	}
 	_ = s
-//line gompt_kernels.go:877
+//line gompt_kernels.go:882
 }
 
 // gomptSampleColMean is ColMeanKernel's Sample: about n points, random arguments. Tol 0: every device gives the Go function's bits.
@@ -930,7 +935,8 @@ var CorrKernel = &gomptdevice.Kernel{
 		{Name: "data", Kind: gomptdevice.ParamBuffer, Elem: gomptdevice.ParamFloat64, Len: "n*m"},
 		{Name: "corr", Kind: gomptdevice.ParamBuffer, Elem: gomptdevice.ParamFloat64, Len: "m*m"},
 	},
-	Dims: 1,
+	Dims:    1,
+	Extents: []int{0},
 	Needs: []gomptdevice.Need{
 		{Kind: gomptdevice.NeedFP64, Use: "float64", Pos: "kernels.go:359"},
 	},
@@ -1014,7 +1020,7 @@ func gomptHostCorr(gomptA *gomptdevice.HostArgs, gomptR gomptdevice.Range, _, _ 
 			}
 		}
 	}
-//line gompt_kernels.go:1018
+//line gompt_kernels.go:1024
 }
 
 // gomptSampleCorr is CorrKernel's Sample: about n points, random arguments. Tol 0: every device gives the Go function's bits.
@@ -1078,8 +1084,9 @@ var CorrCenterKernel = &gomptdevice.Kernel{
 		{Name: "mean", Kind: gomptdevice.ParamBuffer, Elem: gomptdevice.ParamFloat64, Len: "m"},
 		{Name: "stddev", Kind: gomptdevice.ParamBuffer, Elem: gomptdevice.ParamFloat64, Len: "m"},
 	},
-	Dims: 1,
-	Work: "m",
+	Dims:    1,
+	Extents: []int{0},
+	Work:    "m",
 	Needs: []gomptdevice.Need{
 		{Kind: gomptdevice.NeedFP64, Use: "float64", Pos: "kernels.go:348"},
 	},
@@ -1125,7 +1132,7 @@ func gomptHostCorrCenter(gomptA *gomptdevice.HostArgs, gomptR gomptdevice.Range,
 		}
 	}
 	_ = n
-//line gompt_kernels.go:1129
+//line gompt_kernels.go:1136
 }
 
 // gomptSampleCorrCenter is CorrCenterKernel's Sample: about n points, random arguments. Tol 0: every device gives the Go function's bits.
@@ -1186,8 +1193,9 @@ var CorrStddevKernel = &gomptdevice.Kernel{
 		{Name: "mean", Kind: gomptdevice.ParamBuffer, Elem: gomptdevice.ParamFloat64, Len: "m"},
 		{Name: "stddev", Kind: gomptdevice.ParamBuffer, Elem: gomptdevice.ParamFloat64, Len: "m"},
 	},
-	Dims: 1,
-	Work: "n",
+	Dims:    1,
+	Extents: []int{0},
+	Work:    "n",
 	Needs: []gomptdevice.Need{
 		{Kind: gomptdevice.NeedFP64, Use: "float64", Pos: "kernels.go:331"},
 	},
@@ -1432,7 +1440,7 @@ func gomptLanesCorrStddev(gomptX0, gomptW int, m int, n int, fn float64, data []
 	}
 	_ = s
 	_ = d
-//line gompt_kernels.go:1436
+//line gompt_kernels.go:1444
 }
 
 // gomptSampleCorrStddev is CorrStddevKernel's Sample: about n points, random arguments. Tol 0: every device gives the Go function's bits.
@@ -1492,7 +1500,8 @@ var CovKernel = &gomptdevice.Kernel{
 		{Name: "data", Kind: gomptdevice.ParamBuffer, Elem: gomptdevice.ParamFloat64, Len: "n*m"},
 		{Name: "cov", Kind: gomptdevice.ParamBuffer, Elem: gomptdevice.ParamFloat64, Len: "m*m"},
 	},
-	Dims: 1,
+	Dims:    1,
+	Extents: []int{0},
 	Needs: []gomptdevice.Need{
 		{Kind: gomptdevice.NeedFP64, Use: "float64", Pos: "kernels.go:315"},
 	},
@@ -1582,7 +1591,7 @@ func gomptHostCov(gomptA *gomptdevice.HostArgs, gomptR gomptdevice.Range, _, _ i
 			}
 		}
 	}
-//line gompt_kernels.go:1586
+//line gompt_kernels.go:1595
 }
 
 // gomptSampleCov is CovKernel's Sample: about n points, random arguments. Tol 0: every device gives the Go function's bits.
@@ -1645,8 +1654,9 @@ var CovCenterKernel = &gomptdevice.Kernel{
 		{Name: "data", Kind: gomptdevice.ParamBuffer, Elem: gomptdevice.ParamFloat64, Len: "n*m"},
 		{Name: "mean", Kind: gomptdevice.ParamBuffer, Elem: gomptdevice.ParamFloat64, Len: "m"},
 	},
-	Dims: 1,
-	Work: "m",
+	Dims:    1,
+	Extents: []int{0},
+	Work:    "m",
 	Needs: []gomptdevice.Need{
 		{Kind: gomptdevice.NeedFP64, Use: "float64", Pos: "kernels.go:305"},
 	},
@@ -1688,7 +1698,7 @@ func gomptHostCovCenter(gomptA *gomptdevice.HostArgs, gomptR gomptdevice.Range, 
 		}
 	}
 	_ = n
-//line gompt_kernels.go:1692
+//line gompt_kernels.go:1702
 }
 
 // gomptSampleCovCenter is CovCenterKernel's Sample: about n points, random arguments. Tol 0: every device gives the Go function's bits.
@@ -1744,8 +1754,9 @@ var FdtdExKernel = &gomptdevice.Kernel{
 		{Name: "ex", Kind: gomptdevice.ParamBuffer, Elem: gomptdevice.ParamFloat64, Len: "nx*ny"},
 		{Name: "hz", Kind: gomptdevice.ParamBuffer, Elem: gomptdevice.ParamFloat64, Len: "nx*ny"},
 	},
-	Dims: 1,
-	Work: "ny-1",
+	Dims:    1,
+	Extents: []int{0},
+	Work:    "ny-1",
 	Needs: []gomptdevice.Need{
 		{Kind: gomptdevice.NeedFP64, Use: "float64", Pos: "kernels.go:253"},
 	},
@@ -1787,7 +1798,7 @@ func gomptHostFdtdEx(gomptA *gomptdevice.HostArgs, gomptR gomptdevice.Range, _, 
 		}
 	}
 	_ = nx
-//line gompt_kernels.go:1791
+//line gompt_kernels.go:1802
 }
 
 // gomptSampleFdtdEx is FdtdExKernel's Sample: about n points, random arguments. Tol 0: every device gives the Go function's bits.
@@ -1844,8 +1855,9 @@ var FdtdEyKernel = &gomptdevice.Kernel{
 		{Name: "ey", Kind: gomptdevice.ParamBuffer, Elem: gomptdevice.ParamFloat64, Len: "nx*ny"},
 		{Name: "hz", Kind: gomptdevice.ParamBuffer, Elem: gomptdevice.ParamFloat64, Len: "nx*ny"},
 	},
-	Dims: 1,
-	Work: "2*ny",
+	Dims:    1,
+	Extents: []int{0},
+	Work:    "2*ny",
 	Needs: []gomptdevice.Need{
 		{Kind: gomptdevice.NeedFP64, Use: "float64", Pos: "kernels.go:238"},
 	},
@@ -1920,7 +1932,7 @@ func gomptHostFdtdEy(gomptA *gomptdevice.HostArgs, gomptR gomptdevice.Range, _, 
 		gomptFrom, gomptTo = gomptIn1, gomptHi0
 	}
 	_ = nx
-//line gompt_kernels.go:1924
+//line gompt_kernels.go:1936
 }
 
 // gomptSampleFdtdEy is FdtdEyKernel's Sample: about n points, random arguments. Tol 0: every device gives the Go function's bits.
@@ -1978,9 +1990,10 @@ var FdtdHzKernel = &gomptdevice.Kernel{
 		{Name: "ey", Kind: gomptdevice.ParamBuffer, Elem: gomptdevice.ParamFloat64, Len: "nx*ny"},
 		{Name: "hz", Kind: gomptdevice.ParamBuffer, Elem: gomptdevice.ParamFloat64, Len: "nx*ny"},
 	},
-	Dims:   1,
-	Bounds: []string{"ny-1"},
-	Work:   "ny-1",
+	Dims:    1,
+	Extents: []int{0},
+	Bounds:  []string{"ny-1"},
+	Work:    "ny-1",
 	Needs: []gomptdevice.Need{
 		{Kind: gomptdevice.NeedFP64, Use: "float64", Pos: "kernels.go:262"},
 	},
@@ -2040,7 +2053,7 @@ func gomptHostFdtdHz(gomptA *gomptdevice.HostArgs, gomptR gomptdevice.Range, _, 
 		}
 		gomptFrom, gomptTo = gomptIn1, gomptHi0
 	}
-//line gompt_kernels.go:2044
+//line gompt_kernels.go:2057
 }
 
 // gomptSampleFdtdHz is FdtdHzKernel's Sample: about n points, random arguments. Tol 0: every device gives the Go function's bits.
@@ -2102,8 +2115,9 @@ var GemmKernel = &gomptdevice.Kernel{
 		{Name: "A", Kind: gomptdevice.ParamBuffer, Elem: gomptdevice.ParamFloat64, Len: "ni*nk"},
 		{Name: "B", Kind: gomptdevice.ParamBuffer, Elem: gomptdevice.ParamFloat64, Len: "nk*nj"},
 	},
-	Dims: 1,
-	Work: "nj+nj*nk+nk",
+	Dims:    1,
+	Extents: []int{0},
+	Work:    "nj+nj*nk+nk",
 	Faults: []gomptdevice.FaultSite{
 		{Kind: gomptdevice.FaultSliceCap, Pos: "kernels.go:19"},
 		{Kind: gomptdevice.FaultSliceOrder, Pos: "kernels.go:19"},
@@ -2198,7 +2212,7 @@ func gomptHostGemm(gomptA *gomptdevice.HostArgs, gomptR gomptdevice.Range, _, _ 
 		}
 	}
 	_ = ni
-//line gompt_kernels.go:2202
+//line gompt_kernels.go:2216
 }
 
 // gomptSampleGemm is GemmKernel's Sample: about n points, random arguments. Tol 0: every device gives the Go function's bits.
@@ -2261,8 +2275,9 @@ var GemverAKernel = &gomptdevice.Kernel{
 		{Name: "u2", Kind: gomptdevice.ParamBuffer, Elem: gomptdevice.ParamFloat64, Len: "n"},
 		{Name: "v2", Kind: gomptdevice.ParamBuffer, Elem: gomptdevice.ParamFloat64, Len: "n"},
 	},
-	Dims: 1,
-	Work: "n",
+	Dims:    1,
+	Extents: []int{0},
+	Work:    "n",
 	Needs: []gomptdevice.Need{
 		{Kind: gomptdevice.NeedFP64, Use: "float64", Pos: "kernels.go:184"},
 	},
@@ -2307,7 +2322,7 @@ func gomptHostGemverA(gomptA *gomptdevice.HostArgs, gomptR gomptdevice.Range, _,
 			}
 		}
 	}
-//line gompt_kernels.go:2311
+//line gompt_kernels.go:2326
 }
 
 // gomptSampleGemverA is GemverAKernel's Sample: about n points, random arguments. Tol 0: every device gives the Go function's bits.
@@ -2374,8 +2389,9 @@ var GemverWKernel = &gomptdevice.Kernel{
 		{Name: "x", Kind: gomptdevice.ParamBuffer, Elem: gomptdevice.ParamFloat64, Len: "n"},
 		{Name: "w", Kind: gomptdevice.ParamBuffer, Elem: gomptdevice.ParamFloat64, Len: "n"},
 	},
-	Dims: 1,
-	Work: "n",
+	Dims:    1,
+	Extents: []int{0},
+	Work:    "n",
 	Needs: []gomptdevice.Need{
 		{Kind: gomptdevice.NeedFP64, Use: "float64", Pos: "kernels.go:211"},
 	},
@@ -2421,7 +2437,7 @@ func gomptHostGemverW(gomptA *gomptdevice.HostArgs, gomptR gomptdevice.Range, _,
 //line kernels.go:216
 		w[i] = s
 	}
-//line gompt_kernels.go:2425
+//line gompt_kernels.go:2441
 }
 
 // gomptSampleGemverW is GemverWKernel's Sample: about n points, random arguments. Tol 0: every device gives the Go function's bits.
@@ -2485,8 +2501,9 @@ var GemverXKernel = &gomptdevice.Kernel{
 		{Name: "y", Kind: gomptdevice.ParamBuffer, Elem: gomptdevice.ParamFloat64, Len: "n"},
 		{Name: "x", Kind: gomptdevice.ParamBuffer, Elem: gomptdevice.ParamFloat64, Len: "n"},
 	},
-	Dims: 1,
-	Work: "n",
+	Dims:    1,
+	Extents: []int{0},
+	Work:    "n",
 	Needs: []gomptdevice.Need{
 		{Kind: gomptdevice.NeedFP64, Use: "float64", Pos: "kernels.go:193"},
 	},
@@ -2663,7 +2680,7 @@ func gomptLanesGemverX(gomptX0, gomptW int, n int, beta float64, A []float64, y 
 		gomptU17[gomptJ] = s[gomptJ]
 	}
 	_ = s
-//line gompt_kernels.go:2667
+//line gompt_kernels.go:2684
 }
 
 // gomptSampleGemverX is GemverXKernel's Sample: about n points, random arguments. Tol 0: every device gives the Go function's bits.
@@ -2725,7 +2742,8 @@ var GemverZKernel = &gomptdevice.Kernel{
 		{Name: "z", Kind: gomptdevice.ParamBuffer, Elem: gomptdevice.ParamFloat64, Len: "n"},
 		{Name: "x", Kind: gomptdevice.ParamBuffer, Elem: gomptdevice.ParamFloat64, Len: "n"},
 	},
-	Dims: 1,
+	Dims:    1,
+	Extents: []int{0},
 	Needs: []gomptdevice.Need{
 		{Kind: gomptdevice.NeedFP64, Use: "float64", Pos: "kernels.go:204"},
 	},
@@ -2756,7 +2774,7 @@ func gomptHostGemverZ(gomptA *gomptdevice.HostArgs, gomptR gomptdevice.Range, _,
 		x[i] = (x[i] + z[i])
 	}
 	_ = n
-//line gompt_kernels.go:2760
+//line gompt_kernels.go:2778
 }
 
 // gomptSampleGemverZ is GemverZKernel's Sample: about n points, random arguments. Tol 0: every device gives the Go function's bits.
@@ -2815,8 +2833,9 @@ var GesummvKernel = &gomptdevice.Kernel{
 		{Name: "tmp", Kind: gomptdevice.ParamBuffer, Elem: gomptdevice.ParamFloat64, Len: "n"},
 		{Name: "y", Kind: gomptdevice.ParamBuffer, Elem: gomptdevice.ParamFloat64, Len: "n"},
 	},
-	Dims: 1,
-	Work: "n",
+	Dims:    1,
+	Extents: []int{0},
+	Work:    "n",
 	Needs: []gomptdevice.Need{
 		{Kind: gomptdevice.NeedFP64, Use: "float64", Pos: "kernels.go:142"},
 	},
@@ -2869,7 +2888,7 @@ func gomptHostGesummv(gomptA *gomptdevice.HostArgs, gomptR gomptdevice.Range, _,
 		tmp[i] = t
 		y[i] = ((alpha * t) + (beta * s))
 	}
-//line gompt_kernels.go:2873
+//line gompt_kernels.go:2892
 }
 
 // gomptSampleGesummv is GesummvKernel's Sample: about n points, random arguments. Tol 0: every device gives the Go function's bits.
@@ -2936,8 +2955,9 @@ var Heat3DKernel = &gomptdevice.Kernel{
 		{Name: "in", Kind: gomptdevice.ParamBuffer, Elem: gomptdevice.ParamFloat64, Len: "n*n*n"},
 		{Name: "out", Kind: gomptdevice.ParamBuffer, Elem: gomptdevice.ParamFloat64, Len: "n*n*n"},
 	},
-	Dims: 1,
-	Work: "2+n*n-3*n",
+	Dims:    1,
+	Extents: []int{0},
+	Work:    "2+n*n-3*n",
 	Needs: []gomptdevice.Need{
 		{Kind: gomptdevice.NeedFP64, Use: "float64", Pos: "kernels.go:275"},
 	},
@@ -3002,7 +3022,7 @@ func gomptHostHeat3D(gomptA *gomptdevice.HostArgs, gomptR gomptdevice.Range, _, 
 		}
 		gomptFrom, gomptTo = gomptIn1, gomptHi0
 	}
-//line gompt_kernels.go:3006
+//line gompt_kernels.go:3026
 }
 
 // gomptSampleHeat3D is Heat3DKernel's Sample: about n points, random arguments. Tol 0: every device gives the Go function's bits.
@@ -3061,8 +3081,9 @@ var Jacobi2DKernel = &gomptdevice.Kernel{
 		{Name: "in", Kind: gomptdevice.ParamBuffer, Elem: gomptdevice.ParamFloat64, Len: "n*n"},
 		{Name: "out", Kind: gomptdevice.ParamBuffer, Elem: gomptdevice.ParamFloat64, Len: "n*n"},
 	},
-	Dims: 1,
-	Work: "n-2",
+	Dims:    1,
+	Extents: []int{0},
+	Work:    "n-2",
 	Needs: []gomptdevice.Need{
 		{Kind: gomptdevice.NeedFP64, Use: "float64", Pos: "kernels.go:224"},
 	},
@@ -3123,7 +3144,7 @@ func gomptHostJacobi2D(gomptA *gomptdevice.HostArgs, gomptR gomptdevice.Range, _
 		}
 		gomptFrom, gomptTo = gomptIn1, gomptHi0
 	}
-//line gompt_kernels.go:3127
+//line gompt_kernels.go:3148
 }
 
 // gomptSampleJacobi2D is Jacobi2DKernel's Sample: about n points, random arguments. Tol 0: every device gives the Go function's bits.
@@ -3185,8 +3206,9 @@ var MatMulKernel = &gomptdevice.Kernel{
 		{Name: "P", Kind: gomptdevice.ParamBuffer, Elem: gomptdevice.ParamFloat64, Len: "ni*nk"},
 		{Name: "Q", Kind: gomptdevice.ParamBuffer, Elem: gomptdevice.ParamFloat64, Len: "nk*nj"},
 	},
-	Dims: 1,
-	Work: "nj+nj*nk",
+	Dims:    1,
+	Extents: []int{0},
+	Work:    "nj+nj*nk",
 	Needs: []gomptdevice.Need{
 		{Kind: gomptdevice.NeedFP64, Use: "float64", Pos: "kernels.go:62"},
 	},
@@ -3267,7 +3289,7 @@ func gomptHostMatMul(gomptA *gomptdevice.HostArgs, gomptR gomptdevice.Range, _, 
 		}
 	}
 	_ = ni
-//line gompt_kernels.go:3271
+//line gompt_kernels.go:3293
 }
 
 // gomptSampleMatMul is MatMulKernel's Sample: about n points, random arguments. Tol 0: every device gives the Go function's bits.
@@ -3326,8 +3348,9 @@ var MvtX1Kernel = &gomptdevice.Kernel{
 		{Name: "y1", Kind: gomptdevice.ParamBuffer, Elem: gomptdevice.ParamFloat64, Len: "n"},
 		{Name: "x1", Kind: gomptdevice.ParamBuffer, Elem: gomptdevice.ParamFloat64, Len: "n"},
 	},
-	Dims: 1,
-	Work: "n",
+	Dims:    1,
+	Extents: []int{0},
+	Work:    "n",
 	Needs: []gomptdevice.Need{
 		{Kind: gomptdevice.NeedFP64, Use: "float64", Pos: "kernels.go:120"},
 	},
@@ -3372,7 +3395,7 @@ func gomptHostMvtX1(gomptA *gomptdevice.HostArgs, gomptR gomptdevice.Range, _, _
 //line kernels.go:125
 		x1[i] = x
 	}
-//line gompt_kernels.go:3376
+//line gompt_kernels.go:3399
 }
 
 // gomptSampleMvtX1 is MvtX1Kernel's Sample: about n points, random arguments. Tol 0: every device gives the Go function's bits.
@@ -3434,8 +3457,9 @@ var MvtX2Kernel = &gomptdevice.Kernel{
 		{Name: "y2", Kind: gomptdevice.ParamBuffer, Elem: gomptdevice.ParamFloat64, Len: "n"},
 		{Name: "x2", Kind: gomptdevice.ParamBuffer, Elem: gomptdevice.ParamFloat64, Len: "n"},
 	},
-	Dims: 1,
-	Work: "n",
+	Dims:    1,
+	Extents: []int{0},
+	Work:    "n",
 	Needs: []gomptdevice.Need{
 		{Kind: gomptdevice.NeedFP64, Use: "float64", Pos: "kernels.go:131"},
 	},
@@ -3611,7 +3635,7 @@ func gomptLanesMvtX2(gomptX0, gomptW int, n int, A []float64, y2 []float64, x2 [
 		gomptU17[gomptJ] = x[gomptJ]
 	}
 	_ = x
-//line gompt_kernels.go:3615
+//line gompt_kernels.go:3639
 }
 
 // gomptSampleMvtX2 is MvtX2Kernel's Sample: about n points, random arguments. Tol 0: every device gives the Go function's bits.
@@ -3676,8 +3700,9 @@ var Syr2kKernel = &gomptdevice.Kernel{
 		{Name: "A", Kind: gomptdevice.ParamBuffer, Elem: gomptdevice.ParamFloat64, Len: "n*m"},
 		{Name: "B", Kind: gomptdevice.ParamBuffer, Elem: gomptdevice.ParamFloat64, Len: "n*m"},
 	},
-	Dims: 1,
-	Work: "1+2*m+m*n+n",
+	Dims:    1,
+	Extents: []int{0},
+	Work:    "1+2*m+m*n+n",
 	Needs: []gomptdevice.Need{
 		{Kind: gomptdevice.NeedFP64, Use: "float64", Pos: "kernels.go:170"},
 	},
@@ -3755,7 +3780,7 @@ func gomptHostSyr2k(gomptA *gomptdevice.HostArgs, gomptR gomptdevice.Range, _, _
 //line kernels.go:175
 		}
 	}
-//line gompt_kernels.go:3759
+//line gompt_kernels.go:3784
 }
 
 // gomptSampleSyr2k is Syr2kKernel's Sample: about n points, random arguments. Tol 0: every device gives the Go function's bits.
@@ -3823,8 +3848,9 @@ var SyrkKernel = &gomptdevice.Kernel{
 		{Name: "C", Kind: gomptdevice.ParamBuffer, Elem: gomptdevice.ParamFloat64, Len: "n*n"},
 		{Name: "A", Kind: gomptdevice.ParamBuffer, Elem: gomptdevice.ParamFloat64, Len: "n*m"},
 	},
-	Dims: 1,
-	Work: "1+2*m+m*n+n",
+	Dims:    1,
+	Extents: []int{0},
+	Work:    "1+2*m+m*n+n",
 	Needs: []gomptdevice.Need{
 		{Kind: gomptdevice.NeedFP64, Use: "float64", Pos: "kernels.go:155"},
 	},
@@ -3910,7 +3936,7 @@ func gomptHostSyrk(gomptA *gomptdevice.HostArgs, gomptR gomptdevice.Range, _, _ 
 //line kernels.go:161
 		}
 	}
-//line gompt_kernels.go:3914
+//line gompt_kernels.go:3940
 }
 
 // gomptSampleSyrk is SyrkKernel's Sample: about n points, random arguments. Tol 0: every device gives the Go function's bits.
@@ -3977,8 +4003,9 @@ var TwoMM1Kernel = &gomptdevice.Kernel{
 		{Name: "A", Kind: gomptdevice.ParamBuffer, Elem: gomptdevice.ParamFloat64, Len: "ni*nk"},
 		{Name: "B", Kind: gomptdevice.ParamBuffer, Elem: gomptdevice.ParamFloat64, Len: "nk*nj"},
 	},
-	Dims: 1,
-	Work: "nj+nj*nk",
+	Dims:    1,
+	Extents: []int{0},
+	Work:    "nj+nj*nk",
 	Needs: []gomptdevice.Need{
 		{Kind: gomptdevice.NeedFP64, Use: "float64", Pos: "kernels.go:35"},
 	},
@@ -4060,7 +4087,7 @@ func gomptHostTwoMM1(gomptA *gomptdevice.HostArgs, gomptR gomptdevice.Range, _, 
 		}
 	}
 	_ = ni
-//line gompt_kernels.go:4064
+//line gompt_kernels.go:4091
 }
 
 // gomptSampleTwoMM1 is TwoMM1Kernel's Sample: about n points, random arguments. Tol 0: every device gives the Go function's bits.
@@ -4123,8 +4150,9 @@ var TwoMM2Kernel = &gomptdevice.Kernel{
 		{Name: "C", Kind: gomptdevice.ParamBuffer, Elem: gomptdevice.ParamFloat64, Len: "nj*nl"},
 		{Name: "D", Kind: gomptdevice.ParamBuffer, Elem: gomptdevice.ParamFloat64, Len: "ni*nl"},
 	},
-	Dims: 1,
-	Work: "nj*nl+nl",
+	Dims:    1,
+	Extents: []int{0},
+	Work:    "nj*nl+nl",
 	Needs: []gomptdevice.Need{
 		{Kind: gomptdevice.NeedFP64, Use: "float64", Pos: "kernels.go:48"},
 	},
@@ -4206,7 +4234,7 @@ func gomptHostTwoMM2(gomptA *gomptdevice.HostArgs, gomptR gomptdevice.Range, _, 
 		}
 	}
 	_ = ni
-//line gompt_kernels.go:4210
+//line gompt_kernels.go:4238
 }
 
 // gomptSampleTwoMM2 is TwoMM2Kernel's Sample: about n points, random arguments. Tol 0: every device gives the Go function's bits.

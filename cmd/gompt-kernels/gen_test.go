@@ -1105,7 +1105,7 @@ func N17(i int, n int, b []float32) {
 	bounds := func(name string) string {
 		decl := goSrc[strings.Index(goSrc, "var "+name+"Kernel = "):]
 		decl = decl[:strings.Index(decl, "\n}\n")]
-		if m := regexp.MustCompile(`Bounds: \[\]string\{(.*)\},`).FindStringSubmatch(decl); m != nil {
+		if m := regexp.MustCompile(`Bounds:\s+\[\]string\{(.*)\},`).FindStringSubmatch(decl); m != nil {
 			return m[1]
 		}
 		return ""

@@ -20,7 +20,8 @@ var heatKernel = &gomptdevice.Kernel{
 		{Name: "in", Kind: gomptdevice.ParamBuffer, Elem: gomptdevice.ParamFloat32, Len: "nx*ny"},
 		{Name: "out", Kind: gomptdevice.ParamBuffer, Elem: gomptdevice.ParamFloat32, Len: "nx*ny"},
 	},
-	Dims: 2,
+	Dims:    2,
+	Extents: []int{0, 1},
 	Images: []gomptdevice.Image{
 		{Kind: gomptdevice.ImageHost, Entry: "gompt_heat", Host: gomptHostHeat},
 		{Kind: "opencl-c", Entry: "gompt_heat", Source: gomptCLHeat, Options: "-cl-fp32-correctly-rounded-divide-sqrt"},
@@ -90,7 +91,7 @@ func gomptHostHeat(gomptA *gomptdevice.HostArgs, gomptR gomptdevice.Range, _, _ 
 			gomptFrom, gomptTo = gomptIn1, gomptHi0
 		}
 	}
-//line gompt_kernels.go:94
+//line gompt_kernels.go:95
 }
 
 // gomptSampleHeat is heatKernel's Sample: about n points, random arguments. Tol 0: every device gives the Go function's bits.

@@ -24,7 +24,8 @@ var AtomicCountKernel = &gomptdevice.Kernel{
 		{Name: "idx", Kind: gomptdevice.ParamBuffer, Elem: gomptdevice.ParamInt64, Len: "n"},
 		{Name: "h", Kind: gomptdevice.ParamBuffer, Elem: gomptdevice.ParamUint32, Len: "m"},
 	},
-	Dims: 1,
+	Dims:    1,
+	Extents: []int{0},
 	Faults: []gomptdevice.FaultSite{
 		{Kind: gomptdevice.FaultIndex, Pos: "checks.go:73"},
 	},
@@ -56,7 +57,7 @@ func gomptHostAtomicCount(gomptA *gomptdevice.HostArgs, gomptR gomptdevice.Range
 	}
 	_ = n
 	_ = m
-//line gompt_kernels.go:60
+//line gompt_kernels.go:61
 }
 
 // gomptSampleAtomicCount is AtomicCountKernel's Sample: about n points, random arguments. Tol 0: every device gives the Go function's bits.
@@ -115,8 +116,9 @@ var AtomicMaxKernel = &gomptdevice.Kernel{
 		{Name: "i64", Kind: gomptdevice.ParamBuffer, Elem: gomptdevice.ParamInt64, Len: "1"},
 		{Name: "hits", Kind: gomptdevice.ParamBuffer, Elem: gomptdevice.ParamUint32, Len: "16"},
 	},
-	Dims: 1,
-	Work: "80",
+	Dims:    1,
+	Extents: []int{0},
+	Work:    "80",
 	Faults: []gomptdevice.FaultSite{
 		{Kind: gomptdevice.FaultIndex, Pos: "atomics.go:44"},
 		{Kind: gomptdevice.FaultDivide, Pos: "atomics.go:44"},
@@ -193,7 +195,7 @@ func gomptHostAtomicMax(gomptA *gomptdevice.HostArgs, gomptR gomptdevice.Range, 
 		}
 	}
 	_ = n
-//line gompt_kernels.go:197
+//line gompt_kernels.go:199
 }
 
 // gomptSampleAtomicMax is AtomicMaxKernel's Sample: about n points, random arguments. Tol 0: every device gives the Go function's bits.
@@ -256,7 +258,8 @@ var BinMinKernel = &gomptdevice.Kernel{
 		{Name: "w", Kind: gomptdevice.ParamBuffer, Elem: gomptdevice.ParamFloat32, Len: "n"},
 		{Name: "lo", Kind: gomptdevice.ParamBuffer, Elem: gomptdevice.ParamFloat32, Len: "16"},
 	},
-	Dims: 1,
+	Dims:    1,
+	Extents: []int{0},
 	Faults: []gomptdevice.FaultSite{
 		{Kind: gomptdevice.FaultIndex, Pos: "checks.go:152"},
 	},
@@ -298,7 +301,7 @@ func gomptHostBinMin(gomptA *gomptdevice.HostArgs, gomptR gomptdevice.Range, _, 
 	}
 	gomptrt.MergeMin(gomptRBLo, gomptRALo[:], float32(gomptmath.Inf(1)))
 	_ = n
-//line gompt_kernels.go:302
+//line gompt_kernels.go:305
 }
 
 // gomptSampleBinMin is BinMinKernel's Sample: about n points, random arguments. Tol 0: every device gives the Go function's bits.
@@ -354,7 +357,8 @@ var BinsKernel = &gomptdevice.Kernel{
 		{Name: "v", Kind: gomptdevice.ParamBuffer, Elem: gomptdevice.ParamInt64, Len: "n"},
 		{Name: "h", Kind: gomptdevice.ParamBuffer, Elem: gomptdevice.ParamUint32, Len: "16"},
 	},
-	Dims: 1,
+	Dims:    1,
+	Extents: []int{0},
 	Faults: []gomptdevice.FaultSite{
 		{Kind: gomptdevice.FaultIndex, Pos: "checks.go:143"},
 	},
@@ -391,7 +395,7 @@ func gomptHostBins(gomptA *gomptdevice.HostArgs, gomptR gomptdevice.Range, _, _ 
 	}
 	gomptrt.MergeSum(gomptRBH, gomptRAH[:], uint32(0))
 	_ = n
-//line gompt_kernels.go:395
+//line gompt_kernels.go:399
 }
 
 // gomptSampleBins is BinsKernel's Sample: about n points, random arguments. Tol 0: every device gives the Go function's bits.
@@ -447,8 +451,9 @@ var Box3DKernel = &gomptdevice.Kernel{
 		{Name: "in", Kind: gomptdevice.ParamBuffer, Elem: gomptdevice.ParamFloat64, Len: "nx*ny*nz"},
 		{Name: "out", Kind: gomptdevice.ParamBuffer, Elem: gomptdevice.ParamFloat64, Len: "nx*ny*nz"},
 	},
-	Dims: 3,
-	Work: "39",
+	Dims:    3,
+	Extents: []int{0, 1, 2},
+	Work:    "39",
 	Faults: []gomptdevice.FaultSite{
 		{Kind: gomptdevice.FaultIndex, Pos: "dims.go:29"},
 	},
@@ -502,7 +507,7 @@ func gomptHostBox3D(gomptA *gomptdevice.HostArgs, gomptR gomptdevice.Range, _, _
 			}
 		}
 	}
-//line gompt_kernels.go:506
+//line gompt_kernels.go:511
 }
 
 // gomptSampleBox3D is Box3DKernel's Sample: about n points, random arguments. Tol 0: every device gives the Go function's bits.
@@ -563,8 +568,9 @@ var CSRKernel = &gomptdevice.Kernel{
 		{Name: "x", Kind: gomptdevice.ParamBuffer, Elem: gomptdevice.ParamFloat32, Len: "ncols"},
 		{Name: "y", Kind: gomptdevice.ParamBuffer, Elem: gomptdevice.ParamFloat32, Len: "rows"},
 	},
-	Dims: 1,
-	Work: "16",
+	Dims:    1,
+	Extents: []int{0},
+	Work:    "16",
 	Faults: []gomptdevice.FaultSite{
 		{Kind: gomptdevice.FaultSliceCap, Pos: "views.go:29"},
 		{Kind: gomptdevice.FaultSliceOrder, Pos: "views.go:29"},
@@ -623,7 +629,7 @@ func gomptHostCSR(gomptA *gomptdevice.HostArgs, gomptR gomptdevice.Range, _, _ i
 		}
 	}
 	_ = rows
-//line gompt_kernels.go:627
+//line gompt_kernels.go:633
 }
 
 // gomptSampleCSR is CSRKernel's Sample: about n points, random arguments. Tol 0: every device gives the Go function's bits.
@@ -685,7 +691,8 @@ var CallFirstKernel = &gomptdevice.Kernel{
 		{Name: "h", Kind: gomptdevice.ParamBuffer, Elem: gomptdevice.ParamInt32, Len: "n"},
 		{Name: "out", Kind: gomptdevice.ParamBuffer, Elem: gomptdevice.ParamInt32, Len: "n"},
 	},
-	Dims: 1,
+	Dims:    1,
+	Extents: []int{0},
 	Faults: []gomptdevice.FaultSite{
 		{Kind: gomptdevice.FaultIndex, Pos: "helpers.go:55"},
 		{Kind: gomptdevice.FaultIndex, Pos: "helpers.go:56"},
@@ -724,7 +731,7 @@ func gomptHostCallFirst(gomptA *gomptdevice.HostArgs, gomptR gomptdevice.Range, 
 		}
 	}
 	_ = n
-//line gompt_kernels.go:728
+//line gompt_kernels.go:735
 }
 
 // gomptSampleCallFirst is CallFirstKernel's Sample: about n points, random arguments. Tol 0: every device gives the Go function's bits.
@@ -778,7 +785,8 @@ var ClassifyKernel = &gomptdevice.Kernel{
 		{Name: "a", Kind: gomptdevice.ParamBuffer, Elem: gomptdevice.ParamFloat64, Len: "n"},
 		{Name: "out", Kind: gomptdevice.ParamBuffer, Elem: gomptdevice.ParamUint64, Len: "8*n"},
 	},
-	Dims: 1,
+	Dims:    1,
+	Extents: []int{0},
 	Needs: []gomptdevice.Need{
 		{Kind: gomptdevice.NeedFP64, Use: "float64", Pos: "floats.go:78"},
 	},
@@ -834,7 +842,7 @@ func gomptHostClassify(gomptA *gomptdevice.HostArgs, gomptR gomptdevice.Range, _
 		*(*uint64)(unsafe.Add(gomptPOut, (o+int(7))*8)) = gomptmath.Float64bits((x * float64(0.0)))
 	}
 	_ = n
-//line gompt_kernels.go:838
+//line gompt_kernels.go:846
 }
 
 // gomptSampleClassify is ClassifyKernel's Sample: about n points, random arguments. Tol 0: every device gives the Go function's bits.
@@ -892,8 +900,9 @@ var ColumnStatsKernel = &gomptdevice.Kernel{
 		{Name: "sum", Kind: gomptdevice.ParamBuffer, Elem: gomptdevice.ParamFloat32, Len: "n"},
 		{Name: "count", Kind: gomptdevice.ParamBuffer, Elem: gomptdevice.ParamInt32, Len: "n"},
 	},
-	Dims: 1,
-	Work: "m",
+	Dims:    1,
+	Extents: []int{0},
+	Work:    "m",
 	Images: []gomptdevice.Image{
 		{Kind: gomptdevice.ImageHost, Entry: "gompt_ColumnStats", Host: gomptHostColumnStats},
 		{Kind: "opencl-c", Entry: "gompt_ColumnStats", Source: gomptCLColumnStats, Options: "-cl-fp32-correctly-rounded-divide-sqrt"},
@@ -1073,7 +1082,7 @@ func gomptLanesColumnStats(gomptX0, gomptW int, n int, m int, stop int, lim floa
 	_ = s
 	_ = c
 	_ = v
-//line gompt_kernels.go:1077
+//line gompt_kernels.go:1086
 }
 
 // gomptSampleColumnStats is ColumnStatsKernel's Sample: about n points, random arguments. Tol 0: every device gives the Go function's bits.
@@ -1132,8 +1141,9 @@ var ControlKernel = &gomptdevice.Kernel{
 		{Name: "a", Kind: gomptdevice.ParamBuffer, Elem: gomptdevice.ParamInt32, Len: "n"},
 		{Name: "out", Kind: gomptdevice.ParamBuffer, Elem: gomptdevice.ParamInt64, Len: "n"},
 	},
-	Dims: 1,
-	Work: "144",
+	Dims:    1,
+	Extents: []int{0},
+	Work:    "144",
 	Images: []gomptdevice.Image{
 		{Kind: gomptdevice.ImageHost, Entry: "gompt_Control", Host: gomptHostControl},
 		{Kind: "opencl-c", Entry: "gompt_Control", Source: gomptCLControl, Options: "-cl-fp32-correctly-rounded-divide-sqrt"},
@@ -1236,7 +1246,7 @@ gomptPoint0:
 		out[i]++
 	}
 	_ = n
-//line gompt_kernels.go:1240
+//line gompt_kernels.go:1250
 }
 
 // gomptSampleControl is ControlKernel's Sample: about n points, random arguments. Tol 0: every device gives the Go function's bits.
@@ -1293,8 +1303,9 @@ var ConvKernel = &gomptdevice.Kernel{
 		{Name: "in", Kind: gomptdevice.ParamBuffer, Elem: gomptdevice.ParamFloat32, Len: "n*m"},
 		{Name: "out", Kind: gomptdevice.ParamBuffer, Elem: gomptdevice.ParamFloat32, Len: "n*m"},
 	},
-	Dims: 2,
-	Work: "k",
+	Dims:    2,
+	Extents: []int{1, 0},
+	Work:    "k",
 	Faults: []gomptdevice.FaultSite{
 		{Kind: gomptdevice.FaultIndex, Pos: "lockstep.go:15"},
 		{Kind: gomptdevice.FaultDivide, Pos: "lockstep.go:15"},
@@ -1464,7 +1475,7 @@ func gomptLanesConv(gomptX0, gomptW int, i int, m int, n int, k int, w []float32
 	_ = peak
 	_ = t
 	_ = m
-//line gompt_kernels.go:1468
+//line gompt_kernels.go:1479
 }
 
 // gomptSampleConv is ConvKernel's Sample: about n points, random arguments. Tol 0: every device gives the Go function's bits.
@@ -1523,7 +1534,8 @@ var ConversionsKernel = &gomptdevice.Kernel{
 		{Name: "f", Kind: gomptdevice.ParamBuffer, Elem: gomptdevice.ParamFloat64, Len: "n"},
 		{Name: "out", Kind: gomptdevice.ParamBuffer, Elem: gomptdevice.ParamFloat64, Len: "8*n"},
 	},
-	Dims: 1,
+	Dims:    1,
+	Extents: []int{0},
 	Needs: []gomptdevice.Need{
 		{Kind: gomptdevice.NeedFP64, Use: "float64", Pos: "ints.go:119"},
 	},
@@ -1565,7 +1577,7 @@ func gomptHostConversions(gomptA *gomptdevice.HostArgs, gomptR gomptdevice.Range
 		*(*float64)(unsafe.Add(gomptPOut, (o+int(7))*8)) = (float64(int16(((-y) / float64(1e+15)))) + float64(uint32((y / float64(1e+10)))))
 	}
 	_ = n
-//line gompt_kernels.go:1569
+//line gompt_kernels.go:1581
 }
 
 // gomptSampleConversions is ConversionsKernel's Sample: about n points, random arguments. Tol 0: every device gives the Go function's bits.
@@ -1625,6 +1637,7 @@ var DotRangeKernel = &gomptdevice.Kernel{
 		{Name: "partial", Kind: gomptdevice.ParamBuffer, Elem: gomptdevice.ParamInt64, Len: "Shape.Teams"},
 	},
 	Dims:       1,
+	Extents:    []int{0},
 	MaxThreads: gomptrt.MaxThreads,
 	Faults: []gomptdevice.FaultSite{
 		{Kind: gomptdevice.FaultSliceCap, Pos: "views.go:47"},
@@ -1728,7 +1741,7 @@ func gomptHostDotRange(gomptA *gomptdevice.HostArgs, gomptR gomptdevice.Range, g
 	}
 	gomptPartial[gomptTeam] = int64((gomptS0 + gomptS1) + (gomptS2 + gomptS3))
 	_ = n
-//line gompt_kernels.go:1732
+//line gompt_kernels.go:1745
 }
 
 // gomptSampleDotRange is DotRangeKernel's Sample: about n points, random arguments. Tol 0: every device gives the Go function's bits.
@@ -1797,7 +1810,8 @@ var EmptyBinsKernel = &gomptdevice.Kernel{
 		{Name: "n", Kind: gomptdevice.ParamInt64},
 		{Name: "h", Kind: gomptdevice.ParamBuffer, Elem: gomptdevice.ParamFloat32, Len: "8"},
 	},
-	Dims: 1,
+	Dims:    1,
+	Extents: []int{0},
 	Needs: []gomptdevice.Need{
 		{Kind: gomptdevice.NeedLocalMem, Amount: 32, Use: "32 bytes of team-local memory (the team's copy of reduce(h)=+)", Pos: "reducearray.go:48"},
 	},
@@ -1873,7 +1887,8 @@ var ExtremesKernel = &gomptdevice.Kernel{
 		{Name: "m", Kind: gomptdevice.ParamBuffer, Elem: gomptdevice.ParamUint32, Len: "16"},
 		{Name: "q", Kind: gomptdevice.ParamBuffer, Elem: gomptdevice.ParamInt64, Len: "16"},
 	},
-	Dims: 1,
+	Dims:    1,
+	Extents: []int{0},
 	Needs: []gomptdevice.Need{
 		{Kind: gomptdevice.NeedFP64, Use: "float64", Pos: "reducearray.go:24"},
 		{Kind: gomptdevice.NeedInt64Atomics, Use: "an array reduction of float64 (reduce(lo)=min)", Pos: "reducearray.go:26"},
@@ -1953,7 +1968,7 @@ func gomptHostExtremes(gomptA *gomptdevice.HostArgs, gomptR gomptdevice.Range, _
 	gomptrt.MergeProd(gomptRBP, gomptRAP[:], uint32(1))
 	gomptrt.MergeMax(gomptRBM, gomptRAM[:], uint32(0))
 	gomptrt.MergeMin(gomptRBQ, gomptRAQ[:], int64(gomptmath.MaxInt64))
-//line gompt_kernels.go:1957
+//line gompt_kernels.go:1972
 }
 
 // gomptSampleExtremes is ExtremesKernel's Sample: about n points, random arguments. Tol 0: every device gives the Go function's bits.
@@ -2018,7 +2033,8 @@ var Float64OpsKernel = &gomptdevice.Kernel{
 		{Name: "b", Kind: gomptdevice.ParamBuffer, Elem: gomptdevice.ParamFloat64, Len: "n"},
 		{Name: "out", Kind: gomptdevice.ParamBuffer, Elem: gomptdevice.ParamFloat64, Len: "4*n"},
 	},
-	Dims: 1,
+	Dims:    1,
+	Extents: []int{0},
 	Needs: []gomptdevice.Need{
 		{Kind: gomptdevice.NeedFP64, Use: "float64", Pos: "floats.go:34"},
 	},
@@ -2056,7 +2072,7 @@ func gomptHostFloat64Ops(gomptA *gomptdevice.HostArgs, gomptR gomptdevice.Range,
 		*(*float64)(unsafe.Add(gomptPOut, (o+int(3))*8)) = ((gomptmath.Remainder((x*float64(100.0)), y) + gomptmath.Dim(x, y)) + gomptmath.Dim(y, x))
 	}
 	_ = n
-//line gompt_kernels.go:2060
+//line gompt_kernels.go:2076
 }
 
 // gomptSampleFloat64Ops is Float64OpsKernel's Sample: about n points, random arguments. Tol 0: every device gives the Go function's bits.
@@ -2113,7 +2129,8 @@ var FloatBinsKernel = &gomptdevice.Kernel{
 		{Name: "s", Kind: gomptdevice.ParamBuffer, Elem: gomptdevice.ParamFloat32, Len: "32"},
 		{Name: "p", Kind: gomptdevice.ParamBuffer, Elem: gomptdevice.ParamFloat64, Len: "8"},
 	},
-	Dims: 1,
+	Dims:    1,
+	Extents: []int{0},
 	Needs: []gomptdevice.Need{
 		{Kind: gomptdevice.NeedFP64, Use: "float64", Pos: "reducearray.go:39"},
 		{Kind: gomptdevice.NeedInt64Atomics, Use: "an array reduction of float64 (reduce(p)=*)", Pos: "reducearray.go:42"},
@@ -2164,7 +2181,7 @@ func gomptHostFloatBins(gomptA *gomptdevice.HostArgs, gomptR gomptdevice.Range, 
 	gomptrt.MergeSum(gomptRBS, gomptRAS[:], float32(gomptmath.Copysign(0, -1)))
 	gomptrt.MergeProd(gomptRBP, gomptRAP[:], float64(1))
 	_ = n
-//line gompt_kernels.go:2168
+//line gompt_kernels.go:2185
 }
 
 // gomptSampleFloatBins is FloatBinsKernel's Sample: about n points, random arguments. Tol 0.0001: the float sums into s are combined in another order on each device; the float products into p are combined in another order on each device.
@@ -2223,7 +2240,8 @@ var FloatOpsKernel = &gomptdevice.Kernel{
 		{Name: "c", Kind: gomptdevice.ParamBuffer, Elem: gomptdevice.ParamFloat32, Len: "n"},
 		{Name: "out", Kind: gomptdevice.ParamBuffer, Elem: gomptdevice.ParamFloat32, Len: "12*n"},
 	},
-	Dims: 1,
+	Dims:    1,
+	Extents: []int{0},
 	Needs: []gomptdevice.Need{
 		{Kind: gomptdevice.NeedFP64, Use: "float64", Pos: "floats.go:16"},
 	},
@@ -2276,7 +2294,7 @@ func gomptHostFloatOps(gomptA *gomptdevice.HostArgs, gomptR gomptdevice.Range, _
 		*(*float32)(unsafe.Add(gomptPOut, (o+int(11))*4)) = s
 	}
 	_ = n
-//line gompt_kernels.go:2280
+//line gompt_kernels.go:2298
 }
 
 // gomptSampleFloatOps is FloatOpsKernel's Sample: about n points, random arguments. Tol 0: every device gives the Go function's bits.
@@ -2336,7 +2354,8 @@ var GatherKernel = &gomptdevice.Kernel{
 		{Name: "src", Kind: gomptdevice.ParamBuffer, Elem: gomptdevice.ParamFloat32, Len: "m"},
 		{Name: "dst", Kind: gomptdevice.ParamBuffer, Elem: gomptdevice.ParamFloat32, Len: "n"},
 	},
-	Dims: 1,
+	Dims:    1,
+	Extents: []int{0},
 	Faults: []gomptdevice.FaultSite{
 		{Kind: gomptdevice.FaultIndex, Pos: "checks.go:18"},
 	},
@@ -2370,7 +2389,7 @@ func gomptHostGather(gomptA *gomptdevice.HostArgs, gomptR gomptdevice.Range, _, 
 	}
 	_ = n
 	_ = m
-//line gompt_kernels.go:2374
+//line gompt_kernels.go:2393
 }
 
 // gomptSampleGather is GatherKernel's Sample: about n points, random arguments. Tol 0: every device gives the Go function's bits.
@@ -2431,6 +2450,7 @@ var GatherSumKernel = &gomptdevice.Kernel{
 		{Name: "partial", Kind: gomptdevice.ParamBuffer, Elem: gomptdevice.ParamFloat32, Len: "Shape.Teams"},
 	},
 	Dims:       1,
+	Extents:    []int{0},
 	MaxThreads: gomptrt.MaxThreads,
 	Faults: []gomptdevice.FaultSite{
 		{Kind: gomptdevice.FaultIndex, Pos: "checks.go:52"},
@@ -2514,7 +2534,7 @@ func gomptHostGatherSum(gomptA *gomptdevice.HostArgs, gomptR gomptdevice.Range, 
 	gomptPartial[gomptTeam] = float32((gomptS0 + gomptS1) + (gomptS2 + gomptS3))
 	_ = n
 	_ = m
-//line gompt_kernels.go:2518
+//line gompt_kernels.go:2538
 }
 
 // gomptSampleGatherSum is GatherSumKernel's Sample: about n points, random arguments. Tol 0.0001: its float sums are combined in another order on each device.
@@ -2587,7 +2607,8 @@ var GatherUncheckedKernel = &gomptdevice.Kernel{
 		{Name: "src", Kind: gomptdevice.ParamBuffer, Elem: gomptdevice.ParamFloat32, Len: "m"},
 		{Name: "dst", Kind: gomptdevice.ParamBuffer, Elem: gomptdevice.ParamFloat32, Len: "n"},
 	},
-	Dims: 1,
+	Dims:    1,
+	Extents: []int{0},
 	Images: []gomptdevice.Image{
 		{Kind: gomptdevice.ImageHost, Entry: "gompt_GatherUnchecked", Host: gomptHostGatherUnchecked},
 		{Kind: "opencl-c", Entry: "gompt_GatherUnchecked", Source: gomptCLGatherUnchecked, Options: "-cl-fp32-correctly-rounded-divide-sqrt"},
@@ -2619,7 +2640,7 @@ func gomptHostGatherUnchecked(gomptA *gomptdevice.HostArgs, gomptR gomptdevice.R
 	}
 	_ = n
 	_ = m
-//line gompt_kernels.go:2623
+//line gompt_kernels.go:2644
 }
 
 // gomptSampleGatherUnchecked is GatherUncheckedKernel's Sample: about n points, random arguments. Tol 0: every device gives the Go function's bits.
@@ -2688,7 +2709,8 @@ var HelpersKernel = &gomptdevice.Kernel{
 		{Name: "hist", Kind: gomptdevice.ParamBuffer, Elem: gomptdevice.ParamInt32, Len: "n"},
 		{Name: "out", Kind: gomptdevice.ParamBuffer, Elem: gomptdevice.ParamFloat32, Len: "n"},
 	},
-	Dims: 1,
+	Dims:    1,
+	Extents: []int{0},
 	Faults: []gomptdevice.FaultSite{
 		{Kind: gomptdevice.FaultIndex, Pos: "helpers.go:21"},
 		{Kind: gomptdevice.FaultIndex, Pos: "helpers.go:21"},
@@ -2744,7 +2766,7 @@ func gomptHostHelpers(gomptA *gomptdevice.HostArgs, gomptR gomptdevice.Range, _,
 		bump(hist, (i + n), int32(1000))
 		out[i] = (y + float32(f64))
 	}
-//line gompt_kernels.go:2748
+//line gompt_kernels.go:2770
 }
 
 // gomptSampleHelpers is HelpersKernel's Sample: about n points, random arguments. Tol 0: every device gives the Go function's bits.
@@ -2813,7 +2835,8 @@ var Hist256Kernel = &gomptdevice.Kernel{
 		{Name: "h", Kind: gomptdevice.ParamBuffer, Elem: gomptdevice.ParamUint32, Len: "256"},
 		{Name: "s", Kind: gomptdevice.ParamBuffer, Elem: gomptdevice.ParamInt64, Len: "16"},
 	},
-	Dims: 1,
+	Dims:    1,
+	Extents: []int{0},
 	Faults: []gomptdevice.FaultSite{
 		{Kind: gomptdevice.FaultIndex, Pos: "reducearray.go:12", Unsigned: true},
 	},
@@ -2862,7 +2885,7 @@ func gomptHostHist256(gomptA *gomptdevice.HostArgs, gomptR gomptdevice.Range, _,
 	gomptrt.MergeSum(gomptRBH, gomptRAH[:], uint32(0))
 	gomptrt.MergeSum(gomptRBS, gomptRAS[:], int64(0))
 	_ = n
-//line gompt_kernels.go:2866
+//line gompt_kernels.go:2889
 }
 
 // gomptSampleHist256 is Hist256Kernel's Sample: about n points, random arguments. Tol 0: every device gives the Go function's bits.
@@ -2922,7 +2945,8 @@ var HistogramKernel = &gomptdevice.Kernel{
 		{Name: "s", Kind: gomptdevice.ParamBuffer, Elem: gomptdevice.ParamInt64, Len: "3"},
 		{Name: "ok", Kind: gomptdevice.ParamBuffer, Elem: gomptdevice.ParamUint8, Len: "n"},
 	},
-	Dims: 1,
+	Dims:    1,
+	Extents: []int{0},
 	Faults: []gomptdevice.FaultSite{
 		{Kind: gomptdevice.FaultIndex, Pos: "atomics.go:17", Unsigned: true},
 		{Kind: gomptdevice.FaultIndex, Pos: "atomics.go:20"},
@@ -2973,7 +2997,7 @@ func gomptHostHistogram(gomptA *gomptdevice.HostArgs, gomptR gomptdevice.Range, 
 		gomptatomic.AddInt64((&s[(int(1) + (i % int(2)))]), int64(8589934592))
 	}
 	_ = n
-//line gompt_kernels.go:2977
+//line gompt_kernels.go:3001
 }
 
 // gomptSampleHistogram is HistogramKernel's Sample: about n points, random arguments. Tol 0: every device gives the Go function's bits.
@@ -3036,7 +3060,8 @@ var Int64OpsKernel = &gomptdevice.Kernel{
 		{Name: "b", Kind: gomptdevice.ParamBuffer, Elem: gomptdevice.ParamInt64, Len: "n"},
 		{Name: "out", Kind: gomptdevice.ParamBuffer, Elem: gomptdevice.ParamInt64, Len: "9*n"},
 	},
-	Dims: 1,
+	Dims:    1,
+	Extents: []int{0},
 	Faults: []gomptdevice.FaultSite{
 		{Kind: gomptdevice.FaultDivide, Pos: "ints.go:15"},
 		{Kind: gomptdevice.FaultDivide, Pos: "ints.go:16"},
@@ -3082,7 +3107,7 @@ func gomptHostInt64Ops(gomptA *gomptdevice.HostArgs, gomptR gomptdevice.Range, _
 		*(*int64)(unsafe.Add(gomptPOut, (o+int(8))*8)) = (^x)
 	}
 	_ = n
-//line gompt_kernels.go:3086
+//line gompt_kernels.go:3111
 }
 
 // gomptSampleInt64Ops is Int64OpsKernel's Sample: about n points, random arguments. Tol 0: every device gives the Go function's bits.
@@ -3139,7 +3164,8 @@ var IntOpsKernel = &gomptdevice.Kernel{
 		{Name: "b", Kind: gomptdevice.ParamBuffer, Elem: gomptdevice.ParamInt64, Len: "n"},
 		{Name: "out", Kind: gomptdevice.ParamBuffer, Elem: gomptdevice.ParamInt64, Len: "6*n"},
 	},
-	Dims: 1,
+	Dims:    1,
+	Extents: []int{0},
 	Faults: []gomptdevice.FaultSite{
 		{Kind: gomptdevice.FaultDivide, Pos: "ints.go:38"},
 		{Kind: gomptdevice.FaultDivide, Pos: "ints.go:40"},
@@ -3191,7 +3217,7 @@ func gomptHostIntOps(gomptA *gomptdevice.HostArgs, gomptR gomptdevice.Range, _, 
 		*(*int)(unsafe.Add(gomptPOut, (o+int(5))*8)) = s
 	}
 	_ = n
-//line gompt_kernels.go:3195
+//line gompt_kernels.go:3221
 }
 
 // gomptSampleIntOps is IntOpsKernel's Sample: about n points, random arguments. Tol 0: every device gives the Go function's bits.
@@ -3253,8 +3279,9 @@ var JammedKernel = &gomptdevice.Kernel{
 		{Name: "hash", Kind: gomptdevice.ParamBuffer, Elem: gomptdevice.ParamInt32, Len: "n"},
 		{Name: "far", Kind: gomptdevice.ParamBuffer, Elem: gomptdevice.ParamFloat64, Len: "n"},
 	},
-	Dims: 1,
-	Work: "hi+k-lo",
+	Dims:    1,
+	Extents: []int{0},
+	Work:    "hi+k-lo",
 	Needs: []gomptdevice.Need{
 		{Kind: gomptdevice.NeedFP64, Use: "float64", Pos: "lockstep.go:86"},
 	},
@@ -3674,7 +3701,7 @@ func gomptLanesJammed(gomptX0, gomptW int, n int, k int, lo int, hi int, a []flo
 	_ = h
 	_ = t
 	_ = c
-//line gompt_kernels.go:3678
+//line gompt_kernels.go:3705
 }
 
 // gomptSampleJammed is JammedKernel's Sample: about n points, random arguments. Tol 0: every device gives the Go function's bits.
@@ -3737,8 +3764,9 @@ var LabelsKernel = &gomptdevice.Kernel{
 		{Name: "a", Kind: gomptdevice.ParamBuffer, Elem: gomptdevice.ParamInt64, Len: "n"},
 		{Name: "out", Kind: gomptdevice.ParamBuffer, Elem: gomptdevice.ParamInt64, Len: "n"},
 	},
-	Dims: 1,
-	Work: "288",
+	Dims:    1,
+	Extents: []int{0},
+	Work:    "288",
 	Images: []gomptdevice.Image{
 		{Kind: gomptdevice.ImageHost, Entry: "gompt_Labels", Host: gomptHostLabels},
 		{Kind: "opencl-c", Entry: "gompt_Labels", Source: gomptCLLabels, Options: "-cl-fp32-correctly-rounded-divide-sqrt"},
@@ -3785,7 +3813,7 @@ func gomptHostLabels(gomptA *gomptdevice.HostArgs, gomptR gomptdevice.Range, _, 
 		out[i] = ((found * int64(1000)) + int64(steps))
 	}
 	_ = n
-//line gompt_kernels.go:3789
+//line gompt_kernels.go:3817
 }
 
 // gomptSampleLabels is LabelsKernel's Sample: about n points, random arguments. Tol 0: every device gives the Go function's bits.
@@ -3842,8 +3870,9 @@ var LanesGatherKernel = &gomptdevice.Kernel{
 		{Name: "src", Kind: gomptdevice.ParamBuffer, Elem: gomptdevice.ParamFloat32, Len: "m"},
 		{Name: "dst", Kind: gomptdevice.ParamBuffer, Elem: gomptdevice.ParamFloat32, Len: "n"},
 	},
-	Dims: 1,
-	Work: "k-1",
+	Dims:    1,
+	Extents: []int{0},
+	Work:    "k-1",
 	Faults: []gomptdevice.FaultSite{
 		{Kind: gomptdevice.FaultIndex, Pos: "checks.go:162"},
 		{Kind: gomptdevice.FaultIndex, Pos: "checks.go:164"},
@@ -3956,7 +3985,7 @@ func gomptLanesLanesGather(gomptX0, gomptW int, n int, m int, k int, idx []int, 
 	_ = v
 	_ = n
 	_ = m
-//line gompt_kernels.go:3960
+//line gompt_kernels.go:3989
 }
 
 // gomptSampleLanesGather is LanesGatherKernel's Sample: about n points, random arguments. Tol 0: every device gives the Go function's bits.
@@ -4017,8 +4046,9 @@ var MatMulKernel = &gomptdevice.Kernel{
 		{Name: "B", Kind: gomptdevice.ParamBuffer, Elem: gomptdevice.ParamFloat32, Len: "k*n"},
 		{Name: "C", Kind: gomptdevice.ParamBuffer, Elem: gomptdevice.ParamFloat32, Len: "m*n"},
 	},
-	Dims: 2,
-	Work: "k",
+	Dims:    2,
+	Extents: []int{1, 0},
+	Work:    "k",
 	Images: []gomptdevice.Image{
 		{Kind: gomptdevice.ImageHost, Entry: "gompt_MatMul", Host: gomptHostMatMul},
 		{Kind: "opencl-c", Entry: "gompt_MatMul", Source: gomptCLMatMul, Options: "-cl-fp32-correctly-rounded-divide-sqrt"},
@@ -4197,7 +4227,7 @@ func gomptLanesMatMul(gomptX0, gomptW int, i int, m int, n int, k int, A []float
 	}
 	_ = acc
 	_ = m
-//line gompt_kernels.go:4201
+//line gompt_kernels.go:4231
 }
 
 // gomptSampleMatMul is MatMulKernel's Sample: about n points, random arguments. Tol 0: every device gives the Go function's bits.
@@ -4257,8 +4287,9 @@ var MatVecKernel = &gomptdevice.Kernel{
 		{Name: "x", Kind: gomptdevice.ParamBuffer, Elem: gomptdevice.ParamFloat32, Len: "n"},
 		{Name: "y", Kind: gomptdevice.ParamBuffer, Elem: gomptdevice.ParamFloat32, Len: "m"},
 	},
-	Dims: 1,
-	Work: "n",
+	Dims:    1,
+	Extents: []int{0},
+	Work:    "n",
 	Faults: []gomptdevice.FaultSite{
 		{Kind: gomptdevice.FaultSliceCap, Pos: "views.go:12"},
 		{Kind: gomptdevice.FaultSliceOrder, Pos: "views.go:12"},
@@ -4297,7 +4328,7 @@ func gomptHostMatVec(gomptA *gomptdevice.HostArgs, gomptR gomptdevice.Range, _, 
 		y[i] = s
 	}
 	_ = m
-//line gompt_kernels.go:4301
+//line gompt_kernels.go:4332
 }
 
 // gomptSampleMatVec is MatVecKernel's Sample: about n points, random arguments. Tol 0: every device gives the Go function's bits.
@@ -4356,6 +4387,7 @@ var MaxFloat64Kernel = &gomptdevice.Kernel{
 		{Name: "partial", Kind: gomptdevice.ParamBuffer, Elem: gomptdevice.ParamFloat64, Len: "Shape.Teams"},
 	},
 	Dims:       1,
+	Extents:    []int{0},
 	MaxThreads: gomptrt.MaxThreads,
 	Needs: []gomptdevice.Need{
 		{Kind: gomptdevice.NeedFP64, Use: "float64", Pos: "reduce.go:57"},
@@ -4434,7 +4466,7 @@ func gomptHostMaxFloat64(gomptA *gomptdevice.HostArgs, gomptR gomptdevice.Range,
 	}
 	gomptPartial[gomptTeam] = float64(max((max(gomptS0, gomptS1)), (max(gomptS2, gomptS3))))
 	_ = n
-//line gompt_kernels.go:4438
+//line gompt_kernels.go:4470
 }
 
 // gomptSampleMaxFloat64 is MaxFloat64Kernel's Sample: about n points, random arguments. Tol 1e-12: it calls math functions that are within a few ulps of Go's, not equal.
@@ -4504,6 +4536,7 @@ var MaxUint64Kernel = &gomptdevice.Kernel{
 		{Name: "partial", Kind: gomptdevice.ParamBuffer, Elem: gomptdevice.ParamUint64, Len: "Shape.Teams"},
 	},
 	Dims:       1,
+	Extents:    []int{0},
 	MaxThreads: gomptrt.MaxThreads,
 	Needs: []gomptdevice.Need{
 		{Kind: gomptdevice.NeedLocalMem, Amount: 2048, Use: "2048 bytes of team-local memory (reduce=max's scratch: 256 uint64, one per thread)", Pos: "reduce.go:50"},
@@ -4581,7 +4614,7 @@ func gomptHostMaxUint64(gomptA *gomptdevice.HostArgs, gomptR gomptdevice.Range, 
 	}
 	gomptPartial[gomptTeam] = uint64(max((max(gomptS0, gomptS1)), (max(gomptS2, gomptS3))))
 	_ = n
-//line gompt_kernels.go:4585
+//line gompt_kernels.go:4618
 }
 
 // gomptSampleMaxUint64 is MaxUint64Kernel's Sample: about n points, random arguments. Tol 0: every device gives the Go function's bits.
@@ -4650,6 +4683,7 @@ var MinFloat32Kernel = &gomptdevice.Kernel{
 		{Name: "partial", Kind: gomptdevice.ParamBuffer, Elem: gomptdevice.ParamFloat32, Len: "Shape.Teams"},
 	},
 	Dims:       1,
+	Extents:    []int{0},
 	MaxThreads: gomptrt.MaxThreads,
 	Needs: []gomptdevice.Need{
 		{Kind: gomptdevice.NeedLocalMem, Amount: 1024, Use: "1024 bytes of team-local memory (reduce=min's scratch: 256 float32, one per thread)", Pos: "reduce.go:45"},
@@ -4727,7 +4761,7 @@ func gomptHostMinFloat32(gomptA *gomptdevice.HostArgs, gomptR gomptdevice.Range,
 	}
 	gomptPartial[gomptTeam] = float32(min((min(gomptS0, gomptS1)), (min(gomptS2, gomptS3))))
 	_ = n
-//line gompt_kernels.go:4731
+//line gompt_kernels.go:4765
 }
 
 // gomptSampleMinFloat32 is MinFloat32Kernel's Sample: about n points, random arguments. Tol 0: every device gives the Go function's bits.
@@ -4798,6 +4832,7 @@ var MinInt16Kernel = &gomptdevice.Kernel{
 		{Name: "partial", Kind: gomptdevice.ParamBuffer, Elem: gomptdevice.ParamInt16, Len: "Shape.Teams"},
 	},
 	Dims:       3,
+	Extents:    []int{0, 1, 2},
 	MaxThreads: gomptrt.MaxThreads,
 	Needs: []gomptdevice.Need{
 		{Kind: gomptdevice.NeedLocalMem, Amount: 512, Use: "512 bytes of team-local memory (reduce=min's scratch: 256 int16, one per thread)", Pos: "reduce.go:38"},
@@ -4883,7 +4918,7 @@ func gomptHostMinInt16(gomptA *gomptdevice.HostArgs, gomptR gomptdevice.Range, g
 	}
 	gomptPartial[gomptTeam] = int16(min((min(gomptS0, gomptS1)), (min(gomptS2, gomptS3))))
 	_ = nz
-//line gompt_kernels.go:4887
+//line gompt_kernels.go:4922
 }
 
 // gomptSampleMinInt16 is MinInt16Kernel's Sample: about n points, random arguments. Tol 0: every device gives the Go function's bits.
@@ -4955,7 +4990,8 @@ var MinMaxKernel = &gomptdevice.Kernel{
 		{Name: "d", Kind: gomptdevice.ParamBuffer, Elem: gomptdevice.ParamFloat32, Len: "n"},
 		{Name: "out", Kind: gomptdevice.ParamBuffer, Elem: gomptdevice.ParamFloat64, Len: "8*n"},
 	},
-	Dims: 1,
+	Dims:    1,
+	Extents: []int{0},
 	Needs: []gomptdevice.Need{
 		{Kind: gomptdevice.NeedFP64, Use: "float64", Pos: "floats.go:61"},
 	},
@@ -5002,7 +5038,7 @@ func gomptHostMinMax(gomptA *gomptdevice.HostArgs, gomptR gomptdevice.Range, _, 
 		*(*float64)(unsafe.Add(gomptPOut, (o+int(7))*8)) = float64(max(uint8(u), uint8(v)))
 	}
 	_ = n
-//line gompt_kernels.go:5006
+//line gompt_kernels.go:5042
 }
 
 // gomptSampleMinMax is MinMaxKernel's Sample: about n points, random arguments. Tol 0: every device gives the Go function's bits.
@@ -5063,7 +5099,8 @@ var ModRemKernel = &gomptdevice.Kernel{
 		{Name: "b", Kind: gomptdevice.ParamBuffer, Elem: gomptdevice.ParamFloat64, Len: "n"},
 		{Name: "out", Kind: gomptdevice.ParamBuffer, Elem: gomptdevice.ParamFloat64, Len: "4*n"},
 	},
-	Dims: 1,
+	Dims:    1,
+	Extents: []int{0},
 	Needs: []gomptdevice.Need{
 		{Kind: gomptdevice.NeedFP64, Use: "float64", Pos: "floats.go:48"},
 	},
@@ -5100,7 +5137,7 @@ func gomptHostModRem(gomptA *gomptdevice.HostArgs, gomptR gomptdevice.Range, _, 
 		*(*float64)(unsafe.Add(gomptPOut, ((int(4)*i)+int(3))*8)) = gomptmath.Remainder(y, x)
 	}
 	_ = n
-//line gompt_kernels.go:5104
+//line gompt_kernels.go:5141
 }
 
 // gomptSampleModRem is ModRemKernel's Sample: about n points, random arguments. Tol 0: every device gives the Go function's bits.
@@ -5159,7 +5196,8 @@ var NarrowKernel = &gomptdevice.Kernel{
 		{Name: "d", Kind: gomptdevice.ParamBuffer, Elem: gomptdevice.ParamUint16, Len: "n"},
 		{Name: "out", Kind: gomptdevice.ParamBuffer, Elem: gomptdevice.ParamInt64, Len: "12*n"},
 	},
-	Dims: 1,
+	Dims:    1,
+	Extents: []int{0},
 	Faults: []gomptdevice.FaultSite{
 		{Kind: gomptdevice.FaultDivide, Pos: "ints.go:104"},
 		{Kind: gomptdevice.FaultDivide, Pos: "ints.go:105"},
@@ -5213,7 +5251,7 @@ func gomptHostNarrow(gomptA *gomptdevice.HostArgs, gomptR gomptdevice.Range, _, 
 		*(*int64)(unsafe.Add(gomptPOut, (o+int(11))*8)) = (int64(int8((int64(u) * int64(3)))) + int64(uint16(x)))
 	}
 	_ = n
-//line gompt_kernels.go:5217
+//line gompt_kernels.go:5255
 }
 
 // gomptSampleNarrow is NarrowKernel's Sample: about n points, random arguments. Tol 0: every device gives the Go function's bits.
@@ -5273,8 +5311,9 @@ var NearMaxKernel = &gomptdevice.Kernel{
 		{Name: "a", Kind: gomptdevice.ParamBuffer, Elem: gomptdevice.ParamFloat64, Len: "n"},
 		{Name: "out", Kind: gomptdevice.ParamBuffer, Elem: gomptdevice.ParamFloat64, Len: "n"},
 	},
-	Dims: 1,
-	Work: "1+n",
+	Dims:    1,
+	Extents: []int{0},
+	Work:    "1+n",
 	Faults: []gomptdevice.FaultSite{
 		{Kind: gomptdevice.FaultIndex, Pos: "checks.go:235"},
 	},
@@ -5315,7 +5354,7 @@ func gomptHostNearMax(gomptA *gomptdevice.HostArgs, gomptR gomptdevice.Range, _,
 		out[i] = s
 	}
 	_ = n
-//line gompt_kernels.go:5319
+//line gompt_kernels.go:5358
 }
 
 // gomptSampleNearMax is NearMaxKernel's Sample: about n points, random arguments. Tol 0: every device gives the Go function's bits.
@@ -5369,7 +5408,8 @@ var OutOfRangeKernel = &gomptdevice.Kernel{
 		{Name: "in", Kind: gomptdevice.ParamBuffer, Elem: gomptdevice.ParamInt32, Len: "n"},
 		{Name: "out", Kind: gomptdevice.ParamBuffer, Elem: gomptdevice.ParamInt32, Len: "n"},
 	},
-	Dims: 1,
+	Dims:    1,
+	Extents: []int{0},
 	Faults: []gomptdevice.FaultSite{
 		{Kind: gomptdevice.FaultIndex, Pos: "dims.go:72"},
 		{Kind: gomptdevice.FaultIndex, Pos: "dims.go:72"},
@@ -5406,7 +5446,7 @@ func gomptHostOutOfRange(gomptA *gomptdevice.HostArgs, gomptR gomptdevice.Range,
 			out[(i + n)] = int32(5)
 		}
 	}
-//line gompt_kernels.go:5410
+//line gompt_kernels.go:5450
 }
 
 // gomptSampleOutOfRange is OutOfRangeKernel's Sample: about n points, random arguments. Tol 0: every device gives the Go function's bits.
@@ -5460,7 +5500,8 @@ var PartialKernel = &gomptdevice.Kernel{
 		{Name: "in", Kind: gomptdevice.ParamBuffer, Elem: gomptdevice.ParamInt64, Len: "n"},
 		{Name: "out", Kind: gomptdevice.ParamBuffer, Elem: gomptdevice.ParamInt64, Len: "n"},
 	},
-	Dims: 1,
+	Dims:    1,
+	Extents: []int{0},
 	Images: []gomptdevice.Image{
 		{Kind: gomptdevice.ImageHost, Entry: "gompt_Partial", Host: gomptHostPartial},
 		{Kind: "opencl-c", Entry: "gompt_Partial", Source: gomptCLPartial, Options: "-cl-fp32-correctly-rounded-divide-sqrt"},
@@ -5490,7 +5531,7 @@ func gomptHostPartial(gomptA *gomptdevice.HostArgs, gomptR gomptdevice.Range, _,
 		}
 	}
 	_ = n
-//line gompt_kernels.go:5494
+//line gompt_kernels.go:5535
 }
 
 // gomptSamplePartial is PartialKernel's Sample: about n points, random arguments. Tol 0: every device gives the Go function's bits.
@@ -5546,6 +5587,7 @@ var ProdFloat64Kernel = &gomptdevice.Kernel{
 		{Name: "partial", Kind: gomptdevice.ParamBuffer, Elem: gomptdevice.ParamFloat64, Len: "Shape.Teams"},
 	},
 	Dims:       1,
+	Extents:    []int{0},
 	MaxThreads: gomptrt.MaxThreads,
 	Needs: []gomptdevice.Need{
 		{Kind: gomptdevice.NeedFP64, Use: "float64", Pos: "reduce.go:34"},
@@ -5624,7 +5666,7 @@ func gomptHostProdFloat64(gomptA *gomptdevice.HostArgs, gomptR gomptdevice.Range
 	}
 	gomptPartial[gomptTeam] = float64((gomptS0 * gomptS1) * (gomptS2 * gomptS3))
 	_ = n
-//line gompt_kernels.go:5628
+//line gompt_kernels.go:5670
 }
 
 // gomptSampleProdFloat64 is ProdFloat64Kernel's Sample: about n points, random arguments. Tol 1e-10: its float products are combined in another order on each device.
@@ -5694,6 +5736,7 @@ var ProdInt32Kernel = &gomptdevice.Kernel{
 		{Name: "partial", Kind: gomptdevice.ParamBuffer, Elem: gomptdevice.ParamInt32, Len: "Shape.Teams"},
 	},
 	Dims:       1,
+	Extents:    []int{0},
 	MaxThreads: gomptrt.MaxThreads,
 	Needs: []gomptdevice.Need{
 		{Kind: gomptdevice.NeedLocalMem, Amount: 1024, Use: "1024 bytes of team-local memory (reduce=*'s scratch: 256 int32, one per thread)", Pos: "reduce.go:28"},
@@ -5771,7 +5814,7 @@ func gomptHostProdInt32(gomptA *gomptdevice.HostArgs, gomptR gomptdevice.Range, 
 	}
 	gomptPartial[gomptTeam] = int32((gomptS0 * gomptS1) * (gomptS2 * gomptS3))
 	_ = n
-//line gompt_kernels.go:5775
+//line gompt_kernels.go:5818
 }
 
 // gomptSampleProdInt32 is ProdInt32Kernel's Sample: about n points, random arguments. Tol 0: every device gives the Go function's bits.
@@ -5840,8 +5883,9 @@ var ProductLenKernel = &gomptdevice.Kernel{
 		{Name: "mul", Kind: gomptdevice.ParamBuffer, Elem: gomptdevice.ParamInt64, Len: "k*m"},
 		{Name: "b", Kind: gomptdevice.ParamBuffer, Elem: gomptdevice.ParamInt64, Len: "m*k"},
 	},
-	Dims: 1,
-	Work: "k*m",
+	Dims:    1,
+	Extents: []int{0},
+	Work:    "k*m",
 	Images: []gomptdevice.Image{
 		{Kind: gomptdevice.ImageHost, Entry: "gompt_ProductLen", Host: gomptHostProductLen},
 		{Kind: "opencl-c", Entry: "gompt_ProductLen", Source: gomptCLProductLen, Options: "-cl-fp32-correctly-rounded-divide-sqrt"},
@@ -5891,7 +5935,7 @@ func gomptHostProductLen(gomptA *gomptdevice.HostArgs, gomptR gomptdevice.Range,
 		gomptFrom, gomptTo = gomptIn1, gomptHi0
 	}
 	_ = n
-//line gompt_kernels.go:5895
+//line gompt_kernels.go:5939
 }
 
 // gomptSampleProductLen is ProductLenKernel's Sample: about n points, random arguments. Tol 0: every device gives the Go function's bits.
@@ -5948,7 +5992,8 @@ var QuotientKernel = &gomptdevice.Kernel{
 		{Name: "b", Kind: gomptdevice.ParamBuffer, Elem: gomptdevice.ParamInt32, Len: "n"},
 		{Name: "q", Kind: gomptdevice.ParamBuffer, Elem: gomptdevice.ParamInt32, Len: "n"},
 	},
-	Dims: 1,
+	Dims:    1,
+	Extents: []int{0},
 	Faults: []gomptdevice.FaultSite{
 		{Kind: gomptdevice.FaultDivide, Pos: "checks.go:45"},
 	},
@@ -5981,7 +6026,7 @@ func gomptHostQuotient(gomptA *gomptdevice.HostArgs, gomptR gomptdevice.Range, _
 		q[i] = (a[i] / b[i])
 	}
 	_ = n
-//line gompt_kernels.go:5985
+//line gompt_kernels.go:6030
 }
 
 // gomptSampleQuotient is QuotientKernel's Sample: about n points, random arguments. Tol 0: every device gives the Go function's bits.
@@ -6037,8 +6082,9 @@ var RangeFormsKernel = &gomptdevice.Kernel{
 		{Name: "a", Kind: gomptdevice.ParamBuffer, Elem: gomptdevice.ParamInt32, Len: "n*8"},
 		{Name: "out", Kind: gomptdevice.ParamBuffer, Elem: gomptdevice.ParamInt64, Len: "n*8"},
 	},
-	Dims: 1,
-	Work: "44+8*n",
+	Dims:    1,
+	Extents: []int{0},
+	Work:    "44+8*n",
 	Faults: []gomptdevice.FaultSite{
 		{Kind: gomptdevice.FaultIndex, Pos: "views.go:126"},
 		{Kind: gomptdevice.FaultSliceCap, Pos: "views.go:63"},
@@ -6129,7 +6175,7 @@ func gomptHostRangeForms(gomptA *gomptdevice.HostArgs, gomptR gomptdevice.Range,
 		o[int(7)] += int64(n0)
 	}
 	_ = n
-//line gompt_kernels.go:6133
+//line gompt_kernels.go:6179
 }
 
 // gomptSampleRangeForms is RangeFormsKernel's Sample: about n points, random arguments. Tol 0: every device gives the Go function's bits.
@@ -6187,8 +6233,9 @@ var RowProductsKernel = &gomptdevice.Kernel{
 		{Name: "a", Kind: gomptdevice.ParamBuffer, Elem: gomptdevice.ParamFloat64, Len: "m*nk"},
 		{Name: "b", Kind: gomptdevice.ParamBuffer, Elem: gomptdevice.ParamFloat64, Len: "nk*n"},
 	},
-	Dims: 1,
-	Work: "n*nk+nk",
+	Dims:    1,
+	Extents: []int{0},
+	Work:    "n*nk+nk",
 	Faults: []gomptdevice.FaultSite{
 		{Kind: gomptdevice.FaultSliceCap, Pos: "lockstep.go:110"},
 		{Kind: gomptdevice.FaultSliceOrder, Pos: "lockstep.go:110"},
@@ -6279,7 +6326,7 @@ func gomptHostRowProducts(gomptA *gomptdevice.HostArgs, gomptR gomptdevice.Range
 		}
 	}
 	_ = m
-//line gompt_kernels.go:6283
+//line gompt_kernels.go:6330
 }
 
 // gomptSampleRowProducts is RowProductsKernel's Sample: about n points, random arguments. Tol 0: every device gives the Go function's bits.
@@ -6342,8 +6389,9 @@ var RowRunsKernel = &gomptdevice.Kernel{
 		{Name: "c", Kind: gomptdevice.ParamBuffer, Elem: gomptdevice.ParamFloat64, Len: "m"},
 		{Name: "d", Kind: gomptdevice.ParamBuffer, Elem: gomptdevice.ParamFloat64, Len: "3*m*n"},
 	},
-	Dims: 1,
-	Work: "2+8*n-2*m",
+	Dims:    1,
+	Extents: []int{0},
+	Work:    "2+8*n-2*m",
 	Needs: []gomptdevice.Need{
 		{Kind: gomptdevice.NeedFP64, Use: "float64", Pos: "rows.go:12"},
 	},
@@ -6438,7 +6486,7 @@ func gomptHostRowRuns(gomptA *gomptdevice.HostArgs, gomptR gomptdevice.Range, _,
 //line rows.go:43
 		}
 	}
-//line gompt_kernels.go:6442
+//line gompt_kernels.go:6490
 }
 
 // gomptSampleRowRuns is RowRunsKernel's Sample: about n points, random arguments. Tol 0: every device gives the Go function's bits.
@@ -6502,8 +6550,9 @@ var RowShiftKernel = &gomptdevice.Kernel{
 		{Name: "a", Kind: gomptdevice.ParamBuffer, Elem: gomptdevice.ParamFloat32, Len: "m*nk"},
 		{Name: "b", Kind: gomptdevice.ParamBuffer, Elem: gomptdevice.ParamFloat32, Len: "nk*n"},
 	},
-	Dims: 1,
-	Work: "n*nk+nk",
+	Dims:    1,
+	Extents: []int{0},
+	Work:    "n*nk+nk",
 	Faults: []gomptdevice.FaultSite{
 		{Kind: gomptdevice.FaultSliceCap, Pos: "checks.go:205"},
 		{Kind: gomptdevice.FaultSliceOrder, Pos: "checks.go:205"},
@@ -6591,7 +6640,7 @@ func gomptHostRowShift(gomptA *gomptdevice.HostArgs, gomptR gomptdevice.Range, _
 		}
 	}
 	_ = m
-//line gompt_kernels.go:6595
+//line gompt_kernels.go:6644
 }
 
 // gomptSampleRowShift is RowShiftKernel's Sample: about n points, random arguments. Tol 0: every device gives the Go function's bits.
@@ -6652,8 +6701,9 @@ var RowUpdatesKernel = &gomptdevice.Kernel{
 		{Name: "c", Kind: gomptdevice.ParamBuffer, Elem: gomptdevice.ParamFloat64, Len: "n*n"},
 		{Name: "a", Kind: gomptdevice.ParamBuffer, Elem: gomptdevice.ParamFloat64, Len: "n*m"},
 	},
-	Dims: 1,
-	Work: "2*m+m*n",
+	Dims:    1,
+	Extents: []int{0},
+	Work:    "2*m+m*n",
 	Needs: []gomptdevice.Need{
 		{Kind: gomptdevice.NeedFP64, Use: "float64", Pos: "rows.go:135"},
 	},
@@ -6777,7 +6827,7 @@ func gomptHostRowUpdates(gomptA *gomptdevice.HostArgs, gomptR gomptdevice.Range,
 //line rows.go:143
 		}
 	}
-//line gompt_kernels.go:6781
+//line gompt_kernels.go:6831
 }
 
 // gomptSampleRowUpdates is RowUpdatesKernel's Sample: about n points, random arguments. Tol 0: every device gives the Go function's bits.
@@ -6841,7 +6891,8 @@ var ScatterKernel = &gomptdevice.Kernel{
 		{Name: "src", Kind: gomptdevice.ParamBuffer, Elem: gomptdevice.ParamFloat32, Len: "n"},
 		{Name: "dst", Kind: gomptdevice.ParamBuffer, Elem: gomptdevice.ParamFloat32, Len: "m"},
 	},
-	Dims: 1,
+	Dims:    1,
+	Extents: []int{0},
 	Faults: []gomptdevice.FaultSite{
 		{Kind: gomptdevice.FaultIndex, Pos: "checks.go:38"},
 	},
@@ -6875,7 +6926,7 @@ func gomptHostScatter(gomptA *gomptdevice.HostArgs, gomptR gomptdevice.Range, _,
 	}
 	_ = n
 	_ = m
-//line gompt_kernels.go:6879
+//line gompt_kernels.go:6930
 }
 
 // gomptSampleScatter is ScatterKernel's Sample: about n points, random arguments. Tol 0: every device gives the Go function's bits.
@@ -6934,8 +6985,9 @@ var SeekKernel = &gomptdevice.Kernel{
 		{Name: "src", Kind: gomptdevice.ParamBuffer, Elem: gomptdevice.ParamInt32, Len: "m"},
 		{Name: "pos", Kind: gomptdevice.ParamBuffer, Elem: gomptdevice.ParamInt64, Len: "n"},
 	},
-	Dims: 1,
-	Work: "16",
+	Dims:    1,
+	Extents: []int{0},
+	Work:    "16",
 	Faults: []gomptdevice.FaultSite{
 		{Kind: gomptdevice.FaultIndex, Pos: "checks.go:62"},
 	},
@@ -6973,7 +7025,7 @@ func gomptHostSeek(gomptA *gomptdevice.HostArgs, gomptR gomptdevice.Range, _, _ 
 	}
 	_ = n
 	_ = m
-//line gompt_kernels.go:6977
+//line gompt_kernels.go:7029
 }
 
 // gomptSampleSeek is SeekKernel's Sample: about n points, random arguments. Tol 0: every device gives the Go function's bits.
@@ -7031,7 +7083,8 @@ var ShiftAtKernel = &gomptdevice.Kernel{
 		{Name: "x", Kind: gomptdevice.ParamBuffer, Elem: gomptdevice.ParamInt32, Len: "n"},
 		{Name: "y", Kind: gomptdevice.ParamBuffer, Elem: gomptdevice.ParamUint16, Len: "n"},
 	},
-	Dims: 1,
+	Dims:    1,
+	Extents: []int{0},
 	Faults: []gomptdevice.FaultSite{
 		{Kind: gomptdevice.FaultIndex, Pos: "ints.go:139"},
 		{Kind: gomptdevice.FaultIndex, Pos: "ints.go:140"},
@@ -7064,7 +7117,7 @@ func gomptHostShiftAt(gomptA *gomptdevice.HostArgs, gomptR gomptdevice.Range, _,
 		x[j] <<= k[i]
 		y[j] >>= k[i]
 	}
-//line gompt_kernels.go:7068
+//line gompt_kernels.go:7121
 }
 
 // gomptSampleShiftAt is ShiftAtKernel's Sample: about n points, random arguments. Tol 0: every device gives the Go function's bits.
@@ -7121,7 +7174,8 @@ var ShiftsKernel = &gomptdevice.Kernel{
 		{Name: "s", Kind: gomptdevice.ParamBuffer, Elem: gomptdevice.ParamUint64, Len: "n"},
 		{Name: "out", Kind: gomptdevice.ParamBuffer, Elem: gomptdevice.ParamInt64, Len: "10*n"},
 	},
-	Dims: 1,
+	Dims:    1,
+	Extents: []int{0},
 	Images: []gomptdevice.Image{
 		{Kind: gomptdevice.ImageHost, Entry: "gompt_Shifts", Host: gomptHostShifts},
 		{Kind: "opencl-c", Entry: "gompt_Shifts", Source: gomptCLShifts, Options: "-cl-fp32-correctly-rounded-divide-sqrt"},
@@ -7170,7 +7224,7 @@ func gomptHostShifts(gomptA *gomptdevice.HostArgs, gomptR gomptdevice.Range, _, 
 		*(*int64)(unsafe.Add(gomptPOut, o*8)) += (x + int64(u))
 	}
 	_ = n
-//line gompt_kernels.go:7174
+//line gompt_kernels.go:7228
 }
 
 // gomptSampleShifts is ShiftsKernel's Sample: about n points, random arguments. Tol 0: every device gives the Go function's bits.
@@ -7233,8 +7287,9 @@ var SignExtendKernel = &gomptdevice.Kernel{
 		{Name: "v", Kind: gomptdevice.ParamBuffer, Elem: gomptdevice.ParamInt64, Len: "p*k"},
 		{Name: "out", Kind: gomptdevice.ParamBuffer, Elem: gomptdevice.ParamInt64, Len: "16*n"},
 	},
-	Dims: 1,
-	Work: "48",
+	Dims:    1,
+	Extents: []int{0},
+	Work:    "48",
 	Images: []gomptdevice.Image{
 		{Kind: gomptdevice.ImageHost, Entry: "gompt_SignExtend", Host: gomptHostSignExtend},
 		{Kind: "opencl-c", Entry: "gompt_SignExtend", Source: gomptCLSignExtend, Options: "-cl-fp32-correctly-rounded-divide-sqrt"},
@@ -7311,7 +7366,7 @@ func gomptHostSignExtend(gomptA *gomptdevice.HostArgs, gomptR gomptdevice.Range,
 	_ = n
 	_ = p
 	_ = k
-//line gompt_kernels.go:7315
+//line gompt_kernels.go:7370
 }
 
 // gomptSampleSignExtend is SignExtendKernel's Sample: about n points, random arguments. Tol 0: every device gives the Go function's bits.
@@ -7381,8 +7436,9 @@ var SpMVKernel = &gomptdevice.Kernel{
 		{Name: "x", Kind: gomptdevice.ParamBuffer, Elem: gomptdevice.ParamFloat32, Len: "ncols"},
 		{Name: "y", Kind: gomptdevice.ParamBuffer, Elem: gomptdevice.ParamFloat32, Len: "2*rows-1"},
 	},
-	Dims: 1,
-	Work: "16",
+	Dims:    1,
+	Extents: []int{0},
+	Work:    "16",
 	Faults: []gomptdevice.FaultSite{
 		{Kind: gomptdevice.FaultIndex, Pos: "lens.go:30"},
 		{Kind: gomptdevice.FaultIndex, Pos: "lens.go:30"},
@@ -7429,7 +7485,7 @@ func gomptHostSpMV(gomptA *gomptdevice.HostArgs, gomptR gomptdevice.Range, _, _ 
 	}
 	_ = nnz
 	_ = ncols
-//line gompt_kernels.go:7433
+//line gompt_kernels.go:7489
 }
 
 // gomptSampleSpMV is SpMVKernel's Sample: about n points, random arguments. Tol 0: every device gives the Go function's bits.
@@ -7493,7 +7549,8 @@ var SplitEdgeKernel = &gomptdevice.Kernel{
 		{Name: "in", Kind: gomptdevice.ParamBuffer, Elem: gomptdevice.ParamFloat32, Len: "nx*ny"},
 		{Name: "out", Kind: gomptdevice.ParamBuffer, Elem: gomptdevice.ParamFloat32, Len: "nx*ny"},
 	},
-	Dims: 2,
+	Dims:    2,
+	Extents: []int{0, 1},
 	Faults: []gomptdevice.FaultSite{
 		{Kind: gomptdevice.FaultDivide, Pos: "checks.go:191"},
 	},
@@ -7535,7 +7592,7 @@ func gomptHostSplitEdge(gomptA *gomptdevice.HostArgs, gomptR gomptdevice.Range, 
 		}
 	}
 	_ = ny
-//line gompt_kernels.go:7539
+//line gompt_kernels.go:7596
 }
 
 // gomptSampleSplitEdge is SplitEdgeKernel's Sample: about n points, random arguments. Tol 0: every device gives the Go function's bits.
@@ -7594,7 +7651,8 @@ var SplitFormsKernel = &gomptdevice.Kernel{
 		{Name: "in", Kind: gomptdevice.ParamBuffer, Elem: gomptdevice.ParamFloat32, Len: "nx*ny"},
 		{Name: "out", Kind: gomptdevice.ParamBuffer, Elem: gomptdevice.ParamFloat32, Len: "nx*ny"},
 	},
-	Dims: 2,
+	Dims:    2,
+	Extents: []int{0, 1},
 	Images: []gomptdevice.Image{
 		{Kind: gomptdevice.ImageHost, Entry: "gompt_SplitForms", Host: gomptHostSplitForms},
 		{Kind: "opencl-c", Entry: "gompt_SplitForms", Source: gomptCLSplitForms, Options: "-cl-fp32-correctly-rounded-divide-sqrt"},
@@ -7680,7 +7738,7 @@ func gomptHostSplitForms(gomptA *gomptdevice.HostArgs, gomptR gomptdevice.Range,
 			gomptFrom, gomptTo = gomptIn1, gomptHi0
 		}
 	}
-//line gompt_kernels.go:7684
+//line gompt_kernels.go:7742
 }
 
 // gomptSampleSplitForms is SplitFormsKernel's Sample: about n points, random arguments. Tol 0: every device gives the Go function's bits.
@@ -7739,7 +7797,8 @@ var Stencil2DKernel = &gomptdevice.Kernel{
 		{Name: "in", Kind: gomptdevice.ParamBuffer, Elem: gomptdevice.ParamFloat32, Len: "nx*ny"},
 		{Name: "out", Kind: gomptdevice.ParamBuffer, Elem: gomptdevice.ParamFloat32, Len: "nx*ny"},
 	},
-	Dims: 2,
+	Dims:    2,
+	Extents: []int{0, 1},
 	Images: []gomptdevice.Image{
 		{Kind: gomptdevice.ImageHost, Entry: "gompt_Stencil2D", Host: gomptHostStencil2D},
 		{Kind: "opencl-c", Entry: "gompt_Stencil2D", Source: gomptCLStencil2D, Options: "-cl-fp32-correctly-rounded-divide-sqrt"},
@@ -7807,7 +7866,7 @@ func gomptHostStencil2D(gomptA *gomptdevice.HostArgs, gomptR gomptdevice.Range, 
 			gomptFrom, gomptTo = gomptIn1, gomptHi0
 		}
 	}
-//line gompt_kernels.go:7811
+//line gompt_kernels.go:7870
 }
 
 // gomptSampleStencil2D is Stencil2DKernel's Sample: about n points, random arguments. Tol 0: every device gives the Go function's bits.
@@ -7866,6 +7925,7 @@ var SumFloat32Kernel = &gomptdevice.Kernel{
 		{Name: "partial", Kind: gomptdevice.ParamBuffer, Elem: gomptdevice.ParamFloat32, Len: "Shape.Teams"},
 	},
 	Dims:       1,
+	Extents:    []int{0},
 	MaxThreads: gomptrt.MaxThreads,
 	Needs: []gomptdevice.Need{
 		{Kind: gomptdevice.NeedLocalMem, Amount: 1024, Use: "1024 bytes of team-local memory (reduce=+'s scratch: 256 float32, one per thread)", Pos: "reduce.go:12"},
@@ -7945,7 +8005,7 @@ func gomptHostSumFloat32(gomptA *gomptdevice.HostArgs, gomptR gomptdevice.Range,
 	}
 	gomptPartial[gomptTeam] = float32((gomptS0 + gomptS1) + (gomptS2 + gomptS3))
 	_ = n
-//line gompt_kernels.go:7949
+//line gompt_kernels.go:8009
 }
 
 // gomptSampleSumFloat32 is SumFloat32Kernel's Sample: about n points, random arguments. Tol 0.0001: its float sums are combined in another order on each device.
@@ -8018,6 +8078,7 @@ var SumFloat64In2DKernel = &gomptdevice.Kernel{
 		{Name: "partial", Kind: gomptdevice.ParamBuffer, Elem: gomptdevice.ParamFloat64, Len: "Shape.Teams"},
 	},
 	Dims:       2,
+	Extents:    []int{0, 1},
 	MaxThreads: gomptrt.MaxThreads,
 	Needs: []gomptdevice.Need{
 		{Kind: gomptdevice.NeedFP64, Use: "float64", Pos: "reduce.go:18"},
@@ -8130,7 +8191,7 @@ func gomptHostSumFloat64In2D(gomptA *gomptdevice.HostArgs, gomptR gomptdevice.Ra
 	}
 	gomptPartial[gomptTeam] = float64((gomptS0 + gomptS1) + (gomptS2 + gomptS3))
 	_ = ny
-//line gompt_kernels.go:8134
+//line gompt_kernels.go:8195
 }
 
 // gomptSampleSumFloat64In2D is SumFloat64In2DKernel's Sample: about n points, random arguments. Tol 1e-10: its float sums are combined in another order on each device.
@@ -8201,6 +8262,7 @@ var SumInt64Kernel = &gomptdevice.Kernel{
 		{Name: "partial", Kind: gomptdevice.ParamBuffer, Elem: gomptdevice.ParamInt64, Len: "Shape.Teams"},
 	},
 	Dims:       1,
+	Extents:    []int{0},
 	MaxThreads: gomptrt.MaxThreads,
 	Needs: []gomptdevice.Need{
 		{Kind: gomptdevice.NeedLocalMem, Amount: 2048, Use: "2048 bytes of team-local memory (reduce=+'s scratch: 256 int64, one per thread)", Pos: "reduce.go:7"},
@@ -8278,7 +8340,7 @@ func gomptHostSumInt64(gomptA *gomptdevice.HostArgs, gomptR gomptdevice.Range, g
 	}
 	gomptPartial[gomptTeam] = int64((gomptS0 + gomptS1) + (gomptS2 + gomptS3))
 	_ = n
-//line gompt_kernels.go:8282
+//line gompt_kernels.go:8344
 }
 
 // gomptSampleSumInt64 is SumInt64Kernel's Sample: about n points, random arguments. Tol 0: every device gives the Go function's bits.
@@ -8348,8 +8410,9 @@ var SumRowsKernel = &gomptdevice.Kernel{
 		{Name: "b", Kind: gomptdevice.ParamBuffer, Elem: gomptdevice.ParamFloat32, Len: "k*n"},
 		{Name: "c", Kind: gomptdevice.ParamBuffer, Elem: gomptdevice.ParamFloat32, Len: "m*n"},
 	},
-	Dims: 1,
-	Work: "k*n+n",
+	Dims:    1,
+	Extents: []int{0},
+	Work:    "k*n+n",
 	Images: []gomptdevice.Image{
 		{Kind: gomptdevice.ImageHost, Entry: "gompt_SumRows", Host: gomptHostSumRows},
 		{Kind: "opencl-c", Entry: "gompt_SumRows", Source: gomptCLSumRows, Options: "-cl-fp32-correctly-rounded-divide-sqrt"},
@@ -8427,7 +8490,7 @@ func gomptHostSumRows(gomptA *gomptdevice.HostArgs, gomptR gomptdevice.Range, _,
 		}
 	}
 	_ = m
-//line gompt_kernels.go:8431
+//line gompt_kernels.go:8494
 }
 
 // gomptSampleSumRows is SumRowsKernel's Sample: about n points, random arguments. Tol 0: every device gives the Go function's bits.
@@ -8492,8 +8555,9 @@ var SumTurnsKernel = &gomptdevice.Kernel{
 		{Name: "far", Kind: gomptdevice.ParamBuffer, Elem: gomptdevice.ParamFloat64, Len: "m"},
 		{Name: "last", Kind: gomptdevice.ParamBuffer, Elem: gomptdevice.ParamFloat64, Len: "m"},
 	},
-	Dims: 1,
-	Work: "hi+hi*k+4*k*n+4*n-k*lo-lo",
+	Dims:    1,
+	Extents: []int{0},
+	Work:    "hi+hi*k+4*k*n+4*n-k*lo-lo",
 	Faults: []gomptdevice.FaultSite{
 		{Kind: gomptdevice.FaultIndex, Pos: "rows.go:66"},
 		{Kind: gomptdevice.FaultIndex, Pos: "rows.go:80"},
@@ -8747,7 +8811,7 @@ func gomptHostSumTurns(gomptA *gomptdevice.HostArgs, gomptR gomptdevice.Range, _
 		last[i] = acc
 	}
 	_ = m
-//line gompt_kernels.go:8751
+//line gompt_kernels.go:8815
 }
 
 // gomptSampleSumTurns is SumTurnsKernel's Sample: about n points, random arguments. Tol 0: every device gives the Go function's bits.
@@ -8813,7 +8877,8 @@ var TeamDefineKernel = &gomptdevice.Kernel{
 		{Name: "src", Kind: gomptdevice.ParamBuffer, Elem: gomptdevice.ParamFloat32, Len: "m"},
 		{Name: "out", Kind: gomptdevice.ParamBuffer, Elem: gomptdevice.ParamFloat32, Len: "teams*64"},
 	},
-	Dims: 1,
+	Dims:    1,
+	Extents: []int{0},
 	Faults: []gomptdevice.FaultSite{
 		{Kind: gomptdevice.FaultIndex, Pos: "checks.go:177"},
 		{Kind: gomptdevice.FaultIndex, Pos: "checks.go:180"},
@@ -8872,7 +8937,7 @@ func gomptHostTeamDefine(gomptA *gomptdevice.HostArgs, gomptR gomptdevice.Range,
 	_ = v
 	_ = teams
 	_ = m
-//line gompt_kernels.go:8876
+//line gompt_kernels.go:8941
 }
 
 // gomptSampleTeamDefine is TeamDefineKernel's Sample: about n points, random arguments. Tol 0: every device gives the Go function's bits.
@@ -8932,7 +8997,8 @@ var TeamGatherKernel = &gomptdevice.Kernel{
 		{Name: "src", Kind: gomptdevice.ParamBuffer, Elem: gomptdevice.ParamFloat32, Len: "m"},
 		{Name: "out", Kind: gomptdevice.ParamBuffer, Elem: gomptdevice.ParamFloat32, Len: "teams*64"},
 	},
-	Dims: 1,
+	Dims:    1,
+	Extents: []int{0},
 	Faults: []gomptdevice.FaultSite{
 		{Kind: gomptdevice.FaultIndex, Pos: "checks.go:83"},
 		{Kind: gomptdevice.FaultIndex, Pos: "checks.go:85"},
@@ -8986,7 +9052,7 @@ func gomptHostTeamGather(gomptA *gomptdevice.HostArgs, gomptR gomptdevice.Range,
 	}
 	_ = teams
 	_ = m
-//line gompt_kernels.go:8990
+//line gompt_kernels.go:9056
 }
 
 // gomptSampleTeamGather is TeamGatherKernel's Sample: about n points, random arguments. Tol 0: every device gives the Go function's bits.
@@ -9047,7 +9113,8 @@ var TeamReverseKernel = &gomptdevice.Kernel{
 		{Name: "out", Kind: gomptdevice.ParamBuffer, Elem: gomptdevice.ParamInt32, Len: "teams*64"},
 		{Name: "sums", Kind: gomptdevice.ParamBuffer, Elem: gomptdevice.ParamInt64, Len: "teams"},
 	},
-	Dims: 1,
+	Dims:    1,
+	Extents: []int{0},
 	Faults: []gomptdevice.FaultSite{
 		{Kind: gomptdevice.FaultIndex, Pos: "team.go:20"},
 		{Kind: gomptdevice.FaultIndex, Pos: "team.go:23"},
@@ -9150,7 +9217,7 @@ func gomptHostTeamReverse(gomptA *gomptdevice.HostArgs, gomptR gomptdevice.Range
 	}
 	_ = mine
 	_ = teams
-//line gompt_kernels.go:9154
+//line gompt_kernels.go:9221
 }
 
 // gomptSampleTeamReverse is TeamReverseKernel's Sample: about n points, random arguments. Tol 0: every device gives the Go function's bits.
@@ -9207,7 +9274,8 @@ var TeamTupleKernel = &gomptdevice.Kernel{
 		{Name: "in", Kind: gomptdevice.ParamBuffer, Elem: gomptdevice.ParamFloat32, Len: "teams*64"},
 		{Name: "out", Kind: gomptdevice.ParamBuffer, Elem: gomptdevice.ParamFloat32, Len: "teams*128"},
 	},
-	Dims: 1,
+	Dims:    1,
+	Extents: []int{0},
 	Faults: []gomptdevice.FaultSite{
 		{Kind: gomptdevice.FaultIndex, Pos: "team.go:51"},
 		{Kind: gomptdevice.FaultIndex, Pos: "team.go:51"},
@@ -9290,7 +9358,7 @@ func gomptHostTeamTuple(gomptA *gomptdevice.HostArgs, gomptR gomptdevice.Range, 
 	_ = x
 	_ = o
 	_ = teams
-//line gompt_kernels.go:9294
+//line gompt_kernels.go:9362
 }
 
 // gomptSampleTeamTuple is TeamTupleKernel's Sample: about n points, random arguments. Tol 0: every device gives the Go function's bits.
@@ -9346,7 +9414,8 @@ var TeamViewKernel = &gomptdevice.Kernel{
 		{Name: "hi", Kind: gomptdevice.ParamBuffer, Elem: gomptdevice.ParamInt64, Len: "teams*64"},
 		{Name: "out", Kind: gomptdevice.ParamBuffer, Elem: gomptdevice.ParamFloat32, Len: "teams*64"},
 	},
-	Dims: 1,
+	Dims:    1,
+	Extents: []int{0},
 	Faults: []gomptdevice.FaultSite{
 		{Kind: gomptdevice.FaultSliceCap, Pos: "checks.go:122"},
 		{Kind: gomptdevice.FaultSliceOrder, Pos: "checks.go:122"},
@@ -9433,7 +9502,7 @@ func gomptHostTeamView(gomptA *gomptdevice.HostArgs, gomptR gomptdevice.Range, _
 	_ = from
 	_ = s
 	_ = teams
-//line gompt_kernels.go:9437
+//line gompt_kernels.go:9506
 }
 
 // gomptSampleTeamView is TeamViewKernel's Sample: about n points, random arguments. Tol 0: every device gives the Go function's bits.
@@ -9491,7 +9560,8 @@ var TranscendentalKernel = &gomptdevice.Kernel{
 		{Name: "a", Kind: gomptdevice.ParamBuffer, Elem: gomptdevice.ParamFloat64, Len: "n"},
 		{Name: "out", Kind: gomptdevice.ParamBuffer, Elem: gomptdevice.ParamFloat32, Len: "n"},
 	},
-	Dims: 1,
+	Dims:    1,
+	Extents: []int{0},
 	Needs: []gomptdevice.Need{
 		{Kind: gomptdevice.NeedFP64, Use: "float64", Pos: "floats.go:111"},
 	},
@@ -9527,7 +9597,7 @@ func gomptHostTranscendental(gomptA *gomptdevice.HostArgs, gomptR gomptdevice.Ra
 		out[i] = float32(v)
 	}
 	_ = n
-//line gompt_kernels.go:9531
+//line gompt_kernels.go:9601
 }
 
 // gomptSampleTranscendental is TranscendentalKernel's Sample: about n points, random arguments. Tol 1e-06: it calls math functions that are within a few ulps of Go's, not equal.
@@ -9583,7 +9653,8 @@ var TransposeKernel = &gomptdevice.Kernel{
 		{Name: "in", Kind: gomptdevice.ParamBuffer, Elem: gomptdevice.ParamUint8, Len: "nx*ny"},
 		{Name: "out", Kind: gomptdevice.ParamBuffer, Elem: gomptdevice.ParamUint8, Len: "nx*ny"},
 	},
-	Dims: 2,
+	Dims:    2,
+	Extents: []int{0, 1},
 	Images: []gomptdevice.Image{
 		{Kind: gomptdevice.ImageHost, Entry: "gompt_Transpose", Host: gomptHostTranspose},
 		{Kind: "opencl-c", Entry: "gompt_Transpose", Source: gomptCLTranspose, Options: "-cl-fp32-correctly-rounded-divide-sqrt"},
@@ -9619,7 +9690,7 @@ func gomptHostTranspose(gomptA *gomptdevice.HostArgs, gomptR gomptdevice.Range, 
 			}
 		}
 	}
-//line gompt_kernels.go:9623
+//line gompt_kernels.go:9694
 }
 
 // gomptSampleTranspose is TransposeKernel's Sample: about n points, random arguments. Tol 0: every device gives the Go function's bits.
@@ -9674,8 +9745,9 @@ var TriangleKernel = &gomptdevice.Kernel{
 		{Name: "a", Kind: gomptdevice.ParamBuffer, Elem: gomptdevice.ParamFloat64, Len: "n*n"},
 		{Name: "out", Kind: gomptdevice.ParamBuffer, Elem: gomptdevice.ParamFloat64, Len: "n*n"},
 	},
-	Dims: 1,
-	Work: "1+n",
+	Dims:    1,
+	Extents: []int{0},
+	Work:    "1+n",
 	Needs: []gomptdevice.Need{
 		{Kind: gomptdevice.NeedFP64, Use: "float64", Pos: "rows.go:122"},
 	},
@@ -9707,7 +9779,7 @@ func gomptHostTriangle(gomptA *gomptdevice.HostArgs, gomptR gomptdevice.Range, _
 			*(*float64)(unsafe.Add(gomptPOut, ((i*n)+j)*8)) = (*(*float64)(unsafe.Add(gomptPA, ((j*n)+i)*8)) * float64(0.5))
 		}
 	}
-//line gompt_kernels.go:9711
+//line gompt_kernels.go:9783
 }
 
 // gomptSampleTriangle is TriangleKernel's Sample: about n points, random arguments. Tol 0: every device gives the Go function's bits.
@@ -9766,9 +9838,10 @@ var TriangleToKernel = &gomptdevice.Kernel{
 		{Name: "k", Kind: gomptdevice.ParamInt64},
 		{Name: "out", Kind: gomptdevice.ParamBuffer, Elem: gomptdevice.ParamFloat64, Len: "n*n"},
 	},
-	Dims:   1,
-	Bounds: []string{"1+k"},
-	Work:   "1+k-n",
+	Dims:    1,
+	Extents: []int{0},
+	Bounds:  []string{"1+k"},
+	Work:    "1+k-n",
 	Faults: []gomptdevice.FaultSite{
 		{Kind: gomptdevice.FaultIndex, Pos: "checks.go:270"},
 	},
@@ -9801,7 +9874,7 @@ func gomptHostTriangleTo(gomptA *gomptdevice.HostArgs, gomptR gomptdevice.Range,
 			out[((i * n) + j)] += float64(1.0)
 		}
 	}
-//line gompt_kernels.go:9805
+//line gompt_kernels.go:9878
 }
 
 // gomptSampleTriangleTo is TriangleToKernel's Sample: about n points, random arguments. Tol 0: every device gives the Go function's bits.
@@ -9861,8 +9934,9 @@ var TrickyKernel = &gomptdevice.Kernel{
 		{Name: "kernel_", Kind: gomptdevice.ParamBuffer, Elem: gomptdevice.ParamInt64, Len: "n"},
 		{Name: "out", Kind: gomptdevice.ParamBuffer, Elem: gomptdevice.ParamInt64, Len: "8*n"},
 	},
-	Dims: 1,
-	Work: "37",
+	Dims:    1,
+	Extents: []int{0},
+	Work:    "37",
 	Needs: []gomptdevice.Need{
 		{Kind: gomptdevice.NeedFP64, Use: "float64", Pos: "tricky.go:10"},
 	},
@@ -9929,7 +10003,7 @@ gomptPoint0:
 		*(*int64)(unsafe.Add(gomptPOut, (o+int(7))*8)) = (-long)
 	}
 	_ = n
-//line gompt_kernels.go:9933
+//line gompt_kernels.go:10007
 }
 
 // gomptSampleTricky is TrickyKernel's Sample: about n points, random arguments. Tol 0: every device gives the Go function's bits.
@@ -9984,7 +10058,8 @@ var TuplesKernel = &gomptdevice.Kernel{
 		{Name: "in", Kind: gomptdevice.ParamBuffer, Elem: gomptdevice.ParamInt32, Len: "n"},
 		{Name: "out", Kind: gomptdevice.ParamBuffer, Elem: gomptdevice.ParamInt32, Len: "4*n"},
 	},
-	Dims: 1,
+	Dims:    1,
+	Extents: []int{0},
 	Faults: []gomptdevice.FaultSite{
 		{Kind: gomptdevice.FaultIndex, Pos: "tuple.go:7"},
 		{Kind: gomptdevice.FaultIndex, Pos: "tuple.go:7"},
@@ -10031,7 +10106,7 @@ func gomptHostTuples(gomptA *gomptdevice.HostArgs, gomptR gomptdevice.Range, _, 
 		*(*int32)(unsafe.Add(gomptPOut, o*4)) += x
 	}
 	_ = n
-//line gompt_kernels.go:10035
+//line gompt_kernels.go:10110
 }
 
 // gomptSampleTuples is TuplesKernel's Sample: about n points, random arguments. Tol 0: every device gives the Go function's bits.
@@ -10086,7 +10161,8 @@ var Uint64OpsKernel = &gomptdevice.Kernel{
 		{Name: "b", Kind: gomptdevice.ParamBuffer, Elem: gomptdevice.ParamUint64, Len: "n"},
 		{Name: "out", Kind: gomptdevice.ParamBuffer, Elem: gomptdevice.ParamUint64, Len: "6*n"},
 	},
-	Dims: 1,
+	Dims:    1,
+	Extents: []int{0},
 	Faults: []gomptdevice.FaultSite{
 		{Kind: gomptdevice.FaultDivide, Pos: "ints.go:59"},
 		{Kind: gomptdevice.FaultDivide, Pos: "ints.go:60"},
@@ -10129,7 +10205,7 @@ func gomptHostUint64Ops(gomptA *gomptdevice.HostArgs, gomptR gomptdevice.Range, 
 		*(*uint64)(unsafe.Add(gomptPOut, (o+int(5))*8)) = (-x)
 	}
 	_ = n
-//line gompt_kernels.go:10133
+//line gompt_kernels.go:10209
 }
 
 // gomptSampleUint64Ops is Uint64OpsKernel's Sample: about n points, random arguments. Tol 0: every device gives the Go function's bits.
@@ -10187,8 +10263,9 @@ var UniformStoreKernel = &gomptdevice.Kernel{
 		{Name: "c", Kind: gomptdevice.ParamBuffer, Elem: gomptdevice.ParamInt32, Len: "m"},
 		{Name: "out", Kind: gomptdevice.ParamBuffer, Elem: gomptdevice.ParamInt32, Len: "n"},
 	},
-	Dims: 1,
-	Work: "2*m",
+	Dims:    1,
+	Extents: []int{0},
+	Work:    "2*m",
 	Faults: []gomptdevice.FaultSite{
 		{Kind: gomptdevice.FaultIndex, Pos: "lockstep.go:42"},
 	},
@@ -10281,7 +10358,7 @@ func gomptLanesUniformStore(gomptX0, gomptW int, n int, m int, b []int32, c []in
 		}
 //line lockstep.go:44
 	}
-//line gompt_kernels.go:10285
+//line gompt_kernels.go:10362
 }
 
 // gomptSampleUniformStore is UniformStoreKernel's Sample: about n points, random arguments. Tol 0: every device gives the Go function's bits.
@@ -10342,7 +10419,8 @@ var UnsignedIndexKernel = &gomptdevice.Kernel{
 		{Name: "a", Kind: gomptdevice.ParamBuffer, Elem: gomptdevice.ParamInt32, Len: "m"},
 		{Name: "out", Kind: gomptdevice.ParamBuffer, Elem: gomptdevice.ParamInt32, Len: "n"},
 	},
-	Dims: 1,
+	Dims:    1,
+	Extents: []int{0},
 	Faults: []gomptdevice.FaultSite{
 		{Kind: gomptdevice.FaultSliceCap, Pos: "checks.go:222", Unsigned: true},
 		{Kind: gomptdevice.FaultSliceOrder, Pos: "checks.go:222", Unsigned: true},
@@ -10383,7 +10461,7 @@ func gomptHostUnsignedIndex(gomptA *gomptdevice.HostArgs, gomptR gomptdevice.Ran
 	}
 	_ = n
 	_ = m
-//line gompt_kernels.go:10387
+//line gompt_kernels.go:10465
 }
 
 // gomptSampleUnsignedIndex is UnsignedIndexKernel's Sample: about n points, random arguments. Tol 0: every device gives the Go function's bits.
@@ -10448,8 +10526,9 @@ var ViewBoundsKernel = &gomptdevice.Kernel{
 		{Name: "a", Kind: gomptdevice.ParamBuffer, Elem: gomptdevice.ParamFloat32, Len: "m"},
 		{Name: "out", Kind: gomptdevice.ParamBuffer, Elem: gomptdevice.ParamFloat32, Len: "rows"},
 	},
-	Dims: 1,
-	Work: "16",
+	Dims:    1,
+	Extents: []int{0},
+	Work:    "16",
 	Faults: []gomptdevice.FaultSite{
 		{Kind: gomptdevice.FaultSliceCap, Pos: "checks.go:105"},
 		{Kind: gomptdevice.FaultSliceOrder, Pos: "checks.go:105"},
@@ -10499,7 +10578,7 @@ func gomptHostViewBounds(gomptA *gomptdevice.HostArgs, gomptR gomptdevice.Range,
 	}
 	_ = rows
 	_ = m
-//line gompt_kernels.go:10503
+//line gompt_kernels.go:10582
 }
 
 // gomptSampleViewBounds is ViewBoundsKernel's Sample: about n points, random arguments. Tol 0: every device gives the Go function's bits.
@@ -10562,7 +10641,8 @@ var ViewIndexKernel = &gomptdevice.Kernel{
 		{Name: "at", Kind: gomptdevice.ParamBuffer, Elem: gomptdevice.ParamInt64, Len: "rows"},
 		{Name: "out", Kind: gomptdevice.ParamBuffer, Elem: gomptdevice.ParamFloat32, Len: "rows"},
 	},
-	Dims: 1,
+	Dims:    1,
+	Extents: []int{0},
 	Faults: []gomptdevice.FaultSite{
 		{Kind: gomptdevice.FaultSliceCap, Pos: "checks.go:94"},
 		{Kind: gomptdevice.FaultSliceOrder, Pos: "checks.go:94"},
@@ -10598,7 +10678,7 @@ func gomptHostViewIndex(gomptA *gomptdevice.HostArgs, gomptR gomptdevice.Range, 
 		out[r] = row[at[r]]
 	}
 	_ = rows
-//line gompt_kernels.go:10602
+//line gompt_kernels.go:10682
 }
 
 // gomptSampleViewIndex is ViewIndexKernel's Sample: about n points, random arguments. Tol 0: every device gives the Go function's bits.
@@ -10656,9 +10736,10 @@ var WrapBoundKernel = &gomptdevice.Kernel{
 		{Name: "a", Kind: gomptdevice.ParamBuffer, Elem: gomptdevice.ParamFloat64, Len: "n"},
 		{Name: "out", Kind: gomptdevice.ParamBuffer, Elem: gomptdevice.ParamFloat64, Len: "m"},
 	},
-	Dims:   1,
-	Bounds: []string{"n-1"},
-	Work:   "n-1",
+	Dims:    1,
+	Extents: []int{0},
+	Bounds:  []string{"n-1"},
+	Work:    "n-1",
 	Needs: []gomptdevice.Need{
 		{Kind: gomptdevice.NeedFP64, Use: "float64", Pos: "checks.go:251"},
 	},
@@ -10708,7 +10789,7 @@ func gomptHostWrapBound(gomptA *gomptdevice.HostArgs, gomptR gomptdevice.Range, 
 		out[i] = s
 	}
 	_ = m
-//line gompt_kernels.go:10712
+//line gompt_kernels.go:10793
 }
 
 // gomptSampleWrapBound is WrapBoundKernel's Sample: about n points, random arguments. Tol 0: every device gives the Go function's bits.

@@ -190,6 +190,11 @@ func kernelVar(g *ir.Program, w *goWriter, k *ir.Kernel, out ir.Output) {
 	}
 	w.p("},")
 	w.p("Dims: %d,", len(k.Dims))
+	extents := make([]string, len(k.Dims))
+	for i, d := range k.Dims {
+		extents[i] = strconv.Itoa(slices.Index(k.Args(), d))
+	}
+	w.p("Extents: []int{%s},", strings.Join(extents, ", "))
 	if len(k.Bounds) > 0 {
 		bounds := make([]string, len(k.Bounds))
 		for i, e := range k.Bounds {
