@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # ci/test.sh: the project's one test command. It installs what the tests
 # need when missing (Debian packages), then runs, in order: gofmt, go vet
-# with and without cgo, go test -race, go test without cgo, and every
+# with and without cgo, a 32-bit build, go test -race, go test without cgo, and every
 # example on every device present. CI (.ci/run) calls it with CI=true, where
 # a dependency that cannot be installed is a failure, never a skip.
 # Besides the tests it runs LLVM's Archer (libarcher.so from libomp-19-dev,
@@ -233,6 +233,14 @@ step "go vet (cgo)"
 go vet ./...
 step "go vet (CGO_ENABLED=0)"
 CGO_ENABLED=0 go vet ./...
+step "32-bit build (GOARCH=386, GOARCH=arm)"
+# The runtime, the plugins, the tools and the examples build where int is
+# 32 bits; the tests run on 64-bit machines only. gompt-kernels' corpus is
+# left out: its kernels pin Go's 64-bit int (constants near MaxInt64).
+pkgs=$(go list -f '{{if .GoFiles}}{{.ImportPath}}{{end}}' ./... | grep -v '/cmd/gompt-kernels/internal/corpus$')
+for arch in 386 arm; do
+	GOARCH=$arch CGO_ENABLED=0 go build $pkgs
+done
 
 # --- tests -----------------------------------------------------------------
 step "go test -race ./..."

@@ -253,7 +253,7 @@ func histogram(n int) func(int) (func(*testing.B), func(), error) {
 		v := make([]uint8, n)
 		want := make([]uint32, 256)
 		for i := range v {
-			v[i] = uint8((i * 2654435761) >> 11)
+			v[i] = uint8((uint64(i) * 2654435761) >> 11)
 			want[v[i]]++
 		}
 		if err := target.EnterData(dev, target.To(v)); err != nil {

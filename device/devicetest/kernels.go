@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"math"
+	"math/bits"
 	"reflect"
 	"slices"
 	"strings"
@@ -188,7 +189,7 @@ func (s *suite) badLaunches(t *testing.T, q device.Queue, k *device.Kernel, f de
 		{Size: [3]int{4, -1}},
 		{Size: [3]int{4}, Teams: -1},
 		{Size: [3]int{4}, Threads: -1},
-		{Size: [3]int{16, 1 << 32, 1 << 32}}, // more iterations than an int counts
+		{Size: [3]int{16, 1 << (bits.UintSize / 2), 1 << (bits.UintSize / 2)}}, // more iterations than an int counts
 	}
 	if m := s.dev.Info().MaxTeams; m > 0 && m < math.MaxInt {
 		bads = append(bads, device.Shape{Size: [3]int{4}, Teams: m + 1})

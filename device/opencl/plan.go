@@ -197,10 +197,12 @@ func checkTeamLaunch(s device.Shape, team int) error {
 	return nil
 }
 
-// ceilPow2 returns the least power of two >= n (n >= 1).
+// ceilPow2 returns the least power of two >= n (n >= 1), at most the
+// largest power of two an int holds.
 func ceilPow2(n int) int {
-	if n >= 1<<62 {
-		return 1 << 62
+	const top = 1 << (bits.UintSize - 2)
+	if n >= top {
+		return top
 	}
 	return 1 << bits.Len(uint(max(n, 1)-1))
 }
