@@ -58,20 +58,46 @@ func (k *Kernel) CheckBounds(s Shape, scalar func(j int) uint64) error {
 	return nil
 }
 
-// CoverExtents raises each dimension of launch shape s whose Size is
-// below k's extent there (Extents; scalar as for NeedLen) to that extent,
-// so that every device runs the kernel's points: its device code strides
-// over them whatever the Size, while its Go image runs the Size's points,
-// clamped to them. A Size at or above the extent stays (the Go image
-// clamps it, device code guards it), as does one whose extent is 0 or
-// less (no points: the kernel does nothing). Nothing changes for a kernel
-// without Extents. It does not allocate.
-func (k *Kernel) CoverExtents(s *Shape, scalar func(j int) uint64) {
+// FitExtents sets the Size of launch shape s to k's points (Extents;
+// scalar as for NeedLen): each dimension's Size becomes its extent. A
+// kernel with Extents runs their points on any device whatever the Size
+// (its device code strides over them and guards the rest, its Go image
+// runs the Size's points clamped to them), so fitted, every device runs
+// the same points, split alike among teams. Where an extent is 0 or less
+// the kernel has no points and s stays as it is: the device code and the
+// Go image run nothing. The error names extents whose points are more
+// than an int counts; s is then unchanged. Nothing changes for a kernel
+// without Extents. It does not allocate unless it fails.
+func (k *Kernel) FitExtents(s *Shape, scalar func(j int) uint64) error {
+	var size [3]int
+	points := uint64(1)
 	for d, j := range k.Extents {
-		if n := k.scalarInt(j, scalar(j)); n > int64(s.Size[d]) {
-			s.Size[d] = int(n)
+		n := k.scalarInt(j, scalar(j))
+		if n <= 0 {
+			return nil
 		}
+		hi, lo := bits.Mul64(points, uint64(n))
+		if hi != 0 || lo > math.MaxInt {
+			return k.extentsErr(scalar)
+		}
+		points, size[d] = lo, int(n)
 	}
+	for d := range k.Extents {
+		s.Size[d] = size[d]
+	}
+	return nil
+}
+
+// extentsErr says that k's points are more than an int counts.
+func (k *Kernel) extentsErr(scalar func(j int) uint64) error {
+	names := make([]string, len(k.Extents))
+	values := make([]string, len(k.Extents))
+	for d, j := range k.Extents {
+		names[d] = k.Params[j].Name
+		values[d] = strconv.FormatInt(k.scalarInt(j, scalar(j)), 10)
+	}
+	return fmt.Errorf("its points, %s = %s with these arguments (Kernel.Extents), are more than an int counts (%d)",
+		strings.Join(names, " x "), strings.Join(values, " x "), math.MaxInt)
 }
 
 // scalarInt returns the value of integer scalar parameter j of k, whose

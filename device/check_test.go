@@ -148,10 +148,11 @@ func TestCheckBounds(t *testing.T) {
 	assert.ErrorContains(t, k.Check(), `kernel lens: Bounds "m+x"`, "a bound over a name that is no parameter")
 }
 
-// CoverExtents raises a Size below the kernel's points to them, keeps one
-// at or above them, and keeps every Size where the points are none; Check
-// refuses Extents that are not one integer scalar parameter per dimension.
-func TestCoverExtents(t *testing.T) {
+// FitExtents sets the Size to the kernel's points, above or below them,
+// keeps every Size where the points are none, and refuses points more than
+// an int counts, naming the extents; Check refuses Extents that are not
+// one integer scalar parameter per dimension.
+func TestFitExtents(t *testing.T) {
 	k := *lenKernel // m int64, k int32, u uint32, a float32; Dims 2
 	k.Extents = []int{0, 1}
 	require.NoError(t, k.Check())
@@ -163,24 +164,31 @@ func TestCoverExtents(t *testing.T) {
 		{6, 7, [3]int{1, 1, 1}, [3]int{6, 7, 1}},
 		{6, 7, [3]int{1, 0, 1}, [3]int{6, 7, 1}}, // 0 is an unused dimension's 1
 		{6, 7, [3]int{6, 7, 1}, [3]int{6, 7, 1}},
-		{6, 7, [3]int{100, 1 << 30, 1}, [3]int{100, 1 << 30, 1}},
-		{6, 7, [3]int{3, 9, 1}, [3]int{6, 9, 1}},
-		{0, -4, [3]int{2, 3, 1}, [3]int{2, 3, 1}}, // no points: the kernel does nothing
-		{-9, 5, [3]int{2, 3, 1}, [3]int{2, 5, 1}}, // the int32 k as Go reads it
+		{6, 7, [3]int{100, 1 << 30, 1}, [3]int{6, 7, 1}},
+		{6, 7, [3]int{3, 9, 1}, [3]int{6, 7, 1}},
+		{0, 4, [3]int{2, 3, 1}, [3]int{2, 3, 1}},  // no points: the kernel does nothing
+		{6, -4, [3]int{1, 0, 1}, [3]int{1, 0, 1}}, // none either, whichever extent
+		{9, -5, [3]int{2, 3, 1}, [3]int{2, 3, 1}}, // the int32 k as Go reads it
 	} {
 		args := []uint64{uint64(c.m), uint64(uint32(int32(c.k)))}
 		s := Shape{Size: c.size, Teams: 3, Threads: 5}
-		k.CoverExtents(&s, func(j int) uint64 { return args[j] })
+		require.NoError(t, k.FitExtents(&s, func(j int) uint64 { return args[j] }), "%+v", c)
 		assert.Equal(t, Shape{Size: c.want, Teams: 3, Threads: 5}, s, "%+v", c)
 	}
 	k.Extents = []int{2, 0} // the uint32 u in dimension 0
 	s := Shape{Size: [3]int{1, 1, 1}}
-	k.CoverExtents(&s, func(j int) uint64 { return []uint64{3, 0, 0xffffffff}[j] })
+	require.NoError(t, k.FitExtents(&s, func(j int) uint64 { return []uint64{3, 0, 0xffffffff}[j] }))
 	assert.Equal(t, [3]int{0xffffffff, 3, 1}, s.Size, "a uint32 extent is not negative")
+	k.Extents = []int{0, 0}
+	s = Shape{Size: [3]int{2, 2, 1}}
+	big := uint64(math.MaxInt/2 + 1)
+	assert.EqualError(t, k.FitExtents(&s, func(int) uint64 { return big }),
+		fmt.Sprintf("its points, m x m = %d x %d with these arguments (Kernel.Extents), are more than an int counts (%d)", big, big, math.MaxInt))
+	assert.Equal(t, [3]int{2, 2, 1}, s.Size, "points past an int: the shape is left as it was")
 	k.Extents = nil
 	s = Shape{Size: [3]int{1, 1, 1}}
-	k.CoverExtents(&s, nil)
-	assert.Equal(t, [3]int{1, 1, 1}, s.Size, "no extents: nothing evaluated, nothing raised")
+	require.NoError(t, k.FitExtents(&s, nil), "no extents: nothing evaluated")
+	assert.Equal(t, [3]int{1, 1, 1}, s.Size)
 
 	for _, c := range []struct {
 		extents []int

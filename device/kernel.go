@@ -189,13 +189,13 @@ type Kernel struct {
 	// n). Such a kernel's device code runs the points [0, extent 0) x
 	// [0, extent 1) ... whatever the launch shape's Size (it strides over
 	// them, and guards a larger Size), and its Go image runs the Size's
-	// points clamped to them. So the runtime launches it with each Size
-	// raised to its extent where it is smaller (CoverExtents), and every
-	// device runs the same points: a Shape's Size is then a hint, as its
-	// Teams and Threads are. gompt-kernels writes them, and its launchers
-	// pass Size equal to them. A hand-written kernel whose device code
-	// iterates over Size leaves them nil. A plugin's Launch does not read
-	// them.
+	// points clamped to them. So the runtime launches it with its Size
+	// set to the extents (FitExtents), and every device runs the same
+	// points, split alike among teams: a Shape's Size is then a hint, as
+	// its Teams and Threads are. gompt-kernels writes them, and its
+	// launchers pass Size equal to them. A hand-written kernel whose
+	// device code iterates over Size leaves them nil. A plugin's Launch
+	// does not read them.
 	Extents []int
 
 	// MaxThreads, when not 0, is the largest team size the device code
@@ -325,7 +325,7 @@ func (k *Kernel) signature() string {
 // requested numbers of teams and threads per team; 0 lets the plugin choose.
 // Device code iterates over Size with grid-stride loops, so any number of
 // teams and threads computes the same result. A kernel with Extents has
-// its own points; package target raises a Size below them (Kernel.Extents).
+// its own points; package target sets Size to them (Kernel.Extents).
 type Shape struct {
 	Size    [3]int
 	Teams   int

@@ -74,14 +74,15 @@ func checkRegion(r *Region, d *dev, loaded bool) error {
 			return fmt.Errorf("target: kernel %s: %w", k.Name, err)
 		}
 	}
-	// Every device runs the kernel's points: a Size below them is raised
-	// (r is the construct's own copy of the user's Region). An extent's
-	// bits are its value as an int64 whatever its integer kind: checkArg
-	// refused an int32 or uint32 argument out of its range.
+	// A kernel with Extents runs its points on every device, split alike
+	// among teams: its Size is set to them (r is the construct's own copy
+	// of the user's Region). An extent's bits are its value as an int64
+	// whatever its integer kind: checkArg refused an int32 or uint32
+	// argument out of its range.
 	for d, j := range k.Extents {
-		if int64(r.Args[j].bits) > int64(s.Size[d]) {
-			if err := raiseToExtents(r); err != nil {
-				return err
+		if int64(r.Args[j].bits) != int64(s.Size[d]) {
+			if err := k.FitExtents(s, func(j int) uint64 { return r.Args[j].bits }); err != nil {
+				return fmt.Errorf("target: kernel %s: %w", k.Name, err)
 			}
 			break
 		}
@@ -96,17 +97,6 @@ func checkRegion(r *Region, d *dev, loaded bool) error {
 				return err
 			}
 		}
-	}
-	return nil
-}
-
-// raiseToExtents raises r's Size where it is below its kernel's points
-// (device.Kernel.CoverExtents), so that every device runs them all.
-func raiseToExtents(r *Region) error {
-	k := r.Kernel
-	k.CoverExtents(&r.Shape, func(j int) uint64 { return r.Args[j].bits })
-	if err := device.CheckShape(&r.Shape); err != nil {
-		return fmt.Errorf("target: kernel %s: %w", k.Name, err)
 	}
 	return nil
 }

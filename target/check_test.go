@@ -224,41 +224,6 @@ func TestHugeTwoDimensionalShape(t *testing.T) {
 	}
 }
 
-// A Size below the kernel's points (Kernel.Extents) is raised to them, so
-// every device runs all of them: device code strides over the points
-// whatever the Size, and the Go image ran only the Size's (8 of saxpy's 64
-// on host:0 and the initial device, all 64 on OpenCL, before the runtime
-// raised it).
-func TestSizeBelowTheKernelsPointsRunsThemAll(t *testing.T) {
-	_, devs := everyDevice(t)
-	const nx, ny = 5, 4
-	in := make([]float32, nx*ny)
-	for i := range in {
-		in[i] = float32(i * i)
-	}
-	want := make([]float32, nx*ny)
-	kernels.Jacobi.Host()(&device.HostArgs{Bufs: [][]byte{nil, nil, device.Bytes(in), device.Bytes(want)},
-		Args: []device.Arg{{Bits: nx}, {Bits: ny}, {}, {}}}, device.Range{Hi: [3]int{nx, ny, 1}}, 0, 1)
-	for _, dev := range devs {
-		for _, s := range []Shape{N(8), N(1), {Size: [3]int{63, 1, 1}, Teams: 1, Threads: 1}, {Size: [3]int{2, 1, 1}, Teams: 2}} {
-			x, y := vecs(64)
-			require.NoError(t, Target(Region{Device: Dev(dev), Kernel: kernels.Saxpy, Shape: s, Args: []Arg{Int(64), Float32(1), Slice(x), Slice(y)}}),
-				"device %d, shape %+v", dev, s)
-			for i := range y {
-				require.Equal(t, float32(3*i), y[i], "device %d, shape %+v: y[%d]", dev, s, i)
-			}
-		}
-		for _, s := range []Shape{N2(2, 1), N(nx), N2(1, ny), N2(4, 3), N2(16, 2)} {
-			out := make([]float32, nx*ny)
-			require.NoError(t, Target(Region{Device: Dev(dev), Kernel: kernels.Jacobi, Shape: s, Args: []Arg{Int(nx), Int(ny), Slice(in), Slice(out)}}),
-				"device %d, shape %+v", dev, s)
-			for i := range out {
-				require.Equal(t, want[i], out[i], "device %d, shape %+v: out[%d]", dev, s, i)
-			}
-		}
-	}
-}
-
 type node struct {
 	next *node
 	v    int

@@ -242,8 +242,8 @@ type Region struct {
 	Device DeviceClause
 	Kernel *Kernel
 	// Shape is the launch shape. For a kernel with Extents (every
-	// generated kernel) each Size below the kernel's extent is raised to
-	// it, so every device runs all the kernel's points.
+	// generated kernel) its Size is set to the kernel's extents, so every
+	// device runs the same points, split alike among teams.
 	Shape Shape
 	Maps  []Map
 	Args  []Arg
