@@ -1,21 +1,16 @@
 package target
 
 import (
-	"context"
 	"fmt"
 	"os"
-	"os/exec"
 	"slices"
 	"strings"
 	"sync"
 	"testing"
-	"time"
 
 	"github.com/gompt/gompt/device"
 	"github.com/gompt/gompt/kernels"
 	"github.com/gompt/gompt/ompt"
-	"github.com/stretchr/testify/assert"
-	"github.com/stretchr/testify/require"
 )
 
 // What a tool is told about the program's device memory routines, map
@@ -98,16 +93,7 @@ func TestToolsAreToldWhatTheProgramDid(t *testing.T) {
 		toldChild()
 		return
 	}
-	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
-	defer cancel()
-	cmd := exec.CommandContext(ctx, os.Args[0], "-test.run=^TestToolsAreToldWhatTheProgramDid$", "-test.count=1")
-	cmd.Env = append(os.Environ(), "GOMPT_TEST_TOLD_TOOL=1", "GOMPT_PLUGINS=host", "GOMPT_HOST_DEVICES=1")
-	out, err := cmd.CombinedOutput()
-	require.NoError(t, ctx.Err(), "the child hung (killed after 60 s):\n%s", out)
-	s := string(out)
-	require.NoError(t, err, "child:\n%s", s)
-	assert.NotContains(t, s, "FAIL:", "child")
-	assert.Contains(t, s, "told-ok", "child")
+	runToolChild(t, "TestToolsAreToldWhatTheProgramDid", "GOMPT_TEST_TOLD_TOOL", "told-ok")
 }
 
 func toldChild() {

@@ -9,16 +9,13 @@ package target
 // work.
 
 import (
-	"context"
 	"fmt"
 	"math"
 	"os"
-	"os/exec"
 	"slices"
 	"strings"
 	"sync"
 	"testing"
-	"time"
 
 	"github.com/gompt/gompt/device"
 	"github.com/gompt/gompt/kernels"
@@ -119,16 +116,7 @@ func TestExtentsSmallSize2DKernelsMatchGo(t *testing.T) {
 	for i := range B {
 		B[i] = float32(i%11) / 7
 	}
-	wantC := make([]float32, m*n)
-	for i := range m {
-		for j := range n {
-			var acc float32
-			for p := range k {
-				acc += A[i*k+p] * B[p*n+j]
-			}
-			wantC[i*n+j] = acc
-		}
-	}
+	wantC := matmulProduct(A, B, m, n, k)
 	shapes := []Shape{N(1), {Size: [3]int{1, 0, 0}}, N2(1, 1), N2(nx, 1), N2(2, 0), N2(1, ny), N2(100, 2),
 		{Size: [3]int{2, 3, 1}, Teams: 3, Threads: 4}, {Size: [3]int{1, 1, 1}, Teams: 1, Threads: 1}}
 	for _, dev := range devs {
@@ -147,6 +135,22 @@ func TestExtentsSmallSize2DKernelsMatchGo(t *testing.T) {
 	}
 }
 
+// matmulProduct is the m x n product of A (m x k) and B (k x n), summed in
+// Matmul's Go order.
+func matmulProduct(A, B []float32, m, n, k int) []float32 {
+	c := make([]float32, m*n)
+	for i := range m {
+		for j := range n {
+			var acc float32
+			for p := range k {
+				acc += A[i*k+p] * B[p*n+j]
+			}
+			c[i*n+j] = acc
+		}
+	}
+	return c
+}
+
 // MatmulTiled, a team kernel whose extent is its teams parameter, launched
 // with Size 1 (one point) and Shape.Teams 1, computes every tile on every
 // device, bit for bit as Matmul's Go function.
@@ -160,16 +164,7 @@ func TestExtentsMatmulTiledSizeOneComputesEveryTile(t *testing.T) {
 	for i := range B {
 		B[i] = float32(i%19) / 3
 	}
-	want := make([]float32, m*n)
-	for i := range m {
-		for j := range n {
-			var acc float32
-			for p := range k {
-				acc += A[i*k+p] * B[p*n+j]
-			}
-			want[i*n+j] = acc
-		}
-	}
+	want := matmulProduct(A, B, m, n, k)
 	teams := kernels.MatmulTiledTeams(m, n)
 	require.Equal(t, 6, teams)
 	for _, dev := range devs {
@@ -740,16 +735,7 @@ func TestExtentsToolSeesOrdinaryConstructs(t *testing.T) {
 		extentsToolChild()
 		return
 	}
-	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
-	defer cancel()
-	cmd := exec.CommandContext(ctx, os.Args[0], "-test.run=^TestExtentsToolSeesOrdinaryConstructs$", "-test.count=1")
-	cmd.Env = append(os.Environ(), "GOMPT_TEST_EXTENTS_TOOL=1", "GOMPT_PLUGINS=host", "GOMPT_HOST_DEVICES=1")
-	out, err := cmd.CombinedOutput()
-	require.NoError(t, ctx.Err(), "the child hung (killed after 60 s):\n%s", out)
-	s := string(out)
-	require.NoError(t, err, "child:\n%s", s)
-	assert.NotContains(t, s, "FAIL:", "child")
-	assert.Contains(t, s, "extents-tool-ok", "child")
+	runToolChild(t, "TestExtentsToolSeesOrdinaryConstructs", "GOMPT_TEST_EXTENTS_TOOL", "extents-tool-ok")
 }
 
 func extentsToolChild() {

@@ -1,16 +1,12 @@
 package target
 
 import (
-	"context"
 	"fmt"
 	"os"
-	"os/exec"
 	"testing"
-	"time"
 
 	"github.com/gompt/gompt/ompt"
 	"github.com/stretchr/testify/assert"
-	"github.com/stretchr/testify/require"
 )
 
 // In the child process of TestToolCallsRuntimeFromInitialize, a Go tool
@@ -55,15 +51,6 @@ func TestToolCallsRuntimeFromInitialize(t *testing.T) {
 		fmt.Println("reentrant-ok")
 		return
 	}
-	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
-	defer cancel()
-	cmd := exec.CommandContext(ctx, os.Args[0], "-test.run=^TestToolCallsRuntimeFromInitialize$", "-test.count=1")
-	cmd.Env = append(os.Environ(), "GOMPT_TEST_REENTRANT_TOOL=1", "GOMPT_PLUGINS=host", "GOMPT_HOST_DEVICES=1")
-	out, err := cmd.CombinedOutput()
-	require.NoError(t, ctx.Err(), "the child hung (killed after 60 s):\n%s", out)
-	s := string(out)
-	require.NoError(t, err, "child:\n%s", s)
-	assert.NotContains(t, s, "FAIL:", "child")
-	assert.Contains(t, s, "reentrant-ok", "child")
-	assert.Contains(t, s, "device_initialize 0: Target: <nil>, y[3] = 12", "child")
+	out := runToolChild(t, "TestToolCallsRuntimeFromInitialize", "GOMPT_TEST_REENTRANT_TOOL", "reentrant-ok")
+	assert.Contains(t, out, "device_initialize 0: Target: <nil>, y[3] = 12", "child")
 }

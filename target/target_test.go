@@ -2,11 +2,15 @@ package target
 
 import (
 	"bytes"
+	"context"
 	"errors"
 	"math"
+	"os"
+	"os/exec"
 	"strings"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/gompt/gompt/device"
 	"github.com/gompt/gompt/kernels"
@@ -50,6 +54,26 @@ func hostRuntime(t *testing.T) *runtimeState {
 	r := useRuntime(t, map[string]string{"GOMPT_PLUGINS": "host"})
 	require.NotEmpty(t, r.devs, "no host device: %s", r.why())
 	return r
+}
+
+// runToolChild runs test again in a child process of this test binary,
+// with env=1 (which makes the test run its child's part: attach a tool,
+// run constructs, print "FAIL: ..." for each mismatch and ok once done)
+// on the host plugin's one device, and fails unless the child ends within
+// a minute, prints no FAIL and prints ok. It returns the child's output.
+func runToolChild(t *testing.T, test, env, ok string) string {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, os.Args[0], "-test.run=^"+test+"$", "-test.count=1")
+	cmd.Env = append(os.Environ(), env+"=1", "GOMPT_PLUGINS=host", "GOMPT_HOST_DEVICES=1")
+	out, err := cmd.CombinedOutput()
+	require.NoError(t, ctx.Err(), "the child hung (killed after 60 s):\n%s", out)
+	s := string(out)
+	require.NoError(t, err, "child:\n%s", s)
+	assert.NotContains(t, s, "FAIL:", "child")
+	assert.Contains(t, s, ok, "child")
+	return s
 }
 
 func memInUse(t *testing.T, r *runtimeState) (int64, int) {
