@@ -1,9 +1,10 @@
 #!/usr/bin/env bash
 # ci/test.sh: the project's one test command. It installs what the tests
 # need when missing (Debian packages), then runs, in order: gofmt, go vet
-# with and without cgo, a 32-bit build, go test -race, go test without cgo, and every
-# example on every device present. CI (.ci/run) calls it with CI=true, where
-# a dependency that cannot be installed is a failure, never a skip.
+# with and without cgo, a 32-bit build, go test -race, go test without
+# cgo, and every example on every device present. CI (.ci/run) calls it
+# with CI=true, where a dependency that cannot be installed is a failure,
+# never a skip.
 # Besides the tests it runs LLVM's Archer (libarcher.so from libomp-19-dev,
 # with clang's ThreadSanitizer runtime from libclang-rt-19-dev) attached
 # to an example on 8 goroutines.

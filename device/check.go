@@ -293,11 +293,11 @@ func (k *Kernel) lenTerm(term string, s Shape, scalar func(j int) uint64) (int64
 // without a name or with the same name, an unknown kind, an element type
 // or Len on a scalar, an element type that is not a number kind, a Len,
 // Work or Bounds that cannot be evaluated, Extents not one integer scalar
-// parameter per dimension, Dims outside 0..3, a negative MaxThreads. It does not look
-// at the images. devicetest checks every kernel it runs with
-// it, and package target checks each kernel at its first construct (and
-// again at every use of a kernel that failed), refusing the construct
-// before any device work.
+// parameter per dimension, Dims outside 0..3, a negative MaxThreads. It
+// does not look at the images. devicetest checks every kernel it runs
+// with it, and package target checks each kernel at its first construct
+// (and again at every use of a kernel that failed), refusing the
+// construct before any device work.
 func (k *Kernel) Check() error {
 	if k.Name == "" {
 		return fmt.Errorf("kernel has no name")
