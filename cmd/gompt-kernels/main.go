@@ -32,7 +32,9 @@ The directive, in the function's doc comment:
 
   dims=     names 1 to 3 int parameters as the extents of the iteration space; the
             function's first 1 to 3 parameters (as many) are the point's int indices,
-            over [0,nx)x[0,ny)x[0,nz) (the first varies fastest on a device).
+            over [0,nx)x[0,ny)x[0,nz) (the first varies fastest on a device). They are
+            the kernel's device.Kernel.Extents: every device runs those points, a
+            target.Region's Shape.Size being set to them.
   reduce=   the function returns one number per point, combined over all points with
             +, *, min or max; the launcher returns the result.
   reduce(buf)=+|*|min|max
