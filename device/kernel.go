@@ -363,12 +363,18 @@ func (s Shape) Check() error { return CheckShape(&s) }
 // just written, stall the processor on store forwarding.
 func CheckShape(s *Shape) error {
 	// The common shape, checked in a few instructions: every size in
-	// 1..2^20 (so the product fits), teams and threads not negative.
-	if uint(s.Size[0]-1) < 1<<20 && uint(s.Size[1]-1) < 1<<20 && uint(s.Size[2]-1) < 1<<20 && s.Teams|s.Threads >= 0 {
+	// 1..fastSize (so the product fits an int), teams and threads not
+	// negative.
+	if uint(s.Size[0]-1) < fastSize && uint(s.Size[1]-1) < fastSize && uint(s.Size[2]-1) < fastSize && s.Teams|s.Threads >= 0 {
 		return nil
 	}
 	return s.check()
 }
+
+// fastSize bounds each size of the shapes CheckShape passes without
+// computing their product: 2^20 on 64-bit machines, 2^9 where an int has
+// 32 bits, so that three such sizes multiply within an int.
+const fastSize = 1 << (bits.UintSize/3 - 1)
 
 func (s *Shape) check() error {
 	if s.Size[0] <= 0 {

@@ -5,6 +5,7 @@ package cuda
 import (
 	"errors"
 	"fmt"
+	"strconv"
 	"strings"
 
 	"github.com/gompt/gompt/device"
@@ -24,6 +25,10 @@ func newPlugin(lib string) *generic.Plugin {
 }
 
 func open(name string) ([]device.Device, error) {
+	if strconv.IntSize != 64 {
+		// CUdeviceptr has 64 bits; device.DevicePtr has a pointer's
+		return nil, fmt.Errorf("the CUDA plugin runs on 64-bit hosts only, not where an int has %d bits", strconv.IntSize)
+	}
 	if name == "" {
 		name = device.Getenv(EnvLibrary)
 	}

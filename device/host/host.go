@@ -105,7 +105,7 @@ func newPlugin() *generic.Plugin {
 		}
 		devs := make([]device.Device, n)
 		for i := range n {
-			devs[i] = newDevice(i)
+			devs[i] = newDeviceOf(i, n, processBudget())
 		}
 		return devs, nil
 	})
@@ -153,18 +153,24 @@ type Device struct {
 	shared    *budget
 }
 
-// newDevice returns host device n, drawing on the process's one budget.
+// newDevice returns host device n (of at most MaxDevices), drawing on the
+// process's one budget.
 func newDevice(n int) *Device { return newDeviceIn(n, processBudget()) }
 
-// newDeviceIn returns host device n drawing on budget b.
-func newDeviceIn(n int, b *budget) *Device {
+// newDeviceIn returns host device n (of at most MaxDevices) drawing on
+// budget b.
+func newDeviceIn(n int, b *budget) *Device { return newDeviceOf(n, MaxDevices, b) }
+
+// newDeviceOf returns host device n of count drawing on budget b.
+func newDeviceOf(n, count int, b *budget) *Device {
 	d := &Device{
 		pool:   hostexec.Default(),
 		shared: b,
 	}
-	d.base = addrBase + uint64(n)<<spaceBits
-	d.top, d.limit = d.base, d.base+1<<spaceBits
-	maxAlloc := min(uint64(b.limit)/2, 1<<(spaceBits-1))
+	space := spaceBitsFor(count)
+	d.base = addrBase + uint64(n)<<space
+	d.top, d.limit = d.base, d.base+1<<space
+	maxAlloc := min(uint64(b.limit)/2, 1<<(space-1))
 	procs := runtime.GOMAXPROCS(0)
 	d.info = device.Info{
 		Name:              "gompt host device",

@@ -2,6 +2,7 @@ package host
 
 import (
 	"fmt"
+	"math/bits"
 	"sync"
 	"unsafe"
 
@@ -19,7 +20,8 @@ import (
 // a queue's Lookup gives the bytes without a second lock.
 //
 // Each device has its own virtual address space: addresses start at
-// addrBase + n<<spaceBits for device n, are 256-byte aligned, and are never 0.
+// addrBase + n<<spaceBitsFor(count) for device n of count, are 256-byte
+// aligned, and are never 0.
 // Every address range handed out is a slot of one size class
 // (generic.SizeClass); a slot is created once, by bumping the top of the
 // space, and is reused for later allocations of its class after it is
@@ -46,7 +48,6 @@ import (
 
 const (
 	ptrBits   = 32 << (^uintptr(0) >> 63)
-	spaceBits = 40*(ptrBits/64) + 24*(1-ptrBits/64) // 1 TiB per device on 64-bit hosts
 	addrAlign = 256
 
 	smallClassMax = 4096     // classes are multiples of 256 up to here
@@ -61,6 +62,18 @@ var addrBase = func() uint64 {
 	}
 	return 0x4000_0000
 }()
+
+// spaceBitsFor returns log2 of the bytes of address space each device
+// gets when the plugin makes count devices: 1 TiB on 64-bit hosts. On
+// 32-bit hosts, whose device addresses must fit a pointer (tools see them
+// as void*), it is the largest power of two of which count fit between
+// addrBase and 4 GiB: 2 GiB for one device, 32 MiB for MaxDevices.
+func spaceBitsFor(count int) int {
+	if ptrBits == 64 {
+		return 40
+	}
+	return bits.Len64((1<<32-addrBase)/uint64(max(count, 1))) - 1
+}
 
 // slot is one address range of one size class.
 type slot struct {

@@ -18,6 +18,10 @@ import (
 
 // load finds every device of every platform.
 func load() ([]device.Device, error) {
+	if strconv.IntSize != 64 {
+		// a device's synthetic addresses (initGeneric) need 64 bits
+		return nil, device.NoDevice(Name, fmt.Errorf("the OpenCL plugin runs on 64-bit hosts only, not where an int has %d bits", strconv.IntSize))
+	}
 	if err := cl.Init(); err != nil {
 		return nil, device.NoDevice(Name, err)
 	}
