@@ -386,14 +386,20 @@ func countKernel(name string, kind device.ParamKind) *Kernel {
 		Params:  []device.Param{device.ScalarParam("n", kind), device.BufferParam("out", device.ParamInt32, "n")},
 		Dims:    1,
 		Extents: []int{0},
-		Images: []device.Image{{Kind: device.ImageHost, Host: func(a *device.HostArgs, r device.Range, _, _ int) {
-			n := device.Value[int](a, "n")
-			out := a.I32(1)
-			lo, hi := r.Clamp(0, n)
-			for i := lo; i < hi; i++ {
-				out[i]++
-			}
-		}}},
+		Images:  []device.Image{{Kind: device.ImageHost, Host: countPoints(0, 1)}},
+	}
+}
+
+// countPoints is the Go image of a one-dimensional kernel that adds 1 to
+// element i of its int32 buffer parameter buf at each point i it runs,
+// over [0, the value of its integer parameter ext).
+func countPoints(ext, buf int) device.HostFunc {
+	return func(a *device.HostArgs, r device.Range, _, _ int) {
+		out := a.I32(buf)
+		lo, hi := r.Clamp(0, device.Value[int](a, a.Kernel.Params[ext].Name))
+		for i := lo; i < hi; i++ {
+			out[i]++
+		}
 	}
 }
 
@@ -549,13 +555,7 @@ func TestExtentsLenOfShapeSizeUsesTheFittedSize(t *testing.T) {
 		Name:    "ext_size_len",
 		Params:  []device.Param{device.ScalarParam("n", device.ParamInt64), device.BufferParam("out", device.ParamInt32, "Shape.Size[0]")},
 		Extents: []int{0},
-		Images: []device.Image{{Kind: device.ImageHost, Host: func(a *device.HostArgs, r device.Range, _, _ int) {
-			out := a.I32(1)
-			lo, hi := r.Clamp(0, a.Int(0))
-			for i := lo; i < hi; i++ {
-				out[i] = 1
-			}
-		}}},
+		Images:  []device.Image{{Kind: device.ImageHost, Host: countPoints(0, 1)}},
 	}
 	for _, dev := range devs {
 		out := make([]int32, 4)
@@ -627,13 +627,7 @@ func TestExtentsWrongButValidExtentFailsCleanly(t *testing.T) {
 		Name:    "ext_wrong_extent",
 		Params:  []device.Param{device.ScalarParam("n", device.ParamInt64), device.ScalarParam("m", device.ParamInt64), device.BufferParam("out", device.ParamInt32, "n")},
 		Extents: []int{1},
-		Images: []device.Image{{Kind: device.ImageHost, Host: func(a *device.HostArgs, r device.Range, _, _ int) {
-			out := a.I32(2)
-			lo, hi := r.Clamp(0, a.Int(1))
-			for i := lo; i < hi; i++ {
-				out[i] = 1
-			}
-		}}},
+		Images:  []device.Image{{Kind: device.ImageHost, Host: countPoints(1, 2)}},
 	}
 	for _, dev := range devs {
 		out := make([]int32, 4)
