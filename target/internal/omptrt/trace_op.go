@@ -60,10 +60,13 @@ func (o *TracedOp) Record(begin, end int64, grantedTeams uint32, native *NativeI
 	if o.event == 0 {
 		return
 	}
-	tr := tracerOf(o.dev)
-	if tr == nil {
-		return
+	if tr := tracerOf(o.dev); tr != nil {
+		o.record(tr, begin, end, grantedTeams, native)
 	}
+}
+
+// record is Record with the tracer of o's device, tr, looked up.
+func (o *TracedOp) record(tr *tracer, begin, end int64, grantedTeams uint32, native *NativeInfo) {
 	rec := tr.types.Load()&(1<<o.event) != 0
 	if native != nil && native.Flag&tr.native.Load() == 0 {
 		native = nil
@@ -118,17 +121,17 @@ func (t *Target) Op() TracedOp {
 	return o
 }
 
-// capture fills o as Op returns it (o is zero on entry) and reports
-// whether it is valid; the trace path's own calls fill an operation in
-// place rather than copy one back.
-func (t *Target) capture(o *TracedOp) bool {
+// capture fills o as Op returns it (o is zero on entry) and returns the
+// tracer of its device, nil if o is not valid; the trace path's own calls
+// fill an operation in place rather than copy one back.
+func (t *Target) capture(o *TracedOp) *tracer {
 	if t == nil || t.lastOp == opNone {
-		return false
+		return nil
 	}
 	dev := t.opDev()
 	tr := tracerOf(dev)
 	if tr == nil {
-		return false
+		return nil
 	}
 	o.dev, o.thread, o.code = dev, t.tid, t.code
 	o.targetID, o.hostOpID = t.idsFor(tr.owner.Load(), t.lastID)
@@ -138,7 +141,7 @@ func (t *Target) capture(o *TracedOp) bool {
 	if t.lastOp == opSubmit {
 		o.event = ompt.CallbackTargetSubmit
 		o.teams = uint32(t.bytes)
-		return true
+		return tr
 	}
 	o.event = ompt.CallbackTargetDataOp
 	o.op, o.src, o.srcDev, o.dst, o.dstDev, o.bytes = t.op, t.src, hostDev(t.srcDev), t.dst, hostDev(t.dstDev), t.bytes
@@ -146,5 +149,5 @@ func (t *Target) capture(o *TracedOp) bool {
 		// a record outlives the routine's subvolumes: it names the arrays
 		o.src, o.dst = t.srcVol.Base, t.dstVol.Base
 	}
-	return true
+	return tr
 }

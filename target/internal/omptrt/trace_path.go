@@ -82,7 +82,7 @@ func (t *Target) TraceDone(begin int64) {
 		return
 	}
 	var op TracedOp
-	if !t.capture(&op) {
+	if t.capture(&op) == nil {
 		return
 	}
 	end := int64(-1)
@@ -111,7 +111,8 @@ func (t *Target) TraceTimed(tm device.Timing, flag uint32, k *device.Kernel) {
 		return
 	}
 	var op TracedOp
-	if !t.capture(&op) {
+	tr := t.capture(&op)
+	if tr == nil {
 		return
 	}
 	if tm == nil {
@@ -119,6 +120,17 @@ func (t *Target) TraceTimed(tm device.Timing, flag uint32, k *device.Kernel) {
 		return
 	}
 	if len(t.pend) == 0 {
+		// A host queue's timing of an operation it ran inline: one type
+		// assertion, and no native record unless the tool asked for it.
+		if s, ok := tm.(readySpan); ok && s.Ready() && tr.native.Load()&flag == 0 {
+			begin, end, teams, err := s.Span()
+			if err != nil {
+				op.lose(flag)
+				return
+			}
+			op.record(tr, begin, end, uint32(teams), nil)
+			return
+		}
 		if r, ok := tm.(device.ReadyTiming); ok && r.Ready() {
 			op.recordTiming(tm, flag, k)
 			return
@@ -136,7 +148,7 @@ func (t *Target) TraceBracketed(ev0, ev1 device.Event, err error) {
 		return
 	}
 	var op TracedOp
-	if !t.capture(&op) {
+	if t.capture(&op) == nil {
 		return
 	}
 	if err != nil || ev1 == nil {
@@ -144,6 +156,13 @@ func (t *Target) TraceBracketed(ev0, ev1 device.Event, err error) {
 		return
 	}
 	t.pend = append(t.pend, pendingOp{op: op, ev0: ev0, ev1: ev1})
+}
+
+// readySpan is a timing that can say it is ready and give its span
+// without its native record (the host device's).
+type readySpan interface {
+	device.ReadyTiming
+	device.SpanTiming
 }
 
 // TracePending reports whether operations wait for their times: the
