@@ -17,11 +17,16 @@ type NativeDevice interface {
 }
 
 // ringCap is the size of a device's ring at first, in 8-byte words (an
-// entry takes 5 to 13: about 2048 operations). When the application makes
-// records faster than the tracing goroutine delivers them for a while (a
-// GC cycle, a slow buffer callback, the goroutine not scheduled), the
-// ring doubles, up to ringMax words (4 MiB, some 65536 operations); more
-// records are dropped and counted as lost. Vars for tests.
+// entry takes 5 to 13: about 2048 operations). The ring doubles, up to
+// ringMax words (4 MiB, some 65536 operations), when the application
+// makes records faster than the tracing goroutine delivers them for a
+// while (a GC cycle, a slow buffer callback, the goroutine not
+// scheduled), and when a quarter of it fills sooner than a tick again
+// and again (run), so that a fast stream of records wakes the tracing
+// goroutine about once a tick rather than once per few hundred
+// constructs (docs/performance.md has what those wake-ups cost the
+// constructs). Records the full ring has no room for are dropped and
+// counted as lost. Vars for tests.
 var ringCap, ringMax = 2048 * 8, 65536 * 8
 
 type traceState int32
@@ -72,6 +77,7 @@ type tracer struct {
 	part, end uint64   // the current part is buf[part:end]
 	noBuf     bool     // a request failed during this batch
 	puts      uint64   // records put since written was last raised (one atomic add per batch, not per record)
+	batches   uint64   // batches taken from the ring with entries in them, in this session (tests read it after the session)
 
 	// of lost: records of operations whose device times could not be
 	// read, in all and when the session started (under mu); last, so the

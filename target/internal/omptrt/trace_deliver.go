@@ -101,17 +101,34 @@ func (tr *tracer) run() {
 	tr.worker = getg()
 	setWorker(tr.worker, tr)
 	defer setWorker(0, tr)
+	var lastFull time.Time
+	want := 0 // the rings' capacity from now on, when larger than theirs
 	for {
 		for !tr.batchReadyLocked() && tr.flushReq == tr.flushDone && tr.state != traceStopping {
 			tr.waiting = true
 			tr.work.Wait()
 		}
+		full := len(tr.fill) >= max(cap(tr.fill)/4, 1)
 		tr.waiting, tr.kick = false, false
 		batch := tr.fill
 		tr.fill = tr.spare[:0]
 		flush, flushed := tr.flushReq, tr.flushDone
 		stopping := tr.state == traceStopping
 		tr.mu.Unlock()
+		if len(batch) > 0 {
+			tr.batches++
+		}
+		if full {
+			// Woken by the records themselves: if that came sooner than a
+			// tick, the rings grow (each as it comes back to this
+			// goroutine), so that a fast stream of records wakes it about
+			// once a tick, not once per few hundred constructs.
+			now := time.Now()
+			if now.Sub(lastFull) < tickEvery {
+				want = min(2*cap(batch), ringMax)
+			}
+			lastFull = now
+		}
 
 		if len(batch) > 0 {
 			tr.h.resampleIfStale()
@@ -123,6 +140,9 @@ func (tr *tracer) run() {
 			ok = tr.completePart(stopping)
 		}
 
+		if cap(batch) < want {
+			batch = make([]uint64, 0, want)
+		}
 		tr.mu.Lock()
 		tr.spare = batch[:0]
 		if !ok {

@@ -519,3 +519,69 @@ func TestConstructWithManyOperations(t *testing.T) {
 		assert.Contains(t, lines[2+2*i], "native", "record %d: operation %d's native record", 2+2*i, i)
 	}
 }
+
+// TestTraceRingGrowsForAFastStream: when a quarter of the ring fills
+// sooner than a tick, again and again, the ring grows, so that a fast
+// stream of records wakes the tracing goroutine about once a tick, not
+// once per few constructs; no record is lost or reordered on the way.
+func TestTraceRingGrowsForAFastStream(t *testing.T) {
+	oldCap := ringCap
+	ringCap = 1024 // a quarter of the ring, one wake-up, is four constructs' records
+	t.Cleanup(func() { ringCap = oldCap })
+	reset(t, nil)
+	ompt.RegisterTool("empty", emptyTool)
+	Start(fakeRuntime{1})
+	require.NoError(t, DeviceInitialize(0, "tick", newTick(0)))
+	h, l, _ := GetDeviceInfo(0)
+	l("ompt_set_trace_ompt").(ompt.SetTraceOMPTFunc)(h, true, 0)
+	var records, outOfOrder int
+	last := uintptr(0)
+	req := func(int) []byte { return make([]byte, 1<<20) }
+	done := func(_ int, buf []byte, bytes, begin uint64, _ bool) {
+		// the tracing goroutine's calls follow each other: no lock
+		for off := begin; off+uint64(ompt.RecordOMPTSize) <= bytes; off += uint64(ompt.RecordOMPTSize) {
+			r := (*ompt.RecordOMPT)(unsafe.Pointer(&buf[off]))
+			records++
+			if tg := r.Target(); tg != nil && ompt.Endpoint(tg.Endpoint) == ompt.ScopeBegin {
+				if tg.CodePtr != last+1 {
+					outOfOrder++
+				}
+				last = tg.CodePtr
+			}
+		}
+	}
+	require.Equal(t, 1, l("ompt_start_trace").(ompt.StartTraceFunc)(h, req, done), "start_trace")
+	// bursts of 20 constructs (more than a quarter of the ring at
+	// first), with pauses in which the tracing goroutine catches up
+	const bursts, burst, n = 1000, 20, 1000 * 20
+	start := time.Now()
+	for i := range n {
+		c := TargetBegin(ompt.KindTarget, 0, uintptr(i+1))
+		c.SubmitBegin(1)
+		c.SubmitEnd()
+		o := c.Op()
+		o.Record(int64(i+1)*10, int64(i+1)*10+5, 1, nil)
+		c.End()
+		if i%burst == burst-1 {
+			for t0 := time.Now(); time.Since(t0) < 50*time.Microsecond; { // a sleep would last a millisecond or more
+			}
+		}
+	}
+	elapsed := time.Since(start)
+	require.Equal(t, 1, l("ompt_stop_trace").(ompt.StopTraceFunc)(h), "stop_trace")
+	written, lost := TraceStats(0)
+	assert.Equal(t, uint64(3*n), written, "records written")
+	assert.Zero(t, lost, "records lost")
+	assert.Equal(t, 3*n, records, "records in the buffers")
+	assert.Zero(t, outOfOrder, "constructs out of order")
+
+	devMu.Lock()
+	tr := &devices[0].tr
+	devMu.Unlock()
+	// Without growth each burst fills a quarter of the ring and wakes
+	// the tracing goroutine: a batch per burst or so (180 to 210 here,
+	// in some 60 ms). With it, about one a tick after a few doublings,
+	// and one for the stop (36 to 42).
+	most := uint64(3*elapsed/(2*tickEvery)) + 40
+	assert.LessOrEqual(t, tr.batches, most, "batches for %d constructs in %v", n, elapsed)
+}

@@ -105,7 +105,7 @@ func startTraceFor(owner *tool, h *devState, request ompt.BufferRequestFunc, com
 	tr.fill, tr.spare = tr.fill[:0], tr.spare[:0]
 	tr.state = traceOn
 	tr.flushReq, tr.flushDone, tr.lostAtStart, tr.untimedAtStart = 0, 0, tr.lost.Load(), tr.untimed.Load()
-	tr.buf, tr.noBuf = nil, false
+	tr.buf, tr.noBuf, tr.batches = nil, false, 0
 	tr.done = make(chan struct{})
 	done := tr.done
 	tr.mu.Unlock()
