@@ -303,7 +303,8 @@
 // opencl.Record, cuda.Record; device.NativeTypeOf describes any of them
 // field by field, for a tool that does not import the plugin). Each
 // device has a queue of packed records (128 KiB, growing to 4 MiB while
-// delivery falls behind: some 2048 to 65536 operations) and
+// delivery falls behind, or while records fill a quarter of it sooner
+// than every 2 ms: some 2048 to 65536 operations) and
 // one delivery goroutine: the application only queues (a construct
 // queues its records together when it ends); buffer_request and
 // buffer_complete run on the delivery goroutine, in record order. The
