@@ -553,7 +553,7 @@ func TestTraceRingGrowsForAFastStream(t *testing.T) {
 	require.Equal(t, 1, l("ompt_start_trace").(ompt.StartTraceFunc)(h, req, done), "start_trace")
 	// bursts of 20 constructs (more than a quarter of the ring at
 	// first), with pauses in which the tracing goroutine catches up
-	const bursts, burst, n = 1000, 20, 1000 * 20
+	const burst, n = 20, 1000 * 20
 	start := time.Now()
 	for i := range n {
 		c := TargetBegin(ompt.KindTarget, 0, uintptr(i+1))
