@@ -18,7 +18,7 @@ import (
 // 069ff17 the backing was made (and zeroed by Go) under the lock, so a
 // 256 MiB map(alloc) stalled every construct on the device.
 func TestLargeAllocDoesNotHoldTheDevice(t *testing.T) {
-	d := newDeviceIn(0, newBudget(1<<30, "test"))
+	d := newDeviceOf(0, 1, newBudget(1<<30, "test")) // the only device: room for 256 MiB on a 32-bit host too
 	inside, release := make(chan struct{}), make(chan struct{})
 	backingHook = func(need int) {
 		if need >= 64<<20 {
@@ -35,7 +35,14 @@ func TestLargeAllocDoesNotHoldTheDevice(t *testing.T) {
 		}
 		big <- err
 	}()
-	<-inside
+	select {
+	case <-inside:
+	case err := <-big: // refused before it made any backing (a device too small for it)
+		require.NoError(t, err, "the large allocation")
+		t.Fatal("the large allocation returned without making its backing")
+	case <-time.After(20 * time.Second):
+		t.Fatal("the large allocation never began making its backing")
+	}
 	small := make(chan error, 1)
 	go func() {
 		for range 100 {
@@ -91,7 +98,7 @@ func TestLargeFreeReturnsMemory(t *testing.T) {
 		t.Skip("reads /proc/self/statm")
 	}
 	const size = 256 << 20
-	d := newDeviceIn(0, newBudget(1<<30, "test"))
+	d := newDeviceOf(0, 1, newBudget(1<<30, "test")) // the only device: room for 256 MiB on a 32-bit host too
 	before := rss(t)
 	for round := range 2 {
 		b, err := d.Alloc(size)

@@ -34,7 +34,7 @@ var gate chan struct{}
 // the host device keeps for the slot's next allocation.
 func TestFreedBlockNotReusedWhileQueuedWorkUsesIt(t *testing.T) {
 	for _, n := range []int{4096, cacheMaxClass + 1<<20} {
-		d := newDevice(0)
+		d := newDeviceOf(0, 1, processBudget()) // the only device: room for the large block on a 32-bit host too
 		q1, _ := d.NewQueue()
 		q2, _ := d.NewQueue()
 		f, err := d.Load(testGate)
