@@ -1,10 +1,12 @@
 #!/usr/bin/env bash
 # ci/test.sh: the project's one test command. It installs what the tests
 # need when missing (Debian packages), then runs, in order: gofmt, go vet
-# with and without cgo, a 32-bit build, go test -race, go test without
-# cgo, and every example on every device present. CI (.ci/run) calls it
-# with CI=true, where a dependency that cannot be installed is a failure,
-# never a skip.
+# with and without cgo, a 32-bit build and the tests that run there, go
+# test -race, go test without cgo, and every example on every device
+# present. CI (.ci/run) calls it with CI=true, where a dependency that
+# cannot be installed is a failure, never a skip (the 32-bit tests are
+# skipped on a machine that cannot run 386 binaries: no package gives
+# that).
 # Besides the tests it runs LLVM's Archer (libarcher.so from libomp-19-dev,
 # with clang's ThreadSanitizer runtime from libclang-rt-19-dev) attached
 # to an example on 8 goroutines.
@@ -236,12 +238,25 @@ step "go vet (CGO_ENABLED=0)"
 CGO_ENABLED=0 go vet ./...
 step "32-bit build (GOARCH=386, GOARCH=arm)"
 # The runtime, the plugins, the tools and the examples build where int is
-# 32 bits; the tests run on 64-bit machines only. gompt-kernels' corpus is
+# 32 bits (the next step runs the tests that can run there). gompt-kernels' corpus is
 # left out: its kernels pin Go's 64-bit int (constants near MaxInt64).
 pkgs=$(go list -f '{{if .GoFiles}}{{.ImportPath}}{{end}}' ./... | grep -v '/cmd/gompt-kernels/internal/corpus$')
 for arch in 386 arm; do
 	GOARCH=$arch CGO_ENABLED=0 go build $pkgs
 done
+step "32-bit tests (GOARCH=386, CGO_ENABLED=0)"
+# The packages whose tests hold no 64-bit constant, run as 386 binaries
+# where this machine runs them (an amd64 Linux kernel with IA-32
+# emulation does): host:0 and the initial device on a 32-bit int.
+probe=$(mktemp -d)
+printf 'package main\n\nfunc main() {}\n' >"$probe/main.go"
+if (cd "$probe" && GOARCH=386 CGO_ENABLED=0 go build -o probe main.go && ./probe) 2>/dev/null; then
+	GOARCH=386 CGO_ENABLED=0 go test -count=1 ./mapping/ ./bench/polybench/ ./device/devicetest/ ./device/faulty/ \
+		./device/host/ ./cmd/polybench/ ./ci/
+else
+	skip "32-bit tests" "this machine does not run 386 binaries"
+fi
+rm -rf "$probe"
 
 # --- tests -----------------------------------------------------------------
 step "go test -race ./..."
