@@ -97,7 +97,7 @@ func TestToolsAreToldWhatTheProgramDid(t *testing.T) {
 }
 
 func toldChild() {
-	fail := func(format string, args ...any) { fmt.Printf("FAIL: "+format+"\n", args...) }
+	fail := childFail
 	// the host in data ops: N, the initial device's number, as the tool's
 	// initialize got it (InitialDevice, -1, is how programs name it)
 	host := InitialDeviceNum()

@@ -733,7 +733,7 @@ func TestExtentsToolSeesOrdinaryConstructs(t *testing.T) {
 }
 
 func extentsToolChild() {
-	fail := func(format string, args ...any) { fmt.Printf("FAIL: "+format+"\n", args...) }
+	fail := childFail
 	host := InitialDeviceNum()
 	extTake()
 	for _, dev := range []int{0, InitialDevice} {

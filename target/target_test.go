@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"errors"
+	"fmt"
 	"math"
 	"os"
 	"os/exec"
@@ -75,6 +76,10 @@ func runToolChild(t *testing.T, test, env, ok string) string {
 	assert.Contains(t, s, ok, "child")
 	return s
 }
+
+// childFail is how a runToolChild child reports a mismatch: a "FAIL: "
+// line the parent looks for.
+func childFail(format string, args ...any) { fmt.Printf("FAIL: "+format+"\n", args...) }
 
 func memInUse(t *testing.T, r *runtimeState) (int64, int) {
 	t.Helper()
