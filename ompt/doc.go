@@ -105,6 +105,23 @@
 // however many constructs run there (a program's 200,000 constructs on 8
 // goroutines: about a dozen).
 //
+// A goroutine that blocks while the runtime holds its thread (on the
+// present table's lock, on its device) keeps the thread blocked with it,
+// and Go starts another for the other goroutines. So that a tool does
+// not turn thousands of goroutines into thousands of threads (and Go's
+// "thread exhaustion" crash at 10,000), the runtime bounds how many hold
+// a thread at once while a tool listens. Nowait tasks run on at most
+// max(8, GOMAXPROCS at start-up) threads at a time, as LLVM runs target
+// tasks on a few hidden helper threads: a task waits, holding nothing,
+// until one is free, and holds it from its start (its task_create) to
+// its end. The program's own goroutines are not bounded until the
+// runtime has held more than max(64, 4 GOMAXPROCS) distinct threads;
+// from then on, a construct or device memory routine of a goroutine that
+// holds no thread yet (not locked by its own runtime.LockOSThread, not
+// inside a callback) waits, before its begin, until fewer than that many
+// such constructs are in progress. 2,000 goroutines' constructs begun at
+// once with a tool made some 1,950 threads; now some 120.
+//
 // When a life begins, each tool gets thread_begin(ompt_thread_initial)
 // with the thread's thread_data and an implicit initial task:
 // implicit_task(begin, parallel_data, task_data, 1, 1,
@@ -169,8 +186,8 @@
 // that encounters it does not hold its thread past the call (a task
 // created in a life that has ended would outlive its creator's implicit
 // task: Archer frees a thread's task pools at thread_end), so all of the
-// task's events come in the life of the thread that runs it, at its
-// first event: task_create (ompt_task_target, new_task_data = its
+// task's events come in the life of the thread that runs it, when it
+// starts: task_create (ompt_task_target, new_task_data = its
 // target_task_data, has_dependences set when it has depend items,
 // encountered by that thread's initial task), dependences, then
 // task_schedule(initial task, ompt_task_switch, target task), the target
@@ -571,7 +588,7 @@
 //     starts the tools gets thread_begin at its first event, not right
 //     after initialize.
 //   - A nowait construct's task_create and dependences come on the
-//     thread that runs its target task, at the task's first event,
+//     thread that runs its target task, when the task starts,
 //     right before its task_schedule (LLVM: on the encountering thread,
 //     when the task is created). A tool that measures how long a target
 //     task waited to run sees nothing of it.

@@ -97,6 +97,9 @@ func dataConstruct(dev int, pc uintptr, kind ompt.TargetKind, nowait bool, maps 
 	if nowait {
 		return spawnScoped(t, deps, run), nil
 	}
+	if len(deps) > 0 {
+		t.DependWait()
+	}
 	return nil, runDeps(deps, run)
 }
 

@@ -3,6 +3,7 @@ package target
 import (
 	"errors"
 	"fmt"
+	"runtime"
 	"sync"
 	"sync/atomic"
 
@@ -432,13 +433,41 @@ func spawnTask(deps []Map, fn func(t *Task) error) (t *Task, refused bool) {
 // TargetBegin handed off to the task: a task refused drops the scope,
 // which fn (ending it) would never reach. (A shutdown that began between
 // the construct's TargetBegin and its task waited for that scope forever.)
+//
+// With a scope (a tool listens), the task's goroutine holds its OS thread
+// from its start to its end (omptrt's Start), and a goroutine that blocks
+// holding its thread keeps the thread blocked with it: so the task first
+// waits for one of the task threads (taskThreads), holding nothing.
 func spawnScoped(s *omptrt.Target, deps []Map, fn func(t *Task) error) *Task {
-	t, refused := spawnTask(deps, fn)
+	run := fn
+	if s != nil {
+		run = func(tk *Task) error {
+			taskThreads <- struct{}{}
+			defer func() { <-taskThreads }() // runtime.Goexit in a callback too
+			s.Start()
+			return fn(tk)
+		}
+	}
+	t, refused := spawnTask(deps, run)
 	if refused {
 		s.Drop()
 	}
 	return t
 }
+
+// taskThreads bounds the nowait tasks that hold an OS thread at once
+// while a tool listens, as LLVM runs target tasks on a few hidden helper
+// threads: max(8, GOMAXPROCS at start-up). A task holds one from its start
+// to its end, the wait for its device included; the others wait, as
+// goroutines that hold no thread. Without the bound, thousands of tasks
+// blocked at once (on the present table's lock, say) each kept a thread,
+// and Go ended the program at its limit of 10,000 threads.
+//
+// A task that holds one never waits for a task that has none: a task
+// starts once its predecessors have released it, and what it then waits
+// for (locks other constructs hold, device work already enqueued) needs
+// no task to start.
+var taskThreads = make(chan struct{}, max(8, runtime.GOMAXPROCS(0)))
 
 // runDeps runs fn as a synchronous construct with depend items: it waits
 // (blocking the caller, as the construct does) until its predecessors

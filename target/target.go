@@ -34,6 +34,7 @@ func Target(r Region) error {
 		err = runTarget(&r, d, f, t, false, nil) // the common case: no task, no closure
 	} else {
 		reportDeps(t, deps)
+		t.DependWait()
 		err = runDeps(deps, func(tk *Task) error { return runTarget(&r, d, f, t, false, tk) })
 	}
 	t.End()

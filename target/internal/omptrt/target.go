@@ -46,6 +46,7 @@ type Target struct {
 	routine  bool
 	overflow bool              // not in activeTab (every slot was busy): dropped at End
 	lockG    uintptr           // the goroutine that holds runtime.LockOSThread for the construct, 0 if none
+	token    bool              // it waited for one of the held-thread tokens (held.go): given back at its end
 	ends     atomic.Uint32     // constructs that ended with this Target (detach waits for it to move)
 	th       *threadRec        // the OpenMP thread of the goroutine that holds the construct
 	switched bool              // a nowait construct's target task was scheduled (task_schedule)
@@ -128,7 +129,8 @@ func (d *dispatcher) targetBegin(kind ompt.TargetKind, deviceNum int, codePtr ui
 		// A deferred target task. The encountering goroutine does not
 		// hold its thread past TargetBegin, so the task's events,
 		// task_create and dependences included, come on the thread that
-		// runs the task, at its first event (own): a task created by a
+		// runs the task, when it starts (Start) or at its first event
+		// (own), whichever comes first: a task created by a
 		// thread whose life has ended would outlive its creator's
 		// implicit task. Until then no goroutine owns the construct
 		// (inquiries find it on none), and waitCallbacks counts it in
@@ -137,7 +139,9 @@ func (d *dispatcher) targetBegin(kind ompt.TargetKind, deviceNum int, codePtr ui
 		t.setup(d, kind, deviceNum, codePtr, false)
 		return t
 	}
+	tok := admit()
 	t := d.get(kind, deviceNum, codePtr, false)
+	t.token = tok
 	t.id = nextID()
 	t.beginEvents()
 	return t
@@ -165,7 +169,10 @@ func RoutineBegin(codePtr uintptr) *Target {
 	if d == nil {
 		return nil
 	}
-	return d.get(0, ompt.InitialDevice, codePtr, true)
+	tok := admit()
+	t := d.get(0, ompt.InitialDevice, codePtr, true)
+	t.token = tok
+	return t
 }
 
 func (d *dispatcher) get(kind ompt.TargetKind, dev int, code uintptr, routine bool) *Target {
@@ -186,6 +193,20 @@ func (d *dispatcher) get(kind ompt.TargetKind, dev int, code uintptr, routine bo
 	t.routine = routine
 	t.hold(g)
 	return t
+}
+
+// Start is called first by the goroutine that runs a nowait construct's
+// deferred task, the scope TargetBegin handed off: the goroutine holds
+// its OS thread for the construct from here, before the task's work can
+// block on a lock or its device, and the task's first events
+// (task_create, dependences, task_schedule, the target begin) are
+// dispatched now. The runtime bounds how many task goroutines hold a
+// thread at once (target's taskThreads) by waiting before Start. Without
+// Start the task's first event does the same. A nil scope does nothing.
+func (t *Target) Start() {
+	if t != nil {
+		t.own()
+	}
 }
 
 // setup fills the fields of a construct's scope (get does the same).
@@ -542,6 +563,9 @@ func (t *Target) end() {
 	// the thread's life may end here, before the scope is free: a detach
 	// waiting for this construct finds its tool's thread_end done
 	t.unlock()
+	if t.token {
+		t.giveToken()
+	}
 	t.lockG = 0
 	t.switched = false
 	t.th = nil

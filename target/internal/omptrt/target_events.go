@@ -188,7 +188,7 @@ func (t *Target) WantsDependences() bool { return t != nil && !t.routine && len(
 // depend items; a synchronous construct's target task is an included
 // task, whose slot the target events do not pass (nil) but this event
 // does. For a nowait construct the items are kept (copied) and the event
-// comes at the task's first event, on its goroutine, after task_create
+// comes when the task starts (Start), on its goroutine, after task_create
 // and before its task_schedule and target begin; the encountering
 // goroutine does not become the construct's. deps is read only during
 // the call.

@@ -92,11 +92,15 @@ const abandoned uintptr = 2
 // abandonConstructs marks the constructs goroutine g is in abandoned.
 func abandonConstructs(g uintptr) {
 	for i := range activeTab[:activeHi.Load()] {
-		activeTab[i].Load().g.CompareAndSwap(g, abandoned)
+		if c := activeTab[i].Load(); c.g.CompareAndSwap(g, abandoned) {
+			c.giveToken() // the goroutine's: it never reaches the end
+		}
 	}
 	tableMu.Lock()
 	for c := range overflowSet {
-		c.g.CompareAndSwap(g, abandoned)
+		if c.g.CompareAndSwap(g, abandoned) {
+			c.giveToken()
+		}
 	}
 	tableMu.Unlock()
 }

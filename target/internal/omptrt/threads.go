@@ -201,6 +201,7 @@ func addThread(tid uint64) *threadRec {
 		threadFull.Store(true)
 	}
 	threadList = append(threadList, th)
+	sawThread()
 	return th
 }
 

@@ -1,0 +1,88 @@
+package omptrt
+
+import (
+	"runtime"
+	"sync/atomic"
+)
+
+// Threads held at once. A construct's goroutine holds its OS thread from
+// the construct's begin to its end (hold), and a goroutine that blocks
+// while it holds its thread (on the present table's lock, on its device)
+// keeps the thread blocked with it: Go starts another thread for the
+// other goroutines. Goroutines are cheap, and programs start thousands:
+// thousands of constructs blocked at once with a tool attached made as
+// many threads (a thread_begin each), and past 10,000 Go ended the program
+// ("thread exhaustion"), where the same program without a tool ran on a
+// few threads.
+//
+// Nowait tasks wait for one of a few task threads before they start
+// (target's taskThreads). For the constructs and device memory routines
+// of the program's own goroutines, the tools core counts the OS threads it
+// has seen (addThread): once they pass heldLimit, a construct or routine
+// whose goroutine holds no thread yet (not locked to one by its own
+// runtime.LockOSThread, not inside another construct: a callback's call
+// into gompt) first waits for one of heldLimit tokens, holding nothing,
+// and gives it back at its end. Until then a construct pays one plain
+// load for it. At most heldLimit constructs that began after that wait
+// hold a thread at once, whatever else blocks.
+//
+// A construct that holds a token never waits for one that waits for a
+// token: what it waits for (locks other constructs hold, device work
+// already enqueued) needs no construct to begin. A synchronous construct
+// with depend items, which waits for its predecessors inside its scope,
+// gives its token back first (DependWait): a predecessor may be a Go
+// task that runs a construct. Nowait tasks wait for a task thread
+// instead, only once their predecessors have released them.
+var (
+	heldLimit   = max(64, 4*runtime.GOMAXPROCS(0))
+	threadsSeen atomic.Int32 // OS threads with a record
+	limitHolds  atomic.Bool  // threadsSeen passed heldLimit
+	heldTokens  = make(chan struct{}, heldLimit)
+)
+
+// sawThread counts a new thread record (addThread, under threadMu).
+func sawThread() {
+	if int(threadsSeen.Add(1)) > heldLimit && !limitHolds.Load() {
+		limitHolds.Store(true)
+	}
+}
+
+// admit is called before a synchronous construct or a device memory
+// routine takes its scope: true when it waited for a token (and must
+// give it back at its end, Target.token).
+func admit() bool {
+	if !limitHolds.Load() {
+		return false
+	}
+	return admitSlow()
+}
+
+func admitSlow() bool {
+	if goroutineLocked() {
+		return false // its thread is its own already: no thread more
+	}
+	if t, _ := currentTarget(); t != nil {
+		return false // inside a construct (a callback's call): it holds one
+	}
+	heldTokens <- struct{}{}
+	return true
+}
+
+// DependWait is called before a synchronous construct with depend items
+// waits for its predecessors, inside its scope: it gives back the token
+// the construct took, if it took one. A predecessor may need a token (a
+// Go task whose function runs a construct), and the construct's thread
+// is held already: its wait makes no thread more. Safe on a nil scope.
+func (t *Target) DependWait() {
+	if t != nil && t.token {
+		t.giveToken()
+	}
+}
+
+// giveToken gives back the token of a construct that took one.
+func (t *Target) giveToken() {
+	if t.token {
+		t.token = false
+		<-heldTokens
+	}
+}
