@@ -117,9 +117,13 @@ func TestEveryBadSettingWarns(t *testing.T) {
 		"OMP_TOOL":              {{env: []string{"OMP_TOOL=maybe"}, want: `OMP_TOOL="maybe" is not valid (use enabled or disabled); using enabled`}},
 		"OMP_TOOL_LIBRARIES":    {{env: []string{"OMP_TOOL_LIBRARIES=" + dir + "/libtool.so"}, want: `OMP_TOOL_LIBRARIES="` + dir + `/libtool.so": no library there provided a tool`, needCgo: true}},
 		"OMP_TOOL_VERBOSE_INIT": {{env: []string{"OMP_TOOL_VERBOSE_INIT=" + dir + "/no/such/dir/log"}, want: `OMP_TOOL_VERBOSE_INIT="` + dir + `/no/such/dir/log": open`}},
-		"GOMPT_TOOL_PROFILE":    {{env: []string{"GOMPT_TOOL_PROFILE=gnu"}, want: `GOMPT_TOOL_PROFILE="gnu" is not valid (use openmp or llvm); using openmp`}},
+		"GOMPT_TOOL_PROFILE": {
+			{env: []string{"GOMPT_TOOL_PROFILE=gnu"}, want: `GOMPT_TOOL_PROFILE="gnu" is not valid (use openmp or llvm); using openmp`},
+			{env: []string{"GOMPT_TOOL_PROFILE=gnu", "OMP_TOOL=disabled"}, want: `GOMPT_TOOL_PROFILE="gnu" is not valid (use openmp or llvm); using openmp`},
+		},
 		"GOMPT_OMPT_VERSION": {
 			{env: []string{"GOMPT_OMPT_VERSION=5.1"}, want: `GOMPT_OMPT_VERSION="5.1" is not valid (use 5.2 or 6.0); using 5.2`},
+			{env: []string{"GOMPT_OMPT_VERSION=5.1", "OMP_TOOL=disabled"}, want: `GOMPT_OMPT_VERSION="5.1" is not valid (use 5.2 or 6.0); using 5.2`},
 			{env: []string{"GOMPT_OMPT_VERSION=6.0", "GOMPT_TOOL_PROFILE=llvm"}, want: `GOMPT_TOOL_PROFILE=llvm follows LLVM's runtime, which reports OpenMP 5.x data-op kinds: GOMPT_OMPT_VERSION="6.0" is ignored`},
 		},
 	}

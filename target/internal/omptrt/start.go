@@ -197,6 +197,7 @@ func Start(rt Runtime) {
 	openVerbose()
 	if !toolVarEnabled() {
 		vlogf("OMP tool disabled. ")
+		readMode() // its warnings only: a bad value is named whether or not a tool could use it
 		state.Store(int32(StateInactive))
 		return
 	}
