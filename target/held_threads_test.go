@@ -34,6 +34,38 @@ var heldThreads struct {
 	begins atomic.Int64
 	deps   atomic.Int64 // dependences callbacks
 	work   atomic.Int64 // iterations of the tool's work in each target and data-op callback
+
+	// the nested calls' part: while nest is set, each target begin
+	// callback waits until nestN have come (all is closed then), and
+	// then allocates and frees device memory from the callback
+	nest    atomic.Bool
+	nestN   int64
+	arrived atomic.Int64
+	all     chan struct{}
+	nestErr atomic.Pointer[error]
+}
+
+// nestedCall is the target begin callback's part while heldThreads.nest is
+// set.
+func nestedCall() {
+	h := &heldThreads
+	if h.arrived.Add(1) == h.nestN {
+		close(h.all)
+	}
+	select {
+	case <-h.all:
+	case <-time.After(20 * time.Second):
+		err := fmt.Errorf("only %d of %d target begin callbacks came within 20 s", h.arrived.Load(), h.nestN)
+		h.nestErr.CompareAndSwap(nil, &err)
+		return
+	}
+	p, err := AllocMem(64, 0)
+	if err == nil {
+		err = FreeMem(p, 0)
+	}
+	if err != nil {
+		h.nestErr.CompareAndSwap(nil, &err)
+	}
 }
 
 func init() {
@@ -55,7 +87,12 @@ func init() {
 			set(ompt.CallbackThreadBegin, ompt.ThreadBeginCallback(func(int, *ompt.Data) { heldThreads.begins.Add(1) }))
 			set(ompt.CallbackThreadEnd, ompt.ThreadEndCallback(func(*ompt.Data) {}))
 			set(ompt.CallbackDependences, ompt.DependencesCallback(func(*ompt.Data, []ompt.Dependence) { heldThreads.deps.Add(1) }))
-			set(ompt.CallbackTargetEMI, ompt.TargetEMICallback(func(ompt.TargetKind, ompt.Endpoint, int, *ompt.Data, *ompt.Data, *ompt.Data, uintptr) { work() }))
+			set(ompt.CallbackTargetEMI, ompt.TargetEMICallback(func(_ ompt.TargetKind, ep ompt.Endpoint, _ int, _, _, _ *ompt.Data, _ uintptr) {
+				work()
+				if ep == ompt.ScopeBegin && heldThreads.nest.Load() {
+					nestedCall()
+				}
+			}))
 			set(ompt.CallbackTargetDataOpEMI, ompt.TargetDataOpEMICallback(func(ompt.Endpoint, *ompt.Data, *ompt.Data, *uint64, ompt.DataOpKind, uintptr, int, uintptr, int, uint64, uintptr) {
 				work()
 			}))
@@ -222,6 +259,29 @@ func heldThreadsChild() {
 		if err := <-errs; err != nil {
 			fail("a construct that depends on the Go task: %v", err)
 		}
+	}
+
+	// A call into gompt from a callback does not wait for a token: its
+	// goroutine holds its thread already. heldLimit constructs, all that
+	// the tokens let begin, each allocate device memory from their target
+	// begin callback once all have come there. (Had the nested calls
+	// waited for tokens, all would wait forever.)
+	h := &heldThreads
+	h.nestN, h.all = int64(max(64, 4*runtime.GOMAXPROCS(0))), make(chan struct{})
+	h.nest.Store(true)
+	for range 2 * h.nestN {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			if err := Target(Region{Device: Dev(0), Kernel: kernels.Empty, Shape: N(1), Args: []Arg{Int(1)}}); err != nil && failed.Add(1) == 1 {
+				fail("a construct whose callback allocates: %v", err)
+			}
+		}()
+	}
+	wg.Wait()
+	h.nest.Store(false)
+	if p := h.nestErr.Load(); p != nil {
+		fail("a call from a target begin callback: %v", *p)
 	}
 	fmt.Println("held-threads-ok")
 }

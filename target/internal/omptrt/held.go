@@ -58,11 +58,15 @@ func admit() bool {
 }
 
 func admitSlow() bool {
-	if goroutineLocked() {
-		return false // its thread is its own already: no thread more
-	}
-	if t, _ := currentTarget(); t != nil {
-		return false // inside a construct (a callback's call): it holds one
+	if livesPerThread.Load() {
+		// the goroutine's lock is read from the runtime: a goroutine
+		// inside a construct (a callback's call into gompt) is locked
+		// too, by the construct's hold
+		if goroutineLocked() {
+			return false // its thread is its own already: no thread more
+		}
+	} else if t, _ := currentTarget(); t != nil {
+		return false // inside a construct: it holds one
 	}
 	heldTokens <- struct{}{}
 	return true
