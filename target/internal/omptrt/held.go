@@ -74,9 +74,11 @@ func admitSlow() bool {
 
 // DependWait is called before a synchronous construct with depend items
 // waits for its predecessors, inside its scope: it gives back the token
-// the construct took, if it took one. A predecessor may need a token (a
-// Go task whose function runs a construct), and the construct's thread
-// is held already: its wait makes no thread more. Safe on a nil scope.
+// the construct took, if it took one, since a predecessor may need one
+// (a Go task whose function runs a construct). The construct keeps its
+// thread through the wait (its target begin came before it): such
+// waiters are not bounded, and thousands of them at once still keep a
+// thread each, as they did before the bound. Safe on a nil scope.
 func (t *Target) DependWait() {
 	if t != nil && t.token {
 		t.giveToken()

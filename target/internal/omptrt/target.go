@@ -139,9 +139,7 @@ func (d *dispatcher) targetBegin(kind ompt.TargetKind, deviceNum int, codePtr ui
 		t.setup(d, kind, deviceNum, codePtr, false)
 		return t
 	}
-	tok := admit()
-	t := d.get(kind, deviceNum, codePtr, false)
-	t.token = tok
+	t := d.get(kind, deviceNum, codePtr, false, admit())
 	t.id = nextID()
 	t.beginEvents()
 	return t
@@ -169,13 +167,15 @@ func RoutineBegin(codePtr uintptr) *Target {
 	if d == nil {
 		return nil
 	}
-	tok := admit()
-	t := d.get(0, ompt.InitialDevice, codePtr, true)
-	t.token = tok
-	return t
+	return d.get(0, ompt.InitialDevice, codePtr, true, admit())
 }
 
-func (d *dispatcher) get(kind ompt.TargetKind, dev int, code uintptr, routine bool) *Target {
+// get takes a scope for the calling goroutine and holds its thread.
+// token: the construct took a held-thread token (admit), which the scope
+// carries from before the hold: a thread_begin or implicit_task callback
+// in the hold that ends the goroutine (runtime.Goexit) gives it back
+// through the scope (abandonConstructs).
+func (d *dispatcher) get(kind ompt.TargetKind, dev int, code uintptr, routine, token bool) *Target {
 	g := getg()
 	// the scope first: a detach that begins after this finds it in
 	// progress (waitCallbacks), and this construct finds the tool
@@ -191,6 +191,7 @@ func (d *dispatcher) get(kind ompt.TargetKind, dev int, code uintptr, routine bo
 	t.dev = dev
 	t.code = code
 	t.routine = routine
+	t.token = token
 	t.hold(g)
 	return t
 }
@@ -303,7 +304,7 @@ func hostScope(d *dispatcher) *Target {
 	if d == nil {
 		d = noTools
 	}
-	return d.get(0, ompt.InitialDevice, 0, true)
+	return d.get(0, ompt.InitialDevice, 0, true, false)
 }
 
 // resize gives t n tool slots, keeping the toolslot words it has (a word
