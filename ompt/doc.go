@@ -120,7 +120,10 @@
 // holds no thread yet (not locked by its own runtime.LockOSThread, not
 // inside a callback) waits, before its begin, until fewer than that many
 // such constructs are in progress. 2,000 goroutines' constructs begun at
-// once with a tool made some 1,950 threads; now some 120.
+// once with a tool made some 1,950 threads; now some 120. A nowait task
+// or Go task that a callback begins (and may wait for) waits for
+// neither bound. Synchronous constructs with depend items keep their
+// threads while they wait for their predecessors, bound or not.
 //
 // When a life begins, each tool gets thread_begin(ompt_thread_initial)
 // with the thread's thread_data and an implicit initial task:

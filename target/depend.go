@@ -437,10 +437,21 @@ func spawnTask(deps []Map, fn func(t *Task) error) (t *Task, refused bool) {
 // With a scope (a tool listens), the task's goroutine holds its OS thread
 // from its start to its end (omptrt's Start), and a goroutine that blocks
 // holding its thread keeps the thread blocked with it: so the task first
-// waits for one of the task threads (taskThreads), holding nothing.
+// waits for one of the task threads (taskThreads), holding nothing;
+// unless a tool's callback began it, inside a construct that may wait
+// for it while holding a task thread itself.
 func spawnScoped(s *omptrt.Target, deps []Map, fn func(t *Task) error) *Task {
 	run := fn
-	if s != nil {
+	switch {
+	case s == nil:
+	case omptrt.InConstruct():
+		// begun by a tool's callback, inside a construct that may wait
+		// for it while it holds a task thread: it waits for none
+		run = func(tk *Task) error {
+			s.Start()
+			return fn(tk)
+		}
+	default:
 		run = func(tk *Task) error {
 			taskThreads <- struct{}{}
 			defer func() { <-taskThreads }() // runtime.Goexit in a callback too
@@ -466,7 +477,8 @@ func spawnScoped(s *omptrt.Target, deps []Map, fn func(t *Task) error) *Task {
 // A task that holds one never waits for a task that has none: a task
 // starts once its predecessors have released it, and what it then waits
 // for (locks other constructs hold, device work already enqueued) needs
-// no task to start.
+// no task to start; a task its tool callbacks begin and wait for takes
+// none (spawnScoped, and for Go tasks omptrt.Unbounded).
 var taskThreads = make(chan struct{}, max(8, runtime.GOMAXPROCS(0)))
 
 // runDeps runs fn as a synchronous construct with depend items: it waits
@@ -502,9 +514,15 @@ func Go(fn func() error, deps ...Map) *Task {
 	if len(items) > 0 {
 		return failed(fmt.Errorf("target: Go: item 0 of %d is a map item (%s); a Go task takes only depend items (DependIn, DependOut, DependInOut, DependOn)", len(items), items[0].item.Type))
 	}
+	nested := toolsOn() && omptrt.InConstruct()
 	return spawnDeps(deps, func(t *Task) (err error) {
 		if err := t.waitHost(); err != nil {
 			return err
+		}
+		if nested {
+			// begun by a tool's callback, inside a construct that may
+			// wait for it holding a held-thread token
+			return omptrt.Unbounded(func() error { return runGoTask(fn) })
 		}
 		return runGoTask(fn)
 	})

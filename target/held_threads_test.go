@@ -43,6 +43,45 @@ var heldThreads struct {
 	arrived atomic.Int64
 	all     chan struct{}
 	nestErr atomic.Pointer[error]
+
+	// the waiting callbacks' part: while waitKind is set, each target end
+	// callback (while budget lasts) begins work of that kind and waits
+	// for it: waitNowait, a nowait target region; waitGo, a Go task that
+	// runs a target region
+	waitKind atomic.Int32
+	budget   atomic.Int64
+}
+
+const (
+	waitNowait = 1 + iota
+	waitGo
+)
+
+// waitingCall is the target end callback's part while waitKind is set.
+func waitingCall() {
+	h := &heldThreads
+	k := h.waitKind.Load()
+	if k == 0 || h.budget.Add(-1) < 0 {
+		return
+	}
+	var err error
+	switch k {
+	case waitNowait:
+		err = TargetNowait(copyRegion()).Wait()
+	case waitGo:
+		err = Go(func() error { return Target(copyRegion()) }).Wait()
+	}
+	if err != nil {
+		h.nestErr.CompareAndSwap(nil, &err)
+	}
+}
+
+// copyRegion is a 16-word copy region (its result is not checked: the
+// parts that use it look for hangs).
+func copyRegion() Region {
+	a, b := make([]int32, 16), make([]int32, 16)
+	return Region{Device: Dev(0), Kernel: kernels.Copy32, Shape: N(16),
+		Maps: []Map{From(a), To(b)}, Args: []Arg{Int(16), Slice(b), Slice(a)}}
 }
 
 // nestedCall is the target begin callback's part while heldThreads.nest is
@@ -92,6 +131,9 @@ func init() {
 				if ep == ompt.ScopeBegin && heldThreads.nest.Load() {
 					nestedCall()
 				}
+				if ep == ompt.ScopeEnd {
+					waitingCall()
+				}
 			}))
 			set(ompt.CallbackTargetDataOpEMI, ompt.TargetDataOpEMICallback(func(ompt.Endpoint, *ompt.Data, *ompt.Data, *uint64, ompt.DataOpKind, uintptr, int, uintptr, int, uint64, uintptr) {
 				work()
@@ -108,7 +150,11 @@ func init() {
 // for one of a few task threads: some 570 threads for these 2,000 tasks).
 // Then 2,000 goroutines' synchronous constructs begun at once make at
 // most about twice the runtime's bound on held threads (before: about
-// 1,950). Each construct still computes its result.
+// 1,950). Each construct still computes its result. With the bound in
+// force, nothing waits forever for it: constructs that wait for a Go
+// task's construct through depend items, calls into gompt from
+// callbacks, and work begun and waited for in callbacks (nowait tasks,
+// Go tasks) all complete.
 func TestConstructsWithAToolHoldFewThreads(t *testing.T) {
 	if os.Getenv("GOMPT_TEST_HELD_THREADS_TOOL") == "1" {
 		heldThreadsChild()
@@ -282,6 +328,52 @@ func heldThreadsChild() {
 	h.nest.Store(false)
 	if p := h.nestErr.Load(); p != nil {
 		fail("a call from a target begin callback: %v", *p)
+	}
+
+	// Work a callback begins and waits for does not wait for the bounds,
+	// which the construct around the callback may hold: twice as many
+	// nowait tasks as there are task threads each wait, in their target
+	// end callback, for a nowait task of their own; twice heldLimit
+	// synchronous constructs each wait there for a Go task that runs a
+	// construct. (Had the work begun there waited for a task thread or a
+	// token, all would wait forever.)
+	for _, c := range []struct {
+		name string
+		kind int32
+		n    int
+	}{
+		{"nowait tasks whose callbacks wait for a nowait task", waitNowait, 2 * max(8, runtime.GOMAXPROCS(0))},
+		{"synchronous constructs whose callbacks wait for a Go task", waitGo, 2 * max(64, 4*runtime.GOMAXPROCS(0))},
+	} {
+		h.nestErr.Store(nil)
+		h.budget.Store(int64(c.n))
+		h.waitKind.Store(c.kind)
+		done := make(chan error, c.n)
+		for range c.n {
+			if c.kind == waitNowait {
+				tk := TargetNowait(copyRegion())
+				go func() { done <- tk.Wait() }()
+			} else {
+				go func() { done <- Target(copyRegion()) }()
+			}
+		}
+		timeout := time.After(20 * time.Second)
+		for i := 0; i < c.n; i++ {
+			select {
+			case err := <-done:
+				if err != nil {
+					fail("%s: %v", c.name, err)
+				}
+			case <-timeout:
+				fail("%s: %d of %d not done within 20 s", c.name, c.n-i, c.n)
+				fmt.Println("held-threads-ok")
+				return // they wait forever
+			}
+		}
+		h.waitKind.Store(0)
+		if p := h.nestErr.Load(); p != nil {
+			fail("%s: the work a callback waited for: %v", c.name, *p)
+		}
 	}
 	fmt.Println("held-threads-ok")
 }

@@ -2,6 +2,7 @@ package omptrt
 
 import (
 	"runtime"
+	"sync"
 	"sync/atomic"
 )
 
@@ -58,6 +59,9 @@ func admit() bool {
 }
 
 func admitSlow() bool {
+	if unboundN.Load() != 0 && unboundHere() {
+		return false // a Go task started from inside a construct
+	}
 	if livesPerThread.Load() {
 		// the goroutine's lock is read from the runtime: a goroutine
 		// inside a construct (a callback's call into gompt) is locked
@@ -70,6 +74,55 @@ func admitSlow() bool {
 	}
 	heldTokens <- struct{}{}
 	return true
+}
+
+// InConstruct reports whether the calling goroutine is inside a
+// construct or device memory routine: a tool callback calling into gompt.
+// Work it starts there and then waits for, inside the construct, must not
+// wait for the bounds, which the construct (and others like it) may hold
+// meanwhile: the runtime starts a nowait task begun there without waiting
+// for a task thread, and runs a Go task begun there Unbounded.
+func InConstruct() bool {
+	if livesPerThread.Load() && !goroutineLocked() {
+		return false // a construct's goroutine is locked (hold)
+	}
+	t, _ := currentTarget()
+	return t != nil
+}
+
+// Goroutines running a Go task begun inside a construct (Unbounded):
+// their constructs take no token.
+var (
+	unboundMu sync.Mutex
+	unbound   = map[uintptr]int{}
+	unboundN  atomic.Int32 // len(unbound), read without the lock
+)
+
+// Unbounded runs fn on the calling goroutine with its constructs and
+// routines exempt from the held-thread bound: the function of a Go task
+// begun inside a construct (InConstruct), which that construct may be
+// waiting for while it holds a token.
+func Unbounded(fn func() error) error {
+	g := getg()
+	unboundMu.Lock()
+	unbound[g]++
+	unboundN.Store(int32(len(unbound)))
+	unboundMu.Unlock()
+	defer func() { // runtime.Goexit too
+		unboundMu.Lock()
+		if unbound[g]--; unbound[g] == 0 {
+			delete(unbound, g)
+		}
+		unboundN.Store(int32(len(unbound)))
+		unboundMu.Unlock()
+	}()
+	return fn()
+}
+
+func unboundHere() bool {
+	unboundMu.Lock()
+	defer unboundMu.Unlock()
+	return unbound[getg()] > 0
 }
 
 // DependWait is called before a synchronous construct with depend items
