@@ -67,22 +67,33 @@ func waitingCall() {
 	var err error
 	switch k {
 	case waitNowait:
-		err = TargetNowait(copyRegion()).Wait()
+		err = TargetNowait(scratchCopy()).Wait()
 	case waitGo:
-		err = Go(func() error { return Target(copyRegion()) }).Wait()
+		err = Go(func() error { return Target(scratchCopy()) }).Wait()
 	}
 	if err != nil {
 		h.nestErr.CompareAndSwap(nil, &err)
 	}
 }
 
-// copyRegion is a 16-word copy region (its result is not checked: the
-// parts that use it look for hangs).
-func copyRegion() Region {
-	a, b := make([]int32, 16), make([]int32, 16)
-	return Region{Device: Dev(0), Kernel: kernels.Copy32, Shape: N(16),
-		Maps: []Map{From(a), To(b)}, Args: []Arg{Int(16), Slice(b), Slice(a)}}
+// copyRegion is a region that copies b into a on device 0, with extra
+// map items (depend items).
+func copyRegion(a, b []int32, extra ...Map) Region {
+	return Region{Device: Dev(0), Kernel: kernels.Copy32, Shape: N(len(a)),
+		Maps: append([]Map{From(a), To(b)}, extra...), Args: []Arg{Int(len(a)), Slice(b), Slice(a)}}
 }
+
+// scratchCopy is a copyRegion of 16 words whose result nobody checks
+// (the parts that use it look for hangs).
+func scratchCopy(extra ...Map) Region {
+	return copyRegion(make([]int32, 16), make([]int32, 16), extra...)
+}
+
+// heldBound is the runtime's bound on constructs that hold a thread
+// (omptrt's heldLimit, held.go), and taskBound its task threads
+// (taskThreads).
+func heldBound() int { return max(64, 4*runtime.GOMAXPROCS(0)) }
+func taskBound() int { return max(8, runtime.GOMAXPROCS(0)) }
 
 // nestedCall is the target begin callback's part while heldThreads.nest is
 // set.
@@ -187,8 +198,7 @@ func heldThreadsChild() {
 				for k := range b {
 					b[k] = int32(g*each + i + k)
 				}
-				tk := TargetNowait(Region{Device: Dev(0), Kernel: kernels.Copy32, Shape: N(16),
-					Maps: []Map{From(a), To(b)}, Args: []Arg{Int(16), Slice(b), Slice(a)}})
+				tk := TargetNowait(copyRegion(a, b))
 				mu.Lock()
 				jobs = append(jobs, job{tk, a, b})
 				mu.Unlock()
@@ -214,7 +224,7 @@ func heldThreadsChild() {
 	}
 	created, begins := threads.Count()-created0, heldThreads.begins.Load()-begins0
 	fmt.Printf("nowait: threads created: %d, thread_begin: %d, GOMAXPROCS %d\n", created, begins, runtime.GOMAXPROCS(0))
-	limit := 2*max(8, runtime.GOMAXPROCS(0)) + 16 // taskThreads, and Go's own
+	limit := 2*taskBound() + 16 // taskThreads, and Go's own
 	if created > limit {
 		fail("%d nowait tasks made %d OS threads; want at most %d", len(jobs), created, limit)
 	}
@@ -243,8 +253,7 @@ func heldThreadsChild() {
 				b[k] = int32(k + 1)
 			}
 			<-gate
-			err := Target(Region{Device: Dev(0), Kernel: kernels.Copy32, Shape: N(16),
-				Maps: []Map{From(a), To(b)}, Args: []Arg{Int(16), Slice(b), Slice(a)}})
+			err := Target(copyRegion(a, b))
 			if (err != nil || !slices.Equal(a, b)) && failed.Add(1) == 1 {
 				fail("a synchronous construct: %v, copied %v, want %v", err, a, b)
 			}
@@ -254,7 +263,7 @@ func heldThreadsChild() {
 	wg.Wait()
 	created, begins = threads.Count()-created0, heldThreads.begins.Load()-begins0
 	fmt.Printf("sync: threads created: %d, thread_begin: %d\n", created, begins)
-	limit = 2*max(64, 4*runtime.GOMAXPROCS(0)) + 32
+	limit = 2*heldBound() + 32
 	if created > limit {
 		fail("2000 synchronous constructs made %d OS threads; want at most %d", created, limit)
 	}
@@ -267,26 +276,20 @@ func heldThreadsChild() {
 	// and the Go task's construct would wait forever.) Their dependences
 	// callbacks, dispatched after each one's begin, count those begun.
 	heldThreads.work.Store(3000)
-	if created < 64 {
-		fmt.Println("(fewer than 64 threads so far: the bound may not be in force, and this part may not see it)")
+	if created < heldBound() {
+		fmt.Println("(fewer than heldBound threads so far: the bound may not be in force, and this part may not see it)")
 	}
 	x := make([]int32, 16)
 	start := make(chan struct{})
 	pred := Go(func() error {
 		<-start
-		a, b := make([]int32, 16), make([]int32, 16)
-		return Target(Region{Device: Dev(0), Kernel: kernels.Copy32, Shape: N(16),
-			Maps: []Map{From(a), To(b)}, Args: []Arg{Int(16), Slice(b), Slice(a)}})
+		return Target(scratchCopy())
 	}, DependOut(x))
-	waiters := 2 * max(64, 4*runtime.GOMAXPROCS(0))
+	waiters := 2 * heldBound()
 	deps0 := heldThreads.deps.Load()
 	errs := make(chan error, waiters)
 	for range waiters {
-		go func() {
-			a, b := make([]int32, 16), make([]int32, 16)
-			errs <- Target(Region{Device: Dev(0), Kernel: kernels.Copy32, Shape: N(16),
-				Maps: []Map{From(a), To(b), DependIn(x)}, Args: []Arg{Int(16), Slice(b), Slice(a)}})
-		}()
+		go func() { errs <- Target(scratchCopy(DependIn(x))) }()
 	}
 	deadline := time.Now().Add(20 * time.Second)
 	for heldThreads.deps.Load()-deps0 < int64(waiters) && time.Now().Before(deadline) {
@@ -313,7 +316,7 @@ func heldThreadsChild() {
 	// begin callback once all have come there. (Had the nested calls
 	// waited for tokens, all would wait forever.)
 	h := &heldThreads
-	h.nestN, h.all = int64(max(64, 4*runtime.GOMAXPROCS(0))), make(chan struct{})
+	h.nestN, h.all = int64(heldBound()), make(chan struct{})
 	h.nest.Store(true)
 	for range 2 * h.nestN {
 		wg.Add(1)
@@ -342,8 +345,8 @@ func heldThreadsChild() {
 		kind int32
 		n    int
 	}{
-		{"nowait tasks whose callbacks wait for a nowait task", waitNowait, 2 * max(8, runtime.GOMAXPROCS(0))},
-		{"synchronous constructs whose callbacks wait for a Go task", waitGo, 2 * max(64, 4*runtime.GOMAXPROCS(0))},
+		{"nowait tasks whose callbacks wait for a nowait task", waitNowait, 2 * taskBound()},
+		{"synchronous constructs whose callbacks wait for a Go task", waitGo, 2 * heldBound()},
 	} {
 		h.nestErr.Store(nil)
 		h.budget.Store(int64(c.n))
@@ -351,10 +354,10 @@ func heldThreadsChild() {
 		done := make(chan error, c.n)
 		for range c.n {
 			if c.kind == waitNowait {
-				tk := TargetNowait(copyRegion())
+				tk := TargetNowait(scratchCopy())
 				go func() { done <- tk.Wait() }()
 			} else {
-				go func() { done <- Target(copyRegion()) }()
+				go func() { done <- Target(scratchCopy()) }()
 			}
 		}
 		timeout := time.After(20 * time.Second)
