@@ -29,11 +29,13 @@ import (
 //
 // A construct that holds a token never waits for one that waits for a
 // token: what it waits for (locks other constructs hold, device work
-// already enqueued) needs no construct to begin. A synchronous construct
-// with depend items, which waits for its predecessors inside its scope,
-// gives its token back first (DependWait): a predecessor may be a Go
-// task that runs a construct. Nowait tasks wait for a task thread
-// instead, only once their predecessors have released them.
+// already enqueued) needs no construct to begin, and what its callbacks
+// begin and wait for takes no token (InConstruct, Unbounded). A
+// synchronous construct with depend items, which waits for its
+// predecessors inside its scope, gives its token back first
+// (DependWait): a predecessor may be a Go task that runs a construct.
+// Nowait tasks wait for a task thread instead, only once their
+// predecessors have released them.
 var (
 	heldLimit   = max(64, 4*runtime.GOMAXPROCS(0))
 	threadsSeen atomic.Int32 // OS threads with a record
@@ -133,7 +135,7 @@ func unboundHere() bool {
 // waiters are not bounded, and thousands of them at once still keep a
 // thread each, as they did before the bound. Safe on a nil scope.
 func (t *Target) DependWait() {
-	if t != nil && t.token {
+	if t != nil {
 		t.giveToken()
 	}
 }
