@@ -100,7 +100,7 @@ func (tr *tracer) run() {
 	tr.mu.Lock()
 	tr.worker = getg()
 	setWorker(tr.worker, tr)
-	defer setWorker(0, tr)
+	defer dropWorker(tr.worker)
 	var lastFull time.Time
 	want := 0 // the rings' capacity from now on, when larger than theirs
 	for {

@@ -192,17 +192,23 @@ var (
 	workers = map[uintptr]*tracer{} // delivery goroutine (getg) -> its tracer; under waitMu
 )
 
+// setWorker records g as a delivery goroutine of tr; dropWorker(g)
+// forgets it when it returns.
 func setWorker(g uintptr, tr *tracer) {
 	waitMu.Lock()
-	if g != 0 {
-		workers[g] = tr
-	} else {
-		for k, v := range workers {
-			if v == tr {
-				delete(workers, k)
-			}
-		}
-	}
+	workers[g] = tr
+	waitMu.Unlock()
+}
+
+// dropWorker forgets delivery goroutine g, and only g: a session's
+// goroutine returns after the session has ended (stop returned), and by
+// then a new session of the same tracer may have its own goroutine. (It
+// once forgot every goroutine of the tracer, the new session's too,
+// whose buffer callbacks then flushed as the application's: a flush
+// cycle between two devices was no longer refused, and deadlocked.)
+func dropWorker(g uintptr) {
+	waitMu.Lock()
+	delete(workers, g)
 	waitMu.Unlock()
 }
 

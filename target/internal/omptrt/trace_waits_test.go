@@ -225,3 +225,25 @@ func gatedTraceTool(size int, armed *atomic.Bool) (tt *traceTool, entered, relea
 	}
 	return tt, entered, release
 }
+
+// TestOldDeliveryGoroutineForgetsOnlyItself: a tracing session's
+// delivery goroutine returns after its session has ended, so a new
+// session of the same device may have registered its own goroutine by
+// then. The old one, returning, forgets itself only. (It forgot every
+// goroutine of the tracer: the new session's buffer callbacks then
+// flushed as the application's, a flush cycle between two devices was
+// not refused, and TestFlushCycleBetweenDevices/device_1_restarted
+// deadlocked now and then.)
+func TestOldDeliveryGoroutineForgetsOnlyItself(t *testing.T) {
+	tr := &tracer{}
+	const oldG, newG = 0x1001, 0x1002 // not goroutines: keys only
+	setWorker(oldG, tr)
+	setWorker(newG, tr) // the new session's goroutine, before the old one returned
+	dropWorker(oldG)
+	waitMu.Lock()
+	got, old := workers[newG], workers[oldG]
+	delete(workers, newG)
+	waitMu.Unlock()
+	assert.Same(t, tr, got, "the new session's delivery goroutine is no longer known as one")
+	assert.Nil(t, old, "the old session's goroutine is still known")
+}
