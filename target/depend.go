@@ -442,19 +442,15 @@ func spawnTask(deps []Map, fn func(t *Task) error) (t *Task, refused bool) {
 // for it while holding a task thread itself.
 func spawnScoped(s *omptrt.Target, deps []Map, fn func(t *Task) error) *Task {
 	run := fn
-	switch {
-	case s == nil:
-	case omptrt.InConstruct():
+	if s != nil {
 		// begun by a tool's callback, inside a construct that may wait
-		// for it while it holds a task thread: it waits for none
+		// for it while it holds a task thread, the task waits for none
+		bounded := !omptrt.InConstruct()
 		run = func(tk *Task) error {
-			s.Start()
-			return fn(tk)
-		}
-	default:
-		run = func(tk *Task) error {
-			taskThreads <- struct{}{}
-			defer func() { <-taskThreads }() // runtime.Goexit in a callback too
+			if bounded {
+				taskThreads <- struct{}{}
+				defer func() { <-taskThreads }() // runtime.Goexit in a callback too
+			}
 			s.Start()
 			return fn(tk)
 		}

@@ -564,9 +564,7 @@ func (t *Target) end() {
 	// the thread's life may end here, before the scope is free: a detach
 	// waiting for this construct finds its tool's thread_end done
 	t.unlock()
-	if t.token {
-		t.giveToken()
-	}
+	t.giveToken() // inlined: a flag test when the construct took none
 	t.lockG = 0
 	t.switched = false
 	t.th = nil
